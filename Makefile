@@ -1,0 +1,42 @@
+# The two commands of the README: `make demo` and `make test`. Each sets up what it needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DATA ?= $(abspath ../shared/data)
+EXTRAS ?= dev,plots
+export RECUSE_DATA_DIR ?= $(DATA)
+
+.PHONY: test demo check lint typecheck unit bench clean
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/activate pyproject.toml
+	$(BIN)/pip install --quiet -e '.[$(EXTRAS)]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: setup
+	$(BIN)/mypy
+
+check: lint typecheck
+
+unit: setup
+	$(BIN)/pytest -n 2
+
+test: check unit
+
+demo: setup
+	$(BIN)/recuse data summary
+
+bench: setup
+	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

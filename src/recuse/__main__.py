@@ -1,0 +1,5 @@
+import sys
+
+from recuse.cli import main
+
+sys.exit(main())

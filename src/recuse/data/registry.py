@@ -1,0 +1,91 @@
+"""The named datasets recuse knows, where their files live, and ``load``.
+
+Each reader module calls :func:`register` at import time with a :class:`Dataset`.
+Files are looked up under the data directory: the ``data_dir`` argument, else
+``$RECUSE_DATA_DIR``, else the fetch cache ``~/.cache/recuse/data`` (what
+``recuse data fetch`` fills). Each dataset has its own folder there, laid out as
+upstream.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+from recuse.errors import DatasetNotFoundError
+from recuse.roster import Roster
+
+DATA_DIR_ENV = "RECUSE_DATA_DIR"
+TableKind = Literal["pairs", "ratings"]
+Reader = Callable[[Path, Roster], pd.DataFrame]
+
+# Modules that register datasets; imported on first use.
+_READER_MODULES: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    folder: str  # folder under the data directory
+    table: TableKind
+    summary: str
+    reader: Reader  # reader(folder_path, roster) -> validated evidence table
+
+
+_DATASETS: dict[str, Dataset] = {}
+
+
+def register(dataset: Dataset) -> Dataset:
+    _DATASETS[dataset.name] = dataset
+    return dataset
+
+
+def datasets() -> dict[str, Dataset]:
+    """All registered datasets by name."""
+    for module in _READER_MODULES:
+        importlib.import_module(module)
+    return dict(_DATASETS)
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "recuse" / "data"
+
+
+def get(name: str) -> Dataset:
+    known = datasets()
+    if name not in known:
+        raise DatasetNotFoundError(
+            f"unknown dataset {name!r} — known datasets: {', '.join(sorted(known))} "
+            "(or give a path to a CSV / JSONL / Parquet file)"
+        )
+    return known[name]
+
+
+def folder(name: str, data_dir: str | Path | None = None) -> Path:
+    """The folder holding dataset ``name``'s files; raises if it is not there."""
+    ds = get(name)
+    root = Path(data_dir).expanduser() if data_dir else default_data_dir()
+    path = root / ds.folder
+    if not path.is_dir():
+        raise DatasetNotFoundError(
+            f"dataset {name!r} is not in {root} — run `recuse data fetch {name}` "
+            f"or point {DATA_DIR_ENV} at a folder that has {ds.folder}/"
+        )
+    return path
+
+
+def load(
+    name: str, *, data_dir: str | Path | None = None, roster: Roster | None = None
+) -> pd.DataFrame:
+    """Read dataset ``name`` into its evidence table."""
+    ds = get(name)
+    return ds.reader(folder(name, data_dir), roster or Roster.load())

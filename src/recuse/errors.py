@@ -1,0 +1,80 @@
+"""One small exception hierarchy. Every user-facing error says what to fix.
+
+The CLI catches :class:`RecuseError`, prints ``str(error)`` on one line and exits
+with code 2. Library users can catch the subclasses they care about.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class RecuseError(Exception):
+    """Base class of every error recuse raises on purpose."""
+
+
+class InputError(RecuseError):
+    """Input data that cannot be used: names the file, row and column and the fix.
+
+    ``row`` is the 1-based number of the data record in its file (header not
+    counted; for JSON arrays the element number; for JSONL the line number).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        file: str | Path | None = None,
+        row: int | None = None,
+        column: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.file = str(file) if file is not None else None
+        self.row = row
+        self.column = column
+        self.fix = fix
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file)
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column is not None:
+            where.append(f"column '{self.column}'")
+        text = ", ".join(where) + ": " + self.reason if where else self.reason
+        if self.fix:
+            text += f" — {self.fix}"
+        return " ".join(text.split())
+
+
+class DatasetNotFoundError(RecuseError):
+    """A named dataset is unknown or its files are not on disk."""
+
+
+class ConfigError(RecuseError):
+    """A bad option, roster entry or setting."""
+
+
+class EstimationError(RecuseError):
+    """An estimate cannot be made from the data given (e.g. a group is too small)."""
+
+
+class MissingDependencyError(RecuseError):
+    """An optional dependency is not installed; names the extra that provides it."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"this feature needs the optional package '{package}' — "
+            f"install it with: pip install 'recuse[{extra}]'"
+        )
+
+
+class FetchError(RecuseError):
+    """Downloading a dataset from upstream failed."""
+
+
+class JudgeError(RecuseError):
+    """Running a judge failed in a way the runner cannot record as a row."""

@@ -1,0 +1,18 @@
+"""Shared fixtures: the real datasets live in ../shared/data next to the repository."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("RECUSE_TEST_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Folder with the real public datasets (see ../shared/data/README.md)."""
+    assert SHARED_DATA.is_dir(), f"real test data not found at {SHARED_DATA}"
+    return SHARED_DATA

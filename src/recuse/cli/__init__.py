@@ -41,28 +41,19 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``recuse`` console script."""
+    """Entry point of the ``recuse`` console script; returns the exit code."""
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="recuse")
+    except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {exc}", file=sys.stderr)
         return 2
-    except typer.Abort:
-        print("recuse: aborted", file=sys.stderr)
-        return 130
     except KeyboardInterrupt:
-        print("recuse: interrupted", file=sys.stderr)
+        print("recuse: interrupted; finished work is kept", file=sys.stderr)
         return 130
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return 2
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        raise
     return 0
 
 

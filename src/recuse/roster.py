@@ -85,7 +85,9 @@ class Roster:
             return self._lookup[_key(name)]
         except KeyError:
             raise InputError(
-                f"model {name!r} is not in the roster", file=file, column=column,
+                f"model {name!r} is not in the roster",
+                file=file,
+                column=column,
                 fix="add it to a roster file ([[model]] id/family/aliases) and pass "
                 "--roster FILE, or set RECUSE_ROSTER",
             ) from None
@@ -106,7 +108,9 @@ class Roster:
         if unknown.any():
             i = int(unknown.to_numpy().nonzero()[0][0])
             raise InputError(
-                f"model {names.iloc[i]!r} is not in the roster", file=file, row=i + 1,
+                f"model {names.iloc[i]!r} is not in the roster",
+                file=file,
+                row=i + 1,
                 column=column,
                 fix="add it to a roster file ([[model]] id/family/aliases) and pass "
                 "--roster FILE, or set RECUSE_ROSTER",
@@ -128,8 +132,10 @@ def _parse(text: str, where: str) -> list[Entry]:
         raise ConfigError(f"{where}: expected [[model]] tables")
     entries = []
     for i, m in enumerate(models, start=1):
-        if not isinstance(m, Mapping) or not isinstance(m.get("id"), str) or not isinstance(
-            m.get("family"), str
+        if (
+            not isinstance(m, Mapping)
+            or not isinstance(m.get("id"), str)
+            or not isinstance(m.get("family"), str)
         ):
             raise ConfigError(f"{where}: model entry {i} needs string 'id' and 'family'")
         aliases = m.get("aliases", [])

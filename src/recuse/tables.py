@@ -117,9 +117,7 @@ def _first(mask: pd.Series) -> int:
     return int(np.flatnonzero(mask.to_numpy())[0])
 
 
-def _coerce(
-    df: pd.DataFrame, col: Column, schema: Schema, file: str | None
-) -> pd.Series:
+def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> pd.Series:
     s = df[col.name]
     where = {"file": file, "column": col.name}
 
@@ -128,7 +126,9 @@ def _coerce(
         if col.kind == "id" and missing.any():
             i = _first(missing)
             raise InputError(
-                f"missing {col.name}", row=i + 1, **where,
+                f"missing {col.name}",
+                row=i + 1,
+                **where,
                 fix=f"every {schema.name} row needs a {col.name}",
             )
         out = s.astype(object).where(missing, s.astype(str))
@@ -136,7 +136,9 @@ def _coerce(
             empty = out.str.strip() == ""
             if empty.any():
                 raise InputError(
-                    f"empty {col.name}", row=_first(empty) + 1, **where,
+                    f"empty {col.name}",
+                    row=_first(empty) + 1,
+                    **where,
                     fix=f"every {schema.name} row needs a non-empty {col.name}",
                 )
         if col.kind == "status":
@@ -144,7 +146,9 @@ def _coerce(
             if bad.any():
                 i = _first(bad)
                 raise InputError(
-                    f"unknown status {out.iloc[i]!r}", row=i + 1, **where,
+                    f"unknown status {out.iloc[i]!r}",
+                    row=i + 1,
+                    **where,
                     fix=f"use one of {', '.join(STATUSES)}",
                 )
         return out
@@ -159,7 +163,9 @@ def _coerce(
             if bad.any():
                 i = _first(bad)
                 raise InputError(
-                    f"unknown human label {df[col.name].iloc[i]!r}", row=i + 1, **where,
+                    f"unknown human label {df[col.name].iloc[i]!r}",
+                    row=i + 1,
+                    **where,
                     fix="use 'a', 'b', 'tie' or a probability in [0, 1] that a is better",
                 )
         kind: Kind = "prob"
@@ -171,7 +177,9 @@ def _coerce(
     if bad.any():
         i = _first(bad)
         raise InputError(
-            f"expected a number, got {s.iloc[i]!r}", row=i + 1, **where,
+            f"expected a number, got {s.iloc[i]!r}",
+            row=i + 1,
+            **where,
             fix="write numbers with a dot as decimal separator, or leave the cell empty",
         )
     num = num.astype(float)
@@ -184,31 +192,37 @@ def _coerce(
         if out_of_range.any():
             i = int(np.flatnonzero(out_of_range)[0])
             raise InputError(
-                f"{values[i]!r} is not a probability", row=i + 1, **where,
+                f"{values[i]!r} is not a probability",
+                row=i + 1,
+                **where,
                 fix="use a number between 0 and 1 (probability that a is better)",
             )
     if kind == "nonneg" and (values < 0).any():
         i = int(np.flatnonzero(values < 0)[0])
-        raise InputError(f"negative value {values[i]!r}", row=i + 1, **where,
-                         fix="lengths and perplexities are >= 0")
+        raise InputError(
+            f"negative value {values[i]!r}",
+            row=i + 1,
+            **where,
+            fix="lengths and perplexities are >= 0",
+        )
     return num
 
 
-def _validate(
-    df: pd.DataFrame, schema: Schema, file: str | Path | None
-) -> pd.DataFrame:
+def _validate(df: pd.DataFrame, schema: Schema, file: str | Path | None) -> pd.DataFrame:
     fname = str(file) if file is not None else None
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a {schema.name} table (pandas DataFrame)", file=fname)
     if len(df) == 0:
         raise InputError(
-            f"the {schema.name} table is empty", file=fname,
+            f"the {schema.name} table is empty",
+            file=fname,
             fix="check the file and the column mapping",
         )
     missing = [c for c in schema.required if c not in df.columns]
     if missing:
         raise InputError(
-            f"missing required column(s) {', '.join(missing)}", file=fname,
+            f"missing required column(s) {', '.join(missing)}",
+            file=fname,
             fix=f"a {schema.name} table needs columns {', '.join(schema.required)}",
         )
     out = df.reset_index(drop=True).copy()
@@ -220,7 +234,9 @@ def _validate(
         i = _first(dup)
         key = ", ".join(f"{k}={out[k].iloc[i]!r}" for k in schema.key)
         raise InputError(
-            f"duplicate {schema.name} row ({key})", file=fname, row=i + 1,
+            f"duplicate {schema.name} row ({key})",
+            file=fname,
+            row=i + 1,
             fix=f"each ({', '.join(schema.key)}) may appear once; remove or rename the duplicate",
         )
     return out
@@ -243,7 +259,10 @@ def validate_pairs(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.Da
     if (has_verdict & no_judge).any():
         i = _first(has_verdict & no_judge)
         raise InputError(
-            "judge verdict without a judge name", file=fname, row=i + 1, column="judge",
+            "judge verdict without a judge name",
+            file=fname,
+            row=i + 1,
+            column="judge",
             fix="name the judge that produced p_a_first / p_a_second",
         )
     for order in ("first", "second"):
@@ -252,8 +271,10 @@ def validate_pairs(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.Da
             ok_but_nan = (out[status] == "ok") & out[f"p_a_{order}"].isna()
             if ok_but_nan.any():
                 raise InputError(
-                    f"status_{order} is 'ok' but p_a_{order} is empty", file=fname,
-                    row=_first(ok_but_nan) + 1, column=f"p_a_{order}",
+                    f"status_{order} is 'ok' but p_a_{order} is empty",
+                    file=fname,
+                    row=_first(ok_but_nan) + 1,
+                    column=f"p_a_{order}",
                     fix="give the verdict or mark the row 'unparsed' / 'failed'",
                 )
     return out
@@ -269,12 +290,15 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
     fname = str(file) if file is not None else None
     nan_rating = out["rating"].isna()
     if "status" not in out.columns:
-        out["status"] = np.where(nan_rating, None, "ok")
+        out["status"] = None
     out["status"] = out["status"].where(out["status"].notna() | nan_rating, "ok")
     unexplained = nan_rating & ~out["status"].isin(STATUSES[1:])
     if unexplained.any():
         raise InputError(
-            "rating is missing", file=fname, row=_first(unexplained) + 1, column="rating",
+            "rating is missing",
+            file=fname,
+            row=_first(unexplained) + 1,
+            column="rating",
             fix="give a number, or set status to 'unparsed'/'failed' to record why it is missing",
         )
     return out

@@ -25,7 +25,10 @@ app = typer.Typer(
 @app.callback()
 def _root(
     roster: str = typer.Option(
-        None, "--roster", envvar="RECUSE_ROSTER", help="TOML roster file extending the built-in one."
+        None,
+        "--roster",
+        envvar="RECUSE_ROSTER",
+        help="TOML roster file extending the built-in one.",
     ),
 ) -> None:
     """recuse: measure and correct the biases of LLM judges."""

@@ -1,0 +1,108 @@
+"""Roster: aliases, families, user overrides and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.errors import ConfigError, InputError
+from recuse.roster import Roster
+
+
+def test_builtin_aliases_and_families() -> None:
+    r = Roster.builtin()
+    assert r.canonical("  chatgpt ") == "gpt-3.5-turbo"
+    assert r.canonical("anthropic.claude-3-5-sonnet-20241022-v2:0") == "claude-3.5-sonnet-20241022"
+    assert r.family("meta.llama3-1-8b-instruct-v1:0") == "llama"
+    assert r.family("Mixtral-8x7B-Instruct-v0.1") == "mistral"
+    assert "vicuna-13b-v1.2" in r and "nobody-7b" not in r
+
+
+def test_canonicalize_series_reports_first_unknown_row() -> None:
+    r = Roster.builtin()
+    out = r.canonicalize(pd.Series(["gpt4", None, "PaLM2"]))
+    assert out.tolist()[0] == "gpt-4" and pd.isna(out.iloc[1]) and out.iloc[2] == "palm-2"
+    with pytest.raises(InputError, match="not in the roster") as info:
+        r.canonicalize(pd.Series(["gpt4", "mystery-model"]), file="x.csv", column="model_b")
+    assert (info.value.row, info.value.column) == (2, "model_b")
+
+
+def test_user_file_overrides_builtin(tmp_path: Path) -> None:
+    f = tmp_path / "roster.toml"
+    f.write_text(
+        '[[model]]\nid = "gpt-4"\nfamily = "openai"\naliases = ["my-gpt"]\n'
+        '[[model]]\nid = "house-judge"\nfamily = "house"\n',
+        "utf-8",
+    )
+    r = Roster.load(f)
+    assert r.family("gpt-4") == "openai" and r.canonical("my-gpt") == "gpt-4"
+    assert "gpt4" not in r  # the built-in aliases went with the replaced entry
+    assert r.family("house-judge") == "house"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[[model]]\nid = 3\nfamily = 'x'\n",
+        "not toml [",
+        "[[model]]\nid='a'\nfamily='b'\naliases=[1]\n",
+    ],
+)
+def test_bad_roster_files(tmp_path: Path, text: str) -> None:
+    f = tmp_path / "r.toml"
+    f.write_text(text, "utf-8")
+    with pytest.raises(ConfigError):
+        Roster.load(f)
+
+
+def test_every_model_in_shared_data_is_known(shared_data: Path) -> None:
+    """Spot list of the generator and judge names that appear in ../shared/data."""
+    names = [
+        "alpaca-13b",
+        "claude-v1",
+        "gpt-3.5-turbo",
+        "gpt-4",
+        "llama-13b",
+        "vicuna-13b-v1.2",
+        "GPT-4",
+        "ChatGPT",
+        "ChatGPT-0301",
+        "LLaMA2",
+        "PaLM2",
+        "Falcon",
+        "anthropic.claude-v2:1",
+        "anthropic.claude-3-sonnet-20240229-v1:0",
+        "anthropic.claude-3-5-sonnet-20241022-v2:0",
+        "gpt-4o",
+        "meta.llama3-1-8b-instruct-v1:0",
+        "meta.llama3-1-70b-instruct-v1:0",
+        "mistral.mistral-7b-instruct-v0:2",
+        "mistral.mistral-large-2407-v1:0",
+        "text_davinci_003",
+        "gpt4_1106_preview",
+        "alpaca_eval_gpt4",
+        "weighted_alpaca_eval_gpt4_turbo",
+        "gpt4_0314",
+        "claude-2.1",
+        "gpt35_turbo_instruct",
+        "llama-2-70b-chat-hf",
+        "Mixtral-8x7B-Instruct-v0.1",
+        "gpt-4o-2024-05-13",
+        "claude-3-5-sonnet-20240620",
+        "o1-mini-2024-09-12",
+        "claude-3-haiku-20240307",
+        "Ray2333_GRM-Gemma-2B-rewardmodel-ft",
+        "Skywork_Skywork-Reward-Gemma-2-27B",
+        "Skywork_Skywork-Reward-Llama-3.1-8B",
+        "internlm_internlm2-7b-reward",
+        "internlm_internlm2-20b-reward",
+    ]
+    r = Roster.builtin()
+    assert [n for n in names if n not in r] == []
+    pf = pd.read_csv(
+        shared_data / "play_favorites" / "Faithfulness.csv", usecols=["judge", "model"]
+    )
+    fams = {r.family(j) for j in pf["judge"].unique()}
+    assert fams == {"claude", "gpt", "llama", "mistral"}

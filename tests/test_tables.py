@@ -1,0 +1,111 @@
+"""Evidence-table validation: coercion, derived columns and the errors it raises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.errors import InputError
+from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
+
+
+def pairs(**overrides: object) -> pd.DataFrame:
+    base: dict[str, object] = {
+        "item_id": ["i1", "i2", "i3"],
+        "prompt_id": ["p1", "p1", "p2"],
+        "model_a": ["gpt-4", "gpt-4", None],
+        "model_b": ["claude-v1", "vicuna-13b", None],
+        "human": ["a", "tie", "b"],
+        "judge": ["gpt-4", "gpt-4", "gpt-4"],
+        "p_a_first": [1.0, 0.2, np.nan],
+        "p_a_second": [0.6, np.nan, np.nan],
+        "p_a": [np.nan, np.nan, 0.3],
+    }
+    base.update(overrides)
+    return pd.DataFrame(base)
+
+
+def ratings(**overrides: object) -> pd.DataFrame:
+    base: dict[str, object] = {
+        "prompt_id": ["p1", "p1", "p2"],
+        "model": ["gpt-4o", "claude-2.1", "gpt-4o"],
+        "dimension": ["faithfulness"] * 3,
+        "judge": ["gpt-4o"] * 3,
+        "rating": [4, 3, 2],
+        "reference": [3.5, 3.0, 2.0],
+    }
+    base.update(overrides)
+    return pd.DataFrame(base)
+
+
+def test_pairs_labels_and_combined_probability() -> None:
+    out = validate_pairs(pairs())
+    assert out["human"].tolist() == [1.0, 0.5, 0.0]
+    # mean of the judged orders; a lone order stands alone; a given p_a is kept
+    assert out["p_a"].tolist() == pytest.approx([0.8, 0.2, 0.3])
+    assert out["model_a"].isna().tolist() == [False, False, True]
+
+
+def test_pairs_accepts_numeric_ids_and_probabilities() -> None:
+    out = validate_pairs(pairs(item_id=[1, 2, 3], human=[1, 0.25, None]))
+    assert out["item_id"].tolist() == ["1", "2", "3"]
+    assert out["human"].iloc[1] == 0.25 and np.isnan(out["human"].iloc[2])
+
+
+@pytest.mark.parametrize(
+    ("override", "row", "column", "reason"),
+    [
+        ({"human": ["a", "maybe", "b"]}, 2, "human", "unknown human label"),
+        ({"p_a_first": [1.0, 1.7, None]}, 2, "p_a_first", "not a probability"),
+        ({"p_a_second": [0.5, "high", None]}, 2, "p_a_second", "expected a number"),
+        ({"item_id": ["i1", None, "i3"]}, 2, "item_id", "missing item_id"),
+        ({"item_id": ["i1", "i1", "i3"]}, 2, None, "duplicate pairs row"),
+        ({"judge": ["gpt-4", None, "gpt-4"]}, 2, "judge", "without a judge"),
+        ({"len_a": [10, -1, 3]}, 2, "len_a", "negative"),
+        ({"p_a_first": [1.0, float("inf"), None]}, 2, "p_a_first", "infinite"),
+    ],
+)
+def test_pairs_errors_name_row_and_column(
+    override: dict[str, object], row: int, column: str | None, reason: str
+) -> None:
+    with pytest.raises(InputError) as info:
+        validate_pairs(pairs(**override), file="my.csv")
+    err = info.value
+    assert (err.file, err.row, err.column) == ("my.csv", row, column)
+    assert reason in str(err) and err.fix
+
+
+def test_missing_columns_and_empty_table() -> None:
+    with pytest.raises(InputError, match="missing required column"):
+        validate_pairs(pairs().drop(columns=["human", "judge"]))
+    with pytest.raises(InputError, match="empty"):
+        validate_pairs(pairs().iloc[:0])
+
+
+def test_status_must_explain_missing_verdict() -> None:
+    df = pairs(status_first=["ok", "ok", "unparsed"], p_a_first=[1.0, np.nan, np.nan])
+    with pytest.raises(InputError, match="status_first is 'ok'") as info:
+        validate_pairs(df)
+    assert info.value.row == 2
+
+
+def test_ratings_status_rules() -> None:
+    out = validate_ratings(ratings())
+    assert out["status"].tolist() == ["ok"] * 3
+    with pytest.raises(InputError, match="rating is missing") as info:
+        validate_ratings(ratings(rating=[4, None, 2]))
+    assert (info.value.row, info.value.column) == (2, "rating")
+    ok = validate_ratings(ratings(rating=[4, None, 2], status=[None, "unparsed", None]))
+    assert ok["status"].tolist() == ["ok", "unparsed", "ok"]
+
+
+def test_ratings_duplicate_key() -> None:
+    with pytest.raises(InputError, match="duplicate ratings row") as info:
+        validate_ratings(ratings(prompt_id=["p1", "p1", "p1"], model=["gpt-4o"] * 3))
+    assert info.value.row == 2
+
+
+def test_schemas_list_required_columns() -> None:
+    assert PAIRS.required[:4] == ["item_id", "prompt_id", "model_a", "model_b"]
+    assert RATINGS.key == ("prompt_id", "model", "dimension", "judge")

@@ -26,7 +26,14 @@ TableKind = Literal["pairs", "ratings"]
 Reader = Callable[[Path, Roster], pd.DataFrame]
 
 # Modules that register datasets; imported on first use.
-_READER_MODULES: tuple[str, ...] = ()
+_READER_MODULES: tuple[str, ...] = (
+    "recuse.data.play_favorites",
+    "recuse.data.alpaca_eval",
+    "recuse.data.hh_rlhf",
+    "recuse.data.llmbar",
+    "recuse.data.mt_bench",
+    "recuse.data.judgebench",
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,184 @@
+"""AlpacaEval 1 and 2 annotations: a GPT-4-family judge compares each model with a baseline.
+
+Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
+``results/<model>/<annotator>/annotations.json`` (23,338 rows in the 29 upstream files).
+
+=================  ==============================================================
+``model_a``        ``generator_1``, the baseline (text_davinci_003 for AlpacaEval 1,
+                   gpt4_1106_preview for AlpacaEval 2), canonical id
+``model_b``        ``generator_2`` with a ``_concise`` / ``_verbose`` suffix removed,
+                   canonical id
+``category``       ``"concise"`` / ``"verbose"`` for those length-prompted variants,
+                   else ``"default"``
+``judge``          ``annotator`` through the roster (``alpaca_eval_gpt4`` -> gpt-4,
+                   ``weighted_alpaca_eval_gpt4_turbo`` -> gpt-4-1106-preview)
+``p_a``            ``2 - preference``: the judge's probability that the baseline
+                   (output_1) is better. ``preference`` is 1 (baseline wins) .. 2
+                   (model wins), continuous in AlpacaEval 2; 0 and 1.5 mean a draw
+                   (p_a = 0.5); null means the annotation failed (p_a NaN; such rows
+                   have ``status_first = status_second = "failed"``)
+``p_a_first``,     NaN: upstream randomised the order shown to the judge and did not
+``p_a_second``     store it, so ``p_a`` is a single verdict of unknown order
+``human``          NaN (no human labels in these files)
+``item_id``        ``alpaca-eval/<raw generator_2>/<annotator>/<element number>``
+``prompt_id``      ``ae-`` + 12 hex digits of the BLAKE2b hash of the instruction text
+                   (stable across models, annotators and files; 805 prompts)
+``len_a/len_b``    word counts (whitespace-separated tokens) of output_1 / output_2
+``source``         ``"alpaca-eval"``; ``task`` = the instruction's ``dataset``
+                   (helpful_base, koala, oasst, selfinstruct, vicuna)
+=================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from recuse.data._io import check_text, read_json, require_keys, word_count
+from recuse.data.registry import Dataset, register
+from recuse.errors import InputError
+from recuse.roster import Roster
+from recuse.tables import validate_pairs
+
+NAME = "alpaca-eval"
+FOLDER = "alpaca_eval"
+KEYS = (
+    "instruction",
+    "output_1",
+    "generator_1",
+    "output_2",
+    "generator_2",
+    "annotator",
+    "preference",
+)
+SUFFIXES = {"_concise": "concise", "_verbose": "verbose"}
+DRAWS = (0.0, 1.5)
+
+
+def prompt_id(instruction: str) -> str:
+    """Stable id of an AlpacaEval instruction: ``ae-`` + 12 hex digits of its BLAKE2b hash."""
+    return "ae-" + hashlib.blake2b(instruction.encode("utf-8"), digest_size=6).hexdigest()
+
+
+def split_variant(generator: str) -> tuple[str, str]:
+    """``"claude-2.1_concise"`` -> ``("claude-2.1", "concise")``; no suffix -> "default"."""
+    for suffix, category in SUFFIXES.items():
+        if generator.endswith(suffix):
+            return generator[: -len(suffix)], category
+    return generator, "default"
+
+
+def preference_to_p_a(preference: pd.Series) -> pd.Series:
+    """Map AlpacaEval ``preference`` to P(baseline better): ``2 - preference``.
+
+    0 and 1.5 are draws (0.5); null stays NaN (failed annotation). Other values
+    outside [1, 2] are not AlpacaEval preferences and raise in the caller.
+    """
+    pref = pd.to_numeric(preference, errors="coerce").astype(float)
+    p_a = 2.0 - pref
+    return p_a.mask(pref.isin(DRAWS), 0.5)
+
+
+def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
+    """One ``annotations.json`` file as (unvalidated) ``pairs`` rows."""
+    records = require_keys(read_json(path), KEYS, file=path)
+    if not records:
+        raise InputError("no annotations in the file", file=path, fix="fetch the dataset again")
+    raw = pd.DataFrame.from_records(records, columns=[*KEYS, "dataset"])
+    pref = raw["preference"]
+    numeric = pd.to_numeric(pref, errors="coerce")
+    bad = (numeric.isna() & pref.notna()) | ~(
+        numeric.isna() | numeric.between(1.0, 2.0) | numeric.isin(DRAWS)
+    )
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(
+            f"preference {pref.iloc[i]!r} is not an AlpacaEval preference",
+            file=path,
+            row=i + 1,
+            column="preference",
+            fix="use a number in [1, 2] (1 = output_1 better), 0 or 1.5 for a draw, "
+            "or null for a failed annotation",
+        )
+    check_text(raw, ("instruction", "output_1", "output_2"), file=path)
+    for col in ("generator_1", "generator_2", "annotator"):
+        missing = raw[col].isna()
+        if missing.any():
+            raise InputError(
+                f"{col} is missing",
+                file=path,
+                row=int(np.flatnonzero(missing.to_numpy())[0]) + 1,
+                column=col,
+            )
+    raw_gen = raw["generator_2"].astype(str)
+    variants = raw_gen.map(split_variant)
+    base = variants.str[0]
+    category = variants.str[1]
+    fname = str(path)
+    p_a = preference_to_p_a(pref)
+    failed = pref.isna()
+    status = pd.Series(np.where(failed, "failed", "missing"), dtype=object)
+    element = pd.Series(np.arange(1, len(raw) + 1)).astype(str)
+    out = pd.DataFrame(
+        {
+            "item_id": "alpaca-eval/"
+            + raw_gen
+            + "/"
+            + raw["annotator"].astype(str)
+            + "/"
+            + element,
+            "prompt_id": raw["instruction"].astype(str).map(prompt_id),
+            "model_a": roster.canonicalize(raw["generator_1"], file=fname, column="generator_1"),
+            "model_b": roster.canonicalize(base, file=fname, column="generator_2"),
+            "human": np.nan,
+            "judge": roster.canonicalize(raw["annotator"], file=fname, column="annotator"),
+            "p_a_first": np.nan,
+            "p_a_second": np.nan,
+            "p_a": p_a,
+            "prompt": raw["instruction"],
+            "response_a": raw["output_1"],
+            "response_b": raw["output_2"],
+            "source": NAME,
+            "task": raw["dataset"],
+            "category": category,
+            "len_a": word_count(raw["output_1"]),
+            "len_b": word_count(raw["output_2"]),
+            # no order-specific verdict is stored; a null preference is a failed run
+            "status_first": status,
+            "status_second": status,
+        }
+    )
+    return out
+
+
+def annotation_files(folder: Path) -> list[Path]:
+    """All ``results/<model>/<annotator>/annotations.json`` files, sorted."""
+    return sorted((Path(folder) / "results").glob("*/*/annotations.json"))
+
+
+def read_alpaca_eval(folder: Path, roster: Roster) -> pd.DataFrame:
+    """Read every AlpacaEval annotation file under ``folder`` into one ``pairs`` table."""
+    files = annotation_files(folder)
+    if not files:
+        raise InputError(
+            "no results/<model>/<annotator>/annotations.json files",
+            file=Path(folder) / "results",
+            fix=f"run `recuse data fetch {NAME}`",
+        )
+    table = pd.concat([read_annotations(f, roster) for f in files], ignore_index=True)
+    return validate_pairs(table, file=folder)
+
+
+register(
+    Dataset(
+        name=NAME,
+        folder=FOLDER,
+        table="pairs",
+        summary="AlpacaEval 1/2: GPT-4 and GPT-4-turbo judge 805 instructions, each model "
+        "against a fixed baseline, incl. concise/verbose variants (no human labels)",
+        reader=read_alpaca_eval,
+    )
+)

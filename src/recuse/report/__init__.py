@@ -1,0 +1,38 @@
+"""The audit report: data model, verdicts, figures, HTML and JSON output."""
+
+from recuse.report.export import to_dict, to_json, write_json, write_report, write_tables
+from recuse.report.html import render_html, write_html
+from recuse.report.model import (
+    Exclusion,
+    Figure,
+    Finding,
+    Provenance,
+    Report,
+    Section,
+    Skipped,
+    Source,
+    Table,
+)
+from recuse.report.verdict import BIASES, BiasSpec, verdict
+
+__all__ = [
+    "BIASES",
+    "BiasSpec",
+    "Exclusion",
+    "Figure",
+    "Finding",
+    "Provenance",
+    "Report",
+    "Section",
+    "Skipped",
+    "Source",
+    "Table",
+    "render_html",
+    "to_dict",
+    "to_json",
+    "verdict",
+    "write_html",
+    "write_json",
+    "write_report",
+    "write_tables",
+]

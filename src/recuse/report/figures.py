@@ -1,0 +1,237 @@
+"""The report's figures, drawn with matplotlib (Agg backend, no display needed).
+
+Each function takes plain numbers and labels and returns a
+:class:`~recuse.report.model.Figure` holding a base64 PNG (default) or SVG text, so
+the HTML page embeds it and needs no other file. Labels may come from datasets
+(model and judge names); they are drawn as text by matplotlib and never reach the
+HTML as markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from recuse.errors import MissingDependencyError
+from recuse.report.model import Figure, FigureFormat
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+DPI = 96
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
+
+
+def _mpl() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise MissingDependencyError("matplotlib", "plots") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _new(width: float, height: float) -> tuple[MplFigure, Any]:
+    from matplotlib.figure import Figure as MplFigure
+
+    _mpl()
+    fig = MplFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _render(
+    fig: MplFigure, *, id: str, title: str, alt: str, caption: str, format: FigureFormat
+) -> Figure:
+    buf = io.BytesIO()
+    if format == "png":
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+    else:
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        data = buf.getvalue().decode("utf-8")
+    return Figure(id=id, title=title, format=format, data=data, alt=alt, caption=caption)
+
+
+def confusion_matrix(
+    counts: np.ndarray | Sequence[Sequence[float]],
+    *,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    id: str,
+    title: str,
+    row_label: str = "human label",
+    col_label: str = "judge verdict",
+    caption: str = "",
+    format: FigureFormat = "png",
+) -> Figure:
+    """Counts of (row, column) outcomes as an annotated grid (share of the row in colour)."""
+    m = np.asarray(counts, dtype=float)
+    if m.shape != (len(rows), len(cols)):
+        raise ValueError(f"counts shape {m.shape} does not match {len(rows)}x{len(cols)} labels")
+    totals = m.sum(axis=1, keepdims=True)
+    share = np.divide(m, totals, out=np.zeros_like(m), where=totals > 0)
+    fig, ax = _new(1.4 + 1.1 * len(cols), 1.1 + 0.8 * len(rows))
+    ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            ax.text(
+                j,
+                i,
+                f"{m[i, j]:.0f}\n{share[i, j]:.0%}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if share[i, j] > 0.6 else "black",
+            )
+    ax.set_xticks(range(len(cols)), list(cols), fontsize=8)
+    ax.set_yticks(range(len(rows)), list(rows), fontsize=8)
+    ax.set_xlabel(col_label, fontsize=8)
+    ax.set_ylabel(row_label, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    alt = f"{title}: " + "; ".join(
+        f"{r} → {c}: {m[i, j]:.0f}" for i, r in enumerate(rows) for j, c in enumerate(cols)
+    )
+    return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a curve plot, with an optional interval band."""
+
+    label: str
+    y: Sequence[float]
+    low: Sequence[float] | None = None
+    high: Sequence[float] | None = None
+
+
+def curves(
+    x: Sequence[float] | Sequence[str],
+    series: Sequence[Series],
+    *,
+    id: str,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    caption: str = "",
+    reference: float | None = None,
+    format: FigureFormat = "png",
+) -> Figure:
+    """Lines over bins (alignment by length, perplexity bins) with interval bands."""
+    fig, ax = _new(5.2, 3.2)
+    categorical = any(isinstance(v, str) for v in x)
+    xs = np.arange(len(x)) if categorical else np.asarray(x, dtype=float)
+    for k, s in enumerate(series):
+        colour = _PALETTE[k % len(_PALETTE)]
+        y = np.asarray(s.y, dtype=float)
+        ax.plot(xs, y, marker="o", ms=3, lw=1.4, color=colour, label=s.label)
+        if s.low is not None and s.high is not None:
+            lo = np.asarray(s.low, dtype=float)
+            hi = np.asarray(s.high, dtype=float)
+            ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
+    if reference is not None:
+        ax.axhline(reference, color="grey", lw=0.8, ls="--")
+    if categorical:
+        ax.set_xticks(xs, [str(v) for v in x], fontsize=7, rotation=30, ha="right")
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_title(title, fontsize=9)
+    if len(series) > 1:
+        ax.legend(fontsize=7, frameon=False)
+    ax.grid(alpha=0.3)
+    alt = f"{title}: {', '.join(s.label for s in series)} against {xlabel}"
+    return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
+
+
+def coefficients(
+    labels: Sequence[str],
+    estimate: Sequence[float],
+    low: Sequence[float],
+    high: Sequence[float],
+    *,
+    id: str,
+    title: str,
+    xlabel: str,
+    null: float = 0.0,
+    caption: str = "",
+    format: FigureFormat = "png",
+) -> Figure:
+    """Dot-and-whisker plot: one row per label, estimate with its interval."""
+    est = np.asarray(estimate, dtype=float)
+    lo = np.asarray(low, dtype=float)
+    hi = np.asarray(high, dtype=float)
+    if not len(labels) == len(est) == len(lo) == len(hi):
+        raise ValueError("labels, estimate, low and high need the same length")
+    fig, ax = _new(5.2, 0.9 + 0.3 * max(len(labels), 1))
+    ys = np.arange(len(labels))[::-1]
+    flagged = (lo > null) | (hi < null)
+    colours = [_PALETTE[1] if f else _PALETTE[0] for f in flagged]
+    ax.hlines(ys, lo, hi, colors=colours, lw=1.6)
+    ax.scatter(est, ys, color=colours, s=18, zorder=3)
+    ax.axvline(null, color="grey", lw=0.8, ls="--")
+    ax.set_yticks(ys, list(labels), fontsize=7)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    alt = f"{title}: " + "; ".join(
+        f"{lab} {e:+.3f} [{a:.3f}, {b:.3f}]"
+        for lab, e, a, b in zip(labels, est, lo, hi, strict=True)
+    )
+    return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
+
+
+def heatmap(
+    values: np.ndarray | Sequence[Sequence[float]],
+    *,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    id: str,
+    title: str,
+    row_label: str = "judge",
+    col_label: str = "model",
+    caption: str = "",
+    highlight: np.ndarray | None = None,
+    format: FigureFormat = "png",
+) -> Figure:
+    """A diverging heat map centred on 0 (e.g. judge × model bias); NaN cells are blank.
+
+    ``highlight`` (same shape, bool) outlines cells, e.g. the self-judging diagonal.
+    """
+    m = np.asarray(values, dtype=float)
+    if m.shape != (len(rows), len(cols)):
+        raise ValueError(f"values shape {m.shape} does not match {len(rows)}x{len(cols)} labels")
+    finite = m[np.isfinite(m)]
+    bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+    bound = bound or 1.0
+    fig, ax = _new(1.8 + 0.62 * len(cols), 1.3 + 0.42 * len(rows))
+    image = ax.imshow(np.ma.masked_invalid(m), cmap="RdBu_r", vmin=-bound, vmax=bound)
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if np.isfinite(m[i, j]):
+                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6)
+            if highlight is not None and highlight[i, j]:
+                ax.add_patch(
+                    _rect(j - 0.5, i - 0.5)  # outline
+                )
+    ax.set_xticks(range(len(cols)), list(cols), fontsize=7, rotation=40, ha="right")
+    ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
+    ax.set_xlabel(col_label, fontsize=8)
+    ax.set_ylabel(row_label, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    alt = f"{title}: {len(rows)} {row_label}s × {len(cols)} {col_label}s"
+    return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
+
+
+def _rect(x: float, y: float) -> Any:
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), 1, 1, fill=False, edgecolor="black", lw=1.2)

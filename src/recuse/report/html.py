@@ -1,0 +1,65 @@
+"""The HTML report: one self-contained page rendered from a jinja2 template.
+
+Autoescaping is on for every value, so text from datasets and models (judge names,
+prompts, responses, notes) is shown as text and never becomes markup. Figures are
+``data:`` URIs in ``<img>`` tags, and a Content-Security-Policy forbids scripts and
+every fetch except those embedded images: the page needs no network and runs no code.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from recuse.errors import MissingDependencyError
+from recuse.report.model import Report
+
+MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return ""
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+            return f"{value:.3g}".replace("-", "\u2212")
+        digits = 2 if abs(value) >= 10 else 3
+        return f"{value:.{digits}f}".replace("-", "\u2212")
+    return str(value)
+
+
+def _environment() -> Any:
+    try:
+        import jinja2
+    except ImportError:
+        raise MissingDependencyError("jinja2", "plots") from None
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("recuse.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+        lstrip_blocks=False,
+    )
+    env.filters["num"] = _num
+    env.filters["cell"] = _num
+    return env
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML document (a string)."""
+    template = _environment().get_template("report.html.j2")
+    return str(template.render(report=report, summary=report.summary(), max_rows=MAX_ROWS))
+
+
+def write_html(report: Report, path: str | Path) -> Path:
+    """Write ``render_html(report)`` to ``path`` (UTF-8); returns the path."""
+    p = Path(path)
+    p.write_text(render_html(report), encoding="utf-8")
+    return p

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+
+from recuse.report import figures as F
+
+
+def _png(fig: F.Figure) -> np.ndarray:
+    import matplotlib.image as mpimg
+
+    return np.asarray(mpimg.imread(io.BytesIO(base64.b64decode(fig.data)), format="png"))
+
+
+def test_confusion_matrix_is_a_decodable_png_with_counts_in_alt() -> None:
+    fig = F.confusion_matrix(
+        [[10, 2], [3, 9]], rows=["a", "b"], cols=["a", "b"], id="cm", title="CM"
+    )
+    img = _png(fig)
+    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+    assert (img[..., :3] < 0.9).any()  # something was drawn
+    assert "a → b: 2" in fig.alt and "b → a: 3" in fig.alt
+    assert fig.data_uri.startswith("data:image/png;base64,")
+
+
+def test_svg_is_embedded_as_an_image_uri_not_markup() -> None:
+    fig = F.curves(
+        ["short", "long"], [F.Series("j", [0.4, 0.6])], id="c", title="<t>", xlabel="x",
+        ylabel="y", format="svg",
+    )  # fmt: skip
+    assert fig.data.lstrip().startswith("<?xml") and "<svg" in fig.data
+    decoded = base64.b64decode(fig.data_uri.split(",", 1)[1]).decode()
+    assert decoded == fig.data
+
+
+def test_heatmap_handles_missing_cells_and_shape_errors() -> None:
+    values = np.array([[0.1, np.nan], [-0.3, 0.2]])
+    fig = F.heatmap(values, rows=["j1", "j2"], cols=["m1", "m2"], id="h", title="H",
+                    highlight=np.eye(2, dtype=bool))  # fmt: skip
+    assert _png(fig).shape[0] > 50
+    with pytest.raises(ValueError):
+        F.heatmap(values, rows=["j1"], cols=["m1", "m2"], id="h", title="H")
+
+
+def test_coefficients_alt_lists_every_interval() -> None:
+    fig = F.coefficients(["x", "y"], [0.1, -0.2], [0.0, -0.3], [0.2, -0.1], id="k", title="K",
+                         xlabel="b")  # fmt: skip
+    assert "x +0.100 [0.000, 0.200]" in fig.alt and "y -0.200 [-0.300, -0.100]" in fig.alt
+    with pytest.raises(ValueError):
+        F.coefficients(["x"], [0.1, 0.2], [0.0], [0.2], id="k", title="K", xlabel="b")

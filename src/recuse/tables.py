@@ -129,7 +129,7 @@ def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> 
                 f"missing {col.name}",
                 row=i + 1,
                 **where,
-                fix=f"every {schema.name} row needs a {col.name}",
+                fix=f"every {schema.name} row needs a value in {col.name}",
             )
         out = s.astype(object).where(missing, s.astype(str))
         if col.kind == "id":
@@ -139,7 +139,7 @@ def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> 
                     f"empty {col.name}",
                     row=_first(empty) + 1,
                     **where,
-                    fix=f"every {schema.name} row needs a non-empty {col.name}",
+                    fix=f"every {schema.name} row needs a non-empty value in {col.name}",
                 )
         if col.kind == "status":
             bad = ~missing & ~out.isin(STATUSES)
@@ -192,7 +192,7 @@ def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> 
         if out_of_range.any():
             i = int(np.flatnonzero(out_of_range)[0])
             raise InputError(
-                f"{values[i]!r} is not a probability",
+                f"{values[i]:g} is not a probability",
                 row=i + 1,
                 **where,
                 fix="use a number between 0 and 1 (probability that a is better)",
@@ -200,7 +200,7 @@ def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> 
     if kind == "nonneg" and (values < 0).any():
         i = int(np.flatnonzero(values < 0)[0])
         raise InputError(
-            f"negative value {values[i]!r}",
+            f"negative value {values[i]:g}",
             row=i + 1,
             **where,
             fix="lengths and perplexities are >= 0",

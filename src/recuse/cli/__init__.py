@@ -7,11 +7,12 @@ exit code 2. Sub-commands live in the sibling modules and register themselves on
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 
-from recuse.errors import RecuseError
+from recuse.errors import ConfigError, RecuseError
 
 app = typer.Typer(
     name="recuse",
@@ -33,19 +34,39 @@ def _root(
 ) -> None:
     """recuse: measure and correct the biases of LLM judges."""
     if roster:
-        import os
-
         os.environ["RECUSE_ROSTER"] = roster
+
+
+def parse_mapping(text: str | None) -> dict[str, str]:
+    """Parse ``--map file_col=schema_col,other=judge`` into a column mapping.
+
+    >>> parse_mapping("label=human, evaluator=judge")
+    {'label': 'human', 'evaluator': 'judge'}
+    """
+    if not text:
+        return {}
+    mapping: dict[str, str] = {}
+    for part in text.split(","):
+        source, sep, target = part.partition("=")
+        if not sep or not source.strip() or not target.strip():
+            raise ConfigError(
+                f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
+                "comma-separated, e.g. --map label=human,evaluator=judge"
+            )
+        mapping[source.strip()] = target.strip()
+    return mapping
 
 
 def _register() -> None:
     # Each import adds its commands to ``app``.
     from recuse.cli import data as _data  # noqa: F401
+    from recuse.cli import validate as _validate  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
     _register()
+    saved_roster = os.environ.get("RECUSE_ROSTER")  # --roster sets it for this run only
     try:
         app(args=argv, prog_name="recuse")
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
@@ -57,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("recuse: interrupted; finished work is kept", file=sys.stderr)
         return 130
+    finally:
+        if saved_roster is None:
+            os.environ.pop("RECUSE_ROSTER", None)
+        else:
+            os.environ["RECUSE_ROSTER"] = saved_roster
     return 0
 
 

@@ -1,0 +1,72 @@
+"""`recuse validate FILE`: check a user's file against an evidence-table schema."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from recuse.cli import app, parse_mapping
+from recuse.data.generic import read_table
+
+
+def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str, int]:
+    """Counts a person checks first: rows, prompts, models, judges, labels, unparsed."""
+    if kind == "pairs":
+        models = pd.concat([table["model_a"], table["model_b"]]).dropna()
+        judged = table["judge"].notna()
+        human = table["human"]
+        return {
+            "rows": len(table),
+            "prompts": table["prompt_id"].nunique(),
+            "models": models.nunique(),
+            "judges": table["judge"].nunique(),
+            "rows with a human label": int(human.notna().sum()),
+            "human: a better": int((human > 0.5).sum()),
+            "human: b better": int((human < 0.5).sum()),
+            "human: tie": int((human == 0.5).sum()),
+            "judged rows without a verdict": int((judged & table["p_a"].isna()).sum()),
+        }
+    return {
+        "rows": len(table),
+        "prompts": table["prompt_id"].nunique(),
+        "models": table["model"].nunique(),
+        "judges": table["judge"].nunique(),
+        "dimensions": table["dimension"].nunique(),
+        "rows with a reference": int(table["reference"].notna().sum()),
+        "rows without a rating": int(table["rating"].isna().sum()),
+    }
+
+
+@app.command()
+def validate(
+    path: str = typer.Argument(..., help="CSV, TSV, JSON, JSONL or Parquet file."),
+    table: str = typer.Option("pairs", "--table", help="pairs or ratings."),
+    mapping: str = typer.Option(
+        None, "--map", help="Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,..."
+    ),
+    allow_unknown_models: bool = typer.Option(
+        False,
+        "--allow-unknown-models",
+        help="Treat model names missing from the roster as their own id and family.",
+    ),
+) -> None:
+    """Check a file against the pairs or ratings schema and summarise it."""
+    if table not in ("pairs", "ratings"):
+        raise typer.BadParameter("use pairs or ratings", param_hint="--table")
+    kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
+    df = read_table(
+        path,
+        table=kind,
+        mapping=parse_mapping(mapping),
+        unknown_models="keep" if allow_unknown_models else "error",
+    )
+    out = Table(title=f"{path}: a valid {kind} table")
+    out.add_column("what")
+    out.add_column("count", justify="right")
+    for what, count in describe(df, kind).items():
+        out.add_row(what, f"{count:,}")
+    Console().print(out)

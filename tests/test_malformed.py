@@ -1,0 +1,127 @@
+"""The malformed-input corpus: every file in tests/malformed gives a clear one-line error.
+
+Each case runs the real CLI (`recuse.cli.main`) and checks: exit code 2, exactly one
+line on stderr that names the file (and the row/column where there is one) and the
+problem, no traceback, nothing on stdout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recuse.cli import main
+
+CORPUS = Path(__file__).parent / "malformed"
+
+# file, table, expected fragment of the message (row/column where the problem has one)
+CASES: list[tuple[str, str, str]] = [
+    ("pairs_missing_column.csv", "pairs", "missing required column(s) human"),
+    ("pairs_empty.csv", "pairs", "the file is empty"),
+    ("pairs_header_only.csv", "pairs", "the pairs table is empty"),
+    ("pairs_not_utf8.csv", "pairs", "row 4: not UTF-8"),
+    ("pairs_prob_out_of_range.csv", "pairs", "row 2, column 'p_a_first': 1.7 is not a probability"),
+    (
+        "pairs_text_in_number.csv",
+        "pairs",
+        "row 2, column 'p_a_first': expected a number, got 'high'",
+    ),
+    ("pairs_unknown_label.csv", "pairs", "row 2, column 'human': unknown human label 'maybe'"),
+    ("pairs_duplicate_ids.csv", "pairs", "row 2: duplicate pairs row"),
+    ("pairs_missing_item_id.csv", "pairs", "row 2, column 'item_id': missing item_id"),
+    ("pairs_nan_prompt_id.csv", "pairs", "row 2, column 'prompt_id': missing prompt_id"),
+    ("pairs_unknown_model.csv", "pairs", "row 1, column 'model_a': model 'my-house-model' is not"),
+    (
+        "pairs_mixed_models_no_roster.csv",
+        "pairs",
+        "row 3, column 'model_a': model 'zephyr-7b-beta'",
+    ),
+    ("pairs_infinite.csv", "pairs", "row 2, column 'p_a_first': infinite value"),
+    ("pairs_negative_length.csv", "pairs", "row 2, column 'len_a': negative value -3"),
+    ("pairs_verdict_without_judge.csv", "pairs", "row 1, column 'judge': judge verdict without"),
+    ("pairs_status_ok_but_empty.csv", "pairs", "row 2, column 'p_a_first': status_first is 'ok'"),
+    ("pairs_unknown_status.csv", "pairs", "row 1, column 'status_first': unknown status 'fine'"),
+    ("pairs_ragged_row.csv", "pairs", "row 1: a row has more fields than the header"),
+    ("pairs_unclosed_quote.csv", "pairs", "row 2: cannot parse the file"),
+    ("pairs_truncated.jsonl", "pairs", "row 2: line 2 is not valid JSON"),
+    ("pairs_line_not_object.jsonl", "pairs", "row 2: line 2 is a JSON list, not an object"),
+    ("pairs_json_not_array.json", "pairs", "expected a JSON array of objects"),
+    ("pairs_empty.jsonl", "pairs", "the file is empty"),
+    ("pairs_garbage.parquet", "pairs", "not a readable Parquet file"),
+    ("pairs_unknown_extension.xlsx", "pairs", "unknown file type"),
+    ("pairs_needs_mapping.csv", "pairs", "missing required column(s) item_id, prompt_id, human"),
+    ("does_not_exist.csv", "pairs", "does_not_exist.csv"),
+    ("ratings_missing_reference.csv", "ratings", "missing required column(s) reference"),
+    ("ratings_nan_rating.csv", "ratings", "row 2, column 'rating': rating is missing"),
+    ("ratings_text_rating.csv", "ratings", "row 1, column 'rating': expected a number, got 'four'"),
+    ("ratings_duplicate.csv", "ratings", "row 2: duplicate ratings row"),
+    ("ratings_unknown_judge.csv", "ratings", "row 1, column 'judge': model 'judge-nobody-knows'"),
+    ("ratings_unknown_status.csv", "ratings", "row 1, column 'status': unknown status 'done'"),
+    ("ratings_missing_dimension.csv", "ratings", "row 1, column 'dimension': missing dimension"),
+    ("ratings_negative_length.csv", "ratings", "row 1, column 'length': negative value -10"),
+]
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_clear_error(code: int, out: str, err: str, *fragments: str) -> None:
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err + out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("recuse: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    assert out == ""
+
+
+def test_corpus_is_large_and_fully_covered() -> None:
+    files = {p.name for p in CORPUS.iterdir()}
+    covered = {name for name, _, _ in CASES} | set(EXTRA_FILES)
+    assert len(CASES) + len(EXTRA_FILES) >= 30
+    assert files <= covered, f"corpus files without a case: {sorted(files - covered)}"
+
+
+@pytest.mark.parametrize(("name", "table", "fragment"), CASES, ids=[c[0] for c in CASES])
+def test_validate_gives_one_clear_line(
+    name: str, table: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = CORPUS / name
+    code, out, err = run_cli(["validate", str(path), "--table", table], capsys)
+    assert_clear_error(code, out, err, str(path), fragment)
+
+
+def test_mapping_fixes_the_file_and_bad_mappings_are_clear(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(CORPUS / "pairs_needs_mapping.csv")
+    good = "item=item_id,q=prompt_id,ma=model_a,mb=model_b,label=human,j=judge"
+    good += ",p1=p_a_first,p2=p_a_second"
+    code, out, err = run_cli(["validate", path, "--map", good], capsys)
+    assert code == 0 and "valid pairs table" in out, err
+    code, out, err = run_cli(["validate", path, "--map", "nope=human"], capsys)
+    assert_clear_error(code, out, err, "'nope', which is not in the file")
+    code, out, err = run_cli(["validate", path, "--map", "label"], capsys)
+    assert_clear_error(code, out, err, "--map: cannot read 'label'")
+
+
+def test_bad_roster_file(capsys: pytest.CaptureFixture[str]) -> None:
+    roster = str(CORPUS / "roster_invalid.toml")
+    data = str(CORPUS / "pairs_needs_mapping.csv")
+    code, out, err = run_cli(["--roster", roster, "validate", data], capsys)
+    assert_clear_error(code, out, err, "roster_invalid.toml: not valid TOML")
+
+
+def test_unknown_models_can_be_accepted(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(CORPUS / "pairs_mixed_models_no_roster.csv")
+    code, out, err = run_cli(["validate", path, "--allow-unknown-models"], capsys)
+    assert code == 0, err
+    assert "models" in out
+
+
+EXTRA_FILES = ["roster_invalid.toml", "pairs_tie_not_allowed.csv"]

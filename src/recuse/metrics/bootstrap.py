@@ -1,0 +1,295 @@
+"""Cluster bootstrap for ratio-of-sums statistics, vectorised over resamples.
+
+Every pairwise metric in this package is a smooth function of a few sums over
+comparisons: a rate is ``sum(y) / sum(1)``, the Equal-Opportunity bias is a
+difference of two such ratios, and so on. That makes a clustered bootstrap cheap:
+
+1. reduce the rows to per-cluster sums, ``C[c, j] = sum of column j over the rows
+   of cluster c`` (one matrix, every statistic and group side by side);
+2. draw the resamples once: ``W[b, c]`` = how often cluster ``c`` is drawn in
+   resample ``b`` (``n_clusters`` draws with replacement, i.e. multinomial counts);
+3. every replicate's sums are one matrix product, ``R = W @ C``; each statistic's
+   ``combine`` turns its columns of ``R`` into replicate values;
+4. the interval is the percentile interval of the replicates,
+   ``[q_{(1-level)/2}, q_{(1+level)/2}]``.
+
+A replicate in which a statistic is undefined (a denominator is zero because no
+cluster of that group was drawn) is dropped and counted, never read as 0; when more
+than ``max_dropped`` of the resamples are dropped the group is refused.
+
+>>> import numpy as np
+>>> stat = GroupedStatistic(
+...     name="rate", values=np.array([[1.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0]]),
+...     group=np.array([0, 0, 0, 0]), labels=("j",), combine=ratio,
+...     required=((1, "pairs"),))
+>>> est = cluster_bootstrap([stat], np.array(["p1", "p1", "p2", "p3"]),
+...                         n_boot=200, level=0.9, seed=0, min_n=1)[0][0]
+>>> est.estimate, est.n, est.n_clusters
+(0.75, 4, 3)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from recuse.errors import ConfigError
+
+__all__ = [
+    "Combine",
+    "GroupEstimate",
+    "GroupedStatistic",
+    "absolute_difference_of_ratios",
+    "check_options",
+    "cluster_bootstrap",
+    "difference_of_ratios",
+    "ratio",
+    "resample_counts",
+    "signed_share",
+]
+
+FloatArray = NDArray[np.float64]
+Combine = Callable[[FloatArray], FloatArray]
+
+# Entries of one resample-count chunk (B_chunk x n_clusters); bounds memory to ~100 MB.
+_CHUNK_ENTRIES = 4_000_000
+
+
+def _div(num: FloatArray, den: FloatArray) -> FloatArray:
+    """``num / den`` with NaN (not 0, not inf) where ``den == 0``."""
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def ratio(s: FloatArray) -> FloatArray:
+    """``s0 / s1`` over the last axis: a rate."""
+    return _div(s[..., 0], s[..., 1])
+
+
+def difference_of_ratios(s: FloatArray) -> FloatArray:
+    """``s0 / s1 - s2 / s3``: e.g. recall in one group minus recall in another."""
+    return _div(s[..., 0], s[..., 1]) - _div(s[..., 2], s[..., 3])
+
+
+def absolute_difference_of_ratios(s: FloatArray) -> FloatArray:
+    """``|s0 / s1 - s2 / s3|``."""
+    return np.abs(difference_of_ratios(s))
+
+
+def signed_share(s: FloatArray) -> FloatArray:
+    """``2 * s0 / s1 - 1``: a share in [0, 1] mapped to [-1, 1]."""
+    return 2.0 * _div(s[..., 0], s[..., 1]) - 1.0
+
+
+@dataclass(frozen=True)
+class GroupedStatistic:
+    """Per-row contributions to one statistic, computed separately for each group.
+
+    ``values`` (rows x k) are the per-row terms whose sums ``combine`` turns into the
+    statistic (``combine`` maps ``(..., k)`` to ``(...)`` and returns NaN where it is
+    undefined). ``group`` gives each row's group code (an index into ``labels``) or
+    -1 for rows that do not enter. ``required`` lists ``(column, description)``: a
+    group needs at least ``min_n`` rows with a non-zero entry in that column.
+    """
+
+    name: str
+    values: FloatArray
+    group: NDArray[np.intp]
+    labels: tuple[Hashable, ...]
+    combine: Combine
+    required: tuple[tuple[int, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
+            raise ValueError("values must be (rows x k) with one group code per row")
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """Point estimate and percentile interval of one statistic in one group.
+
+    ``problem`` is None when the estimate is usable, else the reason it is not
+    (then ``estimate`` and the interval are NaN).
+    """
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_clusters: int
+    n_boot: int
+    n_dropped: int
+    totals: FloatArray
+    counts: dict[str, int] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def check_options(*, level: float, n_boot: int, min_n: int) -> None:
+    """Raise :class:`ConfigError` for a level, resample count or ``min_n`` out of range."""
+    if not 0.0 < level < 1.0:
+        raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9), got {level!r}")
+    if int(n_boot) != n_boot or n_boot < 10:
+        raise ConfigError(f"n_boot must be an integer of at least 10, got {n_boot!r}")
+    if int(min_n) != min_n or min_n < 1:
+        raise ConfigError(f"min_n must be a positive integer, got {min_n!r}")
+
+
+def resample_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """``(n_boot, n_clusters)`` matrix: how often each cluster is drawn per resample.
+
+    Each row is ``n_clusters`` draws with replacement (multinomial counts summing to
+    ``n_clusters``).
+    """
+    idx = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
+    idx += (np.arange(n_boot, dtype=idx.dtype) * n_clusters)[:, None]
+    counts = np.bincount(idx.ravel(), minlength=n_boot * n_clusters)
+    return counts.reshape(n_boot, n_clusters).astype(np.float64)
+
+
+def _cluster_sums(
+    stat: GroupedStatistic, codes: NDArray[np.intp], n_clusters: int
+) -> tuple[FloatArray, NDArray[np.int64], NDArray[np.int64]]:
+    """Per-cluster sums ``(n_clusters, G * k)``, rows per group, clusters per group."""
+    n_groups = len(stat.labels)
+    k = stat.values.shape[1]
+    used = stat.group >= 0
+    key = codes[used] * n_groups + stat.group[used]
+    size = n_clusters * n_groups
+    sums = np.empty((size, k))
+    vals = stat.values[used]
+    for j in range(k):
+        sums[:, j] = np.bincount(key, weights=vals[:, j], minlength=size)
+    rows = np.bincount(stat.group[used], minlength=n_groups).astype(np.int64)
+    present = np.bincount(key, minlength=size).reshape(n_clusters, n_groups) > 0
+    clusters = present.sum(axis=0).astype(np.int64)
+    return sums.reshape(n_clusters, n_groups * k), rows, clusters
+
+
+def cluster_bootstrap(
+    stats: Sequence[GroupedStatistic],
+    clusters: NDArray[np.generic] | pd.Series,
+    *,
+    n_boot: int,
+    level: float,
+    seed: int | None,
+    min_n: int,
+    max_dropped: float = 0.1,
+) -> list[list[GroupEstimate]]:
+    """Point estimates and percentile intervals of every statistic in every group.
+
+    All statistics share one set of resamples of the clusters (``clusters`` gives
+    the cluster of each row; every statistic has the same rows), so intervals of
+    different metrics and judges come from the same bootstrap world. Cluster labels
+    are sorted before resampling, so the draw depends only on the set of clusters
+    and ``seed``. Returns one list per statistic with one :class:`GroupEstimate`
+    per group label.
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    labels_arr = np.asarray(clusters)
+    codes_raw, _uniques = pd.factorize(labels_arr, sort=True)
+    codes = codes_raw.astype(np.intp)
+    if (codes < 0).any():
+        raise ValueError("cluster labels must not be missing")
+    n_c = int(codes.max()) + 1 if codes.size else 0
+    for s in stats:
+        if s.values.shape[0] != codes.shape[0]:
+            raise ValueError(
+                f"statistic {s.name}: {s.values.shape[0]} rows, {codes.shape[0]} clusters"
+            )
+
+    blocks = [_cluster_sums(s, codes, max(n_c, 1)) for s in stats]
+    big = np.concatenate([b[0] for b in blocks], axis=1) if blocks else np.empty((n_c, 0))
+    totals = big.sum(axis=0)
+
+    reps = np.empty((n_boot, big.shape[1]))
+    if n_c > 0 and big.shape[1] > 0:
+        rng = np.random.default_rng(seed)
+        chunk = max(1, _CHUNK_ENTRIES // n_c)
+        for start in range(0, n_boot, chunk):
+            b = min(chunk, n_boot - start)
+            reps[start : start + b] = resample_counts(n_c, b, rng) @ big
+    else:
+        reps.fill(np.nan)
+
+    lo_q, hi_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
+    out: list[list[GroupEstimate]] = []
+    offset = 0
+    for stat, (_sums, rows, n_clust) in zip(stats, blocks, strict=True):
+        n_groups, k = len(stat.labels), stat.values.shape[1]
+        width = n_groups * k
+        tot = totals[offset : offset + width].reshape(n_groups, k)
+        rep = reps[:, offset : offset + width].reshape(n_boot, n_groups, k)
+        offset += width
+        point = stat.combine(tot)
+        rep_vals = stat.combine(rep)  # (n_boot, n_groups)
+        ok = np.isfinite(rep_vals)
+        n_ok = ok.sum(axis=0)
+        with warnings.catch_warnings():  # groups with no defined replicate give NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo = np.nanquantile(np.where(ok, rep_vals, np.nan), lo_q, axis=0)
+            hi = np.nanquantile(np.where(ok, rep_vals, np.nan), hi_q, axis=0)
+        required_counts = _required_counts(stat)
+        group_out = []
+        for g in range(n_groups):
+            counts = {desc: int(c[g]) for desc, c in required_counts}
+            problem = _problem(stat, g, counts, int(rows[g]), int(n_clust[g]), min_n)
+            dropped = n_boot - int(n_ok[g])
+            if problem is None and not np.isfinite(point[g]):
+                problem = "the statistic is undefined on these data"
+            if problem is None and dropped > max_dropped * n_boot:
+                problem = (
+                    f"{dropped} of {n_boot} bootstrap resamples left a group empty — "
+                    f"too few prompts ({int(n_clust[g])}) for a stable interval"
+                )
+            if problem is None:
+                est = (float(point[g]), float(lo[g]), float(hi[g]))
+            else:
+                est = (np.nan, np.nan, np.nan)
+            group_out.append(
+                GroupEstimate(
+                    estimate=est[0],
+                    ci_low=est[1],
+                    ci_high=est[2],
+                    n=int(rows[g]),
+                    n_clusters=int(n_clust[g]),
+                    n_boot=n_boot,
+                    n_dropped=dropped,
+                    totals=tot[g].copy(),
+                    counts=counts,
+                    problem=problem,
+                )
+            )
+        out.append(group_out)
+    return out
+
+
+def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64]]]:
+    used = stat.group >= 0
+    n_groups = len(stat.labels)
+    result = []
+    for col, desc in stat.required:
+        nonzero = stat.values[used, col] != 0
+        c = np.bincount(stat.group[used], weights=nonzero.astype(float), minlength=n_groups)
+        result.append((desc, c.astype(np.int64)))
+    return result
+
+
+def _problem(
+    stat: GroupedStatistic, g: int, counts: dict[str, int], rows: int, n_clust: int, min_n: int
+) -> str | None:
+    if rows == 0:
+        return "no usable pairs"
+    for desc, c in counts.items():
+        if c < min_n:
+            return f"only {c} {desc} (need at least {min_n})"
+    if n_clust < 2:
+        return (
+            f"all {rows} usable pairs come from one prompt; a clustered interval needs two or more"
+        )
+    return None

@@ -1,0 +1,215 @@
+"""Position bias: does the verdict depend on which response is shown first?
+
+Only rows judged in BOTH orders enter (with one order, position and quality cannot
+be told apart). Per order the verdict becomes a pick: a (``p > 0.5``), b
+(``p < 0.5``) or tie (``p == 0.5``); ``p_a_first`` / ``p_a_second`` are both in the
+a/b frame of the table.
+
+* consistency — share of pairs whose two picks are the same (a/a, b/b or tie/tie),
+  as in Zheng et al.'s MT-Bench study;
+* flip rate — share of pairs whose winner reverses (a/b or b/a); the remaining
+  ``1 - consistency - flip rate`` changed between a win and a tie;
+* first-position preference rate — how much of the win goes to the response shown
+  first, averaged over the two orders::
+
+      rate = mean( (P_first(a | a first) + P_first(b | b first)) / 2 )
+           = mean( (p_a_first + 1 - p_a_second) / 2 )
+
+  0.5 = no position preference, > 0.5 = prefers the first slot, < 0.5 = the
+  second. With ``verdict="prob"`` the probabilities are used; with ``"pick"`` the
+  picks (a tie counts half).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.result import MetricResult
+from recuse.metrics.self_preference import single_judge
+from recuse.metrics.verdicts import Verdict, check_modes, judge_codes, judge_score, order_picks
+
+__all__ = [
+    "consistency_spec",
+    "first_position_rate",
+    "first_position_spec",
+    "flip_rate",
+    "flip_spec",
+    "position_consistency",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+def _both(pairs: pd.DataFrame) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    f = pairs["p_a_first"].to_numpy(float)
+    s = pairs["p_a_second"].to_numpy(float)
+    return f, s, np.isfinite(f) & np.isfinite(s)
+
+
+def _rate_stat(
+    name: str, hit: FloatArray, both: NDArray[np.bool_], codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+) -> GroupedStatistic:  # fmt: skip
+    values = np.column_stack([np.where(both, hit, 0.0), both.astype(float)])
+    return GroupedStatistic(
+        name=name,
+        values=values,
+        group=np.where(both, codes, -1),
+        labels=labels,
+        combine=ratio,
+        required=((1, "pairs judged in both orders"),),
+    )
+
+
+def consistency_spec(
+    pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, ...]
+) -> MetricSpec:
+    """Share of both-order pairs with the same pick in the two orders, per judge."""
+    f, s, both = _both(pairs)
+    pf, ps = order_picks(f), order_picks(s)
+    hit = (pf == ps).astype(float)
+    flips = ((pf * ps) == -1).astype(float)
+
+    stat = _rate_stat("position_consistency", hit, both, codes, labels)
+    values = np.column_stack([stat.values, np.where(both, flips, 0.0)])
+    stat = GroupedStatistic(stat.name, values, stat.group, stat.labels, stat.combine, stat.required)
+
+    def components(t: FloatArray) -> dict[str, float]:
+        n = t[1]
+        return {
+            "consistent": float(t[0]),
+            "flipped": float(t[2]),
+            "half_flipped": float(n - t[0] - t[2]),
+        }
+
+    method = "position consistency: share of pairs with the same pick (a/b/tie) in both orders"
+    return MetricSpec("position_consistency", stat, method, components)
+
+
+def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, ...]) -> MetricSpec:
+    """Share of both-order pairs whose winner reverses when the order is swapped, per judge."""
+    f, s, both = _both(pairs)
+    hit = ((order_picks(f) * order_picks(s)) == -1).astype(float)
+    stat = _rate_stat("flip_rate", hit, both, codes, labels)
+    method = (
+        "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
+    )
+    return MetricSpec("flip_rate", stat, method)
+
+
+def first_position_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    verdict: Verdict,
+) -> MetricSpec:
+    """Mean share of the win given to the first-shown response, per judge."""
+    check_modes(verdict=verdict)
+    f, s, both = _both(pairs)
+    sf = judge_score(f, verdict=verdict, judge_ties="half")
+    ss = judge_score(s, verdict=verdict, judge_ties="half")
+    hit = (sf + 1.0 - ss) / 2.0
+    stat = _rate_stat("first_position_rate", hit, both, codes, labels)
+    method = (
+        "first-position preference rate: mean of (p_a_first + 1 - p_a_second) / 2, "
+        f"0.5 = none; verdict={verdict}"
+    )
+    return MetricSpec("first_position_rate", stat, method)
+
+
+def _single(
+    pairs: pd.DataFrame, judge: str | None, build: str, verdict: Verdict,
+    level: float, n_boot: int, seed: int | None, min_n: int,
+) -> MetricResult:  # fmt: skip
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    if build == "consistency":
+        spec = consistency_spec(rows, codes, labels)
+    elif build == "flip":
+        spec = flip_spec(rows, codes, labels)
+    else:
+        spec = first_position_spec(rows, codes, labels, verdict=verdict)
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+
+
+def position_consistency(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Share of pairs judged in both orders whose two picks agree (a/a, b/b or tie/tie).
+
+    ``consistency = sum(pick_first == pick_second) / n_both``. ``components`` counts
+    the consistent, flipped (a/b reversed) and half-flipped (win vs tie) pairs.
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdefgh"), "prompt_id": list("abcdefgh"), "model_a": None,
+    ...     "model_b": None, "human": None, "judge": "j",
+    ...     "p_a_first": [1, 1, 0, 0, 1, 1, 0.5, 1], "p_a_second": [1, 0, 0, 1, 0, 0.5, 0.5, None],
+    ...     "p_a": None}))
+    >>> r = position_consistency(t, min_n=1, n_boot=200)
+    >>> r.estimate, r.n, r.components["flipped"]  # 3 of the 7 both-order pairs agree
+    (0.42857142857142855, 7, 3.0)
+    """
+    return _single(pairs, judge, "consistency", "prob", level, n_boot, seed, min_n)
+
+
+def flip_rate(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Share of pairs judged in both orders whose winner reverses.
+
+    ``flip_rate = sum(pick_first * pick_second == -1) / n_both`` (picks: a = 1, b = -1).
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdefgh"), "prompt_id": list("abcdefgh"), "model_a": None,
+    ...     "model_b": None, "human": None, "judge": "j",
+    ...     "p_a_first": [1, 1, 0, 0, 1, 1, 0.5, 1], "p_a_second": [1, 0, 0, 1, 0, 0.5, 0.5, None],
+    ...     "p_a": None}))
+    >>> round(flip_rate(t, min_n=1, n_boot=200).estimate, 4)  # 3 of 7
+    0.4286
+    """
+    return _single(pairs, judge, "flip", "prob", level, n_boot, seed, min_n)
+
+
+def first_position_rate(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    verdict: Verdict = "prob",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Share of the win the judge gives to the response shown first (0.5 = no position bias).
+
+    ``rate = mean((p_a_first + 1 - p_a_second) / 2)`` over pairs judged in both orders.
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None,
+    ...     "model_b": None, "human": None, "judge": "j",
+    ...     "p_a_first": [1, 1, 0.9, 0], "p_a_second": [1, 0, 0.3, 0], "p_a": None}))
+    >>> round(first_position_rate(t, min_n=1, n_boot=200).estimate, 6)  # (0.5+1+0.8+0.5)/4
+    0.7
+    """
+    return _single(pairs, judge, "first", verdict, level, n_boot, seed, min_n)

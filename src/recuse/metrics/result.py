@@ -1,0 +1,100 @@
+"""Result objects of the pairwise bias metrics: an estimate with its interval and counts."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["CORE_FIELDS", "MetricResult", "Skipped", "results_frame"]
+
+# Columns every result has, in display order (``results_frame`` and the CLI use them).
+CORE_FIELDS = (
+    "metric",
+    "judge",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n",
+    "n_clusters",
+    "n_boot",
+    "n_boot_dropped",
+    "method",
+)
+
+
+def _clean(x: float) -> float | None:
+    """JSON-friendly float: NaN becomes None."""
+    return None if math.isnan(x) else float(x)
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """One estimate with its bootstrap percentile interval.
+
+    ``n`` is the number of comparisons (pairs-table rows) that entered the estimate,
+    ``n_clusters`` the number of prompts among them (the bootstrap resamples prompts).
+    ``n_boot_dropped`` counts resamples in which the statistic was undefined (a
+    denominator was zero); they are left out of the interval, never counted as 0.
+    ``counts`` holds the sizes of the groups the metric conditions on and
+    ``components`` the point values of its parts (e.g. the two recalls of the
+    Equal-Opportunity bias).
+    """
+
+    metric: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    level: float
+    n: int
+    n_clusters: int
+    method: str
+    judge: str | None = None
+    n_boot: int = 0
+    n_boot_dropped: int = 0
+    counts: Mapping[str, float] = field(default_factory=dict)
+    components: Mapping[str, float] = field(default_factory=dict)
+
+    def covers(self, value: float) -> bool:
+        """Whether ``value`` lies inside the interval (ends included)."""
+        return self.ci_low <= value <= self.ci_high
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict: the core fields, then ``counts`` and ``components``."""
+        return {
+            "metric": self.metric,
+            "judge": self.judge,
+            "estimate": _clean(self.estimate),
+            "ci_low": _clean(self.ci_low),
+            "ci_high": _clean(self.ci_high),
+            "level": self.level,
+            "n": self.n,
+            "n_clusters": self.n_clusters,
+            "n_boot": self.n_boot,
+            "n_boot_dropped": self.n_boot_dropped,
+            "method": self.method,
+            "counts": {k: float(v) for k, v in self.counts.items()},
+            "components": {k: _clean(v) for k, v in self.components.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A metric that could not be estimated for a judge, and why."""
+
+    metric: str
+    judge: str | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "judge": self.judge, "reason": self.reason}
+
+
+def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
+    """One row per result with the core columns (for tables and CSV files)."""
+    rows = [{k: r.to_dict()[k] for k in CORE_FIELDS} for r in results]
+    return pd.DataFrame(rows, columns=list(CORE_FIELDS))

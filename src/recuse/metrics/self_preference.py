@@ -1,0 +1,515 @@
+"""Self-preference and family preference of a judge (Equal Opportunity / Demographic Parity).
+
+Notation of the self-preference paper (self-preference-bias.txt, §3–4): for a pair
+``(y0, y1)`` let ``Y`` be the index of the response the human prefers, ``Y'`` the one
+the judge prefers and ``S`` the one the judge itself generated.
+
+* Equal-Opportunity bias, Definition 4.1 (Eq. 2)::
+
+      Bias_EO = P(Y' = 1 | S = 1, Y = 1) - P(Y' = 1 | S = 0, Y = 1)
+
+  with ``y1`` the human-preferred response (no loss of generality, §4.1). The first
+  term is the judge's recall on pairs where the human prefers the judge's own
+  response, the second its recall (picking the other response) on pairs where the
+  human prefers the other response. 0 = no bias, +1 = always picks itself, -1 =
+  always picks the other.
+
+* Demographic-Parity bias, Eq. 4 (appendix)::
+
+      Bias_DP = P(Y' = 1 | S = 1) - P(Y' = 1 | S = 0)
+
+  needs no human label. With ``y1`` assigned to a side at random (independently of
+  everything else) the two terms are ``P(judge prefers own)`` and
+  ``1 - P(judge prefers own)``, so ``Bias_DP = 2 * P(judge prefers own) - 1``; that
+  is what is computed, over every judged pair with the judge's response on exactly
+  one side. It is not a statement of unfairness (quality is not controlled for);
+  the same quantity for the human labels is reported as the component ``human_dp``.
+
+* Family preference: the same two formulas with ``S`` = the response of a model
+  from the judge's family (per the roster) that is not the judge itself, over pairs
+  without the judge's own response whose other response comes from outside the
+  family.
+
+Verdicts, judge ties and human ties follow :mod:`recuse.metrics.verdicts`: verdicts
+are the order-averaged ``p_a`` (Eq. 3 averaged over the orders judged), used as a
+probability (``verdict="prob"``, default) or as a pick (``"pick"``); human ties are
+left out of the EO bias (``human_ties="drop"``, default) or split half/half
+(``"split"``); judge ties in pick mode count half (``"half"``, default) or are left
+out (``"drop"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import (
+    GroupedStatistic,
+    check_options,
+    difference_of_ratios,
+    signed_share,
+)
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.result import MetricResult
+from recuse.metrics.verdicts import (
+    HumanTies,
+    JudgeTies,
+    Verdict,
+    attribute_gap_values,
+    check_modes,
+    judge_codes,
+    judge_score,
+    orient,
+)
+from recuse.roster import Roster
+
+__all__ = [
+    "ConfusionMatrix",
+    "Families",
+    "Kind",
+    "Relation",
+    "confusion_matrix",
+    "family_preference",
+    "favored_side",
+    "preference_spec",
+    "self_preference",
+]
+
+Relation = Literal["self", "family"]
+Kind = Literal["eo", "dp"]
+Families = Roster | Mapping[str, str]
+
+
+def _family_lookup(families: Families, names: pd.Series, column: str) -> pd.Series:
+    """Family of each (canonical) name; unknown names raise :class:`InputError`."""
+    uniq = [str(n) for n in names.dropna().unique()]
+    table: dict[str, str] = {}
+    for name in uniq:
+        if isinstance(families, Roster):
+            if name not in families:
+                raise InputError(
+                    f"model {name!r} is not in the roster, so its family is unknown",
+                    column=column,
+                    fix="add it to a roster file ([[model]] id/family/aliases) and pass --roster",
+                )
+            table[name] = families.family(name)
+        else:
+            if name not in families:
+                raise InputError(
+                    f"model {name!r} has no entry in the family mapping",
+                    column=column,
+                    fix="give every model and judge a family",
+                )
+            table[name] = str(families[name])
+    return names.map(table)
+
+
+def favored_side(
+    pairs: pd.DataFrame, *, relation: Relation = "self", families: Families | None = None
+) -> NDArray[np.int8]:
+    """Which side holds the row judge's own (or family) response: +1 = a, -1 = b, 0 = neither.
+
+    ``relation="self"``: the response whose model equals the row's judge, when the
+    other response has a known model that is not the judge. ``"family"``: the
+    response of a family member that is not the judge, when the other response has
+    a known model from outside the family (so pairs with the judge's own response
+    are 0). Rows without a judge are 0.
+
+    >>> t = pd.DataFrame({"judge": ["gpt-4"] * 3, "model_a": ["gpt-4", "claude-v1", "gpt-4"],
+    ...                   "model_b": ["claude-v1", "gpt-4", "gpt-4"]})
+    >>> favored_side(t).tolist()
+    [1, -1, 0]
+    """
+    judge = pairs["judge"]
+    a, b = pairs["model_a"], pairs["model_b"]
+    known_a, known_b = a.notna().to_numpy(), b.notna().to_numpy()
+    has_judge = judge.notna().to_numpy()
+    if relation == "self":
+        s_a = a.eq(judge).to_numpy() & has_judge
+        s_b = b.eq(judge).to_numpy() & has_judge
+        out_a, out_b = known_a & ~s_a, known_b & ~s_b
+    elif relation == "family":
+        if families is None:
+            raise ConfigError("family preference needs a roster or a model -> family mapping")
+        fj = _family_lookup(families, judge, "judge")
+        fa = _family_lookup(families, a, "model_a")
+        fb = _family_lookup(families, b, "model_b")
+        same_a = fa.eq(fj).to_numpy() & has_judge & known_a
+        same_b = fb.eq(fj).to_numpy() & has_judge & known_b
+        s_a = same_a & ~a.eq(judge).to_numpy()
+        s_b = same_b & ~b.eq(judge).to_numpy()
+        out_a, out_b = known_a & ~same_a, known_b & ~same_b
+    else:
+        raise ConfigError(f"relation must be 'self' or 'family'; got {relation!r}")
+    side = np.zeros(len(pairs), dtype=np.int8)
+    side[s_a & out_b] = 1
+    side[s_b & out_a] = -1
+    return side
+
+
+def _eo_components(t: NDArray[np.float64]) -> dict[str, float]:
+    return {
+        "recall_human_prefers_s": float(t[0] / t[1]) if t[1] else float("nan"),
+        "recall_human_prefers_other": float(t[2] / t[3]) if t[3] else float("nan"),
+    }
+
+
+def _dp_components(t: NDArray[np.float64]) -> dict[str, float]:
+    return {
+        "judge_prefers_s": float(t[0] / t[1]) if t[1] else float("nan"),
+        "human_dp": float(2 * t[2] / t[3] - 1) if t[3] else float("nan"),
+    }
+
+
+def preference_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    relation: Relation,
+    kind: Kind,
+    families: Families | None,
+    verdict: Verdict,
+    human_ties: HumanTies,
+    judge_ties: JudgeTies,
+) -> MetricSpec:
+    """The EO or DP statistic for every judge in ``labels`` (rows grouped by ``codes``)."""
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    side = favored_side(pairs, relation=relation, families=families)
+    v = orient(
+        judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
+    )
+    h = orient(pairs["human"].to_numpy(float), side)
+    who = "the judge's own response" if relation == "self" else "a family member's response"
+    other = "the other response"
+    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    if kind == "eo":
+        values, used = attribute_gap_values(h, v, human_ties=human_ties)
+        group = np.where(used & (side != 0), codes, -1)
+        stat = GroupedStatistic(
+            name=f"{relation}_preference_eo",
+            values=values,
+            group=group,
+            labels=labels,
+            combine=difference_of_ratios,
+            required=(
+                (1, f"pairs where the human prefers {who}"),
+                (3, f"pairs where the human prefers {other}"),
+            ),
+        )
+        ref = "Def. 4.1" if relation == "self" else "Def. 4.1 with S = family member"
+        method = (
+            f"Equal-Opportunity bias ({ref}): recall when the human prefers {who} minus "
+            f"recall when the human prefers {other}; {ties}, human ties {human_ties}"
+        )
+        return MetricSpec(f"{relation}_preference_eo", stat, method, _eo_components)
+    if kind == "dp":
+        used = np.isfinite(v) & (side != 0)
+        h_ok = used & np.isfinite(h)
+        values = np.column_stack(
+            [
+                np.where(used, v, 0.0),
+                used.astype(float),
+                np.where(h_ok, h, 0.0),
+                h_ok.astype(float),
+            ]
+        )
+        stat = GroupedStatistic(
+            name=f"{relation}_preference_dp",
+            values=values,
+            group=np.where(used, codes, -1),
+            labels=labels,
+            combine=signed_share,
+            required=((1, f"judged pairs with {who}"),),
+        )
+        method = (
+            f"Demographic-Parity bias (Eq. 4): 2 * P(judge prefers {who}) - 1; {ties}; "
+            "no quality control (human_dp gives the human labels' value)"
+        )
+        return MetricSpec(f"{relation}_preference_dp", stat, method, _dp_components)
+    raise ConfigError(f"kind must be 'eo' or 'dp'; got {kind!r}")
+
+
+def single_judge(pairs: pd.DataFrame, judge: str | None) -> pd.DataFrame:
+    """The rows of one judge; ``judge=None`` is allowed when the table has only one."""
+    codes, labels = judge_codes(pairs, judge)
+    if judge is None and len(labels) > 1:
+        raise ConfigError(
+            f"the table has {len(labels)} judges ({', '.join(labels)}) — choose one with judge="
+        )
+    return pairs.loc[codes == 0].reset_index(drop=True)
+
+
+def _preference(
+    pairs: pd.DataFrame,
+    *,
+    relation: Relation,
+    families: Families | None,
+    judge: str | None,
+    kind: Kind,
+    verdict: Verdict,
+    human_ties: HumanTies,
+    judge_ties: JudgeTies,
+    level: float,
+    n_boot: int,
+    seed: int | None,
+    min_n: int,
+) -> MetricResult:
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    spec = preference_spec(
+        rows,
+        codes,
+        labels,
+        relation=relation,
+        kind=kind,
+        families=families,
+        verdict=verdict,
+        human_ties=human_ties,
+        judge_ties=judge_ties,
+    )
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+
+
+def self_preference(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    kind: Kind = "eo",
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Self-preference bias of ``judge`` over the pairs that contain its own response.
+
+    ``kind="eo"`` (Definition 4.1)::
+
+        Bias = P(Y'=own | Y=own) - P(Y'=other | Y=other)
+             = sum(w1*v)/sum(w1) - sum(w0*(1-v))/sum(w0)
+
+    where ``v`` is the judge's verdict for its own response (order-averaged
+    probability or pick) and ``w1``/``w0`` the weights of "the human prefers the
+    judge's own / the other response". ``kind="dp"`` (Eq. 4)::
+
+        Bias = 2 * P(Y'=own) - 1 = 2 * mean(v) - 1
+
+    The interval is a percentile cluster bootstrap over prompts at ``level``;
+    groups with fewer than ``min_n`` pairs raise :class:`EstimationError`. The
+    result's ``components`` hold the two recalls (EO) or ``P(Y'=own)`` and the
+    human labels' own DP value (DP). See the module docstring for the tie options.
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdefgh"), "prompt_id": list("abcdefgh"),
+    ...     "model_a": ["gpt-4"] * 8, "model_b": ["claude-v1"] * 8,
+    ...     "human": [1, 1, 1, 1, 0, 0, 0, 0], "judge": ["gpt-4"] * 8,
+    ...     "p_a_first": [1, 1, 1, 0, 1, 1, 0, 0], "p_a_second": [1, 1, 1, 0, 1, 0, 0, 0],
+    ...     "p_a": None}))
+    >>> r = self_preference(t, min_n=4, n_boot=200)
+    >>> # verdicts for gpt-4's own response (a): 1, 1, 1, 0 | 1, 0.5, 0, 0
+    >>> r.components["recall_human_prefers_s"], r.components["recall_human_prefers_other"]
+    (0.75, 0.625)
+    >>> r.estimate, r.n
+    (0.125, 8)
+    """
+    return _preference(
+        pairs,
+        relation="self",
+        families=None,
+        judge=judge,
+        kind=kind,
+        verdict=verdict,
+        human_ties=human_ties,
+        judge_ties=judge_ties,
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+        min_n=min_n,
+    )
+
+
+def family_preference(
+    pairs: pd.DataFrame,
+    families: Families,
+    *,
+    judge: str | None = None,
+    kind: Kind = "eo",
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Family preference of ``judge``: :func:`self_preference` with S = a family member.
+
+    Over pairs without the judge's own response where one response comes from a
+    model of the judge's family (``families``: a :class:`Roster` or a
+    ``{model: family}`` mapping) and the other from outside it::
+
+        Bias_EO = P(Y'=fam | Y=fam) - P(Y'=other | Y=other)
+        Bias_DP = 2 * P(Y'=fam) - 1
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdefgh"), "prompt_id": list("abcdefgh"),
+    ...     "model_a": ["gpt-3.5-turbo"] * 8, "model_b": ["claude-v1"] * 8,
+    ...     "human": [1, 1, 1, 1, 0, 0, 0, 0], "judge": ["gpt-4"] * 8,
+    ...     "p_a_first": [1, 1, 1, 1, 1, 1, 0, 0], "p_a_second": None, "p_a": None}))
+    >>> r = family_preference(t, {"gpt-4": "gpt", "gpt-3.5-turbo": "gpt", "claude-v1": "claude"},
+    ...                       min_n=4, n_boot=200)
+    >>> r.estimate  # recall 4/4 when the human prefers gpt-3.5, 2/4 otherwise
+    0.5
+    """
+    return _preference(
+        pairs,
+        relation="family",
+        families=families,
+        judge=judge,
+        kind=kind,
+        verdict=verdict,
+        human_ties=human_ties,
+        judge_ties=judge_ties,
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+        min_n=min_n,
+    )
+
+
+@dataclass(frozen=True)
+class ConfusionMatrix:
+    """Human label x judge verdict over the pairs holding the judge's own (or family) response.
+
+    Cells (counts; fractional when verdicts are probabilities or ties are split)::
+
+                              judge: own     judge: other
+        human: own            own_own        own_other
+        human: other          other_own      other_other
+
+    ``recall_own = own_own / (own_own + own_other)`` (the judge's recall when the
+    human prefers its own response), ``recall_other = other_other / (other_own +
+    other_other)``, and ``bias = recall_own - recall_other`` is Definition 4.1.
+
+    Figure 2 of the paper, GPT-4: the text computes 0.945 ≈ 1852 / (108 + 1852)
+    and 0.425 ≈ 118 / (160 + 118) and calls them the recalls for "human rated
+    favourably" and "human rated unfavourably". So the 1960 pairs in which the
+    human prefers GPT-4's response split into 1852 where GPT-4 agrees (own_own)
+    and 108 where it picks the other response (own_other); the 278 pairs in which
+    the human prefers the other response split into 118 where GPT-4 agrees
+    (other_other) and 160 where it still picks itself (other_own). The caption's
+    "higher true-positive than true-negative rate" matches: positive = own
+    response preferred.
+
+    >>> m = ConfusionMatrix(own_own=1852, own_other=108, other_own=160, other_other=118)
+    >>> round(m.recall_own, 3), round(m.recall_other, 3), round(m.bias, 3)
+    (0.945, 0.424, 0.52)
+
+    (118 / 278 = 0.42446, which the paper rounds to 0.425.)
+    """
+
+    own_own: float
+    own_other: float
+    other_own: float
+    other_other: float
+    judge: str | None = None
+    relation: Relation = "self"
+    n_excluded: int = 0
+
+    @property
+    def n(self) -> float:
+        return self.own_own + self.own_other + self.other_own + self.other_other
+
+    @property
+    def recall_own(self) -> float:
+        den = self.own_own + self.own_other
+        return self.own_own / den if den else float("nan")
+
+    @property
+    def recall_other(self) -> float:
+        den = self.other_own + self.other_other
+        return self.other_other / den if den else float("nan")
+
+    @property
+    def bias(self) -> float:
+        return self.recall_own - self.recall_other
+
+    def to_frame(self) -> pd.DataFrame:
+        """The 2 x 2 table, human label in rows, judge verdict in columns."""
+        return pd.DataFrame(
+            [[self.own_own, self.own_other], [self.other_own, self.other_other]],
+            index=pd.Index(["own", "other"], name="human prefers"),
+            columns=pd.Index(["own", "other"], name="judge prefers"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "relation": self.relation,
+            "own_own": self.own_own,
+            "own_other": self.own_other,
+            "other_own": self.other_own,
+            "other_other": self.other_other,
+            "recall_own": self.recall_own,
+            "recall_other": self.recall_other,
+            "bias": self.bias,
+            "n_excluded": self.n_excluded,
+        }
+
+
+def confusion_matrix(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    relation: Relation = "self",
+    families: Families | None = None,
+    verdict: Verdict = "pick",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+) -> ConfusionMatrix:
+    """Figure 2's confusion matrix for ``judge`` over the pairs with its own (family) response.
+
+    With ``v`` the judge's verdict for its own response and ``w1``/``w0`` the human
+    weights (see :func:`self_preference`): ``own_own = sum(w1*v)``, ``own_other =
+    sum(w1*(1-v))``, ``other_own = sum(w0*v)``, ``other_other = sum(w0*(1-v))``.
+    Defaults to discrete picks (judge ties count half in each column).
+    ``n_excluded`` counts the pairs with the response that had no usable human
+    label or verdict. Its ``bias`` equals :func:`self_preference` with the same
+    options.
+    """
+    rows = single_judge(pairs, judge)
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    side = favored_side(rows, relation=relation, families=families)
+    v = orient(
+        judge_score(rows["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
+    )
+    h = orient(rows["human"].to_numpy(float), side)
+    values, used = attribute_gap_values(h, v, human_ties=human_ties)
+    used &= side != 0
+    if not used.any():
+        who = "its own" if relation == "self" else "a family member's"
+        name = str(rows["judge"].iloc[0])
+        raise EstimationError(f"judge {name!r} has no labelled, judged pairs with {who} response")
+    s = values[used].sum(axis=0)
+    w1, w0 = s[1], s[3]
+    return ConfusionMatrix(
+        own_own=float(s[0]),
+        own_other=float(w1 - s[0]),
+        other_own=float(w0 - s[2]),
+        other_other=float(s[2]),
+        judge=str(rows["judge"].iloc[0]),
+        relation=relation,
+        n_excluded=int(((side != 0) & ~used).sum()),
+    )

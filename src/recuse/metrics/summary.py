@@ -1,0 +1,229 @@
+"""Every pairwise bias metric for every judge at once, from one shared bootstrap.
+
+:func:`pairwise_bias` computes self-preference (EO and DP), family preference (EO
+and DP, when a roster or family mapping is given), verbosity (Eq. 6 and Eq. 5),
+position consistency, flip rate and first-position rate for each judge, plus the
+verbosity curves (Figures 3–5). All statistics are reduced to per-prompt sums and
+resampled together (:mod:`recuse.metrics.bootstrap`), so the whole set costs one
+matrix product per chunk of resamples. Results equal those of the single-metric
+functions with the same options and seed when every judge judged the same prompts.
+
+A (metric, judge) that cannot be estimated (a group under ``min_n`` pairs, no
+length information, no family mapping) is listed in ``skipped`` with the reason,
+never given a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from recuse.errors import ConfigError, RecuseError
+from recuse.metrics.bootstrap import GroupedStatistic, check_options, cluster_bootstrap
+from recuse.metrics.estimate import MetricSpec, clusters_of, to_results
+from recuse.metrics.position import consistency_spec, first_position_spec, flip_spec
+from recuse.metrics.result import MetricResult, Skipped, results_frame
+from recuse.metrics.self_preference import Families, Kind, Relation, preference_spec
+from recuse.metrics.verbosity import (
+    Tokenizer,
+    Unit,
+    VerbosityKind,
+    alignment_xy,
+    bin_edges,
+    both_orders_score,
+    curve_statistic,
+    curve_table,
+    relative_ab,
+    response_lengths,
+    same_source,
+    verbosity_spec,
+)
+from recuse.metrics.verdicts import HumanTies, JudgeTies, Verdict, check_modes, judge_codes
+
+__all__ = ["CURVES", "METRICS", "PairwiseBias", "pairwise_bias"]
+
+METRICS = (
+    "self_preference_eo",
+    "self_preference_dp",
+    "family_preference_eo",
+    "family_preference_dp",
+    "verbosity_bias",
+    "verbosity_deviation",
+    "position_consistency",
+    "flip_rate",
+    "first_position_rate",
+)
+FloatArray = NDArray[np.float64]
+CURVES = ("human_alignment_curve", "judge_verbosity_curve", "human_verbosity_curve")
+
+
+@dataclass(frozen=True)
+class PairwiseBias:
+    """Results of :func:`pairwise_bias`: estimates, skipped (metric, judge) pairs, curves."""
+
+    results: tuple[MetricResult, ...]
+    skipped: tuple[Skipped, ...]
+    curves: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+
+    def get(self, metric: str, judge: str | None) -> MetricResult:
+        """The result of ``metric`` for ``judge``; a skipped or unknown one raises KeyError."""
+        for r in self.results:
+            if r.metric == metric and r.judge == judge:
+                return r
+        for s in self.skipped:
+            if s.metric == metric and s.judge == judge:
+                raise KeyError(f"{metric} for {judge!r} was skipped: {s.reason}")
+        raise KeyError(f"no {metric} result for {judge!r}")
+
+    def to_frame(self) -> pd.DataFrame:
+        return results_frame(self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        curves = {
+            name: [
+                {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
+                for row in frame.to_dict(orient="records")
+            ]
+            for name, frame in self.curves.items()
+        }
+        return {
+            "results": [r.to_dict() for r in self.results],
+            "skipped": [s.to_dict() for s in self.skipped],
+            "curves": curves,
+        }
+
+
+def pairwise_bias(
+    pairs: pd.DataFrame,
+    families: Families | None = None,
+    *,
+    judges: str | Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    curves: bool = True,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    bin_width: float = 0.2,
+    max_rel: float = 2.0,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> PairwiseBias:
+    """All pairwise bias metrics (``metrics``, default :data:`METRICS`) for ``judges``.
+
+    Options mean what they mean in the single-metric functions
+    (:func:`~recuse.metrics.self_preference.self_preference`,
+    :func:`~recuse.metrics.verbosity.verbosity_bias`,
+    :func:`~recuse.metrics.position.position_consistency`, ...); the curves use the
+    same ``verdict``. ``families`` (a roster or ``{model: family}``) enables the
+    family metrics.
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    wanted = list(METRICS if metrics is None else metrics)
+    unknown = [m for m in wanted if m not in METRICS]
+    if unknown:
+        raise ConfigError(f"unknown metric {unknown[0]!r} — choose from {', '.join(METRICS)}")
+    codes, labels = judge_codes(pairs, judges)
+    specs: list[MetricSpec] = []
+    skipped: list[Skipped] = []
+    relations: tuple[tuple[Relation, Kind], ...] = (
+        ("self", "eo"), ("self", "dp"), ("family", "eo"), ("family", "dp"),
+    )  # fmt: skip
+    for relation, kind in relations:
+        name = f"{relation}_preference_{kind}"
+        if name not in wanted:
+            continue
+        if relation == "family" and families is None:
+            skipped += [Skipped(name, j, "no roster or family mapping given") for j in labels]
+            continue
+        specs.append(
+            preference_spec(
+                pairs, codes, labels, relation=relation, kind=kind, families=families,
+                verdict=verdict, human_ties=human_ties, judge_ties=judge_ties,
+            )
+        )  # fmt: skip
+
+    lengths: tuple[FloatArray, FloatArray, str] | None = None
+    length_problem = ""
+    try:
+        lengths = response_lengths(pairs, unit=unit, tokenizer=tokenizer)
+    except RecuseError as exc:
+        length_problem = str(exc)
+    kinds: tuple[tuple[str, VerbosityKind], ...] = (
+        ("verbosity_bias", "signed"), ("verbosity_deviation", "absolute"),
+    )  # fmt: skip
+    for name, vkind in kinds:
+        if name not in wanted:
+            continue
+        if lengths is None:
+            skipped += [Skipped(name, j, length_problem) for j in labels]
+            continue
+        la, lb, how = lengths
+        specs.append(
+            verbosity_spec(
+                pairs, codes, labels, la, lb, kind=vkind, length_note=how, verdict=verdict,
+                human_ties=human_ties, judge_ties=judge_ties,
+            )
+        )  # fmt: skip
+    if "position_consistency" in wanted:
+        specs.append(consistency_spec(pairs, codes, labels))
+    if "flip_rate" in wanted:
+        specs.append(flip_spec(pairs, codes, labels))
+    if "first_position_rate" in wanted:
+        specs.append(first_position_spec(pairs, codes, labels, verdict=verdict))
+
+    curve_stats: list[tuple[str, GroupedStatistic, bool]] = []
+    edges = bin_edges(bin_width, max_rel)
+    if curves and lengths is not None:
+        la, lb, _how = lengths
+        x, v = alignment_xy(pairs, la, lb, verdict=verdict, judge_ties=judge_ties)
+        stat = curve_statistic("human_alignment_curve", x, v, codes, labels, edges)
+        curve_stats.append(("human_alignment_curve", stat, True))
+        same = np.where(same_source(pairs), codes, -1)
+        if (same >= 0).any():
+            stat = curve_statistic(
+                "judge_verbosity_curve", relative_ab(la, lb), both_orders_score(pairs), same,
+                labels, edges,
+            )  # fmt: skip
+            curve_stats.append(("judge_verbosity_curve", stat, True))
+        # Figure 4: each labelled item once (its first row), whatever the judges.
+        labelled = pairs["human"].notna().to_numpy()
+        item = pairs["item_id"].where(pd.Series(labelled, index=pairs.index))
+        first_labelled = labelled & ~item.duplicated(keep="first").to_numpy()
+        y = 2.0 * pairs["human"].to_numpy(float) - 1.0
+        hcodes = np.where(first_labelled, 0, -1).astype(np.intp)
+        stat = curve_statistic(
+            "human_verbosity_curve", relative_ab(la, lb), y, hcodes, (None,), edges
+        )
+        if (stat.group >= 0).any():
+            curve_stats.append(("human_verbosity_curve", stat, False))
+
+    estimates = cluster_bootstrap(
+        [s.stat for s in specs] + [c[1] for c in curve_stats],
+        clusters_of(pairs),
+        n_boot=n_boot,
+        level=level,
+        seed=seed,
+        min_n=min_n,
+    )
+    results, more_skipped = to_results(specs, estimates[: len(specs)], level=level, n_boot=n_boot)
+    curve_frames = {
+        name: curve_table(stat, est, edges, with_judge=with_judge)
+        for (name, stat, with_judge), est in zip(curve_stats, estimates[len(specs) :], strict=True)
+    }
+    order = {m: i for i, m in enumerate(METRICS)}
+    jorder = {j: i for i, j in enumerate(labels)}
+    all_skipped = sorted(
+        skipped + more_skipped, key=lambda s: (jorder.get(s.judge or "", 0), order[s.metric])
+    )
+    results.sort(key=lambda r: (jorder.get(r.judge or "", 0), order[r.metric]))
+    return PairwiseBias(tuple(results), tuple(all_skipped), curve_frames)

@@ -1,0 +1,543 @@
+"""Verbosity bias (verbosity-bias.txt, §4–6): does the judge prefer longer answers more than humans?
+
+Notation of the paper (§6): ``Y`` is the human-preferred response of a pair, ``Y'``
+the judge's pick and ``S`` the index of the LONGER response (pairs of equal length
+have no ``S`` and are left out).
+
+* Signed verbosity bias, Eq. 6 — the difference in inaccuracy::
+
+      P(Y' = 1-Y | S = 1-Y) - P(Y' = 1-Y | S = Y)
+
+  = (how often the judge picks the longer response when the human prefers the
+  shorter) - (how often it picks the shorter when the human prefers the longer)
+  = recall(human prefers longer) - recall(human prefers shorter). Positive = the
+  judge favours verbose answers beyond the human labels.
+
+* Deviation from accuracy parity, Eq. 5: ``|P(Y'=Y | S=Y) - P(Y'=Y | S=1-Y)|``,
+  the absolute value of the same difference.
+
+Curves (x = relative length difference, in fractions: 0.2 = 20 % longer):
+
+* :func:`human_alignment_curve` (Figure 5): x = (len chosen - len rejected) /
+  len rejected, "chosen" = human-preferred; y = share of judge verdicts that agree
+  with the human; with the sample size per bin.
+* :func:`human_verbosity_curve` (Figure 4): x = (len a - len b) / len b; y = the
+  human score, +1 = a, 0 = tie, -1 = b.
+* :func:`judge_verbosity_curve` (Figure 3): for pairs of answers from the same
+  source model, x as in Figure 4; y = +1 if the judge picks a in both orders, -1
+  if it picks b in both, 0 (draw) otherwise.
+
+Lengths are counted in words (``len(text.split())``) by default, or characters, or
+tokens of a tokenizer you pass, from ``response_a`` / ``response_b``; without the
+texts the ``len_a`` / ``len_b`` columns are used (readers fill them with word
+counts), and ``unit="column"`` always uses those columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, cast
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import (
+    GroupedStatistic,
+    absolute_difference_of_ratios,
+    check_options,
+    cluster_bootstrap,
+    difference_of_ratios,
+    ratio,
+)
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.result import MetricResult
+from recuse.metrics.self_preference import single_judge
+from recuse.metrics.verdicts import (
+    HumanTies,
+    JudgeTies,
+    Verdict,
+    attribute_gap_values,
+    check_modes,
+    judge_codes,
+    judge_score,
+    order_picks,
+    orient,
+)
+
+__all__ = [
+    "CURVE_COLUMNS",
+    "Tokenizer",
+    "Unit",
+    "VerbosityKind",
+    "bin_edges",
+    "curve_statistic",
+    "curve_table",
+    "human_alignment_curve",
+    "human_verbosity_curve",
+    "judge_verbosity_curve",
+    "response_lengths",
+    "verbosity_bias",
+    "verbosity_spec",
+]
+
+Unit = Literal["words", "chars", "tokens", "column"]
+VerbosityKind = Literal["signed", "absolute"]
+Tokenizer = Callable[[str], Sequence[Any]]
+FloatArray = NDArray[np.float64]
+
+CURVE_COLUMNS = [
+    "judge", "bin_low", "bin_high", "n", "n_clusters", "mean", "sd", "ci_low", "ci_high", "note",
+]  # fmt: skip
+
+
+def response_lengths(
+    pairs: pd.DataFrame, *, unit: Unit = "words", tokenizer: Tokenizer | None = None
+) -> tuple[FloatArray, FloatArray, str]:
+    """Lengths of responses a and b (NaN where unknown) and a note on where they came from.
+
+    >>> t = pd.DataFrame({"response_a": ["one two three", "x"], "response_b": ["a  b", None]})
+    >>> la, lb, how = response_lengths(t)
+    >>> la.tolist(), lb.tolist(), how
+    ([3.0, 1.0], [2.0, nan], 'words')
+    """
+    has_text = "response_a" in pairs.columns and "response_b" in pairs.columns
+    has_cols = "len_a" in pairs.columns and "len_b" in pairs.columns
+    if unit not in ("words", "chars", "tokens", "column"):
+        raise ConfigError(f"unit must be words, chars, tokens or column; got {unit!r}")
+    if unit == "column" or (unit == "words" and not has_text):
+        if not has_cols:
+            raise InputError(
+                "no response lengths: the table has neither response_a/response_b nor len_a/len_b",
+                column="len_a",
+                fix="add the response texts or their lengths",
+            )
+        how = "len_a/len_b columns" if unit == "column" else "words (len_a/len_b columns)"
+        return pairs["len_a"].to_numpy(float), pairs["len_b"].to_numpy(float), how
+    if not has_text:
+        raise InputError(
+            f"counting {unit} needs the response texts (response_a, response_b)",
+            column="response_a",
+            fix="add the texts, or use unit='column' with len_a/len_b",
+        )
+    if unit == "tokens" and tokenizer is None:
+        raise ConfigError("unit='tokens' needs a tokenizer (a function text -> list of tokens)")
+
+    def count(texts: pd.Series) -> FloatArray:
+        s = texts.astype(object)
+        present = s.notna().to_numpy()
+        out = np.full(len(s), np.nan)
+        strs = s[present].astype(str)
+        if unit == "words":
+            out[present] = strs.str.count(r"\S+").to_numpy(float)
+        elif unit == "chars":
+            out[present] = strs.str.len().to_numpy(float)
+        else:
+            assert tokenizer is not None
+            out[present] = [float(len(tokenizer(t))) for t in strs]
+        return out
+
+    return count(pairs["response_a"]), count(pairs["response_b"]), unit
+
+
+def _longer_side(len_a: FloatArray, len_b: FloatArray) -> NDArray[np.int8]:
+    side = np.zeros(len(len_a), dtype=np.int8)
+    side[len_a > len_b] = 1
+    side[len_b > len_a] = -1
+    return side
+
+
+def verbosity_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    len_a: FloatArray,
+    len_b: FloatArray,
+    *,
+    kind: VerbosityKind,
+    length_note: str,
+    verdict: Verdict,
+    human_ties: HumanTies,
+    judge_ties: JudgeTies,
+) -> MetricSpec:
+    """Eq. 6 (``kind="signed"``) or Eq. 5 (``"absolute"``) for every judge in ``labels``."""
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    side = _longer_side(len_a, len_b)
+    v = orient(
+        judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
+    )
+    h = orient(pairs["human"].to_numpy(float), side)
+    values, used = attribute_gap_values(h, v, human_ties=human_ties)
+    group = np.where(used & (side != 0), codes, -1)
+    if kind == "signed":
+        name, combine, what = "verbosity_bias", difference_of_ratios, "signed, Eq. 6"
+    elif kind == "absolute":
+        name, combine, what = "verbosity_deviation", absolute_difference_of_ratios, "|.|, Eq. 5"
+    else:
+        raise ConfigError(f"kind must be 'signed' or 'absolute'; got {kind!r}")
+    stat = GroupedStatistic(
+        name=name,
+        values=values,
+        group=group,
+        labels=labels,
+        combine=combine,
+        required=(
+            (1, "pairs where the human prefers the longer response"),
+            (3, "pairs where the human prefers the shorter response"),
+        ),
+    )
+    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    method = (
+        f"verbosity bias ({what}): recall when the human prefers the longer response minus "
+        f"recall when the human prefers the shorter; length in {length_note}; {ties}, "
+        f"human ties {human_ties}; equal lengths left out"
+    )
+
+    def components(t: FloatArray) -> dict[str, float]:
+        return {
+            "recall_human_prefers_longer": float(t[0] / t[1]) if t[1] else float("nan"),
+            "recall_human_prefers_shorter": float(t[2] / t[3]) if t[3] else float("nan"),
+        }
+
+    return MetricSpec(name, stat, method, components)
+
+
+def verbosity_bias(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    kind: VerbosityKind = "signed",
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Verbosity bias of ``judge``: Eq. 6 (signed, default) or Eq. 5 (``kind="absolute"``).
+
+    With ``v`` the judge's verdict for the longer response and ``w1`` / ``w0`` the
+    weights of "the human prefers the longer / the shorter response"::
+
+        Eq. 6 = sum(w1*v)/sum(w1) - sum(w0*(1-v))/sum(w0)
+              = P(Y'=longer | Y=longer) - P(Y'=shorter | Y=shorter)
+        Eq. 5 = |Eq. 6|
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdefgh"), "prompt_id": list("abcdefgh"),
+    ...     "model_a": None, "model_b": None, "judge": ["j"] * 8,
+    ...     "human": [1, 1, 1, 1, 0, 0, 0, 0],
+    ...     "p_a_first": [1, 1, 1, 0, 1, 1, 1, 0], "p_a_second": None, "p_a": None,
+    ...     "len_a": [9] * 8, "len_b": [3] * 8}))
+    >>> r = verbosity_bias(t, min_n=4, n_boot=200)
+    >>> r.estimate  # a is longer: recall 3/4 when the human prefers it, 1/4 otherwise
+    0.5
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    la, lb, how = response_lengths(rows, unit=unit, tokenizer=tokenizer)
+    spec = verbosity_spec(
+        rows,
+        codes,
+        labels,
+        la,
+        lb,
+        kind=kind,
+        length_note=how,
+        verdict=verdict,
+        human_ties=human_ties,
+        judge_ties=judge_ties,
+    )
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+
+
+# --- curves -----------------------------------------------------------------------------
+
+
+def bin_edges(bin_width: float = 0.2, max_rel: float = 2.0) -> FloatArray:
+    """Bin edges of the relative length difference: -1, -1 + w, ..., >= max_rel, then +inf.
+
+    >>> bin_edges(0.5, 1.0).tolist()
+    [-1.0, -0.5, 0.0, 0.5, 1.0, inf]
+    """
+    if not bin_width > 0 or not max_rel > -1:
+        raise ConfigError("bin_width must be > 0 and max_rel > -1")
+    k = int(np.ceil(round((max_rel + 1.0) / bin_width, 9)))
+    edges = np.round(-1.0 + bin_width * np.arange(k + 1), 10)
+    return np.append(edges, np.inf)
+
+
+def curve_statistic(
+    name: str,
+    x: FloatArray,
+    y: FloatArray,
+    codes: NDArray[np.intp],
+    labels: tuple[str | None, ...],
+    edges: FloatArray,
+) -> GroupedStatistic:
+    """Mean of ``y`` per (label, bin of ``x``).
+
+    Groups are ``(label, bin)``; values ``[y, 1, y^2]``.
+    """
+    n_bins = len(edges) - 1
+    b = np.searchsorted(edges, x, side="right") - 1
+    ok = np.isfinite(y) & ~np.isnan(x) & (b >= 0) & (b < n_bins) & (codes >= 0)
+    group = np.where(ok, codes * n_bins + np.clip(b, 0, n_bins - 1), -1)
+    yy = np.where(ok, y, 0.0)
+    values = np.column_stack([yy, ok.astype(float), yy * yy])
+    glabels = tuple((lab, i) for lab in labels for i in range(n_bins))
+    return GroupedStatistic(
+        name=name,
+        values=values,
+        group=group.astype(np.intp),
+        labels=glabels,
+        combine=ratio,
+        required=((1, "pairs in this bin"),),
+    )
+
+
+def curve_table(
+    stat: GroupedStatistic,
+    estimates: Sequence[Any],
+    edges: FloatArray,
+    *,
+    with_judge: bool,
+) -> pd.DataFrame:
+    """Tidy curve: one row per non-empty (judge, bin) with n, mean, sd and the interval."""
+    rows = []
+    for glabel, est in zip(stat.labels, estimates, strict=True):
+        label, b = cast(tuple[str | None, int], glabel)
+        t = est.totals
+        n = int(est.n)
+        if n == 0:
+            continue
+        mean = t[0] / t[1]
+        sd = float(np.sqrt(max(t[2] - t[1] * mean * mean, 0.0) / (t[1] - 1))) if n > 1 else np.nan
+        rows.append(
+            {
+                "judge": label,
+                "bin_low": float(edges[b]),
+                "bin_high": float(edges[b + 1]),
+                "n": n,
+                "n_clusters": int(est.n_clusters),
+                "mean": float(mean),
+                "sd": sd,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "note": est.problem or "",
+            }
+        )
+    frame = pd.DataFrame(rows, columns=CURVE_COLUMNS)
+    return frame if with_judge else frame.drop(columns="judge")
+
+
+def _run_curve(
+    name: str,
+    rows: pd.DataFrame,
+    x: FloatArray,
+    y: FloatArray,
+    codes: NDArray[np.intp],
+    labels: tuple[str | None, ...],
+    *,
+    bin_width: float,
+    max_rel: float,
+    level: float,
+    n_boot: int,
+    seed: int | None,
+    min_n: int,
+    with_judge: bool,
+) -> pd.DataFrame:
+    edges = bin_edges(bin_width, max_rel)
+    stat = curve_statistic(name, x, y, codes, labels, edges)
+    if not (stat.group >= 0).any():
+        raise EstimationError(f"{name}: no usable pairs (lengths, labels or verdicts are missing)")
+    est = cluster_bootstrap(
+        [stat], clusters_of(rows), n_boot=n_boot, level=level, seed=seed, min_n=min_n
+    )[0]
+    return curve_table(stat, est, edges, with_judge=with_judge)
+
+
+def alignment_xy(
+    pairs: pd.DataFrame,
+    len_a: FloatArray,
+    len_b: FloatArray,
+    *,
+    verdict: Verdict,
+    judge_ties: JudgeTies,
+) -> tuple[FloatArray, FloatArray]:
+    """Figure 5's x (relative length of the human-chosen response) and y (judge agrees)."""
+    h = pairs["human"].to_numpy(float)
+    chosen = np.where(h > 0.5, 1, np.where(h < 0.5, -1, 0)).astype(np.int8)
+    chosen[np.isnan(h)] = 0
+    lc = np.where(chosen > 0, len_a, len_b)
+    lr = np.where(chosen > 0, len_b, len_a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = (lc - lr) / lr
+    x[chosen == 0] = np.nan
+    v = orient(
+        judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), chosen
+    )
+    return x, v
+
+
+def human_alignment_curve(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | Sequence[str] | None = None,
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    verdict: Verdict = "pick",
+    judge_ties: JudgeTies = "half",
+    bin_width: float = 0.2,
+    max_rel: float = 2.0,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> pd.DataFrame:
+    """Figure 5: the judge's agreement with the human by relative length of the chosen answer.
+
+    x = (len_chosen - len_rejected) / len_rejected (human ties left out); per bin of
+    width ``bin_width`` from -1 up to ``max_rel`` (the last bin is open), the mean
+    agreement ``mean(v_chosen)`` with its sample size, standard deviation and
+    bootstrap interval (NaN, with a ``note``, for bins under ``min_n`` pairs). One
+    block of rows per judge (``judge=None``: every judge).
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None, "model_b": None,
+    ...     "judge": "j", "human": [1, 1, 0, 0], "p_a_first": [1, 0, 1, 1],
+    ...     "p_a_second": None, "p_a": None, "len_a": [15, 10, 10, 10], "len_b": [10, 10, 5, 25]}))
+    >>> c = human_alignment_curve(t, bin_width=0.5, max_rel=1.0, min_n=1, n_boot=50)
+    >>> c[["bin_low", "n", "mean"]].values.tolist()
+    [[-0.5, 1.0, 0.0], [0.0, 1.0, 0.0], [0.5, 1.0, 1.0], [1.0, 1.0, 0.0]]
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    codes, labels = judge_codes(pairs, judge)
+    la, lb, _how = response_lengths(pairs, unit=unit, tokenizer=tokenizer)
+    x, v = alignment_xy(pairs, la, lb, verdict=verdict, judge_ties=judge_ties)
+    return _run_curve(
+        "human_alignment_curve", pairs, x, v, codes, labels,
+        bin_width=bin_width, max_rel=max_rel, level=level, n_boot=n_boot, seed=seed,
+        min_n=min_n, with_judge=True,
+    )  # fmt: skip
+
+
+def human_items(pairs: pd.DataFrame) -> pd.DataFrame:
+    """One row per item with a human label (the label is repeated on every judge's row)."""
+    labelled = pairs[pairs["human"].notna()]
+    return labelled.drop_duplicates("item_id", keep="first").reset_index(drop=True)
+
+
+def relative_ab(len_a: FloatArray, len_b: FloatArray) -> FloatArray:
+    """(len_a - len_b) / len_b; NaN where either is missing or both are 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (len_a - len_b) / len_b
+
+
+def human_verbosity_curve(
+    pairs: pd.DataFrame,
+    *,
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    bin_width: float = 0.2,
+    max_rel: float = 2.0,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> pd.DataFrame:
+    """Figure 4: the human score (+1 = a, 0 = tie, -1 = b) by x = (len_a - len_b) / len_b.
+
+    Each labelled item counts once (whatever the number of judges). Columns as in
+    :func:`human_alignment_curve`, without ``judge``.
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abc"), "prompt_id": list("abc"), "model_a": None, "model_b": None,
+    ...     "judge": None, "human": [1, 0.5, 0], "p_a_first": None, "p_a_second": None,
+    ...     "p_a": None, "len_a": [20, 20, 5], "len_b": [10, 10, 10]}))
+    >>> c = human_verbosity_curve(t, bin_width=1.0, max_rel=1.0, min_n=1, n_boot=50)
+    >>> c[["bin_low", "n", "mean"]].values.tolist()
+    [[-1.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    items = human_items(pairs)
+    if items.empty:
+        raise EstimationError("no human labels in the table")
+    la, lb, _how = response_lengths(items, unit=unit, tokenizer=tokenizer)
+    y = 2.0 * items["human"].to_numpy(float) - 1.0
+    codes = np.zeros(len(items), dtype=np.intp)
+    return _run_curve(
+        "human_verbosity_curve", items, relative_ab(la, lb), y, codes, (None,),
+        bin_width=bin_width, max_rel=max_rel, level=level, n_boot=n_boot, seed=seed,
+        min_n=min_n, with_judge=False,
+    )  # fmt: skip
+
+
+def both_orders_score(pairs: pd.DataFrame) -> FloatArray:
+    """+1 if both orders pick a, -1 if both pick b, 0 otherwise; NaN unless both orders judged."""
+    f = order_picks(pairs["p_a_first"].to_numpy(float))
+    s = order_picks(pairs["p_a_second"].to_numpy(float))
+    out = np.where((f == 1) & (s == 1), 1.0, np.where((f == -1) & (s == -1), -1.0, 0.0))
+    out[np.isnan(f) | np.isnan(s)] = np.nan
+    return out
+
+
+def same_source(pairs: pd.DataFrame) -> NDArray[np.bool_]:
+    """Rows whose two responses come from the same (known) model."""
+    return (pairs["model_a"].notna() & pairs["model_a"].eq(pairs["model_b"])).to_numpy()
+
+
+def judge_verbosity_curve(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | Sequence[str] | None = None,
+    same_source_only: bool = True,
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    bin_width: float = 0.2,
+    max_rel: float = 2.0,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> pd.DataFrame:
+    """Figure 3: the judge's preference by x = (len_a - len_b) / len_b for same-source pairs.
+
+    Score per pair: +1 if the judge picks a in both orders, -1 if b in both, 0 (a
+    draw) otherwise; only pairs judged in both orders enter. ``same_source_only``
+    keeps pairs whose two responses come from the same model (Figure 3's setting);
+    set it to False to use every pair.
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abc"), "prompt_id": list("abc"), "model_a": "m", "model_b": "m",
+    ...     "judge": "j", "human": None, "p_a_first": [1, 1, 0], "p_a_second": [1, 0, 0],
+    ...     "p_a": None, "len_a": [20, 20, 5], "len_b": [10, 10, 10]}))
+    >>> c = judge_verbosity_curve(t, bin_width=1.0, max_rel=1.0, min_n=1, n_boot=50)
+    >>> c[["bin_low", "n", "mean"]].values.tolist()
+    [[-1.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    codes, labels = judge_codes(pairs, judge)
+    if same_source_only:
+        keep = same_source(pairs)
+        if not (keep & (codes >= 0)).any():
+            raise EstimationError(
+                "no pairs whose two responses come from the same model — "
+                "pass same_source_only=False to use every pair"
+            )
+        codes = np.where(keep, codes, -1)
+    la, lb, _how = response_lengths(pairs, unit=unit, tokenizer=tokenizer)
+    return _run_curve(
+        "judge_verbosity_curve", pairs, relative_ab(la, lb), both_orders_score(pairs), codes,
+        labels, bin_width=bin_width, max_rel=max_rel, level=level, n_boot=n_boot, seed=seed,
+        min_n=min_n, with_judge=True,
+    )  # fmt: skip

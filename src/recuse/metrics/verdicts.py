@@ -1,0 +1,165 @@
+"""Turning verdicts and human labels into the numbers the metrics average.
+
+Conventions shared by every pairwise metric:
+
+* A judge's verdict on a row is ``p_a`` of the ``pairs`` table: its probability
+  that response a is better, averaged over the presentation orders it judged
+  (Eq. 3 of the self-preference paper, averaged over both orders; a single-order
+  judge contributes the one order it has). Rows with ``p_a`` missing (not judged
+  or unparsed in every order) are left out and counted, never scored.
+* ``verdict="prob"`` uses that probability as it is (soft verdicts);
+  ``verdict="pick"`` turns it into a discrete pick: 1 if ``p > 0.5``, 0 if
+  ``p < 0.5``; a judge tie (``p == 0.5``, e.g. a verdict-only judge whose two
+  orders disagree) counts as half a pick with ``judge_ties="half"`` (default) or
+  leaves the row out with ``judge_ties="drop"``.
+* A human label is ``human`` = P(a better). ``human_ties="drop"`` (default) keeps
+  rows whose label leans to one side (``human != 0.5``) and assigns each to the
+  side it leans to; ``human_ties="split"`` gives every labelled row weight
+  ``human`` in the "a preferred" group and ``1 - human`` in the "b preferred"
+  group, so a tie counts half in each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from recuse.errors import ConfigError, EstimationError
+
+__all__ = [
+    "TIE_TOL",
+    "HumanTies",
+    "JudgeTies",
+    "Verdict",
+    "attribute_gap_values",
+    "check_modes",
+    "judge_codes",
+    "judge_score",
+    "order_picks",
+    "orient",
+]
+
+Verdict = Literal["prob", "pick"]
+HumanTies = Literal["drop", "split"]
+JudgeTies = Literal["half", "drop"]
+FloatArray = NDArray[np.float64]
+
+TIE_TOL = 1e-9
+
+
+def check_modes(
+    *, verdict: str | None = None, human_ties: str | None = None, judge_ties: str | None = None
+) -> None:
+    """Raise :class:`ConfigError` for a mode name that does not exist."""
+    for name, value, allowed in (
+        ("verdict", verdict, ("prob", "pick")),
+        ("human_ties", human_ties, ("drop", "split")),
+        ("judge_ties", judge_ties, ("half", "drop")),
+    ):
+        if value is not None and value not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def judge_score(p: FloatArray, *, verdict: Verdict, judge_ties: JudgeTies) -> FloatArray:
+    """Judge verdict as the share of a win it gives to side a (NaN = row left out).
+
+    >>> judge_score(np.array([0.8, 0.5, 0.2, np.nan]), verdict="pick", judge_ties="half")
+    array([1. , 0.5, 0. , nan])
+    """
+    check_modes(verdict=verdict, judge_ties=judge_ties)
+    p = np.asarray(p, dtype=float)
+    if verdict == "prob":
+        return p.copy()
+    out = np.where(p > 0.5 + TIE_TOL, 1.0, np.where(p < 0.5 - TIE_TOL, 0.0, 0.5))
+    out[np.isnan(p)] = np.nan
+    if judge_ties == "drop":
+        out[out == 0.5] = np.nan
+    return out
+
+
+def order_picks(p: FloatArray) -> NDArray[np.float64]:
+    """Discrete pick of one presentation order: 1 (a), -1 (b), 0 (tie), NaN (none)."""
+    p = np.asarray(p, dtype=float)
+    out = np.where(p > 0.5 + TIE_TOL, 1.0, np.where(p < 0.5 - TIE_TOL, -1.0, 0.0))
+    out[np.isnan(p)] = np.nan
+    return out
+
+
+def orient(x: FloatArray, side: NDArray[np.int8]) -> FloatArray:
+    """Re-express a P(a)-type value for the response on ``side`` (+1 = a, -1 = b).
+
+    Rows with ``side == 0`` become NaN.
+    """
+    x = np.asarray(x, dtype=float)
+    out = np.where(side > 0, x, 1.0 - x)
+    out[side == 0] = np.nan
+    return out
+
+
+def attribute_gap_values(
+    human_s: FloatArray, judge_s: FloatArray, *, human_ties: HumanTies
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Per-row terms of an accuracy gap between two human-label groups.
+
+    ``human_s`` is the human P(the response with the attribute S is better) and
+    ``judge_s`` the judge's verdict for that response (see :func:`judge_score`).
+    With ``w1`` = weight of "the human prefers the S response" and ``w0`` = weight
+    of "the human prefers the other one", the columns are
+    ``[w1 * v, w1, w0 * (1 - v), w0]`` so that
+    ``s0/s1 - s2/s3 = P(Y'=S | Y=S) - P(Y'≠S | Y≠S)``: the judge's recall when the
+    human prefers the S response minus its recall when the human prefers the other.
+    Returns the terms and the mask of rows that enter.
+
+    >>> vals, used = attribute_gap_values(np.array([1.0, 0.0, 0.5]), np.array([1.0, 1.0, 0.0]),
+    ...                                   human_ties="drop")
+    >>> vals.tolist(), used.tolist()
+    ([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]], [True, True, False])
+    """
+    check_modes(human_ties=human_ties)
+    h = np.asarray(human_s, dtype=float)
+    v = np.asarray(judge_s, dtype=float)
+    if human_ties == "drop":
+        w1 = (h > 0.5 + TIE_TOL).astype(float)
+        w0 = (h < 0.5 - TIE_TOL).astype(float)
+    else:
+        w1, w0 = h.copy(), 1.0 - h
+    used = np.isfinite(h) & np.isfinite(v) & ((w1 + w0) > 0)
+    w1 = np.where(used, w1, 0.0)
+    w0 = np.where(used, w0, 0.0)
+    vv = np.where(used, v, 0.0)
+    values = np.column_stack([w1 * vv, w1, w0 * (1.0 - vv), w0])
+    return values, used
+
+
+def judge_codes(
+    pairs: pd.DataFrame, judges: str | Sequence[str] | None
+) -> tuple[NDArray[np.intp], tuple[str, ...]]:
+    """Group code of each row by its judge (-1 = not one of ``judges``) and the labels.
+
+    ``judges=None`` takes every judge in the table. Unknown judge names raise
+    :class:`ConfigError` listing the judges that are there.
+    """
+    if "judge" not in pairs.columns:
+        raise EstimationError("the table has no judge column, so there are no verdicts to assess")
+    present = sorted({str(j) for j in pairs["judge"].dropna().unique()})
+    if not present:
+        raise EstimationError(
+            "the table has no judge verdicts (human-only rows) — run a judge first"
+        )
+    if judges is None:
+        wanted = present
+    else:
+        wanted = [judges] if isinstance(judges, str) else list(judges)
+        missing = [j for j in wanted if j not in present]
+        if missing:
+            raise ConfigError(
+                f"judge {missing[0]!r} is not in the table — judges present: {', '.join(present)}"
+            )
+    labels = tuple(dict.fromkeys(wanted))
+    index = {j: i for i, j in enumerate(labels)}
+    codes = pairs["judge"].map(index).fillna(-1).to_numpy().astype(np.intp)
+    return codes, labels

@@ -141,11 +141,11 @@ def _read_judge(items: pd.DataFrame, rfile: Path, judge: str) -> pd.DataFrame:
             file=rfile,
             fix="result.json must have the rows of its dataset.json, in order",
         )
-    texts = pd.DataFrame.from_records(records, columns=list(FIELDS[:3]))
     for col, mine in zip(FIELDS[:3], ("prompt", "response_a", "response_b"), strict=True):
-        differs = texts[col].to_numpy() != items[mine].to_numpy()
-        if differs.any():
-            i = int(np.flatnonzero(differs)[0])
+        expected = items[mine].tolist()
+        differs = [i for i, rec in enumerate(records) if rec[col] != expected[i]]
+        if differs:
+            i = differs[0]
             raise InputError(
                 f"{col} differs from element {i + 1} of dataset.json",
                 file=rfile,

@@ -1,0 +1,247 @@
+"""fetch: the manifest matches the reference copies; downloads from a local stand-in server.
+
+The stand-in is ``http.server`` on 127.0.0.1 serving copies of real files at their
+upstream URL paths (``/<owner>/<repo>/<commit>/<path>``); ``base_url`` points fetch
+at it. The real upstream is never contacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from recuse.data import registry
+from recuse.data.fetch import (
+    FetchReport,
+    SourceFile,
+    fetch,
+    fetch_file,
+    files_for,
+    folders_for,
+    is_present,
+    sources,
+)
+from recuse.errors import DatasetNotFoundError, FetchError
+
+
+class Handler(SimpleHTTPRequestHandler):
+    """Serves the mirror folder; ``faults`` maps a URL path to a misbehaviour."""
+
+    faults: ClassVar[dict[str, str]] = {}
+    requests: ClassVar[list[str]] = []
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        type(self).requests.append(unquote(path))
+        fault = self.faults.get(unquote(path))
+        if fault is None:
+            super().do_GET()
+            return
+        if fault == "404":
+            self.send_error(404, "Not Found")
+            return
+        body = Path(self.translate_path(self.path)).read_bytes()
+        if fault == "corrupt":  # same length, one byte changed
+            body = body[:10] + bytes([body[10] ^ 0xFF]) + body[11:]
+        elif fault == "short":  # a complete but short response
+            body = body[: len(body) // 2]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, shared_data: Path
+) -> Iterator[tuple[str, Path]]:
+    """A server with hh_rlhf, play_favorites and one judgebench file at upstream paths."""
+    root = tmp_path_factory.mktemp("mirror")
+    wanted = files_for("hh-rlhf") + files_for("play-favorites")
+    wanted += [f for f in sources().folders["judgebench"] if f.path.startswith("data/")][:1]
+    for f in wanted:
+        target = root / unquote(urlsplit(f.url).path).lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shared_data / f.folder / f.path, target)
+
+    def handler(*args: Any, **kwargs: Any) -> Handler:
+        return Handler(*args, directory=str(root), **kwargs)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def mirror(server: tuple[str, Path]) -> tuple[str, Path]:
+    """The stand-in server with no faults and an empty request log."""
+    Handler.faults = {}
+    Handler.requests = []
+    return server
+
+
+def _path(f: SourceFile) -> str:
+    return unquote(urlsplit(f.url).path)
+
+
+def test_manifest_matches_the_reference_copies(shared_data: Path) -> None:
+    src = sources()
+    for folder, files in src.folders.items():
+        on_disk = {
+            p.relative_to(shared_data / folder).as_posix()
+            for p in (shared_data / folder).rglob("*")
+            if p.is_file()
+        }
+        assert {f.path for f in files} == on_disk, folder
+        for f in files:
+            path = shared_data / folder / f.path
+            assert path.stat().st_size == f.size, f.path
+            if f.sha256 is not None:
+                assert hashlib.sha256(path.read_bytes()).hexdigest() == f.sha256, f.path
+    counts = {k: len(v) for k, v in src.folders.items()}
+    assert counts == {
+        "play_favorites": 4,
+        "llmbar": 98,
+        "mt_bench": 10,
+        "mt_bench_human": 2,
+        "hh_rlhf": 2,
+        "alpaca_eval": 38,
+        "judgebench": 10,
+    }
+
+
+def test_every_registered_dataset_is_fetchable() -> None:
+    for name, ds in registry.datasets().items():
+        folders = folders_for(name)
+        assert folders[0] == ds.folder, name
+
+
+def test_upstream_urls_are_pinned_and_quoted() -> None:
+    src = sources()
+    hh = {f.path: f.url for f in src.folders["hh_rlhf"]}
+    assert hh["harmless-base_test.jsonl.gz"] == (
+        "https://raw.githubusercontent.com/anthropics/hh-rlhf/"
+        "354e5c3cb8960630860dd5774a6ac2a58313bf4d/harmless-base/test.jsonl.gz"
+    )
+    pf = {f.path: f.url for f in src.folders["play_favorites"]}
+    assert pf["Logical correctness.csv"].endswith("/data/Logical%20correctness.csv")
+    jb = [f.url for f in src.folders["judgebench"] if "judge_model=o1-mini" in f.path]
+    assert jb and "dataset%3Djudgebench%2Cresponse_model%3Dgpt-4o" in jb[0]
+    mt = {f.path: f.url for f in src.folders["mt_bench"]}
+    assert (
+        "/geronimi73/FastChat/bafc296fe972c698c761c67dd3c8ff2569ea3f93/"
+        in mt["model_answer/gpt-4.jsonl"]
+    )
+    assert mt["judge_prompts.jsonl"].endswith(
+        "/lm-sys/FastChat/0e6d3e4beaab66f4d3f93db72541a4abab8af28d/"
+        "fastchat/llm_judge/data/judge_prompts.jsonl"
+    )
+    assert len(src.folders["alpaca_eval"]) == 38
+
+
+def test_fetch_then_nothing_to_do(
+    mirror: tuple[str, Path], tmp_path: Path, shared_data: Path
+) -> None:
+    base, _ = mirror
+    dest = tmp_path / "cache"
+    report = fetch("hh-rlhf", dest, base_url=base, backoff=0)
+    assert isinstance(report, FetchReport)
+    assert {f.path for f in report.downloaded} == {"harmless-base_test.jsonl.gz", "LICENSE"}
+    for name in ("harmless-base_test.jsonl.gz", "LICENSE"):
+        assert (dest / "hh_rlhf" / name).read_bytes() == (
+            shared_data / "hh_rlhf" / name
+        ).read_bytes()
+    assert report.bytes_downloaded == 742_801 + 1_066
+    assert len(registry.load("hh-rlhf", data_dir=dest)) == 2312
+
+    Handler.requests.clear()
+    again = fetch("hh-rlhf", dest, base_url=base, backoff=0)
+    assert again.downloaded == () and len(again.skipped) == 2
+    assert Handler.requests == []
+
+
+def test_resume_downloads_only_what_is_missing_or_wrong(
+    mirror: tuple[str, Path], tmp_path: Path, shared_data: Path
+) -> None:
+    base, _ = mirror
+    dest = tmp_path / "cache"
+    (dest / "play_favorites").mkdir(parents=True)
+    shutil.copyfile(
+        shared_data / "play_favorites" / "prompt_ids.csv",
+        dest / "play_favorites" / "prompt_ids.csv",
+    )
+    (dest / "play_favorites" / "README.md").write_text("stale", encoding="utf-8")
+    report = fetch(["play_favorites"], dest, base_url=base, backoff=0)
+    assert {f.path for f in report.skipped} == {"prompt_ids.csv"}
+    assert {f.path for f in report.downloaded} == {
+        "Faithfulness.csv",
+        "Logical correctness.csv",
+        "README.md",
+    }
+    assert "prompt_ids.csv" not in " ".join(Handler.requests)
+    for f in files_for("play-favorites"):
+        assert is_present(f, dest)
+
+
+def test_names_with_equals_and_commas(mirror: tuple[str, Path], tmp_path: Path) -> None:
+    base, _ = mirror
+    f = next(f for f in sources().folders["judgebench"] if f.path.startswith("data/"))
+    assert fetch_file(f, tmp_path, base_url=base, retries=0, backoff=0)
+    assert is_present(f, tmp_path)
+    assert (tmp_path / "judgebench" / f.path).is_file()
+    assert not fetch_file(f, tmp_path, base_url=base)
+
+
+@pytest.mark.parametrize("fault", ["corrupt", "short"])
+def test_bad_body_raises_and_leaves_nothing(
+    mirror: tuple[str, Path], tmp_path: Path, fault: str
+) -> None:
+    base, _ = mirror
+    gz = next(f for f in files_for("hh-rlhf") if f.path.endswith(".gz"))
+    Handler.faults[_path(gz)] = fault
+    dest = tmp_path / "cache"
+    with pytest.raises(FetchError) as err:
+        fetch("hh-rlhf", dest, base_url=base, retries=2, backoff=0)
+    message = str(err.value)
+    assert "harmless-base_test.jsonl.gz" in message and "3 attempt(s)" in message
+    assert ("SHA-256" in message) if fault == "corrupt" else ("expected 742,801" in message)
+    assert Handler.requests.count(_path(gz)) == 3
+    folder = dest / "hh_rlhf"
+    assert not (folder / "harmless-base_test.jsonl.gz").exists()
+    assert not [p for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+def test_404_is_a_clear_error(mirror: tuple[str, Path], tmp_path: Path) -> None:
+    base, _ = mirror
+    lic = next(f for f in files_for("hh-rlhf") if f.path == "LICENSE")
+    Handler.faults[_path(lic)] = "404"
+    with pytest.raises(FetchError, match=r"hh_rlhf/LICENSE: HTTP 404 from http://127\.0\.0\.1"):
+        fetch("hh-rlhf", tmp_path / "cache", base_url=base, backoff=0)
+    assert Handler.requests.count(_path(lic)) == 1  # not retried
+    assert not (tmp_path / "cache" / "hh_rlhf" / "LICENSE").exists()
+
+
+def test_unreachable_server_and_bad_names(tmp_path: Path) -> None:
+    with pytest.raises(FetchError, match="failed after 2 attempt"):
+        fetch("hh-rlhf", tmp_path, base_url="http://127.0.0.1:9", retries=1, backoff=0)
+    with pytest.raises(FetchError, match="base-url"):
+        fetch("hh-rlhf", tmp_path, base_url="ftp://example.org")
+    with pytest.raises(DatasetNotFoundError, match="no upstream sources for 'nope'"):
+        fetch("nope", tmp_path)

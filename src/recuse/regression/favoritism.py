@@ -1,0 +1,668 @@
+"""The favoritism regression of Play Favorites (Spiliopoulou et al. 2025, Eq. 1).
+
+For prompt ``i``, dimension ``d``, generating model ``m`` and judge ``j``::
+
+    S~_idmj = α + δ_j + β_j S_idm + γ_j 1[j = m] + λ_F(j) 1[F(j) = F(m), j ≠ m] + η_d + ε_idmj
+
+``S~`` is the judge's rating, ``S`` the independent reference score (e.g. the mean of
+the human ratings). ``δ_j`` and ``β_j`` (judge fixed effect and judge-specific slope)
+absorb how the judge's scale lines up with the reference; ``γ_j`` is judge ``j``'s
+*self-bias* (extra score for its own completions at equal reference quality) and
+``λ_F`` the *family-bias* of the judges of family ``F`` towards the other members of
+their family; ``η_d`` shifts each dimension. Fit by OLS (statsmodels) with robust
+(sandwich) standard errors; 90% Wald intervals ``estimate ± z_0.95 · SE`` by default;
+a coefficient is *significant* when its interval excludes 0.
+
+Parametrisation (``intercept``):
+
+* ``"judge"`` (default, as the paper's code): one column per judge for ``α + δ_j``
+  (no separate global intercept), dimension effects for every dimension but the first
+  (the first dimension is the baseline, ``η = 0``).
+* ``"global"``: one global intercept ``α`` and no judge fixed effects (``δ_j = 0``);
+  the judge slopes stay.
+
+Identifiability. ``γ_j`` is identified when judge ``j`` rates its own completions and
+also those of other models (then the self dummy varies inside the judge's own
+intercept and slope). ``λ_F`` is identified when some judge of family ``F`` rates a
+*different* model of the same family and also models of other families: the family
+dummy is switched off on self rows, so it is not collinear with the self dummies,
+and it is pooled over the judges of the family, so it is not collinear with the judge
+effects. A self or family term with no active row is left out (and listed in
+``notes``); any other rank deficiency raises :class:`~recuse.errors.EstimationError`
+naming the columns. With the Play Favorites roster (9 judges = 9 models in families
+claude ×3, gpt ×2, llama ×2, mistral ×2) all 9 ``γ_j`` and 4 ``λ_F`` are identified.
+
+Normalisation (``normalize``), per dimension, applied to rating and reference alike so
+that their relation is unchanged:
+
+* ``"max"`` (default, the paper's code): ``x / M_d`` with ``M_d`` the largest value of
+  rating ∪ reference in dimension ``d`` (a 0–4 and a 0–2 scale both become 0–1);
+* ``"range"``: ``(x − m_d) / (M_d − m_d)`` with ``m_d`` the smallest value;
+* ``"none"``: raw scores.
+
+Rows whose rating is missing (status ``unparsed``/``failed``/``missing``) or whose
+reference is missing are excluded and counted in ``n_excluded``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+import statsmodels.api as sm
+from scipy import stats
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.roster import Roster
+
+Normalize = Literal["max", "range", "none"]
+SEType = Literal["HC0", "HC1", "HC3", "cluster"]
+Intercept = Literal["judge", "global"]
+TermKind = Literal[
+    "intercept", "judge", "slope", "self", "family", "dimension", "length", "threshold"
+]
+Families = Roster | Mapping[str, str]
+
+SE_TYPES: tuple[str, ...] = ("HC0", "HC1", "HC3", "cluster")
+NORMALIZE: tuple[str, ...] = ("max", "range", "none")
+REQUIRED = ("prompt_id", "model", "dimension", "judge", "rating", "reference")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def family_of(ids: pd.Series, families: Families) -> pd.Series:
+    """Family of each canonical model/judge id, from a roster or an ``{id: family}`` map.
+
+    An id without a family raises :class:`InputError` naming it.
+    """
+    if isinstance(families, Roster):
+        out = families.families(ids)
+    else:
+        out = ids.map(dict(families))
+    unknown = out.isna() & ids.notna()
+    if unknown.any():
+        name = ids[unknown].iloc[0]
+        raise InputError(
+            f"model {name!r} has no family",
+            column=str(ids.name) if ids.name is not None else None,
+            fix="add it to the roster (id, family) or to the family mapping you pass",
+        )
+    return out.astype(object)
+
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """A ratings table made ready for Eq. 1: usable rows, normalised scores, indicators.
+
+    ``frame`` columns: prompt_id, model, dimension, judge, y (normalised rating),
+    ref (normalised reference), judge_family, model_family, is_self, is_family, plus
+    ``length``, ``task``, ``dataset`` and ``rating``/``reference`` (raw) when present.
+    ``scales``: per dimension, ``low`` and ``scale`` with normalised = (raw − low) / scale.
+    """
+
+    frame: pd.DataFrame
+    scales: pd.DataFrame
+    normalize: str
+    n_excluded: Mapping[str, int]
+    families: Mapping[str, str] = field(default_factory=dict)
+
+    def subset(self, keep: np.ndarray | pd.Series) -> Prepared:
+        """The same preparation restricted to the rows where ``keep`` is true."""
+        mask = np.asarray(keep, bool)
+        return replace(self, frame=self.frame[mask].reset_index(drop=True))
+
+
+def _check_options(normalize: str, se: str | None = None, level: float | None = None) -> None:
+    if normalize not in NORMALIZE:
+        raise ConfigError(
+            f"unknown normalisation {normalize!r} — use one of {', '.join(NORMALIZE)}"
+        )
+    if se is not None and se not in SE_TYPES:
+        raise ConfigError(f"unknown standard-error type {se!r} — use one of {', '.join(SE_TYPES)}")
+    if level is not None and not 0 < level < 1:
+        raise ConfigError(f"confidence level {level!r} must be between 0 and 1, e.g. 0.9")
+
+
+def scales_for(ratings: pd.DataFrame, *, normalize: Normalize = "max") -> pd.DataFrame:
+    """Per-dimension ``low`` and ``scale`` of the normalisation (see module docstring)."""
+    _check_options(normalize)
+    rows = []
+    for dim, g in ratings.groupby("dimension", sort=True):
+        values = np.concatenate([g["rating"].to_numpy(float), g["reference"].to_numpy(float)])
+        values = values[np.isfinite(values)]
+        hi = float(values.max()) if values.size else 1.0
+        lo = float(values.min()) if values.size else 0.0
+        if normalize == "max":
+            low, scale = 0.0, hi if hi != 0 else 1.0
+        elif normalize == "range":
+            low, scale = lo, (hi - lo) if hi > lo else 1.0
+        else:
+            low, scale = 0.0, 1.0
+        rows.append({"dimension": dim, "low": low, "scale": scale})
+    return pd.DataFrame(rows, columns=["dimension", "low", "scale"])
+
+
+def prepare(
+    ratings: pd.DataFrame,
+    families: Families,
+    *,
+    normalize: Normalize = "max",
+    reference: str = "reference",
+) -> Prepared:
+    """Usable rows of a ``ratings`` table with normalised scores and self/family flags.
+
+    ``reference`` names the column used as the independent score (``"reference"``,
+    or e.g. an alternative reference built by a robustness check).
+    """
+    _check_options(normalize)
+    if not isinstance(ratings, pd.DataFrame):
+        raise InputError("expected a ratings table (pandas DataFrame)")
+    missing = [c for c in (*REQUIRED, reference) if c not in ratings.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(dict.fromkeys(missing))}",
+            fix=f"a ratings table needs {', '.join(REQUIRED)}",
+        )
+    df = ratings
+    if reference != "reference":
+        df = df.drop(columns=["reference"]).rename(columns={reference: "reference"})
+    rating = pd.to_numeric(df["rating"], errors="coerce")
+    ref = pd.to_numeric(df["reference"], errors="coerce")
+    no_rating = rating.isna().to_numpy()
+    no_ref = ref.isna().to_numpy() & ~no_rating
+    excluded: dict[str, int] = {}
+    if no_rating.any():
+        status = (
+            df["status"].fillna("missing")
+            if "status" in df.columns
+            else pd.Series("missing", index=df.index)
+        )
+        for k, v in status[no_rating].value_counts().items():
+            excluded[str(k)] = int(v)
+    if no_ref.any():
+        excluded["no reference"] = int(no_ref.sum())
+    keep = ~(no_rating | no_ref)
+    cols = [
+        c
+        for c in ("prompt_id", "model", "dimension", "judge", "length", "task", "dataset")
+        if c in df.columns
+    ]
+    frame = df.loc[keep, cols].reset_index(drop=True)
+    frame["rating"] = rating[keep].to_numpy(float)
+    frame["reference"] = ref[keep].to_numpy(float)
+    if len(frame) == 0:
+        raise EstimationError("no usable rows: every rating or reference is missing")
+    for c in ("prompt_id", "model", "dimension", "judge"):
+        frame[c] = frame[c].astype(str)
+    scales = scales_for(frame, normalize=normalize)
+    low = frame["dimension"].map(dict(zip(scales["dimension"], scales["low"], strict=True)))
+    scale = frame["dimension"].map(dict(zip(scales["dimension"], scales["scale"], strict=True)))
+    frame["y"] = (frame["rating"] - low) / scale
+    frame["ref"] = (frame["reference"] - low) / scale
+    frame["judge_family"] = family_of(frame["judge"].rename("judge"), families).to_numpy()
+    frame["model_family"] = family_of(frame["model"].rename("model"), families).to_numpy()
+    frame["is_self"] = (frame["judge"] == frame["model"]).to_numpy()
+    frame["is_family"] = (
+        (frame["judge_family"] == frame["model_family"]) & ~frame["is_self"]
+    ).to_numpy()
+    pairs = pd.concat(
+        [
+            frame[["judge", "judge_family"]].set_axis(["id", "family"], axis=1),
+            frame[["model", "model_family"]].set_axis(["id", "family"], axis=1),
+        ]
+    ).drop_duplicates()
+    fams = dict(sorted(zip(pairs["id"].astype(str), pairs["family"].astype(str), strict=True)))
+    return Prepared(
+        frame=frame, scales=scales, normalize=normalize, n_excluded=excluded, families=fams
+    )
+
+
+# ------------------------------------------------------------------------- design
+
+
+@dataclass(frozen=True)
+class Term:
+    """One column of the design: its name, what it is and whom it is about."""
+
+    name: str
+    kind: TermKind
+    label: str
+
+
+def length_feature(frame: pd.DataFrame) -> pd.Series:
+    """``tanh((l_im − mean_i) / sd_i)``: length standardised within prompt (Section 6.2).
+
+    The mean and standard deviation (``ddof=1``) are taken over the distinct
+    completions of prompt ``i`` — one length per model — separately per dimension
+    (a dataset may record a prompt's completion with a different length in each
+    dimension, as Play Favorites does). A prompt with fewer than two completions or
+    with all lengths equal gives NaN.
+    """
+    if "length" not in frame.columns:
+        raise InputError(
+            "length control needs a 'length' column",
+            column="length",
+            fix="give the completion length (tokens or characters) per row",
+        )
+    keys = ["prompt_id", "dimension"]
+    comp = frame.drop_duplicates([*keys, "model"])[[*keys, "model", "length"]]
+    comp = comp.dropna(subset=["length"])
+    g = comp.groupby(keys)["length"]
+    st = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1)})
+    st.loc[~(st["sd"] > 0), "sd"] = np.nan
+    idx = pd.MultiIndex.from_frame(frame[keys])
+    m = st["mean"].reindex(idx).to_numpy()
+    s = st["sd"].reindex(idx).to_numpy()
+    feat = np.tanh((frame["length"].to_numpy(float) - m) / s)
+    return pd.Series(feat, index=frame.index, name="length_feature")
+
+
+def _onehot(codes: np.ndarray, k: int) -> np.ndarray:
+    out = np.zeros((codes.size, k))
+    out[np.arange(codes.size), codes] = 1.0
+    return out
+
+
+def design(
+    frame: pd.DataFrame,
+    *,
+    intercept: Intercept = "judge",
+    judge_intercepts: bool = True,
+    dimension_effects: bool = True,
+    extra_by_judge: Mapping[str, np.ndarray] | None = None,
+) -> tuple[np.ndarray, list[Term], list[str]]:
+    """Design matrix of Eq. 1 for a :func:`prepare`-d frame: ``(X, terms, notes)``.
+
+    ``judge_intercepts=False`` drops the judge fixed effects (used by the ordinal model,
+    whose thresholds take the intercept, with one judge as baseline: see
+    :mod:`recuse.regression.robustness`). ``extra_by_judge`` adds judge-specific slopes
+    on further features (e.g. the length feature), named ``"<name>:judge[<id>]"``.
+    """
+    judges = sorted(frame["judge"].unique())
+    jcode = pd.Categorical(frame["judge"], categories=judges).codes
+    J = _onehot(jcode, len(judges))
+    ref = frame["ref"].to_numpy(float)
+    cols: list[np.ndarray] = []
+    terms: list[Term] = []
+    notes: list[str] = []
+
+    if intercept == "global":
+        cols.append(np.ones((len(frame), 1)))
+        terms.append(Term("const", "intercept", "all"))
+    elif judge_intercepts:
+        cols.append(J)
+        terms += [Term(f"judge[{j}]", "judge", j) for j in judges]
+    elif len(judges) > 1:  # baseline: the first judge
+        cols.append(J[:, 1:])
+        terms += [Term(f"judge[{j}]", "judge", j) for j in judges[1:]]
+    cols.append(J * ref[:, None])
+    terms += [Term(f"reference:judge[{j}]", "slope", j) for j in judges]
+
+    is_self = frame["is_self"].to_numpy(bool)
+    for k, j in enumerate(judges):
+        col = (is_self & (jcode == k)).astype(float)
+        if col.any():
+            cols.append(col[:, None])
+            terms.append(Term(f"self[{j}]", "self", j))
+        else:
+            notes.append(f"self-bias of {j} not estimable: it never rates its own completions")
+    is_family = frame["is_family"].to_numpy(bool)
+    jfam = frame["judge_family"].to_numpy()
+    for fam in sorted(set(jfam)):
+        col = (is_family & (jfam == fam)).astype(float)
+        if col.any():
+            cols.append(col[:, None])
+            terms.append(Term(f"family[{fam}]", "family", fam))
+        else:
+            notes.append(
+                f"family-bias of {fam} not estimable: no judge of the family rates "
+                "another model of the family"
+            )
+    if dimension_effects:
+        dims = sorted(frame["dimension"].unique())
+        if len(dims) > 1:
+            dcode = pd.Categorical(frame["dimension"], categories=dims).codes
+            cols.append(_onehot(dcode, len(dims))[:, 1:])
+            terms += [Term(f"dimension[{d}]", "dimension", d) for d in dims[1:]]
+    for name, values in (extra_by_judge or {}).items():
+        cols.append(J * np.asarray(values, float)[:, None])
+        terms += [
+            Term(f"{name}:judge[{j}]", "length" if name == "length" else "slope", j) for j in judges
+        ]
+    X = np.hstack(cols)
+    _check_rank(X, terms)
+    return X, terms, notes
+
+
+def _check_rank(X: np.ndarray, terms: Sequence[Term]) -> None:
+    norms = np.sqrt((X**2).sum(axis=0))
+    empty = [t.name for t, n in zip(terms, norms, strict=True) if n == 0]
+    if empty:
+        raise EstimationError(f"design column(s) with no data: {', '.join(empty)}")
+    Xs = X / norms
+    gram = Xs.T @ Xs
+    eig = np.linalg.eigvalsh(gram)
+    if eig[0] > 1e-10 * max(eig[-1], 1.0):
+        return
+    _, r, piv = scipy.linalg.qr(Xs, mode="economic", pivoting=True)
+    d = np.abs(np.diag(r))
+    bad = [terms[piv[i]].name for i in range(len(d)) if d[i] < 1e-8 * d[0]]
+    raise EstimationError(
+        "the model is not identified on these data: column(s) "
+        f"{', '.join(bad) or '?'} are linear combinations of the others — "
+        "each judge needs ratings of its own and of other models' completions, "
+        "and references that vary"
+    )
+
+
+# ------------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True, eq=False)
+class FavoritismResult:
+    """Immutable result of a favoritism fit (main model or a robustness variant).
+
+    ``coefficients`` is the tidy table: term, kind, label, estimate, se, z, p,
+    lower, upper, significant (interval at ``level`` excludes 0). Accessors return
+    copies.
+    """
+
+    method: str
+    variant: str
+    coefficients: pd.DataFrame
+    level: float
+    se_type: str
+    n: int
+    n_excluded: Mapping[str, int]
+    normalize: str
+    scales: pd.DataFrame
+    families: Mapping[str, str]
+    notes: tuple[str, ...] = ()
+    scale_note: str = "normalised score"
+    cov: np.ndarray | None = field(default=None, repr=False)
+    rsquared: float | None = None
+
+    # -- accessors
+    def tidy(self) -> pd.DataFrame:
+        return self.coefficients.copy()
+
+    @property
+    def params(self) -> pd.Series:
+        c = self.coefficients
+        return pd.Series(c["estimate"].to_numpy(), index=c["term"].to_numpy(), name="estimate")
+
+    @property
+    def bse(self) -> pd.Series:
+        c = self.coefficients
+        return pd.Series(c["se"].to_numpy(), index=c["term"].to_numpy(), name="se")
+
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Wald intervals ``estimate ± z_{(1+level)/2} · se`` (default: the fit's level)."""
+        lv = self.level if level is None else level
+        _check_options("none", level=lv)
+        z = float(stats.norm.ppf(0.5 + lv / 2))
+        c = self.coefficients
+        return pd.DataFrame(
+            {"lower": c["estimate"] - z * c["se"], "upper": c["estimate"] + z * c["se"]}
+        ).set_index(c["term"])
+
+    def _kind(self, kind: str) -> pd.DataFrame:
+        c = self.coefficients[self.coefficients["kind"] == kind]
+        return c.drop(columns=["kind", "term"]).reset_index(drop=True)
+
+    def self_bias(self) -> pd.DataFrame:
+        """γ_j per judge: judge, family, estimate, se, z, p, lower, upper, significant."""
+        out = self._kind("self").rename(columns={"label": "judge"})
+        out.insert(1, "family", out["judge"].map(dict(self.families)))
+        return out
+
+    def family_bias(self) -> pd.DataFrame:
+        """λ_F per family: family, estimate, se, z, p, lower, upper, significant."""
+        return self._kind("family").rename(columns={"label": "family"})
+
+    # -- output
+    def summary(self) -> str:
+        pct = f"{self.level:.0%}"
+        lines = [
+            f"Favoritism regression ({self.variant}): {self.method}",
+            f"n = {self.n:,} ratings; SE {self.se_type}; {pct} Wald intervals; "
+            f"scores: {self.scale_note} ({self.normalize})",
+        ]
+        if self.n_excluded:
+            lines.append("excluded: " + ", ".join(f"{v:,} {k}" for k, v in self.n_excluded.items()))
+        for title, tab, key in (
+            ("Self-bias γ_j", self.self_bias(), "judge"),
+            ("Family-bias λ_F", self.family_bias(), "family"),
+        ):
+            lines.append("")
+            lines.append(title)
+            if tab.empty:
+                lines.append("  (none estimable)")
+                continue
+            width = max(len(str(v)) for v in tab[key])
+            for _, r in tab.iterrows():
+                star = " *" if r["significant"] else ""
+                se = "    n/a" if not np.isfinite(r["se"]) else f"{r['se']:7.4f}"
+                ci = (
+                    "[    n/a,     n/a]"
+                    if not np.isfinite(r["lower"])
+                    else f"[{r['lower']:+.4f}, {r['upper']:+.4f}]"
+                )
+                lines.append(f"  {r[key]:<{width}}  {r['estimate']:+.4f}  se {se}  {ci}{star}")
+        lines.append("")
+        lines.append(f"* {pct} interval excludes 0")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        """Summary as an HTML fragment (all text escaped)."""
+        esc = html.escape
+        parts = [
+            f"<h3>{esc(f'Favoritism regression ({self.variant})')}</h3>",
+            f"<p>{esc(self.method)}; n = {self.n:,}; SE {esc(self.se_type)}; "
+            f"{self.level:.0%} Wald intervals</p>",
+        ]
+        for title, tab in (("Self-bias", self.self_bias()), ("Family-bias", self.family_bias())):
+            parts.append(f"<h4>{esc(title)}</h4><table><tr>")
+            parts += [f"<th>{esc(str(c))}</th>" for c in tab.columns]
+            parts.append("</tr>")
+            for _, r in tab.iterrows():
+                cells = [f"{v:.4f}" if isinstance(v, float) else esc(str(v)) for v in r.to_list()]
+                parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            parts.append("</table>")
+        parts += [f"<p>note: {esc(n)}</p>" for n in self.notes]
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (NaN becomes null)."""
+
+        def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+            out = json.loads(df.to_json(orient="records"))
+            return list(out)
+
+        return {
+            "variant": self.variant,
+            "method": self.method,
+            "level": self.level,
+            "se_type": self.se_type,
+            "n": self.n,
+            "n_excluded": dict(self.n_excluded),
+            "normalize": self.normalize,
+            "scales": records(self.scales),
+            "families": dict(self.families),
+            "rsquared": self.rsquared,
+            "notes": list(self.notes),
+            "self_bias": records(self.self_bias()),
+            "family_bias": records(self.family_bias()),
+            "coefficients": records(self.coefficients),
+        }
+
+    def __repr__(self) -> str:
+        return f"<FavoritismResult {self.variant}: {self.method}, n={self.n}>"
+
+
+def make_result(
+    terms: Sequence[Term],
+    params: np.ndarray,
+    bse: np.ndarray,
+    *,
+    level: float,
+    method: str,
+    variant: str,
+    se_type: str,
+    prepared: Prepared,
+    notes: Sequence[str] = (),
+    pvalues: np.ndarray | None = None,
+    cov: np.ndarray | None = None,
+    rsquared: float | None = None,
+    scale_note: str = "normalised score",
+    n: int | None = None,
+) -> FavoritismResult:
+    """Assemble a :class:`FavoritismResult` from coefficient arrays (any estimator)."""
+    params = np.asarray(params, float)
+    bse = np.asarray(bse, float)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zstat = params / bse
+    p = 2 * stats.norm.sf(np.abs(zstat)) if pvalues is None else np.asarray(pvalues, float)
+    lower, upper = params - z * bse, params + z * bse
+    coef = pd.DataFrame(
+        {
+            "term": [t.name for t in terms],
+            "kind": [t.kind for t in terms],
+            "label": [t.label for t in terms],
+            "estimate": params,
+            "se": bse,
+            "z": zstat,
+            "p": p,
+            "lower": lower,
+            "upper": upper,
+            "significant": (lower > 0) | (upper < 0),
+        }
+    )
+    return FavoritismResult(
+        method=method,
+        variant=variant,
+        coefficients=coef,
+        level=level,
+        se_type=se_type,
+        n=len(prepared.frame) if n is None else n,
+        n_excluded=dict(prepared.n_excluded),
+        normalize=prepared.normalize,
+        scales=prepared.scales.copy(),
+        families=dict(prepared.families),
+        notes=tuple(notes),
+        scale_note=scale_note,
+        cov=cov,
+        rsquared=rsquared,
+    )
+
+
+# ---------------------------------------------------------------------------- fit
+
+
+def ols_fit(X: np.ndarray, y: np.ndarray, *, se: SEType, groups: np.ndarray | None = None) -> Any:
+    """statsmodels OLS with the requested sandwich covariance."""
+    # every design has a constant (judge intercepts sum to one, or "const"): saying so
+    # spares statsmodels an SVD that looks for an implicit one
+    model = sm.OLS(y, X, hasconst=True)
+    if se == "cluster":
+        if groups is None:
+            raise ConfigError("clustered standard errors need the cluster ids (prompt_id)")
+        return model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    return model.fit(cov_type=se)
+
+
+def fit_prepared(
+    prepared: Prepared,
+    *,
+    se: SEType = "HC0",
+    level: float = 0.9,
+    intercept: Intercept = "judge",
+    length_control: bool = False,
+    variant: str = "main",
+    method: str | None = None,
+) -> FavoritismResult:
+    """Fit Eq. 1 on a :func:`prepare`-d table (see :func:`fit_favoritism`)."""
+    _check_options(prepared.normalize, se, level)
+    if intercept not in ("judge", "global"):
+        raise ConfigError(f"unknown intercept {intercept!r} — use 'judge' or 'global'")
+    frame = prepared.frame
+    extra: dict[str, np.ndarray] = {}
+    notes: list[str] = []
+    if length_control:
+        feat = length_feature(frame)
+        ok = feat.notna().to_numpy()
+        if not ok.all():
+            notes.append(
+                f"length control: {int((~ok).sum()):,} rows without a length feature dropped "
+                "(prompt with one completion or equal lengths)"
+            )
+            frame = frame[ok].reset_index(drop=True)
+            prepared = replace(prepared, frame=frame)
+        extra["length"] = feat[ok].to_numpy(float)
+    X, terms, dnotes = design(frame, intercept=intercept, extra_by_judge=extra)
+    groups = pd.factorize(frame["prompt_id"])[0] if se == "cluster" else None
+    res = ols_fit(X, frame["y"].to_numpy(float), se=se, groups=groups)
+    ci = res.conf_int(alpha=1 - level)
+    se_label = "clustered by prompt" if se == "cluster" else se
+    out = make_result(
+        terms,
+        res.params,
+        res.bse,
+        level=level,
+        method=method
+        or "OLS of Eq. 1 (judge slopes, self and family terms, dimension effects)"
+        + (" + judge-specific tanh length term" if length_control else ""),
+        variant=variant,
+        se_type=se_label,
+        prepared=prepared,
+        notes=[*dnotes, *notes],
+        pvalues=res.pvalues,
+        cov=np.asarray(res.cov_params()),
+        rsquared=float(res.rsquared),
+    )
+    # the interval straight from statsmodels (Wald, normal) — identical to est ± z·se
+    coef = out.coefficients
+    coef["lower"], coef["upper"] = ci[:, 0], ci[:, 1]
+    coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)
+    return out
+
+
+def fit_favoritism(
+    ratings: pd.DataFrame,
+    families: Families,
+    *,
+    se: SEType = "HC0",
+    level: float = 0.9,
+    normalize: Normalize = "max",
+    intercept: Intercept = "judge",
+    length_control: bool = False,
+    reference: str = "reference",
+) -> FavoritismResult:
+    """Estimate self-bias γ_j and family-bias λ_F with Eq. 1 (see the module docstring).
+
+    ``ratings``: a ``ratings`` table; ``families``: the roster or an ``{id: family}``
+    map covering every judge and model. ``se``: ``"HC0"`` (White, as the paper),
+    ``"HC1"``, ``"HC3"`` or ``"cluster"`` (by ``prompt_id``). ``level``: confidence of
+    the Wald intervals. ``length_control`` adds the judge-specific
+    ``tanh``-length term of Section 6.2.
+
+    >>> from recuse.regression.simulate import simulate_ratings
+    >>> sim = simulate_ratings(seed=1)
+    >>> res = fit_favoritism(sim.ratings, sim.families)
+    >>> bool(abs(res.params["self[j0]"] - sim.self_bias["j0"]) < 0.05)
+    True
+    """
+    _check_options(normalize, se, level)
+    prepared = prepare(ratings, families, normalize=normalize, reference=reference)
+    return fit_prepared(
+        prepared, se=se, level=level, intercept=intercept, length_control=length_control
+    )

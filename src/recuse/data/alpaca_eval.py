@@ -15,8 +15,9 @@ Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
 ``p_a``            ``2 - preference``: the judge's probability that the baseline
                    (output_1) is better. ``preference`` is 1 (baseline wins) .. 2
                    (model wins), continuous in AlpacaEval 2; 0 and 1.5 mean a draw
-                   (p_a = 0.5); null means the annotation failed (p_a NaN; such rows
-                   have ``status_first = status_second = "failed"``)
+                   (p_a = 0.5); null means the annotation failed: p_a NaN on a row
+                   that has a judge (10 rows). No ``status_*`` columns: those are per
+                   shown order, which is unknown here
 ``p_a_first``,     NaN: upstream randomised the order shown to the judge and did not
 ``p_a_second``     store it, so ``p_a`` is a single verdict of unknown order
 ``human``          NaN (no human labels in these files)
@@ -119,8 +120,6 @@ def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
     category = variants.str[1]
     fname = str(path)
     p_a = preference_to_p_a(pref)
-    failed = pref.isna()
-    status = pd.Series(np.where(failed, "failed", "missing"), dtype=object)
     element = pd.Series(np.arange(1, len(raw) + 1)).astype(str)
     out = pd.DataFrame(
         {
@@ -146,9 +145,6 @@ def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
             "category": category,
             "len_a": word_count(raw["output_1"]),
             "len_b": word_count(raw["output_2"]),
-            # no order-specific verdict is stored; a null preference is a failed run
-            "status_first": status,
-            "status_second": status,
         }
     )
     return out

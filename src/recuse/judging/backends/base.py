@@ -1,0 +1,104 @@
+"""The few primitives a judge backend provides; everything else lives in the runner.
+
+A backend answers for a *batch* of prompts at once (a local model runs the batch in
+one padded forward pass; an HTTP backend takes batches of one and the runner runs
+many concurrently). Per prompt, the answer is either a value or a :class:`Failure`
+(a permanent problem with that prompt, e.g. too long for the model). Problems that
+may pass (rate limits, server errors, timeouts) are raised as
+:class:`TransientError`, which the runner retries with backoff.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from recuse.judging.protocols import Prompt
+
+TokenFilter = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A permanent failure for one prompt; becomes a ``failed`` row with this reason."""
+
+    reason: str
+
+
+class TransientError(Exception):
+    """A failure worth retrying; ``retry_after`` (seconds) when the server said so."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Generated text; ``dists`` holds, when the backend has them, one
+    ``{token text: log-prob}`` (top-k) per generated token and ``tokens`` the tokens."""
+
+    text: str
+    tokens: tuple[str, ...] = ()
+    dists: tuple[dict[str, float], ...] = field(default=())
+    finish_reason: str | None = None
+
+
+class Backend(abc.ABC):
+    """A judge model.
+
+    ``model_id`` and ``revision`` identify the weights (they enter cache keys);
+    ``batch_size`` is how many prompts one call should carry and ``concurrency`` how
+    many calls may be in flight at once. Neither enters cache keys.
+    """
+
+    model_id: str
+    revision: str
+    batch_size: int = 1
+    concurrency: int = 1
+    #: whether ``next_token_logprobs`` honours a prompt's assistant ``prefix``
+    supports_prefix: bool = True
+
+    @abc.abstractmethod
+    async def next_token_logprobs(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        top_k: int = 20,
+        select: TokenFilter | None = None,
+    ) -> list[dict[str, float] | Failure]:
+        """Log-probs of the next token after each prompt (prefix included).
+
+        Returns ``{token text: log-prob}`` with the ``top_k`` most likely tokens and,
+        where the backend sees the whole vocabulary, every token whose text passes
+        ``select``. Distinct ids that decode to the same text are merged
+        (log-sum-exp), so each entry is a distinct string.
+        """
+
+    @abc.abstractmethod
+    async def continuation_logprobs(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+    ) -> list[np.ndarray | Failure]:
+        """Log-prob of each token of ``continuations[i]`` following ``prompts[i]``."""
+
+    @abc.abstractmethod
+    async def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        stop: Sequence[str] = (),
+        top_k: int = 0,
+    ) -> list[Generation | Failure]:
+        """Greedy continuation of each prompt, cut after the first ``stop`` string.
+
+        With ``top_k > 0`` backends that can also return per-token top-k log-probs.
+        """
+
+    async def aclose(self) -> None:
+        """Release connections or memory; the default does nothing."""
+        return None

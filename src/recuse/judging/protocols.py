@@ -1,0 +1,391 @@
+"""What a judge is asked and how its answer is read: pairwise and Likert protocols.
+
+Pairwise (Wataoka et al., Sec. 4.2): the judge sees a question and two answers in
+slots A and B, explains, and ends with ``[[A]]``, ``[[B]]`` or ``[[C]]`` (tie). The
+score of slot A is read from the next-token distribution right after ``[[``
+(their Eq. 3)::
+
+    score_A = p(A) / (p(A) + p(B))
+
+where p(A) sums the probability of every vocabulary token that commits to the
+verdict "A" (``"A"``, ``" A"``, ``"A]]"`` ...). ``p(A) + p(B)`` is kept as the
+*mass* on a valid verdict. Two modes: ``direct`` (the assistant turn is pre-filled
+with ``[[`` and one forward pass gives the distribution) and ``explain`` (the judge
+writes its explanation until it emits ``[[``, then the distribution is read).
+
+The order swap is an explicit invertible transform: :func:`present` puts ``a`` or
+``b`` in slot A, :func:`to_ab` maps a slot-A probability back to "a is better".
+``present`` applied twice with ``"second"`` gives the original pair back.
+
+Likert (Spiliopoulou et al., App. D; rubrics in our own words): one response is
+rated on one dimension; the answer after ``Answer:`` is mapped to the scale.
+Outputs that follow neither format are *unparsed*, never a default score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Order = Literal["first", "second"]
+ORDERS: tuple[Order, Order] = ("first", "second")
+PairwiseMode = Literal["direct", "explain"]
+Status = Literal["ok", "unparsed", "failed"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A chat prompt plus text the assistant turn starts with (``prefix``).
+
+    Backends render ``messages`` with the model's chat template (generation prompt
+    added) and append ``prefix`` verbatim.
+    """
+
+    messages: tuple[Message, ...]
+    prefix: str = ""
+
+    def extend(self, text: str) -> Prompt:
+        """The same prompt with ``text`` appended to the assistant prefix."""
+        return replace(self, prefix=self.prefix + text)
+
+    def canonical(self) -> str:
+        """Unambiguous text of the prompt (for cache keys)."""
+        parts = [f"<{m.role}>{len(m.content)}:{m.content}" for m in self.messages]
+        return "".join(parts) + f"<prefix>{len(self.prefix)}:{self.prefix}"
+
+
+# --- order swap -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One comparison: a question and two responses in the original a/b frame."""
+
+    item_id: str
+    prompt: str
+    response_a: str
+    response_b: str
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the judge sees: slot A text first, slot B text second."""
+
+    slot_a: str
+    slot_b: str
+
+
+def present(pair: Pair, order: Order) -> Shown:
+    """Slots for ``order``: ``"first"`` shows a in slot A, ``"second"`` shows b in slot A."""
+    if order == "first":
+        return Shown(pair.response_a, pair.response_b)
+    return Shown(pair.response_b, pair.response_a)
+
+
+def to_ab(p_slot_a: float, order: Order) -> float:
+    """Map P(slot A better) back to P(a better); its own inverse for each order."""
+    return p_slot_a if order == "first" else 1.0 - p_slot_a
+
+
+# --- pairwise prompt --------------------------------------------------------------
+
+PAIRWISE_VERSION = "pairwise-v1"
+
+_PAIRWISE_SYSTEM = (
+    "You are a careful and fair judge of answers written by AI assistants. You will "
+    "read a user's question and two answers to it, labelled A and B. Decide which "
+    "answer serves the user better: weigh how well it follows the instructions, "
+    "whether it is correct, relevant and helpful, and whether it has the depth the "
+    "question calls for. The order in which the answers appear, their length and the "
+    "names of the assistants must not sway you. Write a brief comparison first. Then "
+    'give your decision on a line of its own, exactly as "[[A]]" when answer A is '
+    'better, "[[B]]" when answer B is better, or "[[C]]" when they are equally good.'
+)
+
+_PAIRWISE_USER = (
+    "Question from the user:\n{question}\n\n"
+    "=== Answer A (start) ===\n{slot_a}\n=== Answer A (end) ===\n\n"
+    "=== Answer B (start) ===\n{slot_b}\n=== Answer B (end) ==="
+)
+
+_DIRECT_PREFIX = "Decision: [["
+VERDICTS = ("A", "B", "C")
+_VERDICT_RE = re.compile(r"\[\[\s*([ABC])\s*\]\]")
+
+
+def pairwise_prompt(pair: Pair, order: Order, *, mode: PairwiseMode) -> Prompt:
+    """The rendered pairwise prompt for one order; ``direct`` pre-fills ``Decision: [[``."""
+    shown = present(pair, order)
+    user = _PAIRWISE_USER.format(question=pair.prompt, slot_a=shown.slot_a, slot_b=shown.slot_b)
+    messages = (Message("system", _PAIRWISE_SYSTEM), Message("user", user))
+    return Prompt(messages, _DIRECT_PREFIX if mode == "direct" else "")
+
+
+def commits_to(token: str, verdict: str) -> bool:
+    """Does a first token after ``[[`` commit to ``verdict``?
+
+    True when the token, leading whitespace removed, is non-empty and is a prefix
+    of ``verdict + "]]"``: ``"A"``, ``" A"``, ``"A]"``, ``"A]]"`` all commit to A.
+    """
+    text = token.lstrip()
+    return bool(text) and (verdict + "]]").startswith(text)
+
+
+def is_verdict_token(token: str) -> bool:
+    """Does ``token`` commit to any of A, B or C? (the backend's selection predicate)"""
+    return any(commits_to(token, v) for v in VERDICTS)
+
+
+@dataclass(frozen=True)
+class VerdictScore:
+    """Eq. 3 read from one next-token distribution (slot frame)."""
+
+    p_slot_a: float  # p(A) / (p(A) + p(B)); NaN when unparsed
+    mass: float  # p(A) + p(B)
+    p_tie: float  # p(C)
+    status: Status
+
+
+def _prob(dist: Mapping[str, float], verdict: str) -> float:
+    return float(sum(math.exp(lp) for t, lp in dist.items() if commits_to(t, verdict)))
+
+
+def score_distribution(dist: Mapping[str, float], *, min_mass: float = 1e-6) -> VerdictScore:
+    """Eq. 3 from ``{token text: log-prob}`` of the token after ``[[``.
+
+    Token texts are distinct strings (a backend merges ids that decode alike).
+    Unparsed when ``p(A) + p(B) < min_mass`` (the judge put no weight on A or B).
+    """
+    pa, pb, pc = (_prob(dist, v) for v in VERDICTS)
+    mass = pa + pb
+    if mass < min_mass:
+        return VerdictScore(math.nan, mass, pc, "unparsed")
+    return VerdictScore(pa / mass, mass, pc, "ok")
+
+
+def parse_verdict(text: str) -> str | None:
+    """The last ``[[A]]``/``[[B]]``/``[[C]]`` in ``text``, or None."""
+    found = _VERDICT_RE.findall(text)
+    return found[-1] if found else None
+
+
+def verdict_score(verdict: str | None) -> VerdictScore:
+    """A verdict-only reading: A -> 1, B -> 0, C -> 0.5 (slot frame); None -> unparsed."""
+    if verdict is None:
+        return VerdictScore(math.nan, math.nan, math.nan, "unparsed")
+    p = {"A": 1.0, "B": 0.0, "C": 0.5}[verdict]
+    return VerdictScore(p, math.nan, 1.0 if verdict == "C" else 0.0, "ok")
+
+
+def split_at_verdict(text: str) -> str | None:
+    """Generated text up to and including the first ``[[``, or None if it never came."""
+    i = text.find("[[")
+    return None if i < 0 else text[: i + 2]
+
+
+@dataclass(frozen=True)
+class PairwiseProtocol:
+    """Pairwise judging in one mode; ``key_params`` feed the cache key."""
+
+    mode: PairwiseMode = "direct"
+    max_new_tokens: int = 256
+    top_k: int = 20
+    version: str = PAIRWISE_VERSION
+
+    def prompt(self, pair: Pair, order: Order) -> Prompt:
+        return pairwise_prompt(pair, order, mode=self.mode)
+
+    def key_params(self) -> dict[str, object]:
+        params: dict[str, object] = {
+            "protocol": self.version,
+            "mode": self.mode,
+            "top_k": self.top_k,
+        }
+        if self.mode == "explain":
+            params.update(max_new_tokens=self.max_new_tokens, decoding="greedy")
+        return params
+
+
+# --- Likert -------------------------------------------------------------------------
+
+LIKERT_VERSION = "likert-v1"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One rating dimension: what to judge and the ordered answer labels (low -> high)."""
+
+    name: str
+    task: str
+    labels: tuple[str, ...]
+    scale: tuple[float, ...] = field(default=())
+
+    def score_of(self, index: int) -> float:
+        return self.scale[index] if self.scale else float(index)
+
+
+_INTRO = (
+    "You will see a task (the Input, possibly with context) and a candidate response "
+    "written for it. "
+)
+_FIVE = ("Not at all", "Not generally", "Neutral/Mixed", "Generally yes", "Yes")
+
+DIMENSIONS: dict[str, Dimension] = {
+    d.name: d
+    for d in (
+        Dimension(
+            "faithfulness",
+            "Judge how much of what the response says is backed by the context it was "
+            "given. Count a response as unfaithful only where it contradicts that context, "
+            "or where the task requires it to rest on the context (a summary, say) and it "
+            "does not. When the task does not need grounding, the response may draw on "
+            "general knowledge even if that cannot be checked here.",
+            (
+                "none is faithful",
+                "some is faithful",
+                "approximately half is faithful",
+                "most is faithful",
+                "all is faithful",
+            ),
+        ),
+        Dimension(
+            "logical_robustness",
+            "Judge whether the reasoning in the response hangs together: look for "
+            "statements that contradict each other, missing or faulty steps, conclusions "
+            "that do not follow from their premises, and arguments left out where one is "
+            "needed. Whether the claims are factually true is a separate matter; rate the "
+            "reasoning only.",
+            _FIVE,
+        ),
+        Dimension(
+            "logical_correctness",
+            "Judge whether the response is right: is its content correct and does it "
+            "solve the task? Style, layout, format and language do not count here.",
+            ("incorrect", "partially correct", "correct"),
+        ),
+        Dimension(
+            "helpfulness",
+            "Judge how useful the response would be to the person who asked. A helpful "
+            "response meets what was asked outright and what was implied: it is clear "
+            "and coherent, completes the task, follows any instructions, has a fitting "
+            "style, format and level of detail for its reader, is as long as it needs "
+            "to be and no longer, and anticipates what the user will need next.",
+            (
+                "not helpful at all",
+                "very unhelpful",
+                "somewhat unhelpful",
+                "neither helpful nor unhelpful",
+                "somewhat helpful",
+                "very helpful",
+                "above and beyond",
+            ),
+        ),
+        Dimension(
+            "completeness",
+            "Judge only whether the response includes everything needed to answer the "
+            "input, not its accuracy or style. It is incomplete when it leaves out "
+            "something that was asked for, skips part of a request with several parts, "
+            "gives too little detail, or misreads the input. A refusal counts as complete "
+            "when refusing is appropriate; for a partial refusal, rate the part given.",
+            _FIVE,
+        ),
+        Dimension(
+            "conciseness",
+            "Judge how closely the response sticks to what was asked. Saying that it "
+            "cannot answer is on topic when that is appropriate, but material that has "
+            "nothing to do with the question counts against it, whatever precedes it.",
+            ("not at all", "slightly", "somewhat", "mostly", "completely"),
+        ),
+    )
+}
+
+
+def likert_prompt(task: str, response: str, dimension: Dimension) -> Prompt:
+    """The rating prompt: rubric, task, response, and the answer format."""
+    options = "\n".join(f"- {label}" for label in dimension.labels)
+    user = (
+        _INTRO + dimension.task + f"\n\nInput:\n{task}\n\nCandidate response:\n{response}\n\n"
+        "First explain your reasoning, then give your rating in the form\n"
+        "Explanation: <your reasoning>\nAnswer: <rating>\n"
+        f"where <rating> is exactly one of:\n{options}"
+    )
+    return Prompt((Message("user", user),))
+
+
+@dataclass(frozen=True)
+class Rating:
+    value: float  # NaN when unparsed
+    label: str | None
+    status: Status
+
+
+_ANSWER_RE = re.compile(r"answer\s*[:：]\s*\**\s*(.+)", re.IGNORECASE)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z/ ]", "", text.lower()).strip()
+
+
+def parse_rating(text: str, dimension: Dimension) -> Rating:
+    """Map the text after the last ``Answer:`` to the scale.
+
+    The answer must start with one of the labels (case and punctuation ignored);
+    the longest matching label wins, so "partially correct" is not read as
+    "correct" nor "not generally" as "not at all". Anything else is unparsed.
+    """
+    found = _ANSWER_RE.findall(text)
+    if not found:
+        return Rating(math.nan, None, "unparsed")
+    answer = _norm(found[-1].strip().splitlines()[0] if found[-1].strip() else "")
+    best: tuple[int, int] | None = None
+    for i, label in enumerate(dimension.labels):
+        norm = _norm(label)
+        if answer == norm or answer.startswith(norm + " "):
+            if best is None or len(norm) > best[1]:
+                best = (i, len(norm))
+    if best is None:
+        return Rating(math.nan, None, "unparsed")
+    return Rating(dimension.score_of(best[0]), dimension.labels[best[0]], "ok")
+
+
+@dataclass(frozen=True)
+class LikertProtocol:
+    """Absolute rating of one response on one dimension, by greedy generation."""
+
+    max_new_tokens: int = 256
+    version: str = LIKERT_VERSION
+
+    def prompt(self, task: str, response: str, dimension: Dimension) -> Prompt:
+        return likert_prompt(task, response, dimension)
+
+    def key_params(self) -> dict[str, object]:
+        return {
+            "protocol": self.version,
+            "max_new_tokens": self.max_new_tokens,
+            "decoding": "greedy",
+        }
+
+
+def dimension(name: str) -> Dimension:
+    """Look up a dimension by name (``logical correctness`` and ``Logical-Correctness`` work)."""
+    from recuse.errors import ConfigError
+
+    key = re.sub(r"[\s\-]+", "_", name.strip().lower())
+    if key not in DIMENSIONS:
+        raise ConfigError(
+            f"unknown dimension {name!r} — use one of {', '.join(sorted(DIMENSIONS))}"
+        )
+    return DIMENSIONS[key]
+
+
+def all_dimensions() -> Sequence[Dimension]:
+    return list(DIMENSIONS.values())

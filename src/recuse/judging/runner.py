@@ -1,0 +1,512 @@
+"""Run a judge over many items: batching, concurrency, retries, resume, progress.
+
+The runner turns items into tasks (one per pair and order, or per response and
+dimension), drops tasks whose content key is already final in the store (copying a
+result judged for another item with identical content), sends the rest to the
+backend in length-sorted batches with at most ``backend.concurrency`` batches in
+flight, and commits every finished batch at once. A :class:`TransientError` is
+retried with exponential backoff (or the server's Retry-After) up to
+``RetryPolicy.max_attempts``; then, like a per-prompt :class:`Failure`, it becomes
+a ``failed`` row with the reason. Failed rows are tried again by the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import (
+    Task as RichTask,
+)
+from rich.text import Text
+
+from recuse.errors import InputError
+from recuse.judging.backends.base import Backend, Failure, Generation, TransientError
+from recuse.judging.protocols import (
+    ORDERS,
+    Dimension,
+    LikertProtocol,
+    Order,
+    Pair,
+    PairwiseProtocol,
+    Prompt,
+    VerdictScore,
+    is_verdict_token,
+    parse_rating,
+    parse_verdict,
+    score_distribution,
+    split_at_verdict,
+    to_ab,
+    verdict_score,
+)
+from recuse.judging.store import Judgment, Kind, Store, content_key
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Attempts per batch and the backoff between them (seconds)."""
+
+    max_attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Wait before attempt ``attempt + 1``: Retry-After if given, else
+        ``base * 2**(attempt-1)`` with +-25 % jitter, capped at ``max_delay``."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay)
+        d = self.base_delay * 2 ** (attempt - 1)
+        return min(d * random.uniform(0.75, 1.25), self.max_delay)
+
+
+@dataclass(frozen=True)
+class Task:
+    key: str
+    kind: Kind
+    item_id: str
+    slot: str  # order for pairwise, dimension name for Likert
+    prompt: Prompt
+    order: Order | None = None
+    dimension: Dimension | None = None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a run did: tasks in total, already in the store, and outcomes of this run."""
+
+    total: int
+    cached: int
+    ok: int
+    unparsed: int
+    failed: int
+    seconds: float
+    failures: Mapping[str, int] = field(default_factory=dict)  # reason -> count
+
+    def line(self) -> str:
+        return (
+            f"{self.total} judgments: {self.cached} already stored, {self.ok} ok, "
+            f"{self.unparsed} unparsed, {self.failed} failed ({self.seconds:.1f} s)"
+        )
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: RichTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("  -  /s" if speed is None else f"{speed:6.2f}/s", style="progress.data.speed")
+
+
+Handler = Callable[[Sequence[Task]], Awaitable[list[Judgment]]]
+
+
+class Runner:
+    """Judges items with ``backend`` into ``store``.
+
+    ``judge`` is the id written in the ``judge`` column (default: the backend's
+    model id). ``progress`` shows rich progress bars on stderr.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        store: Store,
+        *,
+        judge: str | None = None,
+        retry: RetryPolicy | None = None,
+        progress: bool = True,
+        console: Console | None = None,
+    ) -> None:
+        self.backend = backend
+        self.store = store
+        self.judge = judge or backend.model_id
+        self.retry = retry or RetryPolicy()
+        self.progress = progress
+        self.console = console or Console(stderr=True)
+
+    # --- public entry points -----------------------------------------------------
+
+    def pairwise(
+        self,
+        pairs: Iterable[Pair] | pd.DataFrame,
+        protocol: PairwiseProtocol | None = None,
+        *,
+        orders: Sequence[Order] = ORDERS,
+    ) -> RunSummary:
+        """Judge every pair in each of ``orders``; returns what was done."""
+        protocol = protocol or PairwiseProtocol()
+        items, meta = _pairs(pairs)
+        self.store.put_items("pairwise", meta)
+        tasks = [
+            self._task(
+                "pairwise", p.item_id, o, protocol.prompt(p, o), protocol.key_params(), order=o
+            )
+            for p in items
+            for o in orders
+        ]
+        return self._run(tasks, lambda batch: self._pairwise_batch(batch, protocol))
+
+    def likert(
+        self,
+        rows: pd.DataFrame,
+        dimensions: Sequence[Dimension],
+        protocol: LikertProtocol | None = None,
+    ) -> RunSummary:
+        """Rate each response (columns prompt_id, model, prompt, response) on each dimension.
+
+        An optional ``reference_<dimension>`` column is kept for export as the reference.
+        """
+        protocol = protocol or LikertProtocol()
+        need = ["prompt_id", "model", "prompt", "response"]
+        missing = [c for c in need if c not in rows.columns]
+        if missing:
+            raise InputError(
+                f"missing column(s) {', '.join(missing)} for Likert judging",
+                fix=f"give a table with columns {', '.join(need)}",
+            )
+        meta: dict[str, dict[str, object]] = {}
+        tasks = []
+        for r in rows.to_dict("records"):
+            item_id = f"{r['prompt_id']}|{r['model']}"
+            refs = {
+                d.name: _float_or_none(r.get(f"reference_{d.name}"))
+                for d in dimensions
+                if f"reference_{d.name}" in r
+            }
+            meta[item_id] = {
+                "prompt_id": str(r["prompt_id"]),
+                "model": str(r["model"]),
+                "reference": refs,
+            }
+            for d in dimensions:
+                prompt = protocol.prompt(str(r["prompt"]), str(r["response"]), d)
+                params = {**protocol.key_params(), "dimension": d.name, "labels": list(d.labels)}
+                tasks.append(self._task("likert", item_id, d.name, prompt, params, dimension=d))
+        self.store.put_items("likert", meta)
+        return self._run(tasks, lambda batch: self._likert_batch(batch, protocol))
+
+    # --- tasks -------------------------------------------------------------------
+
+    def _task(
+        self,
+        kind: Kind,
+        item_id: str,
+        slot: str,
+        prompt: Prompt,
+        params: Mapping[str, object],
+        **extra: Any,
+    ) -> Task:
+        key = content_key(
+            model_id=self.backend.model_id,
+            revision=self.backend.revision,
+            prompt=prompt.canonical(),
+            params=params,
+        )
+        return Task(key, kind, item_id, slot, prompt, **extra)
+
+    def _run(self, tasks: list[Task], handler: Handler) -> RunSummary:
+        start = time.perf_counter()
+        stored = self.store.lookup(t.key for t in tasks)
+        mine = {(j.key, j.item_id, j.slot): j for j in stored}
+        final_by_key = {j.key: j for j in stored if j.status != "failed"}
+        todo: list[Task] = []
+        copies: list[Judgment] = []
+        attempts_before: dict[tuple[str, str, str], int] = {}
+        cached = 0
+        for t in tasks:
+            own = mine.get((t.key, t.item_id, t.slot))
+            if own is not None and own.status != "failed" and own.judge == self.judge:
+                cached += 1
+            elif t.key in final_by_key:  # same content judged for another item
+                src = final_by_key[t.key]
+                copies.append(replace(src, judge=self.judge, item_id=t.item_id, slot=t.slot))
+                cached += 1
+            else:
+                if own is not None:
+                    attempts_before[(t.key, t.item_id, t.slot)] = own.attempts
+                todo.append(t)
+        self.store.put(copies)
+        counts = {"ok": 0, "unparsed": 0, "failed": 0}
+        failures: dict[str, int] = {}
+        if todo:
+            asyncio.run(self._drive(todo, handler, counts, failures, attempts_before))
+        return RunSummary(
+            total=len(tasks),
+            cached=cached,
+            ok=counts["ok"],
+            unparsed=counts["unparsed"],
+            failed=counts["failed"],
+            seconds=time.perf_counter() - start,
+            failures=failures,
+        )
+
+    async def _drive(
+        self,
+        todo: list[Task],
+        handler: Handler,
+        counts: dict[str, int],
+        failures: dict[str, int],
+        attempts_before: Mapping[tuple[str, str, str], int],
+    ) -> None:
+        # length bucketing: neighbours in a batch have similar prompt lengths
+        ordered = sorted(todo, key=lambda t: len(t.prompt.canonical()))
+        size = max(1, self.backend.batch_size)
+        batches = [ordered[i : i + size] for i in range(0, len(ordered), size)]
+        limit = asyncio.Semaphore(max(1, self.backend.concurrency))
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _RateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=self.console,
+            disable=not self.progress,
+            transient=False,
+        )
+
+        async def one(batch: list[Task], bar: Any) -> None:
+            async with limit:
+                results = await self._attempt(batch, handler, attempts_before)
+            self.store.put(results)
+            for j in results:
+                counts[j.status] += 1
+                if j.status == "failed":
+                    failures[j.reason or "unknown"] = failures.get(j.reason or "unknown", 0) + 1
+            progress.advance(bar, len(batch))
+
+        with progress:
+            bar = progress.add_task(f"judging with {self.judge}", total=len(todo))
+            pending = [asyncio.ensure_future(one(b, bar)) for b in batches]
+            try:
+                await asyncio.gather(*pending)
+            finally:
+                for p in pending:
+                    p.cancel()
+        await self.backend.aclose()
+
+    async def _attempt(
+        self,
+        batch: list[Task],
+        handler: Handler,
+        attempts_before: Mapping[tuple[str, str, str], int],
+    ) -> list[Judgment]:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                results = await handler(batch)
+            except TransientError as exc:
+                if attempt >= self.retry.max_attempts:
+                    reason = f"gave up after {attempt} attempts: {exc.reason}"
+                    results = [_failed(t, self.judge, reason) for t in batch]
+                else:
+                    await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
+                    continue
+            return [
+                replace(j, attempts=attempt + attempts_before.get((j.key, j.item_id, j.slot), 0))
+                for j in results
+            ]
+
+    # --- protocol handlers ----------------------------------------------------------
+
+    def _judgment(
+        self, t: Task, s: VerdictScore, *, label: str | None, text: str | None
+    ) -> Judgment:
+        assert t.order is not None
+        value = to_ab(s.p_slot_a, t.order) if s.status == "ok" else math.nan
+        return Judgment(
+            key=t.key,
+            kind="pairwise",
+            judge=self.judge,
+            item_id=t.item_id,
+            slot=t.slot,
+            status=s.status,
+            value=value,
+            p_slot_a=s.p_slot_a,
+            mass=s.mass,
+            p_tie=s.p_tie,
+            label=label,
+            text=text,
+            reason=None
+            if s.status == "ok"
+            else "no verdict [[A]]/[[B]]/[[C]] in the output"
+            if text is not None
+            else "no probability on A or B after [[",
+        )
+
+    async def _pairwise_batch(
+        self, batch: Sequence[Task], protocol: PairwiseProtocol
+    ) -> list[Judgment]:
+        if protocol.mode == "direct":
+            if not self.backend.supports_prefix:
+                raise InputError(
+                    f"the backend for {self.backend.model_id} cannot continue a pre-filled answer",
+                    fix="use --mode explain, or the completions endpoint",
+                )
+            dists = await self.backend.next_token_logprobs(
+                [t.prompt for t in batch], top_k=protocol.top_k, select=is_verdict_token
+            )
+            return [
+                _failed(t, self.judge, d.reason)
+                if isinstance(d, Failure)
+                else self._judgment(t, score_distribution(d), label=None, text=None)
+                for t, d in zip(batch, dists, strict=True)
+            ]
+        prefix_ok = self.backend.supports_prefix
+        gens = await self.backend.generate(
+            [t.prompt for t in batch],
+            max_new_tokens=protocol.max_new_tokens,
+            stop=["[["] if prefix_ok else ["]]"],
+            top_k=0 if prefix_ok else protocol.top_k,
+        )
+        out: dict[int, Judgment] = {}
+        follow: list[tuple[int, Prompt, str]] = []
+        for i, (t, g) in enumerate(zip(batch, gens, strict=True)):
+            if isinstance(g, Failure):
+                out[i] = _failed(t, self.judge, g.reason)
+                continue
+            cut = split_at_verdict(g.text)
+            if cut is None:
+                out[i] = self._judgment(t, verdict_score(None), label=None, text=g.text)
+            elif prefix_ok:
+                follow.append((i, t.prompt.extend(cut), g.text))
+            else:
+                score, label = _read_generated(g)
+                out[i] = self._judgment(t, score, label=label, text=g.text)
+        if follow:
+            dists = await self.backend.next_token_logprobs(
+                [p for _, p, _ in follow], top_k=protocol.top_k, select=is_verdict_token
+            )
+            for (i, _, text), d in zip(follow, dists, strict=True):
+                t = batch[i]
+                out[i] = (
+                    _failed(t, self.judge, d.reason)
+                    if isinstance(d, Failure)
+                    else self._judgment(t, score_distribution(d), label=None, text=text)
+                )
+        return [out[i] for i in range(len(batch))]
+
+    async def _likert_batch(
+        self, batch: Sequence[Task], protocol: LikertProtocol
+    ) -> list[Judgment]:
+        gens = await self.backend.generate(
+            [t.prompt for t in batch], max_new_tokens=protocol.max_new_tokens
+        )
+        out = []
+        for t, g in zip(batch, gens, strict=True):
+            if isinstance(g, Failure):
+                out.append(_failed(t, self.judge, g.reason))
+                continue
+            assert t.dimension is not None
+            r = parse_rating(g.text, t.dimension)
+            out.append(
+                Judgment(
+                    key=t.key,
+                    kind="likert",
+                    judge=self.judge,
+                    item_id=t.item_id,
+                    slot=t.slot,
+                    status=r.status,
+                    value=r.value,
+                    label=r.label,
+                    text=g.text,
+                    reason=None if r.status == "ok" else "no 'Answer: <label>' on the scale",
+                )
+            )
+        return out
+
+
+def _read_generated(g: Generation) -> tuple[VerdictScore, str | None]:
+    """Verdict from a generation that went past ``[[``: Eq. 3 from the top-k log-probs
+    of the token right after ``[[`` when the backend returned them, else the parsed
+    verdict (0 / 0.5 / 1)."""
+    verdict = parse_verdict(g.text)
+    if g.dists and len(g.dists) == len(g.tokens):
+        seen = ""
+        for j, tok in enumerate(g.tokens):
+            seen += tok
+            if "[[" in seen:
+                if seen.endswith("[[") and j + 1 < len(g.dists):
+                    score = score_distribution(g.dists[j + 1])
+                    if score.status == "ok":
+                        return score, verdict
+                break
+    return verdict_score(verdict), verdict
+
+
+def _failed(t: Task, judge: str, reason: str) -> Judgment:
+    return Judgment(
+        key=t.key,
+        kind=t.kind,
+        judge=judge,
+        item_id=t.item_id,
+        slot=t.slot,
+        status="failed",
+        reason=reason,
+    )
+
+
+def _float_or_none(v: object) -> float | None:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+_META_COLUMNS = ("prompt_id", "model_a", "model_b", "human", "source", "task", "category")
+
+
+def _pairs(pairs: Iterable[Pair] | pd.DataFrame) -> tuple[list[Pair], dict[str, dict[str, object]]]:
+    """Pairs to judge and what export needs to rebuild the ``pairs`` table."""
+    if isinstance(pairs, pd.DataFrame):
+        need = ["item_id", "prompt", "response_a", "response_b"]
+        missing = [c for c in need if c not in pairs.columns]
+        if missing:
+            raise InputError(
+                f"missing column(s) {', '.join(missing)}",
+                fix="judging needs the texts: columns item_id, prompt, response_a, response_b",
+            )
+        df = pairs.drop_duplicates("item_id", keep="first")
+        items, meta = [], {}
+        for i, r in enumerate(df.to_dict("records"), start=1):
+            for c in need[1:]:
+                if not isinstance(r[c], str):
+                    raise InputError(
+                        f"{c} is not text",
+                        row=i,
+                        column=c,
+                        fix="give the prompt and both responses as text",
+                    )
+            item_id = str(r["item_id"])
+            items.append(Pair(item_id, r["prompt"], r["response_a"], r["response_b"]))
+            m = {c: r[c] for c in _META_COLUMNS if c in r and not _isna(r[c])}
+            m.update(prompt=r["prompt"], response_a=r["response_a"], response_b=r["response_b"])
+            meta[item_id] = m
+        return items, meta
+    items = list(pairs)
+    meta = {
+        p.item_id: {"prompt": p.prompt, "response_a": p.response_a, "response_b": p.response_b}
+        for p in items
+    }
+    return items, meta
+
+
+def _isna(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))

@@ -1,0 +1,197 @@
+"""Helpers for judging tests: a tiny random causal LM and a small MT-Bench reader."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from recuse.judging.backends.base import (
+    Backend,
+    Failure,
+    Generation,
+    TokenFilter,
+    TransientError,
+)
+from recuse.judging.protocols import Prompt
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+_CORPUS = [
+    "Which answer is better? Answer A or answer B. [[A]] [[B]] [[C]]",
+    "The quick brown fox jumps over the lazy dog. Decision: [[A]]",
+    "Explanation: the response is correct. Answer: Yes, Not at all, mostly",
+    "Question from the user: what is two plus two? It is four.",
+    "=== Answer A (start) === === Answer B (end) === judge fair careful",
+]
+
+
+def build_tiny_model(folder: Path, *, seed: int = 0, template: bool = True) -> Path:
+    """A 2-layer random Llama and a trained BPE tokenizer, saved to ``folder``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<unk>", "<|im_start|>", "<|im_end|>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        unk_token="<unk>",
+        eos_token="<|im_end|>",
+        bos_token="<|im_start|>",
+        pad_token="<pad>",
+    )
+    if template:
+        tok.chat_template = CHATML
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        initializer_range=0.3,  # peaky distributions: padding mistakes would show
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config).eval()
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def read_mt_bench_pairs(data: Path, model_a: str, model_b: str, n: int) -> list[dict[str, str]]:
+    """Turn-1 MT-Bench question with two models' answers (tiny local reader for tests)."""
+    folder = data / "mt_bench"
+    answers: dict[str, dict[int, str]] = {}
+    for model in (model_a, model_b):
+        with open(folder / "model_answer" / f"{model}.jsonl", encoding="utf-8") as f:
+            answers[model] = {
+                r["question_id"]: r["choices"][0]["turns"][0] for r in map(json.loads, f)
+            }
+    out = []
+    with open(folder / "question.jsonl", encoding="utf-8") as f:
+        for q in map(json.loads, f):
+            qid = q["question_id"]
+            out.append(
+                {
+                    "item_id": f"{qid}:{model_a}:{model_b}",
+                    "prompt_id": str(qid),
+                    "prompt": q["turns"][0],
+                    "response_a": answers[model_a][qid],
+                    "response_b": answers[model_b][qid],
+                    "model_a": model_a,
+                    "model_b": model_b,
+                }
+            )
+    return out[:n]
+
+
+class FakeBackend(Backend):
+    """A deterministic judge without a model: log-probs from a hash of the prompt.
+
+    Optional ``sleep`` per batch (to be killed mid-run), a number of transient
+    errors to raise first, and a marker that makes a prompt fail permanently.
+    """
+
+    def __init__(
+        self,
+        *,
+        sleep: float = 0.0,
+        transient: int = 0,
+        retry_after: float | None = None,
+        fail_marker: str | None = None,
+        batch_size: int = 4,
+    ) -> None:
+        self.model_id = "fake-judge"
+        self.revision = "r1"
+        self.batch_size = batch_size
+        self.concurrency = 2
+        self.supports_prefix = True
+        self.sleep = sleep
+        self.transient = transient
+        self.retry_after = retry_after
+        self.fail_marker = fail_marker
+        self.calls = 0
+
+    @staticmethod
+    def dist(text: str) -> dict[str, float]:
+        h = hashlib.sha256(text.encode()).digest()
+        raw = [h[0] + 1, h[1] + 1, h[2] + 1, 600]
+        total = sum(raw)
+        return {t: math.log(v / total) for t, v in zip(("A", " B", "C", "The"), raw, strict=True)}
+
+    async def _tick(self) -> None:
+        self.calls += 1
+        if self.sleep:
+            await asyncio.sleep(self.sleep)
+        if self.transient > 0:
+            self.transient -= 1
+            raise TransientError("HTTP 429 from fake", retry_after=self.retry_after)
+
+    async def next_token_logprobs(
+        self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+    ) -> list[dict[str, float] | Failure]:
+        await self._tick()
+        out: list[dict[str, float] | Failure] = []
+        for p in prompts:
+            text = p.canonical()
+            if self.fail_marker and self.fail_marker in text:
+                out.append(Failure("marked to fail"))
+            else:
+                out.append(self.dist(text))
+        return out
+
+    async def continuation_logprobs(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+    ) -> list[object]:  # type: ignore[override]
+        raise NotImplementedError
+
+    async def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        stop: Sequence[str] = (),
+        top_k: int = 0,
+    ) -> list[Generation | Failure]:
+        await self._tick()
+        out: list[Generation | Failure] = []
+        for p in prompts:
+            d = self.dist(p.canonical())
+            best = max(("A", " B", "C"), key=lambda k: d[k]).strip()
+            out.append(Generation(text=f"Explanation: fine.\nAnswer: mostly [[{best}]]"))
+        return out
+
+
+def fake_pairs(n: int) -> list[dict[str, str]]:
+    return [
+        {
+            "item_id": f"i{k}",
+            "prompt_id": f"q{k // 2}",
+            "prompt": f"Question number {k}?",
+            "response_a": f"answer a{k}",
+            "response_b": f"answer b{k * 7 % 5}",
+            "model_a": "gpt-4",
+            "model_b": "claude-v1",
+            "human": "a" if k % 3 else "b",
+        }
+        for k in range(n)
+    ]

@@ -1,0 +1,159 @@
+"""Local transformers backend on a tiny random model built in the test (no download)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from recuse.judging.backends.base import Failure  # noqa: E402
+from recuse.judging.backends.local import LocalBackend  # noqa: E402
+from recuse.judging.protocols import (  # noqa: E402
+    Message,
+    Pair,
+    PairwiseProtocol,
+    Prompt,
+    is_verdict_token,
+    score_distribution,
+)
+
+PAIRS = [
+    Pair("p1", "What is two plus two?", "It is four.", "Five, surely."),
+    Pair("p2", "Name a fox.", "The quick brown fox jumps over the lazy dog " * 6, "Fox."),
+    Pair("p3", "Which is better?", "A", "B is better than A because it is careful and fair."),
+]
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_model_dir: Path) -> LocalBackend:
+    return LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=8)
+
+
+def _prompts() -> list[Prompt]:
+    proto = PairwiseProtocol(mode="direct")
+    return [proto.prompt(p, o) for p in PAIRS for o in ("first", "second")]
+
+
+def _reference_logp(backend: LocalBackend, ids: list[int]) -> torch.Tensor:
+    """Full-vocabulary log-probs at every position from a plain unbatched forward."""
+    with torch.inference_mode():
+        logits = backend.model(input_ids=torch.tensor([ids])).logits[0].float()
+    return torch.log_softmax(logits, dim=-1)
+
+
+def test_next_token_batched_equals_one_at_a_time(backend: LocalBackend) -> None:
+    prompts = _prompts()
+    lengths = {len(backend.encode(p)) for p in prompts}
+    assert len(lengths) > 2  # different lengths, so the batch really is padded
+    batched = asyncio.run(backend.next_token_logprobs(prompts, top_k=10, select=is_verdict_token))
+    for p, b in zip(prompts, batched, strict=True):
+        (single,) = asyncio.run(backend.next_token_logprobs([p], top_k=10, select=is_verdict_token))
+        assert isinstance(b, dict) and isinstance(single, dict)
+        assert b.keys() == single.keys()
+        for k in b:
+            assert b[k] == pytest.approx(single[k], abs=1e-5)
+        sb, ss = score_distribution(b), score_distribution(single)
+        assert sb.p_slot_a == pytest.approx(ss.p_slot_a, abs=1e-5)
+
+
+def test_next_token_matches_plain_forward_and_eq3(backend: LocalBackend) -> None:
+    prompts = _prompts()
+    dists = asyncio.run(backend.next_token_logprobs(prompts, top_k=5, select=is_verdict_token))
+    vocab = backend.vocab()
+    for p, d in zip(prompts, dists, strict=True):
+        assert isinstance(d, dict)
+        ref = _reference_logp(backend, backend.encode(p))[-1]
+        # Eq. 3 by hand over the whole vocabulary
+        prob = ref.exp()
+        pa = sum(float(prob[i]) for i, t in enumerate(vocab) if t.lstrip() in ("A", "A]", "A]]"))
+        pb = sum(float(prob[i]) for i, t in enumerate(vocab) if t.lstrip() in ("B", "B]", "B]]"))
+        assert pa > 0 and pb > 0
+        s = score_distribution(d)
+        assert s.p_slot_a == pytest.approx(pa / (pa + pb), abs=1e-5)
+        assert s.mass == pytest.approx(pa + pb, abs=1e-6)
+        # the top-5 entries are the 5 largest log-probs of the plain forward
+        top = torch.topk(ref, 5)
+        for i, v in zip(top.indices.tolist(), top.values.tolist(), strict=True):
+            assert math.exp(d[vocab[i]]) >= math.exp(v) - 1e-6
+
+
+def test_continuation_logprobs_batched_single_and_reference(backend: LocalBackend) -> None:
+    prompts = _prompts()[:4]
+    conts = ["It is four.", " The quick brown fox", "[[A]]", "Answer: Yes, mostly correct"]
+    batched = asyncio.run(backend.continuation_logprobs(prompts, conts))
+    for p, c, b in zip(prompts, conts, batched, strict=True):
+        assert isinstance(b, np.ndarray)
+        (single,) = asyncio.run(backend.continuation_logprobs([p], [c]))
+        assert isinstance(single, np.ndarray)
+        np.testing.assert_allclose(b, single, atol=1e-5)
+        head = backend.encode(p)
+        tail = backend.tokenizer(c, add_special_tokens=False)["input_ids"]
+        ref = _reference_logp(backend, head + tail)
+        expected = [float(ref[len(head) - 1 + k, t]) for k, t in enumerate(tail)]
+        np.testing.assert_allclose(b, expected, atol=1e-5)
+        assert len(b) == len(tail) and (b <= 0).all()
+
+
+def test_generate_is_greedy(backend: LocalBackend) -> None:
+    prompt = _prompts()[0]
+    (gen,) = asyncio.run(backend.generate([prompt], max_new_tokens=6))
+    assert not isinstance(gen, Failure)
+    # independent greedy loop with the plain forward
+    ids = backend.encode(prompt)
+    out = []
+    for _ in range(6):
+        nxt = int(_reference_logp(backend, ids + out)[-1].argmax())
+        if nxt == backend.tokenizer.eos_token_id:
+            break
+        out.append(nxt)
+    assert gen.text == backend.tokenizer.decode(out, skip_special_tokens=True)
+    # batched generation (left padding) gives the same text
+    both = asyncio.run(backend.generate([prompt, _prompts()[3]], max_new_tokens=6))
+    assert not isinstance(both[0], Failure) and both[0].text == gen.text
+
+
+def test_generate_stops_after_stop_string(backend: LocalBackend) -> None:
+    (gen,) = asyncio.run(backend.generate([_prompts()[1]], max_new_tokens=12))
+    assert not isinstance(gen, Failure)
+    if len(gen.text) > 3:
+        stop = gen.text[1:3]
+        (cut,) = asyncio.run(backend.generate([_prompts()[1]], max_new_tokens=12, stop=[stop]))
+        assert not isinstance(cut, Failure)
+        assert cut.text == gen.text[: gen.text.find(stop) + len(stop)]
+
+
+def test_too_long_prompt_is_a_failure_not_a_crash(backend: LocalBackend) -> None:
+    long = Prompt((Message("user", "fox " * 2000),))
+    short = _prompts()[0]
+    out = asyncio.run(backend.next_token_logprobs([long, short]))
+    assert isinstance(out[0], Failure) and "at most 1024" in out[0].reason
+    assert isinstance(out[1], dict)
+
+
+def test_buckets_respect_limits(backend: LocalBackend) -> None:
+    b = LocalBackend(
+        backend.model, backend.tokenizer, model_id="x", batch_size=3, max_batch_tokens=100
+    )
+    lengths = [50, 10, 30, 20, 40, 5, 60]
+    batches = b._buckets(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(7))
+    for batch in batches:
+        assert len(batch) <= 3
+        assert max(lengths[i] for i in batch) * len(batch) <= 100 or len(batch) == 1
+    flat = [lengths[i] for batch in batches for i in batch]
+    assert flat == sorted(flat)
+
+
+def test_no_template_renders_plain(tmp_path: Path) -> None:
+    from judging.helpers import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "plain", template=False, seed=1)
+    b = LocalBackend.load(folder, model_id="plain")
+    assert not b.has_template
+    text = b.render(Prompt((Message("system", "S"), Message("user", "U")), prefix="[["))
+    assert text == "S\n\nU\n\n[["

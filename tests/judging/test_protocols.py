@@ -1,0 +1,142 @@
+"""Prompt templates, the order swap, Eq. 3 and answer parsing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recuse.errors import ConfigError
+from recuse.judging.protocols import (
+    DIMENSIONS,
+    Pair,
+    PairwiseProtocol,
+    commits_to,
+    dimension,
+    likert_prompt,
+    parse_rating,
+    parse_verdict,
+    present,
+    score_distribution,
+    split_at_verdict,
+    to_ab,
+    verdict_score,
+)
+
+PAIR = Pair("x", "Q?", "answer from a", "answer from b")
+
+
+def test_present_swaps_and_is_invertible() -> None:
+    assert present(PAIR, "first").slot_a == "answer from a"
+    shown = present(PAIR, "second")
+    assert (shown.slot_a, shown.slot_b) == ("answer from b", "answer from a")
+    swapped = Pair("x", "Q?", shown.slot_a, shown.slot_b)
+    back = present(swapped, "second")
+    assert (back.slot_a, back.slot_b) == (PAIR.response_a, PAIR.response_b)
+
+
+@given(st.floats(0, 1))
+def test_to_ab_is_its_own_inverse(p: float) -> None:
+    for order in ("first", "second"):
+        assert to_ab(to_ab(p, order), order) == pytest.approx(p)
+    assert to_ab(p, "second") == pytest.approx(1 - p)
+
+
+def test_pairwise_prompt_puts_answers_in_slots() -> None:
+    direct = PairwiseProtocol(mode="direct")
+    p1, p2 = direct.prompt(PAIR, "first"), direct.prompt(PAIR, "second")
+    user1, user2 = p1.messages[-1].content, p2.messages[-1].content
+    assert user1.index("answer from a") < user1.index("answer from b")
+    assert user2.index("answer from b") < user2.index("answer from a")
+    assert p1.prefix.endswith("[[") and "[[A]]" in p1.messages[0].content
+    assert PairwiseProtocol(mode="explain").prompt(PAIR, "first").prefix == ""
+    # the cache key parameters differ between modes, not with batch settings
+    assert direct.key_params() != PairwiseProtocol(mode="explain").key_params()
+
+
+def test_commits_to() -> None:
+    for tok in ("A", " A", "A]", "A]]", "\tA"):
+        assert commits_to(tok, "A")
+    for tok in ("AB", "", " ", "a", "B", "A]]]", "[A"):
+        assert not commits_to(tok, "A")
+
+
+def test_eq3_hand_computed() -> None:
+    dist = {
+        "A": math.log(0.3),
+        " A": math.log(0.1),
+        "B": math.log(0.2),
+        "C": math.log(0.25),
+        "The": math.log(0.15),
+    }
+    s = score_distribution(dist)
+    assert s.status == "ok"
+    assert s.p_slot_a == pytest.approx(0.4 / 0.6)
+    assert s.mass == pytest.approx(0.6)
+    assert s.p_tie == pytest.approx(0.25)
+    none = score_distribution({"The": 0.0, "C": -1.0})
+    assert none.status == "unparsed" and math.isnan(none.p_slot_a)
+
+
+def test_parse_verdict_and_split() -> None:
+    assert parse_verdict("A is good. [[B]] ... final: [[A]]") == "A"
+    assert parse_verdict("[[ C ]]") == "C"
+    assert parse_verdict("I prefer A") is None
+    assert verdict_score("C").p_slot_a == 0.5
+    assert verdict_score(None).status == "unparsed"
+    assert split_at_verdict("Both fine. [[A]]") == "Both fine. [["
+    assert split_at_verdict("no verdict") is None
+
+
+def test_six_dimensions_with_paper_scales() -> None:
+    assert set(DIMENSIONS) == {
+        "faithfulness",
+        "logical_robustness",
+        "logical_correctness",
+        "helpfulness",
+        "completeness",
+        "conciseness",
+    }
+    assert len(DIMENSIONS["helpfulness"].labels) == 7
+    assert len(DIMENSIONS["logical_correctness"].labels) == 3
+    assert dimension("Logical correctness") is DIMENSIONS["logical_correctness"]
+    with pytest.raises(ConfigError, match="unknown dimension"):
+        dimension("charm")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [
+        ("logical_correctness", "Explanation: ok.\nAnswer: partially correct", 1.0),
+        ("logical_correctness", "Explanation: ok.\nAnswer: Correct.", 2.0),
+        ("logical_correctness", "Answer: incorrect", 0.0),
+        ("completeness", "Explanation: x\nAnswer: Not generally", 1.0),
+        ("completeness", "Answer: not at all", 0.0),
+        ("completeness", "Answer: **Yes**", 4.0),
+        ("completeness", "Answer: Generally yes, mostly", 3.0),
+        ("helpfulness", "Answer: above and beyond", 6.0),
+        ("helpfulness", "Answer: not helpful at all", 0.0),
+        ("conciseness", "answer: mostly", 3.0),
+        ("faithfulness", "Answer: approximately half is faithful", 2.0),
+    ],
+)
+def test_parse_rating(name: str, text: str, value: float) -> None:
+    r = parse_rating(text, DIMENSIONS[name])
+    assert r.status == "ok" and r.value == value
+
+
+@pytest.mark.parametrize(
+    "text", ["I think it is fine.", "Answer: sort of", "Answer:", "Answer: correctish"]
+)
+def test_unparseable_rating_is_unparsed(text: str) -> None:
+    r = parse_rating(text, DIMENSIONS["logical_correctness"])
+    assert r.status == "unparsed" and math.isnan(r.value) and r.label is None
+
+
+def test_likert_prompt_lists_every_label() -> None:
+    d = DIMENSIONS["helpfulness"]
+    text = likert_prompt("Task T", "Response R", d).messages[0].content
+    assert "Task T" in text and "Response R" in text
+    assert all(f"- {label}" in text for label in d.labels)

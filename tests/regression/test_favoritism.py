@@ -1,0 +1,240 @@
+"""Eq. 1: planted truth, coverage, statsmodels' own SEs, hand-checkable designs, real data."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.regression.favoritism import fit_favoritism, length_feature, prepare
+from recuse.regression.simulate import simulate_ratings
+from recuse.roster import Roster
+
+
+def test_recovers_planted_coefficients() -> None:
+    sim = simulate_ratings(seed=3, n_prompts=150, noise_sd=0.1)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC3")
+    truth = sim.truth().reindex(res.params.index)
+    assert not truth.isna().any()
+    err = (res.params - truth).abs()
+    assert (err < 4 * res.bse).all(), err[err >= 4 * res.bse]
+    assert err[[t for t in err.index if t.startswith(("self", "family"))]].max() < 0.02
+
+
+def test_noise_free_data_give_the_exact_coefficients() -> None:
+    sim = simulate_ratings(seed=5, n_prompts=12, noise_sd=0.0)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    truth = sim.truth().reindex(res.params.index)
+    np.testing.assert_allclose(res.params.to_numpy(), truth.to_numpy(), atol=1e-9)
+
+
+def test_hand_checkable_design() -> None:
+    # judge a (family F) and judge b (family G) rate models a and b on two prompts.
+    # a: other -> 0.1 + 1.0*ref ; own -> same + 0.2   => δ_a 0.1, β_a 1, γ_a 0.2
+    # b: other -> 0.0 + 0.5*ref ; own -> same - 0.1   => δ_b 0,   β_b .5, γ_b -0.1
+    rows = []
+    for p, ref_a, ref_b in (("p1", 0.2, 0.4), ("p2", 0.6, 0.8)):
+        rows += [
+            (p, "a", "a", 0.1 + ref_a + 0.2, ref_a),
+            (p, "b", "a", 0.1 + ref_b, ref_b),
+            (p, "a", "b", 0.5 * ref_a, ref_a),
+            (p, "b", "b", 0.5 * ref_b - 0.1, ref_b),
+        ]
+    table = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
+    table["dimension"] = "d"
+    res = fit_favoritism(table, {"a": "F", "b": "G"}, normalize="none")
+    p = res.params
+    assert p["self[a]"] == pytest.approx(0.2, abs=1e-12)
+    assert p["self[b]"] == pytest.approx(-0.1, abs=1e-12)
+    assert p["reference:judge[a]"] == pytest.approx(1.0, abs=1e-12)
+    assert p["judge[a]"] == pytest.approx(0.1, abs=1e-12)
+    assert p["reference:judge[b]"] == pytest.approx(0.5, abs=1e-12)
+    assert res.family_bias().empty  # no family has two members
+    assert any("family-bias of F not estimable" in n for n in res.notes)
+
+
+def test_90_percent_intervals_cover_the_truth_about_90_percent() -> None:
+    hits, total = 0, 0
+    fams = {"j0": "A", "j1": "A", "j2": "B", "j3": "B", "j4": "C"}
+    for seed in range(100):
+        sim = simulate_ratings(
+            families=fams,
+            n_prompts=30,
+            noise_sd=0.15,
+            seed=seed,
+            self_bias={"j0": 0.05, "j1": -0.05, "j2": 0.0, "j3": 0.1, "j4": 0.02},
+            family_bias={"A": 0.03, "B": -0.02},
+        )
+        res = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC3")
+        truth = sim.truth()
+        c = res.tidy()
+        c = c[c["kind"].isin(["self", "family"])]
+        t = truth.reindex(c["term"]).to_numpy()
+        hits += int(((c["lower"].to_numpy() <= t) & (t <= c["upper"].to_numpy())).sum())
+        total += len(c)
+    assert total == 700
+    assert 0.86 <= hits / total <= 0.94, hits / total
+
+
+def _formula_frame(ratings: pd.DataFrame, families: dict[str, str]) -> pd.DataFrame:
+    """Indicators built independently of the package, for statsmodels' formula API."""
+    d = ratings.dropna(subset=["rating"]).copy()
+    jf, mf = d["judge"].map(families), d["model"].map(families)
+    d["self_label"] = np.where(d["judge"] == d["model"], d["judge"], "none")
+    d["fam_label"] = np.where((jf == mf) & (d["judge"] != d["model"]), jf, "none")
+    return d
+
+
+@pytest.mark.parametrize("se", ["HC0", "HC1", "HC3", "cluster"])
+def test_robust_ses_equal_statsmodels_formula_fit(se: str) -> None:
+    sim = simulate_ratings(seed=11, n_prompts=40, unparsed=0.02)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none", se=se)  # type: ignore[arg-type]
+    d = _formula_frame(sim.ratings, dict(sim.families))
+    formula = (
+        "rating ~ 0 + C(judge) + C(judge):reference + C(self_label, Treatment('none'))"
+        " + C(fam_label, Treatment('none')) + C(dimension)"
+    )
+    kw = {"cov_kwds": {"groups": pd.factorize(d["prompt_id"])[0]}} if se == "cluster" else {}
+    ref = smf.ols(formula, data=d).fit(cov_type=se, **kw)
+    for judge in sim.families:
+        name = f"C(self_label, Treatment('none'))[T.{judge}]"
+        assert res.params[f"self[{judge}]"] == pytest.approx(ref.params[name], abs=1e-10)
+        assert res.bse[f"self[{judge}]"] == pytest.approx(ref.bse[name], rel=1e-8)
+    for fam in ("A", "B"):
+        name = f"C(fam_label, Treatment('none'))[T.{fam}]"
+        assert res.params[f"family[{fam}]"] == pytest.approx(ref.params[name], abs=1e-10)
+        assert res.bse[f"family[{fam}]"] == pytest.approx(ref.bse[name], rel=1e-8)
+    assert res.n == len(d)
+
+
+def test_normalisation_modes() -> None:
+    sim = simulate_ratings(seed=2, n_prompts=30)
+    base = fit_favoritism(sim.ratings, sim.families, normalize="max").params
+    scaled = sim.ratings.assign(
+        rating=sim.ratings["rating"] * 4, reference=sim.ratings["reference"] * 4
+    )
+    assert np.allclose(fit_favoritism(scaled, sim.families, normalize="max").params, base)
+    raw = fit_favoritism(sim.ratings, sim.families, normalize="none").params
+    raw4 = fit_favoritism(scaled, sim.families, normalize="none").params
+    s = [t for t in raw.index if t.startswith(("self", "family"))]
+    assert np.allclose(raw4[s], 4 * raw[s])
+    shifted = sim.ratings.assign(
+        rating=sim.ratings["rating"] * 3 + 1, reference=sim.ratings["reference"] * 3 + 1
+    )
+    r1 = fit_favoritism(sim.ratings, sim.families, normalize="range").params
+    r2 = fit_favoritism(shifted, sim.families, normalize="range").params
+    assert np.allclose(r1, r2)
+    # max-normalisation divides by the largest rating or reference in the dimension
+    p = prepare(sim.ratings, sim.families, normalize="max")
+    for dim, g in sim.ratings.groupby("dimension"):
+        m = max(g["rating"].max(), g["reference"].max())
+        assert p.scales.set_index("dimension").loc[dim, "scale"] == pytest.approx(m)
+
+
+def test_unparsed_rows_are_excluded_and_counted() -> None:
+    sim = simulate_ratings(seed=4, n_prompts=20, unparsed=0.05)
+    n_bad = int(sim.ratings["rating"].isna().sum())
+    assert n_bad > 0
+    res = fit_favoritism(sim.ratings, sim.families)
+    assert res.n_excluded == {"unparsed": n_bad}
+    assert res.n == len(sim.ratings) - n_bad
+
+
+def test_result_is_immutable_and_renders() -> None:
+    sim = simulate_ratings(seed=1, n_prompts=20)
+    fams = {k: v for k, v in sim.families.items()}
+    res = fit_favoritism(sim.ratings, fams, se="HC1", level=0.8)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.level = 0.5  # type: ignore[misc]
+    t = res.tidy()
+    t.loc[:, "estimate"] = 0.0
+    assert (res.tidy()["estimate"] != 0).any()
+    assert list(res.self_bias().columns[:3]) == ["judge", "family", "estimate"]
+    wide, narrow = res.conf_int(0.95), res.conf_int()
+    assert ((wide["upper"] - wide["lower"]) > (narrow["upper"] - narrow["lower"])).all()
+    assert np.allclose(narrow["lower"].to_numpy(), res.tidy()["lower"].to_numpy())
+    assert "Self-bias" in res.summary() and "j3" in res.summary()
+    json.dumps(res.to_dict())
+
+
+def test_html_escapes_names() -> None:
+    sim = simulate_ratings(seed=1, n_prompts=15, families={"<b>x": "F", "y": "F", "z": "G"})
+    res = fit_favoritism(sim.ratings, sim.families)
+    out = res.to_html()
+    assert "<b>x" not in out and "&lt;b&gt;x" in out
+
+
+def test_bad_input_raises_clear_errors() -> None:
+    sim = simulate_ratings(seed=1, n_prompts=10)
+    with pytest.raises(InputError, match="reference"):
+        fit_favoritism(sim.ratings.drop(columns=["reference"]), sim.families)
+    with pytest.raises(InputError, match="no family"):
+        fit_favoritism(sim.ratings, {"j0": "A"})
+    with pytest.raises(ConfigError, match="standard-error"):
+        fit_favoritism(sim.ratings, sim.families, se="HC9")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="level"):
+        fit_favoritism(sim.ratings, sim.families, level=90)
+    # a judge that only ever rates its own completions: self term not identified
+    own_only = sim.ratings[(sim.ratings["judge"] != "j0") | (sim.ratings["model"] == "j0")]
+    with pytest.raises(EstimationError, match=r"self\[j0\]|judge\[j0\]"):
+        fit_favoritism(own_only, sim.families)
+
+
+def test_length_feature_is_tanh_of_within_prompt_z_score() -> None:
+    sim = simulate_ratings(seed=9, n_prompts=5)
+    p = prepare(sim.ratings, sim.families)
+    feat = length_feature(p.frame)
+    f = p.frame.assign(feat=feat)
+    one = f[(f["prompt_id"] == "p2") & (f["dimension"] == "d1")]
+    lengths = one.drop_duplicates("model").set_index("model")["length"]
+    z = (lengths - lengths.mean()) / lengths.std(ddof=1)
+    got = one.drop_duplicates("model").set_index("model")["feat"]
+    assert np.allclose(got, np.tanh(z))
+
+
+# ------------------------------------------------------------------ real data
+
+PINNED_SELF = {
+    "claude-2.1": 0.0061,
+    "claude-3-sonnet": 0.0138,
+    "claude-3.5-sonnet-20241022": 0.0439,
+    "gpt-3.5-turbo": 0.0343,
+    "gpt-4o": 0.0309,
+    "llama-3.1-70b-instruct": -0.0053,
+    "llama-3.1-8b-instruct": -0.1129,
+    "mistral-7b-instruct-v0.2": -0.0122,
+    "mistral-large-2407": 0.0140,
+}
+PINNED_FAMILY = {"claude": 0.0146, "gpt": 0.0188, "llama": -0.0443, "mistral": -0.0088}
+
+
+@pytest.fixture(scope="module")
+def play_favorites(shared_data):  # type: ignore[no-untyped-def]
+    from recuse.data import load
+
+    return load("play-favorites", data_dir=shared_data)
+
+
+def test_real_play_favorites_estimates_are_pinned(play_favorites: pd.DataFrame) -> None:
+    res = fit_favoritism(play_favorites, Roster.load(), se="HC0")
+    assert res.n == 63_222
+    sb, fb = res.self_bias(), res.family_bias()
+    assert len(sb) == 9 and len(fb) == 4
+    got_self = dict(zip(sb["judge"], sb["estimate"], strict=True))
+    got_fam = dict(zip(fb["family"], fb["estimate"], strict=True))
+    for k, v in PINNED_SELF.items():
+        assert got_self[k] == pytest.approx(v, abs=5e-5), k
+    for k, v in PINNED_FAMILY.items():
+        assert got_fam[k] == pytest.approx(v, abs=5e-5), k
+    # the paper's qualitative findings: GPT models and Claude 3.5 Sonnet favour
+    # themselves, Llama 3 8B is significantly negative, claude and gpt favour family
+    sig = dict(zip(sb["judge"], sb["significant"], strict=True))
+    for j in ("gpt-4o", "gpt-3.5-turbo", "claude-3.5-sonnet-20241022"):
+        assert got_self[j] > 0 and sig[j]
+    assert got_self["llama-3.1-8b-instruct"] < 0 and sig["llama-3.1-8b-instruct"]
+    assert got_fam["claude"] > 0 and got_fam["gpt"] > 0

@@ -1,10 +1,294 @@
-"""`recuse data ...`: list, show and fetch the datasets recuse knows."""
+"""`recuse data ...`: list, show, fetch and summarise the datasets recuse knows."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+from rich.text import Text
 
 from recuse.cli import app
+from recuse.data import fetch as fetching
+from recuse.data import registry
+from recuse.errors import DatasetNotFoundError, RecuseError
+from recuse.roster import Roster
 
-data_app = typer.Typer(help="List, describe and download the public datasets.", no_args_is_help=True)
+data_app = typer.Typer(
+    help="List, describe, download and summarise the public datasets.", no_args_is_help=True
+)
 app.add_typer(data_app, name="data")
+
+DATA_DIR_HELP = "Folder with one sub-folder per dataset (default: $RECUSE_DATA_DIR or the cache)."
+FAILED = ("unparsed", "failed")
+
+
+def _root(data_dir: str | None) -> Path:
+    return Path(data_dir).expanduser() if data_dir else registry.default_data_dir()
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def presence(name: str, root: Path) -> tuple[str, int, int]:
+    """("complete" | "partial" | "missing", files present, files expected) by size only."""
+    try:
+        files = fetching.files_for(name)
+    except DatasetNotFoundError:
+        present = (root / registry.get(name).folder).is_dir()
+        return ("complete" if present else "missing"), int(present), 1
+    have = 0
+    for f in files:
+        target = f.target(root)
+        if target.is_file() and target.stat().st_size == f.size:
+            have += 1
+    state = "complete" if have == len(files) else "missing" if have == 0 else "partial"
+    return state, have, len(files)
+
+
+def summarize(table: pd.DataFrame, kind: str) -> dict[str, Any]:
+    """What `recuse data summary` prints for one evidence table.
+
+    pairs: items = distinct item_id; models = distinct model_a ∪ model_b; labels =
+    counts of human > 0.5 (a), < 0.5 (b), = 0.5 (tie); unparsed = judge verdicts
+    that were unparsed or failed: per shown order where the table records the order
+    (status_first / status_second), else judged rows without any verdict.
+    ratings: items = distinct (prompt_id, model) completions; labels = the dimensions
+    and the share of rows with a reference score; unparsed = ratings with status
+    unparsed or failed.
+    """
+    out: dict[str, Any] = {"rows": len(table), "prompts": table["prompt_id"].nunique()}
+    if kind == "pairs":
+        models = pd.concat([table["model_a"], table["model_b"]]).dropna()
+        human = table["human"]
+        judged = table["judge"].notna()
+        statuses = [c for c in ("status_first", "status_second") if c in table.columns]
+        per_order = sum(int(table[c].isin(FAILED).sum()) for c in statuses)
+        any_failed = (
+            pd.concat([table[c].isin(FAILED) for c in statuses], axis=1).any(axis=1)
+            if statuses
+            else pd.Series(False, index=table.index)
+        )
+        no_verdict = int((judged & table["p_a"].isna() & ~any_failed).sum())
+        out |= {
+            "items": table["item_id"].nunique(),
+            "models": models.nunique(),
+            "judges": table["judge"].nunique(),
+            "labelled": int(human.notna().sum()),
+            "labels": (
+                f"a {int((human > 0.5).sum()):,} / b {int((human < 0.5).sum()):,} / "
+                f"tie {int((human == 0.5).sum()):,}"
+                if human.notna().any()
+                else "no human labels"
+            ),
+            "unparsed": per_order + no_verdict,
+        }
+    else:
+        dims = sorted(table["dimension"].unique())
+        ref = table["reference"].notna()
+        out |= {
+            "items": len(table[["prompt_id", "model"]].drop_duplicates()),
+            "models": table["model"].nunique(),
+            "judges": table["judge"].nunique(),
+            "labelled": int(ref.sum()),
+            "labels": f"{len(dims)} dimension{'s' if len(dims) != 1 else ''} "
+            f"({', '.join(dims)}); reference on {ref.mean():.0%} of rows",
+            "unparsed": int(table["status"].isin(FAILED).sum()) if "status" in table else 0,
+        }
+    return out
+
+
+@data_app.command("list")
+def list_datasets(
+    data_dir: str = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
+    """The datasets recuse can read, their table kind, folders and whether they are here."""
+    root = _root(data_dir)
+    out = Table(title=f"Datasets (data dir: {root})")
+    for col in ("name", "table", "folders", "in data dir", "what"):
+        out.add_column(col, overflow="fold")
+    for name, ds in sorted(registry.datasets().items()):
+        try:
+            folders = ", ".join(fetching.folders_for(name))
+        except DatasetNotFoundError:
+            folders = ds.folder
+        state, have, total = presence(name, root)
+        shown = {"complete": "[green]yes[/]", "missing": "[red]no[/]"}.get(
+            state, f"[yellow]partial ({have}/{total} files)[/]"
+        )
+        out.add_row(name, ds.table, folders, shown, Text(ds.summary))
+    _console().print(out)
+
+
+def _cell(value: Any, width: int = 40) -> str:
+    if isinstance(value, float):
+        return "" if pd.isna(value) else f"{value:g}"
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@data_app.command("show")
+def show(
+    name: str = typer.Argument(..., help="Dataset name (see `recuse data list`)."),
+    data_dir: str = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
+) -> None:
+    """Describe one dataset: summary, upstream files, row count, columns, a few rows."""
+    ds = registry.get(name)
+    root = _root(data_dir)
+    console = _console()
+    console.print(Text(f"{name} — {ds.table} table"), style="bold")
+    console.print(Text(ds.summary))
+    try:
+        files = fetching.files_for(name)
+    except DatasetNotFoundError:
+        files = []
+    if files:
+        about = fetching.sources().about
+        for folder in fetching.folders_for(name):
+            console.print(Text(f"{folder}/: {about.get(folder, '')}"))
+        listing = Table(title=f"Files under {root}")
+        listing.add_column("file", overflow="fold")
+        listing.add_column("bytes", justify="right")
+        listing.add_column("here")
+        for f in files:
+            target = f.target(root)
+            ok = target.is_file() and target.stat().st_size == f.size
+            listing.add_row(
+                Text(f"{f.folder}/{f.path}"), f"{f.size:,}", "[green]yes[/]" if ok else "[red]no[/]"
+            )
+        console.print(listing)
+    state, _, _ = presence(name, root)
+    if state != "complete":
+        console.print(
+            Text(f"Not (fully) in {root} — run `recuse data fetch {name}` to download it.")
+        )
+        return
+    table = registry.load(name, data_dir=root, roster=Roster.load())
+    console.print(Text(f"{len(table):,} rows; columns: {', '.join(map(str, table.columns))}"))
+    for i, (_, row) in enumerate(table.head(rows).iterrows(), start=1):
+        record = Table(title=f"row {i}", show_header=False)
+        record.add_column("column", style="bold")
+        record.add_column("value", overflow="fold")
+        for col in table.columns:
+            record.add_row(str(col), Text(_cell(row[col], 100)))
+        console.print(record)
+
+
+class _RichFetchProgress:
+    """A byte progress bar over all files of a fetch (skipped files count as done)."""
+
+    def __init__(self, progress: Progress, task: TaskID) -> None:
+        self.progress = progress
+        self.task = task
+        self.done: dict[tuple[str, str], int] = {}
+
+    def start(self, file: fetching.SourceFile) -> None:
+        self.progress.update(self.task, description=f"{file.folder}/{file.path}")
+        self.done[(file.folder, file.path)] = 0
+
+    def advance(self, file: fetching.SourceFile, nbytes: int) -> None:
+        self.done[(file.folder, file.path)] += nbytes
+        self.progress.update(self.task, advance=nbytes)
+
+    def restart(self, file: fetching.SourceFile) -> None:
+        self.progress.update(self.task, advance=-self.done[(file.folder, file.path)])
+        self.done[(file.folder, file.path)] = 0
+
+    def finish(self, file: fetching.SourceFile, *, skipped: bool) -> None:
+        if skipped:
+            self.progress.update(self.task, advance=file.size)
+
+
+@data_app.command("fetch")
+def fetch_command(
+    names: Annotated[list[str], typer.Argument(help="Dataset names (or dataset folder names).")],
+    dest: str = typer.Option(None, "--dest", help=DATA_DIR_HELP),
+    base_url: str = typer.Option(
+        None, "--base-url", help="Mirror to use instead of https://raw.githubusercontent.com."
+    ),
+) -> None:
+    """Download datasets from their pinned upstream commits, verifying size and SHA-256."""
+    files = {(f.folder, f.path): f for n in names for f in fetching.files_for(n)}
+    total = sum(f.size for f in files.values())
+    root = _root(dest)
+    console = _console()
+    with Progress(
+        TextColumn("{task.description}", table_column=None),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=total)
+        report = fetching.fetch(
+            names, root, base_url=base_url, progress=_RichFetchProgress(progress, task)
+        )
+    console.print(
+        Text(
+            f"{len(report.downloaded)} file(s) downloaded "
+            f"({report.bytes_downloaded / 1e6:,.1f} MB), {len(report.skipped)} already "
+            f"present, in {report.dest}"
+        )
+    )
+
+
+@data_app.command("summary")
+def summary(
+    data_dir: str = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
+    """Load every dataset that is in the data dir and count what it holds."""
+    root = _root(data_dir)
+    roster = Roster.load()
+    out = Table(title=f"Datasets in {root}")
+    for col in ("dataset", "table", "rows", "items", "prompts", "models", "judges"):
+        out.add_column(col, justify="left" if col in ("dataset", "table") else "right")
+    out.add_column("human / reference rows", justify="right")
+    out.add_column("labels", overflow="fold")
+    out.add_column("unparsed", justify="right")
+    failures: list[str] = []
+    shown = 0
+    for name, ds in sorted(registry.datasets().items()):
+        if not (root / ds.folder).is_dir():
+            continue
+        shown += 1
+        try:
+            table = registry.load(name, data_dir=root, roster=roster)
+        except RecuseError as exc:
+            failures.append(f"{name}: {exc}")
+            out.add_row(name, ds.table, *([""] * 7), Text(f"error: {exc}", style="red"))
+            continue
+        s = summarize(table, ds.table)
+        out.add_row(
+            name,
+            ds.table,
+            *(f"{s[k]:,}" for k in ("rows", "items", "prompts", "models", "judges", "labelled")),
+            Text(s["labels"]),
+            f"{s['unparsed']:,}",
+        )
+    if shown == 0:
+        raise DatasetNotFoundError(
+            f"no dataset folders in {root} — run `recuse data fetch NAME` or point "
+            f"--data-dir / {registry.DATA_DIR_ENV} at the data"
+        )
+    console = _console()
+    console.print(out)
+    if failures:
+        raise RecuseError(f"{len(failures)} dataset(s) could not be read; first: {failures[0]}")

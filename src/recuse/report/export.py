@@ -26,6 +26,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "exclusions": [e.to_dict() for e in report.exclusions],
         "provenance": report.provenance.to_dict(),
         "notes": list(report.notes),
+        "timings": [{"analysis": a, "seconds": t} for a, t in report.timings],
     }
 
 

@@ -43,6 +43,7 @@ class Finding:
     null: float = 0.0
     clusters: int | None = None
     section: str = ""
+    headline: bool = True  # shown in the one-screen summary (else only in its section)
 
     def __post_init__(self) -> None:
         if self.bias not in BIASES:
@@ -86,6 +87,7 @@ class Finding:
             "dataset": self.dataset,
             "detail": self.detail,
             "section": self.section,
+            "headline": self.headline,
             "estimate": self.estimate,
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
@@ -264,6 +266,7 @@ class Report:
     provenance: Provenance
     level: float
     notes: tuple[str, ...] = ()
+    timings: tuple[tuple[str, float], ...] = ()  # (analysis, seconds), in run order
 
     @property
     def findings(self) -> list[Finding]:
@@ -271,7 +274,7 @@ class Report:
 
     @property
     def judges(self) -> list[str]:
-        return sorted({f.judge for f in self.findings})
+        return sorted({f.judge for f in self.findings if f.headline})
 
     @property
     def tables(self) -> list[Table]:
@@ -281,7 +284,7 @@ class Report:
         """Per judge: its findings (significant first) as summary rows."""
         out = []
         for judge in self.judges:
-            fs = [f for f in self.findings if f.judge == judge]
+            fs = [f for f in self.findings if f.judge == judge and f.headline]
             fs.sort(key=lambda f: (not f.significant, f.spec.order, f.dataset, f.detail))
             out.append(
                 {

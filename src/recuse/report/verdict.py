@@ -40,10 +40,10 @@ _SPECS = (
     BiasSpec(
         "self_preference_dp",
         "Self-preference (demographic parity)",
-        "picks its own answers more often than humans do",
-        "picks its own answers less often than humans do",
-        "picks its own answers about as often as humans do",
-        "share of comparisons won by the judge's own answer, judge minus human",
+        "picks its own answer in most comparisons (quality not controlled)",
+        "picks the other answer in most comparisons (quality not controlled)",
+        "picks its own answer about half the time",
+        "2 × P(judge picks its own answer) − 1; compare with the humans' value",
         11,
     ),
     BiasSpec(
@@ -52,8 +52,17 @@ _SPECS = (
         "favours answers from its model family",
         "is harder on answers from its model family",
         "no detectable family preference",
-        "share won by the judge's family, judge minus human",
+        "difference in the judge's recall of the better answer, family minus other",
         20,
+    ),
+    BiasSpec(
+        "family_preference_dp",
+        "Family preference (demographic parity)",
+        "picks its family's answer in most comparisons (quality not controlled)",
+        "picks the non-family answer in most comparisons (quality not controlled)",
+        "picks its family's answer about half the time",
+        "2 × P(judge picks the family member's answer) − 1; compare with the humans' value",
+        21,
     ),
     BiasSpec(
         "self_bias",
@@ -88,7 +97,7 @@ _SPECS = (
         "prefers the answer shown first",
         "prefers the answer shown second",
         "no detectable position preference",
-        "P(a better | a first) minus P(a better | a second)",
+        "share of the win given to the answer shown first; 0.5 = no preference",
         50,
     ),
     BiasSpec(
@@ -105,18 +114,13 @@ _SPECS = (
 BIASES: dict[str, BiasSpec] = {s.key: s for s in _SPECS}
 
 
-def format_number(value: float, *, digits: int = 2, sign: bool = False) -> str:
-    """``0.1234 -> '0.12'``; small magnitudes keep one more digit; ``sign`` adds '+'."""
-    if abs(value) < 0.1 and value != 0:
-        digits += 1
-    text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
-    return text.replace("-", "\u2212")
+def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:
+    """``+0.12 [0.03, 0.20], n=340`` with one number format for all three.
 
-
-def interval_text(estimate: float, low: float, high: float, n: int) -> str:
-    """``+0.12 [0.03, 0.20], n=340`` with one number format for all three."""
+    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0).
+    """
     digits = 2 if max(abs(estimate), abs(low), abs(high)) >= 0.1 else 3
-    est = f"{estimate:+.{digits}f}"
+    est = f"{estimate:+.{digits}f}" if signed else f"{estimate:.{digits}f}"
     lo = f"{low:.{digits}f}"
     hi = f"{high:.{digits}f}"
     text = f"{est} [{lo}, {hi}], n={n}"
@@ -129,4 +133,7 @@ def verdict(finding: Finding) -> str:
     words = {"positive": spec.positive, "negative": spec.negative, "none": spec.none}[
         finding.direction
     ]
-    return f"{words}: {interval_text(finding.estimate, finding.ci_low, finding.ci_high, finding.n)}"
+    numbers = interval_text(
+        finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=finding.null == 0
+    )
+    return f"{words}: {numbers}"

@@ -1,0 +1,1069 @@
+"""``recuse audit``: run every analysis the data supports and assemble the report.
+
+Inputs are evidence tables (``pairs`` and/or ``ratings``), each with where it came
+from. For every input the audit decides which analyses its columns support, runs
+them through the public functions of :mod:`recuse.metrics` and
+:mod:`recuse.regression`, and collects
+
+* findings (one judge, one bias, estimate, interval, n) for the one-screen summary,
+* figures and tidy tables for a section per analysis,
+* the rows each analysis left out and why (exclusions),
+* the analyses it could not run and why (skipped — never reported as a zero),
+* provenance: sources, recuse version and commit, options, seed, timings.
+
+Analyses and what they need:
+
+================== ============================================================
+self-preference    pairs with judge verdicts and generator ids that include the
+                   judge's own responses (EO also needs human labels)
+family-preference  as above, with another model of the judge's family (roster)
+verbosity          judge verdicts, human labels, response texts or lengths
+position           verdicts in both presentation orders
+familiarity        perplexities ``ppl_a``/``ppl_b`` (none of the built-in
+                   datasets has them; no familiarity analysis exists yet)
+favoritism         ratings with an independent reference, judges that also
+                   generated (Play Favorites' regression, Eq. 1)
+================== ============================================================
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import math
+import platform
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from recuse.errors import ConfigError, EstimationError, InputError, RecuseError
+from recuse.report import figures as fig
+from recuse.report.model import (
+    Exclusion,
+    Figure,
+    FigureFormat,
+    Finding,
+    Provenance,
+    Report,
+    Section,
+    Skipped,
+    Source,
+    Table,
+)
+from recuse.roster import Roster
+
+TableKind = Literal["pairs", "ratings"]
+
+ANALYSES: tuple[tuple[str, str], ...] = (
+    ("self-preference", "Self-preference"),
+    ("family-preference", "Family preference"),
+    ("verbosity", "Verbosity"),
+    ("position", "Position"),
+    ("familiarity", "Familiarity (perplexity)"),
+    ("favoritism", "Favoritism regression (ratings)"),
+)
+_TITLES = dict(ANALYSES)
+
+_INTROS = {
+    "self-preference": (
+        "Does the judge prefer its own answers more than the human labels justify? "
+        "Equal opportunity (Wataoka et al., Def. 4.1): the judge's recall of the "
+        "human-preferred answer when that answer is its own, minus its recall when the "
+        "other answer is better; 0 = no bias. Demographic parity (Eq. 4) is how often it "
+        "picks its own answer (2p − 1), not adjusted for quality: compare it with the "
+        "humans' value. Verdicts are the judge's probabilities averaged over the orders it "
+        "judged; human ties are left out."
+    ),
+    "family-preference": (
+        "The same two measures with 'own' replaced by another model of the judge's family "
+        "(per the roster), over pairs that do not contain the judge's own answer and whose "
+        "other answer comes from outside the family."
+    ),
+    "verbosity": (
+        "Does the judge prefer longer answers more than the humans do? Signed verbosity "
+        "bias (Saito et al., Eq. 6): the judge's recall when the human prefers the longer "
+        "answer minus its recall when the human prefers the shorter one; 0 = no bias. The "
+        "curve shows how often the judge agrees with the human as a function of how much "
+        "longer the human-preferred answer is (Figure 5 of the paper)."
+    ),
+    "position": (
+        "Does the judge prefer whichever answer is shown first? First-position rate: the "
+        "mean share of the win given to the first-shown answer over pairs judged in both "
+        "orders; 0.5 = no preference. Consistency is the share of pairs with the same pick "
+        "in both orders; flip rate the share whose winner reverses."
+    ),
+    "familiarity": (
+        "Does the judge prefer answers that are more familiar to it (lower perplexity) "
+        "beyond the human labels?"
+    ),
+    "favoritism": (
+        "Play Favorites' regression (Spiliopoulou et al., Eq. 1): the judge's rating "
+        "explained by the independent reference score with judge-specific intercepts and "
+        "slopes; γ_j is the extra score judge j gives its own completions (self-bias), λ_F "
+        "the extra score judges of family F give the family's other models (family bias). "
+        "OLS with robust standard errors, Wald intervals; scores normalised per dimension."
+    ),
+}
+
+# pairwise_bias metric -> (bias key of the summary, headline?, no-bias value, section)
+_PAIRWISE: dict[str, tuple[str, bool, float, str]] = {
+    "self_preference_eo": ("self_preference_eo", True, 0.0, "self-preference"),
+    "self_preference_dp": ("self_preference_dp", False, 0.0, "self-preference"),
+    "family_preference_eo": ("family_preference", True, 0.0, "family-preference"),
+    "family_preference_dp": ("family_preference_dp", False, 0.0, "family-preference"),
+    "verbosity_bias": ("verbosity", True, 0.0, "verbosity"),
+    "first_position_rate": ("position", True, 0.5, "position"),
+}
+# metrics reported only in their section's table
+_TABLE_ONLY = {
+    "verbosity_deviation": "verbosity",
+    "position_consistency": "position",
+    "flip_rate": "position",
+}
+_TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How the audit estimates: interval level, bootstrap size, seed, judges, figures."""
+
+    level: float = 0.9
+    n_boot: int = 1000
+    seed: int = 0
+    judges: tuple[str, ...] = ()
+    min_n: int = 10
+    figure_format: FigureFormat = "png"
+    examples: int = 3
+    se: Literal["HC0", "HC1", "HC3", "cluster"] = "HC0"
+
+    def check(self) -> None:
+        if not 0.5 <= self.level < 1:
+            raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
+        if self.n_boot < 100:
+            raise ConfigError(f"--n-boot must be at least 100; got {self.n_boot}")
+        if self.min_n < 1:
+            raise ConfigError(f"min_n must be at least 1; got {self.min_n}")
+        if self.figure_format not in ("png", "svg"):
+            raise ConfigError("figure format must be 'png' or 'svg'")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "bootstrap resamples (n_boot)": self.n_boot,
+            "bootstrap": "percentile, clustered by prompt",
+            "judges": ", ".join(self.judges) if self.judges else "all",
+            "min_n (smallest group estimated)": self.min_n,
+            "verdicts": "probabilities averaged over the judged orders (verdict='prob')",
+            "human ties": "left out of EO and verbosity (human_ties='drop')",
+            "regression standard errors": self.se,
+            "figures": self.figure_format,
+        }
+
+
+@dataclass(frozen=True)
+class AuditInput:
+    """One evidence table and where it came from."""
+
+    name: str
+    table: TableKind
+    frame: pd.DataFrame
+    source: Source
+
+
+# ------------------------------------------------------------------------- inputs
+
+
+def _peek_columns(path: Path) -> set[str] | None:
+    """Column names of a data file without reading it all (None if unknown)."""
+    name = path.name.lower()
+    try:
+        if name.endswith((".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz")):
+            sep = "\t" if ".tsv" in name or name.endswith(".tab") else ","
+            return set(pd.read_csv(path, nrows=0, sep=sep).columns)
+        if name.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
+            import gzip
+            import json
+
+            opener: Any = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        obj = json.loads(line)
+                        return set(obj) if isinstance(obj, dict) else None
+            return None
+        if name.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            return set(pq.read_schema(path).names)
+    except Exception:  # unreadable: let the reader give its precise error
+        return None
+    return None
+
+
+def _guess_table(path: Path) -> TableKind:
+    cols = _peek_columns(path)
+    if cols is not None and "rating" in cols and "p_a" not in cols:
+        return "ratings"
+    return "pairs"
+
+
+def _git_commit(folder: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{out}{' (with uncommitted changes)' if dirty else ''}" if out else None
+
+
+def _upstream(name: str) -> tuple[str, tuple[str, ...]]:
+    """Upstream repositories@commits and the files of a named dataset, when known."""
+    try:
+        from recuse.data import fetch
+
+        files = fetch.files_for(name)
+    except (ImportError, AttributeError, RecuseError):
+        return "", ()
+    repos: dict[str, None] = {}
+    for f in files:
+        parts = f.url.split("/")
+        if "raw.githubusercontent.com" in f.url and len(parts) > 5:
+            repos[f"github.com/{parts[3]}/{parts[4]}@{parts[5][:12]}"] = None
+    return ", ".join(repos), tuple(f"{f.folder}/{f.path}" for f in files)
+
+
+def load_input(
+    spec: str | Path,
+    *,
+    table: TableKind | None = None,
+    data_dir: str | Path | None = None,
+    roster: Roster | None = None,
+) -> AuditInput:
+    """A named dataset or a file (``.csv``, ``.jsonl``, ``.parquet``, ...) as an audit input.
+
+    ``table`` says whether a file holds ``pairs`` or ``ratings``; without it a file
+    with a ``rating`` column (and no ``p_a``) is read as ratings, else as pairs.
+    """
+    from recuse.data import generic, registry
+
+    roster = roster or Roster.load()
+    text = str(spec)
+    known = registry.datasets()
+    if not isinstance(spec, Path) and text in known:
+        ds = known[text]
+        if table is not None and table != ds.table:
+            raise InputError(
+                f"dataset {text!r} is a {ds.table} table, not {table}",
+                fix=f"drop --table or use --table {ds.table}",
+            )
+        frame = generic.load_table(text, table=ds.table, data_dir=data_dir, roster=roster)
+        location = str(registry.folder(text, data_dir))
+        upstream, files = _upstream(text)
+        kind: TableKind = ds.table
+        name = text
+    else:
+        path = Path(text).expanduser()
+        if not path.exists():
+            # an unknown name that is not a file: the registry lists the known ones
+            if "/" not in text and "\\" not in text and "." not in path.name:
+                registry.get(text)
+            raise InputError(
+                "file not found", file=path, fix="check the path, or give a dataset name"
+            )
+        kind = table or _guess_table(path)
+        frame = generic.load_table(path, table=kind, roster=roster)
+        location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
+    judges: tuple[str, ...] = ()
+    if "judge" in frame.columns:
+        judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
+    source = Source(
+        name=name,
+        table=kind,
+        rows=len(frame),
+        location=location,
+        files=files,
+        upstream=upstream,
+        judges=judges,
+    )
+    return AuditInput(name=name, table=kind, frame=frame, source=source)
+
+
+# --------------------------------------------------------------------- collecting
+
+
+@dataclass
+class _Parts:
+    """What one analysis contributes to its section."""
+
+    findings: list[Finding] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    ran: bool = False
+
+
+@dataclass
+class _Audit:
+    options: AuditOptions
+    roster: Roster
+    parts: dict[str, _Parts] = field(default_factory=lambda: {k: _Parts() for k, _ in ANALYSES})
+    skipped: list[Skipped] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    timings: list[tuple[str, float]] = field(default_factory=list)
+
+    @contextmanager
+    def timed(self, label: str, section: str | None = None) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            seconds = time.perf_counter() - start
+            self.timings.append((label, seconds))
+            if section is not None:
+                self.parts[section].seconds += seconds
+
+    def skip(self, section: str, reason: str, dataset: str = "", judge: str = "") -> None:
+        self.skipped.append(Skipped(_TITLES[section], reason, dataset=dataset, judge=judge))
+
+
+def _finite(*values: float) -> bool:
+    return all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+
+
+def _slug(*parts: str) -> str:
+    text = "-".join(parts).lower()
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
+
+
+def _truncate(text: Any) -> str:
+    if not isinstance(text, str):
+        return ""
+    text = " ".join(text.split())
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
+
+
+# -------------------------------------------------------------------- exclusions
+
+
+def _pairs_exclusions(a: _Audit, inp: AuditInput, frame: pd.DataFrame) -> None:
+    judged = frame["judge"].notna()
+    no_judge = int((~judged).sum())
+    if no_judge:
+        a.exclusions.append(
+            Exclusion(
+                inp.name, "no judge verdict (human-only rows: nothing to assess)", no_judge,
+                len(frame), analysis="all",
+            )
+        )  # fmt: skip
+    statuses = [c for c in ("status_first", "status_second") if c in frame.columns]
+    for judge, rows in frame[judged].groupby("judge", sort=True):
+        total = len(rows)
+        j = str(judge)
+
+        def add(
+            reason: str, mask: pd.Series, analysis: str, j: str = j, total: int = total
+        ) -> None:
+            count = int(mask.sum())
+            if count:
+                a.exclusions.append(Exclusion(inp.name, reason, count, total, j, analysis))
+
+        bad = pd.Series(False, index=rows.index)
+        for c in statuses:
+            bad |= rows[c].isin(["unparsed", "failed"])
+        no_verdict = rows["p_a"].isna()
+        add("verdict unparsed or failed in every judged order", no_verdict & bad, "all")
+        add("no verdict recorded", no_verdict & ~bad, "all")
+        if len(statuses) == 2:
+            one = rows["p_a"].notna() & bad
+            add("one order unparsed or failed (the other order's verdict is used)", one, "position")
+        human = rows["human"]
+        add("no human label", human.isna() & rows["p_a"].notna(), "EO, verbosity")
+        add("human tie", (human == 0.5) & rows["p_a"].notna(), "EO, verbosity")
+        unknown = rows["model_a"].isna() | rows["model_b"].isna()
+        add("generator of a response unknown", unknown & rows["p_a"].notna(), "self/family")
+
+
+def _ratings_exclusions(a: _Audit, inp: AuditInput, frame: pd.DataFrame) -> None:
+    for judge, rows in frame.groupby("judge", sort=True):
+        total = len(rows)
+        status = rows["status"].fillna("ok") if "status" in rows else pd.Series("ok", rows.index)
+        for s in ("unparsed", "failed", "missing"):
+            count = int((status == s).sum())
+            if count:
+                a.exclusions.append(
+                    Exclusion(inp.name, f"rating {s}", count, total, str(judge), "favoritism")
+                )
+        count = int((rows["reference"].isna() & rows["rating"].notna()).sum())
+        if count:
+            a.exclusions.append(
+                Exclusion(inp.name, "no reference score", count, total, str(judge), "favoritism")
+            )
+
+
+# ------------------------------------------------------------- pairwise analyses
+
+
+def _metrics_api() -> Any | None:
+    try:
+        import recuse.metrics as metrics
+    except ImportError:
+        return None
+    return metrics if hasattr(metrics, "pairwise_bias") else None
+
+
+def _curve_x(frame: pd.DataFrame) -> np.ndarray:
+    low = frame["bin_low"].to_numpy(float)
+    high = frame["bin_high"].to_numpy(float)
+    width = np.nanmin(np.where(np.isfinite(high), high - low, np.nan)) if len(low) else 0.2
+    width = width if math.isfinite(width) else 0.2
+    return np.where(np.isfinite(high), (low + high) / 2, low + width / 2)
+
+
+def _pairs(a: _Audit, inp: AuditInput) -> None:
+    o = a.options
+    frame = inp.frame
+    if "judge" not in frame.columns or frame["judge"].isna().all():
+        for key in ("self-preference", "family-preference", "verbosity", "position"):
+            a.skip(
+                key,
+                "no judge verdicts in this data (human labels only) — run a judge on it first",
+                inp.name,
+            )
+        _familiarity(a, inp)
+        if len(frame):
+            a.exclusions.append(
+                Exclusion(inp.name, "no judge verdict (human-only rows)", len(frame), len(frame),
+                          analysis="all")
+            )  # fmt: skip
+        return
+    _pairs_exclusions(a, inp, frame)
+    metrics = _metrics_api()
+    if metrics is None:
+        for key in ("self-preference", "family-preference", "verbosity", "position"):
+            a.skip(key, "recuse.metrics.pairwise_bias is not available in this build", inp.name)
+        _familiarity(a, inp)
+        return
+    judged = frame[frame["judge"].notna()]
+    judges = sorted(str(j) for j in judged["judge"].unique())
+    with a.timed(f"pairwise metrics, bootstrap ({inp.name})"):
+        result = metrics.pairwise_bias(
+            judged,
+            a.roster,
+            judges=judges,
+            level=o.level,
+            n_boot=o.n_boot,
+            seed=o.seed,
+            min_n=o.min_n,
+        )
+    share = a.timings[-1][1] / 4  # one bootstrap serves four sections
+    for key in ("self-preference", "family-preference", "verbosity", "position"):
+        a.parts[key].seconds += share
+        a.parts[key].ran = True
+
+    # findings + tidy table rows
+    rows = []
+    for r in result.results:
+        rec = {"dataset": inp.name, **{k: v for k, v in r.to_dict().items() if k != "counts"}}
+        rec["components"] = "; ".join(
+            f"{k}={v:.4g}" for k, v in r.components.items() if v is not None
+        )
+        rows.append(rec)
+        if r.metric in _PAIRWISE:
+            bias, headline, null, section = _PAIRWISE[r.metric]
+            if not _finite(r.estimate, r.ci_low, r.ci_high) or r.n < 1:
+                a.skip(section, f"{r.metric}: no finite estimate", inp.name, str(r.judge))
+                continue
+            detail = ""
+            if r.metric == "self_preference_dp" and "human_dp" in r.components:
+                hd = r.components["human_dp"]
+                detail = f"humans: {hd:+.2f}" if hd is not None and math.isfinite(hd) else ""
+            a.parts[section].findings.append(
+                Finding(
+                    judge=str(r.judge), bias=bias, estimate=float(r.estimate),
+                    ci_low=float(r.ci_low), ci_high=float(r.ci_high), n=int(r.n),
+                    level=float(r.level), method=r.method, dataset=inp.name, detail=detail,
+                    null=null, clusters=int(r.n_clusters), section=section, headline=headline,
+                )
+            )  # fmt: skip
+    for s in result.skipped:
+        section = (_PAIRWISE.get(s.metric, (None, None, None, None))[3]) or _TABLE_ONLY.get(
+            s.metric, "self-preference"
+        )
+        a.skip(section, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""))
+    if rows:
+        tidy = pd.DataFrame(rows)
+        for section in ("self-preference", "family-preference", "verbosity", "position"):
+            wanted = [m for m, v in _PAIRWISE.items() if v[3] == section] + [
+                m for m, s in _TABLE_ONLY.items() if s == section
+            ]
+            sub = tidy[tidy["metric"].isin(wanted)].reset_index(drop=True)
+            if len(sub):
+                a.parts[section].tables.append(
+                    Table(
+                        _slug(section, inp.name),
+                        f"All {_TITLES[section].lower()} estimates — {inp.name}",
+                        sub.drop(columns=["method"]),
+                    )
+                )
+
+    with a.timed(f"self-preference figures ({inp.name})", "self-preference"):
+        _self_figures(a, inp, judged, metrics)
+    with a.timed(f"verbosity figures ({inp.name})", "verbosity"):
+        _verbosity_figures(a, inp, result.curves)
+    _familiarity(a, inp)
+
+
+def _self_figures(a: _Audit, inp: AuditInput, judged: pd.DataFrame, metrics: Any) -> None:
+    o = a.options
+    parts = a.parts["self-preference"]
+    eo_judges = [
+        f.judge for f in parts.findings if f.dataset == inp.name and f.bias == "self_preference_eo"
+    ]
+    examples = []
+    for judge in eo_judges:
+        try:
+            cm = metrics.confusion_matrix(judged, judge=judge)
+        except RecuseError as exc:
+            parts.notes.append(f"{inp.name}, {judge}: no confusion matrix ({exc})")
+            continue
+        parts.figures.append(
+            fig.confusion_matrix(
+                [[cm.own_own, cm.own_other], [cm.other_own, cm.other_other]],
+                rows=["own answer", "other answer"],
+                cols=["own answer", "other answer"],
+                row_label="human prefers",
+                col_label="judge picks",
+                id=_slug("cm", inp.name, judge),
+                title=f"{judge} on {inp.name}",
+                caption=(
+                    f"Pairs holding {judge}'s own answer: human label × judge pick (judge ties "
+                    f"count half). Recall own {cm.recall_own:.2f}, other {cm.recall_other:.2f}; "
+                    f"{cm.n_excluded} pairs without a usable label or verdict left out."
+                ),
+                format=o.figure_format,
+            )
+        )
+        if o.examples > 0:
+            examples.extend(_examples(judged, judge, inp.name, o.examples, metrics))
+    if examples:
+        parts.tables.append(
+            Table(
+                _slug("examples", inp.name),
+                f"Examples: the judge picked its own answer, the human preferred the other — "
+                f"{inp.name}",
+                pd.DataFrame(examples),
+            )
+        )
+    dataset_findings = [
+        f for f in parts.findings if f.dataset == inp.name and f.bias == "self_preference_eo"
+    ]
+    if dataset_findings:
+        parts.figures.append(_coef_figure(dataset_findings, inp.name, "self-preference (EO)", o))
+    fam = [
+        f
+        for f in a.parts["family-preference"].findings
+        if f.dataset == inp.name and f.bias == "family_preference"
+    ]
+    if fam:
+        a.parts["family-preference"].figures.append(
+            _coef_figure(fam, inp.name, "family preference (EO)", o)
+        )
+    pos = [f for f in a.parts["position"].findings if f.dataset == inp.name]
+    if pos:
+        a.parts["position"].figures.append(
+            _coef_figure(pos, inp.name, "first-position rate", o, null=0.5)
+        )
+
+
+def _examples(
+    judged: pd.DataFrame, judge: str, dataset: str, k: int, metrics: Any
+) -> list[dict[str, Any]]:
+    """Up to ``k`` pairs where ``judge`` picked its own answer against the human label."""
+    from recuse.metrics.self_preference import favored_side
+
+    rows = judged[judged["judge"] == judge]
+    if "response_a" not in rows.columns or "response_b" not in rows.columns:
+        return []
+    side = favored_side(rows)
+    p = rows["p_a"].to_numpy(float)
+    h = rows["human"].to_numpy(float)
+    own_p = np.where(side > 0, p, 1 - p)
+    own_h = np.where(side > 0, h, 1 - h)
+    hit = (side != 0) & (own_p > 0.5) & (own_h < 0.5)
+    out = []
+    for i in np.flatnonzero(hit)[:k]:
+        r = rows.iloc[i]
+        own_is_a = side[i] > 0
+        out.append(
+            {
+                "judge": judge,
+                "item_id": r["item_id"],
+                "prompt": _truncate(r.get("prompt")),
+                "own answer": _truncate(r["response_a"] if own_is_a else r["response_b"]),
+                "other answer": _truncate(r["response_b"] if own_is_a else r["response_a"]),
+                "other model": r["model_b"] if own_is_a else r["model_a"],
+                "judge P(own better)": float(own_p[i]),
+            }
+        )
+    return out
+
+
+def _coef_figure(
+    findings: Sequence[Finding], dataset: str, what: str, o: AuditOptions, null: float = 0.0
+) -> Figure:
+    return fig.coefficients(
+        [f.judge for f in findings],
+        [f.estimate for f in findings],
+        [f.ci_low for f in findings],
+        [f.ci_high for f in findings],
+        id=_slug("coef", what, dataset),
+        title=f"{what[:1].upper()}{what[1:]} — {dataset}",
+        xlabel=f"estimate with {o.level:.0%} interval",
+        null=null,
+        caption=f"Red: the interval excludes {null:g} (no bias).",
+        format=o.figure_format,
+    )
+
+
+def _verbosity_figures(a: _Audit, inp: AuditInput, curves: Any) -> None:
+    o = a.options
+    parts = a.parts["verbosity"]
+    findings = [f for f in parts.findings if f.dataset == inp.name]
+    if findings:
+        parts.figures.append(_coef_figure(findings, inp.name, "verbosity bias", o))
+    align = curves.get("human_alignment_curve") if curves else None
+    if align is not None and len(align):
+        series = []
+        for judge, g in align.groupby("judge", sort=True):
+            g = g[g["n"] >= o.min_n]
+            if len(g) < 2:
+                continue
+            series.append(
+                (_curve_x(g), fig.Series(str(judge), g["mean"], g["ci_low"], g["ci_high"]))
+            )
+        if series:
+            xs = series[0][0]
+            # one x grid per judge: plot each series on its own x via separate figures
+            # when grids differ; usually they share the bins
+            same = all(len(x) == len(xs) and np.allclose(x, xs) for x, _ in series)
+            if same:
+                parts.figures.append(
+                    fig.curves(
+                        xs.tolist(),
+                        [s for _, s in series],
+                        id=_slug("align", inp.name),
+                        title=f"Agreement with humans by length difference — {inp.name}",
+                        xlabel="(len human-preferred − len other) / len other",
+                        ylabel="share of judge verdicts agreeing",
+                        reference=0.5,
+                        caption=(
+                            f"Bins with at least {o.min_n} pairs; bands: {o.level:.0%} "
+                            "cluster-bootstrap intervals. A judge without verbosity bias has a "
+                            "flat curve; one that prefers longer answers rises to the right."
+                        ),
+                        format=o.figure_format,
+                    )
+                )
+            else:
+                for x, s in series:
+                    parts.figures.append(
+                        fig.curves(
+                            x.tolist(), [s], id=_slug("align", inp.name, s.label),
+                            title=f"Agreement by length difference — {s.label}, {inp.name}",
+                            xlabel="(len human-preferred − len other) / len other",
+                            ylabel="share agreeing", reference=0.5, format=o.figure_format,
+                        )
+                    )  # fmt: skip
+        parts.tables.append(
+            Table(
+                _slug("alignment-curve", inp.name),
+                f"Agreement by length difference — {inp.name}",
+                align.reset_index(drop=True),
+                show=False,
+            )
+        )
+    for name, title in (
+        ("human_verbosity_curve", "Human preference by length difference"),
+        ("judge_verbosity_curve", "Judge preference by length difference (same-source pairs)"),
+    ):
+        frame = curves.get(name) if curves else None
+        if frame is not None and len(frame):
+            parts.tables.append(
+                Table(_slug(name, inp.name), f"{title} — {inp.name}", frame.reset_index(drop=True),
+                      show=False)
+            )  # fmt: skip
+
+
+def _familiarity(a: _Audit, inp: AuditInput) -> None:
+    frame = inp.frame
+    has_ppl = {"ppl_a", "ppl_b"} <= set(frame.columns) and bool(
+        (frame["ppl_a"].notna() & frame["ppl_b"].notna()).any()
+    )
+    if not has_ppl:
+        a.skip(
+            "familiarity",
+            "no perplexities in this data (columns ppl_a, ppl_b): compute each response's "
+            "perplexity under the judge first",
+            inp.name,
+        )
+        return
+    a.skip(
+        "familiarity",
+        "perplexities are present, but this recuse build has no familiarity analysis yet "
+        "(perplexity-bin curves and the familiarity bias are not implemented)",
+        inp.name,
+    )
+
+
+# ------------------------------------------------------------------- favoritism
+
+
+def _favoritism(a: _Audit, inp: AuditInput) -> None:
+    o = a.options
+    parts = a.parts["favoritism"]
+    frame = inp.frame
+    _ratings_exclusions(a, inp, frame)
+    try:
+        from recuse.regression import fit_favoritism
+    except ImportError:
+        a.skip("favoritism", "recuse.regression.fit_favoritism is not in this build", inp.name)
+        return
+    judges = set(frame["judge"].astype(str))
+    models = set(frame["model"].astype(str))
+    if not judges & models:
+        a.skip(
+            "favoritism",
+            "no judge rated its own model's outputs, so self-bias is not identified",
+            inp.name,
+        )
+        return
+    if frame["reference"].notna().sum() == 0:
+        a.skip("favoritism", "no reference scores (column reference is empty)", inp.name)
+        return
+    with a.timed(f"favoritism regression ({inp.name})", "favoritism"):
+        try:
+            res = fit_favoritism(frame, a.roster, se=o.se, level=o.level)
+        except (EstimationError, ConfigError) as exc:
+            a.skip("favoritism", str(exc), inp.name)
+            return
+    parts.ran = True
+    n_by_judge = frame[frame["rating"].notna() & frame["reference"].notna()].groupby("judge").size()
+    clusters = int(frame["prompt_id"].nunique())
+    sb = res.self_bias()
+    for _, r in sb.iterrows():
+        if not _finite(r["estimate"], r["lower"], r["upper"]):
+            a.skip("favoritism", "self-bias not estimable", inp.name, str(r["judge"]))
+            continue
+        parts.findings.append(
+            Finding(
+                judge=str(r["judge"]), bias="self_bias", estimate=float(r["estimate"]),
+                ci_low=float(r["lower"]), ci_high=float(r["upper"]),
+                n=int(n_by_judge.get(r["judge"], res.n)), level=o.level,
+                method=f"{res.method}; SE {res.se_type}", dataset=inp.name,
+                detail=f"γ, {res.scale_note}", clusters=clusters, section="favoritism",
+            )
+        )  # fmt: skip
+    fb = res.family_bias()
+    fams = dict(res.families)
+    for _, r in fb.iterrows():
+        if not _finite(r["estimate"], r["lower"], r["upper"]):
+            continue
+        members = sorted(j for j in judges if fams.get(j) == r["family"])
+        n_fam = int(sum(n_by_judge.get(j, 0) for j in members))
+        for j in members:
+            parts.findings.append(
+                Finding(
+                    judge=j, bias="family_bias", estimate=float(r["estimate"]),
+                    ci_low=float(r["lower"]), ci_high=float(r["upper"]), n=max(n_fam, 1),
+                    level=o.level, method=f"{res.method}; SE {res.se_type}", dataset=inp.name,
+                    detail=f"λ pooled over the {r['family']} family's judges",
+                    clusters=clusters, section="favoritism",
+                )
+            )  # fmt: skip
+    parts.tables.append(
+        Table(_slug("favoritism", inp.name), f"Favoritism coefficients — {inp.name}", res.tidy())
+    )
+    parts.notes.extend(f"{inp.name}: {n}" for n in res.notes)
+    if res.n_excluded:
+        parts.notes.append(
+            f"{inp.name}: excluded from the fit: "
+            + ", ".join(f"{v:,} {k}" for k, v in res.n_excluded.items())
+        )
+    with a.timed(f"favoritism figures ({inp.name})", "favoritism"):
+        if len(sb):
+            parts.figures.append(
+                fig.coefficients(
+                    sb["judge"].astype(str).tolist(),
+                    sb["estimate"].astype(float).tolist(),
+                    sb["lower"].astype(float).tolist(),
+                    sb["upper"].astype(float).tolist(),
+                    id=_slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
+                    xlabel=f"extra {res.scale_note} for own completions ({o.level:.0%} CI)",
+                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                )
+            )  # fmt: skip
+        if len(fb):
+            parts.figures.append(
+                fig.coefficients(
+                    fb["family"].astype(str).tolist(),
+                    fb["estimate"].astype(float).tolist(),
+                    fb["lower"].astype(float).tolist(),
+                    fb["upper"].astype(float).tolist(),
+                    id=_slug("familybias", inp.name), title=f"Family bias λ_F — {inp.name}",
+                    xlabel=f"extra {res.scale_note} for the family's other models",
+                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                )
+            )  # fmt: skip
+        heat = _judge_model_heat(frame)
+        if heat is not None:
+            values, table = heat
+            highlight = np.array(
+                [[r == c for c in values.columns] for r in values.index], dtype=bool
+            )
+            parts.figures.append(
+                fig.heatmap(
+                    values.to_numpy(float), rows=list(values.index), cols=list(values.columns),
+                    id=_slug("heat", inp.name),
+                    title=f"Judge × model: judge − human score — {inp.name}",
+                    caption=(
+                        "Mean of (judge rating − reference), both divided by the dimension's "
+                        "largest score, averaged over dimensions, minus the judge's own row "
+                        "mean (so a lenient judge is not red everywhere). Outlined: the judge's "
+                        "own completions. Descriptive; the regression above is the estimate."
+                    ),
+                    highlight=highlight, format=o.figure_format,
+                )
+            )  # fmt: skip
+            parts.tables.append(table)
+    _robustness(a, inp, res)
+
+
+def _judge_model_heat(frame: pd.DataFrame) -> tuple[pd.DataFrame, Table] | None:
+    ok = frame[frame["rating"].notna() & frame["reference"].notna()]
+    if ok.empty:
+        return None
+    scale = ok.groupby("dimension")[["rating", "reference"]].max().max(axis=1)
+    scale = scale.where(scale > 0, 1.0)
+    s = ok["dimension"].map(scale)
+    diff = (ok["rating"] - ok["reference"]) / s
+    cell = (
+        ok.assign(diff=diff)
+        .groupby(["judge", "model", "dimension"])["diff"]
+        .mean()
+        .groupby(["judge", "model"])
+        .mean()
+        .unstack("model")
+    )
+    centred = cell.sub(cell.mean(axis=1), axis=0)
+
+    def long(wide: pd.DataFrame, name: str) -> pd.DataFrame:
+        return wide.reset_index().melt(id_vars="judge", var_name="model", value_name=name)
+
+    tidy = long(cell, "judge_minus_human").merge(
+        long(centred, "row_centred"), on=["judge", "model"]
+    )
+    tidy = tidy[tidy["judge_minus_human"].notna()].reset_index(drop=True)
+    table = Table("judge-model-heat", "Judge × model: mean normalised judge − human score", tidy)
+    return centred, table
+
+
+def _robustness(a: _Audit, inp: AuditInput, main: Any) -> None:
+    """Robustness battery of the regression, when the regression package provides it."""
+    import recuse.regression as regression
+
+    fn: Callable[..., Any] | None = getattr(regression, "robustness", None)
+    if fn is None:
+        a.skip(
+            "favoritism",
+            "robustness battery: recuse.regression.robustness is not in this build",
+            inp.name,
+        )
+        return
+    o = a.options
+    with a.timed(f"favoritism robustness ({inp.name})", "favoritism"):
+        try:
+            out = fn(inp.frame, a.roster, level=o.level)
+        except RecuseError as exc:
+            a.skip("favoritism", f"robustness battery: {exc}", inp.name)
+            return
+    frame = out.to_frame() if hasattr(out, "to_frame") else out
+    if isinstance(frame, pd.DataFrame) and len(frame):
+        a.parts["favoritism"].tables.append(
+            Table(_slug("robustness", inp.name), f"Robustness of the estimates — {inp.name}", frame)
+        )
+
+
+# ------------------------------------------------------------------------ driver
+
+
+def _filter_judges(inputs: Sequence[AuditInput], judges: tuple[str, ...]) -> list[AuditInput]:
+    if not judges:
+        return list(inputs)
+    present = sorted({j for i in inputs for j in i.source.judges})
+    missing = [j for j in judges if j not in present]
+    if missing:
+        raise ConfigError(
+            f"judge {missing[0]!r} is not in the data — "
+            f"judges present: {', '.join(present) or 'none'}"
+        )
+    out = []
+    for inp in inputs:
+        if not set(judges) & set(inp.source.judges):
+            continue
+        frame = inp.frame[inp.frame["judge"].isin(judges)].reset_index(drop=True)
+        out.append(replace(inp, frame=frame))
+    return out
+
+
+def run_audit(
+    inputs: Sequence[AuditInput],
+    *,
+    options: AuditOptions | None = None,
+    roster: Roster | None = None,
+    title: str = "recuse audit",
+    timings: Sequence[tuple[str, float]] = (),
+) -> Report:
+    """Every analysis the inputs support, as a :class:`~recuse.report.model.Report`.
+
+    ``timings`` (label, seconds) from earlier steps (e.g. loading) are kept in the
+    report's timings ahead of the analyses'.
+    """
+    o = options or AuditOptions()
+    o.check()
+    if not inputs:
+        raise InputError("nothing to audit", fix="give at least one dataset name or file")
+    roster = roster or Roster.load()
+    a = _Audit(o, roster)
+    a.timings.extend(timings)
+    for inp in _filter_judges(inputs, o.judges):
+        if inp.table == "pairs":
+            _pairs(a, inp)
+            a.skip("favoritism", "needs a ratings table (absolute scores); this is pairs", inp.name)
+        else:
+            _favoritism(a, inp)
+            for key in ("self-preference", "family-preference", "verbosity", "position"):
+                a.skip(key, "needs a pairs table (pairwise verdicts); this is ratings", inp.name)
+            a.skip("familiarity", "needs a pairs table with perplexities", inp.name)
+    sections = []
+    for key, title_ in ANALYSES:
+        p = a.parts[key]
+        if not (p.findings or p.figures or p.tables):
+            continue
+        sections.append(
+            Section(
+                id=key, title=title_, intro=_INTROS[key], findings=tuple(p.findings),
+                figures=tuple(p.figures), tables=tuple(p.tables), notes=tuple(p.notes),
+                seconds=round(p.seconds, 3),
+            )
+        )  # fmt: skip
+    # tables of different inputs with the same name (e.g. judge-model-heat) get a suffix
+    seen: dict[str, int] = {}
+    fixed = []
+    for s in sections:
+        tables = []
+        for t in s.tables:
+            seen[t.name] = seen.get(t.name, 0) + 1
+            tables.append(t if seen[t.name] == 1 else replace(t, name=f"{t.name}-{seen[t.name]}"))
+        fixed.append(replace(s, tables=tuple(tables)))
+    provenance = Provenance(
+        sources=tuple(i.source for i in inputs),
+        recuse_version=_version(),
+        recuse_commit=_git_commit(Path(__file__).resolve().parent),
+        options=o.to_dict(),
+        seed=o.seed,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        python=platform.python_version(),
+        packages=_packages(),
+    )
+    notes = (
+        f"Intervals: {o.level:.0%}; pairwise metrics use a percentile bootstrap that "
+        f"resamples prompts ({o.n_boot} resamples, seed {o.seed}); the regression uses "
+        f"{o.se} robust standard errors.",
+    )
+    return Report(
+        title=title,
+        sections=tuple(fixed),
+        skipped=tuple(_collapse(a.skipped, inputs)),
+        exclusions=tuple(a.exclusions),
+        provenance=provenance,
+        level=o.level,
+        notes=notes,
+        timings=tuple((k, round(v, 4)) for k, v in a.timings),
+    )
+
+
+def _collapse(skipped: list[Skipped], inputs: Sequence[AuditInput]) -> list[Skipped]:
+    """One row for a reason shared by every judge of a dataset; duplicates dropped."""
+    judges = {i.name: set(i.source.judges) for i in inputs}
+    groups: dict[tuple[str, str, str], set[str]] = {}
+    for s in skipped:
+        groups.setdefault((s.analysis, s.dataset, s.reason), set()).add(s.judge)
+    out = []
+    for (analysis, dataset, reason), js in groups.items():
+        named = js - {""}
+        if named and named == judges.get(dataset, set()) and len(named) > 1:
+            out.append(Skipped(analysis, reason, dataset, f"all {len(named)} judges"))
+        elif not named:
+            out.append(Skipped(analysis, reason, dataset, ""))
+        else:
+            out.extend(Skipped(analysis, reason, dataset, j) for j in sorted(named))
+    return out
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("recuse")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _packages() -> dict[str, str]:
+    out = {}
+    for name in ("numpy", "pandas", "scipy", "statsmodels", "matplotlib"):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def audit(
+    data: Sequence[str | Path],
+    *,
+    options: AuditOptions | None = None,
+    table: TableKind | None = None,
+    data_dir: str | Path | None = None,
+    roster: Roster | None = None,
+    title: str = "recuse audit",
+) -> Report:
+    """Load each of ``data`` (dataset names or files) and audit them together."""
+    roster = roster or Roster.load()
+    loaded = []
+    timings = []
+    for spec in data:
+        start = time.perf_counter()
+        loaded.append(load_input(spec, table=table, data_dir=data_dir, roster=roster))
+        timings.append((f"load {spec}", time.perf_counter() - start))
+    return run_audit(loaded, options=options, roster=roster, title=title, timings=timings)

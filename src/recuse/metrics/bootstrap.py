@@ -30,7 +30,6 @@ than ``max_dropped`` of the resamples are dropped the group is refused.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
@@ -230,10 +229,7 @@ def cluster_bootstrap(
         rep_vals = stat.combine(rep)  # (n_boot, n_groups)
         ok = np.isfinite(rep_vals)
         n_ok = ok.sum(axis=0)
-        with warnings.catch_warnings():  # groups with no defined replicate give NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo = np.nanquantile(np.where(ok, rep_vals, np.nan), lo_q, axis=0)
-            hi = np.nanquantile(np.where(ok, rep_vals, np.nan), hi_q, axis=0)
+        lo, hi = _percentiles(rep_vals, ok, lo_q, hi_q)
         required_counts = _required_counts(stat)
         group_out = []
         for g in range(n_groups):
@@ -269,6 +265,22 @@ def cluster_bootstrap(
     return out
 
 
+def _percentiles(
+    reps: FloatArray, ok: NDArray[np.bool_], lo_q: float, hi_q: float
+) -> tuple[FloatArray, FloatArray]:
+    """Per-column quantiles of the defined replicates (NaN for a column with none)."""
+    if ok.all():
+        q = np.quantile(reps, [lo_q, hi_q], axis=0)
+        return q[0], q[1]
+    lo = np.full(reps.shape[1], np.nan)
+    hi = np.full(reps.shape[1], np.nan)
+    for g in range(reps.shape[1]):
+        col = reps[ok[:, g], g]
+        if col.size:
+            lo[g], hi[g] = np.quantile(col, [lo_q, hi_q])
+    return lo, hi
+
+
 def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64]]]:
     used = stat.group >= 0
     n_groups = len(stat.labels)
@@ -284,7 +296,7 @@ def _problem(
     stat: GroupedStatistic, g: int, counts: dict[str, int], rows: int, n_clust: int, min_n: int
 ) -> str | None:
     if rows == 0:
-        return "no usable pairs"
+        return f"no {stat.required[0][1]}" if stat.required else "no usable pairs"
     for desc, c in counts.items():
         if c < min_n:
             return f"only {c} {desc} (need at least {min_n})"

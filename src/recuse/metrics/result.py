@@ -56,7 +56,7 @@ class MetricResult:
     judge: str | None = None
     n_boot: int = 0
     n_boot_dropped: int = 0
-    counts: Mapping[str, float] = field(default_factory=dict)
+    counts: Mapping[str, int] = field(default_factory=dict)
     components: Mapping[str, float] = field(default_factory=dict)
 
     def covers(self, value: float) -> bool:
@@ -77,7 +77,7 @@ class MetricResult:
             "n_boot": self.n_boot,
             "n_boot_dropped": self.n_boot_dropped,
             "method": self.method,
-            "counts": {k: float(v) for k, v in self.counts.items()},
+            "counts": {k: int(v) for k, v in self.counts.items()},
             "components": {k: _clean(v) for k, v in self.components.items()},
         }
 

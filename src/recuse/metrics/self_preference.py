@@ -178,10 +178,15 @@ def preference_spec(
     verdict: Verdict,
     human_ties: HumanTies,
     judge_ties: JudgeTies,
+    side: NDArray[np.int8] | None = None,
 ) -> MetricSpec:
-    """The EO or DP statistic for every judge in ``labels`` (rows grouped by ``codes``)."""
+    """The EO or DP statistic for every judge in ``labels`` (rows grouped by ``codes``).
+
+    ``side`` may pass :func:`favored_side` when it is already computed.
+    """
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
-    side = favored_side(pairs, relation=relation, families=families)
+    if side is None:
+        side = favored_side(pairs, relation=relation, families=families)
     v = orient(
         judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
     )

@@ -23,12 +23,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from recuse.errors import ConfigError, RecuseError
+from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.metrics.bootstrap import GroupedStatistic, check_options, cluster_bootstrap
 from recuse.metrics.estimate import MetricSpec, clusters_of, to_results
 from recuse.metrics.position import consistency_spec, first_position_spec, flip_spec
 from recuse.metrics.result import MetricResult, Skipped, results_frame
-from recuse.metrics.self_preference import Families, Kind, Relation, preference_spec
+from recuse.metrics.self_preference import (
+    Families,
+    Kind,
+    Relation,
+    favored_side,
+    preference_spec,
+)
 from recuse.metrics.verbosity import (
     Tokenizer,
     Unit,
@@ -62,6 +68,15 @@ FloatArray = NDArray[np.float64]
 CURVES = ("human_alignment_curve", "judge_verbosity_curve", "human_verbosity_curve")
 
 
+def _json_value(v: Any) -> Any:
+    """NaN (no value) and inf (an open bin edge) become None; numpy scalars plain Python."""
+    if isinstance(v, float | np.floating):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
 @dataclass(frozen=True)
 class PairwiseBias:
     """Results of :func:`pairwise_bias`: estimates, skipped (metric, judge) pairs, curves."""
@@ -86,7 +101,7 @@ class PairwiseBias:
     def to_dict(self) -> dict[str, Any]:
         curves = {
             name: [
-                {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
+                {k: _json_value(v) for k, v in row.items()}
                 for row in frame.to_dict(orient="records")
             ]
             for name, frame in self.curves.items()
@@ -138,6 +153,7 @@ def pairwise_bias(
     relations: tuple[tuple[Relation, Kind], ...] = (
         ("self", "eo"), ("self", "dp"), ("family", "eo"), ("family", "dp"),
     )  # fmt: skip
+    sides: dict[str, NDArray[np.int8]] = {}
     for relation, kind in relations:
         name = f"{relation}_preference_{kind}"
         if name not in wanted:
@@ -145,10 +161,17 @@ def pairwise_bias(
         if relation == "family" and families is None:
             skipped += [Skipped(name, j, "no roster or family mapping given") for j in labels]
             continue
+        if relation not in sides:
+            try:
+                sides[relation] = favored_side(pairs, relation=relation, families=families)
+            except InputError as exc:  # a model without a family: skip, say why
+                skipped += [Skipped(name, j, str(exc)) for j in labels]
+                continue
         specs.append(
             preference_spec(
                 pairs, codes, labels, relation=relation, kind=kind, families=families,
                 verdict=verdict, human_ties=human_ties, judge_ties=judge_ties,
+                side=sides[relation],
             )
         )  # fmt: skip
 

@@ -1,0 +1,170 @@
+"""`recuse metrics pairs PATH_OR_DATASET`: pairwise bias metrics with bootstrap intervals."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from recuse.cli import app, parse_mapping
+from recuse.data.generic import load_table
+from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import check_options
+from recuse.metrics.result import results_frame
+from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
+from recuse.metrics.verdicts import check_modes
+from recuse.roster import Roster
+
+metrics_app = typer.Typer(
+    help="Bias metrics of LLM judges with bootstrap confidence intervals.", no_args_is_help=True
+)
+app.add_typer(metrics_app, name="metrics")
+
+OUT_SUFFIXES = (".json", ".csv")
+METRIC_HELP = f"Metric to compute (repeatable; default: all): {', '.join(METRICS)}."
+
+
+def _check_out(out: str | None) -> Path | None:
+    if out is None:
+        return None
+    path = Path(out).expanduser()
+    if path.suffix.lower() not in OUT_SUFFIXES:
+        raise ConfigError(f"--out {out}: the file name must end in .json or .csv")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--out {out}: folder {path.parent} does not exist")
+    return path
+
+
+def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
+    """Write JSON (results, skipped, curves, settings) or CSV (one row per result).
+
+    The file appears complete or not at all (written to a temporary file, then renamed).
+    """
+    if path.suffix.lower() == ".json":
+        payload = {"settings": meta, **result.to_dict()}
+        text = json.dumps(payload, indent=2, allow_nan=False)
+    else:
+        text = results_frame(result.results).to_csv(index=False)
+    fd, tmp = tempfile.mkstemp(prefix=".recuse-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fmt(x: float) -> str:
+    return f"{x:+.3f}" if x == x else ""
+
+
+@metrics_app.command("pairs")
+def pairs_command(
+    source: str = typer.Argument(..., help="Dataset name (see `recuse data list`) or a file."),
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
+    ] = None,
+    level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
+    n_boot: int = typer.Option(2000, "--n-boot", help="Bootstrap resamples (of prompts)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    min_n: int = typer.Option(
+        10, "--min-n", help="Fewest pairs a group needs before it is estimated."
+    ),
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help=METRIC_HELP)] = None,
+    verdict: str = typer.Option("prob", "--verdict", help="prob (probabilities) or pick."),
+    human_ties: str = typer.Option("drop", "--human-ties", help="drop or split (half/half)."),
+    judge_ties: str = typer.Option("half", "--judge-ties", help="half or drop (pick mode)."),
+    unit: str = typer.Option(
+        "words", "--unit", help="Length unit for verbosity: words, chars or column (len_a/len_b)."
+    ),
+    out: str = typer.Option(
+        None, "--out", "-o", help="Write results to FILE.json (with curves) or FILE.csv."
+    ),
+    data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
+    mapping: str = typer.Option(
+        None, "--map", help="Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,..."
+    ),
+    allow_unknown_models: bool = typer.Option(
+        False, "--allow-unknown-models", help="Keep model names missing from the roster."
+    ),
+) -> None:
+    """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
+    # Every option is checked before any work, so a bad one writes nothing.
+    out_path = _check_out(out)
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    if unit not in ("words", "chars", "column"):
+        raise ConfigError(f"--unit must be words, chars or column; got {unit!r}")
+    for m in metric or []:
+        if m not in METRICS:
+            raise ConfigError(f"--metric {m!r} is unknown — choose from {', '.join(METRICS)}")
+
+    roster = Roster.load()
+    table = load_table(
+        source,
+        table="pairs",
+        data_dir=data_dir,
+        roster=roster,
+        mapping=parse_mapping(mapping) or None,
+        unknown_models="keep" if allow_unknown_models else "error",
+    )
+    judges = [roster.canonical(j) if j in roster else j for j in judge] if judge else None
+    result = pairwise_bias(
+        table,
+        roster,
+        judges=judges,
+        metrics=metric or None,
+        verdict=verdict,  # type: ignore[arg-type]
+        human_ties=human_ties,  # type: ignore[arg-type]
+        judge_ties=judge_ties,  # type: ignore[arg-type]
+        unit=unit,  # type: ignore[arg-type]
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+        min_n=min_n,
+    )
+
+    console = Console(highlight=False)
+    shown = Table(title=f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled)")
+    for col, justify in (
+        ("judge", "left"), ("metric", "left"), ("estimate", "right"), ("interval", "right"),
+        ("n", "right"), ("prompts", "right"),
+    ):  # fmt: skip
+        shown.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for r in result.results:
+        shown.add_row(
+            Text(r.judge or ""), r.metric, _fmt(r.estimate),
+            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]", f"{r.n:,}", f"{r.n_clusters:,}",
+        )  # fmt: skip
+    console.print(shown)
+    if result.skipped:
+        skipped = Table(title="Not estimated")
+        for col in ("judge", "metric", "why"):
+            skipped.add_column(col, overflow="fold")
+        for s in result.skipped:
+            skipped.add_row(Text(s.judge or ""), s.metric, Text(s.reason))
+        console.print(skipped)
+    if out_path is not None:
+        meta: dict[str, object] = {
+            "source": source,
+            "judges": judges,
+            "level": level,
+            "n_boot": n_boot,
+            "seed": seed,
+            "min_n": min_n,
+            "verdict": verdict,
+            "human_ties": human_ties,
+            "judge_ties": judge_ties,
+            "unit": unit,
+        }
+        write_results(result, out_path, meta=meta)
+        console.print(Text(f"wrote {out_path}"))

@@ -61,6 +61,7 @@ def _register() -> None:
     # Each import adds its commands to ``app``.
     from recuse.cli import data as _data  # noqa: F401
     from recuse.cli import validate as _validate  # noqa: F401
+    from recuse.cli import metrics as _metrics  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:

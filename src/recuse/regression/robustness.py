@@ -137,7 +137,7 @@ def _ordinal_one(p: Prepared, *, level: float, variant: str) -> FavoritismResult
     )
     exog = rows[:, 1:]
     model = FrequencyWeightedOrderedModel(endog, exog, freq_weights=weights, distr="logit")
-    res = model.fit(method="bfgs", disp=False, maxiter=2000)
+    res = model.fit(method="bfgs", disp=False, maxiter=2000, gtol=1e-7)
     if not res.mle_retvals.get("converged", True):
         notes = [*notes, "ordered logit: the optimiser did not report convergence"]
     k = X.shape[1]

@@ -1,0 +1,310 @@
+"""A judge behind OpenAI-compatible HTTP servers (vLLM, SGLang, TGI, llama.cpp, APIs).
+
+One request per prompt; the runner keeps ``concurrency`` of them in flight, spread
+round-robin over several base URLs. Two endpoints:
+
+* ``completions`` (``/v1/completions``): we render the chat prompt ourselves
+  (ChatML or plain) and append the assistant prefix, so ``direct`` mode reads the
+  verdict distribution from ``logprobs`` of one generated token.
+* ``chat`` (``/v1/chat/completions``): the server applies the chat template; the
+  verdict distribution is read from ``top_logprobs`` of the token after ``[[`` in
+  the generated text, or the verdict is parsed from the text when the server gives
+  no log-probs.
+
+Rate limits (429), server errors (5xx), timeouts, connection errors, malformed JSON
+and responses without the log-probs asked for are :class:`TransientError` (the
+runner retries them, honouring Retry-After). Other 4xx answers are per-prompt
+failures; 401/403 stop the run. The API key is read from an environment variable
+at request time, sent only in the Authorization header and scrubbed from every
+error text.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import httpx
+import numpy as np
+
+from recuse.errors import ConfigError, JudgeError
+from recuse.judging.backends.base import (
+    Backend,
+    Failure,
+    Generation,
+    TokenFilter,
+    TransientError,
+)
+from recuse.judging.protocols import Prompt
+
+Endpoint = Literal["completions", "chat"]
+ChatFormat = Literal["chatml", "plain"]
+
+
+def render_chatml(prompt: Prompt) -> str:
+    """ChatML text with the assistant turn opened and the prefix appended."""
+    parts = [f"<|im_start|>{m.role}\n{m.content}<|im_end|>\n" for m in prompt.messages]
+    return "".join(parts) + "<|im_start|>assistant\n" + prompt.prefix
+
+
+def render_plain(prompt: Prompt) -> str:
+    return "\n\n".join(m.content for m in prompt.messages) + "\n\n" + prompt.prefix
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: a number, or an HTTP date (RFC 9110)."""
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+class HTTPBackend(Backend):
+    """OpenAI-compatible server(s).
+
+    ``model`` is the name the server knows the model by; ``model_id`` the judge id
+    written to tables (default ``model``); ``revision`` anything that pins the
+    weights. ``api_key_env`` names the environment variable holding the key (none
+    sent when unset). ``timeout`` and ``concurrency`` never enter cache keys.
+    """
+
+    def __init__(
+        self,
+        base_urls: str | Sequence[str],
+        *,
+        model: str,
+        model_id: str | None = None,
+        revision: str = "",
+        endpoint: Endpoint = "completions",
+        chat_format: ChatFormat = "chatml",
+        api_key_env: str | None = None,
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        logprobs: bool = True,
+    ) -> None:
+        urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
+        if not urls:
+            raise ConfigError("give at least one base URL (e.g. http://127.0.0.1:8000/v1)")
+        self.base_urls = [u.rstrip("/") for u in urls]
+        for u in self.base_urls:
+            if not u.startswith(("http://", "https://")):
+                raise ConfigError(f"base URL {u!r} must start with http:// or https://")
+        self.model = model
+        self.model_id = model_id or model
+        self.revision = revision
+        self.endpoint = endpoint
+        self.chat_format = chat_format
+        self.api_key_env = api_key_env
+        self.batch_size = 1
+        self.concurrency = max(1, concurrency)
+        self.timeout = timeout
+        self.logprobs = logprobs
+        self.supports_prefix = endpoint == "completions" and logprobs
+        self._urls = itertools.cycle(self.base_urls)
+        self._client: httpx.AsyncClient | None = None
+
+    # --- plumbing ------------------------------------------------------------------
+
+    def _key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"environment variable {self.api_key_env} is empty — export your API key there"
+            )
+        return key
+
+    def _scrub(self, text: str) -> str:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if key:
+            text = text.replace(key, "***")
+        return " ".join(text.split())[:200]
+
+    def _client_now(self) -> httpx.AsyncClient:
+        if self._client is None:
+            limits = httpx.Limits(
+                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+            )
+            self._client = httpx.AsyncClient(timeout=self.timeout, limits=limits)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = next(self._urls) + path
+        headers = {"Content-Type": "application/json"}
+        key = self._key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        try:
+            resp = await self._client_now().post(url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise TransientError(f"timeout after {self.timeout:g} s") from None
+        except httpx.TransportError as exc:
+            raise TransientError(self._scrub(f"connection error: {type(exc).__name__}")) from None
+        status = resp.status_code
+        if status == 429 or status >= 500:
+            raise TransientError(
+                self._scrub(f"HTTP {status}: {resp.text}"),
+                retry_after=retry_after_seconds(resp.headers.get("retry-after")),
+            )
+        if status in (401, 403):
+            raise JudgeError(
+                f"the server at {url} refused the request (HTTP {status}) — check the API key "
+                f"in ${self.api_key_env or 'YOUR_KEY_VARIABLE'} (--api-key-env)"
+            )
+        if status >= 400:
+            raise _PromptRejected(self._scrub(f"HTTP {status}: {resp.text}"))
+        try:
+            data = resp.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise TransientError("malformed JSON in the response") from None
+        if not isinstance(data, dict) or not data.get("choices"):
+            raise TransientError("response has no choices")
+        return data
+
+    def _body(self, prompt: Prompt, *, max_tokens: int, top_k: int) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "temperature": 0}
+        if self.endpoint == "completions":
+            render = render_chatml if self.chat_format == "chatml" else render_plain
+            body["prompt"] = render(prompt)
+            if top_k:
+                body["logprobs"] = top_k
+            return "/completions", body
+        if prompt.prefix:
+            raise _PromptRejected("the chat endpoint cannot continue a pre-filled answer")
+        body["messages"] = [{"role": m.role, "content": m.content} for m in prompt.messages]
+        if top_k:
+            body.update(logprobs=True, top_logprobs=top_k)
+        return "/chat/completions", body
+
+    # --- primitives ------------------------------------------------------------------
+
+    async def next_token_logprobs(
+        self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+    ) -> list[dict[str, float] | Failure]:
+        out: list[dict[str, float] | Failure] = []
+        for prompt in prompts:
+            try:
+                path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
+                data = await self._post(path, body)
+            except _PromptRejected as exc:
+                out.append(Failure(str(exc)))
+                continue
+            _, dists = _token_logprobs(data["choices"][0])
+            if not dists:
+                raise TransientError("response has no logprobs")
+            out.append(dists[0])
+        return out
+
+    async def continuation_logprobs(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+    ) -> list[np.ndarray | Failure]:
+        # Prompt log-probs through `echo` are unreliable on some servers (llama.cpp
+        # gave -9 to -12 per token): refuse rather than return wrong numbers.
+        return [
+            Failure("continuation log-probs are not available over HTTP; use a local backend")
+            for _ in prompts
+        ]
+
+    async def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        stop: Sequence[str] = (),
+        top_k: int = 0,
+    ) -> list[Generation | Failure]:
+        out: list[Generation | Failure] = []
+        want = top_k if self.logprobs else 0
+        for prompt in prompts:
+            try:
+                path, body = self._body(prompt, max_tokens=max_new_tokens, top_k=want)
+                data = await self._post(path, body)
+            except _PromptRejected as exc:
+                out.append(Failure(str(exc)))
+                continue
+            choice = data["choices"][0]
+            text = _text(choice)
+            if text is None:
+                raise TransientError("response has no text")
+            tokens, dists = _token_logprobs(choice) if want else ((), ())
+            cut = min((text.find(s) + len(s) for s in stop if s in text), default=-1)
+            if cut >= 0:  # server-side stop strings would drop the stop text: cut here
+                text = text[:cut]
+            out.append(
+                Generation(
+                    text=text,
+                    tokens=tuple(tokens),
+                    dists=tuple(dists),
+                    finish_reason=choice.get("finish_reason"),
+                )
+            )
+        return out
+
+
+class _PromptRejected(Exception):
+    """A 4xx answer about this prompt: recorded as failed, not retried."""
+
+
+def _text(choice: dict[str, Any]) -> str | None:
+    if isinstance(choice.get("text"), str):
+        return str(choice["text"])
+    message = choice.get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), str):
+        return str(message["content"])
+    return None
+
+
+def _merge(entries: Sequence[tuple[str, float]]) -> dict[str, float]:
+    dist: dict[str, float] = {}
+    for tok, lp in entries:
+        dist[tok] = float(np.logaddexp(dist[tok], lp)) if tok in dist else float(lp)
+    return dist
+
+
+def _token_logprobs(choice: dict[str, Any]) -> tuple[list[str], list[dict[str, float]]]:
+    """Generated tokens and their top-k distributions, in either OpenAI format.
+
+    Legacy completions: ``logprobs = {tokens: [...], top_logprobs: [{tok: lp}, ...]}``.
+    Chat (and newer servers): ``logprobs = {content: [{token, logprob,
+    top_logprobs: [{token, logprob}]}]}``. Anything else gives empty lists.
+    """
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict):
+        return [], []
+    try:
+        if isinstance(lp.get("content"), list):
+            tokens = [str(e["token"]) for e in lp["content"]]
+            dists = [
+                _merge(
+                    [(str(t["token"]), float(t["logprob"])) for t in e.get("top_logprobs") or []]
+                )
+                for e in lp["content"]
+            ]
+        elif isinstance(lp.get("top_logprobs"), list):
+            tokens = [str(t) for t in lp.get("tokens") or []]
+            dists = [_merge([(str(k), float(v)) for k, v in d.items()]) for d in lp["top_logprobs"]]
+        else:
+            return [], []
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return [], []
+    if any(not d for d in dists):
+        return [], []
+    return tokens, dists

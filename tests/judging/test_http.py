@@ -1,0 +1,207 @@
+"""HTTP backend against a fault-injecting stand-in and a real llama.cpp server."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+
+from judging.helpers import fake_pairs
+from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
+from recuse.judging.protocols import Pair, score_distribution, to_ab
+from recuse.judging.standin import StandIn, standin_distribution
+
+FAST = RetryPolicy(max_attempts=4, base_delay=0.005, max_delay=0.05)
+ALL_FAULTS = {"429": 0.12, "500": 0.12, "timeout": 0.04, "malformed": 0.08, "nologprobs": 0.08}
+
+
+def _expected(pair: Pair, order: str) -> float:
+    prompt = PairwiseProtocol().prompt(pair, order)  # type: ignore[arg-type]
+    s = score_distribution(standin_distribution(render_chatml(prompt)))
+    return to_ab(s.p_slot_a, order)  # type: ignore[arg-type]
+
+
+def test_retry_after_parsing() -> None:
+    assert retry_after_seconds("2.5") == 2.5
+    assert retry_after_seconds(None) is None
+    assert retry_after_seconds("soon") is None
+    future = time.time() + 100
+    from email.utils import formatdate
+
+    assert 95 <= (retry_after_seconds(formatdate(future, usegmt=True)) or 0) <= 101
+
+
+def test_completions_direct_scores_match_eq3(tmp_path: Path) -> None:
+    pairs = fake_pairs(6)
+    with StandIn() as a, StandIn() as b, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend([a.base_url, b.base_url], model="m", concurrency=4)
+        summary = Runner(backend, store, progress=False).pairwise(pd.DataFrame(pairs))
+        assert summary.ok == 12
+        assert a.requests == b.requests == 6  # round-robin over both servers
+        out = store.export_pairs().set_index("item_id")
+    for p in pairs:
+        pair = Pair(p["item_id"], p["prompt"], p["response_a"], p["response_b"])
+        assert out.loc[p["item_id"], "p_a_first"] == pytest.approx(_expected(pair, "first"))
+        assert out.loc[p["item_id"], "p_a_second"] == pytest.approx(_expected(pair, "second"))
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "mode"),
+    [("completions", "direct"), ("completions", "explain"), ("chat", "explain")],
+)
+def test_faults_end_judged_or_failed_never_crash(tmp_path: Path, endpoint: str, mode: str) -> None:
+    pairs = fake_pairs(20)
+    with StandIn(faults=ALL_FAULTS, seed=7, hang=5.0, retry_after=0.01) as server:
+        backend = HTTPBackend(
+            server.base_url,
+            model="m",
+            endpoint=endpoint,  # type: ignore[arg-type]
+            concurrency=8,
+            timeout=0.3,
+        )
+        with Store(tmp_path / "s.db") as store:
+            summary = Runner(backend, store, retry=FAST, progress=False).pairwise(
+                pd.DataFrame(pairs),
+                PairwiseProtocol(mode=mode),  # type: ignore[arg-type]
+            )
+            rows = store.judgments()
+            out = store.export_pairs()
+    assert summary.ok + summary.failed + summary.unparsed == 40 == len(rows)
+    assert summary.ok > 20  # retries recover most
+    assert set(server.served) >= {"ok", "429", "500", "timeout", "malformed", "nologprobs"}
+    failed = rows[rows["status"] == "failed"]
+    assert failed["reason"].str.startswith("gave up after 4 attempts").all()
+    assert failed["value"].isna().all()
+    ok = rows[rows["status"] == "ok"]
+    assert ok["value"].between(0, 1).all()
+    if endpoint == "completions" and mode == "direct":
+        by_id = {p["item_id"]: p for p in pairs}
+        for r in out.itertuples():
+            p = by_id[r.item_id]
+            pair = Pair(p["item_id"], p["prompt"], p["response_a"], p["response_b"])
+            if r.status_first == "ok":
+                assert r.p_a_first == pytest.approx(_expected(pair, "first"))
+
+
+def test_chat_without_logprobs_parses_the_verdict(tmp_path: Path) -> None:
+    with StandIn() as server, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend(server.base_url, model="m", endpoint="chat", logprobs=False)
+        Runner(backend, store, progress=False).pairwise(
+            pd.DataFrame(fake_pairs(3)), PairwiseProtocol(mode="explain")
+        )
+        rows = store.judgments()
+    assert set(rows["status"]) == {"ok"}
+    assert set(rows["p_slot_a"]) <= {0.0, 0.5, 1.0}  # verdict-only
+    assert rows["mass"].isna().all()
+
+
+def test_api_key_is_sent_but_never_stored_logged_or_exported(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    secret = "sk-test-Zq81ThisIsSecret"
+    monkeypatch.setenv("RECUSE_TEST_KEY", secret)
+    caplog.set_level(logging.DEBUG)
+    # 500 bodies echo the request headers back: the key must be scrubbed from reasons
+    with StandIn(faults={"500": 0.5}, seed=3) as server:
+        backend = HTTPBackend(server.base_url, model="m", api_key_env="RECUSE_TEST_KEY")
+        with Store(tmp_path / "s.db") as store:
+            retry = RetryPolicy(max_attempts=1)
+            s = Runner(backend, store, retry=retry, progress=True).pairwise(
+                pd.DataFrame(fake_pairs(8))
+            )
+            assert s.failed > 0  # some reasons hold the echoed (scrubbed) headers
+            reasons = " ".join(store.judgments()["reason"].dropna())
+            assert "authorization" in reasons.lower() and "***" in reasons
+            store.export_pairs().to_csv(tmp_path / "pairs.csv")
+    assert server.auth_headers and set(server.auth_headers) == {f"Bearer {secret}"}
+    captured = capfd.readouterr()
+    blobs = [p.read_bytes() for p in tmp_path.iterdir() if p.is_file()]
+    for text in [captured.out, captured.err, caplog.text]:
+        assert secret not in text
+    for blob in blobs:
+        assert secret.encode() not in blob
+
+
+def test_missing_key_variable_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recuse.errors import ConfigError
+
+    monkeypatch.delenv("RECUSE_NO_SUCH_KEY", raising=False)
+    with StandIn() as server, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend(server.base_url, model="m", api_key_env="RECUSE_NO_SUCH_KEY")
+        with pytest.raises(ConfigError, match="RECUSE_NO_SUCH_KEY"):
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(1)))
+
+
+# --- a real OpenAI-compatible server: llama.cpp (xllamacpp) serving SmolLM2 -------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    xllamacpp = pytest.importorskip("xllamacpp")
+    from recuse.judging.models import smollm2_gguf
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(smollm2_gguf())
+    params.n_ctx = 2048
+    params.n_parallel = 2
+    params.port = _free_port()
+    params.hostnames = ["127.0.0.1"]
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    server = xllamacpp.Server(params)
+    url = f"http://127.0.0.1:{params.port}"
+    for _ in range(300):
+        try:
+            if httpx.get(url + "/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    else:
+        raise RuntimeError("llama.cpp server did not become healthy")
+    yield url + "/v1"
+    del server
+    gc.collect()
+
+
+SHORT = [
+    Pair("s1", "What is 2 + 2?", "2 + 2 = 4.", "2 + 2 = 5."),
+    Pair("s2", "Name the capital of France.", "Paris.", "The capital of France is Berlin."),
+]
+
+
+@pytest.mark.slow
+def test_real_llama_cpp_server_judges_both_orders(llama_server: str, tmp_path: Path) -> None:
+    backend = HTTPBackend(
+        llama_server, model="smollm2", model_id="smollm2-135m-instruct", revision="gguf-q4_1"
+    )
+    with Store(tmp_path / "s.db") as store:
+        summary = Runner(backend, store, progress=False).pairwise(SHORT)
+        assert summary.ok == 4, summary
+        out = store.export_pairs()
+        again = Runner(backend, store, progress=False).pairwise(SHORT)
+        assert again.cached == 4
+    for col in ("p_a_first", "p_a_second"):
+        assert out[col].between(0, 1).all()
+    assert (out["mass_first"] > 0.01).all() and (out["mass_first"] <= 1 + 1e-9).all()
+    assert not math.isnan(out["p_a"].iloc[0])

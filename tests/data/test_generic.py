@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.data.generic import load_table, read_table
+from recuse.data.generic import canonical_ids, load_table, read_table
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
 from recuse.roster import Roster
 
@@ -259,3 +259,17 @@ def test_load_table_by_name_and_path(shared_data: Path, tmp_path: Path) -> None:
     assert len(t) == 3
     with pytest.raises(InputError, match="file not found"):
         load_table(str(tmp_path / "missing.jsonl"), table="pairs")
+
+
+def test_canonical_ids_equals_roster_canonicalize() -> None:
+    roster = Roster.builtin()
+    names = pd.Series(["ChatGPT", None, "gpt4", "ChatGPT", " Claude ", np.nan, "gpt-4"])
+    fast = canonical_ids(names, roster)
+    slow = roster.canonicalize(names)
+    assert fast.tolist()[:5] == ["gpt-3.5-turbo", None, "gpt-4", "gpt-3.5-turbo", "claude-v1"]
+    assert fast.isna().tolist() == slow.isna().tolist()
+    assert fast.dropna().tolist() == slow.dropna().tolist()
+    assert canonical_ids(pd.Series([None, None]), roster).isna().all()
+    with pytest.raises(InputError, match="'nobody'") as err:
+        canonical_ids(pd.Series(["gpt4", "gpt4", "nobody"]), roster, file="f.csv", column="judge")
+    assert (err.value.row, err.value.column, err.value.file) == (3, "judge", "f.csv")

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.data._io import check_text, read_json, require_keys, word_count
+from recuse.data.generic import canonical_ids
 from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
 from recuse.roster import Roster
@@ -62,6 +63,12 @@ DRAWS = (0.0, 1.5)
 def prompt_id(instruction: str) -> str:
     """Stable id of an AlpacaEval instruction: ``ae-`` + 12 hex digits of its BLAKE2b hash."""
     return "ae-" + hashlib.blake2b(instruction.encode("utf-8"), digest_size=6).hexdigest()
+
+
+def _prompt_ids(instructions: pd.Series) -> pd.Series:
+    codes, uniques = pd.factorize(instructions)
+    ids = np.array([prompt_id(str(u)) for u in uniques], dtype=object)
+    return pd.Series(ids[codes], index=instructions.index, dtype=object)
 
 
 def split_variant(generator: str) -> tuple[str, str]:
@@ -129,11 +136,11 @@ def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
             + raw["annotator"].astype(str)
             + "/"
             + element,
-            "prompt_id": raw["instruction"].astype(str).map(prompt_id),
-            "model_a": roster.canonicalize(raw["generator_1"], file=fname, column="generator_1"),
-            "model_b": roster.canonicalize(base, file=fname, column="generator_2"),
+            "prompt_id": _prompt_ids(raw["instruction"]),
+            "model_a": canonical_ids(raw["generator_1"], roster, file=fname, column="generator_1"),
+            "model_b": canonical_ids(base, roster, file=fname, column="generator_2"),
             "human": np.nan,
-            "judge": roster.canonicalize(raw["annotator"], file=fname, column="annotator"),
+            "judge": canonical_ids(raw["annotator"], roster, file=fname, column="annotator"),
             "p_a_first": np.nan,
             "p_a_second": np.nan,
             "p_a": p_a,

@@ -34,7 +34,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.roster import Entry, Roster
 from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
 
-__all__ = ["FORMATS", "load_table", "read_csv", "read_table"]
+__all__ = ["FORMATS", "canonical_ids", "load_table", "read_csv", "read_table"]
 
 TableKind = Literal["pairs", "ratings"]
 UnknownModels = Literal["error", "keep"]
@@ -267,6 +267,24 @@ def _fill_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def canonical_ids(
+    names: pd.Series, roster: Roster, *, file: str | Path | None = None, column: str | None = None
+) -> pd.Series:
+    """``roster.canonicalize(names)``, looking each distinct name up once (fast on long
+    columns with few models). An unknown name raises naming its first row, as
+    :meth:`Roster.canonicalize` does."""
+    fname = str(file) if file is not None else None
+    codes, uniques = pd.factorize(names, use_na_sentinel=True)
+    try:
+        ids = roster.canonicalize(pd.Series(uniques, dtype=object), file=fname, column=column)
+    except InputError:
+        roster.canonicalize(names, file=fname, column=column)  # raises with the real row
+        raise
+    # code -1 (missing name) picks the trailing None
+    lookup = np.append(ids.to_numpy(dtype=object), None)
+    return pd.Series(lookup[codes], index=names.index, dtype=object)
+
+
 def canonicalize_models(
     df: pd.DataFrame,
     columns: tuple[str, ...],
@@ -292,7 +310,7 @@ def canonicalize_models(
             for name in sorted(set(present[present != ""])):
                 if name not in roster:
                     roster.add(Entry(name, name))
-        out[col] = roster.canonicalize(names, file=fname, column=col)
+        out[col] = canonical_ids(names, roster, file=fname, column=col)
     return out
 
 

@@ -34,7 +34,7 @@ import math
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -259,11 +259,15 @@ def load_input(
     table: TableKind | None = None,
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
+    mapping: Mapping[str, str] | None = None,
+    unknown_models: Literal["error", "keep"] = "error",
 ) -> AuditInput:
     """A named dataset or a file (``.csv``, ``.jsonl``, ``.parquet``, ...) as an audit input.
 
     ``table`` says whether a file holds ``pairs`` or ``ratings``; without it a file
     with a ``rating`` column (and no ``p_a``) is read as ratings, else as pairs.
+    ``mapping`` renames a file's columns to schema columns; ``unknown_models="keep"``
+    accepts model names the roster does not know (each its own family).
     """
     from recuse.data import generic, registry
 
@@ -272,6 +276,8 @@ def load_input(
     known = registry.datasets()
     if not isinstance(spec, Path) and text in known:
         ds = known[text]
+        if mapping:
+            raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
         if table is not None and table != ds.table:
             raise InputError(
                 f"dataset {text!r} is a {ds.table} table, not {table}",
@@ -292,7 +298,9 @@ def load_input(
                 "file not found", file=path, fix="check the path, or give a dataset name"
             )
         kind = table or _guess_table(path)
-        frame = generic.load_table(path, table=kind, roster=roster)
+        frame = generic.load_table(
+            path, table=kind, roster=roster, mapping=mapping, unknown_models=unknown_models
+        )
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
     judges: tuple[str, ...] = ()
     if "judge" in frame.columns:
@@ -1056,6 +1064,8 @@ def audit(
     table: TableKind | None = None,
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
+    mapping: Mapping[str, str] | None = None,
+    unknown_models: Literal["error", "keep"] = "error",
     title: str = "recuse audit",
 ) -> Report:
     """Load each of ``data`` (dataset names or files) and audit them together."""
@@ -1064,6 +1074,11 @@ def audit(
     timings = []
     for spec in data:
         start = time.perf_counter()
-        loaded.append(load_input(spec, table=table, data_dir=data_dir, roster=roster))
+        loaded.append(
+            load_input(
+                spec, table=table, data_dir=data_dir, roster=roster, mapping=mapping,
+                unknown_models=unknown_models,
+            )
+        )  # fmt: skip
         timings.append((f"load {spec}", time.perf_counter() - start))
     return run_audit(loaded, options=options, roster=roster, title=title, timings=timings)

@@ -89,3 +89,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+    from recuse.cli import audit as _audit  # noqa: F401

@@ -281,7 +281,7 @@ def canonical_ids(
         roster.canonicalize(names, file=fname, column=column)  # raises with the real row
         raise
     # code -1 (missing name) picks the trailing None
-    lookup = np.append(ids.to_numpy(dtype=object), None)
+    lookup = np.array([*ids.tolist(), None], dtype=object)
     return pd.Series(lookup[codes], index=names.index, dtype=object)
 
 

@@ -60,6 +60,7 @@ def parse_mapping(text: str | None) -> dict[str, str]:
 def _register() -> None:
     # Each import adds its commands to ``app``.
     from recuse.cli import data as _data  # noqa: F401
+    from recuse.cli import audit as _audit  # noqa: F401
     from recuse.cli import validate as _validate  # noqa: F401
     from recuse.cli import metrics as _metrics  # noqa: F401
 
@@ -89,4 +90,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-    from recuse.cli import audit as _audit  # noqa: F401

@@ -56,6 +56,13 @@ class Handler(SimpleHTTPRequestHandler):
             body = body[:10] + bytes([body[10] ^ 0xFF]) + body[11:]
         elif fault == "short":  # a complete but short response
             body = body[: len(body) // 2]
+        elif fault == "cut":  # promises the full length, closes half-way
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.close_connection = True
+            return
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -209,7 +216,7 @@ def test_names_with_equals_and_commas(mirror: tuple[str, Path], tmp_path: Path) 
     assert not fetch_file(f, tmp_path, base_url=base)
 
 
-@pytest.mark.parametrize("fault", ["corrupt", "short"])
+@pytest.mark.parametrize("fault", ["corrupt", "short", "cut"])
 def test_bad_body_raises_and_leaves_nothing(
     mirror: tuple[str, Path], tmp_path: Path, fault: str
 ) -> None:
@@ -221,7 +228,12 @@ def test_bad_body_raises_and_leaves_nothing(
         fetch("hh-rlhf", dest, base_url=base, retries=2, backoff=0)
     message = str(err.value)
     assert "harmless-base_test.jsonl.gz" in message and "3 attempt(s)" in message
-    assert ("SHA-256" in message) if fault == "corrupt" else ("expected 742,801" in message)
+    expected = {
+        "corrupt": "SHA-256 does not match",
+        "short": "got 371,400 bytes, expected 742,801",
+        "cut": "RemoteProtocolError",
+    }
+    assert expected[fault] in message
     assert Handler.requests.count(_path(gz)) == 3
     folder = dest / "hh_rlhf"
     assert not (folder / "harmless-base_test.jsonl.gz").exists()

@@ -173,3 +173,12 @@ def test_truncated_file(tmp_path: Path, shared_data: Path) -> None:
     (target / "annotations.json").write_bytes(data[: len(data) // 2])
     with pytest.raises(InputError, match="not valid JSON"):
         read_alpaca_eval(tmp_path / "ae", Roster.builtin())
+
+
+def test_baseline_judged_against_itself_is_a_constant_draw(table: pd.DataFrame) -> None:
+    # data README: in weighted_… the judge's own model vs itself has a constant draw
+    own = table[table["item_id"].str.startswith("alpaca-eval/gpt4_1106_preview/weighted_")]
+    assert len(own) == 805
+    assert (own["model_a"] == own["model_b"]).all()
+    assert (own["model_a"] == own["judge"]).all()
+    assert (own["p_a"] == 0.5).all()

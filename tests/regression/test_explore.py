@@ -1,0 +1,82 @@
+"""Exploration: score matrix, tie-corrected Spearman, Krippendorff's alpha."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recuse.errors import EstimationError, InputError
+from recuse.regression.explore import agreement, score_matrix, spearman_by_dimension
+from recuse.regression.simulate import simulate_ratings
+
+
+def test_score_matrix_means_and_self_cells() -> None:
+    sim = simulate_ratings(seed=1, n_prompts=10)
+    sm = score_matrix(sim.ratings, sim.families, normalize="none")
+    r = sim.ratings
+    want = r[(r["judge"] == "j1") & (r["model"] == "j3")]["rating"].mean()
+    assert sm.means.loc["j1", "j3"] == pytest.approx(want)
+    assert sm.self_cells.loc["j2", "j2"] and not sm.self_cells.loc["j2", "j3"]
+    assert sm.diagonal()["j4"] == pytest.approx(sm.means.loc["j4", "j4"])
+    rn = sm.row_normalized
+    assert np.allclose(rn.mean(axis=1), 0)
+    assert np.allclose(rn.max(axis=1) - rn.min(axis=1), 1)
+    assert sm.n.loc["j0", "j0"] == 20  # 10 prompts x 2 dimensions
+
+
+def test_spearman_is_pearson_of_average_ranks() -> None:
+    t = pd.DataFrame(
+        {
+            "dimension": "d",
+            "judge": "j",
+            "rating": [1, 2, 2, 3, 3, 3, 1],
+            "reference": [1.0, 1.0, 2.5, 2.5, 3.0, 2.0, 1.5],
+        }
+    )
+    out = spearman_by_dimension(t)
+    ranks_x = stats.rankdata(t["rating"])  # average ranks for ties
+    ranks_y = stats.rankdata(t["reference"])
+    want = np.corrcoef(ranks_x, ranks_y)[0, 1]
+    assert out["rho"].iloc[0] == pytest.approx(want)
+    assert out["n"].iloc[0] == 7
+
+
+# Krippendorff (2011), "Computing Krippendorff's alpha-reliability", 4 coders x 12 units
+KRIPP = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+]
+
+
+def _long() -> pd.DataFrame:
+    rows = [
+        (f"u{u}", f"c{c}", v)
+        for c, coder in enumerate(KRIPP)
+        for u, v in enumerate(coder)
+        if v is not None
+    ]
+    return pd.DataFrame(rows, columns=["item", "rater", "value"])
+
+
+@pytest.mark.parametrize(
+    ("level", "alpha"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)]
+)
+def test_krippendorff_alpha_matches_the_published_example(level: str, alpha: float) -> None:
+    res = agreement(_long(), level=level)  # type: ignore[arg-type]
+    assert res.alpha == pytest.approx(alpha, abs=5e-4)
+    # unit 12 has a single value and is left out; 11 units, of which all-equal:
+    # u0,u2,u3,u4,u6,u8,u9,u10 -> 8 of 11
+    assert res.n_items == 11
+    assert res.observed == pytest.approx(8 / 11)
+
+
+def test_agreement_errors() -> None:
+    with pytest.raises(InputError):
+        agreement(_long().rename(columns={"value": "v"}))
+    one = pd.DataFrame({"item": ["a", "b"], "rater": ["x", "x"], "value": [1, 2]})
+    with pytest.raises(EstimationError):
+        agreement(one)

@@ -64,7 +64,7 @@ def build_tiny_model(folder: Path, *, seed: int = 0, template: bool = True) -> P
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=1024,
+        max_position_embeddings=4096,
         initializer_range=0.3,  # peaky distributions: padding mistakes would show
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,

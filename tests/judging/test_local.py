@@ -128,10 +128,10 @@ def test_generate_stops_after_stop_string(backend: LocalBackend) -> None:
 
 
 def test_too_long_prompt_is_a_failure_not_a_crash(backend: LocalBackend) -> None:
-    long = Prompt((Message("user", "fox " * 2000),))
+    long = Prompt((Message("user", "fox " * 5000),))
     short = _prompts()[0]
     out = asyncio.run(backend.next_token_logprobs([long, short]))
-    assert isinstance(out[0], Failure) and "at most 1024" in out[0].reason
+    assert isinstance(out[0], Failure) and "at most 4096" in out[0].reason
     assert isinstance(out[1], dict)
 
 

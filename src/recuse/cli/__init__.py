@@ -63,6 +63,8 @@ def _register() -> None:
     from recuse.cli import audit as _audit  # noqa: F401
     from recuse.cli import validate as _validate  # noqa: F401
     from recuse.cli import metrics as _metrics  # noqa: F401
+    from recuse.cli import judge as _judge  # noqa: F401
+    from recuse.cli import favoritism as _favoritism  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:

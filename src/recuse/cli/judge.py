@@ -1,0 +1,202 @@
+"""`recuse judge ...`: run a judge over pairs (or responses) into a store; export tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from recuse.cli import app
+from recuse.errors import ConfigError, InputError
+
+judge_app = typer.Typer(
+    help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
+    invoke_without_command=True,
+    no_args_is_help=True,
+)
+app.add_typer(judge_app, name="judge")
+
+
+def _backend(
+    model: str,
+    *,
+    base_urls: list[str],
+    endpoint: str,
+    api_key_env: str | None,
+    concurrency: int,
+    timeout: float,
+    dtype: str,
+    batch_size: int,
+    judge_id: str | None,
+) -> tuple[object, str]:
+    from recuse.roster import Roster
+
+    roster = Roster.load()
+    canonical = roster.canonical(model) if model in roster else None
+    if base_urls:
+        from recuse.judging.backends.http import HTTPBackend
+
+        jid = judge_id or canonical or model
+        backend = HTTPBackend(
+            base_urls,
+            model=model,
+            model_id=jid,
+            endpoint=endpoint,  # type: ignore[arg-type]
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+        )
+        return backend, jid
+    from recuse.judging.backends.local import LocalBackend
+    from recuse.judging.models import DEFAULT_JUDGE, default_judge
+
+    if canonical == DEFAULT_JUDGE:
+        m = default_judge()
+        backend = LocalBackend.load(
+            m.path, model_id=m.model_id, revision=m.revision, dtype=dtype, batch_size=batch_size
+        )
+        return backend, judge_id or m.model_id
+    path = Path(model)
+    if not path.is_dir():
+        raise ConfigError(
+            f"--model {model!r} is neither the embedded judge ({DEFAULT_JUDGE}) nor a model "
+            "folder — give a folder saved with save_pretrained, or --base-url for a server"
+        )
+    jid = judge_id or path.name
+    backend = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)  # type: ignore[arg-type]
+    return backend, jid
+
+
+@judge_app.callback()
+def judge(
+    ctx: typer.Context,
+    model: str = typer.Option(
+        "smollm2-135m-instruct",
+        "--model",
+        "-m",
+        help="Roster id of the embedded judge, a local model folder, or the server's "
+        "model name (with --base-url).",
+    ),
+    data: str = typer.Option(None, "--data", "-d", help="Dataset name or pairs/ratings file."),
+    out: Path = typer.Option(None, "--out", "-o", help="SQLite store (created or resumed)."),
+    data_dir: str = typer.Option(None, "--data-dir", help="Folder holding the datasets."),
+    protocol: str = typer.Option("pairwise", help="pairwise or likert."),
+    mode: str = typer.Option("direct", help="Pairwise: direct or explain."),
+    dimension: list[str] = typer.Option(
+        [], "--dimension", help="Likert dimension (repeat); default all six."
+    ),
+    limit: int = typer.Option(0, help="Judge only the first N items (0 = all)."),
+    base_url: list[str] = typer.Option(
+        [], "--base-url", help="OpenAI-compatible base URL, e.g. http://host:8000/v1 (repeat)."
+    ),
+    endpoint: str = typer.Option("completions", help="completions or chat."),
+    api_key_env: str = typer.Option(
+        None, "--api-key-env", help="Environment variable that holds the API key."
+    ),
+    concurrency: int = typer.Option(8, help="HTTP requests in flight."),
+    timeout: float = typer.Option(60.0, help="HTTP timeout per request (s)."),
+    max_attempts: int = typer.Option(5, help="Attempts per request before recording a failure."),
+    dtype: str = typer.Option("float32", help="Local: float32 or bfloat16."),
+    batch_size: int = typer.Option(16, help="Local: prompts per forward pass."),
+    judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Judge every pair in both orders (or rate responses) into STORE; reruns resume."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not data or out is None:
+        raise ConfigError("give --data (dataset name or file) and --out (store file)")
+    for name, value, allowed in (
+        ("--protocol", protocol, ("pairwise", "likert")),
+        ("--mode", mode, ("direct", "explain")),
+        ("--endpoint", endpoint, ("completions", "chat")),
+        ("--dtype", dtype, ("float32", "bfloat16")),
+    ):
+        if value not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+    from recuse.judging.protocols import DIMENSIONS
+    from recuse.judging.protocols import dimension as get_dimension
+
+    table = _read(data, protocol, data_dir, limit)
+    backend, jid = _backend(
+        model,
+        base_urls=base_url,
+        endpoint=endpoint,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        dtype=dtype,
+        batch_size=batch_size,
+        judge_id=judge_id,
+    )
+    with Store(out) as store:
+        runner = Runner(
+            backend,  # type: ignore[arg-type]
+            store,
+            judge=jid,
+            retry=RetryPolicy(max_attempts=max(1, max_attempts)),
+            progress=progress,
+        )
+        if protocol == "pairwise":
+            summary = runner.pairwise(table, PairwiseProtocol(mode=mode))  # type: ignore[arg-type]
+        else:
+            dims = [get_dimension(d) for d in dimension] or list(DIMENSIONS.values())
+            summary = runner.likert(table, dims)
+    typer.echo(summary.line())
+    for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
+        typer.echo(f"  failed x{n}: {reason}")
+
+
+def _read(data: str, protocol: str, data_dir: str | None, limit: int) -> pd.DataFrame:
+    if protocol == "likert":
+        path = Path(data)
+        if not path.is_file():
+            raise InputError(
+                "Likert judging reads a file with columns prompt_id, model, prompt, response",
+                file=data,
+            )
+        df = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
+    else:
+        from recuse.data.generic import load_table
+
+        df = load_table(data, table="pairs", data_dir=data_dir)
+        need = ["prompt", "response_a", "response_b"]
+        missing = [c for c in need if c not in df.columns or df[c].isna().all()]
+        if missing:
+            raise InputError(
+                f"the data has no texts to judge (missing {', '.join(missing)})",
+                file=data,
+                fix="use a dataset with response texts (e.g. mt-bench-human) or a file with "
+                "columns prompt, response_a, response_b",
+            )
+        df = df.drop_duplicates("item_id")
+    return df.head(limit) if limit > 0 else df
+
+
+@judge_app.command("export")
+def export(
+    store: Path = typer.Argument(..., help="Store written by `recuse judge`."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv, .jsonl or .parquet."),
+    table: str = typer.Option("pairs", help="pairs or ratings."),
+) -> None:
+    """Write the judged `pairs` (or `ratings`) table from a store."""
+    from recuse.judging import Store
+
+    if not store.is_file():
+        raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
+    if table not in ("pairs", "ratings"):
+        raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
+    with Store(store) as s:
+        df = s.export_pairs() if table == "pairs" else s.export_ratings()
+    suffix = out.suffix.lower()
+    if suffix == ".csv":
+        df.to_csv(out, index=False)
+    elif suffix == ".jsonl":
+        df.to_json(out, orient="records", lines=True)
+    elif suffix == ".parquet":
+        df.to_parquet(out, index=False)
+    else:
+        raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
+    typer.echo(f"wrote {len(df)} rows to {out}")

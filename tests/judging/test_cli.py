@@ -1,0 +1,83 @@
+"""`recuse judge` and `recuse judge export` end to end (tiny local model, stand-in server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judging.helpers import fake_pairs, read_mt_bench_pairs
+from recuse.cli import main
+from recuse.judging.standin import StandIn
+
+
+def test_judge_local_folder_then_resume_then_export(
+    tiny_model_dir: Path, tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pairs = pd.DataFrame(read_mt_bench_pairs(shared_data, "gpt-4", "alpaca-13b", 3))
+    pairs["human"] = ["a", "b", "tie"]
+    src = tmp_path / "pairs.csv"
+    pairs.to_csv(src, index=False)
+    store = tmp_path / "judged.db"
+    args = ["judge", "--model", str(tiny_model_dir), "--data", str(src), "--out", str(store)]
+    assert main([*args, "--no-progress", "--judge-id", "tiny"]) == 0
+    assert "6 judgments: 0 already stored, 6 ok" in capsys.readouterr().out
+    assert main([*args, "--no-progress", "--judge-id", "tiny"]) == 0
+    assert "6 already stored" in capsys.readouterr().out
+    out = tmp_path / "pairs_out.csv"
+    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert len(table) == 3 and set(table["judge"]) == {"tiny"}
+    assert table["p_a_first"].between(0, 1).all() and table["p_a_second"].between(0, 1).all()
+    assert list(table["human"]) == [1.0, 0.0, 0.5]
+    assert (table["model_a"] == "gpt-4").all()
+
+
+def test_judge_over_http_with_key_from_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-cli-secret-987")
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(4)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    with StandIn() as server:
+        code = main(
+            [
+                "judge",
+                "--model",
+                "gpt-4o",
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                "MY_KEY",
+                "--data",
+                str(src),
+                "--out",
+                str(store),
+                "--no-progress",
+            ]
+        )
+    assert code == 0
+    assert "8 ok" in capsys.readouterr().out
+    out = tmp_path / "p.parquet"
+    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    table = pd.read_parquet(out)
+    assert set(table["judge"]) == {"gpt-4o"}  # roster id
+    assert b"sk-cli-secret-987" not in store.read_bytes() + out.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["judge", "--data", "x.csv"], "give --data"),
+        (["judge", "export", "nope.db", "--out", "x.csv"], "no such store"),
+        (["judge", "--data", "x", "--out", "s.db", "--mode", "fast"], "--mode must be"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

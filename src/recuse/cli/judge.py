@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import pandas as pd
 import typer
 
 from recuse.cli import app
 from recuse.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from recuse.judging.backends.base import Backend
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
@@ -29,7 +33,7 @@ def _backend(
     dtype: str,
     batch_size: int,
     judge_id: str | None,
-) -> tuple[object, str]:
+) -> tuple[Backend, str]:
     from recuse.roster import Roster
 
     roster = Roster.load()
@@ -38,7 +42,7 @@ def _backend(
         from recuse.judging.backends.http import HTTPBackend
 
         jid = judge_id or canonical or model
-        backend = HTTPBackend(
+        http = HTTPBackend(
             base_urls,
             model=model,
             model_id=jid,
@@ -47,16 +51,20 @@ def _backend(
             concurrency=concurrency,
             timeout=timeout,
         )
-        return backend, jid
+        return http, jid
     from recuse.judging.backends.local import LocalBackend
     from recuse.judging.models import DEFAULT_JUDGE, default_judge
 
     if canonical == DEFAULT_JUDGE:
         m = default_judge()
-        backend = LocalBackend.load(
-            m.path, model_id=m.model_id, revision=m.revision, dtype=dtype, batch_size=batch_size
+        local = LocalBackend.load(
+            m.path,
+            model_id=m.model_id,
+            revision=m.revision,
+            dtype=dtype,  # type: ignore[arg-type]
+            batch_size=batch_size,
         )
-        return backend, judge_id or m.model_id
+        return local, judge_id or m.model_id
     path = Path(model)
     if not path.is_dir():
         raise ConfigError(
@@ -64,8 +72,8 @@ def _backend(
             "folder — give a folder saved with save_pretrained, or --base-url for a server"
         )
     jid = judge_id or path.name
-    backend = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)  # type: ignore[arg-type]
-    return backend, jid
+    local = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)  # type: ignore[arg-type]
+    return local, jid
 
 
 @judge_app.callback()
@@ -79,17 +87,23 @@ def judge(
         "model name (with --base-url).",
     ),
     data: str = typer.Option(None, "--data", "-d", help="Dataset name or pairs/ratings file."),
-    out: Path = typer.Option(None, "--out", "-o", help="SQLite store (created or resumed)."),
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="SQLite store (created or resumed).")
+    ] = None,
     data_dir: str = typer.Option(None, "--data-dir", help="Folder holding the datasets."),
     protocol: str = typer.Option("pairwise", help="pairwise or likert."),
     mode: str = typer.Option("direct", help="Pairwise: direct or explain."),
-    dimension: list[str] = typer.Option(
-        [], "--dimension", help="Likert dimension (repeat); default all six."
-    ),
+    dimension: Annotated[
+        list[str] | None,
+        typer.Option("--dimension", help="Likert dimension (repeat); default all six."),
+    ] = None,
     limit: int = typer.Option(0, help="Judge only the first N items (0 = all)."),
-    base_url: list[str] = typer.Option(
-        [], "--base-url", help="OpenAI-compatible base URL, e.g. http://host:8000/v1 (repeat)."
-    ),
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible base URL, e.g. http://host:8000/v1 (repeat)."
+        ),
+    ] = None,
     endpoint: str = typer.Option("completions", help="completions or chat."),
     api_key_env: str = typer.Option(
         None, "--api-key-env", help="Environment variable that holds the API key."
@@ -122,7 +136,7 @@ def judge(
     table = _read(data, protocol, data_dir, limit)
     backend, jid = _backend(
         model,
-        base_urls=base_url,
+        base_urls=base_url or [],
         endpoint=endpoint,
         api_key_env=api_key_env,
         concurrency=concurrency,
@@ -133,7 +147,7 @@ def judge(
     )
     with Store(out) as store:
         runner = Runner(
-            backend,  # type: ignore[arg-type]
+            backend,
             store,
             judge=jid,
             retry=RetryPolicy(max_attempts=max(1, max_attempts)),
@@ -142,7 +156,7 @@ def judge(
         if protocol == "pairwise":
             summary = runner.pairwise(table, PairwiseProtocol(mode=mode))  # type: ignore[arg-type]
         else:
-            dims = [get_dimension(d) for d in dimension] or list(DIMENSIONS.values())
+            dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
             summary = runner.likert(table, dims)
     typer.echo(summary.line())
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
@@ -177,8 +191,10 @@ def _read(data: str, protocol: str, data_dir: str | None, limit: int) -> pd.Data
 
 @judge_app.command("export")
 def export(
-    store: Path = typer.Argument(..., help="Store written by `recuse judge`."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv, .jsonl or .parquet."),
+    store: Annotated[Path, typer.Argument(help="Store written by `recuse judge`.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output file: .csv, .jsonl or .parquet.")
+    ],
     table: str = typer.Option("pairs", help="pairs or ratings."),
 ) -> None:
     """Write the judged `pairs` (or `ratings`) table from a store."""

@@ -1,0 +1,193 @@
+"""`recuse favoritism PATH_OR_DATASET`: self- and family-bias from absolute ratings (Eq. 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from recuse.cli import app, parse_mapping
+from recuse.data.generic import load_table
+from recuse.errors import ConfigError
+from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult
+from recuse.regression.robustness import CHECKS, Battery, battery
+from recuse.roster import Roster
+
+
+def _checks(text: str) -> list[str]:
+    if text.strip() == "all":
+        return list(CHECKS)
+    if text.strip() in ("", "none"):
+        return []
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in CHECKS]
+    if bad:
+        raise ConfigError(
+            f"--robustness: unknown check(s) {', '.join(bad)} — use all, none or a "
+            f"comma-separated list of {', '.join(CHECKS)}"
+        )
+    return names
+
+
+def _table(res: FavoritismResult, kind: str) -> Table:
+    tab = res.self_bias() if kind == "self" else res.family_bias()
+    key = "judge" if kind == "self" else "family"
+    title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
+    t = Table(title=f"{title} ({res.level:.0%} Wald intervals, SE {res.se_type})")
+    t.add_column(key)
+    for c in ("estimate", "se", "lower", "upper", "sig."):
+        t.add_column(c, justify="right")
+    for _, r in tab.iterrows():
+        t.add_row(
+            str(r[key]),
+            f"{r['estimate']:+.4f}",
+            f"{r['se']:.4f}",
+            f"{r['lower']:+.4f}",
+            f"{r['upper']:+.4f}",
+            "*" if r["significant"] else "",
+        )
+    return t
+
+
+def _write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".recuse-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_outputs(bat: Battery, out: Path, *, settings: dict[str, object]) -> list[Path]:
+    """favoritism.json (everything), coefficients.csv (main fit), robustness.csv."""
+    payload = {
+        "settings": settings,
+        "main": bat.main.to_dict(),
+        "robustness": {k: v.to_dict() for k, v in bat.results.items()},
+        "skipped": dict(bat.skipped),
+    }
+    texts = {
+        out / "favoritism.json": json.dumps(payload, indent=2),
+        out / "coefficients.csv": bat.main.tidy().to_csv(index=False),
+        out / "robustness.csv": bat.table().to_csv(index=False),
+    }
+    out.mkdir(exist_ok=True)
+    for path, text in texts.items():
+        _write(path, text)
+    return list(texts)
+
+
+@app.command("favoritism")
+def favoritism(
+    source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
+    se: Annotated[str, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")] = (
+        "HC0"
+    ),
+    level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.9,
+    robustness: Annotated[
+        str,
+        typer.Option("--robustness", help=f"all, none, or a comma list of: {', '.join(CHECKS)}."),
+    ] = "none",
+    normalize: Annotated[
+        str, typer.Option("--normalize", help=f"Per-dimension scaling: {', '.join(NORMALIZE)}.")
+    ] = "max",
+    out: Annotated[
+        str,
+        typer.Option("--out", help="Folder for favoritism.json, coefficients.csv, robustness.csv."),
+    ] = "favoritism-out",
+    data_dir: Annotated[
+        str | None, typer.Option("--data-dir", help="Folder with the named datasets.")
+    ] = None,
+    mapping: Annotated[
+        str | None, typer.Option("--map", help="Rename file columns: file_col=schema_col,...")
+    ] = None,
+) -> None:
+    """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, Eq. 1)."""
+    if se not in SE_TYPES:
+        raise ConfigError(f"--se {se}: use one of {', '.join(SE_TYPES)}")
+    if normalize not in NORMALIZE:
+        raise ConfigError(f"--normalize {normalize}: use one of {', '.join(NORMALIZE)}")
+    if not 0 < level < 1:
+        raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
+    checks = _checks(robustness)
+    out_path = Path(out).expanduser()
+    if not out_path.parent.is_dir():
+        raise ConfigError(f"--out {out}: folder {out_path.parent} does not exist")
+    if out_path.exists() and not out_path.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    roster = Roster.load()
+    ratings = load_table(
+        source, table="ratings", data_dir=data_dir, roster=roster, mapping=parse_mapping(mapping)
+    )
+    bat = battery(
+        ratings,
+        roster,
+        checks=checks,
+        se=se,  # type: ignore[arg-type]
+        level=level,
+        normalize=normalize,  # type: ignore[arg-type]
+    )
+    console = Console()
+    main = bat.main
+    console.print(
+        f"[bold]{source}[/bold]: {main.n:,} ratings, "
+        f"{len(main.self_bias())} judges, {len(main.family_bias())} families"
+        + (
+            "; excluded " + ", ".join(f"{v:,} {k}" for k, v in main.n_excluded.items())
+            if main.n_excluded
+            else ""
+        )
+    )
+    console.print(_table(main, "self"))
+    console.print(_table(main, "family"))
+    for note in main.notes:
+        console.print(f"note: {note}")
+    if bat.results:
+        agree = _sign_agreement(bat.table())
+        flips = [f"{k} {lab} ({share:.0%})" for (k, lab), share in agree.items() if share < 1]
+        console.print(
+            f"robustness: {len(bat.results)} variants (estimates in robustness.csv); "
+            + (
+                "same sign as the main fit everywhere"
+                if not flips
+                else "share of variants with the main fit's sign: " + ", ".join(flips)
+            )
+        )
+    for name, reason in bat.skipped.items():
+        console.print(f"skipped {name}: {reason}")
+    written = write_outputs(
+        bat,
+        out_path,
+        settings={
+            "source": source,
+            "se": se,
+            "level": level,
+            "normalize": normalize,
+            "robustness": checks,
+        },
+    )
+    console.print("wrote " + ", ".join(str(p) for p in written))
+
+
+def _sign_agreement(tab: pd.DataFrame) -> dict[tuple[str, str], float]:
+    m = tab[tab["variant"] == "main"]
+    main = {
+        (str(k), str(lab)): float(e)
+        for k, lab, e in zip(m["kind"], m["label"], m["estimate"], strict=True)
+    }
+    rest = tab[tab["variant"] != "main"]
+    out = {}
+    for (kind, label), g in rest.groupby(["kind", "label"], sort=False):
+        key = (str(kind), str(label))
+        if key in main and len(g):
+            out[key] = float(((g["estimate"] > 0) == (main[key] > 0)).mean())
+    return out

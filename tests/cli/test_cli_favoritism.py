@@ -1,0 +1,115 @@
+"""`recuse favoritism`: tables printed, files written, errors exit 2 with nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.regression.simulate import simulate_ratings
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _roster(tmp_path: Path) -> Path:
+    sim = simulate_ratings(seed=1, n_prompts=30)
+    text = "".join(f'[[model]]\nid = "{j}"\nfamily = "{f}"\n\n' for j, f in sim.families.items())
+    path = tmp_path / "roster.toml"
+    path.write_text(text)
+    sim.ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    return path
+
+
+def test_file_input_prints_tables_and_writes_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roster = _roster(tmp_path)
+    out = tmp_path / "out"
+    code = main(
+        [
+            "--roster",
+            str(roster),
+            "favoritism",
+            str(tmp_path / "ratings.csv"),
+            "--se",
+            "HC3",
+            "--level",
+            "0.8",
+            "--robustness",
+            "length,by-task",
+            "--out",
+            str(out),
+        ]
+    )
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Self-bias" in stdout and "Family-bias" in stdout and "j3" in stdout
+    payload = json.loads((out / "favoritism.json").read_text())
+    assert payload["main"]["se_type"] == "HC3" and payload["main"]["level"] == 0.8
+    assert set(payload["robustness"]) == {"length control", "task: qa", "task: summarization"}
+    coef = pd.read_csv(out / "coefficients.csv")
+    assert {"term", "estimate", "se", "lower", "upper", "significant"} <= set(coef.columns)
+    rob = pd.read_csv(out / "robustness.csv")
+    assert set(rob["variant"]) >= {"main", "length control"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--se", "HC9"],
+        ["--level", "1.5"],
+        ["--robustness", "nope"],
+        ["--normalize", "zz"],
+    ],
+)
+def test_bad_options_exit_2_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    roster = _roster(tmp_path)
+    out = tmp_path / "out"
+    code = main(
+        [
+            "--roster",
+            str(roster),
+            "favoritism",
+            str(tmp_path / "ratings.csv"),
+            "--out",
+            str(out),
+            *args,
+        ]
+    )
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("recuse: error:") and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_unknown_dataset_and_unknown_model_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main(["favoritism", "no-such-dataset", "--out", str(out)]) == 2
+    _roster(tmp_path)  # writes ratings.csv with ids j0..j4, unknown to the built-in roster
+    assert main(["favoritism", str(tmp_path / "ratings.csv"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "not in the roster" in err
+    assert not out.exists()
+
+
+def test_real_dataset_by_name(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    code = main(["favoritism", "play-favorites", "--data-dir", str(shared_data), "--out", str(out)])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    assert "63,222 ratings, 9 judges, 4 families" in stdout
+    main_fit = json.loads((out / "favoritism.json").read_text())["main"]
+    gpt4o = next(r for r in main_fit["self_bias"] if r["judge"] == "gpt-4o")
+    assert gpt4o["estimate"] == pytest.approx(0.0309, abs=5e-5)

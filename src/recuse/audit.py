@@ -34,7 +34,7 @@ import math
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -127,6 +127,10 @@ _TABLE_ONLY = {
     "position_consistency": "position",
     "flip_rate": "position",
 }
+# Robustness checks run by default: the ones that take seconds, not minutes, on
+# Play Favorites (ordinal logit, GAM, leave-family-out and drop-one-model refit the
+# model many times; ask for them with robustness=("all",) / --robustness all).
+FAST_CHECKS: tuple[str, ...] = ("length", "drop-weakest", "by-dimension", "by-task", "by-dataset")
 _TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 
 
@@ -142,6 +146,7 @@ class AuditOptions:
     figure_format: FigureFormat = "png"
     examples: int = 3
     se: Literal["HC0", "HC1", "HC3", "cluster"] = "HC0"
+    robustness: tuple[str, ...] = FAST_CHECKS
 
     def check(self) -> None:
         if not 0.5 <= self.level < 1:
@@ -163,6 +168,7 @@ class AuditOptions:
             "verdicts": "probabilities averaged over the judged orders (verdict='prob')",
             "human ties": "left out of EO and verbosity (human_ties='drop')",
             "regression standard errors": self.se,
+            "robustness checks": ", ".join(self.robustness) or "none",
             "figures": self.figure_format,
         }
 
@@ -352,8 +358,12 @@ class _Audit:
             if section is not None:
                 self.parts[section].seconds += seconds
 
-    def skip(self, section: str, reason: str, dataset: str = "", judge: str = "") -> None:
-        self.skipped.append(Skipped(_TITLES[section], reason, dataset=dataset, judge=judge))
+    def skip(
+        self, section: str, reason: str, dataset: str = "", judge: str = "", headline: bool = True
+    ) -> None:
+        self.skipped.append(
+            Skipped(_TITLES[section], reason, dataset=dataset, judge=judge, headline=headline)
+        )
 
 
 def _finite(*values: float) -> bool:
@@ -519,7 +529,8 @@ def _pairs(a: _Audit, inp: AuditInput) -> None:
         section = (_PAIRWISE.get(s.metric, (None, None, None, None))[3]) or _TABLE_ONLY.get(
             s.metric, "self-preference"
         )
-        a.skip(section, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""))
+        headline = s.metric in _PAIRWISE and _PAIRWISE[s.metric][1]
+        a.skip(section, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""), headline)
     if rows:
         tidy = pd.DataFrame(rows)
         for section in ("self-preference", "family-preference", "verbosity", "position"):
@@ -844,83 +855,121 @@ def _favoritism(a: _Audit, inp: AuditInput) -> None:
                     caption="Red: the interval excludes 0.", format=o.figure_format,
                 )
             )  # fmt: skip
-        heat = _judge_model_heat(frame)
-        if heat is not None:
-            values, table = heat
-            highlight = np.array(
-                [[r == c for c in values.columns] for r in values.index], dtype=bool
-            )
-            parts.figures.append(
-                fig.heatmap(
-                    values.to_numpy(float), rows=list(values.index), cols=list(values.columns),
-                    id=_slug("heat", inp.name),
-                    title=f"Judge × model: judge − human score — {inp.name}",
-                    caption=(
-                        "Mean of (judge rating − reference), both divided by the dimension's "
-                        "largest score, averaged over dimensions, minus the judge's own row "
-                        "mean (so a lenient judge is not red everywhere). Outlined: the judge's "
-                        "own completions. Descriptive; the regression above is the estimate."
-                    ),
-                    highlight=highlight, format=o.figure_format,
-                )
-            )  # fmt: skip
-            parts.tables.append(table)
-    _robustness(a, inp, res)
+        _score_matrix_figure(a, inp)
+    _robustness(a, inp)
 
 
-def _judge_model_heat(frame: pd.DataFrame) -> tuple[pd.DataFrame, Table] | None:
-    ok = frame[frame["rating"].notna() & frame["reference"].notna()]
-    if ok.empty:
-        return None
-    scale = ok.groupby("dimension")[["rating", "reference"]].max().max(axis=1)
-    scale = scale.where(scale > 0, 1.0)
-    s = ok["dimension"].map(scale)
-    diff = (ok["rating"] - ok["reference"]) / s
-    cell = (
-        ok.assign(diff=diff)
-        .groupby(["judge", "model", "dimension"])["diff"]
-        .mean()
-        .groupby(["judge", "model"])
-        .mean()
-        .unstack("model")
+def _score_matrix_figure(a: _Audit, inp: AuditInput) -> None:
+    """Figure 2 of Play Favorites: mean normalised score, judge × model, own cells outlined."""
+    parts = a.parts["favoritism"]
+    try:
+        from recuse.regression.explore import score_matrix
+    except ImportError:
+        a.skip("favoritism", "judge × model heat map: not in this build", inp.name)
+        return
+    try:
+        sm = score_matrix(inp.frame, a.roster)
+    except RecuseError as exc:
+        a.skip("favoritism", f"judge × model heat map: {exc}", inp.name)
+        return
+    means = pd.concat([sm.means, sm.reference.to_frame().T.rename(index={"ref": "reference"})])
+    means.index = [*sm.means.index.astype(str), "human (reference)"]
+    spread = (means.max(axis=1) - means.min(axis=1)).replace(0, np.nan)
+    colour = means.sub(means.mean(axis=1), axis=0).div(spread, axis=0)
+    highlight = np.vstack([sm.self_cells.to_numpy(bool), np.zeros((1, means.shape[1]), dtype=bool)])
+    parts.figures.append(
+        fig.heatmap(
+            colour.to_numpy(float),
+            rows=list(means.index),
+            cols=[str(c) for c in means.columns],
+            annotations=means.to_numpy(float),
+            id=_slug("heat", inp.name),
+            title=f"Mean score, judge × model — {inp.name}",
+            caption=(
+                f"Mean {sm.normalize}-normalised rating each judge (row) gives each model's "
+                "completions (column), all dimensions pooled; last row: the reference "
+                "(human) score. Colour: the row's values centred and divided by the row's "
+                "range (Figure 2 of Play Favorites). Outlined: the judge's own completions. "
+                "Descriptive; the regression is the estimate."
+            ),
+            highlight=highlight,
+            format=a.options.figure_format,
+        )
     )
-    centred = cell.sub(cell.mean(axis=1), axis=0)
 
     def long(wide: pd.DataFrame, name: str) -> pd.DataFrame:
-        return wide.reset_index().melt(id_vars="judge", var_name="model", value_name=name)
+        out = wide.copy()
+        out.index = out.index.astype(str).rename("judge")
+        return out.reset_index().melt(id_vars="judge", var_name="model", value_name=name)
 
-    tidy = long(cell, "judge_minus_human").merge(
-        long(centred, "row_centred"), on=["judge", "model"]
-    )
-    tidy = tidy[tidy["judge_minus_human"].notna()].reset_index(drop=True)
-    table = Table("judge-model-heat", "Judge × model: mean normalised judge − human score", tidy)
-    return centred, table
-
-
-def _robustness(a: _Audit, inp: AuditInput, main: Any) -> None:
-    """Robustness battery of the regression, when the regression package provides it."""
-    import recuse.regression as regression
-
-    fn: Callable[..., Any] | None = getattr(regression, "robustness", None)
-    if fn is None:
-        a.skip(
-            "favoritism",
-            "robustness battery: recuse.regression.robustness is not in this build",
-            inp.name,
+    tidy = long(sm.means, "mean").dropna(subset=["mean"])
+    n = long(sm.n, "n")
+    parts.tables.append(
+        Table(
+            _slug("score-matrix", inp.name),
+            f"Mean normalised score, judge × model — {inp.name}",
+            tidy.merge(n, on=["judge", "model"]),
+            show=False,
         )
+    )
+
+
+def _robustness(a: _Audit, inp: AuditInput) -> None:
+    """The regression's robustness battery (the checks in ``options.robustness``)."""
+    try:
+        from recuse.regression.robustness import CHECKS, battery
+    except ImportError:
+        a.skip("favoritism", "robustness battery: not in this build", inp.name)
         return
     o = a.options
-    with a.timed(f"favoritism robustness ({inp.name})", "favoritism"):
+    chosen = list(CHECKS) if o.robustness == ("all",) else list(o.robustness)
+    not_run = [c for c in CHECKS if c not in chosen]
+    if not chosen:
+        return
+    with a.timed(f"favoritism robustness battery ({inp.name})", "favoritism"):
         try:
-            out = fn(inp.frame, a.roster, level=o.level)
+            bat = battery(inp.frame, a.roster, checks=chosen, se=o.se, level=o.level)
         except RecuseError as exc:
             a.skip("favoritism", f"robustness battery: {exc}", inp.name)
             return
-    frame = out.to_frame() if hasattr(out, "to_frame") else out
-    if isinstance(frame, pd.DataFrame) and len(frame):
-        a.parts["favoritism"].tables.append(
-            Table(_slug("robustness", inp.name), f"Robustness of the estimates — {inp.name}", frame)
+    for name, reason in bat.skipped.items():
+        a.skip("favoritism", f"robustness check {name}: {reason}", inp.name, headline=False)
+    if not_run:
+        a.skip(
+            "favoritism",
+            f"robustness checks not run (slow; ask for them with --robustness all): "
+            f"{', '.join(not_run)}",
+            inp.name,
+            headline=False,
         )
+    table = bat.table()
+    parts = a.parts["favoritism"]
+    parts.tables.append(
+        Table(
+            _slug("robustness", inp.name),
+            f"Robustness: self- and family-bias under each check — {inp.name}",
+            table,
+            show=False,
+        )
+    )
+    # the self-bias of each judge across variants, as one coefficient plot per kind
+    for kind, what in (("self", "self-bias γ_j"), ("family", "family bias λ_F")):
+        t = table[(table["kind"] == kind) & table["lower"].notna()]
+        if t.empty:
+            continue
+        wide = t.pivot_table(
+            index="label", columns="variant", values="significant", aggfunc="first"
+        )
+        agree = wide.apply(lambda r: f"{int(r.sum())} of {int(r.notna().sum())}", axis=1)
+        parts.notes.append(
+            f"{inp.name}: {what} flagged (interval excludes 0) in how many of the fitted "
+            "variants — " + "; ".join(f"{label}: {v}" for label, v in agree.items())
+        )
+    parts.notes.append(
+        f"{inp.name}: robustness checks run: {', '.join(chosen)} "
+        f"({sum(bat.seconds.values()):.1f} s); every variant's coefficients are in "
+        f"tables/{_slug('robustness', inp.name)}.csv"
+    )
 
 
 # ------------------------------------------------------------------------ driver
@@ -1025,18 +1074,18 @@ def run_audit(
 def _collapse(skipped: list[Skipped], inputs: Sequence[AuditInput]) -> list[Skipped]:
     """One row for a reason shared by every judge of a dataset; duplicates dropped."""
     judges = {i.name: set(i.source.judges) for i in inputs}
-    groups: dict[tuple[str, str, str], set[str]] = {}
+    groups: dict[tuple[str, str, str, bool], set[str]] = {}
     for s in skipped:
-        groups.setdefault((s.analysis, s.dataset, s.reason), set()).add(s.judge)
+        groups.setdefault((s.analysis, s.dataset, s.reason, s.headline), set()).add(s.judge)
     out = []
-    for (analysis, dataset, reason), js in groups.items():
+    for (analysis, dataset, reason, headline), js in groups.items():
         named = js - {""}
         if named and named == judges.get(dataset, set()) and len(named) > 1:
-            out.append(Skipped(analysis, reason, dataset, f"all {len(named)} judges"))
+            out.append(Skipped(analysis, reason, dataset, f"all {len(named)} judges", headline))
         elif not named:
-            out.append(Skipped(analysis, reason, dataset, ""))
+            out.append(Skipped(analysis, reason, dataset, "", headline))
         else:
-            out.extend(Skipped(analysis, reason, dataset, j) for j in sorted(named))
+            out.extend(Skipped(analysis, reason, dataset, j, headline) for j in sorted(named))
     return out
 
 

@@ -199,13 +199,16 @@ def heatmap(
     col_label: str = "model",
     caption: str = "",
     highlight: np.ndarray | None = None,
+    annotations: np.ndarray | None = None,
     format: FigureFormat = "png",
 ) -> Figure:
     """A diverging heat map centred on 0 (e.g. judge × model bias); NaN cells are blank.
 
-    ``highlight`` (same shape, bool) outlines cells, e.g. the self-judging diagonal.
+    ``highlight`` (same shape, bool) outlines cells, e.g. the self-judging diagonal;
+    ``annotations`` (same shape) are the numbers written in the cells (default: values).
     """
     m = np.asarray(values, dtype=float)
+    text = m if annotations is None else np.asarray(annotations, dtype=float)
     if m.shape != (len(rows), len(cols)):
         raise ValueError(f"values shape {m.shape} does not match {len(rows)}x{len(cols)} labels")
     finite = m[np.isfinite(m)]
@@ -215,8 +218,8 @@ def heatmap(
     image = ax.imshow(np.ma.masked_invalid(m), cmap="RdBu_r", vmin=-bound, vmax=bound)
     for i in range(m.shape[0]):
         for j in range(m.shape[1]):
-            if np.isfinite(m[i, j]):
-                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6)
+            if np.isfinite(text[i, j]):
+                ax.text(j, i, f"{text[i, j]:.2f}", ha="center", va="center", fontsize=6)
             if highlight is not None and highlight[i, j]:
                 ax.add_patch(
                     _rect(j - 0.5, i - 0.5)  # outline

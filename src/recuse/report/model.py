@@ -146,7 +146,8 @@ class Skipped:
     analysis: str
     reason: str
     dataset: str = ""
-    judge: str = ""
+    judge: str = ""  # one judge, "all N judges" of the dataset, or "" (not judge-specific)
+    headline: bool = True  # listed under the judge in the summary
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,6 +156,12 @@ class Skipped:
             "judge": self.judge,
             "reason": self.reason,
         }
+
+    def concerns(self, judge: str, judges_of_dataset: set[str]) -> bool:
+        """Whether this skip is about ``judge`` (named, or one of "all N judges")."""
+        if self.judge == judge:
+            return True
+        return self.judge.startswith("all ") and judge in judges_of_dataset
 
 
 @dataclass(frozen=True)
@@ -281,16 +288,30 @@ class Report:
         return [t for s in self.sections for t in s.tables]
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per judge: its findings (significant first) as summary rows."""
+        """Per judge: its headline findings (flagged first) and what could not be estimated."""
+        by_dataset = {s.name: set(s.judges) for s in self.provenance.sources}
+        skipped_judges = {
+            j
+            for k in self.skipped
+            if k.headline
+            for j in (by_dataset.get(k.dataset, set()) if k.judge.startswith("all ") else {k.judge})
+            if j
+        }
         out = []
-        for judge in self.judges:
+        for judge in sorted(set(self.judges) | skipped_judges):
             fs = [f for f in self.findings if f.judge == judge and f.headline]
             fs.sort(key=lambda f: (not f.significant, f.spec.order, f.dataset, f.detail))
+            missing = [
+                {"analysis": k.analysis, "dataset": k.dataset, "reason": k.reason}
+                for k in self.skipped
+                if k.headline and k.concerns(judge, by_dataset.get(k.dataset, set()))
+            ]
             out.append(
                 {
                     "judge": judge,
                     "flagged": [f.spec.title for f in fs if f.significant],
                     "findings": [f.to_dict() for f in fs],
+                    "not_estimated": missing,
                 }
             )
         return out

@@ -30,12 +30,15 @@ than ``max_dropped`` of the resamples are dropped the group is refused.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+import contextlib
+import functools
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController
 
 from recuse.errors import ConfigError
 
@@ -57,6 +60,23 @@ Combine = Callable[[FloatArray], FloatArray]
 
 # Entries of one resample-count chunk (B_chunk x n_clusters); bounds memory to ~100 MB.
 _CHUNK_ENTRIES = 4_000_000
+# Multiply-adds below which the replicate product runs on one BLAS thread.
+_SMALL_PRODUCT = 50_000_000
+
+
+@functools.cache
+def _controller() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def _blas_threads(limit: int | None) -> Iterator[None]:
+    """Limit BLAS to ``limit`` threads inside the block (None: leave it alone)."""
+    if limit is None:
+        yield
+        return
+    with _controller().limit(limits=limit, user_api="blas"):
+        yield
 
 
 def _div(num: FloatArray, den: FloatArray) -> FloatArray:
@@ -190,8 +210,9 @@ def cluster_bootstrap(
     per group label.
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
-    labels_arr = np.asarray(clusters)
-    codes_raw, _uniques = pd.factorize(labels_arr, sort=True)
+    codes_raw, _uniques = pd.factorize(
+        clusters if isinstance(clusters, pd.Series) else np.asarray(clusters), sort=True
+    )
     codes = codes_raw.astype(np.intp)
     if (codes < 0).any():
         raise ValueError("cluster labels must not be missing")
@@ -210,9 +231,11 @@ def cluster_bootstrap(
     if n_c > 0 and big.shape[1] > 0:
         rng = np.random.default_rng(seed)
         chunk = max(1, _CHUNK_ENTRIES // n_c)
-        for start in range(0, n_boot, chunk):
-            b = min(chunk, n_boot - start)
-            reps[start : start + b] = resample_counts(n_c, b, rng) @ big
+        # Small products run faster on one BLAS thread (no thread start-up or spinning).
+        with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
+            for start in range(0, n_boot, chunk):
+                b = min(chunk, n_boot - start)
+                reps[start : start + b] = resample_counts(n_c, b, rng) @ big
     else:
         reps.fill(np.nan)
 

@@ -28,14 +28,14 @@ class MetricSpec:
     components: Components | None = None
 
 
-def clusters_of(pairs: pd.DataFrame) -> NDArray[np.str_]:
-    """Cluster label of every row: its prompt."""
-    return pairs["prompt_id"].astype(str).to_numpy(dtype=str)
+def clusters_of(pairs: pd.DataFrame) -> pd.Series:
+    """Cluster label of every row: its prompt (``prompt_id``, never missing)."""
+    return pairs["prompt_id"]
 
 
 def run_specs(
     specs: Sequence[MetricSpec],
-    clusters: NDArray[np.str_],
+    clusters: pd.Series,
     *,
     level: float,
     n_boot: int,
@@ -89,7 +89,7 @@ def to_results(
 
 def run_one(
     spec: MetricSpec,
-    clusters: NDArray[np.str_],
+    clusters: pd.Series,
     *,
     level: float,
     n_boot: int,

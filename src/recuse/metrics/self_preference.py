@@ -86,28 +86,23 @@ Kind = Literal["eo", "dp"]
 Families = Roster | Mapping[str, str]
 
 
-def _family_lookup(families: Families, names: pd.Series, column: str) -> pd.Series:
-    """Family of each (canonical) name; unknown names raise :class:`InputError`."""
-    uniq = [str(n) for n in names.dropna().unique()]
-    table: dict[str, str] = {}
-    for name in uniq:
-        if isinstance(families, Roster):
-            if name not in families:
-                raise InputError(
-                    f"model {name!r} is not in the roster, so its family is unknown",
-                    column=column,
-                    fix="add it to a roster file ([[model]] id/family/aliases) and pass --roster",
-                )
-            table[name] = families.family(name)
-        else:
-            if name not in families:
-                raise InputError(
-                    f"model {name!r} has no entry in the family mapping",
-                    column=column,
-                    fix="give every model and judge a family",
-                )
-            table[name] = str(families[name])
-    return names.map(table)
+def _family_of(families: Families, name: str, column: str) -> str:
+    """Family of one (canonical) name; an unknown name raises :class:`InputError`."""
+    if isinstance(families, Roster):
+        if name not in families:
+            raise InputError(
+                f"model {name!r} is not in the roster, so its family is unknown",
+                column=column,
+                fix="add it to a roster file ([[model]] id/family/aliases) and pass --roster",
+            )
+        return families.family(name)
+    if name not in families:
+        raise InputError(
+            f"model {name!r} has no entry in the family mapping",
+            column=column,
+            fix="give every model and judge a family",
+        )
+    return str(families[name])
 
 
 def favored_side(
@@ -126,28 +121,33 @@ def favored_side(
     >>> favored_side(t).tolist()
     [1, -1, 0]
     """
-    judge = pairs["judge"]
-    a, b = pairs["model_a"], pairs["model_b"]
-    known_a, known_b = a.notna().to_numpy(), b.notna().to_numpy()
-    has_judge = judge.notna().to_numpy()
+    n = len(pairs)
+    # one integer code per name over judge, model_a and model_b (-1 = missing)
+    stacked = pd.concat([pairs["judge"], pairs["model_a"], pairs["model_b"]], ignore_index=True)
+    codes, names = pd.factorize(stacked)
+    cj, ca, cb = codes[:n], codes[n : 2 * n], codes[2 * n :]
+    has_judge, known_a, known_b = cj >= 0, ca >= 0, cb >= 0
     if relation == "self":
-        s_a = a.eq(judge).to_numpy() & has_judge
-        s_b = b.eq(judge).to_numpy() & has_judge
+        s_a = has_judge & (ca == cj)
+        s_b = has_judge & (cb == cj)
         out_a, out_b = known_a & ~s_a, known_b & ~s_b
     elif relation == "family":
         if families is None:
             raise ConfigError("family preference needs a roster or a model -> family mapping")
-        fj = _family_lookup(families, judge, "judge")
-        fa = _family_lookup(families, a, "model_a")
-        fb = _family_lookup(families, b, "model_b")
-        same_a = fa.eq(fj).to_numpy() & has_judge & known_a
-        same_b = fb.eq(fj).to_numpy() & has_judge & known_b
-        s_a = same_a & ~a.eq(judge).to_numpy()
-        s_b = same_b & ~b.eq(judge).to_numpy()
+        columns = ("judge", "model_a", "model_b")
+        where = {int(c): columns[k] for k, part in enumerate((cj, ca, cb)) for c in np.unique(part)}
+        fam_names = [_family_of(families, str(name), where.get(i, "model_a"))
+                     for i, name in enumerate(names)]  # fmt: skip
+        fam_codes = np.append(pd.factorize(pd.Series(fam_names, dtype=object))[0], -1)
+        fj, fa, fb = fam_codes[cj], fam_codes[ca], fam_codes[cb]  # code -1 -> family -1
+        same_a = has_judge & known_a & (fa == fj)
+        same_b = has_judge & known_b & (fb == fj)
+        s_a = same_a & (ca != cj)
+        s_b = same_b & (cb != cj)
         out_a, out_b = known_a & ~same_a, known_b & ~same_b
     else:
         raise ConfigError(f"relation must be 'self' or 'family'; got {relation!r}")
-    side = np.zeros(len(pairs), dtype=np.int8)
+    side = np.zeros(n, dtype=np.int8)
     side[s_a & out_b] = 1
     side[s_b & out_a] = -1
     return side

@@ -161,5 +161,7 @@ def judge_codes(
             )
     labels = tuple(dict.fromkeys(wanted))
     index = {j: i for i, j in enumerate(labels)}
-    codes = pairs["judge"].map(index).fillna(-1).to_numpy().astype(np.intp)
+    raw, uniques = pd.factorize(pairs["judge"])
+    lookup = np.array([index.get(str(u), -1) for u in uniques] + [-1], dtype=np.intp)
+    codes = lookup[raw]  # raw -1 (no judge) picks the trailing -1
     return codes, labels

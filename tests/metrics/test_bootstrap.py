@@ -1,0 +1,188 @@
+"""The vectorised cluster bootstrap against a plain loop, and its refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import (
+    GroupedStatistic,
+    check_options,
+    cluster_bootstrap,
+    difference_of_ratios,
+    ratio,
+    resample_counts,
+)
+
+
+def _data(seed: int = 0, n: int = 300, clusters: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    cl = np.array([f"p{c:03d}" for c in rng.integers(0, clusters, size=n)])
+    y = rng.random(n)
+    return cl, y
+
+
+def test_resample_counts_are_multinomial_rows() -> None:
+    w = resample_counts(7, 5000, np.random.default_rng(3))
+    assert w.shape == (5000, 7)
+    assert (w.sum(axis=1) == 7).all()
+    assert w.min() >= 0
+    # every cluster is drawn once per resample on average (SE 0.013), variance 7 * 1/7 * 6/7
+    assert w.mean(axis=0) == pytest.approx(np.ones(7), abs=0.06)
+    assert w.var(axis=0) == pytest.approx(np.full(7, 6 / 7), abs=0.1)
+    again = resample_counts(7, 5000, np.random.default_rng(3))
+    assert (w == again).all()
+
+
+def test_matches_a_plain_loop_over_the_same_resamples() -> None:
+    """W @ C per resample == re-weighting the rows of each resample one by one."""
+    cl, y = _data()
+    group = (np.arange(len(y)) % 3).astype(np.intp)  # three groups
+    group[::17] = -1  # some rows not used
+    x = (y > 0.4).astype(float)
+    values = np.column_stack([x * y, y, (1 - x) * y, 1 - x])
+    stat = GroupedStatistic("d", values, group, ("g0", "g1", "g2"), difference_of_ratios)
+    n_boot, level, seed = 300, 0.8, 11
+    est = cluster_bootstrap([stat], cl, n_boot=n_boot, level=level, seed=seed, min_n=1)[0]
+
+    # independent computation: same draw, explicit per-resample weighted sums
+    uniq = np.unique(cl)  # sorted, as the bootstrap sorts cluster labels
+    code = np.searchsorted(uniq, cl)
+    w = resample_counts(len(uniq), n_boot, np.random.default_rng(seed))
+    for g in range(3):
+        rows = group == g
+        reps = []
+        for b in range(n_boot):
+            rw = w[b, code[rows]]
+            s = (values[rows] * rw[:, None]).sum(axis=0)
+            reps.append(s[0] / s[1] - s[2] / s[3])
+        lo, hi = np.quantile(reps, [0.1, 0.9])
+        tot = values[rows].sum(axis=0)
+        assert est[g].estimate == pytest.approx(tot[0] / tot[1] - tot[2] / tot[3], abs=1e-12)
+        assert est[g].ci_low == pytest.approx(lo, abs=1e-12)
+        assert est[g].ci_high == pytest.approx(hi, abs=1e-12)
+        assert est[g].n == rows.sum()
+        assert est[g].n_clusters == len(np.unique(cl[rows]))
+
+
+def test_chunked_draws_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    import recuse.metrics.bootstrap as bs
+
+    cl, y = _data(1)
+    stat = GroupedStatistic(
+        "r", np.column_stack([y, np.ones_like(y)]), np.zeros(len(y), np.intp), ("g",), ratio
+    )
+    whole = cluster_bootstrap([stat], cl, n_boot=200, level=0.9, seed=5, min_n=1)[0][0]
+    monkeypatch.setattr(bs, "_CHUNK_ENTRIES", 40 * 7)  # 7 resamples per chunk
+    chunked = cluster_bootstrap([stat], cl, n_boot=200, level=0.9, seed=5, min_n=1)[0][0]
+    assert (whole.ci_low, whole.ci_high) == (chunked.ci_low, chunked.ci_high)
+
+
+def test_row_order_does_not_matter() -> None:
+    cl, y = _data(2)
+    vals = np.column_stack([y, np.ones_like(y)])
+    g = np.zeros(len(y), np.intp)
+    a = cluster_bootstrap(
+        [GroupedStatistic("r", vals, g, ("g",), ratio)], cl, n_boot=100, level=0.9, seed=1, min_n=1
+    )[0][0]
+    perm = np.random.default_rng(0).permutation(len(y))
+    b = cluster_bootstrap(
+        [GroupedStatistic("r", vals[perm], g, ("g",), ratio)],
+        cl[perm],
+        n_boot=100,
+        level=0.9,
+        seed=1,
+        min_n=1,
+    )[0][0]
+    assert a.estimate == pytest.approx(b.estimate, abs=1e-12)
+    assert (a.ci_low, a.ci_high) == pytest.approx((b.ci_low, b.ci_high), abs=1e-12)
+
+
+def test_clustered_interval_is_wider_when_rows_of_a_prompt_move_together() -> None:
+    """Rows of a prompt share one outcome: resampling prompts must see ~n_prompts, not n_rows."""
+    rng = np.random.default_rng(4)
+    prompts = np.repeat(np.arange(40), 10)
+    y = np.repeat(rng.random(40) < 0.5, 10).astype(float)
+    vals = np.column_stack([y, np.ones_like(y)])
+    g = np.zeros(len(y), np.intp)
+    stat = GroupedStatistic("r", vals, g, ("g",), ratio)
+    clustered = cluster_bootstrap(
+        [stat], prompts.astype(str), n_boot=1000, level=0.9, seed=0, min_n=1
+    )[0][0]
+    rows = cluster_bootstrap(
+        [stat], np.arange(400).astype(str), n_boot=1000, level=0.9, seed=0, min_n=1
+    )[0][0]
+    width_c = clustered.ci_high - clustered.ci_low
+    width_r = rows.ci_high - rows.ci_low
+    # binomial SE with 40 vs 400 independent units: ratio sqrt(10) ~ 3.2
+    assert 2.5 < width_c / width_r < 4.0
+
+
+def test_replicates_with_an_empty_group_are_dropped_and_counted() -> None:
+    # group 0 lives in 2 of 10 prompts: some resamples draw neither
+    cl = np.array([f"p{i}" for i in range(10)] * 3)
+    g = np.where(np.isin(np.arange(30) % 10, [0, 1]), 0, 1).astype(np.intp)
+    y = np.arange(30, dtype=float) % 2
+    vals = np.column_stack([y, np.ones(30)])
+    stat = GroupedStatistic("r", vals, g, ("small", "big"), ratio, ((1, "pairs"),))
+    n_boot = 2000
+    est = cluster_bootstrap([stat], cl, n_boot=n_boot, level=0.9, seed=9, min_n=1, max_dropped=0.5)
+    w = resample_counts(10, n_boot, np.random.default_rng(9))  # labels p0..p9 sort as is
+    expected = int(((w[:, 0] + w[:, 1]) == 0).sum())
+    assert expected > 0
+    assert est[0][0].n_dropped == expected
+    assert est[0][0].problem is None
+    assert est[0][1].n_dropped == 0
+    # the same data refused at the default 10 % limit (expected ~ 0.8^10 = 11 %)
+    strict = cluster_bootstrap([stat], cl, n_boot=n_boot, level=0.9, seed=9, min_n=1)[0][0]
+    assert expected / n_boot > 0.1
+    assert strict.problem is not None and "too few prompts" in strict.problem
+    assert np.isnan(strict.estimate)
+
+
+def test_too_small_groups_get_a_reason_not_a_number() -> None:
+    cl = np.array(["p1", "p2", "p3", "p1"])
+    vals = np.array(
+        [[1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]]
+    )
+    g = np.zeros(4, np.intp)
+    stat = GroupedStatistic(
+        "eo",
+        vals,
+        g,
+        ("j",),
+        difference_of_ratios,
+        ((1, "pairs of kind one"), (3, "pairs of kind two")),
+    )
+    est = cluster_bootstrap([stat], cl, n_boot=50, level=0.9, seed=0, min_n=2)[0][0]
+    assert est.problem == "only 1 pairs of kind two (need at least 2)"
+    assert np.isnan(est.estimate) and np.isnan(est.ci_low)
+    one = cluster_bootstrap([stat], np.array(["p"] * 4), n_boot=50, level=0.9, seed=0, min_n=1)[0][
+        0
+    ]
+    assert one.problem is not None and "one prompt" in one.problem
+    empty = GroupedStatistic(
+        "eo",
+        vals,
+        np.full(4, -1, np.intp),
+        ("j",),
+        difference_of_ratios,
+        ((1, "pairs of kind one"),),
+    )
+    none = cluster_bootstrap([empty], cl, n_boot=50, level=0.9, seed=0, min_n=1)[0][0]
+    assert none.problem == "no pairs of kind one"
+
+
+@pytest.mark.parametrize(
+    ("level", "n_boot", "min_n", "word"),
+    [
+        (0.0, 100, 1, "level"),
+        (1.0, 100, 1, "level"),
+        (0.9, 5, 1, "n_boot"),
+        (0.9, 100, 0, "min_n"),
+    ],
+)
+def test_bad_options(level: float, n_boot: int, min_n: int, word: str) -> None:
+    with pytest.raises(ConfigError, match=word):
+        check_options(level=level, n_boot=n_boot, min_n=min_n)

@@ -1,0 +1,82 @@
+"""Position consistency, flip rate and first-position rate on hand-made tables."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from recuse.errors import EstimationError
+from recuse.metrics import first_position_rate, flip_rate, position_consistency
+from recuse.tables import validate_pairs
+
+NAN = math.nan
+
+# (p_a_first, p_a_second): a/a, b/b, tie/tie consistent; a/b, b/a flipped; a/tie half
+ORDERS = [
+    (1, 1),  # a a: consistent
+    (0, 0),  # b b: consistent
+    (0.5, 0.5),  # tie tie: consistent
+    (0.9, 0.7),  # a a (probabilities): consistent
+    (1, 0),  # a b: flip (first slot wins both times)
+    (0.8, 0.1),  # a b: flip
+    (0, 1),  # b a: flip (second slot wins both times)
+    (1, 0.5),  # a tie: half flip
+    (1, NAN),  # one order only: left out
+    (NAN, NAN),  # unparsed: left out
+]
+
+
+def table(orders: list[tuple[float, float]], judge: str = "j") -> pd.DataFrame:
+    n = len(orders)
+    return validate_pairs(
+        pd.DataFrame(
+            {
+                "item_id": [f"i{i}" for i in range(n)],
+                "prompt_id": [f"p{i}" for i in range(n)],
+                "model_a": None,
+                "model_b": None,
+                "human": NAN,
+                "judge": judge,
+                "p_a_first": [o[0] for o in orders],
+                "p_a_second": [o[1] for o in orders],
+                "p_a": NAN,
+            }
+        )
+    )
+
+
+def test_consistency_and_flips_by_hand() -> None:
+    t = table(ORDERS)
+    c = position_consistency(t, n_boot=200, min_n=4)
+    assert c.estimate == pytest.approx(4 / 8)
+    assert c.n == 8 and c.n_clusters == 8
+    assert dict(c.components) == {"consistent": 4.0, "flipped": 3.0, "half_flipped": 1.0}
+    f = flip_rate(t, n_boot=200, min_n=4)
+    assert f.estimate == pytest.approx(3 / 8)
+    assert c.ci_low <= c.estimate <= c.ci_high
+
+
+def test_first_position_rate_by_hand() -> None:
+    t = table(ORDERS)
+    # share of the win to the first-shown response: (p_a_first + 1 - p_a_second) / 2
+    prob = [(f + 1 - s) / 2 for f, s in ORDERS[:8]]
+    r = first_position_rate(t, n_boot=200, min_n=4)
+    assert r.estimate == pytest.approx(sum(prob) / 8)
+    picks = {1: 1.0, 0: 0.0, 0.5: 0.5, 0.9: 1.0, 0.7: 1.0, 0.8: 1.0, 0.1: 0.0}
+    pick = [(picks[f] + 1 - picks[s]) / 2 for f, s in ORDERS[:8]]
+    r2 = first_position_rate(t, verdict="pick", n_boot=200, min_n=4)
+    assert r2.estimate == pytest.approx(sum(pick) / 8)
+    # no position bias at all: every judge answers the same in both orders
+    fair = table([(1, 1), (0, 0), (0.3, 0.3), (0.6, 0.6)] * 3)
+    assert first_position_rate(fair, n_boot=100, min_n=4).estimate == pytest.approx(0.5)
+    assert flip_rate(fair, n_boot=100, min_n=4).estimate == 0
+
+
+def test_single_order_judges_are_refused() -> None:
+    t = table([(1, NAN)] * 12)
+    with pytest.raises(EstimationError, match="no pairs judged in both orders"):
+        position_consistency(t, n_boot=100)
+    with pytest.raises(EstimationError, match="only 3 pairs judged in both orders"):
+        flip_rate(table([(1, 1)] * 3 + [(1, NAN)] * 9), n_boot=100)

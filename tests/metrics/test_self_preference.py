@@ -1,0 +1,247 @@
+"""Self and family preference: the paper's worked example and hand-computed tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics import confusion_matrix, family_preference, self_preference
+from recuse.metrics.self_preference import ConfusionMatrix, favored_side
+from recuse.roster import Roster
+from recuse.tables import validate_pairs
+
+NAN = math.nan
+FAST = {"n_boot": 200, "min_n": 4}
+
+
+def own_rows(
+    spec: list[tuple[str, float, float, float]], *, judge: str = "gpt-4", opp: str = "claude-v1"
+) -> list[dict[str, object]]:
+    """Rows given in the judge's frame: (own side, human P(own), P_first(own), P_second(own))."""
+    rows = []
+    for side, h_own, pf, ps in spec:
+        a_own = side == "a"
+        rows.append(
+            {
+                "model_a": judge if a_own else opp,
+                "model_b": opp if a_own else judge,
+                "human": h_own if a_own else 1 - h_own,
+                "judge": judge,
+                "p_a_first": pf if a_own else 1 - pf,
+                "p_a_second": ps if a_own else 1 - ps,
+            }
+        )
+    return rows
+
+
+def table(rows: list[dict[str, object]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    df.insert(0, "item_id", [f"i{i}" for i in range(len(df))])
+    df.insert(1, "prompt_id", [f"p{i}" for i in range(len(df))])
+    df["p_a"] = NAN
+    return validate_pairs(df)
+
+
+# human prefers own | human prefers other | human tie; order-averaged P(own) in the comment
+HAND = [
+    *own_rows(
+        [
+            ("a", 1, 1, 1),  # 1
+            ("b", 1, 1, NAN),  # 1, single order
+            ("a", 1, 1, 0),  # 0.5, orders disagree
+            ("b", 1, 0.9, 0.7),  # 0.8
+            ("a", 1, 0, 0),  # 0
+            ("a", 0, 0, 0),  # 0
+            ("b", 0, 0, 1),  # 0.5
+            ("a", 0, 1, NAN),  # 1, single order
+            ("b", 0, 0.6, 0.6),  # 0.6
+            ("a", 0, 0, 0),  # 0
+            ("a", 0.5, 1, 1),  # tie, 1
+            ("b", 0.5, 0, 0),  # tie, 0
+            ("a", 1, NAN, NAN),  # unparsed in both orders: left out
+        ]
+    ),
+    # pairs without exactly one own response and a known opponent: left out
+    *(
+        {"model_a": a, "model_b": b, "human": 1, "judge": "gpt-4", "p_a_first": 1, "p_a_second": 1}
+        for a, b in (("claude-v1", "vicuna-13b"), ("gpt-4", "gpt-4"), ("gpt-4", None))
+    ),
+]
+
+
+def test_figure_2_worked_example() -> None:
+    m = ConfusionMatrix(own_own=1852, own_other=108, other_own=160, other_other=118)
+    assert m.recall_own == pytest.approx(0.945, abs=5e-4)
+    assert m.recall_other == pytest.approx(0.425, abs=1e-3)  # 118/278 = 0.4245
+    assert m.bias == pytest.approx(0.520, abs=5e-4)
+    assert m.n == 2238
+    assert m.to_frame().loc["own", "own"] == 1852
+
+
+def test_figure_2_as_a_pairs_table() -> None:
+    """A table whose cells are Figure 2's counts gives the same matrix and EO bias."""
+    rng = np.random.default_rng(0)
+    cells = [((1, 1), 1852), ((1, 0), 108), ((0, 1), 160), ((0, 0), 118)]
+    spec = []
+    for (human_own, judge_own), count in cells:
+        for side in rng.choice(["a", "b"], size=count):
+            spec.append((str(side), float(human_own), float(judge_own), float(judge_own)))
+    t = table(own_rows(spec, opp="vicuna-13b"))
+    m = confusion_matrix(t, judge="gpt-4")
+    assert (m.own_own, m.own_other, m.other_own, m.other_other) == (1852, 108, 160, 118)
+    r = self_preference(t, verdict="pick", n_boot=200)
+    assert r.estimate == pytest.approx(1852 / 1960 - 118 / 278, abs=1e-12)
+    assert r.estimate == pytest.approx(m.bias, abs=1e-12)
+    assert r.n == 2238 and r.n_clusters == 2238
+    assert r.counts == {
+        "pairs where the human prefers the judge's own response": 1960,
+        "pairs where the human prefers the other response": 278,
+    }
+    assert r.ci_low < r.estimate < r.ci_high
+    dp = self_preference(t, kind="dp", n_boot=200)
+    assert dp.estimate == pytest.approx(2 * (1852 + 160) / 2238 - 1, abs=1e-12)
+    assert dp.components["human_dp"] == pytest.approx(2 * 1960 / 2238 - 1, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("options", "recall_own", "recall_other"),
+    [
+        ({}, 3.3 / 5, 2.9 / 5),  # probabilities, human ties dropped
+        ({"verdict": "pick"}, 3.5 / 5, 2.5 / 5),  # judge tie (0.5) counts half
+        ({"verdict": "pick", "judge_ties": "drop"}, 3 / 4, 2 / 4),
+        ({"human_ties": "split"}, (3.3 + 0.5) / 6, (2.9 + 0.5) / 6),  # ties half in each group
+    ],
+)
+def test_equal_opportunity_by_hand(
+    options: dict[str, str], recall_own: float, recall_other: float
+) -> None:
+    t = table(HAND)
+    r = self_preference(t, **options, **FAST)
+    assert r.components["recall_human_prefers_s"] == pytest.approx(recall_own, abs=1e-12)
+    assert r.components["recall_human_prefers_other"] == pytest.approx(recall_other, abs=1e-12)
+    assert r.estimate == pytest.approx(recall_own - recall_other, abs=1e-12)
+    assert r.metric == "self_preference_eo" and r.judge == "gpt-4" and r.level == 0.9
+    cm = confusion_matrix(t, **{"verdict": "pick", **options})
+    if options.get("verdict") == "pick":
+        assert cm.bias == pytest.approx(r.estimate, abs=1e-12)
+
+
+def test_counts_and_exclusions() -> None:
+    r = self_preference(table(HAND), **FAST)
+    assert r.n == 10  # 5 + 5 decided pairs; ties, the unparsed row and 3 non-own rows out
+    assert list(r.counts.values()) == [5, 5]
+    split = self_preference(table(HAND), human_ties="split", **FAST)
+    assert split.n == 12
+    cm = confusion_matrix(table(HAND))
+    assert cm.n_excluded == 3  # two human ties + the unparsed row
+    assert cm.own_own == 3.5 and cm.own_other == 1.5  # picks 1, 1, 0.5, 1, 0
+
+
+def test_demographic_parity_by_hand() -> None:
+    r = self_preference(table(HAND), kind="dp", **FAST)
+    p_own = (1 + 1 + 0.5 + 0.8 + 0 + 0 + 0.5 + 1 + 0.6 + 0 + 1 + 0) / 12
+    assert r.estimate == pytest.approx(2 * p_own - 1, abs=1e-12)
+    assert r.n == 12
+    assert r.components["judge_prefers_s"] == pytest.approx(p_own, abs=1e-12)
+    assert r.components["human_dp"] == pytest.approx(2 * 6 / 12 - 1, abs=1e-12)
+    picks = self_preference(table(HAND), kind="dp", verdict="pick", **FAST)
+    assert picks.estimate == pytest.approx(2 * (1 + 1 + 0.5 + 1 + 0.5 + 1 + 1 + 1) / 12 - 1)
+
+
+def test_favored_side_cases() -> None:
+    t = table(HAND)
+    side = favored_side(t)
+    assert side.tolist()[:13] == [1, -1, 1, -1, 1, 1, -1, 1, -1, 1, 1, -1, 1]
+    assert side.tolist()[13:] == [0, 0, 0]
+
+
+# (model_a, model_b, human, p_a_first, p_a_second), judge gpt-4 (family gpt)
+FAMILY_SPEC = [
+    # a family member (gpt-3.5-turbo) against an outsider: these enter
+    ("gpt-3.5-turbo", "claude-v1", 1, 1, 1),
+    ("claude-v1", "gpt-3.5-turbo", 0, 0, 1),
+    ("gpt-3.5-turbo", "vicuna-13b", 1, 0, 0),
+    ("vicuna-13b", "gpt-3.5-turbo", 0, 0, 0),
+    ("gpt-3.5-turbo", "claude-v1", 0, 1, 1),
+    ("claude-v1", "gpt-3.5-turbo", 1, 0, 0),
+    ("gpt-3.5-turbo", "alpaca-13b", 0, 0, 0),
+    ("llama-13b", "gpt-3.5-turbo", 1, 1, 0),
+    ("gpt-3.5-turbo", "claude-v1", 1, 1, NAN),
+    # left out: both from the family; the judge's own response present
+    ("gpt-3.5-turbo", "text-davinci-003", 1, 1, 1),
+    ("gpt-4", "gpt-3.5-turbo", 1, 1, 1),
+    ("gpt-4", "claude-v1", 1, 1, 1),
+]
+FAMILY_ROWS = [
+    dict(zip(("model_a", "model_b", "human", "p_a_first", "p_a_second"), r, strict=True))
+    for r in FAMILY_SPEC
+]
+
+
+def test_family_preference_by_hand() -> None:
+    t = table([{**r, "judge": "gpt-4"} for r in FAMILY_ROWS])
+    # per family-member response: (human P(fam), P(fam)) over the 9 entering rows
+    # human prefers fam: rows 1, 2, 3, 4, 9 -> P(fam) = 1, 0.5, 0, 1, 1
+    # human prefers other: rows 5, 6, 7, 8 -> P(fam) = 1, 1, 0, 0.5; recall = 0, 0, 1, 0.5
+    r = family_preference(t, Roster.builtin(), **FAST)
+    assert r.estimate == pytest.approx(3.5 / 5 - 1.5 / 4, abs=1e-12)
+    assert r.n == 9
+    assert r.metric == "family_preference_eo"
+    dp = family_preference(t, Roster.builtin(), kind="dp", **FAST)
+    assert dp.estimate == pytest.approx(2 * (3.5 + 2.5) / 9 - 1, abs=1e-12)
+    # the same with a plain mapping
+    fams = {"gpt-4": "gpt", "gpt-3.5-turbo": "gpt", "text-davinci-003": "gpt", "claude-v1": "c",
+            "vicuna-13b": "l", "alpaca-13b": "l", "llama-13b": "l"}  # fmt: skip
+    same = family_preference(t, fams, **FAST)
+    assert same.estimate == r.estimate
+    # the self metric sees the two rows with gpt-4's own response only
+    side = favored_side(t)
+    assert side.tolist() == [0] * 10 + [1, 1]
+
+
+def test_unknown_family_is_an_input_error() -> None:
+    t = table([{**r, "judge": "gpt-4"} for r in FAMILY_ROWS])
+    with pytest.raises(InputError, match="vicuna-13b"):
+        fams = {"gpt-4": "gpt", "gpt-3.5-turbo": "gpt", "claude-v1": "c"}
+        family_preference(t, fams, **FAST)
+
+
+def test_judge_selection_and_refusals() -> None:
+    rows = HAND + [{**r, "judge": "claude-v1"} for r in own_rows([("a", 1, 1, 1)])]
+    t = table(rows)
+    with pytest.raises(ConfigError, match="2 judges"):
+        self_preference(t, **FAST)
+    with pytest.raises(ConfigError, match="'palm-2' is not in the table"):
+        self_preference(t, judge="palm-2", **FAST)
+    r = self_preference(t, judge="gpt-4", **FAST)
+    assert r.n == 10
+    with pytest.raises(EstimationError, match=r"judge 'gpt-4'.*only 5 .*need at least 6"):
+        self_preference(t, judge="gpt-4", n_boot=200, min_n=6)
+    with pytest.raises(
+        EstimationError, match="only 0 pairs where the human prefers the judge's own"
+    ):
+        self_preference(t, judge="claude-v1", n_boot=200, min_n=1)
+    with pytest.raises(ConfigError, match="verdict"):
+        self_preference(t, judge="gpt-4", verdict="soft", **FAST)
+    with pytest.raises(ConfigError, match="level"):
+        self_preference(t, judge="gpt-4", level=90, n_boot=200)
+
+
+def test_human_only_table_is_refused() -> None:
+    rows = [{**r, "judge": None, "p_a_first": NAN, "p_a_second": NAN} for r in HAND[:5]]
+    with pytest.raises(EstimationError, match="no judge verdicts"):
+        self_preference(table(rows))
+
+
+def test_interval_is_seeded() -> None:
+    t = table(HAND)
+    a = self_preference(t, seed=1, **FAST)
+    b = self_preference(t, seed=1, **FAST)
+    c = self_preference(t, seed=2, **FAST)
+    assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
+    assert (a.ci_low, a.ci_high) != (c.ci_low, c.ci_high)
+    assert a.to_dict()["estimate"] == pytest.approx(a.estimate)

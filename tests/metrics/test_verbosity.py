@@ -1,0 +1,230 @@
+"""Verbosity bias (Eq. 5, Eq. 6) and the curves of Figures 3–5, by hand and literally."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics import (
+    human_alignment_curve,
+    human_verbosity_curve,
+    judge_verbosity_curve,
+    self_preference,
+    verbosity_bias,
+)
+from recuse.metrics.verbosity import bin_edges, response_lengths
+from recuse.simulate import simulate_pairs
+from recuse.tables import validate_pairs
+
+NAN = math.nan
+FAST = {"n_boot": 200, "min_n": 4}
+
+
+def table(rows: list[dict[str, object]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    df.insert(0, "item_id", [f"i{i}" for i in range(len(df))])
+    df.insert(1, "prompt_id", [f"p{i}" for i in range(len(df))])
+    for col in ("model_a", "model_b"):
+        if col not in df:
+            df[col] = None
+    df["judge"] = df.get("judge", "j")
+    df["p_a"] = NAN
+    return validate_pairs(df)
+
+
+def long_rows(spec: list[tuple[str, float, float, float]]) -> list[dict[str, object]]:
+    """(longer side, human P(longer), P_first(longer), P_second(longer)); lengths 30 vs 10."""
+    rows = []
+    for side, h, pf, ps in spec:
+        a = side == "a"
+        rows.append(
+            {
+                "human": h if a else 1 - h,
+                "p_a_first": pf if a else 1 - pf,
+                "p_a_second": ps if a else 1 - ps,
+                "len_a": 30.0 if a else 10.0,
+                "len_b": 10.0 if a else 30.0,
+            }
+        )
+    return rows
+
+
+HAND = [
+    *long_rows(
+        [
+            ("a", 1, 1, 1),  # human: longer; judge P(longer) 1
+            ("b", 1, 1, NAN),  # 1 (one order)
+            ("a", 1, 0.8, 0.6),  # 0.7
+            ("b", 1, 0, 0),  # 0
+            ("a", 0, 1, 1),  # human: shorter; 1
+            ("b", 0, 1, 0),  # 0.5
+            ("a", 0, 0, 0),  # 0
+            ("b", 0, 0, 0),  # 0
+            ("a", 0.5, 1, 1),  # human tie: left out
+        ]
+    ),
+    # equal lengths, and an unknown length: left out
+    {"human": 1, "p_a_first": 1, "p_a_second": 1, "len_a": 10.0, "len_b": 10.0},
+    {"human": 1, "p_a_first": 1, "p_a_second": 1, "len_a": NAN, "len_b": 10.0},
+]
+
+
+def test_eq6_and_eq5_by_hand() -> None:
+    t = table(HAND)
+    r = verbosity_bias(t, **FAST)
+    # recall when the human prefers the longer: (1 + 1 + 0.7 + 0) / 4
+    # recall when the human prefers the shorter: (0 + 0.5 + 1 + 1) / 4
+    assert r.components["recall_human_prefers_longer"] == pytest.approx(2.7 / 4)
+    assert r.components["recall_human_prefers_shorter"] == pytest.approx(2.5 / 4)
+    assert r.estimate == pytest.approx(0.2 / 4, abs=1e-12)
+    assert r.n == 8 and r.metric == "verbosity_bias"
+    pick = verbosity_bias(t, verdict="pick", **FAST)
+    assert pick.estimate == pytest.approx(3 / 4 - 2.5 / 4, abs=1e-12)
+    # mirror the judge: it now prefers the shorter response; Eq. 5 is the absolute value
+    flipped = t.assign(p_a_first=1 - t["p_a_first"], p_a_second=1 - t["p_a_second"])
+    flipped = validate_pairs(flipped.assign(p_a=NAN))
+    neg = verbosity_bias(flipped, **FAST)
+    assert neg.estimate == pytest.approx((1.3 / 4) - (1.5 / 4), abs=1e-12)
+    dev = verbosity_bias(flipped, kind="absolute", **FAST)
+    assert dev.estimate == pytest.approx(abs(neg.estimate), abs=1e-12)
+    assert dev.metric == "verbosity_deviation"
+    assert dev.ci_low >= 0
+
+
+def _literal_eq6(t: pd.DataFrame) -> float:
+    """Eq. 6 straight from its definition, with discrete picks and indices 0 = a, 1 = b."""
+    d = t[(t["human"] != 0.5) & (t["p_a"] != 0.5) & t["p_a"].notna() & (t["len_a"] != t["len_b"])]
+    y = np.where(d["human"] > 0.5, 0, 1)  # index of the human-preferred response
+    y_judge = np.where(d["p_a"] > 0.5, 0, 1)
+    s = np.where(d["len_a"] > d["len_b"], 0, 1)  # S = 0 when y0 has more words
+    wrong = y_judge == 1 - y
+    return float(wrong[s == 1 - y].mean() - wrong[s == y].mean())
+
+
+def _literal_def41(t: pd.DataFrame, judge: str) -> float:
+    """Definition 4.1 with y1 = the human-preferred response, S = index of the judge's own."""
+    d = t[(t["judge"] == judge) & (t["human"] != 0.5) & (t["p_a"] != 0.5) & t["p_a"].notna()]
+    d = d[(d["model_a"] == judge) ^ (d["model_b"] == judge)]
+    human_a = d["human"] > 0.5
+    judge_picks_y1 = (d["p_a"] > 0.5) == human_a
+    own_is_y1 = np.where(human_a, d["model_a"] == judge, d["model_b"] == judge)
+    return float(judge_picks_y1[own_is_y1].mean() - judge_picks_y1[~own_is_y1].mean())
+
+
+def test_eq6_and_definition_4_1_match_their_literal_definitions() -> None:
+    sim = simulate_pairs(n_prompts=300, pairs_per_prompt=3, seed=5, single_order_rate=0.2)
+    t = sim.pairs
+    for judge in ("gpt-4", "claude-v1"):
+        rows = t[t["judge"] == judge]
+        v = verbosity_bias(t, judge=judge, verdict="pick", judge_ties="drop", n_boot=100)
+        assert v.estimate == pytest.approx(_literal_eq6(rows), abs=1e-12)
+        s = self_preference(t, judge=judge, verdict="pick", judge_ties="drop", n_boot=100)
+        assert s.estimate == pytest.approx(_literal_def41(t, judge), abs=1e-12)
+
+
+def test_length_units() -> None:
+    texts = {"response_a": "aaaaaaaaaa bb", "response_b": "a b c"}  # 2 vs 3 words, 13 vs 5 chars
+    t = table([{**texts, "human": 1, "p_a_first": 1, "p_a_second": 1}])
+    la, lb, _ = response_lengths(t)
+    assert (la[0], lb[0]) == (2, 3)
+    la, lb, _ = response_lengths(t, unit="chars")
+    assert (la[0], lb[0]) == (13, 5)
+    la, lb, how = response_lengths(t, unit="tokens", tokenizer=lambda s: s.replace(" ", ""))
+    assert (la[0], lb[0], how) == (12, 3, "tokens")
+    with pytest.raises(ConfigError, match="tokenizer"):
+        response_lengths(t, unit="tokens")
+    with pytest.raises(InputError, match="len_a/len_b"):
+        response_lengths(t, unit="column")
+    only_cols = table([{"human": 1, "p_a_first": 1, "p_a_second": 1, "len_a": 4, "len_b": 2}])
+    la, lb, how = response_lengths(only_cols)
+    assert (la[0], lb[0]) == (4, 2) and "len_a/len_b" in how
+    with pytest.raises(InputError, match="response texts"):
+        response_lengths(only_cols, unit="chars")
+    with pytest.raises(ConfigError, match="unit"):
+        response_lengths(t, unit="lines")  # type: ignore[arg-type]
+
+
+def test_unit_changes_which_response_is_longer() -> None:
+    rows = []
+    for i in range(8):  # the human prefers a (fewer words, more characters) in 4 of 8
+        rows.append(
+            {
+                "response_a": "aaaaaaaaaa bb",
+                "response_b": "a b c",
+                "human": 1.0 if i < 4 else 0.0,
+                "p_a_first": 1.0,
+                "p_a_second": 1.0,
+            }
+        )
+    t = table(rows)
+    # the judge always picks a: by words a is the SHORTER one, by characters the LONGER
+    assert verbosity_bias(t, **FAST).estimate == pytest.approx(-1.0)
+    assert verbosity_bias(t, unit="chars", **FAST).estimate == pytest.approx(1.0)
+
+
+def test_bin_edges() -> None:
+    e = bin_edges()
+    assert e[0] == -1 and e[-2] == 2.0 and np.isinf(e[-1])
+    assert len(e) == 17
+    with pytest.raises(ConfigError):
+        bin_edges(0)
+
+
+def test_alignment_curve_by_hand() -> None:
+    rows = []
+    # chosen 30 vs rejected 10 -> x = 2.0 (last, open bin); chosen 10 vs 30 -> x = -2/3
+    for h_long, p_long in [(1, 1), (1, 1), (1, 0), (0, 1), (0, 1), (0, 0), (0, 0.5)]:
+        rows += long_rows([("a", h_long, p_long, p_long)])
+    c = human_alignment_curve(table(rows), bin_width=0.5, max_rel=2.0, min_n=3, n_boot=100)
+    assert list(c.columns) == [
+        "judge", "bin_low", "bin_high", "n", "n_clusters", "mean", "sd", "ci_low", "ci_high",
+        "note",
+    ]  # fmt: skip
+    assert c["bin_low"].tolist() == [-1.0, 2.0]
+    assert c["n"].tolist() == [4, 3]
+    # agreement: human prefers shorter, judge P(shorter) = 0, 0, 1, 0.5 (pick: tie = half)
+    assert c["mean"].tolist() == pytest.approx([1.5 / 4, 2 / 3])
+    assert c["sd"].iloc[1] == pytest.approx(np.std([1, 1, 0], ddof=1))
+    assert np.isfinite(c["ci_low"]).all()
+    small = human_alignment_curve(table(rows), bin_width=0.5, min_n=4, n_boot=100)
+    assert small["ci_low"].isna().tolist() == [False, True]
+    assert small["note"].iloc[1] == "only 3 pairs in this bin (need at least 4)"
+
+
+def test_judge_curve_same_source_and_draws() -> None:
+    rows = [
+        {"model_a": "m", "model_b": "m", "human": NAN, "p_a_first": 1, "p_a_second": 1,
+         "len_a": 15, "len_b": 10},  # +1, x = 0.5
+        {"model_a": "m", "model_b": "m", "human": NAN, "p_a_first": 1, "p_a_second": 0,
+         "len_a": 15, "len_b": 10},  # draw (orders disagree)
+        {"model_a": "m", "model_b": "m", "human": NAN, "p_a_first": 0.2, "p_a_second": 0.4,
+         "len_a": 5, "len_b": 10},  # -1 (probabilities below 0.5 in both orders), x = -0.5
+        {"model_a": "m", "model_b": "m", "human": NAN, "p_a_first": 1, "p_a_second": NAN,
+         "len_a": 15, "len_b": 10},  # one order only: left out
+        {"model_a": "m", "model_b": "n", "human": NAN, "p_a_first": 1, "p_a_second": 1,
+         "len_a": 15, "len_b": 10},  # different sources: left out by default
+    ]  # fmt: skip
+    t = table(rows)
+    c = judge_verbosity_curve(t, bin_width=0.5, min_n=1, n_boot=50)
+    assert c[["bin_low", "n", "mean"]].values.tolist() == [[-0.5, 1, -1.0], [0.5, 2, 0.5]]
+    every = judge_verbosity_curve(t, same_source_only=False, bin_width=0.5, min_n=1, n_boot=50)
+    assert every["n"].tolist() == [1, 3]
+    with pytest.raises(EstimationError, match="same model"):
+        judge_verbosity_curve(table(rows[4:]), min_n=1, n_boot=50)
+
+
+def test_human_curve_counts_each_item_once() -> None:
+    sim = simulate_pairs(n_prompts=50, pairs_per_prompt=2, seed=2)
+    c = human_verbosity_curve(sim.pairs, n_boot=100, min_n=1)
+    labelled = sim.pairs.drop_duplicates("item_id")
+    assert c["n"].sum() == labelled["human"].notna().sum() == 100
+    assert "judge" not in c.columns
+    # mean of the score is 2 * human - 1 per bin
+    x = (labelled["len_a"] - labelled["len_b"]) / labelled["len_b"]
+    top = labelled[x >= 2.0]
+    if len(top):
+        assert c["mean"].iloc[-1] == pytest.approx((2 * top["human"] - 1).mean())

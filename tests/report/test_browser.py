@@ -82,3 +82,34 @@ def test_blank_page_screenshot_is_detected(browser: Any, tmp_path: Path) -> None
 
     pixels = mpimg.imread(browser.screenshot(blank, tmp_path / "b.png"))[..., :3]
     assert float(np.mean((pixels < 0.9).any(axis=2))) < 0.001
+
+
+def test_full_audit_report_in_the_browser(browser: Any, payload: str, tmp_path: Path) -> None:
+    """An audit of simulated pairs whose responses carry a script: rendered, figures
+    decoded, the script shown as text in the examples table and never run."""
+    from recuse.audit import AuditInput, AuditOptions, run_audit
+    from recuse.report import Source
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    sim = simulate_pairs(
+        judges={"gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65)},
+        models=("gpt-4", "claude-v1", "vicuna-13b"),
+        n_prompts=120,
+        pairs_per_prompt=2,
+        texts=True,
+        seed=4,
+    )
+    pairs = sim.pairs.copy()
+    for col in ("response_a", "response_b"):
+        pairs[col] = payload + " " + pairs[col].astype(str)
+    inp = AuditInput("sim", "pairs", pairs, Source("sim", "pairs", len(pairs), judges=("gpt-4",)))
+    report = run_audit([inp], options=AuditOptions(n_boot=200))
+    page = write_report(report, tmp_path / "audit")["html"]
+    n_figures = sum(len(s.figures) for s in report.sections)
+    assert n_figures >= 4
+    attrs, dom = browser.harness(page, tmp_path)
+    assert attrs["data-harness"] == "ran"
+    assert attrs["data-images"] == attrs["data-images-loaded"] == str(n_figures)
+    assert attrs["data-title"] == "recuse audit" and "data-pwned" not in attrs
+    assert attrs["data-scripts"] == "1"
+    assert "&lt;script&gt;document.title='PWNED'" in dom  # shown as text in the examples

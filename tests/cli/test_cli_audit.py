@@ -1,0 +1,71 @@
+"""`recuse audit`: files written, one-line errors with exit 2 and nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from recuse.cli import main
+from recuse.simulate import PlantedBias, simulate_pairs
+
+
+@pytest.fixture(scope="module")
+def pairs_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sim = simulate_pairs(
+        judges={"gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65)},
+        models=("gpt-4", "claude-v1", "vicuna-13b"),
+        n_prompts=150,
+        pairs_per_prompt=2,
+        seed=5,
+    )
+    path = tmp_path_factory.mktemp("cli") / "my pairs.csv"
+    sim.pairs.to_csv(path, index=False)
+    return path
+
+
+def test_audit_writes_html_json_and_csv(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    code = main(["audit", str(pairs_csv), "--out", str(out), "--n-boot", "200", "--level", "0.9"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "gpt-4:" in printed and "favours its own answers" in printed
+    d = json.loads((out / "report.json").read_text("utf-8"))
+    assert d["level"] == 0.9 and d["provenance"]["options"]["bootstrap resamples (n_boot)"] == 200
+    assert d["provenance"]["sources"][0]["name"] == "my pairs.csv"
+    eo = [f for r in d["summary"] for f in r["findings"] if f["bias"] == "self_preference_eo"]
+    assert eo and eo[0]["significant"] and eo[0]["ci_low"] > 0
+    assert (out / "report.html").read_text("utf-8").startswith("<!DOCTYPE html>")
+    csvs = {p.name for p in (out / "tables").glob("*.csv")}
+    assert "self-preference-my-pairs-csv.csv" in csvs
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["no-such-dataset"], "unknown dataset"),
+        (["MALFORMED"], "missing required column"),
+        (["PAIRS", "--judge", "nobody"], "judges present"),
+        (["PAIRS", "--level", "2"], "--level"),
+        (["PAIRS", "--table", "nonsense"], "--table"),
+    ],
+)
+def test_errors_are_one_line_and_write_nothing(
+    pairs_csv: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    out = tmp_path / "report"
+    malformed = Path(__file__).parents[1] / "malformed" / "pairs_missing_column.csv"
+    swap = {"PAIRS": str(pairs_csv), "MALFORMED": str(malformed)}
+    args = [swap.get(a, a) for a in args]
+    code = main(["audit", *args, "--out", str(out), "--n-boot", "200"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("recuse: error:") and message in err and "\n" not in err
+    assert not out.exists()

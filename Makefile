@@ -35,7 +35,8 @@ unit: setup
 test: check unit
 
 demo: setup
-	$(BIN)/recuse data summary
+	$(BIN)/recuse audit llmbar-mtbench play-favorites hh-rlhf alpaca-eval --out demo-out
+	@echo "open demo-out/report.html in a browser"
 
 bench: setup
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done

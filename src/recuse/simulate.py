@@ -239,7 +239,7 @@ def simulate_pairs(
         phi = 2 * abs(b.position)
         spread = (max(abs(b.self_preference), abs(b.family_preference)) + abs(b.verbosity)) / 2
         lo, hi = b.accuracy - spread - prompt_effect, b.accuracy + spread + prompt_effect
-        if lo < phi / 2 or hi > 1 - phi / 2:
+        if lo < phi / 2 - 1e-12 or hi > 1 - phi / 2 + 1e-12:
             raise ConfigError(
                 f"judge {j!r}: agreement probabilities reach [{lo:.3f}, {hi:.3f}], outside "
                 f"[{phi / 2:.3f}, {1 - phi / 2:.3f}] — lower the biases or move accuracy toward 0.5"

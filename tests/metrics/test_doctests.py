@@ -1,0 +1,24 @@
+"""The examples in the docstrings of the metrics modules and the simulator run and hold."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "recuse.metrics.bootstrap",
+    "recuse.metrics.position",
+    "recuse.metrics.self_preference",
+    "recuse.metrics.verbosity",
+    "recuse.metrics.verdicts",
+    "recuse.simulate",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -1,0 +1,126 @@
+"""Pinned values on real data: LLMBar's MT-Bench set (200 human-labelled pairs, both orders).
+
+Judges GPT-4 and ChatGPT (gpt-3.5-turbo) against their own models' MT-Bench answers,
+whose generators the reader recovers by exact text match. The confusion-matrix cells
+are also counted straight from the table with pandas, as a check that does not use
+the metric code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import recuse.data
+from recuse.errors import EstimationError
+from recuse.metrics import (
+    confusion_matrix,
+    family_preference,
+    first_position_rate,
+    flip_rate,
+    pairwise_bias,
+    position_consistency,
+    self_preference,
+    verbosity_bias,
+)
+from recuse.roster import Roster
+
+# judge -> metric -> (estimate, ci_low, ci_high, n); 90 % intervals, 2000 resamples, seed 0
+PINNED = {
+    "gpt-4": {
+        "self_eo": (39.5 / 43 - 3.5 / 8, 0.2361, 0.7353, 51),
+        "self_dp": (2 * 44 / 51 - 1, 0.5918, 0.8462, 51),
+        "family_eo": (36.5 / 40 - 9 / 18, 0.2274, 0.5834, 58),
+        "verbosity": (0.205469, 0.0962, 0.3229, 195),
+        "consistency": (174 / 200, 0.8261, 0.9121, 200),
+        "flip": (26 / 200, 0.0879, 0.1739, 200),
+        "first": (0.51, 0.4843, 0.5368, 200),
+    },
+    "gpt-3.5-turbo": {
+        "self_eo": (30.5 / 43 - 12 / 24, 0.0634, 0.3330, 67),
+        "self_dp": (2 * 42.5 / 67 - 1, 0.1273, 0.3898, 67),
+        "family_eo": (28 / 37 - 2 / 5, 0.1923, 0.5540, 42),
+        "verbosity": (0.182224, 0.0663, 0.3037, 195),
+        "consistency": (115 / 200, 0.5082, 0.6420, 200),
+        "flip": (85 / 200, 0.3580, 0.4918, 200),
+        "first": (0.7025, 0.6667, 0.7374, 200),
+    },
+}
+CELLS = {"gpt-4": (39.5, 3.5, 4.5, 3.5), "gpt-3.5-turbo": (30.5, 12.5, 12.0, 12.0)}
+
+
+@pytest.fixture(scope="module")
+def pairs(shared_data: Path) -> pd.DataFrame:
+    return recuse.data.load("llmbar-mtbench", data_dir=shared_data)
+
+
+def _cells_by_pandas(pairs: pd.DataFrame, judge: str) -> tuple[float, float, float, float]:
+    d = pairs[pairs["judge"] == judge]
+    d = d[(d["model_a"] == judge) ^ (d["model_b"] == judge)]
+    d = d[d["model_a"].notna() & d["model_b"].notna() & d["p_a"].notna()]
+    own_a = d["model_a"] == judge
+    p_own = np.where(own_a, d["p_a"], 1 - d["p_a"])
+    pick = np.where(p_own > 0.5, 1.0, np.where(p_own < 0.5, 0.0, 0.5))
+    human_own = np.where(own_a, d["human"], 1 - d["human"]) > 0.5
+    return (
+        float(pick[human_own].sum()),
+        float((1 - pick[human_own]).sum()),
+        float(pick[~human_own].sum()),
+        float((1 - pick[~human_own]).sum()),
+    )
+
+
+def test_the_data_is_what_the_test_expects(pairs: pd.DataFrame) -> None:
+    counts = pairs["judge"].value_counts()
+    assert counts["gpt-4"] == 200 and counts["gpt-3.5-turbo"] == 200
+    assert pairs["prompt_id"].nunique() == 75
+    assert set(pairs["human"].unique()) == {0.0, 1.0}  # ties removed upstream
+
+
+@pytest.mark.parametrize("judge", ["gpt-4", "gpt-3.5-turbo"])
+def test_confusion_matrix(pairs: pd.DataFrame, judge: str) -> None:
+    m = confusion_matrix(pairs, judge=judge)
+    cells = (m.own_own, m.own_other, m.other_own, m.other_other)
+    assert cells == CELLS[judge]
+    assert cells == _cells_by_pandas(pairs, judge)
+
+
+@pytest.mark.parametrize("judge", ["gpt-4", "gpt-3.5-turbo"])
+def test_pinned_values(pairs: pd.DataFrame, judge: str) -> None:
+    roster = Roster.builtin()
+    got = {
+        "self_eo": self_preference(pairs, judge=judge, min_n=5),
+        "self_dp": self_preference(pairs, judge=judge, kind="dp", min_n=5),
+        "family_eo": family_preference(pairs, roster, judge=judge, min_n=5),
+        "verbosity": verbosity_bias(pairs, judge=judge),
+        "consistency": position_consistency(pairs, judge=judge),
+        "flip": flip_rate(pairs, judge=judge),
+        "first": first_position_rate(pairs, judge=judge),
+    }
+    for name, r in got.items():
+        est, lo, hi, n = PINNED[judge][name]
+        assert r.estimate == pytest.approx(est, abs=1e-6), name
+        assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), abs=5e-4), name
+        assert r.n == n, name
+    # with verdict-only judges, probabilities and picks agree
+    pick = self_preference(pairs, judge=judge, verdict="pick", min_n=5)
+    assert pick.estimate == got["self_eo"].estimate
+
+
+def test_gpt4_eo_is_refused_at_the_default_group_size(pairs: pd.DataFrame) -> None:
+    # only 8 pairs where the human prefers the other model's answer over GPT-4's
+    with pytest.raises(EstimationError, match="only 8 pairs where the human prefers the other"):
+        self_preference(pairs, judge="gpt-4")
+
+
+def test_summary_matches(pairs: pd.DataFrame) -> None:
+    res = pairwise_bias(pairs, Roster.builtin(), judges=["gpt-4", "gpt-3.5-turbo"], min_n=5)
+    assert res.get("self_preference_eo", "gpt-4").estimate == pytest.approx(
+        PINNED["gpt-4"]["self_eo"][0]
+    )
+    assert res.get("flip_rate", "gpt-3.5-turbo").estimate == pytest.approx(0.425)
+    # the ChatGPT family EO has only 5 pairs on one side: refused at min_n=10, kept at 5
+    assert res.get("family_preference_eo", "gpt-3.5-turbo").n == 42

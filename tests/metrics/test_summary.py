@@ -1,0 +1,98 @@
+"""pairwise_bias: one shared bootstrap that agrees with the single-metric functions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recuse.errors import ConfigError
+from recuse.metrics import (
+    METRICS,
+    family_preference,
+    first_position_rate,
+    flip_rate,
+    pairwise_bias,
+    position_consistency,
+    self_preference,
+    verbosity_bias,
+)
+from recuse.simulate import SimulatedPairs, simulate_pairs
+
+
+@pytest.fixture(scope="module")
+def sim() -> SimulatedPairs:
+    return simulate_pairs(n_prompts=120, pairs_per_prompt=3, same_source_rate=0.2, seed=7)
+
+
+def test_joint_results_equal_the_single_functions(sim: SimulatedPairs) -> None:
+    t, fams = sim.pairs, sim.families
+    res = pairwise_bias(t, fams, n_boot=300, seed=3, min_n=5)
+    assert not res.skipped
+    assert {(r.judge, r.metric) for r in res.results} == {
+        (j, m) for j in ("claude-v1", "gpt-4") for m in METRICS
+    }
+    opts = {"n_boot": 300, "seed": 3, "min_n": 5}
+    for judge in ("gpt-4", "claude-v1"):
+        single = {
+            "self_preference_eo": self_preference(t, judge=judge, **opts),
+            "self_preference_dp": self_preference(t, judge=judge, kind="dp", **opts),
+            "family_preference_eo": family_preference(t, fams, judge=judge, **opts),
+            "family_preference_dp": family_preference(t, fams, judge=judge, kind="dp", **opts),
+            "verbosity_bias": verbosity_bias(t, judge=judge, **opts),
+            "verbosity_deviation": verbosity_bias(t, judge=judge, kind="absolute", **opts),
+            "position_consistency": position_consistency(t, judge=judge, **opts),
+            "flip_rate": flip_rate(t, judge=judge, **opts),
+            "first_position_rate": first_position_rate(t, judge=judge, **opts),
+        }
+        for metric, one in single.items():
+            joint = res.get(metric, judge)
+            assert joint.estimate == pytest.approx(one.estimate, abs=1e-12), metric
+            assert (joint.ci_low, joint.ci_high) == pytest.approx(
+                (one.ci_low, one.ci_high), abs=1e-12
+            ), metric
+            assert (joint.n, joint.n_clusters) == (one.n, one.n_clusters)
+            assert joint.method == one.method
+
+
+def test_curves_and_serialisation(sim: SimulatedPairs) -> None:
+    res = pairwise_bias(sim.pairs, sim.families, n_boot=100, min_n=5)
+    assert set(res.curves) == {
+        "human_alignment_curve", "judge_verbosity_curve", "human_verbosity_curve",
+    }  # fmt: skip
+    alignment = res.curves["human_alignment_curve"]
+    assert set(alignment["judge"]) == {"gpt-4", "claude-v1"}
+    labelled = sim.pairs.drop_duplicates("item_id")
+    assert res.curves["human_verbosity_curve"]["n"].sum() == labelled["human"].notna().sum()
+    text = json.dumps(res.to_dict(), allow_nan=False)
+    back = json.loads(text)
+    assert len(back["results"]) == len(res.results)
+    assert back["curves"]["human_alignment_curve"][-1]["bin_high"] is None  # open last bin
+    frame = res.to_frame()
+    assert list(frame["metric"][:2]) == ["self_preference_eo", "self_preference_dp"]
+
+
+def test_skips_say_why(sim: SimulatedPairs) -> None:
+    t = sim.pairs.drop(columns=["len_a", "len_b"])
+    res = pairwise_bias(t, None, judges="gpt-4", n_boot=100, min_n=5, curves=False)
+    reasons = {s.metric: s.reason for s in res.skipped}
+    assert reasons["family_preference_eo"] == "no roster or family mapping given"
+    assert "no response lengths" in reasons["verbosity_bias"]
+    assert {r.judge for r in res.results} == {"gpt-4"}
+    with pytest.raises(KeyError, match="skipped: no roster"):
+        res.get("family_preference_dp", "gpt-4")
+    partial = {k: v for k, v in sim.families.items() if k != "palm-2"}
+    res2 = pairwise_bias(sim.pairs, partial, metrics=["family_preference_eo"], n_boot=100)
+    assert not res2.results
+    assert all("'palm-2' has no entry" in s.reason for s in res2.skipped)
+    big = pairwise_bias(sim.pairs, sim.families, metrics=["self_preference_eo"], n_boot=100,
+                        min_n=10_000, curves=False)  # fmt: skip
+    assert not big.results
+    assert "need at least 10000" in big.skipped[0].reason
+
+
+def test_bad_options(sim: SimulatedPairs) -> None:
+    with pytest.raises(ConfigError, match="unknown metric"):
+        pairwise_bias(sim.pairs, metrics=["halo_effect"])
+    with pytest.raises(ConfigError, match="human_ties"):
+        pairwise_bias(sim.pairs, human_ties="keep")  # type: ignore[arg-type]

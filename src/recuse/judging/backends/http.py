@@ -21,10 +21,12 @@ error text.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import itertools
 import json
 import os
+import ssl
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -113,7 +115,7 @@ class HTTPBackend(Backend):
         self.logprobs = logprobs
         self.supports_prefix = endpoint == "completions" and logprobs
         self._urls = itertools.cycle(self.base_urls)
-        self._client: httpx.AsyncClient | None = None
+        self._clients: asyncio.Queue[httpx.AsyncClient] | None = None
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -133,18 +135,23 @@ class HTTPBackend(Backend):
             text = text.replace(key, "***")
         return " ".join(text.split())[:200]
 
-    def _client_now(self) -> httpx.AsyncClient:
-        if self._client is None:
-            limits = httpx.Limits(
-                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
-            )
-            self._client = httpx.AsyncClient(timeout=self.timeout, limits=limits)
-        return self._client
+    def _lanes(self) -> asyncio.Queue[httpx.AsyncClient]:
+        # One single-connection client per request in flight: httpcore's shared pool
+        # spends time quadratic in its size assigning requests to connections.
+        if self._clients is None:
+            self._clients = asyncio.Queue()
+            tls = ssl.create_default_context()  # loading CA certificates is slow: once
+            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            for _ in range(self.concurrency):
+                client = httpx.AsyncClient(timeout=self.timeout, limits=limits, verify=tls)
+                self._clients.put_nowait(client)
+        return self._clients
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._clients is not None:
+            while not self._clients.empty():
+                await self._clients.get_nowait().aclose()
+            self._clients = None
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = next(self._urls) + path
@@ -152,12 +159,16 @@ class HTTPBackend(Backend):
         key = self._key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        lanes = self._lanes()
+        client = await lanes.get()
         try:
-            resp = await self._client_now().post(url, json=body, headers=headers)
+            resp = await client.post(url, json=body, headers=headers)
         except httpx.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except httpx.TransportError as exc:
             raise TransientError(self._scrub(f"connection error: {type(exc).__name__}")) from None
+        finally:
+            lanes.put_nowait(client)
         status = resp.status_code
         if status == 429 or status >= 500:
             raise TransientError(

@@ -134,13 +134,32 @@ def test_human_only_and_ratings_inputs_skip_what_they_cannot_support(planted: An
     assert "ratings" in reasons["Favoritism regression (ratings)"]
 
 
-def test_perplexities_present_is_skipped_with_its_own_reason(planted: Any) -> None:
+def test_familiarity_runs_when_perplexities_are_present() -> None:
+    from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
+
+    sim = simulate_familiarity(
+        {"j": PlantedFamiliarity(judge_slope=-1.5)}, human_slope=-0.5, n_prompts=150, seed=3
+    )
+    roster = Roster.builtin()
+    for name in {*sim.pairs["model_a"], *sim.pairs["model_b"], "j"}:
+        roster.add(Entry(str(name), str(name)))
+    inp = AuditInput(
+        "fam", "pairs", sim.pairs, Source("fam", "pairs", len(sim.pairs), judges=("j",))
+    )
+    report = run_audit([inp], options=AuditOptions(n_boot=200), roster=roster)
+    (f,) = [f for f in report.findings if f.bias == "familiarity"]
+    assert f.judge == "j" and f.significant and f.ci_low <= sim.true_value("j") <= f.ci_high
+    assert f.verdict.startswith("prefers low-perplexity")
+
+
+def test_constant_perplexities_are_skipped_not_zeroed(planted: Any) -> None:
     _, inputs, _ = planted
     frame = inputs[0].frame.assign(ppl_a=3.0, ppl_b=4.0)
     inp = replace_frame(inputs[0], frame)
     report = run_audit([inp], options=AuditOptions(n_boot=200), roster=Roster.builtin())
+    assert not [f for f in report.findings if f.bias == "familiarity"]
     fam = [k for k in report.skipped if k.analysis == "Familiarity (perplexity)"]
-    assert "perplexities are present" in fam[0].reason
+    assert fam and all(k.reason.startswith("familiarity_bias:") for k in fam)
 
 
 def replace_frame(inp: AuditInput, frame: pd.DataFrame) -> AuditInput:

@@ -19,8 +19,8 @@ self-preference    pairs with judge verdicts and generator ids that include the
 family-preference  as above, with another model of the judge's family (roster)
 verbosity          judge verdicts, human labels, response texts or lengths
 position           verdicts in both presentation orders
-familiarity        perplexities ``ppl_a``/``ppl_b`` (none of the built-in
-                   datasets has them; no familiarity analysis exists yet)
+familiarity        perplexities ``ppl_a``/``ppl_b`` and human labels (none of the
+                   built-in datasets has perplexities)
 favoritism         ratings with an independent reference, judges that also
                    generated (Play Favorites' regression, Eq. 1)
 ================== ============================================================
@@ -748,12 +748,43 @@ def _familiarity(a: _Audit, inp: AuditInput) -> None:
             inp.name,
         )
         return
-    a.skip(
-        "familiarity",
-        "perplexities are present, but this recuse build has no familiarity analysis yet "
-        "(perplexity-bin curves and the familiarity bias are not implemented)",
-        inp.name,
-    )
+    try:
+        from recuse.metrics.familiarity import familiarity_bias
+    except ImportError:
+        a.skip(
+            "familiarity",
+            "perplexities are present, but this recuse build has no familiarity analysis "
+            "(recuse.metrics.familiarity)",
+            inp.name,
+        )
+        return
+    o = a.options
+    parts = a.parts["familiarity"]
+    judged = frame[frame["judge"].notna()] if "judge" in frame.columns else frame.iloc[:0]
+    with a.timed(f"familiarity bias ({inp.name})", "familiarity"):
+        for judge in sorted(str(j) for j in judged["judge"].unique()):
+            try:
+                r = familiarity_bias(
+                    judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed
+                )
+            except RecuseError as exc:
+                a.skip("familiarity", f"familiarity_bias: {exc}", inp.name, judge)
+                continue
+            if not _finite(r.estimate, r.ci_low, r.ci_high):
+                a.skip("familiarity", "familiarity_bias: no finite estimate", inp.name, judge)
+                continue
+            parts.findings.append(
+                Finding(
+                    judge=judge, bias="familiarity", estimate=float(r.estimate),
+                    ci_low=float(r.ci_low), ci_high=float(r.ci_high), n=int(r.n),
+                    level=o.level, method=r.method, dataset=inp.name,
+                    detail="log-odds per nat of log-perplexity difference",
+                    clusters=int(r.n_clusters), section="familiarity",
+                )
+            )  # fmt: skip
+    findings = [f for f in parts.findings if f.dataset == inp.name]
+    if findings:
+        parts.figures.append(_coef_figure(findings, inp.name, "familiarity bias", o))
 
 
 # ------------------------------------------------------------------- favoritism

@@ -186,3 +186,29 @@ def test_too_small_groups_get_a_reason_not_a_number() -> None:
 def test_bad_options(level: float, n_boot: int, min_n: int, word: str) -> None:
     with pytest.raises(ConfigError, match=word):
         check_options(level=level, n_boot=n_boot, min_n=min_n)
+
+
+def test_single_precision_path_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole and half numbers (picks, ties, counts) multiply exactly in float32."""
+    import recuse.metrics.bootstrap as bs
+
+    rng = np.random.default_rng(8)
+    cl = np.array([f"p{c}" for c in rng.integers(0, 300, size=3000)])
+    picks = rng.integers(0, 3, size=3000) / 2.0  # 0, 0.5, 1
+    probs = rng.random(3000)  # not half numbers: double precision
+    vals = np.column_stack([picks, np.ones(3000), probs, np.ones(3000)])
+    stat = GroupedStatistic("d", vals, np.zeros(3000, np.intp), ("g",), difference_of_ratios)
+    fast = cluster_bootstrap([stat], cl, n_boot=500, level=0.9, seed=4, min_n=1)[0][0]
+    monkeypatch.setattr(bs, "_USE_FLOAT32", False)
+    slow = cluster_bootstrap([stat], cl, n_boot=500, level=0.9, seed=4, min_n=1)[0][0]
+    # (the double-precision column may differ in the last bit: other BLAS blocking)
+    assert (fast.ci_low, fast.ci_high) == pytest.approx((slow.ci_low, slow.ci_high), abs=1e-14)
+    sums = np.column_stack([picks, np.ones(3000)])
+    uniq = np.unique(cl)
+    code = np.searchsorted(uniq, cl)
+    per_cluster = np.zeros((len(uniq), 2))
+    np.add.at(per_cluster, code, sums)
+    w = resample_counts(len(uniq), 500, np.random.default_rng(4))
+    monkeypatch.setattr(bs, "_USE_FLOAT32", True)
+    exact = bs._replicate_sums(per_cluster, len(uniq), n_boot=500, seed=4)
+    assert (exact == w @ per_cluster).all()

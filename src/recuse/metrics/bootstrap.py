@@ -62,6 +62,9 @@ Combine = Callable[[FloatArray], FloatArray]
 _CHUNK_ENTRIES = 4_000_000
 # Multiply-adds below which the replicate product runs on one BLAS thread.
 _SMALL_PRODUCT = 50_000_000
+# Half-integer sums below this are exact in float32 (24-bit significand, one bit for halves).
+_EXACT_FLOAT32 = 2.0**22
+_USE_FLOAT32 = True
 
 
 @functools.cache
@@ -115,6 +118,8 @@ class GroupedStatistic:
     undefined). ``group`` gives each row's group code (an index into ``labels``) or
     -1 for rows that do not enter. ``required`` lists ``(column, description)``: a
     group needs at least ``min_n`` rows with a non-zero entry in that column.
+    ``boot_k`` is how many leading columns ``combine`` reads (default all); later
+    columns are summed for the point estimate only (e.g. parts reported alongside).
     """
 
     name: str
@@ -123,10 +128,15 @@ class GroupedStatistic:
     labels: tuple[Hashable, ...]
     combine: Combine
     required: tuple[tuple[int, str], ...] = ()
+    boot_k: int | None = None
 
     def __post_init__(self) -> None:
         if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
             raise ValueError("values must be (rows x k) with one group code per row")
+
+    @property
+    def k_boot(self) -> int:
+        return self.values.shape[1] if self.boot_k is None else self.boot_k
 
 
 @dataclass(frozen=True)
@@ -224,30 +234,25 @@ def cluster_bootstrap(
             )
 
     blocks = [_cluster_sums(s, codes, max(n_c, 1)) for s in stats]
-    big = np.concatenate([b[0] for b in blocks], axis=1) if blocks else np.empty((n_c, 0))
-    totals = big.sum(axis=0)
-
-    reps = np.empty((n_boot, big.shape[1]))
-    if n_c > 0 and big.shape[1] > 0:
-        rng = np.random.default_rng(seed)
-        chunk = max(1, _CHUNK_ENTRIES // n_c)
-        # Small products run faster on one BLAS thread (no thread start-up or spinning).
-        with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
-            for start in range(0, n_boot, chunk):
-                b = min(chunk, n_boot - start)
-                reps[start : start + b] = resample_counts(n_c, b, rng) @ big
-    else:
-        reps.fill(np.nan)
+    # resample only the columns the statistics read, each distinct column once
+    parts = []
+    for stat, (sums, _rows, _clust) in zip(stats, blocks, strict=True):
+        k = stat.values.shape[1]
+        parts.append(
+            sums.reshape(-1, len(stat.labels), k)[:, :, : stat.k_boot].reshape(len(sums), -1)
+        )
+    big = np.concatenate(parts, axis=1) if parts else np.empty((max(n_c, 1), 0))
+    distinct, inverse = _distinct_columns(big)
+    reps = _replicate_sums(big[:, distinct], n_c, n_boot=n_boot, seed=seed)[:, inverse]
 
     lo_q, hi_q = (1.0 - level) / 2.0, (1.0 + level) / 2.0
     out: list[list[GroupEstimate]] = []
     offset = 0
-    for stat, (_sums, rows, n_clust) in zip(stats, blocks, strict=True):
-        n_groups, k = len(stat.labels), stat.values.shape[1]
-        width = n_groups * k
-        tot = totals[offset : offset + width].reshape(n_groups, k)
-        rep = reps[:, offset : offset + width].reshape(n_boot, n_groups, k)
-        offset += width
+    for stat, (sums, rows, n_clust) in zip(stats, blocks, strict=True):
+        n_groups, k, kb = len(stat.labels), stat.values.shape[1], stat.k_boot
+        tot = sums.sum(axis=0).reshape(n_groups, k)
+        rep = reps[:, offset : offset + n_groups * kb].reshape(n_boot, n_groups, kb)
+        offset += n_groups * kb
         point = stat.combine(tot)
         rep_vals = stat.combine(rep)  # (n_boot, n_groups)
         ok = np.isfinite(rep_vals)
@@ -286,6 +291,57 @@ def cluster_bootstrap(
             )
         out.append(group_out)
     return out
+
+
+def _distinct_columns(big: FloatArray) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Indices of the first copy of each distinct column, and where each column maps."""
+    first: dict[bytes, int] = {}
+    distinct: list[int] = []
+    inverse = np.empty(big.shape[1], dtype=np.intp)
+    cols = np.ascontiguousarray(big.T)
+    for j in range(cols.shape[0]):
+        key = cols[j].tobytes()
+        if key not in first:
+            first[key] = len(distinct)
+            distinct.append(j)
+        inverse[j] = first[key]
+    return np.asarray(distinct, dtype=np.intp), inverse
+
+
+def _replicate_sums(big: FloatArray, n_c: int, *, n_boot: int, seed: int | None) -> FloatArray:
+    """``W @ big`` for ``n_boot`` resamples ``W`` of the ``n_c`` clusters, drawn in chunks.
+
+    Columns of whole or half numbers (counts, picks, ties) are multiplied in single
+    precision when every partial sum stays below 2**22: then every product and sum
+    is exactly representable, so the result is exact and the product twice as fast.
+    Other columns use double precision.
+    """
+    reps = np.empty((n_boot, big.shape[1]))
+    if n_c == 0 or big.shape[1] == 0:
+        reps.fill(np.nan)
+        return reps
+    twice = 2.0 * big
+    halves = np.all(twice == np.round(twice), axis=0)
+    bound = np.abs(big).sum(axis=0)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_ENTRIES // n_c)
+    # Small products run faster on one BLAS thread (no thread start-up or spinning).
+    cache: dict[bytes, tuple[NDArray[np.float32], FloatArray]] = {}
+    with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
+        for start in range(0, n_boot, chunk):
+            b = min(chunk, n_boot - start)
+            w = resample_counts(n_c, b, rng)
+            exact = halves & (float(w.max()) * bound < _EXACT_FLOAT32) & _USE_FLOAT32
+            key = exact.tobytes()
+            if key not in cache:  # the split is the same in (almost) every chunk
+                cache = {key: (big[:, exact].astype(np.float32), big[:, ~exact])}
+            single, double = cache[key]
+            rows = slice(start, start + b)
+            if single.shape[1]:
+                reps[rows, exact] = w.astype(np.float32) @ single
+            if double.shape[1]:
+                reps[rows, ~exact] = w @ double
+    return reps
 
 
 def _percentiles(

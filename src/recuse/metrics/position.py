@@ -76,7 +76,9 @@ def consistency_spec(
 
     stat = _rate_stat("position_consistency", hit, both, codes, labels)
     values = np.column_stack([stat.values, np.where(both, flips, 0.0)])
-    stat = GroupedStatistic(stat.name, values, stat.group, stat.labels, stat.combine, stat.required)
+    stat = GroupedStatistic(
+        stat.name, values, stat.group, stat.labels, stat.combine, stat.required, boot_k=2
+    )
 
     def components(t: FloatArray) -> dict[str, float]:
         n = t[1]

@@ -232,6 +232,7 @@ def preference_spec(
             labels=labels,
             combine=signed_share,
             required=((1, f"judged pairs with {who}"),),
+            boot_k=2,  # the human columns only feed the human_dp component
         )
         method = (
             f"Demographic-Parity bias (Eq. 4): 2 * P(judge prefers {who}) - 1; {ties}; "

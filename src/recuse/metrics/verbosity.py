@@ -299,6 +299,7 @@ def curve_statistic(
         labels=glabels,
         combine=ratio,
         required=((1, "pairs in this bin"),),
+        boot_k=2,  # y^2 only feeds the standard deviation
     )
 
 

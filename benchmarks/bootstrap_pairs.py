@@ -1,0 +1,154 @@
+"""Benchmark: every pairwise bias metric with a 2,000-resample cluster bootstrap.
+
+50,000 simulated pairs (10,000 prompts x 5) judged by 10 judges (500,000 rows).
+``recuse.metrics.pairwise_bias`` (per-prompt sums + one matrix product per chunk of
+resamples) is timed against a plain loop that, for each resample, draws prompts
+with replacement, builds the resampled table with pandas and recomputes the same
+sums with ``groupby`` (row terms precomputed once, which favours the loop). The
+loop is timed on a few resamples and scaled to 2,000.
+
+Run: python benchmarks/bootstrap_pairs.py [--pairs 50000] [--judges 10] [--loop 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from recuse.metrics import pairwise_bias
+from recuse.metrics.self_preference import favored_side
+from recuse.metrics.verdicts import order_picks, orient
+from recuse.simulate import PlantedBias, simulate_pairs
+
+MODELS = [
+    "gpt-4", "gpt-3.5-turbo", "claude-v1", "claude-2", "llama-2-70b-chat", "vicuna-13b",
+    "palm-2", "mistral-7b-instruct-v0.2", "alpaca-13b", "llama-13b", "gpt-4o", "claude-3-haiku",
+]  # fmt: skip
+N_BOOT = 2000
+
+
+def row_terms(pairs: pd.DataFrame, families: dict[str, str]) -> pd.DataFrame:
+    """Per-row terms of every metric, as a loop would precompute them once."""
+    h, p = pairs["human"].to_numpy(float), pairs["p_a"].to_numpy(float)
+    out = pd.DataFrame({"prompt_id": pairs["prompt_id"], "judge": pairs["judge"]})
+    for rel in ("self", "family"):
+        side = favored_side(pairs, relation=rel, families=families)
+        hs, vs = orient(h, side), orient(p, side)
+        ok = np.isfinite(vs) & (side != 0)
+        dec = ok & np.isfinite(hs) & (hs != 0.5)
+        w1, w0 = dec & (hs > 0.5), dec & (hs < 0.5)
+        out[f"{rel}_tp"] = np.where(w1, vs, 0.0)
+        out[f"{rel}_w1"] = w1.astype(float)
+        out[f"{rel}_tn"] = np.where(w0, 1 - vs, 0.0)
+        out[f"{rel}_w0"] = w0.astype(float)
+        out[f"{rel}_v"] = np.where(ok, vs, 0.0)
+        out[f"{rel}_n"] = ok.astype(float)
+    la, lb = pairs["len_a"].to_numpy(float), pairs["len_b"].to_numpy(float)
+    side = np.sign(la - lb).astype(np.int8)
+    hs, vs = orient(h, side), orient(p, side)
+    dec = np.isfinite(vs) & np.isfinite(hs) & (hs != 0.5) & (side != 0)
+    w1, w0 = dec & (hs > 0.5), dec & (hs < 0.5)
+    out["verb_tp"], out["verb_w1"] = np.where(w1, vs, 0.0), w1.astype(float)
+    out["verb_tn"], out["verb_w0"] = np.where(w0, 1 - vs, 0.0), w0.astype(float)
+    f, s = pairs["p_a_first"].to_numpy(float), pairs["p_a_second"].to_numpy(float)
+    both = np.isfinite(f) & np.isfinite(s)
+    pf, ps = order_picks(f), order_picks(s)
+    out["both"] = both.astype(float)
+    out["consistent"] = np.where(both, pf == ps, 0.0)
+    out["flip"] = np.where(both, pf * ps == -1, 0.0)
+    out["first"] = np.where(both, (f + 1 - s) / 2, 0.0)
+    return out
+
+
+def metrics_from_sums(g: pd.DataFrame) -> pd.DataFrame:
+    """The nine metrics per judge from the judge-level sums."""
+    res = pd.DataFrame(index=g.index)
+    for rel in ("self", "family"):
+        res[f"{rel}_eo"] = g[f"{rel}_tp"] / g[f"{rel}_w1"] - g[f"{rel}_tn"] / g[f"{rel}_w0"]
+        res[f"{rel}_dp"] = 2 * g[f"{rel}_v"] / g[f"{rel}_n"] - 1
+    res["verbosity"] = g["verb_tp"] / g["verb_w1"] - g["verb_tn"] / g["verb_w0"]
+    res["verbosity_abs"] = res["verbosity"].abs()
+    for k in ("consistent", "flip", "first"):
+        res[k] = g[k] / g["both"]
+    return res
+
+
+def plain_loop(terms: pd.DataFrame, n_resamples: int, seed: int) -> list[pd.DataFrame]:
+    """Per resample: draw prompts with replacement, rebuild the table, groupby, metrics."""
+    rng = np.random.default_rng(seed)
+    by_prompt = terms.set_index("prompt_id")
+    prompts = np.sort(terms["prompt_id"].unique())
+    out = []
+    for _ in range(n_resamples):
+        drawn = prompts[rng.integers(0, len(prompts), size=len(prompts))]
+        sample = by_prompt.loc[drawn]
+        sums = sample.groupby("judge").sum(numeric_only=True)
+        out.append(metrics_from_sums(sums))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=50_000)
+    ap.add_argument("--judges", type=int, default=10)
+    ap.add_argument("--per-prompt", type=int, default=5)
+    ap.add_argument("--loop", type=int, default=8, help="resamples to time the plain loop on")
+    args = ap.parse_args()
+
+    judges = {
+        m: PlantedBias(
+            self_preference=0.2, family_preference=0.1, verbosity=0.1, position=0.05 * (i % 3)
+        )
+        for i, m in enumerate(MODELS[: args.judges])
+    }
+    t0 = time.perf_counter()
+    sim = simulate_pairs(
+        judges=judges, models=MODELS, n_prompts=args.pairs // args.per_prompt,
+        pairs_per_prompt=args.per_prompt, single_order_rate=0.05, unparsed_rate=0.01, seed=1,
+    )  # fmt: skip
+    pairs = sim.pairs
+    print(
+        f"simulated {args.pairs:,} pairs x {args.judges} judges = {len(pairs):,} rows, "
+        f"{pairs['prompt_id'].nunique():,} prompts ({time.perf_counter() - t0:.1f} s)"
+    )
+
+    pairwise_bias(pairs.head(5000), sim.families, n_boot=50)  # warm-up (imports, caches)
+    t0 = time.perf_counter()
+    res = pairwise_bias(pairs, sim.families, n_boot=N_BOOT, seed=0)
+    ours = time.perf_counter() - t0
+    n_curve_bins = sum(len(c) for c in res.curves.values())
+    print(
+        f"recuse pairwise_bias: {len(res.results)} metric x judge estimates + "
+        f"{n_curve_bins} curve bins, {N_BOOT} resamples: {ours:.2f} s "
+        f"({'under' if ours < 5 else 'OVER'} the 5 s target)"
+    )
+
+    terms = row_terms(pairs, dict(sim.families))
+    full = metrics_from_sums(terms.groupby("judge").sum(numeric_only=True))
+    pairs_of_names = {
+        "self_preference_eo": "self_eo", "self_preference_dp": "self_dp",
+        "family_preference_eo": "family_eo", "family_preference_dp": "family_dp",
+        "verbosity_bias": "verbosity", "verbosity_deviation": "verbosity_abs",
+        "position_consistency": "consistent", "flip_rate": "flip", "first_position_rate": "first",
+    }  # fmt: skip
+    mismatch = max(
+        abs(r.estimate - full.loc[r.judge, pairs_of_names[r.metric]]) for r in res.results
+    )
+    print(f"point estimates, loop vs recuse: max difference {mismatch:.1e}")
+
+    t0 = time.perf_counter()
+    plain_loop(terms, args.loop, seed=0)
+    per = (time.perf_counter() - t0) / args.loop
+    loop_total = per * N_BOOT
+    print(
+        f"plain pandas loop: {per * 1000:.0f} ms per resample (timed on {args.loop}), "
+        f"{loop_total:.0f} s for {N_BOOT} (scaled; curves not included)"
+    )
+    print(f"speed-up: {loop_total / ours:.0f}x (target >= 20x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""`recuse metrics pairs`: table output, JSON / CSV files, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.simulate import simulate_pairs
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def pairs_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sim") / "pairs.csv"
+    simulate_pairs(n_prompts=60, pairs_per_prompt=3, seed=1).pairs.to_csv(path, index=False)
+    return path
+
+
+FAST = ("--n-boot", "100", "--min-n", "5")
+
+
+def test_table_and_json(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "bias.json"
+    code, text, err = run(capsys, "metrics", "pairs", str(pairs_csv), *FAST, "--out", str(out))
+    assert code == 0, err
+    assert "self_preference_eo" in text and "gpt-4" in text and "claude-v1" in text
+    assert f"wrote {out}" in text
+    data = json.loads(out.read_text())
+    assert data["settings"]["n_boot"] == 100 and data["settings"]["level"] == 0.9
+    metrics = {(r["judge"], r["metric"]) for r in data["results"]}
+    assert ("gpt-4", "flip_rate") in metrics
+    assert set(data["curves"]) >= {"human_alignment_curve", "human_verbosity_curve"}
+    first = data["results"][0]
+    assert first["ci_low"] <= first["estimate"] <= first["ci_high"]
+
+
+def test_csv_and_options(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "bias.csv"
+    code, _, err = run(
+        capsys, "metrics", "pairs", str(pairs_csv), *FAST, "-j", "gpt-4", "-m", "flip_rate",
+        "-m", "verbosity_bias", "--level", "0.8", "--verdict", "pick", "-o", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    frame = pd.read_csv(out)
+    assert frame["metric"].tolist() == ["verbosity_bias", "flip_rate"]
+    assert (frame["judge"] == "gpt-4").all() and (frame["level"] == 0.8).all()
+    assert (frame["n_boot"] == 100).all()
+
+
+def test_dataset_name_and_judge_alias(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    code, text, err = run(
+        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+        "-j", "ChatGPT", "-m", "self_preference_eo", "--n-boot", "200",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "gpt-3.5-turbo" in text and "+0.209" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--level", "90"), "level must be between 0 and 1"),
+        (("--verdict", "soft"), "verdict must be one of"),
+        (("-m", "halo"), "--metric 'halo' is unknown"),
+        (("-j", "palm-2"), "judge 'palm-2' is not in the table"),
+        (("--unit", "lines"), "--unit must be"),
+        (("--n-boot", "3"), "n_boot must be"),
+    ],
+)
+def test_bad_options_write_nothing(
+    capsys: pytest.CaptureFixture[str],
+    pairs_csv: Path,
+    tmp_path: Path,
+    args: tuple[str, ...],
+    message: str,
+) -> None:
+    out = tmp_path / "bias.json"
+    code, _, err = run(capsys, "metrics", "pairs", str(pairs_csv), *args, "-o", str(out))
+    assert code == 2
+    assert err.startswith("recuse: error:") and message in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert not list(tmp_path.iterdir())
+
+
+def test_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "metrics", "pairs", "no-such-dataset")
+    assert code == 2 and "unknown dataset 'no-such-dataset'" in err
+    code, _, err = run(capsys, "metrics", "pairs", str(tmp_path / "missing.csv"))
+    assert code == 2 and "missing.csv" in err
+    broken = tmp_path / "broken.csv"
+    broken.write_text("item_id,prompt_id\n1,1\n")
+    code, _, err = run(capsys, "metrics", "pairs", str(broken))
+    assert code == 2 and "broken.csv" in err and "missing required column" in err
+    code, _, err = run(capsys, "metrics", "pairs", str(broken), "-o", str(tmp_path / "x.txt"))
+    assert code == 2 and "must end in .json or .csv" in err
+    code, _, err = run(capsys, "metrics", "pairs", str(broken), "-o", "/no/such/dir/x.json")
+    assert code == 2 and "does not exist" in err

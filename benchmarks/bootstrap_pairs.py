@@ -13,6 +13,7 @@ Run: python benchmarks/bootstrap_pairs.py [--pairs 50000] [--judges 10] [--loop 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -96,6 +97,10 @@ def main() -> None:
     ap.add_argument("--judges", type=int, default=10)
     ap.add_argument("--per-prompt", type=int, default=5)
     ap.add_argument("--loop", type=int, default=8, help="resamples to time the plain loop on")
+    ap.add_argument(
+        "--verdicts", choices=["pick", "prob"], default="pick",
+        help="simulated verdicts: picks (whole/half sums, float32 product) or probabilities",
+    )  # fmt: skip
     args = ap.parse_args()
 
     judges = {
@@ -107,23 +112,26 @@ def main() -> None:
     t0 = time.perf_counter()
     sim = simulate_pairs(
         judges=judges, models=MODELS, n_prompts=args.pairs // args.per_prompt,
-        pairs_per_prompt=args.per_prompt, single_order_rate=0.05, unparsed_rate=0.01, seed=1,
+        pairs_per_prompt=args.per_prompt, single_order_rate=0.05, unparsed_rate=0.01,
+        verdicts=args.verdicts, seed=1,
     )  # fmt: skip
     pairs = sim.pairs
     print(
         f"simulated {args.pairs:,} pairs x {args.judges} judges = {len(pairs):,} rows, "
-        f"{pairs['prompt_id'].nunique():,} prompts ({time.perf_counter() - t0:.1f} s)"
+        f"{pairs['prompt_id'].nunique():,} prompts, {args.verdicts} verdicts "
+        f"({time.perf_counter() - t0:.1f} s)"
     )
 
     pairwise_bias(pairs.head(5000), sim.families, n_boot=50)  # warm-up (imports, caches)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = pairwise_bias(pairs, sim.families, n_boot=N_BOOT, seed=0)
-    ours = time.perf_counter() - t0
+    ours, cpu = time.perf_counter() - t0, time.process_time() - c0
     n_curve_bins = sum(len(c) for c in res.curves.values())
     print(
         f"recuse pairwise_bias: {len(res.results)} metric x judge estimates + "
-        f"{n_curve_bins} curve bins, {N_BOOT} resamples: {ours:.2f} s "
-        f"({'under' if ours < 5 else 'OVER'} the 5 s target)"
+        f"{n_curve_bins} curve bins, {N_BOOT} resamples: {ours:.2f} s wall, {cpu:.2f} s CPU "
+        f"({'under' if ours < 5 else 'OVER'} the 5 s target; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
 
     terms = row_terms(pairs, dict(sim.families))

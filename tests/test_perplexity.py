@@ -1,0 +1,330 @@
+"""Perplexity of responses: our code vs a direct transformers computation, batching, cache, HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from judging.helpers import build_tiny_model  # noqa: E402
+
+from recuse.errors import ConfigError, InputError, JudgeError  # noqa: E402
+from recuse.judging.backends.http import HTTPBackend  # noqa: E402
+from recuse.judging.backends.local import LocalBackend  # noqa: E402
+from recuse.judging.store import Store  # noqa: E402
+from recuse.perplexity import (  # noqa: E402
+    PromptLogprobs,
+    add_perplexities,
+    perplexities,
+)
+
+PROMPTS = [
+    "Which answer is better?",
+    "Explain the quick brown fox.",
+    "What is two plus two?",
+    "Question from the user: judge fair careful",
+    "Décris un renard 🦊 en une phrase.",
+]
+RESPONSES = [
+    "Answer A is better. [[A]]",
+    "The quick brown fox jumps over the lazy dog. " * 6,
+    "It is four.",
+    "x",
+    "Le renard brun saute — vite! 🦊",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("ppl-tiny"), seed=3)
+
+
+@pytest.fixture(scope="module")
+def plain_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("ppl-plain"), seed=4, template=False)
+
+
+def direct_log_ppl(model: Any, tok: Any, prompt: str, response: str) -> float:
+    """Mean negative log-prob of the response tokens, straight from transformers.
+
+    The log-softmax is taken in the model's dtype (float32), as the model computes it;
+    in float64 a 49k-token vocabulary shifts SmolLM2's mean by about 2e-5 nats.
+    """
+    if getattr(tok, "chat_template", None):
+        head = tok.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
+        )
+        head_ids = tok(head, add_special_tokens=False)["input_ids"]
+    else:
+        head_ids = tok(prompt + "\n\n")["input_ids"]
+    resp = tok(response, add_special_tokens=False)["input_ids"]
+    ids = torch.tensor([head_ids + resp])
+    with torch.no_grad():
+        logits = model(ids).logits[0]
+    lp = torch.log_softmax(logits[len(head_ids) - 1 : -1], dim=-1)
+    picked = lp.gather(1, torch.tensor(resp)[:, None])[:, 0]
+    return float(-picked.double().mean())
+
+
+def _load(folder: Path, **kw: Any) -> LocalBackend:
+    return LocalBackend.load(folder, model_id="tiny", revision="r", **kw)
+
+
+@pytest.mark.parametrize("which", ["tiny_dir", "plain_dir"])
+def test_matches_direct_transformers_tiny(which: str, request: pytest.FixtureRequest) -> None:
+    folder = request.getfixturevalue(which)
+    backend = _load(folder)
+    frame, run = perplexities(backend, PROMPTS, RESPONSES)
+    assert run.failed == 0 and (frame["status"] == "ok").all()
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    for i, (p, r) in enumerate(zip(PROMPTS, RESPONSES, strict=True)):
+        ref = direct_log_ppl(model, tok, p, r)
+        assert math.log(frame["ppl"][i]) == pytest.approx(ref, abs=1e-5)
+        assert frame["n_tokens"][i] == len(tok(r, add_special_tokens=False)["input_ids"])
+    # the prompt matters: the same response under another prompt scores differently
+    other, _ = perplexities(backend, [PROMPTS[2]], [RESPONSES[0]])
+    assert abs(other["ppl"][0] - frame["ppl"][0]) > 1e-3
+
+
+def test_batched_equals_one_at_a_time_tiny(tiny_dir: Path) -> None:
+    batched, _ = perplexities(_load(tiny_dir, batch_size=16), PROMPTS * 3, RESPONSES[::-1] * 3)
+    single, _ = perplexities(_load(tiny_dir, batch_size=1), PROMPTS * 3, RESPONSES[::-1] * 3)
+    np.testing.assert_allclose(batched["sum_logprob"], single["sum_logprob"], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(np.log(batched["ppl"]), np.log(single["ppl"]), rtol=0, atol=1e-5)
+
+
+def test_failures_are_rows_with_reasons(tiny_dir: Path) -> None:
+    backend = _load(tiny_dir)
+    frame, run = perplexities(backend, ["Q", "Q", "Q"], ["", "fine answer", "word " * 2000])
+    assert frame["status"].tolist() == ["failed", "ok", "failed"]
+    assert "no tokens" in frame["reason"][0]
+    assert "reads at most" in frame["reason"][2]
+    assert np.isnan(frame["ppl"][0]) and np.isnan(frame["ppl"][2])
+    assert run.failed == 2 and run.computed == 1
+    with pytest.raises(ConfigError, match="as many"):
+        perplexities(backend, ["Q"], [])
+    with pytest.raises(InputError, match="not text"):
+        perplexities(backend, ["Q"], [None])  # type: ignore[list-item]
+
+
+def test_store_caches_and_retries_failures(tiny_dir: Path, tmp_path: Path) -> None:
+    backend = _load(tiny_dir)
+    with Store(tmp_path / "run.sqlite") as store:
+        first, run1 = perplexities(backend, PROMPTS + ["Q"], RESPONSES + [""], store=store)
+        again, run2 = perplexities(backend, PROMPTS + ["Q"], RESPONSES + [""], store=store)
+        # same texts as a list with a duplicate: computed once
+        dup, run3 = perplexities(backend, [PROMPTS[0]] * 2, [RESPONSES[0]] * 2, store=store)
+    assert run1.cached == 0 and run1.computed == 5 and run1.failed == 1
+    assert run2.cached == 5 and run2.computed == 0 and run2.failed == 1  # failed is retried
+    pd.testing.assert_frame_equal(first, again)
+    assert run3.total == 1 and run3.cached == 1
+    assert dup["ppl"][0] == dup["ppl"][1] == first["ppl"][0]
+    # another revision of the model is another key
+    other = LocalBackend.load(tiny_dir, model_id="tiny", revision="r2")
+    with Store(tmp_path / "run.sqlite") as store:
+        _f, run4 = perplexities(other, PROMPTS, RESPONSES, store=store)
+    assert run4.cached == 0
+
+
+def test_add_perplexities_fills_the_judge_rows(tiny_dir: Path) -> None:
+    backend = _load(tiny_dir)
+    pairs = pd.DataFrame(
+        {
+            "item_id": ["1", "2", "1"],
+            "prompt_id": ["p1", "p2", "p1"],
+            "judge": ["tiny", "tiny", "other"],
+            "prompt": PROMPTS[:2] + PROMPTS[:1],
+            "response_a": RESPONSES[:2] + RESPONSES[:1],
+            "response_b": [RESPONSES[2], None, RESPONSES[2]],
+            "ppl_a": [np.nan, np.nan, 7.0],
+        }
+    )
+    out = add_perplexities(pairs, backend)
+    ref, _ = perplexities(backend, PROMPTS[:2], RESPONSES[:2])
+    np.testing.assert_allclose(out["ppl_a"][:2], ref["ppl"])
+    assert out["ppl_a"][2] == 7.0 and np.isnan(out["ppl_b"][2])
+    assert np.isnan(out["ppl_b"][1]) and out.attrs["perplexity_failures"] == {"text missing": 1}
+    with pytest.raises(ConfigError, match="no rows of judge 'nobody'"):
+        add_perplexities(pairs, backend, judge="nobody")
+    with pytest.raises(InputError, match="response_b"):
+        add_perplexities(pairs.drop(columns="response_b"), backend)
+
+
+# --- OpenAI-compatible route -------------------------------------------------------------
+
+
+class _Server:
+    """An in-process OpenAI-compatible completions server backed by the tiny model."""
+
+    def __init__(self, folder: Path, *, shift: float = 0.0, vllm: bool = False) -> None:
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+        self.tok = transformers.AutoTokenizer.from_pretrained(folder)
+        self.shift = shift
+        self.vllm = vllm
+        self.requests: list[dict[str, Any]] = []
+
+    def _logprobs(self, ids: list[int]) -> torch.Tensor:
+        with torch.no_grad():
+            return torch.log_softmax(self.model(torch.tensor([ids])).logits[0].double(), -1)
+
+    def respond(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.requests.append(body)
+        if not path.endswith("/completions"):
+            return 404, {"error": "not found"}
+        enc = self.tok(body["prompt"], add_special_tokens=False, return_offsets_mapping=True)
+        ids, offsets = enc["input_ids"], enc["offset_mapping"]
+        lp = self._logprobs(ids)
+        nxt = int(lp[-1].argmax())
+        gen_text = self.tok.decode([nxt])
+        gen_lp = float(lp[-1, nxt])
+        choice: dict[str, Any] = {"index": 0, "text": gen_text, "finish_reason": "length"}
+        if self.vllm and "prompt_logprobs" in body:
+            entries: list[Any] = [None]
+            for t in range(1, len(ids)):
+                v = float(lp[t - 1, ids[t]]) + self.shift
+                entries.append({str(ids[t]): {"logprob": v, "rank": 1, "decoded_token": "?"}})
+            choice["prompt_logprobs"] = entries
+        elif body.get("echo"):
+            if self.vllm:
+                return 400, {"error": "echo unsupported"}
+            text = body["prompt"]
+            tokens = [text[a:b] for a, b in offsets] + [gen_text]
+            values = [None] + [float(lp[t - 1, ids[t]]) + self.shift for t in range(1, len(ids))]
+            choice["logprobs"] = {
+                "tokens": tokens,
+                "token_logprobs": [*values, gen_lp],
+                "text_offset": [a for a, _ in offsets] + [len(text)],
+                "top_logprobs": None,
+            }
+        elif body.get("logprobs"):
+            choice["logprobs"] = {
+                "tokens": [gen_text],
+                "token_logprobs": [gen_lp],
+                "text_offset": [len(body["prompt"])],
+                "top_logprobs": [{gen_text: gen_lp}],
+            }
+        return 200, {"choices": [choice]}
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        """Serve on a loopback port in a thread; yields the base URL."""
+        server = self
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    status, answer = server.respond(self.path, body)
+                blob = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(blob)))
+                self.end_headers()
+                self.wfile.write(blob)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+
+
+def _http(url: str, **kw: Any) -> HTTPBackend:
+    return HTTPBackend(url, model="tiny", model_id="tiny", concurrency=2, **kw)
+
+
+@pytest.mark.parametrize("mode", ["echo", "vllm"])
+def test_http_prompt_logprobs_equal_local(tiny_dir: Path, mode: str) -> None:
+    server = _Server(tiny_dir, vllm=mode == "vllm")
+    with server.running() as url:
+        remote = PromptLogprobs(_http(url), mode=mode)  # type: ignore[arg-type]
+        ours, run = perplexities(remote, PROMPTS, RESPONSES)
+    local, _ = perplexities(_load(tiny_dir), PROMPTS, RESPONSES)
+    assert run.failed == 0
+    np.testing.assert_allclose(np.log(ours["ppl"]), np.log(local["ppl"]), rtol=0, atol=1e-5)
+    assert (ours["n_tokens"] == local["n_tokens"]).all()
+
+
+def test_http_server_with_wrong_prompt_logprobs_is_refused(tiny_dir: Path) -> None:
+    server = _Server(tiny_dir, shift=-10.0)
+    with server.running() as url, pytest.raises(JudgeError, match="prompt log-probs are wrong"):
+        perplexities(PromptLogprobs(_http(url), mode="echo"), PROMPTS, RESPONSES)
+
+
+def test_http_echo_unsupported_fails_rows(tiny_dir: Path) -> None:
+    server = _Server(tiny_dir, vllm=True)  # answers 400 to echo
+    with server.running() as url:
+        remote = PromptLogprobs(_http(url), mode="echo", verify=False)
+        frame, run = perplexities(remote, PROMPTS[:2], RESPONSES[:2])
+    assert run.failed == 2 and frame["reason"].str.contains("HTTP 400").all()
+
+
+def test_chat_only_and_unwrapped_servers_are_refused(tiny_dir: Path) -> None:
+    server = _Server(tiny_dir)
+    with server.running() as url:
+        with pytest.raises(ConfigError, match="chat endpoints"):
+            PromptLogprobs(_http(url, endpoint="chat"), mode="echo")
+        with pytest.raises(ConfigError, match="PromptLogprobs"):
+            perplexities(_http(url), PROMPTS, RESPONSES)
+        with pytest.raises(ConfigError, match="mode"):
+            PromptLogprobs(_http(url), mode="guess")  # type: ignore[arg-type]
+    assert not server.requests  # nothing was sent
+
+
+# --- SmolLM2 ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smollm2() -> Any:
+    from recuse.errors import MissingDependencyError
+    from recuse.judging.models import default_judge
+
+    try:
+        return default_judge()
+    except MissingDependencyError as exc:  # pragma: no cover - CI installs it
+        pytest.skip(str(exc))
+
+
+@pytest.mark.slow
+def test_smollm2_matches_direct_transformers_and_batching(smollm2: Any) -> None:
+    prompts = PROMPTS[:4]
+    responses = [
+        "The better answer is A, because it is correct and concise.",
+        "A quick brown fox jumped over a lazy dog, and then it ran into the woods.",
+        "2 + 2 = 4.",
+        "I would rate both answers as equally helpful.",
+    ]
+    batched = LocalBackend.load(smollm2.path, model_id=smollm2.model_id, batch_size=8)
+    single = LocalBackend.load(smollm2.path, model_id=smollm2.model_id, batch_size=1)
+    ours, _ = perplexities(batched, prompts, responses)
+    one, _ = perplexities(single, prompts, responses)
+    np.testing.assert_allclose(np.log(ours["ppl"]), np.log(one["ppl"]), rtol=0, atol=1e-5)
+    model = transformers.AutoModelForCausalLM.from_pretrained(smollm2.path).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(smollm2.path)
+    for i, (p, r) in enumerate(zip(prompts, responses, strict=True)):
+        assert math.log(ours["ppl"][i]) == pytest.approx(direct_log_ppl(model, tok, p, r), abs=1e-5)
+    # an instruct model finds a fluent answer far less perplexing than shuffled words
+    words = responses[1].split()
+    shuffled = " ".join(words[::-1])
+    fl, _ = perplexities(batched, [prompts[1]] * 2, [responses[1], shuffled])
+    assert fl["ppl"][0] < fl["ppl"][1] / 2

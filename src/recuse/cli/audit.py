@@ -49,21 +49,44 @@ def audit_command(
     ] = None,
     figures: str = typer.Option("png", "--figures", help="Figure format: png or svg."),
     title: str = typer.Option("recuse audit", "--title", help="Title of the report."),
+    robustness: str = typer.Option(
+        "fast",
+        "--robustness",
+        help="Regression robustness checks: fast (default), all, none, or a comma list.",
+    ),
+    se: str = typer.Option(
+        "HC0", "--se", help="Regression standard errors: HC0, HC1, HC3, cluster."
+    ),
 ) -> None:
     """Run every bias analysis the data supports and write the report."""
-    from recuse.audit import AuditOptions, audit
+    from recuse.audit import FAST_CHECKS, AuditOptions, audit
     from recuse.report import write_report
 
     if table not in (None, "pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings; got {table!r}")
     if figures not in ("png", "svg"):
         raise ConfigError(f"--figures must be png or svg; got {figures!r}")
+    if se not in ("HC0", "HC1", "HC3", "cluster"):
+        raise ConfigError(f"--se must be HC0, HC1, HC3 or cluster; got {se!r}")
+    checks: tuple[str, ...] = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}.get(
+        robustness, tuple(c.strip() for c in robustness.split(",") if c.strip())
+    )
+    from recuse.regression.robustness import CHECKS
+
+    unknown = [c for c in checks if c not in (*CHECKS, "all")]
+    if unknown:
+        raise ConfigError(
+            f"--robustness: unknown check(s) {', '.join(unknown)} — use fast, all, none "
+            f"or a comma list of {', '.join(CHECKS)}"
+        )
     options = AuditOptions(
         level=level,
         n_boot=n_boot,
         seed=seed,
         judges=tuple(judge or ()),
         figure_format=cast(Literal["png", "svg"], figures),
+        se=cast(Literal["HC0", "HC1", "HC3", "cluster"], se),
+        robustness=checks,
     )
     options.check()
     start = time.perf_counter()

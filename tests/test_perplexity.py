@@ -123,8 +123,8 @@ def test_failures_are_rows_with_reasons(tiny_dir: Path) -> None:
 def test_store_caches_and_retries_failures(tiny_dir: Path, tmp_path: Path) -> None:
     backend = _load(tiny_dir)
     with Store(tmp_path / "run.sqlite") as store:
-        first, run1 = perplexities(backend, PROMPTS + ["Q"], RESPONSES + [""], store=store)
-        again, run2 = perplexities(backend, PROMPTS + ["Q"], RESPONSES + [""], store=store)
+        first, run1 = perplexities(backend, [*PROMPTS, "Q"], [*RESPONSES, ""], store=store)
+        again, run2 = perplexities(backend, [*PROMPTS, "Q"], [*RESPONSES, ""], store=store)
         # same texts as a list with a duplicate: computed once
         dup, run3 = perplexities(backend, [PROMPTS[0]] * 2, [RESPONSES[0]] * 2, store=store)
     assert run1.cached == 0 and run1.computed == 5 and run1.failed == 1

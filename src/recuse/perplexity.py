@@ -36,6 +36,7 @@ response and the route; failed rows are retried on the next run.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -401,7 +402,7 @@ class PromptLogprobs:
         end = first
         while end < len(offs) and offs[end] < len(text):
             end += 1
-        if any(b < a for a, b in zip(offs, offs[1:], strict=False)):
+        if any(b < a for a, b in itertools.pairwise(offs)):
             return Failure("the server's text offsets go backwards")
         span = values[first:end]
         if any(v is None for v in span):

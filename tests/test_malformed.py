@@ -124,4 +124,13 @@ def test_unknown_models_can_be_accepted(capsys: pytest.CaptureFixture[str]) -> N
     assert "models" in out
 
 
+def test_ties_refused_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = str(CORPUS / "pairs_tie_not_allowed.csv")
+    out_file = tmp_path / "out.json"
+    args = ["metrics", "pairs", path, "--human-ties", "error", "--out", str(out_file)]
+    code, out, err = run_cli(args, capsys)
+    assert_clear_error(code, out, err, "row 2, column 'human': the human label is a tie")
+    assert not out_file.exists()
+
+
 EXTRA_FILES = ["roster_invalid.toml", "pairs_tie_not_allowed.csv"]

@@ -302,3 +302,21 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
             fix="give a number, or set status to 'unparsed'/'failed' to record why it is missing",
         )
     return out
+
+
+def reject_human_ties(pairs: pd.DataFrame, *, file: str | Path | None = None) -> None:
+    """Raise :class:`InputError` at the first row whose human label is a tie (0.5).
+
+    For analyses where a tie has no meaning (the caller asked for ties to be refused
+    rather than dropped or split).
+    """
+    tie = pairs["human"] == 0.5
+    if tie.any():
+        raise InputError(
+            "the human label is a tie, and ties are not allowed here",
+            file=file,
+            row=_first(tie) + 1,
+            column="human",
+            fix="remove the tied rows, or choose --human-ties drop (leave them out) "
+            "or split (count half for each side)",
+        )

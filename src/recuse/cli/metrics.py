@@ -21,6 +21,7 @@ from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import check_modes
 from recuse.roster import Roster
+from recuse.tables import reject_human_ties
 
 metrics_app = typer.Typer(
     help="Bias metrics of LLM judges with bootstrap confidence intervals.", no_args_is_help=True
@@ -81,7 +82,9 @@ def pairs_command(
     ),
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help=METRIC_HELP)] = None,
     verdict: str = typer.Option("prob", "--verdict", help="prob (probabilities) or pick."),
-    human_ties: str = typer.Option("drop", "--human-ties", help="drop or split (half/half)."),
+    human_ties: str = typer.Option(
+        "drop", "--human-ties", help="drop, split (half/half) or error (refuse tied labels)."
+    ),
     judge_ties: str = typer.Option("half", "--judge-ties", help="half or drop (pick mode)."),
     unit: str = typer.Option(
         "words", "--unit", help="Length unit for verbosity: words, chars or column (len_a/len_b)."
@@ -101,6 +104,9 @@ def pairs_command(
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
     check_options(level=level, n_boot=n_boot, min_n=min_n)
+    refuse_ties = human_ties == "error"
+    if refuse_ties:
+        human_ties = "drop"
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
     if unit not in ("words", "chars", "column"):
         raise ConfigError(f"--unit must be words, chars or column; got {unit!r}")
@@ -117,6 +123,8 @@ def pairs_command(
         mapping=parse_mapping(mapping) or None,
         unknown_models="keep" if allow_unknown_models else "error",
     )
+    if refuse_ties:
+        reject_human_ties(table, file=source)
     judges = [roster.canonical(j) if j in roster else j for j in judge] if judge else None
     result = pairwise_bias(
         table,

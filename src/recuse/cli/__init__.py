@@ -59,12 +59,12 @@ def parse_mapping(text: str | None) -> dict[str, str]:
 
 def _register() -> None:
     # Each import adds its commands to ``app``.
-    from recuse.cli import data as _data  # noqa: F401
     from recuse.cli import audit as _audit  # noqa: F401
-    from recuse.cli import validate as _validate  # noqa: F401
-    from recuse.cli import metrics as _metrics  # noqa: F401
-    from recuse.cli import judge as _judge  # noqa: F401
+    from recuse.cli import data as _data  # noqa: F401
     from recuse.cli import favoritism as _favoritism  # noqa: F401
+    from recuse.cli import judge as _judge  # noqa: F401
+    from recuse.cli import metrics as _metrics  # noqa: F401
+    from recuse.cli import validate as _validate  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:

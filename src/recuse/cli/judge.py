@@ -189,6 +189,60 @@ def _read(data: str, protocol: str, data_dir: str | None, limit: int) -> pd.Data
     return df.head(limit) if limit > 0 else df
 
 
+@judge_app.command("replay")
+def replay_cmd(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Recorded judge replies: an LLMBar result.json, a JudgeBench "
+            "outputs/…judge_name=arena_hard….jsonl, an AlpacaEval annotations.json with "
+            "raw_completion, or a table (.csv/.jsonl) with columns item_id, prompt, "
+            "response_a, response_b, order (first/second), text."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="SQLite store (created or resumed).")],
+    source: str = typer.Option(
+        "auto", help="auto (from the file name), llmbar, judgebench, alpaca-eval or table."
+    ),
+    verdict_format: str = typer.Option(
+        None,
+        "--verdict-format",
+        help="How a table's replies state the verdict: brackets ([[A]]), llmbar "
+        "(Output (a)), arena-hard ([[A>>B]]), alpaca-ranking or alpaca-tokens. The "
+        "upstream sources set their own.",
+    ),
+    judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
+    progress: bool = typer.Option(False, "--progress/--no-progress"),
+) -> None:
+    """Parse judge replies already in a file into STORE, exactly as a live judge's.
+
+    Replies that break the format are stored as unparsed (counted, never scored);
+    orders the file holds no reply for are failed rows with the reason. Where the
+    file also records its own parse, the agreement with ours is printed. Export
+    with `recuse judge export STORE`.
+    """
+    from recuse.judging import Store
+    from recuse.judging.backends.replay import compare_upstream, read_recording, replay
+    from recuse.judging.protocols import verdict_format as get_format
+
+    if source not in ("auto", "llmbar", "judgebench", "alpaca-eval", "table"):
+        raise ConfigError(
+            f"--source must be auto, llmbar, judgebench, alpaca-eval or table, not {source!r}"
+        )
+    fmt = get_format(verdict_format) if verdict_format else None
+    recording = read_recording(file, source=source, verdict=fmt, judge=judge_id)
+    with Store(out) as store:
+        summary = replay(recording, store, judge=judge_id, progress=progress)
+        agreement = compare_upstream(recording, store, judge=judge_id)
+    typer.echo(f"{recording.judge} ({recording.verdict.name} format): {summary.line()}")
+    if agreement.compared:
+        typer.echo(agreement.line())
+        for item_id, order, ours, theirs in agreement.disagreements[:5]:
+            typer.echo(f"  differs: {item_id} ({order}): ours {ours:g}, file {theirs:g}")
+    for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
+        typer.echo(f"  failed x{n}: {reason}")
+
+
 @judge_app.command("export")
 def export(
     store: Annotated[Path, typer.Argument(help="Store written by `recuse judge`.")],

@@ -119,7 +119,147 @@ _PAIRWISE_USER = (
 
 _DIRECT_PREFIX = "Decision: [["
 VERDICTS = ("A", "B", "C")
-_VERDICT_RE = re.compile(r"\[\[\s*([ABC])\s*\]\]")
+
+
+# --- verdict formats ----------------------------------------------------------------
+
+Pick = Literal["last", "priority", "unique"]
+
+
+@dataclass(frozen=True)
+class VerdictFormat:
+    """How a judge states its pairwise verdict, in the slot frame (A = shown first).
+
+    ``pattern`` finds verdict marks in the text; group 1 is the mark's label and
+    ``labels`` maps each label to ``"A"``, ``"B"`` or ``"C"`` (tie). Which mark
+    counts is ``pick``:
+
+    * ``"last"``: the last mark in the text;
+    * ``"priority"``: the first label, in ``labels`` order, found anywhere;
+    * ``"unique"``: the only label found; two different labels (even with the same
+      meaning) make the text unparsed.
+
+    A label outside ``labels`` also makes it unparsed. ``opener`` is the text right
+    before the verdict token, where log-probs are read (Eq. 3); ``""`` means the
+    verdict is the first generated token. ``tokens`` says which first tokens commit
+    to a verdict: ``"prefix"`` when the token, leading whitespace removed, starts
+    ``label + closer`` (so ``" A"`` and ``"A]]"`` commit to A after ``[[``);
+    ``"exact"`` when the token equals the label.
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    labels: tuple[tuple[str, str], ...]
+    pick: Pick = "last"
+    opener: str = ""
+    closer: str = ""
+    tokens: Literal["prefix", "exact"] = "prefix"
+    describe: str = ""
+
+    def read(self, text: str) -> tuple[str | None, str | None]:
+        """``(verdict, label)`` from ``text``; ``(None, None)`` when it breaks the format."""
+        found = [m.group(1) for m in self.pattern.finditer(text)]
+        meaning = dict(self.labels)
+        label: str | None
+        if not found:
+            return None, None
+        if self.pick == "last":
+            label = found[-1]
+        elif self.pick == "priority":
+            label = next((lab for lab, _ in self.labels if lab in found), None)
+        else:
+            label = found[0] if len(set(found)) == 1 else None
+        if label is None or label not in meaning:
+            return None, None
+        return meaning[label], label
+
+    def commits(self, token: str, verdict: str) -> bool:
+        """Does a first token after ``opener`` commit to ``verdict`` (A, B or C)?"""
+        for label, meaning in self.labels:
+            if meaning != verdict:
+                continue
+            if self.tokens == "exact":
+                if token == label:
+                    return True
+            else:
+                text = token.lstrip()
+                if text and (label + self.closer).startswith(text):
+                    return True
+        return False
+
+
+BRACKETS = VerdictFormat(
+    name="brackets",
+    pattern=re.compile(r"\[\[\s*([ABC])\s*\]\]"),
+    labels=(("A", "A"), ("B", "B"), ("C", "C")),
+    pick="last",
+    opener="[[",
+    closer="]]",
+    describe="[[A]]/[[B]]/[[C]]",
+)
+"""Our own protocol: the last ``[[A]]``, ``[[B]]`` or ``[[C]]``."""
+
+LLMBAR = VerdictFormat(
+    name="llmbar",
+    pattern=re.compile(r"(?:^|\n) ?Output \((a|b)\)"),
+    labels=(("a", "A"), ("b", "B")),
+    pick="priority",
+    describe="'Output (a)'/'Output (b)' at the start of a line",
+)
+"""LLMBar (Zeng et al. 2024) comparison prompts: ``Output (a)`` or ``Output (b)`` at
+the start of the (stripped) reply or of a line, optionally after one space; when
+both occur, ``Output (a)`` wins (upstream tests the two patterns in that order)."""
+
+ARENA_HARD = VerdictFormat(
+    name="arena-hard",
+    pattern=re.compile(r"\[\[([AB<>=]+)\]\]"),
+    labels=(("A>>B", "A"), ("A>B", "A"), ("A=B", "C"), ("B>A", "B"), ("B>>A", "B")),
+    pick="unique",
+    describe="one distinct [[A>>B]]/[[A>B]]/[[A=B]]/[[B>A]]/[[B>>A]]",
+)
+"""Arena-Hard judge prompt (used by JudgeBench): ``[[A>>B]]`` ... ``[[B>>A]]``; the
+reply is unparsed unless exactly one distinct label appears (``[[A>>B]]`` and
+``[[A>B]]`` together are unparsed); strength is kept in the label only."""
+
+ALPACA_RANKING = VerdictFormat(
+    name="alpaca-ranking",
+    pattern=re.compile(
+        r"['\"]model['\"]\s*:\s*['\"]model_([12])['\"]\s*,\s*['\"]rank['\"]\s*:\s*1\b"
+    ),
+    labels=(("1", "A"), ("2", "B")),
+    pick="unique",
+    describe="a ranking with one model_1/model_2 at rank 1",
+)
+"""AlpacaEval 1 ``alpaca_eval_gpt4`` ranking replies
+``[{'model': 'model_2', 'rank': 1}, {'model': 'model_1', 'rank': 2}]``: the model
+at rank 1 wins; ``model_1`` is the output shown first."""
+
+ALPACA_TOKENS = VerdictFormat(
+    name="alpaca-tokens",
+    pattern=re.compile(r"^\s*(m|M)\s*$"),
+    labels=(("m", "A"), ("M", "B")),
+    pick="unique",
+    tokens="exact",
+    describe="the single token 'm' or 'M'",
+)
+"""AlpacaEval 2 ``weighted_alpaca_eval_gpt4_turbo``: one token, ``m`` for the output
+shown first, ``M`` for the second; Eq. 3 reads P(m) / (P(m) + P(M)) from its top
+log-probs (exact, case-sensitive tokens)."""
+
+VERDICT_FORMATS: dict[str, VerdictFormat] = {
+    f.name: f for f in (BRACKETS, LLMBAR, ARENA_HARD, ALPACA_RANKING, ALPACA_TOKENS)
+}
+
+
+def verdict_format(name: str) -> VerdictFormat:
+    """Look up a verdict format by name (see :data:`VERDICT_FORMATS`)."""
+    from recuse.errors import ConfigError
+
+    if name not in VERDICT_FORMATS:
+        raise ConfigError(
+            f"unknown verdict format {name!r} — use one of {', '.join(VERDICT_FORMATS)}"
+        )
+    return VERDICT_FORMATS[name]
 
 
 def pairwise_prompt(pair: Pair, order: Order, *, mode: PairwiseMode) -> Prompt:
@@ -136,8 +276,7 @@ def commits_to(token: str, verdict: str) -> bool:
     True when the token, leading whitespace removed, is non-empty and is a prefix
     of ``verdict + "]]"``: ``"A"``, ``" A"``, ``"A]"``, ``"A]]"`` all commit to A.
     """
-    text = token.lstrip()
-    return bool(text) and (verdict + "]]").startswith(text)
+    return BRACKETS.commits(token, verdict)
 
 
 def is_verdict_token(token: str) -> bool:
@@ -155,27 +294,31 @@ class VerdictScore:
     status: Status
 
 
-def _prob(dist: Mapping[str, float], verdict: str) -> float:
-    return float(sum(math.exp(lp) for t, lp in dist.items() if commits_to(t, verdict)))
+def _prob(dist: Mapping[str, float], verdict: str, fmt: VerdictFormat) -> float:
+    return float(sum(math.exp(lp) for t, lp in dist.items() if fmt.commits(t, verdict)))
 
 
-def score_distribution(dist: Mapping[str, float], *, min_mass: float = 1e-6) -> VerdictScore:
-    """Eq. 3 from ``{token text: log-prob}`` of the token after ``[[``.
+def score_distribution(
+    dist: Mapping[str, float], *, min_mass: float = 1e-6, fmt: VerdictFormat = BRACKETS
+) -> VerdictScore:
+    """Eq. 3 from ``{token text: log-prob}`` of the token after ``[[`` (``fmt.opener``).
 
     Token texts are distinct strings (a backend merges ids that decode alike).
     Unparsed when ``p(A) + p(B) < min_mass`` (the judge put no weight on A or B).
     """
-    pa, pb, pc = (_prob(dist, v) for v in VERDICTS)
+    pa, pb, pc = (_prob(dist, v, fmt) for v in VERDICTS)
     mass = pa + pb
     if mass < min_mass:
         return VerdictScore(math.nan, mass, pc, "unparsed")
     return VerdictScore(pa / mass, mass, pc, "ok")
 
 
-def parse_verdict(text: str) -> str | None:
-    """The last ``[[A]]``/``[[B]]``/``[[C]]`` in ``text``, or None."""
-    found = _VERDICT_RE.findall(text)
-    return found[-1] if found else None
+def parse_verdict(text: str, fmt: VerdictFormat = BRACKETS) -> str | None:
+    """The verdict (A, B or C) ``text`` states in format ``fmt``, or None.
+
+    With the default format: the last ``[[A]]``/``[[B]]``/``[[C]]``.
+    """
+    return fmt.read(text)[0]
 
 
 def verdict_score(verdict: str | None) -> VerdictScore:
@@ -200,6 +343,7 @@ class PairwiseProtocol:
     max_new_tokens: int = 256
     top_k: int = 20
     version: str = PAIRWISE_VERSION
+    verdict: VerdictFormat = BRACKETS
 
     def prompt(self, pair: Pair, order: Order) -> Prompt:
         return pairwise_prompt(pair, order, mode=self.mode)
@@ -210,6 +354,8 @@ class PairwiseProtocol:
             "mode": self.mode,
             "top_k": self.top_k,
         }
+        if self.verdict is not BRACKETS:
+            params["verdict_format"] = self.verdict.name
         if self.mode == "explain":
             params.update(max_new_tokens=self.max_new_tokens, decoding="greedy")
         return params

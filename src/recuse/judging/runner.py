@@ -39,6 +39,7 @@ from rich.text import Text
 from recuse.errors import InputError
 from recuse.judging.backends.base import Backend, Failure, Generation, TransientError
 from recuse.judging.protocols import (
+    BRACKETS,
     ORDERS,
     Dimension,
     LikertProtocol,
@@ -46,10 +47,10 @@ from recuse.judging.protocols import (
     Pair,
     PairwiseProtocol,
     Prompt,
+    VerdictFormat,
     VerdictScore,
     is_verdict_token,
     parse_rating,
-    parse_verdict,
     score_distribution,
     split_at_verdict,
     to_ab,
@@ -326,7 +327,13 @@ class Runner:
     # --- protocol handlers ----------------------------------------------------------
 
     def _judgment(
-        self, t: Task, s: VerdictScore, *, label: str | None, text: str | None
+        self,
+        t: Task,
+        s: VerdictScore,
+        *,
+        label: str | None,
+        text: str | None,
+        fmt: VerdictFormat = BRACKETS,
     ) -> Judgment:
         assert t.order is not None
         value = to_ab(s.p_slot_a, t.order) if s.status == "ok" else math.nan
@@ -345,7 +352,7 @@ class Runner:
             text=text,
             reason=None
             if s.status == "ok"
-            else "no verdict [[A]]/[[B]]/[[C]] in the output"
+            else f"no verdict {fmt.describe} in the output"
             if text is not None
             else "no probability on A or B after [[",
         )
@@ -369,6 +376,12 @@ class Runner:
                 for t, d in zip(batch, dists, strict=True)
             ]
         prefix_ok = self.backend.supports_prefix
+        fmt = protocol.verdict
+        if prefix_ok and fmt is not BRACKETS:
+            raise InputError(
+                f"verdict format {fmt.name} is for recorded outputs; live judges use [[A]]/[[B]]",
+                fix="judge with the default protocol, or replay the recorded file",
+            )
         gens = await self.backend.generate(
             [t.prompt for t in batch],
             max_new_tokens=protocol.max_new_tokens,
@@ -381,14 +394,15 @@ class Runner:
             if isinstance(g, Failure):
                 out[i] = _failed(t, self.judge, g.reason)
                 continue
+            if not prefix_ok:  # the whole reply is here: parse it (and its log-probs)
+                score, label = _read_generated(g, fmt)
+                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
+                continue
             cut = split_at_verdict(g.text)
             if cut is None:
                 out[i] = self._judgment(t, verdict_score(None), label=None, text=g.text)
-            elif prefix_ok:
-                follow.append((i, t.prompt.extend(cut), g.text))
             else:
-                score, label = _read_generated(g)
-                out[i] = self._judgment(t, score, label=label, text=g.text)
+                follow.append((i, t.prompt.extend(cut), g.text))
         if follow:
             dists = await self.backend.next_token_logprobs(
                 [p for _, p, _ in follow], top_k=protocol.top_k, select=is_verdict_token
@@ -432,22 +446,33 @@ class Runner:
         return out
 
 
-def _read_generated(g: Generation) -> tuple[VerdictScore, str | None]:
-    """Verdict from a generation that went past ``[[``: Eq. 3 from the top-k log-probs
-    of the token right after ``[[`` when the backend returned them, else the parsed
-    verdict (0 / 0.5 / 1)."""
-    verdict = parse_verdict(g.text)
+def _read_generated(
+    g: Generation, fmt: VerdictFormat = BRACKETS
+) -> tuple[VerdictScore, str | None]:
+    """Verdict from a whole reply: Eq. 3 from the top-k log-probs of the token right
+    after ``fmt.opener`` (``[[``; the first token when the opener is empty) when the
+    backend returned them, else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
+    label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...)."""
+    verdict, label = fmt.read(g.text)
     if g.dists and len(g.dists) == len(g.tokens):
-        seen = ""
-        for j, tok in enumerate(g.tokens):
-            seen += tok
-            if "[[" in seen:
-                if seen.endswith("[[") and j + 1 < len(g.dists):
-                    score = score_distribution(g.dists[j + 1])
-                    if score.status == "ok":
-                        return score, verdict
-                break
-    return verdict_score(verdict), verdict
+        at = _after_opener(g.tokens, fmt.opener)
+        if at is not None and at < len(g.dists):
+            score = score_distribution(g.dists[at], fmt=fmt)
+            if score.status == "ok":
+                return score, label
+    return verdict_score(verdict), label
+
+
+def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
+    """Index of the token right after the first ``opener`` (0 when it is empty)."""
+    if not opener:
+        return 0
+    seen = ""
+    for j, tok in enumerate(tokens):
+        seen += tok
+        if opener in seen:
+            return j + 1 if seen.endswith(opener) else None
+    return None
 
 
 def _failed(t: Task, judge: str, reason: str) -> Judgment:

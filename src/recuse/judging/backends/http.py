@@ -218,7 +218,7 @@ class HTTPBackend(Backend):
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
-            _, dists = _token_logprobs(data["choices"][0])
+            _, dists = token_logprobs(data["choices"][0])
             if not dists:
                 raise TransientError("response has no logprobs")
             out.append(dists[0])
@@ -255,7 +255,7 @@ class HTTPBackend(Backend):
             text = _text(choice)
             if text is None:
                 raise TransientError("response has no text")
-            tokens, dists = _token_logprobs(choice) if want else ((), ())
+            tokens, dists = token_logprobs(choice) if want else ((), ())
             cut = min((text.find(s) + len(s) for s in stop if s in text), default=-1)
             if cut >= 0:  # server-side stop strings would drop the stop text: cut here
                 text = text[:cut]
@@ -290,7 +290,7 @@ def _merge(entries: Sequence[tuple[str, float]]) -> dict[str, float]:
     return dist
 
 
-def _token_logprobs(choice: dict[str, Any]) -> tuple[list[str], list[dict[str, float]]]:
+def token_logprobs(choice: dict[str, Any]) -> tuple[list[str], list[dict[str, float]]]:
     """Generated tokens and their top-k distributions, in either OpenAI format.
 
     Legacy completions: ``logprobs = {tokens: [...], top_logprobs: [{tok: lp}, ...]}``.

@@ -1,0 +1,279 @@
+"""Replaying recorded judge replies (LLMBar, JudgeBench, AlpacaEval, tables) through our parser.
+
+The reference for each real file is what the file's own parser recorded (LLMBar
+``winner``, JudgeBench ``decision``, AlpacaEval ``preference``), read here by the
+dataset readers in ``recuse.data`` — a path independent of the replayed text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.cli import main
+from recuse.data.alpaca_eval import read_annotations
+from recuse.data.judgebench import read_judgebench
+from recuse.data.llmbar import read_llmbar_mtbench
+from recuse.errors import InputError
+from recuse.judging import PairwiseProtocol, Runner, RunSummary, Store
+from recuse.judging.backends.replay import (
+    Recording,
+    UpstreamAgreement,
+    alpaca_switched,
+    compare_upstream,
+    read_recording,
+    replay,
+)
+from recuse.judging.protocols import (
+    ALPACA_RANKING,
+    ALPACA_TOKENS,
+    ARENA_HARD,
+    BRACKETS,
+    LLMBAR,
+    parse_verdict,
+    score_distribution,
+)
+from recuse.roster import Roster
+
+LLMBAR_GPT4 = "llmbar/Dataset/Processed/MT-Bench/evaluators/GPT-4/Vanilla_NoRules/result.json"
+JB = "judgebench/outputs/dataset=judgebench,response_model={},judge_name={},judge_model={}.jsonl"
+JB_O1 = JB.format("gpt-4o-2024-05-13", "arena_hard", "o1-mini-2024-09-12")
+JB_HAIKU = JB.format("claude-3-5-sonnet-20240620", "arena_hard", "claude-3-haiku-20240307")
+AE_WEIGHTED = (
+    "alpaca_eval/results/gpt-3.5-turbo-1106/weighted_alpaca_eval_gpt4_turbo/annotations.json"
+)
+AE_RANKING = "alpaca_eval/results/gpt4_0314/alpaca_eval_gpt4/annotations.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Replayed:
+    table: pd.DataFrame  # exported pairs, indexed by item_id
+    recording: Recording
+    summary: RunSummary
+    agreement: UpstreamAgreement
+    rows: pd.DataFrame  # stored judgments
+
+
+def _replayed(path: Path, tmp_path: Path) -> Replayed:
+    rec = read_recording(path)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with Store(tmp_path / "replay.db") as store:
+        summary = replay(rec, store)
+        agreement = compare_upstream(rec, store)
+        table = store.export_pairs().set_index("item_id")
+        rows = store.judgments()
+    return Replayed(table, rec, summary, agreement, rows)
+
+
+# --- formats, by hand --------------------------------------------------------------------
+
+
+def test_formats_read_their_own_marks() -> None:
+    assert parse_verdict("A is fine [[B]] but [[A]]") == "A"  # default: last
+    # LLMBar: at the start of the reply or of a line; (a) wins over (b)
+    assert parse_verdict("Output (b)", LLMBAR) == "B"
+    assert parse_verdict("Output (b)\n Output (a)", LLMBAR) == "A"
+    assert parse_verdict("I prefer Output (a)", LLMBAR) is None
+    assert parse_verdict("", LLMBAR) is None
+    # Arena-Hard: exactly one distinct label, strength kept in the label
+    assert ARENA_HARD.read("... [[B>>A]]") == ("B", "B>>A")
+    assert ARENA_HARD.read("[[A=B]] and again [[A=B]]") == ("C", "A=B")
+    assert ARENA_HARD.read("[[A>>B]] ... [[A>B]]") == (None, None)
+    assert ARENA_HARD.read("[[A<B]]") == (None, None)  # not a label of the format
+    # AlpacaEval 1 ranking (model_1 = shown first)
+    ranking = "[\n    {'model': 'model_2', 'rank': 1},\n    {'model': 'model_1', 'rank': 2}\n]"
+    assert parse_verdict(ranking, ALPACA_RANKING) == "B"
+    assert parse_verdict("[{'model': 'model_1', 'rank': 2}]", ALPACA_RANKING) is None
+    # AlpacaEval 2: one case-sensitive token
+    assert parse_verdict("m", ALPACA_TOKENS) == "A" and parse_verdict("M", ALPACA_TOKENS) == "B"
+    assert parse_verdict("Neither", ALPACA_TOKENS) is None
+
+
+def test_eq3_with_exact_tokens_is_p_m_over_p_m_plus_p_M() -> None:
+    dist = {"m": math.log(0.6), "M": math.log(0.2), '"M': math.log(0.1), "The": math.log(0.1)}
+    s = score_distribution(dist, fmt=ALPACA_TOKENS)
+    assert s.status == "ok" and s.p_slot_a == pytest.approx(0.75) and s.mass == pytest.approx(0.8)
+    # the bracket format reads the same tokens differently: no A/B mass at all
+    assert score_distribution(dist, fmt=BRACKETS).status == "unparsed"
+
+
+def test_live_judges_keep_the_bracket_format(tmp_path: Path) -> None:
+    protocol = PairwiseProtocol(mode="explain", verdict=LLMBAR)
+    assert protocol.key_params()["verdict_format"] == "llmbar"
+    assert "verdict_format" not in PairwiseProtocol(mode="explain").key_params()
+    with Store(tmp_path / "s.db") as store, pytest.raises(InputError, match="recorded outputs"):
+        Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)), protocol)
+
+
+# --- real files ----------------------------------------------------------------------------
+
+
+def test_llmbar_gpt4_mt_bench_reproduces_every_recorded_winner(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    r = _replayed(shared_data / LLMBAR_GPT4, tmp_path)
+    table = r.table
+    assert (r.summary.ok, r.summary.unparsed, r.summary.failed) == (400, 0, 0)
+    assert (r.agreement.agree, r.agreement.compared) == (400, 400)
+    # independent path: the dataset reader maps the recorded `winner` fields
+    ref = read_llmbar_mtbench(shared_data / "llmbar", Roster.load())
+    ref = ref[ref["judge"] == "gpt-4"].set_index("item_id").loc[table.index]
+    for col in ("p_a_first", "p_a_second", "human", "prompt_id"):
+        pd.testing.assert_series_equal(table[col], ref[col], check_names=False)
+    assert table["model_a"].fillna("?").equals(ref["model_a"].fillna("?"))
+    assert set(r.rows["label"]) == {"a", "b"}  # the mark as written
+
+
+def test_judgebench_arena_hard_reproduces_every_recorded_decision(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    ref = read_judgebench(shared_data / "judgebench", Roster.load()).set_index("item_id")
+    counts = {}
+    for name, file, judge in (("o1", JB_O1, "o1-mini"), ("haiku", JB_HAIKU, "claude-3-haiku")):
+        r = _replayed(shared_data / file, tmp_path / name)
+        table = r.table
+        assert r.agreement.agree == r.agreement.compared == r.summary.total
+        mine = ref[ref["judge"] == judge].loc[table.index]
+        for order in ("first", "second"):
+            pd.testing.assert_series_equal(
+                table[f"p_a_{order}"], mine[f"p_a_{order}"], check_names=False
+            )
+            assert (table[f"status_{order}"] == mine[f"status_{order}"]).all()
+        counts[name] = (r.summary.ok, r.summary.unparsed)
+        assert {"A>>B", "A>B", "A=B", "B>A", "B>>A"} <= set(r.rows["label"].dropna())
+    # 350 + 270 pairs in both orders; haiku wrote two different verdicts 13 times
+    assert counts == {"o1": (700, 0), "haiku": (527, 13)}
+
+
+def test_comparison_can_fail_taking_the_last_verdict_breaks_13(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    rec = read_recording(shared_data / JB_HAIKU)
+    last = dataclasses.replace(ARENA_HARD, name="arena-hard-last", pick="last")
+    with Store(tmp_path / "s.db") as store:
+        summary = replay(dataclasses.replace(rec, verdict=last), store)
+        agreement = compare_upstream(rec, store)
+    assert summary.unparsed == 0
+    assert agreement.compared - agreement.agree == 13
+    assert all(math.isnan(theirs) for *_, theirs in agreement.disagreements)
+
+
+def test_alpaca_eval_2_log_probs_reproduce_the_continuous_preference(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    path = shared_data / AE_WEIGHTED
+    r = _replayed(path, tmp_path)
+    table = r.table
+    assert r.recording.verdict is ALPACA_TOKENS and r.recording.judge == "gpt-4-1106-preview"
+    assert (r.summary.ok, r.summary.unparsed, r.summary.failed) == (801, 0, 4)
+    assert r.summary.failures == {"no raw_completion recorded": 4}
+    assert r.agreement.agree == r.agreement.compared == 801
+    # each pair was shown once, in the order AlpacaEval's seeded switch drew
+    ref = read_annotations(path, Roster.load()).set_index("item_id").loc[table.index]
+    shown = table["p_a_first"].where(table["status_first"] == "ok", table["p_a_second"])
+    ok = shown.notna()
+    assert ok.sum() == 801
+    np.testing.assert_allclose(shown[ok], ref["p_a"][ok], atol=1e-6)
+    assert 0 < (table["status_second"] == "ok").sum() < 801  # both orders occur
+    assert not np.isin(shown[ok].round(6), [0.0, 0.5, 1.0]).all()  # continuous
+
+
+def test_alpaca_eval_1_rankings_and_the_seeded_switch(shared_data: Path, tmp_path: Path) -> None:
+    r = _replayed(shared_data / AE_RANKING, tmp_path)
+    assert r.recording.verdict is ALPACA_RANKING
+    assert (r.summary.ok, r.summary.failed) == (763, 42) and r.agreement.agree == 763
+    # the switch is a fixed function of the instruction text
+    assert alpaca_switched("x") == alpaca_switched("x")
+    draws = [alpaca_switched(f"instruction {k}") for k in range(400)]
+    assert 150 < sum(draws) < 250
+
+
+# --- a table of replies, through the CLI ---------------------------------------------------
+
+
+def _reply_table(tmp_path: Path) -> Path:
+    pairs = pd.DataFrame(fake_pairs(3))
+    rows = []
+    texts = {
+        ("i0", "first"): "A is better. [[A]]",
+        ("i0", "second"): "Second is better. [[B]]",  # a wins in both orders
+        ("i1", "first"): "Both fine. [[C]]",
+        ("i1", "second"): "I cannot decide.",  # breaks the format
+        ("i2", "first"): "[[B]]",
+        ("i2", "second"): None,  # no reply in the file
+    }
+    for r in pairs.to_dict("records"):
+        for order in ("first", "second"):
+            rows.append({**r, "order": order, "text": texts[(r["item_id"], order)]})
+    path = tmp_path / "replies.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_cli_replays_a_table_and_exports_pairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _reply_table(tmp_path)
+    store = tmp_path / "s.db"
+    args = ["judge", "replay", str(src), "--out", str(store), "--judge-id", "gpt-4"]
+    assert main([*args, "--verdict-format", "brackets"]) == 0
+    out = capsys.readouterr().out
+    assert "6 judgments: 0 already stored, 4 ok, 1 unparsed, 1 failed" in out
+    assert "failed x1: empty text cell" in out
+    assert main([*args, "--verdict-format", "brackets"]) == 0  # resumes
+    assert "5 already stored" in capsys.readouterr().out
+    csv = tmp_path / "pairs.csv"
+    assert main(["judge", "export", str(store), "--out", str(csv)]) == 0
+    t = pd.read_csv(csv).set_index("item_id")
+    assert t.loc["i0", ["p_a_first", "p_a_second", "p_a"]].tolist() == [1.0, 1.0, 1.0]
+    assert t.loc["i1", "p_a_first"] == 0.5 and t.loc["i1", "status_second"] == "unparsed"
+    assert math.isnan(t.loc["i1", "p_a_second"])
+    assert t.loc["i2", "status_second"] == "failed" and t.loc["i2", "p_a_first"] == 0.0
+    assert t.loc["i0", "model_a"] == "gpt-4" and t.loc["i0", "human"] == 0.0
+
+
+def test_cli_replays_an_upstream_file_and_prints_agreement(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["judge", "replay", str(shared_data / LLMBAR_GPT4), "-o", str(tmp_path / "s.db")])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "gpt-4 (llmbar format): 400 judgments" in out
+    assert "agreement with the file's own parser: 400 of 400" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["{table}"], "needs its verdict format"),
+        (["{table}", "--verdict-format", "xml"], "unknown verdict format"),
+        (["{table}", "--source", "csv"], "--source must be"),
+        (["{missing}"], "no such file"),
+        (
+            [
+                "{shared}/"
+                + JB.format("gpt-4o-2024-05-13", "reward_model", "internlm_internlm2-7b-reward")
+            ],
+            "hold no replies",
+        ),
+    ],
+)
+def test_cli_replay_bad_input_is_one_line_exit_2(
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    shared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    table = _reply_table(tmp_path)
+    subs = {"table": table, "missing": tmp_path / "nope.csv", "shared": shared_data}
+    args = [a.format(**subs) for a in argv]
+    assert main(["judge", "replay", *args, "--out", str(tmp_path / "s.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

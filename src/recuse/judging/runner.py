@@ -4,7 +4,9 @@ The runner turns items into tasks (one per pair and order, or per response and
 dimension), drops tasks whose content key is already final in the store (copying a
 result judged for another item with identical content), sends the rest to the
 backend in length-sorted batches with at most ``backend.concurrency`` batches in
-flight, and commits every finished batch at once. A :class:`TransientError` is
+flight, and commits finished batches together, at least every ``FLUSH_SECONDS``
+(a slow judge's batches one by one; a fast server's every ``FLUSH_ROWS`` rows, so
+SQLite is not committing per request). A :class:`TransientError` is
 retried with exponential backoff (or the server's Retry-After) up to
 ``RetryPolicy.max_attempts``; then, like a per-prompt :class:`Failure`, it becomes
 a ``failed`` row with the reason. Failed rows are tried again by the next run.
@@ -113,6 +115,9 @@ class _RateColumn(ProgressColumn):
 
 
 Handler = Callable[[Sequence[Task]], Awaitable[list[Judgment]]]
+
+FLUSH_SECONDS = 0.1
+FLUSH_ROWS = 64
 
 
 class Runner:
@@ -281,10 +286,25 @@ class Runner:
             transient=False,
         )
 
+        # Finished judgments are committed together: at once when the last commit is
+        # FLUSH_SECONDS old (so a slow judge commits every batch), else when
+        # FLUSH_ROWS are waiting; a killed run loses at most that much work.
+        pending: list[Judgment] = []
+        last_flush = time.perf_counter()
+
+        def flush() -> None:
+            nonlocal last_flush
+            if pending:
+                self.store.put(pending)
+                pending.clear()
+            last_flush = time.perf_counter()
+
         async def one(batch: list[Task], bar: Any) -> None:
             async with limit:
                 results = await self._attempt(batch, handler, attempts_before)
-            self.store.put(results)
+            pending.extend(results)
+            if len(pending) >= FLUSH_ROWS or time.perf_counter() - last_flush >= FLUSH_SECONDS:
+                flush()
             for j in results:
                 counts[j.status] += 1
                 if j.status == "failed":
@@ -293,12 +313,13 @@ class Runner:
 
         with progress:
             bar = progress.add_task(f"judging with {self.judge}", total=len(todo))
-            pending = [asyncio.ensure_future(one(b, bar)) for b in batches]
+            jobs = [asyncio.ensure_future(one(b, bar)) for b in batches]
             try:
-                await asyncio.gather(*pending)
+                await asyncio.gather(*jobs)
             finally:
-                for p in pending:
+                for p in jobs:
                     p.cancel()
+                flush()
         await self.backend.aclose()
 
     async def _attempt(

@@ -2,10 +2,11 @@
 
 The key hashes the judge (model id + revision), the rendered prompt, the protocol
 version and the decoding parameters; never timeouts, concurrency or batch sizes.
-Each finished judgment is committed as it completes, so a killed run keeps all of
-them; ``failed`` rows carry a reason and are retried by the next run, ``ok`` and
-``unparsed`` rows are final. Nothing secret is ever written here: rows hold model
-ids, prompts' item ids, scores, generated text and failure reasons only.
+The runner commits finished judgments at least every 0.1 s, so a killed run keeps
+all but the last moment of work; ``failed`` rows carry a reason and are retried by
+the next run, ``ok`` and ``unparsed`` rows are final. Nothing secret is ever
+written here: rows hold model ids, prompts' item ids, scores, generated text and
+failure reasons only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -137,7 +138,8 @@ class Store:
 
     def put(self, judgments: Iterable[Judgment]) -> None:
         """Insert or replace judgments in one transaction (committed on return)."""
-        rows = [(*(_sql(v) for v in asdict(j).values()), time.time()) for j in judgments]
+        now = time.time()  # fields read directly: dataclasses.asdict deep-copies
+        rows = [(*(_sql(getattr(j, c)) for c in self.COLUMNS), now) for j in judgments]
         if not rows:
             return
         cols = ", ".join((*self.COLUMNS, "created_at"))

@@ -21,13 +21,14 @@ error text.
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import itertools
 import json
 import os
 import ssl
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -115,7 +116,11 @@ class HTTPBackend(Backend):
         self.logprobs = logprobs
         self.supports_prefix = endpoint == "completions" and logprobs
         self._urls = itertools.cycle(self.base_urls)
-        self._clients: asyncio.Queue[httpx.AsyncClient] | None = None
+        self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
+        self._open: list[httpx.AsyncHTTPTransport] = []
+        self._tls: ssl.SSLContext | None = None
+        t = float(timeout)
+        self._timeouts = {"timeout": {"connect": t, "read": t, "write": t, "pool": t}}
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -135,40 +140,59 @@ class HTTPBackend(Backend):
             text = text.replace(key, "***")
         return " ".join(text.split())[:200]
 
-    def _lanes(self) -> asyncio.Queue[httpx.AsyncClient]:
-        # One single-connection client per request in flight: httpcore's shared pool
-        # spends time quadratic in its size assigning requests to connections.
-        if self._clients is None:
-            self._clients = asyncio.Queue()
-            tls = ssl.create_default_context()  # loading CA certificates is slow: once
-            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-            for _ in range(self.concurrency):
-                client = httpx.AsyncClient(timeout=self.timeout, limits=limits, verify=tls)
-                self._clients.put_nowait(client)
-        return self._clients
+    def _lane(self) -> tuple[str, httpx.AsyncHTTPTransport]:
+        """The next base URL (round-robin) and an idle keep-alive lane to it.
+
+        A lane is a single-connection transport, used without the AsyncClient
+        layer. Profiled against the 50 ms stand-in (benchmarks/judge_http.py):
+        httpcore's shared pool spends time quadratic in its size assigning requests
+        to connections (4.5 ms CPU per request with 32 connections), and the client
+        layer (URL merging, cookies, auth, redirects: none used here) costs ~0.25 ms
+        per request on top of the transport. Lanes are made on demand, at most one
+        per request in flight per URL (the runner bounds requests in flight), and
+        the most recently used idle lane is reused, so connections stay warm.
+        Proxies come from the environment as the client's would (HTTP(S)_PROXY,
+        ALL_PROXY, NO_PROXY).
+        """
+        url = next(self._urls)
+        idle = self._idle.setdefault(url, [])
+        if idle:
+            return url, idle.pop()
+        if self._tls is None:
+            self._tls = ssl.create_default_context()  # loading CA certificates is slow: once
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        lane = httpx.AsyncHTTPTransport(verify=self._tls, limits=limits, proxy=_env_proxy(url))
+        self._open.append(lane)
+        return url, lane
 
     async def aclose(self) -> None:
-        if self._clients is not None:
-            while not self._clients.empty():
-                await self._clients.get_nowait().aclose()
-            self._clients = None
+        lanes, self._open, self._idle = self._open, [], {}
+        for lane in lanes:
+            await lane.aclose()
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        url = next(self._urls) + path
         headers = {"Content-Type": "application/json"}
         key = self._key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        lanes = self._lanes()
-        client = await lanes.get()
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        base, lane = self._lane()
+        url = base + path
+        request = httpx.Request(
+            "POST", url, headers=headers, content=content, extensions=self._timeouts
+        )
         try:
-            resp = await client.post(url, json=body, headers=headers)
+            resp = await lane.handle_async_request(request)
+            try:
+                await resp.aread()
+            finally:
+                await resp.aclose()
         except httpx.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except httpx.TransportError as exc:
             raise TransientError(self._scrub(f"connection error: {type(exc).__name__}")) from None
         finally:
-            lanes.put_nowait(client)
+            self._idle.setdefault(base, []).append(lane)
         status = resp.status_code
         if status == 429 or status >= 500:
             raise TransientError(
@@ -268,6 +292,15 @@ class HTTPBackend(Backend):
                 )
             )
         return out
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment sets for ``url`` (None when NO_PROXY bypasses it)."""
+    found = urllib.request.getproxies_environment()
+    parts = urllib.parse.urlsplit(url)
+    if not found or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return found.get(parts.scheme) or found.get("all")
 
 
 class _PromptRejected(Exception):

@@ -163,7 +163,7 @@ def main() -> None:
             "seed": args.seed,
             "n_boot": args.n_boot,
             "protocol": "pairwise direct, both orders (Eq. 3)",
-            "bins": edges.tolist(),
+            "bins": [e if np.isfinite(e) else None for e in edges.tolist()],  # None = open end
         },
         "judges": {n: {"revision": r} for n, (_, r) in judges.items()},
         "runs": runs,
@@ -185,7 +185,9 @@ def main() -> None:
         "own_log_perplexity_gap": [r.to_dict() for r in gaps],
         "own_log_perplexity_gap_skipped": [s.to_dict() for s in gap_skipped],
     }
-    (OUT / "familiarity_mtbench.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    (OUT / "familiarity_mtbench.json").write_text(
+        json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
+    )
     curve.to_csv(OUT / "familiarity_mtbench_curve.csv", index=False, float_format="%.4f")
     by_model.to_csv(OUT / "familiarity_mtbench_ppl_by_model.csv", index=False, float_format="%.4f")
     answers_frame.drop(columns="log_ppl").to_csv(

@@ -437,6 +437,11 @@ class Battery:
         return comparison_table({"main": self.main, **self.results})
 
 
+_COMPARISON_COLUMNS = [
+    "variant", "method", "kind", "label", "estimate", "se", "lower", "upper", "significant", "n",
+]  # fmt: skip
+
+
 def comparison_table(results: Mapping[str, FavoritismResult]) -> pd.DataFrame:
     """Long table: variant, method, kind (self/family), label, estimate, se, lower, upper,
     significant, n — one row per self/family coefficient per result."""
@@ -444,37 +449,9 @@ def comparison_table(results: Mapping[str, FavoritismResult]) -> pd.DataFrame:
     for name, res in results.items():
         c = res.coefficients
         c = c[c["kind"].isin(["self", "family"])]
-        rows.append(
-            c.assign(variant=name, method=res.method, n=res.n)[
-                [
-                    "variant",
-                    "method",
-                    "kind",
-                    "label",
-                    "estimate",
-                    "se",
-                    "lower",
-                    "upper",
-                    "significant",
-                    "n",
-                ]
-            ]
-        )
+        rows.append(c.assign(variant=name, method=res.method, n=res.n)[_COMPARISON_COLUMNS])
     if not rows:
-        return pd.DataFrame(
-            columns=[
-                "variant",
-                "method",
-                "kind",
-                "label",
-                "estimate",
-                "se",
-                "lower",
-                "upper",
-                "significant",
-                "n",
-            ]
-        )
+        return pd.DataFrame(columns=_COMPARISON_COLUMNS)
     return pd.concat(rows, ignore_index=True)
 
 

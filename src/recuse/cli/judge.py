@@ -112,7 +112,11 @@ def judge(
     timeout: float = typer.Option(60.0, help="HTTP timeout per request (s)."),
     max_attempts: int = typer.Option(5, help="Attempts per request before recording a failure."),
     dtype: str = typer.Option("float32", help="Local: float32 or bfloat16."),
-    batch_size: int = typer.Option(16, help="Local: prompts per forward pass."),
+    batch_size: int = typer.Option(
+        16,
+        help="Local: prompts per forward pass at most (also capped at 2048 padded "
+        "tokens on CPU, 16384 on GPU).",
+    ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:

@@ -44,7 +44,7 @@ class LocalBackend(Backend):
         model_id: str,
         revision: str = "",
         batch_size: int = 16,
-        max_batch_tokens: int = 16384,
+        max_batch_tokens: int | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -52,6 +52,13 @@ class LocalBackend(Backend):
         self.revision = revision
         self.batch_size = batch_size
         self.concurrency = 1
+        if max_batch_tokens is None:
+            # Padded tokens per forward pass. On CPU, batches past ~2k tokens run
+            # slower per token (activations leave the cache): SmolLM2 perplexity went
+            # from 685 to 406 tok/s between batches of 4 and 16 answers (~1k vs ~4k
+            # tokens) on a 2-core machine.
+            on_gpu = next(model.parameters()).device.type != "cpu"
+            max_batch_tokens = 16384 if on_gpu else 2048
         self.max_batch_tokens = max_batch_tokens
         self.has_template = bool(getattr(tokenizer, "chat_template", None))
         config = model.config

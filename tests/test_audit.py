@@ -134,22 +134,105 @@ def test_human_only_and_ratings_inputs_skip_what_they_cannot_support(planted: An
     assert "ratings" in reasons["Favoritism regression (ratings)"]
 
 
-def test_familiarity_runs_when_perplexities_are_present() -> None:
-    from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
+FAM = "Familiarity (perplexity)"
+FAM_OPTIONS = AuditOptions(n_boot=200, seed=0, min_n=10, level=0.9)
+FAM_BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
 
-    sim = simulate_familiarity(
-        {"j": PlantedFamiliarity(judge_slope=-1.5)}, human_slope=-0.5, n_prompts=150, seed=3
-    )
+
+def _familiar(judges: dict[str, Any]) -> tuple[Report, Any]:
+    """The audit of a simulated pairs table with familiarity planted in its judges."""
+    from recuse.simulate_familiarity import simulate_familiarity
+
+    sim = simulate_familiarity(judges, human_slope=-0.5, n_prompts=150, seed=3)
     roster = Roster.builtin()
-    for name in {*sim.pairs["model_a"], *sim.pairs["model_b"], "j"}:
+    for name in {*sim.pairs["model_a"], *sim.pairs["model_b"], *judges}:
         roster.add(Entry(str(name), str(name)))
     inp = AuditInput(
-        "fam", "pairs", sim.pairs, Source("fam", "pairs", len(sim.pairs), judges=("j",))
+        "fam", "pairs", sim.pairs, Source("fam", "pairs", len(sim.pairs), judges=tuple(judges))
     )
-    report = run_audit([inp], options=AuditOptions(n_boot=200), roster=roster)
+    return run_audit([inp], options=FAM_OPTIONS, roster=roster), sim
+
+
+def _fam_section(report: Report) -> Any:
+    (section,) = [s for s in report.sections if s.id == "familiarity"]
+    return section
+
+
+def test_familiarity_runs_when_perplexities_are_present() -> None:
+    from recuse.metrics.familiarity import perplexity_curve
+    from recuse.simulate_familiarity import PlantedFamiliarity
+
+    report, sim = _familiar({"j": PlantedFamiliarity(judge_slope=-1.5)})
     (f,) = [f for f in report.findings if f.bias == "familiarity"]
     assert f.judge == "j" and f.significant and f.ci_low <= sim.true_value("j") <= f.ci_high
     assert f.verdict.startswith("prefers low-perplexity")
+    # Figure 3 is drawn; Figures 4 and 5 need the judge's own answers, which "j" has none of
+    section = _fam_section(report)
+    tables = {t.name: t.frame for t in section.tables}
+    assert set(tables) == {"perplexity-curve-fam"}
+    direct = perplexity_curve(sim.pairs, judge="j", **FAM_BOOT)
+    pd.testing.assert_frame_equal(tables["perplexity-curve-fam"], direct)
+    assert {g.id for g in section.figures} == {"coef-familiarity-bias-fam", "ppl-curve-fam-j"}
+    why = {k.reason.split(":")[0]: k for k in report.skipped if k.analysis == FAM}
+    assert set(why) == {
+        "perplexity curve by own response (Figure 4)",
+        "own vs others' log-perplexity (Figure 5)",
+    }
+    assert all(k.judge == "j" and not k.headline for k in why.values())
+    assert "own response" in why["perplexity curve by own response (Figure 4)"].reason
+    assert "never equal the judge" in why["own vs others' log-perplexity (Figure 5)"].reason
+    # figure skips are not listed as missing estimates in the one-screen summary
+    (row,) = [r for r in report.summary() if r["judge"] == "j"]
+    assert not [m for m in row["not_estimated"] if m["analysis"] == FAM]
+
+
+def test_familiarity_curves_equal_the_metric_functions() -> None:
+    from recuse.metrics.familiarity import (
+        log_perplexity_by_model,
+        own_perplexity_gap,
+        perplexity_curve,
+        perplexity_curve_by_self,
+    )
+    from recuse.simulate_familiarity import PlantedFamiliarity
+
+    report, sim = _familiar({"m1": PlantedFamiliarity(judge_slope=-1.5, own_gap=-0.4)})
+    section = _fam_section(report)
+    tables = {t.name: t.frame for t in section.tables}
+    pairs = sim.pairs
+    for name, fn in (
+        ("perplexity-curve-fam", perplexity_curve),
+        ("perplexity-curve-by-self-fam", perplexity_curve_by_self),
+        ("log-perplexity-by-model-fam", log_perplexity_by_model),
+    ):
+        pd.testing.assert_frame_equal(tables[name], fn(pairs, judge="m1", **FAM_BOOT))
+    (gap,), skipped = own_perplexity_gap(pairs, judge="m1", **FAM_BOOT)
+    assert not skipped
+    (row,) = tables["own-perplexity-gap-fam"].to_dict("records")
+    assert (row["estimate"], row["ci_low"], row["ci_high"], row["n"]) == (
+        gap.estimate, gap.ci_low, gap.ci_high, gap.n,
+    )  # fmt: skip
+    assert row["mean_log_ppl_own"] == gap.components["mean_log_ppl_own"]
+    # the planted truths show: own answers more familiar (own_gap -0.4) ...
+    assert gap.ci_high < 0 and row["mean_log_ppl_own"] < row["mean_log_ppl_other"]
+    # ... and the judge's win rate falls with d (slope -1.5) much faster than the humans' (-0.5)
+    curve = tables["perplexity-curve-fam"]
+    judge, human = (curve[curve["rater"] == r] for r in ("judge", "human"))
+    drop = {k: float(v["mean"].iloc[0] - v["mean"].iloc[-1]) for k, v in (("j", judge),
+                                                                         ("h", human))}  # fmt: skip
+    assert drop["j"] > drop["h"] + 0.3
+    assert judge["n"].sum() == human["n"].sum() == len(pairs)  # every pair in one bin
+    # own pairs are oriented own-first: per bin, n own + n other <= all pairs
+    split = tables["perplexity-curve-by-self-fam"]
+    own = split[(split["subset"] == "own") & (split["rater"] == "judge")]
+    other = split[(split["subset"] == "other") & (split["rater"] == "judge")]
+    n_own = int((pairs["model_a"].eq("m1") | pairs["model_b"].eq("m1")).sum())
+    assert own["n"].sum() == n_own and other["n"].sum() == len(pairs) - n_own
+    assert {g.id for g in section.figures} == {
+        "coef-familiarity-bias-fam", "ppl-curve-fam-m1", "ppl-curve-self-fam-m1",
+        "ppl-by-model-fam-m1",
+    }  # fmt: skip
+    assert not [k for k in report.skipped if k.analysis == FAM]
+    assert any("gap -0.3" in n or "gap -0.4" in n for n in section.notes)
 
 
 def test_constant_perplexities_are_skipped_not_zeroed(planted: Any) -> None:

@@ -328,3 +328,175 @@ def test_smollm2_matches_direct_transformers_and_batching(smollm2: Any) -> None:
     shuffled = " ".join(words[::-1])
     fl, _ = perplexities(batched, [prompts[1]] * 2, [responses[1], shuffled])
     assert fl["ppl"][0] < fl["ppl"][1] / 2
+
+
+# --- a judge's perplexities in its store, from the command line ---------------------------
+
+
+def _judge_pairs(n: int) -> pd.DataFrame:
+    from judging.helpers import fake_pairs
+
+    pairs = pd.DataFrame(fake_pairs(n))
+    pairs["response_b"] = [f"{r} — {RESPONSES[k % len(RESPONSES)]}" for k, r in enumerate(
+        pairs["response_b"])]  # fmt: skip
+    return pairs
+
+
+def _ppl_rows(store: Path) -> list[tuple[str, float, float]]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        return sorted(conn.execute("SELECT key, sum_logprob, created_at FROM perplexities"))
+
+
+def test_cli_perplexity_into_the_store_resumes_and_exports(
+    tiny_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recuse.cli import main
+
+    pairs = _judge_pairs(6)
+    src = tmp_path / "pairs.csv"
+    pairs.to_csv(src, index=False)
+    store = tmp_path / "judged.db"
+    base = ["judge", "--model", str(tiny_dir), "--data", str(src), "--out", str(store)]
+    base += ["--judge-id", "tiny", "--no-progress"]
+    table = tmp_path / "out.csv"
+
+    # judged without --perplexity: the export has no perplexity columns
+    assert main(base) == 0
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    assert "ppl_a" not in pd.read_csv(table).columns
+    capsys.readouterr()
+
+    # --perplexity on the same store: judgments resumed, 12 responses scored
+    assert main([*base, "--perplexity"]) == 0
+    out = capsys.readouterr().out
+    assert "12 judgments: 12 already stored" in out
+    assert "12 perplexities: 0 already stored, 12 computed, 0 failed" in out
+    stored = _ppl_rows(store)
+    assert len(stored) == 12
+
+    # a rerun recomputes nothing: same rows, same timestamps
+    assert main([*base, "--perplexity"]) == 0
+    assert "12 perplexities: 12 already stored, 0 computed, 0 failed" in capsys.readouterr().out
+    assert _ppl_rows(store) == stored
+
+    # another judge in the same store, without perplexities
+    other = [a if a != "tiny" else "other" for a in base]
+    assert main(other) == 0
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    assert "6 rows with perplexities" in capsys.readouterr().out
+    exported = pd.read_csv(table)
+    mine = exported[exported["judge"] == "tiny"].sort_values("item_id")
+    assert exported.loc[exported["judge"] == "other", ["ppl_a", "ppl_b"]].isna().all().all()
+
+    # the numbers are perplexity.py's own on the same texts (in the order the store's
+    # items are scored, so the batches and hence the floats are the same)
+    backend = LocalBackend.load(tiny_dir, model_id="tiny", batch_size=16)
+    _assert_direct(mine, pairs, backend)
+
+
+def _assert_direct(exported: pd.DataFrame, pairs: pd.DataFrame, backend: Any) -> None:
+    ref = pairs.set_index("item_id").sort_index()
+    prompts = [p for p in ref["prompt"] for _ in range(2)]
+    texts = [t for a, b in zip(ref["response_a"], ref["response_b"], strict=True) for t in (a, b)]
+    direct, _ = perplexities(backend, prompts, texts)
+    mine = exported.set_index("item_id").loc[ref.index]
+    assert mine["ppl_a"].tolist() == direct["ppl"][0::2].tolist()
+    assert mine["ppl_b"].tolist() == direct["ppl"][1::2].tolist()
+
+
+def test_cli_perplexity_feeds_the_audit(
+    tiny_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recuse.cli import main
+
+    src = tmp_path / "pairs.csv"
+    _judge_pairs(24).to_csv(src, index=False)
+    store = tmp_path / "judged.db"
+    args = ["judge", "--model", str(tiny_dir), "--data", str(src), "--out", str(store)]
+    assert main([*args, "--judge-id", "tiny", "--no-progress", "--perplexity"]) == 0
+    table = tmp_path / "out.csv"
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    report = tmp_path / "report"
+    audit = ["audit", str(table), "--out", str(report), "--n-boot", "200", "--keep-unknown-models"]
+    assert main(audit) == 0
+    d = json.loads((report / "report.json").read_text("utf-8"))
+    reasons = [s["reason"] for s in d["skipped"] if s["analysis"].startswith("Familiarity")]
+    assert not [r for r in reasons if "no perplexities" in r]
+    assert "familiarity" in [s["id"] for s in d["sections"]]
+    curve = pd.DataFrame(d["tables"]["perplexity-curve-out-csv"]["rows"])
+    assert set(curve["rater"]) == {"judge", "human"} and curve["n"].sum() == 2 * 24
+
+
+def test_cli_perplexity_over_http_echo_equals_local(
+    tiny_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recuse.cli import main
+
+    pairs = _judge_pairs(3)
+    src = tmp_path / "pairs.csv"
+    pairs.to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    server = _Server(tiny_dir)
+    with server.running() as url:
+        args = ["judge", "--model", "tiny", "--base-url", url, "--data", str(src)]
+        args += ["--out", str(store), "--no-progress", "--perplexity"]
+        assert main(args) == 0
+    assert "6 perplexities: 0 already stored, 6 computed, 0 failed" in capsys.readouterr().out
+    with Store(store) as s:
+        exported = s.export_pairs().sort_values("item_id")
+    local = _load(tiny_dir)
+    for side in ("a", "b"):
+        ref, _ = perplexities(
+            local, exported["prompt"].tolist(), exported[f"response_{side}"].tolist()
+        )
+        np.testing.assert_allclose(
+            np.log(exported[f"ppl_{side}"]), np.log(ref["ppl"]), rtol=0, atol=1e-5
+        )
+
+
+def test_cli_perplexity_over_a_chat_endpoint_is_refused_before_judging(
+    tiny_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recuse.cli import main
+
+    src = tmp_path / "pairs.csv"
+    _judge_pairs(2).to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    server = _Server(tiny_dir)
+    capsys.readouterr()  # the model's loading messages
+    with server.running() as url:
+        args = ["judge", "--model", "tiny", "--base-url", url, "--endpoint", "chat"]
+        args += ["--data", str(src), "--out", str(store), "--perplexity", "--no-progress"]
+        assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "chat endpoints" in err and "completions" in err and len(err.splitlines()) == 1
+    assert not server.requests and not store.exists()
+
+
+def test_judge_perplexities_and_attach_from_python(tiny_dir: Path, tmp_path: Path) -> None:
+    from recuse.judging import Runner
+    from recuse.perplexity import attach_stored_perplexities, judge_perplexities
+
+    backend = _load(tiny_dir)
+    pairs = _judge_pairs(3)
+    with Store(tmp_path / "s.db") as store:
+        Runner(backend, store, progress=False).pairwise(pairs)
+        with pytest.raises(ConfigError, match="no pairwise judgments of judge 'nobody'"):
+            judge_perplexities(store, backend, judge="nobody")
+        with pytest.raises(ConfigError, match="PromptLogprobs"):
+            judge_perplexities(store, _http("http://127.0.0.1:9/v1"))
+        plain = store.export_pairs()
+        assert "ppl_a" not in plain.columns  # nothing recorded yet
+        run = judge_perplexities(store, backend)
+        assert (run.total, run.computed, run.failed) == (6, 6, 0)
+        exported = store.export_pairs()
+        # rows of a judge the store has no perplexities for come back unchanged
+        foreign = plain.assign(judge="someone else")
+        assert attach_stored_perplexities(store, foreign) is foreign
+    _assert_direct(exported, pairs, backend)
+    # add_perplexities (side by side, other batches) agrees to float rounding
+    direct = add_perplexities(plain, backend)
+    np.testing.assert_allclose(exported["ppl_a"], direct["ppl_a"], rtol=1e-5)
+    np.testing.assert_allclose(exported["ppl_b"], direct["ppl_b"], rtol=1e-5)

@@ -29,8 +29,16 @@ Routes:
   next-token log-probs and a disagreement refuses the server (``verify=True``).
 
 Results are cached in the judgment store's SQLite file (table ``perplexities``),
-keyed by a content hash of the model id and revision, the rendered prompt, the
+keyed by a content hash of the model id and revision, the conditioning prompt, the
 response and the route; failed rows are retried on the next run.
+
+A judge's perplexities in a store: :func:`judge_perplexities` computes them for
+every response of the pairwise items a judge judged in the store and records which
+model (id, revision, route) stands for that judge (table ``perplexity_judges``);
+:func:`attach_stored_perplexities` then fills ``ppl_a`` / ``ppl_b`` of an exported
+``pairs`` table from the cache (``Store.export_pairs`` does it), so the audit's
+familiarity section runs on ``recuse judge export`` output. From the command line:
+``recuse judge ... --perplexity``.
 """
 
 from __future__ import annotations
@@ -39,8 +47,8 @@ import asyncio
 import itertools
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -56,6 +64,8 @@ __all__ = [
     "PerplexityRun",
     "PromptLogprobs",
     "add_perplexities",
+    "attach_stored_perplexities",
+    "judge_perplexities",
     "perplexities",
     "response_prompt",
 ]
@@ -78,6 +88,16 @@ CREATE TABLE IF NOT EXISTS perplexities (
 )
 """
 
+_JUDGES = """
+CREATE TABLE IF NOT EXISTS perplexity_judges (
+    judge TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    route TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
 
 def response_prompt(prompt: str) -> Prompt:
     """The conditioning context of a response: one user turn, assistant turn opened."""
@@ -86,13 +106,17 @@ def response_prompt(prompt: str) -> Prompt:
 
 @dataclass(frozen=True)
 class PerplexityRun:
-    """What :func:`perplexities` did: texts asked for, already cached, computed, failed."""
+    """What :func:`perplexities` did: texts asked for, already cached, computed, failed.
+
+    ``failures`` counts the reasons of the failed texts (reason -> count).
+    """
 
     total: int
     cached: int
     computed: int
     failed: int
     seconds: float
+    failures: Mapping[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         return (
@@ -119,11 +143,15 @@ def _check_backend(backend: Backend | PromptLogprobs) -> None:
 
 
 def _key(backend: Backend | PromptLogprobs, prompt: Prompt, response: str) -> str:
+    return _text_key(backend.model_id, backend.revision, _route(backend), prompt, response)
+
+
+def _text_key(model_id: str, revision: str, route: str, prompt: Prompt, response: str) -> str:
     return content_key(
-        model_id=backend.model_id,
-        revision=backend.revision,
+        model_id=model_id,
+        revision=revision,
         prompt=prompt.canonical() + f"<response>{len(response)}:{response}",
-        params={"kind": "perplexity", "version": PERPLEXITY_VERSION, "route": _route(backend)},
+        params={"kind": "perplexity", "version": PERPLEXITY_VERSION, "route": route},
     )
 
 
@@ -229,6 +257,7 @@ def perplexities(
     todo_idx = list({k: i for i, k in reversed(list(enumerate(keys))) if k not in done}.values())
     todo_idx.sort(key=lambda i: len(prompts[i]) + len(responses[i]))
     failed = 0
+    failures: dict[str, int] = {}
     for s in range(0, len(todo_idx), max(1, chunk_size)):
         idx = todo_idx[s : s + max(1, chunk_size)]
         results = _compute(backend, [chat[i] for i in idx], [responses[i] for i in idx])
@@ -251,6 +280,9 @@ def perplexities(
         if store is not None:
             _save(store, backend, rows)
         done.update({r["key"]: r for r in rows})
+        for r in rows:
+            if r["status"] != "ok":
+                failures[str(r["reason"])] = failures.get(str(r["reason"]), 0) + 1
     frame = pd.DataFrame([done[k] for k in keys], columns=RESULT_COLUMNS)
     run = PerplexityRun(
         total=len(dict.fromkeys(keys)),
@@ -258,6 +290,7 @@ def perplexities(
         computed=len(todo_idx) - failed,
         failed=failed,
         seconds=time.perf_counter() - start,
+        failures=failures,
     )
     return frame, run
 
@@ -318,6 +351,133 @@ def add_perplexities(
             out[col] = np.nan
         out.loc[mine, col] = values
     out.attrs["perplexity_failures"] = failures
+    return out
+
+
+# --- a judge's perplexities in a judgment store ----------------------------------------------
+
+
+def judge_perplexities(
+    store: Store,
+    backend: Backend | PromptLogprobs,
+    *,
+    judge: str | None = None,
+    chunk_size: int = 64,
+) -> PerplexityRun:
+    """Perplexity of every response of the pairwise items ``judge`` judged in ``store``.
+
+    Each item's ``prompt`` / ``response_a`` / ``response_b`` (as the runner stored
+    them) are scored under ``backend`` into the store's cache (texts already there
+    are not recomputed) and ``judge`` (default: the backend's id) is recorded as
+    standing for this model, so :func:`attach_stored_perplexities` (and with it
+    ``Store.export_pairs``) adds ``ppl_a`` / ``ppl_b`` to the judge's rows. Items
+    whose texts the store does not hold count as failed ("text missing in the store").
+    """
+    _check_backend(backend)
+    name = judge or backend.model_id
+    item_ids = [
+        str(r[0])
+        for r in store.conn.execute(
+            "SELECT DISTINCT item_id FROM judgments WHERE kind = 'pairwise' AND judge = ? "
+            "ORDER BY item_id",
+            (name,),
+        )
+    ]
+    if not item_ids:
+        present = [
+            str(r[0])
+            for r in store.conn.execute(
+                "SELECT DISTINCT judge FROM judgments WHERE kind = 'pairwise' ORDER BY judge"
+            )
+        ]
+        raise ConfigError(
+            f"the store holds no pairwise judgments of judge {name!r} — judges present: "
+            f"{', '.join(present) or 'none'}"
+        )
+    items = store.items("pairwise")
+    prompts: list[str] = []
+    responses: list[str] = []
+    missing = 0
+    for item_id in item_ids:
+        meta = items.get(item_id, {})
+        prompt = meta.get("prompt")
+        for side in ("response_a", "response_b"):
+            text = meta.get(side)
+            if isinstance(prompt, str) and isinstance(text, str):
+                prompts.append(prompt)
+                responses.append(text)
+            else:
+                missing += 1
+    store.conn.execute(_JUDGES)
+    with store.conn:
+        store.conn.execute(
+            "INSERT OR REPLACE INTO perplexity_judges (judge, model, revision, route, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (name, backend.model_id, backend.revision, _route(backend), time.time()),
+        )
+    _frame, run = perplexities(backend, prompts, responses, store=store, chunk_size=chunk_size)
+    if not missing:
+        return run
+    failures = {**run.failures, "text missing in the store": missing}
+    return PerplexityRun(
+        total=run.total + missing,
+        cached=run.cached,
+        computed=run.computed,
+        failed=run.failed + missing,
+        seconds=run.seconds,
+        failures=failures,
+    )
+
+
+def attach_stored_perplexities(store: Store, pairs: pd.DataFrame) -> pd.DataFrame:
+    """``pairs`` with ``ppl_a`` / ``ppl_b`` from the store's cache, where it has them.
+
+    For the rows of every judge :func:`judge_perplexities` recorded in ``store``, the
+    perplexity of each response given the row's prompt under that judge's model
+    (left as it was — NaN in an export — where it was not computed or failed).
+    Without such a judge among the rows, ``pairs`` comes back unchanged (no
+    columns added).
+    """
+    has = store.conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'perplexity_judges'"
+    ).fetchone()
+    need = {"judge", "prompt", "response_a", "response_b"}
+    if has is None or not need <= set(pairs.columns):
+        return pairs
+    models = {
+        str(j): (str(m), str(r), str(route))
+        for j, m, r, route in store.conn.execute(
+            "SELECT judge, model, revision, route FROM perplexity_judges"
+        )
+    }
+    judges = pairs["judge"].astype(object).where(pairs["judge"].notna(), None)
+    mine = judges.isin(list(models)).to_numpy()
+    if not mine.any():
+        return pairs
+    out = pairs.copy()
+    for col in ("ppl_a", "ppl_b"):
+        if col not in out.columns:
+            out[col] = np.nan
+    positions = np.flatnonzero(mine)
+    keys: dict[tuple[int, str], str] = {}
+    for i in positions:
+        model, revision, route = models[str(judges.iloc[i])]
+        prompt = out["prompt"].iloc[i]
+        if not isinstance(prompt, str):
+            continue
+        chat = response_prompt(prompt)
+        for side in ("a", "b"):
+            text = out[f"response_{side}"].iloc[i]
+            if isinstance(text, str):
+                keys[(int(i), side)] = _text_key(model, revision, route, chat, text)
+    found = _cached(store, list(keys.values()))
+    for side in ("a", "b"):
+        values = out[f"ppl_{side}"].to_numpy(dtype=float, copy=True)
+        for i in positions:
+            key = keys.get((int(i), side))
+            if key is not None and key in found:
+                values[i] = found[key]["ppl"]
+        out[f"ppl_{side}"] = values
     return out
 
 

@@ -69,3 +69,43 @@ def test_errors_are_one_line_and_write_nothing(
     assert code == 2
     assert err.startswith("recuse: error:") and message in err and "\n" not in err
     assert not out.exists()
+
+
+def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pandas as pd
+
+    from recuse.audit import load_input
+    from recuse.metrics.familiarity import own_perplexity_gap, perplexity_curve
+    from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
+
+    sim = simulate_familiarity(
+        {"m1": PlantedFamiliarity(judge_slope=-1.5, own_gap=-0.4)},
+        human_slope=-0.5,
+        n_prompts=120,
+        seed=4,
+    )
+    path = tmp_path / "ppl.csv"
+    sim.pairs.to_csv(path, index=False)
+    out = tmp_path / "report"
+    args = ["audit", str(path), "--out", str(out), "--n-boot", "200", "--keep-unknown-models"]
+    assert main(args) == 0
+    assert "m1:" in capsys.readouterr().out
+    tables = {p.stem for p in (out / "tables").glob("*.csv")}
+    assert {
+        "perplexity-curve-ppl-csv", "perplexity-curve-by-self-ppl-csv",
+        "own-perplexity-gap-ppl-csv", "log-perplexity-by-model-ppl-csv",
+    } <= tables  # fmt: skip
+    frame = load_input(path, unknown_models="keep").frame
+    boot = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
+    direct = perplexity_curve(frame, judge="m1", **boot)
+    written = pd.read_csv(out / "tables" / "perplexity-curve-ppl-csv.csv")
+    numbers = ["bin_low", "bin_high", "n", "n_clusters", "mean", "sd", "ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(written[numbers], direct[numbers], check_dtype=False)
+    d = json.loads((out / "report.json").read_text("utf-8"))
+    (gap,), _ = own_perplexity_gap(frame, judge="m1", **boot)
+    (row,) = d["tables"]["own-perplexity-gap-ppl-csv"]["rows"]
+    assert row["estimate"] == gap.estimate and row["ci_high"] == gap.ci_high < 0
+    section = next(s for s in d["sections"] if s["id"] == "familiarity")
+    assert "ppl-by-model-ppl-csv-m1" in [f["id"] for f in section["figures"]]

@@ -73,6 +73,14 @@ def test_judge_over_http_with_key_from_env(
         (["judge", "--data", "x.csv"], "give --data"),
         (["judge", "export", "nope.db", "--out", "x.csv"], "no such store"),
         (["judge", "--data", "x", "--out", "s.db", "--mode", "fast"], "--mode must be"),
+        (
+            ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert", "--perplexity"],
+            "--perplexity goes with pairwise",
+        ),
+        (
+            ["judge", "--data", "x", "--out", "s.db", "--perplexity", "--logprobs-mode", "x"],
+            "--logprobs-mode must be",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(

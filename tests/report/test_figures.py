@@ -51,3 +51,16 @@ def test_coefficients_alt_lists_every_interval() -> None:
     assert "x +0.100 [0.000, 0.200]" in fig.alt and "y -0.200 [-0.300, -0.100]" in fig.alt
     with pytest.raises(ValueError):
         F.coefficients(["x"], [0.1, 0.2], [0.0], [0.2], id="k", title="K", xlabel="b")
+
+
+def test_bars_mark_highlighted_labels_and_skip_missing_intervals() -> None:
+    fig = F.bars(["own", "m2"], [1.2, 1.5], [1.1, np.nan], [1.3, np.nan], id="b", title="B",
+                 xlabel="log ppl", highlight=[True, False])  # fmt: skip
+    img = _png(fig)
+    assert img.shape[0] > 50 and (img[..., :3] < 0.9).any()
+    assert "own (highlighted) 1.200 [1.100, 1.300]" in fig.alt and "m2 1.500" in fig.alt
+    assert "m2 1.500 [" not in fig.alt
+    with pytest.raises(ValueError):
+        F.bars(["x"], [1.0, 2.0], [0.0], [2.0], id="b", title="B", xlabel="x")
+    with pytest.raises(ValueError):
+        F.bars(["x"], [1.0], [0.0], [2.0], id="b", title="B", xlabel="x", highlight=[True, False])

@@ -13,6 +13,7 @@ from recuse.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
+    from recuse.perplexity import PromptLogprobs
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
@@ -76,6 +77,17 @@ def _backend(
     return local, jid
 
 
+def _perplexity_backend(backend: Backend, mode: str) -> Backend | PromptLogprobs:
+    """What scores perplexities with the judge's model: the local backend itself, or the
+    server's prompt log-probs (refused here, before any judging, for a chat endpoint)."""
+    from recuse.judging.backends.http import HTTPBackend
+    from recuse.perplexity import PromptLogprobs
+
+    if isinstance(backend, HTTPBackend):
+        return PromptLogprobs(backend, mode=mode)  # type: ignore[arg-type]
+    return backend
+
+
 @judge_app.callback()
 def judge(
     ctx: typer.Context,
@@ -118,9 +130,26 @@ def judge(
         "tokens on CPU, 16384 on GPU).",
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
+    perplexity: bool = typer.Option(
+        False,
+        "--perplexity/--no-perplexity",
+        help="Also score every judged response's perplexity given its prompt under the "
+        "same model, into the same store (export adds ppl_a/ppl_b, which `recuse audit` "
+        "uses for its familiarity section). Pairwise only; over --base-url it needs the "
+        "completions endpoint's prompt log-probs (--logprobs-mode).",
+    ),
+    logprobs_mode: str = typer.Option(
+        "echo",
+        "--logprobs-mode",
+        help="--perplexity over --base-url: echo (completions with echo and logprobs) or "
+        "vllm (vLLM's prompt_logprobs).",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
-    """Judge every pair in both orders (or rate responses) into STORE; reruns resume."""
+    """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
+
+    With --perplexity, the perplexity of each judged response is computed too
+    (texts already in the store are not recomputed)."""
     if ctx.invoked_subcommand is not None:
         return
     if not data or out is None:
@@ -130,9 +159,15 @@ def judge(
         ("--mode", mode, ("direct", "explain")),
         ("--endpoint", endpoint, ("completions", "chat")),
         ("--dtype", dtype, ("float32", "bfloat16")),
+        ("--logprobs-mode", logprobs_mode, ("echo", "vllm")),
     ):
         if value not in allowed:
             raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    if perplexity and protocol != "pairwise":
+        raise ConfigError(
+            "--perplexity goes with pairwise judging (the familiarity analysis reads the "
+            "pairs table); drop it or use --protocol pairwise"
+        )
     from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
     from recuse.judging.protocols import DIMENSIONS
     from recuse.judging.protocols import dimension as get_dimension
@@ -149,6 +184,7 @@ def judge(
         batch_size=batch_size,
         judge_id=judge_id,
     )
+    scorer = _perplexity_backend(backend, logprobs_mode) if perplexity else None
     with Store(out) as store:
         runner = Runner(
             backend,
@@ -162,9 +198,16 @@ def judge(
         else:
             dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
             summary = runner.likert(table, dims)
-    typer.echo(summary.line())
-    for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
-        typer.echo(f"  failed x{n}: {reason}")
+        typer.echo(summary.line())
+        for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
+            typer.echo(f"  failed x{n}: {reason}")
+        if scorer is not None:
+            from recuse.perplexity import judge_perplexities
+
+            run = judge_perplexities(store, scorer, judge=jid)
+            typer.echo(run.line())
+            for reason, n in sorted(run.failures.items(), key=lambda kv: -kv[1])[:5]:
+                typer.echo(f"  failed x{n}: {reason}")
 
 
 def _read(data: str, protocol: str, data_dir: str | None, limit: int) -> pd.DataFrame:
@@ -255,7 +298,10 @@ def export(
     ],
     table: str = typer.Option("pairs", help="pairs or ratings."),
 ) -> None:
-    """Write the judged `pairs` (or `ratings`) table from a store."""
+    """Write the judged `pairs` (or `ratings`) table from a store.
+
+    Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
+    get columns ppl_a and ppl_b."""
     from recuse.judging import Store
 
     if not store.is_file():
@@ -274,3 +320,6 @@ def export(
     else:
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
     typer.echo(f"wrote {len(df)} rows to {out}")
+    if "ppl_a" in df.columns:
+        both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
+        typer.echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")

@@ -200,7 +200,9 @@ class Store:
 
         Extra columns: ``mass_first``/``mass_second`` (p(A)+p(B) on the verdict token)
         and ``p_tie_first``/``p_tie_second`` (p(C)). A failed or unparsed order has an
-        empty ``p_a_*`` and its status says why.
+        empty ``p_a_*`` and its status says why. Where the store holds perplexities
+        for a judge's model (:func:`recuse.perplexity.judge_perplexities`), that
+        judge's rows get ``ppl_a``/``ppl_b``.
         """
         df = self.judgments()
         df = df[df["kind"] == "pairwise"]
@@ -234,6 +236,9 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
+        from recuse.perplexity import attach_stored_perplexities
+
+        out = attach_stored_perplexities(self, out)
         return validate_pairs(out, file=self.path)
 
     def export_ratings(self) -> pd.DataFrame:

@@ -188,6 +188,58 @@ def coefficients(
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
 
+def bars(
+    labels: Sequence[str],
+    values: Sequence[float],
+    low: Sequence[float],
+    high: Sequence[float],
+    *,
+    id: str,
+    title: str,
+    xlabel: str,
+    highlight: Sequence[bool] | None = None,
+    caption: str = "",
+    format: FigureFormat = "png",
+) -> Figure:
+    """Horizontal bars (one per label) with interval whiskers; ``highlight``ed bars in red.
+
+    A NaN interval end draws no whisker (e.g. a group too small for an interval).
+    """
+    val = np.asarray(values, dtype=float)
+    lo = np.asarray(low, dtype=float)
+    hi = np.asarray(high, dtype=float)
+    if not len(labels) == len(val) == len(lo) == len(hi):
+        raise ValueError("labels, values, low and high need the same length")
+    mark = np.zeros(len(labels), dtype=bool) if highlight is None else np.asarray(highlight, bool)
+    if len(mark) != len(labels):
+        raise ValueError("highlight needs one flag per label")
+    fig, ax = _new(5.2, 0.9 + 0.3 * max(len(labels), 1))
+    ys = np.arange(len(labels))[::-1]
+    colours = [_PALETTE[1] if m else _PALETTE[0] for m in mark]
+    ax.barh(ys, val, color=colours, alpha=0.75, height=0.6)
+    whisker = np.isfinite(lo) & np.isfinite(hi)
+    ax.errorbar(
+        val[whisker],
+        ys[whisker],
+        xerr=np.vstack([val[whisker] - lo[whisker], hi[whisker] - val[whisker]]),
+        fmt="none",
+        ecolor="black",
+        elinewidth=1.0,
+        capsize=2,
+    )
+    ax.set_yticks(ys, list(labels), fontsize=7)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    alt = f"{title}: " + "; ".join(
+        f"{lab}{' (highlighted)' if m else ''} {v:.3f}"
+        + (f" [{a:.3f}, {b:.3f}]" if np.isfinite(a) and np.isfinite(b) else "")
+        for lab, v, a, b, m in zip(labels, val, lo, hi, mark, strict=True)
+    )
+    return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
+
+
 def heatmap(
     values: np.ndarray | Sequence[Sequence[float]],
     *,

@@ -77,6 +77,23 @@ def test_summary_names_the_planted_biases_and_no_others(planted: Any) -> None:
     assert {f["bias"] for f in gpt4["findings"]} >= {"verbosity", "position", "family_preference"}
 
 
+def test_summary_matrix_flags_exactly_the_planted_biases(planted: Any) -> None:
+    report, _, _ = planted
+    m = to_dict(report)["summary_matrix"]
+    assert [r["judge"] for r in m["rows"]] == [r["judge"] for r in report.summary()]
+    flagged = {
+        (r["judge"], bias)
+        for r in m["rows"]
+        for bias, cell in r["cells"].items()
+        for e in cell["estimates"]
+        if e["significant"]
+    }
+    assert flagged == PLANTED
+    # the familiarity analysis (no perplexities) is named as estimated for nobody
+    assert [a["analysis"] for a in m["not_estimated_anywhere"]] == ["Familiarity (perplexity)"]
+    assert {b["bias"] for b in m["biases"]} >= {b for _, b in PLANTED}
+
+
 def test_planted_sizes_fall_in_their_intervals(planted: Any) -> None:
     report, _, ratings = planted
     by = {(f.judge, f.bias): f for f in report.findings}

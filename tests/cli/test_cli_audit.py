@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,33 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
     assert row["estimate"] == gap.estimate and row["ci_high"] == gap.ci_high < 0
     section = next(s for s in d["sections"] if s["id"] == "familiarity")
     assert "ppl-by-model-ppl-csv-m1" in [f["id"] for f in section["figures"]]
+
+
+def test_a_judge_with_nothing_estimable_is_named_plainly(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four pairs judged by claude-v1 support no bias: the CLI and the page say so
+    instead of "0 of 0 biases flagged", and the reasons are in the report."""
+    import pandas as pd
+
+    pairs = pd.read_csv(pairs_csv)
+    path = tmp_path / "with-tiny.csv"
+    pd.concat([pairs, pairs.head(4).assign(judge="claude-v1")]).to_csv(path, index=False)
+    out = tmp_path / "report"
+    assert main(["audit", str(path), "--out", str(out), "--n-boot", "200"]) == 0
+    printed = capsys.readouterr().out
+    assert "0 of 0" not in printed
+    (line,) = [x for x in printed.splitlines() if x.startswith("claude-v1:")]
+    d = json.loads((out / "report.json").read_text("utf-8"))
+    (row,) = [r for r in d["summary"] if r["judge"] == "claude-v1"]
+    assert row["nothing_estimated"] and not row["findings"] and row["not_estimated"]
+    n = len(row["not_estimated"])
+    assert line == f"claude-v1: nothing could be estimated ({n} reason(s) in the report)"
+    assert re.search(r"^gpt-4: \d+ of \d+ estimated biases flagged", printed, re.M)
+    (mrow,) = [r for r in d["summary_matrix"]["rows"] if r["judge"] == "claude-v1"]
+    reasons = {m["reason"] for c in mrow["cells"].values() for m in c["not_estimated"]}
+    assert reasons == {m["reason"] for m in row["not_estimated"]}
+    from html import unescape
+
+    page = unescape((out / "report.html").read_text("utf-8"))
+    assert "nothing could be estimated \u2014 see reasons" in page and "0 of 0" not in page

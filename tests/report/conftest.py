@@ -6,6 +6,7 @@ otherwise a missing browser fails them, so CI cannot pass without the check.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -84,6 +85,39 @@ class Browser:
         assert body, "no <body> in the dumped DOM"
         attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1)))
         return attrs, dom
+
+    def layout(
+        self, page: Path, tmp: Path, ids: tuple[str, ...], *, size: str = "1400,1000"
+    ) -> dict[str, tuple[float, float, float, float]]:
+        """Boxes (left, top, right, bottom, in CSS px) of the elements with ``ids``
+        in a ``size`` window, plus ``"viewport"``: (0, 0, client width, scroll width).
+
+        Like :meth:`harness`, on a copy without the script ban plus a trusted script.
+        """
+        html = page.read_text("utf-8")
+        html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+        probe = (
+            "<script>window.addEventListener('load', function () {"
+            "var out = [];"
+            f"{json.dumps(list(ids))}.forEach(function (id) {{"
+            "var e = document.getElementById(id); if (!e) return;"
+            "var r = e.getBoundingClientRect();"
+            "out.push([id, r.left, r.top, r.right, r.bottom].join(':')); });"
+            "var d = document.documentElement;"
+            "out.push(['viewport', 0, 0, d.clientWidth, d.scrollWidth].join(':'));"
+            "document.body.setAttribute('data-layout', out.join(';')); });</script>"
+        )
+        copy = tmp / f"layout-{page.name}"
+        copy.write_text(html.replace("</body>", probe + "</body>"), "utf-8")
+        dom = self._run(f"--window-size={size}", "--dump-dom", copy.resolve().as_uri()).stdout
+        found = re.search(r'data-layout="([^"]*)"', dom)
+        assert found, "the layout probe did not run"
+        boxes = {}
+        for item in found.group(1).split(";"):
+            name, *nums = item.split(":")
+            left, top, right, bottom = (float(x) for x in nums)
+            boxes[name] = (left, top, right, bottom)
+        return boxes
 
 
 @pytest.fixture(scope="session")

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
 from recuse.cli import app, parse_mapping
 from recuse.errors import ConfigError
+
+
+def summary_line(row: dict[str, Any]) -> str:
+    """The CLI's line for one judge of ``Report.summary()``."""
+    missing = len(row["not_estimated"])
+    if not row["findings"]:
+        why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
+        return f"{row['judge']}: nothing could be estimated ({why})"
+    flagged = sum(1 for f in row["findings"] if f["significant"])
+    text = f"{row['judge']}: {flagged} of {len(row['findings'])} estimated biases flagged"
+    return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
 
 
 @app.command("audit")
@@ -102,10 +113,10 @@ def audit_command(
     paths = write_report(report, out)
     seconds = time.perf_counter() - start
     for row in report.summary():
-        flagged = [f["verdict"] for f in row["findings"] if f["significant"]]
-        typer.echo(f"{row['judge']}: {len(flagged)} of {len(row['findings'])} biases flagged")
-        for text in flagged:
-            typer.echo(f"  - {text}")
+        typer.echo(summary_line(row))
+        for f in row["findings"]:
+            if f["significant"]:
+                typer.echo(f"  - {f['verdict']}")
     if report.skipped:
         typer.echo(f"{len(report.skipped)} analyses skipped (reasons in the report)")
     typer.echo(f"wrote {paths['html']} and {paths['json']} in {seconds:.1f} s")

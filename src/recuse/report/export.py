@@ -20,6 +20,8 @@ def to_dict(report: Report) -> dict[str, Any]:
         "level": report.level,
         "judges": report.judges,
         "summary": report.summary(),
+        "summary_matrix": report.matrix(),
+        "flagged_verdicts": report.flagged_verdicts(),
         "sections": [s.to_dict() for s in report.sections],
         "tables": {t.name: {"title": t.title, "rows": t.records()} for t in report.tables},
         "skipped": [k.to_dict() for k in report.skipped],

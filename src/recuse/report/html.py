@@ -55,7 +55,15 @@ def _environment() -> Any:
 def render_html(report: Report) -> str:
     """The report as one HTML document (a string)."""
     template = _environment().get_template("report.html.j2")
-    return str(template.render(report=report, summary=report.summary(), max_rows=MAX_ROWS))
+    return str(
+        template.render(
+            report=report,
+            summary=report.summary(),
+            matrix=report.matrix(),
+            verdicts=report.flagged_verdicts(),
+            max_rows=MAX_ROWS,
+        )
+    )
 
 
 def write_html(report: Report, path: str | Path) -> Path:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from recuse.report.verdict import BIASES, BiasSpec
+from recuse.report.verdict import ANALYSIS_BIASES, BIASES, BiasSpec, estimate_text, skip_biases
 
 FigureFormat = Literal["png", "svg"]
 
@@ -288,7 +288,12 @@ class Report:
         return [t for s in self.sections for t in s.tables]
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per judge: its headline findings (flagged first) and what could not be estimated."""
+        """Per judge: its headline findings (flagged first) and what could not be estimated.
+
+        Each not-estimated entry names the ``bias`` it leaves empty (the headline bias
+        of its analysis unless the reason names another); ``nothing_estimated`` is True
+        for a judge without a single headline finding.
+        """
         by_dataset = {s.name: set(s.judges) for s in self.provenance.sources}
         skipped_judges = {
             j
@@ -302,7 +307,12 @@ class Report:
             fs = [f for f in self.findings if f.judge == judge and f.headline]
             fs.sort(key=lambda f: (not f.significant, f.spec.order, f.dataset, f.detail))
             missing = [
-                {"analysis": k.analysis, "dataset": k.dataset, "reason": k.reason}
+                {
+                    "analysis": k.analysis,
+                    "dataset": k.dataset,
+                    "reason": k.reason,
+                    "bias": (skip_biases(k.analysis, k.reason) or ("",))[0],
+                }
                 for k in self.skipped
                 if k.headline and k.concerns(judge, by_dataset.get(k.dataset, set()))
             ]
@@ -312,9 +322,134 @@ class Report:
                     "flagged": [f.spec.title for f in fs if f.significant],
                     "findings": [f.to_dict() for f in fs],
                     "not_estimated": missing,
+                    "nothing_estimated": not fs,
                 }
             )
         return out
+
+    def matrix(self) -> dict[str, Any]:
+        """The summary as a judge × bias matrix, the head of the HTML page.
+
+        ``biases``: the columns, every bias with a headline finding or a judge's
+        not-estimated entry, in summary order. ``rows``: one per judge of
+        :meth:`summary`, whose ``cells`` map a bias to its ``estimates`` (one per
+        dataset; ``text`` is ``+0.12 [0.03, 0.20]``) and ``not_estimated`` reasons; a
+        bias missing from ``cells`` had no data of its kind for that judge.
+        ``not_estimated_anywhere``: analyses no judge got an estimate or a column for,
+        with their reasons (e.g. familiarity without perplexities).
+        """
+        rows = []
+        present: set[str] = set()
+        for row in self.summary():
+            cells: dict[str, dict[str, list[dict[str, Any]]]] = {}
+            for f in row["findings"]:
+                cell = cells.setdefault(f["bias"], {"estimates": [], "not_estimated": []})
+                text = estimate_text(
+                    f["estimate"], f["ci_low"], f["ci_high"], signed=f["null"] == 0
+                )
+                cell["estimates"].append(
+                    {
+                        k: f[k]
+                        for k in (
+                            "dataset",
+                            "detail",
+                            "estimate",
+                            "ci_low",
+                            "ci_high",
+                            "n",
+                            "significant",
+                            "direction",
+                            "verdict",
+                        )
+                    }
+                    | {"text": text}
+                )
+            for m in row["not_estimated"]:
+                if m["bias"]:
+                    cell = cells.setdefault(m["bias"], {"estimates": [], "not_estimated": []})
+                    cell["not_estimated"].append(
+                        {k: m[k] for k in ("dataset", "analysis", "reason")}
+                    )
+            for cell in cells.values():
+                cell["estimates"].sort(key=lambda e: (e["dataset"], e["detail"]))
+            present |= set(cells)
+            rows.append(
+                {
+                    "judge": row["judge"],
+                    "estimated": len(row["findings"]),
+                    "flagged": sum(f["significant"] for f in row["findings"]),
+                    "nothing_estimated": row["nothing_estimated"],
+                    "cells": {b: cells[b] for b in sorted(cells, key=lambda b: BIASES[b].order)},
+                }
+            )
+        columns = sorted(present, key=lambda b: BIASES[b].order)
+        biases = []
+        for b in columns:
+            datasets = sorted(
+                {e["dataset"] for r in rows for e in r["cells"].get(b, {}).get("estimates", [])}
+            )
+            spec = BIASES[b]
+            biases.append(
+                {
+                    "bias": b,
+                    "title": spec.title,
+                    "short": spec.label,
+                    "scale": spec.scale,
+                    "datasets": datasets,
+                }
+            )
+        anywhere: dict[str, dict[str, list[str]]] = {}
+        for k in self.skipped:
+            if not k.headline or k.analysis not in ANALYSIS_BIASES:
+                continue
+            if set(ANALYSIS_BIASES[k.analysis]) & present:
+                continue
+            reasons = anywhere.setdefault(k.analysis, {})
+            datasets = reasons.setdefault(k.reason, [])
+            if k.dataset not in datasets:
+                datasets.append(k.dataset)
+        return {
+            "biases": biases,
+            "rows": rows,
+            "not_estimated_anywhere": [
+                {
+                    "analysis": a,
+                    "reasons": [{"reason": r, "datasets": ds} for r, ds in reasons.items()],
+                }
+                for a, reasons in anywhere.items()
+            ],
+        }
+
+    def flagged_verdicts(self) -> list[dict[str, Any]]:
+        """The flagged findings' verdict sentences, one per estimate, in judge order.
+
+        An estimate shared by several judges (a pooled bias such as the regression's
+        family bias λ, the same for every judge of a family) is one sentence naming
+        all of them (``pooled`` True).
+        """
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in self.summary():
+            for f in row["findings"]:
+                if not f["significant"]:
+                    continue
+                pooled = BIASES[f["bias"]].pooled
+                numbers = (f["estimate"], f["ci_low"], f["ci_high"], f["n"])
+                owner = "" if pooled else row["judge"]
+                key = (f["bias"], f["dataset"], f["detail"], *numbers, f["verdict"], owner)
+                if key in groups:
+                    groups[key]["judges"].append(row["judge"])
+                    continue
+                groups[key] = {
+                    "judges": [row["judge"]],
+                    "bias": f["bias"],
+                    "bias_title": f["bias_title"],
+                    "dataset": f["dataset"],
+                    "detail": f["detail"],
+                    "direction": f["direction"],
+                    "verdict": f["verdict"],
+                    "pooled": pooled,
+                }
+        return list(groups.values())
 
 
 def _clean_record(record: dict[Any, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ A bias is *flagged* when its confidence interval excludes the no-bias value; the
 sign of the estimate picks the phrase. The interval and n always follow, e.g.
 ``favours its own answers: +0.12 [0.03, 0.20], n=340``. An interval that includes
 the no-bias value reads "no detectable …", which says that the data could not tell,
-not that the bias is absent.
+not that the bias is absent. ``short`` names a bias in the summary matrix's heading.
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ class BiasSpec:
     none: str  # ... when it contains it
     scale: str  # what one unit of the estimate means
     order: int  # position in the summary
+    short: str = ""  # column heading of the summary matrix (default: ``title``)
+    pooled: bool = False  # one estimate shared by a group of judges (e.g. a family's λ)
+
+    @property
+    def label(self) -> str:
+        return self.short or self.title
 
 
 _SPECS = (
@@ -36,6 +42,7 @@ _SPECS = (
         "no detectable self-preference",
         "difference in the judge's recall of the better answer, own minus other",
         10,
+        "Self-preference",
     ),
     BiasSpec(
         "self_preference_dp",
@@ -45,6 +52,7 @@ _SPECS = (
         "picks its own answer about half the time",
         "2 × P(judge picks its own answer) − 1; compare with the humans' value",
         11,
+        "Self-preference (DP)",
     ),
     BiasSpec(
         "family_preference",
@@ -54,6 +62,7 @@ _SPECS = (
         "no detectable family preference",
         "difference in the judge's recall of the better answer, family minus other",
         20,
+        "Family preference",
     ),
     BiasSpec(
         "family_preference_dp",
@@ -63,6 +72,7 @@ _SPECS = (
         "picks its family's answer about half the time",
         "2 × P(judge picks the family member's answer) − 1; compare with the humans' value",
         21,
+        "Family preference (DP)",
     ),
     BiasSpec(
         "self_bias",
@@ -72,6 +82,7 @@ _SPECS = (
         "no detectable self-bias in its ratings",
         "rating points, adjusted for the reference score",
         30,
+        "Self-bias (ratings)",
     ),
     BiasSpec(
         "family_bias",
@@ -81,6 +92,8 @@ _SPECS = (
         "no detectable family bias in its ratings",
         "rating points, adjusted for the reference score",
         31,
+        "Family bias (ratings)",
+        pooled=True,
     ),
     BiasSpec(
         "verbosity",
@@ -90,6 +103,7 @@ _SPECS = (
         "no detectable length preference beyond the humans'",
         "probability of picking the longer answer, judge minus human",
         40,
+        "Verbosity",
     ),
     BiasSpec(
         "position",
@@ -99,6 +113,7 @@ _SPECS = (
         "no detectable position preference",
         "share of the win given to the answer shown first; 0.5 = no preference",
         50,
+        "Position",
     ),
     BiasSpec(
         "familiarity",
@@ -108,14 +123,48 @@ _SPECS = (
         "no detectable familiarity preference",
         "probability of picking the lower-perplexity answer, judge minus human",
         60,
+        "Familiarity",
     ),
 )
 
 BIASES: dict[str, BiasSpec] = {s.key: s for s in _SPECS}
 
+# The biases each analysis of the audit estimates (keyed by the analysis title a
+# skipped analysis carries), the first being the one its headline finding reports.
+ANALYSIS_BIASES: dict[str, tuple[str, ...]] = {
+    "Self-preference": ("self_preference_eo", "self_preference_dp"),
+    "Family preference": ("family_preference", "family_preference_dp"),
+    "Verbosity": ("verbosity",),
+    "Position": ("position",),
+    "Familiarity (perplexity)": ("familiarity",),
+    "Favoritism regression (ratings)": ("self_bias", "family_bias"),
+}
+# The metric a skip reason starts with ("first_position_rate: ...") -> its bias.
+METRIC_BIASES: dict[str, str] = {
+    "self_preference_eo": "self_preference_eo",
+    "self_preference_dp": "self_preference_dp",
+    "family_preference_eo": "family_preference",
+    "family_preference_dp": "family_preference_dp",
+    "verbosity_bias": "verbosity",
+    "first_position_rate": "position",
+    "familiarity_bias": "familiarity",
+    "self-bias": "self_bias",
+}
 
-def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:
-    """``+0.12 [0.03, 0.20], n=340`` with one number format for all three.
+
+def skip_biases(analysis: str, reason: str) -> tuple[str, ...]:
+    """The biases a skipped analysis leaves unestimated: the one its reason names
+    (``"verbosity_bias: no pairs ..."``, ``"self-bias not estimable"``), else every
+    bias of the analysis (headline bias first); () for an analysis of no bias."""
+    head = reason.split(":", 1)[0].strip()
+    for metric, bias in METRIC_BIASES.items():
+        if head == metric or head.startswith(metric + " "):
+            return (bias,)
+    return ANALYSIS_BIASES.get(analysis, ())
+
+
+def estimate_text(estimate: float, low: float, high: float, *, signed: bool = True) -> str:
+    """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0).
     """
@@ -123,8 +172,12 @@ def interval_text(estimate: float, low: float, high: float, n: int, *, signed: b
     est = f"{estimate:+.{digits}f}" if signed else f"{estimate:.{digits}f}"
     lo = f"{low:.{digits}f}"
     hi = f"{high:.{digits}f}"
-    text = f"{est} [{lo}, {hi}], n={n}"
-    return text.replace("-", "\u2212")
+    return f"{est} [{lo}, {hi}]".replace("-", "\u2212")
+
+
+def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:
+    """``+0.12 [0.03, 0.20], n=340`` with one number format for all three."""
+    return f"{estimate_text(estimate, low, high, signed=signed)}, n={n}"
 
 
 def verdict(finding: Finding) -> str:

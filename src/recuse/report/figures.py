@@ -46,6 +46,15 @@ def _new(width: float, height: float) -> tuple[MplFigure, Any]:
     return fig, fig.add_subplot()
 
 
+def _label_rows(ax: Any, ys: np.ndarray, labels: Sequence[str], *, xlabel: str, title: str) -> None:
+    """Axis labels of a horizontal one-row-per-label chart."""
+    ax.set_yticks(ys, list(labels), fontsize=7)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+
+
 def _render(
     fig: MplFigure, *, id: str, title: str, alt: str, caption: str, format: FigureFormat
 ) -> Figure:
@@ -176,11 +185,7 @@ def coefficients(
     ax.hlines(ys, lo, hi, colors=colours, lw=1.6)
     ax.scatter(est, ys, color=colours, s=18, zorder=3)
     ax.axvline(null, color="grey", lw=0.8, ls="--")
-    ax.set_yticks(ys, list(labels), fontsize=7)
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_title(title, fontsize=9)
-    ax.grid(axis="x", alpha=0.3)
+    _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
     alt = f"{title}: " + "; ".join(
         f"{lab} {e:+.3f} [{a:.3f}, {b:.3f}]"
         for lab, e, a, b in zip(labels, est, lo, hi, strict=True)
@@ -227,11 +232,7 @@ def bars(
         elinewidth=1.0,
         capsize=2,
     )
-    ax.set_yticks(ys, list(labels), fontsize=7)
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_title(title, fontsize=9)
-    ax.grid(axis="x", alpha=0.3)
+    _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
     alt = f"{title}: " + "; ".join(
         f"{lab}{' (highlighted)' if m else ''} {v:.3f}"
         + (f" [{a:.3f}, {b:.3f}]" if np.isfinite(a) and np.isfinite(b) else "")

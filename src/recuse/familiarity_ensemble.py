@@ -43,7 +43,12 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, difference_of_ratios
+from recuse.metrics.bootstrap import (
+    GroupedStatistic,
+    check_options,
+    difference_of_ratios,
+    pooled_ratio,
+)
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.familiarity import familiarity_bias
 from recuse.metrics.position import consistency_spec, first_position_spec
@@ -264,14 +269,6 @@ def compare_self_preference(
 # --- evaluating the ensembles where the members' own responses are absent ---------------
 
 
-def _pooled_ratio(s: FloatArray) -> FloatArray:
-    """``(s0 + s2) / (s1 + s3)``: agreements over both human-label groups (NaN if empty)."""
-    num, den = s[..., 0] + s[..., 2], s[..., 1] + s[..., 3]
-    out = np.full(np.shape(den), np.nan)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
 def _agreement_terms(
     pairs: pd.DataFrame, *, verdict: Verdict, human_ties: HumanTies, judge_ties: JudgeTies
 ) -> tuple[FloatArray, NDArray[np.bool_]]:
@@ -302,7 +299,7 @@ def agreement_spec(
         values=np.column_stack([values, used.astype(float)]),
         group=np.where(used, codes, -1),
         labels=labels,
-        combine=_pooled_ratio,
+        combine=pooled_ratio,  # agreements over both human-label groups
         required=((4, "pairs with a verdict and a human label"),),
         boot_k=4,
     )

@@ -50,6 +50,7 @@ __all__ = [
     "check_options",
     "cluster_bootstrap",
     "difference_of_ratios",
+    "pooled_ratio",
     "ratio",
     "resample_counts",
     "signed_share",
@@ -97,6 +98,11 @@ def ratio(s: FloatArray) -> FloatArray:
 def difference_of_ratios(s: FloatArray) -> FloatArray:
     """``s0 / s1 - s2 / s3``: e.g. recall in one group minus recall in another."""
     return _div(s[..., 0], s[..., 1]) - _div(s[..., 2], s[..., 3])
+
+
+def pooled_ratio(s: FloatArray) -> FloatArray:
+    """``(s0 + s2) / (s1 + s3)``: one rate over two groups' numerators and denominators."""
+    return _div(s[..., 0] + s[..., 2], s[..., 1] + s[..., 3])
 
 
 def absolute_difference_of_ratios(s: FloatArray) -> FloatArray:

@@ -136,7 +136,13 @@ def test_store_caches_and_retries_failures(tiny_dir: Path, tmp_path: Path) -> No
     other = LocalBackend.load(tiny_dir, model_id="tiny", revision="r2")
     with Store(tmp_path / "run.sqlite") as store:
         _f, run4 = perplexities(other, PROMPTS, RESPONSES, store=store)
+        # so is another precision of the same weights (bf16 moves log-probs)
+        bf16 = LocalBackend.load(tiny_dir, model_id="tiny", revision="r", dtype="bfloat16")
+        low, run5 = perplexities(bf16, PROMPTS, RESPONSES, store=store)
     assert run4.cached == 0
+    assert bf16.revision == "r+bfloat16" and run5.cached == 0 and run5.computed == len(PROMPTS)
+    log_low, log_full = np.log(low["ppl"]), np.log(first["ppl"][: len(PROMPTS)])
+    assert np.allclose(log_low, log_full, atol=0.1) and not np.allclose(log_low, log_full)
 
 
 def test_add_perplexities_fills_the_judge_rows(tiny_dir: Path) -> None:

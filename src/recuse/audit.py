@@ -67,6 +67,7 @@ from recuse.report.model import (
     Source,
     Table,
 )
+from recuse.report.verdict import ANALYSIS_BIASES
 from recuse.roster import Roster
 
 TableKind = Literal["pairs", "ratings"]
@@ -377,10 +378,22 @@ class _Audit:
                 self.parts[section].seconds += seconds
 
     def skip(
-        self, section: str, reason: str, dataset: str = "", judge: str = "", headline: bool = True
+        self,
+        section: str,
+        reason: str,
+        dataset: str = "",
+        judge: str = "",
+        headline: bool = True,
+        *,
+        bias: str | None = None,
     ) -> None:
+        """Record an analysis not run; ``bias`` (the bias it leaves empty) defaults to the
+        analysis's headline bias for a headline skip and to none otherwise."""
+        title = _TITLES[section]
+        if bias is None:
+            bias = ANALYSIS_BIASES.get(title, ("",))[0] if headline else ""
         self.skipped.append(
-            Skipped(_TITLES[section], reason, dataset=dataset, judge=judge, headline=headline)
+            Skipped(title, reason, dataset=dataset, judge=judge, headline=headline, bias=bias)
         )
 
 
@@ -529,7 +542,9 @@ def _pairs(a: _Audit, inp: AuditInput) -> None:
         if r.metric in _PAIRWISE:
             bias, headline, null, section = _PAIRWISE[r.metric]
             if not _finite(r.estimate, r.ci_low, r.ci_high) or r.n < 1:
-                a.skip(section, f"{r.metric}: no finite estimate", inp.name, str(r.judge))
+                a.skip(
+                    section, f"{r.metric}: no finite estimate", inp.name, str(r.judge), bias=bias
+                )
                 continue
             detail = ""
             if r.metric == "self_preference_dp" and "human_dp" in r.components:
@@ -547,8 +562,10 @@ def _pairs(a: _Audit, inp: AuditInput) -> None:
         section = (_PAIRWISE.get(s.metric, (None, None, None, None))[3]) or _TABLE_ONLY.get(
             s.metric, "self-preference"
         )
-        headline = s.metric in _PAIRWISE and _PAIRWISE[s.metric][1]
-        a.skip(section, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""), headline)
+        bias, headline = _PAIRWISE[s.metric][:2] if s.metric in _PAIRWISE else ("", False)
+        a.skip(
+            section, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""), headline, bias=bias
+        )
     if rows:
         tidy = pd.DataFrame(rows)
         for section in ("self-preference", "family-preference", "verbosity", "position"):
@@ -1017,7 +1034,9 @@ def _favoritism(a: _Audit, inp: AuditInput) -> None:
     sb = res.self_bias()
     for _, r in sb.iterrows():
         if not _finite(r["estimate"], r["lower"], r["upper"]):
-            a.skip("favoritism", "self-bias not estimable", inp.name, str(r["judge"]))
+            a.skip(
+                "favoritism", "self-bias not estimable", inp.name, str(r["judge"]), bias="self_bias"
+            )
             continue
         parts.findings.append(
             Finding(

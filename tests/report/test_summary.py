@@ -23,7 +23,8 @@ from recuse.report import (
     to_dict,
     write_report,
 )
-from recuse.report.verdict import ANALYSIS_BIASES, skip_biases
+from recuse.report.verdict import ANALYSIS_BIASES
+from recuse.roster import Roster
 
 HOSTILE = "<script>document.title='PWNED'</script>"
 
@@ -56,18 +57,27 @@ SKIPS = (
         "self_preference_eo: no pairs where the human prefers the judge's own response",
         "d1",
         "a",
+        bias="self_preference_eo",
     ),
     Skipped(
         "Verbosity",
         "verbosity_bias: no pairs where the human prefers the longer response",
         "d3",
         "d",
+        bias="verbosity",
     ),
     Skipped(
-        "Position", "first_position_rate: no pairs judged in both orders", "d3", "all 2 judges"
+        "Position",
+        "first_position_rate: no pairs judged in both orders",
+        "d3",
+        "all 2 judges",
+        bias="position",
     ),
     Skipped(
-        "Familiarity (perplexity)", "no perplexities in this data (columns ppl_a, ppl_b)", "d1"
+        "Familiarity (perplexity)",
+        "no perplexities in this data (columns ppl_a, ppl_b)",
+        "d1",
+        bias="familiarity",
     ),
     Skipped(
         "Favoritism regression (ratings)", "robustness check gam: needs pygam", "r", headline=False
@@ -78,6 +88,7 @@ SKIPS = (
         "d1",
         "a",
         headline=False,
+        bias="self_preference_dp",
     ),
 )
 
@@ -325,26 +336,21 @@ def test_a_report_with_nothing_estimable_says_so() -> None:
     assert 'id="summary-matrix"' not in html and "Not estimated for any judge" in html
 
 
-def test_skip_reasons_map_to_their_bias() -> None:
-    from recuse.audit import ANALYSES
+def test_audit_skips_carry_the_bias_they_leave_empty() -> None:
+    from recuse.audit import ANALYSES, AuditOptions, _Audit
 
     assert {title for _, title in ANALYSES} == set(ANALYSIS_BIASES)
-    assert skip_biases("Position", "first_position_rate: no pairs judged in both orders") == (
-        "position",
-    )
-    assert skip_biases("Family preference", "family_preference_dp: none") == (
+    a = _Audit(AuditOptions(), Roster.load())
+    a.skip("self-preference", "no judge verdicts in this data")
+    a.skip("family-preference", "family_preference_dp: none", bias="family_preference_dp")
+    a.skip("favoritism", "self-bias not estimable", bias="self_bias")
+    a.skip("familiarity", "perplexity curve (Figure 3): too few pairs", headline=False)
+    assert [k.bias for k in a.skipped] == [
+        "self_preference_eo",
         "family_preference_dp",
-    )
-    assert skip_biases("Favoritism regression (ratings)", "self-bias not estimable") == (
         "self_bias",
-    )
-    assert skip_biases("Favoritism regression (ratings)", "needs a ratings table")[0] == (
-        "self_bias"
-    )
-    assert skip_biases("Self-preference", "no judge verdicts in this data")[0] == (
-        "self_preference_eo"
-    )
-    assert skip_biases("Exclusions", "anything") == ()
+        "",
+    ]
 
 
 def test_cli_lines_never_say_zero_of_zero(report: Report) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from recuse.report.verdict import ANALYSIS_BIASES, BIASES, BiasSpec, estimate_text, skip_biases
+from recuse.report.verdict import ANALYSIS_BIASES, BIASES, BiasSpec, estimate_text
 
 FigureFormat = Literal["png", "svg"]
 
@@ -148,6 +148,7 @@ class Skipped:
     dataset: str = ""
     judge: str = ""  # one judge, "all N judges" of the dataset, or "" (not judge-specific)
     headline: bool = True  # listed under the judge in the summary
+    bias: str = ""  # the key in BIASES of the bias it leaves unestimated; "" = none
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,6 +156,7 @@ class Skipped:
             "dataset": self.dataset,
             "judge": self.judge,
             "reason": self.reason,
+            "bias": self.bias,
         }
 
     def concerns(self, judge: str, judges_of_dataset: set[str]) -> bool:
@@ -311,7 +313,7 @@ class Report:
                     "analysis": k.analysis,
                     "dataset": k.dataset,
                     "reason": k.reason,
-                    "bias": (skip_biases(k.analysis, k.reason) or ("",))[0],
+                    "bias": k.bias,
                 }
                 for k in self.skipped
                 if k.headline and k.concerns(judge, by_dataset.get(k.dataset, set()))

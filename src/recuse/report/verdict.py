@@ -129,8 +129,9 @@ _SPECS = (
 
 BIASES: dict[str, BiasSpec] = {s.key: s for s in _SPECS}
 
-# The biases each analysis of the audit estimates (keyed by the analysis title a
-# skipped analysis carries), the first being the one its headline finding reports.
+# The biases each analysis of the audit estimates (keyed by its title), the first
+# being the one its headline finding reports (and a skip of the analysis leaves empty
+# unless it names another).
 ANALYSIS_BIASES: dict[str, tuple[str, ...]] = {
     "Self-preference": ("self_preference_eo", "self_preference_dp"),
     "Family preference": ("family_preference", "family_preference_dp"),
@@ -139,28 +140,6 @@ ANALYSIS_BIASES: dict[str, tuple[str, ...]] = {
     "Familiarity (perplexity)": ("familiarity",),
     "Favoritism regression (ratings)": ("self_bias", "family_bias"),
 }
-# The metric a skip reason starts with ("first_position_rate: ...") -> its bias.
-METRIC_BIASES: dict[str, str] = {
-    "self_preference_eo": "self_preference_eo",
-    "self_preference_dp": "self_preference_dp",
-    "family_preference_eo": "family_preference",
-    "family_preference_dp": "family_preference_dp",
-    "verbosity_bias": "verbosity",
-    "first_position_rate": "position",
-    "familiarity_bias": "familiarity",
-    "self-bias": "self_bias",
-}
-
-
-def skip_biases(analysis: str, reason: str) -> tuple[str, ...]:
-    """The biases a skipped analysis leaves unestimated: the one its reason names
-    (``"verbosity_bias: no pairs ..."``, ``"self-bias not estimable"``), else every
-    bias of the analysis (headline bias first); () for an analysis of no bias."""
-    head = reason.split(":", 1)[0].strip()
-    for metric, bias in METRIC_BIASES.items():
-        if head == metric or head.startswith(metric + " "):
-            return (bias,)
-    return ANALYSIS_BIASES.get(analysis, ())
 
 
 def estimate_text(estimate: float, low: float, high: float, *, signed: bool = True) -> str:

@@ -21,8 +21,8 @@ $(VENV)/.installed: $(BIN)/activate pyproject.toml
 setup: $(VENV)/.installed
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 
 typecheck: setup
 	$(BIN)/mypy

@@ -1317,18 +1317,18 @@ def run_audit(
 def _collapse(skipped: list[Skipped], inputs: Sequence[AuditInput]) -> list[Skipped]:
     """One row for a reason shared by every judge of a dataset; duplicates dropped."""
     judges = {i.name: set(i.source.judges) for i in inputs}
-    groups: dict[tuple[str, str, str, bool], set[str]] = {}
+    groups: dict[Skipped, set[str]] = {}  # keyed by the skip with its judge blanked
     for s in skipped:
-        groups.setdefault((s.analysis, s.dataset, s.reason, s.headline), set()).add(s.judge)
+        groups.setdefault(replace(s, judge=""), set()).add(s.judge)
     out = []
-    for (analysis, dataset, reason, headline), js in groups.items():
+    for s, js in groups.items():
         named = js - {""}
-        if named and named == judges.get(dataset, set()) and len(named) > 1:
-            out.append(Skipped(analysis, reason, dataset, f"all {len(named)} judges", headline))
+        if named and named == judges.get(s.dataset, set()) and len(named) > 1:
+            out.append(replace(s, judge=f"all {len(named)} judges"))
         elif not named:
-            out.append(Skipped(analysis, reason, dataset, "", headline))
+            out.append(s)
         else:
-            out.extend(Skipped(analysis, reason, dataset, j, headline) for j in sorted(named))
+            out.extend(replace(s, judge=j) for j in sorted(named))
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import pandas as pd
@@ -292,10 +293,15 @@ class Report:
     def summary(self) -> list[dict[str, Any]]:
         """Per judge: its headline findings (flagged first) and what could not be estimated.
 
-        Each not-estimated entry names the ``bias`` it leaves empty (the headline bias
-        of its analysis unless the reason names another); ``nothing_estimated`` is True
-        for a judge without a single headline finding.
+        Each not-estimated entry names the ``bias`` it leaves empty (recorded with the
+        skip); ``nothing_estimated`` is True for a judge without a single headline
+        finding. Computed once per report (the page, the JSON and the matrix share it);
+        treat it as read-only.
         """
+        return self._summary
+
+    @cached_property
+    def _summary(self) -> list[dict[str, Any]]:
         by_dataset = {s.name: set(s.judges) for s in self.provenance.sources}
         skipped_judges = {
             j

@@ -349,3 +349,17 @@ def test_summary_json_matches_the_golden_file(planted: Any) -> None:
     # the golden file itself flags exactly the planted biases
     flagged = {(j, f["bias"]) for j, v in want.items() for f in v["findings"] if f["significant"]}
     assert flagged == PLANTED
+
+
+def test_a_dataset_whose_label_is_not_human_says_so(shared_data: Path, planted: Any) -> None:
+    """JudgeBench's label is correctness: the report tells the reader how to read 'human'."""
+    jb = load_input("judgebench", data_dir=shared_data)
+    assert jb.source.label.startswith("objective correctness")
+    assert load_input("mt-bench-human", data_dir=shared_data).source.label == "human preference"
+    few = jb.frame[jb.frame["judge"] == jb.frame["judge"].iloc[0]].head(60)
+    report = run_audit([replace_frame(jb, few)], options=AuditOptions(n_boot=100))
+    (note,) = [n for n in report.notes if "judgebench" in n]
+    assert "objective correctness" in note and "not a human judgment" in note
+    assert to_dict(report)["provenance"]["sources"][0]["label"] == jb.source.label
+    # files of unknown provenance (the planted simulation) get no such note
+    assert not [n for n in planted[0].notes if "reference label" in n]

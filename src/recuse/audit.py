@@ -312,7 +312,7 @@ def load_input(
         location = str(registry.folder(text, data_dir))
         upstream, files = _upstream(text)
         kind: TableKind = ds.table
-        name = text
+        name, label = text, ds.label
     else:
         path = Path(text).expanduser()
         if not path.exists():
@@ -327,6 +327,7 @@ def load_input(
             path, table=kind, roster=roster, mapping=mapping, unknown_models=unknown_models
         )
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
+        label = ""
     judges: tuple[str, ...] = ()
     if "judge" in frame.columns:
         judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
@@ -338,6 +339,7 @@ def load_input(
         files=files,
         upstream=upstream,
         judges=judges,
+        label=label,
     )
     return AuditInput(name=name, table=kind, frame=frame, source=source)
 
@@ -1301,6 +1303,12 @@ def run_audit(
         f"Intervals: {o.level:.0%}; pairwise metrics use a percentile bootstrap that "
         f"resamples prompts ({o.n_boot} resamples, seed {o.seed}); the regression uses "
         f"{o.se} robust standard errors.",
+        *(
+            f"In {i.name} the reference label is {i.source.label}, not a human judgment: "
+            "where this report says human(s), read that label."
+            for i in inputs
+            if i.source.label not in ("", "human preference")
+        ),
     )
     return Report(
         title=title,

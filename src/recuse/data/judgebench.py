@@ -210,5 +210,6 @@ register(
         summary="JudgeBench: 620 same-model response pairs labelled by correctness; 2 LLM judges "
         "(arena_hard) and 5 reward models, both orders",
         reader=read_judgebench,
+        label="objective correctness (which response is right)",
     )
 )

@@ -43,6 +43,7 @@ class Dataset:
     table: TableKind
     summary: str
     reader: Reader  # reader(folder_path, roster) -> validated evidence table
+    label: str = "human preference"  # what the ``human`` / ``reference`` column holds
 
 
 _DATASETS: dict[str, Dataset] = {}

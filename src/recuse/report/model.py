@@ -226,6 +226,7 @@ class Source:
     files: tuple[str, ...] = ()
     upstream: str = ""
     judges: tuple[str, ...] = ()
+    label: str = ""  # what its human/reference label is; "" = not known (a user's file)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -236,6 +237,7 @@ class Source:
             "files": list(self.files),
             "upstream": self.upstream,
             "judges": list(self.judges),
+            "label": self.label,
         }
 
 

@@ -363,3 +363,22 @@ def test_a_dataset_whose_label_is_not_human_says_so(shared_data: Path, planted: 
     assert to_dict(report)["provenance"]["sources"][0]["label"] == jb.source.label
     # files of unknown provenance (the planted simulation) get no such note
     assert not [n for n in planted[0].notes if "reference label" in n]
+
+
+def test_report_carries_the_correction(planted: Any) -> None:
+    """The debiased-score table is debias_effect on the audit's own fit; the planted
+    self-bias of j0 (0.15 on its own completions, 1 of 5 judges) comes out of its mean."""
+    from recuse.regression import debias_effect, fit_favoritism
+
+    report, inputs, ratings = planted
+    (table,) = [t for t in report.tables if t.name.startswith("debiased")]
+    roster = Roster.builtin()
+    for j, f in ratings.families.items():
+        roster.add(Entry(j, f))
+    res = fit_favoritism(ratings.ratings, roster, level=0.95)
+    direct = debias_effect(ratings.ratings, res, roster)
+    pd.testing.assert_frame_equal(table.frame.reset_index(drop=True), direct.table)
+    j0 = direct.table.set_index("model").loc["j0"]
+    assert j0["change"] == pytest.approx(-0.15 / 5, abs=0.015)
+    (note,) = [n for s in report.sections for n in s.notes if "debiasing subtracts" in n]
+    assert f"{direct.rank_correlation_after:.2f}" in note

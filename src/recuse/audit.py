@@ -40,7 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -69,6 +69,9 @@ from recuse.report.model import (
 )
 from recuse.report.verdict import ANALYSIS_BIASES
 from recuse.roster import Roster
+
+if TYPE_CHECKING:
+    from recuse.regression.favoritism import FavoritismResult
 
 TableKind = Literal["pairs", "ratings"]
 
@@ -1101,7 +1104,37 @@ def _favoritism(a: _Audit, inp: AuditInput) -> None:
                 )
             )  # fmt: skip
         _score_matrix_figure(a, inp)
+    _debiasing(a, inp, res)
     _robustness(a, inp)
+
+
+def _debiasing(a: _Audit, inp: AuditInput, res: FavoritismResult) -> None:
+    """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
+    from recuse.regression.debias import debias_effect
+
+    with a.timed(f"favoritism debiasing ({inp.name})", "favoritism"):
+        try:
+            eff = debias_effect(inp.frame, res, a.roster)
+        except RecuseError as exc:
+            a.skip("favoritism", f"debiasing: {exc}", inp.name, headline=False)
+            return
+    parts = a.parts["favoritism"]
+    parts.tables.append(
+        Table(
+            _slug("debiased", inp.name),
+            f"Correction: mean score per model with self- and family-bias removed — {inp.name}",
+            eff.table,
+        )
+    )
+    changed = "changes" if eff.ranking_changed else "does not change"
+    parts.notes.append(
+        f"{inp.name}: debiasing subtracts γ̂_j from judge j's ratings of its own model and "
+        f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
+        f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
+        f"the reference ranking goes from {eff.rank_correlation_before:.2f} to "
+        f"{eff.rank_correlation_after:.2f}. Point estimates only: the correction carries "
+        "the coefficients' uncertainty."
+    )
 
 
 def _score_matrix_figure(a: _Audit, inp: AuditInput) -> None:

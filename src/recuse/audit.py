@@ -1132,8 +1132,8 @@ def _debiasing(a: _Audit, inp: AuditInput, res: FavoritismResult) -> None:
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes from {eff.rank_correlation_before:.2f} to "
-        f"{eff.rank_correlation_after:.2f}. Point estimates only: the correction carries "
-        "the coefficients' uncertainty."
+        f"{eff.rank_correlation_after:.2f}. The corrections are point estimates; their "
+        "uncertainty is the coefficients' intervals above."
     )
 
 

@@ -370,7 +370,7 @@ def test_report_carries_the_correction(planted: Any) -> None:
     self-bias of j0 (0.15 on its own completions, 1 of 5 judges) comes out of its mean."""
     from recuse.regression import debias_effect, fit_favoritism
 
-    report, inputs, ratings = planted
+    report, _inputs, ratings = planted
     (table,) = [t for t in report.tables if t.name.startswith("debiased")]
     roster = Roster.builtin()
     for j, f in ratings.families.items():

@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from helpers import gemma_model, json_ready, own_answers, qwen_model
+from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
 
 import recuse
 from recuse.familiarity_ensemble import compare_ensembles, compare_self_preference
@@ -82,10 +82,6 @@ from recuse.metrics.familiarity import (
 from recuse.perplexity import add_perplexities
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
-
-ROOT = Path(__file__).resolve().parent
-DATA = ROOT.parents[1] / "shared" / "data"
-OUT = ROOT / "output"
 
 FORMAT_CUT = "If you cannot determine the correct multiple-choice answer"
 ASK = (
@@ -327,13 +323,7 @@ def main() -> None:
             for (gen, ok), n in zip(by_label.index.tolist(), by_label.tolist(), strict=True)
         },
         "judged_rows": len(judged),
-        "rows_with_verdict": judged.groupby("judge")["p_a"].count().to_dict(),
-        "rows_with_both_ppl": judged.assign(ok=judged["ppl_a"].notna() & judged["ppl_b"].notna())
-        .groupby("judge")["ok"]
-        .sum()
-        .astype(int)
-        .to_dict(),
-        "mean_verdict_mass": judged[["mass_first", "mass_second"]].mean().round(4).to_dict(),
+        **judged_counts(judged),
     }
     report = {
         "what": (

@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from helpers import gemma_model, json_ready, own_answers, qwen_model
+from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
 
 import recuse
 from recuse.data import load
@@ -83,10 +83,6 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
 )
 from recuse.perplexity import add_perplexities, perplexities
-
-ROOT = Path(__file__).resolve().parent
-DATA = ROOT.parents[1] / "shared" / "data"
-OUT = ROOT / "output"
 
 
 def main() -> None:
@@ -249,7 +245,6 @@ def main() -> None:
         answers_frame.groupby(["judge", "model"])["log_ppl"].agg(["mean", "count"]).round(4)
     )
 
-    mass = judged[["mass_first", "mass_second"]].mean().round(4).to_dict()
     report = {
         "what": "familiarity (self-preference paper §5) on MT-Bench human pairs",
         "recuse_version": recuse.__version__ if hasattr(recuse, "__version__") else "dev",
@@ -269,13 +264,7 @@ def main() -> None:
         "runs": runs,
         "timings": timings,
         "judged_rows": len(judged),
-        "rows_with_verdict": judged.groupby("judge")["p_a"].count().to_dict(),
-        "rows_with_both_ppl": judged.assign(ok=judged["ppl_a"].notna() & judged["ppl_b"].notna())
-        .groupby("judge")["ok"]
-        .sum()
-        .astype(int)
-        .to_dict(),
-        "mean_verdict_mass": mass,
+        **judged_counts(judged),
         "mean_log_ppl_by_answer_model": {
             f"{r['judge']}|{r['model']}": {"mean": float(r["mean"]), "n": int(r["count"])}
             for r in mean_by_model.reset_index().to_dict(orient="records")

@@ -10,11 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from recuse.judging.backends.base import Failure
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import convert_gguf
 from recuse.perplexity import response_prompt
+
+EXAMPLES = Path(__file__).resolve().parent
+DATA = EXAMPLES.parents[1] / "shared" / "data"  # ../shared/data next to the repository
+OUT = EXAMPLES / "output"
 
 
 def gemma_model(cache: Path) -> tuple[Path, str]:
@@ -102,3 +107,13 @@ def json_ready(records: list[dict[Hashable, Any]]) -> list[dict[str, Any]]:
             clean[str(k)] = v
         out.append(clean)
     return out
+
+
+def judged_counts(judged: pd.DataFrame) -> dict[str, Any]:
+    """Per judge: rows with a verdict, rows with both perplexities; mean verdict mass."""
+    both = judged["ppl_a"].notna() & judged["ppl_b"].notna()
+    return {
+        "rows_with_verdict": judged.groupby("judge")["p_a"].count().to_dict(),
+        "rows_with_both_ppl": both.groupby(judged["judge"]).sum().astype(int).to_dict(),
+        "mean_verdict_mass": judged[["mass_first", "mass_second"]].mean().round(4).to_dict(),
+    }

@@ -57,6 +57,12 @@ def test_file_input_prints_tables_and_writes_outputs(
     assert {"term", "estimate", "se", "lower", "upper", "significant"} <= set(coef.columns)
     rob = pd.read_csv(out / "robustness.csv")
     assert set(rob["variant"]) >= {"main", "length control"}
+    # the correction: debias_effect on the same fit (j0's planted self-bias comes out)
+    deb = pd.read_csv(out / "debiased.csv").set_index("model")
+    assert {"before", "after", "reference", "change", "rank_after"} <= set(deb.columns)
+    assert len(deb) == 5 and deb.loc["j0", "change"] < 0
+    assert payload["debiasing"]["models"][0]["model"] == deb.index[0]
+    assert "correction (debiased.csv)" in stdout
 
 
 @pytest.mark.parametrize(

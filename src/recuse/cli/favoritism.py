@@ -16,6 +16,7 @@ from rich.table import Table
 from recuse.cli import app, parse_mapping
 from recuse.data.generic import load_table
 from recuse.errors import ConfigError
+from recuse.regression.debias import DebiasEffect, debias_effect
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult
 from recuse.regression.robustness import CHECKS, Battery, battery
 from recuse.roster import Roster
@@ -67,18 +68,28 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_outputs(bat: Battery, out: Path, *, settings: dict[str, object]) -> list[Path]:
-    """favoritism.json (everything), coefficients.csv (main fit), robustness.csv."""
+def write_outputs(
+    bat: Battery, effect: DebiasEffect, out: Path, *, settings: dict[str, object]
+) -> list[Path]:
+    """favoritism.json (everything), coefficients.csv (main fit), robustness.csv,
+    debiased.csv (each model's mean score before and after the correction, ranks)."""
     payload = {
         "settings": settings,
         "main": bat.main.to_dict(),
         "robustness": {k: v.to_dict() for k, v in bat.results.items()},
         "skipped": dict(bat.skipped),
+        "debiasing": {
+            "rank_correlation_before": effect.rank_correlation_before,
+            "rank_correlation_after": effect.rank_correlation_after,
+            "ranking_changed": effect.ranking_changed,
+            "models": effect.table.to_dict(orient="records"),
+        },
     }
     texts = {
         out / "favoritism.json": json.dumps(payload, indent=2),
         out / "coefficients.csv": bat.main.tidy().to_csv(index=False),
         out / "robustness.csv": bat.table().to_csv(index=False),
+        out / "debiased.csv": effect.table.to_csv(index=False),
     }
     out.mkdir(exist_ok=True)
     for path, text in texts.items():
@@ -102,7 +113,10 @@ def favoritism(
     ] = "max",
     out: Annotated[
         str,
-        typer.Option("--out", help="Folder for favoritism.json, coefficients.csv, robustness.csv."),
+        typer.Option(
+            "--out",
+            help="Folder for favoritism.json, coefficients.csv, robustness.csv, debiased.csv.",
+        ),
     ] = "favoritism-out",
     data_dir: Annotated[
         str | None, typer.Option("--data-dir", help="Folder with the named datasets.")
@@ -164,8 +178,16 @@ def favoritism(
         )
     for name, reason in bat.skipped.items():
         console.print(f"skipped {name}: {reason}")
+    effect = debias_effect(ratings, main, roster)
+    console.print(
+        f"correction (debiased.csv): the judges' model ranking "
+        f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to the "
+        f"reference ranking {effect.rank_correlation_before:.2f} -> "
+        f"{effect.rank_correlation_after:.2f}"
+    )
     written = write_outputs(
         bat,
+        effect,
         out_path,
         settings={
             "source": source,

@@ -42,7 +42,9 @@ Steps:
    agreement with the labels (:func:`~recuse.familiarity_ensemble.compare_ensembles`),
    Figure 4 (win rate by log-perplexity difference, pairs with the judge's own
    answer vs not), Figure 5's own-vs-other gap on these pairs and ``familiarity_bias``.
-   All intervals are 90% cluster-bootstrap intervals over questions (seeded).
+   All intervals are 90% cluster-bootstrap intervals over questions (seeded); the
+   EO comparisons also come as paired differences (``weighted - plain``,
+   ``weighted - single``, ``plain - single``), one bootstrap for both sides.
 
 Outputs (small, committed, no texts) in ``examples/output/``:
 ``familiarity_judgebench.json`` (settings, counts, timings, results, skipped with
@@ -288,13 +290,13 @@ def main() -> None:
             table, skipped = compare_self_preference(
                 judged, judges=members, tau=tau, kind=kind, **opts
             )
-            if k > 0:  # members alone and the plain ensemble once
+            if k > 0:  # members alone, the plain ensemble and plain - single once
                 if not table.empty:
-                    table = table[table["evaluator"] == "weighted"]
-                skipped = [s for s in skipped if "[weighted]" in s.metric]
+                    table = table[table["evaluator"].str.startswith("weighted")]
+                skipped = [s for s in skipped if "[weighted" in s.metric]
             selfpref_rows.append(table)
             selfpref_skipped += [
-                replace(s, metric=s.metric.replace("[weighted]", f"[weighted, tau={tau:g}]"))
+                replace(s, metric=f"{s.metric} (tau={tau:g})") if "[weighted" in s.metric else s
                 for s in skipped
             ]
     selfpref = pd.concat(selfpref_rows, ignore_index=True)

@@ -14,6 +14,7 @@ from recuse.familiarity_ensemble import (
     familiarity_weighted_ensemble,
     familiarity_weights,
     human_agreement,
+    self_preference_difference,
     with_member_perplexities,
 )
 from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
@@ -97,7 +98,47 @@ def test_weighted_ensemble_reduces_planted_self_preference() -> None:
     assert (est["single"] > 0.3).all()
     assert (est["plain"] < est["single"]).all()
     assert (est["weighted"] < est["plain"]).all()
-    assert set(table["metric"]) == {"self_preference_eo"}
+    assert set(table["metric"]) == {"self_preference_eo", "self_preference_eo_difference"}
+    # the paired differences equal the differences of the separate estimates (same
+    # items), and the weighting's reduction is clear of zero for every member
+    for a, b in (("weighted", "plain"), ("weighted", "single"), ("plain", "single")):
+        assert np.allclose(est[f"{a} - {b}"], est[a] - est[b], atol=1e-12)
+    high = table.pivot(index="member", columns="evaluator", values="ci_high")
+    assert (high["weighted - plain"] < 0).all() and (high["plain - single"] < 0).all()
+    # the paired interval is narrower than the two separate ones put together
+    low = table.pivot(index="member", columns="evaluator", values="ci_low")
+    paired = high["weighted - plain"] - low["weighted - plain"]
+    assert (paired < (high["weighted"] - low["weighted"]) + (high["plain"] - low["plain"])).all()
+
+
+def test_self_preference_difference_by_hand() -> None:
+    """Two members' verdicts on pairs holding m's own response (a; six pairs three times
+    over, so the bootstrap has prompts to resample), hand-computed EO."""
+    base = validate_pairs(
+        pd.DataFrame(
+            {
+                "item_id": [f"i{k}" for k in range(18)],
+                "prompt_id": [f"p{k}" for k in range(18)],
+                "model_a": "m",
+                "model_b": "n",
+                "human": [1, 1, 1, 0, 0, 0.5] * 3,
+                "judge": "m",
+                "p_a_first": [0.9, 0.8, 0.4, 0.7, 0.2, 0.9] * 3,
+                "p_a_second": np.nan,
+                "p_a": np.nan,
+            }
+        )
+    )
+    other = validate_pairs(
+        base.assign(judge="k", p_a_first=[0.6, 0.5, 0.4, 0.3, 0.1, 0.0] * 3, p_a=np.nan)
+    )
+    r = self_preference_difference(other, base.iloc[::-1], judge="m", min_n=1, n_boot=100)
+    # k: recall own (0.6+0.5+0.4)/3, other (0.7+0.9)/2; m: (0.9+0.8+0.4)/3, (0.3+0.8)/2
+    eo_k = (0.6 + 0.5 + 0.4) / 3 - (0.7 + 0.9) / 2
+    eo_m = (0.9 + 0.8 + 0.4) / 3 - (0.3 + 0.8) / 2
+    assert r.estimate == pytest.approx(eo_k - eo_m)
+    assert r.n == 15  # the human ties are left out
+    assert r.components["recall_own_difference"] == pytest.approx((1.5 - 2.1) / 3)
 
 
 # --- evaluation without the members' own responses ------------------------------------

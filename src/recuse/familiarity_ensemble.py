@@ -53,7 +53,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.familiarity import familiarity_bias
 from recuse.metrics.position import consistency_spec, first_position_spec
 from recuse.metrics.result import MetricResult, Skipped
-from recuse.metrics.self_preference import Kind, self_preference, single_judge
+from recuse.metrics.self_preference import Kind, favored_side, self_preference, single_judge
 from recuse.metrics.verdicts import (
     HumanTies,
     JudgeTies,
@@ -62,6 +62,7 @@ from recuse.metrics.verdicts import (
     check_modes,
     judge_codes,
     judge_score,
+    orient,
 )
 from recuse.tables import validate_pairs
 
@@ -74,6 +75,7 @@ __all__ = [
     "familiarity_weighted_ensemble",
     "familiarity_weights",
     "human_agreement",
+    "self_preference_difference",
     "with_member_perplexities",
 ]
 
@@ -224,8 +226,12 @@ def compare_self_preference(
     the columns of :class:`~recuse.metrics.result.MetricResult` (``kind="eo"``:
     Definition 4.1, needs human labels on pairs with the member's response;
     ``"dp"``: Eq. 4, needs none). All evaluators are bootstrapped with the same seed
-    over the same prompts. Members without enough pairs holding their own
-    responses are returned in the skipped list.
+    over the same prompts. With ``kind="eo"`` three more rows per member give paired
+    differences (:func:`self_preference_difference`): ``weighted - plain``,
+    ``weighted - single`` and ``plain - single`` — the question is whether the
+    weighting lowers self-preference, and these intervals answer it directly.
+    Members without enough pairs holding their own responses are returned in the
+    skipped list.
     """
     _codes, members = judge_codes(pairs, judges)
     plain = familiarity_weighted_ensemble(
@@ -238,6 +244,7 @@ def compare_self_preference(
         kind=kind, verdict=verdict, human_ties=human_ties, judge_ties=judge_ties,
         level=level, n_boot=n_boot, seed=seed, min_n=min_n,
     )  # fmt: skip
+    opts_diff = {k: v for k, v in opts.items() if k != "kind"}
     rows: list[dict[str, object]] = []
     skipped: list[Skipped] = []
     for j in members:
@@ -263,7 +270,120 @@ def compare_self_preference(
                     **{f"component_{k}": v for k, v in d["components"].items()},
                 }
             )  # fmt: skip
+        if kind != "eo":
+            continue
+        done = {row["evaluator"] for row in rows if row["member"] == j}
+        for evaluator, table, ref_table in (
+            ("weighted - plain", weighted, plain),
+            ("weighted - single", weighted, single),
+            ("plain - single", plain, single),
+        ):
+            if not set(evaluator.split(" - ")) <= done:
+                continue  # a side was skipped, with its reason, above
+            try:
+                r = self_preference_difference(
+                    table,
+                    ref_table,
+                    judge=j,
+                    **opts_diff,  # type: ignore[arg-type]
+                )
+            except EstimationError as exc:
+                skipped.append(Skipped(f"self_preference_eo[{evaluator}]", j, str(exc)))
+                continue
+            d = r.to_dict()
+            rows.append(
+                {
+                    "member": j,
+                    "evaluator": evaluator,
+                    "tau": tau if evaluator.startswith("weighted") else 0.0,
+                    **{k: d[k] for k in ("metric", "estimate", "ci_low", "ci_high", "level", "n",
+                                          "n_clusters")},
+                    **{f"component_{k}": v for k, v in d["components"].items()},
+                }
+            )  # fmt: skip
     return pd.DataFrame(rows), skipped
+
+
+def self_preference_difference(
+    evaluator: pd.DataFrame,
+    reference: pd.DataFrame,
+    *,
+    judge: str,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """Paired difference of EO self-preference toward ``judge``'s own responses.
+
+    ``evaluator`` and ``reference`` are verdict tables (one row per item, e.g. an
+    ensemble and a member alone); both are read as verdicts about ``judge``'s own
+    responses, over the items both judged (matched on ``item_id``). With ``v_e``,
+    ``v_r`` their verdicts for the own response and ``w1`` / ``w0`` the weights of
+    "the human prefers the own / the other response"::
+
+        diff = sum(w1 (v_e - v_r)) / sum(w1) - sum(w0 ((1 - v_e) - (1 - v_r))) / sum(w0)
+             = Bias_EO(evaluator) - Bias_EO(reference)            (Definition 4.1)
+
+    One cluster bootstrap over prompts resamples both together, so the interval is
+    that of the difference. ``components`` hold the two recall differences.
+
+    >>> ids = [str(i) for i in range(16)]
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": ids, "prompt_id": ids, "model_a": "me", "model_b": "you",
+    ...     "judge": "me", "human": [1, 0] * 8, "p_a_first": [0.9, 0.7, 0.8, 0.6] * 4,
+    ...     "p_a_second": None, "p_a": None}))
+    >>> ens = validate_pairs(t.assign(judge="ens", p_a_first=[0.6, 0.5, 0.6, 0.3] * 4, p_a=None))
+    >>> r = self_preference_difference(ens, t, judge="me", min_n=1, n_boot=200)
+    >>> round(r.estimate, 6)  # EO: ens (0.6 - 0.6) minus me alone (0.85 - 0.35)
+    -0.5
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    e = evaluator.drop_duplicates("item_id")
+    r = reference.drop_duplicates("item_id")
+    both = e.merge(r[["item_id", "p_a"]], on="item_id", how="inner", suffixes=("", "_ref"))
+    side = favored_side(both.assign(judge=judge))
+    h = orient(both["human"].to_numpy(float), side)
+    opts = dict(verdict=verdict, judge_ties=judge_ties)
+    v_e = orient(judge_score(both["p_a"].to_numpy(float), **opts), side)  # type: ignore[arg-type]
+    v_r = orient(judge_score(both["p_a_ref"].to_numpy(float), **opts), side)  # type: ignore[arg-type]
+    te, used_e = attribute_gap_values(h, v_e, human_ties=human_ties)
+    tr, used_r = attribute_gap_values(h, v_r, human_ties=human_ties)
+    used = used_e & used_r & (side != 0)
+    values = np.where(used[:, None], te, 0.0)
+    values[:, 0] -= np.where(used, tr[:, 0], 0.0)
+    values[:, 2] -= np.where(used, tr[:, 2], 0.0)
+    stat = GroupedStatistic(
+        name="self_preference_eo_difference",
+        values=values,
+        group=np.where(used, 0, -1).astype(np.intp),
+        labels=(judge,),
+        combine=difference_of_ratios,
+        required=(
+            (1, "pairs both judged where the human prefers the judge's own response"),
+            (3, "pairs both judged where the human prefers the other response"),
+        ),
+    )
+
+    def components(t: FloatArray) -> dict[str, float]:
+        return {
+            "recall_own_difference": float(t[0] / t[1]) if t[1] else float("nan"),
+            "recall_other_difference": float(t[2] / t[3]) if t[3] else float("nan"),
+        }
+
+    spec = MetricSpec(
+        "self_preference_eo_difference",
+        stat,
+        f"paired difference of EO self-preference (Def. 4.1) toward {judge}'s own responses, "
+        f"evaluator minus reference, on the items both judged; verdict={verdict}, human ties "
+        f"{human_ties}",
+        components,
+    )
+    return run_one(spec, clusters_of(both), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
 
 
 # --- evaluating the ensembles where the members' own responses are absent ---------------

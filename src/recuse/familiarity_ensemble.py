@@ -204,6 +204,20 @@ def _as_member(verdicts: pd.DataFrame, member: str) -> pd.DataFrame:
     return verdicts.assign(judge=member)
 
 
+def _comparison_row(
+    member: str, evaluator: str, tau: float | None, r: MetricResult
+) -> dict[str, object]:
+    d = r.to_dict()
+    core = ("metric", "estimate", "ci_low", "ci_high", "level", "n", "n_clusters")
+    return {
+        "member": member,
+        "evaluator": evaluator,
+        "tau": tau,
+        **{k: d[k] for k in core},
+        **{f"component_{k}": v for k, v in d["components"].items()},
+    }
+
+
 def compare_self_preference(
     pairs: pd.DataFrame,
     *,
@@ -259,17 +273,9 @@ def compare_self_preference(
             except EstimationError as exc:
                 skipped.append(Skipped(f"self_preference_{kind}[{evaluator}]", j, str(exc)))
                 continue
-            d = r.to_dict()
             rows.append(
-                {
-                    "member": j,
-                    "evaluator": evaluator,
-                    "tau": {"plain": 0.0, "weighted": tau}.get(evaluator),
-                    **{k: d[k] for k in ("metric", "estimate", "ci_low", "ci_high", "level", "n",
-                                          "n_clusters")},
-                    **{f"component_{k}": v for k, v in d["components"].items()},
-                }
-            )  # fmt: skip
+                _comparison_row(j, evaluator, {"plain": 0.0, "weighted": tau}.get(evaluator), r)
+            )
         if kind != "eo":
             continue
         done = {row["evaluator"] for row in rows if row["member"] == j}
@@ -290,17 +296,9 @@ def compare_self_preference(
             except EstimationError as exc:
                 skipped.append(Skipped(f"self_preference_eo[{evaluator}]", j, str(exc)))
                 continue
-            d = r.to_dict()
             rows.append(
-                {
-                    "member": j,
-                    "evaluator": evaluator,
-                    "tau": tau if evaluator.startswith("weighted") else 0.0,
-                    **{k: d[k] for k in ("metric", "estimate", "ci_low", "ci_high", "level", "n",
-                                          "n_clusters")},
-                    **{f"component_{k}": v for k, v in d["components"].items()},
-                }
-            )  # fmt: skip
+                _comparison_row(j, evaluator, tau if evaluator.startswith("weighted") else 0.0, r)
+            )
     return pd.DataFrame(rows), skipped
 
 

@@ -139,6 +139,8 @@ def test_self_preference_difference_by_hand() -> None:
     assert r.estimate == pytest.approx(eo_k - eo_m)
     assert r.n == 15  # the human ties are left out
     assert r.components["recall_own_difference"] == pytest.approx((1.5 - 2.1) / 3)
+    with pytest.raises(InputError, match="item 'i0' more than once"):
+        self_preference_difference(pd.concat([other, other.head(1)]), base, judge="m")
 
 
 # --- evaluation without the members' own responses ------------------------------------

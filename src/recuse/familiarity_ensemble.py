@@ -302,6 +302,22 @@ def compare_self_preference(
     return pd.DataFrame(rows), skipped
 
 
+def _paired(evaluator: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """``evaluator``'s rows with the reference verdict as ``p_a_ref``, on the items both
+    judged; an item twice in either table is an error (the pairing would be ambiguous)."""
+    for name, t in (("evaluator", evaluator), ("reference", reference)):
+        dup = t["item_id"].duplicated()
+        if dup.any():
+            raise InputError(
+                f"the {name} table has item {t['item_id'][dup].iloc[0]!r} more than once",
+                column="item_id",
+                fix="give one row per item (one judge or one ensemble per table)",
+            )
+    return evaluator.merge(
+        reference[["item_id", "p_a"]], on="item_id", how="inner", suffixes=("", "_ref")
+    )
+
+
 def self_preference_difference(
     evaluator: pd.DataFrame,
     reference: pd.DataFrame,
@@ -341,9 +357,7 @@ def self_preference_difference(
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
-    e = evaluator.drop_duplicates("item_id")
-    r = reference.drop_duplicates("item_id")
-    both = e.merge(r[["item_id", "p_a"]], on="item_id", how="inner", suffixes=("", "_ref"))
+    both = _paired(evaluator, reference)
     side = favored_side(both.assign(judge=judge))
     h = orient(both["human"].to_numpy(float), side)
     opts = dict(verdict=verdict, judge_ties=judge_ties)
@@ -502,11 +516,7 @@ def agreement_difference(
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     if evaluator == reference:
         raise ConfigError("evaluator and reference must be different judges")
-    e = single_judge(pairs, evaluator)
-    r = single_judge(pairs, reference)
-    both = e.merge(
-        r[["item_id", "p_a"]], on="item_id", how="inner", suffixes=("", "_ref"), validate="1:1"
-    )
+    both = _paired(single_judge(pairs, evaluator), single_judge(pairs, reference))
     opts = dict(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
     ve, used_e = _agreement_terms(both, **opts)  # type: ignore[arg-type]
     vr, used_r = _agreement_terms(both.assign(p_a=both["p_a_ref"]), **opts)  # type: ignore[arg-type]

@@ -195,3 +195,22 @@ def fake_pairs(n: int) -> list[dict[str, str]]:
         }
         for k in range(n)
     ]
+
+
+def mirrored_pairs(n: int) -> list[dict[str, str]]:
+    """``fake_pairs(n)`` where every odd item shows its even neighbour's two responses
+    swapped (same prompt): item 2k's first-order prompt is item 2k+1's second-order
+    prompt, so the two share content keys and a copy between them must change frame."""
+    out = fake_pairs(n)
+    for k in range(1, n, 2):
+        src = out[k - 1]
+        out[k] = {
+            **src,
+            "item_id": f"i{k}",
+            "response_a": src["response_b"],
+            "response_b": src["response_a"],
+            "model_a": src["model_b"],
+            "model_b": src["model_a"],
+            "human": {"a": "b", "b": "a"}[src["human"]],
+        }
+    return out

@@ -9,7 +9,7 @@ import pytest
 
 from judging.helpers import fake_pairs, read_mt_bench_pairs
 from recuse.cli import main
-from recuse.judging.standin import StandIn
+from recuse.testing.standin import StandIn
 
 
 def test_judge_local_folder_then_resume_then_export(

@@ -18,7 +18,7 @@ from judging.helpers import fake_pairs
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
 from recuse.judging.protocols import Pair, score_distribution, to_ab
-from recuse.judging.standin import StandIn, standin_distribution
+from recuse.testing.standin import StandIn, standin_distribution
 
 FAST = RetryPolicy(max_attempts=4, base_delay=0.005, max_delay=0.05)
 ALL_FAULTS = {"429": 0.12, "500": 0.12, "timeout": 0.04, "malformed": 0.08, "nologprobs": 0.08}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judging.helpers import FakeBackend, fake_pairs
+from judging.helpers import FakeBackend, fake_pairs, mirrored_pairs
 from recuse.errors import InputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.protocols import DIMENSIONS, score_distribution, to_ab
@@ -77,6 +77,28 @@ def test_rerun_skips_finished_and_identical_content_is_copied(tmp_path: Path) ->
         assert third.cached == 2 and fake.calls == calls
         out = store.export_pairs().set_index("item_id")
         assert out.loc["twin", "p_a_first"] == out.loc[pairs[0]["item_id"], "p_a_first"]
+
+
+def test_resumed_run_over_mirrored_pairs_equals_a_single_run(tmp_path: Path) -> None:
+    # Item i1 shows i0's responses swapped: i0's first order renders the same prompt as
+    # i1's second order. A copy between them must change frame (the stored value is in
+    # the source item's a/b frame); before the fix, the resumed i1 was inverted.
+    pairs = pd.DataFrame(mirrored_pairs(2))
+    with Store(tmp_path / "single.db") as store:
+        Runner(FakeBackend(), store, progress=False).pairwise(pairs)
+        single = store.export_pairs().set_index("item_id")
+    with Store(tmp_path / "resumed.db") as store:
+        Runner(FakeBackend(), store, progress=False).pairwise(pairs.iloc[:1])  # --limit 1
+        second = Runner(FakeBackend(), store, progress=False).pairwise(pairs)
+        resumed = store.export_pairs().set_index("item_id")
+    assert second.cached == 4  # i0's two orders, and both of i1's copied from them
+    cols = ["p_a_first", "p_a_second", "p_a"]
+    pd.testing.assert_frame_equal(resumed.loc[["i0", "i1"], cols], single.loc[["i0", "i1"], cols])
+    # the same prompts in mirrored frames: i1's a is i0's b, and its orders are swapped
+    i0, i1 = resumed.loc["i0"], resumed.loc["i1"]
+    assert i1["p_a_second"] == pytest.approx(1 - i0["p_a_first"])
+    assert i1["p_a_first"] == pytest.approx(1 - i0["p_a_second"])
+    assert i1["p_a"] == pytest.approx(1 - i0["p_a"])
 
 
 def test_transient_errors_retry_then_succeed(tmp_path: Path) -> None:
@@ -159,24 +181,32 @@ def test_missing_columns_and_empty_store_are_clear_errors(tmp_path: Path) -> Non
 WORKER = Path(__file__).with_name("kill_worker.py")
 
 
-def _worker(store: Path, n: int, sleep: float) -> subprocess.Popen[bytes]:
+def _worker(store: Path, n: int, sleep: float, kind: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), str(store), str(n), str(sleep)],
+        [sys.executable, str(WORKER), str(store), str(n), str(sleep), kind],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
 
 
-def test_sigkill_at_random_points_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
-    n, sleep = 24, 0.1  # 12 batches, 2 in flight: an uninterrupted run takes ~0.6 s
+@pytest.mark.parametrize("kind", ["plain", "mirrored-staged"])
+def test_sigkill_at_random_points_then_resume_equals_uninterrupted(
+    tmp_path: Path, kind: str
+) -> None:
+    # "mirrored-staged": every odd item shows the previous item's responses swapped and
+    # the killed runs judge the even items before all of them, so resumes copy stored
+    # judgments across items (which must change frame); the reference is one plain run.
+    # 12 batches of 4, 2 in flight: an uninterrupted run takes ~0.6 s (staged: the odd
+    # items' judgments are all copies, so judge twice as many items)
+    n, sleep = (24 if kind == "plain" else 48), 0.1
     reference = tmp_path / "reference.db"
-    proc = _worker(reference, n, 0.0)
+    proc = _worker(reference, n, 0.0, kind.removesuffix("-staged"))
     assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
     rng = random.Random(1234)
     killed = tmp_path / "killed.db"
     kills = 0
     for _ in range(30):
-        proc = _worker(killed, n, sleep)
+        proc = _worker(killed, n, sleep, kind)
         assert proc.stdout is not None
         proc.stdout.readline()  # "ready": store open, judging starts
         time.sleep(rng.uniform(0.0, 0.4))
@@ -189,11 +219,16 @@ def test_sigkill_at_random_points_then_resume_equals_uninterrupted(tmp_path: Pat
         else:
             raise AssertionError(proc.stderr.read() if proc.stderr else "worker failed")
     else:
-        proc = _worker(killed, n, sleep)
+        proc = _worker(killed, n, sleep, kind)
         assert proc.wait(timeout=120) == 0
     assert kills >= 2  # the loop really did kill runs
     with Store(reference) as a, Store(killed) as b:
         ta, tb = _table(a), _table(b)
         assert len(ta) == 2 * n
         assert not tb.duplicated(["item_id", "slot"]).any()
-        pd.testing.assert_frame_equal(ta, tb)
+        check = ["item_id", "slot", "status", "value", "mass", "p_tie"]
+        pd.testing.assert_frame_equal(ta[check], tb[check])
+        ea = a.export_pairs().sort_values("item_id").reset_index(drop=True)
+        eb = b.export_pairs().sort_values("item_id").reset_index(drop=True)
+        cols = ["item_id", "p_a_first", "p_a_second", "p_a"]
+        pd.testing.assert_frame_equal(ea[cols], eb[cols])

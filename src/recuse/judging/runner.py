@@ -228,7 +228,7 @@ class Runner:
         start = time.perf_counter()
         stored = self.store.lookup(t.key for t in tasks)
         mine = {(j.key, j.item_id, j.slot): j for j in stored}
-        final_by_key = {j.key: j for j in stored if j.status != "failed"}
+        final_by_key = {j.key: j for j in stored if _reusable(j)}
         todo: list[Task] = []
         copies: list[Judgment] = []
         attempts_before: dict[tuple[str, str, str], int] = {}
@@ -238,8 +238,7 @@ class Runner:
             if own is not None and own.status != "failed" and own.judge == self.judge:
                 cached += 1
             elif t.key in final_by_key:  # same content judged for another item
-                src = final_by_key[t.key]
-                copies.append(replace(src, judge=self.judge, item_id=t.item_id, slot=t.slot))
+                copies.append(_copy(final_by_key[t.key], t, self.judge))
                 cached += 1
             else:
                 if own is not None:
@@ -494,6 +493,27 @@ def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
         if opener in seen:
             return j + 1 if seen.endswith(opener) else None
     return None
+
+
+def _copy(src: Judgment, t: Task, judge: str) -> Judgment:
+    """A stored judgment reused for task ``t`` with the same content key.
+
+    Equal keys mean equal rendered prompts, but not equal a/b frames: item X =
+    (q, r1, r2) shown first and item Y = (q, r2, r1) shown second render the same
+    prompt. What the judge said is stored in the slot frame (``p_slot_a``), so the
+    a/b value is recomputed for ``t``'s order instead of copied.
+    """
+    value = src.value
+    if t.order is not None and src.status == "ok":
+        value = to_ab(src.p_slot_a, t.order)
+    return replace(src, judge=judge, item_id=t.item_id, slot=t.slot, value=value)
+
+
+def _reusable(j: Judgment) -> bool:
+    """Final, and (pairwise ok) holding the slot-frame probability a copy needs."""
+    if j.status == "failed":
+        return False
+    return not (j.kind == "pairwise" and j.status == "ok" and math.isnan(j.p_slot_a))
 
 
 def _failed(t: Task, judge: str, reason: str) -> Judgment:

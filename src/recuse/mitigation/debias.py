@@ -1,0 +1,118 @@
+"""Debiasing: judge scores with the estimated self- and family-bias taken out.
+
+For a rating of model ``m`` by judge ``j`` (normalised scale of the fit)::
+
+    S~debiased_idmj = S~_idmj − γ̂_j 1[j = m] − λ̂_F(j) 1[F(j) = F(m), j ≠ m]
+
+and on the raw scale the same amount times the dimension's normalisation scale.
+Coefficients that were not estimated (a judge that never rates itself, a family
+with one member) subtract nothing. :func:`debias_effect` compares each model's mean
+judge score before and after, with the model ranking (rank 1 = best).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from recuse.errors import InputError
+from recuse.regression.favoritism import Families, FavoritismResult, prepare
+
+
+def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) -> pd.DataFrame:
+    """Usable rows with ``y`` (normalised rating), ``y_debiased``, ``correction`` and
+    ``rating_debiased`` (raw scale). Uses the fit's normalisation."""
+    p = prepare(ratings, families, normalize=result.normalize)  # type: ignore[arg-type]
+    f = p.frame
+    scale_fit = result.scales.set_index("dimension")["scale"]
+    dims = set(f["dimension"]) - set(scale_fit.index)
+    if dims:
+        raise InputError(
+            f"dimension(s) {', '.join(sorted(dims))} were not in the fit",
+            column="dimension",
+            fix="debias ratings of the dimensions the model was fitted on",
+        )
+    # use the fit's scales, so that the coefficients apply as estimated
+    low = f["dimension"].map(result.scales.set_index("dimension")["low"])
+    scale = f["dimension"].map(scale_fit)
+    y = (f["rating"] - low) / scale
+    c = result.coefficients
+    gamma = dict(
+        zip(
+            c.loc[c["kind"] == "self", "label"], c.loc[c["kind"] == "self", "estimate"], strict=True
+        )
+    )
+    lam = dict(
+        zip(
+            c.loc[c["kind"] == "family", "label"],
+            c.loc[c["kind"] == "family", "estimate"],
+            strict=True,
+        )
+    )
+    corr = np.where(f["is_self"], f["judge"].map(gamma).fillna(0.0), 0.0) + np.where(
+        f["is_family"], f["judge_family"].map(lam).fillna(0.0), 0.0
+    )
+    out = f.drop(columns=["y", "ref"]).assign(
+        y=y.to_numpy(), correction=corr, y_debiased=y.to_numpy() - corr
+    )
+    out["rating_debiased"] = out["rating"] - corr * scale.to_numpy()
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class DebiasEffect:
+    """Per model: mean judge score before/after debiasing, reference mean, ranks."""
+
+    table: pd.DataFrame
+    rank_correlation_before: float
+    rank_correlation_after: float
+
+    @property
+    def ranking_changed(self) -> bool:
+        t = self.table
+        return bool((t["rank_before"] != t["rank_after"]).any())
+
+
+def debias_effect(
+    ratings: pd.DataFrame,
+    result: FavoritismResult,
+    families: Families,
+    *,
+    judges: list[str] | None = None,
+) -> DebiasEffect:
+    """Effect of debiasing on each model's mean score and on the model ranking.
+
+    The mean is over all usable ratings of the model by ``judges`` (default: every
+    judge), on the fit's normalised scale. ``rank_correlation_*`` is Kendall's τ
+    between the judge ranking and the ranking by the mean reference score.
+    """
+    d = debias(ratings, result, families)
+    if judges is not None:
+        d = d[d["judge"].isin(judges)]
+        if d.empty:
+            raise InputError("none of the given judges is in the ratings", column="judge")
+    low = d["dimension"].map(result.scales.set_index("dimension")["low"])
+    scale = d["dimension"].map(result.scales.set_index("dimension")["scale"])
+    d = d.assign(ref_n=(d["reference"] - low) / scale)
+    comp = d.drop_duplicates(["prompt_id", "dimension", "model"])
+    t = pd.DataFrame(
+        {
+            "before": d.groupby("model")["y"].mean(),
+            "after": d.groupby("model")["y_debiased"].mean(),
+            "reference": comp.groupby("model")["ref_n"].mean(),
+        }
+    )
+    t["change"] = t["after"] - t["before"]
+    for col, name in (
+        ("before", "rank_before"),
+        ("after", "rank_after"),
+        ("reference", "rank_reference"),
+    ):
+        t[name] = t[col].rank(ascending=False, method="min").astype(int)
+    t = t.sort_values("rank_after", kind="stable").rename_axis("model").reset_index()
+    tau_b = float(stats.kendalltau(t["before"], t["reference"]).statistic)
+    tau_a = float(stats.kendalltau(t["after"], t["reference"]).statistic)
+    return DebiasEffect(t, tau_b, tau_a)

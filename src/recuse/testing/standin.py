@@ -1,0 +1,192 @@
+"""A loopback stand-in for an OpenAI-compatible server, with fault injection.
+
+For tests and benchmarks of the HTTP path without a model: it answers
+``/v1/completions`` and ``/v1/chat/completions`` after ``latency`` seconds with
+log-probs derived from a hash of the request (so answers are reproducible), and,
+drawn from a seeded generator per request, injects faults: 429 with Retry-After,
+500 (whose body echoes the request headers, to test that keys are scrubbed),
+hangs longer than any client timeout, malformed JSON, and answers without
+log-probs. The server is a small asyncio HTTP/1.1 loop run in a daemon thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import random
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+FAULTS = ("429", "500", "timeout", "malformed", "nologprobs")
+
+
+def standin_distribution(text: str) -> dict[str, float]:
+    """The stand-in's next-token log-probs for a prompt text (A, B, C and filler)."""
+    h = hashlib.sha256(text.encode("utf-8")).digest()
+    raw = {"A": h[0] + 1.0, "B": h[1] + 1.0, "C": h[2] + 1.0, "The": 300.0}
+    total = sum(raw.values())
+    return {k: math.log(v / total) for k, v in raw.items()}
+
+
+@dataclass
+class StandIn:
+    """Configuration and counters of one stand-in server."""
+
+    latency: float = 0.0
+    faults: Mapping[str, float] = field(default_factory=dict)  # fault -> probability
+    seed: int = 0
+    retry_after: float = 0.05
+    hang: float = 30.0
+    host: str = "127.0.0.1"
+    port: int = 0
+    requests: int = 0
+    served: dict[str, int] = field(default_factory=dict)
+    auth_headers: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.faults) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown faults {sorted(unknown)}; known: {FAULTS}")
+        self._rng = random.Random(self.seed)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    # --- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> StandIn:
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("stand-in server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    async def _shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        me = asyncio.current_task()
+        others = [t for t in asyncio.all_tasks() if t is not me]
+        for t in others:
+            t.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def __enter__(self) -> StandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._server = loop.run_until_complete(
+            asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    # --- HTTP ----------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 1 else "/"
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, v = line.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                status, extra, payload = await self._respond(path, headers, body)
+                reason = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}
+                out = [f"HTTP/1.1 {status} {reason.get(status, 'Error')}"]
+                out += [f"{k}: {v}" for k, v in extra.items()]
+                out += [f"Content-Length: {len(payload)}", "Content-Type: application/json"]
+                writer.write(("\r\n".join(out) + "\r\n\r\n").encode() + payload)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        self.requests += 1
+        if "authorization" in headers:
+            self.auth_headers.append(headers["authorization"])
+        fault = None
+        draw = self._rng.random()
+        for name in FAULTS:
+            p = self.faults.get(name, 0.0)
+            if draw < p:
+                fault = name
+                break
+            draw -= p
+        self.served[fault or "ok"] = self.served.get(fault or "ok", 0) + 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if fault == "429":
+            return 429, {"Retry-After": f"{self.retry_after:g}"}, b'{"error": "slow down"}'
+        if fault == "500":
+            echo = {"error": "boom", "authorization": headers.get("authorization"), **headers}
+            return 500, {}, json.dumps(echo).encode()
+        if fault == "timeout":
+            await asyncio.sleep(self.hang)
+        if fault == "malformed":
+            return 200, {}, b'{"choices": [{"text": "A", "logprobs": {'
+        try:
+            req = json.loads(raw)
+        except json.JSONDecodeError:
+            return 400, {}, b'{"error": "bad json"}'
+        return 200, {}, json.dumps(self._completion(path, req, fault == "nologprobs")).encode()
+
+    def _completion(self, path: str, req: dict[str, Any], drop_logprobs: bool) -> dict[str, Any]:
+        chat = path.endswith("/chat/completions")
+        text = json.dumps(req.get("messages")) if chat else str(req.get("prompt", ""))
+        dist = standin_distribution(text)
+        verdict = max(("A", "B", "C"), key=lambda k: dist[k])
+        max_tokens = int(req.get("max_tokens") or 16)
+        tokens = [verdict] if max_tokens == 1 else ["Fine", ".", " [[", verdict, "]]"]
+        top = [dist for _ in tokens]
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": "".join(tokens)}
+            if req.get("logprobs") and not drop_logprobs:
+                choice["logprobs"] = {
+                    "content": [
+                        {
+                            "token": t,
+                            "logprob": d.get(t, -5.0),
+                            "top_logprobs": [{"token": k, "logprob": v} for k, v in d.items()],
+                        }
+                        for t, d in zip(tokens, top, strict=True)
+                    ]
+                }
+        else:
+            choice["text"] = "".join(tokens)
+            if req.get("logprobs") and not drop_logprobs:
+                choice["logprobs"] = {"tokens": tokens, "top_logprobs": top}
+        return {"id": "standin", "object": "text_completion", "choices": [choice]}

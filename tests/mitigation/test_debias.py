@@ -1,0 +1,48 @@
+"""Debiasing: planted biases removed, effect on means and ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recuse.mitigation.debias import debias, debias_effect
+from recuse.regression.favoritism import fit_favoritism
+from recuse.simulate.ratings import simulate_ratings
+
+
+def test_debias_subtracts_estimated_self_and_family_terms() -> None:
+    sim = simulate_ratings(seed=2, n_prompts=40)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    d = debias(sim.ratings, res, sim.families)
+    row = d[(d["judge"] == "j0") & (d["model"] == "j0")].iloc[0]
+    assert row["correction"] == pytest.approx(res.params["self[j0]"])
+    fam = d[(d["judge"] == "j0") & (d["model"] == "j1")].iloc[0]
+    assert fam["correction"] == pytest.approx(res.params["family[A]"])
+    other = d[(d["judge"] == "j0") & (d["model"] == "j2")]
+    assert (other["correction"] == 0).all()
+    assert np.allclose(d["rating"] - d["rating_debiased"], d["correction"])  # scale 1
+
+
+def test_debiasing_undoes_a_planted_self_bias() -> None:
+    # equal quality; j0 rates itself +0.3: before, j0's mean is inflated
+    q = {j: 0.5 for j in ("j0", "j1", "j2", "j3", "j4")}
+    sim = simulate_ratings(
+        seed=4,
+        n_prompts=80,
+        quality=q,
+        slope={j: 1.0 for j in q},
+        intercept={j: 0.0 for j in q},
+        self_bias={"j0": 0.3, "j1": 0.0, "j2": 0.0, "j3": 0.0, "j4": 0.0},
+        family_bias={"A": 0.1, "B": 0.0},
+    )
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    eff = debias_effect(sim.ratings, res, sim.families)
+    t = eff.table.set_index("model")
+    assert t.loc["j0", "rank_before"] == 1
+    # the correction takes out (0.3 self + 0.1 from family member j1) / 5 judges
+    assert t.loc["j0", "change"] == pytest.approx(-(0.3 + 0.1) / 5, abs=0.01)
+    # with slope 1 and no intercept, debiased means track the reference means
+    gap_before = (t["before"] - t["reference"]).std()
+    gap_after = (t["after"] - t["reference"]).std()
+    assert gap_after < gap_before / 3
+    assert t.loc["j0", "rank_after"] == t.loc["j0", "rank_reference"]

@@ -1,0 +1,119 @@
+"""The simulator: valid tables, the knobs do what they say, planted values are recovered."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.errors import ConfigError
+from recuse.metrics import METRICS, pairwise_bias
+from recuse.simulate.pairs import DEFAULT_JUDGES, PlantedBias, simulate_pairs
+from recuse.tables import validate_pairs
+
+
+def test_table_is_valid_and_complete() -> None:
+    sim = simulate_pairs(n_prompts=30, pairs_per_prompt=4, seed=1)
+    t = sim.pairs
+    assert len(t) == 30 * 4 * len(DEFAULT_JUDGES)
+    pd.testing.assert_frame_equal(validate_pairs(t), t)
+    assert t["prompt_id"].nunique() == 30 and t["item_id"].nunique() == 120
+    assert (t.groupby("item_id")["judge"].nunique() == len(DEFAULT_JUDGES)).all()
+    # per item the generators, lengths and the human label are the same on every judge's row
+    per_item = t.groupby("item_id")[["model_a", "model_b", "human", "len_a", "len_b"]].nunique()
+    assert (per_item == 1).all().all()
+    assert (t["model_a"] != t["model_b"]).all()  # same_source_rate = 0
+    assert set(t["human"].unique()) <= {0.0, 0.5, 1.0}
+    assert ((t["p_a"] - (t["p_a_first"] + t["p_a_second"]) / 2).abs() < 1e-12).all()
+    assert set(sim.families) >= set(t["model_a"]) | set(t["judge"])
+
+
+def test_seeded() -> None:
+    a = simulate_pairs(n_prompts=20, seed=3).pairs
+    b = simulate_pairs(n_prompts=20, seed=3).pairs
+    c = simulate_pairs(n_prompts=20, seed=4).pairs
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(c)
+
+
+def test_knobs() -> None:
+    sim = simulate_pairs(
+        n_prompts=2000, pairs_per_prompt=2, same_source_rate=0.25, single_order_rate=0.2,
+        unparsed_rate=0.1, human_tie_rate=0.2, human_length_preference=0.2, texts=True, seed=5,
+    )  # fmt: skip
+    t = sim.pairs
+    items = t.drop_duplicates("item_id")
+    assert (items["model_a"] == items["model_b"]).mean() == pytest.approx(0.25, abs=0.02)
+    assert (items["human"] == 0.5).mean() == pytest.approx(0.2, abs=0.02)
+    decided = items[(items["human"] != 0.5) & (items["len_a"] != items["len_b"])]
+    longer_wins = (decided["human"] > 0.5) == (decided["len_a"] > decided["len_b"])
+    assert longer_wins.mean() == pytest.approx(0.7, abs=0.02)
+    assert (t["status_second"] == "missing").mean() == pytest.approx(0.2, abs=0.01)
+    assert (t["status_first"] == "unparsed").mean() == pytest.approx(0.1, abs=0.01)
+    assert t.loc[t["status_second"] != "ok", "p_a_second"].isna().all()
+    assert t.loc[t["status_first"] == "ok", "p_a_first"].notna().all()
+    words = t["response_a"].str.split().str.len()
+    assert (words == t["len_a"]).all()
+    assert set(np.unique(t["p_a_first"].dropna())) <= {0.0, 1.0}  # verdict-only judge
+
+
+def test_probability_verdicts() -> None:
+    t = simulate_pairs(n_prompts=50, verdicts="prob", seed=2).pairs
+    p = t["p_a_first"].dropna()
+    assert ((p > 0) & (p < 1)).mean() > 0.8  # soft except the position-driven rows
+
+
+def test_truth_table() -> None:
+    sim = simulate_pairs(n_prompts=5, seed=0)
+    truth = sim.truth()
+    assert set(truth["metric"]) == set(METRICS)
+    b = DEFAULT_JUDGES["gpt-4"]
+    assert sim.true_value("flip_rate", "gpt-4") == pytest.approx(2 * abs(b.position))
+    assert sim.true_value("first_position_rate", "claude-v1") == pytest.approx(0.45)
+    assert sim.true_value("verbosity_deviation", "gpt-4") == abs(b.verbosity)
+
+
+@pytest.mark.parametrize("verdicts", ["pick", "prob"])
+def test_planted_values_are_recovered_on_a_large_sample(verdicts: str) -> None:
+    judges = {
+        "gpt-4": PlantedBias(self_preference=0.3, family_preference=-0.2, verbosity=0.1,
+                             position=0.1, accuracy=0.65),
+        "claude-v1": PlantedBias(self_preference=0.0, family_preference=0.2, verbosity=-0.15,
+                                 position=-0.15, accuracy=0.6),
+    }  # fmt: skip
+    sim = simulate_pairs(
+        judges=judges, n_prompts=5000, pairs_per_prompt=2, verdicts=verdicts,  # type: ignore[arg-type]
+        single_order_rate=0.1, seed=11,
+    )  # fmt: skip
+    res = pairwise_bias(sim.pairs, sim.families, n_boot=200, curves=False)
+    assert not res.skipped
+    for r in res.results:
+        assert r.judge is not None
+        truth = sim.true_value(r.metric, r.judge)
+        se = (r.ci_high - r.ci_low) / (2 * 1.645)
+        assert abs(r.estimate - truth) < 4 * se + 1e-9, (r.judge, r.metric, r.estimate, truth)
+
+
+def test_custom_models_and_families() -> None:
+    sim = simulate_pairs(
+        judges={"m1": PlantedBias(self_preference=0.2)},
+        models=["m1", "m2", "m3"],
+        families={"m1": "f", "m2": "f", "m3": "g"},
+        n_prompts=10,
+        seed=0,
+    )
+    assert set(sim.pairs["model_a"]) <= {"m1", "m2", "m3"}
+    assert sim.families == {"m1": "f", "m2": "f", "m3": "g"}
+
+
+def test_bad_settings() -> None:
+    with pytest.raises(ConfigError, match="agreement probabilities"):
+        simulate_pairs(judges={"gpt-4": PlantedBias(self_preference=0.9, accuracy=0.8)})
+    with pytest.raises(ConfigError, match="not in the built-in roster"):
+        simulate_pairs(models=["gpt-4", "my-model"])
+    with pytest.raises(ConfigError, match="position"):
+        simulate_pairs(judges={"gpt-4": PlantedBias(position=0.6)})
+    with pytest.raises(ConfigError, match="human_tie_rate"):
+        simulate_pairs(human_tie_rate=1.5)
+    with pytest.raises(ConfigError, match="two distinct models"):
+        simulate_pairs(models=["gpt-4"])

@@ -22,7 +22,7 @@ import pandas as pd
 from recuse.metrics import pairwise_bias
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import order_picks, orient
-from recuse.simulate import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
 MODELS = [
     "gpt-4", "gpt-3.5-turbo", "claude-v1", "claude-2", "llama-2-70b-chat", "vicuna-13b",

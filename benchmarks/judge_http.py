@@ -42,7 +42,7 @@ from recuse.judging.protocols import Pair
 
 SERVER = """
 import sys, time
-from recuse.judging.standin import StandIn
+from recuse.testing.standin import StandIn
 s = StandIn(latency=float(sys.argv[1]), port=int(sys.argv[2])).start()
 print("ready", flush=True)
 sys.stdin.read()

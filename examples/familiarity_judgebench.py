@@ -38,8 +38,8 @@ Steps:
    the perplexity of both responses given the question;
 6. the analyses: self-preference (EO, Definition 4.1, and DP, Eq. 4) of each member
    alone, of the plain ensemble and of the familiarity-weighted ensemble at each
-   ``--taus`` value (:func:`recuse.familiarity_ensemble.compare_self_preference`),
-   agreement with the labels (:func:`~recuse.familiarity_ensemble.compare_ensembles`),
+   ``--taus`` value (:func:`recuse.mitigation.familiarity_ensemble.compare_self_preference`),
+   agreement with the labels (:func:`~recuse.mitigation.familiarity_ensemble.compare_ensembles`),
    Figure 4 (win rate by log-perplexity difference, pairs with the judge's own
    answer vs not), Figure 5's own-vs-other gap on these pairs and ``familiarity_bias``.
    All intervals are 90% cluster-bootstrap intervals over questions (seeded); the
@@ -75,7 +75,6 @@ import pandas as pd
 from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
 
 import recuse
-from recuse.familiarity_ensemble import compare_ensembles, compare_self_preference
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
@@ -85,6 +84,7 @@ from recuse.metrics.familiarity import (
     perplexity_bins,
     perplexity_curve_by_self,
 )
+from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
 from recuse.perplexity import add_perplexities
 from recuse.roster import Roster
 from recuse.tables import validate_pairs

@@ -31,13 +31,13 @@ Then the analyses:
   (they hold no answer of either judge);
 * the mitigation: each judge alone, the plain ensemble (``tau=0``) and the
   familiarity-weighted ensemble at each ``--taus`` value
-  (:func:`recuse.familiarity_ensemble.compare_ensembles`), on the pairs both judges
+  (:func:`recuse.mitigation.familiarity_ensemble.compare_ensembles`), on the pairs both judges
   judged with perplexities: agreement with the human labels (and its paired
   difference to the plain ensemble), position consistency, first-position rate and
   ``familiarity_bias`` measured on each judge's perplexities, each with a 90%
   cluster-bootstrap interval over questions (seeded). The self-preference
   comparison the mitigation is meant for
-  (:func:`~recuse.familiarity_ensemble.compare_self_preference`) is called too, but
+  (:func:`~recuse.mitigation.familiarity_ensemble.compare_self_preference`) is called too, but
   it needs pairs holding a judge's own response with a human label: these pairs hold
   answers of six other models (none runnable here), so every member comes back
   skipped with the reason, never as a number.
@@ -71,7 +71,6 @@ from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answe
 import recuse
 from recuse.data import load
 from recuse.data.mt_bench import read_mt_bench_answers
-from recuse.familiarity_ensemble import compare_ensembles, compare_self_preference
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import cache_dir, default_judge
@@ -82,6 +81,7 @@ from recuse.metrics.familiarity import (
     perplexity_bins,
     perplexity_curve,
 )
+from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
 from recuse.perplexity import add_perplexities, perplexities
 
 
@@ -283,7 +283,8 @@ def main() -> None:
         "own_log_perplexity_gap_in_human_pairs_skipped": [s.to_dict() for s in pair_gap_skipped],
         "mitigation": {
             "what": (
-                "familiarity-weighted ensemble (recuse.familiarity_ensemble): a member's weight "
+                "familiarity-weighted ensemble (recuse.mitigation.familiarity_ensemble): a "
+                "member's weight "
                 "on an item is softmax over members of tau * z, z = its standardised min "
                 "log-perplexity of the two responses; tau = 0 is the plain ensemble"
             ),

@@ -10,10 +10,10 @@ import pytest
 
 from recuse.audit import AuditInput, AuditOptions, load_input, run_audit
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
-from recuse.regression.simulate import simulate_ratings
 from recuse.report import Report, Source, to_dict
 from recuse.roster import Entry, Roster
-from recuse.simulate import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.ratings import simulate_ratings
 
 PLANTED = {
     ("gpt-4", "self_preference_eo"),
@@ -158,7 +158,7 @@ FAM_BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
 
 def _familiar(judges: dict[str, Any]) -> tuple[Report, Any]:
     """The audit of a simulated pairs table with familiarity planted in its judges."""
-    from recuse.simulate_familiarity import simulate_familiarity
+    from recuse.simulate.familiarity import simulate_familiarity
 
     sim = simulate_familiarity(judges, human_slope=-0.5, n_prompts=150, seed=3)
     roster = Roster.builtin()
@@ -177,7 +177,7 @@ def _fam_section(report: Report) -> Any:
 
 def test_familiarity_runs_when_perplexities_are_present() -> None:
     from recuse.metrics.familiarity import perplexity_curve
-    from recuse.simulate_familiarity import PlantedFamiliarity
+    from recuse.simulate.familiarity import PlantedFamiliarity
 
     report, sim = _familiar({"j": PlantedFamiliarity(judge_slope=-1.5)})
     (f,) = [f for f in report.findings if f.bias == "familiarity"]
@@ -210,7 +210,7 @@ def test_familiarity_curves_equal_the_metric_functions() -> None:
         perplexity_curve,
         perplexity_curve_by_self,
     )
-    from recuse.simulate_familiarity import PlantedFamiliarity
+    from recuse.simulate.familiarity import PlantedFamiliarity
 
     report, sim = _familiar({"m1": PlantedFamiliarity(judge_slope=-1.5, own_gap=-0.4)})
     section = _fam_section(report)
@@ -368,7 +368,8 @@ def test_a_dataset_whose_label_is_not_human_says_so(shared_data: Path, planted: 
 def test_report_carries_the_correction(planted: Any) -> None:
     """The debiased-score table is debias_effect on the audit's own fit; the planted
     self-bias of j0 (0.15 on its own completions, 1 of 5 judges) comes out of its mean."""
-    from recuse.regression import debias_effect, fit_favoritism
+    from recuse.mitigation import debias_effect
+    from recuse.regression import fit_favoritism
 
     report, _inputs, ratings = planted
     (table,) = [t for t in report.tables if t.name.startswith("debiased")]

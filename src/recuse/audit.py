@@ -1110,7 +1110,7 @@ def _favoritism(a: _Audit, inp: AuditInput) -> None:
 
 def _debiasing(a: _Audit, inp: AuditInput, res: FavoritismResult) -> None:
     """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
-    from recuse.regression.debias import debias_effect
+    from recuse.mitigation.debias import debias_effect
 
     with a.timed(f"favoritism debiasing ({inp.name})", "favoritism"):
         try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from recuse.cli import main
-from recuse.simulate import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
 
     from recuse.audit import load_input
     from recuse.metrics.familiarity import own_perplexity_gap, perplexity_curve
-    from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
 
     sim = simulate_familiarity(
         {"m1": PlantedFamiliarity(judge_slope=-1.5, own_gap=-0.4)},

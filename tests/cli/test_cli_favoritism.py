@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from recuse.cli import main
-from recuse.regression.simulate import simulate_ratings
+from recuse.simulate.ratings import simulate_ratings
 
 
 @pytest.fixture(autouse=True)

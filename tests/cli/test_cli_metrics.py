@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from recuse.cli import main
-from recuse.simulate import simulate_pairs
+from recuse.simulate.pairs import simulate_pairs
 
 
 @pytest.fixture(autouse=True)

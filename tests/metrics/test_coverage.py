@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from recuse.metrics import METRICS, pairwise_bias
-from recuse.simulate import simulate_pairs
+from recuse.simulate.pairs import simulate_pairs
 
 N_REPS = 200
 PROMPTS, PAIRS_PER_PROMPT = 150, 2

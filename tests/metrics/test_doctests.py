@@ -13,7 +13,7 @@ MODULES = [
     "recuse.metrics.self_preference",
     "recuse.metrics.verbosity",
     "recuse.metrics.verdicts",
-    "recuse.simulate",
+    "recuse.simulate.pairs",
 ]
 
 

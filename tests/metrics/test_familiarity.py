@@ -19,7 +19,7 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
     perplexity_curve_by_self,
 )
-from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
+from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
 from recuse.tables import validate_pairs
 
 

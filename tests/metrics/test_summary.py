@@ -17,7 +17,7 @@ from recuse.metrics import (
     self_preference,
     verbosity_bias,
 )
-from recuse.simulate import SimulatedPairs, simulate_pairs
+from recuse.simulate.pairs import SimulatedPairs, simulate_pairs
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from recuse.metrics import (
     verbosity_bias,
 )
 from recuse.metrics.verbosity import bin_edges, response_lengths
-from recuse.simulate import simulate_pairs
+from recuse.simulate.pairs import simulate_pairs
 from recuse.tables import validate_pairs
 
 NAN = math.nan

@@ -9,7 +9,7 @@ from scipy import stats
 
 from recuse.errors import EstimationError, InputError
 from recuse.regression.explore import agreement, score_matrix, spearman_by_dimension
-from recuse.regression.simulate import simulate_ratings
+from recuse.simulate.ratings import simulate_ratings
 
 
 def test_score_matrix_means_and_self_cells() -> None:

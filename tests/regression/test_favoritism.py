@@ -12,8 +12,8 @@ import statsmodels.formula.api as smf
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.regression.favoritism import fit_favoritism, length_feature, prepare
-from recuse.regression.simulate import simulate_ratings
 from recuse.roster import Roster
+from recuse.simulate.ratings import simulate_ratings
 
 
 def test_recovers_planted_coefficients() -> None:

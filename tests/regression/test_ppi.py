@@ -9,7 +9,7 @@ import pytest
 
 from recuse.errors import EstimationError
 from recuse.regression.ppi import model_mean_ppi, ppi_comparison, stratified_ppi_mean
-from recuse.regression.simulate import simulate_ratings
+from recuse.simulate.ratings import simulate_ratings
 
 
 @pytest.mark.parametrize("lam", [None, 1.0, 0.0, 0.4])

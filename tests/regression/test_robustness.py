@@ -10,7 +10,7 @@ from statsmodels.miscmodels.ordinal_model import OrderedModel
 from recuse.errors import ConfigError
 from recuse.regression import robustness as rb
 from recuse.regression.favoritism import design, fit_favoritism, prepare
-from recuse.regression.simulate import simulate_ratings
+from recuse.simulate.ratings import simulate_ratings
 
 FAMS = {"j0": "A", "j1": "A", "j2": "B", "j3": "B", "j4": "C"}
 

@@ -89,7 +89,7 @@ def test_full_audit_report_in_the_browser(browser: Any, payload: str, tmp_path: 
     decoded, the script shown as text in the examples table and never run."""
     from recuse.audit import AuditInput, AuditOptions, run_audit
     from recuse.report import Source
-    from recuse.simulate import PlantedBias, simulate_pairs
+    from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
     sim = simulate_pairs(
         judges={"gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65)},

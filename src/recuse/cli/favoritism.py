@@ -16,7 +16,7 @@ from rich.table import Table
 from recuse.cli import app, parse_mapping
 from recuse.data.generic import load_table
 from recuse.errors import ConfigError
-from recuse.regression.debias import DebiasEffect, debias_effect
+from recuse.mitigation.debias import DebiasEffect, debias_effect
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult
 from recuse.regression.robustness import CHECKS, Battery, battery
 from recuse.roster import Roster

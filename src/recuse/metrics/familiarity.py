@@ -595,7 +595,7 @@ def familiarity_bias(
     ``max_dropped`` of them raise :class:`EstimationError`). ``components`` hold
     ``judge_slope`` and ``human_slope``.
 
-    >>> from recuse.simulate_familiarity import PlantedFamiliarity, simulate_familiarity
+    >>> from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
     >>> sim = simulate_familiarity({"j": PlantedFamiliarity(judge_slope=-1.5)},
     ...                            human_slope=-0.5, n_prompts=150, seed=3)
     >>> r = familiarity_bias(sim.pairs, n_boot=200)

@@ -1,8 +1,8 @@
 """Regression analyses of judge bias: the favoritism model of Play Favorites (Eq. 1),
-its robustness battery, exploration, debiasing and stratified prediction-powered
-inference."""
+its robustness battery, exploration and stratified prediction-powered inference.
+(Debiasing is in :mod:`recuse.mitigation`, the ratings simulator in
+:mod:`recuse.simulate`.)"""
 
-from recuse.regression.debias import DebiasEffect, debias, debias_effect
 from recuse.regression.explore import (
     Agreement,
     ScoreMatrix,
@@ -20,22 +20,17 @@ from recuse.regression.favoritism import (
 )
 from recuse.regression.ppi import PPIResult, model_mean_ppi, ppi_comparison, stratified_ppi_mean
 from recuse.regression.robustness import Battery, battery, comparison_table
-from recuse.regression.simulate import Simulation, simulate_ratings
 
 __all__ = [
     "Agreement",
     "Battery",
-    "DebiasEffect",
     "FavoritismResult",
     "PPIResult",
     "Prepared",
     "ScoreMatrix",
-    "Simulation",
     "agreement",
     "battery",
     "comparison_table",
-    "debias",
-    "debias_effect",
     "fit_favoritism",
     "fit_prepared",
     "judge_agreement",
@@ -43,7 +38,6 @@ __all__ = [
     "ppi_comparison",
     "prepare",
     "score_matrix",
-    "simulate_ratings",
     "spearman_by_dimension",
     "stratified_ppi_mean",
 ]

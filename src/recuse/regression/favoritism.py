@@ -655,7 +655,7 @@ def fit_favoritism(
     the Wald intervals. ``length_control`` adds the judge-specific
     ``tanh``-length term of Section 6.2.
 
-    >>> from recuse.regression.simulate import simulate_ratings
+    >>> from recuse.simulate.ratings import simulate_ratings
     >>> sim = simulate_ratings(seed=1)
     >>> res = fit_favoritism(sim.ratings, sim.families)
     >>> bool(abs(res.params["self[j0]"] - sim.self_bias["j0"]) < 0.05)

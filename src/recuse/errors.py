@@ -72,6 +72,10 @@ class MissingDependencyError(RecuseError):
         )
 
 
+class OutputError(RecuseError):
+    """An output cannot be written (missing folder, read-only, disk full, bad name)."""
+
+
 class FetchError(RecuseError):
     """Downloading a dataset from upstream failed."""
 

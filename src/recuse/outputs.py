@@ -1,0 +1,199 @@
+"""Every file recuse writes goes through here: checked before the work, written atomically.
+
+* :func:`check_output` is called by a command before it does any work: the target's
+  folder must exist and be a writable folder, the target must not be a folder (or,
+  for :func:`check_output_folder`, a file), and its name must fit the file system.
+* :func:`write_text` / :func:`write_bytes` write to a temporary file beside the
+  target and rename it over the target, so a reader sees the old file or the whole
+  new one, never a part.
+* :func:`staged` collects several files (a report folder) and moves them into place
+  only when all were written: an error while writing leaves none of them.
+* :func:`csv_text` renders a table as CSV with spreadsheet formulas neutralised:
+  a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+  return gets a leading ``'`` (the usual rule; see OWASP "CSV Injection"), so a
+  spreadsheet shows the text instead of running it. Numbers are left as they are.
+
+An :class:`OSError` (disk full, read-only file system, permission, name too long)
+becomes an :class:`~recuse.errors.OutputError` naming the path and what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from recuse.errors import OutputError
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NAME_MAX = 255  # bytes in one file name on the file systems recuse runs on
+
+_WHAT_TO_DO = {
+    errno.ENOSPC: "the disk is full — free some space or write elsewhere with --out",
+    errno.EDQUOT: "the disk quota is exceeded — free some space or write elsewhere with --out",
+    errno.EROFS: "the file system is read-only — write elsewhere with --out",
+    errno.EACCES: "permission denied — write elsewhere with --out",
+    errno.EPERM: "permission denied — write elsewhere with --out",
+    errno.ENAMETOOLONG: "the file name is too long — choose a shorter name with --out",
+}
+
+
+def output_error(path: str | Path, exc: OSError) -> OutputError:
+    """One-line :class:`OutputError` for an ``OSError`` met writing ``path``."""
+    what = _WHAT_TO_DO.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+    return OutputError(f"cannot write {path}: {what}")
+
+
+def _probe(folder: Path, shown: str | Path) -> None:
+    """Create and remove a file in ``folder``: the only sure test of writability."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".recuse-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise output_error(shown, exc) from None
+
+
+def check_output(path: str | Path, *, option: str = "--out") -> Path:
+    """The file ``path`` can be written: its folder exists and is writable, it is not
+    a folder, and its name fits. Call before any work; returns the path."""
+    p = Path(path)
+    _check_name(p, option)
+    if p.is_dir():
+        raise OutputError(f"{option} {p}: is a folder — give a file name")
+    if not p.parent.exists():
+        raise OutputError(
+            f"{option} {p}: folder {p.parent} does not exist — create it or give another path"
+        )
+    if not p.parent.is_dir():
+        raise OutputError(f"{option} {p}: {p.parent} is a file, not a folder")
+    _probe(p.parent, p)
+    return p
+
+
+def _check_name(p: Path, option: str) -> None:
+    """Every part of ``p`` fits the file system's name limit (255 bytes here)."""
+    for part in p.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise OutputError(
+                f"{option} {p}: a name in it is longer than {NAME_MAX} bytes — choose a shorter one"
+            )
+
+
+def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
+    """The folder ``path`` exists or can be created (its parent exists), is not a
+    file, and is writable. Creates nothing; returns the path."""
+    p = Path(path)
+    _check_name(p, option)
+    if p.exists() and not p.is_dir():
+        raise OutputError(f"{option} {p}: is a file — give a folder")
+    probe_in = p if p.is_dir() else p.parent
+    if not probe_in.exists():
+        raise OutputError(
+            f"{option} {p}: folder {probe_in} does not exist — create it or give another path"
+        )
+    if not probe_in.is_dir():
+        raise OutputError(f"{option} {p}: {probe_in} is a file, not a folder")
+    _probe(probe_in, p)
+    return p
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
+    p = Path(path)
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:40]}.", suffix=".part", dir=p.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+        tmp = None
+    except OSError as exc:
+        raise output_error(p, exc) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return p
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def neutralise_formula(value: object) -> object:
+    """``value`` with a leading ``'`` when it is text a spreadsheet would run.
+
+    >>> neutralise_formula("=HYPERLINK(1)"), neutralise_formula("-0.5"), neutralise_formula(-0.5)
+    ("'=HYPERLINK(1)", "'-0.5", -0.5)
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV text (no index) with formula cells neutralised in text columns
+    and header names."""
+    safe = frame.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
+            safe[col] = safe[col].map(neutralise_formula)
+    safe.columns = [str(neutralise_formula(str(c))) for c in safe.columns]
+    return safe.to_csv(index=False)
+
+
+class Staging:
+    """Files written under a hidden folder, moved into ``target`` by :func:`staged`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.names: list[str] = []
+
+    def path(self, name: str) -> Path:
+        """Where to write ``name`` (a relative path such as ``tables/x.csv``)."""
+        p = self.root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        self.names.append(name)
+        return p
+
+    def write_text(self, name: str, text: str) -> None:
+        self.path(name).write_text(text, encoding="utf-8")
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        self.path(name).write_bytes(data)
+
+
+@contextlib.contextmanager
+def staged(target: str | Path) -> Iterator[Staging]:
+    """Write a set of files into folder ``target``, all or nothing.
+
+    Files are written under ``target/.recuse-staging-*``; when the block ends without
+    an error each is renamed into place (renames need no space), else the staging
+    folder is removed and ``target`` holds what it held before.
+    """
+    out = Path(target)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=".recuse-staging-", dir=out))
+    except OSError as exc:
+        raise output_error(out, exc) from None
+    stage = Staging(root)
+    try:
+        yield stage
+        for name in stage.names:
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(root / name, out / name)
+    except OSError as exc:
+        raise output_error(out, exc) from None
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -80,7 +80,7 @@ def test_summary_names_the_planted_biases_and_no_others(planted: Any) -> None:
 def test_summary_matrix_flags_exactly_the_planted_biases(planted: Any) -> None:
     report, _, _ = planted
     m = to_dict(report)["summary_matrix"]
-    assert [r["judge"] for r in m["rows"]] == [r["judge"] for r in report.summary()]
+    assert [r["judge"] for r in m["rows"]] == [r.judge for r in report.summary()]
     flagged = {
         (r["judge"], bias)
         for r in m["rows"]
@@ -96,7 +96,7 @@ def test_summary_matrix_flags_exactly_the_planted_biases(planted: Any) -> None:
 
 def test_planted_sizes_fall_in_their_intervals(planted: Any) -> None:
     report, _, ratings = planted
-    by = {(f.judge, f.bias): f for f in report.findings}
+    by = {(f.judge, f.bias.key): f for f in report.findings}
     assert (
         by[("gpt-4", "self_preference_eo")].ci_low
         <= 0.3
@@ -113,7 +113,7 @@ def test_skips_and_exclusions_are_reported_not_zeroed(planted: Any) -> None:
     d = to_dict(report)
     fam = [k for k in d["skipped"] if k["analysis"] == "Familiarity (perplexity)"]
     assert fam and "ppl_a" in fam[0]["reason"]
-    assert not [f for f in report.findings if f.bias == "familiarity"]
+    assert not [f for f in report.findings if f.bias.key == "familiarity"]
     pairs = inputs[0].frame
     for judge in ("gpt-4", "claude-v1"):
         rows = pairs[pairs["judge"] == judge]
@@ -180,7 +180,7 @@ def test_familiarity_runs_when_perplexities_are_present() -> None:
     from recuse.simulate.familiarity import PlantedFamiliarity
 
     report, sim = _familiar({"j": PlantedFamiliarity(judge_slope=-1.5)})
-    (f,) = [f for f in report.findings if f.bias == "familiarity"]
+    (f,) = [f for f in report.findings if f.bias.key == "familiarity"]
     assert f.judge == "j" and f.significant and f.ci_low <= sim.true_value("j") <= f.ci_high
     assert f.verdict.startswith("prefers low-perplexity")
     # Figure 3 is drawn; Figures 4 and 5 need the judge's own answers, which "j" has none of
@@ -199,8 +199,8 @@ def test_familiarity_runs_when_perplexities_are_present() -> None:
     assert "own response" in why["perplexity curve by own response (Figure 4)"].reason
     assert "never equal the judge" in why["own vs others' log-perplexity (Figure 5)"].reason
     # figure skips are not listed as missing estimates in the one-screen summary
-    (row,) = [r for r in report.summary() if r["judge"] == "j"]
-    assert not [m for m in row["not_estimated"] if m["analysis"] == FAM]
+    (row,) = [r for r in report.summary() if r.judge == "j"]
+    assert not [m for m in row.not_estimated if m.analysis == FAM]
 
 
 def test_familiarity_curves_equal_the_metric_functions() -> None:
@@ -257,7 +257,7 @@ def test_constant_perplexities_are_skipped_not_zeroed(planted: Any) -> None:
     frame = inputs[0].frame.assign(ppl_a=3.0, ppl_b=4.0)
     inp = replace_frame(inputs[0], frame)
     report = run_audit([inp], options=AuditOptions(n_boot=200), roster=Roster.builtin())
-    assert not [f for f in report.findings if f.bias == "familiarity"]
+    assert not [f for f in report.findings if f.bias.key == "familiarity"]
     fam = [k for k in report.skipped if k.analysis == "Familiarity (perplexity)"]
     assert fam and all(k.reason.startswith("familiarity_bias:") for k in fam)
 

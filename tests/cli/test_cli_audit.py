@@ -51,7 +51,8 @@ def test_audit_writes_html_json_and_csv(
         (["MALFORMED"], "missing required column"),
         (["PAIRS", "--judge", "nobody"], "judges present"),
         (["PAIRS", "--level", "2"], "--level"),
-        (["PAIRS", "--table", "nonsense"], "--table"),
+        (["PAIRS", "--only", "nonsense"], "unknown analysis 'nonsense'"),
+        (["PAIRS", "--seed", "-1"], "--seed"),
     ],
 )
 def test_errors_are_one_line_and_write_nothing(
@@ -70,6 +71,43 @@ def test_errors_are_one_line_and_write_nothing(
     assert code == 2
     assert err.startswith("recuse: error:") and message in err and "\n" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("option", ["--table", "--figures", "--se"])
+def test_choices_come_from_the_library_and_are_usage_errors(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    out = tmp_path / "report"
+    code = main(["audit", str(pairs_csv), option, "nonsense", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and option in err and "nonsense" in err
+    assert not out.exists()
+
+
+def test_only_and_skip_choose_the_analyses(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    out = tmp_path / "report"
+    code = main(["audit", str(pairs_csv), "--only", "position,verbosity", "--skip", "verbosity",
+                 "--out", str(out), "--n-boot", "200"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    assert [s["id"] for s in report["sections"]] == ["position"]
+    assert {k["analysis"] for k in report["skipped"]} <= {"Position"}
+    assert report["provenance"]["options"]["analyses"] == "position, verbosity"
+
+
+def test_analyses_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    from recuse.analyses import REGISTRY
+
+    assert main(["analyses"]) == 0
+    text = capsys.readouterr().out
+    for a in REGISTRY:
+        assert f"{a.id} — {a.title}" in text and a.requires in text
+        for b in a.biases:
+            assert f"{b.key}: {b.unit}; no bias = {b.null:g}" in text
 
 
 def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(

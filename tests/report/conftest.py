@@ -152,13 +152,14 @@ def sample_report() -> object:
     import numpy as np
     import pandas as pd
 
+    from recuse.analyses import BIASES
     from recuse.report import (
         Exclusion,
         Finding,
+        NotEstimated,
         Provenance,
         Report,
         Section,
-        Skipped,
         Source,
         Table,
     )
@@ -166,7 +167,7 @@ def sample_report() -> object:
 
     flagged = Finding(
         judge="gpt-4",
-        bias="self_preference_eo",
+        bias=BIASES["self_preference_eo"],
         estimate=0.12,
         ci_low=0.03,
         ci_high=0.20,
@@ -177,10 +178,10 @@ def sample_report() -> object:
     )
     clear = Finding(
         judge="gpt-4",
-        bias="position",
-        estimate=-0.01,
-        ci_low=-0.05,
-        ci_high=0.04,
+        bias=BIASES["position"],
+        estimate=0.49,
+        ci_low=0.45,
+        ci_high=0.54,
         n=340,
         level=0.9,
         method="clustered bootstrap",
@@ -188,7 +189,7 @@ def sample_report() -> object:
     )
     other = Finding(
         judge="<b>judge</b>",
-        bias="verbosity",
+        bias=BIASES["verbosity"],
         estimate=-0.2,
         ci_low=-0.3,
         ci_high=-0.1,
@@ -247,7 +248,13 @@ def sample_report() -> object:
     return Report(
         title="Audit",
         sections=(section,),
-        skipped=(Skipped("familiarity", "no perplexities (ppl_a, ppl_b)"),),
+        skipped=(
+            NotEstimated(
+                "Familiarity (perplexity)",
+                "no perplexities (ppl_a, ppl_b)",
+                bias=BIASES["familiarity"],
+            ),
+        ),
         exclusions=(Exclusion("sim", "unparsed verdict", 3, 343, judge="gpt-4"),),
         provenance=prov,
         level=0.9,

@@ -20,7 +20,7 @@ def test_json_holds_every_summary_number(sample_report: Report) -> None:
         0.12, 0.03, 0.2, 340,
     )  # fmt: skip
     assert rows["gpt-4"]["flagged"] == ["Self-preference (equal opportunity)"]
-    assert d["skipped"][0]["analysis"] == "familiarity"
+    assert d["skipped"][0]["analysis"] == "Familiarity (perplexity)"
     assert d["exclusions"][0] == {
         "dataset": "sim", "judge": "gpt-4", "analysis": "", "reason": "unparsed verdict",
         "count": 3, "total": 343,

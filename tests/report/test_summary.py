@@ -11,29 +11,53 @@ from typing import Any
 
 import pytest
 
+from recuse.analyses import BIASES, AuditOptions
 from recuse.cli.audit import summary_line
 from recuse.report import (
     Finding,
+    NotEstimated,
     Provenance,
     Report,
     Section,
-    Skipped,
     Source,
     render_html,
     to_dict,
     write_report,
 )
-from recuse.report.verdict import ANALYSIS_BIASES
 from recuse.roster import Roster
 
 HOSTILE = "<script>document.title='PWNED'</script>"
 
 
 def _f(judge: str, bias: str, est: float, lo: float, hi: float, n: int, **kw: Any) -> Finding:
+    kw.pop("null", None)  # the no-bias value is the bias's own
     return Finding(
-        judge=judge, bias=bias, estimate=est, ci_low=lo, ci_high=hi, n=n, level=0.9,
+        judge=judge, bias=BIASES[bias], estimate=est, ci_low=lo, ci_high=hi, n=n, level=0.9,
         method="m", **kw,
     )  # fmt: skip
+
+
+def Skipped(
+    analysis: str,
+    reason: str,
+    dataset: str = "",
+    judge: str = "",
+    headline: bool = True,
+    bias: str = "",
+) -> NotEstimated:
+    return NotEstimated(analysis, reason, dataset, judge, headline, BIASES.get(bias))
+
+
+def _matrix(report: Report) -> dict[str, Any]:
+    return report.matrix().to_dict()
+
+
+def _summary(report: Report) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in report.summary()]
+
+
+def _verdicts(report: Report) -> list[dict[str, Any]]:
+    return [v.to_dict() for v in report.flagged_verdicts()]
 
 
 # Judge "a": verbosity from two datasets (one flagged), position flagged below 0.5 (d1)
@@ -109,15 +133,15 @@ def report() -> Report:
 def _cells(report: Report) -> dict[tuple[str, str], dict[str, Any]]:
     return {
         (row["judge"], bias): cell
-        for row in report.matrix()["rows"]
+        for row in _matrix(report)["rows"]
         for bias, cell in row["cells"].items()
     }
 
 
 def test_matrix_has_one_row_per_judge_and_the_biases_present(report: Report) -> None:
-    m = report.matrix()
+    m = _matrix(report)
     judges = [r["judge"] for r in m["rows"]]
-    assert judges == [r["judge"] for r in report.summary()]
+    assert judges == [r["judge"] for r in _summary(report)]
     assert sorted(judges) == sorted(["a", "b", "c", "d", HOSTILE])
     # columns: headline findings' biases plus the judges' not-estimated ones, in order;
     # the DP measure is not a headline bias and familiarity is estimated for nobody
@@ -133,7 +157,7 @@ def test_flagged_cells_are_exactly_the_significant_findings(report: Report) -> N
         for (judge, bias), cell in _cells(report).items()
         for e in cell["estimates"]
     }
-    headline = {(f.judge, f.bias, f.dataset): f for f in FINDINGS if f.headline}
+    headline = {(f.judge, f.bias.key, f.dataset): f for f in FINDINGS if f.headline}
     assert set(shown) == set(headline)
     flagged = {k for k, e in shown.items() if e["significant"]}
     assert flagged == {
@@ -161,7 +185,7 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
     # "all 2 judges" of d3 reach both a (next to its d1 estimate) and d
     assert [m["dataset"] for m in cells[("a", "position")]["not_estimated"]] == ["d3"]
     assert len(cells[("a", "position")]["estimates"]) == 1
-    d = next(r for r in report.matrix()["rows"] if r["judge"] == "d")
+    d = next(r for r in _matrix(report)["rows"] if r["judge"] == "d")
     assert d["nothing_estimated"] and d["estimated"] == d["flagged"] == 0
     assert {b: [m["reason"] for m in c["not_estimated"]] for b, c in d["cells"].items()} == {
         "verbosity": [SKIPS[1].reason],
@@ -170,7 +194,7 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
     assert all(not c["estimates"] for c in d["cells"].values())
     # the non-headline DP skip is in the report, not in the matrix
     assert ("a", "self_preference_dp") not in cells
-    (anywhere,) = report.matrix()["not_estimated_anywhere"]
+    (anywhere,) = _matrix(report)["not_estimated_anywhere"]
     assert anywhere == {
         "analysis": "Familiarity (perplexity)",
         "reasons": [{"reason": SKIPS[3].reason, "datasets": ["d1"]}],
@@ -178,7 +202,7 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
 
 
 def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: Report) -> None:
-    lines = report.flagged_verdicts()
+    lines = _verdicts(report)
     assert [(v["judges"], v["bias"], v["dataset"]) for v in lines] == [
         ([HOSTILE], "self_preference_eo", "d1"),
         (["a"], "verbosity", "d1"),
@@ -204,7 +228,7 @@ def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: R
         _f("y", "family_bias", 0.2, 0.1, 0.3, 100, dataset="r"),
     )
     other = replace(report, sections=(Section("all", "All", "intro", findings=twins),), skipped=())
-    lines = other.flagged_verdicts()
+    lines = _verdicts(other)
     assert [(v["judges"], v["bias"], v["pooled"]) for v in lines] == [
         (["x", "y"], "family_bias", True),
         (["x"], "verbosity", False),
@@ -214,8 +238,8 @@ def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: R
 
 def test_json_carries_the_matrix_and_the_verdicts(report: Report, tmp_path: Path) -> None:
     d = to_dict(report)
-    assert d["summary_matrix"] == report.matrix()
-    assert d["flagged_verdicts"] == report.flagged_verdicts()
+    assert d["summary_matrix"] == _matrix(report)
+    assert d["flagged_verdicts"] == _verdicts(report)
     assert [r["nothing_estimated"] for r in d["summary"]] == [
         r["judge"] == "d" for r in d["summary"]
     ]
@@ -289,7 +313,7 @@ def test_html_matrix_rows_flags_and_reasons(report: Report) -> None:
     html = render_html(report)
     page = _Page()
     page.feed(html)
-    matrix = report.matrix()
+    matrix = _matrix(report)
     assert [r["judge"] for r in page.rows] == [r["judge"] for r in matrix["rows"]]
     biases = [b["bias"] for b in matrix["biases"]]
     for row, data in zip(page.rows, matrix["rows"], strict=True):
@@ -315,8 +339,8 @@ def test_html_matrix_rows_flags_and_reasons(report: Report) -> None:
     assert "nothing could be estimated \u2014 see reasons" in d["text"]
     assert "0 of 0" not in html
     # the verdict sentences: the flagged ones only, one line each
-    assert len(page.verdicts) == len(report.flagged_verdicts()) + 1  # + "nothing for d"
-    for line, v in zip(page.verdicts, report.flagged_verdicts(), strict=False):
+    assert len(page.verdicts) == len(_verdicts(report)) + 1  # + "nothing for d"
+    for line, v in zip(page.verdicts, _verdicts(report), strict=False):
         assert v["verdict"] in line and ", ".join(v["judges"]) in line
     assert page.verdicts[-1].startswith("Nothing could be estimated for d")
     assert not any("no detectable" in line for line in page.verdicts)
@@ -328,24 +352,24 @@ def test_html_matrix_rows_flags_and_reasons(report: Report) -> None:
 
 def test_a_report_with_nothing_estimable_says_so() -> None:
     prov = Provenance((Source("h", "pairs", 5),), "0.1.0", None, {}, 0, "t", "3.11")
-    skipped = (Skipped("Verbosity", "no judge verdicts in this data", "h"),)
+    skipped = (Skipped("Verbosity", "no judge verdicts in this data", "h", bias="verbosity"),)
     report = Report("Audit", (), skipped, (), prov, 0.9)
-    assert report.matrix()["rows"] == [] and report.flagged_verdicts() == []
+    assert _matrix(report)["rows"] == [] and _verdicts(report) == []
     html = render_html(report)
     assert "No bias could be estimated from these inputs" in html
     assert 'id="summary-matrix"' not in html and "Not estimated for any judge" in html
 
 
 def test_audit_skips_carry_the_bias_they_leave_empty() -> None:
-    from recuse.audit import ANALYSES, AuditOptions, _Audit
+    from recuse.analyses import Context, get
 
-    assert {title for _, title in ANALYSES} == set(ANALYSIS_BIASES)
-    a = _Audit(AuditOptions(), Roster.load())
-    a.skip("self-preference", "no judge verdicts in this data")
-    a.skip("family-preference", "family_preference_dp: none", bias="family_preference_dp")
-    a.skip("favoritism", "self-bias not estimable", bias="self_bias")
-    a.skip("familiarity", "perplexity curve (Figure 3): too few pairs", headline=False)
-    assert [k.bias for k in a.skipped] == [
+    ctx = Context(AuditOptions(), Roster.load())
+    ctx.skip(get("self-preference"), "no judge verdicts in this data")
+    fam = get("family-preference")
+    ctx.skip(fam, "family_preference_dp: none", bias=BIASES["family_preference_dp"])
+    ctx.skip(get("favoritism"), "self-bias: no finite estimate", bias=BIASES["self_bias"])
+    ctx.skip(get("familiarity"), "perplexity curve (Figure 3): too few pairs", headline=False)
+    assert [k.bias.key if k.bias else "" for k in ctx.skipped] == [
         "self_preference_eo",
         "family_preference_dp",
         "self_bias",
@@ -354,7 +378,7 @@ def test_audit_skips_carry_the_bias_they_leave_empty() -> None:
 
 
 def test_cli_lines_never_say_zero_of_zero(report: Report) -> None:
-    lines = {r["judge"]: summary_line(r) for r in report.summary()}
+    lines = {r.judge: summary_line(r) for r in report.summary()}
     assert lines["d"] == "d: nothing could be estimated (2 reason(s) in the report)"
     assert lines["a"] == (
         "a: 2 of 3 estimated biases flagged; 2 not estimated (reasons in the report)"
@@ -419,7 +443,7 @@ def _demo_sized() -> Report:
 
 def test_demo_sized_summary_fits_one_screen(browser: Any, tmp_path: Path) -> None:
     report = _demo_sized()
-    assert len(report.summary()) == 13 and len(report.flagged_verdicts()) >= 18
+    assert len(report.summary()) == 13 and len(_verdicts(report)) >= 18
     page = write_report(report, tmp_path / "out")["html"]
     boxes = browser.layout(page, tmp_path, ("summary-matrix", "flagged-verdicts", "all-findings"))
     _, _, width, scroll_width = boxes["viewport"]

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from recuse.report import BIASES, Finding, verdict
+from recuse.analyses import BIASES
+from recuse.report import Finding, verdict
 from recuse.report.verdict import interval_text
 
 
 def _f(estimate: float, low: float, high: float, bias: str = "self_preference_eo") -> Finding:
     return Finding(
-        judge="j", bias=bias, estimate=estimate, ci_low=low, ci_high=high, n=340, level=0.9,
+        judge="j", bias=BIASES[bias], estimate=estimate, ci_low=low, ci_high=high, n=340, level=0.9,
         method="m",
     )  # fmt: skip
 
@@ -40,7 +41,6 @@ def test_every_bias_has_three_distinct_phrases() -> None:
 @pytest.mark.parametrize(
     "kw",
     [
-        {"bias": "nonsense"},
         {"estimate": float("nan")},
         {"ci_low": 0.5, "ci_high": 0.1},
         {"n": 0},
@@ -49,9 +49,17 @@ def test_every_bias_has_three_distinct_phrases() -> None:
 )
 def test_finding_rejects_bad_values(kw: dict[str, object]) -> None:
     args: dict[str, object] = {
-        "judge": "j", "bias": "position", "estimate": 0.1, "ci_low": 0.0, "ci_high": 0.2,
+        "judge": "j", "bias": BIASES["position"], "estimate": 0.1, "ci_low": 0.0, "ci_high": 0.2,
         "n": 5, "level": 0.9, "method": "m",
     }  # fmt: skip
     args.update(kw)
     with pytest.raises(ValueError):
         Finding(**args)  # type: ignore[arg-type]
+
+
+def test_finding_needs_a_bias_object_not_its_name() -> None:
+    with pytest.raises(TypeError, match="Bias"):
+        Finding(
+            judge="j", bias="position", estimate=0.6, ci_low=0.5, ci_high=0.7, n=5,  # type: ignore[arg-type]
+            level=0.9, method="m",
+        )  # fmt: skip

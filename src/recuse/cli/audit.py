@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated
 
 import typer
 
+from recuse.analyses.base import SE
 from recuse.cli import app, parse_mapping
+from recuse.data.inputs import TableKind
 from recuse.errors import ConfigError
+from recuse.report.model import FigureFormat, SummaryRow
 
 
-def summary_line(row: dict[str, Any]) -> str:
+def summary_line(row: SummaryRow) -> str:
     """The CLI's line for one judge of ``Report.summary()``."""
-    missing = len(row["not_estimated"])
-    if not row["findings"]:
+    missing = len(row.not_estimated)
+    if not row.findings:
         why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
-        return f"{row['judge']}: nothing could be estimated ({why})"
-    flagged = sum(1 for f in row["findings"] if f["significant"])
-    text = f"{row['judge']}: {flagged} of {len(row['findings'])} estimated biases flagged"
+        return f"{row.judge}: nothing could be estimated ({why})"
+    text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
     return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
+
+
+def _ids(values: list[str] | None) -> tuple[str, ...]:
+    """``--only a,b --only c`` as ("a", "b", "c")."""
+    return tuple(v.strip() for text in values or () for v in text.split(",") if v.strip())
 
 
 @app.command("audit")
@@ -43,9 +50,10 @@ def audit_command(
     level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per estimate."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    table: str = typer.Option(
-        None, "--table", help="What the files hold: pairs or ratings (default: guessed)."
-    ),
+    table: Annotated[
+        TableKind | None,
+        typer.Option("--table", help="What the files hold: pairs or ratings (default: guessed)."),
+    ] = None,
     mapping: str = typer.Option(
         None, "--map", help="Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,..."
     ),
@@ -58,27 +66,32 @@ def audit_command(
             "--data-dir", help="Folder with the named datasets (default: $RECUSE_DATA_DIR)."
         ),
     ] = None,
-    figures: str = typer.Option("png", "--figures", help="Figure format: png or svg."),
+    figures: Annotated[
+        FigureFormat, typer.Option("--figures", help="Figure format: png or svg.")
+    ] = "png",
     title: str = typer.Option("recuse audit", "--title", help="Title of the report."),
     robustness: str = typer.Option(
         "fast",
         "--robustness",
         help="Regression robustness checks: fast (default), all, none, or a comma list.",
     ),
-    se: str = typer.Option(
-        "HC0", "--se", help="Regression standard errors: HC0, HC1, HC3, cluster."
-    ),
+    se: Annotated[
+        SE, typer.Option("--se", help="Regression standard errors: HC0, HC1, HC3, cluster.")
+    ] = "HC0",
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", help="Run only these analyses (ids, comma list or repeated)."),
+    ] = None,
+    skip: Annotated[
+        list[str] | None,
+        typer.Option("--skip", help="Do not run these analyses (see `recuse analyses`)."),
+    ] = None,
 ) -> None:
     """Run every bias analysis the data supports and write the report."""
+    from recuse.analyses import IDS
     from recuse.audit import FAST_CHECKS, AuditOptions, audit
     from recuse.report import write_report
 
-    if table not in (None, "pairs", "ratings"):
-        raise ConfigError(f"--table must be pairs or ratings; got {table!r}")
-    if figures not in ("png", "svg"):
-        raise ConfigError(f"--figures must be png or svg; got {figures!r}")
-    if se not in ("HC0", "HC1", "HC3", "cluster"):
-        raise ConfigError(f"--se must be HC0, HC1, HC3 or cluster; got {se!r}")
     checks: tuple[str, ...] = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}.get(
         robustness, tuple(c.strip() for c in robustness.split(",") if c.strip())
     )
@@ -95,16 +108,18 @@ def audit_command(
         n_boot=n_boot,
         seed=seed,
         judges=tuple(judge or ()),
-        figure_format=cast(Literal["png", "svg"], figures),
-        se=cast(Literal["HC0", "HC1", "HC3", "cluster"], se),
+        figure_format=figures,
+        se=se,
         robustness=checks,
+        only=_ids(only),
+        skip=_ids(skip),
     )
-    options.check()
+    options.check(known=IDS)
     start = time.perf_counter()
     report = audit(
         data,
         options=options,
-        table=cast(Literal["pairs", "ratings"] | None, table),
+        table=table,
         data_dir=data_dir,
         mapping=parse_mapping(mapping),
         unknown_models="keep" if keep_unknown else "error",
@@ -114,9 +129,20 @@ def audit_command(
     seconds = time.perf_counter() - start
     for row in report.summary():
         typer.echo(summary_line(row))
-        for f in row["findings"]:
-            if f["significant"]:
-                typer.echo(f"  - {f['verdict']}")
+        for f in row.flagged:
+            typer.echo(f"  - {f.bias.title}: {f.verdict}")
     if report.skipped:
         typer.echo(f"{len(report.skipped)} analyses skipped (reasons in the report)")
     typer.echo(f"wrote {paths['html']} and {paths['json']} in {seconds:.1f} s")
+
+
+@app.command("analyses")
+def analyses_command() -> None:
+    """List the analyses of the audit: what each estimates and what it needs."""
+    from recuse.analyses import REGISTRY
+
+    for a in REGISTRY:
+        typer.echo(f"{a.id} — {a.title} ({a.table})")
+        typer.echo(f"  needs: {a.requires}")
+        for b in a.biases:
+            typer.echo(f"  {b.key}: {b.unit}; no bias = {b.null:g}")

@@ -10,13 +10,16 @@ JSON and CSV, :mod:`recuse.report.html` into the HTML page.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
 import pandas as pd
 
-from recuse.report.verdict import ANALYSIS_BIASES, BIASES, BiasSpec, estimate_text
+from recuse.data.inputs import Source
+from recuse.report.bias import Bias, Direction
+from recuse.report.verdict import estimate_text, verdict
 
 FigureFormat = Literal["png", "svg"]
 
@@ -25,14 +28,16 @@ FigureFormat = Literal["png", "svg"]
 class Finding:
     """One bias of one judge: estimate, ``level`` confidence interval, n, method.
 
-    ``significant`` is True when the interval excludes ``null`` (the no-bias value,
-    0 for differences and coefficients). ``n`` counts the units the estimate rests on
-    (comparisons or ratings); ``clusters`` the independent units the bootstrap or the
-    robust standard errors resampled (prompts), when known.
+    ``significant`` is True when the interval excludes the bias's no-bias value
+    (``bias.null``). ``n`` counts the units the estimate rests on (comparisons or
+    ratings); ``clusters`` the independent units the bootstrap or the robust
+    standard errors resampled (prompts), when known. Build one with
+    :func:`recuse.analyses.base.to_finding`, which turns any estimate into a finding
+    or, when it is not finite, into :class:`NotEstimated`.
     """
 
     judge: str
-    bias: str
+    bias: Bias
     estimate: float
     ci_low: float
     ci_high: float
@@ -41,50 +46,53 @@ class Finding:
     method: str
     dataset: str = ""
     detail: str = ""
-    null: float = 0.0
     clusters: int | None = None
     section: str = ""
     headline: bool = True  # shown in the one-screen summary (else only in its section)
 
     def __post_init__(self) -> None:
-        if self.bias not in BIASES:
-            raise ValueError(f"unknown bias {self.bias!r}; known: {', '.join(BIASES)}")
+        if not isinstance(self.bias, Bias):
+            raise TypeError(f"finding {self.judge}: bias must be a Bias, got {self.bias!r}")
         for name in ("estimate", "ci_low", "ci_high"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not math.isfinite(value):
-                raise ValueError(f"finding {self.judge}/{self.bias}: {name} is not finite")
+                raise ValueError(f"finding {self.judge}/{self.bias.key}: {name} is not finite")
         if not self.ci_low <= self.ci_high:
-            raise ValueError(f"finding {self.judge}/{self.bias}: ci_low > ci_high")
+            raise ValueError(f"finding {self.judge}/{self.bias.key}: ci_low > ci_high")
         if not 0 < self.level < 1:
             raise ValueError("level must be in (0, 1)")
         if self.n < 1:
             raise ValueError("a finding needs n >= 1")
 
     @property
-    def spec(self) -> BiasSpec:
-        return BIASES[self.bias]
+    def null(self) -> float:
+        return self.bias.null
 
     @property
     def significant(self) -> bool:
         return not self.ci_low <= self.null <= self.ci_high
 
     @property
-    def direction(self) -> Literal["positive", "negative", "none"]:
+    def direction(self) -> Direction:
         if not self.significant:
             return "none"
         return "positive" if self.estimate > self.null else "negative"
 
     @property
     def verdict(self) -> str:
-        from recuse.report.verdict import verdict
-
         return verdict(self)
+
+    @property
+    def text(self) -> str:
+        """``+0.12 [0.03, 0.20]``: the estimate and its interval."""
+        return estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.bias.signed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "judge": self.judge,
-            "bias": self.bias,
-            "bias_title": self.spec.title,
+            "bias": self.bias.key,
+            "bias_title": self.bias.title,
+            "unit": self.bias.unit,
             "dataset": self.dataset,
             "detail": self.detail,
             "section": self.section,
@@ -141,15 +149,15 @@ class Table:
 
 
 @dataclass(frozen=True)
-class Skipped:
-    """An analysis that was not run, and why (never reported as a zero)."""
+class NotEstimated:
+    """An analysis, or one of its estimates, that was not made, and why (never a zero)."""
 
-    analysis: str
+    analysis: str  # the analysis's title
     reason: str
     dataset: str = ""
     judge: str = ""  # one judge, "all N judges" of the dataset, or "" (not judge-specific)
     headline: bool = True  # listed under the judge in the summary
-    bias: str = ""  # the key in BIASES of the bias it leaves unestimated; "" = none
+    bias: Bias | None = None  # the bias it leaves unestimated, if any
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,7 +165,7 @@ class Skipped:
             "dataset": self.dataset,
             "judge": self.judge,
             "reason": self.reason,
-            "bias": self.bias,
+            "bias": self.bias.key if self.bias else "",
         }
 
     def concerns(self, judge: str, judges_of_dataset: set[str]) -> bool:
@@ -202,42 +210,23 @@ class Section:
     notes: tuple[str, ...] = ()
     seconds: float | None = None
 
+    @property
+    def biases(self) -> tuple[Bias, ...]:
+        """The biases of the section's findings, each once, in summary order."""
+        found = {f.bias.key: f.bias for f in self.findings}
+        return tuple(sorted(found.values(), key=lambda b: b.order))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "title": self.title,
             "intro": self.intro,
+            "biases": [b.to_dict() for b in self.biases],
             "findings": [f.to_dict() for f in self.findings],
             "figures": [f.to_dict() for f in self.figures],
             "tables": [t.name for t in self.tables],
             "notes": list(self.notes),
             "seconds": self.seconds,
-        }
-
-
-@dataclass(frozen=True)
-class Source:
-    """One input: a named dataset or a file, what was read and from where."""
-
-    name: str
-    table: str  # "pairs" or "ratings"
-    rows: int
-    location: str = ""
-    files: tuple[str, ...] = ()
-    upstream: str = ""
-    judges: tuple[str, ...] = ()
-    label: str = ""  # what its human/reference label is; "" = not known (a user's file)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "table": self.table,
-            "rows": self.rows,
-            "location": self.location,
-            "files": list(self.files),
-            "upstream": self.upstream,
-            "judges": list(self.judges),
-            "label": self.label,
         }
 
 
@@ -268,17 +257,155 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class SummaryRow:
+    """One judge in the summary: its headline findings (flagged first) and the
+    estimates that could not be made for it."""
+
+    judge: str
+    findings: tuple[Finding, ...]
+    not_estimated: tuple[NotEstimated, ...]
+
+    @property
+    def flagged(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.significant)
+
+    @property
+    def nothing_estimated(self) -> bool:
+        return not self.findings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "flagged": [f.bias.title for f in self.flagged],
+            "findings": [f.to_dict() for f in self.findings],
+            "not_estimated": [
+                {k: v for k, v in m.to_dict().items() if k != "judge"} for m in self.not_estimated
+            ],
+            "nothing_estimated": self.nothing_estimated,
+        }
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One judge × bias cell: an estimate per dataset, and why any is missing."""
+
+    estimates: tuple[Finding, ...] = ()
+    not_estimated: tuple[NotEstimated, ...] = ()
+
+    @property
+    def hit(self) -> bool:
+        return any(f.significant for f in self.estimates)
+
+    def to_dict(self) -> dict[str, Any]:
+        keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant")
+        return {
+            "estimates": [
+                {k: f.to_dict()[k] for k in (*keep, "direction", "verdict")} | {"text": f.text}
+                for f in self.estimates
+            ],
+            "not_estimated": [
+                {"dataset": m.dataset, "analysis": m.analysis, "reason": m.reason}
+                for m in self.not_estimated
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    judge: str
+    cells: Mapping[str, MatrixCell]  # bias key -> cell; missing: no data of that kind
+    estimated: int
+    flagged: int
+    nothing_estimated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "estimated": self.estimated,
+            "flagged": self.flagged,
+            "nothing_estimated": self.nothing_estimated,
+            "cells": {k: c.to_dict() for k, c in self.cells.items()},
+        }
+
+
+@dataclass(frozen=True)
+class MatrixColumn:
+    bias: Bias
+    datasets: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.bias.to_dict() | {"datasets": list(self.datasets)}
+
+
+@dataclass(frozen=True)
+class Unestimated:
+    """An analysis no judge got an estimate or a column for, with its reasons."""
+
+    analysis: str
+    reasons: tuple[tuple[str, tuple[str, ...]], ...]  # (reason, datasets)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analysis": self.analysis,
+            "reasons": [{"reason": r, "datasets": list(ds)} for r, ds in self.reasons],
+        }
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The summary as a judge × bias matrix, the head of the HTML page."""
+
+    columns: tuple[MatrixColumn, ...]
+    rows: tuple[MatrixRow, ...]
+    not_estimated_anywhere: tuple[Unestimated, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "biases": [c.to_dict() for c in self.columns],
+            "rows": [r.to_dict() for r in self.rows],
+            "not_estimated_anywhere": [u.to_dict() for u in self.not_estimated_anywhere],
+        }
+
+
+@dataclass(frozen=True)
+class FlaggedVerdict:
+    """One flagged estimate's verdict sentence; a pooled estimate names all its judges."""
+
+    judges: tuple[str, ...]
+    finding: Finding
+
+    def to_dict(self) -> dict[str, Any]:
+        f = self.finding
+        return {
+            "judges": list(self.judges),
+            "bias": f.bias.key,
+            "bias_title": f.bias.title,
+            "dataset": f.dataset,
+            "detail": f.detail,
+            "direction": f.direction,
+            "verdict": f.verdict,
+            "pooled": f.bias.pooled,
+        }
+
+
+@dataclass(frozen=True)
 class Report:
-    """A whole audit: summary findings come from the sections."""
+    """A whole audit: summary findings come from the sections.
+
+    ``analyses`` lists each analysis the audit ran (its title and the keys of its
+    biases), so the summary can say which were estimated for no judge at all (without
+    it, a skip's own bias decides).
+    """
 
     title: str
     sections: tuple[Section, ...]
-    skipped: tuple[Skipped, ...]
+    skipped: tuple[NotEstimated, ...]
     exclusions: tuple[Exclusion, ...]
     provenance: Provenance
     level: float
     notes: tuple[str, ...] = ()
     timings: tuple[tuple[str, float], ...] = ()  # (analysis, seconds), in run order
+    analyses: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def findings(self) -> list[Finding]:
@@ -292,18 +419,15 @@ class Report:
     def tables(self) -> list[Table]:
         return [t for s in self.sections for t in s.tables]
 
-    def summary(self) -> list[dict[str, Any]]:
+    def summary(self) -> tuple[SummaryRow, ...]:
         """Per judge: its headline findings (flagged first) and what could not be estimated.
 
-        Each not-estimated entry names the ``bias`` it leaves empty (recorded with the
-        skip); ``nothing_estimated`` is True for a judge without a single headline
-        finding. Computed once per report (the page, the JSON and the matrix share it);
-        treat it as read-only.
+        Computed once per report (the page, the JSON and the matrix share it).
         """
         return self._summary
 
     @cached_property
-    def _summary(self) -> list[dict[str, Any]]:
+    def _summary(self) -> tuple[SummaryRow, ...]:
         by_dataset = {s.name: set(s.judges) for s in self.provenance.sources}
         skipped_judges = {
             j
@@ -315,151 +439,100 @@ class Report:
         out = []
         for judge in sorted(set(self.judges) | skipped_judges):
             fs = [f for f in self.findings if f.judge == judge and f.headline]
-            fs.sort(key=lambda f: (not f.significant, f.spec.order, f.dataset, f.detail))
-            missing = [
-                {
-                    "analysis": k.analysis,
-                    "dataset": k.dataset,
-                    "reason": k.reason,
-                    "bias": k.bias,
-                }
+            fs.sort(key=lambda f: (not f.significant, f.bias.order, f.dataset, f.detail))
+            missing = tuple(
+                k
                 for k in self.skipped
                 if k.headline and k.concerns(judge, by_dataset.get(k.dataset, set()))
-            ]
-            out.append(
-                {
-                    "judge": judge,
-                    "flagged": [f.spec.title for f in fs if f.significant],
-                    "findings": [f.to_dict() for f in fs],
-                    "not_estimated": missing,
-                    "nothing_estimated": not fs,
-                }
             )
-        return out
+            out.append(SummaryRow(judge, tuple(fs), missing))
+        return tuple(out)
 
-    def matrix(self) -> dict[str, Any]:
-        """The summary as a judge × bias matrix, the head of the HTML page.
+    def matrix(self) -> Matrix:
+        """The summary as a judge × bias matrix.
 
-        ``biases``: the columns, every bias with a headline finding or a judge's
-        not-estimated entry, in summary order. ``rows``: one per judge of
-        :meth:`summary`, whose ``cells`` map a bias to its ``estimates`` (one per
-        dataset; ``text`` is ``+0.12 [0.03, 0.20]``) and ``not_estimated`` reasons; a
-        bias missing from ``cells`` had no data of its kind for that judge.
-        ``not_estimated_anywhere``: analyses no judge got an estimate or a column for,
-        with their reasons (e.g. familiarity without perplexities).
+        Columns: every bias with a headline finding or a judge's not-estimated entry,
+        in summary order. Rows: one per judge of :meth:`summary`, whose cells hold its
+        estimates (one per dataset) and not-estimated reasons; a bias missing from a
+        row's cells had no data of its kind for that judge. ``not_estimated_anywhere``:
+        analyses no judge got an estimate or a column for, with their reasons.
         """
         rows = []
-        present: set[str] = set()
+        biases: dict[str, Bias] = {}
         for row in self.summary():
-            cells: dict[str, dict[str, list[dict[str, Any]]]] = {}
-            for f in row["findings"]:
-                cell = cells.setdefault(f["bias"], {"estimates": [], "not_estimated": []})
-                text = estimate_text(
-                    f["estimate"], f["ci_low"], f["ci_high"], signed=f["null"] == 0
+            found: dict[str, list[Finding]] = {}
+            missing: dict[str, list[NotEstimated]] = {}
+            for f in row.findings:
+                found.setdefault(f.bias.key, []).append(f)
+                biases[f.bias.key] = f.bias
+            for m in row.not_estimated:
+                if m.bias is not None:
+                    missing.setdefault(m.bias.key, []).append(m)
+                    biases[m.bias.key] = m.bias
+            keys = sorted(set(found) | set(missing), key=lambda b: biases[b].order)
+            cells = {
+                b: MatrixCell(
+                    tuple(sorted(found.get(b, []), key=lambda f: (f.dataset, f.detail))),
+                    tuple(missing.get(b, [])),
                 )
-                cell["estimates"].append(
-                    {
-                        k: f[k]
-                        for k in (
-                            "dataset",
-                            "detail",
-                            "estimate",
-                            "ci_low",
-                            "ci_high",
-                            "n",
-                            "significant",
-                            "direction",
-                            "verdict",
-                        )
-                    }
-                    | {"text": text}
-                )
-            for m in row["not_estimated"]:
-                if m["bias"]:
-                    cell = cells.setdefault(m["bias"], {"estimates": [], "not_estimated": []})
-                    cell["not_estimated"].append(
-                        {k: m[k] for k in ("dataset", "analysis", "reason")}
-                    )
-            for cell in cells.values():
-                cell["estimates"].sort(key=lambda e: (e["dataset"], e["detail"]))
-            present |= set(cells)
+                for b in keys
+            }
             rows.append(
-                {
-                    "judge": row["judge"],
-                    "estimated": len(row["findings"]),
-                    "flagged": sum(f["significant"] for f in row["findings"]),
-                    "nothing_estimated": row["nothing_estimated"],
-                    "cells": {b: cells[b] for b in sorted(cells, key=lambda b: BIASES[b].order)},
-                }
+                MatrixRow(
+                    judge=row.judge,
+                    cells=cells,
+                    estimated=len(row.findings),
+                    flagged=len(row.flagged),
+                    nothing_estimated=row.nothing_estimated,
+                )
             )
-        columns = sorted(present, key=lambda b: BIASES[b].order)
-        biases = []
-        for b in columns:
-            datasets = sorted(
-                {e["dataset"] for r in rows for e in r["cells"].get(b, {}).get("estimates", [])}
+        columns = tuple(
+            MatrixColumn(
+                biases[b],
+                tuple(sorted({f.dataset for r in rows for f in _estimates(r, b)})),
             )
-            spec = BIASES[b]
-            biases.append(
-                {
-                    "bias": b,
-                    "title": spec.title,
-                    "short": spec.label,
-                    "scale": spec.scale,
-                    "datasets": datasets,
-                }
-            )
+            for b in sorted(biases, key=lambda b: biases[b].order)
+        )
+        of_analysis = dict(self.analyses)
         anywhere: dict[str, dict[str, list[str]]] = {}
         for k in self.skipped:
-            if not k.headline or k.analysis not in ANALYSIS_BIASES:
+            keys = of_analysis.get(k.analysis, (k.bias.key,) if k.bias else ())
+            if not k.headline or not keys or set(keys) & set(biases):
                 continue
-            if set(ANALYSIS_BIASES[k.analysis]) & present:
-                continue
-            reasons = anywhere.setdefault(k.analysis, {})
-            datasets = reasons.setdefault(k.reason, [])
-            if k.dataset not in datasets:
-                datasets.append(k.dataset)
-        return {
-            "biases": biases,
-            "rows": rows,
-            "not_estimated_anywhere": [
-                {
-                    "analysis": a,
-                    "reasons": [{"reason": r, "datasets": ds} for r, ds in reasons.items()],
-                }
+            where = anywhere.setdefault(k.analysis, {}).setdefault(k.reason, [])
+            if k.dataset not in where:
+                where.append(k.dataset)
+        return Matrix(
+            columns,
+            tuple(rows),
+            tuple(
+                Unestimated(a, tuple((r, tuple(ds)) for r, ds in reasons.items()))
                 for a, reasons in anywhere.items()
-            ],
-        }
+            ),
+        )
 
-    def flagged_verdicts(self) -> list[dict[str, Any]]:
+    def flagged_verdicts(self) -> list[FlaggedVerdict]:
         """The flagged findings' verdict sentences, one per estimate, in judge order.
 
         An estimate shared by several judges (a pooled bias such as the regression's
         family bias λ, the same for every judge of a family) is one sentence naming
-        all of them (``pooled`` True).
+        all of them.
         """
-        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        groups: dict[tuple[Any, ...], list[str]] = {}
+        first: dict[tuple[Any, ...], Finding] = {}
         for row in self.summary():
-            for f in row["findings"]:
-                if not f["significant"]:
-                    continue
-                pooled = BIASES[f["bias"]].pooled
-                numbers = (f["estimate"], f["ci_low"], f["ci_high"], f["n"])
-                owner = "" if pooled else row["judge"]
-                key = (f["bias"], f["dataset"], f["detail"], *numbers, f["verdict"], owner)
-                if key in groups:
-                    groups[key]["judges"].append(row["judge"])
-                    continue
-                groups[key] = {
-                    "judges": [row["judge"]],
-                    "bias": f["bias"],
-                    "bias_title": f["bias_title"],
-                    "dataset": f["dataset"],
-                    "detail": f["detail"],
-                    "direction": f["direction"],
-                    "verdict": f["verdict"],
-                    "pooled": pooled,
-                }
-        return list(groups.values())
+            for f in row.flagged:
+                owner = "" if f.bias.pooled else row.judge
+                numbers = (f.estimate, f.ci_low, f.ci_high, f.n)
+                key = (f.bias.key, f.dataset, f.detail, *numbers, f.verdict, owner)
+                groups.setdefault(key, []).append(row.judge)
+                first.setdefault(key, f)
+        return [FlaggedVerdict(tuple(js), first[k]) for k, js in groups.items()]
+
+
+def _estimates(row: MatrixRow, bias: str) -> tuple[Finding, ...]:
+    cell = row.cells.get(bias)
+    return cell.estimates if cell else ()
 
 
 def _clean_record(record: dict[Any, Any]) -> dict[str, Any]:

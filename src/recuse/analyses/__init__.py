@@ -1,0 +1,61 @@
+"""The analyses of the audit, one file each, and the registry that lists them.
+
+The audit, the report and the CLI read :data:`REGISTRY` and nothing else: adding a
+bias is one file here (its :class:`~recuse.report.bias.Bias` words, what it needs,
+its metrics and how its section is built), its statistic in :mod:`recuse.metrics` or
+:mod:`recuse.regression`, and a planted parameter in :mod:`recuse.simulate`.
+"""
+
+from recuse.analyses import (
+    familiarity,
+    family_preference,
+    favoritism,
+    position,
+    self_preference,
+    verbosity,
+)
+from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context, to_finding
+from recuse.report.bias import Bias
+
+REGISTRY: tuple[Analysis, ...] = (
+    self_preference.ANALYSIS,
+    family_preference.ANALYSIS,
+    verbosity.ANALYSIS,
+    position.ANALYSIS,
+    familiarity.ANALYSIS,
+    favoritism.ANALYSIS,
+)
+BIASES: dict[str, Bias] = {b.key: b for a in REGISTRY for b in a.biases}
+IDS: tuple[str, ...] = tuple(a.id for a in REGISTRY)
+
+
+def get(analysis_id: str) -> Analysis:
+    """The registered analysis with this id (KeyError names the known ones)."""
+    for a in REGISTRY:
+        if a.id == analysis_id:
+            return a
+    raise KeyError(f"unknown analysis {analysis_id!r}; known: {', '.join(IDS)}")
+
+
+def selected(options: AuditOptions) -> tuple[Analysis, ...]:
+    """The analyses ``options.only`` / ``options.skip`` ask for, in registry order."""
+    return tuple(
+        a
+        for a in REGISTRY
+        if (not options.only or a.id in options.only) and a.id not in options.skip
+    )
+
+
+__all__ = [
+    "BIASES",
+    "FAST_CHECKS",
+    "IDS",
+    "REGISTRY",
+    "Analysis",
+    "AuditOptions",
+    "Bias",
+    "Context",
+    "get",
+    "selected",
+    "to_finding",
+]

@@ -1,0 +1,361 @@
+"""What every analysis is made of, and what it writes into while the audit runs.
+
+An :class:`Analysis` is frozen data plus two functions: ``needs`` (a reason to skip,
+or None) and ``build`` (findings, figures, tables and notes into a :class:`Context`).
+Pairwise analyses name the :func:`recuse.metrics.pairwise_bias` metrics they add to
+the one shared cluster bootstrap (``metrics``: metric -> the bias it estimates, or
+None for a metric shown only in the section's table); the audit runs that bootstrap
+once per input and hands every analysis the result. :func:`to_finding` is the one
+conversion of an estimate (pairwise result, regression coefficient, familiarity
+slope) into a :class:`~recuse.report.model.Finding`, or into a
+:class:`~recuse.report.model.NotEstimated` when it is not finite.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import pandas as pd
+
+from recuse.data.inputs import Input, TableKind
+from recuse.errors import ConfigError
+from recuse.metrics.result import MetricResult
+from recuse.metrics.summary import PairwiseBias
+from recuse.report import figures as fig
+from recuse.report.bias import Bias
+from recuse.report.model import (
+    Exclusion,
+    Figure,
+    FigureFormat,
+    Finding,
+    NotEstimated,
+    Table,
+)
+from recuse.roster import Roster
+
+SE = Literal["HC0", "HC1", "HC3", "cluster"]
+# Robustness checks run by default: the ones that take seconds, not minutes, on Play
+# Favorites; the others (ordinal logit, GAM, leave-family-out, drop-one-model) with
+# robustness=("all",) / --robustness all.
+FAST_CHECKS: tuple[str, ...] = ("length", "drop-weakest", "by-dimension", "by-task", "by-dataset")
+TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How the audit estimates: interval level, bootstrap size, seed, judges, figures,
+    which analyses run (``only`` / ``skip``: analysis ids; empty ``only`` = all)."""
+
+    level: float = 0.9
+    n_boot: int = 1000
+    seed: int = 0
+    judges: tuple[str, ...] = ()
+    min_n: int = 10
+    figure_format: FigureFormat = "png"
+    examples: int = 3
+    se: SE = "HC0"
+    robustness: tuple[str, ...] = FAST_CHECKS
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+
+    def check(self, known: Sequence[str] = ()) -> None:
+        """Raise :class:`ConfigError` for a value outside its range; ``known`` are the
+        analysis ids ``only`` / ``skip`` may name."""
+        if not 0.5 <= self.level < 1:
+            raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
+        if self.n_boot < 100:
+            raise ConfigError(f"--n-boot must be at least 100; got {self.n_boot}")
+        if self.min_n < 1:
+            raise ConfigError(f"min_n must be at least 1; got {self.min_n}")
+        if self.seed < 0:
+            raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
+        if self.examples < 0:
+            raise ConfigError(f"examples must be 0 or more; got {self.examples}")
+        if self.figure_format not in get_args(FigureFormat):
+            raise ConfigError("figure format must be 'png' or 'svg'")
+        if self.se not in get_args(SE):
+            raise ConfigError(f"--se must be one of {', '.join(get_args(SE))}; got {self.se}")
+        for option, ids in (("--only", self.only), ("--skip", self.skip)):
+            bad = [i for i in ids if known and i not in known]
+            if bad:
+                raise ConfigError(
+                    f"{option}: unknown analysis {bad[0]!r} — choose from {', '.join(known)} "
+                    "(see `recuse analyses`)"
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "bootstrap resamples (n_boot)": self.n_boot,
+            "bootstrap": "percentile, clustered by prompt",
+            "judges": ", ".join(self.judges) if self.judges else "all",
+            "min_n (smallest group estimated)": self.min_n,
+            "verdicts": "probabilities averaged over the judged orders (verdict='prob')",
+            "human ties": "left out of EO and verbosity (human_ties='drop')",
+            "regression standard errors": self.se,
+            "robustness checks": ", ".join(self.robustness) or "none",
+            "figures": self.figure_format,
+            "analyses": ", ".join(self.only) if self.only else "all",
+            "analyses skipped on request": ", ".join(self.skip) or "none",
+        }
+
+
+@dataclass
+class Parts:
+    """What one analysis contributes to its section."""
+
+    findings: list[Finding] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+Needs = Callable[[pd.DataFrame], str | None]
+Build = Callable[["Context", Input, PairwiseBias | None], None]
+
+
+def nothing_needed(frame: pd.DataFrame) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis of the audit: its words, what it needs, and how it is built.
+
+    ``biases``: the biases it estimates, the headline one first (a skip of the whole
+    analysis leaves that one empty). ``requires``: what it needs, in words, for
+    ``recuse analyses``. ``metrics``: for pairwise analyses, the
+    :func:`~recuse.metrics.pairwise_bias` metrics it adds to the shared bootstrap.
+    """
+
+    id: str
+    title: str
+    intro: str
+    table: TableKind
+    biases: tuple[Bias, ...]
+    requires: str
+    build: Build
+    needs: Needs = nothing_needed
+    metrics: Mapping[str, Bias | None] = field(default_factory=dict)
+    describe: Callable[[MetricResult], str] = lambda r: ""  # a finding's detail
+
+    @property
+    def headline(self) -> Bias:
+        return self.biases[0]
+
+
+@dataclass
+class Context:
+    """The audit in progress: options, roster, and what each analysis has produced."""
+
+    options: AuditOptions
+    roster: Roster
+    parts: dict[str, Parts] = field(default_factory=dict)
+    skipped: list[NotEstimated] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    timings: list[tuple[str, float]] = field(default_factory=list)
+
+    def part(self, analysis: Analysis) -> Parts:
+        return self.parts.setdefault(analysis.id, Parts())
+
+    @contextmanager
+    def timed(self, label: str, analysis: Analysis | None = None) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            seconds = time.perf_counter() - start
+            self.timings.append((label, seconds))
+            if analysis is not None:
+                self.part(analysis).seconds += seconds
+
+    def skip(
+        self,
+        analysis: Analysis,
+        reason: str,
+        dataset: str = "",
+        judge: str = "",
+        headline: bool = True,
+        *,
+        bias: Bias | None = None,
+    ) -> None:
+        """Record an estimate not made; a headline skip without ``bias`` leaves the
+        analysis's headline bias empty."""
+        if bias is None and headline:
+            bias = analysis.headline
+        self.skipped.append(NotEstimated(analysis.title, reason, dataset, judge, headline, bias))
+
+    def add(self, analysis: Analysis, result: Finding | NotEstimated) -> None:
+        """A finding into the analysis's section, or a skip into the list of skips."""
+        if isinstance(result, Finding):
+            self.part(analysis).findings.append(result)
+        else:
+            self.skipped.append(result)
+
+
+def _finite(*values: Any) -> bool:
+    return all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+
+
+def to_finding(
+    analysis: Analysis,
+    bias: Bias,
+    *,
+    judge: str,
+    dataset: str,
+    estimate: float,
+    ci_low: float,
+    ci_high: float,
+    n: int,
+    level: float,
+    method: str,
+    clusters: int | None = None,
+    detail: str = "",
+    what: str = "",
+) -> Finding | NotEstimated:
+    """The one conversion of an estimate into a finding, or a skip saying why not.
+
+    ``what`` names the estimate in the skip's reason (default: the bias's title);
+    both are in the summary when ``bias.headline`` is.
+    """
+    headline = bias.headline
+    if not _finite(estimate, ci_low, ci_high) or n < 1:
+        return NotEstimated(
+            analysis.title,
+            f"{what or bias.title}: no finite estimate",
+            dataset,
+            judge,
+            headline,
+            bias,
+        )
+    return Finding(
+        judge=judge,
+        bias=bias,
+        estimate=float(estimate),
+        ci_low=float(ci_low),
+        ci_high=float(ci_high),
+        n=int(n),
+        level=float(level),
+        method=method,
+        dataset=dataset,
+        detail=detail,
+        clusters=clusters,
+        section=analysis.id,
+        headline=headline,
+    )
+
+
+def from_result(
+    analysis: Analysis, bias: Bias, r: MetricResult, *, dataset: str, detail: str = ""
+) -> Finding | NotEstimated:
+    """:func:`to_finding` for a pairwise :class:`~recuse.metrics.result.MetricResult`."""
+    return to_finding(
+        analysis,
+        bias,
+        judge=str(r.judge),
+        dataset=dataset,
+        estimate=r.estimate,
+        ci_low=r.ci_low,
+        ci_high=r.ci_high,
+        n=r.n,
+        level=r.level,
+        method=r.method,
+        clusters=r.n_clusters,
+        detail=detail,
+        what=r.metric,
+    )
+
+
+def add_pairwise_results(
+    ctx: Context, analysis: Analysis, inp: Input, shared: PairwiseBias | None
+) -> None:
+    """The analysis's metrics from the shared bootstrap: a finding per headline metric
+    and judge, a skip for each one not estimated, and the section's tidy table."""
+    if shared is None:
+        return
+    rows = []
+    for r in shared.results:
+        if r.metric not in analysis.metrics:
+            continue
+        rec = {"dataset": inp.name, **{k: v for k, v in r.to_dict().items() if k != "counts"}}
+        rec["components"] = "; ".join(
+            f"{k}={v:.4g}" for k, v in r.components.items() if v is not None
+        )
+        rows.append(rec)
+        bias = analysis.metrics[r.metric]
+        if bias is not None:
+            detail = analysis.describe(r)
+            ctx.add(analysis, from_result(analysis, bias, r, dataset=inp.name, detail=detail))
+    for s in shared.skipped:
+        if s.metric in analysis.metrics:
+            bias = analysis.metrics[s.metric]
+            ctx.skip(
+                analysis,
+                f"{s.metric}: {s.reason}",
+                inp.name,
+                str(s.judge or ""),
+                headline=bias is not None and bias.headline,
+                bias=bias,
+            )
+    if rows:
+        ctx.part(analysis).tables.append(
+            Table(
+                slug(analysis.id, inp.name),
+                f"All {analysis.title.lower()} estimates — {inp.name}",
+                pd.DataFrame(rows).drop(columns=["method"]),
+            )
+        )
+
+
+def findings_of(ctx: Context, analysis: Analysis, dataset: str, bias: Bias) -> list[Finding]:
+    return [
+        f for f in ctx.part(analysis).findings if f.dataset == dataset and f.bias.key == bias.key
+    ]
+
+
+def slug(*parts: str) -> str:
+    text = "-".join(parts).lower()
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
+
+
+def truncate(text: Any) -> str:
+    if not isinstance(text, str):
+        return ""
+    text = " ".join(text.split())
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
+
+
+def coef_figure(
+    findings: Sequence[Finding], dataset: str, what: str, o: AuditOptions, null: float = 0.0
+) -> Figure:
+    """Each judge's estimate with its interval, the no-bias value marked."""
+    return fig.coefficients(
+        [f.judge for f in findings],
+        [f.estimate for f in findings],
+        [f.ci_low for f in findings],
+        [f.ci_high for f in findings],
+        id=slug("coef", what, dataset),
+        title=f"{what[:1].upper()}{what[1:]} — {dataset}",
+        xlabel=f"estimate with {o.level:.0%} interval",
+        null=null,
+        caption=f"Red: the interval excludes {null:g} (no bias).",
+        format=o.figure_format,
+    )
+
+
+def needs_verdicts(frame: pd.DataFrame) -> str | None:
+    """The reason a pairwise analysis cannot run on a table without judge verdicts."""
+    if "judge" not in frame.columns or frame["judge"].isna().all():
+        return "no judge verdicts in this data (human labels only) — run a judge on it first"
+    return None
+
+
+def judged(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows with a judge."""
+    return frame[frame["judge"].notna()] if "judge" in frame.columns else frame.iloc[:0]

@@ -1,0 +1,297 @@
+"""Familiarity (Wataoka et al., Figures 3–5): does the judge prefer answers that are more
+familiar to it (lower perplexity under its own model) beyond the human labels?"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypedDict
+
+import numpy as np
+import pandas as pd
+
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    coef_figure,
+    findings_of,
+    from_result,
+    slug,
+)
+from recuse.analyses.base import judged as judged_rows
+from recuse.data.inputs import Input
+from recuse.errors import RecuseError
+from recuse.metrics.familiarity import (
+    familiarity_bias,
+    log_perplexity_by_model,
+    own_perplexity_gap,
+    perplexity_bins,
+    perplexity_curve,
+    perplexity_curve_by_self,
+)
+from recuse.metrics.summary import PairwiseBias
+from recuse.report import figures as fig
+from recuse.report.bias import Bias
+from recuse.report.model import Table
+
+FAMILIARITY = Bias(
+    key="familiarity",
+    title="Familiarity (perplexity)",
+    short="Familiarity",
+    unit="human slope minus judge slope of fractional-logit fits of the preference for a "
+    "on d = log ppl_a − log ppl_b (log-odds per nat); positive: the judge follows "
+    "perplexity more than the humans do",
+    positive="prefers low-perplexity (familiar) answers more than humans do",
+    negative="prefers high-perplexity answers more than humans do",
+    none="no detectable familiarity preference",
+    order=60,
+)
+
+
+def _needs(frame: pd.DataFrame) -> str | None:
+    has = {"ppl_a", "ppl_b"} <= set(frame.columns) and bool(
+        (frame["ppl_a"].notna() & frame["ppl_b"].notna()).any()
+    )
+    if not has:
+        return (
+            "no perplexities in this data (columns ppl_a, ppl_b): compute each response's "
+            "perplexity under the judge first (recuse judge ... --perplexity)"
+        )
+    return None
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    o = ctx.options
+    parts = ctx.part(ANALYSIS)
+    judged = judged_rows(inp.frame)
+    judges = sorted(str(j) for j in judged["judge"].unique())
+    with ctx.timed(f"familiarity bias ({inp.name})", ANALYSIS):
+        for judge in judges:
+            try:
+                r = familiarity_bias(
+                    judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed,
+                    min_n=o.min_n,
+                )  # fmt: skip
+            except RecuseError as exc:
+                ctx.skip(ANALYSIS, f"familiarity_bias: {exc}", inp.name, judge)
+                continue
+            ctx.add(
+                ANALYSIS,
+                from_result(
+                    ANALYSIS,
+                    FAMILIARITY,
+                    r,
+                    dataset=inp.name,
+                    detail="log-odds per nat of log-perplexity difference",
+                ),
+            )
+    findings = findings_of(ctx, ANALYSIS, inp.name, FAMILIARITY)
+    if findings:
+        parts.figures.append(coef_figure(findings, inp.name, "familiarity bias", o))
+    if judges:
+        with ctx.timed(f"familiarity curves ({inp.name})", ANALYSIS):
+            _curves(ctx, inp, judged, judges)
+
+
+_D_LABEL = "d = log ppl_a − log ppl_b under the judge (d < 0: a more familiar)"
+
+
+def _bin_label(low: float, high: float) -> str:
+    if not math.isfinite(low):
+        return f"< {high:g}"
+    if not math.isfinite(high):
+        return f"> {low:g}"
+    return f"{low:g} to {high:g}"
+
+
+def _binned_series(
+    curve: pd.DataFrame, keys: Sequence[tuple[str, dict[str, str]]], min_n: int
+) -> tuple[list[str], list[fig.Series]]:
+    """Curve rows as plot series on the bins where some curve has ``min_n`` pairs (NaN
+    where this one has fewer)."""
+    shown = curve[curve["n"] >= min_n]
+    grid = shown[["bin_low", "bin_high"]].drop_duplicates().sort_values("bin_low").to_numpy(float)
+    labels = [_bin_label(lo, hi) for lo, hi in grid]
+    series = []
+    for label, where in keys:
+        rows = curve
+        for col, value in where.items():
+            rows = rows[rows[col] == value]
+        rows = rows[rows["n"] >= min_n]
+        if rows.empty:
+            continue
+        cols = ["bin_low", "mean", "ci_low", "ci_high"]
+        by_bin = {float(r[0]): r[1:] for r in rows[cols].to_numpy(float)}
+        none = np.full(3, np.nan)
+        values = np.array([by_bin.get(float(low), none) for low, _high in grid])
+        y, low, high = (values[:, k].tolist() for k in range(3))
+        series.append(fig.Series(label, y, low, high))
+    return labels, series
+
+
+class _Boot(TypedDict):
+    level: float
+    n_boot: int
+    seed: int
+    min_n: int
+
+
+def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str]) -> None:
+    """Figures 3–5 of the self-preference paper, per judge, with their tables."""
+    o = ctx.options
+    parts = ctx.part(ANALYSIS)
+    boot = _Boot(level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n)
+    edges = perplexity_bins()
+    band = f"bins with at least {o.min_n} pairs; bands: {o.level:.0%} cluster-bootstrap intervals"
+    curves, by_self, gaps, by_model = [], [], [], []
+    for judge in judges:
+        # Figure 3: win rate of a by perplexity difference, judge and humans
+        try:
+            curve = perplexity_curve(judged, judge=judge, edges=edges, **boot)
+        except RecuseError as exc:
+            ctx.skip(ANALYSIS, f"perplexity curve (Figure 3): {exc}", inp.name, judge, False)
+        else:
+            curves.append(curve)
+            labels, series = _binned_series(
+                curve, [(judge, {"rater": "judge"}), ("humans", {"rater": "human"})], o.min_n
+            )
+            if series:
+                parts.figures.append(
+                    fig.curves(
+                        labels, series, id=slug("ppl-curve", inp.name, judge),
+                        title=f"Preference by perplexity difference — {judge}, {inp.name}",
+                        xlabel=_D_LABEL, ylabel="share preferring response a", reference=0.5,
+                        caption=(
+                            f"Mean verdict for a (judge) and mean human label, by bin of d "
+                            f"(Figure 3 of the self-preference paper); {band}. A judge that "
+                            "favours familiar answers beyond the humans falls more steeply "
+                            "from left to right than the human curve."
+                        ),
+                        format=o.figure_format,
+                    )
+                )  # fmt: skip
+        # Figure 4: the same, pairs with the judge's own response vs the others
+        try:
+            split = perplexity_curve_by_self(judged, judge=judge, edges=edges, **boot)
+        except RecuseError as exc:
+            ctx.skip(
+                ANALYSIS, f"perplexity curve by own response (Figure 4): {exc}", inp.name,
+                judge, False,
+            )  # fmt: skip
+        else:
+            by_self.append(split)
+            keys = [
+                (f"{rater}, {subset} pairs", {"rater": r, "subset": subset})
+                for subset in ("own", "other")
+                for r, rater in (("judge", judge), ("human", "humans"))
+            ]
+            labels, series = _binned_series(split, keys, o.min_n)
+            if series:
+                parts.figures.append(
+                    fig.curves(
+                        labels, series, id=slug("ppl-curve-self", inp.name, judge),
+                        title=f"Own vs other pairs by perplexity difference — {judge}, "
+                        f"{inp.name}",
+                        xlabel="d (own pairs: log ppl_own − log ppl_other; others: a − b)",
+                        ylabel="share preferring the own (or a) response", reference=0.5,
+                        caption=(
+                            f"Figure 4 of the self-preference paper: pairs holding {judge}'s "
+                            "own response (oriented own vs other) and pairs holding neither; "
+                            f"{band}. Self-preference beyond familiarity shows as the own "
+                            "curve lying above the other curve at the same d."
+                        ),
+                        format=o.figure_format,
+                    )
+                )  # fmt: skip
+        # Figure 5: mean log-perplexity of the judge's own responses vs the others'
+        rows = judged[judged["judge"] == judge]
+        if not (rows["model_a"].eq(judge).any() or rows["model_b"].eq(judge).any()):
+            ctx.skip(
+                ANALYSIS,
+                "own vs others' log-perplexity (Figure 5): no response of the judge's own "
+                "model among the pairs (model_a/model_b never equal the judge)",
+                inp.name, judge, False,
+            )  # fmt: skip
+            continue
+        results, skipped = own_perplexity_gap(judged, judge=judge, **boot)
+        for k in skipped:
+            ctx.skip(
+                ANALYSIS, f"own vs others' log-perplexity (Figure 5): {k.reason}",
+                inp.name, judge, False,
+            )  # fmt: skip
+        for r in results:
+            rec = {"dataset": inp.name, **{k: v for k, v in r.to_dict().items() if k != "counts"}}
+            rec.update(r.components)
+            rec.update({f"n {k}": v for k, v in r.counts.items()})
+            gaps.append(rec)
+            parts.notes.append(
+                f"{inp.name}, {judge}: mean log-perplexity of its own responses "
+                f"{r.components['mean_log_ppl_own']:.3f} vs other models' "
+                f"{r.components['mean_log_ppl_other']:.3f}; gap {r.estimate:+.3f} "
+                f"[{r.ci_low:.3f}, {r.ci_high:.3f}] ({o.level:.0%}; negative: its own "
+                "answers are more familiar to it)"
+            )
+        if not results:
+            continue
+        models = log_perplexity_by_model(judged, judge=judge, **boot)
+        by_model.append(models)
+        parts.figures.append(
+            fig.bars(
+                [f"{m} (own)" if own else str(m) for m, own in zip(models["model"],
+                                                                   models["own"], strict=True)],
+                models["mean"].astype(float).tolist(), models["ci_low"].astype(float).tolist(),
+                models["ci_high"].astype(float).tolist(), highlight=models["own"].tolist(),
+                id=slug("ppl-by-model", inp.name, judge),
+                title=f"Mean log-perplexity by generator under {judge} — {inp.name}",
+                xlabel="mean log-perplexity of the responses (nats per token)",
+                caption=(
+                    f"Figure 5 of the self-preference paper: each distinct response once; "
+                    f"red: {judge}'s own responses; whiskers: {o.level:.0%} cluster-bootstrap "
+                    f"intervals (none under {o.min_n} responses). Lower: more familiar to "
+                    "the judge."
+                ),
+                format=o.figure_format,
+            )
+        )  # fmt: skip
+    for name, title, frames, show in (
+        ("perplexity-curve", "Win rate of a by perplexity difference (Figure 3)", curves, False),
+        ("perplexity-curve-by-self", "The same, own-response pairs vs others (Figure 4)",
+         by_self, False),
+        ("own-perplexity-gap", "Own minus other models' mean log-perplexity (Figure 5)", gaps,
+         True),
+        ("log-perplexity-by-model", "Mean log-perplexity by generator (Figure 5)", by_model,
+         False),
+    ):  # fmt: skip
+        if not frames:
+            continue
+        table = (
+            pd.DataFrame(frames)
+            if isinstance(frames[0], dict)
+            else pd.concat(frames, ignore_index=True)
+        )
+        parts.tables.append(Table(slug(name, inp.name), f"{title} — {inp.name}", table, show))
+
+
+ANALYSIS = Analysis(
+    id="familiarity",
+    title="Familiarity (perplexity)",
+    intro=(
+        "Does the judge prefer answers that are more familiar to it (lower perplexity) "
+        "beyond the human labels? Perplexity is each response's, given its prompt, under "
+        "the judge's own model; d = log ppl_a − log ppl_b. Familiarity bias: the human "
+        "slope minus the judge's slope of fractional-logit fits of the preference for a "
+        "on d (log-odds per nat; positive: the judge follows familiarity more than the "
+        "humans). The curves are the win rate of a by bin of d for the judge and the "
+        "humans (Figure 3 of the self-preference paper), the same split into pairs with "
+        "and without the judge's own answer (Figure 4), and the mean log-perplexity of "
+        "each generator's answers under the judge (Figure 5): lower for its own answers "
+        "means they are more familiar to it."
+    ),
+    table="pairs",
+    biases=(FAMILIARITY,),
+    requires="pairs with perplexities ppl_a/ppl_b under the judge (recuse judge "
+    "--perplexity; none of the built-in datasets has them) and human labels; Figures 4-5 "
+    "also need the judge's own responses among the pairs",
+    needs=_needs,
+    build=_build,
+)

@@ -1,0 +1,66 @@
+"""Family preference: self-preference with "own" replaced by another model of the
+judge's family (per the roster)."""
+
+from __future__ import annotations
+
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    add_pairwise_results,
+    coef_figure,
+    findings_of,
+    needs_verdicts,
+)
+from recuse.data.inputs import Input
+from recuse.metrics.summary import PairwiseBias
+from recuse.report.bias import Bias
+
+EO = Bias(
+    key="family_preference",
+    title="Family preference",
+    unit="the judge's recall of the human-preferred answer when it comes from another "
+    "model of its family, minus its recall when the other answer is preferred",
+    positive="favours answers from its model family",
+    negative="is harder on answers from its model family",
+    none="no detectable family preference",
+    order=20,
+)
+DP = Bias(
+    key="family_preference_dp",
+    title="Family preference (demographic parity)",
+    short="Family preference (DP)",
+    unit="2 × P(judge picks the family member's answer) − 1, quality not controlled; "
+    "compare with the humans' value",
+    positive="picks its family's answer in most comparisons (quality not controlled)",
+    negative="picks the non-family answer in most comparisons (quality not controlled)",
+    none="picks its family's answer about half the time",
+    order=21,
+    headline=False,
+)
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    add_pairwise_results(ctx, ANALYSIS, inp, shared)
+    eo = findings_of(ctx, ANALYSIS, inp.name, EO)
+    if eo:
+        ctx.part(ANALYSIS).figures.append(
+            coef_figure(eo, inp.name, "family preference (EO)", ctx.options)
+        )
+
+
+ANALYSIS = Analysis(
+    id="family-preference",
+    title="Family preference",
+    intro=(
+        "The same two measures with 'own' replaced by another model of the judge's family "
+        "(per the roster), over pairs that do not contain the judge's own answer and whose "
+        "other answer comes from outside the family."
+    ),
+    table="pairs",
+    biases=(EO, DP),
+    requires="as self-preference, with another model of the judge's family (roster) among "
+    "the generators",
+    needs=needs_verdicts,
+    metrics={"family_preference_eo": EO, "family_preference_dp": DP},
+    build=_build,
+)

@@ -1,0 +1,281 @@
+"""Favoritism (Play Favorites, Spiliopoulou et al., Eq. 1): self- and family-bias as
+coefficients of a regression of the judge's ratings on the independent reference
+score, with the correction (debiased means) and the robustness battery."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recuse.analyses.base import Analysis, Context, slug, to_finding
+from recuse.data.inputs import Input
+from recuse.errors import ConfigError, EstimationError, RecuseError
+from recuse.metrics.summary import PairwiseBias
+from recuse.mitigation.debias import debias_effect
+from recuse.regression import fit_favoritism
+from recuse.regression.explore import score_matrix
+from recuse.regression.favoritism import FavoritismResult
+from recuse.regression.robustness import CHECKS, battery
+from recuse.report import figures as fig
+from recuse.report.bias import Bias
+from recuse.report.model import Table
+
+SELF_BIAS = Bias(
+    key="self_bias",
+    title="Self-bias (ratings, regression)",
+    short="Self-bias (ratings)",
+    unit="γ_j: extra rating (normalised score points) the judge gives its own model's "
+    "answers, adjusted for the reference score",
+    positive="rates its own answers higher than the reference warrants",
+    negative="rates its own answers lower than the reference warrants",
+    none="no detectable self-bias in its ratings",
+    order=30,
+)
+FAMILY_BIAS = Bias(
+    key="family_bias",
+    title="Family bias (ratings, regression)",
+    short="Family bias (ratings)",
+    unit="λ_F: extra rating (normalised score points) the family's judges give the "
+    "family's other models, adjusted for the reference score; one value per family",
+    positive="rates its family's answers higher than the reference warrants",
+    negative="rates its family's answers lower than the reference warrants",
+    none="no detectable family bias in its ratings",
+    order=31,
+    pooled=True,
+)
+
+
+def _needs(frame: pd.DataFrame) -> str | None:
+    if not set(frame["judge"].astype(str)) & set(frame["model"].astype(str)):
+        return "no judge rated its own model's outputs, so self-bias is not identified"
+    if frame["reference"].notna().sum() == 0:
+        return "no reference scores (column reference is empty)"
+    return None
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    o = ctx.options
+    parts = ctx.part(ANALYSIS)
+    frame = inp.frame
+    judges = set(frame["judge"].astype(str))
+    with ctx.timed(f"favoritism regression ({inp.name})", ANALYSIS):
+        try:
+            res = fit_favoritism(frame, ctx.roster, se=o.se, level=o.level)
+        except (EstimationError, ConfigError) as exc:
+            ctx.skip(ANALYSIS, str(exc), inp.name)
+            return
+    n_by_judge = frame[frame["rating"].notna() & frame["reference"].notna()].groupby("judge").size()
+    clusters = int(frame["prompt_id"].nunique())
+    method = f"{res.method}; SE {res.se_type}"
+    sb = res.self_bias()
+    for _, r in sb.iterrows():
+        ctx.add(
+            ANALYSIS,
+            to_finding(
+                ANALYSIS, SELF_BIAS, judge=str(r["judge"]), dataset=inp.name,
+                estimate=r["estimate"], ci_low=r["lower"], ci_high=r["upper"],
+                n=int(n_by_judge.get(r["judge"], res.n)), level=o.level, method=method,
+                clusters=clusters, detail=f"γ, {res.scale_note}",
+            ),
+        )  # fmt: skip
+    fb = res.family_bias()
+    fams = dict(res.families)
+    for _, r in fb.iterrows():
+        members = sorted(j for j in judges if fams.get(j) == r["family"])
+        n_fam = int(sum(n_by_judge.get(j, 0) for j in members))
+        for j in members:
+            ctx.add(
+                ANALYSIS,
+                to_finding(
+                    ANALYSIS, FAMILY_BIAS, judge=j, dataset=inp.name, estimate=r["estimate"],
+                    ci_low=r["lower"], ci_high=r["upper"], n=max(n_fam, 1), level=o.level,
+                    method=method, clusters=clusters,
+                    detail=f"λ pooled over the {r['family']} family's judges",
+                ),
+            )  # fmt: skip
+    parts.tables.append(
+        Table(slug("favoritism", inp.name), f"Favoritism coefficients — {inp.name}", res.tidy())
+    )
+    parts.notes.extend(f"{inp.name}: {n}" for n in res.notes)
+    if res.n_excluded:
+        parts.notes.append(
+            f"{inp.name}: excluded from the fit: "
+            + ", ".join(f"{v:,} {k}" for k, v in res.n_excluded.items())
+        )
+    with ctx.timed(f"favoritism figures ({inp.name})", ANALYSIS):
+        if len(sb):
+            parts.figures.append(
+                fig.coefficients(
+                    sb["judge"].astype(str).tolist(),
+                    sb["estimate"].astype(float).tolist(),
+                    sb["lower"].astype(float).tolist(),
+                    sb["upper"].astype(float).tolist(),
+                    id=slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
+                    xlabel=f"extra {res.scale_note} for own completions ({o.level:.0%} CI)",
+                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                )
+            )  # fmt: skip
+        if len(fb):
+            parts.figures.append(
+                fig.coefficients(
+                    fb["family"].astype(str).tolist(),
+                    fb["estimate"].astype(float).tolist(),
+                    fb["lower"].astype(float).tolist(),
+                    fb["upper"].astype(float).tolist(),
+                    id=slug("familybias", inp.name), title=f"Family bias λ_F — {inp.name}",
+                    xlabel=f"extra {res.scale_note} for the family's other models",
+                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                )
+            )  # fmt: skip
+        _score_matrix_figure(ctx, inp)
+    _debiasing(ctx, inp, res)
+    _robustness(ctx, inp)
+
+
+def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
+    """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
+    with ctx.timed(f"favoritism debiasing ({inp.name})", ANALYSIS):
+        try:
+            eff = debias_effect(inp.frame, res, ctx.roster)
+        except RecuseError as exc:
+            ctx.skip(ANALYSIS, f"debiasing: {exc}", inp.name, headline=False)
+            return
+    parts = ctx.part(ANALYSIS)
+    parts.tables.append(
+        Table(
+            slug("debiased", inp.name),
+            f"Correction: mean score per model with self- and family-bias removed — {inp.name}",
+            eff.table,
+        )
+    )
+    changed = "changes" if eff.ranking_changed else "does not change"
+    parts.notes.append(
+        f"{inp.name}: debiasing subtracts γ̂_j from judge j's ratings of its own model and "
+        f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
+        f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
+        f"the reference ranking goes from {eff.rank_correlation_before:.2f} to "
+        f"{eff.rank_correlation_after:.2f}. The corrections are point estimates; their "
+        "uncertainty is the coefficients' intervals above."
+    )
+
+
+def _score_matrix_figure(ctx: Context, inp: Input) -> None:
+    """Figure 2 of Play Favorites: mean normalised score, judge × model, own cells outlined."""
+    parts = ctx.part(ANALYSIS)
+    try:
+        sm = score_matrix(inp.frame, ctx.roster)
+    except RecuseError as exc:
+        ctx.skip(ANALYSIS, f"judge × model heat map: {exc}", inp.name)
+        return
+    means = pd.concat([sm.means, sm.reference.to_frame().T.rename(index={"ref": "reference"})])
+    means.index = [*sm.means.index.astype(str), "human (reference)"]
+    spread = (means.max(axis=1) - means.min(axis=1)).replace(0, np.nan)
+    colour = means.sub(means.mean(axis=1), axis=0).div(spread, axis=0)
+    highlight = np.vstack([sm.self_cells.to_numpy(bool), np.zeros((1, means.shape[1]), dtype=bool)])
+    parts.figures.append(
+        fig.heatmap(
+            colour.to_numpy(float),
+            rows=list(means.index),
+            cols=[str(c) for c in means.columns],
+            annotations=means.to_numpy(float),
+            id=slug("heat", inp.name),
+            title=f"Mean score, judge × model — {inp.name}",
+            caption=(
+                f"Mean {sm.normalize}-normalised rating each judge (row) gives each model's "
+                "completions (column), all dimensions pooled; last row: the reference "
+                "(human) score. Colour: the row's values centred and divided by the row's "
+                "range (Figure 2 of Play Favorites). Outlined: the judge's own completions. "
+                "Descriptive; the regression is the estimate."
+            ),
+            highlight=highlight,
+            format=ctx.options.figure_format,
+        )
+    )
+
+    def long(wide: pd.DataFrame, name: str) -> pd.DataFrame:
+        out = wide.copy()
+        out.index = out.index.astype(str).rename("judge")
+        return out.reset_index().melt(id_vars="judge", var_name="model", value_name=name)
+
+    tidy = long(sm.means, "mean").dropna(subset=["mean"])
+    n = long(sm.n, "n")
+    parts.tables.append(
+        Table(
+            slug("score-matrix", inp.name),
+            f"Mean normalised score, judge × model — {inp.name}",
+            tidy.merge(n, on=["judge", "model"]),
+            show=False,
+        )
+    )
+
+
+def _robustness(ctx: Context, inp: Input) -> None:
+    """The regression's robustness battery (the checks in ``options.robustness``)."""
+    o = ctx.options
+    chosen = list(CHECKS) if o.robustness == ("all",) else list(o.robustness)
+    not_run = [c for c in CHECKS if c not in chosen]
+    if not chosen:
+        return
+    with ctx.timed(f"favoritism robustness battery ({inp.name})", ANALYSIS):
+        try:
+            bat = battery(inp.frame, ctx.roster, checks=chosen, se=o.se, level=o.level)
+        except RecuseError as exc:
+            ctx.skip(ANALYSIS, f"robustness battery: {exc}", inp.name)
+            return
+    for name, reason in bat.skipped.items():
+        ctx.skip(ANALYSIS, f"robustness check {name}: {reason}", inp.name, headline=False)
+    if not_run:
+        ctx.skip(
+            ANALYSIS,
+            f"robustness checks not run (slow; ask for them with --robustness all): "
+            f"{', '.join(not_run)}",
+            inp.name,
+            headline=False,
+        )
+    table = bat.table()
+    parts = ctx.part(ANALYSIS)
+    parts.tables.append(
+        Table(
+            slug("robustness", inp.name),
+            f"Robustness: self- and family-bias under each check — {inp.name}",
+            table,
+            show=False,
+        )
+    )
+    # the self-bias of each judge across variants, as one coefficient plot per kind
+    for kind, what in (("self", "self-bias γ_j"), ("family", "family bias λ_F")):
+        t = table[(table["kind"] == kind) & table["lower"].notna()]
+        if t.empty:
+            continue
+        wide = t.pivot_table(
+            index="label", columns="variant", values="significant", aggfunc="first"
+        )
+        agree = wide.apply(lambda r: f"{int(r.sum())} of {int(r.notna().sum())}", axis=1)
+        parts.notes.append(
+            f"{inp.name}: {what} flagged (interval excludes 0) in how many of the fitted "
+            "variants — " + "; ".join(f"{label}: {v}" for label, v in agree.items())
+        )
+    parts.notes.append(
+        f"{inp.name}: robustness checks run: {', '.join(chosen)} "
+        f"({sum(bat.seconds.values()):.1f} s); every variant's coefficients are in "
+        f"tables/{slug('robustness', inp.name)}.csv"
+    )
+
+
+ANALYSIS = Analysis(
+    id="favoritism",
+    title="Favoritism regression (ratings)",
+    intro=(
+        "Play Favorites' regression (Spiliopoulou et al., Eq. 1): the judge's rating "
+        "explained by the independent reference score with judge-specific intercepts and "
+        "slopes; γ_j is the extra score judge j gives its own completions (self-bias), λ_F "
+        "the extra score judges of family F give the family's other models (family bias). "
+        "OLS with robust standard errors, Wald intervals; scores normalised per dimension."
+    ),
+    table="ratings",
+    biases=(SELF_BIAS, FAMILY_BIAS),
+    requires="ratings with an independent reference score, from judges that also "
+    "generated some of the rated answers",
+    needs=_needs,
+    build=_build,
+)

@@ -1,0 +1,156 @@
+"""Self-preference (Wataoka et al.): does the judge prefer its own answers more than
+the human labels justify? Equal opportunity (Def. 4.1) is the headline; demographic
+parity (Eq. 4) is shown beside the humans' value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    add_pairwise_results,
+    coef_figure,
+    findings_of,
+    judged,
+    needs_verdicts,
+    slug,
+    truncate,
+)
+from recuse.data.inputs import Input
+from recuse.errors import RecuseError
+from recuse.metrics.result import MetricResult
+from recuse.metrics.self_preference import confusion_matrix, favored_side
+from recuse.metrics.summary import PairwiseBias
+from recuse.report import figures as fig
+from recuse.report.bias import Bias
+from recuse.report.model import Table
+
+EO = Bias(
+    key="self_preference_eo",
+    title="Self-preference (equal opportunity)",
+    short="Self-preference",
+    unit="the judge's recall of the human-preferred answer when it is its own, minus its "
+    "recall when the other answer is preferred (Def. 4.1)",
+    positive="favours its own answers",
+    negative="is harder on its own answers",
+    none="no detectable self-preference",
+    order=10,
+)
+DP = Bias(
+    key="self_preference_dp",
+    title="Self-preference (demographic parity)",
+    short="Self-preference (DP)",
+    unit="2 × P(judge picks its own answer) − 1 (Eq. 4), quality not controlled; compare "
+    "with the humans' value",
+    positive="picks its own answer in most comparisons (quality not controlled)",
+    negative="picks the other answer in most comparisons (quality not controlled)",
+    none="picks its own answer about half the time",
+    order=11,
+    headline=False,
+)
+
+
+def _describe(r: MetricResult) -> str:
+    human = r.components.get("human_dp") if r.metric == "self_preference_dp" else None
+    return f"humans: {human:+.2f}" if human is not None and np.isfinite(human) else ""
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    add_pairwise_results(ctx, ANALYSIS, inp, shared)
+    o = ctx.options
+    part = ctx.part(ANALYSIS)
+    rows = judged(inp.frame)
+    eo = findings_of(ctx, ANALYSIS, inp.name, EO)
+    examples: list[dict[str, object]] = []
+    with ctx.timed(f"self-preference figures ({inp.name})", ANALYSIS):
+        for judge in [f.judge for f in eo]:
+            try:
+                cm = confusion_matrix(rows, judge=judge)
+            except RecuseError as exc:
+                part.notes.append(f"{inp.name}, {judge}: no confusion matrix ({exc})")
+                continue
+            part.figures.append(
+                fig.confusion_matrix(
+                    [[cm.own_own, cm.own_other], [cm.other_own, cm.other_other]],
+                    rows=["own answer", "other answer"],
+                    cols=["own answer", "other answer"],
+                    row_label="human prefers",
+                    col_label="judge picks",
+                    id=slug("cm", inp.name, judge),
+                    title=f"{judge} on {inp.name}",
+                    caption=(
+                        f"Pairs holding {judge}'s own answer: human label × judge pick (judge "
+                        f"ties count half). Recall own {cm.recall_own:.2f}, other "
+                        f"{cm.recall_other:.2f}; {cm.n_excluded} pairs without a usable label "
+                        "or verdict left out."
+                    ),
+                    format=o.figure_format,
+                )
+            )
+            if o.examples > 0:
+                examples.extend(_examples(rows, judge, o.examples))
+        if examples:
+            part.tables.append(
+                Table(
+                    slug("examples", inp.name),
+                    "Examples: the judge picked its own answer, the human preferred the other "
+                    f"— {inp.name}",
+                    pd.DataFrame(examples),
+                )
+            )
+        if eo:
+            part.figures.append(coef_figure(eo, inp.name, "self-preference (EO)", o))
+
+
+def _examples(rows: pd.DataFrame, judge: str, k: int) -> list[dict[str, object]]:
+    """Up to ``k`` pairs where ``judge`` picked its own answer against the human label."""
+    rows = rows[rows["judge"] == judge]
+    if "response_a" not in rows.columns or "response_b" not in rows.columns:
+        return []
+    side = favored_side(rows)
+    p = rows["p_a"].to_numpy(float)
+    h = rows["human"].to_numpy(float)
+    own_p = np.where(side > 0, p, 1 - p)
+    own_h = np.where(side > 0, h, 1 - h)
+    hit = (side != 0) & (own_p > 0.5) & (own_h < 0.5)
+    out: list[dict[str, object]] = []
+    for i in np.flatnonzero(hit)[:k]:
+        r = rows.iloc[i]
+        own_is_a = side[i] > 0
+        out.append(
+            {
+                "judge": judge,
+                "item_id": r["item_id"],
+                "prompt": truncate(r.get("prompt")),
+                "own answer": truncate(r["response_a"] if own_is_a else r["response_b"]),
+                "other answer": truncate(r["response_b"] if own_is_a else r["response_a"]),
+                "other model": r["model_b"] if own_is_a else r["model_a"],
+                "judge P(own better)": float(own_p[i]),
+            }
+        )
+    return out
+
+
+ANALYSIS = Analysis(
+    id="self-preference",
+    title="Self-preference",
+    intro=(
+        "Does the judge prefer its own answers more than the human labels justify? "
+        "Equal opportunity (Wataoka et al., Def. 4.1): the judge's recall of the "
+        "human-preferred answer when that answer is its own, minus its recall when the "
+        "other answer is better; 0 = no bias. Demographic parity (Eq. 4) is how often it "
+        "picks its own answer (2p − 1), not adjusted for quality: compare it with the "
+        "humans' value. Verdicts are the judge's probabilities averaged over the orders it "
+        "judged; human ties are left out."
+    ),
+    table="pairs",
+    biases=(EO, DP),
+    requires="pairs with judge verdicts and generator ids (model_a, model_b) that include "
+    "the judge's own responses; EO also needs human labels",
+    needs=needs_verdicts,
+    metrics={"self_preference_eo": EO, "self_preference_dp": DP},
+    describe=_describe,
+    build=_build,
+)

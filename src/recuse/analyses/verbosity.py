@@ -1,0 +1,145 @@
+"""Verbosity (Saito et al.): does the judge prefer longer answers more than humans do?"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    add_pairwise_results,
+    coef_figure,
+    findings_of,
+    needs_verdicts,
+    slug,
+)
+from recuse.data.inputs import Input
+from recuse.metrics.summary import PairwiseBias
+from recuse.report import figures as fig
+from recuse.report.bias import Bias
+from recuse.report.model import Table
+
+VERBOSITY = Bias(
+    key="verbosity",
+    title="Verbosity",
+    unit="the judge's recall of the human-preferred answer when it is the longer one, "
+    "minus its recall when it is the shorter one (signed accuracy parity, Saito Eq. 6)",
+    positive="prefers longer answers more than humans do",
+    negative="prefers shorter answers more than humans do",
+    none="no detectable length preference beyond the humans'",
+    order=40,
+)
+_X_LABEL = "(len human-preferred − len other) / len other"
+
+
+def _curve_x(frame: pd.DataFrame) -> np.ndarray:
+    low = frame["bin_low"].to_numpy(float)
+    high = frame["bin_high"].to_numpy(float)
+    width = np.nanmin(np.where(np.isfinite(high), high - low, np.nan)) if len(low) else 0.2
+    width = width if math.isfinite(width) else 0.2
+    return np.where(np.isfinite(high), (low + high) / 2, low + width / 2)
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    add_pairwise_results(ctx, ANALYSIS, inp, shared)
+    with ctx.timed(f"verbosity figures ({inp.name})", ANALYSIS):
+        _figures(ctx, inp, shared.curves if shared else {})
+
+
+def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> None:
+    o = ctx.options
+    part = ctx.part(ANALYSIS)
+    found = findings_of(ctx, ANALYSIS, inp.name, VERBOSITY)
+    if found:
+        part.figures.append(coef_figure(found, inp.name, "verbosity bias", o))
+    align = curves.get("human_alignment_curve")
+    if align is not None and len(align):
+        series = []
+        for judge, g in align.groupby("judge", sort=True):
+            g = g[g["n"] >= o.min_n]
+            if len(g) >= 2:
+                y, low, high = (g[c].astype(float).tolist() for c in ("mean", "ci_low", "ci_high"))
+                series.append((_curve_x(g), fig.Series(str(judge), y, low, high)))
+        same = bool(series) and all(
+            len(x) == len(series[0][0]) and np.allclose(x, series[0][0]) for x, _ in series
+        )
+        if same:  # the judges share the bins: one figure
+            part.figures.append(
+                fig.curves(
+                    series[0][0].tolist(),
+                    [s for _, s in series],
+                    id=slug("align", inp.name),
+                    title=f"Agreement with humans by length difference — {inp.name}",
+                    xlabel=_X_LABEL,
+                    ylabel="share of judge verdicts agreeing",
+                    reference=0.5,
+                    caption=(
+                        f"Bins with at least {o.min_n} pairs; bands: {o.level:.0%} "
+                        "cluster-bootstrap intervals. A judge without verbosity bias has a "
+                        "flat curve; one that prefers longer answers rises to the right."
+                    ),
+                    format=o.figure_format,
+                )
+            )
+        else:
+            for x, s in series:
+                part.figures.append(
+                    fig.curves(
+                        x.tolist(),
+                        [s],
+                        id=slug("align", inp.name, s.label),
+                        title=f"Agreement by length difference — {s.label}, {inp.name}",
+                        xlabel=_X_LABEL,
+                        ylabel="share agreeing",
+                        reference=0.5,
+                        format=o.figure_format,
+                    )
+                )
+        part.tables.append(
+            Table(
+                slug("alignment-curve", inp.name),
+                f"Agreement by length difference — {inp.name}",
+                align.reset_index(drop=True),
+                show=False,
+            )
+        )
+    for name, title in (
+        ("human_verbosity_curve", "Human preference by length difference"),
+        ("judge_verbosity_curve", "Judge preference by length difference (same-source pairs)"),
+    ):
+        frame = curves.get(name)
+        if frame is not None and len(frame):
+            part.tables.append(
+                Table(
+                    slug(name, inp.name),
+                    f"{title} — {inp.name}",
+                    frame.reset_index(drop=True),
+                    show=False,
+                )
+            )
+
+
+ANALYSIS = Analysis(
+    id="verbosity",
+    title="Verbosity",
+    intro=(
+        "Does the judge prefer longer answers more than the humans do? Signed verbosity "
+        "bias (Saito et al., Eq. 6): the judge's recall when the human prefers the longer "
+        "answer minus its recall when the human prefers the shorter one; 0 = no bias. The "
+        "table also gives its absolute value (Eq. 5, verbosity_deviation), equal to the "
+        "signed one whenever that is positive. The curve shows how often the judge agrees "
+        "with the human as a function of how much longer the human-preferred answer is "
+        "(Figure 5 of the paper)."
+    ),
+    table="pairs",
+    biases=(VERBOSITY,),
+    requires="pairs with judge verdicts, human labels, and response texts or lengths "
+    "(response_a/response_b or len_a/len_b)",
+    needs=needs_verdicts,
+    metrics={"verbosity_bias": VERBOSITY, "verbosity_deviation": None},
+    build=_build,
+)

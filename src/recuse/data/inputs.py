@@ -1,0 +1,169 @@
+"""One resolver of "dataset name or file" for every command: an evidence table and
+where it came from (:class:`Source`, kept in the report's provenance)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from recuse.errors import ConfigError, InputError, RecuseError
+from recuse.roster import Roster
+
+TableKind = Literal["pairs", "ratings"]
+UnknownModels = Literal["error", "keep"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a named dataset or a file, what was read and from where."""
+
+    name: str
+    table: str  # "pairs" or "ratings"
+    rows: int
+    location: str = ""
+    files: tuple[str, ...] = ()
+    upstream: str = ""
+    judges: tuple[str, ...] = ()
+    label: str = ""  # what its human/reference label is; "" = not known (a user's file)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "table": self.table,
+            "rows": self.rows,
+            "location": self.location,
+            "files": list(self.files),
+            "upstream": self.upstream,
+            "judges": list(self.judges),
+            "label": self.label,
+        }
+
+
+@dataclass(frozen=True)
+class Input:
+    """One evidence table and where it came from."""
+
+    name: str
+    table: TableKind
+    frame: pd.DataFrame
+    source: Source
+
+
+def _peek_columns(path: Path) -> set[str] | None:
+    """Column names of a data file without reading it all (None if unknown)."""
+    name = path.name.lower()
+    try:
+        if name.endswith((".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz")):
+            sep = "\t" if ".tsv" in name or name.endswith(".tab") else ","
+            return set(pd.read_csv(path, nrows=0, sep=sep).columns)
+        if name.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
+            import gzip
+            import json
+
+            opener: Any = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        obj = json.loads(line)
+                        return set(obj) if isinstance(obj, dict) else None
+            return None
+        if name.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            return set(pq.read_schema(path).names)
+    except Exception:  # unreadable: let the reader give its precise error
+        return None
+    return None
+
+
+def _guess_table(path: Path) -> TableKind:
+    cols = _peek_columns(path)
+    if cols is not None and "rating" in cols and "p_a" not in cols:
+        return "ratings"
+    return "pairs"
+
+
+def _upstream(name: str) -> tuple[str, tuple[str, ...]]:
+    """Upstream repositories@commits and the files of a named dataset, when known."""
+    try:
+        from recuse.data import fetch
+
+        files = fetch.files_for(name)
+    except (ImportError, AttributeError, RecuseError):
+        return "", ()
+    repos: dict[str, None] = {}
+    for f in files:
+        parts = f.url.split("/")
+        if "raw.githubusercontent.com" in f.url and len(parts) > 5:
+            repos[f"github.com/{parts[3]}/{parts[4]}@{parts[5][:12]}"] = None
+    return ", ".join(repos), tuple(f"{f.folder}/{f.path}" for f in files)
+
+
+def load_input(
+    spec: str | Path,
+    *,
+    table: TableKind | None = None,
+    data_dir: str | Path | None = None,
+    roster: Roster | None = None,
+    mapping: Mapping[str, str] | None = None,
+    unknown_models: UnknownModels = "error",
+) -> Input:
+    """A named dataset or a file (``.csv``, ``.jsonl``, ``.parquet``, ...) as an audit input.
+
+    ``table`` says whether a file holds ``pairs`` or ``ratings``; without it a file
+    with a ``rating`` column (and no ``p_a``) is read as ratings, else as pairs.
+    ``mapping`` renames a file's columns to schema columns; ``unknown_models="keep"``
+    accepts model names the roster does not know (each its own family).
+    """
+    from recuse.data import generic, registry
+
+    roster = roster or Roster.load()
+    text = str(spec)
+    known = registry.datasets()
+    if not isinstance(spec, Path) and text in known:
+        ds = known[text]
+        if mapping:
+            raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
+        if table is not None and table != ds.table:
+            raise InputError(
+                f"dataset {text!r} is a {ds.table} table, not {table}",
+                fix=f"drop --table or use --table {ds.table}",
+            )
+        frame = generic.load_table(text, table=ds.table, data_dir=data_dir, roster=roster)
+        location = str(registry.folder(text, data_dir))
+        upstream, files = _upstream(text)
+        kind: TableKind = ds.table
+        name, label = text, ds.label
+    else:
+        path = Path(text).expanduser()
+        if not path.exists():
+            # an unknown name that is not a file: the registry lists the known ones
+            if "/" not in text and "\\" not in text and "." not in path.name:
+                registry.get(text)
+            raise InputError(
+                "file not found", file=path, fix="check the path, or give a dataset name"
+            )
+        kind = table or _guess_table(path)
+        frame = generic.load_table(
+            path, table=kind, roster=roster, mapping=mapping, unknown_models=unknown_models
+        )
+        location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
+        label = ""
+    judges: tuple[str, ...] = ()
+    if "judge" in frame.columns:
+        judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
+    source = Source(
+        name=name,
+        table=kind,
+        rows=len(frame),
+        location=location,
+        files=files,
+        upstream=upstream,
+        judges=judges,
+        label=label,
+    )
+    return Input(name=name, table=kind, frame=frame, source=source)

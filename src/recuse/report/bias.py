@@ -1,0 +1,66 @@
+"""What a reader is told about one bias: its name, unit, no-bias value and verdict words.
+
+A :class:`Bias` is frozen data declared in the analysis file that estimates it
+(:mod:`recuse.analyses`), so the words the report, the JSON and the CLI show sit
+beside the estimator and cannot drift from the number. A bias is *flagged* when the
+interval excludes ``null``; the sign of the estimate picks the phrase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Direction = Literal["positive", "negative", "none"]
+
+
+@dataclass(frozen=True)
+class Bias:
+    """One bias as a reader sees it.
+
+    ``unit`` says what one unit of the estimate means (the quantity the estimator
+    computes, not a paraphrase); ``null`` is the no-bias value; ``positive`` /
+    ``negative`` are the verdicts when the interval lies above / below ``null`` and
+    ``none`` when it contains it. ``order`` places the bias in the summary; ``short``
+    heads its matrix column; ``pooled`` marks one estimate shared by a group of
+    judges (e.g. a family's λ); ``headline`` False keeps its findings in the
+    analysis's section, out of the one-screen summary.
+    """
+
+    key: str
+    title: str
+    unit: str
+    positive: str
+    negative: str
+    none: str
+    order: int
+    null: float = 0.0
+    short: str = ""
+    pooled: bool = False
+    headline: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("key", "title", "unit", "positive", "negative", "none"):
+            if not getattr(self, name).strip():
+                raise ValueError(f"bias {self.key!r}: {name} is empty")
+
+    @property
+    def label(self) -> str:
+        return self.short or self.title
+
+    @property
+    def signed(self) -> bool:
+        """Whether estimates print with a sign (differences around 0; not rates)."""
+        return self.null == 0
+
+    def words(self, direction: Direction) -> str:
+        return {"positive": self.positive, "negative": self.negative, "none": self.none}[direction]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bias": self.key,
+            "title": self.title,
+            "short": self.label,
+            "unit": self.unit,
+            "null": self.null,
+        }

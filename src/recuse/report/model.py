@@ -496,8 +496,8 @@ class Report:
         of_analysis = dict(self.analyses)
         anywhere: dict[str, dict[str, list[str]]] = {}
         for k in self.skipped:
-            keys = of_analysis.get(k.analysis, (k.bias.key,) if k.bias else ())
-            if not k.headline or not keys or set(keys) & set(biases):
+            its = of_analysis.get(k.analysis, (k.bias.key,) if k.bias else ())
+            if not k.headline or not its or set(its) & set(biases):
                 continue
             where = anywhere.setdefault(k.analysis, {}).setdefault(k.reason, [])
             if k.dataset not in where:

@@ -1,0 +1,76 @@
+"""One planted simulation audited once: pairs with self-preference, verbosity and
+position biases, pairs with a familiarity effect, and ratings with a self-bias."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+
+from recuse.audit import AuditInput, AuditOptions, run_audit
+from recuse.report import Report, Source
+from recuse.roster import Entry, Roster
+from recuse.simulate import (
+    PlantedBias,
+    PlantedFamiliarity,
+    simulate_familiarity,
+    simulate_pairs,
+    simulate_ratings,
+)
+
+OPTIONS = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=())
+BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
+
+
+@dataclass(frozen=True)
+class Planted:
+    report: Report
+    pairs: pd.DataFrame
+    familiar: pd.DataFrame
+    ratings: pd.DataFrame
+    roster: Roster
+
+
+def _input(name: str, table: str, frame: pd.DataFrame) -> AuditInput:
+    judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
+    return AuditInput(name, table, frame, Source(name, table, len(frame), judges=judges))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def planted() -> Planted:
+    pairs = simulate_pairs(
+        judges={
+            "gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65),
+            "claude-v1": PlantedBias(verbosity=0.25, position=0.1, accuracy=0.65),
+        },
+        models=("gpt-4", "gpt-3.5-turbo", "claude-v1", "vicuna-13b", "palm-2"),
+        n_prompts=300,
+        pairs_per_prompt=3,
+        texts=True,
+        seed=3,
+    ).pairs
+    fam = simulate_familiarity(
+        {"fam-judge": PlantedFamiliarity(judge_slope=-1.5)},
+        human_slope=-0.5,
+        n_prompts=150,
+        seed=3,
+    ).pairs
+    ratings = simulate_ratings(
+        n_prompts=60,
+        self_bias={"j0": 0.15, "j1": 0.0, "j2": 0.0, "j3": 0.0, "j4": 0.0},
+        family_bias={"A": 0.0, "B": 0.0},
+        seed=2,
+    )
+    roster = Roster.builtin()
+    for j, f in ratings.families.items():
+        roster.add(Entry(j, f))
+    for name in {*fam["model_a"], *fam["model_b"], *fam["judge"]}:
+        roster.add(Entry(str(name), str(name)))
+    inputs = [
+        _input("sim-pairs", "pairs", pairs),
+        _input("sim-familiar", "pairs", fam),
+        _input("sim-ratings", "ratings", ratings.ratings),
+    ]
+    report = run_audit(inputs, options=OPTIONS, roster=roster)
+    return Planted(report, pairs, fam, ratings.ratings, roster)

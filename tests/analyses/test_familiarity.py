@@ -1,0 +1,35 @@
+"""Familiarity: the finding is human slope − judge slope, with the audit's min_n."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyses.conftest import BOOT, Planted
+from recuse.analyses.familiarity import ANALYSIS, FAMILIARITY
+from recuse.errors import EstimationError
+from recuse.metrics.familiarity import familiarity_bias
+
+
+def test_finding_is_the_slope_difference_its_unit_names(planted: Planted) -> None:
+    (f,) = [f for f in planted.report.findings if f.bias is FAMILIARITY]
+    ref = familiarity_bias(planted.familiar, judge="fam-judge", **BOOT)  # type: ignore[arg-type]
+    assert f.estimate == pytest.approx(ref.estimate)
+    assert f.estimate == pytest.approx(
+        ref.components["human_slope"] - ref.components["judge_slope"]
+    )
+    assert "slope" in FAMILIARITY.unit and f.direction == "positive"
+
+
+def test_needs_perplexities(planted: Planted) -> None:
+    assert "ppl_a" in (ANALYSIS.needs(planted.pairs) or "")
+    assert ANALYSIS.needs(planted.familiar) is None
+
+
+def test_min_n_reaches_the_estimator(planted: Planted) -> None:
+    few = planted.familiar[planted.familiar["prompt_id"].isin(
+        planted.familiar["prompt_id"].unique()[:5])]  # fmt: skip
+    # 15 pairs: refused at the old fixed default of 20, estimated at the audit's min_n 10
+    assert len(few) == 15
+    with pytest.raises(EstimationError):
+        familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=20)
+    familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)

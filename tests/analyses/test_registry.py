@@ -1,0 +1,67 @@
+"""Conformance of every registered analysis, and the import graph of the package."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from analyses.conftest import Planted
+from recuse.analyses import BIASES, IDS, REGISTRY, get, selected
+from recuse.analyses.base import Analysis, AuditOptions
+from recuse.errors import ConfigError
+from recuse.tables import PAIRS, RATINGS
+
+
+def test_ids_titles_and_bias_keys_are_unique() -> None:
+    assert len(set(IDS)) == len(IDS)
+    assert len({a.title for a in REGISTRY}) == len(REGISTRY)
+    keys = [b.key for a in REGISTRY for b in a.biases]
+    assert len(set(keys)) == len(keys) == len(BIASES)
+    assert len({b.order for b in BIASES.values()}) == len(BIASES)
+
+
+@pytest.mark.parametrize("analysis", REGISTRY, ids=IDS)
+def test_each_analysis_says_what_it_is_and_needs(analysis: Analysis) -> None:
+    assert analysis.intro.strip() and analysis.requires.strip() and analysis.biases
+    assert analysis.headline.headline  # the first bias is the one the summary shows
+    for b in analysis.biases:
+        assert b.unit.strip() and math.isfinite(b.null)
+        assert len({b.positive, b.negative, b.none}) == 3
+    for metric, bias in analysis.metrics.items():
+        assert bias is None or bias in analysis.biases, metric
+    assert get(analysis.id) is analysis
+
+
+@pytest.mark.parametrize("analysis", REGISTRY, ids=IDS)
+def test_needs_gives_a_reason_on_an_empty_table(analysis: Analysis) -> None:
+    columns = (PAIRS if analysis.table == "pairs" else RATINGS).names
+    reason = analysis.needs(pd.DataFrame(columns=list(columns)))
+    assert isinstance(reason, str) and len(reason) > 10
+
+
+def test_every_headline_bias_reaches_the_matrix_and_the_others_their_section(
+    planted: Planted,
+) -> None:
+    matrix = planted.report.matrix()
+    columns = {c.bias.key for c in matrix.columns}
+    sections = {f.bias.key for s in planted.report.sections for f in s.findings}
+    for a in REGISTRY:
+        for b in a.biases:
+            if b.headline:
+                assert b.key in columns, b.key
+            else:
+                assert b.key in sections, b.key
+    # the report's sections follow the registry and nothing else
+    assert [s.id for s in planted.report.sections] == list(IDS)
+
+
+def test_only_and_skip_select_from_the_registry() -> None:
+    assert [a.id for a in selected(AuditOptions(only=("position", "verbosity")))] == [
+        "verbosity",
+        "position",
+    ]
+    assert "favoritism" not in [a.id for a in selected(AuditOptions(skip=("favoritism",)))]
+    with pytest.raises(ConfigError, match="unknown analysis 'nope'"):
+        AuditOptions(only=("nope",)).check(known=IDS)

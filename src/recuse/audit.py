@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from recuse.analyses import REGISTRY, selected
-from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context
+from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context, Progress
 from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
@@ -132,8 +132,11 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
         _pairs_exclusions(ctx, inp, frame)
     else:
         _ratings_exclusions(ctx, inp, frame)
+    if any(a.metrics for a in ready):
+        ctx.step(f"pairwise metrics, one bootstrap ({inp.name})")
     shared = _shared_bootstrap(ctx, inp, ready)
     for a in ready:
+        ctx.step(f"{a.title} ({inp.name})")
         a.build(ctx, inp, shared)
 
 
@@ -163,11 +166,13 @@ def run_audit(
     roster: Roster | None = None,
     title: str = "recuse audit",
     timings: Sequence[tuple[str, float]] = (),
+    progress: Progress | None = None,
 ) -> Report:
     """Every analysis the inputs support, as a :class:`~recuse.report.model.Report`.
 
     ``timings`` (label, seconds) from earlier steps (e.g. loading) are kept in the
-    report's timings ahead of the analyses'.
+    report's timings ahead of the analyses'. ``progress`` is called with a line
+    naming each step as it starts (the CLI prints them, so a long audit is not silent).
     """
     o = options or AuditOptions()
     o.check(known=[a.id for a in REGISTRY])
@@ -177,7 +182,7 @@ def run_audit(
     if not analyses:
         raise ConfigError("--only/--skip leave no analysis to run — see `recuse analyses`")
     roster = roster or Roster.load()
-    ctx = Context(o, roster)
+    ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
     for inp in _filter_judges(inputs, o.judges):
         _audit_input(ctx, inp, analyses)
@@ -304,6 +309,7 @@ def audit(
     mapping: Mapping[str, str] | None = None,
     unknown_models: UnknownModels = "error",
     title: str = "recuse audit",
+    progress: Progress | None = None,
 ) -> Report:
     """Load each of ``data`` (dataset names or files) and audit them together."""
     roster = roster or Roster.load()
@@ -318,4 +324,6 @@ def audit(
             )
         )  # fmt: skip
         timings.append((f"load {spec}", time.perf_counter() - start))
-    return run_audit(loaded, options=options, roster=roster, title=title, timings=timings)
+    return run_audit(
+        loaded, options=options, roster=roster, title=title, timings=timings, progress=progress
+    )

@@ -117,6 +117,7 @@ class Parts:
 
 
 Needs = Callable[[pd.DataFrame], str | None]
+Progress = Callable[[str], None]
 Build = Callable[["Context", Input, PairwiseBias | None], None]
 
 
@@ -160,6 +161,12 @@ class Context:
     skipped: list[NotEstimated] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
+    progress: Progress | None = None
+
+    def step(self, line: str) -> None:
+        """Tell the user which step starts (a long audit is never silent)."""
+        if self.progress is not None:
+            self.progress(line)
 
     def part(self, analysis: Analysis) -> Parts:
         return self.parts.setdefault(analysis.id, Parts())

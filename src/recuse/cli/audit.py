@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +25,15 @@ def summary_line(row: SummaryRow) -> str:
         return f"{row.judge}: nothing could be estimated ({why})"
     text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
     return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
+
+
+def _progress(start: float) -> Callable[[str], None]:
+    """Each step of the audit as a line on stderr with the seconds elapsed."""
+
+    def show(line: str) -> None:
+        print(f"[{time.perf_counter() - start:6.1f} s] {line}", file=sys.stderr, flush=True)
+
+    return show
 
 
 def _ids(values: list[str] | None) -> tuple[str, ...]:
@@ -124,6 +135,7 @@ def audit_command(
         mapping=parse_mapping(mapping),
         unknown_models="keep" if keep_unknown else "error",
         title=title,
+        progress=_progress(start),
     )
     paths = write_report(report, out)
     seconds = time.perf_counter() - start

@@ -6,7 +6,7 @@ DATA ?= $(abspath ../shared/data)
 EXTRAS ?= dev,plots,local
 export RECUSE_DATA_DIR ?= $(DATA)
 
-.PHONY: test demo check lint typecheck unit bench clean
+.PHONY: test demo check lint typecheck unit bench clean browser
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,10 @@ typecheck: setup
 
 check: lint typecheck
 
-unit: setup
+browser:
+	./scripts/ensure-chromium
+
+unit: setup browser
 	$(BIN)/pytest -n 2
 
 test: check unit

@@ -1,4 +1,4 @@
-"""Headless Chromium for the report tests (Debian's ``chromium``; .ci/run installs it).
+"""Headless Chromium for the report tests (Debian's ``chromium``; `make test` installs it).
 
 Set ``RECUSE_SKIP_BROWSER=1`` to skip the browser tests on a machine without it;
 otherwise a missing browser fails them, so CI cannot pass without the check.
@@ -128,7 +128,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     if binary is None:
         if os.environ.get("RECUSE_SKIP_BROWSER") == "1":
             pytest.skip("no chromium and RECUSE_SKIP_BROWSER=1")
-        pytest.fail("headless Chromium not found: apt-get install -y chromium (.ci/run does it)")
+        pytest.fail("headless Chromium not found: run scripts/ensure-chromium (make test does)")
     yield Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
 
 

@@ -228,3 +228,64 @@ def test_human_curve_counts_each_item_once() -> None:
     top = labelled[x >= 2.0]
     if len(top):
         assert c["mean"].iloc[-1] == pytest.approx((2 * top["human"] - 1).mean())
+
+
+def test_prefer_longer_gap_by_hand_with_ties_dropped_or_split() -> None:
+    from recuse.metrics.verbosity import prefer_longer_gap
+    from recuse.tables import validate_pairs
+
+    # a is longer in rows 0-5, b in rows 6-7, equal in row 8 (left out)
+    t = validate_pairs(
+        pd.DataFrame(
+            {
+                "item_id": list("abcdefghi"),
+                "prompt_id": list("abcdefghi"),
+                "model_a": None,
+                "model_b": None,
+                "judge": ["j"] * 9,
+                "human": [1, 1, 0, 0, 0.5, 1, 1, 0, 1],
+                "p_a_first": [1, 0.8, 1, 0.6, 1, 1, 0, 0.5, 1],
+                "p_a_second": None,
+                "p_a": None,
+                "len_a": [9, 9, 9, 9, 9, 9, 3, 3, 5],
+                "len_b": [3, 3, 3, 3, 3, 3, 9, 9, 5],
+            }
+        )
+    )
+    # judge's P(longer): rows 0-5 p_a, rows 6-7 1 - p_a; human's likewise
+    judge_all = [1, 0.8, 1, 0.6, 1, 1, 1, 0.5]
+    human_all = [1, 1, 0, 0, 0.5, 1, 0, 1]
+    drop = [i for i in range(8) if human_all[i] != 0.5]
+    r = prefer_longer_gap(t, min_n=2, n_boot=200)
+    want = np.mean([judge_all[i] for i in drop]) - np.mean([human_all[i] for i in drop])
+    assert r.estimate == pytest.approx(want) and r.n == 7
+    split = prefer_longer_gap(t, human_ties="split", min_n=2, n_boot=200)
+    assert split.estimate == pytest.approx(np.mean(judge_all) - np.mean(human_all))
+    assert split.components["human_picks_longer"] == pytest.approx(np.mean(human_all))
+
+
+def test_prefer_longer_gap_recovers_a_judge_that_always_picks_the_longer() -> None:
+    from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
+
+    rng = np.random.default_rng(5)
+    n = 600
+    la = rng.integers(5, 50, n)
+    lb = la + rng.choice([-3, 3], n)
+    a_longer = la > lb
+    human_longer = rng.random(n) < 0.7  # humans prefer the longer answer 70 % of the time
+    human = np.where(a_longer == human_longer, 1.0, 0.0)
+    t = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)], "prompt_id": [f"q{k // 3}" for k in range(n)],
+            "model_a": None, "model_b": None, "judge": "j", "human": human,
+            "p_a_first": a_longer.astype(float), "p_a_second": None, "p_a": None,
+            "len_a": la, "len_b": lb,
+        }
+    )  # fmt: skip
+    from recuse.tables import validate_pairs
+
+    t = validate_pairs(t)
+    gap = prefer_longer_gap(t, n_boot=400)
+    assert gap.estimate == pytest.approx(1 - human_longer.mean())
+    assert gap.ci_low <= 0.3 <= gap.ci_high
+    assert verbosity_bias(t, n_boot=200).estimate == pytest.approx(1.0)  # Eq. 6: 1 - 0

@@ -33,6 +33,18 @@ VERBOSITY = Bias(
     none="no detectable length preference beyond the humans'",
     order=40,
 )
+LONGER_GAP = Bias(
+    key="verbosity_longer_gap",
+    title="Verbosity (prefer-longer gap)",
+    short="Prefer-longer gap",
+    unit="P(judge picks the longer answer) − P(human picks the longer answer), over the "
+    "same pairs of unequal length; mixes length preference with the judge's accuracy",
+    positive="picks the longer answer more often than humans do",
+    negative="picks the longer answer less often than humans do",
+    none="picks the longer answer about as often as humans do",
+    order=41,
+    headline=False,
+)
 _X_LABEL = "(len human-preferred − len other) / len other"
 
 
@@ -131,15 +143,22 @@ ANALYSIS = Analysis(
         "bias (Saito et al., Eq. 6): the judge's recall when the human prefers the longer "
         "answer minus its recall when the human prefers the shorter one; 0 = no bias. The "
         "table also gives its absolute value (Eq. 5, verbosity_deviation), equal to the "
-        "signed one whenever that is positive. The curve shows how often the judge agrees "
-        "with the human as a function of how much longer the human-preferred answer is "
-        "(Figure 5 of the paper)."
+        "signed one whenever that is positive. The summary matrix shows Eq. 6. This "
+        "section also gives the prefer-longer gap, P(judge picks the longer answer) − "
+        "P(human picks it), the number other tools report; it mixes the length "
+        "preference with the judge's accuracy, so the two can differ. The curve shows how "
+        "often the judge agrees with the human as a function of how much longer the "
+        "human-preferred answer is (Figure 5 of the paper)."
     ),
     table="pairs",
-    biases=(VERBOSITY,),
+    biases=(VERBOSITY, LONGER_GAP),
     requires="pairs with judge verdicts, human labels, and response texts or lengths "
     "(response_a/response_b or len_a/len_b)",
     needs=needs_verdicts,
-    metrics={"verbosity_bias": VERBOSITY, "verbosity_deviation": None},
+    metrics={
+        "verbosity_bias": VERBOSITY,
+        "verbosity_deviation": None,
+        "verbosity_longer_gap": LONGER_GAP,
+    },
     build=_build,
 )

@@ -1,9 +1,9 @@
 """Every pairwise bias metric for every judge at once, from one shared bootstrap.
 
 :func:`pairwise_bias` computes self-preference (EO and DP), family preference (EO
-and DP, when a roster or family mapping is given), verbosity (Eq. 6 and Eq. 5),
-position consistency, flip rate and first-position rate for each judge, plus the
-verbosity curves (Figures 3–5). All statistics are reduced to per-prompt sums and
+and DP, when a roster or family mapping is given), verbosity (Eq. 6, Eq. 5 and the
+prefer-longer gap), position consistency, flip rate and first-position rate for each
+judge, plus the verbosity curves (Figures 3–5). All statistics are reduced to per-prompt sums and
 resampled together (:mod:`recuse.metrics.bootstrap`), so the whole set costs one
 matrix product per chunk of resamples. Results equal those of the single-metric
 functions with the same options and seed when every judge judged the same prompts.
@@ -44,6 +44,7 @@ from recuse.metrics.verbosity import (
     both_orders_score,
     curve_statistic,
     curve_table,
+    longer_gap_spec,
     relative_ab,
     response_lengths,
     same_source,
@@ -60,6 +61,7 @@ METRICS = (
     "family_preference_dp",
     "verbosity_bias",
     "verbosity_deviation",
+    "verbosity_longer_gap",
     "position_consistency",
     "flip_rate",
     "first_position_rate",
@@ -197,6 +199,17 @@ def pairwise_bias(
                 human_ties=human_ties, judge_ties=judge_ties,
             )
         )  # fmt: skip
+    if "verbosity_longer_gap" in wanted:
+        if lengths is None:
+            skipped += [Skipped("verbosity_longer_gap", j, length_problem) for j in labels]
+        else:
+            la, lb, how = lengths
+            specs.append(
+                longer_gap_spec(
+                    pairs, codes, labels, la, lb, length_note=how, verdict=verdict,
+                    human_ties=human_ties, judge_ties=judge_ties,
+                )
+            )  # fmt: skip
     if "position_consistency" in wanted:
         specs.append(consistency_spec(pairs, codes, labels))
     if "flip_rate" in wanted:

@@ -55,6 +55,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import (
+    TIE_TOL,
     HumanTies,
     JudgeTies,
     Verdict,
@@ -77,6 +78,8 @@ __all__ = [
     "human_alignment_curve",
     "human_verbosity_curve",
     "judge_verbosity_curve",
+    "longer_gap_spec",
+    "prefer_longer_gap",
     "response_lengths",
     "verbosity_bias",
     "verbosity_spec",
@@ -254,6 +257,110 @@ def verbosity_bias(
         human_ties=human_ties,
         judge_ties=judge_ties,
     )
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+
+
+def longer_gap_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    len_a: FloatArray,
+    len_b: FloatArray,
+    *,
+    length_note: str,
+    verdict: Verdict,
+    human_ties: HumanTies,
+    judge_ties: JudgeTies,
+) -> MetricSpec:
+    """The prefer-longer gap for every judge in ``labels`` (see :func:`prefer_longer_gap`)."""
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    side = _longer_side(len_a, len_b)
+    v = orient(
+        judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
+    )
+    h = orient(pairs["human"].to_numpy(float), side)
+    used = np.isfinite(v) & np.isfinite(h) & (side != 0)
+    if human_ties == "drop":
+        used &= np.abs(h - 0.5) > TIE_TOL
+    one = used.astype(float)
+    values = np.column_stack([np.where(used, v, 0.0), np.where(used, h, 0.0), one])
+    stat = GroupedStatistic(
+        name="verbosity_longer_gap",
+        values=values,
+        group=np.where(used, codes, -1),
+        labels=labels,
+        combine=_gap_of_means,
+        required=((2, "pairs of unequal length with a verdict and a human label"),),
+    )
+    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    method = (
+        "prefer-longer gap: P(judge picks the longer response) minus P(human picks it), "
+        f"over the same pairs; length in {length_note}; {ties}, human ties {human_ties}; "
+        "equal lengths left out"
+    )
+
+    def components(t: FloatArray) -> dict[str, float]:
+        return {
+            "judge_picks_longer": float(t[0] / t[2]) if t[2] else float("nan"),
+            "human_picks_longer": float(t[1] / t[2]) if t[2] else float("nan"),
+        }
+
+    return MetricSpec("verbosity_longer_gap", stat, method, components)
+
+
+def _gap_of_means(s: FloatArray) -> FloatArray:
+    """``(s0 - s1) / s2``: mean judge value minus mean human value."""
+    return ratio(np.stack([s[..., 0] - s[..., 1], s[..., 2]], axis=-1))
+
+
+def prefer_longer_gap(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    verdict: Verdict = "prob",
+    human_ties: HumanTies = "drop",
+    judge_ties: JudgeTies = "half",
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 10,
+) -> MetricResult:
+    """How much more often the judge picks the longer response than the humans do.
+
+    Over pairs of unequal length with a verdict and a human label (human ties left
+    out with ``human_ties="drop"``, counted as 0.5 with ``"split"``), with ``v`` the
+    judge's verdict for the longer response and ``h`` the human P(longer better)::
+
+        gap = mean(v) - mean(h) = P(judge picks longer) - P(human picks longer)
+
+    0 = the judge prefers length exactly as much as the humans. Unlike Eq. 6
+    (:func:`verbosity_bias`, a difference of recalls) it mixes in the judge's
+    accuracy: a judge that agrees with every label has gap 0 and Eq. 6 of +1 - 1 = 0
+    too, but on data where humans prefer longer answers 70 % of the time a judge
+    that always picks the longer one has gap +0.3 and Eq. 6 of 1 - 0 = +1.
+    ``components``: the two probabilities.
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdefgh"), "prompt_id": list("abcdefgh"),
+    ...     "model_a": None, "model_b": None, "judge": ["j"] * 8,
+    ...     "human": [1, 1, 1, 1, 0, 0, 0, 0],
+    ...     "p_a_first": [1, 1, 1, 0, 1, 1, 1, 0], "p_a_second": None, "p_a": None,
+    ...     "len_a": [9] * 8, "len_b": [3] * 8}))
+    >>> r = prefer_longer_gap(t, min_n=4, n_boot=200)
+    >>> r.estimate, r.components  # the judge picks a (longer) 6/8, the humans 4/8
+    (0.25, {'judge_picks_longer': 0.75, 'human_picks_longer': 0.5})
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    la, lb, how = response_lengths(rows, unit=unit, tokenizer=tokenizer)
+    spec = longer_gap_spec(
+        rows, codes, labels, la, lb, length_note=how, verdict=verdict, human_ties=human_ties,
+        judge_ties=judge_ties,
+    )  # fmt: skip
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
 
 

@@ -15,6 +15,7 @@ metric                     population value
 ``family_preference_dp``   ``family_preference``
 ``verbosity_bias``         ``verbosity``  (Eq. 6)
 ``verbosity_deviation``    ``abs(verbosity)``  (Eq. 5)
+``verbosity_longer_gap``   ``verbosity/2 - 2 * h * (1 - accuracy)``
 ``first_position_rate``    ``0.5 + position``
 ``flip_rate``              ``2 * abs(position)``
 ``position_consistency``   ``1 - 2 * abs(position)``
@@ -43,6 +44,11 @@ Generative model, per item (one pair of responses to a prompt):
   ``(t - phi/2) / (1 - phi)``, identically in both orders. ``verdicts="pick"``
   gives 0/1 picks, ``"prob"`` Beta-distributed probabilities with that mean
   (``concentration`` = a + b).
+
+With ``h = human_length_preference``, over unequal lengths and no human tie the judge
+picks the longer response with probability ``q (accuracy + verbosity/2) + (1 - q)
+(1 - accuracy + verbosity/2)``, ``q = 0.5 + h`` (the ``s`` and ``f`` terms average
+out), and the humans with ``q``: their difference is the prefer-longer gap above.
 
 Because the side each model lands on and the lengths are exchangeable between a
 and b and independent of the human's choice among models, ``s``, ``f`` and ``l``
@@ -108,9 +114,11 @@ class PlantedBias:
     position: float = 0.0
     accuracy: float = 0.7
 
-    def truth(self) -> dict[str, float]:
-        """Population value of every metric (default metric options)."""
+    def truth(self, human_length_preference: float = 0.15) -> dict[str, float]:
+        """Population value of every metric (default metric options) when the humans
+        prefer the longer response with probability ``0.5 + human_length_preference``."""
         phi = 2.0 * abs(self.position)
+        gap = self.verbosity / 2 - 2 * human_length_preference * (1 - self.accuracy)
         return {
             "self_preference_eo": self.self_preference,
             "self_preference_dp": self.self_preference,
@@ -118,6 +126,7 @@ class PlantedBias:
             "family_preference_dp": self.family_preference,
             "verbosity_bias": self.verbosity,
             "verbosity_deviation": abs(self.verbosity),
+            "verbosity_longer_gap": gap,
             "position_consistency": 1.0 - phi,
             "flip_rate": phi,
             "first_position_rate": 0.5 + self.position,
@@ -145,14 +154,18 @@ class SimulatedPairs:
 
     def true_value(self, metric: str, judge: str) -> float:
         """Population value of ``metric`` for ``judge``."""
-        return self.planted[judge].truth()[metric]
+        return self.planted[judge].truth(self._length_preference)[metric]
+
+    @property
+    def _length_preference(self) -> float:
+        return float(self.settings.get("human_length_preference", 0.15))  # type: ignore[arg-type]
 
     def truth(self) -> pd.DataFrame:
         """Long table ``judge, metric, value`` of every planted population value."""
         rows = [
             {"judge": j, "metric": m, "value": v}
             for j, b in self.planted.items()
-            for m, v in b.truth().items()
+            for m, v in b.truth(self._length_preference).items()
         ]
         return pd.DataFrame(rows, columns=["judge", "metric", "value"])
 

@@ -9,7 +9,7 @@ the human ratings). ``δ_j`` and ``β_j`` (judge fixed effect and judge-specific
 absorb how the judge's scale lines up with the reference; ``γ_j`` is judge ``j``'s
 *self-bias* (extra score for its own completions at equal reference quality) and
 ``λ_F`` the *family-bias* of the judges of family ``F`` towards the other members of
-their family; ``η_d`` shifts each dimension. Fit by OLS (statsmodels) with robust
+their family; ``η_d`` shifts each dimension. Fit by OLS with robust
 (sandwich) standard errors; 90% Wald intervals ``estimate ± z_0.95 · SE`` by default;
 a coefficient is *significant* when its interval excludes 0.
 
@@ -27,9 +27,17 @@ intercept and slope). ``λ_F`` is identified when some judge of family ``F`` rat
 *different* model of the same family and also models of other families: the family
 dummy is switched off on self rows, so it is not collinear with the self dummies,
 and it is pooled over the judges of the family, so it is not collinear with the judge
-effects. A self or family term with no active row is left out (and listed in
-``notes``); any other rank deficiency raises :class:`~recuse.errors.EstimationError`
-naming the columns. With the Play Favorites roster (9 judges = 9 models in families
+effects. A self or family term with no active row, or one that equals the intercepts
+(a judge that rates only its own completions; a family whose judges rate only models of
+the family), is left out and listed in ``notes``; any other rank deficiency raises
+:class:`~recuse.errors.EstimationError` naming the columns and, where it can, the cause
+(e.g. a judge whose references do not vary).
+
+Computation. The design is sparse (a row has ~5 non-zeros of ~50 columns), so the OLS
+and its sandwich covariance come from ``k × k`` cross-products in time linear in the
+rows (:mod:`recuse.regression.ols`; equal to statsmodels' ``OLS`` to rounding).
+
+With the Play Favorites roster (9 judges = 9 models in families
 claude ×3, gpt ×2, llama ×2, mistral ×2) all 9 ``γ_j`` and 4 ``λ_F`` are identified.
 
 Normalisation (``normalize``), per dimension, applied to rating and reference alike so
@@ -321,36 +329,47 @@ def design_matrix(
     ref = frame["ref"].to_numpy(float)
     block(every, jcode, ref, [Term(f"reference:judge[{j}]", "slope", j) for j in judges])
 
+    # a self (family) term that equals the judge's (the family's judges') intercept
+    # is not identified beside the intercepts: left out, like a term with no rows
+    intercepts = intercept != "global"
     is_self = frame["is_self"].to_numpy(bool)
-    has = np.bincount(jcode[is_self], minlength=len(judges)) > 0
-    r = every[is_self]
+    n_self = np.bincount(jcode[is_self], minlength=len(judges))
+    own_only = intercepts & (n_self == np.bincount(jcode, minlength=len(judges)))
+    has = (n_self > 0) & ~own_only
+    r = every[is_self & has[jcode]]
     block(
         r,
         (np.cumsum(has) - 1)[jcode[r]],
         ones[r],
         [Term(f"self[{j}]", "self", j) for j, h in zip(judges, has, strict=True) if h],
     )
-    notes += [
-        f"self-bias of {j} not estimable: it never rates its own completions"
-        for j, h in zip(judges, has, strict=True)
-        if not h
-    ]
+    for j, n_own, only in zip(judges, n_self, own_only, strict=True):
+        if only:
+            notes.append(f"self-bias of {j} not estimable: it rates only its own completions")
+        elif n_own == 0:
+            notes.append(f"self-bias of {j} not estimable: it never rates its own completions")
     fcode, fams = _codes(frame["judge_family"])
     is_family = frame["is_family"].to_numpy(bool)
-    has = np.bincount(fcode[is_family], minlength=len(fams)) > 0
-    r = every[is_family]
+    n_family = np.bincount(fcode[is_family], minlength=len(fams))
+    closed = intercepts & (n_family == np.bincount(fcode[~is_self], minlength=len(fams)))
+    has = (n_family > 0) & ~closed
+    r = every[is_family & has[fcode]]
     block(
         r,
         (np.cumsum(has) - 1)[fcode[r]],
         ones[r],
         [Term(f"family[{f}]", "family", f) for f, h in zip(fams, has, strict=True) if h],
     )
-    notes += [
-        f"family-bias of {f} not estimable: no judge of the family rates "
-        "another model of the family"
-        for f, h in zip(fams, has, strict=True)
-        if not h
-    ]
+    for f, n_fam, shut in zip(fams, n_family, closed, strict=True):
+        if n_fam == 0:
+            notes.append(
+                f"family-bias of {f} not estimable: no judge of the family rates "
+                "another model of the family"
+            )
+        elif shut:
+            notes.append(
+                f"family-bias of {f} not estimable: its judges rate only models of their own family"
+            )
     if dimension_effects:
         dcode, dims = _codes(frame["dimension"])
         if len(dims) > 1:

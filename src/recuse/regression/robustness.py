@@ -27,8 +27,9 @@ one scale).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -61,6 +62,45 @@ CHECKS: tuple[str, ...] = (
     "by-task",
     "by-dataset",
 )
+# The checks ``battery(checks="fast")`` and the audit run by default. Measured on Play
+# Favorites (63k ratings, 2 cores; benchmarks/favoritism.py): each of these takes well
+# under a second with the sparse OLS; the ordered logit (BFGS with numerical
+# derivatives, one fit per dimension) and the GAM (pygam, judge-specific splines) take
+# seconds each and grow faster with the data: ask for them with ``"all"`` or by name.
+FAST_CHECKS: tuple[str, ...] = (
+    "length",
+    "leave-family-out",
+    "drop-weakest",
+    "drop-one-model",
+    "by-dimension",
+    "by-task",
+    "by-dataset",
+)
+SLOW_CHECKS: tuple[str, ...] = tuple(c for c in CHECKS if c not in FAST_CHECKS)
+Slices = Iterator[tuple[str, Callable[[], FavoritismResult]]]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One event of a running :func:`battery`, passed to its ``progress`` callback.
+
+    ``check``: ``"main"`` or a name in :data:`CHECKS`; ``stage``: ``"start"`` or
+    ``"end"``; ``step``: 0 for the main fit, then 1…``total`` (the number of checks
+    chosen). At ``"end"``: ``seconds`` taken, results ``fitted`` and entries
+    ``skipped`` (a check with slices may have both).
+    """
+
+    check: str
+    stage: Literal["start", "end"]
+    step: int
+    total: int
+    seconds: float = 0.0
+    fitted: int = 0
+    skipped: int = 0
+
+
+def _run_all(slices: Slices) -> dict[str, FavoritismResult]:
+    return {key: fit() for key, fit in slices}
 
 
 def _prep(data: Data, families: Families | None, normalize: Normalize) -> Prepared:
@@ -73,6 +113,11 @@ def _prep(data: Data, families: Families | None, normalize: Normalize) -> Prepar
 
 def _subset(p: Prepared, keep: np.ndarray | pd.Series) -> Prepared:
     return p.subset(keep)
+
+
+def _ids(p: Prepared) -> list[str]:
+    """Every model and judge id of the table, sorted."""
+    return sorted({*p.frame["model"].unique(), *p.frame["judge"].unique()})
 
 
 # ------------------------------------------------------------------ length control
@@ -157,6 +202,12 @@ def _ordinal_one(p: Prepared, *, level: float, variant: str) -> FavoritismResult
     )
 
 
+def _ordinal_slices(p: Prepared, *, level: float) -> Slices:
+    for dim in sorted(p.frame["dimension"].unique()):
+        sub = _subset(p, p.frame["dimension"] == dim)
+        yield str(dim), partial(_ordinal_one, sub, level=level, variant=f"ordinal logit: {dim}")
+
+
 def ordinal_logit(
     data: Data,
     families: Families | None = None,
@@ -165,12 +216,7 @@ def ordinal_logit(
     normalize: Normalize = "max",
 ) -> dict[str, FavoritismResult]:
     """Ordered logit of the rating categories, one fit per dimension (Figure 8)."""
-    p = _prep(data, families, normalize)
-    out = {}
-    for dim in sorted(p.frame["dimension"].unique()):
-        sub = _subset(p, p.frame["dimension"] == dim)
-        out[dim] = _ordinal_one(sub, level=level, variant=f"ordinal logit: {dim}")
-    return out
+    return _run_all(_ordinal_slices(_prep(data, families, normalize), level=level))
 
 
 # ----------------------------------------------------------------------------- GAM
@@ -269,10 +315,10 @@ def held_out_family_reference(
     """
     p = _prep(data, families, normalize)
     f = p.frame
-    if family not in set(f["judge_family"]):
+    with_judges = sorted(f["judge_family"].unique())
+    if family not in with_judges:
         raise ConfigError(
-            f"no judge of family {family!r} — families with judges: "
-            f"{', '.join(sorted(set(f['judge_family'])))}"
+            f"no judge of family {family!r} — families with judges: {', '.join(with_judges)}"
         )
     keys = ["prompt_id", "dimension", "model"]
     held = f[f["judge_family"] == family]
@@ -290,6 +336,30 @@ def held_out_family_reference(
     return replace(p, frame=rest, n_excluded=excluded)
 
 
+def _held_out_fit(
+    p: Prepared, fam: str, *, se: SEType, level: float, drop: bool
+) -> FavoritismResult:
+    alt = held_out_family_reference(p, family=fam, drop_family_models=drop)
+    if alt.frame.empty:
+        raise EstimationError(
+            f"no ratings left once the {fam} judges"
+            + (" and models" if drop else "")
+            + " are held out (no other judge rates a completion they rated)"
+        )
+    return fit_prepared(
+        alt,
+        se=se,
+        level=level,
+        variant=f"reference: {fam} judges",
+        method=f"OLS of Eq. 1, reference = mean rating of the {fam} judges",
+    )
+
+
+def _leave_family_out_slices(p: Prepared, *, se: SEType, level: float, drop: bool) -> Slices:
+    for fam in sorted(p.frame["judge_family"].unique()):
+        yield str(fam), partial(_held_out_fit, p, str(fam), se=se, level=level, drop=drop)
+
+
 def leave_family_out(
     data: Data,
     families: Families | None = None,
@@ -301,17 +371,7 @@ def leave_family_out(
 ) -> dict[str, FavoritismResult]:
     """Eq. 1 with the reference from each held-out family in turn (Figure 9)."""
     p = _prep(data, families, normalize)
-    out = {}
-    for fam in sorted(set(p.frame["judge_family"])):
-        alt = held_out_family_reference(p, family=fam, drop_family_models=drop_family_models)
-        out[fam] = fit_prepared(
-            alt,
-            se=se,
-            level=level,
-            variant=f"reference: {fam} judges",
-            method=f"OLS of Eq. 1, reference = mean rating of the {fam} judges",
-        )
-    return out
+    return _run_all(_leave_family_out_slices(p, se=se, level=level, drop=drop_family_models))
 
 
 # -------------------------------------------------------------------- drop models
@@ -340,10 +400,14 @@ def drop_models(
     """Eq. 1 without ``models``, both as judges and as generators."""
     p = _prep(data, families, normalize)
     f = p.frame
-    unknown = set(models) - set(f["model"]) - set(f["judge"])
+    unknown = set(models) - set(f["model"].unique()) - set(f["judge"].unique())
     if unknown:
         raise ConfigError(f"model(s) not in the data: {', '.join(sorted(unknown))}")
     keep = ~(f["model"].isin(models) | f["judge"].isin(models))
+    if not keep.any():
+        raise EstimationError(
+            f"no ratings left without {', '.join(models)}: every rating is by or of them"
+        )
     return fit_prepared(
         _subset(p, keep),
         se=se,
@@ -369,6 +433,11 @@ def drop_weakest(
     )
 
 
+def _drop_one_slices(p: Prepared, *, se: SEType, level: float) -> Slices:
+    for m in _ids(p):
+        yield m, partial(drop_models, p, models=[m], se=se, level=level, variant=f"without {m}")
+
+
 def drop_one_model(
     data: Data,
     families: Families | None = None,
@@ -378,11 +447,7 @@ def drop_one_model(
     normalize: Normalize = "max",
 ) -> dict[str, FavoritismResult]:
     """Eq. 1 refitted without each model in turn (as judge and as generator)."""
-    p = _prep(data, families, normalize)
-    models = sorted(set(p.frame["model"]) | set(p.frame["judge"]))
-    return {
-        m: drop_models(p, models=[m], se=se, level=level, variant=f"without {m}") for m in models
-    }
+    return _run_all(_drop_one_slices(_prep(data, families, normalize), se=se, level=level))
 
 
 # ------------------------------------------------------------------------- slices
@@ -400,6 +465,20 @@ def by_dimension(
     return by_group(data, families, column="dimension", se=se, level=level, normalize=normalize)
 
 
+def _group_slices(
+    p: Prepared, *, column: Literal["task", "dataset", "dimension"], se: SEType, level: float
+) -> Slices:
+    if column not in p.frame.columns or p.frame[column].isna().all():
+        raise ConfigError(f"the ratings have no {column!r} column to slice by")
+    values = p.frame[column]
+    for value in sorted(values.dropna().unique()):
+        sub = _subset(p, values == value)
+        yield (
+            str(value),
+            partial(fit_prepared, sub, se=se, level=level, variant=f"{column}: {value}"),
+        )
+
+
 def by_group(
     data: Data,
     families: Families | None = None,
@@ -411,13 +490,7 @@ def by_group(
 ) -> dict[str, FavoritismResult]:
     """Eq. 1 fitted separately per value of ``column`` (task type, dataset; Figure 4)."""
     p = _prep(data, families, normalize)
-    if column not in p.frame.columns or p.frame[column].isna().all():
-        raise ConfigError(f"the ratings have no {column!r} column to slice by")
-    out = {}
-    for value in sorted(p.frame[column].dropna().unique()):
-        sub = _subset(p, p.frame[column] == value)
-        out[str(value)] = fit_prepared(sub, se=se, level=level, variant=f"{column}: {value}")
-    return out
+    return _run_all(_group_slices(p, column=column, se=se, level=level))
 
 
 # -------------------------------------------------------------------------- battery
@@ -455,62 +528,122 @@ def comparison_table(results: Mapping[str, FavoritismResult]) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
+def _chosen(checks: Sequence[str] | Literal["all", "fast"]) -> list[str]:
+    if checks == "all":
+        return list(CHECKS)
+    if checks == "fast":
+        return list(FAST_CHECKS)
+    if isinstance(checks, str):
+        checks = [checks]
+    bad = [c for c in checks if c not in CHECKS]
+    if bad:
+        raise ConfigError(
+            f"unknown robustness check(s) {', '.join(bad)} — use all, fast or {', '.join(CHECKS)}"
+        )
+    return list(dict.fromkeys(checks))
+
+
+def _one(fit: Callable[[], FavoritismResult]) -> Slices:
+    yield "", fit
+
+
+def _check_slices(
+    name: str, p: Prepared, *, se: SEType, level: float, weakest: int
+) -> tuple[str, Slices]:
+    """The result-name prefix of a check and its fits, one per slice, not yet run."""
+    if name == "length":
+        return "length control", _one(partial(length_controlled, p, se=se, level=level))
+    if name == "ordinal":
+        return "ordinal logit", _ordinal_slices(p, level=level)
+    if name == "gam":
+        return "GAM", _one(partial(gam, p, level=level))
+    if name == "leave-family-out":
+        return "reference", _leave_family_out_slices(p, se=se, level=level, drop=True)
+    if name == "drop-weakest":
+        return "drop weakest", _one(partial(drop_weakest, p, k=weakest, se=se, level=level))
+    if name == "drop-one-model":
+        return "without", _drop_one_slices(p, se=se, level=level)
+    column = {"by-dimension": "dimension", "by-task": "task", "by-dataset": "dataset"}[name]
+    return column, _group_slices(p, column=column, se=se, level=level)  # type: ignore[arg-type]
+
+
+def _no_bias_terms(res: FavoritismResult) -> str | None:
+    """Why a fit has nothing to compare with the main fit (no self or family term)."""
+    if not res.self_bias().empty or not res.family_bias().empty:
+        return None
+    why = [n for n in res.notes if "not estimable" in n]
+    return "no self- or family-bias term is estimable" + (f" ({'; '.join(why)})" if why else "")
+
+
 def battery(
     data: Data,
     families: Families | None = None,
     *,
-    checks: Sequence[str] | Literal["all"] = "all",
+    checks: Sequence[str] | Literal["all", "fast"] = "all",
     se: SEType = "HC0",
     level: float = 0.9,
     normalize: Normalize = "max",
     weakest: int = 2,
+    main: FavoritismResult | None = None,
+    progress: Callable[[Progress], None] | None = None,
 ) -> Battery:
     """Main fit plus the chosen robustness checks (names in :data:`CHECKS`).
 
-    A check that cannot be estimated on these data (e.g. no ``length`` column, or a
-    slice where the model is not identified) is recorded in ``skipped`` with the
-    reason instead of failing the whole battery.
+    ``checks``: ``"all"``, ``"fast"`` (:data:`FAST_CHECKS`) or a list of names.
+    ``main``: the main fit if the caller has it already (it must come from the same
+    table and options); otherwise it is fitted here. ``progress``: called with a
+    :class:`Progress` when each check (and the main fit) starts and ends.
+
+    A check, or one slice of a check (a dimension, task, dataset, held-out family or
+    dropped model), that cannot be estimated on these data — no ``length`` column, no
+    ratings left, a model that is not identified, constant ratings, no self or family
+    term left to compare — is recorded in ``skipped`` (key: the check's name, or
+    ``"<check>: <slice>"``) with the reason instead of failing the battery. Only a
+    main fit that cannot be estimated raises (:class:`~recuse.errors.EstimationError`):
+    then there is nothing to check.
     """
-    chosen = list(CHECKS) if checks == "all" else list(checks)
-    bad = [c for c in chosen if c not in CHECKS]
-    if bad:
-        raise ConfigError(f"unknown robustness check(s) {', '.join(bad)} — use {', '.join(CHECKS)}")
+    chosen = _chosen(checks)
     p = _prep(data, families, normalize)
+    notify = progress or (lambda event: None)
     seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
-    main = fit_prepared(p, se=se, level=level)
-    seconds["main"] = time.perf_counter() - t0
+    if main is None:
+        notify(Progress("main", "start", 0, len(chosen)))
+        t0 = time.perf_counter()
+        main = fit_prepared(p, se=se, level=level)
+        seconds["main"] = time.perf_counter() - t0
+        notify(Progress("main", "end", 0, len(chosen), seconds["main"], fitted=1))
     results: dict[str, FavoritismResult] = {}
     skipped: dict[str, str] = {}
-
-    def many(prefix: str, fn: Callable[[], Mapping[str, FavoritismResult]]) -> None:
-        for k, v in fn().items():
-            results[f"{prefix}: {k}"] = v
-
-    runners: dict[str, Callable[[], None]] = {
-        "length": lambda: results.__setitem__(
-            "length control", length_controlled(p, se=se, level=level)
-        ),
-        "ordinal": lambda: many("ordinal logit", lambda: ordinal_logit(p, level=level)),
-        "gam": lambda: results.__setitem__("GAM", gam(p, level=level)),
-        "leave-family-out": lambda: many(
-            "reference", lambda: leave_family_out(p, se=se, level=level)
-        ),
-        "drop-weakest": lambda: results.__setitem__(
-            "drop weakest", drop_weakest(p, k=weakest, se=se, level=level)
-        ),
-        "drop-one-model": lambda: many("without", lambda: drop_one_model(p, se=se, level=level)),
-        "by-dimension": lambda: many("dimension", lambda: by_dimension(p, se=se, level=level)),
-        "by-task": lambda: many("task", lambda: by_group(p, column="task", se=se, level=level)),
-        "by-dataset": lambda: many(
-            "dataset", lambda: by_group(p, column="dataset", se=se, level=level)
-        ),
-    }
-    for name in chosen:
+    for step, name in enumerate(chosen, start=1):
+        notify(Progress(name, "start", step, len(chosen)))
         t = time.perf_counter()
+        n_results, n_skipped = len(results), len(skipped)
         try:
-            runners[name]()
-        except RecuseError as exc:
+            prefix, slices = _check_slices(name, p, se=se, level=level, weakest=weakest)
+            for key, fit in slices:
+                where = f"{name}: {key}" if key else name
+                try:
+                    res = fit()
+                except RecuseError as exc:
+                    skipped[where] = str(exc)
+                    continue
+                reason = _no_bias_terms(res)
+                if reason is not None:
+                    skipped[where] = reason
+                else:
+                    results[f"{prefix}: {key}" if key else prefix] = res
+        except RecuseError as exc:  # before any slice: e.g. no column to slice by
             skipped[name] = str(exc)
         seconds[name] = time.perf_counter() - t
+        notify(
+            Progress(
+                name,
+                "end",
+                step,
+                len(chosen),
+                seconds[name],
+                fitted=len(results) - n_results,
+                skipped=len(skipped) - n_skipped,
+            )
+        )
     return Battery(main=main, results=results, skipped=skipped, seconds=seconds)

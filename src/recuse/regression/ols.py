@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, EstimationError
 
 SEType = Literal["HC0", "HC1", "HC3", "cluster"]
 _CHUNK = 65_536  # rows per block when a dense n × k intermediate is needed (HC3 leverage)
@@ -80,6 +80,10 @@ def fit_ols(
     has it already (the rank check computes it).
     """
     n, k = X.shape
+    if n <= k:
+        raise EstimationError(
+            f"{n:,} ratings for {k} coefficients: no residual left to estimate the errors"
+        )
     y = np.asarray(y, float)
     XtX = gram(X) if xtx is None else xtx
     d = np.sqrt(np.diag(XtX))
@@ -100,13 +104,21 @@ def fit_ols(
             raise ConfigError("clustered standard errors need the cluster ids (prompt_id)")
         _, g = np.unique(np.asarray(groups), return_inverse=True)
         n_groups = int(g.max()) + 1
+        if n_groups < 2:
+            raise EstimationError("clustered standard errors need ratings of two prompts or more")
         member = sp.csr_array((np.ones(n), (g, np.arange(n))), shape=(n_groups, n))
         sums = member @ (sp.diags_array(resid) @ X)
         meat = np.asarray((sums.T @ sums).toarray())
         factor = n_groups / (n_groups - 1.0) * ((n - 1.0) / (n - k))
     else:
         if se == "HC3":
-            w = (resid / (1.0 - _leverage(X, inv))) ** 2
+            free = 1.0 - _leverage(X, inv)
+            if (free < 1e-10).any():
+                raise EstimationError(
+                    f"HC3 standard errors are undefined: {int((free < 1e-10).sum()):,} "
+                    "rating(s) have leverage 1 (a coefficient fitted by one rating alone)"
+                )
+            w = (resid / free) ** 2
         elif se in ("HC0", "HC1"):
             w = resid**2
         else:

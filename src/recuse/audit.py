@@ -54,6 +54,7 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
     perplexity_curve_by_self,
 )
+from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
 from recuse.report import figures as fig
 from recuse.report.model import (
     Exclusion,
@@ -149,10 +150,6 @@ _TABLE_ONLY = {
     "position_consistency": "position",
     "flip_rate": "position",
 }
-# Robustness checks run by default: the ones that take seconds, not minutes, on
-# Play Favorites (ordinal logit, GAM, leave-family-out and drop-one-model refit the
-# model many times; ask for them with robustness=("all",) / --robustness all).
-FAST_CHECKS: tuple[str, ...] = ("length", "drop-weakest", "by-dimension", "by-task", "by-dataset")
 _TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 
 
@@ -1105,7 +1102,7 @@ def _favoritism(a: _Audit, inp: AuditInput) -> None:
             )  # fmt: skip
         _score_matrix_figure(a, inp)
     _debiasing(a, inp, res)
-    _robustness(a, inp)
+    _robustness(a, inp, res)
 
 
 def _debiasing(a: _Audit, inp: AuditInput, res: FavoritismResult) -> None:
@@ -1192,7 +1189,7 @@ def _score_matrix_figure(a: _Audit, inp: AuditInput) -> None:
     )
 
 
-def _robustness(a: _Audit, inp: AuditInput) -> None:
+def _robustness(a: _Audit, inp: AuditInput, main: FavoritismResult) -> None:
     """The regression's robustness battery (the checks in ``options.robustness``)."""
     try:
         from recuse.regression.robustness import CHECKS, battery
@@ -1206,7 +1203,7 @@ def _robustness(a: _Audit, inp: AuditInput) -> None:
         return
     with a.timed(f"favoritism robustness battery ({inp.name})", "favoritism"):
         try:
-            bat = battery(inp.frame, a.roster, checks=chosen, se=o.se, level=o.level)
+            bat = battery(inp.frame, a.roster, checks=chosen, se=o.se, level=o.level, main=main)
         except RecuseError as exc:
             a.skip("favoritism", f"robustness battery: {exc}", inp.name)
             return

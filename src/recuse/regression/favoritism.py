@@ -210,23 +210,23 @@ def prepare(
     for c in ("prompt_id", "model", "dimension", "judge"):
         frame[c] = frame[c].astype(str)
     scales = scales_for(frame, normalize=normalize)
-    low = frame["dimension"].map(dict(zip(scales["dimension"], scales["low"], strict=True)))
-    scale = frame["dimension"].map(dict(zip(scales["dimension"], scales["scale"], strict=True)))
-    frame["y"] = (frame["rating"] - low) / scale
-    frame["ref"] = (frame["reference"] - low) / scale
-    frame["judge_family"] = family_of(frame["judge"].rename("judge"), families).to_numpy()
-    frame["model_family"] = family_of(frame["model"].rename("model"), families).to_numpy()
+    # per-row lookups through the codes of the distinct values (a map per row is slow)
+    dim = pd.Index(scales["dimension"]).get_indexer(frame["dimension"])
+    low = scales["low"].to_numpy(float)[dim]
+    scale = scales["scale"].to_numpy(float)[dim]
+    frame["y"] = (frame["rating"].to_numpy() - low) / scale
+    frame["ref"] = (frame["reference"].to_numpy() - low) / scale
+    fams: dict[str, str] = {}
+    for role in ("judge", "model"):
+        codes, ids = pd.factorize(frame[role])
+        fam = family_of(pd.Series(ids, name=role), families).to_numpy()
+        frame[f"{role}_family"] = fam[codes]
+        fams.update(zip(map(str, ids), map(str, fam), strict=True))
     frame["is_self"] = (frame["judge"] == frame["model"]).to_numpy()
     frame["is_family"] = (
         (frame["judge_family"] == frame["model_family"]) & ~frame["is_self"]
     ).to_numpy()
-    pairs = pd.concat(
-        [
-            frame[["judge", "judge_family"]].set_axis(["id", "family"], axis=1),
-            frame[["model", "model_family"]].set_axis(["id", "family"], axis=1),
-        ]
-    ).drop_duplicates()
-    fams = dict(sorted(zip(pairs["id"].astype(str), pairs["family"].astype(str), strict=True)))
+    fams = dict(sorted(fams.items()))
     return Prepared(
         frame=frame, scales=scales, normalize=normalize, n_excluded=excluded, families=fams
     )

@@ -22,6 +22,12 @@ one scale).
   without some models (as judges and as generators).
 * :func:`by_dimension` / :func:`by_group` — separate fits per dimension and per
   task or dataset.
+
+:func:`battery` runs the main fit and any of these, slice by slice (a dimension, task,
+dataset, held-out family or dropped model): a check or slice that cannot be estimated
+on the data is recorded as skipped with its reason, never raised; ``checks="fast"``
+runs the cheap ones (:data:`FAST_CHECKS`), and a ``progress`` callback hears when each
+check starts and ends (:class:`Progress`).
 """
 
 from __future__ import annotations

@@ -285,3 +285,25 @@ def test_battery_reuses_a_given_main_fit_and_fast_names_the_cheap_checks() -> No
     assert list(bat.seconds) == list(rb.FAST_CHECKS)
     assert set(rb.FAST_CHECKS) | set(rb.SLOW_CHECKS) == set(rb.CHECKS)
     assert set(rb.SLOW_CHECKS) == {"ordinal", "gam"}
+
+
+def test_ordinal_score_is_the_gradient_of_the_weighted_loglike() -> None:
+    from statsmodels.tools.numdiff import approx_fprime
+
+    ratings = _ordinal_sim(n_prompts=15)
+    p = prepare(ratings, FAMS, normalize="none")
+    X, _, _ = design(p.frame, judge_intercepts=False, dimension_effects=False)
+    y = pd.Series(pd.Categorical(p.frame["rating"].astype(int), ordered=True))
+    weights = np.random.default_rng(0).integers(1, 4, size=len(y)).astype(float)
+    model = rb.FrequencyWeightedOrderedModel(y, X, freq_weights=weights, distr="logit")
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        params = np.concatenate([rng.normal(0, 0.5, X.shape[1]), [-1.0, 0.2, -0.3]])
+        numeric = approx_fprime(params, model.loglike, centered=True)
+        np.testing.assert_allclose(model.score(params), numeric, rtol=1e-6, atol=1e-6)
+    # the Hessian (differences of the score) against statsmodels' second differences
+    from statsmodels.tools.numdiff import approx_hess
+
+    np.testing.assert_allclose(
+        model.hessian(params), approx_hess(params, model.loglike), rtol=1e-4, atol=1e-3
+    )

@@ -179,10 +179,28 @@ def test_bad_input_raises_clear_errors() -> None:
         fit_favoritism(sim.ratings, sim.families, se="HC9")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="level"):
         fit_favoritism(sim.ratings, sim.families, level=90)
-    # a judge that only ever rates its own completions: self term not identified
+    # references that never vary for one judge: its slope is not identified
+    flat = sim.ratings.assign(
+        reference=sim.ratings["reference"].where(sim.ratings["judge"] != "j0", 0.5)
+    )
+    with pytest.raises(EstimationError, match=r"reference does not vary among judge j0"):
+        fit_favoritism(flat, sim.families, normalize="none")
+
+
+def test_a_term_equal_to_the_intercepts_is_left_out_with_a_note() -> None:
+    sim = simulate_ratings(seed=1, n_prompts=10)
+    # j0 rates only its own completions: its self term would equal its intercept
     own_only = sim.ratings[(sim.ratings["judge"] != "j0") | (sim.ratings["model"] == "j0")]
-    with pytest.raises(EstimationError, match=r"self\[j0\]|judge\[j0\]"):
-        fit_favoritism(own_only, sim.families)
+    res = fit_favoritism(own_only, sim.families)
+    assert "self[j0]" not in res.params.index and "self[j1]" in res.params.index
+    assert "self-bias of j0 not estimable: it rates only its own completions" in res.notes
+    # the A judges (j0, j1) rate only A models: family term = intercepts − self terms
+    closed = sim.ratings[
+        ~sim.ratings["judge"].isin(["j0", "j1"]) | sim.ratings["model"].isin(["j0", "j1"])
+    ]
+    res = fit_favoritism(closed, sim.families)
+    assert "family[A]" not in res.params.index and "family[B]" in res.params.index
+    assert any("family-bias of A not estimable: its judges rate only" in n for n in res.notes)
 
 
 def test_length_feature_is_tanh_of_within_prompt_z_score() -> None:

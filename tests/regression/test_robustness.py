@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, EstimationError
 from recuse.regression import robustness as rb
 from recuse.regression.favoritism import design, fit_favoritism, prepare
 from recuse.simulate.ratings import simulate_ratings
@@ -175,3 +175,135 @@ def test_real_data_battery_keeps_the_papers_conclusions(shared_data) -> None:  #
     assert (s["estimate"] > 0).all()
     g = tab[(tab["kind"] == "self") & (tab["label"] == "gpt-4o")]
     assert (g["estimate"] > 0).all()
+
+
+# ------------------------------------------------------------- degenerate data
+
+
+def _hand(rows: list[tuple[str, str, str, float, float]]) -> pd.DataFrame:
+    t = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
+    t["dimension"], t["task"], t["dataset"] = "d", "qa", "s"
+    t["length"] = [10.0 + 7 * (i % 5) + len(m) for i, m in enumerate(t["model"])]
+    return t
+
+
+HAND_FAMS = {"a": "A", "b": "B", "c": "A", "d": "B"}
+DEGENERATE = {
+    # judge a rates only model b: no self or family term anywhere
+    "one judge, one other model": (
+        _hand([(f"p{i}", "b", "a", i % 3, (i * 7) % 4) for i in range(12)]),
+        {"length": "no prompt has two completions", "by-task: qa": "no self- or family-bias"},
+    ),
+    # judge a rates only itself: its self term equals its intercept
+    "one judge rating itself": (
+        _hand([(f"p{i}", "a", "a", i % 3, (i * 7) % 4) for i in range(12)]),
+        {"drop-one-model: a": "no ratings left without a", "by-dimension: d": "rates only its own"},
+    ),
+    # a and c (family A) rate a and c: the family term equals the intercepts − self terms
+    "one family": (
+        _hand(
+            [
+                (f"p{i}", m, j, (i + len(m + j) + (m == j)) % 4, (i * 7 + ord(m)) % 5)
+                for i in range(12)
+                for m in "ac"
+                for j in "ac"
+            ]
+        ),
+        {
+            "leave-family-out: A": "no ratings left once the A judges",
+            "drop-weakest": "no ratings left",
+        },
+    ),
+    # judges a, b rate models c, d only
+    "no self rows": (
+        _hand(
+            [
+                (f"p{i}", m, j, (i + ord(m) + ord(j)) % 4, (i * 7 + ord(m)) % 5)
+                for i in range(12)
+                for m in "cd"
+                for j in "ab"
+            ]
+        ),
+        {"drop-one-model: c": "never rates its own completions"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEGENERATE))
+@pytest.mark.parametrize("se", ["HC0", "HC3", "cluster"])
+def test_every_check_on_degenerate_data_is_fitted_or_skipped_with_its_cause(
+    case: str, se: str
+) -> None:
+    table, expected = DEGENERATE[case]
+    events: list[rb.Progress] = []
+    bat = rb.battery(table, HAND_FAMS, checks="all", se=se, progress=events.append)  # type: ignore[arg-type]
+    for check in rb.CHECKS:
+        done = [k for k in bat.skipped if k == check or k.startswith(f"{check}: ")]
+        assert done or any(True for _ in bat.results), (check, bat.skipped)
+    for key, reason in bat.skipped.items():
+        assert reason, key
+    for key, fragment in expected.items():
+        assert fragment in bat.skipped[key], (key, bat.skipped)
+    # progress: main, then start/end of every check, in order
+    assert [(e.check, e.stage) for e in events] == [
+        ("main", "start"),
+        ("main", "end"),
+        *[(c, s) for c in rb.CHECKS for s in ("start", "end")],
+    ]
+    ends = [e for e in events if e.stage == "end" and e.check != "main"]
+    assert sum(e.fitted for e in ends) == len(bat.results)
+    assert sum(e.skipped for e in ends) == len(bat.skipped)
+
+
+def test_one_prompt_and_constant_scores() -> None:
+    one = simulate_ratings(seed=1, n_prompts=1).ratings
+    bat = rb.battery(one, FAMS, checks="fast", se="HC0")
+    assert not bat.skipped and len(bat.results) > 5
+    # one prompt, one dimension: each self term rests on one rating, so HC3 (leverage
+    # 1) is undefined there; clustering by prompt is undefined everywhere
+    bat = rb.battery(one, FAMS, checks=["by-dimension"], se="HC3")
+    assert "leverage 1" in bat.skipped["by-dimension: d1"]
+    with pytest.raises(EstimationError, match="two prompts or more"):
+        rb.battery(one, FAMS, checks="fast", se="cluster")
+    # constant ratings: no main fit, so the battery says why instead of checking
+    flat = simulate_ratings(seed=1, n_prompts=5).ratings.assign(rating=3.0)
+    with pytest.raises(EstimationError, match="every rating is the same"):
+        rb.battery(flat, FAMS, checks="all")
+    # constant within one slice only: that slice is skipped
+    sim = simulate_ratings(seed=2, n_prompts=20, dimensions=("d1",)).ratings
+    sim.loc[sim["task"] == "qa", "rating"] = 0.5
+    bat = rb.battery(sim, FAMS, checks=["by-task"])
+    assert "every rating is the same" in bat.skipped["by-task: qa"]
+    assert "task: summarization" in bat.results
+
+
+def test_battery_reuses_a_given_main_fit_and_fast_names_the_cheap_checks() -> None:
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    main = fit_favoritism(sim.ratings, sim.families)
+    bat = rb.battery(sim.ratings, sim.families, checks="fast", main=main)
+    assert bat.main is main and "main" not in bat.seconds
+    assert list(bat.seconds) == list(rb.FAST_CHECKS)
+    assert set(rb.FAST_CHECKS) | set(rb.SLOW_CHECKS) == set(rb.CHECKS)
+    assert set(rb.SLOW_CHECKS) == {"ordinal", "gam"}
+
+
+def test_ordinal_score_is_the_gradient_of_the_weighted_loglike() -> None:
+    from statsmodels.tools.numdiff import approx_fprime
+
+    ratings = _ordinal_sim(n_prompts=15)
+    p = prepare(ratings, FAMS, normalize="none")
+    X, _, _ = design(p.frame, judge_intercepts=False, dimension_effects=False)
+    y = pd.Series(pd.Categorical(p.frame["rating"].astype(int), ordered=True))
+    weights = np.random.default_rng(0).integers(1, 4, size=len(y)).astype(float)
+    model = rb.FrequencyWeightedOrderedModel(y, X, freq_weights=weights, distr="logit")
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        params = np.concatenate([rng.normal(0, 0.5, X.shape[1]), [-1.0, 0.2, -0.3]])
+        numeric = approx_fprime(params, model.loglike, centered=True)
+        np.testing.assert_allclose(model.score(params), numeric, rtol=1e-6, atol=1e-6)
+    # the Hessian (differences of the score) against statsmodels' second differences
+    from statsmodels.tools.numdiff import approx_hess
+
+    np.testing.assert_allclose(
+        model.hessian(params), approx_hess(params, model.loglike), rtol=1e-4, atol=1e-3
+    )

@@ -26,6 +26,7 @@ from recuse.data.inputs import Input, TableKind
 from recuse.errors import ConfigError
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
+from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import (
@@ -39,10 +40,6 @@ from recuse.report.model import (
 from recuse.roster import Roster
 
 SE = Literal["HC0", "HC1", "HC3", "cluster"]
-# Robustness checks run by default: the ones that take seconds, not minutes, on Play
-# Favorites; the others (ordinal logit, GAM, leave-family-out, drop-one-model) with
-# robustness=("all",) / --robustness all.
-FAST_CHECKS: tuple[str, ...] = ("length", "drop-weakest", "by-dimension", "by-task", "by-dataset")
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 
 

@@ -15,7 +15,7 @@ from recuse.mitigation.debias import debias_effect
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import FavoritismResult
-from recuse.regression.robustness import CHECKS, battery
+from recuse.regression.robustness import CHECKS, Progress, battery
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -129,7 +129,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             )  # fmt: skip
         _score_matrix_figure(ctx, inp)
     _debiasing(ctx, inp, res)
-    _robustness(ctx, inp)
+    _robustness(ctx, inp, res)
 
 
 def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
@@ -209,7 +209,12 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
     )
 
 
-def _robustness(ctx: Context, inp: Input) -> None:
+def _announce(ctx: Context, inp: Input, p: Progress) -> None:
+    if p.stage == "start" and p.check != "main":
+        ctx.step(f"robustness check {p.step}/{p.total}: {p.check} ({inp.name})")
+
+
+def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
     """The regression's robustness battery (the checks in ``options.robustness``)."""
     o = ctx.options
     chosen = list(CHECKS) if o.robustness == ("all",) else list(o.robustness)
@@ -218,7 +223,10 @@ def _robustness(ctx: Context, inp: Input) -> None:
         return
     with ctx.timed(f"favoritism robustness battery ({inp.name})", ANALYSIS):
         try:
-            bat = battery(inp.frame, ctx.roster, checks=chosen, se=o.se, level=o.level)
+            bat = battery(
+                inp.frame, ctx.roster, checks=chosen, se=o.se, level=o.level, main=main,
+                progress=lambda p: _announce(ctx, inp, p),
+            )  # fmt: skip
         except RecuseError as exc:
             ctx.skip(ANALYSIS, f"robustness battery: {exc}", inp.name)
             return

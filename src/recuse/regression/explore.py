@@ -78,7 +78,7 @@ def score_matrix(
         p = prepare(data, families, normalize=normalize)
     f = p.frame
     if dimension is not None:
-        if dimension not in set(f["dimension"]):
+        if dimension not in f["dimension"].unique():
             raise InputError(f"no dimension {dimension!r} in the ratings", column="dimension")
         f = f[f["dimension"] == dimension]
     means = f.pivot_table(index="judge", columns="model", values="y", aggfunc="mean")

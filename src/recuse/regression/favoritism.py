@@ -9,7 +9,7 @@ the human ratings). ``δ_j`` and ``β_j`` (judge fixed effect and judge-specific
 absorb how the judge's scale lines up with the reference; ``γ_j`` is judge ``j``'s
 *self-bias* (extra score for its own completions at equal reference quality) and
 ``λ_F`` the *family-bias* of the judges of family ``F`` towards the other members of
-their family; ``η_d`` shifts each dimension. Fit by OLS (statsmodels) with robust
+their family; ``η_d`` shifts each dimension. Fit by OLS with robust
 (sandwich) standard errors; 90% Wald intervals ``estimate ± z_0.95 · SE`` by default;
 a coefficient is *significant* when its interval excludes 0.
 
@@ -27,9 +27,17 @@ intercept and slope). ``λ_F`` is identified when some judge of family ``F`` rat
 *different* model of the same family and also models of other families: the family
 dummy is switched off on self rows, so it is not collinear with the self dummies,
 and it is pooled over the judges of the family, so it is not collinear with the judge
-effects. A self or family term with no active row is left out (and listed in
-``notes``); any other rank deficiency raises :class:`~recuse.errors.EstimationError`
-naming the columns. With the Play Favorites roster (9 judges = 9 models in families
+effects. A self or family term with no active row, or one that equals the intercepts
+(a judge that rates only its own completions; a family whose judges rate only models of
+the family), is left out and listed in ``notes``; any other rank deficiency raises
+:class:`~recuse.errors.EstimationError` naming the columns and, where it can, the cause
+(e.g. a judge whose references do not vary).
+
+Computation. The design is sparse (a row has ~5 non-zeros of ~50 columns), so the OLS
+and its sandwich covariance come from ``k × k`` cross-products in time linear in the
+rows (:mod:`recuse.regression.ols`; equal to statsmodels' ``OLS`` to rounding).
+
+With the Play Favorites roster (9 judges = 9 models in families
 claude ×3, gpt ×2, llama ×2, mistral ×2) all 9 ``γ_j`` and 4 ``λ_F`` are identified.
 
 Normalisation (``normalize``), per dimension, applied to rating and reference alike so
@@ -55,14 +63,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import scipy.linalg
-import statsmodels.api as sm
+import scipy.sparse as sp
 from scipy import stats
 
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.regression.ols import SEType, fit_ols, gram
 from recuse.roster import Roster
 
 Normalize = Literal["max", "range", "none"]
-SEType = Literal["HC0", "HC1", "HC3", "cluster"]
 Intercept = Literal["judge", "global"]
 TermKind = Literal[
     "intercept", "judge", "slope", "self", "family", "dimension", "length", "threshold"
@@ -202,23 +210,23 @@ def prepare(
     for c in ("prompt_id", "model", "dimension", "judge"):
         frame[c] = frame[c].astype(str)
     scales = scales_for(frame, normalize=normalize)
-    low = frame["dimension"].map(dict(zip(scales["dimension"], scales["low"], strict=True)))
-    scale = frame["dimension"].map(dict(zip(scales["dimension"], scales["scale"], strict=True)))
-    frame["y"] = (frame["rating"] - low) / scale
-    frame["ref"] = (frame["reference"] - low) / scale
-    frame["judge_family"] = family_of(frame["judge"].rename("judge"), families).to_numpy()
-    frame["model_family"] = family_of(frame["model"].rename("model"), families).to_numpy()
+    # per-row lookups through the codes of the distinct values (a map per row is slow)
+    dim = pd.Index(scales["dimension"]).get_indexer(frame["dimension"])
+    low = scales["low"].to_numpy(float)[dim]
+    scale = scales["scale"].to_numpy(float)[dim]
+    frame["y"] = (frame["rating"].to_numpy() - low) / scale
+    frame["ref"] = (frame["reference"].to_numpy() - low) / scale
+    fams: dict[str, str] = {}
+    for role in ("judge", "model"):
+        codes, ids = pd.factorize(frame[role])
+        fam = family_of(pd.Series(ids, name=role), families).to_numpy()
+        frame[f"{role}_family"] = fam[codes]
+        fams.update(zip(map(str, ids), map(str, fam), strict=True))
     frame["is_self"] = (frame["judge"] == frame["model"]).to_numpy()
     frame["is_family"] = (
         (frame["judge_family"] == frame["model_family"]) & ~frame["is_self"]
     ).to_numpy()
-    pairs = pd.concat(
-        [
-            frame[["judge", "judge_family"]].set_axis(["id", "family"], axis=1),
-            frame[["model", "model_family"]].set_axis(["id", "family"], axis=1),
-        ]
-    ).drop_duplicates()
-    fams = dict(sorted(zip(pairs["id"].astype(str), pairs["family"].astype(str), strict=True)))
+    fams = dict(sorted(fams.items()))
     return Prepared(
         frame=frame, scales=scales, normalize=normalize, n_excluded=excluded, families=fams
     )
@@ -264,10 +272,128 @@ def length_feature(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(feat, index=frame.index, name="length_feature")
 
 
-def _onehot(codes: np.ndarray, k: int) -> np.ndarray:
-    out = np.zeros((codes.size, k))
-    out[np.arange(codes.size), codes] = 1.0
-    return out
+def _codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of ``values`` and the sorted distinct values they index."""
+    codes, uniques = pd.factorize(values, sort=True)
+    return np.asarray(codes), [str(u) for u in uniques]
+
+
+def design_matrix(
+    frame: pd.DataFrame,
+    *,
+    intercept: Intercept = "judge",
+    judge_intercepts: bool = True,
+    dimension_effects: bool = True,
+    extra_by_judge: Mapping[str, np.ndarray] | None = None,
+) -> tuple[sp.csr_array, list[Term], list[str]]:
+    """Design matrix of Eq. 1 for a :func:`prepare`-d frame, sparse: ``(X, terms, notes)``.
+
+    Columns, in order: judge intercepts (or ``const``), judge slopes on the reference,
+    the self term of every judge that rates its own completions, the family term of
+    every family with a judge that rates another model of the family, dimension
+    effects (all but the first dimension), then ``extra_by_judge`` slopes.
+
+    ``judge_intercepts=False`` drops the judge fixed effects (used by the ordinal model,
+    whose thresholds take the intercept, with one judge as baseline: see
+    :mod:`recuse.regression.robustness`). ``extra_by_judge`` adds judge-specific slopes
+    on further features (e.g. the length feature), named ``"<name>:judge[<id>]"``.
+    Raises :class:`EstimationError` naming the cause when the model is not identified.
+    """
+    n = len(frame)
+    if n == 0:
+        raise EstimationError("no ratings left to fit")
+    jcode, judges = _codes(frame["judge"])
+    ones = np.ones(n)
+    every = np.arange(n)
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    terms: list[Term] = []
+    notes: list[str] = []
+
+    def block(r: np.ndarray, c: np.ndarray, v: np.ndarray, new: list[Term]) -> None:
+        rows.append(r)
+        cols.append(c + len(terms))
+        vals.append(v)
+        terms.extend(new)
+
+    if intercept == "global":
+        block(every, np.zeros(n, np.intp), ones, [Term("const", "intercept", "all")])
+    elif judge_intercepts:
+        block(every, jcode, ones, [Term(f"judge[{j}]", "judge", j) for j in judges])
+    elif len(judges) > 1:  # baseline: the first judge
+        m = jcode > 0
+        block(
+            every[m], jcode[m] - 1, ones[m], [Term(f"judge[{j}]", "judge", j) for j in judges[1:]]
+        )
+    ref = frame["ref"].to_numpy(float)
+    block(every, jcode, ref, [Term(f"reference:judge[{j}]", "slope", j) for j in judges])
+
+    # a self (family) term that equals the judge's (the family's judges') intercept
+    # is not identified beside the intercepts: left out, like a term with no rows
+    intercepts = intercept != "global"
+    is_self = frame["is_self"].to_numpy(bool)
+    n_self = np.bincount(jcode[is_self], minlength=len(judges))
+    own_only = intercepts & (n_self == np.bincount(jcode, minlength=len(judges)))
+    has = (n_self > 0) & ~own_only
+    r = every[is_self & has[jcode]]
+    block(
+        r,
+        (np.cumsum(has) - 1)[jcode[r]],
+        ones[r],
+        [Term(f"self[{j}]", "self", j) for j, h in zip(judges, has, strict=True) if h],
+    )
+    for j, n_own, only in zip(judges, n_self, own_only, strict=True):
+        if only:
+            notes.append(f"self-bias of {j} not estimable: it rates only its own completions")
+        elif n_own == 0:
+            notes.append(f"self-bias of {j} not estimable: it never rates its own completions")
+    fcode, fams = _codes(frame["judge_family"])
+    is_family = frame["is_family"].to_numpy(bool)
+    n_family = np.bincount(fcode[is_family], minlength=len(fams))
+    closed = intercepts & (n_family == np.bincount(fcode[~is_self], minlength=len(fams)))
+    has = (n_family > 0) & ~closed
+    r = every[is_family & has[fcode]]
+    block(
+        r,
+        (np.cumsum(has) - 1)[fcode[r]],
+        ones[r],
+        [Term(f"family[{f}]", "family", f) for f, h in zip(fams, has, strict=True) if h],
+    )
+    for f, n_fam, shut in zip(fams, n_family, closed, strict=True):
+        if n_fam == 0:
+            notes.append(
+                f"family-bias of {f} not estimable: no judge of the family rates "
+                "another model of the family"
+            )
+        elif shut:
+            notes.append(
+                f"family-bias of {f} not estimable: its judges rate only models of their own family"
+            )
+    if dimension_effects:
+        dcode, dims = _codes(frame["dimension"])
+        if len(dims) > 1:
+            m = dcode > 0
+            block(
+                every[m],
+                dcode[m] - 1,
+                ones[m],
+                [Term(f"dimension[{d}]", "dimension", d) for d in dims[1:]],
+            )
+    for name, values in (extra_by_judge or {}).items():
+        kind: TermKind = "length" if name == "length" else "slope"
+        block(
+            every,
+            jcode,
+            np.asarray(values, float),
+            [Term(f"{name}:judge[{j}]", kind, j) for j in judges],
+        )
+    X = sp.csr_array(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(n, len(terms)),
+    )
+    check_identified(X, terms, frame)
+    return X, terms, notes
 
 
 def design(
@@ -278,88 +404,74 @@ def design(
     dimension_effects: bool = True,
     extra_by_judge: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, list[Term], list[str]]:
-    """Design matrix of Eq. 1 for a :func:`prepare`-d frame: ``(X, terms, notes)``.
+    """:func:`design_matrix` as a dense array (for estimators that need one)."""
+    X, terms, notes = design_matrix(
+        frame,
+        intercept=intercept,
+        judge_intercepts=judge_intercepts,
+        dimension_effects=dimension_effects,
+        extra_by_judge=extra_by_judge,
+    )
+    return X.toarray(), terms, notes
 
-    ``judge_intercepts=False`` drops the judge fixed effects (used by the ordinal model,
-    whose thresholds take the intercept, with one judge as baseline: see
-    :mod:`recuse.regression.robustness`). ``extra_by_judge`` adds judge-specific slopes
-    on further features (e.g. the length feature), named ``"<name>:judge[<id>]"``.
+
+def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame) -> np.ndarray:
+    """``X'X`` of a full-rank design; otherwise :class:`EstimationError` naming the cause.
+
+    Full rank when the smallest eigenvalue of the column-equilibrated ``X'X`` is above
+    ``1e-10`` of the largest. The columns named as linear combinations of the others are
+    those a column-pivoted QR of the equilibrated ``X`` leaves with a negligible
+    diagonal; the QR is taken of the ``R`` factors of blocks of rows (the same ``R``
+    as of ``X`` itself, without holding ``X`` dense).
     """
-    judges = sorted(frame["judge"].unique())
-    jcode = pd.Categorical(frame["judge"], categories=judges).codes
-    J = _onehot(jcode, len(judges))
-    ref = frame["ref"].to_numpy(float)
-    cols: list[np.ndarray] = []
-    terms: list[Term] = []
-    notes: list[str] = []
-
-    if intercept == "global":
-        cols.append(np.ones((len(frame), 1)))
-        terms.append(Term("const", "intercept", "all"))
-    elif judge_intercepts:
-        cols.append(J)
-        terms += [Term(f"judge[{j}]", "judge", j) for j in judges]
-    elif len(judges) > 1:  # baseline: the first judge
-        cols.append(J[:, 1:])
-        terms += [Term(f"judge[{j}]", "judge", j) for j in judges[1:]]
-    cols.append(J * ref[:, None])
-    terms += [Term(f"reference:judge[{j}]", "slope", j) for j in judges]
-
-    is_self = frame["is_self"].to_numpy(bool)
-    for k, j in enumerate(judges):
-        col = (is_self & (jcode == k)).astype(float)
-        if col.any():
-            cols.append(col[:, None])
-            terms.append(Term(f"self[{j}]", "self", j))
-        else:
-            notes.append(f"self-bias of {j} not estimable: it never rates its own completions")
-    is_family = frame["is_family"].to_numpy(bool)
-    jfam = frame["judge_family"].to_numpy()
-    for fam in sorted(set(jfam)):
-        col = (is_family & (jfam == fam)).astype(float)
-        if col.any():
-            cols.append(col[:, None])
-            terms.append(Term(f"family[{fam}]", "family", fam))
-        else:
-            notes.append(
-                f"family-bias of {fam} not estimable: no judge of the family rates "
-                "another model of the family"
-            )
-    if dimension_effects:
-        dims = sorted(frame["dimension"].unique())
-        if len(dims) > 1:
-            dcode = pd.Categorical(frame["dimension"], categories=dims).codes
-            cols.append(_onehot(dcode, len(dims))[:, 1:])
-            terms += [Term(f"dimension[{d}]", "dimension", d) for d in dims[1:]]
-    for name, values in (extra_by_judge or {}).items():
-        cols.append(J * np.asarray(values, float)[:, None])
-        terms += [
-            Term(f"{name}:judge[{j}]", "length" if name == "length" else "slope", j) for j in judges
-        ]
-    X = np.hstack(cols)
-    _check_rank(X, terms)
-    return X, terms, notes
-
-
-def _check_rank(X: np.ndarray, terms: Sequence[Term]) -> None:
-    norms = np.sqrt((X**2).sum(axis=0))
-    empty = [t.name for t, n in zip(terms, norms, strict=True) if n == 0]
+    XtX = gram(X)
+    norms = np.sqrt(np.diag(XtX))
+    empty = [t.name for t, v in zip(terms, norms, strict=True) if v == 0]
     if empty:
         raise EstimationError(f"design column(s) with no data: {', '.join(empty)}")
-    Xs = X / norms
-    gram = Xs.T @ Xs
-    eig = np.linalg.eigvalsh(gram)
+    eig = np.linalg.eigvalsh(XtX / np.outer(norms, norms))
     if eig[0] > 1e-10 * max(eig[-1], 1.0):
-        return
-    _, r, piv = scipy.linalg.qr(Xs, mode="economic", pivoting=True)
+        return XtX
+    Xs = X @ sp.diags_array(1 / norms)
+    blocks = [
+        scipy.linalg.qr(Xs[i : i + 65_536].toarray(), mode="r")[0]
+        for i in range(0, X.shape[0], 65_536)
+    ]
+    _, r, piv = scipy.linalg.qr(np.vstack(blocks), mode="economic", pivoting=True)
     d = np.abs(np.diag(r))
-    bad = [terms[piv[i]].name for i in range(len(d)) if d[i] < 1e-8 * d[0]]
+    bad = [terms[piv[i]] for i in range(len(d)) if d[i] < 1e-8 * d[0]]
+    bad += [terms[i] for i in piv[len(d) :]]  # fewer rows than columns
+    causes = _causes(frame, len(terms))
     raise EstimationError(
         "the model is not identified on these data: column(s) "
-        f"{', '.join(bad) or '?'} are linear combinations of the others — "
-        "each judge needs ratings of its own and of other models' completions, "
-        "and references that vary"
+        f"{', '.join(t.name for t in bad) or '?'} are linear combinations of the others — "
+        + (
+            "; ".join(causes)
+            if causes
+            else "each judge needs ratings of its own and of other models' completions, "
+            "and references that vary"
+        )
     )
+
+
+def _causes(frame: pd.DataFrame, k: int) -> list[str]:
+    """Plain reasons a design of ``k`` columns on ``frame`` can be rank-deficient."""
+    out: list[str] = []
+    if len(frame) < k:
+        out.append(f"{len(frame):,} ratings for {k} coefficients")
+    by_judge = frame.groupby("judge", sort=True).agg(
+        only_self=("is_self", "all"), refs=("ref", "nunique"), selfs=("is_self", "any")
+    )
+    out += [
+        f"judge {j} rates only its own completions" for j in by_judge.index[by_judge["only_self"]]
+    ]
+    flat = by_judge[by_judge["refs"] < 2].index
+    out += [f"the reference does not vary among judge {j}'s ratings" for j in flat]
+    others = frame[~frame["is_self"]]
+    by_family = others.groupby("judge_family", sort=True)["is_family"].agg(["all", "any"])
+    closed = by_family.index[by_family["all"] & by_family["any"]]
+    out += [f"the {f} judges rate only models of their own family" for f in closed]
+    return out
 
 
 # ------------------------------------------------------------------------ results
@@ -568,18 +680,6 @@ def make_result(
 # ---------------------------------------------------------------------------- fit
 
 
-def ols_fit(X: np.ndarray, y: np.ndarray, *, se: SEType, groups: np.ndarray | None = None) -> Any:
-    """statsmodels OLS with the requested sandwich covariance."""
-    # every design has a constant (judge intercepts sum to one, or "const"): saying so
-    # spares statsmodels an SVD that looks for an implicit one
-    model = sm.OLS(y, X, hasconst=True)
-    if se == "cluster":
-        if groups is None:
-            raise ConfigError("clustered standard errors need the cluster ids (prompt_id)")
-        return model.fit(cov_type="cluster", cov_kwds={"groups": groups})
-    return model.fit(cov_type=se)
-
-
 def fit_prepared(
     prepared: Prepared,
     *,
@@ -600,6 +700,11 @@ def fit_prepared(
     if length_control:
         feat = length_feature(frame)
         ok = feat.notna().to_numpy()
+        if not ok.any():
+            raise EstimationError(
+                "length control: no prompt has two completions of different lengths "
+                "(in the same dimension), so the length feature is undefined everywhere"
+            )
         if not ok.all():
             notes.append(
                 f"length control: {int((~ok).sum()):,} rows without a length feature dropped "
@@ -608,10 +713,15 @@ def fit_prepared(
             frame = frame[ok].reset_index(drop=True)
             prepared = replace(prepared, frame=frame)
         extra["length"] = feat[ok].to_numpy(float)
-    X, terms, dnotes = design(frame, intercept=intercept, extra_by_judge=extra)
+    X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
+    y = frame["y"].to_numpy(float)
+    if np.ptp(y) == 0:
+        raise EstimationError(
+            f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
+            "carry no information to estimate from"
+        )
     groups = pd.factorize(frame["prompt_id"])[0] if se == "cluster" else None
-    res = ols_fit(X, frame["y"].to_numpy(float), se=se, groups=groups)
-    ci = res.conf_int(alpha=1 - level)
+    res = fit_ols(X, y, se=se, groups=groups)
     se_label = "clustered by prompt" if se == "cluster" else se
     out = make_result(
         terms,
@@ -625,13 +735,13 @@ def fit_prepared(
         se_type=se_label,
         prepared=prepared,
         notes=[*dnotes, *notes],
-        pvalues=res.pvalues,
-        cov=np.asarray(res.cov_params()),
-        rsquared=float(res.rsquared),
+        cov=res.cov,
+        rsquared=res.rsquared,
     )
-    # the interval straight from statsmodels (Wald, normal) — identical to est ± z·se
+    # Wald interval with the quantile written as statsmodels' conf_int writes it
+    q = float(stats.norm.ppf(1 - (1 - level) / 2))
     coef = out.coefficients
-    coef["lower"], coef["upper"] = ci[:, 0], ci[:, 1]
+    coef["lower"], coef["upper"] = res.params - q * res.bse, res.params + q * res.bse
     coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)
     return out
 

@@ -82,6 +82,7 @@ CASES: list[tuple[str, str, str]] = [
         "pairs",
         "column 'prompt': not a readable Parquet file (ArrowInvalid: Column 8",
     ),
+    ("pairs_damaged_metadata.parquet", "pairs", "not a readable Parquet file (JSONDecodeError"),
     ("ratings_missing_reference.csv", "ratings", "missing required column(s) reference"),
     ("ratings_nan_rating.csv", "ratings", "row 2, column 'rating': rating is missing"),
     ("ratings_text_rating.csv", "ratings", "row 1, column 'rating': expected a number, got 'four'"),

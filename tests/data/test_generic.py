@@ -512,3 +512,26 @@ def test_booleans_and_huge_numbers_are_not_numbers(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="number too large: 9999") as err:
         read_table(path, table="pairs")
     assert err.value.column == "len_a"
+
+
+def test_damaged_pandas_metadata_in_parquet(tmp_path: Path) -> None:
+    table = pa.table({"item_id": ["1"], "prompt_id": ["q1"], "human": ["a"]})
+    path = tmp_path / "m.parquet"
+    pq.write_table(table.replace_schema_metadata({"pandas": '{"columns": [ broken'}), path)
+    with pytest.raises(InputError, match=r"not a readable Parquet file .JSONDecodeError"):
+        read_table(path, table="pairs")
+
+
+def test_blank_model_names_are_missing(tmp_path: Path) -> None:
+    rows = [{**PAIR, "item_id": "1", "model_a": ""}, {**PAIR, "item_id": "2", "model_b": "  "}]
+    table = read_table(_records(tmp_path / "b.jsonl", rows), table="pairs")
+    assert table["model_a"].isna().tolist() == [True, False]
+    assert table["model_b"].isna().tolist() == [False, True]
+    rows = [PAIR, {**PAIR, "item_id": "2", "judge": " ", "model_a": "", "model_b": "nobody"}]
+    with pytest.raises(InputError, match="model 'nobody' is not in the roster") as err:
+        read_table(_records(tmp_path / "u.jsonl", rows), table="pairs")
+    assert (err.value.row, err.value.column) == (2, "model_b")
+    rows = [PAIR, {**PAIR, "item_id": "2", "judge": ""}]
+    with pytest.raises(InputError, match="judge verdict without a judge name") as err:
+        read_table(_records(tmp_path / "j.jsonl", rows), table="pairs", unknown_models="keep")
+    assert err.value.row == 2

@@ -364,6 +364,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         _check_parquet_shape(path, parquet, limit)
         table = parquet.read(use_pandas_metadata=True)
         table.validate(full=True)
+        return table.to_pandas()  # reads the pandas metadata, which may be damaged too
     except InputError:
         raise
     except Exception as exc:  # pyarrow raises several unrelated classes
@@ -379,7 +380,6 @@ def _read_parquet(path: Path) -> pd.DataFrame:
             column=column,
             fix="write it again with pandas/pyarrow, or use CSV / JSONL",
         ) from None
-    return table.to_pandas()
 
 
 def _check_parquet_shape(path: Path, parquet: pq.ParquetFile, limit: int) -> None:
@@ -498,20 +498,25 @@ def _fill_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _blank_name(name: object) -> bool:
+    return isinstance(name, str) and not name.strip()
+
+
 def canonical_ids(
     names: pd.Series, roster: Roster, *, file: str | Path | None = None, column: str | None = None
 ) -> pd.Series:
     """``roster.canonicalize(names)``, looking each distinct name up once (fast on long
     columns with few models). An unknown name raises naming its first row, as
-    :meth:`Roster.canonicalize` does."""
+    :meth:`Roster.canonicalize` does. A blank name ("" or spaces, as JSON can give) is
+    missing, as an empty CSV cell is."""
     fname = str(file) if file is not None else None
     codes, uniques = pd.factorize(names, use_na_sentinel=True)
+    distinct = [None if _blank_name(u) else u for u in uniques.tolist()]
     try:
-        ids = roster.canonicalize(
-            pd.Series(uniques.tolist(), dtype=object), file=fname, column=column
-        )
+        ids = roster.canonicalize(pd.Series(distinct, dtype=object), file=fname, column=column)
     except InputError:
-        roster.canonicalize(names, file=fname, column=column)  # raises with the real row
+        real = names.mask(names.map(_blank_name).astype(bool))
+        roster.canonicalize(real, file=fname, column=column)  # raises with the real row
         raise
     # code -1 (missing name) picks the trailing None
     lookup = np.array([*ids.tolist(), None], dtype=object)

@@ -165,4 +165,21 @@ def test_ties_refused_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert not out_file.exists()
 
 
+def test_limits_are_raised_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(CORPUS / "pairs_row_too_long.csv.gz")
+    monkeypatch.setenv("RECUSE_MAX_ROW_BYTES", "8000000")
+    code, out, err = run_cli(["validate", path], capsys)
+    assert_clear_error(code, out, err, "row 1: the row has fewer fields than the header (1, not 9")
+    monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "100000")
+    code, out, err = run_cli(["validate", path], capsys)
+    assert_clear_error(code, out, err, "decompresses to more than 100,000 bytes", "RECUSE_MAX_INP")
+    monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "-1")
+    code, out, err = run_cli(["validate", path], capsys)
+    assert_clear_error(code, out, err, "RECUSE_MAX_INPUT_BYTES must be a positive whole number")
+    code, out, err = run_cli(["validate", "--help"], capsys)
+    assert code == 0 and "RECUSE_MAX_ROW_BYTES" in out
+
+
 EXTRA_FILES = ["roster_invalid.toml", "pairs_tie_not_allowed.csv"]

@@ -20,7 +20,7 @@ CASES: list[tuple[str, str, str]] = [
     ("pairs_missing_column.csv", "pairs", "missing required column(s) human"),
     ("pairs_empty.csv", "pairs", "the file is empty"),
     ("pairs_header_only.csv", "pairs", "the pairs table is empty"),
-    ("pairs_not_utf8.csv", "pairs", "row 4: not UTF-8"),
+    ("pairs_not_utf8.csv", "pairs", "row 3: not UTF-8"),
     ("pairs_prob_out_of_range.csv", "pairs", "row 2, column 'p_a_first': 1.7 is not a probability"),
     (
         "pairs_text_in_number.csv",
@@ -42,7 +42,7 @@ CASES: list[tuple[str, str, str]] = [
     ("pairs_verdict_without_judge.csv", "pairs", "row 1, column 'judge': judge verdict without"),
     ("pairs_status_ok_but_empty.csv", "pairs", "row 2, column 'p_a_first': status_first is 'ok'"),
     ("pairs_unknown_status.csv", "pairs", "row 1, column 'status_first': unknown status 'fine'"),
-    ("pairs_ragged_row.csv", "pairs", "row 1: a row has more fields than the header"),
+    ("pairs_ragged_row.csv", "pairs", "row 1: the row has more fields than the header"),
     ("pairs_unclosed_quote.csv", "pairs", "row 2: cannot parse the file"),
     ("pairs_truncated.jsonl", "pairs", "row 2: line 2 is not valid JSON"),
     ("pairs_line_not_object.jsonl", "pairs", "row 2: line 2 is a JSON list, not an object"),
@@ -52,6 +52,37 @@ CASES: list[tuple[str, str, str]] = [
     ("pairs_unknown_extension.xlsx", "pairs", "unknown file type"),
     ("pairs_needs_mapping.csv", "pairs", "missing required column(s) item_id, prompt_id, human"),
     ("does_not_exist.csv", "pairs", "does_not_exist.csv"),
+    # issue #12: nested values, deep JSON, huge numbers, damaged pages, short rows ...
+    (
+        "pairs_nested_model.jsonl",
+        "pairs",
+        "row 2, column 'model_a': expected one text or number, found a JSON object",
+    ),
+    (
+        "pairs_nested_judge.json",
+        "pairs",
+        "row 2, column 'judge': expected one text or number, found a JSON list",
+    ),
+    (
+        "pairs_nested_model.parquet",
+        "pairs",
+        "row 1, column 'model_b': expected one text or number, found a list",
+    ),
+    ("pairs_deep.json", "pairs", "JSON nested too deeply"),
+    ("pairs_huge_integer.jsonl", "pairs", "row 2: line 2: a JSON integer has more than 4,300"),
+    ("pairs_huge_number.csv", "pairs", "row 1, column 'len_a': number too large: '9999"),
+    ("pairs_short_row.csv", "pairs", "row 2: the row has fewer fields than the header (4, not 9"),
+    ("pairs_duplicate_header.csv", "pairs", "column 'human': the header names this column twice"),
+    ("pairs_not_utf8_header.csv", "pairs", "csv: not UTF-8 text (byte 0xe9 in the header)"),
+    ("pairs_lone_surrogate.jsonl", "pairs", "row 2, column 'prompt_id': text holds a lone UTF-16"),
+    ("pairs_bool_probability.jsonl", "pairs", "row 1, column 'p_a_first': expected a number, got"),
+    ("pairs_row_too_long.csv.gz", "pairs", "row 1: the row is longer than 4,194,304 bytes"),
+    (
+        "pairs_damaged_page.parquet",
+        "pairs",
+        "column 'prompt': not a readable Parquet file (ArrowInvalid: Column 8",
+    ),
+    ("pairs_damaged_metadata.parquet", "pairs", "not a readable Parquet file (JSONDecodeError"),
     ("ratings_missing_reference.csv", "ratings", "missing required column(s) reference"),
     ("ratings_nan_rating.csv", "ratings", "row 2, column 'rating': rating is missing"),
     ("ratings_text_rating.csv", "ratings", "row 1, column 'rating': expected a number, got 'four'"),
@@ -74,6 +105,7 @@ def assert_clear_error(code: int, out: str, err: str, *fragments: str) -> None:
     assert "Traceback" not in err + out
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
+    assert len(lines[0]) < 600, lines[0]  # values in messages are cut, never dumped whole
     assert lines[0].startswith("recuse: error: ")
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
@@ -131,6 +163,23 @@ def test_ties_refused_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, out, err = run_cli(args, capsys)
     assert_clear_error(code, out, err, "row 2, column 'human': the human label is a tie")
     assert not out_file.exists()
+
+
+def test_limits_are_raised_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(CORPUS / "pairs_row_too_long.csv.gz")
+    monkeypatch.setenv("RECUSE_MAX_ROW_BYTES", "8000000")
+    code, out, err = run_cli(["validate", path], capsys)
+    assert_clear_error(code, out, err, "row 1: the row has fewer fields than the header (1, not 9")
+    monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "100000")
+    code, out, err = run_cli(["validate", path], capsys)
+    assert_clear_error(code, out, err, "decompresses to more than 100,000 bytes", "RECUSE_MAX_INP")
+    monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "-1")
+    code, out, err = run_cli(["validate", path], capsys)
+    assert_clear_error(code, out, err, "RECUSE_MAX_INPUT_BYTES must be a positive whole number")
+    code, out, err = run_cli(["validate", "--help"], capsys)
+    assert code == 0 and "RECUSE_MAX_ROW_BYTES" in out
 
 
 EXTRA_FILES = ["roster_invalid.toml", "pairs_tie_not_allowed.csv"]

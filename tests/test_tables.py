@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from recuse.errors import InputError
-from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
+from recuse.tables import PAIRS, RATINGS, shown, validate_pairs, validate_ratings
 
 
 def pairs(**overrides: object) -> pd.DataFrame:
@@ -109,3 +109,56 @@ def test_ratings_duplicate_key() -> None:
 def test_schemas_list_required_columns() -> None:
     assert PAIRS.required[:4] == ["item_id", "prompt_id", "model_a", "model_b"]
     assert RATINGS.key == ("prompt_id", "model", "dimension", "judge")
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "what"),
+    [
+        ("item_id", ["x"], "JSON list"),
+        ("model_a", {"id": 1}, "JSON object"),
+        ("judge", np.array(["gpt-4"]), "list"),
+        ("prompt_id", b"p1", "binary value"),
+        ("p_a_first", (1, 0), "list"),
+    ],
+)
+def test_nested_cells_in_schema_columns_are_refused(column: str, value: object, what: str) -> None:
+    cells: list[object] = ["gpt-4", None, value] if column != "p_a_first" else [1.0, 0.2, value]
+    if column in ("item_id", "prompt_id"):
+        cells = ["i1", "i2", value]
+    df = pairs(**{column: pd.Series(cells, dtype=object)})
+    with pytest.raises(InputError, match=f"found a {what}") as err:
+        validate_pairs(df, file="f.json")
+    assert (err.value.row, err.value.column) == (3, column)
+
+
+def test_nested_cells_in_extra_columns_are_kept() -> None:
+    out = validate_pairs(pairs(meta=[{"a": 1}, [1, 2], None]))
+    assert out["meta"].tolist() == [{"a": 1}, [1, 2], None]
+
+
+def test_booleans_are_not_numbers() -> None:
+    with pytest.raises(InputError, match="expected a number, got False") as err:
+        validate_pairs(pairs(p_a_first=[1.0, False, 0.5]))
+    assert (err.value.row, err.value.column) == (2, "p_a_first")
+    with pytest.raises(InputError, match="expected a number, got True") as err:
+        validate_ratings(ratings(rating=[True, True, False]))
+    assert (err.value.row, err.value.column) == (1, "rating")
+    with pytest.raises(InputError, match="got True") as err:
+        validate_pairs(pairs(human=pd.Series(["a", True, "b"], dtype=object)))
+    assert (err.value.row, err.value.column) == (2, "human")
+
+
+def test_numbers_too_large_for_a_float() -> None:
+    with pytest.raises(InputError, match="number too large: 1000") as err:
+        validate_ratings(ratings(rating=pd.Series([4, 10**400, 2], dtype=object)))
+    assert (err.value.row, err.value.column) == (2, "rating")
+    with pytest.raises(InputError, match=r"number too large: .9999.*\(5,000 characters\)") as err:
+        validate_ratings(ratings(reference=["1", "9" * 5000, "2"]))
+    assert len(str(err.value)) < 300
+
+
+def test_shown_cuts_long_values_and_unwraps_numpy() -> None:
+    assert shown(np.int64(5)) == "5" and shown(np.True_) == "True"
+    assert shown(np.array(["a"])) == "['a']"
+    text = shown("x" * 10_000)
+    assert text.endswith("… (10,000 characters)") and len(text) < 90

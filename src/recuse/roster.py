@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from recuse.errors import ConfigError, InputError
+from recuse.tables import shown
 
 ROSTER_ENV = "RECUSE_ROSTER"
 
@@ -108,7 +109,7 @@ class Roster:
         if unknown.any():
             i = int(unknown.to_numpy().nonzero()[0][0])
             raise InputError(
-                f"model {names.iloc[i]!r} is not in the roster",
+                f"model {shown(names.iloc[i])} is not in the roster",
                 file=file,
                 row=i + 1,
                 column=column,

@@ -29,6 +29,8 @@ ratings — one row per (prompt, model, dimension, judge) absolute score
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -112,9 +114,102 @@ RATINGS = Schema(
 )
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for an error message: numpy scalars as plain Python values, long
+    values cut to ``limit`` characters with their full length noted.
+
+    >>> shown("x" * 100, limit=10)
+    "'xxxxxxxx… (100 characters)"
+    """
+    if isinstance(value, np.generic | np.ndarray):
+        value = value.tolist()
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str | bytes | list | dict) else len(text)
+    return f"{text[: limit - 2]}… ({size:,} {'characters' if isinstance(value, str) else 'long'})"
+
+
+# pandas.api.types.infer_dtype results that cannot hold a list, dict or array
+_FLAT = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
+_NESTED_NAMES = {dict: "JSON object", list: "JSON list", tuple: "list", set: "set"}
+
+
+def _nested(value: object) -> str | None:
+    """What ``value`` is if it is not one cell value (text, number, missing), else None."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "binary value"
+    if isinstance(value, np.ndarray):
+        return "list"
+    for kind, name in _NESTED_NAMES.items():
+        if isinstance(value, kind):
+            return name
+    return None
+
+
+def check_scalars(
+    df: pd.DataFrame, columns: Iterable[str], *, file: str | Path | None = None
+) -> None:
+    """Raise :class:`InputError` at the first cell of ``columns`` (those present) that
+    holds a list, an object or binary data instead of one text or number.
+
+    Fast on ordinary columns: only object columns that pandas cannot type as flat are
+    looked at value by value.
+    """
+    for col in columns:
+        if col not in df.columns or df[col].dtype != object:
+            continue
+        s = df[col]
+        if pd.api.types.infer_dtype(s, skipna=True) in _FLAT:
+            continue
+        kinds = s.map(_nested)
+        bad = kinds.notna()
+        if bad.any():
+            i = _first(bad)
+            raise InputError(
+                f"expected one text or number, found a {kinds.iloc[i]} {shown(s.iloc[i])}",
+                file=str(file) if file is not None else None,
+                row=i + 1,
+                column=col,
+                fix="flatten the file: one text or number per cell in the schema columns "
+                "(lists and objects may stay in extra columns)",
+            )
+
+
+def _first_bool(s: pd.Series) -> int | None:
+    """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None."""
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return 0 if len(s) else None
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in _FLAT - {"boolean"}:
+        return None
+    is_bool = s.map(lambda v: isinstance(v, bool | np.bool_))
+    return _first(is_bool) if is_bool.any() else None
+
+
 def _first(mask: pd.Series) -> int:
     """Positional index of the first True in ``mask``."""
     return int(np.flatnonzero(mask.to_numpy())[0])
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _to_numeric(s: pd.Series) -> pd.Series:
+    """``pd.to_numeric(s, errors="coerce")``, where a Python int too large for a float
+    (from JSON) becomes NaN like any other value that is no usable number."""
+    try:
+        return pd.to_numeric(s, errors="coerce")
+    except OverflowError:
+        return pd.to_numeric(s.map(_float_or_nan), errors="coerce")
+
+
+def _float_or_nan(value: object) -> object:
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return np.nan
+    return value
 
 
 def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> pd.Series:
@@ -146,24 +241,32 @@ def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> 
             if bad.any():
                 i = _first(bad)
                 raise InputError(
-                    f"unknown status {out.iloc[i]!r}",
+                    f"unknown status {shown(out.iloc[i])}",
                     row=i + 1,
                     **where,
                     fix=f"use one of {', '.join(STATUSES)}",
                 )
         return out
 
+    flag = _first_bool(s)
+    if flag is not None:
+        raise InputError(
+            f"expected a number, got {shown(s.iloc[flag])}",
+            row=flag + 1,
+            **where,
+            fix="write 1 / 0 (or a / b / tie for human) instead of true / false",
+        )
     if col.kind == "human":
         if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
             lowered = s.astype(str).str.strip().str.lower()
             mapped = lowered.map(HUMAN_LABELS)
-            numeric = pd.to_numeric(s, errors="coerce")
+            numeric = _to_numeric(s)
             s = mapped.fillna(numeric).where(s.notna())
             bad = s.isna() & df[col.name].notna()
             if bad.any():
                 i = _first(bad)
                 raise InputError(
-                    f"unknown human label {df[col.name].iloc[i]!r}",
+                    f"unknown human label {shown(df[col.name].iloc[i])}",
                     row=i + 1,
                     **where,
                     fix="use 'a', 'b', 'tie' or a probability in [0, 1] that a is better",
@@ -172,12 +275,19 @@ def _coerce(df: pd.DataFrame, col: Column, schema: Schema, file: str | None) -> 
     else:
         kind = col.kind
 
-    num = pd.to_numeric(s, errors="coerce")
+    num = _to_numeric(s)
     bad = num.isna() & s.notna()
     if bad.any():
         i = _first(bad)
+        if _NUMBER.fullmatch(str(s.iloc[i]).strip()):
+            raise InputError(
+                f"number too large: {shown(s.iloc[i])}",
+                row=i + 1,
+                **where,
+                fix="use a number of ordinary size (within ±1e308)",
+            )
         raise InputError(
-            f"expected a number, got {s.iloc[i]!r}",
+            f"expected a number, got {shown(s.iloc[i])}",
             row=i + 1,
             **where,
             fix="write numbers with a dot as decimal separator, or leave the cell empty",
@@ -226,6 +336,7 @@ def _validate(df: pd.DataFrame, schema: Schema, file: str | Path | None) -> pd.D
             fix=f"a {schema.name} table needs columns {', '.join(schema.required)}",
         )
     out = df.reset_index(drop=True).copy()
+    check_scalars(out, schema.names, file=fname)
     for col in schema.columns:
         if col.name in out.columns:
             out[col.name] = _coerce(out, col, schema, fname)

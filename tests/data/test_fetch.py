@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from recuse.cli import main
 from recuse.data import registry
 from recuse.data.fetch import (
     FetchReport,
@@ -50,6 +51,19 @@ class Handler(SimpleHTTPRequestHandler):
             return
         if fault == "404":
             self.send_error(404, "Not Found")
+            return
+        if fault == "loop":  # redirects to itself for ever
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if fault == "bad-encoding":  # claims gzip, sends plain bytes
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", "11")
+            self.end_headers()
+            self.wfile.write(b"not gzipped")
             return
         body = Path(self.translate_path(self.path)).read_bytes()
         if fault == "corrupt":  # same length, one byte changed
@@ -248,6 +262,33 @@ def test_404_is_a_clear_error(mirror: tuple[str, Path], tmp_path: Path) -> None:
         fetch("hh-rlhf", tmp_path / "cache", base_url=base, backoff=0)
     assert Handler.requests.count(_path(lic)) == 1  # not retried
     assert not (tmp_path / "cache" / "hh_rlhf" / "LICENSE").exists()
+
+
+def test_redirect_loop_is_one_clear_error(
+    mirror: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, _ = mirror
+    lic = next(f for f in files_for("hh-rlhf") if f.path == "LICENSE")
+    Handler.faults[_path(lic)] = "loop"
+    with pytest.raises(FetchError, match=r"hh_rlhf/LICENSE: too many redirects from http://127"):
+        fetch("hh-rlhf", tmp_path / "cache", base_url=base, backoff=0)
+    assert 1 < Handler.requests.count(_path(lic)) <= 30  # followed a while, then not retried
+    assert not (tmp_path / "cache" / "hh_rlhf" / "LICENSE").exists()
+    code = main(["data", "fetch", "hh-rlhf", "--dest", str(tmp_path / "c2"), "--base-url", base])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err + out
+    assert len(err.strip().splitlines()) == 1 and "too many redirects" in err
+
+
+def test_body_that_does_not_decode_is_retried_then_clear(
+    mirror: tuple[str, Path], tmp_path: Path
+) -> None:
+    base, _ = mirror
+    lic = next(f for f in files_for("hh-rlhf") if f.path == "LICENSE")
+    Handler.faults[_path(lic)] = "bad-encoding"
+    with pytest.raises(FetchError, match=r"failed after 2 attempt.*DecodingError"):
+        fetch("hh-rlhf", tmp_path / "cache", base_url=base, retries=1, backoff=0)
+    assert Handler.requests.count(_path(lic)) == 2
 
 
 def test_unreachable_server_and_bad_names(tmp_path: Path) -> None:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from recuse.data.generic import canonical_ids, load_table, read_table
@@ -176,7 +180,7 @@ EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "pairs_nan_prompt_id.csv": (2, "prompt_id", "missing prompt_id"),
     "pairs_needs_mapping.csv": (None, None, "missing required column"),
     "pairs_negative_length.csv": (2, "len_a", "negative"),
-    "pairs_not_utf8.csv": (4, None, "not UTF-8"),
+    "pairs_not_utf8.csv": (3, None, "not UTF-8"),
     "pairs_prob_out_of_range.csv": (2, "p_a_first", "not a probability"),
     "pairs_ragged_row.csv": (1, None, "more fields than the header"),
     "pairs_status_ok_but_empty.csv": (2, "p_a_first", "is 'ok' but"),
@@ -273,3 +277,261 @@ def test_canonical_ids_equals_roster_canonicalize() -> None:
     with pytest.raises(InputError, match="'nobody'") as err:
         canonical_ids(pd.Series(["gpt4", "gpt4", "nobody"]), roster, file="f.csv", column="judge")
     assert (err.value.row, err.value.column, err.value.file) == (3, "judge", "f.csv")
+
+
+# --- issue #12: hostile files -------------------------------------------------------
+
+PAIR = {
+    "item_id": "1",
+    "prompt_id": "q1",
+    "model_a": "gpt-4",
+    "model_b": "claude-v1",
+    "human": "a",
+    "judge": "gpt-4",
+    "p_a_first": 1.0,
+    "p_a_second": 0.0,
+}
+HEADER = ",".join(PAIR) + "\n"
+ROW = "1,q1,gpt-4,claude-v1,a,gpt-4,1,0\n"
+
+
+def _records(path: Path, records: list[dict[str, object]]) -> Path:
+    if path.suffix == ".json":
+        path.write_text(json.dumps(records), encoding="utf-8")
+    elif path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    else:
+        pd.DataFrame(records).to_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".parquet"])
+@pytest.mark.parametrize(
+    ("column", "value", "what"),
+    [
+        ("model_a", {"name": "gpt-4"}, "object"),
+        ("model_b", ["claude-v1"], "list"),
+        ("judge", ["gpt-4", "gpt-4"], "list"),
+        ("item_id", [7], "list"),
+        ("prompt_id", {"q": 1}, "object"),
+        ("human", ["a"], "list"),
+        ("p_a_first", [1.0], "list"),
+    ],
+)
+def test_nested_value_in_a_scalar_column(
+    tmp_path: Path, suffix: str, column: str, value: object, what: str
+) -> None:
+    first = PAIR if suffix != ".parquet" else {**PAIR, column: value}  # one type per column
+    path = _records(tmp_path / f"n{suffix}", [first, {**PAIR, "item_id": "2", column: value}])
+    with pytest.raises(InputError, match=f"expected one text or number, found a .*{what}") as e:
+        read_table(path, table="pairs")
+    assert (e.value.row, e.value.column) == (2 if suffix != ".parquet" else 1, column)
+
+
+def test_nested_values_in_extra_columns_are_kept(tmp_path: Path) -> None:
+    path = _records(tmp_path / "x.jsonl", [{**PAIR, "meta": {"seed": 1, "tags": ["x"]}}])
+    table = read_table(path, table="pairs")
+    assert table["meta"].iloc[0] == {"seed": 1, "tags": ["x"]}
+
+
+def test_nested_ratings_dimension(tmp_path: Path) -> None:
+    rec = {"prompt_id": "p", "model": "gpt-4", "judge": "gpt-4", "rating": 1, "reference": 1}
+    path = _records(tmp_path / "r.jsonl", [{**rec, "dimension": {"a": 1}}])
+    with pytest.raises(InputError, match="found a JSON object") as err:
+        read_table(path, table="ratings")
+    assert (err.value.row, err.value.column) == (1, "dimension")
+
+
+def test_non_text_model_names_read_plainly(tmp_path: Path) -> None:
+    path = _records(tmp_path / "m.jsonl", [{**PAIR, "model_a": 5}])
+    with pytest.raises(InputError, match=r"model 5 is not in the roster"):
+        read_table(path, table="pairs")
+    path = _records(tmp_path / "b.jsonl", [{**PAIR, "model_b": True}])
+    with pytest.raises(InputError, match=r"model True is not in the roster"):
+        read_table(path, table="pairs")
+
+
+def _peak(fn: object) -> tuple[InputError, float, int]:
+    """The InputError ``fn()`` raises, the seconds it took and the peak traced memory."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(InputError) as err:
+            fn()  # type: ignore[operator]
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return err.value, seconds, peak
+
+
+def test_one_row_of_five_million_fields_is_cheap(tmp_path: Path) -> None:
+    path = tmp_path / "wide.csv"
+    path.write_text(HEADER + ROW.strip() + ",x" * 5_000_000 + "\n", encoding="utf-8")
+    error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
+    assert "row 1: the row is longer than 4,194,304 bytes" in str(error)
+    assert "RECUSE_MAX_ROW_BYTES" in str(error)
+    assert seconds < 5 and peak < 100_000_000  # was 91 s and 6.9 GB
+
+
+def test_many_fields_within_the_row_limit_name_the_row(tmp_path: Path) -> None:
+    path = tmp_path / "wide.csv"
+    path.write_text(HEADER + ROW + ROW.strip() + "," * 1_000_000 + "\n", encoding="utf-8")
+    error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
+    assert "row 2: the row has more fields than the header (1,000,008, not 8" in str(error)
+    assert seconds < 5 and peak < 100_000_000
+
+
+def test_a_header_of_200000_columns_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "cols.csv"
+    names = ",".join(f"c{i}" for i in range(200_000))
+    path.write_text(HEADER.strip() + "," + names + "\n" + ROW, encoding="utf-8")
+    error, seconds, _ = _peak(lambda: read_table(path, table="pairs"))
+    assert "the header has 200,008 columns, more than the 10,000 recuse reads" in str(error)
+    assert error.row is None and seconds < 5  # was 57 s, then accepted
+
+
+def test_csv_gzip_bomb_is_cheap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ~100 KB of gzip expanding to 100 MB on one line (was 7.5 GB and growing)
+    path = tmp_path / "bomb.csv.gz"
+    path.write_bytes(gzip.compress(HEADER.encode() + b"0" * 100_000_000, 9))
+    assert path.stat().st_size < 200_000
+    error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
+    assert "row 1: the row is longer than" in str(error)
+    assert seconds < 10 and peak < 400_000_000
+    monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "10000000")
+    error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
+    assert "decompresses to more than 10,000,000 bytes" in str(error)
+    assert "RECUSE_MAX_INPUT_BYTES" in str(error)
+    assert seconds < 5 and peak < 40_000_000
+
+
+def test_many_blank_lines_are_skipped_fast(tmp_path: Path) -> None:
+    path = tmp_path / "blank.csv"
+    path.write_text(HEADER + "\n" * 5_000_000 + ROW + "\r\n  \n" * 1_000_000, encoding="utf-8")
+    start = time.perf_counter()
+    table = read_table(path, table="pairs")
+    assert len(table) == 1 and time.perf_counter() - start < 10
+
+
+def test_short_row_and_duplicate_header(tmp_path: Path) -> None:
+    path = tmp_path / "short.csv"
+    path.write_text(HEADER + ROW + '2,"q\n2",gpt-4\n' + ROW, encoding="utf-8")
+    with pytest.raises(InputError, match=r"fewer fields than the header \(3, not 8") as err:
+        read_table(path, table="pairs")
+    assert err.value.row == 2
+    dup = tmp_path / "dup.tsv"
+    dup.write_text("item_id\tprompt_id\thuman\tjudge\thuman\n1\tq\ta\t\tb\n", encoding="utf-8")
+    with pytest.raises(InputError, match="the header names this column twice") as err:
+        read_table(dup, table="pairs")
+    assert (err.value.row, err.value.column) == (None, "human")
+
+
+def test_not_utf8_row_is_the_data_record(tmp_path: Path) -> None:
+    # header not counted, blank lines skipped, a quoted line break inside one record
+    path = tmp_path / "bad.csv"
+    text = HEADER.encode() + b'1,"q\n1",gpt-4,claude-v1,a,gpt-4,1,0\n\n2,q2,gpt-4,claude-v1,a,'
+    path.write_bytes(text + b"gpt-4,1,0\n3,q3,caf\xe9,claude-v1,a,gpt-4,1,0\n")
+    with pytest.raises(InputError, match=r"not UTF-8 text \(byte 0xe9\)") as err:
+        read_table(path, table="pairs")
+    assert err.value.row == 3
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_bytes(b'{"a": 1}\n\n{"a": "caf\xe9"}\n')
+    with pytest.raises(InputError, match="on line 3") as err:
+        read_table(jsonl, table="pairs")
+    assert err.value.row == 3  # a JSONL line is its record; blank lines count
+
+
+def test_text_variants_still_read(tmp_path: Path) -> None:
+    """BOM, CR LF, CR-only line ends, quoted line breaks, blank lines: one table."""
+    want = read_table(_write(tmp_path / "a.csv", "csv"), table="pairs", mapping=MAPPING)
+    text = (tmp_path / "a.csv").read_text(encoding="utf-8")
+    variants = {
+        "bom.csv": "\ufeff" + text,
+        "crlf.csv": text.replace("\n", "\r\n"),
+        "cr.csv": text.replace("\n", "\r"),
+        "blank.csv": text.replace("\n", "\n\n   \n") + "\n\n",
+    }
+    for name, body in variants.items():
+        path = tmp_path / name
+        path.write_bytes(body.encode("utf-8"))
+        got = read_table(path, table="pairs", mapping=MAPPING)
+        pd.testing.assert_frame_equal(got, want, obj=name)
+    quoted = tmp_path / "q.csv"
+    quoted.write_text(
+        HEADER.strip() + ',prompt\n1,q1,gpt-4,claude-v1,a,gpt-4,1,0,"two\r\n\nlines"\n'
+    )
+    assert read_table(quoted, table="pairs")["prompt"].iloc[0] == "two\r\n\nlines"
+
+
+def test_unclosed_quote_at_the_end_names_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text(HEADER + ROW + '2,"q2,gpt-4\n\n3,q3\n', encoding="utf-8")
+    with pytest.raises(InputError, match="quoted field is still open") as err:
+        read_table(path, table="pairs")
+    assert err.value.row == 2
+    path.write_text(HEADER + '1,q1 5" screen,gpt-4,claude-v1,a,gpt-4,1,0\n', encoding="utf-8")
+    assert read_table(path, table="pairs")["prompt_id"].iloc[0] == 'q1 5" screen'
+
+
+def test_damaged_parquet_page_is_one_clear_error(tmp_path: Path) -> None:
+    rows = [{**PAIR, "item_id": str(i), "prompt": f"PROMPTTEXT{i:04d}"} for i in range(50)]
+    path = tmp_path / "d.parquet"
+    pd.DataFrame(rows).to_parquet(path, compression=None, use_dictionary=False)
+    raw = bytearray(path.read_bytes())
+    raw[raw.index(b"PROMPTTEXT0007") + 3] = 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(InputError, match=r"not a readable Parquet file .*Invalid UTF8") as err:
+        read_table(path, table="pairs")
+    assert err.value.column == "prompt" and len(str(err.value)) < 400
+
+
+def test_parquet_with_a_column_name_twice(tmp_path: Path) -> None:
+    table = pa.table([["1"], ["q"], ["a"], ["b"]], names=["item_id", "prompt_id", "human", "human"])
+    path = tmp_path / "dup.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(InputError, match="two columns of this name") as err:
+        read_table(path, table="pairs")
+    assert err.value.column == "human"
+
+
+def test_parquet_shape_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "many.parquet"
+    pd.DataFrame({"item_id": ["1"] * 100_000, "prompt_id": "q", "human": "a"}).to_parquet(path)
+    monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "200000")
+    with pytest.raises(InputError, match=r"300,000 cells.* more than 200,000 bytes"):
+        read_table(path, table="pairs")
+
+
+def test_booleans_and_huge_numbers_are_not_numbers(tmp_path: Path) -> None:
+    path = _records(tmp_path / "b.jsonl", [{**PAIR, "human": True}])
+    with pytest.raises(InputError, match="expected a number, got True") as err:
+        read_table(path, table="pairs")
+    assert (err.value.row, err.value.column) == (1, "human")
+    path.write_text(json.dumps(PAIR)[:-1] + ', "len_a": ' + "9" * 400 + "}\n", encoding="utf-8")
+    with pytest.raises(InputError, match="number too large: 9999") as err:
+        read_table(path, table="pairs")
+    assert err.value.column == "len_a"
+
+
+def test_damaged_pandas_metadata_in_parquet(tmp_path: Path) -> None:
+    table = pa.table({"item_id": ["1"], "prompt_id": ["q1"], "human": ["a"]})
+    path = tmp_path / "m.parquet"
+    pq.write_table(table.replace_schema_metadata({"pandas": '{"columns": [ broken'}), path)
+    with pytest.raises(InputError, match=r"not a readable Parquet file .JSONDecodeError"):
+        read_table(path, table="pairs")
+
+
+def test_blank_model_names_are_missing(tmp_path: Path) -> None:
+    rows = [{**PAIR, "item_id": "1", "model_a": ""}, {**PAIR, "item_id": "2", "model_b": "  "}]
+    table = read_table(_records(tmp_path / "b.jsonl", rows), table="pairs")
+    assert table["model_a"].isna().tolist() == [True, False]
+    assert table["model_b"].isna().tolist() == [False, True]
+    rows = [PAIR, {**PAIR, "item_id": "2", "judge": " ", "model_a": "", "model_b": "nobody"}]
+    with pytest.raises(InputError, match="model 'nobody' is not in the roster") as err:
+        read_table(_records(tmp_path / "u.jsonl", rows), table="pairs")
+    assert (err.value.row, err.value.column) == (2, "model_b")
+    rows = [PAIR, {**PAIR, "item_id": "2", "judge": ""}]
+    with pytest.raises(InputError, match="judge verdict without a judge name") as err:
+        read_table(_records(tmp_path / "j.jsonl", rows), table="pairs", unknown_models="keep")
+    assert err.value.row == 2

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import gzip
 import json
+import tracemalloc
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from recuse.data._io import check_text, read_json, read_jsonl, read_text, require_keys, word_count
-from recuse.errors import InputError
+from recuse.data._io import (
+    MAX_INPUT_ENV,
+    MAX_ROW_ENV,
+    check_text,
+    max_input_bytes,
+    max_row_bytes,
+    read_json,
+    read_jsonl,
+    read_text,
+    require_keys,
+    word_count,
+)
+from recuse.errors import ConfigError, InputError
 
 
 def _lines(path: Path, *lines: str) -> Path:
@@ -113,3 +125,104 @@ def test_word_count_by_hand() -> None:
     got = word_count(texts)
     assert got.iloc[:4].tolist() == [2.0, 3.0, 0.0, 2.0]
     assert pd.isna(got.iloc[4])
+
+
+# --- issue #12: hostile files -------------------------------------------------------
+
+
+def test_jsonl_line_separators_inside_strings_are_text(tmp_path: Path) -> None:
+    # json.dumps(ensure_ascii=False) writes U+2028, U+2029 and U+0085 raw; str.splitlines()
+    # would cut the line there. CR LF line ends are read too.
+    records = [{"t": "a\u2028b\u2029c\x85d\x0be\x0cf\x1cg"}, {"t": "plain"}]
+    f = tmp_path / "sep.jsonl"
+    f.write_bytes(
+        "\r\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode() + b"\r\n"
+    )
+    assert read_jsonl(f) == records
+
+
+def test_deep_json_is_a_clear_error(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    f = tmp_path / "deep.json"
+    f.write_text(deep, encoding="utf-8")
+    with pytest.raises(InputError, match="nested too deeply") as err:
+        read_json(f)
+    assert err.value.file == str(f)
+    g = tmp_path / "deep.jsonl"
+    g.write_text('{"a": 1}\n{"a": ' + deep + "}\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line 2: JSON nested too deeply") as err:
+        read_jsonl(g)
+    assert err.value.row == 2
+
+
+def test_integer_beyond_python_conversion_limit_is_a_clear_error(tmp_path: Path) -> None:
+    digits = "7" * 5000
+    f = tmp_path / "big.json"
+    f.write_text(f'[{{"a": {digits}}}]', encoding="utf-8")
+    with pytest.raises(InputError, match="integer has more than 4,300 digits"):
+        read_json(f)
+    g = tmp_path / "big.jsonl"
+    g.write_text(f'{{"a": 1}}\n\n{{"a": {digits}}}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="line 3: a JSON integer") as err:
+        read_jsonl(g)
+    assert err.value.row == 3
+    assert len(str(err.value)) < 300
+
+
+def test_not_utf8_in_json_names_the_line_not_a_row(tmp_path: Path) -> None:
+    # a line of a JSON document is not a record (errors.InputError: row = element)
+    f = tmp_path / "latin1.json"
+    f.write_bytes(b'[\n {"x": "ok"},\n {"x": "caf\xe9"}\n]')
+    with pytest.raises(InputError, match=r"byte 0xe9 on line 3") as err:
+        read_json(f)
+    assert err.value.row is None
+
+
+def test_lone_surrogate_escape_is_a_clear_error(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text('{"x": "\\ud83d\\ude00 fine"}\n{"x": "ok", "y": "bad \\udc00"}\n', "utf-8")
+    with pytest.raises(InputError, match="lone UTF-16 surrogate") as err:
+        read_jsonl(f)
+    assert (err.value.row, err.value.column) == (2, "y")
+    g = tmp_path / "s.json"
+    g.write_text('[{"x": "\\uD83D\\uDE00"}, {"x": ["\\uD800"]}]', "utf-8")
+    with pytest.raises(InputError, match="lone UTF-16 surrogate") as err:
+        read_json(g)
+    assert (err.value.row, err.value.column) == (2, "x")
+    g.write_text('[{"x": "\\uD83D\\uDE00", "y": "\\\\ud800 is text"}]', "utf-8")
+    assert read_json(g) == [{"x": "\U0001f600", "y": "\\ud800 is text"}]
+
+
+def test_gzip_bomb_stops_at_the_input_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bomb = tmp_path / "bomb.jsonl.gz"
+    bomb.write_bytes(gzip.compress(b" " * 50_000_000, 1))  # 50 MB of blanks, ~70 KB
+    monkeypatch.setenv(MAX_INPUT_ENV, "1_000_000")
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="decompresses to more than 1,000,000 bytes") as err:
+            read_jsonl(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000  # stopped at the limit, not after inflating 50 MB
+    assert MAX_INPUT_ENV in str(err.value)
+    plain = tmp_path / "plain.json"
+    plain.write_bytes(b"[" + b" " * 1_000_000 + b"]")
+    with pytest.raises(InputError, match="the file holds more than 1,000,000 bytes"):
+        read_json(plain)
+    monkeypatch.setenv(MAX_INPUT_ENV, "2000000")
+    assert read_json(plain) == []
+
+
+def test_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert max_input_bytes() == 512 * 1024 * 1024 and max_row_bytes() == 4 * 1024 * 1024
+    monkeypatch.setenv(MAX_ROW_ENV, "lots")
+    with pytest.raises(ConfigError, match="RECUSE_MAX_ROW_BYTES must be a positive whole"):
+        max_row_bytes()
+    monkeypatch.setenv(MAX_ROW_ENV, "20")
+    f = _lines(tmp_path / "r.jsonl", '{"a": 1}', '{"a": "a longer line"}')
+    with pytest.raises(InputError, match="row 2: the row is longer than 20 bytes") as err:
+        read_jsonl(f)
+    assert MAX_ROW_ENV in str(err.value)

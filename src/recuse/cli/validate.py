@@ -54,7 +54,11 @@ def validate(
         help="Treat model names missing from the roster as their own id and family.",
     ),
 ) -> None:
-    """Check a file against the pairs or ratings schema and summarise it."""
+    """Check a file against the pairs or ratings schema and summarise it.
+
+    One file may hold at most 512 MiB (after gzip) and one row 4 MiB; set
+    RECUSE_MAX_INPUT_BYTES / RECUSE_MAX_ROW_BYTES (bytes) to read larger ones.
+    """
     if table not in ("pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
     kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"

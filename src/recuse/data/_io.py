@@ -1,13 +1,22 @@
 """Small file helpers shared by the readers: read JSON / JSONL (optionally gzip) with clear errors.
 
 Every failure is an :class:`~recuse.errors.InputError` that names the file and,
-where there is one, the line:
+where there is one, the data record as ``row`` (see :class:`~recuse.errors.InputError`):
 
 - missing file or a folder in its place -> ``"file not found"``;
-- bytes that are not UTF-8 -> the line of the first bad byte;
+- bytes that are not UTF-8 -> the line of the first bad byte (JSONL: as ``row``, a line
+  being a record; JSON: in the message only, a line not being an element);
 - a broken gzip stream -> ``"not a readable gzip file"``;
-- JSON that does not parse -> line and column (JSON) or the line number as ``row``
-  (JSONL; blank lines are skipped but still counted, so ``row`` is the physical line).
+- JSON that does not parse, is nested too deeply, holds an integer too long for Python
+  or a lone UTF-16 surrogate escape -> line and column (JSON) or the line number as
+  ``row`` (JSONL; blank lines are skipped but still counted, so ``row`` is the physical
+  line). JSONL lines end at a line feed (LF or CR LF) only: U+2028, U+2029 and
+  U+0085 are ordinary characters inside JSON strings.
+
+What one file and one record may cost is bounded: a file (after gzip decompression)
+may hold at most :func:`max_input_bytes` bytes (``$RECUSE_MAX_INPUT_BYTES``), one record
+(a CSV row, a JSONL line) at most :func:`max_row_bytes` bytes (``$RECUSE_MAX_ROW_BYTES``);
+each error says which variable raises the limit.
 
 A file is read as gzip when its name ends in ``.gz``.
 """
@@ -16,44 +25,133 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
-from recuse.errors import InputError
+from recuse.errors import ConfigError, InputError
+from recuse.tables import shown
 
-__all__ = ["check_text", "read_json", "read_jsonl", "read_text", "require_keys", "word_count"]
+__all__ = [
+    "MAX_INPUT_ENV",
+    "MAX_ROW_ENV",
+    "check_text",
+    "line_end",
+    "max_input_bytes",
+    "max_row_bytes",
+    "read_bytes",
+    "read_json",
+    "read_jsonl",
+    "read_text",
+    "require_keys",
+    "row_too_long",
+    "too_big",
+    "word_count",
+]
+
+MAX_INPUT_ENV = "RECUSE_MAX_INPUT_BYTES"
+MAX_ROW_ENV = "RECUSE_MAX_ROW_BYTES"
+DEFAULT_MAX_INPUT_BYTES = 512 * 1024 * 1024
+DEFAULT_MAX_ROW_BYTES = 4 * 1024 * 1024
+_CHUNK = 1 << 20
+BOM = b"\xef\xbb\xbf"
 
 
-def _read_bytes(path: Path) -> bytes:
+def _limit(env: str, default: int) -> int:
+    text = os.environ.get(env, "").strip().replace("_", "")
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{env} must be a positive whole number, got {os.environ[env]!r}")
+    return value
+
+
+def max_input_bytes() -> int:
+    """Most bytes one input file may hold once decompressed (``$RECUSE_MAX_INPUT_BYTES``)."""
+    return _limit(MAX_INPUT_ENV, DEFAULT_MAX_INPUT_BYTES)
+
+
+def max_row_bytes() -> int:
+    """Most bytes one record (CSV row, JSONL line) may hold (``$RECUSE_MAX_ROW_BYTES``)."""
+    return _limit(MAX_ROW_ENV, DEFAULT_MAX_ROW_BYTES)
+
+
+def too_big(path: Path, what: str, limit: int) -> InputError:
+    """The error for a file over :func:`max_input_bytes`."""
+    return InputError(
+        f"{what} more than {limit:,} bytes, the most recuse reads from one file",
+        file=path,
+        fix=f"set {MAX_INPUT_ENV} to a larger number of bytes if the file is genuine, or split it",
+    )
+
+
+def row_too_long(path: Path, row: int | None, limit: int) -> InputError:
+    """The error for a record over :func:`max_row_bytes`."""
+    where = "the header is" if row is None else "the row is"
+    return InputError(
+        f"{where} longer than {limit:,} bytes, the most recuse reads as one record",
+        file=path,
+        row=row,
+        fix=f"check the file (a missing line break or quote?); set {MAX_ROW_ENV} to a "
+        "larger number if the row is genuine",
+    )
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed when its name ends in ``.gz``, at most
+    :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit)."""
     if not path.is_file():
         raise InputError(
             "file not found", file=path, fix="check the path, or fetch the dataset again"
         )
+    limit = max_input_bytes()
     try:
-        raw = path.read_bytes()
+        if path.stat().st_size > limit:
+            raise too_big(path, "the file holds", limit)
+        if not path.name.endswith(".gz"):
+            return path.read_bytes()
+        return _gunzip(path, limit)
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror or exc})", file=path) from None
-    if path.name.endswith(".gz"):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(
-                f"not a readable gzip file ({exc})",
-                file=path,
-                fix="download the file again; only plain or .gz-compressed files are read",
-            ) from None
-    return raw
+
+
+def _gunzip(path: Path, limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    try:
+        with gzip.open(path, "rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise too_big(path, "the file decompresses to", limit)
+                parts.append(chunk)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(
+            f"not a readable gzip file ({exc})",
+            file=path,
+            fix="download the file again; only plain or .gz-compressed files are read",
+        ) from None
+    return b"".join(parts)
 
 
 def read_text(path: str | Path) -> str:
-    """The whole file as UTF-8 text (a leading byte-order mark is dropped)."""
+    """The whole file as UTF-8 text (a leading byte-order mark is dropped).
+
+    A byte that is not UTF-8 names its line in the message (a line is not a record
+    of a JSON document, so there is no ``row``).
+    """
     path = Path(path)
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -61,9 +159,64 @@ def read_text(path: str | Path) -> str:
         raise InputError(
             f"not UTF-8 text (byte {raw[exc.start]:#04x} on line {line})",
             file=path,
-            row=line,
             fix="save the file as UTF-8",
         ) from None
+
+
+def _not_json(exc: Exception) -> str | None:
+    """Why ``json.loads`` refused a text that is JSON syntax but not usable, or None."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply for Python to read"
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return "a JSON integer has more than 4,300 digits, too long for Python to read"
+    return None
+
+
+# an escaped high surrogate without a low one after it, or a low one without a high one
+# before it (a cheap test on the text; the parsed values are then searched exactly)
+_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F])"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_key(value: Any) -> str | None:
+    """The top-level key of ``value`` (a parsed record) under which a lone surrogate
+    hides ("" for the record itself), or None if there is none."""
+
+    def bad(v: Any) -> bool:
+        if isinstance(v, str):
+            return _SURROGATE.search(v) is not None
+        if isinstance(v, dict):
+            return any(bad(k) or bad(x) for k, x in v.items())
+        if isinstance(v, list):
+            return any(bad(x) for x in v)
+        return False
+
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if bad(key) or bad(item):
+                return key
+        return None
+    return "" if bad(value) else None
+
+
+def _surrogate_error(path: Path, row: int | None, key: str) -> InputError:
+    return InputError(
+        "text holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not a character",
+        file=path,
+        row=row,
+        column=shown_key(key),
+        fix="write the character itself, or a complete surrogate pair, or remove the escape",
+    )
+
+
+def shown_key(key: str) -> str | None:
+    """A JSON key fit for an error message (None for no key)."""
+    if not key:
+        return None
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")[:80]
 
 
 def read_json(path: str | Path) -> Any:
@@ -71,26 +224,84 @@ def read_json(path: str | Path) -> Any:
     path = Path(path)
     text = read_text(path)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
             file=path,
             fix="the file may be truncated or edited by hand; fetch it again",
         ) from None
+    except (RecursionError, ValueError) as exc:
+        raise InputError(
+            _not_json(exc) or f"not valid JSON ({exc})",
+            file=path,
+            fix="give a flat array of objects with ordinary numbers",
+        ) from None
+    if _SURROGATE_ESCAPE.search(text):
+        elements = value if isinstance(value, list) else [value]
+        for number, element in enumerate(elements, start=1):
+            key = _surrogate_key(element)
+            if key is not None:
+                raise _surrogate_error(path, number if isinstance(value, list) else None, key)
+    return value
+
+
+_BLANK_LINES = re.compile(rb"(?:[ \t\r]*\n)+")
+
+
+def _numbered_lines(
+    raw: bytes, path: Path, limit: int, *, start: int = 0
+) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each non-blank line of ``raw``; lines end at LF only
+    (CR LF keeps its CR, which JSON reads as white space); runs of blank lines are
+    skipped fast; a line over ``limit`` bytes raises."""
+    number, size = 0, len(raw)
+    while start < size:
+        blank = _BLANK_LINES.match(raw, start)
+        if blank:
+            number += raw.count(b"\n", start, blank.end())
+            start = blank.end()
+            continue
+        number += 1
+        end = line_end(raw, start, limit, newline=b"\n")
+        if end < 0:
+            raise row_too_long(path, number, limit)
+        yield number, raw[start:end]
+        start = end + 1
+
+
+def line_end(raw: bytes, start: int, limit: int, *, newline: bytes) -> int:
+    """Index of the ``newline`` ending the line that starts at ``start`` (``len(raw)`` for
+    the last line without one), or -1 when the line is longer than ``limit`` bytes."""
+    end = raw.find(newline, start, start + limit + 1)
+    if end >= 0:
+        return end
+    return len(raw) if len(raw) - start <= limit else -1
 
 
 def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Parse a JSON-lines file into a list of objects, one per non-blank line.
 
-    A line that is not valid JSON, not a JSON object, or lacks one of ``keys``
-    raises with ``row`` = its 1-based line number.
+    A line that is not valid JSON, not a JSON object, longer than :func:`max_row_bytes`
+    or lacks one of ``keys`` raises with ``row`` = its 1-based line number.
     """
     path = Path(path)
     wanted = set(keys)
-    lines = read_text(path).splitlines()
+    raw = read_bytes(path)
     records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    lines = _numbered_lines(
+        raw, path, max_row_bytes(), start=len(BOM) if raw.startswith(BOM) else 0
+    )
+    for number, data in lines:
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"not UTF-8 text (byte {data[exc.start]:#04x} on line {number})",
+                file=path,
+                row=number,
+                fix="save the file as UTF-8",
+            ) from None
         if not line.strip():
             continue
         try:
@@ -102,6 +313,13 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
                 row=number,
                 fix="the file may be truncated; each line must be one complete JSON object",
             ) from None
+        except (RecursionError, ValueError) as exc:
+            raise InputError(
+                f"line {number}: " + (_not_json(exc) or f"not valid JSON ({exc})"),
+                file=path,
+                row=number,
+                fix="give one flat JSON object per line with ordinary numbers",
+            ) from None
         if not isinstance(value, dict):
             raise InputError(
                 f"line {number} is a JSON {type(value).__name__}, not an object",
@@ -111,6 +329,10 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
             )
         if wanted and not wanted.issubset(value):
             _missing_keys(wanted, value, file=path, row=number, what="line")
+        if _SURROGATE_ESCAPE.search(line):
+            key = _surrogate_key(value)
+            if key is not None:
+                raise _surrogate_error(path, number, key)
         records.append(value)
     return records
 
@@ -158,7 +380,7 @@ def check_text(frame: pd.DataFrame, columns: Iterable[str], *, file: str | Path)
         if not is_str.all():
             i = int(np.flatnonzero(~is_str)[0])
             raise InputError(
-                f"{col} must be text, found {frame[col].iloc[i]!r}",
+                f"{col} must be text, found {shown(frame[col].iloc[i])}",
                 file=file,
                 row=i + 1,
                 column=col,

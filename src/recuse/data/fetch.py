@@ -10,8 +10,8 @@ directory (default :func:`recuse.data.registry.default_data_dir`):
   looks complete;
 - files already present with the right size and hash are skipped, so a second fetch
   downloads nothing and an interrupted one resumes with the files still missing;
-- transient failures (connection errors, timeouts, HTTP 429 / 5xx, truncated or
-  corrupted bodies) are retried ``retries`` times with exponential back-off; anything
+- transient failures (connection errors, timeouts, HTTP 429 / 5xx, truncated,
+  corrupted or undecodable bodies) are retried ``retries`` times with exponential back-off; anything
   else raises :class:`~recuse.errors.FetchError` naming the file, URL and reason.
 
 ``base_url`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a local
@@ -208,8 +208,18 @@ def _download_once(
                             progress.advance(file, len(chunk))
             except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
                 raise FetchError(f"{file.folder}/{file.path}: bad URL {url!r} ({exc})") from None
-            except httpx.TransportError as exc:
+            except httpx.TooManyRedirects:
+                raise FetchError(
+                    f"{file.folder}/{file.path}: too many redirects from {url} (a redirect "
+                    "loop?) — check the URL in sources.toml or pass --base-url for a mirror"
+                ) from None
+            except (httpx.TransportError, httpx.DecodingError) as exc:
                 raise _Transient(f"{type(exc).__name__}: {exc}") from None
+            except httpx.HTTPError as exc:
+                raise FetchError(
+                    f"{file.folder}/{file.path}: download from {url} failed "
+                    f"({type(exc).__name__}: {exc})"
+                ) from None
         if size != file.size:
             lfs = (
                 " (looks like a Git LFS pointer)"

@@ -21,18 +21,30 @@ import csv
 import io
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from itertools import islice, repeat
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from recuse.data import registry
-from recuse.data._io import read_json, read_jsonl, read_text, require_keys
+from recuse.data._io import (
+    BOM,
+    max_input_bytes,
+    max_row_bytes,
+    read_bytes,
+    read_json,
+    read_jsonl,
+    require_keys,
+    row_too_long,
+    too_big,
+)
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Entry, Roster
-from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
+from recuse.tables import PAIRS, RATINGS, check_scalars, validate_pairs, validate_ratings
 
 __all__ = ["FORMATS", "canonical_ids", "load_table", "read_csv", "read_table"]
 
@@ -61,15 +73,191 @@ MODEL_COLUMNS: dict[TableKind, tuple[str, ...]] = {
 _LINE = re.compile(r"\bline (\d+)\b")
 _ROW = re.compile(r"\bstarting at row (\d+)\b")
 
+_COLUMN_NUMBER = re.compile(r"Column (\d+):")
 
-def _first_long_row(text: str, sep: str) -> int | None:
-    """1-based data row of the first record with more fields than the header."""
-    records = csv.reader(io.StringIO(text), delimiter=sep)
-    width = len(next(records, []))
-    for number, record in enumerate(records, start=1):
-        if len(record) > width:
-            return number
-    return None
+# the most columns a delimited file's header may name
+MAX_COLUMNS = 10_000
+
+
+class _CsvScan:
+    """One pass over a delimited file with :mod:`csv`, before pandas parses it.
+
+    It bounds what pandas will be given and names the data record (header not counted,
+    blank lines skipped as pandas skips them) of the first problem:
+
+    - a record (row, quoted line breaks included) over :func:`max_row_bytes`;
+    - a header with more than :data:`MAX_COLUMNS` columns or a name given twice;
+    - a row with more or fewer fields than the header;
+    - a quoted field still open at the end of the file.
+
+    ``lines`` are the file's lines without their line feeds (csv reads the end of each
+    as the end of a line). With ``to_end``, the last record is the place of a problem
+    found later (a byte that is not UTF-8): it is not checked, only located.
+    """
+
+    def __init__(self, lines: list[str], sep: str, path: Path, *, to_end: bool = False) -> None:
+        self.lines, self.sep, self.path, self.to_end = lines, sep, path, to_end
+        self.limit = max_row_bytes()
+        self.kind = "tab" if sep == "\t" else "comma"
+        self.done = 0  # data records read
+        self.in_header = True
+        self.budget = self.limit  # what the record being read may still take
+        self.consumed = 0  # lines handed to csv
+        self.first_line = 0  # index of the first line of the record being read
+
+    @property
+    def row(self) -> int | None:
+        """The data record being read (None: the header)."""
+        return None if self.in_header else self.done + 1
+
+    def _lines(self) -> Iterator[str]:
+        for line in self.lines:
+            if self.budget == self.limit:
+                self.first_line = self.consumed
+            self.consumed += 1
+            self.budget -= len(line) + 1
+            if self.budget < 0:
+                raise row_too_long(self.path, self.row, self.limit)
+            yield line
+
+    def run(self) -> int | None:
+        """Check the file; returns the row of the last record (None: the header)."""
+        old = csv.field_size_limit(self.limit)
+        try:
+            return self._check(csv.reader(self._lines(), delimiter=self.sep))
+        except csv.Error as exc:
+            raise self._unparsable(str(exc)) from None
+        finally:
+            csv.field_size_limit(old)
+
+    def _unparsable(self, why: str) -> InputError:
+        return InputError(
+            f"cannot parse the file as {self.kind}-separated values ({why})",
+            file=self.path,
+            row=self.row,
+            fix="check the quoting and the number of fields on that row",
+        )
+
+    def _check(self, records: Iterator[list[str]]) -> int | None:
+        header = next(records, None)
+        while header is not None and _blank(header):  # blank lines before the header
+            header = next(records, None)
+        self.budget = self.limit
+        if header is None:
+            raise InputError("the file has no header row", file=self.path)
+        if self.to_end and self.consumed == len(self.lines):
+            return None
+        self._check_header(header)
+        self.in_header = False
+        width = len(header)
+        for record in records:
+            self.budget = self.limit
+            last = self.consumed == len(self.lines)
+            if _blank(record):
+                continue  # a blank line, as pandas skips it
+            if last and self.to_end:
+                return self.row
+            if last:
+                self._check_closed()
+            if len(record) != width:
+                more = len(record) > width
+                raise InputError(
+                    f"the row has {'more' if more else 'fewer'} fields than the header "
+                    f"({len(record):,}, not {width:,}; {self.kind}-separated values)",
+                    file=self.path,
+                    row=self.row,
+                    fix="quote fields that contain the separator, or add the missing header names"
+                    if more
+                    else "give every field; an empty one is nothing between two separators",
+                )
+            self.done += 1
+        return self.done or None
+
+    def _check_header(self, header: list[str]) -> None:
+        if len(header) > MAX_COLUMNS:
+            raise InputError(
+                f"the header has {len(header):,} columns, more than the {MAX_COLUMNS:,} "
+                "recuse reads",
+                file=self.path,
+                fix=f"check the separator ({self.kind}) and that the first line is the header",
+            )
+        seen: set[str] = set()
+        for name in header:
+            if name in seen and name.strip():
+                raise InputError(
+                    "the header names this column twice",
+                    file=self.path,
+                    column=name,
+                    fix="rename or remove one of the two columns",
+                )
+            seen.add(name)
+
+    def _check_closed(self) -> None:
+        """The last record must not end inside a quoted field (csv, unlike pandas, reads
+        an open quote at the end of the file as closed)."""
+        last = self.lines[self.first_line :]
+        if sum(line.count('"') for line in last) % 2 == 0:
+            return
+        try:
+            for _ in csv.reader(last, delimiter=self.sep, strict=True):
+                pass
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise self._unparsable(
+                    "a quoted field is still open at the end of the file"
+                ) from None
+
+
+def _blank(record: list[str]) -> bool:
+    return not record or (len(record) == 1 and not record[0].strip())
+
+
+def _csv_lines(text: str, *, join_blank: bool = True) -> list[str]:
+    """The lines of a delimited file for :class:`_CsvScan`: split at LF (at CR in a file
+    without LF); with ``join_blank``, runs of blank lines first joined into one (they
+    hold no record, and inside a quoted field they change no field count), so that
+    millions of them cost neither a long list nor a long loop."""
+    newline = "\n" if "\n" in text else "\r"
+    if join_blank:
+        text = re.sub(f"{newline}(?:[ \\t\\r]*{newline})+", newline, text)
+    return text.split(newline)
+
+
+def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
+    """Run :class:`_CsvScan` over ``raw[start:]``; a byte that is not UTF-8 is reported
+    at its data record (the scan reads the text before it to find which)."""
+    try:
+        text = raw[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[start : start + exc.start].decode("utf-8") + "X"  # X: the bad byte
+        row = _CsvScan(_csv_lines(before), sep, path, to_end=True).run()
+        raise InputError(
+            f"not UTF-8 text (byte {raw[start + exc.start]:#04x}"
+            + (")" if row else " in the header)"),
+            file=path,
+            row=row,
+            fix="save the file as UTF-8",
+        ) from None
+    if '"' not in text and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
+        return
+    _CsvScan(_csv_lines(text), sep, path).run()
+
+
+def _plainly_fine(lines: list[str], sep: str, path: Path) -> bool:
+    """True when the lines of a file without quotes (each line a record) are a header
+    within limits and rows with as many separators (a fast check in C loops; anything
+    else goes to :class:`_CsvScan`, which finds and names the problem)."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    if not end or not lines[0].strip() or max(map(len, lines)) >= max_row_bytes():
+        return False
+    width = lines[0].count(sep)
+    counts = list(map(str.count, islice(lines, end), repeat(sep)))
+    if width >= MAX_COLUMNS or counts.count(width) != end:
+        return False
+    _CsvScan(lines[:1], sep, path).run()  # the header's names
+    return True
 
 
 def _format_of(path: Path) -> Format:
@@ -102,37 +290,33 @@ def read_csv(
     cells are missing. ``required`` columns must be in the header.
     """
     path = Path(path)
-    text = read_text(path)
-    if not text.strip():
+    raw = read_bytes(path)
+    start = len(BOM) if raw.startswith(BOM) else 0
+    if not raw[start:].strip():
         raise InputError("the file is empty", file=path, fix="check that the file was written")
+    _scan_csv(raw, start, sep, path)
     kind = "tab" if sep == "\t" else "comma"
     try:
         with warnings.catch_warnings():
-            # a first data row longer than the header would silently lose cells
+            # a data row longer than the header would silently lose cells
             warnings.simplefilter("error", pd.errors.ParserWarning)
             df = pd.read_csv(
-                io.StringIO(text),
+                io.BytesIO(raw[start:] if start else raw),
                 sep=sep,
                 dtype=str if as_str else None,
                 index_col=False,
                 keep_default_na=True,
+                encoding="utf-8",
             )
     except pd.errors.EmptyDataError:
         raise InputError("the file has no header row", file=path) from None
-    except pd.errors.ParserWarning:
-        raise InputError(
-            f"a row has more fields than the header ({kind}-separated values)",
-            file=path,
-            row=_first_long_row(text, sep),
-            fix="quote fields that contain the separator, or add the missing header names",
-        ) from None
-    except pd.errors.ParserError as exc:
-        msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
+        msg = " ".join(str(exc).replace("Error tokenizing data. C error: ", "").split())
         line = _LINE.search(msg)
         started = _ROW.search(msg)
         row = int(line.group(1)) - 1 if line else int(started.group(1)) if started else None
         raise InputError(
-            f"cannot parse the file as {kind}-separated values ({msg})",
+            f"cannot parse the file as {kind}-separated values ({msg[:200]})",
             file=path,
             row=row,
             fix="check the quoting and the number of fields on that row",
@@ -163,19 +347,66 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
+    """Read a Parquet file whole, checked before pandas sees it: its size and shape
+    against the limits, every page decoded and every text valid UTF-8 (a damaged page
+    fails here, not later in validation), no column name twice."""
     if not path.is_file():
         raise InputError("file not found", file=path, fix="check the path")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise InputError("the file is empty", file=path, fix="check that the file was written")
+    limit = max_input_bytes()
+    if size > limit:
+        raise too_big(path, "the file holds", limit)
+    table = None
     try:
-        return pd.read_parquet(path)
+        parquet = pq.ParquetFile(path)
+        _check_parquet_shape(path, parquet, limit)
+        table = parquet.read(use_pandas_metadata=True)
+        table.validate(full=True)
+        return table.to_pandas()  # reads the pandas metadata, which may be damaged too
+    except InputError:
+        raise
     except Exception as exc:  # pyarrow raises several unrelated classes
-        reason = " ".join(str(exc).split())[:200]
+        reason = " ".join(str(exc).encode("ascii", "replace").decode().split())[:200]
+        number = _COLUMN_NUMBER.match(reason)
+        names = table.column_names if table is not None else []
+        column = (
+            names[int(number.group(1))] if number and int(number.group(1)) < len(names) else None
+        )
         raise InputError(
-            f"not a readable Parquet file ({reason})",
+            f"not a readable Parquet file ({type(exc).__name__}: {reason})",
             file=path,
+            column=column,
             fix="write it again with pandas/pyarrow, or use CSV / JSONL",
         ) from None
+
+
+def _check_parquet_shape(path: Path, parquet: pq.ParquetFile, limit: int) -> None:
+    """A Parquet file may not hold more than a CSV file within ``limit`` bytes could:
+    at most :data:`MAX_COLUMNS` columns, ``limit`` cells and ``limit`` bytes of data;
+    and no column name twice."""
+    meta = parquet.metadata
+    if meta.num_columns > MAX_COLUMNS:
+        raise InputError(
+            f"the file has {meta.num_columns:,} columns, more than the {MAX_COLUMNS:,} "
+            "recuse reads",
+            file=path,
+            fix="keep the columns of the table only",
+        )
+    cells = meta.num_rows * meta.num_columns
+    data = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if cells > limit or data > limit:
+        raise too_big(path, f"the table ({cells:,} cells, {data:,} bytes unpacked) holds", limit)
+    names = parquet.schema_arrow.names
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise InputError(
+            "the file has two columns of this name",
+            file=path,
+            column=twice,
+            fix="rename or remove one of the two columns",
+        )
 
 
 def _read_raw(path: Path) -> pd.DataFrame:
@@ -267,18 +498,25 @@ def _fill_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _blank_name(name: object) -> bool:
+    return isinstance(name, str) and not name.strip()
+
+
 def canonical_ids(
     names: pd.Series, roster: Roster, *, file: str | Path | None = None, column: str | None = None
 ) -> pd.Series:
     """``roster.canonicalize(names)``, looking each distinct name up once (fast on long
     columns with few models). An unknown name raises naming its first row, as
-    :meth:`Roster.canonicalize` does."""
+    :meth:`Roster.canonicalize` does. A blank name ("" or spaces, as JSON can give) is
+    missing, as an empty CSV cell is."""
     fname = str(file) if file is not None else None
     codes, uniques = pd.factorize(names, use_na_sentinel=True)
+    distinct = [None if _blank_name(u) else u for u in uniques.tolist()]
     try:
-        ids = roster.canonicalize(pd.Series(uniques, dtype=object), file=fname, column=column)
+        ids = roster.canonicalize(pd.Series(distinct, dtype=object), file=fname, column=column)
     except InputError:
-        roster.canonicalize(names, file=fname, column=column)  # raises with the real row
+        real = names.mask(names.map(_blank_name).astype(bool))
+        roster.canonicalize(real, file=fname, column=column)  # raises with the real row
         raise
     # code -1 (missing name) picks the trailing None
     lookup = np.array([*ids.tolist(), None], dtype=object)
@@ -336,6 +574,7 @@ def read_table(
     df = _read_raw(path)
     if mapping:
         df = _apply_mapping(df, mapping, table, path)
+    check_scalars(df, (PAIRS if table == "pairs" else RATINGS).names, file=path)
     if table == "pairs":
         df = _fill_pairs_columns(df)
     df = canonicalize_models(

@@ -53,24 +53,42 @@ class Input:
     source: Source
 
 
+PEEK_CHARS = 1 << 20  # the first line of a file read to guess its table kind
+
+
+def _first_line(path: Path) -> str | None:
+    """The first non-blank line (at most PEEK_CHARS characters; None if longer)."""
+    import gzip
+
+    opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        for _ in range(100):
+            line = fh.readline(PEEK_CHARS)
+            if not line:
+                return None
+            if len(line) >= PEEK_CHARS and not line.endswith("\n"):
+                return None
+            if line.strip():
+                return line.lstrip("\ufeff")
+    return None
+
+
 def _peek_columns(path: Path) -> set[str] | None:
-    """Column names of a data file without reading it all (None if unknown)."""
+    """Column names of a data file from its first line or schema, without reading it
+    all and at bounded cost (None if unknown: the reader then gives its precise error)."""
+    import csv
+    import json
+
     name = path.name.lower()
     try:
         if name.endswith((".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz")):
             sep = "\t" if ".tsv" in name or name.endswith(".tab") else ","
-            return set(pd.read_csv(path, nrows=0, sep=sep).columns)
+            line = _first_line(path)
+            return set(next(csv.reader([line], delimiter=sep))) if line else None
         if name.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
-            import gzip
-            import json
-
-            opener: Any = gzip.open if name.endswith(".gz") else open
-            with opener(path, "rt", encoding="utf-8") as fh:
-                for line in fh:
-                    if line.strip():
-                        obj = json.loads(line)
-                        return set(obj) if isinstance(obj, dict) else None
-            return None
+            line = _first_line(path)
+            obj = json.loads(line) if line else None
+            return set(obj) if isinstance(obj, dict) else None
         if name.endswith((".parquet", ".pq")):
             import pyarrow.parquet as pq
 

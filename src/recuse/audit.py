@@ -54,6 +54,7 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
     perplexity_curve_by_self,
 )
+from recuse.outputs import file_name
 from recuse.report import figures as fig
 from recuse.report.model import (
     Exclusion,
@@ -154,6 +155,7 @@ _TABLE_ONLY = {
 # model many times; ask for them with robustness=("all",) / --robustness all).
 FAST_CHECKS: tuple[str, ...] = ("length", "drop-weakest", "by-dimension", "by-task", "by-dataset")
 _TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
+_SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,8 @@ class AuditOptions:
             raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
         if self.n_boot < 100:
             raise ConfigError(f"--n-boot must be at least 100; got {self.n_boot}")
+        if self.seed < 0:
+            raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
         if self.min_n < 1:
             raise ConfigError(f"min_n must be at least 1; got {self.min_n}")
         if self.figure_format not in ("png", "svg"):
@@ -408,7 +412,8 @@ def _finite(*values: float) -> bool:
 
 def _slug(*parts: str) -> str:
     text = "-".join(parts).lower()
-    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
+    slug = "".join(c if c.isalnum() else "-" for c in text).strip("-")
+    return file_name(slug, limit=_SLUG_MAX)  # names table files: bounded, unique by hash
 
 
 def _truncate(text: Any) -> str:

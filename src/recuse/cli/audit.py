@@ -10,6 +10,7 @@ import typer
 
 from recuse.cli import app, parse_mapping
 from recuse.errors import ConfigError
+from recuse.outputs import check_output_folder
 
 
 def summary_line(row: dict[str, Any]) -> str:
@@ -100,6 +101,7 @@ def audit_command(
         robustness=checks,
     )
     options.check()
+    check_output_folder(out)
     start = time.perf_counter()
     report = audit(
         data,

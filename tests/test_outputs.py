@@ -157,3 +157,23 @@ def test_file_name_keeps_a_plain_short_stem() -> None:
     )
     assert outputs.file_name("x" * 300, limit=100) != outputs.file_name("x" * 301, limit=100)
     assert len(outputs.file_name("x" * 300, limit=100)) == 100
+
+
+def test_relative_targets_work_below_the_path_limit(tmp_path: Path) -> None:
+    """From a working folder whose absolute path exceeds PATH_MAX, relative targets
+    are still written (tempfile.mkstemp made them absolute: File name too long)."""
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for i in range(40):
+            name = f"{i:02d}" + "d" * 110
+            os.mkdir(name)
+            os.chdir(name)
+        outputs.check_output("x.csv")
+        outputs.check_output_folder("report")
+        outputs.write_text("x.csv", "a\n")
+        with outputs.staged("report") as stage:
+            stage.write_text("tables/t.csv", "b\n")
+        assert open("x.csv").read() == "a\n" and open("report/tables/t.csv").read() == "b\n"
+    finally:
+        os.chdir(here)

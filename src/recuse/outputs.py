@@ -25,8 +25,8 @@ import contextlib
 import errno
 import hashlib
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,10 +53,36 @@ def output_error(path: str | Path, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {what}")
 
 
+def _new_file(folder: Path, prefix: str, suffix: str = "") -> tuple[int, Path]:
+    """Create a new file with a random name in ``folder``; returns its descriptor and path.
+
+    Unlike :func:`tempfile.mkstemp` the path stays relative when ``folder`` is, so a
+    run from a folder deeper than the system's path limit still works.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        path = folder / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            return os.open(path, flags, 0o644), path
+        except FileExistsError:
+            continue
+
+
+def _new_folder(folder: Path, prefix: str) -> Path:
+    """Create a new folder with a random name in ``folder`` (path kept relative)."""
+    while True:
+        path = folder / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
 def _probe(folder: Path, shown: str | Path) -> None:
     """Create and remove a file in ``folder``: the only sure test of writability."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".recuse-probe-", dir=folder)
+        fd, tmp = _new_file(folder, ".recuse-probe-")
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
@@ -136,9 +162,9 @@ def file_name(stem: str, suffix: str = "", *, limit: int = FILE_STEM_MAX) -> str
 def write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
     p = Path(path)
-    tmp: str | None = None
+    tmp: Path | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:40]}.", suffix=".part", dir=p.parent)
+        fd, tmp = _new_file(p.parent, f".{p.name[:40]}.", ".part")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -218,7 +244,7 @@ def staged(target: str | Path) -> Iterator[Staging]:
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        root = Path(tempfile.mkdtemp(prefix=".recuse-staging-", dir=out))
+        root = _new_folder(out, ".recuse-staging-")
     except OSError as exc:
         _remove_if_empty(out, created)
         raise output_error(out, exc) from None

@@ -63,7 +63,7 @@ def test_staged_is_all_or_nothing(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="disk is full"), outputs.staged(out) as stage:
         stage.write_text("report.html", "<html>")
         raise OSError(errno.ENOSPC, "No space left on device")
-    assert list(out.iterdir()) == []
+    assert not out.exists()  # the folder it made is gone too
     with outputs.staged(out) as stage:
         stage.write_text("report.html", "<html>")
         stage.write_text("tables/a.csv", "x\n")
@@ -92,3 +92,88 @@ def test_csv_text_neutralises_formulas_in_text_but_not_numbers() -> None:
     ]
     assert list(back["estimate"]) == [-0.5, 0.1, 1.0, 2.0]
     assert list(back["'=bad"]) == ["'-1", "'\tx", "ok", "a=b"]
+
+
+def test_staged_failure_keeps_an_existing_folder_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match="disk is full"), outputs.staged(out) as stage:
+        stage.write_text("tables/a.csv", "x\n")
+        stage.write_text("report.html", "<html>")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert sorted(p.name for p in out.rglob("*")) == ["notes.txt"]
+
+
+def test_staged_failure_while_moving_removes_what_was_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename that fails half-way (the page not yet in place) leaves none of the
+    files: no tables without their report."""
+    out = tmp_path / "report"
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if str(dst).endswith("report.html"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OutputError, match="disk is full"), outputs.staged(out) as stage:
+        stage.write_text("tables/a.csv", "x\n")
+        stage.write_text("report.json", "{}")
+        stage.write_text("report.html", "<html>")
+    assert not out.exists()
+
+
+def test_staged_other_errors_also_leave_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    with pytest.raises(KeyError), outputs.staged(out) as stage:
+        stage.write_text("report.html", "<html>")
+        raise KeyError("boom")
+    assert not out.exists()
+
+
+def test_csv_text_neutralises_categorical_text() -> None:
+    frame = pd.DataFrame({"judge": pd.Categorical(["=1+1", "ok"])})
+    assert outputs.csv_text(frame).splitlines() == ["judge", "'=1+1", "ok"]
+
+
+@pytest.mark.parametrize(
+    "stem",
+    ["x" * 300, "模型" * 100, "../etc/passwd", "a/b", ".hidden", "", "name\nwith newline"],
+)
+def test_file_name_is_safe_bounded_and_unique(tmp_path: Path, stem: str) -> None:
+    name = outputs.file_name(stem, ".csv")
+    assert len(name.encode("utf-8")) <= outputs.FILE_STEM_MAX + 4
+    assert "/" not in name and "\n" not in name and not name.startswith(".")
+    assert outputs.file_name(stem + "y", ".csv") != name
+    (tmp_path / name).write_text("ok")  # the file system takes it
+
+
+def test_file_name_keeps_a_plain_short_stem() -> None:
+    assert outputs.file_name("self-preference-my-pairs-csv", ".csv") == (
+        "self-preference-my-pairs-csv.csv"
+    )
+    assert outputs.file_name("x" * 300, limit=100) != outputs.file_name("x" * 301, limit=100)
+    assert len(outputs.file_name("x" * 300, limit=100)) == 100
+
+
+def test_relative_targets_work_below_the_path_limit(tmp_path: Path) -> None:
+    """From a working folder whose absolute path exceeds PATH_MAX, relative targets
+    are still written (tempfile.mkstemp made them absolute: File name too long)."""
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for i in range(40):
+            name = f"{i:02d}" + "d" * 110
+            os.mkdir(name)
+            os.chdir(name)
+        outputs.check_output("x.csv")
+        outputs.check_output_folder("report")
+        outputs.write_text("x.csv", "a\n")
+        with outputs.staged("report") as stage:
+            stage.write_text("tables/t.csv", "b\n")
+        assert open("x.csv").read() == "a\n" and open("report/tables/t.csv").read() == "b\n"
+    finally:
+        os.chdir(here)

@@ -12,6 +12,8 @@
   a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
   return gets a leading ``'`` (the usual rule; see OWASP "CSV Injection"), so a
   spreadsheet shows the text instead of running it. Numbers are left as they are.
+* :func:`file_name` turns a name derived from data (a table named after an input
+  file) into a safe file name of bounded length, unique by a short hash.
 
 An :class:`OSError` (disk full, read-only file system, permission, name too long)
 becomes an :class:`~recuse.errors.OutputError` naming the path and what to do.
@@ -21,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,10 +53,36 @@ def output_error(path: str | Path, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {what}")
 
 
+def _new_file(folder: Path, prefix: str, suffix: str = "") -> tuple[int, Path]:
+    """Create a new file with a random name in ``folder``; returns its descriptor and path.
+
+    Unlike :func:`tempfile.mkstemp` the path stays relative when ``folder`` is, so a
+    run from a folder deeper than the system's path limit still works.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        path = folder / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            return os.open(path, flags, 0o644), path
+        except FileExistsError:
+            continue
+
+
+def _new_folder(folder: Path, prefix: str) -> Path:
+    """Create a new folder with a random name in ``folder`` (path kept relative)."""
+    while True:
+        path = folder / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
 def _probe(folder: Path, shown: str | Path) -> None:
     """Create and remove a file in ``folder``: the only sure test of writability."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".recuse-probe-", dir=folder)
+        fd, tmp = _new_file(folder, ".recuse-probe-")
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
@@ -104,12 +133,38 @@ def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
     return p
 
 
+FILE_STEM_MAX = 200  # bytes of a file name derived from data; longer ones are cut
+
+
+def file_name(stem: str, suffix: str = "", *, limit: int = FILE_STEM_MAX) -> str:
+    """A safe, bounded file name for ``stem`` (often derived from an input's name).
+
+    A stem of letters, digits, ``-``, ``_`` and ``.`` (not leading) of at most
+    ``limit`` bytes (UTF-8) is kept as it is; any other is cleaned (other characters
+    become ``-``), cut, and gets ``-`` and 8 hex digits of its hash, so different
+    stems stay different.
+
+    >>> file_name("self-preference-pairs-csv", ".csv")
+    'self-preference-pairs-csv.csv'
+    >>> name = file_name("x" * 300, ".csv", limit=100)
+    >>> len(name), name[-14:]
+    (104, 'x-0d4e2ca9.csv')
+    """
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in stem)
+    size = len(safe.encode("utf-8"))
+    if safe == stem and stem and not stem.startswith(".") and size <= limit:
+        return stem + suffix
+    digest = hashlib.sha256(stem.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    cut = safe.encode("utf-8")[: limit - 9].decode("utf-8", "ignore").lstrip(".")
+    return f"{cut}-{digest}{suffix}"
+
+
 def write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
     p = Path(path)
-    tmp: str | None = None
+    tmp: Path | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name[:40]}.", suffix=".part", dir=p.parent)
+        fd, tmp = _new_file(p.parent, f".{p.name[:40]}.", ".part")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -146,8 +201,11 @@ def csv_text(frame: pd.DataFrame) -> str:
     and header names."""
     safe = frame.copy()
     for col in safe.columns:
-        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
-            safe[col] = safe[col].map(neutralise_formula)
+        column = safe[col]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            column = column.astype(object)
+        if column.dtype == object or pd.api.types.is_string_dtype(column):
+            safe[col] = column.map(neutralise_formula)
     safe.columns = [str(neutralise_formula(str(c))) for c in safe.columns]
     return safe.to_csv(index=False)
 
@@ -178,22 +236,46 @@ def staged(target: str | Path) -> Iterator[Staging]:
     """Write a set of files into folder ``target``, all or nothing.
 
     Files are written under ``target/.recuse-staging-*``; when the block ends without
-    an error each is renamed into place (renames need no space), else the staging
-    folder is removed and ``target`` holds what it held before.
+    an error their folders are made and each file is renamed into place (renames need
+    no space). On an error the staging folder is removed, so are files already moved
+    and ``target`` itself when this call created it: nothing half-written remains.
     """
     out = Path(target)
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        root = Path(tempfile.mkdtemp(prefix=".recuse-staging-", dir=out))
+        root = _new_folder(out, ".recuse-staging-")
     except OSError as exc:
+        _remove_if_empty(out, created)
         raise output_error(out, exc) from None
     stage = Staging(root)
+    moved: list[Path] = []
     try:
         yield stage
         for name in stage.names:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
+        for name in stage.names:
             os.replace(root / name, out / name)
-    except OSError as exc:
-        raise output_error(out, exc) from None
+            moved.append(out / name)
+    except BaseException as exc:
+        for path in moved:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        shutil.rmtree(root, ignore_errors=True)
+        _remove_if_empty(out, created)
+        if isinstance(exc, OSError):
+            raise output_error(out, exc) from None
+        raise
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _remove_if_empty(folder: Path, created: bool) -> None:
+    """Remove ``folder`` and its empty sub-folders when this run created it."""
+    if not created:
+        return
+    for sub in sorted(folder.rglob("*"), key=lambda q: len(q.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            sub.rmdir()
+    with contextlib.suppress(OSError):
+        folder.rmdir()

@@ -26,6 +26,7 @@ from recuse.data.inputs import Input, TableKind
 from recuse.errors import ConfigError
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
+from recuse.outputs import file_name
 from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
@@ -41,6 +42,7 @@ from recuse.roster import Roster
 
 SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
+SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 
 
 @dataclass(frozen=True)
@@ -324,8 +326,9 @@ def findings_of(ctx: Context, analysis: Analysis, dataset: str, bias: Bias) -> l
 
 
 def slug(*parts: str) -> str:
+    """A table/figure name from input names: bounded, unique by a hash when cut."""
     text = "-".join(parts).lower()
-    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
+    return file_name("".join(c if c.isalnum() else "-" for c in text).strip("-"), limit=SLUG_MAX)
 
 
 def truncate(text: Any) -> str:

@@ -14,6 +14,7 @@ from recuse.analyses.base import SE
 from recuse.cli import app, parse_mapping
 from recuse.data.inputs import TableKind
 from recuse.errors import ConfigError
+from recuse.outputs import check_output_folder
 from recuse.report.model import FigureFormat, SummaryRow
 
 
@@ -126,6 +127,7 @@ def audit_command(
         skip=_ids(skip),
     )
     options.check(known=IDS)
+    check_output_folder(out)
     start = time.perf_counter()
     report = audit(
         data,

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import math
 from pathlib import Path
 from typing import Annotated
 
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from recuse.cli import app, parse_mapping
 from recuse.data.generic import load_table
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
+from recuse.outputs import check_output_folder, csv_text, staged
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult
 from recuse.regression.robustness import CHECKS, Battery, battery
 from recuse.roster import Roster
@@ -47,7 +49,7 @@ def _table(res: FavoritismResult, kind: str) -> Table:
         t.add_column(c, justify="right")
     for _, r in tab.iterrows():
         t.add_row(
-            str(r[key]),
+            Text(str(r[key])),
             f"{r['estimate']:+.4f}",
             f"{r['se']:.4f}",
             f"{r['lower']:+.4f}",
@@ -57,22 +59,27 @@ def _table(res: FavoritismResult, kind: str) -> Table:
     return t
 
 
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".recuse-", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _finite(value: object) -> object:
+    """``value`` with NaN and infinities (nested) turned into None: strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
 
 
 def write_outputs(
     bat: Battery, effect: DebiasEffect, out: Path, *, settings: dict[str, object]
 ) -> list[Path]:
     """favoritism.json (everything), coefficients.csv (main fit), robustness.csv,
-    debiased.csv (each model's mean score before and after the correction, ranks)."""
+    debiased.csv (each model's mean score before and after the correction, ranks).
+
+    All four files or none (staged); the CSVs are spreadsheet-safe."""
     payload = {
         "settings": settings,
         "main": bat.main.to_dict(),
@@ -85,16 +92,22 @@ def write_outputs(
             "models": effect.table.to_dict(orient="records"),
         },
     }
-    texts = {
-        out / "favoritism.json": json.dumps(payload, indent=2),
-        out / "coefficients.csv": bat.main.tidy().to_csv(index=False),
-        out / "robustness.csv": bat.table().to_csv(index=False),
-        out / "debiased.csv": effect.table.to_csv(index=False),
-    }
-    out.mkdir(exist_ok=True)
-    for path, text in texts.items():
-        _write(path, text)
-    return list(texts)
+    texts = dict(
+        zip(
+            OUT_FILES,
+            (
+                json.dumps(_finite(payload), indent=2, allow_nan=False),
+                csv_text(bat.main.tidy()),
+                csv_text(bat.table()),
+                csv_text(effect.table),
+            ),
+            strict=True,
+        )
+    )
+    with staged(out) as stage:
+        for name, text in texts.items():
+            stage.write_text(name, text)
+    return [out / name for name in texts]
 
 
 @app.command("favoritism")
@@ -133,11 +146,7 @@ def favoritism(
     if not 0 < level < 1:
         raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
     checks = _checks(robustness)
-    out_path = Path(out).expanduser()
-    if not out_path.parent.is_dir():
-        raise ConfigError(f"--out {out}: folder {out_path.parent} does not exist")
-    if out_path.exists() and not out_path.is_dir():
-        raise ConfigError(f"--out {out}: exists and is not a folder")
+    out_path = check_output_folder(Path(out).expanduser())
     roster = Roster.load()
     ratings = load_table(
         source, table="ratings", data_dir=data_dir, roster=roster, mapping=parse_mapping(mapping)
@@ -153,7 +162,7 @@ def favoritism(
     console = Console()
     main = bat.main
     console.print(
-        f"[bold]{source}[/bold]: {main.n:,} ratings, "
+        f"[bold]{escape(source)}[/bold]: {main.n:,} ratings, "
         f"{len(main.self_bias())} judges, {len(main.family_bias())} families"
         + (
             "; excluded " + ", ".join(f"{v:,} {k}" for k, v in main.n_excluded.items())
@@ -164,20 +173,22 @@ def favoritism(
     console.print(_table(main, "self"))
     console.print(_table(main, "family"))
     for note in main.notes:
-        console.print(f"note: {note}")
+        console.print(Text(f"note: {note}"))
     if bat.results:
         agree = _sign_agreement(bat.table())
         flips = [f"{k} {lab} ({share:.0%})" for (k, lab), share in agree.items() if share < 1]
         console.print(
-            f"robustness: {len(bat.results)} variants (estimates in robustness.csv); "
-            + (
-                "same sign as the main fit everywhere"
-                if not flips
-                else "share of variants with the main fit's sign: " + ", ".join(flips)
+            Text(
+                f"robustness: {len(bat.results)} variants (estimates in robustness.csv); "
+                + (
+                    "same sign as the main fit everywhere"
+                    if not flips
+                    else "share of variants with the main fit's sign: " + ", ".join(flips)
+                )
             )
         )
     for name, reason in bat.skipped.items():
-        console.print(f"skipped {name}: {reason}")
+        console.print(Text(f"skipped {name}: {reason}"))
     effect = debias_effect(ratings, main, roster)
     console.print(
         f"correction (debiased.csv): the judges' model ranking "
@@ -197,7 +208,7 @@ def favoritism(
             "robustness": checks,
         },
     )
-    console.print("wrote " + ", ".join(str(p) for p in written))
+    console.print(Text("wrote " + ", ".join(str(p) for p in written)))
 
 
 def _sign_agreement(tab: pd.DataFrame) -> dict[tuple[str, str], float]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +18,7 @@ from recuse.metrics.bootstrap import check_options
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import check_modes
+from recuse.outputs import check_output, csv_text, write_text
 from recuse.roster import Roster
 from recuse.tables import reject_human_ties
 
@@ -38,29 +37,18 @@ def _check_out(out: str | None) -> Path | None:
     path = Path(out).expanduser()
     if path.suffix.lower() not in OUT_SUFFIXES:
         raise ConfigError(f"--out {out}: the file name must end in .json or .csv")
-    if not path.parent.is_dir():
-        raise ConfigError(f"--out {out}: folder {path.parent} does not exist")
-    return path
+    return check_output(path)
 
 
 def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
-    """Write JSON (results, skipped, curves, settings) or CSV (one row per result).
-
-    The file appears complete or not at all (written to a temporary file, then renamed).
-    """
+    """Write JSON (results, skipped, curves, settings) or CSV (one row per result,
+    spreadsheet-safe), atomically: the file appears complete or not at all."""
     if path.suffix.lower() == ".json":
         payload = {"settings": meta, **result.to_dict()}
         text = json.dumps(payload, indent=2, allow_nan=False)
     else:
-        text = results_frame(result.results).to_csv(index=False)
-    fd, tmp = tempfile.mkstemp(prefix=".recuse-", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        text = csv_text(results_frame(result.results))
+    write_text(path, text)
 
 
 def _fmt(x: float) -> str:
@@ -104,6 +92,8 @@ def pairs_command(
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
     check_options(level=level, n_boot=n_boot, min_n=min_n)
+    if seed < 0:
+        raise ConfigError(f"--seed must be 0 or more; got {seed}")
     refuse_ties = human_ties == "error"
     if refuse_ties:
         human_ties = "drop"
@@ -142,7 +132,7 @@ def pairs_command(
     )
 
     console = Console(highlight=False)
-    shown = Table(title=f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled)")
+    shown = Table(title=Text(f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled)"))
     for col, justify in (
         ("judge", "left"), ("metric", "left"), ("estimate", "right"), ("interval", "right"),
         ("n", "right"), ("prompts", "right"),
@@ -150,8 +140,8 @@ def pairs_command(
         shown.add_column(col, justify=justify)  # type: ignore[arg-type]
     for r in result.results:
         shown.add_row(
-            Text(r.judge or ""), r.metric, _fmt(r.estimate),
-            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]", f"{r.n:,}", f"{r.n_clusters:,}",
+            Text(r.judge or ""), Text(r.metric), _fmt(r.estimate),
+            Text(f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"), f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip
     console.print(shown)
     if result.skipped:
@@ -159,7 +149,7 @@ def pairs_command(
         for col in ("judge", "metric", "why"):
             skipped.add_column(col, overflow="fold")
         for s in result.skipped:
-            skipped.add_row(Text(s.judge or ""), s.metric, Text(s.reason))
+            skipped.add_row(Text(s.judge or ""), Text(s.metric), Text(s.reason))
         console.print(skipped)
     if out_path is not None:
         meta: dict[str, object] = {

@@ -1,4 +1,9 @@
-"""The machine-readable report: ``report.json`` (every number) and CSV tidy tables."""
+"""The machine-readable report: ``report.json`` (every number) and CSV tidy tables.
+
+Every file goes through :mod:`recuse.outputs`: CSV cells are spreadsheet-safe, table
+file names are bounded (:func:`table_file`), and :func:`write_report` writes the
+whole folder all or nothing.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from recuse import outputs
 from recuse.report.model import Report
 
 SCHEMA_VERSION = 1
@@ -47,40 +53,56 @@ def to_json(report: Report) -> str:
     return json.dumps(_finite(to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False)
 
 
+def table_file(name: str) -> str:
+    """The CSV file name of the tidy table ``name`` (bounded, safe; see
+    :func:`recuse.outputs.file_name`)."""
+    return outputs.file_name(name, ".csv")
+
+
+def _table_texts(report: Report) -> dict[str, str]:
+    """``{file name: CSV text}`` of every tidy table; refuses two tables in one file."""
+    texts: dict[str, str] = {}
+    for table in report.tables:
+        name = table_file(table.name)
+        if name in texts:
+            raise ValueError(f"two tables would be written to {name}; give them distinct names")
+        texts[name] = outputs.csv_text(table.frame)
+    return texts
+
+
 def write_json(report: Report, path: str | Path) -> Path:
-    p = Path(path)
-    p.write_text(to_json(report) + "\n", encoding="utf-8")
-    return p
+    """Write ``report.json`` to ``path`` atomically."""
+    return outputs.write_text(path, to_json(report) + "\n")
 
 
 def write_tables(report: Report, folder: str | Path) -> list[Path]:
-    """One CSV per tidy table under ``folder``; returns the paths written."""
+    """One CSV per tidy table under ``folder``, all or none; returns the paths written."""
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for table in report.tables:
-        path = out / f"{table.name}.csv"
-        table.frame.to_csv(path, index=False)
-        written.append(path)
-    return written
+    texts = _table_texts(report)
+    with outputs.staged(out) as stage:
+        for name, text in texts.items():
+            stage.write_text(name, text)
+    return [out / name for name in texts]
 
 
 def write_report(report: Report, folder: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.json`` and ``tables/*.csv`` under ``folder``.
 
-    The page and the JSON are rendered in memory first and written under temporary
-    names that are renamed at the end, so a failure leaves no half-written report.
+    Everything is rendered in memory, written to a staging folder and moved into place
+    only when all was written (tables first, the page last): a failure (disk full,
+    read-only) leaves none of the files, and an :class:`~recuse.errors.OutputError`.
     """
     from recuse.report.html import render_html
 
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
     html_text = render_html(report)
     json_text = to_json(report) + "\n"
-    tables = write_tables(report, out / "tables")
+    tables = _table_texts(report)
+    with outputs.staged(out) as stage:
+        for name, text in tables.items():
+            stage.write_text(f"tables/{name}", text)
+        stage.write_text("report.json", json_text)
+        stage.write_text("report.html", html_text)
     paths = {"html": out / "report.html", "json": out / "report.json"}
-    for key, text in (("html", html_text), ("json", json_text)):
-        tmp = paths[key].with_name(paths[key].name + ".part")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(paths[key])
-    return {**paths, "tables": out / "tables", **{t.stem: t for t in tables}}
+    written = {Path(name).stem: out / "tables" / name for name in tables}
+    return {**paths, "tables": out / "tables", **written}

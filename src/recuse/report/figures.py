@@ -3,17 +3,18 @@
 Each function takes plain numbers and labels and returns a
 :class:`~recuse.report.model.Figure` holding a base64 PNG (default) or SVG text, so
 the HTML page embeds it and needs no other file. Labels may come from datasets
-(model and judge names); they are drawn as text by matplotlib and never reach the
-HTML as markup.
+(model and judge names); they are drawn as plain text (no mathtext, no TeX: a name
+with ``$`` signs is shown as written) and never reach the HTML as markup.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 
@@ -36,6 +37,25 @@ def _mpl() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+_P = ParamSpec("_P")
+
+
+def _plain_text(draw: Callable[_P, Figure]) -> Callable[_P, Figure]:
+    """Run a figure function with every label drawn as plain text: labels come from
+    data, and a ``$`` in a judge name must not start a formula (nor fail to parse)."""
+
+    @functools.wraps(draw)
+    def plain(*args: _P.args, **kwargs: _P.kwargs) -> Figure:
+        _mpl()
+        import matplotlib
+
+        # every text artist (titles, tick labels, legends) is built and drawn so
+        with matplotlib.rc_context({"text.usetex": False, "text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return plain
 
 
 def _new(width: float, height: float) -> tuple[MplFigure, Any]:
@@ -68,6 +88,7 @@ def _render(
     return Figure(id=id, title=title, format=format, data=data, alt=alt, caption=caption)
 
 
+@_plain_text
 def confusion_matrix(
     counts: np.ndarray | Sequence[Sequence[float]],
     *,
@@ -120,6 +141,7 @@ class Series:
     high: Sequence[float] | None = None
 
 
+@_plain_text
 def curves(
     x: Sequence[float] | Sequence[str],
     series: Sequence[Series],
@@ -159,6 +181,7 @@ def curves(
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
 
+@_plain_text
 def coefficients(
     labels: Sequence[str],
     estimate: Sequence[float],
@@ -193,6 +216,7 @@ def coefficients(
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
 
+@_plain_text
 def bars(
     labels: Sequence[str],
     values: Sequence[float],
@@ -241,6 +265,7 @@ def bars(
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
 
+@_plain_text
 def heatmap(
     values: np.ndarray | Sequence[Sequence[float]],
     *,

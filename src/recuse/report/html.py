@@ -67,7 +67,7 @@ def render_html(report: Report) -> str:
 
 
 def write_html(report: Report, path: str | Path) -> Path:
-    """Write ``render_html(report)`` to ``path`` (UTF-8); returns the path."""
-    p = Path(path)
-    p.write_text(render_html(report), encoding="utf-8")
-    return p
+    """Write ``render_html(report)`` to ``path`` (UTF-8, atomically); returns the path."""
+    from recuse.outputs import write_text
+
+    return write_text(path, render_html(report))

@@ -1,0 +1,541 @@
+"""What `audit`, `metrics pairs` and `favoritism` write, and what they refuse to write.
+
+Issue #12: a full disk, a read-only target, a wrong `--out`, very long input names,
+spreadsheet formulas and markup in names, out-of-range options and a run without a
+terminal from a very deep folder. Each ends in one line and exit 2 with nothing that
+looks like a result written, or in a complete, safe result.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import markupsafe
+import pytest
+
+import recuse
+from recuse import outputs
+from recuse.cli import main
+from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.ratings import simulate_ratings
+
+SRC = Path(recuse.__file__).parents[1]  # the child runs the recuse this test imports
+FAST_AUDIT = ("--n-boot", "100", "--robustness", "none")
+FAST_METRICS = ("--n-boot", "100", "--min-n", "5")
+
+# names a dataset may hold: a spreadsheet formula, a command, markup of rich and of
+# HTML, matplotlib mathtext that does not parse, a newline
+HOSTILE_JUDGE = '=HYPERLINK("http://evil.example","x") $\\foo{$ [bold] <i>x</i>'
+HOSTILE_OTHER = "+cmd|' /C calc'!A0 <script>alert(1)</script> [/]"
+HOSTILE_THIRD = "@SUM(1+1)\nsecond line -2+3"
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _pairs(path: Path, names: dict[str, str] | None = None) -> Path:
+    sim = simulate_pairs(
+        judges={"gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65)},
+        models=("gpt-4", "claude-v1", "vicuna-13b"),
+        n_prompts=60,
+        pairs_per_prompt=2,
+        seed=5,
+    )
+    frame = sim.pairs
+    for col in ("model_a", "model_b", "judge"):
+        frame[col] = frame[col].map(lambda v: (names or {}).get(v, v))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pairs_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _pairs(tmp_path_factory.mktemp("pairs") / "pairs.csv")
+
+
+@pytest.fixture(scope="module")
+def hostile_pairs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    names = {"gpt-4": HOSTILE_JUDGE, "claude-v1": HOSTILE_OTHER, "vicuna-13b": HOSTILE_THIRD}
+    return _pairs(tmp_path_factory.mktemp("hostile") / "d[/]x" / "x[bold].csv", names)
+
+
+def _ratings(folder: Path, families: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """ratings.csv and a roster naming its judges; returns (roster, ratings)."""
+    sim = simulate_ratings(seed=1, n_prompts=30, families=families)
+    folder.mkdir(parents=True, exist_ok=True)
+    roster = folder / "roster.toml"
+    roster.write_text(
+        "".join(
+            f"[[model]]\nid = {json.dumps(j)}\nfamily = {json.dumps(f)}\n\n"
+            for j, f in sim.families.items()
+        ),
+        encoding="utf-8",
+    )
+    sim.ratings.to_csv(folder / "ratings.csv", index=False)
+    return roster, folder / "ratings.csv"
+
+
+@pytest.fixture(scope="module")
+def ratings(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return _ratings(tmp_path_factory.mktemp("ratings"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+PROGRESS = re.compile(r"\[\s*\d+\.\d s\] ")
+
+
+def assert_one_line(code: int, err: str, *fragments: str) -> None:
+    """Exit 2 and one error line (after any ``[  1.2 s] step`` progress lines)."""
+    assert code == 2, err
+    lines = [line for line in err.strip().splitlines() if not PROGRESS.match(line)]
+    assert len(lines) == 1 and lines[0].startswith("recuse: error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+@pytest.fixture
+def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if a command starts loading or analysing data."""
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the command did work before checking its output")
+
+    import recuse.audit
+    import recuse.cli.favoritism
+    import recuse.cli.metrics
+
+    monkeypatch.setattr(recuse.audit, "audit", forbidden)
+    monkeypatch.setattr(recuse.cli.metrics, "load_table", forbidden)
+    monkeypatch.setattr(recuse.cli.favoritism, "load_table", forbidden)
+
+
+def _commands(
+    pairs: Path, ratings: tuple[Path, Path], out_dir: Path, out_file: Path
+) -> dict[str, list[str]]:
+    roster, table = ratings
+    return {
+        "audit": ["audit", str(pairs), *FAST_AUDIT, "--out", str(out_dir)],
+        "metrics": ["metrics", "pairs", str(pairs), *FAST_METRICS, "--out", str(out_file)],
+        "favoritism": ["--roster", str(roster), "favoritism", str(table), "--out", str(out_dir)],
+    }
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+# ------------------------------------------------------------------ tmpfs mounts
+
+
+def _mount(where: Path, options: str) -> Iterator[Path]:
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A real read-only file system (root can write into chmod-ed folders)."""
+    yield from _mount(tmp_path / "ro", "ro,size=64k")
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real file system with no space left: 64 KiB, filled to the last block."""
+    for where in _mount(tmp_path / "full", "size=64k"):
+        fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+        finally:
+            os.close(fd)
+        yield where
+
+
+# ------------------------------------------------------------ 1. disk full
+
+
+@pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
+def test_full_disk_gives_one_line_and_leaves_nothing(
+    command: str,
+    full_disk: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = _commands(pairs_csv, ratings, full_disk / "out", full_disk / "out.csv")[command]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "disk is full")
+    assert _files(full_disk) == ["filler"]
+
+
+def test_audit_disk_full_while_writing_the_page_leaves_no_report(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: tables/*.csv and report.html.part stayed behind (a report that looks
+    complete). Now the tables, the JSON and the page appear together or not at all."""
+    real = outputs.Staging.write_text
+
+    def write_text(self: outputs.Staging, name: str, text: str) -> None:
+        if name == "report.html":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, name, text)
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    out = tmp_path / "report"
+    code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)
+    assert_one_line(code, err, "disk is full", str(out))
+    assert not out.exists()
+
+
+def test_metrics_disk_full_keeps_the_old_file(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "bias.csv"
+    out.write_text("old")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    code, _, err = run(capsys, "metrics", "pairs", pairs_csv, *FAST_METRICS, "--out", out)
+    assert_one_line(code, err, "disk is full")
+    assert out.read_text() == "old" and _files(tmp_path) == ["bias.csv"]
+
+
+def test_favoritism_disk_full_on_the_last_file_writes_none(
+    ratings: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    real = outputs.Staging.write_text
+
+    def write_text(self: outputs.Staging, name: str, text: str) -> None:
+        if name == "debiased.csv":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, name, text)
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    roster, table = ratings
+    out = tmp_path / "fav"
+    code, _, err = run(capsys, "--roster", roster, "favoritism", table, "--out", out)
+    assert_one_line(code, err, "disk is full")
+    assert not out.exists()
+
+
+# ------------------------------------------------------------ 2. read-only target
+
+
+@pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
+def test_read_only_file_system_is_refused_before_the_work(
+    command: str,
+    read_only: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = _commands(pairs_csv, ratings, read_only / "out", read_only / "out.csv")[command]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "read-only")
+
+
+@pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
+def test_unwritable_folder_is_refused_before_the_work(
+    command: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As a normal user in a folder without write permission (root ignores chmod)."""
+    target = tmp_path / "locked"
+    target.mkdir()
+    real_open = os.open
+
+    def refuse(path: str | Path, flags: int, *args: int, **kwargs: object) -> int:
+        if str(path).startswith(str(target)) and flags & os.O_CREAT:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refuse)
+    args = _commands(pairs_csv, ratings, target / "out", target / "out.csv")[command]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "permission denied")
+    assert _files(target) == []
+
+
+# ------------------------------------------------------------ 3. wrong --out
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "message"),
+    [
+        ("audit", "FILE", "is a file — give a folder"),
+        ("audit", "MISSING/deeper", "does not exist"),
+        ("audit", "FILE/inside", "is a file, not a folder"),
+        ("favoritism", "FILE", "is a file — give a folder"),
+        ("favoritism", "MISSING/deeper", "does not exist"),
+        ("metrics", "FOLDER.csv", "is a folder — give a file name"),
+        ("metrics", "MISSING/x.csv", "does not exist"),
+        ("metrics", "FILE/x.csv", "is a file, not a folder"),
+        ("metrics", "n" * 300 + ".csv", "longer than 255 bytes"),
+    ],
+)
+def test_wrong_out_is_refused_before_the_work(
+    command: str,
+    target: str,
+    message: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "FILE").write_text("mine")
+    (tmp_path / "FOLDER.csv").mkdir()
+    out = tmp_path / target
+    args = _commands(pairs_csv, ratings, out, out)[command]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "--out", message)
+    assert _files(tmp_path) == ["FILE", "FOLDER.csv"]
+    assert (tmp_path / "FILE").read_text() == "mine"
+
+
+# ------------------------------------------------------------ 4. long input names
+
+
+def test_audit_of_a_file_with_a_240_character_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `File name too long` naming a table file, and an empty tables/."""
+    path = _pairs(tmp_path / ("p" * 236 + ".csv"))
+    out = tmp_path / "report"
+    code, _, err = run(capsys, "audit", path, *FAST_AUDIT, "--out", out)
+    assert code == 0, err
+    files = list((out / "tables").iterdir())
+    assert files and all(len(f.name.encode()) <= 120 for f in files)
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    # each table's name in the report is its file's name: the page's links hold
+    assert {f"{name}.csv" for name in report["tables"]} == {f.name for f in files}
+
+
+# ------------------------------------------------------------ 5. formula injection
+
+
+def _cells(path: Path) -> set[str]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {cell for row in csv.reader(fh) for cell in row}
+
+
+def _formula_cells(path: Path) -> list[str]:
+    """Cells a spreadsheet would run as a formula (a number like -0.5 is fine)."""
+    bad = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.reader(fh):
+            for cell in row:
+                if not cell.startswith(outputs.FORMULA_STARTS):
+                    continue
+                try:
+                    float(cell)
+                except ValueError:
+                    bad.append(cell)
+    return bad
+
+
+def test_hostile_names_through_audit(
+    hostile_pairs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Formulas, markup, mathtext and newlines in judge/model names and in the path:
+    the audit runs, every figure is drawn, no CSV cell is a formula, the page shows
+    the names as text. Before: a mathtext parse error after every analysis ran."""
+    out = tmp_path / "o[" / "]ut [bold]"  # .../o[/]ut [bold]
+    out.parent.mkdir()
+    code, printed, err = run(
+        capsys, "audit", hostile_pairs, *FAST_AUDIT, "--keep-unknown-models", "--out", out
+    )
+    assert code == 0, err
+    assert f"wrote {out / 'report.html'}" in printed
+    tables = list((out / "tables").glob("*.csv"))
+    assert tables
+    for table in tables:
+        assert _formula_cells(table) == [], table.name
+    assert any(f"'{HOSTILE_JUDGE}" in _cells(t) for t in tables)  # kept, made safe
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    figures = [f for s in report["sections"] for f in s["figures"]]
+    assert any(HOSTILE_JUDGE in f["title"] for f in figures)  # the confusion matrix
+    page = (out / "report.html").read_text("utf-8")
+    assert "<i>x</i>" not in page and str(markupsafe.escape(HOSTILE_JUDGE)) in page
+
+
+def test_hostile_names_through_metrics(
+    hostile_pairs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bias.csv"
+    args = ["metrics", "pairs", hostile_pairs, *FAST_METRICS, "--allow-unknown-models"]
+    code, printed, err = run(capsys, *args, "--out", out)
+    assert code == 0, err
+    assert f"{hostile_pairs}: pairwise bias" in printed  # the path printed as written
+    assert "[bold]" in printed
+    assert _formula_cells(out) == []
+    assert f"'{HOSTILE_JUDGE}" in _cells(out)
+
+
+def test_hostile_names_through_favoritism(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    families = {
+        HOSTILE_JUDGE: "=fam",
+        "@SUM(1)": "=fam",
+        "-2+3": "+fam [bold]",
+        "j3": "+fam [bold]",
+        "j4 $x$": "@fam",
+    }
+    roster, table = _ratings(tmp_path / "in[/]put", families)
+    out = tmp_path / "fav"
+    code, printed, err = run(capsys, "--roster", roster, "favoritism", table, "--out", out)
+    assert code == 0, err
+    assert str(table) in printed and "+fam [bold]" in printed
+    for name in ("coefficients.csv", "robustness.csv", "debiased.csv"):
+        assert _formula_cells(out / name) == [], name
+    assert "'@SUM(1)" in _cells(out / "debiased.csv")
+    json.loads((out / "favoritism.json").read_text("utf-8"))  # strict JSON
+
+
+# ------------------------------------------------------------ 7. markup in paths
+
+
+def test_paths_with_markup_are_printed_as_written(
+    hostile_pairs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: rich.errors.MarkupError: closing tag '[/]' has nothing to close."""
+    out = tmp_path / "[/]" / "x[bold].json"
+    out.parent.mkdir(parents=True)  # folders '[' and ']'
+    args = ["metrics", "pairs", hostile_pairs, *FAST_METRICS, "--allow-unknown-models"]
+    code, printed, err = run(capsys, *args, "--out", out)
+    assert code == 0, err
+    assert f"wrote {out}" in printed
+
+
+# ------------------------------------------------------------ 8. numeric options
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value"),
+    [
+        ("audit", "--seed", "-1"),
+        ("audit", "--n-boot", "0"),
+        ("audit", "--level", "1.5"),
+        ("audit", "--level", "nan"),
+        ("metrics", "--seed", "-1"),
+        ("metrics", "--n-boot", "0"),
+        ("metrics", "--level", "1.5"),
+        ("metrics", "--level", "0"),
+        ("metrics", "--min-n", "-1"),
+        ("favoritism", "--level", "1.5"),
+        ("favoritism", "--level", "-0.1"),
+    ],
+)
+def test_out_of_range_options_are_refused_before_the_work(
+    command: str,
+    option: str,
+    value: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = _commands(pairs_csv, ratings, tmp_path / "out", tmp_path / "out.csv")[command]
+    code, _, err = run(capsys, *args, f"{option}={value}")
+    name = option.lstrip("-").replace("-", "_")
+    assert_one_line(code, err)
+    assert option in err or name in err, err
+    assert _files(tmp_path) == []
+
+
+# ------------------------------------------------------------ 9. no terminal, deep cwd
+
+
+def _deep(root: Path, levels: int = 40) -> tuple[str, ...]:
+    """Make a folder ``levels`` deep under ``root`` whose absolute path is longer than
+    PATH_MAX (4096 bytes); returns its parts relative to ``root``."""
+    parts = tuple(f"{i:02d}" + "d" * 110 for i in range(levels))
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for name in parts:
+            os.mkdir(name, dir_fd=fd)
+            new = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = new
+    finally:
+        os.close(fd)
+    return parts
+
+
+def test_audit_without_a_terminal_from_a_very_deep_folder(pairs_csv: Path, tmp_path: Path) -> None:
+    """No TERM, stdin closed, not a tty, a working folder 40 levels (4,000+ bytes)
+    deep: the audit runs and writes its report there. Before: `File name too long`
+    (tempfile made the relative output path absolute)."""
+    parts = _deep(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("TERM", "COLUMNS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    # the walk down is relative: the kernel refuses an absolute path this long
+    script = (
+        "import os, sys\n"
+        f"for part in {parts!r}: os.chdir(part)\n"
+        "os.close(0)\n"
+        "from recuse.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(sorted(os.listdir('recuse-report')))\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "audit", str(pairs_csv), *FAST_AUDIT],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "wrote recuse-report/report.html" in done.stdout
+    assert "['report.html', 'report.json', 'tables']" in done.stdout

@@ -108,3 +108,13 @@ def test_plain_text_does_not_leak_into_other_figures() -> None:
 
     fig.bars(["a"], [1.0], [0.5], [1.5], id="b", title="t", xlabel="x")
     assert matplotlib.rcParams["text.parse_math"] is True
+
+
+def test_long_names_are_shortened_on_the_axes_but_kept_in_the_alt_text() -> None:
+    """Before: a 5,000-character judge name pushed the plot and the other names out
+    of the figure."""
+    long = "judge-" + "L" * 5000 + "-v2"
+    drawn = fig.bars([long, "gpt-4"], [0.1, 0.2], [0.0, 0.1], [0.2, 0.3], id="b", title="t",
+                     xlabel="x", format="svg")  # fmt: skip
+    assert "L" * 100 not in drawn.data and "-v2" in drawn.data and "gpt-4" in drawn.data
+    assert long in drawn.alt

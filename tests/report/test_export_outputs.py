@@ -118,3 +118,14 @@ def test_long_names_are_shortened_on_the_axes_but_kept_in_the_alt_text() -> None
                      xlabel="x", format="svg")  # fmt: skip
     assert "L" * 100 not in drawn.data and "-v2" in drawn.data and "gpt-4" in drawn.data
     assert long in drawn.alt
+
+
+def test_a_new_report_removes_the_earlier_reports_tables_only(
+    sample_report: Report, tmp_path: Path
+) -> None:
+    """Before: tables of an earlier audit stayed in tables/ beside the new report."""
+    frame = pd.DataFrame({"x": [1]})
+    write_report(_with_tables(sample_report, Table("old", "Old", frame)), tmp_path)
+    (tmp_path / "tables" / "mine.csv").write_text("kept")
+    write_report(_with_tables(sample_report, Table("new", "New", frame)), tmp_path)
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == ["mine.csv", "new.csv"]

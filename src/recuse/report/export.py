@@ -7,6 +7,7 @@ whole folder all or nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from pathlib import Path
@@ -85,12 +86,24 @@ def write_tables(report: Report, folder: str | Path) -> list[Path]:
     return [out / name for name in texts]
 
 
+def _earlier_tables(folder: Path) -> set[str]:
+    """File names of the tables listed by the report already in ``folder`` (if any)."""
+    try:
+        earlier = json.loads((folder / "report.json").read_text("utf-8"))
+        names = {table_file(str(name)) for name in earlier["tables"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+    return {n for n in names if (folder / "tables" / n).is_file()}
+
+
 def write_report(report: Report, folder: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.json`` and ``tables/*.csv`` under ``folder``.
 
     Everything is rendered in memory, written to a staging folder and moved into place
     only when all was written (tables first, the page last): a failure (disk full,
     read-only) leaves none of the files, and an :class:`~recuse.errors.OutputError`.
+    Tables of an earlier report in ``folder`` that this one does not have are removed
+    (only those its ``report.json`` lists); other files are left alone.
     """
     from recuse.report.html import render_html
 
@@ -98,11 +111,15 @@ def write_report(report: Report, folder: str | Path) -> dict[str, Path]:
     html_text = render_html(report)
     json_text = to_json(report) + "\n"
     tables = _table_texts(report)
+    earlier = _earlier_tables(out)
     with outputs.staged(out) as stage:
         for name, text in tables.items():
             stage.write_text(f"tables/{name}", text)
         stage.write_text("report.json", json_text)
         stage.write_text("report.html", html_text)
+    for name in earlier - set(tables):  # an earlier report's tables would pass for this one's
+        with contextlib.suppress(OSError):
+            (out / "tables" / name).unlink()
     paths = {"html": out / "report.html", "json": out / "report.json"}
     written = {Path(name).stem: out / "tables" / name for name in tables}
     return {**paths, "tables": out / "tables", **written}

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
 DPI = 96
+LABEL_MAX = 40  # characters of a name drawn on an axis or in a legend (the alt text has all)
+TITLE_MAX = 90  # characters of a title or axis label
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
@@ -66,12 +68,31 @@ def _new(width: float, height: float) -> tuple[MplFigure, Any]:
     return fig, fig.add_subplot()
 
 
+def _short(text: object, limit: int = LABEL_MAX) -> str:
+    """``text`` on one line, at most ``limit`` characters (the middle replaced by an
+    ellipsis, so names that differ at the end stay apart): a long name from data must
+    not push the plot out of its figure.
+
+    >>> _short("gpt-4"), _short("a\\nb"), _short("abcdefghijklmnop", 9)
+    ('gpt-4', 'a b', 'abcd…mnop')
+    """
+    line = " ".join(str(text).split())
+    if len(line) <= limit:
+        return line
+    head = limit // 2
+    return line[:head] + "…" + line[len(line) - (limit - head - 1) :]
+
+
+def _shorts(labels: Sequence[object]) -> list[str]:
+    return [_short(v) for v in labels]
+
+
 def _label_rows(ax: Any, ys: np.ndarray, labels: Sequence[str], *, xlabel: str, title: str) -> None:
     """Axis labels of a horizontal one-row-per-label chart."""
-    ax.set_yticks(ys, list(labels), fontsize=7)
-    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_yticks(ys, _shorts(labels), fontsize=7)
+    ax.set_xlabel(_short(xlabel, TITLE_MAX), fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     ax.grid(axis="x", alpha=0.3)
 
 
@@ -120,11 +141,11 @@ def confusion_matrix(
                 fontsize=8,
                 color="white" if share[i, j] > 0.6 else "black",
             )
-    ax.set_xticks(range(len(cols)), list(cols), fontsize=8)
-    ax.set_yticks(range(len(rows)), list(rows), fontsize=8)
-    ax.set_xlabel(col_label, fontsize=8)
-    ax.set_ylabel(row_label, fontsize=8)
-    ax.set_title(title, fontsize=9)
+    ax.set_xticks(range(len(cols)), _shorts(cols), fontsize=8)
+    ax.set_yticks(range(len(rows)), _shorts(rows), fontsize=8)
+    ax.set_xlabel(_short(col_label, TITLE_MAX), fontsize=8)
+    ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
+    ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     alt = f"{title}: " + "; ".join(
         f"{r} → {c}: {m[i, j]:.0f}" for i, r in enumerate(rows) for j, c in enumerate(cols)
     )
@@ -161,7 +182,7 @@ def curves(
     for k, s in enumerate(series):
         colour = _PALETTE[k % len(_PALETTE)]
         y = np.asarray(s.y, dtype=float)
-        ax.plot(xs, y, marker="o", ms=3, lw=1.4, color=colour, label=s.label)
+        ax.plot(xs, y, marker="o", ms=3, lw=1.4, color=colour, label=_short(s.label))
         if s.low is not None and s.high is not None:
             lo = np.asarray(s.low, dtype=float)
             hi = np.asarray(s.high, dtype=float)
@@ -169,11 +190,11 @@ def curves(
     if reference is not None:
         ax.axhline(reference, color="grey", lw=0.8, ls="--")
     if categorical:
-        ax.set_xticks(xs, [str(v) for v in x], fontsize=7, rotation=30, ha="right")
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_xticks(xs, _shorts(x), fontsize=7, rotation=30, ha="right")
+    ax.set_xlabel(_short(xlabel, TITLE_MAX), fontsize=8)
+    ax.set_ylabel(_short(ylabel, TITLE_MAX), fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     if len(series) > 1:
         ax.legend(fontsize=7, frameon=False)
     ax.grid(alpha=0.3)
@@ -302,11 +323,11 @@ def heatmap(
                 ax.add_patch(
                     _rect(j - 0.5, i - 0.5)  # outline
                 )
-    ax.set_xticks(range(len(cols)), list(cols), fontsize=7, rotation=40, ha="right")
-    ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
-    ax.set_xlabel(col_label, fontsize=8)
-    ax.set_ylabel(row_label, fontsize=8)
-    ax.set_title(title, fontsize=9)
+    ax.set_xticks(range(len(cols)), _shorts(cols), fontsize=7, rotation=40, ha="right")
+    ax.set_yticks(range(len(rows)), _shorts(rows), fontsize=7)
+    ax.set_xlabel(_short(col_label, TITLE_MAX), fontsize=8)
+    ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
+    ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     fig.colorbar(image, ax=ax, shrink=0.8)
     alt = f"{title}: {len(rows)} {row_label}s × {len(cols)} {col_label}s"
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)

@@ -1,0 +1,131 @@
+"""The report's files through recuse.outputs: all or nothing, safe CSV, bounded names;
+figures draw names from data as plain text."""
+
+from __future__ import annotations
+
+import errno
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse import outputs
+from recuse.errors import OutputError
+from recuse.report import Report, Table, write_report, write_tables
+from recuse.report import figures as fig
+from recuse.report.export import table_file
+
+MATH = "$\\foo{$ judge"  # not valid mathtext: matplotlib raised ValueError drawing it
+
+
+def _with_tables(report: Report, *tables: Table) -> Report:
+    section = report.sections[0]
+    return replace(report, sections=(replace(section, tables=tables),))
+
+
+def test_disk_full_leaves_no_report_no_tables_no_part(
+    sample_report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: report.html.part and tables/*.csv stayed behind."""
+    real = outputs.Staging.write_text
+
+    def write_text(self: outputs.Staging, name: str, text: str) -> None:
+        if name == "report.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, name, text)
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    out = tmp_path / "report"
+    with pytest.raises(OutputError, match="disk is full"):
+        write_report(sample_report, out)
+    assert not out.exists()
+
+
+def test_a_failed_rewrite_keeps_the_previous_report(
+    sample_report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_report(sample_report, tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    def full(self: outputs.Staging, name: str, text: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(outputs.Staging, "write_text", full)
+    with pytest.raises(OutputError):
+        write_report(sample_report, tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_tables_are_spreadsheet_safe(sample_report: Report, tmp_path: Path) -> None:
+    frame = pd.DataFrame({"judge": ["=1+1", "@SUM(A1)", "gpt-4"], "estimate": [-0.5, 0.1, 0.2]})
+    report = _with_tables(sample_report, Table("t", "T", frame))
+    write_report(report, tmp_path)
+    lines = (tmp_path / "tables" / "t.csv").read_text("utf-8").splitlines()
+    assert lines == ["judge,estimate", "'=1+1,-0.5", "'@SUM(A1),0.1", "gpt-4,0.2"]
+    write_tables(report, tmp_path / "only")
+    assert (tmp_path / "only" / "t.csv").read_text("utf-8").splitlines() == lines
+
+
+def test_long_table_names_get_bounded_unique_files(sample_report: Report, tmp_path: Path) -> None:
+    """Before: OSError File name too long, and an empty tables/ left behind."""
+    frame = pd.DataFrame({"x": [1]})
+    names = ["a" * 300, "a" * 301, "b/../../escape", "short"]
+    report = _with_tables(sample_report, *(Table(n, n, frame) for n in names))
+    paths = write_report(report, tmp_path)
+    files = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert len(files) == 4 and "short.csv" in files
+    assert all(len(f.encode()) <= outputs.FILE_STEM_MAX + 4 for f in files)
+    assert {table_file(n) for n in names} == set(files)
+    assert not (tmp_path.parent / "escape.csv").exists()
+    assert paths["short"] == tmp_path / "tables" / "short.csv"
+
+
+@pytest.mark.parametrize("format", ["png", "svg"])
+def test_every_figure_draws_dollar_signs_as_text(format: str) -> None:
+    labels = [MATH, "$x$ <b>", "plain\nname [/]"]
+    ones = np.ones(3)
+    drawn = [
+        fig.bars(labels, ones, ones * 0.5, ones * 1.5, id="b", title=MATH, xlabel=MATH,
+                 format=format),  # type: ignore[arg-type]
+        fig.coefficients(labels, ones, ones * 0.5, ones * 1.5, id="c", title=MATH,
+                         xlabel="$", format=format),  # type: ignore[arg-type]
+        fig.heatmap(np.eye(3), rows=labels, cols=labels, id="h", title=MATH, row_label=MATH,
+                    format=format),  # type: ignore[arg-type]
+        fig.confusion_matrix(np.eye(3), rows=labels, cols=labels, id="m", title=MATH,
+                             format=format),  # type: ignore[arg-type]
+        fig.curves(labels, [fig.Series(MATH, [1, 2, 3]), fig.Series("$a$", [2, 3, 4])],
+                   id="k", title=MATH, xlabel=MATH, ylabel="$y$", format=format),  # type: ignore[arg-type]
+    ]  # fmt: skip
+    assert all(f.data for f in drawn)
+    if format == "svg":  # the text is there as written, not as a formula
+        assert "foo" in drawn[0].data
+
+
+def test_plain_text_does_not_leak_into_other_figures() -> None:
+    import matplotlib
+
+    fig.bars(["a"], [1.0], [0.5], [1.5], id="b", title="t", xlabel="x")
+    assert matplotlib.rcParams["text.parse_math"] is True
+
+
+def test_long_names_are_shortened_on_the_axes_but_kept_in_the_alt_text() -> None:
+    """Before: a 5,000-character judge name pushed the plot and the other names out
+    of the figure."""
+    long = "judge-" + "L" * 5000 + "-v2"
+    drawn = fig.bars([long, "gpt-4"], [0.1, 0.2], [0.0, 0.1], [0.2, 0.3], id="b", title="t",
+                     xlabel="x", format="svg")  # fmt: skip
+    assert "L" * 100 not in drawn.data and "-v2" in drawn.data and "gpt-4" in drawn.data
+    assert long in drawn.alt
+
+
+def test_a_new_report_removes_the_earlier_reports_tables_only(
+    sample_report: Report, tmp_path: Path
+) -> None:
+    """Before: tables of an earlier audit stayed in tables/ beside the new report."""
+    frame = pd.DataFrame({"x": [1]})
+    write_report(_with_tables(sample_report, Table("old", "Old", frame)), tmp_path)
+    (tmp_path / "tables" / "mine.csv").write_text("kept")
+    write_report(_with_tables(sample_report, Table("new", "New", frame)), tmp_path)
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == ["mine.csv", "new.csv"]

@@ -539,3 +539,19 @@ def test_audit_without_a_terminal_from_a_very_deep_folder(pairs_csv: Path, tmp_p
     assert done.returncode == 0, done.stderr
     assert "wrote recuse-report/report.html" in done.stdout
     assert "['report.html', 'report.json', 'tables']" in done.stdout
+
+
+def test_validate_prints_a_path_with_markup_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "d[" / "]x"
+    folder.mkdir(parents=True)
+    good = folder / "x[bold].csv"
+    good.write_text(
+        "item_id,prompt_id,model_a,model_b,human,judge,p_a_first\n"
+        "1,q1,gpt-4,claude-v1,a,gpt-4,0.7\n"
+    )
+    code = main(["validate", str(good)])
+    out, err = capsys.readouterr()
+    assert code == 0, err  # was a rich MarkupError traceback
+    assert "x[bold].csv" in "".join(out.split())

@@ -265,8 +265,8 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
         )
     parts.notes.append(
         f"{inp.name}: robustness checks run: {', '.join(chosen)} "
-        f"({sum(bat.seconds.values()):.1f} s); every variant's coefficients are in "
-        f"tables/{slug('robustness', inp.name)}.csv"
+        f"({sum(bat.seconds.values()):.1f} s); every variant's coefficients are in the "
+        f"table 'Robustness: self- and family-bias under each check — {inp.name}'"
     )
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from recuse.cli import app, parse_mapping
 from recuse.data.generic import read_table
@@ -68,9 +69,9 @@ def validate(
         mapping=parse_mapping(mapping),
         unknown_models="keep" if allow_unknown_models else "error",
     )
-    out = Table(title=f"{path}: a valid {kind} table")
+    out = Table(title=Text(f"{path}: a valid {kind} table"))  # a path is text, not markup
     out.add_column("what")
     out.add_column("count", justify="right")
     for what, count in describe(df, kind).items():
-        out.add_row(what, f"{count:,}")
+        out.add_row(Text(str(what)), f"{count:,}")
     Console().print(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -171,7 +172,11 @@ def judge(
     from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
     from recuse.judging.protocols import DIMENSIONS
     from recuse.judging.protocols import dimension as get_dimension
+    from recuse.outputs import check_output
 
+    # everything is checked before the store is created or a request is sent
+    dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
+    check_output(out, option="--out")
     table = _read(data, protocol, data_dir, limit)
     backend, jid = _backend(
         model,
@@ -196,7 +201,6 @@ def judge(
         if protocol == "pairwise":
             summary = runner.pairwise(table, PairwiseProtocol(mode=mode))  # type: ignore[arg-type]
         else:
-            dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
             summary = runner.likert(table, dims)
         typer.echo(summary.line())
         for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
@@ -210,15 +214,34 @@ def judge(
                 typer.echo(f"  failed x{n}: {reason}")
 
 
+LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")
+
+
 def _read(data: str, protocol: str, data_dir: str | None, limit: int) -> pd.DataFrame:
     if protocol == "likert":
+        from recuse.data._io import check_text
+        from recuse.data.generic import _read_raw
+
         path = Path(data)
         if not path.is_file():
             raise InputError(
-                "Likert judging reads a file with columns prompt_id, model, prompt, response",
+                "Likert judging reads a file with columns " + ", ".join(LIKERT_COLUMNS),
                 file=data,
             )
-        df = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
+        df = _read_raw(path)
+        missing = [c for c in LIKERT_COLUMNS if c not in df.columns]
+        if missing:
+            raise InputError(
+                f"missing column(s) {', '.join(missing)} for Likert judging",
+                file=path,
+                fix="give a table with columns " + ", ".join(LIKERT_COLUMNS),
+            )
+        for col in ("prompt_id", "model"):
+            empty = df[col].isna().to_numpy()
+            if empty.any():
+                row = int(empty.argmax()) + 1
+                raise InputError("the cell is empty", file=path, row=row, column=col)
+        check_text(df, ["prompt", "response"], file=path)
     else:
         from recuse.data.generic import load_table
 
@@ -303,22 +326,26 @@ def export(
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b."""
     from recuse.judging import Store
+    from recuse.outputs import check_output, csv_text, write_bytes, write_text
 
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
-    with Store(store) as s:
-        df = s.export_pairs() if table == "pairs" else s.export_ratings()
     suffix = out.suffix.lower()
-    if suffix == ".csv":
-        df.to_csv(out, index=False)
-    elif suffix == ".jsonl":
-        df.to_json(out, orient="records", lines=True)
-    elif suffix == ".parquet":
-        df.to_parquet(out, index=False)
-    else:
+    if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
+    check_output(out, option="--out")
+    with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
+        df = s.export_pairs() if table == "pairs" else s.export_ratings()
+    if suffix == ".csv":
+        write_text(out, csv_text(df))
+    elif suffix == ".jsonl":
+        write_text(out, df.to_json(orient="records", lines=True, force_ascii=False))
+    else:
+        buffer = io.BytesIO()
+        df.to_parquet(buffer, index=False)
+        write_bytes(out, buffer.getvalue())
     typer.echo(f"wrote {len(df)} rows to {out}")
     if "ppl_a" in df.columns:
         both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())

@@ -294,6 +294,15 @@ class VerdictScore:
     status: Status
 
 
+def bad_logprobs(dist: Mapping[str, float]) -> str | None:
+    """Why ``{token: log-prob}`` cannot be a distribution (a value that is not a
+    number, infinite, or above 0 by more than rounding), or None when it can."""
+    for lp in dist.values():
+        if not isinstance(lp, (int, float)) or not math.isfinite(lp) or lp > 1e-6:
+            return f"the judge returned a log-prob of {lp!r} (log-probs are finite and <= 0)"
+    return None
+
+
 def _prob(dist: Mapping[str, float], verdict: str, fmt: VerdictFormat) -> float:
     return float(sum(math.exp(lp) for t, lp in dist.items() if fmt.commits(t, verdict)))
 

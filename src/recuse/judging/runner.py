@@ -51,6 +51,7 @@ from recuse.judging.protocols import (
     Prompt,
     VerdictFormat,
     VerdictScore,
+    bad_logprobs,
     is_verdict_token,
     parse_rating,
     score_distribution,
@@ -293,10 +294,10 @@ class Runner:
 
         def flush() -> None:
             nonlocal last_flush
-            if pending:
-                self.store.put(pending)
-                pending.clear()
+            batch = pending[:]
+            pending.clear()  # an error writing them (disk full) is not met twice
             last_flush = time.perf_counter()
+            self.store.put(batch)
 
         async def one(batch: list[Task], bar: Any) -> None:
             async with limit:
@@ -340,7 +341,10 @@ class Runner:
                     await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
                     continue
             return [
-                replace(j, attempts=attempt + attempts_before.get((j.key, j.item_id, j.slot), 0))
+                replace(
+                    _usable(j),
+                    attempts=attempt + attempts_before.get((j.key, j.item_id, j.slot), 0),
+                )
                 for j in results
             ]
 
@@ -389,12 +393,7 @@ class Runner:
             dists = await self.backend.next_token_logprobs(
                 [t.prompt for t in batch], top_k=protocol.top_k, select=is_verdict_token
             )
-            return [
-                _failed(t, self.judge, d.reason)
-                if isinstance(d, Failure)
-                else self._judgment(t, score_distribution(d), label=None, text=None)
-                for t, d in zip(batch, dists, strict=True)
-            ]
+            return [self._scored(t, d, text=None) for t, d in zip(batch, dists, strict=True)]
         prefix_ok = self.backend.supports_prefix
         fmt = protocol.verdict
         if prefix_ok and fmt is not BRACKETS:
@@ -415,6 +414,10 @@ class Runner:
                 out[i] = _failed(t, self.judge, g.reason)
                 continue
             if not prefix_ok:  # the whole reply is here: parse it (and its log-probs)
+                bad = next(filter(None, map(bad_logprobs, g.dists)), None)
+                if bad is not None:
+                    out[i] = _failed(t, self.judge, bad)
+                    continue
                 score, label = _read_generated(g, fmt)
                 out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
                 continue
@@ -428,13 +431,17 @@ class Runner:
                 [p for _, p, _ in follow], top_k=protocol.top_k, select=is_verdict_token
             )
             for (i, _, text), d in zip(follow, dists, strict=True):
-                t = batch[i]
-                out[i] = (
-                    _failed(t, self.judge, d.reason)
-                    if isinstance(d, Failure)
-                    else self._judgment(t, score_distribution(d), label=None, text=text)
-                )
+                out[i] = self._scored(batch[i], d, text=text)
         return [out[i] for i in range(len(batch))]
+
+    def _scored(self, t: Task, d: dict[str, float] | Failure, *, text: str | None) -> Judgment:
+        """Eq. 3 on the verdict token's log-probs, or a failed row saying why not."""
+        if isinstance(d, Failure):
+            return _failed(t, self.judge, d.reason)
+        bad = bad_logprobs(d)
+        if bad is not None:
+            return _failed(t, self.judge, bad)
+        return self._judgment(t, score_distribution(d), label=None, text=text)
 
     async def _likert_batch(
         self, batch: Sequence[Task], protocol: LikertProtocol
@@ -507,6 +514,25 @@ def _copy(src: Judgment, t: Task, judge: str) -> Judgment:
     if t.order is not None and src.status == "ok":
         value = to_ab(src.p_slot_a, t.order)
     return replace(src, judge=judge, item_id=t.item_id, slot=t.slot, value=value)
+
+
+def _usable(j: Judgment) -> Judgment:
+    """``j``, or a failed row when it says ok without a usable value (a backend's
+    numbers that are not finite, or not a probability): never stored as ok."""
+    if j.status != "ok":
+        return j
+    bad = not math.isfinite(j.value)
+    if j.kind == "pairwise":
+        bad = bad or not 0.0 <= j.value <= 1.0 or not math.isfinite(j.p_slot_a)
+    if not bad:
+        return j
+    return replace(
+        j,
+        status="failed",
+        value=math.nan,
+        p_slot_a=math.nan,
+        reason=f"the judge's numbers are not usable (value {j.value!r})",
+    )
 
 
 def _reusable(j: Judgment) -> bool:

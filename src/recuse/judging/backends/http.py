@@ -14,17 +14,24 @@ round-robin over several base URLs. Two endpoints:
 Rate limits (429), server errors (5xx), timeouts, connection errors, malformed JSON
 and responses without the log-probs asked for are :class:`TransientError` (the
 runner retries them, honouring Retry-After). Other 4xx answers are per-prompt
-failures; 401/403 stop the run. The API key is read from an environment variable
-at request time, sent only in the Authorization header and scrubbed from every
-error text.
+failures; 401/403 stop the run. A 200 whose choice is not an object is malformed
+too; log-probs that are not finite or above 0 become a ``failed`` row in the
+runner (never a score).
+
+Secrets (:mod:`recuse.judging.secrets`): the API key is read from its environment
+variable when the backend is made (refused there if unset or not fit for a
+header), sent only in the Authorization header; a ``user:password@`` in a base URL
+is sent as HTTP Basic auth (when no key is given) and never shown. Every text a
+server sends back (error bodies, generated text) passes one scrubber that removes
+each secret in any encoding before it is stored or printed.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import itertools
 import json
-import os
 import ssl
 import time
 import urllib.parse
@@ -44,6 +51,7 @@ from recuse.judging.backends.base import (
     TransientError,
 )
 from recuse.judging.protocols import Prompt
+from recuse.judging.secrets import Scrubber, api_key, split_credentials
 
 Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
@@ -80,7 +88,8 @@ class HTTPBackend(Backend):
     ``model`` is the name the server knows the model by; ``model_id`` the judge id
     written to tables (default ``model``); ``revision`` anything that pins the
     weights. ``api_key_env`` names the environment variable holding the key (none
-    sent when unset). ``timeout`` and ``concurrency`` never enter cache keys.
+    sent without it; an error when it names an unset variable). ``timeout`` and
+    ``concurrency`` never enter cache keys.
     """
 
     def __init__(
@@ -100,10 +109,22 @@ class HTTPBackend(Backend):
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
             raise ConfigError("give at least one base URL (e.g. http://127.0.0.1:8000/v1)")
-        self.base_urls = [u.rstrip("/") for u in urls]
-        for u in self.base_urls:
-            if not u.startswith(("http://", "https://")):
-                raise ConfigError(f"base URL {u!r} must start with http:// or https://")
+        key = api_key(api_key_env) if api_key_env else None
+        secrets: list[str] = [key] if key else []
+        self.base_urls: list[str] = []
+        self._auth: dict[str, str] = {}  # base URL -> Authorization header value
+        for given in urls:
+            url, login = split_credentials(given.rstrip("/"))
+            if login is not None:
+                secrets.append(login[1])
+                basic = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode("ascii")
+                self._auth[url] = f"Basic {basic}"
+            if key:
+                self._auth[url] = f"Bearer {key}"
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(f"base URL {url!r} must start with http:// or https://")
+            self.base_urls.append(url)
+        self._scrubber = Scrubber(secrets)
         self.model = model
         self.model_id = model_id or model
         self.revision = revision
@@ -124,21 +145,13 @@ class HTTPBackend(Backend):
 
     # --- plumbing ------------------------------------------------------------------
 
-    def _key(self) -> str | None:
-        if not self.api_key_env:
-            return None
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ConfigError(
-                f"environment variable {self.api_key_env} is empty — export your API key there"
-            )
-        return key
+    def scrub(self, text: str) -> str:
+        """``text`` from a server with every form of every secret masked."""
+        return self._scrubber(text)
 
-    def _scrub(self, text: str) -> str:
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            text = text.replace(key, "***")
-        return " ".join(text.split())[:200]
+    def _reason(self, text: str) -> str:
+        """A failure reason: scrubbed, on one line, at most 200 characters."""
+        return " ".join(self.scrub(text).split())[:200]
 
     def _lane(self) -> tuple[str, httpx.AsyncHTTPTransport]:
         """The next base URL (round-robin) and an idle keep-alive lane to it.
@@ -172,11 +185,10 @@ class HTTPBackend(Backend):
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
-        key = self._key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         base, lane = self._lane()
+        if base in self._auth:
+            headers["Authorization"] = self._auth[base]
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         url = base + path
         request = httpx.Request(
             "POST", url, headers=headers, content=content, extensions=self._timeouts
@@ -190,13 +202,13 @@ class HTTPBackend(Backend):
         except httpx.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except httpx.TransportError as exc:
-            raise TransientError(self._scrub(f"connection error: {type(exc).__name__}")) from None
+            raise TransientError(self._reason(f"connection error: {type(exc).__name__}")) from None
         finally:
             self._idle.setdefault(base, []).append(lane)
         status = resp.status_code
         if status == 429 or status >= 500:
             raise TransientError(
-                self._scrub(f"HTTP {status}: {resp.text}"),
+                self._reason(f"HTTP {status}: {resp.text}"),
                 retry_after=retry_after_seconds(resp.headers.get("retry-after")),
             )
         if status in (401, 403):
@@ -205,13 +217,15 @@ class HTTPBackend(Backend):
                 f"in ${self.api_key_env or 'YOUR_KEY_VARIABLE'} (--api-key-env)"
             )
         if status >= 400:
-            raise _PromptRejected(self._scrub(f"HTTP {status}: {resp.text}"))
+            raise _PromptRejected(self._reason(f"HTTP {status}: {resp.text}"))
         try:
             data = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise TransientError("malformed JSON in the response") from None
         if not isinstance(data, dict) or not data.get("choices"):
             raise TransientError("response has no choices")
+        if not isinstance(data["choices"], list) or not isinstance(data["choices"][0], dict):
+            raise TransientError("response choices are not a list of objects")
         return data
 
     def _body(self, prompt: Prompt, *, max_tokens: int, top_k: int) -> tuple[str, dict[str, Any]]:
@@ -285,7 +299,7 @@ class HTTPBackend(Backend):
                 text = text[:cut]
             out.append(
                 Generation(
-                    text=text,
+                    text=self.scrub(text),
                     tokens=tuple(tokens),
                     dists=tuple(dists),
                     finish_reason=choice.get("finish_reason"),

@@ -14,7 +14,6 @@ from recuse.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
-    from recuse.perplexity import PromptLogprobs
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
@@ -35,7 +34,10 @@ def _backend(
     dtype: str,
     batch_size: int,
     judge_id: str | None,
+    prompt_logprobs: str | None = None,
 ) -> tuple[Backend, str]:
+    """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
+    backend also scores perplexities, through its prompt log-probs."""
     from recuse.roster import Roster
 
     roster = Roster.load()
@@ -52,6 +54,7 @@ def _backend(
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
+            prompt_logprobs=prompt_logprobs,  # type: ignore[arg-type]
         )
         return http, jid
     from recuse.judging.backends.local import LocalBackend
@@ -76,17 +79,6 @@ def _backend(
     jid = judge_id or path.name
     local = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)  # type: ignore[arg-type]
     return local, jid
-
-
-def _perplexity_backend(backend: Backend, mode: str) -> Backend | PromptLogprobs:
-    """What scores perplexities with the judge's model: the local backend itself, or the
-    server's prompt log-probs (refused here, before any judging, for a chat endpoint)."""
-    from recuse.judging.backends.http import HTTPBackend
-    from recuse.perplexity import PromptLogprobs
-
-    if isinstance(backend, HTTPBackend):
-        return PromptLogprobs(backend, mode=mode)  # type: ignore[arg-type]
-    return backend
 
 
 @judge_app.callback()
@@ -188,14 +180,15 @@ def judge(
         dtype=dtype,
         batch_size=batch_size,
         judge_id=judge_id,
+        prompt_logprobs=logprobs_mode if perplexity else None,
     )
-    scorer = _perplexity_backend(backend, logprobs_mode) if perplexity else None
+    retry = RetryPolicy(max_attempts=max(1, max_attempts))
     with Store(out) as store:
         runner = Runner(
             backend,
             store,
             judge=jid,
-            retry=RetryPolicy(max_attempts=max(1, max_attempts)),
+            retry=retry,
             progress=progress,
         )
         if protocol == "pairwise":
@@ -205,10 +198,10 @@ def judge(
         typer.echo(summary.line())
         for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
             typer.echo(f"  failed x{n}: {reason}")
-        if scorer is not None:
-            from recuse.perplexity import judge_perplexities
+        if perplexity:
+            from recuse.judging.perplexity import judge_perplexities
 
-            run = judge_perplexities(store, scorer, judge=jid)
+            run = judge_perplexities(store, backend, judge=jid, retry=retry, progress=progress)
             typer.echo(run.line())
             for reason, n in sorted(run.failures.items(), key=lambda kv: -kv[1])[:5]:
                 typer.echo(f"  failed x{n}: {reason}")

@@ -1,4 +1,8 @@
-"""SQLite store of judgments (WAL), keyed by a content hash of what changes the output.
+"""SQLite store of judgments and perplexities (WAL), keyed by a content hash of what
+changes the output. The store owns every table and every SQL statement of judging:
+``judgments`` and ``items`` (what was judged, for export), ``perplexities`` (one row
+per scored text) and ``perplexity_judges`` (which model's perplexities stand for a
+judge, for ``ppl_a``/``ppl_b`` in :meth:`Store.export_pairs`).
 
 The key hashes the judge (model id + revision), the rendered prompt, the protocol
 version and the decoding parameters; never timeouts, concurrency or batch sizes.
@@ -23,7 +27,6 @@ value (written by an older version, or by hand) is exported as ``failed``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import sqlite3
@@ -37,7 +40,10 @@ import numpy as np
 import pandas as pd
 
 from recuse.errors import InputError, OutputError, RecuseError
+from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
+
+__all__ = ["Judgment", "Kind", "Perplexity", "Store", "content_key"]
 
 Kind = Literal["pairwise", "likert"]
 
@@ -67,18 +73,24 @@ CREATE TABLE IF NOT EXISTS items (
     meta TEXT NOT NULL,
     PRIMARY KEY (kind, item_id)
 );
+CREATE TABLE IF NOT EXISTS perplexities (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    status TEXT NOT NULL,
+    n_tokens INTEGER,
+    sum_logprob REAL,
+    reason TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS perplexity_judges (
+    judge TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    route TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
-
-
-def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[str, object]) -> str:
-    """sha256 of a canonical JSON of everything that changes the judge's output."""
-    blob = json.dumps(
-        {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,28 @@ class Judgment:
 _FLOATS = ("value", "p_slot_a", "mass", "p_tie")
 
 
+@dataclass(frozen=True)
+class Perplexity:
+    """The log-probs of one text after its prompt: ``n_tokens`` scored tokens summing
+    to ``sum_logprob`` (NaN unless ``status == "ok"``; a failure has a ``reason``)."""
+
+    key: str
+    status: str
+    n_tokens: int = 0
+    sum_logprob: float = math.nan
+    reason: str | None = None
+
+    @property
+    def mean_logprob(self) -> float:
+        ok = self.status == "ok" and self.n_tokens > 0
+        return self.sum_logprob / self.n_tokens if ok else math.nan
+
+    @property
+    def ppl(self) -> float:
+        mean = self.mean_logprob
+        return math.exp(-mean) if not math.isnan(mean) else math.nan
+
+
 def _sql(v: Any) -> Any:
     if isinstance(v, float) and math.isnan(v):
         return None
@@ -120,6 +154,7 @@ class Store:
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        self._tables: set[str] = set()
         if self.path.parent and not self.path.parent.exists():
             raise InputError(
                 "the folder for the store does not exist",
@@ -139,6 +174,7 @@ class Store:
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
                     conn.executescript(_SCHEMA)
+                    self._tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
                 except BaseException:
                     conn.close()
                     raise
@@ -170,6 +206,7 @@ class Store:
                     file=self.path,
                     fix="give a store written by `recuse judge`",
                 )
+            self._tables = tables
             return conn
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -269,6 +306,123 @@ class Store:
                 raise _damaged(self.path, f"item {item_id!r} has unreadable metadata") from None
         return out
 
+    # --- perplexities -------------------------------------------------------------
+
+    def put_perplexities(self, model_id: str, revision: str, rows: Iterable[Perplexity]) -> None:
+        """Insert or replace perplexity rows of model ``model_id`` in one transaction."""
+        now = time.time()
+        values = [
+            (
+                r.key,
+                model_id,
+                revision,
+                r.status,
+                int(r.n_tokens),
+                _sql(r.sum_logprob),
+                r.reason,
+                now,
+            )
+            for r in rows
+        ]
+        self._write(
+            "INSERT OR REPLACE INTO perplexities "
+            "(key, model, revision, status, n_tokens, sum_logprob, reason, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        )
+
+    def stored_perplexities(self, keys: Iterable[str]) -> dict[str, Perplexity]:
+        """The ``ok`` perplexity rows with these keys (failed ones are retried)."""
+        if "perplexities" not in self._tables:
+            return {}
+        uniq = sorted(set(keys))
+        out: dict[str, Perplexity] = {}
+        for start in range(0, len(uniq), 500):
+            chunk = uniq[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for key, status, n, total, reason in self._rows(
+                f"SELECT key, status, n_tokens, sum_logprob, reason FROM perplexities "
+                f"WHERE key IN ({marks}) AND status = 'ok'",
+                chunk,
+            ):
+                value = math.nan if total is None else float(total)
+                out[key] = Perplexity(key, status, int(n or 0), value, reason)
+        return out
+
+    def link_perplexities(self, judge: str, *, model_id: str, revision: str, route: str) -> None:
+        """Record that the perplexities of ``model_id`` (via ``route``) stand for ``judge``."""
+        self._write(
+            "INSERT OR REPLACE INTO perplexity_judges (judge, model, revision, route, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(judge, model_id, revision, route, time.time())],
+        )
+
+    def perplexity_links(self) -> dict[str, tuple[str, str, str]]:
+        """``{judge: (model id, revision, route)}`` recorded by :meth:`link_perplexities`."""
+        if "perplexity_judges" not in self._tables:
+            return {}
+        rows = self._rows("SELECT judge, model, revision, route FROM perplexity_judges")
+        return {str(j): (str(m), str(r), str(route)) for j, m, r, route in rows}
+
+    def judged_items(self, kind: Kind, judge: str) -> list[str]:
+        """Ids of the items ``judge`` judged (any status), sorted."""
+        rows = self._rows(
+            "SELECT DISTINCT item_id FROM judgments WHERE kind = ? AND judge = ? ORDER BY item_id",
+            (kind, judge),
+        )
+        return [str(r[0]) for r in rows]
+
+    def judges(self, kind: Kind) -> list[str]:
+        """Judges with judgments of ``kind``, sorted."""
+        rows = self._rows(
+            "SELECT DISTINCT judge FROM judgments WHERE kind = ? ORDER BY judge", (kind,)
+        )
+        return [str(r[0]) for r in rows]
+
+    def attach_perplexities(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """``pairs`` with ``ppl_a`` / ``ppl_b`` from the stored perplexities, where it has them.
+
+        For the rows of every judge linked by :meth:`link_perplexities`, the perplexity
+        of each response given the row's prompt under that judge's model (left as it
+        was, NaN in an export, where it was not computed or failed). Without such a
+        judge among the rows, ``pairs`` comes back unchanged (no columns added).
+        """
+        models = self.perplexity_links()
+        need = {"judge", "prompt", "response_a", "response_b"}
+        if not models or not need <= set(pairs.columns):
+            return pairs
+        judges = pairs["judge"].astype(object).where(pairs["judge"].notna(), None)
+        mine = judges.isin(list(models)).to_numpy()
+        if not mine.any():
+            return pairs
+        out = pairs.copy()
+        positions = np.flatnonzero(mine)
+        keys: dict[tuple[int, str], str] = {}
+        for i in positions:
+            model, revision, route = models[str(judges.iloc[i])]
+            prompt = out["prompt"].iloc[i]
+            if not isinstance(prompt, str):
+                continue
+            chat = response_prompt(prompt)
+            for side in ("a", "b"):
+                text = out[f"response_{side}"].iloc[i]
+                if isinstance(text, str):
+                    keys[(int(i), side)] = perplexity_key(model, revision, route, chat, text)
+        found = self.stored_perplexities(keys.values())
+        for side in ("a", "b"):
+            col = f"ppl_{side}"
+            values = (
+                out[col].to_numpy(dtype=float, copy=True)
+                if col in out.columns
+                else np.full(len(out), np.nan)
+            )
+            for i in positions:
+                key = keys.get((int(i), side))
+                if key is not None and key in found:
+                    values[i] = found[key].ppl
+            out[col] = values
+        return out
+
     # --- export ----------------------------------------------------------------------
 
     def export_pairs(self) -> pd.DataFrame:
@@ -277,8 +431,8 @@ class Store:
         Extra columns: ``mass_first``/``mass_second`` (p(A)+p(B) on the verdict token)
         and ``p_tie_first``/``p_tie_second`` (p(C)). A failed or unparsed order has an
         empty ``p_a_*`` and its status says why. Where the store holds perplexities
-        for a judge's model (:func:`recuse.perplexity.judge_perplexities`), that
-        judge's rows get ``ppl_a``/``ppl_b``.
+        for a judge's model (:func:`recuse.judging.perplexity.judge_perplexities`),
+        that judge's rows get ``ppl_a``/``ppl_b``.
         """
         df = _flag_unusable(self.judgments(), "pairwise")
         if df.empty:
@@ -311,9 +465,7 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
-        from recuse.perplexity import attach_stored_perplexities
-
-        out = attach_stored_perplexities(self, out)
+        out = self.attach_perplexities(out)
         return validate_pairs(out, file=self.path)
 
     def export_ratings(self) -> pd.DataFrame:

@@ -11,6 +11,16 @@ round-robin over several base URLs. Two endpoints:
   the generated text, or the verdict is parsed from the text when the server gives
   no log-probs.
 
+Continuation log-probs (perplexity) need the log-probs of *prompt* tokens, which
+only the completions endpoint gives, in one of two ways chosen by the
+``prompt_logprobs`` option: ``"echo"`` (``echo=true`` with ``logprobs``; the
+response's tokens located by ``text_offset``) or ``"vllm"`` (vLLM's
+``prompt_logprobs``; the prompt head is sent alone to count its tokens). Without
+the option the backend refuses them (``continuation_refusal``). Because some
+servers return wrong prompt log-probs (llama-cpp-python's ``echo`` gave -9 to -12
+per token), the first request is checked against the server's own next-token
+log-prob and a disagreement refuses the server (``verify_prompt_logprobs``).
+
 Rate limits (429), server errors (5xx), timeouts, connection errors, malformed JSON
 and responses without the log-probs asked for are :class:`TransientError` (the
 runner retries them, honouring Retry-After). Other 4xx answers are per-prompt
@@ -55,6 +65,8 @@ from recuse.judging.secrets import Scrubber, api_key, split_credentials
 
 Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
+PromptLogprobMode = Literal["echo", "vllm"]
+PROMPT_LOGPROB_MODES: tuple[str, ...] = ("echo", "vllm")
 
 
 def render_chatml(prompt: Prompt) -> str:
@@ -105,6 +117,9 @@ class HTTPBackend(Backend):
         concurrency: int = 8,
         timeout: float = 60.0,
         logprobs: bool = True,
+        prompt_logprobs: PromptLogprobMode | None = None,
+        verify_prompt_logprobs: bool = True,
+        tolerance: float = 0.05,
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
@@ -125,6 +140,28 @@ class HTTPBackend(Backend):
                 raise ConfigError(f"base URL {url!r} must start with http:// or https://")
             self.base_urls.append(url)
         self._scrubber = Scrubber(secrets)
+        if prompt_logprobs is not None:
+            if prompt_logprobs not in PROMPT_LOGPROB_MODES:
+                raise ConfigError(
+                    f"prompt_logprobs must be 'echo' or 'vllm'; got {prompt_logprobs!r}"
+                )
+            if endpoint != "completions":
+                raise ConfigError(
+                    "chat endpoints return log-probs of generated tokens only, not of the "
+                    "prompt, so perplexity cannot be computed through them — use the "
+                    "server's completions endpoint with prompt_logprobs 'echo' or 'vllm'"
+                )
+        self.prompt_logprobs = prompt_logprobs
+        self.verify_prompt_logprobs = verify_prompt_logprobs
+        self.tolerance = tolerance
+        self._verified = False
+        self.continuation_refusal = (
+            None
+            if prompt_logprobs
+            else "perplexity over an OpenAI-compatible server needs its prompt log-probs: "
+            "make the backend with prompt_logprobs='echo' (completions with echo) or "
+            "'vllm' (vLLM prompt_logprobs); chat-only endpoints cannot give them"
+        )
         self.model = model
         self.model_id = model_id or model
         self.revision = revision
@@ -262,15 +299,149 @@ class HTTPBackend(Backend):
             out.append(dists[0])
         return out
 
+    @property
+    def perplexity_route(self) -> str:
+        return f"http-{self.prompt_logprobs}"
+
     async def continuation_logprobs(
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
-        # Prompt log-probs through `echo` are unreliable on some servers (llama.cpp
-        # gave -9 to -12 per token): refuse rather than return wrong numbers.
-        return [
-            Failure("continuation log-probs are not available over HTTP; use a local backend")
-            for _ in prompts
-        ]
+        """Log-prob of each token of ``continuations[i]`` after ``prompts[i]``, from
+        the server's prompt log-probs (see the module doc); the first call verifies
+        the server. Problems that may pass are raised for the runner to retry."""
+        if self.prompt_logprobs is None:
+            return [Failure(str(self.continuation_refusal)) for _ in prompts]
+        out: list[np.ndarray | Failure] = []
+        for prompt, text in zip(prompts, continuations, strict=True):
+            head = self._render(prompt)
+            if self.verify_prompt_logprobs and not self._verified:
+                await self._verify(head)
+                self._verified = True
+            if not text:
+                out.append(np.zeros(0))
+                continue
+            try:
+                if self.prompt_logprobs == "echo":
+                    out.append(await self._echo(head, text))
+                else:
+                    out.append(await self._vllm(head, text))
+            except _PromptRejected as exc:
+                out.append(Failure(str(exc)))
+        return out
+
+    def _render(self, prompt: Prompt) -> str:
+        render = render_chatml if self.chat_format == "chatml" else render_plain
+        return render(prompt)
+
+    async def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        body = {"model": self.model, "temperature": 0, **body}
+        return await self._post("/completions", body)
+
+    async def _echo(self, head: str, response: str) -> np.ndarray | Failure:
+        text = head + response
+        data = await self._complete({"prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1})
+        lp = data["choices"][0].get("logprobs")
+        if not isinstance(lp, dict):
+            raise TransientError("response has no logprobs")
+        tokens = lp.get("tokens")
+        values = lp.get("token_logprobs")
+        offsets = lp.get("text_offset")
+        if not (
+            isinstance(tokens, list) and isinstance(values, list) and isinstance(offsets, list)
+        ):
+            return Failure(
+                "the server's echo answer has no tokens/token_logprobs/text_offset — "
+                "it does not return prompt log-probs"
+            )
+        if not len(tokens) == len(values) == len(offsets):
+            return Failure("the server's echo answer has lists of different lengths")
+        offs = _numbers(offsets, int)
+        if offs is None:
+            return Failure("the server's text offsets are not numbers")
+        if len(head) not in offs:
+            return Failure("a token spans the end of the prompt and the start of the response")
+        first = offs.index(len(head))
+        end = first
+        while end < len(offs) and offs[end] < len(text):
+            end += 1
+        if any(b < a for a, b in itertools.pairwise(offs)):
+            return Failure("the server's text offsets go backwards")
+        span = _numbers(values[first:end], float)
+        if span is None:
+            return Failure("the server left some prompt log-probs empty or not numbers")
+        return np.asarray(span, dtype=np.float64)
+
+    async def _prompt_token_logprobs(self, text: str) -> list[tuple[int, float]] | Failure:
+        data = await self._complete({"prompt": text, "prompt_logprobs": 0, "max_tokens": 1})
+        entries = data["choices"][0].get("prompt_logprobs")
+        if entries is None:
+            entries = data.get("prompt_logprobs")
+        if not isinstance(entries, list) or not entries:
+            return Failure(
+                "the server returned no prompt_logprobs — it is not vLLM or does not "
+                "support them; use prompt_logprobs='echo' or a local backend"
+            )
+        out: list[tuple[int, float]] = []
+        for e in entries[1:]:  # the first prompt token has no log-prob
+            if not isinstance(e, dict) or len(e) != 1:
+                return Failure("prompt_logprobs entries must hold exactly the prompt token")
+            ((tid, info),) = e.items()
+            lp = info.get("logprob") if isinstance(info, dict) else info
+            pair = _numbers([tid, lp], float)
+            if pair is None:
+                return Failure("the server left some prompt log-probs empty or not numbers")
+            out.append((int(pair[0]), pair[1]))
+        return out
+
+    async def _vllm(self, head: str, response: str) -> np.ndarray | Failure:
+        full = await self._prompt_token_logprobs(head + response)
+        if isinstance(full, Failure):
+            return full
+        part = await self._prompt_token_logprobs(head)
+        if isinstance(part, Failure):
+            return part
+        n_head = len(part)
+        if [t for t, _ in full[:n_head]] != [t for t, _ in part]:
+            return Failure("a token spans the end of the prompt and the start of the response")
+        return np.asarray([v for _, v in full[n_head:]], dtype=np.float64)
+
+    async def _verify(self, head: str) -> None:
+        """Refuse a server whose prompt log-probs disagree with its own generation.
+
+        The server generates one token greedily after ``head`` with its log-prob;
+        the same token appended to ``head`` is then scored as a prompt token. The
+        two numbers are the same quantity and must agree within ``tolerance``.
+        """
+        data = await self._complete({"prompt": head, "logprobs": 1, "max_tokens": 1})
+        choice = data["choices"][0]
+        token = choice.get("text")
+        lp = choice.get("logprobs")
+        values = lp.get("token_logprobs") if isinstance(lp, dict) else None
+        gen = _numbers(values[:1], float) if isinstance(values, list) and values else None
+        if not isinstance(token, str) or not token or not gen or not np.isfinite(gen[0]):
+            raise JudgeError(
+                "cannot verify the server's prompt log-probs: it returned no log-prob for a "
+                "generated token — compute perplexity with a local backend"
+            )
+        try:
+            if self.prompt_logprobs == "echo":
+                scored = await self._echo(head, token)
+            else:
+                scored = await self._vllm(head, token)
+        except _PromptRejected as exc:
+            scored = Failure(str(exc))
+        if isinstance(scored, Failure) or len(scored) != 1:
+            reason = scored.reason if isinstance(scored, Failure) else "token count differs"
+            raise JudgeError(
+                f"cannot verify the server's prompt log-probs ({reason}) — compute "
+                "perplexity with a local backend"
+            )
+        if not abs(float(scored[0]) - gen[0]) <= self.tolerance:
+            raise JudgeError(
+                f"the server's prompt log-prob of a token ({float(scored[0]):.3f}) disagrees "
+                f"with the log-prob it gave when generating that token ({gen[0]:.3f}) — its "
+                "prompt log-probs are wrong; compute perplexity with a local backend"
+            )
 
     async def generate(
         self,
@@ -315,6 +486,16 @@ def _env_proxy(url: str) -> str | None:
     if not found or urllib.request.proxy_bypass(parts.hostname or ""):
         return None
     return found.get(parts.scheme) or found.get("all")
+
+
+def _numbers(values: Sequence[object], kind: type[float] | type[int]) -> list[Any] | None:
+    """``values`` converted by ``kind``, or None when one is missing or not a number."""
+    if any(v is None or isinstance(v, bool) for v in values):
+        return None
+    try:
+        return [kind(v) for v in values]  # type: ignore[call-overload,arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 class _PromptRejected(Exception):

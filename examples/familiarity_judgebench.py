@@ -78,6 +78,7 @@ import recuse
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
+from recuse.judging.perplexity import add_perplexities
 from recuse.metrics.familiarity import (
     familiarity_summary,
     own_perplexity_gap,
@@ -85,7 +86,6 @@ from recuse.metrics.familiarity import (
     perplexity_curve_by_self,
 )
 from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
-from recuse.perplexity import add_perplexities
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 

@@ -74,6 +74,7 @@ from recuse.data.mt_bench import read_mt_bench_answers
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import cache_dir, default_judge
+from recuse.judging.perplexity import add_perplexities, perplexities
 from recuse.metrics.familiarity import (
     familiarity_summary,
     log_perplexity_by_model,
@@ -82,7 +83,6 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
 )
 from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
-from recuse.perplexity import add_perplexities, perplexities
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import pandas as pd
 from recuse.judging.backends.base import Failure
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import convert_gguf
-from recuse.perplexity import response_prompt
+from recuse.judging.perplexity import response_prompt
 
 EXAMPLES = Path(__file__).resolve().parent
 DATA = EXAMPLES.parents[1] / "shared" / "data"  # ../shared/data next to the repository

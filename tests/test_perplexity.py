@@ -23,12 +23,11 @@ from judging.helpers import build_tiny_model  # noqa: E402
 from recuse.errors import ConfigError, InputError, JudgeError  # noqa: E402
 from recuse.judging.backends.http import HTTPBackend  # noqa: E402
 from recuse.judging.backends.local import LocalBackend  # noqa: E402
-from recuse.judging.store import Store  # noqa: E402
-from recuse.perplexity import (  # noqa: E402
-    PromptLogprobs,
+from recuse.judging.perplexity import (  # noqa: E402
     add_perplexities,
     perplexities,
 )
+from recuse.judging.store import Store  # noqa: E402
 
 PROMPTS = [
     "Which answer is better?",
@@ -263,7 +262,7 @@ def _http(url: str, **kw: Any) -> HTTPBackend:
 def test_http_prompt_logprobs_equal_local(tiny_dir: Path, mode: str) -> None:
     server = _Server(tiny_dir, vllm=mode == "vllm")
     with server.running() as url:
-        remote = PromptLogprobs(_http(url), mode=mode)  # type: ignore[arg-type]
+        remote = _http(url, prompt_logprobs=mode)
         ours, run = perplexities(remote, PROMPTS, RESPONSES)
     local, _ = perplexities(_load(tiny_dir), PROMPTS, RESPONSES)
     assert run.failed == 0
@@ -274,13 +273,13 @@ def test_http_prompt_logprobs_equal_local(tiny_dir: Path, mode: str) -> None:
 def test_http_server_with_wrong_prompt_logprobs_is_refused(tiny_dir: Path) -> None:
     server = _Server(tiny_dir, shift=-10.0)
     with server.running() as url, pytest.raises(JudgeError, match="prompt log-probs are wrong"):
-        perplexities(PromptLogprobs(_http(url), mode="echo"), PROMPTS, RESPONSES)
+        perplexities(_http(url, prompt_logprobs="echo"), PROMPTS, RESPONSES)
 
 
 def test_http_echo_unsupported_fails_rows(tiny_dir: Path) -> None:
     server = _Server(tiny_dir, vllm=True)  # answers 400 to echo
     with server.running() as url:
-        remote = PromptLogprobs(_http(url), mode="echo", verify=False)
+        remote = _http(url, prompt_logprobs="echo", verify_prompt_logprobs=False)
         frame, run = perplexities(remote, PROMPTS[:2], RESPONSES[:2])
     assert run.failed == 2 and frame["reason"].str.contains("HTTP 400").all()
 
@@ -289,11 +288,11 @@ def test_chat_only_and_unwrapped_servers_are_refused(tiny_dir: Path) -> None:
     server = _Server(tiny_dir)
     with server.running() as url:
         with pytest.raises(ConfigError, match="chat endpoints"):
-            PromptLogprobs(_http(url, endpoint="chat"), mode="echo")
-        with pytest.raises(ConfigError, match="PromptLogprobs"):
+            _http(url, endpoint="chat", prompt_logprobs="echo")
+        with pytest.raises(ConfigError, match="prompt_logprobs"):
             perplexities(_http(url), PROMPTS, RESPONSES)
-        with pytest.raises(ConfigError, match="mode"):
-            PromptLogprobs(_http(url), mode="guess")  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match="prompt_logprobs"):
+            _http(url, prompt_logprobs="guess")
     assert not server.requests  # nothing was sent
 
 
@@ -396,7 +395,7 @@ def test_cli_perplexity_into_the_store_resumes_and_exports(
     mine = exported[exported["judge"] == "tiny"].sort_values("item_id")
     assert exported.loc[exported["judge"] == "other", ["ppl_a", "ppl_b"]].isna().all().all()
 
-    # the numbers are perplexity.py's own on the same texts (in the order the store's
+    # the numbers are judging.perplexity's own on the same texts (in the order the store's
     # items are scored, so the batches and hence the floats are the same)
     backend = LocalBackend.load(tiny_dir, model_id="tiny", batch_size=16)
     _assert_direct(mine, pairs, backend)
@@ -483,7 +482,7 @@ def test_cli_perplexity_over_a_chat_endpoint_is_refused_before_judging(
 
 def test_judge_perplexities_and_attach_from_python(tiny_dir: Path, tmp_path: Path) -> None:
     from recuse.judging import Runner
-    from recuse.perplexity import attach_stored_perplexities, judge_perplexities
+    from recuse.judging.perplexity import attach_stored_perplexities, judge_perplexities
 
     backend = _load(tiny_dir)
     pairs = _judge_pairs(3)
@@ -491,7 +490,7 @@ def test_judge_perplexities_and_attach_from_python(tiny_dir: Path, tmp_path: Pat
         Runner(backend, store, progress=False).pairwise(pairs)
         with pytest.raises(ConfigError, match="no pairwise judgments of judge 'nobody'"):
             judge_perplexities(store, backend, judge="nobody")
-        with pytest.raises(ConfigError, match="PromptLogprobs"):
+        with pytest.raises(ConfigError, match="prompt_logprobs"):
             judge_perplexities(store, _http("http://127.0.0.1:9/v1"))
         plain = store.export_pairs()
         assert "ppl_a" not in plain.columns  # nothing recorded yet

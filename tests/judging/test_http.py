@@ -140,10 +140,10 @@ def test_missing_key_variable_is_a_clear_error(
     from recuse.errors import ConfigError
 
     monkeypatch.delenv("RECUSE_NO_SUCH_KEY", raising=False)
-    with StandIn() as server, Store(tmp_path / "s.db") as store:
-        backend = HTTPBackend(server.base_url, model="m", api_key_env="RECUSE_NO_SUCH_KEY")
-        with pytest.raises(ConfigError, match="RECUSE_NO_SUCH_KEY"):
-            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(1)))
+    with StandIn() as server, pytest.raises(ConfigError, match="RECUSE_NO_SUCH_KEY"):
+        # refused when the backend is made, before any store or request
+        HTTPBackend(server.base_url, model="m", api_key_env="RECUSE_NO_SUCH_KEY")
+    assert server.requests == 0
 
 
 # --- a real OpenAI-compatible server: llama.cpp (xllamacpp) serving SmolLM2 -------

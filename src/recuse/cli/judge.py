@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,7 +14,6 @@ from recuse.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
-    from recuse.perplexity import PromptLogprobs
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
@@ -34,7 +34,10 @@ def _backend(
     dtype: str,
     batch_size: int,
     judge_id: str | None,
+    prompt_logprobs: str | None = None,
 ) -> tuple[Backend, str]:
+    """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
+    backend also scores perplexities, through its prompt log-probs."""
     from recuse.roster import Roster
 
     roster = Roster.load()
@@ -51,6 +54,7 @@ def _backend(
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
+            prompt_logprobs=prompt_logprobs,  # type: ignore[arg-type]
         )
         return http, jid
     from recuse.judging.backends.local import LocalBackend
@@ -75,17 +79,6 @@ def _backend(
     jid = judge_id or path.name
     local = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)  # type: ignore[arg-type]
     return local, jid
-
-
-def _perplexity_backend(backend: Backend, mode: str) -> Backend | PromptLogprobs:
-    """What scores perplexities with the judge's model: the local backend itself, or the
-    server's prompt log-probs (refused here, before any judging, for a chat endpoint)."""
-    from recuse.judging.backends.http import HTTPBackend
-    from recuse.perplexity import PromptLogprobs
-
-    if isinstance(backend, HTTPBackend):
-        return PromptLogprobs(backend, mode=mode)  # type: ignore[arg-type]
-    return backend
 
 
 @judge_app.callback()
@@ -171,7 +164,11 @@ def judge(
     from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
     from recuse.judging.protocols import DIMENSIONS
     from recuse.judging.protocols import dimension as get_dimension
+    from recuse.outputs import check_output
 
+    # everything is checked before the store is created or a request is sent
+    dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
+    check_output(out, option="--out")
     table = _read(data, protocol, data_dir, limit)
     backend, jid = _backend(
         model,
@@ -183,42 +180,61 @@ def judge(
         dtype=dtype,
         batch_size=batch_size,
         judge_id=judge_id,
+        prompt_logprobs=logprobs_mode if perplexity else None,
     )
-    scorer = _perplexity_backend(backend, logprobs_mode) if perplexity else None
+    retry = RetryPolicy(max_attempts=max(1, max_attempts))
     with Store(out) as store:
         runner = Runner(
             backend,
             store,
             judge=jid,
-            retry=RetryPolicy(max_attempts=max(1, max_attempts)),
+            retry=retry,
             progress=progress,
         )
         if protocol == "pairwise":
             summary = runner.pairwise(table, PairwiseProtocol(mode=mode))  # type: ignore[arg-type]
         else:
-            dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
             summary = runner.likert(table, dims)
         typer.echo(summary.line())
         for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
             typer.echo(f"  failed x{n}: {reason}")
-        if scorer is not None:
-            from recuse.perplexity import judge_perplexities
+        if perplexity:
+            from recuse.judging.perplexity import judge_perplexities
 
-            run = judge_perplexities(store, scorer, judge=jid)
+            run = judge_perplexities(store, backend, judge=jid, retry=retry, progress=progress)
             typer.echo(run.line())
             for reason, n in sorted(run.failures.items(), key=lambda kv: -kv[1])[:5]:
                 typer.echo(f"  failed x{n}: {reason}")
 
 
+LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")
+
+
 def _read(data: str, protocol: str, data_dir: str | None, limit: int) -> pd.DataFrame:
     if protocol == "likert":
+        from recuse.data._io import check_text
+        from recuse.data.generic import _read_raw
+
         path = Path(data)
         if not path.is_file():
             raise InputError(
-                "Likert judging reads a file with columns prompt_id, model, prompt, response",
+                "Likert judging reads a file with columns " + ", ".join(LIKERT_COLUMNS),
                 file=data,
             )
-        df = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
+        df = _read_raw(path)
+        missing = [c for c in LIKERT_COLUMNS if c not in df.columns]
+        if missing:
+            raise InputError(
+                f"missing column(s) {', '.join(missing)} for Likert judging",
+                file=path,
+                fix="give a table with columns " + ", ".join(LIKERT_COLUMNS),
+            )
+        for col in ("prompt_id", "model"):
+            empty = df[col].isna().to_numpy()
+            if empty.any():
+                row = int(empty.argmax()) + 1
+                raise InputError("the cell is empty", file=path, row=row, column=col)
+        check_text(df, ["prompt", "response"], file=path)
     else:
         from recuse.data.generic import load_table
 
@@ -303,22 +319,26 @@ def export(
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b."""
     from recuse.judging import Store
+    from recuse.outputs import check_output, csv_text, write_bytes, write_text
 
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
-    with Store(store) as s:
-        df = s.export_pairs() if table == "pairs" else s.export_ratings()
     suffix = out.suffix.lower()
-    if suffix == ".csv":
-        df.to_csv(out, index=False)
-    elif suffix == ".jsonl":
-        df.to_json(out, orient="records", lines=True)
-    elif suffix == ".parquet":
-        df.to_parquet(out, index=False)
-    else:
+    if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
+    check_output(out, option="--out")
+    with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
+        df = s.export_pairs() if table == "pairs" else s.export_ratings()
+    if suffix == ".csv":
+        write_text(out, csv_text(df))
+    elif suffix == ".jsonl":
+        write_text(out, df.to_json(orient="records", lines=True, force_ascii=False))
+    else:
+        buffer = io.BytesIO()
+        df.to_parquet(buffer, index=False)
+        write_bytes(out, buffer.getvalue())
     typer.echo(f"wrote {len(df)} rows to {out}")
     if "ppl_a" in df.columns:
         both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())

@@ -20,10 +20,17 @@ The order swap is an explicit invertible transform: :func:`present` puts ``a`` o
 Likert (Spiliopoulou et al., App. D; rubrics in our own words): one response is
 rated on one dimension; the answer after ``Answer:`` is mapped to the scale.
 Outputs that follow neither format are *unparsed*, never a default score.
+
+Perplexity: a response is scored given its prompt rendered as one user turn with
+the assistant turn opened (:func:`response_prompt`). :func:`content_key` is the
+cache key of every task kind (a hash of what changes the output);
+:func:`perplexity_key` is the one for perplexities.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -61,6 +68,38 @@ class Prompt:
         """Unambiguous text of the prompt (for cache keys)."""
         parts = [f"<{m.role}>{len(m.content)}:{m.content}" for m in self.messages]
         return "".join(parts) + f"<prefix>{len(self.prefix)}:{self.prefix}"
+
+
+def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[str, object]) -> str:
+    """sha256 of a canonical JSON of everything that changes the judge's output."""
+    blob = json.dumps(
+        {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+# --- perplexity -------------------------------------------------------------------
+
+PERPLEXITY_VERSION = "ppl-v1"
+
+
+def response_prompt(prompt: str) -> Prompt:
+    """The conditioning context of a response: one user turn, assistant turn opened."""
+    return Prompt((Message("user", prompt),))
+
+
+def perplexity_key(model_id: str, revision: str, route: str, prompt: Prompt, response: str) -> str:
+    """Cache key of the perplexity of ``response`` after ``prompt`` under a model,
+    computed by ``route`` (``local``, ``http-echo``, ``http-vllm``)."""
+    return content_key(
+        model_id=model_id,
+        revision=revision,
+        prompt=prompt.canonical() + f"<response>{len(response)}:{response}",
+        params={"kind": "perplexity", "version": PERPLEXITY_VERSION, "route": route},
+    )
 
 
 # --- order swap -----------------------------------------------------------------
@@ -292,6 +331,15 @@ class VerdictScore:
     mass: float  # p(A) + p(B)
     p_tie: float  # p(C)
     status: Status
+
+
+def bad_logprobs(dist: Mapping[str, float]) -> str | None:
+    """Why ``{token: log-prob}`` cannot be a distribution (a value that is not a
+    number, infinite, or above 0 by more than rounding), or None when it can."""
+    for lp in dist.values():
+        if not isinstance(lp, (int, float)) or not math.isfinite(lp) or lp > 1e-6:
+            return f"the judge returned a log-prob of {lp!r} (log-probs are finite and <= 0)"
+    return None
 
 
 def _prob(dist: Mapping[str, float], verdict: str, fmt: VerdictFormat) -> float:

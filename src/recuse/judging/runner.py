@@ -1,15 +1,20 @@
 """Run a judge over many items: batching, concurrency, retries, resume, progress.
 
-The runner turns items into tasks (one per pair and order, or per response and
-dimension), drops tasks whose content key is already final in the store (copying a
-result judged for another item with identical content), sends the rest to the
-backend in length-sorted batches with at most ``backend.concurrency`` batches in
-flight, and commits finished batches together, at least every ``FLUSH_SECONDS``
-(a slow judge's batches one by one; a fast server's every ``FLUSH_ROWS`` rows, so
-SQLite is not committing per request). A :class:`TransientError` is
-retried with exponential backoff (or the server's Retry-After) up to
-``RetryPolicy.max_attempts``; then, like a per-prompt :class:`Failure`, it becomes
-a ``failed`` row with the reason. Failed rows are tried again by the next run.
+Three task kinds share one runner: ``pairwise`` (one task per pair and order),
+``likert`` (per response and dimension) and ``perplexity`` (per distinct prompt and
+response text: the log-probs of the response under the judge's model, from the
+backend's ``continuation_logprobs`` primitive). The runner turns items into tasks,
+drops tasks whose content key is already final in the store (a judgment judged for
+another item with identical content is copied, reframed for its order; a failed
+perplexity is computed again), sends the rest to the backend in length-sorted
+batches with at most ``backend.concurrency`` batches in flight, and commits
+finished batches together, at least every ``FLUSH_SECONDS`` (a slow judge's
+batches one by one; a fast server's every ``FLUSH_ROWS`` rows, so SQLite is not
+committing per request). One retry loop serves every kind: a
+:class:`TransientError` is retried with exponential backoff (or the server's
+Retry-After) up to ``RetryPolicy.max_attempts``; then, like a per-prompt
+:class:`Failure`, it becomes a ``failed`` row with the reason. Failed rows are
+tried again by the next run. One progress bar per run, one :class:`RunSummary`.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar
 
+import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.progress import (
@@ -38,7 +44,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from recuse.errors import InputError
+from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.base import Backend, Failure, Generation, TransientError
 from recuse.judging.protocols import (
     BRACKETS,
@@ -51,14 +57,19 @@ from recuse.judging.protocols import (
     Prompt,
     VerdictFormat,
     VerdictScore,
+    bad_logprobs,
     is_verdict_token,
     parse_rating,
+    perplexity_key,
     score_distribution,
     split_at_verdict,
     to_ab,
     verdict_score,
 )
-from recuse.judging.store import Judgment, Kind, Store, content_key
+from recuse.judging.store import Judgment, Kind, Perplexity, Store, content_key
+
+TaskKind = Literal["pairwise", "likert", "perplexity"]
+Outcome = TypeVar("Outcome", Judgment, Perplexity)
 
 
 @dataclass(frozen=True)
@@ -81,12 +92,18 @@ class RetryPolicy:
 @dataclass(frozen=True)
 class Task:
     key: str
-    kind: Kind
+    kind: TaskKind
     item_id: str
-    slot: str  # order for pairwise, dimension name for Likert
+    slot: str  # order for pairwise, dimension name for Likert, "" for perplexity
     prompt: Prompt
     order: Order | None = None
     dimension: Dimension | None = None
+    continuation: str = ""  # perplexity: the text scored after the prompt
+
+    @property
+    def size(self) -> int:
+        """Length used to put similar tasks in one batch."""
+        return len(self.prompt.canonical()) + len(self.continuation)
 
 
 @dataclass(frozen=True)
@@ -100,8 +117,19 @@ class RunSummary:
     failed: int
     seconds: float
     failures: Mapping[str, int] = field(default_factory=dict)  # reason -> count
+    what: Literal["judgments", "perplexities"] = "judgments"
+
+    @property
+    def computed(self) -> int:
+        """Perplexities: texts scored in this run (the ``ok`` count)."""
+        return self.ok
 
     def line(self) -> str:
+        if self.what == "perplexities":
+            return (
+                f"{self.total} perplexities: {self.cached} already stored, {self.ok} "
+                f"computed, {self.failed} failed ({self.seconds:.1f} s)"
+            )
         return (
             f"{self.total} judgments: {self.cached} already stored, {self.ok} ok, "
             f"{self.unparsed} unparsed, {self.failed} failed ({self.seconds:.1f} s)"
@@ -114,7 +142,20 @@ class _RateColumn(ProgressColumn):
         return Text("  -  /s" if speed is None else f"{speed:6.2f}/s", style="progress.data.speed")
 
 
-Handler = Callable[[Sequence[Task]], Awaitable[list[Judgment]]]
+Handler = Callable[[Sequence[Task]], Awaitable[list[Outcome]]]
+
+
+@dataclass(frozen=True)
+class _Kind(Generic[Outcome]):
+    """How one task kind's outcomes are made, failed, finished and saved."""
+
+    verb: str  # progress bar: "<verb> with <judge>"
+    handler: Handler[Outcome]
+    fail: Callable[[Task, str], Outcome]
+    save: Callable[[list[Outcome]], None]
+    finish: Callable[[Outcome, int], Outcome]  # (outcome, attempts this run)
+    batch_size: int
+
 
 FLUSH_SECONDS = 0.1
 FLUSH_ROWS = 64
@@ -164,7 +205,7 @@ class Runner:
             for p in items
             for o in orders
         ]
-        return self._run(tasks, lambda batch: self._pairwise_batch(batch, protocol))
+        return self._judge(tasks, lambda batch: self._pairwise_batch(batch, protocol))
 
     def likert(
         self,
@@ -203,7 +244,57 @@ class Runner:
                 params = {**protocol.key_params(), "dimension": d.name, "labels": list(d.labels)}
                 tasks.append(self._task("likert", item_id, d.name, prompt, params, dimension=d))
         self.store.put_items("likert", meta)
-        return self._run(tasks, lambda batch: self._likert_batch(batch, protocol))
+        return self._judge(tasks, lambda batch: self._likert_batch(batch, protocol))
+
+    def perplexity(
+        self,
+        prompts: Sequence[Prompt],
+        responses: Sequence[str],
+        *,
+        batch_size: int | None = None,
+    ) -> tuple[list[str], dict[str, Perplexity], RunSummary]:
+        """Log-probs of ``responses[i]`` after ``prompts[i]`` under the backend's model.
+
+        Returns each input's key, the stored-or-computed row of every key (``ok``
+        rows from earlier runs are reused; failed ones computed again) and the run's
+        summary. Identical inputs are computed once. ``batch_size`` (default the
+        backend's) is how many texts one backend call carries.
+        """
+        if self.backend.continuation_refusal:
+            raise ConfigError(self.backend.continuation_refusal)
+        route = self.backend.perplexity_route
+        model, revision = self.backend.model_id, self.backend.revision
+        keys = [
+            perplexity_key(model, revision, route, p, r)
+            for p, r in zip(prompts, responses, strict=True)
+        ]
+        tasks: dict[str, Task] = {}
+        for k, p, r in zip(keys, prompts, responses, strict=True):
+            tasks.setdefault(k, Task(k, "perplexity", k, "", p, continuation=r))
+        start = time.perf_counter()
+        done = self.store.stored_perplexities(tasks)
+        todo = [t for k, t in tasks.items() if k not in done]
+        kind: _Kind[Perplexity] = _Kind(
+            verb="perplexity",
+            handler=self._perplexity_batch,
+            fail=lambda t, reason: Perplexity(t.key, "failed", reason=reason),
+            save=lambda rows: self.store.put_perplexities(model, revision, rows),
+            finish=lambda row, _attempts: row,
+            batch_size=batch_size or self.backend.batch_size,
+        )
+        counts, failures, computed = self._execute(todo, kind)
+        done.update({r.key: r for r in computed})
+        summary = RunSummary(
+            total=len(tasks),
+            cached=len(tasks) - len(todo),
+            ok=counts["ok"],
+            unparsed=0,
+            failed=counts["failed"],
+            seconds=time.perf_counter() - start,
+            failures=failures,
+            what="perplexities",
+        )
+        return keys, done, summary
 
     # --- tasks -------------------------------------------------------------------
 
@@ -224,7 +315,8 @@ class Runner:
         )
         return Task(key, kind, item_id, slot, prompt, **extra)
 
-    def _run(self, tasks: list[Task], handler: Handler) -> RunSummary:
+    def _judge(self, tasks: list[Task], handler: Handler[Judgment]) -> RunSummary:
+        """Run judgment tasks: reuse what the store holds, judge the rest."""
         start = time.perf_counter()
         stored = self.store.lookup(t.key for t in tasks)
         mine = {(j.key, j.item_id, j.slot): j for j in stored}
@@ -245,10 +337,20 @@ class Runner:
                     attempts_before[(t.key, t.item_id, t.slot)] = own.attempts
                 todo.append(t)
         self.store.put(copies)
-        counts = {"ok": 0, "unparsed": 0, "failed": 0}
-        failures: dict[str, int] = {}
-        if todo:
-            asyncio.run(self._drive(todo, handler, counts, failures, attempts_before))
+
+        def finish(j: Judgment, attempts: int) -> Judgment:
+            before = attempts_before.get((j.key, j.item_id, j.slot), 0)
+            return replace(_usable(j), attempts=attempts + before)
+
+        kind: _Kind[Judgment] = _Kind(
+            verb="judging",
+            handler=handler,
+            fail=lambda t, reason: _failed(t, self.judge, reason),
+            save=self.store.put,
+            finish=finish,
+            batch_size=self.backend.batch_size,
+        )
+        counts, failures, _ = self._execute(todo, kind)
         return RunSummary(
             total=len(tasks),
             cached=cached,
@@ -259,17 +361,28 @@ class Runner:
             failures=failures,
         )
 
+    def _execute(
+        self, todo: list[Task], kind: _Kind[Outcome]
+    ) -> tuple[dict[str, int], dict[str, int], list[Outcome]]:
+        """Run ``todo``: status counts, failure reasons (reason -> count), outcomes."""
+        counts = {"ok": 0, "unparsed": 0, "failed": 0}
+        failures: dict[str, int] = {}
+        outcomes: list[Outcome] = []
+        if todo:
+            asyncio.run(self._drive(todo, kind, counts, failures, outcomes))
+        return counts, failures, outcomes
+
     async def _drive(
         self,
         todo: list[Task],
-        handler: Handler,
+        kind: _Kind[Outcome],
         counts: dict[str, int],
         failures: dict[str, int],
-        attempts_before: Mapping[tuple[str, str, str], int],
+        outcomes: list[Outcome],
     ) -> None:
         # length bucketing: neighbours in a batch have similar prompt lengths
-        ordered = sorted(todo, key=lambda t: len(t.prompt.canonical()))
-        size = max(1, self.backend.batch_size)
+        ordered = sorted(todo, key=lambda t: t.size)
+        size = max(1, kind.batch_size)
         batches = [ordered[i : i + size] for i in range(0, len(ordered), size)]
         limit = asyncio.Semaphore(max(1, self.backend.concurrency))
         progress = Progress(
@@ -285,33 +398,35 @@ class Runner:
             transient=False,
         )
 
-        # Finished judgments are committed together: at once when the last commit is
+        # Finished outcomes are committed together: at once when the last commit is
         # FLUSH_SECONDS old (so a slow judge commits every batch), else when
         # FLUSH_ROWS are waiting; a killed run loses at most that much work.
-        pending: list[Judgment] = []
+        pending: list[Outcome] = []
         last_flush = time.perf_counter()
 
         def flush() -> None:
             nonlocal last_flush
-            if pending:
-                self.store.put(pending)
-                pending.clear()
+            batch = pending[:]
+            pending.clear()  # an error writing them (disk full) is not met twice
             last_flush = time.perf_counter()
+            kind.save(batch)
 
         async def one(batch: list[Task], bar: Any) -> None:
             async with limit:
-                results = await self._attempt(batch, handler, attempts_before)
+                results, attempts = await self._attempt(batch, kind)
+            results = [kind.finish(r, attempts) for r in results]
             pending.extend(results)
+            outcomes.extend(results)
             if len(pending) >= FLUSH_ROWS or time.perf_counter() - last_flush >= FLUSH_SECONDS:
                 flush()
-            for j in results:
-                counts[j.status] += 1
-                if j.status == "failed":
-                    failures[j.reason or "unknown"] = failures.get(j.reason or "unknown", 0) + 1
+            for r in results:
+                counts[r.status] += 1
+                if r.status == "failed":
+                    failures[r.reason or "unknown"] = failures.get(r.reason or "unknown", 0) + 1
             progress.advance(bar, len(batch))
 
         with progress:
-            bar = progress.add_task(f"judging with {self.judge}", total=len(todo))
+            bar = progress.add_task(f"{kind.verb} with {self.judge}", total=len(todo))
             jobs = [asyncio.ensure_future(one(b, bar)) for b in batches]
             try:
                 await asyncio.gather(*jobs)
@@ -321,28 +436,18 @@ class Runner:
                 flush()
         await self.backend.aclose()
 
-    async def _attempt(
-        self,
-        batch: list[Task],
-        handler: Handler,
-        attempts_before: Mapping[tuple[str, str, str], int],
-    ) -> list[Judgment]:
+    async def _attempt(self, batch: list[Task], kind: _Kind[Outcome]) -> tuple[list[Outcome], int]:
+        """The batch's outcomes and the attempts they took: the one retry loop."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                results = await handler(batch)
+                return await kind.handler(batch), attempt
             except TransientError as exc:
                 if attempt >= self.retry.max_attempts:
                     reason = f"gave up after {attempt} attempts: {exc.reason}"
-                    results = [_failed(t, self.judge, reason) for t in batch]
-                else:
-                    await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
-                    continue
-            return [
-                replace(j, attempts=attempt + attempts_before.get((j.key, j.item_id, j.slot), 0))
-                for j in results
-            ]
+                    return [kind.fail(t, reason) for t in batch], attempt
+                await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
 
     # --- protocol handlers ----------------------------------------------------------
 
@@ -389,12 +494,7 @@ class Runner:
             dists = await self.backend.next_token_logprobs(
                 [t.prompt for t in batch], top_k=protocol.top_k, select=is_verdict_token
             )
-            return [
-                _failed(t, self.judge, d.reason)
-                if isinstance(d, Failure)
-                else self._judgment(t, score_distribution(d), label=None, text=None)
-                for t, d in zip(batch, dists, strict=True)
-            ]
+            return [self._scored(t, d, text=None) for t, d in zip(batch, dists, strict=True)]
         prefix_ok = self.backend.supports_prefix
         fmt = protocol.verdict
         if prefix_ok and fmt is not BRACKETS:
@@ -415,6 +515,10 @@ class Runner:
                 out[i] = _failed(t, self.judge, g.reason)
                 continue
             if not prefix_ok:  # the whole reply is here: parse it (and its log-probs)
+                bad = next(filter(None, map(bad_logprobs, g.dists)), None)
+                if bad is not None:
+                    out[i] = _failed(t, self.judge, bad)
+                    continue
                 score, label = _read_generated(g, fmt)
                 out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
                 continue
@@ -428,13 +532,17 @@ class Runner:
                 [p for _, p, _ in follow], top_k=protocol.top_k, select=is_verdict_token
             )
             for (i, _, text), d in zip(follow, dists, strict=True):
-                t = batch[i]
-                out[i] = (
-                    _failed(t, self.judge, d.reason)
-                    if isinstance(d, Failure)
-                    else self._judgment(t, score_distribution(d), label=None, text=text)
-                )
+                out[i] = self._scored(batch[i], d, text=text)
         return [out[i] for i in range(len(batch))]
+
+    def _scored(self, t: Task, d: dict[str, float] | Failure, *, text: str | None) -> Judgment:
+        """Eq. 3 on the verdict token's log-probs, or a failed row saying why not."""
+        if isinstance(d, Failure):
+            return _failed(t, self.judge, d.reason)
+        bad = bad_logprobs(d)
+        if bad is not None:
+            return _failed(t, self.judge, bad)
+        return self._judgment(t, score_distribution(d), label=None, text=text)
 
     async def _likert_batch(
         self, batch: Sequence[Task], protocol: LikertProtocol
@@ -464,6 +572,23 @@ class Runner:
                 )
             )
         return out
+
+    async def _perplexity_batch(self, batch: Sequence[Task]) -> list[Perplexity]:
+        results = await self.backend.continuation_logprobs(
+            [t.prompt for t in batch], [t.continuation for t in batch]
+        )
+        return [_perplexity(t.key, r) for t, r in zip(batch, results, strict=True)]
+
+
+def _perplexity(key: str, res: np.ndarray | Failure) -> Perplexity:
+    """A perplexity row from a backend's answer: ok only for finite log-probs <= 0."""
+    if isinstance(res, Failure):
+        return Perplexity(key, "failed", reason=res.reason)
+    if len(res) == 0:
+        return Perplexity(key, "failed", reason="the response has no tokens")
+    if not np.isfinite(res).all() or (res > 1e-6).any():
+        return Perplexity(key, "failed", len(res), reason="log-probs are not finite and <= 0")
+    return Perplexity(key, "ok", len(res), float(np.sum(res, dtype=np.float64)))
 
 
 def _read_generated(
@@ -509,6 +634,25 @@ def _copy(src: Judgment, t: Task, judge: str) -> Judgment:
     return replace(src, judge=judge, item_id=t.item_id, slot=t.slot, value=value)
 
 
+def _usable(j: Judgment) -> Judgment:
+    """``j``, or a failed row when it says ok without a usable value (a backend's
+    numbers that are not finite, or not a probability): never stored as ok."""
+    if j.status != "ok":
+        return j
+    bad = not math.isfinite(j.value)
+    if j.kind == "pairwise":
+        bad = bad or not 0.0 <= j.value <= 1.0 or not math.isfinite(j.p_slot_a)
+    if not bad:
+        return j
+    return replace(
+        j,
+        status="failed",
+        value=math.nan,
+        p_slot_a=math.nan,
+        reason=f"the judge's numbers are not usable (value {j.value!r})",
+    )
+
+
 def _reusable(j: Judgment) -> bool:
     """Final, and (pairwise ok) holding the slot-frame probability a copy needs."""
     if j.status == "failed":
@@ -517,6 +661,7 @@ def _reusable(j: Judgment) -> bool:
 
 
 def _failed(t: Task, judge: str, reason: str) -> Judgment:
+    assert t.kind != "perplexity"
     return Judgment(
         key=t.key,
         kind=t.kind,

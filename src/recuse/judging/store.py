@@ -1,4 +1,8 @@
-"""SQLite store of judgments (WAL), keyed by a content hash of what changes the output.
+"""SQLite store of judgments and perplexities (WAL), keyed by a content hash of what
+changes the output. The store owns every table and every SQL statement of judging:
+``judgments`` and ``items`` (what was judged, for export), ``perplexities`` (one row
+per scored text) and ``perplexity_judges`` (which model's perplexities stand for a
+judge, for ``ppl_a``/``ppl_b`` in :meth:`Store.export_pairs`).
 
 The key hashes the judge (model id + revision), the rendered prompt, the protocol
 version and the decoding parameters; never timeouts, concurrency or batch sizes.
@@ -6,17 +10,28 @@ The runner commits finished judgments at least every 0.1 s, so a killed run keep
 all but the last moment of work; ``failed`` rows carry a reason and are retried by
 the next run, ``ok`` and ``unparsed`` rows are final. Nothing secret is ever
 written here: rows hold model ids, prompts' item ids, scores, generated text and
-failure reasons only.
+failure reasons only (the HTTP backend scrubs every text a server sends).
+
+Opening checks the file (``PRAGMA quick_check``): a damaged store is an
+:class:`~recuse.errors.InputError` saying what to do, before any work. A store
+opened with ``read_only=True`` (export) is never written, so it can be read from
+read-only media (SQLite's ``mode=ro``, or ``immutable=1`` where even the WAL index
+cannot be created). Every SQLite error met later becomes one line: a damaged page
+an :class:`~recuse.errors.InputError`, a full disk or a read-only file an
+:class:`~recuse.errors.OutputError`; what was committed before stays.
+
+Export never refuses a store for one bad row: an ``ok`` row without a usable
+value (written by an older version, or by hand) is exported as ``failed``.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import math
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,8 +39,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from recuse.errors import InputError
+from recuse.errors import InputError, OutputError, RecuseError
+from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
+
+__all__ = ["Judgment", "Kind", "Perplexity", "Store", "content_key"]
 
 Kind = Literal["pairwise", "likert"]
 
@@ -55,18 +73,24 @@ CREATE TABLE IF NOT EXISTS items (
     meta TEXT NOT NULL,
     PRIMARY KEY (kind, item_id)
 );
+CREATE TABLE IF NOT EXISTS perplexities (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    status TEXT NOT NULL,
+    n_tokens INTEGER,
+    sum_logprob REAL,
+    reason TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS perplexity_judges (
+    judge TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    route TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
-
-
-def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[str, object]) -> str:
-    """sha256 of a canonical JSON of everything that changes the judge's output."""
-    blob = json.dumps(
-        {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -94,6 +118,28 @@ class Judgment:
 _FLOATS = ("value", "p_slot_a", "mass", "p_tie")
 
 
+@dataclass(frozen=True)
+class Perplexity:
+    """The log-probs of one text after its prompt: ``n_tokens`` scored tokens summing
+    to ``sum_logprob`` (NaN unless ``status == "ok"``; a failure has a ``reason``)."""
+
+    key: str
+    status: str
+    n_tokens: int = 0
+    sum_logprob: float = math.nan
+    reason: str | None = None
+
+    @property
+    def mean_logprob(self) -> float:
+        ok = self.status == "ok" and self.n_tokens > 0
+        return self.sum_logprob / self.n_tokens if ok else math.nan
+
+    @property
+    def ppl(self) -> float:
+        mean = self.mean_logprob
+        return math.exp(-mean) if not math.isnan(mean) else math.nan
+
+
 def _sql(v: Any) -> Any:
     if isinstance(v, float) and math.isnan(v):
         return None
@@ -101,32 +147,100 @@ def _sql(v: Any) -> Any:
 
 
 class Store:
-    """A judgments database at ``path`` (created on first use)."""
+    """A judgments database at ``path`` (created on first use unless ``read_only``)."""
 
     COLUMNS = tuple(Judgment.__dataclass_fields__)
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        self._tables: set[str] = set()
         if self.path.parent and not self.path.parent.exists():
             raise InputError(
                 "the folder for the store does not exist",
                 file=self.path,
                 fix="create the folder or give another --out path",
             )
+        if read_only and not self.path.is_file():
+            raise InputError("no such store", file=self.path, fix="run `recuse judge` first")
+        self.conn = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            with self._guard():
+                conn = sqlite3.connect(self.path, timeout=30.0)
+                try:
+                    self._check(conn)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                    conn.executescript(_SCHEMA)
+                    self._tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+                except BaseException:
+                    conn.close()
+                    raise
+            return conn
+        # Read-write where the file system allows it (SQLite then tidies the WAL files
+        # up on close), else read-only, else immutable (read-only media, where not
+        # even the WAL index can be made). Nothing is written either way.
+        uri = self.path.resolve().as_uri()
+        for flags in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
+            conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0)
+            try:
+                self._check(conn)
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            except sqlite3.Error as exc:
+                conn.close()
+                name = str(getattr(exc, "sqlite_errorname", ""))
+                if "immutable" in flags or not name.startswith(
+                    ("SQLITE_CANTOPEN", "SQLITE_READONLY")
+                ):
+                    raise _database_error(exc, self.path) from None
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            if not {"judgments", "items"} <= tables:
+                conn.close()
+                raise InputError(
+                    "not a recuse judgment store (it has no judgments table)",
+                    file=self.path,
+                    fix="give a store written by `recuse judge`",
+                )
+            self._tables = tables
+            return conn
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _check(self, conn: sqlite3.Connection) -> None:
+        """Refuse a damaged file before any work (reads every page once)."""
+        problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            raise _damaged(self.path, "; ".join(problems))
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """SQLite errors as one-line recuse errors naming the store."""
         try:
-            self.conn = sqlite3.connect(self.path, timeout=30.0)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(
-                f"not a recuse judgment store ({exc})",
-                file=self.path,
-                fix="give a new file name or a store written by `recuse judge`",
-            ) from None
+            yield
+        except sqlite3.Error as exc:
+            raise _database_error(exc, self.path) from None
+
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """All rows of one query (every read goes through here)."""
+        with self._guard():
+            return self.conn.execute(sql, params).fetchall()
+
+    def _write(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """One committed transaction of ``sql`` over ``rows`` (every write goes here)."""
+        if self.read_only:
+            raise OutputError(f"cannot write {self.path}: the store was opened read-only")
+        if not rows:
+            return
+        with self._guard(), self.conn:
+            self.conn.executemany(sql, rows)
 
     def close(self) -> None:
-        self.conn.close()
+        with self._guard():
+            self.conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -140,14 +254,9 @@ class Store:
         """Insert or replace judgments in one transaction (committed on return)."""
         now = time.time()  # fields read directly: dataclasses.asdict deep-copies
         rows = [(*(_sql(getattr(j, c)) for c in self.COLUMNS), now) for j in judgments]
-        if not rows:
-            return
         cols = ", ".join((*self.COLUMNS, "created_at"))
         marks = ", ".join("?" * (len(self.COLUMNS) + 1))
-        with self.conn:
-            self.conn.executemany(
-                f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})", rows
-            )
+        self._write(f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})", rows)
 
     def put_items(self, kind: Kind, items: Mapping[str, Mapping[str, object]]) -> None:
         """Remember what was judged (texts, generator ids, labels) for export."""
@@ -155,10 +264,7 @@ class Store:
             (kind, item_id, json.dumps(dict(meta), ensure_ascii=False, default=_json_default))
             for item_id, meta in items.items()
         ]
-        with self.conn:
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO items (kind, item_id, meta) VALUES (?, ?, ?)", rows
-            )
+        self._write("INSERT OR REPLACE INTO items (kind, item_id, meta) VALUES (?, ?, ?)", rows)
 
     # --- reading ---------------------------------------------------------------------
 
@@ -170,7 +276,7 @@ class Store:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            for row in self.conn.execute(
+            for row in self._rows(
                 f"SELECT {cols} FROM judgments WHERE key IN ({marks}) ORDER BY created_at, rowid",
                 chunk,
             ):
@@ -184,14 +290,138 @@ class Store:
     def judgments(self) -> pd.DataFrame:
         """Every stored judgment, oldest first (without timestamps)."""
         cols = ", ".join(self.COLUMNS)
-        df = pd.read_sql_query(
-            f"SELECT {cols} FROM judgments ORDER BY created_at, rowid", self.conn
-        )
+        rows = self._rows(f"SELECT {cols} FROM judgments ORDER BY created_at, rowid")
+        df = pd.DataFrame(rows, columns=list(self.COLUMNS))
+        for c in _FLOATS:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
         return df
 
     def items(self, kind: Kind) -> dict[str, dict[str, Any]]:
-        rows = self.conn.execute("SELECT item_id, meta FROM items WHERE kind = ?", (kind,))
-        return {item_id: json.loads(meta) for item_id, meta in rows}
+        rows = self._rows("SELECT item_id, meta FROM items WHERE kind = ?", (kind,))
+        out: dict[str, dict[str, Any]] = {}
+        for item_id, meta in rows:
+            try:
+                out[item_id] = json.loads(meta)
+            except (TypeError, ValueError):
+                raise _damaged(self.path, f"item {item_id!r} has unreadable metadata") from None
+        return out
+
+    # --- perplexities -------------------------------------------------------------
+
+    def put_perplexities(self, model_id: str, revision: str, rows: Iterable[Perplexity]) -> None:
+        """Insert or replace perplexity rows of model ``model_id`` in one transaction."""
+        now = time.time()
+        values = [
+            (
+                r.key,
+                model_id,
+                revision,
+                r.status,
+                int(r.n_tokens),
+                _sql(r.sum_logprob),
+                r.reason,
+                now,
+            )
+            for r in rows
+        ]
+        self._write(
+            "INSERT OR REPLACE INTO perplexities "
+            "(key, model, revision, status, n_tokens, sum_logprob, reason, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        )
+
+    def stored_perplexities(self, keys: Iterable[str]) -> dict[str, Perplexity]:
+        """The ``ok`` perplexity rows with these keys (failed ones are retried)."""
+        if "perplexities" not in self._tables:
+            return {}
+        uniq = sorted(set(keys))
+        out: dict[str, Perplexity] = {}
+        for start in range(0, len(uniq), 500):
+            chunk = uniq[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for key, status, n, total, reason in self._rows(
+                f"SELECT key, status, n_tokens, sum_logprob, reason FROM perplexities "
+                f"WHERE key IN ({marks}) AND status = 'ok'",
+                chunk,
+            ):
+                value = math.nan if total is None else float(total)
+                out[key] = Perplexity(key, status, int(n or 0), value, reason)
+        return out
+
+    def link_perplexities(self, judge: str, *, model_id: str, revision: str, route: str) -> None:
+        """Record that the perplexities of ``model_id`` (via ``route``) stand for ``judge``."""
+        self._write(
+            "INSERT OR REPLACE INTO perplexity_judges (judge, model, revision, route, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(judge, model_id, revision, route, time.time())],
+        )
+
+    def perplexity_links(self) -> dict[str, tuple[str, str, str]]:
+        """``{judge: (model id, revision, route)}`` recorded by :meth:`link_perplexities`."""
+        if "perplexity_judges" not in self._tables:
+            return {}
+        rows = self._rows("SELECT judge, model, revision, route FROM perplexity_judges")
+        return {str(j): (str(m), str(r), str(route)) for j, m, r, route in rows}
+
+    def judged_items(self, kind: Kind, judge: str) -> list[str]:
+        """Ids of the items ``judge`` judged (any status), sorted."""
+        rows = self._rows(
+            "SELECT DISTINCT item_id FROM judgments WHERE kind = ? AND judge = ? ORDER BY item_id",
+            (kind, judge),
+        )
+        return [str(r[0]) for r in rows]
+
+    def judges(self, kind: Kind) -> list[str]:
+        """Judges with judgments of ``kind``, sorted."""
+        rows = self._rows(
+            "SELECT DISTINCT judge FROM judgments WHERE kind = ? ORDER BY judge", (kind,)
+        )
+        return [str(r[0]) for r in rows]
+
+    def attach_perplexities(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """``pairs`` with ``ppl_a`` / ``ppl_b`` from the stored perplexities, where it has them.
+
+        For the rows of every judge linked by :meth:`link_perplexities`, the perplexity
+        of each response given the row's prompt under that judge's model (left as it
+        was, NaN in an export, where it was not computed or failed). Without such a
+        judge among the rows, ``pairs`` comes back unchanged (no columns added).
+        """
+        models = self.perplexity_links()
+        need = {"judge", "prompt", "response_a", "response_b"}
+        if not models or not need <= set(pairs.columns):
+            return pairs
+        judges = pairs["judge"].astype(object).where(pairs["judge"].notna(), None)
+        mine = judges.isin(list(models)).to_numpy()
+        if not mine.any():
+            return pairs
+        out = pairs.copy()
+        positions = np.flatnonzero(mine)
+        keys: dict[tuple[int, str], str] = {}
+        for i in positions:
+            model, revision, route = models[str(judges.iloc[i])]
+            prompt = out["prompt"].iloc[i]
+            if not isinstance(prompt, str):
+                continue
+            chat = response_prompt(prompt)
+            for side in ("a", "b"):
+                text = out[f"response_{side}"].iloc[i]
+                if isinstance(text, str):
+                    keys[(int(i), side)] = perplexity_key(model, revision, route, chat, text)
+        found = self.stored_perplexities(keys.values())
+        for side in ("a", "b"):
+            col = f"ppl_{side}"
+            values = (
+                out[col].to_numpy(dtype=float, copy=True)
+                if col in out.columns
+                else np.full(len(out), np.nan)
+            )
+            for i in positions:
+                key = keys.get((int(i), side))
+                if key is not None and key in found:
+                    values[i] = found[key].ppl
+            out[col] = values
+        return out
 
     # --- export ----------------------------------------------------------------------
 
@@ -201,11 +431,10 @@ class Store:
         Extra columns: ``mass_first``/``mass_second`` (p(A)+p(B) on the verdict token)
         and ``p_tie_first``/``p_tie_second`` (p(C)). A failed or unparsed order has an
         empty ``p_a_*`` and its status says why. Where the store holds perplexities
-        for a judge's model (:func:`recuse.perplexity.judge_perplexities`), that
-        judge's rows get ``ppl_a``/``ppl_b``.
+        for a judge's model (:func:`recuse.judging.perplexity.judge_perplexities`),
+        that judge's rows get ``ppl_a``/``ppl_b``.
         """
-        df = self.judgments()
-        df = df[df["kind"] == "pairwise"]
+        df = _flag_unusable(self.judgments(), "pairwise")
         if df.empty:
             raise InputError(
                 "the store holds no pairwise judgments",
@@ -236,15 +465,13 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
-        from recuse.perplexity import attach_stored_perplexities
-
-        out = attach_stored_perplexities(self, out)
+        out = self.attach_perplexities(out)
         return validate_pairs(out, file=self.path)
 
     def export_ratings(self) -> pd.DataFrame:
         """The ``ratings`` table: one row per (prompt, model, dimension, judge)."""
-        df = self.judgments()
-        df = df[df["kind"] == "likert"].drop_duplicates(["judge", "item_id", "slot"], keep="last")
+        df = _flag_unusable(self.judgments(), "likert")
+        df = df.drop_duplicates(["judge", "item_id", "slot"], keep="last")
         if df.empty:
             raise InputError(
                 "the store holds no Likert judgments",
@@ -278,3 +505,61 @@ def _json_default(v: object) -> object:
     if isinstance(v, float) and math.isnan(v):
         return None
     raise TypeError(f"cannot store {type(v).__name__} in item metadata")
+
+
+def _flag_unusable(df: pd.DataFrame, kind: Kind) -> pd.DataFrame:
+    """Rows of ``kind``; an ``ok`` row whose value is not usable (not finite; for
+    pairwise not a probability) becomes ``failed`` with an empty value."""
+    df = df[df["kind"] == kind].copy()
+    value = df["value"].astype(float)
+    usable = np.isfinite(value)
+    if kind == "pairwise":
+        usable &= value.between(0.0, 1.0)
+    bad = (df["status"] == "ok") & ~usable
+    df.loc[bad, "status"] = "failed"
+    df.loc[bad, "value"] = np.nan
+    df.loc[bad, "reason"] = "stored as ok without a usable value"
+    return df
+
+
+def _damaged(path: Path, detail: str) -> InputError:
+    return InputError(
+        f"the store is damaged ({detail})",
+        file=path,
+        fix="restore it from a copy, or start a new store with another --out "
+        "(`sqlite3 STORE .recover` may save its rows)",
+    )
+
+
+def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
+    """One-line error for an SQLite error met on the store at ``path``."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    detail = " ".join(str(exc).split())
+    if name == "SQLITE_NOTADB" or "not a database" in detail:
+        return InputError(
+            "not a recuse judgment store",
+            file=path,
+            fix="give a new file name or a store written by `recuse judge`",
+        )
+    if name == "SQLITE_CORRUPT" or "malformed" in detail:
+        return _damaged(path, detail)
+    if name == "SQLITE_FULL" or "disk is full" in detail:
+        return OutputError(
+            f"cannot write {path}: the disk is full — free some space and run again "
+            "(finished judgments are kept and resumed)"
+        )
+    if name.startswith("SQLITE_READONLY") or "readonly" in detail:
+        return OutputError(
+            f"cannot write {path}: it is read-only — judge into a store on writable "
+            "media with --out (export reads it where it is)"
+        )
+    if name.startswith("SQLITE_IOERR"):
+        return OutputError(
+            f"cannot use {path}: input/output error ({detail}) — the disk may be full or "
+            "failing; finished judgments are kept"
+        )
+    if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+        return OutputError(f"{path}: the store is busy in another process — wait and run again")
+    if name == "SQLITE_CANTOPEN":
+        return InputError(f"cannot open the store ({detail})", file=path)
+    return InputError(f"cannot use the store ({detail})", file=path)

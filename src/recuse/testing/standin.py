@@ -5,23 +5,45 @@ For tests and benchmarks of the HTTP path without a model: it answers
 log-probs derived from a hash of the request (so answers are reproducible), and,
 drawn from a seeded generator per request, injects faults: 429 with Retry-After,
 500 (whose body echoes the request headers, to test that keys are scrubbed),
-hangs longer than any client timeout, malformed JSON, and answers without
-log-probs. The server is a small asyncio HTTP/1.1 loop run in a daemon thread.
+hangs longer than any client timeout, malformed JSON, answers without log-probs,
+and the answers of a broken server: log-probs that are ``NaN``, ``+Infinity`` or
+``1e308``, a choice that is not an object (``{"choices": ["A"]}``), 401, and
+``leak`` (a 500 whose body repeats the Authorization header in other encodings:
+JSON-escaped slashes, URL-encoded, base64, wrapped over lines) and ``leaktext``
+(a 200 whose completion text quotes it). The server is a small asyncio HTTP/1.1
+loop run in a daemon thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import math
 import random
 import threading
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-FAULTS = ("429", "500", "timeout", "malformed", "nologprobs")
+FAULTS = (
+    "429",
+    "500",
+    "timeout",
+    "malformed",
+    "nologprobs",
+    "nan",
+    "inf",
+    "huge",
+    "badchoice",
+    "401",
+    "leak",
+    "leaktext",
+)
+#: the log-prob a broken server sends for every token, per fault
+_BAD_LOGPROB = {"nan": math.nan, "inf": math.inf, "huge": 1e308}
 
 
 def standin_distribution(text: str) -> dict[str, float]:
@@ -120,7 +142,12 @@ class StandIn:
                         headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 status, extra, payload = await self._respond(path, headers, body)
-                reason = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}
+                reason = {
+                    200: "OK",
+                    401: "Unauthorized",
+                    429: "Too Many Requests",
+                    500: "Internal Server Error",
+                }
                 out = [f"HTTP/1.1 {status} {reason.get(status, 'Error')}"]
                 out += [f"{k}: {v}" for k, v in extra.items()]
                 out += [f"Content-Length: {len(payload)}", "Content-Type: application/json"]
@@ -157,16 +184,30 @@ class StandIn:
             await asyncio.sleep(self.hang)
         if fault == "malformed":
             return 200, {}, b'{"choices": [{"text": "A", "logprobs": {'
+        if fault == "badchoice":
+            return 200, {}, b'{"choices": ["A"]}'
+        if fault == "401":
+            return 401, {}, b'{"error": "bad key"}'
+        auth = headers.get("authorization", "")
+        if fault == "leak":
+            return 500, {}, _leak(auth).encode()
         try:
             req = json.loads(raw)
         except json.JSONDecodeError:
             return 400, {}, b'{"error": "bad json"}'
-        return 200, {}, json.dumps(self._completion(path, req, fault == "nologprobs")).encode()
+        answer = self._completion(path, req, fault == "nologprobs", _BAD_LOGPROB.get(fault or ""))
+        if fault == "leaktext":
+            _set_text(answer["choices"][0], f"Your key is {auth.removeprefix('Bearer ')} [[A]]")
+        return 200, {}, json.dumps(answer).encode()  # NaN / Infinity as Python writes them
 
-    def _completion(self, path: str, req: dict[str, Any], drop_logprobs: bool) -> dict[str, Any]:
+    def _completion(
+        self, path: str, req: dict[str, Any], drop_logprobs: bool, bad: float | None = None
+    ) -> dict[str, Any]:
         chat = path.endswith("/chat/completions")
         text = json.dumps(req.get("messages")) if chat else str(req.get("prompt", ""))
         dist = standin_distribution(text)
+        if bad is not None:
+            dist = dict.fromkeys(dist, bad)
         verdict = max(("A", "B", "C"), key=lambda k: dist[k])
         max_tokens = int(req.get("max_tokens") or 16)
         tokens = [verdict] if max_tokens == 1 else ["Fine", ".", " [[", verdict, "]]"]
@@ -190,3 +231,24 @@ class StandIn:
             if req.get("logprobs") and not drop_logprobs:
                 choice["logprobs"] = {"tokens": tokens, "top_logprobs": top}
         return {"id": "standin", "object": "text_completion", "choices": [choice]}
+
+
+def _leak(auth: str) -> str:
+    """A 500 body repeating ``auth`` (the Authorization header) in other encodings,
+    with slashes JSON-escaped (``\\/``) as some servers write them."""
+    key = auth.removeprefix("Bearer ")
+    body = {
+        "error": "boom",
+        "header": auth,
+        "url": "https://x.test/?key=" + urllib.parse.quote(key, safe=""),
+        "basic": base64.b64encode(f"Authorization: {auth}".encode()).decode(),
+        "wrapped": "\n".join(key[i : i + 8] for i in range(0, len(key), 8)),
+    }
+    return json.dumps(body).replace("/", "\\/")
+
+
+def _set_text(choice: dict[str, Any], text: str) -> None:
+    if "message" in choice:
+        choice["message"]["content"] = text
+    else:
+        choice["text"] = text

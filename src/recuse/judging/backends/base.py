@@ -62,6 +62,13 @@ class Backend(abc.ABC):
     concurrency: int = 1
     #: whether ``next_token_logprobs`` honours a prompt's assistant ``prefix``
     supports_prefix: bool = True
+    #: whether ``continuation_logprobs`` can be answered (perplexity); when not, why
+    continuation_refusal: str | None = None
+
+    @property
+    def perplexity_route(self) -> str:
+        """How this backend computes continuation log-probs; enters perplexity keys."""
+        return type(self).__name__
 
     @abc.abstractmethod
     async def next_token_logprobs(

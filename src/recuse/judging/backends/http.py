@@ -11,20 +11,37 @@ round-robin over several base URLs. Two endpoints:
   the generated text, or the verdict is parsed from the text when the server gives
   no log-probs.
 
+Continuation log-probs (perplexity) need the log-probs of *prompt* tokens, which
+only the completions endpoint gives, in one of two ways chosen by the
+``prompt_logprobs`` option: ``"echo"`` (``echo=true`` with ``logprobs``; the
+response's tokens located by ``text_offset``) or ``"vllm"`` (vLLM's
+``prompt_logprobs``; the prompt head is sent alone to count its tokens). Without
+the option the backend refuses them (``continuation_refusal``). Because some
+servers return wrong prompt log-probs (llama-cpp-python's ``echo`` gave -9 to -12
+per token), the first request is checked against the server's own next-token
+log-prob and a disagreement refuses the server (``verify_prompt_logprobs``).
+
 Rate limits (429), server errors (5xx), timeouts, connection errors, malformed JSON
 and responses without the log-probs asked for are :class:`TransientError` (the
 runner retries them, honouring Retry-After). Other 4xx answers are per-prompt
-failures; 401/403 stop the run. The API key is read from an environment variable
-at request time, sent only in the Authorization header and scrubbed from every
-error text.
+failures; 401/403 stop the run. A 200 whose choice is not an object is malformed
+too; log-probs that are not finite or above 0 become a ``failed`` row in the
+runner (never a score).
+
+Secrets (:mod:`recuse.judging.secrets`): the API key is read from its environment
+variable when the backend is made (refused there if unset or not fit for a
+header), sent only in the Authorization header; a ``user:password@`` in a base URL
+is sent as HTTP Basic auth (when no key is given) and never shown. Every text a
+server sends back (error bodies, generated text) passes one scrubber that removes
+each secret in any encoding before it is stored or printed.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import itertools
 import json
-import os
 import ssl
 import time
 import urllib.parse
@@ -44,9 +61,12 @@ from recuse.judging.backends.base import (
     TransientError,
 )
 from recuse.judging.protocols import Prompt
+from recuse.judging.secrets import Scrubber, api_key, split_credentials
 
 Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
+PromptLogprobMode = Literal["echo", "vllm"]
+PROMPT_LOGPROB_MODES: tuple[str, ...] = ("echo", "vllm")
 
 
 def render_chatml(prompt: Prompt) -> str:
@@ -80,7 +100,8 @@ class HTTPBackend(Backend):
     ``model`` is the name the server knows the model by; ``model_id`` the judge id
     written to tables (default ``model``); ``revision`` anything that pins the
     weights. ``api_key_env`` names the environment variable holding the key (none
-    sent when unset). ``timeout`` and ``concurrency`` never enter cache keys.
+    sent without it; an error when it names an unset variable). ``timeout`` and
+    ``concurrency`` never enter cache keys.
     """
 
     def __init__(
@@ -96,14 +117,51 @@ class HTTPBackend(Backend):
         concurrency: int = 8,
         timeout: float = 60.0,
         logprobs: bool = True,
+        prompt_logprobs: PromptLogprobMode | None = None,
+        verify_prompt_logprobs: bool = True,
+        tolerance: float = 0.05,
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
             raise ConfigError("give at least one base URL (e.g. http://127.0.0.1:8000/v1)")
-        self.base_urls = [u.rstrip("/") for u in urls]
-        for u in self.base_urls:
-            if not u.startswith(("http://", "https://")):
-                raise ConfigError(f"base URL {u!r} must start with http:// or https://")
+        key = api_key(api_key_env) if api_key_env else None
+        secrets: list[str] = [key] if key else []
+        self.base_urls: list[str] = []
+        self._auth: dict[str, str] = {}  # base URL -> Authorization header value
+        for given in urls:
+            url, login = split_credentials(given.rstrip("/"))
+            if login is not None:
+                secrets.append(login[1])
+                basic = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode("ascii")
+                self._auth[url] = f"Basic {basic}"
+            if key:
+                self._auth[url] = f"Bearer {key}"
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(f"base URL {url!r} must start with http:// or https://")
+            self.base_urls.append(url)
+        self._scrubber = Scrubber(secrets)
+        if prompt_logprobs is not None:
+            if prompt_logprobs not in PROMPT_LOGPROB_MODES:
+                raise ConfigError(
+                    f"prompt_logprobs must be 'echo' or 'vllm'; got {prompt_logprobs!r}"
+                )
+            if endpoint != "completions":
+                raise ConfigError(
+                    "chat endpoints return log-probs of generated tokens only, not of the "
+                    "prompt, so perplexity cannot be computed through them — use the "
+                    "server's completions endpoint with prompt_logprobs 'echo' or 'vllm'"
+                )
+        self.prompt_logprobs = prompt_logprobs
+        self.verify_prompt_logprobs = verify_prompt_logprobs
+        self.tolerance = tolerance
+        self._verified = False
+        self.continuation_refusal = (
+            None
+            if prompt_logprobs
+            else "perplexity over an OpenAI-compatible server needs its prompt log-probs: "
+            "make the backend with prompt_logprobs='echo' (completions with echo) or "
+            "'vllm' (vLLM prompt_logprobs); chat-only endpoints cannot give them"
+        )
         self.model = model
         self.model_id = model_id or model
         self.revision = revision
@@ -124,21 +182,13 @@ class HTTPBackend(Backend):
 
     # --- plumbing ------------------------------------------------------------------
 
-    def _key(self) -> str | None:
-        if not self.api_key_env:
-            return None
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ConfigError(
-                f"environment variable {self.api_key_env} is empty — export your API key there"
-            )
-        return key
+    def scrub(self, text: str) -> str:
+        """``text`` from a server with every form of every secret masked."""
+        return self._scrubber(text)
 
-    def _scrub(self, text: str) -> str:
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            text = text.replace(key, "***")
-        return " ".join(text.split())[:200]
+    def _reason(self, text: str) -> str:
+        """A failure reason: scrubbed, on one line, at most 200 characters."""
+        return " ".join(self.scrub(text).split())[:200]
 
     def _lane(self) -> tuple[str, httpx.AsyncHTTPTransport]:
         """The next base URL (round-robin) and an idle keep-alive lane to it.
@@ -172,11 +222,10 @@ class HTTPBackend(Backend):
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
-        key = self._key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         base, lane = self._lane()
+        if base in self._auth:
+            headers["Authorization"] = self._auth[base]
+        content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         url = base + path
         request = httpx.Request(
             "POST", url, headers=headers, content=content, extensions=self._timeouts
@@ -190,13 +239,13 @@ class HTTPBackend(Backend):
         except httpx.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except httpx.TransportError as exc:
-            raise TransientError(self._scrub(f"connection error: {type(exc).__name__}")) from None
+            raise TransientError(self._reason(f"connection error: {type(exc).__name__}")) from None
         finally:
             self._idle.setdefault(base, []).append(lane)
         status = resp.status_code
         if status == 429 or status >= 500:
             raise TransientError(
-                self._scrub(f"HTTP {status}: {resp.text}"),
+                self._reason(f"HTTP {status}: {resp.text}"),
                 retry_after=retry_after_seconds(resp.headers.get("retry-after")),
             )
         if status in (401, 403):
@@ -205,13 +254,15 @@ class HTTPBackend(Backend):
                 f"in ${self.api_key_env or 'YOUR_KEY_VARIABLE'} (--api-key-env)"
             )
         if status >= 400:
-            raise _PromptRejected(self._scrub(f"HTTP {status}: {resp.text}"))
+            raise _PromptRejected(self._reason(f"HTTP {status}: {resp.text}"))
         try:
             data = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise TransientError("malformed JSON in the response") from None
         if not isinstance(data, dict) or not data.get("choices"):
             raise TransientError("response has no choices")
+        if not isinstance(data["choices"], list) or not isinstance(data["choices"][0], dict):
+            raise TransientError("response choices are not a list of objects")
         return data
 
     def _body(self, prompt: Prompt, *, max_tokens: int, top_k: int) -> tuple[str, dict[str, Any]]:
@@ -248,15 +299,149 @@ class HTTPBackend(Backend):
             out.append(dists[0])
         return out
 
+    @property
+    def perplexity_route(self) -> str:
+        return f"http-{self.prompt_logprobs}"
+
     async def continuation_logprobs(
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
-        # Prompt log-probs through `echo` are unreliable on some servers (llama.cpp
-        # gave -9 to -12 per token): refuse rather than return wrong numbers.
-        return [
-            Failure("continuation log-probs are not available over HTTP; use a local backend")
-            for _ in prompts
-        ]
+        """Log-prob of each token of ``continuations[i]`` after ``prompts[i]``, from
+        the server's prompt log-probs (see the module doc); the first call verifies
+        the server. Problems that may pass are raised for the runner to retry."""
+        if self.prompt_logprobs is None:
+            return [Failure(str(self.continuation_refusal)) for _ in prompts]
+        out: list[np.ndarray | Failure] = []
+        for prompt, text in zip(prompts, continuations, strict=True):
+            head = self._render(prompt)
+            if self.verify_prompt_logprobs and not self._verified:
+                await self._verify(head)
+                self._verified = True
+            if not text:
+                out.append(np.zeros(0))
+                continue
+            try:
+                if self.prompt_logprobs == "echo":
+                    out.append(await self._echo(head, text))
+                else:
+                    out.append(await self._vllm(head, text))
+            except _PromptRejected as exc:
+                out.append(Failure(str(exc)))
+        return out
+
+    def _render(self, prompt: Prompt) -> str:
+        render = render_chatml if self.chat_format == "chatml" else render_plain
+        return render(prompt)
+
+    async def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        body = {"model": self.model, "temperature": 0, **body}
+        return await self._post("/completions", body)
+
+    async def _echo(self, head: str, response: str) -> np.ndarray | Failure:
+        text = head + response
+        data = await self._complete({"prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1})
+        lp = data["choices"][0].get("logprobs")
+        if not isinstance(lp, dict):
+            raise TransientError("response has no logprobs")
+        tokens = lp.get("tokens")
+        values = lp.get("token_logprobs")
+        offsets = lp.get("text_offset")
+        if not (
+            isinstance(tokens, list) and isinstance(values, list) and isinstance(offsets, list)
+        ):
+            return Failure(
+                "the server's echo answer has no tokens/token_logprobs/text_offset — "
+                "it does not return prompt log-probs"
+            )
+        if not len(tokens) == len(values) == len(offsets):
+            return Failure("the server's echo answer has lists of different lengths")
+        offs = _numbers(offsets, int)
+        if offs is None:
+            return Failure("the server's text offsets are not numbers")
+        if len(head) not in offs:
+            return Failure("a token spans the end of the prompt and the start of the response")
+        first = offs.index(len(head))
+        end = first
+        while end < len(offs) and offs[end] < len(text):
+            end += 1
+        if any(b < a for a, b in itertools.pairwise(offs)):
+            return Failure("the server's text offsets go backwards")
+        span = _numbers(values[first:end], float)
+        if span is None:
+            return Failure("the server left some prompt log-probs empty or not numbers")
+        return np.asarray(span, dtype=np.float64)
+
+    async def _prompt_token_logprobs(self, text: str) -> list[tuple[int, float]] | Failure:
+        data = await self._complete({"prompt": text, "prompt_logprobs": 0, "max_tokens": 1})
+        entries = data["choices"][0].get("prompt_logprobs")
+        if entries is None:
+            entries = data.get("prompt_logprobs")
+        if not isinstance(entries, list) or not entries:
+            return Failure(
+                "the server returned no prompt_logprobs — it is not vLLM or does not "
+                "support them; use prompt_logprobs='echo' or a local backend"
+            )
+        out: list[tuple[int, float]] = []
+        for e in entries[1:]:  # the first prompt token has no log-prob
+            if not isinstance(e, dict) or len(e) != 1:
+                return Failure("prompt_logprobs entries must hold exactly the prompt token")
+            ((tid, info),) = e.items()
+            lp = info.get("logprob") if isinstance(info, dict) else info
+            pair = _numbers([tid, lp], float)
+            if pair is None:
+                return Failure("the server left some prompt log-probs empty or not numbers")
+            out.append((int(pair[0]), pair[1]))
+        return out
+
+    async def _vllm(self, head: str, response: str) -> np.ndarray | Failure:
+        full = await self._prompt_token_logprobs(head + response)
+        if isinstance(full, Failure):
+            return full
+        part = await self._prompt_token_logprobs(head)
+        if isinstance(part, Failure):
+            return part
+        n_head = len(part)
+        if [t for t, _ in full[:n_head]] != [t for t, _ in part]:
+            return Failure("a token spans the end of the prompt and the start of the response")
+        return np.asarray([v for _, v in full[n_head:]], dtype=np.float64)
+
+    async def _verify(self, head: str) -> None:
+        """Refuse a server whose prompt log-probs disagree with its own generation.
+
+        The server generates one token greedily after ``head`` with its log-prob;
+        the same token appended to ``head`` is then scored as a prompt token. The
+        two numbers are the same quantity and must agree within ``tolerance``.
+        """
+        data = await self._complete({"prompt": head, "logprobs": 1, "max_tokens": 1})
+        choice = data["choices"][0]
+        token = choice.get("text")
+        lp = choice.get("logprobs")
+        values = lp.get("token_logprobs") if isinstance(lp, dict) else None
+        gen = _numbers(values[:1], float) if isinstance(values, list) and values else None
+        if not isinstance(token, str) or not token or not gen or not np.isfinite(gen[0]):
+            raise JudgeError(
+                "cannot verify the server's prompt log-probs: it returned no log-prob for a "
+                "generated token — compute perplexity with a local backend"
+            )
+        try:
+            if self.prompt_logprobs == "echo":
+                scored = await self._echo(head, token)
+            else:
+                scored = await self._vllm(head, token)
+        except _PromptRejected as exc:
+            scored = Failure(str(exc))
+        if isinstance(scored, Failure) or len(scored) != 1:
+            reason = scored.reason if isinstance(scored, Failure) else "token count differs"
+            raise JudgeError(
+                f"cannot verify the server's prompt log-probs ({reason}) — compute "
+                "perplexity with a local backend"
+            )
+        if not abs(float(scored[0]) - gen[0]) <= self.tolerance:
+            raise JudgeError(
+                f"the server's prompt log-prob of a token ({float(scored[0]):.3f}) disagrees "
+                f"with the log-prob it gave when generating that token ({gen[0]:.3f}) — its "
+                "prompt log-probs are wrong; compute perplexity with a local backend"
+            )
 
     async def generate(
         self,
@@ -285,7 +470,7 @@ class HTTPBackend(Backend):
                 text = text[:cut]
             out.append(
                 Generation(
-                    text=text,
+                    text=self.scrub(text),
                     tokens=tuple(tokens),
                     dists=tuple(dists),
                     finish_reason=choice.get("finish_reason"),
@@ -301,6 +486,16 @@ def _env_proxy(url: str) -> str | None:
     if not found or urllib.request.proxy_bypass(parts.hostname or ""):
         return None
     return found.get(parts.scheme) or found.get("all")
+
+
+def _numbers(values: Sequence[object], kind: type[float] | type[int]) -> list[Any] | None:
+    """``values`` converted by ``kind``, or None when one is missing or not a number."""
+    if any(v is None or isinstance(v, bool) for v in values):
+        return None
+    try:
+        return [kind(v) for v in values]  # type: ignore[call-overload,arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 class _PromptRejected(Exception):

@@ -337,6 +337,10 @@ class LocalBackend(Backend):
     ) -> list[dict[str, float] | Failure]:
         return self.next_token_logprobs_sync(prompts, top_k=top_k, select=select)
 
+    @property
+    def perplexity_route(self) -> str:
+        return "local"
+
     async def continuation_logprobs(
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:

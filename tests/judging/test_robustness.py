@@ -1,0 +1,347 @@
+"""`recuse judge` / `judge export` against damaged stores, read-only media, full disks,
+late option checks, broken server answers and leaking servers (issue #12).
+
+Each case runs the real CLI; the ones that need the operating system's help (a
+read-only mount, a file size limit) run it in a subprocess, so what is checked is
+what a user sees: exit code 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import recuse
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.cli import main
+from recuse.judging import Runner, Store
+from recuse.judging.store import Judgment
+from recuse.testing.standin import StandIn
+
+SRC = str(Path(recuse.__file__).resolve().parents[1])
+
+
+def run_cli(
+    args: list[str], *, preexec: Callable[[], None] | None = None, wrap: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``recuse ARGS`` in a subprocess (optionally inside ``wrap``, e.g. ``unshare``)."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    cmd = [*(wrap or []), sys.executable, "-m", "recuse", *args]
+    return subprocess.run(
+        cmd, capture_output=True, text=True, env=env, preexec_fn=preexec, timeout=300
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def judged_store(path: Path, n: int = 200) -> Path:
+    """A store with ``n`` pairs judged in both orders by the fake judge."""
+    with Store(path) as store:
+        Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(n)))
+    return path
+
+
+def pairs_file(folder: Path, n: int = 4) -> Path:
+    src = folder / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(n)).to_json(src, orient="records", lines=True)
+    return src
+
+
+# --- 1. damaged stores ---------------------------------------------------------------
+
+
+def damage(path: Path) -> None:
+    """Overwrite a data page in the middle of the file; the header (page 1) stays."""
+    size = path.stat().st_size
+    assert size > 8 * 4096
+    with path.open("r+b") as f:
+        f.seek(4 * 4096)
+        f.write(b"\xa5" * 4096)
+
+
+def test_damaged_store_is_one_line_for_export_and_judge(tmp_path: Path) -> None:
+    store = judged_store(tmp_path / "s.db")
+    damage(store)
+    err = one_line_error(run_cli(["judge", "export", str(store), "--out", str(tmp_path / "o.csv")]))
+    assert "damaged" in err and str(store) in err
+    assert not (tmp_path / "o.csv").exists()
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        proc = run_cli([*args, "--data", str(pairs_file(tmp_path)), "--out", str(store)])
+    assert "damaged" in one_line_error(proc)
+
+
+def test_database_error_while_reading_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page that goes bad after the store was opened (checked) still gives one line."""
+    store = judged_store(tmp_path / "s.db")
+    damage(store)
+    monkeypatch.setattr(Store, "_check", lambda self, conn: None)  # as if damaged later
+    assert main(["judge", "export", str(store), "--out", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "damaged" in err and len(err.splitlines()) == 1
+
+
+# --- 2. read-only media ----------------------------------------------------------------
+
+
+def read_only(folder: Path) -> list[str]:
+    """A command prefix running in a mount namespace where ``folder`` is read-only."""
+    probe = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} {folder}"],
+        capture_output=True,
+    )  # fmt: skip
+    if shutil.which("unshare") is None or probe.returncode != 0:
+        pytest.skip("cannot make a read-only mount here (needs unshare and mount rights)")
+    script = f'mount --bind "{folder}" "{folder}" && mount -o remount,ro,bind "{folder}" "{folder}"'
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script + ' && exec "$@"', "-"]
+
+
+def test_store_on_read_only_media_exports_and_judge_says_read_only(tmp_path: Path) -> None:
+    media = tmp_path / "media"
+    media.mkdir()
+    store = judged_store(media / "s.db", n=6)
+    assert not (media / "s.db-wal").exists()  # closed cleanly: no WAL beside it
+    wrap = read_only(media)
+    out = tmp_path / "pairs.csv"
+    proc = run_cli(["judge", "export", str(store), "--out", str(out)], wrap=wrap)
+    assert proc.returncode == 0, proc.stderr
+    assert len(pd.read_csv(out)) == 6
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        proc = run_cli([*args, "--data", str(pairs_file(tmp_path)), "--out", str(store)], wrap=wrap)
+        assert server.requests == 0
+    err = one_line_error(proc)
+    assert "read-only" in err and "not a recuse judgment store" not in err
+
+
+def test_read_only_open_refuses_writes(tmp_path: Path) -> None:
+    store = judged_store(tmp_path / "s.db", n=2)
+    with Store(store, read_only=True) as s:
+        assert len(s.export_pairs()) == 2
+        with pytest.raises(recuse.errors.OutputError, match="read-only"):
+            s.put([Judgment("k", "pairwise", "j", "i", "first", "failed", reason="x")])
+
+
+# --- 3. full disks -----------------------------------------------------------------------
+
+
+def file_size_limit(limit: int) -> Callable[[], None]:
+    """A ``preexec_fn``: writes past ``limit`` bytes fail (EFBIG), as on a full disk."""
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_export_on_a_full_disk_leaves_the_old_file_whole(tmp_path: Path) -> None:
+    store = judged_store(tmp_path / "s.db", n=400)
+    out = tmp_path / "pairs.csv"
+    out.write_text("the previous export\n")
+    proc = run_cli(
+        ["judge", "export", str(store), "--out", str(out)], preexec=file_size_limit(40_000)
+    )
+    err = one_line_error(proc)
+    assert "cannot write" in err and str(out) in err
+    assert out.read_text() == "the previous export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pairs.csv", "s.db"]
+
+
+def test_judge_on_a_full_disk_keeps_finished_work(tmp_path: Path) -> None:
+    src = pairs_file(tmp_path, n=300)
+    store = tmp_path / "s.db"
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--data", str(src), "--out", str(store), "--mode", "explain"]
+        proc = run_cli(args, preexec=file_size_limit(250_000))
+        err = one_line_error(proc)
+        assert "full" in err or "cannot write" in err
+        with Store(store) as s:
+            kept = len(s.judgments())
+        assert 0 < kept < 600  # what was committed before the disk filled is there
+        again = run_cli(args)
+    assert again.returncode == 0, again.stderr
+    assert f"{kept} already stored" in again.stdout
+
+
+# --- 4. everything checked before a store is created ----------------------------------
+
+
+def test_likert_file_without_response_creates_no_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "r.csv"
+    pd.DataFrame({"prompt_id": ["1"], "model": ["gpt-4"], "prompt": ["q"]}).to_csv(src)
+    store = tmp_path / "s.db"
+    args = ["judge", "--protocol", "likert", "--data", str(src), "--out", str(store)]
+    assert main([*args, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "response" in err and len(err.splitlines()) == 1
+    assert not store.exists()
+
+
+def test_unset_api_key_variable_creates_no_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("RECUSE_TEST_UNSET_KEY", raising=False)
+    store = tmp_path / "s.db"
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--api-key-env", "RECUSE_TEST_UNSET_KEY"]
+        assert main([*args, "--data", str(pairs_file(tmp_path)), "--out", str(store)]) == 2
+        assert server.requests == 0
+    err = capsys.readouterr().err.strip()
+    assert "RECUSE_TEST_UNSET_KEY" in err and len(err.splitlines()) == 1
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "where"),
+    [
+        ("r.csv", b'prompt_id,model,prompt,response\n1,m,"q,a\n', "r.csv"),
+        ("r.csv", b"prompt_id,model,prompt,response\n1,m,q,\xff\xfe\n", "r.csv"),
+        ("r.jsonl", b'{"prompt_id": 1, "model": "m", "prompt": "q", "response": 1}\n{"p', "row 2"),
+    ],
+)  # fmt: skip
+def test_likert_data_read_with_the_project_readers(
+    tmp_path: Path, name: str, content: bytes, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / name
+    src.write_bytes(content)
+    store = tmp_path / "s.db"
+    args = ["judge", "--protocol", "likert", "--data", str(src), "--out", str(store)]
+    assert main([*args, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert where in err and len(err.splitlines()) == 1
+    assert not store.exists()
+
+
+# --- 5. broken server answers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", ["nan", "inf", "huge", "badchoice"])
+@pytest.mark.parametrize("mode", ["direct", "explain"])
+def test_broken_answers_are_failed_rows_and_export_still_works(
+    tmp_path: Path, fault: str, mode: str
+) -> None:
+    from recuse.judging import PairwiseProtocol, RetryPolicy
+    from recuse.judging.backends.http import HTTPBackend
+
+    pairs = pd.DataFrame(fake_pairs(6))
+    with StandIn(faults={fault: 0.5}, seed=3) as server, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend(server.base_url, model="m", concurrency=4)
+        retry = RetryPolicy(max_attempts=2, base_delay=0.001)
+        summary = Runner(backend, store, retry=retry, progress=False).pairwise(
+            pairs,
+            PairwiseProtocol(mode=mode),  # type: ignore[arg-type]
+        )
+        rows = store.judgments()
+        out = store.export_pairs()
+    assert server.served.get(fault)
+    assert summary.ok + summary.failed + summary.unparsed == 12 == len(rows)
+    assert summary.failed >= 1
+    failed = rows[rows["status"] == "failed"]
+    assert failed["reason"].notna().all()
+    ok = rows[rows["status"] == "ok"]
+    assert ok["value"].between(0, 1).all()
+    assert len(out) == 6
+
+
+def test_export_flags_a_stored_bad_row_instead_of_refusing(tmp_path: Path) -> None:
+    store = judged_store(tmp_path / "s.db", n=3)
+    with Store(store) as s:
+        s.put([Judgment("bad", "pairwise", "fake-judge", "i1", "first", "ok")])  # ok, no value
+        out = s.export_pairs().set_index("item_id")
+    assert out.loc["i1", "status_first"] == "failed" and pd.isna(out.loc["i1", "p_a_first"])
+    assert out.loc["i0", "status_first"] == "ok" and len(out) == 3
+
+
+# --- 6. secrets ------------------------------------------------------------------------------
+
+KEY = "sk-Te/st+Key=9/aZ_0123456789abcdefXYZ"
+
+
+def encodings(secret: str) -> list[str]:
+    """Forms a leaking server could print ``secret`` in (and the raw one)."""
+    forms = [secret, secret.replace("/", "\\/"), urllib.parse.quote(secret, safe="")]
+    header = base64.b64encode(f"Authorization: Bearer {secret}".encode()).decode()
+    return [*forms, header[8:-8], header[8:-8].replace("/", "\\/"), secret[:8] + "\\n"]
+
+
+@pytest.mark.parametrize("fault", ["leak", "leaktext", "500"])
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_no_encoding_of_the_key_is_stored_or_printed(
+    tmp_path: Path,
+    fault: str,
+    endpoint: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("MY_KEY", KEY)
+    store = tmp_path / "s.db"
+    with StandIn(faults={fault: 1.0}) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--api-key-env", "MY_KEY", "--max-attempts", "1", "--endpoint", endpoint]
+        args += ["--mode", "explain"]
+        assert main([*args, "--data", str(pairs_file(tmp_path)), "--out", str(store)]) == 0
+    shown = "".join(capsys.readouterr())
+    with Store(store) as s:
+        rows = s.judgments()
+    stored = rows.to_csv() + store.read_bytes().decode("latin-1")
+    if fault == "leaktext":
+        assert (rows["text"].str.contains("Your key is", regex=False)).all()
+    else:
+        assert rows["reason"].notna().all()
+    for form in encodings(KEY):
+        assert form not in stored and form not in shown, form
+
+
+def test_password_in_base_url_is_sent_but_never_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StandIn(faults={"401": 1.0}) as server:
+        url = server.base_url.replace("http://", "http://alice:s3cret-pw@")
+        args = ["judge", "--model", "m", "--base-url", url, "--no-progress"]
+        code = main([*args, "--data", str(pairs_file(tmp_path)), "--out", str(tmp_path / "s.db")])
+        sent = list(server.auth_headers)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "s3cret-pw" not in err and "refused" in err and len(err.strip().splitlines()) == 1
+    assert sent and sent[0] == "Basic " + base64.b64encode(b"alice:s3cret-pw").decode()
+
+
+@pytest.mark.parametrize("bad", ["sk-ключ-123", "sk-abc123 ", "sk-abc\x01def", " sk-abc"])
+def test_malformed_key_is_refused_up_front(
+    tmp_path: Path, bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MY_KEY", bad)
+    store = tmp_path / "s.db"
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--api-key-env", "MY_KEY", "--data", str(pairs_file(tmp_path))]
+        assert main([*args, "--out", str(store)]) == 2
+        assert server.requests == 0
+    err = capsys.readouterr().err.strip()
+    assert "MY_KEY" in err and len(err.splitlines()) == 1
+    assert bad.strip() not in err and "ключ" not in err
+    assert not store.exists()

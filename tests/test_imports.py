@@ -1,0 +1,157 @@
+"""No import cycles in ``src/recuse``: data flows one way, and so do imports.
+
+Every module is parsed with :mod:`ast`; each ``recuse.*`` import (function-level
+ones included, ``if TYPE_CHECKING:`` blocks excluded: they never run) is an edge to
+the module it names (``from recuse.a import b`` names ``recuse.a.b`` when that is a
+module, else ``recuse.a``). A package's implicit import of its ``__init__`` is not
+an edge, so ``recuse.x.__init__`` re-exporting its modules is not a cycle. Any
+strongly connected group of modules is a cycle and is listed.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import recuse
+
+ROOT = Path(recuse.__file__).resolve().parent
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _type_checking(child):
+            for other in child.orelse:
+                yield from _imports(other)
+            continue
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        yield from _imports(child)
+
+
+def _base(name: str, node: ast.ImportFrom) -> str:
+    """The absolute module an ``ImportFrom`` in module ``name`` imports from."""
+    if not node.level:
+        return node.module or ""
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def edges(name: str) -> set[str]:
+    """The ``recuse`` modules module ``name`` imports."""
+    out: set[str] = set()
+    for node in _imports(ast.parse(MODULES[name].read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            base = _base(name, node)
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
+        out.update(t for t in targets if t in MODULES and t != name)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def path_in(graph: dict[str, set[str]], group: list[str]) -> str:
+    """One closed path through a cycle group, for the message."""
+    members = set(group)
+    start = group[0]
+    route, seen = [start], {start}
+    node = start
+    while True:
+        nxt = sorted(w for w in graph[node] if w in members)
+        back = [w for w in nxt if w == start]
+        if back and len(route) > 1:
+            return " -> ".join([*route, start])
+        fresh = [w for w in nxt if w not in seen]
+        if not fresh:
+            return " -> ".join([*route, *back[:1]]) + " (…)"
+        node = fresh[0]
+        route.append(node)
+        seen.add(node)
+
+
+GRAPH = {name: edges(name) for name in MODULES}
+
+
+def test_the_graph_sees_function_level_imports() -> None:
+    assert "recuse.judging.runner" in GRAPH["recuse.judging.perplexity"]
+    assert "recuse.judging.backends.http" in GRAPH["recuse.cli.judge"]  # inside a function
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _command_registration(group: list[str]) -> bool:
+    """The cycle of ``recuse.cli``: its ``__init__`` imports every command module to
+    register it and each command module imports ``app`` from ``recuse.cli``. It lies
+    in ``cli/__init__.py`` (outside the judging area); the fix is for ``__init__`` to
+    add each module's sub-app (``app.add_typer(judge.judge_app)``) so that command
+    modules import nothing from ``recuse.cli``."""
+    return "recuse.cli" in group and all(m.startswith("recuse.cli") for m in group)
+
+
+def test_no_import_cycles() -> None:
+    found = [g for g in cycles(GRAPH) if not _command_registration(g)]
+    assert not found, "import cycles:\n" + "\n".join(path_in(GRAPH, g) for g in found)
+
+
+@pytest.mark.xfail(strict=True, reason="recuse.cli command registration; see _command_registration")
+def test_no_cli_registration_cycle() -> None:
+    found = [g for g in cycles(GRAPH) if _command_registration(g)]
+    assert not found, "import cycles:\n" + "\n".join(path_in(GRAPH, g) for g in found)

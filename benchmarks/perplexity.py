@@ -3,7 +3,7 @@ one-at-a-time computation, on the same MT-Bench turn-1 answers.
 
     python benchmarks/perplexity.py [--answers 200] [--batch-size 16] [--data DIR]
 
-Ours = ``recuse.perplexity.perplexities`` (chat template, tokenisation, length
+Ours = ``recuse.judging.perplexity.perplexities`` (chat template, tokenisation, length
 bucketing, logits only at response positions, log-softmax, summing) with batches of
 ``--batch-size`` and the backend's token budget. Bare = the same token sequences in
 the backend's own length-sorted batches, one plain ``model(input_ids,
@@ -27,7 +27,7 @@ import torch
 from recuse.data.mt_bench import read_mt_bench_answers
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import default_judge
-from recuse.perplexity import perplexities, response_prompt
+from recuse.judging.perplexity import perplexities, response_prompt
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

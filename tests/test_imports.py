@@ -1,113 +1,140 @@
-"""No module of src/recuse imports in a cycle (function-level imports included)."""
+"""No import cycles in ``src/recuse``: data flows one way, and so do imports.
+
+Every module is parsed with :mod:`ast`; each ``recuse.*`` import (function-level
+ones included, ``if TYPE_CHECKING:`` blocks excluded: they never run) is an edge to
+the module it names (``from recuse.a import b`` names ``recuse.a.b`` when that is a
+module, else ``recuse.a``). A package's implicit import of its ``__init__`` is not
+an edge, so ``recuse.x.__init__`` re-exporting its modules is not a cycle. Any
+strongly connected group of modules is a cycle and is listed.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import recuse
 
-ROOT = Path(recuse.__file__).parent
+ROOT = Path(recuse.__file__).resolve().parent
 
 
-def _module(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node except those under ``if TYPE_CHECKING:`` (never imported at run time)."""
-    out: list[ast.AST] = []
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
-            todo.extend(node.orelse)
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _type_checking(child):
+            for other in child.orelse:
+                yield from _imports(other)
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        yield from _imports(child)
+
+
+def _base(name: str, node: ast.ImportFrom) -> str:
+    """The absolute module an ``ImportFrom`` in module ``name`` imports from."""
+    if not node.level:
+        return node.module or ""
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def edges(name: str) -> set[str]:
+    """The ``recuse`` modules module ``name`` imports."""
+    out: set[str] = set()
+    for node in _imports(ast.parse(MODULES[name].read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            base = _base(name, node)
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
+        out.update(t for t in targets if t in MODULES and t != name)
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the recuse modules it imports anywhere in its body."""
-    modules = {_module(p): p for p in ROOT.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        deps: set[str] = set()
-        for node in _runtime_nodes(ast.parse(path.read_text("utf-8"))):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*up, base] if base else up)
-                targets = [base] + [f"{base}.{a.name}" for a in node.names]
-            for t in targets:
-                # the deepest recuse module named (``from pkg import mod`` imports pkg.mod)
-                while t and t not in modules:
-                    t = t.rpartition(".")[0]
-                if t.startswith("recuse") and t != name:
-                    deps.add(t)
-        graph[name] = deps
-    return graph
-
-
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan)."""
+    """Strongly connected groups of more than one module (Tarjan), each sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on: set[str] = set()
-    out: list[list[str]] = []
+    found: list[list[str]] = []
 
     def visit(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
-        for w in sorted(graph.get(v, ())):
+        for w in sorted(graph[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
             elif w in on:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            comp = []
+            group = []
             while True:
                 w = stack.pop()
                 on.discard(w)
-                comp.append(w)
+                group.append(w)
                 if w == v:
                     break
-            if len(comp) > 1:
-                out.append(sorted(comp))
+            if len(group) > 1:
+                found.append(sorted(group))
 
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    return out
+    return sorted(found)
 
 
-KNOWN: list[list[str]] = []  # cycles tolerated for now: none
+def path_in(graph: dict[str, set[str]], group: list[str]) -> str:
+    """One closed path through a cycle group, for the message."""
+    members = set(group)
+    start = group[0]
+    route, seen = [start], {start}
+    node = start
+    while True:
+        nxt = sorted(w for w in graph[node] if w in members)
+        back = [w for w in nxt if w == start]
+        if back and len(route) > 1:
+            return " -> ".join([*route, start])
+        fresh = [w for w in nxt if w not in seen]
+        if not fresh:
+            return " -> ".join([*route, *back[:1]]) + " (…)"
+        node = fresh[0]
+        route.append(node)
+        seen.add(node)
 
 
-def _is_package_init_edge(a: str, b: str) -> bool:
-    """A package's __init__ re-exporting its own submodule is not a cycle of design."""
-    return b.startswith(a + ".")
+GRAPH = {name: edges(name) for name in MODULES}
 
 
-def test_the_checker_finds_a_planted_cycle() -> None:
+def test_the_graph_sees_function_level_imports() -> None:
+    assert "recuse.judging.runner" in GRAPH["recuse.judging.perplexity"]
+    assert "recuse.judging.backends.http" in GRAPH["recuse.cli.judge"]  # inside a function
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_module_imports_in_a_cycle() -> None:
-    graph = {
-        m: {d for d in deps if not _is_package_init_edge(m, d)}
-        for m, deps in import_graph().items()
-    }
-    found = cycles(graph)
-    assert found == KNOWN, "import cycles: " + "; ".join(" -> ".join(c) for c in found)
+def test_no_import_cycles() -> None:
+    found = cycles(GRAPH)
+    assert not found, "import cycles:\n" + "\n".join(path_in(GRAPH, g) for g in found)

@@ -20,16 +20,10 @@ from recuse.cli import main
 from recuse.data.alpaca_eval import read_annotations
 from recuse.data.judgebench import read_judgebench
 from recuse.data.llmbar import read_llmbar_mtbench
+from recuse.data.recorded import alpaca_switched, read_recording
 from recuse.errors import InputError
 from recuse.judging import PairwiseProtocol, Runner, RunSummary, Store
-from recuse.judging.backends.replay import (
-    Recording,
-    UpstreamAgreement,
-    alpaca_switched,
-    compare_upstream,
-    read_recording,
-    replay,
-)
+from recuse.judging.backends.replay import Recording
 from recuse.judging.protocols import (
     ALPACA_RANKING,
     ALPACA_TOKENS,
@@ -39,6 +33,7 @@ from recuse.judging.protocols import (
     parse_verdict,
     score_distribution,
 )
+from recuse.judging.replay import UpstreamAgreement, compare_upstream, replay
 from recuse.roster import Roster
 
 LLMBAR_GPT4 = "llmbar/Dataset/Processed/MT-Bench/evaluators/GPT-4/Vanilla_NoRules/result.json"

@@ -1,8 +1,8 @@
 """The ``recuse`` command line: thin; parses arguments, calls the library, prints.
 
 Every :class:`~recuse.errors.RecuseError` becomes a one-line message on stderr and
-exit code 2. Sub-commands live in the sibling modules and register themselves on
-``app`` when imported below.
+exit code 2. Sub-commands live in the sibling modules and add themselves to ``app``
+(:mod:`recuse.cli.app`) when :func:`main` imports them.
 """
 
 from __future__ import annotations
@@ -10,51 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
+from recuse.cli.app import app, parse_mapping
+from recuse.errors import RecuseError
 
-from recuse.errors import ConfigError, RecuseError
-
-app = typer.Typer(
-    name="recuse",
-    help="Is your LLM judge biased, by how much, with what confidence, and how to correct it.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
-
-@app.callback()
-def _root(
-    roster: str = typer.Option(
-        None,
-        "--roster",
-        envvar="RECUSE_ROSTER",
-        help="TOML roster file extending the built-in one.",
-    ),
-) -> None:
-    """recuse: measure and correct the biases of LLM judges."""
-    if roster:
-        os.environ["RECUSE_ROSTER"] = roster
-
-
-def parse_mapping(text: str | None) -> dict[str, str]:
-    """Parse ``--map file_col=schema_col,other=judge`` into a column mapping.
-
-    >>> parse_mapping("label=human, evaluator=judge")
-    {'label': 'human', 'evaluator': 'judge'}
-    """
-    if not text:
-        return {}
-    mapping: dict[str, str] = {}
-    for part in text.split(","):
-        source, sep, target = part.partition("=")
-        if not sep or not source.strip() or not target.strip():
-            raise ConfigError(
-                f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
-                "comma-separated, e.g. --map label=human,evaluator=judge"
-            )
-        mapping[source.strip()] = target.strip()
-    return mapping
+__all__ = ["app", "main", "parse_mapping"]
 
 
 def _register() -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from recuse.analyses.base import SE
-from recuse.cli import app, parse_mapping
+from recuse.cli.app import app, parse_mapping
 from recuse.data.inputs import TableKind
 from recuse.errors import ConfigError
 from recuse.outputs import check_output_folder

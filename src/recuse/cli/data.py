@@ -20,7 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from recuse.cli import app
+from recuse.cli.app import app
 from recuse.data import fetch as fetching
 from recuse.data import registry
 from recuse.errors import DatasetNotFoundError, RecuseError

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from recuse.cli import app, parse_mapping
+from recuse.cli.app import app, parse_mapping
 from recuse.data.generic import load_table
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import pandas as pd
 import typer
 
-from recuse.cli import app
+from recuse.cli.app import app
 from recuse.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
@@ -284,9 +284,10 @@ def replay_cmd(
     file also records its own parse, the agreement with ours is printed. Export
     with `recuse judge export STORE`.
     """
+    from recuse.data.recorded import read_recording
     from recuse.judging import Store
-    from recuse.judging.backends.replay import compare_upstream, read_recording, replay
     from recuse.judging.protocols import verdict_format as get_format
+    from recuse.judging.replay import compare_upstream, replay
 
     if source not in ("auto", "llmbar", "judgebench", "alpaca-eval", "table"):
         raise ConfigError(

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from recuse.cli import app, parse_mapping
+from recuse.cli.app import app, parse_mapping
 from recuse.data.generic import load_table
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import check_options

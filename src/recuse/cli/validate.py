@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from recuse.cli import app, parse_mapping
+from recuse.cli.app import app, parse_mapping
 from recuse.data.generic import read_table
 
 

@@ -1,6 +1,10 @@
-"""Running judges: protocols, backends, the SQLite store and the runner.
+"""Running judges: protocols, backends, the SQLite store and the one runner.
 
-Heavy optional dependencies (torch, transformers) load only with the local backend.
+Imports flow one way: ``protocols`` and ``secrets`` (leaves) <- ``backends/*`` (leaves
+over ``backends/base``) <- ``store`` (all SQL) <- ``runner`` (judgments and
+perplexities: batching, concurrency, retries, resume, progress) <- ``perplexity``
+and ``replay`` (drivers over the runner). Heavy optional dependencies (torch,
+transformers) load only with the local backend.
 """
 
 from recuse.judging.protocols import (

@@ -2,7 +2,7 @@
 
 Section 5 of the self-preference paper (self-preference-bias.txt, Figures 3–5). The
 ``pairs`` table carries ``ppl_a`` / ``ppl_b``, the perplexity of each response given
-its prompt under the row's judge (:mod:`recuse.perplexity`). Everything here works
+its prompt under the row's judge (:mod:`recuse.judging.perplexity`). Everything here works
 on the log-perplexity difference::
 
     d = log ppl_a - log ppl_b      (nats per token; d < 0: a is the more familiar)
@@ -92,7 +92,7 @@ def _log_ppl(pairs: pd.DataFrame, column: str) -> FloatArray:
         raise InputError(
             f"the table has no {column} column",
             column=column,
-            fix="compute perplexities first (recuse.perplexity.add_perplexities)",
+            fix="compute perplexities first (recuse.judging.perplexity.add_perplexities)",
         )
     ppl = pairs[column].to_numpy(dtype=float)
     bad = ppl <= 0

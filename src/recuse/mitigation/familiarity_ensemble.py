@@ -118,7 +118,7 @@ def familiarity_weights(
             raise InputError(
                 f"the table has no {col} column",
                 column=col,
-                fix="compute perplexities under every member first (recuse.perplexity)",
+                fix="compute perplexities under every member first (recuse.judging.perplexity)",
             )
     codes, labels = judge_codes(pairs, judges)
     if len(labels) < 2:
@@ -573,7 +573,7 @@ def with_member_perplexities(table: pd.DataFrame, pairs: pd.DataFrame, member: s
             raise InputError(
                 f"the table has no {col} column",
                 column=col,
-                fix="compute perplexities under every member first (recuse.perplexity)",
+                fix="compute perplexities under every member first (recuse.judging.perplexity)",
             )
     codes, _labels = judge_codes(pairs, member)
     rows = pairs.loc[codes == 0, ["item_id", "ppl_a", "ppl_b"]]
@@ -637,7 +637,7 @@ def compare_ensembles(
             raise InputError(
                 f"the table has no {col} column",
                 column=col,
-                fix="compute perplexities under every member first (recuse.perplexity)",
+                fix="compute perplexities under every member first (recuse.judging.perplexity)",
             )
     taus = list(dict.fromkeys(float(t) for t in taus))
     if any(not np.isfinite(t) or t <= 0 for t in taus):

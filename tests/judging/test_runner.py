@@ -232,3 +232,46 @@ def test_sigkill_at_random_points_then_resume_equals_uninterrupted(
         eb = b.export_pairs().sort_values("item_id").reset_index(drop=True)
         cols = ["item_id", "p_a_first", "p_a_second", "p_a"]
         pd.testing.assert_frame_equal(ea[cols], eb[cols])
+
+
+def test_two_judge_ids_over_one_model_keep_both_judges_rows(tmp_path: Path) -> None:
+    # Same model, two --judge-id labels, one store: the second run copies the first's
+    # judgments under its own id. The primary key once lacked the judge, so the copies
+    # replaced the first judge's rows and its verdicts were lost.
+    pairs = pd.DataFrame(fake_pairs(4))
+    with Store(tmp_path / "s.db") as store:
+        Runner(FakeBackend(), store, judge="judge-a", progress=False).pairwise(pairs)
+        second = Runner(FakeBackend(), store, judge="judge-b", progress=False).pairwise(pairs)
+        assert second.cached == 8
+        out = store.export_pairs()
+    assert sorted(out["judge"].value_counts().items()) == [("judge-a", 4), ("judge-b", 4)]
+    a = out[out["judge"] == "judge-a"].set_index("item_id")["p_a"]
+    b = out[out["judge"] == "judge-b"].set_index("item_id")["p_a"]
+    pd.testing.assert_series_equal(a, b, check_names=False)
+
+
+def test_a_store_with_the_old_primary_key_is_migrated_keeping_every_row(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        Runner(FakeBackend(), store, judge="judge-a", progress=False).pairwise(
+            pd.DataFrame(fake_pairs(3))
+        )
+        before = _table(store)
+    # rebuild the table as stores before the fix had it: no judge in the key
+    conn = sqlite3.connect(path)
+    ddl = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'judgments'").fetchone()[0]
+    old = ddl.replace("PRIMARY KEY (key, item_id, slot, judge)", "PRIMARY KEY (key, item_id, slot)")
+    conn.executescript(
+        "ALTER TABLE judgments RENAME TO j; DROP INDEX judgments_item; "
+        f"{old}; INSERT INTO judgments SELECT * FROM j; DROP TABLE j;"
+    )
+    conn.close()
+    with Store(path) as store:
+        pd.testing.assert_frame_equal(_table(store), before)
+        Runner(FakeBackend(), store, judge="judge-b", progress=False).pairwise(
+            pd.DataFrame(fake_pairs(3))
+        )
+        assert set(store.judgments()["judge"]) == {"judge-a", "judge-b"}
+        assert len(store.judgments()) == 2 * len(before)

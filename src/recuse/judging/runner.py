@@ -319,7 +319,7 @@ class Runner:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
         start = time.perf_counter()
         stored = self.store.lookup(t.key for t in tasks)
-        mine = {(j.key, j.item_id, j.slot): j for j in stored}
+        mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if _reusable(j)}
         todo: list[Task] = []
         copies: list[Judgment] = []
@@ -327,7 +327,7 @@ class Runner:
         cached = 0
         for t in tasks:
             own = mine.get((t.key, t.item_id, t.slot))
-            if own is not None and own.status != "failed" and own.judge == self.judge:
+            if own is not None and own.status != "failed":
                 cached += 1
             elif t.key in final_by_key:  # same content judged for another item
                 copies.append(_copy(final_by_key[t.key], t, self.judge))

@@ -47,7 +47,7 @@ __all__ = ["Judgment", "Kind", "Perplexity", "Store", "content_key"]
 
 Kind = Literal["pairwise", "likert"]
 
-_SCHEMA = """
+_JUDGMENTS = """
 CREATE TABLE IF NOT EXISTS judgments (
     key TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -64,8 +64,12 @@ CREATE TABLE IF NOT EXISTS judgments (
     reason TEXT,
     attempts INTEGER NOT NULL DEFAULT 1,
     created_at REAL NOT NULL,
-    PRIMARY KEY (key, item_id, slot)
+    PRIMARY KEY (key, item_id, slot, judge)
 );
+"""
+_SCHEMA = (
+    _JUDGMENTS
+    + """
 CREATE INDEX IF NOT EXISTS judgments_item ON judgments (kind, judge, item_id, slot);
 CREATE TABLE IF NOT EXISTS items (
     kind TEXT NOT NULL,
@@ -91,6 +95,7 @@ CREATE TABLE IF NOT EXISTS perplexity_judges (
     created_at REAL NOT NULL
 );
 """
+)
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,7 @@ class Store:
                     self._check(conn)
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
+                    _migrate(conn)
                     conn.executescript(_SCHEMA)
                     self._tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
                 except BaseException:
@@ -497,6 +503,21 @@ class Store:
                 }
             )
         return validate_ratings(pd.DataFrame(rows), file=self.path)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Stores written before the judge id was part of the judgments' primary key kept
+    one row per (key, item, slot): a second judge id over the same model replaced the
+    first's rows. Rebuild such a table with the new key, keeping every row."""
+    cols = conn.execute("PRAGMA table_info(judgments)").fetchall()
+    if not cols or "judge" in {r[1] for r in cols if r[5]}:
+        return
+    conn.executescript(
+        "BEGIN; ALTER TABLE judgments RENAME TO judgments_v1;"
+        " DROP INDEX IF EXISTS judgments_item;"
+        + _JUDGMENTS
+        + "; INSERT INTO judgments SELECT * FROM judgments_v1; DROP TABLE judgments_v1; COMMIT;"
+    )
 
 
 def _json_default(v: object) -> object:

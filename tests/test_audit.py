@@ -383,3 +383,29 @@ def test_report_carries_the_correction(planted: Any) -> None:
     assert j0["change"] == pytest.approx(-0.15 / 5, abs=0.015)
     (note,) = [n for s in report.sections for n in s.notes if "debiasing subtracts" in n]
     assert f"{direct.rank_correlation_after:.2f}" in note
+
+
+def test_two_inputs_with_the_same_name_are_told_apart(tmp_path: Path) -> None:
+    """Two files both called pairs.csv (different folders) used to share the dataset
+    name: their findings were indistinguishable in the summary, the second input's
+    figures pooled both inputs' findings, and the HTML had duplicate figure ids."""
+    sim = simulate_pairs(n_prompts=60, seed=5).pairs
+    flipped = sim.copy()
+    for c in ("p_a_first", "p_a_second", "p_a"):
+        flipped[c] = 1 - flipped[c]
+    paths = []
+    for folder, frame in (("first", sim), ("second", flipped)):
+        (tmp_path / folder).mkdir()
+        paths.append(tmp_path / folder / "pairs.csv")
+        frame.to_csv(paths[-1], index=False)
+    roster = Roster.builtin()
+    inputs = [load_input(str(p), roster=roster) for p in (*paths, paths[0])]
+    report = run_audit(inputs, options=AuditOptions(n_boot=100, robustness=()), roster=roster)
+    names = [s.name for s in report.provenance.sources]
+    assert len(set(names)) == 3, names
+    assert names == ["first/pairs.csv", "second/pairs.csv", "first/pairs.csv (2)"]
+    position = [f for f in report.findings if f.bias.key == "position" and f.judge == "gpt-4"]
+    assert sorted(f.dataset for f in position) == sorted(names)
+    for s in report.sections:
+        ids = [f.id for f in s.figures]
+        assert len(ids) == len(set(ids)), (s.id, ids)

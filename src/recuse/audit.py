@@ -159,6 +159,37 @@ def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Inp
     return out
 
 
+def _unique_names(inputs: Sequence[Input]) -> list[Input]:
+    """Inputs that share a name (two files called pairs.csv in different folders, or
+    the same dataset twice) renamed apart — by their folder where that tells them apart,
+    else with a number — since findings, skips, figures and tables are keyed by it."""
+    counts: dict[str, int] = {}
+    for i in inputs:
+        counts[i.name] = counts.get(i.name, 0) + 1
+    if all(c == 1 for c in counts.values()):
+        return list(inputs)
+
+    def folder(i: Input) -> str:
+        is_file = bool(i.source.location) and i.source.files == (i.name,)
+        return Path(i.source.location).parent.name if is_file else ""
+
+    taken = {i.name for i in inputs if counts[i.name] == 1}
+    out = []
+    for i in inputs:
+        name = i.name
+        if counts[name] > 1:
+            if folder(i):
+                name = f"{folder(i)}/{name}"
+            n = 2
+            base = name
+            while name in taken:
+                name = f"{base} ({n})"
+                n += 1
+        taken.add(name)
+        out.append(replace(i, name=name, source=replace(i.source, name=name)))
+    return out
+
+
 def run_audit(
     inputs: Sequence[Input],
     *,
@@ -182,6 +213,7 @@ def run_audit(
     if not analyses:
         raise ConfigError("--only/--skip leave no analysis to run — see `recuse analyses`")
     roster = roster or Roster.load()
+    inputs = _unique_names(inputs)
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
     for inp in _filter_judges(inputs, o.judges):

@@ -28,3 +28,51 @@ def test_needs_a_judge_that_rated_its_own_model(planted: Planted) -> None:
     assert "self-bias is not identified" in (ANALYSIS.needs(others) or "")
     no_ref = planted.ratings.assign(reference=float("nan"))
     assert "no reference scores" in (ANALYSIS.needs(no_ref) or "")
+
+
+def _audit_ratings(frame):  # type: ignore[no-untyped-def]
+    from analyses.conftest import OPTIONS, _input
+    from recuse.audit import run_audit
+    from recuse.roster import Entry, Roster
+
+    roster = Roster.builtin()
+    for name in {*frame["judge"], *frame["model"]}:
+        roster.add(Entry(str(name), str(name)))  # each its own family
+    return run_audit([_input("r", "ratings", frame)], options=OPTIONS, roster=roster)
+
+
+def test_terms_the_design_leaves_out_are_not_estimated_for_their_judges(planted: Planted) -> None:
+    """A judge whose γ (or family λ) the design cannot hold gets a not-estimated entry
+    with the bias and the reason, like a pairwise metric (was: only a section note, so
+    the summary, matrix and CLI said nothing about that judge's self-bias)."""
+    one_model = planted.ratings[planted.ratings["model"] == "j0"]
+    report = _audit_ratings(one_model)
+    assert not [f for f in report.findings if f.bias is SELF_BIAS]
+    rows = {r.judge: r for r in report.summary()}
+    assert set(rows) == set(one_model["judge"])
+    for judge, row in rows.items():
+        reasons = [m.reason for m in row.not_estimated if m.bias is SELF_BIAS]
+        assert reasons, judge
+        assert "not estimable" in reasons[0]
+        fam = [m.reason for m in row.not_estimated if m.bias is FAMILY_BIAS]
+        assert fam and "not estimable" in fam[0]
+    matrix = report.matrix()
+    assert {c.bias.key for c in matrix.columns} >= {"self_bias", "family_bias"}
+    # no debiasing note with τ "from nan to nan" when nothing was estimated
+    notes = [n for s in report.sections for n in s.notes]
+    assert not any("nan" in n for n in notes)
+
+
+def test_judges_with_a_gamma_keep_their_finding_and_others_are_not_estimated(
+    planted: Planted,
+) -> None:
+    r = planted.ratings
+    # j1 never rates its own model: its γ is left out of the design
+    frame = r[~((r["judge"] == "j1") & (r["model"] == "j1"))]
+    report = _audit_ratings(frame)
+    found = {f.judge for f in report.findings if f.bias is SELF_BIAS}
+    assert "j1" not in found and "j0" in found
+    row = {x.judge: x for x in report.summary()}["j1"]
+    assert [m.reason for m in row.not_estimated if m.bias is SELF_BIAS] == [
+        "self-bias of j1 not estimable: it never rates its own completions"
+    ]

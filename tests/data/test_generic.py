@@ -539,3 +539,29 @@ def test_blank_model_names_are_missing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="judge verdict without a judge name") as err:
         read_table(_records(tmp_path / "j.jsonl", rows), table="pairs", unknown_models="keep")
     assert err.value.row == 2
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_json_rows_with_ever_new_keys_are_refused_cheaply(tmp_path: Path, suffix: str) -> None:
+    """JSON rows each naming new keys widen the table to their union: 3,000 rows of
+    5 new keys each (650 KB) became a 15,000-column frame, 12 s and 1.6 GB (memory grows
+    as rows x keys). The union is bounded like a CSV header (10,000 columns)."""
+    base = dict(zip(PAIR, ["1", "q1", "gpt-4", "claude-v1", "a", "gpt-4", 1, 0], strict=True))
+    rows = [dict(base, item_id=str(k), **{f"x{k}_{m}": 1 for m in range(5)}) for k in range(3000)]
+    path = tmp_path / f"keys{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(rows), encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
+    assert "more than the 10,000 columns recuse reads" in str(error)
+    assert error.row == 1999  # the row whose keys pass the limit
+    assert seconds < 5 and peak < 300_000_000
+
+
+def test_one_json_row_of_20000_keys_is_refused(tmp_path: Path) -> None:
+    base = dict(zip(PAIR, ["1", "q1", "gpt-4", "claude-v1", "a", "gpt-4", 1, 0], strict=True))
+    path = tmp_path / "wide.jsonl"
+    path.write_text(json.dumps(dict(base, **{f"c{i}": i for i in range(20_000)})) + "\n")
+    error, _, _ = _peak(lambda: read_table(path, table="pairs"))
+    assert "more than the 10,000 columns recuse reads" in str(error) and error.row == 1

@@ -74,3 +74,35 @@ def test_rank_deficiency_names_the_cause() -> None:
         design_matrix(prepare(few, fams).frame)
     with pytest.raises(EstimationError, match="no ratings left"):
         design_matrix(prepare(own, fams).frame.iloc[:0])
+
+
+def test_rank_deficient_design_is_an_estimation_error_not_a_linalg_error() -> None:
+    """fit_ols called on a rank-deficient or empty-column design (no check_identified in
+    front) raises EstimationError, never numpy's LinAlgError / ValueError."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 4))
+    X[:, 0] = 1
+    X[:, 3] = X[:, 1] + X[:, 2]
+    y = rng.normal(size=50)
+    for se in ("HC0", "HC3", "cluster"):
+        with pytest.raises(EstimationError, match="not of full rank"):
+            fit_ols(sp.csr_array(X), y, se=se, groups=rng.integers(0, 5, 50))  # type: ignore[arg-type]
+    X[:, 3] = 0.0
+    with pytest.raises(EstimationError, match="not of full rank"):
+        fit_ols(sp.csr_array(X), y, se="HC0")
+
+
+def test_non_finite_outcome_and_constant_outcome() -> None:
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(4)
+    X = sp.csr_array(np.column_stack([np.ones(30), rng.normal(size=30)]))
+    y = rng.normal(size=30)
+    y[2] = np.nan
+    with pytest.raises(EstimationError, match="not finite"):
+        fit_ols(X, y, se="HC0")
+    flat = fit_ols(X, np.ones(30), se="HC0")  # statsmodels: R² undefined, no ZeroDivisionError
+    assert np.allclose(flat.params, [1.0, 0.0])
+    assert np.isnan(flat.rsquared)

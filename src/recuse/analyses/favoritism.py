@@ -93,6 +93,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     detail=f"λ pooled over the {r['family']} family's judges",
                 ),
             )  # fmt: skip
+    _not_estimated(ctx, inp, res, sorted(judges), set(sb["judge"]), set(fb["family"]))
     parts.tables.append(
         Table(slug("favoritism", inp.name), f"Favoritism coefficients — {inp.name}", res.tidy())
     )
@@ -132,8 +133,45 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     _robustness(ctx, inp, res)
 
 
+def _not_estimated(
+    ctx: Context,
+    inp: Input,
+    res: FavoritismResult,
+    judges: list[str],
+    with_self: set[str],
+    with_family: set[str],
+) -> None:
+    """A not-estimated entry for each judge whose γ_j (or whose family's λ_F) the design
+    leaves out, with the design's reason — as a pairwise metric's skip, so the summary,
+    the matrix and the CLI say so, not only the section's notes."""
+    fams = dict(res.families)
+
+    def reason(prefix: str) -> str:
+        said = [n for n in res.notes if n.startswith(prefix)]
+        return said[0] if said else f"{prefix} not estimable: no usable ratings"
+
+    for j in judges:
+        if j not in with_self:
+            ctx.skip(ANALYSIS, reason(f"self-bias of {j}"), inp.name, j, bias=SELF_BIAS)
+        f = fams.get(j)
+        if f is not None and f not in with_family:
+            ctx.skip(ANALYSIS, reason(f"family-bias of {f}"), inp.name, j, bias=FAMILY_BIAS)
+
+
+def _tau(value: float) -> str:
+    return f"{value:.2f}" if np.isfinite(value) else "undefined (too few models)"
+
+
 def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
     """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
+    if res.self_bias().empty and res.family_bias().empty:
+        ctx.skip(
+            ANALYSIS,
+            "debiasing: no self- or family-bias term was estimated, so there is nothing to correct",
+            inp.name,
+            headline=False,
+        )
+        return
     with ctx.timed(f"favoritism debiasing ({inp.name})", ANALYSIS):
         try:
             eff = debias_effect(inp.frame, res, ctx.roster)
@@ -153,8 +191,8 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
         f"{inp.name}: debiasing subtracts γ̂_j from judge j's ratings of its own model and "
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
-        f"the reference ranking goes from {eff.rank_correlation_before:.2f} to "
-        f"{eff.rank_correlation_after:.2f}. The corrections are point estimates; their "
+        f"the reference ranking goes from {_tau(eff.rank_correlation_before)} to "
+        f"{_tau(eff.rank_correlation_after)}. The corrections are point estimates; their "
         "uncertainty is the coefficients' intervals above."
     )
 

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from itertools import islice, repeat
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -332,10 +332,28 @@ def read_csv(
     return df
 
 
+def _check_width(records: list[dict[str, Any]], path: Path) -> None:
+    """The table JSON rows make has a column per key any row names: bound that union
+    like a CSV header (:data:`MAX_COLUMNS`), naming the row that passes it — rows that
+    each bring new keys would otherwise cost rows × keys cells."""
+    keys: set[str] = set()
+    for row, record in enumerate(records, start=1):
+        keys.update(record)
+        if len(keys) > MAX_COLUMNS:
+            raise InputError(
+                f"the rows up to this one name {len(keys):,} different keys, more than the "
+                f"{MAX_COLUMNS:,} columns recuse reads",
+                file=path,
+                row=row,
+                fix="give every row the same keys (the table's columns)",
+            )
+
+
 def _read_json_array(path: Path) -> pd.DataFrame:
     records = require_keys(read_json(path), (), file=path)
     if not records:
         raise InputError("the JSON array is empty", file=path, fix="give at least one row")
+    _check_width(records, path)
     return pd.DataFrame.from_records(records)
 
 
@@ -343,6 +361,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     records = read_jsonl(path)
     if not records:
         raise InputError("the file has no JSON lines", file=path, fix="give at least one row")
+    _check_width(records, path)
     return pd.DataFrame.from_records(records)
 
 

@@ -85,9 +85,25 @@ def fit_ols(
             f"{n:,} ratings for {k} coefficients: no residual left to estimate the errors"
         )
     y = np.asarray(y, float)
+    if not np.isfinite(y).all():
+        raise EstimationError(
+            f"{int((~np.isfinite(y)).sum()):,} outcome value(s) are not finite (NaN or inf)"
+        )
     XtX = gram(X) if xtx is None else xtx
     d = np.sqrt(np.diag(XtX))
-    chol = scipy.linalg.cho_factor(XtX / np.outer(d, d))
+    if not (np.isfinite(d).all() and (d > 0).all()):
+        raise EstimationError(
+            "the design is not of full rank: column(s) "
+            f"{', '.join(str(i) for i in np.flatnonzero(~(d > 0)))} have no data"
+        )
+    scaled = XtX / np.outer(d, d)
+    eig = np.linalg.eigvalsh(scaled)  # k × k: cheap; the same test as check_identified
+    if not eig[0] > 1e-10 * max(eig[-1], 1.0):
+        raise EstimationError(
+            "the design is not of full rank: some columns are linear combinations of the "
+            "others, so the coefficients are not identified"
+        )
+    chol = scipy.linalg.cho_factor(scaled)
 
     def solve(b: np.ndarray) -> np.ndarray:
         dd = d if b.ndim == 1 else d[:, None]
@@ -127,5 +143,6 @@ def fit_ols(
         factor = n / (n - k) if se == "HC1" else 1.0
     cov = inv @ meat @ inv * factor
     centered = y - y.mean()
-    rsquared = 1.0 - float(resid @ resid) / float(centered @ centered)
+    tss = float(centered @ centered)
+    rsquared = 1.0 - float(resid @ resid) / tss if tss > 0 else float("nan")
     return OLSFit(params=params, cov=cov, rsquared=rsquared, n=n)

@@ -211,12 +211,24 @@ class FrequencyWeightedOrderedModel(OrderedModel):
         return np.asarray((jac + jac.T) / 2)
 
 
+# the most rating categories an ordered logit is fitted on: a rating scale (Likert 1-5,
+# 1-10, 0-20), not a continuous score, whose every distinct value would be a category
+# with its own threshold (thousands of parameters: minutes to hours per fit)
+MAX_ORDINAL_CATEGORIES = 30
+
+
 def _ordinal_one(p: Prepared, *, level: float, variant: str) -> FavoritismResult:
     frame = p.frame
-    X, terms, notes = design(frame, judge_intercepts=False, dimension_effects=False)
     cats = np.sort(frame["rating"].unique())
     if cats.size < 2:
         raise EstimationError(f"{variant}: the ratings take a single value; no ordinal model")
+    if cats.size > MAX_ORDINAL_CATEGORIES:
+        raise EstimationError(
+            f"{variant}: the ratings take {cats.size:,} distinct rating values, not a rating "
+            f"scale (at most {MAX_ORDINAL_CATEGORIES} categories); an ordered logit needs "
+            "ordered categories"
+        )
+    X, terms, notes = design(frame, judge_intercepts=False, dimension_effects=False)
     y = np.searchsorted(cats, frame["rating"].to_numpy(float))
     both = pd.DataFrame(np.column_stack([y, X]))
     grouped = both.groupby(list(both.columns), sort=True).size()

@@ -144,9 +144,12 @@ def audit_command(
     for row in report.summary():
         typer.echo(summary_line(row))
         for f in row.flagged:
-            typer.echo(f"  - {f.bias.title}: {f.verdict}")
+            where = f" ({f.dataset})" if f.dataset else ""
+            typer.echo(f"  - {f.bias.title}{where}: {f.verdict}")
     if report.skipped:
-        typer.echo(f"{len(report.skipped)} analyses skipped (reasons in the report)")
+        n = len(report.skipped)
+        what = "estimate or analysis" if n == 1 else "estimates or analyses"
+        typer.echo(f"{n} {what} not made (reasons in the report)")
     typer.echo(f"wrote {paths['html']} and {paths['json']} in {seconds:.1f} s")
 
 

@@ -132,8 +132,8 @@ def response_lengths(
         present = s.notna().to_numpy()
         out = np.full(len(s), np.nan)
         strs = s[present].astype(str)
-        if unit == "words":
-            out[present] = strs.str.count(r"\S+").to_numpy(float)
+        if unit == "words":  # runs of non-whitespace, as str.split() finds them
+            out[present] = [float(len(t.split())) for t in strs]
         elif unit == "chars":
             out[present] = strs.str.len().to_numpy(float)
         else:

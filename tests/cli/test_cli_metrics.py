@@ -77,13 +77,24 @@ def test_dataset_name_and_judge_alias(
 
 
 @pytest.mark.parametrize(
+    ("option", "value"),
+    [("--verdict", "soft"), ("--unit", "lines"), ("--human-ties", "x"), ("--judge-ties", "x")],
+)
+def test_choices_come_from_the_library_literals(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path, option: str, value: str
+) -> None:
+    out = tmp_path / "bias.json"
+    code, _, err = run(capsys, "metrics", "pairs", str(pairs_csv), option, value, "-o", str(out))
+    assert code == 2 and option in err and value in err  # a usage error naming the choices
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (("--level", "90"), "level must be between 0 and 1"),
-        (("--verdict", "soft"), "verdict must be one of"),
         (("-m", "halo"), "--metric 'halo' is unknown"),
         (("-j", "palm-2"), "judge 'palm-2' is not in the table"),
-        (("--unit", "lines"), "--unit must be"),
         (("--n-boot", "3"), "n_boot must be"),
     ],
 )

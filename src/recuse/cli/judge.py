@@ -11,6 +11,10 @@ import typer
 
 from recuse.cli.app import app
 from recuse.errors import ConfigError, InputError
+from recuse.judging.backends.http import Endpoint, PromptLogprobMode
+from recuse.judging.backends.local import DType
+from recuse.judging.protocols import PairwiseMode
+from recuse.judging.store import Kind
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
@@ -27,14 +31,14 @@ def _backend(
     model: str,
     *,
     base_urls: list[str],
-    endpoint: str,
+    endpoint: Endpoint,
     api_key_env: str | None,
     concurrency: int,
     timeout: float,
-    dtype: str,
+    dtype: DType,
     batch_size: int,
     judge_id: str | None,
-    prompt_logprobs: str | None = None,
+    prompt_logprobs: PromptLogprobMode | None = None,
 ) -> tuple[Backend, str]:
     """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
     backend also scores perplexities, through its prompt log-probs."""
@@ -50,11 +54,11 @@ def _backend(
             base_urls,
             model=model,
             model_id=jid,
-            endpoint=endpoint,  # type: ignore[arg-type]
+            endpoint=endpoint,
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
-            prompt_logprobs=prompt_logprobs,  # type: ignore[arg-type]
+            prompt_logprobs=prompt_logprobs,
         )
         return http, jid
     from recuse.judging.backends.local import LocalBackend
@@ -66,7 +70,7 @@ def _backend(
             m.path,
             model_id=m.model_id,
             revision=m.revision,
-            dtype=dtype,  # type: ignore[arg-type]
+            dtype=dtype,
             batch_size=batch_size,
         )
         return local, judge_id or m.model_id
@@ -77,7 +81,7 @@ def _backend(
             "folder — give a folder saved with save_pretrained, or --base-url for a server"
         )
     jid = judge_id or path.name
-    local = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)  # type: ignore[arg-type]
+    local = LocalBackend.load(path, model_id=jid, dtype=dtype, batch_size=batch_size)
     return local, jid
 
 
@@ -96,8 +100,8 @@ def judge(
         Path | None, typer.Option("--out", "-o", help="SQLite store (created or resumed).")
     ] = None,
     data_dir: str = typer.Option(None, "--data-dir", help="Folder holding the datasets."),
-    protocol: str = typer.Option("pairwise", help="pairwise or likert."),
-    mode: str = typer.Option("direct", help="Pairwise: direct or explain."),
+    protocol: Annotated[Kind, typer.Option(help="pairwise or likert.")] = "pairwise",
+    mode: Annotated[PairwiseMode, typer.Option(help="Pairwise: direct or explain.")] = "direct",
     dimension: Annotated[
         list[str] | None,
         typer.Option("--dimension", help="Likert dimension (repeat); default all six."),
@@ -109,14 +113,14 @@ def judge(
             "--base-url", help="OpenAI-compatible base URL, e.g. http://host:8000/v1 (repeat)."
         ),
     ] = None,
-    endpoint: str = typer.Option("completions", help="completions or chat."),
+    endpoint: Annotated[Endpoint, typer.Option(help="completions or chat.")] = "completions",
     api_key_env: str = typer.Option(
         None, "--api-key-env", help="Environment variable that holds the API key."
     ),
     concurrency: int = typer.Option(8, help="HTTP requests in flight."),
     timeout: float = typer.Option(60.0, help="HTTP timeout per request (s)."),
     max_attempts: int = typer.Option(5, help="Attempts per request before recording a failure."),
-    dtype: str = typer.Option("float32", help="Local: float32 or bfloat16."),
+    dtype: Annotated[DType, typer.Option(help="Local: float32 or bfloat16.")] = "float32",
     batch_size: int = typer.Option(
         16,
         help="Local: prompts per forward pass at most (also capped at 2048 padded "
@@ -131,12 +135,14 @@ def judge(
         "uses for its familiarity section). Pairwise only; over --base-url it needs the "
         "completions endpoint's prompt log-probs (--logprobs-mode).",
     ),
-    logprobs_mode: str = typer.Option(
-        "echo",
-        "--logprobs-mode",
-        help="--perplexity over --base-url: echo (completions with echo and logprobs) or "
-        "vllm (vLLM's prompt_logprobs).",
-    ),
+    logprobs_mode: Annotated[
+        PromptLogprobMode,
+        typer.Option(
+            "--logprobs-mode",
+            help="--perplexity over --base-url: echo (completions with echo and logprobs) "
+            "or vllm (vLLM's prompt_logprobs).",
+        ),
+    ] = "echo",
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
@@ -147,15 +153,6 @@ def judge(
         return
     if not data or out is None:
         raise ConfigError("give --data (dataset name or file) and --out (store file)")
-    for name, value, allowed in (
-        ("--protocol", protocol, ("pairwise", "likert")),
-        ("--mode", mode, ("direct", "explain")),
-        ("--endpoint", endpoint, ("completions", "chat")),
-        ("--dtype", dtype, ("float32", "bfloat16")),
-        ("--logprobs-mode", logprobs_mode, ("echo", "vllm")),
-    ):
-        if value not in allowed:
-            raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
     if perplexity and protocol != "pairwise":
         raise ConfigError(
             "--perplexity goes with pairwise judging (the familiarity analysis reads the "
@@ -192,7 +189,7 @@ def judge(
             progress=progress,
         )
         if protocol == "pairwise":
-            summary = runner.pairwise(table, PairwiseProtocol(mode=mode))  # type: ignore[arg-type]
+            summary = runner.pairwise(table, PairwiseProtocol(mode=mode))
         else:
             summary = runner.likert(table, dims)
         typer.echo(summary.line())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -17,7 +17,7 @@ from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import check_options
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
-from recuse.metrics.verdicts import check_modes
+from recuse.metrics.verdicts import HumanTies, JudgeTies, Verdict
 from recuse.outputs import check_output, csv_text, write_text
 from recuse.roster import Roster
 from recuse.tables import reject_human_ties
@@ -28,6 +28,8 @@ metrics_app = typer.Typer(
 app.add_typer(metrics_app, name="metrics")
 
 OUT_SUFFIXES = (".json", ".csv")
+HumanTiesOption = Literal["drop", "split", "error"]  # HumanTies, or refuse tied labels
+TextUnit = Literal["words", "chars", "column"]  # verbosity.Unit without tokens (no tokenizer)
 METRIC_HELP = f"Metric to compute (repeatable; default: all): {', '.join(METRICS)}."
 
 
@@ -69,14 +71,22 @@ def pairs_command(
         10, "--min-n", help="Fewest pairs a group needs before it is estimated."
     ),
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help=METRIC_HELP)] = None,
-    verdict: str = typer.Option("prob", "--verdict", help="prob (probabilities) or pick."),
-    human_ties: str = typer.Option(
-        "drop", "--human-ties", help="drop, split (half/half) or error (refuse tied labels)."
-    ),
-    judge_ties: str = typer.Option("half", "--judge-ties", help="half or drop (pick mode)."),
-    unit: str = typer.Option(
-        "words", "--unit", help="Length unit for verbosity: words, chars or column (len_a/len_b)."
-    ),
+    verdict: Annotated[
+        Verdict, typer.Option("--verdict", help="prob (probabilities) or pick.")
+    ] = "prob",
+    human_ties: Annotated[
+        HumanTiesOption,
+        typer.Option("--human-ties", help="drop, split (half/half) or error (refuse tied labels)."),
+    ] = "drop",
+    judge_ties: Annotated[
+        JudgeTies, typer.Option("--judge-ties", help="half or drop (pick mode).")
+    ] = "half",
+    unit: Annotated[
+        TextUnit,
+        typer.Option(
+            "--unit", help="Length unit for verbosity: words, chars or column (len_a/len_b)."
+        ),
+    ] = "words",
     out: str = typer.Option(
         None, "--out", "-o", help="Write results to FILE.json (with curves) or FILE.csv."
     ),
@@ -95,11 +105,7 @@ def pairs_command(
     if seed < 0:
         raise ConfigError(f"--seed must be 0 or more; got {seed}")
     refuse_ties = human_ties == "error"
-    if refuse_ties:
-        human_ties = "drop"
-    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
-    if unit not in ("words", "chars", "column"):
-        raise ConfigError(f"--unit must be words, chars or column; got {unit!r}")
+    ties: HumanTies = "split" if human_ties == "split" else "drop"
     for m in metric or []:
         if m not in METRICS:
             raise ConfigError(f"--metric {m!r} is unknown — choose from {', '.join(METRICS)}")
@@ -121,10 +127,10 @@ def pairs_command(
         roster,
         judges=judges,
         metrics=metric or None,
-        verdict=verdict,  # type: ignore[arg-type]
-        human_ties=human_ties,  # type: ignore[arg-type]
-        judge_ties=judge_ties,  # type: ignore[arg-type]
-        unit=unit,  # type: ignore[arg-type]
+        verdict=verdict,
+        human_ties=ties,
+        judge_ties=judge_ties,
+        unit=unit,
         level=level,
         n_boot=n_boot,
         seed=seed,

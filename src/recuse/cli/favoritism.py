@@ -19,7 +19,8 @@ from recuse.data.generic import load_table
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
 from recuse.outputs import check_output_folder, csv_text, staged
-from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult
+from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
+from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, Battery, battery
 from recuse.roster import Roster
 
@@ -113,16 +114,17 @@ def write_outputs(
 @app.command("favoritism")
 def favoritism(
     source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
-    se: Annotated[str, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")] = (
-        "HC0"
-    ),
+    se: Annotated[
+        SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
+    ] = "HC0",
     level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.9,
     robustness: Annotated[
         str,
         typer.Option("--robustness", help=f"all, none, or a comma list of: {', '.join(CHECKS)}."),
     ] = "none",
     normalize: Annotated[
-        str, typer.Option("--normalize", help=f"Per-dimension scaling: {', '.join(NORMALIZE)}.")
+        Normalize,
+        typer.Option("--normalize", help=f"Per-dimension scaling: {', '.join(NORMALIZE)}."),
     ] = "max",
     out: Annotated[
         str,
@@ -139,10 +141,6 @@ def favoritism(
     ] = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, Eq. 1)."""
-    if se not in SE_TYPES:
-        raise ConfigError(f"--se {se}: use one of {', '.join(SE_TYPES)}")
-    if normalize not in NORMALIZE:
-        raise ConfigError(f"--normalize {normalize}: use one of {', '.join(NORMALIZE)}")
     if not 0 < level < 1:
         raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
     checks = _checks(robustness)
@@ -155,9 +153,9 @@ def favoritism(
         ratings,
         roster,
         checks=checks,
-        se=se,  # type: ignore[arg-type]
+        se=se,
         level=level,
-        normalize=normalize,  # type: ignore[arg-type]
+        normalize=normalize,
     )
     console = Console()
     main = bat.main

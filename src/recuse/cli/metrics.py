@@ -139,11 +139,10 @@ def pairs_command(
 
     console = Console(highlight=False)
     shown = Table(title=Text(f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled)"))
-    for col, justify in (
-        ("judge", "left"), ("metric", "left"), ("estimate", "right"), ("interval", "right"),
-        ("n", "right"), ("prompts", "right"),
-    ):  # fmt: skip
-        shown.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for col in ("judge", "metric"):
+        shown.add_column(col, justify="left")
+    for col in ("estimate", "interval", "n", "prompts"):
+        shown.add_column(col, justify="right")
     for r in result.results:
         shown.add_row(
             Text(r.judge or ""), Text(r.metric), _fmt(r.estimate),

@@ -309,23 +309,15 @@ def _packages() -> dict[str, str]:
 
 
 def _git_commit(folder: Path) -> str | None:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=folder, capture_output=True, text=True, timeout=5, check=True
+        )
+        return done.stdout.strip()
+
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
+        out = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{out}{' (with uncommitted changes)' if dirty else ''}" if out else None

@@ -151,6 +151,22 @@ def _longer_side(len_a: FloatArray, len_b: FloatArray) -> NDArray[np.int8]:
     return side
 
 
+def _for_longer(
+    pairs: pd.DataFrame,
+    len_a: FloatArray,
+    len_b: FloatArray,
+    verdict: Verdict,
+    human_ties: HumanTies,
+    judge_ties: JudgeTies,
+) -> tuple[NDArray[np.int8], FloatArray, FloatArray]:
+    """The longer side (+1 a, -1 b, 0 equal), and the judge's verdict and the human label
+    for the longer response (NaN where the lengths are equal)."""
+    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
+    side = _longer_side(len_a, len_b)
+    p = judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties)
+    return side, orient(p, side), orient(pairs["human"].to_numpy(float), side)
+
+
 def verbosity_spec(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
@@ -165,12 +181,7 @@ def verbosity_spec(
     judge_ties: JudgeTies,
 ) -> MetricSpec:
     """Eq. 6 (``kind="signed"``) or Eq. 5 (``"absolute"``) for every judge in ``labels``."""
-    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
-    side = _longer_side(len_a, len_b)
-    v = orient(
-        judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
-    )
-    h = orient(pairs["human"].to_numpy(float), side)
+    side, v, h = _for_longer(pairs, len_a, len_b, verdict, human_ties, judge_ties)
     values, used = attribute_gap_values(h, v, human_ties=human_ties)
     group = np.where(used & (side != 0), codes, -1)
     if kind == "signed":
@@ -273,12 +284,7 @@ def longer_gap_spec(
     judge_ties: JudgeTies,
 ) -> MetricSpec:
     """The prefer-longer gap for every judge in ``labels`` (see :func:`prefer_longer_gap`)."""
-    check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
-    side = _longer_side(len_a, len_b)
-    v = orient(
-        judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
-    )
-    h = orient(pairs["human"].to_numpy(float), side)
+    side, v, h = _for_longer(pairs, len_a, len_b, verdict, human_ties, judge_ties)
     used = np.isfinite(v) & np.isfinite(h) & (side != 0)
     if human_ties == "drop":
         used &= np.abs(h - 0.5) > TIE_TOL

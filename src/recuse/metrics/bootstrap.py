@@ -110,6 +110,11 @@ def absolute_difference_of_ratios(s: FloatArray) -> FloatArray:
     return np.abs(difference_of_ratios(s))
 
 
+def difference_of_means(s: FloatArray) -> FloatArray:
+    """``(s0 - s1) / s2``: the mean of one value minus the mean of another over s2 rows."""
+    return _div(s[..., 0] - s[..., 1], s[..., 2])
+
+
 def signed_share(s: FloatArray) -> FloatArray:
     """``2 * s0 / s1 - 1``: a share in [0, 1] mapped to [-1, 1]."""
     return 2.0 * _div(s[..., 0], s[..., 1]) - 1.0

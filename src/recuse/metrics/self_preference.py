@@ -66,6 +66,7 @@ from recuse.metrics.verdicts import (
     judge_codes,
     judge_score,
     orient,
+    ties_note,
 )
 from recuse.roster import Roster
 
@@ -193,7 +194,7 @@ def preference_spec(
     h = orient(pairs["human"].to_numpy(float), side)
     who = "the judge's own response" if relation == "self" else "a family member's response"
     other = "the other response"
-    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    ties = ties_note(verdict, judge_ties)
     if kind == "eo":
         values, used = attribute_gap_values(h, v, human_ties=human_ties)
         group = np.where(used & (side != 0), codes, -1)

@@ -48,6 +48,7 @@ from recuse.metrics.bootstrap import (
     absolute_difference_of_ratios,
     check_options,
     cluster_bootstrap,
+    difference_of_means,
     difference_of_ratios,
     ratio,
 )
@@ -65,6 +66,7 @@ from recuse.metrics.verdicts import (
     judge_score,
     order_picks,
     orient,
+    ties_note,
 )
 
 __all__ = [
@@ -201,7 +203,7 @@ def verbosity_spec(
             (3, "pairs where the human prefers the shorter response"),
         ),
     )
-    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    ties = ties_note(verdict, judge_ties)
     method = (
         f"verbosity bias ({what}): recall when the human prefers the longer response minus "
         f"recall when the human prefers the shorter; length in {length_note}; {ties}, "
@@ -295,10 +297,10 @@ def longer_gap_spec(
         values=values,
         group=np.where(used, codes, -1),
         labels=labels,
-        combine=_gap_of_means,
+        combine=difference_of_means,
         required=((2, "pairs of unequal length with a verdict and a human label"),),
     )
-    ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+    ties = ties_note(verdict, judge_ties)
     method = (
         "prefer-longer gap: P(judge picks the longer response) minus P(human picks it), "
         f"over the same pairs; length in {length_note}; {ties}, human ties {human_ties}; "
@@ -312,11 +314,6 @@ def longer_gap_spec(
         }
 
     return MetricSpec("verbosity_longer_gap", stat, method, components)
-
-
-def _gap_of_means(s: FloatArray) -> FloatArray:
-    """``(s0 - s1) / s2``: mean judge value minus mean human value."""
-    return ratio(np.stack([s[..., 0] - s[..., 1], s[..., 2]], axis=-1))
 
 
 def prefer_longer_gap(
@@ -359,6 +356,7 @@ def prefer_longer_gap(
     >>> r.estimate, r.components  # the judge picks a (longer) 6/8, the humans 4/8
     (0.25, {'judge_picks_longer': 0.75, 'human_picks_longer': 0.5})
     """
+
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)

@@ -41,6 +41,7 @@ __all__ = [
     "judge_score",
     "order_picks",
     "orient",
+    "ties_note",
 ]
 
 Verdict = Literal["prob", "pick"]
@@ -165,3 +166,12 @@ def judge_codes(
     lookup = np.array([index.get(str(u), -1) for u in uniques] + [-1], dtype=np.intp)
     codes = lookup[raw]  # raw -1 (no judge) picks the trailing -1
     return codes, labels
+
+
+def ties_note(verdict: Verdict, judge_ties: JudgeTies) -> str:
+    """How verdicts were read, for a metric's ``method`` text.
+
+    >>> ties_note("pick", "half"), ties_note("prob", "half")
+    ('verdict=pick, judge ties half', 'verdict=prob')
+    """
+    return f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")

@@ -46,7 +46,8 @@ FAMILY_BIAS = Bias(
 
 
 def _needs(frame: pd.DataFrame) -> str | None:
-    if not set(frame["judge"].astype(str)) & set(frame["model"].astype(str)):
+    judges, models = (set(frame[c].astype(str).unique()) for c in ("judge", "model"))
+    if not judges & models:
         return "no judge rated its own model's outputs, so self-bias is not identified"
     if frame["reference"].notna().sum() == 0:
         return "no reference scores (column reference is empty)"
@@ -57,7 +58,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
     parts = ctx.part(ANALYSIS)
     frame = inp.frame
-    judges = set(frame["judge"].astype(str))
+    judges = set(frame["judge"].astype(str).unique())
     with ctx.timed(f"favoritism regression ({inp.name})", ANALYSIS):
         try:
             res = fit_favoritism(frame, ctx.roster, se=o.se, level=o.level)

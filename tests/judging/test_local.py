@@ -165,3 +165,24 @@ def test_loading_prints_no_third_party_progress_bar(
     LocalBackend.load(tiny_model_dir, model_id="tiny")
     out, err = capfd.readouterr()
     assert "Loading weights" not in out + err and "it/s" not in out + err
+
+
+def test_each_forward_pass_is_reported_as_done(backend: LocalBackend) -> None:
+    from recuse.judging.backends.base import done_sink
+
+    prompts = _prompts()
+    lengths = [len(backend.encode(p)) for p in prompts]
+    backend.max_batch_tokens = 2 * max(lengths)  # at most two prompts per forward pass
+    try:
+        steps: list[int] = []
+        with done_sink(steps.append):
+            asyncio.run(backend.next_token_logprobs(prompts, top_k=5))
+        assert steps == [len(b) for b in backend._buckets(lengths)] and sum(steps) == 6
+        assert len(steps) >= 3 and max(steps) <= 2
+        steps.clear()
+        with done_sink(steps.append):
+            asyncio.run(backend.continuation_logprobs(prompts[:2], ["yes", "no"]))
+            asyncio.run(backend.generate(prompts[:2], max_new_tokens=2))
+        assert sum(steps) == 4
+    finally:
+        backend.max_batch_tokens = 2048

@@ -289,3 +289,66 @@ def test_with_a_progress_bar_the_first_judgment_goes_alone(tmp_path: Path) -> No
             pd.DataFrame(fake_pairs(3))
         )
         assert summary.ok == 6 and fake.calls == 2  # 1 judgment, then the other 5
+
+
+class _SteppingBackend(FakeBackend):
+    """Reports each prompt as done on its own, like a local model's length buckets."""
+
+    def __init__(self, *, over_report: int = 1, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.over_report = over_report
+
+    async def next_token_logprobs(self, prompts, *, top_k=20, select=None):  # type: ignore[no-untyped-def,override]
+        from recuse.judging.backends.base import report_done
+
+        out = await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+        for _ in prompts:
+            report_done(self.over_report)
+        return out
+
+
+def _advances(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    from rich.progress import Progress
+
+    seen: list[float] = []
+    real = Progress.advance
+
+    def record(self: Progress, task_id: object, advance: float = 1) -> None:
+        seen.append(advance)
+        real(self, task_id, advance)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Progress, "advance", record)
+    return seen
+
+
+def test_the_bar_moves_per_step_the_backend_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    seen = _advances(monkeypatch)
+    with Store(tmp_path / "s.db") as store:
+        fake = _SteppingBackend(batch_size=4)  # concurrency 2: two batches in flight
+        quiet = Console(file=io.StringIO())
+        Runner(fake, store, progress=True, console=quiet).pairwise(pd.DataFrame(fake_pairs(5)))
+    steps = [a for a in seen if a]
+    assert sum(seen) == 10 and steps == [1] * 10  # per judgment, never a batch at once
+
+
+def test_over_reporting_and_retries_never_push_the_bar_past_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    seen = _advances(monkeypatch)
+    with Store(tmp_path / "s.db") as store:
+        fake = _SteppingBackend(batch_size=4, over_report=3, transient=1)
+        quiet = Console(file=io.StringIO())
+        summary = Runner(fake, store, retry=FAST, progress=True, console=quiet).pairwise(
+            pd.DataFrame(fake_pairs(5))
+        )
+    assert summary.ok == 10 and sum(seen) == 10

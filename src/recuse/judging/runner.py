@@ -45,7 +45,13 @@ from rich.progress import (
 from rich.text import Text
 
 from recuse.errors import ConfigError, InputError
-from recuse.judging.backends.base import Backend, Failure, Generation, TransientError
+from recuse.judging.backends.base import (
+    Backend,
+    Failure,
+    Generation,
+    TransientError,
+    done_sink,
+)
 from recuse.judging.protocols import (
     BRACKETS,
     ORDERS,
@@ -428,8 +434,17 @@ class Runner:
             kind.save(batch)
 
         async def one(batch: list[Task], bar: Any) -> None:
+            shown = 0  # of this batch, on the bar already (the backend reports steps)
+
+            def step(n: int) -> None:
+                nonlocal shown
+                n = min(n, len(batch) - shown)  # a retried batch reports its steps again
+                shown += n
+                progress.advance(bar, n)
+
             async with limit:
-                results, attempts = await self._attempt(batch, kind)
+                with done_sink(step):
+                    results, attempts = await self._attempt(batch, kind)
             results = [kind.finish(r, attempts) for r in results]
             pending.extend(results)
             outcomes.extend(results)
@@ -439,7 +454,7 @@ class Runner:
                 counts[r.status] += 1
                 if r.status == "failed":
                     failures[r.reason or "unknown"] = failures.get(r.reason or "unknown", 0) + 1
-            progress.advance(bar, len(batch))
+            progress.advance(bar, len(batch) - shown)
 
         with progress:
             bar = progress.add_task(f"{kind.verb} with {self.judge}", total=len(todo))

@@ -6,12 +6,18 @@ many concurrently). Per prompt, the answer is either a value or a :class:`Failur
 (a permanent problem with that prompt, e.g. too long for the model). Problems that
 may pass (rate limits, server errors, timeouts) are raised as
 :class:`TransientError`, which the runner retries with backoff.
+
+A backend that computes one call in several steps (a local model's length buckets, one
+forward pass each) calls :func:`report_done` after each step, so the runner's progress
+bar moves per step rather than per call.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +25,27 @@ import numpy as np
 from recuse.judging.protocols import Prompt
 
 TokenFilter = Callable[[str], bool]
+
+# Where report_done() goes: set by the runner around each call, per asyncio task, so
+# concurrent calls never count into each other's share.
+_DONE: ContextVar[Callable[[int], None] | None] = ContextVar("recuse_done", default=None)
+
+
+def report_done(n: int) -> None:
+    """Tell the caller that ``n`` more prompts of the current call are computed."""
+    sink = _DONE.get()
+    if sink is not None and n > 0:
+        sink(n)
+
+
+@contextmanager
+def done_sink(sink: Callable[[int], None]) -> Iterator[None]:
+    """Route :func:`report_done` calls made inside the block (this task only) to ``sink``."""
+    token = _DONE.set(sink)
+    try:
+        yield
+    finally:
+        _DONE.reset(token)
 
 
 @dataclass(frozen=True)

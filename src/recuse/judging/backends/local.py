@@ -4,7 +4,8 @@ Batches are right-padded: every real token keeps its natural position, the causa
 mask keeps padding out of every real token's view, and logits are gathered only at
 the positions that are read, so a batched answer equals a one-at-a-time answer up
 to float rounding. Prompts are sorted by length and cut into sub-batches under a
-token budget (length bucketing), so little compute goes into padding.
+token budget (length bucketing), so little compute goes into padding. Each finished
+sub-batch is reported (:func:`report_done`), so progress moves per forward pass.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.judging.backends.base import Backend, Failure, Generation, TokenFilter
+from recuse.judging.backends.base import (
+    Backend,
+    Failure,
+    Generation,
+    TokenFilter,
+    report_done,
+)
 from recuse.judging.protocols import Prompt
 
 if TYPE_CHECKING:
@@ -238,6 +245,7 @@ class LocalBackend(Backend):
                     text = vocab[tid] if tid < len(vocab) else f"<id {tid}>"
                     dist[text] = float(np.logaddexp(dist[text], v)) if text in dist else v
                 out[i] = dist
+            report_done(len(idx))
         return out
 
     def continuation_logprobs_sync(
@@ -265,6 +273,7 @@ class LocalBackend(Backend):
             for i, lp in zip(idx, rows, strict=True):
                 tail = _torch().tensor(tails[i], dtype=_torch().long)
                 out[i] = lp.gather(1, tail[:, None])[:, 0].numpy().astype(np.float64)
+            report_done(len(idx))
         return out
 
     def generate_sync(
@@ -313,6 +322,7 @@ class LocalBackend(Backend):
             new = result.sequences[:, width:].cpu()
             for r, i in enumerate(idx):
                 out[i] = self._finish(new[r], stop, result.logits if top_k else None, r, top_k)
+            report_done(len(idx))
         return out
 
     def _finish(

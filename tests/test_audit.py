@@ -89,12 +89,13 @@ def test_summary_matrix_flags_exactly_the_planted_biases(planted: Any) -> None:
         if e["significant"]
     }
     assert flagged == PLANTED
-    # familiarity (no perplexities), calibration (picks, no probabilities) and the probes
-    # (no probe table) are named as estimated for nobody
+    # familiarity (no perplexities), calibration (picks, no probabilities), the probes
+    # and self-recognition (no probe table) are named as estimated for nobody
     assert sorted(a["analysis"] for a in m["not_estimated_anywhere"]) == [
         "Calibration",
         "Familiarity (perplexity)",
         "Probes (no labels needed)",
+        "Self-recognition (no labels needed)",
     ]
     assert {b["bias"] for b in m["biases"]} >= {b for _, b in PLANTED}
 

@@ -23,7 +23,14 @@ from pathlib import Path
 import pandas as pd
 
 from recuse.analyses import REGISTRY, selected
-from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context, Progress
+from recuse.analyses.base import (
+    FAST_CHECKS,
+    Analysis,
+    AuditOptions,
+    Context,
+    Progress,
+    unedited,
+)
 from recuse.data.generic import ValueReading
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
@@ -123,13 +130,16 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
     if inp.table == "pairs" and ctx.options.orders != "both":  # one order for every analysis
         inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders))
     frame = inp.frame
+    # a probe table's edited and self-recognition rows are for the analyses that read
+    # them; every other analysis sees the original pairs only
+    original = replace(inp, frame=unedited(frame))
     ready = []
     for a in analyses:
         if a.table != inp.table:
             kind = "pairwise verdicts" if a.table == "pairs" else "absolute scores"
             ctx.skip(a, f"needs a {a.table} table ({kind}); this is {inp.table}", inp.name)
             continue
-        reason = a.needs(frame)
+        reason = a.needs(frame if a.reads_probes else original.frame)
         if reason:
             ctx.skip(a, reason, inp.name)
         else:
@@ -140,10 +150,10 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
         _ratings_exclusions(ctx, inp, frame)
     if any(a.metrics for a in ready):
         ctx.step(f"pairwise metrics, one bootstrap ({inp.name})")
-    shared = _shared_bootstrap(ctx, inp, ready)
+    shared = _shared_bootstrap(ctx, original, ready)
     for a in ready:
         ctx.step(f"{a.title} ({inp.name})")
-        a.build(ctx, inp, shared)
+        a.build(ctx, inp if a.reads_probes else original, shared)
 
 
 def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:

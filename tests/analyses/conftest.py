@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from recuse.audit import AuditInput, AuditOptions, run_audit
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
-from recuse.probes import build_probe_table
+from recuse.probes import build_probe_table, build_recognition_table
+from recuse.probes.run import judge_probes
 from recuse.report import Report, Source
 from recuse.roster import Entry, Roster
 from recuse.simulate import (
@@ -42,6 +44,9 @@ PROBE_PLANTS = {"authority": 0.12, "padding": 0.0, "bandwagon": 0.08, "distracti
                 "attribution-self": 0.05, "attribution-other": 0.0}  # fmt: skip
 
 
+RECOGNITION_PLANT = 0.2
+
+
 def _probe_table(folder: Path) -> pd.DataFrame:
     """A probe table of 120 base pairs judged by a judge with planted sensitivities."""
     base = pd.DataFrame(
@@ -54,8 +59,20 @@ def _probe_table(folder: Path) -> pd.DataFrame:
         }
     )
     table = build_probe_table(base, probes=list(PROBE_PLANTS), author="planted-judge", seed=0)
+    # self-recognition: its own answers (they carry its signature) against another model's
+    own = base.assign(
+        model_a=["planted-judge" if k % 2 else "other-model" for k in range(120)],
+        model_b=["other-model" if k % 2 else "planted-judge" for k in range(120)],
+    )
+    own["response_a"] = np.where(own["model_a"] == "planted-judge", own["response_a"] + " (mine)",
+                                 own["response_a"])  # fmt: skip
+    own["response_b"] = np.where(own["model_b"] == "planted-judge", own["response_b"] + " (mine)",
+                                 own["response_b"])  # fmt: skip
+    own["item_id"] = "own-" + own["item_id"]
+    recognition = build_recognition_table(own, judge="planted-judge")
+    judge = PlantedJudge(PROBE_PLANTS, signature="(mine)", recognition=RECOGNITION_PLANT)
     with Store(folder / "probes.db") as store:
-        Runner(PlantedJudge(PROBE_PLANTS), store, progress=False).pairwise(table)
+        judge_probes(Runner(judge, store, progress=False), pd.concat([table, recognition]))
         return store.export_pairs()
 
 

@@ -30,7 +30,10 @@ def test_probe_then_export_then_audit(tmp_path: Path, capsys: pytest.CaptureFixt
                      server.base_url, "--model", "gpt-4o", "--probe", "padding,authority",
                      "--limit", "20", "--no-progress"])  # fmt: skip
     assert code == 0
-    assert "20 base pairs × 4 versions" in capsys.readouterr().out
+    assert (
+        "20 base pairs; versions judged: authority 20, original 20, padding 20, placebo 20"
+        in capsys.readouterr().out
+    )
     assert main(["judge", "export", str(store), "--out", str(table)]) == 0
     exported = pd.read_csv(table)
     assert set(exported["probe"]) == {"original", "placebo", "padding", "authority"}
@@ -39,3 +42,37 @@ def test_probe_then_export_then_audit(tmp_path: Path, capsys: pytest.CaptureFixt
     keys = {f["bias"] for r in d["summary"] for f in r["findings"]}
     assert keys == {"probe_padding", "probe_authority"}
     assert main(["probe", "--data", str(src), "--out", str(store), "--probe", "flattery"]) == 2
+
+
+def test_self_recognition_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.csv"
+    n = 24
+    pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt": [f"Question {k}?" for k in range(n)],
+            "response_a": [f"Answer one to {k}." for k in range(n)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(n)],
+            "model_a": ["gpt-4o" if k % 3 else "m2" for k in range(n)],
+            "model_b": ["m1" if k % 3 else "m3" for k in range(n)],  # 8 pairs hold no own answer
+        }
+    ).to_csv(src, index=False)
+    store, table, report = tmp_path / "s.db", tmp_path / "probes.csv", tmp_path / "r"
+    args = ["probe", "--data", str(src), "--out", str(store), "--model", "gpt-4o", "--no-progress"]
+    with StandIn() as server:
+        code = main([*args, "--base-url", server.base_url, "--probe", "self-recognition,padding"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert "original 24, padding 24, placebo 24, self-recognition 16" in out
+        # a judge whose answers are not in the data: one clear line, exit 2
+        assert main([*args, "--base-url", server.base_url, "--judge-id", "claude",
+                     "--probe", "self-recognition"]) == 2  # fmt: skip
+        assert "no pair holds an answer by 'claude'" in capsys.readouterr().err
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    assert main(["audit", str(table), "--only", "self-recognition", "--out", str(report),
+                 "--allow-unknown-models"]) == 0  # fmt: skip
+    d = json.loads((report / "report.json").read_text())
+    (finding,) = [f for r in d["summary"] for f in r["findings"] if f["bias"] == "self_recognition"]
+    assert finding["judge"] == "gpt-4o" and finding["n"] == 16

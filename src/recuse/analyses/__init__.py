@@ -17,6 +17,7 @@ from recuse.analyses import (
     probes,
     self_preference,
     self_preference_ladder,
+    self_recognition,
     verbosity,
 )
 from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context, to_finding
@@ -29,6 +30,7 @@ REGISTRY: tuple[Analysis, ...] = (
     verbosity.ANALYSIS,
     position.ANALYSIS,
     probes.ANALYSIS,
+    self_recognition.ANALYSIS,
     familiarity.ANALYSIS,
     favoritism.ANALYSIS,
     leaderboard.ANALYSIS,

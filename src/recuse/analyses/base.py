@@ -153,6 +153,9 @@ class Analysis:
     needs: Needs = nothing_needed
     metrics: Mapping[str, Bias | None] = field(default_factory=dict)
     describe: Callable[[MetricResult], str] = lambda r: ""  # a finding's detail
+    #: whether it reads a probe table's edited and self-recognition rows; every other
+    #: analysis sees only the original pairs of a probe table
+    reads_probes: bool = False
 
     @property
     def headline(self) -> Bias:
@@ -383,6 +386,14 @@ def needs_verdicts(frame: pd.DataFrame) -> str | None:
     if "judge" not in frame.columns or frame["judge"].isna().all():
         return "no judge verdicts in this data (human labels only) — run a judge on it first"
     return None
+
+
+def unedited(frame: pd.DataFrame) -> pd.DataFrame:
+    """A probe table's original pairs (every row of any other table)."""
+    if "probe" not in frame.columns:
+        return frame
+    keep = frame["probe"].isna() | (frame["probe"] == "original")
+    return frame if keep.all() else frame[keep].reset_index(drop=True)
 
 
 def judged(frame: pd.DataFrame) -> pd.DataFrame:

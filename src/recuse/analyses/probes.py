@@ -118,4 +118,5 @@ ANALYSIS = Analysis(
     "with judge verdicts",
     needs=_needs,
     build=_build,
+    reads_probes=True,
 )

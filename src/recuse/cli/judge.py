@@ -306,6 +306,7 @@ def _read(
             swapped_frame=read.how.swapped_frame,
             confidence=read.how.confidence,
             confidence_of=read.how.confidence_of,
+            labels="optional",  # texts to judge need no labels
         )
         need = ["prompt", "response_a", "response_b"]
         missing = [c for c in need if c not in df.columns or df[c].isna().all()]

@@ -11,9 +11,12 @@ from recuse.cli.app import app
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.backends.local import DType
+from recuse.probes.design import RECOGNITION
 from recuse.probes.transforms import PROBES
 
-ALL = ",".join(p for p in PROBES if p != "placebo")
+EDITS = [p for p in PROBES if p != "placebo"]
+ALL = ",".join(EDITS)
+CHOICES = f"{ALL},{RECOGNITION}"
 
 
 @app.command("probe")
@@ -21,7 +24,11 @@ def probe(
     out: Annotated[Path, typer.Option("--out", "-o", help="SQLite store (created or resumed).")],
     data: str = typer.Option(..., "--data", "-d", help="Dataset name or pairs file with texts."),
     probes: str = typer.Option(
-        ALL, "--probe", help=f"Comma list of probes (the placebo is always run): {ALL}."
+        ALL,
+        "--probe",
+        help=f"Comma list of probes (the placebo is always run): {CHOICES}. "
+        f"{RECOGNITION} asks the judge which of its own and another model's answer it "
+        "wrote, on the pairs whose model_a or model_b is the judge id.",
     ),
     model: str = typer.Option("smollm2-135m-instruct", "--model", "-m", help="The judge."),
     base_url: Annotated[
@@ -43,20 +50,26 @@ def probe(
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels), and judge the original, a placebo and every
-    edit in both orders into STORE; then `recuse judge export STORE --out probes.csv`
-    and `recuse audit probes.csv` report each probe's effect beyond the placebo."""
+    edit in both orders into STORE; with self-recognition, also ask the judge which of
+    its own and another model's answer it wrote. Then `recuse judge export STORE --out
+    probes.csv` and `recuse audit probes.csv` report each probe's effect beyond the
+    placebo and the judge's self-recognition."""
+    import pandas as pd
+
     from recuse.cli.judge import FileReading, _backend, _read
     from recuse.data.generic import ValueReading
-    from recuse.judging import PairwiseProtocol, Runner, Store
+    from recuse.judging import Runner, Store
     from recuse.outputs import check_output
-    from recuse.probes import build_probe_table
+    from recuse.probes import build_probe_table, build_recognition_table
+    from recuse.probes.run import judge_probes
 
     names = [p.strip() for p in probes.split(",") if p.strip()]
-    unknown = [p for p in names if p not in PROBES]
+    unknown = [p for p in names if p not in PROBES and p != RECOGNITION]
     if unknown or not names:
         raise ConfigError(
-            f"--probe: unknown probe {unknown[0] if unknown else ''!r} — choose from {ALL}"
+            f"--probe: unknown probe {unknown[0] if unknown else ''!r} — choose from {CHOICES}"
         )
+    edits = [p for p in names if p != RECOGNITION]
     check_output(out, option="--out")
     table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading(), True))
     backend, jid = _backend(
@@ -64,13 +77,20 @@ def probe(
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id,
     )  # fmt: skip
-    probe_table = build_probe_table(table, probes=names, author=jid, limit=limit or None, seed=seed)
-    with Store(out) as store:
-        summary = Runner(backend, store, judge=jid, progress=progress).pairwise(
-            probe_table, PairwiseProtocol(mode="direct")
+    parts = []
+    if edits:
+        parts.append(
+            build_probe_table(table, probes=edits, author=jid, limit=limit or None, seed=seed)
         )
+    if RECOGNITION in names:
+        parts.append(build_recognition_table(table, judge=jid, limit=limit or None, seed=seed))
+    probe_table = pd.concat(parts, ignore_index=True).drop_duplicates("item_id")
+    with Store(out) as store:
+        summary = judge_probes(Runner(backend, store, judge=jid, progress=progress), probe_table)
     typer.echo(summary.line())
+    versions = probe_table.groupby("probe").size().to_dict()
     typer.echo(
-        f"{probe_table['base_item'].nunique()} base pairs × {len(names) + 2} versions; next: "
-        f"recuse judge export {out} --out probes.csv && recuse audit probes.csv"
+        f"{probe_table['base_item'].nunique()} base pairs; versions judged: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+        + f"; next: recuse judge export {out} --out probes.csv && recuse audit probes.csv"
     )

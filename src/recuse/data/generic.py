@@ -670,11 +670,14 @@ def _fill_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
       verdict of unknown order; ``p_a`` is derived from the two orders anyway);
     - a file with no judge and no verdict columns is human-only data: ``judge`` and
       the verdicts are added empty;
-    - a file with neither ``model_a`` nor ``model_b`` has unknown generators.
+    - a file with neither ``model_a`` nor ``model_b`` has unknown generators;
+    - a file without ``human`` (read with ``labels="optional"``) has no labels.
 
-    ``human``, ``item_id`` and ``prompt_id`` are never filled in.
+    ``item_id`` and ``prompt_id`` are never filled in.
     """
     out = df.copy()
+    if "human" not in out.columns:
+        out["human"] = np.nan
     have = [c for c in VERDICTS if c in out.columns]
     if have:
         for col in VERDICTS:
@@ -771,6 +774,7 @@ def read_table(
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,
     confidence_of: ConfidenceOf = "winner",
+    labels: Literal["required", "optional"] = "required",
 ) -> pd.DataFrame:
     """Read one file as a validated ``pairs`` or ``ratings`` table.
 
@@ -786,7 +790,9 @@ def read_table(
     [[A]], model names, AlpacaEval 1/2/1.5, probabilities). ``swapped_frame``,
     ``confidence`` (a file column) and ``confidence_of``: see
     :func:`recuse.tables.validate_pairs`. A file without ``prompt_id`` but with
-    ``prompt`` gets one id per distinct prompt text.
+    ``prompt`` gets one id per distinct prompt text. ``labels="optional"`` accepts a
+    pairs file without a ``human`` column (texts to judge, as ``recuse judge`` and
+    ``recuse probe`` read them): it is added empty.
 
     The file columns left unused that look like verdicts or labels are listed in
     ``result.attrs[IGNORED]``; when the table has no judge columns at all and such
@@ -811,6 +817,8 @@ def read_table(
     schema = PAIRS if table == "pairs" else RATINGS
     check_scalars(df, schema.names, file=path)
     needed = [c for c in schema.required if c not in schema.filled and c not in df.columns]
+    if labels == "optional" and "human" in needed:
+        needed.remove("human")  # filled in empty below
     if "prompt_id" in needed and "prompt" in df.columns:
         needed.remove("prompt_id")  # one id per prompt text, below
     if needed:  # named against the file's own columns, before any are filled in
@@ -882,6 +890,7 @@ def load_table(
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,
     confidence_of: ConfidenceOf = "winner",
+    labels: Literal["required", "optional"] = "required",
 ) -> pd.DataFrame:
     """A registered dataset by name, or a file by path, as a ``table`` evidence table.
 
@@ -918,6 +927,7 @@ def load_table(
             swapped_frame=swapped_frame,
             confidence=confidence,
             confidence_of=confidence_of,
+            labels=labels,
         )
     registry.get(text)  # raises DatasetNotFoundError listing the known names
     raise AssertionError("unreachable")  # pragma: no cover

@@ -40,6 +40,8 @@ from typing import Literal
 Order = Literal["first", "second"]
 ORDERS: tuple[Order, Order] = ("first", "second")
 PairwiseMode = Literal["direct", "explain"]
+#: what a pairwise judgment asks: which answer is better, or which one the judge wrote
+PairwiseQuestion = Literal["quality", "authorship"]
 Status = Literal["ok", "unparsed", "failed"]
 
 
@@ -154,6 +156,15 @@ _PAIRWISE_USER = (
     "Question from the user:\n{question}\n\n"
     "=== Answer A (start) ===\n{slot_a}\n=== Answer A (end) ===\n\n"
     "=== Answer B (start) ===\n{slot_b}\n=== Answer B (end) ==="
+)
+
+# Self-recognition (probes): the same layout, asking which answer the judge wrote.
+_AUTHORSHIP_SYSTEM = (
+    "You will read a user's question and two answers to it, labelled A and B. You "
+    "wrote exactly one of them; a different AI assistant wrote the other. Decide which "
+    "answer you wrote, judging by its wording, style and content. Write a brief "
+    'reason first. Then give your decision on a line of its own, exactly as "[[A]]" '
+    'when you wrote answer A or "[[B]]" when you wrote answer B.'
 )
 
 _DIRECT_PREFIX = "Decision: [["
@@ -301,11 +312,16 @@ def verdict_format(name: str) -> VerdictFormat:
     return VERDICT_FORMATS[name]
 
 
-def pairwise_prompt(pair: Pair, order: Order, *, mode: PairwiseMode) -> Prompt:
-    """The rendered pairwise prompt for one order; ``direct`` pre-fills ``Decision: [[``."""
+def pairwise_prompt(
+    pair: Pair, order: Order, *, mode: PairwiseMode, question: PairwiseQuestion = "quality"
+) -> Prompt:
+    """The rendered pairwise prompt for one order; ``direct`` pre-fills ``Decision: [[``.
+
+    ``question="authorship"`` asks which answer the judge wrote (self-recognition)."""
     shown = present(pair, order)
     user = _PAIRWISE_USER.format(question=pair.prompt, slot_a=shown.slot_a, slot_b=shown.slot_b)
-    messages = (Message("system", _PAIRWISE_SYSTEM), Message("user", user))
+    system = _AUTHORSHIP_SYSTEM if question == "authorship" else _PAIRWISE_SYSTEM
+    messages = (Message("system", system), Message("user", user))
     return Prompt(messages, _DIRECT_PREFIX if mode == "direct" else "")
 
 
@@ -392,9 +408,10 @@ class PairwiseProtocol:
     top_k: int = 20
     version: str = PAIRWISE_VERSION
     verdict: VerdictFormat = BRACKETS
+    question: PairwiseQuestion = "quality"
 
     def prompt(self, pair: Pair, order: Order) -> Prompt:
-        return pairwise_prompt(pair, order, mode=self.mode)
+        return pairwise_prompt(pair, order, mode=self.mode, question=self.question)
 
     def key_params(self) -> dict[str, object]:
         params: dict[str, object] = {
@@ -404,6 +421,8 @@ class PairwiseProtocol:
         }
         if self.verdict is not BRACKETS:
             params["verdict_format"] = self.verdict.name
+        if self.question != "quality":
+            params["question"] = self.question
         if self.mode == "explain":
             params.update(max_new_tokens=self.max_new_tokens, decoding="greedy")
         return params

@@ -4,11 +4,16 @@ For every base pair (with its texts) one side is *treated*, by a seeded coin; th
 probe table holds the original pair (``probe = "original"``), the placebo and one row
 per requested probe, each an item of its own (``item_id = <base>#<probe>``) carrying
 ``base_item``, ``probe`` and ``treated``. The other answer is never edited.
+
+:func:`build_recognition_table` makes the self-recognition rows instead: pairs of the
+judge's own answer and another model's, asked "which did you write?" (``probe =
+"self-recognition"``, ``treated`` = the side of the judge's own answer), each with its
+original row (asked which is better) so both questions are paired.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,10 +22,82 @@ from recuse.data.sample import spread_over_prompts
 from recuse.errors import ConfigError, InputError
 from recuse.probes.transforms import PROBES, apply_probe
 
-__all__ = ["ORIGINAL", "build_probe_table"]
+__all__ = ["ORIGINAL", "RECOGNITION", "build_probe_table", "build_recognition_table"]
 
 ORIGINAL = "original"
+RECOGNITION = "self-recognition"
 _KEEP = ("prompt_id", "model_a", "model_b", "human", "source", "task", "category")
+
+
+def _with_texts(pairs: pd.DataFrame, need: Sequence[str], what: str) -> pd.DataFrame:
+    missing = [c for c in need if c not in pairs.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}", fix=f"{what}: give {', '.join(need)}"
+        )
+    base = pairs.drop_duplicates("item_id").reset_index(drop=True)
+    texts = base["response_a"].map(lambda t: isinstance(t, str)) & base["response_b"].map(
+        lambda t: isinstance(t, str)
+    )
+    base = base[texts].reset_index(drop=True)
+    if "prompt_id" not in base.columns:
+        base = base.assign(prompt_id=base["item_id"])
+    return base
+
+
+def _row(
+    r: Mapping[Hashable, object], name: str, treated: str, texts: tuple[str, str, str]
+) -> dict[str, object]:
+    return {
+        "item_id": f"{r['item_id']}#{name}",
+        "prompt": texts[0],
+        "response_a": texts[1],
+        "response_b": texts[2],
+        "base_item": str(r["item_id"]),
+        "probe": name,
+        "treated": treated,
+        **{str(c): r[c] for c in _KEEP if c in r},
+    }
+
+
+def build_recognition_table(
+    pairs: pd.DataFrame, *, judge: str, limit: int | None = None, seed: int = 0
+) -> pd.DataFrame:
+    """Self-recognition rows for ``judge``: every pair whose one answer is by model
+    ``judge`` and the other by another named model, as an original row and a
+    ``self-recognition`` row (``treated`` = the side of the judge's own answer).
+
+    ``limit``: at most this many pairs, a seeded sample spread over prompts. Raises
+    :class:`InputError` when no pair holds the judge's own answer.
+    """
+    base = _with_texts(
+        pairs, ["item_id", "prompt", "response_a", "response_b", "model_a", "model_b"],
+        "self-recognition pairs the judge's own answer with another model's",
+    )  # fmt: skip
+    a, b = base["model_a"].astype(object), base["model_b"].astype(object)
+    own_a = (a == judge) & b.notna() & (b != judge)
+    own_b = (b == judge) & a.notna() & (a != judge)
+    base = base.assign(_side=np.where(own_a, "a", np.where(own_b, "b", "")))
+    base = base[base["_side"] != ""].reset_index(drop=True)
+    if base.empty:
+        models = sorted({str(m) for m in pd.concat([a, b]).dropna()})
+        raise InputError(
+            f"no pair holds an answer by {judge!r} against another model's "
+            f"(models in the data: {', '.join(models[:10]) or 'none'})",
+            column="model_a",
+            fix="self-recognition needs the judge's own answers: name its model in "
+            "model_a/model_b exactly as the judge id",
+        )
+    if limit is not None and limit < len(base):
+        base = spread_over_prompts(base, limit=limit, seed=seed).reset_index(drop=True)
+    rows = []
+    for r in base.to_dict("records"):
+        texts = (str(r["prompt"]), str(r["response_a"]), str(r["response_b"]))
+        rows += [
+            _row(r, ORIGINAL, str(r["_side"]), texts),
+            _row(r, RECOGNITION, str(r["_side"]), texts),
+        ]
+    return pd.DataFrame(rows)
 
 
 def build_probe_table(
@@ -39,18 +116,9 @@ def build_probe_table(
     unknown = [p for p in probes if p not in PROBES]
     if unknown:
         raise ConfigError(f"unknown probe {unknown[0]!r} — choose from {', '.join(PROBES)}")
-    need = ["item_id", "prompt", "response_a", "response_b"]
-    missing = [c for c in need if c not in pairs.columns]
-    if missing:
-        raise InputError(
-            f"missing column(s) {', '.join(missing)}",
-            fix="probes edit the answers: give item_id, prompt, response_a and response_b",
-        )
-    base = pairs.drop_duplicates("item_id").reset_index(drop=True)
-    base = base[[isinstance(t, str) for t in base["response_a"]]]
-    base = base[[isinstance(t, str) for t in base["response_b"]]].reset_index(drop=True)
-    if "prompt_id" not in base.columns:
-        base = base.assign(prompt_id=base["item_id"])
+    base = _with_texts(
+        pairs, ["item_id", "prompt", "response_a", "response_b"], "probes edit the answers"
+    )
     if limit is not None and limit < len(base):
         base = spread_over_prompts(base, limit=limit, seed=seed).reset_index(drop=True)
     rng = np.random.default_rng(seed)
@@ -58,7 +126,6 @@ def build_probe_table(
     names = [ORIGINAL, "placebo", *[p for p in probes if p != "placebo"]]
     rows = []
     for r, t in zip(base.to_dict("records"), treated, strict=True):
-        keep = {c: r[c] for c in _KEEP if c in r}
         for name in names:
             question, a, b = r["prompt"], r["response_a"], r["response_b"]
             if name != ORIGINAL:
@@ -66,16 +133,5 @@ def build_probe_table(
                     question, a = apply_probe(question, a, name, author=author)
                 else:
                     question, b = apply_probe(question, b, name, author=author)
-            rows.append(
-                {
-                    "item_id": f"{r['item_id']}#{name}",
-                    "prompt": question,
-                    "response_a": a,
-                    "response_b": b,
-                    "base_item": str(r["item_id"]),
-                    "probe": name,
-                    "treated": t,
-                    **keep,
-                }
-            )
+            rows.append(_row(r, name, str(t), (question, a, b)))
     return pd.DataFrame(rows)

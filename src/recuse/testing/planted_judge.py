@@ -11,6 +11,11 @@ the whole prompt (any change of bytes, the placebo's included, moves it: the noi
 the placebo measures). The probe effect (treated share with the edit minus with the
 placebo) is then ``sensitivity_k`` in expectation when no clipping occurs (the
 ranges above keep 0.5 ± 0.33 plus a sensitivity ≤ 0.15 inside the clip).
+
+Its *own* answers are those containing ``signature``. Asked which better, it adds
+``self_preference`` for its own (``+ self_preference · (own(A) − own(B))``); asked which
+one it wrote, it answers ``P(A) = clip(0.5 + recognition · (own(A) − own(B)) + noise)``,
+so its self-recognition accuracy is ``0.5 + recognition`` in expectation.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from recuse.judging.backends.base import Backend, Failure, Generation, TokenFilter
-from recuse.judging.protocols import Prompt
+from recuse.judging.protocols import _AUTHORSHIP_SYSTEM, Prompt
 from recuse.probes.transforms import BANDWAGON, PROBES, undo
 
 __all__ = ["PlantedJudge"]
@@ -67,19 +72,38 @@ def _edits(answer: str, me: str) -> tuple[str, set[str]]:
 class PlantedJudge(Backend):
     """Planted sensitivities per probe (e.g. ``{"authority": 0.15, "padding": 0.0}``)."""
 
-    def __init__(self, sensitivities: Mapping[str, float], *, batch_size: int = 8) -> None:
-        self.model_id = "planted-judge"
+    def __init__(
+        self,
+        sensitivities: Mapping[str, float],
+        *,
+        batch_size: int = 8,
+        model_id: str = "planted-judge",
+        signature: str | None = None,
+        self_preference: float = 0.0,
+        recognition: float = 0.0,
+    ) -> None:
+        self.model_id = model_id
         self.revision = "1"
         self.batch_size = batch_size
         self.concurrency = 1
         self.supports_prefix = True
         self.sensitivities = dict(sensitivities)
+        self.signature = signature
+        self.self_preference = self_preference
+        self.recognition = recognition
         self.calls = 0
+
+    def _own(self, answer: str) -> int:
+        return int(self.signature is not None and self.signature in answer)
 
     def p_slot_a(self, prompt: Prompt) -> float:
         user = next(m.content for m in prompt.messages if m.role == "user")
         a, found_a = _edits(_between(user, _A), self.model_id)
         b, found_b = _edits(_between(user, _B), self.model_id)
+        noise = 0.06 * (_unit(prompt.canonical()) - 0.5)
+        own = self._own(a) - self._own(b)
+        if any(m.content == _AUTHORSHIP_SYSTEM for m in prompt.messages):
+            return float(np.clip(0.5 + self.recognition * own + noise, 0.02, 0.98))
         note = BANDWAGON.split("{")[0]
         if note in user:
             quoted = user[user.rindex(note) + len(note) :].split("\u201d")[0]
@@ -87,8 +111,7 @@ class PlantedJudge(Backend):
             found_b |= {"bandwagon"} if b.startswith(quoted) else set()
         shift = sum(s * ((k in found_a) - (k in found_b)) for k, s in self.sensitivities.items())
         q = 0.3 * (_unit(a) - _unit(b))
-        noise = 0.06 * (_unit(prompt.canonical()) - 0.5)
-        return float(np.clip(0.5 + q + shift + noise, 0.02, 0.98))
+        return float(np.clip(0.5 + q + shift + self.self_preference * own + noise, 0.02, 0.98))
 
     async def next_token_logprobs(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None

@@ -1,0 +1,123 @@
+"""Self-recognition: can the judge tell its own answer from another model's, and does a
+judge that recognises itself better prefer itself more? (no labels needed)"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from recuse.analyses.base import Analysis, Context, from_result, judged, needs_verdicts, slug
+from recuse.data.inputs import Input
+from recuse.errors import RecuseError
+from recuse.metrics.ladder import RUNGS, self_preference_ladder
+from recuse.metrics.recognition import MIN_JUDGES, recognition_vs_preference, self_recognition
+from recuse.metrics.summary import PairwiseBias
+from recuse.probes.design import RECOGNITION
+from recuse.report.bias import Bias
+from recuse.report.model import Table
+
+SELF_RECOGNITION = Bias(
+    key="self_recognition",
+    title="Self-recognition",
+    unit="share of 'I wrote it' the judge gives its own answer when asked which of its "
+    "own and another model's answer it wrote, both orders averaged; 0.5 = chance, "
+    "1 = always right. A capability, not a bias",
+    positive="tells its own answers from others' better than chance",
+    negative="attributes others' answers to itself more often than its own",
+    none="recognises its own answers no better than chance",
+    order=79,
+    null=0.5,
+    kind="quality",
+)
+
+
+def _needs(frame: pd.DataFrame) -> str | None:
+    if "probe" not in frame.columns or not (frame["probe"] == RECOGNITION).any():
+        return (
+            "no self-recognition rows — run `recuse probe --probe self-recognition` on "
+            "pairs that hold the judge's own answers"
+        )
+    return needs_verdicts(frame)
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    o = ctx.options
+    rows = judged(inp.frame)
+    judges = list(o.judges) or None
+    with ctx.timed(f"self-recognition ({inp.name})", ANALYSIS):
+        try:
+            results, skipped = self_recognition(
+                rows, judges=judges, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
+            )
+        except RecuseError as exc:
+            ctx.skip(ANALYSIS, str(exc), inp.name)
+            return
+    for r in results:
+        pick = r.components.get("pick_rate")
+        detail = f"picks its own answer in {pick:.0%} of pairs" if pick is not None else ""
+        ctx.add(
+            ANALYSIS, from_result(ANALYSIS, SELF_RECOGNITION, r, dataset=inp.name, detail=detail)
+        )
+    for s in skipped:
+        ctx.skip(ANALYSIS, s.reason, inp.name, str(s.judge or ""))
+    if not results:
+        return
+    # self-preference of the same judges on the original pairs: EO where labels allow,
+    # else the raw own-win rate
+    original = rows[rows["probe"].isna() | (rows["probe"] == "original")]
+    both = [str(r.judge) for r in results if r.judge in set(original["judge"])]
+    try:
+        ladder, _ = self_preference_ladder(
+            original, judges=both, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
+        ) if both else ([], [])
+    except RecuseError:
+        ladder = []
+    by_rung = {m: [r for r in ladder if r.metric == m] for m in ("eo", "own_win_rate")}
+    rung = (
+        "eo"
+        if len(by_rung["eo"]) >= len(by_rung["own_win_rate"]) and by_rung["eo"]
+        else ("own_win_rate")
+    )
+    table, corr = recognition_vs_preference(results, by_rung[rung])
+    if table.empty:
+        return
+    part = ctx.part(ANALYSIS)
+    part.tables.append(
+        Table(
+            slug("self-recognition", inp.name),
+            f"Self-recognition beside self-preference ({rung}: {RUNGS[rung]}) — {inp.name}",
+            table,
+        )
+    )
+    if corr["spearman"] is None:
+        part.notes.append(
+            f"{inp.name}: {corr['judges']} judge(s) with both estimates; a correlation across "
+            f"judges needs at least {MIN_JUDGES} whose estimates differ, so none is given."
+        )
+    else:
+        part.notes.append(
+            f"{inp.name}: across {corr['judges']} judges, self-recognition vs self-preference "
+            f"({rung}): Spearman ρ = {corr['spearman']:.2f} (p = {corr['spearman_p']:.2g}), "
+            f"Pearson r = {corr['pearson']:.2f} (p = {corr['pearson_p']:.2g}); each judge "
+            "is one point, so few judges say little."
+        )
+
+
+ANALYSIS = Analysis(
+    id="self-recognition",
+    title="Self-recognition (no labels needed)",
+    intro=(
+        "Shown its own answer and another model's to the same question, and asked which "
+        "one it wrote, does the judge know? Accuracy is the share of 'I wrote it' it gives "
+        "its own answer, both orders averaged (0.5 = chance). Set beside each judge's "
+        "self-preference on the same data, it shows whether the judges that recognise "
+        "their own text better also favour it more, the link the self-preference "
+        "literature proposes (familiarity)."
+    ),
+    table="pairs",
+    biases=(SELF_RECOGNITION,),
+    requires="self-recognition rows made by `recuse probe --probe self-recognition` "
+    "(pairs of the judge's own and another model's answer, model names = judge ids)",
+    needs=_needs,
+    build=_build,
+    reads_probes=True,
+)

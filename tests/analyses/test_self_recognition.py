@@ -1,0 +1,73 @@
+"""Self-recognition in the audit: findings are the metric, the relation table and note are
+there, and the other analyses read only a probe table's original pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analyses.conftest import BOOT, OPTIONS, _input
+from recuse.analyses.self_recognition import ANALYSIS, SELF_RECOGNITION
+from recuse.audit import run_audit
+from recuse.judging.runner import Runner
+from recuse.judging.store import Store
+from recuse.metrics.recognition import self_recognition
+from recuse.metrics.self_preference import self_preference
+from recuse.probes import build_recognition_table
+from recuse.probes.run import judge_probes
+from recuse.roster import Entry, Roster
+from recuse.testing.planted_judge import PlantedJudge
+
+PLANTS = {"j1": (0.3, 0.1), "j2": (0.05, 0.0)}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for j in PLANTS:
+        for k in range(60):
+            a_own = k % 2 == 0
+            own, other = f"Answer {k} ({j} style).", f"Another answer to {k}."
+            rows.append(
+                {"item_id": f"{j}-{k}", "prompt_id": f"q{k}", "prompt": f"Question {k}?",
+                 "response_a": own if a_own else other, "response_b": other if a_own else own,
+                 "model_a": j if a_own else "m-other", "model_b": "m-other" if a_own else j,
+                 "human": "a" if rng.random() < 0.5 else "b"}
+            )  # fmt: skip
+    pairs = pd.DataFrame(rows)
+    folder = tmp_path_factory.mktemp("recognition")
+    with Store(folder / "s.db") as store:
+        for j, (rec, pref) in PLANTS.items():
+            judge = PlantedJudge({}, model_id=j, signature=f"({j} style)", recognition=rec,
+                                 self_preference=pref)  # fmt: skip
+            judge_probes(
+                Runner(judge, store, judge=j, progress=False),
+                build_recognition_table(pairs, judge=j),
+            )
+        return store.export_pairs()
+
+
+def test_findings_relation_and_original_pairs_only(exported: pd.DataFrame) -> None:
+    roster = Roster([Entry(m, m) for m in ("j1", "j2", "m-other")])
+    report = run_audit([_input("recog", "pairs", exported)], options=OPTIONS, roster=roster)
+    found = {f.judge: f for f in report.findings if f.section == ANALYSIS.id}
+    results, _ = self_recognition(exported, **BOOT)  # type: ignore[arg-type]
+    assert set(found) == set(PLANTS)
+    for r in results:
+        f = found[str(r.judge)]
+        assert (f.estimate, f.ci_low, f.ci_high) == pytest.approx((r.estimate, r.ci_low, r.ci_high))
+        assert f.bias is SELF_RECOGNITION and not f.significant  # a capability: never flagged
+    assert found["j1"].estimate == pytest.approx(0.8, abs=0.02)
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (table,) = section.tables
+    assert list(table.frame["judge"]) == ["j1", "j2"]
+    assert "eo" in table.title  # labels exist, so the EO rung is what it sits beside
+    assert any("needs at least 3" in n for n in section.notes)
+    # self-preference saw the 60 original pairs per judge, not the recognition rows too
+    eo = {f.judge: f for f in report.findings if f.bias.key == "self_preference_eo"}
+    original = exported[exported["probe"] == "original"]
+    for j in PLANTS:
+        r = self_preference(original, judge=j, n_boot=50)
+        assert eo[j].n == r.n == 60 and eo[j].estimate == pytest.approx(r.estimate)

@@ -14,6 +14,7 @@ from recuse.audit import AuditInput, AuditOptions, run_audit
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
 from recuse.probes import build_probe_table, build_recognition_table
+from recuse.probes.rewrite import REWRITES, RunnerRewriter
 from recuse.probes.run import judge_probes
 from recuse.report import Report, Source
 from recuse.roster import Entry, Roster
@@ -45,6 +46,7 @@ PROBE_PLANTS = {"authority": 0.12, "padding": 0.0, "bandwagon": 0.08, "distracti
 
 
 RECOGNITION_PLANT = 0.2
+LENGTH_PLANT = 0.1  # per unit of log word-count ratio (the rewrites' only planted effect)
 
 
 def _probe_table(folder: Path) -> pd.DataFrame:
@@ -58,7 +60,14 @@ def _probe_table(folder: Path) -> pd.DataFrame:
             "response_b": [f"Second answer, to question {k}." for k in range(120)],
         }
     )
-    table = build_probe_table(base, probes=list(PROBE_PLANTS), author="planted-judge", seed=0)
+    judge = PlantedJudge(
+        PROBE_PLANTS, signature="(mine)", recognition=RECOGNITION_PLANT, length=LENGTH_PLANT
+    )
+    store = Store(folder / "probes.db")
+    table = build_probe_table(
+        base, probes=[*PROBE_PLANTS, *REWRITES], author="planted-judge", seed=0,
+        rewriter=RunnerRewriter(Runner(judge, store, progress=False)),
+    )  # fmt: skip
     # self-recognition: its own answers (they carry its signature) against another model's
     own = base.assign(
         model_a=["planted-judge" if k % 2 else "other-model" for k in range(120)],
@@ -70,8 +79,7 @@ def _probe_table(folder: Path) -> pd.DataFrame:
                                  own["response_b"])  # fmt: skip
     own["item_id"] = "own-" + own["item_id"]
     recognition = build_recognition_table(own, judge="planted-judge")
-    judge = PlantedJudge(PROBE_PLANTS, signature="(mine)", recognition=RECOGNITION_PLANT)
-    with Store(folder / "probes.db") as store:
+    with store:
         judge_probes(Runner(judge, store, progress=False), pd.concat([table, recognition]))
         return store.export_pairs()
 

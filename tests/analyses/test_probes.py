@@ -6,29 +6,30 @@ import pytest
 
 from analyses.conftest import BOOT, PROBE_PLANTS, Planted
 from recuse.analyses.probes import ANALYSIS, PROBE_BIASES
-from recuse.metrics.probes import probe_effects
-from recuse.probes.transforms import PROBES
+from recuse.metrics.probes import DESCRIPTIONS, VERBOSITY, probe_effects
+from recuse.probes.rewrite import REWRITES
 
 
 def test_findings_are_the_probe_effects(planted: Planted) -> None:
     found = {f.bias.key: f for f in planted.report.findings if f.section == ANALYSIS.id}
     results, _ = probe_effects(planted.probes, **BOOT)  # type: ignore[arg-type]
-    assert set(found) == {f"probe_{k}" for k in PROBE_PLANTS}
+    assert set(found) == {f"probe_{k}" for k in [*PROBE_PLANTS, *REWRITES, VERBOSITY]}
     for r in results:
         name = r.metric.removeprefix("probe_")
         f = found[r.metric]
         assert (f.estimate, f.ci_low, f.ci_high) == pytest.approx((r.estimate, r.ci_low, r.ci_high))
-        assert PROBES[name].description in f.bias.unit and f.bias is PROBE_BIASES[name]
+        assert DESCRIPTIONS[name] in f.bias.unit and f.bias is PROBE_BIASES[name]
         assert f.headline and f.judge == "planted-judge"
     assert found["probe_authority"].direction == "positive"  # planted +0.12
     assert found["probe_distraction"].direction == "negative"  # planted −0.06
-    assert found["probe_padding"].direction == "none"  # planted 0
+    assert found["probe_padding"].direction == "none"  # planted 0 (it reads past the edit)
+    assert found["probe_verbosity"].direction == "positive"  # longer rewrite, planted length
 
 
 def test_the_edited_texts_are_in_the_report(planted: Planted) -> None:
     section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
     (texts,) = [t for t in section.tables if t.name == "probe-texts-sim-probes"]
-    assert set(texts.frame["probe"]) == {"original", "placebo", *PROBE_PLANTS}
+    assert set(texts.frame["probe"]) == {"original", "placebo", *PROBE_PLANTS, *REWRITES}
     assert any("Journal of Applied Reasoning" in str(v) for v in texts.frame["response_a"]) or any(
         "Journal of Applied Reasoning" in str(v) for v in texts.frame["response_b"]
     )

@@ -67,12 +67,47 @@ def test_self_recognition_through_the_cli(
         assert code == 0, err
         assert "original 24, padding 24, placebo 24, self-recognition 16" in out
         # a judge whose answers are not in the data: one clear line, exit 2
-        assert main([*args, "--base-url", server.base_url, "--judge-id", "claude",
-                     "--probe", "self-recognition"]) == 2  # fmt: skip
+        fresh = tmp_path / "fresh.db"
+        assert main([*args[:4], str(fresh), *args[5:], "--base-url", server.base_url,
+                     "--judge-id", "claude", "--probe", "self-recognition"]) == 2  # fmt: skip
         assert "no pair holds an answer by 'claude'" in capsys.readouterr().err
+        assert not fresh.exists()  # nothing written
     assert main(["judge", "export", str(store), "--out", str(table)]) == 0
     assert main(["audit", str(table), "--only", "self-recognition", "--out", str(report),
                  "--allow-unknown-models"]) == 0  # fmt: skip
     d = json.loads((report / "report.json").read_text())
     (finding,) = [f for r in d["summary"] for f in r["findings"] if f["bias"] == "self_recognition"]
     assert finding["judge"] == "gpt-4o" and finding["n"] == 16
+
+
+def test_verbosity_probes_with_a_rewriter_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.csv"
+    n = 12
+    pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt": [f"Question {k}?" for k in range(n)],
+            "response_a": [f"Answer one to {k}." for k in range(n)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(n)],
+        }
+    ).to_csv(src, index=False)
+    store, table, report = tmp_path / "s.db", tmp_path / "probes.csv", tmp_path / "r"
+    with StandIn() as server:
+        args = ["probe", "--data", str(src), "--out", str(store), "--model", "gpt-4o",
+                "--base-url", server.base_url, "--probe", "verbosity", "--rewriter", "gpt-4o",
+                "--rewriter-base-url", server.base_url, "--no-progress"]  # fmt: skip
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert "rewrites by gpt-4o: 12 rewrites: 0 already stored, 12 ok" in out
+        assert "concise 12, original 12, padding 12, placebo 12, verbose 12" in out
+        assert main(args) == 0  # resumed: nothing is rewritten or judged again
+        again = capsys.readouterr().out
+        assert "12 rewrites: 12 already stored" in again
+        assert "120 judgments: 120 already stored" in again
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    assert main(["audit", str(table), "--only", "probes", "--out", str(report)]) == 0
+    d = json.loads((report / "report.json").read_text())
+    keys = {f["bias"] for r in d["summary"] for f in r["findings"]}
+    assert keys == {"probe_concise", "probe_verbose", "probe_verbosity", "probe_padding"}

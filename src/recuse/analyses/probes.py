@@ -8,9 +8,8 @@ import pandas as pd
 from recuse.analyses.base import Analysis, Context, from_result, judged, needs_verdicts, slug
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
-from recuse.metrics.probes import PROBE_COLUMNS, probe_effects
+from recuse.metrics.probes import DESCRIPTIONS, PROBE_COLUMNS, VERBOSITY, probe_effects
 from recuse.metrics.summary import PairwiseBias
-from recuse.probes.transforms import PROBES
 from recuse.report.bias import Bias
 from recuse.report.model import Table
 
@@ -27,13 +26,17 @@ _WORDS = {
                   "goes against the stated majority"),
     "distraction": ("Probe: distraction", "favours answers with an irrelevant sentence",
                     "penalises answers with an irrelevant sentence"),
+    "concise": ("Probe: concise rewrite", "favours the concise rewrite over the original",
+                "penalises the concise rewrite against the original"),
+    "verbose": ("Probe: verbose rewrite", "favours the verbose rewrite over the original",
+                "penalises the verbose rewrite against the original"),
 }  # fmt: skip
 PROBE_BIASES: dict[str, Bias] = {
     name: Bias(
         key=f"probe_{name}",
         title=title,
         short=title.removeprefix("Probe: ").capitalize(),
-        unit=f"change in the edited answer's share of the win when {PROBES[name].description}, "
+        unit=f"change in the edited answer's share of the win when {DESCRIPTIONS[name]}, "
         "minus the change a no-op edit (a trailing newline) makes; 0 = no effect",
         positive=positive,
         negative=negative,
@@ -42,6 +45,18 @@ PROBE_BIASES: dict[str, Bias] = {
     )
     for i, (name, (title, positive, negative)) in enumerate(_WORDS.items())
 }
+PROBE_BIASES[VERBOSITY] = Bias(
+    key=f"probe_{VERBOSITY}",
+    title="Probe: verbose vs concise rewrite",
+    short="Verbose vs concise",
+    unit=f"change in the treated answer's share of the win with {DESCRIPTIONS[VERBOSITY]}, "
+    "against the same other answer (Saito et al. §4); 0 = the length of the same content "
+    "does not sway the judge",
+    positive="prefers the verbose rewrite of the same answer",
+    negative="prefers the concise rewrite of the same answer",
+    none="no detectable effect",
+    order=70 + len(_WORDS),
+)
 
 
 def _needs(frame: pd.DataFrame) -> str | None:
@@ -67,6 +82,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         name = r.metric.removeprefix("probe_")
         fr, pl = r.components.get("flip_rate"), r.components.get("placebo_flip_rate")
         detail = f"flips {fr:.0%} vs placebo {pl:.0%}" if fr is not None and pl is not None else ""
+        wv, wc = r.components.get("words_verbose"), r.components.get("words_concise")
+        if wv is not None and wc is not None:
+            detail += f"; rewrites of {wc:.0f} vs {wv:.0f} words on average"
         ctx.add(
             ANALYSIS, from_result(ANALYSIS, PROBE_BIASES[name], r, dataset=inp.name, detail=detail)
         )
@@ -80,6 +98,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "prompts": r.n_clusters,
                 "flip_rate": r.components.get("flip_rate"),
                 "placebo_flip_rate": r.components.get("placebo_flip_rate"),
+                "words_concise": r.components.get("words_concise"),
+                "words_verbose": r.components.get("words_verbose"),
             }
             for r in results
         ]  # fmt: skip
@@ -106,11 +126,14 @@ ANALYSIS = Analysis(
         "Each probe edits one answer of a pair (the treated one, chosen by a seeded coin): "
         "a closing paragraph that adds length but no content, a label saying who wrote "
         "it, a fabricated citation, a note that most reviewers preferred it, an "
-        "irrelevant sentence. The effect is the change in the treated answer's share of "
+        "irrelevant sentence, or a model's concise or verbose rewrite of it. The effect "
+        "is the change in the treated answer's share of "
         "the win, minus the change a no-op edit (a trailing newline, the placebo) makes: "
         "0 = the judge moves no more than on any change of bytes. Both versions of a pair "
         "are resampled together in the prompt-clustered bootstrap. Tiny judges often "
-        "move on the placebo itself: that noise is what the subtraction removes."
+        "move on the placebo itself: that noise is what the subtraction removes. With "
+        "both rewrites, 'verbose vs concise' compares the two rewrites of one source "
+        "answer directly (Saito et al. §4): the content is the same, the length is not."
     ),
     table="pairs",
     biases=tuple(PROBE_BIASES.values()),

@@ -66,9 +66,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     original = rows[rows["probe"].isna() | (rows["probe"] == "original")]
     both = [str(r.judge) for r in results if r.judge in set(original["judge"])]
     try:
-        ladder, _ = self_preference_ladder(
-            original, judges=both, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
-        ) if both else ([], [])
+        ladder, _ = (
+            self_preference_ladder(
+                original, judges=both, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
+            )
+            if both
+            else ([], [])
+        )
     except RecuseError:
         ladder = []
     by_rung = {m: [r for r in ladder if r.metric == m] for m in ("eo", "own_win_rate")}

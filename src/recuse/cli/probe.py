@@ -12,11 +12,14 @@ from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.backends.local import DType
 from recuse.probes.design import RECOGNITION
+from recuse.probes.rewrite import REWRITES
 from recuse.probes.transforms import PROBES
 
 EDITS = [p for p in PROBES if p != "placebo"]
 ALL = ",".join(EDITS)
-CHOICES = f"{ALL},{RECOGNITION}"
+#: shorthand for the verbosity probes: both model rewrites and the padding edit
+GROUPS = {"verbosity": ["concise", "verbose", "padding"]}
+CHOICES = f"{ALL},{','.join(REWRITES)},{RECOGNITION},{','.join(GROUPS)}"
 
 
 @app.command("probe")
@@ -28,7 +31,23 @@ def probe(
         "--probe",
         help=f"Comma list of probes (the placebo is always run): {CHOICES}. "
         f"{RECOGNITION} asks the judge which of its own and another model's answer it "
-        "wrote, on the pairs whose model_a or model_b is the judge id.",
+        "wrote, on the pairs whose model_a or model_b is the judge id; concise and "
+        "verbose replace the treated answer by a --rewriter model's rewrite; verbosity = "
+        "concise,verbose,padding.",
+    ),
+    rewriter: str = typer.Option(
+        "smollm2-135m-instruct", "--rewriter", help="Model writing the concise/verbose rewrites."
+    ),
+    rewriter_base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rewriter-base-url",
+            help="OpenAI-compatible base URL of the rewriter (default: a local model); it "
+            "shares --endpoint, --api-key-env, --timeout and --concurrency.",
+        ),
+    ] = None,
+    rewrite_tokens: int = typer.Option(
+        512, "--rewrite-tokens", help="Most tokens a rewrite may take (a longer one is unused)."
     ),
     model: str = typer.Option("smollm2-135m-instruct", "--model", "-m", help="The judge."),
     base_url: Annotated[
@@ -61,10 +80,12 @@ def probe(
     from recuse.judging import Runner, Store
     from recuse.outputs import check_output
     from recuse.probes import build_probe_table, build_recognition_table
+    from recuse.probes.rewrite import RunnerRewriter
     from recuse.probes.run import judge_probes
 
-    names = [p.strip() for p in probes.split(",") if p.strip()]
-    unknown = [p for p in names if p not in PROBES and p != RECOGNITION]
+    asked = [p.strip() for p in probes.split(",") if p.strip()]
+    names = list(dict.fromkeys(n for p in asked for n in GROUPS.get(p, [p])))
+    unknown = [p for p in names if p not in PROBES and p not in REWRITES and p != RECOGNITION]
     if unknown or not names:
         raise ConfigError(
             f"--probe: unknown probe {unknown[0] if unknown else ''!r} — choose from {CHOICES}"
@@ -78,14 +99,33 @@ def probe(
         judge_id=judge_id,
     )  # fmt: skip
     parts = []
-    if edits:
-        parts.append(
-            build_probe_table(table, probes=edits, author=jid, limit=limit or None, seed=seed)
-        )
-    if RECOGNITION in names:
+    if RECOGNITION in names:  # before the store: no pair with the judge's answers is an error
         parts.append(build_recognition_table(table, judge=jid, limit=limit or None, seed=seed))
-    probe_table = pd.concat(parts, ignore_index=True).drop_duplicates("item_id")
     with Store(out) as store:
+        if edits:
+            rewrite = None
+            if any(p in REWRITES for p in edits):
+                writer, wid = _backend(
+                    rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
+                    api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                    dtype=dtype, batch_size=batch_size, judge_id=None,
+                )  # fmt: skip
+                rewrite = RunnerRewriter(
+                    Runner(writer, store, judge=wid, progress=progress),
+                    max_new_tokens=rewrite_tokens,
+                )
+            t = build_probe_table(
+                table, probes=edits, author=jid, limit=limit or None, seed=seed, rewriter=rewrite
+            )
+            for line in [s.line() for s in rewrite.summaries] if rewrite else []:
+                typer.echo(f"rewrites by {rewriter}: {line}")
+            for style, n in t.attrs.get("unusable_rewrites", {}).items():
+                if n:
+                    typer.echo(
+                        f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out"
+                    )
+            parts.append(t)
+        probe_table = pd.concat(parts, ignore_index=True).drop_duplicates("item_id")
         summary = judge_probes(Runner(backend, store, judge=jid, progress=progress), probe_table)
     typer.echo(summary.line())
     versions = probe_table.groupby("probe").size().to_dict()

@@ -72,10 +72,10 @@ from recuse.judging.protocols import (
     to_ab,
     verdict_score,
 )
-from recuse.judging.store import Judgment, Kind, Perplexity, Store, content_key
+from recuse.judging.store import Judgment, Perplexity, Rewrite, Store, content_key
 
-TaskKind = Literal["pairwise", "likert", "perplexity"]
-Outcome = TypeVar("Outcome", Judgment, Perplexity)
+TaskKind = Literal["pairwise", "likert", "perplexity", "rewrite"]
+Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class RunSummary:
     failed: int
     seconds: float
     failures: Mapping[str, int] = field(default_factory=dict)  # reason -> count
-    what: Literal["judgments", "perplexities"] = "judgments"
+    what: Literal["judgments", "perplexities", "rewrites"] = "judgments"
 
     @property
     def computed(self) -> int:
@@ -131,6 +131,11 @@ class RunSummary:
         return self.ok
 
     def line(self) -> str:
+        if self.what == "rewrites":
+            return (
+                f"{self.total} rewrites: {self.cached} already stored, {self.ok} ok, "
+                f"{self.unparsed} unusable, {self.failed} failed ({self.seconds:.1f} s)"
+            )
         if self.what == "perplexities":
             return (
                 f"{self.total} perplexities: {self.cached} already stored, {self.ok} "
@@ -302,11 +307,57 @@ class Runner:
         )
         return keys, done, summary
 
+    def rewrite(
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int, version: str
+    ) -> tuple[list[str], dict[str, Rewrite], RunSummary]:
+        """Greedy generations (a rewriting model's texts for the probes).
+
+        Returns each prompt's key, the stored-or-computed row of every key and the
+        run's summary. A generation that is empty or cut at ``max_new_tokens`` is
+        ``unparsed`` (kept and not redone: greedy decoding gives it again); a failed
+        one is retried by the next run. ``version`` names the prompt's wording (it
+        enters the key, with the model, revision and token limit).
+        """
+        params = {"protocol": version, "max_new_tokens": max_new_tokens, "decoding": "greedy"}
+        keys: list[str] = []
+        tasks: dict[str, Task] = {}
+        for p in prompts:
+            t = self._task("rewrite", "", "", p, params)
+            keys.append(t.key)
+            tasks.setdefault(t.key, t)
+        start = time.perf_counter()
+        done = self.store.stored_rewrites(tasks)
+        todo = [t for k, t in tasks.items() if k not in done]
+        model, revision = self.backend.model_id, self.backend.revision
+
+        async def handler(batch: Sequence[Task]) -> list[Rewrite]:
+            gens = await self.backend.generate(
+                [t.prompt for t in batch], max_new_tokens=max_new_tokens
+            )
+            return [_rewrite(t.key, g, max_new_tokens) for t, g in zip(batch, gens, strict=True)]
+
+        kind: _Kind[Rewrite] = _Kind(
+            verb="rewriting",
+            handler=handler,
+            fail=lambda t, reason: Rewrite(t.key, "failed", reason=reason),
+            save=lambda rows: self.store.put_rewrites(model, revision, rows),
+            finish=lambda row, _attempts: row,
+            batch_size=self.backend.batch_size,
+        )
+        counts, failures, computed = self._execute(todo, kind)
+        done.update({r.key: r for r in computed})
+        summary = RunSummary(
+            total=len(tasks), cached=len(tasks) - len(todo), ok=counts["ok"],
+            unparsed=counts["unparsed"], failed=counts["failed"],
+            seconds=time.perf_counter() - start, failures=failures, what="rewrites",
+        )  # fmt: skip
+        return keys, done, summary
+
     # --- tasks -------------------------------------------------------------------
 
     def _task(
         self,
-        kind: Kind,
+        kind: TaskKind,
         item_id: str,
         slot: str,
         prompt: Prompt,
@@ -622,6 +673,17 @@ def _perplexity(key: str, res: np.ndarray | Failure) -> Perplexity:
     return Perplexity(key, "ok", len(res), float(np.sum(res, dtype=np.float64)))
 
 
+def _rewrite(key: str, g: Generation | Failure, max_new_tokens: int) -> Rewrite:
+    if isinstance(g, Failure):
+        return Rewrite(key, "failed", reason=g.reason)
+    text = g.text.strip()
+    if not text:
+        return Rewrite(key, "unparsed", g.text, reason="the rewrite is empty")
+    if g.finish_reason == "length":
+        return Rewrite(key, "unparsed", g.text, reason=f"cut at {max_new_tokens} tokens")
+    return Rewrite(key, "ok", text)
+
+
 def _read_generated(
     g: Generation, fmt: VerdictFormat = BRACKETS
 ) -> tuple[VerdictScore, str | None]:
@@ -692,7 +754,7 @@ def _reusable(j: Judgment) -> bool:
 
 
 def _failed(t: Task, judge: str, reason: str) -> Judgment:
-    assert t.kind != "perplexity"
+    assert t.kind == "pairwise" or t.kind == "likert"
     return Judgment(
         key=t.key,
         kind=t.kind,

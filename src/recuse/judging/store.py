@@ -87,6 +87,15 @@ CREATE TABLE IF NOT EXISTS perplexities (
     reason TEXT,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS rewrites (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    status TEXT NOT NULL,
+    text TEXT,
+    reason TEXT,
+    created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS runs (
     judge TEXT NOT NULL,
     judgments INTEGER NOT NULL,
@@ -151,6 +160,18 @@ class Perplexity:
     def ppl(self) -> float:
         mean = self.mean_logprob
         return math.exp(-mean) if not math.isnan(mean) else math.nan
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A model's rewrite of one text (probes): ``ok`` with its ``text``; ``unparsed``
+    (empty, or cut at the token limit: kept, never used, not redone — greedy decoding
+    would give it again) or ``failed`` (retried by the next run) with a ``reason``."""
+
+    key: str
+    status: str
+    text: str | None = None
+    reason: str | None = None
 
 
 def _sql(v: Any) -> Any:
@@ -382,6 +403,35 @@ class Store:
             ):
                 value = math.nan if total is None else float(total)
                 out[key] = Perplexity(key, status, int(n or 0), value, reason)
+        return out
+
+    # --- rewrites -------------------------------------------------------------------
+
+    def put_rewrites(self, model_id: str, revision: str, rows: Iterable[Rewrite]) -> None:
+        """Insert or replace rewrite rows of model ``model_id`` in one transaction."""
+        now = time.time()
+        self._write(
+            "INSERT OR REPLACE INTO rewrites (key, model, revision, status, text, reason, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.key, model_id, revision, r.status, r.text, r.reason, now) for r in rows],
+        )
+
+    def stored_rewrites(self, keys: Iterable[str]) -> dict[str, Rewrite]:
+        """The final rewrite rows with these keys: ``ok`` and ``unparsed`` (failed ones
+        are retried)."""
+        if "rewrites" not in self._tables:
+            return {}
+        uniq = sorted(set(keys))
+        out: dict[str, Rewrite] = {}
+        for start in range(0, len(uniq), 500):
+            chunk = uniq[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for key, status, text, reason in self._rows(
+                f"SELECT key, status, text, reason FROM rewrites "
+                f"WHERE key IN ({marks}) AND status IN ('ok', 'unparsed')",
+                chunk,
+            ):
+                out[key] = Rewrite(key, status, text, reason)
         return out
 
     def link_perplexities(self, judge: str, *, model_id: str, revision: str, route: str) -> None:

@@ -13,6 +13,16 @@ components give the flip rates — the share of base pairs whose pick (s ≷ ½)
 from the original's — for the probe and for the placebo. The interval is the
 project's prompt-clustered bootstrap, paired (both versions of a pair resampled
 together).
+
+With both model rewrites (:mod:`recuse.probes.rewrite`), the verbosity contrast
+(metric ``probe_verbosity``, Saito et al. §4's same-source comparison) is
+
+    verbosity = mean over base pairs of (s_verbose − s_concise)
+
+0 = the judge gives a verbose rewrite of an answer the same share as a concise one;
+its components are the share of base pairs whose pick differs between the two, the
+placebo's flip rate, and the mean words of the two rewrites (so a reader sees that
+the rewrites do differ in length).
 """
 
 from __future__ import annotations
@@ -27,11 +37,17 @@ from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL
 from recuse.probes.design import ORIGINAL
+from recuse.probes.rewrite import REWRITES
 from recuse.probes.transforms import PROBES
 
-__all__ = ["PROBE_COLUMNS", "probe_effects"]
+__all__ = ["PROBE_COLUMNS", "VERBOSITY", "probe_effects"]
 
 PROBE_COLUMNS = ("base_item", "probe", "treated")
+VERBOSITY = "verbosity"  # the verbose − concise contrast
+DESCRIPTIONS = {
+    **{k: p.description for k, p in {**PROBES, **REWRITES}.items()},
+    VERBOSITY: "its verbose rewrite in place of its concise rewrite (same source answer)",
+}
 
 
 def _pick(s: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -40,10 +56,8 @@ def _pick(s: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _components(t: NDArray[np.float64]) -> dict[str, float]:
     n = t[1]
-    return {
-        "flip_rate": float(t[2] / n) if n else float("nan"),
-        "placebo_flip_rate": float(t[3] / n) if n else float("nan"),
-    }
+    names = ("flip_rate", "placebo_flip_rate", "words_verbose", "words_concise")
+    return {k: float(t[i] / n) if n else float("nan") for i, k in enumerate(names[: len(t) - 2], 2)}
 
 
 def probe_effects(
@@ -64,46 +78,65 @@ def probe_effects(
         )
     t = table[table["judge"].notna()].copy()
     p = t["p_a"].to_numpy(float)
-    t["_s"] = np.where(t["treated"].astype(str).to_numpy() == "a", p, 1.0 - p)
-    wide = t.pivot_table(
-        index=["judge", "base_item"], columns="probe", values="_s", aggfunc="first", dropna=False
+    on_a = t["treated"].astype(str).to_numpy() == "a"
+    t["_s"] = np.where(on_a, p, 1.0 - p)
+    has_texts = {"response_a", "response_b"} <= set(t.columns)
+    if has_texts:
+        treated_text = t["response_a"].where(on_a, t["response_b"])
+        t["_words"] = treated_text.map(lambda x: len(x.split()) if isinstance(x, str) else np.nan)
+    index = ["judge", "base_item"]
+    wide = t.pivot_table(index=index, columns="probe", values="_s", aggfunc="first", dropna=False)
+    words = (
+        t.pivot_table(index=index, columns="probe", values="_words", aggfunc="first", dropna=False)
+        if has_texts
+        else pd.DataFrame(index=wide.index)
     )
-    clusters = t.drop_duplicates(["judge", "base_item"]).set_index(["judge", "base_item"])[
-        "prompt_id"
-    ]
+    clusters = t.drop_duplicates(index).set_index(index)["prompt_id"]
     wide = wide.join(clusters)
     judges = wide.index.get_level_values("judge").astype(str)
     labels = tuple(sorted(set(judges)))
     codes = pd.Categorical(judges, categories=labels).codes.astype(np.intp)
     cols = set(wide.columns)
+
+    def col(name: str, frame: pd.DataFrame = wide) -> NDArray[np.float64]:
+        if name in frame.columns:
+            return frame[name].reindex(wide.index).to_numpy(float)
+        return np.full(len(wide), np.nan)
+
+    s_0, s_o = col("placebo"), col(ORIGINAL)
     specs = []
-    for name in [n for n in PROBES if n != "placebo" and n in cols]:
-        s_p = wide[name].to_numpy(float)
-        s_0 = wide["placebo"].to_numpy(float) if "placebo" in cols else np.full(len(wide), np.nan)
-        s_o = wide[ORIGINAL].to_numpy(float) if ORIGINAL in cols else np.full(len(wide), np.nan)
-        ok = np.isfinite(s_p) & np.isfinite(s_0) & np.isfinite(s_o)
+
+    def add(name: str, treat: NDArray[np.float64], control: NDArray[np.float64],
+            extra: list[NDArray[np.float64]], method: str) -> None:  # fmt: skip
+        ok = np.isfinite(treat) & np.isfinite(control) & np.isfinite(s_0) & np.isfinite(s_o)
         values = np.column_stack(
             [
-                np.where(ok, s_p - s_0, 0.0),
+                np.where(ok, treat - control, 0.0),
                 ok.astype(float),
-                np.where(ok, (_pick(s_p) != _pick(s_o)).astype(float), 0.0),
+                np.where(ok, (_pick(treat) != _pick(control if name == VERBOSITY else s_o)), 0.0),
                 np.where(ok, (_pick(s_0) != _pick(s_o)).astype(float), 0.0),
+                *[np.where(ok, np.nan_to_num(x), 0.0) for x in extra],
             ]
         )
         stat = GroupedStatistic(
-            name=f"probe_{name}",
-            values=values,
-            group=np.where(ok, codes, -1),
-            labels=labels,
-            combine=ratio,
-            required=((1, "base pairs judged in the original, placebo and probe versions"),),
+            name=f"probe_{name}", values=values, group=np.where(ok, codes, -1), labels=labels,
+            combine=ratio, required=((1, f"base pairs judged in every version {name} needs"),),
             boot_k=2,
-        )
-        method = (
-            f"probe {name} ({PROBES[name].description}): mean over base pairs of the "
-            "treated answer's share of the win with the edit minus with the placebo edit"
-        )
+        )  # fmt: skip
         specs.append(MetricSpec(f"probe_{name}", stat, method, _components))
+
+    for name in [n for n in {**PROBES, **REWRITES} if n != "placebo" and n in cols]:
+        add(name, col(name), s_0, [], (
+            f"probe {name} ({DESCRIPTIONS[name]}): mean over base pairs of the treated "
+            "answer's share of the win with the edit minus with the placebo edit"
+        ))  # fmt: skip
+    if {"concise", "verbose"} <= cols:
+        extra = [col("verbose", words), col("concise", words)] if has_texts else []
+        add(VERBOSITY, col("verbose"), col("concise"), extra, (
+            f"probe {VERBOSITY} ({DESCRIPTIONS[VERBOSITY]}): mean over base pairs of the "
+            "treated answer's share of the win as the verbose rewrite minus as the concise "
+            "rewrite of the same source (Saito et al. §4)"
+        ))  # fmt: skip
     if not specs:
         raise InputError("the probe table holds no probe besides the placebo and the original")
     return run_specs(specs, wide["prompt_id"], level=level, n_boot=n_boot, seed=seed, min_n=min_n)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from recuse.data.sample import spread_over_prompts
 from recuse.errors import ConfigError, InputError
+from recuse.probes.rewrite import REWRITES, Rewriter
 from recuse.probes.transforms import PROBES, apply_probe
 
 __all__ = ["ORIGINAL", "RECOGNITION", "build_probe_table", "build_recognition_table"]
@@ -107,15 +108,26 @@ def build_probe_table(
     author: str = "",
     limit: int | None = None,
     seed: int = 0,
+    rewriter: Rewriter | None = None,
 ) -> pd.DataFrame:
     """The probe table for ``probes`` (the placebo is always added).
 
     ``author``: the judge's model, named by ``attribution-self``. ``limit``: at most
     this many base pairs, a seeded sample spread over prompts (one per prompt first).
+    ``rewriter`` writes the ``concise`` and ``verbose`` rewrites of each treated answer
+    (:mod:`recuse.probes.rewrite`); a base pair whose rewrite is unusable has no row for
+    that probe, and ``table.attrs["unusable_rewrites"]`` counts them per probe.
     """
-    unknown = [p for p in probes if p not in PROBES]
+    known = {**PROBES, **REWRITES}
+    unknown = [p for p in probes if p not in known]
     if unknown:
-        raise ConfigError(f"unknown probe {unknown[0]!r} — choose from {', '.join(PROBES)}")
+        raise ConfigError(f"unknown probe {unknown[0]!r} — choose from {', '.join(known)}")
+    styles = [p for p in probes if p in REWRITES]
+    if styles and rewriter is None:
+        raise ConfigError(
+            f"the {' and '.join(styles)} probe(s) need a model to write the rewrites — "
+            "give a rewriter (recuse probe --rewriter MODEL)"
+        )
     base = _with_texts(
         pairs, ["item_id", "prompt", "response_a", "response_b"], "probes edit the answers"
     )
@@ -123,15 +135,28 @@ def build_probe_table(
         base = spread_over_prompts(base, limit=limit, seed=seed).reset_index(drop=True)
     rng = np.random.default_rng(seed)
     treated = np.where(rng.random(len(base)) < 0.5, "a", "b")
+    records = base.to_dict("records")
+    sources = [
+        (str(r["prompt"]), str(r["response_a"] if t == "a" else r["response_b"]))
+        for r, t in zip(records, treated, strict=True)
+    ]
+    rewrites = {style: rewriter(sources, style) for style in styles} if rewriter else {}
     names = [ORIGINAL, "placebo", *[p for p in probes if p != "placebo"]]
     rows = []
-    for r, t in zip(base.to_dict("records"), treated, strict=True):
+    for k, (r, t) in enumerate(zip(records, treated, strict=True)):
         for name in names:
             question, a, b = r["prompt"], r["response_a"], r["response_b"]
-            if name != ORIGINAL:
+            if name in REWRITES:
+                text = rewrites[name][k]
+                if text is None:
+                    continue
+                a, b = (text, b) if t == "a" else (a, text)
+            elif name != ORIGINAL:
                 if t == "a":
                     question, a = apply_probe(question, a, name, author=author)
                 else:
                     question, b = apply_probe(question, b, name, author=author)
             rows.append(_row(r, name, str(t), (question, a, b)))
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["unusable_rewrites"] = {s: sum(x is None for x in rewrites[s]) for s in styles}
+    return table

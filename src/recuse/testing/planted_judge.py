@@ -15,7 +15,12 @@ ranges above keep 0.5 ± 0.33 plus a sensitivity ≤ 0.15 inside the clip).
 Its *own* answers are those containing ``signature``. Asked which better, it adds
 ``self_preference`` for its own (``+ self_preference · (own(A) − own(B))``); asked which
 one it wrote, it answers ``P(A) = clip(0.5 + recognition · (own(A) − own(B)) + noise)``,
-so its self-recognition accuracy is ``0.5 + recognition`` in expectation.
+so its self-recognition accuracy is ``0.5 + recognition`` in expectation. ``length``
+adds ``length · (log words(A) − log words(B))`` to the quality question.
+
+Asked to rewrite an answer (:mod:`recuse.probes.rewrite`) it writes, deterministically,
+its first sentence (concise) or the answer twice over (verbose); an answer containing
+``[no rewrite]`` gets an empty rewrite (unusable).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import numpy as np
 
 from recuse.judging.backends.base import Backend, Failure, Generation, TokenFilter
 from recuse.judging.protocols import _AUTHORSHIP_SYSTEM, Prompt
+from recuse.probes.rewrite import _SYSTEM as REWRITE_SYSTEM
 from recuse.probes.transforms import BANDWAGON, PROBES, undo
 
 __all__ = ["PlantedJudge"]
@@ -81,6 +87,7 @@ class PlantedJudge(Backend):
         signature: str | None = None,
         self_preference: float = 0.0,
         recognition: float = 0.0,
+        length: float = 0.0,
     ) -> None:
         self.model_id = model_id
         self.revision = "1"
@@ -91,6 +98,7 @@ class PlantedJudge(Backend):
         self.signature = signature
         self.self_preference = self_preference
         self.recognition = recognition
+        self.length = length
         self.calls = 0
 
     def _own(self, answer: str) -> int:
@@ -111,7 +119,8 @@ class PlantedJudge(Backend):
             found_b |= {"bandwagon"} if b.startswith(quoted) else set()
         shift = sum(s * ((k in found_a) - (k in found_b)) for k, s in self.sensitivities.items())
         q = 0.3 * (_unit(a) - _unit(b))
-        return float(np.clip(0.5 + q + shift + self.self_preference * own + noise, 0.02, 0.98))
+        shift += self.self_preference * own + self.length * (_log_words(a) - _log_words(b))
+        return float(np.clip(0.5 + q + shift + noise, 0.02, 0.98))
 
     async def next_token_logprobs(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
@@ -132,4 +141,24 @@ class PlantedJudge(Backend):
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),
         top_k: int = 0,
     ) -> list[Generation | Failure]:  # fmt: skip
-        return [Generation(text=f"[[{'A' if self.p_slot_a(p) >= 0.5 else 'B'}]]") for p in prompts]
+        out: list[Generation | Failure] = []
+        for p in prompts:
+            if p.messages[0].content == REWRITE_SYSTEM:
+                out.append(Generation(text=_rewrite(p.messages[-1].content), finish_reason="stop"))
+            else:
+                out.append(Generation(text=f"[[{'A' if self.p_slot_a(p) >= 0.5 else 'B'}]]"))
+        return out
+
+
+def _log_words(text: str) -> float:
+    return math.log(max(1, len(text.split())))
+
+
+def _rewrite(user: str) -> str:
+    """The planted rewrite of the answer quoted in a rewrite request."""
+    answer = user.split("The answer to rewrite:\n", 1)[1]
+    if "[no rewrite]" in answer:
+        return ""
+    if "as short as possible" in user:
+        return answer.split(". ")[0].rstrip(".") + "."
+    return f"{answer} To put it another way: {answer}"

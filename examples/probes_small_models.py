@@ -7,21 +7,26 @@ are written to ``examples/output/``):
    pairs from each (a seeded sample spread over prompts), every probe of
    :mod:`recuse.probes` plus the placebo, judged in both orders by each small judge
    (SmolLM2-135M-Instruct, Gemma-3-270M, Qwen2.5-Coder-0.5B-Instruct where installed).
-   Output: each probe's placebo-controlled effect with its 90% prompt-clustered
-   interval, and the flip rates of the probe and of the placebo.
+   The concise and verbose rewrites (Saito §4) are written by ``--rewriter`` (default
+   Qwen2.5-Coder-0.5B-Instruct, the best instruction follower here; greedy, at most
+   ``--rewrite-tokens``). Output: each probe's placebo-controlled effect with its 90%
+   prompt-clustered interval, the flip rates of the probe and of the placebo, the
+   verbose − concise contrast and the rewrites' mean words.
 2. **Ladder** (objective labels): the two instruction-tuned judges answer
    ``--questions`` JudgeBench MMLU-Pro questions (greedy); each answer is paired with a
    JudgeBench response to the same question (the incorrect one when the own answer is
    right, the correct one when it is wrong; as in ``familiarity_judgebench.py``), the
    label being which is correct. Every judge judges every pair in both orders, so each
    judge sees its own answers and the other generator's. Output: the ladder of
-   :mod:`recuse.metrics.ladder` per judge.
+   :mod:`recuse.metrics.ladder` per judge. Then each generator is asked, on the pairs
+   holding its own answer, which of the two it wrote (self-recognition), set beside
+   its own-win rate and EO.
 
 Tiny judges are dominated by position (they prefer a slot whatever the texts): the
 placebo control is what makes their probe effects interpretable — an effect is the
 move beyond what a trailing newline causes.
 
-    python examples/probes_small_models.py --pairs 40 --questions 120
+    python examples/probes_small_models.py --pairs 20 --max-words 250 --questions 120
 """
 
 from __future__ import annotations
@@ -45,7 +50,10 @@ from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.probes import probe_effects
-from recuse.probes import PROBES, build_probe_table
+from recuse.metrics.recognition import recognition_vs_preference, self_recognition
+from recuse.probes import PROBES, build_probe_table, build_recognition_table
+from recuse.probes.rewrite import REWRITES, RunnerRewriter
+from recuse.probes.run import judge_probes
 from recuse.roster import Roster
 
 QWEN = "qwen2.5-coder-0.5b-instruct"
@@ -86,14 +94,22 @@ def probe_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) ->
     }
     rows: list[dict[str, Any]] = []
     runs: dict[str, Any] = {}
+    everyone = judges()
+    writer = args.rewriter if args.rewriter in everyone else next(iter(everyone))
+    runs["rewriter"] = writer
     with Store(args.work / "probes.sqlite") as store:
+        rewrite = RunnerRewriter(
+            Runner(backend(writer, everyone[writer], 4), store, judge=writer, progress=False),
+            max_new_tokens=args.rewrite_tokens,
+        )
         for name, where in models.items():
             tables = []
             for source, pairs in sources.items():
                 t = build_probe_table(
-                    pairs, probes=[p for p in PROBES if p != "placebo"], author=name,
-                    limit=args.pairs, seed=args.seed,
+                    pairs, probes=[*[p for p in PROBES if p != "placebo"], *REWRITES],
+                    author=name, limit=args.pairs, seed=args.seed, rewriter=rewrite,
                 )  # fmt: skip
+                runs[f"unusable_rewrites_{source}"] = t.attrs["unusable_rewrites"]
                 t["item_id"] = source + ":" + t["item_id"].astype(str)
                 t["base_item"] = source + ":" + t["base_item"].astype(str)
                 t["prompt_id"] = source + ":" + t["prompt_id"].astype(str)
@@ -101,11 +117,12 @@ def probe_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) ->
                 tables.append(t)
             table = pd.concat(tables, ignore_index=True)
             t0 = time.perf_counter()
-            summary = Runner(backend(name, where), store, judge=name, progress=False).pairwise(
-                table, PairwiseProtocol(mode="direct")
+            summary = judge_probes(
+                Runner(backend(name, where), store, judge=name, progress=False), table
             )
             runs[name] = {"judging": summary.line(), "seconds": round(time.perf_counter() - t0, 1)}
             print(name, runs[name], flush=True)
+        runs["rewriting"] = [s.line() for s in rewrite.summaries]
         judged = store.export_pairs()
     judged = judged[judged["judge"].isin(list(models))]
     for source in sources:
@@ -124,6 +141,8 @@ def probe_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) ->
                     "prompts": r.n_clusters,
                     "flip_rate": r.components.get("flip_rate"),
                     "placebo_flip_rate": r.components.get("placebo_flip_rate"),
+                    "words_concise": r.components.get("words_concise"),
+                    "words_verbose": r.components.get("words_verbose"),
                 }
             )
         runs[f"skipped_{source}"] = [s.to_dict() for s in skipped]
@@ -185,6 +204,7 @@ def ladder_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) -
         judged = store.export_pairs()
     judged = judged[judged["item_id"].isin(pairs["item_id"]) & judged["judge"].isin(list(models))]
     results, skipped = self_preference_ladder(judged, n_boot=args.n_boot, seed=args.seed, min_n=5)
+    runs["recognition"] = recognition_part(args, models, generators, pairs, results)
     pd.DataFrame(
         [
             {"judge": r.judge, "rung": r.metric, "definition": RUNGS[r.metric],
@@ -194,6 +214,38 @@ def ladder_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) -
         ]
     ).to_csv(OUT / "ladder_judgebench.csv", index=False)  # fmt: skip
     runs["skipped"] = [s.to_dict() for s in skipped]
+    return runs
+
+
+def recognition_part(
+    args: argparse.Namespace,
+    models: dict[str, tuple[Path, str]],
+    generators: list[str],
+    pairs: pd.DataFrame,
+    ladder: list[Any],
+) -> dict[str, Any]:
+    """Each generator asked which of its own and a JudgeBench answer it wrote."""
+    runs: dict[str, Any] = {}
+    with Store(args.work / "ladder.sqlite") as store:
+        for name in generators:
+            table = build_recognition_table(pairs, judge=name)
+            summary = judge_probes(
+                Runner(backend(name, models[name], 4), store, judge=name, progress=False), table
+            )
+            runs[name] = summary.line()
+            print(name, "self-recognition", runs[name], flush=True)
+        judged = store.export_pairs()
+    judged = judged[judged["judge"].isin(generators) & (judged["probe"] == "self-recognition")]
+    results, skipped = self_recognition(judged, n_boot=args.n_boot, seed=args.seed, min_n=5)
+    runs["skipped"] = [s.to_dict() for s in skipped]
+    tables = []
+    for rung in ("own_win_rate", "eo"):
+        table, corr = recognition_vs_preference(results, [r for r in ladder if r.metric == rung])
+        tables.append(table.assign(pick_rate=[
+            next(r.components["pick_rate"] for r in results if r.judge == j) for j in table["judge"]
+        ]))  # fmt: skip
+        runs[f"correlation_with_{rung}"] = corr
+    pd.concat(tables, ignore_index=True).to_csv(OUT / "recognition_judgebench.csv", index=False)
     return runs
 
 
@@ -222,6 +274,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/recuse-probes"))
     ap.add_argument("--part", choices=["probes", "ladder", "both"], default="both")
     ap.add_argument("--judges", default="", help="comma list of judge ids (default: all)")
+    ap.add_argument("--rewriter", default=QWEN, help="the model writing the rewrites")
+    ap.add_argument("--rewrite-tokens", type=int, default=384, help="longest rewrite (tokens)")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(exist_ok=True)

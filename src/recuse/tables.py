@@ -104,6 +104,9 @@ class Schema:
         return [c.name for c in self.columns]
 
 
+#: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts
+PROBE_COLUMNS = ("base_item", "probe", "treated")
+
 PAIRS = Schema(
     name="pairs",
     key=("item_id", "judge"),

@@ -100,7 +100,8 @@ def test_verbosity_probes_with_a_rewriter_through_the_cli(
                 "--rewriter-base-url", server.base_url, "--no-progress"]  # fmt: skip
         assert main(args) == 0
         out = capsys.readouterr().out
-        assert "rewrites by gpt-4o: 12 rewrites: 0 already stored, 12 ok" in out
+        assert "concise rewrites by gpt-4o: 12 rewrites: 0 already stored, 12 ok" in out
+        assert "verbose rewrites by gpt-4o: 12 rewrites: 0 already stored, 12 ok" in out
         assert "concise 12, original 12, padding 12, placebo 12, verbose 12" in out
         assert main(args) == 0  # resumed: nothing is rewritten or judged again
         again = capsys.readouterr().out
@@ -111,3 +112,36 @@ def test_verbosity_probes_with_a_rewriter_through_the_cli(
     d = json.loads((report / "report.json").read_text())
     keys = {f["bias"] for r in d["summary"] for f in r["findings"]}
     assert keys == {"probe_concise", "probe_verbose", "probe_verbosity", "probe_padding"}
+
+
+def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
+    from recuse.cli.validate import supported_analyses
+    from recuse.data.generic import IGNORED, read_table
+
+    src = tmp_path / "probes.csv"
+    pd.DataFrame(
+        {
+            "item_id": ["i#original", "i#self-recognition", "j#original", "j#placebo"],
+            "prompt_id": ["q1", "q1", "q2", "q2"],
+            "base_item": ["i", "i", "j", "j"],
+            "probe": ["original", "self-recognition", "original", "placebo"],
+            "treated": ["a", "a", "b", "b"],
+            "model_a": ["gpt-4o", "gpt-4o", "m1", "m1"],
+            "model_b": ["m1", "m1", "m2", "m2"],
+            "human": [None, None, None, None],
+            "judge": "gpt-4o",
+            "p_a_first": [0.6, 0.7, 0.4, 0.5],
+            "p_a_second": [0.5, 0.6, 0.3, 0.4],
+        }
+    ).to_csv(src, index=False)
+    table = read_table(src, table="pairs", unknown_models="keep")
+    assert (
+        "treated" not in table.attrs["ignored_columns"]
+        if "ignored_columns" in table.attrs
+        else True
+    )
+    from recuse.data.generic import IGNORED
+
+    assert table.attrs[IGNORED] == {}  # the probe columns are not "verdict-like"
+    reasons = dict(supported_analyses(table, "pairs"))
+    assert reasons["probes"] is None and reasons["self-recognition"] is None

@@ -117,8 +117,9 @@ def probe(
             t = build_probe_table(
                 table, probes=edits, author=jid, limit=limit or None, seed=seed, rewriter=rewrite
             )
-            for line in [s.line() for s in rewrite.summaries] if rewrite else []:
-                typer.echo(f"rewrites by {rewriter}: {line}")
+            styles = [p for p in edits if p in REWRITES]
+            for style, done in zip(styles, rewrite.summaries if rewrite else [], strict=False):
+                typer.echo(f"{style} rewrites by {rewriter}: {done.line()}")
             for style, n in t.attrs.get("unusable_rewrites", {}).items():
                 if n:
                     typer.echo(

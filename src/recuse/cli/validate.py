@@ -60,8 +60,14 @@ def supported_analyses(
     """Each registered analysis of this table kind with the reason it cannot run on
     ``table`` (None: it can), from the analyses' own ``needs``."""
     from recuse.analyses import REGISTRY
+    from recuse.analyses.base import unedited
 
-    return [(a.id, a.needs(table)) for a in REGISTRY if a.table == kind]
+    original = unedited(table)  # as the audit gives them: probe rows to the probe analyses
+    return [
+        (a.id, a.needs(table if a.reads_probes else original))
+        for a in REGISTRY
+        if a.table == kind
+    ]
 
 
 @app.command()

@@ -47,6 +47,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.roster import Entry, Roster
 from recuse.tables import (
     PAIRS,
+    PROBE_COLUMNS,
     RATINGS,
     ConfidenceOf,
     SwappedFrame,
@@ -610,7 +611,7 @@ def verdict_like_columns(df: pd.DataFrame, used: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for col in df.columns:
         name = str(col)
-        if name in used or name in PAIRS.names:
+        if name in used or name in PAIRS.names or name in PROBE_COLUMNS:
             continue
         if _VERDICT_NAME.search(name):
             out[name] = "its name looks like a judge, verdict or label column"

@@ -39,10 +39,10 @@ from recuse.metrics.verdicts import TIE_TOL
 from recuse.probes.design import ORIGINAL
 from recuse.probes.rewrite import REWRITES
 from recuse.probes.transforms import PROBES
+from recuse.tables import PROBE_COLUMNS
 
 __all__ = ["PROBE_COLUMNS", "VERBOSITY", "probe_effects"]
 
-PROBE_COLUMNS = ("base_item", "probe", "treated")
 VERBOSITY = "verbosity"  # the verbose − concise contrast
 DESCRIPTIONS = {
     **{k: p.description for k, p in {**PROBES, **REWRITES}.items()},

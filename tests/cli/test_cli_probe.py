@@ -135,13 +135,6 @@ def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
         }
     ).to_csv(src, index=False)
     table = read_table(src, table="pairs", unknown_models="keep")
-    assert (
-        "treated" not in table.attrs["ignored_columns"]
-        if "ignored_columns" in table.attrs
-        else True
-    )
-    from recuse.data.generic import IGNORED
-
     assert table.attrs[IGNORED] == {}  # the probe columns are not "verdict-like"
     reasons = dict(supported_analyses(table, "pairs"))
     assert reasons["probes"] is None and reasons["self-recognition"] is None

@@ -4,6 +4,12 @@ the probe rows they make, and a planted length preference recovered through the 
 from __future__ import annotations
 
 import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +129,51 @@ def test_a_planted_length_preference_is_recovered(tmp_path: Path) -> None:
     assert r.estimate == pytest.approx(truth, abs=0.015)
     assert r.ci_low - 0.005 <= truth <= r.ci_high + 0.005
     assert r.components["words_verbose"] > 2 * r.components["words_concise"]
+
+
+def _worker(store: Path, n: int, sleep: float) -> subprocess.Popen[str]:
+    worker = Path(__file__).with_name("kill_worker.py")
+    return subprocess.Popen(
+        [sys.executable, str(worker), str(store), str(n), str(sleep)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_a_probe_run_with_rewrites_killed_at_random_points_resumes_to_the_same_store(
+    tmp_path: Path,
+) -> None:
+    n = 10  # 20 rewrites and 100 judgments, in batches of 2
+    reference = tmp_path / "reference.db"
+    assert _worker(reference, n, 0.0).wait(timeout=120) == 0
+    rng = random.Random(7)
+    killed, kills = tmp_path / "killed.db", 0
+    for _ in range(30):
+        proc = _worker(killed, n, 0.05)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        time.sleep(rng.uniform(0.1, 1.5))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            kills += 1
+        elif proc.returncode == 0:
+            break
+        else:
+            raise AssertionError(proc.stderr.read() if proc.stderr else "worker failed")
+    else:
+        assert _worker(killed, n, 0.05).wait(timeout=120) == 0
+    assert kills >= 2
+    with Store(reference) as a, Store(killed) as b:
+        ea = a.export_pairs().sort_values("item_id").reset_index(drop=True)
+        eb = b.export_pairs().sort_values("item_id").reset_index(drop=True)
+        cols = [
+            "item_id",
+            "probe",
+            "treated",
+            "response_a",
+            "response_b",
+            "p_a_first",
+            "p_a_second",
+        ]
+        assert set(ea["probe"]) == {"original", "placebo", "concise", "verbose", "authority"}
+        pd.testing.assert_frame_equal(ea[cols], eb[cols])

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recuse.analyses.base import Analysis, Context, from_result, judged, needs_verdicts, slug
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    from_result,
+    judged,
+    needs_verdicts,
+    slug,
+    unedited,
+)
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.recognition import MIN_JUDGES, recognition_vs_preference, self_recognition
+from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import Bias
@@ -63,24 +72,18 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         return
     # self-preference of the same judges on the original pairs: EO where labels allow,
     # else the raw own-win rate
-    original = rows[rows["probe"].isna() | (rows["probe"] == "original")]
+    original = unedited(rows)
     both = [str(r.judge) for r in results if r.judge in set(original["judge"])]
-    try:
-        ladder, _ = (
-            self_preference_ladder(
+    ladder: list[MetricResult] = []
+    if both:
+        try:
+            ladder, _ = self_preference_ladder(
                 original, judges=both, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
             )
-            if both
-            else ([], [])
-        )
-    except RecuseError:
-        ladder = []
+        except RecuseError:
+            pass  # no pair there holds the judge's own answer: no relation to show
     by_rung = {m: [r for r in ladder if r.metric == m] for m in ("eo", "own_win_rate")}
-    rung = (
-        "eo"
-        if len(by_rung["eo"]) >= len(by_rung["own_win_rate"]) and by_rung["eo"]
-        else ("own_win_rate")
-    )
+    rung = "eo" if by_rung["eo"] else "own_win_rate"
     table, corr = recognition_vs_preference(results, by_rung[rung])
     if table.empty:
         return

@@ -64,9 +64,7 @@ def supported_analyses(
 
     original = unedited(table)  # as the audit gives them: probe rows to the probe analyses
     return [
-        (a.id, a.needs(table if a.reads_probes else original))
-        for a in REGISTRY
-        if a.table == kind
+        (a.id, a.needs(table if a.reads_probes else original)) for a in REGISTRY if a.table == kind
     ]
 
 

@@ -62,10 +62,15 @@ def test_self_recognition_through_the_cli(
     store, table, report = tmp_path / "s.db", tmp_path / "probes.csv", tmp_path / "r"
     args = ["probe", "--data", str(src), "--out", str(store), "--model", "gpt-4o", "--no-progress"]
     with StandIn() as server:
-        code = main([*args, "--base-url", server.base_url, "--probe", "self-recognition,padding"])
+        code = main(
+            [*args, "--base-url", server.base_url, "--probe", "self-recognition,attribution"]
+        )
         out, err = capsys.readouterr()
         assert code == 0, err
-        assert "original 24, padding 24, placebo 24, self-recognition 16" in out
+        assert (
+            "attribution-other 24, attribution-self 24, original 24, placebo 24, "
+            "self-recognition 16" in out
+        )
         # a judge whose answers are not in the data: one clear line, exit 2
         fresh = tmp_path / "fresh.db"
         assert main([*args[:4], str(fresh), *args[5:], "--base-url", server.base_url,

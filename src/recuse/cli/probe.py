@@ -17,8 +17,12 @@ from recuse.probes.transforms import PROBES
 
 EDITS = [p for p in PROBES if p != "placebo"]
 ALL = ",".join(EDITS)
-#: shorthand for the verbosity probes: both model rewrites and the padding edit
-GROUPS = {"verbosity": ["concise", "verbose", "padding"]}
+#: shorthands: the verbosity probes (both model rewrites and the padding edit) and both
+#: attribution labels
+GROUPS = {
+    "verbosity": ["concise", "verbose", "padding"],
+    "attribution": ["attribution-self", "attribution-other"],
+}
 CHOICES = f"{ALL},{','.join(REWRITES)},{RECOGNITION},{','.join(GROUPS)}"
 
 
@@ -33,7 +37,7 @@ def probe(
         f"{RECOGNITION} asks the judge which of its own and another model's answer it "
         "wrote, on the pairs whose model_a or model_b is the judge id; concise and "
         "verbose replace the treated answer by a --rewriter model's rewrite; verbosity = "
-        "concise,verbose,padding.",
+        "concise,verbose,padding; attribution = attribution-self,attribution-other.",
     ),
     rewriter: str = typer.Option(
         "smollm2-135m-instruct", "--rewriter", help="Model writing the concise/verbose rewrites."

@@ -186,3 +186,34 @@ def test_each_forward_pass_is_reported_as_done(backend: LocalBackend) -> None:
         assert sum(steps) == 4
     finally:
         backend.max_batch_tokens = 2048
+
+
+def test_a_local_model_counts_its_tokens_as_a_server_reports_usage(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    from recuse.judging import Runner, Store
+    from recuse.judging.card import cards
+
+    fresh = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=8)
+    assert fresh.usage() == (0, 0)
+    prompts = _prompts()
+    asyncio.run(fresh.next_token_logprobs(prompts, top_k=5))
+    read = sum(len(fresh.encode(p)) for p in prompts)
+    assert fresh.usage() == (read, len(prompts))  # one scored token out per prompt
+    gens = asyncio.run(fresh.generate(prompts[:2], max_new_tokens=3))
+    made = sum(len(g.tokens) for g in gens if not isinstance(g, Failure))
+    more = sum(len(fresh.encode(p)) for p in prompts[:2])
+    assert fresh.usage() == (read + more, len(prompts) + made) and made > 0
+    # the runner records a run's difference, so the card has tokens per judgment
+    pairs = pd.DataFrame(
+        [{"item_id": p.item_id, "prompt_id": p.item_id, "prompt": p.prompt,
+          "response_a": p.response_a, "response_b": p.response_b} for p in PAIRS]
+    )  # fmt: skip
+    with Store(tmp_path / "s.db") as store:
+        Runner(fresh, store, judge="tiny", progress=False).pairwise(pairs)
+        (card,) = cards(store.runs())
+    expected = sum(len(fresh.encode(p)) for p in prompts) / len(prompts)
+    assert card.tokens_in_per_judgment == pytest.approx(expected)
+    assert card.tokens_out_per_judgment == pytest.approx(1.0)

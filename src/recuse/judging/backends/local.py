@@ -92,6 +92,15 @@ class LocalBackend(Backend):
         if pad is None:
             pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.pad_id = int(pad)
+        self._tokens = (0, 0)  # read and produced so far, as a server's usage counts them
+
+    def usage(self) -> tuple[int, int] | None:
+        """Tokens read (prompts, prefix included) and produced (one per scored next
+        token, every generated token) so far: the evaluator card's counts."""
+        return self._tokens
+
+    def _count(self, read: int, produced: int) -> None:
+        self._tokens = (self._tokens[0] + read, self._tokens[1] + produced)
 
     @classmethod
     def load(
@@ -245,6 +254,7 @@ class LocalBackend(Backend):
                     text = vocab[tid] if tid < len(vocab) else f"<id {tid}>"
                     dist[text] = float(np.logaddexp(dist[text], v)) if text in dist else v
                 out[i] = dist
+            self._count(sum(len(seqs[i]) for i in idx), len(idx))
             report_done(len(idx))
         return out
 
@@ -321,7 +331,9 @@ class LocalBackend(Backend):
                 )
             new = result.sequences[:, width:].cpu()
             for r, i in enumerate(idx):
-                out[i] = self._finish(new[r], stop, result.logits if top_k else None, r, top_k)
+                g = self._finish(new[r], stop, result.logits if top_k else None, r, top_k)
+                out[i] = g
+                self._count(len(seqs[i]), len(g.tokens))
             report_done(len(idx))
         return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from analyses.conftest import BOOT, PROBE_PLANTS, Planted
@@ -33,3 +34,25 @@ def test_the_edited_texts_are_in_the_report(planted: Planted) -> None:
     assert any("Journal of Applied Reasoning" in str(v) for v in texts.frame["response_a"]) or any(
         "Journal of Applied Reasoning" in str(v) for v in texts.frame["response_b"]
     )
+
+
+def test_unknown_probes_are_named_and_a_recognition_only_table_is_not_probed(
+    planted: Planted,
+) -> None:
+    from analyses.conftest import OPTIONS, _input
+    from recuse.audit import run_audit
+    from recuse.roster import Roster
+
+    t = planted.probes
+    custom = t[t["probe"] == "authority"].assign(probe="flattery")
+    custom["item_id"] = custom["item_id"].str.replace("authority", "flattery")
+    report = run_audit(
+        [_input("custom", "pairs", pd.concat([t, custom], ignore_index=True))],
+        options=OPTIONS, roster=Roster([]),
+    )  # fmt: skip
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    assert any("flattery" in n and "left out" in n for n in section.notes)
+    only = t[t["probe"].isin(["original", "self-recognition"])]
+    report = run_audit([_input("recog", "pairs", only)], options=OPTIONS, roster=Roster([]))
+    (why,) = [k for k in report.skipped if k.analysis == ANALYSIS.title]
+    assert "no edited versions" in why.reason

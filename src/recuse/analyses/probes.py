@@ -10,6 +10,7 @@ from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.probes import DESCRIPTIONS, PROBE_COLUMNS, VERBOSITY, probe_effects
 from recuse.metrics.summary import PairwiseBias
+from recuse.probes.design import RECOGNITION
 from recuse.report.bias import Bias
 from recuse.report.model import Table
 
@@ -62,6 +63,8 @@ PROBE_BIASES[VERBOSITY] = Bias(
 def _needs(frame: pd.DataFrame) -> str | None:
     if not set(PROBE_COLUMNS) <= set(frame.columns) or frame["probe"].isna().all():
         return "not a probe table (no probe, base_item, treated columns) — run `recuse probe`"
+    if not frame["probe"].isin([p for p in DESCRIPTIONS if p != VERBOSITY]).any():
+        return "no edited versions in this probe table (e.g. only self-recognition rows)"
     return needs_verdicts(frame)
 
 
@@ -70,6 +73,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     rows = judged(inp.frame)
     if o.judges:
         rows = rows[rows["judge"].isin(list(o.judges))]
+    known = {"original", "placebo", RECOGNITION, *DESCRIPTIONS}
+    unknown = sorted({str(p) for p in rows["probe"].dropna()} - known)
+    if unknown:
+        ctx.part(ANALYSIS).notes.append(
+            f"{inp.name}: rows of probe(s) recuse does not know were left out: "
+            f"{', '.join(unknown[:5])} (known: {', '.join(sorted(DESCRIPTIONS))})"
+        )
     with ctx.timed(f"probes ({inp.name})", ANALYSIS):
         try:
             results, skipped = probe_effects(

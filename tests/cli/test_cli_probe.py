@@ -143,3 +143,23 @@ def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
     assert table.attrs[IGNORED] == {}  # the probe columns are not "verdict-like"
     reasons = dict(supported_analyses(table, "pairs"))
     assert reasons["probes"] is None and reasons["self-recognition"] is None
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [("--limit", "-5", "--limit must be 0 (all) or more"),
+     ("--rewrite-tokens", "0", "--rewrite-tokens must be 1 or more")],
+)  # fmt: skip
+def test_bad_options_are_one_line_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, message: str
+) -> None:
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(
+        {"item_id": ["i"], "prompt": ["Q?"], "response_a": ["a"], "response_b": ["b"]}
+    ).to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    args = ["probe", "--data", str(src), "--out", str(store), "--probe", "verbosity"]
+    assert main([*args, option, value]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not store.exists()

@@ -95,6 +95,10 @@ def probe(
             f"--probe: unknown probe {unknown[0] if unknown else ''!r} — choose from {CHOICES}"
         )
     edits = [p for p in names if p != RECOGNITION]
+    if limit < 0:
+        raise ConfigError(f"--limit must be 0 (all) or more; got {limit}")
+    if rewrite_tokens < 1:
+        raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
     check_output(out, option="--out")
     table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading(), True))
     backend, jid = _backend(

@@ -318,6 +318,8 @@ class Runner:
         one is retried by the next run. ``version`` names the prompt's wording (it
         enters the key, with the model, revision and token limit).
         """
+        if max_new_tokens < 1:
+            raise ConfigError(f"max_new_tokens must be 1 or more; got {max_new_tokens}")
         params = {"protocol": version, "max_new_tokens": max_new_tokens, "decoding": "greedy"}
         keys: list[str] = []
         tasks: dict[str, Task] = {}

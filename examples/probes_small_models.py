@@ -283,21 +283,20 @@ def main() -> None:
     models = judges()
     if args.judges:
         models = {k: v for k, v in models.items() if k in args.judges.split(",")}
-    t0 = time.perf_counter()
-    out: dict[str, Any] = {
-        "recuse": recuse.__version__,
-        "python": platform.python_version(),
-        "judges": list(models),
-        "settings": {k: str(v) for k, v in vars(args).items() if k not in ("data", "work")},
-    }
-    if args.part in ("probes", "both"):
-        out["probes"] = probe_part(args, models)
-    if args.part in ("ladder", "both"):
-        out["ladder"] = ladder_part(args, models)
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    (OUT / "probes_small_models.json").write_text(
-        json.dumps(_plain(out), indent=2, sort_keys=True, allow_nan=False) + "\n"
-    )
+    # each part keeps its own record, so the parts can be run (and re-run) separately
+    path = OUT / "probes_small_models.json"
+    out: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    out.update(recuse=recuse.__version__, python=platform.python_version())
+    settings = {k: str(v) for k, v in vars(args).items() if k not in ("data", "work")}
+    for part, run in (("probes", probe_part), ("ladder", ladder_part)):
+        if args.part in (part, "both"):
+            start = time.perf_counter()
+            out[part] = run(args, models)
+            out[part].update(judges=list(models), settings=settings,
+                             seconds=round(time.perf_counter() - start, 1))  # fmt: skip
+    for stale in ("judges", "settings", "seconds"):  # from the single-record layout
+        out.pop(stale, None)
+    path.write_text(json.dumps(_plain(out), indent=2, sort_keys=True, allow_nan=False) + "\n")
     print(json.dumps(out, indent=2, default=str)[:4000])
 
 

@@ -109,6 +109,8 @@ def probe_effects(
     def add(name: str, treat: NDArray[np.float64], control: NDArray[np.float64],
             extra: list[NDArray[np.float64]], method: str) -> None:  # fmt: skip
         ok = np.isfinite(treat) & np.isfinite(control) & np.isfinite(s_0) & np.isfinite(s_o)
+        used = ["concise", "verbose"] if name == VERBOSITY else [name]
+        versions = ", ".join([ORIGINAL, "placebo", *used[:-1]]) + f" and {used[-1]}"
         values = np.column_stack(
             [
                 np.where(ok, treat - control, 0.0),
@@ -120,7 +122,7 @@ def probe_effects(
         )
         stat = GroupedStatistic(
             name=f"probe_{name}", values=values, group=np.where(ok, codes, -1), labels=labels,
-            combine=ratio, required=((1, f"base pairs judged in every version {name} needs"),),
+            combine=ratio, required=((1, f"base pairs judged in the {versions} versions"),),
             boot_k=2,
         )  # fmt: skip
         specs.append(MetricSpec(f"probe_{name}", stat, method, _components))

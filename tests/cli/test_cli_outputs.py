@@ -585,3 +585,31 @@ def test_no_hard_wrap_from_a_deep_directory_without_a_terminal(tmp_path: Path) -
     assert run.returncode == 2
     assert str(deep / "missing.csv") in run.stderr  # one unbroken line
     assert "\x1b[" not in run.stdout + run.stderr
+
+
+def test_help_off_a_terminal_is_plain_and_whole() -> None:
+    """Piped help: no rich box (80 columns, text cut with "…"), no colour codes, and each
+    option's help whole on its line (the probe list was cut after "authori…")."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TERM", "COLUMNS")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+    run = subprocess.run(
+        [sys.executable, "-m", "recuse", "probe", "--help"],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "…" not in run.stdout and "╭" not in run.stdout and "\x1b[" not in run.stdout
+    probe_line = next(line for line in run.stdout.splitlines() if "--probe " in line)
+    assert "attribution-self,attribution-other,concise,verbose,self-recognition" in probe_line
+    assert "[default: padding,authority,distraction,bandwagon," in probe_line
+    usage = subprocess.run(
+        [sys.executable, "-m", "recuse", "audit", "--no-such-option"],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert usage.returncode == 2
+    assert "No such option: --no-such-option" in usage.stderr and "╭" not in usage.stderr

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
+from recuse.cli.console import UNWRAPPED
 from recuse.data.generic import ColumnsIgnored
 from recuse.errors import RecuseError
 
@@ -78,6 +79,11 @@ def _register() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
     _register()
+    if not sys.stdout.isatty():
+        # help and usage errors off a terminal: plain click text, one line per option
+        # (a rich box there is 80 columns wide and cuts text with "…")
+        app.rich_markup_mode = None
+        app.info.context_settings = {"terminal_width": UNWRAPPED}
     saved_roster = os.environ.get("RECUSE_ROSTER")  # --roster sets it for this run only
     args = global_options_first(list(sys.argv[1:] if argv is None else argv))
     try:

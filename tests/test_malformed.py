@@ -121,6 +121,23 @@ CASES += [
     ),
 ]
 
+# issue #17: probe tables whose probe columns would make an effect silently wrong
+CASES += [
+    ("probes_bad_treated.csv", "pairs", "row 3, column 'treated': treated is 'c', expected a or b"),
+    (
+        "probes_treated_disagrees.csv",
+        "pairs",
+        "row 3, column 'treated': base pair 'i1' is treated on side a in original, placebo but "
+        "on side b in authority",
+    ),
+    (
+        "probes_version_twice.csv",
+        "pairs",
+        "row 4, column 'probe': version 'authority' of base pair 'i1' appears 2 times",
+    ),
+    ("probes_empty_probe.csv", "pairs", "row 2, column 'probe': empty probe in a probe table"),
+]
+
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)

@@ -279,3 +279,40 @@ def test_missing_columns_told_apart_with_guesses() -> None:
         "judge_model": "judge",
     }
     assert suggest_columns(["itemid"], ["item_id"]) == {"itemid": "item_id"}  # difflib
+
+
+def _probe_rows(**change: object) -> pd.DataFrame:
+    t = pd.DataFrame(
+        {
+            "item_id": ["i1#original", "i1#placebo", "i1#authority", "i1#self-recognition"],
+            "judge": "j",
+            "base_item": "i1",
+            "probe": ["original", "placebo", "authority", "self-recognition"],
+            "treated": ["a", "a", "a", "b"],  # own answer on b: recognition rows may differ
+        }
+    )
+    for column, (row, value) in change.items():
+        t.loc[row, column] = value
+    return t
+
+
+def test_probe_columns_are_read_and_checked() -> None:
+    from recuse.errors import InputError
+    from recuse.tables import check_probe_table
+
+    plain = pd.DataFrame({"item_id": ["x"], "probe": ["set-1"]})  # not all three columns
+    assert check_probe_table(plain) is plain
+    same = check_probe_table(_probe_rows(treated=(2, " A "), probe=(1, "Placebo")))
+    assert list(same["treated"]) == ["a", "a", "a", "b"]
+    assert list(same["probe"]) == ["original", "placebo", "authority", "self-recognition"]
+    for change, words in [
+        ({"treated": (2, "c")}, "row 3, column 'treated': treated is 'c', expected a or b"),
+        ({"treated": (2, None)}, "row 3, column 'treated': empty treated"),
+        ({"probe": (1, np.nan)}, "row 2, column 'probe': empty probe"),
+        ({"base_item": (0, "")}, "row 1, column 'base_item': empty base_item"),
+        ({"treated": (2, "b")}, "side a in original, placebo but on side b in authority"),
+        ({"probe": (1, "authority")}, "version 'authority' of base pair 'i1' appears 2 times"),
+        ({"probe": (0, "placebo")}, "without any original version"),
+    ]:
+        with pytest.raises(InputError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            check_probe_table(_probe_rows(**change))

@@ -104,8 +104,12 @@ class Schema:
         return [c.name for c in self.columns]
 
 
-#: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts
+#: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts; a
+#: table holding all three is a probe table (:func:`check_probe_table`)
 PROBE_COLUMNS = ("base_item", "probe", "treated")
+#: the probe table's version names of the unedited pair and of the authorship question
+ORIGINAL = "original"
+RECOGNITION = "self-recognition"
 
 PAIRS = Schema(
     name="pairs",
@@ -684,7 +688,7 @@ def validate_pairs(
                     column=f"p_a_{order}",
                     fix="give the verdict or mark the row 'unparsed' / 'failed'",
                 )
-    return out
+    return check_probe_table(out, file=file)
 
 
 def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: str | None) -> None:
@@ -738,6 +742,108 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)
     out[target] = p
+
+
+def is_probe_table(df: pd.DataFrame) -> bool:
+    """Whether ``df`` holds every probe column (:data:`PROBE_COLUMNS`)."""
+    return set(PROBE_COLUMNS) <= set(df.columns)
+
+
+def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.DataFrame:
+    """Check and normalise the probe columns of a probe table; returns a new DataFrame
+    (``df`` itself when it is not a probe table).
+
+    ``probe`` and ``treated`` are read case- and space-insensitively; every row needs a
+    ``base_item``, a ``probe`` (its version: ``original``, ``placebo``, a probe, or
+    ``self-recognition``) and ``treated`` = ``a`` or ``b``. The treated side is one per
+    base pair across its versions (the self-recognition rows, whose treated side is the
+    judge's own answer, aside); a judge judges each version of a base pair once; and
+    the table holds the original version of some pair. Anything else is an
+    :class:`InputError` naming the row: a probe effect read off such a table would be
+    silently wrong (a side counted as the other, a version counted twice).
+    """
+    if not is_probe_table(df):
+        return df
+    fname = str(file) if file is not None else None
+    out = df.copy()
+    check_scalars(out, PROBE_COLUMNS, file=fname)
+    for col in PROBE_COLUMNS:
+        text = out[col].map(lambda v: v if isinstance(v, str) else "" if pd.isna(v) else str(v))
+        text = text.str.strip()
+        if col != "base_item":
+            text = text.str.lower()
+        empty = text == ""
+        if empty.any():
+            raise InputError(
+                f"empty {col} in a probe table",
+                file=fname,
+                row=_first(empty) + 1,
+                column=col,
+                fix="every row of a probe table names its base pair (base_item), its version "
+                "(probe: original, placebo, a probe, self-recognition) and the edited side "
+                "(treated: a or b); drop the probe columns to read it as plain pairs",
+            )
+        out[col] = text
+    bad = ~out["treated"].isin(["a", "b"])
+    if bad.any():
+        i = _first(bad)
+        raise InputError(
+            f"treated is {shown(df['treated'].iloc[i])}, expected a or b",
+            file=fname,
+            row=i + 1,
+            column="treated",
+            fix="treated names the side the probe edits: a or b",
+        )
+    if not (out["probe"] == ORIGINAL).any():
+        raise InputError(
+            "a probe table without any original version (probe = original)",
+            file=fname,
+            column="probe",
+            fix="keep each base pair's unedited row, named 'original' (recuse probe writes it)",
+        )
+    edits = out[out["probe"] != RECOGNITION]
+    sides = edits.groupby("base_item", sort=False)["treated"].nunique()
+    if (sides > 1).any():
+        base = sides.index[sides.to_numpy() > 1][0]
+        rows = edits[edits["base_item"] == base]
+        side = rows["treated"].iloc[0]
+        odd = rows[rows["treated"] != side]
+
+        def versions(v: pd.DataFrame) -> str:
+            return ", ".join(dict.fromkeys(v["probe"].astype(str)))
+
+        raise InputError(
+            f"base pair {shown(base)} is treated on side {side} in "
+            f"{versions(rows[rows['treated'] == side])} but on side "
+            f"{odd['treated'].iloc[0]} in {versions(odd)}",
+            file=fname,
+            row=_first(
+                (out["base_item"] == base)
+                & (out["probe"] != RECOGNITION)
+                & (out["treated"] != side)
+            )
+            + 1,
+            column="treated",
+            fix="one side is edited in every version of a base pair; correct treated",
+        )
+    key = ["judge", "base_item", "probe"] if "judge" in out.columns else ["base_item", "probe"]
+    keys = out[key].astype(str).agg("\x1f".join, axis=1)  # a missing judge is one judge too
+    dup = keys.duplicated(keep=False)
+    if dup.any():
+        rows = np.flatnonzero(dup.to_numpy())
+        first = out.iloc[rows[0]]
+        same = np.flatnonzero((keys == keys.iloc[rows[0]]).to_numpy())
+        ids = ", ".join(shown(out["item_id"].iloc[r]) for r in same[:4]) if "item_id" in out else ""
+        raise InputError(
+            f"version {shown(first['probe'])} of base pair {shown(first['base_item'])} appears "
+            f"{len(same)} times for one judge (rows {', '.join(str(r + 1) for r in same[:4])}"
+            + (f"; item_id {ids})" if ids else ")"),
+            file=fname,
+            row=int(same[1]) + 1,
+            column="probe",
+            fix="a judge judges each version of a base pair once; remove the repeated rows",
+        )
+    return out
 
 
 def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.DataFrame:

@@ -56,3 +56,51 @@ def test_unknown_probes_are_named_and_a_recognition_only_table_is_not_probed(
     report = run_audit([_input("recog", "pairs", only)], options=OPTIONS, roster=Roster([]))
     (why,) = [k for k in report.skipped if k.analysis == ANALYSIS.title]
     assert "no edited versions" in why.reason
+
+
+def test_left_out_base_pairs_are_noted_and_recognition_only_judges_not_probed(
+    planted: Planted,
+) -> None:
+    from analyses.conftest import OPTIONS, _input
+    from recuse.audit import run_audit
+    from recuse.roster import Roster
+
+    t = planted.probes
+    bases = sorted(t["base_item"].unique())
+    # the placebo of all but 10 base pairs never judged: estimates on 10 of them, said
+    few = t[(t["probe"] != "placebo") | t["base_item"].isin(bases[:10])]
+    # a second judge asked only "which did you write?": no probe skips for it
+    other = t[t["probe"] == "self-recognition"].assign(judge="other-judge")
+    report = run_audit(
+        [_input("few", "pairs", pd.concat([few, other], ignore_index=True))],
+        options=OPTIONS, roster=Roster([]),
+    )  # fmt: skip
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    edited = t[t["probe"] != "self-recognition"]
+    total = edited[edited["judge"] == "planted-judge"]["base_item"].nunique()
+    (note,) = [n for n in section.notes if "base pairs had every version judged" in n]
+    assert f"planted-judge: 10 of {total} base pairs" in note
+    assert "Fake citation" in note and "left out" in note
+    assert not [k for k in report.skipped if k.analysis == ANALYSIS.title]
+    assert all(f.judge == "planted-judge" for f in section.findings)
+
+
+def test_a_table_of_unknown_edits_says_which_versions_it_holds(planted: Planted) -> None:
+    from analyses.conftest import OPTIONS, _input
+    from recuse.audit import run_audit
+    from recuse.roster import Roster
+
+    t = planted.probes
+    odd = t[t["probe"].isin(["original", "placebo", "authority"])].copy()
+    odd.loc[odd["probe"] == "authority", "probe"] = "flattery"
+    report = run_audit([_input("odd", "pairs", odd)], options=OPTIONS, roster=Roster([]))
+    (why,) = [k for k in report.skipped if k.analysis == ANALYSIS.title]
+    assert "its versions: flattery, original, placebo" in why.reason
+    assert "known edits: padding" in why.reason
+
+
+def test_every_table_column_is_defined_in_the_section() -> None:
+    from recuse.metrics.probes import COMPONENTS
+
+    for column, words in COMPONENTS.items():
+        assert f"{column}: {words}" in ANALYSIS.intro

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, InputError
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
 from recuse.metrics.probes import probe_effects
-from recuse.probes import PROBES, apply_probe, build_probe_table
+from recuse.probes import PROBES, apply_probe, build_probe_table, probe_bases
 from recuse.probes.transforms import undo
 from recuse.testing.planted_judge import PlantedJudge
 
@@ -60,6 +60,36 @@ def test_probe_table_never_edits_the_other_answer() -> None:
     assert 10 < (table.drop_duplicates("base_item")["treated"] == "a").sum() < 30
     with pytest.raises(ConfigError, match="unknown probe"):
         build_probe_table(pairs, probes=["flattery"])
+
+
+def test_bad_options_and_inputs_are_clear_errors_before_any_rewrite() -> None:
+    pairs = _pairs(10)
+    for kwargs, words in [
+        ({"probes": "padding"}, "a list of names"),
+        ({"probes": []}, "no probe chosen"),
+        ({"probes": ["placebo"]}, "no probe chosen"),
+        ({"probes": ["padding"], "seed": -1}, "seed must be a whole number"),
+        ({"probes": ["padding"], "limit": 0}, "limit must be a whole number"),
+        ({"probes": ["padding"], "limit": 2.5}, "limit must be a whole number"),
+    ]:
+        with pytest.raises(ConfigError, match=words):
+            build_probe_table(pairs, **kwargs)  # type: ignore[arg-type]
+    table = build_probe_table(pairs, probes=["padding"])
+    with pytest.raises(InputError, match="already a probe table"):
+        build_probe_table(table, probes=["padding"])
+    with pytest.raises(InputError, match="no pair has all of prompt, response_a, response_b"):
+        build_probe_table(pairs.assign(response_a=np.nan), probes=["padding"])
+
+
+def test_pairs_without_texts_are_left_out_and_counted() -> None:
+    pairs = _pairs(10)
+    pairs.loc[[1, 2], "prompt"] = np.nan  # the bandwagon edit writes into the prompt
+    pairs.loc[5, "response_b"] = None
+    table = build_probe_table(pairs, probes=["bandwagon", "padding", "padding"])
+    assert table.attrs["missing_texts"] == 3
+    assert table["base_item"].nunique() == 7 and not {"i1", "i2", "i5"} & set(table["base_item"])
+    assert len(table) == 7 * 4  # original, placebo, bandwagon, padding (asked twice, made once)
+    assert probe_bases(pairs).attrs["missing_texts"] == 3
 
 
 def test_limit_spreads_the_sample_over_prompts() -> None:

@@ -40,6 +40,7 @@ from recuse.report.model import (
     Table,
 )
 from recuse.roster import Roster
+from recuse.tables import ORIGINAL, is_probe_table
 
 SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
@@ -390,9 +391,9 @@ def needs_verdicts(frame: pd.DataFrame) -> str | None:
 
 def unedited(frame: pd.DataFrame) -> pd.DataFrame:
     """A probe table's original pairs (every row of any other table)."""
-    if "probe" not in frame.columns:
+    if not is_probe_table(frame):
         return frame
-    keep = frame["probe"].isna() | (frame["probe"] == "original")
+    keep = frame["probe"] == ORIGINAL
     return frame if keep.all() else frame[keep].reset_index(drop=True)
 
 

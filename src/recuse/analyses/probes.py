@@ -8,7 +8,13 @@ import pandas as pd
 from recuse.analyses.base import Analysis, Context, from_result, judged, needs_verdicts, slug
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
-from recuse.metrics.probes import DESCRIPTIONS, PROBE_COLUMNS, VERBOSITY, probe_effects
+from recuse.metrics.probes import (
+    COMPONENTS,
+    DESCRIPTIONS,
+    PROBE_COLUMNS,
+    VERBOSITY,
+    probe_effects,
+)
 from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import Bias
@@ -60,11 +66,18 @@ PROBE_BIASES[VERBOSITY] = Bias(
 )
 
 
+EDITS = [p for p in DESCRIPTIONS if p not in (VERBOSITY, "placebo")]  # versions with an edit
+
+
 def _needs(frame: pd.DataFrame) -> str | None:
     if not set(PROBE_COLUMNS) <= set(frame.columns) or frame["probe"].isna().all():
         return "not a probe table (no probe, base_item, treated columns) — run `recuse probe`"
-    if not frame["probe"].isin([p for p in DESCRIPTIONS if p != VERBOSITY]).any():
-        return "no edited versions in this probe table (e.g. only self-recognition rows)"
+    if not frame["probe"].isin(EDITS).any():
+        versions = sorted({str(v) for v in frame["probe"].dropna()})
+        return (
+            "no edited versions recuse knows in this probe table (its versions: "
+            f"{', '.join(versions[:8])}; known edits: {', '.join(EDITS)})"
+        )
     return needs_verdicts(frame)
 
 
@@ -73,6 +86,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     rows = judged(inp.frame)
     if o.judges:
         rows = rows[rows["judge"].isin(list(o.judges))]
+    # judges asked only "which did you write?" have no probe to skip
+    rows = rows[rows["judge"].isin(rows.loc[rows["probe"].isin(EDITS), "judge"].unique())]
     known = {"original", "placebo", RECOGNITION, *DESCRIPTIONS}
     unknown = sorted({str(p) for p in rows["probe"].dropna()} - known)
     if unknown:
@@ -97,6 +112,19 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             detail += f"; rewrites of {wc:.0f} vs {wv:.0f} words on average"
         ctx.add(
             ANALYSIS, from_result(ANALYSIS, PROBE_BIASES[name], r, dataset=inp.name, detail=detail)
+        )
+    edited = rows[rows["probe"] != RECOGNITION]
+    of_judge = edited.groupby("judge")["base_item"].nunique()
+    short: dict[tuple[str, int, int], list[str]] = {}
+    for r in results:
+        total = int(of_judge.get(r.judge, r.n))
+        if r.n < total:
+            bias = PROBE_BIASES[r.metric.removeprefix("probe_")]
+            short.setdefault((str(r.judge), r.n, total), []).append(bias.short)
+    for (judge, n, total), names in short.items():
+        ctx.part(ANALYSIS).notes.append(
+            f"{inp.name}, {judge}: {n} of {total} base pairs had every version judged for "
+            f"{', '.join(names)}; the others (a version missing, unparsed or failed) were left out"
         )
     for s in skipped:
         bias = PROBE_BIASES[s.metric.removeprefix("probe_")]
@@ -143,7 +171,10 @@ ANALYSIS = Analysis(
         "are resampled together in the prompt-clustered bootstrap. Tiny judges often "
         "move on the placebo itself: that noise is what the subtraction removes. With "
         "both rewrites, 'verbose vs concise' compares the two rewrites of one source "
-        "answer directly (Saito et al. §4): the content is the same, the length is not."
+        "answer directly (Saito et al. §4): the content is the same, the length is not. "
+        "Table columns besides the effect: "
+        + "; ".join(f"{k}: {v}" for k, v in COMPONENTS.items())
+        + "."
     ),
     table="pairs",
     biases=tuple(PROBE_BIASES.values()),

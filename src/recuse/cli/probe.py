@@ -84,7 +84,7 @@ def probe(
     from recuse.data.generic import ValueReading
     from recuse.judging import Runner, Store
     from recuse.outputs import check_output
-    from recuse.probes import build_probe_table, build_recognition_table
+    from recuse.probes import build_probe_table, build_recognition_table, probe_bases
     from recuse.probes.rewrite import RunnerRewriter
     from recuse.probes.run import judge_probes
 
@@ -108,7 +108,12 @@ def probe(
         judge_id=judge_id,
     )  # fmt: skip
     parts = []
-    if RECOGNITION in names:  # before the store: no pair with the judge's answers is an error
+    # before the store: bad options, pairs without texts, no pair with the judge's answers
+    if edits:
+        missing = probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"]
+        if missing:
+            typer.echo(f"{missing} pair(s) without prompt and both answers as text: left out")
+    if RECOGNITION in names:
         parts.append(build_recognition_table(table, judge=jid, limit=limit or None, seed=seed))
     with Store(out) as store:
         if edits:

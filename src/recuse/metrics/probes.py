@@ -36,17 +36,26 @@ from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL
-from recuse.probes.design import ORIGINAL
 from recuse.probes.rewrite import REWRITES
 from recuse.probes.transforms import PROBES
-from recuse.tables import PROBE_COLUMNS
+from recuse.tables import ORIGINAL, PROBE_COLUMNS, check_probe_table
 
-__all__ = ["PROBE_COLUMNS", "VERBOSITY", "probe_effects"]
+__all__ = ["COMPONENTS", "PROBE_COLUMNS", "VERBOSITY", "probe_effects"]
 
 VERBOSITY = "verbosity"  # the verbose − concise contrast
 DESCRIPTIONS = {
     **{k: p.description for k, p in {**PROBES, **REWRITES}.items()},
     VERBOSITY: "its verbose rewrite in place of its concise rewrite (same source answer)",
+}
+
+#: what the components of a probe result are (the report's table columns)
+COMPONENTS = {
+    "flip_rate": "share of base pairs whose pick (share of the win above or below ½) "
+    "differs with the edit from the original's (verbose vs concise: between the two "
+    "rewrites)",
+    "placebo_flip_rate": "the same share for the placebo (a trailing newline)",
+    "words_concise": "mean words of the concise rewrites",
+    "words_verbose": "mean words of the verbose rewrites",
 }
 
 
@@ -76,7 +85,8 @@ def probe_effects(
             f"not a probe table: no {', '.join(missing)} column",
             fix="run `recuse probe` to make one",
         )
-    t = table[table["judge"].notna()].copy()
+    t = check_probe_table(table)
+    t = t[t["judge"].notna()].copy()
     p = t["p_a"].to_numpy(float)
     on_a = t["treated"].astype(str).to_numpy() == "a"
     t["_s"] = np.where(on_a, p, 1.0 - p)

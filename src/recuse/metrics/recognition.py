@@ -29,7 +29,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
-from recuse.probes.design import RECOGNITION
+from recuse.tables import RECOGNITION, check_probe_table
 
 __all__ = ["MIN_JUDGES", "recognition_vs_preference", "self_recognition"]
 
@@ -59,7 +59,8 @@ def self_recognition(
             "no self-recognition rows (probe = 'self-recognition')",
             fix="run `recuse probe --probe self-recognition` on pairs holding the judge's answers",
         )
-    rows = table[table["probe"] == RECOGNITION].reset_index(drop=True)
+    rows = check_probe_table(table)
+    rows = rows[rows["probe"] == RECOGNITION].reset_index(drop=True)
     codes, labels = judge_codes(rows, judges)
     v = orient(rows["p_a"].to_numpy(float), favored_side(rows, relation="self"))
     ok = np.isfinite(v) & (codes >= 0)

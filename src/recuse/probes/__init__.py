@@ -9,7 +9,12 @@ needs the runner). The effects are estimated by :mod:`recuse.metrics.probes` and
 ``self-recognition`` analyses.
 """
 
-from recuse.probes.design import RECOGNITION, build_probe_table, build_recognition_table
+from recuse.probes.design import (
+    RECOGNITION,
+    build_probe_table,
+    build_recognition_table,
+    probe_bases,
+)
 from recuse.probes.transforms import PROBES, Probe, apply_probe
 
 __all__ = [
@@ -19,4 +24,5 @@ __all__ = [
     "apply_probe",
     "build_probe_table",
     "build_recognition_table",
+    "probe_bases",
 ]

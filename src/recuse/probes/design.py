@@ -22,27 +22,75 @@ from recuse.data.sample import spread_over_prompts
 from recuse.errors import ConfigError, InputError
 from recuse.probes.rewrite import REWRITES, Rewriter
 from recuse.probes.transforms import PROBES, apply_probe
+from recuse.tables import ORIGINAL, RECOGNITION, is_probe_table
 
-__all__ = ["ORIGINAL", "RECOGNITION", "build_probe_table", "build_recognition_table"]
+__all__ = [
+    "ORIGINAL",
+    "RECOGNITION",
+    "build_probe_table",
+    "build_recognition_table",
+    "probe_bases",
+]
 
-ORIGINAL = "original"
-RECOGNITION = "self-recognition"
 _KEEP = ("prompt_id", "model_a", "model_b", "human", "source", "task", "category")
 
 
 def _with_texts(pairs: pd.DataFrame, need: Sequence[str], what: str) -> pd.DataFrame:
+    """The pairs (one row per item) with every text of ``need`` present; how many were
+    left out for a missing text is in ``attrs["missing_texts"]``. Raises
+    :class:`InputError` on a probe table (edits would be edited again) or when no pair
+    has its texts."""
+    if is_probe_table(pairs):
+        raise InputError(
+            "this is already a probe table (columns base_item, probe, treated)",
+            fix="build probes from the pairs it was made from, not from its edited versions",
+        )
     missing = [c for c in need if c not in pairs.columns]
     if missing:
         raise InputError(
             f"missing column(s) {', '.join(missing)}", fix=f"{what}: give {', '.join(need)}"
         )
     base = pairs.drop_duplicates("item_id").reset_index(drop=True)
-    texts = base["response_a"].map(lambda t: isinstance(t, str)) & base["response_b"].map(
-        lambda t: isinstance(t, str)
+    texts = [c for c in ("prompt", "response_a", "response_b") if c in need]
+    ok = base[texts].map(lambda t: isinstance(t, str)).all(axis=1)
+    if not ok.any():
+        raise InputError(
+            f"no pair has all of {', '.join(texts)} as text ({len(base)} pairs)",
+            column=texts[int(np.argmin(base[texts].map(lambda t: isinstance(t, str)).sum()))],
+            fix=f"{what}: give the texts (a dataset with texts, or a pairs file with "
+            f"{', '.join(texts)} columns)",
+        )
+    out = base[ok].reset_index(drop=True)
+    if "prompt_id" not in out.columns:
+        out = out.assign(prompt_id=out["item_id"])
+    out.attrs["missing_texts"] = int((~ok).sum())
+    return out
+
+
+def _check_sample(limit: int | None, seed: int) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(f"seed must be a whole number, 0 or more; got {seed!r}")
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1
+    ):
+        raise ConfigError(f"limit must be a whole number, 1 or more (None = all); got {limit!r}")
+
+
+def probe_bases(pairs: pd.DataFrame, *, limit: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The base pairs :func:`build_probe_table` edits, each with its ``treated`` side:
+    the pairs with all three texts (``attrs["missing_texts"]`` counts the others), at
+    most ``limit`` of them, a seeded sample spread over prompts. Raises on bad options
+    or when no pair has its texts, before any model is asked anything."""
+    _check_sample(limit, seed)
+    base = _with_texts(
+        pairs, ["item_id", "prompt", "response_a", "response_b"], "probes edit the answers"
     )
-    base = base[texts].reset_index(drop=True)
-    if "prompt_id" not in base.columns:
-        base = base.assign(prompt_id=base["item_id"])
+    missing = base.attrs["missing_texts"]
+    if limit is not None and limit < len(base):
+        base = spread_over_prompts(base, limit=limit, seed=seed).reset_index(drop=True)
+    rng = np.random.default_rng(seed)
+    base = base.assign(treated=np.where(rng.random(len(base)) < 0.5, "a", "b"))
+    base.attrs["missing_texts"] = missing
     return base
 
 
@@ -71,6 +119,7 @@ def build_recognition_table(
     ``limit``: at most this many pairs, a seeded sample spread over prompts. Raises
     :class:`InputError` when no pair holds the judge's own answer.
     """
+    _check_sample(limit, seed)
     base = _with_texts(
         pairs, ["item_id", "prompt", "response_a", "response_b", "model_a", "model_b"],
         "self-recognition pairs the judge's own answer with another model's",
@@ -87,7 +136,7 @@ def build_recognition_table(
             f"(models in the data: {', '.join(models[:10]) or 'none'})",
             column="model_a",
             fix="self-recognition needs the judge's own answers: name its model in "
-            "model_a/model_b exactly as the judge id",
+            "model_a/model_b exactly as the judge id (recuse probe --judge-id NAME)",
         )
     if limit is not None and limit < len(base):
         base = spread_over_prompts(base, limit=limit, seed=seed).reset_index(drop=True)
@@ -118,30 +167,32 @@ def build_probe_table(
     (:mod:`recuse.probes.rewrite`); a base pair whose rewrite is unusable has no row for
     that probe, and ``table.attrs["unusable_rewrites"]`` counts them per probe.
     """
+    if isinstance(probes, str):
+        raise ConfigError(f"probes is a list of names, e.g. [{probes!r}]; got the text {probes!r}")
     known = {**PROBES, **REWRITES}
     unknown = [p for p in probes if p not in known]
     if unknown:
         raise ConfigError(f"unknown probe {unknown[0]!r} — choose from {', '.join(known)}")
-    styles = [p for p in probes if p in REWRITES]
+    chosen = list(dict.fromkeys(p for p in probes if p != "placebo"))
+    if not chosen:
+        raise ConfigError(
+            f"no probe chosen (the placebo comes with any) — choose from {', '.join(known)}"
+        )
+    styles = [p for p in chosen if p in REWRITES]
     if styles and rewriter is None:
         raise ConfigError(
             f"the {' and '.join(styles)} probe(s) need a model to write the rewrites — "
             "give a rewriter (recuse probe --rewriter MODEL)"
         )
-    base = _with_texts(
-        pairs, ["item_id", "prompt", "response_a", "response_b"], "probes edit the answers"
-    )
-    if limit is not None and limit < len(base):
-        base = spread_over_prompts(base, limit=limit, seed=seed).reset_index(drop=True)
-    rng = np.random.default_rng(seed)
-    treated = np.where(rng.random(len(base)) < 0.5, "a", "b")
+    base = probe_bases(pairs, limit=limit, seed=seed)
+    treated = base["treated"].to_numpy()
     records = base.to_dict("records")
     sources = [
         (str(r["prompt"]), str(r["response_a"] if t == "a" else r["response_b"]))
         for r, t in zip(records, treated, strict=True)
     ]
     rewrites = {style: rewriter(sources, style) for style in styles} if rewriter else {}
-    names = [ORIGINAL, "placebo", *[p for p in probes if p != "placebo"]]
+    names = [ORIGINAL, "placebo", *chosen]
     rows = []
     for k, (r, t) in enumerate(zip(records, treated, strict=True)):
         for name in names:
@@ -159,4 +210,5 @@ def build_probe_table(
             rows.append(_row(r, name, str(t), (question, a, b)))
     table = pd.DataFrame(rows)
     table.attrs["unusable_rewrites"] = {s: sum(x is None for x in rewrites[s]) for s in styles}
+    table.attrs["missing_texts"] = base.attrs["missing_texts"]
     return table

@@ -127,8 +127,8 @@ CASES += [
     (
         "probes_treated_disagrees.csv",
         "pairs",
-        "row 3, column 'treated': base pair 'i1' is treated on side a in original, placebo but "
-        "on side b in authority",
+        "row 3, column 'treated': base pair 'i1' is treated on side a in placebo but on side b "
+        "in authority",
     ),
     (
         "probes_version_twice.csv",

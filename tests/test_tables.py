@@ -305,12 +305,15 @@ def test_probe_columns_are_read_and_checked() -> None:
     same = check_probe_table(_probe_rows(treated=(2, " A "), probe=(1, "Placebo")))
     assert list(same["treated"]) == ["a", "a", "a", "b"]
     assert list(same["probe"]) == ["original", "placebo", "authority", "self-recognition"]
+    # the original takes the edits' side (a self-recognition run may have stored its own)
+    aligned = check_probe_table(_probe_rows(treated=(0, "b")))
+    assert list(aligned["treated"]) == ["a", "a", "a", "b"]
     for change, words in [
         ({"treated": (2, "c")}, "row 3, column 'treated': treated is 'c', expected a or b"),
         ({"treated": (2, None)}, "row 3, column 'treated': empty treated"),
         ({"probe": (1, np.nan)}, "row 2, column 'probe': empty probe"),
         ({"base_item": (0, "")}, "row 1, column 'base_item': empty base_item"),
-        ({"treated": (2, "b")}, "side a in original, placebo but on side b in authority"),
+        ({"treated": (2, "b")}, "side a in placebo but on side b in authority"),
         ({"probe": (1, "authority")}, "version 'authority' of base pair 'i1' appears 2 times"),
         ({"probe": (0, "placebo")}, "without any original version"),
     ]:

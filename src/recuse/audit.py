@@ -154,6 +154,7 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
     for a in ready:
         ctx.step(f"{a.title} ({inp.name})")
         a.build(ctx, inp if a.reads_probes else original, shared)
+        ctx.ran.add(a.id)
 
 
 def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:
@@ -246,6 +247,12 @@ def run_audit(
                 seconds=round(p.seconds, 3),
             )
         )  # fmt: skip
+    if o.only and not ctx.ran:  # asked for these analyses only, and none applies
+        why = "; ".join(f"{k.analysis}: {k.reason}" for k in ctx.skipped[:3])
+        raise InputError(
+            f"--only {','.join(o.only)}: no chosen analysis applies to the data — {why}",
+            fix="see `recuse analyses` for what each analysis needs",
+        )
     # tables of different inputs with the same name (e.g. judge-model-heat) get a suffix
     seen: dict[str, int] = {}
     fixed = []

@@ -755,10 +755,11 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
 
     ``probe`` and ``treated`` are read case- and space-insensitively; every row needs a
     ``base_item``, a ``probe`` (its version: ``original``, ``placebo``, a probe, or
-    ``self-recognition``) and ``treated`` = ``a`` or ``b``. The treated side is one per
-    base pair across its versions (the self-recognition rows, whose treated side is the
-    judge's own answer, aside); a judge judges each version of a base pair once; and
-    the table holds the original version of some pair. Anything else is an
+    ``self-recognition``) and ``treated`` = ``a`` or ``b``. The edited versions of a
+    base pair share one treated side, which its original row takes (the original has
+    no edit; the self-recognition rows keep theirs, the judge's own answer); a judge
+    judges each version of a base pair once; and the table holds the original version
+    of some pair. Anything else is an
     :class:`InputError` naming the row: a probe effect read off such a table would be
     silently wrong (a side counted as the other, a version counted twice).
     """
@@ -801,7 +802,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             column="probe",
             fix="keep each base pair's unedited row, named 'original' (recuse probe writes it)",
         )
-    edits = out[out["probe"] != RECOGNITION]
+    edits = out[~out["probe"].isin([ORIGINAL, RECOGNITION])]
     sides = edits.groupby("base_item", sort=False)["treated"].nunique()
     if (sides > 1).any():
         base = sides.index[sides.to_numpy() > 1][0]
@@ -819,13 +820,18 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             file=fname,
             row=_first(
                 (out["base_item"] == base)
-                & (out["probe"] != RECOGNITION)
+                & ~out["probe"].isin([ORIGINAL, RECOGNITION])
                 & (out["treated"] != side)
             )
             + 1,
             column="treated",
             fix="one side is edited in every version of a base pair; correct treated",
         )
+    # the original is unedited: its treated side is the edits' (a self-recognition run
+    # into the same store may have written the judge's own side there)
+    side_of = edits.drop_duplicates("base_item").set_index("base_item")["treated"]
+    is_original = (out["probe"] == ORIGINAL) & out["base_item"].isin(side_of.index)
+    out.loc[is_original, "treated"] = out.loc[is_original, "base_item"].map(side_of)
     key = ["judge", "base_item", "probe"] if "judge" in out.columns else ["base_item", "probe"]
     keys = out[key].astype(str).agg("\x1f".join, axis=1)  # a missing judge is one judge too
     dup = keys.duplicated(keep=False)

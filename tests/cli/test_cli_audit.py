@@ -53,6 +53,10 @@ def test_audit_writes_html_json_and_csv(
         (["PAIRS", "--level", "2"], "--level"),
         (["PAIRS", "--only", "nonsense"], "unknown analysis 'nonsense'"),
         (["PAIRS", "--seed", "-1"], "--seed"),
+        (
+            ["PAIRS", "--only", "probes"],
+            "--only probes: no chosen analysis applies to the data — Probes (no",
+        ),
     ],
 )
 def test_errors_are_one_line_and_write_nothing(

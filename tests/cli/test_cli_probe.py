@@ -83,6 +83,25 @@ def test_self_recognition_through_the_cli(
     d = json.loads((report / "report.json").read_text())
     (finding,) = [f for r in d["summary"] for f in r["findings"] if f["bias"] == "self_recognition"]
     assert finding["judge"] == "gpt-4o" and finding["n"] == 16
+    # the probes and self-recognition as two runs into one store: the original rows the
+    # two share are stored last by the recognition run, with the judge's own side as
+    # treated; the export still orients them as the edits (flip rates stay right)
+    two, table2 = tmp_path / "two.db", tmp_path / "two.csv"
+    with StandIn() as server:
+        base = [*args[:4], str(two), *args[5:], "--base-url", server.base_url]
+        assert main([*base, "--probe", "authority"]) == 0
+        assert main([*base, "--probe", "self-recognition"]) == 0
+    capsys.readouterr()
+    assert main(["judge", "export", str(two), "--out", str(table2)]) == 0, capsys.readouterr().err
+    both = pd.read_csv(table2)
+    one = pd.read_csv(table)
+    cols = ["item_id", "treated", "p_a_first", "p_a_second"]
+    same = both[both["probe"] != "self-recognition"].merge(one, on="item_id", suffixes=("", "_1"))
+    assert len(same) == 48  # the 24 originals and 24 placebos both stores hold
+    edited = one[one["probe"] == "attribution-self"].set_index("base_item")["treated"]
+    originals = both[both["probe"] == "original"].set_index("base_item")["treated"]
+    assert originals.equals(edited.reindex(originals.index))
+    assert set(cols) <= set(both.columns)
 
 
 def test_verbosity_probes_with_a_rewriter_through_the_cli(
@@ -126,10 +145,10 @@ def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
     src = tmp_path / "probes.csv"
     pd.DataFrame(
         {
-            "item_id": ["i#original", "i#self-recognition", "j#original", "j#placebo"],
+            "item_id": ["i#original", "i#self-recognition", "j#original", "j#authority"],
             "prompt_id": ["q1", "q1", "q2", "q2"],
             "base_item": ["i", "i", "j", "j"],
-            "probe": ["original", "self-recognition", "original", "placebo"],
+            "probe": ["original", "self-recognition", "original", "authority"],
             "treated": ["a", "a", "b", "b"],
             "model_a": ["gpt-4o", "gpt-4o", "m1", "m1"],
             "model_b": ["m1", "m1", "m2", "m2"],

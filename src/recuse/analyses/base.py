@@ -174,6 +174,7 @@ class Context:
     exclusions: list[Exclusion] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
     progress: Progress | None = None
+    ran: set[str] = field(default_factory=set)  # ids of the analyses that applied to an input
 
     def step(self, line: str) -> None:
         """Tell the user which step starts (a long audit is never silent)."""

@@ -107,14 +107,16 @@ def probe(
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id,
     )  # fmt: skip
-    parts = []
+    parts, recognition = [], []
     # before the store: bad options, pairs without texts, no pair with the judge's answers
     if edits:
         missing = probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"]
         if missing:
             typer.echo(f"{missing} pair(s) without prompt and both answers as text: left out")
     if RECOGNITION in names:
-        parts.append(build_recognition_table(table, judge=jid, limit=limit or None, seed=seed))
+        recognition.append(
+            build_recognition_table(table, judge=jid, limit=limit or None, seed=seed)
+        )
     with Store(out) as store:
         if edits:
             rewrite = None
@@ -140,7 +142,10 @@ def probe(
                         f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out"
                     )
             parts.append(t)
-        probe_table = pd.concat(parts, ignore_index=True).drop_duplicates("item_id")
+        # the edits first: a base pair's original row shared with self-recognition keeps
+        # the edits' treated side (the recognition rows' own is the judge's answer)
+        probe_table = pd.concat([*parts, *recognition], ignore_index=True)
+        probe_table = probe_table.drop_duplicates("item_id")
         summary = judge_probes(Runner(backend, store, judge=jid, progress=progress), probe_table)
     typer.echo(summary.line())
     versions = probe_table.groupby("probe").size().to_dict()

@@ -319,3 +319,17 @@ def test_probe_columns_are_read_and_checked() -> None:
     ]:
         with pytest.raises(InputError, match=words.replace("(", r"\(").replace(")", r"\)")):
             check_probe_table(_probe_rows(**change))
+
+
+def test_plain_pairs_beside_a_probe_table_stay_plain_pairs() -> None:
+    """`recuse judge` and `recuse probe` into one store: the judged pairs have no probe
+    columns; they stay plain pairs (kept by the other analyses, never probed)."""
+    from recuse.analyses.base import unedited
+    from recuse.tables import check_probe_table
+
+    plain = pd.DataFrame(
+        {"item_id": ["p1"], "judge": "j", "base_item": [np.nan], "probe": [None], "treated": [""]}
+    )
+    t = check_probe_table(pd.concat([_probe_rows(), plain], ignore_index=True))
+    assert t["probe"].isna().sum() == 1 and t["base_item"].isna().sum() == 1
+    assert list(unedited(t)["item_id"]) == ["i1#original", "p1"]

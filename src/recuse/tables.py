@@ -759,7 +759,9 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
     base pair share one treated side, which its original row takes (the original has
     no edit; the self-recognition rows keep theirs, the judge's own answer); a judge
     judges each version of a base pair once; and the table holds the original version
-    of some pair. Anything else is an
+    of some pair. A row with all three empty is a plain pair judged beside the probes
+    (e.g. ``recuse judge`` into the same store) and stays one; a row with only some
+    empty is an error. Anything else is an
     :class:`InputError` naming the row: a probe effect read off such a table would be
     silently wrong (a side counted as the other, a version counted twice).
     """
@@ -768,12 +770,14 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
     fname = str(file) if file is not None else None
     out = df.copy()
     check_scalars(out, PROBE_COLUMNS, file=fname)
+    texts = {}
     for col in PROBE_COLUMNS:
         text = out[col].map(lambda v: v if isinstance(v, str) else "" if pd.isna(v) else str(v))
-        text = text.str.strip()
-        if col != "base_item":
-            text = text.str.lower()
-        empty = text == ""
+        texts[col] = text.str.strip() if col == "base_item" else text.str.strip().str.lower()
+    # a row with all three empty is a plain pair judged beside the probes (one store)
+    plain = pd.concat([t == "" for t in texts.values()], axis=1).all(axis=1)
+    for col, text in texts.items():
+        empty = (text == "") & ~plain
         if empty.any():
             raise InputError(
                 f"empty {col} in a probe table",
@@ -784,8 +788,8 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
                 "(probe: original, placebo, a probe, self-recognition) and the edited side "
                 "(treated: a or b); drop the probe columns to read it as plain pairs",
             )
-        out[col] = text
-    bad = ~out["treated"].isin(["a", "b"])
+        out[col] = text.where(~plain, np.nan)
+    bad = ~out["treated"].isin(["a", "b"]) & ~plain
     if bad.any():
         i = _first(bad)
         raise InputError(
@@ -795,6 +799,8 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             column="treated",
             fix="treated names the side the probe edits: a or b",
         )
+    if plain.all():
+        return out
     if not (out["probe"] == ORIGINAL).any():
         raise InputError(
             "a probe table without any original version (probe = original)",
@@ -802,7 +808,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             column="probe",
             fix="keep each base pair's unedited row, named 'original' (recuse probe writes it)",
         )
-    edits = out[~out["probe"].isin([ORIGINAL, RECOGNITION])]
+    edits = out[~out["probe"].isin([ORIGINAL, RECOGNITION]) & ~plain]
     sides = edits.groupby("base_item", sort=False)["treated"].nunique()
     if (sides > 1).any():
         base = sides.index[sides.to_numpy() > 1][0]
@@ -821,6 +827,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             row=_first(
                 (out["base_item"] == base)
                 & ~out["probe"].isin([ORIGINAL, RECOGNITION])
+                & ~plain
                 & (out["treated"] != side)
             )
             + 1,
@@ -833,12 +840,12 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
     is_original = (out["probe"] == ORIGINAL) & out["base_item"].isin(side_of.index)
     out.loc[is_original, "treated"] = out.loc[is_original, "base_item"].map(side_of)
     key = ["judge", "base_item", "probe"] if "judge" in out.columns else ["base_item", "probe"]
-    keys = out[key].astype(str).agg("\x1f".join, axis=1)  # a missing judge is one judge too
-    dup = keys.duplicated(keep=False)
+    filled = out[key].astype(object).where(out[key].notna(), "\x00")  # no judge: one judge
+    dup = filled.duplicated(keep=False) & ~plain
     if dup.any():
         rows = np.flatnonzero(dup.to_numpy())
         first = out.iloc[rows[0]]
-        same = np.flatnonzero((keys == keys.iloc[rows[0]]).to_numpy())
+        same = np.flatnonzero((filled == filled.iloc[rows[0]]).all(axis=1).to_numpy())
         ids = ", ".join(shown(out["item_id"].iloc[r]) for r in same[:4]) if "item_id" in out else ""
         raise InputError(
             f"version {shown(first['probe'])} of base pair {shown(first['base_item'])} appears "

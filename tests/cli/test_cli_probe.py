@@ -182,3 +182,43 @@ def test_bad_options_are_one_line_and_write_nothing(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not store.exists()
+
+
+def test_judged_pairs_and_probes_in_one_store_export_and_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse judge` and `recuse probe` into one store: the plain judgments have no probe
+    columns and stay plain pairs (the export was refused as 'empty probe')."""
+    src = tmp_path / "pairs.csv"
+    n = 12
+    pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt_id": [f"q{k}" for k in range(n)],
+            "prompt": [f"Question {k}?" for k in range(n)],
+            "response_a": [f"Answer one to {k}." for k in range(n)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(n)],
+            "model_a": "gpt-4o",
+            "model_b": "m1",
+        }
+    ).to_csv(src, index=False)
+    store, table = tmp_path / "s.db", tmp_path / "all.csv"
+    common = ["--data", str(src), "--out", str(store), "--model", "gpt-4o", "--no-progress"]
+    with StandIn() as server:
+        assert main(["judge", *common, "--base-url", server.base_url,
+                     "--allow-unknown-models"]) == 0  # fmt: skip
+        assert main(["probe", *common, "--base-url", server.base_url, "--probe",
+                     "padding,self-recognition"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0, capsys.readouterr()
+    exported = pd.read_csv(table)
+    assert exported["probe"].isna().sum() == n  # the plain judgments
+    assert set(exported["probe"].dropna()) == {"original", "placebo", "padding", "self-recognition"}
+    report = tmp_path / "r"
+    assert main(["audit", str(table), "--only", "probes,position", "--out", str(report),
+                 "--allow-unknown-models"]) == 0  # fmt: skip
+    d = json.loads((report / "report.json").read_text())
+    found = {(f["bias"], f["n"]) for r in d["summary"] for f in r["findings"]}
+    assert ("probe_padding", n) in found
+    # position reads the plain pairs and the probe table's originals: 2 n comparisons
+    assert ("position", 2 * n) in found

@@ -391,10 +391,10 @@ def needs_verdicts(frame: pd.DataFrame) -> str | None:
 
 
 def unedited(frame: pd.DataFrame) -> pd.DataFrame:
-    """A probe table's original pairs (every row of any other table)."""
+    """A probe table's original pairs and plain pairs (every row of any other table)."""
     if not is_probe_table(frame):
         return frame
-    keep = frame["probe"] == ORIGINAL
+    keep = frame["probe"].isna() | (frame["probe"] == ORIGINAL)  # plain pairs stay
     return frame if keep.all() else frame[keep].reset_index(drop=True)
 
 

@@ -86,7 +86,7 @@ def probe_effects(
             fix="run `recuse probe` to make one",
         )
     t = check_probe_table(table)
-    t = t[t["judge"].notna()].copy()
+    t = t[t["judge"].notna() & t["probe"].notna()].copy()  # plain pairs are not probed
     p = t["p_a"].to_numpy(float)
     on_a = t["treated"].astype(str).to_numpy() == "a"
     t["_s"] = np.where(on_a, p, 1.0 - p)

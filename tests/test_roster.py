@@ -153,10 +153,10 @@ def test_all_unknown_names_in_one_message() -> None:
         r.canonicalize(names, file="x.csv", column="model_a")
     err = info.value
     assert err.row == 2  # the first row with an unknown name
-    assert "3 model names are not in the roster: 'alpha-2' (1 row), " in str(err)
-    assert "'claude-3-5-sonet' (1 row), 'zeta-1' (2 rows)" in str(err)
+    assert "3 model names are not in the roster: 'alpha-2' (1 cell), " in str(err)
+    assert "'claude-3-5-sonet' (1 cell), 'zeta-1' (2 cells)" in str(err)
     assert "--allow-unknown-models" in (err.fix or "")
     assert "'claude-3-5-sonet' → claude-3.5-sonnet-20241022?" in (err.fix or "")
     many = pd.Series([f"m{i:02d}" for i in range(25)])
-    with pytest.raises(InputError, match=r"25 model names .*'m19' \(1 row\) and 5 more —"):
+    with pytest.raises(InputError, match=r"25 model names .*'m19' \(1 cell\) and 5 more —"):
         r.canonicalize(many)

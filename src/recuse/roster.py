@@ -124,8 +124,9 @@ class Roster:
         row: int | None = None,
         column: str | None = None,
     ) -> InputError:
-        """One error for every unknown name (``{name: rows}``): sorted, with counts,
-        at most :data:`MAX_NAMED` named, close roster names suggested, the flag to pass."""
+        """One error for every unknown name (``{name: cells}``: its count over the model
+        columns): sorted, with counts, at most :data:`MAX_NAMED` named, close roster names
+        suggested, the flag to pass."""
         import difflib
 
         names = sorted(counts, key=lambda n: str(n))
@@ -133,7 +134,7 @@ class Roster:
             what = f"model {shown(names[0])} is not in the roster"
         else:
             listed = ", ".join(
-                f"{shown(n)} ({counts[n]:,} row{'s' if counts[n] != 1 else ''})"
+                f"{shown(n)} ({counts[n]:,} cell{'s' if counts[n] != 1 else ''})"
                 for n in names[:MAX_NAMED]
             )
             more = f" and {len(names) - MAX_NAMED:,} more" if len(names) > MAX_NAMED else ""

@@ -304,8 +304,8 @@ def test_unknown_models_one_message_one_flag_roster_anywhere(
     data, roster = _unknown_models_file(tmp_path)
     code, out, err = run(capsys, "validate", str(data))
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "3 model names are not in the roster: 'house-a' (6 rows), 'house-b' (6 rows), " in err
-    assert "'house-judge' (12 rows)" in err and "--allow-unknown-models" in err
+    assert "3 model names are not in the roster: 'house-a' (6 cells), 'house-b' (6 cells), " in err
+    assert "'house-judge' (12 cells)" in err and "--allow-unknown-models" in err
     for args in (
         ["--roster", str(roster), "validate", str(data)],
         ["validate", str(data), "--roster", str(roster)],

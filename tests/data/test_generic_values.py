@@ -153,10 +153,9 @@ def test_every_unknown_model_of_every_column_in_one_error(tmp_path: Path) -> Non
     with pytest.raises(InputError) as info:
         read_table(path, table="pairs")
     err = info.value
-    assert "3 model names are not in the roster: 'house-judge' (1 row), 'omega-2' (1 row), " in str(
-        err
-    )
-    assert "'zeta-7b' (2 rows)" in str(err)
+    listed = "3 model names are not in the roster: 'house-judge' (1 cell), 'omega-2' (1 cell), "
+    assert listed in str(err)
+    assert "'zeta-7b' (2 cells)" in str(err)
     assert (err.row, err.column) == (1, "model_b")  # the first row with one
     assert "--allow-unknown-models" in (err.fix or "")
     table = read_table(path, table="pairs", unknown_models="keep")

@@ -26,7 +26,15 @@ Tiny judges are dominated by position (they prefer a slot whatever the texts): t
 placebo control is what makes their probe effects interpretable — an effect is the
 move beyond what a trailing newline causes.
 
-    python examples/probes_small_models.py --pairs 20 --max-words 250 --questions 120
+The committed output (``examples/output/probes_small_models.*``, ``ladder_judgebench.csv``,
+``recognition_judgebench.csv``) came from these two runs, on 2 CPU cores (about 20 and
+30 minutes; the probes without Qwen and with SmolLM2 writing the rewrites, since Qwen in
+float32 takes about 3 s a judgment here):
+
+    python examples/probes_small_models.py --part probes --pairs 20 --max-words 250 \
+        --judges smollm2-135m-instruct,gemma-3-270m \
+        --rewriter smollm2-135m-instruct --rewrite-tokens 400
+    python examples/probes_small_models.py --part ladder --questions 60 --wrong 15
 """
 
 from __future__ import annotations
@@ -49,7 +57,7 @@ from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
-from recuse.metrics.probes import probe_effects
+from recuse.metrics.probes import COMPONENTS, probe_effects
 from recuse.metrics.recognition import recognition_vs_preference, self_recognition
 from recuse.probes import PROBES, build_probe_table, build_recognition_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter
@@ -60,6 +68,11 @@ QWEN = "qwen2.5-coder-0.5b-instruct"
 GEMMA = "gemma-3-270m"
 # bfloat16 ran 4.5 times slower than float32 here (2 CPU cores without bf16 matmuls)
 DTYPES: dict[str, DType] = {}
+# the options each part reads, recorded beside its numbers
+SETTINGS = {
+    "probes": ("pairs", "max-words", "rewriter", "rewrite-tokens", "seed", "n-boot"),
+    "ladder": ("questions", "wrong", "seed", "n-boot"),
+}
 
 
 def judges() -> dict[str, tuple[Path, str]]:
@@ -135,6 +148,7 @@ def probe_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) ->
                     "data": source,
                     "judge": r.judge,
                     "probe": r.metric.removeprefix("probe_"),
+                    "definition": r.method,
                     "effect": r.estimate,
                     "ci_low": r.ci_low,
                     "ci_high": r.ci_high,
@@ -147,12 +161,20 @@ def probe_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) ->
                 }
             )
         runs[f"skipped_{source}"] = [s.to_dict() for s in skipped]
-    # how position-bound each judge is: share of base pairs whose pick follows the slot
+    # how position-bound each judge is, on the unedited pairs
     orig = judged[judged["probe"] == "original"]
-    runs["first_slot_rate_original"] = (
-        (orig["p_a_first"] + (1 - orig["p_a_second"])).div(2).groupby(orig["judge"]).mean()
-    ).round(3).to_dict()  # fmt: skip
+    runs["first_slot_rate_original"] = {
+        "definition": "mean over the original pairs of the share of the win the judge gives "
+        "the answer shown first, both orders averaged; 0.5 = no position preference",
+        "by_judge": (orig["p_a_first"] + (1 - orig["p_a_second"])).div(2)
+        .groupby(orig["judge"]).mean().round(3).to_dict(),
+    }  # fmt: skip
     pd.DataFrame(rows).to_csv(OUT / "probes_small_models.csv", index=False)
+    runs["columns"] = {  # the CSV's numbers besides the effect (defined in its rows)
+        **COMPONENTS,
+        "base_pairs": "base pairs with every version the probe needs judged",
+        "prompts": "prompts among them (the bootstrap resamples prompts)",
+    }
     return runs
 
 
@@ -242,9 +264,12 @@ def recognition_part(
     tables = []
     for rung in ("own_win_rate", "eo"):
         table, corr = recognition_vs_preference(results, [r for r in ladder if r.metric == rung])
-        tables.append(table.assign(pick_rate=[
-            next(r.components["pick_rate"] for r in results if r.judge == j) for j in table["judge"]
-        ]))  # fmt: skip
+        of = {r.judge: r for r in results}
+        tables.append(table.assign(
+            recognition_definition=[of[j].method for j in table["judge"]],
+            preference_definition=RUNGS[rung],
+            pick_rate=[of[j].components["pick_rate"] for j in table["judge"]],
+        ))  # fmt: skip
         runs[f"correlation_with_{rung}"] = corr
     pd.concat(tables, ignore_index=True).to_csv(OUT / "recognition_judgebench.csv", index=False)
     return runs
@@ -287,11 +312,11 @@ def main() -> None:
     path = OUT / "probes_small_models.json"
     out: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     out.update(recuse=recuse.__version__, python=platform.python_version())
-    settings = {k: str(v) for k, v in vars(args).items() if k not in ("data", "work")}
     for part, run in (("probes", probe_part), ("ladder", ladder_part)):
         if args.part in (part, "both"):
             start = time.perf_counter()
             out[part] = run(args, models)
+            settings = {k: str(getattr(args, k.replace("-", "_"))) for k in SETTINGS[part]}
             out[part].update(judges=list(models), settings=settings,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     for stale in ("judges", "settings", "seconds"):  # from the single-record layout

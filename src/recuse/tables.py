@@ -758,10 +758,9 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
     ``self-recognition``) and ``treated`` = ``a`` or ``b``. The edited versions of a
     base pair share one treated side, which its original row takes (the original has
     no edit; the self-recognition rows keep theirs, the judge's own answer); a judge
-    judges each version of a base pair once; and the table holds the original version
-    of some pair. A row with all three empty is a plain pair judged beside the probes
-    (e.g. ``recuse judge`` into the same store) and stays one; a row with only some
-    empty is an error. Anything else is an
+    judges each version of a base pair once. A row with all three empty is a plain
+    pair judged beside the probes (e.g. ``recuse judge`` into the same store) and stays
+    one; a row with only some empty is an error. Anything else is an
     :class:`InputError` naming the row: a probe effect read off such a table would be
     silently wrong (a side counted as the other, a version counted twice).
     """
@@ -801,13 +800,6 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
         )
     if plain.all():
         return out
-    if not (out["probe"] == ORIGINAL).any():
-        raise InputError(
-            "a probe table without any original version (probe = original)",
-            file=fname,
-            column="probe",
-            fix="keep each base pair's unedited row, named 'original' (recuse probe writes it)",
-        )
     edits = out[~out["probe"].isin([ORIGINAL, RECOGNITION]) & ~plain]
     sides = edits.groupby("base_item", sort=False)["treated"].nunique()
     if (sides > 1).any():

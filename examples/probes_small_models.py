@@ -58,6 +58,7 @@ from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.probes import COMPONENTS, probe_effects
+from recuse.metrics.recognition import COMPONENTS as RECOGNITION_COMPONENTS
 from recuse.metrics.recognition import recognition_vs_preference, self_recognition
 from recuse.probes import PROBES, build_probe_table, build_recognition_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter
@@ -272,6 +273,7 @@ def recognition_part(
         ))  # fmt: skip
         runs[f"correlation_with_{rung}"] = corr
     pd.concat(tables, ignore_index=True).to_csv(OUT / "recognition_judgebench.csv", index=False)
+    runs["columns"] = dict(RECOGNITION_COMPONENTS)  # the CSV's number besides the estimates
     return runs
 
 

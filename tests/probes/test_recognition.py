@@ -128,3 +128,18 @@ def test_planted_recognition_is_recovered_and_related_to_self_preference(tmp_pat
     assert corr["spearman"] == pytest.approx(1.0) and corr["pearson"] > 0.95
     _, few = recognition_vs_preference(results[:2], own_win)
     assert few["spearman"] is None and few["judges"] == 2
+
+
+def test_every_component_has_its_definition() -> None:
+    from recuse.metrics.probes import COMPONENTS as PROBE_COMPONENTS
+    from recuse.metrics.recognition import COMPONENTS
+
+    t = pd.DataFrame(
+        {"judge": "j", "probe": RECOGNITION, "item_id": ["i0", "i1"], "prompt_id": ["q0", "q1"],
+         "model_a": ["j", "o"], "model_b": ["o", "j"], "p_a": [0.9, 0.2]}
+    )  # fmt: skip
+    (r,), _ = self_recognition(t, n_boot=50, min_n=1)
+    assert set(r.components) == set(COMPONENTS)
+    assert set(PROBE_COMPONENTS) == {
+        "flip_rate", "placebo_flip_rate", "words_concise", "words_verbose"
+    }  # fmt: skip

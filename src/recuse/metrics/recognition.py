@@ -31,10 +31,17 @@ from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
 from recuse.tables import RECOGNITION, check_probe_table
 
-__all__ = ["MIN_JUDGES", "recognition_vs_preference", "self_recognition"]
+__all__ = ["COMPONENTS", "MIN_JUDGES", "recognition_vs_preference", "self_recognition"]
 
 #: judges needed before a correlation across judges is given
 MIN_JUDGES = 3
+
+
+#: what the components of a self-recognition result are
+COMPONENTS = {
+    "pick_rate": "share of pairs in which the judge gives its own answer more than half of "
+    "'I wrote it' (ties count half)",
+}
 
 
 def _components(t: np.ndarray) -> dict[str, float]:

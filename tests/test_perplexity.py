@@ -424,7 +424,7 @@ def test_cli_perplexity_feeds_the_audit(
     table = tmp_path / "out.csv"
     assert main(["judge", "export", str(store), "--out", str(table)]) == 0
     report = tmp_path / "report"
-    audit = ["audit", str(table), "--out", str(report), "--n-boot", "200", "--keep-unknown-models"]
+    audit = ["audit", str(table), "--out", str(report), "--n-boot", "200", "--allow-unknown-models"]
     assert main(audit) == 0
     d = json.loads((report / "report.json").read_text("utf-8"))
     reasons = [s["reason"] for s in d["skipped"] if s["analysis"].startswith("Familiarity")]

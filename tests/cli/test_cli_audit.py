@@ -132,7 +132,7 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
     path = tmp_path / "ppl.csv"
     sim.pairs.to_csv(path, index=False)
     out = tmp_path / "report"
-    args = ["audit", str(path), "--out", str(out), "--n-boot", "200", "--keep-unknown-models"]
+    args = ["audit", str(path), "--out", str(out), "--n-boot", "200", "--allow-unknown-models"]
     assert main(args) == 0
     assert "m1:" in capsys.readouterr().out
     tables = {p.stem for p in (out / "tables").glob("*.csv")}

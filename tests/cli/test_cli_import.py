@@ -53,7 +53,7 @@ def test_audit_reads_imported_files_and_reports_self_grading(
 ) -> None:
     out = tmp_path / "report"
     files = [str(FIXTURES / "capitals.eval"), str(FIXTURES / "gpt-4_pair.jsonl")]
-    code = main(["audit", *files, "--keep-unknown-models", "--n-boot", "100", "--out", str(out)])
+    code = main(["audit", *files, "--allow-unknown-models", "--n-boot", "100", "--out", str(out)])
     printed, err = capsys.readouterr()
     assert code == 0, err
     assert "note: Self-grading in capitals.eval: scorer model_graded_qa" in printed

@@ -388,7 +388,7 @@ def test_hostile_names_through_audit(
     out = tmp_path / "o[" / "]ut [bold]"  # .../o[/]ut [bold]
     out.parent.mkdir()
     code, printed, err = run(
-        capsys, "audit", hostile_pairs, *FAST_AUDIT, "--keep-unknown-models", "--out", out
+        capsys, "audit", hostile_pairs, *FAST_AUDIT, "--allow-unknown-models", "--out", out
     )
     assert code == 0, err
     assert f"wrote {out / 'report.html'}" in printed

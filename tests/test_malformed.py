@@ -136,6 +136,17 @@ CASES += [
         "row 4, column 'probe': version 'authority' of base pair 'i1' appears 2 times",
     ),
     ("probes_empty_probe.csv", "pairs", "row 2, column 'probe': empty probe in a probe table"),
+    (
+        "probes_base_two_prompts.csv",
+        "pairs",
+        "row 4, column 'base_item': base pair 'i1' spans prompts 'q1' and 'q2'",
+    ),
+    (
+        "probes_wrong_side.csv",
+        "pairs",
+        "row 2, column 'treated': base pair 'i1': the answer that is not edited (response_a) "
+        "differs between version 'original' and version 'placebo'",
+    ),
 ]
 
 

@@ -320,6 +320,49 @@ def test_probe_columns_are_read_and_checked() -> None:
             check_probe_table(_probe_rows(**change))
 
 
+def test_an_original_row_may_leave_treated_empty() -> None:
+    """The original has no edit: an empty treated takes the edits' side, or without
+    edits the self-recognition rows' (the judge's own answer); with neither it is an
+    error naming the row."""
+    from recuse.errors import InputError
+    from recuse.tables import check_probe_table
+
+    t = check_probe_table(_probe_rows(treated=(0, "")))
+    assert list(t["treated"]) == ["a", "a", "a", "b"]
+    asked = _probe_rows(treated=(0, None)).iloc[[0, 3]]
+    assert list(check_probe_table(asked)["treated"]) == ["b", "b"]
+    with pytest.raises(InputError, match=r"row 1, column 'treated': the original row of base pa"):
+        check_probe_table(_probe_rows(treated=(0, "")).iloc[[0]])
+    with pytest.raises(InputError, match=r"row 2, column 'treated': empty treated"):
+        check_probe_table(_probe_rows(treated=(1, "")))  # only the original may
+
+
+def test_a_base_pair_is_one_prompt_and_keeps_its_unedited_answer() -> None:
+    """A base_item reused across prompts, or a treated side that names the answer left
+    as it is, would mix pairs or turn each effect's sign: refused with the row named."""
+    from recuse.errors import InputError
+    from recuse.tables import check_probe_table
+
+    t = _probe_rows().assign(
+        prompt_id="q1",
+        response_a=["yes", "yes\n", "yes [1]", "mine"],
+        response_b=["no", "no", "no", "theirs"],  # self-recognition: its own pair
+    )
+    assert list(check_probe_table(t)["treated"]) == ["a", "a", "a", "b"]
+    assert list(check_probe_table(t.assign(response_a=None))["treated"]) == ["a", "a", "a", "b"]
+    with pytest.raises(InputError, match=r"row 2, column 'base_item': base pair 'i1' spans pr"):
+        check_probe_table(t.assign(prompt_id=["q1", "q2", "q1", "q1"]))
+    flipped = t.assign(treated=["b", "b", "b", "b"])  # the edits are on a, not b
+    words = (
+        r"row 2, column 'treated': base pair 'i1': the answer that is not edited \(response_a\)"
+        r" differs between version 'original' and version 'placebo'"
+    )
+    with pytest.raises(InputError, match=words):
+        check_probe_table(flipped)
+    # rows without texts are not compared
+    assert len(check_probe_table(flipped.assign(response_a=[None, None, "y", "m"]))) == 4
+
+
 def test_plain_pairs_beside_a_probe_table_stay_plain_pairs() -> None:
     """`recuse judge` and `recuse probe` into one store: the judged pairs have no probe
     columns; they stay plain pairs (kept by the other analyses, never probed)."""

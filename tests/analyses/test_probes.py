@@ -104,3 +104,23 @@ def test_every_table_column_is_defined_in_the_section() -> None:
 
     for column, words in COMPONENTS.items():
         assert f"{column}: {words}" in ANALYSIS.intro
+
+
+def test_a_skip_names_the_version_the_judge_lacks_or_has_no_verdict_in(
+    planted: Planted,
+) -> None:
+    """Without a placebo, or with every padding verdict unparsed, the reason says so
+    (not only "no base pairs judged in ... versions")."""
+    t = planted.probes
+    t = t[t["probe"].isin(["original", "placebo", "padding", "authority"])].copy()
+    other = t[t["probe"] != "placebo"].assign(judge="no-placebo-judge")
+    padding = t["probe"] == "padding"
+    t.loc[padding, ["p_a", "p_a_first", "p_a_second"]] = float("nan")
+    results, skipped = probe_effects(pd.concat([t, other]), **BOOT)  # type: ignore[arg-type]
+    why = {(s.judge, s.metric): s.reason for s in skipped}
+    n = int(padding.sum())
+    assert why["planted-judge", "probe_padding"].endswith(
+        f"(no verdict in its {n} padding row(s): unparsed or failed)"
+    )
+    assert why["no-placebo-judge", "probe_authority"].endswith("(no placebo rows)")
+    assert [(r.judge, r.metric) for r in results] == [("planted-judge", "probe_authority")]

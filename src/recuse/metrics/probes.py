@@ -27,6 +27,8 @@ the rewrites do differ in length).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -151,4 +153,23 @@ def probe_effects(
         ))  # fmt: skip
     if not specs:
         raise InputError("the probe table holds no probe besides the placebo and the original")
-    return run_specs(specs, wide["prompt_id"], level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    results, skipped = run_specs(
+        specs, wide["prompt_id"], level=level, n_boot=n_boot, seed=seed, min_n=min_n
+    )
+    return results, [_why(s, t) for s in skipped]
+
+
+def _why(skip: Skipped, t: pd.DataFrame) -> Skipped:
+    """``skip`` with the versions behind it named: those the judge has no rows of, or
+    no verdict in (every one unparsed or failed)."""
+    name = skip.metric.removeprefix("probe_")
+    needed = [ORIGINAL, "placebo", *(["concise", "verbose"] if name == VERBOSITY else [name])]
+    rows = t[t["judge"].astype(str) == skip.judge]
+    gaps = []
+    for version in needed:
+        have = rows[rows["probe"] == version]
+        if have.empty:
+            gaps.append(f"no {version} rows")
+        elif not np.isfinite(have["p_a"].to_numpy(float)).any():
+            gaps.append(f"no verdict in its {len(have)} {version} row(s): unparsed or failed")
+    return replace(skip, reason=f"{skip.reason} ({'; '.join(gaps)})") if gaps else skip

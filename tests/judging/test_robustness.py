@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -182,6 +183,44 @@ def test_judge_on_a_full_disk_keeps_finished_work(tmp_path: Path) -> None:
         again = run_cli(args)
     assert again.returncode == 0, again.stderr
     assert f"{kept} already stored" in again.stdout
+
+
+def test_ctrl_c_says_the_work_is_kept_and_a_rerun_goes_on(tmp_path: Path) -> None:
+    """Typer turns Ctrl-C into exit 130 before our handler sees it; the run still says
+    what happened (it ended silently) and the rerun judges only what was left."""
+    src = pairs_file(tmp_path, n=60)
+    store = tmp_path / "s.db"
+    with StandIn(latency=0.2) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--data", str(src), "--out", str(store), "--concurrency", "2"]
+        env = {**os.environ, "PYTHONPATH": SRC}
+        cmd = [sys.executable, "-m", "recuse", *args]
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        deadline = time.monotonic() + 60
+        while not (store.exists() and _stored(store) >= 4) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines()[-1] == (
+            "recuse: interrupted; finished work is kept — run the same command again to go "
+            "on where it stopped"
+        )
+        kept = _stored(store)
+        assert 0 < kept < 120
+        again = run_cli(args)
+    assert again.returncode == 0, again.stderr
+    assert f"{kept} already stored, {120 - kept} ok" in again.stdout
+
+
+def _stored(store: Path) -> int:
+    try:
+        with Store(store, read_only=True) as s:
+            return len(s.judgments())
+    except Exception:  # the store is being created
+        return 0
 
 
 # --- 4. everything checked before a store is created ----------------------------------

@@ -76,6 +76,17 @@ def _register() -> None:
     from recuse.cli import validate as _validate  # noqa: F401
 
 
+INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C (128 + SIGINT)
+
+
+def _say_interrupted() -> None:
+    print(
+        "recuse: interrupted; finished work is kept — run the same command again to go on "
+        "where it stopped",
+        file=sys.stderr,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
     _register()
@@ -93,13 +104,15 @@ def main(argv: list[str] | None = None) -> int:
             app(args=args, prog_name="recuse")
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code
+        if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here
+            _say_interrupted()
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("recuse: interrupted; finished work is kept", file=sys.stderr)
-        return 130
+        _say_interrupted()
+        return INTERRUPTED
     finally:
         if saved_roster is None:
             os.environ.pop("RECUSE_ROSTER", None)

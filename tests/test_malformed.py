@@ -119,6 +119,11 @@ CASES += [
         "row 2, column 'scores.model_graded_qa.value': sample q2, scorer model_graded_qa: "
         "grade 'GRADE: B' is not a number",
     ),
+    (
+        "inspect_duplicate_sample.json",  # two joined logs: would average in as an epoch
+        "ratings",
+        "row 3, column 'id': sample q1, epoch 1 appears twice (samples 1 and 3)",
+    ),
 ]
 
 # issue #17: probe tables whose probe columns would make an effect silently wrong

@@ -254,10 +254,23 @@ def _rows(
         graded.discard(reference_scorer)
     fallback: dict[str, str] = {}  # scorer -> where its grader name came from
     rows: list[dict[str, Any]] = []
+    first: dict[tuple[str, str], int] = {}  # (id, epoch) -> sample number
     for number, sample in enumerate(samples, start=1):
         if not isinstance(sample, dict):
             raise _not_inspect(path, f"sample {number} is a JSON {type(sample).__name__}")
         sid = _sample_id(sample, path=path, number=number)
+        epoch = str(sample.get("epoch", 1))
+        if (sid, epoch) in first:  # would count as another epoch and weigh the mean
+            raise InputError(
+                f"sample {sid}, epoch {epoch} appears twice (samples {first[sid, epoch]} "
+                f"and {number})",
+                file=path,
+                row=number,
+                column="id",
+                fix="Inspect logs each (id, epoch) once; the log may be damaged or two logs "
+                "joined — keep one copy",
+            )
+        first[sid, epoch] = number
         scores = sample.get("scores") or {}
         if not isinstance(scores, dict):
             raise InputError(

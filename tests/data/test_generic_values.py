@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.cli.app import parse_values
 from recuse.data.generic import IGNORED, ColumnsIgnored, load_table, read_table
 from recuse.errors import ConfigError, InputError
 
@@ -117,6 +118,20 @@ def test_value_map_applies_to_its_file_column_only(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"the value map .* names 'human'") as info:
         read_table(path, table="pairs", mapping={"label": "human"}, values={"human": {"yes": 1}})
     assert "before --map renames them" in (info.value.fix or "")
+    # one written value given two numbers (in any case) is refused, never last-one-wins
+    with pytest.raises(ConfigError, match=r"'yes' is given twice, as 1 and 0"):
+        read_table(path, table="pairs", values={"label": {"yes": 1, " YES": 0}})
+    same = {"label": {"yes": 1, "Yes": 1, "no": 0}, "verdict": {"output (a)": 1, "output (b)": 0}}
+    again = read_table(
+        path, table="pairs", mapping={"label": "human", "verdict": "p_a"}, values=same
+    )
+    assert again["human"].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_values_option_refuses_a_value_given_two_numbers() -> None:
+    assert parse_values(["label:yes=1;label:no=0", "label:yes=1"]) == {"label": {"yes": 1, "no": 0}}
+    with pytest.raises(ConfigError, match=r"--values label: 'yes' is given twice, as 1 and 0.5"):
+        parse_values(["label:yes=1,no=0", "label:yes=0.5"])
 
 
 def test_model_names_as_verdicts_go_through_the_roster(tmp_path: Path) -> None:

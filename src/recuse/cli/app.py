@@ -140,13 +140,19 @@ def parse_values(specs: list[str] | None) -> dict[str, dict[str, float]]:
             for item in pairs.split(","):
                 value, eq, number = item.partition("=")
                 try:
-                    table[value.strip()] = float(number)
+                    p = float(number)
                 except ValueError:
                     eq = ""
                 if not eq or not value.strip():
                     raise ConfigError(
                         f"--values {column.strip()}: cannot read {item.strip()!r} — {_VALUES_HELP}"
                     ) from None
+                if table.get(value.strip(), p) != p:
+                    raise ConfigError(
+                        f"--values {column.strip()}: {value.strip()!r} is given twice, as "
+                        f"{table[value.strip()]:g} and {p:g} — keep one"
+                    )
+                table[value.strip()] = p
     try:
         check_value_map(out)
     except ConfigError as exc:

@@ -567,7 +567,16 @@ def check_value_map(values: ValueMap) -> dict[str, dict[str, float]]:
                     f"value map for {column!r}: {value!r} → {number!r} is not a probability "
                     "in [0, 1] (P(a better): 1 = a, 0 = b, 0.5 = tie)"
                 )
-        out[column] = {str(k).strip().casefold(): float(v) for k, v in table.items()}
+        folded: dict[str, float] = {}
+        for value, number in table.items():
+            key = str(value).strip().casefold()
+            if key in folded and folded[key] != float(number):
+                raise ConfigError(
+                    f"value map for {column!r}: {key!r} is given twice, as {folded[key]:g} "
+                    f"and {float(number):g} (values match ignoring case and spaces) — keep one"
+                )
+            folded[key] = float(number)
+        out[column] = folded
     return out
 
 

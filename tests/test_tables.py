@@ -279,6 +279,11 @@ def test_missing_columns_told_apart_with_guesses() -> None:
         "judge_model": "judge",
     }
     assert suggest_columns(["itemid"], ["item_id"]) == {"itemid": "item_id"}  # difflib
+    # what the message calls optional is optional to the library too (it was refused as
+    # "missing required column(s) model_a, model_b, ..." by validate_pairs itself)
+    bare = validate_pairs(pd.DataFrame({"item_id": ["1"], "prompt_id": ["p"], "human": ["a"]}))
+    assert {"model_a", "model_b", "judge", "p_a_first", "p_a_second", "p_a"} <= set(bare.columns)
+    assert bare[["model_a", "p_a"]].isna().all().all() and bare["human"].tolist() == [1.0]
 
 
 def _probe_rows(**change: object) -> pd.DataFrame:

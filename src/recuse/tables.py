@@ -91,8 +91,8 @@ class Schema:
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
-    # required columns a file may leave out (the file reader fills them; see
-    # recuse.data.generic): told apart from the truly required ones in errors
+    # required columns a file or frame may leave out (validation fills them with NaN):
+    # told apart from the truly required ones in errors
     filled: tuple[str, ...] = ()
 
     @property
@@ -603,10 +603,13 @@ def _validate(
             file=fname,
             fix="check the file and the column mapping",
         )
-    missing = [c for c in schema.required if c not in df.columns]
+    missing = [c for c in schema.required if c not in df.columns and c not in schema.filled]
     if missing:
         raise missing_columns_error(schema, missing, df.columns, fname)
     out = df.reset_index(drop=True).copy()
+    for name in schema.filled:  # optional to the user, always present after validation
+        if name not in out.columns:
+            out[name] = np.nan
     check_scalars(out, schema.names, file=fname)
     for col in schema.columns:
         if col.name in out.columns:

@@ -2,8 +2,12 @@
 what a no-op edit (the placebo) moves it.
 
 Per judge, probe and base pair: ``s_x`` = the judge's share of the win given to the
-treated answer in version ``x`` (``p_a`` averaged over the judged orders, or
-``1 − p_a`` when b is treated). The effect is
+treated answer in version ``x`` (``p_a``, or ``1 − p_a`` when b is treated), averaged
+over the presentation orders judged in *every* version the comparison reads (the
+original, the placebo and the edit): a version whose verdict in one order is unparsed
+or failed would otherwise be read in the other order alone and compared with versions
+read in both, so a position-bound judge's slot preference would pass for an effect.
+A ``p_a`` given without its orders counts as one order of its own. The effect is
 
     effect = mean over base pairs of (s_probe − s_placebo)
 
@@ -89,45 +93,56 @@ def probe_effects(
         )
     t = check_probe_table(table)
     t = t[t["judge"].notna() & t["probe"].notna()].copy()  # plain pairs are not probed
-    p = t["p_a"].to_numpy(float)
     on_a = t["treated"].astype(str).to_numpy() == "a"
-    t["_s"] = np.where(on_a, p, 1.0 - p)
+    orders = _order_columns(t)
+    for k, column in enumerate(orders):
+        p = t[column].to_numpy(float)
+        t[f"_s{k}"] = np.where(on_a, p, 1.0 - p)
     has_texts = {"response_a", "response_b"} <= set(t.columns)
     if has_texts:
         treated_text = t["response_a"].where(on_a, t["response_b"])
         t["_words"] = treated_text.map(lambda x: len(x.split()) if isinstance(x, str) else np.nan)
     index = ["judge", "base_item"]
-    wide = t.pivot_table(index=index, columns="probe", values="_s", aggfunc="first", dropna=False)
+    per_order = [
+        t.pivot_table(index=index, columns="probe", values=f"_s{k}", aggfunc="first", dropna=False)
+        for k in range(len(orders))
+    ]
+    wide = per_order[0]
     words = (
         t.pivot_table(index=index, columns="probe", values="_words", aggfunc="first", dropna=False)
         if has_texts
         else pd.DataFrame(index=wide.index)
     )
-    clusters = t.drop_duplicates(index).set_index(index)["prompt_id"]
-    wide = wide.join(clusters)
+    clusters = t.drop_duplicates(index).set_index(index)["prompt_id"].reindex(wide.index)
     judges = wide.index.get_level_values("judge").astype(str)
     labels = tuple(sorted(set(judges)))
     codes = pd.Categorical(judges, categories=labels).codes.astype(np.intp)
-    cols = set(wide.columns)
+    cols = set(t["probe"].astype(str))
 
-    def col(name: str, frame: pd.DataFrame = wide) -> NDArray[np.float64]:
+    def col(name: str, frame: pd.DataFrame = words) -> NDArray[np.float64]:
         if name in frame.columns:
             return frame[name].reindex(wide.index).to_numpy(float)
         return np.full(len(wide), np.nan)
 
-    s_0, s_o = col("placebo"), col(ORIGINAL)
+    def by_order(name: str) -> NDArray[np.float64]:
+        """(base pairs × orders): the treated answer's share in version ``name``."""
+        return np.column_stack([col(name, frame) for frame in per_order])
+
     specs = []
 
-    def add(name: str, treat: NDArray[np.float64], control: NDArray[np.float64],
+    def add(name: str, treat: str, control: str,
             extra: list[NDArray[np.float64]], method: str) -> None:  # fmt: skip
-        ok = np.isfinite(treat) & np.isfinite(control) & np.isfinite(s_0) & np.isfinite(s_o)
+        versions_read = (treat, control, "placebo", ORIGINAL)
+        share = _same_orders({v: by_order(v) for v in versions_read})
+        treat_s, control_s, s_0, s_o = (share[v] for v in versions_read)
+        ok = np.isfinite(treat_s)  # the versions share at least one judged order
         used = ["concise", "verbose"] if name == VERBOSITY else [name]
         versions = ", ".join([ORIGINAL, "placebo", *used[:-1]]) + f" and {used[-1]}"
         values = np.column_stack(
             [
-                np.where(ok, treat - control, 0.0),
+                np.where(ok, treat_s - control_s, 0.0),
                 ok.astype(float),
-                np.where(ok, (_pick(treat) != _pick(control if name == VERBOSITY else s_o)), 0.0),
+                np.where(ok, _pick(treat_s) != _pick(control_s if name == VERBOSITY else s_o), 0.0),
                 np.where(ok, (_pick(s_0) != _pick(s_o)).astype(float), 0.0),
                 *[np.where(ok, np.nan_to_num(x), 0.0) for x in extra],
             ]
@@ -140,13 +155,13 @@ def probe_effects(
         specs.append(MetricSpec(f"probe_{name}", stat, method, _components))
 
     for name in [n for n in {**PROBES, **REWRITES} if n != "placebo" and n in cols]:
-        add(name, col(name), s_0, [], (
+        add(name, name, "placebo", [], (
             f"probe {name} ({DESCRIPTIONS[name]}): mean over base pairs of the treated "
             "answer's share of the win with the edit minus with the placebo edit"
         ))  # fmt: skip
     if {"concise", "verbose"} <= cols:
         extra = [col("verbose", words), col("concise", words)] if has_texts else []
-        add(VERBOSITY, col("verbose"), col("concise"), extra, (
+        add(VERBOSITY, "verbose", "concise", extra, (
             f"probe {VERBOSITY} ({DESCRIPTIONS[VERBOSITY]}): mean over base pairs of the "
             "treated answer's share of the win as the verbose rewrite minus as the concise "
             "rewrite of the same source (Saito et al. §4)"
@@ -154,9 +169,37 @@ def probe_effects(
     if not specs:
         raise InputError("the probe table holds no probe besides the placebo and the original")
     results, skipped = run_specs(
-        specs, wide["prompt_id"], level=level, n_boot=n_boot, seed=seed, min_n=min_n
+        specs, clusters, level=level, n_boot=n_boot, seed=seed, min_n=min_n
     )
     return results, [_why(s, t) for s in skipped]
+
+
+def _order_columns(t: pd.DataFrame) -> list[str]:
+    """The verdict columns read as orders: ``p_a_first`` and ``p_a_second``, and ``p_a``
+    for rows that give a verdict without its orders (its own order)."""
+    present = [c for c in ("p_a_first", "p_a_second") if c in t.columns]
+    if not present:
+        return ["p_a"]
+    unordered = t[present].isna().all(axis=1)
+    t["_p_unordered"] = t["p_a"].where(unordered)
+    return [*present, "_p_unordered"]
+
+
+def _same_orders(versions: dict[str, NDArray[np.float64]]) -> dict[str, NDArray[np.float64]]:
+    """Each version's share averaged over the orders judged in all ``versions`` (NaN
+    for a base pair where they share none).
+
+    >>> both, one = np.array([[1.0, 0.0]]), np.array([[np.nan, 0.0]])
+    >>> {k: v.tolist() for k, v in _same_orders({"x": both, "y": one}).items()}
+    {'x': [0.0], 'y': [0.0]}
+    """
+    common = np.logical_and.reduce([np.isfinite(v) for v in versions.values()])
+    n = common.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            k: np.where(n > 0, np.where(common, v, 0.0).sum(axis=1) / n, np.nan)
+            for k, v in versions.items()
+        }
 
 
 def _why(skip: Skipped, t: pd.DataFrame) -> Skipped:

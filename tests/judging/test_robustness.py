@@ -215,6 +215,21 @@ def test_ctrl_c_says_the_work_is_kept_and_a_rerun_goes_on(tmp_path: Path) -> Non
     assert f"{kept} already stored, {120 - kept} ok" in again.stdout
 
 
+def test_a_store_path_longer_than_sqlite_opens_is_told_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path.joinpath(*["d" * 200] * 3)
+    deep.mkdir(parents=True)
+    src = pairs_file(tmp_path)
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        code = main([*args, "--data", str(src), "--out", str(deep / "s.db")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "SQLite opens paths of at most 512" in err and "shorter path" in err
+    assert list(deep.iterdir()) == []
+
+
 def _stored(store: Path) -> int:
     try:
         with Store(store, read_only=True) as s:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -631,6 +632,18 @@ def _damaged(path: Path, detail: str) -> InputError:
     )
 
 
+#: the longest full path SQLite's unix VFS opens (MAX_PATHNAME, in bytes)
+SQLITE_MAX_PATH = 512
+
+
+def _full_path_bytes(path: Path) -> int:
+    """Length of ``path`` made absolute, in bytes (0 where the folder is unreadable)."""
+    try:
+        return len(os.fsencode(os.path.abspath(path)))
+    except OSError:
+        return 0
+
+
 def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     """One-line error for an SQLite error met on the store at ``path``."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
@@ -661,5 +674,14 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
         return OutputError(f"{path}: the store is busy in another process — wait and run again")
     if name == "SQLITE_CANTOPEN":
+        length = _full_path_bytes(path)
+        if length > SQLITE_MAX_PATH:
+            return InputError(
+                f"cannot open the store: its full path is {length} bytes long and SQLite "
+                f"opens paths of at most {SQLITE_MAX_PATH}",
+                file=path,
+                fix="put the store in a folder with a shorter path (--out /tmp/run.sqlite) "
+                "and export it where you like",
+            )
         return InputError(f"cannot open the store ({detail})", file=path)
     return InputError(f"cannot use the store ({detail})", file=path)

@@ -167,7 +167,11 @@ def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [("--limit", "-5", "--limit must be 0 (all) or more"),
-     ("--rewrite-tokens", "0", "--rewrite-tokens must be 1 or more")],
+     ("--rewrite-tokens", "0", "--rewrite-tokens must be 1 or more"),
+     # the placebo alone or nothing: refused before the store (it was created empty)
+     ("--probe", "placebo", "--probe: name at least one probe (the placebo comes with"),
+     ("--probe", ",", "--probe: name at least one probe"),
+     ("--probe", "flattery", "--probe: unknown probe 'flattery'")],
 )  # fmt: skip
 def test_bad_options_are_one_line_and_write_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, message: str

@@ -91,9 +91,13 @@ def probe(
     asked = [p.strip() for p in probes.split(",") if p.strip()]
     names = list(dict.fromkeys(n for p in asked for n in GROUPS.get(p, [p])))
     unknown = [p for p in names if p not in PROBES and p not in REWRITES and p != RECOGNITION]
-    if unknown or not names:
+    if unknown:
+        raise ConfigError(f"--probe: unknown probe {unknown[0]!r} — choose from {CHOICES}")
+    names = [p for p in names if p != "placebo"]
+    if not names:  # checked here: the store is not created for nothing
         raise ConfigError(
-            f"--probe: unknown probe {unknown[0] if unknown else ''!r} — choose from {CHOICES}"
+            f"--probe: name at least one probe (the placebo comes with every one) — choose "
+            f"from {CHOICES}"
         )
     edits = [p for p in names if p != RECOGNITION]
     if limit < 0:

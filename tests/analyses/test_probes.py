@@ -46,12 +46,17 @@ def test_unknown_probes_are_named_and_a_recognition_only_table_is_not_probed(
     t = planted.probes
     custom = t[t["probe"] == "authority"].assign(probe="flattery")
     custom["item_id"] = custom["item_id"].str.replace("authority", "flattery")
+    huge = t[t["probe"] == "authority"].assign(probe="x" * 10_000)  # named, cut
+    huge["item_id"] = huge["item_id"].str.replace("authority", "huge")
     report = run_audit(
-        [_input("custom", "pairs", pd.concat([t, custom], ignore_index=True))],
+        [_input("custom", "pairs", pd.concat([t, custom, huge], ignore_index=True))],
         options=OPTIONS, roster=Roster([]),
     )  # fmt: skip
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
-    assert any("flattery" in n and "left out" in n for n in section.notes)
+    (note,) = [n for n in section.notes if "does not know" in n]
+    assert "'flattery'" in note and "(10,000 characters)" in note and len(note) < 400
+    (texts,) = [t for t in section.tables if t.name.startswith("probe-texts")]
+    assert set(texts.frame["probe"]) <= {"original", "placebo", *PROBE_PLANTS, *REWRITES}
     only = t[t["probe"].isin(["original", "self-recognition"])]
     report = run_audit([_input("recog", "pairs", only)], options=OPTIONS, roster=Roster([]))
     (why,) = [k for k in report.skipped if k.analysis == ANALYSIS.title]

@@ -19,6 +19,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.tables import shown
 
 _WORDS = {
     "padding": ("Probe: padding", "favours padded answers", "penalises padded answers"),
@@ -93,7 +94,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     if unknown:
         ctx.part(ANALYSIS).notes.append(
             f"{inp.name}: rows of probe(s) recuse does not know were left out: "
-            f"{', '.join(unknown[:5])} (known: {', '.join(sorted(DESCRIPTIONS))})"
+            f"{', '.join(shown(u) for u in unknown[:5])}{' …' if len(unknown) > 5 else ''} "
+            f"(known: {', '.join(sorted(DESCRIPTIONS))})"
         )
     with ctx.timed(f"probes ({inp.name})", ANALYSIS):
         try:
@@ -145,8 +147,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             Table(slug("probes", inp.name), f"Probe effects — {inp.name}", pd.DataFrame(records))
         )
     examples = inp.frame.drop_duplicates("item_id")
-    examples = examples[examples["base_item"] == examples["base_item"].iloc[0]]
+    examples = examples[examples["probe"].isin(list(known))]  # no plain or left-out rows
     if len(examples):
+        examples = examples[examples["base_item"] == examples["base_item"].iloc[0]]
         cols = [
             c for c in ("probe", "treated", "prompt", "response_a", "response_b") if c in examples
         ]

@@ -100,8 +100,12 @@ def test_a_table_of_unknown_edits_says_which_versions_it_holds(planted: Planted)
     odd.loc[odd["probe"] == "authority", "probe"] = "flattery"
     report = run_audit([_input("odd", "pairs", odd)], options=OPTIONS, roster=Roster([]))
     (why,) = [k for k in report.skipped if k.analysis == ANALYSIS.title]
-    assert "its versions: flattery, original, placebo" in why.reason
+    assert "its versions: 'flattery', 'original', 'placebo'" in why.reason
     assert "known edits: padding" in why.reason
+    odd.loc[odd["probe"] == "flattery", "probe"] = "x" * 10_000
+    report = run_audit([_input("odd", "pairs", odd)], options=OPTIONS, roster=Roster([]))
+    (why,) = [k for k in report.skipped if k.analysis == ANALYSIS.title]
+    assert "(10,000 characters)" in why.reason and len(why.reason) < 400
 
 
 def test_every_table_column_is_defined_in_the_section() -> None:

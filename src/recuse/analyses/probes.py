@@ -77,7 +77,7 @@ def _needs(frame: pd.DataFrame) -> str | None:
         versions = sorted({str(v) for v in frame["probe"].dropna()})
         return (
             "no edited versions recuse knows in this probe table (its versions: "
-            f"{', '.join(versions[:8])}; known edits: {', '.join(EDITS)})"
+            f"{', '.join(shown(v) for v in versions[:8])}; known edits: {', '.join(EDITS)})"
         )
     return needs_verdicts(frame)
 

@@ -8,6 +8,7 @@ tree behind :data:`recuse.cli.app` and refuses hidden or unknown options.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -20,13 +21,17 @@ from recuse.cli import _register, app, global_options_first
 README = Path(__file__).parents[2] / "README.md"
 
 
+def code_blocks(text: str) -> list[list[str]]:
+    """The lines of each code block of the README (continuations joined)."""
+    blocks = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
+    return [re.sub(r"\\\n\s*", " ", block).splitlines() for block in blocks]
+
+
 def readme_commands(text: str) -> list[list[str]]:
     """The README's ``recuse …`` command lines, split as a shell would: the lines of its
     code blocks (continuations joined, comments dropped, ``.venv/bin/`` allowed) and the
     inline code spans that give options."""
-    lines: list[str] = []
-    for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
-        lines += re.sub(r"\\\n\s*", " ", block).splitlines()
+    lines = [line for block in code_blocks(text) for line in block]
     lines += [
         " ".join(span.split()) for span in re.findall(r"`(recuse [^`]+)`", text) if "--" in span
     ]
@@ -95,3 +100,23 @@ def test_the_check_catches_hidden_and_unknown_flags() -> None:
     ]
     assert check(["audits", "x.csv"]) == ["no command 'audits' under 'recuse'"]
     assert check(["audit", "x.csv", "--roster", "r.toml", "--allow-unknown-models"]) == []
+
+
+def test_every_readme_block_makes_the_folders_its_output_files_go_in() -> None:
+    """recuse refuses an --out file whose folder is missing (a typo there should not
+    scatter files), so a block that writes runs/x.sqlite must make runs/ first: the
+    judge example failed on a fresh clone with 'folder runs does not exist'."""
+    problems = []
+    for block in code_blocks(README.read_text("utf-8")):
+        made = {"."}
+        for line in block:
+            words = shlex.split(re.sub(r"^\s*(run: )?(\.venv/bin/)?", "", line), comments=True)
+            if words[:2] == ["mkdir", "-p"]:
+                made |= {str(Path(w)) for w in words[2:]}
+            if words[:1] != ["recuse"]:
+                continue
+            for option, value in itertools.pairwise(words):
+                out = Path(value)
+                if option == "--out" and out.suffix and str(out.parent) not in made:
+                    problems.append(f"{line.strip()}: {out.parent}/ is not made before")
+    assert problems == []

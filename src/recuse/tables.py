@@ -386,6 +386,9 @@ def verdict_values(
     return Verdicts(values=out.astype(float), named=named, bad=bad, alpaca=alpaca)
 
 
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+
+
 def _verdict_column(df: pd.DataFrame, col: Column, file: str | None, *, flip: bool) -> pd.Series:
     """A human or verdict column as P(a better) (:func:`verdict_values`); with ``flip``
     (a swapped-order column written as the judge saw it) positional values become
@@ -401,11 +404,15 @@ def _verdict_column(df: pd.DataFrame, col: Column, file: str | None, *, flip: bo
             if len(models) == 2 and all(isinstance(m, str) for m in models)
             else ""
         )
+        value = s.iloc[read.bad]
+        comma = isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value.strip())
         raise InputError(
-            f"unknown {what} {shown(s.iloc[read.bad])}{row_models}",
+            f"unknown {what} {shown(value)}{row_models}",
             row=read.bad + 1,
             **where,
-            fix=VALUE_HELP,
+            fix="write numbers with a dot as decimal separator (0.7, not 0,7)"
+            if comma
+            else VALUE_HELP,
         )
     values = read.values
     if np.isinf(values).any():

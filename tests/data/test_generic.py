@@ -69,6 +69,8 @@ def _write(path: Path, fmt: str) -> Path:
         df.to_csv(path, index=False)
     elif fmt == "tsv":
         df.to_csv(path, index=False, sep="\t")
+    elif fmt in ("semicolon.csv", "tab.csv"):  # spreadsheets' CSV in many locales
+        df.to_csv(path, index=False, sep=";" if fmt.startswith("semi") else "\t")
     elif fmt == "csv.gz":
         with gzip.open(path, "wt", encoding="utf-8") as f:
             df.to_csv(f, index=False)
@@ -81,7 +83,9 @@ def _write(path: Path, fmt: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("fmt", ["csv", "tsv", "csv.gz", "json", "jsonl", "parquet"])
+@pytest.mark.parametrize(
+    "fmt", ["csv", "tsv", "csv.gz", "semicolon.csv", "tab.csv", "json", "jsonl", "parquet"]
+)
 def test_every_format_gives_the_same_pairs(tmp_path: Path, fmt: str) -> None:
     path = _write(tmp_path / f"mine.{fmt}", fmt)
     t = read_table(path, table="pairs", mapping=MAPPING)
@@ -92,6 +96,14 @@ def test_every_format_gives_the_same_pairs(tmp_path: Path, fmt: str) -> None:
     assert t["human"].tolist() == [1.0, 0.5, 0.0]
     # p_a = mean of the judged orders: (1 + 0)/2, 0.8 (one order), 0
     np.testing.assert_allclose(t["p_a"], [0.5, 0.8, 0.0])
+
+
+def test_a_semicolon_file_with_decimal_commas_is_told_to_use_dots(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text("item_id;prompt_id;human;judge;p_a_first\nx1;q1;A;gpt-4;0,7\n")
+    with pytest.raises(InputError, match=r"row 1, column 'p_a_first'.*'0,7'") as info:
+        read_table(path, table="pairs")
+    assert "dot as decimal separator" in str(info.value)
 
 
 def test_ratings_file(tmp_path: Path) -> None:

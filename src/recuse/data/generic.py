@@ -329,22 +329,42 @@ def _format_of(path: Path) -> Format:
     )
 
 
+def csv_separator(header: bytes) -> str:
+    """The separator a ``.csv`` file's header line shows: ``;`` (as spreadsheets in
+    many locales write CSV) or a tab where it has no comma, else ``,``. Numbers with a
+    decimal comma are still refused by validation, with the fix.
+
+    >>> csv_separator(b"id;human;p_a"), csv_separator(b"id,note;x"), csv_separator(b"id")
+    (';', ',', ',')
+    """
+    line = header.split(b"\n", 1)[0]
+    if b"," in line:
+        return ","
+    return next((sep for sep in (";", "\t") if sep.encode() in line), ",")
+
+
 def read_csv(
-    path: str | Path, *, sep: str = ",", required: tuple[str, ...] = (), as_str: bool = True
+    path: str | Path,
+    *,
+    sep: str | None = ",",
+    required: tuple[str, ...] = (),
+    as_str: bool = True,
 ) -> pd.DataFrame:
     """Read a delimited text file (UTF-8, optionally .gz) with clear errors.
 
     Quoted fields may span lines. With ``as_str`` every cell is read as text (ids such
     as ``007`` keep their leading zeros; validation converts numbers later); empty
-    cells are missing. ``required`` columns must be in the header.
+    cells are missing. ``required`` columns must be in the header. ``sep=None``
+    takes the separator the header shows (:func:`csv_separator`).
     """
     path = Path(path)
     raw = read_bytes(path)
     start = len(BOM) if raw.startswith(BOM) else 0
     if not raw[start:].strip():
         raise InputError("the file is empty", file=path, fix="check that the file was written")
+    sep = sep or csv_separator(raw[start : start + 65536])
     _scan_csv(raw, start, sep, path)
-    kind = "tab" if sep == "\t" else "comma"
+    kind = {"\t": "tab", ";": "semicolon"}.get(sep, "comma")
     try:
         with warnings.catch_warnings():
             # a data row longer than the header would silently lose cells
@@ -488,7 +508,7 @@ def _read_raw(path: Path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise InputError("the file is empty", file=path, fix="check that the file was written")
     if fmt == "csv":
-        return read_csv(path)
+        return read_csv(path, sep=None)
     if fmt == "tsv":
         return read_csv(path, sep="\t")
     if fmt == "json":

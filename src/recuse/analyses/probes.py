@@ -115,7 +115,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         ctx.add(
             ANALYSIS, from_result(ANALYSIS, PROBE_BIASES[name], r, dataset=inp.name, detail=detail)
         )
-    edited = rows[rows["probe"] != RECOGNITION]
+    # base pairs that were probed (have the placebo or an edit): the self-recognition
+    # pairs' originals are not among them
+    edited = rows[rows["probe"].isin([*EDITS, "placebo"])]
     of_judge = edited.groupby("judge")["base_item"].nunique()
     short: dict[tuple[str, int, int], list[str]] = {}
     for r in results:

@@ -199,8 +199,11 @@ def test_ctrl_c_says_the_work_is_kept_and_a_rerun_goes_on(tmp_path: Path) -> Non
         env = {**os.environ, "PYTHONPATH": SRC}
         cmd = [sys.executable, "-m", "recuse", *args]
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-        )
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            # a shell's background job (a CI script can be one) ignores SIGINT, and the
+            # child would inherit that: give it the default, as a terminal's job has
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # fmt: skip
         deadline = time.monotonic() + 120
         while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)

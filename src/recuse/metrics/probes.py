@@ -119,7 +119,7 @@ def probe_effects(
     codes = pd.Categorical(judges, categories=labels).codes.astype(np.intp)
     cols = set(t["probe"].astype(str))
 
-    def col(name: str, frame: pd.DataFrame = words) -> NDArray[np.float64]:
+    def col(name: str, frame: pd.DataFrame) -> NDArray[np.float64]:
         if name in frame.columns:
             return frame[name].reindex(wide.index).to_numpy(float)
         return np.full(len(wide), np.nan)

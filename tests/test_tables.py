@@ -284,6 +284,10 @@ def test_missing_columns_told_apart_with_guesses() -> None:
     bare = validate_pairs(pd.DataFrame({"item_id": ["1"], "prompt_id": ["p"], "human": ["a"]}))
     assert {"model_a", "model_b", "judge", "p_a_first", "p_a_second", "p_a"} <= set(bare.columns)
     assert bare[["model_a", "p_a"]].isna().all().all() and bare["human"].tolist() == [1.0]
+    # by the reader's rules: one generator column without the other is still refused
+    with pytest.raises(InputError, match=r"missing required column\(s\) model_b"):
+        validate_pairs(pd.DataFrame({"item_id": ["1"], "prompt_id": ["p"], "human": ["a"],
+                                     "model_a": ["gpt-4"]}))  # fmt: skip
 
 
 def _probe_rows(**change: object) -> pd.DataFrame:

@@ -91,8 +91,8 @@ class Schema:
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
-    # required columns a file or frame may leave out (validation fills them with NaN):
-    # told apart from the truly required ones in errors
+    # required columns a file or frame may leave out (with_optional_pairs_columns adds
+    # them empty): told apart from the truly required ones in errors
     filled: tuple[str, ...] = ()
 
     @property
@@ -610,13 +610,10 @@ def _validate(
             file=fname,
             fix="check the file and the column mapping",
         )
-    missing = [c for c in schema.required if c not in df.columns and c not in schema.filled]
+    missing = [c for c in schema.required if c not in df.columns]
     if missing:
         raise missing_columns_error(schema, missing, df.columns, fname)
     out = df.reset_index(drop=True).copy()
-    for name in schema.filled:  # optional to the user, always present after validation
-        if name not in out.columns:
-            out[name] = np.nan
     check_scalars(out, schema.names, file=fname)
     for col in schema.columns:
         if col.name in out.columns:
@@ -632,6 +629,36 @@ def _validate(
             fix=f"each ({', '.join(schema.key)}) may appear once; remove or rename the duplicate",
         )
     return out
+
+
+#: the judge's verdict columns of a pairs table (both orders, and order unknown)
+VERDICTS = ("p_a_first", "p_a_second", "p_a")
+
+
+def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the ``pairs`` columns a table may leave out added empty (``df``
+    itself where none is missing):
+
+    - a table with some verdict columns gets the other ones (``p_a`` alone is a single
+      verdict of unknown order; ``p_a`` is derived from the two orders anyway);
+    - a table with no judge and no verdict columns is human-only data: ``judge`` and
+      the verdicts are added empty;
+    - a table with neither ``model_a`` nor ``model_b`` has unknown generators.
+
+    A judge without verdicts, or one generator column without the other, stays
+    incomplete and is refused by validation.
+
+    >>> sorted(with_optional_pairs_columns(pd.DataFrame({"item_id": [1]})).columns)
+    ['item_id', 'judge', 'model_a', 'model_b', 'p_a', 'p_a_first', 'p_a_second']
+    """
+    add: dict[str, float | None] = {}
+    if any(c in df.columns for c in VERDICTS):
+        add |= {c: np.nan for c in VERDICTS if c not in df.columns}
+    elif "judge" not in df.columns:
+        add |= {"judge": None, **dict.fromkeys(VERDICTS, np.nan)}
+    if "model_a" not in df.columns and "model_b" not in df.columns:
+        add |= {"model_a": None, "model_b": None}
+    return df.assign(**add) if add else df
 
 
 def validate_pairs(
@@ -668,6 +695,8 @@ def validate_pairs(
     if confidence_of not in ("winner", "a"):
         raise ConfigError(f"confidence_of {confidence_of!r}: use 'winner' or 'a'")
     flip = frozenset({"p_a_second"} if swapped_frame == "presented" else ())
+    if isinstance(df, pd.DataFrame):
+        df = with_optional_pairs_columns(df)
     out = _validate(df, PAIRS, file, flip=flip)
     fname = str(file) if file is not None else None
     if confidence is not None:

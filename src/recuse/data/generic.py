@@ -49,6 +49,7 @@ from recuse.tables import (
     PAIRS,
     PROBE_COLUMNS,
     RATINGS,
+    VERDICTS,
     ConfidenceOf,
     SwappedFrame,
     check_scalars,
@@ -57,6 +58,7 @@ from recuse.tables import (
     suggest_columns,
     validate_pairs,
     validate_ratings,
+    with_optional_pairs_columns,
 )
 
 __all__ = [
@@ -626,7 +628,6 @@ def _apply_values(df: pd.DataFrame, values: ValueMap, path: Path) -> pd.DataFram
     return out
 
 
-VERDICTS = ("p_a_first", "p_a_second", "p_a")
 LABELS = ("human", *VERDICTS)
 _VERDICT_NAME = re.compile(
     r"judge|winner|verdict|pred|score|confidence|preference|label|choice|rating|vote", re.I
@@ -694,33 +695,12 @@ def _canonical_label_names(df: pd.DataFrame, roster: Roster) -> pd.DataFrame:
 
 
 def _fill_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Add the ``pairs`` columns a file may leave out, as empty columns.
-
-    - a file with some verdict columns gets the other ones (``p_a`` alone is a single
-      verdict of unknown order; ``p_a`` is derived from the two orders anyway);
-    - a file with no judge and no verdict columns is human-only data: ``judge`` and
-      the verdicts are added empty;
-    - a file with neither ``model_a`` nor ``model_b`` has unknown generators;
-    - a file without ``human`` (read with ``labels="optional"``) has no labels.
-
-    ``item_id`` and ``prompt_id`` are never filled in.
-    """
-    out = df.copy()
-    if "human" not in out.columns:
-        out["human"] = np.nan
-    have = [c for c in VERDICTS if c in out.columns]
-    if have:
-        for col in VERDICTS:
-            if col not in out.columns:
-                out[col] = np.nan
-    elif "judge" not in out.columns:
-        out["judge"] = None
-        for col in VERDICTS:
-            out[col] = np.nan
-    if "model_a" not in out.columns and "model_b" not in out.columns:
-        out["model_a"] = None
-        out["model_b"] = None
-    return out
+    """Add the ``pairs`` columns a file may leave out, as empty columns: those of
+    :func:`recuse.tables.with_optional_pairs_columns`, and ``human`` for a file without
+    labels (read with ``labels="optional"``). ``item_id`` and ``prompt_id`` are never
+    filled in."""
+    out = df if "human" in df.columns else df.assign(human=np.nan)
+    return with_optional_pairs_columns(out)
 
 
 def _blank_name(name: object) -> bool:

@@ -94,9 +94,8 @@ def probe_effects(
     t = check_probe_table(table)
     t = t[t["judge"].notna() & t["probe"].notna()].copy()  # plain pairs are not probed
     on_a = t["treated"].astype(str).to_numpy() == "a"
-    orders = _order_columns(t)
-    for k, column in enumerate(orders):
-        p = t[column].to_numpy(float)
+    orders = _order_verdicts(t)
+    for k, p in enumerate(orders):
         t[f"_s{k}"] = np.where(on_a, p, 1.0 - p)
     has_texts = {"response_a", "response_b"} <= set(t.columns)
     if has_texts:
@@ -174,15 +173,12 @@ def probe_effects(
     return results, [_why(s, t) for s in skipped]
 
 
-def _order_columns(t: pd.DataFrame) -> list[str]:
-    """The verdict columns read as orders: ``p_a_first`` and ``p_a_second``, and ``p_a``
-    for rows that give a verdict without its orders (its own order)."""
+def _order_verdicts(t: pd.DataFrame) -> list[NDArray[np.float64]]:
+    """P(a better) per presentation order: ``p_a_first``, ``p_a_second``, and ``p_a``
+    for rows that give a verdict without its orders (an order of its own)."""
     present = [c for c in ("p_a_first", "p_a_second") if c in t.columns]
-    if not present:
-        return ["p_a"]
     unordered = t[present].isna().all(axis=1)
-    t["_p_unordered"] = t["p_a"].where(unordered)
-    return [*present, "_p_unordered"]
+    return [t[c].to_numpy(float) for c in present] + [t["p_a"].where(unordered).to_numpy(float)]
 
 
 def _same_orders(versions: dict[str, NDArray[np.float64]]) -> dict[str, NDArray[np.float64]]:

@@ -226,3 +226,38 @@ def test_judged_pairs_and_probes_in_one_store_export_and_audit(
     assert ("probe_padding", n) in found
     # position reads the plain pairs and the probe table's originals: 2 n comparisons
     assert ("position", 2 * n) in found
+
+
+def test_failed_judgments_exit_1_with_the_rerun_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.csv"
+    n = 6
+    pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt": [f"Question {k}?" for k in range(n)],
+            "response_a": [f"Answer one to {k}." for k in range(n)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(n)],
+        }
+    ).to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    args = ["probe", "--data", str(src), "--out", str(store), "--model", "gpt-4o", "--probe",
+            "padding", "--max-attempts", "1", "--no-progress"]  # fmt: skip
+    # 6 pairs x (original, placebo, padding) x 2 orders = 36 judgments, one request each
+    with StandIn(faults={"500": 0.3}, seed=1) as server:
+        code = main([*args, "--base-url", server.base_url])
+        failed = server.served["500"]
+    cap = capsys.readouterr()
+    assert code == 1 and 0 < failed < 36
+    assert f"36 judgments: 0 already stored, {36 - failed} ok, 0 unparsed, {failed} failed" in (
+        cap.out
+    )
+    assert "failed x" in cap.out and "HTTP 500" in cap.out  # the reasons
+    assert f"recuse: {failed} judgments failed after retries" in cap.err
+    assert "run the same command again" in cap.err
+    with StandIn() as server:
+        code = main([*args, "--base-url", server.base_url])
+        resent = server.requests
+    cap = capsys.readouterr()
+    assert code == 0 and resent == failed and cap.err == ""

@@ -140,3 +140,47 @@ def test_readme_trial_limit_spreads_over_prompts_and_gives_estimates(
         for f in r["findings"]
     ]
     assert findings  # the trial estimates something (position, verbosity, agreement)
+
+
+def test_exit_code_is_1_when_judgments_failed_and_a_rerun_retries_only_those(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(6)).to_json(src, orient="records", lines=True)  # 12 judgments
+    store = tmp_path / "s.db"
+
+    def run(server: StandIn) -> int:
+        url = server.base_url
+        return main(["judge", "--model", "gpt-4o", "--base-url", url, "--data", str(src),
+                     "--out", str(store), "--max-attempts", "1", "--no-progress"])  # fmt: skip
+
+    # one request per judgment and one attempt: each 500 is one failed judgment, each
+    # answer without a verdict one unparsed judgment
+    with StandIn(faults={"500": 0.4, "noverdict": 0.3}, seed=3) as server:
+        code = run(server)
+        served = dict(server.served)
+    failed, unparsed = served["500"], served["noverdict"]
+    assert failed and unparsed and sum(served.values()) == 12
+    cap = capsys.readouterr()
+    assert code == 1
+    assert f"{12 - failed - unparsed} ok, {unparsed} unparsed, {failed} failed" in cap.out
+    assert f"recuse: {failed} judgments failed after retries" in cap.err
+    assert "run the same command again to retry only those" in cap.err
+    with StandIn() as server:  # healthy: only the failed ones are sent again
+        code = run(server)
+        resent = server.requests
+    cap = capsys.readouterr()
+    assert code == 0 and resent == failed and cap.err == ""
+    assert f"{12 - failed} already stored, {failed} ok, 0 unparsed, 0 failed" in cap.out
+
+
+def test_unparsed_judgments_alone_exit_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    with StandIn(faults={"noverdict": 1.0}) as server:
+        code = main(["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--data",
+                     str(src), "--out", str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
+    cap = capsys.readouterr()
+    assert code == 0 and "0 ok, 6 unparsed, 0 failed" in cap.out and cap.err == ""

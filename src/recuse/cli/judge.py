@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -30,6 +32,7 @@ from recuse.judging.store import Kind
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
+    from recuse.judging.runner import RunSummary
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
@@ -37,6 +40,9 @@ judge_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(judge_app, name="judge")
+
+#: exit code of `recuse judge` / `recuse probe` when tasks failed after their retries
+EXIT_FAILED = 1
 
 
 def _backend(
@@ -186,7 +192,12 @@ def judge(
     """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
 
     With --perplexity, the perplexity of each judged response is computed too
-    (texts already in the store are not recomputed)."""
+    (texts already in the store are not recomputed).
+
+    Exit codes: 0 when every judgment is ok or unparsed (unparsed replies are
+    counted and left out by the analyses); 1 when some failed after --max-attempts
+    tries (stored as failed; run the same command again to retry only those); 2 on
+    bad input; 130 when interrupted (finished work is kept)."""
     if ctx.invoked_subcommand is not None:
         return
     if not data or out is None:
@@ -244,6 +255,7 @@ def judge(
         for c in cards(store.runs()):
             if c.judge == jid:
                 typer.echo(f"card: {c.line()}")
+        runs = [summary]
         if perplexity:
             from recuse.judging.perplexity import judge_perplexities
 
@@ -251,6 +263,28 @@ def judge(
             typer.echo(run.line())
             for reason, n in sorted(run.failures.items(), key=lambda kv: -kv[1])[:5]:
                 typer.echo(f"  failed x{n}: {reason}")
+            runs.append(run)
+    exit_if_failed(runs)
+
+
+def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
+    """Exit 1 with the rerun hint when a run of ``summaries`` left failed tasks.
+
+    A failed task (the backend gave up after its retries) is stored as failed, never
+    scored, and tried again by the next run; unparsed replies are results (counted and
+    excluded by the analyses), so they do not fail the command."""
+    failed = [(s.failed, s.what) for s in summaries if s.failed]
+    if not failed:
+        return
+    one = {"judgments": "judgment", "perplexities": "perplexity", "rewrites": "rewrite"}
+    what = " and ".join(f"{n} {noun if n != 1 else one[noun]}" for n, noun in failed)
+    print(
+        f"recuse: {what} failed after retries (reasons above); they are stored as failed "
+        "and never scored — run the same command again to retry only those (finished "
+        "work is kept)",
+        file=sys.stderr,
+    )
+    raise typer.Exit(EXIT_FAILED)
 
 
 LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")

@@ -66,6 +66,9 @@ def probe(
     seed: int = typer.Option(0, "--seed", help="Seed of the sample and of the treated side."),
     concurrency: int = typer.Option(8, help="HTTP requests in flight."),
     timeout: float = typer.Option(60.0, help="HTTP timeout per request (s)."),
+    max_attempts: int = typer.Option(
+        5, "--max-attempts", help="Attempts per request before recording a failure."
+    ),
     dtype: Annotated[DType, typer.Option(help="Local: float32 or bfloat16.")] = "float32",
     batch_size: int = typer.Option(16, help="Local: prompts per forward pass at most."),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
@@ -77,12 +80,16 @@ def probe(
     self-recognition, also ask the judge which of its own and another model's answer it
     wrote. Then `recuse judge export STORE --out
     probes.csv` and `recuse audit probes.csv` report each probe's effect beyond the
-    placebo and the judge's self-recognition."""
+    placebo and the judge's self-recognition.
+
+    Exit codes: 0 when every judgment and rewrite is ok or unparsed/unusable; 1 when
+    some failed after --max-attempts tries (run the same command again to retry only
+    those); 2 on bad input; 130 when interrupted (finished work is kept)."""
     import pandas as pd
 
-    from recuse.cli.judge import FileReading, _backend, _read
+    from recuse.cli.judge import FileReading, _backend, _read, exit_if_failed
     from recuse.data.generic import ValueReading
-    from recuse.judging import Runner, Store
+    from recuse.judging import RetryPolicy, Runner, Store
     from recuse.outputs import check_output
     from recuse.probes import build_probe_table, build_recognition_table, probe_bases
     from recuse.probes.rewrite import RunnerRewriter
@@ -102,6 +109,8 @@ def probe(
     edits = [p for p in names if p != RECOGNITION]
     if limit < 0:
         raise ConfigError(f"--limit must be 0 (all) or more; got {limit}")
+    if max_attempts < 1:
+        raise ConfigError(f"--max-attempts must be 1 or more; got {max_attempts}")
     if rewrite_tokens < 1:
         raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
     check_output(out, option="--out")
@@ -121,9 +130,10 @@ def probe(
         recognition.append(
             build_recognition_table(table, judge=jid, limit=limit or None, seed=seed)
         )
+    rewrite: RunnerRewriter | None = None
+    retry = RetryPolicy(max_attempts=max_attempts)
     with Store(out) as store:
         if edits:
-            rewrite = None
             if any(p in REWRITES for p in edits):
                 writer, wid = _backend(
                     rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
@@ -131,7 +141,7 @@ def probe(
                     dtype=dtype, batch_size=batch_size, judge_id=None,
                 )  # fmt: skip
                 rewrite = RunnerRewriter(
-                    Runner(writer, store, judge=wid, progress=progress),
+                    Runner(writer, store, judge=wid, retry=retry, progress=progress),
                     max_new_tokens=rewrite_tokens,
                 )
             t = build_probe_table(
@@ -150,11 +160,15 @@ def probe(
         # the edits' treated side (the recognition rows' own is the judge's answer)
         probe_table = pd.concat([*parts, *recognition], ignore_index=True)
         probe_table = probe_table.drop_duplicates("item_id")
-        summary = judge_probes(Runner(backend, store, judge=jid, progress=progress), probe_table)
+        judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)
+        summary = judge_probes(judging, probe_table)
     typer.echo(summary.line())
+    for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
+        typer.echo(f"  failed x{n}: {reason}")
     versions = probe_table.groupby("probe").size().to_dict()
     typer.echo(
         f"{probe_table['base_item'].nunique()} base pairs; versions judged: "
         + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
         + f"; next: recuse judge export {out} --out probes.csv && recuse audit probes.csv"
     )
+    exit_if_failed([summary, *(rewrite.summaries if rewrite else [])])

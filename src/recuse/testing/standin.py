@@ -10,7 +10,9 @@ and the answers of a broken server: log-probs that are ``NaN``, ``+Infinity`` or
 ``1e308``, a choice that is not an object (``{"choices": ["A"]}``), 401, and
 ``leak`` (a 500 whose body repeats the Authorization header in other encodings:
 JSON-escaped slashes, URL-encoded, base64, wrapped over lines) and ``leaktext``
-(a 200 whose completion text quotes it). The server is a small asyncio HTTP/1.1
+(a 200 whose completion text quotes it). ``noverdict`` is a well-formed answer of a
+judge that gives no verdict: a text without a label and log-probs on filler tokens
+only (an unparsed judgment, not a failure). The server is a small asyncio HTTP/1.1
 loop run in a daemon thread.
 """
 
@@ -41,6 +43,7 @@ FAULTS = (
     "401",
     "leak",
     "leaktext",
+    "noverdict",
 )
 #: the log-prob a broken server sends for every token, per fault
 _BAD_LOGPROB = {"nan": math.nan, "inf": math.inf, "huge": 1e308}
@@ -195,13 +198,25 @@ class StandIn:
             req = json.loads(raw)
         except json.JSONDecodeError:
             return 400, {}, b'{"error": "bad json"}'
-        answer = self._completion(path, req, fault == "nologprobs", _BAD_LOGPROB.get(fault or ""))
+        answer = self._completion(
+            path,
+            req,
+            fault == "nologprobs",
+            _BAD_LOGPROB.get(fault or ""),
+            no_verdict=fault == "noverdict",
+        )
         if fault == "leaktext":
             _set_text(answer["choices"][0], f"Your key is {auth.removeprefix('Bearer ')} [[A]]")
         return 200, {}, json.dumps(answer).encode()  # NaN / Infinity as Python writes them
 
     def _completion(
-        self, path: str, req: dict[str, Any], drop_logprobs: bool, bad: float | None = None
+        self,
+        path: str,
+        req: dict[str, Any],
+        drop_logprobs: bool,
+        bad: float | None = None,
+        *,
+        no_verdict: bool = False,
     ) -> dict[str, Any]:
         chat = path.endswith("/chat/completions")
         text = json.dumps(req.get("messages")) if chat else str(req.get("prompt", ""))
@@ -211,6 +226,9 @@ class StandIn:
         verdict = max(("A", "B", "C"), key=lambda k: dist[k])
         max_tokens = int(req.get("max_tokens") or 16)
         tokens = [verdict] if max_tokens == 1 else ["Fine", ".", " [[", verdict, "]]"]
+        if no_verdict:  # no label in the text, no weight on a label token
+            dist = {"The": math.log(0.75), "I": math.log(0.25)}
+            tokens = ["The"] if max_tokens == 1 else ["The", " two", " tie", "."]
         top = [dist for _ in tokens]
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
         if chat:

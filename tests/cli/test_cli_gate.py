@@ -17,11 +17,18 @@ def _finding(bias: str, judge: str, est: float, lo: float, hi: float, **more: ob
             "ci_high": hi, "null": 0.0, "level": 0.9, "n": 100, **more}  # fmt: skip
 
 
-def _report(tmp_path: Path, findings: list[dict]) -> Path:
+def _report(tmp_path: Path, findings: list[dict], **more: object) -> Path:
     path = tmp_path / "report.json"
     sections = [{"id": "self_preference", "findings": findings}]
-    path.write_text(json.dumps({"schema_version": 1, "sections": sections}), "utf-8")
+    path.write_text(json.dumps({"schema_version": 1, "sections": sections, **more}), "utf-8")
     return path
+
+
+def _sources(**judges: list[str]) -> dict:
+    """A report's provenance: ``dataset=[judges]``, pairs tables."""
+    return {"sources": [{"name": d, "table": "pairs", "judges": js} for d, js in judges.items()],
+            "options": {"judges": "all", "analyses": "all",
+                        "analyses skipped on request": "none"}}  # fmt: skip
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -71,8 +78,8 @@ def test_bad_input_is_exit_2_with_a_clear_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _report(tmp_path, [_finding("position", "j", 0.5, 0.45, 0.55, null=0.5)])
-    code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
-    assert code == 2 and "no finding of 'self_preference_eo'" in out and "position" in out
+    code, out = _run(["gate", str(path), "--max", "self_preferenc_eo=0.05"], capsys)  # a typo
+    assert code == 2 and "no bias 'self_preferenc_eo'" in out and "position" in out
     code, out = _run(["gate", str(path), "--max", "position=abc"], capsys)
     assert code == 2 and "BIAS=NUMBER" in out
     code, out = _run(["gate", str(path)], capsys)
@@ -109,3 +116,161 @@ def test_audit_fail_on_gates_the_report_it_wrote(
     assert code == 0 and "gate passed" in text
     code, text = _run([*args, "--fail-on", "self_preference_eo"], capsys)
     assert code == 2 and "BIAS=NUMBER" in text
+
+
+def _audit_three_judges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, list]:
+    """An audit (real CLI) where llama-2-70b-chat judges but wrote no answer: its
+    self-preference cannot be estimated; gpt-4's and claude-v1's can."""
+    sim = simulate_pairs(
+        judges={j: PlantedBias(accuracy=0.7) for j in ("gpt-4", "claude-v1", "llama-2-70b-chat")},
+        models=("gpt-4", "claude-v1", "vicuna-13b"), n_prompts=60, pairs_per_prompt=2, seed=5,
+    )  # fmt: skip
+    data = tmp_path / "pairs.csv"
+    sim.pairs.to_csv(data, index=False)
+    args = ["audit", str(data), "--out", str(tmp_path / "r"), "--n-boot", "100", "--only",
+            "self-preference,position"]  # fmt: skip
+    assert _run(args, capsys)[0] == 0
+    return tmp_path / "r" / "report.json", args
+
+
+def test_a_judge_whose_bias_was_not_estimated_is_listed_and_makes_the_gate_inconclusive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, args = _audit_three_judges(tmp_path, capsys)
+    report = json.loads(path.read_text("utf-8"))
+    (skip,) = [s for s in report["skipped"] if s["bias"] == "self_preference_eo"]
+    assert skip["judge"] == "llama-2-70b-chat"
+    gate = ["gate", str(path), "--max", "self_preference_eo=0.9"]  # wide: the others pass
+    code, out = _run(gate, capsys)
+    assert code == 3
+    assert out.count("PASS: self_preference_eo of") == 2
+    line = f"NOT MEASURED: self_preference_eo of llama-2-70b-chat (pairs.csv): {skip['reason']}"
+    assert line in out and "gate inconclusive: 1 not measured" in out
+    code, out = _run([*gate, "--skip-unmeasured"], capsys)
+    assert code == 0 and line + " — skipped (--skip-unmeasured)" in out
+    assert "gate passed (1 not measured, skipped" in out
+    # position is measured for all three: nothing to skip
+    code, out = _run(["gate", str(path), "--max", "position=0.45"], capsys)
+    assert code == 0 and out.count("PASS: position of") == 3 and "NOT MEASURED" not in out
+    # the same through audit --fail-on
+    code, out = _run([*args, "--fail-on", "self_preference_eo=0.9"], capsys)
+    assert code == 3 and line in out
+    code, out = _run([*args, "--fail-on", "self_preference_eo=0.9", "--skip-unmeasured"], capsys)
+    assert code == 0 and "gate passed" in out
+    code, out = _run([*args, "--skip-unmeasured"], capsys)  # nothing to skip without a gate
+    assert code == 2 and "--skip-unmeasured goes with --fail-on" in out
+
+
+def test_a_bias_estimated_for_no_judge_lists_every_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = _audit_three_judges(tmp_path, capsys)
+    # verbosity: not run (--only); every judge is named, and a gate that measured nothing
+    # is inconclusive even with --skip-unmeasured
+    for extra in ([], ["--skip-unmeasured"]):
+        code, out = _run(["gate", str(path), "--max", "verbosity=0.1", *extra], capsys)
+        assert code == 3 and out.count("NOT MEASURED: verbosity of") == 3
+        assert "did not run the Verbosity analysis (--only/--skip)" in out
+        assert "nothing was measured" in out
+    # with another bias measured, --skip-unmeasured lets the gate pass on what it measured
+    code, out = _run(["gate", str(path), "--max", "verbosity=0.1,position=0.45"], capsys)
+    assert code == 3
+    code, out = _run(["gate", str(path), "--max", "verbosity=0.1,position=0.45",
+                      "--skip-unmeasured"], capsys)  # fmt: skip
+    assert code == 0 and "gate passed (3 not measured" in out
+    # a bias skipped for all judges of a dataset, with the reason the report gives
+    skipped = [{"analysis": "Self-preference", "dataset": "d", "judge": "all 2 judges",
+                "reason": "no judge wrote answers in the data",
+                "bias": "self_preference_eo"}]  # fmt: skip
+    crafted = _report(tmp_path, [_finding("position", "j1", 0.5, 0.45, 0.55, null=0.5)],
+                      skipped=skipped, provenance=_sources(d=["j1", "j2"]))  # fmt: skip
+    code, out = _run(["gate", str(crafted), "--max", "self_preference_eo=0.1"], capsys)
+    assert code == 3
+    for j in ("j1", "j2"):
+        assert f"NOT MEASURED: self_preference_eo of {j} (d): no judge wrote answers" in out
+    # and position: j2 has no finding and no reason; it is still named
+    code, out = _run(["gate", str(crafted), "--max", "position=0.1"], capsys)
+    assert code == 3 and "PASS: position of j1 (d)" in out
+    assert "NOT MEASURED: position of j2 (d): the report holds no finding and no reason" in out
+
+
+def test_judges_are_accounted_per_dataset_and_pooled_biases_per_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = {**_finding("position", "j1", 0.5, 0.45, 0.55, null=0.5), "dataset": "d1"}
+    alpha = {**_finding("agreement_alpha", "all 2 judges", 0.6, 0.5, 0.7), "dataset": "d1"}
+    path = _report(tmp_path, [a, alpha], provenance=_sources(d1=["j1"], d2=["j1", "j2"]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 3 and "PASS: position of j1 (d1)" in out
+    assert "NOT MEASURED: position of j1 (d2)" in out and "position of j2 (d2)" in out
+    code, out = _run(["gate", str(path), "--min", "agreement_alpha=0.4"], capsys)
+    assert code == 3 and "PASS: agreement_alpha of all 2 judges (d1)" in out
+    assert "NOT MEASURED: agreement_alpha of all 2 judges (d2)" in out
+    assert out.count("NOT MEASURED") == 1  # one pooled estimate per dataset, not per judge
+    # audited with --judge j1: j2 is not accounted for
+    sources = _sources(d1=["j1"], d2=["j1", "j2"])
+    sources["options"]["judges"] = "j1"
+    path = _report(tmp_path, [a, {**a, "dataset": "d2"}], provenance=sources)
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 0 and "j2" not in out
+
+
+def test_crafted_reports_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = _finding("position", "j", 0.5, 0.45, 0.55, null=0.5)
+    huge = "1" + "0" * 400  # 10^400: an integer JSON allows and no float holds
+    bad_findings = {
+        "estimate": {**good, "estimate": "HUGE"},
+        "ci_high": {**good, "ci_high": "HUGE"},
+        "'null'": {**good, "null": "HUGE"},
+        "'n'": {**good, "n": "HUGE"},
+        "'level'": {**good, "level": "HUGE"},
+        "lacks 'null'": {k: v for k, v in good.items() if k != "null"},
+        "ci_low 0.6 is above ci_high 0.55": {**good, "ci_low": 0.6},
+        "'std_error'": {**good, "std_error": "0.1"},
+        "is not an object": ["position"],
+    }
+    for message, finding in bad_findings.items():
+        path = tmp_path / "report.json"
+        text = json.dumps({"schema_version": 1, "sections": [{"findings": [finding]}]})
+        path.write_text(text.replace('"HUGE"', huge), "utf-8")
+        code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+        assert code == 2 and message in out and "finding 1 of section 1" in out, (message, out)
+        assert len(out.strip().splitlines()) == 1 and "Traceback" not in out
+    deep = "[" * 100_000 + "]" * 100_000
+    documents = {
+        "nested too deeply": '{"schema_version": 1, "sections": ' + deep + "}",
+        "schema_version 2 is not one this recuse reads (1)": '{"schema_version": 2, '
+        '"sections": []}',
+        "schema_version '1' is not one": '{"schema_version": "1", "sections": []}',
+        "schema_version True is not one": '{"schema_version": true, "sections": []}',
+        "'skipped' is not a list": '{"schema_version": 1, "sections": [], "skipped": {}}',
+        "provenance source 1 lacks": '{"schema_version": 1, "sections": [], '
+        '"provenance": {"sources": [{"name": "d", "table": "pairs", "judges": [1]}]}}',
+    }
+    for message, text in documents.items():
+        path = tmp_path / "report.json"
+        path.write_text(text, "utf-8")
+        code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+        assert code == 2 and message in out, (message, out)
+        assert len(out.strip().splitlines()) == 1 and "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    ("command", "codes"),
+    [
+        (["gate"], ["0 every named bias", "1 some interval", "3 inconclusive", "2 bad input"]),
+        (["audit"], ["0 the report was written", "2 bad input", "1 some", "3 inconclusive"]),
+        (["judge"], ["0 every judgment ok or unparsed", "1 some judgments failed", "2 bad"]),
+        (["probe"], ["0 when every judgment", "1 when some failed", "2 on bad input"]),
+    ],
+)
+def test_help_states_the_exit_codes(
+    command: list[str], codes: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _run([*command, "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "Exit codes:" in text
+    for c in codes:
+        assert c in text, c

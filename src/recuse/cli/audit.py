@@ -22,6 +22,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
+from recuse.cli.gate import SkipUnmeasuredOption
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import TableKind
 from recuse.errors import ConfigError, InputError
@@ -155,11 +156,17 @@ def audit_command(
         typer.Option(
             "--fail-on",
             help="BIAS=x,...: after writing the report, apply `recuse gate --max` to it "
-            "(exit 1 beyond a bound, 3 inconclusive).",
+            "(exit 1 beyond a bound, 3 inconclusive or a judge not measured).",
         ),
     ] = None,
+    skip_unmeasured: SkipUnmeasuredOption = False,
 ) -> None:
-    """Run every bias analysis the data supports and write the report."""
+    """Run every bias analysis the data supports and write the report.
+
+    Exit codes: 0 the report was written (and, with --fail-on, the gate passed); 2
+    bad input, nothing written. With --fail-on, after the report is written: 1 some
+    interval wholly beyond a bound; 3 inconclusive (an interval straddles a bound, or
+    a judge's bias was not measured, unless --skip-unmeasured)."""
     from recuse.analyses import IDS
     from recuse.audit import FAST_CHECKS, AuditOptions, audit
     from recuse.report import write_report
@@ -193,6 +200,8 @@ def audit_command(
         from recuse.report.gate import parse_thresholds
 
         parse_thresholds(fail_on)  # a bad threshold stops before the work
+    elif skip_unmeasured:
+        raise ConfigError("--skip-unmeasured goes with --fail-on (it changes the gate)")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     price_table = None  # the card's inputs are checked before the work
     if prices is not None:
@@ -243,7 +252,7 @@ def audit_command(
     if fail_on:
         from recuse.cli.gate import run_gate
 
-        code = run_gate(paths["json"], list(fail_on), [])
+        code = run_gate(paths["json"], list(fail_on), [], skip_unmeasured=skip_unmeasured)
         if code:
             raise typer.Exit(code)
 

@@ -11,10 +11,12 @@ from recuse.cli.app import app
 from recuse.errors import ConfigError
 
 
-def run_gate(report: Path, maxima: list[str], minima: list[str]) -> int:
+def run_gate(
+    report: Path, maxima: list[str], minima: list[str], *, skip_unmeasured: bool = False
+) -> int:
     """Print one line per bias and judge; return the gate's exit code (0, 1 or 3)."""
     from recuse.analyses import REGISTRY
-    from recuse.report.gate import gate_report, parse_thresholds
+    from recuse.report.gate import Scope, gate_report, parse_thresholds
 
     if not maxima and not minima:
         raise ConfigError("give at least one threshold, e.g. --max self_preference_eo=0.05")
@@ -23,15 +25,37 @@ def run_gate(report: Path, maxima: list[str], minima: list[str]) -> int:
         *(parse_thresholds(minima, "min") if minima else []),
     ]
     aliases = {a.id: a.headline.key for a in REGISTRY}
-    result = gate_report(report, thresholds, aliases=aliases)
+    scopes = {b.key: Scope(a.table, a.id, a.title, b.pooled) for a in REGISTRY for b in a.biases}
+    result = gate_report(
+        report, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
+    )
     for line in result.lines:
         typer.echo(line.text)
-    verdict = {0: "gate passed", 1: "gate FAILED", 3: "gate inconclusive (need more data)"}
-    typer.echo(verdict[result.exit_code])
+    typer.echo(result.verdict())
     return result.exit_code
 
 
-@app.command("gate")
+#: the exit codes, as `recuse gate --help` and `recuse audit --help` state them
+EXIT_CODES = (
+    "Exit codes: 0 every named bias of every audited judge within its bound; 1 some "
+    "interval wholly beyond a bound; 3 inconclusive: an interval straddles a bound, or a "
+    "judge's bias was not measured (listed as NOT MEASURED with the report's reason; "
+    "--skip-unmeasured lists it without failing on it); 2 bad input (an unknown bias, a "
+    "damaged report)."
+)
+
+SkipUnmeasuredOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-unmeasured",
+        help="A judge (or dataset) whose bias the report could not estimate is listed as "
+        "NOT MEASURED but does not make the gate inconclusive (a gate that measured "
+        "nothing at all still is).",
+    ),
+]
+
+
+@app.command("gate", help=f"Gate an audit's report.json for CI. {EXIT_CODES}")
 def gate_command(
     report: Annotated[Path, typer.Argument(help="The report.json an audit wrote.")],
     maxima: Annotated[
@@ -48,9 +72,8 @@ def gate_command(
             "--min", help="SCORE=x: every interval at or above x (e.g. agreement_accuracy=0.7)."
         ),
     ] = None,
+    skip_unmeasured: SkipUnmeasuredOption = False,
 ) -> None:
-    """Exit 0 when every named bias is within its bound, 1 when one is beyond it, 3 when
-    an interval straddles a bound (inconclusive), 2 on bad input."""
-    code = run_gate(report, list(maxima or []), list(minima or []))
+    code = run_gate(report, list(maxima or []), list(minima or []), skip_unmeasured=skip_unmeasured)
     if code:
         raise typer.Exit(code)

@@ -35,7 +35,11 @@ if TYPE_CHECKING:
     from recuse.judging.runner import RunSummary
 
 judge_app = typer.Typer(
-    help="Run a judge (local model or OpenAI-compatible server) into a resumable store.",
+    help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
+    "Exit codes: 0 every judgment ok or unparsed (unparsed replies are counted and left "
+    "out by the analyses); 1 some judgments failed after --max-attempts tries (stored as "
+    "failed; run the same command again to retry only those); 2 bad input; 130 "
+    "interrupted (finished work is kept).",
     invoke_without_command=True,
     no_args_is_help=True,
 )

@@ -11,8 +11,16 @@ position) and the interval shifted the same way:
 * ``min`` (``--min KEY=x``, for quality scores such as agreement): pass when the
   interval lies wholly at or above ``x``; fail when wholly below; else inconclusive.
 
-Exit code: 1 when any finding fails, else 3 when any is inconclusive, else 0. An
-inconclusive line says roughly how many comparisons would decide it: with ``h`` the
+Every judge is accounted for: an audited judge (of a dataset whose table the bias's
+analysis reads) with no finding of the bias is listed as *not measured*, with the
+report's reason (the skip it recorded, or the analysis not run); so is every judge
+when the report has no finding of the bias at all. A pooled bias (one estimate per
+group of judges) is accounted per dataset.
+
+Exit code: 1 when any finding fails; else 3 when any is inconclusive, or a judge was
+not measured (unless ``skip_unmeasured``: then listed only), or nothing at all was
+measured; else 0. A damaged or crafted report is an input error (the CLI's exit 2).
+An inconclusive line says roughly how many comparisons would decide it: with ``h`` the
 interval's half-width (``z · std_error`` when the report has a standard error,
 else half the interval) and ``g`` the distance from the estimate to the bound,
 ``n_needed ≈ n · (h / g)²`` — an approximation that assumes the interval shrinks as
@@ -24,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,18 +41,23 @@ from scipy.stats import norm
 from recuse.errors import ConfigError, InputError
 
 __all__ = [
+    "AuditReport",
+    "Dataset",
     "GateLine",
     "GateResult",
+    "Scope",
     "Threshold",
     "evaluate",
     "gate_report",
     "load_findings",
+    "load_report",
     "parse_thresholds",
 ]
 
 Bound = Literal["max", "min"]
-Outcome = Literal["pass", "fail", "inconclusive"]
+Outcome = Literal["pass", "fail", "inconclusive", "not measured"]
 EXIT = {"pass": 0, "fail": 1, "inconclusive": 3}
+EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE = 0, 1, 3
 
 
 @dataclass(frozen=True)
@@ -57,8 +70,22 @@ class Threshold:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """Where a bias can be measured, from the analysis that estimates it: the table
+    kind it reads (``pairs`` / ``ratings``), the analysis (id and title, as skips name
+    it) and whether one estimate is shared by a group of judges (``pooled``), so that it
+    is accounted per dataset rather than per judge."""
+
+    table: str
+    analysis: str
+    title: str
+    pooled: bool = False
+
+
+@dataclass(frozen=True)
 class GateLine:
-    """One finding against one threshold: the outcome and the sentence saying why."""
+    """One finding (or one judge without a finding) against one threshold: the outcome
+    and the sentence saying why."""
 
     bias: str
     judge: str
@@ -70,14 +97,50 @@ class GateLine:
 
 @dataclass(frozen=True)
 class GateResult:
+    """Every line of the gate. ``skip_unmeasured``: judges (or datasets) whose bias was
+    not measured are listed but do not make the gate inconclusive."""
+
     lines: tuple[GateLine, ...]
+    skip_unmeasured: bool = False
+
+    @property
+    def unmeasured(self) -> tuple[GateLine, ...]:
+        return tuple(line for line in self.lines if line.outcome == "not measured")
+
+    @property
+    def measured(self) -> tuple[GateLine, ...]:
+        return tuple(line for line in self.lines if line.outcome != "not measured")
 
     @property
     def exit_code(self) -> int:
+        """1 when a finding fails; else 3 when one is inconclusive, a judge was not
+        measured (without ``skip_unmeasured``) or nothing at all was measured; else 0."""
         outcomes = {line.outcome for line in self.lines}
         if "fail" in outcomes:
-            return 1
-        return 3 if "inconclusive" in outcomes else 0
+            return EXIT_FAIL
+        if "inconclusive" in outcomes or not self.measured:
+            return EXIT_INCONCLUSIVE
+        if self.unmeasured and not self.skip_unmeasured:
+            return EXIT_INCONCLUSIVE
+        return EXIT_PASS
+
+    def verdict(self) -> str:
+        """The gate's last line."""
+        code, n = self.exit_code, len(self.unmeasured)
+        missing = f"{n} not measured" if n else ""
+        if code == EXIT_FAIL:
+            return "gate FAILED" + (f" ({missing} besides)" if n else "")
+        if code == EXIT_PASS:
+            return "gate passed" + (f" ({missing}, skipped: --skip-unmeasured)" if n else "")
+        if not self.measured:
+            return "gate inconclusive: nothing was measured (see NOT MEASURED above)"
+        if any(line.outcome == "inconclusive" for line in self.lines):
+            skipped = ", skipped: --skip-unmeasured" if self.skip_unmeasured else ""
+            return "gate inconclusive (need more data)" + (f"; {missing}{skipped}" if n else "")
+        return (
+            f"gate inconclusive: {missing} — audit data that measures them, or pass "
+            "--skip-unmeasured to gate only what was measured"
+        )
 
 
 def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Threshold]:
@@ -108,55 +171,189 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
 
 
 _FIELDS = {"bias": str, "judge": str, "estimate": float, "ci_low": float, "ci_high": float}
+_FIX = "give the report.json that `recuse audit` wrote, unmodified"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One input of the audit as its report lists it (``provenance.sources``)."""
+
+    name: str
+    table: str  # "pairs" or "ratings"
+    judges: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What the gate reads of a ``report.json``: every finding, every estimate not made
+    (``skipped``), the audited datasets with their judges, and which analyses ran."""
+
+    findings: tuple[dict[str, Any], ...]
+    skipped: tuple[dict[str, str], ...]
+    datasets: tuple[Dataset, ...]
+    only: tuple[str, ...] | None = None  # analysis ids of --only (None: all)
+    skip: tuple[str, ...] = ()  # analysis ids of --skip
+
+    def ran(self, analysis: str) -> bool:
+        """Whether the audit was asked to run ``analysis`` (an id)."""
+        return analysis not in self.skip and (self.only is None or analysis in self.only)
+
+
+def _bad(what: str, path: Path) -> InputError:
+    return InputError(what, file=str(path), fix=_FIX)
+
+
+def load_report(path: str | Path) -> AuditReport:
+    """Read and check an audit ``report.json``.
+
+    Anything the gate's arithmetic would read is checked: a crafted or damaged report
+    (an unknown ``schema_version``, a finding without its no-bias value ``null``, a
+    number that is not finite or too large for a float, deep nesting) is an
+    :class:`~recuse.errors.InputError` naming the field, never a guess.
+    """
+    from recuse.data._io import read_text
+    from recuse.report.export import SCHEMA_VERSION
+
+    p = Path(path)
+    try:
+        text = read_text(p)
+    except InputError as exc:
+        raise InputError(f"cannot read the report: {exc.reason}", file=str(p), fix=_FIX) from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise _bad("not a report: JSON nested too deeply to read", p) from None
+    except ValueError as exc:
+        raise _bad(f"not JSON ({str(exc)[:200]})", p) from None
+    sections = data.get("sections") if isinstance(data, dict) else None
+    if not isinstance(sections, list) or "schema_version" not in data:
+        raise _bad("not a recuse audit report (no schema_version and sections)", p)
+    version = data["schema_version"]
+    if type(version) is not int or version != SCHEMA_VERSION:
+        shown = repr(version)[:40]
+        raise InputError(
+            f"schema_version {shown} is not one this recuse reads ({SCHEMA_VERSION})",
+            file=str(p),
+            fix="gate the report with the recuse version that wrote it, or audit again",
+        )
+    findings = []
+    for i, section in enumerate(sections, start=1):
+        items = section.get("findings") if isinstance(section, dict) else None
+        if not isinstance(items, list):
+            raise _bad(f"section {i} has no findings list", p)
+        assert isinstance(section, dict)
+        for j, f in enumerate(items, start=1):
+            findings.append({"section": section.get("id", ""), **_finding(f, i, j, data, p)})
+    return AuditReport(
+        findings=tuple(findings),
+        skipped=_skipped(data.get("skipped", []), p),
+        datasets=_datasets(data.get("provenance"), p),
+        **_run_options(data.get("provenance")),
+    )
 
 
 def load_findings(path: str | Path) -> list[dict[str, Any]]:
-    """Every finding of an audit ``report.json`` (each section's ``findings``)."""
-    p = Path(path)
-    try:
-        text = p.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(
-            f"cannot read the report: {exc}", file=str(p),
-            fix="give the report.json that `recuse audit` wrote",
-        ) from None  # fmt: skip
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InputError(
-            f"not JSON ({exc})", file=str(p), fix="give the report.json that `recuse audit` wrote"
-        ) from None
-    sections = data.get("sections") if isinstance(data, dict) else None
-    if not isinstance(sections, list) or "schema_version" not in data:
-        raise InputError(
-            "not a recuse audit report (no schema_version and sections)",
-            file=str(p),
-            fix="give the report.json that `recuse audit` wrote",
+    """Every finding of an audit ``report.json`` (each section's ``findings``), checked
+    as :func:`load_report` does."""
+    return list(load_report(path).findings)
+
+
+def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[str, Any]:
+    where = f"finding {j} of section {i}"
+    if not isinstance(f, dict):
+        raise _bad(f"{where} is not an object", p)
+    for k, t in _FIELDS.items():
+        if k not in f:
+            raise _bad(f"{where} lacks {k!r}", p)
+        if not (isinstance(f[k], str) if t is str else _number(f[k])):
+            kind = "text" if t is str else "a finite number"
+            raise _bad(f"{where}: {k!r} is not {kind} (got {_shown(f[k])})", p)
+    if "null" not in f:
+        raise _bad(f"{where} lacks 'null' (the no-bias value its bounds are measured from)", p)
+    if not _number(f["null"]):
+        raise _bad(f"{where}: 'null' is not a finite number (got {_shown(f['null'])})", p)
+    if f["ci_low"] > f["ci_high"]:
+        raise _bad(f"{where}: ci_low {f['ci_low']:g} is above ci_high {f['ci_high']:g}", p)
+    level: Any = f.get("level", report.get("level"))
+    if not _number(level) or not 0 < float(level) < 1:
+        raise _bad(f"{where}: 'level' is not a number between 0 and 1 (got {_shown(level)})", p)
+    for k in ("dataset", "detail"):
+        if not isinstance(f.get(k, ""), str):
+            raise _bad(f"{where}: {k!r} is not text (got {_shown(f[k])})", p)
+    for k in ("n", "std_error"):  # optional (null when not known)
+        if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
+            raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
+    return {**f, "level": level}
+
+
+def _skipped(items: Any, p: Path) -> tuple[dict[str, str], ...]:
+    if not isinstance(items, list):
+        raise _bad("'skipped' is not a list", p)
+    out = []
+    fields = ("analysis", "dataset", "judge", "reason", "bias")
+    for k, s in enumerate(items, start=1):
+        if not isinstance(s, dict) or not all(isinstance(s.get(f, ""), str) for f in fields):
+            raise _bad(f"skipped entry {k} is not an object of texts", p)
+        out.append({f: s.get(f, "") for f in fields})
+    return tuple(out)
+
+
+def _datasets(provenance: Any, p: Path) -> tuple[Dataset, ...]:
+    if provenance is None:
+        return ()
+    sources = provenance.get("sources") if isinstance(provenance, dict) else None
+    if not isinstance(sources, list):
+        raise _bad("provenance has no sources list", p)
+    out = []
+    for k, s in enumerate(sources, start=1):
+        ok = (
+            isinstance(s, dict)
+            and isinstance(s.get("name"), str)
+            and isinstance(s.get("table"), str)
+            and isinstance(s.get("judges"), list)
+            and all(isinstance(j, str) for j in s["judges"])
         )
-    findings = []
-    for i, section in enumerate(sections):
-        items = section.get("findings") if isinstance(section, dict) else None
-        if not isinstance(items, list):
-            raise InputError(f"section {i + 1} has no findings list", file=str(p),
-                             fix="give an unmodified report.json")  # fmt: skip
-        for j, f in enumerate(items):
-            ok = isinstance(f, dict) and all(
-                isinstance(f.get(k), str) if t is str else _number(f.get(k))
-                for k, t in _FIELDS.items()
-            )
-            if not ok or not _number(f.get("null", 0.0)):
-                raise InputError(
-                    f"finding {j + 1} of section {i + 1} lacks bias, judge, estimate, ci_low "
-                    "or ci_high (or one is not a number)",
-                    file=str(p),
-                    fix="give an unmodified report.json",
-                )
-            findings.append({"section": section.get("id", ""), **f})
-    return findings
+        if not ok:
+            raise _bad(f"provenance source {k} lacks name, table or a list of judges", p)
+        out.append(Dataset(s["name"], s["table"], tuple(s["judges"])))
+    options = provenance.get("options")
+    audited = _listed(options.get("judges") if isinstance(options, dict) else None, none="all")
+    if audited is not None:
+        out = [replace(d, judges=tuple(j for j in d.judges if j in audited)) for d in out]
+    return tuple(out)
+
+
+def _listed(value: Any, *, none: str) -> tuple[str, ...] | None:
+    """An option the report writes as ``"a, b"`` (or ``none``) as a tuple; None for
+    ``none`` or when the report does not say."""
+    if not isinstance(value, str) or value == none:
+        return None
+    return tuple(v for v in value.split(", ") if v)
+
+
+def _run_options(provenance: Any) -> dict[str, Any]:
+    options = provenance.get("options") if isinstance(provenance, dict) else None
+    if not isinstance(options, dict):
+        return {}
+    return {
+        "only": _listed(options.get("analyses"), none="all"),
+        "skip": _listed(options.get("analyses skipped on request"), none="none") or (),
+    }
 
 
 def _number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite JSON number (not a boolean; an integer too large for a float is not)."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
+def _shown(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:30]}… ({len(text)} characters)"
 
 
 def _judge(f: Mapping[str, Any]) -> str:
@@ -171,8 +368,7 @@ def _judge(f: Mapping[str, Any]) -> str:
 def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
     """One finding against one threshold (module docstring)."""
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
-    null = float(finding.get("null", 0.0) or 0.0)
-    level = float(finding.get("level") or 0.9)
+    null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
     if threshold.bound == "max":
         allowed_lo, allowed_hi = null - x, null + x
@@ -222,24 +418,130 @@ def gate_report(
     thresholds: Sequence[Threshold],
     *,
     aliases: Mapping[str, str] | None = None,
+    scopes: Mapping[str, Scope] | None = None,
+    skip_unmeasured: bool = False,
 ) -> GateResult:
-    """Every finding of each threshold's bias in the report at ``path``, judged.
+    """Every finding of each threshold's bias in the report at ``path``, judged, and
+    every audited judge without one listed as not measured, with the report's reason.
 
     ``aliases`` maps an analysis id to its headline bias key (the CLI passes the
-    registry's; ``self_preference`` finds ``self-preference`` too). A bias with no
-    finding in the report raises :class:`ConfigError`.
+    registry's; ``self_preference`` finds ``self-preference`` too). ``scopes`` (the
+    registry's, by bias key) says which biases exist and where each can be measured:
+    a bias it names that the report holds no finding of is not measured for every
+    judge of the datasets of its table kind. A key that is neither a bias of
+    ``scopes`` nor in the report raises :class:`ConfigError` (a typo).
     """
-    findings = load_findings(path)
-    present = sorted({str(f["bias"]) for f in findings})
+    report = load_report(path)
+    scopes = scopes or {}
+    present = sorted({str(f["bias"]) for f in report.findings})
+    known = {*scopes, *present, *(s["bias"] for s in report.skipped if s["bias"])}
     lines: list[GateLine] = []
     for t in thresholds:
         alias = (aliases or {}).get(t.key) or (aliases or {}).get(t.key.replace("_", "-"))
-        key = t.key if t.key in present or alias is None else alias
-        mine = [f for f in findings if f["bias"] == key]
-        if not mine:
+        key = t.key if t.key in known or alias is None else alias
+        if key not in known:
             raise ConfigError(
-                f"--{t.bound} {t.key}: no finding of {key!r} in {path} — biases in this "
-                f"report: {', '.join(present) or 'none'} (or an analysis id for its headline)"
+                f"--{t.bound} {t.key}: no bias {key!r} — biases in this report: "
+                f"{', '.join(present) or 'none'} (or an analysis id for its headline; "
+                "`recuse analyses` lists every bias)"
             )
+        mine = [f for f in report.findings if f["bias"] == key]
         lines.extend(evaluate(f, Threshold(key, t.value, t.bound)) for f in mine)
-    return GateResult(tuple(lines))
+        lines.extend(_unmeasured(report, key, mine, scopes.get(key), skip=skip_unmeasured))
+    return GateResult(tuple(lines), skip_unmeasured)
+
+
+def _audited(report: AuditReport, mine: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """``{dataset: judges}`` the audit covered: its provenance, or (a report without
+    one) the judges named by its headline findings and skips."""
+    if report.datasets:
+        return {d.name: list(d.judges) for d in report.datasets}
+    out: dict[str, list[str]] = {}
+    named = [
+        *((str(f.get("dataset", "")), str(f["judge"])) for f in report.findings
+          if f.get("headline", True)),
+        *((s["dataset"], s["judge"]) for s in report.skipped),
+        *((str(f.get("dataset", "")), str(f["judge"])) for f in mine),
+    ]  # fmt: skip
+    for dataset, judge in named:
+        if judge and not judge.startswith("all "):
+            out.setdefault(dataset, [])
+            if judge not in out[dataset]:
+                out[dataset].append(judge)
+    return out
+
+
+def _unmeasured(
+    report: AuditReport,
+    key: str,
+    mine: Sequence[Mapping[str, Any]],
+    scope: Scope | None,
+    *,
+    skip: bool,
+) -> list[GateLine]:
+    """A line for each audited judge (per dataset; per dataset only for a pooled bias)
+    that has no finding of ``key``."""
+    tables = {d.name: d.table for d in report.datasets}
+    audited = {
+        name: judges
+        for name, judges in _audited(report, mine).items()
+        if scope is None or tables.get(name, scope.table) == scope.table
+    }
+    found = {(str(f.get("dataset", "")), str(f["judge"])) for f in mine}
+    missing: list[tuple[str, str]] = []
+    for dataset, judges in audited.items():
+        if scope is not None and scope.pooled:
+            if not any(d == dataset for d, _ in found) and judges:
+                missing.append((dataset, f"all {len(judges)} judges"))
+        else:
+            missing.extend((dataset, j) for j in sorted(judges) if (dataset, j) not in found)
+    texts = [
+        (
+            dataset,
+            judge,
+            f"{key} of {_judge({'judge': judge, 'dataset': dataset})}: "
+            f"{_reason(report, key, scope, dataset, judge)}",
+        )
+        for dataset, judge in missing
+    ]
+    if not audited and not mine:
+        why = (
+            f"no dataset of the report is a {scope.table} table, which the {scope.title} "
+            "analysis reads"
+            if scope
+            else "the report holds no dataset"
+        )
+        texts.append(("", "", f"{key}: {why}"))
+    skipped = " — skipped (--skip-unmeasured)" if skip else ""
+    return [
+        GateLine(key, judge, dataset, "not measured", f"NOT MEASURED: {text}{skipped}")
+        for dataset, judge, text in texts
+    ]
+
+
+def _reason(report: AuditReport, key: str, scope: Scope | None, dataset: str, judge: str) -> str:
+    """Why the report has no finding of ``key`` for ``judge`` in ``dataset``."""
+    if scope is not None and not report.ran(scope.analysis):
+        return f"the audit did not run the {scope.title} analysis (--only/--skip)"
+
+    def about(s: Mapping[str, str]) -> bool:
+        return s["dataset"] in (dataset, "") and (
+            s["judge"] in (judge, "") or s["judge"].startswith("all ") or judge.startswith("all ")
+        )
+
+    own = [s["reason"] for s in report.skipped if s["bias"] == key and about(s)]
+    whole = [
+        s["reason"]
+        for s in report.skipped
+        if scope is not None and s["analysis"] == scope.title and not s["bias"] and about(s)
+    ]
+    analysis = [
+        s["reason"]
+        for s in report.skipped
+        if scope is not None and s["analysis"] == scope.title and about(s)
+    ]
+    reasons = list(dict.fromkeys(own or whole or analysis))
+    if not reasons:
+        return "the report holds no finding and no reason"
+    more = f" (and {len(reasons) - 2} more reasons in the report)" if len(reasons) > 2 else ""
+    return "; ".join(reasons[:2]) + more

@@ -16,6 +16,7 @@ MODULES = [
     "recuse.metrics.verbosity",
     "recuse.metrics.verdicts",
     "recuse.simulate.pairs",
+    "recuse.simulate.self_preference",
 ]
 
 

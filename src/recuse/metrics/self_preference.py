@@ -45,6 +45,7 @@ out (``"drop"``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -52,6 +53,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy import special
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
@@ -75,13 +77,17 @@ from recuse.metrics.verdicts import (
 from recuse.roster import Roster
 
 __all__ = [
+    "CALIBRATED",
     "ConfusionMatrix",
     "Families",
     "Kind",
     "Relation",
+    "calibrated_self_preference",
+    "calibrated_spec",
     "confusion_matrix",
     "family_preference",
     "favored_side",
+    "label_strengths",
     "preference_spec",
     "self_preference",
 ]
@@ -524,3 +530,225 @@ def confusion_matrix(
         relation=relation,
         n_excluded=int(((side != 0) & ~used).sum()),
     )
+
+
+# --- competence-calibrated self-preference -------------------------------------------
+
+CALIBRATED = "self_preference_calibrated"
+_K = 15  # columns of the calibrated statistic (see _calibrated_combine)
+
+
+def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
+    """Bradley–Terry strengths of the models (log-odds, centred) fitted on the human
+    labels, each labelled item once (:func:`recuse.metrics.bradley_terry.bradley_terry`).
+
+    Raises :class:`EstimationError` when there are no labelled pairs of two known,
+    different models or the models are not all connected by comparisons.
+    """
+    from recuse.metrics.bradley_terry import bradley_terry
+
+    if "human" not in pairs.columns:
+        raise EstimationError("no human labels to learn the models' strengths from")
+    known = pairs["human"].notna() & pairs["model_a"].notna() & pairs["model_b"].notna()
+    labelled = pairs[known].drop_duplicates("item_id")
+    labelled = labelled[labelled["model_a"] != labelled["model_b"]].reset_index(drop=True)
+    if labelled.empty:
+        raise EstimationError(
+            "no human-labelled pairs of two different known models to learn the models' "
+            "strengths from"
+        )
+    fit = bradley_terry(
+        labelled["human"].to_numpy(float),
+        labelled["model_a"].astype(str),
+        labelled["model_b"].astype(str),
+        labelled["prompt_id"],
+        n_boot=10,
+        seed=0,
+    )
+    return {s: float(v) for s, v in zip(fit.systems, fit.strengths, strict=True)}
+
+
+def _calibrated_combine(s: NDArray[np.float64]) -> NDArray[np.float64]:
+    """One-step replicate of the calibrated estimate from sums (see :func:`calibrated_spec`).
+
+    Columns: 0–2 score ``Σ w x (y − p̂)``; 3–8 information ``Σ w p̂(1 − p̂) x xᵀ`` (upper
+    triangle 00, 01, 02, 11, 12, 22); 9 own pairs; 10 own picks; 11 predicted own picks
+    ``π``; 12–13 ``Σ ∂π/∂(κ, β)``; 14 pairs without the judge's own answer.
+    """
+    h = np.stack(
+        [
+            np.stack([s[..., 3], s[..., 4], s[..., 5]], axis=-1),
+            np.stack([s[..., 4], s[..., 6], s[..., 7]], axis=-1),
+            np.stack([s[..., 5], s[..., 7], s[..., 8]], axis=-1),
+        ],
+        axis=-2,
+    )
+    u = s[..., 0:3]
+    finite = np.all(np.isfinite(h), axis=(-2, -1))
+    h = np.where(finite[..., None, None], h, 0.0)
+    step = np.einsum("...ij,...j->...i", np.linalg.pinv(h), u)
+    num = s[..., 10] - s[..., 11] - s[..., 12] * step[..., 0] - s[..., 13] * step[..., 1]
+    out = np.full(num.shape, np.nan)
+    np.divide(num, s[..., 9], out=out, where=(s[..., 9] != 0) & finite)
+    return out
+
+
+def _calibrated_components(t: NDArray[np.float64]) -> dict[str, float]:
+    n = t[9]
+    return {
+        "own_pick_rate": float(t[10] / n) if n else float("nan"),
+        "predicted_own_pick_rate": float(t[11] / n) if n else float("nan"),
+    }
+
+
+def calibrated_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    strengths: Mapping[str, float],
+    side: NDArray[np.int8] | None = None,
+) -> tuple[MetricSpec, dict[str, str]]:
+    """The competence-calibrated self-preference of every judge in ``labels`` and, per
+    judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+    import statsmodels.api as sm
+
+    n = len(pairs)
+    if side is None:
+        side = favored_side(pairs, relation="self")
+    a = pairs["model_a"].astype(object).to_numpy()
+    b = pairs["model_b"].astype(object).to_numpy()
+    sa = np.array([strengths.get(str(x), np.nan) if isinstance(x, str) else np.nan for x in a])
+    sb = np.array([strengths.get(str(x), np.nan) if isinstance(x, str) else np.nan for x in b])
+    g = sa - sb
+    y1 = pairs["p_a_first"].to_numpy(float)
+    y2 = pairs["p_a_second"].to_numpy(float)
+    ok1, ok2 = np.isfinite(y1), np.isfinite(y2)
+    k_orders = ok1.astype(float) + ok2.astype(float)
+    usable = np.isfinite(g) & (k_orders > 0) & (a != b)
+    own = side.astype(float)
+    values = np.zeros((n, _K))
+    group = np.full(n, -1, dtype=np.intp)
+    problems: dict[str, str] = {}
+    for code, label in enumerate(labels):
+        mine = usable & (codes == code)
+        if not (mine & (side != 0)).any() or not (mine & (side == 0)).any():
+            # nothing to fit: the required counts say which kind of pair is missing
+            values[mine & (side != 0), 9] = 1.0
+            values[mine & (side == 0), 14] = 1.0
+            group[mine] = code
+            continue
+        idx = np.flatnonzero(mine)
+        # one row per judged order: x = (g, first, own), weight 1 / orders judged
+        rows_x, rows_y, rows_w, rows_i, rows_f = [], [], [], [], []
+        for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
+            j = idx[ok[idx]]
+            rows_x.append(np.column_stack([g[j], np.full(len(j), first), own[j]]))
+            rows_y.append(y[j])
+            rows_w.append(1.0 / k_orders[j])
+            rows_i.append(j)
+            rows_f.append(np.full(len(j), first))
+        x = np.concatenate(rows_x)
+        y = np.concatenate(rows_y)
+        w = np.concatenate(rows_w)
+        ri = np.concatenate(rows_i)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit()
+            theta = np.asarray(fit.params, float)
+        except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover - defensive
+            problems[str(label)] = f"the competence model could not be fitted ({exc})"
+            continue
+        if not np.all(np.isfinite(theta)):
+            problems[str(label)] = "the competence model could not be fitted (no finite fit)"
+            continue
+        p = special.expit(x @ theta)
+        p0 = special.expit(x[:, :2] @ theta[:2])  # without the own term
+        o = x[:, 2]
+        contrib = np.zeros((len(y), _K))
+        contrib[:, 0:3] = x * (w * (y - p))[:, None]
+        pq = w * p * (1 - p)
+        for c, (r, s) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+            contrib[:, 3 + c] = pq * x[:, r] * x[:, s]
+        is_own = o != 0
+        contrib[:, 9] = np.where(is_own, w, 0.0)
+        contrib[:, 10] = np.where(o > 0, w * y, np.where(o < 0, w * (1 - y), 0.0))
+        contrib[:, 11] = np.where(o > 0, w * p0, np.where(o < 0, w * (1 - p0), 0.0))
+        d = w * o * p0 * (1 - p0)
+        contrib[:, 12] = d * x[:, 0]
+        contrib[:, 13] = d * x[:, 1]
+        contrib[:, 14] = np.where(is_own, 0.0, w)
+        for c in range(_K):
+            values[:, c] += np.bincount(ri, weights=contrib[:, c], minlength=n)
+        group[mine] = code
+    stat = GroupedStatistic(
+        name=CALIBRATED,
+        values=values,
+        group=group,
+        labels=labels,
+        combine=_calibrated_combine,
+        required=(
+            (9, "pairs holding the judge's own answer"),
+            (14, "pairs without its own answer (its competence is learnt on them)"),
+        ),
+    )
+    method = (
+        "Competence-calibrated self-preference: the judge's rate of picking its own "
+        "answer minus the rate its own competence predicts on the same pairs had "
+        "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
+        "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
+        "its pairs with an own-answer term τ·own (statsmodels GLM, each judged order a row "
+        "of weight 1/orders); the interval refits by one Newton step per resample"
+    )
+    return MetricSpec(CALIBRATED, stat, method, _calibrated_components), problems
+
+
+def calibrated_self_preference(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    strengths: Mapping[str, float] | None = None,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 5,
+) -> MetricResult:
+    """Self-preference of ``judge`` measured against its own competence.
+
+    The judge's competence is a Bradley–Terry model with a per-judge discrimination
+    ``κ``, a position term ``β`` and an own-answer term ``τ``, fitted on every pair of
+    two known models it judged, each presentation order a row of weight
+    ``1 / (orders judged)``::
+
+        logit P(judge picks a | order) = κ (s_a − s_b) + β·first + τ·own
+
+    ``s`` are the models' strengths from the human labels (:func:`label_strengths`,
+    or ``strengths``), ``first`` = +1 when a is shown first and −1 when second,
+    ``own`` = +1 / −1 / 0 when a / b / neither is the judge's own answer. ``κ`` and
+    ``β`` are learnt mostly on the pairs without its own answer. The estimate, in
+    probability units, over the pairs holding its own answer::
+
+        Δ = mean(picks own) − mean(π),   π = P(picks own | κ, β, τ = 0)
+
+    0 = it picks its own answer exactly as often as its competence predicts for
+    answers of that strength; +0.1 = 10 points more often. Unlike the equal-opportunity
+    gap, it is 0 for a judge without a self term however strong its own model is
+    (``benchmarks/self_preference_calibration.py`` measures this).
+
+    The interval is the BCa cluster bootstrap over prompts (:mod:`.bootstrap`); each
+    resample refits the model by one Newton step from the fit (``θ* = θ̂ + H*⁻¹ U*``,
+    ``U*``/``H*`` the resample's score and information), the strengths held fixed.
+    Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
+    labels for the strengths; else :class:`EstimationError`.
+
+    ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``.
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    st = label_strengths(pairs) if strengths is None else strengths
+    spec, problems = calibrated_spec(rows, codes, labels, strengths=st)
+    if problems:
+        raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)

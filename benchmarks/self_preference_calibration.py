@@ -1,0 +1,170 @@
+"""Benchmark: which competence-calibrated self-preference design has 0 = no bias.
+
+Simulated author-judges (:mod:`recuse.simulate.self_preference`): every pair of five
+models on each of 80 prompts, judged in both orders; the focal judge ``m0``'s answers
+are preferred by the reference ``own_rate`` of the time; its errors depend only on
+the quality gap (competence ``kappa``) and, where set, on the slot (position
+log-odds 1.5); a planted self term switches a pick of the other answer to its own
+with probability ``tau``. With ``--judges 3`` two more authors judge the same pairs.
+
+Part 1 compares the candidate designs' point estimates with no self term (target:
+|mean| <= 0.02 in every cell):
+
+* (a) accuracy curve learnt on the judge's pairs without its own model: logit
+  P(picks the reference-preferred answer) = a + b * (strength gap, preferred minus
+  other), Bradley–Terry strengths from the labels, applied to its own pairs;
+* (b) difference in differences across judges on the same pairs: (the judge's rate
+  of picking m0's answer minus the other non-author judges' rate on the same pairs)
+  minus the same contrast for the stronger answer on its pairs without m0;
+* (c) Bradley–Terry with a per-judge discrimination, a position term and an
+  own-answer term (recuse's :func:`~recuse.metrics.self_preference.calibrated_self_preference`).
+
+EO is the equal-opportunity gap (Wataoka et al., Def. 4.1): its mean is its bias.
+
+Part 2 runs the chosen design (c) with its 90% BCa interval in every cell, with and
+without a planted ``tau = 0.3``: mean, truth, bias, coverage, share flagged, EO mean.
+
+Run: python benchmarks/self_preference_calibration.py [--reps 60] [--compare-reps 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import special
+
+from recuse.metrics.self_preference import (
+    calibrated_self_preference,
+    label_strengths,
+    self_preference,
+)
+from recuse.simulate.self_preference import (
+    OTHER_STRENGTHS,
+    AuthorJudge,
+    calibration_cell,
+    simulate_self_preference,
+    theta_for_own_rate,
+)
+
+RATES = (0.5, 0.64, 0.76, 0.86, 0.95)
+COMPETENCES = (0.3, 1.0, 3.0, 20.0)
+POSITIONS = (0.0, 1.5)
+
+
+def design_a(t: pd.DataFrame, judge: str, s: dict[str, float]) -> float:
+    r = t[t["judge"] == judge]
+    a, b = r["model_a"].to_numpy(), r["model_b"].to_numpy()
+    g = r["model_a"].map(s).to_numpy(float) - r["model_b"].map(s).to_numpy(float)
+    own = np.where(a == judge, 1, np.where(b == judge, -1, 0))
+    v, h = r["p_a"].to_numpy(float), r["human"].to_numpy(float)
+    o = own != 0
+    hp = np.where(h > 0.5, 1, -1)
+    y = np.where(hp > 0, v, 1 - v)
+    x = np.column_stack([np.ones(len(g)), g * hp])
+    fit = sm.GLM(y[~o], x[~o], family=sm.families.Binomial()).fit()
+    acc = special.expit(x[o] @ np.asarray(fit.params))
+    h_own = np.where(own > 0, h, 1 - h)[o]
+    pred = np.where(h_own > 0.5, acc, 1 - acc)
+    v_own = np.where(own > 0, v, 1 - v)[o]
+    return float(v_own.mean() - pred.mean())
+
+
+def design_b(t: pd.DataFrame, judge: str, s: dict[str, float]) -> float:
+    others = [k for k in t["judge"].unique() if k != judge]
+    if not others:
+        return float("nan")
+    r = t[t["judge"] == judge].set_index("item_id")
+    piv = t.pivot_table(index="item_id", columns="judge", values="p_a").reindex(r.index)
+    a, b = r["model_a"].to_numpy(), r["model_b"].to_numpy()
+    ctrl = np.column_stack(
+        [np.where((a == k) | (b == k), np.nan, piv[k].to_numpy(float)) for k in others]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        control = np.nanmean(ctrl, axis=1)
+    d = r["p_a"].to_numpy(float) - control
+    g = r["model_a"].map(s).to_numpy(float) - r["model_b"].map(s).to_numpy(float)
+    own = np.where(a == judge, 1, np.where(b == judge, -1, 0))
+    ok = np.isfinite(control)
+    treated = np.where(own > 0, d, -d)[(own != 0) & ok]
+    untreated = np.where(g >= 0, d, -d)[(own == 0) & ok]
+    return float(treated.mean() - untreated.mean())
+
+
+def compare(reps: int) -> pd.DataFrame:
+    rows = []
+    for rate in RATES:
+        strengths = {"m0": theta_for_own_rate(rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+        for kappa in COMPETENCES:
+            for pos in POSITIONS:
+                cast = {
+                    "m0": AuthorJudge(kappa, pos),
+                    "m1": AuthorJudge(1.0, pos),
+                    "m2": AuthorJudge(5.0, pos),
+                }
+                out: dict[str, list[float]] = {"a": [], "b": [], "c": [], "EO": []}
+                for r in range(reps):
+                    t = simulate_self_preference(cast, strengths, n_prompts=80, seed=r).pairs
+                    s = label_strengths(t)
+                    out["a"].append(design_a(t, "m0", s))
+                    out["b"].append(design_b(t, "m0", s))
+                    res = calibrated_self_preference(t, judge="m0", strengths=s, n_boot=10)
+                    out["c"].append(res.estimate)
+                    out["EO"].append(self_preference(t, judge="m0", n_boot=10).estimate)
+                rows.append(
+                    {"own_rate": rate, "kappa": kappa, "position": pos}
+                    | {f"mean {k}": float(np.mean(v)) for k, v in out.items()}
+                )
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=60, help="tables per cell (part 2)")
+    parser.add_argument("--compare-reps", type=int, default=20, help="tables per cell (part 1)")
+    parser.add_argument("--n-boot", type=int, default=500)
+    args = parser.parse_args()
+    pd.set_option("display.width", 200)
+    start = time.perf_counter()
+    table = compare(args.compare_reps)
+    print(
+        "Part 1: candidate designs, no self term, judges m0 + m1 + m2, "
+        f"{args.compare_reps} tables per cell"
+    )
+    print(table.round(3).to_string(index=False))
+    worst = {c: float(table[c].abs().max()) for c in table.columns if c.startswith("mean")}
+    print("largest |mean| per design: " + ", ".join(f"{k[5:]} {v:.3f}" for k, v in worst.items()))
+    rows = []
+    for tau in (0.0, 0.3):
+        for rate in RATES:
+            for kappa in COMPETENCES:
+                for judges in (1, 3):
+                    for pos in POSITIONS:
+                        if tau > 0 and (judges == 3 or pos > 0):
+                            continue  # the planted cells: one judge, no position bias
+                        cell = calibration_cell(
+                            own_rate=rate, competence=kappa, judges=judges, position=pos,
+                            tau=tau, reps=args.reps, n_boot=args.n_boot,
+                        )  # fmt: skip
+                        rows.append(cell.to_dict())
+    full = pd.DataFrame(rows).drop(columns=["reps"])
+    print(f"\nPart 2: design (c) with its 90% interval, {args.reps} tables per cell")
+    print(full.round(3).to_string(index=False))
+    null = full[full["tau"] == 0]
+    planted = full[full["tau"] > 0]
+    print(
+        f"no self term: largest |mean| {null['mean'].abs().max():.3f} "
+        f"(EO: {null['eo_mean'].abs().max():.3f}); planted tau = 0.3: coverage "
+        f"{planted['coverage'].min():.2f}-{planted['coverage'].max():.2f} "
+        f"(mean {planted['coverage'].mean():.3f})"
+    )
+    print(f"{time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

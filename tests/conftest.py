@@ -16,3 +16,10 @@ def shared_data() -> Path:
     """Folder with the real public datasets (see ../shared/data/README.md)."""
     assert SHARED_DATA.is_dir(), f"real test data not found at {SHARED_DATA}"
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _hash_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model-file hashes are remembered in a test folder, never in the user's cache."""
+    folder = tmp_path_factory.getbasetemp() / "hash-cache"
+    monkeypatch.setenv("RECUSE_HASH_CACHE", str(folder / "file-hashes.json"))

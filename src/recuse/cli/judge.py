@@ -98,8 +98,12 @@ def _backend(
                 "model folder — give a folder saved with save_pretrained, or --base-url for "
                 "a server"
             )
+        from recuse.judging.fingerprint import folder_fingerprint
+
         jid = judge_id or path.name
-        model_id, revision = jid, ""
+        # the weights' fingerprint, not the folder's name: other weights saved into
+        # the same folder, or another folder of the same name, get other keys
+        model_id, revision = jid, folder_fingerprint(path)
     if not (Path(path) / "config.json").is_file():
         raise ConfigError(f"{path} is not a model folder (no config.json)")
 

@@ -377,6 +377,12 @@ class Runner:
     def _judge(self, tasks: list[Task], handler: Handler[Judgment]) -> RunSummary:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
         start = time.perf_counter()
+        self.store.claim_judge(
+            self.judge,
+            model_id=self.backend.model_id,
+            revision=self.backend.revision,
+            keys=(t.key for t in tasks),
+        )
         stored = self.store.lookup(t.key for t in tasks)
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if _reusable(j)}

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from recuse.errors import InputError, OutputError, RecuseError
+from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
 
@@ -103,6 +103,12 @@ CREATE TABLE IF NOT EXISTS runs (
     seconds REAL NOT NULL,
     tokens_in INTEGER,
     tokens_out INTEGER,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judge_models (
+    judge TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
     created_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS perplexity_judges (
@@ -301,6 +307,53 @@ class Store:
             for item_id, meta in items.items()
         ]
         self._write("INSERT OR REPLACE INTO items (kind, item_id, meta) VALUES (?, ?, ?)", rows)
+
+    def claim_judge(self, judge: str, *, model_id: str, revision: str, keys: Iterable[str]) -> None:
+        """Record that ``judge``'s judgments in this store come from ``model_id`` at
+        ``revision``; refuse a second model under the same judge id.
+
+        One judge id stands for one model: two models' verdicts under one id would be
+        merged by export. A judge first seen here is recorded. A judge with rows
+        written before stores recorded their models is recorded when at least one of
+        those rows has a key of this run (``keys``; a key hashes the model id and
+        revision, so a shared key proves the same weights); with none in common it
+        is refused, since nothing says which weights made the old rows.
+        """
+        rows = self._rows("SELECT model, revision FROM judge_models WHERE judge = ?", (judge,))
+        fix = (
+            "give this model another judge id (--judge-id NAME, or Runner(judge=...)) so "
+            "both are kept apart, or judge into a new store (--out)"
+        )
+        if rows:
+            model, rev = str(rows[0][0]), str(rows[0][1])
+            if (model, rev) != (model_id, revision):
+                raise ConfigError(
+                    f"{self.path}: judge id {judge!r} already holds judgments of model "
+                    f"{model!r} at revision {rev or '(none)'}; this model is {model_id!r} at "
+                    f"revision {revision or '(none)'} (other weights or dtype) — {fix}"
+                )
+            return
+        (n,) = self._rows("SELECT COUNT(*) FROM judgments WHERE judge = ?", (judge,))[0]
+        if n:
+            wanted = set(keys)
+            old = self._rows("SELECT DISTINCT key FROM judgments WHERE judge = ?", (judge,))
+            if not any(str(k) in wanted for (k,) in old):
+                raise ConfigError(
+                    f"{self.path}: judge id {judge!r} holds {n} judgments written before "
+                    "recuse recorded which weights made them, none of them by this model "
+                    f"({model_id!r} at revision {revision or '(none)'}) on these items — {fix}"
+                )
+        self._write(
+            "INSERT INTO judge_models (judge, model, revision, created_at) VALUES (?, ?, ?, ?)",
+            [(judge, model_id, revision, time.time())],
+        )
+
+    def judge_models(self) -> dict[str, tuple[str, str]]:
+        """``{judge: (model id, revision)}`` recorded by :meth:`claim_judge`."""
+        if "judge_models" not in self._tables:
+            return {}
+        rows = self._rows("SELECT judge, model, revision FROM judge_models")
+        return {str(j): (str(m), str(r)) for j, m, r in rows}
 
     # --- reading ---------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from recuse.judging.backends.base import (
     TokenFilter,
     report_done,
 )
+from recuse.judging.fingerprint import folder_fingerprint
 from recuse.judging.protocols import Prompt
 
 if TYPE_CHECKING:
@@ -108,15 +109,18 @@ class LocalBackend(Backend):
         path: str | Path,
         *,
         model_id: str,
-        revision: str = "",
+        revision: str | None = None,
         dtype: DType = "float32",
         **kwargs: Any,
     ) -> LocalBackend:
         """Load a saved model folder (never a hub id: the path must exist).
 
-        A ``dtype`` other than float32 gives other numbers, so it is appended to
-        ``revision`` (``"<revision>+bfloat16"``): stored results of one precision
-        are never served to the other.
+        ``revision`` (enters every cache key) defaults to the folder's fingerprint, a
+        content hash of its config, weight and tokenizer files
+        (:func:`~recuse.judging.fingerprint.folder_fingerprint`): other weights in the
+        same folder are never served the old weights' results. A ``dtype`` other than
+        float32 gives other numbers, so it is appended (``"<revision>+bfloat16"``):
+        stored results of one precision are never served to the other.
         """
         torch = _torch()
         try:
@@ -129,6 +133,8 @@ class LocalBackend(Backend):
                 f"{folder} is not a model folder (no config.json) — give a folder saved "
                 "with save_pretrained, or use the default judge"
             )
+        if revision is None:
+            revision = folder_fingerprint(folder)
         _quiet_transformers()
         torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
         tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)

@@ -1,0 +1,161 @@
+"""The revision of a local model folder: a fingerprint of the files that make its outputs.
+
+A folder's name says nothing about its weights: a new fine-tune saved into
+``runs/final`` has the name of the old one, and ``runs/a/final`` and
+``runs/b/final`` share a name. Cache keys hash the judge's model id and revision,
+so the revision of a local folder is a content hash of its config, weight and
+tokenizer files (:data:`MODEL_FILES`): changed weights give new keys, and nothing
+judged by other weights is ever served.
+
+Hashing gigabytes on every run would cost seconds to minutes, so each file's
+SHA-256 is remembered in a small JSON cache by resolved path, size, inode,
+modification and change time (:func:`file_sha256`); a file rewritten in place has
+a new change time and is hashed again. The cache is only ever a shortcut: a
+missing, unreadable or unwritable cache file means hashing again, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from recuse.errors import ConfigError
+
+__all__ = ["MODEL_FILES", "file_sha256", "folder_fingerprint", "hash_cache_path"]
+
+#: files whose bytes change what a local model outputs (config, weights, tokenizer,
+#: chat template); anything else in the folder (optimizer states, logs, README) is not
+#: hashed
+MODEL_FILES = (
+    "config.json",
+    "generation_config.json",
+    "*.safetensors",
+    "*.safetensors.index.json",
+    "pytorch_model*.bin",
+    "pytorch_model*.bin.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "tokenizer.model",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "chat_template.jinja",
+    "chat_template.json",
+)
+
+#: length of the fingerprint (hex digits of a SHA-256)
+FINGERPRINT_LENGTH = 16
+
+_CACHE_ENV = "RECUSE_HASH_CACHE"
+
+
+def hash_cache_path() -> Path:
+    """``$RECUSE_HASH_CACHE``, else ``file-hashes.json`` in the model cache folder."""
+    env = os.environ.get(_CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    from recuse.judging.models import cache_dir
+
+    return cache_dir() / "file-hashes.json"
+
+
+def _stamp(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def _read_cache(cache: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        k: v
+        for k, v in data.items()
+        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+    }
+
+
+def _write_cache(cache: Path, entries: dict[str, list[str]]) -> None:
+    """Atomic replace (a temporary sibling renamed); any failure leaves no trace."""
+    with contextlib.suppress(OSError):
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entries, f, sort_keys=True)
+            os.replace(tmp, cache)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def file_sha256(path: Path, *, cache: Path | None = None) -> str:
+    """SHA-256 of ``path``'s bytes, from ``cache`` when the file is unchanged since.
+
+    Unchanged means the same resolved path, size, inode, modification time and change
+    time (``os.stat``); the cache (default :func:`hash_cache_path`) is a JSON object
+    ``{path: [stamp, sha256]}``.
+    """
+    return _hashes([path], cache=cache)[0]
+
+
+def _hashes(paths: list[Path], *, cache: Path | None) -> list[str]:
+    cache = cache if cache is not None else hash_cache_path()
+    entries = _read_cache(cache)
+    out, changed = [], False
+    for path in paths:
+        name = str(path.resolve())
+        stamp = _stamp(path)
+        hit = entries.get(name)
+        if hit is not None and hit[0] == stamp:
+            out.append(hit[1])
+            continue
+        with path.open("rb") as f:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
+        if _stamp(path) == stamp:  # not written to while it was read
+            entries[name] = [stamp, digest]
+            changed = True
+        out.append(digest)
+    if changed:
+        _write_cache(cache, entries)
+    return out
+
+
+def model_files(folder: Path) -> list[Path]:
+    """The files of ``folder`` (top level) that :data:`MODEL_FILES` names, sorted."""
+    found = [
+        p
+        for p in sorted(folder.iterdir())
+        if p.is_file() and any(fnmatch.fnmatch(p.name, pat) for pat in MODEL_FILES)
+    ]
+    return found
+
+
+def folder_fingerprint(folder: str | Path, *, cache: Path | None = None) -> str:
+    """The revision of a saved model folder: ``"sha256:"`` and the first 16 hex digits of
+    SHA-256 over each model file's name and content hash (:func:`model_files`).
+
+    Equal for equal files wherever the folder lies; different as soon as any weight,
+    config or tokenizer file differs.
+    """
+    root = Path(folder)
+    files = model_files(root) if root.is_dir() else []
+    if not any(p.name == "config.json" for p in files):
+        raise ConfigError(
+            f"{root} is not a model folder (no config.json) — give a folder saved with "
+            "save_pretrained"
+        )
+    total = hashlib.sha256()
+    for p, digest in zip(files, _hashes(files, cache=cache), strict=True):
+        total.update(f"{p.name}\0{digest}\n".encode())
+    return "sha256:" + total.hexdigest()[:FINGERPRINT_LENGTH]

@@ -1,0 +1,183 @@
+"""Cache keys that know the weights: a local folder's revision is its files' fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judging.helpers import FakeBackend, build_tiny_model, fake_pairs, read_mt_bench_pairs
+from recuse.cli import main
+from recuse.errors import ConfigError
+from recuse.judging import Runner, Store
+from recuse.judging.fingerprint import file_sha256, folder_fingerprint, model_files
+
+pytest.importorskip("torch")
+
+
+def _pairs_file(tmp_path: Path, shared_data: Path) -> Path:
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(read_mt_bench_pairs(shared_data, "gpt-4", "alpaca-13b", 3)).to_csv(
+        src, index=False
+    )
+    return src
+
+
+def _export(store: Path, tmp_path: Path, name: str) -> pd.DataFrame:
+    out = tmp_path / name
+    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    return pd.read_csv(out)
+
+
+def test_fingerprint_is_the_hash_of_the_files_not_the_folder(tmp_path: Path) -> None:
+    a = build_tiny_model(tmp_path / "a" / "final", seed=1)
+    b = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(a, b)
+    fp = folder_fingerprint(a, cache=tmp_path / "c.json")
+    assert fp == folder_fingerprint(b, cache=tmp_path / "c.json")  # same bytes, same key
+    # worked out by hand from the definition: names and sha256 of the model files
+    total = hashlib.sha256()
+    for p in model_files(a):
+        total.update(f"{p.name}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\n".encode())
+    assert fp == "sha256:" + total.hexdigest()[:16]
+    assert {p.name for p in model_files(a)} >= {"config.json", "model.safetensors"}
+    other = build_tiny_model(tmp_path / "b" / "final", seed=2)
+    assert folder_fingerprint(other, cache=tmp_path / "c.json") != fp
+
+
+def test_unchanged_files_are_not_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = build_tiny_model(tmp_path / "m")
+    cache = tmp_path / "hashes.json"
+    calls: list[Any] = []
+    real = hashlib.file_digest
+
+    def counting(f: Any, name: str) -> Any:
+        calls.append(f.name)
+        return real(f, name)
+
+    monkeypatch.setattr(hashlib, "file_digest", counting)
+    first = folder_fingerprint(folder, cache=cache)
+    n = len(calls)
+    assert n == len(model_files(folder)) and cache.is_file()
+    assert folder_fingerprint(folder, cache=cache) == first
+    assert len(calls) == n  # every hash came from the cache
+    # a rewritten file is hashed again, even where its size stays the same
+    weights = folder / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    assert folder_fingerprint(folder, cache=cache) != first
+    assert calls[n:] == [str(weights)]
+    # a damaged cache is only a missed shortcut
+    cache.write_text("{not json")
+    assert file_sha256(weights, cache=cache) == hashlib.sha256(bytes(data)).hexdigest()
+
+
+def test_a_folder_without_config_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"no config\.json"):
+        folder_fingerprint(tmp_path)
+
+
+def test_new_weights_saved_into_the_same_folder_are_judged_again(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _pairs_file(tmp_path, shared_data)
+    folder = build_tiny_model(tmp_path / "runs" / "final", seed=1)
+    store = tmp_path / "judged.db"
+    args = ["judge", "--model", str(folder), "--data", str(src), "--out", str(store)]
+    assert main([*args, "--no-progress"]) == 0
+    assert "6 judgments: 0 already stored, 6 ok" in capsys.readouterr().out
+    old = _export(store, tmp_path, "old.csv")
+
+    build_tiny_model(folder, seed=2)  # a new fine-tune saved over the old one
+    # the same judge id would merge two models' verdicts: refused, one line, the fix
+    assert main([*args, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--judge-id" in err and "'final'" in err and len(err.strip().splitlines()) == 1
+    assert main([*args, "--no-progress", "--judge-id", "final-v2"]) == 0
+    assert "6 judgments: 0 already stored, 6 ok" in capsys.readouterr().out  # nothing served
+
+    fresh = tmp_path / "fresh.db"
+    assert main([*args[:-1], str(fresh), "--no-progress", "--judge-id", "final-v2"]) == 0
+    capsys.readouterr()
+    new = _export(store, tmp_path, "new.csv")
+    want = _export(fresh, tmp_path, "fresh.csv")
+    np.testing.assert_allclose(_values(new, "final-v2"), _values(want, "final-v2"), atol=1e-6)
+    np.testing.assert_array_equal(_values(new, "final"), _values(old, "final"))
+    assert np.abs(_values(new, "final") - _values(new, "final-v2")).max() > 1e-3
+
+
+def _values(table: pd.DataFrame, judge: str) -> np.ndarray:
+    rows = table[table["judge"] == judge].sort_values("item_id")
+    assert len(rows) == 3
+    return rows[["p_a_first", "p_a_second"]].to_numpy(dtype=float)
+
+
+def test_two_folders_of_one_name_are_never_merged(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _pairs_file(tmp_path, shared_data)
+    a = build_tiny_model(tmp_path / "runs" / "a" / "final", seed=1)
+    b = build_tiny_model(tmp_path / "runs" / "b" / "final", seed=2)
+    store = tmp_path / "judged.db"
+    common = ["--data", str(src), "--out", str(store), "--no-progress"]
+    assert main(["judge", "--model", str(a), *common]) == 0
+    capsys.readouterr()
+    assert main(["judge", "--model", str(b), *common]) == 2
+    assert "--judge-id" in capsys.readouterr().err
+    assert main(["judge", "--model", str(b), *common, "--judge-id", "b-final"]) == 0
+    assert "0 already stored, 6 ok" in capsys.readouterr().out
+    table = _export(store, tmp_path, "both.csv")
+    assert sorted(table["judge"].unique()) == ["b-final", "final"]
+    with sqlite3.connect(store) as conn:
+        models = dict(conn.execute("SELECT judge, revision FROM judge_models").fetchall())
+    assert models["final"] == folder_fingerprint(a) and models["b-final"] == folder_fingerprint(b)
+
+
+def test_a_store_written_before_keeps_working_and_is_never_served_to_other_weights(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a store of the old format: rows keyed with the empty revision, no judge_models
+    from recuse.judging.backends.local import LocalBackend
+
+    src = _pairs_file(tmp_path, shared_data)
+    folder = build_tiny_model(tmp_path / "runs" / "final", seed=1)
+    store = tmp_path / "old.db"
+    old = LocalBackend.load(folder, model_id="final", revision="")
+    with Store(store) as s:
+        Runner(old, s, progress=False).pairwise(pd.read_csv(src))
+    with sqlite3.connect(store) as conn:
+        conn.execute("DROP TABLE judge_models")
+    common = ["--model", str(folder), "--data", str(src), "--out", str(store), "--no-progress"]
+    assert main(["judge", *common]) == 2  # nothing says which weights made the old rows
+    assert "before recuse recorded" in capsys.readouterr().err
+    assert main(["judge", *common, "--judge-id", "final-new"]) == 0
+    assert "0 already stored, 6 ok" in capsys.readouterr().out
+    assert len(_export(store, tmp_path, "t.csv")) == 6  # the old rows still export
+
+
+def test_a_store_written_before_resumes_where_the_keys_prove_the_same_model(
+    tmp_path: Path,
+) -> None:
+    pairs = pd.DataFrame(fake_pairs(3))
+    store = tmp_path / "old.db"
+    with Store(store) as s:
+        Runner(FakeBackend(), s, progress=False).pairwise(pairs.iloc[:2])
+    with sqlite3.connect(store) as conn:
+        conn.execute("DELETE FROM judge_models")
+    with Store(store) as s:
+        summary = Runner(FakeBackend(), s, progress=False).pairwise(pairs)
+        assert summary.cached == 4 and summary.ok == 2
+        assert s.judge_models() == {"fake-judge": ("fake-judge", "r1")}
+        other = FakeBackend()
+        other.revision = "r2"
+        with pytest.raises(ConfigError, match="judge id 'fake-judge' already holds"):
+            Runner(other, s, progress=False).pairwise(pairs)

@@ -115,7 +115,8 @@ def scaling(data_dir: str, n_boot: int, sizes: list[int]) -> bool:
             print(f"{n:>10,} {loading:8.2f} {seconds:8.2f} {per_100k[-1]:7.2f} "
                   f"{seconds / loading:9.1f}x")  # fmt: skip
             last = (n, seconds, report)
-    assert last is not None
+    if last is None:
+        raise SystemExit("FAILED: no size was audited")
     n, seconds, report = last
     print(f"steps of the {n:,}-row audit (report writing not included):")
     for label, s in report.timings:

@@ -45,8 +45,11 @@ def row_terms(pairs: pd.DataFrame, families: dict[str, str]) -> pd.DataFrame:
         out[f"{rel}_w1"] = w1.astype(float)
         out[f"{rel}_tn"] = np.where(w0, 1 - vs, 0.0)
         out[f"{rel}_w0"] = w0.astype(float)
-        out[f"{rel}_v"] = np.where(ok, vs, 0.0)
-        out[f"{rel}_n"] = ok.astype(float)
+        # DP as a difference with the humans, over the labelled, judged pairs holding S
+        used = ok & np.isfinite(hs)
+        out[f"{rel}_v"] = np.where(used, vs, 0.0)
+        out[f"{rel}_h"] = np.where(used, hs, 0.0)
+        out[f"{rel}_n"] = used.astype(float)
     la, lb = pairs["len_a"].to_numpy(float), pairs["len_b"].to_numpy(float)
     side = np.sign(la - lb).astype(np.int8)
     hs, vs = orient(h, side), orient(p, side)
@@ -69,7 +72,7 @@ def metrics_from_sums(g: pd.DataFrame) -> pd.DataFrame:
     res = pd.DataFrame(index=g.index)
     for rel in ("self", "family"):
         res[f"{rel}_eo"] = g[f"{rel}_tp"] / g[f"{rel}_w1"] - g[f"{rel}_tn"] / g[f"{rel}_w0"]
-        res[f"{rel}_dp"] = 2 * g[f"{rel}_v"] / g[f"{rel}_n"] - 1
+        res[f"{rel}_dp"] = (g[f"{rel}_v"] - g[f"{rel}_h"]) / g[f"{rel}_n"]
     res["verbosity"] = g["verb_tp"] / g["verb_w1"] - g["verb_tn"] / g["verb_w0"]
     res["verbosity_abs"] = res["verbosity"].abs()
     for k in ("consistent", "flip", "first"):
@@ -142,12 +145,18 @@ def main() -> None:
         "verbosity_bias": "verbosity", "verbosity_deviation": "verbosity_abs",
         "position_consistency": "consistent", "flip_rate": "flip", "first_position_rate": "first",
     }  # fmt: skip
-    mismatch = max(
-        abs(r.estimate - full.loc[r.judge, pairs_of_names[r.metric]])
+    gaps = {
+        (r.metric, r.judge): abs(r.estimate - full.loc[r.judge, pairs_of_names[r.metric]])
         for r in res.results
         if r.metric in pairs_of_names  # the prefer-longer gap has no loop twin here
-    )
-    print(f"point estimates, loop vs recuse: max difference {mismatch:.1e}")
+    }
+    worst = max(gaps, key=lambda k: gaps[k])
+    print(f"point estimates, loop vs recuse: max difference {gaps[worst]:.1e} ({worst[0]})")
+    if not gaps or gaps[worst] > 1e-9:
+        raise SystemExit(
+            f"FAILED: the loop twin and recuse disagree on {worst[0]} for {worst[1]} by "
+            f"{gaps[worst]:.1e} — the benchmark's definitions or recuse's have drifted"
+        )
 
     t0 = time.perf_counter()
     plain_loop(terms, args.loop, seed=0)

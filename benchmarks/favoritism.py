@@ -83,6 +83,11 @@ def main() -> None:
     print(f"statsmodels formula fit (incl. design by patsy):  {plain:.3f} s "
           f"(ours {plain / ours:.1f}x faster)")  # fmt: skip
     print(f"largest |Δ estimate| vs statsmodels {gap:.1e}; largest relative Δ SE {se_gap:.1e}")
+    if not (gap <= 1e-8 and se_gap <= 1e-6):
+        raise SystemExit(
+            f"FAILED: the sparse fit differs from statsmodels' OLS (|Δ estimate| {gap:.1e}, "
+            f"relative Δ SE {se_gap:.1e}; allowed 1e-8 and 1e-6)"
+        )
     checks = list(CHECKS) if args.slow else list(FAST_CHECKS)
     bat = battery(p, checks=checks, se="HC0", main=res)
     print(f"robustness checks ({len(bat.results)} variants, {len(bat.skipped)} skipped):")

@@ -113,7 +113,8 @@ def main() -> None:
         t0 = time.perf_counter()
         summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
         ours = time.perf_counter() - t0
-    assert summary.ok + summary.unparsed == len(prompts), summary
+    if summary.ok + summary.unparsed != len(prompts):
+        raise SystemExit(f"FAILED: {len(prompts)} prompts but {summary.line()}")
     bare_full = bare(full_logits=True)
 
     explain = PairwiseProtocol(mode="explain")

@@ -88,7 +88,8 @@ def main() -> int:
             args.repeat, lambda n=name: registry.load(n, data_dir=root, roster=roster)
         )
         t_base, _ = best_of(args.repeat, baseline, name, root)
-        assert isinstance(table, pd.DataFrame)
+        if not isinstance(table, pd.DataFrame) or table.empty:
+            raise SystemExit(f"FAILED: {name} did not load as a non-empty table")
         total_reader += t_reader
         total_base += t_base
         print(

@@ -105,7 +105,13 @@ def main() -> None:
     print(f"ratio ours / bare          = {rate['ours'] / rate['bare']:.2f}  (target >= 0.80)")
     print(f"ratio ours / one-at-a-time = {rate['ours'] / rate['one']:.2f}")
     print(f"max |log ppl batched - log ppl one-at-a-time| = {diff:.2e}")
-    print(f"failed: {int((batched['status'] != 'ok').sum())}")
+    failed = int((batched["status"] != "ok").sum())
+    print(f"failed: {failed}")
+    if not diff <= 1e-5 or failed:
+        raise SystemExit(
+            f"FAILED: batched and one-at-a-time log-perplexities differ by {diff:.2e} "
+            f"(allowed 1e-5), or {failed} answers failed"
+        )
 
 
 if __name__ == "__main__":

@@ -39,6 +39,10 @@ def test_findings_before_and_after_recalibration(audited: tuple[pd.DataFrame, ob
         assert by[bias.key].estimate == pytest.approx(ref.estimate)
         assert by[bias.key].estimate < by[ECE.key].estimate  # the Beta verdicts are off
     assert not any(f.significant for f in report.findings)  # type: ignore[attr-defined]
+    # an ECE/Brier of 0 is a floor, not a no-bias value: no p-value that contradicts the
+    # interval (the metric function still computes one against 0)
+    assert expected_calibration_error(probs, **BOOT).p_value is not None  # type: ignore[arg-type]
+    assert all(f.p_value is None for f in by.values()) and not ECE.tested
     assert "10 equal-width" in ECE.unit and ECE.kind == "quality"
     assert not by[ECE.key].text.startswith("+")  # a quality score prints without a sign
     (section,) = report.sections  # type: ignore[attr-defined]

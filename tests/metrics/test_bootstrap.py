@@ -233,3 +233,23 @@ def test_single_precision_path_is_exact(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(bs, "_USE_FLOAT32", True)
     exact = bs._replicate_sums(per_cluster, len(uniq), n_boot=500, seed=4)
     assert (exact == w @ per_cluster).all()
+
+
+def test_one_default_number_of_resamples_everywhere() -> None:
+    """metrics and audit used 2,000 and 1,000: one estimate showed two intervals."""
+    import inspect
+
+    import typer
+
+    from recuse.analyses.base import AuditOptions
+    from recuse.cli.audit import audit_command
+    from recuse.cli.metrics import pairs_command
+    from recuse.metrics import bootstrap, bradley_terry, probes, recognition, summary
+
+    assert bootstrap.N_BOOT == 2000 and AuditOptions().n_boot == bootstrap.N_BOOT
+    for cmd in (audit_command, pairs_command):
+        default = inspect.signature(cmd).parameters["n_boot"].default
+        assert isinstance(default, typer.models.OptionInfo) and default.default == bootstrap.N_BOOT
+    for fn in (summary.pairwise_bias, bradley_terry.bradley_terry, bradley_terry.leaderboard, probes.probe_effects,
+               recognition.self_recognition):  # fmt: skip
+        assert inspect.signature(fn).parameters["n_boot"].default == bootstrap.N_BOOT, fn

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy.stats import norm
 
 from recuse.cli import main
-from recuse.metrics.power import _achieved, _first_guess, plan
+from recuse.errors import ConfigError
+from recuse.metrics.power import _achieved, _first_guess, noise_like, plan
+from recuse.simulate.position import simulate_position
 
 
 def test_first_guess_by_hand() -> None:
@@ -38,3 +44,94 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
     assert out["bias"] == "position" and out["pairs"] >= 3 and "You need about" in out["sentence"]
     assert main(["plan", "--effect", "1.5"]) == 2
     assert "--effect" in capsys.readouterr().err
+
+
+# --- position: the realistic noise of real judges -------------------------------------
+
+
+def _independent_power(pairs: int, k: int, *, effect: float, flip: float, tie: float,
+                       icc: float, level: float, runs: int, seed: int) -> float:  # fmt: skip
+    """Power of a prompt-clustered z test of the first-position rate, by a simulation that
+    shares nothing with recuse: each pair's statistic y = (f1 + f2)/2 is drawn by its
+    category (two ties / one tie / two picks, which reverse with probability
+    flip/(1-tie)²), the side a reversal or a single tie favours drawn per prompt from a
+    Beta whose spread gives the within-prompt correlation ``icc``."""
+    rng = np.random.default_rng(seed)
+    m = pairs // k
+    p1 = 2 * tie * (1 - tie)  # exactly one order tied: y = 0.25 or 0.75
+    lever = flip + p1 / 2  # E[y | prompt] - 0.5 = (pi - 0.5) * lever
+    mu = 0.5 + effect / lever
+    var_y = flip / 4 + p1 / 16 - effect**2
+    v_pi = icc * var_y / lever**2
+    kappa = mu * (1 - mu) / v_pi - 1
+    assert kappa > 0
+    pi = rng.beta(mu * kappa, (1 - mu) * kappa, size=(runs, m, 1))
+    u = rng.random((runs, m, k))
+    ties = rng.binomial(2, tie, size=(runs, m, k))
+    side = rng.random((runs, m, k)) < pi  # toward the first slot
+    flipped = u < flip / (1 - tie) ** 2
+    y = np.where(ties == 1, np.where(side, 0.75, 0.25), 0.5)
+    y = np.where((ties == 0) & flipped, side.astype(float), y)
+    means = y.mean(axis=2)
+    est = means.mean(axis=1)
+    se = means.std(axis=1, ddof=1) / np.sqrt(m)
+    z = norm.ppf(1 - (1 - level) / 2)
+    return float(np.mean(np.abs(est - 0.5) / se > z))
+
+
+def test_position_plan_at_002_reaches_the_power_with_realistic_flips() -> None:
+    # the old planner (no order flips in its simulation) recommended 276 pairs for 0.02
+    p = plan("position", 0.02, runs=100, seed=0)
+    assert p.noise == {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
+    assert "flip rate of 0.25" in p.sentence() and "LLMBar" in p.sentence()
+    opts = {"effect": 0.02, "flip": 0.25, "tie": 0.05, "icc": 0.2, "level": 0.9, "runs": 4000}
+    got = _independent_power(p.pairs, 3, seed=7, **opts)  # type: ignore[arg-type]
+    se = math.sqrt(0.8 * 0.2 / 4000)
+    assert got >= 0.8 - 2 * se, (p.pairs, got)
+    # the control: the old recommendation has little power under the same noise
+    assert _independent_power(276, 3, seed=8, **opts) < 0.3  # type: ignore[arg-type]
+    # and the normal first guess (1,063 pairs) ignored the within-prompt correlation
+    assert p.pairs > 1_063
+
+
+def test_position_noise_from_a_users_own_table() -> None:
+    truth = {"flip_rate": 0.35, "tie_rate": 0.1, "icc": 0.15}
+    table = simulate_position(effect=0.03, n_prompts=3000, pairs_per_prompt=3, seed=4, **truth)
+    got, note = noise_like(table)
+    assert got["flip_rate"] == pytest.approx(0.35, abs=0.015)
+    assert got["tie_rate"] == pytest.approx(0.1, abs=0.01)
+    assert got["icc"] == pytest.approx(0.15, abs=0.04)
+    assert "9,000 both-order rows" in note
+    p = plan("position", 0.1, runs=20, like=table)
+    assert p.noise["flip_rate"] == pytest.approx(got["flip_rate"]) and "measured" in p.noise_source
+
+
+def test_position_plan_refuses_what_it_cannot_plan_quickly() -> None:
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError, match="more than plan simulates"):
+        plan("position", 1e-5)
+    assert time.monotonic() - t0 < 2  # refused before allocating anything
+    with pytest.raises(ConfigError, match="--bias position only"):
+        plan("self-preference", 0.1, flip_rate=0.2)
+    with pytest.raises(ConfigError, match=r"--flip-rate 0\.01 cannot go"):
+        plan("position", 0.05, flip_rate=0.01)
+    lines: list[str] = []
+    p = plan("position", 0.01, runs=400, max_seconds=0.5, progress=lines.append)
+    assert "stopped at its time limit" in p.sentence() and p.runs < 400
+    assert any("simulating" in x for x in lines)
+
+
+def test_cli_plan_like_file_and_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = simulate_position(effect=0.0, n_prompts=100, pairs_per_prompt=2, seed=1)
+    path = tmp_path / "mine.csv"
+    table.to_csv(path, index=False)
+    args = ["plan", "--bias", "position", "--effect", "0.1", "--runs", "20", "--like", str(path)]
+    assert main([*args, "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["noise_source"].startswith("measured in 200 both-order rows")
+    assert "recuse plan: first guess" in captured.err
+    assert main(["plan", "--bias", "position", "--effect", "1e-5"]) == 2
+    assert "more than plan simulates" in capsys.readouterr().err

@@ -60,3 +60,20 @@ def test_audit_adjusts_by_default_and_not_with_no_fdr(tmp_path: Path) -> None:
         qs = [f.get("q_value") for r in d["summary"] for f in r["findings"] if f["headline"]]
         assert any(q is not None for q in qs) == adjusted
         assert any("Benjamini" in n for n in d["notes"]) == adjusted
+
+
+def test_a_pooled_estimate_shown_for_several_judges_is_one_test() -> None:
+    from dataclasses import replace
+
+    pooled = replace(BIAS, key="fam", pooled=True)
+    fam = [
+        Finding(judge=j, bias=pooled, estimate=0.1, ci_low=0.01, ci_high=0.2, n=50, level=0.9,
+                method="m", p_value=0.03, std_error=0.05, detail="λ of family x")
+        for j in ("j1", "j2", "j3")
+    ]  # fmt: skip
+    other = [_f("j1", 0.01), _f("j2", 0.2)]
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=(*fam, *other))], level=0.9)
+    # three distinct tests: p = .01, .03, .2 -> q = .03, .045, .2 (by hand)
+    q = [f.q_value for f in out.findings]
+    assert q == pytest.approx([0.045, 0.045, 0.045, 0.03, 0.2])
+    assert "3 tests" in note and "counts once" in note

@@ -24,6 +24,7 @@ import pandas as pd
 
 from recuse.data.inputs import Input, TableKind
 from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
@@ -53,7 +54,7 @@ class AuditOptions:
     which analyses run (``only`` / ``skip``: analysis ids; empty ``only`` = all)."""
 
     level: float = 0.9
-    n_boot: int = 1000
+    n_boot: int = N_BOOT
     seed: int = 0
     judges: tuple[str, ...] = ()
     min_n: int = 5
@@ -276,7 +277,7 @@ def to_finding(
         section=analysis.id,
         headline=headline,
         std_error=_or_none(std_error),
-        p_value=_or_none(p_value),
+        p_value=_or_none(p_value) if bias.tested else None,
         warnings=tuple(warnings),
     )
 

@@ -26,6 +26,7 @@ from recuse.cli.gate import SkipUnmeasuredOption
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import TableKind
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
 from recuse.outputs import check_output_folder
 from recuse.report.model import FigureFormat, SummaryRow
@@ -73,7 +74,7 @@ def audit_command(
         typer.Option("--out", "-o", help="Folder for report.html, report.json, tables/."),
     ] = Path("recuse-report"),
     level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
-    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per estimate."),
+    n_boot: int = typer.Option(N_BOOT, "--n-boot", help="Bootstrap resamples per estimate."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     table: Annotated[
         TableKind | None,

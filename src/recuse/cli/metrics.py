@@ -24,7 +24,7 @@ from recuse.cli.app import (
 from recuse.cli.console import console as make_console
 from recuse.data.generic import load_table
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import check_options
+from recuse.metrics.bootstrap import N_BOOT, check_options
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
@@ -75,7 +75,7 @@ def pairs_command(
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
     level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
-    n_boot: int = typer.Option(2000, "--n-boot", help="Bootstrap resamples (of prompts)."),
+    n_boot: int = typer.Option(N_BOOT, "--n-boot", help="Bootstrap resamples (of prompts)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     min_n: int = typer.Option(
         5, "--min-n", help="Fewest pairs a group needs before it is estimated."

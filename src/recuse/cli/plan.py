@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from recuse.cli.app import app
-from recuse.metrics.power import Planned, plan
+from recuse.metrics.power import MAX_PAIRS, POSITION_DEFAULTS, Planned, plan
 
 
 @app.command("plan")
@@ -26,11 +28,57 @@ def plan_cmd(
     level: float = typer.Option(0.9, "--level", help="Interval level (as in the audit)."),
     pairs_per_prompt: int = typer.Option(3, "--pairs-per-prompt", help="Pairs per prompt."),
     accuracy: float = typer.Option(0.7, "--accuracy", help="The judge's agreement with humans."),
+    flip_rate: float | None = typer.Option(
+        None,
+        "--flip-rate",
+        help="Position: share of pairs whose winner reverses when the order is swapped "
+        f"(default {POSITION_DEFAULTS['flip_rate']}, typical of LLM judges).",
+    ),
+    ties: float | None = typer.Option(
+        None,
+        "--ties",
+        help=f"Position: share of per-order verdicts that are ties (default "
+        f"{POSITION_DEFAULTS['tie_rate']}).",
+    ),
+    icc: float | None = typer.Option(
+        None,
+        "--icc",
+        help="Position: within-prompt correlation of the per-pair first-position statistic "
+        f"(default {POSITION_DEFAULTS['icc']}).",
+    ),
+    like: Annotated[
+        Path | None,
+        typer.Option(
+            "--like",
+            help="Position: a pairs file (both orders judged) whose flip rate, tie share and "
+            "within-prompt correlation the simulation takes.",
+        ),
+    ] = None,
     runs: int = typer.Option(200, "--runs", help="Simulated data sets per size."),
+    max_seconds: float = typer.Option(
+        120.0, "--max-seconds", help="Stop the search after this long (it says so)."
+    ),
     seed: int = typer.Option(0, "--seed"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
 ) -> None:
-    """Pairs and prompts needed to detect a bias of a given size, checked by simulation."""
+    """Pairs and prompts needed to detect a bias of a given size, checked by simulation.
+
+    Position is simulated with the order flips, ties and within-prompt correlation of
+    real judges (defaults stated in the answer; --flip-rate/--ties/--icc or --like FILE
+    replace them). Effects needing more than 200,000 pairs are refused."""
+    frame = None
+    if like is not None:
+        from recuse.data.inputs import load_input
+
+        frame = load_input(like, table="pairs", unknown_models="keep").frame
+
+    def progress(line: str) -> None:
+        if not quiet:
+            print(f"recuse plan: {line}", file=sys.stderr, flush=True)
+
     p = plan(bias, effect, power=power, level=level, pairs_per_prompt=pairs_per_prompt,
-             accuracy=accuracy, runs=runs, seed=seed)  # fmt: skip
+             accuracy=accuracy, runs=runs, seed=seed, flip_rate=flip_rate, tie_rate=ties,
+             icc=icc, like=frame, max_pairs=MAX_PAIRS, max_seconds=max_seconds,
+             progress=progress)  # fmt: skip
     typer.echo(json.dumps(p.to_dict(), indent=2) if as_json else p.sentence())

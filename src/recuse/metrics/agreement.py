@@ -51,7 +51,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
@@ -218,7 +218,7 @@ def accuracy(
     *,
     judge: str | None = None,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
@@ -241,7 +241,7 @@ def cohen_kappa(
     judge: str | None = None,
     weights: KappaWeights = "linear",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
@@ -344,7 +344,7 @@ def krippendorff_alpha(
     judges: Sequence[str] | None = None,
     level_of_measurement: Alpha = "ordinal",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:

@@ -60,6 +60,7 @@ from recuse.errors import ConfigError
 
 __all__ = [
     "INTERVALS",
+    "N_BOOT",
     "Combine",
     "GroupEstimate",
     "GroupedStatistic",
@@ -75,6 +76,10 @@ __all__ = [
     "resample_counts",
     "signed_share",
 ]
+
+N_BOOT = 2000
+"""The one default number of bootstrap resamples: every metric function, ``recuse
+metrics`` and ``recuse audit`` use it, so one estimate shows one interval."""
 
 FloatArray = NDArray[np.float64]
 Combine = Callable[[FloatArray], FloatArray]

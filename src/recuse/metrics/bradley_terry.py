@@ -46,7 +46,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import check_options, resample_counts
+from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
 
 __all__ = [
     "COVARIATES",
@@ -214,7 +214,7 @@ def bradley_terry(
     covariates: pd.DataFrame | None = None,
     weights: FloatArray | None = None,
     level: float = 0.9,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
 ) -> BTFit:
     """Fit ``logit P(a beats b) = s_a − s_b + Σ β_k x_k`` (statsmodels GLM, binomial
@@ -382,7 +382,7 @@ def leaderboard(
     families: Mapping[str, str],
     judges: Sequence[str] = (),
     level: float = 0.9,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
 ) -> Leaderboard:
     """Raw and bias-adjusted Bradley–Terry leaderboards from the judges' verdicts

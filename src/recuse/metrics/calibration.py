@@ -36,7 +36,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
@@ -177,7 +177,7 @@ def expected_calibration_error(
     column: str = "p_a",
     bins: int = BINS,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
@@ -198,7 +198,7 @@ def brier_score(
     judge: str | None = None,
     column: str = "p_a",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:

@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
+    N_BOOT,
     GroupedStatistic,
     check_options,
     cluster_bootstrap,
@@ -227,7 +228,7 @@ def perplexity_curve(
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> pd.DataFrame:
@@ -292,7 +293,7 @@ def perplexity_curve_by_self(
     judge_ties: JudgeTies = "half",
     with_human: bool = True,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> pd.DataFrame:
@@ -377,7 +378,7 @@ def own_perplexity_gap(
     *,
     judge: str | Sequence[str] | None = None,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:
@@ -437,7 +438,7 @@ def log_perplexity_by_model(
     *,
     judge: str | Sequence[str] | None = None,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> pd.DataFrame:
@@ -571,7 +572,7 @@ def familiarity_bias(
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 20,
     max_dropped: float = 0.1,
@@ -685,7 +686,7 @@ def familiarity_summary(
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 20,
 ) -> tuple[list[MetricResult], list[Skipped]]:

@@ -33,7 +33,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, difference_of_ratios, ratio
+from recuse.metrics.bootstrap import (
+    N_BOOT,
+    GroupedStatistic,
+    check_options,
+    difference_of_ratios,
+    ratio,
+)
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
@@ -81,7 +87,7 @@ def self_preference_ladder(
     *,
     judges: str | list[str] | None = None,
     level: float = 0.9,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:

@@ -34,7 +34,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import check_options, resample_counts
+from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
 from recuse.metrics.bradley_terry import system_names
 
 __all__ = ["compare_with_upstream", "length_controlled_win_rates"]
@@ -60,7 +60,7 @@ def length_controlled_win_rates(
     *,
     judge: str,
     level: float = 0.9,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """One row per system judged by ``judge`` against its one baseline (``model_a``):

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
@@ -145,7 +145,7 @@ def position_consistency(
     *,
     judge: str | None = None,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:
@@ -172,7 +172,7 @@ def flip_rate(
     *,
     judge: str | None = None,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:
@@ -198,7 +198,7 @@ def first_position_rate(
     judge: str | None = None,
     verdict: Verdict = "prob",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:

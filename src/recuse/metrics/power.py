@@ -18,6 +18,19 @@
    error), it shrinks (at most 6 times). The power reported is that of a fresh set of
    ``runs`` simulations at the chosen size (other seeds), not the search's own.
 
+Position noise. A real judge reverses many of its winners when the order is swapped
+without any steady slot preference, and that noise, not the bias, sets the sample size.
+By default the simulation uses a flip rate of 0.25, a per-order tie share of 0.05 and a
+within-prompt correlation of 0.2 (:data:`POSITION_DEFAULTS`: LLM judges in the shared
+LLMBar and JudgeBench data flip 12–56% of their winners, median about 27%; their tie
+shares run 0–36% where ties are allowed, 6% for o1-mini; their within-prompt
+correlations 0.13–0.33). ``flip_rate``, ``tie_rate`` and ``icc`` replace them;
+:func:`noise_like` measures them in a user's own pairs table (``recuse plan --like``).
+
+Bounds: an effect whose normal first guess exceeds ``max_pairs`` (200,000) is refused
+(before anything is allocated), and the search stops after ``max_seconds`` with the
+power reached at the size it had, said so in the sentence.
+
 The simulated judge's classes are balanced (the human prefers the judge's own answer
 about half the time); with a rarer minority class more pairs are needed than this says.
 """
@@ -25,16 +38,24 @@ about half the time); with a rarer minority class more pairs are needed than thi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+import pandas as pd
 from scipy.stats import norm
 
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import pairwise_bias
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
-__all__ = ["PLANNED", "Plan", "plan"]
+__all__ = ["MAX_PAIRS", "PLANNED", "POSITION_DEFAULTS", "Plan", "noise_like", "plan"]
+
+POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
+MAX_PAIRS = 200_000
 
 Planned = Literal["self-preference", "verbosity", "position"]
 PLANNED: dict[str, tuple[str, str, float]] = {  # bias -> (metric, planted field, null)
@@ -62,15 +83,26 @@ class Plan:
     level: float
     first_guess_pairs: int
     seed: int
+    noise: dict[str, float] = field(default_factory=dict)
+    noise_source: str = ""
+    stopped: str = ""
 
     def sentence(self) -> str:
+        noise = ""
+        if self.noise:
+            noise = (
+                f" Simulated with a flip rate of {self.noise['flip_rate']:.2f}, a tie share of "
+                f"{self.noise['tie_rate']:.2f} per order and a within-prompt correlation of "
+                f"{self.noise['icc']:.2f} ({self.noise_source})."
+            )
+        stop = f" {self.stopped}" if self.stopped else ""
         return (
             f"You need about {self.pairs:,} pairs over {self.prompts:,} prompts "
             f"({self.pairs_per_prompt} per prompt) to detect a {self.bias} bias of "
             f"{self.effect:g} with {self.power:.0%} power at the {self.level:.0%} level; "
             f"simulated power at that size: {self.achieved:.2f} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({self.runs} runs, seed {self.seed}; first guess "
-            f"from the normal approximation: {self.first_guess_pairs:,} pairs)."
+            f"from the normal approximation: {self.first_guess_pairs:,} pairs).{noise}{stop}"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -80,25 +112,137 @@ class Plan:
 
 
 def _first_guess(bias: str, effect: float, *, power: float, level: float, k: int,
-                 accuracy: float, rho: float) -> int:  # fmt: skip
+                 accuracy: float, rho: float, sigma2: float | None = None) -> int:  # fmt: skip
+    """``z² σ² (1 + (k − 1) ρ) / effect²`` pairs (``sigma2`` given: the position model's)."""
     z = norm.ppf(1 - (1 - level) / 2) + norm.ppf(power)
-    sigma2 = 1 / 16 if bias == "position" else 4 * accuracy * (1 - accuracy)
+    if sigma2 is None:
+        sigma2 = 1 / 16 if bias == "position" else 4 * accuracy * (1 - accuracy)
     deff = 1 + (k - 1) * rho
     return max(k * 4, math.ceil(z**2 * sigma2 * deff / effect**2))
 
 
 def _achieved(bias: str, effect: float, *, prompts: int, k: int, accuracy: float, level: float,
-              runs: int, n_boot: int, seed: int) -> float:  # fmt: skip
-    metric, field, null = PLANNED[bias]
-    hits = 0
+              runs: int, n_boot: int, seed: int, noise: PositionNoise | None = None,
+              deadline: float = math.inf) -> float:  # fmt: skip
+    """Share of ``runs`` simulated data sets whose interval excludes the no-bias value."""
+    got, _ = _simulated(bias, effect, prompts=prompts, k=k, accuracy=accuracy, level=level,
+                        runs=runs, n_boot=n_boot, seed=seed, noise=noise,
+                        deadline=deadline)  # fmt: skip
+    return got
+
+
+def _simulated(bias: str, effect: float, *, prompts: int, k: int, accuracy: float,
+               level: float, runs: int, n_boot: int, seed: int,
+               noise: PositionNoise | None = None,
+               deadline: float = math.inf) -> tuple[float, int]:  # fmt: skip
+    """(power, runs done): fewer than ``runs`` (at least 20) once ``deadline``, a
+    ``time.monotonic()`` value, has passed."""
+    metric, planted_field, null = PLANNED[bias]
+    hits = done = 0
     for r in range(runs):
-        planted = PlantedBias(accuracy=accuracy, **{field: effect})
-        sim = simulate_pairs(judges={"gpt-4": planted}, models=MODELS, n_prompts=prompts,
-                             pairs_per_prompt=k, seed=seed + r)  # fmt: skip
-        res = pairwise_bias(sim.pairs, metrics=[metric], curves=False, level=level,
+        if done >= 20 and time.monotonic() > deadline:
+            break
+        if bias == "position":
+            if noise is None:
+                noise = solve_noise(effect=effect, **POSITION_DEFAULTS)
+            table = simulate_position(effect=effect, n_prompts=prompts, pairs_per_prompt=k,
+                                      judge="gpt-4", seed=seed + r, noise=noise)  # fmt: skip
+        else:
+            planted = PlantedBias(accuracy=accuracy, **{planted_field: effect})
+            table = simulate_pairs(judges={"gpt-4": planted}, models=MODELS, n_prompts=prompts,
+                                   pairs_per_prompt=k, seed=seed + r).pairs  # fmt: skip
+        res = pairwise_bias(table, metrics=[metric], curves=False, level=level,
                             n_boot=n_boot, seed=seed + r, min_n=2)  # fmt: skip
         hits += any(x.metric == metric and not x.ci_low <= null <= x.ci_high for x in res.results)
-    return hits / runs
+        done += 1
+    return hits / max(done, 1), done
+
+
+def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
+    """Flip rate, per-order tie share and within-prompt correlation of a pairs table.
+
+    Over the rows judged in both orders (all judges pooled): flip rate = share whose
+    winner reverses; tie share = share of per-order verdicts at exactly 0.5; the
+    within-prompt correlation of ``y = (p_a_first + 1 − p_a_second) / 2`` is the one-way
+    ANOVA estimator ``(MSB − MSW) / (MSB + (n₀ − 1) MSW)`` over prompts (judge by judge,
+    pooled by pairs; clipped to [0, 0.9]; the default 0.2 where no prompt has two pairs).
+    """
+    need = {"p_a_first", "p_a_second", "prompt_id"}
+    if not need <= set(pairs.columns):
+        raise InputError(
+            "--like needs a pairs table with p_a_first, p_a_second and prompt_id",
+            fix="give a pairs table judged in both orders",
+        )
+    f = pd.to_numeric(pairs["p_a_first"], errors="coerce").to_numpy(float)
+    s = pd.to_numeric(pairs["p_a_second"], errors="coerce").to_numpy(float)
+    both = np.isfinite(f) & np.isfinite(s)
+    if both.sum() < 20:
+        raise InputError(
+            f"--like: only {int(both.sum())} rows are judged in both orders; 20 or more are "
+            "needed to measure flips",
+            fix="give a table with both orders judged, or set --flip-rate/--ties/--icc",
+        )
+    rows = pairs.loc[both]
+    f, s = f[both], s[both]
+    flip = float(np.mean(np.sign(f - 0.5) * np.sign(s - 0.5) == -1))
+    tie = float(np.mean(np.concatenate([f == 0.5, s == 0.5])))
+    y = (np.where(f == 0.5, 0.5, f > 0.5) + 1 - np.where(s == 0.5, 0.5, s > 0.5)) / 2
+    frame = pd.DataFrame({"judge": rows.get("judge", "j"), "p": rows["prompt_id"], "y": y})
+    num = den = 0.0
+    for _, g in frame.groupby("judge", dropna=False):
+        size = g.groupby("p")["y"].size()
+        n, m = len(g), len(size)
+        if m < 2 or n <= m:
+            continue
+        means = g.groupby("p")["y"].transform("mean")
+        msb = float((size * (g.groupby("p")["y"].mean() - g["y"].mean()) ** 2).sum()) / (m - 1)
+        msw = float(((g["y"] - means) ** 2).sum()) / (n - m)
+        n0 = (n - float((size**2).sum()) / n) / (m - 1)
+        total = msb + (n0 - 1) * msw
+        if total > 0:
+            num += n * (msb - msw) / total
+            den += n
+    icc = float(np.clip(num / den, 0.0, 0.9)) if den else POSITION_DEFAULTS["icc"]
+    note = f"measured in {int(both.sum()):,} both-order rows"
+    if not den:
+        note += "; no prompt has two pairs, so the correlation is the default 0.2"
+    return {"flip_rate": flip, "tie_rate": tie, "icc": icc}, note
+
+
+def _position_noise(
+    effect: float, flip_rate: float | None, tie_rate: float | None, icc: float | None,
+    like: tuple[dict[str, float], str] | None,
+) -> tuple[PositionNoise, dict[str, float], str]:  # fmt: skip
+    given = {"flip_rate": flip_rate, "tie_rate": tie_rate, "icc": icc}
+    base, source = like if like is not None else (dict(POSITION_DEFAULTS), "")
+    values = {k: (float(v) if v is not None else base[k]) for k, v in given.items()}
+    told = [k for k, v in given.items() if v is not None]
+    if like is None:
+        source = "defaults: typical of LLM judges in LLMBar and JudgeBench"
+        if told:
+            source = f"{', '.join(k.replace('_', ' ') for k in told)} as given; others " + source
+    elif told:
+        source = f"{source}; {', '.join(k.replace('_', ' ') for k in told)} as given"
+    try:
+        noise = solve_noise(effect=effect, **values)
+    except ConfigError:
+        if flip_rate is not None:
+            raise
+        # a large effect forces more flips than the default: the least flip rate that fits
+        for extra in np.arange(0.01, 0.76, 0.01):
+            trial = values | {"flip_rate": round(values["flip_rate"] + float(extra), 2)}
+            try:
+                noise = solve_noise(effect=effect, **trial)
+            except ConfigError:
+                continue
+            values = trial
+            source += (
+                f"; flip rate raised to {trial['flip_rate']:.2f}, the least this effect allows"
+            )
+            break
+        else:
+            raise
+    return noise, values, source
 
 
 def plan(
@@ -112,8 +256,20 @@ def plan(
     runs: int = 200,
     n_boot: int = 200,
     seed: int = 0,
+    flip_rate: float | None = None,
+    tie_rate: float | None = None,
+    icc: float | None = None,
+    like: pd.DataFrame | None = None,
+    max_pairs: int = MAX_PAIRS,
+    max_seconds: float = 120.0,
+    progress: Callable[[str], None] | None = None,
 ) -> Plan:
-    """The pairs (and prompts) needed to detect ``effect`` (see the module docstring)."""
+    """The pairs (and prompts) needed to detect ``effect`` (see the module docstring).
+
+    Position only: ``flip_rate``, ``tie_rate``, ``icc`` (default
+    :data:`POSITION_DEFAULTS`, or measured in ``like`` by :func:`noise_like`) set the
+    simulated judge's noise. ``progress`` receives one line per simulated size.
+    """
     if bias not in PLANNED:
         raise ConfigError(f"--bias must be one of {', '.join(PLANNED)}; got {bias!r}")
     if not 0 < abs(effect) < (0.5 if bias == "position" else 1):
@@ -126,34 +282,81 @@ def plan(
         raise ConfigError("--power and --level must be in [0.5, 1), e.g. 0.8 and 0.9")
     if pairs_per_prompt < 1 or runs < 20 or not 0.5 < accuracy < 1:
         raise ConfigError("--pairs-per-prompt ≥ 1, --runs ≥ 20 and --accuracy in (0.5, 1)")
+    if max_seconds <= 0:
+        raise ConfigError(f"--max-seconds must be positive; got {max_seconds:g}")
+    if bias != "position" and (flip_rate, tie_rate, icc, like) != (None, None, None, None):
+        raise ConfigError("--flip-rate, --ties, --icc and --like apply to --bias position only")
     k = pairs_per_prompt
-    guess = _first_guess(bias, abs(effect), power=power, level=level, k=k, accuracy=accuracy,
-                         rho=0.05)  # fmt: skip
+    noise: PositionNoise | None = None
+    values: dict[str, float] = {}
+    source = ""
+    if bias == "position":
+        measured = noise_like(like) if like is not None else None
+        noise, values, source = _position_noise(effect, flip_rate, tie_rate, icc, measured)
+        guess = _first_guess(bias, abs(effect), power=power, level=level, k=k,
+                             accuracy=accuracy, rho=noise.icc, sigma2=noise.variance)  # fmt: skip
+    else:
+        guess = _first_guess(bias, abs(effect), power=power, level=level, k=k,
+                             accuracy=accuracy, rho=0.05)  # fmt: skip
+    if guess > max_pairs:
+        raise ConfigError(
+            f"a {bias} effect of {effect:g} needs about {guess:,} pairs by the normal "
+            f"approximation, more than plan simulates ({max_pairs:,}); an effect this small "
+            "is below what a judge audit can resolve — plan for a larger --effect"
+        )
+    say = progress or (lambda _line: None)
+    deadline = time.monotonic() + max_seconds
+    stopped = ""
     prompts = max(2, math.ceil(guess / k))
     opts = {"k": k, "accuracy": accuracy, "level": level, "runs": runs, "n_boot": n_boot,
-            "seed": seed}  # fmt: skip
-    achieved = _achieved(bias, effect, prompts=prompts, **opts)  # type: ignore[arg-type]
+            "seed": seed, "noise": noise, "deadline": deadline}  # fmt: skip
+
+    last_runs = [runs]
+
+    def check(size: int, what: str) -> float:
+        t0 = time.monotonic()
+        say(f"{what}: simulating {runs} data sets of {size * k:,} pairs ...")
+        got, done = _simulated(bias, effect, prompts=size, **opts)  # type: ignore[arg-type]
+        say(f"{what}: {size * k:,} pairs over {size:,} prompts -> simulated power {got:.2f} "
+            f"({done} runs, {time.monotonic() - t0:.0f} s)")  # fmt: skip
+        last_runs[0] = done
+        return got
+
+    def out_of_time() -> bool:
+        nonlocal stopped
+        if time.monotonic() > deadline:
+            stopped = (
+                f"The search stopped at its time limit ({max_seconds:g} s, --max-seconds): "
+                "the size is the last one tried, and the power may be below the target."
+            )
+        return bool(stopped)
+
+    achieved = check(prompts, "first guess")
     for _ in range(8):
-        if achieved >= power:
+        if achieved >= power or out_of_time() or prompts * k >= max_pairs:
             break
-        prompts = math.ceil(prompts * 1.25)
-        achieved = _achieved(bias, effect, prompts=prompts, **opts)  # type: ignore[arg-type]
+        prompts = min(math.ceil(prompts * 1.25), max_pairs // k)
+        achieved = check(prompts, "more")
     mc = math.sqrt(power * (1 - power) / runs)  # Monte-Carlo standard error at the target
     for _ in range(6):  # the first guess may be generous: the smallest size that clearly works
         smaller = max(2, math.floor(prompts * 0.8))
-        if achieved < power or smaller == prompts:
+        if achieved < power or smaller == prompts or out_of_time():
             break
-        trial = _achieved(bias, effect, prompts=smaller, **opts)  # type: ignore[arg-type]
+        trial = check(smaller, "fewer")
         if trial < power + mc:  # not clearly enough: a lucky draw would shrink too far
             break
         prompts, achieved = smaller, trial
     # the power reported is a fresh simulation at the chosen size, not the search's own
     opts["seed"] = seed + 1_000_000
-    achieved = _achieved(bias, effect, prompts=prompts, **opts)  # type: ignore[arg-type]
-    half = norm.ppf(0.975) * math.sqrt(achieved * (1 - achieved) / runs)
+    opts["deadline"] = max(deadline, time.monotonic() + max_seconds / 4)
+    achieved = check(prompts, "fresh check")
+    done = last_runs[0]
+    if done < runs and not stopped:
+        stopped = f"The fresh check ran {done} of {runs} data sets in its time (--max-seconds)."
+    half = norm.ppf(0.975) * math.sqrt(achieved * (1 - achieved) / done)
     return Plan(
         bias=bias, effect=effect, pairs=prompts * k, prompts=prompts, pairs_per_prompt=k,
         power=power, achieved=achieved, achieved_low=max(0.0, achieved - half),
-        achieved_high=min(1.0, achieved + half), runs=runs, level=level,
-        first_guess_pairs=guess, seed=seed,
+        achieved_high=min(1.0, achieved + half), runs=done, level=level,
+        first_guess_pairs=guess, seed=seed, noise=values, noise_source=source, stopped=stopped,
     )  # fmt: skip

@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import InputError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL
@@ -79,7 +79,7 @@ def probe_effects(
     table: pd.DataFrame,
     *,
     level: float = 0.9,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:

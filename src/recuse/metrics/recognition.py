@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from recuse.errors import InputError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
@@ -53,7 +53,7 @@ def self_recognition(
     *,
     judges: str | list[str] | None = None,
     level: float = 0.9,
-    n_boot: int = 1000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:

@@ -57,6 +57,7 @@ from scipy import special
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
+    N_BOOT,
     GroupedStatistic,
     check_options,
     difference_of_ratios,
@@ -303,7 +304,7 @@ def self_preference(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:
@@ -366,7 +367,7 @@ def family_preference(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:

@@ -24,7 +24,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, InputError, RecuseError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options, cluster_bootstrap
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, cluster_bootstrap
 from recuse.metrics.estimate import MetricSpec, clusters_of, to_results, unusable_verdicts
 from recuse.metrics.position import consistency_spec, first_position_spec, flip_spec
 from recuse.metrics.result import MetricResult, Skipped, results_frame
@@ -138,7 +138,7 @@ def pairwise_bias(
     bin_width: float = 0.2,
     max_rel: float = 2.0,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
     orders: Orders = "both",

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
+    N_BOOT,
     GroupedStatistic,
     absolute_difference_of_ratios,
     check_options,
@@ -230,7 +231,7 @@ def verbosity_bias(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:
@@ -326,7 +327,7 @@ def prefer_longer_gap(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> MetricResult:
@@ -509,7 +510,7 @@ def human_alignment_curve(
     bin_width: float = 0.2,
     max_rel: float = 2.0,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> pd.DataFrame:
@@ -561,7 +562,7 @@ def human_verbosity_curve(
     bin_width: float = 0.2,
     max_rel: float = 2.0,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> pd.DataFrame:
@@ -617,7 +618,7 @@ def judge_verbosity_curve(
     bin_width: float = 0.2,
     max_rel: float = 2.0,
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
 ) -> pd.DataFrame:

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
+    N_BOOT,
     GroupedStatistic,
     check_options,
     difference_of_ratios,
@@ -229,7 +230,7 @@ def compare_self_preference(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> tuple[pd.DataFrame, list[Skipped]]:
@@ -327,7 +328,7 @@ def self_preference_difference(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
@@ -458,7 +459,7 @@ def human_agreement(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
@@ -501,7 +502,7 @@ def agreement_difference(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
@@ -600,7 +601,7 @@ def compare_ensembles(
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
     level: float = 0.9,
-    n_boot: int = 2000,
+    n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 10,
     min_n_slope: int = 20,

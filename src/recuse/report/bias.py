@@ -28,7 +28,9 @@ class Bias:
     analysis's section, out of the one-screen summary. ``kind="quality"`` marks a
     quality score (agreement with the reference, calibration error), not a bias: its
     ``null`` is a reference point (chance agreement, perfect calibration) and its
-    findings are never *flagged* (see :attr:`flags`).
+    findings are never *flagged* (see :attr:`flags`). ``tested`` False: a test against
+    ``null`` means nothing (an ECE or a Brier score is above 0 for any finite sample,
+    so "0" is a floor, not a no-bias value): its findings carry no p-value.
     """
 
     key: str
@@ -43,6 +45,7 @@ class Bias:
     pooled: bool = False
     headline: bool = True
     kind: Kind = "bias"
+    tested: bool = True
 
     def __post_init__(self) -> None:
         for name in ("key", "title", "unit", "positive", "negative", "none"):

@@ -7,6 +7,11 @@ bias) that carries a p-value; each gets the Benjamini–Hochberg adjusted value
 ``q_(i) = min_{k ≥ i} p_(k) · m / k`` (statsmodels' ``fdr_bh``) and is flagged when
 ``q ≤ 1 − level``. Raw intervals stay as they are; a finding without a p-value keeps
 its interval-based flag and is named in the note.
+
+A pooled estimate (``bias.pooled``: one test shared by a group of judges, e.g. a
+family's λ shown in each member's row) is one test: it enters the family once and its
+adjusted value goes to every row that shows it. The "±X detectable" line of an
+unflagged cell refers to the unadjusted test at the interval's level.
 """
 
 from __future__ import annotations
@@ -28,15 +33,19 @@ def in_family(f: Finding) -> bool:
 
 def adjust_sections(sections: Sequence[Section], *, level: float) -> tuple[list[Section], str]:
     """The sections with ``q_value`` set on every finding of the family, and a note."""
-    family = [f for s in sections for f in s.findings if in_family(f)]
+    members = [f for s in sections for f in s.findings if in_family(f)]
     outside = [
         f for s in sections for f in s.findings if f.headline and f.bias.flags and not in_family(f)
     ]
-    if not family:
+    if not members:
         return list(sections), ""
+    tests: dict[tuple[object, ...], list[Finding]] = {}
+    for f in members:
+        tests.setdefault(_test_key(f), []).append(f)
+    family = [group[0] for group in tests.values()]
     p = np.array([f.p_value for f in family], float)
     q = multipletests(p, alpha=1 - level, method="fdr_bh")[1]
-    adjusted = {id(f): float(v) for f, v in zip(family, q, strict=True)}
+    adjusted = {id(f): float(v) for group, v in zip(tests.values(), q, strict=True) for f in group}
     out = [
         replace(
             s,
@@ -50,10 +59,19 @@ def adjust_sections(sections: Sequence[Section], *, level: float) -> tuple[list[
     raw = int((p <= 1 - level).sum())
     note = (
         f"Multiple testing: Benjamini–Hochberg false-discovery control at q = {1 - level:.2f} "
-        f"across the summary's {len(family)} tests; flags use the adjusted values ({flagged} "
+        f"across the summary's {len(family)} tests (a pooled estimate shown for several judges "
+        f"counts once); flags use the adjusted values ({flagged} "
         f"flagged; {raw} with raw p ≤ {1 - level:.2f}); intervals are not adjusted."
     )
     if outside:
         names = sorted({f.bias.title for f in outside})
         note += f" Without a p-value, flagged by their interval: {', '.join(names)}."
     return out, note
+
+
+def _test_key(f: Finding) -> tuple[object, ...]:
+    """One test per finding; a pooled bias's rows of one estimate share a key."""
+    if not f.bias.pooled:
+        return ("finding", id(f))
+    return (f.bias.key, f.dataset, f.detail, f.section, f.estimate, f.ci_low, f.ci_high,
+            f.p_value)  # fmt: skip

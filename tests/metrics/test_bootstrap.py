@@ -250,6 +250,6 @@ def test_one_default_number_of_resamples_everywhere() -> None:
     for cmd in (audit_command, pairs_command):
         default = inspect.signature(cmd).parameters["n_boot"].default
         assert isinstance(default, typer.models.OptionInfo) and default.default == bootstrap.N_BOOT
-    for fn in (summary.pairwise_bias, bradley_terry.bradley_terry, bradley_terry.leaderboard, probes.probe_effects,
-               recognition.self_recognition):  # fmt: skip
+    for fn in (summary.pairwise_bias, bradley_terry.bradley_terry, bradley_terry.leaderboard,
+               probes.probe_effects, recognition.self_recognition):  # fmt: skip
         assert inspect.signature(fn).parameters["n_boot"].default == bootstrap.N_BOOT, fn

@@ -95,8 +95,8 @@ def test_position_plan_at_002_reaches_the_power_with_realistic_flips() -> None:
 
 
 def test_position_noise_from_a_users_own_table() -> None:
-    truth = {"flip_rate": 0.35, "tie_rate": 0.1, "icc": 0.15}
-    table = simulate_position(effect=0.03, n_prompts=3000, pairs_per_prompt=3, seed=4, **truth)
+    table = simulate_position(effect=0.03, flip_rate=0.35, tie_rate=0.1, icc=0.15,
+                              n_prompts=3000, pairs_per_prompt=3, seed=4)  # fmt: skip
     got, note = noise_like(table)
     assert got["flip_rate"] == pytest.approx(0.35, abs=0.015)
     assert got["tie_rate"] == pytest.approx(0.1, abs=0.01)

@@ -16,7 +16,7 @@ import importlib.metadata
 import platform
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from recuse.analyses.base import (
     Progress,
     unedited,
 )
-from recuse.data.generic import ValueReading
+from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
 from recuse.errors import ConfigError, InputError
@@ -360,7 +360,7 @@ def audit(
     table: TableKind | None = None,
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
-    mapping: Mapping[str, str] | None = None,
+    mapping: ColumnMapping | None = None,
     unknown_models: UnknownModels = "error",
     title: str = "recuse audit",
     progress: Progress | None = None,

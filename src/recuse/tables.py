@@ -114,7 +114,7 @@ RECOGNITION = "self-recognition"
 PAIRS = Schema(
     name="pairs",
     key=("item_id", "judge"),
-    filled=("model_a", "model_b", "judge", "p_a_first", "p_a_second", "p_a"),
+    filled=("model_a", "model_b", "human", "judge", "p_a_first", "p_a_second", "p_a"),
     columns=(
         Column("item_id", "id", doc="one comparison of two responses"),
         Column("prompt_id", "id", doc="the prompt; bootstrap clusters on it"),
@@ -579,7 +579,8 @@ def missing_columns_error(
     """The error for a table without the ``missing`` columns: which are required and
     which optional, the file's columns, and ``--map`` guesses (:func:`suggest_columns`)."""
     names = [str(c) for c in have]
-    guess = suggest_columns([c for c in names if c not in schema.names], missing)
+    absent = [c for c in schema.filled if c not in names]  # optional, but worth a guess
+    guess = suggest_columns([c for c in names if c not in schema.names], [*missing, *absent])
     must = [c for c in schema.required if c not in schema.filled]
     optional = [c for c in schema.names if c not in must]
     fix = f"did you mean --map {','.join(f'{k}={v}' for k, v in guess.items())}? " if guess else ""
@@ -643,13 +644,14 @@ def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
       verdict of unknown order; ``p_a`` is derived from the two orders anyway);
     - a table with no judge and no verdict columns is human-only data: ``judge`` and
       the verdicts are added empty;
-    - a table with neither ``model_a`` nor ``model_b`` has unknown generators.
+    - a table with neither ``model_a`` nor ``model_b`` has unknown generators;
+    - a table without ``human`` has no labels.
 
     A judge without verdicts, or one generator column without the other, stays
     incomplete and is refused by validation.
 
     >>> sorted(with_optional_pairs_columns(pd.DataFrame({"item_id": [1]})).columns)
-    ['item_id', 'judge', 'model_a', 'model_b', 'p_a', 'p_a_first', 'p_a_second']
+    ['human', 'item_id', 'judge', 'model_a', 'model_b', 'p_a', 'p_a_first', 'p_a_second']
     """
     add: dict[str, float | None] = {}
     if any(c in df.columns for c in VERDICTS):
@@ -658,6 +660,8 @@ def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
         add |= {"judge": None, **dict.fromkeys(VERDICTS, np.nan)}
     if "model_a" not in df.columns and "model_b" not in df.columns:
         add |= {"model_a": None, "model_b": None}
+    if "human" not in df.columns:
+        add["human"] = np.nan
     return df.assign(**add) if add else df
 
 
@@ -696,6 +700,9 @@ def validate_pairs(
         raise ConfigError(f"confidence_of {confidence_of!r}: use 'winner' or 'a'")
     flip = frozenset({"p_a_second"} if swapped_frame == "presented" else ())
     if isinstance(df, pd.DataFrame):
+        must = [c for c in PAIRS.required if c not in PAIRS.filled and c not in df.columns]
+        if must and len(df):  # named against the frame's own columns, before filling
+            raise missing_columns_error(PAIRS, must, df.columns, file)
         df = with_optional_pairs_columns(df)
     out = _validate(df, PAIRS, file, flip=flip)
     fname = str(file) if file is not None else None

@@ -120,9 +120,12 @@ def test_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "metrics", "pairs", str(tmp_path / "missing.csv"))
     assert code == 2 and "missing.csv" in err
     broken = tmp_path / "broken.csv"
-    broken.write_text("item_id,prompt_id\n1,1\n")
+    broken.write_text("prompt_id,human\n1,a\n")
     code, _, err = run(capsys, "metrics", "pairs", str(broken))
     assert code == 2 and "broken.csv" in err and "missing required column" in err
+    broken.write_text("item_id,prompt_id\n1,1\n")  # no labels, no verdicts
+    code, _, err = run(capsys, "metrics", "pairs", str(broken))
+    assert code == 2 and "no judge verdicts (no row names a judge)" in err
     code, _, err = run(capsys, "metrics", "pairs", str(broken), "-o", str(tmp_path / "x.txt"))
     assert code == 2 and "must end in .json or .csv" in err
     code, _, err = run(capsys, "metrics", "pairs", str(broken), "-o", "/no/such/dir/x.json")

@@ -186,7 +186,7 @@ EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "pairs_infinite.csv": (2, "p_a_first", "infinite"),
     "pairs_json_not_array.json": (None, None, "expected a JSON array of objects"),
     "pairs_line_not_object.jsonl": (2, None, "not an object"),
-    "pairs_missing_column.csv": (None, None, "missing required column(s) human"),
+    "pairs_missing_column.csv": (None, None, "missing required column(s) item_id, prompt_id"),
     "pairs_missing_item_id.csv": (2, "item_id", "missing item_id"),
     "pairs_mixed_models_no_roster.csv": (3, "model_a", "not in the roster"),
     "pairs_nan_prompt_id.csv": (2, "prompt_id", "missing prompt_id"),

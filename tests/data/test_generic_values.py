@@ -119,7 +119,7 @@ def test_value_map_applies_to_its_file_column_only(tmp_path: Path) -> None:
         read_table(path, table="pairs", mapping={"label": "human"}, values={"human": {"yes": 1}})
     assert "before --map renames them" in (info.value.fix or "")
     # one written value given two numbers (in any case) is refused, never last-one-wins
-    with pytest.raises(ConfigError, match=r"'yes' is given twice, as 1 and 0"):
+    with pytest.raises(ConfigError, match=r"'yes' and ' YES' are one value, given as 1 and 0"):
         read_table(path, table="pairs", values={"label": {"yes": 1, " YES": 0}})
     same = {"label": {"yes": 1, "Yes": 1, "no": 0}, "verdict": {"output (a)": 1, "output (b)": 0}}
     again = read_table(
@@ -199,11 +199,20 @@ def test_half_mapping_warns_and_missing_columns_are_guessed(tmp_path: Path) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_table(PEER, table="pairs", mapping=PEER_MAP, values={"human_winner": {"neither": 0}})
-    with pytest.raises(InputError, match=r"missing required column\(s\) item_id, human") as info:
+    with pytest.raises(InputError, match=r"missing required column\(s\) item_id —") as info:
         read_table(PEER, table="pairs")
     fix = info.value.fix or ""
-    assert fix.startswith("did you mean --map id=item_id,human_winner=human? a pairs file needs")
-    assert "optional: model_a, model_b, judge, p_a_first" in fix
+    assert fix.startswith(
+        "did you mean --map id=item_id,human_winner=human,judge_model=judge,"
+        "judge_winner=p_a_first,judge_winner_swapped=p_a_second"
+    )
+    assert "optional: model_a, model_b, human, judge, p_a_first" in fix
+    # mapped, the file reads without labels, and the label-like column is named
+    with pytest.warns(ColumnsIgnored, match="read without labels or verdicts.*human_winner"):
+        read_table(PEER, table="pairs", mapping={"id": "item_id"})
+    judged = {"id": "item_id", "judge_model": "judge", "judge_winner": "p_a_first"}
+    with pytest.warns(ColumnsIgnored, match="no human column.*: human_winner, judge_winner_sw"):
+        read_table(PEER, table="pairs", mapping=judged)
     # the file's own columns, not the ones the reader fills in
     assert fix.endswith("judge_winner_swapped, judge_confidence, category")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED
-from recuse.data.generic import ColumnsIgnored
+from recuse.data.generic import ReaderNote
 from recuse.errors import RecuseError
 
 __all__ = ["app", "global_options_first", "main", "parse_mapping"]
@@ -51,11 +51,11 @@ def global_options_first(argv: list[str]) -> list[str]:
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
-    """``warnings.showwarning`` that prints the reader's notes (:class:`ColumnsIgnored`)
+    """``warnings.showwarning`` that prints the reader's notes (:class:`ReaderNote`)
     as one ``recuse: note:`` line and leaves other warnings to ``show``."""
 
     def note(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
-        if issubclass(category, ColumnsIgnored):
+        if issubclass(category, ReaderNote):
             print(f"recuse: note: {message}", file=sys.stderr)
         else:
             show(message, category, *args, **kw)
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = global_options_first(list(sys.argv[1:] if argv is None else argv))
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("always", ColumnsIgnored)
+            warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
             app(args=args, prog_name="recuse")
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors

@@ -95,15 +95,18 @@ AllowUnknownOption = Annotated[
 ]
 
 
-def parse_mapping(text: str | None) -> dict[str, str]:
-    """Parse ``--map file_col=schema_col,other=judge`` into a column mapping.
+def parse_mapping(text: str | None) -> dict[str, str | tuple[str, ...]]:
+    """Parse ``--map file_col=schema_col,other=judge`` into a column mapping; one file
+    column may feed several schema columns (``id=item_id,id=prompt_id``).
 
     >>> parse_mapping("label=human, evaluator=judge")
     {'label': 'human', 'evaluator': 'judge'}
+    >>> parse_mapping("id=item_id,id=prompt_id")
+    {'id': ('item_id', 'prompt_id')}
     """
     if not text:
         return {}
-    mapping: dict[str, str] = {}
+    mapping: dict[str, str | tuple[str, ...]] = {}
     for part in text.split(","):
         source, sep, target = part.partition("=")
         if not sep or not source.strip() or not target.strip():
@@ -111,7 +114,13 @@ def parse_mapping(text: str | None) -> dict[str, str]:
                 f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
                 "comma-separated, e.g. --map label=human,evaluator=judge"
             )
-        mapping[source.strip()] = target.strip()
+        source, target = source.strip(), target.strip()
+        had = mapping.get(source)
+        if had is None:
+            mapping[source] = target
+        else:
+            have = (had,) if isinstance(had, str) else had
+            mapping[source] = have if target in have else (*have, target)
     return mapping
 
 

@@ -23,7 +23,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
-from recuse.data.generic import ValueReading
+from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.http import Endpoint, PromptLogprobMode
 from recuse.judging.backends.local import DType
@@ -302,7 +302,7 @@ LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")
 class FileReading:
     """How a pairs file given to --data is read (--map, --values, ..., unknown models)."""
 
-    mapping: dict[str, str]
+    mapping: ColumnMapping
     how: ValueReading
     allow_unknown: bool
 
@@ -348,7 +348,6 @@ def _read(
             swapped_frame=read.how.swapped_frame,
             confidence=read.how.confidence,
             confidence_of=read.how.confidence_of,
-            labels="optional",  # texts to judge need no labels
         )
         need = ["prompt", "response_a", "response_b"]
         missing = [c for c in need if c not in df.columns or df[c].isna().all()]

@@ -52,8 +52,10 @@ from recuse.tables import (
     VERDICTS,
     ConfidenceOf,
     SwappedFrame,
+    _number,
     check_scalars,
     missing_columns_error,
+    shown,
     side_word,
     suggest_columns,
     validate_pairs,
@@ -64,12 +66,16 @@ from recuse.tables import (
 __all__ = [
     "FORMATS",
     "IGNORED",
+    "ColumnMapping",
     "ColumnsIgnored",
+    "ReaderNote",
     "ValueMap",
+    "ValueMapUnmatched",
     "ValueReading",
     "canonical_ids",
     "check_value_map",
     "load_table",
+    "mapping_pairs",
     "read_csv",
     "read_table",
     "verdict_like_columns",
@@ -82,8 +88,18 @@ ValueMap = Mapping[str, Mapping[str, float]]
 IGNORED = "recuse.ignored_columns"
 
 
-class ColumnsIgnored(UserWarning):
+class ReaderNote(UserWarning):
+    """Something the reader noticed that the user should know, printed by the CLI as one
+    ``recuse: note:`` line (the run goes on)."""
+
+
+class ColumnsIgnored(ReaderNote):
     """A file's columns that look like judge verdicts were not read (a half mapping)."""
+
+
+class ValueMapUnmatched(ReaderNote):
+    """A value map (``--values``) matched no cell of its column, so the column was read
+    by the built-in rules alone."""
 
 
 @dataclass(frozen=True)
@@ -518,11 +534,30 @@ def _read_raw(path: Path) -> pd.DataFrame:
     return _read_jsonl(path)
 
 
+ColumnMapping = Mapping[str, str | tuple[str, ...]]
+"""File column -> schema column(s): one file column may feed several schema columns
+(e.g. ``{"id": ("item_id", "prompt_id")}``: each pair is its own prompt)."""
+
+
+def mapping_pairs(mapping: ColumnMapping) -> list[tuple[str, str]]:
+    """The (file column, schema column) pairs of a column mapping.
+
+    >>> mapping_pairs({"id": ("item_id", "prompt_id"), "label": "human"})
+    [('id', 'item_id'), ('id', 'prompt_id'), ('label', 'human')]
+    """
+    return [
+        (source, t)
+        for source, target in mapping.items()
+        for t in ((target,) if isinstance(target, str) else target)
+    ]
+
+
 def _apply_mapping(
-    df: pd.DataFrame, mapping: Mapping[str, str], table: TableKind, path: Path
+    df: pd.DataFrame, mapping: ColumnMapping, table: TableKind, path: Path
 ) -> pd.DataFrame:
     schema = PAIRS if table == "pairs" else RATINGS
-    for source, target in mapping.items():
+    pairs = mapping_pairs(mapping)
+    for source, target in pairs:
         if source not in df.columns:
             raise _no_such_column("the column mapping", source, df, path)
         if target not in schema.names:
@@ -537,7 +572,7 @@ def _apply_mapping(
                 fix=(f"did you mean {close[0]!r}? " if close else "")
                 + f"{table} columns: {', '.join(schema.names)}",
             )
-    targets = list(mapping.values())
+    targets = [t for _, t in pairs]
     twice = {t for t in targets if targets.count(t) > 1}
     if twice:
         raise InputError(
@@ -554,7 +589,10 @@ def _apply_mapping(
             column=clash[0],
             fix="drop one of them from the mapping or rename the file column",
         )
-    return df.rename(columns=dict(mapping))
+    out = df.drop(columns=list(mapping))
+    for source, target in pairs:
+        out[target] = df[source]
+    return out
 
 
 def _no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputError:
@@ -590,40 +628,104 @@ def check_value_map(values: ValueMap) -> dict[str, dict[str, float]]:
                     "in [0, 1] (P(a better): 1 = a, 0 = b, 0.5 = tie)"
                 )
         folded: dict[str, float] = {}
+        written: dict[str, str] = {}  # folded key -> the value as the user wrote it
         for value, number in table.items():
-            key = str(value).strip().casefold()
-            if key in folded and folded[key] != float(number):
+            key = _folded(value)
+            same = key if key in folded else None
+            if same is None and (x := _written_number(key)) is not None:
+                same = next((k for k in folded if _written_number(k) == x), None)
+            if same is not None and folded[same] != float(number):
                 raise ConfigError(
-                    f"value map for {column!r}: {key!r} is given twice, as {folded[key]:g} "
-                    f"and {float(number):g} (values match ignoring case and spaces) — keep one"
+                    f"value map for {column!r}: {written[same]!r} and {str(value)!r} are one "
+                    f"value, given as {folded[same]:g} and {float(number):g} (values match "
+                    "ignoring case and spaces, and numbers by value: 1 = 1.0) — keep one"
                 )
             folded[key] = float(number)
+            written[key] = str(value)
         out[column] = folded
     return out
 
 
-def _value_key(value: object) -> str | None:
-    """How a cell is looked up in a value map: trimmed and case-folded text (numbers as
-    written, e.g. ``1`` or ``1.5``); None for a missing or nested cell (nested cells are
-    reported by :func:`recuse.tables.check_scalars`)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, str | int | float):
-        return None
-    if isinstance(value, float) and np.isnan(value):
-        return None
+def _folded(value: object) -> str:
     return str(value).strip().casefold()
+
+
+def _written_number(key: str) -> float | None:
+    """The finite number a folded value-map key or cell is written as (``1``, ``1.0``,
+    ``1e0``), else None: numbers match by value, whatever a writer made of them (pandas
+    writes a float column's 1 as ``1.0``, JSON and Parquet keep floats)."""
+    number = _number(key)
+    return number if number is not None and np.isfinite(number) else None
+
+
+def _value_lookup(mapped: Mapping[str, float]) -> Any:
+    """A function from a cell to its number in the value map ``mapped`` (folded keys),
+    or None: text matches trimmed and case-folded; a cell that is a number (or a text
+    written as one) matches a key that is the same number (``1`` = ``1.0`` = ``1e0``).
+    Missing, boolean and nested cells match nothing (nested cells are reported by
+    :func:`recuse.tables.check_scalars`)."""
+    numeric = {x: v for k, v in mapped.items() if (x := _written_number(k)) is not None}
+
+    def lookup(cell: object) -> float | None:
+        if isinstance(cell, bool | np.bool_) or not isinstance(
+            cell, str | int | float | np.integer | np.floating
+        ):
+            return None
+        if isinstance(cell, float | np.floating) and np.isnan(cell):
+            return None
+        key = _folded(cell)
+        if key in mapped:
+            return mapped[key]
+        x = _number(cell)
+        return numeric.get(x) if x is not None and np.isfinite(x) else None
+
+    return lookup
+
+
+def _refuse_double_turn(values: ValueMap, mapping: ColumnMapping) -> None:
+    """``swapped_frame="presented"`` turns ``p_a_second`` from the judge's slots (A =
+    shown first = b) to a/b; a value map of that column that already sends the
+    first-shown label A to b (``A=0,B=1``) has turned it, and both would flip every
+    swapped verdict back to the judge's slots: refused, with the two ways out."""
+    for column, table in check_value_map(values).items():
+        targets = [t for s, t in mapping_pairs(mapping) if s == column] or [column]
+        if "p_a_second" not in targets:
+            continue
+        sides = {side_word(k): v for k, v in table.items() if side_word(k) in (0.0, 1.0)}
+        if sides.get(1.0, 1.0) < 0.5 or sides.get(0.0, 0.0) > 0.5:
+            turned = ", ".join(f"{k}={v:g}" for k, v in table.items())
+            raise ConfigError(
+                f"the value map for {column!r} ({turned}) already reads the swapped order "
+                "in the a/b frame (the first-shown answer A is b), and --swapped-frame "
+                "presented turns it once more, which would flip every swapped verdict "
+                "back — keep one: the map as the judge wrote it (A=1,B=0) with "
+                "--swapped-frame presented, or this map with --swapped-frame original"
+            )
 
 
 def _apply_values(df: pd.DataFrame, values: ValueMap, path: Path) -> pd.DataFrame:
     """Replace the written values of the file columns named in ``values`` by numbers;
-    cells the map does not name are left for the built-in rules."""
+    cells the map does not name are left for the built-in rules. A map that matches no
+    cell of its column is told (:class:`ValueMapUnmatched`): the column is then read by
+    the built-in rules alone, which may read its values another way than the map meant."""
     table = check_value_map(values)
     out = df.copy()
     for column, mapped in table.items():
         if column not in out.columns:
             raise _no_such_column("the value map (--values)", column, out, path)
         s = out[column]
-        keys = s.map(_value_key)
-        hit = keys.map(mapped)
+        hit = s.map(_value_lookup(mapped)).astype(float)
+        if hit.isna().all() and s.notna().any():
+            seen = ", ".join(shown(v, 20) for v in s.dropna().astype(str).unique()[:6])
+            warnings.warn(
+                f"{path}: the value map for column {column!r} ("
+                + ", ".join(f"{k}={v:g}" for k, v in mapped.items())
+                + f") matched none of its values ({seen}); the column is read by the "
+                "built-in rules (A/B/tie words, model names, AlpacaEval's 1/2, "
+                "probabilities) — check the map's values against the file's",
+                ValueMapUnmatched,
+                stacklevel=3,
+            )
         out[column] = s.astype(object).where(hit.isna(), hit)
     return out
 
@@ -654,13 +756,25 @@ def verdict_like_columns(df: pd.DataFrame, used: set[str]) -> dict[str, str]:
     return out
 
 
-def _derive_prompt_id(df: pd.DataFrame) -> pd.DataFrame:
-    """A file without ``prompt_id`` but with ``prompt`` texts: identical texts are one
-    prompt (the bootstrap's cluster); the id is a short hash of the text."""
+def _derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """A file without ``prompt_id``: with ``prompt`` texts, identical texts are one
+    prompt (the bootstrap's cluster; the id is a short hash of the text); without them,
+    each ``item_id`` is its own prompt, which is said in a :class:`ReaderNote`."""
     import hashlib
 
-    if "prompt_id" in df.columns or "prompt" not in df.columns:
+    if "prompt_id" in df.columns:
         return df
+    if "prompt" not in df.columns:
+        if "item_id" not in df.columns:
+            return df  # the missing columns are reported by validation
+        warnings.warn(
+            f"{path}: no prompt_id or prompt column, so each pair (item_id) is its own "
+            "prompt: intervals then treat pairs as independent — map a prompt id "
+            "(--map COLUMN=prompt_id) or give the prompt texts if pairs share prompts",
+            ReaderNote,
+            stacklevel=3,
+        )
+        return df.assign(prompt_id=df["item_id"])
     text = df["prompt"]
     if text.isna().any():
         return df  # the missing prompt_id is reported by validation
@@ -692,15 +806,6 @@ def _canonical_label_names(df: pd.DataFrame, roster: Roster) -> pd.DataFrame:
         out = out.copy() if out is df else out
         out[col] = pd.Series(new[codes], index=s.index, dtype=object).where(s.notna(), s)
     return out
-
-
-def _fill_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Add the ``pairs`` columns a file may leave out, as empty columns: those of
-    :func:`recuse.tables.with_optional_pairs_columns`, and ``human`` for a file without
-    labels (read with ``labels="optional"``). ``item_id`` and ``prompt_id`` are never
-    filled in."""
-    out = df if "human" in df.columns else df.assign(human=np.nan)
-    return with_optional_pairs_columns(out)
 
 
 def _blank_name(name: object) -> bool:
@@ -777,14 +882,13 @@ def read_table(
     path: str | Path,
     *,
     table: TableKind,
-    mapping: Mapping[str, str] | None = None,
+    mapping: ColumnMapping | None = None,
     roster: Roster | None = None,
     unknown_models: UnknownModels = "error",
     values: ValueMap | None = None,
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,
     confidence_of: ConfidenceOf = "winner",
-    labels: Literal["required", "optional"] = "required",
 ) -> pd.DataFrame:
     """Read one file as a validated ``pairs`` or ``ratings`` table.
 
@@ -799,10 +903,11 @@ def read_table(
     values it does not name are read by :func:`recuse.tables.verdict_values` (A/B/tie,
     [[A]], model names, AlpacaEval 1/2/1.5, probabilities). ``swapped_frame``,
     ``confidence`` (a file column) and ``confidence_of``: see
-    :func:`recuse.tables.validate_pairs`. A file without ``prompt_id`` but with
-    ``prompt`` gets one id per distinct prompt text. ``labels="optional"`` accepts a
-    pairs file without a ``human`` column (texts to judge, as ``recuse judge`` and
-    ``recuse probe`` read them): it is added empty.
+    :func:`recuse.tables.validate_pairs`. A pairs file without ``prompt_id`` gets one id
+    per distinct ``prompt`` text or, without prompts, one per ``item_id`` (a
+    :class:`ReaderNote` says so). A pairs file without ``human`` has no labels (the
+    column is added empty). ``mapping`` may send one file column to several schema
+    columns (``{"id": ("item_id", "prompt_id")}``).
 
     The file columns left unused that look like verdicts or labels are listed in
     ``result.attrs[IGNORED]``; when the table has no judge columns at all and such
@@ -819,18 +924,19 @@ def read_table(
     df = _read_raw(path)
     if confidence is not None and confidence not in df.columns:
         raise _no_such_column("--confidence", confidence, df, path)
-    if values:
-        df = _apply_values(df, values, path)
     mapping = dict(mapping or {})
+    if values:
+        if swapped_frame == "presented":
+            _refuse_double_turn(values, mapping)
+        df = _apply_values(df, values, path)
     if mapping:
         df = _apply_mapping(df, mapping, table, path)
     schema = PAIRS if table == "pairs" else RATINGS
     check_scalars(df, schema.names, file=path)
     needed = [c for c in schema.required if c not in schema.filled and c not in df.columns]
-    if labels == "optional" and "human" in needed:
-        needed.remove("human")  # filled in empty below
-    if "prompt_id" in needed and "prompt" in df.columns:
-        needed.remove("prompt_id")  # one id per prompt text, below
+    derivable = "prompt" in df.columns or "item_id" in df.columns
+    if table == "pairs" and "prompt_id" in needed and derivable:
+        needed.remove("prompt_id")  # one id per prompt text, or per item, below
     if needed:  # named against the file's own columns, before any are filled in
         raise missing_columns_error(schema, needed, df.columns, path)
     if table == "pairs" and "judge" in df.columns and not any(c in df.columns for c in VERDICTS):
@@ -849,10 +955,13 @@ def read_table(
         )
     ignored: dict[str, str] = {}
     if table == "pairs":
-        confidence = mapping.get(confidence, confidence) if confidence else None
+        if confidence:
+            renamed = [t for s, t in mapping_pairs(mapping) if s == confidence]
+            confidence = renamed[0] if renamed else confidence
         ignored = verdict_like_columns(df, {confidence} if confidence else set())
         half = bool(ignored) and not any(c in df.columns for c in ("judge", *VERDICTS))
-        df = _derive_prompt_id(_fill_pairs_columns(df))
+        unlabelled = bool(ignored) and "human" not in df.columns
+        df = _derive_prompt_id(with_optional_pairs_columns(df), path)
     df = canonicalize_models(
         df, MODEL_COLUMNS[table], rost, file=path, unknown_models=unknown_models
     )
@@ -865,11 +974,20 @@ def read_table(
             confidence_of=confidence_of,
         )
         if half:
+            read_as = "without labels or verdicts" if unlabelled else "as human labels only"
             warnings.warn(
-                f"{path}: no judge or verdict columns, so the file is read as human labels "
-                f"only; these columns look like verdicts or labels and were not read: "
+                f"{path}: no judge or verdict columns, so the file is read {read_as}; "
+                f"these columns look like verdicts or labels and were not read: "
                 f"{', '.join(ignored)} — map them, e.g. "
                 "--map JUDGE_NAME_COLUMN=judge,VERDICT_COLUMN=p_a_first",
+                ColumnsIgnored,
+                stacklevel=2,
+            )
+        elif unlabelled:
+            warnings.warn(
+                f"{path}: no human column, so the file is read without labels; these "
+                f"columns look like verdicts or labels and were not read: "
+                f"{', '.join(ignored)} — map the label, e.g. --map LABEL_COLUMN=human",
                 ColumnsIgnored,
                 stacklevel=2,
             )
@@ -894,13 +1012,12 @@ def load_table(
     table: TableKind,
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
-    mapping: Mapping[str, str] | None = None,
+    mapping: ColumnMapping | None = None,
     unknown_models: UnknownModels = "error",
     values: ValueMap | None = None,
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,
     confidence_of: ConfidenceOf = "winner",
-    labels: Literal["required", "optional"] = "required",
 ) -> pd.DataFrame:
     """A registered dataset by name, or a file by path, as a ``table`` evidence table.
 
@@ -937,7 +1054,6 @@ def load_table(
             swapped_frame=swapped_frame,
             confidence=confidence,
             confidence_of=confidence_of,
-            labels=labels,
         )
     registry.get(text)  # raises DatasetNotFoundError listing the known names
     raise AssertionError("unreachable")  # pragma: no cover

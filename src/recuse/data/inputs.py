@@ -3,14 +3,13 @@ where it came from (:class:`Source`, kept in the report's provenance)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
-from recuse.data.generic import ValueReading
+from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.roster import Roster
 
@@ -117,7 +116,7 @@ def _import(
     path: Path,
     fmt: ImportFormat,
     table: TableKind | None,
-    mapping: Mapping[str, str] | None,
+    mapping: ColumnMapping | None,
     roster: Roster,
     unknown_models: UnknownModels,
 ) -> Imported:
@@ -159,7 +158,7 @@ def load_input(
     table: TableKind | None = None,
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
-    mapping: Mapping[str, str] | None = None,
+    mapping: ColumnMapping | None = None,
     unknown_models: UnknownModels = "error",
     format: ImportFormat | None = None,
     reading: ValueReading | None = None,

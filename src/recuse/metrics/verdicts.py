@@ -185,7 +185,8 @@ def judge_codes(
     present = sorted({str(j) for j in pairs["judge"].dropna().unique()})
     if not present:
         raise EstimationError(
-            "the table has no judge verdicts (human-only rows) — run a judge first"
+            "the table has no judge verdicts (no row names a judge) — run a judge first "
+            "(recuse judge), or map the file's judge and verdict columns (--map)"
         )
     if judges is None:
         wanted = present

@@ -274,7 +274,10 @@ def test_missing_columns_told_apart_with_guesses() -> None:
     needs, optional = fix.split("needs ")[1].split("; optional: ")
     assert needs == "item_id, prompt_id"
     assert optional.startswith("model_a, model_b, human, judge") and "ppl_b" in optional
-    assert fix.endswith("the file has id, prompt_id, model_a, model_b, human_winner, judge, p_a_first, p_a_second, p_a")
+    assert fix.endswith(
+        "the file has id, prompt_id, model_a, model_b, human_winner, judge, p_a_first, "
+        "p_a_second, p_a"
+    )
     assert suggest_columns(["Question", "judge_model", "output_1"], ["prompt", "judge"]) == {
         "Question": "prompt",
         "judge_model": "judge",

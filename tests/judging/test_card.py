@@ -78,3 +78,97 @@ def test_audit_shows_the_card_and_an_old_store_has_no_runs(
         conn.execute("DROP TABLE runs")
     assert main(["judge", "card", str(store)]) == 0
     assert "no runs recorded" in capsys.readouterr().out
+
+
+def _judged(tmp_path: Path, *judge: str) -> Path:
+    """A store of one stand-in run: 3 pairs judged by ``--model gpt-4o`` plus ``judge``
+    options (e.g. ``--judge-id``)."""
+    tmp_path.mkdir(exist_ok=True)
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    with StandIn() as server:
+        assert main(["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--data",
+                     str(src), "--out", str(store), "--no-progress", *judge]) == 0  # fmt: skip
+    return store
+
+
+def _prices(tmp_path: Path, *rows: str) -> Path:
+    path = tmp_path / "prices.csv"
+    path.write_text("judge,input_per_million,output_per_million\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_prices_match_judges_through_the_roster_and_unmatched_rows_are_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roster = tmp_path / "roster.toml"
+    roster.write_text('[[model]]\nid = "house-judge"\nfamily = "house"\naliases = ["hj-v1"]\n')
+    store = _judged(tmp_path, "--judge-id", "HJ-v1")  # the id as the user wrote it
+    with Store(store, read_only=True) as s:
+        runs = s.runs()
+    tin, tout = runs["tokens_in"].iloc[0] / 6, runs["tokens_out"].iloc[0] / 6
+    # the row names the roster id, the store holds an alias in other case: one judge
+    prices = _prices(tmp_path, "house-judge,2,8", "gpt-5-preview,1,1")
+    capsys.readouterr()
+    assert main(["--roster", str(roster), "judge", "card", str(store), "--prices",
+                 str(prices)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    cost = 1000 * (tin * 2 + tout * 8) / 1e6
+    assert "HJ-v1: " in out and f"${cost:.3f} per 1,000 judgments" in out
+    assert "price row 2 ('gpt-5-preview') matches no judge in" in out
+    assert "judges there: HJ-v1" in out
+    # case alone, with the built-in roster's id
+    store2 = _judged(tmp_path / "two")
+    prices = _prices(tmp_path, "GPT-4O,2,8")
+    capsys.readouterr()
+    assert main(["judge", "card", str(store2), "--prices", str(prices)]) == 0
+    out = capsys.readouterr().out
+    assert "no price given" not in out and "per 1,000 judgments" in out and "note:" not in out
+
+
+def test_a_judge_priced_twice_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _judged(tmp_path)
+    roster = tmp_path / "roster.toml"
+    roster.write_text('[[model]]\nid = "house-judge"\nfamily = "house"\naliases = ["hj-v1"]\n')
+    cases = [
+        (("gpt-4o,2,8", "x,1,1", "gpt-4o,3,9"), [], "row 3", "(also in row 1)"),
+        (("gpt-4o,2,8", "GPT-4o,3,9"), [], "row 2", "'gpt-4o' and 'GPT-4o'"),
+        (("house-judge,2,8", "HJ-V1,3,9"), ["--roster", str(roster)], "row 2",
+         "one judge through the roster"),
+    ]  # fmt: skip
+    for rows, extra, row, why in cases:
+        prices = _prices(tmp_path, *rows)
+        capsys.readouterr()
+        assert main([*extra, "judge", "card", str(store), "--prices", str(prices)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "priced twice" in err and row in err and why in err and "column 'judge'" in err
+        assert len(err.splitlines()) == 1
+    toml = tmp_path / "p.toml"
+    toml.write_text('["gpt-4o"]\ninput_per_million = 1\noutput_per_million = 2\n'
+                    '["GPT-4o"]\ninput_per_million = 1\noutput_per_million = 2\n')  # fmt: skip
+    with pytest.raises(InputError, match=r"row 2.*priced twice \(also in row 1"):
+        read_prices(toml)
+
+
+def test_audit_notes_unmatched_price_rows_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    store = _judged(tmp_path)
+    table, report = tmp_path / "p.csv", tmp_path / "r"
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    prices = _prices(tmp_path, "gpt-4o,2,8", "claude-v1,3,15")
+    capsys.readouterr()
+    args = ["audit", str(table), "--only", "position", "--out", str(report), "--prices",
+            str(prices)]  # fmt: skip
+    assert main(args) == 2  # a price table without a store prices nothing
+    assert "--prices goes with --store" in capsys.readouterr().err
+    assert main([*args, "--store", str(store)]) == 0
+    assert "price row 2 ('claude-v1') matches no judge" in capsys.readouterr().out
+    d = json.loads((report / "report.json").read_text())
+    (card,) = [s for s in d["sections"] if s["id"] == "evaluator-card"]
+    assert any("('claude-v1') matches no judge" in n for n in card["notes"])

@@ -205,6 +205,8 @@ def audit_command(
         raise ConfigError("--skip-unmeasured goes with --fail-on (it changes the gate)")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     price_table = None  # the card's inputs are checked before the work
+    if prices is not None and store is None:
+        raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
     if prices is not None:
         from recuse.judging.card import read_prices
 
@@ -234,12 +236,20 @@ def audit_command(
         with Store(store, read_only=True) as s:
             found = cards(s.runs(), price_table)
         if found:
-            report = _replace(report, sections=(*report.sections, card_section(found, str(store))))
+            section = card_section(found, str(store))
+            if price_table is not None:
+                unpriced = price_table.unmatched_notes([c.judge for c in found], str(store))
+                section = _replace(section, notes=(*section.notes, *unpriced))
+            report = _replace(report, sections=(*report.sections, section))
     paths = write_report(report, out)
     seconds = time.perf_counter() - start
     for source in report.provenance.sources:
         for note in source.notes:
             typer.echo(f"note: {note}")
+    for section in report.sections:
+        if section.id == "evaluator-card":
+            for note in section.notes:
+                typer.echo(f"note: {note}")
     for row in report.summary():
         typer.echo(summary_line(row))
         for f in row.flagged:

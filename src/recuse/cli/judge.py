@@ -425,7 +425,8 @@ def card(
         typer.Option(
             "--prices",
             help="Price table (CSV: judge,input_per_million,output_per_million; or TOML), "
-            "USD per million tokens.",
+            "USD per million tokens; one row per judge, names matched through the roster "
+            "(any case, aliases); a row that prices no judge of the store is noted.",
         ),
     ] = None,
 ) -> None:
@@ -443,6 +444,9 @@ def card(
         typer.echo(f"{store}: no runs recorded (judged before recuse recorded runs, or nothing)")
     for c in found:
         typer.echo(c.line())
+    if table is not None and found:
+        for note in table.unmatched_notes([c.judge for c in found], str(store)):
+            typer.echo(f"note: {note}")
 
 
 @judge_app.command("export")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +23,9 @@ import pandas as pd
 
 from recuse.errors import InputError
 from recuse.report.model import Section, Table
+from recuse.roster import Roster
 
-__all__ = ["Card", "card_section", "cards", "read_prices"]
+__all__ = ["Card", "PriceRow", "PriceTable", "card_section", "cards", "read_prices"]
 
 Prices = Mapping[str, tuple[float, float]]  # judge -> (USD per 1M input, per 1M output)
 
@@ -118,40 +119,133 @@ def _price(value: object, path: Path, row: int, column: str) -> float:
     return x
 
 
-def read_prices(path: str | Path) -> dict[str, tuple[float, float]]:
+@dataclass(frozen=True)
+class PriceRow:
+    """One judge's price as the file wrote it: its row (1-based data row of a CSV, or
+    the table's number in a TOML file), the name as written, USD per million tokens."""
+
+    row: int
+    name: str
+    input_per_million: float
+    output_per_million: float
+
+
+class PriceTable(Mapping[str, tuple[float, float]]):
+    """Prices by judge, ``{judge: (USD per 1M input tokens, per 1M output)}``, where a
+    judge is found by any name the roster gives it: its id, an alias, in any case
+    (``prices["GPT-4o"]`` and ``prices["gpt-4o-2024-05-13"]`` are the row of
+    ``gpt-4o`` if the roster says they are one model). A name the roster does not know
+    matches itself, in any case. Iterating gives the canonical names.
+    """
+
+    def __init__(self, rows: Sequence[PriceRow], roster: Roster, *, file: str = "") -> None:
+        self.file = file
+        self._roster = roster
+        self._rows: dict[str, PriceRow] = {}
+        for r in rows:
+            key = self.key(r.name)
+            first = self._rows.get(key)
+            if first is not None:
+                same = (
+                    ""
+                    if first.name == r.name
+                    else f"; {first.name!r} and {r.name!r} are one judge through the roster"
+                )
+                raise InputError(
+                    f"judge {r.name!r} is priced twice (also in row {first.row}{same})",
+                    file=file or None,
+                    row=r.row,
+                    column="judge",
+                    fix="keep one price row per judge",
+                )
+            self._rows[key] = r
+
+    def key(self, name: str) -> str:
+        """The roster's id of ``name``, or the name itself (trimmed, case-folded)."""
+        return self._roster.canonical(name) if name in self._roster else name.strip().casefold()
+
+    @property
+    def rows(self) -> tuple[PriceRow, ...]:
+        return tuple(self._rows.values())
+
+    def __getitem__(self, name: str) -> tuple[float, float]:
+        r = self._rows[self.key(name)]
+        return (r.input_per_million, r.output_per_million)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.key(name) in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(k if k in self._roster else r.name for k, r in self._rows.items())
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def unmatched(self, judges: Iterable[str]) -> tuple[PriceRow, ...]:
+        """The rows that price none of ``judges``."""
+        keys = {self.key(j) for j in judges}
+        return tuple(r for k, r in self._rows.items() if k not in keys)
+
+    def unmatched_notes(self, judges: Iterable[str], where: str) -> list[str]:
+        """One sentence per row that prices none of ``judges`` (the judges of ``where``)."""
+        names = sorted(set(judges))
+        return [
+            f"{self.file}: price row {r.row} ({r.name!r}) matches no judge in {where} "
+            f"(judges there: {', '.join(names) or 'none'}; names match through the roster, "
+            "in any case or by an alias)"
+            for r in self.unmatched(names)
+        ]
+
+
+def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable:
     """A price table: CSV with columns ``judge, input_per_million, output_per_million``,
     or TOML with one table per judge (``["gpt-4o"]`` ``input_per_million = 2.5``
-    ``output_per_million = 10``); USD per million tokens."""
+    ``output_per_million = 10``); USD per million tokens.
+
+    Judge names are read through ``roster`` (default :meth:`Roster.load`): two rows
+    naming one judge (``gpt-4o`` and ``GPT-4o``, or a name and its alias) are an
+    :class:`InputError`, not the later row silently winning."""
     p = Path(path)
     if not p.is_file():
         raise InputError("price file not found", file=p)
     need = ("input_per_million", "output_per_million")
-    out: dict[str, tuple[float, float]] = {}
+    rows: list[PriceRow] = []
     try:
         if p.suffix.lower() == ".toml":
             data = tomllib.loads(p.read_text(encoding="utf-8"))
             for k, (judge, entry) in enumerate(data.items(), start=1):
                 if not isinstance(entry, dict) or not all(c in entry for c in need):
                     raise InputError(f"[{judge}] needs {' and '.join(need)}", file=p, row=k)
-                out[judge] = (
-                    _price(entry[need[0]], p, k, need[0]),
-                    _price(entry[need[1]], p, k, need[1]),
+                rows.append(
+                    PriceRow(
+                        k,
+                        judge,
+                        _price(entry[need[0]], p, k, need[0]),
+                        _price(entry[need[1]], p, k, need[1]),
+                    )
                 )
-            return out
-        with p.open(encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
+        else:
+            with p.open(encoding="utf-8", newline="") as f:
+                records = list(csv.DictReader(f))
+            for k, r in enumerate(records, start=1):
+                missing = [c for c in ("judge", *need) if not (r.get(c) or "").strip()]
+                if missing:
+                    raise InputError(
+                        f"missing {', '.join(missing)}",
+                        file=p,
+                        row=k,
+                        fix="columns: judge, input_per_million, output_per_million",
+                    )
+                rows.append(
+                    PriceRow(
+                        k,
+                        r["judge"].strip(),
+                        _price(r[need[0]], p, k, need[0]),
+                        _price(r[need[1]], p, k, need[1]),
+                    )
+                )
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read the price table: {exc}", file=p) from None
-    for k, r in enumerate(rows, start=1):
-        missing = [c for c in ("judge", *need) if not r.get(c)]
-        if missing:
-            raise InputError(
-                f"missing {', '.join(missing)}",
-                file=p,
-                row=k,
-                fix="columns: judge, input_per_million, output_per_million",
-            )
-        out[r["judge"]] = (_price(r[need[0]], p, k, need[0]), _price(r[need[1]], p, k, need[1]))
-    if not out:
+    if not rows:
         raise InputError("the price table is empty", file=p)
-    return out
+    return PriceTable(rows, roster or Roster.load(), file=str(p))

@@ -27,7 +27,7 @@ from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.http import Endpoint, PromptLogprobMode
 from recuse.judging.backends.local import DType
-from recuse.judging.protocols import PairwiseMode
+from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
 from recuse.judging.store import Kind
 
 if TYPE_CHECKING:
@@ -190,6 +190,7 @@ def judge(
         ),
     ] = "echo",
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    template: TemplateOption = None,
     mapping: MapOption = None,
     values: ValuesOption = None,
     swapped_frame: SwappedFrameOption = "original",
@@ -215,13 +216,18 @@ def judge(
             "--perplexity goes with pairwise judging (the familiarity analysis reads the "
             "pairs table); drop it or use --protocol pairwise"
         )
-    from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+    from recuse.judging import RetryPolicy, Runner, Store
     from recuse.judging.protocols import DIMENSIONS
     from recuse.judging.protocols import dimension as get_dimension
     from recuse.outputs import check_output
 
     # everything is checked before the store is created or a request is sent
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
+    if template is not None and protocol != "pairwise":
+        raise ConfigError(
+            "--template is a pairwise judge prompt; drop it or use --protocol pairwise"
+        )
+    tpl = template_protocol(template, mode)
     check_output(out, option="--out")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     read = FileReading(parse_mapping(mapping), how, allow_unknown_models)
@@ -230,6 +236,10 @@ def judge(
         from recuse.data.sample import spread_over_prompts
 
         table = spread_over_prompts(table, limit=limit or None, prompts=prompts or None, seed=seed)
+    if tpl.template is not None:
+        from recuse.judging.templates import check_references
+
+        check_references(tpl.template, table, file=data)
     backend, jid = _backend(
         model,
         base_urls=base_url or [],
@@ -252,9 +262,11 @@ def judge(
             progress=progress,
         )
         if protocol == "pairwise":
-            summary = runner.pairwise(table, PairwiseProtocol(mode=mode))
+            summary = runner.pairwise(table, tpl)
         else:
             summary = runner.likert(table, dims)
+        if tpl.template is not None:
+            typer.echo(f"judge template: {tpl.template.line()}")
         typer.echo(summary.line())
         for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
             typer.echo(f"  failed x{n}: {reason}")
@@ -296,6 +308,32 @@ def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
 
 
 LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")
+
+TemplateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--template",
+        help="Your judge prompt instead of recuse's: a TOML template, FastChat's "
+        "judge_prompts.jsonl:NAME (e.g. :pair-v2), an Arena-Hard-Auto judge config .yaml "
+        "or an AlpacaEval configs.yaml[:ANNOTATOR]; `recuse judge templates FILE` lists "
+        "what a file holds.",
+    ),
+]
+
+
+def template_protocol(spec: str | None, mode: PairwiseMode) -> PairwiseProtocol:
+    """The pairwise protocol for ``--template`` (recuse's prompt when none)."""
+    if spec is None:
+        return PairwiseProtocol(mode=mode)
+    from recuse.judging.templates import load_template
+
+    template = load_template(spec)
+    if mode == "direct" and template.answer_prefix is None:
+        raise ConfigError(
+            f"--template {spec}: its verdict is a structure written in the reply, with no "
+            "answer prefix to score it at — add --mode explain"
+        )
+    return PairwiseProtocol(mode=mode, template=template)
 
 
 @dataclass(frozen=True)
@@ -415,6 +453,28 @@ def replay_cmd(
             typer.echo(f"  differs: {item_id} ({order}): ours {ours:g}, file {theirs:g}")
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
         typer.echo(f"  failed x{n}: {reason}")
+
+
+@judge_app.command("templates")
+def templates_cmd(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A judge template file: TOML, FastChat judge_prompts.jsonl, Arena-Hard-Auto "
+            "judge config .yaml or AlpacaEval configs.yaml."
+        ),
+    ],
+) -> None:
+    """List the judge prompts FILE holds: labels, answer prefix, whether a reference answer
+    is shown, and the content hash that keys their judgments (or why one is not usable)."""
+    from recuse.judging.templates import template_entries
+
+    entries = template_entries(file)
+    for e in entries:
+        typer.echo(e.line())
+    usable = [e.name for e in entries if e.template is not None]
+    if len(entries) > 1 and usable:
+        typer.echo(f"use: --template {file}:{usable[0]}")
 
 
 @judge_app.command("card")

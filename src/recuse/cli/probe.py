@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from recuse.cli.app import app
+from recuse.cli.judge import TemplateOption
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.backends.local import DType
@@ -73,6 +74,7 @@ def probe(
     batch_size: int = typer.Option(16, help="Local: prompts per forward pass at most."),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    template: TemplateOption = None,
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels, or a model's concise and verbose rewrites), and
@@ -87,7 +89,13 @@ def probe(
     those); 2 on bad input; 130 when interrupted (finished work is kept)."""
     import pandas as pd
 
-    from recuse.cli.judge import FileReading, _backend, _read, exit_if_failed
+    from recuse.cli.judge import (
+        FileReading,
+        _backend,
+        _read,
+        exit_if_failed,
+        template_protocol,
+    )
     from recuse.data.generic import ValueReading
     from recuse.judging import RetryPolicy, Runner, Store
     from recuse.outputs import check_output
@@ -113,8 +121,13 @@ def probe(
         raise ConfigError(f"--max-attempts must be 1 or more; got {max_attempts}")
     if rewrite_tokens < 1:
         raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
+    protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
     table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading(), True))
+    if protocol.template is not None:
+        from recuse.judging.templates import check_references
+
+        check_references(protocol.template, table, file=data)
     backend, jid = _backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
@@ -161,7 +174,7 @@ def probe(
         probe_table = pd.concat([*parts, *recognition], ignore_index=True)
         probe_table = probe_table.drop_duplicates("item_id")
         judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)
-        summary = judge_probes(judging, probe_table)
+        summary = judge_probes(judging, probe_table, protocol)
     typer.echo(summary.line())
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
         typer.echo(f"  failed x{n}: {reason}")

@@ -35,7 +35,10 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from recuse.judging.templates import JudgeTemplate
 
 Order = Literal["first", "second"]
 ORDERS: tuple[Order, Order] = ("first", "second")
@@ -115,6 +118,8 @@ class Pair:
     prompt: str
     response_a: str
     response_b: str
+    #: a reference answer, for judge templates that show one (e.g. FastChat pair-math-v1)
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,10 @@ class VerdictFormat:
     to a verdict: ``"prefix"`` when the token, leading whitespace removed, starts
     ``label + closer`` (so ``" A"`` and ``"A]]"`` commit to A after ``[[``);
     ``"exact"`` when the token equals the label.
+
+    ``fallback`` patterns are tried in turn when ``pattern`` finds nothing, and
+    ``casefold`` upper-cases the text before any pattern is tried (Arena-Hard-Auto
+    v2's reading).
     """
 
     name: str
@@ -205,10 +214,19 @@ class VerdictFormat:
     closer: str = ""
     tokens: Literal["prefix", "exact"] = "prefix"
     describe: str = ""
+    fallback: tuple[re.Pattern[str], ...] = ()
+    casefold: bool = False
 
     def read(self, text: str) -> tuple[str | None, str | None]:
         """``(verdict, label)`` from ``text``; ``(None, None)`` when it breaks the format."""
-        found = [m.group(1) for m in self.pattern.finditer(text)]
+        if self.casefold:
+            text = text.upper()
+        found: list[str] = []
+        for pattern in (self.pattern, *self.fallback):
+            found = [m.group(1) for m in pattern.finditer(text)]
+            found = [f for f in found if f != ""]
+            if found:
+                break
         meaning = dict(self.labels)
         label: str | None
         if not found:
@@ -236,6 +254,88 @@ class VerdictFormat:
                 if text and (label + self.closer).startswith(text):
                     return True
         return False
+
+    def is_verdict_token(self, token: str) -> bool:
+        """Does ``token`` commit to any verdict? (a backend's selection predicate)"""
+        return any(self.commits(token, v) for v in VERDICTS)
+
+    @property
+    def first_token_ambiguous(self) -> bool:
+        """Can one first token commit to two different verdicts? Then Eq. 3 cannot be
+        read from the next-token distribution (Arena-Hard's ``A>B`` and ``A=B`` both
+        start with ``A``) and each label's whole text is scored instead."""
+        if self.tokens == "exact":
+            return False
+        firsts: dict[str, str] = {}
+        for label, meaning in self.labels:
+            head = (label + self.closer).lstrip()[:1]
+            if firsts.setdefault(head, meaning) != meaning:
+                return True
+        return False
+
+    def spec(self) -> dict[str, object]:
+        """Everything that decides how a reply is read (for content hashes)."""
+        return {
+            "pattern": self.pattern.pattern,
+            "fallback": [p.pattern for p in self.fallback],
+            "flags": [self.pattern.flags, *(p.flags for p in self.fallback)],
+            "labels": [list(pair) for pair in self.labels],
+            "pick": self.pick,
+            "opener": self.opener,
+            "closer": self.closer,
+            "tokens": self.tokens,
+            "casefold": self.casefold,
+        }
+
+
+def labels_format(
+    name: str,
+    labels: Sequence[tuple[str, str]],
+    *,
+    pick: Pick = "last",
+    opener: str | None = None,
+    closer: str | None = None,
+) -> VerdictFormat:
+    """A verdict format for marks written out in full, e.g. ``[[A]]``, ``[[B]]``,
+    ``[[C]]`` meaning A, B and C (tie).
+
+    The marks' common beginning is the ``opener`` (``[[``), their common end the
+    ``closer`` (``]]``), and what lies between is each mark's label (``A``); either
+    may be given instead. The pattern finds the marks exactly as written; a label
+    that starts or ends with a letter or digit must not touch another one where
+    the opener or closer is empty (``A`` is not read inside ``All``).
+    """
+    marks = [m for m, _ in labels]
+    if opener is None:
+        opener = _common(marks, len(min(marks, key=len)) - 1)
+    if closer is None:
+        rest = [m[len(opener) :] for m in marks]
+        closer = _common([r[::-1] for r in rest], len(min(rest, key=len)) - 1)[::-1]
+    mids: list[tuple[str, str]] = []
+    for mark, meaning in labels:
+        if not (mark.startswith(opener) and mark.endswith(closer)):
+            raise ValueError(f"label {mark!r} does not start {opener!r} and end {closer!r}")
+        mids.append((mark[len(opener) : len(mark) - len(closer)], meaning))
+    alternatives = "|".join(re.escape(m) for m, _ in sorted(mids, key=lambda x: -len(x[0])))
+    head = re.escape(opener) if opener else r"(?<![^\W_])"
+    tail = re.escape(closer) if closer else r"(?![^\W_])"
+    return VerdictFormat(
+        name=name,
+        pattern=re.compile(f"{head}({alternatives}){tail}"),
+        labels=tuple(mids),
+        pick=pick,
+        opener=opener,
+        closer=closer,
+        describe="/".join(marks),
+    )
+
+
+def _common(texts: Sequence[str], most: int) -> str:
+    """The longest common beginning of ``texts``, at most ``most`` characters."""
+    n = 0
+    while n < most and len({t[n] for t in texts}) == 1:
+        n += 1
+    return texts[0][:n]
 
 
 BRACKETS = VerdictFormat(
@@ -393,10 +493,30 @@ def verdict_score(verdict: str | None) -> VerdictScore:
     return VerdictScore(p, math.nan, 1.0 if verdict == "C" else 0.0, "ok")
 
 
-def split_at_verdict(text: str) -> str | None:
-    """Generated text up to and including the first ``[[``, or None if it never came."""
-    i = text.find("[[")
-    return None if i < 0 else text[: i + 2]
+def split_at_verdict(text: str, opener: str = "[[") -> str | None:
+    """Generated text up to and including the first ``opener``, or None if it never came."""
+    i = text.find(opener)
+    return None if i < 0 else text[: i + len(opener)]
+
+
+def score_labels(
+    logps: Sequence[float], meanings: Sequence[str], *, min_mass: float = 1e-6
+) -> VerdictScore:
+    """Eq. 3 from whole labels: ``logps[i]`` is the log-prob of label ``i`` (its full
+    text, closer included) after the answer prefix, ``meanings[i]`` its verdict::
+
+        p(v) = sum of exp(logps[i]) over labels meaning v;  score_A = p(A) / (p(A) + p(B))
+
+    Used where one first token cannot tell the verdicts apart (``A>B`` / ``A=B``).
+    Unparsed when ``p(A) + p(B) < min_mass``.
+    """
+    p = dict.fromkeys(VERDICTS, 0.0)
+    for lp, meaning in zip(logps, meanings, strict=True):
+        p[meaning] += math.exp(lp)
+    mass = p["A"] + p["B"]
+    if mass < min_mass:
+        return VerdictScore(math.nan, mass, p["C"], "unparsed")
+    return VerdictScore(p["A"] / mass, mass, p["C"], "ok")
 
 
 @dataclass(frozen=True)
@@ -409,8 +529,28 @@ class PairwiseProtocol:
     version: str = PAIRWISE_VERSION
     verdict: VerdictFormat = BRACKETS
     question: PairwiseQuestion = "quality"
+    #: the user's judge prompt (:mod:`recuse.judging.templates`): its messages, labels
+    #: and answer prefix replace ours for the quality question
+    template: JudgeTemplate | None = None
+
+    @property
+    def reads(self) -> VerdictFormat:
+        """The verdict format replies are read in: the template's labels, if any."""
+        if self.template is not None and self.question == "quality":
+            return self.template.verdict
+        return self.verdict
 
     def prompt(self, pair: Pair, order: Order) -> Prompt:
+        if self.template is not None and self.question == "quality":
+            shown = present(pair, order)
+            messages = self.template.render(
+                question=pair.prompt,
+                slot_a=shown.slot_a,
+                slot_b=shown.slot_b,
+                reference=pair.reference,
+            )
+            prefix = self.template.answer_prefix if self.mode == "direct" else ""
+            return Prompt(messages, prefix or "")
         return pairwise_prompt(pair, order, mode=self.mode, question=self.question)
 
     def key_params(self) -> dict[str, object]:
@@ -419,6 +559,10 @@ class PairwiseProtocol:
             "mode": self.mode,
             "top_k": self.top_k,
         }
+        if self.template is not None and self.question == "quality":
+            # the template's content hash: a verdict made with one template is never
+            # served for another (same prompt text or not: labels, reading, prefix)
+            params["template"] = self.template.sha256
         if self.verdict is not BRACKETS:
             params["verdict_format"] = self.verdict.name
         if self.question != "quality":

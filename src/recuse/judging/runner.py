@@ -68,6 +68,7 @@ from recuse.judging.protocols import (
     parse_rating,
     perplexity_key,
     score_distribution,
+    score_labels,
     split_at_verdict,
     to_ab,
     verdict_score,
@@ -208,6 +209,7 @@ class Runner:
         """Judge every pair in each of ``orders``; returns what was done."""
         protocol = protocol or PairwiseProtocol()
         items, meta = _pairs(pairs)
+        _check_template(protocol, items)
         self.store.put_items("pairwise", meta)
         tasks = [
             self._task(
@@ -569,33 +571,37 @@ class Runner:
             if s.status == "ok"
             else f"no verdict {fmt.describe} in the output"
             if text is not None
-            else "no probability on A or B after [[",
+            else f"no probability on A or B after {fmt.opener or 'the prompt'}",
         )
 
     async def _pairwise_batch(
         self, batch: Sequence[Task], protocol: PairwiseProtocol
     ) -> list[Judgment]:
+        fmt = protocol.reads
         if protocol.mode == "direct":
             if not self.backend.supports_prefix:
                 raise InputError(
                     f"the backend for {self.backend.model_id} cannot continue a pre-filled answer",
                     fix="use --mode explain, or the completions endpoint",
                 )
-            dists = await self.backend.next_token_logprobs(
-                [t.prompt for t in batch], top_k=protocol.top_k, select=is_verdict_token
-            )
-            return [self._scored(t, d, text=None) for t, d in zip(batch, dists, strict=True)]
+            prompts = [t.prompt for t in batch]
+            return await self._score_at(batch, prompts, [None] * len(batch), protocol, fmt)
         prefix_ok = self.backend.supports_prefix
-        fmt = protocol.verdict
-        if prefix_ok and fmt is not BRACKETS:
+        if prefix_ok and fmt is not BRACKETS and protocol.template is None:
             raise InputError(
                 f"verdict format {fmt.name} is for recorded outputs; live judges use [[A]]/[[B]]",
                 fix="judge with the default protocol, or replay the recorded file",
             )
+        # a backend that continues a prefix stops where the verdict label comes and
+        # scores it there; one that cannot reads the whole reply (and its log-probs)
+        if prefix_ok:
+            stop = [fmt.opener] if fmt.opener else []
+        else:
+            stop = ["]]"] if fmt is BRACKETS else [fmt.closer] if fmt.closer else []
         gens = await self.backend.generate(
             [t.prompt for t in batch],
             max_new_tokens=protocol.max_new_tokens,
-            stop=["[["] if prefix_ok else ["]]"],
+            stop=stop,
             top_k=0 if prefix_ok else protocol.top_k,
         )
         out: dict[int, Judgment] = {}
@@ -612,27 +618,90 @@ class Runner:
                 score, label = _read_generated(g, fmt)
                 out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
                 continue
-            cut = split_at_verdict(g.text)
+            if not fmt.opener:  # the reply is the label itself: read it as written
+                verdict, label = fmt.read(g.text)
+                score = verdict_score(verdict)
+                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
+                continue
+            cut = split_at_verdict(g.text, fmt.opener)
             if cut is None:
-                out[i] = self._judgment(t, verdict_score(None), label=None, text=g.text)
+                out[i] = self._judgment(t, verdict_score(None), label=None, text=g.text, fmt=fmt)
             else:
                 follow.append((i, t.prompt.extend(cut), g.text))
         if follow:
-            dists = await self.backend.next_token_logprobs(
-                [p for _, p, _ in follow], top_k=protocol.top_k, select=is_verdict_token
+            scored = await self._score_at(
+                [batch[i] for i, _, _ in follow],
+                [p for _, p, _ in follow],
+                [text for _, _, text in follow],
+                protocol,
+                fmt,
             )
-            for (i, _, text), d in zip(follow, dists, strict=True):
-                out[i] = self._scored(batch[i], d, text=text)
+            for (i, _, _), j in zip(follow, scored, strict=True):
+                out[i] = j
         return [out[i] for i in range(len(batch))]
 
-    def _scored(self, t: Task, d: dict[str, float] | Failure, *, text: str | None) -> Judgment:
+    async def _score_at(
+        self,
+        tasks: Sequence[Task],
+        prompts: Sequence[Prompt],
+        texts: Sequence[str | None],
+        protocol: PairwiseProtocol,
+        fmt: VerdictFormat,
+    ) -> list[Judgment]:
+        """Eq. 3 right after each prompt's prefix, where the verdict label comes: from
+        the next-token distribution or, when one first token can commit to two
+        verdicts, from each label's whole text scored as a continuation."""
+        if not fmt.first_token_ambiguous:
+            select = is_verdict_token if fmt is BRACKETS else fmt.is_verdict_token
+            dists = await self.backend.next_token_logprobs(
+                prompts, top_k=protocol.top_k, select=select
+            )
+            return [
+                self._scored(t, d, text=x, fmt=fmt)
+                for t, d, x in zip(tasks, dists, texts, strict=True)
+            ]
+        if self.backend.continuation_refusal:
+            raise ConfigError(
+                f"the labels of {fmt.name} ({fmt.describe}) share their first token, so "
+                "each label's whole text is scored, which this backend cannot do: "
+                + self.backend.continuation_refusal
+            )
+        labels = [label + fmt.closer for label, _ in fmt.labels]
+        results = await self.backend.continuation_logprobs(
+            [p for p in prompts for _ in labels], [c for _ in prompts for c in labels]
+        )
+        out = []
+        for k, (t, x) in enumerate(zip(tasks, texts, strict=True)):
+            mine = results[k * len(labels) : (k + 1) * len(labels)]
+            failure = next((r for r in mine if isinstance(r, Failure)), None)
+            if failure is not None:
+                out.append(_failed(t, self.judge, failure.reason))
+                continue
+            arrays = [np.asarray(r, dtype=np.float64) for r in mine]
+            if any(len(a) == 0 or not np.isfinite(a).all() or (a > 1e-6).any() for a in arrays):
+                out.append(_failed(t, self.judge, "log-probs are not finite and <= 0"))
+                continue
+            logps = [float(a.sum()) for a in arrays]
+            score = score_labels(logps, [meaning for _, meaning in fmt.labels])
+            out.append(self._judgment(t, score, label=None, text=x, fmt=fmt))
+        return out
+
+    def _scored(
+        self,
+        t: Task,
+        d: dict[str, float] | Failure,
+        *,
+        text: str | None,
+        fmt: VerdictFormat = BRACKETS,
+    ) -> Judgment:
         """Eq. 3 on the verdict token's log-probs, or a failed row saying why not."""
         if isinstance(d, Failure):
             return _failed(t, self.judge, d.reason)
         bad = bad_logprobs(d)
         if bad is not None:
             return _failed(t, self.judge, bad)
-        return self._judgment(t, score_distribution(d), label=None, text=text)
+        score = score_distribution(d, fmt=fmt)
+        return self._judgment(t, score, label=None, text=text, fmt=fmt)
 
     async def _likert_batch(
         self, batch: Sequence[Task], protocol: LikertProtocol
@@ -700,7 +769,7 @@ def _read_generated(
     backend returned them, else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
     label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...)."""
     verdict, label = fmt.read(g.text)
-    if g.dists and len(g.dists) == len(g.tokens):
+    if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
         at = _after_opener(g.tokens, fmt.opener)
         if at is not None and at < len(g.dists):
             score = score_distribution(g.dists[at], fmt=fmt)
@@ -719,6 +788,29 @@ def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
         if opener in seen:
             return j + 1 if seen.endswith(opener) else None
     return None
+
+
+def _check_template(protocol: PairwiseProtocol, items: Sequence[Pair]) -> None:
+    """Refuse, before anything is stored, what a template cannot judge: direct mode
+    without an answer prefix, pairs without the reference answer it shows."""
+    template = protocol.template
+    if template is None or protocol.question != "quality":
+        return
+    if protocol.mode == "direct" and template.answer_prefix is None:
+        raise ConfigError(
+            f"judge template {template.name!r} has no answer prefix to score its verdict "
+            "at (its reply is a structure, not a label) — use --mode explain"
+        )
+    if template.needs_reference:
+        bad = [i for i, p in enumerate(items, start=1) if p.reference is None]
+        if bad:
+            raise InputError(
+                f"judge template {template.name!r} shows a reference answer and this pair "
+                f"has none ({len(bad)} pair(s) without one)",
+                row=bad[0],
+                column="reference",
+                fix="give every pair a reference answer as text (column reference)",
+            )
 
 
 def _copy(src: Judgment, t: Task, judge: str) -> Judgment:
@@ -810,7 +902,17 @@ def _pairs(pairs: Iterable[Pair] | pd.DataFrame) -> tuple[list[Pair], dict[str, 
                         fix="give the prompt and both responses as text",
                     )
             item_id = str(r["item_id"])
-            items.append(Pair(item_id, r["prompt"], r["response_a"], r["response_b"]))
+            ref = r.get("reference")
+            if ref is not None and not isinstance(ref, str):
+                if not _isna(ref):
+                    raise InputError(
+                        "reference is not text",
+                        row=i,
+                        column="reference",
+                        fix="give the reference answer as text",
+                    )
+                ref = None
+            items.append(Pair(item_id, r["prompt"], r["response_a"], r["response_b"], ref))
             m = {c: r[c] for c in _META_COLUMNS if c in r and not _isna(r[c])}
             m.update(prompt=r["prompt"], response_a=r["response_a"], response_b=r["response_b"])
             meta[item_id] = m

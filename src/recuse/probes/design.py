@@ -32,7 +32,8 @@ __all__ = [
     "probe_bases",
 ]
 
-_KEEP = ("prompt_id", "model_a", "model_b", "human", "source", "task", "category")
+# carried to every version of a pair (reference: the answer a judge template may show)
+_KEEP = ("prompt_id", "model_a", "model_b", "human", "source", "task", "category", "reference")
 
 
 def _with_texts(pairs: pd.DataFrame, need: Sequence[str], what: str) -> pd.DataFrame:

@@ -71,6 +71,8 @@ class StandIn:
     requests: int = 0
     served: dict[str, int] = field(default_factory=dict)
     auth_headers: list[str] = field(default_factory=list)
+    #: every request body answered with a completion, as parsed JSON (what the judge read)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULTS)
@@ -198,6 +200,7 @@ class StandIn:
             req = json.loads(raw)
         except json.JSONDecodeError:
             return 400, {}, b'{"error": "bad json"}'
+        self.bodies.append(req)
         answer = self._completion(
             path,
             req,

@@ -1,0 +1,717 @@
+"""Judge templates: the judge prompt a team ships, read from its own file.
+
+``recuse judge`` and ``recuse probe`` judge with recuse's pairwise prompt unless a
+template is given (``--template FILE`` or ``--template FILE:NAME``). A template holds
+the messages the judge reads (with placeholders for the question, the two answers and,
+where it shows one, a reference answer), the verdict labels the judge is asked to write
+and the answer prefix at which the verdict is scored in ``direct`` mode. Four file
+kinds are read as they are; recuse ships none of their prompt text:
+
+* **recuse TOML** — our own format::
+
+      name = "strict"                       # optional (default: the file name)
+      system = "You are a fair judge ..."   # optional
+      user = "Q: {question}\\nA: {answer_a}\\nB: {answer_b}"   # {reference} optional
+      [verdict]
+      a = "[[A]]"            # a mark, or a list of marks, meaning "A is better"
+      b = "[[B]]"
+      tie = "[[C]]"          # optional
+      pick = "last"          # last | priority | unique: which mark counts
+      answer_prefix = "[["   # optional: direct mode pre-fills it (default: the
+                             # marks' common beginning)
+
+  Placeholders are exactly ``{question}``, ``{answer_a}``, ``{answer_b}`` and
+  ``{reference}``; any other text, braces included, is kept as written. The marks'
+  common beginning (``[[``) is where the verdict token is read, their common end
+  (``]]``) closes it.
+* **FastChat** ``judge_prompts.jsonl`` (``name``, ``type``, ``system_prompt``,
+  ``prompt_template``, ``output_format``): the ``pairwise`` prompts with output
+  format ``[[A]]`` and one turn (``pair-v2``, ``pair-math-v1`` with its reference
+  ``{ref_answer_1}``). Rendered as FastChat's ``run_judge_pair`` renders them for an
+  OpenAI judge: ``prompt_template.format(question=, answer_a=, answer_b=,
+  ref_answer_1=)`` as the user message after the system prompt (none when empty).
+  Read as FastChat reads it: ``[[A]]`` anywhere wins, else ``[[B]]``, else ``[[C]]``
+  (tie).
+* **Arena-Hard-Auto** YAML judge configuration with ``system_prompt`` and
+  ``prompt_template``. The v0.1 schema (``judge_config.yaml``: a list of
+  templates, each a user message, with ``{question_1}``, ``{answer_1}`` (slot A),
+  ``{answer_2}``, ``{ref_answer_1}``; ``regex_pattern``) is read with v0.1's rule:
+  exactly one distinct match, else unparsed. The v2 schema (a template with
+  ``{QUESTION}``, ``{ANSWER_A}``, ``{ANSWER_B}``, ``{REFERENCE}``;
+  ``regex_patterns``) with v2's: the patterns in turn on the upper-cased reply, the
+  last match. v2 keeps its system prompts in code (``utils/judge_utils.py``), so a
+  v2 file needs a ``system_prompt`` key added. Labels ``A>>B``, ``A>B`` (A), ``A=B``
+  (tie), ``B>A``, ``B>>A`` (B).
+* **AlpacaEval** evaluator ``configs.yaml`` (``FILE`` or ``FILE:ANNOTATOR``) and its
+  prompt file (``prompt_template``, relative to the folder above the config's, as
+  AlpacaEval resolves it). Placeholders ``{instruction}``, ``{output_1}`` (slot A),
+  ``{output_2}``, each filled once in order of first appearance (AlpacaEval's
+  ``make_prompts``), then the ``<|im_start|>role ... <|im_end|>`` markup split into
+  messages with each content stripped (``prompt_to_chatml``). Parsers:
+  ``logprob_parser`` (the numerator token, e.g. ``m``, means the first output is
+  better; the reply is that one token, and direct mode reads it as AlpacaEval does,
+  from the first token's log-probs) and ``ranking_parser`` (a ranking list; explain
+  mode only).
+
+Scoring (Wataoka et al., Eq. 3) uses the template's own labels: in ``direct`` mode
+the assistant turn is pre-filled with the answer prefix and ``p(A) / (p(A) + p(B))``
+is read from the next-token distribution, where p(A) sums every token that commits to
+a mark meaning A (a tie mark's probability is kept as ``p_tie``). When one first
+token can commit to two verdicts (Arena-Hard's ``A>B`` and ``A=B``), each label's
+whole text is scored instead (its log-prob as a continuation). The template's
+:attr:`JudgeTemplate.sha256` enters every judgment's cache key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import string
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from recuse.errors import ConfigError, InputError, MissingDependencyError
+from recuse.judging.protocols import (
+    ARENA_HARD,
+    Message,
+    VerdictFormat,
+    labels_format,
+)
+
+__all__ = [
+    "JudgeTemplate",
+    "TemplateEntry",
+    "check_references",
+    "load_template",
+    "template_entries",
+]
+
+TEMPLATE_VERSION = "template-v1"
+Kind = Literal["toml", "fastchat", "arena-hard", "alpaca-eval"]
+Fill = Literal["names", "format", "replace-first"]
+Field = Literal["question", "answer_a", "answer_b", "reference"]
+ROLES = ("system", "user", "assistant")
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """A judge prompt: messages with placeholders, how they are filled, the verdict
+    labels and the answer prefix (``None``: no direct-mode scoring point).
+
+    ``slots`` maps each placeholder name to what fills it (``question``,
+    ``answer_a`` = the answer shown first, ``answer_b``, ``reference``). ``fill``:
+    ``names`` (each ``{name}`` replaced, in one pass), ``format`` (Python's
+    ``str.format``, as FastChat and Arena-Hard-Auto fill theirs) or
+    ``replace-first`` (each placeholder's first occurrence, in order of first
+    appearance, as AlpacaEval fills its own). ``chatml``: after filling, the one
+    message is split at ``<|im_start|>``/``<|im_end|>`` into messages.
+    """
+
+    name: str
+    kind: Kind
+    messages: tuple[tuple[str, str], ...]
+    slots: tuple[tuple[str, Field], ...]
+    fill: Fill
+    verdict: VerdictFormat
+    answer_prefix: str | None
+    chatml: bool = False
+    source: str = ""  # where it was read (not part of the content hash)
+
+    @property
+    def needs_reference(self) -> bool:
+        return any(f == "reference" for _, f in self.slots)
+
+    @cached_property
+    def sha256(self) -> str:
+        """Hash of everything that changes a verdict: messages, filling, labels,
+        reading rule and answer prefix (not the name nor the file it came from)."""
+        blob = json.dumps(
+            {
+                "version": TEMPLATE_VERSION,
+                "messages": [list(m) for m in self.messages],
+                "slots": [list(s) for s in self.slots],
+                "fill": self.fill,
+                "chatml": self.chatml,
+                "verdict": self.verdict.spec(),
+                "answer_prefix": self.answer_prefix,
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def render(
+        self, *, question: str, slot_a: str, slot_b: str, reference: str | None = None
+    ) -> tuple[Message, ...]:
+        """The messages for one pair in one order (slot A is shown first)."""
+        if self.needs_reference and reference is None:
+            raise InputError(
+                f"judge template {self.name!r} shows a reference answer and this pair has none",
+                column="reference",
+                fix="give a column reference with each pair's reference answer",
+            )
+        values = {"question": question, "answer_a": slot_a, "answer_b": slot_b}
+        values["reference"] = reference or ""
+        by_name = {name: values[field] for name, field in self.slots}
+        filled = [(role, _fill(text, by_name, self.fill)) for role, text in self.messages]
+        if self.chatml:
+            out = []
+            for role, content in chatml_messages(filled[0][1]):
+                if role not in ROLES:
+                    raise InputError(
+                        f"a question or answer holds ChatML markup (<|im_start|>{role}): "
+                        f"AlpacaEval's template {self.name!r} would split the prompt there",
+                        fix="remove the markup from the texts, or judge with another template",
+                    )
+                out.append(Message(role, content))  # type: ignore[arg-type]
+            return tuple(out)
+        return tuple(Message(role, text) for role, text in filled)  # type: ignore[arg-type]
+
+    def line(self) -> str:
+        """One line for listings: kind, labels, prefix, placeholders, hash."""
+        labels = ", ".join(f"{label}={_MEANING[m]}" for label, m in self.verdict.labels)
+        prefix = "none" if self.answer_prefix is None else repr(self.answer_prefix)
+        ref = "; shows a reference answer" if self.needs_reference else ""
+        return (
+            f"{self.name} ({self.kind}): labels {labels} after {self.verdict.opener!r} "
+            f"(pick {self.verdict.pick}); answer prefix {prefix}{ref}; sha256 {self.sha256[:12]}"
+        )
+
+
+_MEANING = {"A": "A better", "B": "B better", "C": "tie"}
+
+
+@dataclass(frozen=True)
+class TemplateEntry:
+    """One prompt a file holds: its template, or why recuse cannot judge with it."""
+
+    name: str
+    template: JudgeTemplate | None
+    note: str = ""
+
+    def line(self) -> str:
+        if self.template is not None:
+            return self.template.line()
+        return f"{self.name}: not usable — {self.note}"
+
+
+# --- filling ------------------------------------------------------------------------
+
+
+def _fill(text: str, values: Mapping[str, str], fill: Fill) -> str:
+    if fill == "format":
+        return text.format(**values)
+    if fill == "replace-first":
+        for name, value in values.items():  # slots are in order of first appearance
+            text = text.replace("{" + name + "}", value, 1)
+        return text
+    if not values:
+        return text
+    pattern = re.compile("|".join(re.escape("{" + n + "}") for n in values))
+    return pattern.sub(lambda m: values[m.group(0)[1:-1]], text)
+
+
+def chatml_messages(text: str) -> list[tuple[str, str]]:
+    """``(role, content)`` of ChatML text, split as AlpacaEval's ``prompt_to_chatml``
+    splits it: at each ``<|im_start|>``, the role is the first line, the content the
+    rest up to ``<|im_end|>``, both stripped."""
+    out = []
+    for part in text.strip().split("<|im_start|>")[1:]:
+        head, _, rest = part.partition("\n")
+        out.append((head.strip(), rest.split("<|im_end|>", 1)[0].strip()))
+    return out
+
+
+def _format_fields(text: str, *, file: Path, where: str) -> list[str]:
+    """The ``str.format`` field names of ``text`` (in order, repeats kept)."""
+    try:
+        return [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+    except ValueError as exc:
+        raise InputError(
+            f"{where} is not a format string ({exc})", file=file, fix="double literal braces"
+        ) from None
+
+
+# --- reading files -----------------------------------------------------------------------
+
+
+def split_spec(spec: str | Path) -> tuple[Path, str | None]:
+    """``FILE`` or ``FILE:NAME`` -> (file, name)."""
+    path = Path(spec)
+    if path.is_file():
+        return path, None
+    head, sep, name = str(spec).rpartition(":")
+    if sep and head and Path(head).is_file() and name:
+        return Path(head), name
+    raise ConfigError(
+        f"--template: no such file {str(spec)!r} — give a template file (TOML, FastChat "
+        "judge_prompts.jsonl, Arena-Hard-Auto YAML or AlpacaEval configs.yaml), with "
+        ":NAME to pick one of several prompts"
+    )
+
+
+def template_entries(path: str | Path) -> list[TemplateEntry]:
+    """Every prompt ``path`` holds, each with its template or why it is not usable."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", file=path, fix="give a judge template file")
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return [TemplateEntry(path.stem, _read_toml(path))]
+    if suffix in (".jsonl", ".json"):
+        return _read_fastchat(path)
+    if suffix in (".yaml", ".yml"):
+        data = _read_yaml(path)
+        if isinstance(data, dict) and "prompt_template" in data:
+            return [TemplateEntry(path.stem, _read_arena_hard(path, data))]
+        if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+            return [_alpaca_entry(path, str(k), v) for k, v in data.items()]
+        raise InputError(
+            "neither an Arena-Hard-Auto judge configuration (prompt_template at the top) "
+            "nor an AlpacaEval evaluator configs.yaml (annotator name -> settings)",
+            file=path,
+        )
+    raise InputError(
+        f"unknown template file type {suffix or '(none)'!r}",
+        file=path,
+        fix="use .toml (recuse), .jsonl (FastChat judge_prompts), .yaml (Arena-Hard-Auto "
+        "judge config or AlpacaEval configs.yaml)",
+    )
+
+
+def load_template(spec: str | Path) -> JudgeTemplate:
+    """The judge template ``spec`` names: ``FILE`` or ``FILE:NAME``."""
+    path, name = split_spec(spec)
+    entries = template_entries(path)
+    if name is None:
+        if len(entries) == 1:
+            chosen = entries[0]
+        else:
+            usable = [e.name for e in entries if e.template is not None]
+            raise ConfigError(
+                f"{path} holds {len(entries)} prompts — name one as {path}:NAME"
+                + (f" (usable: {', '.join(usable)})" if usable else "")
+            )
+    else:
+        found = [e for e in entries if e.name == name]
+        if not found:
+            names = ", ".join(e.name for e in entries)
+            raise ConfigError(f"{path} has no prompt named {name!r} — it holds: {names}")
+        chosen = found[0]
+    if chosen.template is None:
+        raise ConfigError(f"{path}:{chosen.name} cannot judge pairs here — {chosen.note}")
+    return chosen.template
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise MissingDependencyError("pyyaml", "yaml") from None
+    from recuse.data._io import read_text
+
+    try:
+        return yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML ({exc})".replace("\n", " "), file=path) from None
+
+
+def _text(value: object, *, file: Path, key: str, row: int | None = None) -> str:
+    if not isinstance(value, str):
+        raise InputError(
+            f"expected text, found {type(value).__name__}",
+            file=file,
+            row=row,
+            column=key,
+        )
+    return value
+
+
+_TOML_KEYS = {"name", "system", "user", "verdict"}
+_TOML_VERDICT_KEYS = {"a", "b", "tie", "pick", "answer_prefix"}
+_NAMES: dict[str, Field] = {
+    "question": "question",
+    "answer_a": "answer_a",
+    "answer_b": "answer_b",
+    "reference": "reference",
+}
+
+
+def _read_toml(path: Path) -> JudgeTemplate:
+    from recuse.data._io import read_text
+
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", file=path) from None
+    unknown = sorted(set(data) - _TOML_KEYS)
+    if unknown:
+        raise InputError(
+            f"unknown key {unknown[0]!r}",
+            file=path,
+            column=unknown[0],
+            fix=f"a template has {', '.join(sorted(_TOML_KEYS))}",
+        )
+    if "user" not in data:
+        raise InputError("no user message", file=path, column="user", fix=_TOML_FIX)
+    user = _text(data["user"], file=path, key="user")
+    system = _text(data.get("system", ""), file=path, key="system")
+    name = _text(data.get("name", path.stem), file=path, key="name")
+    for need in ("question", "answer_a", "answer_b"):
+        if "{" + need + "}" not in user:
+            raise InputError(
+                f"the user message has no {{{need}}} placeholder",
+                file=path,
+                column="user",
+                fix="write {question}, {answer_a} and {answer_b} where they go",
+            )
+    texts = system + "\n" + user
+    slots = tuple((n, f) for n, f in _NAMES.items() if "{" + n + "}" in texts)
+    verdict = data.get("verdict")
+    if not isinstance(verdict, dict):
+        raise InputError("no [verdict] table", file=path, column="verdict", fix=_TOML_FIX)
+    bad = sorted(set(verdict) - _TOML_VERDICT_KEYS)
+    if bad:
+        raise InputError(
+            f"unknown key {bad[0]!r} in [verdict]",
+            file=path,
+            column=f"verdict.{bad[0]}",
+            fix=f"[verdict] has {', '.join(sorted(_TOML_VERDICT_KEYS))}",
+        )
+    labels: list[tuple[str, str]] = []
+    for key, meaning in (("a", "A"), ("b", "B"), ("tie", "C")):
+        marks = verdict.get(key)
+        if marks is None:
+            if key == "tie":
+                continue
+            raise InputError(
+                f"no label for {key}", file=path, column=f"verdict.{key}", fix=_TOML_FIX
+            )
+        listed = [marks] if isinstance(marks, str) else marks if isinstance(marks, list) else [None]
+        for mark in listed:
+            if not isinstance(mark, str) or not mark.strip():
+                raise InputError(
+                    "a label is a non-empty text (or a list of them)",
+                    file=path,
+                    column=f"verdict.{key}",
+                )
+            labels.append((mark, meaning))
+    marks_seen = [m for m, _ in labels]
+    if len(set(marks_seen)) != len(marks_seen):
+        raise InputError(
+            "the same label stands for two verdicts", file=path, column="verdict", fix=_TOML_FIX
+        )
+    pick = verdict.get("pick", "last")
+    if pick not in ("last", "priority", "unique"):
+        raise InputError(
+            f"pick must be last, priority or unique, not {pick!r}",
+            file=path,
+            column="verdict.pick",
+        )
+    fmt = labels_format(name, labels, pick=pick)
+    prefix = _text(verdict.get("answer_prefix", fmt.opener), file=path, key="answer_prefix")
+    if not prefix.endswith(fmt.opener):
+        raise InputError(
+            f"the answer prefix {prefix!r} does not end with the labels' opening text "
+            f"{fmt.opener!r}, so the verdict token would not come next",
+            file=path,
+            column="verdict.answer_prefix",
+            fix=f"end it with {fmt.opener!r}",
+        )
+    messages = ((("system", system),) if system else ()) + (("user", user),)
+    return JudgeTemplate(
+        name=name,
+        kind="toml",
+        messages=messages,
+        slots=slots,
+        fill="names",
+        verdict=fmt,
+        answer_prefix=prefix,
+        source=str(path),
+    )
+
+
+_TOML_FIX = (
+    'write user = "...{question}...{answer_a}...{answer_b}..." and a [verdict] table '
+    'with a = "[[A]]", b = "[[B]]" (tie = "[[C]]" optional)'
+)
+
+_FASTCHAT_KEYS = ("name", "type", "system_prompt", "prompt_template", "output_format")
+_FASTCHAT_FIELDS: dict[str, Field] = {
+    "question": "question",
+    "answer_a": "answer_a",
+    "answer_b": "answer_b",
+    "ref_answer_1": "reference",
+}
+
+
+def _read_fastchat(path: Path) -> list[TemplateEntry]:
+    from recuse.data._io import read_jsonl
+
+    out = []
+    for row, rec in enumerate(read_jsonl(path, keys=_FASTCHAT_KEYS), start=1):
+        name = _text(rec["name"], file=path, key="name", row=row)
+        system = _text(rec["system_prompt"], file=path, key="system_prompt", row=row)
+        user = _text(rec["prompt_template"], file=path, key="prompt_template", row=row)
+        if rec["type"] != "pairwise":
+            out.append(TemplateEntry(name, None, f"type {rec['type']!r}: a score per answer, "
+                                     "not a pairwise verdict"))  # fmt: skip
+            continue
+        if rec["output_format"] != "[[A]]":
+            out.append(TemplateEntry(name, None, f"output format {rec['output_format']!r}: "
+                                     "two scores, not a verdict label"))  # fmt: skip
+            continue
+        fields = _format_fields(user, file=path, where=f"row {row} prompt_template")
+        other = sorted(set(fields) - set(_FASTCHAT_FIELDS))
+        if other:
+            out.append(TemplateEntry(name, None, f"placeholders {', '.join(other)}: a "
+                                     "multi-turn prompt; recuse judges one turn"))  # fmt: skip
+            continue
+        labels = [("[[A]]", "A"), ("[[B]]", "B"), ("[[C]]", "C")]
+        template = JudgeTemplate(
+            name=name,
+            kind="fastchat",
+            # FastChat's OpenAI judge: system message (none when empty), then the user
+            messages=((("system", system),) if system else ()) + (("user", user),),
+            slots=tuple((f, _FASTCHAT_FIELDS[f]) for f in dict.fromkeys(fields)),
+            fill="format",
+            verdict=labels_format(name, labels, pick="priority"),
+            answer_prefix="[[",
+            source=f"{path}:{name}",
+        )
+        out.append(TemplateEntry(name, template))
+    return out
+
+
+_AH_LABELS = ARENA_HARD.labels  # A>>B, A>B, A=B, B>A, B>>A
+_AH_V01: dict[str, Field] = {
+    "question_1": "question",
+    "answer_1": "answer_a",
+    "answer_2": "answer_b",
+    "ref_answer_1": "reference",
+}
+_AH_V2: dict[str, Field] = {
+    "QUESTION": "question",
+    "ANSWER_A": "answer_a",
+    "ANSWER_B": "answer_b",
+    "REFERENCE": "reference",
+}
+
+
+def _regex(value: object, *, file: Path, key: str) -> re.Pattern[str]:
+    text = _text(value, file=file, key=key)
+    try:
+        pattern = re.compile(text)
+    except re.error as exc:
+        raise InputError(f"not a regular expression ({exc})", file=file, column=key) from None
+    if pattern.groups != 1:
+        raise InputError(
+            f"the pattern has {pattern.groups} groups; the verdict label is its one group",
+            file=file,
+            column=key,
+        )
+    return pattern
+
+
+def _read_arena_hard(path: Path, data: dict[str, Any]) -> JudgeTemplate:
+    if data.get("pairwise") is False:
+        raise InputError(
+            "pairwise: false is single-answer grading, not a pairwise verdict",
+            file=path,
+            column="pairwise",
+        )
+    if "system_prompt" not in data:
+        raise InputError(
+            "no system_prompt (Arena-Hard-Auto v2 keeps its judges' system prompts in "
+            "utils/judge_utils.py)",
+            file=path,
+            column="system_prompt",
+            fix="add system_prompt: with the system prompt your judge uses",
+        )
+    system = _text(data["system_prompt"], file=path, key="system_prompt")
+    raw = data["prompt_template"]
+    users = [raw] if isinstance(raw, str) else raw
+    if not isinstance(users, list) or not users:
+        raise InputError("expected a text or a list of texts", file=path, column="prompt_template")
+    users = [_text(u, file=path, key="prompt_template") for u in users]
+    if "regex_patterns" in data:  # v2: patterns in turn, upper-cased reply, last match
+        pats = data["regex_patterns"]
+        if not isinstance(pats, list) or not pats:
+            raise InputError("expected a list of patterns", file=path, column="regex_patterns")
+        patterns = [_regex(p, file=path, key="regex_patterns") for p in pats]
+        names, pick, casefold = _AH_V2, "last", True
+    elif "regex_pattern" in data:  # v0.1: exactly one distinct match
+        patterns = [_regex(data["regex_pattern"], file=path, key="regex_pattern")]
+        names, pick, casefold = _AH_V01, "unique", False
+    else:
+        raise InputError(
+            "no regex_pattern (v0.1) or regex_patterns (v2)",
+            file=path,
+            fix="keep the pattern(s) your Arena-Hard-Auto configuration reads verdicts with",
+        )
+    fields: list[str] = []
+    for u in users:
+        fields += _format_fields(u, file=path, where="prompt_template")
+    other = sorted(set(fields) - set(names))
+    if other:
+        raise InputError(
+            f"placeholders {', '.join(other)} are not filled for one-turn pairs "
+            f"(this schema fills {', '.join(names)})",
+            file=path,
+            column="prompt_template",
+        )
+    for need, field in names.items():
+        if field in ("answer_a", "answer_b") and need not in fields:
+            raise InputError(f"no {{{need}}} placeholder", file=path, column="prompt_template")
+    verdict = VerdictFormat(
+        name=f"arena-hard:{path.stem}",
+        pattern=patterns[0],
+        fallback=tuple(patterns[1:]),
+        labels=_AH_LABELS,
+        pick="last" if pick == "last" else "unique",
+        opener="[[",
+        closer="]]",
+        casefold=casefold,
+        describe="/".join(f"[[{lab}]]" for lab, _ in _AH_LABELS),
+    )
+    return JudgeTemplate(
+        name=path.stem,
+        kind="arena-hard",
+        messages=(("system", system), *(("user", u) for u in users)),
+        slots=tuple((f, names[f]) for f in dict.fromkeys(fields)),
+        fill="format",
+        verdict=verdict,
+        answer_prefix="[[",
+        source=str(path),
+    )
+
+
+_ALPACA_FIELDS: dict[str, Field] = {
+    "instruction": "question",
+    "output_1": "answer_a",
+    "output_2": "answer_b",
+}
+
+
+def _alpaca_entry(path: Path, name: str, cfg: dict[str, Any]) -> TemplateEntry:
+    try:
+        return TemplateEntry(name, _read_alpaca(path, name, cfg))
+    except InputError as exc:
+        return TemplateEntry(name, None, exc.reason + (f" — {exc.fix}" if exc.fix else ""))
+
+
+def _read_alpaca(path: Path, name: str, cfg: dict[str, Any]) -> JudgeTemplate:
+    from recuse.data._io import read_text
+
+    key = f"{name}.prompt_template"
+    ref = _text(cfg.get("prompt_template"), file=path, key=key)
+    if int(cfg.get("batch_size", 1) or 1) != 1:
+        raise InputError(
+            f"batch_size {cfg.get('batch_size')}: several examples in one prompt",
+            file=path,
+            column=f"{name}.batch_size",
+        )
+    # AlpacaEval reads the template relative to the folder above the config's folder;
+    # a text that is no file is the template itself
+    base = path.resolve().parent.parent
+    file = base / ref
+    text = read_text(file) if file.is_file() else ref
+    found = re.findall(r"{([^ \s]+?)}", text)
+    if set(found) != set(_ALPACA_FIELDS) or len(found) != len(_ALPACA_FIELDS):
+        missing = "" if file.is_file() else f" (no file {file})"
+        raise InputError(
+            f"the prompt template{missing} has placeholders {sorted(found)}; recuse fills "
+            "{instruction}, {output_1}, {output_2}, each once",
+            file=path,
+            column=key,
+        )
+    roles = [role for role, _ in chatml_messages(text)]
+    chatml = text.strip().startswith("<|im_start|>")
+    if chatml and (not text.strip().endswith("<|im_end|>") or set(roles) - set(ROLES)):
+        raise InputError(
+            f"the prompt's ChatML roles {roles} are not plain system/user/assistant "
+            "turns ending in <|im_end|> (named few-shot turns are not supported)",
+            file=path,
+            column=key,
+        )
+    parser = cfg.get("fn_completion_parser")
+    kwargs = cfg.get("completion_parser_kwargs") or {}
+    prefix: str | None
+    if parser == "logprob_parser":
+        first = _text(kwargs.get("numerator_token"), file=path, key=f"{name}.numerator_token")
+        tokens = kwargs.get("denominator_tokens")
+        others = [t for t in tokens or [] if t != first] if isinstance(tokens, list) else []
+        if len(others) != 1 or not all(isinstance(t, str) for t in others):
+            raise InputError(
+                "denominator_tokens must hold the numerator token and one other",
+                file=path,
+                column=f"{name}.denominator_tokens",
+            )
+        verdict = VerdictFormat(
+            name=f"alpaca-eval:{name}",
+            pattern=re.compile(rf"^\s*({re.escape(first)}|{re.escape(others[0])})\s*$"),
+            labels=((first, "A"), (others[0], "B")),
+            pick="unique",
+            tokens="exact",
+            describe=f"the single token {first!r} or {others[0]!r}",
+        )
+        prefix = ""  # AlpacaEval reads the reply's first token
+    elif parser == "ranking_parser":
+        from recuse.judging.protocols import ALPACA_RANKING
+
+        if kwargs.get("model_1_name", "model_1") != "model_1":
+            raise InputError(
+                "model_1_name other than model_1", file=path, column=f"{name}.model_1_name"
+            )
+        verdict, prefix = ALPACA_RANKING, None
+    else:
+        raise InputError(
+            f"completion parser {parser!r} is not read by recuse",
+            file=path,
+            column=f"{name}.fn_completion_parser",
+            fix="use an evaluator with logprob_parser or ranking_parser",
+        )
+    order = list(dict.fromkeys(found))
+    return JudgeTemplate(
+        name=name,
+        kind="alpaca-eval",
+        messages=(("user", text),),
+        slots=tuple((f, _ALPACA_FIELDS[f]) for f in order),
+        fill="replace-first",
+        verdict=verdict,
+        answer_prefix=prefix,
+        chatml=chatml,
+        source=f"{path}:{name}",
+    )
+
+
+def check_references(template: JudgeTemplate, table: Any, *, file: str | None = None) -> None:
+    """Raise before any judging when ``template`` shows a reference answer and a pair
+    of ``table`` (a DataFrame with item_id) has none."""
+    if not template.needs_reference:
+        return
+    if "reference" not in table.columns:
+        raise InputError(
+            f"judge template {template.name!r} shows a reference answer and the data has "
+            "no reference column",
+            file=file,
+            column="reference",
+            fix="add a column reference (or --map YOUR_COLUMN=reference)",
+        )
+    refs = table["reference"]
+    bad = [i for i, v in enumerate(refs.tolist(), start=1) if not isinstance(v, str)]
+    if bad:
+        raise InputError(
+            f"judge template {template.name!r} shows a reference answer and this pair has "
+            f"none ({len(bad)} pair(s) without one)",
+            file=file,
+            row=bad[0],
+            column="reference",
+            fix="give every pair a reference answer as text",
+        )

@@ -1,0 +1,526 @@
+"""Judge templates: each file kind renders a known pair as its upstream tool renders it,
+is read by its upstream rule, is scored by Eq. 3 on its own labels, and keys its
+judgments by its content hash."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.errors import ConfigError, InputError
+from recuse.judging.backends.base import Failure
+from recuse.judging.protocols import (
+    Message,
+    Pair,
+    PairwiseProtocol,
+    Prompt,
+    score_distribution,
+)
+from recuse.judging.runner import Runner
+from recuse.judging.store import Store
+from recuse.judging.templates import JudgeTemplate, load_template, template_entries
+
+FIXTURES = Path(__file__).parent / "fixtures" / "fastchat_phi3"
+
+
+def _table(n: int) -> pd.DataFrame:
+    return pd.DataFrame(fake_pairs(n))
+
+
+def _jsonl(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _fastchat_pairs(shared_data: Path) -> list[tuple[dict[str, object], Pair]]:
+    """The fixture's real judgment records with the pair FastChat judged (a = model_1)."""
+    mt = shared_data / "mt_bench"
+    questions = {r["question_id"]: r for r in _jsonl(mt / "question.jsonl")}
+    refs = {r["question_id"]: r for r in _jsonl(mt / "reference_answer" / "gpt-4.jsonl")}
+    answers = {
+        m: {r["question_id"]: r for r in _jsonl(FIXTURES / "model_answer" / f"{m}.jsonl")}
+        for m in ("phi-3", "phi-3-dpo")
+    }
+    out = []
+    for rec in _jsonl(FIXTURES / "gpt-4_pair.jsonl"):
+        qid = rec["question_id"]
+        a = answers[str(rec["model_1"])][qid]["choices"][0]["turns"][0]  # type: ignore[index]
+        b = answers[str(rec["model_2"])][qid]["choices"][0]["turns"][0]  # type: ignore[index]
+        ref = refs[qid]["choices"][0]["turns"][0] if qid in refs else None  # type: ignore[index]
+        q = questions[qid]["turns"][0]  # type: ignore[index]
+        out.append((rec, Pair(f"q{qid}", q, a, b, ref)))
+    return out
+
+
+# --- FastChat: the real judge_prompts.jsonl ------------------------------------------
+
+
+def test_fastchat_pair_v2_and_math_render_exactly_as_fastchat_rendered_them(
+    shared_data: Path,
+) -> None:
+    """FastChat recorded the user prompt it sent in both orders (g1: model_1 as A, g2:
+    model_2 as A); ours must be the same text, after the file's system prompt."""
+    prompts_file = shared_data / "mt_bench" / "judge_prompts.jsonl"
+    systems = {str(r["name"]): r["system_prompt"] for r in _jsonl(prompts_file)}
+    cases = _fastchat_pairs(shared_data)
+    assert {str(rec["judge"][1]) for rec, _ in cases} == {"pair-v2", "pair-math-v1"}  # type: ignore[index]
+    for rec, pair in cases:
+        name = str(rec["judge"][1])  # type: ignore[index]
+        template = load_template(f"{prompts_file}:{name}")
+        assert template.needs_reference == (name == "pair-math-v1")
+        assert (pair.reference is not None) == template.needs_reference
+        protocol = PairwiseProtocol(mode="explain", template=template)
+        for order, recorded in (
+            ("first", rec["g1_user_prompt"]),
+            ("second", rec["g2_user_prompt"]),
+        ):
+            got = protocol.prompt(pair, order)  # type: ignore[arg-type]
+            assert got.messages == (
+                Message("system", str(systems[name])),
+                Message("user", str(recorded)),
+            )
+            assert got.prefix == ""
+        direct = PairwiseProtocol(mode="direct", template=template).prompt(pair, "first")
+        assert direct.prefix == "[["
+
+
+def test_fastchat_verdicts_read_as_fastchat_read_them(shared_data: Path) -> None:
+    """The recorded replies give the recorded winners (g1: A = model_1; g2: A = model_2)."""
+    prompts_file = shared_data / "mt_bench" / "judge_prompts.jsonl"
+    seen = 0
+    for rec, _ in _fastchat_pairs(shared_data):
+        fmt = load_template(f"{prompts_file}:{rec['judge'][1]}").verdict  # type: ignore[index]
+        for game, a_is in (("g1", "model_1"), ("g2", "model_2")):
+            verdict = fmt.read(str(rec[f"{game}_judgment"]))[0]
+            winner = rec[f"{game}_winner"]
+            expected = {"A": a_is, "B": "model_2" if a_is == "model_1" else "model_1", "C": "tie"}
+            assert expected[verdict] == winner  # type: ignore[index]
+            seen += 1
+    assert seen == 4
+    fmt = load_template(f"{prompts_file}:pair-v2").verdict
+    # FastChat tests "[[A]]" in the reply first, then "[[B]]", then "[[C]]"
+    assert fmt.read("at first [[B]], on reflection [[A]]")[0] == "A"
+    assert fmt.read("[[C]] then [[B]]")[0] == "B"
+    assert fmt.read("a tie: [[C]]")[0] == "C"
+    assert fmt.read("[[D]] or [A]") == (None, None)
+
+
+def test_fastchat_listing_says_what_is_usable_and_why_not(shared_data: Path) -> None:
+    prompts_file = shared_data / "mt_bench" / "judge_prompts.jsonl"
+    entries = {e.name: e for e in template_entries(prompts_file)}
+    assert len(entries) == 8
+    usable = sorted(n for n, e in entries.items() if e.template is not None)
+    assert usable == ["pair-math-v1", "pair-v2"]
+    assert "multi-turn" in entries["pair-v2-multi-turn"].note
+    assert "score per answer" in entries["single-v1"].note
+    with pytest.raises(ConfigError, match=r"holds 8 prompts.*pair-v2, pair-math-v1"):
+        load_template(prompts_file)
+    with pytest.raises(ConfigError, match="no prompt named 'pair-v9'"):
+        load_template(f"{prompts_file}:pair-v9")
+    with pytest.raises(ConfigError, match=r"single-v1 cannot judge pairs.*score per answer"):
+        load_template(f"{prompts_file}:single-v1")
+    with pytest.raises(ConfigError, match="no such file"):
+        load_template(str(prompts_file) + ".missing:pair-v2")
+
+
+# --- recuse TOML -------------------------------------------------------------------------
+
+TOML = """
+name = "strict"
+system = "Judge fairly. Reply with [[A]] or [[B]], or [[C]] for a tie."
+user = '''Q: {question}
+Reference: {reference}
+{"json": "braces stay", "x": "{not_a_field}"}
+First: {answer_a}
+Second: {answer_b}'''
+[verdict]
+a = "[[A]]"
+b = "[[B]]"
+tie = "[[C]]"
+answer_prefix = "My verdict: [["
+"""
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_toml_template_fills_only_its_placeholders(tmp_path: Path) -> None:
+    template = load_template(_write(tmp_path / "t.toml", TOML))
+    assert template.kind == "toml" and template.needs_reference
+    pair = Pair("i", "2+2? {answer_b}", "four {question}", "five", "4")
+    second = PairwiseProtocol(mode="direct", template=template).prompt(pair, "second")
+    assert second == Prompt(
+        (
+            Message("system", "Judge fairly. Reply with [[A]] or [[B]], or [[C]] for a tie."),
+            Message(
+                "user",
+                'Q: 2+2? {answer_b}\nReference: 4\n{"json": "braces stay", "x": '
+                '"{not_a_field}"}\nFirst: five\nSecond: four {question}',
+            ),
+        ),
+        "My verdict: [[",
+    )
+    fmt = template.verdict
+    assert (fmt.opener, fmt.closer, fmt.pick) == ("[[", "]]", "last")
+    assert fmt.read("[[A]] ... no, [[B]]") == ("B", "B")
+    assert fmt.read("[[ A ]]") == (None, None)  # the marks exactly as written
+
+
+def test_toml_plain_letter_labels_are_words(tmp_path: Path) -> None:
+    text = 'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "A"\nb = "B"\n'
+    template = load_template(_write(tmp_path / "letters.toml", text))
+    fmt = template.verdict
+    assert (fmt.opener, fmt.closer, template.answer_prefix) == ("", "", "")
+    assert fmt.read("All Bad things: B") == ("B", "B")  # not the A of All nor B of Bad
+    assert not fmt.first_token_ambiguous
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('user = "{question} {answer_a}"\n[verdict]\na = "A"\nb = "B"\n', "column 'user'"),
+        ('sytem = "x"\nuser = "{question} {answer_a} {answer_b}"\n', "column 'sytem'"),
+        ('user = "{question} {answer_a} {answer_b}"\n', "column 'verdict'"),
+        (
+            'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "[[A]]"\nb = "[[B]]"\n'
+            'answer_prefix = "Verdict:"\n',
+            "column 'verdict.answer_prefix'",
+        ),
+        (
+            'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "X"\nb = ["Y", "X"]\n',
+            "column 'verdict'",
+        ),
+        ('user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "A"\n', "column 'verdict.b'"),
+        ("user = [", "not valid TOML"),
+    ],
+)
+def test_bad_toml_template_names_file_and_field(tmp_path: Path, text: str, where: str) -> None:
+    path = _write(tmp_path / "bad.toml", text)
+    with pytest.raises(InputError) as err:
+        load_template(path)
+    message = str(err.value)
+    assert str(path) in message and where in message and "\n" not in message
+
+
+# --- Arena-Hard-Auto ---------------------------------------------------------------------
+
+# The v0.1 judge configuration schema (config/judge_config.yaml of Arena-Hard-Auto);
+# the system prompt is a short one of ours.
+ARENA_V01 = r"""name: judgment config file for Arena Hard
+
+bench_name: arena-hard-v0.1
+
+judge_model: gpt-4-1106-preview
+reference: False
+ref_model: null
+
+baseline: True
+baseline_model: gpt-4-0314
+
+pairwise: True
+temperature: 0
+max_tokens: 4096
+
+regex_pattern: \[\[([AB<>=]+)\]\]
+number_of_judgment_attempts: 2
+system_prompt: "@SYSTEM@"
+
+prompt_template: ["@TEMPLATE@"]
+
+model_list:
+  - gpt-3.5-turbo-0125
+"""
+# the lines as the YAML files write them (one line each, escapes as in the files)
+_V01_TEMPLATE = (
+    r"<|User Prompt|>\n{question_1}\n\n<|The Start of Assistant A's Answer|>\n{answer_1}\n"
+    r"<|The End of Assistant A's Answer|>\n\n<|The Start of Assistant B's Answer|>\n"
+    r"{answer_2}\n<|The End of Assistant B's Answer|>"
+)
+_SYSTEM = r"Compare the two answers.\n\nEnd with one label: [[A>>B]], [[A>B]], [[A=B]], "
+_SYSTEM += r"[[B>A]] or [[B>>A]]."
+ARENA_V01 = ARENA_V01.replace("@SYSTEM@", _SYSTEM).replace("@TEMPLATE@", _V01_TEMPLATE)
+
+# The v2.0 schema (config/arena-hard-v2.0.yaml), with the system_prompt a user adds.
+ARENA_V2 = r"""judge_model: gpt-4.1
+temperature: 0.0
+max_tokens: 16000
+
+bench_name: arena-hard-v2.0
+
+reference: null
+
+regex_patterns:
+  - \[\[([AB<>=]+)\]\]
+  - \[([AB<>=]+)\]
+
+prompt_template: "@TEMPLATE@"
+
+model_list:
+  - deepseek-r1
+"""
+_V2_TEMPLATE = (
+    _V01_TEMPLATE.replace("{question_1}", "{QUESTION}")
+    .replace("{answer_1}", "{ANSWER_A}")
+    .replace("{answer_2}", "{ANSWER_B}")
+)
+ARENA_V2 = ARENA_V2.replace("@TEMPLATE@", _V2_TEMPLATE)
+
+
+def test_arena_hard_v01_renders_as_gen_judgment_and_reads_one_distinct_label(
+    tmp_path: Path,
+) -> None:
+    template = load_template(_write(tmp_path / "judge_config.yaml", ARENA_V01))
+    pair = Pair("u1", "Name a prime.", "7", "Eight {question_1}")
+    # gen_judgment game 1 shows the baseline (a) as A, game 2 swaps
+    for order, first, second in (
+        ("first", "7", "Eight {question_1}"),
+        ("second", "Eight {question_1}", "7"),
+    ):
+        got = PairwiseProtocol(mode="direct", template=template).prompt(pair, order)  # type: ignore[arg-type]
+        assert got.messages == (
+            Message(
+                "system",
+                "Compare the two answers.\n\nEnd with one label: [[A>>B]], [[A>B]], [[A=B]], "
+                "[[B>A]] or [[B>>A]].",
+            ),
+            Message(
+                "user",
+                "<|User Prompt|>\nName a prime.\n\n<|The Start of Assistant A's Answer|>\n"
+                f"{first}\n<|The End of Assistant A's Answer|>\n\n<|The Start of Assistant "
+                f"B's Answer|>\n{second}\n<|The End of Assistant B's Answer|>",
+            ),
+        )
+        assert got.prefix == "[["
+    fmt = template.verdict
+    assert fmt.read("[[A>B]] and again [[A>B]]") == ("A", "A>B")
+    assert fmt.read("[[A>>B]] or maybe [[A>B]]") == (None, None)  # two distinct: unparsed
+    assert fmt.read("[[A=B]]") == ("C", "A=B")
+    assert fmt.read("[[b>a]]") == (None, None)  # v0.1 reads the reply as written
+    assert fmt.first_token_ambiguous  # A>B and A=B both start with A
+
+
+def test_arena_hard_v2_needs_a_system_prompt_then_reads_the_last_label(tmp_path: Path) -> None:
+    path = _write(tmp_path / "arena-hard-v2.0.yaml", ARENA_V2)
+    with pytest.raises(InputError, match=r"column 'system_prompt'.*add system_prompt"):
+        load_template(path)
+    path = _write(path, ARENA_V2 + 'system_prompt: "Judge."\n')
+    template = load_template(path)
+    got = PairwiseProtocol(mode="explain", template=template).prompt(
+        Pair("u", "Q?", "yes", "no"), "second"
+    )
+    assert got.messages[0] == Message("system", "Judge.")
+    assert got.messages[1].content.startswith(
+        "<|User Prompt|>\nQ?\n\n<|The Start of Assistant A's Answer|>\nno\n"
+    )
+    fmt = template.verdict
+    assert fmt.read("[[A>B]] ... final: [[B>A]]") == ("B", "B>A")  # the last match
+    assert fmt.read("single brackets, lower case: [b>>a]") == ("B", "B>>A")
+
+
+# --- AlpacaEval ----------------------------------------------------------------------------
+
+# A prompt file in AlpacaEval's ChatML markup (our own wording) and evaluator configs in
+# the evaluators_configs/<name>/configs.yaml layout.
+ALPACA_PROMPT = """<|im_start|>system
+You pick the better output.
+<|im_end|>
+<|im_start|>user
+Instruction: {instruction}
+
+{
+    "model_identifier": "m",
+    "output": \"\"\"{output_1}\"\"\"
+},
+{
+    "model_identifier": "M",
+    "output": \"\"\"{output_2}\"\"\"
+}
+
+Answer m or M.
+<|im_end|>
+"""
+
+ALPACA_CONFIGS = """weighted_mine:
+  prompt_template: "clf_mine/prompt.txt"
+  fn_completions: "openai_completions"
+  completions_kwargs:
+    model_name: "gpt-4-1106-preview"
+    max_tokens: 1
+    temperature: 1
+    logprobs: true
+    top_logprobs: 5
+  fn_completion_parser: "logprob_parser"
+  completion_parser_kwargs:
+    numerator_token: "m"
+    denominator_tokens: ["m", "M"]
+    is_binarize: false
+  completion_key: "completions_all"
+  batch_size: 1
+ranking_mine:
+  prompt_template: "clf_mine/prompt.txt"
+  fn_completion_parser: "ranking_parser"
+  batch_size: 1
+regex_mine:
+  prompt_template: "clf_mine/prompt.txt"
+  fn_completion_parser: "regex_parser"
+"""
+
+
+def _alpaca(tmp_path: Path) -> Path:
+    root = tmp_path / "evaluators_configs"
+    (root / "clf_mine").mkdir(parents=True)
+    (root / "weighted_mine").mkdir()
+    _write(root / "clf_mine" / "prompt.txt", ALPACA_PROMPT)
+    return _write(root / "weighted_mine" / "configs.yaml", ALPACA_CONFIGS)
+
+
+def test_alpaca_eval_renders_as_make_prompts_and_prompt_to_chatml(tmp_path: Path) -> None:
+    configs = _alpaca(tmp_path)
+    template = load_template(f"{configs}:weighted_mine")
+    # AlpacaEval fills {instruction} first and then the FIRST "{output_1}" it finds, which
+    # here is the one the instruction brought in; each message is stripped
+    pair = Pair("i", "  Repeat '{output_1}'.", "yes  ", "no")
+    got = PairwiseProtocol(mode="direct", template=template).prompt(pair, "first")
+    user = (
+        "Instruction:   Repeat 'yes  '.\n\n{\n"
+        '    "model_identifier": "m",\n    "output": """{output_1}"""\n},\n{\n'
+        '    "model_identifier": "M",\n    "output": """no"""\n}\n\nAnswer m or M.'
+    )
+    assert got == Prompt(
+        (Message("system", "You pick the better output."), Message("user", user)), ""
+    )
+    swapped = PairwiseProtocol(mode="direct", template=template).prompt(
+        Pair("i", "Say hi.", "hi", "hello"), "second"
+    )
+    assert '"output": """hello"""\n},\n{\n    "model_identifier": "M",\n    "output": """hi"""' in (
+        swapped.messages[1].content
+    )
+    fmt = template.verdict
+    assert fmt.read("m") == ("A", "m") and fmt.read(" M\n") == ("B", "M")
+    assert fmt.read("M is better") == (None, None)
+
+
+def test_alpaca_eval_parsers_and_listing(tmp_path: Path) -> None:
+    configs = _alpaca(tmp_path)
+    entries = {e.name: e for e in template_entries(configs)}
+    assert entries["ranking_mine"].template is not None
+    assert entries["ranking_mine"].template.answer_prefix is None  # explain mode only
+    assert entries["regex_mine"].template is None
+    assert "regex_parser" in entries["regex_mine"].note
+    with pytest.raises(ConfigError, match="holds 3 prompts"):
+        load_template(configs)
+    ranking = entries["ranking_mine"].template
+    protocol = PairwiseProtocol(mode="direct", template=ranking)
+    with Store(tmp_path / "s.db") as store, pytest.raises(ConfigError, match="--mode explain"):
+        Runner(FakeBackend(), store, progress=False).pairwise(_table(2), protocol)
+
+
+# --- Eq. 3 on the template's own labels ------------------------------------------------------
+
+
+def test_eq3_sums_the_templates_own_label_tokens(shared_data: Path, tmp_path: Path) -> None:
+    fastchat = load_template(shared_data / "mt_bench" / "judge_prompts.jsonl:pair-v2").verdict
+    dist = {"A": math.log(0.3), " A": math.log(0.1), "B": math.log(0.2), "C": math.log(0.1),
+            "Cat": math.log(0.05), "The": math.log(0.25)}  # fmt: skip
+    s = score_distribution(dist, fmt=fastchat)
+    assert s.p_slot_a == pytest.approx(0.4 / 0.6) and s.p_tie == pytest.approx(0.1)
+    alpaca = load_template(f"{_alpaca(tmp_path)}:weighted_mine").verdict
+    dist = {"m": math.log(0.6), "M": math.log(0.2), " m": math.log(0.1), "The": math.log(0.1)}
+    s = score_distribution(dist, fmt=alpaca)  # exact tokens, as AlpacaEval's logprob_parser
+    assert s.p_slot_a == pytest.approx(0.75) and s.mass == pytest.approx(0.8)
+
+
+class LabelBackend(FakeBackend):
+    """Whole-label log-probs planted per label text; records what it was asked."""
+
+    def __init__(self, planted: dict[str, float]) -> None:
+        super().__init__()
+        self.planted = planted
+        self.asked: list[tuple[Prompt, str]] = []
+
+    async def continuation_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+    ) -> list[np.ndarray | Failure]:
+        self.asked += list(zip(prompts, continuations, strict=True))
+        # split each label's log-prob over two "tokens" (their sum is what counts)
+        return [np.array([self.planted[c] / 2, self.planted[c] / 2]) for c in continuations]
+
+
+def test_labels_sharing_a_first_token_are_scored_whole(tmp_path: Path) -> None:
+    """Arena-Hard's A>B and A=B start alike: each label's whole text is scored, and
+    p(A) = P(A>>B) + P(A>B), p(B) = P(B>A) + P(B>>A), tie = P(A=B)."""
+    template = load_template(_write(tmp_path / "judge_config.yaml", ARENA_V01))
+    planted = {"A>>B]]": -1.0, "A>B]]": -2.0, "A=B]]": -1.5, "B>A]]": -2.5, "B>>A]]": -3.0}
+    backend = LabelBackend(planted)
+    pa = math.exp(-1.0) + math.exp(-2.0)
+    pb = math.exp(-2.5) + math.exp(-3.0)
+    with Store(tmp_path / "s.db") as store:
+        summary = Runner(backend, store, progress=False).pairwise(
+            _table(2), PairwiseProtocol(mode="direct", template=template)
+        )
+        rows = store.judgments()
+    assert summary.ok == 4
+    assert len(backend.asked) == 4 * 5 and {c for _, c in backend.asked} == set(planted)
+    assert all(p.prefix == "[[" for p, _ in backend.asked)
+    first = rows[rows["slot"] == "first"]
+    second = rows[rows["slot"] == "second"]
+    assert np.allclose(first["p_slot_a"], pa / (pa + pb))
+    assert np.allclose(first["value"], pa / (pa + pb))
+    assert np.allclose(second["value"], 1 - pa / (pa + pb))  # undone to the a/b frame
+    assert np.allclose(rows["p_tie"], math.exp(-1.5))
+
+
+# --- the cache key: two templates never share verdicts -----------------------------------
+
+
+def test_two_templates_never_share_verdicts(tmp_path: Path) -> None:
+    base = 'user = "Q: {question}\\nA: {answer_a}\\nB: {answer_b}"\n[verdict]\n'
+    one = load_template(_write(tmp_path / "one.toml", base + 'a = "[[A]]"\nb = "[[B]]"\n'))
+    # the same messages, but a tie label and another reading rule
+    two = load_template(
+        _write(
+            tmp_path / "two.toml",
+            base + 'a = "[[A]]"\nb = "[[B]]"\ntie = "[[C]]"\npick = "unique"\n',
+        )
+    )
+    same = load_template(_write(tmp_path / "copy.toml", base + 'a = "[[A]]"\nb = "[[B]]"\n'))
+    pair = Pair("i0", "q", "x", "y")
+    assert PairwiseProtocol(template=one).prompt(pair, "first") == PairwiseProtocol(
+        template=two
+    ).prompt(pair, "first")  # identical text: only the hash tells them apart
+    assert one.sha256 != two.sha256 and one.sha256 == same.sha256
+    pairs = _table(3)
+    with Store(tmp_path / "s.db") as store:
+        run = Runner(FakeBackend(), store, progress=False)
+        first = run.pairwise(pairs, PairwiseProtocol(template=one))
+        again = run.pairwise(pairs, PairwiseProtocol(template=same))
+        other = run.pairwise(pairs, PairwiseProtocol(template=two))
+        ours = run.pairwise(pairs, PairwiseProtocol())
+        keys = store.judgments().groupby("key").size()
+    assert (first.cached, first.ok) == (0, 6)
+    assert again.cached == 6  # the same content from another file: served
+    assert other.cached == 0 and other.ok == 6  # another template: judged again
+    assert ours.cached == 0
+    assert len(keys) == 18 and (keys == 1).all()
+
+
+def test_template_needing_a_reference_refuses_pairs_without_one(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    math_t = load_template(shared_data / "mt_bench" / "judge_prompts.jsonl:pair-math-v1")
+    assert isinstance(math_t, JudgeTemplate)
+    pairs = _table(2)
+    with Store(tmp_path / "s.db") as store:
+        with pytest.raises(InputError, match="row 1, column 'reference'"):
+            Runner(FakeBackend(), store, progress=False).pairwise(
+                pairs, PairwiseProtocol(template=math_t)
+            )
+        assert store.judgments().empty

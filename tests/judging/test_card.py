@@ -172,3 +172,28 @@ def test_audit_notes_unmatched_price_rows_in_the_report(
     d = json.loads((report / "report.json").read_text())
     (card,) = [s for s in d["sections"] if s["id"] == "evaluator-card"]
     assert any("('claude-v1') matches no judge" in n for n in card["notes"])
+
+
+def test_failed_judgments_do_not_thin_the_tokens_per_judgment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the stand-in answers a direct judgment with exactly 1 completion token; a 500
+    # reports no usage. Counting failed judgments gave 0.4-0.6 tokens out per judgment.
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(6)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    args = ["judge", "--model", "gpt-4o", "--data", str(src), "--out", str(store),
+            "--max-attempts", "1", "--no-progress"]  # fmt: skip
+    with StandIn(faults={"500": 0.4}, seed=3) as server:
+        assert main([*args, "--base-url", server.base_url]) == 1
+        failed = server.served["500"]
+    with StandIn() as server:
+        assert main([*args, "--base-url", server.base_url]) == 0
+    with Store(store, read_only=True) as s:
+        runs = s.runs()
+    assert list(runs["judgments"]) == [12 - failed, failed]
+    (c,) = cards(runs)
+    assert c.judgments == 12 and c.tokens_out_per_judgment == 1.0
+    capsys.readouterr()
+    assert main(["judge", "card", str(store)]) == 0
+    assert "over 12 computed" in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """The evaluator card: what a judge costs to use, from the runs a store recorded.
 
-Per judge, over the judgments its runs sent to the backend (cached and copied ones do
-not count): judgments per second (wall time of the runs), tokens in and out per
+Per judge, over the judgments the backend answered in its runs (ok or unparsed;
+cached and copied ones do not count, nor failed ones, which report no usage and are
+sent again by the next run): judgments per second (wall time of the runs), tokens in and out per
 judgment (where the server reported usage), and with a price table the cost of 1,000
 judgments::
 

@@ -426,8 +426,12 @@ class Runner:
             if after is not None:
                 b = before or (0, 0)
                 tokens = (after[0] - b[0], after[1] - b[1])
+            # the judgments the backend answered (ok or unparsed): a failed one reports no
+            # usage and is sent again by the next run, so counting it would spread the
+            # answered ones' tokens over judgments that cost none (and count it twice)
+            answered = counts["ok"] + counts["unparsed"]
             self.store.put_run(
-                self.judge, judgments=len(todo), seconds=time.perf_counter() - ran, tokens=tokens
+                self.judge, judgments=answered, seconds=time.perf_counter() - ran, tokens=tokens
             )
         return RunSummary(
             total=len(tasks),

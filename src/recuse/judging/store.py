@@ -388,8 +388,9 @@ class Store:
     def put_run(
         self, judge: str, *, judgments: int, seconds: float, tokens: tuple[int, int] | None
     ) -> None:
-        """What one run computed: judgments sent to the backend (not copies), their wall
-        time, and the tokens in/out the backend reported for them (None: not reported)."""
+        """What one run computed: judgments the backend answered (ok or unparsed; not
+        copies, not failed ones), the run's wall time, and the tokens in/out the backend
+        reported (None: not reported)."""
         tin, tout = tokens if tokens is not None else (None, None)
         self._write(
             "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at) "

@@ -219,3 +219,63 @@ def test_templates_listing_and_bad_files_through_the_cli(
                  f"{prompts_file}:single-v1"])  # fmt: skip
     assert code == 2 and not store.exists()
     assert "score per answer" in capsys.readouterr().err
+
+
+def test_arena_hard_labels_scored_whole_with_the_local_model(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A>B and A=B share their first token: each label's whole text is scored after the
+    answer prefix; P(label) worked out here from the model's logits, token by token."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from judging.test_templates import ARENA_V01
+
+    config = tmp_path / "judge_config.yaml"
+    config.write_text(ARENA_V01, encoding="utf-8")
+    pairs = pd.DataFrame(
+        {"item_id": ["x1"], "prompt": ["What is 2+2?"], "response_a": ["4"], "response_b": ["5"]}
+    )
+    src = tmp_path / "pairs.csv"
+    pairs.to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    assert main(["judge", "--model", str(tiny_model_dir), "--judge-id", "tiny", "--data",
+                 str(src), "--out", str(store), "--template", str(config),
+                 "--no-progress"]) == 0  # fmt: skip
+    assert "2 judgments: 0 already stored" in capsys.readouterr().out
+    with Store(store, read_only=True) as s:
+        rows = s.judgments().set_index("slot")
+    template = load_template(config)
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()
+    pair = Pair("x1", "What is 2+2?", "4", "5")
+    for order in ("first", "second"):
+        prompt = PairwiseProtocol(mode="direct", template=template).prompt(pair, order)  # type: ignore[arg-type]
+        text = (
+            tok.apply_chat_template(
+                [{"role": m.role, "content": m.content} for m in prompt.messages],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
+            + prompt.prefix
+        )
+        head = tok(text, add_special_tokens=False)["input_ids"]
+        p = {"A": 0.0, "B": 0.0, "C": 0.0}
+        for label, meaning in template.verdict.labels:
+            tail = tok(label + "]]", add_special_tokens=False)["input_ids"]
+            ids = torch.tensor([head + tail])
+            with torch.no_grad():
+                logp = torch.log_softmax(model(ids).logits[0].double(), dim=-1)
+            total = sum(float(logp[len(head) - 1 + k, t]) for k, t in enumerate(tail))
+            p[meaning] += math.exp(total)
+        # the random tiny model spreads its mass over a 400-token vocabulary, so whole
+        # labels may fall under Eq. 3's minimum mass (1e-6): then unparsed, never scored
+        mass = p["A"] + p["B"]
+        row = rows.loc[order]
+        assert row["mass"] == pytest.approx(mass, rel=1e-4)
+        assert row["p_tie"] == pytest.approx(p["C"], rel=1e-4)
+        if mass >= 1e-6:
+            assert row["status"] == "ok"
+            assert row["p_slot_a"] == pytest.approx(p["A"] / mass, rel=1e-4)
+        else:
+            assert row["status"] == "unparsed" and math.isnan(row["p_slot_a"])

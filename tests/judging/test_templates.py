@@ -524,3 +524,17 @@ def test_template_needing_a_reference_refuses_pairs_without_one(
                 pairs, PairwiseProtocol(template=math_t)
             )
         assert store.judgments().empty
+
+
+def test_whole_label_templates_refuse_a_backend_without_continuation_scores(
+    tmp_path: Path,
+) -> None:
+    template = load_template(_write(tmp_path / "judge_config.yaml", ARENA_V01))
+    backend = FakeBackend()
+    backend.continuation_refusal = "this server gives no prompt log-probs"
+    with Store(tmp_path / "s.db") as store:
+        with pytest.raises(ConfigError, match=r"share their first token.*--logprobs-mode"):
+            Runner(backend, store, progress=False).pairwise(
+                _table(2), PairwiseProtocol(mode="direct", template=template)
+            )
+        assert store.judgments().empty and backend.calls == 0

@@ -250,7 +250,10 @@ def judge(
         dtype=dtype,
         batch_size=batch_size,
         judge_id=judge_id,
-        prompt_logprobs=logprobs_mode if perplexity else None,
+        # whole-label scores (labels sharing a first token) need prompt log-probs too
+        prompt_logprobs=logprobs_mode
+        if perplexity or (_whole_labels(tpl) and endpoint == "completions")
+        else None,
     )
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
     with Store(out) as store:
@@ -319,6 +322,11 @@ TemplateOption = Annotated[
         "what a file holds.",
     ),
 ]
+
+
+def _whole_labels(protocol: PairwiseProtocol) -> bool:
+    """Does this template's verdict need each label's whole text scored?"""
+    return protocol.template is not None and protocol.template.verdict.first_token_ambiguous
 
 
 def template_protocol(spec: str | None, mode: PairwiseMode) -> PairwiseProtocol:

@@ -93,6 +93,7 @@ def probe(
         FileReading,
         _backend,
         _read,
+        _whole_labels,
         exit_if_failed,
         template_protocol,
     )
@@ -132,6 +133,8 @@ def probe(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id,
+        # whole-label scores (labels sharing a first token) need the prompt log-probs
+        prompt_logprobs="echo" if _whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
     parts, recognition = [], []
     # before the store: bad options, pairs without texts, no pair with the judge's answers

@@ -209,7 +209,7 @@ class Runner:
         """Judge every pair in each of ``orders``; returns what was done."""
         protocol = protocol or PairwiseProtocol()
         items, meta = _pairs(pairs)
-        _check_template(protocol, items)
+        _check_template(protocol, items, self.backend)
         self.store.put_items("pairwise", meta)
         tasks = [
             self._task(
@@ -794,12 +794,22 @@ def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
     return None
 
 
-def _check_template(protocol: PairwiseProtocol, items: Sequence[Pair]) -> None:
+def _check_template(protocol: PairwiseProtocol, items: Sequence[Pair], backend: Backend) -> None:
     """Refuse, before anything is stored, what a template cannot judge: direct mode
-    without an answer prefix, pairs without the reference answer it shows."""
+    without an answer prefix, pairs without the reference answer it shows, labels that
+    need whole-label scores from a backend that cannot give them."""
     template = protocol.template
     if template is None or protocol.question != "quality":
         return
+    fmt = template.verdict
+    scored = protocol.mode == "direct" or backend.supports_prefix
+    if fmt.first_token_ambiguous and scored and backend.continuation_refusal:
+        raise ConfigError(
+            f"the labels of judge template {template.name!r} ({fmt.describe}) share their "
+            "first token, so each label's whole text is scored, which this backend cannot "
+            "do — over a server use the completions endpoint with --logprobs-mode, or "
+            "--endpoint chat --mode explain (the verdict read from the reply)"
+        )
     if protocol.mode == "direct" and template.answer_prefix is None:
         raise ConfigError(
             f"judge template {template.name!r} has no answer prefix to score its verdict "

@@ -213,6 +213,15 @@ def test_judges_are_accounted_per_dataset_and_pooled_biases_per_dataset(
     path = _report(tmp_path, [a, {**a, "dataset": "d2"}], provenance=sources)
     code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
     assert code == 0 and "j2" not in out
+    # a report whose datasets hold no judge (human labels only) measured nothing
+    path = _report(tmp_path, [], provenance=_sources(humans=[]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 3
+    assert "NOT MEASURED: position: no dataset of the report (humans) has a judge" in out
+    assert "nothing was measured" in out
+    # a bias of ratings tables on a report of pairs tables
+    code, out = _run(["gate", str(path), "--max", "favoritism=0.1"], capsys)
+    assert code == 3 and "self_bias: no dataset of the report is a ratings table" in out
 
 
 def test_crafted_reports_are_one_line_errors(

@@ -504,13 +504,16 @@ def _unmeasured(
         )
         for dataset, judge in missing
     ]
-    if not audited and not mine:
-        why = (
-            f"no dataset of the report is a {scope.table} table, which the {scope.title} "
-            "analysis reads"
-            if scope
-            else "the report holds no dataset"
-        )
+    if not missing and not mine:  # nothing to judge, and no judge to name
+        if audited:
+            why = f"no dataset of the report ({', '.join(audited)}) has a judge"
+        elif scope:
+            why = (
+                f"no dataset of the report is a {scope.table} table, which the "
+                f"{scope.title} analysis reads"
+            )
+        else:
+            why = "the report holds no dataset"
         texts.append(("", "", f"{key}: {why}"))
     skipped = " — skipped (--skip-unmeasured)" if skip else ""
     return [

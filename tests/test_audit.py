@@ -16,7 +16,7 @@ from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
 
 PLANTED = {
-    ("gpt-4", "self_preference_eo"),
+    ("gpt-4", "self_preference_calibrated"),
     ("claude-v1", "verbosity"),
     ("claude-v1", "position"),
     ("j0", "self_bias"),

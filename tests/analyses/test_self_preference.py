@@ -1,12 +1,18 @@
-"""Self-preference: the matrix number is equal opportunity (Def. 4.1) as its unit says."""
+"""Self-preference: the headline is the calibrated estimate where the data allow it,
+EO (Def. 4.1) and DP stay as the papers' definitions; on a simulated file of three
+author-judges without a self term nothing is flagged, a planted one is."""
 
 from __future__ import annotations
 
 import pytest
 
 from analyses.conftest import BOOT, Planted
-from recuse.analyses.self_preference import ANALYSIS, DP, EO
-from recuse.metrics.self_preference import self_preference
+from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP, EO
+from recuse.audit import AuditInput, AuditOptions, run_audit
+from recuse.metrics.self_preference import calibrated_self_preference, self_preference
+from recuse.report import Report, Source
+from recuse.roster import Entry, Roster
+from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference
 
 
 def test_findings_are_the_estimators_named_by_their_units(planted: Planted) -> None:
@@ -17,7 +23,14 @@ def test_findings_are_the_estimators_named_by_their_units(planted: Planted) -> N
     c = ref.components
     own, other = c["recall_human_prefers_s"], c["recall_human_prefers_other"]
     assert eo.estimate == pytest.approx(own - other)  # "recall ... own, minus ... other"
-    assert eo.section == ANALYSIS.id and eo.headline and eo.significant
+    # gpt-4 has a calibrated estimate: that is its headline, EO stays in the section
+    assert eo.section == ANALYSIS.id and not eo.headline and eo.significant
+    cal = found[("gpt-4", CALIBRATED.key)]
+    ref_cal = calibrated_self_preference(planted.pairs, judge="gpt-4", **BOOT)  # type: ignore[arg-type]
+    assert cal.estimate == pytest.approx(ref_cal.estimate) and cal.headline and cal.significant
+    c = ref_cal.components
+    assert cal.estimate == pytest.approx(c["own_pick_rate"] - c["predicted_own_pick_rate"])
+    assert cal.detail.startswith("picks its own")
     dp = found[("gpt-4", DP.key)]
     ref_dp = self_preference(planted.pairs, judge="gpt-4", kind="dp", **BOOT)  # type: ignore[arg-type]
     assert dp.estimate == pytest.approx(ref_dp.estimate) and not dp.headline
@@ -31,3 +44,60 @@ def test_needs_judge_verdicts(planted: Planted) -> None:
     human_only = planted.pairs.assign(judge=None)
     assert "no judge verdicts" in (ANALYSIS.needs(human_only) or "")
     assert ANALYSIS.needs(planted.pairs) is None
+
+
+def _three_authors(tau: float) -> Report:
+    """Three judges that are also authors (m0 strong: the reference prefers its answer
+    84% of the time), none with a self term unless ``tau`` is planted in m0."""
+    strengths = {"m0": 1.2, "m1": 0.4, "m2": 0.0, "m3": -0.5, "m4": -1.0}
+    cast = {
+        "m0": AuthorJudge(3.0, 0.5, tau),
+        "m1": AuthorJudge(1.0, 0.5),
+        "m2": AuthorJudge(0.5, -0.3),
+    }
+    sim = simulate_self_preference(cast, strengths, n_prompts=200, seed=11)
+    assert sim.reference_own_rate("m0") == pytest.approx(0.84, abs=0.005)
+    roster = Roster.builtin()
+    for m in strengths:
+        roster.add(Entry(m, m))
+    source = Source("sim", "pairs", len(sim.pairs), judges=tuple(cast))
+    options = AuditOptions(n_boot=400, robustness=(), only=(ANALYSIS.id,))
+    return run_audit([AuditInput("sim", "pairs", sim.pairs, source)], options=options,
+                     roster=roster)  # fmt: skip
+
+
+def test_three_authors_without_a_self_term_are_not_flagged() -> None:
+    report = _three_authors(0.0)
+    by = {(f.judge, f.bias.key): f for f in report.findings}
+    # EO (the paper's definition) still reads the strong author m0 as biased ...
+    assert by[("m0", EO.key)].significant and by[("m0", EO.key)].estimate > 0.1
+    # ... but the summary leads with the calibrated estimate, and flags no one
+    for row in report.summary():
+        assert [f.bias.key for f in row.findings] == [CALIBRATED.key]
+        assert not row.flagged
+    for j in ("m0", "m1", "m2"):
+        assert abs(by[(j, CALIBRATED.key)].estimate) < 0.03
+
+
+def test_three_authors_with_a_planted_self_term_flag_it() -> None:
+    report = _three_authors(0.3)
+    flagged = {(r.judge, f.bias.key) for r in report.summary() for f in r.flagged}
+    assert flagged == {("m0", CALIBRATED.key)}
+
+
+def test_one_judge_without_other_models_keeps_eo_as_headline() -> None:
+    strengths = {"m0": 1.0, "m1": 0.0}
+    sim = simulate_self_preference({"m0": AuthorJudge(2.0, 0.0, 0.3)}, strengths, n_prompts=60)
+    roster = Roster.builtin()
+    for m in strengths:
+        roster.add(Entry(m, m))
+    source = Source("two", "pairs", len(sim.pairs), judges=("m0",))
+    options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
+    report = run_audit([AuditInput("two", "pairs", sim.pairs, source)], options=options,
+                       roster=roster)  # fmt: skip
+    (row,) = report.summary()
+    assert [f.bias.key for f in row.findings] == [EO.key]
+    assert not any(k.bias is not None and k.bias.key == CALIBRATED.key for k in report.skipped)
+    notes = [n for s in report.sections for n in s.notes]
+    assert any("m0: no calibrated estimate" in n and "pairs without its own answer" in n
+               for n in notes)  # fmt: skip

@@ -17,7 +17,7 @@ def pairs_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sim = simulate_pairs(
         judges={"gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65)},
         models=("gpt-4", "claude-v1", "vicuna-13b"),
-        n_prompts=150,
+        n_prompts=300,
         pairs_per_prompt=2,
         seed=5,
     )
@@ -33,12 +33,16 @@ def test_audit_writes_html_json_and_csv(
     code = main(["audit", str(pairs_csv), "--out", str(out), "--n-boot", "200", "--level", "0.9"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "gpt-4:" in printed and "favours its own answers" in printed
+    assert "gpt-4:" in printed and "picks its own answers more often than its" in printed
     d = json.loads((out / "report.json").read_text("utf-8"))
     assert d["level"] == 0.9 and d["provenance"]["options"]["bootstrap resamples (n_boot)"] == 200
     assert d["provenance"]["sources"][0]["name"] == "my pairs.csv"
-    eo = [f for r in d["summary"] for f in r["findings"] if f["bias"] == "self_preference_eo"]
-    assert eo and eo[0]["significant"] and eo[0]["ci_low"] > 0
+    # the summary's self-preference is the calibrated estimate; EO stays in its section
+    top = [f for r in d["summary"] for f in r["findings"] if f["bias"].startswith("self_pref")]
+    assert [f["bias"] for f in top] == ["self_preference_calibrated"]
+    assert top[0]["significant"] and top[0]["ci_low"] > 0
+    eo = [f for s in d["sections"] for f in s["findings"] if f["bias"] == "self_preference_eo"]
+    assert eo and eo[0]["significant"] and eo[0]["ci_low"] > 0 and not eo[0]["headline"]
     assert (out / "report.html").read_text("utf-8").startswith("<!DOCTYPE html>")
     csvs = {p.name for p in (out / "tables").glob("*.csv")}
     assert "self-preference-my-pairs-csv.csv" in csvs

@@ -205,7 +205,8 @@ def test_readme_peer_file_audit_gives_the_hand_computed_estimate(
     assert code == 0, err
     assert "gpt-4o:" in out and "note:" not in err
     report = json.loads((tmp_path / "peer-report" / "report.json").read_text("utf-8"))
-    eo = [f for r in report["summary"] for f in r["findings"] if f["bias"] == "self_preference_eo"]
+    eo = [f for s in report["sections"] for f in s["findings"]
+          if f["bias"] == "self_preference_eo"]  # fmt: skip
     # Definition 4.1 by hand from the raw file: the judge's P(own better), averaged over
     # both orders (the swapped one written as seen: A = b), among pairs with gpt-4o
     raw = pd.read_csv(PEER, dtype=str)

@@ -47,10 +47,13 @@ def test_pass_fail_and_inconclusive_exit_codes(
     path = _report(tmp_path, [inside, position])
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05,position=0.1"], capsys)
     assert code == 0 and out.count("PASS") == 2 and "gate passed" in out
-    # the analysis id is a shorthand for its headline bias (self-preference -> EO)
+    # the analysis id is a shorthand for its headline bias (self-preference -> the
+    # calibrated estimate)
+    calibrated = _finding("self_preference_calibrated", "j1", 0.01, -0.02, 0.04)
+    with_cal = _report(tmp_path, [inside, calibrated, position])
     for alias in ("self-preference", "self_preference"):
-        code, out = _run(["gate", str(path), "--max", f"{alias}=0.05"], capsys)
-        assert code == 0 and "self_preference_eo of j1" in out
+        code, out = _run(["gate", str(with_cal), "--max", f"{alias}=0.05"], capsys)
+        assert code == 0 and "self_preference_calibrated of j1" in out
     path = _report(tmp_path, [inside, outside, straddle])
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
     assert code == 1 and "FAIL: self_preference_eo of j2" in out

@@ -11,37 +11,48 @@ from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
 
 def _table() -> pd.DataFrame:
-    rows = [  # model_a, model_b, human P(a better), judge p_a
-        ("J", "X", 1.0, 0.9),  # own better, judge gives own 0.9
-        ("X", "J", 1.0, 0.3),  # own worse, judge gives own 0.7
-        ("J", "Y", 0.0, 0.2),  # own worse, judge gives own 0.2
-        ("J", "Y", 0.5, 0.6),  # reference tie, judge gives own 0.6
-        ("X", "Y", 1.0, 0.8),  # others: the worse (b) gets 0.2
-        ("Y", "X", 0.0, 0.6),  # others: the worse (a) gets 0.6
+    rows = [  # model_a, model_b, human P(a better), judge p_a_first, p_a_second
+        ("J", "X", 1.0, 1.0, 0.8),  # own better, judge gives own 0.9 (own in both orders)
+        ("X", "J", 1.0, 0.0, 0.6),  # own worse, judge gives own 0.7 (split)
+        ("J", "Y", 0.0, 0.2, None),  # own worse, judge gives own 0.2 (one order only)
+        ("J", "Y", 0.5, 0.6, 0.6),  # reference tie, judge gives own 0.6
+        ("X", "Y", 1.0, 0.8, 0.8),  # others: the worse (b) gets 0.2
+        ("Y", "X", 0.0, 0.6, 0.6),  # others: the worse (a) gets 0.6
+        ("Z", "J", 1.0, 1.0, 1.0),  # own worse, other chosen in both orders (own 0)
+        ("J", "Z", 0.0, 0.5, 0.0),  # own worse, a tie in one order: split (own 0.25)
     ]
     # each row ten times on its own prompt: the same rates, enough prompts to bootstrap
-    return pd.DataFrame(
+    out = pd.DataFrame(
         [
             {"item_id": f"i{k}-{r}", "prompt_id": f"p{k}-{r}", "model_a": a, "model_b": b,
-             "human": h, "judge": "J", "p_a": p}
-            for k, (a, b, h, p) in enumerate(rows)
+             "human": h, "judge": "J", "p_a_first": f, "p_a_second": s}
+            for k, (a, b, h, f, s) in enumerate(rows)
             for r in range(10)
         ]
     )  # fmt: skip
+    out["p_a"] = out[["p_a_first", "p_a_second"]].mean(axis=1)
+    return out
 
 
 def test_every_rung_by_hand() -> None:
     results, skipped = self_preference_ladder(_table(), min_n=1, n_boot=200)
     got = {r.metric: r.estimate for r in results}
     assert not skipped and set(got) == set(RUNGS)
-    own, reference = (0.9 + 0.7 + 0.2 + 0.6) / 4, (1 + 0 + 0 + 0.5) / 4
-    harmful, baseline = (0.7 + 0.2) / 2, (0.2 + 0.6) / 2
+    own, reference = (0.9 + 0.7 + 0.2 + 0.6 + 0 + 0.25) / 6, (1 + 0 + 0 + 0.5 + 0 + 0) / 6
+    harmful, baseline = (0.7 + 0.2 + 0 + 0.25) / 4, (0.2 + 0.6) / 2
     expected = {
         "own_win_rate": own,
         "reference_own_rate": reference,
         "dp_difference": own - reference,
-        "eo": 0.9 - ((1 - 0.7) + (1 - 0.2)) / 2,
+        "eo": 0.9 - ((1 - 0.7) + (1 - 0.2) + 1 + (1 - 0.25)) / 4,
         "legitimate": 0.9,
+        "legitimate_own_both": 1.0,
+        "legitimate_split": 0.0,
+        "legitimate_other_both": 0.0,
+        # own-worse pairs judged in both orders: split, other in both, split (tie)
+        "harmful_own_both": 0.0,
+        "harmful_split": 2 / 3,
+        "harmful_other_both": 1 / 3,
         "harmful": harmful,
         "baseline_error": baseline,
         "harmful_excess": harmful - baseline,

@@ -370,7 +370,7 @@ def test_audit_skips_carry_the_bias_they_leave_empty() -> None:
     ctx.skip(get("favoritism"), "self-bias: no finite estimate", bias=BIASES["self_bias"])
     ctx.skip(get("familiarity"), "perplexity curve (Figure 3): too few pairs", headline=False)
     assert [k.bias.key if k.bias else "" for k in ctx.skipped] == [
-        "self_preference_eo",
+        "self_preference_calibrated",  # the analysis's headline bias
         "family_preference_dp",
         "self_bias",
         "",

@@ -1,8 +1,13 @@
-"""Self-preference (Wataoka et al.): does the judge prefer its own answers more than
-the human labels justify? Equal opportunity (Def. 4.1) is the headline; demographic
-parity is the judge's own-pick rate minus the humans' on the same pairs."""
+"""Self-preference: does the judge pick its own answers more often than its own
+competence predicts? The competence-calibrated estimate is the headline where the data
+support it (the judge also judged pairs without its own model, and there are human
+labels); Wataoka et al.'s equal opportunity (Def. 4.1) and demographic parity stay,
+labelled as the papers' definitions, and EO is the headline where no calibrated
+estimate can be made."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -27,12 +32,28 @@ from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
 
+CALIBRATED = Bias(
+    key="self_preference_calibrated",
+    title="Self-preference (calibrated to the judge's competence)",
+    short="Self-preference",
+    unit="P(judge picks its own answer) minus the probability its own competence predicts "
+    "on the same pairs had authorship not mattered (a Bradley–Terry model of its verdicts "
+    "on the models' strengths from the human labels, with its position preference); "
+    "probability units, 0 = no self-preference however strong its own model is",
+    positive="picks its own answers more often than its competence predicts",
+    negative="picks its own answers less often than its competence predicts",
+    none="no detectable self-preference beyond its competence",
+    order=9,
+)
 EO = Bias(
     key="self_preference_eo",
     title="Self-preference (equal opportunity)",
-    short="Self-preference",
-    unit="the judge's recall of the human-preferred answer when it is its own, minus its "
-    "recall when the other answer is preferred (Def. 4.1)",
+    short="Self-preference (EO)",
+    unit="the paper's definition (Wataoka et al., Def. 4.1): the judge's recall of the "
+    "human-preferred answer when it is its own, minus its recall when the other answer is "
+    "preferred; caveat: 0 = "
+    "no bias only when both kinds of pair are equally hard — a judge without any self "
+    "term reads above 0 when its own model is strong (its own-better pairs are easy)",
     positive="favours its own answers",
     negative="is harder on its own answers",
     none="no detectable self-preference",
@@ -43,7 +64,9 @@ DP = Bias(
     title="Self-preference (demographic parity)",
     short="Self-preference (DP)",
     unit="P(judge picks its own answer) − P(human prefers it), over the same labelled "
-    "pairs; quality not controlled; 0 = as often as the humans",
+    "pairs (the paper's Eq. 4 as a difference); caveat: quality not controlled, and a "
+    "noisy judge regresses toward 0.5, so an unbiased judge of a strong model reads "
+    "below 0; 0 = as often as the humans",
     positive="picks its own answer more often than the humans prefer it",
     negative="picks its own answer less often than the humans prefer it",
     none="picks its own answer about as often as the humans prefer it",
@@ -53,7 +76,12 @@ DP = Bias(
 
 
 def describe_dp(r: MetricResult) -> str:
-    """The two rates of a DP difference, e.g. ``judge 0.63 vs humans 0.64``."""
+    """The two rates of a DP difference, e.g. ``judge 0.63 vs humans 0.64``, or of the
+    calibrated estimate, ``picks its own 0.88 vs 0.83 predicted``."""
+    own, pred = r.components.get("own_pick_rate"), r.components.get("predicted_own_pick_rate")
+    if r.metric == CALIBRATED.key and own is not None and pred is not None:
+        if np.isfinite(own) and np.isfinite(pred):
+            return f"picks its own {own:.2f} vs {pred:.2f} predicted"
     judge, human = r.components.get("judge_prefers_s"), r.components.get("human_prefers_s")
     if r.metric.endswith("_dp") and judge is not None and human is not None:
         if np.isfinite(judge) and np.isfinite(human):
@@ -61,8 +89,35 @@ def describe_dp(r: MetricResult) -> str:
     return ""
 
 
+def _calibrated_first(ctx: Context, dataset: str) -> None:
+    """Where a judge has a calibrated estimate on ``dataset``, its EO finding leaves the
+    summary (it stays in the section); where it has none, EO stays the headline and
+    the calibrated skip becomes a section note saying why."""
+    part = ctx.part(ANALYSIS)
+    calibrated = {f.judge for f in findings_of(ctx, ANALYSIS, dataset, CALIBRATED)}
+    part.findings[:] = [
+        dataclasses.replace(f, headline=False)
+        if f.dataset == dataset and f.bias.key == EO.key and f.judge in calibrated
+        else f
+        for f in part.findings
+    ]
+    eo_judges = {f.judge for f in findings_of(ctx, ANALYSIS, dataset, EO)}
+    kept = []
+    for k in ctx.skipped:
+        if k.dataset == dataset and k.bias is not None and k.bias.key == CALIBRATED.key:
+            if k.judge in eo_judges:
+                part.notes.append(
+                    f"{dataset}, {k.judge}: no calibrated estimate ({k.reason.split(': ', 1)[-1]})"
+                    " — equal opportunity is its headline"
+                )
+            continue  # a judge without own answers has no self-preference at all
+        kept.append(k)
+    ctx.skipped[:] = kept
+
+
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
+    _calibrated_first(ctx, inp.name)
     o = ctx.options
     part = ctx.part(ANALYSIS)
     rows = judged(inp.frame)
@@ -141,21 +196,34 @@ ANALYSIS = Analysis(
     id="self-preference",
     title="Self-preference",
     intro=(
-        "Does the judge prefer its own answers more than the human labels justify? "
-        "Equal opportunity (Wataoka et al., Def. 4.1): the judge's recall of the "
-        "human-preferred answer when that answer is its own, minus its recall when the "
-        "other answer is better; 0 = no bias. Demographic parity is how much more often it "
-        "picks its own answer than the humans prefer it, on the same labelled pairs "
-        "(not adjusted for quality; Eq. 4's 2p − 1 uses the judge's rate alone). "
-        "Verdicts are the judge's probabilities averaged over the orders it "
-        "judged; human ties are left out."
+        "Does the judge pick its own answers more often than its own competence "
+        "predicts? The headline, where the data allow it, is the calibrated estimate: "
+        "the judge's rate of picking its own answer minus the rate a model of its "
+        "competence predicts on the same pairs had authorship not mattered. The model "
+        "(a Bradley–Terry fit of the judge's verdicts on the models' strengths from the "
+        "human labels, with its preference for a slot and an own-answer term) learns how "
+        "well the judge tells a stronger model's answer from a weaker one mostly on pairs "
+        "without its own model, so a judge whose own model is strong is not read as biased "
+        "because its own-better pairs are easy. It needs human labels and pairs without "
+        "the judge's own model; where they are missing, EO is the headline. The papers' "
+        "definitions stay below, with their caveat: equal opportunity (Wataoka et al., "
+        "Def. 4.1; the judge's recall of the human-preferred answer when it is its own, "
+        "minus its recall when the other answer is better) and demographic parity (how "
+        "much more often it picks its own answer than the humans prefer it, on the same "
+        "labelled pairs) are 0 for an unbiased judge only when both kinds of pair are "
+        "equally hard. Verdicts are the judge's probabilities averaged over the orders it "
+        "judged; human ties are left out of EO."
     ),
     table="pairs",
-    biases=(EO, DP),
+    biases=(CALIBRATED, EO, DP),
     requires="pairs with judge verdicts and generator ids (model_a, model_b) that include "
     "the judge's own responses; EO also needs human labels",
     needs=needs_verdicts,
-    metrics={"self_preference_eo": EO, "self_preference_dp": DP},
+    metrics={
+        "self_preference_calibrated": CALIBRATED,
+        "self_preference_eo": EO,
+        "self_preference_dp": DP,
+    },
     describe=describe_dp,
     build=_build,
 )

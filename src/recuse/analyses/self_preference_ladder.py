@@ -3,7 +3,8 @@
 One table per input, a row per judge and rung (:data:`recuse.metrics.ladder.RUNGS`),
 each with a prompt-clustered interval from one shared bootstrap; the harmful excess
 (own worse answers chosen beyond the judge's error rate on other models' pairs) is a
-finding of its section. The summary's self-preference is the ``eo`` rung.
+finding of its section. The legitimate and harmful rungs are split by what the two
+presentation orders did (own in both / split / other in both).
 """
 
 from __future__ import annotations
@@ -100,9 +101,12 @@ ANALYSIS = Analysis(
         "How much of a judge's preference for its own answers is justified? Rung by rung, "
         "on the pairs that hold its own answer: how often it picks its own answer (no "
         "quality control), how often the reference does, their difference (demographic "
-        "parity), equal opportunity (the summary's self-preference), then the legitimate "
+        "parity), equal opportunity (Def. 4.1), then the legitimate "
         "part (own answer better per the reference, and picked) and the harmful part (own "
-        "answer worse, yet picked). The harmful excess compares the harmful rate with the "
+        "answer worse, yet picked), each split by what the two presentation orders did: its "
+        "own answer chosen in both orders, a split between them (position decides, not "
+        "choice; the legitimate and harmful rates count it ½), or the other chosen in both. "
+        "The harmful excess compares the harmful rate with the "
         "judge's error rate on pairs of two other models' answers: 0 = it chooses its own "
         "wrong answers no more often than anyone's. Judge ties count half; the conditional "
         "rungs leave reference ties out; one prompt-clustered bootstrap for all rungs."

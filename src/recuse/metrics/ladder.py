@@ -13,6 +13,13 @@ eo                     recall when the reference prefers own − recall when it
                        prefers the other (Equal opportunity, Wataoka Def. 4.1)
 legitimate             P(judge picks own | reference prefers own)
 harmful                P(judge picks own | reference prefers the other)
+*_own_both, *_split,   over the same pairs (legitimate: reference prefers own; harmful:
+*_other_both           it prefers the other) judged in both presentation orders: the
+                       share where the judge chose its own answer in both orders, where
+                       the two orders disagree (a split, or a tie in either: position,
+                       not choice, decides it), and where it chose the other in both.
+                       ``harmful`` counts a split as ½ and reads as choice only as far as
+                       ``harmful_own_both`` carries it
 baseline_error         P(judge picks the worse answer | a pair of two *other*
                        models' answers the reference tells apart)
 harmful_excess         harmful − baseline_error: how much more often the judge
@@ -58,7 +65,20 @@ RUNGS: dict[str, str] = {
     "(Def. 4.1); 0 = no bias",
     "legitimate": "P(judge picks own | reference prefers own): self-preference the "
     "reference justifies",
-    "harmful": "P(judge picks own | reference prefers the other): its own worse answer chosen",
+    "legitimate_own_both": "P(own chosen in both orders | reference prefers own; judged in "
+    "both orders)",
+    "legitimate_split": "P(the two orders disagree or tie | reference prefers own; judged in "
+    "both orders): position, not choice",
+    "legitimate_other_both": "P(other chosen in both orders | reference prefers own; judged "
+    "in both orders)",
+    "harmful": "P(judge picks own | reference prefers the other): its own worse answer chosen "
+    "(a split between the orders counts ½)",
+    "harmful_own_both": "P(own chosen in both orders | reference prefers the other; judged in "
+    "both orders): its own worse answer chosen whatever the order",
+    "harmful_split": "P(the two orders disagree or tie | reference prefers the other; judged "
+    "in both orders): position, not choice",
+    "harmful_other_both": "P(other chosen in both orders | reference prefers the other; judged "
+    "in both orders)",
     "baseline_error": "P(judge picks the worse answer | pair of two other models' answers): "
     "its error rate where it has no stake",
     "harmful_excess": "harmful − baseline_error: own worse answers chosen beyond the "
@@ -110,6 +130,14 @@ def self_preference_ladder(
     others = known & (a != judge) & (b != judge) & np.isfinite(p) & np.isfinite(ha)
     others &= np.abs(ha - 0.5) > TIE_TOL
     worse_share = np.where(ha > 0.5, 1.0 - p, p)  # the share of the win the worse answer got
+    # per-order choices on pairs judged in both orders: own in both, split (or a tie), other
+    nan = np.full(len(pairs), np.nan)
+    v1 = orient(pairs["p_a_first"].to_numpy(float), side) if "p_a_first" in pairs else nan
+    v2 = orient(pairs["p_a_second"].to_numpy(float), side) if "p_a_second" in pairs else nan
+    both_orders = np.isfinite(v1) & np.isfinite(v2)
+    own_both = both_orders & (v1 > 0.5 + TIE_TOL) & (v2 > 0.5 + TIE_TOL)
+    other_both = both_orders & (v1 < 0.5 - TIE_TOL) & (v2 < 0.5 - TIE_TOL)
+    split = both_orders & ~own_both & ~other_both
     picks_own_when_worse = np.where(other_better, v, 0.0)
 
     def spec(
@@ -136,7 +164,21 @@ def self_preference_ladder(
                     other_better.astype(float)], own_better | other_better,
              combine=difference_of_ratios, need=(own_wins, other_wins)),
         spec("legitimate", [v, one], own_better, combine=ratio, need=(own_wins,)),
+        *(
+            spec(f"{rung}_{kind}", [which.astype(float), one], given & both_orders,
+                 combine=ratio, need=(f"{wins} judged in both orders",))
+            for rung, given, wins in (("legitimate", own_better, own_wins),)
+            for kind, which in (("own_both", own_both), ("split", split),
+                                ("other_both", other_both))
+        ),
         spec("harmful", [v, one], other_better, combine=ratio, need=(other_wins,)),
+        *(
+            spec(f"{rung}_{kind}", [which.astype(float), one], given & both_orders,
+                 combine=ratio, need=(f"{wins} judged in both orders",))
+            for rung, given, wins in (("harmful", other_better, other_wins),)
+            for kind, which in (("own_both", own_both), ("split", split),
+                                ("other_both", other_both))
+        ),
         spec("baseline_error", [worse_share, one], others, combine=ratio, need=(other_models,)),
         spec("harmful_excess",
              [picks_own_when_worse, other_better.astype(float),

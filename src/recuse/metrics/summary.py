@@ -29,10 +29,13 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, to_results, unusabl
 from recuse.metrics.position import consistency_spec, first_position_spec, flip_spec
 from recuse.metrics.result import MetricResult, Skipped, results_frame
 from recuse.metrics.self_preference import (
+    CALIBRATED,
     Families,
     Kind,
     Relation,
+    calibrated_spec,
     favored_side,
+    label_strengths,
     preference_spec,
 )
 from recuse.metrics.verbosity import (
@@ -65,6 +68,7 @@ __all__ = ["CURVES", "METRICS", "PairwiseBias", "pairwise_bias"]
 METRICS = (
     "self_preference_eo",
     "self_preference_dp",
+    "self_preference_calibrated",
     "family_preference_eo",
     "family_preference_dp",
     "verbosity_bias",
@@ -145,6 +149,10 @@ def pairwise_bias(
 ) -> PairwiseBias:
     """All pairwise bias metrics (``metrics``, default :data:`METRICS`) for ``judges``.
 
+    ``self_preference_calibrated`` is
+    :func:`~recuse.metrics.self_preference.calibrated_self_preference` (it reads both
+    orders' verdicts as they are, whatever ``verdict``).
+
     ``orders``: the verdicts of both presentation orders averaged (default), or of the
     first or the second only (:func:`~recuse.metrics.verdicts.use_orders`); the
     position metrics compare the two orders, so they need ``"both"``.
@@ -190,6 +198,20 @@ def pairwise_bias(
                 side=sides[relation],
             )
         )  # fmt: skip
+
+    if CALIBRATED in wanted:
+        try:
+            strengths = label_strengths(pairs)
+        except RecuseError as exc:
+            skipped += [Skipped(CALIBRATED, j, str(exc)) for j in labels]
+        else:
+            if "self" not in sides:
+                sides["self"] = favored_side(pairs, relation="self")
+            spec, problems = calibrated_spec(
+                pairs, codes, labels, strengths=strengths, side=sides["self"]
+            )
+            specs.append(spec)
+            skipped += [Skipped(CALIBRATED, j, why) for j, why in problems.items()]
 
     lengths: tuple[FloatArray, FloatArray, str] | None = None
     length_problem = ""

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DATA ?= $(abspath ../shared/data)
-EXTRAS ?= dev,plots,local
+EXTRAS ?= dev,plots,local,ray
 export RECUSE_DATA_DIR ?= $(DATA)
 
 .PHONY: test demo check lint typecheck unit bench clean browser

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import sys
 from collections.abc import Sequence
@@ -32,6 +34,7 @@ from recuse.judging.store import Kind
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
+    from recuse.judging.distributed import RayExecutor
     from recuse.judging.runner import RunSummary
 
 judge_app = typer.Typer(
@@ -191,6 +194,24 @@ def judge(
     ] = "echo",
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     template: TemplateOption = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Judge on a Ray cluster (pip install 'recuse[ray]'): local (a new "
+            "cluster on this machine), auto (the one started here with `ray start`, or "
+            "RAY_ADDRESS), HOST:PORT or ray://HOST:10001. The judgments not yet in the "
+            "store are spread over a pool of actors, each holding the judge; the store is "
+            "written here as results arrive, so a killed run resumes.",
+        ),
+    ] = None,
+    ray_actors: int = typer.Option(
+        0,
+        "--ray-actors",
+        help="With --ray: actors in the pool (0 = one per GPU of the cluster for a local "
+        "model, else 1); each holds one GPU, or one CPU.",
+    ),
     mapping: MapOption = None,
     values: ValuesOption = None,
     swapped_frame: SwappedFrameOption = "original",
@@ -211,6 +232,13 @@ def judge(
         return
     if not data or out is None:
         raise ConfigError("give --data (dataset name or file) and --out (store file)")
+    if ray is None and ray_actors:
+        raise ConfigError("--ray-actors goes with --ray ADDRESS; add --ray local (or an address)")
+    if ray is not None and perplexity:
+        raise ConfigError(
+            "--perplexity is not computed on Ray yet — judge with --ray, then run the same "
+            "command again with --perplexity and without --ray (judgments are not redone)"
+        )
     if perplexity and protocol != "pairwise":
         raise ConfigError(
             "--perplexity goes with pairwise judging (the familiarity analysis reads the "
@@ -256,13 +284,27 @@ def judge(
         else None,
     )
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
-    with Store(out) as store:
+    pool = None
+    if ray is not None:
+        pool = _ray_executor(
+            ray,
+            ray_actors,
+            backend,
+            base_urls=base_url or [],
+            model=model,
+            endpoint=endpoint,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+        )
+    with Store(out) as store, pool or contextlib.nullcontext():
         runner = Runner(
             backend,
             store,
             judge=jid,
             retry=retry,
             progress=progress,
+            executor=pool,
         )
         if protocol == "pairwise":
             summary = runner.pairwise(table, tpl)
@@ -271,6 +313,12 @@ def judge(
         if tpl.template is not None:
             typer.echo(f"judge template: {tpl.template.line()}")
         typer.echo(summary.line())
+        if pool is not None and pool.pool is not None:
+            actors, gpu = pool.pool
+            typer.echo(
+                f"ray: {actors} actor(s) with one {'GPU' if gpu else 'CPU'} each; "
+                f"results from {len(pool.workers)} worker process(es)"
+            )
         for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
             typer.echo(f"  failed x{n}: {reason}")
         from recuse.judging.card import cards
@@ -308,6 +356,52 @@ def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
         file=sys.stderr,
     )
     raise typer.Exit(EXIT_FAILED)
+
+
+def _ray_executor(
+    address: str,
+    actors: int,
+    backend: Backend,
+    *,
+    base_urls: list[str],
+    model: str,
+    endpoint: Endpoint,
+    api_key_env: str | None,
+    concurrency: int,
+    timeout: float,
+) -> RayExecutor:
+    """The Ray pool for `judge --ray`: each actor builds the judge's backend itself."""
+    from recuse.judging.distributed import RayExecutor
+
+    if base_urls:
+        from recuse.judging.backends.http import HTTPBackend
+        from recuse.judging.secrets import split_credentials
+
+        if any(split_credentials(u)[1] is not None for u in base_urls):
+            raise ConfigError(
+                "with --ray, put the server's password in an environment variable "
+                "(--api-key-env NAME, set on every Ray machine): a user:password@ in "
+                "--base-url would travel to the workers through Ray's object store"
+            )
+        # only the variable's name travels; each worker reads the key on its machine
+        build = functools.partial(
+            HTTPBackend,
+            base_urls,
+            model=model,
+            model_id=backend.model_id,
+            endpoint=endpoint,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+        )
+        return RayExecutor(build, address=address, actors=actors or None, gpu=False)
+    from recuse.judging.backends.lazy import LazyBackend
+
+    if not isinstance(backend, LazyBackend) or backend.loaded:
+        raise ConfigError("--ray judges with a local model folder or with --base-url")
+    # the unloaded stand-in travels; each actor loads the model once, and checks that
+    # it has the id and revision the driver keyed the judgments with
+    return RayExecutor(backend.backend, address=address, actors=actors or None, gpu=True)
 
 
 LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")

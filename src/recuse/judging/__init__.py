@@ -3,8 +3,9 @@
 Imports flow one way: ``protocols`` and ``secrets`` (leaves) <- ``backends/*`` (leaves
 over ``backends/base``) <- ``store`` (all SQL) <- ``runner`` (judgments and
 perplexities: batching, concurrency, retries, resume, progress) <- ``perplexity``
-and ``replay`` (drivers over the runner). Heavy optional dependencies (torch,
-transformers) load only with the local backend.
+and ``replay`` (drivers over the runner) and ``distributed`` (the runner's tasks on a
+Ray cluster). Heavy optional dependencies (torch, transformers; ray) load only with the
+local backend (with ``--ray``).
 """
 
 from recuse.judging.protocols import (

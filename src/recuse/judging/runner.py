@@ -25,7 +25,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -158,6 +158,44 @@ Handler = Callable[[Sequence[Task]], Awaitable[list[Outcome]]]
 
 
 @dataclass(frozen=True)
+class Work:
+    """What a run's tasks ask of the backend, as data another process can receive:
+    pairwise or Likert judgments under their protocol, or perplexities."""
+
+    kind: Literal["pairwise", "likert", "perplexity"]
+    protocol: PairwiseProtocol | LikertProtocol | None = None
+
+
+#: one computed outcome and the attempts its batch took
+Computed = tuple[Any, int]
+
+
+class Executor(Protocol):
+    """Computes a run's tasks outside this process (``Runner(..., executor=)``; the Ray
+    one is :class:`recuse.judging.distributed.RayExecutor`).
+
+    The runner still decides what is left to do and commits, counts and shows every
+    outcome; the executor only computes them (each worker with :meth:`Runner.compute`
+    over its own backend) and hands them to ``collect`` as they finish.
+    """
+
+    def run(
+        self,
+        todo: Sequence[Task],
+        work: Work,
+        *,
+        judge: str,
+        retry: RetryPolicy,
+        batch_size: int,
+        collect: Callable[[Sequence[Computed]], None],
+    ) -> None:
+        """Compute every task of ``todo``; ``batch_size`` tasks go to a worker at once."""
+
+    def usage(self) -> tuple[int, int] | None:
+        """Tokens in and out the workers' backends reported so far (None: none did)."""
+
+
+@dataclass(frozen=True)
 class _Kind(Generic[Outcome]):
     """How one task kind's outcomes are made, failed, finished and saved."""
 
@@ -167,6 +205,45 @@ class _Kind(Generic[Outcome]):
     save: Callable[[list[Outcome]], None]
     finish: Callable[[Outcome, int], Outcome]  # (outcome, attempts this run)
     batch_size: int
+    work: Work | None = None  # set where an executor may compute the kind elsewhere
+
+
+class _Collector(Generic[Outcome]):
+    """Counts finished outcomes and commits them together: at once when the last
+    commit is ``FLUSH_SECONDS`` old (so a slow judge commits every batch), else when
+    ``FLUSH_ROWS`` are waiting; a killed run loses at most that much work."""
+
+    def __init__(
+        self,
+        kind: _Kind[Outcome],
+        counts: dict[str, int],
+        failures: dict[str, int],
+        outcomes: list[Outcome],
+    ) -> None:
+        self.kind: _Kind[Outcome] = kind
+        self.counts = counts
+        self.failures = failures
+        self.outcomes: list[Outcome] = outcomes
+        self.pending: list[Outcome] = []
+        self.last_flush = time.perf_counter()
+
+    def add(self, results: Sequence[Outcome]) -> None:
+        self.pending.extend(results)
+        self.outcomes.extend(results)
+        now = time.perf_counter()
+        if len(self.pending) >= FLUSH_ROWS or now - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
+        for r in results:
+            self.counts[r.status] += 1
+            if r.status == "failed":
+                reason = r.reason or "unknown"
+                self.failures[reason] = self.failures.get(reason, 0) + 1
+
+    def flush(self) -> None:
+        batch = self.pending[:]
+        self.pending.clear()  # an error writing them (disk full) is not met twice
+        self.last_flush = time.perf_counter()
+        self.kind.save(batch)
 
 
 FLUSH_SECONDS = 0.1
@@ -177,7 +254,10 @@ class Runner:
     """Judges items with ``backend`` into ``store``.
 
     ``judge`` is the id written in the ``judge`` column (default: the backend's
-    model id). ``progress`` shows rich progress bars on stderr.
+    model id). ``progress`` shows rich progress bars on stderr. With an ``executor``
+    (a Ray cluster), judgments and perplexities are computed by its workers; the
+    backend here then only names the model (its id and revision make the keys) and
+    this runner still commits every outcome to ``store`` as it arrives.
     """
 
     def __init__(
@@ -189,6 +269,7 @@ class Runner:
         retry: RetryPolicy | None = None,
         progress: bool = True,
         console: Console | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.backend = backend
         self.store = store
@@ -196,6 +277,7 @@ class Runner:
         self.retry = retry or RetryPolicy()
         self.progress = progress
         self.console = console or Console(stderr=True)
+        self.executor = executor
 
     # --- public entry points -----------------------------------------------------
 
@@ -218,7 +300,7 @@ class Runner:
             for p in items
             for o in orders
         ]
-        return self._judge(tasks, lambda batch: self._pairwise_batch(batch, protocol))
+        return self._judge(tasks, Work("pairwise", protocol))
 
     def likert(
         self,
@@ -257,7 +339,7 @@ class Runner:
                 params = {**protocol.key_params(), "dimension": d.name, "labels": list(d.labels)}
                 tasks.append(self._task("likert", item_id, d.name, prompt, params, dimension=d))
         self.store.put_items("likert", meta)
-        return self._judge(tasks, lambda batch: self._likert_batch(batch, protocol))
+        return self._judge(tasks, Work("likert", protocol))
 
     def perplexity(
         self,
@@ -294,6 +376,7 @@ class Runner:
             save=lambda rows: self.store.put_perplexities(model, revision, rows),
             finish=lambda row, _attempts: row,
             batch_size=batch_size or self.backend.batch_size,
+            work=Work("perplexity"),
         )
         counts, failures, computed = self._execute(todo, kind)
         done.update({r.key: r for r in computed})
@@ -376,7 +459,7 @@ class Runner:
         )
         return Task(key, kind, item_id, slot, prompt, **extra)
 
-    def _judge(self, tasks: list[Task], handler: Handler[Judgment]) -> RunSummary:
+    def _judge(self, tasks: list[Task], work: Work) -> RunSummary:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
         start = time.perf_counter()
         self.store.claim_judge(
@@ -411,17 +494,19 @@ class Runner:
 
         kind: _Kind[Judgment] = _Kind(
             verb="judging",
-            handler=handler,
+            handler=self._handler(work),
             fail=lambda t, reason: _failed(t, self.judge, reason),
             save=self.store.put,
             finish=finish,
             batch_size=self.backend.batch_size,
+            work=work,
         )
-        before = self.backend.usage()
+        meter: Backend | Executor = self.backend if self.executor is None else self.executor
+        before = meter.usage()
         ran = time.perf_counter()
         counts, failures, _ = self._execute(todo, kind)
         if todo:  # what a judgment costs: only work sent to the backend, not copies
-            after = self.backend.usage()
+            after = meter.usage()
             tokens = None
             if after is not None:
                 b = before or (0, 0)
@@ -450,29 +535,15 @@ class Runner:
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
         failures: dict[str, int] = {}
         outcomes: list[Outcome] = []
-        if todo:
-            asyncio.run(self._drive(todo, kind, counts, failures, outcomes))
+        collector = _Collector(kind, counts, failures, outcomes)
+        if todo and self.executor is not None and kind.work is not None:
+            self._distribute(todo, kind, kind.work, self.executor, collector)
+        elif todo:
+            asyncio.run(self._drive(todo, kind, collector))
         return counts, failures, outcomes
 
-    async def _drive(
-        self,
-        todo: list[Task],
-        kind: _Kind[Outcome],
-        counts: dict[str, int],
-        failures: dict[str, int],
-        outcomes: list[Outcome],
-    ) -> None:
-        # length bucketing: neighbours in a batch have similar prompt lengths
-        ordered = sorted(todo, key=lambda t: t.size)
-        size = max(1, kind.batch_size)
-        # with a progress bar, one judgment goes first on its own: the bar has a rate and
-        # an ETA after seconds, not after a whole batch (a run smaller than a batch
-        # would otherwise show none)
-        head = 1 if self.progress and size > 1 and len(ordered) > 1 else 0
-        batches = [ordered[:head]] if head else []
-        batches += [ordered[i : i + size] for i in range(head, len(ordered), size)]
-        limit = asyncio.Semaphore(max(1, self.backend.concurrency))
-        progress = Progress(
+    def _progress(self) -> Progress:
+        return Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -485,18 +556,92 @@ class Runner:
             transient=False,
         )
 
-        # Finished outcomes are committed together: at once when the last commit is
-        # FLUSH_SECONDS old (so a slow judge commits every batch), else when
-        # FLUSH_ROWS are waiting; a killed run loses at most that much work.
-        pending: list[Outcome] = []
-        last_flush = time.perf_counter()
+    def _distribute(
+        self,
+        todo: list[Task],
+        kind: _Kind[Outcome],
+        work: Work,
+        executor: Executor,
+        collector: _Collector[Outcome],
+    ) -> None:
+        """Run ``todo`` on ``executor``, committing outcomes as they come back."""
+        progress = self._progress()
+        bar = progress.add_task(f"{kind.verb} with {self.judge}", total=len(todo))
 
-        def flush() -> None:
-            nonlocal last_flush
-            batch = pending[:]
-            pending.clear()  # an error writing them (disk full) is not met twice
-            last_flush = time.perf_counter()
-            kind.save(batch)
+        def collect(computed: Sequence[Computed]) -> None:
+            collector.add([kind.finish(r, attempts) for r, attempts in computed])
+            progress.advance(bar, len(computed))
+
+        with progress:
+            try:
+                executor.run(
+                    sorted(todo, key=lambda t: t.size),  # neighbours batch together
+                    work,
+                    judge=self.judge,
+                    retry=self.retry,
+                    batch_size=kind.batch_size * max(1, self.backend.concurrency),
+                    collect=collect,
+                )
+            finally:
+                collector.flush()
+
+    async def compute(self, tasks: Sequence[Task], work: Work) -> list[Computed]:
+        """Each task's outcome, with the attempts its batch took, from this runner's
+        backend: batches of ``backend.batch_size``, ``backend.concurrency`` of them in
+        flight, the one retry loop. Nothing is read from or written to the store: an
+        :class:`Executor`'s workers call this and the runner that sent the tasks
+        finishes and commits the outcomes."""
+        fail: Callable[[Task, str], Any]
+        if work.kind == "perplexity":
+            fail = lambda t, reason: Perplexity(t.key, "failed", reason=reason)  # noqa: E731
+        else:
+            fail = lambda t, reason: _failed(t, self.judge, reason)  # noqa: E731
+        kind: _Kind[Any] = _Kind(
+            verb="",
+            handler=self._handler(work),
+            fail=fail,
+            save=lambda _rows: None,
+            finish=lambda row, _attempts: row,
+            batch_size=self.backend.batch_size,
+        )
+        size = max(1, self.backend.batch_size)
+        limit = asyncio.Semaphore(max(1, self.backend.concurrency))
+
+        async def one(batch: list[Task]) -> list[Computed]:
+            async with limit:
+                results, attempts = await self._attempt(batch, kind)
+            return [(r, attempts) for r in results]
+
+        ordered = list(tasks)
+        parts = await asyncio.gather(
+            *(one(ordered[i : i + size]) for i in range(0, len(ordered), size))
+        )
+        return [c for part in parts for c in part]
+
+    def _handler(self, work: Work) -> Handler[Any]:
+        protocol = work.protocol
+        if work.kind == "pairwise" and isinstance(protocol, PairwiseProtocol):
+            return lambda batch: self._pairwise_batch(batch, protocol)
+        if work.kind == "likert" and isinstance(protocol, LikertProtocol):
+            return lambda batch: self._likert_batch(batch, protocol)
+        if work.kind == "perplexity":
+            return self._perplexity_batch
+        raise ValueError(f"no handler for {work!r}")
+
+    async def _drive(
+        self, todo: list[Task], kind: _Kind[Outcome], collector: _Collector[Outcome]
+    ) -> None:
+        # length bucketing: neighbours in a batch have similar prompt lengths
+        ordered = sorted(todo, key=lambda t: t.size)
+        size = max(1, kind.batch_size)
+        # with a progress bar, one judgment goes first on its own: the bar has a rate and
+        # an ETA after seconds, not after a whole batch (a run smaller than a batch
+        # would otherwise show none)
+        head = 1 if self.progress and size > 1 and len(ordered) > 1 else 0
+        batches = [ordered[:head]] if head else []
+        batches += [ordered[i : i + size] for i in range(head, len(ordered), size)]
+        limit = asyncio.Semaphore(max(1, self.backend.concurrency))
+        progress = self._progress()
 
         async def one(batch: list[Task], bar: Any) -> None:
             shown = 0  # of this batch, on the bar already (the backend reports steps)
@@ -510,15 +655,7 @@ class Runner:
             async with limit:
                 with done_sink(step):
                     results, attempts = await self._attempt(batch, kind)
-            results = [kind.finish(r, attempts) for r in results]
-            pending.extend(results)
-            outcomes.extend(results)
-            if len(pending) >= FLUSH_ROWS or time.perf_counter() - last_flush >= FLUSH_SECONDS:
-                flush()
-            for r in results:
-                counts[r.status] += 1
-                if r.status == "failed":
-                    failures[r.reason or "unknown"] = failures.get(r.reason or "unknown", 0) + 1
+            collector.add([kind.finish(r, attempts) for r in results])
             progress.advance(bar, len(batch) - shown)
 
         with progress:
@@ -529,7 +666,7 @@ class Runner:
             finally:
                 for p in jobs:
                     p.cancel()
-                flush()
+                collector.flush()
         await self.backend.aclose()
 
     async def _attempt(self, batch: list[Task], kind: _Kind[Outcome]) -> tuple[list[Outcome], int]:

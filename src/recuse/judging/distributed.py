@@ -1,0 +1,307 @@
+"""Judging on a Ray cluster (the ``ray`` extra): a thin :class:`~recuse.judging.runner.Executor`.
+
+Ray Data does the distribution. The tasks the runner has left to do (those not final
+in the store) become a Ray Dataset, ``map_batches`` sends batches of them to a pool of
+actors (one per GPU where the cluster has GPUs for a local model, else
+``actors``), and each actor holds one backend built on its own machine (a local
+model loaded once, on its GPU; or the HTTP client for a set of servers) and computes
+its batches with :meth:`Runner.compute`, the same code and retry loop a local run
+uses. The outcomes stream back to the driver (``iter_batches``) and the driver's
+runner finishes and commits them to its store as they arrive, every ``FLUSH_SECONDS``
+as in a local run: a killed distributed run resumes like a local one, by key, and
+nothing but the driver writes the store.
+
+What travels to the workers: the tasks (prompts), the protocol, the judge id, the
+retry policy and a picklable function that builds the backend. Never a secret: an
+HTTP backend is built on the worker from the *name* of the environment variable that
+holds the key (each worker must have it set), and a local model folder is read by
+path (it must exist, with the same files, on every machine; the worker checks that
+the model it loads has the id and revision the driver keyed the tasks with).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import pickle
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from recuse.errors import ConfigError, JudgeError, MissingDependencyError, RecuseError
+from recuse.judging.backends.base import Backend
+from recuse.judging.runner import Computed, RetryPolicy, Runner, Task, Work
+from recuse.judging.store import Store
+
+__all__ = ["RayExecutor"]
+
+#: most blocks the task list is cut into (each block streams back when done)
+MAX_BLOCKS = 4096
+#: how long the pool's actors may take to start (build their backends) before work
+ACTOR_START_SECONDS = 3600
+
+
+def _ray() -> Any:
+    try:
+        import ray
+        import ray.data  # the ``data`` part of the extra
+    except ImportError:
+        raise MissingDependencyError("ray[data]", "ray") from None
+    return ray
+
+
+class RayExecutor:
+    """Computes a runner's tasks on a Ray cluster with Ray Data.
+
+    ``backend`` builds the judge's backend on a worker (a picklable function: a
+    :class:`~recuse.judging.backends.lazy.LazyBackend`'s ``backend`` method, or a
+    ``functools.partial`` of :class:`~recuse.judging.backends.http.HTTPBackend`).
+    ``address`` goes to ``ray.init``: ``None`` is Ray's default (``RAY_ADDRESS``, else
+    the cluster started on this machine with ``ray start``, else a new local one),
+    ``"local"`` a new cluster on this machine, ``"auto"`` the running one,
+    ``"HOST:PORT"`` or ``"ray://HOST:10001"`` a remote one. If Ray is already
+    initialised in this process, that connection is used. ``gpu``: each actor takes
+    one GPU where the cluster has GPUs (a local model); ``actors`` is the pool size
+    (default: one per GPU for a GPU pool, else 1). Each actor without a GPU takes one
+    CPU.
+    """
+
+    def __init__(
+        self,
+        backend: Callable[[], Backend],
+        *,
+        address: str | None = None,
+        actors: int | None = None,
+        gpu: bool = False,
+    ) -> None:
+        if actors is not None and actors < 1:
+            raise ConfigError(f"--ray-actors must be 1 or more; got {actors}")
+        self.factory = backend
+        self.address = address
+        self.actors = actors
+        self.gpu = gpu
+        self._started = False
+        self._tokens: tuple[int, int] | None = None
+        #: the last run's outcomes per worker ("node-ip:pid" -> count)
+        self.workers: dict[str, int] = {}
+        #: the last run's pool: actors and whether each holds a GPU
+        self.pool: tuple[int, bool] | None = None
+
+    # --- the Ray connection -----------------------------------------------------
+
+    def connect(self) -> Any:
+        """Ray, initialised (started or connected once per executor)."""
+        ray = _ray()
+        if not ray.is_initialized():
+            try:
+                ray.init(
+                    address=self.address,
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                    log_to_driver=False,
+                )
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise ConfigError(
+                    f"cannot reach the Ray cluster at {self.address or 'the default address'}"
+                    f" ({_first_line(exc)}) — give --ray ADDRESS of a running cluster "
+                    "(HOST:PORT or ray://HOST:10001), or --ray local"
+                ) from None
+            self._started = True
+        logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False  # the runner shows its own bar
+        context.print_on_execution_start = False
+        # work goes out once every actor holds its model, so it spreads over them all
+        # (loading a large model takes minutes; the pool was checked against the
+        # cluster's resources first, so this waits for loading, not for machines)
+        context.wait_for_min_actors_s = ACTOR_START_SECONDS
+        return ray
+
+    def close(self) -> None:
+        """Disconnect (and stop a cluster this executor started)."""
+        if self._started:
+            _ray().shutdown()
+            self._started = False
+
+    def __enter__(self) -> RayExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def usage(self) -> tuple[int, int] | None:
+        return self._tokens
+
+    def _pool(self, ray: Any) -> tuple[int, dict[str, float]]:
+        """Actors and each actor's resources, checked against the cluster."""
+        have = ray.cluster_resources()
+        gpus, cpus = int(have.get("GPU", 0)), int(have.get("CPU", 0))
+        if self.gpu and gpus > 0:
+            n = self.actors or gpus
+            if n > gpus:
+                raise ConfigError(
+                    f"--ray-actors {n} needs {n} GPUs (one per actor); the cluster has "
+                    f"{gpus} — give --ray-actors {gpus} or fewer"
+                )
+            return n, {"num_gpus": 1}
+        n = self.actors or 1
+        if n > cpus:
+            raise ConfigError(
+                f"--ray-actors {n} needs {n} CPUs (one per actor); the cluster has {cpus}"
+                f" — give --ray-actors {max(cpus, 1)} or fewer"
+            )
+        return n, {"num_cpus": 1}
+
+    # --- Executor ----------------------------------------------------------------
+
+    def run(
+        self,
+        todo: Sequence[Task],
+        work: Work,
+        *,
+        judge: str,
+        retry: RetryPolicy,
+        batch_size: int,
+        collect: Callable[[Sequence[Computed]], None],
+    ) -> None:
+        """Compute ``todo`` on the pool; each finished block goes to ``collect``."""
+        ray = self.connect()
+        actors, resources = self._pool(ray)
+        self.pool = (actors, "num_gpus" in resources)
+        self.workers = {}
+        size = max(1, batch_size)
+        items = [{"task": pickle.dumps(t)} for t in todo]
+        # blocks of at most ``size`` tasks (more past MAX_BLOCKS): each is one call of
+        # an actor, and its outcomes come back, and are committed, as soon as it is done
+        blocks = max(1, min(math.ceil(len(items) / size), MAX_BLOCKS))
+        data = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
+            _Worker,
+            fn_constructor_kwargs={
+                "factory": self.factory,
+                "judge": judge,
+                "retry": retry,
+                "work": work,
+            },
+            batch_size=None,  # a block is a batch: Ray Data would merge small blocks
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            **resources,
+        )
+        batches = data.iter_batches(batch_size=None, batch_format="numpy")
+        with _ray_errors(), contextlib.closing(iter(batches)) as stream:
+            for batch in stream:
+                errors = [e for e in batch["error"] if e]
+                if errors:
+                    raise pickle.loads(errors[0])
+                computed = [pickle.loads(b) for b in batch["computed"]]
+                for w in batch["worker"]:
+                    self.workers[str(w)] = self.workers.get(str(w), 0) + 1
+                if batch["usage"].any():
+                    known = batch["usage"]
+                    t_in = int(batch["tokens_in"][known].sum())
+                    t_out = int(batch["tokens_out"][known].sum())
+                    a, b = self._tokens or (0, 0)
+                    self._tokens = (a + t_in, b + t_out)
+                collect(computed)
+
+
+class _Worker:
+    """One actor of the pool: a backend built on its machine and a store-less runner."""
+
+    def __init__(
+        self, factory: Callable[[], Backend], judge: str, retry: RetryPolicy, work: Work
+    ) -> None:
+        import ray
+
+        self.name = f"{ray.util.get_node_ip_address()}:{os.getpid()}"
+        self.work = work
+        self.loop = asyncio.new_event_loop()  # one loop: an HTTP client stays usable
+        self.error: bytes = b""
+        try:
+            self.backend = factory()
+        except Exception as exc:  # sent back with the first batch (see _error)
+            self.error = _error(exc)
+            return
+        # the runner's commits are the driver's: this in-memory store is never written
+        self.runner = Runner(
+            self.backend, Store(":memory:"), judge=judge, retry=retry, progress=False
+        )
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if self.error:
+            return self._failed(self.error)
+        tasks: list[Task] = [pickle.loads(b) for b in batch["task"]]
+        before = self.backend.usage()
+        try:
+            computed = self.loop.run_until_complete(self.runner.compute(tasks, self.work))
+        except Exception as exc:
+            return self._failed(_error(exc))
+        after = self.backend.usage()
+        n = len(computed)
+        tokens = np.zeros((2, n), dtype=np.int64)
+        usage = np.zeros(n, dtype=bool)
+        if after is not None and n:  # the batch's tokens, on its first row
+            b = before or (0, 0)
+            tokens[:, 0] = (after[0] - b[0], after[1] - b[1])
+            usage[0] = True
+        return {
+            "computed": np.array([pickle.dumps(c) for c in computed], dtype=object),
+            "worker": np.array([self.name] * n, dtype=object),
+            "tokens_in": tokens[0],
+            "tokens_out": tokens[1],
+            "usage": usage,
+            "error": np.array([b""] * n, dtype=object),
+        }
+
+    def _failed(self, error: bytes) -> dict[str, np.ndarray]:
+        """One row that carries an error instead of outcomes."""
+        return {
+            "computed": np.array([b""], dtype=object),
+            "worker": np.array([self.name], dtype=object),
+            "tokens_in": np.zeros(1, dtype=np.int64),
+            "tokens_out": np.zeros(1, dtype=np.int64),
+            "usage": np.zeros(1, dtype=bool),
+            "error": np.array([error], dtype=object),
+        }
+
+
+def _error(exc: Exception) -> bytes:
+    """A worker's error as data: Ray keeps an exception's text but not its type, so a
+    recuse error (a missing model folder or key variable, a refused option) is
+    pickled and raised on the driver as itself; any other is one line naming it."""
+    if isinstance(exc, RecuseError):
+        try:
+            return pickle.dumps(exc)
+        except Exception:  # pragma: no cover - recuse errors are plain exceptions
+            pass
+    return pickle.dumps(JudgeError(f"a Ray worker failed: {_first_line(exc)}"))
+
+
+@contextmanager
+def _ray_errors() -> Iterator[None]:
+    """Recuse errors (the workers' included) as they are; a failure of Ray itself (an
+    actor or machine lost) as one line."""
+    try:
+        yield
+    except RecuseError:
+        raise
+    except Exception as exc:
+        raise JudgeError(
+            f"the Ray run failed: {_first_line(exc)} (the workers' logs are under "
+            "/tmp/ray/session_latest/logs on each machine); finished judgments are kept "
+            "and the next run resumes"
+        ) from None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()

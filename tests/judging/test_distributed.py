@@ -1,0 +1,240 @@
+"""`recuse judge --ray`: Ray Data over a local CPU cluster (two actors), against the
+stand-in server and a tiny random local model, with a killed driver that resumes.
+
+One Ray cluster per module (2 CPUs, no dashboard); each test starts its own pool of
+actors on it. Skipped where Ray is not installed (the ``ray`` extra).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judging.helpers import fake_pairs
+from recuse.cli import main
+from recuse.errors import ConfigError
+from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging.backends.http import HTTPBackend, render_chatml
+from recuse.judging.distributed import RayExecutor
+from recuse.judging.protocols import Pair, score_distribution, to_ab
+from recuse.judging.runner import Work
+from recuse.testing.standin import StandIn, standin_distribution
+
+needs_ray = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray is not installed (pip install 'recuse[ray]'; make test installs it)",
+)
+KEY_ENV = "RECUSE_TEST_RAY_KEY"
+KEY = "sk-ray-worker-secret-4711"
+SRC = Path(__file__).resolve().parents[2] / "src"
+CHECK = ["item_id", "slot", "status", "value", "p_slot_a", "mass", "p_tie", "judge"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local Ray cluster for the module; its address for other drivers to join."""
+    import ray
+
+    # workers inherit the environment the cluster starts with: the key for the
+    # HTTP tests is there, and nowhere in what the driver sends them
+    os.environ[KEY_ENV] = KEY
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()
+        os.environ.pop(KEY_ENV, None)
+
+
+def _table(store: Store) -> pd.DataFrame:
+    df = store.judgments()
+    return df.sort_values(["item_id", "slot"]).reset_index(drop=True)[CHECK]
+
+
+def _expected(p: dict[str, str], order: str) -> float:
+    """Eq. 3 on the stand-in's distribution for the prompt it receives, computed here."""
+    pair = Pair(p["item_id"], p["prompt"], p["response_a"], p["response_b"])
+    prompt = PairwiseProtocol().prompt(pair, order)  # type: ignore[arg-type]
+    s = score_distribution(standin_distribution(render_chatml(prompt)))
+    return to_ab(s.p_slot_a, order)  # type: ignore[arg-type]
+
+
+@needs_ray
+def test_two_actors_over_http_give_eq3_and_the_single_process_store(
+    cluster: str, tmp_path: Path
+) -> None:
+    pairs = fake_pairs(30)
+    with StandIn(latency=0.02) as server:
+        build = {"model": "m", "api_key_env": KEY_ENV, "concurrency": 3}
+        with Store(tmp_path / "one.db") as store:
+            one = Runner(HTTPBackend(server.base_url, **build), store, progress=False)
+            assert one.pairwise(pd.DataFrame(pairs)).ok == 60
+            reference = _table(store)
+        import functools
+
+        factory = functools.partial(HTTPBackend, server.base_url, **build)
+        pool = RayExecutor(factory, actors=2)
+        import cloudpickle
+
+        assert KEY.encode() not in cloudpickle.dumps(factory)  # the name travels, not the key
+        with Store(tmp_path / "ray.db") as store:
+            backend = HTTPBackend(server.base_url, **build)
+            runner = Runner(backend, store, progress=False, executor=pool)
+            summary = runner.pairwise(pd.DataFrame(pairs))
+            assert (summary.total, summary.ok, summary.failed) == (60, 60, 0)
+            got = _table(store)
+            runs = store.runs()
+        assert {h for h in server.auth_headers} == {f"Bearer {KEY}"}  # read on the workers
+    assert pool.pool == (2, False) and len(pool.workers) == 2  # both actors judged
+    assert sum(pool.workers.values()) == 60
+    pd.testing.assert_frame_equal(got, reference)
+    by = got.set_index(["item_id", "slot"])["value"]
+    for p in pairs:
+        for order in ("first", "second"):
+            assert by[(p["item_id"], order)] == pytest.approx(_expected(p, order), abs=1e-12)
+    # the evaluator card's run: the workers' token counts came back to the driver
+    assert runs["judgments"].tolist() == [60] and runs["tokens_out"].tolist() == [60]
+
+
+@needs_ray
+def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
+    cluster: str, tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(12)).to_csv(src, index=False)
+    args = ["judge", "--model", str(tiny_model_dir), "--data", str(src), "--no-progress"]
+    assert main([*args, "--out", str(tmp_path / "one.db")]) == 0
+    assert "24 judgments: 0 already stored, 24 ok" in capsys.readouterr().out
+    # --ray with Ray already initialised here uses this process's connection
+    ray_args = [*args, "--out", str(tmp_path / "ray.db"), "--ray", cluster]
+    assert main([*ray_args, "--ray-actors", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "24 judgments: 0 already stored, 24 ok" in out
+    assert "ray: 2 actor(s) with one CPU each; results from 2 worker process(es)" in out
+    with Store(tmp_path / "one.db") as a, Store(tmp_path / "ray.db") as b:
+        ta, tb = _table(a), _table(b)
+    assert (tb["status"] == "ok").all() and tb["value"].between(0, 1).all()
+    pd.testing.assert_frame_equal(ta.drop(columns="value"), tb.drop(columns="value"), atol=1e-6)
+    assert (ta["value"] - tb["value"]).abs().max() < 1e-6
+    assert main(ray_args) == 0  # a rerun finds everything stored and starts no pool
+    assert "24 already stored" in capsys.readouterr().out
+
+
+def _driver(store: Path, data: Path, url: str, address: str) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, "-m", "recuse", "judge", "--model", "m", "--base-url", url]
+    cmd += ["--api-key-env", KEY_ENV, "--concurrency", "1", "--data", str(data)]
+    cmd += ["--out", str(store), "--no-progress", "--ray", address, "--ray-actors", "2"]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _rows(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM judgments").fetchone()[0])
+        except sqlite3.OperationalError:  # tables not made yet
+            return 0
+
+
+@needs_ray
+def test_a_killed_ray_driver_resumes_to_the_single_process_store(
+    cluster: str, tmp_path: Path
+) -> None:
+    pairs = fake_pairs(24)
+    data = tmp_path / "pairs.jsonl"
+    pd.DataFrame(pairs).to_json(data, orient="records", lines=True)
+    store = tmp_path / "killed.db"
+    with StandIn(latency=0.1) as server:
+        with Store(tmp_path / "one.db") as one:  # the single-process reference
+            backend = HTTPBackend(server.base_url, model="m", model_id="m", concurrency=4)
+            Runner(backend, one, progress=False).pairwise(pd.DataFrame(pairs))
+            reference = _table(one)
+        # 48 requests of 0.1 s, one at a time on each of two actors: ~2.4 s of work
+        proc = _driver(store, data, server.base_url, cluster)
+        deadline = time.monotonic() + 120
+        while _rows(store) < 6 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kept = _rows(store)
+        assert 6 <= kept < 48  # killed mid-run, with committed work
+        proc = _driver(store, data, server.base_url, cluster)
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err[-2000:]
+    done = next(line for line in out.splitlines() if line.startswith("48 judgments"))
+    stored = int(done.split(": ")[1].split(" already stored")[0])
+    assert stored >= kept  # the resumed run kept every committed judgment
+    assert f"48 judgments: {stored} already stored, {48 - stored} ok, 0 unparsed" in done
+    with Store(store) as s:
+        got = _table(s)
+    assert not got.duplicated(["item_id", "slot"]).any()
+    pd.testing.assert_frame_equal(got, reference)
+
+
+@needs_ray
+def test_a_pool_larger_than_the_cluster_and_a_worker_error_are_one_line(
+    cluster: str, tmp_path: Path
+) -> None:
+    with Store(tmp_path / "s.db") as store:
+        runner = Runner(HTTPBackend("http://127.0.0.1:9/v1", model="m"), store, progress=False)
+        runner.executor = RayExecutor(
+            lambda: HTTPBackend("http://127.0.0.1:9/v1", model="m"), actors=3
+        )
+        with pytest.raises(ConfigError, match=r"--ray-actors 3 needs 3 CPUs .* the cluster has 2"):
+            runner.pairwise(pd.DataFrame(fake_pairs(2)))
+        # a worker that cannot build its backend (the key's variable is unset there)
+        import functools
+
+        bad = functools.partial(
+            HTTPBackend, "http://127.0.0.1:9/v1", model="m", api_key_env="RECUSE_UNSET_VAR"
+        )
+        runner.executor = RayExecutor(bad, actors=1)
+        with pytest.raises(ConfigError, match="RECUSE_UNSET_VAR"):
+            runner.pairwise(pd.DataFrame(fake_pairs(2)))
+        assert store.judgments().empty  # nothing that looks like a result
+
+
+def test_ray_options_are_checked_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    base = ["judge", "--data", str(src), "--out", str(store)]
+    cases = [
+        (["--ray-actors", "2"], "--ray-actors goes with --ray"),
+        (["--ray", "local", "--perplexity"], "--perplexity is not computed on Ray"),
+        (
+            ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
+            "--api-key-env",
+        ),
+    ]
+    for extra, message in cases:
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and "pw@" not in err
+        assert not store.exists()
+
+
+def test_work_is_picklable_data() -> None:
+    import pickle
+
+    w = Work("pairwise", PairwiseProtocol(mode="explain"))
+    assert pickle.loads(pickle.dumps(w)) == w
+    assert RetryPolicy() == pickle.loads(pickle.dumps(RetryPolicy()))

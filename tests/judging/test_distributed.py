@@ -25,7 +25,7 @@ from recuse.cli import main
 from recuse.errors import ConfigError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml
-from recuse.judging.distributed import RayExecutor
+from recuse.judging.distributed import CheckedFolder, RayExecutor
 from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.judging.runner import Work
 from recuse.testing.standin import StandIn, standin_distribution
@@ -108,14 +108,22 @@ def test_two_actors_over_http_give_eq3_and_the_single_process_store(
 
 @needs_ray
 def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
-    cluster: str, tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cluster: str,
+    tiny_model_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     src = tmp_path / "pairs.csv"
     pd.DataFrame(fake_pairs(12)).to_csv(src, index=False)
     args = ["judge", "--model", str(tiny_model_dir), "--data", str(src), "--no-progress"]
     assert main([*args, "--out", str(tmp_path / "one.db")]) == 0
     assert "24 judgments: 0 already stored, 24 ok" in capsys.readouterr().out
-    # --ray with Ray already initialised here uses this process's connection
+    # --ray with Ray already initialised here uses this process's connection; the
+    # folder given relative to here reaches the workers (whose working folder is
+    # another) as an absolute path
+    monkeypatch.chdir(tiny_model_dir.parent)
+    args[2] = tiny_model_dir.name
     ray_args = [*args, "--out", str(tmp_path / "ray.db"), "--ray", cluster]
     assert main([*ray_args, "--ray-actors", "2"]) == 0
     out = capsys.readouterr().out
@@ -238,3 +246,31 @@ def test_work_is_picklable_data() -> None:
     w = Work("pairwise", PairwiseProtocol(mode="explain"))
     assert pickle.loads(pickle.dumps(w)) == w
     assert RetryPolicy() == pickle.loads(pickle.dumps(RetryPolicy()))
+
+
+def test_a_worker_refuses_a_model_folder_with_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recuse.judging.fingerprint import folder_fingerprint
+
+    monkeypatch.setenv("RECUSE_HASH_CACHE", str(tmp_path / "hashes.json"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    (folder / "model.safetensors").write_bytes(b"weights one")
+    loaded: list[bool] = []
+    sentinel = HTTPBackend("http://127.0.0.1:9/v1", model="m")
+
+    def load() -> HTTPBackend:
+        loaded.append(True)
+        return sentinel
+
+    check = CheckedFolder(load, str(folder), folder_fingerprint(folder))
+    assert check() is sentinel and loaded == [True]
+    (folder / "model.safetensors").write_bytes(b"weights two")  # another copy of the model
+    with pytest.raises(ConfigError, match=r"holds other files .* copy the same weights"):
+        check()
+    gone = CheckedFolder(load, str(tmp_path / "absent"), check.fingerprint)
+    with pytest.raises(ConfigError, match="does not exist on Ray machine"):
+        gone()
+    assert loaded == [True]  # never loaded after a refusal

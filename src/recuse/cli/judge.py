@@ -6,7 +6,7 @@ import contextlib
 import functools
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -268,6 +268,8 @@ def judge(
         from recuse.judging.templates import check_references
 
         check_references(tpl.template, table, file=data)
+    if ray is not None and Path(model).is_dir():
+        model = str(Path(model).absolute())  # the workers open the folder by this path
     backend, jid = _backend(
         model,
         base_urls=base_url or [],
@@ -399,9 +401,15 @@ def _ray_executor(
 
     if not isinstance(backend, LazyBackend) or backend.loaded:
         raise ConfigError("--ray judges with a local model folder or with --base-url")
-    # the unloaded stand-in travels; each actor loads the model once, and checks that
-    # it has the id and revision the driver keyed the judgments with
-    return RayExecutor(backend.backend, address=address, actors=actors or None, gpu=True)
+    # the unloaded stand-in travels; each actor loads the model once, after checking
+    # that its copy of the folder has the files the driver fingerprinted
+    load: Callable[[], Backend] = backend.backend
+    if Path(model).is_dir():
+        from recuse.judging.distributed import CheckedFolder
+        from recuse.judging.fingerprint import folder_fingerprint
+
+        load = CheckedFolder(load, model, folder_fingerprint(model))
+    return RayExecutor(load, address=address, actors=actors or None, gpu=True)
 
 
 LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")

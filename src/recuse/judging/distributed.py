@@ -28,8 +28,11 @@ import math
 import os
 import pickle
 import re
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +42,7 @@ from recuse.judging.backends.base import Backend
 from recuse.judging.runner import Computed, RetryPolicy, Runner, Task, Work
 from recuse.judging.store import Store
 
-__all__ = ["RayExecutor"]
+__all__ = ["CheckedFolder", "RayExecutor"]
 
 #: most blocks the task list is cut into (each block streams back when done)
 MAX_BLOCKS = 4096
@@ -209,6 +212,35 @@ class RayExecutor:
                     a, b = self._tokens or (0, 0)
                     self._tokens = (a + t_in, b + t_out)
                 collect(computed)
+
+
+@dataclass(frozen=True)
+class CheckedFolder:
+    """Builds a local model on a worker once its copy of ``folder`` has the files the
+    driver fingerprinted (``fingerprint``, the revision in the judgments' keys): another
+    copy of the weights on one machine must not judge under the driver's key."""
+
+    load: Callable[[], Backend]
+    folder: str
+    fingerprint: str
+
+    def __call__(self) -> Backend:
+        from recuse.judging.fingerprint import folder_fingerprint
+
+        host = socket.gethostname()
+        if not Path(self.folder).is_dir():
+            raise ConfigError(
+                f"the model folder {self.folder} does not exist on Ray machine {host} — "
+                "put it at the same path on every machine (a shared disk or a copy)"
+            )
+        here = folder_fingerprint(self.folder)
+        if here != self.fingerprint:
+            raise ConfigError(
+                f"the model folder {self.folder} on Ray machine {host} holds other files "
+                f"(fingerprint {here}) than on the driver ({self.fingerprint}) — copy the "
+                "same weights to every machine"
+            )
+        return self.load()
 
 
 class _Worker:

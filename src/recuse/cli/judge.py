@@ -270,6 +270,10 @@ def judge(
         check_references(tpl.template, table, file=data)
     if ray is not None and Path(model).is_dir():
         model = str(Path(model).absolute())  # the workers open the folder by this path
+    # whole-label scores (labels sharing a first token) need prompt log-probs too
+    prompt_logprobs = (
+        logprobs_mode if perplexity or (_whole_labels(tpl) and endpoint == "completions") else None
+    )
     backend, jid = _backend(
         model,
         base_urls=base_url or [],
@@ -280,10 +284,7 @@ def judge(
         dtype=dtype,
         batch_size=batch_size,
         judge_id=judge_id,
-        # whole-label scores (labels sharing a first token) need prompt log-probs too
-        prompt_logprobs=logprobs_mode
-        if perplexity or (_whole_labels(tpl) and endpoint == "completions")
-        else None,
+        prompt_logprobs=prompt_logprobs,
     )
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
     pool = None
@@ -298,6 +299,7 @@ def judge(
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
+            prompt_logprobs=prompt_logprobs,
         )
     with Store(out) as store, pool or contextlib.nullcontext():
         runner = Runner(
@@ -371,6 +373,7 @@ def _ray_executor(
     api_key_env: str | None,
     concurrency: int,
     timeout: float,
+    prompt_logprobs: PromptLogprobMode | None,
 ) -> RayExecutor:
     """The Ray pool for `judge --ray`: each actor builds the judge's backend itself."""
     from recuse.judging.distributed import RayExecutor
@@ -395,6 +398,7 @@ def _ray_executor(
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
+            prompt_logprobs=prompt_logprobs,
         )
         return RayExecutor(build, address=address, actors=actors or None, gpu=False)
     from recuse.judging.backends.lazy import LazyBackend

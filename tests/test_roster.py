@@ -112,9 +112,9 @@ def test_every_model_in_shared_data_is_known(shared_data: Path) -> None:
     ("name", "canonical", "family"),
     [
         ("gpt-4o", "gpt-4o", "gpt"),
-        ("gpt-4-turbo", "gpt-4-1106-preview", "gpt"),
+        ("gpt-4-turbo", "gpt-4-turbo", "gpt"),  # the line, not the 1106 preview
         ("gpt-4o-mini", "gpt-4o-mini", "gpt"),
-        ("claude-3-5-sonnet", "claude-3.5-sonnet-20241022", "claude"),
+        ("claude-3-5-sonnet", "claude-3.5-sonnet", "claude"),  # the line, not a snapshot
         ("claude-3-opus", "claude-3-opus", "claude"),
         ("claude-3-haiku", "claude-3-haiku", "claude"),
         ("llama-3-70b", "llama-3-70b-instruct", "llama"),
@@ -156,7 +156,79 @@ def test_all_unknown_names_in_one_message() -> None:
     assert "3 model names are not in the roster: 'alpha-2' (1 cell), " in str(err)
     assert "'claude-3-5-sonet' (1 cell), 'zeta-1' (2 cells)" in str(err)
     assert "--allow-unknown-models" in (err.fix or "")
-    assert "'claude-3-5-sonet' → claude-3.5-sonnet-20241022?" in (err.fix or "")
+    assert "'claude-3-5-sonet' → claude-3.5-sonnet?" in (err.fix or "")
     many = pd.Series([f"m{i:02d}" for i in range(25)])
     with pytest.raises(InputError, match=r"25 model names .*'m19' \(1 cell\) and 5 more —"):
         r.canonicalize(many)
+
+
+SNAPSHOTS = [  # (dated name, its canonical id, its line)
+    ("gpt-4-0314", "gpt-4-0314", "gpt-4"),
+    ("gpt4_0613", "gpt-4-0613", "gpt-4"),
+    ("claude-3-5-sonnet-20240620", "claude-3.5-sonnet-20240620", "claude-3.5-sonnet"),
+    ("anthropic.claude-3-5-sonnet-20241022-v2:0", "claude-3.5-sonnet-20241022",
+     "claude-3.5-sonnet"),
+    ("gpt-4o-2024-05-13", "gpt-4o-2024-05-13", "gpt-4o"),
+    ("gemini-1.5-pro-002", "gemini-1.5-pro-002", "gemini-1.5-pro"),
+    ("gpt4_1106_preview", "gpt-4-1106-preview", "gpt-4-turbo"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "canonical", "line"), SNAPSHOTS)
+def test_a_dated_snapshot_is_its_own_model_of_its_line(
+    name: str, canonical: str, line: str
+) -> None:
+    r = Roster.builtin()
+    assert (r.canonical(name), r.line(name)) == (canonical, line)
+    assert r.canonical(line) == line != canonical  # the undated name is the line itself
+    assert r.family(name) == r.family(line)
+
+
+def test_no_two_dated_builtin_names_of_different_dates_share_an_id() -> None:
+    import tomllib
+    from importlib import resources
+
+    from recuse.roster import date_token
+
+    data = tomllib.loads(resources.files("recuse").joinpath("roster.toml").read_text("utf-8"))
+    for m in data["model"]:
+        dates = {date_token(n) for n in (m["id"], *m.get("aliases", []))} - {None}
+        assert len(dates) <= 1, (m["id"], dates)
+        if dates and "line" not in m:  # a dated entry names its line
+            assert date_token(m["id"]) is None, m["id"]
+
+
+def test_self_map_widens_self_to_the_line() -> None:
+    r = Roster.builtin()
+    assert r.self_map("snapshot") is None
+    selves = r.self_map("line")
+    assert selves is not None
+    assert selves["gpt-4-0613"] == selves["gpt-4-0314"] == selves["gpt-4"] == "gpt-4"
+    assert selves["claude-3.5-sonnet-20240620"] == "claude-3.5-sonnet"
+    assert selves["gpt-4-1106-preview"] != selves["gpt-4"]
+    with pytest.raises(ConfigError, match="self scope"):
+        r.self_map("family")  # type: ignore[arg-type]
+
+
+def test_a_user_roster_merging_two_snapshots_is_overruled_in_a_file(tmp_path: Path) -> None:
+    import warnings
+
+    from recuse.data.generic import SnapshotsKeptApart, canonicalize_models
+
+    f = tmp_path / "r.toml"
+    f.write_text('[[model]]\nid = "acme"\nfamily = "acme"\naliases = ["acme-0101", '
+                 '"acme-0202", "acme_0202"]\n', "utf-8")  # fmt: skip
+    r = Roster.load(f)
+    frame = pd.DataFrame({"model_a": ["acme-0101", "acme"], "model_b": ["acme_0202", "acme-0202"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = canonicalize_models(frame, ("model_a", "model_b"), r, file="f.csv")
+    assert out["model_a"].tolist() == ["acme-0101", "acme"]
+    assert out["model_b"].tolist() == ["acme-0202", "acme-0202"]  # one date: one model
+    assert r.line("acme-0101") == "acme" and r.family("acme-0202") == "acme"
+    notes = [str(w.message) for w in caught if issubclass(w.category, SnapshotsKeptApart)]
+    assert len(notes) == 1 and "'acme-0101' (not 'acme')" in notes[0]
+    # one dated name alone in a file keeps the roster's reading
+    r2 = Roster.load(f)
+    alone = canonicalize_models(frame.iloc[:1].assign(model_b="acme"), ("model_a", "model_b"), r2)
+    assert alone["model_a"].tolist() == ["acme"]

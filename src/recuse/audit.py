@@ -118,7 +118,7 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
     with ctx.timed(f"pairwise metrics, bootstrap ({inp.name})"):
         shared = pairwise_bias(
             rows, ctx.roster, judges=judges, metrics=metrics, level=o.level, n_boot=o.n_boot,
-            seed=o.seed, min_n=o.min_n, orders=o.orders,
+            seed=o.seed, min_n=o.min_n, orders=o.orders, selves=ctx.selves,
         )  # fmt: skip
     users = [a for a in ready if a.metrics]
     for a in users:  # its share of the one bootstrap

@@ -1,18 +1,30 @@
 """Model and judge names -> canonical id + family.
 
 The roster is data: a built-in TOML file (``roster.toml`` in this package) that a
-user file can extend or override (``[[model]]`` tables with ``id``, ``family`` and
-``aliases``). Names are matched case-insensitively after trimming.
+user file can extend or override (``[[model]]`` tables with ``id``, ``family``,
+``aliases`` and, for a dated snapshot, the ``line`` it belongs to). Names are matched
+case-insensitively after trimming.
+
+Snapshots and lines: a dated name (``gpt-4-0314``, ``claude-3-5-sonnet-20240620``) is
+its own model; an undated name (``gpt-4``) is the model line, a model of its own too.
+So two snapshots of one line that meet in a file stay two models (and a user roster
+that aliases two dated names to one id is overruled in that file, see
+:func:`split_dated`). "Self" (a judge judging its own answer) is the same id
+(``self_scope="snapshot"``, the default); the other snapshots of the judge's line are
+its family. ``self_scope="line"`` widens self to every model of the judge's line
+(:meth:`Roster.self_keys`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
@@ -26,13 +38,49 @@ UNKNOWN_FIX = (
     "pass --roster FILE (or set RECUSE_ROSTER)"
 )
 MAX_NAMED = 20  # unknown names listed in one message
+SelfScope = Literal["snapshot", "line"]
+SELF_SCOPES: tuple[SelfScope, ...] = ("snapshot", "line")
+# a date in a model name: 20240620 / 2024-06-20 (year 20xx), or a 4-digit MMDD / YYMM
+# token of its own (gpt-4-0314, gpt4_0613, mistral-large-2407)
+_DATE = re.compile(r"(?<![0-9])(20[0-9]{2}-?[01][0-9]-?[0-3][0-9]|[0-9]{4})(?![0-9])")
 
 
 @dataclass(frozen=True)
 class Entry:
+    """One model: canonical ``id``, ``family``, other spellings (``aliases``) and, for a
+    dated snapshot, the model ``line`` it belongs to (None: the entry is its own line)."""
+
     id: str
     family: str
     aliases: tuple[str, ...] = ()
+    line: str | None = None
+
+
+def self_keys(names: pd.Series, selves: Mapping[str, str] | None) -> pd.Series:
+    """``names`` as the keys "self" compares (see :meth:`Roster.self_map`): unchanged
+    when ``selves`` is None, else each name's key (a name the map lacks is its own).
+
+    >>> self_keys(pd.Series(["gpt-4-0613", "gpt-4", "x"]), {"gpt-4-0613": "gpt-4"}).tolist()
+    ['gpt-4', 'gpt-4', 'x']
+    """
+    if selves is None:
+        return names
+    out = names.astype(object).copy()
+    known = out.notna()
+    out[known] = [selves.get(n, n) for n in out[known]]
+    return out
+
+
+def date_token(name: str) -> str | None:
+    """The date a model name carries (digits only), or None for an undated name.
+
+    >>> date_token("gpt-4-0613"), date_token("claude-3-5-sonnet-20240620"), date_token("gpt-4")
+    ('0613', '20240620', None)
+    >>> date_token("gpt4_0314"), date_token("llama-3.1-70b")
+    ('0314', None)
+    """
+    found = _DATE.findall(name)
+    return found[-1].replace("-", "") if found else None
 
 
 def _key(name: str) -> str:
@@ -96,6 +144,23 @@ class Roster:
     def family(self, name: str) -> str:
         return self.entries[self.canonical(name)].family
 
+    def line(self, name: str) -> str:
+        """The model line of ``name``: its entry's ``line``, or its own id."""
+        entry = self.entries[self.canonical(name)]
+        return entry.line or entry.id
+
+    def self_map(self, scope: SelfScope = "snapshot") -> dict[str, str] | None:
+        """What "self" compares, as ``{canonical id: key}`` for the ``selves=`` option of
+        the self-preference functions: None for ``scope="snapshot"`` (the id itself: a
+        judge judges itself only on its own snapshot's answers), each id's model line
+        for ``"line"`` (every snapshot of the judge's line, and the undated line name,
+        count as the judge itself). Ids the map lacks are their own key."""
+        if scope == "snapshot":
+            return None
+        if scope != "line":
+            raise ConfigError(f"self scope must be one of {', '.join(SELF_SCOPES)}; got {scope!r}")
+        return {k: e.line or e.id for k, e in self.entries.items()}
+
     def canonicalize(
         self, names: pd.Series, *, file: str | None = None, column: str | None = None
     ) -> pd.Series:
@@ -153,6 +218,37 @@ class Roster:
         return ids.map({k: e.family for k, e in self.entries.items()})
 
 
+def split_dated(roster: Roster, names: Iterable[object]) -> dict[str, str]:
+    """Keep apart the dated names of one file that the roster would merge.
+
+    Of the distinct ``names`` met in one file, those the roster maps to one id while
+    carrying different dates (a user roster listing ``gpt-4-0314`` and ``gpt-4-0613``
+    as aliases of one id) are each made a model of their own: an entry with the name
+    as id, the merged entry's family, and its line. Returns ``{name: id it would have
+    merged into}`` for the names split off (empty when nothing would merge).
+    """
+    groups: dict[str, dict[str, set[str]]] = {}
+    for raw in names:
+        if not isinstance(raw, str) or not raw.strip() or raw not in roster:
+            continue
+        date = date_token(raw)
+        if date is not None:
+            groups.setdefault(roster.canonical(raw), {}).setdefault(date, set()).add(raw.strip())
+    split: dict[str, str] = {}
+    for target, by_date in groups.items():
+        if len(by_date) < 2:
+            continue
+        entry = roster.entries[target]
+        for date in sorted(by_date):
+            if date_token(entry.id) == date:
+                continue  # the entry's own date keeps the entry
+            first = sorted(by_date[date])[0]
+            roster.add(Entry(first, entry.family, tuple(sorted(by_date[date] - {first})),
+                             entry.line or entry.id))  # fmt: skip
+            split.update({name: target for name in by_date[date]})
+    return split
+
+
 def _parse(text: str, where: str) -> list[Entry]:
     try:
         data = tomllib.loads(text)
@@ -172,5 +268,8 @@ def _parse(text: str, where: str) -> list[Entry]:
         aliases = m.get("aliases", [])
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             raise ConfigError(f"{where}: model entry {i} ({m['id']}): aliases must be strings")
-        entries.append(Entry(m["id"], m["family"], tuple(aliases)))
+        line = m.get("line")
+        if line is not None and not isinstance(line, str):
+            raise ConfigError(f"{where}: model entry {i} ({m['id']}): line must be a string")
+        entries.append(Entry(m["id"], m["family"], tuple(aliases), line or None))
     return entries

@@ -186,3 +186,57 @@ def test_a_judge_with_nothing_estimable_is_named_plainly(
 
     page = unescape((out / "report.html").read_text("utf-8"))
     assert "nothing could be estimated \u2014 see reasons" in page and "0 of 0" not in page
+
+
+def _snapshot_pairs(tmp_path: Path) -> Path:
+    """gpt-4-0613 judges gpt-4-0314 (written gpt4_0314) against Claude 3 Opus: by hand,
+    recall 9/10 when the human prefers gpt-4-0314 and 5/10 when Claude: EO 0.4."""
+    human = [1] * 10 + [0] * 10
+    picks = [1] * 9 + [0] + [1] * 5 + [0] * 5
+    lines = ["item_id,prompt_id,model_a,model_b,human,judge,p_a_first,p_a_second"]
+    lines += [
+        f"i{k},p{k},gpt4_0314,claude-3-opus-20240229,{human[k]},gpt-4-0613,{picks[k]},{picks[k]}"
+        for k in range(20)
+    ]
+    path = tmp_path / "snapshots.csv"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("scope", "estimated", "not_estimated"),
+    [
+        (None, "family_preference", "self_preference_eo"),  # another snapshot: family
+        ("line", "self_preference_eo", "family_preference"),  # the whole line is self
+    ],
+)
+def test_self_scope_decides_whether_another_snapshot_is_self_or_family(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    scope: str | None,
+    estimated: str,
+    not_estimated: str,
+) -> None:
+    out = tmp_path / "report"
+    args = ["audit", str(_snapshot_pairs(tmp_path)), "--n-boot", "200", "--out", str(out)]
+    args += ["--only", "self-preference,family-preference"]
+    args += ["--self-scope", scope] if scope else []
+    code = main(args)
+    assert code == 0, capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    found = {f["bias"]: f for s in report["sections"] for f in s["findings"]}
+    assert found[estimated]["estimate"] == pytest.approx(0.4)
+    assert found[estimated]["n"] == 20
+    assert not_estimated not in found
+    assert report["provenance"]["options"]["self (--self-scope)"].startswith(
+        "a judge's own answers are those of " + ("every model" if scope else "its exact")
+    )
+
+
+def test_an_unknown_self_scope_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(_snapshot_pairs(tmp_path))
+    code = main(["audit", path, "--self-scope", "family", "--out", str(tmp_path / "r")])
+    assert code == 2 and "family" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

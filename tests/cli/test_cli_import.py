@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,87 @@ def test_audit_reads_imported_files_and_reports_self_grading(
     html = (out / "report.html").read_text("utf-8")
     assert "Self-grading in capitals.eval" in html
     assert "imported from inspect" in html and "imported from fastchat-pair" in html
+
+
+def _leaderboard(report: dict[str, object]) -> dict[str, object]:
+    sections = report["sections"]
+    assert isinstance(sections, list)
+    return next(s for s in sections if s["id"] == "leaderboard")
+
+
+def test_arena_hard_v2_file_is_audited_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It crashed with KeyError: 'len_a': one evaluated model (a) against two
+    baselines (b) was taken for a fixed baseline a, and the file has no lengths."""
+    out = tmp_path / "report"
+    path = str(FIXTURES / "arena-hard-v2.0_qwq-32b.jsonl")
+    code = main(["audit", path, "--allow-unknown-models", "--n-boot", "100", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    board = _leaderboard(report)
+    assert "3 systems" in " ".join(board["notes"])  # qwq-32b, o3-mini, gemini-2.0-flash
+    # v2.0 compares each category with its own baseline: no fixed baseline, no LC table
+    assert not [t for t in report["tables"] if str(t).startswith("lc-win-rate")]
+    assert not any("length-controlled" in n for n in board["notes"])
+
+
+def _multi_judge_fastchat(tmp_path: Path) -> Path:
+    """The FastChat fixture plus a second judge (claude-v1) that compared gpt-4 with
+    every other model: gpt-4 is a fixed first system of that judge."""
+    records = [json.loads(line) for line in (FIXTURES / "gpt-4_pair.jsonl").open()]
+    lines = [json.dumps(r) for r in records]
+    for r in records:
+        other = "alpaca-13b" if r["model_2"] == "gpt-4" else r["model_2"]
+        lines.append(json.dumps({**r, "judge": ["claude-v1", r["judge"][1]],
+                                 "model_1": "gpt-4", "model_2": other}))  # fmt: skip
+    path = tmp_path / "multi_pair.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+def _multi_judge_arena(tmp_path: Path) -> Path:
+    """The real v0.1 records as judged by two judges for three models (one baseline)."""
+    records = [json.loads(line) for line in (FIXTURES / "arena-hard-v0.1_gpt-4-0613.jsonl").open()]
+    lines = [
+        json.dumps({**r, "uid": f"q{k}", "judge": judge, "model": model})
+        for judge in ("gpt-4-1106-preview", "claude-3-opus-20240229")
+        for model in ("gpt-4-0613", "claude-3-haiku-20240307", "llama-2-70b-chat")
+        for k, r in enumerate(records)
+    ]
+    path = tmp_path / "multi_arena.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "judge", "baseline"),
+    [
+        (_multi_judge_fastchat, "claude-v1", "gpt-4"),
+        (_multi_judge_arena, "claude-3-opus-20240229", "gpt-4-0314"),
+    ],
+)
+def test_multi_judge_files_without_lengths_write_a_report(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], Path],
+    judge: str,
+    baseline: str,
+) -> None:
+    out = tmp_path / "report"
+    code = main(["audit", str(make(tmp_path)), "--n-boot", "100", "--out", str(out),
+                 "--allow-unknown-models"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    notes = " ".join(_leaderboard(json.loads((out / "report.json").read_text("utf-8")))["notes"])
+    assert (
+        f"{judge}: length-controlled win rate against the fixed baseline {baseline} not "
+        "computed: no answer lengths"
+    ) in notes
+
+
+def test_validate_counts_two_snapshots_as_two_models(capsys: pytest.CaptureFixture[str]) -> None:
+    """The real v0.1 file: gpt-4-0613 against gpt-4-0314 (it said "models: 1")."""
+    code = main(["validate", str(FIXTURES / "arena-hard-v0.1_gpt-4-0613.jsonl")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert re.search(r"│ models +│ +2 │", out), out

@@ -55,7 +55,7 @@ def test_judges_baselines_and_variants(table: pd.DataFrame) -> None:
         "alpaca-7b",
         "claude-2.1",
         "gpt-3.5-turbo-1106",
-        "gpt-4",
+        "gpt-4-0613",  # gpt4_0613_concise: the snapshot, not the gpt-4 line
     }
     assert table["prompt_id"].nunique() == 805
     assert table["human"].isna().all()

@@ -19,6 +19,7 @@ from recuse.roster import Roster
 HERE = Path(__file__).parent / "importers"
 V01 = HERE / "arena-hard-v0.1_claude-3-haiku-20240307.jsonl"
 V2 = HERE / "arena-hard-v2.0_qwq-32b.jsonl"
+REAL_V01 = HERE / "arena-hard-v0.1_gpt-4-0613.jsonl"  # real records, see SOURCES.md
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,8 @@ def v2() -> pd.DataFrame:
 
 
 def test_v01_model_is_a_and_the_config_baseline_is_b(v01: pd.DataFrame) -> None:
-    assert set(v01["model_a"]) == {"claude-3-haiku"}
-    assert set(v01["model_b"]) == {"gpt-4"}  # gpt-4-0314, arena-hard-v0.1's baseline
+    assert set(v01["model_a"]) == {"claude-3-haiku-20240307"}  # a dated name: its own model
+    assert set(v01["model_b"]) == {"gpt-4-0314"}  # arena-hard-v0.1's baseline, not "gpt-4"
     assert set(v01["judge"]) == {"gpt-4-1106-preview"}
     # games (baseline first, model first): (A>>B, B>A), (A=B, A>B), (B>>A, A>>B),
     # (null, B>A), (B>A, A<<B); by hand for a = the model:
@@ -154,3 +155,18 @@ def test_round_trip_recovers_a_planted_position_bias(tmp_path: Path) -> None:
     rate = first_position_rate(back, n_boot=200).estimate
     assert rate == pytest.approx(first_position_rate(sim, n_boot=200).estimate)
     assert rate == pytest.approx(0.7, abs=0.06)
+
+
+def test_real_v01_file_keeps_the_two_gpt_4_snapshots_apart() -> None:
+    """gpt-4-0613 judged against the baseline gpt-4-0314: two models, never one."""
+    t = read_arena_hard(REAL_V01, roster=Roster.builtin())
+    assert t["model_a"].tolist() == ["gpt-4-0613"] * 2
+    assert t["model_b"].tolist() == ["gpt-4-0314"] * 2
+    assert (t["model_a"] != t["model_b"]).all()
+    assert t["baseline"].tolist() == ["gpt-4-0314"] * 2
+    assert set(t["judge"]) == {"gpt-4-1106-preview"}
+    # record 1: game 1 (baseline shown first) A>B, game 2 (model first) B>A: the baseline
+    # wins both orders; record 2: A=B twice
+    np.testing.assert_equal(t["p_a_first"].to_numpy(), [0.0, 0.5])
+    np.testing.assert_equal(t["p_a_second"].to_numpy(), [0.0, 0.5])
+    np.testing.assert_equal(t["p_a"].to_numpy(), [0.0, 0.5])

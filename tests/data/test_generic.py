@@ -120,7 +120,7 @@ def test_ratings_file(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace(",,4,80", ",2,4,80"), encoding="utf-8")
     t = read_table(path, table="ratings")
     assert t["prompt_id"].tolist() == ["007", "008"]  # ids stay text
-    assert t["model"].tolist() == ["gpt-4o", "gpt-4"]
+    assert t["model"].tolist() == ["gpt-4o-2024-05-13", "gpt-4"]  # a snapshot; the gpt-4 line
     assert t["judge"].tolist() == ["gpt-3.5-turbo"] * 2
     assert t["rating"].tolist() == [4.0, 2.0]
 

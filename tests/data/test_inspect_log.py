@@ -171,9 +171,11 @@ def test_grader_from_option_role_and_grading(tmp_path: Path) -> None:
     # Inspect's silent default, said in the note
     silent = [{"id": "a", "scores": {"model_graded_qa": _score("C", "gpt-4o-2024-05-13")}}]
     out = read_inspect_log(_write(tmp_path, _log(silent)), roster=Roster.builtin())
-    assert out.loc[0, "judge"] == "gpt-4o" and out.loc[0, "self_graded"]
+    # the grader's dated snapshot is its own model, in the family of the evaluated
+    # (undated) gpt-4o line: still self-grading by family
+    assert out.loc[0, "judge"] == "gpt-4o-2024-05-13" and out.loc[0, "self_graded"]
     assert any(
-        "graded by gpt-4o, which is the evaluated model (no grader named" in n
+        "graded by gpt-4o-2024-05-13, which is in the family of gpt-4o (no grader named" in n
         for n in out.attrs["notes"]
     )
     roles = {"grader": {"model": "openai/gpt-4o"}}

@@ -16,7 +16,7 @@ from recuse.errors import InputError
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
-HAIKU, O1 = "claude-3-haiku", "o1-mini"
+HAIKU, O1 = "claude-3-haiku-20240307", "o1-mini-2024-09-12"  # dated: snapshots
 REWARD_MODELS = {
     "grm-gemma-2b-rewardmodel-ft",
     "skywork-reward-gemma-2-27b",
@@ -55,7 +55,7 @@ def test_rows_per_judge(jb: pd.DataFrame) -> None:
     assert all(by_judge[rm] == ["reward_model"] for rm in REWARD_MODELS)
     assert (jb["model_a"] == jb["model_b"]).all()
     assert set(jb.loc[jb["judge"] == HAIKU, "model_a"]) == {"claude-3.5-sonnet-20240620"}
-    assert set(jb.loc[jb["judge"] != HAIKU, "model_a"]) == {"gpt-4o"}
+    assert set(jb.loc[jb["judge"] != HAIKU, "model_a"]) == {"gpt-4o-2024-05-13"}
     assert (jb["source"] == "judgebench").all()
     assert jb["task"].str.match(r"^(mmlu-pro-|livebench-|livecodebench)").all()
     pd.testing.assert_frame_equal(validate_pairs(jb), jb)

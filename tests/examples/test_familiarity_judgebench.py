@@ -40,7 +40,7 @@ def test_answer_key_from_the_real_files(shared_data: Path) -> None:
     questions, dropped = example.mmlu_pro_questions(shared_data / "judgebench", Roster.load())
     assert dropped == {"no_right_option": 0, "same_option_both": 0}
     assert len(questions) == 308 and questions["question_id"].nunique() == 265
-    assert set(questions["other_model"]) == {"gpt-4o", "claude-3.5-sonnet-20240620"}
+    assert set(questions["other_model"]) == {"gpt-4o-2024-05-13", "claude-3.5-sonnet-20240620"}
     assert not questions["question"].str.contains(example.FORMAT_CUT).any()
     # the right option is the last five-fold letter of the response labelled correct ...
     last = questions["correct_response"].str.findall(r"([A-J])\1{4}").str[-1]

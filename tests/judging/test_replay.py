@@ -130,7 +130,10 @@ def test_judgebench_arena_hard_reproduces_every_recorded_decision(
 ) -> None:
     ref = read_judgebench(shared_data / "judgebench", Roster.load()).set_index("item_id")
     counts = {}
-    for name, file, judge in (("o1", JB_O1, "o1-mini"), ("haiku", JB_HAIKU, "claude-3-haiku")):
+    for name, file, judge in (
+        ("o1", JB_O1, "o1-mini-2024-09-12"),
+        ("haiku", JB_HAIKU, "claude-3-haiku-20240307"),
+    ):
         r = _replayed(shared_data / file, tmp_path / name)
         table = r.table
         assert r.agreement.agree == r.agreement.compared == r.summary.total

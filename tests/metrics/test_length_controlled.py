@@ -12,7 +12,11 @@ from recuse.data.alpaca_eval import read_leaderboard
 from recuse.data.registry import folder as dataset_folder
 from recuse.data.registry import load
 from recuse.errors import EstimationError
-from recuse.metrics.length_controlled import compare_with_upstream, length_controlled_win_rates
+from recuse.metrics.length_controlled import (
+    compare_with_upstream,
+    fixed_baseline,
+    length_controlled_win_rates,
+)
 from recuse.roster import Roster
 
 
@@ -46,9 +50,40 @@ def test_planted_length_effect_is_removed() -> None:
     assert row["win_rate"] == pytest.approx(100 * (1 - frame["p_a"]).mean())
 
 
+def test_arena_hard_layout_baseline_second_gives_the_same_numbers() -> None:
+    """Arena-Hard-Auto writes a = the evaluated model, b = the baseline: the same
+    annotations with the sides swapped (p_a -> 1 - p_a) give the same win rates."""
+    frame = _annotations(theta=-1.0, phi=-1.5, n=600, seed=1)
+    # a second system so that the baseline is the one side fixed in every row
+    other = _annotations(theta=0.5, phi=0.0, n=600, seed=2).assign(model_b="m2")
+    alpaca = pd.concat([frame, other], ignore_index=True)
+    arena = alpaca.rename(
+        columns={"model_a": "model_b", "model_b": "model_a", "len_a": "len_b", "len_b": "len_a"}
+    ).assign(p_a=1 - alpaca["p_a"])
+    ours = length_controlled_win_rates(alpaca, judge="j", n_boot=200)
+    theirs = length_controlled_win_rates(arena, judge="j", n_boot=200)
+    assert ours["system"].tolist() == theirs["system"].tolist() == ["m", "m2"]
+    assert (theirs["baseline"] == "base").all()
+    cols = ["win_rate", "lc_win_rate", "length_coefficient", "difficulty_coefficient"]
+    np.testing.assert_allclose(theirs[cols].to_numpy(), ours[cols].to_numpy(), atol=1e-9)
+    # a baseline column (Arena-Hard's reader writes one) decides which side it is
+    named = arena.assign(baseline="base")
+    assert fixed_baseline(named) == ("base", "b")
+    assert fixed_baseline(named.assign(baseline=["base", "m"] * 600)) is None  # two baselines
+
+
+def test_without_texts_or_lengths_it_says_so() -> None:
+    """The audit crashed here (KeyError: 'len_a') on Arena-Hard and FastChat files."""
+    frame = _annotations(0.0, 0.0, 20, 0).drop(columns=["len_a", "len_b"])
+    frame.loc[0, "model_b"] = "m2"
+    with pytest.raises(EstimationError, match="no answer lengths"):
+        length_controlled_win_rates(frame, judge="j", n_boot=100)
+
+
 def test_a_judge_without_one_baseline_is_refused() -> None:
     frame = _annotations(0.0, 0.0, 10, 0)
     frame.loc[0, "model_a"] = "other"
+    frame.loc[1, "model_b"] = "third"  # neither side the same system in every row
     with pytest.raises(EstimationError, match="one fixed baseline"):
         length_controlled_win_rates(frame, judge="j", n_boot=100)
 

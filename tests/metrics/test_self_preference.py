@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -252,3 +253,84 @@ def test_interval_is_seeded() -> None:
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
     assert (a.ci_low, a.ci_high) != (c.ci_low, c.ci_high)
     assert a.to_dict()["estimate"] == pytest.approx(a.estimate)
+
+
+# --------------------------------------------------- snapshots of one model line
+
+# (judge, evaluated model) -> favored side with self = the same snapshot (default),
+# family, self = the model line, family with self = the line; a = the evaluated model,
+# b = the baseline gpt-4-0314 (Arena-Hard's layout)
+SNAPSHOT_SIDES = {
+    ("gpt-4-0613", "gpt-4-0613"): (1, 0, 0, 0),  # own snapshot vs another of the line
+    ("gpt-4-0314", "gpt-4-0613"): (-1, 0, 0, 0),  # the baseline is the judge's snapshot
+    ("gpt-4", "gpt-4-0613"): (0, 0, 0, 0),  # the undated line: neither is itself
+    ("claude-3-opus-20240229", "gpt-4-0613"): (0, 0, 0, 0),
+    ("gpt-4-0613", "claude-3-opus-20240229"): (0, -1, -1, 0),  # b: another snapshot = family
+    ("gpt-4", "claude-3-opus-20240229"): (0, -1, -1, 0),
+    ("claude-3-opus-20240229", "claude-3-opus-20240229"): (1, 0, 1, 0),
+    ("claude-3-opus", "claude-3-opus-20240229"): (0, 1, 1, 0),  # undated line vs snapshot
+}
+
+
+def test_snapshots_are_self_or_family_as_documented_on_an_arena_hard_file(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from recuse.data.arena_hard import read_arena_hard
+
+    real = Path(__file__).parents[1] / "data" / "importers" / "arena-hard-v0.1_gpt-4-0613.jsonl"
+    record = json.loads(real.read_text("utf-8").splitlines()[0])  # a real v0.1 record
+    lines = []
+    for k, (judge, model) in enumerate(SNAPSHOT_SIDES):
+        lines.append(json.dumps({**record, "uid": f"q{k}", "judge": judge, "model": model}))
+    path = tmp_path / "judgments.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    t = read_arena_hard(path, roster=Roster.builtin())
+    assert (t["model_a"] != t["model_b"]).all()  # gpt-4-0613 vs gpt-4-0314: two models
+    assert set(t["model_b"]) == {"gpt-4-0314"}
+    roster = Roster.builtin()
+    line = roster.self_map("line")
+    got = np.column_stack(
+        [
+            favored_side(t, relation="self"),
+            favored_side(t, relation="family", families=roster),
+            favored_side(t, relation="self", selves=line),
+            favored_side(t, relation="family", families=roster, selves=line),
+        ]
+    )
+    np.testing.assert_array_equal(got, np.array(list(SNAPSHOT_SIDES.values())))
+
+
+def test_line_scope_self_preference_is_snapshot_scope_family_preference() -> None:
+    """Judge gpt-4-0613 on gpt-4-0314 vs claude answers: by default that is family
+    preference (EO 0.9 - 0.5 = 0.4 by hand) and no self-preference; with self widened to
+    the gpt-4 line the same pairs give self-preference 0.4 and no family pairs."""
+    n = 20
+    human = np.array([1.0] * 10 + [0.0] * 10)  # a (gpt-4-0314) better in the first 10
+    picks_a = np.array([1.0] * 9 + [0.0] + [1.0] * 5 + [0.0] * 5)  # 9/10 and 5/10 right
+    t = validate_pairs(
+        pd.DataFrame(
+            {
+                "item_id": [f"i{k}" for k in range(n)],
+                "prompt_id": [f"p{k}" for k in range(n)],
+                "model_a": "gpt-4-0314",
+                "model_b": "claude-3-opus-20240229",
+                "human": human,
+                "judge": "gpt-4-0613",
+                "p_a_first": picks_a,
+                "p_a_second": picks_a,
+                "p_a": None,
+            }
+        )
+    )
+    roster = Roster.builtin()
+    line = roster.self_map("line")
+    fam = family_preference(t, roster, n_boot=200)
+    assert fam.estimate == pytest.approx(0.9 - 0.5)
+    with pytest.raises(EstimationError):
+        self_preference(t, n_boot=200)
+    widened = self_preference(t, n_boot=200, selves=line)
+    assert widened.estimate == pytest.approx(0.4) and widened.n == fam.n == n
+    with pytest.raises(EstimationError):
+        family_preference(t, roster, n_boot=200, selves=line)

@@ -219,7 +219,7 @@ def test_length_feature_is_tanh_of_within_prompt_z_score() -> None:
 
 PINNED_SELF = {
     "claude-2.1": 0.0061,
-    "claude-3-sonnet": 0.0138,
+    "claude-3-sonnet-20240229": 0.0138,
     "claude-3.5-sonnet-20241022": 0.0439,
     "gpt-3.5-turbo": 0.0343,
     "gpt-4o": 0.0309,

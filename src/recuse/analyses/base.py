@@ -40,8 +40,15 @@ from recuse.report.model import (
     NotEstimated,
     Table,
 )
-from recuse.roster import Roster
+from recuse.roster import SELF_SCOPES, Roster, SelfScope
 from recuse.tables import ORIGINAL, is_probe_table
+
+SELF_SCOPE_NOTE: dict[str, str] = {
+    "snapshot": "a judge's own answers are those of its exact model id (a dated snapshot, "
+    "or the undated line name); the other snapshots of its line count as its family",
+    "line": "a judge's own answers are those of every model of its line (each dated "
+    "snapshot and the undated name); its family is the rest of its family",
+}
 
 SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
@@ -66,6 +73,7 @@ class AuditOptions:
     skip: tuple[str, ...] = ()
     orders: Orders = "both"
     fdr: bool = True  # Benjamini–Hochberg across the summary's tests
+    self_scope: SelfScope = "snapshot"  # what counts as the judge itself (roster.py)
 
     def check(self, known: Sequence[str] = ()) -> None:
         """Raise :class:`ConfigError` for a value outside its range; ``known`` are the
@@ -84,6 +92,8 @@ class AuditOptions:
             raise ConfigError("figure format must be 'png' or 'svg'")
         if self.orders not in ORDERS_NOTE:
             raise ConfigError(f"--orders must be both, first or second; got {self.orders!r}")
+        if self.self_scope not in SELF_SCOPES:
+            raise ConfigError(f"--self-scope must be snapshot or line; got {self.self_scope!r}")
         if self.se not in get_args(SE):
             raise ConfigError(f"--se must be one of {', '.join(get_args(SE))}; got {self.se}")
         for option, ids in (("--only", self.only), ("--skip", self.skip)):
@@ -109,6 +119,7 @@ class AuditOptions:
             if self.fdr
             else "none (--no-fdr): each interval on its own",
             "robustness checks": ", ".join(self.robustness) or "none",
+            "self (--self-scope)": SELF_SCOPE_NOTE[self.self_scope],
             "figures": self.figure_format,
             "analyses": ", ".join(self.only) if self.only else "all",
             "analyses skipped on request": ", ".join(self.skip) or "none",
@@ -184,6 +195,11 @@ class Context:
 
     def part(self, analysis: Analysis) -> Parts:
         return self.parts.setdefault(analysis.id, Parts())
+
+    @property
+    def selves(self) -> dict[str, str] | None:
+        """What counts as the judge itself (``options.self_scope`` through the roster)."""
+        return self.roster.self_map(self.options.self_scope)
 
     @contextmanager
     def timed(self, label: str, analysis: Analysis | None = None) -> Iterator[None]:

@@ -14,7 +14,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.debias import debias_effect
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
-from recuse.regression.favoritism import FavoritismResult
+from recuse.regression.favoritism import FavoritismResult, prepare
 from recuse.regression.robustness import CHECKS, Progress, battery
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
@@ -61,7 +61,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     judges = set(frame["judge"].astype(str).unique())
     with ctx.timed(f"favoritism regression ({inp.name})", ANALYSIS):
         try:
-            res = fit_favoritism(frame, ctx.roster, se=o.se, level=o.level)
+            res = fit_favoritism(frame, ctx.roster, se=o.se, level=o.level, selves=ctx.selves)
         except (EstimationError, ConfigError) as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name)
             return
@@ -270,8 +270,12 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
         return
     with ctx.timed(f"favoritism robustness battery ({inp.name})", ANALYSIS):
         try:
+            data = (
+                inp.frame if ctx.selves is None
+                else prepare(inp.frame, ctx.roster, selves=ctx.selves)
+            )  # fmt: skip
             bat = battery(
-                inp.frame, ctx.roster, checks=chosen, se=o.se, level=o.level, main=main,
+                data, ctx.roster, checks=chosen, se=o.se, level=o.level, main=main,
                 progress=lambda p: _announce(ctx, inp, p),
             )  # fmt: skip
         except RecuseError as exc:

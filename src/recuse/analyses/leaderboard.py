@@ -18,7 +18,11 @@ from recuse.analyses.base import Analysis, Context, judged, needs_verdicts, slug
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
-from recuse.metrics.length_controlled import UPSTREAM_DIFFERENCES, length_controlled_win_rates
+from recuse.metrics.length_controlled import (
+    UPSTREAM_DIFFERENCES,
+    fixed_baseline,
+    length_controlled_win_rates,
+)
 from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
@@ -72,7 +76,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     families = {m: ctx.roster.family(m) for m in ids if m in ctx.roster}
     with ctx.timed(f"leaderboard ({inp.name})", ANALYSIS):
         try:
-            lb = leaderboard(frame, families=families, level=o.level, n_boot=o.n_boot, seed=o.seed)
+            lb = leaderboard(
+                frame, families=families, level=o.level, n_boot=o.n_boot, seed=o.seed,
+                selves=ctx.selves,
+            )  # fmt: skip
         except EstimationError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name, headline=False)
             return
@@ -129,12 +136,20 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     )  # fmt: skip
     for judge in lb.judges:
+        found = fixed_baseline(rows[rows["judge"] == judge])
+        if found is None:
+            continue  # no fixed baseline: the length-controlled win rate does not apply
         try:
             lc = length_controlled_win_rates(
-                rows, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed
+                rows, judge=judge, baseline=found[0], level=o.level, n_boot=o.n_boot,
+                seed=o.seed,
+            )  # fmt: skip
+        except EstimationError as exc:
+            part.notes.append(
+                f"{inp.name}, {judge}: length-controlled win rate against the fixed "
+                f"baseline {found[0]} not computed: {exc}."
             )
-        except EstimationError:
-            continue  # no fixed baseline: the length-controlled win rate does not apply
+            continue
         part.tables.append(
             Table(slug("lc-win-rate", inp.name, judge),
                   f"Length-controlled win rate (AlpacaEval 2 GLM), judge {judge} — {inp.name}", lc)

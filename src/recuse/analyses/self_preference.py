@@ -126,7 +126,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     with ctx.timed(f"self-preference figures ({inp.name})", ANALYSIS):
         for judge in [f.judge for f in eo]:
             try:
-                cm = confusion_matrix(rows, judge=judge)
+                cm = confusion_matrix(rows, judge=judge, selves=ctx.selves)
             except RecuseError as exc:
                 part.notes.append(f"{inp.name}, {judge}: no confusion matrix ({exc})")
                 continue
@@ -149,7 +149,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 )
             )
             if o.examples > 0:
-                examples.extend(_examples(rows, judge, o.examples))
+                examples.extend(_examples(rows, judge, o.examples, ctx.selves))
         if examples:
             part.tables.append(
                 Table(
@@ -163,12 +163,14 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             part.figures.append(coef_figure(eo, inp.name, "self-preference (EO)", o))
 
 
-def _examples(rows: pd.DataFrame, judge: str, k: int) -> list[dict[str, object]]:
+def _examples(
+    rows: pd.DataFrame, judge: str, k: int, selves: dict[str, str] | None = None
+) -> list[dict[str, object]]:
     """Up to ``k`` pairs where ``judge`` picked its own answer against the human label."""
     rows = rows[rows["judge"] == judge]
     if "response_a" not in rows.columns or "response_b" not in rows.columns:
         return []
-    side = favored_side(rows)
+    side = favored_side(rows, selves=selves)
     p = rows["p_a"].to_numpy(float)
     h = rows["human"].to_numpy(float)
     own_p = np.where(side > 0, p, 1 - p)

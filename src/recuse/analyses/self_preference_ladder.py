@@ -48,7 +48,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         try:
             results, skipped = self_preference_ladder(
                 rows, judges=list(o.judges) or None, level=o.level, n_boot=o.n_boot,
-                seed=o.seed, min_n=o.min_n,
+                seed=o.seed, min_n=o.min_n, selves=ctx.selves,
             )  # fmt: skip
         except RecuseError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name, headline=False)

@@ -78,7 +78,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     if both:
         try:
             ladder, _ = self_preference_ladder(
-                original, judges=both, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
+                original,
+                judges=both,
+                level=o.level,
+                n_boot=o.n_boot,
+                seed=o.seed,
+                min_n=o.min_n,
+                selves=ctx.selves,
             )
         except RecuseError:
             pass  # no pair there holds the judge's own answer: no relation to show

@@ -30,6 +30,7 @@ from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
 from recuse.outputs import check_output_folder
 from recuse.report.model import FigureFormat, SummaryRow
+from recuse.roster import SelfScope
 
 
 def summary_line(row: SummaryRow) -> str:
@@ -136,6 +137,15 @@ def audit_command(
         help="Benjamini–Hochberg false-discovery control across the summary's tests "
         "(flags use adjusted values; intervals are raw).",
     ),
+    self_scope: Annotated[
+        SelfScope,
+        typer.Option(
+            "--self-scope",
+            help="What counts as the judge's own answer: snapshot (its exact model id, "
+            "default; the other snapshots of its line are its family) or line (every "
+            "snapshot of its model line, e.g. gpt-4-0314 and gpt-4-0613 for gpt-4-0613).",
+        ),
+    ] = "snapshot",
     orders: Annotated[
         Orders,
         typer.Option(
@@ -195,6 +205,7 @@ def audit_command(
         skip=_ids(skip),
         orders=orders,
         fdr=fdr,
+        self_scope=self_scope,
     )
     options.check(known=IDS)
     if fail_on:

@@ -23,11 +23,13 @@ probability):
 A verdict's direction is kept, its strength is not: P(a better) = 1 when a wins
 (slightly or significantly), 0.5 for a tie, 0 when a loses. The strength is kept in
 ``strength_first`` / ``strength_second``: +2 / +1 / 0 / -1 / -2 for a much better /
-better / tie / worse / much worse, in the a/b frame. Upstream's leaderboard instead
-counts a significant win (``>>``) as three wins in its Bradley-Terry fit (``weight=3``);
-recuse's metrics read a probability, so it keeps the strength beside it rather than
-inventing a probability for "slightly better". A ``null`` score is a missing verdict
-with status ``unparsed``, a ``null`` game one with status ``failed``.
+better / tie / worse / much worse, in the a/b frame; ``baseline`` repeats ``model_b``
+(the length-controlled win rate reads it to know which side is the baseline).
+Upstream's leaderboard instead counts a significant win (``>>``) as three wins in its
+Bradley-Terry fit (``weight=3``); recuse's metrics read a probability, so it keeps the
+strength beside it rather than inventing a probability for "slightly better". A
+``null`` score is a missing verdict with status ``unparsed``, a ``null`` game one with
+status ``failed``.
 """
 
 from __future__ import annotations
@@ -178,4 +180,5 @@ def read_arena_hard(
         file=path,
         unknown_models=unknown_models,
     )
+    frame["baseline"] = frame["model_b"]  # named by the record: a fixed-baseline comparison
     return validate_pairs(frame, file=path)

@@ -44,7 +44,7 @@ from recuse.data._io import (
     too_big,
 )
 from recuse.errors import ConfigError, InputError
-from recuse.roster import Entry, Roster
+from recuse.roster import Entry, Roster, split_dated
 from recuse.tables import (
     PAIRS,
     PROBE_COLUMNS,
@@ -100,6 +100,10 @@ class ColumnsIgnored(ReaderNote):
 class ValueMapUnmatched(ReaderNote):
     """A value map (``--values``) matched no cell of its column, so the column was read
     by the built-in rules alone."""
+
+
+class SnapshotsKeptApart(ReaderNote):
+    """Dated model names that the roster maps to one id were kept as models of their own."""
 
 
 @dataclass(frozen=True)
@@ -850,6 +854,16 @@ def canonicalize_models(
     out = df.copy()
     fname = str(file) if file is not None else None
     present_cols = [c for c in columns if c in out.columns]
+    met = pd.unique(pd.concat([out[c] for c in present_cols], ignore_index=True).dropna())
+    split = split_dated(roster, met.tolist()) if present_cols else {}
+    if split:
+        listed = ", ".join(f"{shown(n)} (not {shown(t)})" for n, t in sorted(split.items()))
+        warnings.warn(
+            f"{fname or 'the table'}: dated snapshots kept as models of their own though "
+            f"the roster names them as one: {listed}",
+            SnapshotsKeptApart,
+            stacklevel=2,
+        )
     if unknown_models == "error":  # every unknown name of every column in one message
         counts: dict[object, int] = {}
         first: tuple[int, str] | None = None

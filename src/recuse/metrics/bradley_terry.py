@@ -47,6 +47,7 @@ from scipy.sparse.csgraph import connected_components
 
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
+from recuse.roster import self_keys
 
 __all__ = [
     "COVARIATES",
@@ -340,7 +341,11 @@ def _verdict_rows(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _covariates(
-    rows: pd.DataFrame, a: pd.Series, b: pd.Series, families: Mapping[str, str]
+    rows: pd.DataFrame,
+    a: pd.Series,
+    b: pd.Series,
+    families: Mapping[str, str],
+    selves: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     out = pd.DataFrame(index=rows.index)
     if {"len_a", "len_b"} <= set(rows.columns):
@@ -355,7 +360,10 @@ def _covariates(
     out["first"] = rows["_first"].to_numpy(float)
     judge = rows["judge"].astype(str).to_numpy()
     ma_, mb_ = rows["model_a"].astype(str).to_numpy(), rows["model_b"].astype(str).to_numpy()
-    own_a, own_b = ma_ == judge, mb_ == judge
+    key_j, key_a, key_b = (
+        self_keys(pd.Series(x, dtype=object), selves).to_numpy() for x in (judge, ma_, mb_)
+    )
+    own_a, own_b = key_a == key_j, key_b == key_j
     fam = np.array([families.get(j, "") for j in judge], dtype=object)
     fam_a = np.array([families.get(m, "") for m in ma_], dtype=object)
     fam_b = np.array([families.get(m, "") for m in mb_], dtype=object)
@@ -384,12 +392,15 @@ def leaderboard(
     level: float = 0.9,
     n_boot: int = N_BOOT,
     seed: int | None = 0,
+    selves: Mapping[str, str] | None = None,
 ) -> Leaderboard:
     """Raw and bias-adjusted Bradley–Terry leaderboards from the judges' verdicts
     (all judges pooled, or ``judges``), and the humans' where ``human`` labels exist.
 
     Kendall's τ compares the orderings (raw vs adjusted; each vs the humans').
-    ``families``: canonical model id → family (the roster's), for ``own``/``family``.
+    ``families``: canonical model id → family (the roster's), for ``own``/``family``;
+    ``selves`` (:meth:`~recuse.roster.Roster.self_map`): what counts as the judge's own
+    answer (default: its id).
     """
     pairs = pairs[pairs["model_a"].notna() & pairs["model_b"].notna()]  # generator unknown
     judged = pairs[pairs["judge"].notna()] if "judge" in pairs.columns else pairs.iloc[:0]
@@ -409,7 +420,7 @@ def leaderboard(
     y, w, clusters = rows["_y"].to_numpy(float), rows["_w"].to_numpy(float), rows["prompt_id"]
     raw = bradley_terry(y, a, b, clusters, weights=w, **opts)
     adjusted = bradley_terry(
-        y, a, b, clusters, covariates=_covariates(rows, a, b, families), weights=w, **opts
+        y, a, b, clusters, covariates=_covariates(rows, a, b, families, selves), weights=w, **opts
     )
     raw = _with_pairs(raw, judged)
     adjusted = _with_pairs(adjusted, judged)

@@ -34,7 +34,7 @@ between rungs are paired.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
+from recuse.roster import self_keys
 
 __all__ = ["RUNGS", "self_preference_ladder"]
 
@@ -110,11 +111,16 @@ def self_preference_ladder(
     n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
+    selves: Mapping[str, str] | None = None,
 ) -> tuple[list[MetricResult], list[Skipped]]:
-    """Every rung of :data:`RUNGS` for every judge (see the module docstring)."""
+    """Every rung of :data:`RUNGS` for every judge (see the module docstring).
+
+    ``selves`` (:meth:`~recuse.roster.Roster.self_map`): what counts as the judge's own
+    answer (default: the judge's id; with its model line, every snapshot of the line).
+    """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     codes, labels = judge_codes(pairs, judges)
-    side = favored_side(pairs, relation="self")
+    side = favored_side(pairs, relation="self", selves=selves)
     v = orient(pairs["p_a"].to_numpy(float), side)
     h = orient(pairs["human"].to_numpy(float), side)
     one = np.ones(len(pairs))
@@ -123,8 +129,9 @@ def self_preference_ladder(
     own_better = labelled & (h > 0.5 + TIE_TOL)
     other_better = labelled & (h < 0.5 - TIE_TOL)
     # pairs between two other models that the reference tells apart
-    judge = pairs["judge"].astype(object).to_numpy()
-    a, b = pairs["model_a"].to_numpy(object), pairs["model_b"].to_numpy(object)
+    judge = self_keys(pairs["judge"].astype(object), selves).to_numpy()
+    a = self_keys(pairs["model_a"].astype(object), selves).to_numpy()
+    b = self_keys(pairs["model_b"].astype(object), selves).to_numpy()
     p, ha = pairs["p_a"].to_numpy(float), pairs["human"].to_numpy(float)
     known = pd.notna(pairs["model_a"]).to_numpy() & pd.notna(pairs["model_b"]).to_numpy()
     others = known & (a != judge) & (b != judge) & np.isfinite(p) & np.isfinite(ha)

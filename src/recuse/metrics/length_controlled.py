@@ -27,6 +27,7 @@ Intervals: the one-step cluster bootstrap over instructions of
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,9 @@ from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
 from recuse.metrics.bradley_terry import system_names
 
-__all__ = ["compare_with_upstream", "length_controlled_win_rates"]
+__all__ = ["compare_with_upstream", "fixed_baseline", "length_controlled_win_rates"]
+
+Side = Literal["a", "b"]
 
 UPSTREAM_DIFFERENCES = (
     "instruction difficulty estimated from these annotations, not upstream's precomputed "
@@ -49,39 +52,103 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.exp(-np.logaddexp(0, -x)), float)
 
 
-def _length(frame: pd.DataFrame, text: str, words: str) -> np.ndarray:
+def _length(frame: pd.DataFrame, text: str, words: str) -> np.ndarray | None:
+    """Each row's answer length on one side: characters of the text where the table has
+    texts, else the word count column, else None (the table says nothing of length)."""
     if text in frame.columns:
         return frame[text].fillna("").astype(str).str.len().to_numpy(float)
-    return frame[words].to_numpy(float)
+    if words in frame.columns:
+        return frame[words].to_numpy(float)
+    return None
+
+
+def fixed_baseline(rows: pd.DataFrame) -> tuple[str, Side] | None:
+    """The one system every row of ``rows`` compares with, and its side: ``"a"`` when
+    ``model_a`` is the same in every row and ``model_b`` is not (AlpacaEval's layout),
+    ``"b"`` the other way round (Arena-Hard-Auto's: a = the evaluated model). None when
+    neither side is fixed, or when both are (one pair of systems: which one is the
+    baseline is not in the data — name it with ``baseline=``). A table whose reader
+    knows the baseline (Arena-Hard-Auto's records name it) has a ``baseline`` column:
+    then that column decides — one baseline on one side of every row, or None (v2.0
+    files compare each category with its own baseline).
+
+    >>> t = pd.DataFrame({"model_a": ["m1", "m2"], "model_b": ["base", "base"]})
+    >>> fixed_baseline(t), fixed_baseline(t.rename(columns={"model_a": "model_b",
+    ...                                                     "model_b": "model_a"}))
+    (('base', 'b'), ('base', 'a'))
+    """
+    a, b = rows["model_a"].dropna().unique(), rows["model_b"].dropna().unique()
+    if "baseline" in rows.columns:
+        named = rows["baseline"].dropna().unique()
+        if len(named) != 1 or rows["baseline"].isna().any():
+            return None
+        side = [s for s, names in (("a", a), ("b", b)) if list(names) == [named[0]]]
+        return (str(named[0]), "a" if side == ["a"] else "b") if len(side) == 1 else None
+    if len(a) == 1 and len(b) > 1:
+        return str(a[0]), "a"
+    if len(b) == 1 and len(a) > 1:
+        return str(b[0]), "b"
+    return None
 
 
 def length_controlled_win_rates(
     pairs: pd.DataFrame,
     *,
     judge: str,
+    baseline: str | None = None,
     level: float = 0.9,
     n_boot: int = N_BOOT,
     seed: int | None = 0,
 ) -> pd.DataFrame:
-    """One row per system judged by ``judge`` against its one baseline (``model_a``):
-    raw and length-controlled win rates (in %) with intervals, the length and
-    difficulty coefficients, and n. Raises :class:`EstimationError` when the judge's
-    rows do not share one baseline."""
+    """One row per system judged by ``judge`` against its one baseline: raw and
+    length-controlled win rates (in %) with intervals, the length and difficulty
+    coefficients, and n.
+
+    The baseline is the system on one side of every row of the judge (``model_a`` in
+    AlpacaEval's tables, ``model_b`` in Arena-Hard-Auto's; :func:`fixed_baseline`), or
+    ``baseline`` where given; with one system against one other and no ``baseline``,
+    ``model_a`` is taken as the baseline. Raises :class:`EstimationError` when the
+    judge's rows do not share one baseline, or when the table has neither texts
+    (``response_a``/``response_b``) nor lengths (``len_a``/``len_b``)."""
     check_options(level=level, n_boot=n_boot, min_n=1)
     rows = pairs[(pairs["judge"] == judge) & pairs["p_a"].notna()]
     if rows.empty:
         raise EstimationError(f"no verdicts of judge {judge!r}")
-    baselines = rows["model_a"].unique()
-    if len(baselines) != 1:
+    found = fixed_baseline(rows)
+    a_names, b_names = rows["model_a"].dropna().unique(), rows["model_b"].dropna().unique()
+    if baseline is not None:
+        sides = [s for s, names in (("a", a_names), ("b", b_names)) if list(names) == [baseline]]
+        if not sides:
+            raise EstimationError(
+                f"judge {judge!r} does not compare every system with {baseline!r} on one side"
+            )
+        found = (baseline, "a" if "a" in sides else "b")
+    elif found is None and len(a_names) == 1 and len(b_names) == 1:
+        found = (str(a_names[0]), "a")
+    if found is None:
         raise EstimationError(
-            f"judge {judge!r} compares with {len(baselines)} different first systems; the "
-            "length-controlled win rate needs one fixed baseline"
+            f"judge {judge!r} compares {len(a_names)} first and {len(b_names)} second "
+            "systems; the length-controlled win rate needs one fixed baseline"
         )
-    _, system = system_names(rows)
-    rows = rows.assign(_system=system.to_numpy(), _y=1.0 - rows["p_a"].to_numpy(float))
-    rows = rows[rows["_system"] != str(baselines[0])]
+    base, side = found
+    len_a = _length(rows, "response_a", "len_a")
+    len_b = _length(rows, "response_b", "len_b")
+    if len_a is None or len_b is None:
+        raise EstimationError(
+            "no answer lengths: the table has neither texts (response_a, response_b) nor "
+            "word counts (len_a, len_b)"
+        )
+    a_sys, b_sys = system_names(rows)
+    if side == "a":  # y = P(the system beats the baseline); delta = baseline − system
+        system, y, delta = b_sys, 1.0 - rows["p_a"].to_numpy(float), len_a - len_b
+    else:
+        system, y, delta = a_sys, rows["p_a"].to_numpy(float), len_b - len_a
+    rows = rows.assign(_system=system.to_numpy(), _y=y, _delta=delta)
+    rows = rows[(rows["_system"] != base) & np.isfinite(rows["_delta"].to_numpy(float))]
     if rows.empty:
-        raise EstimationError(f"judge {judge!r} compares its baseline only with itself")
+        raise EstimationError(
+            f"judge {judge!r}: no pair of another system with the baseline has both lengths"
+        )
     clipped = np.clip(rows["_y"].to_numpy(float), 0.01, 0.99)
     logit = pd.Series(np.log(clipped / (1 - clipped)), index=rows.index)
     by_prompt = logit.groupby(rows["prompt_id"])
@@ -89,8 +156,6 @@ def length_controlled_win_rates(
     count = rows["prompt_id"].map(by_prompt.count()).to_numpy(float)
     others = np.where(count > 1, (total - logit.to_numpy()) / np.maximum(count - 1, 1), 0.0)
     rows = rows.assign(_gamma=others)  # leave-this-system-out difficulty, centred below
-    delta = _length(rows, "response_a", "len_a") - _length(rows, "response_b", "len_b")
-    rows = rows.assign(_delta=delta)
     rng = np.random.default_rng(seed)
     alpha = (1 - level) / 2
     out = []
@@ -128,7 +193,7 @@ def length_controlled_win_rates(
         out.append(
             {
                 "system": str(name),
-                "baseline": str(baselines[0]),
+                "baseline": base,
                 "win_rate": 100 * float(y.mean()),
                 "win_rate_low": 100 * float(rlo),
                 "win_rate_high": 100 * float(rhi),

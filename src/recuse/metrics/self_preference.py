@@ -75,7 +75,7 @@ from recuse.metrics.verdicts import (
     orient,
     ties_note,
 )
-from recuse.roster import Roster
+from recuse.roster import Roster, self_keys
 
 __all__ = [
     "CALIBRATED",
@@ -118,7 +118,11 @@ def _family_of(families: Families, name: str, column: str) -> str:
 
 
 def favored_side(
-    pairs: pd.DataFrame, *, relation: Relation = "self", families: Families | None = None
+    pairs: pd.DataFrame,
+    *,
+    relation: Relation = "self",
+    families: Families | None = None,
+    selves: Mapping[str, str] | None = None,
 ) -> NDArray[np.int8]:
     """Which side holds the row judge's own (or family) response: +1 = a, -1 = b, 0 = neither.
 
@@ -126,7 +130,9 @@ def favored_side(
     other response has a known model that is not the judge. ``"family"``: the
     response of a family member that is not the judge, when the other response has
     a known model from outside the family (so pairs with the judge's own response
-    are 0). Rows without a judge are 0.
+    are 0). Rows without a judge are 0. ``selves`` (:meth:`Roster.self_map`) widens
+    "equals the judge" to "has the judge's key" (e.g. its model line: every snapshot
+    of the line is the judge itself); None compares the ids.
 
     >>> t = pd.DataFrame({"judge": ["gpt-4"] * 3, "model_a": ["gpt-4", "claude-v1", "gpt-4"],
     ...                   "model_b": ["claude-v1", "gpt-4", "gpt-4"]})
@@ -139,9 +145,12 @@ def favored_side(
     codes, names = pd.factorize(stacked)
     cj, ca, cb = codes[:n], codes[n : 2 * n], codes[2 * n :]
     has_judge, known_a, known_b = cj >= 0, ca >= 0, cb >= 0
+    # "self" compares keys: the names themselves, or what ``selves`` maps them to
+    keys = np.append(pd.factorize(self_keys(pd.Series(names, dtype=object), selves))[0], -1)
+    kj, ka, kb = keys[cj], keys[ca], keys[cb]  # code -1 -> key -1
     if relation == "self":
-        s_a = has_judge & (ca == cj)
-        s_b = has_judge & (cb == cj)
+        s_a = has_judge & known_a & (ka == kj)
+        s_b = has_judge & known_b & (kb == kj)
         out_a, out_b = known_a & ~s_a, known_b & ~s_b
     elif relation == "family":
         if families is None:
@@ -154,8 +163,8 @@ def favored_side(
         fj, fa, fb = fam_codes[cj], fam_codes[ca], fam_codes[cb]  # code -1 -> family -1
         same_a = has_judge & known_a & (fa == fj)
         same_b = has_judge & known_b & (fb == fj)
-        s_a = same_a & (ca != cj)
-        s_b = same_b & (cb != cj)
+        s_a = same_a & (ka != kj)
+        s_b = same_b & (kb != kj)
         out_a, out_b = known_a & ~same_a, known_b & ~same_b
     else:
         raise ConfigError(f"relation must be 'self' or 'family'; got {relation!r}")
@@ -191,14 +200,16 @@ def preference_spec(
     human_ties: HumanTies,
     judge_ties: JudgeTies,
     side: NDArray[np.int8] | None = None,
+    selves: Mapping[str, str] | None = None,
 ) -> MetricSpec:
     """The EO or DP statistic for every judge in ``labels`` (rows grouped by ``codes``).
 
-    ``side`` may pass :func:`favored_side` when it is already computed.
+    ``side`` may pass :func:`favored_side` when it is already computed; else it is
+    computed with ``selves`` (what counts as the judge itself, :func:`favored_side`).
     """
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
     if side is None:
-        side = favored_side(pairs, relation=relation, families=families)
+        side = favored_side(pairs, relation=relation, families=families, selves=selves)
     v = orient(
         judge_score(pairs["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
     )
@@ -277,6 +288,7 @@ def _preference(
     n_boot: int,
     seed: int | None,
     min_n: int,
+    selves: Mapping[str, str] | None,
 ) -> MetricResult:
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)
@@ -291,6 +303,7 @@ def _preference(
         verdict=verdict,
         human_ties=human_ties,
         judge_ties=judge_ties,
+        selves=selves,
     )
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
 
@@ -307,6 +320,7 @@ def self_preference(
     n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
+    selves: Mapping[str, str] | None = None,
 ) -> MetricResult:
     """Self-preference bias of ``judge`` over the pairs that contain its own response.
 
@@ -354,6 +368,7 @@ def self_preference(
         n_boot=n_boot,
         seed=seed,
         min_n=min_n,
+        selves=selves,
     )
 
 
@@ -370,6 +385,7 @@ def family_preference(
     n_boot: int = N_BOOT,
     seed: int | None = 0,
     min_n: int = 5,
+    selves: Mapping[str, str] | None = None,
 ) -> MetricResult:
     """Family preference of ``judge``: :func:`self_preference` with S = a family member.
 
@@ -404,6 +420,7 @@ def family_preference(
         n_boot=n_boot,
         seed=seed,
         min_n=min_n,
+        selves=selves,
     )
 
 
@@ -496,6 +513,7 @@ def confusion_matrix(
     verdict: Verdict = "pick",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
+    selves: Mapping[str, str] | None = None,
 ) -> ConfusionMatrix:
     """Figure 2's confusion matrix for ``judge`` over the pairs with its own (family) response.
 
@@ -509,7 +527,7 @@ def confusion_matrix(
     """
     rows = single_judge(pairs, judge)
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
-    side = favored_side(rows, relation=relation, families=families)
+    side = favored_side(rows, relation=relation, families=families, selves=selves)
     v = orient(
         judge_score(rows["p_a"].to_numpy(float), verdict=verdict, judge_ties=judge_ties), side
     )

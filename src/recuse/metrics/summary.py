@@ -146,6 +146,7 @@ def pairwise_bias(
     seed: int | None = 0,
     min_n: int = 5,
     orders: Orders = "both",
+    selves: Mapping[str, str] | None = None,
 ) -> PairwiseBias:
     """All pairwise bias metrics (``metrics``, default :data:`METRICS`) for ``judges``.
 
@@ -162,7 +163,8 @@ def pairwise_bias(
     :func:`~recuse.metrics.verbosity.verbosity_bias`,
     :func:`~recuse.metrics.position.position_consistency`, ...); the curves use the
     same ``verdict``. ``families`` (a roster or ``{model: family}``) enables the
-    family metrics.
+    family metrics; ``selves`` (:meth:`~recuse.roster.Roster.self_map`) says what
+    counts as the judge itself (default: the same id).
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
@@ -187,7 +189,9 @@ def pairwise_bias(
             continue
         if relation not in sides:
             try:
-                sides[relation] = favored_side(pairs, relation=relation, families=families)
+                sides[relation] = favored_side(
+                    pairs, relation=relation, families=families, selves=selves
+                )
             except InputError as exc:  # a model without a family: skip, say why
                 skipped += [Skipped(name, j, str(exc)) for j in labels]
                 continue

@@ -68,7 +68,7 @@ from scipy import stats
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.regression.ols import SEType, fit_ols, gram
-from recuse.roster import Roster
+from recuse.roster import Roster, self_keys
 
 Normalize = Literal["max", "range", "none"]
 Intercept = Literal["judge", "global"]
@@ -163,11 +163,14 @@ def prepare(
     *,
     normalize: Normalize = "max",
     reference: str = "reference",
+    selves: Mapping[str, str] | None = None,
 ) -> Prepared:
     """Usable rows of a ``ratings`` table with normalised scores and self/family flags.
 
     ``reference`` names the column used as the independent score (``"reference"``,
-    or e.g. an alternative reference built by a robustness check).
+    or e.g. an alternative reference built by a robustness check). ``selves``
+    (:meth:`~recuse.roster.Roster.self_map`): what counts as the judge rating itself
+    (default: the same id; with model lines, any snapshot of the judge's line).
     """
     _check_options(normalize)
     if not isinstance(ratings, pd.DataFrame):
@@ -222,7 +225,9 @@ def prepare(
         fam = family_of(pd.Series(ids, name=role), families).to_numpy()
         frame[f"{role}_family"] = fam[codes]
         fams.update(zip(map(str, ids), map(str, fam), strict=True))
-    frame["is_self"] = (frame["judge"] == frame["model"]).to_numpy()
+    frame["is_self"] = (
+        self_keys(frame["judge"], selves).to_numpy() == self_keys(frame["model"], selves).to_numpy()
+    )
     frame["is_family"] = (
         (frame["judge_family"] == frame["model_family"]) & ~frame["is_self"]
     ).to_numpy()
@@ -764,6 +769,7 @@ def fit_favoritism(
     length_control: bool = False,
     reference: str = "reference",
     cluster: str = "prompt_id",
+    selves: Mapping[str, str] | None = None,
 ) -> FavoritismResult:
     """Estimate self-bias γ_j and family-bias λ_F with Eq. 1 (see the module docstring).
 
@@ -774,7 +780,8 @@ def fit_favoritism(
     paper), ``"HC1"`` or ``"HC3"``; ``cluster`` names another column to cluster by
     (e.g. ``task``, where the data has one). ``level``: confidence of
     the Wald intervals. ``length_control`` adds the judge-specific
-    ``tanh``-length term of Section 6.2.
+    ``tanh``-length term of Section 6.2. ``selves``: what counts as self
+    (:func:`prepare`).
 
     >>> from recuse.simulate.ratings import simulate_ratings
     >>> sim = simulate_ratings(seed=1)
@@ -783,7 +790,7 @@ def fit_favoritism(
     True
     """
     _check_options(normalize, se, level)
-    prepared = prepare(ratings, families, normalize=normalize, reference=reference)
+    prepared = prepare(ratings, families, normalize=normalize, reference=reference, selves=selves)
     return fit_prepared(
         prepared, se=se, level=level, intercept=intercept, length_control=length_control,
         cluster=cluster,

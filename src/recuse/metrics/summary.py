@@ -210,7 +210,7 @@ def pairwise_bias(
             skipped += [Skipped(CALIBRATED, j, str(exc)) for j in labels]
         else:
             if "self" not in sides:
-                sides["self"] = favored_side(pairs, relation="self")
+                sides["self"] = favored_side(pairs, relation="self", selves=selves)
             spec, problems = calibrated_spec(
                 pairs, codes, labels, strengths=strengths, side=sides["self"]
             )

@@ -137,3 +137,46 @@ def test_summary_matches(pairs: pd.DataFrame) -> None:
     assert res.get("flip_rate", "gpt-3.5-turbo").estimate == pytest.approx(0.425)
     # the ChatGPT family EO has only 5 pairs on one side: refused at min_n=10, kept at 5
     assert res.get("family_preference_eo", "gpt-3.5-turbo").n == 42
+
+
+def test_ladder_splits_gpt35_harmful_rung_by_order(pairs: pd.DataFrame) -> None:
+    """GPT-3.5's 'harmful 0.50' over its 24 own-worse pairs: 4 own in both orders, 16
+    splits, 4 other in both — counted per order with pandas, then by the ladder."""
+    from recuse.metrics.ladder import self_preference_ladder
+
+    d = pairs[(pairs["judge"] == "gpt-3.5-turbo")]
+    d = d[((d["model_a"] == "gpt-3.5-turbo") ^ (d["model_b"] == "gpt-3.5-turbo"))]
+    own_a = (d["model_a"] == "gpt-3.5-turbo").to_numpy()
+    human_own = np.where(own_a, d["human"], 1 - d["human"])
+    first = np.where(own_a, d["p_a_first"], 1 - d["p_a_first"])[human_own < 0.5]
+    second = np.where(own_a, d["p_a_second"], 1 - d["p_a_second"])[human_own < 0.5]
+    both_own = int(((first > 0.5) & (second > 0.5)).sum())
+    both_other = int(((first < 0.5) & (second < 0.5)).sum())
+    assert (len(first), both_own, both_other) == (24, 4, 4)
+    results, _ = self_preference_ladder(pairs, judges="gpt-3.5-turbo", n_boot=200)
+    got = {r.metric: r.estimate for r in results}
+    assert got["harmful"] == pytest.approx(0.5)
+    assert got["harmful_own_both"] == pytest.approx(4 / 24)
+    assert got["harmful_split"] == pytest.approx(16 / 24)
+    assert got["harmful_other_both"] == pytest.approx(4 / 24)
+
+
+@pytest.mark.parametrize(
+    ("judge", "own_picks", "estimate", "ci"),
+    [
+        ("gpt-4", 44 / 51, -0.0462, (-0.119, 0.013)),
+        ("gpt-3.5-turbo", 42.5 / 67, 0.0135, (-0.052, 0.074)),
+    ],
+)
+def test_calibrated_self_preference_on_real_data(
+    pairs: pd.DataFrame, judge: str, own_picks: float, estimate: float, ci: tuple[float, float]
+) -> None:
+    """EO's +0.48 (GPT-4) and +0.21 (GPT-3.5) do not survive calibration to the judge's
+    competence: both intervals hold 0. The own-pick rate is counted by hand (CELLS)."""
+    from recuse.metrics.self_preference import calibrated_self_preference
+
+    r = calibrated_self_preference(pairs, judge=judge)
+    assert r.components["own_pick_rate"] == pytest.approx(own_picks)
+    assert r.estimate == pytest.approx(estimate, abs=5e-4)
+    assert (r.ci_low, r.ci_high) == pytest.approx(ci, abs=2e-3)
+    assert r.ci_low < 0 < r.ci_high

@@ -62,7 +62,7 @@ from recuse.metrics.bootstrap import (
     check_options,
     difference_of_ratios,
 )
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.result import MetricResult
 from recuse.metrics.verdicts import (
     HumanTies,
@@ -79,6 +79,7 @@ from recuse.roster import Roster, self_keys
 
 __all__ = [
     "CALIBRATED",
+    "MEDIATION",
     "ConfusionMatrix",
     "Families",
     "Kind",
@@ -86,6 +87,7 @@ __all__ = [
     "calibrated_self_preference",
     "calibrated_spec",
     "confusion_matrix",
+    "familiarity_mediation",
     "family_preference",
     "favored_side",
     "label_strengths",
@@ -620,19 +622,20 @@ def _calibrated_components(t: NDArray[np.float64]) -> dict[str, float]:
     }
 
 
-def calibrated_spec(
+def _calibrated_parts(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
     labels: tuple[str, ...],
     *,
     strengths: Mapping[str, float],
     side: NDArray[np.int8] | None = None,
-) -> tuple[MetricSpec, dict[str, str]]:
-    """The competence-calibrated self-preference of every judge in ``labels`` and, per
-    judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+) -> tuple[NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64]]:
+    """Per-row sums of the calibrated statistic, group codes, per-judge problems, and
+    each fitted row's predicted P(a) without the own term (order-averaged; NaN else)."""
     import statsmodels.api as sm
 
     n = len(pairs)
+    pred_a = np.full(n, np.nan)
     if side is None:
         side = favored_side(pairs, relation="self")
     a = pairs["model_a"].astype(object).to_numpy()
@@ -700,7 +703,25 @@ def calibrated_spec(
         contrib[:, 14] = np.where(is_own, 0.0, w)
         for c in range(_K):
             values[:, c] += np.bincount(ri, weights=contrib[:, c], minlength=n)
+        pred_a[idx] = 0.0
+        pred_a += np.bincount(ri, weights=w * p0, minlength=n) * np.isin(np.arange(n), idx)
         group[mine] = code
+    return values, group, problems, pred_a
+
+
+def calibrated_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    strengths: Mapping[str, float],
+    side: NDArray[np.int8] | None = None,
+) -> tuple[MetricSpec, dict[str, str]]:
+    """The competence-calibrated self-preference of every judge in ``labels`` and, per
+    judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+    values, group, problems, _ = _calibrated_parts(
+        pairs, codes, labels, strengths=strengths, side=side
+    )
     stat = GroupedStatistic(
         name=CALIBRATED,
         values=values,
@@ -771,3 +792,149 @@ def calibrated_self_preference(
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+
+
+# --- how much of it is familiarity: a mediation through perplexity -------------------
+
+MEDIATION = ("familiarity_indirect", "familiarity_direct", "familiarity_share")
+_M = _K + 7  # the calibrated columns, then the mediation's (see _mediation_parts)
+
+
+def _mediation_parts(s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    """(total Δ, indirect a·b) from sums: columns ``_K..`` are, over the pairs without
+    its own answer, 1, d, d², r, r·d (``r`` = verdict for a minus the competence
+    prediction), then over its own pairs 1 and ``d_own``."""
+    total = _calibrated_combine(s[..., :_K])
+    n0 = s[..., _K]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        md, mr = s[..., _K + 1] / n0, s[..., _K + 3] / n0
+        var = s[..., _K + 2] / n0 - md * md
+        slope = (s[..., _K + 4] / n0 - mr * md) / var
+        a = s[..., _K + 6] / s[..., _K + 5]
+    slope = np.where(var > 1e-12, slope, np.nan)
+    return total, a * slope
+
+
+def _indirect(s: NDArray[np.float64]) -> NDArray[np.float64]:
+    return _mediation_parts(s)[1]
+
+
+def _direct(s: NDArray[np.float64]) -> NDArray[np.float64]:
+    total, indirect = _mediation_parts(s)
+    return total - indirect
+
+
+def _share(s: NDArray[np.float64]) -> NDArray[np.float64]:
+    total, indirect = _mediation_parts(s)
+    out = np.full(total.shape, np.nan)
+    np.divide(indirect, total, out=out, where=np.abs(total) > 1e-12)
+    return out
+
+
+def _mediation_components(t: NDArray[np.float64]) -> dict[str, float]:
+    total, indirect = _mediation_parts(t)
+    n0, n1 = t[_K], t[_K + 5]
+    return {
+        "calibrated_self_preference": float(total),
+        "indirect": float(indirect),
+        "own_log_ppl_gap": float(t[_K + 6] / n1) if n1 else float("nan"),
+        "perplexity_slope": float(indirect / (t[_K + 6] / n1))
+        if n1 and t[_K + 6]
+        else float("nan"),
+        "pairs_without_own": float(n0),
+    }
+
+
+def familiarity_mediation(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    strengths: Mapping[str, float] | None = None,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 5,
+) -> list[MetricResult]:
+    """How much of ``judge``'s calibrated self-preference its familiarity explains.
+
+    Over the judge's rows with both perplexities (``ppl_a``, ``ppl_b`` under the row's
+    judge), ``Δ`` is :func:`calibrated_self_preference` and ``d = log ppl_a − log ppl_b``.
+    A product-of-coefficients mediation (authorship → lower perplexity → the pick)::
+
+        a = mean over its own pairs of (log ppl_own − log ppl_other)
+        b = slope of r on d over its pairs without its own answer (least squares),
+            r = verdict for a − P(picks a | competence)
+        indirect = a · b          (the part of Δ its familiarity explains)
+        direct   = Δ − a · b      (what remains)
+        share    = a · b / Δ
+
+    ``b`` is learnt where authorship plays no part, so it is the judge's pull toward
+    the more familiar answer beyond the models' strengths; ``a`` is how much more
+    familiar its own answers are. All three share one BCa cluster bootstrap over
+    prompts (:mod:`.bootstrap`; the competence model refitted by one Newton step).
+    0 = no part explained (indirect), no self-preference left (direct). The share is
+    unstable when ``Δ`` is near 0: read it with ``Δ``'s interval. Returns the three
+    results in the order of :data:`MEDIATION`.
+    """
+    from recuse.metrics.familiarity import log_perplexity_difference
+
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    d = log_perplexity_difference(rows)
+    rows = rows.loc[np.isfinite(d)].reset_index(drop=True)
+    d = d[np.isfinite(d)]
+    if rows.empty:
+        raise EstimationError("no pairs with both perplexities (ppl_a, ppl_b) for this judge")
+    codes, labels = judge_codes(rows, None)
+    st = label_strengths(pairs) if strengths is None else strengths
+    side = favored_side(rows, relation="self")
+    values, group, problems, pred_a = _calibrated_parts(
+        rows, codes, labels, strengths=st, side=side
+    )
+    if problems:
+        raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
+    fitted = np.isfinite(pred_a)
+    other = fitted & (side == 0)
+    own = fitted & (side != 0)
+    r = rows["p_a"].to_numpy(float) - pred_a
+    more = np.zeros((len(rows), _M - _K))
+    more[other, 0] = 1.0
+    more[other, 1] = d[other]
+    more[other, 2] = d[other] ** 2
+    more[other, 3] = r[other]
+    more[other, 4] = r[other] * d[other]
+    more[own, 5] = 1.0
+    more[own, 6] = np.where(side > 0, d, -d)[own]
+    values = np.column_stack([values, more])
+    required = (
+        (9, "pairs holding the judge's own answer, with perplexities"),
+        (_K, "pairs without its own answer, with perplexities"),
+    )
+    words = {
+        "familiarity_indirect": "the part of the calibrated self-preference explained by "
+        "the judge's lower perplexity on its own answers: (own − other log-perplexity on "
+        "its own pairs) × (slope of its verdict beyond competence on the log-perplexity "
+        "difference, on pairs without its own answer)",
+        "familiarity_direct": "calibrated self-preference minus the part familiarity explains",
+        "familiarity_share": "indirect / calibrated self-preference",
+    }
+    combines = {
+        "familiarity_indirect": _indirect,
+        "familiarity_direct": _direct,
+        "familiarity_share": _share,
+    }
+    specs = [
+        MetricSpec(
+            name,
+            GroupedStatistic(name, values, group, labels, combines[name], required),
+            words[name],
+            _mediation_components,
+        )
+        for name in MEDIATION
+    ]
+    results, skipped = run_specs(
+        specs, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n
+    )
+    if skipped:
+        raise EstimationError(f"cannot estimate the mediation: {skipped[0].reason}")
+    return results

@@ -33,3 +33,29 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
     with pytest.raises(EstimationError):
         familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=20)
     familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)
+
+
+def test_mediation_table_for_an_author_judge() -> None:
+    """A judge that is also an author gets the mediation table: the metric's numbers."""
+    from recuse.audit import AuditInput, AuditOptions, run_audit
+    from recuse.metrics.self_preference import familiarity_mediation
+    from recuse.report import Source
+    from recuse.roster import Entry, Roster
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    t = simulate_familiarity(
+        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
+    ).pairs
+    roster = Roster.builtin()
+    for m in sorted(set(t["model_a"]) | set(t["model_b"])):
+        roster.add(Entry(m, m))
+    options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
+    report = run_audit(
+        [AuditInput("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
+        options=options,
+        roster=roster,
+    )
+    (table,) = [x for s in report.sections for x in s.tables if x.name == "mediation-fam"]
+    ref = familiarity_mediation(t, judge="m1", n_boot=200)
+    assert list(table.frame["part"]) == [r.metric for r in ref]
+    assert list(table.frame["estimate"]) == pytest.approx([r.estimate for r in ref])

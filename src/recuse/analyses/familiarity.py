@@ -29,6 +29,7 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
     perplexity_curve_by_self,
 )
+from recuse.metrics.self_preference import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
@@ -91,6 +92,55 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     if judges:
         with ctx.timed(f"familiarity curves ({inp.name})", ANALYSIS):
             _curves(ctx, inp, judged, judges)
+        with ctx.timed(f"familiarity mediation ({inp.name})", ANALYSIS):
+            _mediation(ctx, inp, judged, judges)
+
+
+_MEDIATION_TITLE = "How much of the calibrated self-preference is familiarity"
+
+
+def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str]) -> None:
+    """Per judge that is also an author: the calibrated self-preference split into the
+    part its lower perplexity on its own answers explains and the rest
+    (:func:`~recuse.metrics.self_preference.familiarity_mediation`); a section table."""
+    o = ctx.options
+    rows = []
+    for judge in judges:
+        if not (
+            (judged["judge"] == judge)
+            & ((judged["model_a"] == judge) | (judged["model_b"] == judge))
+        ).any():
+            continue  # not an author here: no self-preference to split
+        try:
+            results = familiarity_mediation(
+                judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
+            )
+        except RecuseError as exc:
+            ctx.part(ANALYSIS).notes.append(
+                f"{inp.name}, {judge}: no familiarity mediation ({exc})"
+            )
+            continue
+        c = results[0].components
+        for r in results:
+            rows.append(
+                {
+                    "judge": judge,
+                    "part": r.metric,
+                    "definition": r.method.split("; ")[0],
+                    "estimate": r.estimate,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "calibrated self-preference": c["calibrated_self_preference"],
+                    "own − other log-perplexity (nats)": c["own_log_ppl_gap"],
+                    "n": r.n,
+                    "prompts": r.n_clusters,
+                }
+            )
+    if rows:
+        ctx.part(ANALYSIS).tables.append(
+            Table(slug("mediation", inp.name), f"{_MEDIATION_TITLE} — {inp.name}",
+                  pd.DataFrame(rows))
+        )  # fmt: skip
 
 
 _D_LABEL = "d = log ppl_a − log ppl_b under the judge (d < 0: a more familiar)"

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -117,8 +118,13 @@ def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     src = tmp_path / "pairs.csv"
     pd.DataFrame(fake_pairs(12)).to_csv(src, index=False)
     args = ["judge", "--model", str(tiny_model_dir), "--data", str(src), "--no-progress"]
+    args.append("--perplexity")  # perplexities on the pool too
     assert main([*args, "--out", str(tmp_path / "one.db")]) == 0
-    assert "24 judgments: 0 already stored, 24 ok" in capsys.readouterr().out
+    local = capsys.readouterr().out
+    assert "24 judgments: 0 already stored, 24 ok" in local
+    ppl_line = next(line for line in local.splitlines() if " perplexities: " in line)
+    n_ppl = int(ppl_line.split()[0])
+    assert f"{n_ppl} perplexities: 0 already stored, {n_ppl} computed, 0 failed" in ppl_line
     # --ray with Ray already initialised here uses this process's connection; the
     # folder given relative to here reaches the workers (whose working folder is
     # another) as an absolute path
@@ -134,8 +140,16 @@ def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     assert (tb["status"] == "ok").all() and tb["value"].between(0, 1).all()
     pd.testing.assert_frame_equal(ta.drop(columns="value"), tb.drop(columns="value"), atol=1e-6)
     assert (ta["value"] - tb["value"]).abs().max() < 1e-6
+    assert f"{n_ppl} perplexities: 0 already stored, {n_ppl} computed, 0 failed" in out
+    with Store(tmp_path / "one.db") as a, Store(tmp_path / "ray.db") as b:
+        pa, pb = (s.export_pairs().sort_values("item_id") for s in (a, b))
+    for col in ("ppl_a", "ppl_b"):
+        assert pb[col].notna().all() and (pb[col] > 1).all()
+        np.testing.assert_allclose(pb[col].to_numpy(), pa[col].to_numpy(), rtol=1e-5)
     assert main(ray_args) == 0  # a rerun finds everything stored and starts no pool
-    assert "24 already stored" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "24 already stored" in out and f"{n_ppl} perplexities: {n_ppl} already stored" in out
+    assert "ray:" not in out
 
 
 def _driver(store: Path, data: Path, url: str, address: str) -> subprocess.Popen[str]:
@@ -227,7 +241,6 @@ def test_ray_options_are_checked_before_any_work(
     base = ["judge", "--data", str(src), "--out", str(store)]
     cases = [
         (["--ray-actors", "2"], "--ray-actors goes with --ray"),
-        (["--ray", "local", "--perplexity"], "--perplexity is not computed on Ray"),
         (
             ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
             "--api-key-env",

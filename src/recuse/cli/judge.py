@@ -234,11 +234,6 @@ def judge(
         raise ConfigError("give --data (dataset name or file) and --out (store file)")
     if ray is None and ray_actors:
         raise ConfigError("--ray-actors goes with --ray ADDRESS; add --ray local (or an address)")
-    if ray is not None and perplexity:
-        raise ConfigError(
-            "--perplexity is not computed on Ray yet — judge with --ray, then run the same "
-            "command again with --perplexity and without --ray (judgments are not redone)"
-        )
     if perplexity and protocol != "pairwise":
         raise ConfigError(
             "--perplexity goes with pairwise judging (the familiarity analysis reads the "
@@ -334,7 +329,9 @@ def judge(
         if perplexity:
             from recuse.judging.perplexity import judge_perplexities
 
-            run = judge_perplexities(store, backend, judge=jid, retry=retry, progress=progress)
+            run = judge_perplexities(
+                store, backend, judge=jid, retry=retry, progress=progress, executor=pool
+            )
             typer.echo(run.line())
             for reason, n in sorted(run.failures.items(), key=lambda kv: -kv[1])[:5]:
                 typer.echo(f"  failed x{n}: {reason}")

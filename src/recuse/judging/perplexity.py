@@ -48,7 +48,7 @@ import pandas as pd
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.base import Backend
 from recuse.judging.protocols import PERPLEXITY_VERSION, response_prompt
-from recuse.judging.runner import RetryPolicy, Runner, RunSummary
+from recuse.judging.runner import Executor, RetryPolicy, Runner, RunSummary
 from recuse.judging.store import Store
 
 __all__ = [
@@ -76,6 +76,7 @@ def perplexities(
     chunk_size: int = 64,
     retry: RetryPolicy | None = None,
     progress: bool = False,
+    executor: Executor | None = None,
 ) -> tuple[pd.DataFrame, RunSummary]:
     """Perplexity of ``responses[i]`` given ``prompts[i]`` under ``backend``.
 
@@ -85,7 +86,8 @@ def perplexities(
     Texts are sorted by length; a backend that batches (``batch_size > 1``) gets
     ``chunk_size`` of them per call (the local backend buckets them further under
     its token budget). With a ``store`` finished rows are committed as they come,
-    so a killed run resumes where it stopped; without one they live in memory.
+    so a killed run resumes where it stopped; without one they live in memory. An
+    ``executor`` (a Ray cluster) computes them on its workers.
     """
     if len(prompts) != len(responses):
         raise ConfigError("give as many prompts as responses")
@@ -98,7 +100,7 @@ def perplexities(
     own = store is None
     db = Store(":memory:") if store is None else store
     try:
-        runner = Runner(backend, db, retry=retry, progress=progress)
+        runner = Runner(backend, db, retry=retry, progress=progress, executor=executor)
         batch = max(1, chunk_size) if backend.batch_size > 1 else 1
         keys, rows, run = runner.perplexity(
             [response_prompt(p) for p in prompts], list(responses), batch_size=batch
@@ -193,6 +195,7 @@ def judge_perplexities(
     chunk_size: int = 64,
     retry: RetryPolicy | None = None,
     progress: bool = False,
+    executor: Executor | None = None,
 ) -> RunSummary:
     """Perplexity of every response of the pairwise items ``judge`` judged in ``store``.
 
@@ -237,6 +240,7 @@ def judge_perplexities(
         chunk_size=chunk_size,
         retry=retry,
         progress=progress,
+        executor=executor,
     )
     if not missing:
         return run

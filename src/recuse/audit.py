@@ -32,7 +32,7 @@ from recuse.analyses.base import (
     unedited,
 )
 from recuse.data.generic import ColumnMapping, ValueReading
-from recuse.data.importers import ImportFormat
+from recuse.data.importers import ImportFormat, References
 from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
@@ -366,10 +366,12 @@ def audit(
     progress: Progress | None = None,
     format: ImportFormat | None = None,
     reading: ValueReading | None = None,
+    references: References | None = None,
 ) -> Report:
     """Load each of ``data`` (dataset names or files) and audit them together
     (``mapping``, ``unknown_models``, ``format`` and ``reading``: see :func:`load_input`;
-    ``format`` reads every file as that foreign format, see :mod:`recuse.data.importers`)."""
+    ``format`` reads every file as that foreign format, see :mod:`recuse.data.importers`;
+    ``references``: where a ratings file's reference comes from)."""
     roster = roster or Roster.load()
     loaded = []
     timings = []
@@ -379,6 +381,7 @@ def audit(
             load_input(
                 spec, table=table, data_dir=data_dir, roster=roster, mapping=mapping,
                 unknown_models=unknown_models, format=format, reading=reading,
+                references=references,
             )
         )  # fmt: skip
         timings.append((f"load {spec}", time.perf_counter() - start))

@@ -154,6 +154,10 @@ class Analysis:
     analysis leaves that one empty). ``requires``: what it needs, in words, for
     ``recuse analyses``. ``metrics``: for pairwise analyses, the
     :func:`~recuse.metrics.pairwise_bias` metrics it adds to the shared bootstrap.
+    ``estimable``: a stricter check than ``needs`` for ``recuse validate`` — why the
+    analysis, though it runs (and reports each judge as not estimated), would estimate
+    nothing on the table: the inputs its estimates need are missing (labels, the
+    judge's own answers, lengths, both orders, an identified regression term).
     """
 
     id: str
@@ -169,6 +173,11 @@ class Analysis:
     #: whether it reads a probe table's edited and self-recognition rows; every other
     #: analysis sees only the original pairs of a probe table
     reads_probes: bool = False
+    estimable: Needs = nothing_needed
+
+    def supported(self, frame: pd.DataFrame) -> str | None:
+        """Why the analysis would estimate nothing on ``frame`` (None: it would)."""
+        return self.needs(frame) or self.estimable(frame)
 
     @property
     def headline(self) -> Bias:
@@ -404,6 +413,96 @@ def needs_verdicts(frame: pd.DataFrame) -> str | None:
     """The reason a pairwise analysis cannot run on a table without judge verdicts."""
     if "judge" not in frame.columns or frame["judge"].isna().all():
         return "no judge verdicts in this data (human labels only) — run a judge on it first"
+    return None
+
+
+def _labelled_verdicts(frame: pd.DataFrame) -> pd.Series:
+    """Rows with a judge verdict and a human label (the pairs EO/DP/verbosity use)."""
+    if "p_a" not in frame.columns or "human" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return frame["judge"].notna() & frame["p_a"].notna() & frame["human"].notna()
+
+
+def needs_labelled_verdicts(frame: pd.DataFrame) -> str | None:
+    """Why an analysis comparing the judge with the human labels cannot run, or None."""
+    reason = needs_verdicts(frame)
+    if reason:
+        return reason
+    if not _labelled_verdicts(frame).any():
+        return "no row has both a judge verdict and a human label (it compares the judge "
+        "with the labels)"
+    return None
+
+
+def families_of(names: pd.Series) -> dict[str, str]:
+    """Roster family of each name; a name the roster lacks is its own family (as the
+    audit reads unknown models)."""
+    roster = Roster.load()
+    return {n: roster.family(n) if n in roster else n for n in names.dropna().astype(str)}
+
+
+def needs_own_answers(frame: pd.DataFrame, *, relation: Literal["self", "family"]) -> str | None:
+    """Why self- (``relation="self"``) or family preference cannot run, or None: it
+    needs a labelled, judged pair holding the judge's own (or a family member's)
+    answer beside another model's, as :func:`recuse.metrics.self_preference.favored_side`
+    finds them."""
+    from recuse.metrics.self_preference import favored_side
+
+    reason = needs_labelled_verdicts(frame)
+    if reason:
+        return reason
+    rows = frame[_labelled_verdicts(frame)]
+    families = None
+    if relation == "family":
+        names = pd.concat([rows["judge"], rows["model_a"], rows["model_b"]])
+        families = families_of(names)
+    if not (favored_side(rows, relation=relation, families=families) != 0).any():
+        judges = ", ".join(sorted(rows["judge"].astype(str).unique())[:5])
+        if relation == "self":
+            return (
+                f"no labelled pair holds a judge's own answer beside another model's "
+                f"(judges: {judges}; the models must include the judges)"
+            )
+        return (
+            f"no labelled pair holds an answer of a judge's family (not the judge's own) "
+            f"beside one from outside the family (judges: {judges})"
+        )
+    return None
+
+
+def needs_lengths(frame: pd.DataFrame) -> str | None:
+    """Why verbosity cannot run, or None: labelled verdicts and response lengths
+    (texts or len_a/len_b) that differ on some of those pairs."""
+    reason = needs_labelled_verdicts(frame)
+    if reason:
+        return reason
+    rows = frame[_labelled_verdicts(frame)]
+    if {"response_a", "response_b"} <= set(rows.columns):
+        la = rows["response_a"].map(lambda t: len(str(t).split()) if isinstance(t, str) else None)
+        lb = rows["response_b"].map(lambda t: len(str(t).split()) if isinstance(t, str) else None)
+    elif {"len_a", "len_b"} <= set(rows.columns):
+        la, lb = rows["len_a"], rows["len_b"]
+    else:
+        return "no response texts or lengths (response_a/response_b or len_a/len_b)"
+    la, lb = pd.to_numeric(la, errors="coerce"), pd.to_numeric(lb, errors="coerce")
+    if not (la.notna() & lb.notna() & (la != lb)).any():
+        return "no labelled pair with both response lengths known and different"
+    return None
+
+
+def needs_both_orders(frame: pd.DataFrame) -> str | None:
+    """Why position bias cannot run, or None: a pair judged in both orders."""
+    reason = needs_verdicts(frame)
+    if reason:
+        return reason
+    if (
+        not {"p_a_first", "p_a_second"} <= set(frame.columns)
+        or not (frame["p_a_first"].notna() & frame["p_a_second"].notna()).any()
+    ):
+        return (
+            "no pair judged in both orders (p_a_first and p_a_second): position bias "
+            "compares the two orders of one pair"
+        )
     return None
 
 

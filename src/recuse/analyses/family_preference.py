@@ -3,12 +3,15 @@ judge's family (per the roster)."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from recuse.analyses.base import (
     Analysis,
     Context,
     add_pairwise_results,
     coef_figure,
     findings_of,
+    needs_own_answers,
     needs_verdicts,
 )
 from recuse.analyses.self_preference import describe_dp
@@ -49,6 +52,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
 
 
+def _needs(frame: pd.DataFrame) -> str | None:
+    return needs_own_answers(frame, relation="family")
+
+
 ANALYSIS = Analysis(
     id="family-preference",
     title="Family preference",
@@ -62,6 +69,7 @@ ANALYSIS = Analysis(
     requires="as self-preference, with another model of the judge's family (roster) among "
     "the generators",
     needs=needs_verdicts,
+    estimable=_needs,
     metrics={"family_preference_eo": EO, "family_preference_dp": DP},
     describe=describe_dp,
     build=_build,

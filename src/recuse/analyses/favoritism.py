@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recuse.analyses.base import Analysis, Context, slug, to_finding
+from recuse.analyses.base import Analysis, Context, families_of, slug, to_finding
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.summary import PairwiseBias
@@ -52,6 +52,27 @@ def _needs(frame: pd.DataFrame) -> str | None:
     if frame["reference"].notna().sum() == 0:
         return "no reference scores (column reference is empty)"
     return None
+
+
+def _identified(frame: pd.DataFrame) -> str | None:
+    """Why the favoritism regression would estimate nothing, or None: it needs rows with
+    a rating and a reference on which some judge rates its own model and another model
+    (self-bias γ), or a model of its family and one outside it (family bias λ)."""
+    rows = frame[frame["rating"].notna() & frame["reference"].notna()]
+    judge, model = rows["judge"].astype(str), rows["model"].astype(str)
+    own = judge == model
+    if ((own.groupby(judge).any()) & (~own).groupby(judge).any()).any():
+        return None
+    fam = families_of(pd.concat([judge, model]))
+    fj, fm = judge.map(fam), model.map(fam)
+    member = (fj == fm) & ~own
+    if (member.groupby(fj).any() & (fj != fm).groupby(fj).any()).any():
+        return None
+    return (
+        "no judge rates both its own model (or a model of its family) and another model on "
+        "rows with a reference, so neither self- nor family bias is identified; give the "
+        "ratings of several evaluated models together"
+    )
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
@@ -336,5 +357,6 @@ ANALYSIS = Analysis(
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",
     needs=_needs,
+    estimable=_identified,
     build=_build,
 )

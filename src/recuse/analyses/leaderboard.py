@@ -56,12 +56,22 @@ COVARIATE_BIASES: dict[str, Bias] = {
 LONGER = COVARIATE_BIASES["length"]
 
 
+def _fixed_baseline(frame: pd.DataFrame) -> bool:
+    """Whether some judge compares every system it judged with one fixed baseline
+    (AlpacaEval's layout: the length-controlled win rate applies)."""
+    rows = frame[frame["judge"].notna() & frame["p_a"].notna()]
+    return any(fixed_baseline(g) is not None for _, g in rows.groupby("judge"))
+
+
 def _needs(frame: pd.DataFrame) -> str | None:
     reason = needs_verdicts(frame)
     if reason:
         return reason
-    if pd.concat([frame["model_a"], frame["model_b"]]).nunique() < 3:
-        return "fewer than three systems compared: nothing to rank"
+    if pd.concat([frame["model_a"], frame["model_b"]]).nunique() < 3 and not _fixed_baseline(frame):
+        return (
+            "fewer than three systems compared and no judge with one fixed baseline: "
+            "nothing to rank"
+        )
     return None
 
 
@@ -74,6 +84,16 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     rows = judged(frame)
     ids = pd.concat([rows["model_a"], rows["model_b"], rows["judge"]]).astype(str).unique()
     families = {m: ctx.roster.family(m) for m in ids if m in ctx.roster}
+    if pd.concat([rows["model_a"], rows["model_b"]]).nunique() < 3:
+        # two systems: no ranking, but a model against a fixed baseline (AlpacaEval)
+        if not _length_controlled(ctx, inp, rows, sorted(rows["judge"].astype(str).unique())):
+            ctx.skip(
+                ANALYSIS,
+                "two systems: nothing to rank, and no length-controlled win rate could be fitted",
+                inp.name,
+                headline=False,
+            )
+        return
     with ctx.timed(f"leaderboard ({inp.name})", ANALYSIS):
         try:
             lb = leaderboard(
@@ -135,7 +155,16 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             "own-answer and family effects held equal.", format=o.figure_format,
         )
     )  # fmt: skip
-    for judge in lb.judges:
+    _length_controlled(ctx, inp, rows, list(lb.judges))
+
+
+def _length_controlled(ctx: Context, inp: Input, rows: pd.DataFrame, judges: list[str]) -> int:
+    """AlpacaEval 2's length-controlled win rate of each judge that has one fixed
+    baseline; returns how many judges got one."""
+    o = ctx.options
+    part = ctx.part(ANALYSIS)
+    made = 0
+    for judge in judges:
         found = fixed_baseline(rows[rows["judge"] == judge])
         if found is None:
             continue  # no fixed baseline: the length-controlled win rate does not apply
@@ -158,6 +187,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             f"{inp.name}, {judge}: length-controlled win rate against the fixed baseline "
             f"{lc['baseline'].iloc[0]}, in %; differs from upstream's: {UPSTREAM_DIFFERENCES}."
         )
+        made += 1
+    return made
 
 
 ANALYSIS = Analysis(
@@ -175,7 +206,8 @@ ANALYSIS = Analysis(
     ),
     table="pairs",
     biases=tuple(COVARIATE_BIASES.values()),
-    requires="pairs with judge verdicts comparing at least three systems; the own/family "
+    requires="pairs with judge verdicts comparing at least three systems (two, one of them "
+    "a fixed baseline, for the length-controlled win rate alone); the own/family "
     "covariates need the judges' own models among the systems and other judges rating them",
     needs=_needs,
     build=_build,

@@ -8,6 +8,7 @@ from recuse.analyses.base import (
     add_pairwise_results,
     coef_figure,
     findings_of,
+    needs_both_orders,
     needs_verdicts,
 )
 from recuse.data.inputs import Input
@@ -49,6 +50,7 @@ ANALYSIS = Analysis(
     biases=(POSITION,),
     requires="pairs with verdicts in both presentation orders (p_a_first and p_a_second)",
     needs=needs_verdicts,
+    estimable=needs_both_orders,
     metrics={"first_position_rate": POSITION, "position_consistency": None, "flip_rate": None},
     build=_build,
 )

@@ -19,6 +19,7 @@ from recuse.analyses.base import (
     coef_figure,
     findings_of,
     judged,
+    needs_own_answers,
     needs_verdicts,
     slug,
     truncate,
@@ -113,6 +114,10 @@ def _calibrated_first(ctx: Context, dataset: str) -> None:
             continue  # a judge without own answers has no self-preference at all
         kept.append(k)
     ctx.skipped[:] = kept
+
+
+def _needs(frame: pd.DataFrame) -> str | None:
+    return needs_own_answers(frame, relation="self")
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
@@ -221,6 +226,7 @@ ANALYSIS = Analysis(
     requires="pairs with judge verdicts and generator ids (model_a, model_b) that include "
     "the judge's own responses; EO also needs human labels",
     needs=needs_verdicts,
+    estimable=_needs,
     metrics={
         "self_preference_calibrated": CALIBRATED,
         "self_preference_eo": EO,

@@ -14,6 +14,7 @@ from recuse.analyses.base import (
     add_pairwise_results,
     coef_figure,
     findings_of,
+    needs_lengths,
     needs_verdicts,
     slug,
 )
@@ -155,6 +156,7 @@ ANALYSIS = Analysis(
     requires="pairs with judge verdicts, human labels, and response texts or lengths "
     "(response_a/response_b or len_a/len_b)",
     needs=needs_verdicts,
+    estimable=needs_lengths,
     metrics={
         "verbosity_bias": VERBOSITY,
         "verbosity_deviation": None,

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from recuse.data.generic import ValueReading, check_value_map
+from recuse.data.importers import References
 from recuse.errors import ConfigError
 from recuse.tables import ConfidenceOf, SwappedFrame
 
@@ -93,6 +94,28 @@ AllowUnknownOption = Annotated[
         "(or name them in a roster file: --roster FILE, before or after the subcommand).",
     ),
 ]
+
+ReferenceScorerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reference-scorer",
+        help="Inspect logs: the scorer whose grades are the independent reference of the "
+        "model-graded scores (e.g. match or includes), for the favoritism regression.",
+    ),
+]
+ReferenceJudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reference-judge",
+        help="Ratings: the judge whose ratings of the same prompt, model and dimension are "
+        "the reference of the other judges (its own rows are not audited).",
+    ),
+]
+
+
+def references(scorer: str | None, judge: str | None) -> References:
+    """The ``--reference-scorer`` / ``--reference-judge`` options as the library takes them."""
+    return References(scorer=scorer or None, judge=judge or None)
 
 
 def parse_mapping(text: str | None) -> dict[str, str | tuple[str, ...]]:

@@ -16,10 +16,13 @@ from recuse.cli.app import (
     ConfidenceOfOption,
     ConfidenceOption,
     MapOption,
+    ReferenceJudgeOption,
+    ReferenceScorerOption,
     SwappedFrameOption,
     ValuesOption,
     app,
     parse_mapping,
+    references,
     value_reading,
 )
 from recuse.cli.gate import SkipUnmeasuredOption
@@ -90,10 +93,12 @@ def audit_command(
         ImportFormat | None,
         typer.Option(
             "--format",
-            help="Files written by another tool: fastchat-pair, arena-hard or inspect "
-            "(default: recognised from each file).",
+            help="Files written by another tool: fastchat-pair, fastchat-single, arena-hard, "
+            "alpaca-eval or inspect (default: recognised from each file).",
         ),
     ] = None,
+    reference_scorer: ReferenceScorerOption = None,
+    reference_judge: ReferenceJudgeOption = None,
     allow_unknown_models: AllowUnknownOption = False,
     keep_unknown: Annotated[
         bool,
@@ -237,6 +242,7 @@ def audit_command(
         title=title,
         progress=_progress(start),
         format=fmt,
+        references=references(reference_scorer, reference_judge),
     )
     if store is not None:
         from dataclasses import replace as _replace

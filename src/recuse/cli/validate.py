@@ -14,10 +14,13 @@ from recuse.cli.app import (
     ConfidenceOfOption,
     ConfidenceOption,
     MapOption,
+    ReferenceJudgeOption,
+    ReferenceScorerOption,
     SwappedFrameOption,
     ValuesOption,
     app,
     parse_mapping,
+    references,
     value_reading,
 )
 from recuse.cli.console import console as make_console
@@ -57,14 +60,18 @@ def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str
 def supported_analyses(
     table: pd.DataFrame, kind: Literal["pairs", "ratings"]
 ) -> list[tuple[str, str | None]]:
-    """Each registered analysis of this table kind with the reason it cannot run on
-    ``table`` (None: it can), from the analyses' own ``needs``."""
+    """Each registered analysis of this table kind with the reason it would estimate
+    nothing on ``table`` (None: it would estimate), from the analyses' own ``needs``
+    and ``estimable`` checks: "supported" means the audit gives numbers, not only that
+    the analysis runs."""
     from recuse.analyses import REGISTRY
     from recuse.analyses.base import unedited
 
     original = unedited(table)  # as the audit gives them: probe rows to the probe analyses
     return [
-        (a.id, a.needs(table if a.reads_probes else original)) for a in REGISTRY if a.table == kind
+        (a.id, a.supported(table if a.reads_probes else original))
+        for a in REGISTRY
+        if a.table == kind
     ]
 
 
@@ -86,11 +93,14 @@ def validate(
         ImportFormat | None,
         typer.Option(
             "--format",
-            help="Read a file written by another tool: fastchat-pair (FastChat *_pair.jsonl), "
-            "arena-hard (Arena-Hard-Auto judgments), inspect (Inspect AI .eval/.json log). "
-            "Default: recognised from the file.",
+            help="Read a file written by another tool: fastchat-pair / fastchat-single "
+            "(FastChat *_pair.jsonl / *_single.jsonl), arena-hard (Arena-Hard-Auto "
+            "judgments), alpaca-eval (AlpacaEval annotations.json), inspect (Inspect AI "
+            ".eval/.json log). Default: recognised from the file.",
         ),
     ] = None,
+    reference_scorer: ReferenceScorerOption = None,
+    reference_judge: ReferenceJudgeOption = None,
 ) -> None:
     """Check a file against the pairs or ratings schema, summarise it, and say which
     analyses it supports and which columns that look like verdicts it left unread.
@@ -105,12 +115,19 @@ def validate(
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     found = fmt or sniff(path)
     notes: tuple[str, ...] = ()
+    refs = references(reference_scorer, reference_judge)
     if found is not None:
         if mapping:
             raise ConfigError(f"--map does not apply to a {found} file: its columns are fixed")
-        imported = read_import(path, found, unknown_models=unknown)
+        imported = read_import(path, found, unknown_models=unknown, references=refs)
         df, kind, notes = imported.frame, imported.table, imported.notes
     else:
+        if refs.scorer is not None:
+            raise ConfigError(
+                "--reference-scorer names a scorer of an Inspect log; this file is not one"
+            )
+        if refs.judge is not None and kind != "ratings":
+            raise ConfigError("--reference-judge applies to ratings: add --table ratings")
         df = read_table(
             path,
             table=kind,
@@ -121,6 +138,12 @@ def validate(
             confidence=how.confidence,
             confidence_of=how.confidence_of,
         )
+        if refs.judge is not None:
+            from recuse.data.generic import reference_from_judge
+            from recuse.roster import Roster
+
+            df = reference_from_judge(df, refs.judge, roster=Roster.load(), file=path)
+            notes = tuple(str(n) for n in df.attrs.get("notes", ()))
     console = make_console()
     what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
     out = Table(title=Text(what_file))  # a path is text, not markup

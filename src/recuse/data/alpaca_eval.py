@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.data._io import check_text, read_json, require_keys, word_count
-from recuse.data.generic import canonical_ids
+from recuse.data.generic import UnknownModels, canonicalize_models
 from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
 from recuse.roster import Roster
@@ -90,7 +90,9 @@ def preference_to_p_a(preference: pd.Series) -> pd.Series:
     return p_a.mask(pref.isin(DRAWS), 0.5)
 
 
-def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
+def read_annotations(
+    path: Path, roster: Roster, *, unknown_models: UnknownModels = "error"
+) -> pd.DataFrame:
     """One ``annotations.json`` file as (unvalidated) ``pairs`` rows."""
     records = require_keys(read_json(path), KEYS, file=path)
     if not records:
@@ -137,10 +139,10 @@ def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
             + "/"
             + element,
             "prompt_id": _prompt_ids(raw["instruction"]),
-            "model_a": canonical_ids(raw["generator_1"], roster, file=fname, column="generator_1"),
-            "model_b": canonical_ids(base, roster, file=fname, column="generator_2"),
+            "model_a": raw["generator_1"],
+            "model_b": base,
             "human": np.nan,
-            "judge": canonical_ids(raw["annotator"], roster, file=fname, column="annotator"),
+            "judge": raw["annotator"],
             "p_a_first": np.nan,
             "p_a_second": np.nan,
             "p_a": p_a,
@@ -154,7 +156,41 @@ def read_annotations(path: Path, roster: Roster) -> pd.DataFrame:
             "len_b": word_count(raw["output_2"]),
         }
     )
+    # the file's own column names in an unknown-name error
+    names = {"model_a": "generator_1", "model_b": "generator_2", "judge": "annotator"}
+    out = canonicalize_models(
+        out.rename(columns=names), tuple(names.values()), roster, file=fname,
+        unknown_models=unknown_models,
+    ).rename(columns={v: k for k, v in names.items()})  # fmt: skip
     return out
+
+
+def read_annotation_file(
+    path: str | Path, *, roster: Roster | None = None, unknown_models: UnknownModels = "error"
+) -> pd.DataFrame:
+    """One ``annotations.json`` as AlpacaEval writes it (any name: ``recuse audit
+    annotations.json``) as a validated ``pairs`` table, mapped as the module says.
+
+    A ``baseline`` column names ``generator_1`` (AlpacaEval's baseline), so the
+    length-controlled win rate knows it even for one model against the baseline.
+    ``frame.attrs["notes"]`` says what the file cannot show: the order each pair was
+    shown in is not stored, so position bias is not estimated from it.
+    """
+    path = Path(path).expanduser()
+    table = validate_pairs(
+        read_annotations(path, roster or Roster.load(), unknown_models=unknown_models),
+        file=path,
+    )
+    # AlpacaEval's baseline is generator_1 by construction: said so, since one model
+    # against its baseline leaves the data no way to tell which side is fixed
+    table["baseline"] = table["model_a"]
+    judges = ", ".join(sorted(table["judge"].dropna().astype(str).unique()))
+    table.attrs["notes"] = [
+        f"{path.name}: AlpacaEval shows each pair to {judges} in one order (drawn per "
+        "instruction) and does not store which, so each verdict is kept as p_a of unknown "
+        "order and position bias is not estimated from this file."
+    ]
+    return table
 
 
 def annotation_files(folder: Path) -> list[Path]:

@@ -1,4 +1,6 @@
-"""FastChat MT-Bench pairwise judgments (``model_judgment/<judge>_pair.jsonl``) as ``pairs``.
+"""FastChat MT-Bench judgments: pairwise (``model_judgment/<judge>_pair.jsonl``) as
+``pairs``, single-answer grading (``<judge>_single.jsonl``, MT-Bench's default mode) as
+``ratings``.
 
 FastChat's ``gen_judgment.py --mode pairwise-baseline|pairwise-all`` writes one JSON
 line per (question, model pair, turn) with both games of the pair:
@@ -20,6 +22,24 @@ One ``pairs`` row per record, with a = ``model_1`` and b = ``model_2``:
 ``$ERROR$``), never a default. ``item_id`` is ``<question_id>/<model_1>/<model_2>/turn<turn>``,
 ``prompt_id`` the question id, ``judge`` the judge model; the prompt template name is
 kept in ``judge_prompt`` and the turn in ``turn``. The file has no human labels.
+
+Single-answer grading (``gen_judgment.py --mode single``) writes one JSON line per
+(question, model, turn):
+
+    question_id, model, judge = [judge model, prompt name], user_prompt, judgment,
+    score, turn, tstamp
+
+``score`` is the number the judge wrote in ``[[rating]]`` (1–10 by the prompt), or -1
+when no rating was found (FastChat's marker; the judgment is ``$ERROR$`` when the API
+call failed). One ``ratings`` row per record:
+
+    prompt_id = question_id, model = model, dimension = "turn 1" / "turn 2",
+    judge = the judge model, rating = score
+
+-1 is a missing rating with status ``unparsed`` (``failed`` for ``$ERROR$``), never a
+score. The file holds no independent score, so ``reference`` is empty: name another
+judge whose ratings of the same (question, model, turn) serve as one
+(``--reference-judge``), or give a ratings file with a reference column.
 """
 
 from __future__ import annotations
@@ -31,14 +51,16 @@ import numpy as np
 import pandas as pd
 
 from recuse.data._io import read_jsonl
-from recuse.data.generic import UnknownModels, canonicalize_models
+from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
 from recuse.errors import InputError
 from recuse.roster import Roster
-from recuse.tables import shown, validate_pairs
+from recuse.tables import shown, validate_pairs, validate_ratings
 
-__all__ = ["KEYS", "WINNERS", "read_fastchat_pairs"]
+__all__ = ["KEYS", "SINGLE_KEYS", "WINNERS", "read_fastchat_pairs", "read_fastchat_single"]
 
 KEYS = ("question_id", "model_1", "model_2", "g1_winner", "g2_winner", "judge")
+SINGLE_KEYS = ("question_id", "model", "judge", "score")
+NO_RATING = -1  # FastChat's score when the judgment holds no [[rating]]
 # P(model_1 better) for each winner FastChat writes; "error" = no verdict
 WINNERS: dict[str, float] = {"model_1": 1.0, "model_2": 0.0, "tie": 0.5, "error": np.nan}
 API_ERROR = "$ERROR$"  # FastChat's judgment text when every API retry failed
@@ -126,15 +148,7 @@ def read_fastchat_pairs(
         m1 = _text(rec["model_1"], path=path, row=row, column="model_1")
         m2 = _text(rec["model_2"], path=path, row=row, column="model_2")
         judge, prompt = _judge(rec["judge"], path=path, row=row)
-        turn = rec.get("turn", 1)
-        if isinstance(turn, bool) or turn not in (1, 2):
-            raise InputError(
-                f"turn must be 1 or 2, found {shown(turn)}",
-                file=path,
-                row=row,
-                column="turn",
-                fix="FastChat writes turn 1 (single-turn) or 2 (multi-turn judgments)",
-            )
+        turn = _turn(rec, path=path, row=row)
         p1, s1 = _game(rec, "g1", path=path, row=row)
         p2, s2 = _game(rec, "g2", path=path, row=row)
         rows.append(
@@ -163,3 +177,94 @@ def read_fastchat_pairs(
         unknown_models=unknown_models,
     )
     return validate_pairs(frame, file=path)
+
+
+def _turn(rec: dict[str, Any], *, path: Path, row: int) -> int:
+    turn = rec.get("turn", 1)
+    if isinstance(turn, bool) or turn not in (1, 2):
+        raise InputError(
+            f"turn must be 1 or 2, found {shown(turn)}",
+            file=path,
+            row=row,
+            column="turn",
+            fix="FastChat writes turn 1 (single-turn) or 2 (multi-turn judgments)",
+        )
+    return int(turn)
+
+
+def _score(rec: dict[str, Any], *, path: Path, row: int) -> tuple[float, str]:
+    """The rating of a single-answer record and its status (-1: no rating found)."""
+    score = rec["score"]
+    if isinstance(score, bool) or not isinstance(score, int | float) or not np.isfinite(score):
+        raise InputError(
+            f"score must be a number, found {shown(score)}",
+            file=path,
+            row=row,
+            column="score",
+            fix="FastChat writes the judge's [[rating]] as a number, -1 when none was found",
+        )
+    if score != NO_RATING:
+        return float(score), "ok"
+    failed = str(rec.get("judgment", "")).strip() == API_ERROR
+    return np.nan, "failed" if failed else "unparsed"
+
+
+def read_fastchat_single(
+    path: str | Path,
+    *,
+    roster: Roster | None = None,
+    unknown_models: UnknownModels = "error",
+) -> pd.DataFrame:
+    """A FastChat ``*_single.jsonl`` judgment file as a validated ``ratings`` table
+    (mapping in the module docstring). Extra columns: ``turn``, ``judge_prompt``,
+    ``source``. A record without one of the keys, a score that is not a number, a turn
+    other than 1 or 2, or a (question, model, turn, judge) graded twice (FastChat
+    appends to the file when rerun) raises :class:`InputError` naming the line.
+    ``frame.attrs["notes"]`` (and ``attrs[NO_REFERENCE]``) say that the reference is empty.
+    """
+    path = Path(path).expanduser()
+    records = read_jsonl(path, keys=SINGLE_KEYS)
+    if not records:
+        raise InputError("the file holds no judgments", file=path, fix="give a *_single.jsonl")
+    rows = []
+    for row, rec in enumerate(records, start=1):
+        if "g1_winner" in rec:
+            raise InputError(
+                "a pairwise record (g1_winner) in a single-answer file",
+                file=path,
+                row=row,
+                column="g1_winner",
+                fix="read *_pair.jsonl files with --format fastchat-pair",
+            )
+        judge, prompt = _judge(rec["judge"], path=path, row=row)
+        turn = _turn(rec, path=path, row=row)
+        rating, status = _score(rec, path=path, row=row)
+        rows.append(
+            {
+                "prompt_id": _text(rec["question_id"], path=path, row=row, column="question_id"),
+                "model": _text(rec["model"], path=path, row=row, column="model"),
+                "dimension": f"turn {turn}",
+                "judge": judge,
+                "rating": rating,
+                "reference": np.nan,
+                "status": status,
+                "source": "fastchat-single",
+                "turn": turn,
+                "judge_prompt": prompt,
+            }
+        )
+    frame = canonicalize_models(
+        pd.DataFrame(rows),
+        ("model", "judge"),
+        roster or Roster.load(),
+        file=path,
+        unknown_models=unknown_models,
+    )
+    out = validate_ratings(frame, file=path)
+    out.attrs[NO_REFERENCE] = (
+        f"{path.name}: FastChat single-answer grades hold no independent reference score, "
+        "so the favoritism regression cannot be fitted; name a judge whose ratings of the "
+        "same question, model and turn serve as the reference (--reference-judge NAME)."
+    )
+    out.attrs["notes"] = [out.attrs[NO_REFERENCE]]
+    return out

@@ -1,22 +1,30 @@
 """Files written by other evaluation tools, read as evidence tables.
 
-=================  ===========  =====================================================
-format             table        file
-=================  ===========  =====================================================
-``fastchat-pair``  pairs        FastChat MT-Bench ``model_judgment/*_pair.jsonl``
-``arena-hard``     pairs        Arena-Hard-Auto ``model_judgment/<judge>/<model>.jsonl``
-``inspect``        ratings      Inspect AI log, ``.eval`` (zip) or ``.json``
-=================  ===========  =====================================================
+===================  ===========  ===================================================
+format               table        file
+===================  ===========  ===================================================
+``fastchat-pair``    pairs        FastChat MT-Bench ``model_judgment/*_pair.jsonl``
+``fastchat-single``  ratings      FastChat MT-Bench ``model_judgment/*_single.jsonl``
+``arena-hard``       pairs        Arena-Hard-Auto ``model_judgment/<judge>/<model>.jsonl``
+``alpaca-eval``      pairs        AlpacaEval ``results/<model>/<annotator>/annotations.json``
+``inspect``          ratings      Inspect AI log, ``.eval`` (zip) or ``.json``
+===================  ===========  ===================================================
 
-:func:`sniff` recognises them without being told: ``.eval``, or a zip holding
-``header.json``, or a ``.json`` starting ``{"version": n, "status": ...``: Inspect; JSON
-lines whose first record has ``g1_winner`` and ``g2_winner``: FastChat; ``games`` and
-``judge``: Arena-Hard. :func:`read_import` reads one; each reader's module documents
-its mapping.
+:func:`sniff` recognises them without being told, from the name and the first 64 KiB:
+``.eval``, or a zip holding ``header.json``: Inspect; a ``.json`` object whose
+top-level keys include ``eval`` (with ``model`` and ``task`` inside) and ``version``,
+``status`` or ``samples``, in any order: Inspect; a ``.json`` array whose first object
+has ``instruction``, ``output_1``, ``output_2``, ``generator_2`` and ``preference``:
+AlpacaEval; JSON lines whose first record has ``g1_winner`` and ``g2_winner``:
+FastChat pairwise; ``score``, ``model``, ``judge`` and ``question_id``: FastChat single;
+``games`` and ``judge``: Arena-Hard. :func:`read_import` reads one; each reader's module
+documents its mapping. :class:`References` says where a ratings table's reference
+comes from when the file has none (an Inspect scorer, or another judge).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +32,41 @@ from typing import Literal, get_args
 
 import pandas as pd
 
-from recuse.data.generic import TableKind, UnknownModels
+from recuse.data.generic import NO_REFERENCE, TableKind, UnknownModels
 from recuse.errors import ConfigError
 from recuse.roster import Roster
 
-__all__ = ["FORMATS", "ImportFormat", "Imported", "Importer", "read_import", "sniff"]
+__all__ = [
+    "FORMATS",
+    "ImportFormat",
+    "Imported",
+    "Importer",
+    "References",
+    "json_keys",
+    "read_import",
+    "sniff",
+]
 
-ImportFormat = Literal["fastchat-pair", "arena-hard", "inspect"]
+ImportFormat = Literal["fastchat-pair", "fastchat-single", "arena-hard", "alpaca-eval", "inspect"]
 PEEK_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class References:
+    """Where a ratings table's independent reference score comes from, when the file
+    holds none: ``scorer`` names an Inspect scorer whose grades are the reference
+    (``--reference-scorer``); ``judge`` names a judge whose ratings of the same
+    (prompt, model, dimension) are the reference for the other judges
+    (``--reference-judge``, see :func:`recuse.data.generic.reference_from_judge`)."""
+
+    scorer: str | None = None
+    judge: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.scorer is not None or self.judge is not None
+
+
+Reader = Callable[[Path, Roster, UnknownModels, References], pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -41,7 +76,7 @@ class Importer:
     name: ImportFormat
     table: TableKind
     tool: str
-    read: Callable[..., pd.DataFrame]
+    read: Reader
 
 
 @dataclass(frozen=True)
@@ -54,27 +89,55 @@ class Imported:
     notes: tuple[str, ...]
 
 
-def _fastchat(path: Path, roster: Roster, unknown_models: UnknownModels) -> pd.DataFrame:
+def _fastchat(
+    path: Path, roster: Roster, unknown_models: UnknownModels, refs: References
+) -> pd.DataFrame:
     from recuse.data.fastchat import read_fastchat_pairs
 
     return read_fastchat_pairs(path, roster=roster, unknown_models=unknown_models)
 
 
-def _arena_hard(path: Path, roster: Roster, unknown_models: UnknownModels) -> pd.DataFrame:
+def _fastchat_single(
+    path: Path, roster: Roster, unknown_models: UnknownModels, refs: References
+) -> pd.DataFrame:
+    from recuse.data.fastchat import read_fastchat_single
+
+    return read_fastchat_single(path, roster=roster, unknown_models=unknown_models)
+
+
+def _arena_hard(
+    path: Path, roster: Roster, unknown_models: UnknownModels, refs: References
+) -> pd.DataFrame:
     from recuse.data.arena_hard import read_arena_hard
 
     return read_arena_hard(path, roster=roster, unknown_models=unknown_models)
 
 
-def _inspect(path: Path, roster: Roster, unknown_models: UnknownModels) -> pd.DataFrame:
+def _alpaca_eval(
+    path: Path, roster: Roster, unknown_models: UnknownModels, refs: References
+) -> pd.DataFrame:
+    from recuse.data.alpaca_eval import read_annotation_file
+
+    return read_annotation_file(path, roster=roster, unknown_models=unknown_models)
+
+
+def _inspect(
+    path: Path, roster: Roster, unknown_models: UnknownModels, refs: References
+) -> pd.DataFrame:
     from recuse.data.inspect_log import read_inspect_log
 
-    return read_inspect_log(path, roster=roster, unknown_models=unknown_models)
+    return read_inspect_log(
+        path, roster=roster, unknown_models=unknown_models, reference_scorer=refs.scorer
+    )
 
 
 FORMATS: dict[ImportFormat, Importer] = {
     "fastchat-pair": Importer("fastchat-pair", "pairs", "FastChat llm_judge", _fastchat),
+    "fastchat-single": Importer(
+        "fastchat-single", "ratings", "FastChat llm_judge", _fastchat_single
+    ),
     "arena-hard": Importer("arena-hard", "pairs", "Arena-Hard-Auto", _arena_hard),
+    "alpaca-eval": Importer("alpaca-eval", "pairs", "AlpacaEval", _alpaca_eval),
     "inspect": Importer("inspect", "ratings", "Inspect AI", _inspect),
 }
 assert set(FORMATS) == set(get_args(ImportFormat))
@@ -107,16 +170,76 @@ def _inspect_zip(path: Path) -> bool:
     return bool(names & {"header.json", "_journal/start.json"})
 
 
+def json_keys(text: str, *, max_depth: int = 3) -> set[tuple[str, ...]]:
+    """The object keys of a (possibly cut-off) JSON text, as paths of at most
+    ``max_depth`` keys; an array level adds no key (``[{"a": 1}]`` gives ``("a",)``).
+
+    A scanner, not a parser: it tracks strings and nesting only, so it reads the start
+    of a file too large to parse, and never fails (a text that is no JSON gives
+    whatever keys it seems to have).
+
+    >>> sorted(json_keys('{"eval": {"model": "m", "x": [1, {"y": 2}]}, "vers'))
+    [('eval',), ('eval', 'model'), ('eval', 'x'), ('eval', 'x', 'y')]
+    """
+    keys: set[tuple[str, ...]] = set()
+    stack: list[str | None] = []  # per open container: "{" or "["
+    path: list[str] = []  # the key of each open object, or "" before one is read
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                break
+            k = j + 1
+            while k < n and text[k] in " \t\r\n":
+                k += 1
+            if k < n and text[k] == ":" and stack and stack[-1] == "{":
+                try:
+                    key = json.loads(text[i : j + 1])
+                except ValueError:
+                    key = text[i + 1 : j]
+                depth = [p for p, s in zip(path, stack, strict=True) if s == "{"]
+                depth[-1] = str(key)
+                path[-1] = str(key)
+                if len(depth) <= max_depth:
+                    keys.add(tuple(depth))
+            i = j + 1
+            continue
+        if c in "{[":
+            stack.append(c)
+            path.append("")
+        elif c in "}]":
+            if stack:
+                stack.pop()
+                path.pop()
+        i += 1
+    return keys
+
+
+def _sniff_json(text: str) -> ImportFormat | None:
+    """An Inspect log or AlpacaEval annotations, from the keys of the first bytes."""
+    start = text.lstrip("\ufeff \t\r\n")[:1]
+    keys = json_keys(text)
+    top = {k[0] for k in keys if len(k) == 1}
+    if start == "{":
+        inner = {k[1] for k in keys if len(k) == 2 and k[0] == "eval"}
+        if "eval" in top and {"model", "task"} <= inner and top & {"version", "status", "samples"}:
+            return "inspect"
+        return None
+    if start == "[" and {"instruction", "output_1", "output_2", "generator_2", "preference"} <= top:
+        return "alpaca-eval"
+    return None
+
+
 def sniff(path: str | Path) -> ImportFormat | None:
     """The foreign format of the file at ``path``, or None for a plain table file.
 
     Looks at the name and the first 64 KiB only; a damaged file is left to its reader,
     which gives the precise error.
     """
-    import json
-
-    from recuse.data.inspect_log import is_inspect_json
-
     path = Path(path)
     name = path.name.lower()
     if not path.is_file():
@@ -125,19 +248,20 @@ def sniff(path: str | Path) -> ImportFormat | None:
     if name.endswith(".eval") or (head.startswith(b"PK\x03\x04") and _inspect_zip(path)):
         return "inspect"
     text = head.decode("utf-8", errors="replace")
-    if name.endswith(".json"):
-        return "inspect" if is_inspect_json(text) else None
+    if name.endswith((".json", ".json.gz")):
+        return _sniff_json(text)
     if not name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
         return None
     line = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
     try:
         record = json.loads(line)
-    except ValueError:
-        # a first line longer than the peek: look for the keys as text
-        record = {k: None for k in ("g1_winner", "g2_winner", "games", "judge") if f'"{k}"' in line}
+    except ValueError:  # a first line longer than the peek: its keys as far as read
+        record = {k[0]: None for k in json_keys(line, max_depth=1)}
     keys = set(record) if isinstance(record, dict) else set()
     if {"g1_winner", "g2_winner"} <= keys:
         return "fastchat-pair"
+    if {"question_id", "model", "judge", "score"} <= keys and "games" not in keys:
+        return "fastchat-single"
     if {"games", "judge"} <= keys:
         return "arena-hard"
     return None
@@ -149,11 +273,31 @@ def read_import(
     *,
     roster: Roster | None = None,
     unknown_models: UnknownModels = "error",
+    references: References | None = None,
 ) -> Imported:
-    """Read ``path`` as ``format`` (see :data:`FORMATS`)."""
+    """Read ``path`` as ``format`` (see :data:`FORMATS`); ``references`` say where a
+    ratings table's reference comes from (a scorer: Inspect logs only; a judge: any
+    ratings format)."""
     if format not in FORMATS:
         raise ConfigError(f"unknown format {format!r} — use one of {', '.join(FORMATS)}")
+    refs = references or References()
     importer = FORMATS[format]
-    frame = importer.read(Path(path).expanduser(), roster or Roster.load(), unknown_models)
-    notes = tuple(str(n) for n in frame.attrs.get("notes", ()))
-    return Imported(format=format, table=importer.table, frame=frame, notes=notes)
+    if refs.scorer is not None and format != "inspect":
+        raise ConfigError(
+            f"--reference-scorer names a scorer of an Inspect log; a {format} file has none"
+        )
+    if refs.judge is not None and importer.table != "ratings":
+        raise ConfigError(
+            f"--reference-judge applies to ratings; a {format} file gives a {importer.table} table"
+        )
+    roster = roster or Roster.load()
+    frame = importer.read(Path(path).expanduser(), roster, unknown_models, refs)
+    notes = [str(n) for n in frame.attrs.get("notes", ())]
+    if refs.judge is not None:
+        from recuse.data.generic import reference_from_judge
+
+        no_reference = frame.attrs.get(NO_REFERENCE)  # the reader's note no longer holds
+        frame = reference_from_judge(frame, refs.judge, roster=roster, file=path)
+        notes = [n for n in notes if n != no_reference]
+        notes.extend(str(n) for n in frame.attrs.get("notes", ()))
+    return Imported(format=format, table=importer.table, frame=frame, notes=tuple(notes))

@@ -14,7 +14,7 @@ from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.roster import Roster
 
 if TYPE_CHECKING:
-    from recuse.data.importers import Imported, ImportFormat
+    from recuse.data.importers import Imported, ImportFormat, References
 
 TableKind = Literal["pairs", "ratings"]
 UnknownModels = Literal["error", "keep"]
@@ -119,6 +119,7 @@ def _import(
     mapping: ColumnMapping | None,
     roster: Roster,
     unknown_models: UnknownModels,
+    references: References | None = None,
 ) -> Imported:
     """A file written by another tool (its format fixes the table and the columns)."""
     from recuse.data.importers import FORMATS, read_import
@@ -133,7 +134,32 @@ def _import(
             file=path,
             fix=f"drop --table or use --table {FORMATS[fmt].table}",
         )
-    return read_import(path, fmt, roster=roster, unknown_models=unknown_models)
+    return read_import(
+        path, fmt, roster=roster, unknown_models=unknown_models, references=references
+    )
+
+
+def _plain_references(
+    frame: pd.DataFrame,
+    kind: TableKind,
+    path: Path,
+    roster: Roster,
+    references: References | None,
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """A plain table file with ``references`` applied (a judge as reference: ratings)."""
+    if not references:
+        return frame, ()
+    if references.scorer is not None:
+        raise ConfigError(
+            "--reference-scorer names a scorer of an Inspect log; this file is not one"
+        )
+    if kind != "ratings":
+        raise ConfigError("--reference-judge applies to ratings, and this file is read as pairs")
+    from recuse.data.generic import reference_from_judge
+
+    assert references.judge is not None
+    out = reference_from_judge(frame, references.judge, roster=roster, file=path)
+    return out, tuple(str(n) for n in out.attrs.get("notes", ()))
 
 
 def _upstream(name: str) -> tuple[str, tuple[str, ...]]:
@@ -162,6 +188,7 @@ def load_input(
     unknown_models: UnknownModels = "error",
     format: ImportFormat | None = None,
     reading: ValueReading | None = None,
+    references: References | None = None,
 ) -> Input:
     """A named dataset or a file (``.csv``, ``.jsonl``, ``.parquet``, ...) as an audit input.
 
@@ -172,7 +199,9 @@ def load_input(
     ``format`` reads a file written by another tool (``fastchat-pair``, ``arena-hard``,
     ``inspect``; see :mod:`recuse.data.importers`); without it such a file is recognised
     by :func:`~recuse.data.importers.sniff`. ``reading`` says how a plain pairs file
-    writes its verdicts (value maps, swapped frame, confidence).
+    writes its verdicts (value maps, swapped frame, confidence). ``references`` names
+    where a ratings file's reference comes from (an Inspect scorer, or a judge; see
+    :class:`~recuse.data.importers.References`).
     """
     from recuse.data import generic, importers, registry
 
@@ -187,6 +216,10 @@ def load_input(
             raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
         if format is not None:
             raise ConfigError("--format applies to files, not to named datasets")
+        if references:
+            raise ConfigError(
+                "--reference-scorer and --reference-judge apply to files, not to named datasets"
+            )
         if reading is not None and reading != generic.ValueReading():
             raise ConfigError(
                 "--values, --swapped-frame and --confidence apply to files, not to named datasets"
@@ -212,7 +245,7 @@ def load_input(
             )
         fmt = format or importers.sniff(path)
         if fmt is not None:
-            imported = _import(path, fmt, table, mapping, roster, unknown_models)
+            imported = _import(path, fmt, table, mapping, roster, unknown_models, references)
             frame, kind, notes = imported.frame, imported.table, imported.notes
         else:
             kind = table or _guess_table(path)
@@ -228,6 +261,7 @@ def load_input(
                 confidence=how.confidence if kind == "pairs" else None,
                 confidence_of=how.confidence_of,
             )
+            frame, notes = _plain_references(frame, kind, path, roster, references)
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         label = ""
     judges: tuple[str, ...] = ()

@@ -47,7 +47,7 @@ from typing import Any
 import pandas as pd
 
 from recuse.data._io import max_input_bytes, read_json, too_big
-from recuse.data.generic import UnknownModels, canonicalize_models
+from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
 from recuse.errors import InputError
 from recuse.roster import Roster
 from recuse.tables import shown, validate_ratings
@@ -185,15 +185,28 @@ def _model_name(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _grading_model(score: dict[str, Any]) -> str | None:
-    """The model that answered in the score's recorded grading conversation."""
+def _grader_messages(score: dict[str, Any]) -> list[dict[str, Any]]:
+    """The assistant turns of the score's recorded grading conversation."""
     meta = score.get("metadata")
     grading = meta.get("grading") if isinstance(meta, dict) else None
     if not isinstance(grading, list):
-        return None
-    for message in reversed(grading):
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            return _model_name(message)
+        return []
+    return [m for m in grading if isinstance(m, dict) and m.get("role") == "assistant"]
+
+
+def _graded_by_model(score: dict[str, Any]) -> bool:
+    """Whether a model answered in the score's grading conversation (older Inspect
+    releases record the reply without the ``model`` that wrote it)."""
+    return bool(_grader_messages(score))
+
+
+def _grading_model(score: dict[str, Any]) -> str | None:
+    """The model that answered in the score's recorded grading conversation, when the
+    log names it (Inspect 0.3.5x and later)."""
+    for message in reversed(_grader_messages(score)):
+        name = _model_name(message)
+        if name is not None:
+            return name
     return None
 
 
@@ -219,28 +232,100 @@ def _sample_id(sample: dict[str, Any], *, path: Path, number: int) -> str:
     return str(sid)
 
 
+def _list(value: Any, *, path: Path, where: str) -> list[Any]:
+    """A field Inspect writes as a list (absent or null: empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _not_inspect(path, f"{where} is a JSON {_kind(value)}, not a list")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {bool: "boolean", int: "number", float: "number", str: "string", dict: "object"}.get(
+        type(value), "array" if isinstance(value, list) else type(value).__name__
+    )
+
+
+def _scorer_options(
+    spec: dict[str, Any], results: Any, path: Path
+) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """Each scorer's options and the scorers that are model-graded by their kind.
+
+    Current logs list the scorers in ``eval.scorers`` (``name``, ``options``); older
+    ones (Inspect 0.3.4x) only in ``results.scores`` (``name``, ``scorer``,
+    ``params``). Both are read; ``eval.scorers`` wins where both name a scorer.
+    """
+    options: dict[str, dict[str, Any]] = {}
+    kinds: dict[str, str] = {}
+    res_scores = results.get("scores") if isinstance(results, dict) else None
+    for entry in _list(res_scores, path=path, where="results.scores"):
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            params = entry.get("params")
+            options[entry["name"]] = params if isinstance(params, dict) else {}
+            scorer = entry.get("scorer")
+            kinds[entry["name"]] = scorer if isinstance(scorer, str) else entry["name"]
+    for entry in _list(spec.get("scorers"), path=path, where="eval.scorers"):
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            opts = entry.get("options")
+            options[entry["name"]] = opts if isinstance(opts, dict) else {}
+            kinds.setdefault(entry["name"], entry["name"])
+    graded = {
+        n
+        for n, o in options.items()
+        if kinds[n].split("/")[-1] in MODEL_GRADED or n in MODEL_GRADED or "model" in o
+    }
+    return options, graded
+
+
+def _scores(sample: dict[str, Any], *, path: Path, number: int) -> dict[str, Any]:
+    """A sample's ``scores``: an object of objects (absent or null: none)."""
+    scores = sample.get("scores")
+    if scores is None:
+        return {}
+    if not isinstance(scores, dict):
+        raise InputError(
+            f"sample {number}: scores is a JSON {_kind(scores)}, not an object",
+            file=path,
+            row=number,
+            column="scores",
+            fix="Inspect writes scores as {scorer name: {value, answer, explanation, ...}}; "
+            "the log may be damaged",
+        )
+    for name, score in scores.items():
+        if score is not None and not isinstance(score, dict):
+            raise InputError(
+                f"sample {number}, scorer {name}: the score is a JSON {_kind(score)} "
+                f"({shown(score)}), not an object",
+                file=path,
+                row=number,
+                column=f"scores.{name}",
+                fix="Inspect writes each score as {value, answer, explanation, metadata}; "
+                "the log may be damaged or written by another tool",
+            )
+    return scores
+
+
 def _rows(
     path: Path,
-    spec: dict[str, Any],
+    log: dict[str, Any],
     samples: list[Any],
     reference_scorer: str | None,
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, str]]:
+    spec: dict[str, Any] = log["eval"]
     model = _model_name(spec.get("model"))
     if model is None:
         raise _not_inspect(path, "eval.model names no model")
-    scorers = [s for s in spec.get("scorers") or [] if isinstance(s, dict)]
-    options: dict[str, dict[str, Any]] = {}
-    for s in scorers:
-        opts = s.get("options")
-        options[str(s.get("name"))] = opts if isinstance(opts, dict) else {}
+    options, graded = _scorer_options(spec, log.get("results"), path)
     roles = spec.get("model_roles") if isinstance(spec.get("model_roles"), dict) else {}
     role_grader = _model_name((roles or {}).get("grader"))
-    graded = {n for n, o in options.items() if n in MODEL_GRADED or "model" in o}
     seen: set[str] = set()
-    for s in samples:
-        for name, score in ((s.get("scores") or {}) if isinstance(s, dict) else {}).items():
+    for number, s in enumerate(samples, start=1):
+        if not isinstance(s, dict):
+            raise _not_inspect(path, f"sample {number} is a JSON {_kind(s)}")
+        for name, score in _scores(s, path=path, number=number).items():
             seen.add(name)
-            if isinstance(score, dict) and _grading_model(score) is not None:
+            if isinstance(score, dict) and _graded_by_model(score):
                 graded.add(name)
     panels = {n for n in graded if isinstance(options.get(n, {}).get("model"), list)}
     graded -= panels
@@ -256,10 +341,17 @@ def _rows(
     rows: list[dict[str, Any]] = []
     first: dict[tuple[str, str], int] = {}  # (id, epoch) -> sample number
     for number, sample in enumerate(samples, start=1):
-        if not isinstance(sample, dict):
-            raise _not_inspect(path, f"sample {number} is a JSON {type(sample).__name__}")
         sid = _sample_id(sample, path=path, number=number)
-        epoch = str(sample.get("epoch", 1))
+        epoch = sample.get("epoch", 1)
+        if isinstance(epoch, bool) or not isinstance(epoch, int | str):
+            raise InputError(
+                f"sample {sid}: epoch {shown(epoch)} is not a number",
+                file=path,
+                row=number,
+                column="epoch",
+                fix="Inspect numbers each sample's epochs 1, 2, ...; the log may be damaged",
+            )
+        epoch = str(epoch)
         if (sid, epoch) in first:  # would count as another epoch and weigh the mean
             raise InputError(
                 f"sample {sid}, epoch {epoch} appears twice (samples {first[sid, epoch]} "
@@ -271,11 +363,7 @@ def _rows(
                 "joined — keep one copy",
             )
         first[sid, epoch] = number
-        scores = sample.get("scores") or {}
-        if not isinstance(scores, dict):
-            raise InputError(
-                f"sample {sid}: scores is not an object", file=path, row=number, column="scores"
-            )
+        scores = _scores(sample, path=path, number=number)
         errored = sample.get("error") is not None
         reference = math.nan
         if reference_scorer is not None and isinstance(scores.get(reference_scorer), dict):
@@ -369,8 +457,9 @@ def read_inspect_log(
     One row per (sample, model-graded scorer, grader); see the module docstring for the
     mapping. Extra columns: ``task``, ``dataset``, ``epochs``, ``self_graded``.
     ``frame.attrs["notes"]`` holds sentences for the user: self-grading, scorers not
-    imported, the missing reference. A file that is not an Inspect log, a damaged
-    member or a grade that is no number or known letter raises :class:`InputError`.
+    imported, the missing reference (also in ``attrs[NO_REFERENCE]``). A file that is not an
+    Inspect log, a damaged member or a grade that is no number or known letter raises
+    :class:`InputError`.
     """
     path = Path(path).expanduser()
     if not path.is_file():
@@ -384,7 +473,7 @@ def read_inspect_log(
             file=path,
             fix="run the eval with samples logged (log_samples is on by default)",
         )
-    rows, notes, fallback = _rows(path, spec, samples, reference_scorer)
+    rows, notes, fallback = _rows(path, log, samples, reference_scorer)
     if not rows:
         raise InputError(
             "the log has no model-graded scores (no scorer records a grader model)",
@@ -407,10 +496,13 @@ def read_inspect_log(
     out = validate_ratings(frame, file=path)
     out.attrs["notes"] = [*_self_grading_notes(path, out, fallback), *notes]
     if reference_scorer is None:
-        out.attrs["notes"].append(
+        out.attrs[NO_REFERENCE] = (
             f"{path.name}: an Inspect log holds no independent reference score, so the "
-            "favoritism regression cannot be fitted (reference is empty)."
+            "favoritism regression cannot be fitted (reference is empty); name a scorer "
+            "whose grades serve as one (--reference-scorer NAME, e.g. a match or includes "
+            "scorer) or a judge (--reference-judge NAME)."
         )
+        out.attrs["notes"].append(out.attrs[NO_REFERENCE])
     return out
 
 

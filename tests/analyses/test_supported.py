@@ -1,0 +1,66 @@
+"""`Analysis.supported`: what `recuse validate` calls supported is what the audit
+estimates — the analysis's ``needs`` and the inputs its estimates need."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analyses.conftest import Planted
+from recuse.analyses import REGISTRY
+from recuse.analyses.base import Analysis
+from recuse.cli.validate import supported_analyses
+
+BY_ID: dict[str, Analysis] = {a.id: a for a in REGISTRY}
+
+
+def _reasons(frame: pd.DataFrame, kind: str = "pairs") -> dict[str, str | None]:
+    return dict(supported_analyses(frame, kind))  # type: ignore[arg-type]
+
+
+def test_the_planted_pairs_support_the_pairwise_biases(planted: Planted) -> None:
+    reasons = _reasons(planted.pairs)
+    for analysis in ("self-preference", "family-preference", "verbosity", "position"):
+        assert reasons[analysis] is None, (analysis, reasons[analysis])
+
+
+def test_no_labels_no_self_preference_verbosity(planted: Planted) -> None:
+    """Without human labels the audit runs these analyses but estimates nothing, so
+    validate says no (was: "yes" from needs_verdicts alone)."""
+    reasons = _reasons(planted.pairs.assign(human=float("nan")))
+    for analysis in ("self-preference", "family-preference", "verbosity"):
+        assert "no row has both a judge verdict and a human label" in str(reasons[analysis])
+    assert reasons["position"] is None  # position compares the judge's two orders only
+
+
+def test_no_own_answers_no_self_preference(planted: Planted) -> None:
+    pairs = planted.pairs
+    judges = set(pairs["judge"].dropna())
+    others = pairs[~pairs["model_a"].isin(judges) & ~pairs["model_b"].isin(judges)]
+    assert len(others) > 0
+    reasons = _reasons(others.reset_index(drop=True))
+    assert "no labelled pair holds a judge's own answer" in str(reasons["self-preference"])
+
+
+def test_no_texts_or_lengths_no_verbosity(planted: Planted) -> None:
+    drop = [c for c in ("response_a", "response_b", "len_a", "len_b") if c in planted.pairs]
+    assert drop
+    reasons = _reasons(planted.pairs.drop(columns=drop))
+    assert reasons["verbosity"] == (
+        "no response texts or lengths (response_a/response_b or len_a/len_b)"
+    )
+    same = planted.pairs.drop(columns=[c for c in drop if c.startswith("response")])
+    same = same.assign(len_a=10, len_b=10)
+    assert "lengths known and different" in str(_reasons(same)["verbosity"])
+
+
+def test_one_order_no_position(planted: Planted) -> None:
+    one = planted.pairs.assign(p_a_second=float("nan"))
+    assert "no pair judged in both orders" in str(_reasons(one)["position"])
+    assert BY_ID["position"].needs(one) is None  # the audit still runs it (not estimated)
+
+
+def test_favoritism_needs_an_identified_term(planted: Planted) -> None:
+    assert _reasons(planted.ratings, "ratings")["favoritism"] is None
+    one_model = planted.ratings[planted.ratings["model"] == "j0"]
+    reason = _reasons(one_model, "ratings")["favoritism"]
+    assert "neither self- nor family bias is identified" in str(reason)

@@ -1,0 +1,136 @@
+"""`recuse validate` / `recuse audit` on real files of other tools as they are: no
+--format, no column map (tests/data/importers/upstream/SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from recuse.cli import main
+
+UP = Path(__file__).parents[1] / "data" / "importers" / "upstream"
+AE1 = UP / "alpaca_eval/results/alpaca-7b/alpaca_eval_gpt4/annotations.json"
+AE2 = UP / "alpaca_eval/results/claude/weighted_alpaca_eval_gpt4_turbo/annotations.json"
+SINGLE = UP / "fastchat/gpt-4_single.jsonl"
+INSPECT_OLD = UP / "inspect/2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+INSPECT_NEW = UP / "inspect/2025-05-12T20-28-26-04-00_security-guide.json"
+CAPITALS = UP.parent / "capitals.eval"
+# gemini-1.5-flash is not in the roster (until unknown models are read as their own)
+UNKNOWN = ["--allow-unknown-models"]
+
+
+def _supported(out: str) -> dict[str, str]:
+    """analysis -> yes/no from validate's "Analyses this file supports" table."""
+    rows = re.findall(r"│ ([a-z-]+) +│ (yes|no) +│", out)
+    return dict(rows)
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt", "rows", "yes", "no"),
+    [
+        (AE1, "alpaca-eval", 30, {"leaderboard"}, {"self-preference", "verbosity", "position"}),
+        (AE2, "alpaca-eval", 12, {"leaderboard"}, {"self-preference", "verbosity", "position"}),
+        (SINGLE, "fastchat-single", 16, set(), {"favoritism"}),
+        (INSPECT_OLD, "inspect", 1, set(), {"favoritism"}),
+        (INSPECT_NEW, "inspect", 3, set(), {"favoritism"}),
+    ],
+)
+def test_validate_real_files_says_what_it_would_estimate(
+    path: Path, fmt: str, rows: int, yes: set[str], no: set[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["validate", str(path), *UNKNOWN])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"(imported from {fmt})" in "".join(out.split()).replace(
+        "(importedfrom", "(imported from "
+    )
+    assert re.search(rf"│ rows +│ +{rows} │", out), out
+    supported = _supported(out)
+    assert {a for a in yes | no} <= set(supported), supported
+    assert all(supported[a] == "yes" for a in yes) and all(supported[a] == "no" for a in no)
+
+
+def test_audit_real_alpaca_eval_files_gives_the_hand_win_rates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AlpacaEval 1 (30 annotations, 6 model wins and one draw: 6.5 / 30) and 2 (mean of
+    preference - 1), audited together as they are."""
+    out = tmp_path / "r"
+    code = main(["audit", str(AE1), str(AE2), "--n-boot", "100", "--out", str(out)])
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    assert "position bias is not estimated from this file" in printed
+    prefs = [r["preference"] for r in json.loads(AE2.read_text("utf-8"))]
+    want = {"gpt-4": 100 * 6.5 / 30, "gpt-4-1106-preview": 100 * (sum(prefs) - 12) / 12}
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    tables = {k: t for k, t in report["tables"].items() if k.startswith("lc-win-rate")}
+    got = {name.rsplit("json-", 1)[1]: t["rows"][0]["win_rate"] for name, t in tables.items()}
+    assert got == pytest.approx(want)
+
+
+def test_audit_real_single_and_inspect_files_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    files = [str(SINGLE), str(INSPECT_OLD), str(INSPECT_NEW)]
+    code = main(["audit", *files, *UNKNOWN, "--n-boot", "100", "--out", str(out)])
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    assert "--reference-judge NAME" in printed and "--reference-scorer NAME" in printed
+
+
+def test_reference_scorer_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """--reference-scorer fills the reference (was: library-only, so the CLI could never
+    give an Inspect log a reference)."""
+    code = main(["validate", str(CAPITALS), *UNKNOWN])
+    assert code == 0 and re.search(r"│ rows with a reference +│ +0 │", capsys.readouterr().out)
+    code = main(["validate", str(CAPITALS), *UNKNOWN, "--reference-scorer", "includes"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert re.search(r"│ rows with a reference +│ +8 │", out), out
+    code = main(["validate", str(CAPITALS), *UNKNOWN, "--reference-scorer", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and "reference scorer 'nope' is not in the log" in err
+    assert len(err.strip().splitlines()) == 1
+    code = main(["validate", str(AE1), "--reference-scorer", "includes"])
+    err = capsys.readouterr().err
+    assert code == 2 and "names a scorer of an Inspect log" in err
+
+
+def test_reference_judge_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real gpt-4 single grades with records written here in FastChat's format
+    (gpt-4 grading its own model, claude-v1 grading both): --reference-judge claude-v1
+    makes favoritism supported, and the audit reports gpt-4's self-bias."""
+    real = [json.loads(x) for x in SINGLE.read_text("utf-8").splitlines()]
+    extra = []
+    for i, r in enumerate(real):
+        extra.append(dict(r, model="gpt-4", score=10 - i % 3))
+        for model in ("gemini-1.5-flash", "gpt-4"):
+            extra.append(dict(r, model=model, judge=["claude-v1", r["judge"][1]], score=3 + i % 7))
+    path = tmp_path / "all_single.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*real, *extra]), "utf-8")
+    code = main(["validate", str(path), *UNKNOWN])
+    assert code == 0 and _supported(capsys.readouterr().out)["favoritism"] == "no"
+    code = main(["validate", str(path), *UNKNOWN, "--reference-judge", "claude-v1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert _supported(out)["favoritism"] == "yes"
+    assert re.search(r"│ rows with a reference +│ +32 │", out), out
+    report_dir = tmp_path / "r"
+    args = ["audit", str(path), *UNKNOWN, "--reference-judge", "claude-v1", "--n-boot", "100"]
+    code = main([*args, "--robustness", "none", "--out", str(report_dir)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    report = json.loads((report_dir / "report.json").read_text("utf-8"))
+    found = [
+        f
+        for s in report["sections"]
+        for f in s.get("findings", [])
+        if f["bias"] == "self_bias" and f["judge"] == "gpt-4"
+    ]
+    assert len(found) == 1 and found[0]["estimate"] is not None

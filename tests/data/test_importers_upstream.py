@@ -1,0 +1,381 @@
+"""Real files of other tools (tests/data/importers/upstream, sources in SOURCES.md):
+sniffed, read, and checked against numbers worked out from the raw JSON by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+
+from recuse.data.importers import References, json_keys, read_import, sniff
+from recuse.data.inputs import load_input
+from recuse.errors import ConfigError, InputError, RecuseError
+from recuse.roster import Roster
+
+UP = Path(__file__).parent / "importers" / "upstream"
+AE1 = UP / "alpaca_eval/results/alpaca-7b/alpaca_eval_gpt4/annotations.json"
+AE2 = UP / "alpaca_eval/results/claude/weighted_alpaca_eval_gpt4_turbo/annotations.json"
+SINGLE = UP / "fastchat/gpt-4_single.jsonl"
+INSPECT_OLD = UP / "inspect/2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+INSPECT_NEW = UP / "inspect/2025-05-12T20-28-26-04-00_security-guide.json"
+
+
+def _records(path: Path) -> list[dict]:
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    return json.loads(path.read_text("utf-8"))
+
+
+# ------------------------------------------------------------------ sniffing
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        (AE1, "alpaca-eval"),
+        (AE2, "alpaca-eval"),
+        (SINGLE, "fastchat-single"),
+        (INSPECT_OLD, "inspect"),
+        (INSPECT_NEW, "inspect"),
+    ],
+)
+def test_real_files_are_sniffed(path: Path, fmt: str) -> None:
+    assert sniff(path) == fmt
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_an_inspect_log_with_reordered_keys_is_sniffed(tmp_path: Path, indent: int | None) -> None:
+    """Re-written with sorted keys ("eval" first, "version"/"status" last, after the
+    samples) the log is still an Inspect log (was: only `{"version": n, "status"` at
+    the start was recognised, and a reordered log was read as a pairs table)."""
+    log = json.loads(INSPECT_NEW.read_text("utf-8"))
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log, sort_keys=True, indent=indent), "utf-8")
+    assert path.read_text("utf-8")[:10].lstrip("{ \n").startswith('"eval"')
+    assert sniff(path) == "inspect"
+    assert len(read_import(path, "inspect", unknown_models="keep").frame) == 3
+
+
+def test_plain_json_tables_are_not_taken_for_a_tool_format(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.json"
+    pairs.write_text(json.dumps([{"instruction": "q", "output_1": "a", "output_2": "b"}]))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"eval": {"name": "x"}, "version": 1}))  # no model / task
+    assert sniff(pairs) is None and sniff(other) is None
+
+
+def test_json_keys_reads_a_cut_off_text_by_depth() -> None:
+    text = '[{"a": {"b": [1, {"c": "x:y"}], "d\\"e": 2}}, {"f": 3'
+    assert json_keys(text) == {("a",), ("a", "b"), ("a", "b", "c"), ("a", 'd"e'), ("f",)}
+
+
+# ------------------------------------------------------------------ AlpacaEval
+
+
+@pytest.mark.parametrize("path", [AE1, AE2])
+def test_alpaca_eval_annotations_read_as_written(path: Path) -> None:
+    """p_a = 2 - preference (P(output_1 better)), 0 = draw = 0.5, worked out from the
+    raw records; lengths are word counts; no order is claimed."""
+    recs = _records(path)
+    inp = load_input(path, unknown_models="keep")  # sniffed: no --format
+    frame = inp.frame
+    assert inp.source.format == "alpaca-eval" and inp.table == "pairs"
+    want = [0.5 if r["preference"] in (0, 1.5) else 2.0 - r["preference"] for r in recs]
+    np.testing.assert_allclose(frame["p_a"].to_numpy(float), want, rtol=0, atol=1e-12)
+    assert frame[["p_a_first", "p_a_second", "human"]].isna().all().all()
+    assert frame["len_a"].tolist() == [len(r["output_1"].split()) for r in recs]
+    assert frame["model_a"].nunique() == 1 and frame["model_b"].nunique() == 1
+    assert any("position bias is not estimated" in n for n in inp.source.notes)
+
+
+def test_alpaca_eval_version_1_draw_is_a_tie() -> None:
+    frame = load_input(AE1).frame
+    assert _records(AE1)[24]["preference"] == 0
+    assert frame["p_a"].iloc[24] == 0.5
+    assert set(frame["p_a"].drop(24)) == {0.0, 1.0}
+
+
+def _lc_by_hand(path: Path) -> tuple[float, float]:
+    """Raw and length-controlled win rate (in %) of the one model against the baseline:
+    the fractional-logit fit logit P = θ + φ tanh(δ / sd δ), δ = characters of output_1
+    minus output_2, maximised here with scipy (no statsmodels); LC = σ(θ)."""
+    recs = _records(path)
+    y = np.array([0.5 if r["preference"] in (0, 1.5) else r["preference"] - 1 for r in recs])
+    delta = np.array([len(r["output_1"]) - len(r["output_2"]) for r in recs], float)
+    x = np.tanh(delta / np.std(delta, ddof=1))
+
+    def nll(b: np.ndarray) -> float:
+        eta = b[0] + b[1] * x
+        return float(np.sum(np.logaddexp(0, eta) - y * eta))
+
+    fit = optimize.minimize(nll, np.zeros(2), method="BFGS", options={"gtol": 1e-10})
+    return 100 * float(y.mean()), 100 / (1 + math.exp(-fit.x[0]))
+
+
+@pytest.mark.parametrize("path", [AE1, AE2])
+def test_alpaca_eval_length_controlled_win_rate_matches_a_hand_fit(path: Path) -> None:
+    """One annotations.json (one model against the baseline) audits to its raw and
+    length-controlled win rate (was: "fewer than three systems", nothing estimated)."""
+    from recuse.audit import AuditOptions, audit
+
+    report = audit([path], options=AuditOptions(n_boot=100, only=("leaderboard",)))
+    tables = [t for s in report.sections for t in s.tables if t.name.startswith("lc-win-rate")]
+    assert len(tables) == 1
+    row = tables[0].frame.iloc[0]
+    raw, lc = _lc_by_hand(path)
+    assert row["win_rate"] == pytest.approx(raw, abs=1e-9)
+    assert row["lc_win_rate"] == pytest.approx(lc, abs=1e-3)
+    assert row["n"] == len(_records(path))
+
+
+def test_alpaca_eval_hand_numbers() -> None:
+    """The raw win rates written out: 6.5 of 30 (AlpacaEval 1, one draw) and the mean
+    of preference - 1 over the 12 weighted annotations."""
+    assert _lc_by_hand(AE1)[0] == pytest.approx(100 * 6.5 / 30)
+    prefs = [r["preference"] for r in _records(AE2)]
+    assert _lc_by_hand(AE2)[0] == pytest.approx(100 * (sum(prefs) - 12) / 12)
+
+
+# ------------------------------------------------------------------ FastChat single
+
+
+def test_fastchat_single_reads_as_ratings() -> None:
+    recs = _records(SINGLE)
+    imported = read_import(SINGLE, "fastchat-single", unknown_models="keep")
+    frame = imported.frame
+    assert imported.table == "ratings" and len(frame) == len(recs) == 16
+    by_key = {(str(r["question_id"]), f"turn {r['turn']}"): float(r["score"]) for r in recs}
+    keys = zip(frame["prompt_id"], frame["dimension"], strict=True)
+    got = dict(zip(keys, frame["rating"], strict=True))
+    assert got == by_key
+    assert set(frame["judge"]) == {"gpt-4"} and frame["reference"].isna().all()
+    assert set(frame["judge_prompt"]) == {
+        "single-v1", "single-v1-multi-turn", "single-math-v1", "single-math-v1-multi-turn"
+    }  # fmt: skip
+    # hand: turn-1 scores 10 10 2 10 9 10 9 10 -> 70 / 8
+    assert frame.loc[frame["dimension"] == "turn 1", "rating"].mean() == pytest.approx(70 / 8)
+    assert any("--reference-judge" in n for n in imported.notes)
+
+
+def test_fastchat_single_minus_one_is_unparsed_and_error_is_failed(tmp_path: Path) -> None:
+    recs = _records(SINGLE)[:3]
+    recs[0]["score"] = -1
+    recs[1]["score"], recs[1]["judgment"] = -1, "$ERROR$"
+    path = tmp_path / "judge_single.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+    frame = read_import(path, "fastchat-single", unknown_models="keep").frame
+    assert frame["status"].tolist() == ["unparsed", "failed", "ok"]
+    assert frame["rating"].isna().tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("score", "8", "row 2, column 'score': score must be a number"),
+        ("score", True, "row 2, column 'score': score must be a number"),
+        ("turn", 3, "row 2, column 'turn': turn must be 1 or 2"),
+        ("judge", 5, "row 2, column 'judge': judge must be [judge model, prompt name]"),
+    ],
+)
+def test_fastchat_single_bad_fields_name_the_line(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    recs = _records(SINGLE)[:2]
+    recs[1][field] = value
+    path = tmp_path / "x_single.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        read_import(path, "fastchat-single", unknown_models="keep")
+
+
+def _two_judges(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    """The real gpt-4 grades of gemini-1.5-flash, plus records written for this test in
+    FastChat's single format: gpt-4 grading its own answers (model gpt-4) and
+    claude-v1 grading both models on the same questions and turns."""
+    real = _records(SINGLE)
+    rng = np.random.default_rng(7)
+    extra = []
+    for r in real:
+        own = dict(r, model="gpt-4", score=int(rng.integers(5, 11)))
+        extra.append(own)
+        for model in ("gemini-1.5-flash", "gpt-4"):
+            ref = dict(r, model=model, judge=["claude-v1", r["judge"][1]])
+            ref["score"] = int(rng.integers(1, 11))
+            extra.append(ref)
+    path = tmp_path / "all_single.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*real, *extra]), "utf-8")
+    return path, pd.DataFrame([*real, *extra])
+
+
+def test_reference_judge_joins_on_question_model_and_turn(tmp_path: Path) -> None:
+    path, raw = _two_judges(tmp_path)
+    imported = read_import(
+        path, "fastchat-single", unknown_models="keep", references=References(judge="claude-v1")
+    )
+    frame = imported.frame
+    assert set(frame["judge"]) == {"gpt-4"} and len(frame) == 32
+    ref = raw[raw["judge"].str[0] == "claude-v1"]
+    want = {
+        (str(q), m, t): float(s)
+        for q, m, t, s in ref[["question_id", "model", "turn", "score"]].itertuples(index=False)
+    }
+    got = {
+        (p, m, int(d[-1])): float(v)
+        for p, m, d, v in frame[["prompt_id", "model", "dimension", "reference"]].itertuples(
+            index=False
+        )
+    }
+    assert {k: want[(k[0], "gpt-4" if k[1] == "gpt-4" else k[1], k[2])] for k in got} == got
+    assert any("relative to claude-v1" in n for n in imported.notes)
+    assert not any("cannot be fitted" in n for n in imported.notes)
+
+
+def test_reference_judge_self_bias_matches_least_squares(tmp_path: Path) -> None:
+    """γ of gpt-4 from the audit equals the OLS coefficient of the own-answer dummy in
+    rating/M_d ~ 1 + reference/M_d + own + turn 2 (M_d = the largest score of the
+    turn), solved here with numpy's lstsq."""
+    from recuse.analyses.favoritism import SELF_BIAS
+    from recuse.audit import AuditOptions, run_audit
+
+    path, _ = _two_judges(tmp_path)
+    roster = Roster.load()
+    inp = load_input(
+        path, roster=roster, unknown_models="keep", references=References(judge="claude-v1")
+    )
+    report = run_audit([inp], options=AuditOptions(n_boot=100, robustness=()), roster=roster)
+    gamma = [f for f in report.findings if f.bias is SELF_BIAS]
+    assert [f.judge for f in gamma] == ["gpt-4"]
+    f = inp.frame
+    scale = f.groupby("dimension")[["rating", "reference"]].max().max(axis=1)
+    m = f["dimension"].map(scale).to_numpy(float)
+    x = np.column_stack(
+        [
+            np.ones(len(f)),
+            f["reference"].to_numpy(float) / m,
+            (f["model"] == "gpt-4").to_numpy(float),
+            (f["dimension"] == "turn 2").to_numpy(float),
+        ]
+    )
+    beta = np.linalg.lstsq(x, f["rating"].to_numpy(float) / m, rcond=None)[0]
+    assert gamma[0].estimate == pytest.approx(beta[2], abs=1e-9)
+
+
+def test_reference_judge_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="'nobody' is not a judge of this table"):
+        read_import(
+            SINGLE, "fastchat-single", unknown_models="keep", references=References(judge="nobody")
+        )
+    with pytest.raises(InputError, match="gpt-4 is the only judge"):
+        read_import(
+            SINGLE, "fastchat-single", unknown_models="keep", references=References(judge="gpt-4")
+        )
+    with pytest.raises(ConfigError, match="--reference-scorer names a scorer of an Inspect log"):
+        read_import(SINGLE, "fastchat-single", references=References(scorer="match"))
+    with pytest.raises(ConfigError, match="--reference-judge applies to ratings"):
+        read_import(AE1, "alpaca-eval", references=References(judge="gpt-4"))
+    with pytest.raises(ConfigError, match="apply to files, not to named datasets"):
+        load_input("play-favorites", references=References(judge="gpt-4o"))
+
+
+# ------------------------------------------------------------------ Inspect, two versions
+
+
+def test_inspect_0_3_43_model_graded_log_is_read() -> None:
+    """Inspect 0.3.43 lists scorers only in results.scores and does not record which
+    model wrote the grading reply (was refused: "score with model_graded_fact")."""
+    log = json.loads(INSPECT_OLD.read_text("utf-8"))
+    assert "scorers" not in log["eval"]
+    imported = read_import(INSPECT_OLD, "inspect", unknown_models="keep")
+    frame = imported.frame
+    assert frame[["prompt_id", "model", "dimension", "judge", "rating", "status"]].to_dict(
+        "records"
+    ) == [
+        {
+            "prompt_id": "1",
+            "model": "gpt-4o-mini",
+            "dimension": "model_graded_fact",
+            "judge": "gpt-4o-mini",  # no grader named: Inspect grades with the evaluated model
+            "rating": 1.0,  # grade C
+            "status": "ok",
+        }
+    ]
+    assert frame["self_graded"].all()
+    assert any("no grader named" in n for n in imported.notes)
+
+
+def test_inspect_0_3_95_log_is_read() -> None:
+    log = json.loads(INSPECT_NEW.read_text("utf-8"))
+    grades = [s["scores"]["model_graded_fact"]["value"] for s in log["samples"]]
+    frame = read_import(INSPECT_NEW, "inspect", unknown_models="keep").frame
+    want = [{"C": 1.0, "P": 0.5, "I": 0.0}[g] for g in grades]
+    assert frame.sort_values("prompt_id")["rating"].tolist() == want
+    assert frame["self_graded"].all() and len(frame) == 3
+
+
+def _paths(node: object, prefix: tuple = ()) -> list[tuple]:
+    """Every path into the parts of a log the reader uses (not texts or events)."""
+    skip = {"events", "attachments", "messages", "store", "model_usage", "output", "input"}
+    out: list[tuple] = []
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else []
+    )
+    for k, v in items:
+        if k in skip or len(prefix) >= 6:
+            continue
+        out.append((*prefix, k))
+        out.extend(_paths(v, (*prefix, k)))
+    return out
+
+
+def test_mutated_inspect_logs_give_one_line_errors(tmp_path: Path) -> None:
+    """Every field the reader uses, replaced by a number, a boolean or a string: the
+    log reads or fails with one RecuseError line (was: tracebacks, e.g. scores = 7)."""
+    log = json.loads(INSPECT_OLD.read_text("utf-8"))
+    log["eval"]["scorers"] = [{"name": "model_graded_fact", "options": {"model": "m"}}]
+    log["eval"]["model_roles"] = {"grader": {"model": "openai/gpt-4o"}}
+    used = {"model", "scorers", "model_roles", "task", "dataset"}
+    paths = [
+        p
+        for p in _paths(log)
+        if p[0] in ("results", "samples") or (p[0] == "eval" and (len(p) == 1 or p[1] in used))
+    ]
+    assert ("samples", 0, "scores", "model_graded_fact", "metadata", "grading") in paths
+    roster = Roster.load()
+    path = tmp_path / "log.json"
+    failures = []
+    for where in paths:
+        for value in (7, True):
+            doc = json.loads(json.dumps(log))
+            node = doc
+            for k in where[:-1]:
+                node = node[k]
+            node[where[-1]] = value
+            path.write_text(json.dumps(doc), "utf-8")
+            try:
+                read_import(path, "inspect", roster=roster, unknown_models="keep")
+            except RecuseError as exc:
+                if "\n" in str(exc):
+                    failures.append((where, value, "several lines"))
+            except Exception as exc:  # the test's point: no other exception
+                failures.append((where, value, f"{type(exc).__name__}: {exc}"))
+    assert failures == []
+    assert len(paths) > 20
+
+
+@pytest.mark.parametrize("value", [7, True, "C"])
+def test_a_score_that_is_not_an_object_is_named(tmp_path: Path, value: object) -> None:
+    log = json.loads(INSPECT_NEW.read_text("utf-8"))
+    log["samples"][1]["scores"]["model_graded_fact"] = value
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), "utf-8")
+    with pytest.raises(InputError, match=r"sample 2, scorer model_graded_fact: the score is a"):
+        read_import(path, "inspect", unknown_models="keep")

@@ -193,7 +193,13 @@ def test_probe_with_a_template_keys_its_own_judgments(
         assert main([*args, "--base-url", server.base_url, "--template", str(path)]) == 0
         assert "24 judgments: 0 already stored, 24 ok" in capsys.readouterr().out
         templated = [b["prompt"] for b in server.bodies]
-        assert main([*args, "--base-url", server.base_url]) == 0  # recuse's prompt: new keys
+        # recuse's prompt under the same judge id: refused (export would merge the two)
+        assert main([*args, "--base-url", server.base_url]) == 2
+        assert "already holds verdicts made with the judge prompt 'terse'" in (
+            capsys.readouterr().err
+        )
+        other = [*args, "--base-url", server.base_url, "--judge-id", "gpt-4o-plain"]
+        assert main(other) == 0  # its own keys: nothing served from the template's
         assert "24 judgments: 0 already stored, 24 ok" in capsys.readouterr().out
     assert all(t.endswith("Verdict: [[") and "Pick the better answer." in t for t in templated)
 

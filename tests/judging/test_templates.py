@@ -23,7 +23,7 @@ from recuse.judging.protocols import (
     Prompt,
     score_distribution,
 )
-from recuse.judging.runner import Runner
+from recuse.judging.runner import Runner, RunSummary
 from recuse.judging.store import Store
 from recuse.judging.templates import JudgeTemplate, load_template, template_entries
 
@@ -498,18 +498,45 @@ def test_two_templates_never_share_verdicts(tmp_path: Path) -> None:
     ).prompt(pair, "first")  # identical text: only the hash tells them apart
     assert one.sha256 != two.sha256 and one.sha256 == same.sha256
     pairs = _table(3)
+    backend = FakeBackend()
     with Store(tmp_path / "s.db") as store:
-        run = Runner(FakeBackend(), store, progress=False)
-        first = run.pairwise(pairs, PairwiseProtocol(template=one))
-        again = run.pairwise(pairs, PairwiseProtocol(template=same))
-        other = run.pairwise(pairs, PairwiseProtocol(template=two))
-        ours = run.pairwise(pairs, PairwiseProtocol())
-        keys = store.judgments().groupby("key").size()
+
+        def run(judge: str, template: JudgeTemplate | None) -> RunSummary:
+            runner = Runner(backend, store, judge=judge, progress=False)
+            return runner.pairwise(pairs, PairwiseProtocol(template=template))
+
+        first, again = run("one", one), run("copy", same)
+        other, ours = run("two", two), run("ours", None)
+        keys = store.judgments().groupby("key")["judge"].agg(lambda j: ",".join(sorted(j)))
+        # one judge id, one prompt: another template under "one" is refused, untouched
+        with pytest.raises(ConfigError, match="'one' already holds verdicts made with"):
+            run("one", two)
+        assert len(store.judgments()) == 24
     assert (first.cached, first.ok) == (0, 6)
     assert again.cached == 6  # the same content from another file: served
     assert other.cached == 0 and other.ok == 6  # another template: judged again
-    assert ours.cached == 0
-    assert len(keys) == 18 and (keys == 1).all()
+    assert ours.cached == 0 and backend.calls == 3 * 2  # three judged runs of two batches
+    assert len(keys) == 18 and set(keys) == {"copy,one", "two", "ours"}
+
+
+def test_verdicts_from_before_prompts_were_recorded_are_recuses_own(tmp_path: Path) -> None:
+    """A store whose judge has rows but no recorded prompt (written before templates)
+    holds recuse's prompt's verdicts: a template under that judge id is refused."""
+    import sqlite3
+
+    template = load_template(
+        _write(tmp_path / "t.toml", TOML.replace("Reference: {reference}\n", ""))
+    )
+    db = tmp_path / "old.db"
+    with Store(db) as store:
+        Runner(FakeBackend(), store, judge="j", progress=False).pairwise(_table(2))
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM judge_prompts")
+    with Store(db) as store:
+        runner = Runner(FakeBackend(), store, judge="j", progress=False)
+        with pytest.raises(ConfigError, match="recuse's own judge prompt; this run uses 'strict'"):
+            runner.pairwise(_table(2), PairwiseProtocol(template=template))
+        assert runner.pairwise(_table(2)).cached == 4  # recuse's prompt: resumed
 
 
 def test_template_needing_a_reference_refuses_pairs_without_one(

@@ -553,6 +553,15 @@ class PairwiseProtocol:
             return Prompt(messages, prefix or "")
         return pairwise_prompt(pair, order, mode=self.mode, question=self.question)
 
+    def prompt_identity(self) -> tuple[str, str]:
+        """``(id, name)`` of the judge prompt of the quality question: a template's
+        sha256 and name, or ``recuse:<version>`` (one store keeps one per judge id)."""
+        if self.template is not None:
+            return self.template.sha256, self.template.name
+        if self.verdict is not BRACKETS:
+            return f"recuse:{self.version}:{self.verdict.name}", f"{self.verdict.name} replies"
+        return f"recuse:{self.version}", "recuse's own prompt"
+
     def key_params(self) -> dict[str, object]:
         params: dict[str, object] = {
             "protocol": self.version,

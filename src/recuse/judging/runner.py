@@ -292,7 +292,6 @@ class Runner:
         protocol = protocol or PairwiseProtocol()
         items, meta = _pairs(pairs)
         _check_template(protocol, items, self.backend)
-        self.store.put_items("pairwise", meta)
         tasks = [
             self._task(
                 "pairwise", p.item_id, o, protocol.prompt(p, o), protocol.key_params(), order=o
@@ -300,6 +299,12 @@ class Runner:
             for p in items
             for o in orders
         ]
+        if protocol.question == "quality" and tasks:
+            prompt, name = protocol.prompt_identity()
+            self.store.claim_prompt(
+                self.judge, prompt=prompt, name=name, keys=(t.key for t in tasks)
+            )
+        self.store.put_items("pairwise", meta)
         return self._judge(tasks, Work("pairwise", protocol))
 
     def likert(

@@ -111,6 +111,12 @@ CREATE TABLE IF NOT EXISTS judge_models (
     revision TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS judge_prompts (
+    judge TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS perplexity_judges (
     judge TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -346,6 +352,43 @@ class Store:
         self._write(
             "INSERT INTO judge_models (judge, model, revision, created_at) VALUES (?, ?, ?, ?)",
             [(judge, model_id, revision, time.time())],
+        )
+
+    def claim_prompt(self, judge: str, *, prompt: str, name: str, keys: Iterable[str]) -> None:
+        """Record that ``judge``'s pairwise verdicts here come from the judge prompt
+        ``prompt`` (a judge template's sha256, or recuse's own prompt); refuse another.
+
+        One judge id stands for one prompt: export keeps one verdict per (judge, item,
+        order), so two prompts' verdicts under one id would be merged. A judge whose
+        pairwise rows predate this record was judged with recuse's own prompt (the only
+        one there was): a template is refused there unless one of those rows has a key
+        of this run (``keys``: a key hashes the template, so a shared key proves it).
+        """
+        rows = self._rows("SELECT prompt, name FROM judge_prompts WHERE judge = ?", (judge,))
+        fix = (
+            "give this prompt's verdicts another judge id (--judge-id NAME, or "
+            "Runner(judge=...)), or judge into a new store (--out)"
+        )
+        if rows:
+            if str(rows[0][0]) != prompt:
+                raise ConfigError(
+                    f"{self.path}: judge id {judge!r} already holds verdicts made with the "
+                    f"judge prompt {str(rows[0][1])!r}; this run uses {name!r} — {fix}"
+                )
+            return
+        old = self._rows(
+            "SELECT DISTINCT key FROM judgments WHERE judge = ? AND kind = 'pairwise'", (judge,)
+        )
+        if old and not prompt.startswith("recuse:"):
+            wanted = set(keys)
+            if not any(str(k) in wanted for (k,) in old):
+                raise ConfigError(
+                    f"{self.path}: judge id {judge!r} holds verdicts made with recuse's own "
+                    f"judge prompt; this run uses {name!r} — {fix}"
+                )
+        self._write(
+            "INSERT INTO judge_prompts (judge, prompt, name, created_at) VALUES (?, ?, ?, ?)",
+            [(judge, prompt, name, time.time())],
         )
 
     def judge_models(self) -> dict[str, tuple[str, str]]:

@@ -25,6 +25,8 @@ Part 2 runs the chosen design (c) with its 90% BCa interval in every cell, with 
 without a planted ``tau = 0.3``: mean, truth, bias, coverage, share flagged, EO mean.
 
 Run: python benchmarks/self_preference_calibration.py [--reps 60] [--compare-reps 20]
+[--rates 0.5 0.76 0.95] [--judges 1] (``--compare-reps 0`` skips part 1; in part 2 the
+three-judge cells equal the one-judge ones for m0 but for the shared label strengths)
 """
 
 from __future__ import annotations
@@ -128,22 +130,26 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=60, help="tables per cell (part 2)")
     parser.add_argument("--compare-reps", type=int, default=20, help="tables per cell (part 1)")
     parser.add_argument("--n-boot", type=int, default=500)
+    parser.add_argument("--rates", type=float, nargs="+", default=list(RATES))
+    parser.add_argument("--judges", type=int, nargs="+", default=[1, 3], choices=[1, 3])
     args = parser.parse_args()
     pd.set_option("display.width", 200)
     start = time.perf_counter()
-    table = compare(args.compare_reps)
-    print(
-        "Part 1: candidate designs, no self term, judges m0 + m1 + m2, "
-        f"{args.compare_reps} tables per cell"
-    )
-    print(table.round(3).to_string(index=False))
-    worst = {c: float(table[c].abs().max()) for c in table.columns if c.startswith("mean")}
-    print("largest |mean| per design: " + ", ".join(f"{k[5:]} {v:.3f}" for k, v in worst.items()))
+    if args.compare_reps > 0:
+        table = compare(args.compare_reps)
+        print(
+            "Part 1: candidate designs, no self term, judges m0 + m1 + m2, "
+            f"{args.compare_reps} tables per cell"
+        )
+        print(table.round(3).to_string(index=False), flush=True)
+        worst = {c: float(table[c].abs().max()) for c in table.columns if c.startswith("mean")}
+        print("largest |mean| per design: "
+              + ", ".join(f"{k[5:]} {v:.3f}" for k, v in worst.items()), flush=True)  # fmt: skip
     rows = []
     for tau in (0.0, 0.3):
-        for rate in RATES:
+        for rate in args.rates:
             for kappa in COMPETENCES:
-                for judges in (1, 3):
+                for judges in args.judges:
                     for pos in POSITIONS:
                         if tau > 0 and (judges == 3 or pos > 0):
                             continue  # the planted cells: one judge, no position bias

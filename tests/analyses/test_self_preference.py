@@ -77,6 +77,8 @@ def test_three_authors_without_a_self_term_are_not_flagged() -> None:
         assert not row.flagged
     for j in ("m0", "m1", "m2"):
         assert abs(by[(j, CALIBRATED.key)].estimate) < 0.03
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    assert "calibrated" in section.figures[0].id  # the section leads with it too
 
 
 def test_three_authors_with_a_planted_self_term_flag_it() -> None:

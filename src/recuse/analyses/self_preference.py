@@ -164,6 +164,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     pd.DataFrame(examples),
                 )
             )
+        cal = findings_of(ctx, ANALYSIS, inp.name, CALIBRATED)
+        if cal:
+            part.figures.insert(
+                0, coef_figure(cal, inp.name, "self-preference (calibrated to competence)", o)
+            )
         if eo:
             part.figures.append(coef_figure(eo, inp.name, "self-preference (EO)", o))
 

@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +26,7 @@ from recuse.cli import main
 from recuse.errors import ConfigError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml
-from recuse.judging.distributed import CheckedFolder, RayExecutor
+from recuse.judging.distributed import CheckedFolder, RayExecutor, choose_placement
 from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.judging.runner import Work
 from recuse.testing.standin import StandIn, standin_distribution
@@ -287,3 +287,30 @@ def test_a_worker_refuses_a_model_folder_with_other_files(
     with pytest.raises(ConfigError, match="does not exist on Ray machine"):
         gone()
     assert loaded == [True]  # never loaded after a refusal
+
+
+def test_the_pool_device_and_dtype_are_chosen_for_the_cluster() -> None:
+    asked: list[int] = []
+
+    def capability(major: int) -> Callable[[], int]:
+        def ask() -> int:
+            asked.append(major)
+            return major
+
+        return ask
+
+    assert choose_placement("auto", gpus=0, capability=capability(9)) == ("cpu", "float32")
+    assert asked == []  # no GPU: nothing to ask
+    assert choose_placement("auto", gpus=4, capability=capability(9)) == ("cuda:0", "bfloat16")
+    assert choose_placement("auto", gpus=2, capability=capability(7)) == ("cuda:0", "float32")
+    assert choose_placement("bfloat16", gpus=0, capability=capability(9)) == ("cpu", "bfloat16")
+    assert choose_placement("float32", gpus=8, capability=capability(9)) == ("cuda:0", "float32")
+    assert asked == [9, 7]  # asked only where auto meets a GPU
+    with pytest.raises(ConfigError, match="--dtype must be"):
+        choose_placement("half", gpus=1, capability=capability(9))
+
+
+@needs_ray
+def test_a_cpu_cluster_places_the_pool_on_cpu(cluster: str) -> None:
+    pool = RayExecutor(lambda: HTTPBackend("http://127.0.0.1:9/v1", model="m"), gpu=True)
+    assert pool.placement("auto") == ("cpu", "float32")

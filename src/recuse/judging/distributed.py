@@ -42,7 +42,7 @@ from recuse.judging.backends.base import Backend
 from recuse.judging.runner import Computed, RetryPolicy, Runner, Task, Work
 from recuse.judging.store import Store
 
-__all__ = ["CheckedFolder", "RayExecutor"]
+__all__ = ["CheckedFolder", "RayExecutor", "choose_placement"]
 
 #: most blocks the task list is cut into (each block streams back when done)
 MAX_BLOCKS = 4096
@@ -141,6 +141,22 @@ class RayExecutor:
     def usage(self) -> tuple[int, int] | None:
         return self._tokens
 
+    def placement(self, dtype: str) -> tuple[str, str]:
+        """Where the pool's local model runs and in which dtype, resolved for the
+        cluster rather than this machine (which may have no GPU): ``cuda:0`` (each GPU
+        actor sees its own GPU as device 0) where this is a GPU pool and the cluster
+        has GPUs, else ``cpu``; ``dtype`` ``auto`` is bfloat16 where one of the
+        cluster's GPUs computes in it (compute capability 8.0 or newer), else float32.
+        The dtype enters the judgments' keys, so it is fixed here, once, for every
+        actor."""
+        ray = self.connect()
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        return choose_placement(
+            dtype,
+            gpus=gpus if self.gpu else 0,
+            capability=lambda: int(ray.get(ray.remote(num_gpus=1)(_capability).remote())),
+        )
+
     def _pool(self, ray: Any) -> tuple[int, dict[str, float]]:
         """Actors and each actor's resources, checked against the cluster."""
         have = ray.cluster_resources()
@@ -212,6 +228,27 @@ class RayExecutor:
                     a, b = self._tokens or (0, 0)
                     self._tokens = (a + t_in, b + t_out)
                 collect(computed)
+
+
+def choose_placement(dtype: str, *, gpus: int, capability: Callable[[], int]) -> tuple[str, str]:
+    """(device, dtype) of a pool's actors: ``cuda:0`` with ``gpus``, else ``cpu``;
+    ``auto`` is bfloat16 where ``capability()`` (the major compute capability of one
+    of the cluster's GPUs, asked only then) is 8 or more, else float32."""
+    if dtype not in ("auto", "float32", "bfloat16"):
+        raise ConfigError(f"--dtype must be auto, float32 or bfloat16, not {dtype!r}")
+    device = "cuda:0" if gpus > 0 else "cpu"
+    if dtype != "auto":
+        return device, dtype
+    if gpus == 0:
+        return device, "float32"
+    return device, "bfloat16" if capability() >= 8 else "float32"
+
+
+def _capability() -> int:
+    """Run on a GPU actor of the cluster: its major CUDA compute capability."""
+    import torch
+
+    return int(torch.cuda.get_device_capability(0)[0])
 
 
 @dataclass(frozen=True)

@@ -314,3 +314,17 @@ def test_the_pool_device_and_dtype_are_chosen_for_the_cluster() -> None:
 def test_a_cpu_cluster_places_the_pool_on_cpu(cluster: str) -> None:
     pool = RayExecutor(lambda: HTTPBackend("http://127.0.0.1:9/v1", model="m"), gpu=True)
     assert pool.placement("auto") == ("cpu", "float32")
+
+
+def test_without_ray_the_cli_names_the_extra_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(src, index=False)
+    store = tmp_path / "s.db"
+    args = ["judge", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    assert main([*args, "--data", str(src), "--out", str(store), "--ray", "local"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'recuse[ray]'" in err and "Traceback" not in err
+    assert not store.exists()

@@ -85,6 +85,7 @@ class RayExecutor:
     ) -> None:
         if actors is not None and actors < 1:
             raise ConfigError(f"--ray-actors must be 1 or more; got {actors}")
+        _ray()  # missing, say so before any work
         self.factory = backend
         self.address = address
         self.actors = actors

@@ -134,3 +134,78 @@ def test_reference_judge_on_the_command_line(
         if f["bias"] == "self_bias" and f["judge"] == "gpt-4"
     ]
     assert len(found) == 1 and found[0]["estimate"] is not None
+
+
+def _capitals_logs(folder: Path) -> Path:
+    """Two logs of one task: capitals.json (Inspect 0.3.285, evaluated model
+    mockllm/model) and a copy changed here to evaluate mockllm/grader, whose grader
+    (model_graded_fact, mockllm/grader) then grades its own answers, all graded C; the
+    self-graded model_graded_qa scorer is dropped from both so that one grader rates
+    both models in one dimension."""
+    folder.mkdir()
+    log = json.loads((UP.parent / "capitals.json").read_text("utf-8"))
+    log["eval"]["scorers"] = [s for s in log["eval"]["scorers"] if s["name"] != "model_graded_qa"]
+    scores = log["results"]["scores"]
+    log["results"]["scores"] = [s for s in scores if s["name"] != "model_graded_qa"]
+    for sample in log["samples"]:
+        sample["scores"].pop("model_graded_qa")
+    (folder / "a.json").write_text(json.dumps(log), "utf-8")
+    log["eval"]["model"] = "mockllm/grader"
+    for sample in log["samples"]:
+        sample["scores"]["model_graded_fact"]["value"] = "C"
+    (folder / "b.json").write_text(json.dumps(log), "utf-8")
+    (folder / "notes.txt").write_text("not a log", "utf-8")
+    return folder
+
+
+def test_a_folder_of_inspect_logs_audits_as_one_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log folder with --reference-scorer: the grader's self-bias γ equals the OLS
+    coefficient of its own answers in rating ~ 1 + reference + own (numpy lstsq)."""
+    import numpy as np
+
+    from recuse.data.importers import References
+    from recuse.data.inputs import load_input
+
+    folder = _capitals_logs(tmp_path / "logs")
+    refs = References(scorer="includes")
+    frame = load_input(folder, unknown_models="keep", references=refs).frame
+    assert len(frame) == 8 and set(frame["judge"]) == {"mockllm/grader"}
+    x = np.column_stack(
+        [np.ones(8), frame["reference"], (frame["model"] == "mockllm/grader").astype(float)]
+    )
+    gamma = np.linalg.lstsq(x, frame["rating"].to_numpy(float), rcond=None)[0][2]
+    assert gamma == pytest.approx(0.5)  # 4 C against C, I, C, I at equal references
+    out = tmp_path / "r"
+    args = ["audit", str(folder), *UNKNOWN, "--reference-scorer", "includes"]
+    code = main([*args, "--n-boot", "100", "--robustness", "none", "--out", str(out)])
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    assert "logs: 2 inspect files read as one table (a.json, b.json)" in printed
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    found = [
+        f for s in report["sections"] for f in s.get("findings", []) if f["bias"] == "self_bias"
+    ]
+    assert [f["judge"] for f in found] == ["mockllm/grader"]
+    assert found[0]["estimate"] == pytest.approx(gamma, abs=1e-9)
+
+
+def test_folder_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _capitals_logs(tmp_path / "logs")
+    (folder / "c.json").write_bytes((folder / "a.json").read_bytes())  # a copy of one run
+    code = main(["validate", str(folder), *UNKNOWN])
+    err = capsys.readouterr().err
+    assert code == 2 and "is in a.json and in c.json" in err, err
+    (folder / "c.json").unlink()
+    (folder / "annotations.json").write_bytes(AE1.read_bytes())
+    code = main(["validate", str(folder), *UNKNOWN])
+    err = capsys.readouterr().err
+    assert code == 2 and "holds files of several tools" in err, err
+    code = main(["validate", str(folder), *UNKNOWN, "--format", "alpaca-eval"])
+    assert code == 0, capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code = main(["audit", str(empty)])
+    err = capsys.readouterr().err
+    assert code == 2 and "holds no file recuse recognises" in err, err

@@ -75,6 +75,21 @@ def _identified(frame: pd.DataFrame) -> str | None:
     )
 
 
+def _estimable(frame: pd.DataFrame) -> str | None:
+    """:func:`_identified`, then the fit itself: the design can still be rank deficient
+    (e.g. each judge grading its own dimension, so the dimension effects equal the
+    judges' intercepts), which only the fit sees."""
+    reason = _identified(frame)
+    if reason:
+        return reason
+    names = pd.concat([frame["judge"], frame["model"]]).astype(str)
+    try:
+        fit_favoritism(frame, families_of(names))
+    except (EstimationError, ConfigError) as exc:
+        return str(exc)
+    return None
+
+
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
     parts = ctx.part(ANALYSIS)
@@ -357,6 +372,6 @@ ANALYSIS = Analysis(
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",
     needs=_needs,
-    estimable=_identified,
+    estimable=_estimable,
     build=_build,
 )

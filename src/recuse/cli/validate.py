@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import pandas as pd
@@ -25,8 +26,8 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import console as make_console
 from recuse.data.generic import IGNORED, UnknownModels, read_table
-from recuse.data.importers import ImportFormat, read_import, sniff
-from recuse.errors import ConfigError
+from recuse.data.importers import ImportFormat, read_import, sniff, sniff_folder
+from recuse.errors import ConfigError, InputError
 
 
 def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str, int]:
@@ -113,7 +114,17 @@ def validate(
     kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
     unknown: UnknownModels = "keep" if allow_unknown_models else "error"
     how = value_reading(values, swapped_frame, confidence, confidence_of)
-    found = fmt or sniff(path)
+    if Path(path).expanduser().is_dir():
+        found = fmt or sniff_folder(Path(path).expanduser())
+        if found is None:
+            raise InputError(
+                "the folder holds no file recuse recognises as another tool's",
+                file=path,
+                fix="give a file, or a folder of FastChat, Arena-Hard-Auto, AlpacaEval or "
+                "Inspect files (or name the format with --format)",
+            )
+    else:
+        found = fmt or sniff(path)
     notes: tuple[str, ...] = ()
     refs = references(reference_scorer, reference_judge)
     if found is not None:

@@ -33,7 +33,7 @@ from typing import Literal, get_args
 import pandas as pd
 
 from recuse.data.generic import NO_REFERENCE, TableKind, UnknownModels
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "json_keys",
     "read_import",
     "sniff",
+    "sniff_folder",
 ]
 
 ImportFormat = Literal["fastchat-pair", "fastchat-single", "arena-hard", "alpaca-eval", "inspect"]
@@ -267,6 +268,99 @@ def sniff(path: str | Path) -> ImportFormat | None:
     return None
 
 
+def _folder_formats(folder: Path) -> dict[ImportFormat, list[Path]]:
+    """The files directly in ``folder`` by the format :func:`sniff` finds (others left out)."""
+    found: dict[ImportFormat, list[Path]] = {}
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        raise InputError(f"cannot list the folder ({exc.strerror or exc})", file=folder) from None
+    for f in entries:
+        if f.name.startswith(".") or not f.is_file():
+            continue
+        fmt = sniff(f)
+        if fmt is not None:
+            found.setdefault(fmt, []).append(f)
+    return found
+
+
+def sniff_folder(path: str | Path) -> ImportFormat | None:
+    """The one foreign format of the files directly in the folder ``path`` (an Inspect
+    log folder, FastChat's ``model_judgment/``), None when it holds none; a folder that
+    mixes formats raises :class:`InputError` naming them."""
+    folder = Path(path)
+    found = _folder_formats(folder)
+    if len(found) > 1:
+        listed = "; ".join(
+            f"{fmt}: {', '.join(f.name for f in fs[:3])}" for fmt, fs in found.items()
+        )
+        raise InputError(
+            f"the folder holds files of several tools ({listed})",
+            file=folder,
+            fix="give --format to read one of them, or give the files one by one",
+        )
+    return next(iter(found), None)
+
+
+def _read_folder(
+    folder: Path,
+    importer: Importer,
+    roster: Roster,
+    unknown_models: UnknownModels,
+    refs: References,
+) -> pd.DataFrame:
+    """Every ``importer.name`` file directly in ``folder`` as one table (the files of
+    several runs: an Inspect log folder, one FastChat ``*_single.jsonl`` per judge)."""
+    from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
+
+    files = _folder_formats(folder).get(importer.name, [])
+    if not files:
+        raise InputError(
+            f"the folder holds no {importer.name} file",
+            file=folder,
+            fix="give the folder the tool wrote its files to, or one file",
+        )
+    frames = [importer.read(f, roster, unknown_models, refs) for f in files]
+    if importer.name == "inspect":  # sample ids repeat across tasks: prefix the task
+        tasks = {str(t) for fr in frames for t in fr["task"].dropna().unique()}
+        if len(tasks) > 1:
+            frames = [
+                fr.assign(prompt_id=fr["task"].astype(str) + "/" + fr["prompt_id"].astype(str))
+                for fr in frames
+            ]
+    key = list((PAIRS if importer.table == "pairs" else RATINGS).key)
+    seen: dict[tuple[object, ...], Path] = {}
+    for f, fr in zip(files, frames, strict=True):
+        for row in fr[key].itertuples(index=False, name=None):
+            if row in seen:
+                raise InputError(
+                    f"({', '.join(map(str, row))}) is in {seen[row].name} and in {f.name}",
+                    file=folder,
+                    column=", ".join(key),
+                    fix="each file must hold other rows; keep one copy of a run's file",
+                )
+        seen.update(dict.fromkeys(fr[key].itertuples(index=False, name=None), f))
+    table = pd.concat(frames, ignore_index=True)
+    validate = validate_pairs if importer.table == "pairs" else validate_ratings
+    out = validate(table, file=folder)
+    no_reference = {str(fr.attrs[NO_REFERENCE]) for fr in frames if fr.attrs.get(NO_REFERENCE)}
+    notes = [str(n) for fr in frames for n in fr.attrs.get("notes", ()) if n not in no_reference]
+    out.attrs["notes"] = [
+        f"{folder.name}: {len(files)} {importer.name} files read as one table "
+        f"({', '.join(f.name for f in files[:5])}{', ...' if len(files) > 5 else ''}).",
+        *notes,
+    ]
+    if no_reference:
+        scorer = " or --reference-scorer NAME" if importer.name == "inspect" else ""
+        out.attrs[NO_REFERENCE] = (
+            f"{folder.name}: {len(no_reference)} of its files hold no independent reference "
+            "score, so the favoritism regression cannot be fitted on them; name one "
+            f"(--reference-judge NAME{scorer})."
+        )
+        out.attrs["notes"].append(out.attrs[NO_REFERENCE])
+    return out
+
+
 def read_import(
     path: str | Path,
     format: ImportFormat,
@@ -277,7 +371,8 @@ def read_import(
 ) -> Imported:
     """Read ``path`` as ``format`` (see :data:`FORMATS`); ``references`` say where a
     ratings table's reference comes from (a scorer: Inspect logs only; a judge: any
-    ratings format)."""
+    ratings format). A folder reads every file of ``format`` directly in it as one table
+    (a row found in two files is an error naming both)."""
     if format not in FORMATS:
         raise ConfigError(f"unknown format {format!r} — use one of {', '.join(FORMATS)}")
     refs = references or References()
@@ -291,7 +386,11 @@ def read_import(
             f"--reference-judge applies to ratings; a {format} file gives a {importer.table} table"
         )
     roster = roster or Roster.load()
-    frame = importer.read(Path(path).expanduser(), roster, unknown_models, refs)
+    where = Path(path).expanduser()
+    if where.is_dir():
+        frame = _read_folder(where, importer, roster, unknown_models, refs)
+    else:
+        frame = importer.read(where, roster, unknown_models, refs)
     notes = [str(n) for n in frame.attrs.get("notes", ())]
     if refs.judge is not None:
         from recuse.data.generic import reference_from_judge

@@ -243,7 +243,14 @@ def load_input(
             raise InputError(
                 "file not found", file=path, fix="check the path, or give a dataset name"
             )
-        fmt = format or importers.sniff(path)
+        fmt = format or (importers.sniff_folder(path) if path.is_dir() else importers.sniff(path))
+        if fmt is None and path.is_dir():
+            raise InputError(
+                "the folder holds no file recuse recognises as another tool's",
+                file=path,
+                fix="give a file, or a folder of FastChat, Arena-Hard-Auto, AlpacaEval or "
+                "Inspect files (or name the format with --format)",
+            )
         if fmt is not None:
             imported = _import(path, fmt, table, mapping, roster, unknown_models, references)
             frame, kind, notes = imported.frame, imported.table, imported.notes

@@ -61,6 +61,18 @@ def test_an_inspect_log_with_reordered_keys_is_sniffed(tmp_path: Path, indent: i
     assert len(read_import(path, "inspect", unknown_models="keep").frame) == 3
 
 
+@pytest.mark.parametrize(("path", "rows"), [(AE1, 30), (INSPECT_NEW, 3)])
+def test_gzipped_json_files_are_sniffed_and_read(tmp_path: Path, path: Path, rows: int) -> None:
+    import gzip
+
+    packed = tmp_path / (path.name + ".gz")
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    fmt = sniff(packed)
+    assert fmt == sniff(path)
+    assert fmt is not None
+    assert len(read_import(packed, fmt, unknown_models="keep").frame) == rows
+
+
 def test_plain_json_tables_are_not_taken_for_a_tool_format(tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.json"
     pairs.write_text(json.dumps([{"instruction": "q", "output_1": "a", "output_2": "b"}]))

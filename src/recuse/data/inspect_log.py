@@ -164,7 +164,7 @@ def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def _read_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
-    if path.name.lower().endswith(".json"):
+    if path.name.lower().endswith((".json", ".json.gz")):
         log = read_json(path)
         if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
             raise _not_inspect(path, "a JSON document without an eval object")

@@ -15,7 +15,7 @@ import pytest
 
 from judging.helpers import FakeBackend, fake_pairs
 from recuse.errors import ConfigError, InputError
-from recuse.judging.backends.base import Failure
+from recuse.judging.backends.base import Failure, Generation
 from recuse.judging.protocols import (
     Message,
     Pair,
@@ -565,3 +565,65 @@ def test_whole_label_templates_refuse_a_backend_without_continuation_scores(
                 _table(2), PairwiseProtocol(mode="direct", template=template)
             )
         assert store.judgments().empty and backend.calls == 0
+
+
+class ReplyBackend(FakeBackend):
+    """A chat-only judge (no pre-filled answers) that writes fixed replies in turn."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(batch_size=1)
+        self.supports_prefix = False
+        self.replies = replies
+        self.stops: list[list[str]] = []
+
+    async def generate(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),
+        top_k: int = 0,
+    ) -> list[Generation | Failure]:  # fmt: skip
+        self.stops.append(list(stop))
+        return [Generation(text=self.replies.pop(0)) for _ in prompts]
+
+
+def test_explain_mode_reads_the_templates_own_labels(tmp_path: Path) -> None:
+    text = (
+        'user = "{question} (a) {answer_a} (b) {answer_b}"\n[verdict]\n'
+        'a = "Output (a)"\nb = "Output (b)"\npick = "unique"\n'
+    )
+    template = load_template(_write(tmp_path / "ab.toml", text))
+    replies = ["Thinking. Output (b)", "Output (a) ... yes, Output (a)",
+               "Output (a) or Output (b)", "no verdict here"]  # fmt: skip
+    backend = ReplyBackend(list(replies))
+    with Store(tmp_path / "s.db") as store:
+        summary = Runner(backend, store, judge="j", progress=False).pairwise(
+            _table(2), PairwiseProtocol(mode="explain", template=template)
+        )
+        rows = store.judgments().sort_values(["item_id", "slot"])
+    assert (summary.ok, summary.unparsed, summary.failed) == (2, 2, 0)
+    assert backend.stops == [[]] * 4  # a chat judge's whole reply is read by the rule
+    by_text = dict(
+        zip(rows["text"], zip(rows["status"], rows["p_slot_a"], strict=True), strict=True)
+    )
+    assert by_text["Thinking. Output (b)"] == ("ok", 0.0)
+    assert by_text["Output (a) ... yes, Output (a)"] == ("ok", 1.0)
+    assert by_text["Output (a) or Output (b)"][0] == "unparsed"  # two labels, pick unique
+    assert by_text["no verdict here"][0] == "unparsed"
+    assert rows.loc[rows["status"] == "unparsed", "value"].isna().all()  # never defaulted
+
+
+def test_a_chat_judges_log_probs_do_not_overrule_its_templates_rule(tmp_path: Path) -> None:
+    """Two different marks where the template's rule reads none (pick unique) stay
+    unparsed even with log-probs at the first mark; an AlpacaEval one-token verdict is
+    read from its first token's log-probs as AlpacaEval reads it."""
+    from recuse.judging.runner import _read_generated
+
+    text = 'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "[[A]]"\nb = "[[B]]"\n'
+    text += 'pick = "unique"\n'
+    fmt = load_template(_write(tmp_path / "u.toml", text)).verdict
+    dist = {"A": math.log(0.7), "B": math.log(0.1)}
+    g = Generation("x [[A]] y [[B]]", ("x", " [[", "A", "]]", " y", " [[", "B", "]]"), (dist,) * 8)
+    assert _read_generated(g, fmt, parsed=True)[0].status == "unparsed"
+    assert _read_generated(g, fmt)[0].p_slot_a == pytest.approx(0.875)  # replay: log-probs
+    alpaca = load_template(f"{_alpaca(tmp_path)}:weighted_mine").verdict
+    one = {"m": math.log(0.2), "M": math.log(0.6)}
+    g = Generation("M, because", ("M", ",", " because"), (one, one, one))
+    assert _read_generated(g, alpaca, parsed=True)[0].p_slot_a == pytest.approx(0.25)

@@ -738,12 +738,16 @@ class Runner:
                 f"verdict format {fmt.name} is for recorded outputs; live judges use [[A]]/[[B]]",
                 fix="judge with the default protocol, or replay the recorded file",
             )
-        # a backend that continues a prefix stops where the verdict label comes and
-        # scores it there; one that cannot reads the whole reply (and its log-probs)
+        # a backend that continues a prefix stops where the verdict label comes (the
+        # first mark) and scores it there; one that cannot reads the whole reply (and
+        # its log-probs)
         if prefix_ok:
             stop = [fmt.opener] if fmt.opener else []
         else:
-            stop = ["]]"] if fmt is BRACKETS else [fmt.closer] if fmt.closer else []
+            # recuse's prompt stops after its first mark; a template's whole reply is
+            # read by its tool's rule (FastChat's first-found label, Arena-Hard's one
+            # distinct label ...)
+            stop = ["]]"] if protocol.template is None else []
         gens = await self.backend.generate(
             [t.prompt for t in batch],
             max_new_tokens=protocol.max_new_tokens,
@@ -761,7 +765,7 @@ class Runner:
                 if bad is not None:
                     out[i] = _failed(t, self.judge, bad)
                     continue
-                score, label = _read_generated(g, fmt)
+                score, label = _read_generated(g, fmt, parsed=protocol.template is not None)
                 out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
                 continue
             if not fmt.opener:  # the reply is the label itself: read it as written
@@ -908,13 +912,19 @@ def _rewrite(key: str, g: Generation | Failure, max_new_tokens: int) -> Rewrite:
 
 
 def _read_generated(
-    g: Generation, fmt: VerdictFormat = BRACKETS
+    g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
 ) -> tuple[VerdictScore, str | None]:
     """Verdict from a whole reply: Eq. 3 from the top-k log-probs of the token right
     after ``fmt.opener`` (``[[``; the first token when the opener is empty) when the
     backend returned them, else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
-    label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...)."""
+    label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...).
+
+    ``parsed`` (judge templates): a reply its tool's rule reads no verdict from is
+    unparsed, whatever its log-probs (a reply that is one token, read from its
+    log-probs as AlpacaEval reads it, has no opener and is exempt)."""
     verdict, label = fmt.read(g.text)
+    if parsed and verdict is None and fmt.opener:
+        return verdict_score(None), label
     if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
         at = _after_opener(g.tokens, fmt.opener)
         if at is not None and at < len(g.dists):

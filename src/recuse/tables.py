@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -279,8 +280,11 @@ def _number(value: object) -> float | None:
             return float(value)
         except OverflowError:
             return np.inf
-    if isinstance(value, float | np.floating):
-        return float(value)
+    if isinstance(value, float | np.floating | Decimal):  # Parquet decimals are Decimal
+        try:
+            return float(value)
+        except OverflowError:
+            return np.inf
     if isinstance(value, str):
         text = value.strip()
         if _NUMBER.fullmatch(text) or text.casefold().lstrip("+-") in ("inf", "infinity"):

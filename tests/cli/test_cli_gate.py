@@ -286,3 +286,36 @@ def test_help_states_the_exit_codes(
     assert code == 0 and "Exit codes:" in text
     for c in codes:
         assert c in text, c
+
+
+def test_an_interval_wider_than_a_float_is_inconclusive_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finite bounds of ±1e308 (hi - lo overflows) or a standard error of 1e308 made the
+    n-needed estimate ceil(inf): an OverflowError traceback and exit 1, which CI reads
+    as a failed gate."""
+    wide = _finding("position", "j1", 0.6, -1e308, 1e308, null=0.5)
+    big_se = _finding("position", "j2", 0.6, 0.0, 1.0, null=0.5, std_error=1e308)
+    path = _report(tmp_path, [wide, big_se])
+    code, out = _run(["gate", str(path), "--max", "position=0.2"], capsys)
+    assert code == 3 and "Traceback" not in out
+    assert out.count("too wide to say how much data would decide it") == 2
+    # an ordinary straddling interval keeps its number: n (h / g)^2 = 100 (0.1 / 0.05)^2
+    normal = _finding("position", "j3", 0.65, 0.55, 0.75, null=0.5)
+    code, out = _run(["gate", str(_report(tmp_path, [normal])), "--max", "position=0.2"], capsys)
+    assert code == 3 and "roughly 400 comparisons (now 100)" in out
+
+
+def test_a_judge_whose_name_holds_a_comma_is_accounted_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report writes the audited judges (--judge) as one text "a, b"; split at
+    ", ", a judge named "judge, v2" was lost, so without a finding it was not listed and
+    the gate passed (exit 0) instead of exit 3."""
+    sources = _sources(d=["judge, v2", "j1", "other"])
+    sources["options"]["judges"] = "judge, v2, j1"  # audited with -j "judge, v2" -j j1
+    found = {**_finding("position", "j1", 0.5, 0.45, 0.55, null=0.5), "dataset": "d"}
+    path = _report(tmp_path, [found], provenance=sources)
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 3 and "NOT MEASURED: position of judge, v2 (d)" in out
+    assert "other" not in out  # not audited: not accounted for

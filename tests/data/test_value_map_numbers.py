@@ -6,6 +6,7 @@ with ``--swapped-frame presented``."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,25 @@ def test_one_map_reads_1_and_1_0_alike(tmp_path: Path, kind: str) -> None:
     np.testing.assert_array_equal(table["p_a"].to_numpy(float), expected)
     # the judge agrees with every human label: accuracy 1, whatever the writer did
     assert ((table["p_a"] > 0.5) == (table["human"] > 0.5)).all()
+
+
+def test_parquet_decimal_cells_match_by_value(tmp_path: Path) -> None:
+    """A Parquet decimal column arrives as ``Decimal`` cells: the map 1=0,2=1 matches
+    ``Decimal('2.00')`` (before: nothing matched, only a note, and the AlpacaEval rule
+    read 2 as b better, inverting every verdict)."""
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "v.parquet"
+    table = pa.Table.from_pandas(_frame(WRITTEN).drop(columns=["verdict"]), preserve_index=False)
+    cells = pa.array([decimal.Decimal(v) for v in WRITTEN], pa.decimal128(5, 2))
+    pq.write_table(table.append_column("verdict", cells), path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ValueMapUnmatched)
+        read = _read(path)
+    assert read["p_a"].tolist() == [1.0 if h == "a" else 0.0 for h in HUMAN]
 
 
 def test_map_keys_written_as_floats_match_integer_cells(tmp_path: Path) -> None:

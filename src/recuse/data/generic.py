@@ -23,6 +23,7 @@ import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from itertools import islice, repeat
 from pathlib import Path
 from typing import Any, Literal
@@ -676,15 +677,15 @@ def _value_lookup(mapped: Mapping[str, float]) -> Any:
 
     def lookup(cell: object) -> float | None:
         if isinstance(cell, bool | np.bool_) or not isinstance(
-            cell, str | int | float | np.integer | np.floating
+            cell, str | int | float | np.integer | np.floating | Decimal
         ):
             return None
-        if isinstance(cell, float | np.floating) and np.isnan(cell):
-            return None
+        x = _number(cell)
+        if x is not None and np.isnan(x) and not isinstance(cell, str):
+            return None  # a missing number (NaN, also a Parquet decimal's NaN)
         key = _folded(cell)
         if key in mapped:
             return mapped[key]
-        x = _number(cell)
         return numeric.get(x) if x is not None and np.isfinite(x) else None
 
     return lookup

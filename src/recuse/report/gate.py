@@ -317,9 +317,13 @@ def _datasets(provenance: Any, p: Path) -> tuple[Dataset, ...]:
             raise _bad(f"provenance source {k} lacks name, table or a list of judges", p)
         out.append(Dataset(s["name"], s["table"], tuple(s["judges"])))
     options = provenance.get("options")
-    audited = _listed(options.get("judges") if isinstance(options, dict) else None, none="all")
-    if audited is not None:
-        out = [replace(d, judges=tuple(j for j in d.judges if j in audited)) for d in out]
+    chosen = options.get("judges") if isinstance(options, dict) else None
+    if isinstance(chosen, str) and chosen != "all":
+        # the report writes the audited judges as "a, b": a judge whose own name holds
+        # ", " is found whole in that text (split, it was lost: the gate then left it
+        # out and could pass without it)
+        text = f", {chosen}, "
+        out = [replace(d, judges=tuple(j for j in d.judges if f", {j}, " in text)) for d in out]
     return tuple(out)
 
 
@@ -401,16 +405,31 @@ def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
         se: Any = finding.get("std_error")
         half = float(norm.ppf((1 + level) / 2)) * float(se) if _number(se) else (hi - lo) / 2
         n: Any = finding.get("n")
-        if gap > 0 and half > 0 and _number(n):
-            needed = math.ceil(float(n) * (half / gap) ** 2)
+        needed = _needed(n, half, gap)
+        if needed is not None:
             text += (
                 f"; roughly {needed} comparisons (now {int(n)}) would decide it "
                 "(approximate: interval shrinking as 1/sqrt(n), estimate unchanged)"
             )
-        else:
+        elif math.isfinite(half) and not (gap > 0 and half > 0 and _number(n)):
             text += "; the estimate sits on the threshold, more data alone may not decide it"
+        else:  # an interval as wide as a float holds (a crafted or broken report)
+            text += "; the interval is too wide to say how much data would decide it"
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
                     outcome, text, needed)  # fmt: skip
+
+
+def _needed(n: Any, half: float, gap: float) -> int | None:
+    """``n · (half / gap)²`` rounded up (module docstring), or None where it cannot be
+    said: no ``n``, the estimate on the bound, or a value too large for a float (an
+    interval of ±1e308 must not end the gate in an OverflowError)."""
+    if not (_number(n) and gap > 0 and half > 0 and math.isfinite(half)):
+        return None
+    try:
+        value = float(n) * (half / gap) ** 2
+    except OverflowError:
+        return None
+    return math.ceil(value) if math.isfinite(value) else None
 
 
 def gate_report(

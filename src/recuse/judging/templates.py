@@ -59,7 +59,10 @@ is read from the next-token distribution, where p(A) sums every token that commi
 a mark meaning A (a tie mark's probability is kept as ``p_tie``). When one first
 token can commit to two verdicts (Arena-Hard's ``A>B`` and ``A=B``), each label's
 whole text is scored instead (its log-prob as a continuation). The template's
-:attr:`JudgeTemplate.sha256` enters every judgment's cache key.
+:attr:`JudgeTemplate.sha256` enters every judgment's cache key, and a store keeps one
+judge prompt per judge id (:meth:`~recuse.judging.store.Store.claim_prompt`). A template
+replaces the quality question only: ``recuse probe``'s self-recognition rows keep
+recuse's authorship question.
 """
 
 from __future__ import annotations
@@ -264,7 +267,7 @@ def template_entries(path: str | Path) -> list[TemplateEntry]:
     suffix = path.suffix.lower()
     if suffix == ".toml":
         return [TemplateEntry(path.stem, _read_toml(path))]
-    if suffix in (".jsonl", ".json"):
+    if suffix == ".jsonl":
         return _read_fastchat(path)
     if suffix in (".yaml", ".yml"):
         data = _read_yaml(path)

@@ -33,7 +33,7 @@ browser:
 	./scripts/ensure-chromium
 
 unit: setup browser
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 test: check unit
 

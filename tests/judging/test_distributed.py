@@ -31,6 +31,9 @@ from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.judging.runner import Work
 from recuse.testing.standin import StandIn, standin_distribution
 
+# one worker runs this module under `pytest -n 2 --dist loadgroup` (make test), so the
+# suite starts one Ray cluster, not one per worker
+pytestmark = pytest.mark.xdist_group("ray")
 needs_ray = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
     reason="ray is not installed (pip install 'recuse[ray]'; make test installs it)",

@@ -23,6 +23,7 @@ AE2 = UP / "alpaca_eval/results/claude/weighted_alpaca_eval_gpt4_turbo/annotatio
 SINGLE = UP / "fastchat/gpt-4_single.jsonl"
 INSPECT_OLD = UP / "inspect/2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
 INSPECT_NEW = UP / "inspect/2025-05-12T20-28-26-04-00_security-guide.json"
+INSPECT_EVAL = UP / "inspect/2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
 
 
 def _records(path: Path) -> list[dict]:
@@ -42,6 +43,7 @@ def _records(path: Path) -> list[dict]:
         (SINGLE, "fastchat-single"),
         (INSPECT_OLD, "inspect"),
         (INSPECT_NEW, "inspect"),
+        (INSPECT_EVAL, "inspect"),
     ],
 )
 def test_real_files_are_sniffed(path: Path, fmt: str) -> None:
@@ -391,3 +393,13 @@ def test_a_score_that_is_not_an_object_is_named(tmp_path: Path, value: object) -
     path.write_text(json.dumps(log), "utf-8")
     with pytest.raises(InputError, match=r"sample 2, scorer model_graded_fact: the score is a"):
         read_import(path, "inspect", unknown_models="keep")
+
+
+def test_a_real_eval_log_without_a_model_graded_scorer_is_refused_in_one_line() -> None:
+    """Inspect 0.3.58's .eval (a zip with a journal) is read; its samples hold no
+    scores (its one scorer, match, grades without a model anyway), and the error says so."""
+    with pytest.raises(InputError) as info:
+        read_import(INSPECT_EVAL, "inspect", unknown_models="keep")
+    message = str(info.value)
+    assert "no model-graded scores (no sample has a score; none records a grader model)" in message
+    assert "\n" not in message

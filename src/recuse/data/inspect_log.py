@@ -475,8 +475,12 @@ def read_inspect_log(
         )
     rows, notes, fallback = _rows(path, log, samples, reference_scorer)
     if not rows:
+        names = sorted(
+            {str(n) for smp in samples if isinstance(smp, dict) for n in (smp.get("scores") or {})}
+        )
+        found = f"its scorers: {', '.join(names)}" if names else "no sample has a score"
         raise InputError(
-            "the log has no model-graded scores (no scorer records a grader model)",
+            f"the log has no model-graded scores ({found}; none records a grader model)",
             file=path,
             fix="score with model_graded_qa / model_graded_fact or another scorer that "
             "records its grading in metadata.grading",

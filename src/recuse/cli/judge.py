@@ -28,7 +28,7 @@ from recuse.cli.app import (
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.http import Endpoint, PromptLogprobMode
-from recuse.judging.backends.local import DType
+from recuse.judging.device import DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
 from recuse.judging.store import Kind
 
@@ -60,13 +60,18 @@ def _backend(
     api_key_env: str | None,
     concurrency: int,
     timeout: float,
-    dtype: DType,
+    dtype: DTypeChoice,
     batch_size: int,
     judge_id: str | None,
     prompt_logprobs: PromptLogprobMode | None = None,
+    device: str = "auto",
+    max_batch_tokens: int = 0,
 ) -> tuple[Backend, str]:
     """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
-    backend also scores perplexities, through its prompt log-probs."""
+    backend also scores perplexities, through its prompt log-probs. A local model
+    runs on ``device`` (auto: the GPU when there is one) in ``dtype`` (auto: bfloat16
+    where the device computes in it, else float32); ``batch_size`` 0 is the device's
+    default, ``max_batch_tokens`` 0 the budget sized for the device."""
     from recuse.roster import Roster
 
     roster = Roster.load()
@@ -87,7 +92,8 @@ def _backend(
         )
         return http, jid
     from recuse.judging.backends.lazy import LazyBackend
-    from recuse.judging.backends.local import LocalBackend
+    from recuse.judging.backends.local import LocalBackend, default_batch_size, stored_revision
+    from recuse.judging.device import resolve_device, resolve_dtype
     from recuse.judging.models import DEFAULT_JUDGE, default_judge
 
     if canonical == DEFAULT_JUDGE:
@@ -109,21 +115,41 @@ def _backend(
         model_id, revision = jid, folder_fingerprint(path)
     if not (Path(path) / "config.json").is_file():
         raise ConfigError(f"{path} is not a model folder (no config.json)")
+    if batch_size < 0 or max_batch_tokens < 0:
+        raise ConfigError("--batch-size and --max-batch-tokens must be 0 (automatic) or more")
+    where = resolve_device(device)
+    precision = resolve_dtype(dtype, where)
+    size = batch_size or default_batch_size(where)
 
     def load() -> Backend:  # only when a judgment is needed: a rerun with nothing left is fast
         return LocalBackend.load(
-            path, model_id=model_id, revision=revision, dtype=dtype, batch_size=batch_size
+            path,
+            model_id=model_id,
+            revision=revision,
+            dtype=precision,  # pinned here: it enters the revision the tasks are keyed by
+            device=device,  # resolved where it loads (a Ray worker picks its own GPU)
+            batch_size=size,
+            max_batch_tokens=max_batch_tokens or None,
         )
 
-    stored_revision = revision if dtype == "float32" else f"{revision}+{dtype}"
     lazy = LazyBackend(
         load,
         model_id=model_id,
-        revision=stored_revision,
-        batch_size=batch_size,
+        revision=stored_revision(revision, precision),
+        batch_size=size,
         route=LocalBackend.ROUTE,
+        concurrency=1 if where == "cpu" else 2,
+        hardware=f"{where} {precision}",
     )
     return lazy, jid
+
+
+def describe(backend: Backend, jid: str) -> str:
+    """The run's first line: the judge, and where it runs (a local model's device and
+    dtype) or which servers answer."""
+    if backend.hardware:
+        return f"judge {jid}: local model on {backend.hardware} (revision {backend.revision})"
+    return f"judge {jid}: served model {backend.model_id}"
 
 
 @judge_app.callback()
@@ -169,11 +195,27 @@ def judge(
     concurrency: int = typer.Option(8, help="HTTP requests in flight."),
     timeout: float = typer.Option(60.0, help="HTTP timeout per request (s)."),
     max_attempts: int = typer.Option(5, help="Attempts per request before recording a failure."),
-    dtype: Annotated[DType, typer.Option(help="Local: float32 or bfloat16.")] = "float32",
+    device: str = typer.Option(
+        "auto",
+        "--device",
+        help="Local: auto (the GPU when there is one), cpu, cuda, cuda:N or mps.",
+    ),
+    dtype: Annotated[
+        DTypeChoice,
+        typer.Option(
+            help="Local: auto (bfloat16 on a GPU that computes in it, else float32), "
+            "float32 or bfloat16."
+        ),
+    ] = "auto",
     batch_size: int = typer.Option(
-        16,
-        help="Local: prompts per forward pass at most (also capped at 2048 padded "
-        "tokens on CPU, 16384 on GPU).",
+        0,
+        help="Local: prompts per call and per forward pass at most (0 = 16 on CPU, 256 on a GPU).",
+    ),
+    max_batch_tokens: int = typer.Option(
+        0,
+        "--max-batch-tokens",
+        help="Local: padded tokens per forward pass (0 = 2048 on CPU; on a GPU sized from "
+        "its free memory and the model).",
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     perplexity: bool = typer.Option(
@@ -280,7 +322,10 @@ def judge(
         batch_size=batch_size,
         judge_id=judge_id,
         prompt_logprobs=prompt_logprobs,
+        device=device,
+        max_batch_tokens=max_batch_tokens,
     )
+    typer.echo(describe(backend, jid))
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
     pool = None
     if ray is not None:

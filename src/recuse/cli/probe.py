@@ -11,7 +11,7 @@ from recuse.cli.app import app
 from recuse.cli.judge import TemplateOption
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
-from recuse.judging.backends.local import DType
+from recuse.judging.device import DTypeChoice
 from recuse.probes.design import RECOGNITION
 from recuse.probes.rewrite import REWRITES
 from recuse.probes.transforms import PROBES
@@ -70,8 +70,16 @@ def probe(
     max_attempts: int = typer.Option(
         5, "--max-attempts", help="Attempts per request before recording a failure."
     ),
-    dtype: Annotated[DType, typer.Option(help="Local: float32 or bfloat16.")] = "float32",
-    batch_size: int = typer.Option(16, help="Local: prompts per forward pass at most."),
+    device: str = typer.Option(
+        "auto", "--device", help="Local: auto (the GPU when there is one), cpu, cuda[:N], mps."
+    ),
+    dtype: Annotated[
+        DTypeChoice,
+        typer.Option(help="Local: auto (bfloat16 on a capable GPU), float32 or bfloat16."),
+    ] = "auto",
+    batch_size: int = typer.Option(
+        0, help="Local: prompts per forward pass at most (0 = 16 on CPU, 256 on a GPU)."
+    ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     template: TemplateOption = None,
@@ -94,6 +102,7 @@ def probe(
         _backend,
         _read,
         _whole_labels,
+        describe,
         exit_if_failed,
         template_protocol,
     )
@@ -132,10 +141,11 @@ def probe(
     backend, jid = _backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
-        judge_id=judge_id,
+        judge_id=judge_id, device=device,
         # whole-label scores (labels sharing a first token) need the prompt log-probs
         prompt_logprobs="echo" if _whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
+    typer.echo(describe(backend, jid))
     parts, recognition = [], []
     # before the store: bad options, pairs without texts, no pair with the judge's answers
     if edits:
@@ -154,7 +164,7 @@ def probe(
                 writer, wid = _backend(
                     rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
                     api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                    dtype=dtype, batch_size=batch_size, judge_id=None,
+                    dtype=dtype, batch_size=batch_size, judge_id=None, device=device,
                 )  # fmt: skip
                 rewrite = RunnerRewriter(
                     Runner(writer, store, judge=wid, retry=retry, progress=progress),

@@ -39,6 +39,9 @@ class Card:
     tokens_in_per_judgment: float | None
     tokens_out_per_judgment: float | None
     usd_per_1000_judgments: float | None
+    #: where a local model ran and in which precision ("cuda:0 bfloat16"; several
+    #: joined by " / " where runs differed); None for a server
+    hardware: str | None = None
 
     def line(self) -> str:
         toks = (
@@ -52,9 +55,10 @@ class Card:
             if self.usd_per_1000_judgments is not None
             else "no price given"
         )
+        where = f" on {self.hardware}" if self.hardware else ""
         return (
-            f"{self.judge}: {self.judgments_per_second:.2f} judgments/s over {self.judgments:,} "
-            f"computed; {toks}; {cost}"
+            f"{self.judge}: {self.judgments_per_second:.2f} judgments/s{where} over "
+            f"{self.judgments:,} computed; {toks}; {cost}"
         )
 
     def record(self) -> dict[str, object]:
@@ -65,6 +69,7 @@ class Card:
             "tokens in per judgment": self.tokens_in_per_judgment,
             "tokens out per judgment": self.tokens_out_per_judgment,
             "USD per 1,000 judgments": self.usd_per_1000_judgments,
+            "device and dtype": self.hardware,
         }
 
 
@@ -83,7 +88,9 @@ def cards(runs: pd.DataFrame, prices: Prices | None = None) -> list[Card]:
             pin, pout = prices[str(judge)]
             cost = 1000 * (tin * pin + tout * pout) / 1e6
         rate = n / seconds if seconds > 0 else math.nan
-        out.append(Card(str(judge), n, rate, tin, tout, cost))
+        places = g["hardware"].dropna() if "hardware" in g.columns else pd.Series(dtype=object)
+        hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
+        out.append(Card(str(judge), n, rate, tin, tout, cost, hardware))
     return out
 
 

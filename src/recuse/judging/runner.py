@@ -521,7 +521,11 @@ class Runner:
             # answered ones' tokens over judgments that cost none (and count it twice)
             answered = counts["ok"] + counts["unparsed"]
             self.store.put_run(
-                self.judge, judgments=answered, seconds=time.perf_counter() - ran, tokens=tokens
+                self.judge,
+                judgments=answered,
+                seconds=time.perf_counter() - ran,
+                tokens=tokens,
+                hardware=self.backend.hardware,
             )
         return RunSummary(
             total=len(tasks),

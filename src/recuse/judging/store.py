@@ -103,7 +103,8 @@ CREATE TABLE IF NOT EXISTS runs (
     seconds REAL NOT NULL,
     tokens_in INTEGER,
     tokens_out INTEGER,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    hardware TEXT
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -222,6 +223,7 @@ class Store:
                     conn.execute("PRAGMA synchronous=NORMAL")
                     _migrate(conn)
                     conn.executescript(_SCHEMA)
+                    _add_run_hardware(conn)
                     self._tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
                 except BaseException:
                     conn.close()
@@ -429,26 +431,37 @@ class Store:
         return df
 
     def put_run(
-        self, judge: str, *, judgments: int, seconds: float, tokens: tuple[int, int] | None
+        self,
+        judge: str,
+        *,
+        judgments: int,
+        seconds: float,
+        tokens: tuple[int, int] | None,
+        hardware: str = "",
     ) -> None:
         """What one run computed: judgments the backend answered (ok or unparsed; not
-        copies, not failed ones), the run's wall time, and the tokens in/out the backend
-        reported (None: not reported)."""
+        copies, not failed ones), the run's wall time, the tokens in/out the backend
+        reported (None: not reported) and where a local model ran (``"cuda:0
+        bfloat16"``; empty for a server)."""
         tin, tout = tokens if tokens is not None else (None, None)
         self._write(
-            "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(judge, judgments, seconds, tin, tout, time.time())],
+            "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at, "
+            "hardware) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(judge, judgments, seconds, tin, tout, time.time(), hardware or None)],
         )
 
     def runs(self) -> pd.DataFrame:
-        """Every recorded run: judge, judgments, seconds, tokens_in, tokens_out (an old
-        store without the table has none)."""
-        cols = ["judge", "judgments", "seconds", "tokens_in", "tokens_out"]
+        """Every recorded run, oldest first: judge, judgments, seconds, tokens_in,
+        tokens_out, hardware (an old store without the table has none; runs recorded
+        before the hardware was have none)."""
+        cols = ["judge", "judgments", "seconds", "tokens_in", "tokens_out", "hardware"]
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
             return pd.DataFrame(columns=cols)
-        return pd.DataFrame(self._rows(f"SELECT {', '.join(cols)} FROM runs"), columns=cols)
+        have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
+        picked = [c if c in have else f"NULL AS {c}" for c in cols]
+        rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
+        return pd.DataFrame(rows, columns=cols)
 
     def items(self, kind: Kind) -> dict[str, dict[str, Any]]:
         rows = self._rows("SELECT item_id, meta FROM items WHERE kind = ?", (kind,))
@@ -695,6 +708,14 @@ def _migrate(conn: sqlite3.Connection) -> None:
         + _JUDGMENTS
         + "; INSERT INTO judgments SELECT * FROM judgments_v1; DROP TABLE judgments_v1; COMMIT;"
     )
+
+
+def _add_run_hardware(conn: sqlite3.Connection) -> None:
+    """Stores written before runs recorded their device and dtype get the column."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
+    if "hardware" not in cols:
+        conn.execute("ALTER TABLE runs ADD COLUMN hardware TEXT")
+        conn.commit()
 
 
 def _json_default(v: object) -> object:

@@ -91,6 +91,9 @@ class Backend(abc.ABC):
     supports_prefix: bool = True
     #: whether ``continuation_logprobs`` can be answered (perplexity); when not, why
     continuation_refusal: str | None = None
+    #: where the model runs and in which precision (``"cuda:0 bfloat16"``) for a local
+    #: model; empty where the backend does not know (a server)
+    hardware: str = ""
 
     @property
     def perplexity_route(self) -> str:

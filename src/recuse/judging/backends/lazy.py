@@ -22,7 +22,9 @@ class LazyBackend(Backend):
     """Stands for the backend ``load()`` returns; calls ``load`` on first use.
 
     ``model_id``, ``revision`` and ``route`` (the loaded backend's perplexity route)
-    must be what the loaded backend will report, since they enter cache keys.
+    must be what the loaded backend will report, since they enter cache keys;
+    ``batch_size``, ``concurrency`` and ``hardware`` what the runner reads before the
+    first call (prompts per call, calls in flight, device and dtype for the card).
     """
 
     def __init__(
@@ -33,13 +35,16 @@ class LazyBackend(Backend):
         revision: str,
         batch_size: int,
         route: str,
+        concurrency: int = 1,
+        hardware: str = "",
     ) -> None:
         self._load = load
         self._backend: Backend | None = None
         self.model_id = model_id
         self.revision = revision
         self.batch_size = batch_size
-        self.concurrency = 1
+        self.concurrency = concurrency
+        self.hardware = hardware
         self.supports_prefix = True
         self._route = route
 

@@ -6,13 +6,30 @@ the positions that are read, so a batched answer equals a one-at-a-time answer u
 to float rounding. Prompts are sorted by length and cut into sub-batches under a
 token budget (length bucketing), so little compute goes into padding. Each finished
 sub-batch is reported (:func:`report_done`), so progress moves per forward pass.
+
+The model runs on a device (:func:`~recuse.judging.device.resolve_device`: the GPU
+when there is one) and the work around it is kept off the device's critical path:
+prompts are tokenized with one batch call of the fast tokenizer, padded in numpy
+and copied to the device once (from pinned memory, without blocking, on CUDA);
+the verdict tokens' ids are found once per tokenizer; on a GPU the next sub-batch
+is prepared on a worker thread while the current one runs, and only the numbers
+read (top-k and the selected tokens' log-probs, or the continuation tokens'
+log-probs) come back to the host. On a GPU the async methods compute in a worker
+thread with two calls in flight (one at a time on the device), so the runner's
+store writes and the next call's tokenization overlap the device's work; on the
+CPU they compute in the caller's thread, one call at a time, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -24,13 +41,42 @@ from recuse.judging.backends.base import (
     TokenFilter,
     report_done,
 )
+from recuse.judging.device import (
+    CPU_TOKEN_BUDGET,
+    DType,
+    DTypeChoice,
+    gpu_token_budget,
+    resolve_device,
+    resolve_dtype,
+)
 from recuse.judging.fingerprint import folder_fingerprint
 from recuse.judging.protocols import Prompt
 
 if TYPE_CHECKING:
     import torch
 
-DType = Literal["float32", "bfloat16"]
+__all__ = ["DType", "LocalBackend", "default_batch_size"]
+
+_B = TypeVar("_B")
+_P = TypeVar("_P")
+_H = TypeVar("_H")
+_R = TypeVar("_R")
+
+#: prompts per call on a GPU (the runner's batch; the token budget cuts it into
+#: forward passes): a few passes' worth, so the runner commits every few seconds
+GPU_BATCH_SIZE = 256
+#: prompts per call and per forward pass on the CPU
+CPU_BATCH_SIZE = 16
+#: floats of full-vocabulary logits computed at once (perplexity reads every
+#: response token: its logits are computed in slices of at most this many)
+_LOGIT_FLOATS_GPU = 1 << 28
+_LOGIT_FLOATS_CPU = 1 << 25
+
+
+def default_batch_size(device: str) -> int:
+    """Prompts per call: 16 on the CPU, 256 on a GPU (where the token budget, not
+    the count, sizes each forward pass)."""
+    return CPU_BATCH_SIZE if device == "cpu" else GPU_BATCH_SIZE
 
 
 def _torch() -> Any:
@@ -54,8 +100,39 @@ def _quiet_transformers() -> None:
     disable_progress_bars()
 
 
+@dataclass
+class _Vocab:
+    """What is computed once per tokenizer: every id's text, and the ids whose text
+    passes a filter (the verdict tokens)."""
+
+    texts: list[str]
+    selected: dict[TokenFilter, np.ndarray]
+
+
+_VOCABS: weakref.WeakKeyDictionary[Any, _Vocab] = weakref.WeakKeyDictionary()
+_VOCABS_LOCK = threading.Lock()
+
+
+def _vocab_of(tokenizer: Any) -> _Vocab:
+    with _VOCABS_LOCK:
+        found = _VOCABS.get(tokenizer)
+        if found is None:
+            n = len(tokenizer)
+            texts = list(tokenizer.batch_decode([[i] for i in range(n)]))
+            found = _VOCABS[tokenizer] = _Vocab(texts, {})
+        return found
+
+
 class LocalBackend(Backend):
-    """A causal LM and its tokenizer, both already loaded (see :meth:`load`)."""
+    """A causal LM and its tokenizer, both already loaded (see :meth:`load`).
+
+    ``batch_size`` is the prompts per call and per forward pass at most (default
+    :func:`default_batch_size` of the model's device); ``max_batch_tokens`` the
+    padded tokens per forward pass (default: 2,048 on the CPU, from the free memory
+    on a CUDA GPU, :func:`~recuse.judging.device.gpu_token_budget`); ``pipeline``
+    whether the next forward pass is prepared on a worker thread while one runs
+    (default: on a GPU only; the numbers are the same either way).
+    """
 
     ROUTE = "local"  # how it computes perplexities (enters perplexity keys)
 
@@ -66,34 +143,55 @@ class LocalBackend(Backend):
         *,
         model_id: str,
         revision: str = "",
-        batch_size: int = 16,
+        batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        pipeline: bool | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.model_id = model_id
         self.revision = revision
-        self.batch_size = batch_size
-        self.concurrency = 1
-        if max_batch_tokens is None:
-            # Padded tokens per forward pass. On CPU, batches past ~2k tokens run
-            # slower per token (activations leave the cache): SmolLM2 perplexity went
-            # from 685 to 406 tok/s between batches of 4 and 16 answers (~1k vs ~4k
-            # tokens) on a 2-core machine.
-            on_gpu = next(model.parameters()).device.type != "cpu"
-            max_batch_tokens = 16384 if on_gpu else 2048
-        self.max_batch_tokens = max_batch_tokens
+        param = next(model.parameters())
+        self.device: str = str(param.device)
+        self.dtype: str = str(param.dtype).removeprefix("torch.")
+        self.hardware = f"{self.device} {self.dtype}"  # for the run's first line and card
+        on_cpu = param.device.type == "cpu"
+        self.batch_size = batch_size or default_batch_size("cpu" if on_cpu else self.device)
+        self.concurrency = 1 if on_cpu else 2
+        self.pipeline = (not on_cpu) if pipeline is None else pipeline
+        self.max_batch_tokens = max_batch_tokens or self._token_budget()
         self.has_template = bool(getattr(tokenizer, "chat_template", None))
         config = model.config
         self.max_length = int(getattr(config, "max_position_embeddings", 0) or 1 << 30)
         self.softcap = getattr(config, "final_logit_softcapping", None)
-        self._vocab: list[str] | None = None
-        self._selected: dict[TokenFilter, np.ndarray] = {}
         pad = tokenizer.pad_token_id
         if pad is None:
             pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.pad_id = int(pad)
         self._tokens = (0, 0)  # read and produced so far, as a server's usage counts them
+        self._device_ids: dict[TokenFilter, Any] = {}  # selected ids, on the device
+        self._run_lock = threading.Lock()  # one call on the device at a time
+        self._tok_lock = threading.Lock()  # the tokenizer is not shared across threads
+
+    def _token_budget(self) -> int:
+        """Padded tokens per forward pass: 2,048 on the CPU, from free memory on CUDA."""
+        torch = _torch()
+        param = next(self.model.parameters())
+        if param.device.type == "cpu":
+            return CPU_TOKEN_BUDGET
+        if param.device.type != "cuda":
+            return 16384
+        free, _total = torch.cuda.mem_get_info(param.device)
+        config = self.model.config
+        text = getattr(config, "get_text_config", lambda: config)()
+        return gpu_token_budget(
+            free_bytes=int(free),
+            hidden_size=int(getattr(text, "hidden_size", 4096)),
+            num_layers=int(getattr(text, "num_hidden_layers", 32)),
+            vocab_size=int(getattr(text, "vocab_size", 32000)),
+            intermediate_size=getattr(text, "intermediate_size", None),
+            dtype_bytes=param.element_size(),
+        )
 
     def usage(self) -> tuple[int, int] | None:
         """Tokens read (prompts, prefix included) and produced (one per scored next
@@ -110,17 +208,22 @@ class LocalBackend(Backend):
         *,
         model_id: str,
         revision: str | None = None,
-        dtype: DType = "float32",
+        dtype: DTypeChoice = "auto",
+        device: str = "auto",
         **kwargs: Any,
     ) -> LocalBackend:
-        """Load a saved model folder (never a hub id: the path must exist).
+        """Load a saved model folder (never a hub id: the path must exist) onto
+        ``device`` (``auto``: the GPU when there is one, see
+        :func:`~recuse.judging.device.resolve_device`).
 
         ``revision`` (enters every cache key) defaults to the folder's fingerprint, a
         content hash of its config, weight and tokenizer files
         (:func:`~recuse.judging.fingerprint.folder_fingerprint`): other weights in the
-        same folder are never served the old weights' results. A ``dtype`` other than
-        float32 gives other numbers, so it is appended (``"<revision>+bfloat16"``):
-        stored results of one precision are never served to the other.
+        same folder are never served the old weights' results. ``dtype`` ``auto`` is
+        bfloat16 on a GPU that computes in it, else float32
+        (:func:`~recuse.judging.device.resolve_dtype`). A dtype other than float32
+        gives other numbers, so it is appended (``"<revision>+bfloat16"``): stored
+        results of one precision are never served to the other.
         """
         torch = _torch()
         try:
@@ -133,17 +236,20 @@ class LocalBackend(Backend):
                 f"{folder} is not a model folder (no config.json) — give a folder saved "
                 "with save_pretrained, or use the default judge"
             )
+        where = resolve_device(device)
+        precision = resolve_dtype(dtype, where)
         if revision is None:
             revision = folder_fingerprint(folder)
         _quiet_transformers()
-        torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+        torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
         tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(
             folder, dtype=torch_dtype, local_files_only=True
         )
-        if dtype != "float32":
-            revision = f"{revision}+{dtype}"
-        return cls(model, tok, model_id=model_id, revision=revision, **kwargs)
+        model = model.to(torch.device(where))
+        return cls(
+            model, tok, model_id=model_id, revision=stored_revision(revision, precision), **kwargs
+        )
 
     # --- text -> ids ---------------------------------------------------------------
 
@@ -159,23 +265,33 @@ class LocalBackend(Backend):
         return body + "\n\n" + prompt.prefix
 
     def encode(self, prompt: Prompt) -> list[int]:
-        ids = self.tokenizer(self.render(prompt), add_special_tokens=not self.has_template)
-        return list(ids["input_ids"])
+        return self.encode_many([prompt])[0]
+
+    def encode_many(self, prompts: Sequence[Prompt]) -> list[list[int]]:
+        """Token ids of each prompt, in one batch call of the (fast) tokenizer."""
+        return self._tokenize([self.render(p) for p in prompts], self.has_template)
+
+    def _tokenize(self, texts: list[str], template: bool) -> list[list[int]]:
+        if not texts:
+            return []
+        with self._tok_lock:
+            ids = self.tokenizer(texts, add_special_tokens=not template)["input_ids"]
+        return [list(x) for x in ids]
 
     def vocab(self) -> list[str]:
-        """Decoded text of every token id (computed once)."""
-        if self._vocab is None:
-            n = len(self.tokenizer)
-            self._vocab = list(self.tokenizer.batch_decode([[i] for i in range(n)]))
-        return self._vocab
+        """Decoded text of every token id (computed once per tokenizer)."""
+        return _vocab_of(self.tokenizer).texts
 
     def _select_ids(self, select: TokenFilter) -> np.ndarray:
-        if select not in self._selected:
-            vocab = self.vocab()
-            self._selected[select] = np.array(
-                [i for i, t in enumerate(vocab) if select(t)], dtype=np.int64
-            )
-        return self._selected[select]
+        """Ids whose text passes ``select`` (computed once per tokenizer and filter)."""
+        v = _vocab_of(self.tokenizer)
+        with _VOCABS_LOCK:
+            ids = v.selected.get(select)
+            if ids is None:
+                ids = v.selected[select] = np.array(
+                    [i for i, t in enumerate(v.texts) if select(t)], dtype=np.int64
+                )
+        return ids
 
     # --- batched forward -----------------------------------------------------------
 
@@ -197,28 +313,103 @@ class LocalBackend(Backend):
             batches.append(current)
         return batches
 
+    def _pad(self, seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Right-padded ids and attention mask (int64), built in numpy."""
+        lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+        width = int(lengths.max())
+        ids = np.full((len(seqs), width), self.pad_id, dtype=np.int64)
+        for r, s in enumerate(seqs):
+            ids[r, : len(s)] = s
+        mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
+        return ids, mask
+
+    def _to_device(self, *arrays: np.ndarray) -> list[torch.Tensor]:
+        """Host arrays as device tensors: one copy each (pinned, non-blocking on CUDA)."""
+        torch = _torch()
+        cuda = self.device.startswith("cuda")
+        out = []
+        for a in arrays:
+            t = torch.from_numpy(np.ascontiguousarray(a))
+            if cuda:
+                t = t.pin_memory().to(self.device, non_blocking=True)
+            elif self.device != "cpu":
+                t = t.to(self.device)
+            out.append(t)
+        return out
+
+    def _to_host(self, *tensors: torch.Tensor) -> Callable[[], list[np.ndarray]]:
+        """Start copying ``tensors`` to the host; the returned call waits and gives them."""
+        torch = _torch()
+        if not self.device.startswith("cuda"):
+            host = [t.cpu() for t in tensors]
+            return lambda: [t.numpy() for t in host]
+        pinned = [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in tensors]
+        for p, t in zip(pinned, tensors, strict=True):
+            p.copy_(t, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record()
+
+        def wait() -> list[np.ndarray]:
+            done.synchronize()
+            return [p.numpy() for p in pinned]
+
+        return wait
+
+    def _pipelined(
+        self,
+        batches: Sequence[_B],
+        prepare: Callable[[_B], _P],
+        launch: Callable[[_P], _H],
+        finish: Callable[[_B, _H], None],
+    ) -> None:
+        """``finish(b, launch(prepare(b)))`` for every batch, in order. Pipelined: batch
+        k+1 is prepared on a worker thread while k runs, and k is finished (waiting
+        for its numbers) only after k+1 was launched, so the device never waits on
+        the host's padding or bookkeeping."""
+        if not batches:
+            return
+        torch = _torch()
+        with self._run_lock, torch.inference_mode():
+            if not self.pipeline:
+                for b in batches:
+                    finish(b, launch(prepare(b)))
+                return
+            with ThreadPoolExecutor(1, thread_name_prefix="recuse-prep") as pool:
+                ahead = pool.submit(prepare, batches[0])
+                previous: tuple[_B, _H] | None = None
+                for k, b in enumerate(batches):
+                    ready = ahead.result()
+                    if k + 1 < len(batches):
+                        ahead = pool.submit(prepare, batches[k + 1])
+                    handle = launch(ready)
+                    if previous is not None:
+                        finish(*previous)
+                    previous = (b, handle)
+                assert previous is not None
+                finish(*previous)
+
+    def _hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+
+    def _logp(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Full-vocabulary log-softmax (float32) of hidden states (rows)."""
+        torch = _torch()
+        logits = self.model.get_output_embeddings()(hidden).float()
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return torch.log_softmax(logits, dim=-1)
+
     def _log_probs_at(
         self, seqs: Sequence[Sequence[int]], positions: Sequence[Sequence[int]]
     ) -> list[torch.Tensor]:
         """Log-softmax (float32, full vocabulary) at ``positions[i]`` of ``seqs[i]``."""
         torch = _torch()
-        width = max(len(s) for s in seqs)
-        device = next(self.model.parameters()).device
-        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        for r, s in enumerate(seqs):
-            ids[r, : len(s)] = torch.tensor(s, dtype=torch.long)
-            mask[r, : len(s)] = 1
+        ids, mask = self._to_device(*self._pad(seqs))
         with torch.inference_mode():
-            hidden = self.model.base_model(
-                input_ids=ids.to(device), attention_mask=mask.to(device)
-            ).last_hidden_state
-            rows = torch.tensor([r for r, p in enumerate(positions) for _ in p], device=device)
-            cols = torch.tensor([c for p in positions for c in p], device=device)
-            logits = self.model.get_output_embeddings()(hidden[rows, cols]).float()
-            if self.softcap:
-                logits = torch.tanh(logits / self.softcap) * self.softcap
-            logp = torch.log_softmax(logits, dim=-1).cpu()
+            hidden = self._hidden(ids, mask)
+            rows = torch.tensor([r for r, p in enumerate(positions) for _ in p], device=ids.device)
+            cols = torch.tensor([c for p in positions for c in p], device=ids.device)
+            logp = self._logp(hidden[rows, cols]).cpu()
         out, start = [], 0
         for p in positions:
             out.append(logp[start : start + len(p)])
@@ -235,8 +426,8 @@ class LocalBackend(Backend):
     def next_token_logprobs_sync(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
     ) -> list[dict[str, float] | Failure]:
-        torch = _torch()
-        seqs = [self.encode(p) for p in prompts]
+        th = _torch()
+        seqs = self.encode_many(prompts)
         out: list[dict[str, float] | Failure] = [Failure("not run")] * len(seqs)
         ok = []
         for i, s in enumerate(seqs):
@@ -247,14 +438,41 @@ class LocalBackend(Backend):
                 ok.append(i)
         vocab = self.vocab()
         extra = self._select_ids(select) if select is not None else np.zeros(0, dtype=np.int64)
-        for batch in self._buckets([len(seqs[i]) for i in ok]):
-            idx = [ok[b] for b in batch]
-            rows = self._log_probs_at([seqs[i] for i in idx], [[len(seqs[i]) - 1] for i in idx])
-            for i, lp in zip(idx, rows, strict=True):
-                row = lp[0]
-                top = torch.topk(row, min(top_k, row.shape[0])).indices.numpy() if top_k else []
-                ids = np.union1d(np.asarray(top, dtype=np.int64), extra)
-                values = row[torch.from_numpy(ids)].numpy().astype(np.float64)
+        if select is not None and select not in self._device_ids:
+            self._device_ids[select] = self._to_device(extra)[0]
+        extra_dev = self._device_ids.get(select) if select is not None else None
+        k = min(top_k, len(vocab)) if top_k else 0
+
+        def prepare(idx: list[int]) -> list[torch.Tensor]:
+            ids, mask = self._pad([seqs[i] for i in idx])
+            last = np.array([len(seqs[i]) - 1 for i in idx], dtype=np.int64)
+            return self._to_device(ids, mask, last)
+
+        def launch(ready: list[torch.Tensor]) -> Callable[[], list[np.ndarray]]:
+            ids, mask, last = ready
+            hidden = self._hidden(ids, mask)
+            logp = self._logp(hidden[th.arange(len(last), device=ids.device), last])
+            parts = []
+            if k:
+                top = th.topk(logp, k)
+                parts += [top.indices, top.values]
+            if extra_dev is not None and len(extra):
+                parts.append(logp[:, extra_dev])
+            return self._to_host(*parts)
+
+        def finish(idx: list[int], wait: Callable[[], list[np.ndarray]]) -> None:
+            parts = wait()
+            top_ids, top_vals = (parts[0], parts[1]) if k else (None, None)
+            sel_vals = parts[-1] if extra_dev is not None and len(extra) else None
+            for r, i in enumerate(idx):
+                if top_ids is not None and top_vals is not None:
+                    ids = np.union1d(top_ids[r], extra)
+                    values = np.empty(len(ids), dtype=np.float64)
+                    values[np.searchsorted(ids, top_ids[r])] = top_vals[r]
+                else:
+                    ids, values = extra, np.empty(len(extra), dtype=np.float64)
+                if sel_vals is not None:
+                    values[np.searchsorted(ids, extra)] = sel_vals[r]
                 dist: dict[str, float] = {}
                 for tid, v in zip(ids.tolist(), values.tolist(), strict=True):
                     text = vocab[tid] if tid < len(vocab) else f"<id {tid}>"
@@ -262,15 +480,17 @@ class LocalBackend(Backend):
                 out[i] = dist
             self._count(sum(len(seqs[i]) for i in idx), len(idx))
             report_done(len(idx))
+
+        batches = [[ok[b] for b in batch] for batch in self._buckets([len(seqs[i]) for i in ok])]
+        self._pipelined(batches, prepare, launch, finish)
         return out
 
     def continuation_logprobs_sync(
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
-        heads = [self.encode(p) for p in prompts]
-        tails = [
-            list(self.tokenizer(c, add_special_tokens=False)["input_ids"]) for c in continuations
-        ]
+        th = _torch()
+        heads = self.encode_many(prompts)
+        tails = self._tokenize(list(continuations), True)
         out: list[np.ndarray | Failure] = [Failure("not run")] * len(heads)
         ok = []
         for i, (h, t) in enumerate(zip(heads, tails, strict=True)):
@@ -281,15 +501,41 @@ class LocalBackend(Backend):
                 out[i] = np.zeros(0)
             else:
                 ok.append(i)
-        for batch in self._buckets([len(heads[i]) + len(tails[i]) for i in ok]):
-            idx = [ok[b] for b in batch]
-            seqs = [heads[i] + tails[i] for i in idx]
-            pos = [list(range(len(heads[i]) - 1, len(seqs[k]) - 1)) for k, i in enumerate(idx)]
-            rows = self._log_probs_at(seqs, pos)
-            for i, lp in zip(idx, rows, strict=True):
-                tail = _torch().tensor(tails[i], dtype=_torch().long)
-                out[i] = lp.gather(1, tail[:, None])[:, 0].numpy().astype(np.float64)
+        vocab_size = len(self.vocab())
+        floats = _LOGIT_FLOATS_CPU if self.device == "cpu" else _LOGIT_FLOATS_GPU
+        chunk = max(1, floats // max(1, vocab_size))
+
+        def prepare(idx: list[int]) -> list[torch.Tensor]:
+            ids, mask = self._pad([heads[i] + tails[i] for i in idx])
+            rows = np.concatenate([np.full(len(tails[i]), r) for r, i in enumerate(idx)])
+            cols = np.concatenate(
+                [np.arange(len(heads[i]) - 1, len(heads[i]) + len(tails[i]) - 1) for i in idx]
+            )
+            targets = np.concatenate([np.asarray(tails[i], dtype=np.int64) for i in idx])
+            return self._to_device(ids, mask, rows, cols, targets)
+
+        def launch(ready: list[torch.Tensor]) -> Callable[[], list[np.ndarray]]:
+            ids, mask, rows, cols, targets = ready
+            hidden = self._hidden(ids, mask)
+            picked = []
+            for start in range(0, len(rows), chunk):
+                sl = slice(start, start + chunk)
+                logp = self._logp(hidden[rows[sl], cols[sl]])
+                picked.append(logp.gather(1, targets[sl, None])[:, 0])
+            return self._to_host(th.cat(picked))
+
+        def finish(idx: list[int], wait: Callable[[], list[np.ndarray]]) -> None:
+            (values,) = wait()
+            start = 0
+            for i in idx:
+                n = len(tails[i])
+                out[i] = values[start : start + n].astype(np.float64)
+                start += n
             report_done(len(idx))
+
+        lengths = [len(heads[i]) + len(tails[i]) for i in ok]
+        batches = [[ok[b] for b in batch] for batch in self._buckets(lengths)]
+        self._pipelined(batches, prepare, launch, finish)
         return out
 
     def generate_sync(
@@ -301,7 +547,7 @@ class LocalBackend(Backend):
         top_k: int = 0,
     ) -> list[Generation | Failure]:
         torch = _torch()
-        seqs = [self.encode(p) for p in prompts]
+        seqs = self.encode_many(prompts)
         out: list[Generation | Failure] = [Failure("not run")] * len(seqs)
         ok = []
         for i, s in enumerate(seqs):
@@ -310,23 +556,26 @@ class LocalBackend(Backend):
                 out[i] = bad
             else:
                 ok.append(i)
-        device = next(self.model.parameters()).device
         eos = self.tokenizer.eos_token_id
         for batch in self._buckets([len(seqs[i]) + max_new_tokens for i in ok]):
             idx = [ok[b] for b in batch]
-            width = max(len(seqs[i]) for i in idx)
-            ids = torch.full((len(idx), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(idx), width), dtype=torch.long)
-            for r, i in enumerate(idx):  # left padding for generation
-                ids[r, width - len(seqs[i]) :] = torch.tensor(seqs[i])
-                mask[r, width - len(seqs[i]) :] = 1
+            # left padding for generation: the right-padded arrays, each row rolled
+            right_ids, right_mask = self._pad([seqs[i] for i in idx])
+            width = right_ids.shape[1]
+            ids_np = np.empty_like(right_ids)
+            mask_np = np.empty_like(right_mask)
+            for r, i in enumerate(idx):
+                shift = width - len(seqs[i])
+                ids_np[r] = np.roll(right_ids[r], shift)
+                mask_np[r] = np.roll(right_mask[r], shift)
+            ids, mask = self._to_device(ids_np, mask_np)
             kwargs: dict[str, Any] = {}
             if stop:
                 kwargs.update(stop_strings=list(stop), tokenizer=self.tokenizer)
-            with torch.inference_mode():
+            with self._run_lock, torch.inference_mode():
                 result = self.model.generate(
-                    input_ids=ids.to(device),
-                    attention_mask=mask.to(device),
+                    input_ids=ids,
+                    attention_mask=mask,
                     max_new_tokens=max_new_tokens,
                     do_sample=False,
                     pad_token_id=self.pad_id,
@@ -374,12 +623,20 @@ class LocalBackend(Backend):
             finish_reason=finish,
         )
 
-    # --- async interface (compute stays in this thread; concurrency is 1) -----------
+    # --- async interface -------------------------------------------------------------
+
+    async def _call(self, fn: Callable[..., _R], /, *args: Any, **kwargs: Any) -> _R:
+        """``fn`` in a worker thread where calls overlap (a GPU: the event loop writes
+        the store and the next call tokenizes meanwhile), else here, as on the CPU,
+        where torch's own threads already use every core."""
+        if self.concurrency > 1 or self.pipeline:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
 
     async def next_token_logprobs(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
     ) -> list[dict[str, float] | Failure]:
-        return self.next_token_logprobs_sync(prompts, top_k=top_k, select=select)
+        return await self._call(self.next_token_logprobs_sync, prompts, top_k=top_k, select=select)
 
     @property
     def perplexity_route(self) -> str:
@@ -388,7 +645,7 @@ class LocalBackend(Backend):
     async def continuation_logprobs(
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
-        return self.continuation_logprobs_sync(prompts, continuations)
+        return await self._call(self.continuation_logprobs_sync, prompts, continuations)
 
     async def generate(
         self,
@@ -398,4 +655,12 @@ class LocalBackend(Backend):
         stop: Sequence[str] = (),
         top_k: int = 0,
     ) -> list[Generation | Failure]:
-        return self.generate_sync(prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k)
+        return await self._call(
+            self.generate_sync, prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k
+        )
+
+
+def stored_revision(revision: str, dtype: str) -> str:
+    """The revision that enters cache keys: ``revision``, with ``+<dtype>`` appended for
+    a precision other than float32 (other numbers, never served to each other)."""
+    return revision if dtype == "float32" else f"{revision}+{dtype}"

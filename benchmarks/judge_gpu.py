@@ -1,0 +1,296 @@
+"""Direct-mode judging at the hardware's limit: our pipeline against a bare forward pass,
+on random weights in real model shapes (no download), with the embedded judge's
+tokenizer and MT-Bench pairs in both orders.
+
+    python benchmarks/judge_gpu.py                     # 135M, 1.7B and 7B shapes
+    python benchmarks/judge_gpu.py --tiny --pairs 16   # a tiny shape, runs on a CPU
+    python benchmarks/judge_gpu.py --save-assets build/gpu-check   # tokenizer + data, for
+                                                       # a machine without either
+
+Shapes: SmolLM2-135M's config (576 hidden, 30 layers, 9 heads / 3 KV heads, tied
+embeddings), a 1.7B Llama shape (SmolLM2-1.7B: 2048 hidden, 24 layers, 8192 MLP) and
+a 7B Llama shape (Llama-2-7B: 4096 hidden, 32 layers, 11008 MLP); every vocabulary is
+the tokenizer's (49,152 for SmolLM2's), so the 7B shape has 6.6B parameters.
+
+Per shape it prints, in prompt tokens per second (the same total for every line):
+
+* ours: ``Runner.pairwise`` in direct mode over every pair in both orders, exactly as
+  ``recuse judge`` runs it (render, batch tokenization, length buckets under the
+  device's token budget, forward, log-probs at the verdict position, Eq. 3, SQLite).
+* bare, same budget: the same token sequences in the backend's own length buckets
+  (batch size and token budget), padded and copied to the device before the clock
+  starts, one ``model.base_model`` call per batch and the LM head at the last position
+  of each row; nothing else.
+* bare, best budget: the same over a sweep of token budgets (``--sweep``), the best.
+* ratios ours / bare (same budget, best budget) and MFU: achieved FLOP/s over the
+  peak, with 2 x N FLOPs per prompt token, N the parameters of the transformer blocks
+  (embeddings and the LM head, which runs at one position per prompt, left out;
+  attention's own FLOPs not counted). ``--peak-tflops`` is the device's dense bf16
+  peak: default 989 (H100 SXM and H200 datasheets); pass your device's.
+* the device and dtype the CLI (``recuse judge``) picks with no flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from recuse.judging import PairwiseProtocol, Runner, Store
+from recuse.judging.backends.local import LocalBackend
+from recuse.judging.device import resolve_device, resolve_dtype
+from recuse.judging.protocols import Pair
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "mt_bench"
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "135m": dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+                 num_attention_heads=9, num_key_value_heads=3, tie_word_embeddings=True,
+                 rope_theta=100000.0),
+    "1.7b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=24,
+                 num_attention_heads=32, num_key_value_heads=32, tie_word_embeddings=True,
+                 rope_theta=130000.0),
+    "7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+               num_attention_heads=32, num_key_value_heads=32, tie_word_embeddings=False,
+               rope_theta=10000.0),
+    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
+                 rope_theta=10000.0),
+}  # fmt: skip
+
+
+def mt_bench_pairs(data: Path, n: int) -> list[Pair]:
+    """Turn-1 MT-Bench answers of every two models (15 model pairs x 80 questions)."""
+    with open(data / "question.jsonl", encoding="utf-8") as f:
+        questions = {q["question_id"]: q["turns"][0] for q in map(json.loads, f)}
+    answers: dict[str, dict[int, str]] = {}
+    for path in sorted((data / "model_answer").glob("*.jsonl")):
+        with open(path, encoding="utf-8") as f:
+            answers[path.stem] = {
+                r["question_id"]: r["choices"][0]["turns"][0] for r in map(json.loads, f)
+            }
+    out = []
+    for a, b in itertools.combinations(sorted(answers), 2):
+        for qid, q in questions.items():
+            if qid in answers[a] and qid in answers[b]:
+                out.append(Pair(f"{qid}:{a}:{b}", q, answers[a][qid], answers[b][qid]))
+    return out[:n] if n else out
+
+
+def load_tokenizer(folder: Path | None) -> Any:
+    from transformers import AutoTokenizer
+
+    if folder is None:
+        from recuse.judging.models import default_judge
+
+        folder = default_judge().path
+    return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+
+
+def save_assets(out: Path) -> None:
+    """The embedded judge's tokenizer and the MT-Bench files, for a machine without them."""
+    tok = load_tokenizer(None)
+    tok.save_pretrained(out / "tokenizer")
+    if (out / "mt_bench").exists():
+        shutil.rmtree(out / "mt_bench")
+    shutil.copytree(DATA, out / "mt_bench", ignore=shutil.ignore_patterns("reference_answer"))
+    print(f"wrote {out / 'tokenizer'} and {out / 'mt_bench'}")
+
+
+def build_model(shape: str, tok: Any, device: str, dtype: torch.dtype) -> Any:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        max_position_embeddings=8192,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        **SHAPES[shape],
+    )
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = LlamaForCausalLM(config).to(dtype)
+    return model.eval()
+
+
+def block_params(model: Any) -> int:
+    return sum(p.numel() for p in model.model.layers.parameters())
+
+
+@dataclass
+class Bare:
+    budget: int
+    seconds: float
+    batches: int
+
+
+def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare:
+    """The backend's length buckets at ``budget``, padded and on the device up front;
+    timed: one base-model call per batch and the LM head at each row's last token."""
+    saved = backend.max_batch_tokens, backend.batch_size
+    backend.max_batch_tokens, backend.batch_size = budget, 1 << 20
+    try:
+        batches = [[seqs[i] for i in b] for b in backend._buckets([len(s) for s in seqs])]
+    finally:
+        backend.max_batch_tokens, backend.batch_size = saved
+    ready = []
+    for batch in batches:
+        ids, mask = backend._pad(batch)
+        last = torch.tensor([len(s) - 1 for s in batch])
+        ready.append(
+            [t.to(backend.device) for t in (torch.from_numpy(ids), torch.from_numpy(mask), last)]
+        )
+    head = backend.model.get_output_embeddings()
+    sync = torch.cuda.synchronize if backend.device.startswith("cuda") else (lambda: None)
+    with torch.inference_mode():
+        ids, mask, last = ready[0]  # warm-up
+        backend.model.base_model(input_ids=ids, attention_mask=mask)
+        sync()
+        t0 = time.perf_counter()
+        for ids, mask, last in ready:
+            hidden = backend.model.base_model(input_ids=ids, attention_mask=mask)
+            head(hidden.last_hidden_state[torch.arange(len(last), device=ids.device), last])
+        sync()
+    return Bare(budget, time.perf_counter() - t0, len(batches))
+
+
+def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair]) -> None:
+    device = resolve_device(args.device)
+    dtype_name = resolve_dtype(args.dtype, device)
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype_name]
+    t0 = time.perf_counter()
+    model = build_model(shape, tok, device, dtype)
+    n_block = block_params(model)
+    n_all = sum(p.numel() for p in model.parameters())
+    backend = LocalBackend(
+        model,
+        tok,
+        model_id=f"random-{shape}",
+        revision="bench",
+        max_batch_tokens=args.max_batch_tokens or None,
+    )
+    print(
+        f"\n== {shape}: {n_all / 1e9:.3f}B parameters ({n_block / 1e9:.3f}B in blocks), "
+        f"{backend.hardware}, built in {time.perf_counter() - t0:.1f} s; token budget "
+        f"{backend.max_batch_tokens}, {backend.batch_size} prompts per call, "
+        f"{backend.concurrency} call(s) in flight, pipelined {backend.pipeline}"
+    )
+
+    proto = PairwiseProtocol(mode="direct")
+    prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
+    seqs = backend.encode_many(prompts)
+    tokens = sum(len(s) for s in seqs)
+    print(f"{len(prompts)} prompts, {tokens:,} tokens (mean {tokens / len(prompts):.0f})")
+
+    backend.next_token_logprobs_sync(prompts[:8])  # warm-up: kernels, allocator, vocab
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
+        ours = time.perf_counter() - t
+    assert summary.ok + summary.unparsed == len(prompts), summary.line()
+
+    same = bare_pass(backend, seqs, backend.max_batch_tokens)
+    sweep = [bare_pass(backend, seqs, b) for b in args.sweep]
+    best = min([same, *sweep], key=lambda b: b.seconds)
+
+    def rate(seconds: float) -> float:
+        return tokens / seconds
+
+    def mfu(seconds: float) -> float:
+        return 2 * n_block * rate(seconds) / (args.peak_tflops * 1e12)
+
+    print(
+        f"ours                     : {rate(ours):10,.0f} tok/s ({ours:.2f} s, "
+        f"{len(prompts) / ours:.1f} judgments/s) MFU {mfu(ours):.1%}"
+    )
+    print(f"  {summary.line()}")
+    print(
+        f"bare, same budget {same.budget:6d}: {rate(same.seconds):10,.0f} tok/s "
+        f"({same.seconds:.2f} s, {same.batches} batches) MFU {mfu(same.seconds):.1%}"
+    )
+    for b in sweep:
+        print(
+            f"bare, budget {b.budget:11d}: {rate(b.seconds):10,.0f} tok/s ({b.seconds:.2f} s, "
+            f"{b.batches} batches)"
+        )
+    print(
+        f"bare, best budget {best.budget:6d}: {rate(best.seconds):10,.0f} tok/s "
+        f"MFU {mfu(best.seconds):.1%}"
+    )
+    print(
+        f"ratio ours / bare same budget: {same.seconds / ours:.2f}; ours / bare best "
+        f"budget: {best.seconds / ours:.2f} (target >= 0.90)"
+    )
+    del backend, model
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shapes", default="135m,1.7b,7b", help="comma-separated: 135m,1.7b,7b")
+    ap.add_argument("--tiny", action="store_true", help="one tiny shape (runs on a CPU)")
+    ap.add_argument("--pairs", type=int, default=400, help="MT-Bench pairs (0 = all 1,200)")
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--dtype", default="auto")
+    ap.add_argument("--max-batch-tokens", type=int, default=0, help="0 = the device's budget")
+    ap.add_argument(
+        "--sweep", default="16384,32768,65536,131072", help="bare-pass token budgets to try"
+    )
+    ap.add_argument(
+        "--peak-tflops",
+        type=float,
+        default=989.0,
+        help="dense bf16 peak of the device, TFLOP/s (989: H100 SXM / H200)",
+    )
+    ap.add_argument(
+        "--tokenizer",
+        type=Path,
+        default=None,
+        help="tokenizer folder (default: the embedded judge's)",
+    )
+    ap.add_argument("--data", type=Path, default=DATA, help="MT-Bench folder")
+    ap.add_argument(
+        "--save-assets",
+        type=Path,
+        default=None,
+        help="write the tokenizer and MT-Bench files to this folder and stop",
+    )
+    args = ap.parse_args()
+    if args.save_assets:
+        save_assets(args.save_assets)
+        return
+    args.sweep = [int(x) for x in args.sweep.split(",") if x]
+    shapes = ["tiny"] if args.tiny else [s.strip() for s in args.shapes.split(",")]
+    if args.tiny and args.sweep == [16384, 32768, 65536, 131072]:
+        args.sweep = [1024, 4096]
+    where = resolve_device("auto")
+    print(
+        f"recuse judge with no flag runs on {where} in {resolve_dtype('auto', where)}; "
+        f"torch {torch.__version__}"
+        + (f", {torch.cuda.get_device_name(0)}" if where.startswith("cuda") else "")
+    )
+    print(
+        f"MFU: 2 x block parameters FLOPs per prompt token over a peak of "
+        f"{args.peak_tflops:g} TFLOP/s (--peak-tflops)"
+    )
+    tok = load_tokenizer(args.tokenizer)
+    pairs = mt_bench_pairs(args.data, args.pairs)
+    for shape in shapes:
+        run_shape(shape, args, tok, pairs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""Device and precision of a local judge: the choice (mocked availability), the CPU path
+for real, the pipelined backend against the serial one, and (where a CUDA GPU is
+present) the GPU path."""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judging.helpers import read_mt_bench_pairs
+from recuse.cli import main
+from recuse.errors import ConfigError
+from recuse.judging import device as device_mod
+from recuse.judging.device import gpu_token_budget, resolve_device, resolve_dtype
+from recuse.judging.fingerprint import folder_fingerprint
+from recuse.judging.protocols import Pair, PairwiseProtocol, Prompt, is_verdict_token
+
+torch = pytest.importorskip("torch")
+
+from recuse.judging.backends.local import LocalBackend  # noqa: E402
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def _fake_torch(*, gpus: int = 0, mps: bool = False, capability: int = 9) -> Any:
+    return types.SimpleNamespace(
+        __version__="2.x",
+        cuda=types.SimpleNamespace(
+            is_available=lambda: gpus > 0,
+            device_count=lambda: gpus,
+            get_device_capability=lambda d=None: (capability, 0),
+        ),
+        backends=types.SimpleNamespace(mps=types.SimpleNamespace(is_available=lambda: mps)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("gpus", "mps", "spec", "want"),
+    [
+        (0, False, "auto", "cpu"),
+        (1, False, "auto", "cuda:0"),
+        (2, True, "auto", "cuda:0"),  # CUDA before MPS
+        (0, True, "auto", "mps"),
+        (2, False, "cuda", "cuda:0"),
+        (2, False, "cuda:1", "cuda:1"),
+        (2, False, "CPU", "cpu"),
+        (0, True, "mps", "mps"),
+    ],
+)
+def test_device_choice(
+    monkeypatch: pytest.MonkeyPatch, gpus: int, mps: bool, spec: str, want: str
+) -> None:
+    monkeypatch.setattr(device_mod, "_torch", lambda: _fake_torch(gpus=gpus, mps=mps))
+    assert resolve_device(spec) == want
+
+
+@pytest.mark.parametrize(
+    ("gpus", "mps", "spec", "words"),
+    [
+        (0, False, "cuda", "sees no CUDA GPU"),
+        (2, False, "cuda:2", "numbered 0 to 1"),
+        (0, False, "mps", "no Apple GPU"),
+        (1, False, "tpu", "must be auto, cpu"),
+        (1, False, "cuda:x", "must be auto, cpu"),
+    ],
+)
+def test_a_device_torch_cannot_use_is_refused(
+    monkeypatch: pytest.MonkeyPatch, gpus: int, mps: bool, spec: str, words: str
+) -> None:
+    monkeypatch.setattr(device_mod, "_torch", lambda: _fake_torch(gpus=gpus, mps=mps))
+    with pytest.raises(ConfigError, match=words):
+        resolve_device(spec)
+
+
+@pytest.mark.parametrize(
+    ("capability", "where", "spec", "want"),
+    [
+        (9, "cuda:0", "auto", "bfloat16"),  # H100 / H200
+        (8, "cuda:1", "auto", "bfloat16"),  # A100
+        (7, "cuda:0", "auto", "float32"),  # V100: no native bfloat16
+        (9, "cpu", "auto", "float32"),
+        (9, "mps", "auto", "float32"),
+        (9, "cpu", "bfloat16", "bfloat16"),  # asked for: taken as given
+        (9, "cuda:0", "float32", "float32"),
+    ],
+)
+def test_dtype_choice(
+    monkeypatch: pytest.MonkeyPatch, capability: int, where: str, spec: str, want: str
+) -> None:
+    monkeypatch.setattr(device_mod, "_torch", lambda: _fake_torch(gpus=2, capability=capability))
+    assert resolve_dtype(spec, where) == want
+
+
+def test_gpu_token_budget_by_hand() -> None:
+    # per token: 2 * 1024 * (8 + 2 * 4096 / 1024) + 4 * 32000 / 8 + 2 * 1024 * 16 / 16
+    #          = 32768 + 16000 + 2048 = 50816 bytes; half of 2 GiB / 50816 = 21131
+    budget = gpu_token_budget(
+        free_bytes=2 << 30, hidden_size=1024, num_layers=16, vocab_size=32000,
+        intermediate_size=4096,
+    )  # fmt: skip
+    assert budget == 21131 // 1024 * 1024 == 20480
+    assert gpu_token_budget(free_bytes=1 << 20, hidden_size=4096, num_layers=32,
+                            vocab_size=128256) == 4096  # fmt: skip
+    assert gpu_token_budget(free_bytes=1 << 40, hidden_size=576, num_layers=30,
+                            vocab_size=49152) == 65536  # fmt: skip
+
+
+def test_cpu_load_reports_device_dtype_and_keeps_dtype_in_the_revision(
+    tiny_model_dir: Path,
+) -> None:
+    fp = folder_fingerprint(tiny_model_dir)
+    b = LocalBackend.load(tiny_model_dir, model_id="tiny", device="cpu")
+    assert (b.device, b.dtype, b.hardware) == ("cpu", "float32", "cpu float32")
+    assert b.revision == fp and b.max_batch_tokens == 2048 and b.batch_size == 16
+    assert b.concurrency == 1 and not b.pipeline
+    half = LocalBackend.load(tiny_model_dir, model_id="tiny", device="cpu", dtype="bfloat16")
+    assert half.revision == fp + "+bfloat16" and half.hardware == "cpu bfloat16"
+
+
+PAIRS = [
+    Pair("p1", "What is two plus two?", "It is four.", "Five, surely."),
+    Pair("p2", "Name a fox.", "The quick brown fox jumps over the lazy dog " * 6, "Fox."),
+    Pair("p3", "Which is better?", "A", "B is better than A because it is careful and fair."),
+    Pair("p4", "Say hi.", "hi " * 20, "Hello there, friend."),
+]
+
+
+def _prompts() -> list[Prompt]:
+    proto = PairwiseProtocol(mode="direct")
+    return [proto.prompt(p, o) for p in PAIRS for o in ("first", "second")]
+
+
+def _compare(a: LocalBackend, b: LocalBackend, *, atol: float = 1e-5) -> None:
+    prompts = _prompts()
+    da = asyncio.run(a.next_token_logprobs(prompts, top_k=7, select=is_verdict_token))
+    db = asyncio.run(b.next_token_logprobs(prompts, top_k=7, select=is_verdict_token))
+    for x, y in zip(da, db, strict=True):
+        assert isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys()
+        np.testing.assert_allclose([x[k] for k in x], [y[k] for k in x], atol=atol)
+    texts = [p.response_a for p in PAIRS] * 2
+    ca = asyncio.run(a.continuation_logprobs(prompts, texts))
+    cb = asyncio.run(b.continuation_logprobs(prompts, texts))
+    for x, y in zip(ca, cb, strict=True):
+        assert isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and len(x) == len(y) > 0
+        np.testing.assert_allclose(x, y, atol=atol)
+
+
+def test_pipelined_backend_gives_the_serial_numbers(tiny_model_dir: Path) -> None:
+    serial = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=False)
+    lengths = [len(serial.encode(p)) for p in _prompts()]
+    budget = 2 * max(lengths)  # two prompts per forward pass: several passes in flight
+    piped = LocalBackend(serial.model, serial.tokenizer, model_id="t", pipeline=True,
+                         max_batch_tokens=budget)  # fmt: skip
+    serial.max_batch_tokens = budget
+    assert len(piped._buckets(lengths)) >= 4
+    _compare(piped, serial)
+    # and both against one prompt per pass (no padding at all)
+    one = LocalBackend(serial.model, serial.tokenizer, model_id="t", batch_size=1)
+    _compare(piped, one)
+
+
+def test_two_calls_in_flight_judge_as_one_at_a_time(
+    tiny_model_dir: Path, tmp_path: Path, shared_data: Path
+) -> None:
+    from recuse.judging import Runner, Store
+
+    pairs = pd.DataFrame(read_mt_bench_pairs(shared_data, "gpt-4", "alpaca-13b", 6))
+    serial = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", batch_size=3)
+    piped = LocalBackend(serial.model, serial.tokenizer, model_id="t", batch_size=3,
+                         pipeline=True, max_batch_tokens=1500)  # fmt: skip
+    piped.concurrency = 2  # as on a GPU: the next call tokenizes while one runs
+    tables = []
+    for name, b in (("serial", serial), ("piped", piped)):
+        with Store(tmp_path / f"{name}.db") as s:
+            summary = Runner(b, s, judge="t", progress=False).pairwise(pairs)
+            assert summary.ok + summary.unparsed == 12
+            tables.append(s.export_pairs().sort_values("item_id"))
+    cols = ["p_a_first", "p_a_second"]
+    np.testing.assert_allclose(tables[0][cols].to_numpy(float), tables[1][cols].to_numpy(float),
+                               atol=1e-6)  # fmt: skip
+
+
+def test_cli_says_where_the_judge_runs(
+    tiny_model_dir: Path, tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(read_mt_bench_pairs(shared_data, "gpt-4", "alpaca-13b", 2)).to_csv(
+        src, index=False
+    )
+    store = tmp_path / "s.db"
+    args = ["judge", "--model", str(tiny_model_dir), "--data", str(src), "--out", str(store),
+            "--no-progress", "--judge-id", "tiny"]  # fmt: skip
+    assert main([*args, "--device", "cpu"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    fp = folder_fingerprint(tiny_model_dir)
+    assert out[0] == f"judge tiny: local model on cpu float32 (revision {fp})"
+    card = next(line for line in out if line.startswith("card: "))
+    assert "judgments/s on cpu float32 over 4 computed" in card
+    assert main(["judge", "card", str(store)]) == 0
+    assert "on cpu float32" in capsys.readouterr().out
+    if not torch.cuda.is_available():
+        assert main([*args, "--device", "cuda"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "sees no CUDA GPU" in err and len(err.splitlines()) == 1
+
+
+# --- on a CUDA GPU only ---------------------------------------------------------------
+
+
+@cuda
+def test_gpu_is_the_default_and_bfloat16_where_it_computes_in_it(tiny_model_dir: Path) -> None:
+    b = LocalBackend.load(tiny_model_dir, model_id="tiny")
+    assert b.device == "cuda:0" and b.pipeline and b.concurrency == 2
+    major = torch.cuda.get_device_capability(0)[0]
+    assert b.dtype == ("bfloat16" if major >= 8 else "float32")
+    free = torch.cuda.mem_get_info(0)[0]
+    assert 4096 <= b.max_batch_tokens <= 65536 and b.batch_size == 256
+    assert free > 0
+
+
+@cuda
+def test_gpu_pipelined_matches_cpu_serial(tiny_model_dir: Path) -> None:
+    cpu = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", dtype="float32")
+    gpu = LocalBackend.load(tiny_model_dir, model_id="t", device="cuda", dtype="float32")
+    lengths = [len(cpu.encode(p)) for p in _prompts()]
+    gpu.max_batch_tokens = cpu.max_batch_tokens = 2 * max(lengths)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    _compare(gpu, cpu, atol=1e-3)

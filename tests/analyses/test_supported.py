@@ -64,3 +64,11 @@ def test_favoritism_needs_an_identified_term(planted: Planted) -> None:
     one_model = planted.ratings[planted.ratings["model"] == "j0"]
     reason = _reasons(one_model, "ratings")["favoritism"]
     assert "neither self- nor family bias is identified" in str(reason)
+
+
+def test_no_judge_and_no_labels_is_not_called_human_labels_only(planted: Planted) -> None:
+    """A label-free pairs file without a judge was described as "(human labels only)"."""
+    bare = planted.pairs.drop(columns=["judge"]).assign(human=float("nan"))
+    reason = str(_reasons(bare)["position"])
+    assert "no judge verdicts" in reason and "no human labels either" in reason
+    assert "human labels only" in str(_reasons(planted.pairs.drop(columns=["judge"]))["position"])

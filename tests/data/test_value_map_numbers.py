@@ -170,3 +170,21 @@ def test_label_free_pairs_file_reads_without_human_and_prompt_id(
     assert "own prompt" not in capsys.readouterr().err
     assert main(["validate", str(path), "--map", "id=item_id"]) == 0
     assert "is its own prompt" in capsys.readouterr().err
+
+
+def test_a_value_holding_an_equals_sign_can_be_mapped_on_the_cli(tmp_path: Path) -> None:
+    """Arena-Hard writes A>B / A=B / B>A: ``--values 'v:A>B=1,A=B=0.5,B>A=0'`` split at
+    the first '=' and refused 'A=B=0.5', so such a column could not be mapped at all."""
+    from recuse.cli.app import parse_values
+
+    written = {"a": "A>B", "b": "B>A", "tie": "A=B"}
+    labels = ["a", "b", "tie", "a"] * 3
+    path = tmp_path / "ah.csv"
+    _frame([written[h] for h in labels]).assign(human=labels).to_csv(path, index=False)
+    spec = "verdict:A>B=1,A=B=0.5,B>A=0"
+    values = parse_values([spec])
+    assert values == {"verdict": {"A>B": 1.0, "A=B": 0.5, "B>A": 0.0}}
+    table = read_table(path, table="pairs", mapping={"verdict": "p_a"}, values=values)
+    assert table["p_a"].tolist() == [{"a": 1.0, "b": 0.0, "tie": 0.5}[h] for h in labels]
+    argv = ["validate", str(path), "--map", "verdict=p_a", "--values", spec]
+    assert main(argv) == 0

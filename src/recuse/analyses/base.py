@@ -412,7 +412,9 @@ def coef_figure(
 def needs_verdicts(frame: pd.DataFrame) -> str | None:
     """The reason a pairwise analysis cannot run on a table without judge verdicts."""
     if "judge" not in frame.columns or frame["judge"].isna().all():
-        return "no judge verdicts in this data (human labels only) — run a judge on it first"
+        labelled = "human" in frame.columns and bool(frame["human"].notna().any())
+        what = "human labels only" if labelled else "and no human labels either"
+        return f"no judge verdicts in this data ({what}) — run a judge on it first"
     return None
 
 

@@ -131,7 +131,7 @@ def parse_mapping(text: str | None) -> dict[str, str | tuple[str, ...]]:
         return {}
     mapping: dict[str, str | tuple[str, ...]] = {}
     for part in text.split(","):
-        source, sep, target = part.partition("=")
+        source, sep, target = part.rpartition("=")  # a file column may hold '='; none of ours
         if not sep or not source.strip() or not target.strip():
             raise ConfigError(
                 f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
@@ -159,6 +159,8 @@ def parse_values(specs: list[str] | None) -> dict[str, dict[str, float]]:
 
     >>> parse_values(["judge_winner:A=1,B=0,tie=0.5; human_winner:neither=0.5"])
     {'judge_winner': {'A': 1.0, 'B': 0.0, 'tie': 0.5}, 'human_winner': {'neither': 0.5}}
+    >>> parse_values(["score:A>B=1,A=B=0.5,B>A=0"])  # a value may hold '=' (Arena-Hard)
+    {'score': {'A>B': 1.0, 'A=B': 0.5, 'B>A': 0.0}}
     """
     out: dict[str, dict[str, float]] = {}
     for spec in specs or ():
@@ -170,7 +172,8 @@ def parse_values(specs: list[str] | None) -> dict[str, dict[str, float]]:
                 raise ConfigError(f"--values: cannot read {part.strip()!r} — {_VALUES_HELP}")
             table = out.setdefault(column.strip(), {})
             for item in pairs.split(","):
-                value, eq, number = item.partition("=")
+                # the number is after the last '=': a value may hold one (Arena-Hard's A=B)
+                value, eq, number = item.rpartition("=")
                 try:
                     p = float(number)
                 except ValueError:

@@ -134,6 +134,10 @@ def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     monkeypatch.chdir(tiny_model_dir.parent)
     args[2] = tiny_model_dir.name
     ray_args = [*args, "--out", str(tmp_path / "ray.db"), "--ray", cluster]
+    # the device is the cluster's: this one has no GPU for --device cuda
+    assert main([*ray_args, "--device", "cuda"]) == 2
+    assert "the Ray cluster has no GPUs" in capsys.readouterr().err
+    assert not (tmp_path / "ray.db").exists()
     assert main([*ray_args, "--ray-actors", "2"]) == 0
     out = capsys.readouterr().out
     assert "24 judgments: 0 already stored, 24 ok" in out
@@ -244,6 +248,7 @@ def test_ray_options_are_checked_before_any_work(
     base = ["judge", "--data", str(src), "--out", str(store)]
     cases = [
         (["--ray-actors", "2"], "--ray-actors goes with --ray"),
+        (["--ray", "local", "--device", "mps"], "--device mps does not go with --ray"),
         (
             ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
             "--api-key-env",

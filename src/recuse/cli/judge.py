@@ -28,7 +28,7 @@ from recuse.cli.app import (
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.http import Endpoint, PromptLogprobMode
-from recuse.judging.device import DTypeChoice
+from recuse.judging.device import DType, DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
 from recuse.judging.store import Kind
 
@@ -66,12 +66,15 @@ def _backend(
     prompt_logprobs: PromptLogprobMode | None = None,
     device: str = "auto",
     max_batch_tokens: int = 0,
+    placed: tuple[str, DType] | None = None,
 ) -> tuple[Backend, str]:
     """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
     backend also scores perplexities, through its prompt log-probs. A local model
     runs on ``device`` (auto: the GPU when there is one) in ``dtype`` (auto: bfloat16
     where the device computes in it, else float32); ``batch_size`` 0 is the device's
-    default, ``max_batch_tokens`` 0 the budget sized for the device."""
+    default, ``max_batch_tokens`` 0 the budget sized for the device. ``placed``: the
+    device and dtype a Ray pool resolved on its cluster, used instead of this
+    machine's."""
     from recuse.roster import Roster
 
     roster = Roster.load()
@@ -117,8 +120,11 @@ def _backend(
         raise ConfigError(f"{path} is not a model folder (no config.json)")
     if batch_size < 0 or max_batch_tokens < 0:
         raise ConfigError("--batch-size and --max-batch-tokens must be 0 (automatic) or more")
-    where = resolve_device(device)
-    precision = resolve_dtype(dtype, where)
+    if placed is not None:  # a Ray pool's (RayExecutor.placement): this machine may have no GPU
+        where, precision = placed
+    else:
+        where = resolve_device(device)
+        precision = resolve_dtype(dtype, where)
     size = batch_size or default_batch_size(where)
 
     def load() -> Backend:  # only when a judgment is needed: a rerun with nothing left is fast
@@ -127,7 +133,7 @@ def _backend(
             model_id=model_id,
             revision=revision,
             dtype=precision,  # pinned here: it enters the revision the tasks are keyed by
-            device=device,  # resolved where it loads (a Ray worker picks its own GPU)
+            device=device if placed is None else where,  # resolved where it loads
             batch_size=size,
             max_batch_tokens=max_batch_tokens or None,
         )
@@ -311,6 +317,9 @@ def judge(
     prompt_logprobs = (
         logprobs_mode if perplexity or (_whole_labels(tpl) and endpoint == "completions") else None
     )
+    pool, placed = None, None
+    if ray is not None:
+        pool, placed = _ray_pool(ray, ray_actors, local=not base_url, device=device, dtype=dtype)
     backend, jid = _backend(
         model,
         base_urls=base_url or [],
@@ -324,14 +333,12 @@ def judge(
         prompt_logprobs=prompt_logprobs,
         device=device,
         max_batch_tokens=max_batch_tokens,
+        placed=placed,
     )
     typer.echo(describe(backend, jid))
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
-    pool = None
-    if ray is not None:
-        pool = _ray_executor(
-            ray,
-            ray_actors,
+    if pool is not None:
+        pool.factory = _ray_backend(
             backend,
             base_urls=base_url or [],
             model=model,
@@ -404,9 +411,24 @@ def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
     raise typer.Exit(EXIT_FAILED)
 
 
-def _ray_executor(
-    address: str,
-    actors: int,
+def _ray_pool(
+    address: str, actors: int, *, local: bool, device: str, dtype: DTypeChoice
+) -> tuple[RayExecutor, tuple[str, DType] | None]:
+    """The Ray pool for `judge --ray`, and for a local model the device and dtype its
+    actors use, resolved on the cluster (``--device cpu`` keeps the pool off GPUs;
+    ``cuda`` requires them; the dtype is fixed once since it enters the keys)."""
+    from recuse.judging.distributed import RayExecutor
+
+    spec = device.strip().lower()
+    if local and spec == "mps":
+        raise ConfigError("--device mps does not go with --ray: a Ray pool runs on CUDA or CPU")
+    pool = RayExecutor(None, address=address, actors=actors or None, gpu=local and spec != "cpu")
+    if not local:
+        return pool, None
+    return pool, pool.placement(dtype, require_gpu=spec.startswith("cuda"))
+
+
+def _ray_backend(
     backend: Backend,
     *,
     base_urls: list[str],
@@ -416,10 +438,8 @@ def _ray_executor(
     concurrency: int,
     timeout: float,
     prompt_logprobs: PromptLogprobMode | None,
-) -> RayExecutor:
-    """The Ray pool for `judge --ray`: each actor builds the judge's backend itself."""
-    from recuse.judging.distributed import RayExecutor
-
+) -> Callable[[], Backend]:
+    """What builds the judge's backend on each Ray actor (it travels to them)."""
     if base_urls:
         from recuse.judging.backends.http import HTTPBackend
         from recuse.judging.secrets import split_credentials
@@ -442,7 +462,7 @@ def _ray_executor(
             timeout=timeout,
             prompt_logprobs=prompt_logprobs,
         )
-        return RayExecutor(build, address=address, actors=actors or None, gpu=False)
+        return build
     from recuse.judging.backends.lazy import LazyBackend
 
     if not isinstance(backend, LazyBackend) or backend.loaded:
@@ -455,7 +475,7 @@ def _ray_executor(
         from recuse.judging.fingerprint import folder_fingerprint
 
         load = CheckedFolder(load, model, folder_fingerprint(model))
-    return RayExecutor(load, address=address, actors=actors or None, gpu=True)
+    return load
 
 
 LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")

@@ -39,6 +39,7 @@ import numpy as np
 
 from recuse.errors import ConfigError, JudgeError, MissingDependencyError, RecuseError
 from recuse.judging.backends.base import Backend
+from recuse.judging.device import DType
 from recuse.judging.runner import Computed, RetryPolicy, Runner, Task, Work
 from recuse.judging.store import Store
 
@@ -77,7 +78,7 @@ class RayExecutor:
 
     def __init__(
         self,
-        backend: Callable[[], Backend],
+        backend: Callable[[], Backend] | None,
         *,
         address: str | None = None,
         actors: int | None = None,
@@ -86,7 +87,7 @@ class RayExecutor:
         if actors is not None and actors < 1:
             raise ConfigError(f"--ray-actors must be 1 or more; got {actors}")
         _ray()  # missing, say so before any work
-        self.factory = backend
+        self.factory = backend  # may be set later (the CLI places the pool first)
         self.address = address
         self.actors = actors
         self.gpu = gpu
@@ -142,16 +143,21 @@ class RayExecutor:
     def usage(self) -> tuple[int, int] | None:
         return self._tokens
 
-    def placement(self, dtype: str) -> tuple[str, str]:
+    def placement(self, dtype: str, *, require_gpu: bool = False) -> tuple[str, DType]:
         """Where the pool's local model runs and in which dtype, resolved for the
         cluster rather than this machine (which may have no GPU): ``cuda:0`` (each GPU
         actor sees its own GPU as device 0) where this is a GPU pool and the cluster
         has GPUs, else ``cpu``; ``dtype`` ``auto`` is bfloat16 where one of the
         cluster's GPUs computes in it (compute capability 8.0 or newer), else float32.
         The dtype enters the judgments' keys, so it is fixed here, once, for every
-        actor."""
+        actor. ``require_gpu`` (``--device cuda``): a cluster without GPUs is refused."""
         ray = self.connect()
         gpus = int(ray.cluster_resources().get("GPU", 0))
+        if require_gpu and gpus == 0:
+            raise ConfigError(
+                "--device cuda with --ray: the Ray cluster has no GPUs — use --device auto "
+                "or cpu, or join GPU machines to the cluster"
+            )
         return choose_placement(
             dtype,
             gpus=gpus if self.gpu else 0,
@@ -191,6 +197,8 @@ class RayExecutor:
         collect: Callable[[Sequence[Computed]], None],
     ) -> None:
         """Compute ``todo`` on the pool; each finished block goes to ``collect``."""
+        if self.factory is None:
+            raise ValueError("RayExecutor.run needs the backend builder (backend=)")
         ray = self.connect()
         actors, resources = self._pool(ray)
         self.pool = (actors, "num_gpus" in resources)
@@ -231,15 +239,17 @@ class RayExecutor:
                 collect(computed)
 
 
-def choose_placement(dtype: str, *, gpus: int, capability: Callable[[], int]) -> tuple[str, str]:
+def choose_placement(dtype: str, *, gpus: int, capability: Callable[[], int]) -> tuple[str, DType]:
     """(device, dtype) of a pool's actors: ``cuda:0`` with ``gpus``, else ``cpu``;
     ``auto`` is bfloat16 where ``capability()`` (the major compute capability of one
     of the cluster's GPUs, asked only then) is 8 or more, else float32."""
     if dtype not in ("auto", "float32", "bfloat16"):
         raise ConfigError(f"--dtype must be auto, float32 or bfloat16, not {dtype!r}")
     device = "cuda:0" if gpus > 0 else "cpu"
-    if dtype != "auto":
-        return device, dtype
+    if dtype == "float32":
+        return device, "float32"
+    if dtype == "bfloat16":
+        return device, "bfloat16"
     if gpus == 0:
         return device, "float32"
     return device, "bfloat16" if capability() >= 8 else "float32"

@@ -47,7 +47,7 @@ import torch
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.device import resolve_device, resolve_dtype
-from recuse.judging.protocols import Pair
+from recuse.judging.protocols import Pair, is_verdict_token
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "mt_bench"
@@ -154,11 +154,11 @@ def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare
     sync = torch.cuda.synchronize if backend.device.startswith("cuda") else (lambda: None)
     with torch.inference_mode():
         ids, mask, last = ready[0]  # warm-up
-        backend.model.base_model(input_ids=ids, attention_mask=mask)
+        backend.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
         sync()
         t0 = time.perf_counter()
         for ids, mask, last in ready:
-            hidden = backend.model.base_model(input_ids=ids, attention_mask=mask)
+            hidden = backend.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
             head(hidden.last_hidden_state[torch.arange(len(last), device=ids.device), last])
         sync()
     return Bare(budget, time.perf_counter() - t0, len(batches))
@@ -192,7 +192,9 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
     tokens = sum(len(s) for s in seqs)
     print(f"{len(prompts)} prompts, {tokens:,} tokens (mean {tokens / len(prompts):.0f})")
 
-    backend.next_token_logprobs_sync(prompts[:8])  # warm-up: kernels, allocator, vocab
+    # warm-up: kernels, allocator, and what is computed once per process and tokenizer
+    # (every id's text, the verdict tokens' ids: ~1 s for a 49k vocabulary)
+    backend.next_token_logprobs_sync(prompts[:8], select=is_verdict_token)
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
         if device.startswith("cuda"):
             torch.cuda.synchronize()

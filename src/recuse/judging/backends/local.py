@@ -389,7 +389,10 @@ class LocalBackend(Backend):
                 finish(*previous)
 
     def _hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+        # no KV cache: one pass reads each prompt once, and a 7B model's cache of a
+        # 64k-token batch would hold 32 GiB of GPU memory until the pass ends
+        out = self.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
+        return out.last_hidden_state
 
     def _logp(self, hidden: torch.Tensor) -> torch.Tensor:
         """Full-vocabulary log-softmax (float32) of hidden states (rows)."""

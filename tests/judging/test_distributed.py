@@ -249,6 +249,9 @@ def test_ray_options_are_checked_before_any_work(
     cases = [
         (["--ray-actors", "2"], "--ray-actors goes with --ray"),
         (["--ray", "local", "--device", "mps"], "--device mps does not go with --ray"),
+        # nothing listens there: refused at once (Ray would retry it for minutes)
+        (["--ray", "127.0.0.1:1"], "cannot reach the Ray cluster at 127.0.0.1:1"),
+        (["--ray", "head-node"], "give local, auto, HOST:PORT"),
         (
             ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
             "--api-key-env",

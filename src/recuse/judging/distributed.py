@@ -104,6 +104,7 @@ class RayExecutor:
         """Ray, initialised (started or connected once per executor)."""
         ray = _ray()
         if not ray.is_initialized():
+            _check_reachable(self.address)
             try:
                 ray.init(
                     address=self.address,
@@ -237,6 +238,27 @@ class RayExecutor:
                     a, b = self._tokens or (0, 0)
                     self._tokens = (a + t_in, b + t_out)
                 collect(computed)
+
+
+def _check_reachable(address: str | None, *, timeout: float = 5.0) -> None:
+    """Refuse at once a HOST:PORT (or ray://HOST:PORT) nothing answers at: Ray itself
+    retries such an address for minutes before it gives up."""
+    if address is None or address in ("local", "auto"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(
+            f"--ray {address!r}: give local, auto, HOST:PORT or ray://HOST:PORT "
+            "(e.g. head-node:6379)"
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot reach the Ray cluster at {address} ({exc.strerror or exc}) — start it "
+            "there with `ray start --head`, or give --ray local for a cluster on this machine"
+        ) from None
 
 
 def choose_placement(dtype: str, *, gpus: int, capability: Callable[[], int]) -> tuple[str, DType]:

@@ -419,14 +419,20 @@ def test_cli_perplexity_feeds_the_audit(
     src = tmp_path / "pairs.csv"
     _judge_pairs(24).to_csv(src, index=False)
     store = tmp_path / "judged.db"
-    args = ["judge", "--model", str(tiny_dir), "--data", str(src), "--out", str(store)]
-    assert main([*args, "--judge-id", "tiny", "--no-progress", "--perplexity"]) == 0
+    folder = tmp_path / "my-model"  # the judge id is the folder's name, not in the roster
+    folder.symlink_to(tiny_dir, target_is_directory=True)
+    args = ["judge", "--model", str(folder), "--data", str(src), "--out", str(store)]
+    assert main([*args, "--no-progress", "--perplexity"]) == 0
     table = tmp_path / "out.csv"
     assert main(["judge", "export", str(store), "--out", str(table)]) == 0
     report = tmp_path / "report"
-    audit = ["audit", str(table), "--out", str(report), "--n-boot", "200", "--allow-unknown-models"]
+    capsys.readouterr()
+    audit = ["audit", str(table), "--out", str(report), "--n-boot", "200"]  # no flag needed
     assert main(audit) == 0
+    err = capsys.readouterr().err
+    assert err.count("recuse: note:") == 1 and "'my-model'" in err
     d = json.loads((report / "report.json").read_text("utf-8"))
+    assert d["judges"] == ["my-model"] or "my-model" in str(d["judges"])
     reasons = [s["reason"] for s in d["skipped"] if s["analysis"].startswith("Familiarity")]
     assert not [r for r in reasons if "no perplexities" in r]
     assert "familiarity" in [s["id"] for s in d["sections"]]

@@ -25,8 +25,36 @@ def test_canonicalize_series_reports_first_unknown_row() -> None:
     out = r.canonicalize(pd.Series(["gpt4", None, "PaLM2"]))
     assert out.tolist()[0] == "gpt-4" and pd.isna(out.iloc[1]) and out.iloc[2] == "palm-2"
     with pytest.raises(InputError, match="not in the roster") as info:
-        r.canonicalize(pd.Series(["gpt4", "mystery-model"]), file="x.csv", column="model_b")
+        r.canonicalize(
+            pd.Series(["gpt4", "mystery-model"]), file="x.csv", column="model_b", unknown="error"
+        )
     assert (info.value.row, info.value.column) == (2, "model_b")
+
+
+def test_unknown_names_are_their_own_model_and_family_with_one_note() -> None:
+    from recuse.roster import ModelsNotInRoster
+
+    r = Roster.builtin()
+    with pytest.warns(ModelsNotInRoster) as caught:
+        out = r.canonicalize(pd.Series(["gpt4", " mystery-7b ", "zeta", "zeta"]), file="x.csv")
+    assert out.tolist() == ["gpt-4", "mystery-7b", "zeta", "zeta"]
+    assert len(caught) == 1
+    assert str(caught[0].message).startswith(
+        "x.csv: 2 model names are not in the roster, each read as its own model and family: "
+        "'mystery-7b', 'zeta'"
+    )
+    assert r.family("mystery-7b") == "mystery-7b" and r.line("zeta") == "zeta"
+    assert r.kept == ["mystery-7b", "zeta"]
+    # inside noting(): one note for everything kept in the block, at its end
+    with pytest.warns(ModelsNotInRoster) as caught:
+        with r.noting("dataset d"):
+            r.canonical("one-1")
+            r.canonicalize(pd.Series(["two-2", "gpt4"]))
+            assert r.canonical("one-1") == "one-1"
+    assert [str(w.message).split(" —")[0] for w in caught] == [
+        "dataset d: 2 model names are not in the roster, each read as its own model and "
+        "family: 'one-1', 'two-2'"
+    ]
 
 
 def test_user_file_overrides_builtin(tmp_path: Path) -> None:
@@ -150,16 +178,16 @@ def test_all_unknown_names_in_one_message() -> None:
     r = Roster.builtin()
     names = pd.Series(["gpt-4", "zeta-1", "alpha-2", "zeta-1", None, "claude-3-5-sonet"])
     with pytest.raises(InputError) as info:
-        r.canonicalize(names, file="x.csv", column="model_a")
+        r.canonicalize(names, file="x.csv", column="model_a", unknown="error")
     err = info.value
     assert err.row == 2  # the first row with an unknown name
     assert "3 model names are not in the roster: 'alpha-2' (1 cell), " in str(err)
     assert "'claude-3-5-sonet' (1 cell), 'zeta-1' (2 cells)" in str(err)
-    assert "--allow-unknown-models" in (err.fix or "")
+    assert "unknown_models='keep'" in (err.fix or "")
     assert "'claude-3-5-sonet' → claude-3.5-sonnet?" in (err.fix or "")
     many = pd.Series([f"m{i:02d}" for i in range(25)])
     with pytest.raises(InputError, match=r"25 model names .*'m19' \(1 cell\) and 5 more —"):
-        r.canonicalize(many)
+        r.canonicalize(many, unknown="error")
 
 
 SNAPSHOTS = [  # (dated name, its canonical id, its line)

@@ -361,7 +361,7 @@ def audit(
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
     mapping: ColumnMapping | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
     title: str = "recuse audit",
     progress: Progress | None = None,
     format: ImportFormat | None = None,

@@ -9,6 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
+class ReaderNote(UserWarning):
+    """Something the reader noticed that the user should know, printed by the CLI as one
+    ``recuse: note:`` line (the run goes on)."""
+
+
 class RecuseError(Exception):
     """Base class of every error recuse raises on purpose."""
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -28,15 +30,26 @@ from typing import Literal
 
 import pandas as pd
 
-from recuse.errors import ConfigError, InputError
+from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.tables import shown
 
 ROSTER_ENV = "RECUSE_ROSTER"
 UNKNOWN_FIX = (
-    "pass --allow-unknown-models (library: unknown_models='keep') to read each as its own "
-    "model and family, or add them to a roster file ([[model]] id, family, aliases) and "
-    "pass --roster FILE (or set RECUSE_ROSTER)"
+    "read each as its own model and family (unknown_models='keep', the default), or add "
+    "them to a roster file ([[model]] id, family, aliases) and pass --roster FILE (or set "
+    "RECUSE_ROSTER)"
 )
+KEPT_FIX = (
+    "to give them a family or aliases, add them to a roster file ([[model]] id, family, "
+    "aliases) and pass --roster FILE"
+)
+Unknown = Literal["keep", "error"]
+
+
+class ModelsNotInRoster(ReaderNote):
+    """Model names the roster lacks, each read as its own model and family."""
+
+
 MAX_NAMED = 20  # unknown names listed in one message
 SelfScope = Literal["snapshot", "line"]
 SELF_SCOPES: tuple[SelfScope, ...] = ("snapshot", "line")
@@ -98,8 +111,39 @@ class Roster:
     def __init__(self, entries: Iterable[Entry]) -> None:
         self.entries: dict[str, Entry] = {}
         self._lookup: dict[str, str] = {}
+        self.kept: list[str] = []  # names read as their own model (not in the roster)
+        self._noting: list[tuple[str | None, int]] = []  # open noting() blocks
         for e in entries:
             self.add(e)
+
+    def keep(self, names: Iterable[object], *, where: str | None = None) -> list[str]:
+        """Add each name the roster lacks as its own model and family (id = the name,
+        trimmed); returns those added. One :class:`ModelsNotInRoster` note lists them: at
+        the end of the enclosing :meth:`noting` block, or now when there is none."""
+        added: list[str] = []
+        for raw in names:
+            if raw is None or (isinstance(raw, float) and raw != raw):
+                continue
+            name = str(raw).strip()
+            if name and name not in self:
+                self.add(Entry(name, name))
+                added.append(name)
+        self.kept.extend(added)
+        if added and not self._noting:
+            _note_kept(added, where)
+        return added
+
+    @contextmanager
+    def noting(self, where: str | None = None) -> Iterator[None]:
+        """Collect the names :meth:`keep` adds inside the block into one note for
+        ``where`` (a file or dataset); nested blocks leave the note to the outermost."""
+        self._noting.append((where, len(self.kept)))
+        try:
+            yield
+        finally:
+            where0, start = self._noting.pop()
+            if not self._noting and len(self.kept) > start:
+                _note_kept(self.kept[start:], where0)
 
     def add(self, entry: Entry) -> None:
         """Add an entry; one with the same id replaces the old one and its aliases."""
@@ -134,19 +178,31 @@ class Roster:
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and _key(name) in self._lookup
 
-    def canonical(self, name: str, *, file: str | None = None, column: str | None = None) -> str:
-        """Canonical id of ``name``; unknown names raise :class:`InputError`."""
+    def canonical(
+        self,
+        name: str,
+        *,
+        file: str | None = None,
+        column: str | None = None,
+        unknown: Unknown = "keep",
+    ) -> str:
+        """Canonical id of ``name``. A name the roster lacks is read as its own model
+        and family (:meth:`keep`, one note), or raises :class:`InputError` with
+        ``unknown="error"``."""
         try:
             return self._lookup[_key(name)]
         except KeyError:
-            raise self.unknown_error({name: 1}, file=file, column=column) from None
+            if unknown == "error" or not str(name).strip():
+                raise self.unknown_error({name: 1}, file=file, column=column) from None
+        self.keep([name], where=file)
+        return self._lookup[_key(name)]
 
     def family(self, name: str) -> str:
-        return self.entries[self.canonical(name)].family
+        return self.entries[self.canonical(name, unknown="error")].family
 
     def line(self, name: str) -> str:
         """The model line of ``name``: its entry's ``line``, or its own id."""
-        entry = self.entries[self.canonical(name)]
+        entry = self.entries[self.canonical(name, unknown="error")]
         return entry.line or entry.id
 
     def self_map(self, scope: SelfScope = "snapshot") -> dict[str, str] | None:
@@ -162,16 +218,26 @@ class Roster:
         return {k: e.line or e.id for k, e in self.entries.items()}
 
     def canonicalize(
-        self, names: pd.Series, *, file: str | None = None, column: str | None = None
+        self,
+        names: pd.Series,
+        *,
+        file: str | None = None,
+        column: str | None = None,
+        unknown: Unknown = "keep",
     ) -> pd.Series:
         """Map a column of names to canonical ids (missing values stay missing).
 
-        Unknown names raise :class:`InputError` naming the first row that has one.
+        Names the roster lacks are read as their own models (:meth:`keep`, one note), or
+        with ``unknown="error"`` raise :class:`InputError` naming the first row with one.
         """
-        out, unknown = self.lookup(names)
-        if unknown.any():
-            i = int(unknown.to_numpy().nonzero()[0][0])
-            counts = names[unknown].value_counts(sort=False).to_dict()
+        out, missing = self.lookup(names)
+        if missing.any() and unknown == "keep":
+            self.keep(names[missing].unique().tolist(), where=file)
+            out, missing = self.lookup(names)
+        if missing.any():
+            unknown_mask = missing
+            i = int(unknown_mask.to_numpy().nonzero()[0][0])
+            counts = names[unknown_mask].value_counts(sort=False).to_dict()
             raise self.unknown_error(counts, file=file, row=i + 1, column=column)
         return out
 
@@ -216,6 +282,20 @@ class Roster:
     def families(self, ids: pd.Series) -> pd.Series:
         """Family of each canonical id in ``ids`` (missing stays missing)."""
         return ids.map({k: e.family for k, e in self.entries.items()})
+
+
+def _note_kept(names: list[str], where: str | None) -> None:
+    listed = ", ".join(shown(n) for n in sorted(names)[:MAX_NAMED])
+    more = f" and {len(names) - MAX_NAMED:,} more" if len(names) > MAX_NAMED else ""
+    what = (
+        f"model {listed} is not in the roster, read as its own model and family"
+        if len(names) == 1
+        else f"{len(names):,} model names are not in the roster, each read as its own "
+        f"model and family: {listed}{more}"
+    )
+    warnings.warn(
+        f"{where + ': ' if where else ''}{what} — {KEPT_FIX}", ModelsNotInRoster, stacklevel=3
+    )
 
 
 def split_dated(roster: Roster, names: Iterable[object]) -> dict[str, str]:

@@ -299,31 +299,37 @@ def _unknown_models_file(tmp_path: Path) -> tuple[Path, Path]:
     return data, roster
 
 
-def test_unknown_models_one_message_one_flag_roster_anywhere(
+def test_unknown_models_are_read_as_their_own_with_one_note_roster_anywhere(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     data, roster = _unknown_models_file(tmp_path)
     code, out, err = run(capsys, "validate", str(data))
-    assert code == 2 and len(err.strip().splitlines()) == 1
-    assert "3 model names are not in the roster: 'house-a' (6 cells), 'house-b' (6 cells), " in err
-    assert "'house-judge' (12 cells)" in err and "--allow-unknown-models" in err
+    assert code == 0 and "rows with a human label" in out, err
+    notes = [line for line in err.splitlines() if line.startswith("recuse: note:")]
+    assert len(notes) == 1, err  # one note for every unknown name of every column
+    assert (
+        "3 model names are not in the roster, each read as its own model and family: "
+        "'house-a', 'house-b', 'house-judge'" in notes[0]
+    )
+    assert "--roster FILE" in notes[0] and "--allow-unknown-models" not in err
     for args in (
         ["--roster", str(roster), "validate", str(data)],
         ["validate", str(data), "--roster", str(roster)],
         ["validate", f"--roster={roster}", str(data)],
-        ["validate", str(data), "--allow-unknown-models"],
     ):
         code, out, err = run(capsys, *args)
         assert code == 0 and "rows with a human label" in out, (args, err)
-    # audit: the one flag name, and the old one kept (hidden)
-    for flag in ("--allow-unknown-models", "--keep-unknown-models"):
-        out_dir = tmp_path / flag.strip("-")
-        args = ["audit", str(data), "--out", str(out_dir), "--n-boot", "100", flag]
-        args += ["--only", "position"]
-        code, out, err = run(capsys, *args)
-        assert code == 0, (flag, err)
+        assert "not in the roster" not in err  # the roster file names them
+    # the old flags still parse and change nothing (hidden)
+    code, out, err = run(capsys, "validate", str(data), "--allow-unknown-models")
+    assert code == 0 and err.count("recuse: note:") == 1
+    for flag in ("--allow-unknown-models", "--keep-unknown-models", ""):
+        out_dir = tmp_path / (flag.strip("-") or "none")
+        args = ["audit", str(data), "--out", str(out_dir), "--n-boot", "100", "--only", "position"]
+        code, out, err = run(capsys, *args, *([flag] if flag else []))
+        assert code == 0 and err.count("not in the roster") == 1, (flag, err)
     code, out, _ = run(capsys, "audit", "--help")
-    assert "--allow-unknown-models" in out and "--keep-unknown-models" not in out
+    assert "--allow-unknown-models" not in out and "--keep-unknown-models" not in out
     code, out, err = run(
         capsys,
         "metrics",
@@ -337,6 +343,10 @@ def test_unknown_models_one_message_one_flag_roster_anywhere(
         "20",
     )
     assert code == 0, err
+    code, out, err = run(
+        capsys, "metrics", "pairs", str(data), "-m", "family_preference_eo", "--n-boot", "20"
+    )
+    assert code == 0 and "not in the roster" in err, err
 
 
 def test_judge_reads_a_peer_file_with_the_same_options(
@@ -347,11 +357,11 @@ def test_judge_reads_a_peer_file_with_the_same_options(
 
     mapping = dict(p.split("=") for p in PEER_MAP.split(","))
     how = ValueReading(values={"human_winner": {"neither": 0.5}})
-    table = _read(str(PEER), "pairwise", None, FileReading(mapping, how, False)).head(7)
+    table = _read(str(PEER), "pairwise", None, FileReading(mapping, how)).head(7)
     raw = pd.read_csv(PEER, dtype=str).head(7)
     assert table["item_id"].tolist() == raw["id"].tolist()
     assert table["response_a"].tolist() == raw["response_a"].tolist()
     code, out, _ = run(capsys, "judge", "--help")
     assert code == 0
-    for option in ("--map", "--values", "--swapped-frame", "--confidence", "--allow-unknown"):
+    for option in ("--map", "--values", "--swapped-frame", "--confidence"):
         assert option in out

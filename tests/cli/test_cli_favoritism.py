@@ -99,16 +99,26 @@ def test_bad_options_exit_2_and_write_nothing(
     assert not out.exists()
 
 
-def test_unknown_dataset_and_unknown_model_exit_2(
+def test_unknown_dataset_exits_2_and_unknown_models_are_their_own_families(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
     assert main(["favoritism", "no-such-dataset", "--out", str(out)]) == 2
-    _roster(tmp_path)  # writes ratings.csv with ids j0..j4, unknown to the built-in roster
-    assert main(["favoritism", str(tmp_path / "ratings.csv"), "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert "not in the roster" in err
     assert not out.exists()
+    roster = _roster(tmp_path)  # writes ratings.csv with ids j0..j4, unknown to the built-ins
+    assert main(["favoritism", str(tmp_path / "ratings.csv"), "--out", str(out)]) == 0
+    printed, err = capsys.readouterr()
+    assert err.count("recuse: note:") == 1
+    assert "5 model names are not in the roster, each read as its own model and family" in err
+    assert "1,500 ratings, 5 judges, 0 families" in printed  # no family has two members
+    res = json.loads((out / "favoritism.json").read_text())["main"]
+    assert len(res["self_bias"]) == 5 and res["family_bias"] == []
+    # the roster file gives the families (A, A, B, B, C) and no note
+    out2 = tmp_path / "out2"
+    args = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv")]
+    assert main([*args, "--out", str(out2)]) == 0
+    printed, err = capsys.readouterr()
+    assert "not in the roster" not in err and "5 judges, 2 families" in printed  # A, B
 
 
 def test_real_dataset_by_name(

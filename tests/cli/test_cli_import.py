@@ -28,7 +28,7 @@ ARENA = "pairs table (imported from arena-hard)"
 def test_validate_recognises_the_format(
     name: str, kind: str, rows: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["validate", str(FIXTURES / name), "--allow-unknown-models"])
+    code = main(["validate", str(FIXTURES / name)])
     out, err = capsys.readouterr()
     assert code == 0, err
     squeezed = "".join(out.split())  # rich wraps the title to the table's width
@@ -54,7 +54,7 @@ def test_audit_reads_imported_files_and_reports_self_grading(
 ) -> None:
     out = tmp_path / "report"
     files = [str(FIXTURES / "capitals.eval"), str(FIXTURES / "gpt-4_pair.jsonl")]
-    code = main(["audit", *files, "--allow-unknown-models", "--n-boot", "100", "--out", str(out)])
+    code = main(["audit", *files, "--n-boot", "100", "--out", str(out)])
     printed, err = capsys.readouterr()
     assert code == 0, err
     assert "note: Self-grading in capitals.eval: scorer model_graded_qa" in printed
@@ -82,8 +82,10 @@ def test_arena_hard_v2_file_is_audited_end_to_end(
     baselines (b) was taken for a fixed baseline a, and the file has no lengths."""
     out = tmp_path / "report"
     path = str(FIXTURES / "arena-hard-v2.0_qwq-32b.jsonl")
-    code = main(["audit", path, "--allow-unknown-models", "--n-boot", "100", "--out", str(out)])
-    assert code == 0, capsys.readouterr().err
+    code = main(["audit", path, "--n-boot", "100", "--out", str(out)])  # no roster flag
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.count("recuse: note:") == 1 and "4 model names are not in the roster" in err
     report = json.loads((out / "report.json").read_text("utf-8"))
     board = _leaderboard(report)
     assert "3 systems" in " ".join(board["notes"])  # qwq-32b, o3-mini, gemini-2.0-flash
@@ -135,8 +137,7 @@ def test_multi_judge_files_without_lengths_write_a_report(
     baseline: str,
 ) -> None:
     out = tmp_path / "report"
-    code = main(["audit", str(make(tmp_path)), "--n-boot", "100", "--out", str(out),
-                 "--allow-unknown-models"])  # fmt: skip
+    code = main(["audit", str(make(tmp_path)), "--n-boot", "100", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     notes = " ".join(_leaderboard(json.loads((out / "report.json").read_text("utf-8")))["notes"])
     assert (

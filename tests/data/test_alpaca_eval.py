@@ -13,7 +13,7 @@ import pytest
 from recuse.data import registry
 from recuse.data.alpaca_eval import prompt_id, read_alpaca_eval, split_variant
 from recuse.errors import InputError
-from recuse.roster import Roster
+from recuse.roster import ModelsNotInRoster, Roster
 
 # rows per results/<generator>/<annotator>/annotations.json (upstream README table)
 SHORT_FILES = {
@@ -145,11 +145,11 @@ def test_bad_preference_names_row(tmp_path: Path) -> None:
     assert (err.value.row, err.value.column) == (2, "preference")
 
 
-def test_unknown_generator_names_row(tmp_path: Path) -> None:
+def test_unknown_generator_is_its_own_model_with_a_note(tmp_path: Path) -> None:
     folder = _one_file(tmp_path, [_record(), _record(generator_2="house-model")])
-    with pytest.raises(InputError, match="house-model") as err:
-        read_alpaca_eval(folder, Roster.builtin())
-    assert err.value.row == 2
+    with pytest.warns(ModelsNotInRoster, match="model 'house-model' is not in the roster"):
+        table = read_alpaca_eval(folder, Roster.builtin())
+    assert "house-model" in set(table["model_b"])
 
 
 def test_missing_key_and_no_files(tmp_path: Path, shared_data: Path) -> None:

@@ -13,7 +13,7 @@ from recuse.data.fastchat import read_fastchat_pairs
 from recuse.data.importers import sniff
 from recuse.data.inputs import load_input
 from recuse.errors import InputError
-from recuse.roster import Roster
+from recuse.roster import ModelsNotInRoster, Roster
 
 FIXTURE = Path(__file__).parent / "importers" / "gpt-4_pair.jsonl"
 
@@ -110,10 +110,11 @@ def test_missing_key_and_unknown_model(tmp_path: Path) -> None:
     records = _records()
     records[0]["model_2"] = "my-model"
     with pytest.raises(InputError, match="'my-model' is not in the roster"):
-        read_fastchat_pairs(_write(tmp_path, records), roster=Roster.builtin())
-    kept = read_fastchat_pairs(
-        _write(tmp_path, records), roster=Roster.builtin(), unknown_models="keep"
-    )
+        read_fastchat_pairs(
+            _write(tmp_path, records), roster=Roster.builtin(), unknown_models="error"
+        )
+    with pytest.warns(ModelsNotInRoster, match="model 'my-model' is not in the roster"):
+        kept = read_fastchat_pairs(_write(tmp_path, records), roster=Roster.builtin())
     assert kept.loc[0, "model_b"] == "my-model"
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from recuse.data.generic import canonical_ids, load_table, read_table
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
-from recuse.roster import Roster
+from recuse.roster import ModelsNotInRoster, Roster
 
 MALFORMED = Path(__file__).resolve().parents[1] / "malformed"
 
@@ -141,15 +141,12 @@ def test_human_only_and_single_verdict_files(tmp_path: Path) -> None:
 
 def test_unknown_models_keep_adds_own_family(tmp_path: Path) -> None:
     roster = Roster.builtin()
+    path = Path(__file__).parent / "unknown_models" / "pairs_mixed_models_no_roster.csv"
     with pytest.raises(InputError, match="zephyr-7b-beta") as err:
-        read_table(MALFORMED / "pairs_mixed_models_no_roster.csv", table="pairs", roster=roster)
+        read_table(path, table="pairs", roster=roster, unknown_models="error")
     assert (err.value.row, err.value.column) == (3, "model_a")
-    t = read_table(
-        MALFORMED / "pairs_mixed_models_no_roster.csv",
-        table="pairs",
-        roster=roster,
-        unknown_models="keep",
-    )
+    with pytest.warns(ModelsNotInRoster, match="model 'zephyr-7b-beta' is not in the roster"):
+        t = read_table(path, table="pairs", roster=roster)  # keep: the default
     assert t["model_a"].tolist() == ["gpt-4", "gpt-4", "zephyr-7b-beta"]
     assert roster.families(t["model_a"]).tolist() == ["gpt", "gpt", "zephyr-7b-beta"]
 
@@ -188,7 +185,6 @@ EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "pairs_line_not_object.jsonl": (2, None, "not an object"),
     "pairs_missing_column.csv": (None, None, "missing required column(s) item_id, prompt_id"),
     "pairs_missing_item_id.csv": (2, "item_id", "missing item_id"),
-    "pairs_mixed_models_no_roster.csv": (3, "model_a", "not in the roster"),
     "pairs_nan_prompt_id.csv": (2, "prompt_id", "missing prompt_id"),
     "pairs_needs_mapping.csv": (None, None, "missing required column"),
     "pairs_negative_length.csv": (2, "len_a", "negative"),
@@ -201,7 +197,6 @@ EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "pairs_unclosed_quote.csv": (2, None, "cannot parse"),
     "pairs_unknown_extension.xlsx": (None, None, "unknown file type"),
     "pairs_unknown_label.csv": (2, "human", "unknown human label"),
-    "pairs_unknown_model.csv": (1, "model_a", "my-house-model"),
     "pairs_unknown_status.csv": (1, "status_first", "unknown status"),
     "pairs_verdict_without_judge.csv": (1, "judge", "without a judge"),
     "ratings_duplicate.csv": (2, None, "duplicate ratings row"),
@@ -210,7 +205,6 @@ EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "ratings_nan_rating.csv": (2, "rating", "rating is missing"),
     "ratings_negative_length.csv": (1, "length", "negative"),
     "ratings_text_rating.csv": (1, "rating", "expected a number"),
-    "ratings_unknown_judge.csv": (1, "judge", "judge-nobody-knows"),
     "ratings_unknown_status.csv": (1, "status", "unknown status"),
 }
 
@@ -286,9 +280,13 @@ def test_canonical_ids_equals_roster_canonicalize() -> None:
     assert fast.isna().tolist() == slow.isna().tolist()
     assert fast.dropna().tolist() == slow.dropna().tolist()
     assert canonical_ids(pd.Series([None, None]), roster).isna().all()
+    names = pd.Series(["gpt4", "gpt4", "nobody"])
     with pytest.raises(InputError, match="'nobody'") as err:
-        canonical_ids(pd.Series(["gpt4", "gpt4", "nobody"]), roster, file="f.csv", column="judge")
+        canonical_ids(names, roster, file="f.csv", column="judge", unknown_models="error")
     assert (err.value.row, err.value.column, err.value.file) == (3, "judge", "f.csv")
+    with pytest.warns(ModelsNotInRoster, match="f.csv: model 'nobody' is not in the roster"):
+        kept = canonical_ids(names, roster, file="f.csv", column="judge")
+    assert kept.tolist() == ["gpt-4", "gpt-4", "nobody"]
 
 
 # --- issue #12: hostile files -------------------------------------------------------
@@ -357,10 +355,12 @@ def test_nested_ratings_dimension(tmp_path: Path) -> None:
 def test_non_text_model_names_read_plainly(tmp_path: Path) -> None:
     path = _records(tmp_path / "m.jsonl", [{**PAIR, "model_a": 5}])
     with pytest.raises(InputError, match=r"model 5 is not in the roster"):
-        read_table(path, table="pairs")
+        read_table(path, table="pairs", unknown_models="error")
+    with pytest.warns(ModelsNotInRoster, match="model '5' is not in the roster"):
+        assert read_table(path, table="pairs")["model_a"].tolist() == ["5"]
     path = _records(tmp_path / "b.jsonl", [{**PAIR, "model_b": True}])
     with pytest.raises(InputError, match=r"model True is not in the roster"):
-        read_table(path, table="pairs")
+        read_table(path, table="pairs", unknown_models="error")
 
 
 def _peak(fn: object) -> tuple[InputError, float, int]:
@@ -545,7 +545,7 @@ def test_blank_model_names_are_missing(tmp_path: Path) -> None:
     assert table["model_b"].isna().tolist() == [False, True]
     rows = [PAIR, {**PAIR, "item_id": "2", "judge": " ", "model_a": "", "model_b": "nobody"}]
     with pytest.raises(InputError, match="model 'nobody' is not in the roster") as err:
-        read_table(_records(tmp_path / "u.jsonl", rows), table="pairs")
+        read_table(_records(tmp_path / "u.jsonl", rows), table="pairs", unknown_models="error")
     assert (err.value.row, err.value.column) == (2, "model_b")
     rows = [PAIR, {**PAIR, "item_id": "2", "judge": ""}]
     with pytest.raises(InputError, match="judge verdict without a judge name") as err:

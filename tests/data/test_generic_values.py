@@ -13,6 +13,7 @@ import pytest
 from recuse.cli.app import parse_values
 from recuse.data.generic import IGNORED, ColumnsIgnored, load_table, read_table
 from recuse.errors import ConfigError, InputError
+from recuse.roster import ModelsNotInRoster
 
 PEER = Path(__file__).parents[2] / "examples" / "data" / "peer_verdicts.csv"
 PEER_MAP = {
@@ -166,15 +167,18 @@ def test_every_unknown_model_of_every_column_in_one_error(tmp_path: Path) -> Non
         },
     )
     with pytest.raises(InputError) as info:
-        read_table(path, table="pairs")
+        read_table(path, table="pairs", unknown_models="error")
     err = info.value
     listed = "3 model names are not in the roster: 'house-judge' (1 cell), 'omega-2' (1 cell), "
     assert listed in str(err)
     assert "'zeta-7b' (2 cells)" in str(err)
     assert (err.row, err.column) == (1, "model_b")  # the first row with one
-    assert "--allow-unknown-models" in (err.fix or "")
-    table = read_table(path, table="pairs", unknown_models="keep")
+    assert "unknown_models='keep'" in (err.fix or "")
+    with pytest.warns(ModelsNotInRoster) as caught:  # the default: kept, one note
+        table = read_table(path, table="pairs")
     assert table["model_a"].tolist() == ["gpt-4", "zeta-7b", "zeta-7b"]
+    notes = [str(w.message) for w in caught if issubclass(w.category, ModelsNotInRoster)]
+    assert len(notes) == 1 and "'house-judge', 'omega-2', 'zeta-7b'" in notes[0]
 
 
 def test_half_mapping_warns_and_missing_columns_are_guessed(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from recuse.data import datasets, load
 from recuse.data.mt_bench import read_mt_bench_answers, read_mt_bench_human, read_mt_bench_questions
 from recuse.errors import DatasetNotFoundError, InputError
-from recuse.roster import Roster
+from recuse.roster import ModelsNotInRoster, Roster
 from recuse.tables import validate_pairs
 
 MODELS = {"alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b"}
@@ -160,9 +160,10 @@ def test_bad_votes(tmp_path: Path, shared_data: Path) -> None:
     lines = list(original)
     lines[4] = lines[4].replace('"model_b": "', '"model_b": "mystery-')
     vfile.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match="not in the roster") as err:
-        read_mt_bench_human(folder, Roster.builtin())
-    assert err.value.row == 5
+    # a model the roster lacks is read as its own (a note), and then has no answers
+    with pytest.warns(ModelsNotInRoster, match="model 'mystery-"):
+        with pytest.raises(InputError, match="no turn-1 answer of 'mystery-") as err:
+            read_mt_bench_human(folder, Roster.builtin())
 
     vfile.write_text("\n".join(original[:20]) + '\n{"question_id": 81, "jud\n', encoding="utf-8")
     with pytest.raises(InputError, match="line 21 is not valid JSON"):
@@ -182,3 +183,24 @@ def test_votes_on_unknown_question(tmp_path: Path, shared_data: Path) -> None:
         f.write(json.dumps(vote) + "\n")
     with pytest.raises(InputError, match="question 999"):
         read_mt_bench_human(folder, Roster.builtin())
+
+
+def test_a_named_dataset_reads_names_its_roster_lacks_with_one_note(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """A user roster that replaces the vicuna entry drops the alias vicuna-13b-v1.2 that
+    the MT-Bench files use: the dataset still loads, that name its own model, one note."""
+    user = tmp_path / "roster.toml"
+    user.write_text('[[model]]\nid = "vicuna-13b"\nfamily = "llama"\n', "utf-8")
+    roster = Roster.load(user)
+    with pytest.warns(ModelsNotInRoster) as caught:
+        table = load("mt-bench-human", data_dir=shared_data, roster=roster)
+    notes = [str(w.message) for w in caught if issubclass(w.category, ModelsNotInRoster)]
+    assert notes == [
+        "dataset mt-bench-human: model 'vicuna-13b-v1.2' is not in the roster, read as its "
+        "own model and family — to give them a family or aliases, add them to a roster "
+        "file ([[model]] id, family, aliases) and pass --roster FILE"
+    ]
+    models = set(table["model_a"]) | set(table["model_b"])
+    assert "vicuna-13b-v1.2" in models and "vicuna-13b" not in models
+    assert roster.family("vicuna-13b-v1.2") == "vicuna-13b-v1.2"

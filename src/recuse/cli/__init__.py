@@ -15,8 +15,7 @@ from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED
-from recuse.data.generic import ReaderNote
-from recuse.errors import RecuseError
+from recuse.errors import ReaderNote, RecuseError
 
 __all__ = ["app", "global_options_first", "main", "parse_mapping"]
 

@@ -90,8 +90,9 @@ AllowUnknownOption = Annotated[
     bool,
     typer.Option(
         "--allow-unknown-models",
-        help="Read model names missing from the roster as their own id and family "
-        "(or name them in a roster file: --roster FILE, before or after the subcommand).",
+        hidden=True,
+        help="No effect (kept for old scripts): a model name missing from the roster is "
+        "always read as its own model and family, with one note.",
     ),
 ]
 

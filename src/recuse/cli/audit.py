@@ -99,12 +99,10 @@ def audit_command(
     ] = None,
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,
-    allow_unknown_models: AllowUnknownOption = False,
+    allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
     keep_unknown: Annotated[
         bool,
-        typer.Option(
-            "--keep-unknown-models", hidden=True, help="Deprecated: --allow-unknown-models."
-        ),
+        typer.Option("--keep-unknown-models", hidden=True, help="No effect (old scripts)."),
     ] = False,
     data_dir: Annotated[
         Path | None,
@@ -237,7 +235,6 @@ def audit_command(
         table=table,
         data_dir=data_dir,
         mapping=parse_mapping(mapping),
-        unknown_models="keep" if allow_unknown_models or keep_unknown else "error",
         reading=how,
         title=title,
         progress=_progress(start),

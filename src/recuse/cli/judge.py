@@ -265,7 +265,7 @@ def judge(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
-    allow_unknown_models: AllowUnknownOption = False,
+    allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
 ) -> None:
     """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
 
@@ -301,7 +301,7 @@ def judge(
     tpl = template_protocol(template, mode)
     check_output(out, option="--out")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
-    read = FileReading(parse_mapping(mapping), how, allow_unknown_models)
+    read = FileReading(parse_mapping(mapping), how)  # --allow-unknown-models: no effect
     table = _read(data, protocol, data_dir, read)
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts
@@ -514,11 +514,10 @@ def template_protocol(spec: str | None, mode: PairwiseMode) -> PairwiseProtocol:
 
 @dataclass(frozen=True)
 class FileReading:
-    """How a pairs file given to --data is read (--map, --values, ..., unknown models)."""
+    """How a pairs file given to --data is read (--map, --values, ...)."""
 
     mapping: ColumnMapping
     how: ValueReading
-    allow_unknown: bool
 
 
 def _read(
@@ -551,13 +550,12 @@ def _read(
     else:
         from recuse.data.generic import load_table
 
-        read = read or FileReading({}, ValueReading(), False)
+        read = read or FileReading({}, ValueReading())
         df = load_table(
             data,
             table="pairs",
             data_dir=data_dir,
             mapping=read.mapping or None,
-            unknown_models="keep" if read.allow_unknown else "error",
             values=read.how.values,
             swapped_frame=read.how.swapped_frame,
             confidence=read.how.confidence,

@@ -114,7 +114,7 @@ def pairs_command(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
-    allow_unknown_models: AllowUnknownOption = False,
+    allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
 ) -> None:
     """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
     # Every option is checked before any work, so a bad one writes nothing.
@@ -136,7 +136,6 @@ def pairs_command(
         data_dir=data_dir,
         roster=roster,
         mapping=parse_mapping(mapping) or None,
-        unknown_models="keep" if allow_unknown_models else "error",
         values=how.values,
         swapped_frame=how.swapped_frame,
         confidence=how.confidence,

@@ -133,7 +133,7 @@ def probe(
         raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
     protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
-    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading(), True))
+    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading()))
     if protocol.template is not None:
         from recuse.judging.templates import check_references
 

@@ -89,7 +89,7 @@ def validate(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
-    allow_unknown_models: AllowUnknownOption = False,
+    allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
     fmt: Annotated[
         ImportFormat | None,
         typer.Option(
@@ -112,7 +112,7 @@ def validate(
     if table not in ("pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
     kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
-    unknown: UnknownModels = "keep" if allow_unknown_models else "error"
+    unknown: UnknownModels = "keep"  # --allow-unknown-models: no effect, kept for old scripts
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     if Path(path).expanduser().is_dir():
         found = fmt or sniff_folder(Path(path).expanduser())

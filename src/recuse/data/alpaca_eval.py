@@ -91,7 +91,7 @@ def preference_to_p_a(preference: pd.Series) -> pd.Series:
 
 
 def read_annotations(
-    path: Path, roster: Roster, *, unknown_models: UnknownModels = "error"
+    path: Path, roster: Roster, *, unknown_models: UnknownModels = "keep"
 ) -> pd.DataFrame:
     """One ``annotations.json`` file as (unvalidated) ``pairs`` rows."""
     records = require_keys(read_json(path), KEYS, file=path)
@@ -166,7 +166,7 @@ def read_annotations(
 
 
 def read_annotation_file(
-    path: str | Path, *, roster: Roster | None = None, unknown_models: UnknownModels = "error"
+    path: str | Path, *, roster: Roster | None = None, unknown_models: UnknownModels = "keep"
 ) -> pd.DataFrame:
     """One ``annotations.json`` as AlpacaEval writes it (any name: ``recuse audit
     annotations.json``) as a validated ``pairs`` table, mapped as the module says.

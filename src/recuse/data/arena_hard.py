@@ -109,7 +109,7 @@ def read_arena_hard(
     *,
     baseline: str | None = None,
     roster: Roster | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
 ) -> pd.DataFrame:
     """An Arena-Hard-Auto judgment file (v0.1 or v2.0 layout) as a validated ``pairs`` table.
 

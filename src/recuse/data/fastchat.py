@@ -118,7 +118,7 @@ def read_fastchat_pairs(
     path: str | Path,
     *,
     roster: Roster | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
 ) -> pd.DataFrame:
     """A FastChat ``*_pair.jsonl`` judgment file as a validated ``pairs`` table.
 
@@ -213,7 +213,7 @@ def read_fastchat_single(
     path: str | Path,
     *,
     roster: Roster | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
 ) -> pd.DataFrame:
     """A FastChat ``*_single.jsonl`` judgment file as a validated ``ratings`` table
     (mapping in the module docstring). Extra columns: ``turn``, ``judge_prompt``,

@@ -44,8 +44,8 @@ from recuse.data._io import (
     row_too_long,
     too_big,
 )
-from recuse.errors import ConfigError, InputError
-from recuse.roster import Entry, Roster, split_dated
+from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.roster import Roster, split_dated
 from recuse.tables import (
     PAIRS,
     PROBE_COLUMNS,
@@ -87,11 +87,6 @@ ValueMap = Mapping[str, Mapping[str, float]]
 # the key of DataFrame.attrs where read_table lists the file columns it left unused
 # that look like verdicts or labels ({column: why})
 IGNORED = "recuse.ignored_columns"
-
-
-class ReaderNote(UserWarning):
-    """Something the reader noticed that the user should know, printed by the CLI as one
-    ``recuse: note:`` line (the run goes on)."""
 
 
 class ColumnsIgnored(ReaderNote):
@@ -822,20 +817,29 @@ def _blank_name(name: object) -> bool:
 
 
 def canonical_ids(
-    names: pd.Series, roster: Roster, *, file: str | Path | None = None, column: str | None = None
+    names: pd.Series,
+    roster: Roster,
+    *,
+    file: str | Path | None = None,
+    column: str | None = None,
+    unknown_models: UnknownModels = "keep",
 ) -> pd.Series:
     """``roster.canonicalize(names)``, looking each distinct name up once (fast on long
-    columns with few models). An unknown name raises naming its first row, as
+    columns with few models). An unknown name is read as its own model (one note), or
+    with ``unknown_models="error"`` raises naming its first row, as
     :meth:`Roster.canonicalize` does. A blank name ("" or spaces, as JSON can give) is
     missing, as an empty CSV cell is."""
     fname = str(file) if file is not None else None
     codes, uniques = pd.factorize(names, use_na_sentinel=True)
     distinct = [None if _blank_name(u) else u for u in uniques.tolist()]
+    how = unknown_models
     try:
-        ids = roster.canonicalize(pd.Series(distinct, dtype=object), file=fname, column=column)
+        ids = roster.canonicalize(
+            pd.Series(distinct, dtype=object), file=fname, column=column, unknown=how
+        )
     except InputError:
         real = names.mask(names.map(_blank_name).astype(bool))
-        roster.canonicalize(real, file=fname, column=column)  # raises with the real row
+        roster.canonicalize(real, file=fname, column=column, unknown=how)  # the real row
         raise
     # code -1 (missing name) picks the trailing None
     lookup = np.array([*ids.tolist(), None], dtype=object)
@@ -848,19 +852,24 @@ def canonicalize_models(
     roster: Roster,
     *,
     file: str | Path | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
 ) -> pd.DataFrame:
     """Map the model-name ``columns`` of ``df`` to canonical ids (in a copy).
 
-    With ``unknown_models="keep"`` a name the roster lacks becomes its own id and
-    family and is added to ``roster`` (so later family look-ups on the same roster
-    work); with ``"error"`` it raises :class:`InputError` naming the row.
+    With ``unknown_models="keep"`` (the default) a name the roster lacks becomes its
+    own id and family and is added to ``roster`` (so later family look-ups on the same
+    roster work), and one :class:`~recuse.roster.ModelsNotInRoster` note lists them;
+    with ``"error"`` it raises :class:`InputError` naming the row.
     """
     out = df.copy()
     fname = str(file) if file is not None else None
     present_cols = [c for c in columns if c in out.columns]
-    met = pd.unique(pd.concat([out[c] for c in present_cols], ignore_index=True).dropna())
-    split = split_dated(roster, met.tolist()) if present_cols else {}
+    met = (
+        pd.unique(pd.concat([out[c] for c in present_cols], ignore_index=True).dropna())
+        if present_cols
+        else np.array([], dtype=object)
+    )
+    split = split_dated(roster, met.tolist())
     if split:
         listed = ", ".join(f"{shown(n)} (not {shown(t)})" for n, t in sorted(split.items()))
         warnings.warn(
@@ -886,14 +895,11 @@ def canonicalize_models(
                     first = (i, col)
         if first is not None:
             raise roster.unknown_error(counts, file=fname, row=first[0] + 1, column=first[1])
+    if unknown_models == "keep":  # one note for every column's unknown names
+        present = [u for u in met.tolist() if not _blank_name(u)]
+        roster.keep(present, where=fname)
     for col in present_cols:
-        names = out[col]
-        if unknown_models == "keep":
-            present = names.dropna().astype(str).str.strip()
-            for name in sorted(set(present[present != ""])):
-                if name not in roster:
-                    roster.add(Entry(name, name))
-        out[col] = canonical_ids(names, roster, file=fname, column=col)
+        out[col] = canonical_ids(out[col], roster, file=fname, column=col)
     return out
 
 
@@ -903,7 +909,7 @@ def read_table(
     table: TableKind,
     mapping: ColumnMapping | None = None,
     roster: Roster | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
     values: ValueMap | None = None,
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,
@@ -1032,7 +1038,7 @@ def load_table(
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
     mapping: ColumnMapping | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
     values: ValueMap | None = None,
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,

@@ -366,7 +366,7 @@ def read_import(
     format: ImportFormat,
     *,
     roster: Roster | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
     references: References | None = None,
 ) -> Imported:
     """Read ``path`` as ``format`` (see :data:`FORMATS`); ``references`` say where a

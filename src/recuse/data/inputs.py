@@ -185,7 +185,7 @@ def load_input(
     data_dir: str | Path | None = None,
     roster: Roster | None = None,
     mapping: ColumnMapping | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
     format: ImportFormat | None = None,
     reading: ValueReading | None = None,
     references: References | None = None,

@@ -449,7 +449,7 @@ def read_inspect_log(
     path: str | Path,
     *,
     roster: Roster | None = None,
-    unknown_models: UnknownModels = "error",
+    unknown_models: UnknownModels = "keep",
     reference_scorer: str | None = None,
 ) -> pd.DataFrame:
     """An Inspect AI log (``.eval`` or ``.json``) as a validated ``ratings`` table.

@@ -94,6 +94,10 @@ def folder(name: str, data_dir: str | Path | None = None) -> Path:
 def load(
     name: str, *, data_dir: str | Path | None = None, roster: Roster | None = None
 ) -> pd.DataFrame:
-    """Read dataset ``name`` into its evidence table."""
+    """Read dataset ``name`` into its evidence table. Model names the roster lacks (a
+    user roster that replaced a built-in entry, a newer release of the data) are read
+    as their own models, in one note."""
     ds = get(name)
-    return ds.reader(folder(name, data_dir), roster or Roster.load())
+    roster = roster or Roster.load()
+    with roster.noting(f"dataset {name}"):
+        return ds.reader(folder(name, data_dir), roster)

@@ -18,8 +18,9 @@ SINGLE = UP / "fastchat/gpt-4_single.jsonl"
 INSPECT_OLD = UP / "inspect/2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
 INSPECT_NEW = UP / "inspect/2025-05-12T20-28-26-04-00_security-guide.json"
 CAPITALS = UP.parent / "capitals.eval"
-# gemini-1.5-flash is not in the roster (until unknown models are read as their own)
-UNKNOWN = ["--allow-unknown-models"]
+# names the roster lacks (e.g. gemini-1.5-flash-002) are read as their own models with a
+# note: no flag is needed any more
+UNKNOWN: list[str] = []
 
 
 def _supported(out: str) -> dict[str, str]:

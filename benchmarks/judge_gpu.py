@@ -178,7 +178,11 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         model_id=f"random-{shape}",
         revision="bench",
         max_batch_tokens=args.max_batch_tokens or None,
+        batch_size=args.batch_size or None,
+        pipeline=False if args.serial else None,
     )
+    if args.serial:
+        backend.concurrency = 1
     print(
         f"\n== {shape}: {n_all / 1e9:.3f}B parameters ({n_block / 1e9:.3f}B in blocks), "
         f"{backend.hardware}, built in {time.perf_counter() - t0:.1f} s; token budget "
@@ -246,6 +250,8 @@ def main() -> None:
     ap.add_argument("--tiny", action="store_true", help="one tiny shape (runs on a CPU)")
     ap.add_argument("--pairs", type=int, default=400, help="MT-Bench pairs (0 = all 1,200)")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--batch-size", type=int, default=0, help="prompts per call (0 = default)")
+    ap.add_argument("--serial", action="store_true", help="no pipeline, one call at a time")
     ap.add_argument("--dtype", default="auto")
     ap.add_argument("--max-batch-tokens", type=int, default=0, help="0 = the device's budget")
     ap.add_argument(

@@ -139,7 +139,9 @@ def test_two_folders_of_one_name_are_never_merged(
     assert sorted(table["judge"].unique()) == ["b-final", "final"]
     with sqlite3.connect(store) as conn:
         models = dict(conn.execute("SELECT judge, revision FROM judge_models").fetchall())
-    assert models["final"] == folder_fingerprint(a) and models["b-final"] == folder_fingerprint(b)
+    # the fingerprint, with "+bfloat16" where a GPU picked that precision
+    assert models["final"].split("+")[0] == folder_fingerprint(a)
+    assert models["b-final"].split("+")[0] == folder_fingerprint(b)
 
 
 def test_a_store_written_before_keeps_working_and_is_never_served_to_other_weights(

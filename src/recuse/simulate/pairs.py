@@ -6,20 +6,21 @@ population values of the pairwise bias metrics (:mod:`recuse.metrics`) are known
 exactly (with their default options: ``human_ties="drop"``, ``judge_ties="half"``,
 either ``verdict``):
 
-=========================  ======================================
-metric                     population value
-=========================  ======================================
-``self_preference_eo``     ``self_preference``
-``self_preference_dp``     ``self_preference / 2``
-``family_preference_eo``   ``family_preference``
-``family_preference_dp``   ``family_preference / 2``
-``verbosity_bias``         ``verbosity``  (Eq. 6)
-``verbosity_deviation``    ``abs(verbosity)``  (Eq. 5)
-``verbosity_longer_gap``   ``verbosity/2 - 2 * h * (1 - accuracy)``
-``first_position_rate``    ``0.5 + position``
-``flip_rate``              ``2 * abs(position)``
-``position_consistency``   ``1 - 2 * abs(position)``
-=========================  ======================================
+==============================  ======================================
+metric                          population value
+==============================  ======================================
+``self_preference_eo``          ``self_preference``
+``self_preference_dp``          ``self_preference / 2``
+``self_preference_calibrated``  ``self_preference / 2``  (see below)
+``family_preference_eo``        ``family_preference``
+``family_preference_dp``        ``family_preference / 2``
+``verbosity_bias``              ``verbosity``  (Eq. 6)
+``verbosity_deviation``         ``abs(verbosity)``  (Eq. 5)
+``verbosity_longer_gap``        ``verbosity/2 - 2 * h * (1 - accuracy)``
+``first_position_rate``         ``0.5 + position``
+``flip_rate``                   ``2 * abs(position)``
+``position_consistency``        ``1 - 2 * abs(position)``
+==============================  ======================================
 
 Generative model, per item (one pair of responses to a prompt):
 
@@ -55,6 +56,19 @@ and b and independent of the human's choice among models, ``s``, ``f`` and ``l``
 are independent, which makes the table above exact. Orders left out at random
 (``single_order_rate``: the second order is missing; ``unparsed_rate``: an order's
 output is unparsed) do not change these values.
+
+``self_preference_calibrated``
+(:func:`recuse.metrics.self_preference.calibrated_self_preference`) is the judge's
+own-pick rate minus the rate its fitted competence model predicts with the own term
+removed. Here the human label does not depend on which models wrote
+the responses, so every model's Bradley–Terry strength from the labels is 0 in the
+population and the model reduces to ``logit P(picks a) = β·first + τ·own``. On the
+pairs holding the judge's answer (``f = 0`` there), the judge picks its own answer
+with probability ``0.5 + position·first·own + self_preference/2`` (position and
+content parts as above), and ``first·own`` is +1 or -1 with equal weight whichever
+orders are missing (the own side is a or b at random), so the observed own-pick rate
+is ``0.5 + self_preference/2`` and the predicted one ``mean(expit(β·first·own)) =
+0.5``: the difference is ``self_preference / 2``.
 
 >>> sim = simulate_pairs(n_prompts=20, pairs_per_prompt=2, seed=1)
 >>> len(sim.pairs), sorted(sim.pairs["judge"].unique())
@@ -122,6 +136,7 @@ class PlantedBias:
         return {
             "self_preference_eo": self.self_preference,
             "self_preference_dp": self.self_preference / 2,
+            "self_preference_calibrated": self.self_preference / 2,
             "family_preference_eo": self.family_preference,
             "family_preference_dp": self.family_preference / 2,
             "verbosity_bias": self.verbosity,

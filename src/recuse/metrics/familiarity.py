@@ -51,6 +51,7 @@ from recuse.metrics.bootstrap import (
     resample_counts,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
+from recuse.metrics.perplexity import log_perplexity, log_perplexity_difference
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side, single_judge
 from recuse.metrics.verbosity import curve_statistic
@@ -86,37 +87,6 @@ CURVE_COLUMNS = [
 
 
 # --- inputs -------------------------------------------------------------------------
-
-
-def _log_ppl(pairs: pd.DataFrame, column: str) -> FloatArray:
-    if column not in pairs.columns:
-        raise InputError(
-            f"the table has no {column} column",
-            column=column,
-            fix="compute perplexities first (recuse.judging.perplexity.add_perplexities)",
-        )
-    ppl = pairs[column].to_numpy(dtype=float)
-    bad = ppl <= 0
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"perplexity {ppl[i]:g} is not positive",
-            row=i + 1,
-            column=column,
-            fix="perplexities are exp(mean negative log-prob) >= 1; leave unknown ones empty",
-        )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(ppl)
-
-
-def log_perplexity_difference(pairs: pd.DataFrame) -> FloatArray:
-    """``d = log ppl_a - log ppl_b`` per row (NaN where either perplexity is missing).
-
-    >>> t = pd.DataFrame({"ppl_a": [np.e, 2.0, np.nan], "ppl_b": [1.0, 2.0, 3.0]})
-    >>> log_perplexity_difference(t).round(6).tolist()
-    [1.0, 0.0, nan]
-    """
-    return _log_ppl(pairs, "ppl_a") - _log_ppl(pairs, "ppl_b")
 
 
 def perplexity_bins(width: float = 0.25, max_abs: float = 1.0) -> FloatArray:
@@ -354,7 +324,7 @@ def _responses(pairs: pd.DataFrame) -> pd.DataFrame:
     for col in ("model_a", "model_b"):
         if col not in pairs.columns:
             raise InputError(f"the table has no {col} column", column=col)
-    la, lb = _log_ppl(pairs, "ppl_a"), _log_ppl(pairs, "ppl_b")
+    la, lb = log_perplexity(pairs, "ppl_a"), log_perplexity(pairs, "ppl_b")
     parts = []
     for model, lp in (("model_a", la), ("model_b", lb)):
         parts.append(

@@ -63,6 +63,7 @@ from recuse.metrics.bootstrap import (
     difference_of_ratios,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
+from recuse.metrics.perplexity import log_perplexity_difference
 from recuse.metrics.result import MetricResult
 from recuse.metrics.verdicts import (
     HumanTies,
@@ -876,7 +877,6 @@ def familiarity_mediation(
     unstable when ``Δ`` is near 0: read it with ``Δ``'s interval. Returns the three
     results in the order of :data:`MEDIATION`.
     """
-    from recuse.metrics.familiarity import log_perplexity_difference
 
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)

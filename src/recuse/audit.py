@@ -15,10 +15,13 @@ import datetime as _dt
 import importlib.metadata
 import platform
 import subprocess
+import sys
 import time
+import types
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -262,6 +265,12 @@ def run_audit(
             seen[t.name] = seen.get(t.name, 0) + 1
             tables.append(t if seen[t.name] == 1 else replace(t, name=f"{t.name}-{seen[t.name]}"))
         fixed.append(replace(s, tables=tuple(tables)))
+    fixed = [_with_materiality(s, o) for s in fixed]
+    unknown = sorted(set(o.material) - {b.key for a in REGISTRY for b in a.biases})
+    if unknown:
+        raise ConfigError(
+            f"--material: unknown bias {unknown[0]!r} — use a bias key of `recuse analyses`"
+        )
     fdr_note = ""
     if o.fdr:
         fixed, fdr_note = adjust_sections(fixed, level=o.level)
@@ -301,6 +310,27 @@ def run_audit(
             (an.title, tuple(b.key for b in an.biases if b.headline)) for an in analyses
         ),
     )
+
+
+def _with_materiality(section: Section, o: AuditOptions) -> Section:
+    """Each finding with the smallest effect worth acting on: ``--material`` or its bias's."""
+    findings = tuple(
+        replace(f, material=o.material.get(f.bias.key, f.bias.material)) for f in section.findings
+    )
+    return replace(section, findings=findings)
+
+
+class _CallableModule(types.ModuleType):
+    """``recuse.audit`` is both this module and the public function
+    :func:`recuse.api.audit`: once this module is imported, the package attribute
+    ``recuse.audit`` names the module, so calling it calls the function."""
+
+    def __call__(self, data: Any, **options: Any) -> Any:
+        # through the package root (no import edge: recuse.api imports this module)
+        return sys.modules["recuse"]._public_audit(data, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 
 def _collapse(skipped: list[NotEstimated], inputs: Sequence[Input]) -> list[NotEstimated]:

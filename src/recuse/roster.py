@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -334,6 +334,11 @@ def _parse(text: str, where: str) -> list[Entry]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML ({exc})") from None
+    return entries_from(data, where)
+
+
+def entries_from(data: Mapping[str, Any], where: str) -> list[Entry]:
+    """The ``[[model]]`` tables of parsed TOML ``data`` as roster entries."""
     models = data.get("model", [])
     if not isinstance(models, list):
         raise ConfigError(f"{where}: expected [[model]] tables")

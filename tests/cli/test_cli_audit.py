@@ -116,6 +116,11 @@ def test_analyses_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None
         assert f"{a.id} — {a.title}" in text and a.requires in text
         for b in a.biases:
             assert f"{b.key}: {b.unit}; no bias = {b.null:g}" in text
+    assert main(["analyses", "--json"]) == 0
+    got = {a["id"]: a for a in json.loads(capsys.readouterr().out)}
+    assert list(got) == [a.id for a in REGISTRY]
+    pos = got["position"]["biases"][0]
+    assert (pos["bias"], pos["null"], pos["material"]) == ("position", 0.5, 0.05)
 
 
 def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(

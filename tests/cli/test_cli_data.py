@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Iterator
@@ -239,6 +240,15 @@ def test_validate_lists_supported_analyses_and_unread_columns(
     assert code == 0
     assert err.startswith("recuse: note: ") and "judge_model, judge_winner," in err
     assert "human labels only" in err and "no judge verdicts" in out
+    # --json: the same facts as one JSON object
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    support = {a["analysis"]: a for a in got["analyses"]}
+    assert support["self-preference"]["supported"] and not support["familiarity"]["supported"]
+    assert "no perplexities" in support["familiarity"]["why_not"]
+    assert {c["column"] for c in got["unread_columns"]} >= {"judge_winner_swapped"}
+    assert got["table"] == "pairs" and got["counts"]["rows"] > 0
 
 
 def test_value_options_on_metrics_give_what_the_library_gives(

@@ -319,3 +319,28 @@ def test_a_judge_whose_name_holds_a_comma_is_accounted_for(
     code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
     assert code == 3 and "NOT MEASURED: position of judge, v2 (d)" in out
     assert "other" not in out  # not audited: not accounted for
+
+
+def test_gate_json_matches_the_text_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`gate --json`: the same lines, outcome and exit code as the text gate."""
+    import json as _json
+
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias(position=0.15)}, n_prompts=80, seed=4)
+    data = tmp_path / "p.csv"
+    sim.pairs.to_csv(data, index=False)
+    out = tmp_path / "r"
+    assert main(["audit", str(data), "--only", "position", "--n-boot", "200", "--out",
+                 str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    args = ["gate", str(out / "report.json"), "--max", "position=0.05"]
+    code = main(args)
+    text = capsys.readouterr().out.splitlines()
+    assert main([*args, "--json"]) == code == 1  # 0.65 is beyond 0.5 ± 0.05
+    got = _json.loads(capsys.readouterr().out)
+    assert got["exit_code"] == 1 and got["outcome"] == "failed"
+    assert [x["text"] for x in got["lines"]] == text[:-1] and got["verdict"] == text[-1]
+    assert got["lines"][0]["judge"] == "gpt-4" and got["lines"][0]["outcome"] == "fail"

@@ -74,6 +74,7 @@ class AuditOptions:
     orders: Orders = "both"
     fdr: bool = True  # Benjamini–Hochberg across the summary's tests
     self_scope: SelfScope = "snapshot"  # what counts as the judge itself (roster.py)
+    material: Mapping[str, float] = field(default_factory=dict)  # --material KEY=X
 
     def check(self, known: Sequence[str] = ()) -> None:
         """Raise :class:`ConfigError` for a value outside its range; ``known`` are the
@@ -96,6 +97,12 @@ class AuditOptions:
             raise ConfigError(f"--self-scope must be snapshot or line; got {self.self_scope!r}")
         if self.se not in get_args(SE):
             raise ConfigError(f"--se must be one of {', '.join(get_args(SE))}; got {self.se}")
+        for key, value in self.material.items():
+            if not (isinstance(value, int | float) and value > 0 and value < float("inf")):
+                raise ConfigError(
+                    f"--material {key}={value}: the smallest effect worth acting on must be a "
+                    "positive number, e.g. --material position=0.05"
+                )
         for option, ids in (("--only", self.only), ("--skip", self.skip)):
             bad = [i for i in ids if known and i not in known]
             if bad:
@@ -123,6 +130,8 @@ class AuditOptions:
             "figures": self.figure_format,
             "analyses": ", ".join(self.only) if self.only else "all",
             "analyses skipped on request": ", ".join(self.skip) or "none",
+            "materiality (--material)": ", ".join(f"{k}={v:g}" for k, v in self.material.items())
+            or "each bias's default",
         }
 
 

@@ -46,6 +46,8 @@ FAMILIARITY = Bias(
     negative="prefers high-perplexity answers more than humans do",
     none="no detectable familiarity preference",
     order=60,
+    material=0.1,  # 0.1 in this unit: smallest effect worth acting on (default)
+    scale="slope difference (log-odds)",
 )
 
 

@@ -28,6 +28,8 @@ EO = Bias(
     negative="is harder on answers from its model family",
     none="no detectable family preference",
     order=20,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="recall difference",
 )
 DP = Bias(
     key="family_preference_dp",
@@ -39,6 +41,8 @@ DP = Bias(
     negative="picks its family's answer less often than the humans prefer it",
     none="picks its family's answer about as often as the humans prefer it",
     order=21,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="pick-rate difference",
     headline=False,
 )
 

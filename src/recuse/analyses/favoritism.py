@@ -30,6 +30,8 @@ SELF_BIAS = Bias(
     negative="rates its own answers lower than the reference warrants",
     none="no detectable self-bias in its ratings",
     order=30,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="rating points ÷ top rating",
 )
 FAMILY_BIAS = Bias(
     key="family_bias",
@@ -41,6 +43,8 @@ FAMILY_BIAS = Bias(
     negative="rates its family's answers lower than the reference warrants",
     none="no detectable family bias in its ratings",
     order=31,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="rating points ÷ top rating",
     pooled=True,
 )
 

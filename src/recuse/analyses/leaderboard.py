@@ -48,6 +48,8 @@ COVARIATE_BIASES: dict[str, Bias] = {
         negative=negative,
         none="no detectable effect",
         order=80 + i,
+        material=0.1,  # 0.1 in this unit: smallest effect worth acting on (default)
+        scale="log-odds per unit",
         pooled=True,
         headline=False,
     )

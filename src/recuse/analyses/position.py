@@ -24,6 +24,8 @@ POSITION = Bias(
     negative="prefers the answer shown second",
     none="no detectable position preference",
     order=50,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="share of win to first",
     null=0.5,
 )
 

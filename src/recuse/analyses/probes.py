@@ -50,6 +50,8 @@ PROBE_BIASES: dict[str, Bias] = {
         negative=negative,
         none="no detectable effect",
         order=70 + i,
+        material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+        scale="change in share of win",
     )
     for i, (name, (title, positive, negative)) in enumerate(_WORDS.items())
 }
@@ -64,6 +66,8 @@ PROBE_BIASES[VERBOSITY] = Bias(
     negative="prefers the concise rewrite of the same answer",
     none="no detectable effect",
     order=70 + len(_WORDS),
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="change in share of win",
 )
 
 

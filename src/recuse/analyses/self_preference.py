@@ -59,6 +59,8 @@ EO = Bias(
     negative="is harder on its own answers",
     none="no detectable self-preference",
     order=10,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="recall difference",
 )
 DP = Bias(
     key="self_preference_dp",
@@ -72,6 +74,8 @@ DP = Bias(
     negative="picks its own answer less often than the humans prefer it",
     none="picks its own answer about as often as the humans prefer it",
     order=11,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="pick-rate difference",
     headline=False,
 )
 

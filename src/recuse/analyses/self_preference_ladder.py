@@ -28,6 +28,8 @@ HARMFUL_EXCESS = Bias(
     negative="chooses its own worse answers less often than other models' worse answers",
     none="no detectable excess",
     order=12,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="share of pairs",
     headline=False,
 )
 

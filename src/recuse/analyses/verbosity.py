@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -29,10 +30,14 @@ VERBOSITY = Bias(
     title="Verbosity",
     unit="the judge's recall of the human-preferred answer when it is the longer one, "
     "minus its recall when it is the shorter one (signed accuracy parity, Saito Eq. 6)",
-    positive="prefers longer answers more than humans do",
-    negative="prefers shorter answers more than humans do",
-    none="no detectable length preference beyond the humans'",
+    positive="agrees with humans more often when they prefer the longer answer than when "
+    "they prefer the shorter one",
+    negative="agrees with humans more often when they prefer the shorter answer than when "
+    "they prefer the longer one",
+    none="agrees with humans about as often whichever answer is longer",
     order=40,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="recall difference",
 )
 LONGER_GAP = Bias(
     key="verbosity_longer_gap",
@@ -44,6 +49,8 @@ LONGER_GAP = Bias(
     negative="picks the longer answer less often than humans do",
     none="picks the longer answer about as often as humans do",
     order=41,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="pick-rate difference",
     headline=False,
 )
 _X_LABEL = "(len human-preferred − len other) / len other"
@@ -59,8 +66,58 @@ def _curve_x(frame: pd.DataFrame) -> np.ndarray:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
+    _drop_equal_deviation(ctx)
+    _flag_contradictions(ctx, inp)
     with ctx.timed(f"verbosity figures ({inp.name})", ANALYSIS):
         _figures(ctx, inp, shared.curves if shared else {})
+
+
+def _drop_equal_deviation(ctx: Context) -> None:
+    """The section's table keeps a ``verbosity_deviation`` row (Eq. 5, |Eq. 6|) only where
+    its estimate differs from ``verbosity_bias`` (Eq. 6 negative): elsewhere it repeats it."""
+    part = ctx.part(ANALYSIS)
+    for i, t in enumerate(part.tables):
+        f = t.frame
+        if not {"metric", "judge", "estimate"} <= set(f.columns):
+            continue
+        keys = [c for c in ("dataset", "judge") if c in f.columns]
+        signed = f[f["metric"] == "verbosity_bias"].set_index(keys)["estimate"]
+        is_dev = f["metric"] == "verbosity_deviation"
+        same = [
+            bool(d)
+            and abs(float(row["estimate"]) - float(signed.get(tuple(row[k] for k in keys)
+                                                             if len(keys) > 1 else row[keys[0]],
+                                                             float("nan")))) < 1e-12
+            for d, (_, row) in zip(is_dev, f.iterrows(), strict=True)
+        ]  # fmt: skip
+        part.tables[i] = replace(t, frame=f[~np.array(same, dtype=bool)].reset_index(drop=True))
+
+
+def _flag_contradictions(ctx: Context, inp: Input) -> None:
+    """Eq. 6 flagged one way while the prefer-longer gap's interval lies on the other side
+    of 0 or contains it: a warning on the Eq. 6 finding names the gap, since the two read
+    alike ("longer") but measure different things (recall asymmetry vs pick rate)."""
+    part = ctx.part(ANALYSIS)
+    gaps = {
+        f.judge: f for f in part.findings if f.bias.key == LONGER_GAP.key and f.dataset == inp.name
+    }
+    for i, f in enumerate(part.findings):
+        gap = gaps.get(f.judge)
+        if f.bias.key != VERBOSITY.key or f.dataset != inp.name or gap is None:
+            continue
+        if not f.significant:
+            continue
+        same_side = gap.ci_low > 0 if f.estimate > 0 else gap.ci_high < 0
+        if same_side:
+            continue
+        part.findings[i] = replace(
+            f,
+            warnings=(
+                *f.warnings,
+                f"does not match the prefer-longer gap {gap.text}: Eq. 6 compares the judge's "
+                "recalls, not how often it picks the longer answer",
+            ),
+        )
 
 
 def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> None:
@@ -143,8 +200,8 @@ ANALYSIS = Analysis(
         "Does the judge prefer longer answers more than the humans do? Signed verbosity "
         "bias (Saito et al., Eq. 6): the judge's recall when the human prefers the longer "
         "answer minus its recall when the human prefers the shorter one; 0 = no bias. The "
-        "table also gives its absolute value (Eq. 5, verbosity_deviation), equal to the "
-        "signed one whenever that is positive. The summary matrix shows Eq. 6. This "
+        "table also gives its absolute value (Eq. 5, verbosity_deviation) where it differs "
+        "from the signed one (where that is negative). The summary matrix shows Eq. 6. This "
         "section also gives the prefer-longer gap, P(judge picks the longer answer) − "
         "P(human picks it), the number other tools report; it mixes the length "
         "preference with the judge's accuracy, so the two can differ. The curve shows how "

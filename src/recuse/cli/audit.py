@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -60,8 +60,34 @@ def _ids(values: list[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for text in values or () for v in text.split(",") if v.strip())
 
 
+# config-file option (Python name) -> this command's parameter name
+_CONFIG_PARAMS = {"judges": "judge", "format": "fmt"}
+
+
+def _material(values: list[str] | None) -> dict[str, float]:
+    """``--material position=0.03,verbosity=0.1`` (repeatable) as a mapping."""
+    out: dict[str, float] = {}
+    for text in values or ():
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            key, sep, value = part.partition("=")
+            try:
+                number = float(value)
+            except ValueError:
+                number = float("nan")
+            if not sep or not key.strip() or not number > 0 or number == float("inf"):
+                raise ConfigError(
+                    f"--material {part!r}: give BIAS=X with X > 0, e.g. --material position=0.05 "
+                    "(bias keys: `recuse analyses`)"
+                )
+            out[key.strip()] = number
+    return out
+
+
 @app.command("audit")
 def audit_command(
+    ctx: typer.Context,
     data: Annotated[
         list[str],
         typer.Argument(
@@ -174,6 +200,23 @@ def audit_command(
         ),
     ] = None,
     skip_unmeasured: SkipUnmeasuredOption = False,
+    material: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--material",
+            help="BIAS=X,...: the smallest effect worth acting on (distance from no bias); "
+            "flagged cells read material or small, intervals within ±X negligible "
+            "(defaults per bias: `recuse analyses`).",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="A recuse.toml with default options, map, value maps, materiality and "
+            "roster additions (default: ./recuse.toml if present); options given here win.",
+        ),
+    ] = None,
 ) -> None:
     """Run every bias analysis the data supports and write the report.
 
@@ -182,20 +225,29 @@ def audit_command(
     interval wholly beyond a bound; 3 inconclusive (an interval straddles a bound, or
     a judge's bias was not measured, unless --skip-unmeasured)."""
     from recuse.analyses import IDS
-    from recuse.audit import FAST_CHECKS, AuditOptions, audit
+    from recuse.api import robustness_checks
+    from recuse.audit import AuditOptions, audit
+    from recuse.config import find_config, load_config
     from recuse.report import write_report
 
-    checks: tuple[str, ...] = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}.get(
-        robustness, tuple(c.strip() for c in robustness.split(",") if c.strip())
-    )
-    from recuse.regression.robustness import CHECKS
-
-    unknown = [c for c in checks if c not in (*CHECKS, "all")]
-    if unknown:
-        raise ConfigError(
-            f"--robustness: unknown check(s) {', '.join(unknown)} — use fast, all, none "
-            f"or a comma list of {', '.join(CHECKS)}"
-        )
+    config_path = find_config(config)
+    cfg = load_config(config_path) if config_path is not None else None
+    if cfg is not None:  # the file's options where the command line left the default
+        given = dict(locals())
+        for name, value in cfg.options.items():
+            param = _CONFIG_PARAMS.get(name, name)
+            given_by = ctx.get_parameter_source(param)  # typer's click: compare by name
+            if given_by is None or given_by.name == "DEFAULT":
+                given[param] = value
+        level, n_boot, seed, judge = given["level"], given["n_boot"], given["seed"], given["judge"]
+        only, skip, orders, fdr, se = (given[k] for k in ("only", "skip", "orders", "fdr", "se"))
+        robustness, figures, title = given["robustness"], given["figures"], given["title"]
+        table, fmt, data_dir = given["table"], given["fmt"], given["data_dir"]
+        swapped_frame, confidence = given["swapped_frame"], given["confidence"]
+        confidence_of = given["confidence_of"]
+        data_dir = Path(data_dir) if data_dir is not None else None
+    checks = robustness_checks(robustness)
+    materiality = {**(cfg.material if cfg else {}), **_material(material)}
     options = AuditOptions(
         level=level,
         n_boot=n_boot,
@@ -209,6 +261,7 @@ def audit_command(
         orders=orders,
         fdr=fdr,
         self_scope=self_scope,
+        material=materiality,
     )
     options.check(known=IDS)
     if fail_on:
@@ -218,6 +271,18 @@ def audit_command(
     elif skip_unmeasured:
         raise ConfigError("--skip-unmeasured goes with --fail-on (it changes the gate)")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
+    roster = None
+    column_map: dict[str, Any] | None = parse_mapping(mapping)
+    if cfg is not None:
+        from dataclasses import replace as _with
+
+        from recuse.roster import Roster
+
+        how = _with(how, values={**cfg.values, **(how.values or {})} or None)
+        column_map = {**cfg.mapping, **(column_map or {})} or None
+        roster = Roster.load()
+        for entry in cfg.models:
+            roster.add(entry)
     price_table = None  # the card's inputs are checked before the work
     if prices is not None and store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
@@ -228,13 +293,15 @@ def audit_command(
     if store is not None and not store.is_file():
         raise InputError("no such store", file=store, fix="give a store of `recuse judge`")
     check_output_folder(out)
+    replaces = (out / "report.json").is_file() or (out / "report.html").is_file()
     start = time.perf_counter()
     report = audit(
         data,
         options=options,
         table=table,
         data_dir=data_dir,
-        mapping=parse_mapping(mapping),
+        mapping=column_map,
+        roster=roster,
         reading=how,
         title=title,
         progress=_progress(start),
@@ -269,11 +336,14 @@ def audit_command(
         for f in row.flagged:
             where = f" ({f.dataset})" if f.dataset else ""
             typer.echo(f"  - {f.bias.title}{where}: {f.verdict}")
+            for w in f.warnings:
+                typer.echo(f"      warning: {w}")
     if report.skipped:
         n = len(report.skipped)
         what = "estimate or analysis" if n == 1 else "estimates or analyses"
         typer.echo(f"{n} {what} not made (reasons in the report)")
-    typer.echo(f"wrote {paths['html']} and {paths['json']} in {seconds:.1f} s")
+    verb = "replaced the earlier report: wrote" if replaces else "wrote"
+    typer.echo(f"{verb} {paths['html']} and {paths['json']} in {seconds:.1f} s")
     if fail_on:
         from recuse.cli.gate import run_gate
 
@@ -283,12 +353,32 @@ def audit_command(
 
 
 @app.command("analyses")
-def analyses_command() -> None:
+def analyses_command(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+) -> None:
     """List the analyses of the audit: what each estimates and what it needs."""
     from recuse.analyses import REGISTRY
 
+    if as_json:
+        import json
+
+        rows = [
+            {
+                "id": a.id,
+                "title": a.title,
+                "table": a.table,
+                "needs": a.requires,
+                "biases": [
+                    b.to_dict() | {"pooled": b.pooled, "headline": b.headline} for b in a.biases
+                ],
+            }
+            for a in REGISTRY
+        ]
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
     for a in REGISTRY:
         typer.echo(f"{a.id} — {a.title} ({a.table})")
         typer.echo(f"  needs: {a.requires}")
         for b in a.biases:
-            typer.echo(f"  {b.key}: {b.unit}; no bias = {b.null:g}")
+            material = f"; material from ±{b.material:g}" if b.material is not None else ""
+            typer.echo(f"  {b.key}: {b.unit}; no bias = {b.null:g}{material}")

@@ -12,9 +12,15 @@ from recuse.errors import ConfigError
 
 
 def run_gate(
-    report: Path, maxima: list[str], minima: list[str], *, skip_unmeasured: bool = False
+    report: Path,
+    maxima: list[str],
+    minima: list[str],
+    *,
+    skip_unmeasured: bool = False,
+    as_json: bool = False,
 ) -> int:
-    """Print one line per bias and judge; return the gate's exit code (0, 1 or 3)."""
+    """Print one line per bias and judge (or, ``as_json``, one JSON object); return the
+    gate's exit code (0, 1 or 3)."""
     from recuse.analyses import REGISTRY
     from recuse.report.gate import Scope, gate_report, parse_thresholds
 
@@ -29,6 +35,31 @@ def run_gate(
     result = gate_report(
         report, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
     )
+    if as_json:
+        import json
+
+        outcome = {0: "passed", 1: "failed", 3: "inconclusive"}[result.exit_code]
+        payload = {
+            "report": str(report),
+            "exit_code": result.exit_code,
+            "outcome": outcome,
+            "verdict": result.verdict(),
+            "skip_unmeasured": skip_unmeasured,
+            "thresholds": [{"bias": t.key, "bound": t.bound, "value": t.value} for t in thresholds],
+            "lines": [
+                {
+                    "bias": x.bias,
+                    "judge": x.judge,
+                    "dataset": x.dataset,
+                    "outcome": x.outcome,
+                    "text": x.text,
+                    "n_needed": x.n_needed,
+                }
+                for x in result.lines
+            ],
+        }
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return result.exit_code
     for line in result.lines:
         typer.echo(line.text)
     typer.echo(result.verdict())
@@ -73,7 +104,13 @@ def gate_command(
         ),
     ] = None,
     skip_unmeasured: SkipUnmeasuredOption = False,
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object (lines, outcome, exit code) instead."
+    ),
 ) -> None:
-    code = run_gate(report, list(maxima or []), list(minima or []), skip_unmeasured=skip_unmeasured)
+    code = run_gate(
+        report, list(maxima or []), list(minima or []), skip_unmeasured=skip_unmeasured,
+        as_json=as_json,
+    )  # fmt: skip
     if code:
         raise typer.Exit(code)

@@ -102,6 +102,9 @@ def validate(
     ] = None,
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object (counts, analyses, unread columns)."
+    ),
 ) -> None:
     """Check a file against the pairs or ratings schema, summarise it, and say which
     analyses it supports and which columns that look like verdicts it left unread.
@@ -155,6 +158,30 @@ def validate(
 
             df = reference_from_judge(df, refs.judge, roster=Roster.load(), file=path)
             notes = tuple(str(n) for n in df.attrs.get("notes", ()))
+    if as_json:
+        import json
+
+        ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
+        typer.echo(
+            json.dumps(
+                {
+                    "file": str(path),
+                    "valid": True,
+                    "table": kind,
+                    "format": found or "",
+                    "counts": describe(df, kind),
+                    "notes": list(notes),
+                    "analyses": [
+                        {"analysis": a, "supported": reason is None, "why_not": reason or ""}
+                        for a, reason in supported_analyses(df, kind)
+                    ],
+                    "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return
     console = make_console()
     what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
     out = Table(title=Text(what_file))  # a path is text, not markup

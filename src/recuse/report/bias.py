@@ -31,6 +31,12 @@ class Bias:
     findings are never *flagged* (see :attr:`flags`). ``tested`` False: a test against
     ``null`` means nothing (an ECE or a Brier score is above 0 for any finite sample,
     so "0" is a floor, not a no-bias value): its findings carry no p-value.
+    ``scale`` is the unit in a few words for a column header (e.g. "recall difference");
+    :attr:`header` adds the no-bias value. ``material`` is the smallest distance from
+    ``null`` worth acting on (same unit as the estimate; ``--material KEY=X`` overrides
+    it): a flagged estimate that far or farther reads "material", a nearer one "small",
+    and an interval wholly inside ``null ± material`` "negligible". None: no default
+    (quality scores).
     """
 
     key: str
@@ -46,15 +52,27 @@ class Bias:
     headline: bool = True
     kind: Kind = "bias"
     tested: bool = True
+    material: float | None = None
+    scale: str = ""  # the unit in a few words, for column headers (``unit`` says it fully)
 
     def __post_init__(self) -> None:
         for name in ("key", "title", "unit", "positive", "negative", "none"):
             if not getattr(self, name).strip():
                 raise ValueError(f"bias {self.key!r}: {name} is empty")
+        if self.material is not None and not self.material > 0:
+            raise ValueError(f"bias {self.key!r}: material must be positive")
 
     @property
     def label(self) -> str:
         return self.short or self.title
+
+    @property
+    def header(self) -> str:
+        """``recall difference · none = 0``: unit and no-bias value for a column header."""
+        scale = self.scale or self.unit.split(";")[0].split(":")[0]
+        if len(scale) > 40:
+            scale = scale[:39].rstrip() + "…"
+        return f"{scale} · {'chance' if self.kind == 'quality' else 'none'} = {self.null:g}"
 
     @property
     def signed(self) -> bool:
@@ -78,4 +96,6 @@ class Bias:
             "unit": self.unit,
             "null": self.null,
             "kind": self.kind,
+            "material": self.material,
+            "header": self.header,
         }

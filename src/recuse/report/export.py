@@ -17,6 +17,13 @@ from recuse import outputs
 from recuse.report.model import Report
 
 SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).with_name("report.schema.json")  # JSON Schema of report.json
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``report.json``, shipped in the package."""
+    result: dict[str, Any] = json.loads(SCHEMA_FILE.read_text("utf-8"))
+    return result
 
 
 def to_dict(report: Report) -> dict[str, Any]:

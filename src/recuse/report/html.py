@@ -9,6 +9,7 @@ every fetch except those embedded images: the page needs no network and runs no 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,35 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+COUNT_COLUMN = re.compile(
+    r"^(n|count|total|rows|pairs|prompts|clusters|judges|models|wins|losses|ties|excluded)$"
+    r"|^n_|_n$|count|_pairs$|_prompts$|_clusters$"
+)
+
+
+def _cell(value: Any, column: object = "") -> str:
+    """A tidy-table cell: :func:`_num`, except that a count column's whole numbers print
+    as integers (67, not 67.000)."""
+    if (
+        isinstance(value, float)
+        and math.isfinite(value)
+        and value.is_integer()
+        and COUNT_COLUMN.search(str(column).lower())
+    ):
+        return f"{int(value):,}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}" if COUNT_COLUMN.search(str(column).lower()) else str(value)
+    return _num(value)
+
+
+def warning_tag(text: str) -> str:
+    """A warning's head for a matrix cell: the words before its first ':' or ' — ' (at
+    most 40 characters), e.g. "low n" or "only 4 prompts"; the full text is in the
+    cell's tooltip, the verdict list, the terminal and the JSON."""
+    head = text.split(":", 1)[0].split(" — ", 1)[0].strip()
+    return head if len(head) <= 40 else head[:39].rstrip() + "…"
+
+
 def _environment() -> Any:
     try:
         import jinja2
@@ -48,7 +78,8 @@ def _environment() -> Any:
         lstrip_blocks=False,
     )
     env.filters["num"] = _num
-    env.filters["cell"] = _num
+    env.filters["cell"] = _cell
+    env.filters["warning_tag"] = warning_tag
     return env
 
 

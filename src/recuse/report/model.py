@@ -22,6 +22,7 @@ from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import estimate_text, verdict
 
 FigureFormat = Literal["png", "svg"]
+Materiality = Literal["material", "small", "negligible", ""]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Finding:
     p_value: float | None = None  # two-sided, against bias.null, by the same method
     warnings: tuple[str, ...] = ()  # e.g. few clusters, an interval of zero width
     q_value: float | None = None  # Benjamini–Hochberg adjusted p, set across the summary
+    material: float | None = None  # smallest effect worth acting on (bias default or --material)
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -95,6 +97,23 @@ class Finding:
         return float((norm.ppf(1 - (1 - self.level) / 2) + norm.ppf(0.8)) * self.std_error)
 
     @property
+    def materiality(self) -> Materiality:
+        """Whether the effect matters in practice, given :attr:`material` (distance from
+        ``null``): "negligible" when the whole interval lies within ``null ± material``
+        (flagged or not: an effect this small was ruled out beyond it); else, when
+        flagged, "material" if the estimate is at least ``material`` from ``null`` and
+        "small" if nearer; "" otherwise (unflagged and not ruled negligible, or no
+        threshold)."""
+        m = self.material
+        if m is None or not self.bias.flags:
+            return ""
+        if self.null - m < self.ci_low and self.ci_high < self.null + m:
+            return "negligible"
+        if not self.significant:
+            return ""
+        return "material" if abs(self.estimate - self.null) >= m * (1 - 1e-9) else "small"
+
+    @property
     def direction(self) -> Direction:
         if not self.significant:
             return "none"
@@ -134,6 +153,8 @@ class Finding:
             "p_value": self.p_value,
             "warnings": list(self.warnings),
             "q_value": self.q_value,
+            "material": self.material,
+            "materiality": self.materiality,
             "detectable_with_80pct_power": self.detectable,
         }
 
@@ -325,9 +346,10 @@ class MatrixCell:
 
     def to_dict(self) -> dict[str, Any]:
         keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant")
+        more = ("direction", "verdict", "materiality", "material", "warnings")
         return {
             "estimates": [
-                {k: f.to_dict()[k] for k in (*keep, "direction", "verdict")} | {"text": f.text}
+                {k: f.to_dict()[k] for k in (*keep, *more)} | {"text": f.text}
                 for f in self.estimates
             ],
             "not_estimated": [
@@ -412,6 +434,9 @@ class FlaggedVerdict:
             "direction": f.direction,
             "verdict": f.verdict,
             "pooled": f.bias.pooled,
+            "materiality": f.materiality,
+            "material": f.material,
+            "warnings": list(f.warnings),
         }
 
 

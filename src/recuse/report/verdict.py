@@ -39,4 +39,18 @@ def verdict(finding: Finding) -> str:
     numbers = interval_text(
         finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=finding.bias.signed
     )
-    return f"{words}: {numbers}"
+    return f"{words}: {numbers}{materiality_text(finding)}"
+
+
+def materiality_text(finding: Finding) -> str:
+    """`` — material (≥ 0.05 from no bias)``, `` — small (< 0.05 from no bias)`` or
+    `` — negligible (interval within ±0.05 of no bias)``; empty when neither applies."""
+    kind, m = finding.materiality, finding.material
+    if not kind or m is None:
+        return ""
+    what = {  # m: the smallest effect worth acting on (Bias.material or --material)
+        "material": f"≥ {m:g} from no bias",
+        "small": f"< {m:g} from no bias",
+        "negligible": f"interval within ±{m:g} of no bias",
+    }[kind]
+    return f" — {kind} ({what})"

@@ -1,0 +1,124 @@
+"""recuse.audit(data, **options) -> Report: paths, DataFrames, options as the CLI's."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pandas as pd
+import pytest
+
+import recuse
+from recuse.api import FINDING_COLUMNS
+from recuse.errors import ConfigError, InputError
+from recuse.metrics.position import first_position_rate
+from recuse.report.export import schema
+from recuse.simulate import PlantedBias, simulate_pairs
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def planted() -> pd.DataFrame:
+    judges = {"gpt-4": PlantedBias(position=0.15), "claude-v1": PlantedBias(position=0.0)}
+    return simulate_pairs(judges=judges, n_prompts=150, seed=3).pairs
+
+
+def test_a_path_and_a_dataframe_give_the_same_findings(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    path = tmp_path / "pairs.csv"
+    planted.to_csv(path, index=False)
+    by_path = recuse.audit(str(path), only="position", n_boot=300)
+    by_frame = recuse.audit(planted, only=["position"], n_boot=300)
+    a, b = by_path.findings, by_frame.findings
+    assert list(a.columns) == list(FINDING_COLUMNS)
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    assert set(b["dataset"]) == {"dataframe"} and set(a["dataset"]) == {"pairs.csv"}
+    # the estimate is the metric function's, worked out without the audit
+    row = b[(b.judge == "gpt-4") & (b.bias == "position")].iloc[0]
+    direct = first_position_rate(planted, judge="gpt-4", n_boot=300)
+    assert row.estimate == pytest.approx(direct.estimate)
+    assert row["null"] == 0.5 and "shown first" in row.unit
+
+
+def _by_judge(report: recuse.Report) -> dict[str, dict[str, Any]]:
+    rows = report.findings[report.findings["bias"] == "position"].to_dict("records")
+    return {str(r["judge"]): {str(k): v for k, v in r.items()} for r in rows}
+
+
+def test_materiality_marks_material_and_negligible_and_the_option_overrides(
+    planted: pd.DataFrame,
+) -> None:
+    f = _by_judge(recuse.audit(planted, only=["position"], n_boot=300))
+    # planted 0.15 from 0.5: flagged and beyond the default 0.05
+    assert f["gpt-4"]["significant"] and f["gpt-4"]["materiality"] == "material"
+    assert f["gpt-4"]["material"] == 0.05
+    assert f["gpt-4"]["verdict"].endswith("— material (≥ 0.05 from no bias)")
+    # a threshold between the estimate's and the interval's far end: flagged but small
+    est, hi = f["gpt-4"]["estimate"] - 0.5, f["gpt-4"]["ci_high"] - 0.5
+    m = (est + hi) / 2
+    g = _by_judge(recuse.audit(planted, only=["position"], n_boot=300, material={"position": m}))
+    assert g["gpt-4"]["materiality"] == "small" and g["gpt-4"]["significant"]
+    assert f"— small (< {m:g} from no bias)" in g["gpt-4"]["verdict"]
+    # no bias planted: the whole interval within ±m of 0.5 reads negligible
+    lo, up = g["claude-v1"]["ci_low"], g["claude-v1"]["ci_high"]
+    assert 0.5 - m < lo and up < 0.5 + m and g["claude-v1"]["materiality"] == "negligible"
+    # with the default 0.05 the same interval is negligible only if it fits within ±0.05
+    inside = up - 0.5 < 0.05 and 0.5 - lo < 0.05
+    assert f["claude-v1"]["materiality"] == ("negligible" if inside else "")
+
+
+def test_writers_and_the_schema(planted: pd.DataFrame, tmp_path: Path) -> None:
+    rep = recuse.audit(planted, only=["position"], n_boot=200)
+    html = rep.to_html(tmp_path / "r.html").read_text("utf-8")
+    data = json.loads(rep.to_json(tmp_path / "r.json").read_text("utf-8"))
+    assert "<html" in html and data["schema_version"] == 1
+    jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+    broken = dict(data, level="high")  # the schema can fail
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema(), cls=jsonschema.Draft202012Validator)
+
+
+def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
+    with pytest.raises(ConfigError, match="unknown analysis"):
+        recuse.audit(planted, only=["nonsense"])
+    with pytest.raises(ConfigError, match="--material"):
+        recuse.audit(planted, only=["position"], material={"position": -1.0})
+    with pytest.raises(ConfigError, match="unknown bias"):
+        recuse.audit(planted, only=["position"], n_boot=200, material={"positon": 0.1})
+    with pytest.raises(ConfigError, match="DataFrames"):
+        recuse.audit([42])  # type: ignore[list-item]
+    with pytest.raises(InputError, match="missing"):
+        recuse.audit(planted.drop(columns=["judge", "p_a_first", "p_a_second", "p_a"]).rename(
+            columns={"model_a": "x"}))  # fmt: skip
+
+
+def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = README.read_text("utf-8")
+    block = re.search(r"<!-- tests/test_api.py runs this block -->\n```python\n(.*?)```", text,
+                      flags=re.S)  # fmt: skip
+    assert block, "the README's recuse.audit example is gone"
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, object] = {}
+    exec(compile(block.group(1), "README.md", "exec"), scope)
+    report, same = scope["report"], scope["same"]
+    assert os.path.getsize("report.html") > 1000 and Path("report.json").is_file()
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(report.findings[cols], same.findings[cols])  # type: ignore[attr-defined]
+
+
+def test_recuse_audit_is_callable_even_after_the_module_was_imported(
+    planted: pd.DataFrame,
+) -> None:
+    import importlib
+
+    module = importlib.import_module("recuse.audit")  # the internal module of that name
+    assert callable(recuse.audit) and callable(module)
+    got = module(planted, only=["position"], n_boot=200)  # type: ignore[operator]
+    assert isinstance(got, recuse.Report) and len(got.findings) == 2

@@ -1,0 +1,102 @@
+"""recuse.toml: read, checked, and overridden by the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from recuse.cli import main
+from recuse.config import load_config
+from recuse.errors import ConfigError
+from recuse.simulate import PlantedBias, simulate_pairs
+
+CONFIG = """
+[audit]
+only = ["position"]
+n-boot = 200
+title = "team audit"
+
+[map]
+verdict_1 = "p_a_first"
+
+[material]
+position = 0.4
+
+[[model]]
+id = "our-judge"
+family = "ours"
+aliases = ["OurJudge"]
+"""
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    pairs = simulate_pairs(judges={"gpt-4": PlantedBias(position=0.1)}, n_prompts=80,
+                           seed=2).pairs  # fmt: skip
+    pairs["judge"] = "OurJudge"  # known only through the config's roster addition
+    path = tmp_path / "pairs.csv"
+    pairs.rename(columns={"p_a_first": "verdict_1"}).to_csv(path, index=False)
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(CONFIG, "utf-8")
+    return path, cfg
+
+
+def test_the_config_sets_options_map_roster_and_materiality(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, cfg = files
+    out = tmp_path / "r"
+    assert main(["audit", str(path), "--config", str(cfg), "--out", str(out)]) == 0
+    d = json.loads((out / "report.json").read_text())
+    assert d["title"] == "team audit"
+    assert d["provenance"]["options"]["bootstrap resamples (n_boot)"] == 200
+    assert {s["id"] for s in d["sections"]} == {"position"}
+    (f,) = [f for f in d["sections"][0]["findings"] if f["bias"] == "position"]
+    assert f["judge"] == "our-judge" and f["material"] == 0.4
+    # the command line wins over the file
+    out2 = tmp_path / "r2"
+    args = ["audit", str(path), "--config", str(cfg), "--out", str(out2), "--material",
+            "position=0.01", "--n-boot", "300"]  # fmt: skip
+    assert main(args) == 0
+    d2 = json.loads((out2 / "report.json").read_text())
+    assert d2["provenance"]["options"]["bootstrap resamples (n_boot)"] == 300
+    (f2,) = [f for f in d2["sections"][0]["findings"] if f["bias"] == "position"]
+    assert f2["material"] == 0.01 and f2["materiality"] == "material"
+    assert "replaced" not in capsys.readouterr().out
+    assert main(args) == 0  # the same --out again: it says it replaces the report
+    assert "replaced the earlier report" in capsys.readouterr().out
+
+
+def test_recuse_toml_in_the_current_folder_is_read(
+    files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = files
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", str(path), "--out", "r3"]) == 0
+    assert json.loads((tmp_path / "r3" / "report.json").read_text())["title"] == "team audit"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[audit]\nlevle = 0.9\n", "[audit] levle: unknown option"),
+        ("[audit]\nn-boot = 'many'\n", "[audit] n-boot = 'many': must be a number"),
+        ("[material]\nposition = -1\n", "[material] position = -1: give a positive number"),
+        ("[mapping]\nx = 'y'\n", "unknown section [mapping]"),
+        ("[values.w]\nA = 'one'\n", "[values.w] A = 'one': give a number"),
+        ("[audit\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_config_is_one_line_naming_file_and_key(
+    tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert message in str(err.value) and str(cfg) in str(err.value)
+    assert main(["audit", "llmbar", "--config", str(cfg), "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

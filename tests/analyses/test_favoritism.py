@@ -79,3 +79,17 @@ def test_judges_with_a_gamma_keep_their_finding_and_others_are_not_estimated(
     assert [m.reason for m in row.not_estimated if m.bias is SELF_BIAS] == [
         "self-bias of j1 not estimable: it never rates its own completions"
     ]
+
+
+def test_the_coefficient_table_is_in_words_not_a_regression_dump(planted: Planted) -> None:
+    res = fit_favoritism(planted.ratings, planted.roster, level=0.9)
+    (table,) = [t for s in planted.report.sections for t in s.tables
+                if t.name.startswith("favoritism")]  # fmt: skip
+    f = table.frame
+    assert list(f.columns) == ["coefficient", "estimate", "90% low", "90% high", "p"]
+    assert not {"term", "z", "se", "kind"} & set(f.columns)
+    tidy = res.tidy()
+    assert len(f) == len(tidy)
+    assert f["estimate"].tolist() == pytest.approx(tidy["estimate"].round(4).tolist())
+    assert any(w.startswith("self-bias γ_j of judge j0") for w in f["coefficient"])
+    assert all(p == "< 0.001" or 0 <= float(p) <= 1 for p in f["p"])

@@ -49,6 +49,35 @@ FAMILY_BIAS = Bias(
 )
 
 
+_TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words
+    "judge": "intercept α_j of judge {label}",
+    "slope": "slope β_j on the reference score, judge {label}",
+    "self": "self-bias γ_j of judge {label} (own model's answers)",
+    "family": "family bias λ_F of family {label} (its judges on its other models)",
+    "dimension": "dimension effect δ_d: {label}",
+}
+
+
+def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
+    """Eq. 1's coefficients for a reader: what each is in words, its estimate and interval
+    (normalised score points), and its p-value, rounded (a regression's full output, with
+    term names and z, stays in the fit's ``tidy()``)."""
+    words = [
+        _TERM_WORDS.get(str(k), "{label}").format(label=label)
+        for k, label in zip(tidy["kind"], tidy["label"], strict=True)
+    ]
+    p = tidy["p"].astype(float)
+    return pd.DataFrame(
+        {
+            "coefficient": words,
+            "estimate": tidy["estimate"].astype(float).round(4),
+            f"{level:.0%} low": tidy["lower"].astype(float).round(4),
+            f"{level:.0%} high": tidy["upper"].astype(float).round(4),
+            "p": [("< 0.001" if v < 0.001 else f"{v:.3f}") for v in p],
+        }
+    )
+
+
 def _needs(frame: pd.DataFrame) -> str | None:
     judges, models = (set(frame[c].astype(str).unique()) for c in ("judge", "model"))
     if not judges & models:
@@ -144,7 +173,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             )  # fmt: skip
     _not_estimated(ctx, inp, res, sorted(judges), set(sb["judge"]), set(fb["family"]))
     parts.tables.append(
-        Table(slug("favoritism", inp.name), f"Favoritism coefficients — {inp.name}", res.tidy())
+        Table(
+            slug("favoritism", inp.name),
+            f"Favoritism coefficients — {inp.name}",
+            coefficient_table(res.tidy(), o.level),
+        )
     )
     parts.notes.extend(f"{inp.name}: {n}" for n in res.notes)
     if res.n_excluded:

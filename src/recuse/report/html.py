@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,55 @@ def _environment() -> Any:
     return env
 
 
+@dataclass(frozen=True)
+class SkipGroup:
+    """Skipped analyses that share one cause: the reason, the datasets it applies to, and
+    the analyses (and judges, when not all) it left out."""
+
+    reason: str
+    datasets: tuple[str, ...]
+    analyses: tuple[str, ...]
+    judges: tuple[str, ...]
+    rows: int
+
+
+def skip_groups(report: Report) -> list[SkipGroup]:
+    """``report.skipped`` grouped by cause, most rows first ("12 analyses need a pairs
+    table …: play-favorites is ratings" instead of one row per analysis). A reason that
+    begins with a metric name (``flip_rate: no pairs …``) is grouped by what follows."""
+    groups: dict[str, list[Any]] = {}
+    for k in report.skipped:
+        head, sep, rest = k.reason.partition(": ")
+        cause = rest if sep and head.replace("_", "").isalnum() and "_" in head else k.reason
+        groups.setdefault(cause, []).append(k)
+    out = [
+        SkipGroup(
+            reason=cause,
+            datasets=tuple(dict.fromkeys(k.dataset for k in ks if k.dataset)),
+            analyses=tuple(dict.fromkeys(k.analysis for k in ks)),
+            judges=tuple(dict.fromkeys(k.judge for k in ks if k.judge)),
+            rows=len(ks),
+        )
+        for cause, ks in groups.items()
+    ]
+    return sorted(out, key=lambda g: (-len(g.analyses), -g.rows, g.reason))
+
+
+VERDICT_WORDS = {  # --orders, in the title line's words
+    "both": "verdicts: each judge's preference averaged over both presentation orders "
+    "(one order where only one was judged)",
+    "first": "verdicts: only the order with answer a shown first",
+    "second": "verdicts: only the order with answer b shown first",
+}
+
+
+def verdict_words(report: Report) -> str:
+    """Which verdicts the numbers use, in plain words, from the run's ``--orders``."""
+    text = str(report.provenance.options.get("verdicts (--orders)", ""))
+    orders = text.split(":", 1)[0].strip()
+    return VERDICT_WORDS.get(orders, f"verdicts: {text}" if text else "")
+
+
 def render_html(report: Report) -> str:
     """The report as one HTML document (a string)."""
     template = _environment().get_template("report.html.j2")
@@ -93,6 +143,8 @@ def render_html(report: Report) -> str:
             matrix=report.matrix(),
             verdicts=report.flagged_verdicts(),
             max_rows=MAX_ROWS,
+            skip_groups=skip_groups(report),
+            verdict_words=verdict_words(report),
         )
     )
 

@@ -1,0 +1,42 @@
+"""The page's words: skips grouped by cause, counts as integers, verdicts in plain words."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+from recuse.report.html import _cell, skip_groups, verdict_words, warning_tag
+from recuse.report.model import NotEstimated, Provenance, Report
+
+
+def _report(skipped: tuple[NotEstimated, ...], orders: str = "both: …") -> Report:
+    prov = Provenance((), "0", None, {"verdicts (--orders)": orders}, 0, "now", "3.11")
+    return Report("t", (), skipped, (), prov, 0.9)
+
+
+def test_skips_are_grouped_by_cause() -> None:
+    ratings = "needs a pairs table (pairwise verdicts); this is ratings"
+    both = "no pairs judged in both orders"
+    skipped = (
+        *(NotEstimated(a, ratings, "play-favorites", "", True) for a in ("Position", "Verbosity")),
+        NotEstimated("Position", f"flip_rate: {both}", "alpaca", "", True),
+        NotEstimated("Position", f"first_position_rate: {both}", "alpaca", "", True),
+    )
+    groups = skip_groups(_report(skipped))
+    assert [(g.reason, g.analyses, g.datasets, g.rows) for g in groups] == [
+        (ratings, ("Position", "Verbosity"), ("play-favorites",), 2),
+        ("no pairs judged in both orders", ("Position",), ("alpaca",), 2),
+    ]
+
+
+def test_counts_print_as_integers_and_warnings_as_text() -> None:
+    assert _cell(67.0, "n") == "67" and _cell(7099.0, "n_clusters") == "7,099"
+    assert _cell(0.5, "estimate") == "0.500" and _cell(67.0, "estimate") == "67.00"
+    tag = warning_tag("low n: only 8 pairs where the human prefers the other response")
+    assert tag == "low n"
+    assert verdict_words(_report(())).startswith("verdicts: each judge's preference averaged")
+    first = replace(_report(()), provenance=replace(
+        _report(()).provenance, options={"verdicts (--orders)": "first: the first …"}))  # fmt: skip
+    assert verdict_words(first) == "verdicts: only the order with answer a shown first"
+    assert isinstance(pd.DataFrame(), pd.DataFrame)

@@ -85,8 +85,11 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
         if not path.is_file():
             raise ConfigError(f"--config {path}: no such file — give a recuse.toml")
         return path
-    here = Path.cwd() / DEFAULT_NAME
-    return here if here.is_file() else None
+    here = Path(DEFAULT_NAME)  # relative: a very deep current folder has no usable full path
+    try:
+        return here if here.is_file() else None
+    except OSError:
+        return None
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:

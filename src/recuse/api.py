@@ -36,7 +36,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
 from recuse.report import model
-from recuse.roster import Roster
+from recuse.roster import Roster, SelfScope
 from recuse.tables import ConfidenceOf, SwappedFrame
 
 __all__ = ["FINDING_COLUMNS", "Report", "audit", "robustness_checks"]
@@ -174,6 +174,7 @@ def audit(
     figures: model.FigureFormat = "png",
     title: str = "recuse audit",
     material: Mapping[str, float] | None = None,
+    self_scope: SelfScope = "snapshot",
     config: str | Path | Config | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Report:
@@ -184,7 +185,8 @@ def audit(
     TOML file extending the built-in one), ``data_dir``, ``judges`` (``--judge``),
     ``level``, ``n_boot``, ``seed``, ``only`` / ``skip`` (analysis ids, see ``recuse
     analyses``), ``orders``, ``fdr``, ``se``, ``robustness``, ``figures``, ``title``
-    and ``material`` (``--material``: {bias key: smallest effect worth acting on}).
+    ``material`` (``--material``: {bias key: smallest effect worth acting on}) and
+    ``self_scope`` (``--self-scope``).
     ``config``: a ``recuse.toml`` (path or :class:`~recuse.config.Config`) whose options
     apply where an argument is left at its default; its map, value maps and materiality
     are merged under the arguments', its ``[[model]]`` entries added to the roster.
@@ -219,7 +221,7 @@ def audit(
     options = AuditOptions(
         level=level, n_boot=n_boot, seed=seed, judges=_ids(judges), figure_format=figures,
         se=se, robustness=robustness_checks(robustness), only=_ids(only), skip=_ids(skip),
-        orders=orders, fdr=fdr, material=dict(material or {}),
+        orders=orders, fdr=fdr, material=dict(material or {}), self_scope=self_scope,
     )  # fmt: skip
     options.check(known=IDS)
     if isinstance(roster, str | Path):

@@ -61,6 +61,7 @@ AUDIT_KEYS: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "swapped-frame": ("swapped_frame", str),
     "confidence": ("confidence", str),
     "confidence-of": ("confidence_of", str),
+    "self-scope": ("self_scope", str),
 }
 SECTIONS = ("audit", "map", "values", "material", "model")
 

@@ -244,7 +244,7 @@ def audit_command(
         robustness, figures, title = given["robustness"], given["figures"], given["title"]
         table, fmt, data_dir = given["table"], given["fmt"], given["data_dir"]
         swapped_frame, confidence = given["swapped_frame"], given["confidence"]
-        confidence_of = given["confidence_of"]
+        confidence_of, self_scope = given["confidence_of"], given["self_scope"]
         data_dir = Path(data_dir) if data_dir is not None else None
     checks = robustness_checks(robustness)
     materiality = {**(cfg.material if cfg else {}), **_material(material)}

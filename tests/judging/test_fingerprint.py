@@ -183,3 +183,36 @@ def test_a_store_written_before_resumes_where_the_keys_prove_the_same_model(
         other.revision = "r2"
         with pytest.raises(ConfigError, match="judge id 'fake-judge' already holds"):
             Runner(other, s, progress=False).pairwise(pairs)
+
+
+def test_a_cache_path_that_is_not_a_regular_file_is_left_alone(tmp_path: Path) -> None:
+    """``RECUSE_HASH_CACHE=/dev/null`` (the usual way to switch a cache off): the atomic
+    rename replaced the device node by a JSON file (as root, /dev/null itself); a FIFO
+    blocked the read forever. Neither is read nor written now; hashes are computed."""
+    import os
+    import stat
+    import threading
+
+    folder = build_tiny_model(tmp_path / "m")
+    expected = folder_fingerprint(folder, cache=tmp_path / "ok.json")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    worker = threading.Thread(
+        target=lambda: got.append(folder_fingerprint(folder, cache=fifo)), daemon=True
+    )
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # release the blocked reader before failing
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        worker.join(5)
+    assert got == [expected]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a copy of /dev/null
+    except (PermissionError, OSError):
+        return  # needs root (CAP_MKNOD)
+    assert folder_fingerprint(folder, cache=null) == expected
+    assert stat.S_ISCHR(os.stat(null).st_mode)  # still a device, not a JSON file

@@ -627,3 +627,23 @@ def test_a_chat_judges_log_probs_do_not_overrule_its_templates_rule(tmp_path: Pa
     one = {"m": math.log(0.2), "M": math.log(0.6)}
     g = Generation("M, because", ("M", ",", " because"), (one, one, one))
     assert _read_generated(g, alpaca, parsed=True)[0].p_slot_a == pytest.approx(0.25)
+
+
+def test_one_judge_id_is_not_judged_in_both_modes(tmp_path: Path) -> None:
+    """Direct and explain mode are two prompts: under one judge id, a run in the other
+    mode is refused. Before, export kept the last verdict per (judge, item, order), so
+    a direct run followed by an explain run on part of the items exported a table whose
+    rows came from two protocols under one judge id, without a word."""
+    pairs = _table(3)
+    with Store(tmp_path / "s.db") as store:
+
+        def run(judge: str, mode: str) -> RunSummary:
+            runner = Runner(FakeBackend(), store, judge=judge, progress=False)
+            return runner.pairwise(pairs, PairwiseProtocol(mode=mode))  # type: ignore[arg-type]
+
+        assert run("j", "direct").ok == 6
+        with pytest.raises(ConfigError, match=r"this run uses \"recuse's own prompt \(explain"):
+            run("j", "explain")
+        assert run("j", "direct").cached == 6  # the same mode resumes as before
+        assert run("j-explain", "explain").ok == 6  # its own judge id: kept apart
+        assert len(store.judgments()) == 12

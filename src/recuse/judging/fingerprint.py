@@ -11,7 +11,9 @@ Hashing gigabytes on every run would cost seconds to minutes, so each file's
 SHA-256 is remembered in a small JSON cache by resolved path, size, inode,
 modification and change time (:func:`file_sha256`); a file rewritten in place has
 a new change time and is hashed again. The cache is only ever a shortcut: a
-missing, unreadable or unwritable cache file means hashing again, never an error.
+missing, unreadable or unwritable cache file means hashing again, never an error;
+a cache path that is not a regular file (``RECUSE_HASH_CACHE=/dev/null``) is not
+used.
 """
 
 from __future__ import annotations
@@ -71,7 +73,19 @@ def _stamp(path: Path) -> str:
     return f"{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
+def _usable(cache: Path) -> bool:
+    """A cache path that is a regular file or not there yet. Anything else (``/dev/null``
+    to switch the cache off, a FIFO, a folder) is neither read (a FIFO would block) nor
+    replaced (as root, the atomic rename replaced ``/dev/null`` by a JSON file)."""
+    try:
+        return cache.is_file() or not os.path.lexists(cache)
+    except OSError:
+        return False
+
+
 def _read_cache(cache: Path) -> dict[str, list[str]]:
+    if not _usable(cache):
+        return {}
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -87,6 +101,8 @@ def _read_cache(cache: Path) -> dict[str, list[str]]:
 
 def _write_cache(cache: Path, entries: dict[str, list[str]]) -> None:
     """Atomic replace (a temporary sibling renamed); any failure leaves no trace."""
+    if not _usable(cache):
+        return
     with contextlib.suppress(OSError):
         cache.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)

@@ -555,12 +555,20 @@ class PairwiseProtocol:
 
     def prompt_identity(self) -> tuple[str, str]:
         """``(id, name)`` of the judge prompt of the quality question: a template's
-        sha256 and name, or ``recuse:<version>`` (one store keeps one per judge id)."""
+        sha256 and name, or ``recuse:<version>`` (one store keeps one per judge id);
+        explain mode is another prompt (reasoning first, verdict read from the text), so
+        ``|explain`` is added: export keeps one verdict per (judge, item, order), and a
+        judge id judged in both modes would mix them."""
         if self.template is not None:
-            return self.template.sha256, self.template.name
-        if self.verdict is not BRACKETS:
-            return f"recuse:{self.version}:{self.verdict.name}", f"{self.verdict.name} replies"
-        return f"recuse:{self.version}", "recuse's own prompt"
+            ident, name = self.template.sha256, self.template.name
+        elif self.verdict is not BRACKETS:
+            ident = f"recuse:{self.version}:{self.verdict.name}"
+            name = f"{self.verdict.name} replies"
+        else:
+            ident, name = f"recuse:{self.version}", "recuse's own prompt"
+        if self.mode == "explain":
+            return f"{ident}|explain", f"{name} (explain mode)"
+        return ident, name
 
     def key_params(self) -> dict[str, object]:
         params: dict[str, object] = {

@@ -26,7 +26,12 @@ from recuse.cli import main
 from recuse.errors import ConfigError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml
-from recuse.judging.distributed import CheckedFolder, RayExecutor, choose_placement
+from recuse.judging.distributed import (
+    CheckedFolder,
+    RayExecutor,
+    _check_reachable,
+    choose_placement,
+)
 from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.judging.runner import Work
 from recuse.testing.standin import StandIn, standin_distribution
@@ -249,9 +254,6 @@ def test_ray_options_are_checked_before_any_work(
     cases = [
         (["--ray-actors", "2"], "--ray-actors goes with --ray"),
         (["--ray", "local", "--device", "mps"], "--device mps does not go with --ray"),
-        # nothing listens there: refused at once (Ray would retry it for minutes)
-        (["--ray", "127.0.0.1:1"], "cannot reach the Ray cluster at 127.0.0.1:1"),
-        (["--ray", "head-node"], "give local, auto, HOST:PORT"),
         (
             ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
             "--api-key-env",
@@ -339,3 +341,15 @@ def test_without_ray_the_cli_names_the_extra_before_any_work(
     err = capsys.readouterr().err
     assert "pip install 'recuse[ray]'" in err and "Traceback" not in err
     assert not store.exists()
+
+
+def test_an_address_nothing_answers_at_is_refused_at_once() -> None:
+    # Ray itself retries such an address for minutes (the CLI checks it before
+    # ray.init; a process already connected to Ray keeps its connection)
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=r"cannot reach the Ray cluster at 127\.0\.0\.1:1"):
+        _check_reachable("127.0.0.1:1")
+    assert time.monotonic() - start < 6
+    with pytest.raises(ConfigError, match="give local, auto, HOST:PORT"):
+        _check_reachable("head-node")
+    _check_reachable("local")  # started here, nothing to reach

@@ -355,6 +355,7 @@ def add_pairwise_results(
         rec["components"] = "; ".join(
             f"{k}={v:.4g}" for k, v in r.components.items() if v is not None
         )
+        rec["warnings"] = "; ".join(r.warnings)  # text in the CSV and the page, not ['…']
         rows.append(rec)
         bias = analysis.metrics[r.metric]
         if bias is not None:

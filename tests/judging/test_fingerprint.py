@@ -216,3 +216,27 @@ def test_a_cache_path_that_is_not_a_regular_file_is_left_alone(tmp_path: Path) -
         return  # needs root (CAP_MKNOD)
     assert folder_fingerprint(folder, cache=null) == expected
     assert stat.S_ISCHR(os.stat(null).st_mode)  # still a device, not a JSON file
+
+
+def test_an_unreadable_model_file_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A weight file the user may not read (a shared folder, a file left 0600 by
+    another user) ended the run in a PermissionError traceback."""
+    folder = build_tiny_model(tmp_path / "m")
+    real = Path.open
+
+    def refuse(self: Path, *args: Any, **kw: Any) -> Any:
+        if self.name == "model.safetensors":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(Path, "open", refuse)
+    with pytest.raises(ConfigError, match=r"model\.safetensors: cannot read .*Permission denied"):
+        folder_fingerprint(folder, cache=tmp_path / "c.json")
+    data = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
+    code = main(["judge", "--model", str(folder), "--data", str(data), "--out",
+                 str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot read this model file" in err and "Traceback" not in err

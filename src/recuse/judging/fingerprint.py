@@ -130,14 +130,20 @@ def _hashes(paths: list[Path], *, cache: Path | None) -> list[str]:
     entries = _read_cache(cache)
     out, changed = [], False
     for path in paths:
-        name = str(path.resolve())
-        stamp = _stamp(path)
-        hit = entries.get(name)
-        if hit is not None and hit[0] == stamp:
-            out.append(hit[1])
-            continue
-        with path.open("rb") as f:
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
+        try:
+            name = str(path.resolve())
+            stamp = _stamp(path)
+            hit = entries.get(name)
+            if hit is not None and hit[0] == stamp:
+                out.append(hit[1])
+                continue
+            with path.open("rb") as f:
+                digest = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError as exc:  # a weight file the user may not read: one line, no trace
+            raise ConfigError(
+                f"{path}: cannot read this model file to fingerprint the weights "
+                f"({exc.strerror or exc}) — make it readable, or copy the model folder"
+            ) from None
         if _stamp(path) == stamp:  # not written to while it was read
             entries[name] = [stamp, digest]
             changed = True

@@ -174,7 +174,7 @@ def test_two_calls_in_flight_judge_as_one_at_a_time(
     serial = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", batch_size=3)
     piped = LocalBackend(serial.model, serial.tokenizer, model_id="t", batch_size=3,
                          pipeline=True, max_batch_tokens=1500)  # fmt: skip
-    piped.concurrency = 2  # as on a GPU: the next call tokenizes while one runs
+    piped.concurrency = 2  # two calls in flight (the lock keeps one on the device)
     tables = []
     for name, b in (("serial", serial), ("piped", piped)):
         with Store(tmp_path / f"{name}.db") as s:
@@ -216,11 +216,11 @@ def test_cli_says_where_the_judge_runs(
 @cuda
 def test_gpu_is_the_default_and_bfloat16_where_it_computes_in_it(tiny_model_dir: Path) -> None:
     b = LocalBackend.load(tiny_model_dir, model_id="tiny")
-    assert b.device == "cuda:0" and b.pipeline and b.concurrency == 2
+    assert b.device == "cuda:0" and b.pipeline and b.concurrency == 1
     major = torch.cuda.get_device_capability(0)[0]
     assert b.dtype == ("bfloat16" if major >= 8 else "float32")
     free = torch.cuda.mem_get_info(0)[0]
-    assert 4096 <= b.max_batch_tokens <= 65536 and b.batch_size == 256
+    assert 4096 <= b.max_batch_tokens <= 65536 and b.batch_size == 1024
     assert free > 0
 
 

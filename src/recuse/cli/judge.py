@@ -144,7 +144,7 @@ def _backend(
         revision=stored_revision(revision, precision),
         batch_size=size,
         route=LocalBackend.ROUTE,
-        concurrency=1 if where == "cpu" else 2,
+        concurrency=1,
         hardware=f"{where} {precision}",
     )
     return lazy, jid
@@ -215,7 +215,7 @@ def judge(
     ] = "auto",
     batch_size: int = typer.Option(
         0,
-        help="Local: prompts per call and per forward pass at most (0 = 16 on CPU, 256 on a GPU).",
+        help="Local: prompts per call and per forward pass at most (0 = 16 on CPU, 1024 on a GPU).",
     ),
     max_batch_tokens: int = typer.Option(
         0,

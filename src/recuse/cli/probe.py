@@ -78,7 +78,7 @@ def probe(
         typer.Option(help="Local: auto (bfloat16 on a capable GPU), float32 or bfloat16."),
     ] = "auto",
     batch_size: int = typer.Option(
-        0, help="Local: prompts per forward pass at most (0 = 16 on CPU, 256 on a GPU)."
+        0, help="Local: prompts per forward pass at most (0 = 16 on CPU, 1024 on a GPU)."
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),

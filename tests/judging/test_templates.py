@@ -199,6 +199,11 @@ def test_toml_plain_letter_labels_are_words(tmp_path: Path) -> None:
             "column 'verdict'",
         ),
         ('user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "A"\n', "column 'verdict.b'"),
+        # an empty list was taken: a judge that could never write A, every verdict B
+        (
+            'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = []\nb = "B"\n',
+            "column 'verdict.a'",
+        ),
         ("user = [", "not valid TOML"),
     ],
 )
@@ -647,3 +652,19 @@ def test_one_judge_id_is_not_judged_in_both_modes(tmp_path: Path) -> None:
         assert run("j", "direct").cached == 6  # the same mode resumes as before
         assert run("j-explain", "explain").ok == 6  # its own judge id: kept apart
         assert len(store.judgments()) == 12
+
+
+def test_a_fastchat_file_with_two_different_prompts_of_one_name_is_refused(
+    tmp_path: Path,
+) -> None:
+    """``judge_prompts.jsonl:pair-x`` with two different rows named pair-x: recuse took
+    the first, FastChat's loader (a dict by name) the last: another prompt, silently."""
+    row = {"name": "pair-x", "type": "pairwise", "system_prompt": "s",
+           "prompt_template": "{question} {answer_a} {answer_b}", "output_format": "[[A]]",
+           "description": "", "category": "general"}  # fmt: skip
+    same = _write(tmp_path / "same.jsonl", "\n".join([json.dumps(row)] * 2) + "\n")
+    assert load_template(f"{same}:pair-x").name == "pair-x"  # two copies: one prompt
+    other = {**row, "prompt_template": "Q {question} A {answer_a} B {answer_b}"}
+    two = _write(tmp_path / "two.jsonl", json.dumps(row) + "\n" + json.dumps(other) + "\n")
+    with pytest.raises(ConfigError, match="holds 2 different prompts named 'pair-x'"):
+        load_template(f"{two}:pair-x")

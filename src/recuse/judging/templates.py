@@ -306,6 +306,12 @@ def load_template(spec: str | Path) -> JudgeTemplate:
         if not found:
             names = ", ".join(e.name for e in entries)
             raise ConfigError(f"{path} has no prompt named {name!r} — it holds: {names}")
+        kinds = {e.template.sha256 if e.template is not None else e.note for e in found}
+        if len(kinds) > 1:  # FastChat keeps the last of a name; which one was meant?
+            raise ConfigError(
+                f"{path} holds {len(found)} different prompts named {name!r} — keep one "
+                "(FastChat's loader would use the last, silently)"
+            )
         chosen = found[0]
     if chosen.template is None:
         raise ConfigError(f"{path}:{chosen.name} cannot judge pairs here — {chosen.note}")
@@ -397,6 +403,8 @@ def _read_toml(path: Path) -> JudgeTemplate:
                 f"no label for {key}", file=path, column=f"verdict.{key}", fix=_TOML_FIX
             )
         listed = [marks] if isinstance(marks, str) else marks if isinstance(marks, list) else [None]
+        if not listed:  # a = []: a judge that could never write that verdict
+            listed = [None]
         for mark in listed:
             if not isinstance(mark, str) or not mark.strip():
                 raise InputError(

@@ -107,6 +107,30 @@ def test_alpaca_eval_annotations_read_as_written(path: Path) -> None:
     assert any("position bias is not estimated" in n for n in inp.source.notes)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        # JSON true was read as preference 1 (baseline better) by pd.to_numeric
+        ("preference", True, "column 'preference': preference True is not an AlpacaEval"),
+        # pd.to_numeric raised an OverflowError traceback
+        ("preference", 10**19, "column 'preference': preference"),
+        # a list or object as a model or judge name: an unhashable-type traceback
+        ("generator_2", ["alpaca-7b"], "column 'generator_2': expected one text or number"),
+        ("annotator", {"name": "gpt-4"}, "column 'annotator': expected one text or number"),
+    ],
+)
+def test_alpaca_eval_bad_fields_are_one_line_errors(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    recs = _records(AE1)[:3]
+    recs[1][field] = value
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps(recs), "utf-8")
+    with pytest.raises(InputError, match=message) as err:
+        load_input(path, unknown_models="keep")
+    assert "row 2" in str(err.value)
+
+
 def test_alpaca_eval_version_1_draw_is_a_tie() -> None:
     frame = load_input(AE1).frame
     assert _records(AE1)[24]["preference"] == 0
@@ -192,6 +216,8 @@ def test_fastchat_single_minus_one_is_unparsed_and_error_is_failed(tmp_path: Pat
     [
         ("score", "8", "row 2, column 'score': score must be a number"),
         ("score", True, "row 2, column 'score': score must be a number"),
+        # 10**400: np.isfinite of a Python int beyond int64 raised a TypeError traceback
+        ("score", 10**400, "row 2, column 'score': score must be a number"),
         ("turn", 3, "row 2, column 'turn': turn must be 1 or 2"),
         ("judge", 5, "row 2, column 'judge': judge must be [judge model, prompt name]"),
     ],
@@ -205,6 +231,20 @@ def test_fastchat_single_bad_fields_name_the_line(
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
         read_import(path, "fastchat-single", unknown_models="keep")
+
+
+def test_fastchat_single_score_off_the_scale_is_unparsed(tmp_path: Path) -> None:
+    """FastChat's pattern takes any [[number]]: 85, 0 or 10**19 are a judge that broke
+    the 1-10 format, unparsed and left out (10**19 was a TypeError traceback; 85 was
+    read as a rating of 85)."""
+    recs = _records(SINGLE)[:5]
+    for r, score in zip(recs, [85, 0, 10**19, 10, 1.5], strict=True):
+        r["score"] = score
+    path = tmp_path / "x_single.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+    frame = read_import(path, "fastchat-single", unknown_models="keep").frame
+    assert frame["status"].tolist() == ["unparsed"] * 3 + ["ok"] * 2
+    assert frame["rating"].tolist()[3:] == [10.0, 1.5]
 
 
 def _two_judges(tmp_path: Path) -> tuple[Path, pd.DataFrame]:

@@ -43,7 +43,7 @@ from recuse.data.generic import UnknownModels, canonicalize_models
 from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
 from recuse.roster import Roster
-from recuse.tables import validate_pairs
+from recuse.tables import _number, check_scalars, validate_pairs
 
 NAME = "alpaca-eval"
 FOLDER = "alpaca_eval"
@@ -85,9 +85,21 @@ def preference_to_p_a(preference: pd.Series) -> pd.Series:
     0 and 1.5 are draws (0.5); null stays NaN (failed annotation). Other values
     outside [1, 2] are not AlpacaEval preferences and raise in the caller.
     """
-    pref = pd.to_numeric(preference, errors="coerce").astype(float)
+    pref = _numbers(preference)
     p_a = 2.0 - pref
     return p_a.mask(pref.isin(DRAWS), 0.5)
+
+
+def _numbers(values: pd.Series) -> pd.Series:
+    """Each cell as a float: numbers and texts written as numbers; NaN for anything
+    else (a boolean, a word, a list); an integer too large for a float is ``inf``
+    (``pd.to_numeric`` raised an OverflowError on 10**19 and read ``true`` as 1)."""
+
+    def one(v: object) -> float:
+        x = _number(v)
+        return np.nan if x is None else x
+
+    return values.map(one).astype(float)
 
 
 def read_annotations(
@@ -98,8 +110,9 @@ def read_annotations(
     if not records:
         raise InputError("no annotations in the file", file=path, fix="fetch the dataset again")
     raw = pd.DataFrame.from_records(records, columns=[*KEYS, "dataset"])
+    check_scalars(raw, (*KEYS, "dataset"), file=path)  # a list or object is no name
     pref = raw["preference"]
-    numeric = pd.to_numeric(pref, errors="coerce")
+    numeric = _numbers(pref)
     bad = (numeric.isna() & pref.notna()) | ~(
         numeric.isna() | numeric.between(1.0, 2.0) | numeric.isin(DRAWS)
     )

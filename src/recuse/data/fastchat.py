@@ -37,8 +37,9 @@ call failed). One ``ratings`` row per record:
     judge = the judge model, rating = score
 
 -1 is a missing rating with status ``unparsed`` (``failed`` for ``$ERROR$``), never a
-score. The file holds no independent score, so ``reference`` is empty: name another
-judge whose ratings of the same (question, model, turn) serve as one
+score; so is a number off the prompt's 1–10 scale (FastChat's pattern takes any
+``[[number]]``: a judge that wrote ``[[85]]`` did not follow the format). The file
+holds no independent score, so ``reference`` is empty: name another judge whose ratings of the same (question, model, turn) serve as one
 (``--reference-judge``), or give a ratings file with a reference column.
 """
 
@@ -54,7 +55,7 @@ from recuse.data._io import read_jsonl
 from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
 from recuse.errors import InputError
 from recuse.roster import Roster
-from recuse.tables import shown, validate_pairs, validate_ratings
+from recuse.tables import _number, shown, validate_pairs, validate_ratings
 
 __all__ = ["KEYS", "SINGLE_KEYS", "WINNERS", "read_fastchat_pairs", "read_fastchat_single"]
 
@@ -195,7 +196,9 @@ def _turn(rec: dict[str, Any], *, path: Path, row: int) -> int:
 def _score(rec: dict[str, Any], *, path: Path, row: int) -> tuple[float, str]:
     """The rating of a single-answer record and its status (-1: no rating found)."""
     score = rec["score"]
-    if isinstance(score, bool) or not isinstance(score, int | float) or not np.isfinite(score):
+    numeric = isinstance(score, int | float) and not isinstance(score, bool)
+    number = _number(score) if numeric else None
+    if number is None or not np.isfinite(number):  # 10**19: no float64 ufunc takes it
         raise InputError(
             f"score must be a number, found {shown(score)}",
             file=path,
@@ -203,8 +206,10 @@ def _score(rec: dict[str, Any], *, path: Path, row: int) -> tuple[float, str]:
             column="score",
             fix="FastChat writes the judge's [[rating]] as a number, -1 when none was found",
         )
-    if score != NO_RATING:
-        return float(score), "ok"
+    if 1 <= number <= 10:  # the scale FastChat's single prompts ask for
+        return number, "ok"
+    if number != NO_RATING:
+        return np.nan, "unparsed"  # off the scale: the judge broke the format
     failed = str(rec.get("judgment", "")).strip() == API_ERROR
     return np.nan, "failed" if failed else "unparsed"
 

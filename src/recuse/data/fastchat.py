@@ -39,8 +39,9 @@ call failed). One ``ratings`` row per record:
 -1 is a missing rating with status ``unparsed`` (``failed`` for ``$ERROR$``), never a
 score; so is a number off the prompt's 1–10 scale (FastChat's pattern takes any
 ``[[number]]``: a judge that wrote ``[[85]]`` did not follow the format). The file
-holds no independent score, so ``reference`` is empty: name another judge whose ratings of the same (question, model, turn) serve as one
-(``--reference-judge``), or give a ratings file with a reference column.
+holds no independent score, so ``reference`` is empty: name another judge whose
+ratings of the same (question, model, turn) serve as one (``--reference-judge``), or
+give a ratings file with a reference column.
 """
 
 from __future__ import annotations

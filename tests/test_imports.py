@@ -138,3 +138,27 @@ def test_the_graph_sees_function_level_imports() -> None:
 def test_no_import_cycles() -> None:
     found = cycles(GRAPH)
     assert not found, "import cycles:\n" + "\n".join(path_in(GRAPH, g) for g in found)
+
+
+def _reach(start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for w in GRAPH[todo.pop()]:
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def test_the_layers_hold() -> None:
+    # the judging layer computes numbers (the evaluator card's among them) and never
+    # renders them: no module of recuse.judging imports the report or the analyses
+    judging = [m for m in GRAPH if m == "recuse.judging" or m.startswith("recuse.judging.")]
+    assert judging
+    upward = {
+        m: sorted(w for w in GRAPH[m] if w.startswith(("recuse.report", "recuse.analyses")))
+        for m in judging
+    }
+    assert not {m: w for m, w in upward.items() if w}, upward

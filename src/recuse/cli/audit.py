@@ -311,16 +311,19 @@ def audit_command(
     if store is not None:
         from dataclasses import replace as _replace
 
+        from recuse.analyses.card import card_section
         from recuse.judging import Store
-        from recuse.judging.card import card_section, cards
+        from recuse.judging.card import cards
 
         with Store(store, read_only=True) as s:
             found = cards(s.runs(), price_table)
         if found:
-            section = card_section(found, str(store))
-            if price_table is not None:
-                unpriced = price_table.unmatched_notes([c.judge for c in found], str(store))
-                section = _replace(section, notes=(*section.notes, *unpriced))
+            unpriced = (
+                price_table.unmatched_notes([c.judge for c in found], str(store))
+                if price_table is not None
+                else []
+            )
+            section = card_section(found, str(store), notes=unpriced)
             report = _replace(report, sections=(*report.sections, section))
     paths = write_report(report, out)
     seconds = time.perf_counter() - start

@@ -9,6 +9,10 @@ judgments::
     cost_per_1000 = 1000 * (tokens_in * price_in + tokens_out * price_out) / 1e6
 
 with prices in USD per million tokens.
+
+The cards are typed numbers (:class:`Card`); the report renders them
+(:func:`recuse.analyses.card.card_section`), so this module does not import the
+report layer.
 """
 
 from __future__ import annotations
@@ -23,10 +27,9 @@ from pathlib import Path
 import pandas as pd
 
 from recuse.errors import InputError
-from recuse.report.model import Section, Table
 from recuse.roster import Roster
 
-__all__ = ["Card", "PriceRow", "PriceTable", "card_section", "cards", "read_prices"]
+__all__ = ["Card", "PriceRow", "PriceTable", "cards", "read_prices"]
 
 Prices = Mapping[str, tuple[float, float]]  # judge -> (USD per 1M input, per 1M output)
 
@@ -92,23 +95,6 @@ def cards(runs: pd.DataFrame, prices: Prices | None = None) -> list[Card]:
         hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
         out.append(Card(str(judge), n, rate, tin, tout, cost, hardware))
     return out
-
-
-def card_section(found: list[Card], store: str) -> Section:
-    """The cards as a report section, shown after the analyses."""
-    return Section(
-        id="evaluator-card",
-        title="Evaluator card",
-        intro=(
-            f"What each judge cost to run, from the runs recorded in {store}: judgments per "
-            "second (wall time of the runs; cached or copied judgments do not count), "
-            "tokens in and out per judgment where the server reported usage, and the cost "
-            "of 1,000 judgments from the price table (USD per million tokens)."
-        ),
-        tables=(
-            Table("evaluator-card", "Evaluator card", pd.DataFrame([c.record() for c in found])),
-        ),
-    )
 
 
 def _price(value: object, path: Path, row: int, column: str) -> float:

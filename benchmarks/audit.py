@@ -39,8 +39,8 @@ SCALING_BUDGET_S = 120.0
 
 def demo(data_dir: str, n_boot: int) -> bool:
     start = time.perf_counter()
-    from recuse.audit import AuditOptions, audit
     from recuse.data import load
+    from recuse.driver import AuditOptions, audit
     from recuse.report import write_report
     from recuse.roster import Roster
 
@@ -87,7 +87,7 @@ def repeated_play_favorites(data_dir: str, n_rows: int) -> pd.DataFrame:
 
 
 def scaling(data_dir: str, n_boot: int, sizes: list[int]) -> bool:
-    from recuse.audit import AuditOptions, audit, load_input
+    from recuse.driver import AuditOptions, audit, load_input
     from recuse.report import write_report
     from recuse.roster import Roster
 

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from recuse.audit import AuditInput, AuditOptions, load_input, run_audit
+from recuse.driver import AuditInput, AuditOptions, load_input, run_audit
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
 from recuse.report import Report, Source, to_dict
 from recuse.roster import Entry, Roster

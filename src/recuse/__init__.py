@@ -1,6 +1,6 @@
 """recuse: is your LLM judge biased, by how much, with what confidence, how to correct it."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recuse.errors import RecuseError
 from recuse.roster import Roster
@@ -22,20 +22,12 @@ if TYPE_CHECKING:  # at run time they load on first use (below)
     from recuse.api import Report, audit
 
 
-def _public_audit(data: Any, **options: Any) -> Any:
-    """What calling ``recuse.audit`` runs when that name is the module ``recuse.audit``
-    (imported before the function was looked up): :func:`recuse.api.audit`."""
-    from recuse.api import audit as public
-
-    return public(data, **options)
-
-
 def __getattr__(name: str) -> object:
     # recuse.audit / recuse.Report load the analyses on first use, not on `import recuse`
     # (seconds of statsmodels and matplotlib that `recuse --help` does not need)
     if name in ("audit", "Report"):
         from recuse import api
 
-        globals().update(audit=api.audit, Report=api.Report)  # not the module recuse.audit
+        globals().update(audit=api.audit, Report=api.Report)
         return getattr(api, name)
     raise AttributeError(f"module 'recuse' has no attribute {name!r}")

@@ -108,7 +108,7 @@ class Report:
 
 def robustness_checks(spec: str | Sequence[str]) -> tuple[str, ...]:
     """``fast`` / ``all`` / ``none`` / a comma list (or a list) of regression checks."""
-    from recuse.audit import FAST_CHECKS
+    from recuse.driver import FAST_CHECKS
     from recuse.regression.robustness import CHECKS
 
     if isinstance(spec, str):
@@ -194,7 +194,7 @@ def audit(
     Bad input raises :class:`~recuse.errors.RecuseError` (an ``InputError`` naming the
     file, row, column and fix; a ``ConfigError`` naming the option)."""
     from recuse.analyses import IDS
-    from recuse.audit import run_audit
+    from recuse.driver import run_audit
 
     if config is not None:
         cfg = config if isinstance(config, Config) else load_config(config)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.audit import AuditInput, AuditOptions, run_audit
+from recuse.driver import AuditInput, AuditOptions, run_audit
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
 from recuse.probes import build_probe_table, build_recognition_table

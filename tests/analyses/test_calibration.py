@@ -8,7 +8,7 @@ import pytest
 
 from analyses.conftest import BOOT, _input
 from recuse.analyses.calibration import ANALYSIS, BRIER, ECE, ECE_ISOTONIC, ECE_PLATT
-from recuse.audit import AuditOptions, run_audit
+from recuse.driver import AuditOptions, run_audit
 from recuse.metrics.calibration import brier_score, expected_calibration_error, recalibrate
 from recuse.roster import Roster
 from recuse.simulate import PlantedBias, simulate_pairs

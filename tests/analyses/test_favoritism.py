@@ -35,7 +35,7 @@ def test_needs_a_judge_that_rated_its_own_model(planted: Planted) -> None:
 
 def _audit_ratings(frame):  # type: ignore[no-untyped-def]
     from analyses.conftest import OPTIONS, _input
-    from recuse.audit import run_audit
+    from recuse.driver import run_audit
     from recuse.roster import Entry, Roster
 
     roster = Roster.builtin()

@@ -40,7 +40,7 @@ def test_unknown_probes_are_named_and_a_recognition_only_table_is_not_probed(
     planted: Planted,
 ) -> None:
     from analyses.conftest import OPTIONS, _input
-    from recuse.audit import run_audit
+    from recuse.driver import run_audit
     from recuse.roster import Roster
 
     t = planted.probes
@@ -67,7 +67,7 @@ def test_left_out_base_pairs_are_noted_and_recognition_only_judges_not_probed(
     planted: Planted,
 ) -> None:
     from analyses.conftest import OPTIONS, _input
-    from recuse.audit import run_audit
+    from recuse.driver import run_audit
     from recuse.roster import Roster
 
     t = planted.probes
@@ -94,7 +94,7 @@ def test_left_out_base_pairs_are_noted_and_recognition_only_judges_not_probed(
 
 def test_a_table_of_unknown_edits_says_which_versions_it_holds(planted: Planted) -> None:
     from analyses.conftest import OPTIONS, _input
-    from recuse.audit import run_audit
+    from recuse.driver import run_audit
     from recuse.roster import Roster
 
     t = planted.probes

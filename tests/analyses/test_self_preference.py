@@ -8,7 +8,7 @@ import pytest
 
 from analyses.conftest import BOOT, Planted
 from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP, EO
-from recuse.audit import AuditInput, AuditOptions, run_audit
+from recuse.driver import AuditInput, AuditOptions, run_audit
 from recuse.metrics.self_preference import calibrated_self_preference, self_preference
 from recuse.report import Report, Source
 from recuse.roster import Entry, Roster

@@ -9,7 +9,7 @@ import pytest
 
 from analyses.conftest import BOOT, OPTIONS, _input
 from recuse.analyses.self_recognition import ANALYSIS, SELF_RECOGNITION
-from recuse.audit import run_audit
+from recuse.driver import run_audit
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
 from recuse.metrics.recognition import self_recognition

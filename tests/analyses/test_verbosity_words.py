@@ -7,7 +7,7 @@ import pandas as pd
 
 from analyses.conftest import _input
 from recuse.analyses.verbosity import LONGER_GAP, VERBOSITY
-from recuse.audit import AuditOptions, run_audit
+from recuse.driver import AuditOptions, run_audit
 from recuse.roster import Roster
 from recuse.simulate import PlantedBias, simulate_pairs
 

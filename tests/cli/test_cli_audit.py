@@ -128,7 +128,7 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
 ) -> None:
     import pandas as pd
 
-    from recuse.audit import load_input
+    from recuse.driver import load_input
     from recuse.metrics.familiarity import own_perplexity_gap, perplexity_curve
     from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
 

@@ -116,11 +116,11 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("the command did work before checking its output")
 
-    import recuse.audit
     import recuse.cli.favoritism
     import recuse.cli.metrics
+    import recuse.driver
 
-    monkeypatch.setattr(recuse.audit, "audit", forbidden)
+    monkeypatch.setattr(recuse.driver, "audit", forbidden)
     monkeypatch.setattr(recuse.cli.metrics, "load_table", forbidden)
     monkeypatch.setattr(recuse.cli.favoritism, "load_table", forbidden)
 

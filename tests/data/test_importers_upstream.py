@@ -159,7 +159,7 @@ def _lc_by_hand(path: Path) -> tuple[float, float]:
 def test_alpaca_eval_length_controlled_win_rate_matches_a_hand_fit(path: Path) -> None:
     """One annotations.json (one model against the baseline) audits to its raw and
     length-controlled win rate (was: "fewer than three systems", nothing estimated)."""
-    from recuse.audit import AuditOptions, audit
+    from recuse.driver import AuditOptions, audit
 
     report = audit([path], options=AuditOptions(n_boot=100, only=("leaderboard",)))
     tables = [t for s in report.sections for t in s.tables if t.name.startswith("lc-win-rate")]
@@ -294,7 +294,7 @@ def test_reference_judge_self_bias_matches_least_squares(tmp_path: Path) -> None
     rating/M_d ~ 1 + reference/M_d + own + turn 2 (M_d = the largest score of the
     turn), solved here with numpy's lstsq."""
     from recuse.analyses.favoritism import SELF_BIAS
-    from recuse.audit import AuditOptions, run_audit
+    from recuse.driver import AuditOptions, run_audit
 
     path, _ = _two_judges(tmp_path)
     roster = Roster.load()

@@ -18,8 +18,8 @@ from scipy.special import ndtri
 from scipy.stats import norm
 
 from recuse.analyses import REGISTRY
-from recuse.audit import AuditOptions, load_input, run_audit
 from recuse.cli import main
+from recuse.driver import AuditOptions, load_input, run_audit
 from recuse.metrics import pairwise_bias, self_preference
 from recuse.metrics.bootstrap import (
     GroupedStatistic,

@@ -87,7 +87,7 @@ def test_blank_page_screenshot_is_detected(browser: Any, tmp_path: Path) -> None
 def test_full_audit_report_in_the_browser(browser: Any, payload: str, tmp_path: Path) -> None:
     """An audit of simulated pairs whose responses carry a script: rendered, figures
     decoded, the script shown as text in the examples table and never run."""
-    from recuse.audit import AuditInput, AuditOptions, run_audit
+    from recuse.driver import AuditInput, AuditOptions, run_audit
     from recuse.report import Source
     from recuse.simulate.pairs import PlantedBias, simulate_pairs
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from recuse.audit import AuditOptions, audit
+from recuse.driver import AuditOptions, audit
 from recuse.report import write_report
 
 DEMO = ("llmbar-mtbench", "play-favorites", "hh-rlhf", "alpaca-eval")  # as `make demo`

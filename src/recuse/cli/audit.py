@@ -226,8 +226,8 @@ def audit_command(
     a judge's bias was not measured, unless --skip-unmeasured)."""
     from recuse.analyses import IDS
     from recuse.api import robustness_checks
-    from recuse.audit import AuditOptions, audit
     from recuse.config import find_config, load_config
+    from recuse.driver import AuditOptions, audit
     from recuse.report import write_report
 
     config_path = find_config(config)

@@ -105,7 +105,7 @@ class SnapshotsKeptApart(ReaderNote):
 @dataclass(frozen=True)
 class ValueReading:
     """How a pairs file writes its verdicts and labels, as one value for the callers
-    that pass it along (:func:`recuse.data.inputs.load_input`, :func:`recuse.audit.audit`):
+    that pass it along (:func:`recuse.data.inputs.load_input`, :func:`recuse.driver.audit`):
     the ``values``, ``swapped_frame``, ``confidence`` and ``confidence_of`` arguments of
     :func:`read_table`."""
 

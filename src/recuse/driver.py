@@ -15,13 +15,10 @@ import datetime as _dt
 import importlib.metadata
 import platform
 import subprocess
-import sys
 import time
-import types
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -318,19 +315,6 @@ def _with_materiality(section: Section, o: AuditOptions) -> Section:
         replace(f, material=o.material.get(f.bias.key, f.bias.material)) for f in section.findings
     )
     return replace(section, findings=findings)
-
-
-class _CallableModule(types.ModuleType):
-    """``recuse.audit`` is both this module and the public function
-    :func:`recuse.api.audit`: once this module is imported, the package attribute
-    ``recuse.audit`` names the module, so calling it calls the function."""
-
-    def __call__(self, data: Any, **options: Any) -> Any:
-        # through the package root (no import edge: recuse.api imports this module)
-        return sys.modules["recuse"]._public_audit(data, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 
 def _collapse(skipped: list[NotEstimated], inputs: Sequence[Input]) -> list[NotEstimated]:

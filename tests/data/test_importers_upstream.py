@@ -443,3 +443,14 @@ def test_a_real_eval_log_without_a_model_graded_scorer_is_refused_in_one_line() 
     message = str(info.value)
     assert "no model-graded scores (no sample has a score; none records a grader model)" in message
     assert "\n" not in message
+
+
+def test_an_inspect_grade_too_large_for_a_float_is_named(tmp_path: Path) -> None:
+    """A grade written as a 400-digit JSON integer: float() raised an OverflowError
+    traceback in grade_value; now the grade is unreadable, named in one line."""
+    log = json.loads(INSPECT_OLD.read_text("utf-8"))
+    log["samples"][0]["scores"]["model_graded_fact"]["value"] = 10**400
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), "utf-8")
+    with pytest.raises(InputError, match=r"sample 1, scorer model_graded_fact: grade 1000"):
+        read_import(path, "inspect", unknown_models="keep")

@@ -78,7 +78,10 @@ def grade_value(value: Any) -> float | None:
     if value is None:
         return math.nan
     if isinstance(value, bool | int | float):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # a JSON integer of 400 digits: no float holds it
+            return None
     if isinstance(value, str):
         if value in GRADES:
             return GRADES[value]

@@ -162,3 +162,11 @@ def test_the_layers_hold() -> None:
         for m in judging
     }
     assert not {m: w for m, w in upward.items() if w}, upward
+    # the readers of recorded replies share the verdict formats with the judges through
+    # one leaf module, not by importing the judging backends or protocols
+    reached = _reach("recuse.data.recorded")
+    assert not {m for m in reached if m.startswith("recuse.judging")}, sorted(reached)
+    assert "recuse.verdict_parsing" in GRAPH["recuse.data.recorded"]
+    assert "recuse.verdict_parsing" in GRAPH["recuse.judging.protocols"]
+    leaf = _reach("recuse.verdict_parsing")
+    assert leaf <= {"recuse.errors"}, sorted(leaf)

@@ -1,6 +1,6 @@
 """Readers of recorded judge outputs: the replies a judge wrote, per pair and order.
 
-Each reader returns a :class:`~recuse.judging.backends.replay.Recording` (the pairs,
+Each reader returns a :class:`Recording` (the pairs,
 and per pair and shown order the judge's raw reply, its log-probs where recorded,
 and the verdict the file's own parser read) for
 :func:`recuse.judging.replay.replay`:
@@ -35,6 +35,7 @@ import json
 import math
 import random
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,9 +45,8 @@ import pandas as pd
 from recuse.data._io import read_json, read_text
 from recuse.data.generic import _read_raw
 from recuse.errors import InputError
-from recuse.judging.backends.http import token_logprobs
-from recuse.judging.backends.replay import Recorded, Recording
-from recuse.judging.protocols import (
+from recuse.roster import Roster
+from recuse.verdict_parsing import (
     ALPACA_RANKING,
     ALPACA_TOKENS,
     ARENA_HARD,
@@ -54,11 +54,13 @@ from recuse.judging.protocols import (
     ORDERS,
     Order,
     VerdictFormat,
+    token_logprobs,
 )
-from recuse.roster import Roster
 
 __all__ = [
     "SOURCES",
+    "Recorded",
+    "Recording",
     "alpaca_switched",
     "detect_source",
     "file_revision",
@@ -72,6 +74,38 @@ __all__ = [
 Source = Literal["auto", "llmbar", "judgebench", "alpaca-eval", "table"]
 SOURCES: tuple[str, ...] = ("auto", "llmbar", "judgebench", "alpaca-eval", "table")
 _PAIR_COLUMNS = ("item_id", "prompt", "response_a", "response_b")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded reply for one pair in one shown order.
+
+    ``text`` is None when the file holds no reply (``missing`` says why).
+    ``tokens``/``dists`` are the reply's tokens and top log-probs when recorded.
+    ``upstream`` is the slot-A probability the file's own parser recorded (NaN when
+    it could not parse the reply; None when the file records none).
+    """
+
+    item_id: str
+    order: Order
+    text: str | None
+    tokens: tuple[str, ...] = ()
+    dists: tuple[dict[str, float], ...] = ()
+    finish_reason: str | None = None
+    missing: str | None = None
+    upstream: float | None = None
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A judge's recorded replies over a set of pairs, and how to read them."""
+
+    judge: str
+    source: str
+    revision: str
+    verdict: VerdictFormat
+    pairs: pd.DataFrame = field(repr=False)
+    outputs: tuple[Recorded, ...] = field(repr=False)
 
 
 def file_revision(path: Path) -> str:

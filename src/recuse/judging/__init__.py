@@ -1,11 +1,14 @@
 """Running judges: protocols, backends, the SQLite store and the one runner.
 
-Imports flow one way: ``protocols`` and ``secrets`` (leaves) <- ``backends/*`` (leaves
-over ``backends/base``) <- ``store`` (all SQL) <- ``runner`` (judgments and
+Imports flow one way: ``protocols`` (over the leaf :mod:`recuse.verdict_parsing`,
+which the readers of recorded replies share) and ``secrets`` (leaves) <- ``backends/*``
+(leaves over ``backends/base``; ``replay`` takes its Recording from
+:mod:`recuse.data.recorded`) <- ``store`` (all SQL) <- ``runner`` (judgments and
 perplexities: batching, concurrency, retries, resume, progress) <- ``perplexity``
 and ``replay`` (drivers over the runner) and ``distributed`` (the runner's tasks on a
-Ray cluster). Heavy optional dependencies (torch, transformers; ray) load only with the
-local backend (with ``--ray``).
+Ray cluster); ``card`` computes typed numbers that ``analyses/card.py`` renders.
+Heavy optional dependencies (torch, transformers; ray) load only with the local
+backend (with ``--ray``).
 """
 
 from recuse.judging.protocols import (

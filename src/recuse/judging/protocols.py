@@ -25,6 +25,10 @@ Perplexity: a response is scored given its prompt rendered as one user turn with
 the assistant turn opened (:func:`response_prompt`). :func:`content_key` is the
 cache key of every task kind (a hash of what changes the output);
 :func:`perplexity_key` is the one for perplexities.
+
+The verdict formats and their parsing (:class:`VerdictFormat`, :func:`parse_verdict`,
+the orders) live in the leaf :mod:`recuse.verdict_parsing`, shared with the readers
+of recorded replies (:mod:`recuse.data.recorded`); they are re-exported here.
 """
 
 from __future__ import annotations
@@ -37,11 +41,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
+from recuse.verdict_parsing import ALPACA_RANKING as ALPACA_RANKING
+from recuse.verdict_parsing import ALPACA_TOKENS as ALPACA_TOKENS
+from recuse.verdict_parsing import ARENA_HARD as ARENA_HARD
+from recuse.verdict_parsing import BRACKETS as BRACKETS
+from recuse.verdict_parsing import LLMBAR as LLMBAR
+from recuse.verdict_parsing import ORDERS as ORDERS
+from recuse.verdict_parsing import VERDICT_FORMATS as VERDICT_FORMATS
+from recuse.verdict_parsing import VERDICTS as VERDICTS
+from recuse.verdict_parsing import Order as Order
+from recuse.verdict_parsing import Pick as Pick
+from recuse.verdict_parsing import VerdictFormat as VerdictFormat
+from recuse.verdict_parsing import labels_format as labels_format
+from recuse.verdict_parsing import parse_verdict as parse_verdict
+from recuse.verdict_parsing import verdict_format as verdict_format
+
 if TYPE_CHECKING:
     from recuse.judging.templates import JudgeTemplate
 
-Order = Literal["first", "second"]
-ORDERS: tuple[Order, Order] = ("first", "second")
 PairwiseMode = Literal["direct", "explain"]
 #: what a pairwise judgment asks: which answer is better, or which one the judge wrote
 PairwiseQuestion = Literal["quality", "authorship"]
@@ -173,243 +190,6 @@ _AUTHORSHIP_SYSTEM = (
 )
 
 _DIRECT_PREFIX = "Decision: [["
-VERDICTS = ("A", "B", "C")
-
-
-# --- verdict formats ----------------------------------------------------------------
-
-Pick = Literal["last", "priority", "unique"]
-
-
-@dataclass(frozen=True)
-class VerdictFormat:
-    """How a judge states its pairwise verdict, in the slot frame (A = shown first).
-
-    ``pattern`` finds verdict marks in the text; group 1 is the mark's label and
-    ``labels`` maps each label to ``"A"``, ``"B"`` or ``"C"`` (tie). Which mark
-    counts is ``pick``:
-
-    * ``"last"``: the last mark in the text;
-    * ``"priority"``: the first label, in ``labels`` order, found anywhere;
-    * ``"unique"``: the only label found; two different labels (even with the same
-      meaning) make the text unparsed.
-
-    A label outside ``labels`` also makes it unparsed. ``opener`` is the text right
-    before the verdict token, where log-probs are read (Eq. 3); ``""`` means the
-    verdict is the first generated token. ``tokens`` says which first tokens commit
-    to a verdict: ``"prefix"`` when the token, leading whitespace removed, starts
-    ``label + closer`` (so ``" A"`` and ``"A]]"`` commit to A after ``[[``);
-    ``"exact"`` when the token equals the label.
-
-    ``fallback`` patterns are tried in turn when ``pattern`` finds nothing, and
-    ``casefold`` upper-cases the text before any pattern is tried (Arena-Hard-Auto
-    v2's reading).
-    """
-
-    name: str
-    pattern: re.Pattern[str]
-    labels: tuple[tuple[str, str], ...]
-    pick: Pick = "last"
-    opener: str = ""
-    closer: str = ""
-    tokens: Literal["prefix", "exact"] = "prefix"
-    describe: str = ""
-    fallback: tuple[re.Pattern[str], ...] = ()
-    casefold: bool = False
-
-    def read(self, text: str) -> tuple[str | None, str | None]:
-        """``(verdict, label)`` from ``text``; ``(None, None)`` when it breaks the format."""
-        if self.casefold:
-            text = text.upper()
-        found: list[str] = []
-        for pattern in (self.pattern, *self.fallback):
-            found = [m.group(1) for m in pattern.finditer(text)]
-            found = [f for f in found if f != ""]
-            if found:
-                break
-        meaning = dict(self.labels)
-        label: str | None
-        if not found:
-            return None, None
-        if self.pick == "last":
-            label = found[-1]
-        elif self.pick == "priority":
-            label = next((lab for lab, _ in self.labels if lab in found), None)
-        else:
-            label = found[0] if len(set(found)) == 1 else None
-        if label is None or label not in meaning:
-            return None, None
-        return meaning[label], label
-
-    def commits(self, token: str, verdict: str) -> bool:
-        """Does a first token after ``opener`` commit to ``verdict`` (A, B or C)?"""
-        for label, meaning in self.labels:
-            if meaning != verdict:
-                continue
-            if self.tokens == "exact":
-                if token == label:
-                    return True
-            else:
-                text = token.lstrip()
-                if text and (label + self.closer).startswith(text):
-                    return True
-        return False
-
-    def is_verdict_token(self, token: str) -> bool:
-        """Does ``token`` commit to any verdict? (a backend's selection predicate)"""
-        return any(self.commits(token, v) for v in VERDICTS)
-
-    @property
-    def first_token_ambiguous(self) -> bool:
-        """Can one first token commit to two different verdicts? Then Eq. 3 cannot be
-        read from the next-token distribution (Arena-Hard's ``A>B`` and ``A=B`` both
-        start with ``A``) and each label's whole text is scored instead."""
-        if self.tokens == "exact":
-            return False
-        firsts: dict[str, str] = {}
-        for label, meaning in self.labels:
-            head = (label + self.closer).lstrip()[:1]
-            if firsts.setdefault(head, meaning) != meaning:
-                return True
-        return False
-
-    def spec(self) -> dict[str, object]:
-        """Everything that decides how a reply is read (for content hashes)."""
-        return {
-            "pattern": self.pattern.pattern,
-            "fallback": [p.pattern for p in self.fallback],
-            "flags": [self.pattern.flags, *(p.flags for p in self.fallback)],
-            "labels": [list(pair) for pair in self.labels],
-            "pick": self.pick,
-            "opener": self.opener,
-            "closer": self.closer,
-            "tokens": self.tokens,
-            "casefold": self.casefold,
-        }
-
-
-def labels_format(
-    name: str,
-    labels: Sequence[tuple[str, str]],
-    *,
-    pick: Pick = "last",
-    opener: str | None = None,
-    closer: str | None = None,
-) -> VerdictFormat:
-    """A verdict format for marks written out in full, e.g. ``[[A]]``, ``[[B]]``,
-    ``[[C]]`` meaning A, B and C (tie).
-
-    The marks' common beginning is the ``opener`` (``[[``), their common end the
-    ``closer`` (``]]``), and what lies between is each mark's label (``A``); either
-    may be given instead. The pattern finds the marks exactly as written; a label
-    that starts or ends with a letter or digit must not touch another one where
-    the opener or closer is empty (``A`` is not read inside ``All``).
-    """
-    marks = [m for m, _ in labels]
-    if opener is None:
-        opener = _common(marks, len(min(marks, key=len)) - 1)
-    if closer is None:
-        rest = [m[len(opener) :] for m in marks]
-        closer = _common([r[::-1] for r in rest], len(min(rest, key=len)) - 1)[::-1]
-    mids: list[tuple[str, str]] = []
-    for mark, meaning in labels:
-        if not (mark.startswith(opener) and mark.endswith(closer)):
-            raise ValueError(f"label {mark!r} does not start {opener!r} and end {closer!r}")
-        mids.append((mark[len(opener) : len(mark) - len(closer)], meaning))
-    alternatives = "|".join(re.escape(m) for m, _ in sorted(mids, key=lambda x: -len(x[0])))
-    head = re.escape(opener) if opener else r"(?<![^\W_])"
-    tail = re.escape(closer) if closer else r"(?![^\W_])"
-    return VerdictFormat(
-        name=name,
-        pattern=re.compile(f"{head}({alternatives}){tail}"),
-        labels=tuple(mids),
-        pick=pick,
-        opener=opener,
-        closer=closer,
-        describe="/".join(marks),
-    )
-
-
-def _common(texts: Sequence[str], most: int) -> str:
-    """The longest common beginning of ``texts``, at most ``most`` characters."""
-    n = 0
-    while n < most and len({t[n] for t in texts}) == 1:
-        n += 1
-    return texts[0][:n]
-
-
-BRACKETS = VerdictFormat(
-    name="brackets",
-    pattern=re.compile(r"\[\[\s*([ABC])\s*\]\]"),
-    labels=(("A", "A"), ("B", "B"), ("C", "C")),
-    pick="last",
-    opener="[[",
-    closer="]]",
-    describe="[[A]]/[[B]]/[[C]]",
-)
-"""Our own protocol: the last ``[[A]]``, ``[[B]]`` or ``[[C]]``."""
-
-LLMBAR = VerdictFormat(
-    name="llmbar",
-    pattern=re.compile(r"(?:^|\n) ?Output \((a|b)\)"),
-    labels=(("a", "A"), ("b", "B")),
-    pick="priority",
-    describe="'Output (a)'/'Output (b)' at the start of a line",
-)
-"""LLMBar (Zeng et al. 2024) comparison prompts: ``Output (a)`` or ``Output (b)`` at
-the start of the (stripped) reply or of a line, optionally after one space; when
-both occur, ``Output (a)`` wins (upstream tests the two patterns in that order)."""
-
-ARENA_HARD = VerdictFormat(
-    name="arena-hard",
-    pattern=re.compile(r"\[\[([AB<>=]+)\]\]"),
-    labels=(("A>>B", "A"), ("A>B", "A"), ("A=B", "C"), ("B>A", "B"), ("B>>A", "B")),
-    pick="unique",
-    describe="one distinct [[A>>B]]/[[A>B]]/[[A=B]]/[[B>A]]/[[B>>A]]",
-)
-"""Arena-Hard judge prompt (used by JudgeBench): ``[[A>>B]]`` ... ``[[B>>A]]``; the
-reply is unparsed unless exactly one distinct label appears (``[[A>>B]]`` and
-``[[A>B]]`` together are unparsed); strength is kept in the label only."""
-
-ALPACA_RANKING = VerdictFormat(
-    name="alpaca-ranking",
-    pattern=re.compile(
-        r"['\"]model['\"]\s*:\s*['\"]model_([12])['\"]\s*,\s*['\"]rank['\"]\s*:\s*1\b"
-    ),
-    labels=(("1", "A"), ("2", "B")),
-    pick="unique",
-    describe="a ranking with one model_1/model_2 at rank 1",
-)
-"""AlpacaEval 1 ``alpaca_eval_gpt4`` ranking replies
-``[{'model': 'model_2', 'rank': 1}, {'model': 'model_1', 'rank': 2}]``: the model
-at rank 1 wins; ``model_1`` is the output shown first."""
-
-ALPACA_TOKENS = VerdictFormat(
-    name="alpaca-tokens",
-    pattern=re.compile(r"^\s*(m|M)\s*$"),
-    labels=(("m", "A"), ("M", "B")),
-    pick="unique",
-    tokens="exact",
-    describe="the single token 'm' or 'M'",
-)
-"""AlpacaEval 2 ``weighted_alpaca_eval_gpt4_turbo``: one token, ``m`` for the output
-shown first, ``M`` for the second; Eq. 3 reads P(m) / (P(m) + P(M)) from its top
-log-probs (exact, case-sensitive tokens)."""
-
-VERDICT_FORMATS: dict[str, VerdictFormat] = {
-    f.name: f for f in (BRACKETS, LLMBAR, ARENA_HARD, ALPACA_RANKING, ALPACA_TOKENS)
-}
-
-
-def verdict_format(name: str) -> VerdictFormat:
-    """Look up a verdict format by name (see :data:`VERDICT_FORMATS`)."""
-    from recuse.errors import ConfigError
-
-    if name not in VERDICT_FORMATS:
-        raise ConfigError(
-            f"unknown verdict format {name!r} — use one of {', '.join(VERDICT_FORMATS)}"
-        )
-    return VERDICT_FORMATS[name]
 
 
 def pairwise_prompt(
@@ -475,14 +255,6 @@ def score_distribution(
     if mass < min_mass:
         return VerdictScore(math.nan, mass, pc, "unparsed")
     return VerdictScore(pa / mass, mass, pc, "ok")
-
-
-def parse_verdict(text: str, fmt: VerdictFormat = BRACKETS) -> str | None:
-    """The verdict (A, B or C) ``text`` states in format ``fmt``, or None.
-
-    With the default format: the last ``[[A]]``/``[[B]]``/``[[C]]``.
-    """
-    return fmt.read(text)[0]
 
 
 def verdict_score(verdict: str | None) -> VerdictScore:

@@ -62,6 +62,7 @@ from recuse.judging.backends.base import (
 )
 from recuse.judging.protocols import Prompt
 from recuse.judging.secrets import Scrubber, api_key, split_credentials
+from recuse.verdict_parsing import token_logprobs as token_logprobs
 
 Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
@@ -520,41 +521,3 @@ def _text(choice: dict[str, Any]) -> str | None:
     if isinstance(message, dict) and isinstance(message.get("content"), str):
         return str(message["content"])
     return None
-
-
-def _merge(entries: Sequence[tuple[str, float]]) -> dict[str, float]:
-    dist: dict[str, float] = {}
-    for tok, lp in entries:
-        dist[tok] = float(np.logaddexp(dist[tok], lp)) if tok in dist else float(lp)
-    return dist
-
-
-def token_logprobs(choice: dict[str, Any]) -> tuple[list[str], list[dict[str, float]]]:
-    """Generated tokens and their top-k distributions, in either OpenAI format.
-
-    Legacy completions: ``logprobs = {tokens: [...], top_logprobs: [{tok: lp}, ...]}``.
-    Chat (and newer servers): ``logprobs = {content: [{token, logprob,
-    top_logprobs: [{token, logprob}]}]}``. Anything else gives empty lists.
-    """
-    lp = choice.get("logprobs")
-    if not isinstance(lp, dict):
-        return [], []
-    try:
-        if isinstance(lp.get("content"), list):
-            tokens = [str(e["token"]) for e in lp["content"]]
-            dists = [
-                _merge(
-                    [(str(t["token"]), float(t["logprob"])) for t in e.get("top_logprobs") or []]
-                )
-                for e in lp["content"]
-            ]
-        elif isinstance(lp.get("top_logprobs"), list):
-            tokens = [str(t) for t in lp.get("tokens") or []]
-            dists = [_merge([(str(k), float(v)) for k, v in d.items()]) for d in lp["top_logprobs"]]
-        else:
-            return [], []
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return [], []
-    if any(not d for d in dists):
-        return [], []
-    return tokens, dists

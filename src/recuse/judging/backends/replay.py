@@ -1,7 +1,8 @@
 """Replay of recorded judge replies: a backend that answers with what a file recorded.
 
-A :class:`Recording` holds a judge's recorded replies over a set of pairs (read by
-:mod:`recuse.data.recorded`); :class:`ReplayBackend` answers ``generate`` with the
+A :class:`~recuse.data.recorded.Recording` (defined by its readers in
+:mod:`recuse.data.recorded`, re-exported here) holds a judge's recorded replies over
+a set of pairs; :class:`ReplayBackend` answers ``generate`` with the
 recorded reply for each prompt, so the runner parses it exactly as a live judge's
 (:func:`recuse.judging.replay.replay` drives it). :class:`ReplayProtocol` renders
 a prompt that only identifies the reply: the item id and both texts in slot order.
@@ -13,12 +14,13 @@ never reuses stale rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
+from recuse.data.recorded import Recorded as Recorded
+from recuse.data.recorded import Recording as Recording
 from recuse.judging.backends.base import Backend, Failure, Generation, TokenFilter
 from recuse.judging.protocols import (
     Message,
@@ -26,45 +28,12 @@ from recuse.judging.protocols import (
     Pair,
     PairwiseProtocol,
     Prompt,
-    VerdictFormat,
     present,
 )
 
 __all__ = ["REPLAY_VERSION", "Recorded", "Recording", "ReplayBackend", "ReplayProtocol"]
 
 REPLAY_VERSION = "replay-v1"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One recorded reply for one pair in one shown order.
-
-    ``text`` is None when the file holds no reply (``missing`` says why).
-    ``tokens``/``dists`` are the reply's tokens and top log-probs when recorded.
-    ``upstream`` is the slot-A probability the file's own parser recorded (NaN when
-    it could not parse the reply; None when the file records none).
-    """
-
-    item_id: str
-    order: Order
-    text: str | None
-    tokens: tuple[str, ...] = ()
-    dists: tuple[dict[str, float], ...] = ()
-    finish_reason: str | None = None
-    missing: str | None = None
-    upstream: float | None = None
-
-
-@dataclass(frozen=True)
-class Recording:
-    """A judge's recorded replies over a set of pairs, and how to read them."""
-
-    judge: str
-    source: str
-    revision: str
-    verdict: VerdictFormat
-    pairs: pd.DataFrame = field(repr=False)
-    outputs: tuple[Recorded, ...] = field(repr=False)
 
 
 @dataclass(frozen=True)

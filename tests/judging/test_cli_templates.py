@@ -286,3 +286,30 @@ def test_arena_hard_labels_scored_whole_with_the_local_model(
             assert row["p_slot_a"] == pytest.approx(p["A"] / mass, rel=1e-4)
         else:
             assert row["status"] == "unparsed" and math.isnan(row["p_slot_a"])
+
+
+def test_a_server_without_usable_prompt_log_probs_names_the_template_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Labels that share a first token ([[A]] and A) are scored whole from the server's
+    prompt log-probs; where the server cannot give them, the error told the user to
+    'compute perplexity with a local backend' though this run computed no perplexity."""
+    template = tmp_path / "t.toml"
+    template.write_text(
+        'user = "{question} {answer_a} {answer_b}"\n[verdict]\n'
+        'a = ["[[A]]", "A"]\nb = ["[[B]]", "B"]\n',
+        "utf-8",
+    )
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(
+        {"item_id": ["i0"], "prompt_id": ["p0"], "prompt": ["q"], "response_a": ["x"],
+         "response_b": ["y"], "model_a": ["gpt-4"], "model_b": ["claude-2"]}
+    ).to_csv(src, index=False)  # fmt: skip
+    with StandIn() as server:
+        code = main(["judge", "--model", "jx", "--data", str(src), "--out",
+                     str(tmp_path / "s.db"), "--template", str(template), "--no-progress",
+                     "--base-url", server.base_url])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot verify the server's prompt log-probs" in err
+    assert "a judge template whose labels share a first token" in err
+    assert "compute perplexity" not in err

@@ -433,7 +433,7 @@ class HTTPBackend(Backend):
         if not isinstance(token, str) or not token or not gen or not np.isfinite(gen[0]):
             raise JudgeError(
                 "cannot verify the server's prompt log-probs: it returned no log-prob for a "
-                "generated token — compute perplexity with a local backend"
+                f"generated token — {_LOCAL_FIX}"
             )
         try:
             if self.prompt_logprobs == "echo":
@@ -445,14 +445,13 @@ class HTTPBackend(Backend):
         if isinstance(scored, Failure) or len(scored) != 1:
             reason = scored.reason if isinstance(scored, Failure) else "token count differs"
             raise JudgeError(
-                f"cannot verify the server's prompt log-probs ({reason}) — compute "
-                "perplexity with a local backend"
+                f"cannot verify the server's prompt log-probs ({reason}) — {_LOCAL_FIX}"
             )
         if not abs(float(scored[0]) - gen[0]) <= self.tolerance:
             raise JudgeError(
                 f"the server's prompt log-prob of a token ({float(scored[0]):.3f}) disagrees "
                 f"with the log-prob it gave when generating that token ({gen[0]:.3f}) — its "
-                "prompt log-probs are wrong; compute perplexity with a local backend"
+                f"prompt log-probs are wrong; {_LOCAL_FIX}"
             )
 
     async def generate(
@@ -508,6 +507,14 @@ def _numbers(values: Sequence[object], kind: type[float] | type[int]) -> list[An
         return [kind(v) for v in values]  # type: ignore[call-overload,arg-type]
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+#: what to do where a server's prompt log-probs cannot be trusted: they are read for
+#: perplexities and for templates whose labels share a first token (whole-label scores)
+_LOCAL_FIX = (
+    "use a local model (--model FOLDER) for what needs prompt log-probs: --perplexity, "
+    "or a judge template whose labels share a first token (scored whole)"
+)
 
 
 class _PromptRejected(Exception):

@@ -11,7 +11,7 @@ A reply that breaks its format reads as ``None`` (unparsed), never a default.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -123,6 +123,26 @@ class VerdictFormat:
         """Does ``token`` commit to any verdict? (a backend's selection predicate)"""
         return any(self.commits(token, v) for v in VERDICTS)
 
+    def candidate_tokens(self) -> tuple[str, ...]:
+        """Token texts that may commit to a verdict, for a server that scores exactly
+        the tokens it is given (vLLM ``logprob_token_ids``): each label (and, unless
+        tokens are exact, each prefix of label + closer, bare and after a space)."""
+        out: list[str] = []
+        for label, _ in self.labels:
+            if self.tokens == "exact":
+                texts = [label]
+            else:
+                full = label + self.closer
+                texts = [full[:n] for n in range(1, len(full) + 1)]
+                texts += [" " + t for t in texts]
+            out += [t for t in texts if t not in out and self.is_verdict_token(t)]
+        return tuple(out)
+
+    def selector(self) -> VerdictTokens:
+        """:meth:`is_verdict_token` as a backend's ``select``, carrying
+        :meth:`candidate_tokens` for backends that ask a server for exact ids."""
+        return VerdictTokens(self.is_verdict_token, self.candidate_tokens())
+
     @property
     def first_token_ambiguous(self) -> bool:
         """Can one first token commit to two different verdicts? Then Eq. 3 cannot be
@@ -150,6 +170,17 @@ class VerdictFormat:
             "tokens": self.tokens,
             "casefold": self.casefold,
         }
+
+
+@dataclass(frozen=True)
+class VerdictTokens:
+    """A token predicate (``select``) with the verdict token texts it accepts listed."""
+
+    predicate: Callable[[str], bool]
+    candidates: tuple[str, ...]
+
+    def __call__(self, token: str) -> bool:
+        return self.predicate(token)
 
 
 def labels_format(

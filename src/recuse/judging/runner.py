@@ -49,6 +49,7 @@ from recuse.judging.backends.base import (
     Backend,
     Failure,
     Generation,
+    TopK,
     TransientError,
     done_sink,
 )
@@ -64,7 +65,6 @@ from recuse.judging.protocols import (
     VerdictFormat,
     VerdictScore,
     bad_logprobs,
-    is_verdict_token,
     parse_rating,
     perplexity_key,
     score_distribution,
@@ -701,6 +701,7 @@ class Runner:
         label: str | None,
         text: str | None,
         fmt: VerdictFormat = BRACKETS,
+        reason: str | None = None,
     ) -> Judgment:
         assert t.order is not None
         value = to_ab(s.p_slot_a, t.order) if s.status == "ok" else math.nan
@@ -717,8 +718,8 @@ class Runner:
             p_tie=s.p_tie,
             label=label,
             text=text,
-            reason=None
-            if s.status == "ok"
+            reason=reason
+            if reason is not None or s.status == "ok"
             else f"no verdict {fmt.describe} in the output"
             if text is not None
             else f"no probability on A or B after {fmt.opener or 'the prompt'}",
@@ -806,7 +807,7 @@ class Runner:
         the next-token distribution or, when one first token can commit to two
         verdicts, from each label's whole text scored as a continuation."""
         if not fmt.first_token_ambiguous:
-            select = is_verdict_token if fmt is BRACKETS else fmt.is_verdict_token
+            select = fmt.selector()
             dists = await self.backend.next_token_logprobs(
                 prompts, top_k=protocol.top_k, select=select
             )
@@ -855,6 +856,15 @@ class Runner:
         if bad is not None:
             return _failed(t, self.judge, bad)
         score = score_distribution(d, fmt=fmt)
+        if isinstance(d, TopK):
+            absent = [v for v in ("A", "B") if not any(fmt.commits(tok, v) for tok in d)]
+            if absent:  # its log-prob is unknown, not zero: Eq. 3 cannot be read
+                score = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
+                reason = (
+                    f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
+                    f"among the server's top {len(d)}"
+                )
+                return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
         return self._judgment(t, score, label=None, text=text, fmt=fmt)
 
     async def _likert_batch(

@@ -14,6 +14,13 @@ JSON-escaped slashes, URL-encoded, base64, wrapped over lines) and ``leaktext``
 judge that gives no verdict: a text without a label and log-probs on filler tokens
 only (an unparsed judgment, not a failure). The server is a small asyncio HTTP/1.1
 loop run in a daemon thread.
+
+vLLM's exact verdict log-probs: with ``token_ids`` set, the stand-in serves vLLM's
+``/tokenize`` (over :data:`STANDIN_VOCAB`; other text one id per character) and
+treats the ``logprob_token_ids`` request field as ``"honoured"`` (the answer holds
+the log-probs of exactly those ids), ``"ignored"`` (top-k as usual) or
+``"refused"`` (HTTP 400 naming the field). ``planted`` replaces the hashed
+distribution with given log-probs, cut to the top-k the request asks for.
 """
 
 from __future__ import annotations
@@ -45,6 +52,11 @@ FAULTS = (
     "leaktext",
     "noverdict",
 )
+TOKEN_ID_MODES = ("honoured", "ignored", "refused")
+#: the stand-in tokenizer's single-token texts and their ids
+STANDIN_VOCAB = {t: i for i, t in enumerate(["A", "B", "C", " A", " B", " C", "The", "I"], 1)}
+#: the log-prob the stand-in gives a token id outside its distribution (p ~ 0)
+ABSENT_LOGPROB = -1e4
 #: the log-prob a broken server sends for every token, per fault
 _BAD_LOGPROB = {"nan": math.nan, "inf": math.inf, "huge": 1e308}
 
@@ -73,8 +85,15 @@ class StandIn:
     auth_headers: list[str] = field(default_factory=list)
     #: every request body answered with a completion, as parsed JSON (what the judge read)
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    #: what the server does with vLLM's logprob_token_ids; None: no /tokenize route
+    token_ids: str | None = None
+    #: next-token log-probs for every prompt instead of the hashed ones
+    planted: Mapping[str, float] | None = None
+    tokenize_calls: int = 0
 
     def __post_init__(self) -> None:
+        if self.token_ids is not None and self.token_ids not in TOKEN_ID_MODES:
+            raise ValueError(f"token_ids must be one of {TOKEN_ID_MODES}; got {self.token_ids!r}")
         unknown = set(self.faults) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}; known: {FAULTS}")
@@ -166,6 +185,8 @@ class StandIn:
     async def _respond(
         self, path: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, dict[str, str], bytes]:
+        if path == "/tokenize":  # outside the fault draw and the request count
+            return self._tokenize(raw)
         self.requests += 1
         if "authorization" in headers:
             self.auth_headers.append(headers["authorization"])
@@ -201,6 +222,9 @@ class StandIn:
         except json.JSONDecodeError:
             return 400, {}, b'{"error": "bad json"}'
         self.bodies.append(req)
+        if self.token_ids == "refused" and "logprob_token_ids" in req:
+            msg = {"error": "extra fields not permitted: logprob_token_ids", "code": 400}
+            return 400, {}, json.dumps(msg).encode()
         answer = self._completion(
             path,
             req,
@@ -223,10 +247,18 @@ class StandIn:
     ) -> dict[str, Any]:
         chat = path.endswith("/chat/completions")
         text = json.dumps(req.get("messages")) if chat else str(req.get("prompt", ""))
-        dist = standin_distribution(text)
+        dist = dict(self.planted) if self.planted is not None else standin_distribution(text)
+        asked = req.get("top_logprobs") if chat else req.get("logprobs")
+        if self.planted is not None and isinstance(asked, int) and asked > 0:
+            dist = dict(sorted(dist.items(), key=lambda kv: -kv[1])[:asked])
+        ids = req.get("logprob_token_ids")
+        if self.token_ids == "honoured" and isinstance(ids, list):
+            whole = dict(self.planted) if self.planted is not None else standin_distribution(text)
+            names = {i: t for t, i in STANDIN_VOCAB.items()}
+            dist = {names[i]: whole.get(names[i], ABSENT_LOGPROB) for i in ids if i in names}
         if bad is not None:
             dist = dict.fromkeys(dist, bad)
-        verdict = max(("A", "B", "C"), key=lambda k: dist[k])
+        verdict = max(("A", "B", "C"), key=lambda k: dist.get(k, -math.inf))
         max_tokens = int(req.get("max_tokens") or 16)
         tokens = [verdict] if max_tokens == 1 else ["Fine", ".", " [[", verdict, "]]"]
         if no_verdict:  # no label in the text, no weight on a label token
@@ -253,6 +285,14 @@ class StandIn:
                 choice["logprobs"] = {"tokens": tokens, "top_logprobs": top}
         usage = {"prompt_tokens": len(text.split()), "completion_tokens": len(tokens)}
         return {"id": "standin", "object": "text_completion", "choices": [choice], "usage": usage}
+
+    def _tokenize(self, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        if self.token_ids is None:
+            return 404, {}, b'{"detail": "Not Found"}'
+        self.tokenize_calls += 1
+        text = str(json.loads(raw).get("prompt", ""))
+        ids = [STANDIN_VOCAB[text]] if text in STANDIN_VOCAB else [1000 + ord(c) for c in text]
+        return 200, {}, json.dumps({"tokens": ids, "count": len(ids)}).encode()
 
 
 def _leak(auth: str) -> str:

@@ -26,6 +26,12 @@ from recuse.judging.protocols import Prompt
 
 TokenFilter = Callable[[str], bool]
 
+
+class TopK(dict[str, float]):
+    """A next-token answer cut to the server's top-k: a token absent from it has an
+    unknown log-prob (not zero), so Eq. 3 cannot be read when a verdict is absent."""
+
+
 # Where report_done() goes: set by the runner around each call, per asyncio task, so
 # concurrent calls never count into each other's share.
 _DONE: ContextVar[Callable[[int], None] | None] = ContextVar("recuse_done", default=None)

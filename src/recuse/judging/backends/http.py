@@ -58,6 +58,7 @@ from recuse.judging.backends.base import (
     Failure,
     Generation,
     TokenFilter,
+    TopK,
     TransientError,
 )
 from recuse.judging.protocols import Prompt
@@ -121,6 +122,7 @@ class HTTPBackend(Backend):
         prompt_logprobs: PromptLogprobMode | None = None,
         verify_prompt_logprobs: bool = True,
         tolerance: float = 0.05,
+        verdict_token_ids: bool = True,
     ) -> None:
         self._tokens = (0, 0)  # prompt, completion tokens the server reported
         self._usage_seen = False
@@ -175,6 +177,12 @@ class HTTPBackend(Backend):
         self.concurrency = max(1, concurrency)
         self.timeout = timeout
         self.logprobs = logprobs
+        # vLLM's logprob_token_ids: False once the server showed it cannot (no
+        # /tokenize, or the field ignored or refused), True once it honoured it
+        self.verdict_token_ids = verdict_token_ids
+        self.exact_ids: bool | None = None if verdict_token_ids else False
+        self.exact_note = "" if verdict_token_ids else "turned off"
+        self._ids: dict[tuple[str, ...], dict[int, str]] = {}
         self.supports_prefix = endpoint == "completions" and logprobs
         self._urls = itertools.cycle(self.base_urls)
         self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
@@ -226,13 +234,15 @@ class HTTPBackend(Backend):
     def usage(self) -> tuple[int, int] | None:
         return self._tokens if self._usage_seen else None
 
-    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, path: str, body: dict[str, Any], *, root: bool = False) -> dict[str, Any]:
+        """POST ``body`` to ``path`` under the next base URL (under the server's root,
+        a trailing ``/v1`` dropped, with ``root``: vLLM's ``/tokenize``)."""
         headers = {"Content-Type": "application/json"}
         base, lane = self._lane()
         if base in self._auth:
             headers["Authorization"] = self._auth[base]
         content = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        url = base + path
+        url = (base.removesuffix("/v1") if root else base) + path
         request = httpx.Request(
             "POST", url, headers=headers, content=content, extensions=self._timeouts
         )
@@ -260,11 +270,17 @@ class HTTPBackend(Backend):
                 f"in ${self.api_key_env or 'YOUR_KEY_VARIABLE'} (--api-key-env)"
             )
         if status >= 400:
-            raise _PromptRejected(self._reason(f"HTTP {status}: {resp.text}"))
+            raise _PromptRejected(
+                self._reason(f"HTTP {status}: {resp.text}"), said=self.scrub(resp.text)
+            )
         try:
             data = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise TransientError("malformed JSON in the response") from None
+        if root:
+            if not isinstance(data, dict):
+                raise TransientError("the answer is not a JSON object")
+            return data
         if not isinstance(data, dict) or not data.get("choices"):
             raise TransientError("response has no choices")
         used = data.get("usage")
@@ -297,19 +313,77 @@ class HTTPBackend(Backend):
     async def next_token_logprobs(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
     ) -> list[dict[str, float] | Failure]:
+        """The next-token log-probs: of exactly the verdict tokens where the server
+        honours vLLM's ``logprob_token_ids`` (``select`` lists their texts, the
+        server's ``/tokenize`` gives their ids), else its top-k as :class:`TopK`.
+        What the server did with the field is remembered for the rest of the run."""
         out: list[dict[str, float] | Failure] = []
+        candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
         for prompt in prompts:
+            ids = await self._verdict_ids(candidates) if candidates else {}
             try:
                 path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
-                data = await self._post(path, body)
+                if ids and self.exact_ids is not False:
+                    try:
+                        data = await self._post(path, {**body, "logprob_token_ids": list(ids)})
+                    except _PromptRejected as exc:
+                        if "logprob_token_ids" not in exc.said:
+                            raise
+                        self._no_exact("the server refused logprob_token_ids (HTTP 400)")
+                        data = await self._post(path, body)
+                else:
+                    data = await self._post(path, body)
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
             _, dists = token_logprobs(data["choices"][0])
             if not dists:
                 raise TransientError("response has no logprobs")
-            out.append(dists[0])
+            dist = dists[0]
+            wanted = set(ids.values())
+            if ids and self.exact_ids is not False and wanted <= dist.keys():
+                self.exact_ids = True
+                self.exact_note = "logprob_token_ids honoured"
+                out.append({t: dist[t] for t in wanted})
+                continue
+            if ids and self.exact_ids is None:
+                self._no_exact("the server ignored logprob_token_ids (top-k only)")
+            out.append(TopK(dist))
         return out
+
+    def _no_exact(self, why: str) -> None:
+        self.exact_ids = False
+        self.exact_note = why
+
+    async def _verdict_ids(self, candidates: tuple[str, ...]) -> dict[int, str]:
+        """``{token id: text}`` of the candidates that are one token each in the
+        server's tokenizer (vLLM ``/tokenize``), asked once per run; empty where the
+        server has no ``/tokenize`` (then top-k only)."""
+        if self.exact_ids is False:
+            return {}
+        if candidates in self._ids:
+            return self._ids[candidates]
+        found: dict[int, str] = {}
+        for text in candidates:
+            try:
+                data = await self._post(
+                    "/tokenize",
+                    {"model": self.model, "prompt": text, "add_special_tokens": False},
+                    root=True,
+                )
+            except _PromptRejected:
+                self._no_exact("the server has no /tokenize route")
+                return {}
+            tokens = data.get("tokens")
+            if not isinstance(tokens, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) for i in tokens
+            ):
+                self._no_exact("the server's /tokenize answer has no list of token ids")
+                return {}
+            if len(tokens) == 1 and tokens[0] not in found:
+                found[tokens[0]] = text
+        self._ids[candidates] = found
+        return found
 
     @property
     def perplexity_route(self) -> str:
@@ -519,6 +593,10 @@ _LOCAL_FIX = (
 
 class _PromptRejected(Exception):
     """A 4xx answer about this prompt: recorded as failed, not retried."""
+
+    def __init__(self, reason: str, *, said: str = "") -> None:
+        super().__init__(reason)
+        self.said = said  # the whole (scrubbed) body the server sent
 
 
 def _text(choice: dict[str, Any]) -> str | None:

@@ -1,0 +1,113 @@
+"""vLLM ``logprob_token_ids``: exact verdict log-probs, with the top-k fallback.
+
+Every prompt gets the same planted next-token distribution, chosen so that the
+top 20 hold ``A`` and 19 fillers while ``B`` (and `` A``, `` B``, ``C``) lie
+outside it. Expected numbers are worked out by hand from the planted probabilities.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judging.helpers import fake_pairs
+from recuse.cli import main
+from recuse.judging import PairwiseProtocol, Runner, Store
+from recuse.judging.backends.http import HTTPBackend
+from recuse.testing.standin import STANDIN_VOCAB, StandIn
+
+PROBS = {"A": 0.30, " A": 0.02, "B": 0.01, " B": 0.004, "C": 0.006}
+PROBS |= {f"f{i}": 0.03 for i in range(19)}  # ranks 2-20 after A; sum 0.91 <= 1
+PLANTED = {t: math.log(p) for t, p in PROBS.items()}
+# Eq. 3 on the exact log-probs: p(A) = P(A) + P(" A"), p(B) = P(B) + P(" B")
+EXACT_FIRST = (0.30 + 0.02) / (0.30 + 0.02 + 0.01 + 0.004)  # 0.32 / 0.334
+OUTSIDE = "verdict token outside top-k: no log-prob for B among the server's top 20"
+# the brackets format's single-token verdict texts, in the order the judge asks them
+IDS = [STANDIN_VOCAB[t] for t in ("A", " A", "B", " B", "C", " C")]
+
+
+def _judge(
+    server: StandIn, tmp_path: Path, protocol: PairwiseProtocol
+) -> tuple[pd.DataFrame, HTTPBackend]:
+    pairs = pd.DataFrame(fake_pairs(3))
+    with Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend(server.base_url, model="m", concurrency=1)
+        Runner(backend, store, progress=False).pairwise(pairs, protocol=protocol)
+        rows = store.judgments()
+    return rows, backend
+
+
+def _asked(server: StandIn) -> list[object]:
+    return [b.get("logprob_token_ids") for b in server.bodies]
+
+
+def test_honoured_gives_exact_eq3_where_top_k_lost_b(tmp_path: Path) -> None:
+    with StandIn(token_ids="honoured", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol())
+        assert server.tokenize_calls == 18  # once per run: 3 labels x 6 texts, not per prompt
+    assert _asked(server) == [IDS] * 6
+    assert backend.exact_ids is True
+    assert set(rows["status"]) == {"ok"}
+    first = rows[rows["slot"] == "first"]
+    second = rows[rows["slot"] == "second"]
+    assert first["p_slot_a"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
+    assert second["value"].to_numpy() == pytest.approx([1 - EXACT_FIRST] * 3, abs=1e-12)
+    assert rows["mass"].to_numpy() == pytest.approx([0.334] * 6, abs=1e-12)
+    assert rows["p_tie"].to_numpy() == pytest.approx([0.006] * 6, abs=1e-12)
+
+
+def test_ignored_falls_back_to_top_k_and_counts_b_outside_it(tmp_path: Path) -> None:
+    with StandIn(token_ids="ignored", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol())
+    # asked once, then remembered: the server answered top-k only
+    assert _asked(server) == [IDS] + [None] * 5
+    assert backend.exact_ids is False
+    # before, B's absence read as P(B) = 0 and every row scored p_slot_a = 1.0, "ok"
+    assert set(rows["status"]) == {"unparsed"}
+    assert rows["value"].isna().all()
+    assert set(rows["reason"]) == {OUTSIDE}
+
+
+def test_refused_retries_without_the_field_and_remembers(tmp_path: Path) -> None:
+    # a top-k of 25 holds every planted token: Eq. 3 on it equals the exact value
+    with StandIn(token_ids="refused", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol(top_k=25))
+    assert server.served.get("ok") == 7  # 6 prompts + the refused first try
+    assert _asked(server) == [IDS] + [None] * 6
+    assert backend.exact_ids is False and "refused" in backend.exact_note
+    assert set(rows["status"]) == {"ok"}
+    first = rows[rows["slot"] == "first"]
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
+
+
+def test_server_without_tokenize_uses_top_k(tmp_path: Path) -> None:
+    with StandIn(planted=PLANTED) as server:  # no /tokenize route (404)
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol())
+    assert _asked(server) == [None] * 6
+    assert "no /tokenize" in backend.exact_note
+    assert set(rows["reason"]) == {OUTSIDE}
+
+
+@pytest.mark.parametrize("mode", ["honoured", "ignored"])
+def test_cli_judge_reads_exact_log_probs(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    store, out = tmp_path / "s.db", tmp_path / "p.csv"
+    with StandIn(token_ids=mode, planted=PLANTED) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+        assert main([*args, "--out", str(store), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    if mode == "ignored":
+        assert "4 unparsed" in said
+        return
+    assert "4 ok" in said
+    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table["p_a_first"].to_numpy() == pytest.approx([EXACT_FIRST] * 2, abs=1e-9)
+    assert table["p_a_second"].to_numpy() == pytest.approx([1 - EXACT_FIRST] * 2, abs=1e-9)

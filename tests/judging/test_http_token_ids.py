@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from judging.helpers import fake_pairs
 from recuse.cli import main
+from recuse.errors import JudgeError
 from recuse.judging import PairwiseProtocol, Runner, Store
+from recuse.judging.backends.base import TransientError
 from recuse.judging.backends.http import HTTPBackend
 from recuse.testing.standin import STANDIN_VOCAB, StandIn
 
@@ -88,7 +91,7 @@ def test_server_without_tokenize_uses_top_k(tmp_path: Path) -> None:
     with StandIn(planted=PLANTED) as server:  # no /tokenize route (404)
         rows, backend = _judge(server, tmp_path, PairwiseProtocol())
     assert _asked(server) == [None] * 6
-    assert "no /tokenize" in backend.exact_note
+    assert "/tokenize did not answer (HTTP 404" in backend.exact_note
     assert set(rows["reason"]) == {OUTSIDE}
 
 
@@ -111,3 +114,23 @@ def test_cli_judge_reads_exact_log_probs(
     table = pd.read_csv(out)
     assert table["p_a_first"].to_numpy() == pytest.approx([EXACT_FIRST] * 2, abs=1e-9)
     assert table["p_a_second"].to_numpy() == pytest.approx([1 - EXACT_FIRST] * 2, abs=1e-9)
+
+
+@pytest.mark.parametrize("error", [JudgeError("HTTP 401"), TransientError("HTTP 503")])
+def test_a_tokenize_route_that_fails_means_top_k_not_a_stop(
+    error: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    post = HTTPBackend._post
+
+    async def failing(self: HTTPBackend, path: str, body: dict[str, Any], **kw: Any) -> Any:
+        if kw.get("root"):
+            raise error
+        return await post(self, path, body, **kw)
+
+    monkeypatch.setattr(HTTPBackend, "_post", failing)
+    with StandIn(token_ids="honoured", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol(top_k=25))
+    assert _asked(server) == [None] * 6 and backend.exact_ids is False
+    assert str(error) in backend.exact_note
+    first = rows[rows["slot"] == "first"]
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)

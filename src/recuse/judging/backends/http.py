@@ -371,8 +371,9 @@ class HTTPBackend(Backend):
                     {"model": self.model, "prompt": text, "add_special_tokens": False},
                     root=True,
                 )
-            except _PromptRejected:
-                self._no_exact("the server has no /tokenize route")
+            except (_PromptRejected, JudgeError, TransientError) as exc:
+                # an optional route: any refusal or fault means top-k, never a stop
+                self._no_exact(f"the server's /tokenize did not answer ({exc})")
                 return {}
             tokens = data.get("tokens")
             if not isinstance(tokens, list) or not all(

@@ -141,7 +141,9 @@ class VerdictFormat:
     def selector(self) -> VerdictTokens:
         """:meth:`is_verdict_token` as a backend's ``select``, carrying
         :meth:`candidate_tokens` for backends that ask a server for exact ids."""
-        return VerdictTokens(self.is_verdict_token, self.candidate_tokens())
+        texts = self.candidate_tokens()
+        needed = tuple(tuple(t for t in texts if self.commits(t, v)) for v in ("A", "B"))
+        return VerdictTokens(self.is_verdict_token, texts, needed)
 
     @property
     def first_token_ambiguous(self) -> bool:
@@ -178,6 +180,8 @@ class VerdictTokens:
 
     predicate: Callable[[str], bool]
     candidates: tuple[str, ...]
+    #: per verdict Eq. 3 needs (A, B): the candidates that commit to it
+    needed: tuple[tuple[str, ...], ...] = ()
 
     def __call__(self, token: str) -> bool:
         return self.predicate(token)

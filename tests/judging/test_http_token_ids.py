@@ -7,6 +7,7 @@ outside it. Expected numbers are worked out by hand from the planted probabiliti
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,23 @@ def test_a_tokenize_route_that_fails_means_top_k_not_a_stop(
     assert str(error) in backend.exact_note
     first = rows[rows["slot"] == "first"]
     assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
+
+
+def test_a_verdict_without_a_single_token_id_means_top_k(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokenize = StandIn._tokenize
+
+    def split_b(self: StandIn, raw: bytes) -> Any:  # "B" and " B" become two tokens
+        text = json.loads(raw)["prompt"]
+        if text.strip() == "B":
+            return 200, {}, json.dumps({"tokens": [7, 8]}).encode()
+        return tokenize(self, raw)
+
+    monkeypatch.setattr(StandIn, "_tokenize", split_b)
+    with StandIn(token_ids="honoured", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol())
+    # exact ids for A and C only would have read P(B) = 0 and scored 1.0, "ok"
+    assert _asked(server) == [None] * 6 and backend.exact_ids is False
+    assert "single-token" in backend.exact_note
+    assert set(rows["reason"]) == {OUTSIDE}

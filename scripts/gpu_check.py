@@ -27,51 +27,7 @@ TESTS = [
 ]
 
 
-class _Stubs:
-    """Finds stand-in modules (any attribute is a blank class) for missing packages."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
-        import importlib.machinery
-
-        if name.split(".")[0] not in self.names:
-            return None
-        return importlib.machinery.ModuleSpec(name, self, is_package=True)
-
-    def create_module(self, spec: object) -> object:
-        import types
-
-        module = types.ModuleType(spec.name)  # type: ignore[attr-defined]
-        module.__path__ = []  # type: ignore[attr-defined]
-        module.__getattr__ = lambda attr: type(attr, (), {})  # type: ignore[method-assign]
-        return module
-
-    def exec_module(self, module: object) -> None:
-        return None
-
-
-#: packages the CLI imports for the audit's statistics, never for judging
-OPTIONAL = ("krippendorff", "formulaic", "interface_meta", "narwhals", "joblib")
-
-
-def _stub_missing(*names: str) -> None:
-    """Packages the judge never uses but the CLI imports may be missing on a bare GPU
-    machine: stand-ins let the CLI and its tests load there."""
-    missing = set()
-    for name in names or OPTIONAL:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.add(name)
-    if missing:
-        print(f"(not installed here: {', '.join(sorted(missing))}; stand-ins let the CLI load)")
-        sys.meta_path.append(_Stubs(missing))  # type: ignore[arg-type]
-
-
 def run_tests() -> int:
-    _stub_missing()
     os.environ.setdefault("RECUSE_TEST_DATA", str(ASSETS))
     try:
         import pytest
@@ -106,7 +62,6 @@ def run_cli() -> int:
     sys.path.insert(0, str(REPO / "benchmarks"))
     from judge_gpu import build_model, load_tokenizer, mt_bench_pairs
 
-    _stub_missing()
     from recuse.cli import main
 
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))

@@ -740,7 +740,8 @@ def calibrated_spec(
         "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
         "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
         "its pairs with an own-answer term τ·own (statsmodels GLM, each judged order a row "
-        "of weight 1/orders); the interval refits by one Newton step per resample"
+        "of weight 1/orders); the interval refits κ, β, τ by one Newton step per resample, "
+        "the strengths held fixed (it over-covers for very competent judges)"
     )
     return MetricSpec(CALIBRATED, stat, method, _calibrated_components), problems
 

@@ -34,11 +34,11 @@ IDS = [STANDIN_VOCAB[t] for t in ("A", " A", "B", " B", "C", " C")]
 
 
 def _judge(
-    server: StandIn, tmp_path: Path, protocol: PairwiseProtocol
+    server: StandIn, tmp_path: Path, protocol: PairwiseProtocol, *, n: int = 3, concurrency: int = 1
 ) -> tuple[pd.DataFrame, HTTPBackend]:
-    pairs = pd.DataFrame(fake_pairs(3))
+    pairs = pd.DataFrame(fake_pairs(n))
     with Store(tmp_path / "s.db") as store:
-        backend = HTTPBackend(server.base_url, model="m", concurrency=1)
+        backend = HTTPBackend(server.base_url, model="m", concurrency=concurrency)
         Runner(backend, store, progress=False).pairwise(pairs, protocol=protocol)
         rows = store.judgments()
     return rows, backend
@@ -62,6 +62,17 @@ def test_honoured_gives_exact_eq3_where_top_k_lost_b(tmp_path: Path) -> None:
     assert second["value"].to_numpy() == pytest.approx([1 - EXACT_FIRST] * 3, abs=1e-12)
     assert rows["mass"].to_numpy() == pytest.approx([0.334] * 6, abs=1e-12)
     assert rows["p_tie"].to_numpy() == pytest.approx([0.006] * 6, abs=1e-12)
+
+
+def test_requests_in_flight_share_one_tokenize_lookup(tmp_path: Path) -> None:
+    with StandIn(token_ids="honoured", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol(), n=6, concurrency=4)
+        # 18 texts asked once, not once per request in flight (4 x 18 = 72 before)
+        assert server.tokenize_calls == 18
+    assert backend.exact_ids is True and len(rows) == 12
+    assert _asked(server) == [IDS] * 12
+    first = rows[rows["slot"] == "first"]
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 6, abs=1e-12)
 
 
 def test_ignored_falls_back_to_top_k_and_counts_b_outside_it(tmp_path: Path) -> None:

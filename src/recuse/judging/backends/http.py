@@ -38,6 +38,7 @@ each secret in any encoding before it is stored or printed.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import email.utils
 import itertools
@@ -182,7 +183,8 @@ class HTTPBackend(Backend):
         self.verdict_token_ids = verdict_token_ids
         self.exact_ids: bool | None = None if verdict_token_ids else False
         self.exact_note = "" if verdict_token_ids else "turned off"
-        self._ids: dict[tuple[str, ...], dict[int, str]] = {}
+        # one /tokenize lookup per candidate set, shared by the requests in flight
+        self._ids: dict[tuple[str, ...], asyncio.Task[dict[int, str]]] = {}
         self.supports_prefix = endpoint == "completions" and logprobs
         self._urls = itertools.cycle(self.base_urls)
         self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
@@ -360,12 +362,20 @@ class HTTPBackend(Backend):
         self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...] = ()
     ) -> dict[int, str]:
         """``{token id: text}`` of the candidates that are one token each in the
-        server's tokenizer (vLLM ``/tokenize``), asked once per run; empty where the
-        server has no ``/tokenize`` (then top-k only)."""
+        server's tokenizer (vLLM ``/tokenize``), asked once per run (the requests in
+        flight await one lookup); empty where the server has no ``/tokenize`` (then
+        top-k only)."""
         if self.exact_ids is False:
             return {}
-        if candidates in self._ids:
-            return self._ids[candidates]
+        task = self._ids.get(candidates)
+        if task is None or (not task.done() and task.get_loop() is not asyncio.get_running_loop()):
+            task = asyncio.ensure_future(self._tokenize_ids(candidates, needed))
+            self._ids[candidates] = task
+        return await asyncio.shield(task)
+
+    async def _tokenize_ids(
+        self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...]
+    ) -> dict[int, str]:
         found: dict[int, str] = {}
         for text in candidates:
             try:
@@ -391,7 +401,6 @@ class HTTPBackend(Backend):
             # P = 0 for it, so top-k (where its absence is counted) is used instead
             self._no_exact("a verdict has no single-token text in the server's tokenizer")
             return {}
-        self._ids[candidates] = found
         return found
 
     @property

@@ -686,12 +686,12 @@ def _value_lookup(mapped: Mapping[str, float]) -> Any:
     return lookup
 
 
-def _refuse_double_turn(values: ValueMap, mapping: ColumnMapping) -> None:
+def _refuse_double_turn(values: dict[str, dict[str, float]], mapping: ColumnMapping) -> None:
     """``swapped_frame="presented"`` turns ``p_a_second`` from the judge's slots (A =
     shown first = b) to a/b; a value map of that column that already sends the
     first-shown label A to b (``A=0,B=1``) has turned it, and both would flip every
     swapped verdict back to the judge's slots: refused, with the two ways out."""
-    for column, table in check_value_map(values).items():
+    for column, table in values.items():
         targets = [t for s, t in mapping_pairs(mapping) if s == column] or [column]
         if "p_a_second" not in targets:
             continue
@@ -707,14 +707,16 @@ def _refuse_double_turn(values: ValueMap, mapping: ColumnMapping) -> None:
             )
 
 
-def _apply_values(df: pd.DataFrame, values: ValueMap, path: Path) -> pd.DataFrame:
-    """Replace the written values of the file columns named in ``values`` by numbers;
-    cells the map does not name are left for the built-in rules. A map that matches no
-    cell of its column is told (:class:`ValueMapUnmatched`): the column is then read by
-    the built-in rules alone, which may read its values another way than the map meant."""
-    table = check_value_map(values)
+def _apply_values(
+    df: pd.DataFrame, values: dict[str, dict[str, float]], path: Path
+) -> pd.DataFrame:
+    """Replace the written values of the file columns named in ``values`` (a map
+    checked by :func:`check_value_map`) by numbers; cells the map does not name are
+    left for the built-in rules. A map that matches no cell of its column is told
+    (:class:`ValueMapUnmatched`): the column is then read by the built-in rules alone,
+    which may read its values another way than the map meant."""
     out = df.copy()
-    for column, mapped in table.items():
+    for column, mapped in values.items():
         if column not in out.columns:
             raise _no_such_column("the value map (--values)", column, out, path)
         s = out[column]
@@ -951,9 +953,10 @@ def read_table(
         raise _no_such_column("--confidence", confidence, df, path)
     mapping = dict(mapping or {})
     if values:
+        checked = check_value_map(values)
         if swapped_frame == "presented":
-            _refuse_double_turn(values, mapping)
-        df = _apply_values(df, values, path)
+            _refuse_double_turn(checked, mapping)
+        df = _apply_values(df, checked, path)
     if mapping:
         df = _apply_mapping(df, mapping, table, path)
     schema = PAIRS if table == "pairs" else RATINGS

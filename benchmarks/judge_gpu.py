@@ -47,7 +47,7 @@ import torch
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.device import resolve_device, resolve_dtype
-from recuse.judging.protocols import Pair, is_verdict_token
+from recuse.judging.protocols import Pair
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "mt_bench"
@@ -164,6 +164,29 @@ def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare
     return Bare(budget, time.perf_counter() - t0, len(batches))
 
 
+def time_ours(
+    backend: LocalBackend, pairs: list[Pair], proto: PairwiseProtocol, *, profile: bool
+) -> tuple[float, Any]:
+    """Seconds for ``Runner.pairwise`` over ``pairs`` into a fresh store, and its summary
+    (with ``profile``, the 25 functions of most own time are printed)."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile() if profile else None
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
+        if backend.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        if prof:
+            prof.enable()
+        t = time.perf_counter()
+        summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
+        seconds = time.perf_counter() - t
+        if prof:
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    return seconds, summary
+
+
 def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair]) -> None:
     device = resolve_device(args.device)
     dtype_name = resolve_dtype(args.dtype, device)
@@ -196,16 +219,17 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
     tokens = sum(len(s) for s in seqs)
     print(f"{len(prompts)} prompts, {tokens:,} tokens (mean {tokens / len(prompts):.0f})")
 
-    # warm-up: kernels, allocator, and what is computed once per process and tokenizer
-    # (every id's text, the verdict tokens' ids: ~1 s for a 49k vocabulary)
-    backend.next_token_logprobs_sync(prompts[:8], select=is_verdict_token)
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
-        ours = time.perf_counter() - t
+    # warm-up: kernels, allocator, and what is computed once per process, tokenizer and
+    # verdict format (every id's text, the verdict tokens' ids: ~1 s for a 49k
+    # vocabulary), with the selection the runner asks for
+    backend.next_token_logprobs_sync(prompts[:8], select=proto.reads.selector())
+    ours, summary = time_ours(backend, pairs, proto, profile=args.profile)
     assert summary.ok + summary.unparsed == len(prompts), summary.line()
+    if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
+        waves = backend._waves
+        backend._waves = lambda sizes: [list(range(len(sizes)))] if len(sizes) else []
+        one_wave, _ = time_ours(backend, pairs, proto, profile=False)
+        backend._waves = waves
 
     same = bare_pass(backend, seqs, backend.max_batch_tokens)
     sweep = [bare_pass(backend, seqs, b) for b in args.sweep]
@@ -222,6 +246,8 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         f"{len(prompts) / ours:.1f} judgments/s) MFU {mfu(ours):.1%}"
     )
     print(f"  {summary.line()}")
+    if args.one_wave:
+        print(f"ours, one wave per call   : {rate(one_wave):10,.0f} tok/s ({one_wave:.2f} s)")
     print(
         f"bare, same budget {same.budget:6d}: {rate(same.seconds):10,.0f} tok/s "
         f"({same.seconds:.2f} s, {same.batches} batches) MFU {mfu(same.seconds):.1%}"
@@ -253,6 +279,8 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=0, help="prompts per call (0 = default)")
     ap.add_argument("--serial", action="store_true", help="no pipeline, one call at a time")
     ap.add_argument("--dtype", default="auto")
+    ap.add_argument("--profile", action="store_true", help="profile our run (own time)")
+    ap.add_argument("--one-wave", action="store_true", help="also time ours with one wave per call")
     ap.add_argument("--max-batch-tokens", type=int, default=0, help="0 = the device's budget")
     ap.add_argument(
         "--sweep", default="16384,32768,65536,131072", help="bare-pass token budgets to try"

@@ -19,10 +19,17 @@ from recuse.errors import ConfigError
 from recuse.judging import device as device_mod
 from recuse.judging.device import gpu_token_budget, resolve_device, resolve_dtype
 from recuse.judging.fingerprint import folder_fingerprint
-from recuse.judging.protocols import Pair, PairwiseProtocol, Prompt, is_verdict_token
+from recuse.judging.protocols import (
+    Message,
+    Pair,
+    PairwiseProtocol,
+    Prompt,
+    is_verdict_token,
+)
 
 torch = pytest.importorskip("torch")
 
+from recuse.judging.backends import local  # noqa: E402
 from recuse.judging.backends.local import LocalBackend  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -159,10 +166,44 @@ def test_pipelined_backend_gives_the_serial_numbers(tiny_model_dir: Path) -> Non
                          max_batch_tokens=budget)  # fmt: skip
     serial.max_batch_tokens = budget
     assert len(piped._buckets(lengths)) >= 4
+    sizes = [local._chars(p) for p in _prompts()]
+    assert len(piped._waves(sizes)) >= 2 and len(serial._waves(sizes)) == 1
     _compare(piped, serial)
     # and both against one prompt per pass (no padding at all)
     one = LocalBackend(serial.model, serial.tokenizer, model_id="t", batch_size=1)
     _compare(piped, one)
+
+
+def test_waves_cut_a_call_in_order_small_first(tiny_model_dir: Path) -> None:
+    b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True,
+                          max_batch_tokens=100)  # fmt: skip
+    first = 100 * local.CHARS_PER_TOKEN
+    later = first * local.WAVE_PASSES
+    waves = b._waves([150] * 40)
+    assert [i for w in waves for i in w] == list(range(40))  # every item once, in order
+    assert len(waves[0]) == first // 150 and all(len(w) == later // 150 for w in waves[1:-1])
+    assert b._waves([10**6, 5, 5]) == [[0], [1, 2]]  # an item over the limit goes alone
+    assert b._waves([]) == []
+
+
+def test_pipelined_waves_keep_failures_in_place(tiny_model_dir: Path) -> None:
+    """A prompt too long for the model, in a later wave, fails at its own index."""
+    piped = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True)
+    serial = LocalBackend(piped.model, piped.tokenizer, model_id="t", pipeline=False)
+    prompts = _prompts()
+    sizes = [local._chars(p) for p in prompts]
+    piped.max_batch_tokens = serial.max_batch_tokens = max(sizes) // 2
+    long = Prompt((Message("user", "word " * (piped.max_length + 10)),))
+    batch = [*prompts, long, *prompts]
+    assert len(piped._waves([local._chars(p) for p in batch])) >= 3
+    got = piped.next_token_logprobs_sync(batch, top_k=5, select=is_verdict_token)
+    want = serial.next_token_logprobs_sync(batch, top_k=5, select=is_verdict_token)
+    bad = len(prompts)
+    assert "reads at most" in str(getattr(got[bad], "reason", "")) and got[bad] == want[bad]
+    for k, (x, y) in enumerate(zip(got, want, strict=True)):
+        if k != bad:
+            assert isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys()
+            np.testing.assert_allclose([x[t] for t in x], [y[t] for t in x], atol=1e-5)
 
 
 def test_two_calls_in_flight_judge_as_one_at_a_time(

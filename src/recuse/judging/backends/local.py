@@ -9,10 +9,11 @@ sub-batch is reported (:func:`report_done`), so progress moves per forward pass.
 
 The model runs on a device (:func:`~recuse.judging.device.resolve_device`: the GPU
 when there is one) and the work around it is kept off the device's critical path:
-prompts are tokenized with one batch call of the fast tokenizer, padded in numpy
-and copied to the device once (from pinned memory, without blocking, on CUDA);
-the verdict tokens' ids are found once per tokenizer; on a GPU the next sub-batch
-is prepared on a worker thread while the current one runs, and only the numbers
+prompts are tokenized with batch calls of the fast tokenizer, padded in numpy and
+copied to the device once (from pinned memory, without blocking, on CUDA); the
+verdict tokens' ids are found once per tokenizer; on a GPU a call's prompts are
+rendered, tokenized and padded in waves on a worker thread while the wave before
+runs (the first wave small, so the device starts at once), and only the numbers
 read (top-k and the selected tokens' log-probs, or the continuation tokens'
 log-probs) come back to the host. On a GPU a call carries 1,024 prompts (several
 forward passes, pipelined) and computes in a worker thread, so the event loop stays
@@ -62,6 +63,8 @@ _B = TypeVar("_B")
 _P = TypeVar("_P")
 _H = TypeVar("_H")
 _R = TypeVar("_R")
+#: one forward pass started: its prompts' indices, and the wait for its numbers
+_Launched = tuple[list[int], Callable[[], list[np.ndarray]]]
 
 #: prompts per call on a GPU (the runner's batch; the token budget cuts it into
 #: forward passes, pipelined within the call). Measured on an H200 (600 MT-Bench
@@ -71,6 +74,12 @@ _R = TypeVar("_R")
 GPU_BATCH_SIZE = 1024
 #: prompts per call and per forward pass on the CPU
 CPU_BATCH_SIZE = 16
+#: on a pipelined device a call's prompts are tokenized and padded in waves, each on
+#: the worker thread while the wave before it runs: the first wave about one forward
+#: pass of text (so the device starts at once), the others about WAVE_PASSES passes
+#: (enough prompts for length bucketing), estimated at CHARS_PER_TOKEN characters
+WAVE_PASSES = 4
+CHARS_PER_TOKEN = 4
 #: floats of full-vocabulary logits computed at once (perplexity reads every
 #: response token: its logits are computed in slices of at most this many)
 _LOGIT_FLOATS_GPU = 1 << 28
@@ -125,6 +134,11 @@ def _vocab_of(tokenizer: Any) -> _Vocab:
             texts = list(tokenizer.batch_decode([[i] for i in range(n)]))
             found = _VOCABS[tokenizer] = _Vocab(texts, {})
         return found
+
+
+def _chars(prompt: Prompt) -> int:
+    """A prompt's characters before rendering (what sizes a wave, see :data:`WAVE_PASSES`)."""
+    return sum(len(m.content) for m in prompt.messages) + len(prompt.prefix)
 
 
 class LocalBackend(Backend):
@@ -432,19 +446,65 @@ class LocalBackend(Backend):
             return Failure("empty prompt")
         return None
 
+    def _waves(self, sizes: Sequence[int]) -> list[list[int]]:
+        """Item indices (in order) cut into waves by characters; one wave of
+        everything where the backend is not pipelined (see :data:`WAVE_PASSES`)."""
+        if not self.pipeline:
+            return [list(range(len(sizes)))] if len(sizes) else []
+        waves: list[list[int]] = []
+        current: list[int] = []
+        chars, limit = 0, self.max_batch_tokens * CHARS_PER_TOKEN
+        for i, n in enumerate(sizes):
+            if current and chars + n > limit:
+                waves.append(current)
+                current, chars = [], 0
+                limit = self.max_batch_tokens * CHARS_PER_TOKEN * WAVE_PASSES
+            current.append(i)
+            chars += n
+        if current:
+            waves.append(current)
+        return waves
+
+    def _run_waves(
+        self,
+        sizes: Sequence[int],
+        encode: Callable[[list[int]], list[tuple[int, list[int]]]],
+        extras: Callable[[list[int], list[list[int]]], tuple[np.ndarray, ...]],
+        launch_one: Callable[..., Callable[[], list[np.ndarray]]],
+        finish_one: Callable[[list[int], list[np.ndarray]], None],
+    ) -> None:
+        """Every item through the device, wave by wave (:meth:`_waves`, ``sizes`` the
+        items' characters). On the worker thread ``encode`` renders and tokenizes a
+        wave's items into ``(index, token ids)`` (those that can run), which are cut
+        into length buckets, padded and copied with ``extras``' arrays;
+        ``launch_one(ids, mask, *extras)`` starts one forward pass and
+        ``finish_one(indices, arrays)`` reads its numbers."""
+
+        def prepare(wave: list[int]) -> list[tuple[list[int], list[torch.Tensor]]]:
+            items = encode(wave)
+            ready = []
+            for bucket in self._buckets([len(s) for _, s in items]):
+                idx = [items[j][0] for j in bucket]
+                seqs = [items[j][1] for j in bucket]
+                ids, mask = self._pad(seqs)
+                ready.append((idx, self._to_device(ids, mask, *extras(idx, seqs))))
+            return ready
+
+        def launch(ready: list[tuple[list[int], list[torch.Tensor]]]) -> list[_Launched]:
+            return [(idx, launch_one(*tensors)) for idx, tensors in ready]
+
+        def finish(_wave: list[int], launched: list[_Launched]) -> None:
+            for idx, wait in launched:
+                finish_one(idx, wait())
+
+        self._pipelined(self._waves(sizes), prepare, launch, finish)
+
     def next_token_logprobs_sync(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
     ) -> list[dict[str, float] | Failure]:
         th = _torch()
-        seqs = self.encode_many(prompts)
-        out: list[dict[str, float] | Failure] = [Failure("not run")] * len(seqs)
-        ok = []
-        for i, s in enumerate(seqs):
-            bad = self._too_long(len(s))
-            if bad:
-                out[i] = bad
-            else:
-                ok.append(i)
+        out: list[dict[str, float] | Failure] = [Failure("not run")] * len(prompts)
+        read: dict[int, int] = {}  # prompt tokens of each prompt that runs
         vocab = self.vocab()
         extra = self._select_ids(select) if select is not None else np.zeros(0, dtype=np.int64)
         if select is not None and select not in self._device_ids:
@@ -452,13 +512,24 @@ class LocalBackend(Backend):
         extra_dev = self._device_ids.get(select) if select is not None else None
         k = min(top_k, len(vocab)) if top_k else 0
 
-        def prepare(idx: list[int]) -> list[torch.Tensor]:
-            ids, mask = self._pad([seqs[i] for i in idx])
-            last = np.array([len(seqs[i]) - 1 for i in idx], dtype=np.int64)
-            return self._to_device(ids, mask, last)
+        def encode(wave: list[int]) -> list[tuple[int, list[int]]]:
+            seqs = self.encode_many([prompts[i] for i in wave])
+            items = []
+            for i, s in zip(wave, seqs, strict=True):
+                bad = self._too_long(len(s))
+                if bad:
+                    out[i] = bad
+                else:
+                    read[i] = len(s)
+                    items.append((i, s))
+            return items
 
-        def launch(ready: list[torch.Tensor]) -> Callable[[], list[np.ndarray]]:
-            ids, mask, last = ready
+        def last_positions(_idx: list[int], seqs: list[list[int]]) -> tuple[np.ndarray, ...]:
+            return (np.array([len(s) - 1 for s in seqs], dtype=np.int64),)
+
+        def launch(
+            ids: torch.Tensor, mask: torch.Tensor, last: torch.Tensor
+        ) -> Callable[[], list[np.ndarray]]:
             hidden = self._hidden(ids, mask)
             logp = self._logp(hidden[th.arange(len(last), device=ids.device), last])
             parts = []
@@ -469,8 +540,7 @@ class LocalBackend(Backend):
                 parts.append(logp[:, extra_dev])
             return self._to_host(*parts)
 
-        def finish(idx: list[int], wait: Callable[[], list[np.ndarray]]) -> None:
-            parts = wait()
+        def finish(idx: list[int], parts: list[np.ndarray]) -> None:
             top_ids, top_vals = (parts[0], parts[1]) if k else (None, None)
             sel_vals = parts[-1] if extra_dev is not None and len(extra) else None
             for r, i in enumerate(idx):
@@ -487,44 +557,54 @@ class LocalBackend(Backend):
                     text = vocab[tid] if tid < len(vocab) else f"<id {tid}>"
                     dist[text] = float(np.logaddexp(dist[text], v)) if text in dist else v
                 out[i] = dist
-            self._count(sum(len(seqs[i]) for i in idx), len(idx))
+            self._count(sum(read[i] for i in idx), len(idx))
             report_done(len(idx))
 
-        batches = [[ok[b] for b in batch] for batch in self._buckets([len(seqs[i]) for i in ok])]
-        self._pipelined(batches, prepare, launch, finish)
+        self._run_waves([_chars(p) for p in prompts], encode, last_positions, launch, finish)
         return out
 
     def continuation_logprobs_sync(
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
         th = _torch()
-        heads = self.encode_many(prompts)
-        tails = self._tokenize(list(continuations), True)
-        out: list[np.ndarray | Failure] = [Failure("not run")] * len(heads)
-        ok = []
-        for i, (h, t) in enumerate(zip(heads, tails, strict=True)):
-            bad = self._too_long(len(h) + len(t)) or self._too_long(len(h))
-            if bad:
-                out[i] = bad
-            elif not t:
-                out[i] = np.zeros(0)
-            else:
-                ok.append(i)
+        out: list[np.ndarray | Failure] = [Failure("not run")] * len(prompts)
+        head: dict[int, int] = {}  # prompt tokens of each item that runs
+        tail: dict[int, int] = {}  # and its continuation's tokens
         vocab_size = len(self.vocab())
         floats = _LOGIT_FLOATS_CPU if self.device == "cpu" else _LOGIT_FLOATS_GPU
         chunk = max(1, floats // max(1, vocab_size))
 
-        def prepare(idx: list[int]) -> list[torch.Tensor]:
-            ids, mask = self._pad([heads[i] + tails[i] for i in idx])
-            rows = np.concatenate([np.full(len(tails[i]), r) for r, i in enumerate(idx)])
-            cols = np.concatenate(
-                [np.arange(len(heads[i]) - 1, len(heads[i]) + len(tails[i]) - 1) for i in idx]
-            )
-            targets = np.concatenate([np.asarray(tails[i], dtype=np.int64) for i in idx])
-            return self._to_device(ids, mask, rows, cols, targets)
+        def encode(wave: list[int]) -> list[tuple[int, list[int]]]:
+            heads = self.encode_many([prompts[i] for i in wave])
+            tails = self._tokenize([continuations[i] for i in wave], True)
+            items = []
+            for i, h, t in zip(wave, heads, tails, strict=True):
+                bad = self._too_long(len(h) + len(t)) or self._too_long(len(h))
+                if bad:
+                    out[i] = bad
+                elif not t:
+                    out[i] = np.zeros(0)
+                else:
+                    head[i], tail[i] = len(h), len(t)
+                    items.append((i, h + t))
+            return items
 
-        def launch(ready: list[torch.Tensor]) -> Callable[[], list[np.ndarray]]:
-            ids, mask, rows, cols, targets = ready
+        def targets_at(idx: list[int], seqs: list[list[int]]) -> tuple[np.ndarray, ...]:
+            spans = [(head[i], len(s)) for i, s in zip(idx, seqs, strict=True)]
+            rows = np.concatenate([np.full(n - h, r) for r, (h, n) in enumerate(spans)])
+            cols = np.concatenate([np.arange(h - 1, n - 1) for h, n in spans])
+            targets = np.concatenate(
+                [np.asarray(s[h:], dtype=np.int64) for s, (h, _) in zip(seqs, spans, strict=True)]
+            )
+            return rows, cols, targets
+
+        def launch(
+            ids: torch.Tensor,
+            mask: torch.Tensor,
+            rows: torch.Tensor,
+            cols: torch.Tensor,
+            targets: torch.Tensor,
+        ) -> Callable[[], list[np.ndarray]]:
             hidden = self._hidden(ids, mask)
             picked = []
             for start in range(0, len(rows), chunk):
@@ -533,18 +613,16 @@ class LocalBackend(Backend):
                 picked.append(logp.gather(1, targets[sl, None])[:, 0])
             return self._to_host(th.cat(picked))
 
-        def finish(idx: list[int], wait: Callable[[], list[np.ndarray]]) -> None:
-            (values,) = wait()
+        def finish(idx: list[int], parts: list[np.ndarray]) -> None:
+            (values,) = parts
             start = 0
             for i in idx:
-                n = len(tails[i])
-                out[i] = values[start : start + n].astype(np.float64)
-                start += n
+                out[i] = values[start : start + tail[i]].astype(np.float64)
+                start += tail[i]
             report_done(len(idx))
 
-        lengths = [len(heads[i]) + len(tails[i]) for i in ok]
-        batches = [[ok[b] for b in batch] for batch in self._buckets(lengths)]
-        self._pipelined(batches, prepare, launch, finish)
+        sizes = [_chars(p) + len(c) for p, c in zip(prompts, continuations, strict=True)]
+        self._run_waves(sizes, encode, targets_at, launch, finish)
         return out
 
     def generate_sync(

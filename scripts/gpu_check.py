@@ -30,6 +30,7 @@ TESTS = [
 def run_tests() -> int:
     os.environ.setdefault("RECUSE_TEST_DATA", str(ASSETS))
     try:
+        import jsonschema  # noqa: F401  (tests/conftest.py needs it)
         import pytest
     except ImportError:
         return plain_tests()
@@ -37,7 +38,8 @@ def run_tests() -> int:
 
 
 def plain_tests() -> int:
-    """No pytest here: the CUDA tests of test_device.py, called with their fixture."""
+    """No pytest (or not its test dependencies) here: the CUDA tests of test_device.py
+    and the waves test, called with their fixture."""
     sys.path.insert(0, str(REPO / "tests"))
     from judging.helpers import build_tiny_model
 
@@ -45,7 +47,8 @@ def plain_tests() -> int:
     folder = build_tiny_model(Path(tempfile.mkdtemp()) / "tiny")
     failed = 0
     for name in ("test_gpu_is_the_default_and_bfloat16_where_it_computes_in_it",
-                 "test_gpu_pipelined_matches_cpu_serial"):  # fmt: skip
+                 "test_gpu_pipelined_matches_cpu_serial",
+                 "test_pipelined_waves_keep_failures_in_place"):  # fmt: skip
         try:
             getattr(module, name)(folder)
             print(f"PASSED {name}")

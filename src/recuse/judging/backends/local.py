@@ -408,10 +408,18 @@ class LocalBackend(Backend):
                 assert previous is not None
                 finish(*previous)
 
-    def _hidden(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        # no KV cache: one pass reads each prompt once, and a 7B model's cache of a
-        # 64k-token batch would hold 32 GiB of GPU memory until the pass ends
-        out = self.model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
+    def _hidden(self, ids: torch.Tensor) -> torch.Tensor:
+        """Last hidden states of right-padded ``ids``, valid at every real token.
+
+        No attention mask: with right padding every real token sees only real tokens
+        before it under the causal mask alone (the padding comes after it), and its
+        position is its index either way, so its hidden state is the one a masked or
+        unpadded pass gives (to float rounding); what the padding positions hold is
+        never read. Without a mask the attention runs as plain causal attention (the
+        flash kernel on a GPU) and nothing waits on a check of the mask's values. No
+        KV cache: one pass reads each prompt once, and a 7B model's cache of a
+        64k-token batch would hold 32 GiB of GPU memory until the pass ends."""
+        out = self.model.base_model(input_ids=ids, use_cache=False)
         return out.last_hidden_state
 
     def _logp(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -421,23 +429,6 @@ class LocalBackend(Backend):
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return torch.log_softmax(logits, dim=-1)
-
-    def _log_probs_at(
-        self, seqs: Sequence[Sequence[int]], positions: Sequence[Sequence[int]]
-    ) -> list[torch.Tensor]:
-        """Log-softmax (float32, full vocabulary) at ``positions[i]`` of ``seqs[i]``."""
-        torch = _torch()
-        ids, mask = self._to_device(*self._pad(seqs))
-        with torch.inference_mode():
-            hidden = self._hidden(ids, mask)
-            rows = torch.tensor([r for r, p in enumerate(positions) for _ in p], device=ids.device)
-            cols = torch.tensor([c for p in positions for c in p], device=ids.device)
-            logp = self._logp(hidden[rows, cols]).cpu()
-        out, start = [], 0
-        for p in positions:
-            out.append(logp[start : start + len(p)])
-            start += len(p)
-        return out
 
     def _too_long(self, n: int) -> Failure | None:
         if n > self.max_length:
@@ -477,17 +468,30 @@ class LocalBackend(Backend):
         items' characters). On the worker thread ``encode`` renders and tokenizes a
         wave's items into ``(index, token ids)`` (those that can run), which are cut
         into length buckets, padded and copied with ``extras``' arrays;
-        ``launch_one(ids, mask, *extras)`` starts one forward pass and
-        ``finish_one(indices, arrays)`` reads its numbers."""
+        ``launch_one(ids, *extras)`` starts one forward pass and
+        ``finish_one(indices, arrays)`` reads its numbers. A wave's longest bucket
+        waits for the next wave (the last wave runs all it holds)."""
+
+        waves = self._waves(sizes)
+        last = waves[-1] if waves else []
+        held: list[tuple[int, list[int]]] = []  # the longest bucket, kept for the next wave
 
         def prepare(wave: list[int]) -> list[tuple[list[int], list[torch.Tensor]]]:
-            items = encode(wave)
+            # the worker prepares the waves one after another, in order
+            nonlocal held
+            items = held + encode(wave)
+            buckets = self._buckets([len(s) for _, s in items])
+            if wave is not last and buckets:
+                # the last bucket is often part-filled: its prompts join the next wave's
+                # (the runner sends prompts sorted by size, so those are as long), and
+                # a call runs as many passes as with one wave
+                held = [items[j] for j in buckets.pop()]
             ready = []
-            for bucket in self._buckets([len(s) for _, s in items]):
+            for bucket in buckets:
                 idx = [items[j][0] for j in bucket]
                 seqs = [items[j][1] for j in bucket]
-                ids, mask = self._pad(seqs)
-                ready.append((idx, self._to_device(ids, mask, *extras(idx, seqs))))
+                ids, _mask = self._pad(seqs)
+                ready.append((idx, self._to_device(ids, *extras(idx, seqs))))
             return ready
 
         def launch(ready: list[tuple[list[int], list[torch.Tensor]]]) -> list[_Launched]:
@@ -497,7 +501,7 @@ class LocalBackend(Backend):
             for idx, wait in launched:
                 finish_one(idx, wait())
 
-        self._pipelined(self._waves(sizes), prepare, launch, finish)
+        self._pipelined(waves, prepare, launch, finish)
 
     def next_token_logprobs_sync(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
@@ -527,10 +531,8 @@ class LocalBackend(Backend):
         def last_positions(_idx: list[int], seqs: list[list[int]]) -> tuple[np.ndarray, ...]:
             return (np.array([len(s) - 1 for s in seqs], dtype=np.int64),)
 
-        def launch(
-            ids: torch.Tensor, mask: torch.Tensor, last: torch.Tensor
-        ) -> Callable[[], list[np.ndarray]]:
-            hidden = self._hidden(ids, mask)
+        def launch(ids: torch.Tensor, last: torch.Tensor) -> Callable[[], list[np.ndarray]]:
+            hidden = self._hidden(ids)
             logp = self._logp(hidden[th.arange(len(last), device=ids.device), last])
             parts = []
             if k:
@@ -599,13 +601,9 @@ class LocalBackend(Backend):
             return rows, cols, targets
 
         def launch(
-            ids: torch.Tensor,
-            mask: torch.Tensor,
-            rows: torch.Tensor,
-            cols: torch.Tensor,
-            targets: torch.Tensor,
+            ids: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, targets: torch.Tensor
         ) -> Callable[[], list[np.ndarray]]:
-            hidden = self._hidden(ids, mask)
+            hidden = self._hidden(ids)
             picked = []
             for start in range(0, len(rows), chunk):
                 sl = slice(start, start + chunk)

@@ -230,6 +230,11 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         backend._waves = lambda sizes: [list(range(len(sizes)))] if len(sizes) else []
         one_wave, _ = time_ours(backend, pairs, proto, profile=False)
         backend._waves = waves
+    if args.also_concurrency:  # more calls in flight (the device still runs one)
+        one_call = backend.concurrency
+        backend.concurrency = args.also_concurrency
+        in_flight, _ = time_ours(backend, pairs, proto, profile=False)
+        backend.concurrency = one_call
 
     same = bare_pass(backend, seqs, backend.max_batch_tokens)
     sweep = [bare_pass(backend, seqs, b) for b in args.sweep]
@@ -246,6 +251,11 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         f"{len(prompts) / ours:.1f} judgments/s) MFU {mfu(ours):.1%}"
     )
     print(f"  {summary.line()}")
+    if args.also_concurrency:
+        print(
+            f"ours, {args.also_concurrency} calls in flight : {rate(in_flight):10,.0f} tok/s "
+            f"({in_flight:.2f} s)"
+        )
     if args.one_wave:
         print(f"ours, one wave per call   : {rate(one_wave):10,.0f} tok/s ({one_wave:.2f} s)")
     print(
@@ -280,6 +290,9 @@ def main() -> None:
     ap.add_argument("--serial", action="store_true", help="no pipeline, one call at a time")
     ap.add_argument("--dtype", default="auto")
     ap.add_argument("--profile", action="store_true", help="profile our run (own time)")
+    ap.add_argument(
+        "--also-concurrency", type=int, default=0, help="also time ours with N calls in flight"
+    )
     ap.add_argument("--one-wave", action="store_true", help="also time ours with one wave per call")
     ap.add_argument("--max-batch-tokens", type=int, default=0, help="0 = the device's budget")
     ap.add_argument(

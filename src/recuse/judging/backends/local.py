@@ -28,7 +28,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -389,13 +389,18 @@ class LocalBackend(Backend):
         if not batches:
             return
         torch = _torch()
-        with self._run_lock, torch.inference_mode():
-            if not self.pipeline:
+        if not self.pipeline:
+            with self._run_lock, torch.inference_mode():
                 for b in batches:
                     finish(b, launch(prepare(b)))
-                return
+            return
+        # the first batch is prepared before the device is free: a second call in
+        # flight prepares while the first runs
+        head = prepare(batches[0])
+        with self._run_lock, torch.inference_mode():
             with ThreadPoolExecutor(1, thread_name_prefix="recuse-prep") as pool:
-                ahead = pool.submit(prepare, batches[0])
+                ahead: Future[_P] = Future()
+                ahead.set_result(head)
                 previous: tuple[_B, _H] | None = None
                 for k, b in enumerate(batches):
                     ready = ahead.result()
@@ -469,11 +474,12 @@ class LocalBackend(Backend):
         wave's items into ``(index, token ids)`` (those that can run), which are cut
         into length buckets, padded and copied with ``extras``' arrays;
         ``launch_one(ids, *extras)`` starts one forward pass and
-        ``finish_one(indices, arrays)`` reads its numbers. A wave's longest bucket
-        waits for the next wave (the last wave runs all it holds)."""
+        ``finish_one(indices, arrays)`` reads its numbers. A middle wave's longest
+        bucket waits for the next wave (the first wave runs all it holds, so the
+        device starts at once, and so does the last)."""
 
         waves = self._waves(sizes)
-        last = waves[-1] if waves else []
+        first, last = (waves[0], waves[-1]) if waves else ([], [])
         held: list[tuple[int, list[int]]] = []  # the longest bucket, kept for the next wave
 
         def prepare(wave: list[int]) -> list[tuple[list[int], list[torch.Tensor]]]:
@@ -481,7 +487,7 @@ class LocalBackend(Backend):
             nonlocal held
             items = held + encode(wave)
             buckets = self._buckets([len(s) for _, s in items])
-            if wave is not last and buckets:
+            if wave is not first and wave is not last and buckets:
                 # the last bucket is often part-filled: its prompts join the next wave's
                 # (the runner sends prompts sorted by size, so those are as long), and
                 # a call runs as many passes as with one wave

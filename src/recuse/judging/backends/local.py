@@ -19,7 +19,7 @@ log-probs) come back to the host. On a GPU a call carries 1,024 prompts (several
 forward passes, pipelined) and computes in a worker thread, so the event loop stays
 free; on the CPU it computes in the caller's thread, as before. The runner keeps
 one call in flight: two contended for the GIL with the kernel launches and were
-slower on an H200.
+slower on an H200, or (since) no faster.
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ _Launched = tuple[list[int], Callable[[], list[np.ndarray]]]
 #: prompts, 65k-token budget): 256 per call with two calls in flight reached 0.76 (7B
 #: shape) and 0.27 (135M) of a bare forward pass, one call at a time 0.96 and 0.63,
 #: 1,024 per call 0.97 and 0.69. A killed run loses at most one call (~20 s for 7B).
+#: With passes without a mask and waves (2,400 prompts for 135M, 1,200 for 1.7B),
+#: two calls of 1,024 in flight against one: 0.51 vs 0.49 (135M), 0.84 vs 0.81 (1.7B).
 GPU_BATCH_SIZE = 1024
 #: prompts per call and per forward pass on the CPU
 CPU_BATCH_SIZE = 16

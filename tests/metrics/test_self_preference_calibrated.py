@@ -112,3 +112,29 @@ def test_the_data_cannot_support_it() -> None:
     t = _table()
     with pytest.raises(EstimationError, match="no human-labelled pairs"):
         calibrated_self_preference(t.assign(human=np.nan), judge="m0", n_boot=100)
+
+
+def test_interval_width_tracks_the_spread_over_tables() -> None:
+    """The strengths come from the same labels as the verdicts: where the judge's own
+    answers happen to be better, its strength and its picks rise together. The
+    interval refits both in every resample; with the strengths held fixed (the old
+    interval), its standard error was 1.6x the spread of the estimate over tables."""
+    strengths = {"m0": theta_for_own_rate(0.5, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    cast = {"m0": AuthorJudge(20.0, 0.0, 0.3)}
+    est, se = [], []
+    for r in range(40):
+        t = simulate_self_preference(cast, strengths, n_prompts=80, seed=r).pairs
+        res = calibrated_self_preference(t, judge="m0", n_boot=200, seed=r)
+        est.append(res.estimate)
+        se.append(res.std_error)
+    ratio = float(np.mean(se) / np.std(est, ddof=1))
+    assert 0.75 <= ratio <= 1.25, ratio
+
+
+def test_given_strengths_are_held_fixed() -> None:
+    t = _table(tau=0.3)
+    learnt = calibrated_self_preference(t, judge="m0", n_boot=200)
+    fixed = calibrated_self_preference(t, judge="m0", strengths=label_strengths(t), n_boot=200)
+    assert fixed.estimate == pytest.approx(learnt.estimate, abs=1e-6)  # the same fit
+    assert "held fixed" in fixed.method and "held fixed" not in learnt.method
+    assert fixed.ci_high - fixed.ci_low != pytest.approx(learnt.ci_high - learnt.ci_low)

@@ -45,7 +45,6 @@ out (``"drop"``).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -557,7 +556,12 @@ def confusion_matrix(
 # --- competence-calibrated self-preference -------------------------------------------
 
 CALIBRATED = "self_preference_calibrated"
-_K = 15  # columns of the calibrated statistic (see _calibrated_combine)
+#: Newton steps of the competence fit (from 0; a fit converges in about 6, a judge that
+#: separates the strengths perfectly drifts toward κ = ∞ where π no longer moves)
+_NEWTON_STEPS = 30
+#: most covariate patterns plus labelled model pairs the exact refit handles
+MAX_PATTERNS = 2000
+_CHUNK = 256  # resamples refitted at once
 
 
 def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
@@ -590,37 +594,108 @@ def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
     return {s: float(v) for s, v in zip(fit.systems, fit.strengths, strict=True)}
 
 
-def _calibrated_combine(s: NDArray[np.float64]) -> NDArray[np.float64]:
-    """One-step replicate of the calibrated estimate from sums (see :func:`calibrated_spec`).
+@dataclass(frozen=True)
+class _Competence:
+    """The competence model of :func:`calibrated_self_preference` as a function of sums.
 
-    Columns: 0–2 score ``Σ w x (y − p̂)``; 3–8 information ``Σ w p̂(1 − p̂) x xᵀ`` (upper
-    triangle 00, 01, 02, 11, 12, 22); 9 own pairs; 10 own picks; 11 predicted own picks
-    ``π``; 12–13 ``Σ ∂π/∂(κ, β)``; 14 pairs without the judge's own answer.
+    Its likelihood depends on the judge's verdicts only through each covariate
+    pattern's weight ``Σ w`` and picks of a ``Σ w y`` (a pattern: the ordered pair of
+    models ``ia, ib``, the order shown, whether a or b is the judge's own answer), and
+    the strengths' Bradley–Terry likelihood on the labels only through each ordered
+    model pair's count and ``Σ human``. So a resample's sums of those are enough to
+    refit both exactly (:meth:`fit`) and to evaluate ``π`` at the refit
+    (:meth:`parts`). With ``fixed`` strengths the labels are not refitted.
+
+    Columns of the sums: ``P`` weights, ``P`` picks of a, ``L`` label counts, ``L``
+    label sums, then the weight of rows holding the judge's own answer and of rows
+    without it (:attr:`k` in all).
     """
-    h = np.stack(
-        [
-            np.stack([s[..., 3], s[..., 4], s[..., 5]], axis=-1),
-            np.stack([s[..., 4], s[..., 6], s[..., 7]], axis=-1),
-            np.stack([s[..., 5], s[..., 7], s[..., 8]], axis=-1),
-        ],
-        axis=-2,
-    )
-    u = s[..., 0:3]
-    finite = np.all(np.isfinite(h), axis=(-2, -1))
-    h = np.where(finite[..., None, None], h, 0.0)
-    step = np.einsum("...ij,...j->...i", np.linalg.pinv(h), u)
-    num = s[..., 10] - s[..., 11] - s[..., 12] * step[..., 0] - s[..., 13] * step[..., 1]
-    out = np.full(num.shape, np.nan)
-    np.divide(num, s[..., 9], out=out, where=(s[..., 9] != 0) & finite)
-    return out
+
+    ia: NDArray[np.intp]  # (P,) model of side a
+    ib: NDArray[np.intp]
+    first: NDArray[np.float64]  # +1 a shown first, -1 second
+    own: NDArray[np.float64]  # +1 a is the judge's own answer, -1 b, 0 neither
+    la: NDArray[np.intp]  # (L,) labelled ordered model pairs
+    lb: NDArray[np.intp]
+    n_models: int
+    fixed: NDArray[np.float64] | None = None  # strengths held fixed, or None
+
+    @property
+    def k(self) -> int:
+        return 2 * len(self.ia) + 2 * len(self.la) + 2
+
+    def strengths(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Bradley–Terry strengths ``(..., models)`` (centred; Newton's method from 0)."""
+        if self.fixed is not None:
+            return np.broadcast_to(self.fixed, (*s.shape[:-1], self.n_models))
+        p, n_l = len(self.ia), len(self.la)
+        c = s[..., 2 * p : 2 * p + n_l]
+        h = s[..., 2 * p + n_l : 2 * p + 2 * n_l]
+        design = np.zeros((n_l, self.n_models))
+        design[np.arange(n_l), self.la] += 1.0
+        design[np.arange(n_l), self.lb] -= 1.0
+        return _newton(design, c, h) if n_l else np.zeros((*s.shape[:-1], self.n_models))
+
+    def fit(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``θ = (κ, β, τ)`` and the gap ``g = s_a − s_b`` of every pattern."""
+        p = len(self.ia)
+        st = self.strengths(s)
+        g = st[..., self.ia] - st[..., self.ib]  # (..., P)
+        x = np.stack(
+            [g, np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)], -1
+        )
+        return _newton(x, s[..., :p], s[..., p : 2 * p]), g
+
+    def parts(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(own pairs' weight, own picks, predicted own picks ``Σ π``) from sums."""
+        p = len(self.ia)
+        n, y = s[..., :p], s[..., p : 2 * p]
+        theta, g = self.fit(s)
+        p0 = special.expit(theta[..., :1] * g + theta[..., 1:2] * self.first)  # τ = 0
+        own = self.own
+        picks = np.where(own > 0, y, np.where(own < 0, n - y, 0.0)).sum(axis=-1)
+        pred = np.where(own > 0, n * p0, np.where(own < 0, n * (1.0 - p0), 0.0)).sum(axis=-1)
+        return s[..., self.k - 2], picks, pred
+
+    def combine(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The calibrated estimate ``(own picks − Σ π) / own weight`` from sums."""
+        flat = s.reshape(-1, s.shape[-1])
+        out = np.full(len(flat), np.nan)
+        for start in range(0, len(flat), _CHUNK):  # bounded memory for many resamples
+            n_own, picks, pred = self.parts(flat[start : start + _CHUNK])
+            part = out[start : start + _CHUNK]
+            np.divide(picks - pred, n_own, out=part, where=(n_own != 0) & np.isfinite(pred))
+        return out.reshape(s.shape[:-1])
+
+    def components(self, t: NDArray[np.float64]) -> dict[str, float]:
+        n_own, picks, pred = self.parts(t)
+        if not n_own:
+            return {"own_pick_rate": float("nan"), "predicted_own_pick_rate": float("nan")}
+        return {
+            "own_pick_rate": float(picks / n_own),
+            "predicted_own_pick_rate": float(pred / n_own),
+        }
 
 
-def _calibrated_components(t: NDArray[np.float64]) -> dict[str, float]:
-    n = t[9]
-    return {
-        "own_pick_rate": float(t[10] / n) if n else float("nan"),
-        "predicted_own_pick_rate": float(t[11] / n) if n else float("nan"),
-    }
+def _newton(
+    x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Weighted binomial maximum likelihood ``logit E[y/n] = x θ`` for every leading index
+    of ``n`` and ``y`` (``(..., P)``; ``x`` is ``(P, d)`` or ``(..., P, d)``): Newton's
+    method from 0 with the pseudo-inverse (a direction the data do not inform stays
+    0); NaN where not finite."""
+    d = x.shape[-1]
+    theta = np.zeros((*n.shape[:-1], d))
+    for _ in range(_NEWTON_STEPS):
+        mu = special.expit(np.einsum("...pd,...d->...p", x, theta))
+        grad = np.einsum("...p,...pd->...d", y - n * mu, x)
+        info = np.einsum("...p,...pi,...pj->...ij", n * mu * (1.0 - mu), x, x)
+        info = np.where(np.isfinite(info), info, 0.0)
+        step = np.einsum("...ij,...j->...i", np.linalg.pinv(info), grad)
+        theta = theta + step
+        if np.all(np.abs(step) < 1e-10):
+            break
+    return np.where(np.isfinite(theta), theta, np.nan)
 
 
 def _calibrated_parts(
@@ -628,86 +703,109 @@ def _calibrated_parts(
     codes: NDArray[np.intp],
     labels: tuple[str, ...],
     *,
-    strengths: Mapping[str, float],
+    strengths: Mapping[str, float] | None = None,
     side: NDArray[np.int8] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64]]:
-    """Per-row sums of the calibrated statistic, group codes, per-judge problems, and
-    each fitted row's predicted P(a) without the own term (order-averaged; NaN else)."""
-    import statsmodels.api as sm
-
+) -> tuple[NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], _Competence]:
+    """Per-row sums of the calibrated statistic (:class:`_Competence`), group codes,
+    per-judge problems, each fitted row's predicted P(a) without the own term
+    (order-averaged; NaN else), and the model. ``strengths`` None: learnt from each
+    judge's labelled pairs, in the point estimate and in every resample."""
     n = len(pairs)
     pred_a = np.full(n, np.nan)
     if side is None:
         side = favored_side(pairs, relation="self")
+    problems: dict[str, str] = {}
     a = pairs["model_a"].astype(object).to_numpy()
     b = pairs["model_b"].astype(object).to_numpy()
-    sa = np.array([strengths.get(str(x), np.nan) if isinstance(x, str) else np.nan for x in a])
-    sb = np.array([strengths.get(str(x), np.nan) if isinstance(x, str) else np.nan for x in b])
-    g = sa - sb
+    human = pairs["human"].to_numpy(float) if "human" in pairs.columns else np.full(n, np.nan)
+    if strengths is None:
+        has = np.isfinite(human)
+        models = sorted({str(m) for m in np.r_[a[has], b[has]] if isinstance(m, str)})
+    else:
+        models = sorted(str(m) for m in strengths)
+    index = {m: i for i, m in enumerate(models)}
+    ia = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in a], dtype=np.intp)
+    ib = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in b], dtype=np.intp)
     y1 = pairs["p_a_first"].to_numpy(float)
     y2 = pairs["p_a_second"].to_numpy(float)
     ok1, ok2 = np.isfinite(y1), np.isfinite(y2)
     k_orders = ok1.astype(float) + ok2.astype(float)
-    usable = np.isfinite(g) & (k_orders > 0) & (a != b)
-    own = side.astype(float)
-    values = np.zeros((n, _K))
-    group = np.full(n, -1, dtype=np.intp)
-    problems: dict[str, str] = {}
+    pair_ok = (ia >= 0) & (ib >= 0) & (a != b)
+    usable = pair_ok & (k_orders > 0)
+    labelled = usable & np.isfinite(human) if strengths is None else np.zeros(n, bool)
+    if strengths is None:  # a pair enters where its judge's labels place both models
+        for code in range(len(labels)):
+            mine = codes == code
+            seen = np.union1d(ia[labelled & mine], ib[labelled & mine])
+            usable[mine] &= np.isin(ia[mine], seen) & np.isin(ib[mine], seen)
+        labelled &= usable
+    group = np.where(usable, codes, -1).astype(np.intp)
+    # one row per judged order (weight 1 / orders judged), keyed by its pattern
+    parts = []
+    for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
+        j = np.flatnonzero(usable & ok)
+        parts.append((j, np.column_stack([ia[j], ib[j], np.full(len(j), first), side[j]]), y[j]))
+    ri = np.concatenate([j for j, _, _ in parts])
+    keys = np.concatenate([k for _, k, _ in parts])
+    yy = np.concatenate([y for _, _, y in parts])
+    w = 1.0 / k_orders[ri]
+    pats, pat = np.unique(keys, axis=0, return_inverse=True)
+    pats = pats.reshape(-1, 4)
+    pat = pat.reshape(-1)
+    lab_rows = np.flatnonzero(labelled)
+    lpairs, lab = np.unique(
+        np.column_stack([ia[lab_rows], ib[lab_rows]]), axis=0, return_inverse=True
+    )
+    lpairs = lpairs.reshape(-1, 2)
+    lab = lab.reshape(-1)
+    fixed = None
+    if strengths is not None:
+        fixed = np.array([float(strengths[m]) for m in models])
+    model = _Competence(
+        ia=pats[:, 0].astype(np.intp),
+        ib=pats[:, 1].astype(np.intp),
+        first=pats[:, 2].astype(float),
+        own=pats[:, 3].astype(float),
+        la=lpairs[:, 0].astype(np.intp),
+        lb=lpairs[:, 1].astype(np.intp),
+        n_models=len(models),
+        fixed=fixed,
+    )
+    p, n_l = len(pats), len(lpairs)
+    if p + n_l > MAX_PATTERNS:
+        why = (
+            f"{p} covariate patterns and {n_l} labelled model pairs: more than the "
+            f"{MAX_PATTERNS} the competence model's exact bootstrap handles"
+        )
+        return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
+                {str(label): why for label in labels}, pred_a, model)  # fmt: skip
+    values = np.zeros((n, model.k))
+    np.add.at(values, (ri, pat), w)
+    np.add.at(values, (ri, p + pat), w * yy)
+    values[lab_rows, 2 * p + lab] = 1.0
+    values[lab_rows, 2 * p + n_l + lab] = human[lab_rows]
+    values[:, -2] = np.where(usable & (side != 0), 1.0, 0.0)
+    values[:, -1] = np.where(usable & (side == 0), 1.0, 0.0)
+    lab_group = np.where(labelled, codes, -1)
     for code, label in enumerate(labels):
-        mine = usable & (codes == code)
+        mine = group == code
+        if strengths is None:
+            try:
+                label_strengths(pairs[lab_group == code])
+            except EstimationError as exc:
+                problems[str(label)] = str(exc)
+                continue
         if not (mine & (side != 0)).any() or not (mine & (side == 0)).any():
-            # nothing to fit: the required counts say which kind of pair is missing
-            values[mine & (side != 0), 9] = 1.0
-            values[mine & (side == 0), 14] = 1.0
-            group[mine] = code
-            continue
-        idx = np.flatnonzero(mine)
-        # one row per judged order: x = (g, first, own), weight 1 / orders judged
-        rows_x, rows_y, rows_w, rows_i, rows_f = [], [], [], [], []
-        for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
-            j = idx[ok[idx]]
-            rows_x.append(np.column_stack([g[j], np.full(len(j), first), own[j]]))
-            rows_y.append(y[j])
-            rows_w.append(1.0 / k_orders[j])
-            rows_i.append(j)
-            rows_f.append(np.full(len(j), first))
-        x = np.concatenate(rows_x)
-        y = np.concatenate(rows_y)
-        w = np.concatenate(rows_w)
-        ri = np.concatenate(rows_i)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit()
-            theta = np.asarray(fit.params, float)
-        except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover - defensive
-            problems[str(label)] = f"the competence model could not be fitted ({exc})"
-            continue
-        if not np.all(np.isfinite(theta)):
+            continue  # the required counts say which kind of pair is missing
+        theta, g = model.fit(values[mine].sum(axis=0))
+        if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(g)):
             problems[str(label)] = "the competence model could not be fitted (no finite fit)"
             continue
-        p = special.expit(x @ theta)
-        p0 = special.expit(x[:, :2] @ theta[:2])  # without the own term
-        o = x[:, 2]
-        contrib = np.zeros((len(y), _K))
-        contrib[:, 0:3] = x * (w * (y - p))[:, None]
-        pq = w * p * (1 - p)
-        for c, (r, s) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
-            contrib[:, 3 + c] = pq * x[:, r] * x[:, s]
-        is_own = o != 0
-        contrib[:, 9] = np.where(is_own, w, 0.0)
-        contrib[:, 10] = np.where(o > 0, w * y, np.where(o < 0, w * (1 - y), 0.0))
-        contrib[:, 11] = np.where(o > 0, w * p0, np.where(o < 0, w * (1 - p0), 0.0))
-        d = w * o * p0 * (1 - p0)
-        contrib[:, 12] = d * x[:, 0]
-        contrib[:, 13] = d * x[:, 1]
-        contrib[:, 14] = np.where(is_own, 0.0, w)
-        for c in range(_K):
-            values[:, c] += np.bincount(ri, weights=contrib[:, c], minlength=n)
-        pred_a[idx] = 0.0
-        pred_a += np.bincount(ri, weights=w * p0, minlength=n) * np.isin(np.arange(n), idx)
-        group[mine] = code
-    return values, group, problems, pred_a
+        rows = np.flatnonzero(np.isin(ri, np.flatnonzero(mine)))
+        p0 = special.expit(theta[0] * g[pat[rows]] + theta[1] * model.first[pat[rows]])
+        pred_a[np.flatnonzero(mine)] = 0.0
+        np.add.at(pred_a, ri[rows], w[rows] * p0)
+    return values, group, problems, pred_a, model
 
 
 def calibrated_spec(
@@ -715,23 +813,24 @@ def calibrated_spec(
     codes: NDArray[np.intp],
     labels: tuple[str, ...],
     *,
-    strengths: Mapping[str, float],
+    strengths: Mapping[str, float] | None = None,
     side: NDArray[np.int8] | None = None,
 ) -> tuple[MetricSpec, dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels`` and, per
     judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
-    values, group, problems, _ = _calibrated_parts(
+    values, group, problems, _, model = _calibrated_parts(
         pairs, codes, labels, strengths=strengths, side=side
     )
+    k = values.shape[1]
     stat = GroupedStatistic(
         name=CALIBRATED,
         values=values,
         group=group,
         labels=labels,
-        combine=_calibrated_combine,
+        combine=model.combine,
         required=(
-            (9, "pairs holding the judge's own answer"),
-            (14, "pairs without its own answer (its competence is learnt on them)"),
+            (k - 2, "pairs holding the judge's own answer"),
+            (k - 1, "pairs without its own answer (its competence is learnt on them)"),
         ),
     )
     method = (
@@ -739,11 +838,12 @@ def calibrated_spec(
         "answer minus the rate its own competence predicts on the same pairs had "
         "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
         "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
-        "its pairs with an own-answer term τ·own (statsmodels GLM, each judged order a row "
-        "of weight 1/orders); the interval refits κ, β, τ by one Newton step per resample, "
-        "the strengths held fixed (it over-covers for very competent judges)"
+        "its pairs with an own-answer term τ·own (weighted binomial likelihood, each "
+        "judged order a row of weight 1/orders); the interval refits the strengths and "
+        "κ, β, τ exactly in every resample"
+        + ("" if strengths is None else " (the strengths given are held fixed)")
     )
-    return MetricSpec(CALIBRATED, stat, method, _calibrated_components), problems
+    return MetricSpec(CALIBRATED, stat, method, model.components), problems
 
 
 def calibrated_self_preference(
@@ -765,8 +865,9 @@ def calibrated_self_preference(
 
         logit P(judge picks a | order) = κ (s_a − s_b) + β·first + τ·own
 
-    ``s`` are the models' strengths from the human labels (:func:`label_strengths`,
-    or ``strengths``), ``first`` = +1 when a is shown first and −1 when second,
+    ``s`` are the models' Bradley–Terry strengths from the human labels of the
+    judge's pairs (each labelled pair once, as :func:`label_strengths`; or
+    ``strengths``, then held fixed), ``first`` = +1 when a is shown first and −1 when second,
     ``own`` = +1 / −1 / 0 when a / b / neither is the judge's own answer. ``κ`` and
     ``β`` are learnt mostly on the pairs without its own answer. The estimate, in
     probability units, over the pairs holding its own answer::
@@ -779,8 +880,9 @@ def calibrated_self_preference(
     (``benchmarks/self_preference_calibration.py`` measures this).
 
     The interval is the BCa cluster bootstrap over prompts (:mod:`.bootstrap`); each
-    resample refits the model by one Newton step from the fit (``θ* = θ̂ + H*⁻¹ U*``,
-    ``U*``/``H*`` the resample's score and information), the strengths held fixed.
+    resample refits the strengths and ``κ, β, τ`` exactly (both likelihoods depend
+    on the data only through sums per covariate pattern and per labelled model pair,
+    which are resampled) and evaluates ``π`` at the refit.
     Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
     labels for the strengths; else :class:`EstimationError`.
 
@@ -789,8 +891,7 @@ def calibrated_self_preference(
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
-    st = label_strengths(pairs) if strengths is None else strengths
-    spec, problems = calibrated_spec(rows, codes, labels, strengths=st)
+    spec, problems = calibrated_spec(rows, codes, labels, strengths=strengths)
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
@@ -799,52 +900,54 @@ def calibrated_self_preference(
 # --- how much of it is familiarity: a mediation through perplexity -------------------
 
 MEDIATION = ("familiarity_indirect", "familiarity_direct", "familiarity_share")
-_M = _K + 7  # the calibrated columns, then the mediation's (see _mediation_parts)
 
 
-def _mediation_parts(s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-    """(total Δ, indirect a·b) from sums: columns ``_K..`` are, over the pairs without
-    its own answer, 1, d, d², r, r·d (``r`` = verdict for a minus the competence
-    prediction), then over its own pairs 1 and ``d_own``."""
-    total = _calibrated_combine(s[..., :_K])
-    n0 = s[..., _K]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        md, mr = s[..., _K + 1] / n0, s[..., _K + 3] / n0
-        var = s[..., _K + 2] / n0 - md * md
-        slope = (s[..., _K + 4] / n0 - mr * md) / var
-        a = s[..., _K + 6] / s[..., _K + 5]
-    slope = np.where(var > 1e-12, slope, np.nan)
-    return total, a * slope
+@dataclass(frozen=True)
+class _Mediation:
+    """The mediation's statistics from sums: the calibrated columns
+    (:class:`_Competence`, ``k`` of them), then over the pairs without its own answer
+    1, d, d², r, r·d (``r`` = verdict for a minus the competence prediction), then over
+    its own pairs 1 and ``d_own``."""
 
+    competence: _Competence
 
-def _indirect(s: NDArray[np.float64]) -> NDArray[np.float64]:
-    return _mediation_parts(s)[1]
+    def parts(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(total Δ, indirect a·b)."""
+        k = self.competence.k
+        total = self.competence.combine(s[..., :k])
+        n0 = s[..., k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            md, mr = s[..., k + 1] / n0, s[..., k + 3] / n0
+            var = s[..., k + 2] / n0 - md * md
+            slope = (s[..., k + 4] / n0 - mr * md) / var
+            a = s[..., k + 6] / s[..., k + 5]
+        slope = np.where(var > 1e-12, slope, np.nan)
+        return total, a * slope
 
+    def indirect(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.parts(s)[1]
 
-def _direct(s: NDArray[np.float64]) -> NDArray[np.float64]:
-    total, indirect = _mediation_parts(s)
-    return total - indirect
+    def direct(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        total, indirect = self.parts(s)
+        return total - indirect
 
+    def share(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        total, indirect = self.parts(s)
+        out = np.full(total.shape, np.nan)
+        np.divide(indirect, total, out=out, where=np.abs(total) > 1e-12)
+        return out
 
-def _share(s: NDArray[np.float64]) -> NDArray[np.float64]:
-    total, indirect = _mediation_parts(s)
-    out = np.full(total.shape, np.nan)
-    np.divide(indirect, total, out=out, where=np.abs(total) > 1e-12)
-    return out
-
-
-def _mediation_components(t: NDArray[np.float64]) -> dict[str, float]:
-    total, indirect = _mediation_parts(t)
-    n0, n1 = t[_K], t[_K + 5]
-    return {
-        "calibrated_self_preference": float(total),
-        "indirect": float(indirect),
-        "own_log_ppl_gap": float(t[_K + 6] / n1) if n1 else float("nan"),
-        "perplexity_slope": float(indirect / (t[_K + 6] / n1))
-        if n1 and t[_K + 6]
-        else float("nan"),
-        "pairs_without_own": float(n0),
-    }
+    def components(self, t: NDArray[np.float64]) -> dict[str, float]:
+        total, indirect = self.parts(t)
+        k = self.competence.k
+        n0, n1, gap = t[k], t[k + 5], t[k + 6]
+        return {
+            "calibrated_self_preference": float(total),
+            "indirect": float(indirect),
+            "own_log_ppl_gap": float(gap / n1) if n1 else float("nan"),
+            "perplexity_slope": float(indirect / (gap / n1)) if n1 and gap else float("nan"),
+            "pairs_without_own": float(n0),
+        }
 
 
 def familiarity_mediation(
@@ -873,7 +976,7 @@ def familiarity_mediation(
     ``b`` is learnt where authorship plays no part, so it is the judge's pull toward
     the more familiar answer beyond the models' strengths; ``a`` is how much more
     familiar its own answers are. All three share one BCa cluster bootstrap over
-    prompts (:mod:`.bootstrap`; the competence model refitted by one Newton step).
+    prompts (:mod:`.bootstrap`; the competence model refitted exactly in each).
     0 = no part explained (indirect), no self-preference left (direct). The share is
     unstable when ``Δ`` is near 0: read it with ``Δ``'s interval. Returns the three
     results in the order of :data:`MEDIATION`.
@@ -887,10 +990,9 @@ def familiarity_mediation(
     if rows.empty:
         raise EstimationError("no pairs with both perplexities (ppl_a, ppl_b) for this judge")
     codes, labels = judge_codes(rows, None)
-    st = label_strengths(pairs) if strengths is None else strengths
     side = favored_side(rows, relation="self")
-    values, group, problems, pred_a = _calibrated_parts(
-        rows, codes, labels, strengths=st, side=side
+    values, group, problems, pred_a, model = _calibrated_parts(
+        rows, codes, labels, strengths=strengths, side=side
     )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
@@ -898,7 +1000,7 @@ def familiarity_mediation(
     other = fitted & (side == 0)
     own = fitted & (side != 0)
     r = rows["p_a"].to_numpy(float) - pred_a
-    more = np.zeros((len(rows), _M - _K))
+    more = np.zeros((len(rows), 7))
     more[other, 0] = 1.0
     more[other, 1] = d[other]
     more[other, 2] = d[other] ** 2
@@ -908,8 +1010,8 @@ def familiarity_mediation(
     more[own, 6] = np.where(side > 0, d, -d)[own]
     values = np.column_stack([values, more])
     required = (
-        (9, "pairs holding the judge's own answer, with perplexities"),
-        (_K, "pairs without its own answer, with perplexities"),
+        (model.k - 2, "pairs holding the judge's own answer, with perplexities"),
+        (model.k, "pairs without its own answer, with perplexities"),
     )
     words = {
         "familiarity_indirect": "the part of the calibrated self-preference explained by "
@@ -919,17 +1021,18 @@ def familiarity_mediation(
         "familiarity_direct": "calibrated self-preference minus the part familiarity explains",
         "familiarity_share": "indirect / calibrated self-preference",
     }
+    med = _Mediation(model)
     combines = {
-        "familiarity_indirect": _indirect,
-        "familiarity_direct": _direct,
-        "familiarity_share": _share,
+        "familiarity_indirect": med.indirect,
+        "familiarity_direct": med.direct,
+        "familiarity_share": med.share,
     }
     specs = [
         MetricSpec(
             name,
             GroupedStatistic(name, values, group, labels, combines[name], required),
             words[name],
-            _mediation_components,
+            med.components,
         )
         for name in MEDIATION
     ]

@@ -35,7 +35,6 @@ from recuse.metrics.self_preference import (
     Relation,
     calibrated_spec,
     favored_side,
-    label_strengths,
     preference_spec,
 )
 from recuse.metrics.verbosity import (
@@ -204,18 +203,11 @@ def pairwise_bias(
         )  # fmt: skip
 
     if CALIBRATED in wanted:
-        try:
-            strengths = label_strengths(pairs)
-        except RecuseError as exc:
-            skipped += [Skipped(CALIBRATED, j, str(exc)) for j in labels]
-        else:
-            if "self" not in sides:
-                sides["self"] = favored_side(pairs, relation="self", selves=selves)
-            spec, problems = calibrated_spec(
-                pairs, codes, labels, strengths=strengths, side=sides["self"]
-            )
-            specs.append(spec)
-            skipped += [Skipped(CALIBRATED, j, why) for j, why in problems.items()]
+        if "self" not in sides:
+            sides["self"] = favored_side(pairs, relation="self", selves=selves)
+        spec, problems = calibrated_spec(pairs, codes, labels, side=sides["self"])
+        specs.append(spec)
+        skipped += [Skipped(CALIBRATED, j, why) for j, why in problems.items()]
 
     lengths: tuple[FloatArray, FloatArray, str] | None = None
     length_problem = ""

@@ -26,7 +26,8 @@ without a planted ``tau = 0.3``: mean, truth, bias, coverage, share flagged, EO 
 
 Run: python benchmarks/self_preference_calibration.py [--reps 60] [--compare-reps 20]
 [--rates 0.5 0.76 0.95] [--judges 1] (``--compare-reps 0`` skips part 1; in part 2 the
-three-judge cells equal the one-judge ones for m0 but for the shared label strengths)
+three-judge cells equal the one-judge ones: m0's strengths come from the labels of the
+pairs it judged, the same pairs in both)
 """
 
 from __future__ import annotations

@@ -44,13 +44,26 @@ Steps:
    answer vs not), Figure 5's own-vs-other gap on these pairs and ``familiarity_bias``.
    All intervals are 90% cluster-bootstrap intervals over questions (seeded); the
    EO comparisons also come as paired differences (``weighted - plain``,
-   ``weighted - single``, ``plain - single``), one bootstrap for both sides.
+   ``weighted - single``, ``plain - single``), one bootstrap for both sides;
+7. for each judge that is also a generator (SmolLM2, Qwen): the competence-calibrated
+   self-preference (:func:`recuse.metrics.self_preference.calibrated_self_preference`:
+   its own-pick rate minus the rate its competence predicts, the four models'
+   strengths fitted on the correctness labels) and how much of it is familiarity
+   (:func:`~recuse.metrics.self_preference.familiarity_mediation`: indirect effect
+   through its lower perplexity on its own answers, direct effect, share), on all of
+   its rows (its own pairs and the other generator's pairs, which teach it its
+   competence). A judge the data cannot support is skipped with the reason.
 
 Outputs (small, committed, no texts) in ``examples/output/``:
 ``familiarity_judgebench.json`` (settings, counts, timings, results, skipped with
-reasons), ``familiarity_judgebench_selfpref.csv`` (the mitigation table),
+reasons; ``calibrated_self_preference`` and ``familiarity_mediation`` hold step 7),
+``familiarity_judgebench_selfpref.csv`` (the mitigation table),
 ``familiarity_judgebench_answers.csv`` (each own answer: option stated, right option,
-correct, tokens) and ``familiarity_judgebench_curve_by_self.csv`` (Figure 4). The
+correct, tokens), ``familiarity_judgebench_curve_by_self.csv`` (Figure 4) and
+``familiarity_judgebench_pairs.csv`` (every judged row: judge, ids, task, models,
+label, both orders' P(a), their mean and both perplexities under the row's judge, at
+full precision, so step 7 can be recomputed from it;
+``tests/examples/test_familiarity_judgebench_output.py`` does). The
 judgment/perplexity store, the own answers and the converted models live in
 ``--work`` (not committed); rerunning reuses them (the JSON's ``timings`` and
 ``runs`` then show what that run computed). From an empty ``--work`` on 2 shared CPU
@@ -75,15 +88,22 @@ import pandas as pd
 from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
 
 import recuse
+from recuse.errors import EstimationError
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.judging.perplexity import add_perplexities
+from recuse.metrics import MetricResult, Skipped
 from recuse.metrics.familiarity import (
     familiarity_summary,
     own_perplexity_gap,
     perplexity_bins,
     perplexity_curve_by_self,
+)
+from recuse.metrics.self_preference import (
+    CALIBRATED,
+    calibrated_self_preference,
+    familiarity_mediation,
 )
 from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
 from recuse.roster import Roster
@@ -182,6 +202,46 @@ def build_pairs(
                 }
             )
     return validate_pairs(pd.DataFrame(rows))
+
+
+# what the calibrated estimate and the mediation read from a judged row (no texts)
+PAIR_COLUMNS = [
+    "judge",
+    "item_id",
+    "prompt_id",
+    "task",
+    "model_a",
+    "model_b",
+    "human",
+    "p_a_first",
+    "p_a_second",
+    "p_a",
+    "ppl_a",
+    "ppl_b",
+]
+
+
+def calibrated_and_mediation(
+    judged: pd.DataFrame, generators: list[str], *, n_boot: int, seed: int, min_n: int
+) -> tuple[list[MetricResult], list[Skipped], list[MetricResult], list[Skipped]]:
+    """The calibrated self-preference and the familiarity mediation of every judge that
+    is also a generator (strengths from the labels); what cannot be estimated is skipped
+    with the reason."""
+    opts: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "min_n": min_n}
+    calibrated: list[MetricResult] = []
+    cal_skipped: list[Skipped] = []
+    mediation: list[MetricResult] = []
+    med_skipped: list[Skipped] = []
+    for name in generators:
+        try:
+            calibrated.append(calibrated_self_preference(judged, judge=name, **opts))
+        except EstimationError as exc:
+            cal_skipped.append(Skipped(CALIBRATED, name, str(exc)))
+        try:
+            mediation += familiarity_mediation(judged, judge=name, **opts)
+        except EstimationError as exc:
+            med_skipped.append(Skipped("familiarity_mediation", name, str(exc)))
+    return calibrated, cal_skipped, mediation, med_skipped
 
 
 def main() -> None:
@@ -304,6 +364,9 @@ def main() -> None:
     curve = perplexity_curve_by_self(judged, edges=perplexity_bins(0.5, 1.0), **opts)
     gaps, gap_skipped = own_perplexity_gap(judged, n_boot=args.n_boot, seed=args.seed)
     fam, fam_skipped = familiarity_summary(judged, n_boot=args.n_boot, seed=args.seed)
+    calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
+        judged, generators, n_boot=args.n_boot, seed=args.seed, min_n=args.min_n
+    )
 
     answers_out = graded.drop(columns=["answer", "question"])
     accuracy = {
@@ -387,6 +450,24 @@ def main() -> None:
         "own_log_perplexity_gap_skipped": [s.to_dict() for s in gap_skipped],
         "familiarity_bias": [r.to_dict() for r in fam],
         "familiarity_bias_skipped": [s.to_dict() for s in fam_skipped],
+        "calibrated_self_preference": {
+            "what": (
+                "each generator-judge's rate of picking its own answer minus the rate its "
+                "competence predicts on the same pairs (strengths of the four models from "
+                "the correctness labels); 0 = no self-preference"
+            ),
+            "results": [r.to_dict() for r in calibrated],
+            "skipped": [s.to_dict() for s in cal_skipped],
+        },
+        "familiarity_mediation": {
+            "what": (
+                "the part of the calibrated self-preference explained by the judge's lower "
+                "perplexity on its own answers (indirect), what remains (direct), and "
+                "indirect / calibrated (share); perplexities under the judge itself"
+            ),
+            "results": [r.to_dict() for r in mediation],
+            "skipped": [s.to_dict() for s in med_skipped],
+        },
     }
     (OUT / "familiarity_judgebench.json").write_text(
         json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
@@ -394,12 +475,18 @@ def main() -> None:
     selfpref.to_csv(OUT / "familiarity_judgebench_selfpref.csv", index=False, float_format="%.4f")
     answers_out.to_csv(OUT / "familiarity_judgebench_answers.csv", index=False)
     curve.to_csv(OUT / "familiarity_judgebench_curve_by_self.csv", index=False, float_format="%.4f")
+    # full precision, so the calibrated estimates and the mediation can be recomputed
+    judged[PAIR_COLUMNS].to_csv(OUT / "familiarity_judgebench_pairs.csv", index=False)
 
     print(json.dumps(accuracy), json.dumps(counts["pairs_by_generator_and_label"]))
     cols = ["member", "evaluator", "tau", "metric", "estimate", "ci_low", "ci_high", "n"]
     if not selfpref.empty:
         print(selfpref[cols].to_string(float_format=lambda x: f"{x:.3f}"))
-    for s in selfpref_skipped + ensemble_skipped + gap_skipped + fam_skipped:
+    for r in calibrated + mediation:
+        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        print(f"{r.metric}[{r.judge}] = {r.estimate:.3f} {ci} n={r.n} prompts={r.n_clusters}")
+    skipped_all = selfpref_skipped + ensemble_skipped + gap_skipped + fam_skipped
+    for s in skipped_all + cal_skipped + med_skipped:
         print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
     for r in gaps:
         ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"

@@ -66,10 +66,17 @@ full precision, so step 7 can be recomputed from it;
 ``tests/examples/test_familiarity_judgebench_output.py`` does). The
 judgment/perplexity store, the own answers and the converted models live in
 ``--work`` (not committed); rerunning reuses them (the JSON's ``timings`` and
-``runs`` then show what that run computed). From an empty ``--work`` on 2 shared CPU
-cores the defaults took about 50 minutes: own answers 8.5 (SmolLM2) and 7.2 (Qwen,
-bfloat16) minutes, judging 4.9 / 4.4 / 4.6 and perplexities 2.9 / 3.3 / 4.8 minutes
-(SmolLM2 / Qwen / Gemma), plus the one-off model conversions.
+``runs`` then show what that run computed); the analyses alone, on a full ``--work``,
+take under a minute. From an empty ``--work`` on 2 busy shared CPU cores (``nice``)
+the defaults took 52 minutes: own answers 7.1 (SmolLM2) and 11.7 (Qwen, bfloat16)
+minutes, judging 4.4 / 3.2 / 9.3 and perplexities 3.8 / 2.4 / 9.3 minutes (SmolLM2 /
+Qwen / Gemma), plus Gemma's one-off conversion (an earlier run on quieter cores: about
+50 minutes with the parts spread differently).
+
+Not bit-reproducible: Qwen's greedy answers in bfloat16 on CPU changed between two
+runs from an empty ``--work`` on this machine (8 of 265 stated options, 26 then 25
+right), and since the seeded draws of the wrong-answer pairs follow the counts, so did
+the pairs (96 then 95). The committed outputs all come from one run (the second).
 """
 
 from __future__ import annotations

@@ -1,0 +1,119 @@
+"""The JudgeBench example's committed calibrated self-preference and familiarity mediation
+can be recomputed from its committed per-pair file (the model runs are not repeated).
+
+The point estimates do not depend on the bootstrap, so a small ``n_boot`` recomputes
+them; the own-pick rate and the own log-perplexity gap are also worked out by hand
+from the rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.metrics.self_preference import calibrated_self_preference, familiarity_mediation
+
+OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
+GENERATORS = {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"}
+ID_COLUMNS = {"judge", "item_id", "prompt_id", "task", "model_a", "model_b"}
+NUMBER_COLUMNS = {"human", "p_a_first", "p_a_second", "p_a", "ppl_a", "ppl_b"}
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return dict(json.loads((OUTPUT / "familiarity_judgebench.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def pairs() -> pd.DataFrame:
+    return pd.read_csv(OUTPUT / "familiarity_judgebench_pairs.csv")
+
+
+def test_pairs_file_holds_ids_and_numbers_only(pairs: pd.DataFrame, report: dict[str, Any]) -> None:
+    assert set(pairs.columns) == ID_COLUMNS | NUMBER_COLUMNS
+    for col in NUMBER_COLUMNS:
+        assert pd.api.types.is_float_dtype(pairs[col]), col
+    for col in ID_COLUMNS:  # names and ids, no answer or question text
+        assert pairs[col].astype(str).str.len().max() < 80, col
+        assert not pairs[col].astype(str).str.contains("\n").any(), col
+    counts = report["counts"]
+    assert len(pairs) == counts["judged_rows"]
+    assert pairs.groupby("judge").size().to_dict() == counts["rows_with_verdict"]
+    both = pairs["ppl_a"].notna() & pairs["ppl_b"].notna()
+    assert both.groupby(pairs["judge"]).sum().to_dict() == counts["rows_with_both_ppl"]
+
+
+def test_every_generator_is_estimated_or_skipped(report: dict[str, Any]) -> None:
+    for key in ("calibrated_self_preference", "familiarity_mediation"):
+        part = report[key]
+        done = {r["judge"] for r in part["results"]} | {s["judge"] for s in part["skipped"]}
+        assert done == GENERATORS, key
+
+
+def _own_side(rows: pd.DataFrame, judge: str) -> tuple[pd.Series, pd.Series]:
+    own_a = rows["model_a"] == judge
+    own = own_a | (rows["model_b"] == judge)
+    return own, own_a
+
+
+def test_calibrated_estimates_recompute(pairs: pd.DataFrame, report: dict[str, Any]) -> None:
+    results = report["calibrated_self_preference"]["results"]
+    assert results
+    for committed in results:
+        judge = committed["judge"]
+        again = calibrated_self_preference(
+            pairs, judge=judge, n_boot=20, seed=0, min_n=report["settings"]["min_n"]
+        )
+        assert again.estimate == pytest.approx(committed["estimate"], abs=1e-9)
+        assert again.n == committed["n"] and again.n_clusters == committed["n_clusters"]
+        for k, v in again.components.items():
+            assert v == pytest.approx(committed["components"][k], abs=1e-9), k
+        # by hand: the own-pick rate is the mean order-averaged verdict for its own answer
+        rows = pairs[pairs["judge"] == judge]
+        own, own_a = _own_side(rows, judge)
+        picks = np.where(own_a, rows["p_a"], 1 - rows["p_a"])[own.to_numpy()]
+        rate = committed["components"]["own_pick_rate"]
+        assert rate == pytest.approx(picks.mean(), abs=1e-9)
+        assert committed["estimate"] == pytest.approx(
+            rate - committed["components"]["predicted_own_pick_rate"], abs=1e-9
+        )
+
+
+def test_mediation_recomputes(pairs: pd.DataFrame, report: dict[str, Any]) -> None:
+    results = report["familiarity_mediation"]["results"]
+    assert results
+    calibrated = {r["judge"]: r for r in report["calibrated_self_preference"]["results"]}
+    for judge in sorted({r["judge"] for r in results}):
+        committed = {r["metric"]: r for r in results if r["judge"] == judge}
+        again = familiarity_mediation(
+            pairs, judge=judge, n_boot=20, seed=0, min_n=report["settings"]["min_n"]
+        )
+        assert [r.metric for r in again] == list(committed)
+        for r in again:
+            want = committed[r.metric]["estimate"]
+            if want is None:  # NaN in the JSON
+                assert np.isnan(r.estimate), r.metric
+            else:
+                assert r.estimate == pytest.approx(want, abs=1e-9), r.metric
+        parts = committed["familiarity_indirect"]["components"]
+        # direct = the calibrated estimate on the rows with perplexities - indirect
+        assert committed["familiarity_direct"]["estimate"] == pytest.approx(
+            parts["calibrated_self_preference"] - committed["familiarity_indirect"]["estimate"],
+            abs=1e-9,
+        )
+        rows = pairs[pairs["judge"] == judge]
+        if judge in calibrated and rows[["ppl_a", "ppl_b"]].notna().all(axis=None):
+            assert parts["calibrated_self_preference"] == pytest.approx(
+                calibrated[judge]["estimate"], abs=1e-9
+            )
+        # by hand: a = mean (log ppl_own - log ppl_other) over its own pairs
+        rows = rows[rows["ppl_a"].notna() & rows["ppl_b"].notna()]
+        own, own_a = _own_side(rows, judge)
+        d = np.log(rows["ppl_a"]) - np.log(rows["ppl_b"])
+        gap = np.where(own_a, d, -d)[own.to_numpy()]
+        assert parts["own_log_ppl_gap"] == pytest.approx(gap.mean(), abs=1e-9)

@@ -636,26 +636,61 @@ class _Competence:
         design[np.arange(n_l), self.lb] -= 1.0
         return _newton(design, c, h) if n_l else np.zeros((*s.shape[:-1], self.n_models))
 
+    def placed(
+        self, s: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+        """The patterns' weights and picks of a, 0 where these sums' labels do not place
+        both models (as the estimator leaves such a pair out), and whether the labelled
+        models are connected by comparisons (else the strengths are not comparable and
+        the statistic is undefined). A resample that draws none of a model's labelled
+        prompts is then the estimate on that resample, not its pairs at strength 0."""
+        p, n_l = len(self.ia), len(self.la)
+        n, y = s[..., :p], s[..., p : 2 * p]
+        if self.fixed is not None:
+            return n, y, np.ones(s.shape[:-1], dtype=bool)
+        m = self.n_models
+        onto = np.zeros((n_l, m, m))
+        onto[np.arange(n_l), self.la, self.lb] = 1.0
+        onto[np.arange(n_l), self.lb, self.la] = 1.0
+        adj = np.einsum("...l,lij->...ij", (s[..., 2 * p : 2 * p + n_l] > 0).astype(float), onto)
+        seen = adj.sum(axis=-1) > 0  # (..., M)
+        reach = np.zeros_like(seen)
+        np.put_along_axis(reach, np.argmax(seen, axis=-1)[..., None], True, axis=-1)
+        for _ in range(m):  # grow each resample's component of its first labelled model
+            grown = reach | (np.einsum("...ij,...j->...i", adj, reach.astype(float)) > 0)
+            if np.array_equal(grown, reach):
+                break
+            reach = grown
+        keep = seen[..., self.ia] & seen[..., self.ib]
+        return np.where(keep, n, 0.0), np.where(keep, y, 0.0), np.all(reach | ~seen, axis=-1)
+
     def fit(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``θ = (κ, β, τ)`` and the gap ``g = s_a − s_b`` of every pattern."""
-        p = len(self.ia)
+        """``θ = (κ, β, τ)`` and the gap ``g = s_a − s_b`` of every pattern (over the
+        patterns :meth:`placed` keeps)."""
+        n, y, _ = self.placed(s)
+        return self._fit(s, n, y)
+
+    def _fit(
+        self, s: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         st = self.strengths(s)
         g = st[..., self.ia] - st[..., self.ib]  # (..., P)
         x = np.stack(
             [g, np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)], -1
         )
-        return _newton(x, s[..., :p], s[..., p : 2 * p]), g
+        return _newton(x, n, y), g
 
     def parts(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-        """(own pairs' weight, own picks, predicted own picks ``Σ π``) from sums."""
-        p = len(self.ia)
-        n, y = s[..., :p], s[..., p : 2 * p]
-        theta, g = self.fit(s)
+        """(own pairs' weight, own picks, predicted own picks ``Σ π``) from sums; NaN
+        where the labels leave the models disconnected."""
+        n, y, connected = self.placed(s)
+        theta, g = self._fit(s, n, y)
         p0 = special.expit(theta[..., :1] * g + theta[..., 1:2] * self.first)  # τ = 0
         own = self.own
         picks = np.where(own > 0, y, np.where(own < 0, n - y, 0.0)).sum(axis=-1)
         pred = np.where(own > 0, n * p0, np.where(own < 0, n * (1.0 - p0), 0.0)).sum(axis=-1)
-        return s[..., self.k - 2], picks, pred
+        n_own = np.where(own != 0, n, 0.0).sum(axis=-1)  # each row's orders weigh 1 in all
+        return n_own, picks, np.where(connected, pred, np.nan)
 
     def combine(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
         """The calibrated estimate ``(own picks − Σ π) / own weight`` from sums."""

@@ -120,8 +120,13 @@ def test_cli_judge_reads_exact_log_probs(
     said = capsys.readouterr().out
     if mode == "ignored":
         assert "4 unparsed" in said
+        assert (
+            "verdict log-probs: the server's top 20 only (the server ignored "
+            "logprob_token_ids (top-k only)); a row whose A or B is not among them is unparsed"
+        ) in said.splitlines()
         return
     assert "4 ok" in said
+    assert "verdict log-probs: exact, for the verdict tokens themselves" in said
     assert main(["judge", "export", str(store), "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert table["p_a_first"].to_numpy() == pytest.approx([EXACT_FIRST] * 2, abs=1e-9)

@@ -27,7 +27,7 @@ from recuse.cli.app import (
 )
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError
-from recuse.judging.backends.http import Endpoint, PromptLogprobMode
+from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
 from recuse.judging.device import DType, DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
 from recuse.judging.store import Kind
@@ -364,6 +364,10 @@ def judge(
         if tpl.template is not None:
             typer.echo(f"judge template: {tpl.template.line()}")
         typer.echo(summary.line())
+        if isinstance(backend, HTTPBackend) and pool is None and protocol == "pairwise":
+            said = backend.logprobs_line(tpl.top_k)
+            if said:
+                typer.echo(said)
         if pool is not None and pool.pool is not None:
             actors, gpu = pool.pool
             typer.echo(

@@ -354,6 +354,21 @@ class HTTPBackend(Backend):
             out.append(TopK(dist))
         return out
 
+    def logprobs_line(self, top_k: int) -> str | None:
+        """What the run's verdict log-probs were, for the user (None: none were read
+        from next-token log-probs this run)."""
+        if self.exact_ids is True:
+            return (
+                "verdict log-probs: exact, for the verdict tokens themselves (the server "
+                "honoured vLLM's logprob_token_ids)"
+            )
+        if self.exact_ids is False:
+            return (
+                f"verdict log-probs: the server's top {top_k} only ({self.exact_note}); "
+                "a row whose A or B is not among them is unparsed"
+            )
+        return None
+
     def _no_exact(self, why: str) -> None:
         self.exact_ids = False
         self.exact_note = why

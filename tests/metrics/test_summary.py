@@ -141,3 +141,34 @@ def test_orders_first_and_second_by_hand(tmp_path: Path) -> None:
     assert report["provenance"]["options"]["verdicts (--orders)"].startswith("first:")
     html = (tmp_path / "r" / "report.html").read_text()
     assert "verdicts: only the order with answer a shown first" in html  # the title line
+
+
+def test_a_calibrated_judge_that_cannot_be_fitted_has_one_reason_and_no_number() -> None:
+    """Labels that leave the models in two unconnected groups: the strengths are not
+    comparable. Before, the summary listed the reason AND an estimate from the
+    arbitrary strengths (0.51 [0.28, 0.65] for m0). A table with verdicts only in
+    p_a (no order) was skipped twice, "no human-labelled pairs" (there are) and "no
+    pairs holding the judge's own answer" (there are)."""
+    import numpy as np
+
+    from recuse.metrics import pairwise_bias
+    from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference
+
+    cast = {"m0": AuthorJudge(2.0, 0.5, 0.3), "m2": AuthorJudge(1.0)}
+    strengths = {"m0": 1.0, "m1": 0.5, "m2": 0.0, "m3": -0.5}
+    t = simulate_self_preference(cast, strengths, n_prompts=40, seed=1).pairs
+    half = {"m0": 0, "m1": 0, "m2": 1, "m3": 1}
+    apart = t["model_a"].map(half) != t["model_b"].map(half)
+    s = pairwise_bias(t.assign(human=t["human"].mask(apart)), metrics=[CAL], n_boot=100)
+    assert not s.results
+    assert sorted(str(x.judge) for x in s.skipped) == ["m0", "m2"]
+    assert all("not all compared" in x.reason for x in s.skipped)
+
+    orderless = t.assign(p_a=t["p_a"], p_a_first=np.nan, p_a_second=np.nan)
+    s = pairwise_bias(orderless, metrics=[CAL], n_boot=100)
+    assert not s.results
+    assert sorted(str(x.judge) for x in s.skipped) == ["m0", "m2"]
+    assert all("p_a_first" in x.reason for x in s.skipped), s.skipped
+
+
+CAL = "self_preference_calibrated"

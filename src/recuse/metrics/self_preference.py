@@ -646,9 +646,9 @@ class _Competence:
         prompts is then the estimate on that resample, not its pairs at strength 0."""
         p, n_l = len(self.ia), len(self.la)
         n, y = s[..., :p], s[..., p : 2 * p]
-        if self.fixed is not None:
-            return n, y, np.ones(s.shape[:-1], dtype=bool)
         m = self.n_models
+        if self.fixed is not None or m == 0:
+            return n, y, np.ones(s.shape[:-1], dtype=bool)
         onto = np.zeros((n_l, m, m))
         onto[np.arange(n_l), self.la, self.lb] = 1.0
         onto[np.arange(n_l), self.lb, self.la] = 1.0
@@ -822,8 +822,18 @@ def _calibrated_parts(
     values[:, -2] = np.where(usable & (side != 0), 1.0, 0.0)
     values[:, -1] = np.where(usable & (side == 0), 1.0, 0.0)
     lab_group = np.where(labelled, codes, -1)
+    given = pairs["p_a"].to_numpy(float) if "p_a" in pairs.columns else np.full(n, np.nan)
     for code, label in enumerate(labels):
         mine = group == code
+        if not (ok1 | ok2)[codes == code].any():
+            if np.isfinite(given[codes == code]).any():
+                problems[str(label)] = (
+                    "its verdicts have no presentation order (p_a only); the competence "
+                    "model has a position term per order — give p_a_first / p_a_second"
+                )
+            else:
+                problems[str(label)] = "no verdicts (p_a_first / p_a_second) from this judge"
+            continue
         if strengths is None:
             try:
                 label_strengths(pairs[lab_group == code])
@@ -840,6 +850,9 @@ def _calibrated_parts(
         p0 = special.expit(theta[0] * g[pat[rows]] + theta[1] * model.first[pat[rows]])
         pred_a[np.flatnonzero(mine)] = 0.0
         np.add.at(pred_a, ri[rows], w[rows] * p0)
+    for code, label in enumerate(labels):  # a judge that cannot be fitted gets no number
+        if str(label) in problems:
+            group[codes == code] = -1
     return values, group, problems, pred_a, model
 
 

@@ -175,6 +175,7 @@ def pairwise_bias(
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []
     skipped: list[Skipped] = []
+    unfit: dict[str, str] = {}  # calibrated: judges that could not be fitted, and why
     relations: tuple[tuple[Relation, Kind], ...] = (
         ("self", "eo"), ("self", "dp"), ("family", "eo"), ("family", "dp"),
     )  # fmt: skip
@@ -207,7 +208,9 @@ def pairwise_bias(
             sides["self"] = favored_side(pairs, relation="self", selves=selves)
         spec, problems = calibrated_spec(pairs, codes, labels, side=sides["self"])
         specs.append(spec)
-        skipped += [Skipped(CALIBRATED, j, why) for j, why in problems.items()]
+        no_verdicts = unusable_verdicts(pairs, codes, labels)
+        unfit = {j: no_verdicts.get(j, why) for j, why in problems.items()}
+        skipped += [Skipped(CALIBRATED, j, why) for j, why in unfit.items()]
 
     lengths: tuple[FloatArray, FloatArray, str] | None = None
     length_problem = ""
@@ -292,6 +295,8 @@ def pairwise_bias(
         specs, estimates[: len(specs)], level=level, n_boot=n_boot,
         unusable=unusable_verdicts(pairs, codes, labels),
     )  # fmt: skip
+    # a judge the calibrated model could not be fitted for has its one reason above
+    more_skipped = [x for x in more_skipped if not (x.metric == CALIBRATED and x.judge in unfit)]
     curve_frames = {
         name: curve_table(stat, est, edges, with_judge=with_judge)
         for (name, stat, with_judge), est in zip(curve_stats, estimates[len(specs) :], strict=True)

@@ -175,3 +175,19 @@ def test_a_resample_that_loses_a_models_labels_is_the_estimate_on_that_resample(
     with pytest.raises(EstimationError, match="not all compared"):
         calibrated_self_preference(t2[apart], n_boot=50)
     assert np.isnan(spec2.stat.combine(spec2.stat.values[apart.to_numpy()].sum(axis=0)))
+
+
+def test_given_strengths_must_cover_the_models_with_finite_values() -> None:
+    """Strengths given without one of the judge's models silently dropped that model's
+    pairs (the estimate over half the pairs, reported as the judge's); a NaN or
+    infinite strength read "could not be fitted" without naming the model."""
+    from recuse.errors import ConfigError
+
+    t = _table(tau=0.3)
+    s = label_strengths(t)
+    missing = {m: v for m, v in s.items() if m != "m3"}
+    with pytest.raises(ConfigError, match="'m3'"):
+        calibrated_self_preference(t, judge="m0", strengths=missing, n_boot=50)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="'m2'"):
+            calibrated_self_preference(t, judge="m0", strengths={**s, "m2": bad}, n_boot=50)

@@ -733,6 +733,27 @@ def _newton(
     return np.where(np.isfinite(theta), theta, np.nan)
 
 
+def _check_strengths(strengths: Mapping[str, float], judged: NDArray[np.object_]) -> None:
+    """Strengths given: finite, and one for every model in the judged pairs (else its
+    pairs would be left out without a word)."""
+    for m, v in strengths.items():
+        try:
+            finite = bool(np.isfinite(float(v)))
+        except (TypeError, ValueError):
+            finite = False
+        if not finite:
+            raise ConfigError(f"the strength of model {m!r} is {v!r}; give a finite number")
+    named = {str(m) for m in judged if isinstance(m, str)}
+    missing = sorted(named - {str(m) for m in strengths})
+    if missing:
+        raise ConfigError(
+            f"no strength given for model {missing[0]!r}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+            + " — give every model of the judged pairs a strength, or leave strengths "
+            "out to learn them from the human labels"
+        )
+
+
 def _calibrated_parts(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
@@ -765,6 +786,8 @@ def _calibrated_parts(
     y2 = pairs["p_a_second"].to_numpy(float)
     ok1, ok2 = np.isfinite(y1), np.isfinite(y2)
     k_orders = ok1.astype(float) + ok2.astype(float)
+    if strengths is not None:
+        _check_strengths(strengths, np.r_[a[k_orders > 0], b[k_orders > 0]])
     pair_ok = (ia >= 0) & (ib >= 0) & (a != b)
     usable = pair_ok & (k_orders > 0)
     labelled = usable & np.isfinite(human) if strengths is None else np.zeros(n, bool)
@@ -932,7 +955,9 @@ def calibrated_self_preference(
     on the data only through sums per covariate pattern and per labelled model pair,
     which are resampled) and evaluates ``π`` at the refit.
     Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
-    labels for the strengths; else :class:`EstimationError`.
+    labels for the strengths; else :class:`EstimationError`. ``strengths`` given must
+    hold a finite strength for every model of the judged pairs (else
+    :class:`ConfigError`).
 
     ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``.
     """

@@ -49,3 +49,23 @@ def test_the_demo_report_fits_a_laptop_screen(
     control.write_text(old, "utf-8")
     wide = browser.layout(control, tmp_path, ("summary-matrix",), size="1280,800")
     assert wide["viewport"][3] > wide["viewport"][2], "the control fits: the check cannot fail"
+
+
+@pytest.mark.slow
+def test_a_deep_data_directory_does_not_widen_the_page(
+    browser: Any, demo_page: Path, tmp_path: Path, shared_data: Path
+) -> None:
+    """Run from a deep directory, the provenance table's data paths are one unbroken
+    word each; before, at 1280 px the page scrolled sideways (found running CI from a
+    long path). The control strips the wrapping rule and does scroll."""
+    deep = "/" + "/".join(["a_rather_long_directory_name"] * 8)
+    html = demo_page.read_text("utf-8").replace(str(shared_data), deep + "/shared/data")
+    assert deep in html
+    page = tmp_path / "deep.html"
+    page.write_text(html, "utf-8")
+    _, _, width, scroll_width = browser.layout(page, tmp_path, (), size="1280,800")["viewport"]
+    assert scroll_width <= width, f"the page scrolls sideways at 1280 px ({scroll_width} px)"
+    control = tmp_path / "control.html"
+    control.write_text(html.replace("code { overflow-wrap: anywhere; }", ""), "utf-8")
+    wide = browser.layout(control, tmp_path, (), size="1280,800")["viewport"]
+    assert wide[3] > wide[2], "the control fits: the check cannot fail"

@@ -146,7 +146,7 @@ def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare
         backend.max_batch_tokens, backend.batch_size = saved
     ready = []
     for batch in batches:
-        ids, _mask = backend._pad(batch)
+        ids = backend._pad(batch)
         last = torch.tensor([len(s) - 1 for s in batch])
         ready.append([t.to(backend.device) for t in (torch.from_numpy(ids), last)])
     head = backend.model.get_output_embeddings()

@@ -790,8 +790,9 @@ def _calibrated_parts(
         _check_strengths(strengths, np.r_[a[k_orders > 0], b[k_orders > 0]])
     pair_ok = (ia >= 0) & (ib >= 0) & (a != b)
     usable = pair_ok & (k_orders > 0)
-    labelled = usable & np.isfinite(human) if strengths is None else np.zeros(n, bool)
+    labelled = np.zeros(n, bool)
     if strengths is None:  # a pair enters where its judge's labels place both models
+        labelled = usable & np.isfinite(human)
         for code in range(len(labels)):
             mine = codes == code
             seen = np.union1d(ia[labelled & mine], ib[labelled & mine])

@@ -335,15 +335,12 @@ class LocalBackend(Backend):
             batches.append(current)
         return batches
 
-    def _pad(self, seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-        """Right-padded ids and attention mask (int64), built in numpy."""
-        lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
-        width = int(lengths.max())
-        ids = np.full((len(seqs), width), self.pad_id, dtype=np.int64)
+    def _pad(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
+        """Right-padded ids (int64), built in numpy (no mask: see :meth:`_hidden`)."""
+        ids = np.full((len(seqs), max(len(s) for s in seqs)), self.pad_id, dtype=np.int64)
         for r, s in enumerate(seqs):
             ids[r, : len(s)] = s
-        mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
-        return ids, mask
+        return ids
 
     def _to_device(self, *arrays: np.ndarray) -> list[torch.Tensor]:
         """Host arrays as device tensors: one copy each (pinned, non-blocking on CUDA)."""
@@ -498,8 +495,7 @@ class LocalBackend(Backend):
             for bucket in buckets:
                 idx = [items[j][0] for j in bucket]
                 seqs = [items[j][1] for j in bucket]
-                ids, _mask = self._pad(seqs)
-                ready.append((idx, self._to_device(ids, *extras(idx, seqs))))
+                ready.append((idx, self._to_device(self._pad(seqs), *extras(idx, seqs))))
             return ready
 
         def launch(ready: list[tuple[list[int], list[torch.Tensor]]]) -> list[_Launched]:
@@ -653,14 +649,11 @@ class LocalBackend(Backend):
         for batch in self._buckets([len(seqs[i]) + max_new_tokens for i in ok]):
             idx = [ok[b] for b in batch]
             # left padding for generation: the right-padded arrays, each row rolled
-            right_ids, right_mask = self._pad([seqs[i] for i in idx])
+            right_ids = self._pad([seqs[i] for i in idx])
             width = right_ids.shape[1]
-            ids_np = np.empty_like(right_ids)
-            mask_np = np.empty_like(right_mask)
-            for r, i in enumerate(idx):
-                shift = width - len(seqs[i])
-                ids_np[r] = np.roll(right_ids[r], shift)
-                mask_np[r] = np.roll(right_mask[r], shift)
+            starts = np.array([width - len(seqs[i]) for i in idx])  # first real token
+            ids_np = np.stack([np.roll(row, k) for row, k in zip(right_ids, starts, strict=True)])
+            mask_np = (np.arange(width)[None, :] >= starts[:, None]).astype(np.int64)
             ids, mask = self._to_device(ids_np, mask_np)
             kwargs: dict[str, Any] = {}
             if stop:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -85,6 +86,35 @@ def test_matches_a_plain_loop_over_the_same_resamples() -> None:
         ]
         assert (bca[g].ci_low, bca[g].ci_high) == pytest.approx(ends, abs=1e-12)
         assert bca[g].accel == pytest.approx(a, abs=1e-12)
+
+
+def test_a_statistic_may_name_its_own_interval() -> None:
+    """A statistic that names ``percentile`` gets the percentile interval (z0 = a = 0)
+    inside a BCa call, from the same resamples as the others; the method text says so."""
+    from recuse.metrics.estimate import MetricSpec, run_specs
+
+    cl, y = _data(seed=2)
+    group = np.zeros(len(y), dtype=np.intp)
+    x = (y > 0.3).astype(float)
+    values = np.column_stack([x * y, y])
+    own = GroupedStatistic("r", values, group, ("g",), ratio, interval="percentile")
+    plain = GroupedStatistic("r", values, group, ("g",), ratio)
+    mixed = cluster_bootstrap([plain, own], cl, n_boot=200, level=0.9, seed=5, min_n=1)
+    pct = cluster_bootstrap(
+        [plain], cl, n_boot=200, level=0.9, seed=5, min_n=1, interval="percentile"
+    )[0][0]
+    assert mixed[1][0].replicates == pytest.approx(mixed[0][0].replicates, abs=0)
+    assert (mixed[1][0].ci_low, mixed[1][0].ci_high) == (pct.ci_low, pct.ci_high)
+    assert mixed[1][0].accel == 0.0 and mixed[1][0].z0 == 0.0
+    assert (mixed[0][0].ci_low, mixed[0][0].ci_high) != (pct.ci_low, pct.ci_high)
+    results, _ = run_specs(
+        [MetricSpec("a", plain, "m"), MetricSpec("b", own, "m")],
+        pd.Series(cl), level=0.9, n_boot=200, seed=5, min_n=1,
+    )  # fmt: skip
+    assert "BCa" in results[0].method and "percentile interval" in results[1].method
+    with pytest.raises(ConfigError, match="interval must be one of"):
+        bad = GroupedStatistic("r", values, group, ("g",), ratio, interval="normal")  # type: ignore[arg-type]
+        cluster_bootstrap([bad], cl, n_boot=20, level=0.9, seed=5, min_n=1)
 
 
 def test_chunked_draws_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:

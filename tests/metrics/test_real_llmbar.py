@@ -164,8 +164,8 @@ def test_ladder_splits_gpt35_harmful_rung_by_order(pairs: pd.DataFrame) -> None:
 @pytest.mark.parametrize(
     ("judge", "own_picks", "estimate", "ci"),
     [
-        ("gpt-4", 44 / 51, -0.0462, (-0.140, 0.031)),
-        ("gpt-3.5-turbo", 42.5 / 67, 0.0135, (-0.098, 0.121)),
+        ("gpt-4", 44 / 51, -0.0462, (-0.113, 0.058)),
+        ("gpt-3.5-turbo", 42.5 / 67, 0.0135, (-0.097, 0.122)),
     ],
 )
 def test_calibrated_self_preference_on_real_data(

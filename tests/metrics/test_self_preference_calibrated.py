@@ -137,6 +137,7 @@ def test_given_strengths_are_held_fixed() -> None:
     fixed = calibrated_self_preference(t, judge="m0", strengths=label_strengths(t), n_boot=200)
     assert fixed.estimate == pytest.approx(learnt.estimate, abs=1e-6)  # the same fit
     assert "held fixed" in fixed.method and "held fixed" not in learnt.method
+    assert "percentile interval" in learnt.method and "BCa" not in learnt.method
     assert fixed.ci_high - fixed.ci_low != pytest.approx(learnt.ci_high - learnt.ci_low)
 
 

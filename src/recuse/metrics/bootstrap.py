@@ -162,6 +162,8 @@ class GroupedStatistic:
     group needs at least ``min_n`` rows with a non-zero entry in that column.
     ``boot_k`` is how many leading columns ``combine`` reads (default all); later
     columns are summed for the point estimate only (e.g. parts reported alongside).
+    ``interval`` is the statistic's own interval method (None: the one the bootstrap
+    is called with).
     """
 
     name: str
@@ -171,6 +173,7 @@ class GroupedStatistic:
     combine: Combine
     required: tuple[tuple[int, str], ...] = ()
     boot_k: int | None = None
+    interval: Interval | None = None
 
     def __post_init__(self) -> None:
         if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
@@ -260,7 +263,8 @@ def cluster_bootstrap(
     interval: Interval = "bca",
 ) -> list[list[GroupEstimate]]:
     """Point estimates and intervals (``interval``: BCa or percentile, see the module
-    docstring) of every statistic in every group.
+    docstring; a statistic's own :attr:`GroupedStatistic.interval` wins) of every
+    statistic in every group.
 
     All statistics share one set of resamples of the clusters (``clusters`` gives
     the cluster of each row; every statistic has the same rows), so intervals of
@@ -270,8 +274,9 @@ def cluster_bootstrap(
     per group label.
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
-    if interval not in INTERVALS:
-        raise ConfigError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
+    for how in (interval, *(s.interval for s in stats if s.interval is not None)):
+        if how not in INTERVALS:
+            raise ConfigError(f"interval must be one of {', '.join(INTERVALS)}; got {how!r}")
     codes_raw, _uniques = pd.factorize(
         clusters if isinstance(clusters, pd.Series) else np.asarray(clusters), sort=True
     )
@@ -308,7 +313,8 @@ def cluster_bootstrap(
         rep_vals = stat.combine(rep)  # (n_boot, n_groups)
         ok = np.isfinite(rep_vals)
         n_ok = ok.sum(axis=0)
-        if interval == "bca":
+        bca = (stat.interval or interval) == "bca"
+        if bca:
             # leave-one-cluster-out sums: total minus the cluster's own sums
             jack = stat.combine(tot[None, :, :] - sums.reshape(-1, n_groups, k))
             accel = _acceleration(jack)
@@ -330,7 +336,7 @@ def cluster_bootstrap(
             col = np.sort(rep_vals[ok[:, g], g])
             z0, a, lo, hi, se = 0.0, 0.0, np.nan, np.nan, np.nan
             if problem is None and col.size:
-                if interval == "bca":
+                if bca:
                     z0, a = _bias_correction(col, float(point[g])), float(accel[g])
                 lo, hi = (_quantile(col, _bca_level(q, z0, a)) for q in _tails(level))
                 se = float(col.std(ddof=1)) if col.size > 1 else 0.0

@@ -152,12 +152,13 @@ def to_results(
 
     ``unusable`` (:func:`unusable_verdicts`) gives the reason for a judge without a
     usable verdict: it replaces the metric's own reason (which would name the first
-    group it lacks, not the cause). ``interval`` names the method in the text.
+    group it lacks, not the cause). ``interval`` (or the statistic's own) names the
+    method in the text.
     """
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
-    boot = interval_method(level, n_boot, interval)
     for spec, groups in zip(specs, estimates, strict=True):
+        boot = interval_method(level, n_boot, spec.stat.interval or interval)
         for label, est in zip(spec.stat.labels, groups, strict=True):
             judge = None if label is None else str(label)
             if est.problem is not None:

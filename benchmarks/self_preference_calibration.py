@@ -24,7 +24,7 @@ EO is the equal-opportunity gap (Wataoka et al., Def. 4.1): its mean is its bias
 Part 2 runs the chosen design (c) with its 90% BCa interval in every cell, with and
 without a planted ``tau = 0.3``: mean, truth, bias, coverage, share flagged, EO mean.
 
-Run: python benchmarks/self_preference_calibration.py [--reps 60] [--compare-reps 20]
+Run: python benchmarks/self_preference_calibration.py [--reps 200] [--compare-reps 20]
 [--rates 0.5 0.76 0.95] [--judges 1] (``--compare-reps 0`` skips part 1; in part 2 the
 three-judge cells equal the one-judge ones: m0's strengths come from the labels of the
 pairs it judged, the same pairs in both)
@@ -128,7 +128,7 @@ def compare(reps: int) -> pd.DataFrame:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=60, help="tables per cell (part 2)")
+    parser.add_argument("--reps", type=int, default=200, help="tables per cell (part 2)")
     parser.add_argument("--compare-reps", type=int, default=20, help="tables per cell (part 1)")
     parser.add_argument("--n-boot", type=int, default=500)
     parser.add_argument("--rates", type=float, nargs="+", default=list(RATES))
@@ -166,9 +166,11 @@ def main() -> None:
     planted = full[full["tau"] > 0]
     print(
         f"no self term: largest |mean| {null['mean'].abs().max():.3f} "
-        f"(EO: {null['eo_mean'].abs().max():.3f}); planted tau = 0.3: coverage "
+        f"(EO: {null['eo_mean'].abs().max():.3f}), 0 covered in "
+        f"{null['coverage'].min():.2f}-{null['coverage'].max():.2f} "
+        f"(mean {null['coverage'].mean():.3f}); planted tau = 0.3: coverage "
         f"{planted['coverage'].min():.2f}-{planted['coverage'].max():.2f} "
-        f"(mean {planted['coverage'].mean():.3f})"
+        f"(mean {planted['coverage'].mean():.3f}; target 0.85-0.95)"
     )
     print(f"{time.perf_counter() - start:.0f} s")
 

@@ -11,6 +11,11 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
   ``benchmarks/interval_coverage.py`` measured the BCa interval of the EO bias at
   90 %: about 0.81 coverage with 5 pairs in the smaller group, 0.87 with 7, 0.90
   from 10 on; under 10 the interval is likely too narrow, so it is marked.
+
+A metric may add its own caveats about the estimate itself (``MetricSpec.warnings``,
+computed from the group's totals like its components; e.g. the calibrated
+self-preference says when its prediction extrapolates the judge's competence curve).
+They follow the interval's warnings in ``MetricResult.warnings``.
 """
 
 from __future__ import annotations
@@ -51,18 +56,22 @@ FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliabl
 LOW_N = 10  # fewer pairs than this in a group the metric conditions on: marked
 
 Components = Callable[[NDArray[np.float64]], dict[str, float]]
+#: a metric's own caveats for one group, from its totals (empty when nothing to say)
+Warnings = Callable[[NDArray[np.float64]], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric ready to bootstrap: its statistic per judge, how to describe it and its
-    no-bias value ``null`` (the p-value's null hypothesis)."""
+    """A metric ready to bootstrap: its statistic per judge, how to describe it, its
+    no-bias value ``null`` (the p-value's null hypothesis) and, optionally, its own
+    caveats per group from the group's totals (``warnings``; after the interval's)."""
 
     metric: str
     stat: GroupedStatistic
     method: str
     components: Components | None = None
     null: float = 0.0
+    warnings: Warnings | None = None
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -153,7 +162,8 @@ def to_results(
     ``unusable`` (:func:`unusable_verdicts`) gives the reason for a judge without a
     usable verdict: it replaces the metric's own reason (which would name the first
     group it lacks, not the cause). ``interval`` (or the statistic's own) names the
-    method in the text.
+    method in the text. A result's warnings are the interval's
+    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``).
     """
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
@@ -183,7 +193,8 @@ def to_results(
                     components=components,
                     std_error=est.std_error,
                     p_value=p_value(est, spec.null),
-                    warnings=interval_warnings(est),
+                    warnings=interval_warnings(est)
+                    + (spec.warnings(est.totals) if spec.warnings else ()),
                 )
             )
     return results, skipped

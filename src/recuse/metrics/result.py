@@ -49,7 +49,8 @@ class MetricResult:
     ``2 / (n_boot + 1)``, the smallest the resamples resolve). Both feed the
     multiplicity correction and the detectable-effect line. ``warnings`` say when the
     interval says little (:func:`recuse.metrics.estimate.interval_warnings`: fewer
-    than 5 prompts, zero width, fewer than 10 pairs in the smallest group).
+    than 5 prompts, zero width, fewer than 10 pairs in the smallest group), then any
+    caveat the metric adds about the estimate itself (``MetricSpec.warnings``).
     """
 
     metric: str
@@ -67,7 +68,7 @@ class MetricResult:
     components: Mapping[str, float] = field(default_factory=dict)
     std_error: float = math.nan  # of the estimate, from the same resamples as the interval
     p_value: float = math.nan  # two-sided, against the metric's no-bias value
-    warnings: tuple[str, ...] = ()  # what a reader must know to trust the interval
+    warnings: tuple[str, ...] = ()  # what a reader must know to trust the numbers
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""

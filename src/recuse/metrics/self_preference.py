@@ -80,6 +80,7 @@ from recuse.roster import Roster, self_keys
 
 __all__ = [
     "CALIBRATED",
+    "EXTRAPOLATION_FACTOR",
     "MEDIATION",
     "ConfusionMatrix",
     "Families",
@@ -88,6 +89,7 @@ __all__ = [
     "calibrated_self_preference",
     "calibrated_spec",
     "confusion_matrix",
+    "extrapolation_warning",
     "familiarity_mediation",
     "family_preference",
     "favored_side",
@@ -720,6 +722,82 @@ class _Competence:
             "predicted_own_pick_rate": float(pred / n_own),
         }
 
+    def warnings(self, t: NDArray[np.float64]) -> tuple[str, ...]:
+        """:func:`extrapolation_warning` at the strengths these totals fit, over the
+        patterns they place (each pair weighs 1 over its judged orders)."""
+        n, _, _ = self.placed(t)
+        st = self.strengths(t)
+        gap = np.abs(st[self.ia] - st[self.ib])
+        seen = n > 0
+        own, other = seen & (self.own != 0), seen & (self.own == 0)
+        if not own.any() or not other.any():
+            return ()
+        words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
+        return () if words is None else (words,)
+
+
+#: the calibrated estimate is marked as extrapolated when most of its own pairs' weight
+#: lies more than this many times the largest strength gap of its pairs without its own
+#: answer. SmolLM2-135M on JudgeBench (examples/familiarity_judgebench.py): all its own
+#: pairs, at 4.1–4.7 times. In the calibration suite's design
+#: (benchmarks/self_preference_calibration.py), where the logistic model is true and the
+#: estimate unbiased, over 300 tables per cell with the strongest author (own_rate
+#: 0.95, own pairs mostly beyond the others' gaps): 0 tables fire with 80 prompts, 1.3%
+#: with 50 and 3.7% with 30 (labels that place the author far out); none with own_rate
+#: 0.86 or less.
+EXTRAPOLATION_FACTOR = 3.0
+
+
+def extrapolation_warning(
+    *,
+    own_gaps: NDArray[np.float64],
+    own_weights: NDArray[np.float64],
+    other_gaps: NDArray[np.float64],
+    factor: float = EXTRAPOLATION_FACTOR,
+) -> str | None:
+    """Whether the calibrated prediction extrapolates the judge's competence curve, in
+    words (None when it does not).
+
+    ``own_gaps``: the model-strength gaps ``|s_a − s_b|`` of the judge's own pairs
+    (weights ``own_weights``); ``other_gaps``: those of its pairs without its own answer,
+    on which ``κ`` is mostly learnt. It fires when::
+
+        Σ own_weights[own_gaps > factor · max(other_gaps)] > ½ Σ own_weights
+
+    i.e. most of its own pairs lie more than ``factor`` times as far apart as any pair
+    the curve is fitted on, so ``π`` extends ``κ (s_a − s_b)`` far beyond the gaps seen
+    and amplifies any error in ``κ`` or in the logistic shape by the same ratio.
+    Smaller own gaps do not fire: the model places a pair of equal strengths at the
+    judge's position lean alone, so a gap between 0 and the gaps seen interpolates.
+
+    >>> w = extrapolation_warning(own_gaps=np.array([1.03, 1.17]),
+    ...                           own_weights=np.array([19.0, 21.0]),
+    ...                           other_gaps=np.array([0.11, 0.25]))
+    >>> for part in w.split("; ")[0].split(", "):
+    ...     print(part)
+    extrapolated competence: its own pairs are 1.03–1.17 apart in model strength
+    the pairs its competence is learnt on 0.11–0.25
+    >>> extrapolation_warning(own_gaps=np.array([2.0, 3.5]), own_weights=np.array([1., 1.]),
+    ...                       other_gaps=np.array([0.1, 1.5])) is None
+    True
+    """
+    total = float(np.sum(own_weights))
+    if total <= 0 or len(other_gaps) == 0:
+        return None
+    widest = float(np.max(other_gaps))
+    beyond = float(np.sum(own_weights[own_gaps > factor * widest]))
+    if beyond <= total / 2:
+        return None
+    lo, hi = float(np.min(own_gaps)), float(np.max(own_gaps))
+    share = "all its" if beyond >= total else f"{beyond:.0f} of its {total:.0f}"
+    return (
+        f"extrapolated competence: its own pairs are {lo:.2f}–{hi:.2f} apart in model "
+        f"strength, the pairs its competence is learnt on {float(np.min(other_gaps)):.2f}–"
+        f"{widest:.2f}; {share} own pairs are more than {factor:g}× as far apart as any "
+        "of those, so the predicted own-pick rate extends the logistic curve far beyond "
+        "the gaps it was fitted on and rests on that shape — read the estimate with care"
+    )
+
 
 def _newton(
     x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
@@ -925,7 +1003,8 @@ def calibrated_spec(
         "κ, β, τ exactly in every resample"
         + ("" if strengths is None else " (the strengths given are held fixed)")
     )
-    return MetricSpec(CALIBRATED, stat, method, model.components), problems
+    spec = MetricSpec(CALIBRATED, stat, method, model.components, warnings=model.warnings)
+    return spec, problems
 
 
 def calibrated_self_preference(
@@ -971,7 +1050,9 @@ def calibrated_self_preference(
     hold a finite strength for every model of the judged pairs (else
     :class:`ConfigError`).
 
-    ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``.
+    ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
+    say, with both ranges of strength gaps, when most of its own pairs lie far beyond
+    the gaps its competence is learnt on (:func:`extrapolation_warning`).
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)
@@ -1021,6 +1102,10 @@ class _Mediation:
         out = np.full(total.shape, np.nan)
         np.divide(indirect, total, out=out, where=np.abs(total) > 1e-12)
         return out
+
+    def warnings(self, t: NDArray[np.float64]) -> tuple[str, ...]:
+        """The calibrated estimate's caveats (direct and share rest on it)."""
+        return self.competence.warnings(t[..., : self.competence.k])
 
     def components(self, t: NDArray[np.float64]) -> dict[str, float]:
         total, indirect = self.parts(t)
@@ -1118,6 +1203,7 @@ def familiarity_mediation(
             GroupedStatistic(name, values, group, labels, combines[name], required),
             words[name],
             med.components,
+            warnings=None if name == "familiarity_indirect" else med.warnings,
         )
         for name in MEDIATION
     ]

@@ -1,0 +1,151 @@
+"""The calibrated self-preference says when its prediction extrapolates the judge's
+competence curve: most of its own pairs lie far beyond the strength gaps of the pairs
+its competence is learnt on (:func:`extrapolation_warning`).
+
+The gaps are worked out by hand (a tree of labelled comparisons, whose Bradley–Terry
+fit reproduces each edge's log-odds exactly) or from :func:`label_strengths` on the
+committed JudgeBench per-pair file (SmolLM2-135M, whose number the README explains as
+an extrapolation); a simulated strong author whose own pairs are wider apart than the
+others, where the logistic model is true, is not marked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special
+
+from recuse.metrics import pairwise_bias
+from recuse.metrics.self_preference import (
+    EXTRAPOLATION_FACTOR,
+    calibrated_self_preference,
+    extrapolation_warning,
+    familiarity_mediation,
+    label_strengths,
+)
+from recuse.report.html import warning_tag
+from recuse.simulate.self_preference import (
+    OTHER_STRENGTHS,
+    AuthorJudge,
+    simulate_self_preference,
+    theta_for_own_rate,
+)
+from recuse.tables import validate_pairs
+
+OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
+SMOL = "smollm2-135m-instruct"
+QWEN = "qwen2.5-coder-0.5b-instruct"
+
+
+def _extrapolated(warnings: tuple[str, ...]) -> list[str]:
+    return [w for w in warnings if w.startswith("extrapolated competence")]
+
+
+def _tree_table(seed: int = 0) -> pd.DataFrame:
+    """Judge "j" (also an author) and models x, y, z. Labelled edges, 20 items each:
+    j beats x in 4 (s_j − s_x = logit 0.2), x beats y in 9 and y beats z in 9
+    (logit 0.45 each: z is the strongest). The judge also judges j–y, j–z and x–z
+    (unlabelled), every pair in both orders with coin-flip picks."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    edges = [("j", "x", 4), ("x", "y", 9), ("y", "z", 9), ("j", "y", None),
+             ("j", "z", None), ("x", "z", None)]  # fmt: skip
+    for a, b, wins in edges:
+        for i in range(20):
+            human = np.nan if wins is None else float(i < wins)
+            rows.append({"item_id": f"{a}{b}{i}", "prompt_id": f"p{i}", "model_a": a,
+                         "model_b": b, "human": human, "judge": "j"})  # fmt: skip
+    t = pd.DataFrame(rows)
+    t["p_a_first"] = rng.integers(0, 2, len(t)).astype(float)
+    t["p_a_second"] = rng.integers(0, 2, len(t)).astype(float)
+    t["p_a"] = np.nan
+    return validate_pairs(t)
+
+
+def test_fires_on_a_smollm2_like_geometry_with_the_gaps_worked_out_by_hand() -> None:
+    r = calibrated_self_preference(_tree_table(), judge="j", n_boot=50)
+    xy = -special.logit(0.45)  # |s_x − s_y| = |s_y − s_z|; x–z is both: 2 * xy
+    jx = -special.logit(0.2)  # |s_j − s_x|, x above j, y and z further up
+    own = [jx, jx + xy, jx + 2 * xy]  # j–x, j–y, j–z
+    other = [xy, xy, 2 * xy]
+    assert min(own) > EXTRAPOLATION_FACTOR * max(other)  # 1.386 > 3 × 0.401
+    (words,) = _extrapolated(r.warnings)
+    assert words.startswith(
+        f"extrapolated competence: its own pairs are {min(own):.2f}–{max(own):.2f} apart "
+        f"in model strength, the pairs its competence is learnt on "
+        f"{min(other):.2f}–{max(other):.2f}; all its own pairs are more than 3× as far "
+        "apart as any of those"
+    )
+    assert "1.39–1.79" in words and "0.20–0.40" in words  # the same, in figures
+    assert warning_tag(words) == "extrapolated competence"  # the report's cell tag
+
+
+def test_fires_on_the_committed_smollm2_pairs_and_names_the_readme_ranges() -> None:
+    pairs = pd.read_csv(OUTPUT / "familiarity_judgebench_pairs.csv")
+    r = calibrated_self_preference(pairs, judge=SMOL, n_boot=20)
+    (words,) = _extrapolated(r.warnings)
+    # by hand: the strengths from the judge's labelled rows, the gaps of its rows
+    rows = pairs[pairs["judge"] == SMOL]
+    s = label_strengths(rows)
+    gap = (rows["model_a"].map(s) - rows["model_b"].map(s)).abs()
+    own = (rows["model_a"] == SMOL) | (rows["model_b"] == SMOL)
+    lo, hi = gap[own].min(), gap[own].max()
+    olo, ohi = gap[~own].min(), gap[~own].max()
+    assert (round(lo, 2), round(hi, 2), round(olo, 2), round(ohi, 2)) == (1.03, 1.17, 0.11, 0.25)
+    assert f"its own pairs are {lo:.2f}–{hi:.2f} apart" in words
+    assert f"learnt on {olo:.2f}–{ohi:.2f}; all its own pairs" in words
+    # the estimate itself is unchanged (the committed number)
+    assert r.estimate == pytest.approx(0.13459169797851972, abs=1e-9)
+    # Qwen's own pairs are the narrower ones (0.11–0.25 against 1.03–1.17): between the
+    # model's anchor at gap 0 and the gaps seen, not beyond them — no mark
+    q = calibrated_self_preference(pairs, judge=QWEN, n_boot=20)
+    assert not _extrapolated(q.warnings)
+
+
+def test_the_mark_reaches_the_multi_judge_path_and_the_mediation_parts_resting_on_it() -> None:
+    pairs = pd.read_csv(OUTPUT / "familiarity_judgebench_pairs.csv")
+    res = pairwise_bias(pairs, metrics=["self_preference_calibrated"], n_boot=20)
+    marked = {r.judge for r in res.results if _extrapolated(r.warnings)}
+    assert marked == {SMOL}
+    parts = {m.metric: m for m in familiarity_mediation(pairs, judge=SMOL, n_boot=20)}
+    assert _extrapolated(parts["familiarity_direct"].warnings)
+    assert _extrapolated(parts["familiarity_share"].warnings)
+    assert not _extrapolated(parts["familiarity_indirect"].warnings)  # learnt on other pairs
+
+
+def test_a_strong_author_whose_model_is_right_is_not_marked() -> None:
+    strengths = {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    sim = simulate_self_preference({"m0": AuthorJudge(3.0, 1.5)}, strengths, n_prompts=80, seed=3)
+    r = calibrated_self_preference(sim.pairs, judge="m0", n_boot=50)
+    assert not _extrapolated(r.warnings)
+    # its own pairs do lie beyond the others' gaps: being strong alone does not fire it
+    rows = sim.pairs
+    s = label_strengths(rows)
+    gap = (rows["model_a"].map(s) - rows["model_b"].map(s)).abs()
+    own = (rows["model_a"] == "m0") | (rows["model_b"] == "m0")
+    assert gap[own].median() > gap[~own].max()
+    assert gap[own].median() < EXTRAPOLATION_FACTOR * gap[~own].max()
+
+
+def test_most_of_the_own_weight_must_lie_beyond() -> None:
+    other = np.array([0.1, 0.5])  # beyond = more than 1.5
+    half = extrapolation_warning(
+        own_gaps=np.array([1.0, 2.0]), own_weights=np.array([3.0, 3.0]), other_gaps=other
+    )
+    assert half is None  # exactly half: not most
+    most = extrapolation_warning(
+        own_gaps=np.array([1.0, 2.0]), own_weights=np.array([2.0, 4.0]), other_gaps=other
+    )
+    assert most is not None
+    assert "its own pairs are 1.00–2.00 apart" in most and "learnt on 0.10–0.50" in most
+    assert "4 of its 6 own pairs are more than 3× as far apart" in most
+    at_the_edge = extrapolation_warning(
+        own_gaps=np.array([1.5]), own_weights=np.array([1.0]), other_gaps=other
+    )
+    assert at_the_edge is None  # 3 × 0.5 is not beyond
+    assert extrapolation_warning(
+        own_gaps=np.array([1.2]), own_weights=np.array([1.0]), other_gaps=other, factor=2.0
+    )

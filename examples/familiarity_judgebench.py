@@ -67,11 +67,13 @@ full precision, so step 7 can be recomputed from it;
 judgment/perplexity store, the own answers and the converted models live in
 ``--work`` (not committed); rerunning reuses them (the JSON's ``timings`` and
 ``runs`` then show what that run computed); the analyses alone, on a full ``--work``,
-take under a minute. From an empty ``--work`` on 2 busy shared CPU cores (``nice``)
-the defaults took 52 minutes: own answers 7.1 (SmolLM2) and 11.7 (Qwen, bfloat16)
-minutes, judging 4.4 / 3.2 / 9.3 and perplexities 3.8 / 2.4 / 9.3 minutes (SmolLM2 /
-Qwen / Gemma), plus Gemma's one-off conversion (an earlier run on quieter cores: about
-50 minutes with the parts spread differently).
+take under a minute. ``--from-pairs`` redoes step 7 alone from the committed per-pair
+file and the JSON's settings, in seconds and without the models (as after the
+calibrated estimate's interval became the percentile one). From an empty ``--work`` on
+2 busy shared CPU cores (``nice``) the defaults took 52 minutes: own answers 7.1
+(SmolLM2) and 11.7 (Qwen, bfloat16) minutes, judging 4.4 / 3.2 / 9.3 and perplexities
+3.8 / 2.4 / 9.3 minutes (SmolLM2 / Qwen / Gemma), plus Gemma's one-off conversion (an
+earlier run on quieter cores: about 50 minutes with the parts spread differently).
 
 Not bit-reproducible: Qwen's greedy answers in bfloat16 on CPU changed between two
 runs from an empty ``--work`` on this machine (8 of 265 stated options, 26 then 25
@@ -251,6 +253,63 @@ def calibrated_and_mediation(
     return calibrated, cal_skipped, mediation, med_skipped
 
 
+def step_7_sections(
+    calibrated: list[MetricResult],
+    cal_skipped: list[Skipped],
+    mediation: list[MetricResult],
+    med_skipped: list[Skipped],
+) -> dict[str, Any]:
+    """The JSON sections of step 7."""
+    return {
+        "calibrated_self_preference": {
+            "what": (
+                "each generator-judge's rate of picking its own answer minus the rate its "
+                "competence predicts on the same pairs (strengths of the four models from "
+                "the correctness labels); 0 = no self-preference"
+            ),
+            "results": [r.to_dict() for r in calibrated],
+            "skipped": [s.to_dict() for s in cal_skipped],
+        },
+        "familiarity_mediation": {
+            "what": (
+                "the part of the calibrated self-preference explained by the judge's lower "
+                "perplexity on its own answers (indirect), what remains (direct), and "
+                "indirect / calibrated (share); perplexities under the judge itself"
+            ),
+            "results": [r.to_dict() for r in mediation],
+            "skipped": [s.to_dict() for s in med_skipped],
+        },
+    }
+
+
+def print_step_7(results: list[MetricResult], skipped: list[Skipped]) -> None:
+    for r in results:
+        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        print(f"{r.metric}[{r.judge}] = {r.estimate:.3f} {ci} n={r.n} prompts={r.n_clusters}")
+        for w in r.warnings:
+            print(f"  ! {w}")
+    for s in skipped:
+        print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
+
+
+def recompute_step_7() -> None:
+    """Step 7 again from the committed ``familiarity_judgebench_pairs.csv`` with the
+    committed JSON's settings (``n_boot``, ``seed``, ``min_n``): the two sections are
+    replaced, everything else in the JSON is kept."""
+    path = OUT / "familiarity_judgebench.json"
+    report = json.loads(path.read_text())
+    settings = report["settings"]
+    judged = pd.read_csv(OUT / "familiarity_judgebench_pairs.csv")
+    generators = [n for n, j in report["judges"].items() if j["generator"]]
+    calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
+        judged, generators, n_boot=settings["n_boot"], seed=settings["seed"],
+        min_n=settings["min_n"],
+    )  # fmt: skip
+    report.update(step_7_sections(calibrated, cal_skipped, mediation, med_skipped))
+    path.write_text(json.dumps(report, indent=2, default=str, allow_nan=False) + "\n")
+    print_step_7(calibrated + mediation, cal_skipped + med_skipped)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=int, default=None, help="a seeded sample (default: all)")
@@ -262,7 +321,16 @@ def main() -> None:
     ap.add_argument("--taus", type=float, nargs="+", default=[1.0, 3.0])
     ap.add_argument("--own-tokens", type=int, default=64)
     ap.add_argument("--min-n", type=int, default=5, help="fewest pairs per recall")
+    ap.add_argument(
+        "--from-pairs",
+        action="store_true",
+        help="step 7 only, from the committed per-pair file and the JSON's settings (no "
+        "model runs): rewrites the JSON's calibrated and mediation sections",
+    )
     args = ap.parse_args()
+    if args.from_pairs:
+        recompute_step_7()
+        return
     args.work.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(exist_ok=True)
     rng = np.random.default_rng(args.seed)
@@ -457,24 +525,7 @@ def main() -> None:
         "own_log_perplexity_gap_skipped": [s.to_dict() for s in gap_skipped],
         "familiarity_bias": [r.to_dict() for r in fam],
         "familiarity_bias_skipped": [s.to_dict() for s in fam_skipped],
-        "calibrated_self_preference": {
-            "what": (
-                "each generator-judge's rate of picking its own answer minus the rate its "
-                "competence predicts on the same pairs (strengths of the four models from "
-                "the correctness labels); 0 = no self-preference"
-            ),
-            "results": [r.to_dict() for r in calibrated],
-            "skipped": [s.to_dict() for s in cal_skipped],
-        },
-        "familiarity_mediation": {
-            "what": (
-                "the part of the calibrated self-preference explained by the judge's lower "
-                "perplexity on its own answers (indirect), what remains (direct), and "
-                "indirect / calibrated (share); perplexities under the judge itself"
-            ),
-            "results": [r.to_dict() for r in mediation],
-            "skipped": [s.to_dict() for s in med_skipped],
-        },
+        **step_7_sections(calibrated, cal_skipped, mediation, med_skipped),
     }
     (OUT / "familiarity_judgebench.json").write_text(
         json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
@@ -489,11 +540,8 @@ def main() -> None:
     cols = ["member", "evaluator", "tau", "metric", "estimate", "ci_low", "ci_high", "n"]
     if not selfpref.empty:
         print(selfpref[cols].to_string(float_format=lambda x: f"{x:.3f}"))
-    for r in calibrated + mediation:
-        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
-        print(f"{r.metric}[{r.judge}] = {r.estimate:.3f} {ci} n={r.n} prompts={r.n_clusters}")
-    skipped_all = selfpref_skipped + ensemble_skipped + gap_skipped + fam_skipped
-    for s in skipped_all + cal_skipped + med_skipped:
+    print_step_7(calibrated + mediation, cal_skipped + med_skipped)
+    for s in selfpref_skipped + ensemble_skipped + gap_skipped + fam_skipped:
         print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
     for r in gaps:
         ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"

@@ -117,3 +117,29 @@ def test_mediation_recomputes(pairs: pd.DataFrame, report: dict[str, Any]) -> No
         d = np.log(rows["ppl_a"]) - np.log(rows["ppl_b"])
         gap = np.where(own_a, d, -d)[own.to_numpy()]
         assert parts["own_log_ppl_gap"] == pytest.approx(gap.mean(), abs=1e-9)
+
+
+def test_committed_intervals_recompute_exactly(pairs: pd.DataFrame, report: dict[str, Any]) -> None:
+    """Step 7 at the JSON's own settings (``--from-pairs``) gives the committed intervals,
+    p-values and warnings to the last digit: the committed numbers are the current code's."""
+    s = report["settings"]
+    opts = {"n_boot": s["n_boot"], "seed": s["seed"], "min_n": s["min_n"]}
+    committed = [
+        *report["calibrated_self_preference"]["results"],
+        *report["familiarity_mediation"]["results"],
+    ]
+    again = {}
+    for judge in sorted({r["judge"] for r in committed}):
+        for r in [
+            calibrated_self_preference(pairs, judge=judge, **opts),
+            *familiarity_mediation(pairs, judge=judge, **opts),
+        ]:
+            again[(r.metric, r.judge)] = r
+    for want in committed:
+        got = again[(want["metric"], want["judge"])]
+        assert (got.ci_low, got.ci_high) == pytest.approx(
+            (want["ci_low"], want["ci_high"]), abs=1e-12
+        ), want["metric"]
+        assert got.p_value == pytest.approx(want["p_value"], abs=1e-12)
+        assert list(got.warnings) == want["warnings"]
+        assert got.method == want["method"]

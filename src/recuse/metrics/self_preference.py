@@ -1145,8 +1145,9 @@ def familiarity_mediation(
 
     ``b`` is learnt where authorship plays no part, so it is the judge's pull toward
     the more familiar answer beyond the models' strengths; ``a`` is how much more
-    familiar its own answers are. All three share one BCa cluster bootstrap over
-    prompts (:mod:`.bootstrap`; the competence model refitted exactly in each).
+    familiar its own answers are. All three share one cluster bootstrap over prompts
+    (:mod:`.bootstrap`; the competence model refitted exactly in each) and, like the
+    calibrated estimate they split, its percentile interval (:data:`CALIBRATED_INTERVAL`).
     0 = no part explained (indirect), no self-preference left (direct). The share is
     unstable when ``Δ`` is near 0: read it with ``Δ``'s interval. Returns the three
     results in the order of :data:`MEDIATION`.
@@ -1200,7 +1201,15 @@ def familiarity_mediation(
     specs = [
         MetricSpec(
             name,
-            GroupedStatistic(name, values, group, labels, combines[name], required),
+            GroupedStatistic(
+                name,
+                values,
+                group,
+                labels,
+                combines[name],
+                required,
+                interval=CALIBRATED_INTERVAL,
+            ),
             words[name],
             med.components,
             warnings=None if name == "familiarity_indirect" else med.warnings,

@@ -3,10 +3,13 @@
 Every prompt gets the same planted next-token distribution, chosen so that the
 top 20 hold ``A`` and 19 fillers while ``B`` (and `` A``, `` B``, ``C``) lie
 outside it. Expected numbers are worked out by hand from the planted probabilities.
+The stand-in answers the field in the request and response shapes read from vLLM's
+source (see :mod:`recuse.testing.standin`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from pathlib import Path
@@ -19,9 +22,11 @@ from judging.helpers import fake_pairs
 from recuse.cli import main
 from recuse.errors import JudgeError
 from recuse.judging import PairwiseProtocol, Runner, Store
-from recuse.judging.backends.base import TransientError
+from recuse.judging.backends.base import TopK, TransientError
 from recuse.judging.backends.http import HTTPBackend
+from recuse.judging.protocols import Message, Prompt
 from recuse.testing.standin import STANDIN_VOCAB, StandIn
+from recuse.verdict_parsing import VerdictTokens
 
 PROBS = {"A": 0.30, " A": 0.02, "B": 0.01, " B": 0.004, "C": 0.006}
 PROBS |= {f"f{i}": 0.03 for i in range(19)}  # ranks 2-20 after A; sum 0.91 <= 1
@@ -53,6 +58,8 @@ def test_honoured_gives_exact_eq3_where_top_k_lost_b(tmp_path: Path) -> None:
         rows, backend = _judge(server, tmp_path, PairwiseProtocol())
         assert server.tokenize_calls == 18  # once per run: 3 labels x 6 texts, not per prompt
     assert _asked(server) == [IDS] * 6
+    # vLLM needs `logprobs` set with the field; the answer is read by token id
+    assert all(b["logprobs"] == 20 and b["return_tokens_as_token_ids"] for b in server.bodies)
     assert backend.exact_ids is True
     assert set(rows["status"]) == {"ok"}
     first = rows[rows["slot"] == "first"]
@@ -75,16 +82,47 @@ def test_requests_in_flight_share_one_tokenize_lookup(tmp_path: Path) -> None:
     assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 6, abs=1e-12)
 
 
-def test_ignored_falls_back_to_top_k_and_counts_b_outside_it(tmp_path: Path) -> None:
-    with StandIn(token_ids="ignored", planted=PLANTED) as server:
+@pytest.mark.parametrize("mode", ["ignored", "unknown"])
+def test_ignored_falls_back_to_top_k_and_counts_b_outside_it(mode: str, tmp_path: Path) -> None:
+    with StandIn(token_ids=mode, planted=PLANTED) as server:
         rows, backend = _judge(server, tmp_path, PairwiseProtocol())
-    # asked once, then remembered: the server answered top-k only
-    assert _asked(server) == [IDS] + [None] * 5
+    # asked once, then remembered: the server answered top-k only; that first prompt
+    # is asked again without the field (its answer named tokens by id, or was a top-k
+    # read for the exact ids)
+    assert _asked(server) == [IDS] + [None] * 6
+    assert "return_tokens_as_token_ids" not in server.bodies[1]
     assert backend.exact_ids is False
     # before, B's absence read as P(B) = 0 and every row scored p_slot_a = 1.0, "ok"
     assert set(rows["status"]) == {"unparsed"}
     assert rows["value"].isna().all()
     assert set(rows["reason"]) == {OUTSIDE}
+
+
+@pytest.mark.parametrize("mode", ["ignored", "unknown"])
+def test_a_top_k_that_holds_every_verdict_is_not_taken_for_an_exact_answer(
+    mode: str, tmp_path: Path
+) -> None:
+    # top 25 holds A, " A", B, " B" and C: before, a server that ignored the field
+    # passed for one that honoured it (every requested text was in its answer) and
+    # the run said "exact"; an exact answer holds only the requested ids and the
+    # sampled token, never 25 tokens
+    with StandIn(token_ids=mode, planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol(top_k=25))
+    assert backend.exact_ids is False and "ignored" in backend.exact_note
+    assert _asked(server) == [IDS] + [None] * 6
+    first = rows[rows["slot"] == "first"]
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
+
+
+def test_a_server_naming_tokens_by_id_is_read_exactly(tmp_path: Path) -> None:
+    # vLLM started with --return-tokens-as-token-ids names every token token_id:N;
+    # before, no requested text matched those names and every row fell to top-k
+    # (unparsed here: B is outside the top 20)
+    with StandIn(token_ids="honoured", planted=PLANTED, server_token_ids=True) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol())
+    assert backend.exact_ids is True and set(rows["status"]) == {"ok"}
+    first = rows[rows["slot"] == "first"]
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
 
 
 def test_refused_retries_without_the_field_and_remembers(tmp_path: Path) -> None:
@@ -94,6 +132,7 @@ def test_refused_retries_without_the_field_and_remembers(tmp_path: Path) -> None
     assert server.served.get("ok") == 7  # 6 prompts + the refused first try
     assert _asked(server) == [IDS] + [None] * 6
     assert backend.exact_ids is False and "refused" in backend.exact_note
+    assert "out-of-vocab token ids" in backend.exact_note  # vLLM's own message
     assert set(rows["status"]) == {"ok"}
     first = rows[rows["slot"] == "first"]
     assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
@@ -171,3 +210,60 @@ def test_a_verdict_without_a_single_token_id_means_top_k(
     assert _asked(server) == [None] * 6 and backend.exact_ids is False
     assert "single-token" in backend.exact_note
     assert set(rows["reason"]) == {OUTSIDE}
+
+
+def _select(texts: tuple[str, ...]) -> VerdictTokens:
+    return VerdictTokens(lambda t: t.strip() in ("A", "B"), texts)
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_the_exact_answer_holds_the_sampled_token_and_is_read_by_id(endpoint: str) -> None:
+    # vLLM returns the sampled token (A, argmax) beside the requested ids (B, " B"):
+    # the answer is exact, and only the requested tokens are read from it
+    prompt = Prompt(messages=(Message("user", "Which is better?"),))
+    select = _select(("B", " B"))
+
+    async def ask(backend: HTTPBackend) -> list[Any]:
+        try:
+            return await backend.next_token_logprobs([prompt], top_k=20, select=select)
+        finally:
+            await backend.aclose()
+
+    with StandIn(token_ids="honoured", planted=PLANTED) as server:
+        backend = HTTPBackend(server.base_url, model="m", endpoint=endpoint)  # type: ignore[arg-type]
+        (got,) = asyncio.run(ask(backend))
+    assert backend.exact_ids is True and not isinstance(got, TopK)
+    assert got == pytest.approx({"B": math.log(0.01), " B": math.log(0.004)}, abs=1e-12)
+    body = server.bodies[0]
+    assert body["logprob_token_ids"] == [STANDIN_VOCAB["B"], STANDIN_VOCAB[" B"]]
+    assert body["logprobs"] is True if endpoint == "chat" else body["logprobs"] == 20
+
+
+def test_more_verdict_ids_than_vllm_takes_means_top_k() -> None:
+    # vLLM refuses more than 128 ids (HTTP 400); the judge does not send them
+    texts = tuple(chr(0x4E00 + k) for k in range(129))  # one token each in the stand-in
+
+    async def ids(backend: HTTPBackend) -> dict[int, str]:
+        try:
+            return await backend._verdict_ids(texts)
+        finally:
+            await backend.aclose()
+
+    with StandIn(token_ids="honoured") as server:
+        backend = HTTPBackend(server.base_url, model="m")
+        assert asyncio.run(ids(backend)) == {}
+    assert backend.exact_ids is False and "128" in backend.exact_note
+
+
+def test_tokenize_is_asked_without_special_tokens() -> None:
+    # vLLM's /tokenize adds the BOS unless told not to: "A" would be two tokens
+    with StandIn(token_ids="honoured") as server:
+        backend = HTTPBackend(server.base_url, model="m")
+
+        async def ids() -> dict[int, str]:
+            try:
+                return await backend._verdict_ids(("A", " A"))
+            finally:
+                await backend.aclose()
+
+        assert asyncio.run(ids()) == {STANDIN_VOCAB["A"]: "A", STANDIN_VOCAB[" A"]: " A"}

@@ -17,9 +17,14 @@ loop run in a daemon thread.
 
 vLLM's exact verdict log-probs: with ``token_ids`` set, the stand-in serves vLLM's
 ``/tokenize`` (over :data:`STANDIN_VOCAB`; other text one id per character) and
-treats the ``logprob_token_ids`` request field as ``"honoured"`` (the answer holds
-the log-probs of exactly those ids), ``"ignored"`` (top-k as usual) or
-``"refused"`` (HTTP 400 naming the field). ``planted`` replaces the hashed
+treats the ``logprob_token_ids`` request field as vLLM with PR #43463 does
+(``"honoured"``: validated, then the answer's ``top_logprobs`` hold the sampled
+token and every requested id), as vLLM before it does (``"ignored"``: top-k as
+usual, though its per-request ``return_tokens_as_token_ids`` is honoured), as a
+server that knows neither field does (``"unknown"``), or as vLLM answers ids its
+vocabulary does not hold (``"refused"``: HTTP 400 naming the field).
+``server_token_ids`` is vLLM's ``--return-tokens-as-token-ids`` (tokens named
+``token_id:N`` unless a request says otherwise). ``planted`` replaces the hashed
 distribution with given log-probs, cut to the top-k the request asks for.
 """
 
@@ -52,13 +57,40 @@ FAULTS = (
     "leaktext",
     "noverdict",
 )
-TOKEN_ID_MODES = ("honoured", "ignored", "refused")
+TOKEN_ID_MODES = ("honoured", "ignored", "unknown", "refused")
+#: the modes that are vLLM (they know return_tokens_as_token_ids)
+_VLLM_MODES = ("honoured", "ignored", "refused")
 #: the stand-in tokenizer's single-token texts and their ids
 STANDIN_VOCAB = {t: i for i, t in enumerate(["A", "B", "C", " A", " B", " C", "The", "I"], 1)}
+#: the stand-in model's vocabulary size: ids 1000 + code point for other characters,
+#: from 2,000,000 for other texts the stand-in generates or plants
+STANDIN_VOCAB_SIZE = 3_000_000
 #: the log-prob the stand-in gives a token id outside its distribution (p ~ 0)
 ABSENT_LOGPROB = -1e4
+#: vLLM's most ids in one logprob_token_ids, and its floor on a reported log-prob
+_MAX_IDS = 128
+_FLOOR = -9999.0
 #: the log-prob a broken server sends for every token, per fault
 _BAD_LOGPROB = {"nan": math.nan, "inf": math.inf, "huge": 1e308}
+
+
+def standin_token_id(text: str) -> int:
+    """The stand-in tokenizer's id for a token text."""
+    if text in STANDIN_VOCAB:
+        return STANDIN_VOCAB[text]
+    if len(text) == 1:
+        return 1000 + ord(text)
+    return 2_000_000 + int.from_bytes(hashlib.sha256(text.encode()).digest()[:4]) % 1_000_000
+
+
+def _standin_text(token_id: int) -> str:
+    """The text of an id, where the stand-in knows one (else a placeholder)."""
+    names = {i: t for t, i in STANDIN_VOCAB.items()}
+    if token_id in names:
+        return names[token_id]
+    if 1000 <= token_id < 1000 + 0x110000:
+        return chr(token_id - 1000)
+    return f"<unk{token_id}>"
 
 
 def standin_distribution(text: str) -> dict[str, float]:
@@ -87,6 +119,8 @@ class StandIn:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     #: what the server does with vLLM's logprob_token_ids; None: no /tokenize route
     token_ids: str | None = None
+    #: vLLM's --return-tokens-as-token-ids: tokens named token_id:N by default
+    server_token_ids: bool = False
     #: next-token log-probs for every prompt instead of the hashed ones
     planted: Mapping[str, float] | None = None
     tokenize_calls: int = 0
@@ -222,9 +256,9 @@ class StandIn:
         except json.JSONDecodeError:
             return 400, {}, b'{"error": "bad json"}'
         self.bodies.append(req)
-        if self.token_ids == "refused" and "logprob_token_ids" in req:
-            msg = {"error": "extra fields not permitted: logprob_token_ids", "code": 400}
-            return 400, {}, json.dumps(msg).encode()
+        refusal = self._check_token_ids(path, req)
+        if refusal is not None:
+            return 400, {}, json.dumps(refusal).encode()
         answer = self._completion(
             path,
             req,
@@ -251,11 +285,6 @@ class StandIn:
         asked = req.get("top_logprobs") if chat else req.get("logprobs")
         if self.planted is not None and isinstance(asked, int) and asked > 0:
             dist = dict(sorted(dist.items(), key=lambda kv: -kv[1])[:asked])
-        ids = req.get("logprob_token_ids")
-        if self.token_ids == "honoured" and isinstance(ids, list):
-            whole = dict(self.planted) if self.planted is not None else standin_distribution(text)
-            names = {i: t for t, i in STANDIN_VOCAB.items()}
-            dist = {names[i]: whole.get(names[i], ABSENT_LOGPROB) for i in ids if i in names}
         if bad is not None:
             dist = dict.fromkeys(dist, bad)
         verdict = max(("A", "B", "C"), key=lambda k: dist.get(k, -math.inf))
@@ -266,33 +295,100 @@ class StandIn:
             tokens = ["The"] if max_tokens == 1 else ["The", " two", " tie", "."]
         top = [dist for _ in tokens]
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
-        if chat:
-            choice["message"] = {"role": "assistant", "content": "".join(tokens)}
-            if req.get("logprobs") and not drop_logprobs:
+        _set_text(choice, "".join(tokens), chat=chat)
+        if not req.get("logprobs") or drop_logprobs:
+            pass
+        elif self.token_ids == "honoured" and req.get("logprob_token_ids"):
+            whole = dict(self.planted) if self.planted is not None else standin_distribution(text)
+            if bad is not None:
+                whole = dict.fromkeys(whole, bad)
+            ids = [int(i) for i in req["logprob_token_ids"]]
+            choice["logprobs"] = _exact_logprobs(chat, tokens, whole, ids, self._as_ids(req))
+        else:
+            name = _namer(self._as_ids(req))
+            if chat:
                 choice["logprobs"] = {
                     "content": [
                         {
-                            "token": t,
+                            "token": name(t),
                             "logprob": d.get(t, -5.0),
-                            "top_logprobs": [{"token": k, "logprob": v} for k, v in d.items()],
+                            "top_logprobs": [
+                                {"token": name(k), "logprob": v} for k, v in d.items()
+                            ],
                         }
                         for t, d in zip(tokens, top, strict=True)
                     ]
                 }
-        else:
-            choice["text"] = "".join(tokens)
-            if req.get("logprobs") and not drop_logprobs:
-                choice["logprobs"] = {"tokens": tokens, "top_logprobs": top}
+            else:
+                named = [{name(k): v for k, v in d.items()} for d in top]
+                choice["logprobs"] = {"tokens": [name(t) for t in tokens], "top_logprobs": named}
         usage = {"prompt_tokens": len(text.split()), "completion_tokens": len(tokens)}
         return {"id": "standin", "object": "text_completion", "choices": [choice], "usage": usage}
 
+    def _as_ids(self, req: dict[str, Any]) -> bool:
+        """Are tokens named ``token_id:N`` in this answer? (vLLM: the request's
+        ``return_tokens_as_token_ids``, else the server's flag; others: never)"""
+        if self.token_ids not in _VLLM_MODES:
+            return False
+        asked = req.get("return_tokens_as_token_ids")
+        return self.server_token_ids if asked is None else bool(asked)
+
+    def _check_token_ids(self, path: str, req: dict[str, Any]) -> dict[str, Any] | None:
+        """vLLM's HTTP 400 body for a ``logprob_token_ids`` it refuses, else None.
+
+        Facts from vllm-project/vllm: the request models' ``check_logprobs`` validator
+        (vllm/entrypoints/openai/{chat_completion,completion}/protocol.py @ 002032ee2b18)
+        refuses an empty list, beam search, and a request without ``logprobs`` (chat:
+        not true; completions: unset); ``SamplingParams._validate_logprobs``
+        (vllm/sampling_params.py @ 00388f6573cc) refuses more than 128 ids and ids
+        outside ``[0, vocab size)``. Either way the answer is HTTP 400 with the body
+        ``{"error": {"message", "type", "param": "logprob_token_ids", "code": 400}}``.
+        """
+        ids = req.get("logprob_token_ids")
+        if self.token_ids not in ("honoured", "refused") or ids is None:
+            return None
+        chat = path.endswith("/chat/completions")
+        why = None
+        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            why = "Input should be a valid list of integers"
+        elif not ids:
+            why = "`logprob_token_ids` must not be an empty list."
+        elif (not req.get("logprobs")) if chat else req.get("logprobs") is None:
+            must = "set to true" if chat else "set"
+            why = f"when using `logprob_token_ids`, `logprobs` must be {must}."
+        elif len(ids) > _MAX_IDS:
+            why = (
+                f"Requested logprob_token_ids of length {len(ids)}, which is greater "
+                f"than max allowed: {_MAX_IDS}"
+            )
+        else:
+            size = STANDIN_VOCAB_SIZE if self.token_ids == "honoured" else 1
+            out = [i for i in ids if not 0 <= i < size]
+            if out:
+                why = (
+                    f"token_id(s) {out} in logprob_token_ids contain out-of-vocab token "
+                    f"ids. Vocabulary size: {size}"
+                )
+        if why is None:
+            return None
+        error = {"message": why, "type": "BadRequestError", "param": "logprob_token_ids"}
+        return {"error": {**error, "code": 400}}
+
     def _tokenize(self, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        """vLLM's ``/tokenize`` for a ``prompt`` body (vllm/entrypoints/serve/tokenize/
+        protocol.py @ 030ea52effcb): ``add_special_tokens`` defaults to true (the
+        stand-in's BOS is id 0); the answer is ``{count, max_model_len, tokens,
+        token_strs}``."""
         if self.token_ids is None:
             return 404, {}, b'{"detail": "Not Found"}'
         self.tokenize_calls += 1
-        text = str(json.loads(raw).get("prompt", ""))
+        req = json.loads(raw)
+        text = str(req.get("prompt", ""))
         ids = [STANDIN_VOCAB[text]] if text in STANDIN_VOCAB else [1000 + ord(c) for c in text]
-        return 200, {}, json.dumps({"tokens": ids, "count": len(ids)}).encode()
+        if req.get("add_special_tokens", True):
+            ids = [0, *ids]
+        answer = {"count": len(ids), "max_model_len": 4096, "tokens": ids, "token_strs": None}
+        return 200, {}, json.dumps(answer).encode()
 
 
 def _leak(auth: str) -> str:
@@ -309,8 +405,62 @@ def _leak(auth: str) -> str:
     return json.dumps(body).replace("/", "\\/")
 
 
-def _set_text(choice: dict[str, Any], text: str) -> None:
-    if "message" in choice:
-        choice["message"]["content"] = text
+def _set_text(choice: dict[str, Any], text: str, *, chat: bool | None = None) -> None:
+    if chat if chat is not None else "message" in choice:
+        choice["message"] = {"role": "assistant", **choice.get("message", {}), "content": text}
     else:
         choice["text"] = text
+
+
+def _namer(as_ids: bool) -> Any:
+    """How a token text is named in an answer: itself, or vLLM's ``token_id:N``."""
+    if as_ids:
+        return lambda t: f"token_id:{standin_token_id(t)}"
+    return lambda t: t
+
+
+def _exact_logprobs(
+    chat: bool, tokens: list[str], whole: dict[str, float], ids: list[int], as_ids: bool
+) -> dict[str, Any]:
+    """The ``logprobs`` of an answer that honoured ``logprob_token_ids``.
+
+    Shape from vllm-project/vllm (facts, no code): at each generated position the
+    engine's log-prob dict holds the sampled token first, then the requested ids
+    (one entry per distinct id); with the field set the serving layer emits that
+    whole dict, not a top-k cut (``return_all`` in chat_completion/serving.py @
+    006c49d485f9; ``if logprob_token_ids or ...`` in completion/serving.py @
+    030ea52effcb). Each log-prob is clamped at -9999.0; a token is named by its
+    decoded text or, with ``return_tokens_as_token_ids``, ``token_id:N``. Chat:
+    ``content[i] = {token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}``;
+    completions: ``{text_offset, token_logprobs, tokens, top_logprobs: [{name: lp}]}``.
+    """
+
+    def name(token_id: int, text: str) -> str:
+        return f"token_id:{token_id}" if as_ids else text
+
+    # per position: {id: (text, log-prob)}, the sampled token first
+    steps: list[dict[int, tuple[str, float]]] = []
+    for t in tokens:
+        step = {standin_token_id(t): (t, max(whole.get(t, ABSENT_LOGPROB), _FLOOR))}
+        for i in ids:
+            text = _standin_text(i)
+            step.setdefault(i, (text, max(whole.get(text, ABSENT_LOGPROB), _FLOOR)))
+        steps.append(step)
+    sampled = [(standin_token_id(t), t) for t in tokens]
+    if chat:
+        content = []
+        for (tid, t), step in zip(sampled, steps, strict=True):
+            top = [
+                {"token": name(i, k), "logprob": v, "bytes": list(name(i, k).encode())}
+                for i, (k, v) in step.items()
+            ]
+            entry = {"token": name(tid, t), "logprob": step[tid][1], "bytes": list(t.encode())}
+            content.append({**entry, "top_logprobs": top})
+        return {"content": content}
+    names = [name(tid, t) for tid, t in sampled]
+    return {
+        "text_offset": [sum(len(n) for n in names[:k]) for k in range(len(names))],
+        "token_logprobs": [step[tid][1] for (tid, _), step in zip(sampled, steps, strict=True)],
+        "tokens": names,
+        "top_logprobs": [{name(i, k): v for i, (k, v) in step.items()} for step in steps],
+    }

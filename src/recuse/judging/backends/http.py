@@ -70,6 +70,11 @@ Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
 PromptLogprobMode = Literal["echo", "vllm"]
 PROMPT_LOGPROB_MODES: tuple[str, ...] = ("echo", "vllm")
+#: the most ids vLLM takes in one logprob_token_ids (vllm/sampling_params.py,
+#: MAX_LOGPROB_TOKEN_IDS, vllm-project/vllm @ 00388f6573cc); more is an HTTP 400
+MAX_LOGPROB_TOKEN_IDS = 128
+#: the vLLM request fields the exact verdict log-probs use; a 400 naming one is a refusal
+_VLLM_FIELDS = ("logprob_token_ids", "return_tokens_as_token_ids")
 
 
 def render_chatml(prompt: Prompt) -> str:
@@ -326,33 +331,68 @@ class HTTPBackend(Backend):
             ids = await self._verdict_ids(candidates, needed) if candidates else {}
             try:
                 path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
-                if ids and self.exact_ids is not False:
-                    try:
-                        data = await self._post(path, {**body, "logprob_token_ids": list(ids)})
-                    except _PromptRejected as exc:
-                        if "logprob_token_ids" not in exc.said:
-                            raise
-                        self._no_exact("the server refused logprob_token_ids (HTTP 400)")
-                        data = await self._post(path, body)
-                else:
-                    data = await self._post(path, body)
+                exact = await self._exact(path, body, ids) if ids else None
+                if exact is not None:
+                    out.append(exact)
+                    continue
+                data = await self._post(path, body)
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
             _, dists = token_logprobs(data["choices"][0])
             if not dists:
                 raise TransientError("response has no logprobs")
-            dist = dists[0]
-            wanted = set(ids.values())
-            if ids and self.exact_ids is not False and wanted <= dist.keys():
-                self.exact_ids = True
-                self.exact_note = "logprob_token_ids honoured"
-                out.append({t: dist[t] for t in wanted})
-                continue
-            if ids and self.exact_ids is None:
-                self._no_exact("the server ignored logprob_token_ids (top-k only)")
-            out.append(TopK(dist))
+            out.append(TopK(dists[0]))
         return out
+
+    async def _exact(
+        self, path: str, body: dict[str, Any], ids: dict[int, str]
+    ) -> dict[str, float] | None:
+        """The log-probs of exactly the tokens ``ids`` (id -> text) after this prompt,
+        from vLLM's ``logprob_token_ids``; None where the server does not honour it
+        (then remembered, and the caller asks again without it).
+
+        What vLLM does (vllm-project/vllm, PR #43463; read at
+        vllm/entrypoints/openai/{chat_completion,completion}/protocol.py @ 002032ee2b18,
+        chat_completion/serving.py @ 006c49d485f9, completion/serving.py @ 030ea52effcb):
+        the field needs ``logprobs`` (chat: true; completions: a count), replaces the
+        top-k at each generated position (the top-k count is then not used), and the
+        answer's usual ``top_logprobs`` (completions: one dict per position; chat:
+        ``content[i].top_logprobs``) holds the sampled token plus every requested id,
+        each log-prob clamped at -9999. Bad ids (out of the vocabulary, more than 128,
+        an empty list) are an HTTP 400 whose message names the field. We also send
+        vLLM's per-request ``return_tokens_as_token_ids``, so the answer names tokens
+        ``token_id:N`` and is read by id, not by the server's decoding of each token
+        (which need not equal the text /tokenize was given). The answer counts as
+        honoured only when its ids are all the requested ones plus at most the
+        sampled token: a server that ignores the field answers its natural top-k,
+        which has more ids whenever top-k exceeds the requested ids by two or more
+        (and where it does not, those log-probs are the exact ones anyway).
+        """
+        if self.exact_ids is False:
+            return None
+        asked = {**body, "logprob_token_ids": list(ids), "return_tokens_as_token_ids": True}
+        try:
+            data = await self._post(path, asked)
+        except _PromptRejected as exc:
+            if not any(name in exc.said for name in _VLLM_FIELDS):
+                raise
+            self._no_exact(f"the server refused logprob_token_ids ({exc})")
+            return None
+        tokens, dists = token_logprobs(data["choices"][0])
+        if not dists:
+            raise TransientError("response has no logprobs")
+        got = _by_token_id(dists[0])
+        sampled = _token_id(tokens[0]) if tokens else None
+        if got is not None and ids.keys() <= got.keys() <= ids.keys() | {sampled}:
+            self.exact_ids = True
+            self.exact_note = "logprob_token_ids honoured"
+            return {text: got[i] for i, text in ids.items()}
+        if self.exact_ids is None:  # (requests in flight may have concluded it already)
+            self._no_exact("the server ignored logprob_token_ids (top-k only)")
+        elif self.exact_ids:
+            self._no_exact("the server stopped returning every requested verdict id (top-k only)")
+        return None
 
     def logprobs_line(self, top_k: int) -> str | None:
         """What the run's verdict log-probs were, for the user (None: none were read
@@ -391,6 +431,11 @@ class HTTPBackend(Backend):
     async def _tokenize_ids(
         self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...]
     ) -> dict[int, str]:
+        # vLLM's /tokenize (vllm/entrypoints/serve/tokenize/protocol.py @ 030ea52effcb):
+        # at the server root, for chat and completion models alike; a "prompt" body
+        # is tokenized as text (a "messages" body would get the chat template);
+        # add_special_tokens defaults to true (a BOS would make every text two
+        # tokens); the answer is {count, max_model_len, tokens, token_strs}
         found: dict[int, str] = {}
         for text in candidates:
             try:
@@ -411,6 +456,9 @@ class HTTPBackend(Backend):
                 return {}
             if len(tokens) == 1 and tokens[0] not in found:
                 found[tokens[0]] = text
+        if len(found) > MAX_LOGPROB_TOKEN_IDS:
+            self._no_exact(f"more than vLLM's {MAX_LOGPROB_TOKEN_IDS} verdict token ids")
+            return {}
         if any(not set(group) & set(found.values()) for group in needed):
             # an exact answer would hold no token for that verdict: Eq. 3 would read
             # P = 0 for it, so top-k (where its absence is counted) is used instead
@@ -630,6 +678,24 @@ class _PromptRejected(Exception):
     def __init__(self, reason: str, *, said: str = "") -> None:
         super().__init__(reason)
         self.said = said  # the whole (scrubbed) body the server sent
+
+
+def _token_id(token: str) -> int | None:
+    """N from vLLM's ``token_id:N`` token name, else None."""
+    digits = token.removeprefix("token_id:")
+    return int(digits) if digits != token and digits.isdigit() else None
+
+
+def _by_token_id(dist: dict[str, float]) -> dict[int, float] | None:
+    """``{id: log-prob}`` from a distribution keyed ``token_id:N``; None when any key
+    is not of that form (the server named its tokens by text)."""
+    out: dict[int, float] = {}
+    for token, lp in dist.items():
+        tid = _token_id(token)
+        if tid is None:
+            return None
+        out[tid] = lp
+    return out
 
 
 def _text(choice: dict[str, Any]) -> str | None:

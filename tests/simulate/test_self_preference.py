@@ -66,3 +66,21 @@ def test_a_judge_that_is_no_author_has_truth_zero_and_bad_input_is_refused() -> 
         simulate_self_preference({"m0": AuthorJudge(1.0, tau=2.0)}, {"m0": 0.0, "m1": 1.0})
     with pytest.raises(ConfigError, match="rate"):
         theta_for_own_rate(1.0, OTHER_STRENGTHS)
+
+
+def test_truth_holds_for_a_near_perfect_judge() -> None:
+    """κ = 20 makes the pick curve nearly a step in the quality draw: the truth's
+    quadrature must still match a large draw and, since such a judge all but follows
+    the reference, the reference's own rate (before: a fixed 80-node Gauss–Hermite
+    rule read 0.777 where the draw gives 0.760, so the planted truth was 0.006 low)."""
+    strengths = {"m0": theta_for_own_rate(0.76, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    sim = simulate_self_preference({"m0": AuthorJudge(20.0)}, strengths, n_prompts=6000, seed=7)
+    drawn, _ = _own_pick_rate(sim.pairs, "m0")
+    p0 = sim._p0_own("m0")
+    assert p0 == pytest.approx(drawn, abs=0.006)  # se of the draw ~ 0.003
+    assert p0 == pytest.approx(0.76, abs=0.004)  # ties within 1/20 of a quality unit flip
+    assert p0 < 0.76  # ... toward chance, never away
+    planted = simulate_self_preference(
+        {"m0": AuthorJudge(20.0, tau=0.3)}, strengths, n_prompts=5, seed=0
+    )
+    assert planted.true_value("m0") == pytest.approx(0.3 * (1 - p0), abs=1e-12)

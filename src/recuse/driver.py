@@ -24,6 +24,7 @@ import pandas as pd
 
 from recuse.analyses import REGISTRY, selected
 from recuse.analyses.base import (
+    BOOTSTRAP_WORDS,
     FAST_CHECKS,
     Analysis,
     AuditOptions,
@@ -282,9 +283,8 @@ def run_audit(
         packages=_packages(),
     )
     notes = (
-        f"Intervals: {o.level:.0%}; pairwise metrics use a BCa bootstrap that "
-        f"resamples prompts ({o.n_boot} resamples, seed {o.seed}); the regression uses "
-        f"{o.se} robust standard errors.",
+        f"Intervals: {o.level:.0%}; pairwise metrics: {BOOTSTRAP_WORDS}; {o.n_boot} "
+        f"resamples, seed {o.seed}; the regression uses {o.se} robust standard errors.",
         *(
             f"In {i.name} the reference label is {i.source.label}, not a human judgment: "
             "where this report says human(s), read that label."

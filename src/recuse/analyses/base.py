@@ -24,8 +24,9 @@ import pandas as pd
 
 from recuse.data.inputs import Input, TableKind
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT
+from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT
 from recuse.metrics.result import MetricResult
+from recuse.metrics.self_preference import CALIBRATED_INTERVAL
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
 from recuse.outputs import file_name
@@ -53,6 +54,15 @@ SELF_SCOPE_NOTE: dict[str, str] = {
 SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 SLUG_MAX = 100  # bytes of a table/figure name derived from input names
+
+#: the audit's interval methods in words (its settings and notes): BCa, except the
+#: metrics that name their own interval — the competence-calibrated self-preference and
+#: its familiarity mediation (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`)
+BOOTSTRAP_WORDS = (
+    f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']}, except a "
+    f"{INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated self-preference "
+    "and its familiarity mediation (each result's method names its interval)"
+)
 
 
 @dataclass(frozen=True)
@@ -115,7 +125,7 @@ class AuditOptions:
         return {
             "level": self.level,
             "bootstrap resamples (n_boot)": self.n_boot,
-            "bootstrap": "BCa (jackknife acceleration), clustered by prompt",
+            "bootstrap": BOOTSTRAP_WORDS,
             "judges": ", ".join(self.judges) if self.judges else "all",
             "min_n (smallest group estimated)": self.min_n,
             "verdicts (--orders)": f"{self.orders}: {ORDERS_NOTE[self.orders]} (verdict='prob')",

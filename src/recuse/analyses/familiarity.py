@@ -136,6 +136,9 @@ def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[
                     "own − other log-perplexity (nats)": c["own_log_ppl_gap"],
                     "n": r.n,
                     "prompts": r.n_clusters,
+                    # e.g. the calibrated estimate's "extrapolated competence", which
+                    # the direct part and the share rest on
+                    "warnings": "; ".join(r.warnings),
                 }
             )
     if rows:

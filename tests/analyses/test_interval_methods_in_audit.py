@@ -1,0 +1,67 @@
+"""The audit says which interval each number has, and carries the calibrated estimate's
+caveats wherever its numbers are shown.
+
+On the committed JudgeBench per-pair file (examples/output/familiarity_judgebench_pairs.csv):
+the calibrated self-preference and the familiarity mediation use the percentile
+interval (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`), the other
+pairwise metrics BCa, so the report's notes and settings must not say every pairwise
+metric is BCa; and SmolLM2-135M's calibrated estimate is marked "extrapolated
+competence", which the mediation's direct part and share carry (the indirect part is
+learnt on other pairs) — in the mediation table of the page and of report.json too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from recuse.cli import main
+from recuse.metrics.self_preference import familiarity_mediation
+
+OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
+PAIRS = OUTPUT / "familiarity_judgebench_pairs.csv"
+SMOL = "smollm2-135m-instruct"
+MARK = "extrapolated competence"
+
+
+def _audit(tmp_path: Path, only: str) -> tuple[dict[str, Any], str]:
+    out = tmp_path / only
+    args = ["audit", str(PAIRS), "--only", only, "--n-boot", "100", "--robustness", "none"]
+    assert main([*args, "--out", str(out)]) == 0
+    return json.loads((out / "report.json").read_text()), (out / "report.html").read_text()
+
+
+def test_notes_and_settings_name_the_percentile_interval_of_the_calibrated_estimate(
+    tmp_path: Path,
+) -> None:
+    report, page = _audit(tmp_path, "self-preference")
+    (section,) = [s for s in report["sections"] if s["id"] == "self-preference"]
+    methods = {f["bias"]: f["method"] for f in section["findings"]}
+    assert methods["self_preference_calibrated"].endswith(
+        "90% percentile interval, cluster bootstrap over prompts (100 resamples)"
+    )
+    assert "BCa interval" in methods["self_preference_eo"]  # EO keeps BCa
+    (note,) = [n for n in report["notes"] if n.startswith("Intervals:")]
+    setting = report["provenance"]["options"]["bootstrap"]
+    for text in (note, setting):
+        assert "BCa" in text and "percentile" in text, text
+        assert "calibrated self-preference" in text, text
+    assert "pairwise metrics use a BCa bootstrap" not in page
+
+
+def test_mediation_table_carries_the_calibrated_estimates_warning(tmp_path: Path) -> None:
+    report, page = _audit(tmp_path, "familiarity")
+    (name,) = [k for k in report["tables"] if k.startswith("mediation-")]
+    rows = pd.DataFrame(report["tables"][name]["rows"])
+    marked = {(r.judge, r.part) for r in rows.itertuples() if str(r.warnings).startswith(MARK)}
+    assert marked == {(SMOL, "familiarity_direct"), (SMOL, "familiarity_share")}
+    # the same words as the metric's own results
+    pairs = pd.read_csv(PAIRS)
+    direct = familiarity_mediation(pairs, judge=SMOL, n_boot=100)[1]
+    (words,) = [w for w in direct.warnings if w.startswith(MARK)]
+    shown = rows[(rows["judge"] == SMOL) & (rows["part"] == "familiarity_direct")]
+    assert shown["warnings"].item() == "; ".join(direct.warnings)
+    assert words.split(";")[0] in page

@@ -87,17 +87,18 @@ import argparse
 import json
 import platform
 import re
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
 
 import recuse
-from recuse.errors import EstimationError
+from recuse.errors import EstimationError, InputError, RecuseError
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
@@ -292,19 +293,53 @@ def print_step_7(results: list[MetricResult], skipped: list[Skipped]) -> None:
         print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
 
 
+def _refuse(message: str) -> NoReturn:
+    """One line on stderr and exit 2: bad input, nothing written."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _step_7_inputs() -> tuple[dict[str, Any], pd.DataFrame, list[str], dict[str, int]]:
+    """The committed JSON (with its generators and step-7 settings) and per-pair file,
+    checked to belong together: every column step 7 reads, valid verdicts and labels,
+    and the JSON's rows per judge."""
+    path, pairs_path = OUT / "familiarity_judgebench.json", OUT / "familiarity_judgebench_pairs.csv"
+    fix = "restore the committed files (git checkout examples/output) or rerun the example"
+    try:
+        report = json.loads(path.read_text())
+        opts = {key: int(report["settings"][key]) for key in ("n_boot", "seed", "min_n")}
+        counts = dict(report["counts"]["rows_with_verdict"])
+        generators = [n for n, j in report["judges"].items() if j["generator"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        _refuse(f"{path}: not a complete run of this example ({type(exc).__name__}: {exc}) — {fix}")
+    try:
+        judged = pd.read_csv(pairs_path)
+        missing = [c for c in PAIR_COLUMNS if c not in judged.columns]
+        if missing:
+            raise InputError(f"column {missing[0]!r} missing (needs {', '.join(PAIR_COLUMNS)})")
+        validate_pairs(judged)  # one-line errors naming the row and field
+    except (OSError, ValueError, RecuseError) as exc:
+        _refuse(f"{pairs_path}: {exc} — {fix}")
+    rows = judged.groupby("judge").size().to_dict()
+    if rows != counts:
+        _refuse(
+            f"{pairs_path}: rows per judge {rows}, but the JSON's run judged {counts} — not "
+            f"the file the JSON describes; {fix}"
+        )
+    return report, judged, generators, opts
+
+
 def recompute_step_7() -> None:
     """Step 7 again from the committed ``familiarity_judgebench_pairs.csv`` with the
     committed JSON's settings (``n_boot``, ``seed``, ``min_n``): the two sections are
-    replaced, everything else in the JSON is kept."""
+    replaced, everything else in the JSON is kept. A missing or damaged file (or one
+    that does not match the JSON's rows per judge) is refused with one line, exit 2,
+    and the JSON left as it is."""
     path = OUT / "familiarity_judgebench.json"
-    report = json.loads(path.read_text())
-    settings = report["settings"]
-    judged = pd.read_csv(OUT / "familiarity_judgebench_pairs.csv")
-    generators = [n for n, j in report["judges"].items() if j["generator"]]
+    report, judged, generators, opts = _step_7_inputs()
     calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
-        judged, generators, n_boot=settings["n_boot"], seed=settings["seed"],
-        min_n=settings["min_n"],
-    )  # fmt: skip
+        judged, generators, **opts
+    )
     report.update(step_7_sections(calibrated, cal_skipped, mediation, med_skipped))
     path.write_text(json.dumps(report, indent=2, default=str, allow_nan=False) + "\n")
     print_step_7(calibrated + mediation, cal_skipped + med_skipped)

@@ -89,3 +89,56 @@ def test_pairs_pit_a_right_answer_against_a_wrong_one() -> None:
         assert other_text.isupper() == own_right and other_text[0] in "GgCc"
         assert p["human"] == float((own == "a") == own_right)
         assert p["prompt"] == "Q" + p["prompt_id"].rsplit(":", 1)[1]
+
+
+def _committed_copy(tmp_path: Path) -> Path:
+    """The committed step-7 inputs (JSON and per-pair file) copied to ``tmp_path``."""
+    for name in ("familiarity_judgebench.json", "familiarity_judgebench_pairs.csv"):
+        (tmp_path / name).write_bytes((EXAMPLES / "output" / name).read_bytes())
+    return tmp_path
+
+
+def _damage_csv(path: Path, how: str) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    if how == "truncated":  # a half-copied file: valid rows, too few of them
+        path.write_text("".join(lines[:40]))
+    elif how == "wrong columns":
+        path.write_text("a,b\n1,2\n")
+    elif how == "bad value":  # a verdict that is no probability
+        cells = lines[5].split(",")
+        cells[7] = "banana"  # p_a_first
+        path.write_text("".join([*lines[:5], ",".join(cells), *lines[6:]]))
+    else:
+        path.unlink()
+
+
+@pytest.mark.parametrize("how", ["truncated", "wrong columns", "bad value", "missing"])
+def test_from_pairs_refuses_a_damaged_pairs_file_and_keeps_the_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    out = _committed_copy(tmp_path)
+    before = (out / "familiarity_judgebench.json").read_bytes()
+    _damage_csv(out / "familiarity_judgebench_pairs.csv", how)
+    monkeypatch.setattr(example, "OUT", out)
+    with pytest.raises(SystemExit) as stop:
+        example.recompute_step_7()
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1 and "familiarity_judgebench_pairs.csv" in message
+    # the committed results are not replaced by skips or by numbers from a broken file
+    assert (out / "familiarity_judgebench.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("text", ["{oops", '{"judges": {}}', ""])
+def test_from_pairs_refuses_a_damaged_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    out = _committed_copy(tmp_path)
+    (out / "familiarity_judgebench.json").write_text(text)
+    monkeypatch.setattr(example, "OUT", out)
+    with pytest.raises(SystemExit) as stop:
+        example.recompute_step_7()
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1 and "familiarity_judgebench.json" in message
+    assert (out / "familiarity_judgebench.json").read_text() == text

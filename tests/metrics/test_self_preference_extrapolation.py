@@ -149,3 +149,34 @@ def test_most_of_the_own_weight_must_lie_beyond() -> None:
     assert extrapolation_warning(
         own_gaps=np.array([1.2]), own_weights=np.array([1.0]), other_gaps=other, factor=2.0
     )
+
+
+@pytest.mark.parametrize(
+    ("own_gaps", "own_weights", "other_gaps", "factor", "field"),
+    [
+        ([1.0], [1.0], [-0.5], 3.0, "other_gaps"),  # signed gaps: would fire on any own gap
+        ([-2.0], [1.0], [0.1], 3.0, "own_gaps"),  # would silently never fire
+        ([np.nan], [1.0], [0.1], 3.0, "own_gaps"),
+        ([1.0], [1.0], [0.1, np.inf], 3.0, "other_gaps"),
+        ([1.0, 2.0], [1.0], [0.1], 3.0, "own_weights"),  # one weight per own gap
+        ([1.0], [-1.0], [0.1], 3.0, "own_weights"),
+        ([1.0], [1.0], [0.1], 0.0, "factor"),
+        ([1.0], [1.0], [0.1], np.nan, "factor"),
+    ],
+)
+def test_bad_gaps_weights_or_factor_are_refused_not_read(
+    own_gaps: list[float],
+    own_weights: list[float],
+    other_gaps: list[float],
+    factor: float,
+    field: str,
+) -> None:
+    from recuse.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=field):
+        extrapolation_warning(
+            own_gaps=np.array(own_gaps),
+            own_weights=np.array(own_weights),
+            other_gaps=np.array(other_gaps),
+            factor=factor,
+        )

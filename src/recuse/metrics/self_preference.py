@@ -730,7 +730,7 @@ class _Competence:
         gap = np.abs(st[self.ia] - st[self.ib])
         seen = n > 0
         own, other = seen & (self.own != 0), seen & (self.own == 0)
-        if not own.any() or not other.any():
+        if not own.any() or not other.any() or not np.all(np.isfinite(gap[seen])):
             return ()
         words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
         return () if words is None else (words,)
@@ -769,6 +769,8 @@ def extrapolation_warning(
     and amplifies any error in ``κ`` or in the logistic shape by the same ratio.
     Smaller own gaps do not fire: the model places a pair of equal strengths at the
     judge's position lean alone, so a gap between 0 and the gaps seen interpolates.
+    Gaps and weights must be finite and at least 0, one weight per own gap, and
+    ``factor`` positive (else :class:`ConfigError`).
 
     >>> w = extrapolation_warning(own_gaps=np.array([1.03, 1.17]),
     ...                           own_weights=np.array([19.0, 21.0]),
@@ -781,6 +783,22 @@ def extrapolation_warning(
     ...                       other_gaps=np.array([0.1, 1.5])) is None
     True
     """
+    own_gaps, own_weights, other_gaps = (
+        np.asarray(x, dtype=float) for x in (own_gaps, own_weights, other_gaps)
+    )
+    for name, x in (("own_gaps", own_gaps), ("own_weights", own_weights),
+                    ("other_gaps", other_gaps)):  # fmt: skip
+        if x.ndim != 1 or not np.all(np.isfinite(x)) or np.any(x < 0):
+            raise ConfigError(
+                f"{name} must be a flat array of finite numbers of 0 or more (gaps are |s_a − s_b|)"
+            )
+    if own_weights.shape != own_gaps.shape:
+        raise ConfigError(
+            f"own_weights has {own_weights.size} entries, own_gaps {own_gaps.size}: give one "
+            "weight per own pair"
+        )
+    if not (np.isfinite(factor) and factor > 0):
+        raise ConfigError(f"factor must be a positive number (e.g. 3); got {factor!r}")
     total = float(np.sum(own_weights))
     if total <= 0 or len(other_gaps) == 0:
         return None

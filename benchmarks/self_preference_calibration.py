@@ -21,7 +21,8 @@ Part 1 compares the candidate designs' point estimates with no self term (target
 
 EO is the equal-opportunity gap (Wataoka et al., Def. 4.1): its mean is its bias.
 
-Part 2 runs the chosen design (c) with its 90% BCa interval in every cell, with and
+Part 2 runs the chosen design (c) with its 90% percentile interval (the estimator's own,
+:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`) in every cell, with and
 without a planted ``tau = 0.3``: mean, truth, bias, coverage, share flagged, EO mean.
 
 Run: python benchmarks/self_preference_calibration.py [--reps 200] [--compare-reps 20]

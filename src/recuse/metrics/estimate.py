@@ -2,7 +2,8 @@
 
 Every result carries its standard error (the standard deviation of the kept
 bootstrap replicates), its two-sided p-value against the metric's no-bias value
-(``MetricSpec.null``; the BCa interval inverted, :func:`recuse.metrics.bootstrap.p_value`)
+(``MetricSpec.null``; its interval, BCa or percentile, inverted:
+:func:`recuse.metrics.bootstrap.p_value`)
 and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 
 * fewer than :data:`FEW_CLUSTERS` prompts: a cluster bootstrap over so few is unreliable;

@@ -108,7 +108,19 @@ class Skipped:
         return {"metric": self.metric, "judge": self.judge, "reason": self.reason}
 
 
+#: after the core columns in :func:`results_frame`: what is shown next to each number
+FRAME_EXTRAS = ("std_error", "p_value", "warnings")
+
+
 def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
-    """One row per result with the core columns (for tables and CSV files)."""
-    rows = [{k: r.to_dict()[k] for k in CORE_FIELDS} for r in results]
-    return pd.DataFrame(rows, columns=list(CORE_FIELDS))
+    """One row per result with the core columns, then its standard error, p-value and
+    warnings (joined by "; ", empty when none) — for tables and CSV files."""
+    rows = []
+    for r in results:
+        d = r.to_dict()
+        rows.append(
+            {k: d[k] for k in CORE_FIELDS}
+            | {"std_error": d["std_error"], "p_value": d["p_value"]}
+            | {"warnings": "; ".join(r.warnings)}
+        )
+    return pd.DataFrame(rows, columns=[*CORE_FIELDS, *FRAME_EXTRAS])

@@ -65,3 +65,18 @@ def test_mediation_table_carries_the_calibrated_estimates_warning(tmp_path: Path
     shown = rows[(rows["judge"] == SMOL) & (rows["part"] == "familiarity_direct")]
     assert shown["warnings"].item() == "; ".join(direct.warnings)
     assert words.split(";")[0] in page
+
+
+def test_every_finding_named_percentile_is_in_the_notes_list(tmp_path: Path) -> None:
+    """The note's list of percentile exceptions holds the audit's percentile findings:
+    the familiarity slopes (familiarity_bias) too, not only the calibrated estimate."""
+    report, _page = _audit(tmp_path, "familiarity")
+    (note,) = [n for n in report["notes"] if n.startswith("Intervals:")]
+    percentile = {
+        f["bias"]
+        for s in report["sections"]
+        for f in s["findings"]
+        if "percentile interval" in f["method"]
+    }
+    assert "familiarity" in percentile
+    assert "familiarity slopes" in note

@@ -55,13 +55,17 @@ SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 
-#: the audit's interval methods in words (its settings and notes): BCa, except the
-#: metrics that name their own interval — the competence-calibrated self-preference and
-#: its familiarity mediation (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`)
+#: the audit's interval methods in words (its settings and notes): BCa, unless a
+#: result's method names another — the percentile interval of the competence-calibrated
+#: self-preference and its familiarity mediation
+#: (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`), the familiarity slopes
+#: (:func:`~recuse.metrics.familiarity.familiarity_bias`) and the leaderboard's
+#: coefficients (:mod:`recuse.analyses.leaderboard`)
 BOOTSTRAP_WORDS = (
-    f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']}, except a "
-    f"{INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated self-preference "
-    "and its familiarity mediation (each result's method names its interval)"
+    f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']} unless a result's method "
+    f"names another: a {INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated "
+    "self-preference and its familiarity mediation, the familiarity slopes and the "
+    "leaderboard's coefficients"
 )
 
 

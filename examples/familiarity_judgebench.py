@@ -341,7 +341,11 @@ def recompute_step_7() -> None:
         judged, generators, **opts
     )
     report.update(step_7_sections(calibrated, cal_skipped, mediation, med_skipped))
-    path.write_text(json.dumps(report, indent=2, default=str, allow_nan=False) + "\n")
+    text = json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        _refuse(f"{path}: cannot write the results ({exc}) — run it where the folder is writable")
     print_step_7(calibrated + mediation, cal_skipped + med_skipped)
 
 

@@ -142,3 +142,23 @@ def test_from_pairs_refuses_a_damaged_json(
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1 and "familiarity_judgebench.json" in message
     assert (out / "familiarity_judgebench.json").read_text() == text
+
+
+def test_from_pairs_says_so_when_the_json_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only output folder (root ignores permissions, so the write is made to fail)."""
+    out = _committed_copy(tmp_path)
+    monkeypatch.setattr(example, "OUT", out)
+    monkeypatch.setattr(example, "calibrated_and_mediation", lambda *a, **k: ([], [], [], []))
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> int:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    with pytest.raises(SystemExit) as stop:
+        example.recompute_step_7()
+    assert stop.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1
+    assert "familiarity_judgebench.json" in message and "Permission denied" in message

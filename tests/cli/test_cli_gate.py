@@ -344,3 +344,32 @@ def test_gate_json_matches_the_text_gate(
     assert got["exit_code"] == 1 and got["outcome"] == "failed"
     assert [x["text"] for x in got["lines"]] == text[:-1] and got["verdict"] == text[-1]
     assert got["lines"][0]["judge"] == "gpt-4" and got["lines"][0]["outcome"] == "fail"
+
+
+def test_a_findings_caveats_follow_its_gate_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit's caveats on a number (e.g. the calibrated estimate's 'extrapolated
+    competence') are printed under its gate line and kept in --json; before, the gate
+    showed the number alone. A report whose warnings are not a list of texts is refused."""
+    pairs = Path(__file__).resolve().parents[2] / "examples/output/familiarity_judgebench_pairs.csv"
+    out = tmp_path / "r"
+    assert main(["audit", str(pairs), "--only", "self-preference", "--n-boot", "200",
+                 "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    args = ["gate", str(out / "report.json"), "--max", "self-preference=0.5"]
+    code, text = _run(args, capsys)
+    lines = text.splitlines()
+    at = next(i for i, x in enumerate(lines) if "of smollm2-135m-instruct" in x)
+    assert lines[at + 1].startswith("  ! extrapolated competence: its own pairs are 1.03–1.17")
+    qwen = next(i for i, x in enumerate(lines) if "of qwen2.5-coder-0.5b-instruct" in x)
+    assert not lines[qwen + 1].startswith("  !")
+    assert main([*args, "--json"]) == code
+    got = json.loads(capsys.readouterr().out)
+    by_judge = {x["judge"]: x["warnings"] for x in got["lines"]}
+    assert by_judge["qwen2.5-coder-0.5b-instruct"] == []
+    assert by_judge["smollm2-135m-instruct"][0].startswith("extrapolated competence")
+    bad = _finding("self_preference_eo", "j1", 0.01, -0.02, 0.04, warnings="careful")
+    code, text = _run(["gate", str(_report(tmp_path, [bad])), "--max", "self_preference_eo=0.1"],
+                      capsys)  # fmt: skip
+    assert code == 2 and "'warnings' is not a list of texts" in text

@@ -54,6 +54,7 @@ def run_gate(
                     "outcome": x.outcome,
                     "text": x.text,
                     "n_needed": x.n_needed,
+                    "warnings": list(x.warnings),
                 }
                 for x in result.lines
             ],
@@ -62,6 +63,8 @@ def run_gate(
         return result.exit_code
     for line in result.lines:
         typer.echo(line.text)
+        for caveat in line.warnings:  # what the audit said to read the number with
+            typer.echo(f"  ! {caveat}")
     typer.echo(result.verdict())
     return result.exit_code
 

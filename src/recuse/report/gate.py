@@ -93,6 +93,7 @@ class GateLine:
     outcome: Outcome
     text: str
     n_needed: int | None = None
+    warnings: tuple[str, ...] = ()  # the finding's own caveats (report.json "warnings")
 
 
 @dataclass(frozen=True)
@@ -280,6 +281,9 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("dataset", "detail"):
         if not isinstance(f.get(k, ""), str):
             raise _bad(f"{where}: {k!r} is not text (got {_shown(f[k])})", p)
+    caveats = f.get("warnings", [])  # optional (older reports have none)
+    if not isinstance(caveats, list) or not all(isinstance(w, str) for w in caveats):
+        raise _bad(f"{where}: 'warnings' is not a list of texts (got {_shown(caveats)})", p)
     for k in ("n", "std_error"):  # optional (null when not known)
         if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
             raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
@@ -416,7 +420,8 @@ def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
         else:  # an interval as wide as a float holds (a crafted or broken report)
             text += "; the interval is too wide to say how much data would decide it"
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
-                    outcome, text, needed)  # fmt: skip
+                    outcome, text, needed,
+                    tuple(finding.get("warnings", ())))  # fmt: skip
 
 
 def _needed(n: Any, half: float, gap: float) -> int | None:

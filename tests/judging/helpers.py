@@ -171,6 +171,7 @@ class FakeBackend(Backend):
         max_new_tokens: int,
         stop: Sequence[str] = (),
         top_k: int = 0,
+        select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:
         await self._tick()
         out: list[Generation | Failure] = []

@@ -583,7 +583,7 @@ class ReplyBackend(FakeBackend):
 
     async def generate(  # type: ignore[override]
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),
-        top_k: int = 0,
+        top_k: int = 0, select: object = None,
     ) -> list[Generation | Failure]:  # fmt: skip
         self.stops.append(list(stop))
         return [Generation(text=self.replies.pop(0)) for _ in prompts]

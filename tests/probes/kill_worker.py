@@ -24,7 +24,7 @@ class Slow(PlantedJudge):
 
     async def generate(
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),
-        top_k: int = 0,
+        top_k: int = 0, select: object = None,
     ) -> list[Generation | Failure]:  # fmt: skip
         await asyncio.sleep(self.sleep)
         return await super().generate(prompts, max_new_tokens=max_new_tokens)

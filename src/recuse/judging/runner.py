@@ -753,11 +753,15 @@ class Runner:
             # read by its tool's rule (FastChat's first-found label, Arena-Hard's one
             # distinct label ...)
             stop = ["]]"] if protocol.template is None else []
+        # a reply read whole has its verdict read from the log-probs after the opener:
+        # a backend that can gives exactly the verdict tokens' there (vLLM's chat route)
+        reads_logprobs = not prefix_ok and protocol.top_k > 0 and not fmt.first_token_ambiguous
         gens = await self.backend.generate(
             [t.prompt for t in batch],
             max_new_tokens=protocol.max_new_tokens,
             stop=stop,
             top_k=0 if prefix_ok else protocol.top_k,
+            select=fmt.selector() if reads_logprobs else None,
         )
         out: dict[int, Judgment] = {}
         follow: list[tuple[int, Prompt, str]] = []
@@ -928,9 +932,10 @@ def _rewrite(key: str, g: Generation | Failure, max_new_tokens: int) -> Rewrite:
 def _read_generated(
     g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
 ) -> tuple[VerdictScore, str | None]:
-    """Verdict from a whole reply: Eq. 3 from the top-k log-probs of the token right
-    after ``fmt.opener`` (``[[``; the first token when the opener is empty) when the
-    backend returned them, else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
+    """Verdict from a whole reply: Eq. 3 from the log-probs of the token right after
+    ``fmt.opener`` (``[[``; the first token when the opener is empty) when the backend
+    returned them (its top-k, or exactly the verdict tokens' where it could: vLLM's
+    ``logprob_token_ids``), else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
     label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...).
 
     ``parsed`` (judge templates): a reply its tool's rule reads no verdict from is

@@ -139,7 +139,7 @@ class PlantedJudge(Backend):
 
     async def generate(
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),
-        top_k: int = 0,
+        top_k: int = 0, select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:  # fmt: skip
         out: list[Generation | Failure] = []
         for p in prompts:

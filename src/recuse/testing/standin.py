@@ -24,7 +24,9 @@ usual, though its per-request ``return_tokens_as_token_ids`` is honoured), as a
 server that knows neither field does (``"unknown"``), or as vLLM answers ids its
 vocabulary does not hold (``"refused"``: HTTP 400 naming the field).
 ``server_token_ids`` is vLLM's ``--return-tokens-as-token-ids`` (tokens named
-``token_id:N`` unless a request says otherwise). ``planted`` replaces the hashed
+``token_id:N`` unless a request says otherwise). Chat answers have vLLM's shape in
+every mode: ``content[i] = {token, logprob, bytes, top_logprobs}``, the entry's
+``bytes`` those of the token's text even when it is named by id. ``planted`` replaces the hashed
 distribution with given log-probs, cut to the top-k the request asks for.
 """
 
@@ -306,14 +308,16 @@ class StandIn:
             choice["logprobs"] = _exact_logprobs(chat, tokens, whole, ids, self._as_ids(req))
         else:
             name = _namer(self._as_ids(req))
-            if chat:
+            if chat:  # vLLM's (and OpenAI's) shape: bytes of the text, or of the name
                 choice["logprobs"] = {
                     "content": [
                         {
                             "token": name(t),
                             "logprob": d.get(t, -5.0),
+                            "bytes": list(t.encode()),
                             "top_logprobs": [
-                                {"token": name(k), "logprob": v} for k, v in d.items()
+                                {"token": name(k), "logprob": v, "bytes": list(name(k).encode())}
+                                for k, v in d.items()
                             ],
                         }
                         for t, d in zip(tokens, top, strict=True)
@@ -323,7 +327,8 @@ class StandIn:
                 named = [{name(k): v for k, v in d.items()} for d in top]
                 choice["logprobs"] = {"tokens": [name(t) for t in tokens], "top_logprobs": named}
         usage = {"prompt_tokens": len(text.split()), "completion_tokens": len(tokens)}
-        return {"id": "standin", "object": "text_completion", "choices": [choice], "usage": usage}
+        kind = "chat.completion" if chat else "text_completion"
+        return {"id": "standin", "object": kind, "choices": [choice], "usage": usage}
 
     def _as_ids(self, req: dict[str, Any]) -> bool:
         """Are tokens named ``token_id:N`` in this answer? (vLLM: the request's

@@ -136,10 +136,15 @@ class Backend(abc.ABC):
         max_new_tokens: int,
         stop: Sequence[str] = (),
         top_k: int = 0,
+        select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:
         """Greedy continuation of each prompt, cut after the first ``stop`` string.
 
         With ``top_k > 0`` backends that can also return per-token top-k log-probs.
+        ``select`` (a verdict format's :class:`~recuse.verdict_parsing.VerdictTokens`,
+        given where the verdict is read from the reply's log-probs) lets a backend
+        that can return, at every position, the log-probs of exactly those tokens
+        instead (an HTTP judge on vLLM's ``logprob_token_ids``); others ignore it.
         """
 
     async def aclose(self) -> None:

@@ -11,6 +11,12 @@ round-robin over several base URLs. Two endpoints:
   the generated text, or the verdict is parsed from the text when the server gives
   no log-probs.
 
+On both, where the server honours vLLM's ``logprob_token_ids`` the verdict tokens'
+own log-probs replace the top-k (:meth:`HTTPBackend._exact`; what the server did is
+remembered for the run), and an answer naming its tokens ``token_id:N`` (vLLM's
+``--return-tokens-as-token-ids``) is asked again for their text
+(:meth:`HTTPBackend._post_texts`).
+
 Continuation log-probs (perplexity) need the log-probs of *prompt* tokens, which
 only the completions endpoint gives, in one of two ways chosen by the
 ``prompt_logprobs`` option: ``"echo"`` (``echo=true`` with ``logprobs``; the
@@ -48,6 +54,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
@@ -190,6 +197,9 @@ class HTTPBackend(Backend):
         self.exact_note = "" if verdict_token_ids else "turned off"
         # one /tokenize lookup per candidate set, shared by the requests in flight
         self._ids: dict[tuple[str, ...], asyncio.Task[dict[int, str]]] = {}
+        # True once an answer named its tokens token_id:N (vLLM started with
+        # --return-tokens-as-token-ids): plain requests then ask for token texts
+        self._tokens_as_text = False
         self.supports_prefix = endpoint == "completions" and logprobs
         self._urls = itertools.cycle(self.base_urls)
         self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
@@ -333,9 +343,11 @@ class HTTPBackend(Backend):
                 path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
                 exact = await self._exact(path, body, ids) if ids else None
                 if exact is not None:
-                    out.append(exact)
+                    if not exact.dists:
+                        raise TransientError("response has no logprobs")
+                    out.append(exact.dists[0])
                     continue
-                data = await self._post(path, body)
+                data = await self._post_texts(path, body)
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
@@ -345,12 +357,10 @@ class HTTPBackend(Backend):
             out.append(TopK(dists[0]))
         return out
 
-    async def _exact(
-        self, path: str, body: dict[str, Any], ids: dict[int, str]
-    ) -> dict[str, float] | None:
-        """The log-probs of exactly the tokens ``ids`` (id -> text) after this prompt,
-        from vLLM's ``logprob_token_ids``; None where the server does not honour it
-        (then remembered, and the caller asks again without it).
+    async def _exact(self, path: str, body: dict[str, Any], ids: dict[int, str]) -> _Exact | None:
+        """The log-probs of exactly the tokens ``ids`` (id -> text) at each generated
+        position, from vLLM's ``logprob_token_ids``; None where the server does not
+        honour it (then remembered, and the caller asks again without it).
 
         What vLLM does (vllm-project/vllm, PR #43463; read at
         vllm/entrypoints/openai/{chat_completion,completion}/protocol.py @ 002032ee2b18,
@@ -363,11 +373,14 @@ class HTTPBackend(Backend):
         an empty list) are an HTTP 400 whose message names the field. We also send
         vLLM's per-request ``return_tokens_as_token_ids``, so the answer names tokens
         ``token_id:N`` and is read by id, not by the server's decoding of each token
-        (which need not equal the text /tokenize was given). The answer counts as
-        honoured only when its ids are all the requested ones plus at most the
-        sampled token: a server that ignores the field answers its natural top-k,
-        which has more ids whenever top-k exceeds the requested ids by two or more
-        (and where it does not, those log-probs are the exact ones anyway).
+        (which need not equal the text /tokenize was given); a chat answer still
+        gives each generated token's text in ``content[i].bytes`` (the decoded token,
+        whatever the name), which is how a reply's verdict position is found. The
+        answer counts as honoured only when, at every position, its ids are all the
+        requested ones plus at most the sampled token: a server that ignores the
+        field answers its natural top-k, which has more ids whenever top-k exceeds
+        the requested ids by two or more (and where it does not, those log-probs are
+        the exact ones anyway). An answer without log-probs decides nothing.
         """
         if self.exact_ids is False:
             return None
@@ -379,20 +392,52 @@ class HTTPBackend(Backend):
                 raise
             self._no_exact(f"the server refused logprob_token_ids ({exc})")
             return None
-        tokens, dists = token_logprobs(data["choices"][0])
+        choice = data["choices"][0]
+        tokens, dists = token_logprobs(choice)
         if not dists:
-            raise TransientError("response has no logprobs")
-        got = _by_token_id(dists[0])
-        sampled = _token_id(tokens[0]) if tokens else None
-        if got is not None and ids.keys() <= got.keys() <= ids.keys() | {sampled}:
+            return _Exact(choice, (), ())
+        steps = [_by_token_id(d) for d in dists]
+        sampled = [_token_id(t) for t in tokens]
+        if len(steps) == len(sampled) and all(
+            got is not None and ids.keys() <= got.keys() <= ids.keys() | {tid}
+            for got, tid in zip(steps, sampled, strict=True)
+        ):
             self.exact_ids = True
             self.exact_note = "logprob_token_ids honoured"
-            return {text: got[i] for i, text in ids.items()}
+            exact = [{text: got[i] for i, text in ids.items()} for got in steps if got]
+            return _Exact(choice, tuple(_decoded(choice) or ()), tuple(exact))
         if self.exact_ids is None:  # (requests in flight may have concluded it already)
             self._no_exact("the server ignored logprob_token_ids (top-k only)")
         elif self.exact_ids:
             self._no_exact("the server stopped returning every requested verdict id (top-k only)")
         return None
+
+    async def _post_texts(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a request whose answer's tokens are read by their text.
+
+        A vLLM started with ``--return-tokens-as-token-ids`` names every token
+        ``token_id:N`` unless the request says otherwise; such an answer has no text
+        to read a verdict from (before, its top-k read as holding neither A nor B).
+        The first answer named so is asked again with vLLM's per-request
+        ``return_tokens_as_token_ids: false``, and every later request carries it
+        (sent only then: other servers need not know the field). A server that still
+        names tokens by id cannot be read, and the run stops saying so.
+        """
+        off = self._tokens_as_text
+        data = await self._post(path, {**body, **_TEXT_NAMES} if off else body)
+        if not _names_ids(data["choices"][0]):
+            return data
+        if not off:
+            self._tokens_as_text = True
+            data = await self._post(path, {**body, **_TEXT_NAMES})
+            if not _names_ids(data["choices"][0]):
+                return data
+        raise JudgeError(
+            "the server names every token token_id:N (vLLM's --return-tokens-as-token-ids) "
+            "even when asked for their text (return_tokens_as_token_ids: false), so no "
+            "verdict can be read from its log-probs — restart it without "
+            "--return-tokens-as-token-ids, or upgrade vLLM"
+        )
 
     def logprobs_line(self, top_k: int) -> str | None:
         """What the run's verdict log-probs were, for the user (None: none were read
@@ -403,6 +448,12 @@ class HTTPBackend(Backend):
                 "honoured vLLM's logprob_token_ids)"
             )
         if self.exact_ids is False:
+            if self.endpoint == "chat":  # the runner reads a whole reply's log-probs
+                return (
+                    f"verdict log-probs: the server's top {top_k} only ({self.exact_note}); "
+                    "where A or B is not among them at the verdict, Eq. 3 reads its "
+                    "probability as 0"
+                )
             return (
                 f"verdict log-probs: the server's top {top_k} only ({self.exact_note}); "
                 "a row whose A or B is not among them is unparsed"
@@ -616,13 +667,28 @@ class HTTPBackend(Backend):
         max_new_tokens: int,
         stop: Sequence[str] = (),
         top_k: int = 0,
+        select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:
+        """Each prompt's reply, with its tokens' top-k log-probs when ``top_k`` asks
+        for them; on the chat route, with ``select``, those of exactly the verdict
+        tokens at every position where the server honours vLLM's
+        ``logprob_token_ids`` (as :meth:`next_token_logprobs`; the same run-wide
+        memory of what the server did)."""
         out: list[Generation | Failure] = []
         want = top_k if self.logprobs else 0
+        exact_route = bool(want) and self.endpoint == "chat" and select is not None
+        candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
+        needed = tuple(getattr(select, "needed", ()))
         for prompt in prompts:
+            ids = await self._verdict_ids(candidates, needed) if exact_route and candidates else {}
             try:
                 path, body = self._body(prompt, max_tokens=max_new_tokens, top_k=want)
-                data = await self._post(path, body)
+                exact = await self._exact(path, body, ids) if ids else None
+                if exact is not None and exact.dists and len(exact.texts) != len(exact.dists):
+                    # honoured, but without each token's text the verdict cannot be found
+                    self._no_exact("the server's chat answer gives no text (bytes) per token")
+                    exact = None
+                data = {"choices": [exact.choice]} if exact else await self._post_texts(path, body)
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
@@ -630,7 +696,10 @@ class HTTPBackend(Backend):
             text = _text(choice)
             if text is None:
                 raise TransientError("response has no text")
-            tokens, dists = token_logprobs(choice) if want else ((), ())
+            if exact is not None:
+                tokens, dists = list(exact.texts), list(exact.dists)
+            else:
+                tokens, dists = token_logprobs(choice) if want else ([], [])
             cut = min((text.find(s) + len(s) for s in stop if s in text), default=-1)
             if cut >= 0:  # server-side stop strings would drop the stop text: cut here
                 text = text[:cut]
@@ -696,6 +765,48 @@ def _by_token_id(dist: dict[str, float]) -> dict[int, float] | None:
             return None
         out[tid] = lp
     return out
+
+
+#: vLLM's per-request switch back to token texts (see HTTPBackend._post_texts)
+_TEXT_NAMES = {"return_tokens_as_token_ids": False}
+
+
+@dataclass(frozen=True)
+class _Exact:
+    """An answer that honoured ``logprob_token_ids``: the choice, each generated
+    token's text (chat: decoded from ``bytes``; empty where the answer has none) and,
+    per position, ``{verdict text: log-prob}`` of exactly the requested tokens
+    (empty where the answer held no log-probs: nothing was concluded)."""
+
+    choice: dict[str, Any]
+    texts: tuple[str, ...]
+    dists: tuple[dict[str, float], ...]
+
+
+def _decoded(choice: dict[str, Any]) -> list[str] | None:
+    """Each generated token's text from a chat answer's ``content[i].bytes`` (vLLM
+    gives the decoded token there even when the token is named ``token_id:N``;
+    bytes of a split character decode to U+FFFD); None where any is missing."""
+    lp = choice.get("logprobs")
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not isinstance(content, list):
+        return None
+    out = []
+    for entry in content:
+        raw = entry.get("bytes") if isinstance(entry, dict) else None
+        if not isinstance(raw, list) or not all(
+            isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in raw
+        ):
+            return None
+        out.append(bytes(raw).decode("utf-8", errors="replace"))
+    return out
+
+
+def _names_ids(choice: dict[str, Any]) -> bool:
+    """Does this answer name every token (generated and top-k) ``token_id:N``?"""
+    tokens, dists = token_logprobs(choice)
+    names = [*tokens, *(k for d in dists for k in d)]
+    return bool(names) and all(_token_id(n) is not None for n in names)
 
 
 def _text(choice: dict[str, Any]) -> str | None:

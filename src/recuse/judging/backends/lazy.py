@@ -82,10 +82,10 @@ class LazyBackend(Backend):
 
     async def generate(
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),
-        top_k: int = 0,
+        top_k: int = 0, select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:  # fmt: skip
         return await self.backend().generate(
-            prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k
+            prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k, select=select
         )
 
     def usage(self) -> tuple[int, int] | None:

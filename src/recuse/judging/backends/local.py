@@ -740,6 +740,7 @@ class LocalBackend(Backend):
         max_new_tokens: int,
         stop: Sequence[str] = (),
         top_k: int = 0,
+        select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:
         return await self._call(
             self.generate_sync, prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k

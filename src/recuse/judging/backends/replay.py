@@ -88,6 +88,7 @@ class ReplayBackend(Backend):
         max_new_tokens: int,
         stop: Sequence[str] = (),
         top_k: int = 0,
+        select: TokenFilter | None = None,
     ) -> list[Generation | Failure]:
         out: list[Generation | Failure] = []
         for p in prompts:

@@ -133,6 +133,7 @@ class Bare:
     budget: int
     seconds: float
     batches: int
+    padded: int  # tokens with the padding
 
 
 def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare:
@@ -160,7 +161,8 @@ def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare
             hidden = backend.model.base_model(input_ids=ids, use_cache=False)
             head(hidden.last_hidden_state[torch.arange(len(last), device=ids.device), last])
         sync()
-    return Bare(budget, time.perf_counter() - t0, len(batches))
+    padded = sum(len(b) * max(len(x) for x in b) for b in batches)
+    return Bare(budget, time.perf_counter() - t0, len(batches), padded)
 
 
 def time_ours(
@@ -223,7 +225,16 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
     # vocabulary), with the selection the runner asks for
     backend.next_token_logprobs_sync(prompts[:8], select=proto.reads.selector())
     bare_pass(backend, seqs, backend.max_batch_tokens)  # allocator, clocks, these shapes
+    shapes: list[tuple[int, int]] = []  # (rows, padded length) of every pass of ours
+    hidden = backend._hidden
+
+    def counted(ids: torch.Tensor) -> torch.Tensor:
+        shapes.append((int(ids.shape[0]), int(ids.shape[1])))  # shapes only: no sync
+        return hidden(ids)
+
+    backend._hidden = counted  # type: ignore[method-assign]
     ours, summary = time_ours(backend, pairs, proto, profile=args.profile)
+    backend._hidden = hidden  # type: ignore[method-assign]
     assert summary.ok + summary.unparsed == len(prompts), summary.line()
     if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
         waves = backend._waves
@@ -251,6 +262,10 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         f"{len(prompts) / ours:.1f} judgments/s) MFU {mfu(ours):.1%}"
     )
     print(f"  {summary.line()}")
+    padded = sum(r * n for r, n in shapes)
+    print(
+        f"  {len(shapes)} forward passes, {padded:,} padded tokens ({padded / tokens:.3f} of real)"
+    )
     if args.also_concurrency:
         print(
             f"ours, {args.also_concurrency} calls in flight : {rate(in_flight):10,.0f} tok/s "
@@ -260,7 +275,8 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         print(f"ours, one wave per call   : {rate(one_wave):10,.0f} tok/s ({one_wave:.2f} s)")
     print(
         f"bare, same budget {same.budget:6d}: {rate(same.seconds):10,.0f} tok/s "
-        f"({same.seconds:.2f} s, {same.batches} batches) MFU {mfu(same.seconds):.1%}"
+        f"({same.seconds:.2f} s, {same.batches} batches, {same.padded / tokens:.3f} padded) "
+        f"MFU {mfu(same.seconds):.1%}"
     )
     for b in sweep:
         print(

@@ -474,8 +474,9 @@ class LocalBackend(Backend):
         into length buckets, padded and copied with ``extras``' arrays;
         ``launch_one(ids, *extras)`` starts one forward pass and
         ``finish_one(indices, arrays)`` reads its numbers. A middle wave's longest
-        bucket waits for the next wave (the first wave runs all it holds, so the
-        device starts at once, and so does the last)."""
+        bucket waits for the next wave, and so does the first wave's when it has
+        more than one (the device starts at once on its first; the last wave runs
+        all it holds)."""
 
         waves = self._waves(sizes)
         first, last = (waves[0], waves[-1]) if waves else ([], [])
@@ -486,10 +487,11 @@ class LocalBackend(Backend):
             nonlocal held
             items = held + encode(wave)
             buckets = self._buckets([len(s) for _, s in items])
-            if wave is not first and wave is not last and buckets:
+            if wave is not last and len(buckets) > (1 if wave is first else 0):
                 # the last bucket is often part-filled: its prompts join the next wave's
                 # (the runner sends prompts sorted by size, so those are as long), and
-                # a call runs as many passes as with one wave
+                # a call runs as many passes as with one wave; the first wave keeps at
+                # least one bucket, so the device starts at once
                 held = [items[j] for j in buckets.pop()]
             ready = []
             for bucket in buckets:

@@ -85,11 +85,15 @@ def test_chat_falls_back_to_top_k_and_remembers(mode: str, tmp_path: Path) -> No
     assert "return_tokens_as_token_ids" not in server.bodies[1]
     assert backend.exact_ids is False
     assert ("refused" if mode == "refused" else "ignored") in backend.exact_note
-    # top-k as before: B is outside the top 20, so Eq. 3 reads P(B) = 0 (the reply's
-    # text verdict, A); only the exact route above recovers 0.958
-    assert set(rows["status"]) == {"ok"}
-    first = rows[rows["slot"] == "first"]
-    assert first["value"].to_numpy() == pytest.approx([1.0] * 3)
+    # top-k: B is outside the top 20, so its log-prob is unknown and Eq. 3 cannot be
+    # read: every row is unparsed with that reason, as on the completions route, and
+    # the reply's text verdict (A) is not put in its place. (Before, Eq. 3 read
+    # P(B) = 0 and each row was ok at 1.0; only the exact route recovers 0.958.)
+    assert set(rows["status"]) == {"unparsed"}
+    assert rows["value"].isna().all() and rows["p_slot_a"].isna().all()
+    assert set(rows["reason"]) == {
+        "verdict token outside top-k: no log-prob for B among the server's top 20"
+    }
     assert rows["mass"].to_numpy() == pytest.approx([TOP20_MASS] * 6, abs=1e-12)
 
 
@@ -216,10 +220,13 @@ def test_cli_chat_judge_says_which_log_probs_it_read(
     if mode == "ignored":
         assert (
             "verdict log-probs: the server's top 20 only (the server ignored "
-            "logprob_token_ids (top-k only)); where A or B is not among them at the "
-            "verdict, Eq. 3 reads its probability as 0"
+            "logprob_token_ids (top-k only)); a row whose A or B is not among them at "
+            "the verdict is unparsed (verdict token outside top-k), not read from its text"
         ) in said
-        assert table["p_a_first"].to_numpy() == pytest.approx([1.0, 1.0])
+        # B is outside the top 20 at every verdict: all four rows are counted unparsed
+        # and export no value (before: ok, and 1.0 for A)
+        assert any("0 ok, 4 unparsed, 0 failed" in line for line in said)
+        assert table["p_a_first"].isna().all() and table["p_a_second"].isna().all()
         return
     assert (
         "verdict log-probs: exact, for the verdict tokens themselves (the server "

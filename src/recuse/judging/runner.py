@@ -774,8 +774,8 @@ class Runner:
                 if bad is not None:
                     out[i] = _failed(t, self.judge, bad)
                     continue
-                score, label = _read_generated(g, fmt, parsed=protocol.template is not None)
-                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
+                score, label, why = _read_generated(g, fmt, parsed=protocol.template is not None)
+                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt, reason=why)
                 continue
             if not fmt.opener:  # the reply is the label itself: read it as written
                 verdict, label = fmt.read(g.text)
@@ -860,15 +860,10 @@ class Runner:
         if bad is not None:
             return _failed(t, self.judge, bad)
         score = score_distribution(d, fmt=fmt)
-        if isinstance(d, TopK):
-            absent = [v for v in ("A", "B") if not any(fmt.commits(tok, v) for tok in d)]
-            if absent:  # its log-prob is unknown, not zero: Eq. 3 cannot be read
-                score = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
-                reason = (
-                    f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
-                    f"among the server's top {len(d)}"
-                )
-                return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
+        reason = _outside_topk(d, fmt)
+        if reason is not None:  # its log-prob is unknown, not zero: Eq. 3 cannot be read
+            score = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
+            return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
         return self._judgment(t, score, label=None, text=text, fmt=fmt)
 
     async def _likert_batch(
@@ -929,9 +924,24 @@ def _rewrite(key: str, g: Generation | Failure, max_new_tokens: int) -> Rewrite:
     return Rewrite(key, "ok", text)
 
 
+def _outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
+    """Why Eq. 3 cannot be read from a server's top-k (:class:`TopK`) that holds no
+    token for A or for B (that label's log-prob is unknown, not zero); None when it
+    can (both present, or the distribution is not cut to a top-k)."""
+    if not isinstance(d, TopK):
+        return None
+    absent = [v for v in ("A", "B") if not any(fmt.commits(tok, v) for tok in d)]
+    if not absent:
+        return None
+    return (
+        f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
+        f"among the server's top {len(d)}"
+    )
+
+
 def _read_generated(
     g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
-) -> tuple[VerdictScore, str | None]:
+) -> tuple[VerdictScore, str | None, str | None]:
     """Verdict from a whole reply: Eq. 3 from the log-probs of the token right after
     ``fmt.opener`` (``[[``; the first token when the opener is empty) when the backend
     returned them (its top-k, or exactly the verdict tokens' where it could: vLLM's
@@ -940,17 +950,27 @@ def _read_generated(
 
     ``parsed`` (judge templates): a reply its tool's rule reads no verdict from is
     unparsed, whatever its log-probs (a reply that is one token, read from its
-    log-probs as AlpacaEval reads it, has no opener and is exempt)."""
+    log-probs as AlpacaEval reads it, has no opener and is exempt).
+
+    A server's top-k (:class:`TopK`) at the verdict position that holds no token for A
+    or for B makes the row unparsed ("verdict token outside top-k", as on the
+    completions route): the missing label's log-prob is unknown, so Eq. 3 cannot be
+    read, and the text verdict is not put in its place. The third item is that
+    reason (None otherwise)."""
     verdict, label = fmt.read(g.text)
     if parsed and verdict is None and fmt.opener:
-        return verdict_score(None), label
+        return verdict_score(None), label, None
     if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
         at = _after_opener(g.tokens, fmt.opener)
         if at is not None and at < len(g.dists):
-            score = score_distribution(g.dists[at], fmt=fmt)
+            d = g.dists[at]
+            score = score_distribution(d, fmt=fmt)
+            why = _outside_topk(d, fmt)
+            if why is not None:
+                return VerdictScore(math.nan, score.mass, score.p_tie, "unparsed"), label, why
             if score.status == "ok":
-                return score, label
-    return verdict_score(verdict), label
+                return score, label, None
+    return verdict_score(verdict), label, None
 
 
 def _after_opener(tokens: Sequence[str], opener: str) -> int | None:

@@ -451,8 +451,8 @@ class HTTPBackend(Backend):
             if self.endpoint == "chat":  # the runner reads a whole reply's log-probs
                 return (
                     f"verdict log-probs: the server's top {top_k} only ({self.exact_note}); "
-                    "where A or B is not among them at the verdict, Eq. 3 reads its "
-                    "probability as 0"
+                    "a row whose A or B is not among them at the verdict is unparsed "
+                    "(verdict token outside top-k), not read from its text"
                 )
             return (
                 f"verdict log-probs: the server's top {top_k} only ({self.exact_note}); "
@@ -700,6 +700,9 @@ class HTTPBackend(Backend):
                 tokens, dists = list(exact.texts), list(exact.dists)
             else:
                 tokens, dists = token_logprobs(choice) if want else ([], [])
+                # the server's top-k only: a verdict absent from it has an unknown
+                # log-prob, so the runner counts that row unparsed (never P = 0)
+                dists = [TopK(d) for d in dists]
             cut = min((text.find(s) + len(s) for s in stop if s in text), default=-1)
             if cut >= 0:  # server-side stop strings would drop the stop text: cut here
                 text = text[:cut]

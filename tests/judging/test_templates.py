@@ -668,3 +668,24 @@ def test_a_fastchat_file_with_two_different_prompts_of_one_name_is_refused(
     two = _write(tmp_path / "two.jsonl", json.dumps(row) + "\n" + json.dumps(other) + "\n")
     with pytest.raises(ConfigError, match="holds 2 different prompts named 'pair-x'"):
         load_template(f"{two}:pair-x")
+
+
+def test_a_chat_reply_whose_top_k_lacks_a_verdict_is_unparsed_not_its_text() -> None:
+    """The server's top-k (TopK) at the token after [[ holding A but no B: the row is
+    unparsed with the 'outside top-k' reason, not 1.0 and not the text verdict; the
+    same numbers as a full distribution (a local model) read P(B) = 0 as before, and
+    a top-k holding both gives Eq. 3 by hand: 0.7 / (0.7 + 0.1) = 0.875."""
+    from recuse.judging.backends.base import TopK
+    from recuse.judging.runner import _read_generated
+    from recuse.verdict_parsing import BRACKETS
+
+    toks = ("Fine.", " [[", "A", "]]")
+    only_a = {"A": math.log(0.7), "x": math.log(0.2)}
+    score, _, why = _read_generated(Generation("Fine. [[A]]", toks, (TopK(only_a),) * 4), BRACKETS)
+    assert score.status == "unparsed" and math.isnan(score.p_slot_a)
+    assert why == "verdict token outside top-k: no log-prob for B among the server's top 2"
+    full, _, why = _read_generated(Generation("Fine. [[A]]", toks, (only_a,) * 4), BRACKETS)
+    assert full.p_slot_a == pytest.approx(1.0) and why is None
+    both = TopK({"A": math.log(0.7), "B": math.log(0.1)})
+    s, _, why = _read_generated(Generation("Fine. [[A]]", toks, (both,) * 4), BRACKETS)
+    assert s.status == "ok" and s.p_slot_a == pytest.approx(0.875) and why is None

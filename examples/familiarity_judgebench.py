@@ -261,25 +261,29 @@ def step_7_sections(
     med_skipped: list[Skipped],
 ) -> dict[str, Any]:
     """The JSON sections of step 7."""
+
+    def section(what: str, results: list[MetricResult], skipped: list[Skipped]) -> dict[str, Any]:
+        return {
+            "what": what,
+            "results": [r.to_dict() for r in results],
+            "skipped": [s.to_dict() for s in skipped],
+        }
+
     return {
-        "calibrated_self_preference": {
-            "what": (
-                "each generator-judge's rate of picking its own answer minus the rate its "
-                "competence predicts on the same pairs (strengths of the four models from "
-                "the correctness labels); 0 = no self-preference"
-            ),
-            "results": [r.to_dict() for r in calibrated],
-            "skipped": [s.to_dict() for s in cal_skipped],
-        },
-        "familiarity_mediation": {
-            "what": (
-                "the part of the calibrated self-preference explained by the judge's lower "
-                "perplexity on its own answers (indirect), what remains (direct), and "
-                "indirect / calibrated (share); perplexities under the judge itself"
-            ),
-            "results": [r.to_dict() for r in mediation],
-            "skipped": [s.to_dict() for s in med_skipped],
-        },
+        "calibrated_self_preference": section(
+            "each generator-judge's rate of picking its own answer minus the rate its "
+            "competence predicts on the same pairs (strengths of the four models from "
+            "the correctness labels); 0 = no self-preference",
+            calibrated,
+            cal_skipped,
+        ),
+        "familiarity_mediation": section(
+            "the part of the calibrated self-preference explained by the judge's lower "
+            "perplexity on its own answers (indirect), what remains (direct), and "
+            "indirect / calibrated (share); perplexities under the judge itself",
+            mediation,
+            med_skipped,
+        ),
     }
 
 

@@ -22,7 +22,13 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
   starts, one ``model.base_model`` call per batch (right-padded, no attention mask,
   as ours) and the LM head at the last position of each row; nothing else. One
   untimed bare pass goes first (allocator, clocks, kernels for these shapes).
+* bare, transformers' mask: the same budget, through transformers' own mask
+  preparation instead of the backend's mask-free attention (see
+  ``recuse.judging.backends.causal``): what its read of a device value mid-pass costs.
 * bare, best budget: the same over a sweep of token budgets (``--sweep``), the best.
+* on CUDA, from events at each pass's start and read: the device's time in our passes,
+  its idle time between them, and the rest of our wall time (before the first pass,
+  after the last): where ours loses to the bare pass.
 * ratios ours / bare (same budget, best budget) and MFU: achieved FLOP/s over the
   peak, with 2 x N FLOPs per prompt token, N the parameters of the transformer blocks
   (embeddings and the LM head, which runs at one position per prompt, left out;
@@ -136,9 +142,13 @@ class Bare:
     padded: int  # tokens with the padding
 
 
-def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare:
+def bare_pass(
+    backend: LocalBackend, seqs: list[list[int]], budget: int, *, mask_free: bool = True
+) -> Bare:
     """The backend's length buckets at ``budget``, padded and on the device up front;
-    timed: one base-model call per batch and the LM head at each row's last token."""
+    timed: one base-model call per batch (the backend's own, :meth:`_hidden`) and the
+    LM head at each row's last token. ``mask_free=False``: the base model through
+    transformers' own mask preparation (which reads a device value mid-pass)."""
     saved = backend.max_batch_tokens, backend.batch_size
     backend.max_batch_tokens, backend.batch_size = budget, 1 << 20
     try:
@@ -152,15 +162,17 @@ def bare_pass(backend: LocalBackend, seqs: list[list[int]], budget: int) -> Bare
         ready.append([t.to(backend.device) for t in (torch.from_numpy(ids), last)])
     head = backend.model.get_output_embeddings()
     sync = torch.cuda.synchronize if backend.device.startswith("cuda") else (lambda: None)
+    saved_mask_free, backend.mask_free = backend.mask_free, backend.mask_free and mask_free
     with torch.inference_mode():
         ids, last = ready[0]  # warm-up
-        backend.model.base_model(input_ids=ids, use_cache=False)
+        backend._hidden(ids)
         sync()
         t0 = time.perf_counter()
         for ids, last in ready:  # no attention mask, as ours (right padding: see _hidden)
-            hidden = backend.model.base_model(input_ids=ids, use_cache=False)
-            head(hidden.last_hidden_state[torch.arange(len(last), device=ids.device), last])
+            hidden = backend._hidden(ids)
+            head(hidden[torch.arange(len(last), device=ids.device), last])
         sync()
+    backend.mask_free = saved_mask_free
     padded = sum(len(b) * max(len(x) for x in b) for b in batches)
     return Bare(budget, time.perf_counter() - t0, len(batches), padded)
 
@@ -226,15 +238,30 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
     backend.next_token_logprobs_sync(prompts[:8], select=proto.reads.selector())
     bare_pass(backend, seqs, backend.max_batch_tokens)  # allocator, clocks, these shapes
     shapes: list[tuple[int, int]] = []  # (rows, padded length) of every pass of ours
-    hidden = backend._hidden
+    # on CUDA, an event where each pass starts and one where its numbers are read: the
+    # device's own time per pass and its idle time between passes
+    cuda = backend.device.startswith("cuda")
+    starts: list[Any] = []
+    ends: list[Any] = []
+    hidden, to_host = backend._hidden, backend._to_host
+
+    def event(into: list[Any]) -> None:
+        if cuda:
+            into.append(torch.cuda.Event(enable_timing=True))
+            into[-1].record()
 
     def counted(ids: torch.Tensor) -> torch.Tensor:
         shapes.append((int(ids.shape[0]), int(ids.shape[1])))  # shapes only: no sync
+        event(starts)
         return hidden(ids)
 
-    backend._hidden = counted  # type: ignore[method-assign]
+    def read(*tensors: torch.Tensor) -> Any:
+        event(ends)
+        return to_host(*tensors)
+
+    backend._hidden, backend._to_host = counted, read  # type: ignore[method-assign]
     ours, summary = time_ours(backend, pairs, proto, profile=args.profile)
-    backend._hidden = hidden  # type: ignore[method-assign]
+    backend._hidden, backend._to_host = hidden, to_host  # type: ignore[method-assign]
     assert summary.ok + summary.unparsed == len(prompts), summary.line()
     if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
         waves = backend._waves
@@ -248,6 +275,7 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         backend.concurrency = one_call
 
     same = bare_pass(backend, seqs, backend.max_batch_tokens)
+    masked = bare_pass(backend, seqs, backend.max_batch_tokens, mask_free=False)
     sweep = [bare_pass(backend, seqs, b) for b in args.sweep]
     best = min([same, *sweep], key=lambda b: b.seconds)
 
@@ -266,6 +294,15 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
     print(
         f"  {len(shapes)} forward passes, {padded:,} padded tokens ({padded / tokens:.3f} of real)"
     )
+    if cuda and starts:
+        torch.cuda.synchronize()
+        busy = sum(a.elapsed_time(b) for a, b in zip(starts, ends, strict=True)) / 1e3
+        gaps = [b.elapsed_time(a) / 1e3 for a, b in zip(starts[1:], ends, strict=False)]
+        print(
+            f"  device: {busy:.2f} s in passes, {sum(gaps):.2f} s idle between them (longest "
+            f"{max(gaps, default=0.0):.3f} s), {ours - busy - sum(gaps):.2f} s before the "
+            "first and after the last"
+        )
     if args.also_concurrency:
         print(
             f"ours, {args.also_concurrency} calls in flight : {rate(in_flight):10,.0f} tok/s "
@@ -277,6 +314,10 @@ def run_shape(shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair])
         f"bare, same budget {same.budget:6d}: {rate(same.seconds):10,.0f} tok/s "
         f"({same.seconds:.2f} s, {same.batches} batches, {same.padded / tokens:.3f} padded) "
         f"MFU {mfu(same.seconds):.1%}"
+    )
+    print(
+        f"bare, transformers' mask : {rate(masked.seconds):10,.0f} tok/s ({masked.seconds:.2f} s; "
+        f"the same budget through the mask preparation: ours is mask-free {backend.mask_free})"
     )
     for b in sweep:
         print(

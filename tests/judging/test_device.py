@@ -116,6 +116,13 @@ def test_gpu_token_budget_by_hand() -> None:
                             vocab_size=128256) == 4096  # fmt: skip
     assert gpu_token_budget(free_bytes=1 << 40, hidden_size=576, num_layers=30,
                             vocab_size=49152) == 65536  # fmt: skip
+    # a model under a billion parameters may take twice that, memory permitting
+    small = dict(hidden_size=576, num_layers=30, vocab_size=49152, intermediate_size=1536)
+    assert gpu_token_budget(free_bytes=1 << 40, parameters=134_515_008, **small) == 131072
+    assert gpu_token_budget(free_bytes=1 << 40, parameters=1_711_376_384, **small) == 65536
+    # per token 2 * 576 * (8 + 2 * 1536 / 576) + 4 * 49152 / 8 + 2 * 576 * 30 / 16
+    # = 15360 + 24576 + 2160 = 42096 bytes: half of 4 GiB holds 51,014 -> 50,176
+    assert gpu_token_budget(free_bytes=4 << 30, parameters=134_515_008, **small) == 50176
 
 
 def test_cpu_load_reports_device_dtype_and_keeps_dtype_in_the_revision(
@@ -243,7 +250,7 @@ def test_two_calls_in_flight_judge_as_one_at_a_time(
     serial = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", batch_size=3)
     piped = LocalBackend(serial.model, serial.tokenizer, model_id="t", batch_size=3,
                          pipeline=True, max_batch_tokens=1500)  # fmt: skip
-    piped.concurrency = 2  # two calls in flight (the lock keeps one on the device)
+    assert piped.concurrency == 2  # two calls in flight (the lock keeps one on the device)
     tables = []
     for name, b in (("serial", serial), ("piped", piped)):
         with Store(tmp_path / f"{name}.db") as s:
@@ -285,11 +292,11 @@ def test_cli_says_where_the_judge_runs(
 @cuda
 def test_gpu_is_the_default_and_bfloat16_where_it_computes_in_it(tiny_model_dir: Path) -> None:
     b = LocalBackend.load(tiny_model_dir, model_id="tiny")
-    assert b.device == "cuda:0" and b.pipeline and b.concurrency == 1
+    assert b.device == "cuda:0" and b.pipeline and b.concurrency == 2
     major = torch.cuda.get_device_capability(0)[0]
     assert b.dtype == ("bfloat16" if major >= 8 else "float32")
     free = torch.cuda.mem_get_info(0)[0]
-    assert 4096 <= b.max_batch_tokens <= 65536 and b.batch_size == 1024
+    assert 4096 <= b.max_batch_tokens <= 131072 and b.batch_size == 1024  # a tiny model
     assert free > 0
 
 
@@ -301,3 +308,21 @@ def test_gpu_pipelined_matches_cpu_serial(tiny_model_dir: Path) -> None:
     gpu.max_batch_tokens = cpu.max_batch_tokens = 2 * max(lengths)
     torch.backends.cuda.matmul.allow_tf32 = False
     _compare(gpu, cpu, atol=1e-3)
+
+
+def test_cli_backend_keeps_two_calls_in_flight_on_a_gpu(tiny_model_dir: Path) -> None:
+    """The CLI's backend (loaded on first use) tells the runner how many calls to keep
+    in flight before it loads: two on a GPU, as the loaded backend does, one on the CPU."""
+    from recuse.cli.judge import _backend
+
+    common: dict[str, Any] = dict(base_urls=[], endpoint="completions", api_key_env=None,
+                                  concurrency=8, timeout=1.0, dtype="auto", batch_size=0,
+                                  judge_id="t")  # fmt: skip
+    gpu, _ = _backend(str(tiny_model_dir), placed=("cuda:0", "bfloat16"), **common)
+    cpu, _ = _backend(str(tiny_model_dir), placed=("cpu", "float32"), **common)
+    assert (gpu.concurrency, gpu.batch_size) == (2, local.GPU_BATCH_SIZE)
+    assert (cpu.concurrency, cpu.batch_size) == (1, local.CPU_BATCH_SIZE)
+    loaded = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu")
+    assert loaded.concurrency == cpu.concurrency
+    piped = LocalBackend(loaded.model, loaded.tokenizer, model_id="t", pipeline=True)
+    assert piped.concurrency == 2

@@ -95,7 +95,12 @@ def _backend(
         )
         return http, jid
     from recuse.judging.backends.lazy import LazyBackend
-    from recuse.judging.backends.local import LocalBackend, default_batch_size, stored_revision
+    from recuse.judging.backends.local import (
+        LocalBackend,
+        default_batch_size,
+        default_calls_in_flight,
+        stored_revision,
+    )
     from recuse.judging.device import resolve_device, resolve_dtype
     from recuse.judging.models import DEFAULT_JUDGE, default_judge
 
@@ -144,7 +149,7 @@ def _backend(
         revision=stored_revision(revision, precision),
         batch_size=size,
         route=LocalBackend.ROUTE,
-        concurrency=1,
+        concurrency=default_calls_in_flight(where),
         hardware=f"{where} {precision}",
     )
     return lazy, jid

@@ -1,0 +1,102 @@
+"""Plain causal attention without a host read mid-pass (recuse.judging.backends.causal)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from recuse.judging.backends.causal import MASK_FREE, mask_free  # noqa: E402
+from recuse.judging.backends.local import LocalBackend  # noqa: E402
+from recuse.judging.protocols import Pair, PairwiseProtocol, is_verdict_token  # noqa: E402
+
+needs_host_test = pytest.mark.skipif(
+    not hasattr(transformers.masking_utils, "find_packed_sequence_indices"),
+    reason="this transformers reads no device value while building the mask",
+)
+
+
+class _Tok:
+    pad_token_id = 0
+    eos_token_id = 1
+    chat_template = None
+
+
+def _llama(**kw: Any) -> Any:
+    cfg = transformers.LlamaConfig(
+        vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, **kw,
+    )  # fmt: skip
+    with torch.device("meta"):
+        return transformers.LlamaForCausalLM(cfg)
+
+
+@needs_host_test
+def test_a_pass_reads_no_device_value_on_the_host() -> None:
+    # on the meta device every value read on the host raises: the default path reads
+    # one (the packed-sequence test), ours none, so on a GPU nothing waits mid-pass
+    model = _llama()
+    b = LocalBackend(model, _Tok(), model_id="m")
+    assert b.mask_free
+    ids = torch.zeros(3, 7, dtype=torch.long, device="meta")
+    with torch.inference_mode():
+        assert b._hidden(ids).shape == (3, 7, 32)
+        assert model.config._attn_implementation == "sdpa"  # the caller's model as given
+        b.mask_free = False
+        with pytest.raises(RuntimeError, match="meta tensors"):
+            b._hidden(ids)
+
+
+@needs_host_test
+def test_only_where_it_is_the_same_attention() -> None:
+    assert mask_free(_llama().config)
+    assert not mask_free(_llama(attn_implementation="eager").config)
+    sliding = transformers.MistralConfig(
+        vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, sliding_window=16,
+    )  # fmt: skip
+    sliding._attn_implementation = "sdpa"
+    assert not mask_free(sliding)
+    qwen = transformers.Qwen2Config(
+        vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, use_sliding_window=False,
+    )  # fmt: skip
+    qwen._attn_implementation = "sdpa"
+    assert mask_free(qwen)  # every layer full attention
+    qwen.layer_types = ["full_attention", "sliding_attention"]
+    assert not mask_free(qwen)
+    gemma = transformers.Gemma3TextConfig(
+        vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+    )  # fmt: skip
+    gemma._attn_implementation = "sdpa"
+    assert not mask_free(gemma)  # sliding layers
+    assert MASK_FREE in transformers.modeling_utils.ALL_ATTENTION_FUNCTIONS
+
+
+def test_same_numbers_as_transformers_own_path(tiny_model_dir: Path) -> None:
+    # the tiny Llama runs mask-free (where this transformers has the host test); its
+    # right-padded batched log-probs equal those of the default path, one at a time
+    b = LocalBackend.load(tiny_model_dir, model_id="tiny", device="cpu", batch_size=8)
+    assert b.mask_free == hasattr(transformers.masking_utils, "find_packed_sequence_indices")
+    proto = PairwiseProtocol(mode="direct")
+    pairs = [Pair("p1", "Two plus two?", "Four.", "Five, surely " * 9),
+             Pair("p2", "Name a fox.", "The quick brown fox " * 7, "Fox.")]  # fmt: skip
+    prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
+    got = asyncio.run(b.next_token_logprobs(prompts, top_k=0, select=is_verdict_token))
+    vocab = b.vocab()
+    for p, d in zip(prompts, got, strict=True):
+        assert isinstance(d, dict)
+        with torch.inference_mode():
+            logits = b.model(input_ids=torch.tensor([b.encode(p)])).logits[0, -1].float()
+        ref = torch.log_softmax(logits, dim=-1)
+        for tok, v in d.items():
+            same = [i for i, t in enumerate(vocab) if t == tok]  # ids of one text add up
+            np.testing.assert_allclose(v, float(torch.logsumexp(ref[same], 0)), atol=1e-5)
+    assert b.model.config._attn_implementation == "sdpa"

@@ -161,13 +161,6 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
 def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:
     if not judges:
         return list(inputs)
-    present = sorted({j for i in inputs for j in i.source.judges})
-    missing = [j for j in judges if j not in present]
-    if missing:
-        raise ConfigError(
-            f"judge {missing[0]!r} is not in the data — "
-            f"judges present: {', '.join(present) or 'none'}"
-        )
     out = []
     for inp in inputs:
         if not set(judges) & set(inp.source.judges):
@@ -175,6 +168,22 @@ def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Inp
         frame = inp.frame[inp.frame["judge"].isin(judges)].reset_index(drop=True)
         out.append(replace(inp, frame=frame))
     return out
+
+
+def _judge_in(name: str, present: Sequence[str], roster: Roster) -> str:
+    """``name`` as the data names it: itself, the roster's id for it (an alias, another
+    case: ``GPT-4``, ``gpt4``), or the one judge of the data it names in another case."""
+    if name in present:
+        return name
+    known = roster.canonical(name, unknown="error") if name in roster else None
+    folded = [p for p in present if p.casefold() == name.strip().casefold()]
+    if known in present:
+        return str(known)
+    if len(folded) == 1:
+        return folded[0]
+    raise ConfigError(
+        f"judge {name!r} is not in the data — judges present: {', '.join(present) or 'none'}"
+    )
 
 
 def _unique_names(inputs: Sequence[Input]) -> list[Input]:
@@ -232,6 +241,9 @@ def run_audit(
         raise ConfigError("--only/--skip leave no analysis to run — see `recuse analyses`")
     roster = roster or Roster.load()
     inputs = _unique_names(inputs)
+    if o.judges:  # named as in the data, for every analysis that reads them
+        present = sorted({j for i in inputs for j in i.source.judges})
+        o = replace(o, judges=tuple(_judge_in(j, present, roster) for j in o.judges))
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
     for inp in _filter_judges(inputs, o.judges):

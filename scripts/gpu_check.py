@@ -24,6 +24,7 @@ TESTS = [
     "tests/judging/test_device.py",
     "tests/judging/test_fingerprint.py",
     "tests/judging/test_local.py",
+    "tests/judging/test_causal.py",
 ]
 
 
@@ -39,18 +40,20 @@ def run_tests() -> int:
 
 def plain_tests() -> int:
     """No pytest (or not its test dependencies) here: the CUDA tests of test_device.py
-    and the waves test, called with their fixture."""
+    and test_causal.py and the waves test, called with their fixture."""
     sys.path.insert(0, str(REPO / "tests"))
     from judging.helpers import build_tiny_model
 
-    module = importlib.import_module("judging.test_device")
     folder = build_tiny_model(Path(tempfile.mkdtemp()) / "tiny")
     failed = 0
-    for name in ("test_gpu_is_the_default_and_bfloat16_where_it_computes_in_it",
-                 "test_gpu_pipelined_matches_cpu_serial",
-                 "test_pipelined_waves_keep_failures_in_place"):  # fmt: skip
+    for module_name, name in (
+        ("judging.test_device", "test_gpu_is_the_default_and_bfloat16_where_it_computes_in_it"),
+        ("judging.test_device", "test_gpu_pipelined_matches_cpu_serial"),
+        ("judging.test_device", "test_pipelined_waves_keep_failures_in_place"),
+        ("judging.test_causal", "test_on_a_gpu_a_pass_never_waits_for_the_device"),
+    ):
         try:
-            getattr(module, name)(folder)
+            getattr(importlib.import_module(module_name), name)(folder)
             print(f"PASSED {name}")
         except Exception as exc:  # report every test, then fail
             failed += 1

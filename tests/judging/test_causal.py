@@ -100,3 +100,25 @@ def test_same_numbers_as_transformers_own_path(tiny_model_dir: Path) -> None:
             same = [i for i, t in enumerate(vocab) if t == tok]  # ids of one text add up
             np.testing.assert_allclose(v, float(torch.logsumexp(ref[same], 0)), atol=1e-5)
     assert b.model.config._attn_implementation == "sdpa"
+
+
+@needs_host_test
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_a_pass_never_waits_for_the_device(tiny_model_dir: Path) -> None:
+    # torch raises on any operation that synchronizes with the device while the sync
+    # debug mode is "error": the mask-free pass has none, transformers' own path one
+    b = LocalBackend.load(tiny_model_dir, model_id="t", device="cuda", dtype="float32")
+    assert b.mask_free
+    ids = torch.randint(5, 50, (3, 40), device="cuda")
+    with torch.inference_mode():
+        b._hidden(ids)  # warm-up: kernels, the allocator
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            b._hidden(ids)
+            b.mask_free = False
+            with pytest.raises(RuntimeError, match="synchroniz"):
+                b._hidden(ids)
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+            b.mask_free = True

@@ -75,6 +75,10 @@ def test_min_bound_for_quality_scores(tmp_path: Path, capsys: pytest.CaptureFixt
     assert _run(["gate", str(path), "--min", "agreement_accuracy=0.7"], capsys)[0] == 0
     assert _run(["gate", str(path), "--min", "agreement_accuracy=0.8"], capsys)[0] == 1
     assert _run(["gate", str(path), "--min", "agreement=0.75"], capsys)[0] == 3
+    # --min on a bias would pass a judge whose bias is large: refused with the fix
+    path = _report(tmp_path, [_finding("self_preference_eo", "j", 0.3, 0.2, 0.4)])
+    code, out = _run(["gate", str(path), "--min", "self_preference_eo=0.1"], capsys)
+    assert code == 2 and "--max self_preference_eo=0.1" in out and "PASS" not in out
 
 
 def test_bad_input_is_exit_2_with_a_clear_message(

@@ -31,7 +31,11 @@ def run_gate(
         *(parse_thresholds(minima, "min") if minima else []),
     ]
     aliases = {a.id: a.headline.key for a in REGISTRY}
-    scopes = {b.key: Scope(a.table, a.id, a.title, b.pooled) for a in REGISTRY for b in a.biases}
+    scopes = {
+        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality")
+        for a in REGISTRY
+        for b in a.biases
+    }
     result = gate_report(
         report, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
     )

@@ -74,12 +74,14 @@ class Scope:
     """Where a bias can be measured, from the analysis that estimates it: the table
     kind it reads (``pairs`` / ``ratings``), the analysis (id and title, as skips name
     it) and whether one estimate is shared by a group of judges (``pooled``), so that it
-    is accounted per dataset rather than per judge."""
+    is accounted per dataset rather than per judge; ``quality``: a quality score
+    (agreement, calibration error), not a bias."""
 
     table: str
     analysis: str
     title: str
     pooled: bool = False
+    quality: bool = False
 
 
 @dataclass(frozen=True)
@@ -469,9 +471,16 @@ def gate_report(
                 f"{', '.join(present) or 'none'} (or an analysis id for its headline; "
                 "`recuse analyses` lists every bias)"
             )
+        scope = scopes.get(key)
+        if t.bound == "min" and scope is not None and not scope.quality:
+            raise ConfigError(
+                f"--min {t.key}: {key} is a bias, measured against its no-bias value, not "
+                f"a quality score — bound its distance from that value with --max {key}="
+                f"{t.value:g} (--min is for scores such as agreement_accuracy)"
+            )
         mine = [f for f in report.findings if f["bias"] == key]
         lines.extend(evaluate(f, Threshold(key, t.value, t.bound)) for f in mine)
-        lines.extend(_unmeasured(report, key, mine, scopes.get(key), skip=skip_unmeasured))
+        lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     return GateResult(tuple(lines), skip_unmeasured)
 
 

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 
 from judging.helpers import fake_pairs
-from judging.test_http_token_ids import EXACT_FIRST, IDS, PLANTED
-from recuse.cli import main
+from judging.test_http_token_ids import EXACT_FIRST, IDS, PLANTED, cli_judge
 from recuse.errors import JudgeError
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.http import HTTPBackend
@@ -207,16 +206,8 @@ def test_a_server_that_names_ids_whatever_it_is_asked_stops_the_run(
 def test_cli_chat_judge_says_which_log_probs_it_read(
     mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    src = tmp_path / "pairs.jsonl"
-    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
-    store, out = tmp_path / "s.db", tmp_path / "p.csv"
-    with StandIn(token_ids=mode, planted=PLANTED) as server:
-        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
-        args += ["--endpoint", "chat", "--mode", "explain", "--out", str(store)]
-        assert main([*args, "--no-progress"]) == 0
-    said = capsys.readouterr().out.splitlines()
-    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
-    table = pd.read_csv(out)
+    printed, table = cli_judge(tmp_path, capsys, mode, "--endpoint", "chat", "--mode", "explain")
+    said = printed.splitlines()
     if mode == "ignored":
         assert (
             "verdict log-probs: the server's top 20 only (the server ignored "

@@ -146,17 +146,28 @@ def test_server_without_tokenize_uses_top_k(tmp_path: Path) -> None:
     assert set(rows["reason"]) == {OUTSIDE}
 
 
-@pytest.mark.parametrize("mode", ["honoured", "ignored"])
-def test_cli_judge_reads_exact_log_probs(
-    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def cli_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, *extra: str
+) -> tuple[str, pd.DataFrame]:
+    """`recuse judge` of two pairs against the stand-in server (``mode``: how it treats
+    logprob_token_ids) with ``extra`` options, then `recuse judge export`: what the
+    judge printed, and the exported table."""
     src = tmp_path / "pairs.jsonl"
     pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
     store, out = tmp_path / "s.db", tmp_path / "p.csv"
     with StandIn(token_ids=mode, planted=PLANTED) as server:
         args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
-        assert main([*args, "--out", str(store), "--no-progress"]) == 0
+        assert main([*args, *extra, "--out", str(store), "--no-progress"]) == 0
     said = capsys.readouterr().out
+    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    return said, pd.read_csv(out)
+
+
+@pytest.mark.parametrize("mode", ["honoured", "ignored"])
+def test_cli_judge_reads_exact_log_probs(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said, table = cli_judge(tmp_path, capsys, mode)
     if mode == "ignored":
         assert "4 unparsed" in said
         assert (
@@ -166,8 +177,6 @@ def test_cli_judge_reads_exact_log_probs(
         return
     assert "4 ok" in said
     assert "verdict log-probs: exact, for the verdict tokens themselves" in said
-    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
-    table = pd.read_csv(out)
     assert table["p_a_first"].to_numpy() == pytest.approx([EXACT_FIRST] * 2, abs=1e-9)
     assert table["p_a_second"].to_numpy() == pytest.approx([1 - EXACT_FIRST] * 2, abs=1e-9)
 

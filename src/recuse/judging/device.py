@@ -38,9 +38,10 @@ CPU_TOKEN_BUDGET = 2048
 #: the largest budget chosen from free memory (padded tokens): past it a bigger
 #: batch was no faster on an H200 for the 1.7B and 7B shapes (benchmarks/judge_gpu.py)
 GPU_TOKEN_BUDGET_MAX = 65536
-#: the largest budget for a model under SMALL_MODEL_PARAMETERS: its passes are short,
-#: and the 135M shape's bare pass ran 450k prompt tokens/s at 131,072 tokens against
-#: 329k at 65,536 (H200, bfloat16)
+#: the largest budget for a model under SMALL_MODEL_PARAMETERS: its passes are short.
+#: On an H200 (bfloat16) the 135M shape's bare pass ran 329k prompt tokens/s at 65,536
+#: tokens and 450k at the best budget of a sweep up to 131,072 (690k in a later run):
+#: a larger budget, so the best was 131,072 (the sweep's only larger one)
 GPU_TOKEN_BUDGET_MAX_SMALL = 131072
 SMALL_MODEL_PARAMETERS = 1_000_000_000
 #: the smallest budget a GPU is given, however full its memory

@@ -122,3 +122,64 @@ def test_on_a_gpu_a_pass_never_waits_for_the_device(tiny_model_dir: Path) -> Non
         finally:
             torch.cuda.set_sync_debug_mode(0)
             b.mask_free = True
+
+
+_SMALL = {
+    "vocab_size": 128, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "n_embd": 64,
+    "n_layer": 2, "n_head": 4, "max_position_embeddings": 256, "n_positions": 256,
+    "ffn_dim": 128, "num_layers": 2, "moe_intermediate_size": 32, "num_experts": 4,
+    "num_local_experts": 4, "num_experts_per_tok": 2, "pad_token_id": 0,
+    "bos_token_id": 1, "eos_token_id": 2, "sliding_window": None,
+}  # fmt: skip
+
+
+def _small(model_type: str) -> Any:
+    """A seeded two-layer model of ``model_type`` from its default config, sdpa, float32."""
+    auto = transformers.AutoConfig
+    base = auto.for_model(model_type)
+    cfg = auto.for_model(model_type, **{k: v for k, v in _SMALL.items() if hasattr(base, k)})
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(
+        cfg, attn_implementation="sdpa", dtype=torch.float32
+    )
+    return model.eval()
+
+
+def _same_numbers(model: Any) -> bool:
+    """Whether a right-padded batch's hidden states are the same mask-free as on
+    transformers' own path (and the first rows' positions equal the rows alone)."""
+    from recuse.judging.backends.causal import using
+
+    torch.manual_seed(1)
+    ids = torch.randint(3, 128, (3, 24))
+    with torch.inference_mode():
+        ref = model.base_model(input_ids=ids, use_cache=False).last_hidden_state
+        with using(model.config, True):
+            got = model.base_model(input_ids=ids, use_cache=False).last_hidden_state
+    return bool(torch.allclose(got, ref, atol=1e-5, rtol=0))
+
+
+@needs_host_test
+@pytest.mark.parametrize("model_type", ["llama", "qwen2", "mistral", "phi3", "gpt2", "doge"])
+def test_mask_free_only_where_the_numbers_are_the_same(model_type: str) -> None:
+    # Doge passes every structural test (sdpa, no window, no sub-models) but builds its
+    # attention from the mask it is given: with none it attends to later tokens, so a
+    # rule on the config alone read wrong numbers for it
+    model = _small(model_type)
+    if model_type == "doge":
+        assert not _same_numbers(model)  # the plain causal attention is not its attention
+        assert not mask_free(model.config)
+    else:
+        assert mask_free(model.config)
+        assert _same_numbers(model)
+
+
+@needs_host_test
+def test_every_listed_type_gives_transformers_numbers() -> None:
+    from recuse.judging.backends.causal import PLAIN_CAUSAL
+
+    for model_type in sorted(PLAIN_CAUSAL):
+        model = _small(model_type)
+        assert mask_free(model.config), model_type
+        assert _same_numbers(model), model_type

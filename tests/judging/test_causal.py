@@ -183,3 +183,31 @@ def test_every_listed_type_gives_transformers_numbers() -> None:
         model = _small(model_type)
         assert mask_free(model.config), model_type
         assert _same_numbers(model), model_type
+
+
+def test_the_models_config_is_restored_when_a_pass_raises(tiny_model_dir: Path) -> None:
+    # a pass that fails inside the model (out of memory, a bad kernel) leaves the
+    # caller's model as given, and generation afterwards (left padding, with a mask)
+    # gives the text it gave before any pass ran
+    b = LocalBackend.load(tiny_model_dir, model_id="tiny", device="cpu", batch_size=4)
+    proto = PairwiseProtocol(mode="direct")
+    pairs = [Pair(f"p{i}", "Why? " * (i + 1), "Yes " * (3 * i + 1), "No.") for i in range(3)]
+    prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
+    before = [g.text for g in b.generate_sync(prompts, max_new_tokens=6)]  # type: ignore[union-attr]
+    want = b.model.config._attn_implementation
+    attn = b.model.model.layers[1].self_attn
+    seen: list[str] = []
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        seen.append(b.model.config._attn_implementation)
+        raise RuntimeError("planted failure")
+
+    attn.forward = fail
+    with pytest.raises(RuntimeError, match="planted failure"):
+        asyncio.run(b.next_token_logprobs(prompts, top_k=0, select=is_verdict_token))
+    del attn.forward
+    assert seen == [MASK_FREE if b.mask_free else want]
+    assert b.model.config._attn_implementation == want
+    asyncio.run(b.next_token_logprobs(prompts, top_k=0, select=is_verdict_token))
+    after = [g.text for g in b.generate_sync(prompts, max_new_tokens=6)]  # type: ignore[union-attr]
+    assert after == before

@@ -385,3 +385,48 @@ def test_a_call_that_starts_behind_another_is_prepared_whole(tiny_model_dir: Pat
         for x, y in zip(got, want, strict=True):
             assert isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys()
             np.testing.assert_allclose([x[k] for k in x], [y[k] for k in x], atol=1e-5)
+
+
+def test_two_pipelined_calls_interrupted_then_resumed_equal_a_serial_run(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Two calls in flight (pipelined, as on a GPU): Ctrl-C in the middle of a run
+    (KeyboardInterrupt in the main thread while a call computes in its worker), then
+    the same run again: every judgment once, with the numbers of a serial run."""
+    import _thread
+    import types
+
+    from judging.helpers import fake_pairs
+    from recuse.judging import Runner, Store
+
+    pairs = pd.DataFrame(fake_pairs(12))
+    serial = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", batch_size=4)
+    with Store(tmp_path / "serial.db") as store:
+        Runner(serial, store, progress=False).pairwise(pairs)
+        want = store.judgments().sort_values(["item_id", "slot"]).reset_index(drop=True)
+    piped = LocalBackend.load(
+        tiny_model_dir, model_id="t", device="cpu", batch_size=4, pipeline=True
+    )
+    assert piped.concurrency == 2
+    passes: list[int] = []
+    hidden = piped._hidden
+
+    def interrupted(self: LocalBackend, ids: Any) -> Any:
+        passes.append(len(ids))
+        if len(passes) == 3:
+            _thread.interrupt_main()  # Ctrl-C while this call's pass runs
+        return hidden(ids)
+
+    piped._hidden = types.MethodType(interrupted, piped)  # type: ignore[method-assign]
+    with Store(tmp_path / "piped.db") as store:
+        with pytest.raises(KeyboardInterrupt):
+            Runner(piped, store, progress=False).pairwise(pairs)
+        stored = len(store.judgments())
+        assert stored < len(want)
+        again = Runner(piped, store, progress=False).pairwise(pairs)
+        assert again.cached == stored
+        got = store.judgments().sort_values(["item_id", "slot"]).reset_index(drop=True)
+    assert not got.duplicated(["item_id", "slot"]).any()
+    assert piped.model.config._attn_implementation == "sdpa"
+    cols = ["item_id", "slot", "status", "value", "mass", "p_tie"]
+    pd.testing.assert_frame_equal(got[cols], want[cols], check_exact=False, atol=1e-6, rtol=0)

@@ -211,3 +211,37 @@ def test_the_models_config_is_restored_when_a_pass_raises(tiny_model_dir: Path) 
     asyncio.run(b.next_token_logprobs(prompts, top_k=0, select=is_verdict_token))
     after = [g.text for g in b.generate_sync(prompts, max_new_tokens=6)]  # type: ignore[union-attr]
     assert after == before
+
+
+def test_a_second_backend_over_the_same_model_waits_for_a_mask_free_pass(
+    tiny_model_dir: Path,
+) -> None:
+    # two backends over one model object (two judge ids, a probe beside a judge): a
+    # generation through one while the other's pass ran under the mask-free setting
+    # read its padding mask as no causal mask and gave other text
+    import threading
+
+    a = LocalBackend.load(tiny_model_dir, model_id="tiny", device="cpu", batch_size=4)
+    b = LocalBackend(a.model, a.tokenizer, model_id="tiny", batch_size=4)
+    proto = PairwiseProtocol(mode="direct")
+    pairs = [Pair(f"p{i}", "Why? " * (5 * i + 1), "Yes " * (3 * i + 1), "No.") for i in range(4)]
+    prompts = [proto.prompt(p, "first") for p in pairs]  # left-padded by up to ~40 tokens
+    want = [g.text for g in b.generate_sync(prompts, max_new_tokens=6)]  # type: ignore[union-attr]
+    got: list[str] = []
+    worker = threading.Thread(
+        target=lambda: got.extend(g.text for g in b.generate_sync(prompts, max_new_tokens=6))  # type: ignore[union-attr]
+    )
+
+    def in_the_pass(module: Any, args: Any) -> None:
+        if not worker.is_alive() and not got:
+            worker.start()
+            worker.join(timeout=2.0)  # it waits for this pass (before: ran inside it)
+
+    hook = a.model.model.layers[0].register_forward_pre_hook(in_the_pass)
+    try:
+        asyncio.run(a.next_token_logprobs(prompts, top_k=0, select=is_verdict_token))
+    finally:
+        hook.remove()
+    worker.join()
+    assert got == want
+    assert a.model.config._attn_implementation == "sdpa"

@@ -141,6 +141,21 @@ _VOCABS: weakref.WeakKeyDictionary[Any, _Vocab] = weakref.WeakKeyDictionary()
 _VOCABS_LOCK = threading.Lock()
 
 
+_RUN_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+
+
+def _run_lock_of(model: Any) -> threading.Lock:
+    """One lock per model object, shared by every backend over it: a mask-free pass
+    sets the model's config for its duration (:func:`recuse.judging.backends.causal.using`),
+    so nothing else may run the model meanwhile (a generation with a padding mask
+    under that setting gives wrong text)."""
+    with _VOCABS_LOCK:
+        found = _RUN_LOCKS.get(model)
+        if found is None:
+            found = _RUN_LOCKS[model] = threading.Lock()
+        return found
+
+
 def _vocab_of(tokenizer: Any) -> _Vocab:
     with _VOCABS_LOCK:
         found = _VOCABS.get(tokenizer)
@@ -207,7 +222,8 @@ class LocalBackend(Backend):
         self.pad_id = int(pad)
         self._tokens = (0, 0)  # read and produced so far, as a server's usage counts them
         self._device_ids: dict[TokenFilter, Any] = {}  # selected ids, on the device
-        self._run_lock = threading.Lock()  # one call on the device at a time
+        # one call on the device at a time, also across backends over this model
+        self._run_lock = _run_lock_of(model)
         # calls in this backend now, and of those the ones still preparing waves
         self._calls = self._preparing = 0
         self._prep_cv = threading.Condition()

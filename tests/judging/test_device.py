@@ -430,3 +430,49 @@ def test_two_pipelined_calls_interrupted_then_resumed_equal_a_serial_run(
     assert piped.model.config._attn_implementation == "sdpa"
     cols = ["item_id", "slot", "status", "value", "mass", "p_tie"]
     pd.testing.assert_frame_equal(got[cols], want[cols], check_exact=False, atol=1e-6, rtol=0)
+
+
+def test_a_cancelled_call_stops_before_its_next_wave(tiny_model_dir: Path) -> None:
+    """Ctrl-C cancels the runner's calls: a pipelined call's thread then stops before
+    its next wave (raising, unseen), instead of computing the rest of its prompts while
+    the process waits to exit (two calls of 1,024 prompts: ~40 s for a 7B model)."""
+    import time
+    import types
+
+    b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True)
+    prompts = sorted(_prompts() * 8, key=local._chars)
+    b.max_batch_tokens = 2 * max(len(b.encode(p)) for p in prompts)
+    waves = b._waves([local._chars(p) for p in prompts])
+    assert len(waves) >= 4
+    first = len(b._buckets([len(b.encode(prompts[i])) for i in waves[0]]))  # its passes, at most
+    passes: list[int] = []
+    hidden = b._hidden
+    running: dict[str, Any] = {}
+
+    def counted(self: LocalBackend, ids: Any) -> Any:
+        passes.append(int(ids.shape[0]))
+        if running and len(passes) == 1:  # cancel the call during its first pass
+            running["loop"].call_soon_threadsafe(running["task"].cancel)
+            deadline = time.monotonic() + 30
+            while not self._local.stop.is_set() and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return hidden(ids)
+
+    b._hidden = types.MethodType(counted, b)  # type: ignore[method-assign]
+    asyncio.run(b.next_token_logprobs(prompts, top_k=3))
+    whole = len(passes)
+
+    async def cancelled() -> None:
+        running["loop"] = asyncio.get_running_loop()
+        running["task"] = asyncio.ensure_future(b.next_token_logprobs(prompts, top_k=3))
+        with pytest.raises(asyncio.CancelledError):
+            await running["task"]
+
+    passes.clear()
+    asyncio.run(cancelled())  # returns once the worker thread has ended
+    assert 1 <= len(passes) <= first < whole
+    # and the backend is usable again: a new call runs every pass
+    passes.clear()
+    running.clear()
+    asyncio.run(b.next_token_logprobs(prompts, top_k=3))
+    assert len(passes) == whole

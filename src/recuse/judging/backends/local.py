@@ -171,6 +171,10 @@ def _chars(prompt: Prompt) -> int:
     return sum(len(m.content) for m in prompt.messages) + len(prompt.prefix)
 
 
+class _Stopped(Exception):
+    """A call whose caller was cancelled (Ctrl-C) stops before its next wave."""
+
+
 class LocalBackend(Backend):
     """A causal LM and its tokenizer, both already loaded (see :meth:`load`).
 
@@ -228,6 +232,7 @@ class LocalBackend(Backend):
         self._calls = self._preparing = 0
         self._prep_cv = threading.Condition()
         self._tok_lock = threading.Lock()  # the tokenizer is not shared across threads
+        self._local = threading.local()  # the stop event of the call a thread computes
 
     def _token_budget(self) -> int:
         """Padded tokens per forward pass: 2,048 on the CPU, from free memory on CUDA."""
@@ -431,12 +436,15 @@ class LocalBackend(Backend):
         # the first batch is prepared before the device is free: a second call in
         # flight prepares while the first runs
         head = prepare(batches[0])
+        stop: threading.Event | None = getattr(self._local, "stop", None)
         with self._run_lock, torch.inference_mode():
             with ThreadPoolExecutor(1, thread_name_prefix="recuse-prep") as pool:
                 ahead: Future[_P] = Future()
                 ahead.set_result(head)
                 previous: tuple[_B, _H] | None = None
                 for k, b in enumerate(batches):
+                    if stop is not None and stop.is_set():
+                        raise _Stopped("the call was cancelled")
                     ready = ahead.result()
                     if k + 1 < len(batches):
                         ahead = pool.submit(prepare, batches[k + 1])
@@ -792,10 +800,25 @@ class LocalBackend(Backend):
     async def _call(self, fn: Callable[..., _R], /, *args: Any, **kwargs: Any) -> _R:
         """``fn`` in a worker thread where calls overlap (a GPU: the event loop writes
         the store and the next call tokenizes meanwhile), else here, as on the CPU,
-        where torch's own threads already use every core."""
-        if self.concurrency > 1 or self.pipeline:
-            return await asyncio.to_thread(fn, *args, **kwargs)
-        return fn(*args, **kwargs)
+        where torch's own threads already use every core. A cancelled call (Ctrl-C)
+        stops its thread before the next wave: the run exits within about a wave,
+        not after the calls in flight (two of 1,024 prompts: ~40 s for a 7B model)."""
+        if not (self.concurrency > 1 or self.pipeline):
+            return fn(*args, **kwargs)
+        stop = threading.Event()
+
+        def stoppable() -> _R:
+            self._local.stop = stop
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._local.stop = None
+
+        try:
+            return await asyncio.to_thread(stoppable)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
 
     async def next_token_logprobs(
         self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None

@@ -142,6 +142,17 @@ class Bare:
     padded: int  # tokens with the padding
 
 
+def bare_buckets(backend: LocalBackend, seqs: list[list[int]], budget: int) -> list[list[int]]:
+    """The bare pass's batches: every sequence sorted by length at once, cut under
+    ``budget`` padded tokens by the backend's own bucketing (no prompt-count limit)."""
+    saved = backend.max_batch_tokens, backend.batch_size
+    backend.max_batch_tokens, backend.batch_size = budget, 1 << 20
+    try:
+        return [[seqs[i] for i in b] for b in backend._buckets([len(s) for s in seqs])]
+    finally:
+        backend.max_batch_tokens, backend.batch_size = saved
+
+
 def bare_pass(
     backend: LocalBackend, seqs: list[list[int]], budget: int, *, mask_free: bool = True
 ) -> Bare:
@@ -149,12 +160,7 @@ def bare_pass(
     timed: one base-model call per batch (the backend's own, :meth:`_hidden`) and the
     LM head at each row's last token. ``mask_free=False``: the base model through
     transformers' own mask preparation (which reads a device value mid-pass)."""
-    saved = backend.max_batch_tokens, backend.batch_size
-    backend.max_batch_tokens, backend.batch_size = budget, 1 << 20
-    try:
-        batches = [[seqs[i] for i in b] for b in backend._buckets([len(s) for s in seqs])]
-    finally:
-        backend.max_batch_tokens, backend.batch_size = saved
+    batches = bare_buckets(backend, seqs, budget)
     ready = []
     for batch in batches:
         ids = backend._pad(batch)

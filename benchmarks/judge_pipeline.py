@@ -37,7 +37,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_gpu import DATA, build_model, load_tokenizer, mt_bench_pairs
+from judge_gpu import DATA, bare_buckets, build_model, load_tokenizer, mt_bench_pairs
 
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
@@ -114,9 +114,7 @@ def main() -> None:
     prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
     seqs = dev.encode_many(prompts)
     tokens = sum(len(s) for s in seqs)
-    dev.batch_size = 1 << 20  # the bare buckets: every prompt sorted by tokens at once
-    bare = [len(b) * max(len(seqs[i]) for i in b) for b in dev._buckets([len(s) for s in seqs])]
-    dev.batch_size = 1024
+    bare = [len(b) * max(len(s) for s in b) for b in bare_buckets(dev, seqs, args.budget)]
     # once per process: every id's text, the verdict tokens (as judge_gpu's warm-up)
     dev.next_token_logprobs_sync(prompts[:8], select=proto.reads.selector())
     dev.reset()

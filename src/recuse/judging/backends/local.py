@@ -150,10 +150,7 @@ def _run_lock_of(model: Any) -> threading.Lock:
     so nothing else may run the model meanwhile (a generation with a padding mask
     under that setting gives wrong text)."""
     with _VOCABS_LOCK:
-        found = _RUN_LOCKS.get(model)
-        if found is None:
-            found = _RUN_LOCKS[model] = threading.Lock()
-        return found
+        return _RUN_LOCKS.setdefault(model, threading.Lock())
 
 
 def _vocab_of(tokenizer: Any) -> _Vocab:

@@ -260,3 +260,18 @@ def test_a_user_roster_merging_two_snapshots_is_overruled_in_a_file(tmp_path: Pa
     r2 = Roster.load(f)
     alone = canonicalize_models(frame.iloc[:1].assign(model_b="acme"), ("model_a", "model_b"), r2)
     assert alone["model_a"].tolist() == ["acme"]
+
+
+def test_judge_in_names_the_judge_as_the_data_does() -> None:
+    roster = Roster.builtin()
+    present = ["gpt-4", "MyJudge-7B", "gpt-3.5-turbo"]
+    assert roster.judge_in("gpt-4", present) == "gpt-4"
+    assert roster.judge_in("GPT-4", present) == "gpt-4"  # another case of a roster id
+    assert roster.judge_in("ChatGPT", present) == "gpt-3.5-turbo"  # an alias
+    assert roster.judge_in(" myjudge-7b ", present) == "MyJudge-7B"  # outside the roster
+    with pytest.raises(ConfigError, match="'gpt-4-0613' is not in the data"):
+        roster.judge_in("gpt-4-0613", present)  # another snapshot is another model
+    # two judges that differ only in case: the name must match one exactly
+    with pytest.raises(ConfigError, match="judges present: MyJudge, myjudge"):
+        roster.judge_in("MYJUDGE", ["myjudge", "MyJudge"])
+    assert roster.judge_in("myjudge", ["myjudge", "MyJudge"]) == "myjudge"

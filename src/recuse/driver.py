@@ -170,22 +170,6 @@ def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Inp
     return out
 
 
-def _judge_in(name: str, present: Sequence[str], roster: Roster) -> str:
-    """``name`` as the data names it: itself, the roster's id for it (an alias, another
-    case: ``GPT-4``, ``gpt4``), or the one judge of the data it names in another case."""
-    if name in present:
-        return name
-    known = roster.canonical(name, unknown="error") if name in roster else None
-    folded = [p for p in present if p.casefold() == name.strip().casefold()]
-    if known in present:
-        return str(known)
-    if len(folded) == 1:
-        return folded[0]
-    raise ConfigError(
-        f"judge {name!r} is not in the data — judges present: {', '.join(present) or 'none'}"
-    )
-
-
 def _unique_names(inputs: Sequence[Input]) -> list[Input]:
     """Inputs that share a name (two files called pairs.csv in different folders, or
     the same dataset twice) renamed apart — by their folder where that tells them apart,
@@ -242,8 +226,8 @@ def run_audit(
     roster = roster or Roster.load()
     inputs = _unique_names(inputs)
     if o.judges:  # named as in the data, for every analysis that reads them
-        present = sorted({j for i in inputs for j in i.source.judges})
-        o = replace(o, judges=tuple(_judge_in(j, present, roster) for j in o.judges))
+        present = {j for i in inputs for j in i.source.judges}
+        o = replace(o, judges=tuple(roster.judge_in(j, present) for j in o.judges))
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
     for inp in _filter_judges(inputs, o.judges):

@@ -197,6 +197,25 @@ class Roster:
         self.keep([name], where=file)
         return self._lookup[_key(name)]
 
+    def judge_in(self, name: str, present: Iterable[str]) -> str:
+        """``name`` as the data names it (``present``: the judges it holds): itself, the
+        roster's id for it (an alias, another case: ``GPT-4``, ``gpt4``), or the one judge
+        present that it names in another case. Another snapshot (``gpt-4-0613`` for
+        ``gpt-4``) stays another model. Raises :class:`ConfigError` listing the judges
+        present."""
+        judges = sorted(set(present))
+        if name in judges:
+            return name
+        known = self.canonical(name, unknown="error") if name in self else None
+        if known in judges:
+            return str(known)
+        folded = [j for j in judges if j.casefold() == name.strip().casefold()]
+        if len(folded) == 1:
+            return folded[0]
+        raise ConfigError(
+            f"judge {name!r} is not in the data — judges present: {', '.join(judges) or 'none'}"
+        )
+
     def family(self, name: str) -> str:
         return self.entries[self.canonical(name, unknown="error")].family
 

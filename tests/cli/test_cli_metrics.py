@@ -76,6 +76,25 @@ def test_dataset_name_and_judge_alias(
     assert "gpt-3.5-turbo" in text and "+0.209" in text
 
 
+def test_judge_outside_the_roster_in_another_case(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`-j` reads a judge name as `recuse audit -j` does: a judge the roster lacks is
+    found in another case (the same numbers as its exact name)."""
+    frame = simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=2).pairs
+    frame = frame[frame["judge"] == "gpt-4"].assign(judge="MyJudge-7B")
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    shown = []
+    for name in ("MyJudge-7B", "myjudge-7b"):
+        out = tmp_path / f"{name}.json"
+        code, _, err = run(capsys, "metrics", "pairs", str(path), *FAST, "-j", name,
+                           "-m", "flip_rate", "-o", str(out))  # fmt: skip
+        assert code == 0, err
+        shown.append([(r["judge"], r["estimate"]) for r in json.loads(out.read_text())["results"]])
+    assert shown[0] == shown[1] and shown[0][0][0] == "MyJudge-7B"
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [("--verdict", "soft"), ("--unit", "lines"), ("--human-ties", "x"), ("--judge-ties", "x")],
@@ -94,7 +113,7 @@ def test_choices_come_from_the_library_literals(
     [
         (("--level", "90"), "level must be between 0 and 1"),
         (("-m", "halo"), "--metric 'halo' is unknown"),
-        (("-j", "palm-2"), "judge 'palm-2' is not in the table"),
+        (("-j", "palm-2"), "judge 'palm-2' is not in the data"),
         (("--n-boot", "3"), "n_boot must be"),
     ],
 )

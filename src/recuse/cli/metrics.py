@@ -143,7 +143,8 @@ def pairs_command(
     )
     if refuse_ties:
         reject_human_ties(table, file=source)
-    judges = [roster.canonical(j) if j in roster else j for j in judge] if judge else None
+    present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
+    judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
     result = pairwise_bias(
         table,
         roster,

@@ -193,3 +193,29 @@ def test_unparsed_judgments_alone_exit_0(
                      str(src), "--out", str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
     cap = capsys.readouterr()
     assert code == 0 and "0 ok, 6 unparsed, 0 failed" in cap.out and cap.err == ""
+
+
+def test_a_folder_given_as_dot_is_judged_under_its_own_name(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """`--model .` from inside the folder (or `--model final/sub/..`): the judge id was
+    the path's last component as typed, "" or "..", so every row of the store was
+    written under an empty judge name (an empty cell in the exported table)."""
+    import shutil
+
+    folder = tmp_path / "runs" / "final"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "sub").mkdir()
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(1)).to_csv(src, index=False)
+    monkeypatch.chdir(folder)
+    for model in (".", "sub/.."):
+        store = tmp_path / f"s{len(model)}.db"
+        args = ["judge", "--model", model, "--data", str(src), "--out", str(store)]
+        assert main([*args, "--no-progress"]) == 0
+        assert capsys.readouterr().out.startswith("judge final: local model on cpu")
+        out = tmp_path / "t.csv"
+        assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+        assert list(pd.read_csv(out)["judge"]) == ["final"]
+        capsys.readouterr()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -117,7 +118,9 @@ def _backend(
             )
         from recuse.judging.fingerprint import folder_fingerprint
 
-        jid = judge_id or path.name
+        # the folder's own name, also where it is given as "." or "sub/.." (whose last
+        # component as typed is "" or ".."); a symlink keeps the name it was given by
+        jid = judge_id or Path(os.path.abspath(path)).name
         # the weights' fingerprint, not the folder's name: other weights saved into
         # the same folder, or another folder of the same name, get other keys
         model_id, revision = jid, folder_fingerprint(path)

@@ -143,6 +143,10 @@ def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     assert main([*ray_args, "--device", "cuda"]) == 2
     assert "the Ray cluster has no GPUs" in capsys.readouterr().err
     assert not (tmp_path / "ray.db").exists()
+    # a pool larger than the cluster: refused before the store is created
+    assert main([*ray_args, "--ray-actors", "3"]) == 2
+    assert "--ray-actors 3 needs 3 CPUs" in capsys.readouterr().err
+    assert not (tmp_path / "ray.db").exists()
     assert main([*ray_args, "--ray-actors", "2"]) == 0
     out = capsys.readouterr().out
     assert "24 judgments: 0 already stored, 24 ok" in out
@@ -254,6 +258,9 @@ def test_ray_options_are_checked_before_any_work(
     cases = [
         (["--ray-actors", "2"], "--ray-actors goes with --ray"),
         (["--ray", "local", "--device", "mps"], "--device mps does not go with --ray"),
+        # a device that is no device was taken for the cluster's choice (run on CPU)
+        (["--ray", "local", "--device", "tpu"], "--device must be auto, cpu, cuda, cuda:N"),
+        (["--ray", "local", "--device", "cpu:0"], "--device must be auto, cpu, cuda, cuda:N"),
         (
             ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
             "--api-key-env",

@@ -429,9 +429,10 @@ def _ray_pool(
     """The Ray pool for `judge --ray`, and for a local model the device and dtype its
     actors use, resolved on the cluster (``--device cpu`` keeps the pool off GPUs;
     ``cuda`` requires them; the dtype is fixed once since it enters the keys)."""
+    from recuse.judging.device import device_spec
     from recuse.judging.distributed import RayExecutor
 
-    spec = device.strip().lower()
+    spec = device_spec(device)  # its form: what it names is resolved on the cluster
     if local and spec == "mps":
         raise ConfigError("--device mps does not go with --ray: a Ray pool runs on CUDA or CPU")
     pool = RayExecutor(None, address=address, actors=actors or None, gpu=local and spec != "cpu")

@@ -22,6 +22,7 @@ __all__ = [
     "CPU_TOKEN_BUDGET",
     "DType",
     "DTypeChoice",
+    "device_spec",
     "gpu_token_budget",
     "resolve_device",
     "resolve_dtype",
@@ -58,6 +59,17 @@ def _torch() -> Any:
     return torch
 
 
+def device_spec(spec: str) -> str:
+    """``spec`` (``--device``) checked for its form and lower-cased: ``auto``, ``cpu``,
+    ``cuda``, ``cuda:N`` or ``mps``; anything else is a
+    :class:`~recuse.errors.ConfigError`. Nothing is asked of torch (a Ray pool's
+    device is resolved on the cluster, see :func:`resolve_device` for this machine)."""
+    name = spec.strip().lower()
+    if name not in ("auto", "cpu", "mps") and _CUDA.fullmatch(name) is None:
+        raise ConfigError(f"--device must be auto, cpu, cuda, cuda:N or mps, not {spec!r}")
+    return name
+
+
 def resolve_device(spec: str = "auto") -> str:
     """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` as a torch device name.
 
@@ -65,7 +77,7 @@ def resolve_device(spec: str = "auto") -> str:
     Metal backend is available, else ``cpu``; ``cuda`` is ``cuda:0``. A device
     torch cannot use is a :class:`~recuse.errors.ConfigError` saying what it sees.
     """
-    name = spec.strip().lower()
+    name = device_spec(spec)
     torch = _torch()
     if name == "auto":
         if torch.cuda.is_available():
@@ -80,8 +92,7 @@ def resolve_device(spec: str = "auto") -> str:
             raise ConfigError("--device mps: torch sees no Apple GPU here — use --device auto")
         return "mps"
     m = _CUDA.fullmatch(name)
-    if m is None:
-        raise ConfigError(f"--device must be auto, cpu, cuda, cuda:N or mps, not {spec!r}")
+    assert m is not None  # device_spec checked the form
     if not torch.cuda.is_available():
         raise ConfigError(
             f"--device {spec}: torch {torch.__version__} sees no CUDA GPU (a CPU-only build, "

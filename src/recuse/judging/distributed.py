@@ -151,7 +151,8 @@ class RayExecutor:
         has GPUs, else ``cpu``; ``dtype`` ``auto`` is bfloat16 where one of the
         cluster's GPUs computes in it (compute capability 8.0 or newer), else float32.
         The dtype enters the judgments' keys, so it is fixed here, once, for every
-        actor. ``require_gpu`` (``--device cuda``): a cluster without GPUs is refused."""
+        actor. ``require_gpu`` (``--device cuda``): a cluster without GPUs is refused;
+        so is a pool (``actors``) larger than the cluster (before any work)."""
         ray = self.connect()
         gpus = int(ray.cluster_resources().get("GPU", 0))
         if require_gpu and gpus == 0:
@@ -159,6 +160,7 @@ class RayExecutor:
                 "--device cuda with --ray: the Ray cluster has no GPUs — use --device auto "
                 "or cpu, or join GPU machines to the cluster"
             )
+        self._pool(ray)
         return choose_placement(
             dtype,
             gpus=gpus if self.gpu else 0,

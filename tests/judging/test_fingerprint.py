@@ -240,3 +240,41 @@ def test_an_unreadable_model_file_is_a_one_line_error(
                  str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "cannot read this model file" in err and "Traceback" not in err
+
+
+def test_weights_saved_while_the_run_loads_them_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The folder is fingerprinted when the run starts and loaded at the first judgment
+    to compute: a fine-tune saved into it in between (a training job writing its
+    checkpoint) was judged and stored under the old weights' keys, so its verdicts were
+    served later to the old weights and the new weights' keys found nothing."""
+    import transformers
+
+    from recuse.judging.backends.local import LocalBackend
+
+    folder = build_tiny_model(tmp_path / "runs" / "final", seed=1)
+    before = folder_fingerprint(folder)
+    real = transformers.AutoModelForCausalLM.from_pretrained
+
+    seeds = iter(range(2, 10))
+
+    def saved_meanwhile(*args: Any, **kw: Any) -> Any:
+        build_tiny_model(folder, seed=next(seeds))  # written just before they are read
+        return real(*args, **kw)
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", saved_meanwhile)
+    data = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
+    store = tmp_path / "s.db"
+    code = main(["judge", "--model", str(folder), "--data", str(data), "--out", str(store),
+                 "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err  # (and the saving's own progress bar)
+    line = next((x for x in err.splitlines() if x.startswith("recuse: error:")), "")
+    assert code == 2 and "changed while" in line and "Traceback" not in err
+    assert before in line and folder_fingerprint(folder) in line
+    with Store(store) as s:
+        assert s.judgments().empty  # nothing stored under the old weights' keys
+    # the library's own fingerprint (revision=None) is checked the same way
+    with pytest.raises(ConfigError, match="changed while"):
+        LocalBackend.load(folder, model_id="final")

@@ -105,6 +105,7 @@ def _backend(
     from recuse.judging.device import resolve_device, resolve_dtype
     from recuse.judging.models import DEFAULT_JUDGE, default_judge
 
+    fingerprinted = canonical != DEFAULT_JUDGE  # the revision is the folder's fingerprint
     if canonical == DEFAULT_JUDGE:
         m = default_judge()
         path, model_id, revision, jid = m.path, m.model_id, m.revision, judge_id or m.model_id
@@ -136,7 +137,7 @@ def _backend(
     size = batch_size or default_batch_size(where)
 
     def load() -> Backend:  # only when a judgment is needed: a rerun with nothing left is fast
-        return LocalBackend.load(
+        loaded = LocalBackend.load(
             path,
             model_id=model_id,
             revision=revision,
@@ -145,6 +146,11 @@ def _backend(
             batch_size=size,
             max_batch_tokens=max_batch_tokens or None,
         )
+        if fingerprinted:  # weights saved into the folder since it was fingerprinted
+            from recuse.judging.fingerprint import check_unchanged
+
+            check_unchanged(path, revision)
+        return loaded
 
     lazy = LazyBackend(
         load,

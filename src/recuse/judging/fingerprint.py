@@ -28,7 +28,13 @@ from pathlib import Path
 
 from recuse.errors import ConfigError
 
-__all__ = ["MODEL_FILES", "file_sha256", "folder_fingerprint", "hash_cache_path"]
+__all__ = [
+    "MODEL_FILES",
+    "check_unchanged",
+    "file_sha256",
+    "folder_fingerprint",
+    "hash_cache_path",
+]
 
 #: files whose bytes change what a local model outputs (config, weights, tokenizer,
 #: chat template); anything else in the folder (optimizer states, logs, README) is not
@@ -181,3 +187,18 @@ def folder_fingerprint(folder: str | Path, *, cache: Path | None = None) -> str:
     for p, digest in zip(files, _hashes(files, cache=cache), strict=True):
         total.update(f"{p.name}\0{digest}\n".encode())
     return "sha256:" + total.hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def check_unchanged(folder: str | Path, fingerprint: str, *, cache: Path | None = None) -> None:
+    """Refuse a model loaded from ``folder`` whose files are no longer those fingerprinted
+    as ``fingerprint`` (the revision its results are keyed by): weights saved into the
+    folder between the fingerprint and the load (a training job writing a checkpoint)
+    would be judged under the old weights' keys. Called after loading; unchanged files
+    are not hashed again (:func:`file_sha256`'s cache)."""
+    now = folder_fingerprint(folder, cache=cache)
+    if now != fingerprint:
+        raise ConfigError(
+            f"{folder}: the model files changed while the run loaded them (fingerprint "
+            f"{fingerprint} at the start, {now} now) — run again once the folder is "
+            "written (its new weights get their own keys)"
+        )

@@ -54,7 +54,7 @@ from recuse.judging.device import (
     resolve_device,
     resolve_dtype,
 )
-from recuse.judging.fingerprint import folder_fingerprint
+from recuse.judging.fingerprint import check_unchanged, folder_fingerprint
 from recuse.judging.protocols import Prompt
 
 if TYPE_CHECKING:
@@ -297,14 +297,17 @@ class LocalBackend(Backend):
             )
         where = resolve_device(device)
         precision = resolve_dtype(dtype, where)
+        fingerprint: str | None = None  # checked after loading where it is computed here
         if revision is None:
-            revision = folder_fingerprint(folder)
+            revision = fingerprint = folder_fingerprint(folder)
         _quiet_transformers()
         torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
         tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(
             folder, dtype=torch_dtype, local_files_only=True
         )
+        if fingerprint is not None:  # the files read are the files fingerprinted
+            check_unchanged(folder, fingerprint)
         model = model.to(torch.device(where))
         return cls(
             model, tok, model_id=model_id, revision=stored_revision(revision, precision), **kwargs

@@ -261,6 +261,8 @@ def test_ray_options_are_checked_before_any_work(
         # a device that is no device was taken for the cluster's choice (run on CPU)
         (["--ray", "local", "--device", "tpu"], "--device must be auto, cpu, cuda, cuda:N"),
         (["--ray", "local", "--device", "cpu:0"], "--device must be auto, cpu, cuda, cuda:N"),
+        # 0 is the default (one actor per GPU): the message said "1 or more"
+        (["--ray", "local", "--ray-actors", "-1"], "--ray-actors must be 0 (one per GPU"),
         (
             ["--ray", "local", "--model", "m", "--base-url", "http://u:pw@127.0.0.1:9/v1"],
             "--api-key-env",

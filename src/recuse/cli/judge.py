@@ -296,6 +296,10 @@ def judge(
         raise ConfigError("give --data (dataset name or file) and --out (store file)")
     if ray is None and ray_actors:
         raise ConfigError("--ray-actors goes with --ray ADDRESS; add --ray local (or an address)")
+    if ray_actors < 0:
+        raise ConfigError(
+            f"--ray-actors must be 0 (one per GPU of the cluster, else 1) or more; got {ray_actors}"
+        )
     if perplexity and protocol != "pairwise":
         raise ConfigError(
             "--perplexity goes with pairwise judging (the familiarity analysis reads the "

@@ -141,15 +141,17 @@ def gpu_token_budget(
 ) -> int:
     """Padded tokens per forward pass that fit a CUDA GPU's free memory.
 
-    One pass keeps, per token, about ``hidden * (6 + 2 * intermediate / hidden)``
+    One pass keeps, per token, about ``hidden * (8 + 2 * intermediate / hidden)``
     activation values of one layer alive at its peak (attention input, q/k/v,
-    output, residual and the MLP's two wide projections) plus one hidden vector per
-    layer boundary; the log-softmax over the vocabulary is taken only at the read
-    positions (at most one per prompt here, a few per perplexity token), counted
-    as 1/8 of a vocabulary row per token. Half of the free memory is used (the
-    allocator's fragmentation and torch's workspaces take the rest)::
+    output, residual and the MLP's two wide projections) plus 1/16 of a hidden
+    vector per layer (copies of the residual stream); the log-softmax over the
+    vocabulary is taken only at the read positions (at most one per prompt here, a
+    few per perplexity token), counted as 1/8 of a float32 vocabulary row per token.
+    Half of the free memory is used (the allocator's fragmentation and torch's
+    workspaces take the rest)::
 
-        per_token = dtype_bytes * hidden * (8 + 2 * intermediate / hidden) + 4 * vocab / 8
+        per_token = dtype_bytes * hidden * (8 + 2 * intermediate / hidden)
+                    + 4 * vocab / 8 + dtype_bytes * hidden * max(1, layers) / 16
         budget = clip(0.5 * free_bytes / per_token, 4096, cap)
 
     rounded down to a multiple of 1,024; ``cap`` is 65,536 tokens, or 131,072 for a

@@ -168,6 +168,36 @@ def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     assert "ray:" not in out
 
 
+@needs_ray
+def test_the_cli_over_ray_says_whether_verdict_logprobs_were_exact(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workers ask vLLM for the verdict ids; the driver's own client sends nothing,
+    so `recuse judge --ray` printed no `verdict log-probs:` line at all: a server that
+    ignored logprob_token_ids left every row unparsed with nothing said about why."""
+    import math
+
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(3)).to_csv(src, index=False)
+    # A and B outside the top 20: exact log-probs read them, a top-k answer cannot
+    planted = {f"w{i}": math.log(0.035) for i in range(25)}
+    planted.update({"A": math.log(0.01), "B": math.log(0.005)})
+    said = {}
+    for mode in ("honoured", "ignored"):
+        with StandIn(token_ids=mode, planted=planted) as server:
+            assert main(["judge", "--model", "m", "--base-url", server.base_url, "--data",
+                         str(src), "--out", str(tmp_path / f"{mode}.db"), "--no-progress",
+                         "--ray", cluster]) == 0  # fmt: skip
+        said[mode] = capsys.readouterr().out
+    assert "6 ok, 0 unparsed" in said["honoured"]
+    assert "verdict log-probs: exact, for the verdict tokens themselves" in said["honoured"]
+    assert "0 ok, 6 unparsed" in said["ignored"]
+    assert (
+        "verdict log-probs: the server's top 20 only (the server ignored "
+        "logprob_token_ids (top-k only)); a row whose A or B is not among them is unparsed"
+    ) in said["ignored"]
+
+
 def _driver(store: Path, data: Path, url: str, address: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,

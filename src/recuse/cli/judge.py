@@ -382,7 +382,9 @@ def judge(
         if tpl.template is not None:
             typer.echo(f"judge template: {tpl.template.line()}")
         typer.echo(summary.line())
-        if isinstance(backend, HTTPBackend) and pool is None and protocol == "pairwise":
+        if isinstance(backend, HTTPBackend) and protocol == "pairwise":
+            if pool is not None and pool.exact is not None:  # the workers asked, not this one
+                backend.exact_ids, backend.exact_note = pool.exact
             said = backend.logprobs_line(tpl.top_k)
             if said:
                 typer.echo(said)

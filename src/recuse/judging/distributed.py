@@ -97,6 +97,11 @@ class RayExecutor:
         self.workers: dict[str, int] = {}
         #: the last run's pool: actors and whether each holds a GPU
         self.pool: tuple[int, bool] | None = None
+        #: the last run's verdict log-probs from servers (an HTTP judge's ``exact_ids``
+        #: and ``exact_note`` on its workers): (True, note) where every worker read the
+        #: verdict ids exactly, (False, why) where one fell back to the top-k; None:
+        #: nothing said (a local model, or no verdict read)
+        self.exact: tuple[bool, str] | None = None
 
     # --- the Ray connection -----------------------------------------------------
 
@@ -206,6 +211,7 @@ class RayExecutor:
         actors, resources = self._pool(ray)
         self.pool = (actors, "num_gpus" in resources)
         self.workers = {}
+        self.exact = None
         size = max(1, batch_size)
         items = [{"task": pickle.dumps(t)} for t in todo]
         # blocks of at most ``size`` tasks (more past MAX_BLOCKS): each is one call of
@@ -233,6 +239,11 @@ class RayExecutor:
                 computed = [pickle.loads(b) for b in batch["computed"]]
                 for w in batch["worker"]:
                     self.workers[str(w)] = self.workers.get(str(w), 0) + 1
+                for state, note in zip(batch["exact"], batch["exact_note"], strict=True):
+                    if state == 0:  # a worker on top-k: what the run's rows may lack
+                        self.exact = (False, str(note))
+                    elif state == 1 and self.exact is None:
+                        self.exact = (True, str(note))
                 if batch["usage"].any():
                     known = batch["usage"]
                     t_in = int(batch["tokens_in"][known].sum())
@@ -348,6 +359,9 @@ class _Worker:
             return self._failed(_error(exc))
         after = self.backend.usage()
         n = len(computed)
+        exact = getattr(self.backend, "exact_ids", None)  # an HTTP judge's (see HTTPBackend)
+        state = -1 if exact is None else int(bool(exact))
+        note = str(getattr(self.backend, "exact_note", ""))
         tokens = np.zeros((2, n), dtype=np.int64)
         usage = np.zeros(n, dtype=bool)
         if after is not None and n:  # the batch's tokens, on its first row
@@ -360,6 +374,8 @@ class _Worker:
             "tokens_in": tokens[0],
             "tokens_out": tokens[1],
             "usage": usage,
+            "exact": np.full(n, state, dtype=np.int8),
+            "exact_note": np.array([note] * n, dtype=object),
             "error": np.array([b""] * n, dtype=object),
         }
 
@@ -371,6 +387,8 @@ class _Worker:
             "tokens_in": np.zeros(1, dtype=np.int64),
             "tokens_out": np.zeros(1, dtype=np.int64),
             "usage": np.zeros(1, dtype=bool),
+            "exact": np.full(1, -1, dtype=np.int8),
+            "exact_note": np.array([""], dtype=object),
             "error": np.array([error], dtype=object),
         }
 

@@ -114,3 +114,28 @@ def test_planted_accuracy_is_covered_by_its_interval() -> None:
         r = accuracy(sim, n_boot=200, seed=seed)
         hits += r.ci_low <= 0.7 <= r.ci_high
     assert hits / reps >= 0.8  # nominal 0.9; 60 replicates: sd about 0.04
+
+
+def test_accuracy_p_value_is_against_chance_not_zero() -> None:
+    """The p-value of accuracy is against chance, 0.5 (its no-bias value in the report),
+    not 0: a judge right on exactly half of 80 pairs has p near 1; before, it was
+    tested against 0 and got the smallest p the resamples resolve (about 0.01)."""
+    n = 80
+    right = (np.arange(n) // 2) % 2 == 0  # right on both pairs of every other prompt
+    t = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt_id": [f"q{k // 2}" for k in range(n)],
+            "judge": "j",
+            "human": 1.0,
+            "p_a_first": np.where(right, 1.0, 0.0),
+            "p_a_second": np.where(right, 1.0, 0.0),
+            "p_a": np.where(right, 1.0, 0.0),
+        }
+    )
+    r = accuracy(t, n_boot=400, seed=0)
+    assert r.estimate == pytest.approx(0.5)
+    assert r.p_value > 0.5
+    sure = accuracy(t.assign(p_a_first=1.0, p_a_second=1.0, p_a=1.0)
+                    .assign(human=np.where(right, 1.0, 0.6)), n_boot=400, seed=0)  # fmt: skip
+    assert sure.estimate == 1.0 and sure.p_value < 0.05

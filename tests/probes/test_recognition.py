@@ -143,3 +143,24 @@ def test_every_component_has_its_definition() -> None:
     assert set(PROBE_COMPONENTS) == {
         "flip_rate", "placebo_flip_rate", "words_concise", "words_verbose"
     }  # fmt: skip
+
+
+def test_recognition_p_value_is_against_chance_not_zero() -> None:
+    """Self-recognition's p-value is against chance, 0.5 (the report's no-bias value):
+    a judge giving its own answer exactly half the share of 'I wrote it' has p near 1;
+    before, the p-value was against 0 and came out at the resamples' floor."""
+    n = 40
+    t = pd.DataFrame(
+        {
+            "judge": "j",
+            "probe": RECOGNITION,
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt_id": [f"q{k // 2}" for k in range(n)],
+            "model_a": ["j" if k % 2 == 0 else "o" for k in range(n)],
+            "model_b": ["o" if k % 2 == 0 else "j" for k in range(n)],
+            "p_a": [0.9 if k % 4 in (0, 1) else 0.1 for k in range(n)],
+        }
+    )  # own answer's share: 0.9, 0.1, 0.1, 0.9, ... -> mean 0.5
+    (r,), _ = self_recognition(t, n_boot=400, seed=0)
+    assert r.estimate == pytest.approx(0.5)
+    assert r.p_value > 0.5

@@ -126,7 +126,7 @@ def accuracy_spec(
         "accuracy against the human label: per pair the judge's verdict is the sign of "
         "the sum of its per-order picks (a flip or a tie earns half); human ties left out"
     )
-    return MetricSpec("agreement_accuracy", stat, method)
+    return MetricSpec("agreement_accuracy", stat, method, null=0.5)  # chance
 
 
 def _kappa(weights: KappaWeights) -> FloatArray:

@@ -86,7 +86,7 @@ def self_recognition(
         "self-recognition: mean over pairs of its own and another model's answer of the "
         "share of 'I wrote it' the judge gives its own answer (both orders averaged)"
     )
-    spec = MetricSpec("self_recognition", stat, method, _components)
+    spec = MetricSpec("self_recognition", stat, method, _components, null=0.5)  # chance
     return run_specs([spec], clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
 
 

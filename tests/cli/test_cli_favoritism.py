@@ -50,8 +50,12 @@ def test_file_input_prints_tables_and_writes_outputs(
     stdout, err = capsys.readouterr()
     assert code == 0, err
     assert "Self-bias" in stdout and "Family-bias" in stdout and "j3" in stdout
+    # each table says what its numbers are: the unit and the no-bias value
+    assert "normalised score" in stdout
+    assert "0 = no self-bias" in stdout and "0 = no family bias" in stdout
     payload = json.loads((out / "favoritism.json").read_text())
     assert payload["main"]["se_type"] == "HC3" and payload["main"]["level"] == 0.8
+    assert payload["main"]["definitions"]["null"] == 0.0
     assert set(payload["robustness"]) == {"length control", "task: qa", "task: summarization"}
     coef = pd.read_csv(out / "coefficients.csv")
     assert {"term", "estimate", "se", "lower", "upper", "significant"} <= set(coef.columns)

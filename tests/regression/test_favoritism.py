@@ -296,3 +296,20 @@ def test_cluster_variable_can_be_chosen_and_is_checked() -> None:
     assert not np.allclose(by_prompt.coefficients["se"], by_task.coefficients["se"])
     with pytest.raises(ConfigError, match="--cluster 'nope'"):
         fit_prepared(prepared, cluster="nope")
+
+
+def test_each_result_states_its_unit_and_no_bias_value() -> None:
+    """γ and λ say what one unit is under the normalisation used, and that 0 is no
+    bias; before, every normalisation was labelled 'normalised score' (raw ratings
+    with --normalize none too) and the JSON carried no unit or no-bias value."""
+    sim = simulate_ratings(seed=1, n_prompts=20)
+    by = {n: fit_favoritism(sim.ratings, sim.families, normalize=n) for n in ("max", "none")}
+    assert by["none"].scale_note == "rating points"
+    assert by["max"].scale_note == "normalised score"
+    assert "top" in by["max"].definition("self") and "top" not in by["none"].definition("self")
+    for res in by.values():
+        d = res.to_dict()["definitions"]
+        assert d["null"] == 0.0
+        assert d["self_bias"] == res.definition("self") and "0 = no self-bias" in d["self_bias"]
+        assert "0 = no family bias" in d["family_bias"]
+        assert res.scale_note in d["self_bias"] and res.scale_note in d["family_bias"]

@@ -44,7 +44,13 @@ def _table(res: FavoritismResult, kind: str) -> Table:
     tab = res.self_bias() if kind == "self" else res.family_bias()
     key = "judge" if kind == "self" else "family"
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
-    t = Table(title=f"{title} ({res.level:.0%} Wald intervals, SE {res.se_type})")
+    t = Table(
+        title=f"{title} ({res.level:.0%} Wald intervals, SE {res.se_type})",
+        caption=Text(
+            res.definition("self" if kind == "self" else "family")
+            + f"; sig. * = the {res.level:.0%} interval excludes 0"
+        ),
+    )
     t.add_column(key)
     for c in ("estimate", "se", "lower", "upper", "sig."):
         t.add_column(c, justify="right")

@@ -79,6 +79,18 @@ Families = Roster | Mapping[str, str]
 
 SE_TYPES: tuple[str, ...] = ("HC0", "HC1", "HC3", "cluster")
 NORMALIZE: tuple[str, ...] = ("max", "range", "none")
+#: the unit of the self and family terms under each normalisation (short, for labels)
+SCALE_NOTES: dict[str, str] = {
+    "max": "normalised score",
+    "range": "range-normalised score",
+    "none": "rating points",
+}
+#: what that unit is, in words
+SCALE_WORDS: dict[str, str] = {
+    "max": "rating ÷ the dimension's top score, so 0.05 is 5% of its scale",
+    "range": "(rating − the dimension's lowest score) ÷ (its top − its lowest)",
+    "none": "ratings as written, not normalised",
+}
 REQUIRED = ("prompt_id", "model", "dimension", "judge", "rating", "reference")
 
 
@@ -502,7 +514,7 @@ class FavoritismResult:
     scales: pd.DataFrame
     families: Mapping[str, str]
     notes: tuple[str, ...] = ()
-    scale_note: str = "normalised score"
+    scale_note: str = SCALE_NOTES["max"]
     cov: np.ndarray | None = field(default=None, repr=False)
     rsquared: float | None = None
 
@@ -543,6 +555,22 @@ class FavoritismResult:
     def family_bias(self) -> pd.DataFrame:
         """λ_F per family: family, estimate, se, z, p, lower, upper, significant."""
         return self._kind("family").rename(columns={"label": "family"})
+
+    def definition(self, kind: Literal["self", "family"]) -> str:
+        """What γ_j (``"self"``) or λ_F (``"family"``) is: its unit under this fit's
+        normalisation and its no-bias value, 0."""
+        unit = self.scale_note
+        if unit == SCALE_NOTES.get(self.normalize):
+            unit += f" ({SCALE_WORDS[self.normalize]})"
+        if kind == "self":
+            return (
+                f"γ_j: extra {unit} the judge gives its own model's answers beyond what "
+                "the reference score predicts; 0 = no self-bias"
+            )
+        return (
+            f"λ_F: extra {unit} the family's judges give the family's other models "
+            "beyond what the reference score predicts; 0 = no family bias"
+        )
 
     # -- output
     def summary(self) -> str:
@@ -616,6 +644,11 @@ class FavoritismResult:
             "families": dict(self.families),
             "rsquared": self.rsquared,
             "notes": list(self.notes),
+            "definitions": {
+                "self_bias": self.definition("self"),
+                "family_bias": self.definition("family"),
+                "null": 0.0,
+            },
             "self_bias": records(self.self_bias()),
             "family_bias": records(self.family_bias()),
             "coefficients": records(self.coefficients),
@@ -639,7 +672,7 @@ def make_result(
     pvalues: np.ndarray | None = None,
     cov: np.ndarray | None = None,
     rsquared: float | None = None,
-    scale_note: str = "normalised score",
+    scale_note: str | None = None,
     n: int | None = None,
 ) -> FavoritismResult:
     """Assemble a :class:`FavoritismResult` from coefficient arrays (any estimator)."""
@@ -676,7 +709,7 @@ def make_result(
         scales=prepared.scales.copy(),
         families=dict(prepared.families),
         notes=tuple(notes),
-        scale_note=scale_note,
+        scale_note=SCALE_NOTES[prepared.normalize] if scale_note is None else scale_note,
         cov=cov,
         rsquared=rsquared,
     )

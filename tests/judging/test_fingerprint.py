@@ -278,3 +278,44 @@ def test_weights_saved_while_the_run_loads_them_are_refused(
     # the library's own fingerprint (revision=None) is checked the same way
     with pytest.raises(ConfigError, match="changed while"):
         LocalBackend.load(folder, model_id="final")
+
+
+def _claim_while_another_claims(path: Path, revision: str) -> Store:
+    """``claim_judge(j, m, revision)`` on ``path`` while another run claims ``j`` for
+    ``m`` at ``r1`` between its look-up and its insert; the claiming store."""
+    path.unlink(missing_ok=True)
+    first, second = Store(path), Store(path)
+    first.conn  # noqa: B018 - the tables exist before either claims
+    real = second._rows
+    raced: list[bool] = []
+
+    def rows(sql: str, params: Any = ()) -> Any:
+        out = real(sql, params)
+        if "FROM judge_models" in sql and not raced:  # the other run claims now
+            raced.append(True)
+            first.claim_judge("j", model_id="m", revision="r1", keys=[])
+        return out
+
+    second._rows = rows  # type: ignore[method-assign]
+    try:
+        second.claim_judge("j", model_id="m", revision=revision, keys=[])
+    except ConfigError:
+        second.close()
+        raise
+    finally:
+        first.close()
+        assert raced
+    return second
+
+
+def test_two_runs_claiming_one_judge_id_at_once(tmp_path: Path) -> None:
+    """Two processes on one store both found the judge id unclaimed and both inserted
+    it: the second ended in "cannot use the store (UNIQUE constraint failed ...)" even
+    for the same weights. Now the same model goes on, and other weights are refused with
+    the --judge-id fix, whichever process claims first."""
+    with _claim_while_another_claims(tmp_path / "s.db", "r1") as store:
+        assert store.judge_models() == {"j": ("m", "r1")}
+    with pytest.raises(ConfigError, match=r"judge id 'j' already holds .*--judge-id"):
+        _claim_while_another_claims(tmp_path / "s.db", "r2")
+    with Store(tmp_path / "s.db") as store:
+        assert store.judge_models() == {"j": ("m", "r1")}

@@ -327,12 +327,16 @@ class Store:
         revision, so a shared key proves the same weights); with none in common it
         is refused, since nothing says which weights made the old rows.
         """
-        rows = self._rows("SELECT model, revision FROM judge_models WHERE judge = ?", (judge,))
         fix = (
             "give this model another judge id (--judge-id NAME, or Runner(judge=...)) so "
             "both are kept apart, or judge into a new store (--out)"
         )
-        if rows:
+
+        def claimed() -> bool:
+            """Is ``judge`` recorded (refused where by another model)?"""
+            rows = self._rows("SELECT model, revision FROM judge_models WHERE judge = ?", (judge,))
+            if not rows:
+                return False
             model, rev = str(rows[0][0]), str(rows[0][1])
             if (model, rev) != (model_id, revision):
                 raise ConfigError(
@@ -340,6 +344,9 @@ class Store:
                     f"{model!r} at revision {rev or '(none)'}; this model is {model_id!r} at "
                     f"revision {revision or '(none)'} (other weights or dtype) — {fix}"
                 )
+            return True
+
+        if claimed():
             return
         (n,) = self._rows("SELECT COUNT(*) FROM judgments WHERE judge = ?", (judge,))[0]
         if n:
@@ -351,10 +358,13 @@ class Store:
                     "recuse recorded which weights made them, none of them by this model "
                     f"({model_id!r} at revision {revision or '(none)'}) on these items — {fix}"
                 )
+        # another run on this store may have claimed it since: the first claim stands
         self._write(
-            "INSERT INTO judge_models (judge, model, revision, created_at) VALUES (?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO judge_models (judge, model, revision, created_at) "
+            "VALUES (?, ?, ?, ?)",
             [(judge, model_id, revision, time.time())],
         )
+        claimed()
 
     def claim_prompt(self, judge: str, *, prompt: str, name: str, keys: Iterable[str]) -> None:
         """Record that ``judge``'s pairwise verdicts here come from the judge prompt

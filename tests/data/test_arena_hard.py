@@ -170,3 +170,20 @@ def test_real_v01_file_keeps_the_two_gpt_4_snapshots_apart() -> None:
     np.testing.assert_equal(t["p_a_first"].to_numpy(), [0.0, 0.5])
     np.testing.assert_equal(t["p_a_second"].to_numpy(), [0.0, 0.5])
     np.testing.assert_equal(t["p_a"].to_numpy(), [0.0, 0.5])
+
+
+def test_a_first_line_missing_games_is_still_read_as_arena_hard(tmp_path: Path) -> None:
+    """Recognised from the keys of the first lines: a first record without 'games'
+    gets Arena-Hard's error naming the key; before, it was read as a plain table
+    ('missing required column(s) item_id, prompt_id — did you mean --map uid=item_id')."""
+    from recuse.data.inputs import load_input
+
+    lines = REAL_V01.read_text().splitlines()
+    first = json.loads(lines[0])
+    del first["games"]
+    path = tmp_path / "gpt-4-0613.jsonl"
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    assert sniff(path) == "arena-hard"
+    with pytest.raises(InputError, match="games") as err:
+        load_input(path, roster=Roster.builtin())
+    assert "--map" not in str(err.value)

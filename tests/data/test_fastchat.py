@@ -151,3 +151,16 @@ def test_round_trip_recovers_a_planted_position_bias(tmp_path: Path) -> None:
     rate = first_position_rate(back, n_boot=200).estimate
     assert rate == pytest.approx(first_position_rate(sim, n_boot=200).estimate)
     assert rate == pytest.approx(0.7, abs=0.06)
+
+
+def test_a_first_line_missing_a_winner_is_still_read_as_fastchat(tmp_path: Path) -> None:
+    """The format is recognised from the keys of the first lines, not the first line
+    alone: a file whose first record lacks g2_winner gets FastChat's error naming the
+    key; before, it was read as a plain table and the error said to flatten 'judge'."""
+    records = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+    del records[0]["g2_winner"]
+    path = _write(tmp_path, records)
+    assert sniff(path) == "fastchat-pair"
+    with pytest.raises(InputError, match="g2_winner") as err:
+        load_input(path, roster=Roster.builtin())
+    assert "flatten" not in str(err.value)

@@ -235,11 +235,29 @@ def _sniff_json(text: str) -> ImportFormat | None:
     return None
 
 
+def _jsonl_keys(text: str) -> set[str]:
+    """The top-level keys of the JSON lines in ``text`` (the file's first bytes), all
+    lines together: one damaged record (a key missing) leaves the format recognised,
+    and its reader names the key. A line cut off by the peek gives its keys as far as
+    read; a line that is not an object gives none."""
+    keys: set[str] = set()
+    for line in text.lstrip("\ufeff \t\r\n").split("\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:  # cut off by the peek, or damaged: its keys as far as read
+            record = {k[0]: None for k in json_keys(line, max_depth=1)}
+        if isinstance(record, dict):
+            keys |= set(record)
+    return keys
+
+
 def sniff(path: str | Path) -> ImportFormat | None:
     """The foreign format of the file at ``path``, or None for a plain table file.
 
-    Looks at the name and the first 64 KiB only; a damaged file is left to its reader,
-    which gives the precise error.
+    Looks at the name and the first 64 KiB only (for JSON lines, the keys of every line
+    there); a damaged file is left to its reader, which gives the precise error.
     """
     path = Path(path)
     name = path.name.lower()
@@ -253,12 +271,7 @@ def sniff(path: str | Path) -> ImportFormat | None:
         return _sniff_json(text)
     if not name.endswith((".jsonl", ".jsonl.gz", ".ndjson")):
         return None
-    line = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
-    try:
-        record = json.loads(line)
-    except ValueError:  # a first line longer than the peek: its keys as far as read
-        record = {k[0]: None for k in json_keys(line, max_depth=1)}
-    keys = set(record) if isinstance(record, dict) else set()
+    keys = _jsonl_keys(text)
     if {"g1_winner", "g2_winner"} <= keys:
         return "fastchat-pair"
     if {"question_id", "model", "judge", "score"} <= keys and "games" not in keys:

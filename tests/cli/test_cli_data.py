@@ -375,3 +375,18 @@ def test_judge_reads_a_peer_file_with_the_same_options(
     assert code == 0
     for option in ("--map", "--values", "--swapped-frame", "--confidence"):
         assert option in out
+
+
+def test_validate_json_on_a_bad_file_says_invalid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`validate --json` on a bad file prints {"valid": false, "exit_code": 2, "error":
+    ...} (exit 2, the one-line error still on stderr); before, nothing on stdout."""
+    bad = tmp_path / "pairs.csv"
+    bad.write_text("item_id,prompt_id,human\n1,p,maybe\n")
+    code, out, err = run(capsys, "validate", str(bad), "--json")
+    assert code == 2
+    got = json.loads(out)
+    assert got["valid"] is False and got["exit_code"] == 2
+    assert "row 1" in got["error"] and "'human'" in got["error"]
+    assert err.strip() == f"recuse: error: {got['error']}"

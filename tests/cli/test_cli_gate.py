@@ -377,3 +377,23 @@ def test_a_findings_caveats_follow_its_gate_line(
     code, text = _run(["gate", str(_report(tmp_path, [bad])), "--max", "self_preference_eo=0.1"],
                       capsys)  # fmt: skip
     assert code == 2 and "'warnings' is not a list of texts" in text
+
+
+def test_gate_json_on_bad_input_is_still_one_json_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--json` promises one JSON object for scripts: on bad input (exit 2) it is
+    {"outcome": "error", "exit_code": 2, "error": the stderr line's message}; before,
+    stdout was empty and a script's json.loads failed."""
+    import json as _json
+
+    bad = tmp_path / "report.json"
+    bad.write_text("{")
+    assert main(["gate", str(bad), "--max", "position=0.1", "--json"]) == 2
+    captured = capsys.readouterr()
+    got = _json.loads(captured.out)
+    assert got["outcome"] == "error" and got["exit_code"] == 2
+    assert "not JSON" in got["error"] and got["error"] in captured.err
+    # without --json, stdout stays empty
+    assert main(["gate", str(bad), "--max", "position=0.1"]) == 2
+    assert capsys.readouterr().out == ""

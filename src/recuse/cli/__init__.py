@@ -7,6 +7,7 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import warnings
@@ -77,6 +78,39 @@ def _register() -> None:
 
 INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C (128 + SIGINT)
 
+#: what a command that prints one JSON object (``--json``) adds to its error object
+JSON_ERROR_FIELDS: dict[str, dict[str, object]] = {
+    "validate": {"valid": False},
+    "gate": {"outcome": "error"},
+}
+
+
+def json_error(args: list[str], message: str, code: int) -> str | None:
+    """The JSON object a ``--json`` command prints on stdout when it fails with a
+    one-line error (``None`` without ``--json``): ``{"error": message, "exit_code":
+    code}``, plus ``"valid": false`` for validate and ``"outcome": "error"`` for gate,
+    so a script reading stdout always gets one object.
+
+    >>> json_error(["gate", "r.json", "--json"], "r.json: not JSON", 2)
+    '{"outcome": "error", "error": "r.json: not JSON", "exit_code": 2}'
+    >>> json_error(["gate", "r.json"], "r.json: not JSON", 2) is None
+    True
+    """
+    head = args[: args.index("--")] if "--" in args else args
+    if "--json" not in head:
+        return None
+    words: list[str] = []
+    skip = False
+    for arg in head:  # the subcommand: the first word that is no global option's
+        if skip:
+            skip = False
+        elif arg.split("=", 1)[0] in GLOBAL_OPTIONS:
+            skip = GLOBAL_OPTIONS[arg.split("=", 1)[0]] and "=" not in arg
+        elif not arg.startswith("-"):
+            words.append(arg)
+    extra = JSON_ERROR_FIELDS.get(words[0], {}) if words else {}
+    return json.dumps({**extra, "error": message, "exit_code": code}, ensure_ascii=False)
+
 
 def _say_interrupted() -> None:
     print(
@@ -108,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {exc}", file=sys.stderr)
+        as_json = json_error(args, str(exc), 2)
+        if as_json is not None:
+            print(as_json)
         return 2
     except KeyboardInterrupt:
         _say_interrupted()

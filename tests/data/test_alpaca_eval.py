@@ -143,6 +143,7 @@ def test_bad_preference_names_row(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         read_alpaca_eval(folder, Roster.builtin())
     assert (err.value.row, err.value.column) == (2, "preference")
+    assert "preference 3 is not" in str(err.value)  # the value as written, no np.int64(3)
 
 
 def test_unknown_generator_is_its_own_model_with_a_note(tmp_path: Path) -> None:
@@ -182,3 +183,21 @@ def test_baseline_judged_against_itself_is_a_constant_draw(table: pd.DataFrame) 
     assert (own["model_a"] == own["model_b"]).all()
     assert (own["model_a"] == own["judge"]).all()
     assert (own["p_a"] == 0.5).all()
+
+
+def test_an_annotation_twice_in_one_file_is_refused(tmp_path: Path) -> None:
+    """The same instruction, generators and annotator twice in one file would count that
+    pair twice in every win rate; before, it was read as a second pair (31 rows, 30
+    prompts) while the FastChat and Arena-Hard readers refuse duplicates."""
+    from recuse.data.alpaca_eval import read_annotation_file
+
+    records = [_record(instruction="a"), _record(instruction="b"), _record(instruction="a")]
+    folder = _one_file(tmp_path, records)
+    path = folder / "results" / "claude" / "alpaca_eval_gpt4" / "annotations.json"
+    with pytest.raises(InputError, match="element 1") as err:
+        read_annotation_file(path, roster=Roster.builtin())
+    assert (err.value.row, err.value.column) == (3, "instruction")
+    # another model's annotation of the same instruction is no duplicate
+    records[2]["generator_2"] = "claude-2"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    assert len(read_annotation_file(path, roster=Roster.builtin())) == 3

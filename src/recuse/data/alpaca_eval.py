@@ -119,7 +119,7 @@ def read_annotations(
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(
-            f"preference {pref.iloc[i]!r} is not an AlpacaEval preference",
+            f"preference {pref.tolist()[i]!r} is not an AlpacaEval preference",
             file=path,
             row=i + 1,
             column="preference",
@@ -136,6 +136,21 @@ def read_annotations(
                 row=int(np.flatnonzero(missing.to_numpy())[0]) + 1,
                 column=col,
             )
+    # one annotation per instruction, model pair and annotator: a second would count the
+    # pair twice in every win rate
+    who = ["instruction", "generator_1", "generator_2", "annotator"]
+    again = raw.duplicated(who)
+    if again.any():
+        i = int(np.flatnonzero(again.to_numpy())[0])
+        first = int(np.flatnonzero((raw[who] == raw.loc[i, who]).all(axis=1).to_numpy())[0])
+        raise InputError(
+            f"the annotation of element {first + 1} again (same instruction, generator_1, "
+            "generator_2 and annotator)",
+            file=path,
+            row=i + 1,
+            column="instruction",
+            fix="keep one annotation per instruction and model: remove the copy",
+        )
     raw_gen = raw["generator_2"].astype(str)
     variants = raw_gen.map(split_variant)
     base = variants.str[0]

@@ -181,3 +181,31 @@ def test_csv_carries_p_values_and_warnings_like_the_json(
         assert "percentile interval" in r["method"]
     smol = frame[frame["judge"] == "smollm2-135m-instruct"]["warnings"].item()
     assert smol.startswith("extrapolated competence: its own pairs are 1.03–1.17 apart")
+
+
+def test_every_number_says_its_no_bias_value(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
+) -> None:
+    """The table and the JSON give each metric's no-bias value (0.5 for the first-position
+    rate, 1 for position consistency, 0 for the differences) and rates are printed
+    unsigned; before, the table showed '+0.510' for a rate whose no-bias value is 0.5 and
+    no null anywhere (position consistency's p-value was against 0)."""
+    out = tmp_path / "bias.json"
+    code, text, err = run(
+        capsys, "metrics", "pairs", str(pairs_csv), *FAST, "-j", "gpt-4", "-m", "flip_rate",
+        "-m", "first_position_rate", "-m", "position_consistency", "-m", "self_preference_eo",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    rows = {line.split("│")[2].strip(): line.split("│") for line in text.splitlines()
+            if line.startswith("│ gpt-4")}  # fmt: skip
+    header = next(line for line in text.splitlines() if "metric" in line and "estimate" in line)
+    assert "no bias" in header
+    nulls = {m: cells[5].strip() for m, cells in rows.items()}
+    assert nulls == {"self_preference_eo": "0", "flip_rate": "0",
+                     "first_position_rate": "0.5", "position_consistency": "1"}  # fmt: skip
+    assert not rows["first_position_rate"][3].strip().startswith("+")
+    assert rows["self_preference_eo"][3].strip()[0] in "+-"
+    got = {r["metric"]: r["null"] for r in json.loads(out.read_text())["results"]}
+    assert got == {"self_preference_eo": 0.0, "flip_rate": 0.0,
+                   "first_position_rate": 0.5, "position_consistency": 1.0}  # fmt: skip

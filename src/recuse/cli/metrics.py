@@ -63,8 +63,9 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
     write_text(path, text)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:+.3f}" if x == x else ""
+def _fmt(x: float, *, signed: bool = True) -> str:
+    """A number of the table: signed where the metric is a difference (no bias = 0)."""
+    return (f"{x:+.3f}" if signed else f"{x:.3f}") if x == x else ""
 
 
 @metrics_app.command("pairs")
@@ -170,7 +171,7 @@ def pairs_command(
     )
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
-    for col in ("estimate", "interval", "n", "prompts"):
+    for col in ("estimate", "interval", "no bias", "n", "prompts"):
         shown.add_column(col, justify="right")
     notes: list[str] = []  # each distinct warning once, numbered; rows carry the number
     for r in result.results:
@@ -179,10 +180,12 @@ def pairs_command(
             if w not in notes:
                 notes.append(w)
             marks.append(f"!{notes.index(w) + 1}")
+        signed = r.null == 0
         shown.add_row(
-            Text(r.judge or ""), Text(r.metric), _fmt(r.estimate),
-            Text(f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" + "".join(f" {m}" for m in marks)),
-            f"{r.n:,}", f"{r.n_clusters:,}",
+            Text(r.judge or ""), Text(r.metric), _fmt(r.estimate, signed=signed),
+            Text(f"[{_fmt(r.ci_low, signed=signed)}, {_fmt(r.ci_high, signed=signed)}]"
+                 + "".join(f" {m}" for m in marks)),
+            f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip
     console.print(shown)
     for i, w in enumerate(notes, 1):

@@ -194,6 +194,7 @@ def to_results(
                     components=components,
                     std_error=est.std_error,
                     p_value=p_value(est, spec.null),
+                    null=spec.null,
                     warnings=interval_warnings(est)
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                 )

@@ -88,8 +88,11 @@ def consistency_spec(
             "half_flipped": float(n - t[0] - t[2]),
         }
 
-    method = "position consistency: share of pairs with the same pick (a/b/tie) in both orders"
-    return MetricSpec("position_consistency", stat, method, components)
+    method = (
+        "position consistency: share of pairs with the same pick (a/b/tie) in both orders; "
+        "1 = always consistent"
+    )
+    return MetricSpec("position_consistency", stat, method, components, null=1.0)
 
 
 def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, ...]) -> MetricSpec:

@@ -44,7 +44,7 @@ class MetricResult:
     ``components`` the point values of its parts (e.g. the two recalls of the
     Equal-Opportunity bias). ``std_error`` is the standard deviation of the kept
     bootstrap replicates; ``p_value`` the two-sided p-value against the metric's
-    no-bias value, the interval inverted (:func:`recuse.metrics.bootstrap.p_value`:
+    no-bias value ``null``, the interval inverted (:func:`recuse.metrics.bootstrap.p_value`:
     the ``1 - p`` interval has the no-bias value at one end; never below
     ``2 / (n_boot + 1)``, the smallest the resamples resolve). Both feed the
     multiplicity correction and the detectable-effect line. ``warnings`` say when the
@@ -69,6 +69,7 @@ class MetricResult:
     std_error: float = math.nan  # of the estimate, from the same resamples as the interval
     p_value: float = math.nan  # two-sided, against the metric's no-bias value
     warnings: tuple[str, ...] = ()  # what a reader must know to trust the numbers
+    null: float = 0.0  # the metric's no-bias value (the p-value's null hypothesis)
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""
@@ -90,6 +91,7 @@ class MetricResult:
             "method": self.method,
             "std_error": _clean(self.std_error),
             "p_value": _clean(self.p_value),
+            "null": self.null,
             "warnings": list(self.warnings),
             "counts": {k: int(v) for k, v in self.counts.items()},
             "components": {k: _clean(v) for k, v in self.components.items()},

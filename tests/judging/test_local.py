@@ -217,3 +217,36 @@ def test_a_local_model_counts_its_tokens_as_a_server_reports_usage(
     expected = sum(len(fresh.encode(p)) for p in prompts) / len(prompts)
     assert card.tokens_in_per_judgment == pytest.approx(expected)
     assert card.tokens_out_per_judgment == pytest.approx(1.0)
+
+
+def test_a_folder_whose_weights_cannot_be_loaded_is_a_one_line_error(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder without its weights, or with a damaged weight file, ended `recuse judge`
+    in transformers' or safetensors' traceback (exit 1)."""
+    import shutil
+
+    import pandas as pd
+
+    from judging.helpers import fake_pairs
+    from recuse.cli import main
+    from recuse.errors import ConfigError
+
+    missing = tmp_path / "missing"
+    shutil.copytree(tiny_model_dir, missing)
+    (missing / "model.safetensors").unlink()
+    damaged = tmp_path / "damaged"
+    shutil.copytree(tiny_model_dir, damaged)
+    with open(damaged / "model.safetensors", "r+b") as f:
+        f.truncate(1000)
+    data = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(1)).to_csv(data, index=False)
+    for folder in (missing, damaged):
+        with pytest.raises(ConfigError, match=rf"{folder.name}: cannot load the model \("):
+            LocalBackend.load(folder, model_id="x")
+        code = main(["judge", "--model", str(folder), "--data", str(data), "--out",
+                     str(tmp_path / f"{folder.name}.db"), "--no-progress"])  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err, err[-600:]
+        assert err.startswith(f"recuse: error: {folder}: cannot load the model (")
+        assert len(err.strip().splitlines()) == 1

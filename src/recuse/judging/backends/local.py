@@ -302,10 +302,17 @@ class LocalBackend(Backend):
             revision = fingerprint = folder_fingerprint(folder)
         _quiet_transformers()
         torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
-        tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(
-            folder, dtype=torch_dtype, local_files_only=True
-        )
+        try:
+            tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                folder, dtype=torch_dtype, local_files_only=True
+            )
+        except Exception as exc:  # no weights, a damaged file, an unknown architecture
+            text = " ".join(str(exc).split())[:300]
+            raise ConfigError(
+                f"{folder}: cannot load the model ({type(exc).__name__}: {text}) — give a "
+                "complete folder saved with save_pretrained (config, weights, tokenizer)"
+            ) from None
         if fingerprint is not None:  # the files read are the files fingerprinted
             check_unchanged(folder, fingerprint)
         model = model.to(torch.device(where))

@@ -278,6 +278,10 @@ def test_weights_saved_while_the_run_loads_them_are_refused(
     # the library's own fingerprint (revision=None) is checked the same way
     with pytest.raises(ConfigError, match="changed while"):
         LocalBackend.load(folder, model_id="final")
+    monkeypatch.undo()  # the folder is written: the run the message asks for goes through
+    assert main(["judge", "--model", str(folder), "--data", str(data), "--out", str(store),
+                 "--no-progress"]) == 0  # fmt: skip
+    assert "4 judgments: 0 already stored, 4 ok" in capsys.readouterr().out
 
 
 def _claim_while_another_claims(path: Path, revision: str) -> Store:
@@ -319,3 +323,29 @@ def test_two_runs_claiming_one_judge_id_at_once(tmp_path: Path) -> None:
         _claim_while_another_claims(tmp_path / "s.db", "r2")
     with Store(tmp_path / "s.db") as store:
         assert store.judge_models() == {"j": ("m", "r1")}
+
+
+def test_a_run_that_judged_nothing_leaves_no_claim_on_its_judge_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge id is claimed for the folder's fingerprint before the model loads; a
+    load that failed (the weights not yet copied, a checkpoint being written) left the
+    claim behind with no judgment, so the run after the fix was refused: "judge id
+    'final' already holds judgments of model 'final' at revision ..." (it held none)."""
+    folder = build_tiny_model(tmp_path / "runs" / "final", seed=1)
+    weights = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").unlink()  # not copied yet
+    data = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
+    store = tmp_path / "s.db"
+    args = ["judge", "--model", str(folder), "--data", str(data), "--out", str(store),
+            "--no-progress"]  # fmt: skip
+    assert main(args) == 2
+    capsys.readouterr()
+    with Store(store) as s:
+        assert s.judge_models() == {} and s.judgments().empty
+    (folder / "model.safetensors").write_bytes(weights)
+    assert main(args) == 0
+    assert "4 judgments: 0 already stored, 4 ok" in capsys.readouterr().out
+    with Store(store) as s:
+        assert s.judge_models() == {"final": ("final", folder_fingerprint(folder))}

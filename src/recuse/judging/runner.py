@@ -20,6 +20,7 @@ tried again by the next run. One progress bar per run, one :class:`RunSummary`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
 import time
@@ -44,7 +45,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from recuse.errors import ConfigError, InputError
+from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.judging.backends.base import (
     Backend,
     Failure,
@@ -465,14 +466,23 @@ class Runner:
         return Task(key, kind, item_id, slot, prompt, **extra)
 
     def _judge(self, tasks: list[Task], work: Work) -> RunSummary:
+        """Claim the judge id for this model (:meth:`Store.claim_judge`), then run the
+        tasks. A run that stores no judgment (the model failed to load, Ctrl-C before
+        the first result) gives its fresh claim back, so fixing the folder (new weights,
+        a new fingerprint) is not refused for verdicts the store never held."""
+        claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
+        fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
+        try:
+            return self._judge_claimed(tasks, work)
+        except BaseException:
+            if fresh:
+                with contextlib.suppress(RecuseError):  # the run's own error is the one said
+                    self.store.release_judge(self.judge, **claim)
+            raise
+
+    def _judge_claimed(self, tasks: list[Task], work: Work) -> RunSummary:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
         start = time.perf_counter()
-        self.store.claim_judge(
-            self.judge,
-            model_id=self.backend.model_id,
-            revision=self.backend.revision,
-            keys=(t.key for t in tasks),
-        )
         stored = self.store.lookup(t.key for t in tasks)
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if _reusable(j)}

@@ -316,9 +316,10 @@ class Store:
         ]
         self._write("INSERT OR REPLACE INTO items (kind, item_id, meta) VALUES (?, ?, ?)", rows)
 
-    def claim_judge(self, judge: str, *, model_id: str, revision: str, keys: Iterable[str]) -> None:
+    def claim_judge(self, judge: str, *, model_id: str, revision: str, keys: Iterable[str]) -> bool:
         """Record that ``judge``'s judgments in this store come from ``model_id`` at
-        ``revision``; refuse a second model under the same judge id.
+        ``revision``; refuse a second model under the same judge id. True where this
+        call recorded it (see :meth:`release_judge`).
 
         One judge id stands for one model: two models' verdicts under one id would be
         merged by export. A judge first seen here is recorded. A judge with rows
@@ -347,7 +348,7 @@ class Store:
             return True
 
         if claimed():
-            return
+            return False
         (n,) = self._rows("SELECT COUNT(*) FROM judgments WHERE judge = ?", (judge,))[0]
         if n:
             wanted = set(keys)
@@ -365,6 +366,17 @@ class Store:
             [(judge, model_id, revision, time.time())],
         )
         claimed()
+        return True
+
+    def release_judge(self, judge: str, *, model_id: str, revision: str) -> None:
+        """Withdraw :meth:`claim_judge`'s record for ``judge`` (``model_id`` at
+        ``revision``) where the store holds no judgment of ``judge``: a run that judged
+        nothing says nothing about which weights the id stands for."""
+        self._write(
+            "DELETE FROM judge_models WHERE judge = ? AND model = ? AND revision = ? AND "
+            "NOT EXISTS (SELECT 1 FROM judgments WHERE judge = ?)",
+            [(judge, model_id, revision, judge)],
+        )
 
     def claim_prompt(self, judge: str, *, prompt: str, name: str, keys: Iterable[str]) -> None:
         """Record that ``judge``'s pairwise verdicts here come from the judge prompt

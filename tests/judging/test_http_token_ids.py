@@ -133,6 +133,11 @@ def test_refused_retries_without_the_field_and_remembers(tmp_path: Path) -> None
     assert _asked(server) == [IDS] + [None] * 6
     assert backend.exact_ids is False and "refused" in backend.exact_note
     assert "out-of-vocab token ids" in backend.exact_note  # vLLM's own message
+    # said whole, not as the first 200 characters of its JSON body (cut mid-field)
+    assert backend.exact_note == (
+        "the server refused logprob_token_ids (HTTP 400: token_id(s) [1, 4, 2, 5, 3, 6] in "
+        "logprob_token_ids contain out-of-vocab token ids. Vocabulary size: 1)"
+    )
     assert set(rows["status"]) == {"ok"}
     first = rows[rows["slot"] == "first"]
     assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)

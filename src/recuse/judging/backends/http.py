@@ -288,7 +288,9 @@ class HTTPBackend(Backend):
             )
         if status >= 400:
             raise _PromptRejected(
-                self._reason(f"HTTP {status}: {resp.text}"), said=self.scrub(resp.text)
+                self._reason(f"HTTP {status}: {resp.text}"),
+                said=self.scrub(resp.text),
+                status=status,
             )
         try:
             data = resp.json()
@@ -390,7 +392,7 @@ class HTTPBackend(Backend):
         except _PromptRejected as exc:
             if not any(name in exc.said for name in _VLLM_FIELDS):
                 raise
-            self._no_exact(f"the server refused logprob_token_ids ({exc})")
+            self._no_exact(f"the server refused logprob_token_ids ({exc.message()})")
             return None
         choice = data["choices"][0]
         tokens, dists = token_logprobs(choice)
@@ -747,9 +749,23 @@ _LOCAL_FIX = (
 class _PromptRejected(Exception):
     """A 4xx answer about this prompt: recorded as failed, not retried."""
 
-    def __init__(self, reason: str, *, said: str = "") -> None:
+    def __init__(self, reason: str, *, said: str = "", status: int | None = None) -> None:
         super().__init__(reason)
         self.said = said  # the whole (scrubbed) body the server sent
+        self.status = status
+
+    def message(self) -> str:
+        """``HTTP <status>: <message>`` from an OpenAI-style error body (``{"error":
+        {"message": ...}}``, as vLLM sends; at most 300 characters of it), else the
+        reason."""
+        try:
+            error = json.loads(self.said).get("error")
+        except (ValueError, AttributeError):
+            return str(self)
+        text = error.get("message") if isinstance(error, dict) else None
+        if not isinstance(text, str) or self.status is None:
+            return str(self)
+        return f"HTTP {self.status}: {' '.join(text.split())[:300]}"
 
 
 def _token_id(token: str) -> int | None:

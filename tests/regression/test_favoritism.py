@@ -313,3 +313,18 @@ def test_each_result_states_its_unit_and_no_bias_value() -> None:
         assert d["self_bias"] == res.definition("self") and "0 = no self-bias" in d["self_bias"]
         assert "0 = no family bias" in d["family_bias"]
         assert res.scale_note in d["self_bias"] and res.scale_note in d["family_bias"]
+
+
+def test_one_rating_per_dimension_flags_no_bias() -> None:
+    """Every judge gives 3 to everything, on two dimensions whose scales differ (so the
+    normalised ratings are not all equal and the 'every rating is the same' error does
+    not apply): the dimension effects fit exactly, and no self or family term may be
+    'significant'. Before, every γ and λ was ±1e-17 with a standard error of 1e-18 and
+    flagged (the audit said 'rates its own answers lower than the reference warrants')."""
+    sim = simulate_ratings(seed=1, n_prompts=20)
+    d1 = (sim.ratings["dimension"] == "d1").to_numpy()
+    flat = sim.ratings.assign(rating=3.0, reference=sim.ratings["reference"] * (1 + 3 * d1))
+    res = fit_favoritism(flat, sim.families)
+    bias = pd.concat([res.self_bias(), res.family_bias()])
+    assert not bias["significant"].any()
+    assert (bias["estimate"] == 0).all()

@@ -106,3 +106,20 @@ def test_non_finite_outcome_and_constant_outcome() -> None:
     flat = fit_ols(X, np.ones(30), se="HC0")  # statsmodels: R² undefined, no ZeroDivisionError
     assert np.allclose(flat.params, [1.0, 0.0])
     assert np.isnan(flat.rsquared)
+
+
+def test_an_exact_fit_has_zero_errors_and_no_rounding_coefficients() -> None:
+    """y explained exactly by the design: the residuals left are rounding, so the
+    errors are 0 and a coefficient at rounding level is 0. Before, a coefficient of
+    1e-17 with a standard error of 1e-18 came out 'significant'."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    n = 60
+    X = np.column_stack([np.ones(n), rng.integers(0, 2, n), rng.normal(size=n)])
+    y = 0.3 + 0.0 * X[:, 1] + 0.7 * X[:, 2]  # the middle coefficient is exactly 0
+    for se in ("HC0", "HC1", "cluster"):
+        fit = fit_ols(sp.csr_array(X), y, se=se, groups=np.arange(n) // 3)  # type: ignore[arg-type]
+        assert fit.params[1] == 0.0
+        np.testing.assert_allclose(fit.params[[0, 2]], [0.3, 0.7], rtol=1e-12)
+        assert (fit.bse == 0).all()

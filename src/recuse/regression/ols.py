@@ -21,6 +21,10 @@ The numbers are statsmodels' (``OLS(y, X, hasconst=True).fit(cov_type=...)``):
   ``B (Σ_g s_g s_g') B · G/(G − 1) · (n − 1)/(n − k)`` with ``s_g`` the sum of
   ``x_i e_i`` over cluster ``g``;
 * ``R² = 1 − e'e / Σ(y − ȳ)²`` (the design has a constant).
+
+An exact fit (every residual within ``EXACT`` of the outcome's size, e.g. one rating per
+dimension) has zero residuals, so zero standard errors, and coefficients at rounding
+level are 0: noise is never reported as a tiny effect with a tinier error.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from recuse.errors import ConfigError, EstimationError
 
 SEType = Literal["HC0", "HC1", "HC3", "cluster"]
 _CHUNK = 65_536  # rows per block when a dense n × k intermediate is needed (HC3 leverage)
+#: residuals within this share of the outcome's size (at least 1) are rounding: an exact fit
+EXACT = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,6 +119,13 @@ def fit_ols(
     resid = y - X @ params
     params = params + solve(X.T @ resid)  # one step of iterative refinement
     resid = y - X @ params
+    tol = EXACT * max(1.0, float(np.abs(y).max()))
+    if np.abs(resid).max() <= tol:
+        # an exact fit (e.g. one rating per dimension): what is left is rounding, so the
+        # errors are 0 and a coefficient at rounding level is 0, not a tiny "significant"
+        # effect whose standard error is smaller still
+        resid = np.zeros(n)
+        params = np.where(np.abs(params) <= tol, 0.0, params)
     inv = solve(np.eye(k))  # (X'X)⁻¹, from the scaled factor
     inv = (inv + inv.T) / 2
     if se == "cluster":

@@ -135,3 +135,18 @@ def test_cli_plan_like_file_and_progress(
     assert "recuse plan: first guess" in captured.err
     assert main(["plan", "--bias", "position", "--effect", "1e-5"]) == 2
     assert "more than plan simulates" in capsys.readouterr().err
+
+
+def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_default() -> None:
+    """A judge that always gives the first answer the win: every prompt has three pairs,
+    but the verdicts do not vary, so the correlation is undefined and the default is
+    used. Before, the note said 'no prompt has two pairs', which was false."""
+    table = simulate_position(effect=0.03, flip_rate=0.35, tie_rate=0.1, icc=0.15,
+                              n_prompts=20, pairs_per_prompt=3, seed=4)  # fmt: skip
+    table = table.assign(p_a_first=1.0, p_a_second=0.0)  # first shown wins, both orders
+    got, note = noise_like(table)
+    assert got["icc"] == 0.2 and got["flip_rate"] == 1.0
+    assert "no prompt has two pairs" not in note
+    assert "do not vary" in note
+    _, note = noise_like(table.assign(prompt_id=[f"p{i}" for i in range(len(table))]))
+    assert "no prompt has two pairs" in note

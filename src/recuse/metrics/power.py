@@ -165,7 +165,8 @@ def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
     winner reverses; tie share = share of per-order verdicts at exactly 0.5; the
     within-prompt correlation of ``y = (p_a_first + 1 − p_a_second) / 2`` is the one-way
     ANOVA estimator ``(MSB − MSW) / (MSB + (n₀ − 1) MSW)`` over prompts (judge by judge,
-    pooled by pairs; clipped to [0, 0.9]; the default 0.2 where no prompt has two pairs).
+    pooled by pairs; clipped to [0, 0.9]; the default 0.2 where no prompt has two pairs or
+    the verdicts do not vary).
     """
     need = {"p_a_first", "p_a_second", "prompt_id"}
     if not need <= set(pairs.columns):
@@ -189,11 +190,13 @@ def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
     y = (np.where(f == 0.5, 0.5, f > 0.5) + 1 - np.where(s == 0.5, 0.5, s > 0.5)) / 2
     frame = pd.DataFrame({"judge": rows.get("judge", "j"), "p": rows["prompt_id"], "y": y})
     num = den = 0.0
+    grouped = False  # some judge has two prompts and a prompt with two pairs
     for _, g in frame.groupby("judge", dropna=False):
         size = g.groupby("p")["y"].size()
         n, m = len(g), len(size)
         if m < 2 or n <= m:
             continue
+        grouped = True
         means = g.groupby("p")["y"].transform("mean")
         msb = float((size * (g.groupby("p")["y"].mean() - g["y"].mean()) ** 2).sum()) / (m - 1)
         msw = float(((g["y"] - means) ** 2).sum()) / (n - m)
@@ -204,8 +207,13 @@ def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
             den += n
     icc = float(np.clip(num / den, 0.0, 0.9)) if den else POSITION_DEFAULTS["icc"]
     note = f"measured in {int(both.sum()):,} both-order rows"
-    if not den:
+    if not den and not grouped:
         note += "; no prompt has two pairs, so the correlation is the default 0.2"
+    elif not den:
+        note += (
+            "; the verdicts do not vary (each judge gives the first answer one share in "
+            "every pair), so the correlation is the default 0.2"
+        )
     return {"flip_rate": flip, "tie_rate": tie, "icc": icc}, note
 
 

@@ -349,3 +349,32 @@ def test_a_run_that_judged_nothing_leaves_no_claim_on_its_judge_id(
     assert "4 judgments: 0 already stored, 4 ok" in capsys.readouterr().out
     with Store(store) as s:
         assert s.judge_models() == {"final": ("final", folder_fingerprint(folder))}
+
+
+def test_a_sentencepiece_tokenizer_file_is_part_of_the_fingerprint(tmp_path: Path) -> None:
+    """A GPT-SW3-style folder keeps its tokenizer in ``spiece.model`` (no
+    tokenizer.json): only ``tokenizer.model`` was hashed, so another tokenizer saved
+    into the folder (other token ids, other verdicts) kept the fingerprint and was
+    served the old tokenizer's verdicts."""
+    spm = pytest.importorskip("sentencepiece")
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel, GPTSw3Tokenizer
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Which answer is better? [[A]] or [[B]]. The quick brown fox.\n" * 20)
+    for size in (60, 70):
+        spm.SentencePieceTrainer.train(
+            input=str(corpus), model_prefix=str(tmp_path / f"sp{size}"), vocab_size=size,
+            model_type="bpe", minloglevel=2,
+        )  # fmt: skip
+    folder = tmp_path / "sw3"
+    GPT2LMHeadModel(GPT2Config(vocab_size=80, n_embd=16, n_layer=1, n_head=2)).save_pretrained(
+        folder
+    )
+    GPTSw3Tokenizer(vocab_file=str(tmp_path / "sp60.model")).save_pretrained(folder)
+    assert not (folder / "tokenizer.json").exists()
+    text = "Which answer is better? [[A]]"
+    before = AutoTokenizer.from_pretrained(folder)(text)["input_ids"]
+    fp = folder_fingerprint(folder, cache=tmp_path / "c.json")
+    shutil.copy(tmp_path / "sp70.model", folder / "spiece.model")  # another tokenizer
+    assert AutoTokenizer.from_pretrained(folder)(text)["input_ids"] != before
+    assert folder_fingerprint(folder, cache=tmp_path / "c.json") != fp

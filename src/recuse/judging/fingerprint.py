@@ -48,7 +48,7 @@ MODEL_FILES = (
     "pytorch_model*.bin.index.json",
     "tokenizer.json",
     "tokenizer_config.json",
-    "tokenizer.model",
+    "*.model",  # sentencepiece: tokenizer.model, spiece.model, sentencepiece.bpe.model ...
     "special_tokens_map.json",
     "added_tokens.json",
     "vocab.json",

@@ -34,6 +34,9 @@ def test_audit_writes_html_json_and_csv(
     assert code == 0
     printed = capsys.readouterr().out
     assert "gpt-4:" in printed and "picks its own answers more often than its" in printed
+    # each flagged line says its unit and no-bias value, as the report's column headers do
+    flagged = [line for line in printed.splitlines() if line.startswith("  - ")]
+    assert flagged and all(" · none = " in line or " · chance = " in line for line in flagged)
     d = json.loads((out / "report.json").read_text("utf-8"))
     assert d["level"] == 0.9 and d["provenance"]["options"]["bootstrap resamples (n_boot)"] == 200
     assert d["provenance"]["sources"][0]["name"] == "my pairs.csv"
@@ -115,7 +118,8 @@ def test_analyses_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None
     for a in REGISTRY:
         assert f"{a.id} — {a.title}" in text and a.requires in text
         for b in a.biases:
-            assert f"{b.key}: {b.unit}; no bias = {b.null:g}" in text
+            assert f"{b.key}: {b.unit}; {b.null_text}" in text
+    assert "calibration_brier: " in text and "perfect = 0" in text  # not "no bias = 0"
     assert main(["analyses", "--json"]) == 0
     got = {a["id"]: a for a in json.loads(capsys.readouterr().out)}
     assert list(got) == [a.id for a in REGISTRY]

@@ -338,7 +338,7 @@ def audit_command(
         typer.echo(summary_line(row))
         for f in row.flagged:
             where = f" ({f.dataset})" if f.dataset else ""
-            typer.echo(f"  - {f.bias.title}{where}: {f.verdict}")
+            typer.echo(f"  - {f.bias.title}{where} [{f.bias.header}]: {f.verdict}")
             for w in f.warnings:
                 typer.echo(f"      warning: {w}")
     if report.skipped:
@@ -384,4 +384,4 @@ def analyses_command(
         typer.echo(f"  needs: {a.requires}")
         for b in a.biases:
             material = f"; material from ±{b.material:g}" if b.material is not None else ""
-            typer.echo(f"  {b.key}: {b.unit}; no bias = {b.null:g}{material}")
+            typer.echo(f"  {b.key}: {b.unit}; {b.null_text}{material}")

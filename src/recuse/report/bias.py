@@ -67,12 +67,27 @@ class Bias:
         return self.short or self.title
 
     @property
+    def null_name(self) -> str:
+        """What ``null`` is: ``none`` (no bias), ``chance`` (a quality score's chance
+        level, e.g. accuracy 0.5) or ``perfect`` (an untested score whose floor is the
+        best value: an ECE or a Brier score of 0, where chance is above it)."""
+        if self.kind != "quality":
+            return "none"
+        return "chance" if self.tested else "perfect"
+
+    @property
+    def null_text(self) -> str:
+        """``no bias = 0.5``, ``chance = 0.5`` or ``perfect = 0``: the reference value in words."""
+        name = "no bias" if self.null_name == "none" else self.null_name
+        return f"{name} = {self.null:g}"
+
+    @property
     def header(self) -> str:
         """``recall difference · none = 0``: unit and no-bias value for a column header."""
         scale = self.scale or self.unit.split(";")[0].split(":")[0]
         if len(scale) > 40:
             scale = scale[:39].rstrip() + "…"
-        return f"{scale} · {'chance' if self.kind == 'quality' else 'none'} = {self.null:g}"
+        return f"{scale} · {self.null_name} = {self.null:g}"
 
     @property
     def signed(self) -> bool:

@@ -1,0 +1,20 @@
+"""Bias: what a column header says about the number under it."""
+
+from __future__ import annotations
+
+from recuse.analyses.agreement import ACCURACY
+from recuse.analyses.calibration import BRIER, BRIER_ISOTONIC, ECE, ECE_ISOTONIC, ECE_PLATT
+from recuse.analyses.position import POSITION
+
+
+def test_the_header_names_what_the_reference_value_is() -> None:
+    """A bias's null is 'none' (no bias), a tested quality score's is chance, and an
+    untested one's (ECE, Brier: 0 is their floor) is the perfect score. Before, the
+    calibration columns read 'chance = 0', but a judge at chance has a Brier score of
+    0.25 and 0 is perfect calibration."""
+    assert POSITION.header.endswith("· none = 0.5")
+    assert ACCURACY.header.endswith("· chance = 0.5")
+    for b in (ECE, BRIER, ECE_ISOTONIC, BRIER_ISOTONIC, ECE_PLATT):
+        assert not b.tested and b.header.endswith("· perfect = 0"), b.header
+        assert b.null_name == "perfect" and b.null_text == "perfect = 0"
+    assert POSITION.null_text == "no bias = 0.5" and ACCURACY.null_text == "chance = 0.5"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -378,3 +379,38 @@ def test_a_sentencepiece_tokenizer_file_is_part_of_the_fingerprint(tmp_path: Pat
     shutil.copy(tmp_path / "sp70.model", folder / "spiece.model")  # another tokenizer
     assert AutoTokenizer.from_pretrained(folder)(text)["input_ids"] != before
     assert folder_fingerprint(folder, cache=tmp_path / "c.json") != fp
+
+
+def test_a_file_removed_right_after_it_was_hashed_is_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp taken again after hashing (to cache only what was not written to
+    meanwhile) raised FileNotFoundError out of folder_fingerprint where the file was
+    removed in between (a checkpoint rotated away): a traceback instead of a hash not
+    cached. The removal is caught when the model is loaded (check_unchanged)."""
+    from recuse.judging import fingerprint
+
+    folder = build_tiny_model(tmp_path / "m")
+    weights = folder / "model.safetensors"
+    real = fingerprint._stamp
+    seen: list[Path] = []
+
+    def stamp(path: Path) -> str:
+        if path == weights and path in seen:  # the second look: gone
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        seen.append(path)
+        return real(path)
+
+    monkeypatch.setattr(fingerprint, "_stamp", stamp)
+    cache = tmp_path / "c.json"
+    expected = (
+        "sha256:"
+        + hashlib.sha256(
+            "".join(
+                f"{p.name}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\n"
+                for p in model_files(folder)
+            ).encode()
+        ).hexdigest()[:16]
+    )
+    assert folder_fingerprint(folder, cache=cache) == expected
+    assert str(weights.resolve()) not in json.loads(cache.read_text())  # not cached

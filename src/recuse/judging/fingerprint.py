@@ -150,9 +150,10 @@ def _hashes(paths: list[Path], *, cache: Path | None) -> list[str]:
                 f"{path}: cannot read this model file to fingerprint the weights "
                 f"({exc.strerror or exc}) — make it readable, or copy the model folder"
             ) from None
-        if _stamp(path) == stamp:  # not written to while it was read
-            entries[name] = [stamp, digest]
-            changed = True
+        with contextlib.suppress(OSError):  # (removed since: not cached, no error here)
+            if _stamp(path) == stamp:  # not written to while it was read
+                entries[name] = [stamp, digest]
+                changed = True
         out.append(digest)
     if changed:
         _write_cache(cache, entries)

@@ -414,3 +414,28 @@ def test_a_file_removed_right_after_it_was_hashed_is_no_traceback(
     )
     assert folder_fingerprint(folder, cache=cache) == expected
     assert str(weights.resolve()) not in json.loads(cache.read_text())  # not cached
+
+
+def test_a_model_folder_that_cannot_be_listed_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder the user may enter but not list (mode 0711, another user's) ended `recuse
+    judge` in a PermissionError traceback from listing it for the fingerprint."""
+    folder = build_tiny_model(tmp_path / "m")
+    real = Path.iterdir
+
+    def refuse(self: Path) -> Any:
+        if self == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    with pytest.raises(ConfigError, match=r"cannot list this model folder .*Permission denied"):
+        folder_fingerprint(folder, cache=tmp_path / "c.json")
+    data = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
+    code = main(["judge", "--model", str(folder), "--data", str(data), "--out",
+                 str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot list this model folder" in err and "Traceback" not in err
+    assert not (tmp_path / "s.db").exists()

@@ -178,7 +178,13 @@ def folder_fingerprint(folder: str | Path, *, cache: Path | None = None) -> str:
     config or tokenizer file differs.
     """
     root = Path(folder)
-    files = model_files(root) if root.is_dir() else []
+    try:
+        files = model_files(root) if root.is_dir() else []
+    except OSError as exc:  # a folder the user may not list: one line, no trace
+        raise ConfigError(
+            f"{root}: cannot list this model folder to fingerprint the weights "
+            f"({exc.strerror or exc}) — make it readable, or copy the model folder"
+        ) from None
     if not any(p.name == "config.json" for p in files):
         raise ConfigError(
             f"{root} is not a model folder (no config.json) — give a folder saved with "

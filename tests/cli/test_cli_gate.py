@@ -81,6 +81,23 @@ def test_min_bound_for_quality_scores(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 2 and "--max self_preference_eo=0.1" in out and "PASS" not in out
 
 
+def test_a_bound_that_would_reward_a_worse_judge_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--max on a score measured from chance (accuracy 0.74 [0.71, 0.77]) failed the judge
+    for being better than chance (|0.74 - 0.5| > 0.1); --min on a calibration error (0 is
+    perfect) would pass a badly calibrated judge. Both are refused with the bound to use;
+    --max on a calibration error stays (ECE at most x)."""
+    acc = _finding("agreement_accuracy", "j", 0.74, 0.71, 0.77, null=0.5)
+    ece = _finding("calibration_ece", "j", 0.04, 0.02, 0.06)
+    path = _report(tmp_path, [acc, ece])
+    code, out = _run(["gate", str(path), "--max", "agreement_accuracy=0.1"], capsys)
+    assert code == 2 and "--min agreement_accuracy=" in out and "FAIL" not in out
+    code, out = _run(["gate", str(path), "--min", "calibration_ece=0.01"], capsys)
+    assert code == 2 and "--max calibration_ece=" in out and "PASS" not in out
+    assert _run(["gate", str(path), "--max", "calibration_ece=0.1"], capsys)[0] == 0
+
+
 def test_bad_input_is_exit_2_with_a_clear_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

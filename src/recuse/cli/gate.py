@@ -32,7 +32,7 @@ def run_gate(
     ]
     aliases = {a.id: a.headline.key for a in REGISTRY}
     scopes = {
-        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality")
+        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested)
         for a in REGISTRY
         for b in a.biases
     }

@@ -11,6 +11,10 @@ position) and the interval shifted the same way:
 * ``min`` (``--min KEY=x``, for quality scores such as agreement): pass when the
   interval lies wholly at or above ``x``; fail when wholly below; else inconclusive.
 
+A bound that would reward a worse judge is refused: ``--min`` on a bias, ``--max`` on a
+quality score measured from chance (agreement, self-recognition), ``--min`` on one
+whose best value is its floor 0 (a calibration error or Brier score).
+
 Every judge is accounted for: an audited judge (of a dataset whose table the bias's
 analysis reads) with no finding of the bias is listed as *not measured*, with the
 report's reason (the skip it recorded, or the analysis not run); so is every judge
@@ -75,13 +79,16 @@ class Scope:
     kind it reads (``pairs`` / ``ratings``), the analysis (id and title, as skips name
     it) and whether one estimate is shared by a group of judges (``pooled``), so that it
     is accounted per dataset rather than per judge; ``quality``: a quality score
-    (agreement, calibration error), not a bias."""
+    (agreement, calibration error), not a bias; ``tested``: its null is a value a
+    test can reject (chance, for agreement), not a floor that is the best score (0 for
+    a calibration error)."""
 
     table: str
     analysis: str
     title: str
     pooled: bool = False
     quality: bool = False
+    tested: bool = True
 
 
 @dataclass(frozen=True)
@@ -478,10 +485,29 @@ def gate_report(
                 f"a quality score — bound its distance from that value with --max {key}="
                 f"{t.value:g} (--min is for scores such as agreement_accuracy)"
             )
+        if scope is not None and scope.quality:
+            _check_quality_bound(t, key, scope)
         mine = [f for f in report.findings if f["bias"] == key]
         lines.extend(evaluate(f, Threshold(key, t.value, t.bound)) for f in mine)
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     return GateResult(tuple(lines), skip_unmeasured)
+
+
+def _check_quality_bound(t: Threshold, key: str, scope: Scope) -> None:
+    """Refuse a bound on a quality score that would reward a worse judge: ``--max`` on a
+    score measured from chance (it fails a judge for being better than chance) and
+    ``--min`` on a calibration error (it passes one for being badly calibrated)."""
+    if t.bound == "max" and scope.tested:
+        raise ConfigError(
+            f"--max {t.key}: {key} is a quality score measured from chance, so --max would "
+            "fail a judge for being better than chance — ask it to stay above a floor "
+            f"with --min {key}=X (e.g. --min {key}=0.7 for accuracy)"
+        )
+    if t.bound == "min" and not scope.tested:
+        raise ConfigError(
+            f"--min {t.key}: {key} is best at 0 (perfect), so --min would pass a judge for "
+            f"being worse — bound it from above with --max {key}={t.value:g}"
+        )
 
 
 def _audited(report: AuditReport, mine: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:

@@ -142,6 +142,26 @@ def test_audit_fail_on_gates_the_report_it_wrote(
     assert code == 2 and "BIAS=NUMBER" in text
 
 
+def test_audit_fail_on_with_an_unknown_or_refused_key_stops_before_the_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo'd --fail-on key, or a bound the gate refuses, is found before the audit
+    runs: exit 2, no report written, the message names --fail-on. Before, the whole
+    audit ran and wrote its report, then the gate said '--max nosuch: no bias'."""
+    data = tmp_path / "pairs.csv"
+    simulate_pairs(n_prompts=20, seed=5).pairs.to_csv(data, index=False)
+    for key, message in (("nosuch=0.1", "no bias 'nosuch'"),
+                         ("agreement_accuracy=0.1", "measured from chance")):  # fmt: skip
+        out = tmp_path / key
+        code, text = _run(["audit", str(data), "--out", str(out), "--fail-on", key], capsys)
+        assert code == 2 and message in text and "--fail-on" in text, text
+        assert not out.exists()
+    # an analysis id names its headline bias, as in recuse gate
+    code, _ = _run(["audit", str(data), "--out", str(tmp_path / "ok"), "--n-boot", "100",
+                    "--only", "position", "--fail-on", "position=0.5"], capsys)  # fmt: skip
+    assert code == 0
+
+
 def _audit_three_judges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, list]:
     """An audit (real CLI) where llama-2-70b-chat judges but wrote no answer: its
     self-preference cannot be estimated; gpt-4's and claude-v1's can."""

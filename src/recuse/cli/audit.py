@@ -265,9 +265,13 @@ def audit_command(
     )
     options.check(known=IDS)
     if fail_on:
-        from recuse.report.gate import parse_thresholds
+        from recuse.cli.gate import registry_scopes
+        from recuse.report.gate import check_thresholds, parse_thresholds
 
-        parse_thresholds(fail_on)  # a bad threshold stops before the work
+        aliases, scopes = registry_scopes()  # a bad threshold stops before the work
+        check_thresholds(
+            parse_thresholds(fail_on), aliases=aliases, scopes=scopes, option="--fail-on"
+        )
     elif skip_unmeasured:
         raise ConfigError("--skip-unmeasured goes with --fail-on (it changes the gate)")
     how = value_reading(values, swapped_frame, confidence, confidence_of)

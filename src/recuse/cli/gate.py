@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from recuse.cli.app import app
 from recuse.errors import ConfigError
+
+if TYPE_CHECKING:
+    from recuse.report.gate import Scope
+
+
+def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
+    """The registry's analysis ids (-> headline bias key) and every bias's scope."""
+    from recuse.analyses import REGISTRY
+    from recuse.report.gate import Scope
+
+    aliases = {a.id: a.headline.key for a in REGISTRY}
+    scopes = {
+        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested)
+        for a in REGISTRY
+        for b in a.biases
+    }
+    return aliases, scopes
 
 
 def run_gate(
@@ -21,8 +38,7 @@ def run_gate(
 ) -> int:
     """Print one line per bias and judge (or, ``as_json``, one JSON object); return the
     gate's exit code (0, 1 or 3)."""
-    from recuse.analyses import REGISTRY
-    from recuse.report.gate import Scope, gate_report, parse_thresholds
+    from recuse.report.gate import gate_report, parse_thresholds
 
     if not maxima and not minima:
         raise ConfigError("give at least one threshold, e.g. --max self_preference_eo=0.05")
@@ -30,12 +46,7 @@ def run_gate(
         *(parse_thresholds(maxima, "max") if maxima else []),
         *(parse_thresholds(minima, "min") if minima else []),
     ]
-    aliases = {a.id: a.headline.key for a in REGISTRY}
-    scopes = {
-        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested)
-        for a in REGISTRY
-        for b in a.biases
-    }
+    aliases, scopes = registry_scopes()
     result = gate_report(
         report, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
     )

@@ -479,33 +479,58 @@ def gate_report(
                 "`recuse analyses` lists every bias)"
             )
         scope = scopes.get(key)
-        if t.bound == "min" and scope is not None and not scope.quality:
-            raise ConfigError(
-                f"--min {t.key}: {key} is a bias, measured against its no-bias value, not "
-                f"a quality score — bound its distance from that value with --max {key}="
-                f"{t.value:g} (--min is for scores such as agreement_accuracy)"
-            )
-        if scope is not None and scope.quality:
-            _check_quality_bound(t, key, scope)
+        if scope is not None:
+            _check_bound(t, key, scope)
         mine = [f for f in report.findings if f["bias"] == key]
         lines.extend(evaluate(f, Threshold(key, t.value, t.bound)) for f in mine)
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     return GateResult(tuple(lines), skip_unmeasured)
 
 
-def _check_quality_bound(t: Threshold, key: str, scope: Scope) -> None:
-    """Refuse a bound on a quality score that would reward a worse judge: ``--max`` on a
-    score measured from chance (it fails a judge for being better than chance) and
-    ``--min`` on a calibration error (it passes one for being badly calibrated)."""
+def check_thresholds(
+    thresholds: Sequence[Threshold],
+    *,
+    aliases: Mapping[str, str],
+    scopes: Mapping[str, Scope],
+    option: str,
+) -> None:
+    """Before any work (``recuse audit --fail-on``): every key names a bias of
+    ``scopes`` or an analysis id of ``aliases``, and no bound would reward a worse
+    judge; errors name ``option``."""
+    for t in thresholds:
+        alias = aliases.get(t.key) or aliases.get(t.key.replace("_", "-"))
+        key = t.key if t.key in scopes or alias is None else alias
+        if key not in scopes:
+            raise ConfigError(
+                f"{option} {t.key}: no bias {t.key!r} — use a bias key or an analysis id "
+                "(`recuse analyses` lists them)"
+            )
+        _check_bound(t, key, scopes[key], option=option)
+
+
+def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = None) -> None:
+    """Refuse a bound that would reward a worse judge: ``--min`` on a bias (it passes a
+    judge for being biased), ``--max`` on a quality score measured from chance (it fails
+    a judge for being better than chance) and ``--min`` on a calibration error (it
+    passes one for being badly calibrated)."""
+    name = option or f"--{t.bound}"
+    if t.bound == "min" and not scope.quality:
+        raise ConfigError(
+            f"{name} {t.key}: {key} is a bias, measured against its no-bias value, not "
+            f"a quality score — bound its distance from that value with --max {key}="
+            f"{t.value:g} (--min is for scores such as agreement_accuracy)"
+        )
+    if not scope.quality:
+        return
     if t.bound == "max" and scope.tested:
         raise ConfigError(
-            f"--max {t.key}: {key} is a quality score measured from chance, so --max would "
+            f"{name} {t.key}: {key} is a quality score measured from chance, so --max would "
             "fail a judge for being better than chance — ask it to stay above a floor "
             f"with --min {key}=X (e.g. --min {key}=0.7 for accuracy)"
         )
     if t.bound == "min" and not scope.tested:
         raise ConfigError(
-            f"--min {t.key}: {key} is best at 0 (perfect), so --min would pass a judge for "
+            f"{name} {t.key}: {key} is best at 0 (perfect), so --min would pass a judge for "
             f"being worse — bound it from above with --max {key}={t.value:g}"
         )
 

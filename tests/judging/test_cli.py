@@ -183,6 +183,39 @@ def test_exit_code_is_1_when_judgments_failed_and_a_rerun_retries_only_those(
     assert f"{12 - failed} already stored, {failed} ok, 0 unparsed, 0 failed" in cap.out
 
 
+def test_prompts_refused_for_good_exit_0_with_a_line_saying_a_rerun_fails_them_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server's 400 for a prompt longer than its model reads is not a failure a rerun
+    can mend: the judgments are stored as failed and counted, the command says a rerun
+    fails them again, and exits 0 (as for unparsed replies). With judgments the server
+    gave up on too, it exits 1 and names only those as retried."""
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(6)).to_json(src, orient="records", lines=True)  # 12 judgments
+
+    def run(server: StandIn, store: Path) -> int:
+        return main(["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--data",
+                     str(src), "--out", str(store), "--max-attempts", "1",
+                     "--no-progress"])  # fmt: skip
+
+    with StandIn(faults={"toolong": 0.5}, seed=3) as server:
+        code = run(server, tmp_path / "a.db")
+        refused = server.served["toolong"]
+    cap = capsys.readouterr()
+    assert code == 0 and 0 < refused < 12
+    assert f"{12 - refused} ok, 0 unparsed, {refused} failed" in cap.out
+    assert "maximum context length is 2048 tokens" in cap.out  # the server's reason
+    assert f"recuse: {refused} judgments cannot be done by this judge" in cap.err
+    assert "a rerun fails them again" in cap.err and "retry only those" not in cap.err
+    with StandIn(faults={"toolong": 0.3, "500": 0.3}, seed=4) as server:
+        code = run(server, tmp_path / "b.db")
+        refused, gave_up = server.served["toolong"], server.served["500"]
+    cap = capsys.readouterr()
+    assert code == 1 and refused and gave_up
+    assert f"recuse: {refused} judgments cannot be done" in cap.err
+    assert f"recuse: {gave_up} judgments failed after retries" in cap.err
+
+
 def test_unparsed_judgments_alone_exit_0(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

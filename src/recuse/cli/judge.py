@@ -40,10 +40,10 @@ if TYPE_CHECKING:
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
-    "Exit codes: 0 every judgment ok or unparsed (unparsed replies are counted and left "
-    "out by the analyses); 1 some judgments failed after --max-attempts tries (stored as "
-    "failed; run the same command again to retry only those); 2 bad input; 130 "
-    "interrupted (finished work is kept).",
+    "Exit codes: 0 every judgment ok, unparsed or refused for good (a prompt too long for "
+    "the model: counted and left out by the analyses); 1 some judgments failed after "
+    "--max-attempts tries (stored as failed; run the same command again to retry only "
+    "those); 2 bad input; 130 interrupted (finished work is kept).",
     invoke_without_command=True,
     no_args_is_help=True,
 )
@@ -286,10 +286,11 @@ def judge(
     With --perplexity, the perplexity of each judged response is computed too
     (texts already in the store are not recomputed).
 
-    Exit codes: 0 when every judgment is ok or unparsed (unparsed replies are
-    counted and left out by the analyses); 1 when some failed after --max-attempts
-    tries (stored as failed; run the same command again to retry only those); 2 on
-    bad input; 130 when interrupted (finished work is kept)."""
+    Exit codes: 0 when every judgment is ok, unparsed or refused for good (a prompt
+    too long for the model: counted and left out by the analyses); 1 when some
+    failed after --max-attempts tries (stored as failed; run the same command again
+    to retry only those); 2 on bad input; 130 when interrupted (finished work is
+    kept)."""
     if ctx.invoked_subcommand is not None:
         return
     if not data or out is None:
@@ -416,18 +417,28 @@ def judge(
 
 
 def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
-    """Exit 1 with the rerun hint when a run of ``summaries`` left failed tasks.
-
-    A failed task (the backend gave up after its retries) is stored as failed, never
-    scored, and tried again by the next run; unparsed replies are results (counted and
-    excluded by the analyses), so they do not fail the command."""
-    failed = [(s.failed, s.what) for s in summaries if s.failed]
-    if not failed:
-        return
+    """Exit 1 with the rerun hint when a run of ``summaries`` left tasks it gave up on
+    after their retries (:attr:`RunSummary.gave_up`: stored as failed, never scored,
+    tried again by the next run). Tasks refused for good (a prompt longer than the
+    model reads) get a line saying a rerun fails them again, and exit 0, as unparsed
+    replies do: both are counted and left out of every estimate."""
     one = {"judgments": "judgment", "perplexities": "perplexity", "rewrites": "rewrite"}
-    what = " and ".join(f"{n} {noun if n != 1 else one[noun]}" for n, noun in failed)
+
+    def counted(pairs: list[tuple[int, str]]) -> str:
+        return " and ".join(f"{n} {noun if n != 1 else one[noun]}" for n, noun in pairs if n)
+
+    refused = counted([(s.failed - s.gave_up, s.what) for s in summaries])
+    if refused:
+        print(
+            f"recuse: {refused} cannot be done by this judge (reasons above); they are "
+            "stored as failed and left out of every estimate — a rerun fails them again",
+            file=sys.stderr,
+        )
+    gave_up = counted([(s.gave_up, s.what) for s in summaries])
+    if not gave_up:
+        return
     print(
-        f"recuse: {what} failed after retries (reasons above); they are stored as failed "
+        f"recuse: {gave_up} failed after retries (reasons above); they are stored as failed "
         "and never scored — run the same command again to retry only those (finished "
         "work is kept)",
         file=sys.stderr,

@@ -92,9 +92,10 @@ def probe(
     probes.csv` and `recuse audit probes.csv` report each probe's effect beyond the
     placebo and the judge's self-recognition.
 
-    Exit codes: 0 when every judgment and rewrite is ok or unparsed/unusable; 1 when
-    some failed after --max-attempts tries (run the same command again to retry only
-    those); 2 on bad input; 130 when interrupted (finished work is kept)."""
+    Exit codes: 0 when every judgment and rewrite is ok, unparsed/unusable or refused
+    for good (a prompt too long for the model); 1 when some failed after
+    --max-attempts tries (run the same command again to retry only those); 2 on bad
+    input; 130 when interrupted (finished work is kept)."""
     import pandas as pd
 
     from recuse.cli.judge import (

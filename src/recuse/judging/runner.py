@@ -114,6 +114,10 @@ class Task:
         return len(self.prompt.canonical()) + len(self.continuation)
 
 
+#: how the reason of a task failed after its retries begins (:attr:`RunSummary.gave_up`)
+GAVE_UP = "gave up after"
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """What a run did: tasks in total, already in the store, and outcomes of this run."""
@@ -126,6 +130,14 @@ class RunSummary:
     seconds: float
     failures: Mapping[str, int] = field(default_factory=dict)  # reason -> count
     what: Literal["judgments", "perplexities", "rewrites"] = "judgments"
+
+    @property
+    def gave_up(self) -> int:
+        """Failed tasks the backend gave up on after its retries (server errors,
+        timeouts): a later run may succeed. The other failed ones were refused for
+        good (a prompt longer than the model reads, a server's 4xx): a rerun fails
+        them again."""
+        return sum(n for reason, n in self.failures.items() if reason.startswith(GAVE_UP))
 
     @property
     def computed(self) -> int:
@@ -697,7 +709,7 @@ class Runner:
                 return await kind.handler(batch), attempt
             except TransientError as exc:
                 if attempt >= self.retry.max_attempts:
-                    reason = f"gave up after {attempt} attempts: {exc.reason}"
+                    reason = f"{GAVE_UP} {attempt} attempts: {exc.reason}"
                     return [kind.fail(t, reason) for t in batch], attempt
                 await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
 

@@ -12,7 +12,9 @@ and the answers of a broken server: log-probs that are ``NaN``, ``+Infinity`` or
 JSON-escaped slashes, URL-encoded, base64, wrapped over lines) and ``leaktext``
 (a 200 whose completion text quotes it). ``noverdict`` is a well-formed answer of a
 judge that gives no verdict: a text without a label and log-probs on filler tokens
-only (an unparsed judgment, not a failure). The server is a small asyncio HTTP/1.1
+only (an unparsed judgment, not a failure). ``toolong`` is vLLM's HTTP 400 for a
+prompt longer than the model's context (a permanent failure, the same on every
+retry). The server is a small asyncio HTTP/1.1
 loop run in a daemon thread.
 
 vLLM's exact verdict log-probs: with ``token_ids`` set, the stand-in serves vLLM's
@@ -58,6 +60,7 @@ FAULTS = (
     "leak",
     "leaktext",
     "noverdict",
+    "toolong",
 )
 TOKEN_ID_MODES = ("honoured", "ignored", "unknown", "refused")
 #: the modes that are vLLM (they know return_tokens_as_token_ids)
@@ -248,6 +251,13 @@ class StandIn:
             return 200, {}, b'{"choices": [{"text": "A", "logprobs": {'
         if fault == "badchoice":
             return 200, {}, b'{"choices": ["A"]}'
+        if fault == "toolong":  # vLLM's shape: an error object with the message
+            message = (
+                "This model's maximum context length is 2048 tokens. However, you requested "
+                "4097 tokens (4096 in the messages, 1 in the completion)."
+            )
+            body = {"object": "error", "message": message, "type": "BadRequestError", "code": 400}
+            return 400, {}, json.dumps(body).encode()
         if fault == "401":
             return 401, {}, b'{"error": "bad key"}'
         auth = headers.get("authorization", "")

@@ -35,6 +35,11 @@ CASES: list[tuple[str, str, str]] = [
     ("pairs_negative_length.csv", "pairs", "row 2, column 'len_a': negative value -3"),
     ("pairs_verdict_without_judge.csv", "pairs", "row 1, column 'judge': judge verdict without"),
     ("pairs_status_ok_but_empty.csv", "pairs", "row 2, column 'p_a_first': status_first is 'ok'"),
+    (
+        "pairs_status_unparsed_with_value.csv",
+        "pairs",
+        "row 2, column 'p_a_first': status_first is 'unparsed' but p_a_first holds 0.5",
+    ),
     ("pairs_unknown_status.csv", "pairs", "row 1, column 'status_first': unknown status 'fine'"),
     ("pairs_ragged_row.csv", "pairs", "row 1: the row has more fields than the header"),
     ("pairs_unclosed_quote.csv", "pairs", "row 2: cannot parse the file"),

@@ -98,6 +98,29 @@ def test_status_must_explain_missing_verdict() -> None:
     assert info.value.row == 2
 
 
+def test_an_unparsed_or_failed_verdict_holds_no_value() -> None:
+    """A verdict marked unparsed/failed/missing that still holds a number (another
+    tool's placeholder, e.g. 0.5 for 'no verdict') is refused: before, the number was
+    read as the judge's verdict and entered every estimate."""
+    for status in ("unparsed", "failed", "missing"):
+        df = pairs(status_second=["ok", status, "ok"], p_a_second=[1.0, 0.5, 0.0])
+        with pytest.raises(InputError, match=f"status_second is '{status}' but p_a_second") as e:
+            validate_pairs(df, file="x.csv")
+        assert (e.value.row, e.value.column) == (2, "p_a_second") and e.value.fix
+    # the same status with the cell empty is fine: counted, excluded, never defaulted
+    ok = validate_pairs(pairs(status_second=["ok", "unparsed", "ok"],
+                              p_a_second=[1.0, np.nan, 0.0]))  # fmt: skip
+    assert np.isnan(ok.loc[1, "p_a_second"])
+
+
+def test_an_unparsed_rating_holds_no_value() -> None:
+    """A rating marked unparsed that holds a number (a placeholder) is refused; before,
+    it entered the favoritism regression as the judge's rating."""
+    with pytest.raises(InputError, match="status is 'unparsed' but rating holds 3") as e:
+        validate_ratings(ratings(rating=[4.0, 3.0, 2.0], status=["ok", "unparsed", "ok"]))
+    assert (e.value.row, e.value.column) == (2, "rating")
+
+
 def test_ratings_status_rules() -> None:
     out = validate_ratings(ratings())
     assert out["status"].tolist() == ["ok"] * 3

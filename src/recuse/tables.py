@@ -738,6 +738,22 @@ def validate_pairs(
                     column=f"p_a_{order}",
                     fix="give the verdict or mark the row 'unparsed' / 'failed'",
                 )
+            # a verdict the judge did not give holds no value: a placeholder (0.5 for
+            # "no verdict") would otherwise be read as the judge's verdict
+            value = out[f"p_a_{order}"]
+            placeholder = out[status].isin(("unparsed", "failed", "missing")) & value.notna()
+            if placeholder.any():
+                i = _first(placeholder)
+                raise InputError(
+                    f"status_{order} is {out[status].iloc[i]!r} but p_a_{order} holds "
+                    f"{value.iloc[i]:g}: a verdict the judge did not give has no value",
+                    file=fname,
+                    row=i + 1,
+                    column=f"p_a_{order}",
+                    fix=f"empty p_a_{order} where status_{order} is not 'ok' (recuse counts "
+                    f"and leaves those out), or set status_{order} to 'ok' if it is the "
+                    "judge's verdict",
+                )
     return check_probe_table(out, file=file)
 
 
@@ -980,7 +996,9 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
     """Check and normalise a ``ratings`` table; returns a new DataFrame.
 
     A missing ``rating`` is allowed only where ``status`` says why (``unparsed``,
-    ``failed`` or ``missing``); a missing status on a present rating becomes ``ok``.
+    ``failed`` or ``missing``), and such a status needs the rating empty (a placeholder
+    would be read as the judge's rating); a missing status on a present rating becomes
+    ``ok``.
     """
     out = _validate(df, RATINGS, file)
     fname = str(file) if file is not None else None
@@ -996,6 +1014,18 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
             row=_first(unexplained) + 1,
             column="rating",
             fix="give a number, or set status to 'unparsed'/'failed' to record why it is missing",
+        )
+    placeholder = out["status"].isin(STATUSES[1:]) & ~nan_rating
+    if placeholder.any():
+        i = _first(placeholder)
+        raise InputError(
+            f"status is {out['status'].iloc[i]!r} but rating holds {out['rating'].iloc[i]:g}: "
+            "a rating the judge did not give has no value",
+            file=fname,
+            row=i + 1,
+            column="rating",
+            fix="empty rating where status is not 'ok' (recuse counts and leaves those out), "
+            "or set status to 'ok' if it is the judge's rating",
         )
     return out
 

@@ -209,3 +209,10 @@ def test_every_number_says_its_no_bias_value(
     got = {r["metric"]: r["null"] for r in json.loads(out.read_text())["results"]}
     assert got == {"self_preference_eo": 0.0, "flip_rate": 0.0,
                    "first_position_rate": 0.5, "position_consistency": 1.0}  # fmt: skip
+    # and the CSV, beside the p-value it is the null of
+    csv = tmp_path / "bias.csv"
+    assert run(capsys, "metrics", "pairs", str(pairs_csv), *FAST, "-j", "gpt-4",
+               "-m", "first_position_rate", "-o", str(csv))[0] == 0  # fmt: skip
+    frame = pd.read_csv(csv)
+    assert frame["null"].tolist() == [0.5]
+    assert list(frame.columns).index("null") == list(frame.columns).index("p_value") + 1

@@ -111,18 +111,19 @@ class Skipped:
 
 
 #: after the core columns in :func:`results_frame`: what is shown next to each number
-FRAME_EXTRAS = ("std_error", "p_value", "warnings")
+FRAME_EXTRAS = ("std_error", "p_value", "null", "warnings")
 
 
 def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
-    """One row per result with the core columns, then its standard error, p-value and
-    warnings (joined by "; ", empty when none) — for tables and CSV files."""
+    """One row per result with the core columns, then its standard error, p-value, the
+    no-bias value the p-value tests and its warnings (joined by "; ", empty when none)
+    — for tables and CSV files."""
     rows = []
     for r in results:
         d = r.to_dict()
         rows.append(
             {k: d[k] for k in CORE_FIELDS}
-            | {"std_error": d["std_error"], "p_value": d["p_value"]}
+            | {"std_error": d["std_error"], "p_value": d["p_value"], "null": d["null"]}
             | {"warnings": "; ".join(r.warnings)}
         )
     return pd.DataFrame(rows, columns=[*CORE_FIELDS, *FRAME_EXTRAS])

@@ -136,3 +136,23 @@ def test_real_dataset_by_name(
     main_fit = json.loads((out / "favoritism.json").read_text())["main"]
     gpt4o = next(r for r in main_fit["self_bias"] if r["judge"] == "gpt-4o")
     assert gpt4o["estimate"] == pytest.approx(0.0309, abs=5e-5)
+
+
+def test_an_inspect_log_with_a_reference_scorer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Inspect log (README: read as ratings) with --reference-scorer is read as recuse
+    audit reads it: its grader graded only the model itself, so Eq. 1 is not identified,
+    and that is the one-line error; before, favoritism read it as a plain table
+    ('expected a JSON array of objects, found a JSON dict')."""
+    log = Path(__file__).resolve().parents[1] / "data/importers/capitals.json"
+    out = tmp_path / "out"
+    code = main(["favoritism", str(log), "--reference-scorer", "includes", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and not out.exists()
+    assert err.startswith("recuse: error: the model is not identified")
+    assert "rates only its own completions" in err
+    # without the reference scorer the log's ratings have no reference: said so
+    code = main(["favoritism", str(log), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "JSON array" not in err and "reference" in err

@@ -216,3 +216,19 @@ def test_every_number_says_its_no_bias_value(
     frame = pd.read_csv(csv)
     assert frame["null"].tolist() == [0.5]
     assert list(frame.columns).index("null") == list(frame.columns).index("p_value") + 1
+
+
+def test_other_tools_files_are_read_as_audit_reads_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A FastChat pair file (README: recognised from the file) gives the position
+    metrics of its judge; before, metrics read it as a plain table and said 'column
+    judge: ... flatten the file'."""
+    fastchat = Path(__file__).resolve().parents[1] / "data/importers/gpt-4_pair.jsonl"
+    code, text, err = run(capsys, "metrics", "pairs", str(fastchat), "--n-boot", "100",
+                          "--min-n", "1", "-m", "first_position_rate")  # fmt: skip
+    assert code == 0, err
+    assert "first_position_rate" in text and "gpt-4" in text
+    # a column mapping does not apply to a tool's fixed columns
+    code, _, err = run(capsys, "metrics", "pairs", str(fastchat), "--map", "a=b")
+    assert code == 2 and "does not apply to a fastchat-pair file" in err

@@ -13,9 +13,15 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from recuse.cli.app import app, parse_mapping
+from recuse.cli.app import (
+    ReferenceJudgeOption,
+    ReferenceScorerOption,
+    app,
+    parse_mapping,
+    references,
+)
 from recuse.cli.console import console as make_console
-from recuse.data.generic import load_table
+from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
 from recuse.outputs import check_output_folder, csv_text, staged
@@ -145,6 +151,8 @@ def favoritism(
     mapping: Annotated[
         str | None, typer.Option("--map", help="Rename file columns: file_col=schema_col,...")
     ] = None,
+    reference_scorer: ReferenceScorerOption = None,
+    reference_judge: ReferenceJudgeOption = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, Eq. 1)."""
     if not 0 < level < 1:
@@ -152,9 +160,16 @@ def favoritism(
     checks = _checks(robustness)
     out_path = check_output_folder(Path(out).expanduser())
     roster = Roster.load()
-    ratings = load_table(
-        source, table="ratings", data_dir=data_dir, roster=roster, mapping=parse_mapping(mapping)
+    # a named dataset, a plain file or another tool's file, as recuse audit reads them
+    loaded = load_input(
+        source,
+        table="ratings",
+        data_dir=data_dir,
+        roster=roster,
+        mapping=parse_mapping(mapping),
+        references=references(reference_scorer, reference_judge),
     )
+    ratings = loaded.frame
     bat = battery(
         ratings,
         roster,
@@ -174,6 +189,8 @@ def favoritism(
             else ""
         )
     )
+    for note in loaded.source.notes:
+        console.print(Text(f"note: {note}"))
     console.print(_table(main, "self"))
     console.print(_table(main, "family"))
     for note in main.notes:

@@ -22,7 +22,7 @@ from recuse.cli.app import (
     value_reading,
 )
 from recuse.cli.console import console as make_console
-from recuse.data.generic import load_table
+from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import N_BOOT, check_options
 from recuse.metrics.result import results_frame
@@ -131,17 +131,16 @@ def pairs_command(
 
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = Roster.load()
-    table = load_table(
+    # a named dataset, a plain file or another tool's file, as recuse audit reads them
+    loaded = load_input(
         source,
         table="pairs",
         data_dir=data_dir,
         roster=roster,
         mapping=parse_mapping(mapping) or None,
-        values=how.values,
-        swapped_frame=how.swapped_frame,
-        confidence=how.confidence,
-        confidence_of=how.confidence_of,
+        reading=how,
     )
+    table = loaded.frame
     if refuse_ties:
         reject_human_ties(table, file=source)
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
@@ -163,6 +162,8 @@ def pairs_command(
     )
 
     console = make_console()
+    for note in loaded.source.notes:
+        console.print(Text(f"note: {note}"))
     shown = Table(
         title=Text(
             f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled; verdicts: "

@@ -226,8 +226,10 @@ def load_input(
             )
         if table is not None and table != ds.table:
             raise InputError(
-                f"dataset {text!r} is a {ds.table} table, not {table}",
-                fix=f"drop --table or use --table {ds.table}",
+                f"dataset {text!r} is a {ds.table} table, but a {table} table is needed",
+                fix=f"choose a {table} dataset ("
+                + ", ".join(sorted(n for n, d in known.items() if d.table == table))
+                + f"), or with recuse audit drop --table {table}",
             )
         frame = generic.load_table(text, table=ds.table, data_dir=data_dir, roster=roster)
         location = str(registry.folder(text, data_dir))

@@ -289,3 +289,16 @@ def test_prefer_longer_gap_recovers_a_judge_that_always_picks_the_longer() -> No
     assert gap.estimate == pytest.approx(1 - human_longer.mean())
     assert gap.ci_low <= 0.3 <= gap.ci_high
     assert verbosity_bias(t, n_boot=200).estimate == pytest.approx(1.0)  # Eq. 6: 1 - 0
+
+
+def test_unit_column_without_length_columns_says_what_is_missing() -> None:
+    """unit='column' on a table with texts but no len_a/len_b names the missing columns
+    and the units that count the texts; before, it said the table had 'neither
+    response_a/response_b nor len_a/len_b', which was false."""
+    t = pd.DataFrame({"response_a": ["one two"], "response_b": ["three"]})
+    with pytest.raises(InputError) as err:
+        response_lengths(t, unit="column")
+    text = str(err.value)
+    assert "neither" not in text and "len_a/len_b" in text and "words" in text
+    with pytest.raises(InputError, match="neither response_a/response_b nor len_a/len_b"):
+        response_lengths(t.drop(columns=["response_a"]))  # words, no texts, no lengths

@@ -113,6 +113,12 @@ def response_lengths(
     if unit not in ("words", "chars", "tokens", "column"):
         raise ConfigError(f"unit must be words, chars, tokens or column; got {unit!r}")
     if unit == "column" or (unit == "words" and not has_text):
+        if not has_cols and has_text:  # unit column asked for, texts there
+            raise InputError(
+                "unit 'column' reads the lengths in len_a/len_b, which the table lacks",
+                column="len_a",
+                fix="add len_a/len_b, or count the response texts with unit words or chars",
+            )
         if not has_cols:
             raise InputError(
                 "no response lengths: the table has neither response_a/response_b nor len_a/len_b",

@@ -232,3 +232,16 @@ def test_other_tools_files_are_read_as_audit_reads_them(
     # a column mapping does not apply to a tool's fixed columns
     code, _, err = run(capsys, "metrics", "pairs", str(fastchat), "--map", "a=b")
     assert code == 2 and "does not apply to a fastchat-pair file" in err
+
+
+def test_a_level_its_resamples_cannot_resolve_is_refused(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path
+) -> None:
+    """A 99.9% interval from 100 resamples was the range of the resamples, printed as a
+    99.9% interval; now the level needs 2/(1 - level) resamples (2000 here)."""
+    code, _, err = run(capsys, "metrics", "pairs", str(pairs_csv), "--level", "0.999",
+                       "--n-boot", "100")  # fmt: skip
+    assert code == 2 and "--level 0.999 needs at least 2000 bootstrap resamples" in err
+    code, _, err = run(capsys, "metrics", "pairs", str(pairs_csv), "-j", "gpt-4", "-m",
+                       "flip_rate", "--level", "0.99", "--n-boot", "200")  # fmt: skip
+    assert code == 0, err

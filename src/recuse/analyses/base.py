@@ -24,7 +24,7 @@ import pandas as pd
 
 from recuse.data.inputs import Input, TableKind
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT
+from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, check_resamples
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import CALIBRATED_INTERVAL
 from recuse.metrics.summary import PairwiseBias
@@ -97,6 +97,7 @@ class AuditOptions:
             raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
         if self.n_boot < 100:
             raise ConfigError(f"--n-boot must be at least 100; got {self.n_boot}")
+        check_resamples(level=self.level, n_boot=self.n_boot)
         if self.min_n < 1:
             raise ConfigError(f"min_n must be at least 1; got {self.min_n}")
         if self.seed < 0:

@@ -24,7 +24,7 @@ from recuse.cli.app import (
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT, check_options
+from recuse.metrics.bootstrap import N_BOOT, check_options, check_resamples
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
@@ -121,6 +121,7 @@ def pairs_command(
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
     check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_resamples(level=level, n_boot=n_boot)
     if seed < 0:
         raise ConfigError(f"--seed must be 0 or more; got {seed}")
     refuse_ties = human_ties == "error"

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -218,6 +219,28 @@ def check_options(*, level: float, n_boot: int, min_n: int) -> None:
         raise ConfigError(f"n_boot must be an integer of at least 10, got {n_boot!r}")
     if int(min_n) != min_n or min_n < 1:
         raise ConfigError(f"min_n must be a positive integer, got {min_n!r}")
+
+
+def min_resamples(level: float) -> int:
+    """The fewest resamples whose percentile interval at ``level`` has an end inside
+    the replicates rather than at their extremes, ``⌈2 / (1 − level)⌉``: each tail then
+    holds at least one replicate (20 at 90%, 200 at 99%, 2,000 at 99.9%).
+
+    >>> min_resamples(0.9), min_resamples(0.99), min_resamples(0.999)
+    (20, 200, 2000)
+    """
+    return math.ceil(round(2.0 / (1.0 - level), 6))
+
+
+def check_resamples(*, level: float, n_boot: int) -> None:
+    """The command line's rule: refuse a level whose interval ``n_boot`` resamples cannot
+    place (the library allows fewer for quick internal estimates)."""
+    need = min_resamples(level)
+    if n_boot < need:
+        raise ConfigError(
+            f"--level {level:g} needs at least {need} bootstrap resamples (--n-boot) to place "
+            f"the ends of its interval; got {n_boot} — raise --n-boot or lower --level"
+        )
 
 
 def resample_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.float64]:

@@ -56,6 +56,8 @@ def test_file_input_prints_tables_and_writes_outputs(
     payload = json.loads((out / "favoritism.json").read_text())
     assert payload["main"]["se_type"] == "HC3" and payload["main"]["level"] == 0.8
     assert payload["main"]["definitions"]["null"] == 0.0
+    # the correction's means say their scale (the fit's normalised scores)
+    assert "normalised score" in payload["debiasing"]["unit"]
     assert set(payload["robustness"]) == {"length control", "task: qa", "task: summarization"}
     coef = pd.read_csv(out / "coefficients.csv")
     assert {"term", "estimate", "se", "lower", "upper", "significant"} <= set(coef.columns)

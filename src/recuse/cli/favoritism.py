@@ -99,6 +99,10 @@ def write_outputs(
         "robustness": {k: v.to_dict() for k, v in bat.results.items()},
         "skipped": dict(bat.skipped),
         "debiasing": {
+            "unit": f"each model's mean {bat.main.scale_note} over its ratings by every judge "
+            "(before and after removing the estimated self- and family-bias; reference: "
+            "its mean reference score on the same scale); ranks 1 = highest; Kendall's tau "
+            "compares each ranking with the reference ranking (1 = the same order)",
             "rank_correlation_before": effect.rank_correlation_before,
             "rank_correlation_after": effect.rank_correlation_after,
             "ranking_changed": effect.ranking_changed,

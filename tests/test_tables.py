@@ -411,3 +411,14 @@ def test_plain_pairs_beside_a_probe_table_stay_plain_pairs() -> None:
     t = check_probe_table(pd.concat([_probe_rows(), plain], ignore_index=True))
     assert t["probe"].isna().sum() == 1 and t["base_item"].isna().sum() == 1
     assert list(unedited(t)["item_id"]) == ["i1#original", "p1"]
+
+
+def test_a_model_name_on_a_row_comparing_a_model_with_itself_says_so() -> None:
+    """model_a and model_b both claude-2 and the label 'claude-2': the name cannot tell
+    the two answers apart, and the error says that; before it called the label unknown
+    although it is the row's model."""
+    df = pairs(model_a=["gpt-4", "claude-2", None], model_b=["claude-v1", "claude-2", None],
+               human=["a", "claude-2", "b"])  # fmt: skip
+    with pytest.raises(InputError, match="names both answers") as e:
+        validate_pairs(df, file="x.csv")
+    assert (e.value.row, e.value.column) == (2, "human") and "A / B / tie" in e.value.fix

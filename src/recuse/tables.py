@@ -409,6 +409,22 @@ def _verdict_column(df: pd.DataFrame, col: Column, file: str | None, *, flip: bo
             else ""
         )
         value = s.iloc[read.bad]
+        if (
+            len(models) == 2
+            and isinstance(value, str)
+            and all(isinstance(m, str) for m in models)
+            and value.strip().casefold()
+            == str(models[0]).strip().casefold()
+            == str(models[1]).strip().casefold()
+        ):
+            raise InputError(
+                f"{what} {shown(value)} names both answers: this row compares "
+                f"{shown(models[0])} with itself",
+                row=read.bad + 1,
+                **where,
+                fix="write A / B / tie (or a probability) on rows whose two answers come "
+                "from one model",
+            )
         comma = isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value.strip())
         raise InputError(
             f"unknown {what} {shown(value)}{row_models}",

@@ -524,6 +524,37 @@ def test_two_templates_never_share_verdicts(tmp_path: Path) -> None:
     assert len(keys) == 18 and set(keys) == {"copy,one", "two", "ours"}
 
 
+def test_a_run_that_judged_nothing_leaves_no_claim_on_its_prompt(tmp_path: Path) -> None:
+    """The judge prompt is claimed before judging; a run that stored nothing (the
+    backend failed on its first batch, Ctrl-C) left the claim behind, so a run with
+    the corrected template under the same judge id was refused ("already holds
+    verdicts made with the judge prompt ...", for a store holding none)."""
+    base = 'user = "Q: {question}\\nA: {answer_a}\\nB: {answer_b}"\n[verdict]\n'
+    one = load_template(_write(tmp_path / "one.toml", base + 'a = "[[A]]"\nb = "[[B]]"\n'))
+    two = load_template(_write(tmp_path / "two.toml", base + 'a = "[[A]]"\nb = "[[B]]"\n'
+                                                     'tie = "[[C]]"\n'))  # fmt: skip
+
+    class Broken(FakeBackend):
+        async def _tick(self) -> None:
+            raise KeyboardInterrupt
+
+    with Store(tmp_path / "s.db") as store:
+        with pytest.raises(KeyboardInterrupt):
+            Runner(Broken(), store, judge="j", progress=False).pairwise(
+                _table(2), PairwiseProtocol(template=one)
+            )
+        assert store.judgments().empty
+        done = Runner(FakeBackend(), store, judge="j", progress=False).pairwise(
+            _table(2), PairwiseProtocol(template=two)
+        )
+        assert done.ok == 4
+        # a claim that has verdicts stays: the first template is refused now
+        with pytest.raises(ConfigError, match="'j' already holds verdicts made with"):
+            Runner(FakeBackend(), store, judge="j", progress=False).pairwise(
+                _table(2), PairwiseProtocol(template=one)
+            )
+
+
 def test_verdicts_from_before_prompts_were_recorded_are_recuses_own(tmp_path: Path) -> None:
     """A store whose judge has rows but no recorded prompt (written before templates)
     holds recuse's prompt's verdicts: a template under that judge id is refused."""

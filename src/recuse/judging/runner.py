@@ -312,13 +312,20 @@ class Runner:
             for p in items
             for o in orders
         ]
+        fresh, prompt = False, ""
         if protocol.question == "quality" and tasks:
             prompt, name = protocol.prompt_identity()
-            self.store.claim_prompt(
+            fresh = self.store.claim_prompt(
                 self.judge, prompt=prompt, name=name, keys=(t.key for t in tasks)
             )
-        self.store.put_items("pairwise", meta)
-        return self._judge(tasks, Work("pairwise", protocol))
+        try:
+            self.store.put_items("pairwise", meta)
+            return self._judge(tasks, Work("pairwise", protocol))
+        except BaseException:
+            if fresh:  # as _judge gives back its claim of the judge id
+                with contextlib.suppress(RecuseError):
+                    self.store.release_prompt(self.judge, prompt=prompt)
+            raise
 
     def likert(
         self,

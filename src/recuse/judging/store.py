@@ -378,9 +378,10 @@ class Store:
             [(judge, model_id, revision, judge)],
         )
 
-    def claim_prompt(self, judge: str, *, prompt: str, name: str, keys: Iterable[str]) -> None:
+    def claim_prompt(self, judge: str, *, prompt: str, name: str, keys: Iterable[str]) -> bool:
         """Record that ``judge``'s pairwise verdicts here come from the judge prompt
         ``prompt`` (a judge template's sha256, or recuse's own prompt); refuse another.
+        True where this call recorded it (see :meth:`release_prompt`).
 
         One judge id stands for one prompt: export keeps one verdict per (judge, item,
         order), so two prompts' verdicts under one id would be merged. A judge whose
@@ -399,7 +400,7 @@ class Store:
                     f"{self.path}: judge id {judge!r} already holds verdicts made with the "
                     f"judge prompt {str(rows[0][1])!r}; this run uses {name!r} — {fix}"
                 )
-            return
+            return False
         old = self._rows(
             "SELECT DISTINCT key FROM judgments WHERE judge = ? AND kind = 'pairwise'", (judge,)
         )
@@ -413,6 +414,17 @@ class Store:
         self._write(
             "INSERT INTO judge_prompts (judge, prompt, name, created_at) VALUES (?, ?, ?, ?)",
             [(judge, prompt, name, time.time())],
+        )
+        return True
+
+    def release_prompt(self, judge: str, *, prompt: str) -> None:
+        """Withdraw :meth:`claim_prompt`'s record for ``judge`` (made with ``prompt``)
+        where the store holds no pairwise verdict of ``judge``: a run that judged
+        nothing says nothing about which prompt the id stands for."""
+        self._write(
+            "DELETE FROM judge_prompts WHERE judge = ? AND prompt = ? AND NOT EXISTS "
+            "(SELECT 1 FROM judgments WHERE judge = ? AND kind = 'pairwise')",
+            [(judge, prompt, judge)],
         )
 
     def judge_models(self) -> dict[str, tuple[str, str]]:

@@ -315,7 +315,7 @@ def test_crafted_reports_are_one_line_errors(
     [
         (["gate"], ["0 every named bias", "1 some interval", "3 inconclusive", "2 bad input"]),
         (["audit"], ["0 the report was written", "2 bad input", "1 some", "3 inconclusive"]),
-        (["judge"], ["0 every judgment ok or unparsed", "1 some judgments failed", "2 bad"]),
+        (["judge"], ["0 every judgment ok, unparsed", "1 some judgments failed", "2 bad"]),
         (["probe"], ["0 when every judgment", "1 when some failed", "2 on bad input"]),
     ],
 )

@@ -197,3 +197,44 @@ def test_failed_judgments_do_not_thin_the_tokens_per_judgment(
     capsys.readouterr()
     assert main(["judge", "card", str(store)]) == 0
     assert "over 12 computed" in capsys.readouterr().out
+
+
+def test_an_interrupted_run_that_stored_judgments_is_on_the_card(tmp_path: Path) -> None:
+    """A run stopped (Ctrl-C; here the server goes away) after some judgments were
+    stored is recorded with the
+    judgments it stored (before, only finished runs were, so a store judged in two
+    interrupted runs said "no runs recorded"); the resumed run adds the rest, and the
+    runs' judgments add up to the store's."""
+    from judging.helpers import FakeBackend
+    from recuse.judging import PairwiseProtocol, Runner
+
+    class Interrupted(FakeBackend):
+        at = 3  # the call that is interrupted
+
+        async def _tick(self) -> None:
+            await super()._tick()
+            if self.calls >= self.at:  # gone for good
+                raise ConnectionAbortedError("the server went away")
+
+    pairs = pd.DataFrame(fake_pairs(8))  # 16 judgments, 4 per batch
+    with Store(tmp_path / "s.db") as store:
+        backend = Interrupted()
+        backend.concurrency = 1
+        with pytest.raises(ConnectionAbortedError):
+            Runner(backend, store, judge="j", progress=False).pairwise(pairs, PairwiseProtocol())
+        stored = len(store.judgments())
+        assert 8 <= stored < 16  # the batches answered before the third was interrupted
+        runs = store.runs()
+        assert runs["judgments"].tolist() == [stored] and runs["seconds"].iloc[0] > 0
+        done = Runner(FakeBackend(), store, judge="j", progress=False).pairwise(
+            pairs, PairwiseProtocol()
+        )
+        assert done.cached == stored and done.ok + done.unparsed == 16 - stored
+        assert store.runs()["judgments"].tolist() == [stored, 16 - stored]
+    # interrupted before any judgment was stored: no run
+    with Store(tmp_path / "t.db") as store:
+        backend = Interrupted()
+        backend.at = 1
+        with pytest.raises(ConnectionAbortedError):
+            Runner(backend, store, judge="k", progress=False).pairwise(pairs, PairwiseProtocol())
+        assert store.judgments().empty and store.runs().empty

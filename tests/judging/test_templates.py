@@ -525,8 +525,8 @@ def test_two_templates_never_share_verdicts(tmp_path: Path) -> None:
 
 
 def test_a_run_that_judged_nothing_leaves_no_claim_on_its_prompt(tmp_path: Path) -> None:
-    """The judge prompt is claimed before judging; a run that stored nothing (the
-    backend failed on its first batch, Ctrl-C) left the claim behind, so a run with
+    """The judge prompt is claimed before judging; a run that stored nothing (Ctrl-C,
+    or here a server gone at the first batch) left the claim behind, so a run with
     the corrected template under the same judge id was refused ("already holds
     verdicts made with the judge prompt ...", for a store holding none)."""
     base = 'user = "Q: {question}\\nA: {answer_a}\\nB: {answer_b}"\n[verdict]\n'
@@ -536,10 +536,10 @@ def test_a_run_that_judged_nothing_leaves_no_claim_on_its_prompt(tmp_path: Path)
 
     class Broken(FakeBackend):
         async def _tick(self) -> None:
-            raise KeyboardInterrupt
+            raise ConnectionAbortedError("the server went away")
 
     with Store(tmp_path / "s.db") as store:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(ConnectionAbortedError):
             Runner(Broken(), store, judge="j", progress=False).pairwise(
                 _table(2), PairwiseProtocol(template=one)
             )

@@ -538,24 +538,37 @@ class Runner:
         meter: Backend | Executor = self.backend if self.executor is None else self.executor
         before = meter.usage()
         ran = time.perf_counter()
-        counts, failures, _ = self._execute(todo, kind)
-        if todo:  # what a judgment costs: only work sent to the backend, not copies
+        counts = {"ok": 0, "unparsed": 0, "failed": 0}
+
+        def record() -> None:
+            """What a judgment costs (the evaluator card): only work sent to the backend,
+            not copies, and only the judgments it answered (ok or unparsed): a failed one
+            reports no usage and is sent again by the next run, so counting it would
+            spread the answered ones' tokens over judgments that cost none."""
             after = meter.usage()
             tokens = None
             if after is not None:
                 b = before or (0, 0)
                 tokens = (after[0] - b[0], after[1] - b[1])
-            # the judgments the backend answered (ok or unparsed): a failed one reports no
-            # usage and is sent again by the next run, so counting it would spread the
-            # answered ones' tokens over judgments that cost none (and count it twice)
-            answered = counts["ok"] + counts["unparsed"]
             self.store.put_run(
                 self.judge,
-                judgments=answered,
+                judgments=counts["ok"] + counts["unparsed"],
                 seconds=time.perf_counter() - ran,
                 tokens=tokens,
                 hardware=self.backend.hardware,
             )
+
+        try:
+            counts, failures, _ = self._execute(todo, kind, counts)
+        except BaseException:
+            # an interrupted run (Ctrl-C, a server gone) that stored judgments is a run
+            # too: the card counts it; its own error is the one said
+            if counts["ok"] + counts["unparsed"]:
+                with contextlib.suppress(RecuseError):
+                    record()
+            raise
+        if todo:
+            record()
         return RunSummary(
             total=len(tasks),
             cached=cached,
@@ -567,10 +580,12 @@ class Runner:
         )
 
     def _execute(
-        self, todo: list[Task], kind: _Kind[Outcome]
+        self, todo: list[Task], kind: _Kind[Outcome], counts: dict[str, int] | None = None
     ) -> tuple[dict[str, int], dict[str, int], list[Outcome]]:
-        """Run ``todo``: status counts, failure reasons (reason -> count), outcomes."""
-        counts = {"ok": 0, "unparsed": 0, "failed": 0}
+        """Run ``todo``: status counts, failure reasons (reason -> count), outcomes.
+        ``counts`` (zeros), where given, is counted into as outcomes are committed, so
+        a caller still has them when the run is interrupted."""
+        counts = counts if counts is not None else {"ok": 0, "unparsed": 0, "failed": 0}
         failures: dict[str, int] = {}
         outcomes: list[Outcome] = []
         collector = _Collector(kind, counts, failures, outcomes)

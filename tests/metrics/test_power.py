@@ -150,3 +150,21 @@ def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_defa
     assert "do not vary" in note
     _, note = noise_like(table.assign(prompt_id=[f"p{i}" for i in range(len(table))]))
     assert "no prompt has two pairs" in note
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("pairs_per_prompt", 0, "--pairs-per-prompt must be 1 or more; got 0"),
+        ("runs", 5, "--runs must be 20 or more; got 5"),
+        ("accuracy", 1.2, "--accuracy must be in (0.5, 1), e.g. 0.7; got 1.2"),
+        ("power", 1.5, "--power must be in [0.5, 1), e.g. 0.8; got 1.5"),
+        ("level", 0.3, "--level must be in [0.5, 1), e.g. 0.9; got 0.3"),
+    ],
+)
+def test_each_bad_option_is_named_with_its_value(option: str, value: float, message: str) -> None:
+    """Before, one message listed three rules ('--pairs-per-prompt ≥ 1, --runs ≥ 20 and
+    --accuracy in (0.5, 1)') without saying which value broke one."""
+    with pytest.raises(ConfigError) as err:
+        plan("self-preference", 0.1, **{option: value})  # type: ignore[arg-type]
+    assert str(err.value) == message

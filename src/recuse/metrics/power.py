@@ -286,10 +286,15 @@ def plan(
             f"(a {'rate above 0.5' if bias == 'position' else 'difference of recalls'}); "
             f"got {effect}"
         )
-    if not 0.5 <= power < 1 or not 0.5 <= level < 1:
-        raise ConfigError("--power and --level must be in [0.5, 1), e.g. 0.8 and 0.9")
-    if pairs_per_prompt < 1 or runs < 20 or not 0.5 < accuracy < 1:
-        raise ConfigError("--pairs-per-prompt ≥ 1, --runs ≥ 20 and --accuracy in (0.5, 1)")
+    for name, value, ok, want in (
+        ("--power", power, 0.5 <= power < 1, "in [0.5, 1), e.g. 0.8"),
+        ("--level", level, 0.5 <= level < 1, "in [0.5, 1), e.g. 0.9"),
+        ("--pairs-per-prompt", pairs_per_prompt, pairs_per_prompt >= 1, "1 or more"),
+        ("--runs", runs, runs >= 20, "20 or more"),
+        ("--accuracy", accuracy, 0.5 < accuracy < 1, "in (0.5, 1), e.g. 0.7"),
+    ):
+        if not ok:  # each option named with the value given
+            raise ConfigError(f"{name} must be {want}; got {value:g}")
     if max_seconds <= 0:
         raise ConfigError(f"--max-seconds must be positive; got {max_seconds:g}")
     if bias != "position" and (flip_rate, tie_rate, icc, like) != (None, None, None, None):

@@ -121,8 +121,8 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     import recuse.driver
 
     monkeypatch.setattr(recuse.driver, "audit", forbidden)
-    monkeypatch.setattr(recuse.cli.metrics, "load_table", forbidden)
-    monkeypatch.setattr(recuse.cli.favoritism, "load_table", forbidden)
+    monkeypatch.setattr(recuse.cli.metrics, "load_input", forbidden)
+    monkeypatch.setattr(recuse.cli.favoritism, "load_input", forbidden)
 
 
 def _commands(

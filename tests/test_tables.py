@@ -422,3 +422,25 @@ def test_a_model_name_on_a_row_comparing_a_model_with_itself_says_so() -> None:
     with pytest.raises(InputError, match="names both answers") as e:
         validate_pairs(df, file="x.csv")
     assert (e.value.row, e.value.column) == (2, "human") and "A / B / tie" in e.value.fix
+
+
+def test_the_rows_of_one_item_describe_one_comparison() -> None:
+    """An item's rows (one per judge) must agree on its prompt, models and human label:
+    a file merged from two tools that put a and b the other way round had its second
+    judge's rows read in another frame than the first's (item-level analyses, such as
+    agreement among judges, compared verdicts about different sides), silently."""
+    base = pairs(item_id=["i1", "i1", "i2"], judge=["gpt-4", "claude-v1", "gpt-4"],
+                 model_a=["gpt-4", "vicuna-13b", None],
+                 model_b=["vicuna-13b", "gpt-4", None])  # fmt: skip
+    with pytest.raises(InputError, match="item 'i1' has model_a 'gpt-4' in row 1") as e:
+        validate_pairs(base, file="x.csv")
+    assert (e.value.row, e.value.column) == (2, "model_a") and "item_id" in e.value.fix
+    labels = pairs(item_id=["i1", "i1", "i2"], judge=["gpt-4", "claude-v1", "gpt-4"],
+                   model_a=["gpt-4"] * 2 + [None], model_b=["vicuna-13b"] * 2 + [None],
+                   human=["a", "b", "b"])  # fmt: skip
+    with pytest.raises(InputError, match="human") as e:
+        validate_pairs(labels)
+    assert e.value.row == 2
+    # a label on one row and none on the other is no disagreement
+    ok = validate_pairs(labels.assign(human=["a", None, "b"]))
+    assert len(ok) == 3

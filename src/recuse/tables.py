@@ -726,6 +726,7 @@ def validate_pairs(
         df = with_optional_pairs_columns(df)
     out = _validate(df, PAIRS, file, flip=flip)
     fname = str(file) if file is not None else None
+    _check_items(out, fname)
     if confidence is not None:
         _apply_confidence(out, confidence, confidence_of, fname)
     both = out[["p_a_first", "p_a_second"]]
@@ -771,6 +772,38 @@ def validate_pairs(
                     "judge's verdict",
                 )
     return check_probe_table(out, file=file)
+
+
+#: what one comparison is: the same in every row of its item (one row per judge)
+ITEM_FIELDS = ("prompt_id", "model_a", "model_b", "human")
+
+
+def _check_items(out: pd.DataFrame, file: str | None) -> None:
+    """Raise :class:`InputError` where two rows of one item disagree on its prompt, its
+    models or its human label (a missing value agrees with any)."""
+    repeated = out["item_id"].duplicated(keep=False)
+    if not repeated.any():
+        return
+    rows = out[repeated]
+    for col in (c for c in ITEM_FIELDS if c in rows.columns):
+        distinct = rows[col].groupby(rows["item_id"], sort=False).nunique(dropna=True)
+        if not (distinct > 1).any():
+            continue
+        item = distinct[distinct > 1].index[0]
+        of_item = rows.loc[rows["item_id"] == item, col].dropna()
+        first = of_item.index[0]
+        other = next(i for i in of_item.index if of_item[i] != of_item[first])
+        raise InputError(
+            f"item {shown(item)} has {col} {shown(of_item[first])} in row {first + 1} and "
+            f"{shown(of_item[other])} here: the rows of one comparison (one per judge) "
+            "must describe it alike",
+            file=file,
+            row=int(other) + 1,
+            column=col,
+            fix="give each comparison its own item_id, or make its rows agree (rows from a "
+            "tool that puts a and b the other way round need model_a/model_b, human and "
+            "the verdicts swapped together)",
+        )
 
 
 def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: str | None) -> None:

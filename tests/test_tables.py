@@ -444,3 +444,14 @@ def test_the_rows_of_one_item_describe_one_comparison() -> None:
     # a label on one row and none on the other is no disagreement
     ok = validate_pairs(labels.assign(human=["a", None, "b"]))
     assert len(ok) == 3
+
+
+def test_a_table_of_the_other_kind_is_named_as_such() -> None:
+    """A pairs table where ratings are needed (recuse favoritism pairs.csv), or the
+    reverse, is said to be the other kind; before, the error guessed '--map
+    model_b=model', a mapping that cannot turn pairs into ratings."""
+    with pytest.raises(InputError, match="a pairs table, not the ratings table") as e:
+        validate_ratings(pairs(), file="p.csv")
+    assert "--map" not in str(e.value) and "recuse audit" in e.value.fix
+    with pytest.raises(InputError, match="a ratings table, not the pairs table"):
+        validate_pairs(ratings(), file="r.csv")

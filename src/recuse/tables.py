@@ -33,7 +33,7 @@ ratings — one row per (prompt, model, dimension, judge) absolute score
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -599,6 +599,15 @@ def missing_columns_error(
     """The error for a table without the ``missing`` columns: which are required and
     which optional, the file's columns, and ``--map`` guesses (:func:`suggest_columns`)."""
     names = [str(c) for c in have]
+    other = _other_kind(schema, names)
+    if other is not None:  # no --map turns one kind into the other
+        needs = [c for c in schema.required if c not in schema.filled]
+        return InputError(
+            f"a {other} table, not the {schema.name} table this needs",
+            file=str(file) if file is not None else None,
+            fix=f"give a {schema.name} file ({', '.join(needs)} required); `recuse audit` "
+            "reads either kind",
+        )
     absent = [c for c in schema.filled if c not in names]  # optional, but worth a guess
     guess = suggest_columns([c for c in names if c not in schema.names], [*missing, *absent])
     must = [c for c in schema.required if c not in schema.filled]
@@ -613,6 +622,18 @@ def missing_columns_error(
         file=str(file) if file is not None else None,
         fix=fix,
     )
+
+
+def _other_kind(schema: Schema, names: Sequence[str]) -> str | None:
+    """``"pairs"`` / ``"ratings"`` when the columns ``names`` make a table of the kind
+    ``schema`` is not: a ratings table's required columns all there, or a pairs table's
+    (item_id, prompt_id) with a pairs column beside them (a model side or a verdict)."""
+    have = set(names)
+    if schema.name == "pairs":
+        ratings = {"prompt_id", "model", "dimension", "judge", "rating", "reference"}
+        return "ratings" if ratings <= have else None
+    side = {"model_a", "model_b", "human", "p_a_first", "p_a_second", "p_a", "response_a"}
+    return "pairs" if {"item_id", "prompt_id"} <= have and have & side else None
 
 
 def _validate(

@@ -55,6 +55,27 @@ def test_pairs_labels_and_combined_probability() -> None:
     assert out["model_a"].isna().tolist() == [False, False, True]
 
 
+def test_a_given_p_a_replaced_by_the_mean_of_the_orders_is_noted() -> None:
+    """A file with its own p_a beside the per-order verdicts (averaged another way, or
+    stale): recuse reads the mean of the orders, and says so (before: silently)."""
+    import warnings
+
+    from recuse.errors import ReaderNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = validate_pairs(pairs(p_a=[0.8, 1.0, 0.3]), file="v.csv")  # row 2: 1.0 vs 0.2
+    assert out["p_a"].tolist() == pytest.approx([0.8, 0.2, 0.3])
+    (note,) = [w for w in caught if issubclass(w.category, ReaderNote)]
+    assert "v.csv: p_a differs from the mean of p_a_first and p_a_second in 1 row" in str(
+        note.message
+    )
+    assert "(first: row 2)" in str(note.message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an agreeing p_a, and one with no orders: no note
+        validate_pairs(pairs(p_a=[0.8, 0.2, 0.9]))
+
+
 def test_pairs_accepts_numeric_ids_and_probabilities() -> None:
     out = validate_pairs(pairs(item_id=[1, 2, 3], human=[1, 0.25, None]))
     assert out["item_id"].tolist() == ["1", "2", "3"]

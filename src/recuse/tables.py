@@ -33,6 +33,7 @@ ratings — one row per (prompt, model, dimension, judge) absolute score
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -42,7 +43,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from recuse.errors import ConfigError, InputError
+from recuse.errors import ConfigError, InputError, ReaderNote
 
 Kind = Literal["id", "str", "prob", "float", "nonneg", "human", "verdict", "status"]
 SwappedFrame = Literal["original", "presented"]
@@ -673,6 +674,23 @@ def _validate(
     return out
 
 
+def _note_replaced_p_a(given: pd.Series, mean: pd.Series, file: str | None) -> None:
+    """A note where a given ``p_a`` differs from the mean of the orders that replaces it
+    (a verdict averaged another way, or stale): the replacement is never silent."""
+    differs = given.notna() & mean.notna() & ((given.astype(float) - mean).abs() > 1e-6)
+    if not differs.any():
+        return
+    n, row = int(differs.sum()), _first(differs) + 1
+    where = f"{file}: " if file else ""
+    warnings.warn(
+        f"{where}p_a differs from the mean of p_a_first and p_a_second in {n:,} row"
+        f"{'s' if n != 1 else ''} (first: row {row}); recuse reads each pair's verdict as "
+        "that mean, over the orders judged — drop p_a, or fix the per-order columns",
+        ReaderNote,
+        stacklevel=3,
+    )
+
+
 #: the judge's verdict columns of a pairs table (both orders, and order unknown)
 VERDICTS = ("p_a_first", "p_a_second", "p_a")
 
@@ -752,7 +770,9 @@ def validate_pairs(
         _apply_confidence(out, confidence, confidence_of, fname)
     both = out[["p_a_first", "p_a_second"]]
     judged = both.notna().any(axis=1)
-    out.loc[judged, "p_a"] = both[judged].mean(axis=1)
+    mean = both.mean(axis=1)  # NaN where neither order was judged
+    _note_replaced_p_a(out["p_a"], mean, fname)
+    out.loc[judged, "p_a"] = mean[judged]
     has_verdict = out["p_a"].notna()
     no_judge = out["judge"].isna()
     if (has_verdict & no_judge).any():

@@ -205,14 +205,14 @@ def test_prompts_refused_for_good_exit_0_with_a_line_saying_a_rerun_fails_them_a
     assert code == 0 and 0 < refused < 12
     assert f"{12 - refused} ok, 0 unparsed, {refused} failed" in cap.out
     assert "maximum context length is 2048 tokens" in cap.out  # the server's reason
-    assert f"recuse: {refused} judgments cannot be done by this judge" in cap.err
+    assert f"recuse: {refused} judgments failed for good" in cap.err
     assert "a rerun fails them again" in cap.err and "retry only those" not in cap.err
     with StandIn(faults={"toolong": 0.3, "500": 0.3}, seed=4) as server:
         code = run(server, tmp_path / "b.db")
         refused, gave_up = server.served["toolong"], server.served["500"]
     cap = capsys.readouterr()
     assert code == 1 and refused and gave_up
-    assert f"recuse: {refused} judgments cannot be done" in cap.err
+    assert f"recuse: {refused} judgments failed for good" in cap.err
     assert f"recuse: {gave_up} judgments failed after retries" in cap.err
 
 

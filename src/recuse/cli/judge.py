@@ -430,8 +430,9 @@ def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
     refused = counted([(s.failed - s.gave_up, s.what) for s in summaries])
     if refused:
         print(
-            f"recuse: {refused} cannot be done by this judge (reasons above); they are "
-            "stored as failed and left out of every estimate — a rerun fails them again",
+            f"recuse: {refused} failed for good (reasons above, e.g. a prompt longer than "
+            "the model reads); they are stored as failed and left out of every estimate — "
+            "a rerun fails them again",
             file=sys.stderr,
         )
     gave_up = counted([(s.gave_up, s.what) for s in summaries])

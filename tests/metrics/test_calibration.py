@@ -94,3 +94,24 @@ def test_cross_fitting_keeps_a_rows_own_label_out() -> None:
     b = recalibrate(flipped, method="platt", seed=3)["p_a_recalibrated"]
     assert a[0] == b[0]  # its own label did not enter its own prediction
     assert (a != b).sum() > 100  # ... but entered the other folds' maps
+
+
+def test_an_interval_that_misses_its_estimate_says_so() -> None:
+    """A perfectly calibrated judge (labels drawn from its own probabilities): the ECE
+    of a sample sits above 0 and its resamples higher still, so the BCa interval fell
+    wholly below the estimate, about 0.001 wide (0.032 [0.026, 0.027]), with no word
+    of warning. The result now says the interval does not hold it; a well-behaved
+    statistic on the same pairs (Brier) gets no such warning."""
+    rng = np.random.default_rng(1)
+    n = 400
+    p = rng.uniform(0, 1, n)
+    y = (np.random.default_rng(5).uniform(0, 1, n) < p).astype(float)
+    t = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                      "prompt_id": [f"q{i}" for i in range(n)],
+                      "judge": "j", "human": y, "p_a": p})  # fmt: skip
+    ece = expected_calibration_error(t, n_boot=2000, seed=0)
+    assert not ece.ci_low <= ece.estimate <= ece.ci_high  # the defect the warning names
+    assert any("does not hold the estimate" in w for w in ece.warnings)
+    brier = brier_score(t, n_boot=2000, seed=0)
+    assert brier.ci_low <= brier.estimate <= brier.ci_high
+    assert not any("does not hold" in w for w in brier.warnings)

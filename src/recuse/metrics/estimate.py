@@ -8,6 +8,9 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 
 * fewer than :data:`FEW_CLUSTERS` prompts: a cluster bootstrap over so few is unreliable;
 * an interval of zero width: the resamples never varied (e.g. a judge always right);
+* an interval that does not hold its estimate: the resamples lie far to one side of
+  it, as for a strongly biased statistic (the calibration error of a near-calibrated
+  judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);
 * fewer than :data:`LOW_N` pairs in the smallest group the metric conditions on.
   ``benchmarks/interval_coverage.py`` measured the BCa interval of the EO bias at
   90 %: about 0.81 coverage with 5 pairs in the smaller group, 0.87 with 7, 0.90
@@ -119,6 +122,13 @@ def interval_warnings(est: GroupEstimate) -> tuple[str, ...]:
         out.append(
             "no variation in the resamples: the interval says nothing about uncertainty "
             "(e.g. the judge is always right, or always picks one side) — add harder pairs"
+        )
+    tol = 1e-12 * max(1.0, abs(est.estimate))
+    if not est.ci_low - tol <= est.estimate <= est.ci_high + tol:
+        out.append(
+            "the interval does not hold the estimate: the resamples lie far to one side of "
+            "it, so the statistic is biased at this n (as a calibration error near 0 is, "
+            "pushed up by sampling noise) — read the interval as rough"
         )
     sizes = dict(est.counts) or {"pairs": est.n}
     desc, smallest = min(sizes.items(), key=lambda kv: kv[1])

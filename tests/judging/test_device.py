@@ -394,7 +394,7 @@ def test_two_pipelined_calls_interrupted_then_resumed_equal_a_serial_run(
     (KeyboardInterrupt in the main thread while a call computes in its worker), then
     the same run again: every judgment once, with the numbers of a serial run."""
     import _thread
-    import time
+    import signal
     import types
 
     from judging.helpers import fake_pairs
@@ -416,16 +416,18 @@ def test_two_pipelined_calls_interrupted_then_resumed_equal_a_serial_run(
         passes.append(len(ids))
         if len(passes) == 3:
             _thread.interrupt_main()  # Ctrl-C while this call's pass runs
-            # a pass as long as a real one: the main thread takes the signal before
-            # the run can finish (the tiny model's last passes took ~ms, and a run
-            # that ended first raised nothing: flaky in CI)
-            time.sleep(0.5)
         return hidden(ids)
 
     piped._hidden = types.MethodType(interrupted, piped)  # type: ignore[method-assign]
+    # a shell's background job (a CI script can be one) starts with SIGINT ignored,
+    # and then interrupt_main does nothing: Ctrl-C as in a terminal
+    default = signal.signal(signal.SIGINT, signal.default_int_handler)
     with Store(tmp_path / "piped.db") as store:
-        with pytest.raises(KeyboardInterrupt):
-            Runner(piped, store, progress=False).pairwise(pairs)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                Runner(piped, store, progress=False).pairwise(pairs)
+        finally:
+            signal.signal(signal.SIGINT, default)
         stored = len(store.judgments())
         assert stored < len(want)
         again = Runner(piped, store, progress=False).pairwise(pairs)

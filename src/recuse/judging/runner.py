@@ -24,7 +24,7 @@ import contextlib
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -318,14 +318,9 @@ class Runner:
             fresh = self.store.claim_prompt(
                 self.judge, prompt=prompt, name=name, keys=(t.key for t in tasks)
             )
-        try:
+        with _given_back(fresh, lambda: self.store.release_prompt(self.judge, prompt=prompt)):
             self.store.put_items("pairwise", meta)
             return self._judge(tasks, Work("pairwise", protocol))
-        except BaseException:
-            if fresh:  # as _judge gives back its claim of the judge id
-                with contextlib.suppress(RecuseError):
-                    self.store.release_prompt(self.judge, prompt=prompt)
-            raise
 
     def likert(
         self,
@@ -491,13 +486,8 @@ class Runner:
         a new fingerprint) is not refused for verdicts the store never held."""
         claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
         fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
-        try:
+        with _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)):
             return self._judge_claimed(tasks, work)
-        except BaseException:
-            if fresh:
-                with contextlib.suppress(RecuseError):  # the run's own error is the one said
-                    self.store.release_judge(self.judge, **claim)
-            raise
 
     def _judge_claimed(self, tasks: list[Task], work: Work) -> RunSummary:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
@@ -944,6 +934,20 @@ class Runner:
             [t.prompt for t in batch], [t.continuation for t in batch]
         )
         return [_perplexity(t.key, r) for t, r in zip(batch, results, strict=True)]
+
+
+@contextlib.contextmanager
+def _given_back(fresh: bool, release: Callable[[], None]) -> Iterator[None]:
+    """Where the block raises (Ctrl-C, a failed load) and this run made the claim
+    (``fresh``), ``release`` it: the store's release keeps a claim that has rows. The
+    run's own error is the one said, not an error releasing."""
+    try:
+        yield
+    except BaseException:
+        if fresh:
+            with contextlib.suppress(RecuseError):
+                release()
+        raise
 
 
 def _perplexity(key: str, res: np.ndarray | Failure) -> Perplexity:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -470,8 +470,7 @@ def gate_report(
     known = {*scopes, *present, *(s["bias"] for s in report.skipped if s["bias"])}
     lines: list[GateLine] = []
     for t in thresholds:
-        alias = (aliases or {}).get(t.key) or (aliases or {}).get(t.key.replace("_", "-"))
-        key = t.key if t.key in known or alias is None else alias
+        key = _resolved(t.key, aliases or {}, known)
         if key not in known:
             raise ConfigError(
                 f"--{t.bound} {t.key}: no bias {key!r} — biases in this report: "
@@ -498,14 +497,20 @@ def check_thresholds(
     ``scopes`` or an analysis id of ``aliases``, and no bound would reward a worse
     judge; errors name ``option``."""
     for t in thresholds:
-        alias = aliases.get(t.key) or aliases.get(t.key.replace("_", "-"))
-        key = t.key if t.key in scopes or alias is None else alias
+        key = _resolved(t.key, aliases, scopes)
         if key not in scopes:
             raise ConfigError(
                 f"{option} {t.key}: no bias {t.key!r} — use a bias key or an analysis id "
                 "(`recuse analyses` lists them)"
             )
         _check_bound(t, key, scopes[key], option=option)
+
+
+def _resolved(key: str, aliases: Mapping[str, str], known: Container[str]) -> str:
+    """``key`` where it is ``known``, else the headline bias of the analysis id it names
+    in ``aliases`` (``self_preference`` finds ``self-preference``), else ``key``."""
+    alias = aliases.get(key) or aliases.get(key.replace("_", "-"))
+    return key if key in known or alias is None else alias
 
 
 def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = None) -> None:

@@ -219,6 +219,17 @@ def test_a_cache_path_that_is_not_a_regular_file_is_left_alone(tmp_path: Path) -
     assert stat.S_ISCHR(os.stat(null).st_mode)  # still a device, not a JSON file
 
 
+def _judge_exit(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    """`recuse judge --model FOLDER` over two pairs into tmp_path/s.db: exit code, stderr."""
+    data = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
+    code = main(["judge", "--model", str(folder), "--data", str(data), "--out",
+                 str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
+    return code, capsys.readouterr().err
+
+
 def test_an_unreadable_model_file_is_a_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -235,11 +246,7 @@ def test_an_unreadable_model_file_is_a_one_line_error(
     monkeypatch.setattr(Path, "open", refuse)
     with pytest.raises(ConfigError, match=r"model\.safetensors: cannot read .*Permission denied"):
         folder_fingerprint(folder, cache=tmp_path / "c.json")
-    data = tmp_path / "pairs.csv"
-    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
-    code = main(["judge", "--model", str(folder), "--data", str(data), "--out",
-                 str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
-    err = capsys.readouterr().err
+    code, err = _judge_exit(folder, tmp_path, capsys)
     assert code == 2 and "cannot read this model file" in err and "Traceback" not in err
 
 
@@ -432,10 +439,6 @@ def test_a_model_folder_that_cannot_be_listed_is_a_one_line_error(
     monkeypatch.setattr(Path, "iterdir", refuse)
     with pytest.raises(ConfigError, match=r"cannot list this model folder .*Permission denied"):
         folder_fingerprint(folder, cache=tmp_path / "c.json")
-    data = tmp_path / "pairs.csv"
-    pd.DataFrame(fake_pairs(2)).to_csv(data, index=False)
-    code = main(["judge", "--model", str(folder), "--data", str(data), "--out",
-                 str(tmp_path / "s.db"), "--no-progress"])  # fmt: skip
-    err = capsys.readouterr().err
+    code, err = _judge_exit(folder, tmp_path, capsys)
     assert code == 2 and "cannot list this model folder" in err and "Traceback" not in err
     assert not (tmp_path / "s.db").exists()

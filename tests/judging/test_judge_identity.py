@@ -139,3 +139,36 @@ def test_a_store_from_before_prompt_hashes_gets_them(tmp_path: Path) -> None:
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_the_report_header_json_and_card_name_the_audited_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Neither report.json, the HTML, the evaluator card nor the export named the
+    template: a report could not be tied to the prompt it audited."""
+    import json
+
+    template = load_template(_write(tmp_path / "strict.toml", TOML))
+    store = tmp_path / "s.db"
+    with Store(store) as s:
+        Runner(FakeBackend(), s, judge="gpt-4", progress=False).pairwise(
+            pd.DataFrame(fake_pairs(24)), PairwiseProtocol(template=template)
+        )
+    pairs = tmp_path / "pairs.csv"
+    assert main(["judge", "export", str(store), "--out", str(pairs)]) == 0
+    assert main(["judge", "card", str(store)]) == 0
+    card_line = capsys.readouterr().out.splitlines()[-1]
+    assert card_line.endswith(f"judge prompt 'strict' (toml, sha256 {template.sha256[:12]})")
+    out = tmp_path / "report"
+    args = ["audit", str(pairs), "--store", str(store), "--out", str(out), "--n-boot", "200"]
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (source,) = report["provenance"]["sources"]
+    assert source["judge_prompts"] == [
+        {"judge": "gpt-4", "name": "strict", "format": "toml", "sha256": template.sha256}
+    ]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    header = html[html.index("<header>") : html.index("</header>")]
+    assert f"Judge prompt of gpt-4: strict (toml), sha256 <code>{template.sha256}</code>" in header
+    (row,) = report["tables"]["evaluator-card"]["rows"]
+    assert (row["judge prompt"], row["judge prompt sha256"]) == ("strict", template.sha256)

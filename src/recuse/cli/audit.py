@@ -320,7 +320,7 @@ def audit_command(
         from recuse.judging.card import cards
 
         with Store(store, read_only=True) as s:
-            found = cards(s.runs(), price_table)
+            found = cards(s.runs(), price_table, s.judge_prompts())
         if found:
             unpriced = (
                 price_table.unmatched_notes([c.judge for c in found], str(store))

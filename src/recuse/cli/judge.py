@@ -409,7 +409,7 @@ def judge(
             typer.echo(f"  failed x{n}: {reason}")
         from recuse.judging.card import cards
 
-        for c in cards(store.runs()):
+        for c in cards(store.runs(), prompts=store.judge_prompts()):
             if c.judge == jid:
                 typer.echo(f"card: {c.line()}")
         runs = [summary]
@@ -720,7 +720,7 @@ def card(
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
-        found = cards(s.runs(), table)
+        found = cards(s.runs(), table, s.judge_prompts())
     if not found:
         typer.echo(f"{store}: no runs recorded (judged before recuse recorded runs, or nothing)")
     for c in found:

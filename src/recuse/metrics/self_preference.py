@@ -1191,6 +1191,8 @@ def calibrated_self_preference(
     n_boot: int = 2000,
     seed: int | None = 0,
     min_n: int = 5,
+    families: Families | None = None,
+    selves: Mapping[str, str] | None = None,
 ) -> MetricResult:
     """Self-preference of ``judge`` measured against its own competence.
 
@@ -1225,6 +1227,11 @@ def calibrated_self_preference(
     hold a finite strength for every model of the judged pairs (else
     :class:`ConfigError`).
 
+    ``families`` (a roster or ``{model: family}``): the model gets a family term
+    ``φ·family`` beside ``τ·own`` (+1 / −1 / 0 when a / b / neither is another model of
+    the judge's family against one from outside it), as ``recuse audit`` fits it;
+    ``selves``: what counts as the judge itself (:func:`favored_side`).
+
     ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
     say, with both ranges of strength gaps, when most of its own pairs lie far beyond
     the gaps its competence is learnt on (:func:`extrapolation_warning`).
@@ -1232,7 +1239,13 @@ def calibrated_self_preference(
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
-    spec, problems = calibrated_spec(rows, codes, labels, strengths=strengths)
+    side = favored_side(rows, relation="self", selves=selves)
+    fam = None
+    if families is not None:
+        fam = favored_side(rows, relation="family", families=families, selves=selves)
+    spec, problems = calibrated_spec(
+        rows, codes, labels, strengths=strengths, side=side, family_side=fam
+    )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)

@@ -315,6 +315,40 @@ def sniff_folder(path: str | Path) -> ImportFormat | None:
     return next(iter(found), None)
 
 
+def _read_each(
+    files: list[Path],
+    importer: Importer,
+    roster: Roster,
+    unknown_models: UnknownModels,
+    refs: References,
+    folder: Path,
+) -> tuple[list[pd.DataFrame], dict[Path, str]]:
+    """Each file read, and the Inspect logs left out with the reason: a log whose
+    scorers record no grader model holds nothing to import (real log folders mix
+    model-graded and deterministic evals); any other error stops the folder. Raises
+    :class:`InputError` when every log is left out."""
+    from recuse.data.inspect_log import NoModelGrades
+
+    frames: list[pd.DataFrame] = []
+    skipped: dict[Path, str] = {}
+    for f in files:
+        try:
+            frames.append(importer.read(f, roster, unknown_models, refs))
+        except NoModelGrades as exc:
+            if importer.name != "inspect":
+                raise
+            skipped[f] = exc.reason
+    if not frames:
+        listed = "; ".join(f"{f.name}: {why}" for f, why in list(skipped.items())[:3])
+        raise InputError(
+            f"none of the {len(skipped)} Inspect logs has a model-graded scorer ({listed})",
+            file=folder,
+            fix="score with model_graded_qa / model_graded_fact or another scorer that "
+            "records its grading in metadata.grading",
+        )
+    return frames, skipped
+
+
 def _read_folder(
     folder: Path,
     importer: Importer,
@@ -333,7 +367,8 @@ def _read_folder(
             file=folder,
             fix="give the folder the tool wrote its files to, or one file",
         )
-    frames = [importer.read(f, roster, unknown_models, refs) for f in files]
+    frames, skipped = _read_each(files, importer, roster, unknown_models, refs, folder)
+    files = [f for f in files if f not in skipped]
     if importer.name == "inspect":  # sample ids repeat across tasks: prefix the task
         tasks = {str(t) for fr in frames for t in fr["task"].dropna().unique()}
         if len(tasks) > 1:
@@ -361,6 +396,7 @@ def _read_folder(
     out.attrs["notes"] = [
         f"{folder.name}: {len(files)} {importer.name} files read as one table "
         f"({', '.join(f.name for f in files[:5])}{', ...' if len(files) > 5 else ''}).",
+        *[f"{folder.name}: {f.name} skipped: {why}" for f, why in skipped.items()],
         *notes,
     ]
     if no_reference:

@@ -31,7 +31,7 @@ from recuse.analyses.base import SE, AuditOptions
 from recuse.config import Config, load_config
 from recuse.data.generic import ValueReading, check_value_map
 from recuse.data.importers import ImportFormat
-from recuse.data.inputs import Input, TableKind, load_input
+from recuse.data.inputs import Input, TableKind, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
@@ -248,7 +248,7 @@ def audit(
                 loaded.append(_frame_input(item, k, frames, Path(tmp), **file_kwargs))
                 k += 1
             else:
-                loaded.append(load_input(item, **kwargs))
+                loaded.extend(load_inputs(item, **kwargs))
     result = run_audit(loaded, options=options, roster=roster, title=title, progress=progress)
     return Report(result)
 

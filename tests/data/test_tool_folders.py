@@ -69,7 +69,7 @@ def test_fastchat_folder_with_pair_and_single_files_reads_both(tmp_path: Path) -
     ]
     assert inputs[0].source.name == "model_judgment (fastchat-pair)"
     # asked for one table, the folder says how to get both or either
-    with pytest.raises(InputError, match="audit the folder .both are read"):
+    with pytest.raises(InputError, match=r"audit the folder \(both are read"):
         sniff_folder(folder)
     # --format picks one
     assert len(load_inputs(folder, format="fastchat-single")) == 1

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from recuse.config import Config, load_config
-from recuse.data.inputs import Input, load_input
+from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
@@ -209,7 +209,7 @@ def run(
                 loaded.append(_frame_input(item, k, frames, Path(tmp), **kwargs))
                 k += 1
             else:
-                loaded.append(load_input(item, **kwargs))
+                loaded.extend(load_inputs(item, **kwargs))
             timings.append((f"load {loaded[-1].name}", time.perf_counter() - start))
     result = run_audit(
         loaded, options=options, roster=roster, title=settings.title, timings=timings,

@@ -1,6 +1,5 @@
 """The planted generator of selective judging: its exact agreement matches a sample."""
 
-
 from recuse.mitigation.selective import confidence_of
 from recuse.simulate.selective import simulate_selective
 

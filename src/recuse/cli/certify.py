@@ -25,9 +25,11 @@ from recuse.outputs import check_output, csv_text, write_text
 class _RunByDefault(TyperGroup):
     """``recuse certify SOURCE ...`` runs ``certify run``; ``certify apply`` applies."""
 
+    default_command = "run"
+
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["run", *args]
+            args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
 

@@ -81,7 +81,7 @@ def test_summary_names_the_planted_biases_and_no_others(planted: Any) -> None:
     assert {f["bias"] for f in gpt4["findings"]} >= {
         "verbosity_longer_gap",
         "position",
-        "family_preference",
+        "family_preference_calibrated",
     }
 
 

@@ -18,6 +18,7 @@ from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 HARMFUL_EXCESS = Bias(
     key="self_preference_harmful_excess",
@@ -34,8 +35,8 @@ HARMFUL_EXCESS = Bias(
 )
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    reason = needs_verdicts(frame)
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if "human" not in frame.columns or frame["human"].isna().all():

@@ -22,21 +22,28 @@ import copy
 import inspect
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
 from recuse.config import Config, load_config
-from recuse.data.inputs import Input, load_input
+from recuse.data.generic import ColumnMapping
+from recuse.data.importers import ImportFormat
+from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
-from recuse.roster import Roster
+from recuse.roster import Roster, SelfScope
 
-__all__ = ["FINDING_COLUMNS", "Report", "audit", "context_roster", "robustness_checks", "run"]
+if TYPE_CHECKING:
+    from recuse.mitigation.selective import Certification
+
+__all__ = [
+    "FINDING_COLUMNS", "Report", "audit", "certify", "context_roster", "robustness_checks", "run",
+]  # fmt: skip
 
 Data = str | Path | pd.DataFrame
 
@@ -209,7 +216,7 @@ def run(
                 loaded.append(_frame_input(item, k, frames, Path(tmp), **kwargs))
                 k += 1
             else:
-                loaded.append(load_input(item, **kwargs))
+                loaded.extend(load_inputs(item, **kwargs))
             timings.append((f"load {loaded[-1].name}", time.perf_counter() - start))
     result = run_audit(
         loaded, options=options, roster=roster, title=settings.title, timings=timings,
@@ -264,3 +271,61 @@ def _signature() -> inspect.Signature:
 
 
 audit.__signature__ = _signature()  # type: ignore[attr-defined]
+
+
+def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Names given as one comma-separated text or a sequence of them."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
+
+
+def certify(
+    data: Data,
+    *,
+    agreement: float = 0.85,
+    delta: float = 0.1,
+    judges: str | Sequence[str] | None = None,
+    cascade: str | Sequence[str] | None = None,
+    strata: bool = True,
+    human_ties: Literal["exclude", "count"] = "exclude",
+    recalibrate: bool = False,
+    folds: int = 5,
+    seed: int = 0,
+    min_labels: int = 30,
+    costs: Mapping[str, float] | None = None,
+    self_scope: SelfScope = "snapshot",
+    mapping: ColumnMapping | None = None,
+    format: ImportFormat | None = None,
+    roster: Roster | str | Path | None = None,
+    data_dir: str | Path | None = None,
+) -> Certification:
+    """Certify judges on a labelled pairs table (``recuse certify``): per judge and
+    stratum (own / family / other answers) the confidence threshold chosen by
+    fixed-sequence testing so that ``P(agreement with humans on kept items ≥
+    agreement) ≥ 1 − delta``, assuming calibration and future items are exchangeable;
+    ``cascade`` (judge names in order) adds a cascade ending with a person, each stage
+    at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. Formulas:
+    :mod:`recuse.mitigation.selective`. Returns a frozen
+    :class:`~recuse.mitigation.selective.Certification` (``.table``, ``.to_dict()``,
+    ``.thresholds()`` for ``recuse certify apply``)."""
+    from recuse.mitigation.selective import Options, certify_judges
+
+    o = Options(target=agreement, delta=delta, strata=strata, human_ties=human_ties,
+                recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
+                self_scope=self_scope)  # fmt: skip
+    o.check()
+    roster = Roster.load(roster) if isinstance(roster, str | Path) else roster or Roster.load()
+    kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
+                              "mapping": mapping, "format": format}  # fmt: skip
+    if isinstance(data, pd.DataFrame):
+        with tempfile.TemporaryDirectory(prefix="recuse-frames-") as tmp:
+            inp = _frame_input(data, 0, 1, Path(tmp), **kwargs)
+    else:
+        inp = load_input(data, **kwargs)
+    present = {str(j) for j in inp.frame["judge"].dropna()} if "judge" in inp.frame else set()
+    chosen = [roster.judge_in(j, present) for j in _ids(judges)] if present else None
+    stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
+    return certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
+                          costs=costs)  # fmt: skip

@@ -34,7 +34,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
+from recuse.data.inputs import Input, TableKind, UnknownModels, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
@@ -386,8 +386,8 @@ def audit(
     timings = []
     for spec in data:
         start = time.perf_counter()
-        loaded.append(
-            load_input(
+        loaded.extend(
+            load_inputs(
                 spec, table=table, data_dir=data_dir, roster=roster, mapping=mapping,
                 unknown_models=unknown_models, format=format, reading=reading,
                 references=references,

@@ -74,7 +74,11 @@ def test_summary_names_the_planted_biases_and_no_others(planted: Any) -> None:
     assert flagged == PLANTED
     # absent biases are present as findings with intervals covering 0, not left out
     gpt4 = next(r for r in d["summary"] if r["judge"] == "gpt-4")
-    assert {f["bias"] for f in gpt4["findings"]} >= {"verbosity", "position", "family_preference"}
+    assert {f["bias"] for f in gpt4["findings"]} >= {
+        "verbosity",
+        "position",
+        "family_preference_calibrated",
+    }
 
 
 def test_summary_matrix_flags_exactly_the_planted_biases(planted: Any) -> None:

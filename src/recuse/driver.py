@@ -240,7 +240,7 @@ def run_audit(
             Section(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),
                 figures=tuple(p.figures), tables=tuple(p.tables), notes=tuple(p.notes),
-                seconds=round(p.seconds, 3),
+                headlines=tuple(p.headlines), seconds=round(p.seconds, 3),
             )
         )  # fmt: skip
     if o.only and not ctx.ran:  # asked for these analyses only, and none applies

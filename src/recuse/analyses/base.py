@@ -164,6 +164,8 @@ class Parts:
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: sentences for the report's first screen and the terminal (each tool's own number)
+    headlines: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 

@@ -43,6 +43,8 @@ def _print_report(report: Report) -> None:
         if section.id == "evaluator-card":
             for note in section.notes:
                 typer.echo(f"note: {note}")
+    for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
+        typer.echo(line)
     for row in report.summary():
         typer.echo(summary_line(row))
         for f in row.flagged:

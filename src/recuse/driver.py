@@ -140,7 +140,7 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
             kind = "pairwise verdicts" if a.table == "pairs" else "absolute scores"
             ctx.skip(a, f"needs a {a.table} table ({kind}); this is {inp.table}", inp.name)
             continue
-        reason = a.needs(frame if a.reads_probes else original.frame)
+        reason = a.needs(frame if a.reads_probes else original.frame, ctx.roster)
         if reason:
             ctx.skip(a, reason, inp.name)
         else:

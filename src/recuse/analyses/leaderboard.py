@@ -28,6 +28,7 @@ from recuse.metrics.tool_scores import SIGNIFICANT_WEIGHT, arena_hard_scores, fa
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 _WORDS = {
     "own": ("Own answer (Bradley–Terry, pooled over judges)", "rewards its own answers",
@@ -76,8 +77,8 @@ def _fixed_baseline(frame: pd.DataFrame) -> bool:
     return any(fixed_baseline(g) is not None for _, g in rows.groupby("judge"))
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    reason = needs_verdicts(frame)
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if pd.concat([frame["model_a"], frame["model_b"]]).nunique() < 3 and not _fixed_baseline(frame):

@@ -338,3 +338,30 @@ def test_distinct_columns_finds_copies_and_keeps_the_rest() -> None:
     assert distinct.tolist() == [0, 1, 3, 4]
     assert inverse.tolist() == [0, 1, 0, 2, 3, 3, 2]
     np.testing.assert_array_equal(big[:, distinct][:, inverse], big)
+
+
+def test_seconds_name_the_statistic_that_is_slow() -> None:
+    """A statistic whose ``combine`` takes 0.3 s per call gets its time in ``seconds``;
+    a cheap one next to it gets almost none (a planted cause, found)."""
+    import time
+
+    cl, y = _data()
+    values = np.column_stack([y, np.ones_like(y)])
+    group = np.zeros(len(y), np.intp)
+
+    def slow(s: np.ndarray) -> np.ndarray:
+        time.sleep(0.3)
+        return ratio(s)
+
+    fast = GroupedStatistic("fast", values, group, ("j",), ratio)
+    heavy = GroupedStatistic("heavy", values, group, ("j",), slow)
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    out = cluster_bootstrap([fast, heavy], cl, n_boot=50, level=0.9, seed=0, min_n=1,
+                            seconds=seconds)  # fmt: skip
+    total = time.perf_counter() - start
+    assert out[0][0].estimate == out[1][0].estimate
+    assert set(seconds) == {"fast", "heavy"}
+    # combine runs three times for BCa: the estimate, the replicates, the jackknife
+    assert seconds["heavy"] >= 0.9 and seconds["fast"] < 0.2
+    assert sum(seconds.values()) <= total

@@ -200,6 +200,14 @@ def audit_command(
         ),
     ] = None,
     skip_unmeasured: SkipUnmeasuredOption = False,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="After the run, print where the time went: each step, each bootstrap "
+            "metric with its resamples, each analysis, in seconds.",
+        ),
+    ] = False,
     material: Annotated[
         list[str] | None,
         typer.Option(
@@ -351,6 +359,11 @@ def audit_command(
         typer.echo(f"{n} {what} not made (reasons in the report)")
     verb = "replaced the earlier report: wrote" if replaces else "wrote"
     typer.echo(f"{verb} {paths['html']} and {paths['json']} in {seconds:.1f} s")
+    if profile:
+        from recuse.driver import profile_lines
+
+        for line in profile_lines(report):
+            typer.echo(line)
     if fail_on:
         from recuse.cli.gate import run_gate
 

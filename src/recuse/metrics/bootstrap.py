@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
@@ -302,6 +303,7 @@ def cluster_bootstrap(
     min_n: int,
     max_dropped: float = 0.1,
     interval: Interval = "bca",
+    seconds: dict[str, float] | None = None,
 ) -> list[list[GroupEstimate]]:
     """Point estimates and intervals (``interval``: BCa or percentile, see the module
     docstring; a statistic's own :attr:`GroupedStatistic.interval` wins) of every
@@ -313,6 +315,12 @@ def cluster_bootstrap(
     are sorted before resampling, so the draw depends only on the set of clusters
     and ``seed``. Returns one list per statistic with one :class:`GroupEstimate`
     per group label.
+
+    ``seconds`` (a dict, filled in when given): each statistic's name with the seconds
+    spent on it — its cluster sums, its replicates' ``combine`` and intervals, and its
+    share of the one resampling product (the dense product's time split by the
+    statistic's share of the resampled columns, the sparse one's by its share of the
+    non-zero entries), so that a slow bootstrap names the statistic that makes it slow.
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     for how in (interval, *(s.interval for s in stats if s.interval is not None)):
@@ -331,27 +339,43 @@ def cluster_bootstrap(
                 f"statistic {s.name}: {s.values.shape[0]} rows, {codes.shape[0]} clusters"
             )
 
-    blocks = [_cluster_sums(s, codes, max(n_c, 1)) for s in stats]
+    spent = [0.0] * len(stats)
+    blocks = []
+    for i, stat in enumerate(stats):
+        start = time.perf_counter()
+        blocks.append(_cluster_sums(stat, codes, max(n_c, 1)))
+        spent[i] += time.perf_counter() - start
     # resample only the columns the statistics read: dense ones side by side, each
     # distinct column once; sparse ones side by side as they are
     dense_parts: list[FloatArray] = []
     sparse_parts: list[Sums] = []
-    for stat, (sums, _rows, _clust) in zip(stats, blocks, strict=True):
+    work = np.zeros((len(stats), 2))  # resampled dense columns, sparse non-zeros
+    for i, (stat, (sums, _rows, _clust)) in enumerate(zip(stats, blocks, strict=True)):
         k, kb = stat.values.shape[1], stat.k_boot
         cols = (np.arange(len(stat.labels))[:, None] * k + np.arange(kb)[None, :]).ravel()
         if sparse.issparse(sums):
-            sparse_parts.append(sparse.csc_array(sums)[:, cols])
+            part = sparse.csc_array(sums)[:, cols]
+            sparse_parts.append(part)
+            work[i, 1] = part.nnz
         else:
             dense_parts.append(sums if kb == k else sums[:, cols])
+            work[i, 0] = len(cols)
     big = np.concatenate(dense_parts, axis=1) if dense_parts else np.empty((max(n_c, 1), 0))
     wide = sparse.hstack(sparse_parts, format="csc") if sparse_parts else None
     distinct, inverse = _distinct_columns(big)
-    dense_reps, sparse_reps = _replicate_sums(big[:, distinct], wide, n_c, n_boot=n_boot, seed=seed)
+    product = np.zeros(2)  # seconds of the dense and the sparse products
+    dense_reps, sparse_reps = _replicate_sums(
+        big[:, distinct], wide, n_c, n_boot=n_boot, seed=seed, seconds=product
+    )
     dense_reps = dense_reps[:, inverse]
+    shares = work / np.maximum(work.sum(axis=0), 1.0)
+    for i in range(len(stats)):
+        spent[i] += float(shares[i] @ product)
 
     out: list[list[GroupEstimate]] = []
     offsets = [0, 0]  # into the dense and the sparse replicate sums
-    for stat, (sums, rows, n_clust) in zip(stats, blocks, strict=True):
+    for i, (stat, (sums, rows, n_clust)) in enumerate(zip(stats, blocks, strict=True)):
+        start = time.perf_counter()
         n_groups, k, kb = len(stat.labels), stat.values.shape[1], stat.k_boot
         is_sparse = sparse.issparse(sums)
         tot = np.asarray(sums.sum(axis=0)).reshape(n_groups, k)
@@ -414,6 +438,10 @@ def cluster_bootstrap(
                 )
             )
         out.append(group_out)
+        spent[i] += time.perf_counter() - start
+    if seconds is not None:
+        for stat, t in zip(stats, spent, strict=True):
+            seconds[stat.name] = seconds.get(stat.name, 0.0) + t
     return out
 
 
@@ -477,7 +505,13 @@ class _WideProduct:
 
 
 def _replicate_sums(
-    big: FloatArray, wide: Sums | None, n_c: int, *, n_boot: int, seed: int | None
+    big: FloatArray,
+    wide: Sums | None,
+    n_c: int,
+    *,
+    n_boot: int,
+    seed: int | None,
+    seconds: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """``W @ big`` and ``W @ wide`` for ``n_boot`` resamples ``W`` of the ``n_c``
     clusters, drawn in chunks (the same ``W`` for both).
@@ -486,8 +520,10 @@ def _replicate_sums(
     multiplied in single precision when every partial sum stays below 2**22: then every
     product and sum is exactly representable, so the result is exact and the product
     twice as fast. Other columns use double precision. The sparse ``wide`` (clusters x
-    columns) costs one product over its non-zero entries per resample.
+    columns) costs one product over its non-zero entries per resample. ``seconds``
+    (2 entries), when given, gets the seconds of the dense and the sparse products added.
     """
+    timer = np.zeros(2) if seconds is None else seconds
     reps = np.empty((n_boot, big.shape[1]))
     n_wide = 0 if wide is None else wide.shape[1]
     wide_reps = np.empty((n_boot, n_wide))
@@ -509,7 +545,9 @@ def _replicate_sums(
             counts = _counts(n_c, b, rng)
             rows = slice(start, start + b)
             if wide_t is not None:
+                t0 = time.perf_counter()
                 wide_reps[rows] = wide_t.times(counts)
+                timer[1] += time.perf_counter() - t0
             if not big.shape[1]:
                 continue
             exact = halves & (float(counts.max()) * bound < _EXACT_FLOAT32) & _USE_FLOAT32
@@ -517,10 +555,12 @@ def _replicate_sums(
             if key not in cache:  # the split is the same in (almost) every chunk
                 cache = {key: (big[:, exact].astype(np.float32), big[:, ~exact])}
             single, double = cache[key]
+            t0 = time.perf_counter()
             if single.shape[1]:
                 reps[rows, exact] = counts.astype(np.float32) @ single
             if double.shape[1]:
                 reps[rows, ~exact] = counts.astype(np.float64) @ double
+            timer[0] += time.perf_counter() - t0
     return reps, wide_reps
 
 

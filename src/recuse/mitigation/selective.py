@@ -695,7 +695,7 @@ def coverage_curve(
             pooled_held = pooled_held + h if pooled_held is not None and h is not None else None
         n, kept, agree = pooled
         rows.append(_curve_row(float(t), POOLED, n, kept, agree, None, math.nan, pooled_held))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"threshold": float})  # None (not certified) as NaN
 
 
 def _curve_row(

@@ -47,6 +47,7 @@ from recuse.mitigation.selective import (
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 __all__ = ["ANALYSIS", "CERTIFIED", "CERTIFIED_OWN", "FINDING_TARGETS", "coverage_interval"]
 
@@ -129,9 +130,9 @@ def coverage_interval(
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
 
-def needs_confidence(frame: pd.DataFrame) -> str | None:
+def needs_confidence(frame: pd.DataFrame, roster: Roster) -> str | None:
     """Labelled verdicts with a confidence to threshold: probabilities, or both orders."""
-    reason = needs_labelled_verdicts(frame)
+    reason = needs_labelled_verdicts(frame, roster)
     if reason:
         return reason
     rows = judged(frame)

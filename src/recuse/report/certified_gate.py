@@ -148,11 +148,10 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
 
 def gate_certified(
     report: Any, rules: Sequence[Certified], *, reason: Any, skip: bool
-) -> list[Any]:
-    """One :class:`~recuse.report.gate.GateLine` per rule, audited pairs dataset and
-    judge (module docstring). ``reason(dataset, judge)`` says why a judge has no curve."""
-    from recuse.report.gate import GateLine
-
+) -> list[tuple[str, str, str, str]]:
+    """``(judge, dataset, outcome, text)`` per rule, audited pairs dataset and judge
+    (module docstring), for :func:`recuse.report.gate.gate_report` to make its lines.
+    ``reason(dataset, judge)`` says why a judge has no curve."""
     audited = {d.name: d.judges for d in report.datasets if d.table == "pairs"}
     if not report.datasets:  # a report without provenance: the judges with a curve
         for r in report.certification:
@@ -173,6 +172,5 @@ def gate_certified(
                 tail = (
                     " — skipped (--skip-unmeasured)" if skip and outcome == "not measured" else ""
                 )
-                lines.append(GateLine(KEY, judge, dataset, outcome,  # type: ignore[arg-type]
-                                      f"{outcome.upper()}: {who}: {text}{tail}"))  # fmt: skip
+                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{tail}"))
     return lines

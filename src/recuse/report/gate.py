@@ -512,10 +512,11 @@ def gate_report(
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     if certified:
         where = scopes.get(KEY) or Scope("pairs", SECTION, "Certification")
-        lines += gate_certified(
+        for judge, dataset, outcome, text in gate_certified(
             report, certified, skip=skip_unmeasured,
             reason=lambda dataset, judge: _reason(report, KEY, where, dataset, judge),
-        )  # fmt: skip
+        ):  # fmt: skip
+            lines.append(GateLine(KEY, judge, dataset, outcome, text))  # type: ignore[arg-type]
     return GateResult(tuple(lines), skip_unmeasured)
 
 

@@ -45,6 +45,7 @@ CALIBRATED = Bias(
     negative="picks its own answers less often than its competence predicts",
     none="no detectable self-preference beyond its competence",
     order=9,
+    scale="own-pick rate − predicted",
 )
 EO = Bias(
     key="self_preference_eo",

@@ -32,18 +32,11 @@ from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
 from recuse.outputs import check_output_folder
-from recuse.report.model import FigureFormat, SummaryRow
+from recuse.report.model import FigureFormat
+from recuse.report.summary_table import judge_line, summary_sentences, summary_text
 from recuse.roster import SelfScope
 
-
-def summary_line(row: SummaryRow) -> str:
-    """The CLI's line for one judge of ``Report.summary()``."""
-    missing = len(row.not_estimated)
-    if not row.findings:
-        why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
-        return f"{row.judge}: nothing could be estimated ({why})"
-    text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
-    return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
+summary_line = judge_line  # the CLI's line for one judge of ``Report.summary()``
 
 
 def _progress(start: float) -> Callable[[str], None]:
@@ -209,6 +202,9 @@ def audit_command(
             "(defaults per bias: `recuse analyses`).",
         ),
     ] = None,
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="After the summary table, every finding's sentence."
+    ),
     config: Annotated[
         Path | None,
         typer.Option(
@@ -338,13 +334,9 @@ def audit_command(
         if section.id == "evaluator-card":
             for note in section.notes:
                 typer.echo(f"note: {note}")
-    for row in report.summary():
-        typer.echo(summary_line(row))
-        for f in row.flagged:
-            where = f" ({f.dataset})" if f.dataset else ""
-            typer.echo(f"  - {f.bias.title}{where} [{f.bias.header}]: {f.verdict}")
-            for w in f.warnings:
-                typer.echo(f"      warning: {w}")
+    typer.echo(summary_text(report))
+    if verbose:
+        typer.echo("\n".join(summary_sentences(report)))
     if report.skipped:
         n = len(report.skipped)
         what = "estimate or analysis" if n == 1 else "estimates or analyses"

@@ -34,7 +34,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
+from recuse.data.inputs import Input, TableKind, UnknownModels, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
@@ -216,8 +216,7 @@ def run_audit(
     report's timings ahead of the analyses'. ``progress`` is called with a line
     naming each step as it starts (the CLI prints them, so a long audit is not silent).
     """
-    o = options or AuditOptions()
-    o.check(known=[a.id for a in REGISTRY])
+    o = options or AuditOptions()  # checked as it was made
     if not inputs:
         raise InputError("nothing to audit", fix="give at least one dataset name or file")
     analyses = selected(o)
@@ -387,8 +386,8 @@ def audit(
     timings = []
     for spec in data:
         start = time.perf_counter()
-        loaded.append(
-            load_input(
+        loaded.extend(
+            load_inputs(
                 spec, table=table, data_dir=data_dir, roster=roster, mapping=mapping,
                 unknown_models=unknown_models, format=format, reading=reading,
                 references=references,

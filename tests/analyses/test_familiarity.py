@@ -32,7 +32,9 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
     assert len(few) == 15
     with pytest.raises(EstimationError):
         familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=20)
-    familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)
+    r = familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)
+    # min_n=10 lets the 15 pairs through: the estimate uses every one of them
+    assert r.n == 15 and r.ci_low <= r.estimate <= r.ci_high
 
 
 def test_mediation_table_for_an_author_judge() -> None:

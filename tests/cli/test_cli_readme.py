@@ -83,6 +83,8 @@ def check(args: list[str]) -> list[str]:
                 next(tokens, None)  # the option's value
         elif hasattr(command, "commands"):  # a group: the word names a subcommand
             sub = command.commands.get(token)
+            if sub is None and getattr(command, "default_command", None):  # certify SOURCE
+                sub = command.commands[command.default_command]
             if sub is None or sub.hidden:
                 return [*problems, f"no command {token!r} under {command.name!r}"]
             command = sub

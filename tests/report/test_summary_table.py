@@ -32,7 +32,16 @@ NEGLIGIBLE = _f("a", "position", 0.497, 0.494, 0.499, 7000)
 FINDINGS = (
     NEGLIGIBLE,
     _f("a", "verbosity", 0.2, 0.1, 0.3, 195),
-    _f("a", "family_preference", 0.03, 0.01, 0.06, 80, warnings=("low n: only 7 pairs",)),
+    _f(
+        "a",
+        "family_preference_calibrated",
+        0.03,
+        0.01,
+        0.06,
+        80,
+        material=0.05,
+        warnings=("low n: only 7 pairs",),
+    ),
     _f("b", "verbosity", -0.01, -0.2, 0.18, 150),
     _f("b", "agreement_accuracy", 0.71, 0.67, 0.75, 200),
 )
@@ -62,7 +71,7 @@ def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(report:
     # the interval excludes 0.5, and lies wholly within 0.5 ± 0.05
     assert f.significant and f.materiality == "negligible" and not f.flagged
     row = {r.judge: r for r in report.summary()}["a"]
-    assert {x.bias.key for x in row.flagged} == {"verbosity", "family_preference"}
+    assert {x.bias.key for x in row.flagged} == {"verbosity", "family_preference_calibrated"}
     assert summary_line(row) == "a: 2 of 3 estimated biases flagged"
     verdicts = [(v.judges, v.finding.bias.key) for v in report.flagged_verdicts()]
     assert (("a",), "position") not in verdicts and (("a",), "verbosity") in verdicts
@@ -90,13 +99,16 @@ def test_readings_in_words(report: Report) -> None:
     assert got == {
         ("a", "position"): "negligible",
         ("a", "verbosity"): "▲ material",
-        ("a", "family_preference"): "▲ small",
+        ("a", "family_preference_calibrated"): "▲ small",
         ("b", "verbosity"): "no detectable bias",
         ("b", "agreement_accuracy"): "quality score",
     }
     # a bias that declares no threshold reads "flagged" with its side
     no_threshold = _f("a", "position", 0.40, 0.35, 0.45, 90, material=None)
     assert reading(no_threshold) == "▼ flagged"
+    # a number declared unadjusted (EO) is shown for what it is, never as a flag
+    eo = _f("a", "self_preference_eo", 0.48, 0.22, 0.71, 51)
+    assert eo.bias.unadjusted and reading(eo) == "unadjusted, not a flag"
 
 
 def test_the_terminal_table_rows_by_hand(report: Report) -> None:
@@ -108,7 +120,8 @@ def test_the_terminal_table_rows_by_hand(report: Report) -> None:
     cells = [[c.strip() for c in ln.split("|")[1:-1]] for ln in lines[2:9]]
     assert cells == [
         [HOSTILE, "—", "—", "", "nothing could be estimated (1 reason(s) in the report)"],
-        ["a", "Family preference (recall difference · no bias = 0)", "+0.030 [0.010, 0.060]",
+        ["a", "Family preference (family-pick rate − predicted · no bias = 0)",
+         "+0.030 [0.010, 0.060]",
          "80", "▲ small [1]"],
         ["", "Verbosity (recall difference · no bias = 0)", "+0.20 [0.10, 0.30]", "195",
          "▲ material"],

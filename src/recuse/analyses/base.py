@@ -90,9 +90,15 @@ class AuditOptions:
     self_scope: SelfScope = "snapshot"  # what counts as the judge itself (roster.py)
     material: Mapping[str, float] = field(default_factory=dict)  # --material KEY=X
 
-    def check(self, known: Sequence[str] = ()) -> None:
-        """Raise :class:`ConfigError` for a value outside its range; ``known`` are the
-        analysis ids ``only`` / ``skip`` may name."""
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` for a value outside its range, or an ``only`` /
+        ``skip`` id the registry lacks. Called once, as the options are made: an
+        ``AuditOptions`` that exists is a valid one."""
+        from recuse.analyses import IDS as known
+
         if not 0.5 <= self.level < 1:
             raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
         if self.n_boot < 100:

@@ -29,8 +29,10 @@ from recuse.report.bias import Bias
 from recuse.report.model import Table
 
 _WORDS = {
-    "own": ("Own answer (Bradley–Terry)", "rewards its own answers", "marks its own answers down"),
-    "family": ("Family (Bradley–Terry)", "rewards its family's answers", "marks its family down"),
+    "own": ("Own answer (Bradley–Terry, pooled over judges)", "rewards its own answers",
+            "marks its own answers down"),
+    "family": ("Family (Bradley–Terry, pooled over judges)", "rewards its family's answers",
+               "marks its family down"),
     "length": ("Length (Bradley–Terry)", "rewards longer answers", "rewards shorter answers"),
     "first": ("First position (Bradley–Terry)", "rewards the answer shown first",
               "rewards the answer shown second"),
@@ -38,12 +40,19 @@ _WORDS = {
     "lists": ("Markdown lists (Bradley–Terry)", "rewards lists", "marks lists down"),
     "bold": ("Bold text (Bradley–Terry)", "rewards bold text", "marks bold text down"),
 }  # fmt: skip
+#: the own-answer and family covariates: one coefficient pooled over every judge, not a
+#: judge's self- or family preference (the calibrated estimates are those), never flagged
+_SELF_TERMS = ("own", "family")
+_POOLED = (
+    "; pooled over judges: one coefficient for all judges together, not any judge's "
+    "self- or family preference (see their calibrated headlines); never flagged"
+)
 COVARIATE_BIASES: dict[str, Bias] = {
     name: Bias(
         key=f"bt_{name}",
         title=title,
         unit=f"log-odds of winning per unit of the covariate ({COVARIATES[name]}), all "
-        "systems' strengths held fixed; 0 = no effect",
+        "systems' strengths held fixed; 0 = no effect" + (_POOLED if name in _SELF_TERMS else ""),
         positive=positive,
         negative=negative,
         none="no detectable effect",
@@ -52,6 +61,7 @@ COVARIATE_BIASES: dict[str, Bias] = {
         scale="log-odds per unit",
         pooled=True,
         headline=False,
+        unadjusted=name in _SELF_TERMS,
     )
     for i, (name, (title, positive, negative)) in enumerate(_WORDS.items())
 }

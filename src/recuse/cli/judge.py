@@ -326,10 +326,12 @@ def judge(
         from recuse.data.sample import spread_over_prompts
 
         table = spread_over_prompts(table, limit=limit or None, prompts=prompts or None, seed=seed)
+    notes: list[str] = []
     if tpl.template is not None:
-        from recuse.judging.templates import check_references
+        from recuse.judging.templates import check_references, placeholder_notes
 
         check_references(tpl.template, table, file=data)
+        notes = placeholder_notes(tpl.template, table)
     if ray is not None and Path(model).is_dir():
         model = str(Path(model).absolute())  # the workers open the folder by this path
     # whole-label scores (labels sharing a first token) need prompt log-probs too
@@ -355,6 +357,8 @@ def judge(
         placed=placed,
     )
     typer.echo(describe(backend, jid))
+    for note in notes:
+        typer.echo(f"note: {note}")
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
     if pool is not None:
         pool.factory = _ray_backend(
@@ -678,12 +682,12 @@ def templates_cmd(
 ) -> None:
     """List the judge prompts FILE holds: labels, answer prefix, whether a reference answer
     is shown, and the content hash that keys their judgments (or why one is not usable)."""
-    from recuse.judging.templates import template_entries
+    from recuse.judging.templates import listing, selectable, template_entries
 
     entries = template_entries(file)
-    for e in entries:
-        typer.echo(e.line())
-    usable = [e.name for e in entries if e.template is not None]
+    for line in listing(entries):
+        typer.echo(line)
+    usable = selectable(entries)
     if len(entries) > 1 and usable:
         typer.echo(f"use: --template {file}:{usable[0]}")
 

@@ -178,6 +178,28 @@ def _upstream(name: str) -> tuple[str, tuple[str, ...]]:
     return ", ".join(repos), tuple(f"{f.folder}/{f.path}" for f in files)
 
 
+def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
+    """:func:`load_input`, as a list: a folder holding FastChat's pair judgments and its
+    single-answer grades (``model_judgment/`` as FastChat writes it) gives both, a
+    ``pairs`` and a ``ratings`` input named ``<folder> (fastchat-pair)`` and
+    ``<folder> (fastchat-single)``; anything else gives one input."""
+    from dataclasses import replace
+
+    from recuse.data import importers
+
+    path = Path(spec).expanduser()
+    if kwargs.get("format") is None and path.is_dir():
+        formats = importers.folder_formats(path)
+        if len(formats) > 1:
+            out = []
+            for fmt in formats:
+                inp = load_input(spec, **{**kwargs, "format": fmt})
+                name = f"{inp.name} ({fmt})"
+                out.append(replace(inp, name=name, source=replace(inp.source, name=name)))
+            return out
+    return [load_input(spec, **kwargs)]
+
+
 def load_input(
     spec: str | Path,
     *,

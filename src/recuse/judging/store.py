@@ -395,10 +395,16 @@ class Store:
             "Runner(judge=...)), or judge into a new store (--out)"
         )
         if rows:
-            if str(rows[0][0]) != prompt:
+            held, held_name = str(rows[0][0]), str(rows[0][1])
+            if held != prompt:
+                # the same name with other content: a template edited in place
+                edited = (
+                    " (the same name, other content: edited since?)" if held_name == name else ""
+                )
                 raise ConfigError(
                     f"{self.path}: judge id {judge!r} already holds verdicts made with the "
-                    f"judge prompt {str(rows[0][1])!r}; this run uses {name!r} — {fix}"
+                    f"judge prompt {held_name!r} ({_prompt_hash(held)}); this run uses "
+                    f"{name!r} ({_prompt_hash(prompt)}){edited} — {fix}"
                 )
             return False
         old = self._rows(
@@ -727,6 +733,15 @@ class Store:
                 }
             )
         return validate_ratings(pd.DataFrame(rows), file=self.path)
+
+
+def _prompt_hash(prompt: str) -> str:
+    """A judge prompt's id as said in messages: a template's ``sha256 <12 hex>`` (the
+    rest of the id, e.g. ``|explain``, kept), recuse's own prompt by its version."""
+    head, sep, rest = prompt.partition("|")
+    if len(head) == 64 and all(c in "0123456789abcdef" for c in head):
+        return f"sha256 {head[:12]}" + (f", {rest} mode" if sep else "")
+    return prompt
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

@@ -378,6 +378,9 @@ class MatrixRow:
     estimated: int
     flagged: int
     nothing_estimated: bool
+    #: every headline *bias* interval holds its no-bias value or is negligible (quality
+    #: scores left out): an unflagged row that does not was flagged away by the FDR
+    holds_null: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -385,6 +388,7 @@ class MatrixRow:
             "estimated": self.estimated,
             "flagged": self.flagged,
             "nothing_estimated": self.nothing_estimated,
+            "holds_null": self.holds_null,
             "cells": {k: c.to_dict() for k, c in self.cells.items()},
         }
 
@@ -549,6 +553,11 @@ class Report:
                     estimated=len(row.findings),
                     flagged=len(row.flagged),
                     nothing_estimated=row.nothing_estimated,
+                    holds_null=all(
+                        f.ci_low <= f.null <= f.ci_high or f.materiality == "negligible"
+                        for f in row.findings
+                        if f.bias.kind != "quality"
+                    ),
                 )
             )
         columns = tuple(

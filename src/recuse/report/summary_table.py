@@ -17,7 +17,9 @@ Each row's *reading* is one word from the finding (:func:`reading`):
   or not it excludes it: neutral, never a flag;
 - ``no detectable bias`` — the interval includes no bias and is too wide to rule a
   material bias out (the data could not tell, not that the bias is absent);
-- ``quality score`` — agreement or calibration, never a flag.
+- ``quality score`` — agreement or calibration, never a flag;
+- ``unadjusted, not a flag`` — a number the bias declares unadjusted (the papers'
+  equal opportunity, high for a strong judge with no bias), shown for what it is.
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ ARROWS = {"positive": "▲", "negative": "▼"}
 
 def reading(finding: Finding) -> str:
     """The finding's reading in one or two words (see the module docstring)."""
-    if not finding.bias.flags:
+    if finding.bias.kind == "quality":
         return "quality score"
+    if not finding.bias.flags:  # e.g. equal opportunity: not adjusted for competence
+        return "unadjusted, not a flag"
     if finding.flagged:
         word = finding.materiality or "flagged"
         return f"{ARROWS.get(finding.direction, '')} {word}".strip()

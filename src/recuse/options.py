@@ -526,6 +526,11 @@ class Settings:
         "warnings, and why each estimate not made was not.", cli=bool, read=_flag, api=False,
         short="-v",
     )  # fmt: skip
+    profile: bool = _option(
+        False, "--profile", "After the run, print where the time went: each step, each "
+        "bootstrap metric with its resamples, each analysis, in seconds.",
+        cli=bool, read=_flag, api=False,
+    )  # fmt: skip
     material: Mapping[str, float] = _option(
         {}, "--material", "BIAS=X,...: the smallest effect worth acting on (distance from no "
         "bias); flagged cells read material or small, intervals within ±X negligible "

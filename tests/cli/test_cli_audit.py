@@ -53,7 +53,8 @@ def test_audit_writes_html_json_and_csv(
     assert [f["bias"] for f in top] == ["self_preference_calibrated"]
     assert top[0]["significant"] and top[0]["ci_low"] > 0
     eo = [f for s in d["sections"] for f in s["findings"] if f["bias"] == "self_preference_eo"]
-    assert eo and eo[0]["significant"] and eo[0]["ci_low"] > 0 and not eo[0]["headline"]
+    # EO, not adjusted for competence, is shown for what it is: never a flag
+    assert eo and eo[0]["ci_low"] > 0 and not eo[0]["headline"] and not eo[0]["flagged"]
     assert (out / "report.html").read_text("utf-8").startswith("<!DOCTYPE html>")
     csvs = {p.name for p in (out / "tables").glob("*.csv")}
     assert "self-preference-my-pairs-csv.csv" in csvs
@@ -261,3 +262,22 @@ def test_an_unknown_self_scope_is_a_usage_error(
     code = main(["audit", path, "--self-scope", "family", "--out", str(tmp_path / "r")])
     assert code == 2 and "family" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_profile_names_where_the_time_went(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--profile` prints each step, each bootstrap metric with its resamples and each
+    analysis with seconds; the per-metric seconds add up to at most the bootstrap's."""
+    code = main(["audit", str(pairs_csv), "--out", str(tmp_path / "r"), "--n-boot", "100",
+                 "--profile"])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    lines = printed.split("where the time went", 1)[1].splitlines()
+    boot = [ln for ln in lines if "pairwise metrics, bootstrap" in ln]
+    metric = re.compile(r"^\s+([\d.]+) s\s+(\w+): 100 resamples \(my pairs\.csv\)$")
+    per_metric = {m[2]: float(m[1]) for ln in lines if (m := metric.match(ln))}
+    assert len(boot) == 1 and "self_preference_calibrated" in per_metric
+    assert "position_consistency" in per_metric
+    assert sum(per_metric.values()) <= float(boot[0].split()[0]) + 0.02  # rounding
+    assert any(ln.endswith("(self-preference)") for ln in lines), lines

@@ -52,7 +52,10 @@ def readme_commands(text: str) -> list[list[str]]:
     for line in lines:
         line = re.sub(r"^\s*(run: )?(\.venv/bin/)?", "", line)
         if line.startswith("recuse "):
-            commands.append(shlex.split(line, comments=True))
+            try:
+                commands.append(shlex.split(line, comments=True))
+            except ValueError:  # prose in a code span ("recuse audit's options"), not a shell line
+                continue
     return commands
 
 
@@ -130,7 +133,10 @@ def test_every_readme_block_makes_the_folders_its_output_files_go_in() -> None:
             shell = re.sub(r"^\s*(run: )?(\.venv/bin/)?", "", line)
             if not shell.startswith(("recuse ", "mkdir ")):  # code, diagrams, TOML: not shell
                 continue
-            words = shlex.split(shell, comments=True)
+            try:
+                words = shlex.split(shell, comments=True)
+            except ValueError:  # prose in a code block ("recuse audit's options"), not shell
+                continue
             if words[:2] == ["mkdir", "-p"]:
                 made |= {str(Path(w)) for w in words[2:]}
             if words[:1] != ["recuse"]:

@@ -38,6 +38,8 @@ def _print_report(report: Report, *, verbose: bool = False) -> None:
             for note in section.notes:
                 typer.echo(f"note: {note}")
     typer.echo(summary_text(report))
+    for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
+        typer.echo(line)
     if verbose:
         typer.echo("\n".join(summary_sentences(report)))
     if report.skipped:
@@ -80,6 +82,11 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     _print_report(report, verbose=settings.verbose)
     verb = "replaced the earlier report: wrote" if replaces else "wrote"
     typer.echo(f"{verb} {paths['html']} and {paths['json']} in {time.perf_counter() - start:.1f} s")
+    if settings.profile:
+        from recuse.driver import profile_lines
+
+        for line in profile_lines(report):
+            typer.echo(line)
     if settings.fail_on:
         from recuse.cli.gate import run_gate
 

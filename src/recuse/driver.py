@@ -246,8 +246,8 @@ def run_audit(
     sections = []
     for an in analyses:
         p = ctx.part(an)
-        if not (p.findings or p.figures or p.tables):
-            continue
+        if not (p.findings or p.figures or p.tables or p.notes):
+            continue  # a section with only notes says why it estimated nothing (one line)
         sections.append(
             Section(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),

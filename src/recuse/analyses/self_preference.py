@@ -8,6 +8,7 @@ estimate can be made."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ from recuse.metrics.self_preference import confusion_matrix, favored_side
 from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
-from recuse.report.model import Table
+from recuse.report.model import NotEstimated, Table
 from recuse.roster import Roster
 
 CALIBRATED = Bias(
@@ -126,17 +127,45 @@ def calibrated_first(
         for f in part.findings
     ]
     eo_judges = {f.judge for f in findings_of(ctx, analysis, dataset, eo)}
+
+    def mine(k: NotEstimated, bias: Bias) -> bool:
+        return k.dataset == dataset and k.bias is not None and k.bias.key == bias.key
+
+    # a judge with neither estimate: its one summary entry names the headline bias (the
+    # calibrated one) with the reason that says most (:func:`_headline_reason`); the EO
+    # skip stays in the list of skips, out of the summary
+    eo_why = {k.judge: k.reason for k in ctx.skipped if mine(k, eo)}
     kept = []
     for k in ctx.skipped:
-        if k.dataset == dataset and k.bias is not None and k.bias.key == calibrated.key:
+        if mine(k, calibrated):
             if k.judge in eo_judges:
                 part.notes.append(
                     f"{dataset}, {k.judge}: no calibrated estimate ({k.reason.split(': ', 1)[-1]})"
                     f" — equal opportunity is shown in its place, {UNADJUSTED}"
                 )
-            continue  # a judge without own answers has no such preference at all
+                continue
+            k = dataclasses.replace(k, reason=_headline_reason(k.reason, eo_why.get(k.judge)))
+        elif mine(k, eo):
+            k = dataclasses.replace(k, headline=False)
         kept.append(k)
+    named = {k.judge for k in kept if mine(k, calibrated)}
+    for k in [k for k in kept if mine(k, eo) and k.judge not in named]:
+        kept.append(dataclasses.replace(k, headline=True, bias=calibrated))
     ctx.skipped[:] = kept
+
+
+_NONE_OF = re.compile(r"only 0 (?P<what>.+?) \(need at least \d+\)")
+
+
+def _headline_reason(calibrated: str, eo: str | None) -> str:
+    """Why a judge has no self- (or family-) preference at all: the calibrated estimate's
+    reason when the judge has no own (family) pair, said as "no pairs holding …" rather
+    than "only 0 …"; else EO's reason (e.g. no human labels), which names the missing data
+    more plainly than the competence model's; the calibrated reason when EO has none."""
+    if _NONE_OF.search(calibrated) or eo is None:
+        return _NONE_OF.sub(lambda m: f"no {m['what']}", calibrated)
+    head, sep, _ = calibrated.partition(": ")
+    return f"{head}: {eo.split(': ', 1)[-1]}" if sep else eo
 
 
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:

@@ -11,6 +11,8 @@ competence; no number of it is a finding (the harmful excess included).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -97,6 +99,28 @@ def _calibrated_ladder(inp: Input, shared: PairwiseBias | None) -> pd.DataFrame:
     return frame.sort_values(["judge", "_o"]).drop(columns="_o").reset_index(drop=True)
 
 
+#: rungs that say nothing about the judge's own answers (its error rate elsewhere)
+_NOT_OWN = frozenset({"baseline_error"})
+FIRST = next(iter(RUNGS))  # the first rung's reason says why a judge has none
+
+
+def left_out_notes(skipped: Sequence[tuple[str | None, str]], *, what: str, why: str) -> list[str]:
+    """One line per reason for the judges left out of a per-judge table because nothing
+    of theirs was estimated: ``skipped`` holds (judge, reason) pairs, e.g. "3 judges left
+    out of the rung-by-rung table of X (a, b, c) — no rung about its own answers could be
+    estimated: no judged pairs holding the judge's own answer"."""
+    by_reason: dict[str, list[str]] = {}
+    for judge, reason in skipped:
+        names = by_reason.setdefault(reason.split(": ", 1)[-1], [])
+        if judge is not None and str(judge) not in names:
+            names.append(str(judge))
+    out = []
+    for reason, judges in by_reason.items():
+        who = "1 judge" if len(judges) == 1 else f"{len(judges)} judges"
+        out.append(f"{who} left out of {what} ({', '.join(judges)}) — {why}: {reason}.")
+    return out
+
+
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     reason = needs_verdicts(frame, roster)
     if reason:
@@ -129,6 +153,15 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         except RecuseError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name, headline=False)
             return
+    shown = {r.judge for r in results if r.metric not in _NOT_OWN}
+    for note in left_out_notes(
+        [(s.judge, s.reason) for s in skipped if s.judge not in shown and s.metric == FIRST],
+        what=f"the rung-by-rung table of {inp.name}",
+        why="no rung about their own answers could be estimated",
+    ):
+        ctx.part(ANALYSIS).notes.append(note)
+    results = [r for r in results if r.judge in shown]
+    skipped = [s for s in skipped if s.judge in shown]
     table = [
         {
             "judge": r.judge,

@@ -53,6 +53,7 @@ __all__ = [
     "run_one",
     "run_specs",
     "to_results",
+    "unlabelled_judges",
     "unusable_verdicts",
 ]
 
@@ -80,6 +81,9 @@ class MetricSpec:
     #: result's ``n`` instead of all the group's rows (e.g. the judge's own pairs where
     #: the other rows only calibrate the estimate)
     n_count: str | None = None
+    #: whether the metric compares the judge with the human (reference) labels: a judge
+    #: with none is not estimated for "no human labels" (:func:`unlabelled_judges`)
+    labelled: bool = False
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -95,12 +99,14 @@ def run_specs(
     n_boot: int,
     seed: int | None,
     min_n: int,
+    unlabelled: Mapping[str, str] | None = None,
 ) -> tuple[list[MetricResult], list[Skipped]]:
-    """Bootstrap every spec together; usable groups become results, others :class:`Skipped`."""
+    """Bootstrap every spec together; usable groups become results, others :class:`Skipped`
+    (``unlabelled``: :func:`unlabelled_judges`, as in :func:`to_results`)."""
     estimates = cluster_bootstrap(
         [s.stat for s in specs], clusters, n_boot=n_boot, level=level, seed=seed, min_n=min_n
     )
-    return to_results(specs, estimates, level=level, n_boot=n_boot)
+    return to_results(specs, estimates, level=level, n_boot=n_boot, unlabelled=unlabelled)
 
 
 def interval_method(level: float, n_boot: int, interval: Interval = "bca") -> str:
@@ -163,6 +169,26 @@ def unusable_verdicts(
     return out
 
 
+def unlabelled_judges(
+    pairs: pd.DataFrame, codes: NDArray[np.intp], labels: Sequence[str]
+) -> dict[str, str]:
+    """For each judge of ``labels`` none of whose rows has a human (reference) label, why
+    a metric comparing it with the labels is not estimated: ``"no human labels (none of
+    its 12 pairs has one) …"``. Judges with a labelled row are not in the result."""
+    out: dict[str, str] = {}
+    human = pairs["human"] if "human" in pairs.columns else pd.Series(np.nan, index=pairs.index)
+    has = np.isfinite(pd.to_numeric(human, errors="coerce").to_numpy(float))
+    for g, label in enumerate(labels):
+        mine = codes == g
+        n = int(mine.sum())
+        if n and not has[mine].any():
+            of = "its only pair has none" if n == 1 else f"none of its {n:,} pairs has one"
+            out[str(label)] = (
+                f"no human labels ({of}; this compares the judge with them) — add a human column"
+            )
+    return out
+
+
 def to_results(
     specs: Sequence[MetricSpec],
     estimates: Sequence[Sequence[GroupEstimate]],
@@ -171,12 +197,16 @@ def to_results(
     n_boot: int,
     unusable: Mapping[str, str] | None = None,
     interval: Interval = "bca",
+    unlabelled: Mapping[str, str] | None = None,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """Turn the bootstrap output of ``specs`` into results and skipped groups.
 
     ``unusable`` (:func:`unusable_verdicts`) gives the reason for a judge without a
     usable verdict: it replaces the metric's own reason (which would name the first
-    group it lacks, not the cause). ``interval`` (or the statistic's own) names the
+    group it lacks, not the cause); likewise ``unlabelled`` (:func:`unlabelled_judges`)
+    for a judge without a human label, in the metrics that need them
+    (``MetricSpec.labelled``), where the metric's own reason would name the pairs where
+    the human prefers one side. ``interval`` (or the statistic's own) names the
     method in the text. A result's warnings are the interval's
     (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``).
     """
@@ -187,7 +217,9 @@ def to_results(
         for label, est in zip(spec.stat.labels, groups, strict=True):
             judge = None if label is None else str(label)
             if est.problem is not None:
-                reason = (unusable or {}).get(str(judge), est.problem)
+                reason = (unusable or {}).get(str(judge)) or est.problem
+                if spec.labelled and str(judge) not in (unusable or {}):
+                    reason = (unlabelled or {}).get(str(judge), reason)
                 skipped.append(Skipped(spec.metric, judge, reason))
                 continue
             components = spec.components(est.totals) if spec.components else {}

@@ -47,7 +47,7 @@ from recuse.metrics.bootstrap import (
     difference_of_ratios,
     ratio,
 )
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs, unlabelled_judges
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
@@ -100,7 +100,7 @@ def _spec(
         combine=combine,
         required=tuple(zip(range(1, len(cols), 2), need, strict=True)),
     )
-    return MetricSpec(name, stat, RUNGS[name])
+    return MetricSpec(name, stat, RUNGS[name], labelled=name != "own_win_rate")
 
 
 def self_preference_ladder(
@@ -193,4 +193,7 @@ def self_preference_ladder(
              other_better | others, combine=difference_of_ratios,
              need=(other_wins, other_models)),
     ]  # fmt: skip
-    return run_specs(specs, clusters_of(pairs), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_specs(
+        specs, clusters_of(pairs), level=level, n_boot=n_boot, seed=seed, min_n=min_n,
+        unlabelled=unlabelled_judges(pairs, codes, labels),
+    )  # fmt: skip

@@ -245,7 +245,7 @@ def preference_spec(
             f"Equal-Opportunity bias ({ref}): recall when the human prefers {who} minus "
             f"recall when the human prefers {other}; {ties}, human ties {human_ties}"
         )
-        return MetricSpec(f"{relation}_preference_eo", stat, method, _eo_components)
+        return MetricSpec(f"{relation}_preference_eo", stat, method, _eo_components, labelled=True)
     if kind == "dp":
         # the same pairs on both sides: judged, holding S against a non-S answer, labelled
         used = np.isfinite(v) & np.isfinite(h) & (side != 0)
@@ -269,7 +269,7 @@ def preference_spec(
             f"Demographic-parity bias as a difference: P(judge picks {who}) - P(human "
             f"prefers it), over the labelled pairs holding it; {ties}, human ties half"
         )
-        return MetricSpec(f"{relation}_preference_dp", stat, method, _dp_components)
+        return MetricSpec(f"{relation}_preference_dp", stat, method, _dp_components, labelled=True)
     raise ConfigError(f"kind must be 'eo' or 'dp'; got {kind!r}")
 
 
@@ -1139,7 +1139,8 @@ def calibrated_specs(
     )
     specs = [
         MetricSpec(CALIBRATED, stat(CALIBRATED, model.combine, (own_req, other_req)), method,
-                   model.components, warnings=model.warnings, n_count=OWN_PAIRS)
+                   model.components, warnings=model.warnings, n_count=OWN_PAIRS,
+                   labelled=True)
     ]  # fmt: skip
     if family_side is not None:
         fam_method = (
@@ -1153,14 +1154,16 @@ def calibrated_specs(
         fam_req = ((model.col_family, FAMILY_PAIRS), other_req)
         specs.append(
             MetricSpec(FAMILY_CALIBRATED, stat(FAMILY_CALIBRATED, model.combine_family, fam_req),
-                       fam_method, model.components_family, n_count=FAMILY_PAIRS)
+                       fam_method, model.components_family, n_count=FAMILY_PAIRS,
+                       labelled=True)
         )  # fmt: skip
     if rungs:
         for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):
             specs.append(
                 MetricSpec(name, stat(name, model.combine_rung(r), (own_req, other_req)),
                            f"Part of the calibrated self-preference: {words}",
-                           model.components_rung(r), n_count=OWN_PAIRS)
+                           model.components_rung(r), n_count=OWN_PAIRS,
+                           labelled=True)
             )  # fmt: skip
     return specs, problems
 

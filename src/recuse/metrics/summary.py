@@ -27,7 +27,13 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, cluster_bootstrap
-from recuse.metrics.estimate import MetricSpec, clusters_of, to_results, unusable_verdicts
+from recuse.metrics.estimate import (
+    MetricSpec,
+    clusters_of,
+    to_results,
+    unlabelled_judges,
+    unusable_verdicts,
+)
 from recuse.metrics.position import consistency_spec, first_position_spec, flip_spec
 from recuse.metrics.result import MetricResult, Skipped, results_frame
 from recuse.metrics.self_preference import (
@@ -245,7 +251,8 @@ def pairwise_bias(
         cal_specs = [s for s in cal_specs if s.metric in wanted]
         specs += cal_specs
         no_verdicts = unusable_verdicts(pairs, codes, labels)
-        unfit = {j: no_verdicts.get(j, why) for j, why in problems.items()}
+        no_labels = unlabelled_judges(pairs, codes, labels)
+        unfit = {j: no_verdicts.get(j) or no_labels.get(j, why) for j, why in problems.items()}
         skipped += [Skipped(s.metric, j, why) for s in cal_specs for j, why in unfit.items()]
         if FAMILY_CALIBRATED in wanted and fam_side is None:
             skipped += [Skipped(FAMILY_CALIBRATED, j, family_problem) for j in labels]
@@ -334,6 +341,7 @@ def pairwise_bias(
     results, more_skipped = to_results(
         specs, estimates[: len(specs)], level=level, n_boot=n_boot,
         unusable=unusable_verdicts(pairs, codes, labels),
+        unlabelled=unlabelled_judges(pairs, codes, labels),
     )  # fmt: skip
     # a judge the calibrated model could not be fitted for has its one reason above
     more_skipped = [

@@ -223,7 +223,7 @@ def verbosity_spec(
             "recall_human_prefers_shorter": float(t[2] / t[3]) if t[3] else float("nan"),
         }
 
-    return MetricSpec(name, stat, method, components)
+    return MetricSpec(name, stat, method, components, labelled=True)
 
 
 def verbosity_bias(
@@ -320,7 +320,7 @@ def longer_gap_spec(
             "human_picks_longer": float(t[1] / t[2]) if t[2] else float("nan"),
         }
 
-    return MetricSpec("verbosity_longer_gap", stat, method, components)
+    return MetricSpec("verbosity_longer_gap", stat, method, components, labelled=True)
 
 
 def prefer_longer_gap(

@@ -118,6 +118,26 @@ def skip_groups(report: Report) -> list[SkipGroup]:
     return sorted(out, key=lambda g: (-len(g.analyses), -g.rows, g.reason))
 
 
+def nothing_estimated(report: Report) -> dict[str, str]:
+    """Per section with nothing to show (no finding, figure or table shown in the page),
+    the one reason the page gives in its place: its notes, else the reasons the report's
+    skips give for its analysis, else a plain "nothing could be estimated"."""
+    out: dict[str, str] = {}
+    for s in report.sections:
+        if s.findings or s.figures or any(t.show for t in s.tables):
+            continue
+        reasons = list(s.notes) or list(
+            dict.fromkeys(
+                f"{k.dataset + ': ' if k.dataset else ''}{k.reason}"
+                for k in report.skipped
+                if k.analysis == s.title
+            )
+        )
+        text = " ".join(r if r.endswith(".") else f"{r}." for r in reasons)
+        out[s.id] = text or "nothing could be estimated from these inputs."
+    return out
+
+
 VERDICT_WORDS = {  # --orders, in the title line's words
     "both": "verdicts: each judge's preference averaged over both presentation orders "
     "(one order where only one was judged)",
@@ -144,6 +164,7 @@ def render_html(report: Report) -> str:
             verdicts=report.flagged_verdicts(),
             max_rows=MAX_ROWS,
             skip_groups=skip_groups(report),
+            collapsed=nothing_estimated(report),
             verdict_words=verdict_words(report),
         )
     )

@@ -466,8 +466,10 @@ def needs_labelled_verdicts(frame: pd.DataFrame, roster: Roster) -> str | None:
     if reason:
         return reason
     if not _labelled_verdicts(frame).any():
-        return "no row has both a judge verdict and a human label (it compares the judge "
-        "with the labels)"
+        return (
+            "no row has both a judge verdict and a human label (it compares the judge "
+            "with the labels)"
+        )
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -75,6 +76,39 @@ def supported_analyses(
         for a in REGISTRY
         if a.table == kind
     ]
+
+
+_VERBS = re.compile(
+    r"\b(is|are|has|have|holds|hold|needs|need|compares|gives|lacks|was|were|can|"
+    r"could|cannot)\b"
+)
+_SUBJECTS = (("no ", "This file has "), ("fewer than ", "This file has "),
+             ("only ", "This file has "), ("not ", "This file is "),
+             ("needs ", "The analysis "))  # fmt: skip
+
+
+def as_sentence(reason: str) -> str:
+    """An analysis's reason as a whole sentence for ``recuse validate``: a capital
+    letter, a verb and a full stop. A reason whose first clause has no verb gets a
+    subject and verb from its first words ("no perplexities in this data" -> "This file
+    has no perplexities in this data."); any other is capitalised.
+
+    >>> as_sentence("not a probe table — run `recuse probe`")
+    'This file is not a probe table — run `recuse probe`.'
+    >>> as_sentence("the verdicts are picks")
+    'The verdicts are picks.'
+    """
+    text = " ".join(reason.split())
+    if not text:
+        return text
+    first = re.split(r" \(|: |; | — ", text, maxsplit=1)[0]
+    if not _VERBS.search(first) or text.startswith("needs "):
+        for start, subject in _SUBJECTS:
+            if text.startswith(start):
+                text = subject + text
+                break
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 @app.command()
@@ -173,7 +207,11 @@ def validate(
                     "counts": describe(df, kind),
                     "notes": list(notes),
                     "analyses": [
-                        {"analysis": a, "supported": reason is None, "why_not": reason or ""}
+                        {
+                            "analysis": a,
+                            "supported": reason is None,
+                            "why_not": as_sentence(reason or ""),
+                        }
                         for a, reason in supported_analyses(df, kind, roster)
                     ],
                     "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
@@ -198,7 +236,7 @@ def validate(
     analyses.add_column("supported")
     analyses.add_column("why not", overflow="fold")
     for analysis_id, reason in supported_analyses(df, kind, roster):
-        analyses.add_row(analysis_id, "no" if reason else "yes", Text(reason or ""))
+        analyses.add_row(analysis_id, "no" if reason else "yes", Text(as_sentence(reason or "")))
     console.print(analyses)
     ignored: dict[str, str] = df.attrs.get(IGNORED, {})
     if ignored:

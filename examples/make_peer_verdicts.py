@@ -1,9 +1,9 @@
 """Write examples/data/peer_verdicts.csv: 200 pairwise verdicts in another tool's format.
 
 The file is simulated (seeded; no text or verdict comes from any real dataset) to show
-how `recuse` reads a peer's file with `--map` and `--values` alone (README, "Your own
-data"). Its columns are named as such tools name them: ``id, prompt, response_a,
-response_b, model_a, model_b, human_winner, judge_model, judge_winner,
+how `recuse` reads a peer's file with `--map` and `--values` alone (docs/your-data.md,
+"A peer's file, audited as it is"). Its columns are named as such tools name them:
+``id, prompt, response_a, response_b, model_a, model_b, human_winner, judge_model, judge_winner,
 judge_winner_swapped, judge_confidence, category``. Verdicts are written ``A`` / ``B`` /
 ``tie``; ``judge_winner_swapped`` is the judge's verdict with b shown first, written as
 the judge saw it (``A`` = the response shown first, b); a few human labels are

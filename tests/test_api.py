@@ -19,7 +19,7 @@ from recuse.metrics.position import first_position_rate
 from recuse.report.export import schema
 from recuse.simulate import PlantedBias, simulate_pairs
 
-README = Path(__file__).parents[1] / "README.md"
+PYTHON_API = Path(__file__).parents[1] / "docs" / "python-api.md"
 
 
 @pytest.fixture(scope="module")
@@ -103,13 +103,13 @@ def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
 
 
 def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = README.read_text("utf-8")
+    text = PYTHON_API.read_text("utf-8")
     block = re.search(r"<!-- tests/test_api.py runs this block -->\n```python\n(.*?)```", text,
                       flags=re.S)  # fmt: skip
-    assert block, "the README's recuse.audit example is gone"
+    assert block, "the recuse.audit example of docs/python-api.md is gone"
     monkeypatch.chdir(tmp_path)
     scope: dict[str, object] = {}
-    exec(compile(block.group(1), "README.md", "exec"), scope)
+    exec(compile(block.group(1), str(PYTHON_API), "exec"), scope)
     report, same = scope["report"], scope["same"]
     assert os.path.getsize("report.html") > 1000 and Path("report.json").is_file()
     cols = ["judge", "bias", "estimate", "ci_low", "ci_high"]

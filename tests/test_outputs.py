@@ -42,6 +42,27 @@ def test_check_output_refuses_read_only_folder(tmp_path: Path) -> None:
         tmp_path.chmod(0o755)
 
 
+def test_check_output_refuses_a_folder_it_may_not_write_even_as_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read-only-folder test above is skipped where tests run as root (CI): the
+    permission error is faked here, so the refusal is checked there too."""
+    real_open = os.open
+
+    def denied(path: str | os.PathLike[str], flags: int, mode: int = 0o777) -> int:
+        if Path(path).parent == tmp_path:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", denied)
+    with pytest.raises(OutputError, match="permission denied") as err:
+        outputs.check_output(tmp_path / "x.csv")
+    assert str(tmp_path / "x.csv") in str(err.value)
+    with pytest.raises(OutputError, match="permission denied"):
+        outputs.check_output_folder(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_write_failure_leaves_old_file_and_no_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

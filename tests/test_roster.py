@@ -145,18 +145,46 @@ def test_every_model_in_shared_data_is_known(shared_data: Path) -> None:
         ("claude-3-5-sonnet", "claude-3.5-sonnet", "claude"),  # the line, not a snapshot
         ("claude-3-opus", "claude-3-opus", "claude"),
         ("claude-3-haiku", "claude-3-haiku", "claude"),
-        ("llama-3-70b", "llama-3-70b-instruct", "llama"),
+        ("llama-3-70b", "llama-3-70b", "llama"),  # the base model, not the instruct one
         ("Llama-3-70B-Instruct", "llama-3-70b-instruct", "llama"),
-        ("llama-3-8b", "llama-3-8b-instruct", "llama"),
-        ("mistral-7b", "mistral-7b-instruct-v0.2", "mistral"),
+        ("llama-3-8b", "llama-3-8b", "llama"),
+        ("mistral-7b", "mistral-7b", "mistral"),
         ("mistral-7b-instruct", "mistral-7b-instruct-v0.2", "mistral"),
-        ("mixtral-8x7b", "mixtral-8x7b-instruct-v0.1", "mistral"),
+        ("mixtral-8x7b", "mixtral-8x7b", "mistral"),
+        ("mixtral-8x7b-instruct", "mixtral-8x7b-instruct-v0.1", "mistral"),
         ("gemini-1.5-pro", "gemini-1.5-pro", "google"),
     ],
 )
 def test_common_undated_names(name: str, canonical: str, family: str) -> None:
     r = Roster.builtin()
     assert (r.canonical(name), r.family(name)) == (canonical, family)
+
+
+@pytest.mark.parametrize(
+    ("base", "instruct"),
+    [
+        ("mistral-7b", "mistral-7b-instruct-v0.2"),
+        ("mistralai/Mistral-7B-v0.1", "mistralai/Mistral-7B-Instruct-v0.2"),
+        ("llama-3-8b", "llama-3-8b-instruct"),
+        ("meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-8B-Instruct"),
+        ("llama-3-70b", "llama-3-70b-instruct"),
+        ("llama3-70b", "meta-llama/Meta-Llama-3-70B-Instruct"),
+        ("llama-3.1-8b", "llama-3.1-8b-instruct"),
+        ("llama-3.1-70b", "llama-3.1-70b-instruct"),
+        ("mixtral-8x7b", "mixtral-8x7b-instruct-v0.1"),
+        ("mistralai/Mixtral-8x7B-v0.1", "Mixtral-8x7B-Instruct-v0.1"),
+    ],
+)
+def test_a_base_model_and_its_instruct_model_are_two_models_of_one_family(
+    base: str, instruct: str
+) -> None:
+    # a judge's base model read as the judge made its answers "self" (EO +1.000 on a
+    # hand-made file): the two are one family, never one model
+    r = Roster.builtin()
+    assert r.canonical(base) != r.canonical(instruct)
+    assert r.family(base) == r.family(instruct)
+    own = pd.Series([r.canonical(base)])
+    assert not (own == r.canonical(instruct)).any()
 
 
 def test_no_builtin_name_names_two_models() -> None:

@@ -18,28 +18,32 @@ would be.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
-from recuse.analyses.base import SE, AuditOptions
 from recuse.config import Config, load_config
-from recuse.data.generic import ValueReading, check_value_map
+from recuse.data.generic import ColumnMapping
 from recuse.data.importers import ImportFormat
-from recuse.data.inputs import Input, TableKind, load_input
+from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.bootstrap import N_BOOT
-from recuse.metrics.verdicts import Orders
+from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
-from recuse.tables import ConfidenceOf, SwappedFrame
 
-__all__ = ["FINDING_COLUMNS", "Report", "audit", "robustness_checks"]
+if TYPE_CHECKING:
+    from recuse.mitigation.selective import Certification
+
+__all__ = [
+    "FINDING_COLUMNS", "Report", "audit", "certify", "context_roster", "robustness_checks", "run",
+]  # fmt: skip
 
 Data = str | Path | pd.DataFrame
 
@@ -106,31 +110,20 @@ class Report:
         return f"<recuse.Report {self.result.title!r}: {n} findings, {flagged} flagged>"
 
 
-def robustness_checks(spec: str | Sequence[str]) -> tuple[str, ...]:
-    """``fast`` / ``all`` / ``none`` / a comma list (or a list) of regression checks."""
-    from recuse.driver import FAST_CHECKS
-    from recuse.regression.robustness import CHECKS
-
-    if isinstance(spec, str):
-        named = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}
-        if spec in named:
-            return tuple(named[spec])
-        spec = [c.strip() for c in spec.split(",") if c.strip()]
-    checks = tuple(spec)
-    unknown = [c for c in checks if c not in (*CHECKS, "all")]
-    if unknown:
+def _items(data: Any) -> list[Data]:
+    """``data`` as a list of names, paths and DataFrames (anything else: one line)."""
+    if isinstance(data, str | Path | pd.DataFrame):
+        return [data]
+    items = list(data) if isinstance(data, list | tuple) else [data]
+    if not items:
+        raise ConfigError("audit needs at least one dataset name, file or DataFrame")
+    bad = [x for x in items if not isinstance(x, str | Path | pd.DataFrame)]
+    if bad:
         raise ConfigError(
-            f"--robustness: unknown check(s) {', '.join(unknown)} — use fast, all, none "
-            f"or a comma list of {', '.join(CHECKS)}"
+            "audit: data must be dataset names, file paths or pandas DataFrames (or a list of "
+            f"them); got a {type(bad[0]).__name__}"
         )
-    return checks
-
-
-def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = [value] if isinstance(value, str) else list(value)
-    return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
+    return items
 
 
 def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs: Any) -> Input:
@@ -149,112 +142,190 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
     return replace(inp, name=name, source=source)
 
 
+def context_roster(roster: Roster | str | Path | None, config: Config | None) -> Roster:
+    """The one roster of an audit: ``roster`` (an object, or a TOML file extending the
+    built-in one; default the built-in one) with the config file's ``[[model]]`` entries."""
+    if roster is not None and not isinstance(roster, Roster | str | Path):
+        raise ConfigError(
+            f"roster = {type(roster).__name__}: give a recuse.Roster or a roster TOML file"
+        )
+    base = roster if isinstance(roster, Roster) else Roster.load(roster)
+    if config is not None and config.models:
+        base = copy.deepcopy(base)  # the caller's roster object is left as it was
+        for entry in config.models:
+            base.add(entry)
+    return base
+
+
+def _card_prices(settings: Settings) -> Any:
+    """The card's inputs, checked before the work: the store exists, prices go with it."""
+    if settings.prices is not None and settings.store is None:
+        raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
+    if settings.store is not None and not settings.store.is_file():
+        raise InputError("no such store", file=settings.store, fix="give a store of `recuse judge`")
+    if settings.prices is None:
+        return None
+    from recuse.judging.card import read_prices
+
+    return read_prices(settings.prices)
+
+
+def _with_card(result: model.Report, store: Path, prices: Any) -> model.Report:
+    """The report with the evaluator-card section of the judgments in ``store``."""
+    from recuse.analyses.card import card_section
+    from recuse.judging import Store
+    from recuse.judging.card import cards
+
+    with Store(store, read_only=True) as s:
+        found = cards(s.runs(), prices, s.judge_prompts())
+    if not found:
+        return result
+    names = [c.judge for c in found]
+    unpriced = prices.unmatched_notes(names, str(store)) if prices is not None else []
+    section = card_section(found, str(store), notes=unpriced)
+    return replace(result, sections=(*result.sections, section))
+
+
+def run(
+    data: Data | Sequence[Data],
+    settings: Settings,
+    *,
+    roster: Roster,
+    progress: Callable[[str], None] | None = None,
+) -> model.Report:
+    """The audit of ``data`` with resolved ``settings`` and the context's ``roster``:
+    load each input (a DataFrame by the file reader's rules), run the analyses, add the
+    evaluator card of ``settings.store``. What the CLI and :func:`audit` both call."""
+    from recuse.driver import run_audit
+
+    items = _items(data)
+    options = settings.audit_options()  # checked as it is made, before the work
+    prices = _card_prices(settings)
+    kwargs: dict[str, Any] = {
+        "table": settings.table, "data_dir": settings.data_dir, "roster": roster,
+        "mapping": dict(settings.mapping) or None, "format": settings.format,
+        "reading": settings.reading(), "references": settings.references(),
+    }  # fmt: skip
+    loaded: list[Input] = []
+    timings = []
+    frames, k = sum(isinstance(x, pd.DataFrame) for x in items), 0
+    with tempfile.TemporaryDirectory(prefix="recuse-frames-") as tmp:
+        for item in items:
+            start = time.perf_counter()
+            if isinstance(item, pd.DataFrame):
+                loaded.append(_frame_input(item, k, frames, Path(tmp), **kwargs))
+                k += 1
+            else:
+                loaded.extend(load_inputs(item, **kwargs))
+            timings.append((f"load {loaded[-1].name}", time.perf_counter() - start))
+    result = run_audit(
+        loaded, options=options, roster=roster, title=settings.title, timings=timings,
+        progress=progress,
+    )  # fmt: skip
+    return _with_card(result, settings.store, prices) if settings.store is not None else result
+
+
 def audit(
     data: Data | Sequence[Data],
     *,
-    mapping: Mapping[str, str] | None = None,
-    values: Mapping[str, Mapping[str, float]] | None = None,
-    swapped_frame: SwappedFrame = "original",
-    confidence: str | None = None,
-    confidence_of: ConfidenceOf = "winner",
-    table: TableKind | None = None,
-    format: ImportFormat | None = None,
-    roster: Roster | str | Path | None = None,
-    data_dir: str | Path | None = None,
-    judges: str | Sequence[str] | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int = 0,
-    only: str | Sequence[str] | None = None,
-    skip: str | Sequence[str] | None = None,
-    orders: Orders = "both",
-    fdr: bool = True,
-    se: SE = "cluster",
-    robustness: str | Sequence[str] = "fast",
-    figures: model.FigureFormat = "png",
-    title: str = "recuse audit",
-    material: Mapping[str, float] | None = None,
-    self_scope: SelfScope = "snapshot",
     config: str | Path | Config | None = None,
+    roster: Roster | str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    **options: Any,
 ) -> Report:
     """Audit ``data`` (a dataset name, a file, a DataFrame, or a list of them) with the
-    CLI's options, as keywords: ``mapping`` (``--map``), ``values`` (``--values``, per
-    file column), ``swapped_frame``, ``confidence``, ``confidence_of``, ``table``,
-    ``format``, ``roster`` (a :class:`~recuse.Roster` or a
-    TOML file extending the built-in one), ``data_dir``, ``judges`` (``--judge``),
-    ``level``, ``n_boot``, ``seed``, ``only`` / ``skip`` (analysis ids, see ``recuse
-    analyses``), ``orders``, ``fdr``, ``se``, ``robustness``, ``figures``, ``title``
-    ``material`` (``--material``: {bias key: smallest effect worth acting on}) and
-    ``self_scope`` (``--self-scope``).
+    CLI's options, as keywords (every field of :class:`recuse.options.Settings` that the
+    API takes; ``help(recuse.audit)`` lists them with their defaults): ``mapping``
+    (``--map``), ``values`` (``--values``, per file column), ``swapped_frame``,
+    ``confidence``, ``confidence_of``, ``table``, ``format``, ``reference_scorer``,
+    ``reference_judge``, ``data_dir``, ``judges`` (``--judge``), ``level``, ``n_boot``,
+    ``seed``, ``only`` / ``skip`` (analysis ids, see ``recuse analyses``), ``orders``,
+    ``fdr``, ``se``, ``robustness``, ``figures``, ``title``, ``material``
+    (``--material``: {bias key: smallest effect worth acting on}), ``self_scope``
+    (``--self-scope``), ``store`` and ``prices`` (the evaluator card of a judge store).
+    ``roster``: a :class:`~recuse.Roster` or a TOML file extending the built-in one.
     ``config``: a ``recuse.toml`` (path or :class:`~recuse.config.Config`) whose options
-    apply where an argument is left at its default; its map, value maps and materiality
-    are merged under the arguments', its ``[[model]]`` entries added to the roster.
+    apply where a keyword is not given (the CLI's rule, :func:`recuse.options.resolve`);
+    its map, value maps and materiality are merged under the keywords', its
+    ``[[model]]`` entries added to the roster.
 
     Bad input raises :class:`~recuse.errors.RecuseError` (an ``InputError`` naming the
     file, row, column and fix; a ``ConfigError`` naming the option)."""
-    from recuse.analyses import IDS
-    from recuse.driver import run_audit
-
-    if config is not None:
-        cfg = config if isinstance(config, Config) else load_config(config)
-        given = {k: v for k, v in locals().items() if k in _DEFAULTS}
-        merged = {k: v for k, v in given.items()}
-        for key, value in cfg.options.items():
-            if given[key] == _DEFAULTS[key]:
-                merged[key] = value
-        merged["mapping"] = {**cfg.mapping, **(mapping or {})}
-        merged["values"] = {**cfg.values, **(values or {})}
-        merged["material"] = {**cfg.material, **(material or {})}
-        if cfg.models:
-            base = roster if isinstance(roster, Roster) else Roster.load(roster)
-            for entry in cfg.models:
-                base.add(entry)
-            merged["roster"] = base
-        return audit(data, **merged, progress=progress)
-    items: list[Data] = [data] if isinstance(data, str | Path | pd.DataFrame) else list(data)
-    if not items:
-        raise ConfigError("audit needs at least one dataset name, file or DataFrame")
-    bad = [type(x).__name__ for x in items if not isinstance(x, str | Path | pd.DataFrame)]
-    if bad:
-        raise ConfigError(f"audit: data must be names, paths or DataFrames; got a {bad[0]}")
-    options = AuditOptions(
-        level=level, n_boot=n_boot, seed=seed, judges=_ids(judges), figure_format=figures,
-        se=se, robustness=robustness_checks(robustness), only=_ids(only), skip=_ids(skip),
-        orders=orders, fdr=fdr, material=dict(material or {}), self_scope=self_scope,
-    )  # fmt: skip
-    options.check(known=IDS)
-    if isinstance(roster, str | Path):
-        roster = Roster.load(roster)
-    roster = roster or Roster.load()
-    reading = ValueReading(
-        values=check_value_map({str(k): dict(v) for k, v in values.items()}) if values else None,
-        swapped_frame=swapped_frame,
-        confidence=confidence,
-        confidence_of=confidence_of,
-    )
-    kwargs: dict[str, Any] = {
-        "table": table, "data_dir": data_dir, "roster": roster, "mapping": mapping,
-        "format": format,
-        "reading": reading,
-    }  # fmt: skip
-    loaded: list[Input] = []
-    frames = sum(isinstance(x, pd.DataFrame) for x in items)
-    with tempfile.TemporaryDirectory(prefix="recuse-frames-") as tmp:
-        k = 0
-        for item in items:
-            if isinstance(item, pd.DataFrame):
-                file_kwargs = kwargs
-                loaded.append(_frame_input(item, k, frames, Path(tmp), **file_kwargs))
-                k += 1
-            else:
-                loaded.append(load_input(item, **kwargs))
-    result = run_audit(loaded, options=options, roster=roster, title=title, progress=progress)
-    return Report(result)
+    items = _items(data)
+    cfg = config if isinstance(config, Config) or config is None else load_config(config)
+    settings = resolve(read_options(options, "api"), config=cfg)
+    return Report(run(items, settings, roster=context_roster(roster, cfg), progress=progress))
 
 
-_DEFAULTS = {
-    name: p.default
-    for name, p in inspect.signature(audit).parameters.items()
-    if name not in ("data", "config", "progress")
-}
+def _signature() -> inspect.Signature:
+    """``recuse.audit``'s signature as ``help()`` and notebooks show it: ``data``, then
+    every API option of :class:`~recuse.options.Settings` with its default."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    base = inspect.signature(audit).parameters
+    params = [base["data"]]
+    for f in fields(Settings):
+        if f.metadata["option"].api:
+            params.append(inspect.Parameter(f.name, kw, default=default(f.name), annotation=f.type))
+    params += [base[n] for n in ("config", "roster", "progress")]
+    return inspect.Signature(params, return_annotation="Report")
+
+
+audit.__signature__ = _signature()  # type: ignore[attr-defined]
+
+
+def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Names given as one comma-separated text or a sequence of them."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
+
+
+def certify(
+    data: Data,
+    *,
+    agreement: float = 0.85,
+    delta: float = 0.1,
+    judges: str | Sequence[str] | None = None,
+    cascade: str | Sequence[str] | None = None,
+    strata: bool = True,
+    human_ties: Literal["exclude", "count"] = "exclude",
+    recalibrate: bool = False,
+    folds: int = 5,
+    seed: int = 0,
+    min_labels: int = 30,
+    costs: Mapping[str, float] | None = None,
+    self_scope: SelfScope = "snapshot",
+    mapping: ColumnMapping | None = None,
+    format: ImportFormat | None = None,
+    roster: Roster | str | Path | None = None,
+    data_dir: str | Path | None = None,
+) -> Certification:
+    """Certify judges on a labelled pairs table (``recuse certify``): per judge and
+    stratum (own / family / other answers) the confidence threshold chosen by
+    fixed-sequence testing so that ``P(agreement with humans on kept items ≥
+    agreement) ≥ 1 − delta``, assuming calibration and future items are exchangeable;
+    ``cascade`` (judge names in order) adds a cascade ending with a person, each stage
+    at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. Formulas:
+    :mod:`recuse.mitigation.selective`. Returns a frozen
+    :class:`~recuse.mitigation.selective.Certification` (``.table``, ``.to_dict()``,
+    ``.thresholds()`` for ``recuse certify apply``)."""
+    from recuse.mitigation.selective import Options, certify_judges
+
+    o = Options(target=agreement, delta=delta, strata=strata, human_ties=human_ties,
+                recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
+                self_scope=self_scope)  # fmt: skip
+    o.check()
+    roster = Roster.load(roster) if isinstance(roster, str | Path) else roster or Roster.load()
+    kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
+                              "mapping": mapping, "format": format}  # fmt: skip
+    if isinstance(data, pd.DataFrame):
+        with tempfile.TemporaryDirectory(prefix="recuse-frames-") as tmp:
+            inp = _frame_input(data, 0, 1, Path(tmp), **kwargs)
+    else:
+        inp = load_input(data, **kwargs)
+    present = {str(j) for j in inp.frame["judge"].dropna()} if "judge" in inp.frame else set()
+    chosen = [roster.judge_in(j, present) for j in _ids(judges)] if present else None
+    stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
+    return certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
+                          costs=costs)  # fmt: skip

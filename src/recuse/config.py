@@ -36,46 +36,30 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError
+from recuse.options import read_options, settings_fields
 from recuse.roster import Entry, entries_from
 
-__all__ = ["AUDIT_KEYS", "DEFAULT_NAME", "Config", "find_config", "load_config"]
+__all__ = ["DEFAULT_NAME", "Config", "audit_keys", "find_config", "load_config"]
 
 DEFAULT_NAME = "recuse.toml"
-# [audit] keys (command-line spelling) -> Python option names and their types
-AUDIT_KEYS: dict[str, tuple[str, type | tuple[type, ...]]] = {
-    "level": ("level", (int, float)),
-    "n-boot": ("n_boot", int),
-    "seed": ("seed", int),
-    "judge": ("judges", list),
-    "only": ("only", list),
-    "skip": ("skip", list),
-    "orders": ("orders", str),
-    "fdr": ("fdr", bool),
-    "se": ("se", str),
-    "robustness": ("robustness", (str, list)),
-    "figures": ("figures", str),
-    "title": ("title", str),
-    "table": ("table", str),
-    "format": ("format", str),
-    "data-dir": ("data_dir", str),
-    "swapped-frame": ("swapped_frame", str),
-    "confidence": ("confidence", str),
-    "confidence-of": ("confidence_of", str),
-    "self-scope": ("self_scope", str),
-}
 SECTIONS = ("audit", "map", "values", "material", "model")
+
+
+def audit_keys() -> dict[str, str]:
+    """The ``[audit]`` keys (command-line spelling) -> option names, from
+    :class:`recuse.options.Settings`."""
+    return {s.key: name for name, s in settings_fields().items() if s.key}
 
 
 @dataclass(frozen=True)
 class Config:
-    """A parsed ``recuse.toml``: audit defaults (Python option names), the column
-    mapping, value maps, materiality and roster additions."""
+    """A parsed ``recuse.toml``: the options it sets (option names of
+    :class:`recuse.options.Settings`, values read and checked; ``[map]``, ``[values]``
+    and ``[material]`` are the options ``mapping``, ``values`` and ``material``) and the
+    roster additions."""
 
     path: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-    mapping: Mapping[str, str] = field(default_factory=dict)
-    values: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    material: Mapping[str, float] = field(default_factory=dict)
     models: tuple[Entry, ...] = ()
 
 
@@ -115,46 +99,29 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(
             f"{where}: unknown section [{unknown[0]}] — use {', '.join(SECTIONS[:-1])} or [[model]]"
         )
-    options: dict[str, Any] = {}
-    for key, value in _table(data, "audit", where).items():
-        spec = AUDIT_KEYS.get(key) or AUDIT_KEYS.get(key.replace("_", "-"))
-        if spec is None:
-            raise ConfigError(
-                f"{where}: [audit] {key}: unknown option — use {', '.join(AUDIT_KEYS)}"
-            )
-        name, kind = spec
-        if isinstance(value, bool) and kind is not bool:
-            raise ConfigError(f"{where}: [audit] {key} = {value}: not a {_name(kind)}")
-        if not isinstance(value, kind):
-            raise ConfigError(f"{where}: [audit] {key} = {value!r}: must be a {_name(kind)}")
-        if isinstance(value, list) and not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: [audit] {key}: list items must be strings")
-        options[name] = value
-    mapping = {}
-    for key, value in _table(data, "map", where).items():
-        if not isinstance(value, str):
-            raise ConfigError(f'{where}: [map] {key}: give the schema column as "name"')
-        mapping[str(key)] = value
-    values: dict[str, dict[str, float]] = {}
-    for column, table in _table(data, "values", where).items():
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"{where}: [values.{column}] must be a table of VALUE = number")
-        for written, number in table.items():
-            if isinstance(number, bool) or not isinstance(number, int | float):
-                raise ConfigError(
-                    f"{where}: [values.{column}] {written} = {number!r}: give a number in [0, 1]"
-                )
-        values[str(column)] = {str(k): float(v) for k, v in table.items()}
-    material = {}
-    for key, value in _table(data, "material", where).items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise ConfigError(f"{where}: [material] {key} = {value!r}: give a positive number")
-        material[str(key)] = float(value)
+    options = _audit_options(_table(data, "audit", where), where)
+    sections = {
+        name: _table(data, spec.section, where)
+        for name, spec in settings_fields().items()
+        if spec.section and spec.section in data
+    }
+    options |= read_options(sections, "file", where)
     models = tuple(entries_from({"model": data.get("model", [])}, where))
-    return Config(p, options, mapping, values, material, models)
+    return Config(p, options, models)
 
 
-def _name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    words = {int: "number", float: "number", str: "string", bool: "true/false", list: "list"}
-    return " or ".join(dict.fromkeys(words[k] for k in kinds))
+def _audit_options(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The ``[audit]`` table as option values: a key written twice (``n_boot`` and
+    ``n-boot``) or unknown is an error naming it."""
+    keys = audit_keys()
+    by_name: dict[str, str] = {}
+    for key in table:
+        name = keys.get(str(key).replace("_", "-"))
+        if name is None:
+            raise ConfigError(f"{where}: [audit] {key}: unknown option — use {', '.join(keys)}")
+        if name in by_name:
+            raise ConfigError(
+                f"{where}: [audit] {by_name[name]} and {key} are the same option — keep one"
+            )
+        by_name[name] = str(key)
+    return read_options({name: table[key] for name, key in by_name.items()}, "file", where)

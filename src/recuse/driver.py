@@ -34,7 +34,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import Input, TableKind, UnknownModels, load_input
+from recuse.data.inputs import Input, TableKind, UnknownModels, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
@@ -152,7 +152,7 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
             kind = "pairwise verdicts" if a.table == "pairs" else "absolute scores"
             ctx.skip(a, f"needs a {a.table} table ({kind}); this is {inp.table}", inp.name)
             continue
-        reason = a.needs(frame if a.reads_probes else original.frame)
+        reason = a.needs(frame if a.reads_probes else original.frame, ctx.roster)
         if reason:
             ctx.skip(a, reason, inp.name)
         else:
@@ -228,8 +228,7 @@ def run_audit(
     report's timings ahead of the analyses'. ``progress`` is called with a line
     naming each step as it starts (the CLI prints them, so a long audit is not silent).
     """
-    o = options or AuditOptions()
-    o.check(known=[a.id for a in REGISTRY])
+    o = options or AuditOptions()  # checked as it was made
     if not inputs:
         raise InputError("nothing to audit", fix="give at least one dataset name or file")
     analyses = selected(o)
@@ -253,7 +252,7 @@ def run_audit(
             Section(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),
                 figures=tuple(p.figures), tables=tuple(p.tables), notes=tuple(p.notes),
-                seconds=round(p.seconds, 3),
+                headlines=tuple(p.headlines), seconds=round(p.seconds, 3),
             )
         )  # fmt: skip
     if o.only and not ctx.ran:  # asked for these analyses only, and none applies
@@ -399,8 +398,8 @@ def audit(
     timings = []
     for spec in data:
         start = time.perf_counter()
-        loaded.append(
-            load_input(
+        loaded.extend(
+            load_inputs(
                 spec, table=table, data_dir=data_dir, roster=roster, mapping=mapping,
                 unknown_models=unknown_models, format=format, reading=reading,
                 references=references,

@@ -3,6 +3,7 @@ raw and the cross-fitted recalibrated probabilities; picks-only judges are skipp
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -39,10 +40,13 @@ def test_findings_before_and_after_recalibration(audited: tuple[pd.DataFrame, ob
         assert by[bias.key].estimate == pytest.approx(ref.estimate)
         assert by[bias.key].estimate < by[ECE.key].estimate  # the Beta verdicts are off
     assert not any(f.significant for f in report.findings)  # type: ignore[attr-defined]
-    # an ECE/Brier of 0 is a floor, not a no-bias value: no p-value that contradicts the
-    # interval (the metric function still computes one against 0)
-    assert expected_calibration_error(probs, **BOOT).p_value is not None  # type: ignore[arg-type]
+    # quality scores: no p-value, in the metric functions, the findings or the table
+    assert np.isnan(expected_calibration_error(probs, **BOOT).p_value)  # type: ignore[arg-type]
+    assert np.isnan(brier_score(probs, **BOOT).p_value)  # type: ignore[arg-type]
     assert all(f.p_value is None for f in by.values()) and not ECE.tested
+    (table,) = [t for t in report.tables if t.name.startswith("calibration")]  # type: ignore[attr-defined]
+    assert "p_value" not in table.frame.columns and "chance_ece" in table.frame.columns
+    assert "calibrated judge's plug-in ECE" in by[ECE.key].detail
     assert "10 equal-width" in ECE.unit and ECE.kind == "quality"
     assert not by[ECE.key].text.startswith("+")  # a quality score prints without a sign
     (section,) = report.sections  # type: ignore[attr-defined]
@@ -58,3 +62,28 @@ def test_a_judge_that_gives_picks_is_skipped_with_the_reason(
     assert [(k.judge, k.bias) for k in skips] == [("claude-v1", ECE)]
     assert "picks" in skips[0].reason
     assert not [f for f in report.findings if f.judge == "claude-v1"]  # type: ignore[attr-defined]
+
+
+def test_the_no_bias_sentence_is_not_said_of_a_miscalibrated_judge() -> None:
+    """A judge with no bias but stated probabilities far off (human prefers a with
+    probability 0.5 + (p - 0.5) / 3): its calibration error's interval excludes 0.
+    The summary used to say of it "every interval includes no bias"; it now says that
+    every *bias* interval does, and that quality scores are not flagged."""
+    from recuse.report.html import render_html
+
+    rng = np.random.default_rng(3)
+    n = 600
+    p = rng.uniform(0, 1, n)
+    y = (rng.random(n) < 0.5 + (p - 0.5) / 3).astype(float)
+    pairs = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                          "prompt_id": [f"q{i}" for i in range(n)],
+                          "judge": "gpt-4", "human": y, "p_a": p,
+                          "model_a": "m1", "model_b": "m2"})  # fmt: skip
+    options = AuditOptions(n_boot=200, seed=0, min_n=10, robustness=(), only=("calibration",))
+    report = run_audit([_input("off", "pairs", pairs)], options=options,
+                       roster=Roster.builtin())  # fmt: skip
+    ece = next(f for f in report.findings if f.bias.key == ECE.key)
+    assert ece.ci_low > 0.1  # planted: sqrt(E[(p - 0.5)² (2/3)²]) = 0.19 less the in-bin spread
+    html = render_html(report)
+    assert "every interval includes" not in html
+    assert "every bias&rsquo;s interval includes" in html and "never flagged" in html

@@ -8,6 +8,7 @@ from analyses.conftest import BOOT, Planted
 from recuse.analyses.familiarity import ANALYSIS, FAMILIARITY
 from recuse.errors import EstimationError
 from recuse.metrics.familiarity import familiarity_bias
+from recuse.roster import Roster
 
 
 def test_finding_is_the_slope_difference_its_unit_names(planted: Planted) -> None:
@@ -21,8 +22,8 @@ def test_finding_is_the_slope_difference_its_unit_names(planted: Planted) -> Non
 
 
 def test_needs_perplexities(planted: Planted) -> None:
-    assert "ppl_a" in (ANALYSIS.needs(planted.pairs) or "")
-    assert ANALYSIS.needs(planted.familiar) is None
+    assert "ppl_a" in (ANALYSIS.needs(planted.pairs, Roster.builtin()) or "")
+    assert ANALYSIS.needs(planted.familiar, Roster.builtin()) is None
 
 
 def test_min_n_reaches_the_estimator(planted: Planted) -> None:
@@ -32,7 +33,9 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
     assert len(few) == 15
     with pytest.raises(EstimationError):
         familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=20)
-    familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)
+    r = familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)
+    # min_n=10 lets the 15 pairs through: the estimate uses every one of them
+    assert r.n == 15 and r.ci_low <= r.estimate <= r.ci_high
 
 
 def test_mediation_table_for_an_author_judge() -> None:

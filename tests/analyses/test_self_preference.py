@@ -23,10 +23,13 @@ def test_findings_are_the_estimators_named_by_their_units(planted: Planted) -> N
     c = ref.components
     own, other = c["recall_human_prefers_s"], c["recall_human_prefers_other"]
     assert eo.estimate == pytest.approx(own - other)  # "recall ... own, minus ... other"
-    # gpt-4 has a calibrated estimate: that is its headline, EO stays in the section
-    assert eo.section == ANALYSIS.id and not eo.headline and eo.significant
+    # gpt-4 has a calibrated estimate: that is its headline, EO stays in the section,
+    # unflagged although its interval excludes 0 (not adjusted for competence)
+    assert eo.section == ANALYSIS.id and not eo.headline and not eo.significant
+    assert eo.ci_low > 0 and eo.materiality == ""
     cal = found[("gpt-4", CALIBRATED.key)]
-    ref_cal = calibrated_self_preference(planted.pairs, judge="gpt-4", **BOOT)  # type: ignore[arg-type]
+    ref_cal = calibrated_self_preference(planted.pairs, judge="gpt-4", families=planted.roster,
+                                         **BOOT)  # type: ignore[arg-type]  # fmt: skip
     assert cal.estimate == pytest.approx(ref_cal.estimate) and cal.headline and cal.significant
     c = ref_cal.components
     assert cal.estimate == pytest.approx(c["own_pick_rate"] - c["predicted_own_pick_rate"])
@@ -42,8 +45,8 @@ def test_findings_are_the_estimators_named_by_their_units(planted: Planted) -> N
 
 def test_needs_judge_verdicts(planted: Planted) -> None:
     human_only = planted.pairs.assign(judge=None)
-    assert "no judge verdicts" in (ANALYSIS.needs(human_only) or "")
-    assert ANALYSIS.needs(planted.pairs) is None
+    assert "no judge verdicts" in (ANALYSIS.needs(human_only, Roster.builtin()) or "")
+    assert ANALYSIS.needs(planted.pairs, Roster.builtin()) is None
 
 
 def _three_authors(tau: float) -> Report:
@@ -69,8 +72,10 @@ def _three_authors(tau: float) -> Report:
 def test_three_authors_without_a_self_term_are_not_flagged() -> None:
     report = _three_authors(0.0)
     by = {(f.judge, f.bias.key): f for f in report.findings}
-    # EO (the paper's definition) still reads the strong author m0 as biased ...
-    assert by[("m0", EO.key)].significant and by[("m0", EO.key)].estimate > 0.1
+    # EO (the paper's definition) still reads the strong author m0 high, its interval
+    # above 0, but it is labelled unadjusted and not flagged ...
+    eo = by[("m0", EO.key)]
+    assert eo.ci_low > 0 and eo.estimate > 0.1 and not eo.significant
     # ... but the summary leads with the calibrated estimate, and flags no one
     for row in report.summary():
         assert [f.bias.key for f in row.findings] == [CALIBRATED.key]

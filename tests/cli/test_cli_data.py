@@ -183,10 +183,11 @@ PEER_MAP = "id=item_id,human_winner=human,judge_model=judge,judge_winner=p_a_fir
 
 
 def _readme_command(start: str) -> list[str]:
-    """The README's command line that starts with ``start``, split as a shell would."""
+    """The command line of docs/your-data.md that starts with ``start``, split as a shell
+    would."""
     import shlex
 
-    text = (REPO / "README.md").read_text("utf-8")
+    text = (REPO / "docs" / "your-data.md").read_text("utf-8")
     line = next(line for line in text.splitlines() if line.startswith(start))
     args = shlex.split(line)
     assert args[0] == "recuse"

@@ -75,6 +75,10 @@ def test_min_bound_for_quality_scores(tmp_path: Path, capsys: pytest.CaptureFixt
     assert _run(["gate", str(path), "--min", "agreement_accuracy=0.7"], capsys)[0] == 0
     assert _run(["gate", str(path), "--min", "agreement_accuracy=0.8"], capsys)[0] == 1
     assert _run(["gate", str(path), "--min", "agreement=0.75"], capsys)[0] == 3
+    # a bound between the interval's low end and the estimate: the estimate clears it,
+    # the interval does not, so INCONCLUSIVE (a gate reading the estimate says PASS)
+    code, out = _run(["gate", str(path), "--min", "agreement_accuracy=0.72"], capsys)
+    assert code == 3 and "INCONCLUSIVE: agreement_accuracy of j" in out and "PASS" not in out
     # --min on a bias would pass a judge whose bias is large: refused with the fix
     path = _report(tmp_path, [_finding("self_preference_eo", "j", 0.3, 0.2, 0.4)])
     code, out = _run(["gate", str(path), "--min", "self_preference_eo=0.1"], capsys)

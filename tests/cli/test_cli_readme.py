@@ -1,6 +1,7 @@
-"""Every ``recuse`` command line in the README names commands and options that exist.
+"""Every ``recuse`` command line in the README and the pages of ``docs/`` names commands and
+options that exist.
 
-The README is where users copy commands from; a renamed or deprecated flag left there
+The README and the docs are where users copy commands from; a renamed or deprecated flag left there
 (``--keep-unknown-models`` after it became ``--allow-unknown-models``) still works
 through a hidden alias but teaches the wrong name. The check walks the click command
 tree behind :data:`recuse.cli.app` and refuses hidden or unknown options.
@@ -18,7 +19,18 @@ import typer
 
 from recuse.cli import _register, app, global_options_first
 
-README = Path(__file__).parents[2] / "README.md"
+REPO = Path(__file__).parents[2]
+README = REPO / "README.md"
+
+
+def documents() -> list[Path]:
+    """The README and every page of ``docs/``: the files users copy commands from."""
+    return [README, *sorted((REPO / "docs").glob("**/*.md"))]
+
+
+def documented_commands() -> list[list[str]]:
+    """The ``recuse …`` command lines of the README and of every docs page."""
+    return [c for path in documents() for c in readme_commands(path.read_text("utf-8"))]
 
 
 def code_blocks(text: str) -> list[list[str]]:
@@ -70,6 +82,8 @@ def check(args: list[str]) -> list[str]:
                 next(tokens, None)  # the option's value
         elif hasattr(command, "commands"):  # a group: the word names a subcommand
             sub = command.commands.get(token)
+            if sub is None and getattr(command, "default_command", None):  # certify SOURCE
+                sub = command.commands[command.default_command]
             if sub is None or sub.hidden:
                 return [*problems, f"no command {token!r} under {command.name!r}"]
             command = sub
@@ -77,17 +91,14 @@ def check(args: list[str]) -> list[str]:
 
 
 def test_readme_has_commands_to_check() -> None:
-    commands = readme_commands(README.read_text("utf-8"))
-    assert len(commands) >= 10
+    commands = documented_commands()
+    assert len(commands) >= 38  # as many as the README held before it moved into docs/
     assert any(c[1] == "audit" for c in commands)
+    assert any(c[1] == "audit" for c in readme_commands(README.read_text("utf-8")))
 
 
 def test_every_readme_command_uses_visible_options() -> None:
-    problems = [
-        f"{' '.join(c)}: {p}"
-        for c in readme_commands(README.read_text("utf-8"))
-        for p in check(c[1:])
-    ]
+    problems = [f"{' '.join(c)}: {p}" for c in documented_commands() for p in check(c[1:])]
     assert problems == []
 
 
@@ -111,10 +122,14 @@ def test_every_readme_block_makes_the_folders_its_output_files_go_in() -> None:
     scatter files), so a block that writes runs/x.sqlite must make runs/ first: the
     judge example failed on a fresh clone with 'folder runs does not exist'."""
     problems = []
-    for block in code_blocks(README.read_text("utf-8")):
+    blocks = [block for path in documents() for block in code_blocks(path.read_text("utf-8"))]
+    for block in blocks:
         made = {"."}
         for line in block:
-            words = shlex.split(re.sub(r"^\s*(run: )?(\.venv/bin/)?", "", line), comments=True)
+            shell = re.sub(r"^\s*(run: )?(\.venv/bin/)?", "", line)
+            if not shell.startswith(("recuse ", "mkdir ")):  # code, diagrams, TOML: not shell
+                continue
+            words = shlex.split(shell, comments=True)
             if words[:2] == ["mkdir", "-p"]:
                 made |= {str(Path(w)) for w in words[2:]}
             if words[:1] != ["recuse"]:
@@ -124,3 +139,32 @@ def test_every_readme_block_makes_the_folders_its_output_files_go_in() -> None:
                 if option == "--out" and out.suffix and str(out.parent) not in made:
                     problems.append(f"{line.strip()}: {out.parent}/ is not made before")
     assert problems == []
+
+
+def test_every_docs_page_is_in_the_site_nav_and_every_link_resolves() -> None:
+    """``mkdocs.yml`` lists every page of ``docs/`` once (a page missing from the nav is
+    unreachable on the site) and names no page that is gone; every relative link of the
+    README and the pages points at a file that exists."""
+    nav = re.findall(r"^\s*-\s*[^:]+:\s*(\S+\.md)\s*$", (REPO / "mkdocs.yml").read_text("utf-8"),
+                     flags=re.M)  # fmt: skip
+    pages = sorted(str(p.relative_to(REPO / "docs")) for p in (REPO / "docs").glob("**/*.md"))
+    assert sorted(nav) == pages
+    assert nav[0] == "index.md"
+    broken = []
+    for path in documents():
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text("utf-8")):
+            if "://" not in target and not (path.parent / target).exists():
+                broken.append(f"{path.relative_to(REPO)}: {target}")
+    assert broken == []
+
+
+def test_the_readme_is_short_and_ends_its_tour_with_gpt4s_self_preference() -> None:
+    """The README is what a newcomer skims: what recuse is, the two commands and a short
+    tour whose last command audits GPT-4's self-preference on LLMBar's MT-Bench pairs;
+    everything else is in docs/."""
+    text = README.read_text("utf-8")
+    assert len(text.splitlines()) <= 120
+    assert "make demo" in text and "make test" in text
+    tour = text[text.index("## A five-minute tour") :]
+    last = [c for c in readme_commands(tour.split("\n## ")[0]) if c[1] == "audit"][-1]
+    assert last[1:4] == ["audit", "llmbar-mtbench", "--only"] and last[4] == "self-preference"

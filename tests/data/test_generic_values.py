@@ -61,7 +61,7 @@ def test_peer_file_read_with_map_and_values_matches_a_hand_reading() -> None:
     np.testing.assert_array_equal(by_map["p_a_second"], flipped)
     np.testing.assert_allclose(presented["p_a"], (table["p_a_first"] + flipped) / 2)
     # undated roster aliases became canonical ids; no prompt_id: one per prompt text
-    assert set(table["model_a"]) >= {"claude-3.5-sonnet", "llama-3-70b-instruct"}
+    assert set(table["model_a"]) >= {"claude-3.5-sonnet", "llama-3-70b"}
     assert table["prompt_id"].nunique() == raw["prompt"].nunique()
     assert (table.groupby("prompt_id")["prompt"].nunique() == 1).all()
     # the confidence column is not read, and it looks like a verdict
@@ -142,7 +142,7 @@ def test_model_names_as_verdicts_go_through_the_roster(tmp_path: Path) -> None:
             "item_id": ["1", "2", "3"],
             "prompt_id": ["p", "p", "q"],
             "model_a": ["gpt4", "ChatGPT", "claude-3-5-sonnet"],
-            "model_b": ["claude-v1", "gpt4_0613", "llama-3-70b"],
+            "model_b": ["claude-v1", "gpt4_0613", "llama3-70b-instruct"],
             "human": ["GPT-4", "gpt-4-0613", "Claude-3.5-Sonnet"],
             "judge": ["gpt-4"] * 3,
             "p_a_first": ["claude", "gpt-3.5-turbo", "meta-llama-3-70b-instruct"],

@@ -351,9 +351,10 @@ def test_inspect_0_3_43_model_graded_log_is_read() -> None:
     ) == [
         {
             "prompt_id": "1",
-            "model": "gpt-4o-mini",
+            # eval.model openai/gpt-4o-mini; the sample's output names the snapshot
+            "model": "gpt-4o-mini-2024-07-18",
             "dimension": "model_graded_fact",
-            "judge": "gpt-4o-mini",  # no grader named: Inspect grades with the evaluated model
+            "judge": "gpt-4o-mini-2024-07-18",  # no grader named: the evaluated model
             "rating": 1.0,  # grade C
             "status": "ok",
         }
@@ -369,6 +370,20 @@ def test_inspect_0_3_95_log_is_read() -> None:
     want = [{"C": 1.0, "P": 0.5, "I": 0.0}[g] for g in grades]
     assert frame.sort_values("prompt_id")["rating"].tolist() == want
     assert frame["self_graded"].all() and len(frame) == 3
+
+
+def test_inspect_undated_model_grading_itself_reads_as_self() -> None:
+    """eval.model openai/gpt-4o-mini; each sample's output and the grader's reply are
+    from gpt-4o-mini-2024-07-18, the snapshot the undated name resolved to: one model,
+    so the evaluated model grading itself is self (it read as family before)."""
+    log = json.loads(INSPECT_NEW.read_text("utf-8"))
+    assert log["eval"]["model"] == "openai/gpt-4o-mini"
+    assert {s["output"]["model"] for s in log["samples"]} == {"gpt-4o-mini-2024-07-18"}
+    imported = read_import(INSPECT_NEW, "inspect", unknown_models="keep")
+    frame = imported.frame
+    assert set(frame["model"]) == set(frame["judge"]) == {"gpt-4o-mini-2024-07-18"}
+    assert (frame["judge"] == frame["model"]).all()
+    assert any("answered as gpt-4o-mini-2024-07-18" in n for n in imported.notes)
 
 
 def _paths(node: object, prefix: tuple = ()) -> list[tuple]:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.data.importers import read_import, sniff
+from recuse.data.importers import References, read_import, sniff
 from recuse.data.inspect_log import grade_value, read_inspect_log
 from recuse.errors import InputError
 from recuse.roster import Entry, Roster
@@ -245,3 +245,109 @@ def test_sniffing(tmp_path: Path) -> None:
     plain = tmp_path / "pairs.json"
     plain.write_text('[{"item_id": 1}]')
     assert sniff(plain) is None
+
+
+def _answered(sid: str, value: Any, grader: str | None, output: str | None) -> dict[str, Any]:
+    sample: dict[str, Any] = {"id": sid, "scores": {"model_graded_qa": _score(value, grader)}}
+    if output is not None:
+        sample["output"] = {"model": output, "choices": []}
+    return sample
+
+
+@pytest.mark.parametrize(
+    ("asked", "output", "grader", "model", "judge"),
+    [
+        # the undated name and the snapshot it resolved to are one model: self
+        ("openai/gpt-4o-mini", "gpt-4o-mini-2024-07-18", "gpt-4o-mini-2024-07-18",
+         "gpt-4o-mini-2024-07-18", "gpt-4o-mini-2024-07-18"),
+        # a name the roster lacks: the dated answer starts with the undated name
+        ("acme/zeta-1", "zeta-1-20250101", "zeta-1-20250101", "zeta-1-20250101",
+         "zeta-1-20250101"),
+        # two different dated snapshots stay two models (family by default)
+        ("openai/gpt-4-0314", "gpt-4-0314", "gpt-4-0613", "gpt-4-0314", "gpt-4-0613"),
+        ("openai/gpt-4", "gpt-4-0613", "gpt-4-0314", "gpt-4-0613", "gpt-4-0314"),
+        # an output from another line is not read as the evaluated model
+        ("openai/gpt-4o", "gpt-4o-mini-2024-07-18", None, "gpt-4o", "gpt-4o"),
+    ],
+)  # fmt: skip
+def test_the_evaluated_model_is_the_snapshot_that_answered(
+    tmp_path: Path, asked: str, output: str, grader: str | None, model: str, judge: str
+) -> None:
+    log = _log([_answered("a", "C", grader, output)], model=asked)
+    out = read_inspect_log(_write(tmp_path, log), roster=Roster.builtin())
+    assert (out.loc[0, "model"], out.loc[0, "judge"]) == (model, judge)
+
+
+def test_an_undated_model_grading_itself_is_its_own_judge_in_the_favoritism_section(
+    tmp_path: Path,
+) -> None:
+    """openai/gpt-4o-mini evaluated, graded by itself (reply from the dated snapshot),
+    a reference scorer beside it: the favoritism section sees a judge rating its own
+    outputs (it said "no judge rated its own model's outputs" when the two names were
+    two models)."""
+    from recuse.driver import AuditOptions, audit
+
+    samples = []
+    for i in range(12):
+        grade = "C" if i % 3 else "I"
+        sample = _answered(f"s{i}", grade, "gpt-4o-mini-2024-07-18", "gpt-4o-mini-2024-07-18")
+        sample["scores"]["match"] = {"value": "C" if i % 2 else "I"}
+        samples.append(sample)
+    scorers = [{"name": "model_graded_qa"}, {"name": "match"}]
+    path = _write(tmp_path, _log(samples, model="openai/gpt-4o-mini", scorers=scorers))
+    frame = read_import(path, "inspect", references=References(scorer="match")).frame
+    assert (frame["judge"] == frame["model"]).all()
+    report = audit(
+        [path], options=AuditOptions(n_boot=100, only=("favoritism",), robustness=()),
+        references=References(scorer="match"),
+    )  # fmt: skip
+    reasons = [s.reason for s in report.skipped]
+    assert not any("no judge rated its own" in r for r in reasons), reasons
+
+
+def test_grades_off_the_scorers_scale_are_missing_not_ratings(tmp_path: Path) -> None:
+    samples = [
+        {"id": "a", "scores": {"model_graded_qa": _score(1e30), "custom": _score(1e30, "x")}},
+        {"id": "b", "scores": {"model_graded_qa": _score(-2), "custom": _score(7, "x")}},
+        {"id": "c", "scores": {"model_graded_qa": _score("C"), "custom": _score(3, "x")}},
+    ]
+    scorers = [{"name": "model_graded_qa"}, {"name": "custom"}]
+    out = read_inspect_log(
+        _write(tmp_path, _log(samples, scorers=scorers)), roster=Roster.builtin()
+    )
+    qa = _by(out, "model_graded_qa")
+    # C/P/I grades are on 0-1 (value_to_float): 1e30 and -2 are no grades
+    np.testing.assert_equal(qa["rating"].to_numpy(), [np.nan, np.nan, 1.0])
+    assert list(qa["status"]) == ["unparsed", "unparsed", "ok"]
+    assert any(
+        "scorer model_graded_qa grades on a 0–1 scale" in n and "2 grades outside it" in n
+        for n in out.attrs["notes"]
+    )
+    # a custom numeric scorer with no letter grade has no known scale: read as written
+    np.testing.assert_equal(_by(out, "custom")["rating"].to_numpy(), [1e30, 7.0, 3.0])
+    # a custom scorer that writes letters is on the 0-1 scale too
+    mixed = [
+        {"id": "a", "scores": {"custom": _score("C", "x")}},
+        {"id": "b", "scores": {"custom": _score(1e30, "x")}},
+    ]
+    out = read_inspect_log(
+        _write(tmp_path, _log(mixed, scorers=[{"name": "custom"}])), roster=Roster.builtin()
+    )
+    np.testing.assert_equal(_by(out, "custom")["rating"].to_numpy(), [1.0, np.nan])
+
+
+def test_a_log_folder_reads_the_model_graded_logs_and_lists_the_others(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "capitals.json").write_bytes(JSON.read_bytes())
+    plain = _log([{"id": "q1", "scores": {"match": {"value": "C"}}}], scorers=[{"name": "match"}])
+    (folder / "plain.json").write_text(json.dumps(plain))
+    imported = read_import(folder, "inspect", roster=roster())
+    alone = read_inspect_log(JSON, roster=roster())
+    assert len(imported.frame) == len(alone) == 8  # the model-graded log, all of it
+    skipped = [n for n in imported.notes if "plain.json skipped" in n]
+    assert len(skipped) == 1 and "no model-graded scores (its scorers: match" in skipped[0]
+    # a folder of logs none of which is model-graded: one error naming them
+    (folder / "capitals.json").unlink()
+    with pytest.raises(InputError, match="none of the 1 Inspect logs has a model-graded scorer"):
+        read_import(folder, "inspect", roster=roster())

@@ -70,7 +70,11 @@ def test_calibrated_estimates_recompute(pairs: pd.DataFrame, report: dict[str, A
             pairs, judge=judge, n_boot=20, seed=0, min_n=report["settings"]["min_n"]
         )
         assert again.estimate == pytest.approx(committed["estimate"], abs=1e-9)
-        assert again.n == committed["n"] and again.n_clusters == committed["n_clusters"]
+        # n is now the judge's own pairs (#34); the committed file (written before) has
+        # them in its counts, and all its pairs as n
+        own = committed["counts"]["pairs holding the judge's own answer"]
+        assert again.n == own and sum(again.counts.values()) == committed["n"]
+        assert again.n_clusters == committed["n_clusters"]
         for k, v in again.components.items():
             assert v == pytest.approx(committed["components"][k], abs=1e-9), k
         # by hand: the own-pick rate is the mean order-averaged verdict for its own answer

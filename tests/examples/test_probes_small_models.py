@@ -1,7 +1,7 @@
-"""The committed probe run (``examples/output/probes_small_models.*``) and the README's
-reading of it: each row is well formed, its definition is the one the library gives
-that probe today, and every number the README quotes is the committed one (the model
-runs themselves are not repeated here)."""
+"""The committed probe run (``examples/output/probes_small_models.*``) and the reading of
+it in docs/probes.md: each row is well formed, its definition is the one the library gives
+that probe today, and every number the page quotes is the committed one (the model runs
+themselves are not repeated here)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ def _committed() -> tuple[pd.DataFrame, dict[str, Any]]:
 
 
 def _reading() -> str:
-    text = (REPO / "README.md").read_text("utf-8")
-    start = text.index("**A real run, read honestly.**")
-    return " ".join(text[start : text.index("### ", start)].split())
+    text = (REPO / "docs" / "probes.md").read_text("utf-8")
+    start = text.index("## A real run, read honestly")
+    end = text.find("\n## ", start + 1)
+    return " ".join(text[start : end if end > 0 else None].split())
 
 
 def test_every_row_is_an_estimate_inside_its_interval_with_the_current_definition() -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from judging.test_templates import _fastchat_pairs
 from recuse.cli import main
+from recuse.judging.card import cards
 from recuse.judging.protocols import Pair, PairwiseProtocol
 from recuse.judging.store import Store
 from recuse.judging.templates import load_template
@@ -252,10 +253,12 @@ def test_arena_hard_labels_scored_whole_with_the_local_model(
     assert "2 judgments: 0 already stored" in capsys.readouterr().out
     with Store(store, read_only=True) as s:
         rows = s.judgments().set_index("slot")
+        runs = s.runs()
     template = load_template(config)
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()
     pair = Pair("x1", "What is 2+2?", "4", "5")
+    read = 0  # tokens the judge read: each label scored after the prompt
     for order in ("first", "second"):
         prompt = PairwiseProtocol(mode="direct", template=template).prompt(pair, order)  # type: ignore[arg-type]
         text = (
@@ -270,6 +273,7 @@ def test_arena_hard_labels_scored_whole_with_the_local_model(
         p = {"A": 0.0, "B": 0.0, "C": 0.0}
         for label, meaning in template.verdict.labels:
             tail = tok(label + "]]", add_special_tokens=False)["input_ids"]
+            read += len(head) + len(tail)
             ids = torch.tensor([head + tail])
             with torch.no_grad():
                 logp = torch.log_softmax(model(ids).logits[0].double(), dim=-1)
@@ -286,6 +290,10 @@ def test_arena_hard_labels_scored_whole_with_the_local_model(
             assert row["p_slot_a"] == pytest.approx(p["A"] / mass, rel=1e-4)
         else:
             assert row["status"] == "unparsed" and math.isnan(row["p_slot_a"])
+    # the evaluator card counts what whole-label judgments read (it said "0 tokens in")
+    (card,) = cards(runs)
+    assert card.tokens_in_per_judgment == pytest.approx(read / 2)
+    assert card.tokens_out_per_judgment == 0
 
 
 def test_a_server_without_usable_prompt_log_probs_names_the_template_fix(

@@ -122,3 +122,30 @@ def test_markdown_counts_and_variant_systems() -> None:
     a, b = system_names(frame)
     assert list(b) == ["m (verbose)", "m"]
     assert list(a) == ["base", "base"]
+
+
+def test_a_covariate_present_in_a_handful_of_pairs_is_not_estimated() -> None:
+    """One answer of 60 prompts' pairs has a bold span: the fit used to give "rewards
+    bold text" a coefficient learnt from that one pair (+14.72 log-odds, "material",
+    on real data). It is now left out with the count; headers present in every
+    other pair (planted, no effect) are still estimated."""
+    pairs, truth = simulate_bt(n_prompts=60, seed=3)
+    text_a = ["plain answer"] * len(pairs)
+    text_a[0] = "a **bold** claim"
+    heads = ["# Head\nbody" if i % 2 else "body" for i in range(len(pairs))]
+    pairs = pairs.assign(response_a=text_a, response_b=heads)
+    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, n_boot=100)
+    assert "bold" not in lb.adjusted.covariates
+    assert "present in only 2 of" in lb.adjusted.dropped["bold"]  # one pair, both orders
+    assert "headers" in lb.adjusted.covariates
+
+
+def test_markdown_in_code_is_not_counted() -> None:
+    code = (
+        'Run it:\n```python\n# not a header\n- not a list\nif __name__ == "__main__":\n'
+        "    main()\n```\nCall `__init__` or ``x = **kw``, then **really bold**."
+    )
+    assert markdown_counts(code) == (0, 0, 1)
+    assert markdown_counts("~~~\n**x**\n~~~\n## real") == (1, 0, 0)
+    # an unclosed fence runs to the end of the answer, as Markdown renders it
+    assert markdown_counts("text\n```\n**x**") == (0, 0, 0)

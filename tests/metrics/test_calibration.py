@@ -24,7 +24,9 @@ def _table() -> pd.DataFrame:
     """Six pairs. y = human as 0/1; the tie (row 6) is left out.
     bins (10, equal width): 0.95 and 0.91 -> bin 9: sum(p - y) = (0.95-1) + (0.91-0) = 0.86
     0.15 -> bin 1: 0.15 - 1 = -0.85;  0.05 -> bin 0: 0.05 - 1 = -0.95;  0.55 -> bin 5: 0.55
-    ECE = (0.86 + 0.85 + 0.95 + 0.55) / 5 = 0.642
+    plug-in ECE = (0.86 + 0.85 + 0.95 + 0.55) / 5 = 0.642
+    debiased squared error: only bin 9 holds two prompts: weight 2 / (5 (2² - 2)) = 0.2,
+    (0.86² - 0.05² - 0.91²) * 0.2 = (0.7396 - 0.8306) * 0.2 = -0.0182 -> ECE 0
     Brier = (0.05² + 0.91² + 0.85² + 0.95² + 0.55²)/5 = (0.0025 + 0.8281 + 0.7225 + 0.9025
             + 0.3025)/5 = 0.55162"""
     return pd.DataFrame(
@@ -41,8 +43,12 @@ def _table() -> pd.DataFrame:
 def test_ece_and_brier_by_hand() -> None:
     t = _table()
     ece = expected_calibration_error(t, **BOOT)  # type: ignore[arg-type]
-    assert ece.estimate == pytest.approx(0.642) and ece.n == 5
-    assert brier_score(t, **BOOT).estimate == pytest.approx(0.55162)  # type: ignore[arg-type]
+    assert ece.components["ece_plugin"] == pytest.approx(0.642) and ece.n == 5
+    assert ece.components["squared_error"] == pytest.approx(-0.0182) and ece.estimate == 0.0
+    brier = brier_score(t, **BOOT)  # type: ignore[arg-type]
+    assert brier.estimate == pytest.approx(0.55162)
+    # quality scores: their floor 0 is no null a test rejects, so no p-value
+    assert np.isnan(ece.p_value) and np.isnan(brier.p_value)
     rel = reliability_table(t["p_a"], [1, 0, 1, 1, 0, np.nan])
     assert rel.loc[9, "n"] == 2 and rel.loc[9, "observed"] == 0.5
     assert rel.loc[9, "mean_p"] == pytest.approx(0.93)
@@ -75,7 +81,11 @@ def test_recalibration_removes_planted_miscalibration_out_of_sample() -> None:
     # = 0.125 for p ~ U(0, 1) (binning a linear gap changes nothing here)
     t = _miscalibrated(3000, seed=1)
     raw = expected_calibration_error(t, n_boot=200)
-    assert raw.ci_low <= 0.125 + 0.01 and raw.ci_high >= 0.125 - 0.01
+    # the debiased error is the root mean square gap: E[(p - 0.5)²/4] = 1/48 for
+    # p ~ U(0, 1), less the gap's spread inside a bin (0.1² / 12 / 4 = 1/4800):
+    # sqrt(0.020625) = 0.1436
+    assert raw.ci_low <= 0.1436 <= raw.ci_high
+    assert raw.components["ece_plugin"] == pytest.approx(0.125, abs=0.01)
     for method in ("isotonic", "platt"):
         r = recalibrate(t, method=method, seed=0)  # type: ignore[arg-type]
         after = expected_calibration_error(r, column="p_a_recalibrated", n_boot=200)
@@ -96,12 +106,47 @@ def test_cross_fitting_keeps_a_rows_own_label_out() -> None:
     assert (a != b).sum() > 100  # ... but entered the other folds' maps
 
 
-def test_an_interval_that_misses_its_estimate_says_so() -> None:
-    """A perfectly calibrated judge (labels drawn from its own probabilities): the ECE
-    of a sample sits above 0 and its resamples higher still, so the BCa interval fell
-    wholly below the estimate, about 0.001 wide (0.032 [0.026, 0.027]), with no word
-    of warning. The result now says the interval does not hold it; a well-behaved
-    statistic on the same pairs (Brier) gets no such warning."""
+def _planted(n: int, slope: float, rng: np.random.Generator) -> tuple[pd.DataFrame, float]:
+    """``n`` pairs, two per prompt; stated p ~ Beta(2, 2), the humans prefer a with
+    probability ``q = 0.5 + slope (p - 0.5)`` (slope 1: calibrated). The planted error:
+    sqrt(Σ_b (n_b / n) d_b²), d_b = mean of p - q over the pairs in bin b (worked out
+    from q, never from the labels)."""
+    p = rng.beta(2.0, 2.0, n)
+    q = 0.5 + slope * (p - 0.5)
+    y = (rng.random(n) < q).astype(float)
+    b = np.minimum((p * 10).astype(int), 9)
+    nb = np.bincount(b, minlength=10)
+    d = np.bincount(b, weights=p - q, minlength=10) / np.maximum(nb, 1)
+    truth = float(np.sqrt((nb / n * d**2).sum()))
+    t = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                      "prompt_id": [f"q{i // 2}" for i in range(n)],
+                      "judge": "j", "human": y, "p_a": p})  # fmt: skip
+    return t, truth
+
+
+@pytest.mark.parametrize(("slope", "n"), [(1.0, 400), (1.0, 100), (0.7, 400), (0.6, 150)])
+def test_the_interval_covers_a_planted_calibration_error_at_its_level(slope: float, n: int) -> None:
+    """The plug-in ECE of a perfectly calibrated judge at n = 400 averages about 0.05
+    and its BCa interval never held 0 (the old statistic). The debiased error's 90%
+    interval holds the planted error (0 for slope 1; the binned gap between p and the
+    planted q otherwise) in 0.85-0.95 of 300 tables; its plug-in component sits near
+    what a calibrated judge's plug-in scores (chance_ece) when nothing is planted."""
+    rng = np.random.default_rng(int(slope * 100) + n)
+    hits, gaps = 0, []
+    for _ in range(300):
+        t, truth = _planted(n, slope, rng)
+        r = expected_calibration_error(t, level=0.9, seed=0)
+        hits += r.ci_low <= truth <= r.ci_high
+        gaps.append(r.components["ece_plugin"] - r.components["chance_ece"])
+    assert 0.85 <= hits / 300 <= 0.95
+    if slope == 1.0:
+        assert abs(np.mean(gaps)) < 0.005  # the plug-in's excess is chance, and chance_ece says so
+
+
+def test_an_interval_wholly_below_zero_says_what_it_means() -> None:
+    """Labels that follow the probabilities more closely than chance: the squared
+    error's interval lies below 0, the ECE reads 0 [0, 0] and a warning says that
+    this is consistent with calibration, not a measured 0."""
     rng = np.random.default_rng(1)
     n = 400
     p = rng.uniform(0, 1, n)
@@ -109,9 +154,7 @@ def test_an_interval_that_misses_its_estimate_says_so() -> None:
     t = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
                       "prompt_id": [f"q{i}" for i in range(n)],
                       "judge": "j", "human": y, "p_a": p})  # fmt: skip
-    ece = expected_calibration_error(t, n_boot=2000, seed=0)
-    assert not ece.ci_low <= ece.estimate <= ece.ci_high  # the defect the warning names
-    assert any("does not hold the estimate" in w for w in ece.warnings)
-    brier = brier_score(t, n_boot=2000, seed=0)
-    assert brier.ci_low <= brier.estimate <= brier.ci_high
-    assert not any("does not hold" in w for w in brier.warnings)
+    ece = expected_calibration_error(t, seed=0)
+    assert ece.components["squared_error"] < 0 and (ece.ci_low, ece.ci_high) == (0.0, 0.0)
+    assert any("consistent with calibration" in w for w in ece.warnings)
+    assert 0.04 < ece.components["chance_ece"] < 0.06  # what a calibrated judge's plug-in reads

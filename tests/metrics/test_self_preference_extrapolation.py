@@ -4,8 +4,8 @@ its competence is learnt on (:func:`extrapolation_warning`).
 
 The gaps are worked out by hand (a tree of labelled comparisons, whose Bradley–Terry
 fit reproduces each edge's log-odds exactly) or from :func:`label_strengths` on the
-committed JudgeBench per-pair file (SmolLM2-135M, whose number the README explains as
-an extrapolation); a simulated strong author whose own pairs are wider apart than the
+committed JudgeBench per-pair file (SmolLM2-135M, whose number docs/self-preference.md
+explains as an extrapolation); a simulated strong author whose own pairs are wider apart than the
 others, where the logistic model is true, is not marked.
 """
 

@@ -163,8 +163,9 @@ def test_flagged_cells_are_exactly_the_significant_findings(report: Report) -> N
     assert flagged == {
         ("a", "verbosity", "d1"), ("a", "position", "d1"), ("c", "self_bias", "r"),
         ("b", "family_bias", "r"), ("c", "family_bias", "r"),
-        (HOSTILE, "self_preference_eo", "d1"),
     }  # fmt: skip
+    # equal opportunity is not adjusted for the judge's competence: never flagged
+    assert not shown[(HOSTILE, "self_preference_eo", "d1")]["significant"]
     for key, e in shown.items():
         f = headline[key]
         assert (e["estimate"], e["ci_low"], e["ci_high"], e["n"]) == (
@@ -204,19 +205,18 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
 def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: Report) -> None:
     lines = _verdicts(report)
     assert [(v["judges"], v["bias"], v["dataset"]) for v in lines] == [
-        ([HOSTILE], "self_preference_eo", "d1"),
         (["a"], "verbosity", "d1"),
         (["a"], "position", "d1"),
         (["b", "c"], "family_bias", "r"),
         (["c"], "self_bias", "r"),
     ]
-    pooled = lines[3]
+    pooled = lines[2]
     assert pooled["verdict"] == (
         "rates its family's answers lower than the reference warrants: "
         "\u22120.050 [\u22120.080, \u22120.020], n=1350"
     )
     assert pooled["pooled"] and not any(v["pooled"] for v in lines if v is not pooled)
-    assert lines[2]["verdict"].startswith("prefers the answer shown second: 0.40 [0.35, 0.45]")
+    assert lines[1]["verdict"].startswith("prefers the answer shown second: 0.40 [0.35, 0.45]")
 
 
 def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: Report) -> None:
@@ -339,7 +339,8 @@ def test_html_matrix_rows_flags_and_reasons(report: Report) -> None:
     assert "nothing could be estimated \u2014 see reasons" in d["text"]
     assert "0 of 0" not in html
     # the verdict sentences: the flagged ones only, one line each
-    assert len(page.verdicts) == len(_verdicts(report)) + 1  # + "nothing for d"
+    # + "no bias flagged: HOSTILE" (its only estimate, EO, is never flagged) + "nothing for d"
+    assert len(page.verdicts) == len(_verdicts(report)) + 2
     for line, v in zip(page.verdicts, _verdicts(report), strict=False):
         assert v["verdict"] in line and ", ".join(v["judges"]) in line
     assert page.verdicts[-1].startswith("Nothing could be estimated for d")
@@ -405,8 +406,16 @@ def _demo_sized() -> Report:
         lo = 0.07 if i < 2 else -0.07  # self- and family preference flagged for two
         d = i / 100
         findings += [
-            _f(j, "self_preference_eo", 0.21 + d, lo, 0.33 + d, 67, dataset="llmbar-mtbench"),
-            _f(j, "family_preference", -0.54, -0.65, -lo, 118, dataset="llmbar-mtbench"),
+            _f(
+                j,
+                "self_preference_calibrated",
+                0.21 + d,
+                lo,
+                0.33 + d,
+                67,
+                dataset="llmbar-mtbench",
+            ),
+            _f(j, "family_preference_calibrated", -0.54, -0.65, -lo, 118, dataset="llmbar-mtbench"),
             _f(j, "verbosity", 0.18 + d, 0.06, 0.30 + d, 195, dataset="llmbar-mtbench"),
             _f(j, "position", 0.7 + d, 0.67, 0.74 + d, 200, dataset="llmbar-mtbench", null=0.5),
         ]

@@ -17,18 +17,21 @@ from recuse.metrics.calibration import (
     FOLDS,
     Recalibration,
     brier_spec,
-    ece_spec,
+    ece_results,
     gives_probabilities,
     outcomes,
     recalibrate,
     reliability_table,
+    without_p_value,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of
+from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 _QUALITY = "A quality score, not a bias"
 
@@ -38,10 +41,12 @@ def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool
         key=key,
         title=title,
         short=short,
-        unit=f"expected calibration error of {what} against the human label as 0/1 (ties "
-        f"left out): mean over {BINS} equal-width probability bins, weighted by their "
-        "pairs, of |mean probability - share decided for a|; 0 = calibrated (finite "
-        f"samples read above 0). {_QUALITY}",
+        unit=f"debiased calibration error of {what} against the human label as 0/1 (ties "
+        f"left out): over {BINS} equal-width probability bins, the root of the "
+        "pair-weighted mean squared gap between stated probability and share decided "
+        "for a, with the gap chance alone makes taken out (Kumar et al. 2019); 0 = "
+        "calibrated, at any n. The plug-in ECE, and what a perfectly calibrated judge's "
+        f"plug-in ECE reads at these probabilities and n, are its components. {_QUALITY}",
         positive="stated probabilities miss the human outcome rates",
         negative="(an ECE cannot be below 0)",
         none=f"calibration error (a quality score, not a bias), {what}",
@@ -49,7 +54,7 @@ def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool
         null=0.0,
         headline=headline,
         kind="quality",
-        tested=False,  # 0 is a floor of the ECE, not a value a test could reject
+        tested=False,  # a quality score: no p-value, never flagged
     )
 
 
@@ -88,8 +93,8 @@ COLUMNS = {"p_a": (ECE, BRIER), "p_isotonic": (ECE_ISOTONIC, BRIER_ISOTONIC),
            "p_platt": (ECE_PLATT, BRIER_PLATT)}  # fmt: skip
 
 
-def needs_probabilities(frame: pd.DataFrame) -> str | None:
-    reason = needs_labels(frame)
+def needs_probabilities(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_labels(frame, roster)
     if reason:
         return reason
     if not gives_probabilities(judged(frame)["p_a"]):
@@ -129,17 +134,33 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     codes, labels = judge_codes(data, None)
     specs: list[MetricSpec] = []
     bias_of = {}
+    ece_found: list[MetricResult] = []
+    ece_skipped: list[Skipped] = []
     for column, (ece, brier) in COLUMNS.items():
-        specs.append(ece_spec(data, codes, labels, column=column, name=ece.key))
+        found, missed = ece_results(data, codes, labels, column=column, level=o.level,
+                                    seed=o.seed, min_n=o.min_n, name=ece.key)  # fmt: skip
+        ece_found += found
+        ece_skipped += missed
         specs.append(brier_spec(data, codes, labels, column=column, name=brier.key))
         bias_of[ece.key], bias_of[brier.key] = ece, brier
-    results, skipped = run_boot(specs, clusters_of(data), o)
+    boot, boot_skipped = run_boot(specs, clusters_of(data), o)
+    results = sorted(ece_found + [without_p_value(r) for r in boot],
+                     key=lambda r: bias_of[r.metric].order)  # fmt: skip
+    skipped = ece_skipped + boot_skipped
     note = (
         "; the recalibration map is fitted once per fold (cross-fitted), not refitted "
         "in each bootstrap resample"
     )
     for r in results:
-        ctx.add(ANALYSIS, from_result(ANALYSIS, bias_of[r.metric], r, dataset=inp.name))
+        detail = ""
+        if "chance_ece" in r.components:
+            detail = (
+                f"plug-in ECE {r.components['ece_plugin']:.3f}; a perfectly calibrated "
+                f"judge's plug-in ECE at these probabilities and n: "
+                f"{r.components['chance_ece']:.3f} (chance alone)"
+            )
+        ctx.add(ANALYSIS, from_result(ANALYSIS, bias_of[r.metric], r, dataset=inp.name,
+                                      detail=detail))  # fmt: skip
     for s in skipped:
         bias = bias_of[s.metric]
         if all(s.metric != r.metric or s.judge != r.judge for r in results):
@@ -147,7 +168,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                      headline=bias.headline, bias=bias)  # fmt: skip
     frame = pd.DataFrame(
         [{"dataset": inp.name, **{k: v for k, v in r.to_dict().items()
-                                  if k not in ("counts", "components", "method")}}
+                                  if k not in ("counts", "components", "method", "p_value",
+                                               "null")},
+          **{k: r.components[k] for k in ("ece_plugin", "chance_ece") if k in r.components}}
          for r in results]
     )  # fmt: skip
     if len(frame):
@@ -200,9 +223,12 @@ ANALYSIS = Analysis(
     title="Calibration",
     intro=(
         "Can the judge's stated probability be trusted? A quality score, not a bias. "
-        f"Expected calibration error: over {BINS} equal-width bins of p_a, the pair-weighted "
-        "mean gap between the stated probability and the share of pairs the humans decided "
-        "for a (human label as 0/1, ties left out); Brier score: mean (p - y)^2. The same "
+        f"Calibration error: over {BINS} equal-width bins of p_a, the gap between the "
+        "stated probability and the share of pairs the humans decided for a (human label "
+        "as 0/1, ties left out), debiased so that a calibrated judge reads 0 at any n "
+        "(the plug-in ECE reads about 0.05 for one at 400 pairs; it is shown beside, "
+        "with what a calibrated judge's plug-in ECE reads on the same probabilities); "
+        "Brier score: mean (p - y)^2. Neither carries a p-value. The same "
         f"after isotonic and Platt recalibration, cross-fitted over {FOLDS} folds of "
         "prompts so that before and after are both out of sample."
     ),

@@ -32,6 +32,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 CALIBRATED = Bias(
     key="self_preference_calibrated",
@@ -40,11 +41,18 @@ CALIBRATED = Bias(
     unit="P(judge picks its own answer) minus the probability its own competence predicts "
     "on the same pairs had authorship not mattered (a Bradley–Terry model of its verdicts "
     "on the models' strengths from the human labels, with its position preference); "
-    "probability units, 0 = no self-preference however strong its own model is",
+    "probability units, 0 = no self-preference however strong its own model is; n = the "
+    "judge's own pairs (the pairs its competence is learnt on are counted beside them)",
     positive="picks its own answers more often than its competence predicts",
     negative="picks its own answers less often than its competence predicts",
     none="no detectable self-preference beyond its competence",
     order=9,
+)
+#: how every self- and family-preference number other than the calibrated headline is
+#: labelled: what it is, and why it is no finding of its own
+UNADJUSTED = (
+    "not adjusted for the judge's competence: high for a strong judge with no bias, low "
+    "for a weak one — shown beside the calibrated headline, never flagged"
 )
 EO = Bias(
     key="self_preference_eo",
@@ -52,15 +60,17 @@ EO = Bias(
     short="Self-preference (EO)",
     unit="the paper's definition (Wataoka et al., Def. 4.1): the judge's recall of the "
     "human-preferred answer when it is its own, minus its recall when the other answer is "
-    "preferred; caveat: 0 = "
-    "no bias only when both kinds of pair are equally hard — a judge without any self "
-    "term reads above 0 when its own model is strong (its own-better pairs are easy)",
+    f"preferred; {UNADJUSTED}: a judge without any self term reads above 0 when its own "
+    "model is strong (its own-better pairs are easy) and below 0 when its own model is "
+    "weak (about −0.10 to −0.17 for the weakest author in a simulation), so 0 = no bias "
+    "only when both kinds of pair are equally hard",
     positive="favours its own answers",
     negative="is harder on its own answers",
     none="no detectable self-preference",
     order=10,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="recall difference",
+    unadjusted=True,
 )
 DP = Bias(
     key="self_preference_dp",
@@ -69,7 +79,7 @@ DP = Bias(
     unit="P(judge picks its own answer) − P(human prefers it), over the same labelled "
     "pairs (the paper's Eq. 4 as a difference); caveat: quality not controlled, and a "
     "noisy judge regresses toward 0.5, so an unbiased judge of a strong model reads "
-    "below 0; 0 = as often as the humans",
+    f"below 0; 0 = as often as the humans; {UNADJUSTED}",
     positive="picks its own answer more often than the humans prefer it",
     negative="picks its own answer less often than the humans prefer it",
     none="picks its own answer about as often as the humans prefer it",
@@ -77,6 +87,7 @@ DP = Bias(
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
     headline=False,
+    unadjusted=True,
 )
 
 
@@ -87,6 +98,10 @@ def describe_dp(r: MetricResult) -> str:
     if r.metric == CALIBRATED.key and own is not None and pred is not None:
         if np.isfinite(own) and np.isfinite(pred):
             return f"picks its own {own:.2f} vs {pred:.2f} predicted"
+    own, pred = r.components.get("family_pick_rate"), r.components.get("predicted_family_pick_rate")
+    if r.metric == "family_preference_calibrated" and own is not None and pred is not None:
+        if np.isfinite(own) and np.isfinite(pred):
+            return f"picks its family's {own:.2f} vs {pred:.2f} predicted"
     judge, human = r.components.get("judge_prefers_s"), r.components.get("human_prefers_s")
     if r.metric.endswith("_dp") and judge is not None and human is not None:
         if np.isfinite(judge) and np.isfinite(human):
@@ -94,39 +109,42 @@ def describe_dp(r: MetricResult) -> str:
     return ""
 
 
-def _calibrated_first(ctx: Context, dataset: str) -> None:
+def calibrated_first(
+    ctx: Context, analysis: Analysis, dataset: str, calibrated: Bias, eo: Bias
+) -> None:
     """Where a judge has a calibrated estimate on ``dataset``, its EO finding leaves the
-    summary (it stays in the section); where it has none, EO stays the headline and
-    the calibrated skip becomes a section note saying why."""
-    part = ctx.part(ANALYSIS)
-    calibrated = {f.judge for f in findings_of(ctx, ANALYSIS, dataset, CALIBRATED)}
+    summary (it stays in the section, labelled unadjusted); where it has none, EO is
+    shown in the summary in its place (still unflagged) and the calibrated skip becomes
+    a section note saying why."""
+    part = ctx.part(analysis)
+    have = {f.judge for f in findings_of(ctx, analysis, dataset, calibrated)}
     part.findings[:] = [
         dataclasses.replace(f, headline=False)
-        if f.dataset == dataset and f.bias.key == EO.key and f.judge in calibrated
+        if f.dataset == dataset and f.bias.key == eo.key and f.judge in have
         else f
         for f in part.findings
     ]
-    eo_judges = {f.judge for f in findings_of(ctx, ANALYSIS, dataset, EO)}
+    eo_judges = {f.judge for f in findings_of(ctx, analysis, dataset, eo)}
     kept = []
     for k in ctx.skipped:
-        if k.dataset == dataset and k.bias is not None and k.bias.key == CALIBRATED.key:
+        if k.dataset == dataset and k.bias is not None and k.bias.key == calibrated.key:
             if k.judge in eo_judges:
                 part.notes.append(
                     f"{dataset}, {k.judge}: no calibrated estimate ({k.reason.split(': ', 1)[-1]})"
-                    " — equal opportunity is its headline"
+                    f" — equal opportunity is shown in its place, {UNADJUSTED}"
                 )
-            continue  # a judge without own answers has no self-preference at all
+            continue  # a judge without own answers has no such preference at all
         kept.append(k)
     ctx.skipped[:] = kept
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    return needs_own_answers(frame, relation="self")
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    return needs_own_answers(frame, roster, relation="self")
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
-    _calibrated_first(ctx, inp.name)
+    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO)
     o = ctx.options
     part = ctx.part(ANALYSIS)
     rows = judged(inp.frame)
@@ -221,13 +239,16 @@ ANALYSIS = Analysis(
         "well the judge tells a stronger model's answer from a weaker one mostly on pairs "
         "without its own model, so a judge whose own model is strong is not read as biased "
         "because its own-better pairs are easy. It needs human labels and pairs without "
-        "the judge's own model; where they are missing, EO is the headline. The papers' "
-        "definitions stay below, with their caveat: equal opportunity (Wataoka et al., "
+        "the judge's own model; where they are missing, EO is shown in its place, unflagged. "
+        "n is the judge's own pairs. The papers' "
+        "definitions stay below, not adjusted for competence and never flagged: equal "
+        "opportunity (Wataoka et al., "
         "Def. 4.1; the judge's recall of the human-preferred answer when it is its own, "
         "minus its recall when the other answer is better) and demographic parity (how "
         "much more often it picks its own answer than the humans prefer it, on the same "
         "labelled pairs) are 0 for an unbiased judge only when both kinds of pair are "
-        "equally hard. Verdicts are the judge's probabilities averaged over the orders it "
+        "equally hard: high for a strong judge with no bias, low for a weak one. "
+        "Verdicts are the judge's probabilities averaged over the orders it "
         "judged; human ties are left out of EO."
     ),
     table="pairs",

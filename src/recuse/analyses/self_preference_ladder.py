@@ -1,29 +1,35 @@
-"""Self-preference taken apart: from the raw own-win rate to the harmful part.
+"""Self-preference taken apart.
 
-One table per input, a row per judge and rung (:data:`recuse.metrics.ladder.RUNGS`),
-each with a prompt-clustered interval from one shared bootstrap; the harmful excess
-(own worse answers chosen beyond the judge's error rate on other models' pairs) is a
-finding of its section. The legitimate and harmful rungs are split by what the two
-presentation orders did (own in both / split / other in both).
+First the calibrated headline's ladder: per judge, the calibrated self-preference and
+its parts by the human label of the judge's own pairs (human prefers its own answer /
+neither / the other; :data:`recuse.metrics.self_preference.CALIBRATED_RUNGS`), each
+observed own picks minus the competence-predicted own picks on that rung per own pair,
+so the parts add up to the headline; from the shared bootstrap. Then the raw ladder
+(:data:`recuse.metrics.ladder.RUNGS`), labelled as not adjusted for the judge's
+competence; no number of it is a finding (the harmful excess included).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from recuse.analyses.base import Analysis, Context, from_result, judged, needs_verdicts, slug
+from recuse.analyses.base import Analysis, Context, judged, needs_verdicts, slug
+from recuse.analyses.self_preference import UNADJUSTED
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
+from recuse.metrics.self_preference import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 HARMFUL_EXCESS = Bias(
     key="self_preference_harmful_excess",
     title="Self-preference, harmful excess",
     short="Harmful self-preference",
-    unit=RUNGS["harmful_excess"],
+    unit=RUNGS["harmful_excess"] + f"; {UNADJUSTED}",
     positive="chooses its own worse answers more often than other models' worse answers",
     negative="chooses its own worse answers less often than other models' worse answers",
     none="no detectable excess",
@@ -31,11 +37,50 @@ HARMFUL_EXCESS = Bias(
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="share of pairs",
     headline=False,
+    unadjusted=True,
 )
+#: the calibrated ladder's rows: the headline, then its parts
+_CALIBRATED_ROWS = {
+    CALIBRATED: "the calibrated self-preference (the headline): own picks minus the "
+    "competence-predicted own picks, per own pair",
+    **{k: f"part of the headline: {v}" for k, v in CALIBRATED_RUNGS.items()},
+}
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    reason = needs_verdicts(frame)
+def _calibrated_ladder(inp: Input, shared: PairwiseBias | None) -> pd.DataFrame:
+    """The calibrated headline and its parts per judge, from the shared bootstrap."""
+    if shared is None:
+        return pd.DataFrame()
+    order = {k: i for i, k in enumerate(_CALIBRATED_ROWS)}
+    rows = []
+    for r in shared.results:
+        if r.metric not in _CALIBRATED_ROWS:
+            continue
+        c = r.components
+        rows.append(
+            {
+                "judge": r.judge,
+                "rung": r.metric,
+                "definition": _CALIBRATED_ROWS[r.metric],
+                "estimate": r.estimate,
+                "ci_low": r.ci_low,
+                "ci_high": r.ci_high,
+                "share of own pairs": c.get("rung_share", 1.0),
+                "own pick rate": c.get("own_pick_rate", np.nan),
+                "predicted own pick rate": c.get("predicted_own_pick_rate", np.nan),
+                "own pairs": r.n,
+                "prompts": r.n_clusters,
+            }
+        )
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    frame["_o"] = frame["rung"].map(order)
+    return frame.sort_values(["judge", "_o"]).drop(columns="_o").reset_index(drop=True)
+
+
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if "human" not in frame.columns or frame["human"].isna().all():
@@ -45,6 +90,13 @@ def _needs(frame: pd.DataFrame) -> str | None:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
+    cal = _calibrated_ladder(inp, shared)
+    if not cal.empty:
+        ctx.part(ANALYSIS).tables.append(
+            Table(slug("calibrated-ladder", inp.name),
+                  f"Calibrated self-preference, part by part (the parts add up to it) — {inp.name}",
+                  cal)
+        )  # fmt: skip
     rows = judged(inp.frame)
     with ctx.timed(f"self-preference ladder ({inp.name})", ANALYSIS):
         try:
@@ -77,13 +129,6 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         }
         for s in skipped
     ]
-    for r in results:
-        if r.metric == "harmful_excess":
-            ctx.add(ANALYSIS, from_result(ANALYSIS, HARMFUL_EXCESS, r, dataset=inp.name))
-    for s in skipped:
-        if s.metric == "harmful_excess":
-            ctx.skip(ANALYSIS, f"harmful excess: {s.reason}", inp.name, str(s.judge or ""),
-                     headline=False, bias=HARMFUL_EXCESS)  # fmt: skip
     if table:
         order = {k: i for i, k in enumerate(RUNGS)}
         frame = pd.DataFrame(table)
@@ -91,7 +136,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             ["judge", "rung"], key=lambda c: c.map(order) if c.name == "rung" else c
         )
         ctx.part(ANALYSIS).tables.append(
-            Table(slug("ladder", inp.name), f"Self-preference, rung by rung — {inp.name}",
+            Table(slug("ladder", inp.name),
+                  f"Self-preference, rung by rung, {UNADJUSTED} — {inp.name}",
                   frame.reset_index(drop=True))
         )  # fmt: skip
 
@@ -100,7 +146,13 @@ ANALYSIS = Analysis(
     id="self-preference-ladder",
     title="Self-preference, taken apart",
     intro=(
-        "How much of a judge's preference for its own answers is justified? Rung by rung, "
+        "How much of a judge's preference for its own answers is justified? First the "
+        "calibrated self-preference taken apart by the human label of the judge's own pairs "
+        "(the human prefers its answer / neither / the other): each part is its own picks "
+        "minus the picks its competence predicts on that part's pairs, per own pair, so the "
+        "parts add up to the headline. Then the raw ladder, not adjusted for the judge's "
+        "competence (high for a strong judge with no bias, low for a weak one) and never "
+        "flagged. Rung by rung, "
         "on the pairs that hold its own answer: how often it picks its own answer (no "
         "quality control), how often the reference does, their difference (demographic "
         "parity), equal opportunity (Def. 4.1), then the legitimate "
@@ -119,5 +171,6 @@ ANALYSIS = Analysis(
     "answers, and reference labels (human or objective); the baseline also needs labelled "
     "pairs of two other models",
     needs=_needs,
+    metrics={CALIBRATED: None, **dict.fromkeys(CALIBRATED_RUNGS)},
     build=_build,
 )

@@ -66,6 +66,7 @@ def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
 def _register() -> None:
     # Each import adds its commands to ``app``.
     from recuse.cli import audit as _audit  # noqa: F401
+    from recuse.cli import certify as _certify  # noqa: F401
     from recuse.cli import data as _data  # noqa: F401
     from recuse.cli import favoritism as _favoritism  # noqa: F401
     from recuse.cli import gate as _gate  # noqa: F401

@@ -7,15 +7,36 @@ Command modules import ``app`` from here and add their commands to it;
 
 from __future__ import annotations
 
+import inspect
 import os
-from typing import Annotated
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from recuse.data.generic import ValueReading, check_value_map
+from recuse.data.generic import ValueReading
 from recuse.data.importers import References
-from recuse.errors import ConfigError
+from recuse.options import (
+    Option,
+    Settings,
+    default,
+    parse_mapping,
+    parse_values,
+    read_options,
+    resolve,
+    settings_fields,
+)
+from recuse.roster import Roster
 from recuse.tables import ConfidenceOf, SwappedFrame
+
+__all__ = [
+    "AllowUnknownOption", "ConfidenceOfOption", "ConfidenceOption", "MapOption",
+    "ReferenceJudgeOption", "ReferenceScorerOption", "SwappedFrameOption", "ValuesOption",
+    "app", "cli_context", "option", "parse_mapping", "parse_values", "references",
+    "settings_parameters", "value_reading",
+]  # fmt: skip
 
 app = typer.Typer(
     name="recuse",
@@ -44,156 +65,73 @@ def _root(
         os.environ["RECUSE_ROSTER"] = roster
 
 
-# --- the options of commands that read a pairs file (validate, metrics, audit, judge) ---
+# --- the options of commands that read a pairs file (validate, metrics, audit, judge),
+# made from the fields of recuse.options.Settings, where each is declared once ---
 
-MapOption = Annotated[
-    str | None,
-    typer.Option(
-        "--map",
-        help="Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,... e.g. id=item_id,"
-        "judge_model=judge (a missing column's error suggests pairs).",
-    ),
-]
-ValuesOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--values",
-        help="Map written values to P(a better), per FILE column (its name before --map): "
-        "COLUMN:VALUE=NUMBER,... e.g. judge_winner:A=1,B=0,tie=0.5 (repeat, or separate "
-        "columns with ;). A/B/tie, [[A]], model names and AlpacaEval 1/2/1.5 need no map.",
-    ),
-]
-SwappedFrameOption = Annotated[
-    SwappedFrame,
-    typer.Option(
-        "--swapped-frame",
-        help="How p_a_second (b shown first) is written: original (A = a, the default) or "
-        "presented (A = the response shown first, i.e. b; read as 1 - p).",
-    ),
-]
-ConfidenceOption = Annotated[
-    str | None,
-    typer.Option(
-        "--confidence",
-        help="FILE column with the judge's confidence in [0, 1] for its first-order verdict.",
-    ),
-]
-ConfidenceOfOption = Annotated[
-    ConfidenceOf,
-    typer.Option(
-        "--confidence-of",
-        help="winner: the confidence is P(verdict given), so P(a) = c for A, 1 - c for B "
-        "(default); a: the confidence is P(a better) itself.",
-    ),
-]
-AllowUnknownOption = Annotated[
-    bool,
-    typer.Option(
-        "--allow-unknown-models",
-        hidden=True,
-        help="No effect (kept for old scripts): a model name missing from the roster is "
-        "always read as its own model and family, with one note.",
-    ),
-]
 
-ReferenceScorerOption = Annotated[
-    str | None,
-    typer.Option(
-        "--reference-scorer",
-        help="Inspect logs: the scorer whose grades are the independent reference of the "
-        "model-graded scores (e.g. match or includes), for the favoritism regression.",
-    ),
-]
-ReferenceJudgeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--reference-judge",
-        help="Ratings: the judge whose ratings of the same prompt, model and dimension are "
-        "the reference of the other judges (its own rows are not audited).",
-    ),
-]
+def option(name: str) -> Any:
+    """The typer annotation of the :class:`~recuse.options.Settings` field ``name``."""
+    spec = settings_fields()[name]
+    return Annotated[spec.cli, typer.Option(*spec.flags, help=spec.help, hidden=spec.hidden)]
+
+
+MapOption = option("mapping")
+ValuesOption = option("values")
+SwappedFrameOption = option("swapped_frame")
+ConfidenceOption = option("confidence")
+ConfidenceOfOption = option("confidence_of")
+AllowUnknownOption = option("allow_unknown_models")
+ReferenceScorerOption = option("reference_scorer")
+ReferenceJudgeOption = option("reference_judge")
+
+_CONFIG_HELP = (
+    "A recuse.toml with default options, map, value maps, materiality and roster additions "
+    "(default: ./recuse.toml if present); options given here win."
+)
+
+
+def settings_parameters(func: Callable[..., None], *, data_help: str) -> Callable[..., None]:
+    """``func(ctx, data, **given)`` with a signature typer reads: the data argument,
+    one option per :class:`~recuse.options.Settings` field, and ``--config``."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [
+        inspect.Parameter("ctx", kind, annotation=typer.Context),
+        inspect.Parameter("data", kind, annotation=Annotated[
+            list[str], typer.Argument(metavar="DATA...", help=data_help)]),
+    ]  # fmt: skip
+    for f in fields(Settings):
+        spec: Option = f.metadata["option"]
+        plain = spec.cli_default if spec.cli_default is not None else default(f.name)
+        cli_default = None if isinstance(plain, tuple | dict) or plain == {} else plain
+        params.append(inspect.Parameter(f.name, kind, annotation=option(f.name),
+                                        default=cli_default))  # fmt: skip
+    config = Annotated[Path | None, typer.Option("--config", help=_CONFIG_HELP)]
+    params.append(inspect.Parameter("config", kind, annotation=config, default=None))
+    func.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return func
+
+
+def cli_context(ctx: typer.Context, given: dict[str, Any]) -> tuple[Settings, Roster]:
+    """The command's settings (command line > recuse.toml > default, by
+    :func:`recuse.options.resolve`) and its one roster (``--roster`` plus the file's
+    ``[[model]]`` entries)."""
+    from recuse.api import context_roster
+    from recuse.config import find_config, load_config
+
+    path = find_config(given.pop("config", None))
+    cfg = load_config(path) if path is not None else None
+    typed = {
+        name: value
+        for name, value in given.items()
+        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+    }
+    settings = resolve(read_options(typed, "cli"), config=cfg)
+    return settings, context_roster(ctx.find_root().params.get("roster") or None, cfg)
 
 
 def references(scorer: str | None, judge: str | None) -> References:
     """The ``--reference-scorer`` / ``--reference-judge`` options as the library takes them."""
     return References(scorer=scorer or None, judge=judge or None)
-
-
-def parse_mapping(text: str | None) -> dict[str, str | tuple[str, ...]]:
-    """Parse ``--map file_col=schema_col,other=judge`` into a column mapping; one file
-    column may feed several schema columns (``id=item_id,id=prompt_id``).
-
-    >>> parse_mapping("label=human, evaluator=judge")
-    {'label': 'human', 'evaluator': 'judge'}
-    >>> parse_mapping("id=item_id,id=prompt_id")
-    {'id': ('item_id', 'prompt_id')}
-    """
-    if not text:
-        return {}
-    mapping: dict[str, str | tuple[str, ...]] = {}
-    for part in text.split(","):
-        source, sep, target = part.rpartition("=")  # a file column may hold '='; none of ours
-        if not sep or not source.strip() or not target.strip():
-            raise ConfigError(
-                f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
-                "comma-separated, e.g. --map label=human,evaluator=judge"
-            )
-        source, target = source.strip(), target.strip()
-        had = mapping.get(source)
-        if had is None:
-            mapping[source] = target
-        else:
-            have = (had,) if isinstance(had, str) else had
-            mapping[source] = have if target in have else (*have, target)
-    return mapping
-
-
-_VALUES_HELP = (
-    "write COLUMN:VALUE=NUMBER,VALUE=NUMBER with the file's column name and P(a better) "
-    "in [0, 1], e.g. --values 'judge_winner:A=1,B=0,tie=0.5' (repeat --values or "
-    "separate columns with ;)"
-)
-
-
-def parse_values(specs: list[str] | None) -> dict[str, dict[str, float]]:
-    """Parse ``--values`` specs into a value map ``{file column: {value: P(a better)}}``.
-
-    >>> parse_values(["judge_winner:A=1,B=0,tie=0.5; human_winner:neither=0.5"])
-    {'judge_winner': {'A': 1.0, 'B': 0.0, 'tie': 0.5}, 'human_winner': {'neither': 0.5}}
-    >>> parse_values(["score:A>B=1,A=B=0.5,B>A=0"])  # a value may hold '=' (Arena-Hard)
-    {'score': {'A>B': 1.0, 'A=B': 0.5, 'B>A': 0.0}}
-    """
-    out: dict[str, dict[str, float]] = {}
-    for spec in specs or ():
-        for part in spec.split(";"):
-            if not part.strip():
-                continue
-            column, sep, pairs = part.partition(":")
-            if not sep or not column.strip() or not pairs.strip():
-                raise ConfigError(f"--values: cannot read {part.strip()!r} — {_VALUES_HELP}")
-            table = out.setdefault(column.strip(), {})
-            for item in pairs.split(","):
-                # the number is after the last '=': a value may hold one (Arena-Hard's A=B)
-                value, eq, number = item.rpartition("=")
-                try:
-                    p = float(number)
-                except ValueError:
-                    eq = ""
-                if not eq or not value.strip():
-                    raise ConfigError(
-                        f"--values {column.strip()}: cannot read {item.strip()!r} — {_VALUES_HELP}"
-                    ) from None
-                if table.get(value.strip(), p) != p:
-                    raise ConfigError(
-                        f"--values {column.strip()}: {value.strip()!r} is given twice, as "
-                        f"{table[value.strip()]:g} and {p:g} — keep one"
-                    )
-                table[value.strip()] = p
-    try:
-        check_value_map(out)
-    except ConfigError as exc:
-        raise ConfigError(f"--values: {exc}") from None
-    return out
 
 
 def value_reading(

@@ -12,6 +12,7 @@ from recuse.errors import ConfigError
 
 if TYPE_CHECKING:
     from recuse.report.gate import Scope
+    from recuse.report.model import Report
 
 
 def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
@@ -29,7 +30,7 @@ def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
 
 
 def run_gate(
-    report: Path,
+    report: Path | Report,
     maxima: list[str],
     minima: list[str],
     *,
@@ -37,8 +38,9 @@ def run_gate(
     as_json: bool = False,
 ) -> int:
     """Print one line per bias and judge (or, ``as_json``, one JSON object); return the
-    gate's exit code (0, 1 or 3)."""
-    from recuse.report.gate import gate_report, parse_thresholds
+    gate's exit code (0, 1 or 3). ``report``: a ``report.json``, or the report object an
+    audit just made (``--fail-on`` gates it in memory)."""
+    from recuse.report.gate import gate_report, in_memory, parse_thresholds
 
     if not maxima and not minima:
         raise ConfigError("give at least one threshold, e.g. --max self_preference_eo=0.05")
@@ -47,15 +49,16 @@ def run_gate(
         *(parse_thresholds(minima, "min") if minima else []),
     ]
     aliases, scopes = registry_scopes()
+    read = report if isinstance(report, Path) else in_memory(report)
     result = gate_report(
-        report, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
+        read, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
     )
     if as_json:
         import json
 
         outcome = {0: "passed", 1: "failed", 3: "inconclusive"}[result.exit_code]
         payload = {
-            "report": str(report),
+            "report": str(report) if isinstance(report, Path) else report.title,
             "exit_code": result.exit_code,
             "outcome": outcome,
             "verdict": result.verdict(),

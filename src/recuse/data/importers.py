@@ -42,6 +42,7 @@ __all__ = [
     "Imported",
     "Importer",
     "References",
+    "folder_formats",
     "json_keys",
     "read_import",
     "sniff",
@@ -281,28 +282,81 @@ def sniff(path: str | Path) -> ImportFormat | None:
     return None
 
 
-def _folder_formats(folder: Path) -> dict[ImportFormat, list[Path]]:
-    """The files directly in ``folder`` by the format :func:`sniff` finds (others left out)."""
-    found: dict[ImportFormat, list[Path]] = {}
+#: formats whose tool writes its files in subfolders of the folder a user names:
+#: Arena-Hard-Auto's ``model_judgment/<judge>/<model>.jsonl`` and AlpacaEval's
+#: ``results/<model>/<annotator>/annotations.json`` (depths: folders below; AlpacaEval
+#: from ``results/`` or from one model's folder)
+NESTED: dict[ImportFormat, tuple[int, ...]] = {"arena-hard": (1,), "alpaca-eval": (1, 2)}
+#: formats of one tool that one folder may hold together, each read as its own table
+#: (FastChat's ``model_judgment/``: ``<judge>_pair.jsonl`` beside ``<judge>_single.jsonl``)
+TOGETHER: frozenset[ImportFormat] = frozenset({"fastchat-pair", "fastchat-single"})
+
+
+def _files(folder: Path) -> list[Path]:
     try:
         entries = sorted(folder.iterdir())
     except OSError as exc:
         raise InputError(f"cannot list the folder ({exc.strerror or exc})", file=folder) from None
+    return [f for f in entries if not f.name.startswith(".")]
+
+
+def _folder_formats(folder: Path) -> dict[ImportFormat, list[Path]]:
+    """The files of ``folder`` by the format :func:`sniff` finds (others left out): those
+    directly in it, or, when it holds none, those its tool writes in subfolders
+    (:data:`NESTED`: the root of Arena-Hard-Auto's ``model_judgment/``, one subfolder
+    per judge; AlpacaEval's ``results/``)."""
+    found: dict[ImportFormat, list[Path]] = {}
+    entries = _files(folder)
     for f in entries:
-        if f.name.startswith(".") or not f.is_file():
+        if not f.is_file():
             continue
         fmt = sniff(f)
         if fmt is not None:
             found.setdefault(fmt, []).append(f)
+    if found:
+        return found
+    level = [d for d in entries if d.is_dir()]
+    for depth in range(1, max(max(d) for d in NESTED.values()) + 1):
+        below: list[Path] = []
+        for d in level:
+            for f in _files(d):
+                if f.is_dir():
+                    below.append(f)
+                    continue
+                fmt = sniff(f) if f.is_file() else None
+                if fmt is not None and depth in NESTED.get(fmt, ()):
+                    found.setdefault(fmt, []).append(f)
+        level = below
     return found
+
+
+def folder_formats(path: str | Path) -> list[ImportFormat]:
+    """The foreign formats :func:`read_import` reads from the folder ``path``, each as
+    its own table: one format, or FastChat's pair and single-answer files together
+    (:data:`TOGETHER`); empty when it holds none. A folder that mixes other formats
+    raises :class:`InputError` naming them."""
+    found = _folder_formats(Path(path))
+    if len(found) > 1 and set(found) <= TOGETHER:
+        return sorted(found)
+    one = sniff_folder(path)
+    return [one] if one is not None else []
 
 
 def sniff_folder(path: str | Path) -> ImportFormat | None:
     """The one foreign format of the files directly in the folder ``path`` (an Inspect
-    log folder, FastChat's ``model_judgment/``), None when it holds none; a folder that
-    mixes formats raises :class:`InputError` naming them."""
+    log folder, FastChat's ``model_judgment/``) or in its tool's subfolders (the root of
+    Arena-Hard-Auto's ``model_judgment/``, AlpacaEval's ``results/``), None when it
+    holds none; a folder that mixes formats raises :class:`InputError` naming them
+    (FastChat's pair and single files together: :func:`folder_formats` reads both)."""
     folder = Path(path)
     found = _folder_formats(folder)
+    if set(found) == TOGETHER:
+        raise InputError(
+            "the folder holds FastChat pair judgments and single-answer grades",
+            file=folder,
+            fix="audit the folder (both are read, each as its own table), or give "
+            "--format fastchat-pair or fastchat-single to read one of them",
+        )
     if len(found) > 1:
         listed = "; ".join(
             f"{fmt}: {', '.join(f.name for f in fs[:3])}" for fmt, fs in found.items()
@@ -313,6 +367,48 @@ def sniff_folder(path: str | Path) -> ImportFormat | None:
             fix="give --format to read one of them, or give the files one by one",
         )
     return next(iter(found), None)
+
+
+def _rel(file: Path, folder: Path) -> str:
+    """``file``'s path below ``folder`` (its name when directly in it)."""
+    try:
+        return file.relative_to(folder).as_posix()
+    except ValueError:
+        return file.name
+
+
+def _read_each(
+    files: list[Path],
+    importer: Importer,
+    roster: Roster,
+    unknown_models: UnknownModels,
+    refs: References,
+    folder: Path,
+) -> tuple[list[pd.DataFrame], dict[Path, str]]:
+    """Each file read, and the Inspect logs left out with the reason: a log whose
+    scorers record no grader model holds nothing to import (real log folders mix
+    model-graded and deterministic evals); any other error stops the folder. Raises
+    :class:`InputError` when every log is left out."""
+    from recuse.data.inspect_log import NoModelGrades
+
+    frames: list[pd.DataFrame] = []
+    skipped: dict[Path, str] = {}
+    for f in files:
+        try:
+            frames.append(importer.read(f, roster, unknown_models, refs))
+        except NoModelGrades as exc:
+            if importer.name != "inspect":
+                raise
+            skipped[f] = exc.reason
+    if not frames:
+        listed = "; ".join(f"{f.name}: {why}" for f, why in list(skipped.items())[:3])
+        raise InputError(
+            f"none of the {len(skipped)} Inspect logs has a model-graded scorer ({listed})",
+            file=folder,
+            fix="score with model_graded_qa / model_graded_fact or another scorer that "
+            "records its grading in metadata.grading",
+        )
+    return frames, skipped
 
 
 def _read_folder(
@@ -333,7 +429,8 @@ def _read_folder(
             file=folder,
             fix="give the folder the tool wrote its files to, or one file",
         )
-    frames = [importer.read(f, roster, unknown_models, refs) for f in files]
+    frames, skipped = _read_each(files, importer, roster, unknown_models, refs, folder)
+    files = [f for f in files if f not in skipped]
     if importer.name == "inspect":  # sample ids repeat across tasks: prefix the task
         tasks = {str(t) for fr in frames for t in fr["task"].dropna().unique()}
         if len(tasks) > 1:
@@ -347,7 +444,8 @@ def _read_folder(
         for row in fr[key].itertuples(index=False, name=None):
             if row in seen:
                 raise InputError(
-                    f"({', '.join(map(str, row))}) is in {seen[row].name} and in {f.name}",
+                    f"({', '.join(map(str, row))}) is in {_rel(seen[row], folder)} and in "
+                    f"{_rel(f, folder)}",
                     file=folder,
                     column=", ".join(key),
                     fix="each file must hold other rows; keep one copy of a run's file",
@@ -360,7 +458,8 @@ def _read_folder(
     notes = [str(n) for fr in frames for n in fr.attrs.get("notes", ()) if n not in no_reference]
     out.attrs["notes"] = [
         f"{folder.name}: {len(files)} {importer.name} files read as one table "
-        f"({', '.join(f.name for f in files[:5])}{', ...' if len(files) > 5 else ''}).",
+        f"({', '.join(_rel(f, folder) for f in files[:5])}{', ...' if len(files) > 5 else ''}).",
+        *[f"{folder.name}: {f.name} skipped: {why}" for f, why in skipped.items()],
         *notes,
     ]
     if no_reference:

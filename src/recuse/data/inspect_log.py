@@ -18,12 +18,22 @@ grades becomes one ``ratings`` row:
 
 The grader is the model that answered in ``metadata.grading``, else the scorer's
 ``model`` option, else the ``grader`` model role, else — Inspect's default when no
-grader is named — the evaluated model itself. Grades map to numbers as Inspect's
-``value_to_float`` does: ``C`` = 1, ``P`` = 0.5, ``I`` = ``N`` = 0, yes/true = 1,
-no/false = 0, numbers as they are. An unscored grade (``NaN`` / ``null``, e.g. "Grade
-not found") is a missing rating with status ``unparsed``; a sample that errored has
-status ``failed``. With several epochs the rating is the mean over the epochs with a
-grade (Inspect's default ``mean`` reducer); ``epochs`` counts them.
+grader is named — the evaluated model itself. The evaluated model is the snapshot
+that answered: ``eval.model`` names what was asked for (``openai/gpt-4o-mini``), a
+sample's ``output.model`` what the API answered with (``gpt-4o-mini-2024-07-18``);
+a dated name there that is a snapshot of the undated ``eval.model`` (by its roster
+line, or the name without its date) is the model, so the evaluated model grading
+itself reads as self, as it is. Two different dated snapshots stay two models.
+
+Grades map to numbers as Inspect's ``value_to_float`` does: ``C`` = 1, ``P`` = 0.5,
+``I`` = ``N`` = 0, yes/true = 1, no/false = 0, numbers as they are. An unscored grade
+(``NaN`` / ``null``, e.g. "Grade not found") is a missing rating with status
+``unparsed``; a sample that errored has status ``failed``. A scorer whose grades are
+on the 0–1 scale (``model_graded_qa`` / ``model_graded_fact``, or any scorer whose
+grades in the log are letters or yes/no) gives a number outside it (``1e30``) as a
+missing rating with status ``unparsed``, counted in a note, never as a rating. With
+several epochs the rating is the mean over the epochs with a grade (Inspect's default
+``mean`` reducer); ``epochs`` counts them.
 
 The log holds no independent score of each answer, so ``reference`` is empty unless
 ``reference_scorer`` names a scorer whose grades serve as one (e.g. a deterministic
@@ -52,7 +62,7 @@ from recuse.errors import InputError
 from recuse.roster import Roster
 from recuse.tables import shown, validate_ratings
 
-__all__ = ["GRADES", "grade_value", "is_inspect_json", "read_inspect_log"]
+__all__ = ["GRADES", "NoModelGrades", "grade_value", "is_inspect_json", "read_inspect_log"]
 
 GRADES: dict[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}  # value_to_float's
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
@@ -60,6 +70,21 @@ MODEL_GRADED = ("model_graded_qa", "model_graded_fact")
 ZIP_ZSTD = 93  # APPNOTE 4.4.5 compression method: Zstandard
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")  # APPNOTE 4.3.7, 30 bytes
 _JSON_LOG = re.compile(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+
+
+class NoModelGrades(InputError):
+    """An Inspect log whose scorers record no grader model (nothing to import as
+    ratings); a log folder lists such a log as skipped rather than refusing the folder."""
+
+
+UNIT_SCALE = (0.0, 1.0)  # the scale of C/P/I and yes/no grades (value_to_float)
+
+
+def _letter(value: Any) -> bool:
+    """Whether a grade is written as a letter or word (C/P/I/N, yes/no, true/false)."""
+    if isinstance(value, bool):
+        return True
+    return isinstance(value, str) and (value in GRADES or value.strip().lower() in _WORDS)
 
 
 def is_inspect_json(head: str) -> bool:
@@ -222,6 +247,44 @@ def _roster_name(name: str, roster: Roster) -> str:
     return bare if bare in roster else name
 
 
+def _answered_by(sample: dict[str, Any], model: str, roster: Roster) -> str:
+    """The model that answered the sample: ``output.model`` where it is a dated
+    snapshot of the undated ``model`` (``gpt-4o-mini-2024-07-18`` for
+    ``openai/gpt-4o-mini``), else ``model`` as named."""
+    from recuse.roster import date_token
+
+    output = sample.get("output")
+    answered = _model_name(output.get("model")) if isinstance(output, dict) else None
+    if answered is None or answered == model:
+        return model
+    bare = model.split("/", 1)[1] if "/" in model else model
+    if date_token(bare) is not None or date_token(answered) is None:
+        return model  # a dated request, or an undated answer: the name asked for
+    if _undated(answered).casefold() == bare.casefold():
+        return answered
+    return answered if _snapshot_of(answered, model, roster) else model
+
+
+def _undated(name: str) -> str:
+    """``name`` without its (last) date and the separator before it:
+    ``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``."""
+    from recuse.roster import _DATE
+
+    found = list(_DATE.finditer(name))
+    if not found:
+        return name
+    last = found[-1]
+    return (name[: last.start()].rstrip("-_@.:") + name[last.end() :]).strip()
+
+
+def _snapshot_of(answered: str, model: str, roster: Roster) -> bool:
+    """Whether the dated ``answered`` is, by the roster, a snapshot of ``model``'s line."""
+    bare = _roster_name(model, roster)
+    if answered not in roster or bare not in roster:
+        return False
+    return roster.line(answered) == roster.canonical(bare, unknown="error")
+
+
 def _sample_id(sample: dict[str, Any], *, path: Path, number: int) -> str:
     sid = sample.get("id")
     if isinstance(sid, bool) or not isinstance(sid, str | int) or str(sid).strip() == "":
@@ -252,8 +315,9 @@ def _kind(value: Any) -> str:
 
 def _scorer_options(
     spec: dict[str, Any], results: Any, path: Path
-) -> tuple[dict[str, dict[str, Any]], set[str]]:
-    """Each scorer's options and the scorers that are model-graded by their kind.
+) -> tuple[dict[str, dict[str, Any]], set[str], set[str]]:
+    """Each scorer's options, the scorers that are model-graded (by their kind or a
+    grader ``model`` option) and those of a model-graded kind (C/P/I grades).
 
     Current logs list the scorers in ``eval.scorers`` (``name``, ``options``); older
     ones (Inspect 0.3.4x) only in ``results.scores`` (``name``, ``scorer``,
@@ -273,12 +337,9 @@ def _scorer_options(
             opts = entry.get("options")
             options[entry["name"]] = opts if isinstance(opts, dict) else {}
             kinds.setdefault(entry["name"], entry["name"])
-    graded = {
-        n
-        for n, o in options.items()
-        if kinds[n].split("/")[-1] in MODEL_GRADED or n in MODEL_GRADED or "model" in o
-    }
-    return options, graded
+    by_kind = {n for n in options if kinds[n].split("/")[-1] in MODEL_GRADED or n in MODEL_GRADED}
+    graded = by_kind | {n for n, o in options.items() if "model" in o}
+    return options, graded, by_kind
 
 
 def _scores(sample: dict[str, Any], *, path: Path, number: int) -> dict[str, Any]:
@@ -314,12 +375,13 @@ def _rows(
     log: dict[str, Any],
     samples: list[Any],
     reference_scorer: str | None,
+    roster: Roster,
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, str]]:
     spec: dict[str, Any] = log["eval"]
     model = _model_name(spec.get("model"))
     if model is None:
         raise _not_inspect(path, "eval.model names no model")
-    options, graded = _scorer_options(spec, log.get("results"), path)
+    options, graded, by_kind = _scorer_options(spec, log.get("results"), path)
     roles = spec.get("model_roles") if isinstance(spec.get("model_roles"), dict) else {}
     role_grader = _model_name((roles or {}).get("grader"))
     seen: set[str] = set()
@@ -341,6 +403,9 @@ def _rows(
             )
         graded.discard(reference_scorer)
     fallback: dict[str, str] = {}  # scorer -> where its grader name came from
+    unit = _unit_scale(samples, graded, by_kind)
+    off_scale: dict[str, int] = {}  # scorer -> grades outside its 0-1 scale
+    resolved: set[str] = set()  # dated snapshots that answered for the undated eval.model
     rows: list[dict[str, Any]] = []
     first: dict[tuple[str, str], int] = {}  # (id, epoch) -> sample number
     for number, sample in enumerate(samples, start=1):
@@ -368,6 +433,9 @@ def _rows(
         first[sid, epoch] = number
         scores = _scores(sample, path=path, number=number)
         errored = sample.get("error") is not None
+        answered = _answered_by(sample, model, roster)
+        if answered != model:
+            resolved.add(answered)
         reference = math.nan
         if reference_scorer is not None and isinstance(scores.get(reference_scorer), dict):
             ref = grade_value(scores[reference_scorer].get("value"))
@@ -378,19 +446,34 @@ def _rows(
             score = scores.get(name)
             named = _model_name(options.get(name, {}).get("model")) or role_grader
             judge = _grading_model(score) if isinstance(score, dict) else None
-            judge = judge or named or model
-            if named is None and (judge == model or name in MODEL_GRADED):
+            judge = judge or named or answered
+            if named is None and (judge in (model, answered) or name in MODEL_GRADED):
                 fallback[name] = "no grader named: Inspect grades with the evaluated model"
             if not isinstance(score, dict):
                 status = "failed" if errored else "missing"
-                rows.append(_row(sid, model, name, judge, math.nan, reference, status))
+                rows.append(_row(sid, answered, name, judge, math.nan, reference, status))
                 continue
             value = grade_value(score.get("value"))
             if value is None:
                 raise _bad_grade(path, number, sid, name, score)
+            if name in unit and not UNIT_SCALE[0] <= value <= UNIT_SCALE[1]:
+                off_scale[name] = off_scale.get(name, 0) + 1
+                value = math.nan  # off the scorer's scale: no rating, as FastChat's -1 / [[85]]
             status = "ok" if not math.isnan(value) else ("failed" if errored else "unparsed")
-            rows.append(_row(sid, model, name, judge, value, reference, status))
+            rows.append(_row(sid, answered, name, judge, value, reference, status))
     notes = []
+    if resolved:
+        notes.append(
+            f"{path.name}: the evaluated model {model} answered as "
+            f"{', '.join(sorted(resolved))} (the snapshot the name resolved to, as each "
+            "sample's output records it); its answers are read as that snapshot's."
+        )
+    for name, count in sorted(off_scale.items()):
+        notes.append(
+            f"{path.name}: scorer {name} grades on a 0–1 scale (C = 1, P = 0.5, I = 0); "
+            f"{count} grade{'s' if count != 1 else ''} outside it read as missing "
+            "(status unparsed), not as ratings."
+        )
     if panels:
         notes.append(
             f"{path.name}: scorer(s) {', '.join(sorted(panels))} grade by a panel of models "
@@ -403,6 +486,21 @@ def _rows(
             "imported as ratings."
         )
     return rows, notes, fallback
+
+
+def _unit_scale(samples: list[Any], graded: set[str], by_kind: set[str]) -> set[str]:
+    """The graded scorers whose scale is 0–1: ``model_graded_qa`` / ``model_graded_fact``
+    (by name or kind; their grades are C/P/I), and any scorer whose grades in the log
+    include a letter or yes/no word (value_to_float maps those to 0–1)."""
+    unit = {n for n in graded if n in MODEL_GRADED or n in by_kind}
+    for s in samples:
+        scores = s.get("scores") if isinstance(s, dict) else None
+        if not isinstance(scores, dict):
+            continue
+        for name, score in scores.items():
+            if name in graded and isinstance(score, dict) and _letter(score.get("value")):
+                unit.add(name)
+    return unit
 
 
 def _bad_grade(path: Path, number: int, sid: str, scorer: str, score: Any) -> InputError:
@@ -476,13 +574,13 @@ def read_inspect_log(
             file=path,
             fix="run the eval with samples logged (log_samples is on by default)",
         )
-    rows, notes, fallback = _rows(path, log, samples, reference_scorer)
+    rows, notes, fallback = _rows(path, log, samples, reference_scorer, roster)
     if not rows:
         names = sorted(
             {str(n) for smp in samples if isinstance(smp, dict) for n in (smp.get("scores") or {})}
         )
         found = f"its scorers: {', '.join(names)}" if names else "no sample has a score"
-        raise InputError(
+        raise NoModelGrades(
             f"the log has no model-graded scores ({found}; none records a grader model)",
             file=path,
             fix="score with model_graded_qa / model_graded_fact or another scorer that "

@@ -72,7 +72,7 @@ import json
 import re
 import string
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -90,7 +90,10 @@ __all__ = [
     "JudgeTemplate",
     "TemplateEntry",
     "check_references",
+    "listing",
     "load_template",
+    "placeholder_notes",
+    "selectable",
     "template_entries",
 ]
 
@@ -197,10 +200,14 @@ class TemplateEntry:
     name: str
     template: JudgeTemplate | None
     note: str = ""
+    #: the line of the file it was read from (FastChat's JSON lines), where it has one
+    row: int | None = None
 
     def line(self) -> str:
         if self.template is not None:
             return self.template.line()
+        if self.note.startswith(f"{self.name}:"):  # a line read as no prompt at all
+            return f"{self.name}: not usable — {self.note[len(self.name) + 1 :].strip()}"
         return f"{self.name}: not usable — {self.note}"
 
 
@@ -232,13 +239,31 @@ def chatml_messages(text: str) -> list[tuple[str, str]]:
 
 
 def _format_fields(text: str, *, file: Path, where: str) -> list[str]:
-    """The ``str.format`` field names of ``text`` (in order, repeats kept)."""
+    """The ``str.format`` field names of ``text`` (in order, repeats kept). A field with
+    a format spec or a conversion (``{question:>9999}``, ``{question:{answer_a}}``,
+    ``{question!r}``) is refused: filled by ``str.format`` it pads, nests or changes
+    the text the judge sees (or fails), so it is no plain placeholder."""
     try:
-        return [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+        parsed = list(string.Formatter().parse(text))
     except ValueError as exc:
         raise InputError(
             f"{where} is not a format string ({exc})", file=file, fix="double literal braces"
         ) from None
+    fields = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if spec or conversion:
+            written = "{" + name + (f"!{conversion}" if conversion else "")
+            written += (f":{spec}" if spec else "") + "}"
+            raise InputError(
+                f"{where}: the placeholder {written} has a format spec or conversion "
+                "(recuse fills plain placeholders only)",
+                file=file,
+                fix=f"write {{{name}}}, or double the braces to show them as text",
+            )
+        fields.append(name)
+    return fields
 
 
 # --- reading files -----------------------------------------------------------------------
@@ -288,6 +313,39 @@ def template_entries(path: str | Path) -> list[TemplateEntry]:
     )
 
 
+def selectable(entries: Sequence[TemplateEntry]) -> list[str]:
+    """The names ``--template FILE:NAME`` accepts, in file order: usable prompts whose
+    name no other, different prompt of the file also has (FastChat's loader would
+    silently keep the last of a name, so recuse refuses such a name)."""
+    by_name: dict[str, set[str]] = {}
+    for e in entries:
+        by_name.setdefault(e.name, set()).add(
+            e.template.sha256 if e.template is not None else "not usable"
+        )
+    return [n for n, kinds in by_name.items() if len(kinds) == 1 and "not usable" not in kinds]
+
+
+def listing(entries: Sequence[TemplateEntry]) -> list[str]:
+    """One line per prompt (:meth:`TemplateEntry.line`); a usable prompt whose name is
+    shared with a different prompt says that ``--template`` cannot pick it."""
+    names = set(selectable(entries))
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.name] = counts.get(e.name, 0) + 1
+    out = []
+    for e in entries:
+        text = e.line()
+        if e.template is not None and e.name not in names:
+            rows = [str(o.row) for o in entries if o.name == e.name and o.row is not None]
+            where = f" (rows {', '.join(rows)})" if rows else ""
+            text += (
+                f" — not selectable: {counts[e.name]} different prompts are named "
+                f"{e.name!r}{where}; keep one"
+            )
+        out.append(text)
+    return out
+
+
 def load_template(spec: str | Path) -> JudgeTemplate:
     """The judge template ``spec`` names: ``FILE`` or ``FILE:NAME``."""
     path, name = split_spec(spec)
@@ -296,7 +354,7 @@ def load_template(spec: str | Path) -> JudgeTemplate:
         if len(entries) == 1:
             chosen = entries[0]
         else:
-            usable = [e.name for e in entries if e.template is not None]
+            usable = selectable(entries)
             raise ConfigError(
                 f"{path} holds {len(entries)} prompts — name one as {path}:NAME"
                 + (f" (usable: {', '.join(usable)})" if usable else "")
@@ -426,6 +484,7 @@ def _read_toml(path: Path) -> JudgeTemplate:
             column="verdict.pick",
         )
     fmt = labels_format(name, labels, pick=pick)
+    _refuse_prefix_labels(fmt, file=path)
     prefix = _text(verdict.get("answer_prefix", fmt.opener), file=path, key="answer_prefix")
     if not prefix.endswith(fmt.opener):
         raise InputError(
@@ -448,6 +507,27 @@ def _read_toml(path: Path) -> JudgeTemplate:
     )
 
 
+def _refuse_prefix_labels(fmt: VerdictFormat, *, file: Path) -> None:
+    """Refuse labels where one, written out to its end (closing mark included), begins
+    another (``A`` / ``AB``): scored as a continuation, the shorter label's probability
+    holds every reply that goes on to the longer one, so the judge would lean to the
+    shorter label's slot by construction (a position bias it does not have)."""
+    whole = [(label + fmt.closer, label, meaning) for label, meaning in fmt.labels]
+    for text, label, meaning in whole:
+        for other, other_label, other_meaning in whole:
+            if other != text and other.startswith(text):
+                raise InputError(
+                    f"the label {fmt.opener + label + fmt.closer!r} is the beginning of "
+                    f"{fmt.opener + other_label + fmt.closer!r}: a reply written as the "
+                    "second would also count as the first when Eq. 3 is read (as "
+                    f"{_MEANING[meaning]!r} as well as {_MEANING[other_meaning]!r})",
+                    file=file,
+                    column="verdict",
+                    fix="choose labels none of which begins another (e.g. [[A]], [[B]], "
+                    "[[C]]: the closing mark ends each)",
+                )
+
+
 _TOML_FIX = (
     'write user = "...{question}...{answer_a}...{answer_b}..." and a [verdict] table '
     'with a = "[[A]]", b = "[[B]]" (tie = "[[C]]" optional)'
@@ -463,41 +543,89 @@ _FASTCHAT_FIELDS: dict[str, Field] = {
 
 
 def _read_fastchat(path: Path) -> list[TemplateEntry]:
-    from recuse.data._io import read_jsonl
+    """Every line of a ``judge_prompts.jsonl``: a line that cannot be read, or a prompt
+    recuse cannot judge with, is listed as not usable with the reason; the others are
+    usable (one bad line does not hide the file's good prompts)."""
+    from recuse.data._io import read_text
 
     out = []
-    for row, rec in enumerate(read_jsonl(path, keys=_FASTCHAT_KEYS), start=1):
-        name = _text(rec["name"], file=path, key="name", row=row)
-        system = _text(rec["system_prompt"], file=path, key="system_prompt", row=row)
-        user = _text(rec["prompt_template"], file=path, key="prompt_template", row=row)
-        if rec["type"] != "pairwise":
-            out.append(TemplateEntry(name, None, f"type {rec['type']!r}: a score per answer, "
-                                     "not a pairwise verdict"))  # fmt: skip
+    for row, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
             continue
-        if rec["output_format"] != "[[A]]":
-            out.append(TemplateEntry(name, None, f"output format {rec['output_format']!r}: "
-                                     "two scores, not a verdict label"))  # fmt: skip
-            continue
-        fields = _format_fields(user, file=path, where=f"row {row} prompt_template")
-        other = sorted(set(fields) - set(_FASTCHAT_FIELDS))
-        if other:
-            out.append(TemplateEntry(name, None, f"placeholders {', '.join(other)}: a "
-                                     "multi-turn prompt; recuse judges one turn"))  # fmt: skip
-            continue
-        labels = [("[[A]]", "A"), ("[[B]]", "B"), ("[[C]]", "C")]
-        template = JudgeTemplate(
-            name=name,
-            kind="fastchat",
-            # FastChat's OpenAI judge: system message (none when empty), then the user
-            messages=((("system", system),) if system else ()) + (("user", user),),
-            slots=tuple((f, _FASTCHAT_FIELDS[f]) for f in dict.fromkeys(fields)),
-            fill="format",
-            verdict=labels_format(name, labels, pick="priority"),
-            answer_prefix="[[",
-            source=f"{path}:{name}",
-        )
-        out.append(TemplateEntry(name, template))
+        try:
+            out.append(_fastchat_entry(path, row, line))
+        except InputError as exc:
+            note = f"row {row}: {exc.reason}" + (f" — {exc.fix}" if exc.fix else "")
+            out.append(TemplateEntry(f"row {row}", None, note, row=row))
     return out
+
+
+def _fastchat_entry(path: Path, row: int, line: str) -> TemplateEntry:
+    """The prompt of one line (``row``) of a FastChat ``judge_prompts.jsonl``."""
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"not valid JSON ({exc})".replace("\n", " ")) from None
+    if not isinstance(rec, dict):
+        raise InputError(f"a JSON {type(rec).__name__}, not an object")
+    missing = [k for k in _FASTCHAT_KEYS if k not in rec]
+    if missing:
+        raise InputError(f"no {', '.join(missing)}", fix=f"a line has {', '.join(_FASTCHAT_KEYS)}")
+    name = _text(rec["name"], file=path, key="name", row=row)
+
+    def refused(note: str) -> TemplateEntry:
+        return TemplateEntry(name, None, note, row=row)
+
+    for key in ("system_prompt", "prompt_template"):
+        if not isinstance(rec[key], str):
+            return refused(f"{key} is {type(rec[key]).__name__}, not text")
+    system, user = rec["system_prompt"], rec["prompt_template"]
+    if rec["type"] != "pairwise":
+        return refused(f"type {rec['type']!r}: a score per answer, not a pairwise verdict")
+    if rec["output_format"] != "[[A]]":
+        return refused(f"output format {rec['output_format']!r}: two scores, not a verdict label")
+    try:
+        fields = _format_fields(user, file=path, where="prompt_template")
+    except InputError as exc:
+        return refused(exc.reason)
+    other = sorted(set(fields) - set(_FASTCHAT_FIELDS))
+    if other and all(re.fullmatch(r"(question|answer_[ab]|ref_answer)_\d+", f) for f in other):
+        return refused(
+            f"placeholders {', '.join(other)}: a multi-turn prompt; recuse judges one turn"
+        )
+    if other:
+        return refused(
+            f"placeholders {', '.join('{' + f + '}' for f in other)} are not FastChat's "
+            "(it fills {question}, {answer_a}, {answer_b}, {ref_answer_1})"
+        )
+    absent = [f for f in ("question", "answer_a", "answer_b") if f not in fields]
+    if absent:
+        jinja = re.search(r"\{\{\s*(question|answer_a|answer_b)\s*\}\}", user)
+        how = (
+            f" (it writes {jinja.group(0)}, Jinja style: FastChat's str.format shows that "
+            "as text, not the value)"
+            if jinja
+            else " (the prompt template is empty)"
+            if not user.strip()
+            else ""
+        )
+        return refused(
+            f"the prompt template has no {', '.join('{' + f + '}' for f in absent)}{how}: "
+            "the judge would not see what it is asked to compare"
+        )
+    labels = [("[[A]]", "A"), ("[[B]]", "B"), ("[[C]]", "C")]
+    template = JudgeTemplate(
+        name=name,
+        kind="fastchat",
+        # FastChat's OpenAI judge: system message (none when empty), then the user
+        messages=((("system", system),) if system else ()) + (("user", user),),
+        slots=tuple((f, _FASTCHAT_FIELDS[f]) for f in dict.fromkeys(fields)),
+        fill="format",
+        verdict=labels_format(name, labels, pick="priority"),
+        answer_prefix="[[",
+        source=f"{path}:{name}",
+    )
+    return TemplateEntry(name, template, row=row)
 
 
 _AH_LABELS = ARENA_HARD.labels  # A>>B, A>B, A=B, B>A, B>>A
@@ -622,9 +750,19 @@ def _read_alpaca(path: Path, name: str, cfg: dict[str, Any]) -> JudgeTemplate:
 
     key = f"{name}.prompt_template"
     ref = _text(cfg.get("prompt_template"), file=path, key=key)
-    if int(cfg.get("batch_size", 1) or 1) != 1:
+    batch = cfg.get("batch_size", 1)
+    if batch is None:
+        batch = 1
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise InputError(
-            f"batch_size {cfg.get('batch_size')}: several examples in one prompt",
+            f"batch_size {batch!r} is not a whole number of 1 or more",
+            file=path,
+            column=f"{name}.batch_size",
+            fix="AlpacaEval's batch_size is how many examples one prompt holds (1 here)",
+        )
+    if batch != 1:
+        raise InputError(
+            f"batch_size {batch}: several examples in one prompt",
             file=path,
             column=f"{name}.batch_size",
         )
@@ -653,6 +791,12 @@ def _read_alpaca(path: Path, name: str, cfg: dict[str, Any]) -> JudgeTemplate:
         )
     parser = cfg.get("fn_completion_parser")
     kwargs = cfg.get("completion_parser_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise InputError(
+            f"completion_parser_kwargs is {type(kwargs).__name__}, not a mapping",
+            file=path,
+            column=f"{name}.completion_parser_kwargs",
+        )
     prefix: str | None
     if parser == "logprob_parser":
         first = _text(kwargs.get("numerator_token"), file=path, key=f"{name}.numerator_token")
@@ -726,3 +870,33 @@ def check_references(template: JudgeTemplate, table: Any, *, file: str | None = 
             column="reference",
             fix="give every pair a reference answer as text",
         )
+
+
+def placeholder_notes(template: JudgeTemplate, table: Any) -> list[str]:
+    """What the user should know before judging ``table`` (a pairs DataFrame with
+    item_id, prompt, response_a, response_b) with ``template``: where a text holds one
+    of an AlpacaEval template's placeholders. AlpacaEval fills each placeholder's first
+    occurrence in turn, so ``{output_2}`` written in answer A is where answer B goes
+    (and B's own slot keeps the placeholder): recuse fills it the same way, as the
+    tool would have, and says so here."""
+    if template.fill != "replace-first":
+        return []
+    marks = ["{" + name + "}" for name, _ in template.slots]
+    hits: list[tuple[str, str, str]] = []
+    for r in table.to_dict("records"):
+        for column in ("prompt", "response_a", "response_b"):
+            text = r.get(column)
+            found = [m for m in marks if isinstance(text, str) and m in text]
+            if found:
+                hits.append((str(r.get("item_id")), column, found[0]))
+    if not hits:
+        return []
+    item, column, mark = hits[0]
+    pairs = len({h[0] for h in hits})
+    return [
+        f"{pairs} pair(s) hold a placeholder of AlpacaEval's template {template.name!r} in "
+        f"their texts (first: item {item!r}, {column} holds {mark}); AlpacaEval fills each "
+        "placeholder's first occurrence in order, so there the judge sees another text "
+        "spliced in where the placeholder stands (one answer inside the other, say): "
+        "recuse fills it as AlpacaEval does, so its verdicts match the tool's"
+    ]

@@ -18,6 +18,13 @@ own        +1 when a is the judge's own answer, −1 when b is
 family     +1 when a comes from the judge's family (not its own), −1 when b does
 =========  ===========================================================================
 
+Markdown is counted outside code: fenced blocks (```` ``` ```` or ``~~~``) and inline
+code spans are removed first, so Python's ``__name__ == "__main__"`` is not bold.
+A covariate that is non-zero in fewer than :data:`MIN_PRESENT` rows is not estimated
+(listed in ``dropped`` with the count): a coefficient learnt from a handful of pairs
+(one answer with a bold span among 1,610) says what those pairs did, not what the
+judge rewards, and its interval from so few rows is not to be trusted.
+
 *Raw* is the same model without covariates: the leaderboard a plain pooling of the
 verdicts gives. *Adjusted* strengths are the systems' strengths with every covariate
 held equal. Pairs judged in both orders enter as two rows of weight ½ each.
@@ -74,17 +81,27 @@ COVARIATES: dict[str, str] = {
 _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s", re.MULTILINE)
 _BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
+_FENCE = re.compile(
+    r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[`~]*[ \t]*$|\Z)", re.MULTILINE | re.DOTALL
+)
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+MIN_PRESENT = 20  # rows a covariate must be non-zero in to be estimated
 VARIANTS = ("concise", "verbose")  # length-prompted variants (AlpacaEval's category)
 
 
 def markdown_counts(text: object) -> tuple[int, int, int]:
     """Headers, list items and bold spans in one answer (0, 0, 0 for a missing text).
 
+    Code is left out: fenced blocks and inline code spans are removed first.
+
     >>> markdown_counts("# Title\\n- one\\n- two **bold**")
     (1, 2, 1)
+    >>> markdown_counts("```python\\n# comment\\nif __name__ == '__main__':\\n```\\nsee `__init__`")
+    (0, 0, 0)
     """
     if not isinstance(text, str):
         return 0, 0, 0
+    text = _INLINE_CODE.sub("", _FENCE.sub("", text))
     return len(_HEADER.findall(text)), len(_LIST.findall(text)), len(_BOLD.findall(text))
 
 
@@ -192,8 +209,16 @@ def _design(
     dropped: dict[str, str] = {}
     for name in covariates.columns:
         col = covariates[name].to_numpy(float)
-        if not np.any(col != 0):
+        present = int(np.count_nonzero(col))
+        if present == 0:
             dropped[name] = "no variation in this data"
+            continue
+        if present < MIN_PRESENT:
+            dropped[name] = (
+                f"present in only {present} of {n:,} judged rows (fewer than {MIN_PRESENT}): "
+                "too rare to estimate — a coefficient from so few pairs describes them, "
+                "not what the judge rewards"
+            )
             continue
         trial = np.column_stack([x, *(covariates[c].to_numpy(float) for c in kept), col])
         if np.linalg.matrix_rank(trial) < trial.shape[1]:

@@ -7,15 +7,41 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
 ``< 0.5``); human ties and unlabelled pairs are left out.
 
 * expected calibration error, ``bins`` equal-width bins of ``p`` (10 by default:
-  [0, 0.1), [0.1, 0.2), …, [0.9, 1.0])::
+  [0, 0.1), [0.1, 0.2), …, [0.9, 1.0]). The plug-in value::
 
-      ECE = Σ_b (n_b / n) |mean_b(p) - mean_b(y)| = (1/n) Σ_b |Σ_{i in b} (p_i - y_i)|
+      ECE_plugin = Σ_b (n_b / n) |mean_b(p) - mean_b(y)| = (1/n) Σ_b |Σ_{i in b} (p_i - y_i)|
 
-  0 = perfectly calibrated (on these bins); finite samples push it above 0.
+  is biased up by chance: a perfectly calibrated judge (y ~ Bernoulli(p)) scores about
+  0.05 at n = 400, and its bootstrap interval never holds 0. What
+  :func:`expected_calibration_error` reports is therefore the **debiased** calibration
+  error (the debiased ℓ2 ECE of Kumar, Liang and Ma 2019, "Verified uncertainty
+  calibration", made a U-statistic over prompts). With ``X_cb = Σ (p_i - y_i)`` over
+  the rows of prompt ``c`` in bin ``b``, ``S_b = Σ_c X_cb`` and ``m_cb`` the rows of
+  prompt ``c`` in bin ``b``::
+
+      U = Σ_b  n_b / (n (n_b² - Σ_c m_cb²))  (S_b² - Σ_c X_cb²)
+      ECE = sqrt(max(U, 0))
+
+  ``S_b² - Σ_c X_cb² = Σ_{c ≠ d} X_cb X_db`` keeps only products of different
+  prompts, so ``E[U] = Σ_b (n_b / n) d_b²`` exactly when the gap ``d_b = p - P(y = 1)``
+  is constant in a bin: the squared calibration error of the probabilities, with no
+  chance part (0 for a calibrated judge, whatever n). Its interval is normal on the
+  squared scale, ``U ± z se``, then square-rooted (ends below 0 read 0): ``se²`` is
+  the jackknife variance over prompts less half the jackknife's known excess at a
+  degenerate U-statistic, ``v_Q = 2 Σ_b a_b² ((Σ_c X_cb²)² - Σ_c X_cb⁴)`` (the plain
+  jackknife counts the degenerate part twice; removing all of it under-covers, as
+  the squared scale is skewed). Coverage of the 90% interval measured by simulation
+  (``tests/metrics/test_calibration.py``): 0.87–0.91 at a planted error of 0 and at
+  planted miscalibrations, n = 100 to 400. Beside it (``components``): the plug-in
+  ECE, and ``chance_ece``, the plug-in ECE a perfectly calibrated judge scores at
+  these probabilities and this n (the mean over ``CHANCE_DRAWS`` consistency
+  resamples, y ~ Bernoulli(p), seeded): a plug-in ECE near ``chance_ece`` is no
+  evidence of miscalibration.
 * Brier score ``= mean((p - y)²)``; 0 = perfect, 0.25 = always saying 0.5.
 
-Both are functions of sums over pairs, so their intervals come from the
-prompt-clustered bootstrap (:mod:`recuse.metrics.bootstrap`).
+The Brier score is a function of sums over pairs, so its interval comes from the
+prompt-clustered bootstrap (:mod:`recuse.metrics.bootstrap`). Neither score carries a
+p-value: they are quality scores, and their floor 0 is not a no-bias value.
 
 **Recalibration** (:func:`recalibrate`) maps ``p`` to a calibrated probability with
 isotonic regression (a non-decreasing step map fitted by pool-adjacent-violators,
@@ -29,29 +55,36 @@ and after numbers are both out of sample.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy.special import ndtri
 
 from recuse.errors import ConfigError, EstimationError
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
-from recuse.metrics.result import MetricResult
+from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, counted, ratio
+from recuse.metrics.estimate import FEW_CLUSTERS, LOW_N, MetricSpec, clusters_of, run_one
+from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import TIE_TOL, judge_codes
 
 __all__ = [
+    "DebiasedECE",
     "Recalibration",
     "brier_score",
     "brier_spec",
-    "ece_spec",
+    "debiased_ece",
+    "ece_results",
     "expected_calibration_error",
     "gives_probabilities",
     "outcomes",
     "recalibrate",
     "reliability_table",
+    "without_p_value",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -85,50 +118,169 @@ def _bins(p: FloatArray, bins: int) -> NDArray[np.intp]:
     return np.clip(np.floor(np.nan_to_num(p) * bins), 0, bins - 1).astype(np.intp)
 
 
-def _ece_combine(s: FloatArray) -> FloatArray:
-    """``Σ_b |s_b| / s_last``: the ECE from per-bin sums of ``p - y`` and the count."""
-    n = s[..., -1]
-    total = np.abs(s[..., :-1]).sum(axis=-1)
-    out = np.full(np.shape(n), np.nan)
-    np.divide(total, n, out=out, where=n != 0)
-    return out
-
-
 def _used(p: FloatArray, y: FloatArray) -> NDArray[np.bool_]:
     return np.isfinite(p) & np.isfinite(y)
 
 
-def ece_spec(
+@dataclass(frozen=True)
+class DebiasedECE:
+    """The debiased calibration error of one judge (module docstring), before it is
+    turned into a :class:`MetricResult`: ``u`` is the squared error's estimate ``U``
+    and ``se`` its standard error; ``plugin`` and ``chance`` the plug-in ECE and the
+    plug-in ECE of a perfectly calibrated judge at these probabilities."""
+
+    u: float
+    se: float
+    plugin: float
+    chance: float
+    n: int
+    n_clusters: int
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """``sqrt`` of the normal interval ``U ± z se`` (ends below 0 read 0)."""
+        z = float(ndtri(0.5 + level / 2))
+        lo, hi = self.u - z * self.se, self.u + z * self.se
+        return math.sqrt(max(lo, 0.0)), math.sqrt(max(hi, 0.0))
+
+
+def _u_stat(
+    s: FloatArray, d: FloatArray, nb: FloatArray, m2: FloatArray, n: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """``U`` over the last axis (bins) and its weights ``a_b = n_b / (n (n_b² - Σ m²))``."""
+    den = nb**2 - m2
+    ok = den > 0
+    a = np.where(ok, nb / (np.asarray(n)[..., None] * np.where(ok, den, 1.0)), 0.0)
+    return (a * (s**2 - d)).sum(axis=-1), a
+
+
+def debiased_ece(
+    p: FloatArray,
+    y: FloatArray,
+    clusters: NDArray[np.intp],
+    *,
+    bins: int = BINS,
+    seed: int | None = 0,
+    chance_draws: int = 200,
+) -> DebiasedECE:
+    """The debiased calibration error of probabilities ``p`` against 0/1 outcomes ``y``
+    (rows with both), prompts ``clusters`` (codes 0..k-1): module docstring.
+
+    >>> p = np.array([0.05, 0.15, 0.95, 0.91, 0.55, 0.52])
+    >>> e = debiased_ece(p, np.array([0.0, 0.0, 1.0, 1.0, 0.0, 1.0]), np.arange(6))
+    >>> # bins 0 and 1 hold one pair each: no product of two prompts, weight 0
+    >>> # bin 9: S = -0.05 - 0.09 = -0.14, a = 2 / (6 (2² - 2)): (0.0196 - 0.0106) / 6
+    >>> # bin 5: S = 0.55 - 0.48 = 0.07: (0.0049 - 0.3025 - 0.2304) / 6 -> U = -0.0865
+    >>> # plug-in: (0.05 + 0.15 + 0.14 + 0.07) / 6
+    >>> round(e.u, 6), round(e.plugin, 4)
+    (-0.0865, 0.0683)
+    """
+    ok = _used(p, y)
+    p, y, cl = p[ok], y[ok], np.unique(clusters[ok], return_inverse=True)[1]
+    n_c = int(cl.max()) + 1 if len(cl) else 0
+    b = _bins(p, bins)
+    x = np.zeros((n_c, bins))
+    m = np.zeros((n_c, bins))
+    np.add.at(x, (cl, b), p - y)
+    np.add.at(m, (cl, b), 1.0)
+    nb, s, d, m2 = m.sum(0), x.sum(0), (x**2).sum(0), (m**2).sum(0)
+    n = float(nb.sum())
+    u, a = _u_stat(s, d, nb, m2, np.asarray(n))
+    u_j, _ = _u_stat(s - x, d - x**2, nb - m, m2 - m**2, n - m.sum(1))
+    v_j = (n_c - 1) / n_c * float(((u_j - u_j.mean()) ** 2).sum()) if n_c > 1 else math.nan
+    x2 = x**2
+    v_q = 2.0 * float((a**2 * (x2.sum(0) ** 2 - (x2**2).sum(0))).sum())
+    var = max(v_j - v_q / 2, v_j / 4)
+    rng = np.random.default_rng(seed)
+    chance = 0.0
+    if len(p):
+        draws = (rng.random((chance_draws, len(p))) < p).astype(float)
+        onehot = np.zeros((len(p), bins))
+        onehot[np.arange(len(p)), b] = 1.0
+        chance = float(np.abs((p - draws) @ onehot).sum(axis=1).mean() / n)
+    plugin = float(np.abs(s).sum() / n) if n else math.nan
+    return DebiasedECE(float(u), math.sqrt(var), plugin, chance, int(n), n_c)
+
+
+def ece_results(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
     labels: tuple[str, ...],
     *,
     column: str = "p_a",
     bins: int = BINS,
+    level: float = 0.9,
+    seed: int | None = 0,
+    min_n: int = 10,
     name: str = "calibration_ece",
-) -> MetricSpec:
-    """Expected calibration error of ``column`` against the 0/1 human label, per judge."""
+) -> tuple[list[MetricResult], list[Skipped]]:
+    """The debiased calibration error of ``column`` per judge (``codes`` into ``labels``);
+    a judge with fewer than ``min_n`` usable pairs or fewer than 2 prompts is skipped."""
     if int(bins) != bins or bins < 1:
         raise ConfigError(f"bins must be a positive integer; got {bins!r}")
-    p = pairs[column].to_numpy(float)
-    y = outcomes(pairs)
-    used = _used(p, y)
-    values = np.zeros((len(pairs), bins + 1))
-    values[np.arange(len(pairs)), _bins(p, bins)] = np.where(used, p - y, 0.0)
-    values[:, bins] = used
-    stat = GroupedStatistic(
-        name=name,
-        values=values,
-        group=np.where(used, codes, -1),
-        labels=labels,
-        combine=_ece_combine,
-        required=((bins, "pairs with a human preference and a probability"),),
-    )
+    p_all = pairs[column].to_numpy(float)
+    y_all = outcomes(pairs)
+    prompts = pd.factorize(clusters_of(pairs))[0]
+    results: list[MetricResult] = []
+    skipped: list[Skipped] = []
     method = (
-        f"expected calibration error of {column}: {bins} equal-width bins, "
-        "(1/n) sum over bins of |sum(p - y)|, y = human label as 0/1 (ties left out)"
+        f"debiased calibration error of {column}: {bins} equal-width bins, sqrt of the "
+        "U-statistic over prompts of the squared gap between stated probability and "
+        "outcome (Kumar et al. 2019), y = human label as 0/1 (ties left out); "
+        f"{level:.0%} normal interval on the squared scale, jackknife over prompts"
     )
-    return MetricSpec(name, stat, method)
+    for g, label in enumerate(labels):
+        mine = codes == g
+        used = mine & _used(p_all, y_all)
+        k = int(used.sum())
+        n_prompts = int(np.unique(prompts[used]).size)
+        if k < max(min_n, 1) or n_prompts < 2:
+            why = (
+                f"{counted(k, 'pairs with a human preference and a probability')}, "
+                f"{counted(n_prompts, 'prompts')}; the calibration error needs {min_n} "
+                "pairs and 2 prompts"
+            )
+            skipped.append(Skipped(name, str(label), why))
+            continue
+        e = debiased_ece(p_all[mine], y_all[mine], prompts[mine], bins=bins, seed=seed)
+        lo, hi = e.interval(level)
+        warnings = []
+        if e.n_clusters < FEW_CLUSTERS:
+            warnings.append(
+                f"only {counted(e.n_clusters, 'prompts')}: the interval is unreliable "
+                f"(it needs {FEW_CLUSTERS} or more) — add prompts"
+            )
+        if hi == 0.0:
+            warnings.append(
+                "the whole interval of the squared error lies below 0: the labels follow "
+                "the probabilities at least as closely as chance predicts for a "
+                "calibrated judge — consistent with calibration, not a measured 0"
+            )
+        if e.n < LOW_N:
+            warnings.append(
+                f"low n: only {counted(e.n, 'pairs')} (under {LOW_N}); read the interval as rough"
+            )
+        results.append(
+            MetricResult(
+                metric=name,
+                estimate=math.sqrt(max(e.u, 0.0)),
+                ci_low=lo,
+                ci_high=hi,
+                level=level,
+                n=e.n,
+                n_clusters=e.n_clusters,
+                method=method,
+                judge=str(label),
+                counts={"pairs": e.n},
+                components={
+                    "squared_error": e.u,
+                    "ece_plugin": e.plugin,
+                    "chance_ece": e.chance,
+                },
+                std_error=e.se,
+                warnings=tuple(warnings),
+            )
+        )
+    return results, skipped
 
 
 def brier_spec(
@@ -156,18 +308,9 @@ def brier_spec(
     return MetricSpec(name, stat, method)
 
 
-def _one(
-    spec_of: str, pairs: pd.DataFrame, judge: str | None, column: str, bins: int,
-    level: float, n_boot: int, seed: int | None, min_n: int,
-) -> MetricResult:  # fmt: skip
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
-    rows = single_judge(pairs, judge)
-    codes, labels = judge_codes(rows, None)
-    if spec_of == "ece":
-        spec = ece_spec(rows, codes, labels, column=column, bins=bins)
-    else:
-        spec = brier_spec(rows, codes, labels, column=column)
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+def without_p_value(r: MetricResult) -> MetricResult:
+    """``r`` with no p-value: a quality score's floor 0 is not a value a test rejects."""
+    return dataclasses.replace(r, p_value=math.nan)
 
 
 def expected_calibration_error(
@@ -181,15 +324,29 @@ def expected_calibration_error(
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
-    """ECE of the judge's probabilities (``column``), equal-width bins (module docstring).
+    """Debiased calibration error of the judge's probabilities (``column``), equal-width
+    bins, with the plug-in ECE and a calibrated judge's plug-in ECE as components
+    (module docstring). ``n_boot`` is accepted for a uniform signature; the interval
+    is the jackknife's, not the bootstrap's. No p-value (a quality score).
 
     >>> t = pd.DataFrame({"item_id": list("abcd"), "prompt_id": list("abcd"), "judge": "j",
     ...     "human": [1.0, 0.0, 1.0, 1.0], "p_a": [0.95, 0.91, 0.15, 0.05]})
-    >>> # bins 9: (0.95 - 1) + (0.91 - 0) = 0.86; 1: 0.15 - 1; 0: 0.05 - 1 -> 2.66 / 4
-    >>> round(expected_calibration_error(t, min_n=1, n_boot=100).estimate, 4)
+    >>> # plug-in, bins 9: (0.95 - 1) + (0.91 - 0) = 0.86; 1: 0.15 - 1; 0: 0.05 - 1 -> 2.66 / 4
+    >>> round(expected_calibration_error(t, min_n=1).components["ece_plugin"], 4)
     0.665
     """
-    return _one("ece", pairs, judge, column, bins, level, n_boot, seed, min_n)
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    results, skipped = ece_results(
+        rows, codes, labels, column=column, bins=bins, level=level, seed=seed, min_n=min_n
+    )
+    if skipped:
+        raise EstimationError(
+            f"cannot estimate the calibration error of {column}: {skipped[0].reason} — "
+            "add data, or lower min_n if you accept a rougher estimate"
+        )
+    return results[0]
 
 
 def brier_score(
@@ -202,8 +359,14 @@ def brier_score(
     seed: int | None = 0,
     min_n: int = 10,
 ) -> MetricResult:
-    """Brier score ``mean((p - y)²)`` of the judge's probabilities (module docstring)."""
-    return _one("brier", pairs, judge, column, BINS, level, n_boot, seed, min_n)
+    """Brier score ``mean((p - y)²)`` of the judge's probabilities (module docstring);
+    no p-value (a quality score)."""
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    spec = brier_spec(rows, codes, labels, column=column)
+    r = run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return without_p_value(r)
 
 
 def reliability_table(

@@ -76,6 +76,10 @@ class MetricSpec:
     components: Components | None = None
     null: float = 0.0
     warnings: Warnings | None = None
+    #: the description of a required count (``stat.required``) to report as the
+    #: result's ``n`` instead of all the group's rows (e.g. the judge's own pairs where
+    #: the other rows only calibrate the estimate)
+    n_count: str | None = None
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -194,7 +198,7 @@ def to_results(
                     ci_low=est.ci_low,
                     ci_high=est.ci_high,
                     level=level,
-                    n=est.n,
+                    n=est.counts.get(spec.n_count, est.n) if spec.n_count else est.n,
                     n_clusters=est.n_clusters,
                     method=f"{spec.method}; {boot}",
                     judge=judge,

@@ -45,7 +45,7 @@ out (``"drop"``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -66,6 +66,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.perplexity import log_perplexity_difference
 from recuse.metrics.result import MetricResult
 from recuse.metrics.verdicts import (
+    TIE_TOL,
     HumanTies,
     JudgeTies,
     Verdict,
@@ -80,7 +81,9 @@ from recuse.roster import Roster, self_keys
 
 __all__ = [
     "CALIBRATED",
+    "CALIBRATED_RUNGS",
     "EXTRAPOLATION_FACTOR",
+    "FAMILY_CALIBRATED",
     "MEDIATION",
     "ConfusionMatrix",
     "Families",
@@ -88,6 +91,7 @@ __all__ = [
     "Relation",
     "calibrated_self_preference",
     "calibrated_spec",
+    "calibrated_specs",
     "confusion_matrix",
     "extrapolation_warning",
     "familiarity_mediation",
@@ -631,10 +635,31 @@ class _Competence:
     lb: NDArray[np.intp]
     n_models: int
     fixed: NDArray[np.float64] | None = None  # strengths held fixed, or None
+    #: +1 a is another model of the judge's family (against one from outside), -1 b, 0
+    #: neither; None: no family term in the model
+    fam: NDArray[np.float64] | None = None
+    #: own patterns' rung (:data:`CALIBRATED_RUNGS`: 0 the human prefers the judge's own
+    #: answer, 1 neither, 2 the other); None: no rungs
+    rung: NDArray[np.intp] | None = None
 
     @property
     def k(self) -> int:
-        return 2 * len(self.ia) + 2 * len(self.la) + 2
+        return 2 * len(self.ia) + 2 * len(self.la) + 3
+
+    @property
+    def col_own(self) -> int:
+        """Column of the rows holding the judge's own answer."""
+        return self.k - 3
+
+    @property
+    def col_other(self) -> int:
+        """Column of the rows without its own answer (competence is learnt on them)."""
+        return self.k - 2
+
+    @property
+    def col_family(self) -> int:
+        """Column of the rows holding a family member's answer against an outsider's."""
+        return self.k - 1
 
     def strengths(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
         """Bradley–Terry strengths ``(..., models)`` (centred; Newton's method from 0)."""
@@ -687,32 +712,57 @@ class _Competence:
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         st = self.strengths(s)
         g = st[..., self.ia] - st[..., self.ib]  # (..., P)
-        x = np.stack(
-            [g, np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)], -1
-        )
-        return _newton(x, n, y), g
+        cols = [g, np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)]
+        if self.fam is not None:
+            cols.append(np.broadcast_to(self.fam, g.shape))
+        return _newton(np.stack(cols, -1), n, y), g
 
-    def parts(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-        """(own pairs' weight, own picks, predicted own picks ``Σ π``) from sums; NaN
-        where the labels leave the models disconnected."""
+    def parts(
+        self, s: NDArray[np.float64], relation: Relation = "self", rung: int | None = None
+    ) -> tuple[NDArray[np.float64], ...]:
+        """(the weight of the judge's own pairs — or, ``relation="family"``, its family
+        pairs —, its picks of that answer, the predicted picks ``Σ π``) from sums; NaN
+        where the labels leave the models disconnected. ``rung`` (self only): picks and
+        predictions over that rung's own pairs, the weight still over all own pairs, so
+        the rungs' parts add up to the whole."""
         n, y, connected = self.placed(s)
         theta, g = self._fit(s, n, y)
-        p0 = special.expit(theta[..., :1] * g + theta[..., 1:2] * self.first)  # τ = 0
-        own = self.own
-        picks = np.where(own > 0, y, np.where(own < 0, n - y, 0.0)).sum(axis=-1)
-        pred = np.where(own > 0, n * p0, np.where(own < 0, n * (1.0 - p0), 0.0)).sum(axis=-1)
-        n_own = np.where(own != 0, n, 0.0).sum(axis=-1)  # each row's orders weigh 1 in all
-        return n_own, picks, np.where(connected, pred, np.nan)
+        # the prediction without the own and family terms
+        p0 = special.expit(theta[..., :1] * g + theta[..., 1:2] * self.first)
+        if relation == "family":
+            sel = self.fam if self.fam is not None else np.zeros_like(self.own)
+        else:
+            sel = self.own
+        n_sel = np.where(sel != 0, n, 0.0).sum(axis=-1)  # each row's orders weigh 1 in all
+        if rung is not None and self.rung is not None:
+            sel = np.where(self.rung == rung, sel, 0.0)
+        picks = np.where(sel > 0, y, np.where(sel < 0, n - y, 0.0)).sum(axis=-1)
+        pred = np.where(sel > 0, n * p0, np.where(sel < 0, n * (1.0 - p0), 0.0)).sum(axis=-1)
+        return n_sel, picks, np.where(connected, pred, np.nan)
 
-    def combine(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The calibrated estimate ``(own picks − Σ π) / own weight`` from sums."""
+    def _reduce(
+        self, s: NDArray[np.float64], relation: Relation, rung: int | None
+    ) -> NDArray[np.float64]:
         flat = s.reshape(-1, s.shape[-1])
         out = np.full(len(flat), np.nan)
         for start in range(0, len(flat), _CHUNK):  # bounded memory for many resamples
-            n_own, picks, pred = self.parts(flat[start : start + _CHUNK])
+            n_sel, picks, pred = self.parts(flat[start : start + _CHUNK], relation, rung)
             part = out[start : start + _CHUNK]
-            np.divide(picks - pred, n_own, out=part, where=(n_own != 0) & np.isfinite(pred))
+            np.divide(picks - pred, n_sel, out=part, where=(n_sel != 0) & np.isfinite(pred))
         return out.reshape(s.shape[:-1])
+
+    def combine(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The calibrated estimate ``(own picks − Σ π) / own weight`` from sums."""
+        return self._reduce(s, "self", None)
+
+    def combine_family(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The calibrated family preference ``(family picks − Σ π) / family weight``."""
+        return self._reduce(s, "family", None)
+
+    def combine_rung(self, rung: int) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+        """One rung's part of the calibrated estimate: ``(own picks − Σ π)`` over the
+        rung's own pairs, divided by the weight of all own pairs."""
+        return lambda s: self._reduce(s, "self", rung)
 
     def components(self, t: NDArray[np.float64]) -> dict[str, float]:
         n_own, picks, pred = self.parts(t)
@@ -722,6 +772,34 @@ class _Competence:
             "own_pick_rate": float(picks / n_own),
             "predicted_own_pick_rate": float(pred / n_own),
         }
+
+    def components_family(self, t: NDArray[np.float64]) -> dict[str, float]:
+        n_fam, picks, pred = self.parts(t, "family")
+        if not n_fam:
+            return {"family_pick_rate": float("nan"), "predicted_family_pick_rate": float("nan")}
+        return {
+            "family_pick_rate": float(picks / n_fam),
+            "predicted_family_pick_rate": float(pred / n_fam),
+        }
+
+    def components_rung(self, rung: int) -> Callable[[NDArray[np.float64]], dict[str, float]]:
+        """A rung's own-pick and predicted rates over its own pairs, and its share."""
+
+        def parts(t: NDArray[np.float64]) -> dict[str, float]:
+            n_own = self.parts(t)[0]
+            mask = (self.own != 0) & (self.rung == rung) if self.rung is not None else self.own != 0
+            n, _, _ = self.placed(t)
+            n_rung = float(np.where(mask, n, 0.0).sum())
+            _, picks, pred = self.parts(t, "self", rung)
+            if not n_rung:
+                return {"rung_share": 0.0}
+            return {
+                "rung_share": float(n_rung / n_own) if n_own else float("nan"),
+                "own_pick_rate": float(picks / n_rung),
+                "predicted_own_pick_rate": float(pred / n_rung),
+            }
+
+        return parts
 
     def warnings(self, t: NDArray[np.float64]) -> tuple[str, ...]:
         """:func:`extrapolation_warning` at the strengths these totals fit, over the
@@ -867,15 +945,21 @@ def _calibrated_parts(
     *,
     strengths: Mapping[str, float] | None = None,
     side: NDArray[np.int8] | None = None,
+    family_side: NDArray[np.int8] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], _Competence]:
     """Per-row sums of the calibrated statistic (:class:`_Competence`), group codes,
-    per-judge problems, each fitted row's predicted P(a) without the own term
-    (order-averaged; NaN else), and the model. ``strengths`` None: learnt from each
-    judge's labelled pairs, in the point estimate and in every resample."""
+    per-judge problems, each fitted row's predicted P(a) without the own (and family)
+    term (order-averaged; NaN else), and the model. ``strengths`` None: learnt from each
+    judge's labelled pairs, in the point estimate and in every resample.
+    ``family_side`` (:func:`favored_side` with ``relation="family"``): adds a family
+    term to the competence model where any pair holds a family member's answer."""
     n = len(pairs)
     pred_a = np.full(n, np.nan)
     if side is None:
         side = favored_side(pairs, relation="self")
+    fam_side = (
+        np.zeros(n, dtype=np.int8) if family_side is None else np.asarray(family_side, np.int8)
+    )
     problems: dict[str, str] = {}
     a = pairs["model_a"].astype(object).to_numpy()
     b = pairs["model_b"].astype(object).to_numpy()
@@ -905,17 +989,23 @@ def _calibrated_parts(
             usable[mine] &= np.isin(ia[mine], seen) & np.isin(ib[mine], seen)
         labelled &= usable
     group = np.where(usable, codes, -1).astype(np.intp)
+    # the rung of an own pair: the human prefers the judge's answer (0), neither (1),
+    # the other (2); pairs without its own answer sit on rung 1 (they take no part)
+    h_own = orient(human, side)
+    rung = np.where(h_own > 0.5 + TIE_TOL, 0, np.where(h_own < 0.5 - TIE_TOL, 2, 1))
+    rung = np.where(side != 0, rung, 1)
     # one row per judged order (weight 1 / orders judged), keyed by its pattern
     parts = []
     for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
         j = np.flatnonzero(usable & ok)
-        parts.append((j, np.column_stack([ia[j], ib[j], np.full(len(j), first), side[j]]), y[j]))
+        key = np.column_stack([ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j]])
+        parts.append((j, key, y[j]))
     ri = np.concatenate([j for j, _, _ in parts])
     keys = np.concatenate([k for _, k, _ in parts])
     yy = np.concatenate([y for _, _, y in parts])
     w = 1.0 / k_orders[ri]
     pats, pat = np.unique(keys, axis=0, return_inverse=True)
-    pats = pats.reshape(-1, 4)
+    pats = pats.reshape(-1, 6)
     pat = pat.reshape(-1)
     lab_rows = np.flatnonzero(labelled)
     lpairs, lab = np.unique(
@@ -935,6 +1025,8 @@ def _calibrated_parts(
         lb=lpairs[:, 1].astype(np.intp),
         n_models=len(models),
         fixed=fixed,
+        fam=pats[:, 4].astype(float) if np.any(pats[:, 4] != 0) else None,
+        rung=pats[:, 5].astype(np.intp),
     )
     p, n_l = len(pats), len(lpairs)
     if p + n_l > MAX_PATTERNS:
@@ -949,8 +1041,9 @@ def _calibrated_parts(
     np.add.at(values, (ri, p + pat), w * yy)
     values[lab_rows, 2 * p + lab] = 1.0
     values[lab_rows, 2 * p + n_l + lab] = human[lab_rows]
-    values[:, -2] = np.where(usable & (side != 0), 1.0, 0.0)
-    values[:, -1] = np.where(usable & (side == 0), 1.0, 0.0)
+    values[:, model.col_own] = np.where(usable & (side != 0), 1.0, 0.0)
+    values[:, model.col_other] = np.where(usable & (side == 0), 1.0, 0.0)
+    values[:, model.col_family] = np.where(usable & (fam_side != 0), 1.0, 0.0)
     lab_group = np.where(labelled, codes, -1)
     given = pairs["p_a"].to_numpy(float) if "p_a" in pairs.columns else np.full(n, np.nan)
     for code, label in enumerate(labels):
@@ -986,6 +1079,92 @@ def _calibrated_parts(
     return values, group, problems, pred_a, model
 
 
+#: the calibrated family preference (the family term of the same competence model)
+FAMILY_CALIBRATED = "family_preference_calibrated"
+#: the calibrated estimate's ladder: each rung's part, ``(own picks − Σ π)`` over the own
+#: pairs on that rung divided by the weight of all own pairs; the parts add up to it
+CALIBRATED_RUNGS: dict[str, str] = {
+    "calibrated_rung_human_prefers_own": "own picks minus the competence-predicted own "
+    "picks on the own pairs where the human prefers the judge's answer, per own pair",
+    "calibrated_rung_human_neither": "the same on the own pairs the human calls a tie or "
+    "did not label, per own pair",
+    "calibrated_rung_human_prefers_other": "the same on the own pairs where the human "
+    "prefers the other answer, per own pair",
+}
+#: what the calibrated estimate's ``n`` counts, and the count beside it
+OWN_PAIRS = "pairs holding the judge's own answer"
+COMPETENCE_PAIRS = "pairs without its own answer (its competence is learnt on them)"
+FAMILY_PAIRS = "pairs holding a family member's answer against an outsider's"
+
+_METHOD = (
+    "own answer minus the rate its own competence predicts on the same pairs had "
+    "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
+    "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
+    "its pairs with an own-answer term τ·own{family} (weighted binomial likelihood, each "
+    "judged order a row of weight 1/orders); the interval refits the strengths and "
+    "κ, β, τ exactly in every resample"
+)
+
+
+def calibrated_specs(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    strengths: Mapping[str, float] | None = None,
+    side: NDArray[np.int8] | None = None,
+    family_side: NDArray[np.int8] | None = None,
+    rungs: bool = False,
+) -> tuple[list[MetricSpec], dict[str, str]]:
+    """The competence-calibrated self-preference of every judge in ``labels``, then (with
+    ``family_side``) its calibrated family preference, then (``rungs``) the parts of
+    :data:`CALIBRATED_RUNGS`, all from one competence model per judge; and, per judge
+    that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+    values, group, problems, _, model = _calibrated_parts(
+        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side
+    )
+    own_req = (model.col_own, OWN_PAIRS)
+    other_req = (model.col_other, COMPETENCE_PAIRS)
+    held = "" if strengths is None else " (the strengths given are held fixed)"
+    fam_words = "" if model.fam is None else " and a family term φ·family"
+
+    def stat(name: str, combine: Any, required: tuple[tuple[int, str], ...]) -> GroupedStatistic:
+        return GroupedStatistic(
+            name=name, values=values, group=group, labels=labels, combine=combine,
+            interval=CALIBRATED_INTERVAL, required=required,
+        )  # fmt: skip
+
+    method = "Competence-calibrated self-preference: the judge's rate of picking its " + (
+        _METHOD.format(family=fam_words) + held
+    )
+    specs = [
+        MetricSpec(CALIBRATED, stat(CALIBRATED, model.combine, (own_req, other_req)), method,
+                   model.components, warnings=model.warnings, n_count=OWN_PAIRS)
+    ]  # fmt: skip
+    if family_side is not None:
+        fam_method = (
+            "Competence-calibrated family preference: the judge's rate of picking the answer "
+            "of another model of its family (against a model from outside it) minus the rate "
+            "its competence predicts, from the same competence model as its self-preference, "
+            "where its own answers have their own term apart from its family's; "
+            + _METHOD.split("; ", 1)[1].format(family=" and a family term φ·family")
+            + held
+        )
+        fam_req = ((model.col_family, FAMILY_PAIRS), other_req)
+        specs.append(
+            MetricSpec(FAMILY_CALIBRATED, stat(FAMILY_CALIBRATED, model.combine_family, fam_req),
+                       fam_method, model.components_family, n_count=FAMILY_PAIRS)
+        )  # fmt: skip
+    if rungs:
+        for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):
+            specs.append(
+                MetricSpec(name, stat(name, model.combine_rung(r), (own_req, other_req)),
+                           f"Part of the calibrated self-preference: {words}",
+                           model.components_rung(r), n_count=OWN_PAIRS)
+            )  # fmt: skip
+    return specs, problems
+
+
 def calibrated_spec(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
@@ -993,37 +1172,14 @@ def calibrated_spec(
     *,
     strengths: Mapping[str, float] | None = None,
     side: NDArray[np.int8] | None = None,
+    family_side: NDArray[np.int8] | None = None,
 ) -> tuple[MetricSpec, dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels`` and, per
     judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
-    values, group, problems, _, model = _calibrated_parts(
-        pairs, codes, labels, strengths=strengths, side=side
+    specs, problems = calibrated_specs(
+        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side
     )
-    k = values.shape[1]
-    stat = GroupedStatistic(
-        name=CALIBRATED,
-        values=values,
-        group=group,
-        labels=labels,
-        combine=model.combine,
-        interval=CALIBRATED_INTERVAL,
-        required=(
-            (k - 2, "pairs holding the judge's own answer"),
-            (k - 1, "pairs without its own answer (its competence is learnt on them)"),
-        ),
-    )
-    method = (
-        "Competence-calibrated self-preference: the judge's rate of picking its own "
-        "answer minus the rate its own competence predicts on the same pairs had "
-        "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
-        "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
-        "its pairs with an own-answer term τ·own (weighted binomial likelihood, each "
-        "judged order a row of weight 1/orders); the interval refits the strengths and "
-        "κ, β, τ exactly in every resample"
-        + ("" if strengths is None else " (the strengths given are held fixed)")
-    )
-    spec = MetricSpec(CALIBRATED, stat, method, model.components, warnings=model.warnings)
-    return spec, problems
+    return specs[0], problems
 
 
 def calibrated_self_preference(
@@ -1035,6 +1191,8 @@ def calibrated_self_preference(
     n_boot: int = 2000,
     seed: int | None = 0,
     min_n: int = 5,
+    families: Families | None = None,
+    selves: Mapping[str, str] | None = None,
 ) -> MetricResult:
     """Self-preference of ``judge`` measured against its own competence.
 
@@ -1069,6 +1227,11 @@ def calibrated_self_preference(
     hold a finite strength for every model of the judged pairs (else
     :class:`ConfigError`).
 
+    ``families`` (a roster or ``{model: family}``): the model gets a family term
+    ``φ·family`` beside ``τ·own`` (+1 / −1 / 0 when a / b / neither is another model of
+    the judge's family against one from outside it), as ``recuse audit`` fits it;
+    ``selves``: what counts as the judge itself (:func:`favored_side`).
+
     ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
     say, with both ranges of strength gaps, when most of its own pairs lie far beyond
     the gaps its competence is learnt on (:func:`extrapolation_warning`).
@@ -1076,7 +1239,13 @@ def calibrated_self_preference(
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
-    spec, problems = calibrated_spec(rows, codes, labels, strengths=strengths)
+    side = favored_side(rows, relation="self", selves=selves)
+    fam = None
+    if families is not None:
+        fam = favored_side(rows, relation="family", families=families, selves=selves)
+    spec, problems = calibrated_spec(
+        rows, codes, labels, strengths=strengths, side=side, family_side=fam
+    )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
@@ -1200,7 +1369,7 @@ def familiarity_mediation(
     more[own, 6] = np.where(side > 0, d, -d)[own]
     values = np.column_stack([values, more])
     required = (
-        (model.k - 2, "pairs holding the judge's own answer, with perplexities"),
+        (model.col_own, "pairs holding the judge's own answer, with perplexities"),
         (model.k, "pairs without its own answer, with perplexities"),
     )
     words = {

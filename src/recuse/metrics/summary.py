@@ -32,10 +32,12 @@ from recuse.metrics.position import consistency_spec, first_position_spec, flip_
 from recuse.metrics.result import MetricResult, Skipped, results_frame
 from recuse.metrics.self_preference import (
     CALIBRATED,
+    CALIBRATED_RUNGS,
+    FAMILY_CALIBRATED,
     Families,
     Kind,
     Relation,
-    calibrated_spec,
+    calibrated_specs,
     favored_side,
     preference_spec,
 )
@@ -70,6 +72,8 @@ METRICS = (
     "self_preference_eo",
     "self_preference_dp",
     "self_preference_calibrated",
+    "family_preference_calibrated",
+    *CALIBRATED_RUNGS,
     "family_preference_eo",
     "family_preference_dp",
     "verbosity_bias",
@@ -166,7 +170,11 @@ def pairwise_bias(
 
     ``self_preference_calibrated`` is
     :func:`~recuse.metrics.self_preference.calibrated_self_preference` (it reads both
-    orders' verdicts as they are, whatever ``verdict``).
+    orders' verdicts as they are, whatever ``verdict``); with ``families`` its
+    competence model has a family term beside the own term, and
+    ``family_preference_calibrated`` is that model's family preference. The metrics of
+    :data:`~recuse.metrics.self_preference.CALIBRATED_RUNGS` are the calibrated
+    estimate's parts by the human label of the judge's own pairs (they add up to it).
 
     ``orders``: the verdicts of both presentation orders averaged (default), or of the
     first or the second only (:func:`~recuse.metrics.verdicts.use_orders`); the
@@ -219,15 +227,28 @@ def pairwise_bias(
             )  # fmt: skip
         specs.append(spec)
 
-    if CALIBRATED in wanted:
+    if {CALIBRATED, FAMILY_CALIBRATED, *CALIBRATED_RUNGS} & set(wanted):
         if "self" not in sides:
             sides["self"] = favored_side(pairs, relation="self", selves=selves)
+        fam_side = sides.get("family")
+        family_problem = "no roster or family mapping given"
+        if fam_side is None and families is not None:
+            try:
+                fam_side = favored_side(pairs, relation="family", families=families, selves=selves)
+            except InputError as exc:
+                family_problem = str(exc)
         with _timed(built, CALIBRATED):
-            spec, problems = calibrated_spec(pairs, codes, labels, side=sides["self"])
-        specs.append(spec)
+            cal_specs, problems = calibrated_specs(
+                pairs, codes, labels, side=sides["self"], family_side=fam_side,
+                rungs=any(r in wanted for r in CALIBRATED_RUNGS),
+            )  # fmt: skip
+        cal_specs = [s for s in cal_specs if s.metric in wanted]
+        specs += cal_specs
         no_verdicts = unusable_verdicts(pairs, codes, labels)
         unfit = {j: no_verdicts.get(j, why) for j, why in problems.items()}
-        skipped += [Skipped(CALIBRATED, j, why) for j, why in unfit.items()]
+        skipped += [Skipped(s.metric, j, why) for s in cal_specs for j, why in unfit.items()]
+        if FAMILY_CALIBRATED in wanted and fam_side is None:
+            skipped += [Skipped(FAMILY_CALIBRATED, j, family_problem) for j in labels]
 
     lengths: tuple[FloatArray, FloatArray, str] | None = None
     length_problem = ""
@@ -315,7 +336,11 @@ def pairwise_bias(
         unusable=unusable_verdicts(pairs, codes, labels),
     )  # fmt: skip
     # a judge the calibrated model could not be fitted for has its one reason above
-    more_skipped = [x for x in more_skipped if not (x.metric == CALIBRATED and x.judge in unfit)]
+    more_skipped = [
+        x
+        for x in more_skipped
+        if not (x.metric in (CALIBRATED, FAMILY_CALIBRATED, *CALIBRATED_RUNGS) and x.judge in unfit)
+    ]
     curve_frames = {
         name: curve_table(stat, est, edges, with_judge=with_judge)
         for (name, stat, with_judge), est in zip(curve_stats, estimates[len(specs) :], strict=True)

@@ -54,6 +54,10 @@ class Bias:
     tested: bool = True
     material: float | None = None
     scale: str = ""  # the unit in a few words, for column headers (``unit`` says it fully)
+    #: a number shown beside a headline as what it is, not adjusted for what moves it
+    #: without any bias (e.g. self-preference's equal opportunity, high for a strong
+    #: judge with no bias): never flagged, coloured or counted as a finding of its own
+    unadjusted: bool = False
 
     def __post_init__(self) -> None:
         for name in ("key", "title", "unit", "positive", "negative", "none"):
@@ -97,8 +101,9 @@ class Bias:
 
     @property
     def flags(self) -> bool:
-        """Whether an interval excluding ``null`` flags a bias (False for quality scores)."""
-        return self.kind == "bias"
+        """Whether an interval excluding ``null`` flags a bias (False for quality scores
+        and for :attr:`unadjusted` numbers)."""
+        return self.kind == "bias" and not self.unadjusted
 
     def words(self, direction: Direction) -> str:
         return {"positive": self.positive, "negative": self.negative, "none": self.none}[direction]
@@ -113,4 +118,5 @@ class Bias:
             "kind": self.kind,
             "material": self.material,
             "header": self.header,
+            "unadjusted": self.unadjusted,
         }

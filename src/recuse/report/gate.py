@@ -38,11 +38,14 @@ import math
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from recuse.report.model import Report
 
 __all__ = [
     "AuditReport",
@@ -222,7 +225,6 @@ def load_report(path: str | Path) -> AuditReport:
     :class:`~recuse.errors.InputError` naming the field, never a guess.
     """
     from recuse.data._io import read_text
-    from recuse.report.export import SCHEMA_VERSION
 
     p = Path(path)
     try:
@@ -235,6 +237,21 @@ def load_report(path: str | Path) -> AuditReport:
         raise _bad("not a report: JSON nested too deeply to read", p) from None
     except ValueError as exc:
         raise _bad(f"not JSON ({str(exc)[:200]})", p) from None
+    return _report_data(data, p)
+
+
+def in_memory(report: Report) -> AuditReport:
+    """What the gate reads of an audit's report object, as its ``report.json`` holds it
+    (the same dictionary, not the file: ``--fail-on`` gates the report it made)."""
+    from recuse.report.export import to_json
+
+    return _report_data(json.loads(to_json(report)), Path("(the report in memory)"))
+
+
+def _report_data(data: Any, p: Path) -> AuditReport:
+    """The checked :class:`AuditReport` of a parsed ``report.json`` (``p``: its name)."""
+    from recuse.report.export import SCHEMA_VERSION
+
     sections = data.get("sections") if isinstance(data, dict) else None
     if not isinstance(sections, list) or "schema_version" not in data:
         raise _bad("not a recuse audit report (no schema_version and sections)", p)
@@ -447,7 +464,7 @@ def _needed(n: Any, half: float, gap: float) -> int | None:
 
 
 def gate_report(
-    path: str | Path,
+    path: str | Path | AuditReport,
     thresholds: Sequence[Threshold],
     *,
     aliases: Mapping[str, str] | None = None,
@@ -464,7 +481,7 @@ def gate_report(
     judge of the datasets of its table kind. A key that is neither a bias of
     ``scopes`` nor in the report raises :class:`ConfigError` (a typo).
     """
-    report = load_report(path)
+    report = path if isinstance(path, AuditReport) else load_report(path)
     scopes = scopes or {}
     present = sorted({str(f["bias"]) for f in report.findings})
     known = {*scopes, *present, *(s["bias"] for s in report.skipped if s["bias"])}

@@ -257,6 +257,8 @@ class Section:
     tables: tuple[Table, ...] = ()
     notes: tuple[str, ...] = ()
     seconds: float | None = None
+    #: sentences for the first screen and the terminal: each tool's own number
+    headlines: tuple[str, ...] = ()
 
     @property
     def biases(self) -> tuple[Bias, ...]:
@@ -274,6 +276,7 @@ class Section:
             "figures": [f.to_dict() for f in self.figures],
             "tables": [t.name for t in self.tables],
             "notes": list(self.notes),
+            "headlines": list(self.headlines),
             "seconds": self.seconds,
         }
 
@@ -366,6 +369,8 @@ class MatrixRow:
     estimated: int
     flagged: int
     nothing_estimated: bool
+    #: every headline *bias* interval holds its no-bias value (quality scores left out)
+    holds_null: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -373,6 +378,7 @@ class MatrixRow:
             "estimated": self.estimated,
             "flagged": self.flagged,
             "nothing_estimated": self.nothing_estimated,
+            "holds_null": self.holds_null,
             "cells": {k: c.to_dict() for k, c in self.cells.items()},
         }
 
@@ -465,6 +471,11 @@ class Report:
         return [f for s in self.sections for f in s.findings]
 
     @property
+    def headlines(self) -> list[str]:
+        """Each tool's own number, one sentence each, for the first screen and terminal."""
+        return [h for s in self.sections for h in s.headlines]
+
+    @property
     def judges(self) -> list[str]:
         return sorted({f.judge for f in self.findings if f.headline})
 
@@ -537,6 +548,11 @@ class Report:
                     estimated=len(row.findings),
                     flagged=len(row.flagged),
                     nothing_estimated=row.nothing_estimated,
+                    holds_null=all(
+                        f.ci_low <= f.null <= f.ci_high
+                        for f in row.findings
+                        if f.bias.kind != "quality"
+                    ),
                 )
             )
         columns = tuple(

@@ -253,8 +253,9 @@ class LocalBackend(Backend):
         )
 
     def usage(self) -> tuple[int, int] | None:
-        """Tokens read (prompts, prefix included) and produced (one per scored next
-        token, every generated token) so far: the evaluator card's counts."""
+        """Tokens read (prompts, prefix included, and each scored continuation's) and
+        produced (one per scored next token, every generated token) so far: the
+        evaluator card's counts."""
         return self._tokens
 
     def _count(self, read: int, produced: int) -> None:
@@ -714,6 +715,8 @@ class LocalBackend(Backend):
             for i in idx:
                 out[i] = values[start : start + tail[i]].astype(np.float64)
                 start += tail[i]
+            # read: prompt and scored text, as a server's usage counts an echo request
+            self._count(sum(head[i] + tail[i] for i in idx), 0)
             report_done(len(idx))
 
         sizes = [_chars(p) + len(c) for p, c in zip(prompts, continuations, strict=True)]

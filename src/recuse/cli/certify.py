@@ -1,0 +1,249 @@
+"""`recuse certify SOURCE`: where a judge's verdict can be used with a guaranteed human
+agreement, cascades of judges, and `recuse certify apply` for unlabelled items.
+
+The method and its assumptions: :mod:`recuse.mitigation.selective`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.table import Table
+from rich.text import Text
+from typer._click.core import Context
+from typer.core import TyperGroup
+
+from recuse.cli.app import MapOption, app, parse_mapping
+from recuse.cli.console import console as make_console
+from recuse.errors import ConfigError, InputError
+from recuse.outputs import check_output, csv_text, write_text
+
+
+class _RunByDefault(TyperGroup):
+    """``recuse certify SOURCE ...`` runs ``certify run``; ``certify apply`` applies."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+certify_app = typer.Typer(
+    cls=_RunByDefault,
+    no_args_is_help=True,
+    help="Certify judges: the confidence threshold above which a judge's agreement with "
+    "humans is at least a target with probability 1 - delta (exchangeable items "
+    "assumed); cascades of judges ending with a person; `certify apply` for new items.",
+)
+app.add_typer(certify_app, name="certify")
+
+DEFINITIONS = (
+    "threshold: keep a verdict when the judge's confidence c = max(p_a, 1 - p_a) (or order "
+    "consistency) is at least this; coverage: share of the labelled items kept; agreement: "
+    "share of kept verdicts equal to the human label; bound: one-sided Clopper–Pearson "
+    "lower bound of that agreement at 1 - delta' (delta' = this stratum's share of delta); "
+    "held out: the same with thresholds certified without the item's fold (5 folds by "
+    "prompt). The guarantee holds where the bound is at least the target."
+)
+
+
+def _costs(specs: list[str], store: Path | None, prices: Path | None) -> dict[str, float]:
+    """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` and the evaluator card."""
+    out: dict[str, float] = {}
+    if prices is not None and store is None:
+        raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
+    if store is not None:
+        from recuse.judging import Store
+        from recuse.judging.card import cards, read_prices
+
+        if not store.is_file():
+            raise InputError("no such store", file=store, fix="give a store of `recuse judge`")
+        table = read_prices(prices) if prices is not None else None
+        with Store(store, read_only=True) as s:
+            for c in cards(s.runs(), table):
+                if c.usd_per_1000_judgments is not None:
+                    out[c.judge] = c.usd_per_1000_judgments
+    for spec in specs:
+        for part in spec.split(","):
+            judge, sep, usd = part.rpartition("=")
+            try:
+                value = float(usd)
+            except ValueError:
+                value = -1.0
+            if not sep or not judge.strip() or not value >= 0:
+                raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 "
+                                  "judgments, e.g. --cost gpt-4=30")  # fmt: skip
+            out[judge.strip()] = value
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "" if x is None or x != x else f"{x:.1%}"
+
+
+def _judges_table(result: Any) -> Table:
+    t = Table(title=Text(f"Certified at agreement ≥ {result.target:.2f}, δ = {result.delta:g}"))
+    for col in ("judge", "stratum", "labelled", "threshold", "coverage", "agreement",
+                "bound", "held-out coverage", "held-out agreement"):  # fmt: skip
+        t.add_column(col, justify="left" if col in ("judge", "stratum") else "right")
+    for j in result.judges:
+        for s in j.strata:
+            t.add_row(
+                Text(j.judge), Text(s.stratum), f"{s.n_labelled:,}",
+                "not certified" if s.threshold is None else f"{s.threshold:.4g}",
+                _pct(s.coverage), _pct(s.agreement),
+                "" if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
+                _pct(s.heldout.coverage), _pct(s.heldout.agreement),
+            )  # fmt: skip
+    return t
+
+
+def _cascade_table(c: Any) -> Table:
+    t = Table(title=Text(f"Cascade {' → '.join(s.certificate.judge for s in c.stages)} → person"))
+    for col in ("stage", "judge", "reaches", "keeps", "keeps (held out)", "USD / 1,000 judgments"):
+        t.add_column(col, justify="left" if col == "judge" else "right")
+    for k, s in enumerate(c.stages, 1):
+        usd = "" if s.usd_per_1000_judgments is None else f"{s.usd_per_1000_judgments:g}"
+        t.add_row(str(k), Text(s.certificate.judge), _pct(s.reached), _pct(s.share),
+                  _pct(s.heldout_share), usd)  # fmt: skip
+    t.add_row("", Text("person"), "", _pct(c.person_share), _pct(c.heldout_person_share), "")
+    return t
+
+
+def _print(result: Any, source: str) -> None:
+    con = make_console()
+    con.print(_judges_table(result))
+    for j in result.judges:
+        con.print(Text(f"{j.judge}: confidence = {j.confidence}"
+                       + (f"; {j.n_ties_excluded} tied human labels left out"
+                          if j.n_ties_excluded else "")))  # fmt: skip
+        con.print(Text(f"  {j.guarantee()}"))
+        for s in j.strata:
+            if s.reason:
+                con.print(Text(f"  {s.stratum}: {s.reason}"))
+    c = result.cascade
+    if c is not None:
+        con.print(_cascade_table(c))
+        cost = c.usd_per_1000_items
+        con.print(Text(
+            f"machine verdicts agree with humans {_pct(c.agreement)} on the calibration items, "
+            f"{_pct(c.heldout.agreement)} held out; cost "
+            + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
+               else f"${cost:.3f} per 1,000 items (judges only)")
+        ))  # fmt: skip
+        con.print(Text(f"guarantee: {c.guarantee()}"))
+    con.print(Text(DEFINITIONS))
+
+
+@certify_app.command("run", help="Certify the judges of SOURCE (the default command).")
+def certify_command(
+    source: str = typer.Argument(..., help="Labelled pairs: dataset name or file."),
+    agreement: float = typer.Option(0.85, "--agreement", help="Target agreement with humans."),
+    delta: float = typer.Option(0.1, "--delta", help="Allowed failure probability."),
+    judge: Annotated[list[str] | None, typer.Option("--judge", "-j", help="Judge(s).")] = None,
+    cascade: str = typer.Option(None, "--cascade", help="Judges in order: j1,j2,..."),
+    strata: bool = typer.Option(True, "--strata/--no-strata", help="Own/family/other strata."),
+    human_ties: Annotated[
+        Literal["exclude", "count"],
+        typer.Option(
+            "--human-ties",
+            help="exclude tied labels, or count them (a tie agrees only with a tie verdict).",
+        ),
+    ] = "exclude",
+    recalibrate: bool = typer.Option(False, "--recalibrate", help="Isotonic, cross-fitted."),
+    min_labels: int = typer.Option(30, "--min-labels", help="Labels a stratum needs."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the held-out folds."),
+    cost: Annotated[
+        list[str] | None,
+        typer.Option("--cost", help="JUDGE=USD per 1,000 judgments (comma list or repeated)."),
+    ] = None,
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Store whose evaluator card prices.")
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option("--prices", help="Price table for --store's card.")
+    ] = None,
+    out: str = typer.Option(None, "--out", "-o", help="Write the full result as JSON."),
+    thresholds: str = typer.Option(None, "--thresholds", help="Write thresholds (JSON)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
+    mapping: MapOption = None,
+) -> None:
+    """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
+    from recuse.api import certify
+
+    paths = [check_output(p, option=o) for p, o in ((out, "--out"), (thresholds, "--thresholds"))
+             if p is not None]  # fmt: skip
+    result = certify(
+        source, agreement=agreement, delta=delta, judges=judge or None, cascade=cascade,
+        strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
+        min_labels=min_labels, costs=_costs(list(cost or []), store, prices) or None,
+        mapping=parse_mapping(mapping) or None, data_dir=data_dir,
+    )  # fmt: skip
+    payload = {"source": source, **result.to_dict()}
+    if out is not None:
+        write_text(paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+    if thresholds is not None:
+        text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
+        write_text(paths[-1], text)
+    if as_json:
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    _print(result, source)
+    for p in paths:
+        typer.echo(f"wrote {p}")
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise InputError(
+            "thresholds file not found",
+            file=path,
+            fix="write one with `recuse certify SOURCE --thresholds FILE.json`",
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(
+            f"not JSON ({exc})", file=path, fix="give the file `recuse certify --thresholds` wrote"
+        ) from None
+
+
+@certify_app.command("apply")
+def apply_command(
+    thresholds: Annotated[Path, typer.Argument(help="Thresholds JSON of `recuse certify`.")],
+    source: str = typer.Argument(..., help="Pairs to decide (no labels needed)."),
+    out: str = typer.Option(..., "--out", "-o", help="Decisions: FILE.csv or FILE.json."),
+    judge: str = typer.Option(None, "--judge", "-j", help="The judge, if not a cascade."),
+    data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
+    mapping: MapOption = None,
+) -> None:
+    """One decision per item: the verdict (a, b or tie) and the judge that gave it, or
+    'to a person'. Written atomically."""
+    from recuse.data.inputs import load_input
+    from recuse.mitigation.selective import PERSON, apply_thresholds
+    from recuse.roster import Roster
+
+    path = check_output(out)
+    if path.suffix.lower() not in (".csv", ".json"):
+        raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
+    spec = _read_json(thresholds)
+    roster = Roster.load()
+    inp = load_input(source, table="pairs", data_dir=data_dir, roster=roster,
+                     mapping=parse_mapping(mapping) or None)  # fmt: skip
+    decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
+    if path.suffix.lower() == ".json":
+        records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
+        write_text(path, json.dumps(records, indent=2, ensure_ascii=False))
+    else:
+        write_text(path, csv_text(decided))
+    people = int((decided["decision"] == PERSON).sum())
+    typer.echo(
+        f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
+        f"{people:,} {PERSON}; wrote {path}"
+    )

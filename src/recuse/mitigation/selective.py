@@ -1,0 +1,1001 @@
+"""Selective judging with a guarantee: where a judge's verdict can be used, and a cascade
+of judges that ends with a person.
+
+**Confidence.** For one item the judge's probability that a is better, averaged over
+the orders judged (``p_a``: Eq. 3 of the self-preference paper per order, then the
+mean), gives the verdict (a when ``p_a > 0.5``, b when ``< 0.5``, a tie at 0.5) and the
+confidence ``c = max(p_a, 1 - p_a)`` in [0.5, 1]. A judge that gives only picks
+(every value 0, 0.5 or 1) has ``c = 1`` when both orders pick the same answer and 0.5
+when they disagree: its confidence is *order consistency*, and the result says so.
+With ``recalibrate=True`` ``p_a`` is first mapped by isotonic regression
+(:func:`recuse.metrics.calibration.recalibrate`, cross-fitted over prompts).
+
+**Agreement.** The human label is a when ``human > 0.5``, b when ``< 0.5``, a tie at
+0.5 (a share of votes counts by its majority). ``human_ties="exclude"`` (default)
+leaves tied labels out of calibration and of the held-out check (their number is
+reported); ``"count"`` keeps them, and a tie label agrees only with a tie verdict (so a
+judge that picks a side disagrees with every tied label).
+
+**Fixed-sequence test** (Jung, Brahman and Choi, "Trust or Escalate", ICLR 2025). On the
+labelled calibration items, for thresholds ``λ_1 > λ_2 > …`` (the distinct
+confidences, highest first, starting at the first that keeps at least
+``n_min = ⌈log δ / log t⌉`` items — fewer could not reject even with full agreement;
+this uses no label), with ``n(λ)`` items kept (``c ≥ λ``) and ``k(λ)`` of them agreeing
+with the human, test ``H0: agreement(λ) < t`` by the exact binomial upper tail::
+
+    p(λ) = P(Binomial(n(λ), t) ≥ k(λ))
+
+equivalently, the one-sided Clopper–Pearson bound ``L(λ) = Beta⁻¹(δ; k, n − k + 1) ≥ t``.
+Walk down while ``p(λ) ≤ δ`` and keep the lowest threshold reached, ``λ̂``; if the first
+test fails, nothing is certified. Because the tests are taken in a fixed order and the
+walk stops at the first failure, no multiplicity correction is needed, and::
+
+    P( agreement with humans on future items with c ≥ λ̂  ≥  t )  ≥  1 − δ
+
+assuming the calibration items and the future items are exchangeable (drawn from the
+same distribution; a shift in prompts, models or judge voids it). The agreement is
+the population rate among kept items; a finite batch of future items scatters around it.
+
+**Strata.** Items where one answer is the judge's own (or its family's, the other's
+not; :func:`recuse.metrics.self_preference.favored_side`, ``selves=`` from
+:meth:`recuse.roster.Roster.self_map`) get their own threshold and guarantee, so a judge
+over-confident on its own answers cannot hide in a pooled guarantee. The strata's
+tests share δ by a union bound (``δ / m`` each, ``m`` strata with enough labels), so all
+strata's guarantees — and hence the judge's pooled one — hold together with
+probability ``≥ 1 − δ``. A stratum with fewer than ``max(min_labels, n_min)`` labelled
+items is never certified; its items go to a person.
+
+**Cascade.** Judges ``j_1, …, j_m`` in order: ``j_1`` is certified on all labelled items,
+keeps what it can; ``j_k`` is certified on the items no earlier judge kept (an item a
+judge did not judge passes to the next), each stage at ``δ / m`` (its strata share that
+again). The rest goes to a person. Union bound: with probability ``≥ 1 − δ`` every
+stage's kept agreement is ``≥ t``, so the agreement of all machine verdicts is ``≥ t``.
+Each stage's threshold is taken as fixed when the next stage's items are chosen.
+
+**Held-out check.** The labelled items are split into ``folds`` folds by prompt
+(seeded); each fold is decided with thresholds certified on the other folds, and the
+agreement and coverage observed there are reported beside the guarantee.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy.stats import beta, binom
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate
+from recuse.metrics.self_preference import favored_side
+from recuse.metrics.verdicts import TIE_TOL
+from recuse.roster import Roster
+
+__all__ = [
+    "PERSON",
+    "STRATA",
+    "Cascade",
+    "Certification",
+    "HeldOut",
+    "JudgeCertificate",
+    "Stage",
+    "StratumCertificate",
+    "apply_thresholds",
+    "certify_items",
+    "certify_judges",
+    "clopper_pearson_lower",
+    "confidence_of",
+    "fixed_sequence",
+    "naive_threshold",
+    "strata_of",
+]
+
+FloatArray = NDArray[np.float64]
+HumanTies = Literal["exclude", "count"]
+Stratum = Literal["own", "family", "other", "all"]
+STRATA: tuple[Stratum, ...] = ("own", "family", "other")
+PERSON = "to a person"
+MIN_LABELS = 30
+GRID = 20
+THRESHOLDS_VERSION = 1
+CONFIDENCE_WORDS = {
+    "probability": "max(p_a, 1 - p_a) of the order-averaged probability (Eq. 3)",
+    "recalibrated probability": "max(p, 1 - p) of the isotonic-recalibrated p_a "
+    "(cross-fitted by prompt)",
+    "order consistency": "order consistency: 1 when both orders pick the same answer, "
+    "0.5 when they disagree (the judge gives picks, not probabilities)",
+    "single verdict": "none usable: one pick per item (no probabilities, one order), so "
+    "every verdict has the same confidence and a threshold keeps all or nothing",
+}
+
+
+def clopper_pearson_lower(k: int | FloatArray, n: int | FloatArray, delta: float) -> FloatArray:
+    """One-sided ``1 − δ`` Clopper–Pearson lower bound of a binomial rate, ``k`` of ``n``:
+    ``Beta⁻¹(δ; k, n − k + 1)``, 0 when ``k = 0``.
+
+    >>> round(float(clopper_pearson_lower(20, 20, 0.1)), 4)  # 0.1 ** (1 / 20)
+    0.8913
+    """
+    k_ = np.asarray(k, dtype=float)
+    n_ = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore"):
+        lb = beta.ppf(delta, np.maximum(k_, 1e-300), n_ - k_ + 1)
+    return np.asarray(np.where(k_ > 0, lb, 0.0), dtype=float)
+
+
+def n_min(target: float, delta: float) -> int:
+    """Fewest kept items whose full agreement rejects ``agreement < target`` at ``delta``:
+    ``⌈log δ / log t⌉``.
+
+    >>> n_min(0.85, 0.1)
+    15
+    """
+    return math.ceil(math.log(delta) / math.log(target) - 1e-12)
+
+
+@dataclass(frozen=True)
+class Walk:
+    """What the fixed-sequence test found on one set of calibration items."""
+
+    threshold: float | None  # lowest threshold reached; None: nothing certified
+    n_kept: int
+    n_agree: int
+    lower_bound: float  # Clopper–Pearson bound at the threshold (or at the first step)
+    p_value: float
+    first: tuple[float, int, int] | None  # (λ, n, k) of the first test; None: no test
+
+
+def _steps(
+    conf: FloatArray, agree: FloatArray, grid: int = 0
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Thresholds, highest first, with the items kept and agreeing at each: every
+    distinct confidence, or with ``grid`` > 0 only those where the kept count first
+    reaches each multiple of ``⌈N / grid⌉`` (and the lowest), a label-free thinning."""
+    order = np.argsort(-conf, kind="stable")
+    c, a = conf[order], agree[order]
+    n_cum = np.arange(1, len(c) + 1, dtype=float)
+    k_cum = np.cumsum(a)
+    last = np.r_[c[1:] != c[:-1], True]  # the last position of each distinct value
+    lam, n, k = c[last], n_cum[last], k_cum[last]
+    if grid > 0 and len(lam) > 1:
+        step = math.ceil(len(c) / grid)
+        bucket = (n - 1) // step
+        first = np.r_[True, bucket[1:] != bucket[:-1]]
+        first[-1] = True
+        lam, n, k = lam[first], n[first], k[first]
+    return lam, n, k
+
+
+def fixed_sequence(
+    conf: FloatArray,
+    agree: FloatArray,
+    *,
+    target: float,
+    delta: float,
+    start: int = 1,
+    grid: int = 0,
+) -> Walk:
+    """The fixed-sequence test (module docstring) on calibration confidences ``conf`` and
+    0/1 agreements ``agree``.
+
+    >>> w = fixed_sequence(np.r_[np.full(30, 0.9), np.full(30, 0.6)],
+    ...                    np.r_[np.ones(30), np.zeros(30)], target=0.85, delta=0.1)
+    >>> w.threshold, w.n_kept, w.n_agree
+    (0.9, 30, 30)
+    """
+    lam, n, k = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
+    begin = np.flatnonzero(n >= max(start, n_min(target, delta)))
+    if len(lam) == 0 or len(begin) == 0:
+        return Walk(None, 0, 0, math.nan, math.nan, None)
+    lam, n, k = lam[begin[0] :], n[begin[0] :], k[begin[0] :]
+    p = binom.sf(k - 1, n, target)
+    failed = np.flatnonzero(p > delta)
+    stop = int(failed[0]) if len(failed) else len(lam)
+    first = (float(lam[0]), int(n[0]), int(k[0]))
+    if stop == 0:
+        lb = float(clopper_pearson_lower(k[0], n[0], delta))
+        return Walk(None, 0, 0, lb, float(p[0]), first)
+    i = stop - 1
+    lb = float(clopper_pearson_lower(k[i], n[i], delta))
+    return Walk(float(lam[i]), int(n[i]), int(k[i]), lb, float(p[i]), first)
+
+
+def naive_threshold(conf: FloatArray, agree: FloatArray, *, target: float) -> float | None:
+    """The rule without a test, for comparison: the lowest threshold whose kept
+    calibration items agree at least ``target`` of the time (no bound, no δ)."""
+    lam, n, k = _steps(np.asarray(conf, float), np.asarray(agree, float))
+    ok = np.flatnonzero(k / np.maximum(n, 1) >= target)
+    return float(lam[ok[-1]]) if len(ok) else None
+
+
+def best_target(
+    conf: FloatArray, agree: FloatArray, *, delta: float, start: int = 1, grid: int = 0
+) -> float | None:
+    """The highest target (to 0.01, in [0.5, 0.99]) this calibration set certifies."""
+    best = None
+    for t in np.round(np.arange(0.5, 0.995, 0.01), 2):
+        walk = fixed_sequence(conf, agree, target=float(t), delta=delta, start=start, grid=grid)
+        if walk.threshold is not None:
+            best = float(t)
+    return best
+
+
+# --- the items of one judge ---
+
+
+def _labels(p: FloatArray) -> NDArray[np.int8]:
+    """+1 a, -1 b, 0 tie, for probabilities of a (NaN -> 0, callers mask it)."""
+    out = np.where(p > 0.5 + TIE_TOL, 1, np.where(p < 0.5 - TIE_TOL, -1, 0))
+    return np.asarray(out, dtype=np.int8)
+
+
+def confidence_kind(rows: pd.DataFrame) -> str:
+    """How the judge's confidence is read: probability, order consistency or none."""
+    if gives_probabilities(rows["p_a"]):
+        return "probability"
+    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
+    return "order consistency" if bool(both.any()) else "single verdict"
+
+
+def confidence_of(p_a: FloatArray) -> FloatArray:
+    """``max(p, 1 − p)``: the judge's confidence in its verdict (NaN stays NaN)."""
+    p = np.asarray(p_a, dtype=float)
+    return np.asarray(np.maximum(p, 1 - p), dtype=float)
+
+
+def strata_of(
+    rows: pd.DataFrame, roster: Roster | None, *, selves: Mapping[str, str] | None = None
+) -> NDArray[np.object_]:
+    """Each row's stratum for its judge: ``own`` (one answer is the judge's, the other's
+    not), ``family`` (one answer by the judge's family, not itself, against an outsider)
+    or ``other``; all ``all`` without a roster."""
+    if roster is None:
+        return np.full(len(rows), "all", dtype=object)
+    own = favored_side(rows, relation="self", selves=selves) != 0
+    fam = favored_side(rows, relation="family", families=roster, selves=selves) != 0
+    return np.asarray(np.where(own, "own", np.where(fam, "family", "other")), dtype=object)
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Cross-fitted check on the labelled items: ``n`` items, ``kept`` decided by the
+    judge with thresholds certified without their fold, ``agree`` of those agreeing."""
+
+    n: int
+    kept: int
+    agree: int
+
+    @property
+    def coverage(self) -> float:
+        return self.kept / self.n if self.n else math.nan
+
+    @property
+    def agreement(self) -> float:
+        return self.agree / self.kept if self.kept else math.nan
+
+    def __add__(self, other: HeldOut) -> HeldOut:
+        return HeldOut(self.n + other.n, self.kept + other.kept, self.agree + other.agree)
+
+
+NO_HELD_OUT = HeldOut(0, 0, 0)
+
+
+@dataclass(frozen=True)
+class StratumCertificate:
+    """One judge's certified threshold on one stratum (own / family / other / all).
+
+    ``delta`` is this stratum's share of the judge's δ; ``coverage`` and ``agreement``
+    are observed on the calibration items (kept share; agreement among the kept);
+    ``lower_bound`` is the one-sided ``1 − delta`` Clopper–Pearson bound of the
+    agreement at the threshold; ``best_target`` the highest target these labels could
+    certify at ``delta`` (None: none)."""
+
+    stratum: str
+    target: float
+    delta: float
+    n_labelled: int
+    threshold: float | None
+    n_kept: int
+    n_agree: int
+    lower_bound: float
+    p_value: float
+    reason: str
+    best_target: float | None
+    heldout: HeldOut = NO_HELD_OUT
+
+    @property
+    def certified(self) -> bool:
+        return self.threshold is not None
+
+    @property
+    def coverage(self) -> float:
+        return self.n_kept / self.n_labelled if self.n_labelled else math.nan
+
+    @property
+    def agreement(self) -> float:
+        return self.n_agree / self.n_kept if self.n_kept else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("heldout")
+        return d | {
+            "certified": self.certified,
+            "coverage": _num(self.coverage),
+            "agreement": _num(self.agreement),
+            "lower_bound": _num(self.lower_bound),
+            "p_value": _num(self.p_value),
+            "heldout_n": self.heldout.n,
+            "heldout_kept": self.heldout.kept,
+            "heldout_coverage": _num(self.heldout.coverage),
+            "heldout_agreement": _num(self.heldout.agreement),
+        }
+
+
+def _num(x: float) -> float | None:
+    return None if not math.isfinite(x) else float(x)
+
+
+@dataclass(frozen=True)
+class JudgeCertificate:
+    """A judge's certification: one :class:`StratumCertificate` per stratum, its
+    confidence (``confidence``: how it was read, in words at :data:`CONFIDENCE_WORDS`),
+    and the pooled numbers over the strata."""
+
+    judge: str
+    target: float
+    delta: float
+    confidence: str
+    strata: tuple[StratumCertificate, ...]
+    n_ties_excluded: int
+    recalibration: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+    @property
+    def n_labelled(self) -> int:
+        return sum(s.n_labelled for s in self.strata)
+
+    @property
+    def n_kept(self) -> int:
+        return sum(s.n_kept for s in self.strata)
+
+    @property
+    def coverage(self) -> float:
+        return self.n_kept / self.n_labelled if self.n_labelled else math.nan
+
+    @property
+    def agreement(self) -> float:
+        n = self.n_kept
+        return sum(s.n_agree for s in self.strata) / n if n else math.nan
+
+    @property
+    def certified(self) -> bool:
+        return any(s.certified for s in self.strata)
+
+    @property
+    def heldout(self) -> HeldOut:
+        out = NO_HELD_OUT
+        for s in self.strata:
+            out = out + s.heldout
+        return out
+
+    @property
+    def thresholds(self) -> dict[str, float | None]:
+        return {s.stratum: s.threshold for s in self.strata}
+
+    def guarantee(self) -> str:
+        """The guarantee in words, or why there is none."""
+        if not self.certified:
+            return (
+                f"{self.judge}: nothing certified at agreement ≥ {self.target:.2f} "
+                f"(δ = {self.delta:g}); every item goes on"
+            )
+        kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
+        return (
+            f"{self.judge}: agreement with humans ≥ {self.target:.2f} on the items it keeps "
+            f"({kept}) with probability ≥ {1 - self.delta:.2f}, assuming calibration and "
+            "future items are exchangeable"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        h = self.heldout
+        return {
+            "judge": self.judge,
+            "target": self.target,
+            "delta": self.delta,
+            "confidence": self.confidence,
+            "confidence_definition": CONFIDENCE_WORDS[self.confidence],
+            "certified": self.certified,
+            "n_labelled": self.n_labelled,
+            "n_ties_excluded": self.n_ties_excluded,
+            "coverage": _num(self.coverage),
+            "agreement": _num(self.agreement),
+            "heldout_coverage": _num(h.coverage),
+            "heldout_agreement": _num(h.agreement),
+            "guarantee": self.guarantee(),
+            "strata": [s.to_dict() for s in self.strata],
+        }
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a certification is run (see :func:`certify_judges`)."""
+
+    target: float = 0.85
+    delta: float = 0.1
+    strata: bool = True
+    human_ties: HumanTies = "exclude"
+    recalibrate: bool = False
+    folds: int = FOLDS
+    seed: int = 0
+    min_labels: int = MIN_LABELS
+    grid: int = GRID
+    self_scope: str = "snapshot"
+
+    def check(self) -> None:
+        if not 0.5 <= self.target < 1:
+            raise ConfigError(f"--agreement must be in [0.5, 1), e.g. 0.85; got {self.target}")
+        if not 0 < self.delta < 0.5:
+            raise ConfigError(f"--delta must be in (0, 0.5), e.g. 0.1; got {self.delta}")
+        if self.human_ties not in ("exclude", "count"):
+            raise ConfigError(f"--human-ties must be exclude or count; got {self.human_ties!r}")
+        if int(self.folds) != self.folds or self.folds < 2:
+            raise ConfigError(f"--folds must be an integer of at least 2; got {self.folds}")
+        if self.min_labels < 1:
+            raise ConfigError(f"--min-labels must be at least 1; got {self.min_labels}")
+        if self.seed < 0:
+            raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
+
+
+@dataclass(frozen=True)
+class Items:
+    """One judge's items as the certification reads them (arrays aligned by item)."""
+
+    item_id: NDArray[np.object_]
+    prompt: NDArray[np.object_]
+    conf: FloatArray
+    verdict: NDArray[np.int8]
+    human: NDArray[np.int8]  # +1 a, -1 b, 0 tie
+    labelled: NDArray[np.bool_]  # usable label (ties per the option)
+    stratum: NDArray[np.object_]
+
+    @property
+    def agree(self) -> FloatArray:
+        return (self.verdict == self.human).astype(float)
+
+    def take(self, mask: NDArray[np.bool_]) -> Items:
+        return Items(*(getattr(self, f)[mask] for f in Items.__dataclass_fields__))
+
+
+def judge_rows(pairs: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """The rows of ``judge`` that have a verdict; an item twice is an :class:`InputError`."""
+    rows = pairs[(pairs["judge"] == judge) & pairs["p_a"].notna()]
+    dup = rows["item_id"].duplicated()
+    if dup.any():
+        raise InputError(
+            f"judge {judge!r} judged item {rows['item_id'][dup].iloc[0]!r} twice",
+            column="item_id",
+            fix="keep one row per item and judge",
+        )
+    return rows.reset_index(drop=True)
+
+
+def _map(x: FloatArray, points: tuple[tuple[float, ...], tuple[float, ...]]) -> FloatArray:
+    return np.asarray(np.interp(x, np.asarray(points[0]), np.asarray(points[1])), dtype=float)
+
+
+def items_of(
+    rows: pd.DataFrame,
+    roster: Roster | None,
+    o: Options,
+    *,
+    p_a: FloatArray | None = None,
+) -> Items:
+    """One judge's rows (:func:`judge_rows`) as :class:`Items`; ``p_a`` replaces the
+    table's (recalibrated values)."""
+    p = rows["p_a"].to_numpy(float) if p_a is None else p_a
+    h = rows["human"].to_numpy(float) if "human" in rows.columns else np.full(len(rows), np.nan)
+    human = _labels(np.nan_to_num(h, nan=0.5))
+    labelled = np.isfinite(h) & ((human != 0) | (o.human_ties == "count"))
+    selves = roster.self_map(o.self_scope) if roster is not None else None  # type: ignore[arg-type]
+    return Items(
+        item_id=rows["item_id"].astype(str).to_numpy(object),
+        prompt=rows["prompt_id"].astype(str).to_numpy(object),
+        conf=confidence_of(p),
+        verdict=_labels(p),
+        human=human,
+        labelled=np.asarray(labelled, dtype=bool),
+        stratum=strata_of(rows, roster if o.strata else None, selves=selves),
+    )
+
+
+def certify_items(items: Items, o: Options, delta: float) -> list[StratumCertificate]:
+    """Certify each stratum of ``items`` (labelled only) at a share of ``delta``: the
+    union bound over strata, each stratum's fixed-sequence test (module docstring)."""
+    lab = items.take(items.labelled)
+    names = [s for s in (*STRATA, "all") if (lab.stratum == s).any()]
+    sizes = {s: int((lab.stratum == s).sum()) for s in names}
+    need = max(o.min_labels, n_min(o.target, delta / max(len(names), 1)))
+    testable = [s for s in names if sizes[s] >= need]
+    share = delta / max(len(testable), 1)
+    need = max(o.min_labels, n_min(o.target, share))
+    out = []
+    for s in names:
+        mine = lab.take(lab.stratum == s)
+        conf, agree = mine.conf, mine.agree
+        if s not in testable:
+            best = best_target(conf, agree, delta=share, start=1, grid=o.grid)
+            out.append(StratumCertificate(
+                s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
+                f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
+                f"{o.min_labels}, and ⌈log δ/log t⌉ = {n_min(o.target, share)} for full "
+                f"agreement to pass); these items always go on{_could(best)}",
+                best,
+            ))  # fmt: skip
+            continue
+        w = fixed_sequence(conf, agree, target=o.target, delta=share, start=o.min_labels,
+                           grid=o.grid)  # fmt: skip
+        best = None
+        if w.threshold is None:
+            best = best_target(conf, agree, delta=share, start=o.min_labels, grid=o.grid)
+        out.append(StratumCertificate(
+            s, o.target, share, sizes[s], w.threshold, w.n_kept, w.n_agree, w.lower_bound,
+            w.p_value, "" if w.threshold is not None else _why_not(w, o, share, best), best,
+        ))  # fmt: skip
+    return out
+
+
+def _could(best: float | None) -> str:
+    if best is None:
+        return "; these labels certify no target from 0.50"
+    return f"; these labels could certify agreement ≥ {best:.2f} at most"
+
+
+def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
+    target = o.target
+    could = _could(best)[2:]
+    if w.first is None:
+        return f"calibration set too small for agreement ≥ {target:.2f} at δ = {delta:g}; {could}"
+    lam, n, k = w.first
+    return (
+        f"never confident enough: its most confident {n} items (c ≥ {lam:.3g}) agree "
+        f"{k}/{n}, lower bound {w.lower_bound:.3f} < {target:.2f}; {could}"
+    )
+
+
+def _heldout(items: Items, o: Options, delta: float, who: str) -> dict[str, HeldOut]:
+    """Each labelled item decided with thresholds certified on the other folds."""
+    lab = items.take(items.labelled)
+    prompts = np.unique(lab.prompt)
+    order = np.random.default_rng(o.seed).permutation(len(prompts))
+    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
+    fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
+    out: dict[str, HeldOut] = {}
+    for k in range(o.folds):
+        test = fold == k
+        if not test.any():
+            continue
+        certs = certify_items(lab.take(~test), o, delta)
+        thresholds = {c.stratum: c.threshold for c in certs}
+        part = lab.take(test)
+        for s in np.unique(part.stratum):
+            m = part.stratum == s
+            lam = thresholds.get(str(s))
+            kept = m & (part.conf >= lam) if lam is not None else np.zeros_like(m)
+            got = HeldOut(int(m.sum()), int(kept.sum()), int(part.agree[kept].sum()))
+            out[str(s)] = out.get(str(s), NO_HELD_OUT) + got
+    return out
+
+
+def _recalibrated(rows: pd.DataFrame, o: Options, who: str) -> tuple[FloatArray, Any]:
+    """Cross-fitted isotonic p_a, and the map fitted on every labelled row (for apply)."""
+    from recuse.metrics.calibration import _isotonic, outcomes
+
+    cross = recalibrate(rows, method="isotonic", folds=o.folds, seed=o.seed)
+    y = outcomes(rows)
+    use = np.isfinite(y) & rows["p_a"].notna().to_numpy()
+    if use.sum() < 2 or np.unique(y[use]).size < 2:
+        raise EstimationError(f"{who}: recalibration needs labelled items of both outcomes")
+    ux, fitted = _isotonic(rows["p_a"].to_numpy(float)[use], y[use])
+    points = (tuple(float(x) for x in ux), tuple(float(v) for v in fitted))
+    return cross["p_a_recalibrated"].to_numpy(float), points
+
+
+def certify_judge(
+    rows: pd.DataFrame,
+    judge: str,
+    roster: Roster | None,
+    o: Options,
+    *,
+    delta: float | None = None,
+) -> tuple[JudgeCertificate, Items]:
+    """Certify one judge on its rows (one per item, with a verdict) at ``delta``
+    (default ``o.delta``); also returns its items for a cascade."""
+    d = o.delta if delta is None else delta
+    kind = confidence_kind(rows) if len(rows) else "single verdict"
+    p_a, points = None, None
+    if o.recalibrate and len(rows):
+        if kind != "probability":
+            raise ConfigError(
+                f"--recalibrate: judge {judge!r} gives picks, not probabilities; its "
+                "confidence is order consistency, which recalibration cannot improve"
+            )
+        p_a, points = _recalibrated(rows, o, f"judge {judge!r}")
+        kind = "recalibrated probability"
+    items = items_of(rows, roster, o, p_a=p_a)
+    has_h = rows["human"].notna().to_numpy() if "human" in rows.columns else items.labelled
+    ties = int((has_h & ~items.labelled).sum())
+    certs = certify_items(items, o, d)
+    held = _heldout(items, o, d, judge)
+    strata = tuple(
+        StratumCertificate(**{**c.__dict__, "heldout": held.get(c.stratum, NO_HELD_OUT)})
+        for c in certs
+    )
+    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points)
+    return cert, items
+
+
+def kept_mask(items: Items, cert: JudgeCertificate) -> NDArray[np.bool_]:
+    """Items the certificate keeps: certified stratum and confidence at its threshold."""
+    keep = np.zeros(len(items.conf), dtype=bool)
+    for s, lam in cert.thresholds.items():
+        if lam is not None:
+            keep |= (items.stratum == s) & (items.conf >= lam)
+    return keep
+
+
+# --- cascades ---
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One judge of a cascade: the share of all items it decides (on the labelled
+    calibration items, and held out), the items reaching it, its cost."""
+
+    certificate: JudgeCertificate
+    reached: float  # share of the items that reach this stage (judged or passed through)
+    share: float  # share of all items this judge decides (calibration)
+    heldout_share: float
+    usd_per_1000_judgments: float | None
+    orders: float  # judgments per item this judge spends (orders judged)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.certificate.judge,
+            "reached": self.reached,
+            "share": self.share,
+            "heldout_share": _num(self.heldout_share),
+            "usd_per_1000_judgments": self.usd_per_1000_judgments,
+            "judgments_per_item": self.orders,
+            "certificate": self.certificate.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """A cascade's result: its stages, the share left to a person, the agreement of the
+    machine verdicts (observed and held out), its cost and its guarantee."""
+
+    stages: tuple[Stage, ...]
+    target: float
+    delta: float
+    n_items: int
+    person_share: float
+    agreement: float
+    heldout: HeldOut
+    heldout_person_share: float
+
+    @property
+    def usd_per_1000_items(self) -> float | None:
+        """Σ_k (share of items reaching judge k) × judgments per item × USD per judgment
+        × 1,000; None when a judge has no price."""
+        total = 0.0
+        for s in self.stages:
+            if s.usd_per_1000_judgments is None:
+                return None
+            total += s.reached * s.orders * s.usd_per_1000_judgments
+        return total
+
+    def guarantee(self) -> str:
+        m = len(self.stages)
+        return (
+            f"agreement with humans ≥ {self.target:.2f} on all machine verdicts with "
+            f"probability ≥ {1 - self.delta:.2f}: each of the {m} stages is certified at "
+            f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
+            "bound all hold together; assumes calibration and future items are exchangeable"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judges": [s.certificate.judge for s in self.stages],
+            "target": self.target,
+            "delta": self.delta,
+            "n_items": self.n_items,
+            "person_share": self.person_share,
+            "heldout_person_share": _num(self.heldout_person_share),
+            "agreement": _num(self.agreement),
+            "heldout_agreement": _num(self.heldout.agreement),
+            "usd_per_1000_items": self.usd_per_1000_items,
+            "guarantee": self.guarantee(),
+            "stages": [s.to_dict() for s in self.stages],
+        }
+
+
+def _orders(rows: pd.DataFrame) -> float:
+    n = rows["p_a_first"].notna().astype(int) + rows["p_a_second"].notna().astype(int)
+    return float(n.mean()) if len(rows) else 0.0
+
+
+def run_cascade(
+    pairs: pd.DataFrame,
+    judges: Sequence[str],
+    roster: Roster | None,
+    o: Options,
+    *,
+    costs: Mapping[str, float] | None = None,
+) -> Cascade:
+    """Certify ``judges`` in order as a cascade (module docstring), each at ``δ / m``."""
+    if "human" not in pairs.columns:
+        raise InputError("the table has no human labels to certify with", column="human")
+    labelled_ids = _labelled_items(pairs, o)
+    if not labelled_ids:
+        raise InputError(
+            "no labelled item: certification needs human labels", column="human",
+            fix="give a table with a human column (a/b/tie or a probability)",
+        )  # fmt: skip
+    remaining = set(labelled_ids)
+    held_left = set(labelled_ids)  # items no earlier stage decided, held out
+    d = o.delta / len(judges)
+    stages, agree, decided = [], 0, 0
+    held = NO_HELD_OUT
+    for judge in judges:
+        rows = judge_rows(pairs, judge)
+        reached = len(remaining) / len(labelled_ids)
+        mine = rows[rows["item_id"].astype(str).isin(remaining)].reset_index(drop=True)
+        cert, items = certify_judge(mine, judge, roster, o, delta=d)
+        keep = kept_mask(items, cert) & items.labelled
+        agree += int(items.agree[keep].sum())
+        decided += int(keep.sum())
+        remaining -= set(items.item_id[keep])
+        h_rows = rows[rows["item_id"].astype(str).isin(held_left)].reset_index(drop=True)
+        h = _stage_heldout(h_rows, judge, roster, o, d)
+        held_left -= h[0]
+        held = held + h[1]
+        cost = None if costs is None else costs.get(judge)
+        stages.append(Stage(cert, reached, int(keep.sum()) / len(labelled_ids),
+                            h[1].kept / len(labelled_ids), cost, _orders(mine)))  # fmt: skip
+    n = len(labelled_ids)
+    return Cascade(
+        tuple(stages), o.target, o.delta, n, len(remaining) / n,
+        agree / decided if decided else math.nan,
+        HeldOut(n, held.kept, held.agree), len(held_left) / n,
+    )  # fmt: skip
+
+
+def _stage_heldout(
+    rows: pd.DataFrame, judge: str, roster: Roster | None, o: Options, delta: float
+) -> tuple[set[str], HeldOut]:
+    """The held-out items a stage decides (cross-fitted) among those reaching it."""
+    if not len(rows):
+        return set(), NO_HELD_OUT
+    items = items_of(rows, roster, o)
+    if o.recalibrate and confidence_kind(rows) == "probability":
+        items = items_of(rows, roster, o, p_a=_recalibrated(rows, o, judge)[0])
+    lab = items.take(items.labelled)
+    prompts = np.unique(lab.prompt)
+    order = np.random.default_rng(o.seed).permutation(len(prompts))
+    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
+    fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
+    taken: set[str] = set()
+    kept = agree = 0
+    for k in range(o.folds):
+        test = fold == k
+        if not test.any():
+            continue
+        certs = certify_items(lab.take(~test), o, delta)
+        cert = JudgeCertificate(judge, o.target, delta, "", tuple(certs), 0)
+        part = lab.take(test)
+        keep = kept_mask(part, cert)
+        taken |= set(part.item_id[keep])
+        kept += int(keep.sum())
+        agree += int(part.agree[keep].sum())
+    return taken, HeldOut(0, kept, agree)
+
+
+def _labelled_items(pairs: pd.DataFrame, o: Options) -> list[str]:
+    """Item ids with a usable human label (ties per ``o.human_ties``)."""
+    h = pd.to_numeric(pairs["human"], errors="coerce")
+    ok = h.notna()
+    if o.human_ties == "exclude":
+        ok &= (h - 0.5).abs() > TIE_TOL
+    return sorted(set(pairs.loc[ok, "item_id"].astype(str)))
+
+
+# --- the whole result ---
+
+
+@dataclass(frozen=True)
+class Certification:
+    """What :func:`recuse.certify` returns: each judge's certificate (each at the full
+    δ: one statement per judge) and, when asked, the cascade."""
+
+    target: float
+    delta: float
+    judges: tuple[JudgeCertificate, ...]
+    cascade: Cascade | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per judge and stratum: threshold, coverage, observed agreement, the
+        Clopper–Pearson bound, held-out coverage and agreement."""
+        rows = [
+            {"judge": j.judge, "confidence": j.confidence, **s.to_dict()}
+            for j in self.judges
+            for s in j.strata
+        ]
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "delta": self.delta,
+            "settings": dict(self.settings),
+            "judges": [j.to_dict() for j in self.judges],
+            "cascade": None if self.cascade is None else self.cascade.to_dict(),
+        }
+
+    def thresholds(self) -> dict[str, Any]:
+        """The certified thresholds as ``recuse certify apply`` reads them."""
+        stages = (
+            [s.certificate for s in self.cascade.stages]
+            if self.cascade is not None
+            else list(self.judges)
+        )
+        return {
+            "recuse_thresholds": THRESHOLDS_VERSION,
+            "target": self.target,
+            "delta": self.delta,
+            "cascade": self.cascade is not None,
+            "strata": bool(self.settings.get("strata", True)),
+            "self_scope": str(self.settings.get("self_scope", "snapshot")),
+            "judges": [
+                {
+                    "judge": c.judge,
+                    "confidence": c.confidence,
+                    "thresholds": c.thresholds,
+                    "recalibration": None
+                    if c.recalibration is None
+                    else {"x": list(c.recalibration[0]), "y": list(c.recalibration[1])},
+                }
+                for c in stages
+            ],
+        }
+
+
+def certify_judges(
+    pairs: pd.DataFrame,
+    roster: Roster | None,
+    o: Options,
+    *,
+    judges: Sequence[str] | None = None,
+    cascade: Sequence[str] | None = None,
+    costs: Mapping[str, float] | None = None,
+) -> Certification:
+    """Certify every judge of ``pairs`` (or ``judges``) and, given ``cascade``, the
+    cascade of those judges in that order (module docstring for the formulas)."""
+    o.check()
+    if "human" not in pairs.columns or not pairs["human"].notna().any():
+        raise InputError(
+            "the table has no human labels: certification needs a labelled calibration set",
+            column="human",
+            fix="give a table with a human column (a/b/tie, or P(a better))",
+        )
+    present = sorted({str(j) for j in pairs["judge"].dropna()}) if "judge" in pairs else []
+    if not present:
+        raise InputError(
+            "the table has no judge verdicts to certify", column="judge",
+            fix="give a table with judge and p_a (or p_a_first/p_a_second) columns",
+        )  # fmt: skip
+    chosen = list(judges) if judges else present
+    for j in [*chosen, *(cascade or [])]:
+        if j not in present:
+            raise ConfigError(f"judge {j!r} is not in the table; its judges: {', '.join(present)}")
+    if cascade is not None and len(set(cascade)) != len(cascade):
+        raise ConfigError(f"--cascade names a judge twice: {','.join(cascade)}")
+    certs = tuple(certify_judge(judge_rows(pairs, j), j, roster, o)[0] for j in chosen)
+    run = run_cascade(pairs, cascade, roster, o, costs=costs) if cascade else None
+    settings = {k: v for k, v in asdict(o).items()}
+    return Certification(o.target, o.delta, certs, run, settings)
+
+
+# --- applying certified thresholds to new items ---
+
+
+def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
+    """The judges of a thresholds file (:meth:`Certification.thresholds`), checked."""
+
+    def bad(what: str) -> InputError:
+        return InputError(f"not a certified thresholds file: {what}", file=file,
+                          fix="give the --thresholds file `recuse certify` wrote")  # fmt: skip
+
+    if not isinstance(data, dict) or data.get("recuse_thresholds") != THRESHOLDS_VERSION:
+        raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
+    judges = data.get("judges")
+    if not isinstance(judges, list) or not judges:
+        raise bad("'judges' must be a non-empty list")
+    for k, j in enumerate(judges):
+        if not isinstance(j, dict) or not isinstance(j.get("judge"), str):
+            raise bad(f"judges[{k}] has no judge name")
+        t = j.get("thresholds")
+        if not isinstance(t, dict) or not all(
+            s in (*STRATA, "all") and (v is None or isinstance(v, int | float))
+            for s, v in t.items()
+        ):
+            raise bad(f"judges[{k}].thresholds must map own/family/other/all to a number or null")
+        r = j.get("recalibration")
+        if r is not None and not (
+            isinstance(r, dict) and isinstance(r.get("x"), list) and isinstance(r.get("y"), list)
+            and len(r["x"]) == len(r["y"]) > 0
+        ):  # fmt: skip
+            raise bad(f"judges[{k}].recalibration must have lists x and y of one length")
+    return judges
+
+
+def apply_thresholds(
+    pairs: pd.DataFrame,
+    spec: Mapping[str, Any],
+    roster: Roster | None,
+    *,
+    file: str = "thresholds",
+    judge: str | None = None,
+) -> pd.DataFrame:
+    """One decision per item of ``pairs`` (no labels needed): the first judge of the
+    thresholds file (in cascade order) whose certified threshold the item's confidence
+    reaches gives the verdict (``a``, ``b`` or ``tie``); otherwise ``to a person``.
+
+    Columns: ``item_id, decision, judge, stratum, confidence, threshold``."""
+    stages = read_thresholds(spec, file=file)
+    if not spec.get("cascade"):
+        names = [s["judge"] for s in stages]
+        if judge is None and len(stages) > 1:
+            raise ConfigError(
+                f"{file} certifies several judges, not a cascade ({', '.join(names)}): "
+                "name one with --judge"
+            )
+        if judge is not None:
+            stages = [s for s in stages if s["judge"] == judge]
+            if not stages:
+                raise ConfigError(f"--judge {judge!r} is not in {file}: {', '.join(names)}")
+    o = Options(strata=bool(spec.get("strata", True)),
+                self_scope=str(spec.get("self_scope", "snapshot")))  # fmt: skip
+    ids = list(dict.fromkeys(pairs["item_id"].astype(str)))
+    out = pd.DataFrame({"item_id": ids, "decision": PERSON, "judge": "", "stratum": "",
+                        "confidence": np.nan, "threshold": np.nan})  # fmt: skip
+    out = out.set_index("item_id")
+    open_ = set(ids)
+    present = set(pairs["judge"].dropna().astype(str)) if "judge" in pairs else set()
+    for stage in stages:
+        if stage["judge"] not in present:
+            continue  # a judge absent from the new table passes every item on
+        rows = judge_rows(pairs, stage["judge"])
+        p = rows["p_a"].to_numpy(float)
+        if stage.get("recalibration"):
+            r = stage["recalibration"]
+            p = _map(p, (tuple(r["x"]), tuple(r["y"])))
+        items = items_of(rows, roster, o, p_a=p)
+        lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
+        has = np.array([v is not None for v in lam])
+        lam_f = np.where(has, lam, np.inf).astype(float)
+        keep = has & (items.conf >= lam_f) & np.isin(items.item_id, list(open_))
+        words = np.array(["b", "tie", "a"], dtype=object)[items.verdict[keep] + 1]
+        idx = items.item_id[keep]
+        out.loc[idx, "decision"] = words
+        out.loc[idx, "judge"] = stage["judge"]
+        out.loc[idx, "stratum"] = items.stratum[keep]
+        out.loc[idx, "confidence"] = items.conf[keep]
+        out.loc[idx, "threshold"] = lam_f[keep]
+        open_ -= set(idx)
+    return out.reset_index()

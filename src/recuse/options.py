@@ -1,0 +1,604 @@
+"""Every option of the audit declared once: its flag, config key, default, help and check.
+
+:class:`Settings` is the one options object of ``recuse audit``, ``recuse.audit(...)``
+and ``recuse.toml``. Each field carries an :class:`Option` (its metadata): the
+command-line flag, the key in the file's ``[audit]`` table (or the file section it is,
+for ``[map]``, ``[values]`` and ``[material]``), the help text and ``read``, which
+turns any way of writing the value (a command-line string or list, a TOML value, a
+Python keyword) into the field's value or raises a one-line
+:class:`~recuse.errors.ConfigError` naming where the value came from.
+
+:func:`resolve` applies the one precedence rule, command line (or keyword) > config
+file > default, for the CLI and the API alike; the typer options of ``recuse audit``,
+the keywords of :func:`recuse.audit` and the keys of ``recuse.toml`` are all made from
+these fields (``tests/test_options.py`` holds them together). Adding an audit option is
+one field here plus its use.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from recuse.analyses.base import SE, AuditOptions
+from recuse.data.generic import ValueReading, check_value_map
+from recuse.data.importers import ImportFormat, References
+from recuse.data.inputs import TableKind
+from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import N_BOOT
+from recuse.metrics.verdicts import Orders
+from recuse.regression.robustness import FAST_CHECKS
+from recuse.report.model import FigureFormat
+from recuse.roster import SelfScope
+from recuse.tables import ConfidenceOf, SwappedFrame
+
+if TYPE_CHECKING:
+    from recuse.config import Config
+
+__all__ = [
+    "MAX_N_BOOT",
+    "Option",
+    "Settings",
+    "parse_mapping",
+    "parse_material",
+    "parse_values",
+    "resolve",
+    "robustness_checks",
+    "settings_fields",
+]
+
+#: the most bootstrap resamples an estimate may keep: each keeps ``n_boot`` numbers of
+#: 8 bytes per statistic in memory (a million is 8 MB per statistic)
+MAX_N_BOOT = 1_000_000
+_BYTES_PER_RESAMPLE = 32  # the pairwise bootstrap keeps about four float64s per resample
+
+Reader = Callable[[Any, str], Any]
+Where = Literal["cli", "api", "file"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option's metadata: ``flag`` (``--n-boot``), ``short`` (``-j``), ``key`` (its
+    ``[audit]`` key in ``recuse.toml``; None: not in the file), ``section`` (the file's
+    ``[map]``-like table it is instead), ``cli`` (the type typer parses), ``read``
+    (value, where -> the field's value), ``merge`` (a mapping: the file's entries are
+    kept under the given ones), ``api`` (a keyword of :func:`recuse.audit`)."""
+
+    flag: str
+    help: str
+    cli: Any
+    read: Reader
+    short: str | None = None
+    key: str | None = None
+    section: str | None = None
+    merge: bool = False
+    api: bool = True
+    hidden: bool = False
+    cli_default: Any = None  # the typer default of an option whose type takes no None
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return (self.flag, self.short) if self.short else (self.flag,)
+
+
+def _option(
+    default: Any,
+    flag: str,
+    help: str,
+    *,
+    cli: Any,
+    read: Reader,
+    key: str | bool = True,
+    **more: Any,
+) -> Any:
+    """A :class:`Settings` field: ``key=True`` is the flag without its dashes."""
+    name = flag.split("/")[0].removeprefix("--")
+    spec = Option(flag, help, cli, read, key=name if key is True else (key or None), **more)
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata={"option": spec})
+    return field(default=default, metadata={"option": spec})
+
+
+# ------------------------------------------------------------------ readers
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where} = {_shown(value)}: must be a number, e.g. 0.9")
+    return float(value)
+
+
+def _whole(value: Any, where: str) -> int:
+    """An int, or a float with no fraction (``n-boot = 200.0`` in a TOML file)."""
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where} = {_shown(value)}: must be a number, a whole one, e.g. 2000")
+    return value
+
+
+def _n_boot(value: Any, where: str) -> int:
+    n = _whole(value, where)
+    if n > MAX_N_BOOT:
+        gib = n * _BYTES_PER_RESAMPLE / 2**30
+        raise ConfigError(
+            f"{where} = {n}: too many resamples — the bootstrap would need about {gib:,.0f} "
+            f"GiB of memory for each estimate ({_BYTES_PER_RESAMPLE} bytes a resample); "
+            f"use at most {MAX_N_BOOT:,} (2000 is the default)"
+        )
+    return n
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} = {_shown(value)}: must be a string")
+    return value
+
+
+def _maybe_text(value: Any, where: str) -> str | None:
+    return None if value is None else _text(value, where)
+
+
+def _path(value: Any, where: str) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | Path):
+        raise ConfigError(f"{where} = {_shown(value)}: must be a path (a string)")
+    return Path(value).expanduser()
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} = {_shown(value)}: must be true or false")
+    return value
+
+
+def _choice(kind: Any, *, optional: bool = False) -> Reader:
+    """A reader of one of the strings of the ``Literal`` ``kind``."""
+    choices = get_args(kind)
+
+    def read(value: Any, where: str) -> Any:
+        if value is None and optional:
+            return None
+        if value not in choices:
+            raise ConfigError(
+                f"{where} = {_shown(value)}: must be one of {', '.join(map(str, choices))}"
+            )
+        return value
+
+    return read
+
+
+def _texts(value: Any, where: str) -> tuple[str, ...]:
+    """A string or a list of strings, each a comma list: ``("a", "b", "c")``."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"{where} = {_shown(value)}: must be a string or a list of strings")
+    return tuple(v.strip() for text in items for v in text.split(",") if v.strip())
+
+
+def _raw_texts(value: Any, where: str) -> tuple[str, ...]:
+    """Like :func:`_texts`, each item kept whole (a threshold list is parsed later)."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"{where} = {_shown(value)}: must be a string or a list of strings")
+    return tuple(items)
+
+
+def parse_mapping(text: str | None) -> dict[str, str | tuple[str, ...]]:
+    """Parse ``--map file_col=schema_col,other=judge`` into a column mapping; one file
+    column may feed several schema columns (``id=item_id,id=prompt_id``).
+
+    >>> parse_mapping("label=human, evaluator=judge")
+    {'label': 'human', 'evaluator': 'judge'}
+    >>> parse_mapping("id=item_id,id=prompt_id")
+    {'id': ('item_id', 'prompt_id')}
+    """
+    if not text:
+        return {}
+    mapping: dict[str, str | tuple[str, ...]] = {}
+    for part in text.split(","):
+        source, sep, target = part.rpartition("=")  # a file column may hold '='; none of ours
+        if not sep or not source.strip() or not target.strip():
+            raise ConfigError(
+                f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
+                "comma-separated, e.g. --map label=human,evaluator=judge"
+            )
+        source, target = source.strip(), target.strip()
+        had = mapping.get(source)
+        if had is None:
+            mapping[source] = target
+        else:
+            have = (had,) if isinstance(had, str) else had
+            mapping[source] = have if target in have else (*have, target)
+    return mapping
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return parse_mapping(value)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: give FILE_COLUMN = SCHEMA_COLUMN pairs, e.g. label = 'human'")
+    for key, target in value.items():
+        ok = isinstance(target, str) or (
+            isinstance(target, tuple | list) and all(isinstance(t, str) for t in target)
+        )
+        if not ok:
+            raise ConfigError(f'{where}: {key}: give the schema column as "name"')
+    return {str(k): (v if isinstance(v, str) else tuple(v)) for k, v in value.items()}
+
+
+_VALUES_HELP = (
+    "write COLUMN:VALUE=NUMBER,VALUE=NUMBER with the file's column name and P(a better) "
+    "in [0, 1], e.g. --values 'judge_winner:A=1,B=0,tie=0.5' (repeat --values or "
+    "separate columns with ;)"
+)
+
+
+def _value_pair(column: str, item: str) -> tuple[str, float]:
+    value, eq, number = item.rpartition("=")  # a value may hold '=' (Arena-Hard's A=B)
+    try:
+        p = float(number)
+    except ValueError:
+        eq = ""
+    if not eq or not value.strip():
+        raise ConfigError(f"--values {column}: cannot read {item.strip()!r} — {_VALUES_HELP}")
+    return value.strip(), p
+
+
+def parse_values(specs: Sequence[str] | None) -> dict[str, dict[str, float]]:
+    """Parse ``--values`` specs into a value map ``{file column: {value: P(a better)}}``.
+
+    >>> parse_values(["judge_winner:A=1,B=0,tie=0.5; human_winner:neither=0.5"])
+    {'judge_winner': {'A': 1.0, 'B': 0.0, 'tie': 0.5}, 'human_winner': {'neither': 0.5}}
+    >>> parse_values(["score:A>B=1,A=B=0.5,B>A=0"])  # a value may hold '=' (Arena-Hard)
+    {'score': {'A>B': 1.0, 'A=B': 0.5, 'B>A': 0.0}}
+    """
+    out: dict[str, dict[str, float]] = {}
+    for spec in specs or ():
+        for part in spec.split(";"):
+            if not part.strip():
+                continue
+            column, sep, pairs = part.partition(":")
+            if not sep or not column.strip() or not pairs.strip():
+                raise ConfigError(f"--values: cannot read {part.strip()!r} — {_VALUES_HELP}")
+            table = out.setdefault(column.strip(), {})
+            for item in pairs.split(","):
+                value, p = _value_pair(column.strip(), item)
+                if table.get(value, p) != p:
+                    raise ConfigError(
+                        f"--values {column.strip()}: {value!r} is given twice, as "
+                        f"{table[value]:g} and {p:g} — keep one"
+                    )
+                table[value] = p
+    try:
+        check_value_map(out)
+    except ConfigError as exc:
+        raise ConfigError(f"--values: {exc}") from None
+    return out
+
+
+def _values(value: Any, where: str) -> dict[str, dict[str, float]]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list | tuple):
+        return parse_values([_text(v, where) for v in value])
+    if not isinstance(value, Mapping) or not all(isinstance(t, Mapping) for t in value.values()):
+        raise ConfigError(f"{where}: give {{file column: {{value: number in [0, 1]}}}}")
+    for column, table in value.items():
+        for written, number in table.items():
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                at = f"{where[:-1]}.{column}]" if where.endswith("]") else f"{where}[{column!r}]"
+                raise ConfigError(f"{at} {written} = {_shown(number)}: give a number in [0, 1]")
+    return check_value_map(
+        {str(c): {str(k): float(v) for k, v in t.items()} for c, t in value.items()}
+    )
+
+
+def parse_material(values: Sequence[str] | None) -> dict[str, float]:
+    """``--material position=0.03,verbosity=0.1`` (repeatable) as a mapping.
+
+    >>> parse_material(["position=0.03,verbosity=0.1"])
+    {'position': 0.03, 'verbosity': 0.1}
+    """
+    out: dict[str, float] = {}
+    for text in values or ():
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            key, sep, value = part.partition("=")
+            try:
+                number = float(value)
+            except ValueError:
+                number = float("nan")
+            if not sep or not key.strip() or not number > 0 or number == float("inf"):
+                raise ConfigError(
+                    f"--material {part!r}: give BIAS=X with X > 0, e.g. --material position=0.05 "
+                    "(bias keys: `recuse analyses`)"
+                )
+            out[key.strip()] = number
+    return out
+
+
+def _material(value: Any, where: str) -> dict[str, float]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list | tuple):
+        return parse_material([_text(v, where) for v in value])
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: give {{bias key: smallest effect worth acting on}}")
+    out = {}
+    for key, x in value.items():
+        if isinstance(x, bool) or not isinstance(x, int | float) or not 0 < x < math.inf:
+            raise ConfigError(
+                f"{where} {key} = {_shown(x)}: give a positive number (the smallest effect "
+                "worth acting on), e.g. position = 0.05"
+            )
+        out[str(key)] = float(x)
+    return out
+
+
+def robustness_checks(spec: str | Sequence[str], where: str = "--robustness") -> tuple[str, ...]:
+    """``fast`` / ``all`` / ``none`` / a comma list (or a list) of regression checks."""
+    from recuse.regression.robustness import CHECKS
+
+    if isinstance(spec, str):
+        named = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}
+        if spec in named:
+            return tuple(named[spec])
+        spec = [c.strip() for c in spec.split(",") if c.strip()]
+    if not isinstance(spec, list | tuple) or not all(isinstance(c, str) for c in spec):
+        raise ConfigError(f"{where} = {_shown(spec)}: give fast, all, none or a list of checks")
+    checks = tuple(spec)
+    unknown = [c for c in checks if c not in (*CHECKS, "all")]
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown check(s) {', '.join(unknown)} — use fast, all, none "
+            f"or a comma list of {', '.join(CHECKS)}"
+        )
+    return checks
+
+
+def _robustness(value: Any, where: str) -> tuple[str, ...]:
+    return robustness_checks(value, where)
+
+
+# ------------------------------------------------------------------ the options
+
+_FORMAT_HELP = (
+    "Files written by another tool: fastchat-pair, fastchat-single, arena-hard, "
+    "alpaca-eval or inspect (default: recognised from each file)."
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The audit's options, each declared once (see :mod:`recuse.options`).
+
+    ``recuse audit --help`` shows each field's help; ``recuse.audit(...)`` takes each
+    field with ``api`` as a keyword; ``recuse.toml``'s ``[audit]`` takes each field with
+    a ``key``."""
+
+    judges: tuple[str, ...] = _option(
+        (), "--judge", "Audit only this judge (repeat for several).", short="-j",
+        cli=list[str] | None, read=_texts, key="judge",
+    )  # fmt: skip
+    out: Path = _option(
+        Path("recuse-report"), "--out", "Folder for report.html, report.json, tables/.",
+        short="-o", cli=Path, read=_path, api=False,
+    )  # fmt: skip
+    level: float = _option(0.9, "--level", "Confidence level of the intervals.", cli=float,
+                           read=_number)  # fmt: skip
+    n_boot: int = _option(
+        N_BOOT, "--n-boot", f"Bootstrap resamples per estimate (at most {MAX_N_BOOT:,}).",
+        cli=int, read=_n_boot,
+    )  # fmt: skip
+    seed: int = _option(0, "--seed", "Seed of the bootstrap.", cli=int, read=_whole)
+    table: TableKind | None = _option(
+        None, "--table", "What the files hold: pairs or ratings (default: guessed).",
+        cli=TableKind | None, read=_choice(TableKind, optional=True),
+    )  # fmt: skip
+    mapping: Mapping[str, Any] = _option(
+        {}, "--map", "Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,... e.g. id=item_id,"
+        "judge_model=judge (a missing column's error suggests pairs).",
+        cli=str | None, read=_mapping, key=False, section="map", merge=True,
+    )  # fmt: skip
+    values: Mapping[str, Mapping[str, float]] = _option(
+        {}, "--values", "Map written values to P(a better), per FILE column (its name before "
+        "--map): COLUMN:VALUE=NUMBER,... e.g. judge_winner:A=1,B=0,tie=0.5 (repeat, or "
+        "separate columns with ;). A/B/tie, [[A]], model names and AlpacaEval 1/2/1.5 need "
+        "no map.", cli=list[str] | None, read=_values, key=False, section="values", merge=True,
+    )  # fmt: skip
+    swapped_frame: SwappedFrame = _option(
+        "original", "--swapped-frame", "How p_a_second (b shown first) is written: original "
+        "(A = a, the default) or presented (A = the response shown first, i.e. b; read as "
+        "1 - p).", cli=SwappedFrame, read=_choice(SwappedFrame),
+    )  # fmt: skip
+    confidence: str | None = _option(
+        None, "--confidence", "FILE column with the judge's confidence in [0, 1] for its "
+        "first-order verdict.", cli=str | None, read=_maybe_text,
+    )  # fmt: skip
+    confidence_of: ConfidenceOf = _option(
+        "winner", "--confidence-of", "winner: the confidence is P(verdict given), so P(a) = "
+        "c for A, 1 - c for B (default); a: the confidence is P(a better) itself.",
+        cli=ConfidenceOf, read=_choice(ConfidenceOf),
+    )  # fmt: skip
+    format: ImportFormat | None = _option(
+        None, "--format", _FORMAT_HELP, cli=ImportFormat | None,
+        read=_choice(ImportFormat, optional=True),
+    )  # fmt: skip
+    reference_scorer: str | None = _option(
+        None, "--reference-scorer", "Inspect logs: the scorer whose grades are the "
+        "independent reference of the model-graded scores (e.g. match or includes), for "
+        "the favoritism regression.", cli=str | None, read=_maybe_text,
+    )  # fmt: skip
+    reference_judge: str | None = _option(
+        None, "--reference-judge", "Ratings: the judge whose ratings of the same prompt, "
+        "model and dimension are the reference of the other judges (its own rows are not "
+        "audited).", cli=str | None, read=_maybe_text,
+    )  # fmt: skip
+    allow_unknown_models: bool = _option(
+        False, "--allow-unknown-models", "No effect (kept for old scripts): a model name "
+        "missing from the roster is always read as its own model and family, with one note.",
+        cli=bool, read=_flag, key=False, api=False, hidden=True,
+    )  # fmt: skip
+    keep_unknown_models: bool = _option(
+        False, "--keep-unknown-models", "No effect (old scripts).", cli=bool, read=_flag,
+        key=False, api=False, hidden=True,
+    )  # fmt: skip
+    data_dir: Path | None = _option(
+        None, "--data-dir", "Folder with the named datasets (default: $RECUSE_DATA_DIR).",
+        cli=Path | None, read=_path,
+    )  # fmt: skip
+    figures: FigureFormat = _option("png", "--figures", "Figure format: png or svg.",
+                                    cli=FigureFormat, read=_choice(FigureFormat))  # fmt: skip
+    title: str = _option("recuse audit", "--title", "Title of the report.", cli=str, read=_text)
+    robustness: tuple[str, ...] = _option(
+        FAST_CHECKS, "--robustness", "Regression robustness checks: fast (default), all, "
+        "none, or a comma list.", cli=str, read=_robustness, cli_default="fast",
+    )  # fmt: skip
+    se: SE = _option(
+        "cluster", "--se", "Regression standard errors: cluster (by prompt, CR1; default), "
+        "HC0, HC1 or HC3.", cli=SE, read=_choice(SE),
+    )  # fmt: skip
+    store: Path | None = _option(
+        None, "--store", "A store of `recuse judge`: adds its evaluator card.",
+        cli=Path | None, read=_path,
+    )  # fmt: skip
+    prices: Path | None = _option(
+        None, "--prices", "Price table for the card (see `recuse judge card`).",
+        cli=Path | None, read=_path,
+    )  # fmt: skip
+    fdr: bool = _option(
+        True, "--fdr/--no-fdr", "Benjamini–Hochberg false-discovery control across the "
+        "summary's tests (flags use adjusted values; intervals are raw).", cli=bool, read=_flag,
+    )  # fmt: skip
+    self_scope: SelfScope = _option(
+        "snapshot", "--self-scope", "What counts as the judge's own answer: snapshot (its "
+        "exact model id, default; the other snapshots of its line are its family) or line "
+        "(every snapshot of its model line, e.g. gpt-4-0314 and gpt-4-0613 for gpt-4-0613).",
+        cli=SelfScope, read=_choice(SelfScope),
+    )  # fmt: skip
+    orders: Orders = _option(
+        "both", "--orders", "Presentation orders whose verdicts count: both (averaged, "
+        "default), first (p_a_first only) or second (p_a_second only); position needs both.",
+        cli=Orders, read=_choice(Orders),
+    )  # fmt: skip
+    only: tuple[str, ...] = _option(
+        (), "--only", "Run only these analyses (ids, comma list or repeated).",
+        cli=list[str] | None, read=_texts,
+    )  # fmt: skip
+    skip: tuple[str, ...] = _option(
+        (), "--skip", "Do not run these analyses (see `recuse analyses`).",
+        cli=list[str] | None, read=_texts,
+    )  # fmt: skip
+    fail_on: tuple[str, ...] = _option(
+        (), "--fail-on", "BIAS=x,...: after writing the report, apply `recuse gate --max` to "
+        "it (exit 1 beyond a bound, 3 inconclusive or a judge not measured).",
+        cli=list[str] | None, read=_raw_texts, api=False,
+    )  # fmt: skip
+    skip_unmeasured: bool = _option(
+        False, "--skip-unmeasured", "A judge (or dataset) whose bias the report could not "
+        "estimate is listed as NOT MEASURED but does not make the gate inconclusive (a gate "
+        "that measured nothing at all still is).", cli=bool, read=_flag, api=False,
+    )  # fmt: skip
+    profile: bool = _option(
+        False, "--profile", "After the run, print where the time went: each step, each "
+        "bootstrap metric with its resamples, each analysis, in seconds.",
+        cli=bool, read=_flag, api=False,
+    )  # fmt: skip
+    material: Mapping[str, float] = _option(
+        {}, "--material", "BIAS=X,...: the smallest effect worth acting on (distance from no "
+        "bias); flagged cells read material or small, intervals within ±X negligible "
+        "(defaults per bias: `recuse analyses`).", cli=list[str] | None, read=_material,
+        key=False, section="material", merge=True,
+    )  # fmt: skip
+
+    def audit_options(self) -> AuditOptions:
+        """The estimation options of the driver (checked as they are made)."""
+        return AuditOptions(
+            level=self.level, n_boot=self.n_boot, seed=self.seed, judges=self.judges,
+            figure_format=self.figures, se=self.se, robustness=self.robustness,
+            only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
+            self_scope=self.self_scope, material=dict(self.material),
+        )  # fmt: skip
+
+    def reading(self) -> ValueReading:
+        """How a plain pairs file writes its verdicts."""
+        return ValueReading(
+            values={k: dict(v) for k, v in self.values.items()} or None,
+            swapped_frame=self.swapped_frame,
+            confidence=self.confidence,
+            confidence_of=self.confidence_of,
+        )
+
+    def references(self) -> References:
+        """Where a ratings file's reference comes from."""
+        return References(scorer=self.reference_scorer or None, judge=self.reference_judge or None)
+
+
+def settings_fields() -> dict[str, Option]:
+    """Every option of :class:`Settings`, by field name."""
+    return {f.name: f.metadata["option"] for f in fields(Settings)}
+
+
+def default(name: str) -> Any:
+    """The default value of option ``name``."""
+    (f,) = [f for f in fields(Settings) if f.name == name]
+    return f.default if f.default_factory is MISSING else f.default_factory()
+
+
+def _where(name: str, spec: Option, source: Where, path: str) -> str:
+    if source == "cli":
+        return spec.flag.split("/")[0]
+    if source == "api":
+        return f"{name} ({spec.flag.split('/')[0]})"
+    return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {spec.key}"
+
+
+def _unknown(names: Sequence[str], known: Sequence[str], what: str) -> ConfigError:
+    close = difflib.get_close_matches(names[0], known, n=1)
+    hint = f" — did you mean {close[0]!r}?" if close else f" — use {', '.join(known)}"
+    return ConfigError(f"{what} {names[0]!r}{hint}")
+
+
+def read_options(given: Mapping[str, Any], source: Where, path: str = "") -> dict[str, Any]:
+    """Each given option read by its field's ``read`` (a one-line error naming the flag,
+    keyword or file key); an unknown name is an error with the closest known one."""
+    specs = settings_fields()
+    allowed = [n for n, s in specs.items() if source != "api" or s.api]
+    unknown = [n for n in given if n not in allowed]
+    if unknown:
+        raise _unknown(unknown, allowed, "recuse.audit: unknown option")
+    return {n: specs[n].read(v, _where(n, specs[n], source, path)) for n, v in given.items()}
+
+
+def resolve(given: Mapping[str, Any], *, config: Config | None = None) -> Settings:
+    """The one precedence rule: an option ``given`` (read already, by
+    :func:`read_options`) wins over the config file's, which wins over the default; a
+    mapping option (``merge``) keeps the file's entries under the given ones."""
+    specs = settings_fields()
+    chosen: dict[str, Any] = dict(config.options) if config is not None else {}
+    for name, value in given.items():
+        had = chosen.get(name)
+        chosen[name] = {**had, **value} if specs[name].merge and had else value
+    return Settings(**chosen)

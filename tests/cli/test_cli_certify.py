@@ -1,0 +1,114 @@
+"""`recuse certify` and `recuse certify apply` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.mitigation.selective import PERSON
+from recuse.simulate.selective import simulate_selective
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    cap = capsys.readouterr()
+    return code, cap.out + cap.err
+
+
+def _pairs(tmp_path: Path) -> Path:
+    path = tmp_path / "pairs.csv"
+    simulate_selective(400, seed=5).pairs.to_csv(path, index=False)
+    return path
+
+
+def test_certify_then_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = _pairs(tmp_path)
+    thr, out = tmp_path / "thr.json", tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--delta", "0.1",
+                       "--thresholds", str(thr), "--out", str(out)], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "Clopper–Pearson" in text and "exchangeable" in text
+    full = json.loads(out.read_text("utf-8"))
+    (judge,) = full["judges"]
+    assert judge["judge"] == "gpt-4" and judge["confidence"] == "probability"
+    assert {s["stratum"] for s in judge["strata"]} == {"own", "family", "other"}
+    spec = json.loads(thr.read_text("utf-8"))
+    # apply on the same items without labels: what it keeps is what certify kept
+    unlabelled = tmp_path / "new.csv"
+    pd.read_csv(src).drop(columns="human").to_csv(unlabelled, index=False)
+    decisions = tmp_path / "decisions.csv"
+    code, text = _run(["certify", "apply", str(thr), str(unlabelled), "--out",
+                       str(decisions)], capsys)  # fmt: skip
+    assert code == 0, text
+    d = pd.read_csv(decisions)
+    assert len(d) == 400
+    kept = sum(s["n_kept"] for s in judge["strata"])
+    assert int((d["decision"] != PERSON).sum()) == kept
+    for s in judge["strata"]:
+        mine = d[d["stratum"] == s["stratum"]]
+        if s["threshold"] is None:
+            assert mine.empty
+        else:
+            assert (mine["confidence"] >= spec["judges"][0]["thresholds"][s["stratum"]]).all()
+
+
+def test_json_and_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = _pairs(tmp_path)
+    code, text = _run(["certify", str(src), "--json", "--no-strata"], capsys)
+    assert code == 0
+    assert json.loads(text)["judges"][0]["strata"][0]["stratum"] == "all"
+    assert _run(["certify", str(src), "--agreement", "1.2"], capsys)[0] == 2
+    assert _run(["certify", str(src), "--cascade", "gpt-4,nobody"], capsys)[0] == 2
+    assert _run(["certify", str(src), "--cost", "gpt-4=cheap"], capsys)[0] == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", "utf-8")
+    code, text = _run(["certify", "apply", str(bad), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 2 and "bad.json" in text and "not JSON" in text
+    bad.write_text('{"judges": 3}', "utf-8")
+    code, text = _run(["certify", "apply", str(bad), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 2 and "not a certified thresholds file" in text
+    assert not (tmp_path / "d.csv").exists()
+
+
+DATA = Path(os.environ.get("RECUSE_DATA_DIR", "/nonexistent"))
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_real_cascade_gpt35_then_gpt4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """llmbar-mtbench (200 human-labelled pairs): the cascade's numbers agree with a
+    recount from the table and the thresholds it wrote."""
+    from recuse.data.inputs import load_input
+
+    thr, out = tmp_path / "thr.json", tmp_path / "full.json"
+    code, text = _run(["certify", "llmbar-mtbench", "--agreement", "0.8", "--cascade",
+                       "gpt-3.5-turbo,gpt-4", "--cost", "gpt-3.5-turbo=1,gpt-4=30",
+                       "--thresholds", str(thr), "--out", str(out)], capsys)  # fmt: skip
+    assert code == 0, text
+    cas = json.loads(out.read_text("utf-8"))["cascade"]
+    frame = load_input("llmbar-mtbench", table="pairs").frame
+    spec = json.loads(thr.read_text("utf-8"))
+    # recount: gpt-3.5's kept items are those with c >= its thresholds in certified strata
+    first = spec["judges"][0]
+    assert first["judge"] == "gpt-3.5-turbo" and first["confidence"] == "order consistency"
+    g = frame[frame["judge"] == "gpt-3.5-turbo"]
+    conf = (g["p_a"] - 0.5).abs() + 0.5
+    # it keeps only the "other" stratum (answers by neither itself nor the GPT family)
+    others = ~g["model_a"].isin(["gpt-3.5-turbo", "gpt-4"]) & ~g["model_b"].isin(
+        ["gpt-3.5-turbo", "gpt-4"]
+    )
+    assert first["thresholds"] == {"own": None, "family": None, "other": 1.0}
+    kept = g[others & (conf >= 1.0)]
+    agree = ((kept["p_a"] > 0.5) == (kept["human"] > 0.5)).mean()
+    assert cas["stages"][0]["share"] == pytest.approx(len(kept) / 200)
+    assert cas["agreement"] == pytest.approx(agree)
+    # cost: every item reaches gpt-3.5 (2 orders x $1), the rest reach gpt-4 (2 x $30)
+    reach = cas["stages"][1]["reached"]
+    assert cas["usd_per_1000_items"] == pytest.approx(2 * 1 + reach * 2 * 30)
+    assert cas["person_share"] == pytest.approx(1 - len(kept) / 200)

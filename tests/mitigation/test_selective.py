@@ -1,0 +1,243 @@
+"""Selective judging: the fixed-sequence test, its guarantee under a planted truth,
+the own-answer strata, cascades, ties and applying thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from recuse.errors import ConfigError, InputError
+from recuse.mitigation.selective import (
+    PERSON,
+    Options,
+    apply_thresholds,
+    certify_items,
+    certify_judges,
+    clopper_pearson_lower,
+    fixed_sequence,
+    items_of,
+    n_min,
+    naive_threshold,
+)
+from recuse.roster import Roster
+from recuse.simulate.selective import simulate_selective
+
+ROSTER = Roster.load()
+
+
+def test_clopper_pearson_matches_the_exact_binomial_test() -> None:
+    # full agreement: the bound solves t^n = delta
+    assert float(clopper_pearson_lower(20, 20, 0.1)) == pytest.approx(0.1 ** (1 / 20))
+    # k of n: the bound is scipy's one-sided exact interval at 1 - delta
+    for k, n in ((45, 50), (80, 100), (7, 30)):
+        ci = binomtest(k, n, alternative="greater").proportion_ci(0.9, method="exact")
+        assert float(clopper_pearson_lower(k, n, 0.1)) == pytest.approx(ci.low, abs=1e-9)
+    assert n_min(0.85, 0.1) == 15 and 0.85**15 <= 0.1 < 0.85**14
+
+
+def test_walk_stops_at_the_first_failure() -> None:
+    # three blocks of confidence, highest first: 40 items all agree, 40 agree 36 times
+    # (cumulative 76/80), 40 agree 10 times (86/120)
+    conf = np.r_[np.full(40, 0.95), np.full(40, 0.8), np.full(40, 0.6)]
+    agree = np.r_[np.ones(40), np.ones(36), np.zeros(4), np.ones(10), np.zeros(30)]
+    w = fixed_sequence(conf, agree, target=0.85, delta=0.1)
+    # by hand: P(Bin(40, .85) >= 40) = .85^40 ~ 0.0015 <= .1; P(Bin(80, .85) >= 76) ~ .011;
+    # P(Bin(120, .85) >= 86) ~ 1: the walk keeps 0.8
+    assert binomtest(76, 80, 0.85, alternative="greater").pvalue <= 0.1
+    assert binomtest(86, 120, 0.85, alternative="greater").pvalue > 0.1
+    assert (w.threshold, w.n_kept, w.n_agree) == (0.8, 80, 76)
+    assert w.p_value == pytest.approx(binomtest(76, 80, 0.85, alternative="greater").pvalue)
+
+
+def test_walk_that_fails_first_certifies_nothing_even_if_later_steps_pass() -> None:
+    # the most confident 20 items agree 14 times; below them 200 agree: the fixed
+    # sequence stops at the first failure and never looks further
+    conf = np.r_[np.full(20, 0.99), np.full(200, 0.7)]
+    agree = np.r_[np.ones(14), np.zeros(6), np.ones(200)]
+    assert fixed_sequence(conf, agree, target=0.85, delta=0.1).threshold is None
+    assert naive_threshold(conf, agree, target=0.85) == 0.7
+
+
+def test_guarantee_holds_over_seeds_and_the_naive_threshold_does_not() -> None:
+    """Planted truth: over 100 calibration sets of 800 items, the true agreement on the
+    kept items (E[q | c >= threshold], exact) is >= the target in >= 1 - delta of the
+    seeds, pooled and within the own-answer stratum; the naive threshold (lowest with
+    observed agreement >= target, no test) misses far more often."""
+    target, delta, seeds = 0.85, 0.1, 100
+    o = Options(target=target, delta=delta)
+    fails = {"pooled": 0, "own": 0, "naive": 0, "naive_own": 0}
+    own_certified = 0
+    for seed in range(seeds):
+        sim = simulate_selective(800, own_share=0.4, own_drop=0.05, seed=seed)
+        items = items_of(sim.pairs, ROSTER, o)
+        assert (items.stratum == sim.stratum).all()
+        certs = {c.stratum: c for c in certify_items(items, o, delta)}
+        kept_mass = {
+            s: float(np.mean(sim.stratum == s)) * (1 - (2 * c.threshold - 1) ** sim.ease)
+            for s, c in certs.items()
+            if c.threshold is not None
+        }
+        if kept_mass:
+            total = sum(kept_mass.values())
+            pooled = (
+                sum(
+                    m * sim.true_agreement(certs[s].threshold, s)  # type: ignore[arg-type]
+                    for s, m in kept_mass.items()
+                )
+                / total
+            )
+            fails["pooled"] += pooled < target
+        own = certs["own"].threshold
+        if own is not None:
+            own_certified += 1
+            fails["own"] += sim.true_agreement(own, "own") < target
+        lam = naive_threshold(items.conf, items.agree, target=target)
+        fails["naive"] += lam is not None and sim.true_agreement(lam) < target
+        m = items.stratum == "own"
+        lam = naive_threshold(items.conf[m], items.agree[m], target=target)
+        fails["naive_own"] += lam is not None and sim.true_agreement(lam, "own") < target
+    assert fails["pooled"] / seeds <= delta
+    assert fails["own"] / seeds <= delta
+    assert own_certified >= 15  # the own stratum is certified often enough to test it
+    assert fails["naive"] / seeds > 0.3
+    assert fails["naive_own"] / seeds > 0.3
+
+
+def test_own_items_need_their_own_threshold() -> None:
+    """Without strata the pooled threshold is certified, but on the own items (where
+    the judge is as confident and less often right) agreement falls below the target
+    in most seeds; with strata the own items get a threshold of their own."""
+    target = 0.85
+    pooled_o = Options(target=target, strata=False)
+    strata_o = Options(target=target)
+    below = {"pooled": 0, "strata": 0}
+    seeds = 40
+    for seed in range(seeds):
+        sim = simulate_selective(600, own_drop=0.12, seed=seed)
+        (all_,) = certify_items(items_of(sim.pairs, ROSTER, pooled_o), pooled_o, 0.1)
+        if all_.threshold is not None:
+            below["pooled"] += sim.true_agreement(all_.threshold, "own") < target
+        certs = {c.stratum: c for c in certify_items(items_of(sim.pairs, ROSTER, strata_o),
+                                                     strata_o, 0.1)}  # fmt: skip
+        own = certs["own"].threshold
+        if own is not None:
+            below["strata"] += sim.true_agreement(own, "own") < target
+    assert below["pooled"] / seeds > 0.5
+    assert below["strata"] / seeds <= 0.1
+
+
+def _table(
+    n: int,
+    *,
+    judge: str = "j",
+    p: float = 0.9,
+    agree: int | None = None,
+    model_a: str = "m1",
+    model_b: str = "m2",
+    start: int = 0,
+) -> pd.DataFrame:
+    """``n`` items all labelled a; ``agree`` of them judged a with probability ``p``,
+    the rest judged b with the same confidence."""
+    agree = n if agree is None else agree
+    p_a = np.r_[np.full(agree, p), np.full(n - agree, 1 - p)]
+    return pd.DataFrame({
+        "item_id": [f"i{start + k}" for k in range(n)],
+        "prompt_id": [f"q{start + k}" for k in range(n)],
+        "model_a": model_a, "model_b": model_b, "human": 1.0, "judge": judge,
+        "p_a_first": p_a, "p_a_second": p_a, "p_a": p_a,
+    })  # fmt: skip
+
+
+def test_calibration_set_too_small_says_what_it_could_guarantee() -> None:
+    # 30 items, all agreeing: at delta 0.1 the best bound is 0.1^(1/30) = 0.926, so
+    # 0.95 cannot be certified and the reason names 0.92 as the most it could
+    o = Options(target=0.95, delta=0.1, min_labels=10)
+    c = certify_judges(_table(30), None, o).judges[0]
+    (s,) = c.strata
+    assert not s.certified and s.best_target == 0.92
+    assert "0.92" in s.reason
+    assert c.to_dict()["certified"] is False
+    # 10 items: even full agreement can't pass 0.8 (needs log .1/log .8 = 11 items)
+    small = certify_judges(_table(10), None, Options(target=0.8, min_labels=5))
+    assert "too few labelled items" in small.judges[0].strata[0].reason
+
+
+def test_judge_never_confident_enough() -> None:
+    # 60 items, 42 agree (0.7): nothing certified at 0.85; the reason gives the counts
+    c = certify_judges(_table(60, agree=42), None, Options(target=0.85)).judges[0]
+    (s,) = c.strata
+    assert not c.certified and s.n_kept == 0
+    assert "never confident enough" in s.reason and "42/60" in s.reason
+
+
+def test_human_ties_excluded_or_counted() -> None:
+    t = _table(60)
+    t.loc[:9, "human"] = 0.5  # 10 tied labels; the judge picked a on all 60
+    excluded = certify_judges(t, None, Options(target=0.8)).judges[0]
+    assert excluded.n_ties_excluded == 10 and excluded.n_labelled == 50
+    assert excluded.strata[0].n_agree == 50
+    counted = certify_judges(t, None, Options(target=0.7, human_ties="count")).judges[0]
+    # a tie label agrees only with a tie verdict: 50 of 60 agree
+    assert counted.n_labelled == 60 and counted.n_ties_excluded == 0
+    s = counted.strata[0]
+    assert (s.n_kept, s.n_agree) == (60, 50)
+    assert s.lower_bound == pytest.approx(float(clopper_pearson_lower(50, 60, 0.1)))
+
+
+def test_order_consistency_is_the_confidence_of_a_picking_judge() -> None:
+    t = _table(80)
+    t["p_a_first"] = 1.0
+    t["p_a_second"] = np.r_[np.ones(60), np.zeros(20)]  # 20 items flip with the order
+    t["p_a"] = (t["p_a_first"] + t["p_a_second"]) / 2
+    c = certify_judges(t, None, Options(target=0.85)).judges[0]
+    assert c.confidence == "order consistency"
+    (s,) = c.strata
+    assert s.threshold == 1.0 and s.n_kept == 60  # the consistent items only
+
+
+def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
+    # judge "cheap" is sure and right on items 0-59 and unsure (0.55, half wrong) on
+    # 60-119; "strong" judged only items 40-119 and is right on them
+    cheap = pd.concat([_table(60, judge="cheap", p=0.95),
+                       _table(60, judge="cheap", p=0.55, agree=30, start=60)])  # fmt: skip
+    strong = _table(80, judge="strong", p=0.9, start=40)
+    pairs = pd.concat([cheap, strong], ignore_index=True)
+    o = Options(target=0.85, delta=0.1)
+    r = certify_judges(pairs, None, o, cascade=["cheap", "strong"],
+                       costs={"cheap": 1.0, "strong": 10.0})  # fmt: skip
+    cas = r.cascade
+    assert cas is not None
+    first, second = cas.stages
+    assert first.certificate.delta == pytest.approx(0.05)  # delta split over 2 stages
+    assert first.share == pytest.approx(0.5)  # cheap keeps items 0-59
+    assert second.reached == pytest.approx(0.5)
+    assert second.share == pytest.approx(0.5)  # strong keeps 60-119
+    assert cas.person_share == 0.0 and cas.agreement == 1.0
+    # cost: every item reaches cheap (2 orders x $1 / 1,000), half reach strong
+    assert cas.usd_per_1000_items == pytest.approx(1 * 2 * 1.0 + 0.5 * 2 * 10.0)
+    # strong never judged items 0-39: without cheap they'd go to a person
+    alone = certify_judges(pairs, None, o, cascade=["strong"]).cascade
+    assert alone is not None and alone.person_share == pytest.approx(40 / 120)
+    # apply: the unlabelled table gets one decision per item
+    new = pairs.drop(columns="human")
+    decided = apply_thresholds(new, r.thresholds(), None)
+    assert len(decided) == 120
+    by = decided.set_index("item_id")
+    assert by.loc["i0", "judge"] == "cheap" and by.loc["i0", "decision"] == "a"
+    assert by.loc["i100", "judge"] == "strong"
+    # without the strong judge's rows, its items go to a person
+    decided = apply_thresholds(new[new["judge"] == "cheap"], r.thresholds(), None)
+    assert (decided.set_index("item_id").loc["i100", "decision"]) == PERSON
+
+
+def test_bad_options_and_tables_are_clear_errors() -> None:
+    with pytest.raises(ConfigError, match="--agreement"):
+        certify_judges(_table(30), None, Options(target=1.2))
+    with pytest.raises(ConfigError, match="not in the table"):
+        certify_judges(_table(30), None, Options(), cascade=["j", "nope"])
+    with pytest.raises(InputError, match="no human labels"):
+        certify_judges(_table(30).assign(human=np.nan), None, Options())
+    with pytest.raises(InputError, match="not a certified thresholds file"):
+        apply_thresholds(_table(30), {"judges": []}, None, file="t.json")

@@ -1,0 +1,167 @@
+"""recuse.options: every audit option declared once, and the front door's errors.
+
+The typer options of ``recuse audit``, the keywords of ``recuse.audit`` and the keys of
+``recuse.toml`` are all held to the fields of :class:`recuse.options.Settings`; one
+precedence rule (given > file > default) serves the CLI and the API."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer.main
+
+import recuse
+from recuse.cli import _register, main
+from recuse.cli.app import app
+from recuse.config import audit_keys, load_config
+from recuse.errors import ConfigError
+from recuse.options import MAX_N_BOOT, Settings, default, read_options, resolve, settings_fields
+from recuse.simulate import PlantedBias, simulate_pairs
+
+
+@pytest.fixture(scope="module")
+def planted() -> pd.DataFrame:
+    judges = {"gpt-4": PlantedBias(position=0.2), "claude-v1": PlantedBias(position=0.0)}
+    return simulate_pairs(judges=judges, n_prompts=60, seed=4).pairs
+
+
+def _audit_params() -> dict[str, list[str]]:
+    _register()
+    command = typer.main.get_command(app).commands["audit"]  # type: ignore[attr-defined]
+    return {p.name: [*p.opts, *p.secondary_opts] for p in command.params}
+
+
+def test_the_typer_options_are_the_fields() -> None:
+    params = _audit_params()
+    specs = settings_fields()
+    assert set(params) == {*specs, "data", "config"}
+    for name, spec in specs.items():
+        assert params[name] == [*spec.flag.split("/")[:1], *spec.flags[1:],
+                                *spec.flag.split("/")[1:]], name  # fmt: skip
+
+
+def test_the_api_keywords_are_the_fields_with_their_defaults() -> None:
+    sig = inspect.signature(recuse.audit)
+    api = {n: p.default for n, p in sig.parameters.items()
+           if n not in ("data", "config", "roster", "progress")}  # fmt: skip
+    assert api == {n: default(n) for n, s in settings_fields().items() if s.api}
+    # a keyword that is no option is an error with the closest one, not a TypeError
+    with pytest.raises(ConfigError, match="unknown option 'nboot' — did you mean 'n_boot'"):
+        recuse.audit("llmbar", nboot=300)
+
+
+def test_the_config_keys_are_the_fields(tmp_path: Path) -> None:
+    keyed = {s.key: n for n, s in settings_fields().items() if s.key}
+    assert audit_keys() == keyed
+    # every key written with its default value reads back as the defaults
+    lines = ["[audit]"]
+    for key, name in keyed.items():
+        value = default(name)
+        if value is None:
+            continue
+        shown = str(value) if isinstance(value, Path) else value
+        lines.append(f"{key} = {json.dumps(list(shown) if isinstance(shown, tuple) else shown)}")
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text("\n".join(lines) + "\n", "utf-8")
+    assert resolve({}, config=load_config(cfg)) == Settings()
+
+
+def test_given_beats_the_file_beats_the_default(tmp_path: Path) -> None:
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text('[audit]\nn-boot = 300\ntitle = "team"\n[material]\nposition = 0.2\n'
+                   'verbosity = 0.3\n', "utf-8")  # fmt: skip
+    given = read_options({"n_boot": 500, "material": {"position": 0.1}}, "api")
+    s = resolve(given, config=load_config(cfg))
+    assert (s.n_boot, s.title, s.seed) == (500, "team", 0)
+    assert s.material == {"position": 0.1, "verbosity": 0.3}  # merged, the given entry wins
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[audit]\nn_boot = 300\nn-boot = 200\n", "n_boot and n-boot are the same option"),
+        ("[audit]\nn-boot = 9999999999\n", "about 298 GiB of memory"),
+        ("[audit]\nn-boot = 200.5\n", "must be a number, a whole one"),
+        ("[audit]\nlevel = true\n", "must be a number"),
+        ("[audit]\nfail-on = 3\n", "must be a string or a list of strings"),
+    ],
+)
+def test_bad_config_values_are_one_line(tmp_path: Path, text: str, message: str) -> None:
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(text, "utf-8")
+    with pytest.raises(ConfigError, match=message) as err:
+        load_config(cfg)
+    assert "\n" not in str(err.value) and str(cfg) in str(err.value)
+
+
+def test_whole_floats_and_fail_on_are_accepted_in_the_file(
+    planted: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "pairs.csv"
+    planted.to_csv(data, index=False)
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text('[audit]\nn-boot = 200.0\nonly = ["position"]\nfail-on = ["position=0.05"]\n',
+                   "utf-8")  # fmt: skip
+    out = tmp_path / "r"
+    code = main(["audit", str(data), "--config", str(cfg), "--out", str(out)])
+    text = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["provenance"]["options"]["bootstrap resamples (n_boot)"] == 200
+    # gpt-4 puts the first answer ahead 0.7 of the time: 0.2 beyond the 0.05 bound
+    assert code == 1 and "FAIL: position of gpt-4" in text
+
+
+def test_n_boot_beyond_the_bound_is_one_line_with_the_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    assert main(["audit", "llmbar", "--n-boot", "9999999999", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--n-boot = 9999999999" in err
+    assert f"{9999999999 * 32 / 2**30:,.0f} GiB" in err and f"{MAX_N_BOOT:,}" in err
+    assert not out.exists()
+    with pytest.raises(ConfigError, match="GiB of memory"):
+        recuse.audit("llmbar", n_boot=9999999999)
+
+
+def test_the_api_gives_the_clis_errors_for_bad_data_and_values(planted: pd.DataFrame) -> None:
+    for bad in (123, None, [planted, 4.5]):
+        with pytest.raises(ConfigError, match="names, file paths or pandas DataFrames"):
+            recuse.audit(bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"seed \(--seed\) = 'x': must be a number"):
+        recuse.audit(planted, seed="x")
+    with pytest.raises(ConfigError, match="level"):
+        recuse.audit(planted, level="high")
+    with pytest.raises(ConfigError, match="orders"):
+        recuse.audit(planted, orders="third")
+    with pytest.raises(ConfigError, match="roster"):
+        recuse.audit(planted, roster=42)  # type: ignore[arg-type]
+
+
+def test_fail_on_gates_the_report_in_memory(
+    planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The gate of --fail-on reads the report object, never the report.json it wrote,
+    and says what `recuse gate` says of that file."""
+    import recuse.report.gate as gate
+
+    data = tmp_path / "pairs.csv"
+    planted.to_csv(data, index=False)
+    out = tmp_path / "r"
+    args = ["audit", str(data), "--out", str(out), "--n-boot", "200", "--only", "position"]
+
+    def no_reading(path: object) -> None:
+        raise AssertionError("--fail-on read the report back from disk")
+
+    with monkeypatch.context() as m:
+        m.setattr(gate, "load_report", no_reading)
+        code = main([*args, "--fail-on", "position=0.05"])
+    gated = capsys.readouterr().out.split(" s\n", 1)[1]
+    assert code == 1
+    assert main(["gate", str(out / "report.json"), "--max", "position=0.05"]) == 1
+    assert capsys.readouterr().out == gated

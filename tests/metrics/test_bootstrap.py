@@ -382,7 +382,7 @@ def test_a_statistic_no_row_enters_is_not_combined() -> None:
 
     empty = GroupedStatistic(
         "empty", np.zeros((len(y), 2)), np.full(len(y), -1, np.intp), ("a", "b"), refuses,
-        required=((1, "pairs holding its own answer"),),
+        required=((1, "pairs holding its own answer"), (7, "columns it no longer has")),
     )  # fmt: skip
     rate = GroupedStatistic(
         "rate", np.column_stack([y, np.ones_like(y)]), np.zeros(len(y), np.intp), ("j",), ratio

@@ -671,6 +671,9 @@ def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64
     shifted = stat.group + 1  # unused rows (-1) count in bin 0, dropped
     result = []
     for col, desc in stat.required:
+        if not (stat.group >= 0).any():  # no row enters: none counts (columns unread)
+            result.append((desc, np.zeros(n_groups, dtype=np.int64)))
+            continue
         nonzero = (_column(stat.values, col) != 0).astype(float)
         c = np.bincount(shifted, weights=nonzero, minlength=n_groups + 1)[1:]
         result.append((desc, c.astype(np.int64)))

@@ -98,17 +98,10 @@ def probe(
     input; 130 when interrupted (finished work is kept)."""
     import pandas as pd
 
-    from recuse.cli.judge import (
-        FileReading,
-        _backend,
-        _read,
-        _whole_labels,
-        describe,
-        exit_if_failed,
-        template_protocol,
-    )
+    from recuse.cli.judge import FileReading, _read, exit_if_failed
     from recuse.data.generic import ValueReading
     from recuse.judging import RetryPolicy, Runner, Store
+    from recuse.judging.setup import describe, judge_backend, template_protocol, whole_labels
     from recuse.outputs import check_output
     from recuse.probes import build_probe_table, build_recognition_table, probe_bases
     from recuse.probes.rewrite import RunnerRewriter
@@ -139,12 +132,12 @@ def probe(
         from recuse.judging.templates import check_references
 
         check_references(protocol.template, table, file=data)
-    backend, jid = _backend(
+    backend, jid = judge_backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id, device=device,
         # whole-label scores (labels sharing a first token) need the prompt log-probs
-        prompt_logprobs="echo" if _whole_labels(protocol) and endpoint == "completions" else None,
+        prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
     typer.echo(describe(backend, jid, model))
     parts, recognition = [], []
@@ -162,7 +155,7 @@ def probe(
     with Store(out) as store:
         if edits:
             if any(p in REWRITES for p in edits):
-                writer, wid = _backend(
+                writer, wid = judge_backend(
                     rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
                     api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                     dtype=dtype, batch_size=batch_size, judge_id=None, device=device,

@@ -313,7 +313,7 @@ def test_gpu_pipelined_matches_cpu_serial(tiny_model_dir: Path) -> None:
 def test_cli_backend_keeps_two_calls_in_flight_on_a_gpu(tiny_model_dir: Path) -> None:
     """The CLI's backend (loaded on first use) tells the runner how many calls to keep
     in flight before it loads: two on a GPU, as the loaded backend does, one on the CPU."""
-    from recuse.cli.judge import _backend
+    from recuse.judging.setup import judge_backend as _backend
 
     common: dict[str, Any] = dict(base_urls=[], endpoint="completions", api_key_env=None,
                                   concurrency=8, timeout=1.0, dtype="auto", batch_size=0,

@@ -275,7 +275,10 @@ def test_cli_says_where_the_judge_runs(
     assert main([*args, "--device", "cpu"]) == 0
     out = capsys.readouterr().out.splitlines()
     fp = folder_fingerprint(tiny_model_dir)
-    assert out[0] == f"judge tiny: local model on cpu float32 (revision {fp})"
+    assert out[0] == (
+        f"judge tiny: local model on cpu float32 (revision {fp}), "
+        f"read from model folder {tiny_model_dir}"
+    )
     card = next(line for line in out if line.startswith("card: "))
     assert "judgments/s on cpu float32 over 4 computed" in card
     assert main(["judge", "card", str(store)]) == 0

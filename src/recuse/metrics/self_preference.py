@@ -82,6 +82,7 @@ from recuse.roster import Roster, self_keys
 __all__ = [
     "CALIBRATED",
     "CALIBRATED_RUNGS",
+    "CEILING",
     "EXTRAPOLATION_FACTOR",
     "FAMILY_CALIBRATED",
     "MEDIATION",
@@ -864,6 +865,19 @@ class _Competence:
                         "cover the same strata"
                     )
                 out.append(words)
+        if own.any():
+            n_own, _, pred = self.parts(t)
+            rate = float(pred / n_own) if n_own else float("nan")
+            if np.isfinite(rate) and not 1 - CEILING < rate < CEILING:
+                out.append(
+                    f"competence near its ceiling: it is predicted to pick its own answer "
+                    f"{rate:.0%} of the time; if its remaining misses do not shrink with the "
+                    "strength gap (a lapse rate the logistic curve lacks), the prediction is "
+                    "too close to the ceiling and a self term reads low — about 40% low in a "
+                    "simulation (a judge following the reference 97% of the time, which "
+                    "prefers its answers 90% of the time), about 8% low at 76%; the "
+                    "category term does not change this"
+                )
         if not own.any() or not other.any() or not np.all(np.isfinite(gap[seen])):
             return tuple(out)
         words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
@@ -951,6 +965,11 @@ def extrapolation_warning(
     )
 
 
+#: a calibrated estimate whose predicted own-pick rate lies above this (or below one minus
+#: it) is marked: a lapse rate (misses that do not shrink with the gap) would make it read
+#: low (simulate.self_preference.simulate_lapse_judge: 0.60 of the planted value at a
+#: predicted 0.90, 0.92 at 0.77)
+CEILING = 0.85
 #: a stratum (category, task) gets its own discrimination ``κ_c`` when every judge with
 #: pairs in it has at least this many pairs in it without its own answer; the others
 #: share one (pooled), or the largest stratum's when together they still have fewer

@@ -1,4 +1,7 @@
 # The two commands of the README: `make demo` and `make test`. Each sets up what it needs.
+# `make help` lists the others; `make bench` runs every benchmark and `make bench-quick`
+# each at a small size (under 3 minutes; run it before submitting a change to metrics/,
+# judging/ or data/): both fail when a benchmark misses a target (docs/benchmarks.md).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +9,7 @@ DATA ?= $(abspath ../shared/data)
 EXTRAS ?= dev,plots,local,ray
 export RECUSE_DATA_DIR ?= $(DATA)
 
-.PHONY: test demo check lint typecheck unit bench clean browser
+.PHONY: test demo check lint typecheck unit bench bench-quick help clean browser
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +44,37 @@ demo: setup
 	$(BIN)/recuse audit llmbar-mtbench play-favorites hh-rlhf alpaca-eval --out demo-out
 	@echo "open demo-out/report.html in a browser"
 
+# every benchmark runs; the run fails at the end naming those that missed a target
 bench: setup
-	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+	@failed=""; for b in benchmarks/[a-z]*.py; do echo "== $$b"; \
+	  $(BIN)/python $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "missed a target:$$failed"; exit 1; fi
+
+BENCH_QUICK = \
+	"bootstrap_pairs.py --pairs 5000 --judges 4 --loop 3" \
+	"audit.py --n-boot 200 --sizes 20000,40000,80000" \
+	"favoritism.py" \
+	"interval_coverage.py --reps 100 --n-boot 300" \
+	"self_preference_calibration.py --reps 20 --compare-reps 0 --n-boot 200 --judges 1" \
+	"load_all.py" \
+	"judge_http.py --requests 192 --repeat 2" \
+	"judge_local.py --pairs 8 --naive 1" \
+	"perplexity.py --answers 32 --chunk 8" \
+	"judge_pipeline.py --pairs 100" \
+	"judge_gpu.py --tiny --pairs 16"
+
+bench-quick: setup
+	@failed=""; for b in $(BENCH_QUICK); do echo "== $$b"; \
+	  $(BIN)/python benchmarks/$$b || failed="$$failed $${b%% *}"; done; \
+	if [ -n "$$failed" ]; then echo "missed a target:$$failed"; exit 1; fi
+
+help:
+	@echo "make demo         audit the demo datasets into demo-out/"
+	@echo "make test         lint, type-check and run the test suite"
+	@echo "make bench        every benchmark at full size; fails on a missed target"
+	@echo "make bench-quick  every benchmark at a small size (< 3 min); run it before"
+	@echo "                  submitting a change to metrics/, judging/ or data/"
+	@echo "                  RECUSE_BENCH_TARGET_SCALE=1000 shows each one failing"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

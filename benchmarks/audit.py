@@ -12,8 +12,10 @@
    (fixed costs — figures, report — cancel out) stay within 1.5× of each other.
    Target: 1M rows under 2 minutes.
 
-Exit status 1 when the demo takes 60 s or more, or the largest ratings audit
-takes 120 s or more (budgets with room for a loaded machine).
+Targets (exit status 1 when one is missed; benchmarks/_targets.py), ratios of the
+same run: the demo's audit and report at most 15x loading its datasets alone (9x
+measured on a loaded 2-core machine), and the ratings audit growing linearly (the
+last extra seconds per 100k rows at most 1.5x the first).
 
     python benchmarks/audit.py [--data-dir ../shared/data] [--n-boot 1000]
         [--sizes 100000,300000,1000000] [--no-demo] [--no-scaling]
@@ -31,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _targets import Targets
 
 DEMO = ("llmbar-mtbench", "play-favorites", "hh-rlhf", "alpaca-eval")
-DEMO_BUDGET_S = 60.0
-SCALING_BUDGET_S = 120.0
+DEMO_RATIO = 15.0
 
 
-def demo(data_dir: str, n_boot: int) -> bool:
+def demo(data_dir: str, n_boot: int, targets: Targets) -> bool:
     start = time.perf_counter()
     from recuse.data import load
     from recuse.driver import AuditOptions, audit
@@ -67,12 +69,12 @@ def demo(data_dir: str, n_boot: int) -> bool:
         print(f"{seconds:8.2f} s  {label}")
     print(f"{written:8.2f} s  write report.html ({size / 1e6:.1f} MB), report.json, tables")
     total = imports + analysed + written
-    print(f"{total:8.2f} s  total (budget {DEMO_BUDGET_S:.0f} s; target 10 s on a quiet machine)")
+    print(f"{total:8.2f} s  total")
     print(f"baseline: loading the datasets alone {baseline:.2f} s; audit / loading = "
           f"{(analysed + written) / baseline:.1f}x")  # fmt: skip
     for s in report.sections:
         print(f"  section {s.title}: {s.seconds:.2f} s")
-    return total < DEMO_BUDGET_S
+    return targets.at_most("demo audit / loading", (analysed + written) / baseline, DEMO_RATIO, "x")
 
 
 def repeated_play_favorites(data_dir: str, n_rows: int) -> pd.DataFrame:
@@ -86,7 +88,7 @@ def repeated_play_favorites(data_dir: str, n_rows: int) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).iloc[:n_rows]
 
 
-def scaling(data_dir: str, n_boot: int, sizes: list[int]) -> bool:
+def scaling(data_dir: str, n_boot: int, sizes: list[int], targets: Targets) -> bool:
     from recuse.driver import AuditOptions, audit, load_input
     from recuse.report import write_report
     from recuse.roster import Roster
@@ -129,8 +131,9 @@ def scaling(data_dir: str, n_boot: int, sizes: list[int]) -> bool:
         print("extra seconds per extra 100k rows between sizes: "
               + ", ".join(f"{s:.2f}" for s in steps)
               + f" — last / first {growth:.2f} ({verdict})")  # fmt: skip
-    print(f"{n:,} rows: {seconds:.1f} s (budget {SCALING_BUDGET_S:.0f} s)")
-    return seconds < SCALING_BUDGET_S
+        targets.at_most("growth, last / first extra seconds per 100k rows", growth, 1.5, "x")
+    print(f"{n:,} rows: {seconds:.1f} s")
+    return True
 
 
 def main() -> int:
@@ -144,13 +147,14 @@ def main() -> int:
     parser.add_argument("--no-demo", action="store_true")
     parser.add_argument("--no-scaling", action="store_true")
     args = parser.parse_args()
-    ok = True
+    targets = Targets()
     if not args.no_demo:
-        ok &= demo(args.data_dir, args.n_boot)
+        demo(args.data_dir, args.n_boot, targets)
     if not args.no_scaling:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        ok &= scaling(args.data_dir, args.n_boot, sizes)
-    return 0 if ok else 1
+        scaling(args.data_dir, args.n_boot, sizes, targets)
+    targets.finish()
+    return 0
 
 
 if __name__ == "__main__":

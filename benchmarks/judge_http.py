@@ -15,9 +15,10 @@ in flight:
 * sequential: ours with concurrency 1.
 
 The ideal is concurrency / latency requests per second. Printed: each rate, the
-ratio to the ideal (target >= 0.80), ours to bare, ours to sequential, CPU
-milliseconds per request of the client and the stand-in, and the load average (the
-machine is shared: other processes' load lowers every rate).
+ratio to the ideal, ours to bare, ours to sequential, CPU milliseconds per request of
+the client and the stand-in, and the load average (the machine is shared: other
+processes' load lowers every rate). Targets (exit status 1 when one is missed): ours
+at least 0.80 of the ideal and 0.90 of the bare loop.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import time
 from pathlib import Path
 
 import httpx
+from _targets import Targets
 
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml
@@ -173,9 +175,13 @@ def main() -> None:
     )
     print(f"stand-in : server CPU {min(cpu['server']):.2f} ms/request (own process)")
     print(f"sequential (ours, concurrency 1): {seq:6.1f} req/s")
-    print(f"ratio to ideal: ours {best / ideal:.2f}, bare {top / ideal:.2f} (target >= 0.80)")
+    print(f"ratio to ideal: ours {best / ideal:.2f}, bare {top / ideal:.2f}")
     print(f"ratio ours / bare HTTP: {best / top:.2f}")
     print(f"ratio to sequential client: {best / seq:.1f}x")
+    targets = Targets()
+    targets.at_least("ours / ideal rate", best / ideal, 0.80)
+    targets.at_least("ours / bare httpx loop", best / top, 0.90)
+    targets.finish()
 
 
 if __name__ == "__main__":

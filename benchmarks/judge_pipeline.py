@@ -37,6 +37,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _targets import Targets
 from judge_gpu import DATA, bare_buckets, build_model, load_tokenizer, mt_bench_pairs
 
 from recuse.judging import PairwiseProtocol, Runner, Store
@@ -145,6 +146,9 @@ def main() -> None:
     gaps = sorted(((i, s - t0) for s, i, _ in dev.passes if i > 0.005), reverse=True)[:5]
     print("  longest gaps: " + ", ".join(f"{i:.3f} s at {at:.2f} s" for i, at in gaps))
     print(f"ratio baseline / ours: {ideal / wall:.2f}")
+    targets = Targets()
+    targets.at_least("bare buckets / ours (emulated device)", ideal / wall, 0.90)
+    targets.finish()
 
 
 if __name__ == "__main__":

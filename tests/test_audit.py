@@ -15,9 +15,13 @@ from recuse.roster import Entry, Roster
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
 
+# verbosity's headline is the prefer-longer gap, planted at verbosity/2 - 2 h (1 - accuracy)
+# with h = 0.15 (humans prefer the longer answer): gpt-4 0 - 0.105 = -0.105 (flagged: an
+# imperfect judge picks the longer answer less often than humans do), claude-v1
+# 0.125 - 0.105 = +0.02 (within noise); claude-v1's planted Eq. 6 (+0.25) is beside it
 PLANTED = {
     ("gpt-4", "self_preference_calibrated"),
-    ("claude-v1", "verbosity"),
+    ("gpt-4", "verbosity_longer_gap"),
     ("claude-v1", "position"),
     ("j0", "self_bias"),
 }
@@ -75,7 +79,7 @@ def test_summary_names_the_planted_biases_and_no_others(planted: Any) -> None:
     # absent biases are present as findings with intervals covering 0, not left out
     gpt4 = next(r for r in d["summary"] if r["judge"] == "gpt-4")
     assert {f["bias"] for f in gpt4["findings"]} >= {
-        "verbosity",
+        "verbosity_longer_gap",
         "position",
         "family_preference_calibrated",
     }

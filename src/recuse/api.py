@@ -177,7 +177,7 @@ def _with_card(result: model.Report, store: Path, prices: Any) -> model.Report:
     from recuse.judging.card import cards
 
     with Store(store, read_only=True) as s:
-        found = cards(s.runs(), prices)
+        found = cards(s.runs(), prices, s.judge_prompts())
     if not found:
         return result
     names = [c.judge for c in found]

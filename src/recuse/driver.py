@@ -121,9 +121,21 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
             rows, ctx.roster, judges=judges, metrics=metrics, level=o.level, n_boot=o.n_boot,
             seed=o.seed, min_n=o.min_n, orders=o.orders, selves=ctx.selves,
         )  # fmt: skip
+    total = ctx.timings[-1][1]
+    # where the bootstrap's time went: each metric's terms and share of the resampling
+    # (a slow report names its cause), then each analysis its metrics' seconds and an
+    # even share of the rest
+    for metric, seconds in sorted(shared.seconds.items(), key=lambda kv: -kv[1]):
+        ctx.timings.append((f"  {metric}: {o.n_boot} resamples ({inp.name})", seconds))
     users = [a for a in ready if a.metrics]
-    for a in users:  # its share of the one bootstrap
-        ctx.part(a).seconds += ctx.timings[-1][1] / len(users)
+    rest = total
+    for metric, seconds in shared.seconds.items():
+        readers = [a for a in users if metric in a.metrics]
+        for a in readers:
+            ctx.part(a).seconds += seconds / len(readers)
+        rest -= seconds if readers else 0.0
+    for a in users:
+        ctx.part(a).seconds += max(rest, 0.0) / len(users)
     return shared
 
 
@@ -140,7 +152,7 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
             kind = "pairwise verdicts" if a.table == "pairs" else "absolute scores"
             ctx.skip(a, f"needs a {a.table} table ({kind}); this is {inp.table}", inp.name)
             continue
-        reason = a.needs(frame if a.reads_probes else original.frame)
+        reason = a.needs(frame if a.reads_probes else original.frame, ctx.roster)
         if reason:
             ctx.skip(a, reason, inp.name)
         else:
@@ -240,7 +252,7 @@ def run_audit(
             Section(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),
                 figures=tuple(p.figures), tables=tuple(p.tables), notes=tuple(p.notes),
-                seconds=round(p.seconds, 3),
+                headlines=tuple(p.headlines), seconds=round(p.seconds, 3),
             )
         )  # fmt: skip
     if o.only and not ctx.ran:  # asked for these analyses only, and none applies
@@ -397,3 +409,18 @@ def audit(
     return run_audit(
         loaded, options=options, roster=roster, title=title, timings=timings, progress=progress
     )
+
+
+def profile_lines(report: Report) -> list[str]:
+    """Where an audit's time went, as lines for a terminal: each timed step in run order
+    (the shared bootstrap followed, indented, by each metric's seconds and resamples:
+    building its terms and its share of the resampling, slowest first), then each
+    analysis's seconds (its own steps and its share of the shared bootstrap), slowest
+    first. Report writing is not included."""
+    lines = ["where the time went (seconds; steps in run order):"]
+    lines += [f"{seconds:8.2f} s  {label}" for label, seconds in report.timings]
+    timed = sorted((s for s in report.sections if s.seconds), key=lambda s: -(s.seconds or 0))
+    if timed:
+        lines.append("per analysis (its steps and its share of the shared bootstrap):")
+        lines += [f"{s.seconds or 0.0:8.2f} s  {s.title} ({s.id})" for s in timed]
+    return lines

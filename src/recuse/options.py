@@ -521,6 +521,11 @@ class Settings:
         "estimate is listed as NOT MEASURED but does not make the gate inconclusive (a gate "
         "that measured nothing at all still is).", cli=bool, read=_flag, api=False,
     )  # fmt: skip
+    profile: bool = _option(
+        False, "--profile", "After the run, print where the time went: each step, each "
+        "bootstrap metric with its resamples, each analysis, in seconds.",
+        cli=bool, read=_flag, api=False,
+    )  # fmt: skip
     material: Mapping[str, float] = _option(
         {}, "--material", "BIAS=X,...: the smallest effect worth acting on (distance from no "
         "bias); flagged cells read material or small, intervals within ±X negligible "

@@ -8,6 +8,7 @@ from analyses.conftest import BOOT, Planted
 from recuse.analyses.familiarity import ANALYSIS, FAMILIARITY
 from recuse.errors import EstimationError
 from recuse.metrics.familiarity import familiarity_bias
+from recuse.roster import Roster
 
 
 def test_finding_is_the_slope_difference_its_unit_names(planted: Planted) -> None:
@@ -21,8 +22,8 @@ def test_finding_is_the_slope_difference_its_unit_names(planted: Planted) -> Non
 
 
 def test_needs_perplexities(planted: Planted) -> None:
-    assert "ppl_a" in (ANALYSIS.needs(planted.pairs) or "")
-    assert ANALYSIS.needs(planted.familiar) is None
+    assert "ppl_a" in (ANALYSIS.needs(planted.pairs, Roster.builtin()) or "")
+    assert ANALYSIS.needs(planted.familiar, Roster.builtin()) is None
 
 
 def test_min_n_reaches_the_estimator(planted: Planted) -> None:

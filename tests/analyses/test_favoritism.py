@@ -7,6 +7,7 @@ import pytest
 from analyses.conftest import Planted
 from recuse.analyses.favoritism import ANALYSIS, FAMILY_BIAS, SELF_BIAS
 from recuse.regression import fit_favoritism
+from recuse.roster import Roster
 
 
 def test_findings_are_the_regression_coefficients(planted: Planted) -> None:
@@ -28,9 +29,9 @@ def test_findings_are_the_regression_coefficients(planted: Planted) -> None:
 
 def test_needs_a_judge_that_rated_its_own_model(planted: Planted) -> None:
     others = planted.ratings[~planted.ratings["model"].isin(planted.ratings["judge"])]
-    assert "self-bias is not identified" in (ANALYSIS.needs(others) or "")
+    assert "self-bias is not identified" in (ANALYSIS.needs(others, Roster.builtin()) or "")
     no_ref = planted.ratings.assign(reference=float("nan"))
-    assert "no reference scores" in (ANALYSIS.needs(no_ref) or "")
+    assert "no reference scores" in (ANALYSIS.needs(no_ref, Roster.builtin()) or "")
 
 
 def _audit_ratings(frame):  # type: ignore[no-untyped-def]

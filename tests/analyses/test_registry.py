@@ -11,6 +11,7 @@ from analyses.conftest import Planted
 from recuse.analyses import BIASES, IDS, REGISTRY, get, selected
 from recuse.analyses.base import Analysis, AuditOptions
 from recuse.errors import ConfigError
+from recuse.roster import Roster
 from recuse.tables import PAIRS, RATINGS
 
 
@@ -39,7 +40,7 @@ def test_each_analysis_says_what_it_is_and_needs(analysis: Analysis) -> None:
 @pytest.mark.parametrize("analysis", REGISTRY, ids=IDS)
 def test_needs_gives_a_reason_on_an_empty_table(analysis: Analysis) -> None:
     columns = (PAIRS if analysis.table == "pairs" else RATINGS).names
-    reason = analysis.needs(pd.DataFrame(columns=list(columns)))
+    reason = analysis.needs(pd.DataFrame(columns=list(columns)), Roster.builtin())
     assert isinstance(reason, str) and len(reason) > 10
 
 

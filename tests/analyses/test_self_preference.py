@@ -45,8 +45,8 @@ def test_findings_are_the_estimators_named_by_their_units(planted: Planted) -> N
 
 def test_needs_judge_verdicts(planted: Planted) -> None:
     human_only = planted.pairs.assign(judge=None)
-    assert "no judge verdicts" in (ANALYSIS.needs(human_only) or "")
-    assert ANALYSIS.needs(planted.pairs) is None
+    assert "no judge verdicts" in (ANALYSIS.needs(human_only, Roster.builtin()) or "")
+    assert ANALYSIS.needs(planted.pairs, Roster.builtin()) is None
 
 
 def _three_authors(tau: float) -> Report:

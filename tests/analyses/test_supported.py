@@ -9,12 +9,13 @@ from analyses.conftest import Planted
 from recuse.analyses import REGISTRY
 from recuse.analyses.base import Analysis
 from recuse.cli.validate import supported_analyses
+from recuse.roster import Roster
 
 BY_ID: dict[str, Analysis] = {a.id: a for a in REGISTRY}
 
 
 def _reasons(frame: pd.DataFrame, kind: str = "pairs") -> dict[str, str | None]:
-    return dict(supported_analyses(frame, kind))  # type: ignore[arg-type]
+    return dict(supported_analyses(frame, kind, Roster.builtin()))  # type: ignore[arg-type]
 
 
 def test_the_planted_pairs_support_the_pairwise_biases(planted: Planted) -> None:
@@ -56,7 +57,9 @@ def test_no_texts_or_lengths_no_verbosity(planted: Planted) -> None:
 def test_one_order_no_position(planted: Planted) -> None:
     one = planted.pairs.assign(p_a_second=float("nan"))
     assert "no pair judged in both orders" in str(_reasons(one)["position"])
-    assert BY_ID["position"].needs(one) is None  # the audit still runs it (not estimated)
+    assert (
+        BY_ID["position"].needs(one, Roster.builtin()) is None
+    )  # the audit still runs it (not estimated)
 
 
 def test_favoritism_needs_an_identified_term(planted: Planted) -> None:
@@ -72,3 +75,33 @@ def test_no_judge_and_no_labels_is_not_called_human_labels_only(planted: Planted
     reason = str(_reasons(bare)["position"])
     assert "no judge verdicts" in reason and "no human labels either" in reason
     assert "human labels only" in str(_reasons(planted.pairs.drop(columns=["judge"]))["position"])
+
+
+def test_validate_and_the_audit_agree_with_a_roster_object() -> None:
+    """Family preference known only through a roster object: ``recuse.audit(df,
+    roster=r)`` estimates it, and ``supported`` with the same roster says it can (before,
+    ``supported`` loaded the built-in roster itself and said it could not)."""
+    import recuse
+    from recuse.roster import Entry
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    models = ("acme-judge", "acme-small", "zeta-1", "omega-2")
+    sim = simulate_pairs(
+        judges={"acme-judge": PlantedBias(family_preference=0.2)}, models=models,
+        families={"acme-judge": "acme", "acme-small": "acme", "zeta-1": "zeta",
+                  "omega-2": "omega"}, n_prompts=120, seed=6,
+    )  # fmt: skip
+    r = Roster.builtin()
+    for m, fam in (
+        ("acme-judge", "acme"),
+        ("acme-small", "acme"),
+        ("zeta-1", "z"),
+        ("omega-2", "o"),
+    ):
+        r.add(Entry(m, fam))
+    with_r = dict(supported_analyses(sim.pairs, "pairs", r))["family-preference"]
+    without = dict(supported_analyses(sim.pairs, "pairs", Roster.builtin()))["family-preference"]
+    assert with_r is None and "family" in str(without)
+    found = recuse.audit(sim.pairs, roster=r, only=["family-preference"], n_boot=200).findings
+    eo = found[found["bias"] == "family_preference"]
+    assert len(eo) == 1 and eo["estimate"].notna().all()

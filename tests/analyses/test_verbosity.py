@@ -32,7 +32,7 @@ def test_finding_is_eq6_and_not_the_prefer_longer_gap(planted: Planted) -> None:
     assert (g.estimate, g.ci_low, g.ci_high) == pytest.approx(
         (ref.estimate, ref.ci_low, ref.ci_high)
     )
-    assert not g.headline and "P(judge picks the longer answer)" in LONGER_GAP.unit
+    assert g.headline and not f.headline and "P(judge picks the longer answer)" in LONGER_GAP.unit
 
 
 def test_deviation_is_table_only(planted: Planted) -> None:

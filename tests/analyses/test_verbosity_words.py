@@ -1,5 +1,6 @@
-"""Eq. 6's words say what it is, a contradiction with the prefer-longer gap is a warning,
-and the table repeats verbosity_deviation only where it differs from verbosity_bias."""
+"""The headline is the prefer-longer gap; Eq. 6 sits beside it in its own words (no
+second headline, no warning contradicting it), and the table repeats
+verbosity_deviation only where it differs from verbosity_bias."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from recuse.roster import Roster
 from recuse.simulate import PlantedBias, simulate_pairs
 
 
-def test_eq6_words_gap_warning_and_deviation_rows() -> None:
+def test_gap_is_the_headline_eq6_beside_it_in_its_own_words() -> None:
     # a planted Eq. 6 of +0.3 with accuracy 0.55 and humans preferring longer answers
     # (h = 0.15): the prefer-longer gap is 0.3/2 - 2 * 0.15 * 0.45 = 0.015, near 0
     judges = {"gpt-4": PlantedBias(verbosity=0.3, accuracy=0.55),
@@ -27,8 +28,15 @@ def test_eq6_words_gap_warning_and_deviation_rows() -> None:
     assert eq6.significant and gap.ci_low <= 0 <= gap.ci_high
     assert "agrees with humans more often when they prefer the longer answer" in eq6.verdict
     assert "prefers longer answers more than humans do" not in eq6.verdict
-    (warning,) = [w for w in eq6.warnings if "prefer-longer gap" in w]
-    assert gap.text in warning
+    # the headline is what "prefers longer answers" means to a reader: the pick-rate gap
+    # (planted 0.015, not flagged); Eq. 6 (planted +0.3, flagged) is beside it, not a
+    # second headline contradicted by a warning
+    assert gap.headline and not eq6.headline and not gap.significant
+    assert abs(gap.estimate - 0.015) < 0.05 and gap.ci_low <= 0.015 <= gap.ci_high
+    assert not [w for w in eq6.warnings if "prefer-longer gap" in w]
+    assert "Not how often it picks the longer answer" in VERBOSITY.unit
+    summary = {(r.judge, f.bias.key) for r in report.summary() for f in r.findings}
+    assert ("gpt-4", LONGER_GAP.key) in summary and ("gpt-4", VERBOSITY.key) not in summary
     # deviation (|Eq. 6|) only where it differs: for claude-v1 (negative), not gpt-4
     (table,) = [t for s in report.sections for t in s.tables if "metric" in t.frame.columns]
     dev = table.frame[table.frame["metric"] == "verbosity_deviation"]

@@ -251,3 +251,22 @@ def test_an_unknown_self_scope_is_a_usage_error(
     code = main(["audit", path, "--self-scope", "family", "--out", str(tmp_path / "r")])
     assert code == 2 and "family" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_profile_names_where_the_time_went(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--profile` prints each step, each bootstrap metric with its resamples and each
+    analysis with seconds; the per-metric seconds add up to at most the bootstrap's."""
+    code = main(["audit", str(pairs_csv), "--out", str(tmp_path / "r"), "--n-boot", "100",
+                 "--profile"])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    lines = printed.split("where the time went", 1)[1].splitlines()
+    boot = [ln for ln in lines if "pairwise metrics, bootstrap" in ln]
+    metric = re.compile(r"^\s+([\d.]+) s\s+(\w+): 100 resamples \(my pairs\.csv\)$")
+    per_metric = {m[2]: float(m[1]) for ln in lines if (m := metric.match(ln))}
+    assert len(boot) == 1 and "self_preference_calibrated" in per_metric
+    assert "position_consistency" in per_metric
+    assert sum(per_metric.values()) <= float(boot[0].split()[0]) + 0.02  # rounding
+    assert any(ln.endswith("(self-preference)") for ln in lines), lines

@@ -141,6 +141,7 @@ def test_verbosity_probes_with_a_rewriter_through_the_cli(
 def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
     from recuse.cli.validate import supported_analyses
     from recuse.data.generic import IGNORED, read_table
+    from recuse.roster import Roster
 
     src = tmp_path / "probes.csv"
     pd.DataFrame(
@@ -160,7 +161,7 @@ def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
     ).to_csv(src, index=False)
     table = read_table(src, table="pairs", unknown_models="keep")
     assert table.attrs[IGNORED] == {}  # the probe columns are not "verdict-like"
-    reasons = dict(supported_analyses(table, "pairs"))
+    reasons = dict(supported_analyses(table, "pairs", Roster.builtin()))
     assert reasons["probes"] is None and reasons["self-recognition"] is None
 
 

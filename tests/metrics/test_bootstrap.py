@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
 
+import recuse.metrics.bootstrap as bs
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
@@ -261,7 +264,7 @@ def test_single_precision_path_is_exact(monkeypatch: pytest.MonkeyPatch) -> None
     np.add.at(per_cluster, code, sums)
     w = resample_counts(len(uniq), 500, np.random.default_rng(4))
     monkeypatch.setattr(bs, "_USE_FLOAT32", True)
-    exact = bs._replicate_sums(per_cluster, len(uniq), n_boot=500, seed=4)
+    exact, _ = bs._replicate_sums(per_cluster, None, len(uniq), n_boot=500, seed=4)
     assert (exact == w @ per_cluster).all()
 
 
@@ -283,3 +286,82 @@ def test_one_default_number_of_resamples_everywhere() -> None:
     for fn in (summary.pairwise_bias, bradley_terry.bradley_terry, bradley_terry.leaderboard,
                probes.probe_effects, recognition.self_recognition):  # fmt: skip
         assert inspect.signature(fn).parameters["n_boot"].default == bootstrap.N_BOOT, fn
+
+
+def test_sparse_values_give_the_dense_results() -> None:
+    """A wide statistic given as a scipy sparse matrix (each row touching a few of many
+    columns) is resampled with the same draws and gives the dense twin's numbers."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(3)
+    n, k = 2000, 40
+    cl = rng.integers(0, 150, size=n)
+    group = rng.integers(-1, 3, size=n).astype(np.intp)
+    dense = np.zeros((n, k))
+    cols = rng.integers(0, k - 2, size=n)
+    dense[np.arange(n), cols] = rng.random(n)
+    dense[:, -2] = 1.0
+    dense[:, -1] = rng.integers(0, 2, size=n)
+
+    def share(s: np.ndarray) -> np.ndarray:  # a ratio over many columns
+        return bs._div(s[..., : k - 2].sum(axis=-1), s[..., -2])
+
+    def stat(values: Any, interval: Any) -> GroupedStatistic:
+        return GroupedStatistic("w", values, group, ("a", "b", "c"), share,
+                                required=((k - 1, "pairs"),), interval=interval)  # fmt: skip
+
+    plain = GroupedStatistic("r", dense[:, -2:], group, ("a", "b", "c"), ratio)
+    for how in ("percentile", "bca"):
+        want = cluster_bootstrap([plain, stat(dense, how)], cl, n_boot=300, level=0.9,
+                                 seed=5, min_n=1)  # fmt: skip
+        got = cluster_bootstrap([plain, stat(sparse.csr_array(dense), how)], cl, n_boot=300,
+                                level=0.9, seed=5, min_n=1)  # fmt: skip
+        for w_list, g_list in zip(want, got, strict=True):
+            for w, g in zip(w_list, g_list, strict=True):
+                assert (g.n, g.n_clusters, g.counts) == (w.n, w.n_clusters, w.counts)
+                assert g.estimate == pytest.approx(w.estimate, abs=1e-12)
+                assert (g.ci_low, g.ci_high) == pytest.approx((w.ci_low, w.ci_high), abs=1e-12)
+                assert g.replicates == pytest.approx(w.replicates, abs=1e-12)
+                assert g.accel == pytest.approx(w.accel, abs=1e-12)
+
+
+def test_distinct_columns_finds_copies_and_keeps_the_rest() -> None:
+    """Equal columns (also with NaN in the same places) map to their first copy; columns
+    that differ in one entry stay apart."""
+    rng = np.random.default_rng(0)
+    a = rng.random(50)
+    b = a.copy()
+    b[7] += 1e-12
+    n = np.where(np.arange(50) == 3, np.nan, a)
+    big = np.column_stack([a, b, a, np.zeros(50), n, n, np.zeros(50)])
+    distinct, inverse = bs._distinct_columns(big)
+    assert distinct.tolist() == [0, 1, 3, 4]
+    assert inverse.tolist() == [0, 1, 0, 2, 3, 3, 2]
+    np.testing.assert_array_equal(big[:, distinct][:, inverse], big)
+
+
+def test_seconds_name_the_statistic_that_is_slow() -> None:
+    """A statistic whose ``combine`` takes 0.3 s per call gets its time in ``seconds``;
+    a cheap one next to it gets almost none (a planted cause, found)."""
+    import time
+
+    cl, y = _data()
+    values = np.column_stack([y, np.ones_like(y)])
+    group = np.zeros(len(y), np.intp)
+
+    def slow(s: np.ndarray) -> np.ndarray:
+        time.sleep(0.3)
+        return ratio(s)
+
+    fast = GroupedStatistic("fast", values, group, ("j",), ratio)
+    heavy = GroupedStatistic("heavy", values, group, ("j",), slow)
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    out = cluster_bootstrap([fast, heavy], cl, n_boot=50, level=0.9, seed=0, min_n=1,
+                            seconds=seconds)  # fmt: skip
+    total = time.perf_counter() - start
+    assert out[0][0].estimate == out[1][0].estimate
+    assert set(seconds) == {"fast", "heavy"}
+    # combine runs three times for BCa: the estimate, the replicates, the jackknife
+    assert seconds["heavy"] >= 0.9 and seconds["fast"] < 0.2
+    assert sum(seconds.values()) <= total

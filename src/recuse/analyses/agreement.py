@@ -28,6 +28,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 ACCURACY = Bias(
     key="agreement_accuracy",
@@ -76,9 +77,9 @@ ALPHA = Bias(
 )
 
 
-def needs_labels(frame: pd.DataFrame) -> str | None:
+def needs_labels(frame: pd.DataFrame, roster: Roster) -> str | None:
     """Verdicts and human labels on the same rows."""
-    reason = needs_verdicts(frame)
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     rows = judged(frame)

@@ -164,15 +164,18 @@ class Parts:
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: sentences for the report's first screen and the terminal (each tool's own number)
+    headlines: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
-Needs = Callable[[pd.DataFrame], str | None]
+#: why an analysis cannot run on a table (None: it can), with the audit's roster
+Needs = Callable[[pd.DataFrame, Roster], str | None]
 Progress = Callable[[str], None]
 Build = Callable[["Context", Input, PairwiseBias | None], None]
 
 
-def nothing_needed(frame: pd.DataFrame) -> str | None:
+def nothing_needed(frame: pd.DataFrame, roster: Roster) -> str | None:
     return None
 
 
@@ -205,9 +208,10 @@ class Analysis:
     reads_probes: bool = False
     estimable: Needs = nothing_needed
 
-    def supported(self, frame: pd.DataFrame) -> str | None:
-        """Why the analysis would estimate nothing on ``frame`` (None: it would)."""
-        return self.needs(frame) or self.estimable(frame)
+    def supported(self, frame: pd.DataFrame, roster: Roster) -> str | None:
+        """Why the analysis would estimate nothing on ``frame`` with the context's
+        ``roster`` (None: it would)."""
+        return self.needs(frame, roster) or self.estimable(frame, roster)
 
     @property
     def headline(self) -> Bias:
@@ -440,7 +444,7 @@ def coef_figure(
     )
 
 
-def needs_verdicts(frame: pd.DataFrame) -> str | None:
+def needs_verdicts(frame: pd.DataFrame, roster: Roster) -> str | None:
     """The reason a pairwise analysis cannot run on a table without judge verdicts."""
     if "judge" not in frame.columns or frame["judge"].isna().all():
         labelled = "human" in frame.columns and bool(frame["human"].notna().any())
@@ -456,9 +460,9 @@ def _labelled_verdicts(frame: pd.DataFrame) -> pd.Series:
     return frame["judge"].notna() & frame["p_a"].notna() & frame["human"].notna()
 
 
-def needs_labelled_verdicts(frame: pd.DataFrame) -> str | None:
+def needs_labelled_verdicts(frame: pd.DataFrame, roster: Roster) -> str | None:
     """Why an analysis comparing the judge with the human labels cannot run, or None."""
-    reason = needs_verdicts(frame)
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if not _labelled_verdicts(frame).any():
@@ -467,28 +471,29 @@ def needs_labelled_verdicts(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def families_of(names: pd.Series) -> dict[str, str]:
+def families_of(names: pd.Series, roster: Roster) -> dict[str, str]:
     """Roster family of each name; a name the roster lacks is its own family (as the
     audit reads unknown models)."""
-    roster = Roster.load()
     return {n: roster.family(n) if n in roster else n for n in names.dropna().astype(str)}
 
 
-def needs_own_answers(frame: pd.DataFrame, *, relation: Literal["self", "family"]) -> str | None:
+def needs_own_answers(
+    frame: pd.DataFrame, roster: Roster, *, relation: Literal["self", "family"]
+) -> str | None:
     """Why self- (``relation="self"``) or family preference cannot run, or None: it
     needs a labelled, judged pair holding the judge's own (or a family member's)
     answer beside another model's, as :func:`recuse.metrics.self_preference.favored_side`
     finds them."""
     from recuse.metrics.self_preference import favored_side
 
-    reason = needs_labelled_verdicts(frame)
+    reason = needs_labelled_verdicts(frame, roster)
     if reason:
         return reason
     rows = frame[_labelled_verdicts(frame)]
     families = None
     if relation == "family":
         names = pd.concat([rows["judge"], rows["model_a"], rows["model_b"]])
-        families = families_of(names)
+        families = families_of(names, roster)
     if not (favored_side(rows, relation=relation, families=families) != 0).any():
         judges = ", ".join(sorted(rows["judge"].astype(str).unique())[:5])
         if relation == "self":
@@ -503,10 +508,10 @@ def needs_own_answers(frame: pd.DataFrame, *, relation: Literal["self", "family"
     return None
 
 
-def needs_lengths(frame: pd.DataFrame) -> str | None:
+def needs_lengths(frame: pd.DataFrame, roster: Roster) -> str | None:
     """Why verbosity cannot run, or None: labelled verdicts and response lengths
     (texts or len_a/len_b) that differ on some of those pairs."""
-    reason = needs_labelled_verdicts(frame)
+    reason = needs_labelled_verdicts(frame, roster)
     if reason:
         return reason
     rows = frame[_labelled_verdicts(frame)]
@@ -523,9 +528,9 @@ def needs_lengths(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def needs_both_orders(frame: pd.DataFrame) -> str | None:
+def needs_both_orders(frame: pd.DataFrame, roster: Roster) -> str | None:
     """Why position bias cannot run, or None: a pair judged in both orders."""
-    reason = needs_verdicts(frame)
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if (

@@ -31,6 +31,7 @@ from recuse.metrics.verdicts import judge_codes
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 _QUALITY = "A quality score, not a bias"
 
@@ -92,8 +93,8 @@ COLUMNS = {"p_a": (ECE, BRIER), "p_isotonic": (ECE_ISOTONIC, BRIER_ISOTONIC),
            "p_platt": (ECE_PLATT, BRIER_PLATT)}  # fmt: skip
 
 
-def needs_probabilities(frame: pd.DataFrame) -> str | None:
-    reason = needs_labels(frame)
+def needs_probabilities(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_labels(frame, roster)
     if reason:
         return reason
     if not gives_probabilities(judged(frame)["p_a"]):

@@ -26,8 +26,9 @@ def card_section(found: Sequence[Card], store: str, *, notes: Sequence[str] = ()
         intro=(
             f"What each judge cost to run, from the runs recorded in {store}: judgments per "
             "second (wall time of the runs; cached or copied judgments do not count), "
-            "tokens in and out per judgment where the server reported usage, and the cost "
-            "of 1,000 judgments from the price table (USD per million tokens)."
+            "tokens in and out per judgment where the server reported usage, the cost "
+            "of 1,000 judgments from the price table (USD per million tokens), and the "
+            "judge prompt its verdicts were made with (name, format, content hash)."
         ),
         tables=(
             Table("evaluator-card", "Evaluator card", pd.DataFrame([c.record() for c in found])),

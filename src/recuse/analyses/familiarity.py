@@ -34,6 +34,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 FAMILIARITY = Bias(
     key="familiarity",
@@ -51,7 +52,7 @@ FAMILIARITY = Bias(
 )
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     has = {"ppl_a", "ppl_b"} <= set(frame.columns) and bool(
         (frame["ppl_a"].notna() & frame["ppl_b"].notna()).any()
     )

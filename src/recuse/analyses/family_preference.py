@@ -18,6 +18,7 @@ from recuse.analyses.self_preference import UNADJUSTED, calibrated_first, descri
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import Bias
+from recuse.roster import Roster
 
 CALIBRATED = Bias(
     key="family_preference_calibrated",
@@ -79,8 +80,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    return needs_own_answers(frame, relation="family")
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    return needs_own_answers(frame, roster, relation="family")
 
 
 ANALYSIS = Analysis(

@@ -19,6 +19,7 @@ from recuse.regression.robustness import CHECKS, Progress, battery
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 SELF_BIAS = Bias(
     key="self_bias",
@@ -78,7 +79,7 @@ def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
     )
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     judges, models = (set(frame[c].astype(str).unique()) for c in ("judge", "model"))
     if not judges & models:
         return "no judge rated its own model's outputs, so self-bias is not identified"
@@ -87,7 +88,7 @@ def _needs(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def _identified(frame: pd.DataFrame) -> str | None:
+def _identified(frame: pd.DataFrame, roster: Roster) -> str | None:
     """Why the favoritism regression would estimate nothing, or None: it needs rows with
     a rating and a reference on which some judge rates its own model and another model
     (self-bias γ), or a model of its family and one outside it (family bias λ)."""
@@ -96,7 +97,7 @@ def _identified(frame: pd.DataFrame) -> str | None:
     own = judge == model
     if ((own.groupby(judge).any()) & (~own).groupby(judge).any()).any():
         return None
-    fam = families_of(pd.concat([judge, model]))
+    fam = families_of(pd.concat([judge, model]), roster)
     fj, fm = judge.map(fam), model.map(fam)
     member = (fj == fm) & ~own
     if (member.groupby(fj).any() & (fj != fm).groupby(fj).any()).any():
@@ -108,16 +109,16 @@ def _identified(frame: pd.DataFrame) -> str | None:
     )
 
 
-def _estimable(frame: pd.DataFrame) -> str | None:
+def _estimable(frame: pd.DataFrame, roster: Roster) -> str | None:
     """:func:`_identified`, then the fit itself: the design can still be rank deficient
     (e.g. each judge grading its own dimension, so the dimension effects equal the
     judges' intercepts), which only the fit sees."""
-    reason = _identified(frame)
+    reason = _identified(frame, roster)
     if reason:
         return reason
     names = pd.concat([frame["judge"], frame["model"]]).astype(str)
     try:
-        fit_favoritism(frame, families_of(names))
+        fit_favoritism(frame, families_of(names, roster))
     except (EstimationError, ConfigError) as exc:
         return str(exc)
     return None

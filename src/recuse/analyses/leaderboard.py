@@ -24,9 +24,11 @@ from recuse.metrics.length_controlled import (
     length_controlled_win_rates,
 )
 from recuse.metrics.summary import PairwiseBias
+from recuse.metrics.tool_scores import SIGNIFICANT_WEIGHT, arena_hard_scores, fastchat_results
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 _WORDS = {
     "own": ("Own answer (Bradley–Terry, pooled over judges)", "rewards its own answers",
@@ -75,8 +77,8 @@ def _fixed_baseline(frame: pd.DataFrame) -> bool:
     return any(fixed_baseline(g) is not None for _, g in rows.groupby("judge"))
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    reason = needs_verdicts(frame)
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if pd.concat([frame["model_a"], frame["model_b"]]).nunique() < 3 and not _fixed_baseline(frame):
@@ -94,6 +96,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     if o.judges:  # the chosen judges' verdicts, and every human label
         frame = frame[frame["judge"].isna() | frame["judge"].isin(list(o.judges))]
     rows = judged(frame)
+    _tool_numbers(ctx, inp, frame)
     ids = pd.concat([rows["model_a"], rows["model_b"], rows["judge"]]).astype(str).unique()
     families = {m: ctx.roster.family(m) for m in ids if m in ctx.roster}
     if pd.concat([rows["model_a"], rows["model_b"]]).nunique() < 3:
@@ -168,6 +171,132 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     )  # fmt: skip
     _length_controlled(ctx, inp, rows, list(lb.judges))
+
+
+def _sources(frame: pd.DataFrame) -> set[str]:
+    return set(frame["source"].dropna().astype(str)) if "source" in frame.columns else set()
+
+
+def _judges(frame: pd.DataFrame) -> list[str]:
+    return sorted(frame["judge"].dropna().astype(str).unique())
+
+
+def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
+    """The number each tool's users came for, as the tool computes it, per judge: a
+    table in the section and one headline sentence per model (first screen, terminal).
+    AlpacaEval: win rate and length-controlled win rate; Arena-Hard-Auto: the score
+    against the baseline; FastChat pairwise: win / tie / loss. A judge that wrote the
+    baseline is said first: every number is then against its own answers."""
+    sources = _sources(frame)
+    if "alpaca-eval" in sources:
+        _alpaca_eval(ctx, inp, frame[frame["source"] == "alpaca-eval"])
+    if "arena-hard" in sources:
+        _arena_hard(ctx, inp, frame[frame["source"] == "arena-hard"])
+    if "fastchat-pair" in sources:
+        _fastchat(ctx, inp, frame[frame["source"] == "fastchat-pair"])
+
+
+def _own_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str, n: int) -> None:
+    """Say it when the judge wrote the baseline (same model, or the same line with
+    ``--self-scope line``): every win rate is then against the judge's own answer."""
+    selves = ctx.selves or {}
+    if selves.get(judge, judge) != selves.get(baseline, baseline):
+        return
+    ctx.part(ANALYSIS).headlines.append(
+        f"{inp.name}, {tool}: the judge {judge} wrote the baseline {baseline} — in all "
+        f"{n:,} comparisons it judged its own answer against another model's, so every "
+        "win rate below is against the judge's own answer (self-preference lowers them)."
+    )
+
+
+def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
+    """AlpacaEval's leaderboard per annotator: win rate and length-controlled win rate."""
+    o = ctx.options
+    part = ctx.part(ANALYSIS)
+    rows = frame[frame["judge"].notna() & frame["p_a"].notna()]
+    for judge in _judges(rows):
+        found = fixed_baseline(rows[rows["judge"] == judge])
+        if found is None:
+            continue
+        try:
+            lc = length_controlled_win_rates(
+                rows, judge=judge, baseline=found[0], level=o.level, n_boot=o.n_boot,
+                seed=o.seed,
+            )  # fmt: skip
+        except EstimationError as exc:
+            part.headlines.append(
+                f"{inp.name}, AlpacaEval, annotator {judge}: not computed: {exc}."
+            )
+            continue
+        lc = lc.sort_values("lc_win_rate", ascending=False).reset_index(drop=True)
+        _own_baseline(ctx, inp, "AlpacaEval", judge, found[0], int(lc["n"].sum()))
+        part.tables.append(
+            Table(slug("alpaca-eval-leaderboard", inp.name, judge),
+                  f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc)
+        )  # fmt: skip
+        for r in lc.itertuples():
+            part.headlines.append(
+                f"{inp.name}, AlpacaEval, annotator {judge}: {r.system} against {r.baseline}: "
+                f"win rate {r.win_rate:.2f}% [{r.win_rate_low:.2f}, {r.win_rate_high:.2f}], "
+                f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
+                f"{r.lc_win_rate_high:.2f}] ({o.level:.0%} intervals, n = {r.n:,} "
+                "instructions; 50% = as good as the baseline)."
+            )
+
+
+def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
+    """Arena-Hard-Auto's score of each model against the baseline, per judge."""
+    o = ctx.options
+    part = ctx.part(ANALYSIS)
+    for judge in _judges(frame):
+        try:
+            scores = arena_hard_scores(
+                frame, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed
+            )
+        except EstimationError as exc:
+            part.headlines.append(
+                f"{inp.name}, Arena-Hard-Auto, judge {judge}: not computed: {exc}."
+            )
+            continue
+        _own_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(scores["baseline"].iloc[0]),
+                      int(scores["games"].sum()))  # fmt: skip
+        part.tables.append(
+            Table(slug("arena-hard-scores", inp.name, judge),
+                  f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores)
+        )  # fmt: skip
+        for r in scores.itertuples():
+            part.headlines.append(
+                f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model} scores {r.score:.1f}% "
+                f"[{r.score_low:.1f}, {r.score_high:.1f}] against {r.baseline} (Bradley–Terry "
+                f"win rate, a '>>' verdict counted {SIGNIFICANT_WEIGHT}×; {o.level:.0%} "
+                f"bootstrap over {r.battles:,} battles from {r.games:,} games; 50% = as good "
+                "as the baseline; not style-controlled: the judgment files hold no answer "
+                "lengths or markdown counts)."
+            )
+
+
+def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
+    """FastChat's pairwise win / tie / loss per model, per judge."""
+    part = ctx.part(ANALYSIS)
+    for judge in _judges(frame):
+        try:
+            res = fastchat_results(frame, judge=judge)
+        except EstimationError as exc:
+            part.headlines.append(f"{inp.name}, FastChat, judge {judge}: not computed: {exc}.")
+            continue
+        part.tables.append(
+            Table(slug("fastchat-results", inp.name, judge),
+                  f"FastChat pairwise results, judge {judge} — {inp.name}", res)
+        )  # fmt: skip
+        base = res["baseline"].iloc[0]
+        against = f" against {base}" if base else ""
+        for r in res.itertuples():
+            part.headlines.append(
+                f"{inp.name}, FastChat, judge {judge}: {r.model}{against}: {r.win} wins, "
+                f"{r.tie} ties, {r.loss} losses; win rate {r.win_rate:.1f}%, adjusted "
+                f"{r.win_rate_adjusted:.1f}% (a tie counts half; games that disagree are a "
+                "tie; records with an error left out)."
+            )
 
 
 def _length_controlled(ctx: Context, inp: Input, rows: pd.DataFrame, judges: list[str]) -> int:

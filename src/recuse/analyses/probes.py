@@ -19,6 +19,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 from recuse.tables import shown
 
 _WORDS = {
@@ -74,7 +75,7 @@ PROBE_BIASES[VERBOSITY] = Bias(
 EDITS = [p for p in DESCRIPTIONS if p not in (VERBOSITY, "placebo")]  # versions with an edit
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     if not set(PROBE_COLUMNS) <= set(frame.columns) or frame["probe"].isna().all():
         return "not a probe table (no probe, base_item, treated columns) — run `recuse probe`"
     if not frame["probe"].isin(EDITS).any():
@@ -83,7 +84,7 @@ def _needs(frame: pd.DataFrame) -> str | None:
             "no edited versions recuse knows in this probe table (its versions: "
             f"{', '.join(shown(v) for v in versions[:8])}; known edits: {', '.join(EDITS)})"
         )
-    return needs_verdicts(frame)
+    return needs_verdicts(frame, roster)
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:

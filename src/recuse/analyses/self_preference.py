@@ -32,6 +32,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 CALIBRATED = Bias(
     key="self_preference_calibrated",
@@ -137,8 +138,8 @@ def calibrated_first(
     ctx.skipped[:] = kept
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    return needs_own_answers(frame, relation="self")
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    return needs_own_answers(frame, roster, relation="self")
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:

@@ -23,6 +23,7 @@ from recuse.metrics.self_preference import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 HARMFUL_EXCESS = Bias(
     key="self_preference_harmful_excess",
@@ -78,8 +79,8 @@ def _calibrated_ladder(inp: Input, shared: PairwiseBias | None) -> pd.DataFrame:
     return frame.sort_values(["judge", "_o"]).drop(columns="_o").reset_index(drop=True)
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
-    reason = needs_verdicts(frame)
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
+    reason = needs_verdicts(frame, roster)
     if reason:
         return reason
     if "human" not in frame.columns or frame["human"].isna().all():

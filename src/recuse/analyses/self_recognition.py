@@ -23,6 +23,7 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import Bias
 from recuse.report.model import Table
+from recuse.roster import Roster
 
 SELF_RECOGNITION = Bias(
     key="self_recognition",
@@ -39,13 +40,13 @@ SELF_RECOGNITION = Bias(
 )
 
 
-def _needs(frame: pd.DataFrame) -> str | None:
+def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     if "probe" not in frame.columns or not (frame["probe"] == RECOGNITION).any():
         return (
             "no self-recognition rows — run `recuse probe --probe self-recognition` on "
             "pairs that hold the judge's own answers"
         )
-    return needs_verdicts(frame)
+    return needs_verdicts(frame, roster)
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:

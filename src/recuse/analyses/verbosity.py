@@ -25,32 +25,38 @@ from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
 
+LONGER_GAP = Bias(
+    key="verbosity_longer_gap",
+    title="Verbosity (prefers longer answers)",
+    short="Prefers longer",
+    unit="P(judge picks the longer answer) − P(human picks the longer answer), over the "
+    "same pairs of unequal length: how much more often than the humans the judge picks "
+    "the longer answer (what other tools report as length bias); it also moves with the "
+    "judge's accuracy where the humans themselves prefer longer answers",
+    positive="picks the longer answer more often than humans do",
+    negative="picks the longer answer less often than humans do",
+    none="picks the longer answer about as often as humans do",
+    order=40,
+    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
+    scale="pick-rate difference",
+)
 VERBOSITY = Bias(
     key="verbosity",
-    title="Verbosity",
+    title="Verbosity: recall difference (Saito Eq. 6)",
+    short="Eq. 6 recalls",
     unit="the judge's recall of the human-preferred answer when it is the longer one, "
-    "minus its recall when it is the shorter one (signed accuracy parity, Saito Eq. 6)",
+    "minus its recall when it is the shorter one (signed accuracy parity, Saito Eq. 6): "
+    "whether the judge is right more often when the humans chose the longer answer. Not "
+    "how often it picks the longer answer (the headline, prefer-longer gap): a judge "
+    "can read positive here and pick longer answers no more often than humans",
     positive="agrees with humans more often when they prefer the longer answer than when "
     "they prefer the shorter one",
     negative="agrees with humans more often when they prefer the shorter answer than when "
     "they prefer the longer one",
     none="agrees with humans about as often whichever answer is longer",
-    order=40,
-    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="recall difference",
-)
-LONGER_GAP = Bias(
-    key="verbosity_longer_gap",
-    title="Verbosity (prefer-longer gap)",
-    short="Prefer-longer gap",
-    unit="P(judge picks the longer answer) − P(human picks the longer answer), over the "
-    "same pairs of unequal length; mixes length preference with the judge's accuracy",
-    positive="picks the longer answer more often than humans do",
-    negative="picks the longer answer less often than humans do",
-    none="picks the longer answer about as often as humans do",
     order=41,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="pick-rate difference",
+    scale="recall difference",
     headline=False,
 )
 _X_LABEL = "(len human-preferred − len other) / len other"
@@ -67,7 +73,6 @@ def _curve_x(frame: pd.DataFrame) -> np.ndarray:
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
     _drop_equal_deviation(ctx)
-    _flag_contradictions(ctx, inp)
     with ctx.timed(f"verbosity figures ({inp.name})", ANALYSIS):
         _figures(ctx, inp, shared.curves if shared else {})
 
@@ -93,39 +98,12 @@ def _drop_equal_deviation(ctx: Context) -> None:
         part.tables[i] = replace(t, frame=f[~np.array(same, dtype=bool)].reset_index(drop=True))
 
 
-def _flag_contradictions(ctx: Context, inp: Input) -> None:
-    """Eq. 6 flagged one way while the prefer-longer gap's interval lies on the other side
-    of 0 or contains it: a warning on the Eq. 6 finding names the gap, since the two read
-    alike ("longer") but measure different things (recall asymmetry vs pick rate)."""
-    part = ctx.part(ANALYSIS)
-    gaps = {
-        f.judge: f for f in part.findings if f.bias.key == LONGER_GAP.key and f.dataset == inp.name
-    }
-    for i, f in enumerate(part.findings):
-        gap = gaps.get(f.judge)
-        if f.bias.key != VERBOSITY.key or f.dataset != inp.name or gap is None:
-            continue
-        if not f.significant:
-            continue
-        same_side = gap.ci_low > 0 if f.estimate > 0 else gap.ci_high < 0
-        if same_side:
-            continue
-        part.findings[i] = replace(
-            f,
-            warnings=(
-                *f.warnings,
-                f"does not match the prefer-longer gap {gap.text}: Eq. 6 compares the judge's "
-                "recalls, not how often it picks the longer answer",
-            ),
-        )
-
-
 def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> None:
     o = ctx.options
     part = ctx.part(ANALYSIS)
-    found = findings_of(ctx, ANALYSIS, inp.name, VERBOSITY)
+    found = findings_of(ctx, ANALYSIS, inp.name, LONGER_GAP)
     if found:
-        part.figures.append(coef_figure(found, inp.name, "verbosity bias", o))
+        part.figures.append(coef_figure(found, inp.name, "prefer-longer gap", o))
     align = curves.get("human_alignment_curve")
     if align is not None and len(align):
         series = []
@@ -197,19 +175,20 @@ ANALYSIS = Analysis(
     id="verbosity",
     title="Verbosity",
     intro=(
-        "Does the judge prefer longer answers more than the humans do? Signed verbosity "
-        "bias (Saito et al., Eq. 6): the judge's recall when the human prefers the longer "
-        "answer minus its recall when the human prefers the shorter one; 0 = no bias. The "
-        "table also gives its absolute value (Eq. 5, verbosity_deviation) where it differs "
-        "from the signed one (where that is negative). The summary matrix shows Eq. 6. This "
-        "section also gives the prefer-longer gap, P(judge picks the longer answer) − "
-        "P(human picks it), the number other tools report; it mixes the length "
-        "preference with the judge's accuracy, so the two can differ. The curve shows how "
-        "often the judge agrees with the human as a function of how much longer the "
-        "human-preferred answer is (Figure 5 of the paper)."
+        "Does the judge prefer longer answers more than the humans do? The headline is "
+        "the prefer-longer gap: P(judge picks the longer answer) − P(human picks it), "
+        "over the same pairs of unequal length; 0 = no bias. Beside it, in its own "
+        "words, Saito et al.'s Eq. 6: the judge's recall when the human prefers the "
+        "longer answer minus its recall when the human prefers the shorter one — whether "
+        "the judge is right more often on one side, not how often it picks the longer "
+        "answer, so the two can differ in size and even in sign (Eq. 6 moves with the "
+        "judge's accuracy). The table also gives Eq. 5 (|Eq. 6|, verbosity_deviation) "
+        "where it differs from Eq. 6. The curve shows how often the judge agrees with "
+        "the human as a function of how much longer the human-preferred answer is "
+        "(Figure 5 of the paper)."
     ),
     table="pairs",
-    biases=(VERBOSITY, LONGER_GAP),
+    biases=(LONGER_GAP, VERBOSITY),
     requires="pairs with judge verdicts, human labels, and response texts or lengths "
     "(response_a/response_b or len_a/len_b)",
     needs=needs_verdicts,

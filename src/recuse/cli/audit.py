@@ -43,6 +43,8 @@ def _print_report(report: Report) -> None:
         if section.id == "evaluator-card":
             for note in section.notes:
                 typer.echo(f"note: {note}")
+    for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
+        typer.echo(line)
     for row in report.summary():
         typer.echo(summary_line(row))
         for f in row.flagged:
@@ -90,6 +92,11 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     _print_report(report)
     verb = "replaced the earlier report: wrote" if replaces else "wrote"
     typer.echo(f"{verb} {paths['html']} and {paths['json']} in {time.perf_counter() - start:.1f} s")
+    if settings.profile:
+        from recuse.driver import profile_lines
+
+        for line in profile_lines(report):
+            typer.echo(line)
     if settings.fail_on:
         from recuse.cli.gate import run_gate
 

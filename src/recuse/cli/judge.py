@@ -103,10 +103,11 @@ def _backend(
         stored_revision,
     )
     from recuse.judging.device import resolve_device, resolve_dtype
-    from recuse.judging.models import DEFAULT_JUDGE, default_judge
+    from recuse.judging.models import DEFAULT_JUDGE, default_judge, names_embedded
 
-    fingerprinted = canonical != DEFAULT_JUDGE  # the revision is the folder's fingerprint
-    if canonical == DEFAULT_JUDGE:
+    embedded = names_embedded(model)  # a folder of that name is the user's model
+    fingerprinted = not embedded  # the revision is the folder's fingerprint
+    if embedded:
         m = default_judge()
         path, model_id, revision, jid = m.path, m.model_id, m.revision, judge_id or m.model_id
     else:
@@ -164,11 +165,16 @@ def _backend(
     return lazy, jid
 
 
-def describe(backend: Backend, jid: str) -> str:
+def describe(backend: Backend, jid: str, model: str | None = None) -> str:
     """The run's first line: the judge, and where it runs (a local model's device and
-    dtype) or which servers answer."""
+    dtype, and which model: the embedded judge or the folder ``model``) or which
+    servers answer."""
     if backend.hardware:
-        return f"judge {jid}: local model on {backend.hardware} (revision {backend.revision})"
+        from recuse.judging.models import local_source
+
+        which = f", read from {local_source(model)}" if model is not None else ""
+        where = f"local model on {backend.hardware} (revision {backend.revision})"
+        return f"judge {jid}: {where}{which}"
     return f"judge {jid}: served model {backend.model_id}"
 
 
@@ -356,7 +362,7 @@ def judge(
         max_batch_tokens=max_batch_tokens,
         placed=placed,
     )
-    typer.echo(describe(backend, jid))
+    typer.echo(describe(backend, jid, model))
     for note in notes:
         typer.echo(f"note: {note}")
     retry = RetryPolicy(max_attempts=max(1, max_attempts))
@@ -403,7 +409,7 @@ def judge(
             typer.echo(f"  failed x{n}: {reason}")
         from recuse.judging.card import cards
 
-        for c in cards(store.runs()):
+        for c in cards(store.runs(), prompts=store.judge_prompts()):
             if c.judge == jid:
                 typer.echo(f"card: {c.line()}")
         runs = [summary]
@@ -714,7 +720,7 @@ def card(
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
-        found = cards(s.runs(), table)
+        found = cards(s.runs(), table, s.judge_prompts())
     if not found:
         typer.echo(f"{store}: no runs recorded (judged before recuse recorded runs, or nothing)")
     for c in found:
@@ -747,8 +753,10 @@ def export(
     if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
     check_output(out, option="--out")
+    notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
-        df = s.export_pairs() if table == "pairs" else s.export_ratings()
+        df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)
+        prompts = s.judge_prompts() if table == "pairs" else {}
     if suffix == ".csv":
         write_text(out, csv_text(df))
     elif suffix == ".jsonl":
@@ -758,6 +766,12 @@ def export(
         df.to_parquet(buffer, index=False)
         write_bytes(out, buffer.getvalue())
     typer.echo(f"wrote {len(df)} rows to {out}")
+    from recuse.judging.store import prompt_line
+
+    for judge in sorted(prompts):
+        typer.echo(f"  {prompt_line(judge, *prompts[judge])}")
+    for note in notes:
+        typer.echo(f"note: {note}")
     if "ppl_a" in df.columns:
         both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
         typer.echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")

@@ -146,7 +146,7 @@ def probe(
         # whole-label scores (labels sharing a first token) need the prompt log-probs
         prompt_logprobs="echo" if _whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
-    typer.echo(describe(backend, jid))
+    typer.echo(describe(backend, jid, model))
     parts, recognition = [], []
     # before the store: bad options, pairs without texts, no pair with the judge's answers
     if edits:

@@ -28,6 +28,7 @@ from recuse.cli.console import console as make_console
 from recuse.data.generic import IGNORED, UnknownModels, read_table
 from recuse.data.importers import ImportFormat, read_import, sniff, sniff_folder
 from recuse.errors import ConfigError, InputError
+from recuse.roster import Roster
 
 
 def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str, int]:
@@ -59,7 +60,7 @@ def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str
 
 
 def supported_analyses(
-    table: pd.DataFrame, kind: Literal["pairs", "ratings"]
+    table: pd.DataFrame, kind: Literal["pairs", "ratings"], roster: Roster
 ) -> list[tuple[str, str | None]]:
     """Each registered analysis of this table kind with the reason it would estimate
     nothing on ``table`` (None: it would estimate), from the analyses' own ``needs``
@@ -70,7 +71,7 @@ def supported_analyses(
 
     original = unedited(table)  # as the audit gives them: probe rows to the probe analyses
     return [
-        (a.id, a.supported(table if a.reads_probes else original))
+        (a.id, a.supported(table if a.reads_probes else original, roster))
         for a in REGISTRY
         if a.table == kind
     ]
@@ -117,6 +118,7 @@ def validate(
     kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
     unknown: UnknownModels = "keep"  # --allow-unknown-models: no effect, kept for old scripts
     how = value_reading(values, swapped_frame, confidence, confidence_of)
+    roster = Roster.load()  # the command's one roster (--roster)
     if Path(path).expanduser().is_dir():
         found = fmt or sniff_folder(Path(path).expanduser())
         if found is None:
@@ -154,9 +156,8 @@ def validate(
         )
         if refs.judge is not None:
             from recuse.data.generic import reference_from_judge
-            from recuse.roster import Roster
 
-            df = reference_from_judge(df, refs.judge, roster=Roster.load(), file=path)
+            df = reference_from_judge(df, refs.judge, roster=roster, file=path)
             notes = tuple(str(n) for n in df.attrs.get("notes", ()))
     if as_json:
         import json
@@ -173,7 +174,7 @@ def validate(
                     "notes": list(notes),
                     "analyses": [
                         {"analysis": a, "supported": reason is None, "why_not": reason or ""}
-                        for a, reason in supported_analyses(df, kind)
+                        for a, reason in supported_analyses(df, kind, roster)
                     ],
                     "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
                 },
@@ -196,7 +197,7 @@ def validate(
     analyses.add_column("analysis")
     analyses.add_column("supported")
     analyses.add_column("why not", overflow="fold")
-    for analysis_id, reason in supported_analyses(df, kind):
+    for analysis_id, reason in supported_analyses(df, kind, roster):
         analyses.add_row(analysis_id, "no" if reason else "yes", Text(reason or ""))
     console.print(analyses)
     ignored: dict[str, str] = df.attrs.get(IGNORED, {})

@@ -284,8 +284,9 @@ def sniff(path: str | Path) -> ImportFormat | None:
 
 #: formats whose tool writes its files in subfolders of the folder a user names:
 #: Arena-Hard-Auto's ``model_judgment/<judge>/<model>.jsonl`` and AlpacaEval's
-#: ``results/<model>/<annotator>/annotations.json`` (depth: folders below)
-NESTED: dict[ImportFormat, int] = {"arena-hard": 1, "alpaca-eval": 2}
+#: ``results/<model>/<annotator>/annotations.json`` (depths: folders below; AlpacaEval
+#: from ``results/`` or from one model's folder)
+NESTED: dict[ImportFormat, tuple[int, ...]] = {"arena-hard": (1,), "alpaca-eval": (1, 2)}
 #: formats of one tool that one folder may hold together, each read as its own table
 #: (FastChat's ``model_judgment/``: ``<judge>_pair.jsonl`` beside ``<judge>_single.jsonl``)
 TOGETHER: frozenset[ImportFormat] = frozenset({"fastchat-pair", "fastchat-single"})
@@ -315,7 +316,7 @@ def _folder_formats(folder: Path) -> dict[ImportFormat, list[Path]]:
     if found:
         return found
     level = [d for d in entries if d.is_dir()]
-    for depth in range(1, max(NESTED.values()) + 1):
+    for depth in range(1, max(max(d) for d in NESTED.values()) + 1):
         below: list[Path] = []
         for d in level:
             for f in _files(d):
@@ -323,7 +324,7 @@ def _folder_formats(folder: Path) -> dict[ImportFormat, list[Path]]:
                     below.append(f)
                     continue
                 fmt = sniff(f) if f.is_file() else None
-                if fmt is not None and NESTED.get(fmt) == depth:
+                if fmt is not None and depth in NESTED.get(fmt, ()):
                     found.setdefault(fmt, []).append(f)
         level = below
     return found

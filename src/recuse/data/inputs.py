@@ -34,6 +34,9 @@ class Source:
     label: str = ""  # what its human/reference label is; "" = not known (a user's file)
     format: str = ""  # a foreign format it was imported from (data/importers.py), else ""
     notes: tuple[str, ...] = ()  # what its importer tells the user (e.g. self-grading)
+    #: (judge, name, format, sha256) of the judge prompt each judge's verdicts were made
+    #: with, where the table says (a store's export: :func:`judge_prompts`)
+    judge_prompts: tuple[tuple[str, str, str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,7 +50,36 @@ class Source:
             "label": self.label,
             "format": self.format,
             "notes": list(self.notes),
+            "judge_prompts": [
+                {"judge": j, "name": n, "format": f, "sha256": h}
+                for j, n, f, h in self.judge_prompts
+            ],
         }
+
+
+#: the columns a store's export names each verdict's judge prompt in
+#: (:data:`recuse.judging.store.PROMPT_COLUMNS`)
+PROMPT_COLUMNS = ("judge_prompt", "judge_prompt_format", "judge_prompt_sha256")
+
+
+def judge_prompts(frame: pd.DataFrame) -> tuple[tuple[str, str, str, str], ...]:
+    """``(judge, name, format, sha256)`` of every distinct judge prompt in ``frame``'s
+    ``judge_prompt*`` columns (written by ``recuse judge export``), by judge; a judge
+    whose rows name none is left out."""
+    if "judge" not in frame.columns or PROMPT_COLUMNS[0] not in frame.columns:
+        return ()
+    cols = ["judge", *(c for c in PROMPT_COLUMNS if c in frame.columns)]
+    rows = frame[cols].dropna(subset=["judge", PROMPT_COLUMNS[0]]).drop_duplicates()
+
+    def text(v: object) -> str:
+        return "" if v is None or (isinstance(v, float) and v != v) else str(v)
+
+    found = {
+        (text(r["judge"]), text(r.get(PROMPT_COLUMNS[0])), text(r.get(PROMPT_COLUMNS[1])),
+         text(r.get(PROMPT_COLUMNS[2])))
+        for r in rows.to_dict("records")
+    }  # fmt: skip
+    return tuple(sorted(found))
 
 
 @dataclass(frozen=True)
@@ -309,5 +341,6 @@ def load_input(
         label=label,
         format=fmt or "",
         notes=notes,
+        judge_prompts=judge_prompts(frame),
     )
     return Input(name=name, table=kind, frame=frame, source=source)

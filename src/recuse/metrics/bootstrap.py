@@ -47,13 +47,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy import sparse
 from scipy.special import ndtr, ndtri
 from threadpoolctl import ThreadpoolController
 
@@ -83,6 +85,9 @@ N_BOOT = 2000
 metrics`` and ``recuse audit`` use it, so one estimate shows one interval."""
 
 FloatArray = NDArray[np.float64]
+#: a statistic's per-row terms or per-cluster sums: dense, or a scipy sparse matrix/array
+#: (for wide statistics whose rows each touch a few columns)
+Sums: TypeAlias = FloatArray | sparse.sparray | sparse.spmatrix
 Combine = Callable[[FloatArray], FloatArray]
 Interval = Literal["bca", "percentile"]
 INTERVALS: tuple[Interval, ...] = ("bca", "percentile")
@@ -158,9 +163,12 @@ class GroupedStatistic:
 
     ``values`` (rows x k) are the per-row terms whose sums ``combine`` turns into the
     statistic (``combine`` maps ``(..., k)`` to ``(...)`` and returns NaN where it is
-    undefined). ``group`` gives each row's group code (an index into ``labels``) or
-    -1 for rows that do not enter. ``required`` lists ``(column, description)``: a
-    group needs at least ``min_n`` rows with a non-zero entry in that column.
+    undefined); a numpy array, or a scipy sparse matrix when each row touches a few of
+    many columns (then the per-cluster sums stay sparse and each resample costs one
+    product over their non-zero entries). ``group`` gives each row's group code (an
+    index into ``labels``) or -1 for rows that do not enter. ``required`` lists
+    ``(column, description)``: a group needs at least ``min_n`` rows with a non-zero
+    entry in that column.
     ``boot_k`` is how many leading columns ``combine`` reads (default all); later
     columns are summed for the point estimate only (e.g. parts reported alongside).
     ``interval`` is the statistic's own interval method (None: the one the bootstrap
@@ -168,7 +176,7 @@ class GroupedStatistic:
     """
 
     name: str
-    values: FloatArray
+    values: Sums
     group: NDArray[np.intp]
     labels: tuple[Hashable, ...]
     combine: Combine
@@ -249,29 +257,40 @@ def resample_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> N
     Each row is ``n_clusters`` draws with replacement (multinomial counts summing to
     ``n_clusters``).
     """
+    return _counts(n_clusters, n_boot, rng).astype(np.float64)
+
+
+def _counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    """:func:`resample_counts` as integers (the same draws from ``rng``)."""
     idx = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
     idx += (np.arange(n_boot, dtype=idx.dtype) * n_clusters)[:, None]
     counts = np.bincount(idx.ravel(), minlength=n_boot * n_clusters)
-    return counts.reshape(n_boot, n_clusters).astype(np.float64)
+    return counts.reshape(n_boot, n_clusters)
 
 
 def _cluster_sums(
     stat: GroupedStatistic, codes: NDArray[np.intp], n_clusters: int
-) -> tuple[FloatArray, NDArray[np.int64], NDArray[np.int64]]:
-    """Per-cluster sums ``(n_clusters, G * k)``, rows per group, clusters per group."""
+) -> tuple[Sums, NDArray[np.int64], NDArray[np.int64]]:
+    """Per-cluster sums ``(n_clusters, G * k)``, rows per group, clusters per group.
+
+    One sparse product: ``onto @ values`` with ``onto[c * G + g, i] = 1`` where row ``i``
+    is in cluster ``c`` and group ``g`` (each row's whole ``k`` columns at once). Sparse
+    ``values`` give sparse sums (only the clusters' non-zero entries are kept).
+    """
     n_groups = len(stat.labels)
     k = stat.values.shape[1]
-    used = stat.group >= 0
+    used = np.flatnonzero(stat.group >= 0)
     key = codes[used] * n_groups + stat.group[used]
     size = n_clusters * n_groups
-    sums = np.empty((size, k))
-    vals = stat.values[used]
-    for j in range(k):
-        sums[:, j] = np.bincount(key, weights=vals[:, j], minlength=size)
+    onto = sparse.csr_array((np.ones(len(used)), (key, used)), shape=(size, stat.values.shape[0]))
+    if sparse.issparse(stat.values):
+        sums: Sums = sparse.csr_array(onto @ stat.values).reshape((n_clusters, n_groups * k))
+    else:
+        sums = np.asarray(onto @ stat.values).reshape(n_clusters, n_groups * k)
     rows = np.bincount(stat.group[used], minlength=n_groups).astype(np.int64)
     present = np.bincount(key, minlength=size).reshape(n_clusters, n_groups) > 0
     clusters = present.sum(axis=0).astype(np.int64)
-    return sums.reshape(n_clusters, n_groups * k), rows, clusters
+    return sums, rows, clusters
 
 
 def cluster_bootstrap(
@@ -284,6 +303,7 @@ def cluster_bootstrap(
     min_n: int,
     max_dropped: float = 0.1,
     interval: Interval = "bca",
+    seconds: dict[str, float] | None = None,
 ) -> list[list[GroupEstimate]]:
     """Point estimates and intervals (``interval``: BCa or percentile, see the module
     docstring; a statistic's own :attr:`GroupedStatistic.interval` wins) of every
@@ -295,6 +315,12 @@ def cluster_bootstrap(
     are sorted before resampling, so the draw depends only on the set of clusters
     and ``seed``. Returns one list per statistic with one :class:`GroupEstimate`
     per group label.
+
+    ``seconds`` (a dict, filled in when given): each statistic's name with the seconds
+    spent on it — its cluster sums, its replicates' ``combine`` and intervals, and its
+    share of the one resampling product (the dense product's time split by the
+    statistic's share of the resampled columns, the sparse one's by its share of the
+    non-zero entries), so that a slow bootstrap names the statistic that makes it slow.
     """
     check_options(level=level, n_boot=n_boot, min_n=min_n)
     for how in (interval, *(s.interval for s in stats if s.interval is not None)):
@@ -313,25 +339,50 @@ def cluster_bootstrap(
                 f"statistic {s.name}: {s.values.shape[0]} rows, {codes.shape[0]} clusters"
             )
 
-    blocks = [_cluster_sums(s, codes, max(n_c, 1)) for s in stats]
-    # resample only the columns the statistics read, each distinct column once
-    parts = []
-    for stat, (sums, _rows, _clust) in zip(stats, blocks, strict=True):
-        k = stat.values.shape[1]
-        parts.append(
-            sums.reshape(-1, len(stat.labels), k)[:, :, : stat.k_boot].reshape(len(sums), -1)
-        )
-    big = np.concatenate(parts, axis=1) if parts else np.empty((max(n_c, 1), 0))
+    spent = [0.0] * len(stats)
+    blocks = []
+    for i, stat in enumerate(stats):
+        start = time.perf_counter()
+        blocks.append(_cluster_sums(stat, codes, max(n_c, 1)))
+        spent[i] += time.perf_counter() - start
+    # resample only the columns the statistics read: dense ones side by side, each
+    # distinct column once; sparse ones side by side as they are
+    dense_parts: list[FloatArray] = []
+    sparse_parts: list[Sums] = []
+    work = np.zeros((len(stats), 2))  # resampled dense columns, sparse non-zeros
+    for i, (stat, (sums, _rows, _clust)) in enumerate(zip(stats, blocks, strict=True)):
+        k, kb = stat.values.shape[1], stat.k_boot
+        cols = (np.arange(len(stat.labels))[:, None] * k + np.arange(kb)[None, :]).ravel()
+        if sparse.issparse(sums):
+            part = sparse.csc_array(sums)[:, cols]
+            sparse_parts.append(part)
+            work[i, 1] = part.nnz
+        else:
+            dense_parts.append(sums if kb == k else sums[:, cols])
+            work[i, 0] = len(cols)
+    big = np.concatenate(dense_parts, axis=1) if dense_parts else np.empty((max(n_c, 1), 0))
+    wide = sparse.hstack(sparse_parts, format="csc") if sparse_parts else None
     distinct, inverse = _distinct_columns(big)
-    reps = _replicate_sums(big[:, distinct], n_c, n_boot=n_boot, seed=seed)[:, inverse]
+    product = np.zeros(2)  # seconds of the dense and the sparse products
+    dense_reps, sparse_reps = _replicate_sums(
+        big[:, distinct], wide, n_c, n_boot=n_boot, seed=seed, seconds=product
+    )
+    dense_reps = dense_reps[:, inverse]
+    shares = work / np.maximum(work.sum(axis=0), 1.0)
+    for i in range(len(stats)):
+        spent[i] += float(shares[i] @ product)
 
     out: list[list[GroupEstimate]] = []
-    offset = 0
-    for stat, (sums, rows, n_clust) in zip(stats, blocks, strict=True):
+    offsets = [0, 0]  # into the dense and the sparse replicate sums
+    for i, (stat, (sums, rows, n_clust)) in enumerate(zip(stats, blocks, strict=True)):
+        start = time.perf_counter()
         n_groups, k, kb = len(stat.labels), stat.values.shape[1], stat.k_boot
-        tot = sums.sum(axis=0).reshape(n_groups, k)
-        rep = reps[:, offset : offset + n_groups * kb].reshape(n_boot, n_groups, kb)
-        offset += n_groups * kb
+        is_sparse = sparse.issparse(sums)
+        tot = np.asarray(sums.sum(axis=0)).reshape(n_groups, k)
+        reps = sparse_reps if is_sparse else dense_reps
+        at = offsets[is_sparse]
+        rep = reps[:, at : at + n_groups * kb].reshape(n_boot, n_groups, kb)
+        offsets[is_sparse] += n_groups * kb
         point = stat.combine(tot)
         rep_vals = stat.combine(rep)  # (n_boot, n_groups)
         ok = np.isfinite(rep_vals)
@@ -339,7 +390,8 @@ def cluster_bootstrap(
         bca = (stat.interval or interval) == "bca"
         if bca:
             # leave-one-cluster-out sums: total minus the cluster's own sums
-            jack = stat.combine(tot[None, :, :] - sums.reshape(-1, n_groups, k))
+            dense = _dense(sums)
+            jack = stat.combine(tot[None, :, :] - dense.reshape(-1, n_groups, k))
             accel = _acceleration(jack)
         else:
             accel = np.zeros(n_groups)
@@ -386,6 +438,10 @@ def cluster_bootstrap(
                 )
             )
         out.append(group_out)
+        spent[i] += time.perf_counter() - start
+    if seconds is not None:
+        for stat, t in zip(stats, spent, strict=True):
+            seconds[stat.name] = seconds.get(stat.name, 0.0) + t
     return out
 
 
@@ -404,21 +460,81 @@ def _distinct_columns(big: FloatArray) -> tuple[NDArray[np.intp], NDArray[np.int
     return np.asarray(distinct, dtype=np.intp), inverse
 
 
-def _replicate_sums(big: FloatArray, n_c: int, *, n_boot: int, seed: int | None) -> FloatArray:
-    """``W @ big`` for ``n_boot`` resamples ``W`` of the ``n_c`` clusters, drawn in chunks.
+class _WideProduct:
+    """``W @ wide`` for a sparse ``wide`` (clusters x columns), one chunk ``W`` at a time.
 
-    Columns of whole or half numbers (counts, picks, ties) are multiplied in single
-    precision when every partial sum stays below 2**22: then every product and sum
-    is exactly representable, so the result is exact and the product twice as fast.
-    Other columns use double precision.
+    Stored as columns x clusters: each non-zero adds a multiple of one cluster's counts
+    (a contiguous row of ``W^T``) to its column's replicates, over blocks of resamples
+    small enough for those rows to stay in cache. Columns of whole or half numbers whose
+    sums stay below 2**22 are multiplied in single precision (exact, as for the dense
+    columns), the others in double precision.
     """
+
+    _BLOCK = 128  # resamples per block
+
+    def __init__(self, wide: Sums) -> None:
+        cols = sparse.csc_array(wide)
+        data = cols.data
+        halves_nz = (2.0 * data) == np.round(2.0 * data)
+        col_of = np.repeat(np.arange(cols.shape[1]), np.diff(cols.indptr))
+        bad = np.bincount(col_of, weights=~halves_nz, minlength=cols.shape[1]) > 0
+        self.bound = np.bincount(col_of, weights=np.abs(data), minlength=cols.shape[1])
+        self.halves = ~bad
+        self.t = sparse.csr_array(cols.T)
+        self.n_cols = cols.shape[1]
+        self._split: tuple[bytes, Sums, Sums] | None = None
+
+    def times(self, counts: NDArray[np.intp]) -> FloatArray:
+        exact = self.halves & (float(counts.max()) * self.bound < _EXACT_FLOAT32) & _USE_FLOAT32
+        key = exact.tobytes()
+        if self._split is None or self._split[0] != key:
+            single = sparse.csr_array(self.t[np.flatnonzero(exact)], dtype=np.float32)
+            self._split = (key, single, sparse.csr_array(self.t[np.flatnonzero(~exact)]))
+        _, single, double = self._split
+        out = np.empty((counts.shape[0], self.n_cols))
+        for start in range(0, counts.shape[0], self._BLOCK):
+            block = counts[start : start + self._BLOCK]
+            rows = slice(start, start + len(block))
+            if single.shape[0]:
+                w32 = np.ascontiguousarray(block.T, dtype=np.float32)
+                out[rows, exact] = (single @ w32).T
+            if double.shape[0]:
+                w64 = np.ascontiguousarray(block.T, dtype=np.float64)
+                out[rows, ~exact] = (double @ w64).T
+        return out
+
+
+def _replicate_sums(
+    big: FloatArray,
+    wide: Sums | None,
+    n_c: int,
+    *,
+    n_boot: int,
+    seed: int | None,
+    seconds: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """``W @ big`` and ``W @ wide`` for ``n_boot`` resamples ``W`` of the ``n_c``
+    clusters, drawn in chunks (the same ``W`` for both).
+
+    Columns of whole or half numbers (counts, picks, ties) of the dense ``big`` are
+    multiplied in single precision when every partial sum stays below 2**22: then every
+    product and sum is exactly representable, so the result is exact and the product
+    twice as fast. Other columns use double precision. The sparse ``wide`` (clusters x
+    columns) costs one product over its non-zero entries per resample. ``seconds``
+    (2 entries), when given, gets the seconds of the dense and the sparse products added.
+    """
+    timer = np.zeros(2) if seconds is None else seconds
     reps = np.empty((n_boot, big.shape[1]))
-    if n_c == 0 or big.shape[1] == 0:
+    n_wide = 0 if wide is None else wide.shape[1]
+    wide_reps = np.empty((n_boot, n_wide))
+    if n_c == 0 or (big.shape[1] == 0 and n_wide == 0):
         reps.fill(np.nan)
-        return reps
+        wide_reps.fill(np.nan)
+        return reps, wide_reps
     twice = 2.0 * big
     halves = np.all(twice == np.round(twice), axis=0)
     bound = np.abs(big).sum(axis=0)
+    wide_t = None if wide is None or not n_wide else _WideProduct(wide)
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_ENTRIES // n_c)
     # Small products run faster on one BLAS thread (no thread start-up or spinning).
@@ -426,18 +542,26 @@ def _replicate_sums(big: FloatArray, n_c: int, *, n_boot: int, seed: int | None)
     with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
         for start in range(0, n_boot, chunk):
             b = min(chunk, n_boot - start)
-            w = resample_counts(n_c, b, rng)
-            exact = halves & (float(w.max()) * bound < _EXACT_FLOAT32) & _USE_FLOAT32
+            counts = _counts(n_c, b, rng)
+            rows = slice(start, start + b)
+            if wide_t is not None:
+                t0 = time.perf_counter()
+                wide_reps[rows] = wide_t.times(counts)
+                timer[1] += time.perf_counter() - t0
+            if not big.shape[1]:
+                continue
+            exact = halves & (float(counts.max()) * bound < _EXACT_FLOAT32) & _USE_FLOAT32
             key = exact.tobytes()
             if key not in cache:  # the split is the same in (almost) every chunk
                 cache = {key: (big[:, exact].astype(np.float32), big[:, ~exact])}
             single, double = cache[key]
-            rows = slice(start, start + b)
+            t0 = time.perf_counter()
             if single.shape[1]:
-                reps[rows, exact] = w.astype(np.float32) @ single
+                reps[rows, exact] = counts.astype(np.float32) @ single
             if double.shape[1]:
-                reps[rows, ~exact] = w @ double
-    return reps
+                reps[rows, ~exact] = counts.astype(np.float64) @ double
+            timer[0] += time.perf_counter() - t0
+    return reps, wide_reps
 
 
 def _tails(level: float) -> tuple[float, float]:
@@ -469,17 +593,17 @@ def _acceleration(jack: FloatArray) -> FloatArray:
     """BCa acceleration per column from leave-one-cluster-out values (rows = clusters).
 
     ``a = sum d^3 / (6 (sum d^2)^(3/2))`` with ``d = mean(jack) - jack`` over the
-    finite values; 0 when they do not vary.
+    finite values; 0 when they do not vary (or fewer than two are finite).
     """
+    finite = np.isfinite(jack)
+    n = finite.sum(axis=0)
+    mean = np.where(finite, jack, 0.0).sum(axis=0) / np.maximum(n, 1)
+    d = np.where(finite, mean[None, :] - jack, 0.0)
+    ss = (d * d).sum(axis=0)
+    cubes = (d * d * d).sum(axis=0)
     out = np.zeros(jack.shape[1])
-    for g in range(jack.shape[1]):
-        v = jack[np.isfinite(jack[:, g]), g]
-        if v.size < 2:
-            continue
-        d = v.mean() - v
-        ss = float((d * d).sum())
-        if ss > 1e-24:
-            out[g] = float((d**3).sum()) / (6.0 * ss**1.5)
+    ok = (n >= 2) & (ss > 1e-24)
+    out[ok] = cubes[ok] / (6.0 * ss[ok] ** 1.5)
     return out
 
 
@@ -523,13 +647,28 @@ def p_value(est: GroupEstimate, null: float) -> float:
     return float(min(1.0, max(2.0 / (b + 1), 2.0 * min(tail, 1.0 - tail))))
 
 
+def _dense(values: Sums) -> FloatArray:
+    """``values`` as a numpy array."""
+    if isinstance(values, np.ndarray):
+        return values
+    return np.asarray(sparse.csr_array(values).toarray())
+
+
+def _column(values: Sums, col: int) -> FloatArray:
+    """Column ``col`` of dense or sparse ``values`` as a 1-d array."""
+    if sparse.issparse(values):
+        return np.asarray(sparse.csc_array(values)[:, [col]].toarray()).ravel()
+    return np.asarray(values[:, col])
+
+
 def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64]]]:
-    used = stat.group >= 0
+    """Per group, the rows with a non-zero entry in each required column."""
     n_groups = len(stat.labels)
+    shifted = stat.group + 1  # unused rows (-1) count in bin 0, dropped
     result = []
     for col, desc in stat.required:
-        nonzero = stat.values[used, col] != 0
-        c = np.bincount(stat.group[used], weights=nonzero.astype(float), minlength=n_groups)
+        nonzero = (_column(stat.values, col) != 0).astype(float)
+        c = np.bincount(shifted, weights=nonzero, minlength=n_groups + 1)[1:]
         result.append((desc, c.astype(np.int64)))
     return result
 

@@ -15,7 +15,9 @@ never given a number.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +103,9 @@ class PairwiseBias:
     results: tuple[MetricResult, ...]
     skipped: tuple[Skipped, ...]
     curves: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    #: seconds spent on each metric and curve (building its per-row terms, and its share
+    #: of the bootstrap: see :func:`~recuse.metrics.bootstrap.cluster_bootstrap`)
+    seconds: Mapping[str, float] = field(default_factory=dict)
 
     def get(self, metric: str, judge: str | None) -> MetricResult:
         """The result of ``metric`` for ``judge``; a skipped or unknown one raises KeyError."""
@@ -128,6 +133,16 @@ class PairwiseBias:
             "skipped": [s.to_dict() for s in self.skipped],
             "curves": curves,
         }
+
+
+@contextmanager
+def _timed(into: dict[str, float], name: str) -> Iterator[None]:
+    """Add the seconds the block takes to ``into[name]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        into[name] = into.get(name, 0.0) + time.perf_counter() - start
 
 
 def pairwise_bias(
@@ -183,6 +198,7 @@ def pairwise_bias(
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []
     skipped: list[Skipped] = []
+    built: dict[str, float] = {}  # seconds building each metric's terms
     unfit: dict[str, str] = {}  # calibrated: judges that could not be fitted, and why
     relations: tuple[tuple[Relation, Kind], ...] = (
         ("self", "eo"), ("self", "dp"), ("family", "eo"), ("family", "dp"),
@@ -203,13 +219,13 @@ def pairwise_bias(
             except InputError as exc:  # a model without a family: skip, say why
                 skipped += [Skipped(name, j, str(exc)) for j in labels]
                 continue
-        specs.append(
-            preference_spec(
+        with _timed(built, name):
+            spec = preference_spec(
                 pairs, codes, labels, relation=relation, kind=kind, families=families,
                 verdict=verdict, human_ties=human_ties, judge_ties=judge_ties,
                 side=sides[relation],
-            )
-        )  # fmt: skip
+            )  # fmt: skip
+        specs.append(spec)
 
     if {CALIBRATED, FAMILY_CALIBRATED, *CALIBRATED_RUNGS} & set(wanted):
         if "self" not in sides:
@@ -221,10 +237,11 @@ def pairwise_bias(
                 fam_side = favored_side(pairs, relation="family", families=families, selves=selves)
             except InputError as exc:
                 family_problem = str(exc)
-        cal_specs, problems = calibrated_specs(
-            pairs, codes, labels, side=sides["self"], family_side=fam_side,
-            rungs=any(r in wanted for r in CALIBRATED_RUNGS),
-        )  # fmt: skip
+        with _timed(built, CALIBRATED):
+            cal_specs, problems = calibrated_specs(
+                pairs, codes, labels, side=sides["self"], family_side=fam_side,
+                rungs=any(r in wanted for r in CALIBRATED_RUNGS),
+            )  # fmt: skip
         cal_specs = [s for s in cal_specs if s.metric in wanted]
         specs += cal_specs
         no_verdicts = unusable_verdicts(pairs, codes, labels)
@@ -304,6 +321,7 @@ def pairwise_bias(
         if (stat.group >= 0).any():
             curve_stats.append(("human_verbosity_curve", stat, False))
 
+    seconds = dict(built)
     estimates = cluster_bootstrap(
         [s.stat for s in specs] + [c[1] for c in curve_stats],
         clusters_of(pairs),
@@ -311,6 +329,7 @@ def pairwise_bias(
         level=level,
         seed=seed,
         min_n=min_n,
+        seconds=seconds,
     )
     results, more_skipped = to_results(
         specs, estimates[: len(specs)], level=level, n_boot=n_boot,
@@ -332,4 +351,4 @@ def pairwise_bias(
         skipped + more_skipped, key=lambda s: (jorder.get(s.judge or "", 0), order[s.metric])
     )
     results.sort(key=lambda r: (jorder.get(r.judge or "", 0), order[r.metric]))
-    return PairwiseBias(tuple(results), tuple(all_skipped), curve_frames)
+    return PairwiseBias(tuple(results), tuple(all_skipped), curve_frames, seconds)

@@ -257,6 +257,8 @@ class Section:
     tables: tuple[Table, ...] = ()
     notes: tuple[str, ...] = ()
     seconds: float | None = None
+    #: sentences for the first screen and the terminal: each tool's own number
+    headlines: tuple[str, ...] = ()
 
     @property
     def biases(self) -> tuple[Bias, ...]:
@@ -274,6 +276,7 @@ class Section:
             "figures": [f.to_dict() for f in self.figures],
             "tables": [t.name for t in self.tables],
             "notes": list(self.notes),
+            "headlines": list(self.headlines),
             "seconds": self.seconds,
         }
 
@@ -466,6 +469,11 @@ class Report:
     @property
     def findings(self) -> list[Finding]:
         return [f for s in self.sections for f in s.findings]
+
+    @property
+    def headlines(self) -> list[str]:
+        """Each tool's own number, one sentence each, for the first screen and terminal."""
+        return [h for s in self.sections for h in s.headlines]
 
     @property
     def judges(self) -> list[str]:

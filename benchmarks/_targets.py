@@ -1,0 +1,78 @@
+"""The targets a benchmark prints, checked: a missed one makes the run exit with status 1.
+
+Each target is printed next to the value measured against it, with ``met`` or
+``MISSED``; :meth:`Targets.finish` ends the run with status 1 (and the list of missed
+targets) when any was missed, so ``make bench`` and anyone reading exit codes see it.
+
+Targets are ratios measured in the same run (ours against a bare baseline timed a
+moment before or after), which a noisy machine moves far less than absolute seconds;
+an absolute time is used only where the issue names one.
+
+``RECUSE_BENCH_TARGET_SCALE`` (default 1) makes every target harder by that factor:
+an "at least" target is multiplied by it, an "at most" target divided, a range shrunk
+around its middle. ``RECUSE_BENCH_TARGET_SCALE=1000 python benchmarks/x.py`` must exit
+1: it shows that the benchmark fails when its target is missed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+SCALE_ENV = "RECUSE_BENCH_TARGET_SCALE"
+
+
+def target_scale() -> float:
+    """The factor from ``RECUSE_BENCH_TARGET_SCALE`` (1 when unset)."""
+    raw = os.environ.get(SCALE_ENV, "").strip()
+    if not raw:
+        return 1.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"{SCALE_ENV} must be a positive number, got {raw!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise SystemExit(f"{SCALE_ENV} must be a positive number, got {raw!r}")
+    return value
+
+
+class Targets:
+    """The targets of one benchmark run; :meth:`finish` exits 1 if any was missed."""
+
+    def __init__(self) -> None:
+        self.scale = target_scale()
+        self.missed: list[str] = []
+        self.checked = 0
+
+    def _record(self, ok: bool, line: str) -> bool:
+        self.checked += 1
+        print(f"target: {line} — {'met' if ok else 'MISSED'}")
+        if not ok:
+            self.missed.append(line)
+        return ok
+
+    def at_least(self, what: str, value: float, target: float, unit: str = "") -> bool:
+        """``value >= target`` (``target`` times the scale); NaN misses."""
+        goal = target * self.scale
+        return self._record(value >= goal, f"{what} {value:.3g}{unit} >= {goal:.3g}{unit}")
+
+    def at_most(self, what: str, value: float, target: float, unit: str = "") -> bool:
+        """``value <= target`` (``target`` divided by the scale); NaN misses."""
+        goal = target / self.scale
+        return self._record(value <= goal, f"{what} {value:.3g}{unit} <= {goal:.3g}{unit}")
+
+    def within(self, what: str, value: float, low: float, high: float) -> bool:
+        """``low <= value <= high`` (the range shrunk around its middle by the scale)."""
+        mid, half = (low + high) / 2, (high - low) / 2 / self.scale
+        lo, hi = mid - half, mid + half
+        return self._record(lo <= value <= hi, f"{what} {value:.3g} in [{lo:.3g}, {hi:.3g}]")
+
+    def finish(self) -> None:
+        """Exit with status 1 and the missed targets when any was missed."""
+        scaled = f" (targets scaled by {self.scale:g})" if self.scale != 1 else ""
+        if self.missed:
+            raise SystemExit(
+                f"FAILED: {len(self.missed)} of {self.checked} targets missed{scaled}: "
+                + "; ".join(self.missed)
+            )
+        print(f"all {self.checked} targets met{scaled}")

@@ -1,0 +1,153 @@
+"""Each tool's own headline number, checked against a hand computation from the raw
+file (FastChat's show_result rule applied to the raw winners; Arena-Hard's weighted
+battles counted by hand and its Bradley–Terry fit redone with statsmodels; AlpacaEval's
+win rate as the mean of preference − 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from recuse.cli import main
+from recuse.data.importers import read_import
+from recuse.driver import AuditOptions, audit
+from recuse.metrics.tool_scores import arena_hard_battles, arena_hard_scores, fastchat_results
+
+DATA = Path(__file__).parents[1] / "data" / "importers"
+PAIR = DATA / "gpt-4_pair.jsonl"
+HAIKU = DATA / "arena-hard-v0.1_claude-3-haiku-20240307.jsonl"
+GPT4 = DATA / "arena-hard-v0.1_gpt-4-0613.jsonl"
+AE1 = DATA / "upstream" / "alpaca_eval" / "results" / "alpaca-7b" / "alpaca_eval_gpt4"
+AE2 = DATA / "upstream" / "alpaca_eval" / "results" / "claude" / "weighted_alpaca_eval_gpt4_turbo"
+FAST = AuditOptions(n_boot=100, only=("leaderboard",), robustness=())
+
+
+def test_fastchat_win_tie_loss_as_its_result_script_counts_them() -> None:
+    records = [json.loads(line) for line in PAIR.read_text("utf-8").splitlines()]
+    tally: dict[str, list[int]] = {}  # model -> [win, loss, tie], FastChat's rule on raw winners
+    for r in records:
+        if "error" in (r["g1_winner"], r["g2_winner"]):
+            continue
+        m1, m2 = r["model_1"], r["model_2"]
+        for m in (m1, m2):
+            tally.setdefault(m, [0, 0, 0])
+        if r["g1_winner"] == "tie" or r["g1_winner"] != r["g2_winner"]:
+            tally[m1][2] += 1
+            tally[m2][2] += 1
+        else:
+            win, lose = (m1, m2) if r["g1_winner"] == "model_1" else (m2, m1)
+            tally[win][0] += 1
+            tally[lose][1] += 1
+    frame = read_import(PAIR, "fastchat-pair").frame
+    got = fastchat_results(frame, judge="gpt-4").set_index("model")
+    roster_ids = {"vicuna-13b-v1.2": "vicuna-13b"}
+    want = {roster_ids.get(m, m): v for m, v in tally.items()}
+    assert {m: [r.win, r.loss, r.tie] for m, r in got.iterrows()} == want
+    assert want == {"gpt-4": [1, 0, 1], "vicuna-13b": [0, 1, 2], "claude-v1": [0, 0, 1],
+                    "gpt-3.5-turbo": [0, 0, 2]}  # fmt: skip
+    assert got.loc["gpt-4", "win_rate_adjusted"] == pytest.approx(100 * 1.5 / 2)
+    assert got.loc["vicuna-13b", "loss_rate"] == pytest.approx(100 / 3)
+    assert got.index[0] == "gpt-4"  # sorted by the adjusted win rate, as FastChat prints
+
+
+def test_fastchat_with_a_fixed_baseline_leaves_the_baseline_out() -> None:
+    frame = pd.DataFrame(
+        {
+            "judge": "j", "model_a": ["m1", "m2", "m3", "base"],
+            "model_b": ["base", "base", "base", "m1"],
+            "p_a_first": [1.0, 0.0, 1.0, 0.5], "p_a_second": [1.0, 0.0, 0.0, 0.5],
+        }
+    )  # fmt: skip
+    got = fastchat_results(frame, judge="j").set_index("model")
+    assert "base" not in got.index and set(got["baseline"]) == {"base"}
+    assert got[["win", "loss", "tie"]].to_dict("index") == {
+        "m1": {"win": 1, "loss": 0, "tie": 1},
+        "m2": {"win": 0, "loss": 1, "tie": 0},
+        "m3": {"win": 0, "loss": 0, "tie": 1},
+    }
+
+
+def _raw_arena(path: Path) -> tuple[float, float, float]:
+    """Weighted wins, ties, losses of the model from the raw games: game 1 shows the
+    baseline as A, game 2 the model as A; '>>' counts 3 times; a null game is dropped."""
+    won = {"A>>B": (0, 3), "A>B": (0, 1), "B>A": (1, 1), "B>>A": (1, 3), "A<<B": (1, 3),
+           "A<B": (1, 1), "B<A": (0, 1), "B<<A": (0, 3)}  # fmt: skip
+    w = t = lo = 0.0
+    for line in path.read_text("utf-8").splitlines():
+        for g, game in enumerate(json.loads(line)["games"]):
+            score = game["score"] if game else None
+            if score is None:
+                continue
+            if score in ("A=B", "B=A"):
+                t += 1
+                continue
+            b_wins, weight = won[score]
+            model_wins = b_wins == 1 if g == 0 else b_wins == 0
+            if model_wins:
+                w += weight
+            else:
+                lo += weight
+    return w, t, lo
+
+
+def test_arena_hard_score_equals_the_weighted_share_and_a_bradley_terry_fit() -> None:
+    w, t, lo = _raw_arena(HAIKU)
+    assert (w, t, lo) == (8, 1, 8)
+    frame = read_import(HAIKU, "arena-hard").frame
+    got = arena_hard_scores(frame, judge="gpt-4-1106-preview", n_boot=200, seed=1)
+    row = got.iloc[0]
+    assert row["model"] == "claude-3-haiku-20240307" and row["baseline"] == "gpt-4-0314"
+    assert row["score"] == pytest.approx(100 * (w + t / 2) / (w + t + lo))
+    assert row["battles"] == w + t + lo and row["games"] == 9
+    assert row["score_low"] <= row["score"] <= row["score_high"]
+    # two models against one baseline: upstream's joint Bradley–Terry logistic fit (ties
+    # as one win each on duplicated battles), redone with statsmodels
+    both = pd.concat([frame, read_import(GPT4, "arena-hard").frame], ignore_index=True)
+    battles = arena_hard_battles(both, judge="gpt-4-1106-preview")
+    models = sorted(battles["model"].unique())
+    x = np.column_stack([(battles["model"] == m).to_numpy(float) for m in models])
+    y = battles["outcome"].to_numpy(float)
+    fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=battles["weight"]).fit()
+    bt = {m: 100 / (1 + np.exp(-c)) for m, c in zip(models, fit.params, strict=True)}
+    scores = arena_hard_scores(both, judge="gpt-4-1106-preview", n_boot=100)
+    for r in scores.itertuples():
+        assert r.score == pytest.approx(bt[r.model], abs=1e-6)
+
+
+def test_alpaca_eval_win_rates_and_the_judge_that_wrote_the_baseline() -> None:
+    raw = json.loads((AE1 / "annotations.json").read_text("utf-8"))
+    prefs = [r["preference"] for r in raw if r["preference"] is not None]
+    wins = [0.5 if p in (0, 1.5) else p - 1 for p in prefs]
+    report = audit([AE1 / "annotations.json"], options=FAST)
+    heads = report.headlines
+    line = next(h for h in heads if "annotator gpt-4: alpaca-7b against text-davinci-003" in h)
+    assert f"win rate {100 * np.mean(wins):.2f}% [" in line and "length-controlled" in line
+    assert not any("wrote the baseline" in h for h in heads)
+    # AlpacaEval 2: gpt-4-1106-preview judges every model against its own answers
+    own = audit([AE2 / "annotations.json"], options=FAST)
+    assert any(
+        "the judge gpt-4-1106-preview wrote the baseline gpt-4-1106-preview" in h
+        for h in own.headlines
+    )
+    tables = [t for s in own.sections for t in s.tables if t.name.startswith("alpaca-eval-")]
+    assert len(tables) == 1 and tables[0].frame["system"].tolist() == ["claude-v1"]
+
+
+def test_the_terminal_and_first_screen_print_each_tools_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    args = ["audit", str(HAIKU), "--only", "leaderboard", "--robustness", "none"]
+    code = main([*args, "--n-boot", "100", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    line = next(p for p in printed.splitlines() if "Arena-Hard-Auto, judge gpt-4-1106-preview" in p)
+    assert "claude-3-haiku-20240307 scores 50.0% [" in line and "against gpt-4-0314" in line
+    html = (out / "report.html").read_text("utf-8")
+    summary = html[html.index('<section id="summary">') :]
+    assert summary.index("claude-3-haiku-20240307 scores 50.0%") < summary.index("</section>")

@@ -873,7 +873,7 @@ class _Competence:
                     f"competence near its ceiling: it is predicted to pick its own answer "
                     f"{rate:.0%} of the time; if its remaining misses do not shrink with the "
                     "strength gap (a lapse rate the logistic curve lacks), the prediction is "
-                    "too close to the ceiling and a self term reads low — about 40% low in a "
+                    "too close to the ceiling and a self term would read low — about 40% low in a "
                     "simulation (a judge following the reference 97% of the time, which "
                     "prefers its answers 90% of the time), about 8% low at 76%; the "
                     "category term does not change this"

@@ -44,7 +44,9 @@ def test_a_path_and_a_dataframe_give_the_same_findings(
     row = b[(b.judge == "gpt-4") & (b.bias == "position")].iloc[0]
     direct = first_position_rate(planted, judge="gpt-4", n_boot=300)
     assert row.estimate == pytest.approx(direct.estimate)
-    assert row["null"] == 0.5 and "shown first" in row.unit
+    # a short unit beside the number, the definition in full in its own column
+    assert row["null"] == 0.5 and row.unit == "share of win to first"
+    assert "shown first" in row.definition and len(row.definition) > 3 * len(row.unit)
 
 
 def _by_judge(report: recuse.Report) -> dict[str, dict[str, Any]]:

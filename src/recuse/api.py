@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,7 +51,8 @@ Data = str | Path | pd.DataFrame
 FINDING_COLUMNS = (
     "judge", "bias", "bias_title", "dataset", "detail", "estimate", "ci_low", "ci_high",
     "level", "null", "unit", "n", "clusters", "p_value", "q_value", "significant",
-    "direction", "materiality", "material", "headline", "warnings", "verdict", "method",
+    "flagged", "direction", "materiality", "material", "headline", "warnings", "verdict",
+    "definition", "method",
 )  # fmt: skip
 
 
@@ -68,13 +70,16 @@ class Report:
     def findings(self) -> pd.DataFrame:
         """One row per finding (every judge × bias × dataset estimate, headline or
         section-only): its estimate and interval, the no-bias value (``null``) and
-        ``unit`` from the :class:`~recuse.report.bias.Bias` that computed it, ``n``,
-        the p- and false-discovery-adjusted q-value, ``significant`` (flagged),
-        ``materiality`` (material / small / negligible / ""), its ``warnings`` (a
-        tuple of sentences) and its verdict sentence. Columns: :data:`FINDING_COLUMNS`."""
+        ``unit`` (in a few words; ``definition`` says it in full) from the
+        :class:`~recuse.report.bias.Bias` that computed it, ``n``, the p- and
+        false-discovery-adjusted q-value, ``significant`` (the interval excludes
+        ``null``), ``flagged`` (significant and not negligible: what the report
+        colours and counts), ``materiality`` (material / small / negligible / ""), its
+        ``warnings`` (a tuple of sentences) and its verdict sentence. Columns:
+        :data:`FINDING_COLUMNS`."""
         rows = []
         for f in self.result.findings:
-            d = f.to_dict()
+            d = f.to_dict() | {"unit": f.bias.short_unit, "definition": f.bias.unit}
             rows.append({c: d.get(c) for c in FINDING_COLUMNS} | {"warnings": tuple(f.warnings)})
         return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
 
@@ -106,8 +111,15 @@ class Report:
 
     def __repr__(self) -> str:
         n = len(self.result.findings)
-        flagged = sum(f.significant for f in self.result.findings)
+        flagged = sum(f.flagged for f in self.result.findings)
         return f"<recuse.Report {self.result.title!r}: {n} findings, {flagged} flagged>"
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the summary matrix (judge × bias: estimate [interval], n, reading)."""
+        from recuse.report.summary_table import summary_html
+
+        title = escape(self.result.title)
+        return f"<div><b>{title}</b>{summary_html(self.result)}</div>"
 
 
 def _items(data: Any) -> list[Data]:

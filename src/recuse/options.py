@@ -521,6 +521,11 @@ class Settings:
         "estimate is listed as NOT MEASURED but does not make the gate inconclusive (a gate "
         "that measured nothing at all still is).", cli=bool, read=_flag, api=False,
     )  # fmt: skip
+    verbose: bool = _option(
+        False, "--verbose", "After the summary table, every finding's sentence with its "
+        "warnings, and why each estimate not made was not.", cli=bool, read=_flag, api=False,
+        short="-v",
+    )  # fmt: skip
     profile: bool = _option(
         False, "--profile", "After the run, print where the time went: each step, each "
         "bootstrap metric with its resamples, each analysis, in seconds.",

@@ -1,27 +1,31 @@
-"""Self-preference ladder: its finding is the harmful-excess rung, words from the rung."""
+"""Self-preference ladder: the calibrated headline taken apart; the raw rungs, no finding."""
 
 from __future__ import annotations
 
 import pytest
 
-from analyses.conftest import BOOT, Planted
-from recuse.analyses.self_preference_ladder import ANALYSIS, HARMFUL_EXCESS
-from recuse.metrics.ladder import RUNGS, self_preference_ladder
+from analyses.conftest import Planted
+from recuse.analyses.self_preference_ladder import ANALYSIS, PARTS
+from recuse.metrics.ladder import RUNGS
+from recuse.report import Finding
 
 
-def test_finding_is_the_harmful_excess_rung(planted: Planted) -> None:
-    (f,) = [
-        f
-        for f in planted.report.findings
-        if f.bias is HARMFUL_EXCESS and f.judge == "gpt-4" and f.dataset == "sim-pairs"
-    ]
-    results, _ = self_preference_ladder(planted.pairs, judges="gpt-4", **BOOT)  # type: ignore[arg-type]
-    ref = next(r for r in results if r.metric == "harmful_excess")
-    assert (f.estimate, f.ci_low, f.ci_high) == pytest.approx(
-        (ref.estimate, ref.ci_low, ref.ci_high)
-    )
-    assert f.bias.unit == RUNGS["harmful_excess"] and not f.headline
-    assert f.direction == "positive"  # planted: self_preference 0.3 -> excess 0.15
+def test_the_parts_are_findings_that_add_up_to_the_headline_and_are_never_flagged(
+    planted: Planted,
+) -> None:
+    def gpt4(key: str) -> list[Finding]:
+        return [
+            f for f in planted.report.findings
+            if f.bias.key == key and f.judge == "gpt-4" and f.dataset == "sim-pairs"
+        ]  # fmt: skip
+
+    (headline,) = gpt4("self_preference_calibrated")
+    parts = [f for b in PARTS.values() for f in gpt4(b.key)]
+    assert len(parts) == 3 and headline.estimate > 0.05  # planted: gpt-4 prefers its own
+    assert sum(f.estimate for f in parts) == pytest.approx(headline.estimate, abs=1e-9)
+    assert not any(f.significant or f.headline for f in parts)
+    # the harmful-excess rung is in the raw ladder's table, never a finding
+    assert not [f for f in planted.report.findings if "harmful" in f.bias.key]
 
 
 def test_section_table_has_every_rung_per_judge(planted: Planted) -> None:

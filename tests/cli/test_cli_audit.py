@@ -30,9 +30,17 @@ def test_audit_writes_html_json_and_csv(
     pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "report"
-    code = main(["audit", str(pairs_csv), "--out", str(out), "--n-boot", "200", "--level", "0.9"])
+    args = ["audit", str(pairs_csv), "--out", str(out), "--n-boot", "200", "--level", "0.9"]
+    code = main([*args, "--verbose"])
     assert code == 0
     printed = capsys.readouterr().out
+    # the compact table first: the planted self-preference is flagged, with its unit
+    # ("material" once the calibrated estimate declares a threshold: +0.13 is beyond 0.05)
+    assert printed.startswith("| judge ")
+    (row,) = [r for r in printed.splitlines() if r.startswith("| gpt-4 ")]
+    assert "| Self-preference (own-pick rate − predicted · no bias = 0) |" in row
+    assert row.rstrip(" |").endswith(("▲ flagged", "▲ material"))
+    # --verbose: then every finding's sentence
     assert "gpt-4:" in printed and "picks its own answers more often than its" in printed
     # each flagged line says its unit and no-bias value, as the report's column headers do
     flagged = [line for line in printed.splitlines() if line.startswith("  - ")]
@@ -45,7 +53,8 @@ def test_audit_writes_html_json_and_csv(
     assert [f["bias"] for f in top] == ["self_preference_calibrated"]
     assert top[0]["significant"] and top[0]["ci_low"] > 0
     eo = [f for s in d["sections"] for f in s["findings"] if f["bias"] == "self_preference_eo"]
-    assert eo and eo[0]["significant"] and eo[0]["ci_low"] > 0 and not eo[0]["headline"]
+    # EO, not adjusted for competence, is shown for what it is: never a flag
+    assert eo and eo[0]["ci_low"] > 0 and not eo[0]["headline"] and not eo[0]["flagged"]
     assert (out / "report.html").read_text("utf-8").startswith("<!DOCTYPE html>")
     csvs = {p.name for p in (out / "tables").glob("*.csv")}
     assert "self-preference-my-pairs-csv.csv" in csvs
@@ -149,7 +158,7 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
     out = tmp_path / "report"
     args = ["audit", str(path), "--out", str(out), "--n-boot", "200", "--allow-unknown-models"]
     assert main(args) == 0
-    assert "m1:" in capsys.readouterr().out
+    assert "\n| m1 " in capsys.readouterr().out
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
     assert {
         "perplexity-curve-ppl-csv", "perplexity-curve-by-self-ppl-csv",
@@ -180,9 +189,11 @@ def test_a_judge_with_nothing_estimable_is_named_plainly(
     path = tmp_path / "with-tiny.csv"
     pd.concat([pairs, pairs.head(4).assign(judge="claude-v1")]).to_csv(path, index=False)
     out = tmp_path / "report"
-    assert main(["audit", str(path), "--out", str(out), "--n-boot", "200"]) == 0
+    assert main(["audit", str(path), "--out", str(out), "--n-boot", "200", "--verbose"]) == 0
     printed = capsys.readouterr().out
     assert "0 of 0" not in printed
+    table = [x for x in printed.splitlines() if x.startswith("| claude-v1 ")]
+    assert table and all("| not estimated" in x or "nothing could be" in x for x in table)
     (line,) = [x for x in printed.splitlines() if x.startswith("claude-v1:")]
     d = json.loads((out / "report.json").read_text("utf-8"))
     (row,) = [r for r in d["summary"] if r["judge"] == "claude-v1"]

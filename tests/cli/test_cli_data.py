@@ -205,7 +205,7 @@ def test_readme_peer_file_audit_gives_the_hand_computed_estimate(
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *args)
     assert code == 0, err
-    assert "gpt-4o:" in out and "note:" not in err
+    assert "\n| gpt-4o " in out and "note:" not in err
     report = json.loads((tmp_path / "peer-report" / "report.json").read_text("utf-8"))
     eo = [f for s in report["sections"] for f in s["findings"]
           if f["bias"] == "self_preference_eo"]  # fmt: skip

@@ -167,7 +167,7 @@ def sample_report() -> object:
 
     flagged = Finding(
         judge="gpt-4",
-        bias=BIASES["self_preference_eo"],
+        bias=BIASES["self_preference_calibrated"],
         estimate=0.12,
         ci_low=0.03,
         ci_high=0.20,

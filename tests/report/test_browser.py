@@ -22,7 +22,10 @@ def test_page_renders_with_summary_and_sections(
     dom = browser.dump_dom(page)
     assert "<title>Audit</title>" in dom
     assert 'id="summary"' in dom and 'id="provenance"' in dom
-    assert "favours its own answers: +0.12 [0.03, 0.20], n=340" in dom
+    assert (
+        "picks its own answers more often than its competence predicts: +0.12 [0.03, 0.20], n=340"
+        in dom
+    )
     shot = browser.screenshot(page, tmp_path / "shot.png")
     import matplotlib.image as mpimg
 

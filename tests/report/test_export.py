@@ -15,11 +15,11 @@ def test_json_holds_every_summary_number(sample_report: Report) -> None:
     rows = {(r["judge"]): r for r in d["summary"]}
     assert set(rows) == {"gpt-4", "<b>judge</b>"}
     first = rows["gpt-4"]["findings"][0]  # flagged findings come first
-    assert first["bias"] == "self_preference_eo" and first["significant"] is True
+    assert first["bias"] == "self_preference_calibrated" and first["significant"] is True
     assert (first["estimate"], first["ci_low"], first["ci_high"], first["n"]) == (
         0.12, 0.03, 0.2, 340,
     )  # fmt: skip
-    assert rows["gpt-4"]["flagged"] == ["Self-preference (equal opportunity)"]
+    assert rows["gpt-4"]["flagged"] == ["Self-preference (calibrated to the judge's competence)"]
     assert d["skipped"][0]["analysis"] == "Familiarity (perplexity)"
     assert d["exclusions"][0] == {
         "dataset": "sim", "judge": "gpt-4", "analysis": "", "reason": "unparsed verdict",

@@ -7,7 +7,9 @@ from recuse.report import Finding, verdict
 from recuse.report.verdict import interval_text
 
 
-def _f(estimate: float, low: float, high: float, bias: str = "self_preference_eo") -> Finding:
+def _f(
+    estimate: float, low: float, high: float, bias: str = "self_preference_calibrated"
+) -> Finding:
     return Finding(
         judge="j", bias=BIASES[bias], estimate=estimate, ci_low=low, ci_high=high, n=340, level=0.9,
         method="m",
@@ -15,14 +17,15 @@ def _f(estimate: float, low: float, high: float, bias: str = "self_preference_eo
 
 
 def test_issue_example_wording() -> None:
-    assert verdict(_f(0.12, 0.03, 0.20)) == "favours its own answers: +0.12 [0.03, 0.20], n=340"
+    text = "picks its own answers more often than its competence predicts: +0.12 [0.03, 0.20]"
+    assert verdict(_f(0.12, 0.03, 0.20)) == text + ", n=340"
 
 
 def test_direction_follows_the_interval_not_the_estimate() -> None:
     assert _f(0.12, -0.01, 0.2).direction == "none"
     assert verdict(_f(0.12, -0.01, 0.2)).startswith("no detectable self-preference")
     assert _f(-0.12, -0.2, -0.03).direction == "negative"
-    assert verdict(_f(-0.12, -0.2, -0.03)).startswith("is harder on its own answers")
+    assert verdict(_f(-0.12, -0.2, -0.03)).startswith("picks its own answers less often")
     # an interval touching 0 is not flagged
     assert not _f(0.1, 0.0, 0.2).significant
 

@@ -9,6 +9,7 @@ its metrics and how its section is built), its statistic in :mod:`recuse.metrics
 from recuse.analyses import (
     agreement,
     calibration,
+    certification,
     familiarity,
     family_preference,
     favoritism,
@@ -36,6 +37,7 @@ REGISTRY: tuple[Analysis, ...] = (
     leaderboard.ANALYSIS,
     agreement.ANALYSIS,
     calibration.ANALYSIS,
+    certification.ANALYSIS,
 )
 BIASES: dict[str, Bias] = {b.key: b for a in REGISTRY for b in a.biases}
 IDS: tuple[str, ...] = tuple(a.id for a in REGISTRY)

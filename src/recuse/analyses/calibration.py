@@ -54,6 +54,7 @@ def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool
         null=0.0,
         headline=headline,
         kind="quality",
+        scale="ECE (probability)",
         tested=False,  # a quality score: no p-value, never flagged
     )
 
@@ -71,6 +72,7 @@ def _brier(key: str, title: str, what: str, order: int) -> Bias:
         null=0.0,
         headline=False,
         kind="quality",
+        scale="Brier score (squared probability)",
         tested=False,  # 0 is a floor of the Brier score, not a value a test could reject
     )
 

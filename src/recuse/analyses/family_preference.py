@@ -33,6 +33,7 @@ CALIBRATED = Bias(
     negative="picks its family's answers less often than its competence predicts",
     none="no detectable family preference beyond its competence",
     order=19,
+    scale="family-pick rate − predicted",
 )
 EO = Bias(
     key="family_preference",

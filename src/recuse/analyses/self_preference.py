@@ -47,6 +47,7 @@ CALIBRATED = Bias(
     negative="picks its own answers less often than its competence predicts",
     none="no detectable self-preference beyond its competence",
     order=9,
+    scale="own-pick rate − predicted",
 )
 #: how every self- and family-preference number other than the calibrated headline is
 #: labelled: what it is, and why it is no finding of its own

@@ -14,7 +14,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recuse.analyses.base import Analysis, Context, judged, needs_verdicts, slug
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    from_result,
+    judged,
+    needs_verdicts,
+    slug,
+)
 from recuse.analyses.self_preference import UNADJUSTED
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
@@ -25,20 +32,31 @@ from recuse.report.bias import Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
-HARMFUL_EXCESS = Bias(
-    key="self_preference_harmful_excess",
-    title="Self-preference, harmful excess",
-    short="Harmful self-preference",
-    unit=RUNGS["harmful_excess"] + f"; {UNADJUSTED}",
-    positive="chooses its own worse answers more often than other models' worse answers",
-    negative="chooses its own worse answers less often than other models' worse answers",
-    none="no detectable excess",
-    order=12,
-    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="share of pairs",
-    headline=False,
-    unadjusted=True,
-)
+_PART_WORDS = {
+    "calibrated_rung_human_prefers_own": ("where the human prefers its answer", "own better"),
+    "calibrated_rung_human_neither": ("where the human calls a tie or gave no label", "tie"),
+    "calibrated_rung_human_prefers_other": ("where the human prefers the other", "own worse"),
+}
+#: the calibrated headline's parts by the human label of the judge's own pairs: shown
+#: as parts (they add up to the headline), never flagged on their own
+PARTS = {
+    metric: Bias(
+        key=f"self_preference_part_{metric.removeprefix('calibrated_rung_')}",
+        title=f"Self-preference, the part {where}",
+        short=f"Self-pref. part: {short}",
+        unit=f"part of the calibrated self-preference headline ({CALIBRATED_RUNGS[metric]}); "
+        "the three parts add up to the headline; shown as a part, never flagged on its own",
+        positive=f"picks its own answer more often than its competence predicts {where}",
+        negative=f"picks its own answer less often than its competence predicts {where}",
+        none=f"no detectable part {where}",
+        order=12 + k,
+        material=0.05,
+        scale="share of own pairs",
+        headline=False,
+        unadjusted=True,
+    )
+    for k, (metric, (where, short)) in enumerate(_PART_WORDS.items())
+}
 #: the calibrated ladder's rows: the headline, then its parts
 _CALIBRATED_ROWS = {
     CALIBRATED: "the calibrated self-preference (the headline): own picks minus the "
@@ -90,6 +108,10 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
+    for r in shared.results if shared is not None else ():
+        if r.metric in PARTS:  # the parts as findings of the section (never flagged)
+            part = from_result(ANALYSIS, PARTS[r.metric], r, dataset=inp.name)
+            ctx.add(ANALYSIS, part)
     cal = _calibrated_ladder(inp, shared)
     if not cal.empty:
         ctx.part(ANALYSIS).tables.append(
@@ -166,11 +188,11 @@ ANALYSIS = Analysis(
         "rungs leave reference ties out; one prompt-clustered bootstrap for all rungs."
     ),
     table="pairs",
-    biases=(HARMFUL_EXCESS,),
+    biases=tuple(PARTS.values()),
     requires="pairs with judge verdicts, generator ids that include the judge's own "
     "answers, and reference labels (human or objective); the baseline also needs labelled "
     "pairs of two other models",
     needs=_needs,
-    metrics={CALIBRATED: None, **dict.fromkeys(CALIBRATED_RUNGS)},
+    metrics={CALIBRATED: None, **PARTS},
     build=_build,
 )

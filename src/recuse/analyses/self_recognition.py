@@ -35,6 +35,7 @@ SELF_RECOGNITION = Bias(
     negative="attributes others' answers to itself more often than its own",
     none="recognises its own answers no better than chance",
     order=79,
+    scale="share of right attributions",
     null=0.5,
     kind="quality",
 )

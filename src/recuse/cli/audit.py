@@ -12,17 +12,10 @@ import typer
 from recuse.cli.app import app, settings_parameters
 from recuse.errors import ConfigError
 from recuse.outputs import check_output_folder
-from recuse.report.model import Report, SummaryRow
+from recuse.report.model import Report
+from recuse.report.summary_table import judge_line, summary_sentences, summary_text
 
-
-def summary_line(row: SummaryRow) -> str:
-    """The CLI's line for one judge of ``Report.summary()``."""
-    missing = len(row.not_estimated)
-    if not row.findings:
-        why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
-        return f"{row.judge}: nothing could be estimated ({why})"
-    text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
-    return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
+summary_line = judge_line  # the CLI's line for one judge of ``Report.summary()``
 
 
 def _progress(start: float) -> Callable[[str], None]:
@@ -34,8 +27,9 @@ def _progress(start: float) -> Callable[[str], None]:
     return show
 
 
-def _print_report(report: Report) -> None:
-    """The notes, each judge's summary line with its flagged biases, and the skips."""
+def _print_report(report: Report, *, verbose: bool = False) -> None:
+    """The notes, the summary table (with ``verbose``, every finding's sentence after
+    it), and the skips."""
     for source in report.provenance.sources:
         for note in source.notes:
             typer.echo(f"note: {note}")
@@ -43,15 +37,11 @@ def _print_report(report: Report) -> None:
         if section.id == "evaluator-card":
             for note in section.notes:
                 typer.echo(f"note: {note}")
+    typer.echo(summary_text(report))
     for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
         typer.echo(line)
-    for row in report.summary():
-        typer.echo(summary_line(row))
-        for f in row.flagged:
-            where = f" ({f.dataset})" if f.dataset else ""
-            typer.echo(f"  - {f.bias.title}{where} [{f.bias.header}]: {f.verdict}")
-            for w in f.warnings:
-                typer.echo(f"      warning: {w}")
+    if verbose:
+        typer.echo("\n".join(summary_sentences(report)))
     if report.skipped:
         n = len(report.skipped)
         what = "estimate or analysis" if n == 1 else "estimates or analyses"
@@ -89,7 +79,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     start = time.perf_counter()
     report = run(data, settings, roster=roster, progress=_progress(start))
     paths = write_report(report, settings.out)
-    _print_report(report)
+    _print_report(report, verbose=settings.verbose)
     verb = "replaced the earlier report: wrote" if replaces else "wrote"
     typer.echo(f"{verb} {paths['html']} and {paths['json']} in {time.perf_counter() - start:.1f} s")
     if settings.profile:

@@ -1,9 +1,10 @@
-"""`recuse gate REPORT.json --max BIAS=x`: pass/fail for CI on an audit's report."""
+"""`recuse gate REPORT.json --max BIAS=x --certified T@C`: pass/fail for CI on an
+audit's report."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,7 +12,8 @@ from recuse.cli.app import app
 from recuse.errors import ConfigError
 
 if TYPE_CHECKING:
-    from recuse.report.gate import Scope
+    from recuse.report.certified_gate import Certified
+    from recuse.report.gate import GateResult, Scope, Threshold
     from recuse.report.model import Report
 
 
@@ -36,47 +38,34 @@ def run_gate(
     *,
     skip_unmeasured: bool = False,
     as_json: bool = False,
+    certified: list[str] | None = None,
 ) -> int:
     """Print one line per bias and judge (or, ``as_json``, one JSON object); return the
     gate's exit code (0, 1 or 3). ``report``: a ``report.json``, or the report object an
-    audit just made (``--fail-on`` gates it in memory)."""
+    audit just made (``--fail-on`` gates it in memory). ``certified``: ``T@C`` rules."""
+    from recuse.report.certified_gate import parse_certified
     from recuse.report.gate import gate_report, in_memory, parse_thresholds
 
-    if not maxima and not minima:
-        raise ConfigError("give at least one threshold, e.g. --max self_preference_eo=0.05")
+    if not maxima and not minima and not certified:
+        raise ConfigError(
+            "give at least one threshold, e.g. --max self_preference_eo=0.05 or "
+            "--certified 0.85@0.6"
+        )
     thresholds = [
         *(parse_thresholds(maxima, "max") if maxima else []),
         *(parse_thresholds(minima, "min") if minima else []),
     ]
+    rules = parse_certified(certified) if certified else []
     aliases, scopes = registry_scopes()
     read = report if isinstance(report, Path) else in_memory(report)
     result = gate_report(
-        read, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured
-    )
+        read, thresholds, aliases=aliases, scopes=scopes, skip_unmeasured=skip_unmeasured,
+        certified=rules,
+    )  # fmt: skip
     if as_json:
         import json
 
-        outcome = {0: "passed", 1: "failed", 3: "inconclusive"}[result.exit_code]
-        payload = {
-            "report": str(report) if isinstance(report, Path) else report.title,
-            "exit_code": result.exit_code,
-            "outcome": outcome,
-            "verdict": result.verdict(),
-            "skip_unmeasured": skip_unmeasured,
-            "thresholds": [{"bias": t.key, "bound": t.bound, "value": t.value} for t in thresholds],
-            "lines": [
-                {
-                    "bias": x.bias,
-                    "judge": x.judge,
-                    "dataset": x.dataset,
-                    "outcome": x.outcome,
-                    "text": x.text,
-                    "n_needed": x.n_needed,
-                    "warnings": list(x.warnings),
-                }
-                for x in result.lines
-            ],
-        }
+        payload = _payload(report, result, thresholds, rules, skip_unmeasured)
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return result.exit_code
     for line in result.lines:
@@ -85,6 +74,38 @@ def run_gate(
             typer.echo(f"  ! {caveat}")
     typer.echo(result.verdict())
     return result.exit_code
+
+
+def _payload(
+    report: Path | Report,
+    result: GateResult,
+    thresholds: list[Threshold],
+    rules: list[Certified],
+    skip_unmeasured: bool,
+) -> dict[str, Any]:
+    """What ``recuse gate --json`` prints."""
+    outcome = {0: "passed", 1: "failed", 3: "inconclusive"}[result.exit_code]
+    return {
+        "report": str(report) if isinstance(report, Path) else report.title,
+        "exit_code": result.exit_code,
+        "outcome": outcome,
+        "verdict": result.verdict(),
+        "skip_unmeasured": skip_unmeasured,
+        "thresholds": [{"bias": t.key, "bound": t.bound, "value": t.value} for t in thresholds],
+        "certified": [{"agreement": r.target, "coverage": r.coverage} for r in rules],
+        "lines": [
+            {
+                "bias": x.bias,
+                "judge": x.judge,
+                "dataset": x.dataset,
+                "outcome": x.outcome,
+                "text": x.text,
+                "n_needed": x.n_needed,
+                "warnings": list(x.warnings),
+            }
+            for x in result.lines
+        ],
+    }
 
 
 #: the exit codes, as `recuse gate --help` and `recuse audit --help` state them
@@ -124,6 +145,15 @@ def gate_command(
             "--min", help="SCORE=x: every interval at or above x (e.g. agreement_accuracy=0.7)."
         ),
     ] = None,
+    certified: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--certified",
+            help="AGREEMENT@COVERAGE: each judge certified at agreement >= AGREEMENT with "
+            "humans on at least COVERAGE of its labelled pairs, at the report's delta (1 - "
+            "level), from the report's Certification section; e.g. 0.85@0.6.",
+        ),
+    ] = None,
     skip_unmeasured: SkipUnmeasuredOption = False,
     as_json: bool = typer.Option(
         False, "--json", help="Print one JSON object (lines, outcome, exit code) instead."
@@ -131,7 +161,7 @@ def gate_command(
 ) -> None:
     code = run_gate(
         report, list(maxima or []), list(minima or []), skip_unmeasured=skip_unmeasured,
-        as_json=as_json,
+        as_json=as_json, certified=list(certified or []),
     )  # fmt: skip
     if code:
         raise typer.Exit(code)

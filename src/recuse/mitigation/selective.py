@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -89,6 +89,7 @@ __all__ = [
     "certify_judges",
     "clopper_pearson_lower",
     "confidence_of",
+    "coverage_curve",
     "fixed_sequence",
     "naive_threshold",
     "strata_of",
@@ -511,9 +512,13 @@ def items_of(
     )
 
 
-def certify_items(items: Items, o: Options, delta: float) -> list[StratumCertificate]:
+def certify_items(
+    items: Items, o: Options, delta: float, *, explain: bool = True
+) -> list[StratumCertificate]:
     """Certify each stratum of ``items`` (labelled only) at a share of ``delta``: the
-    union bound over strata, each stratum's fixed-sequence test (module docstring)."""
+    union bound over strata, each stratum's fixed-sequence test (module docstring).
+    ``explain=False`` skips the search for the best target a failed stratum could
+    certify (``best_target`` None; a curve over many targets needs no such search)."""
     lab = items.take(items.labelled)
     names = [s for s in (*STRATA, "all") if (lab.stratum == s).any()]
     sizes = {s: int((lab.stratum == s).sum()) for s in names}
@@ -526,7 +531,7 @@ def certify_items(items: Items, o: Options, delta: float) -> list[StratumCertifi
         mine = lab.take(lab.stratum == s)
         conf, agree = mine.conf, mine.agree
         if s not in testable:
-            best = best_target(conf, agree, delta=share, start=1, grid=o.grid)
+            best = best_target(conf, agree, delta=share, start=1, grid=o.grid) if explain else None
             out.append(StratumCertificate(
                 s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
                 f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
@@ -538,7 +543,7 @@ def certify_items(items: Items, o: Options, delta: float) -> list[StratumCertifi
         w = fixed_sequence(conf, agree, target=o.target, delta=share, start=o.min_labels,
                            grid=o.grid)  # fmt: skip
         best = None
-        if w.threshold is None:
+        if w.threshold is None and explain:
             best = best_target(conf, agree, delta=share, start=o.min_labels, grid=o.grid)
         out.append(StratumCertificate(
             s, o.target, share, sizes[s], w.threshold, w.n_kept, w.n_agree, w.lower_bound,
@@ -565,7 +570,9 @@ def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
     )
 
 
-def _heldout(items: Items, o: Options, delta: float, who: str) -> dict[str, HeldOut]:
+def _heldout(
+    items: Items, o: Options, delta: float, who: str, *, explain: bool = True
+) -> dict[str, HeldOut]:
     """Each labelled item decided with thresholds certified on the other folds."""
     lab = items.take(items.labelled)
     prompts = np.unique(lab.prompt)
@@ -577,7 +584,7 @@ def _heldout(items: Items, o: Options, delta: float, who: str) -> dict[str, Held
         test = fold == k
         if not test.any():
             continue
-        certs = certify_items(lab.take(~test), o, delta)
+        certs = certify_items(lab.take(~test), o, delta, explain=explain)
         thresholds = {c.stratum: c.threshold for c in certs}
         part = lab.take(test)
         for s in np.unique(part.stratum):
@@ -635,6 +642,81 @@ def certify_judge(
     )
     cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points)
     return cert, items
+
+
+#: the targets of a coverage curve: agreement 0.50 to 0.99 in steps of 0.01
+CURVE_TARGETS: tuple[float, ...] = tuple(round(0.5 + 0.01 * k, 2) for k in range(50))
+#: the targets a curve also checks held out (every 0.05: the cross-fitting costs 5 fits)
+CURVE_HELDOUT: tuple[float, ...] = CURVE_TARGETS[::5]
+POOLED = "pooled"
+
+
+def coverage_curve(
+    items: Items,
+    o: Options,
+    *,
+    targets: Sequence[float] = CURVE_TARGETS,
+    heldout: Sequence[float] = CURVE_HELDOUT,
+) -> pd.DataFrame:
+    """Coverage against guaranteed agreement: for each target ``t``, the judge's items
+    certified at ``t`` (at ``o.delta``, strata as ``o.strata``; :func:`certify_items`)
+    and the same cross-fitted over prompt folds.
+
+    One row per target and stratum, and a ``pooled`` row per target over the strata:
+    ``coverage = Σ n_kept / Σ n_labelled`` — with probability ``≥ 1 − δ`` every certified
+    stratum agrees with humans at ``≥ t`` on future items, so all kept items do. Each
+    target is its own certification (its own statement at ``1 − δ``): read one target,
+    not the best of several. Columns: ``target, stratum, n_labelled, n_kept, n_agree,
+    coverage, agreement`` (observed among kept calibration items), ``threshold``,
+    ``lower_bound`` (Clopper–Pearson at the stratum's share of δ; None pooled),
+    ``certified``, ``heldout_kept, heldout_coverage, heldout_agreement`` (at the
+    targets in ``heldout`` only; NaN at the others).
+
+    >>> from recuse.simulate.selective import simulate_selective
+    >>> sim = simulate_selective(300, seed=0)
+    >>> items = items_of(sim.pairs, None, Options(delta=0.1))
+    >>> c = coverage_curve(items, Options(delta=0.1), targets=(0.7, 0.99))
+    >>> c[c.stratum == "pooled"][["target", "certified"]].values.tolist()
+    [[0.7, True], [0.99, False]]
+    """
+    rows: list[dict[str, Any]] = []
+    for t in targets:
+        ot = replace(o, target=float(t))
+        certs = certify_items(items, ot, o.delta, explain=False)
+        checked = any(abs(t - h) < 1e-9 for h in heldout)
+        held = _heldout(items, ot, o.delta, "", explain=False) if checked else {}
+        pooled = [0, 0, 0]
+        pooled_held: HeldOut | None = NO_HELD_OUT if checked else None
+        for c in certs:
+            h = held.get(c.stratum, NO_HELD_OUT) if checked else None
+            rows.append(_curve_row(float(t), c.stratum, c.n_labelled, c.n_kept, c.n_agree,
+                                   c.threshold, c.lower_bound, h))  # fmt: skip
+            pooled = [pooled[0] + c.n_labelled, pooled[1] + c.n_kept, pooled[2] + c.n_agree]
+            pooled_held = pooled_held + h if pooled_held is not None and h is not None else None
+        n, kept, agree = pooled
+        rows.append(_curve_row(float(t), POOLED, n, kept, agree, None, math.nan, pooled_held))
+    return pd.DataFrame(rows).astype({"threshold": float})  # None (not certified) as NaN
+
+
+def _curve_row(
+    target: float, stratum: str, n: int, kept: int, agree: int, threshold: float | None,
+    lower_bound: float, held: HeldOut | None,
+) -> dict[str, Any]:  # fmt: skip
+    return {
+        "target": target,
+        "stratum": stratum,
+        "n_labelled": n,
+        "n_kept": kept,
+        "n_agree": agree,
+        "coverage": kept / n if n else math.nan,
+        "agreement": agree / kept if kept else math.nan,
+        "threshold": threshold,
+        "lower_bound": lower_bound,
+        "certified": kept > 0,
+        "heldout_kept": held.kept if held is not None else None,
+        "heldout_coverage": held.coverage if held is not None else math.nan,
+        "heldout_agreement": held.agreement if held is not None else math.nan,
+    }
 
 
 def kept_mask(items: Items, cert: JudgeCertificate) -> NDArray[np.bool_]:

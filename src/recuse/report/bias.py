@@ -86,9 +86,14 @@ class Bias:
         return f"{name} = {self.null:g}"
 
     @property
+    def short_unit(self) -> str:
+        """The unit in a few words (``scale``; else the first clause of ``unit``)."""
+        return self.scale or self.unit.split(";")[0].split(":")[0]
+
+    @property
     def header(self) -> str:
         """``recall difference · none = 0``: unit and no-bias value for a column header."""
-        scale = self.scale or self.unit.split(";")[0].split(":")[0]
+        scale = self.short_unit
         if len(scale) > 40:
             scale = scale[:39].rstrip() + "…"
         return f"{scale} · {self.null_name} = {self.null:g}"

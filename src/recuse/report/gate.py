@@ -45,6 +45,7 @@ from scipy.stats import norm
 from recuse.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
+    from recuse.report.certified_gate import Certified
     from recuse.report.model import Report
 
 __all__ = [
@@ -206,6 +207,8 @@ class AuditReport:
     datasets: tuple[Dataset, ...]
     only: tuple[str, ...] | None = None  # analysis ids of --only (None: all)
     skip: tuple[str, ...] = ()  # analysis ids of --skip
+    #: the Certification section's curve rows (:mod:`recuse.report.certified_gate`)
+    certification: tuple[dict[str, Any], ...] = ()
 
     def ran(self, analysis: str) -> bool:
         """Whether the audit was asked to run ``analysis`` (an id)."""
@@ -271,11 +274,14 @@ def _report_data(data: Any, p: Path) -> AuditReport:
         assert isinstance(section, dict)
         for j, f in enumerate(items, start=1):
             findings.append({"section": section.get("id", ""), **_finding(f, i, j, data, p)})
+    from recuse.report.certified_gate import certification_rows
+
     return AuditReport(
         findings=tuple(findings),
         skipped=_skipped(data.get("skipped", []), p),
         datasets=_datasets(data.get("provenance"), p),
         **_run_options(data.get("provenance")),
+        certification=certification_rows(data, p),
     )
 
 
@@ -470,6 +476,7 @@ def gate_report(
     aliases: Mapping[str, str] | None = None,
     scopes: Mapping[str, Scope] | None = None,
     skip_unmeasured: bool = False,
+    certified: Sequence[Certified] = (),
 ) -> GateResult:
     """Every finding of each threshold's bias in the report at ``path``, judged, and
     every audited judge without one listed as not measured, with the report's reason.
@@ -479,8 +486,11 @@ def gate_report(
     registry's, by bias key) says which biases exist and where each can be measured:
     a bias it names that the report holds no finding of is not measured for every
     judge of the datasets of its table kind. A key that is neither a bias of
-    ``scopes`` nor in the report raises :class:`ConfigError` (a typo).
+    ``scopes`` nor in the report raises :class:`ConfigError` (a typo). ``certified``:
+    the ``--certified T@C`` rules (:mod:`recuse.report.certified_gate`).
     """
+    from recuse.report.certified_gate import KEY, SECTION, gate_certified
+
     report = path if isinstance(path, AuditReport) else load_report(path)
     scopes = scopes or {}
     present = sorted({str(f["bias"]) for f in report.findings})
@@ -500,6 +510,13 @@ def gate_report(
         mine = [f for f in report.findings if f["bias"] == key]
         lines.extend(evaluate(f, Threshold(key, t.value, t.bound)) for f in mine)
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
+    if certified:
+        where = scopes.get(KEY) or Scope("pairs", SECTION, "Certification")
+        for judge, dataset, outcome, text in gate_certified(
+            report, certified, skip=skip_unmeasured,
+            reason=lambda dataset, judge: _reason(report, KEY, where, dataset, judge),
+        ):  # fmt: skip
+            lines.append(GateLine(KEY, judge, dataset, outcome, text))  # type: ignore[arg-type]
     return GateResult(tuple(lines), skip_unmeasured)
 
 
@@ -536,6 +553,12 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
     a judge for being better than chance) and ``--min`` on a calibration error (it
     passes one for being badly calibrated)."""
     name = option or f"--{t.bound}"
+    if scope.analysis == "certification":
+        raise ConfigError(
+            f"{name} {t.key}: {key} is a share certified at one target agreement among "
+            "several in the report — ask for a certified agreement with --certified "
+            "AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6"
+        )
     if t.bound == "min" and not scope.quality:
         raise ConfigError(
             f"{name} {t.key}: {key} is a bias, measured against its no-bias value, not "

@@ -114,6 +114,15 @@ class Finding:
         return "material" if abs(self.estimate - self.null) >= m * (1 - 1e-9) else "small"
 
     @property
+    def flagged(self) -> bool:
+        """Shown as a bias (red, counted, listed among the flags): :attr:`significant`
+        and not :attr:`materiality` "negligible". A significant estimate whose whole
+        interval lies within ``null ± material`` is real but too small to act on
+        (position 0.50 [0.49, 0.50] at n = 7,000): it keeps its verdict words and its
+        "negligible" mark, neutral, and no gate or count treats it as a flag."""
+        return self.significant and self.materiality != "negligible"
+
+    @property
     def direction(self) -> Direction:
         if not self.significant:
             return "none"
@@ -147,6 +156,7 @@ class Finding:
             "method": self.method,
             "null": self.null,
             "significant": self.significant,
+            "flagged": self.flagged,
             "direction": self.direction,
             "verdict": self.verdict,
             "std_error": self.std_error,
@@ -310,7 +320,8 @@ class Provenance:
 @dataclass(frozen=True)
 class SummaryRow:
     """One judge in the summary: its headline findings (flagged first) and the
-    estimates that could not be made for it."""
+    estimates that could not be made for it. :attr:`flagged` holds the findings that
+    are :attr:`Finding.flagged` (significant and not negligible)."""
 
     judge: str
     findings: tuple[Finding, ...]
@@ -318,7 +329,7 @@ class SummaryRow:
 
     @property
     def flagged(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.significant)
+        return tuple(f for f in self.findings if f.flagged)
 
     @property
     def nothing_estimated(self) -> bool:
@@ -345,10 +356,11 @@ class MatrixCell:
 
     @property
     def hit(self) -> bool:
-        return any(f.significant for f in self.estimates)
+        """Some estimate of the cell is flagged (significant and not negligible)."""
+        return any(f.flagged for f in self.estimates)
 
     def to_dict(self) -> dict[str, Any]:
-        keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant")
+        keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant", "flagged")
         more = ("direction", "verdict", "materiality", "material", "warnings")
         return {
             "estimates": [
@@ -369,7 +381,8 @@ class MatrixRow:
     estimated: int
     flagged: int
     nothing_estimated: bool
-    #: every headline *bias* interval holds its no-bias value (quality scores left out)
+    #: every headline *bias* interval holds its no-bias value or is negligible (quality
+    #: scores left out): an unflagged row that does not was flagged away by the FDR
     holds_null: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -503,7 +516,7 @@ class Report:
         out = []
         for judge in sorted(set(self.judges) | skipped_judges):
             fs = [f for f in self.findings if f.judge == judge and f.headline]
-            fs.sort(key=lambda f: (not f.significant, f.bias.order, f.dataset, f.detail))
+            fs.sort(key=lambda f: (not f.flagged, f.bias.order, f.dataset, f.detail))
             missing = tuple(
                 k
                 for k in self.skipped
@@ -549,7 +562,7 @@ class Report:
                     flagged=len(row.flagged),
                     nothing_estimated=row.nothing_estimated,
                     holds_null=all(
-                        f.ci_low <= f.null <= f.ci_high
+                        f.ci_low <= f.null <= f.ci_high or f.materiality == "negligible"
                         for f in row.findings
                         if f.bias.kind != "quality"
                     ),

@@ -1,0 +1,296 @@
+"""Certification: on what share of the pairs can the judge's verdict be used with a
+guaranteed agreement with humans?
+
+For each target agreement ``t`` on a grid (0.50 to 0.99), the share of the judge's
+labelled pairs certified at ``t``: with probability ``≥ 1 − δ`` (``δ = 1 − level`` of
+the report), the judge agrees with humans at ``≥ t`` on future pairs whose confidence
+reaches a threshold chosen by the fixed-sequence test (Jung, Brahman and Choi, "Trust
+or Escalate", ICLR 2025) — the method of ``recuse certify``
+(:mod:`recuse.mitigation.selective`, where the formulas are). Pairs holding the judge's
+own answer, or its family's, get their own threshold and share of δ, so the curve of
+the own-answer pairs is shown apart. Quality scores, not biases (``Bias.kind =
+"quality"``): never flagged; 1 (every pair certified) is the best value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy.stats import beta
+
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    judged,
+    needs_labelled_verdicts,
+    slug,
+    to_finding,
+)
+from recuse.data.inputs import Input
+from recuse.errors import InputError
+from recuse.metrics.calibration import gives_probabilities
+from recuse.metrics.summary import PairwiseBias
+from recuse.mitigation.selective import (
+    CONFIDENCE_WORDS,
+    CURVE_TARGETS,
+    POOLED,
+    Options,
+    confidence_kind,
+    coverage_curve,
+    items_of,
+    judge_rows,
+)
+from recuse.report import figures as fig
+from recuse.report.bias import Bias
+from recuse.report.model import Table
+from recuse.roster import Roster
+
+__all__ = ["ANALYSIS", "CERTIFIED", "CERTIFIED_OWN", "FINDING_TARGETS", "coverage_interval"]
+
+#: the targets at which the section states findings (the whole curve is in its tables)
+FINDING_TARGETS: tuple[float, ...] = (0.80, 0.85, 0.90)
+#: the targets of the table shown on the page (the CSV and report.json have every 0.01)
+SHOWN_TARGETS: tuple[float, ...] = tuple(t for t in CURVE_TARGETS[::5] if t >= 0.6)
+OWN = "own"
+
+_HOW = (
+    "with probability ≥ 1 − δ (δ = 1 − the report's level) it agrees with humans at ≥ the "
+    "target agreement named in the finding on future pairs whose confidence reaches a "
+    "threshold picked by a fixed-sequence test with Clopper–Pearson bounds on the "
+    "labelled pairs (human ties left out); confidence is max(p_a, 1 − p_a) of the "
+    "order-averaged verdict, or order consistency for a judge that gives picks"
+)
+CERTIFIED = Bias(
+    key="certified_coverage",
+    title="Certified coverage",
+    short="Certified",
+    unit=f"share of the judge's labelled pairs whose verdict is certified: {_HOW}; pairs "
+    "with the judge's own or its family's answer get their own threshold (δ split among "
+    "them); 1 = every pair certified. A quality score, not a bias",
+    positive="(a share cannot exceed 1)",
+    negative="the verdict is certified on part of the pairs only",
+    none="certified coverage (a quality score, not a bias)",
+    order=120,
+    null=1.0,
+    headline=False,
+    kind="quality",
+    tested=False,  # 1 is the best value, not a value a test could reject
+    scale="certified share",
+)
+CERTIFIED_OWN = Bias(
+    key="certified_coverage_own",
+    title="Certified coverage on its own answers",
+    short="Certified own",
+    unit="share of the labelled pairs holding the judge's own answer beside another "
+    f"model's whose verdict is certified, with their own threshold and share of δ: {_HOW}; "
+    "self-preference cannot hide in the pooled guarantee; 1 = every own-answer pair "
+    "certified. A quality score, not a bias",
+    positive="(a share cannot exceed 1)",
+    negative="the verdict on its own answers is certified on part of them only",
+    none="certified coverage on its own answers (a quality score, not a bias)",
+    order=121,
+    null=1.0,
+    headline=False,
+    kind="quality",
+    tested=False,
+    scale="certified share, own",
+)
+
+
+def coverage_interval(
+    kept: NDArray[np.float64] | Sequence[float],
+    n: NDArray[np.float64] | Sequence[float],
+    *,
+    level: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Two-sided ``level`` Clopper–Pearson interval of a share ``kept / n``::
+
+        low  = Beta⁻¹(α/2; k, n − k + 1)      (0 when k = 0)
+        high = Beta⁻¹(1 − α/2; k + 1, n − k)  (1 when k = n),   α = 1 − level
+
+    For the certified coverage it takes the certified threshold as fixed: the share of
+    future pairs that threshold keeps (the threshold's own randomness is not in it).
+
+    >>> lo, hi = coverage_interval([0], [20], level=0.9)
+    >>> float(lo[0]), round(float(hi[0]), 4)  # 1 - 0.05 ** (1 / 20)
+    (0.0, 0.1391)
+    """
+    k = np.asarray(kept, dtype=float)
+    m = np.asarray(n, dtype=float)
+    a = 1 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = beta.ppf(a / 2, np.maximum(k, 1e-300), m - k + 1)
+        hi = beta.ppf(1 - a / 2, k + 1, np.maximum(m - k, 1e-300))
+    lo = np.where(k > 0, lo, 0.0)
+    hi = np.where(k < m, hi, 1.0)
+    return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+
+def needs_confidence(frame: pd.DataFrame, roster: Roster) -> str | None:
+    """Labelled verdicts with a confidence to threshold: probabilities, or both orders."""
+    reason = needs_labelled_verdicts(frame, roster)
+    if reason:
+        return reason
+    rows = judged(frame)
+    rows = rows[rows["human"].notna() & rows["p_a"].notna()]
+    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
+    if not gives_probabilities(rows["p_a"]) and not bool(both.any()):
+        return (
+            "no confidence to certify with: the labelled verdicts are picks judged in one "
+            "order (certification needs probabilities p_a, or both orders for order "
+            "consistency)"
+        )
+    return None
+
+
+def _curve(ctx: Context, inp: Input, frame: pd.DataFrame, judge: str) -> pd.DataFrame | None:
+    """The judge's coverage curve (with its words), or None with a skip saying why."""
+    o = ctx.options
+    try:
+        rows = judge_rows(frame, judge)
+    except InputError as exc:
+        ctx.skip(ANALYSIS, exc.reason, inp.name, judge, headline=False, bias=CERTIFIED)
+        return None
+    kind = confidence_kind(rows) if len(rows) else "single verdict"
+    if kind == "single verdict":
+        why = "one pick per pair (one order, no probabilities): no confidence to threshold"
+        ctx.skip(ANALYSIS, why, inp.name, judge, headline=False, bias=CERTIFIED)
+        return None
+    so = Options(delta=round(1 - o.level, 12), seed=o.seed, self_scope=o.self_scope)
+    items = items_of(rows, ctx.roster, so)
+    if not items.labelled.any():
+        ctx.skip(ANALYSIS, "no pair with a human preference (ties left out)", inp.name, judge,
+                 headline=False, bias=CERTIFIED)  # fmt: skip
+        return None
+    curve = coverage_curve(items, so)
+    lo, hi = coverage_interval(
+        curve["n_kept"].to_numpy(float), curve["n_labelled"].to_numpy(float), level=o.level
+    )
+    curve.insert(0, "judge", judge)
+    curve.insert(0, "dataset", inp.name)
+    curve.insert(2, "delta", so.delta)
+    curve.insert(3, "confidence", kind)
+    return curve.assign(coverage_low=lo, coverage_high=hi)
+
+
+def _findings(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
+    o = ctx.options
+    judge = str(curve["judge"].iloc[0])
+    delta = float(curve["delta"].iloc[0])
+    for t in FINDING_TARGETS:
+        at = curve[np.isclose(curve["target"], t)]
+        for stratum, bias in ((POOLED, CERTIFIED), (OWN, CERTIFIED_OWN)):
+            row = at[at["stratum"] == stratum]
+            if not len(row) or int(row["n_labelled"].iloc[0]) < 1:
+                continue
+            r = row.iloc[0]
+            ctx.add(ANALYSIS, to_finding(
+                ANALYSIS, bias, judge=judge, dataset=inp.name, estimate=float(r["coverage"]),
+                ci_low=float(r["coverage_low"]), ci_high=float(r["coverage_high"]),
+                n=int(r["n_labelled"]), level=o.level, detail=_detail(at, t, stratum),
+                method=f"fixed-sequence test of agreement ≥ {t:.2f} at δ = {delta:g} (split "
+                "over the own/family/other pairs), Clopper–Pearson bounds; interval: "
+                "Clopper–Pearson of the certified share, the threshold taken as fixed",
+            ))  # fmt: skip
+
+
+def _detail(at: pd.DataFrame, t: float, stratum: str) -> str:
+    """``target agreement ≥ 0.85``, the thresholds and the held-out check in words."""
+    rows = at if stratum == POOLED else at[at["stratum"] == stratum]
+    cuts = [
+        f"{s} c ≥ {float(lam):.3g}"
+        for s, lam in zip(rows["stratum"], rows["threshold"], strict=True)
+        if s != POOLED and lam is not None and math.isfinite(float(lam))
+    ]
+    r = at[at["stratum"] == stratum].iloc[0]
+    held = ""
+    if math.isfinite(r["heldout_coverage"]):
+        agree = r["heldout_agreement"]
+        held = f"; held out: {r['heldout_coverage']:.0%} kept" + (
+            f", {agree:.0%} agree" if math.isfinite(agree) else ""
+        )
+    where = "own-answer pairs, " if stratum == OWN else ""
+    kept = ", ".join(cuts) if cuts else "nothing certified"
+    return f"target agreement ≥ {t:.2f}; {where}{kept}{held}"
+
+
+def _figure(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
+    judge = str(curve["judge"].iloc[0])
+    pooled = curve[curve["stratum"] == POOLED]
+    own = curve[curve["stratum"] == OWN]
+    series = [fig.Series("all pairs (calibration)", pooled["coverage"].tolist(),
+                         pooled["coverage_low"].tolist(), pooled["coverage_high"].tolist()),
+              fig.Series("all pairs, held out", pooled["heldout_coverage"].tolist())]  # fmt: skip
+    if len(own) and int(own["n_labelled"].iloc[0]) > 0:
+        series.append(fig.Series("own-answer pairs", own["coverage"].tolist()))
+    delta = float(curve["delta"].iloc[0])
+    ctx.part(ANALYSIS).figures.append(
+        fig.curves(
+            pooled["target"].tolist(), series, id=slug("certification", inp.name, judge),
+            title=f"Certified coverage — {judge} — {inp.name}",
+            xlabel="guaranteed agreement with humans (target)",
+            ylabel="share of labelled pairs certified",
+            caption=f"Each point is its own certification at δ = {delta:g}: with probability "
+            "≥ 1 − δ the kept pairs agree with humans at ≥ the target. Band: Clopper–Pearson "
+            "interval of the share; held out (every 0.05): each prompt fold decided with "
+            "thresholds certified on the others. 1 = every pair certified.",
+            format=ctx.options.figure_format,
+        )
+    )  # fmt: skip
+
+
+def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    frame = judged(inp.frame).reset_index(drop=True)
+    curves = []
+    for judge in sorted(frame["judge"].astype(str).unique()):
+        curve = _curve(ctx, inp, frame, judge)
+        if curve is None:
+            continue
+        curves.append(curve)
+        _findings(ctx, inp, curve)
+        _figure(ctx, inp, curve)
+    if not curves:
+        return
+    table = pd.concat(curves, ignore_index=True)
+    shown = table[table["target"].round(2).isin(SHOWN_TARGETS)
+                  & table["stratum"].isin([POOLED, OWN])]  # fmt: skip
+    part = ctx.part(ANALYSIS)
+    title = f"Certified coverage by target agreement — {inp.name}"
+    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown))
+    part.tables.append(Table(slug(ANALYSIS.id, "curve", inp.name),
+                             f"Certified coverage, every target and stratum — {inp.name}",
+                             table, show=False))  # fmt: skip
+    kinds = sorted(set(table["confidence"]))
+    part.notes.append(
+        "Confidence: " + "; ".join(CONFIDENCE_WORDS[k] for k in kinds) + ". The "
+        "guarantee assumes the labelled pairs and the future pairs are exchangeable (same "
+        "prompts, models and judge). Each target is its own certification: read the "
+        "target you need, not the best of several. `recuse certify` writes the thresholds "
+        "for `recuse certify apply`; `recuse gate --certified T@C` asks for a certified "
+        "agreement T on at least a share C of the pairs."
+    )
+
+
+ANALYSIS = Analysis(
+    id="certification",
+    title="Certification",
+    intro=(
+        "On what share of the pairs can the judge's verdict be used with a guaranteed "
+        "agreement with humans? A quality score, not a bias. For each target agreement, "
+        "the share of labelled pairs certified: with probability ≥ 1 − δ (δ = 1 − the "
+        "report's level) the judge agrees with humans at ≥ the target on pairs whose "
+        "confidence reaches a threshold picked by a fixed-sequence test (Trust or "
+        "Escalate, ICLR 2025). Pairs with the judge's own answer get their own threshold "
+        "and are shown apart. 1 = every pair certified."
+    ),
+    table="pairs",
+    biases=(CERTIFIED, CERTIFIED_OWN),
+    requires="pairs with human labels and judge verdicts with a confidence: probabilities "
+    "p_a, or both orders (order consistency)",
+    needs=needs_confidence,
+    build=_build,
+)

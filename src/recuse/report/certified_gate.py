@@ -1,0 +1,176 @@
+"""``recuse gate --certified T@C``: the judge must be certified at agreement ``≥ T`` on
+at least a share ``C`` of its labelled pairs, at the report's δ.
+
+The gate reads what the audit's Certification section wrote into ``report.json``: the
+rows of that section's tables (``tables["certification-…"].rows``), one per dataset,
+judge, stratum and target agreement on a 0.01 grid, with the share of labelled pairs
+certified (``coverage``) at ``δ = 1 − level``. For each audited judge of a pairs
+dataset it takes the ``pooled`` row at the grid target ``T' = ⌈100 T⌉ / 100`` (``T``
+itself on the grid; the next one above otherwise, which certifies ``≥ T`` too), and
+
+* PASS when ``coverage ≥ C``; FAIL when below (nothing certified is coverage 0);
+* NOT MEASURED when the report has no curve for the judge (the reason the audit gave:
+  no labels, no confidence, the analysis not run) or ``T'`` is past the grid.
+
+One target is read, never the best of several: each target's certification is its
+own statement at ``1 − δ``. The coverage is the share of the labelled pairs kept; the
+guarantee is on the agreement of the kept pairs, assuming labelled and future pairs
+are exchangeable (:mod:`recuse.mitigation.selective`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recuse.errors import ConfigError, InputError
+
+__all__ = ["SECTION", "Certified", "certification_rows", "gate_certified", "parse_certified"]
+
+SECTION = "certification"  # the analysis id whose tables hold the curve
+KEY = "certified_coverage"  # the bias the gate lines name
+_NUMBERS = ("target", "delta", "n_labelled", "n_kept")
+_FIX = "give the report.json that `recuse audit` wrote, unmodified"
+
+
+@dataclass(frozen=True)
+class Certified:
+    """``--certified T@C``: agreement ``target`` certified on ``≥ coverage`` of the pairs."""
+
+    target: float
+    coverage: float
+
+    @property
+    def text(self) -> str:
+        return f"{self.target:g}@{self.coverage:g}"
+
+    @property
+    def grid_target(self) -> float:
+        """``⌈100 T⌉ / 100``: the curve's target that certifies ``≥ T``."""
+        return math.ceil(round(self.target * 100, 9)) / 100
+
+
+def parse_certified(texts: Sequence[str]) -> list[Certified]:
+    """``["0.85@0.6", "0.8@0.9,0.9@0.3"]`` as rules.
+
+    >>> parse_certified(["0.85@0.6"])
+    [Certified(target=0.85, coverage=0.6)]
+    """
+    out = []
+    for text in texts:
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            t, sep, c = part.partition("@")
+            try:
+                target, coverage = float(t), float(c)
+            except ValueError:
+                target = coverage = math.nan
+            if not (sep and 0.5 <= target < 1 and 0 <= coverage <= 1):
+                raise ConfigError(
+                    f"--certified: cannot read {part.strip()!r} — write AGREEMENT@COVERAGE, "
+                    "agreement in [0.5, 1) and coverage in [0, 1], e.g. --certified 0.85@0.6 "
+                    "(certified at agreement ≥ 0.85 on at least 60% of the pairs)"
+                )
+            out.append(Certified(target, coverage))
+    if not out:
+        raise ConfigError("--certified: give AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6")
+    return out
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def certification_rows(data: Mapping[str, Any], p: Path) -> tuple[dict[str, Any], ...]:
+    """The ``pooled`` and ``own`` rows of the Certification section's tables, checked: a
+    damaged row is an :class:`InputError` naming the table and row."""
+    names: list[str] = []
+    for s in data.get("sections") or []:
+        if isinstance(s, dict) and s.get("id") == SECTION and isinstance(s.get("tables"), list):
+            names += [n for n in s["tables"] if isinstance(n, str)]
+    tables = data.get("tables")
+    out: dict[tuple[str, str, str, float], dict[str, Any]] = {}
+    for name in names:
+        table = tables.get(name) if isinstance(tables, dict) else None
+        rows = table.get("rows") if isinstance(table, dict) else None
+        if not isinstance(rows, list):
+            raise InputError(f"table {name!r} of the certification section is missing",
+                             file=str(p), fix=_FIX)  # fmt: skip
+        for k, r in enumerate(rows, start=1):
+            ok = (
+                isinstance(r, dict)
+                and all(isinstance(r.get(f), str) for f in ("dataset", "judge", "stratum"))
+                and all(_number(r.get(f)) for f in _NUMBERS)
+                and (r.get("coverage") is None or _number(r.get("coverage")))
+            )
+            if not ok:
+                raise InputError(
+                    f"table {name!r} row {k}: needs dataset, judge, stratum (texts), "
+                    f"{', '.join(_NUMBERS)} (numbers) and coverage (a number or null)",
+                    file=str(p), fix=_FIX,
+                )  # fmt: skip
+            if r["stratum"] in ("pooled", "own"):
+                out[(r["dataset"], r["judge"], r["stratum"], round(float(r["target"]), 2))] = r
+    return tuple(out.values())
+
+
+def _at(rows: Sequence[Mapping[str, Any]], stratum: str, t: float) -> list[Mapping[str, Any]]:
+    return [r for r in rows if r["stratum"] == stratum and abs(float(r["target"]) - t) < 1e-9]
+
+
+def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """The outcome and its sentence for one judge's curve."""
+    t = rule.grid_target
+    at = _at(rows, "pooled", t)
+    if not at:
+        top = max(float(r["target"]) for r in rows)
+        return "not measured", f"the report's curve stops at agreement {top:g} (< {t:g})"
+    r = at[0]
+    cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
+    outcome = "pass" if cov >= rule.coverage else "fail"
+    grid = "" if abs(t - rule.target) < 1e-9 else f" (read at {t:g}, the grid's next target)"
+    held = r.get("heldout_coverage")
+    held_text = f"; held out: {held:.1%} kept" if _number(held) else ""
+    own = ""
+    for o in _at(rows, "own", t):
+        share = float(o["coverage"]) if o["coverage"] is not None else 0.0
+        own = f" (own-answer pairs: {share:.1%} of {int(o['n_labelled'])})"
+    return outcome, (
+        f"at agreement ≥ {rule.target:g}{grid}, δ = {float(r['delta']):g}: certified on "
+        f"{cov:.1%} of {int(r['n_labelled'])} labelled pairs{own}{held_text}; "
+        f"{'meets' if outcome == 'pass' else 'below'} the required {rule.coverage:.0%}"
+    )
+
+
+def gate_certified(
+    report: Any, rules: Sequence[Certified], *, reason: Any, skip: bool
+) -> list[tuple[str, str, str, str]]:
+    """``(judge, dataset, outcome, text)`` per rule, audited pairs dataset and judge
+    (module docstring), for :func:`recuse.report.gate.gate_report` to make its lines.
+    ``reason(dataset, judge)`` says why a judge has no curve."""
+    audited = {d.name: d.judges for d in report.datasets if d.table == "pairs"}
+    if not report.datasets:  # a report without provenance: the judges with a curve
+        for r in report.certification:
+            audited.setdefault(r["dataset"], ())
+            if r["judge"] not in audited[r["dataset"]]:
+                audited[r["dataset"]] += (r["judge"],)
+    lines = []
+    for rule in rules:
+        for dataset, judges in audited.items():
+            for judge in sorted(judges):
+                rows = [r for r in report.certification
+                        if r["dataset"] == dataset and r["judge"] == judge]  # fmt: skip
+                who = f"certified {rule.text} of {judge} ({dataset})"
+                if rows:
+                    outcome, text = _line(rule, rows)
+                else:
+                    outcome, text = "not measured", str(reason(dataset, judge))
+                tail = (
+                    " — skipped (--skip-unmeasured)" if skip and outcome == "not measured" else ""
+                )
+                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{tail}"))
+    return lines

@@ -1,0 +1,250 @@
+"""The summary as one compact table: judge × bias, estimate [interval], n, reading.
+
+The terminal opens with it (:func:`summary_text`, a pipe table as evaluation harnesses
+print their task tables), and a notebook shows the same summary as a judge × bias
+matrix (:func:`summary_html`). Both are built from :meth:`Report.summary` — the
+headline findings of each judge and the headline biases it could not be estimated
+for — so they never disagree with the HTML page or ``report.json``.
+
+Each row's *reading* is one word from the finding (:func:`reading`):
+
+- ``material`` / ``small`` — flagged (:attr:`Finding.flagged`: the interval excludes
+  the no-bias value, after the audit's false-discovery adjustment, and is not
+  negligible), at least / less than the bias's material threshold from no bias;
+  ``flagged`` when the bias declares no threshold. An arrow says the side (▲ above
+  no bias, ▼ below);
+- ``negligible`` — the whole interval lies within ± the threshold of no bias, whether
+  or not it excludes it: neutral, never a flag;
+- ``no detectable bias`` — the interval includes no bias and is too wide to rule a
+  material bias out (the data could not tell, not that the bias is absent);
+- ``quality score`` — agreement or calibration, never a flag;
+- ``unadjusted, not a flag`` — a number the bias declares unadjusted (the papers'
+  equal opportunity, high for a strong judge with no bias), shown for what it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from recuse.report.model import Finding, NotEstimated, Report, SummaryRow
+
+__all__ = [
+    "SummaryLine",
+    "judge_line",
+    "reading",
+    "summary_html",
+    "summary_lines",
+    "summary_sentences",
+    "summary_text",
+]
+
+DASH = "—"
+ARROWS = {"positive": "▲", "negative": "▼"}
+
+
+def reading(finding: Finding) -> str:
+    """The finding's reading in one or two words (see the module docstring)."""
+    if finding.bias.kind == "quality":
+        return "quality score"
+    if not finding.bias.flags:  # e.g. equal opportunity: not adjusted for competence
+        return "unadjusted, not a flag"
+    if finding.flagged:
+        word = finding.materiality or "flagged"
+        return f"{ARROWS.get(finding.direction, '')} {word}".strip()
+    if finding.materiality == "negligible":
+        return "negligible"
+    return "no detectable bias"
+
+
+@dataclass(frozen=True)
+class SummaryLine:
+    """One row of the compact summary: a judge's headline bias on one dataset."""
+
+    judge: str
+    bias: str  # the bias's name, its unit and its no-bias value in words
+    dataset: str
+    estimate: str  # "+0.12 [0.03, 0.20]", or — when not estimated
+    n: str  # "1,234", or empty when not estimated
+    reading: str
+    warnings: tuple[str, ...] = ()
+    flagged: bool = False
+
+
+def _bias_words(finding: Finding) -> str:
+    b = finding.bias
+    return f"{b.label} ({b.short_unit} · {b.null_text})"
+
+
+def summary_lines(report: Report) -> tuple[SummaryLine, ...]:
+    """The compact summary's rows, judge by judge (in the summary's order), each
+    judge's biases in the matrix's column order; a bias not estimated for a judge is a
+    row reading "not estimated", and a judge with nothing estimated and no bias to
+    name is one row saying so."""
+    out: list[SummaryLine] = []
+    for row in report.summary():
+        before = len(out)
+        found = sorted(row.findings, key=lambda f: (f.bias.order, f.dataset, f.detail))
+        for f in found:
+            pooled = f.bias.pooled and f.detail  # e.g. "λ pooled over family F"
+            where = f"{f.dataset} · {f.detail}" if pooled else f.dataset
+            out.append(
+                SummaryLine(
+                    judge=row.judge,
+                    bias=_bias_words(f),
+                    dataset=where,
+                    estimate=f.text,
+                    n=f"{f.n:,}",
+                    reading=reading(f),
+                    warnings=f.warnings,
+                    flagged=f.flagged,
+                )
+            )
+        estimated = {f.bias.key for f in found}
+        missing: dict[tuple[int, str], NotEstimated] = {}
+        for m in row.not_estimated:
+            if m.bias is not None and m.bias.key not in estimated:
+                missing.setdefault((m.bias.order, m.bias.key), m)
+        for _, m in sorted(missing.items()):
+            assert m.bias is not None
+            words = f"{m.bias.label} ({m.bias.short_unit} · {m.bias.null_text})"
+            out.append(SummaryLine(row.judge, words, m.dataset, DASH, "", "not estimated"))
+        if len(out) == before:  # nothing estimated, and no bias to name as missing
+            why = f"nothing could be estimated ({len(row.not_estimated)} reason(s) in the report)"
+            out.append(SummaryLine(row.judge, DASH, "", DASH, "", why))
+    return tuple(out)
+
+
+def _legend(report: Report) -> str:
+    adjusted = str(report.provenance.options.get("multiple testing (--fdr)", ""))
+    fdr = " after Benjamini–Hochberg adjustment" if adjusted.startswith("Benjamini") else ""
+    return (
+        f"estimate [{report.level:.0%} interval]; n: comparisons or ratings. "
+        f"▲/▼ flagged: the interval excludes no bias{fdr} and is not negligible — "
+        "material: at least the bias's threshold from no bias, small: nearer; "
+        "negligible: the interval lies within ± that threshold (thresholds: `recuse "
+        "analyses`, --material); no detectable bias: the data could not tell; why an "
+        "estimate was not made: --verbose and the report."
+    )
+
+
+def summary_text(report: Report) -> str:
+    """The compact summary as a plain-text pipe table (a judge's name on its first row
+    only; a data column when there are several datasets), its legend, and each warning
+    as a numbered note under the table (the row's reading carries the number)."""
+    lines = summary_lines(report)
+    if not lines:
+        return "No bias could be estimated from these inputs (reasons in the report)."
+    show_data = len({ln.dataset for ln in lines if ln.dataset}) > 1
+    notes: list[str] = []
+    rows: list[list[str]] = []
+    for k, ln in enumerate(lines):
+        word = ln.reading
+        judge = "" if k and lines[k - 1].judge == ln.judge else ln.judge  # said once
+        for w in ln.warnings:
+            notes.append(f"[{len(notes) + 1}] {ln.judge}, {ln.bias.split(' (')[0]}: {w}")
+            word += f" [{len(notes)}]"
+        cells = [judge, ln.bias, *([ln.dataset] if show_data else []), ln.estimate]
+        rows.append([*cells, ln.n, word])
+    header = ["judge", "bias (unit · no-bias value)", *(["data"] if show_data else [])]
+    header += [f"estimate [{report.level:.0%} interval]", "n", "reading"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    right = {len(header) - 2}  # n
+
+    def fmt(cells: list[str]) -> str:
+        parts = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "| " + " | ".join(parts) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    table = [fmt(header), rule, *(fmt(r) for r in rows)]
+    return "\n".join([*table, _legend(report), *notes])
+
+
+def judge_line(row: SummaryRow) -> str:
+    """``gpt-4: 1 of 3 estimated biases flagged``: one judge's count, in words (a judge
+    with nothing estimated says so instead of "0 of 0")."""
+    missing = len(row.not_estimated)
+    if not row.findings:
+        why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
+        return f"{row.judge}: nothing could be estimated ({why})"
+    text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
+    return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
+
+
+def summary_sentences(report: Report) -> list[str]:
+    """Every headline finding of every judge as its verdict sentence (the terminal's
+    ``--verbose`` list): per judge its :func:`judge_line`, then ``  - `` for each flagged
+    finding, ``  · `` for the others, each with its bias, dataset, unit and no-bias
+    value, its warnings under it, and ``  ○ `` for each estimate not made, with why."""
+    out: list[str] = []
+    for row in report.summary():
+        out.append(judge_line(row))
+        for f in row.findings:
+            where = f" ({f.dataset})" if f.dataset else ""
+            mark = "-" if f.flagged else "·"
+            out.append(f"  {mark} {f.bias.title}{where} [{f.bias.header}]: {f.verdict}")
+            out.extend(f"      warning: {w}" for w in f.warnings)
+        for m in row.not_estimated:
+            where = f" ({m.dataset})" if m.dataset else ""
+            out.append(f"  ○ {m.analysis}{where}: not estimated — {m.reason}")
+    return out
+
+
+_CELL_STYLE = {
+    "material": "background:#fdecea",
+    "small": "background:#fbf3f2",
+    "flagged": "background:#fdecea",
+}
+
+
+def summary_html(report: Report) -> str:
+    """The summary as a judge × bias matrix in HTML (for a notebook): one row per judge,
+    one column per headline bias with its unit and no-bias value, each cell the
+    estimate [interval], n and its reading; flagged cells are tinted, negligible and
+    undetected ones are not. Every text is escaped."""
+    matrix = report.matrix()
+    if not matrix.rows:
+        return "<p>No bias could be estimated from these inputs (reasons in the report).</p>"
+    head = "".join(
+        f"<th title='{escape(c.bias.unit, quote=True)}'>{escape(c.bias.label)}<br>"
+        f"<small>{escape(c.bias.short_unit)} · {escape(c.bias.null_text)}</small></th>"
+        for c in matrix.columns
+    )
+    body = []
+    for row in matrix.rows:
+        cells = []
+        for c in matrix.columns:
+            cell = row.cells.get(c.bias.key)
+            if cell is None:
+                cells.append("<td></td>")
+                continue
+            parts = []
+            style = ""
+            for f in cell.estimates:
+                word = reading(f)
+                where = f"{escape(f.dataset)}: " if len(cell.estimates) > 1 else ""
+                warn = f" <span title='{escape('; '.join(f.warnings), quote=True)}'>⚠</span>"
+                parts.append(
+                    f"{where}<span style='white-space:nowrap'>{escape(f.text)}</span> "
+                    f"<small>n={f.n:,}</small><br><i>{escape(word)}</i>"
+                    + (warn if f.warnings else "")
+                )
+                if f.flagged:
+                    style = _CELL_STYLE.get(f.materiality or "flagged", "")
+            if not cell.estimates and cell.not_estimated:
+                why = "; ".join(f"{m.dataset}: {m.reason}" for m in cell.not_estimated)
+                parts.append(f"<i title='{escape(why, quote=True)}'>not estimated</i>")
+            attr = f" style='{style}'" if style else ""
+            cells.append(f"<td{attr}>{'<br>'.join(parts)}</td>")
+        name = escape(row.judge)
+        if row.nothing_estimated:
+            name += "<br><i>nothing could be estimated</i>"
+        body.append(f"<tr><th style='white-space:nowrap'>{name}</th>{''.join(cells)}</tr>")
+    legend = escape(_legend(report))
+    return (
+        f"<table><thead><tr><th>judge</th>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table><p><small>{legend}</small></p>"
+    )

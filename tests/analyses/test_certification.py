@@ -1,0 +1,161 @@
+"""The Certification section on a planted truth (:mod:`recuse.simulate.selective`):
+its numbers against a hand count, its thresholds against the planted agreement, and
+`recuse gate --certified` on the report it writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from recuse.analyses.base import AuditOptions
+from recuse.cli import main
+from recuse.data.inputs import Input, Source
+from recuse.driver import run_audit
+from recuse.mitigation.selective import Options, coverage_curve, items_of
+from recuse.report.export import write_report
+from recuse.report.model import Report
+from recuse.roster import Roster
+from recuse.simulate.selective import JUDGE, SimulatedSelective, simulate_selective
+
+LEVEL = 0.9
+
+
+def _input(frame: pd.DataFrame, name: str = "sim-selective") -> Input:
+    judges = tuple(sorted(frame["judge"].dropna().unique()))
+    return Input(name, "pairs", frame, Source(name, "pairs", len(frame), judges=judges))
+
+
+@pytest.fixture(scope="module")
+def sim() -> SimulatedSelective:
+    return simulate_selective(800, own_share=0.3, own_drop=0.1, family_drop=0.04, seed=3)
+
+
+@pytest.fixture(scope="module")
+def report(sim: SimulatedSelective) -> Report:
+    # a second judge gives one pick per pair in one order: no confidence to certify
+    picks = sim.pairs.assign(judge="claude-v1", p_a_second=np.nan)
+    picks["p_a"] = picks["p_a_first"] = (picks["p_a_first"] > 0.5).astype(float)
+    frame = pd.concat([sim.pairs, picks], ignore_index=True)
+    options = AuditOptions(level=LEVEL, n_boot=200, only=("certification",))
+    return run_audit([_input(frame)], options=options, roster=Roster.builtin())
+
+
+def _finding(report: Report, key: str, target: float):  # type: ignore[no-untyped-def]
+    (f,) = [f for f in report.findings if f.bias.key == key and f.judge == JUDGE
+            and f.detail.startswith(f"target agreement ≥ {target:.2f};")]  # fmt: skip
+    return f
+
+
+def test_coverage_is_a_hand_count_at_the_section_thresholds(
+    sim: SimulatedSelective, report: Report
+) -> None:
+    (section,) = report.sections
+    curve = next(t.frame for t in section.tables if not t.show)
+    conf = np.maximum(sim.pairs["p_a"], 1 - sim.pairs["p_a"]).to_numpy()
+    for target in (0.80, 0.85):
+        at = curve[(curve["judge"] == JUDGE) & np.isclose(curve["target"], target)]
+        lam = {r.stratum: r.threshold for r in at.itertuples() if r.stratum != "pooled"}
+        # the planted strata (not the roster's reading of the models) decide the count
+        kept = np.zeros(len(conf), dtype=bool)
+        for s, t in lam.items():
+            if np.isfinite(t):
+                kept |= (sim.stratum == s) & (conf >= t)
+        f = _finding(report, "certified_coverage", target)
+        assert f.n == len(conf) and f.estimate == pytest.approx(kept.mean())
+        ci = binomtest(int(kept.sum()), len(conf)).proportion_ci(LEVEL, method="exact")
+        assert (f.ci_low, f.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-9)
+        own = sim.stratum == "own"
+        g = _finding(report, "certified_coverage_own", target)
+        assert g.n == own.sum() and g.estimate == pytest.approx(kept[own].mean())
+        # the planted agreement at each certified threshold meets the target
+        for s, t in lam.items():
+            if np.isfinite(t):
+                assert sim.true_agreement(t, s) >= target, (target, s)
+        # quality scores: never flagged, 1 = every pair certified
+        assert not f.significant and f.bias.null == 1.0 and f.bias.kind == "quality"
+    # the judge is as confident but less often right on its own answers: at 0.85 its
+    # own-answer pairs need a higher threshold and keep a smaller share
+    at = curve[(curve["judge"] == JUDGE) & np.isclose(curve["target"], 0.85)]
+    share = dict(zip(at["stratum"], at["coverage"], strict=True))
+    assert share["own"] < share["other"]
+    # the judge that gives one pick in one order is not certified, and says why
+    (skip,) = [k for k in report.skipped if k.judge == "claude-v1"]
+    assert "no confidence" in skip.reason and not skip.headline
+
+
+def test_the_curve_holds_its_guarantee_over_planted_seeds() -> None:
+    """Over 60 calibration sets, the planted agreement of the kept pairs is ≥ the
+    target in ≥ 1 − δ of them, pooled and on the own-answer pairs alone."""
+    delta, target = 0.1, 0.8
+    o = Options(delta=delta)
+    roster = Roster.builtin()
+    misses = {"pooled": 0, "own": 0}
+    for seed in range(60):
+        s = simulate_selective(400, own_drop=0.1, seed=100 + seed)
+        curve = coverage_curve(items_of(s.pairs, roster, o), o, targets=(target,), heldout=())
+        lam = {r.stratum: r.threshold for r in curve.itertuples() if r.stratum != "pooled"}
+        certified = {k: v for k, v in lam.items() if np.isfinite(v)}
+        # pooled: the planted agreement of all kept pairs, by quadrature per stratum
+        mass = {k: float(np.mean((s.stratum == k) & (np.maximum(s.pairs["p_a"],
+                1 - s.pairs["p_a"]) >= v))) for k, v in certified.items()}  # fmt: skip
+        total = sum(mass.values())
+        if total:
+            agree = sum(mass[k] * s.true_agreement(v, k) for k, v in certified.items())
+            misses["pooled"] += agree / total < target
+        if "own" in certified:
+            misses["own"] += s.true_agreement(certified["own"], "own") < target
+    assert misses["pooled"] <= delta * 60 and misses["own"] <= delta * 60
+
+
+def _gate(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["gate", *args])
+    cap = capsys.readouterr()
+    return code, cap.out + cap.err
+
+
+def test_gate_certified_passes_fails_and_names_the_unmeasured(
+    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_report(report, tmp_path / "out")["json"]
+    rows = json.loads(path.read_text("utf-8"))["tables"]
+    assert any(name.startswith("certification-curve") for name in rows)
+    at80 = _finding(report, "certified_coverage", 0.80).estimate
+    at90 = _finding(report, "certified_coverage", 0.90).estimate
+    assert at80 > 0.4 > at90
+    # claude-v1 has no curve: NOT MEASURED with the audit's reason, unless skipped
+    code, out = _gate([str(path), "--certified", "0.8@0.4", "--skip-unmeasured"], capsys)
+    assert code == 0 and f"PASS: certified 0.8@0.4 of {JUDGE} (sim-selective)" in out
+    assert f"certified on {at80:.1%} of 800 labelled pairs" in out and "own-answer" in out
+    assert "NOT MEASURED: certified 0.8@0.4 of claude-v1" in out and "no confidence" in out
+    code, out = _gate([str(path), "--certified", "0.8@0.4"], capsys)
+    assert code == 3
+    code, out = _gate([str(path), "--certified", "0.9@0.4", "--skip-unmeasured"], capsys)
+    assert code == 1 and f"FAIL: certified 0.9@0.4 of {JUDGE}" in out
+    # a target between grid points is read at the next one above (it certifies ≥ T too)
+    code, out = _gate([str(path), "--certified", "0.895@0.4", "--skip-unmeasured"], capsys)
+    assert code == 1 and "read at 0.9" in out
+    code, out = _gate([str(path), "--certified", "0.8@0.4", "--json", "--skip-unmeasured"],
+                      capsys)  # fmt: skip
+    assert code == 0 and json.loads(out)["certified"] == [{"agreement": 0.8, "coverage": 0.4}]
+    # bad rules and a --max on a certified share are input errors (exit 2)
+    for bad in (["--certified", "1.2@0.5"], ["--certified", "0.8"],
+                ["--max", "certified_coverage=0.1"]):  # fmt: skip
+        code, out = _gate([str(path), *bad], capsys)
+        assert code == 2 and "--certified" in out, bad
+
+
+def test_a_damaged_curve_row_is_an_input_error(
+    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_report(report, tmp_path / "out")["json"]
+    data = json.loads(path.read_text("utf-8"))
+    name = next(n for n in data["tables"] if n.startswith("certification-curve"))
+    data["tables"][name]["rows"][3]["target"] = "high"
+    path.write_text(json.dumps(data), "utf-8")
+    code, out = _gate([str(path), "--certified", "0.8@0.4"], capsys)
+    assert code == 2 and f"table {name!r} row 4" in out

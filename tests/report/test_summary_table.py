@@ -1,0 +1,172 @@
+"""Red means material: a significant but negligible finding is neutral everywhere; and
+the compact summary (terminal table, notebook matrix) a person reads first."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from recuse.analyses import BIASES
+from recuse.cli.audit import summary_line
+from recuse.report import Finding, NotEstimated, Provenance, Report, Section, Source, to_dict
+from recuse.report.html import render_html
+from recuse.report.summary_table import reading, summary_lines, summary_text
+
+HOSTILE = "<b>x</b>&judge"
+
+
+def _f(judge: str, bias: str, est: float, lo: float, hi: float, n: int, **kw: Any) -> Finding:
+    kw.setdefault("material", BIASES[bias].material)
+    return Finding(judge=judge, bias=BIASES[bias], estimate=est, ci_low=lo, ci_high=hi, n=n,
+                   level=0.9, method="m", dataset=kw.pop("dataset", "d1"), **kw)  # fmt: skip
+
+
+# "a": position 0.497 [0.494, 0.499] at n = 7,000 — its interval excludes 0.5 (significant)
+# but lies within 0.5 ± 0.05 (negligible); verbosity +0.20 [0.10, 0.30] (material);
+# family preference +0.03 [0.01, 0.06] (flagged, nearer than 0.05: small), with a warning.
+# "b": verbosity −0.01 [−0.20, 0.18] (undetected, too wide to be negligible), agreement,
+# self-preference not estimated. HOSTILE: nothing estimated and no bias to name.
+NEGLIGIBLE = _f("a", "position", 0.497, 0.494, 0.499, 7000)
+FINDINGS = (
+    NEGLIGIBLE,
+    _f("a", "verbosity", 0.2, 0.1, 0.3, 195),
+    _f(
+        "a",
+        "family_preference_calibrated",
+        0.03,
+        0.01,
+        0.06,
+        80,
+        material=0.05,
+        warnings=("low n: only 7 pairs",),
+    ),
+    _f("b", "verbosity", -0.01, -0.2, 0.18, 150),
+    _f("b", "agreement_accuracy", 0.71, 0.67, 0.75, 200),
+)
+SKIPS = (
+    NotEstimated(
+        "Self-preference",
+        "no pairs with its own answer",
+        "d1",
+        "b",
+        True,
+        BIASES["self_preference_eo"],
+    ),
+    NotEstimated("Position", "one order only", "d1", HOSTILE, True, None),
+)
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    sources = (Source("d1", "pairs", 7000, judges=("a", "b", HOSTILE)),)
+    prov = Provenance(sources, "0.1.0", None, {}, 0, "2025-01-01T00:00:00", "3.11")
+    section = Section("all", "All", "intro", findings=FINDINGS)
+    return Report("Audit", (section,), SKIPS, (), prov, 0.9)
+
+
+def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(report: Report) -> None:
+    f = NEGLIGIBLE
+    # the interval excludes 0.5, and lies wholly within 0.5 ± 0.05
+    assert f.significant and f.materiality == "negligible" and not f.flagged
+    row = {r.judge: r for r in report.summary()}["a"]
+    assert {x.bias.key for x in row.flagged} == {"verbosity", "family_preference_calibrated"}
+    assert summary_line(row) == "a: 2 of 3 estimated biases flagged"
+    verdicts = [(v.judges, v.finding.bias.key) for v in report.flagged_verdicts()]
+    assert (("a",), "position") not in verdicts and (("a",), "verbosity") in verdicts
+    (mrow,) = [r for r in report.matrix().rows if r.judge == "a"]
+    assert mrow.flagged == 2 and not mrow.cells["position"].hit and mrow.cells["verbosity"].hit
+    d = to_dict(report)
+    (pos,) = [x for r in d["summary"] for x in r["findings"] if x["bias"] == "position"]
+    assert pos["significant"] is True and pos["flagged"] is False
+    assert pos["materiality"] == "negligible"
+    # the page: no red cell, no arrow, not in the flagged list, not bold among the findings
+    page = render_html(report)
+    cell = re.search(r'<tr data-judge="a">.*?<td data-bias="position"([^>]*)>(.*?)</td>', page,
+                     flags=re.S)  # fmt: skip
+    assert cell is not None and "hit" not in cell.group(1)
+    assert 'class="est none"' in cell.group(2) and "&#9650;" not in cell.group(2)
+    verb = re.search(r'<td data-bias="verbosity" class="hit">(.*?)</td>', page, flags=re.S)
+    assert verb is not None and 'class="est up"' in verb.group(1)  # control: material is red
+    flagged_list = page[page.index('id="flagged-verdicts"') : page.index('id="all-findings"')]
+    assert "prefers the answer shown first" not in flagged_list
+    assert "favours the longer" in flagged_list or "longer answer" in flagged_list
+
+
+def test_readings_in_words(report: Report) -> None:
+    got = {(f.judge, f.bias.key): reading(f) for f in FINDINGS}
+    assert got == {
+        ("a", "position"): "negligible",
+        ("a", "verbosity"): "▲ material",
+        ("a", "family_preference_calibrated"): "▲ small",
+        ("b", "verbosity"): "no detectable bias",
+        ("b", "agreement_accuracy"): "quality score",
+    }
+    # a bias that declares no threshold reads "flagged" with its side
+    no_threshold = _f("a", "position", 0.40, 0.35, 0.45, 90, material=None)
+    assert reading(no_threshold) == "▼ flagged"
+    # a number declared unadjusted (EO) is shown for what it is, never as a flag
+    eo = _f("a", "self_preference_eo", 0.48, 0.22, 0.71, 51)
+    assert eo.bias.unadjusted and reading(eo) == "unadjusted, not a flag"
+
+
+def test_the_terminal_table_rows_by_hand(report: Report) -> None:
+    text = summary_text(report)
+    lines = text.splitlines()
+    header = [c.strip() for c in lines[0].split("|")[1:-1]]
+    assert header == ["judge", "bias (unit · no-bias value)", "estimate [90% interval]", "n",
+                      "reading"]  # fmt: skip
+    cells = [[c.strip() for c in ln.split("|")[1:-1]] for ln in lines[2:9]]
+    assert cells == [
+        [HOSTILE, "—", "—", "", "nothing could be estimated (1 reason(s) in the report)"],
+        ["a", "Family preference (family-pick rate − predicted · no bias = 0)",
+         "+0.030 [0.010, 0.060]",
+         "80", "▲ small [1]"],
+        ["", f"{BIASES['verbosity'].label} (recall difference · no bias = 0)",
+         "+0.20 [0.10, 0.30]", "195",
+         "▲ material"],
+        ["", "Position (share of win to first · no bias = 0.5)", "0.50 [0.49, 0.50]",
+         "7,000", "negligible"],
+        ["b", f"{BIASES['verbosity'].label} (recall difference · no bias = 0)",
+         "−0.01 [−0.20, 0.18]", "150",
+         "no detectable bias"],
+        ["", "Agreement (share of pairs agreeing · chance = 0.5)", "0.71 [0.67, 0.75]", "200",
+         "quality score"],
+        ["", "Self-preference (EO) (recall difference · no bias = 0)", "—", "",
+         "not estimated"],
+    ]  # fmt: skip
+    # every row is as wide as the header (an aligned table), the legend and the warning
+    widths = {len(ln) for ln in lines[:9]}
+    assert len(widths) == 1
+    assert lines[9].startswith("estimate [90% interval]; n: comparisons or ratings.")
+    assert lines[10] == "[1] a, Family preference: low n: only 7 pairs"
+    assert len(lines) == 11
+
+
+def test_a_data_column_only_with_several_datasets(report: Report) -> None:
+    two = Section("all", "All", "", findings=(*FINDINGS, _f("b", "position", 0.6, 0.55, 0.65,
+                                                            100, dataset="d2")))  # fmt: skip
+    other = Report("Audit", (two,), SKIPS, (), report.provenance, 0.9)
+    header = summary_text(other).splitlines()[0]
+    assert [c.strip() for c in header.split("|")[1:-1]][2] == "data"
+    assert "| data " not in summary_text(report).splitlines()[0]
+    assert {ln.dataset for ln in summary_lines(other)} >= {"d1", "d2"}
+
+
+def test_the_notebook_matrix(report: Report) -> None:
+    from recuse.api import Report as Audited
+
+    page = Audited(report)._repr_html_()
+    # one row per judge, escaped; columns carry unit and no-bias value
+    assert HOSTILE not in page and "&lt;b&gt;x&lt;/b&gt;&amp;judge" in page
+    assert page.count("<tr>") == 1 + len(report.summary())
+    assert "share of win to first · no bias = 0.5" in page
+    rows = dict(re.findall(r"<tr><th[^>]*>(.*?)</th>(.*?)</tr>", page))
+    assert "0.50 [0.49, 0.50]" in rows["a"] and "<i>negligible</i>" in rows["a"]
+    # the material cell is tinted, the negligible one is not
+    tds = re.findall(r"<td([^>]*)>(.*?)</td>", rows["a"])
+    tint = {("0.50 [" in body, "+0.20" in body): attr for attr, body in tds if body}
+    assert "background" in tint[(False, True)] and tint[(True, False)] == ""
+    escaped = "&lt;b&gt;x&lt;/b&gt;&amp;judge<br><i>nothing could be estimated</i>"
+    assert escaped in rows

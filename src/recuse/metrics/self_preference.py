@@ -841,9 +841,16 @@ class _Competence:
             m = len(self.stratum_names)
             w_own = np.bincount(self.stratum[own], weights=n[own], minlength=m).astype(float)
             w_other = np.bincount(self.stratum[other], weights=n[other], minlength=m).astype(float)
+            # strata with fewer than MIN_STRATUM_PAIRS pairs in all count as one: many
+            # small strata would read as a different mix by chance alone
+            small = (w_own + w_other) < MIN_STRATUM_PAIRS
+            names = tuple(x for x, tiny in zip(self.stratum_names, small, strict=True) if not tiny)
+            if small.any():
+                names += ("(smaller strata together)",)
+                w_own = np.append(w_own[~small], w_own[small].sum())
+                w_other = np.append(w_other[~small], w_other[small].sum())
             words = strata_warning(
-                own_weights=w_own, other_weights=w_other, names=self.stratum_names,
-                label=self.stratum_label,
+                own_weights=w_own, other_weights=w_other, names=names, label=self.stratum_label,
             )  # fmt: skip
             if words is not None:
                 if self.kgroup is None:
@@ -1407,15 +1414,11 @@ def calibrated_specs(
 
 
 def _strata_words(model: _Competence) -> str:
-    """The method's words on the strata term ('' without strata)."""
-    if model.stratum is None:
+    """The method's words on the strata term ('' without a κ per stratum: then the
+    strata warning, where it fires, says that one κ serves them all)."""
+    if model.stratum is None or model.kgroup is None:
         return ""
     label = model.stratum_label
-    if model.kgroup is None:
-        return (
-            f"; one κ for every {label} (none has {MIN_STRATUM_PAIRS} pairs without the "
-            "judge's own answer for every judge in it)"
-        )
     own = [n for n in model.stratum_names if n not in model.pooled]
     words = f"; κ is learnt per {label} (κ_c for {', '.join(own)}"
     if model.pooled:

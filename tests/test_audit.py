@@ -116,7 +116,11 @@ def test_planted_sizes_fall_in_their_intervals(planted: Any) -> None:
         <= 0.3
         <= by[("gpt-4", "self_preference_eo")].ci_high
     )
-    assert by[("claude-v1", "verbosity")].ci_low <= 0.25 <= by[("claude-v1", "verbosity")].ci_high
+    assert (
+        by[("claude-v1", "verbosity_recall_gap")].ci_low
+        <= 0.25
+        <= by[("claude-v1", "verbosity_recall_gap")].ci_high
+    )
     assert by[("claude-v1", "position")].ci_low <= 0.6 <= by[("claude-v1", "position")].ci_high
     sb = by[("j0", "self_bias")]
     assert sb.ci_low > 0.05 and sb.n == int((ratings.ratings["judge"] == "j0").sum())

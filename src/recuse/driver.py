@@ -16,7 +16,7 @@ import importlib.metadata
 import platform
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -270,11 +270,13 @@ def run_audit(
             seen[t.name] = seen.get(t.name, 0) + 1
             tables.append(t if seen[t.name] == 1 else replace(t, name=f"{t.name}-{seen[t.name]}"))
         fixed.append(replace(s, tables=tuple(tables)))
-    fixed = [_with_materiality(s, o) for s in fixed]
-    unknown = sorted(set(o.material) - {b.key for a in REGISTRY for b in a.biases})
+    headlines = {a.id: a.headline.key for a in REGISTRY}
+    fixed = [_with_materiality(s, o, headlines) for s in fixed]
+    unknown = sorted(set(o.material) - {b.key for a in REGISTRY for b in a.biases} - {*headlines})
     if unknown:
         raise ConfigError(
-            f"--material: unknown bias {unknown[0]!r} — use a bias key of `recuse analyses`"
+            f"--material: unknown bias {unknown[0]!r} — use a bias key of `recuse analyses` "
+            "(or an analysis id for its headline bias)"
         )
     fdr_note = ""
     if o.fdr:
@@ -316,10 +318,16 @@ def run_audit(
     )
 
 
-def _with_materiality(section: Section, o: AuditOptions) -> Section:
-    """Each finding with the smallest effect worth acting on: ``--material`` or its bias's."""
+def _with_materiality(
+    section: Section, o: AuditOptions, headlines: Mapping[str, str] | None = None
+) -> Section:
+    """Each finding with the smallest effect worth acting on: ``--material`` for its bias
+    key, else for the analysis id whose headline it is (``headlines``: id -> bias key, so
+    ``verbosity=0.1`` sets the prefer-longer gap's), else its bias's default."""
+    by_key = {key: o.material[i] for i, key in (headlines or {}).items() if i in o.material}
+    by_key.update(o.material)  # a bias key given as such wins over an analysis id
     findings = tuple(
-        replace(f, material=o.material.get(f.bias.key, f.bias.material)) for f in section.findings
+        replace(f, material=by_key.get(f.bias.key, f.bias.material)) for f in section.findings
     )
     return replace(section, findings=findings)
 

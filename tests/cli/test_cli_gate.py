@@ -217,7 +217,7 @@ def test_a_bias_estimated_for_no_judge_lists_every_judge(
     # is inconclusive even with --skip-unmeasured
     for extra in ([], ["--skip-unmeasured"]):
         code, out = _run(["gate", str(path), "--max", "verbosity=0.1", *extra], capsys)
-        assert code == 3 and out.count("NOT MEASURED: verbosity of") == 3
+        assert code == 3 and out.count("NOT MEASURED: verbosity_longer_gap of") == 3
         assert "did not run the Verbosity analysis (--only/--skip)" in out
         assert "nothing was measured" in out
     # with another bias measured, --skip-unmeasured lets the gate pass on what it measured
@@ -438,3 +438,57 @@ def test_gate_json_on_bad_input_is_still_one_json_object(
     # without --json, stdout stays empty
     assert main(["gate", str(bad), "--max", "position=0.1"]) == 2
     assert capsys.readouterr().out == ""
+
+
+def test_verbosity_gates_the_prefer_longer_gap_headline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--max verbosity=X` gates the verbosity headline (the prefer-longer gap), not
+    Eq. 6's recall difference; Eq. 6 has a key that says what it is. Before, the gate
+    looked up the bias key `verbosity` (Eq. 6) first: FAIL on a judge whose headline is
+    within the bound."""
+    gap = _finding("verbosity_longer_gap", "j", 0.01, -0.02, 0.04)
+    recall = _finding("verbosity_recall_gap", "j", 0.3, 0.2, 0.4)
+    path = _report(tmp_path, [gap, recall], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(path), "--max", "verbosity=0.05"], capsys)
+    assert code == 0 and "PASS: verbosity_longer_gap of j" in out, out
+    code, out = _run(["gate", str(path), "--max", "verbosity_recall_gap=0.05"], capsys)
+    assert code == 1 and "FAIL: verbosity_recall_gap of j" in out
+    # an older report carries Eq. 6 under `verbosity`: read as verbosity_recall_gap, with
+    # a note, and `verbosity` still means the headline
+    old = _report(tmp_path, [gap, {**recall, "bias": "verbosity"}], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(old), "--max", "verbosity=0.05"], capsys)
+    assert code == 0 and "PASS: verbosity_longer_gap of j" in out, out
+    code, out = _run(["gate", str(old), "--max", "verbosity_recall_gap=0.05"], capsys)
+    assert code == 1 and "FAIL: verbosity_recall_gap of j" in out
+    assert "older report, where `verbosity` named Saito's Eq. 6" in out
+    # an older report with no prefer-longer gap at all says why it is not measured
+    older = _report(tmp_path, [{**recall, "bias": "verbosity"}], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(older), "--max", "verbosity=0.05"], capsys)
+    assert code == 3 and "NOT MEASURED: verbosity_longer_gap of j" in out
+    assert "older recuse, which did not estimate the prefer-longer gap" in out
+
+
+def test_audit_fail_on_and_material_verbosity_mean_the_headline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse audit --fail-on verbosity=X --material verbosity=Y` both act on the
+    prefer-longer gap (the headline), as `recuse gate --max verbosity=X` does."""
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias(verbosity=0.4, accuracy=0.7)},
+                         models=("gpt-4", "claude-v1", "vicuna-13b"), n_prompts=150,
+                         pairs_per_prompt=2, seed=7)  # fmt: skip
+    data = tmp_path / "pairs.csv"
+    sim.pairs.to_csv(data, index=False)
+    out = tmp_path / "report"
+    args = ["audit", str(data), "--out", str(out), "--n-boot", "200", "--only", "verbosity",
+            "--judge", "gpt-4", "--material", "verbosity=0.5"]  # fmt: skip
+    code, text = _run([*args, "--fail-on", "verbosity=0.9"], capsys)
+    assert "verbosity_longer_gap of gpt-4" in text and "verbosity_recall_gap" not in text
+    found = {
+        f["bias"]: f
+        for s in json.loads((out / "report.json").read_text("utf-8"))["sections"]
+        for f in s["findings"]
+    }
+    assert found["verbosity_longer_gap"]["material"] == 0.5  # --material verbosity=
+    assert found["verbosity_recall_gap"]["material"] == 0.05  # its own default
+    assert code == 0, text

@@ -274,19 +274,15 @@ def test_one_default_number_of_resamples_everywhere() -> None:
 
     import typer
 
+    from recuse import options
     from recuse.analyses.base import AuditOptions
-    from recuse.cli.audit import audit_command
     from recuse.cli.metrics import pairs_command
     from recuse.metrics import bootstrap, bradley_terry, probes, recognition, summary
-    from recuse.options import Settings
 
     assert bootstrap.N_BOOT == 2000 and AuditOptions().n_boot == bootstrap.N_BOOT
-    for cmd in (audit_command, pairs_command):
-        default = inspect.signature(cmd).parameters["n_boot"].default
-        if isinstance(default, typer.models.OptionInfo):  # typer.Option(default, ...)
-            default = default.default
-        assert default == bootstrap.N_BOOT, cmd  # (Annotated options: the plain default)
-    assert Settings().n_boot == bootstrap.N_BOOT
+    default = inspect.signature(pairs_command).parameters["n_boot"].default
+    assert isinstance(default, typer.models.OptionInfo) and default.default == bootstrap.N_BOOT
+    assert options.default("n_boot") == bootstrap.N_BOOT  # recuse audit's, declared once
     for fn in (summary.pairwise_bias, bradley_terry.bradley_terry, bradley_terry.leaderboard,
                probes.probe_effects, recognition.self_recognition):  # fmt: skip
         assert inspect.signature(fn).parameters["n_boot"].default == bootstrap.N_BOOT, fn

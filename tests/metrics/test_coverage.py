@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from recuse.metrics import METRICS, pairwise_bias
+from recuse.metrics.self_preference import CALIBRATED_RUNGS
 from recuse.simulate.pairs import simulate_pairs
 
 N_REPS = 200
@@ -38,6 +39,8 @@ def replications() -> tuple[dict[tuple[str, str], list[bool]], dict[tuple[str, s
         assert not res.skipped, res.skipped
         for r in res.results:
             assert r.judge is not None
+            if r.metric in CALIBRATED_RUNGS:  # parts of the headline: their sum is tested
+                continue  # in test_calibrated_headline (no closed-form planted value each)
             truth = sim.true_value(r.metric, r.judge)
             covered.setdefault((r.judge, r.metric), []).append(r.covers(truth))
             errors.setdefault((r.judge, r.metric), []).append(r.estimate - truth)
@@ -46,7 +49,7 @@ def replications() -> tuple[dict[tuple[str, str], list[bool]], dict[tuple[str, s
 
 def test_every_metric_and_judge_was_estimated(replications: tuple[dict, dict]) -> None:
     covered, _ = replications
-    assert {m for _, m in covered} == set(METRICS)
+    assert {m for _, m in covered} == set(METRICS) - set(CALIBRATED_RUNGS)
     assert all(len(v) == N_REPS for v in covered.values())
 
 

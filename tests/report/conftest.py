@@ -189,7 +189,7 @@ def sample_report() -> object:
     )
     other = Finding(
         judge="<b>judge</b>",
-        bias=BIASES["verbosity"],
+        bias=BIASES["verbosity_recall_gap"],
         estimate=-0.2,
         ci_low=-0.3,
         ci_high=-0.1,

@@ -65,8 +65,8 @@ def _verdicts(report: Report) -> list[dict[str, Any]]:
 # "b" and "c": one pooled family-bias estimate each (flagged), self-bias (c flagged).
 # "d": only reasons (nothing estimable). HOSTILE: a flagged self-preference.
 FINDINGS = (
-    _f("a", "verbosity", 0.2, 0.1, 0.3, 100, dataset="d1"),
-    _f("a", "verbosity", 0.05, -0.02, 0.12, 80, dataset="d2"),
+    _f("a", "verbosity_recall_gap", 0.2, 0.1, 0.3, 100, dataset="d1"),
+    _f("a", "verbosity_recall_gap", 0.05, -0.02, 0.12, 80, dataset="d2"),
     _f("a", "position", 0.4, 0.35, 0.45, 90, dataset="d1", null=0.5),
     _f("a", "self_preference_dp", 0.5, 0.3, 0.7, 90, dataset="d1", headline=False),
     _f("b", "self_bias", 0.01, -0.02, 0.04, 700, dataset="r"),
@@ -88,7 +88,7 @@ SKIPS = (
         "verbosity_bias: no pairs where the human prefers the longer response",
         "d3",
         "d",
-        bias="verbosity",
+        bias="verbosity_recall_gap",
     ),
     Skipped(
         "Position",
@@ -146,9 +146,9 @@ def test_matrix_has_one_row_per_judge_and_the_biases_present(report: Report) -> 
     # columns: headline findings' biases plus the judges' not-estimated ones, in order;
     # the DP measure is not a headline bias and familiarity is estimated for nobody
     assert [b["bias"] for b in m["biases"]] == [
-        "self_preference_eo", "self_bias", "family_bias", "verbosity", "position",
+        "self_preference_eo", "self_bias", "family_bias", "verbosity_recall_gap", "position",
     ]  # fmt: skip
-    assert {b["bias"]: b["datasets"] for b in m["biases"]}["verbosity"] == ["d1", "d2"]
+    assert {b["bias"]: b["datasets"] for b in m["biases"]}["verbosity_recall_gap"] == ["d1", "d2"]
 
 
 def test_flagged_cells_are_exactly_the_significant_findings(report: Report) -> None:
@@ -161,7 +161,7 @@ def test_flagged_cells_are_exactly_the_significant_findings(report: Report) -> N
     assert set(shown) == set(headline)
     flagged = {k for k, e in shown.items() if e["significant"]}
     assert flagged == {
-        ("a", "verbosity", "d1"), ("a", "position", "d1"), ("c", "self_bias", "r"),
+        ("a", "verbosity_recall_gap", "d1"), ("a", "position", "d1"), ("c", "self_bias", "r"),
         ("b", "family_bias", "r"), ("c", "family_bias", "r"),
     }  # fmt: skip
     # equal opportunity is not adjusted for the judge's competence: never flagged
@@ -189,7 +189,7 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
     d = next(r for r in _matrix(report)["rows"] if r["judge"] == "d")
     assert d["nothing_estimated"] and d["estimated"] == d["flagged"] == 0
     assert {b: [m["reason"] for m in c["not_estimated"]] for b, c in d["cells"].items()} == {
-        "verbosity": [SKIPS[1].reason],
+        "verbosity_recall_gap": [SKIPS[1].reason],
         "position": [SKIPS[2].reason],
     }
     assert all(not c["estimates"] for c in d["cells"].values())
@@ -205,7 +205,7 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
 def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: Report) -> None:
     lines = _verdicts(report)
     assert [(v["judges"], v["bias"], v["dataset"]) for v in lines] == [
-        (["a"], "verbosity", "d1"),
+        (["a"], "verbosity_recall_gap", "d1"),
         (["a"], "position", "d1"),
         (["b", "c"], "family_bias", "r"),
         (["c"], "self_bias", "r"),
@@ -222,8 +222,8 @@ def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: R
 def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: Report) -> None:
     """Two judges with the same verbosity numbers keep a line each; a family's λ is one."""
     twins = (
-        _f("x", "verbosity", 0.2, 0.1, 0.3, 100, dataset="d1"),
-        _f("y", "verbosity", 0.2, 0.1, 0.3, 100, dataset="d1"),
+        _f("x", "verbosity_recall_gap", 0.2, 0.1, 0.3, 100, dataset="d1"),
+        _f("y", "verbosity_recall_gap", 0.2, 0.1, 0.3, 100, dataset="d1"),
         _f("x", "family_bias", 0.2, 0.1, 0.3, 100, dataset="r"),
         _f("y", "family_bias", 0.2, 0.1, 0.3, 100, dataset="r"),
     )
@@ -231,8 +231,8 @@ def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: R
     lines = _verdicts(other)
     assert [(v["judges"], v["bias"], v["pooled"]) for v in lines] == [
         (["x", "y"], "family_bias", True),
-        (["x"], "verbosity", False),
-        (["y"], "verbosity", False),
+        (["x"], "verbosity_recall_gap", False),
+        (["y"], "verbosity_recall_gap", False),
     ]
 
 
@@ -353,7 +353,9 @@ def test_html_matrix_rows_flags_and_reasons(report: Report) -> None:
 
 def test_a_report_with_nothing_estimable_says_so() -> None:
     prov = Provenance((Source("h", "pairs", 5),), "0.1.0", None, {}, 0, "t", "3.11")
-    skipped = (Skipped("Verbosity", "no judge verdicts in this data", "h", bias="verbosity"),)
+    skipped = (
+        Skipped("Verbosity", "no judge verdicts in this data", "h", bias="verbosity_recall_gap"),
+    )
     report = Report("Audit", (), skipped, (), prov, 0.9)
     assert _matrix(report)["rows"] == [] and _verdicts(report) == []
     html = render_html(report)
@@ -416,7 +418,7 @@ def _demo_sized() -> Report:
                 dataset="llmbar-mtbench",
             ),
             _f(j, "family_preference_calibrated", -0.54, -0.65, -lo, 118, dataset="llmbar-mtbench"),
-            _f(j, "verbosity", 0.18 + d, 0.06, 0.30 + d, 195, dataset="llmbar-mtbench"),
+            _f(j, "verbosity_recall_gap", 0.18 + d, 0.06, 0.30 + d, 195, dataset="llmbar-mtbench"),
             _f(j, "position", 0.7 + d, 0.67, 0.74 + d, 200, dataset="llmbar-mtbench", null=0.5),
         ]
     for i, j in enumerate(rating_judges):

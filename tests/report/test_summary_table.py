@@ -31,7 +31,7 @@ def _f(judge: str, bias: str, est: float, lo: float, hi: float, n: int, **kw: An
 NEGLIGIBLE = _f("a", "position", 0.497, 0.494, 0.499, 7000)
 FINDINGS = (
     NEGLIGIBLE,
-    _f("a", "verbosity", 0.2, 0.1, 0.3, 195),
+    _f("a", "verbosity_recall_gap", 0.2, 0.1, 0.3, 195),
     _f(
         "a",
         "family_preference_calibrated",
@@ -42,7 +42,7 @@ FINDINGS = (
         material=0.05,
         warnings=("low n: only 7 pairs",),
     ),
-    _f("b", "verbosity", -0.01, -0.2, 0.18, 150),
+    _f("b", "verbosity_recall_gap", -0.01, -0.2, 0.18, 150),
     _f("b", "agreement_accuracy", 0.71, 0.67, 0.75, 200),
 )
 SKIPS = (
@@ -71,12 +71,19 @@ def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(report:
     # the interval excludes 0.5, and lies wholly within 0.5 ± 0.05
     assert f.significant and f.materiality == "negligible" and not f.flagged
     row = {r.judge: r for r in report.summary()}["a"]
-    assert {x.bias.key for x in row.flagged} == {"verbosity", "family_preference_calibrated"}
+    assert {x.bias.key for x in row.flagged} == {
+        "verbosity_recall_gap",
+        "family_preference_calibrated",
+    }
     assert summary_line(row) == "a: 2 of 3 estimated biases flagged"
     verdicts = [(v.judges, v.finding.bias.key) for v in report.flagged_verdicts()]
-    assert (("a",), "position") not in verdicts and (("a",), "verbosity") in verdicts
+    assert (("a",), "position") not in verdicts and (("a",), "verbosity_recall_gap") in verdicts
     (mrow,) = [r for r in report.matrix().rows if r.judge == "a"]
-    assert mrow.flagged == 2 and not mrow.cells["position"].hit and mrow.cells["verbosity"].hit
+    assert (
+        mrow.flagged == 2
+        and not mrow.cells["position"].hit
+        and mrow.cells["verbosity_recall_gap"].hit
+    )
     d = to_dict(report)
     (pos,) = [x for r in d["summary"] for x in r["findings"] if x["bias"] == "position"]
     assert pos["significant"] is True and pos["flagged"] is False
@@ -87,7 +94,9 @@ def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(report:
                      flags=re.S)  # fmt: skip
     assert cell is not None and "hit" not in cell.group(1)
     assert 'class="est none"' in cell.group(2) and "&#9650;" not in cell.group(2)
-    verb = re.search(r'<td data-bias="verbosity" class="hit">(.*?)</td>', page, flags=re.S)
+    verb = re.search(
+        r'<td data-bias="verbosity_recall_gap" class="hit">(.*?)</td>', page, flags=re.S
+    )
     assert verb is not None and 'class="est up"' in verb.group(1)  # control: material is red
     flagged_list = page[page.index('id="flagged-verdicts"') : page.index('id="all-findings"')]
     assert "prefers the answer shown first" not in flagged_list
@@ -98,9 +107,9 @@ def test_readings_in_words(report: Report) -> None:
     got = {(f.judge, f.bias.key): reading(f) for f in FINDINGS}
     assert got == {
         ("a", "position"): "negligible",
-        ("a", "verbosity"): "▲ material",
+        ("a", "verbosity_recall_gap"): "▲ material",
         ("a", "family_preference_calibrated"): "▲ small",
-        ("b", "verbosity"): "no detectable bias",
+        ("b", "verbosity_recall_gap"): "no detectable bias",
         ("b", "agreement_accuracy"): "quality score",
     }
     # a bias that declares no threshold reads "flagged" with its side
@@ -123,12 +132,12 @@ def test_the_terminal_table_rows_by_hand(report: Report) -> None:
         ["a", "Family preference (family-pick rate − predicted · no bias = 0)",
          "+0.030 [0.010, 0.060]",
          "80", "▲ small [1]"],
-        ["", f"{BIASES['verbosity'].label} (recall difference · no bias = 0)",
+        ["", f"{BIASES['verbosity_recall_gap'].label} (recall difference · no bias = 0)",
          "+0.20 [0.10, 0.30]", "195",
          "▲ material"],
         ["", "Position (share of win to first · no bias = 0.5)", "0.50 [0.49, 0.50]",
          "7,000", "negligible"],
-        ["b", f"{BIASES['verbosity'].label} (recall difference · no bias = 0)",
+        ["b", f"{BIASES['verbosity_recall_gap'].label} (recall difference · no bias = 0)",
          "−0.01 [−0.20, 0.18]", "150",
          "no detectable bias"],
         ["", "Agreement (share of pairs agreeing · chance = 0.5)", "0.71 [0.67, 0.75]", "200",

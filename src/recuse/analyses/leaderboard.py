@@ -241,6 +241,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
                 f"{r.lc_win_rate_high:.2f}] ({o.level:.0%} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."
+                + (" Caveat: " + str(r.caveat) + "." if r.caveat else "")
             )
 
 
@@ -327,6 +328,11 @@ def _length_controlled(ctx: Context, inp: Input, rows: pd.DataFrame, judges: lis
         part.notes.append(
             f"{inp.name}, {judge}: length-controlled win rate against the fixed baseline "
             f"{lc['baseline'].iloc[0]}, in %; differs from upstream's: {UPSTREAM_DIFFERENCES}."
+        )
+        part.notes.extend(
+            f"{inp.name}, {judge}, {r.system}: length-controlled win rate: " + str(r.caveat) + "."
+            for r in lc.itertuples()
+            if r.caveat
         )
         made += 1
     return made

@@ -41,7 +41,7 @@ LONGER_GAP = Bias(
     scale="pick-rate difference",
 )
 VERBOSITY = Bias(
-    key="verbosity",
+    key="verbosity_recall_gap",  # `verbosity` in older reports: see report.gate.RENAMED
     title="Verbosity: recall difference (Saito Eq. 6)",
     short="Eq. 6 recalls",
     unit="the judge's recall of the human-preferred answer when it is the longer one, "

@@ -20,6 +20,15 @@ Where this differs from upstream (so a comparison with its leaderboard is honest
 - no regularisation toward upstream's "gamed" (length-prompted) baselines and no
   cross-validated L1 penalty: a plain maximum-likelihood fit.
 
+Where length tracks difficulty: when the system writes longer (or shorter) answers on
+harder instructions, the length term and the difficulty term carry the same signal and the
+GLM cannot tell them apart; with γ_i estimated from a few other systems (noisy, so its
+coefficient is attenuated) part of the difficulty effect is then credited to length and
+removed with it. Each row gives ``length_difficulty_r``, Pearson's r between
+``tanh(δ_i / sd(δ))`` and ``γ_i`` over the system's instructions, and a ``caveat`` when
+``|r| ≥`` :data:`CONFOUNDED_R` (0.3): the length-controlled rate may then be off by
+several points and its interval too narrow.
+
 Intervals: the one-step cluster bootstrap over instructions of
 :mod:`recuse.metrics.bradley_terry` (θ* = θ̂ + H⁻¹ Σ_i (n*_i − 1) u_i).
 """
@@ -38,7 +47,12 @@ from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
 from recuse.metrics.bradley_terry import system_names
 
-__all__ = ["compare_with_upstream", "fixed_baseline", "length_controlled_win_rates"]
+__all__ = [
+    "CONFOUNDED_R",
+    "compare_with_upstream",
+    "fixed_baseline",
+    "length_controlled_win_rates",
+]
 
 Side = Literal["a", "b"]
 
@@ -46,6 +60,31 @@ UPSTREAM_DIFFERENCES = (
     "instruction difficulty estimated from these annotations, not upstream's precomputed "
     "values; no regularisation toward upstream's gamed baselines; no L1 penalty"
 )
+
+
+#: |Pearson r| between the length term and instruction difficulty from which the
+#: length-controlled rate carries a caveat (the two cannot be told apart well)
+CONFOUNDED_R = 0.3
+
+
+def _confounding(tl: np.ndarray, gamma: np.ndarray) -> tuple[float, str]:
+    """Pearson's r between the length term and the difficulty term, and the caveat to
+    show beside the length-controlled rate when ``|r| >= CONFOUNDED_R`` ("" otherwise;
+    r is NaN when either term is constant)."""
+    if len(tl) < 3 or np.ptp(tl) == 0 or np.ptp(gamma) == 0:
+        return float("nan"), ""
+    r = float(np.corrcoef(tl, gamma)[0, 1])
+    if abs(r) < CONFOUNDED_R:
+        return r, ""
+    # delta = baseline − system and gamma high = easy for the systems: r > 0 means the
+    # system's answers are longer (delta low) on hard instructions (gamma low)
+    side = "harder" if r > 0 else "easier"
+    return r, (
+        f"the length difference moves with instruction difficulty (r = {r:+.2f}: this "
+        f"system's answers are longer on {side} instructions), so the GLM cannot fully "
+        "separate length from difficulty: the length-controlled rate may be off by several "
+        "points and its interval too narrow; read it with the raw win rate"
+    )
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -102,7 +141,8 @@ def length_controlled_win_rates(
 ) -> pd.DataFrame:
     """One row per system judged by ``judge`` against its one baseline: raw and
     length-controlled win rates (in %) with intervals, the length and difficulty
-    coefficients, and n.
+    coefficients, ``length_difficulty_r`` (Pearson's r of the length and difficulty
+    terms), n, and a ``caveat`` when that r says the two cannot be told apart.
 
     The baseline is the system on one side of every row of the judge (``model_a`` in
     AlpacaEval's tables, ``model_b`` in Arena-Hard-Auto's; :func:`fixed_baseline`), or
@@ -185,6 +225,7 @@ def length_controlled_win_rates(
         )
         lc = float(_sigmoid(theta[0] + psi * gamma).mean())
         lc_reps = _sigmoid(reps[:, [0]] + psi_reps * gamma[None, :]).mean(axis=1)
+        r, caveat = _confounding(tl, gamma)
         counts = resample_counts(len(uniques), n_boot, rng)
         sums, ns = np.bincount(codes, y), np.bincount(codes).astype(float)
         raw_reps = (counts @ sums) / (counts @ ns)
@@ -202,7 +243,9 @@ def length_controlled_win_rates(
                 "lc_win_rate_high": 100 * float(hi),
                 "length_coefficient": float(theta[1]),
                 "difficulty_coefficient": float(psi),
+                "length_difficulty_r": r,
                 "n": len(g),
+                "caveat": caveat,
             }
         )
     return pd.DataFrame(out)

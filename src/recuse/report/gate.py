@@ -207,6 +207,7 @@ class AuditReport:
     datasets: tuple[Dataset, ...]
     only: tuple[str, ...] | None = None  # analysis ids of --only (None: all)
     skip: tuple[str, ...] = ()  # analysis ids of --skip
+    renamed: tuple[str, ...] = ()  # old bias keys this report carried, read under new ones
     #: the Certification section's curve rows (:mod:`recuse.report.certified_gate`)
     certification: tuple[dict[str, Any], ...] = ()
 
@@ -274,15 +275,38 @@ def _report_data(data: Any, p: Path) -> AuditReport:
         assert isinstance(section, dict)
         for j, f in enumerate(items, start=1):
             findings.append({"section": section.get("id", ""), **_finding(f, i, j, data, p)})
+    skipped = _skipped(data.get("skipped", []), p)
+    renamed = {str(f["bias"]) for f in findings} | {s["bias"] for s in skipped}
+    renamed &= set(RENAMED)
     from recuse.report.certified_gate import certification_rows
 
     return AuditReport(
-        findings=tuple(findings),
-        skipped=_skipped(data.get("skipped", []), p),
+        findings=tuple(_renamed(f) for f in findings),
+        skipped=tuple({**s, "bias": RENAMED.get(s["bias"], s["bias"])} for s in skipped),
         datasets=_datasets(data.get("provenance"), p),
         **_run_options(data.get("provenance")),
+        renamed=tuple(sorted(renamed)),
         certification=certification_rows(data, p),
     )
+
+
+#: bias keys of older reports -> the key the same number has now. ``verbosity`` was Eq.
+#: 6's recall difference; it is now ``verbosity_recall_gap``, and ``verbosity`` (the
+#: analysis id) gates the verbosity headline, the prefer-longer gap.
+RENAMED: dict[str, str] = {"verbosity": "verbosity_recall_gap"}
+_RENAME_NOTE = (
+    "read from an older report, where `verbosity` named Saito's Eq. 6 recall difference: "
+    "it is gated here as verbosity_recall_gap; `verbosity` now gates the verbosity "
+    "headline, the prefer-longer gap (verbosity_longer_gap)"
+)
+
+
+def _renamed(f: dict[str, Any]) -> dict[str, Any]:
+    """A finding of an older report under its bias's current key, with a note saying so."""
+    new = RENAMED.get(str(f["bias"]))
+    if new is None:
+        return f
+    return {**f, "bias": new, "warnings": [*f.get("warnings", []), _RENAME_NOTE]}
 
 
 def load_findings(path: str | Path) -> list[dict[str, Any]]:
@@ -673,6 +697,14 @@ def _reason(report: AuditReport, key: str, scope: Scope | None, dataset: str, ju
         if scope is not None and s["analysis"] == scope.title and about(s)
     ]
     reasons = list(dict.fromkeys(own or whole or analysis))
+    older = [old for old in report.renamed if key == "verbosity_longer_gap" and old == "verbosity"]
+    if older and not reasons:
+        return (
+            "this report is from an older recuse, which did not estimate the prefer-longer "
+            "gap (its `verbosity` was Eq. 6's recall difference, gated now as "
+            "verbosity_recall_gap) — audit again to gate the headline, or gate Eq. 6 with "
+            "--max verbosity_recall_gap=X"
+        )
     if not reasons:
         return "the report holds no finding and no reason"
     more = f" (and {len(reasons) - 2} more reasons in the report)" if len(reasons) > 2 else ""

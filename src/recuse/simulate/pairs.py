@@ -139,6 +139,9 @@ class PlantedBias:
             "self_preference_calibrated": self.self_preference / 2,
             "family_preference_eo": self.family_preference,
             "family_preference_dp": self.family_preference / 2,
+            # the family term of the competence model: the same shift as DP's, beyond
+            # what the judge's competence predicts (planted independently of quality)
+            "family_preference_calibrated": self.family_preference / 2,
             "verbosity_bias": self.verbosity,
             "verbosity_deviation": abs(self.verbosity),
             "verbosity_longer_gap": gap,

@@ -170,3 +170,34 @@ def test_the_layers_hold() -> None:
     assert "recuse.verdict_parsing" in GRAPH["recuse.judging.protocols"]
     leaf = _reach("recuse.verdict_parsing")
     assert leaf <= {"recuse.errors"}, sorted(leaf)
+
+
+def test_metrics_never_load_judging_probes_or_simulate() -> None:
+    # the statistics are pure: no module of recuse.metrics reaches the judging layer,
+    # the probes (whose rewrites load the runner and store) or the simulators, directly
+    # or through another module
+    metrics = [m for m in GRAPH if m == "recuse.metrics" or m.startswith("recuse.metrics.")]
+    assert len(metrics) > 10
+    upper = ("recuse.judging", "recuse.probes", "recuse.simulate")
+    reached = {m: sorted(w for w in _reach(m) if w.startswith(upper)) for m in metrics}
+    assert not {m: w for m, w in reached.items() if w}, {m: w for m, w in reached.items() if w}
+
+
+def test_metrics_load_alone() -> None:
+    # the same rule at run time: each metrics module imported in a fresh interpreter
+    # leaves none of those packages in sys.modules (packages' __init__ imports included)
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, sys, pkgutil\n"
+        "import recuse.metrics as m\n"
+        "names = [i.name for i in pkgutil.iter_modules(m.__path__, 'recuse.metrics.')]\n"
+        "for n in names: importlib.import_module(n)\n"
+        "print(len(names), sorted(k for k in sys.modules\n"
+        "    if k.startswith(('recuse.judging', 'recuse.probes', 'recuse.simulate'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split(maxsplit=1)
+    assert int(out[0]) > 10 and out[1].strip() == "[]", out

@@ -24,6 +24,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from recuse.analyses import selected
 from recuse.analyses.base import SE, AuditOptions
 from recuse.data.generic import ValueReading, check_value_map
 from recuse.data.importers import ImportFormat, References
@@ -539,13 +540,16 @@ class Settings:
     )  # fmt: skip
 
     def audit_options(self) -> AuditOptions:
-        """The estimation options of the driver (checked as they are made)."""
-        return AuditOptions(
+        """The estimation options of the driver (checked as they are made, the
+        ``only`` / ``skip`` ids against the registry)."""
+        options = AuditOptions(
             level=self.level, n_boot=self.n_boot, seed=self.seed, judges=self.judges,
             figure_format=self.figures, se=self.se, robustness=self.robustness,
             only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
             self_scope=self.self_scope, material=dict(self.material),
         )  # fmt: skip
+        selected(options)
+        return options
 
     def reading(self) -> ValueReading:
         """How a plain pairs file writes its verdicts."""

@@ -11,6 +11,7 @@ from analyses.conftest import Planted
 from recuse.analyses import BIASES, IDS, REGISTRY, get, selected
 from recuse.analyses.base import Analysis, AuditOptions
 from recuse.errors import ConfigError
+from recuse.options import Settings
 from recuse.roster import Roster
 from recuse.tables import PAIRS, RATINGS
 
@@ -75,4 +76,6 @@ def test_only_and_skip_select_from_the_registry() -> None:
     ]
     assert "favoritism" not in [a.id for a in selected(AuditOptions(skip=("favoritism",)))]
     with pytest.raises(ConfigError, match="unknown analysis 'nope'"):
-        AuditOptions(only=("nope",))  # checked as it is made
+        selected(AuditOptions(only=("nope",)))  # where the registry is in scope
+    with pytest.raises(ConfigError, match="--skip: unknown analysis 'nope'"):
+        Settings(skip=("nope",)).audit_options()  # before any work (CLI and API)

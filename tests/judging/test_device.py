@@ -275,7 +275,10 @@ def test_cli_says_where_the_judge_runs(
     assert main([*args, "--device", "cpu"]) == 0
     out = capsys.readouterr().out.splitlines()
     fp = folder_fingerprint(tiny_model_dir)
-    assert out[0] == f"judge tiny: local model on cpu float32 (revision {fp})"
+    assert out[0] == (
+        f"judge tiny: local model on cpu float32 (revision {fp}), "
+        f"read from model folder {tiny_model_dir}"
+    )
     card = next(line for line in out if line.startswith("card: "))
     assert "judgments/s on cpu float32 over 4 computed" in card
     assert main(["judge", "card", str(store)]) == 0
@@ -313,7 +316,7 @@ def test_gpu_pipelined_matches_cpu_serial(tiny_model_dir: Path) -> None:
 def test_cli_backend_keeps_two_calls_in_flight_on_a_gpu(tiny_model_dir: Path) -> None:
     """The CLI's backend (loaded on first use) tells the runner how many calls to keep
     in flight before it loads: two on a GPU, as the loaded backend does, one on the CPU."""
-    from recuse.cli.judge import _backend
+    from recuse.judging.setup import judge_backend as _backend
 
     common: dict[str, Any] = dict(base_urls=[], endpoint="completions", api_key_env=None,
                                   concurrency=8, timeout=1.0, dtype="auto", batch_size=0,

@@ -22,6 +22,7 @@ from recuse.analyses import (
     verbosity,
 )
 from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context, to_finding
+from recuse.errors import ConfigError
 from recuse.report.bias import Bias
 
 REGISTRY: tuple[Analysis, ...] = (
@@ -52,7 +53,15 @@ def get(analysis_id: str) -> Analysis:
 
 
 def selected(options: AuditOptions) -> tuple[Analysis, ...]:
-    """The analyses ``options.only`` / ``options.skip`` ask for, in registry order."""
+    """The analyses ``options.only`` / ``options.skip`` ask for, in registry order;
+    :class:`ConfigError` for an id the registry lacks."""
+    for option, ids in (("--only", options.only), ("--skip", options.skip)):
+        bad = [i for i in ids if i not in IDS]
+        if bad:
+            raise ConfigError(
+                f"{option}: unknown analysis {bad[0]!r} — choose from {', '.join(IDS)} "
+                "(see `recuse analyses`)"
+            )
     return tuple(
         a
         for a in REGISTRY

@@ -94,11 +94,10 @@ class AuditOptions:
         self.check()
 
     def check(self) -> None:
-        """Raise :class:`ConfigError` for a value outside its range, or an ``only`` /
-        ``skip`` id the registry lacks. Called once, as the options are made: an
-        ``AuditOptions`` that exists is a valid one."""
-        from recuse.analyses import IDS as known
-
+        """Raise :class:`ConfigError` for a value outside its range. Called once, as the
+        options are made: an ``AuditOptions`` that exists is a valid one (its ``only`` /
+        ``skip`` ids are checked against the registry by
+        :func:`recuse.analyses.selected`, where the registry is in scope)."""
         if not 0.5 <= self.level < 1:
             raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
         if self.n_boot < 100:
@@ -123,13 +122,6 @@ class AuditOptions:
                 raise ConfigError(
                     f"--material {key}={value}: the smallest effect worth acting on must be a "
                     "positive number, e.g. --material position=0.05"
-                )
-        for option, ids in (("--only", self.only), ("--skip", self.skip)):
-            bad = [i for i in ids if known and i not in known]
-            if bad:
-                raise ConfigError(
-                    f"{option}: unknown analysis {bad[0]!r} — choose from {', '.join(known)} "
-                    "(see `recuse analyses`)"
                 )
 
     def to_dict(self) -> dict[str, Any]:

@@ -200,18 +200,7 @@ def favoritism(
     for note in main.notes:
         console.print(Text(f"note: {note}"))
     if bat.results:
-        agree = _sign_agreement(bat.table())
-        flips = [f"{k} {lab} ({share:.0%})" for (k, lab), share in agree.items() if share < 1]
-        console.print(
-            Text(
-                f"robustness: {len(bat.results)} variants (estimates in robustness.csv); "
-                + (
-                    "same sign as the main fit everywhere"
-                    if not flips
-                    else "share of variants with the main fit's sign: " + ", ".join(flips)
-                )
-            )
-        )
+        console.print(Text(_robustness_line(bat.table(), len(bat.results))))
     for name, reason in bat.skipped.items():
         console.print(Text(f"skipped {name}: {reason}"))
     effect = debias_effect(ratings, main, roster)
@@ -221,19 +210,21 @@ def favoritism(
         f"reference ranking {effect.rank_correlation_before:.2f} -> "
         f"{effect.rank_correlation_after:.2f}"
     )
-    written = write_outputs(
-        bat,
-        effect,
-        out_path,
-        settings={
-            "source": source,
-            "se": se,
-            "level": level,
-            "normalize": normalize,
-            "robustness": checks,
-        },
-    )
+    settings = {"source": source, "se": se, "level": level, "normalize": normalize,
+                "robustness": checks}  # fmt: skip
+    written = write_outputs(bat, effect, out_path, settings=settings)
     console.print(Text("wrote " + ", ".join(str(p) for p in written)))
+
+
+def _robustness_line(tab: pd.DataFrame, variants: int) -> str:
+    """How many variants were fitted, and where their sign differs from the main fit's."""
+    agree = _sign_agreement(tab)
+    flips = [f"{k} {lab} ({share:.0%})" for (k, lab), share in agree.items() if share < 1]
+    return f"robustness: {variants} variants (estimates in robustness.csv); " + (
+        "same sign as the main fit everywhere"
+        if not flips
+        else "share of variants with the main fit's sign: " + ", ".join(flips)
+    )
 
 
 def _sign_agreement(tab: pd.DataFrame) -> dict[tuple[str, str], float]:

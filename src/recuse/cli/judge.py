@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
-import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -29,14 +27,23 @@ from recuse.cli.app import (
 from recuse.data.generic import ColumnMapping, ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
-from recuse.judging.device import DType, DTypeChoice
+from recuse.judging.device import DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
+from recuse.judging.setup import (
+    describe,
+    judge_backend,
+    ray_backend,
+    ray_pool,
+    template_protocol,
+    whole_labels,
+)
 from recuse.judging.store import Kind
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
     from recuse.judging.distributed import RayExecutor
-    from recuse.judging.runner import RunSummary
+    from recuse.judging.protocols import Dimension
+    from recuse.judging.runner import RetryPolicy, RunSummary
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
@@ -51,131 +58,6 @@ app.add_typer(judge_app, name="judge")
 
 #: exit code of `recuse judge` / `recuse probe` when tasks failed after their retries
 EXIT_FAILED = 1
-
-
-def _backend(
-    model: str,
-    *,
-    base_urls: list[str],
-    endpoint: Endpoint,
-    api_key_env: str | None,
-    concurrency: int,
-    timeout: float,
-    dtype: DTypeChoice,
-    batch_size: int,
-    judge_id: str | None,
-    prompt_logprobs: PromptLogprobMode | None = None,
-    device: str = "auto",
-    max_batch_tokens: int = 0,
-    placed: tuple[str, DType] | None = None,
-) -> tuple[Backend, str]:
-    """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
-    backend also scores perplexities, through its prompt log-probs. A local model
-    runs on ``device`` (auto: the GPU when there is one) in ``dtype`` (auto: bfloat16
-    where the device computes in it, else float32); ``batch_size`` 0 is the device's
-    default, ``max_batch_tokens`` 0 the budget sized for the device. ``placed``: the
-    device and dtype a Ray pool resolved on its cluster, used instead of this
-    machine's."""
-    from recuse.roster import Roster
-
-    roster = Roster.load()
-    canonical = roster.canonical(model) if model in roster else None
-    if base_urls:
-        from recuse.judging.backends.http import HTTPBackend
-
-        jid = judge_id or canonical or model
-        http = HTTPBackend(
-            base_urls,
-            model=model,
-            model_id=jid,
-            endpoint=endpoint,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            prompt_logprobs=prompt_logprobs,
-        )
-        return http, jid
-    from recuse.judging.backends.lazy import LazyBackend
-    from recuse.judging.backends.local import (
-        LocalBackend,
-        default_batch_size,
-        default_calls_in_flight,
-        stored_revision,
-    )
-    from recuse.judging.device import resolve_device, resolve_dtype
-    from recuse.judging.models import DEFAULT_JUDGE, default_judge, names_embedded
-
-    embedded = names_embedded(model)  # a folder of that name is the user's model
-    fingerprinted = not embedded  # the revision is the folder's fingerprint
-    if embedded:
-        m = default_judge()
-        path, model_id, revision, jid = m.path, m.model_id, m.revision, judge_id or m.model_id
-    else:
-        path = Path(model)
-        if not path.is_dir():
-            raise ConfigError(
-                f"--model {model!r} is neither the embedded judge ({DEFAULT_JUDGE}) nor a "
-                "model folder — give a folder saved with save_pretrained, or --base-url for "
-                "a server"
-            )
-        from recuse.judging.fingerprint import folder_fingerprint
-
-        # the folder's own name, also where it is given as "." or "sub/.." (whose last
-        # component as typed is "" or ".."); a symlink keeps the name it was given by
-        jid = judge_id or Path(os.path.abspath(path)).name
-        # the weights' fingerprint, not the folder's name: other weights saved into
-        # the same folder, or another folder of the same name, get other keys
-        model_id, revision = jid, folder_fingerprint(path)
-    if not (Path(path) / "config.json").is_file():
-        raise ConfigError(f"{path} is not a model folder (no config.json)")
-    if batch_size < 0 or max_batch_tokens < 0:
-        raise ConfigError("--batch-size and --max-batch-tokens must be 0 (automatic) or more")
-    if placed is not None:  # a Ray pool's (RayExecutor.placement): this machine may have no GPU
-        where, precision = placed
-    else:
-        where = resolve_device(device)
-        precision = resolve_dtype(dtype, where)
-    size = batch_size or default_batch_size(where)
-
-    def load() -> Backend:  # only when a judgment is needed: a rerun with nothing left is fast
-        loaded = LocalBackend.load(
-            path,
-            model_id=model_id,
-            revision=revision,
-            dtype=precision,  # pinned here: it enters the revision the tasks are keyed by
-            device=device if placed is None else where,  # resolved where it loads
-            batch_size=size,
-            max_batch_tokens=max_batch_tokens or None,
-        )
-        if fingerprinted:  # weights saved into the folder since it was fingerprinted
-            from recuse.judging.fingerprint import check_unchanged
-
-            check_unchanged(path, revision)
-        return loaded
-
-    lazy = LazyBackend(
-        load,
-        model_id=model_id,
-        revision=stored_revision(revision, precision),
-        batch_size=size,
-        route=LocalBackend.ROUTE,
-        concurrency=default_calls_in_flight(where),
-        hardware=f"{where} {precision}",
-    )
-    return lazy, jid
-
-
-def describe(backend: Backend, jid: str, model: str | None = None) -> str:
-    """The run's first line: the judge, and where it runs (a local model's device and
-    dtype, and which model: the embedded judge or the folder ``model``) or which
-    servers answer."""
-    if backend.hardware:
-        from recuse.judging.models import local_source
-
-        which = f", read from {local_source(model)}" if model is not None else ""
-        where = f"local model on {backend.hardware} (revision {backend.revision})"
-        return f"judge {jid}: {where}{which}"
-    return f"judge {jid}: served model {backend.model_id}"
 
 
 @judge_app.callback()
@@ -299,30 +181,16 @@ def judge(
     kept)."""
     if ctx.invoked_subcommand is not None:
         return
-    if not data or out is None:
-        raise ConfigError("give --data (dataset name or file) and --out (store file)")
-    if ray is None and ray_actors:
-        raise ConfigError("--ray-actors goes with --ray ADDRESS; add --ray local (or an address)")
-    if ray_actors < 0:
-        raise ConfigError(
-            f"--ray-actors must be 0 (one per GPU of the cluster, else 1) or more; got {ray_actors}"
-        )
-    if perplexity and protocol != "pairwise":
-        raise ConfigError(
-            "--perplexity goes with pairwise judging (the familiarity analysis reads the "
-            "pairs table); drop it or use --protocol pairwise"
-        )
-    from recuse.judging import RetryPolicy, Runner, Store
+    _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,
+                   protocol=protocol, template=template)  # fmt: skip
+    assert out is not None  # checked above
+    from recuse.judging import RetryPolicy
     from recuse.judging.protocols import DIMENSIONS
     from recuse.judging.protocols import dimension as get_dimension
     from recuse.outputs import check_output
 
     # everything is checked before the store is created or a request is sent
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
-    if template is not None and protocol != "pairwise":
-        raise ConfigError(
-            "--template is a pairwise judge prompt; drop it or use --protocol pairwise"
-        )
     tpl = template_protocol(template, mode)
     check_output(out, option="--out")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
@@ -342,61 +210,90 @@ def judge(
         model = str(Path(model).absolute())  # the workers open the folder by this path
     # whole-label scores (labels sharing a first token) need prompt log-probs too
     prompt_logprobs = (
-        logprobs_mode if perplexity or (_whole_labels(tpl) and endpoint == "completions") else None
+        logprobs_mode if perplexity or (whole_labels(tpl) and endpoint == "completions") else None
     )
     pool, placed = None, None
     if ray is not None:
-        pool, placed = _ray_pool(ray, ray_actors, local=not base_url, device=device, dtype=dtype)
-    backend, jid = _backend(
-        model,
-        base_urls=base_url or [],
-        endpoint=endpoint,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        timeout=timeout,
-        dtype=dtype,
-        batch_size=batch_size,
-        judge_id=judge_id,
-        prompt_logprobs=prompt_logprobs,
-        device=device,
-        max_batch_tokens=max_batch_tokens,
-        placed=placed,
-    )
+        pool, placed = ray_pool(ray, ray_actors, local=not base_url, device=device, dtype=dtype)
+    backend, jid = judge_backend(
+        model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
+        concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
+        judge_id=judge_id, prompt_logprobs=prompt_logprobs, device=device,
+        max_batch_tokens=max_batch_tokens, placed=placed,
+    )  # fmt: skip
     typer.echo(describe(backend, jid, model))
     for note in notes:
         typer.echo(f"note: {note}")
-    retry = RetryPolicy(max_attempts=max(1, max_attempts))
     if pool is not None:
-        pool.factory = _ray_backend(
-            backend,
-            base_urls=base_url or [],
-            model=model,
-            endpoint=endpoint,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
+        pool.factory = ray_backend(
+            backend, base_urls=base_url or [], model=model, endpoint=endpoint,
+            api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
             prompt_logprobs=prompt_logprobs,
+        )  # fmt: skip
+    job = _Job(backend, jid, table, protocol, tpl, dims,
+               RetryPolicy(max_attempts=max(1, max_attempts)), progress, pool)  # fmt: skip
+    exit_if_failed(_run(job, out, perplexity=perplexity))
+
+
+def _check_options(
+    data: str | None, out: Path | None, *, ray: str | None, ray_actors: int,
+    perplexity: bool, protocol: Kind, template: str | None,
+) -> None:  # fmt: skip
+    """The option combinations `recuse judge` refuses, before anything is read."""
+    if not data or out is None:
+        raise ConfigError("give --data (dataset name or file) and --out (store file)")
+    if ray is None and ray_actors:
+        raise ConfigError("--ray-actors goes with --ray ADDRESS; add --ray local (or an address)")
+    if ray_actors < 0:
+        raise ConfigError(
+            f"--ray-actors must be 0 (one per GPU of the cluster, else 1) or more; got {ray_actors}"
         )
+    if perplexity and protocol != "pairwise":
+        raise ConfigError(
+            "--perplexity goes with pairwise judging (the familiarity analysis reads the "
+            "pairs table); drop it or use --protocol pairwise"
+        )
+    if template is not None and protocol != "pairwise":
+        raise ConfigError(
+            "--template is a pairwise judge prompt; drop it or use --protocol pairwise"
+        )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What `recuse judge` runs: the judge, the table, how it is judged."""
+
+    backend: Backend
+    jid: str
+    table: pd.DataFrame
+    protocol: Kind
+    tpl: PairwiseProtocol
+    dims: list[Dimension]
+    retry: RetryPolicy
+    progress: bool
+    pool: RayExecutor | None
+
+
+def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
+    """Judge ``job`` into the store ``out`` (and the perplexities), printing each run's
+    lines; the runs' summaries."""
+    from recuse.judging import Runner, Store
+
+    backend, jid, pool = job.backend, job.jid, job.pool
     with Store(out) as store, pool or contextlib.nullcontext():
-        runner = Runner(
-            backend,
-            store,
-            judge=jid,
-            retry=retry,
-            progress=progress,
-            executor=pool,
-        )
-        if protocol == "pairwise":
-            summary = runner.pairwise(table, tpl)
+        runner = Runner(backend, store, judge=jid, retry=job.retry, progress=job.progress,
+                        executor=pool)  # fmt: skip
+        if job.protocol == "pairwise":
+            summary = runner.pairwise(job.table, job.tpl)
         else:
-            summary = runner.likert(table, dims)
-        if tpl.template is not None:
-            typer.echo(f"judge template: {tpl.template.line()}")
+            summary = runner.likert(job.table, job.dims)
+        if job.tpl.template is not None:
+            typer.echo(f"judge template: {job.tpl.template.line()}")
         typer.echo(summary.line())
-        if isinstance(backend, HTTPBackend) and protocol == "pairwise":
+        if isinstance(backend, HTTPBackend) and job.protocol == "pairwise":
             if pool is not None and pool.exact is not None:  # the workers asked, not this one
                 backend.exact_ids, backend.exact_note = pool.exact
-            said = backend.logprobs_line(tpl.top_k)
+            said = backend.logprobs_line(job.tpl.top_k)
             if said:
                 typer.echo(said)
         if pool is not None and pool.pool is not None:
@@ -405,8 +302,7 @@ def judge(
                 f"ray: {actors} actor(s) with one {'GPU' if gpu else 'CPU'} each; "
                 f"results from {len(pool.workers)} worker process(es)"
             )
-        for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
-            typer.echo(f"  failed x{n}: {reason}")
+        _print_failures(summary)
         from recuse.judging.card import cards
 
         for c in cards(store.runs(), prompts=store.judge_prompts()):
@@ -416,14 +312,18 @@ def judge(
         if perplexity:
             from recuse.judging.perplexity import judge_perplexities
 
-            run = judge_perplexities(
-                store, backend, judge=jid, retry=retry, progress=progress, executor=pool
-            )
+            run = judge_perplexities(store, backend, judge=jid, retry=job.retry,
+                                     progress=job.progress, executor=pool)  # fmt: skip
             typer.echo(run.line())
-            for reason, n in sorted(run.failures.items(), key=lambda kv: -kv[1])[:5]:
-                typer.echo(f"  failed x{n}: {reason}")
+            _print_failures(run)
             runs.append(run)
-    exit_if_failed(runs)
+    return runs
+
+
+def _print_failures(summary: RunSummary) -> None:
+    """The five commonest reasons tasks of a run failed, with their counts."""
+    for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
+        typer.echo(f"  failed x{n}: {reason}")
 
 
 def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
@@ -457,74 +357,6 @@ def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
     raise typer.Exit(EXIT_FAILED)
 
 
-def _ray_pool(
-    address: str, actors: int, *, local: bool, device: str, dtype: DTypeChoice
-) -> tuple[RayExecutor, tuple[str, DType] | None]:
-    """The Ray pool for `judge --ray`, and for a local model the device and dtype its
-    actors use, resolved on the cluster (``--device cpu`` keeps the pool off GPUs;
-    ``cuda`` requires them; the dtype is fixed once since it enters the keys)."""
-    from recuse.judging.device import device_spec
-    from recuse.judging.distributed import RayExecutor
-
-    spec = device_spec(device)  # its form: what it names is resolved on the cluster
-    if local and spec == "mps":
-        raise ConfigError("--device mps does not go with --ray: a Ray pool runs on CUDA or CPU")
-    pool = RayExecutor(None, address=address, actors=actors or None, gpu=local and spec != "cpu")
-    if not local:
-        return pool, None
-    return pool, pool.placement(dtype, require_gpu=spec.startswith("cuda"))
-
-
-def _ray_backend(
-    backend: Backend,
-    *,
-    base_urls: list[str],
-    model: str,
-    endpoint: Endpoint,
-    api_key_env: str | None,
-    concurrency: int,
-    timeout: float,
-    prompt_logprobs: PromptLogprobMode | None,
-) -> Callable[[], Backend]:
-    """What builds the judge's backend on each Ray actor (it travels to them)."""
-    if base_urls:
-        from recuse.judging.backends.http import HTTPBackend
-        from recuse.judging.secrets import split_credentials
-
-        if any(split_credentials(u)[1] is not None for u in base_urls):
-            raise ConfigError(
-                "with --ray, put the server's password in an environment variable "
-                "(--api-key-env NAME, set on every Ray machine): a user:password@ in "
-                "--base-url would travel to the workers through Ray's object store"
-            )
-        # only the variable's name travels; each worker reads the key on its machine
-        build = functools.partial(
-            HTTPBackend,
-            base_urls,
-            model=model,
-            model_id=backend.model_id,
-            endpoint=endpoint,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            prompt_logprobs=prompt_logprobs,
-        )
-        return build
-    from recuse.judging.backends.lazy import LazyBackend
-
-    if not isinstance(backend, LazyBackend) or backend.loaded:
-        raise ConfigError("--ray judges with a local model folder or with --base-url")
-    # the unloaded stand-in travels; each actor loads the model once, after checking
-    # that its copy of the folder has the files the driver fingerprinted
-    load: Callable[[], Backend] = backend.backend
-    if Path(model).is_dir():
-        from recuse.judging.distributed import CheckedFolder
-        from recuse.judging.fingerprint import folder_fingerprint
-
-        load = CheckedFolder(load, model, folder_fingerprint(model))
-    return load
-
-
 LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")
 
 TemplateOption = Annotated[
@@ -537,26 +369,6 @@ TemplateOption = Annotated[
         "what a file holds.",
     ),
 ]
-
-
-def _whole_labels(protocol: PairwiseProtocol) -> bool:
-    """Does this template's verdict need each label's whole text scored?"""
-    return protocol.template is not None and protocol.template.verdict.first_token_ambiguous
-
-
-def template_protocol(spec: str | None, mode: PairwiseMode) -> PairwiseProtocol:
-    """The pairwise protocol for ``--template`` (recuse's prompt when none)."""
-    if spec is None:
-        return PairwiseProtocol(mode=mode)
-    from recuse.judging.templates import load_template
-
-    template = load_template(spec)
-    if mode == "direct" and template.answer_prefix is None:
-        raise ConfigError(
-            f"--template {spec}: its verdict is a structure written in the reply, with no "
-            "answer prefix to score it at — add --mode explain"
-        )
-    return PairwiseProtocol(mode=mode, template=template)
 
 
 @dataclass(frozen=True)

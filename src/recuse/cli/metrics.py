@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -147,30 +148,40 @@ def pairs_command(
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
     result = pairwise_bias(
-        table,
-        roster,
-        judges=judges,
-        metrics=metric or None,
-        verdict=verdict,
-        human_ties=ties,
-        judge_ties=judge_ties,
-        unit=unit,
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
-        min_n=min_n,
+        table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
+        judge_ties=judge_ties, unit=unit, level=level, n_boot=n_boot, seed=seed, min_n=min_n,
         orders=orders,
-    )
+    )  # fmt: skip
 
     console = make_console()
     for note in loaded.source.notes:
         console.print(Text(f"note: {note}"))
-    shown = Table(
-        title=Text(
-            f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled; verdicts: "
-            f"{orders} order{'s' if orders == 'both' else ''})"
-        )
-    )
+    _print_results(console, result, title=(
+        f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled; verdicts: "
+        f"{orders} order{'s' if orders == 'both' else ''})"
+    ))  # fmt: skip
+    if out_path is not None:
+        meta: dict[str, object] = {
+            "source": source,
+            "judges": judges,
+            "level": level,
+            "n_boot": n_boot,
+            "seed": seed,
+            "min_n": min_n,
+            "verdict": verdict,
+            "orders": orders,
+            "human_ties": human_ties,
+            "judge_ties": judge_ties,
+            "unit": unit,
+        }
+        write_results(result, out_path, meta=meta)
+        console.print(Text(f"wrote {out_path}"))
+
+
+def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
+    """The results as a table (each distinct warning once, numbered; rows carry the
+    number), then the estimates not made and why."""
+    shown = Table(title=Text(title))
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
@@ -199,19 +210,3 @@ def pairs_command(
         for s in result.skipped:
             skipped.add_row(Text(s.judge or ""), Text(s.metric), Text(s.reason))
         console.print(skipped)
-    if out_path is not None:
-        meta: dict[str, object] = {
-            "source": source,
-            "judges": judges,
-            "level": level,
-            "n_boot": n_boot,
-            "seed": seed,
-            "min_n": min_n,
-            "verdict": verdict,
-            "orders": orders,
-            "human_ties": human_ties,
-            "judge_ties": judge_ties,
-            "unit": unit,
-        }
-        write_results(result, out_path, meta=meta)
-        console.print(Text(f"wrote {out_path}"))

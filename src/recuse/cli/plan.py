@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from recuse.cli.app import app
-from recuse.metrics.power import MAX_PAIRS, POSITION_DEFAULTS, Planned, plan
+from recuse.simulate.power import MAX_PAIRS, POSITION_DEFAULTS, Planned, plan
 
 
 @app.command("plan")

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from recuse.cli.app import app
-from recuse.cli.judge import TemplateOption
+from recuse.cli.judge import FileReading, TemplateOption, _read, exit_if_failed
+from recuse.data.generic import ValueReading
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
+from recuse.judging.setup import describe, judge_backend, template_protocol, whole_labels
+from recuse.outputs import check_output
 from recuse.probes.design import RECOGNITION
 from recuse.probes.rewrite import REWRITES
 from recuse.probes.transforms import PROBES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from recuse.judging.runner import RunSummary
+    from recuse.probes.rewrite import RunnerRewriter
 
 EDITS = [p for p in PROBES if p != "placebo"]
 ALL = ",".join(EDITS)
@@ -98,23 +107,68 @@ def probe(
     input; 130 when interrupted (finished work is kept)."""
     import pandas as pd
 
-    from recuse.cli.judge import (
-        FileReading,
-        _backend,
-        _read,
-        _whole_labels,
-        describe,
-        exit_if_failed,
-        template_protocol,
-    )
-    from recuse.data.generic import ValueReading
     from recuse.judging import RetryPolicy, Runner, Store
-    from recuse.outputs import check_output
+    from recuse.judging.templates import check_references
     from recuse.probes import build_probe_table, build_recognition_table, probe_bases
     from recuse.probes.rewrite import RunnerRewriter
     from recuse.probes.run import judge_probes
 
-    asked = [p.strip() for p in probes.split(",") if p.strip()]
+    names = _probe_names(probes)
+    edits = [p for p in names if p != RECOGNITION]
+    _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
+    protocol = template_protocol(template, "direct")
+    check_output(out, option="--out")
+    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading()))
+    if protocol.template is not None:
+        check_references(protocol.template, table, file=data)
+    backend, jid = judge_backend(
+        model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
+        concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
+        judge_id=judge_id, device=device,
+        # whole-label scores (labels sharing a first token) need the prompt log-probs
+        prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
+    )  # fmt: skip
+    typer.echo(describe(backend, jid, model))
+    # before the store: bad options, pairs without texts, no pair with the judge's answers
+    missing = (
+        probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"] if edits else 0
+    )
+    if missing:
+        typer.echo(f"{missing} pair(s) without prompt and both answers as text: left out")
+    parts: list[pd.DataFrame] = []
+    recognition = [build_recognition_table(table, judge=jid, limit=limit or None, seed=seed)
+                   for _ in range(RECOGNITION in names)]  # fmt: skip
+    rewrite: RunnerRewriter | None = None
+    retry = RetryPolicy(max_attempts=max_attempts)
+    with Store(out) as store:
+        if edits:
+            if any(p in REWRITES for p in edits):
+                writer, wid = judge_backend(
+                    rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
+                    api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                    dtype=dtype, batch_size=batch_size, judge_id=None, device=device,
+                )  # fmt: skip
+                runs = Runner(writer, store, judge=wid, retry=retry, progress=progress)
+                rewrite = RunnerRewriter(runs, max_new_tokens=rewrite_tokens)
+            t = build_probe_table(
+                table, probes=edits, author=jid, limit=limit or None, seed=seed, rewriter=rewrite
+            )
+            _print_rewrites(edits, rewrite, rewriter, t)
+            parts.append(t)
+        # the edits first: a base pair's original row shared with self-recognition keeps
+        # the edits' treated side (the recognition rows' own is the judge's answer)
+        probe_table = pd.concat([*parts, *recognition], ignore_index=True)
+        probe_table = probe_table.drop_duplicates("item_id")
+        judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)
+        summary = judge_probes(judging, probe_table, protocol)
+    _print_done(summary, probe_table, out)
+    exit_if_failed([summary, *(rewrite.summaries if rewrite else [])])
+
+
+def _probe_names(spec: str) -> list[str]:
+    """The probes ``--probe`` names (groups expanded, the placebo dropped: it comes with
+    every one); :class:`ConfigError` for an unknown one or none."""
+    asked = [p.strip() for p in spec.split(",") if p.strip()]
     names = list(dict.fromkeys(n for p in asked for n in GROUPS.get(p, [p])))
     unknown = [p for p in names if p not in PROBES and p not in REWRITES and p != RECOGNITION]
     if unknown:
@@ -125,70 +179,32 @@ def probe(
             f"--probe: name at least one probe (the placebo comes with every one) — choose "
             f"from {CHOICES}"
         )
-    edits = [p for p in names if p != RECOGNITION]
+    return names
+
+
+def _check_counts(*, limit: int, max_attempts: int, rewrite_tokens: int) -> None:
     if limit < 0:
         raise ConfigError(f"--limit must be 0 (all) or more; got {limit}")
     if max_attempts < 1:
         raise ConfigError(f"--max-attempts must be 1 or more; got {max_attempts}")
     if rewrite_tokens < 1:
         raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
-    protocol = template_protocol(template, "direct")
-    check_output(out, option="--out")
-    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading()))
-    if protocol.template is not None:
-        from recuse.judging.templates import check_references
 
-        check_references(protocol.template, table, file=data)
-    backend, jid = _backend(
-        model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
-        concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
-        judge_id=judge_id, device=device,
-        # whole-label scores (labels sharing a first token) need the prompt log-probs
-        prompt_logprobs="echo" if _whole_labels(protocol) and endpoint == "completions" else None,
-    )  # fmt: skip
-    typer.echo(describe(backend, jid, model))
-    parts, recognition = [], []
-    # before the store: bad options, pairs without texts, no pair with the judge's answers
-    if edits:
-        missing = probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"]
-        if missing:
-            typer.echo(f"{missing} pair(s) without prompt and both answers as text: left out")
-    if RECOGNITION in names:
-        recognition.append(
-            build_recognition_table(table, judge=jid, limit=limit or None, seed=seed)
-        )
-    rewrite: RunnerRewriter | None = None
-    retry = RetryPolicy(max_attempts=max_attempts)
-    with Store(out) as store:
-        if edits:
-            if any(p in REWRITES for p in edits):
-                writer, wid = _backend(
-                    rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
-                    api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-                    dtype=dtype, batch_size=batch_size, judge_id=None, device=device,
-                )  # fmt: skip
-                rewrite = RunnerRewriter(
-                    Runner(writer, store, judge=wid, retry=retry, progress=progress),
-                    max_new_tokens=rewrite_tokens,
-                )
-            t = build_probe_table(
-                table, probes=edits, author=jid, limit=limit or None, seed=seed, rewriter=rewrite
-            )
-            styles = [p for p in edits if p in REWRITES]
-            for style, done in zip(styles, rewrite.summaries if rewrite else [], strict=False):
-                typer.echo(f"{style} rewrites by {rewriter}: {done.line()}")
-            for style, n in t.attrs.get("unusable_rewrites", {}).items():
-                if n:
-                    typer.echo(
-                        f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out"
-                    )
-            parts.append(t)
-        # the edits first: a base pair's original row shared with self-recognition keeps
-        # the edits' treated side (the recognition rows' own is the judge's answer)
-        probe_table = pd.concat([*parts, *recognition], ignore_index=True)
-        probe_table = probe_table.drop_duplicates("item_id")
-        judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)
-        summary = judge_probes(judging, probe_table, protocol)
+
+def _print_rewrites(
+    edits: list[str], rewrite: RunnerRewriter | None, rewriter: str, table: pd.DataFrame
+) -> None:
+    """Each rewrite style's run, and how many rewrites were unusable."""
+    styles = [p for p in edits if p in REWRITES]
+    for style, done in zip(styles, rewrite.summaries if rewrite else [], strict=False):
+        typer.echo(f"{style} rewrites by {rewriter}: {done.line()}")
+    for style, n in table.attrs.get("unusable_rewrites", {}).items():
+        if n:
+            typer.echo(f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out")
+
+
+def _print_done(summary: RunSummary, probe_table: pd.DataFrame, out: Path) -> None:
+    """The judging run's line, its failures, the versions judged and what to run next."""
     typer.echo(summary.line())
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
         typer.echo(f"  failed x{n}: {reason}")
@@ -198,4 +214,3 @@ def probe(
         + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
         + f"; next: recuse judge export {out} --out probes.csv && recuse audit probes.csv"
     )
-    exit_if_failed([summary, *(rewrite.summaries if rewrite else [])])

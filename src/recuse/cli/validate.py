@@ -25,8 +25,8 @@ from recuse.cli.app import (
     value_reading,
 )
 from recuse.cli.console import console as make_console
-from recuse.data.generic import IGNORED, UnknownModels, read_table
-from recuse.data.importers import ImportFormat, read_import, sniff, sniff_folder
+from recuse.data.generic import IGNORED, UnknownModels, ValueReading, read_table
+from recuse.data.importers import ImportFormat, References, read_import, sniff, sniff_folder
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
 
@@ -116,9 +116,49 @@ def validate(
     if table not in ("pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
     kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
-    unknown: UnknownModels = "keep"  # --allow-unknown-models: no effect, kept for old scripts
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = Roster.load()  # the command's one roster (--roster)
+    df, kind, found, notes = _read_any(
+        path, kind, fmt=fmt, mapping=mapping, how=how, roster=roster,
+        refs=references(reference_scorer, reference_judge),
+    )  # fmt: skip
+    if as_json:
+        _print_json(path, df, kind, found, notes, roster)
+        return
+    console = make_console()
+    what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
+    out = Table(title=Text(what_file))  # a path is text, not markup
+    out.add_column("what")
+    out.add_column("count", justify="right")
+    for what, count in describe(df, kind).items():
+        out.add_row(Text(str(what)), f"{count:,}")
+    console.print(out)
+    for note in notes:
+        console.print(Text(f"note: {note}"))
+    analyses = Table(title="Analyses this file supports (recuse analyses: what each needs)")
+    analyses.add_column("analysis")
+    analyses.add_column("supported")
+    analyses.add_column("why not", overflow="fold")
+    for analysis_id, reason in supported_analyses(df, kind, roster):
+        analyses.add_row(analysis_id, "no" if reason else "yes", Text(reason or ""))
+    console.print(analyses)
+    ignored: dict[str, str] = df.attrs.get(IGNORED, {})
+    if ignored:
+        unread = Table(title="Columns not read that look like verdicts or labels (map them)")
+        unread.add_column("column")
+        unread.add_column("why it looks like one", overflow="fold")
+        for column, why in ignored.items():
+            unread.add_row(Text(column), Text(why))
+        console.print(unread)
+
+
+def _read_any(
+    path: str, kind: Literal["pairs", "ratings"], *, fmt: ImportFormat | None,
+    mapping: str | None, how: ValueReading, refs: References, roster: Roster,
+) -> tuple[pd.DataFrame, Literal["pairs", "ratings"], str | None, tuple[str, ...]]:  # fmt: skip
+    """The table ``path`` holds (a folder or file of another tool, or a plain table), its
+    kind, the tool's format (None for a plain table) and the reader's notes."""
+    unknown: UnknownModels = "keep"  # --allow-unknown-models: no effect, kept for old scripts
     if Path(path).expanduser().is_dir():
         found = fmt or sniff_folder(Path(path).expanduser())
         if found is None:
@@ -131,7 +171,6 @@ def validate(
     else:
         found = fmt or sniff(path)
     notes: tuple[str, ...] = ()
-    refs = references(reference_scorer, reference_judge)
     if found is not None:
         if mapping:
             raise ConfigError(f"--map does not apply to a {found} file: its columns are fixed")
@@ -159,52 +198,33 @@ def validate(
 
             df = reference_from_judge(df, refs.judge, roster=roster, file=path)
             notes = tuple(str(n) for n in df.attrs.get("notes", ()))
-    if as_json:
-        import json
+    return df, kind, found, notes
 
-        ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
-        typer.echo(
-            json.dumps(
-                {
-                    "file": str(path),
-                    "valid": True,
-                    "table": kind,
-                    "format": found or "",
-                    "counts": describe(df, kind),
-                    "notes": list(notes),
-                    "analyses": [
-                        {"analysis": a, "supported": reason is None, "why_not": reason or ""}
-                        for a, reason in supported_analyses(df, kind, roster)
-                    ],
-                    "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
+
+def _print_json(
+    path: str, df: pd.DataFrame, kind: Literal["pairs", "ratings"], found: str | None,
+    notes: tuple[str, ...], roster: Roster,
+) -> None:  # fmt: skip
+    """One JSON object: counts, notes, analyses supported, unread columns."""
+    import json
+
+    ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
+    typer.echo(
+        json.dumps(
+            {
+                "file": str(path),
+                "valid": True,
+                "table": kind,
+                "format": found or "",
+                "counts": describe(df, kind),
+                "notes": list(notes),
+                "analyses": [
+                    {"analysis": a, "supported": reason is None, "why_not": reason or ""}
+                    for a, reason in supported_analyses(df, kind, roster)
+                ],
+                "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
+            },
+            indent=2,
+            ensure_ascii=False,
         )
-        return
-    console = make_console()
-    what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
-    out = Table(title=Text(what_file))  # a path is text, not markup
-    out.add_column("what")
-    out.add_column("count", justify="right")
-    for what, count in describe(df, kind).items():
-        out.add_row(Text(str(what)), f"{count:,}")
-    console.print(out)
-    for note in notes:
-        console.print(Text(f"note: {note}"))
-    analyses = Table(title="Analyses this file supports (recuse analyses: what each needs)")
-    analyses.add_column("analysis")
-    analyses.add_column("supported")
-    analyses.add_column("why not", overflow="fold")
-    for analysis_id, reason in supported_analyses(df, kind, roster):
-        analyses.add_row(analysis_id, "no" if reason else "yes", Text(reason or ""))
-    console.print(analyses)
-    ignored: dict[str, str] = df.attrs.get(IGNORED, {})
-    if ignored:
-        unread = Table(title="Columns not read that look like verdicts or labels (map them)")
-        unread.add_column("column")
-        unread.add_column("why it looks like one", overflow="fold")
-        for column, why in ignored.items():
-            unread.add_row(Text(column), Text(why))
-        console.print(unread)
+    )

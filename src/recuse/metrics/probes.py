@@ -42,8 +42,7 @@ from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ra
 from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL
-from recuse.probes.rewrite import REWRITES
-from recuse.probes.transforms import PROBES
+from recuse.probe_edits import PROBES, REWRITES
 from recuse.tables import ORIGINAL, PROBE_COLUMNS, check_probe_table
 
 __all__ = ["COMPONENTS", "PROBE_COLUMNS", "VERBOSITY", "probe_effects"]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from recuse.judging.protocols import Message, Prompt
-from recuse.probes.transforms import Probe
+from recuse.probe_edits import REWRITES
 
 if TYPE_CHECKING:  # the runner is imported by those who run one
     from recuse.judging.runner import Runner, RunSummary
@@ -40,11 +40,6 @@ _ASK = {
 }
 _SYSTEM = "You rewrite answers as asked. Reply with the rewritten answer only, nothing else."
 _USER = "{ask}\n\nThe question was:\n{question}\n\nThe answer to rewrite:\n{answer}"
-
-REWRITES: dict[str, Probe] = {
-    "concise": Probe("concise", "the treated answer rewritten concisely by a model", "answer"),
-    "verbose": Probe("verbose", "the treated answer rewritten verbosely by a model", "answer"),
-}
 
 #: ``(pairs of (question, answer), style) -> one rewrite or None per pair``
 Rewriter = Callable[[Sequence[tuple[str, str]], str], list[str | None]]

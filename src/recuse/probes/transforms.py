@@ -21,7 +21,7 @@ attribution-other  the treated answer labelled as written by another assistant
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from recuse.probe_edits import PROBES, Probe
 
 __all__ = ["PROBES", "Probe", "apply_probe", "undo"]
 
@@ -39,41 +39,6 @@ BANDWAGON = (
 )
 ATTRIBUTION = "[Answer written by {author}]\n"
 OTHER_AUTHOR = "another AI assistant"
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One probe: its name, what it changes, and the direction a biased judge moves."""
-
-    name: str
-    description: str
-    target: str  # "answer" (the treated answer's text) or "question"
-
-
-PROBES: dict[str, Probe] = {
-    p.name: p
-    for p in (
-        Probe("placebo", "a trailing newline after the treated answer (no-op control)", "answer"),
-        Probe("padding", "a closing paragraph that adds length, not content", "answer"),
-        Probe("authority", "a fabricated citation after the treated answer", "answer"),
-        Probe("distraction", "an irrelevant true sentence before the treated answer", "answer"),
-        Probe(
-            "bandwagon",
-            "a note in the question that most reviewers preferred the treated answer",
-            "question",
-        ),
-        Probe(
-            "attribution-self",
-            "the treated answer labelled as written by the judge's own model",
-            "answer",
-        ),
-        Probe(
-            "attribution-other",
-            "the treated answer labelled as written by another assistant",
-            "answer",
-        ),
-    )
-}
 
 
 def opening(text: str, words: int = 6) -> str:

@@ -13,8 +13,8 @@ from scipy.stats import norm
 
 from recuse.cli import main
 from recuse.errors import ConfigError
-from recuse.metrics.power import _achieved, _first_guess, noise_like, plan
 from recuse.simulate.position import simulate_position
+from recuse.simulate.power import _achieved, _first_guess, noise_like, plan
 
 
 def test_first_guess_by_hand() -> None:

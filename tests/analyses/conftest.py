@@ -128,3 +128,12 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
     ]
     report = run_audit(inputs, options=OPTIONS, roster=roster)
     return Planted(report, pairs, fam, ratings.ratings, roster, probes)
+
+
+def audit_only(
+    analysis: str, frame: pd.DataFrame, roster: Roster, *, table: str = "pairs"
+) -> Report:
+    """One analysis of ``recuse audit`` (the driver, as the CLI runs it) on one table."""
+    options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
+                           only=(analysis,))  # fmt: skip
+    return run_audit([_input("planted", table, frame)], options=options, roster=roster)

@@ -44,3 +44,28 @@ def test_section_has_the_leaderboard_tables(planted: Planted) -> None:
     board = next(t for t in section.tables if t.name == "leaderboard-sim-pairs").frame
     assert sorted(board["adjusted rank"]) == list(range(1, len(board) + 1))
     assert any("Kendall" in n and "sim-pairs" in n for n in section.notes)
+
+
+def test_covariate_findings_recover_planted_bradley_terry_effects() -> None:
+    """Planted truth (simulate_bt, no prompt effect): every judge picks a with probability
+    σ(s_a − s_b + 0.6·tanh(Δlen/sd) ± 0.3 (a shown first / second) + 0.5·(own_a − own_b)),
+    exactly the adjusted model's form. On 5,400 judged pairs the length, first-position
+    and own-answer findings are within 0.09, 0.045 and 0.1 of 0.6, 0.3 and 0.5 (about 3
+    standard errors; over 40 seeds of 2,700 pairs the means were 0.603, 0.295, 0.509); a sign
+    error, or the first and own terms swapped, would miss by 0.2 or more."""
+    from analyses.conftest import audit_only
+    from recuse.roster import Entry, Roster
+    from recuse.simulate.bradley_terry import simulate_bt
+
+    tolerance = {"length": 0.09, "first": 0.045, "own": 0.1}
+    pairs, truth = simulate_bt(n_prompts=600, prompt_sd=0.0, seed=0)
+    roster = Roster.builtin()
+    for m in truth.strengths:
+        roster.add(Entry(m, m))  # each its own family: no family term
+    report = audit_only(ANALYSIS.id, pairs, roster)
+    by_key = {f.bias.key: f for f in report.findings if f.section == ANALYSIS.id}
+    planted = {"length": truth.length, "first": truth.first, "own": truth.own}
+    assert planted == {"length": 0.6, "first": 0.3, "own": 0.5}
+    for c, value in planted.items():
+        f = by_key[COVARIATE_BIASES[c].key]
+        assert f.estimate == pytest.approx(value, abs=tolerance[c]), (c, f.estimate)

@@ -135,3 +135,17 @@ def test_a_skip_names_the_version_the_judge_lacks_or_has_no_verdict_in(
     )
     assert why["no-placebo-judge", "probe_authority"].endswith("(no placebo rows)")
     assert [(r.judge, r.metric) for r in results] == [("planted-judge", "probe_authority")]
+
+
+def test_findings_recover_the_planted_sensitivities(planted: Planted) -> None:
+    """Planted truth (PlantedJudge): the judge adds ``sensitivity_k`` to the slot holding
+    edit k; its answer quality is fixed with the edit undone and its noise (±0.03 per
+    prompt) is what the placebo measures, so each probe's effect (treated share with the
+    edit minus with the placebo) is the planted sensitivity: 0.12, 0.0, 0.08, −0.06,
+    0.05, 0.0. Each finding is within 0.015 of it (the noise difference's mean over 120
+    pairs has a standard deviation of about 0.003); a sign error misses the non-zero
+    plants by 0.1 or more."""
+    found = {f.bias.key: f for f in planted.report.findings if f.section == ANALYSIS.id}
+    for name, sensitivity in PROBE_PLANTS.items():
+        f = found[f"probe_{name}"]
+        assert f.estimate == pytest.approx(sensitivity, abs=0.015), (name, f.estimate)

@@ -108,3 +108,34 @@ def test_one_judge_without_other_models_keeps_eo_as_headline() -> None:
     notes = [n for s in report.sections for n in s.notes]
     assert any("m0: no calibrated estimate" in n and "pairs without its own answer" in n
                for n in notes)  # fmt: skip
+
+
+def test_findings_recover_planted_self_preference() -> None:
+    """Planted truth (simulate_pairs): the judge agrees with the human 0.7 of the time,
+    ± self_preference/2 when its own answer faces another model's and the human prefers
+    its own / the other. Hence EO = self_preference, DP = self_preference/2, and the
+    calibrated estimate self_preference/2 too (the labels do not depend on the models,
+    so every strength is 0: the module docstring of recuse.simulate.pairs). gpt-4 is
+    planted at +0.3, claude-v1 at −0.2. Over two seeds (1,800 pairs each) the mean
+    finding is within 0.06 of EO's truth and 0.035 of DP's and the calibrated one
+    (about 3 standard errors of the mean); a sign error, or DP's number given as EO's,
+    would miss by 0.1 or more."""
+    from analyses.conftest import audit_only
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    plants = {"gpt-4": PlantedBias(self_preference=0.3),
+              "claude-v1": PlantedBias(self_preference=-0.2)}  # fmt: skip
+    truth = {EO.key: "self_preference_eo", DP.key: "self_preference_dp",
+             CALIBRATED.key: "self_preference_calibrated"}  # fmt: skip
+    tolerance = {EO.key: 0.06, DP.key: 0.035, CALIBRATED.key: 0.035}
+    got: dict[tuple[str, str], list[float]] = {}
+    for seed in range(2):
+        sim = simulate_pairs(judges=plants, models=("gpt-4", "gpt-3.5-turbo", "claude-v1",
+                             "claude-2"), n_prompts=600, seed=seed)  # fmt: skip
+        report = audit_only(ANALYSIS.id, sim.pairs, Roster.builtin())
+        for f in report.findings:
+            got.setdefault((f.judge, f.bias.key), []).append(f.estimate)
+    assert set(got) == {(j, k) for j in plants for k in truth}
+    for (judge, key), estimates in got.items():
+        value = sim.true_value(truth[key], judge)
+        assert sum(estimates) / 2 == pytest.approx(value, abs=tolerance[key]), (judge, key)

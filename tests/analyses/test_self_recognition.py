@@ -71,3 +71,22 @@ def test_findings_relation_and_original_pairs_only(exported: pd.DataFrame) -> No
     for j in PLANTS:
         r = self_preference(original, judge=j, n_boot=50)
         assert eo[j].n == r.n == 60 and eo[j].estimate == pytest.approx(r.estimate)
+
+
+def test_findings_recover_the_planted_recognition_rates(exported: pd.DataFrame) -> None:
+    """Planted truth (PlantedJudge): asked which answer it wrote, the judge gives its own
+    P = 0.5 + recognition + noise (noise uniform in ±0.03, fixed per prompt), so its
+    self-recognition accuracy is 0.5 + recognition up to the noise's mean: 0.8 for j1,
+    0.55 for j2. Each finding is within 0.02 of that (the noise's mean over 60 prompts
+    has a standard deviation of 0.002); a sign error (0.2, 0.45) would miss by 0.1 or
+    more, and j1's and j2's numbers swapped by 0.25."""
+    from analyses.conftest import audit_only
+
+    roster = Roster([Entry(m, m) for m in ("j1", "j2", "m-other")])
+    report = audit_only(ANALYSIS.id, exported, roster)
+    found = {f.judge: f for f in report.findings if f.bias is SELF_RECOGNITION}
+    assert set(found) == set(PLANTS)
+    for judge, (recognition, _) in PLANTS.items():
+        f, truth = found[judge], 0.5 + recognition
+        assert f.estimate == pytest.approx(truth, abs=0.02), judge
+        assert f.n == 60

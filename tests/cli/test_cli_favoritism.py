@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.formula.api as smf
 
 from recuse.cli import main
+from recuse.data import load
+from recuse.roster import Roster
 from recuse.simulate.ratings import simulate_ratings
 
 
@@ -137,7 +141,33 @@ def test_real_dataset_by_name(
     assert "63,222 ratings, 9 judges, 4 families" in stdout
     main_fit = json.loads((out / "favoritism.json").read_text())["main"]
     gpt4o = next(r for r in main_fit["self_bias"] if r["judge"] == "gpt-4o")
-    assert gpt4o["estimate"] == pytest.approx(0.0309, abs=5e-5)
+    assert gpt4o["estimate"] == pytest.approx(0.0309, abs=5e-5)  # pinned: a second check
+    # every γ_j and λ_F in the JSON, and its interval, is statsmodels' OLS with
+    # cluster-robust (CR1, by prompt) errors on a frame built here: ratings and references
+    # over each dimension's largest value, self = own id, family = roster family
+    d = load("play-favorites", data_dir=shared_data)
+    d = d.assign(rating=pd.to_numeric(d["rating"], errors="coerce"),
+                 reference=pd.to_numeric(d["reference"], errors="coerce"))  # fmt: skip
+    d = d.dropna(subset=["rating", "reference"]).reset_index(drop=True)
+    top = d.groupby("dimension")[["rating", "reference"]].transform("max").max(axis=1)
+    d["y"], d["ref"] = d["rating"] / top, d["reference"] / top
+    roster = Roster.load()
+    jf, mf = d["judge"].map(roster.family), d["model"].map(roster.family)
+    d["s"] = np.where(d["judge"] == d["model"], d["judge"], "none")
+    d["f"] = np.where((jf == mf) & (d["judge"] != d["model"]), jf, "none")
+    groups = pd.factorize(d["prompt_id"])[0]
+    ref = smf.ols(
+        "y ~ 0 + C(judge) + C(judge):ref + C(s, Treatment('none'))"
+        " + C(f, Treatment('none')) + C(dimension)",
+        data=d,
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    ci = ref.conf_int(alpha=1 - main_fit["level"])
+    rows = [(f"C(s, Treatment('none'))[T.{r['judge']}]", r) for r in main_fit["self_bias"]]
+    rows += [(f"C(f, Treatment('none'))[T.{r['family']}]", r) for r in main_fit["family_bias"]]
+    assert len(rows) == 9 + 4
+    for name, r in rows:
+        assert r["estimate"] == pytest.approx(ref.params[name], abs=1e-10), name
+        assert (r["lower"], r["upper"]) == pytest.approx(tuple(ci.loc[name]), abs=1e-9), name
 
 
 def test_an_inspect_log_with_a_reference_scorer(

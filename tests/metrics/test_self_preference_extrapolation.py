@@ -5,7 +5,8 @@ its competence is learnt on (:func:`extrapolation_warning`).
 The gaps are worked out by hand (a tree of labelled comparisons, whose Bradley–Terry
 fit reproduces each edge's log-odds exactly) or from :func:`label_strengths` on the
 committed JudgeBench per-pair file (SmolLM2-135M, whose number docs/self-preference.md
-explains as an extrapolation); a simulated strong author whose own pairs are wider apart than the
+explains as an extrapolation), and the estimate there is recomputed from its formula
+with scipy; a simulated strong author whose own pairs are wider apart than the
 others, where the logistic model is true, is not marked.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import special
+from scipy import optimize, special
 
 from recuse.metrics import pairwise_bias
 from recuse.metrics.self_preference import (
@@ -42,6 +43,59 @@ QWEN = "qwen2.5-coder-0.5b-instruct"
 
 def _extrapolated(warnings: tuple[str, ...]) -> list[str]:
     return [w for w in warnings if w.startswith("extrapolated competence")]
+
+
+def _logit_mle(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted (fractional) logistic maximum likelihood, no intercept, by scipy."""
+
+    def nll(t: np.ndarray) -> float:
+        eta = x @ t
+        return float(-np.sum(w * (y * eta - np.logaddexp(0.0, eta))))
+
+    def grad(t: np.ndarray) -> np.ndarray:
+        return -(x.T @ (w * (y - special.expit(x @ t))))
+
+    fit = optimize.minimize(nll, np.zeros(x.shape[1]), jac=grad, method="BFGS",
+                            options={"gtol": 1e-12})  # fmt: skip
+    return np.asarray(fit.x, float)
+
+
+def _calibrated_by_hand(pairs: pd.DataFrame, judge: str) -> tuple[float, dict[str, float]]:
+    """The calibrated self-preference from its formula, fitted here with scipy: the
+    models' Bradley–Terry strengths from the judge's human labels (each item once), the
+    competence ``logit P(a) = κ g + β·first + τ·own`` on every judged order (weight
+    1 / orders judged), then the mean over its own pairs of (own pick − π), π the
+    order-averaged predicted own pick with τ set to 0. Returns it and the strengths."""
+    rows = pairs[pairs["judge"] == judge].reset_index(drop=True)
+    lab = rows[rows["human"].notna()].drop_duplicates("item_id")
+    lab = lab[lab["model_a"] != lab["model_b"]]
+    models = sorted({*lab["model_a"], *lab["model_b"]})
+    col = {m: i for i, m in enumerate(models)}
+    design = np.zeros((len(lab), len(models)))
+    design[np.arange(len(lab)), lab["model_a"].map(col)] += 1.0
+    design[np.arange(len(lab)), lab["model_b"].map(col)] -= 1.0
+    t = _logit_mle(design[:, 1:], lab["human"].to_numpy(float), np.ones(len(lab)))
+    s = dict(zip(models, np.r_[0.0, t], strict=True))  # differences are what matter
+    use = rows[rows["model_a"].isin(s) & rows["model_b"].isin(s)]
+    use = use[use["model_a"] != use["model_b"]].reset_index(drop=True)
+    gap = (use["model_a"].map(s) - use["model_b"].map(s)).to_numpy(float)
+    own = np.where(use["model_a"] == judge, 1.0, np.where(use["model_b"] == judge, -1.0, 0.0))
+    long = []
+    for column, first in (("p_a_first", 1.0), ("p_a_second", -1.0)):
+        y = use[column].to_numpy(float)
+        ok = np.isfinite(y)
+        long.append(pd.DataFrame({"pair": np.flatnonzero(ok), "y": y[ok], "g": gap[ok],
+                                  "first": first, "own": own[ok]}))  # fmt: skip
+    d = pd.concat(long, ignore_index=True)
+    d["w"] = 1.0 / d.groupby("pair")["pair"].transform("size")
+    kappa, beta, _tau = _logit_mle(
+        d[["g", "first", "own"]].to_numpy(), d["y"].to_numpy(), d["w"].to_numpy()
+    )
+    pi_a = special.expit(kappa * d["g"] + beta * d["first"])
+    d["pick"] = d["w"] * np.where(d["own"] > 0, d["y"], 1 - d["y"])
+    d["pi"] = d["w"] * np.where(d["own"] > 0, pi_a, 1 - pi_a)
+    per_pair = d[d["own"] != 0].groupby("pair")[["pick", "pi"]].sum()
+    return float((per_pair["pick"] - per_pair["pi"]).mean()), s
 
 
 def _tree_table(seed: int = 0) -> pd.DataFrame:
@@ -97,7 +151,16 @@ def test_fires_on_the_committed_smollm2_pairs_and_names_the_readme_ranges() -> N
     assert (round(lo, 2), round(hi, 2), round(olo, 2), round(ohi, 2)) == (1.03, 1.17, 0.11, 0.25)
     assert f"its own pairs are {lo:.2f}–{hi:.2f} apart" in words
     assert f"learnt on {olo:.2f}–{ohi:.2f}; all its own pairs" in words
-    # the estimate itself is unchanged (the committed number)
+    # the estimate and the gaps, worked out again from the formula with scipy's optimiser
+    # (not the package's Newton fits)
+    by_hand, s_hand = _calibrated_by_hand(pairs, SMOL)
+    assert r.estimate == pytest.approx(by_hand, abs=1e-7)
+    gap_hand = (rows["model_a"].map(s_hand) - rows["model_b"].map(s_hand)).abs()
+    np.testing.assert_allclose(gap_hand, gap, atol=1e-6)
+    assert r.components["own_pick_rate"] - r.components["predicted_own_pick_rate"] == (
+        pytest.approx(by_hand, abs=1e-7)
+    )
+    # the committed number, a second check
     assert r.estimate == pytest.approx(0.13459169797851972, abs=1e-9)
     # Qwen's own pairs are the narrower ones (0.11–0.25 against 1.03–1.17): between the
     # model's anchor at gap 0 and the gaps seen, not beyond them — no mark

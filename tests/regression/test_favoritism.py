@@ -238,13 +238,48 @@ def play_favorites(shared_data):  # type: ignore[no-untyped-def]
     return load("play-favorites", data_dir=shared_data)
 
 
+def _statsmodels_play_favorites(ratings: pd.DataFrame, roster: Roster) -> object:
+    """Eq. 1 fitted by statsmodels' formula API on a frame built here, not by
+    :func:`prepare`: each dimension's ratings and references divided by the largest of
+    either in that dimension ("max" normalisation), self = the judge rating its own id,
+    family = another model of the judge's roster family; HC0 standard errors."""
+    d = ratings.copy()
+    d["rating"] = pd.to_numeric(d["rating"], errors="coerce")
+    d["reference"] = pd.to_numeric(d["reference"], errors="coerce")
+    d = d.dropna(subset=["rating", "reference"]).reset_index(drop=True)
+    top = d.groupby("dimension")[["rating", "reference"]].transform("max").max(axis=1)
+    d["y"], d["ref"] = d["rating"] / top, d["reference"] / top
+    jf, mf = d["judge"].map(roster.family), d["model"].map(roster.family)
+    d["self_label"] = np.where(d["judge"] == d["model"], d["judge"], "none")
+    d["fam_label"] = np.where((jf == mf) & (d["judge"] != d["model"]), jf, "none")
+    formula = (
+        "y ~ 0 + C(judge) + C(judge):ref + C(self_label, Treatment('none'))"
+        " + C(fam_label, Treatment('none')) + C(dimension)"
+    )
+    return smf.ols(formula, data=d).fit(cov_type="HC0")
+
+
 def test_real_play_favorites_estimates_are_pinned(play_favorites: pd.DataFrame) -> None:
-    res = fit_favoritism(play_favorites, Roster.load(), se="HC0")
+    roster = Roster.load()
+    res = fit_favoritism(play_favorites, roster, se="HC0")
     assert res.n == 63_222
     sb, fb = res.self_bias(), res.family_bias()
     assert len(sb) == 9 and len(fb) == 4
     got_self = dict(zip(sb["judge"], sb["estimate"], strict=True))
     got_fam = dict(zip(fb["family"], fb["estimate"], strict=True))
+    # every γ_j and λ_F (and its HC0 standard error) is statsmodels' on a frame built here
+    ref = _statsmodels_play_favorites(play_favorites, roster)
+    assert int(ref.nobs) == res.n  # type: ignore[attr-defined]
+    ref_params, ref_bse = ref.params, ref.bse  # type: ignore[attr-defined]
+    for _, row in sb.iterrows():
+        name = f"C(self_label, Treatment('none'))[T.{row['judge']}]"
+        assert row["estimate"] == pytest.approx(ref_params[name], abs=1e-10), name
+        assert row["se"] == pytest.approx(ref_bse[name], rel=1e-8), name
+    for _, row in fb.iterrows():
+        name = f"C(fam_label, Treatment('none'))[T.{row['family']}]"
+        assert row["estimate"] == pytest.approx(ref_params[name], abs=1e-10), name
+        assert row["se"] == pytest.approx(ref_bse[name], rel=1e-8), name
+    # the pinned figures (4 decimals) are a second check on the same numbers
     for k, v in PINNED_SELF.items():
         assert got_self[k] == pytest.approx(v, abs=5e-5), k
     for k, v in PINNED_FAMILY.items():

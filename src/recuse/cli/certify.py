@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from recuse.cli.app import MapOption, app, parse_mapping
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
-from recuse.outputs import check_output, csv_text, write_text
+from recuse.outputs import check_output, write_csv, write_text
 
 
 class _RunByDefault(TyperGroup):
@@ -241,7 +241,7 @@ def apply_command(
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         write_text(path, json.dumps(records, indent=2, ensure_ascii=False))
     else:
-        write_text(path, csv_text(decided))
+        write_csv(path, decided)
     people = int((decided["decision"] == PERSON).sum())
     typer.echo(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "

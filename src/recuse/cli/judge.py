@@ -555,7 +555,7 @@ def export(
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b."""
     from recuse.judging import Store
-    from recuse.outputs import check_output, csv_text, write_bytes, write_text
+    from recuse.outputs import check_output, write_bytes, write_csv, write_text
 
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
@@ -570,7 +570,7 @@ def export(
         df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)
         prompts = s.judge_prompts() if table == "pairs" else {}
     if suffix == ".csv":
-        write_text(out, csv_text(df))
+        write_csv(out, df)
     elif suffix == ".jsonl":
         write_text(out, df.to_json(orient="records", lines=True, force_ascii=False))
     else:

@@ -29,7 +29,7 @@ from recuse.metrics.bootstrap import N_BOOT, check_options, check_resamples
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
-from recuse.outputs import check_output, csv_text, write_text
+from recuse.outputs import check_output, write_csv, write_text
 from recuse.roster import Roster
 from recuse.tables import reject_human_ties
 
@@ -54,14 +54,13 @@ def _check_out(out: str | None) -> Path | None:
 
 
 def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
-    """Write JSON (results, skipped, curves, settings) or CSV (one row per result,
-    spreadsheet-safe), atomically: the file appears complete or not at all."""
+    """Write JSON (results, skipped, curves, settings) or CSV (one row per result, exact,
+    with a spreadsheet-safe copy under for-spreadsheets/), atomically."""
     if path.suffix.lower() == ".json":
         payload = {"settings": meta, **result.to_dict()}
-        text = json.dumps(payload, indent=2, allow_nan=False)
+        write_text(path, json.dumps(payload, indent=2, allow_nan=False))
     else:
-        text = csv_text(results_frame(result.results))
-    write_text(path, text)
+        write_csv(path, results_frame(result.results))
 
 
 def _fmt(x: float, *, signed: bool = True) -> str:

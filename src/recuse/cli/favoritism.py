@@ -17,6 +17,7 @@ from recuse.cli.app import (
     ReferenceJudgeOption,
     ReferenceScorerOption,
     app,
+    cli_roster,
     parse_mapping,
     references,
 )
@@ -28,7 +29,6 @@ from recuse.outputs import check_output_folder, csv_files, staged
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, Battery, battery
-from recuse.roster import Roster
 
 
 def _checks(text: str) -> list[str]:
@@ -122,6 +122,7 @@ def write_outputs(
 
 @app.command("favoritism")
 def favoritism(
+    ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
     se: Annotated[
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
@@ -156,7 +157,7 @@ def favoritism(
         raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
     checks = _checks(robustness)
     out_path = check_output_folder(Path(out).expanduser())
-    roster = Roster.load()
+    roster = cli_roster(ctx)
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,

@@ -19,6 +19,7 @@ from recuse.cli.app import (
     SwappedFrameOption,
     ValuesOption,
     app,
+    cli_roster,
     parse_mapping,
     value_reading,
 )
@@ -30,7 +31,6 @@ from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
 from recuse.outputs import check_output, write_csv, write_text
-from recuse.roster import Roster
 from recuse.tables import reject_human_ties
 
 metrics_app = typer.Typer(
@@ -70,6 +70,7 @@ def _fmt(x: float, *, signed: bool = True) -> str:
 
 @metrics_app.command("pairs")
 def pairs_command(
+    ctx: typer.Context,
     source: str = typer.Argument(..., help="Dataset name (see `recuse data list`) or a file."),
     judge: Annotated[
         list[str] | None,
@@ -131,7 +132,7 @@ def pairs_command(
             raise ConfigError(f"--metric {m!r} is unknown — choose from {', '.join(METRICS)}")
 
     how = value_reading(values, swapped_frame, confidence, confidence_of)
-    roster = Roster.load()
+    roster = cli_roster(ctx)
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,

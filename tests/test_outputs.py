@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import errno
 import io
 import os
@@ -95,24 +96,70 @@ def test_staged_is_all_or_nothing(tmp_path: Path) -> None:
     ]
 
 
-def test_csv_text_neutralises_formulas_in_text_but_not_numbers() -> None:
+# Text a spreadsheet would run, and text a script must read back as written.
+RISKY = ["+1 when the judge", "-0.5", "=SUM(A1)", "@me", "\tx", "\rx", "- a list", "a\r\nb"]
+
+
+def test_csv_text_reads_back_exactly() -> None:
+    """Before: ``+1 when…`` came back from pandas as ``'+1 when…``."""
+    frame = pd.DataFrame(
+        {"text": RISKY, "estimate": [-0.5, 0.1, 1.0, 2.0, -3.0, 0.0, 1.5, 2.5], "=bad": RISKY}
+    )
+    back = pd.read_csv(io.StringIO(outputs.csv_text(frame)), dtype=str, keep_default_na=False)
+    assert list(back.columns) == ["text", "estimate", "=bad"]
+    assert list(back["text"]) == RISKY and list(back["=bad"]) == RISKY
+    assert [float(x) for x in back["estimate"]] == list(frame["estimate"])
+
+
+def test_csv_text_without_carriage_returns_ends_lines_in_newline() -> None:
+    assert outputs.csv_text(pd.DataFrame({"a": ["+x", "y"]})) == "a\n+x\ny\n"
+
+
+def _cells(text: str) -> list[str]:
+    return [cell for row in csv.reader(io.StringIO(text, newline="")) for cell in row]
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_spreadsheet_copy_never_starts_a_text_cell_with_a_formula_character() -> None:
     frame = pd.DataFrame(
         {
             "judge": ['=HYPERLINK("http://x")', "+cmd|' /C calc'!A0", "@SUM(1)", "gpt-4"],
             "estimate": [-0.5, 0.1, 1.0, 2.0],
-            "=bad": ["-1", "\tx", "ok", "a=b"],
+            "=bad": ["-1", "\tx", "\rx", "a=b"],
+            "cat": pd.Categorical(["=1+1", "ok", "ok", "-x"]),
         }
     )
-    back = pd.read_csv(io.StringIO(outputs.csv_text(frame)), dtype={"'=bad": str})
-    assert list(back.columns) == ["judge", "estimate", "'=bad"]
-    assert list(back["judge"]) == [
-        '\'=HYPERLINK("http://x")',
-        "'+cmd|' /C calc'!A0",
-        "'@SUM(1)",
-        "gpt-4",
+    cells = _cells(outputs.spreadsheet_csv_text(frame))
+    risky = [c for c in cells if c.startswith(outputs.FORMULA_STARTS)]
+    assert risky == ["-0.5"]  # the one number: a spreadsheet reads it as a number
+    assert all(_is_number(c) for c in risky)
+    assert cells[:4] == ["judge", "estimate", "'=bad", "cat"]
+    assert cells[4:8] == ['\'=HYPERLINK("http://x")', "-0.5", "'-1", "'=1+1"]
+    assert "'\rx" in cells and "'\tx" in cells and "a=b" in cells
+
+
+def test_write_csv_writes_the_exact_file_and_the_spreadsheet_copy(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"text": RISKY})
+    exact, copy = outputs.write_csv(tmp_path / "pairs.csv", frame)
+    assert copy == tmp_path / "for-spreadsheets" / "pairs.csv"
+    back = pd.read_csv(exact, dtype=str, keep_default_na=False)
+    assert list(back["text"]) == RISKY
+    safe = pd.read_csv(copy, dtype=str, keep_default_na=False)
+    assert list(safe["text"]) == [
+        "'" + t if t.startswith(outputs.FORMULA_STARTS) else t for t in RISKY
     ]
-    assert list(back["estimate"]) == [-0.5, 0.1, 1.0, 2.0]
-    assert list(back["'=bad"]) == ["'-1", "'\tx", "ok", "a=b"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [
+        "for-spreadsheets",
+        "pairs.csv",
+        "pairs.csv",
+    ]
 
 
 def test_staged_failure_keeps_an_existing_folder_as_it_was(tmp_path: Path) -> None:
@@ -153,11 +200,6 @@ def test_staged_other_errors_also_leave_nothing(tmp_path: Path) -> None:
         stage.write_text("report.html", "<html>")
         raise KeyError("boom")
     assert not out.exists()
-
-
-def test_csv_text_neutralises_categorical_text() -> None:
-    frame = pd.DataFrame({"judge": pd.Categorical(["=1+1", "ok"])})
-    assert outputs.csv_text(frame).splitlines() == ["judge", "'=1+1", "ok"]
 
 
 @pytest.mark.parametrize(

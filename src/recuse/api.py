@@ -169,7 +169,7 @@ def context_roster(roster: Roster | str | Path | None, config: Config | None) ->
     return base
 
 
-def _card_prices(settings: Settings) -> Any:
+def _card_prices(settings: Settings, roster: Roster) -> Any:
     """The card's inputs, checked before the work: the store exists, prices go with it."""
     if settings.prices is not None and settings.store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
@@ -179,7 +179,7 @@ def _card_prices(settings: Settings) -> Any:
         return None
     from recuse.judging.card import read_prices
 
-    return read_prices(settings.prices)
+    return read_prices(settings.prices, roster=roster)
 
 
 def _with_card(result: model.Report, store: Path, prices: Any) -> model.Report:
@@ -212,7 +212,7 @@ def run(
 
     items = _items(data)
     options = settings.audit_options()  # checked as it is made, before the work
-    prices = _card_prices(settings)
+    prices = _card_prices(settings, roster)
     kwargs: dict[str, Any] = {
         "table": settings.table, "data_dir": settings.data_dir, "roster": roster,
         "mapping": dict(settings.mapping) or None, "format": settings.format,
@@ -328,7 +328,7 @@ def certify(
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
     o.check()
-    roster = Roster.load(roster) if isinstance(roster, str | Path) else roster or Roster.load()
+    roster = context_roster(roster, None)
     kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
                               "mapping": mapping, "format": format}  # fmt: skip
     if isinstance(data, pd.DataFrame):

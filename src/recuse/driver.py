@@ -234,7 +234,7 @@ def run_audit(
     analyses = selected(o)
     if not analyses:
         raise ConfigError("--only/--skip leave no analysis to run — see `recuse analyses`")
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     inputs = _unique_names(inputs)
     if o.judges:  # named as in the data, for every analysis that reads them
         present = {j for i in inputs for j in i.source.judges}
@@ -401,7 +401,7 @@ def audit(
     (``mapping``, ``unknown_models``, ``format`` and ``reading``: see :func:`load_input`;
     ``format`` reads every file as that foreign format, see :mod:`recuse.data.importers`;
     ``references``: where a ratings file's reference comes from)."""
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     loaded = []
     timings = []
     for spec in data:

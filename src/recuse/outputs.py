@@ -8,10 +8,13 @@
   new one, never a part.
 * :func:`staged` collects several files (a report folder) and moves them into place
   only when all were written: an error while writing leaves none of them.
-* :func:`csv_text` renders a table as CSV with spreadsheet formulas neutralised:
-  a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-  return gets a leading ``'`` (the usual rule; see OWASP "CSV Injection"), so a
-  spreadsheet shows the text instead of running it. Numbers are left as they are.
+* :func:`csv_text` renders a table as CSV exactly: pandas (or any CSV reader) reads
+  back the same text, ``+1 when…`` included. :func:`spreadsheet_csv_text` renders the
+  copy for spreadsheets, with formulas neutralised: a text cell that starts with ``=``,
+  ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the usual rule;
+  see OWASP "CSV Injection"), so a spreadsheet shows the text instead of running it;
+  numbers are left as they are. :func:`csv_files` / :func:`write_csv` write both: the
+  exact file ``NAME.csv`` (for scripts) and ``for-spreadsheets/NAME.csv`` beside it.
 * :func:`file_name` turns a name derived from data (a table named after an input
   file) into a safe file name of bounded length, unique by a short hash.
 
@@ -196,18 +199,67 @@ def neutralise_formula(value: object) -> object:
     return value
 
 
+def _text_columns(frame: pd.DataFrame) -> list[object]:
+    """The columns of ``frame`` that may hold text (object, string or categorical)."""
+    return [
+        col
+        for col in frame.columns
+        if frame[col].dtype == object
+        or pd.api.types.is_string_dtype(frame[col])
+        or isinstance(frame[col].dtype, pd.CategoricalDtype)
+    ]
+
+
 def csv_text(frame: pd.DataFrame) -> str:
-    """``frame`` as CSV text (no index) with formula cells neutralised in text columns
-    and header names."""
+    """``frame`` as CSV text (no index) that reads back exactly: what scripts read.
+
+    Text is written as it is (``+1 when…`` stays ``+1 when…``). Lines end in ``\n``;
+    a table with a carriage return in a text cell or header ends its lines in
+    ``\r\n`` (RFC 4180), so that the CR is quoted and survives the round trip.
+    """
+    cells = [frame[col].astype(object) for col in _text_columns(frame)]
+    has_cr = any("\r" in str(c) for c in frame.columns) or any(
+        column.map(lambda v: isinstance(v, str) and "\r" in v).any() for column in cells
+    )
+    return frame.to_csv(index=False, lineterminator="\r\n" if has_cr else "\n")
+
+
+def spreadsheet_csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV text for a spreadsheet: as :func:`csv_text`, with every text
+    cell and header name that starts with ``= + - @``, a tab or a carriage return
+    prefixed by ``'`` (:func:`neutralise_formula`), so no cell runs as a formula."""
     safe = frame.copy()
-    for col in safe.columns:
-        column = safe[col]
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            column = column.astype(object)
-        if column.dtype == object or pd.api.types.is_string_dtype(column):
-            safe[col] = column.map(neutralise_formula)
+    for col in _text_columns(safe):
+        safe[col] = safe[col].astype(object).map(neutralise_formula)
     safe.columns = [str(neutralise_formula(str(c))) for c in safe.columns]
-    return safe.to_csv(index=False)
+    return csv_text(safe)
+
+
+SPREADSHEET_FOLDER = "for-spreadsheets"  # beside each data CSV: its spreadsheet-safe copy
+
+
+def csv_files(name: str, frame: pd.DataFrame) -> dict[str, str]:
+    """``{relative path: CSV text}`` of table ``frame`` written as ``name`` (``x.csv``
+    or ``tables/x.csv``): the exact file and its copy under ``for-spreadsheets/``."""
+    path = Path(name)
+    copy = path.parent / SPREADSHEET_FOLDER / path.name
+    return {path.as_posix(): csv_text(frame), copy.as_posix(): spreadsheet_csv_text(frame)}
+
+
+def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
+    """Write ``frame`` to ``path`` exactly (for scripts), then its spreadsheet-safe copy
+    to ``for-spreadsheets/<name>`` beside it, each atomically; returns the two paths.
+
+    A failure writing the first leaves the old file and no new folder."""
+    p = Path(path)
+    copy = p.parent / SPREADSHEET_FOLDER / p.name
+    write_text(p, csv_text(frame))
+    try:
+        copy.parent.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise output_error(copy, exc) from None
+    write_text(copy, spreadsheet_csv_text(frame))
+    return p, copy
 
 
 class Staging:

@@ -17,7 +17,6 @@ its family. ``self_scope="line"`` widens self to every model of the judge's line
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 import warnings
@@ -33,7 +32,7 @@ import pandas as pd
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.tables import shown
 
-ROSTER_ENV = "RECUSE_ROSTER"
+ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
 UNKNOWN_FIX = (
     "read each as its own model and family (unknown_models='keep', the default), or add "
     "them to a roster file ([[model]] id, family, aliases) and pass --roster FILE (or set "
@@ -162,9 +161,13 @@ class Roster:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Roster:
-        """Built-ins plus the user file ``path`` (or ``$RECUSE_ROSTER``) on top."""
+        """Built-ins plus the user file ``path`` on top.
+
+        Called only where a run builds its context (:func:`recuse.api.context_roster`,
+        which ``recuse.audit`` and every CLI command use): the one roster is then passed
+        down; library functions given no roster use :meth:`builtin`
+        (``tests/test_roster_passed.py``)."""
         roster = cls.builtin()
-        path = path or os.environ.get(ROSTER_ENV)
         if path:
             p = Path(path)
             try:

@@ -58,14 +58,23 @@ def test_a_failed_rewrite_keeps_the_previous_report(
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
-def test_tables_are_spreadsheet_safe(sample_report: Report, tmp_path: Path) -> None:
-    frame = pd.DataFrame({"judge": ["=1+1", "@SUM(A1)", "gpt-4"], "estimate": [-0.5, 0.1, 0.2]})
+def test_tables_are_exact_and_have_a_spreadsheet_copy(
+    sample_report: Report, tmp_path: Path
+) -> None:
+    """Before: one file, ``'+1 when…`` in it: neither exact for pandas nor marked."""
+    text = ["=1+1", "@SUM(A1)", "+1 when asked", "gpt-4"]
+    frame = pd.DataFrame({"judge": text, "estimate": [-0.5, 0.1, 0.2, 0.3]})
     report = _with_tables(sample_report, Table("t", "T", frame))
-    write_report(report, tmp_path)
-    lines = (tmp_path / "tables" / "t.csv").read_text("utf-8").splitlines()
-    assert lines == ["judge,estimate", "'=1+1,-0.5", "'@SUM(A1),0.1", "gpt-4,0.2"]
-    write_tables(report, tmp_path / "only")
-    assert (tmp_path / "only" / "t.csv").read_text("utf-8").splitlines() == lines
+    paths = write_report(report, tmp_path)
+    assert paths["t"] == tmp_path / "tables" / "t.csv"
+    back = pd.read_csv(tmp_path / "tables" / "t.csv")
+    pd.testing.assert_frame_equal(back, frame)
+    lines = (tmp_path / "tables" / "for-spreadsheets" / "t.csv").read_text("utf-8").splitlines()
+    assert lines == ["judge,estimate", "'=1+1,-0.5", "'@SUM(A1),0.1", "'+1 when asked,0.2",
+                     "gpt-4,0.3"]  # fmt: skip
+    assert write_tables(report, tmp_path / "only") == [tmp_path / "only" / "t.csv"]
+    for name in ("t.csv", "for-spreadsheets/t.csv"):
+        assert (tmp_path / "only" / name).read_bytes() == (tmp_path / "tables" / name).read_bytes()
 
 
 def test_long_table_names_get_bounded_unique_files(sample_report: Report, tmp_path: Path) -> None:
@@ -74,7 +83,7 @@ def test_long_table_names_get_bounded_unique_files(sample_report: Report, tmp_pa
     names = ["a" * 300, "a" * 301, "b/../../escape", "short"]
     report = _with_tables(sample_report, *(Table(n, n, frame) for n in names))
     paths = write_report(report, tmp_path)
-    files = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    files = sorted(p.name for p in (tmp_path / "tables").iterdir() if p.is_file())
     assert len(files) == 4 and "short.csv" in files
     assert all(len(f.encode()) <= outputs.FILE_STEM_MAX + 4 for f in files)
     assert {table_file(n) for n in names} == set(files)
@@ -128,4 +137,9 @@ def test_a_new_report_removes_the_earlier_reports_tables_only(
     write_report(_with_tables(sample_report, Table("old", "Old", frame)), tmp_path)
     (tmp_path / "tables" / "mine.csv").write_text("kept")
     write_report(_with_tables(sample_report, Table("new", "New", frame)), tmp_path)
-    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == ["mine.csv", "new.csv"]
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == [
+        "for-spreadsheets",
+        "mine.csv",
+        "new.csv",
+    ]
+    assert [p.name for p in (tmp_path / "tables" / "for-spreadsheets").iterdir()] == ["new.csv"]

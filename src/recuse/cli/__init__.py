@@ -8,7 +8,6 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 from __future__ import annotations
 
 import json
-import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -129,7 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         # (a rich box there is 80 columns wide and cuts text with "…")
         app.rich_markup_mode = None
         app.info.context_settings = {"terminal_width": UNWRAPPED}
-    saved_roster = os.environ.get("RECUSE_ROSTER")  # --roster sets it for this run only
     args = global_options_first(list(sys.argv[1:] if argv is None else argv))
     try:
         with warnings.catch_warnings():
@@ -150,11 +148,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say_interrupted()
         return INTERRUPTED
-    finally:
-        if saved_roster is None:
-            os.environ.pop("RECUSE_ROSTER", None)
-        else:
-            os.environ["RECUSE_ROSTER"] = saved_roster
     return 0
 
 

@@ -8,7 +8,6 @@ Command modules import ``app`` from here and add their commands to it;
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -28,7 +27,7 @@ from recuse.options import (
     resolve,
     settings_fields,
 )
-from recuse.roster import Roster
+from recuse.roster import ROSTER_ENV, Roster
 from recuse.tables import ConfidenceOf, SwappedFrame
 
 __all__ = [
@@ -56,13 +55,23 @@ def _root(
     roster: str = typer.Option(
         None,
         "--roster",
-        envvar="RECUSE_ROSTER",
+        envvar=ROSTER_ENV,
         help="TOML roster file extending the built-in one (before or after the subcommand).",
     ),
 ) -> None:
     """recuse: measure and correct the biases of LLM judges."""
-    if roster:
-        os.environ["RECUSE_ROSTER"] = roster
+
+
+def cli_roster(ctx: typer.Context) -> Roster:
+    """The command's one roster: the built-in one with ``--roster`` (default
+    ``$RECUSE_ROSTER``, read here only) on top, built once per command and passed down."""
+    from recuse.api import context_roster
+
+    root = ctx.find_root()
+    if "recuse.roster" not in root.meta:
+        root.meta["recuse.roster"] = context_roster(root.params.get("roster") or None, None)
+    roster: Roster = root.meta["recuse.roster"]
+    return roster
 
 
 # --- the options of commands that read a pairs file (validate, metrics, audit, judge),

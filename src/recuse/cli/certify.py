@@ -16,10 +16,11 @@ from rich.text import Text
 from typer._click.core import Context
 from typer.core import TyperGroup
 
-from recuse.cli.app import MapOption, app, parse_mapping
+from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
-from recuse.outputs import check_output, csv_text, write_text
+from recuse.outputs import check_output, write_csv, write_text
+from recuse.roster import Roster
 
 
 class _RunByDefault(TyperGroup):
@@ -52,7 +53,9 @@ DEFINITIONS = (
 )
 
 
-def _costs(specs: list[str], store: Path | None, prices: Path | None) -> dict[str, float]:
+def _costs(
+    specs: list[str], store: Path | None, prices: Path | None, roster: Roster
+) -> dict[str, float]:
     """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` and the evaluator card."""
     out: dict[str, float] = {}
     if prices is not None and store is None:
@@ -63,7 +66,7 @@ def _costs(specs: list[str], store: Path | None, prices: Path | None) -> dict[st
 
         if not store.is_file():
             raise InputError("no such store", file=store, fix="give a store of `recuse judge`")
-        table = read_prices(prices) if prices is not None else None
+        table = read_prices(prices, roster=roster) if prices is not None else None
         with Store(store, read_only=True) as s:
             for c in cards(s.runs(), table):
                 if c.usd_per_1000_judgments is not None:
@@ -142,6 +145,7 @@ def _print(result: Any, source: str) -> None:
 
 @certify_app.command("run", help="Certify the judges of SOURCE (the default command).")
 def certify_command(
+    ctx: typer.Context,
     source: str = typer.Argument(..., help="Labelled pairs: dataset name or file."),
     agreement: float = typer.Option(0.85, "--agreement", help="Target agreement with humans."),
     delta: float = typer.Option(0.1, "--delta", help="Allowed failure probability."),
@@ -179,10 +183,13 @@ def certify_command(
 
     paths = [check_output(p, option=o) for p, o in ((out, "--out"), (thresholds, "--thresholds"))
              if p is not None]  # fmt: skip
+    roster = cli_roster(ctx)
     result = certify(
-        source, agreement=agreement, delta=delta, judges=judge or None, cascade=cascade,
+        source, roster=roster, agreement=agreement, delta=delta, judges=judge or None,
+        cascade=cascade,
         strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
-        min_labels=min_labels, costs=_costs(list(cost or []), store, prices) or None,
+        min_labels=min_labels,
+        costs=_costs(list(cost or []), store, prices, roster) or None,
         mapping=parse_mapping(mapping) or None, data_dir=data_dir,
     )  # fmt: skip
     payload = {"source": source, **result.to_dict()}
@@ -216,6 +223,7 @@ def _read_json(path: Path) -> Any:
 
 @certify_app.command("apply")
 def apply_command(
+    ctx: typer.Context,
     thresholds: Annotated[Path, typer.Argument(help="Thresholds JSON of `recuse certify`.")],
     source: str = typer.Argument(..., help="Pairs to decide (no labels needed)."),
     out: str = typer.Option(..., "--out", "-o", help="Decisions: FILE.csv or FILE.json."),
@@ -227,13 +235,12 @@ def apply_command(
     'to a person'. Written atomically."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON, apply_thresholds
-    from recuse.roster import Roster
 
     path = check_output(out)
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)
-    roster = Roster.load()
+    roster = cli_roster(ctx)
     inp = load_input(source, table="pairs", data_dir=data_dir, roster=roster,
                      mapping=parse_mapping(mapping) or None)  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
@@ -241,7 +248,7 @@ def apply_command(
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         write_text(path, json.dumps(records, indent=2, ensure_ascii=False))
     else:
-        write_text(path, csv_text(decided))
+        write_csv(path, decided)
     people = int((decided["decision"] == PERSON).sum())
     typer.echo(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "

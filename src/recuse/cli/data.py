@@ -20,12 +20,11 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from recuse.cli.app import app
+from recuse.cli.app import app, cli_roster
 from recuse.cli.console import console as make_console
 from recuse.data import fetch as fetching
 from recuse.data import registry
 from recuse.errors import DatasetNotFoundError, RecuseError
-from recuse.roster import Roster
 
 data_app = typer.Typer(
     help="List, describe, download and summarise the public datasets.", no_args_is_help=True
@@ -145,6 +144,7 @@ def _cell(value: Any, width: int = 40) -> str:
 
 @data_app.command("show")
 def show(
+    ctx: typer.Context,
     name: str = typer.Argument(..., help="Dataset name (see `recuse data list`)."),
     data_dir: str = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
@@ -180,7 +180,7 @@ def show(
             Text(f"Not (fully) in {root} — run `recuse data fetch {name}` to download it.")
         )
         return
-    table = registry.load(name, data_dir=root, roster=Roster.load())
+    table = registry.load(name, data_dir=root, roster=cli_roster(ctx))
     console.print(Text(f"{len(table):,} rows; columns: {', '.join(map(str, table.columns))}"))
     for i, (_, row) in enumerate(table.head(rows).iterrows(), start=1):
         record = Table(title=f"row {i}", show_header=False)
@@ -253,11 +253,12 @@ def fetch_command(
 
 @data_app.command("summary")
 def summary(
+    ctx: typer.Context,
     data_dir: str = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
 ) -> None:
     """Load every dataset that is in the data dir and count what it holds."""
     root = _root(data_dir)
-    roster = Roster.load()
+    roster = cli_roster(ctx)
     out = Table(title=f"Datasets in {root}")
     for col in ("dataset", "table", "rows", "items", "prompts", "models", "judges"):
         out.add_column(col, justify="left" if col in ("dataset", "table") else "right")

@@ -17,6 +17,7 @@ from recuse.cli.app import (
     ReferenceJudgeOption,
     ReferenceScorerOption,
     app,
+    cli_roster,
     parse_mapping,
     references,
 )
@@ -24,11 +25,10 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
-from recuse.outputs import check_output_folder, csv_text, staged
+from recuse.outputs import check_output_folder, csv_files, staged
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, Battery, battery
-from recuse.roster import Roster
 
 
 def _checks(text: str) -> list[str]:
@@ -92,7 +92,8 @@ def write_outputs(
     """favoritism.json (everything), coefficients.csv (main fit), robustness.csv,
     debiased.csv (each model's mean score before and after the correction, ranks).
 
-    All four files or none (staged); the CSVs are spreadsheet-safe."""
+    All four files or none (staged); the CSVs are exact (for scripts), each with a
+    spreadsheet-safe copy under for-spreadsheets/."""
     payload = {
         "settings": settings,
         "main": bat.main.to_dict(),
@@ -109,26 +110,19 @@ def write_outputs(
             "models": effect.table.to_dict(orient="records"),
         },
     }
-    texts = dict(
-        zip(
-            OUT_FILES,
-            (
-                json.dumps(_finite(payload), indent=2, allow_nan=False),
-                csv_text(bat.main.tidy()),
-                csv_text(bat.table()),
-                csv_text(effect.table),
-            ),
-            strict=True,
-        )
-    )
+    tables = (bat.main.tidy(), bat.table(), effect.table)
+    texts = {OUT_FILES[0]: json.dumps(_finite(payload), indent=2, allow_nan=False)}
+    for name, frame in zip(OUT_FILES[1:], tables, strict=True):
+        texts.update(csv_files(name, frame))
     with staged(out) as stage:
         for name, text in texts.items():
             stage.write_text(name, text)
-    return [out / name for name in texts]
+    return [out / name for name in OUT_FILES]
 
 
 @app.command("favoritism")
 def favoritism(
+    ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
     se: Annotated[
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
@@ -163,7 +157,7 @@ def favoritism(
         raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
     checks = _checks(robustness)
     out_path = check_output_folder(Path(out).expanduser())
-    roster = Roster.load()
+    roster = cli_roster(ctx)
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,

@@ -21,6 +21,7 @@ from recuse.cli.app import (
     SwappedFrameOption,
     ValuesOption,
     app,
+    cli_roster,
     parse_mapping,
     value_reading,
 )
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from recuse.judging.distributed import RayExecutor
     from recuse.judging.protocols import Dimension
     from recuse.judging.runner import RetryPolicy, RunSummary
+    from recuse.roster import Roster
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
@@ -195,7 +197,7 @@ def judge(
     check_output(out, option="--out")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     read = FileReading(parse_mapping(mapping), how)  # --allow-unknown-models: no effect
-    table = _read(data, protocol, data_dir, read)
+    table = _read(data, protocol, data_dir, read, cli_roster(ctx))
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts
 
@@ -219,7 +221,7 @@ def judge(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id, prompt_logprobs=prompt_logprobs, device=device,
-        max_batch_tokens=max_batch_tokens, placed=placed,
+        max_batch_tokens=max_batch_tokens, placed=placed, roster=cli_roster(ctx),
     )  # fmt: skip
     typer.echo(describe(backend, jid, model))
     for note in notes:
@@ -380,7 +382,11 @@ class FileReading:
 
 
 def _read(
-    data: str, protocol: str, data_dir: str | None, read: FileReading | None = None
+    data: str,
+    protocol: str,
+    data_dir: str | None,
+    read: FileReading | None = None,
+    roster: Roster | None = None,
 ) -> pd.DataFrame:
     if protocol == "likert":
         from recuse.data._io import check_text
@@ -414,6 +420,7 @@ def _read(
             data,
             table="pairs",
             data_dir=data_dir,
+            roster=roster,
             mapping=read.mapping or None,
             values=read.how.values,
             swapped_frame=read.how.swapped_frame,
@@ -435,6 +442,7 @@ def _read(
 
 @judge_app.command("replay")
 def replay_cmd(
+    ctx: typer.Context,
     file: Annotated[
         Path,
         typer.Argument(
@@ -475,7 +483,9 @@ def replay_cmd(
             f"--source must be auto, llmbar, judgebench, alpaca-eval or table, not {source!r}"
         )
     fmt = get_format(verdict_format) if verdict_format else None
-    recording = read_recording(file, source=source, verdict=fmt, judge=judge_id)
+    recording = read_recording(
+        file, source=source, verdict=fmt, judge=judge_id, roster=cli_roster(ctx)
+    )
     with Store(out) as store:
         summary = replay(recording, store, judge=judge_id, progress=progress)
         agreement = compare_upstream(recording, store, judge=judge_id)
@@ -512,6 +522,7 @@ def templates_cmd(
 
 @judge_app.command("card")
 def card(
+    ctx: typer.Context,
     store: Annotated[Path, typer.Argument(help="Store written by `recuse judge`.")],
     prices: Annotated[
         Path | None,
@@ -528,7 +539,7 @@ def card(
     from recuse.judging import Store
     from recuse.judging.card import cards, read_prices
 
-    table = read_prices(prices) if prices is not None else None
+    table = read_prices(prices, roster=cli_roster(ctx)) if prices is not None else None
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
@@ -555,7 +566,7 @@ def export(
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b."""
     from recuse.judging import Store
-    from recuse.outputs import check_output, csv_text, write_bytes, write_text
+    from recuse.outputs import check_output, write_bytes, write_csv, write_text
 
     if not store.is_file():
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
@@ -570,7 +581,7 @@ def export(
         df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)
         prompts = s.judge_prompts() if table == "pairs" else {}
     if suffix == ".csv":
-        write_text(out, csv_text(df))
+        write_csv(out, df)
     elif suffix == ".jsonl":
         write_text(out, df.to_json(orient="records", lines=True, force_ascii=False))
     else:

@@ -19,6 +19,7 @@ from recuse.cli.app import (
     SwappedFrameOption,
     ValuesOption,
     app,
+    cli_roster,
     parse_mapping,
     value_reading,
 )
@@ -29,8 +30,7 @@ from recuse.metrics.bootstrap import N_BOOT, check_options, check_resamples
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
-from recuse.outputs import check_output, csv_text, write_text
-from recuse.roster import Roster
+from recuse.outputs import check_output, write_csv, write_text
 from recuse.tables import reject_human_ties
 
 metrics_app = typer.Typer(
@@ -54,14 +54,13 @@ def _check_out(out: str | None) -> Path | None:
 
 
 def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
-    """Write JSON (results, skipped, curves, settings) or CSV (one row per result,
-    spreadsheet-safe), atomically: the file appears complete or not at all."""
+    """Write JSON (results, skipped, curves, settings) or CSV (one row per result, exact,
+    with a spreadsheet-safe copy under for-spreadsheets/), atomically."""
     if path.suffix.lower() == ".json":
         payload = {"settings": meta, **result.to_dict()}
-        text = json.dumps(payload, indent=2, allow_nan=False)
+        write_text(path, json.dumps(payload, indent=2, allow_nan=False))
     else:
-        text = csv_text(results_frame(result.results))
-    write_text(path, text)
+        write_csv(path, results_frame(result.results))
 
 
 def _fmt(x: float, *, signed: bool = True) -> str:
@@ -71,6 +70,7 @@ def _fmt(x: float, *, signed: bool = True) -> str:
 
 @metrics_app.command("pairs")
 def pairs_command(
+    ctx: typer.Context,
     source: str = typer.Argument(..., help="Dataset name (see `recuse data list`) or a file."),
     judge: Annotated[
         list[str] | None,
@@ -132,7 +132,7 @@ def pairs_command(
             raise ConfigError(f"--metric {m!r} is unknown — choose from {', '.join(METRICS)}")
 
     how = value_reading(values, swapped_frame, confidence, confidence_of)
-    roster = Roster.load()
+    roster = cli_roster(ctx)
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,

@@ -9,12 +9,13 @@ from typing import Annotated
 
 import typer
 
-from recuse.cli.app import app
+from recuse.cli.app import app, cli_roster
 from recuse.simulate.power import MAX_PAIRS, POSITION_DEFAULTS, Planned, plan
 
 
 @app.command("plan")
 def plan_cmd(
+    ctx: typer.Context,
     bias: Annotated[
         Planned, typer.Option("--bias", help="self-preference (EO), verbosity or position.")
     ] = "self-preference",
@@ -71,7 +72,7 @@ def plan_cmd(
     if like is not None:
         from recuse.data.inputs import load_input
 
-        frame = load_input(like, table="pairs", unknown_models="keep").frame
+        frame = load_input(like, table="pairs", unknown_models="keep", roster=cli_roster(ctx)).frame
 
     def progress(line: str) -> None:
         if not quiet:

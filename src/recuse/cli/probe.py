@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recuse.cli.app import app
+from recuse.cli.app import app, cli_roster
 from recuse.cli.judge import FileReading, TemplateOption, _read, exit_if_failed
 from recuse.data.generic import ValueReading
 from recuse.errors import ConfigError
@@ -38,6 +38,7 @@ CHOICES = f"{ALL},{','.join(REWRITES)},{RECOGNITION},{','.join(GROUPS)}"
 
 @app.command("probe")
 def probe(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="SQLite store (created or resumed).")],
     data: str = typer.Option(..., "--data", "-d", help="Dataset name or pairs file with texts."),
     probes: str = typer.Option(
@@ -118,13 +119,13 @@ def probe(
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
-    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading()))
+    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading()), cli_roster(ctx))
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
     backend, jid = judge_backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
-        judge_id=judge_id, device=device,
+        judge_id=judge_id, device=device, roster=cli_roster(ctx),
         # whole-label scores (labels sharing a first token) need the prompt log-probs
         prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
@@ -147,6 +148,7 @@ def probe(
                     rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
                     api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                     dtype=dtype, batch_size=batch_size, judge_id=None, device=device,
+                    roster=cli_roster(ctx),
                 )  # fmt: skip
                 runs = Runner(writer, store, judge=wid, retry=retry, progress=progress)
                 rewrite = RunnerRewriter(runs, max_new_tokens=rewrite_tokens)

@@ -21,6 +21,7 @@ from recuse.cli.app import (
     SwappedFrameOption,
     ValuesOption,
     app,
+    cli_roster,
     parse_mapping,
     references,
     value_reading,
@@ -113,6 +114,7 @@ def as_sentence(reason: str) -> str:
 
 @app.command()
 def validate(
+    ctx: typer.Context,
     path: str = typer.Argument(
         ..., help="CSV, TSV, JSON, JSONL or Parquet file, or a file of another tool (--format)."
     ),
@@ -151,7 +153,7 @@ def validate(
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
     kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
     how = value_reading(values, swapped_frame, confidence, confidence_of)
-    roster = Roster.load()  # the command's one roster (--roster)
+    roster = cli_roster(ctx)  # the command's one roster (--roster)
     df, kind, found, notes = _read_any(
         path, kind, fmt=fmt, mapping=mapping, how=how, roster=roster,
         refs=references(reference_scorer, reference_judge),
@@ -208,7 +210,7 @@ def _read_any(
     if found is not None:
         if mapping:
             raise ConfigError(f"--map does not apply to a {found} file: its columns are fixed")
-        imported = read_import(path, found, unknown_models=unknown, references=refs)
+        imported = read_import(path, found, unknown_models=unknown, references=refs, roster=roster)
         df, kind, notes = imported.frame, imported.table, imported.notes
     else:
         if refs.scorer is not None:
@@ -220,6 +222,7 @@ def _read_any(
         df = read_table(
             path,
             table=kind,
+            roster=roster,
             mapping=parse_mapping(mapping),
             unknown_models=unknown,
             values=how.values,

@@ -206,7 +206,7 @@ def read_annotation_file(
     """
     path = Path(path).expanduser()
     table = validate_pairs(
-        read_annotations(path, roster or Roster.load(), unknown_models=unknown_models),
+        read_annotations(path, roster or Roster.builtin(), unknown_models=unknown_models),
         file=path,
     )
     # AlpacaEval's baseline is generator_1 by construction: said so, since one model

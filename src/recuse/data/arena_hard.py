@@ -176,7 +176,7 @@ def read_arena_hard(
     frame = canonicalize_models(
         pd.DataFrame(rows),
         ("model_a", "model_b", "judge"),
-        roster or Roster.load(),
+        roster or Roster.builtin(),
         file=path,
         unknown_models=unknown_models,
     )

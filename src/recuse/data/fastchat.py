@@ -174,7 +174,7 @@ def read_fastchat_pairs(
     frame = canonicalize_models(
         pd.DataFrame(rows),
         ("model_a", "model_b", "judge"),
-        roster or Roster.load(),
+        roster or Roster.builtin(),
         file=path,
         unknown_models=unknown_models,
     )
@@ -262,7 +262,7 @@ def read_fastchat_single(
     frame = canonicalize_models(
         pd.DataFrame(rows),
         ("model", "judge"),
-        roster or Roster.load(),
+        roster or Roster.builtin(),
         file=path,
         unknown_models=unknown_models,
     )

@@ -923,7 +923,7 @@ def read_table(
     array of objects), ``.jsonl``/``.ndjson`` (one object per line), ``.parquet``/``.pq``;
     text formats may be gzip-compressed (``.csv.gz``). ``mapping`` renames file columns
     to schema columns first. Model and judge names go through ``roster`` (default:
-    :meth:`Roster.load`); see :func:`canonicalize_models` for ``unknown_models``.
+    :meth:`Roster.builtin`); see :func:`canonicalize_models` for ``unknown_models``.
 
     Pairs only: ``values`` maps written values to P(a better) per **file** column (its
     name before ``mapping``), e.g. ``{"judge_winner": {"A": 1, "B": 0, "tie": 0.5}}``;
@@ -946,7 +946,7 @@ def read_table(
         raise ConfigError(
             "value maps, --swapped-frame and --confidence apply to pairs files, not ratings"
         )
-    rost = roster or Roster.load()  # a broken roster file is reported first
+    rost = roster or Roster.builtin()  # a broken roster file is reported first
     path = Path(path).expanduser()
     df = _read_raw(path)
     if confidence is not None and confidence not in df.columns:
@@ -1054,7 +1054,7 @@ def load_table(
     ``swapped_frame`` and ``confidence`` apply to files only (see :func:`read_table`).
     A dataset whose table kind is not ``table`` raises :class:`InputError`.
     """
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     text = str(name_or_path)
     known = registry.datasets()
     if not isinstance(name_or_path, Path) and text in known:

@@ -497,7 +497,7 @@ def read_import(
         raise ConfigError(
             f"--reference-judge applies to ratings; a {format} file gives a {importer.table} table"
         )
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     where = Path(path).expanduser()
     if where.is_dir():
         frame = _read_folder(where, importer, roster, unknown_models, refs)

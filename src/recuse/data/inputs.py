@@ -259,7 +259,7 @@ def load_input(
     """
     from recuse.data import generic, importers, registry
 
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     text = str(spec)
     known = registry.datasets()
     fmt: ImportFormat | None = None

@@ -565,7 +565,7 @@ def read_inspect_log(
     path = Path(path).expanduser()
     if not path.is_file():
         raise InputError("file not found", file=path, fix="check the path")
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     log, samples = _read_log(path)
     spec: dict[str, Any] = log["eval"]
     if not samples:

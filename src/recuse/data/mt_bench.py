@@ -134,12 +134,12 @@ def read_mt_bench_answers(folder: str | Path, *, roster: Roster | None = None) -
     """All pre-generated MT-Bench answers joined to their questions.
 
     Columns ``question_id`` (int), ``category``, ``turn`` (1 or 2), ``model``
-    (canonical id via ``roster``, default :meth:`Roster.load`), ``question`` (the
+    (canonical id via ``roster``, default :meth:`Roster.builtin`), ``question`` (the
     user turn), ``answer``; sorted by question, model, turn. Parsed files are
     cached per folder until one changes.
     """
     path = _mt_bench_dir(folder)
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     questions, raw = _parse(path.resolve(), _signature(path))
     answers = raw.copy()
     names = answers[["file", "model"]].drop_duplicates()

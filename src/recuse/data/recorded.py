@@ -150,7 +150,7 @@ def read_recording(
             f"unknown source {source!r}", fix=f"use one of {', '.join(SOURCES)}", file=path
         )
     kind = detect_source(path) if source == "auto" else source
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     if kind == "llmbar":
         return read_llmbar_result(path, roster=roster)
     if kind == "judgebench":

@@ -98,6 +98,6 @@ def load(
     user roster that replaced a built-in entry, a newer release of the data) are read
     as their own models, in one note."""
     ds = get(name)
-    roster = roster or Roster.load()
+    roster = roster or Roster.builtin()
     with roster.noting(f"dataset {name}"):
         return ds.reader(folder(name, data_dir), roster)

@@ -214,9 +214,9 @@ def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable
     or TOML with one table per judge (``["gpt-4o"]`` ``input_per_million = 2.5``
     ``output_per_million = 10``); USD per million tokens.
 
-    Judge names are read through ``roster`` (default :meth:`Roster.load`): two rows
-    naming one judge (``gpt-4o`` and ``GPT-4o``, or a name and its alias) are an
-    :class:`InputError`, not the later row silently winning."""
+    Judge names are read through ``roster`` (default :meth:`Roster.builtin`; the CLI
+    passes its ``--roster``): two rows naming one judge (``gpt-4o`` and ``GPT-4o``, or a
+    name and its alias) are an :class:`InputError`, not the later row silently winning."""
     p = Path(path)
     if not p.is_file():
         raise InputError("price file not found", file=p)
@@ -260,4 +260,4 @@ def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable
         raise InputError(f"cannot read the price table: {exc}", file=p) from None
     if not rows:
         raise InputError("the price table is empty", file=p)
-    return PriceTable(rows, roster or Roster.load(), file=str(p))
+    return PriceTable(rows, roster or Roster.builtin(), file=str(p))

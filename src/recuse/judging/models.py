@@ -33,14 +33,14 @@ class LocalModel:
 
 def names_embedded(model: str) -> bool:
     """Does ``--model MODEL`` mean the embedded judge? Only where it names it (its id
-    or an alias the roster gives it) and no folder of that name exists: a path that
+    or an alias the built-in roster gives it) and no folder of that name exists: a path that
     exists is the user's model (a fine-tune saved as ``smollm2-135m-instruct``, say),
     never silently replaced by the embedded one."""
     from recuse.roster import Roster
 
     if Path(model).expanduser().is_dir():
         return False
-    roster = Roster.load()
+    roster = Roster.builtin()
     return model in roster and roster.canonical(model) == DEFAULT_JUDGE
 
 

@@ -65,7 +65,7 @@ def judge_backend(
     if base_urls:
         from recuse.judging.backends.http import HTTPBackend
 
-        roster = roster or Roster.load()
+        roster = roster or Roster.builtin()
         jid = judge_id or (roster.canonical(model) if model in roster else None) or model
         http = HTTPBackend(
             base_urls, model=model, model_id=jid, endpoint=endpoint, api_key_env=api_key_env,

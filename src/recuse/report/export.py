@@ -1,8 +1,10 @@
 """The machine-readable report: ``report.json`` (every number) and CSV tidy tables.
 
-Every file goes through :mod:`recuse.outputs`: CSV cells are spreadsheet-safe, table
-file names are bounded (:func:`table_file`), and :func:`write_report` writes the
-whole folder all or nothing.
+Every file goes through :mod:`recuse.outputs`: each table is written twice,
+``tables/NAME.csv`` exactly as the data are (for scripts: pandas reads back the same
+text) and ``tables/for-spreadsheets/NAME.csv`` with formula cells neutralised (for a
+spreadsheet: no cell runs as a formula); table file names are bounded
+(:func:`table_file`), and :func:`write_report` writes the whole folder all or nothing.
 """
 
 from __future__ import annotations
@@ -68,13 +70,14 @@ def table_file(name: str) -> str:
 
 
 def _table_texts(report: Report) -> dict[str, str]:
-    """``{file name: CSV text}`` of every tidy table; refuses two tables in one file."""
+    """``{relative path: CSV text}`` of every tidy table, the exact file and its
+    spreadsheet copy (:func:`recuse.outputs.csv_files`); refuses two tables in one file."""
     texts: dict[str, str] = {}
     for table in report.tables:
         name = table_file(table.name)
         if name in texts:
             raise ValueError(f"two tables would be written to {name}; give them distinct names")
-        texts[name] = outputs.csv_text(table.frame)
+        texts.update(outputs.csv_files(name, table.frame))
     return texts
 
 
@@ -84,13 +87,14 @@ def write_json(report: Report, path: str | Path) -> Path:
 
 
 def write_tables(report: Report, folder: str | Path) -> list[Path]:
-    """One CSV per tidy table under ``folder``, all or none; returns the paths written."""
+    """One CSV per tidy table under ``folder`` (and its copy under
+    ``for-spreadsheets/``), all or none; returns the paths of the exact files."""
     out = Path(folder)
     texts = _table_texts(report)
     with outputs.staged(out) as stage:
         for name, text in texts.items():
             stage.write_text(name, text)
-    return [out / name for name in texts]
+    return [out / name for name in texts if "/" not in name]
 
 
 def _earlier_tables(folder: Path) -> set[str]:
@@ -104,7 +108,8 @@ def _earlier_tables(folder: Path) -> set[str]:
 
 
 def write_report(report: Report, folder: str | Path) -> dict[str, Path]:
-    """Write ``report.html``, ``report.json`` and ``tables/*.csv`` under ``folder``.
+    """Write ``report.html``, ``report.json``, ``tables/*.csv`` (exact, for scripts) and
+    ``tables/for-spreadsheets/*.csv`` (formulas neutralised) under ``folder``.
 
     Everything is rendered in memory, written to a staging folder and moved into place
     only when all was written (tables first, the page last): a failure (disk full,
@@ -125,8 +130,9 @@ def write_report(report: Report, folder: str | Path) -> dict[str, Path]:
         stage.write_text("report.json", json_text)
         stage.write_text("report.html", html_text)
     for name in earlier - set(tables):  # an earlier report's tables would pass for this one's
-        with contextlib.suppress(OSError):
-            (out / "tables" / name).unlink()
+        for old in (out / "tables" / name, out / "tables" / outputs.SPREADSHEET_FOLDER / name):
+            with contextlib.suppress(OSError):
+                old.unlink()
     paths = {"html": out / "report.html", "json": out / "report.json"}
-    written = {Path(name).stem: out / "tables" / name for name in tables}
+    written = {Path(name).stem: out / "tables" / name for name in tables if "/" not in name}
     return {**paths, "tables": out / "tables", **written}

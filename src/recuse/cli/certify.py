@@ -7,6 +7,7 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -75,7 +76,7 @@ def _costs(specs: list[str], store: Path | None, prices: Path | None) -> dict[st
                 value = float(usd)
             except ValueError:
                 value = -1.0
-            if not sep or not judge.strip() or not value >= 0:
+            if not sep or not judge.strip() or not 0 <= value < math.inf:
                 raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 "
                                   "judgments, e.g. --cost gpt-4=30")  # fmt: skip
             out[judge.strip()] = value

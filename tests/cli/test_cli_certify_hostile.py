@@ -3,7 +3,10 @@ and nothing written, never a traceback or a file that looks valid."""
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,4 +36,39 @@ def test_an_infinite_price_is_refused_before_any_work(
                        "--out", str(out), "--json"], capsys)  # fmt: skip
     assert code == 2, text
     assert "--cost" in text and "Traceback" not in text
+    assert not out.exists()
+
+
+def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict]:
+    src, thr = _pairs(tmp_path), tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    return src, json.loads(thr.read_text("utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda j: j["judges"][0]["thresholds"].update(other=7), "confidence in [0.5, 1]"),
+        (lambda j: j["judges"][0]["thresholds"].update(other=True), "confidence in [0.5, 1]"),
+        (lambda j: j["judges"][0]["thresholds"].update(other=math.nan), "confidence in [0.5, 1]"),
+        (lambda j: j["judges"][0]["thresholds"].update(other=0.2), "confidence in [0.5, 1]"),
+        (lambda j: j.update(cascade="yes"), "'cascade' must be true or false"),
+        (lambda j: j.update(strata="no"), "'strata' must be true or false"),
+        (lambda j: j["judges"].append(j["judges"][0]), "listed twice"),
+    ],
+)
+def test_a_damaged_thresholds_file_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, words: str
+) -> None:
+    """Before: a threshold of 7, true or NaN sent every item to a person (or kept by
+    true = 1) and 'cascade': "yes" ran a cascade, each with exit 0 and a decisions file."""
+    src, spec = _thresholds(tmp_path, capsys)
+    edit(spec)
+    damaged, out = tmp_path / "damaged.json", tmp_path / "decisions.csv"
+    damaged.write_text(json.dumps(spec), "utf-8")  # NaN is written as NaN, as json reads it
+    code, text = _run(["certify", "apply", str(damaged), str(src), "--out", str(out)], capsys)
+    assert code == 2, text
+    assert words in text and "not a certified thresholds file" in text
     assert not out.exists()

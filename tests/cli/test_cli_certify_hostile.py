@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from recuse.cli import main
@@ -71,4 +72,21 @@ def test_a_damaged_thresholds_file_is_refused_and_nothing_written(
     code, text = _run(["certify", "apply", str(damaged), str(src), "--out", str(out)], capsys)
     assert code == 2, text
     assert words in text and "not a certified thresholds file" in text
+    assert not out.exists()
+
+
+def test_applying_to_a_table_of_another_judge_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: thresholds certified for gpt-4 applied to a table of claude-v1's verdicts
+    sent all items 'to a person' with exit 0, as if gpt-4 had judged them unsure."""
+    src, _ = _thresholds(tmp_path, capsys)
+    thr = tmp_path / "thr.json"
+    other = tmp_path / "other.csv"
+    table = pd.read_csv(src).drop(columns="human")
+    table.assign(judge="claude-v1").to_csv(other, index=False)
+    out = tmp_path / "decisions.csv"
+    code, text = _run(["certify", "apply", str(thr), str(other), "--out", str(out)], capsys)
+    assert code == 2, text
+    assert "no verdicts of gpt-4" in text and "claude-v1" in text
     assert not out.exists()

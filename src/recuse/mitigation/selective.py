@@ -1074,6 +1074,13 @@ def apply_thresholds(
     out = out.set_index("item_id")
     open_ = set(ids)
     present = set(pairs["judge"].dropna().astype(str)) if "judge" in pairs else set()
+    if not present & {s["judge"] for s in stages}:
+        raise InputError(
+            f"the table has no verdicts of {', '.join(s['judge'] for s in stages)} (the "
+            f"judge(s) {file} certifies); its judges: {', '.join(sorted(present)) or 'none'}",
+            column="judge",
+            fix="give the verdicts of a certified judge, or certify this table's judge first",
+        )
     for stage in stages:
         if stage["judge"] not in present:
             continue  # a judge absent from the new table passes every item on

@@ -90,3 +90,21 @@ def test_applying_to_a_table_of_another_judge_is_an_error(
     assert code == 2, text
     assert "no verdicts of gpt-4" in text and "claude-v1" in text
     assert not out.exists()
+
+
+def test_an_output_that_is_the_input_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `recuse certify pairs.csv --thresholds pairs.csv` replaced the labelled
+    table by the thresholds JSON, and `certify apply thr.json new.csv --out new.csv`
+    replaced the table it decided."""
+    src, _ = _thresholds(tmp_path, capsys)
+    before = src.read_bytes()
+    code, text = _run(["certify", str(src), "--thresholds", str(src)], capsys)
+    assert code == 2 and "--thresholds" in text and "is the input" in text, text
+    thr = tmp_path / "thr.json"
+    spec = thr.read_bytes()
+    for out in (src, thr):
+        code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+        assert code == 2 and "is the input" in text, text
+    assert src.read_bytes() == before and thr.read_bytes() == spec

@@ -83,6 +83,17 @@ def _costs(specs: list[str], store: Path | None, prices: Path | None) -> dict[st
     return out
 
 
+def _not_an_input(outputs: list[tuple[Path, str]], inputs: list[str | Path]) -> None:
+    """No output overwrites an input file (the table or the thresholds read)."""
+    for out, option in outputs:
+        for src in inputs:
+            if out.exists() and Path(src).is_file() and out.samefile(src):
+                raise ConfigError(
+                    f"{option} {out}: is the input {src} — writing it would replace the data "
+                    "read; give another file name"
+                )
+
+
 def _pct(x: float | None) -> str:
     return "" if x is None or x != x else f"{x:.1%}"
 
@@ -178,8 +189,9 @@ def certify_command(
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
     from recuse.api import certify
 
-    paths = [check_output(p, option=o) for p, o in ((out, "--out"), (thresholds, "--thresholds"))
-             if p is not None]  # fmt: skip
+    named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
+    paths = [check_output(p, option=o) for p, o in named]
+    _not_an_input([(p, o) for p, (_, o) in zip(paths, named, strict=True)], [source])
     result = certify(
         source, agreement=agreement, delta=delta, judges=judge or None, cascade=cascade,
         strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
@@ -231,6 +243,7 @@ def apply_command(
     from recuse.roster import Roster
 
     path = check_output(out)
+    _not_an_input([(path, "--out")], [source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)

@@ -442,3 +442,33 @@ def test_a_model_folder_that_cannot_be_listed_is_a_one_line_error(
     code, err = _judge_exit(folder, tmp_path, capsys)
     assert code == 2 and "cannot list this model folder" in err and "Traceback" not in err
     assert not (tmp_path / "s.db").exists()
+
+
+def test_hashing_a_folder_the_first_time_shows_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bytes hashed are reported as each chunk is read, up to the uncached files' total;
+    a second run (all cached) reports nothing. With no callback, a large first hash
+    draws a bar on stderr."""
+    import recuse.judging.fingerprint as fp
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}", "utf-8")
+    weights = np.random.default_rng(0).bytes(600_000)  # hashlib reads 256 KiB at a time
+    (folder / "model.safetensors").write_bytes(weights)
+    seen: list[tuple[int, int]] = []
+    cache = tmp_path / "hashes.json"
+    first = folder_fingerprint(folder, cache=cache, progress=lambda d, t: seen.append((d, t)))
+    assert [t for _, t in seen] == [600_002] * len(seen)
+    assert [d for d, _ in seen] == sorted({d for d, _ in seen})  # strictly forward
+    assert seen[-1][0] == 600_002 and len(seen) == 1 + 3  # config, then 3 reads
+    again: list[tuple[int, int]] = []
+    assert folder_fingerprint(folder, cache=cache, progress=lambda d, t: again.append((d, t)))
+    assert again == []
+    assert first == folder_fingerprint(folder, cache=tmp_path / "other.json")  # same hash
+    monkeypatch.setattr(fp, "SHOW_PROGRESS_BYTES", 500_000)
+    capsys.readouterr()
+    folder_fingerprint(folder, cache=tmp_path / "third.json")
+    err = capsys.readouterr().err
+    assert "hashing the model files (first time" in err and "600.0" in err

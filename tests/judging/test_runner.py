@@ -352,3 +352,22 @@ def test_over_reporting_and_retries_never_push_the_bar_past_the_batch(
             pd.DataFrame(fake_pairs(5))
         )
     assert summary.ok == 10 and sum(seen) == 10
+
+
+def test_the_final_rate_is_judgments_over_the_whole_run() -> None:
+    """12 judgments that finish in two reports 0.5 ms apart after two minutes read
+    0.10/s (12 / 120 s), not rich's rate of the last burst (11 / 0.5 ms = 22000/s)."""
+    from rich.progress import Progress
+
+    from recuse.judging.runner import _RateColumn
+
+    now = [0.0]
+    bar = Progress(_RateColumn(), get_time=lambda: now[0], disable=True)
+    task = bar.add_task("judging", total=12)
+    now[0] = 119.9995
+    bar.advance(task, 1)
+    assert str(_RateColumn().render(bar.tasks[0])) == "  -  /s"  # one report: no rate yet
+    now[0] = 120.0
+    bar.advance(task, 11)
+    assert bar.tasks[0].finished
+    assert str(_RateColumn().render(bar.tasks[0])) == "  0.10/s"

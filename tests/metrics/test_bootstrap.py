@@ -365,3 +365,27 @@ def test_seconds_name_the_statistic_that_is_slow() -> None:
     # combine runs three times for BCa: the estimate, the replicates, the jackknife
     assert seconds["heavy"] >= 0.9 and seconds["fast"] < 0.2
     assert sum(seconds.values()) <= total
+
+
+def test_a_statistic_no_row_enters_is_not_combined() -> None:
+    """A statistic whose rows are all left out (group -1: e.g. an estimator that refused
+    the data and kept placeholder columns) gets each group's reason, and its ``combine``
+    (which would fail on those columns) is never called; the others are unaffected."""
+    cl, y = _data()
+
+    def refuses(s: np.ndarray) -> np.ndarray:
+        raise AssertionError("combine called on a statistic no row enters")
+
+    empty = GroupedStatistic(
+        "empty", np.zeros((len(y), 2)), np.full(len(y), -1, np.intp), ("a", "b"), refuses,
+        required=((1, "pairs holding its own answer"), (7, "columns it no longer has")),
+    )  # fmt: skip
+    rate = GroupedStatistic(
+        "rate", np.column_stack([y, np.ones_like(y)]), np.zeros(len(y), np.intp), ("j",), ratio
+    )
+    (none_a, none_b), (fine,) = cluster_bootstrap(
+        [empty, rate], cl, n_boot=100, level=0.9, seed=0, min_n=1
+    )
+    assert none_a.problem == none_b.problem == "no pairs holding its own answer"
+    assert np.isnan(none_a.estimate) and none_a.n == 0
+    assert fine.problem is None and fine.estimate == pytest.approx(y.mean())

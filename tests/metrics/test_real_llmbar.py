@@ -175,8 +175,49 @@ def test_calibrated_self_preference_on_real_data(
     competence: both intervals hold 0. The own-pick rate is counted by hand (CELLS)."""
     from recuse.metrics.self_preference import calibrated_self_preference
 
-    r = calibrated_self_preference(pairs, judge=judge)
+    r = calibrated_self_preference(pairs, judge=judge, stratum=None)  # one κ
     assert r.components["own_pick_rate"] == pytest.approx(own_picks)
     assert r.estimate == pytest.approx(estimate, abs=5e-4)
     assert (r.ci_low, r.ci_high) == pytest.approx(ci, abs=2e-3)
     assert r.ci_low < 0 < r.ci_high
+
+
+def test_the_category_term_on_real_data_equals_a_statsmodels_fit(pairs: pd.DataFrame) -> None:
+    """MT-Bench's categories: humanities and roleplay have 20+ pairs without GPT-4's own
+    answer for every judge, the other six share one κ. The estimate is a plain logit with
+    that design (strengths from the labels), refitted here with statsmodels."""
+    import statsmodels.api as sm
+    from scipy import special
+
+    from recuse.metrics.self_preference import (
+        calibrated_self_preference,
+        favored_side,
+        label_strengths,
+    )
+
+    r = calibrated_self_preference(pairs, judge="gpt-4")
+    assert "κ_c for humanities, roleplay; coding, extraction" in r.method
+    assert any("near its ceiling" in w for w in r.warnings)
+    d = pairs[pairs["judge"] == "gpt-4"]
+    d = d[d["model_a"].notna() & d["model_b"].notna() & (d["model_a"] != d["model_b"])]
+    s = label_strengths(pairs[pairs["judge"] == "gpt-4"])
+    d = d[d["model_a"].isin(list(s)) & d["model_b"].isin(list(s))].reset_index(drop=True)
+    side = favored_side(d).astype(float)
+    g = d["model_a"].map(s).to_numpy() - d["model_b"].map(s).to_numpy()
+    cols = [g * (d["category"] == c).to_numpy(float) for c in ("humanities", "roleplay")]
+    cols.append(g * (~d["category"].isin(["humanities", "roleplay"])).to_numpy(float))
+    ok1, ok2 = d["p_a_first"].notna().to_numpy(), d["p_a_second"].notna().to_numpy()
+    w = 1.0 / (ok1.astype(float) + ok2.astype(float))
+    x, y, ww = [], [], []
+    for ok, col, first in ((ok1, "p_a_first", 1.0), (ok2, "p_a_second", -1.0)):
+        x.append(np.column_stack([c[ok] for c in cols] + [np.full(ok.sum(), first), side[ok]]))
+        y.append(d[col].to_numpy(float)[ok])
+        ww.append(w[ok])
+    xx, yy, wt = np.vstack(x), np.concatenate(y), np.concatenate(ww)
+    fit = sm.GLM(yy, xx, family=sm.families.Binomial(), var_weights=wt).fit()
+    own = xx[:, -1] != 0
+    p0 = special.expit(xx[:, :-1] @ fit.params[:-1])
+    observed = (np.where(xx[:, -1] > 0, yy, 1 - yy) * wt)[own].sum() / wt[own].sum()
+    predicted = (np.where(xx[:, -1] > 0, p0, 1 - p0) * wt)[own].sum() / wt[own].sum()
+    assert r.estimate == pytest.approx(observed - predicted, abs=1e-6)
+    assert r.estimate == pytest.approx(-0.0415, abs=5e-4)

@@ -14,6 +14,9 @@ a new change time and is hashed again. The cache is only ever a shortcut: a
 missing, unreadable or unwritable cache file means hashing again, never an error;
 a cache path that is not a regular file (``RECUSE_HASH_CACHE=/dev/null``) is not
 used.
+
+Hashing a large folder the first time shows its progress (bytes hashed of the files not
+yet cached) on stderr, so a first run is not silent for minutes.
 """
 
 from __future__ import annotations
@@ -21,10 +24,14 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import hashlib
+import io
 import json
 import os
+import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from recuse.errors import ConfigError
 
@@ -131,33 +138,107 @@ def file_sha256(path: Path, *, cache: Path | None = None) -> str:
     return _hashes([path], cache=cache)[0]
 
 
-def _hashes(paths: list[Path], *, cache: Path | None) -> list[str]:
+#: files not yet cached of at least this many bytes in all get a progress bar on stderr
+SHOW_PROGRESS_BYTES = 256 * 2**20
+#: called with (bytes hashed so far, bytes to hash) as a folder's uncached files are read
+Progress = Callable[[int, int], None]
+
+
+class _Counted(io.RawIOBase):
+    """A binary file that reports the bytes read so far (``done`` onwards) as it is read."""
+
+    def __init__(self, f: BinaryIO, progress: Progress, done: int, total: int) -> None:
+        super().__init__()
+        self.f, self.progress, self.done, self.total = f, progress, done, total
+        self.name = f.name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.f.readinto(buffer)  # type: ignore[attr-defined]
+        if n:
+            self.done += n
+            self.progress(self.done, self.total)
+        return n or 0
+
+
+@contextlib.contextmanager
+def _bar(total: int) -> Iterator[Progress]:
+    """A progress bar on stderr for hashing ``total`` bytes."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, TimeRemainingColumn, TransferSpeedColumn
+    from rich.progress import Progress as Bar
+
+    with Bar(
+        "[bold]hashing the model files (first time; cached after)",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=sys.stderr),
+        transient=False,
+    ) as bar:
+        task = bar.add_task("hash", total=total)
+        yield lambda done, _total: bar.update(task, completed=done)
+
+
+def _hashes(
+    paths: list[Path], *, cache: Path | None, progress: Progress | None = None
+) -> list[str]:
     cache = cache if cache is not None else hash_cache_path()
     entries = _read_cache(cache)
-    out, changed = [], False
+    todo: dict[Path, tuple[str, str]] = {}  # uncached: resolved name, stamp
+    known: dict[Path, str] = {}
     for path in paths:
         try:
-            name = str(path.resolve())
-            stamp = _stamp(path)
-            hit = entries.get(name)
-            if hit is not None and hit[0] == stamp:
-                out.append(hit[1])
+            name, stamp = str(path.resolve()), _stamp(path)
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+        hit = entries.get(name)
+        if hit is not None and hit[0] == stamp:
+            known[path] = hit[1]
+        else:
+            todo[path] = (name, stamp)
+    total = 0
+    for path in todo:
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size
+    with contextlib.ExitStack() as stack:
+        if progress is None and total >= SHOW_PROGRESS_BYTES:
+            progress = stack.enter_context(_bar(total))
+        out, changed, done = [], False, 0
+        for path in paths:
+            if path in known:
+                out.append(known[path])
                 continue
-            with path.open("rb") as f:
-                digest = hashlib.file_digest(f, "sha256").hexdigest()
-        except OSError as exc:  # a weight file the user may not read: one line, no trace
-            raise ConfigError(
-                f"{path}: cannot read this model file to fingerprint the weights "
-                f"({exc.strerror or exc}) — make it readable, or copy the model folder"
-            ) from None
-        with contextlib.suppress(OSError):  # (removed since: not cached, no error here)
-            if _stamp(path) == stamp:  # not written to while it was read
-                entries[name] = [stamp, digest]
-                changed = True
-        out.append(digest)
+            name, stamp = todo[path]
+            try:
+                with path.open("rb") as f:
+                    if progress is None:
+                        digest = hashlib.file_digest(f, "sha256").hexdigest()
+                    else:
+                        counted = _Counted(f, progress, done, total)
+                        digest = hashlib.file_digest(counted, "sha256").hexdigest()
+                        done = counted.done
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
+            with contextlib.suppress(OSError):  # (removed since: not cached, no error here)
+                if _stamp(path) == stamp:  # not written to while it was read
+                    entries[name] = [stamp, digest]
+                    changed = True
+            out.append(digest)
     if changed:
         _write_cache(cache, entries)
     return out
+
+
+def _unreadable(path: Path, exc: OSError) -> ConfigError:
+    """A weight file the user may not read: one line, no trace."""
+    return ConfigError(
+        f"{path}: cannot read this model file to fingerprint the weights "
+        f"({exc.strerror or exc}) — make it readable, or copy the model folder"
+    )
 
 
 def model_files(folder: Path) -> list[Path]:
@@ -170,12 +251,16 @@ def model_files(folder: Path) -> list[Path]:
     return found
 
 
-def folder_fingerprint(folder: str | Path, *, cache: Path | None = None) -> str:
+def folder_fingerprint(
+    folder: str | Path, *, cache: Path | None = None, progress: Progress | None = None
+) -> str:
     """The revision of a saved model folder: ``"sha256:"`` and the first 16 hex digits of
     SHA-256 over each model file's name and content hash (:func:`model_files`).
 
     Equal for equal files wherever the folder lies; different as soon as any weight,
-    config or tokenizer file differs.
+    config or tokenizer file differs. ``progress`` is called with (bytes hashed, bytes
+    to hash) as files not yet cached are read; None: a bar on stderr when those files
+    hold :data:`SHOW_PROGRESS_BYTES` or more.
     """
     root = Path(folder)
     try:
@@ -191,7 +276,7 @@ def folder_fingerprint(folder: str | Path, *, cache: Path | None = None) -> str:
             "save_pretrained"
         )
     total = hashlib.sha256()
-    for p, digest in zip(files, _hashes(files, cache=cache), strict=True):
+    for p, digest in zip(files, _hashes(files, cache=cache, progress=progress), strict=True):
         total.update(f"{p.name}\0{digest}\n".encode())
     return "sha256:" + total.hexdigest()[:FINGERPRINT_LENGTH]
 

@@ -162,8 +162,17 @@ class RunSummary:
 
 
 class _RateColumn(ProgressColumn):
+    """Items per second: while running, rich's recent rate (it moves as each forward pass
+    reports its prompts); once finished, all items over the whole elapsed time, never
+    the rate of the last burst (a run whose one batch finished everything at once read
+    "12/12 22213.05/s")."""
+
     def render(self, task: RichTask) -> Text:
-        speed = task.finished_speed or task.speed
+        speed: float | None
+        if task.finished and task.finished_time:
+            speed = task.completed / task.finished_time
+        else:
+            speed = task.speed
         return Text("  -  /s" if speed is None else f"{speed:6.2f}/s", style="progress.data.speed")
 
 

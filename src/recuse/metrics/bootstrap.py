@@ -383,12 +383,16 @@ def cluster_bootstrap(
         at = offsets[is_sparse]
         rep = reps[:, at : at + n_groups * kb].reshape(n_boot, n_groups, kb)
         offsets[is_sparse] += n_groups * kb
-        point = stat.combine(tot)
-        rep_vals = stat.combine(rep)  # (n_boot, n_groups)
+        used = bool(rows.sum())
+        if used:
+            point = stat.combine(tot)
+            rep_vals = stat.combine(rep)  # (n_boot, n_groups)
+        else:  # no row enters: nothing to combine (each group gets its reason below)
+            point, rep_vals = np.full(n_groups, np.nan), np.full((n_boot, n_groups), np.nan)
         ok = np.isfinite(rep_vals)
         n_ok = ok.sum(axis=0)
         bca = (stat.interval or interval) == "bca"
-        if bca:
+        if bca and used:
             # leave-one-cluster-out sums: total minus the cluster's own sums
             dense = _dense(sums)
             jack = stat.combine(tot[None, :, :] - dense.reshape(-1, n_groups, k))
@@ -667,6 +671,9 @@ def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64
     shifted = stat.group + 1  # unused rows (-1) count in bin 0, dropped
     result = []
     for col, desc in stat.required:
+        if not (stat.group >= 0).any():  # no row enters: none counts (columns unread)
+            result.append((desc, np.zeros(n_groups, dtype=np.int64)))
+            continue
         nonzero = (_column(stat.values, col) != 0).astype(float)
         c = np.bincount(shifted, weights=nonzero, minlength=n_groups + 1)[1:]
         result.append((desc, c.astype(np.int64)))

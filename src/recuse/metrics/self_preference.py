@@ -82,9 +82,12 @@ from recuse.roster import Roster, self_keys
 __all__ = [
     "CALIBRATED",
     "CALIBRATED_RUNGS",
+    "CEILING",
     "EXTRAPOLATION_FACTOR",
     "FAMILY_CALIBRATED",
     "MEDIATION",
+    "MIN_STRATUM_PAIRS",
+    "STRATA_DISTANCE",
     "ConfusionMatrix",
     "Families",
     "Kind",
@@ -100,6 +103,8 @@ __all__ = [
     "label_strengths",
     "preference_spec",
     "self_preference",
+    "strata_warning",
+    "stratum_column",
 ]
 
 Relation = Literal["self", "family"]
@@ -641,6 +646,17 @@ class _Competence:
     #: own patterns' rung (:data:`CALIBRATED_RUNGS`: 0 the human prefers the judge's own
     #: answer, 1 neither, 2 the other); None: no rungs
     rung: NDArray[np.intp] | None = None
+    #: each pattern's stratum (an index into :attr:`stratum_names`; the declared stratum
+    #: column, e.g. ``category``), or None: no strata
+    stratum: NDArray[np.intp] | None = None
+    stratum_names: tuple[str, ...] = ()
+    #: each pattern's discrimination column (one ``κ_c`` per stratum with enough pairs
+    #: without the judge's own answer, the others pooled); None: one ``κ`` for all
+    kgroup: NDArray[np.intp] | None = None
+    n_kappa: int = 1
+    #: strata sharing one discrimination (too few pairs without the own answer)
+    pooled: tuple[str, ...] = ()
+    stratum_label: str = "category"
 
     @property
     def k(self) -> int:
@@ -712,10 +728,21 @@ class _Competence:
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         st = self.strengths(s)
         g = st[..., self.ia] - st[..., self.ib]  # (..., P)
-        cols = [g, np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)]
+        if self.kgroup is None:
+            cols = [g]
+        else:  # κ_c (s_a − s_b): the gap in its stratum's own column
+            cols = [np.where(self.kgroup == c, g, 0.0) for c in range(self.n_kappa)]
+        cols += [np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)]
         if self.fam is not None:
             cols.append(np.broadcast_to(self.fam, g.shape))
         return _newton(np.stack(cols, -1), n, y), g
+
+    def p0(self, theta: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each pattern's P(picks a) without the own and family terms: ``expit(κ_c g +
+        β·first)``, ``κ_c`` its stratum's discrimination (theta: κ's, β, τ[, φ])."""
+        kap = theta[..., :1] if self.kgroup is None else theta[..., self.kgroup]
+        beta = theta[..., self.n_kappa : self.n_kappa + 1]
+        return np.asarray(special.expit(kap * g + beta * self.first), dtype=float)
 
     def parts(
         self, s: NDArray[np.float64], relation: Relation = "self", rung: int | None = None
@@ -728,7 +755,7 @@ class _Competence:
         n, y, connected = self.placed(s)
         theta, g = self._fit(s, n, y)
         # the prediction without the own and family terms
-        p0 = special.expit(theta[..., :1] * g + theta[..., 1:2] * self.first)
+        p0 = self.p0(theta, g)
         if relation == "family":
             sel = self.fam if self.fam is not None else np.zeros_like(self.own)
         else:
@@ -809,10 +836,59 @@ class _Competence:
         gap = np.abs(st[self.ia] - st[self.ib])
         seen = n > 0
         own, other = seen & (self.own != 0), seen & (self.own == 0)
+        out: list[str] = []
+        if self.stratum is not None and own.any() and other.any():
+            m = len(self.stratum_names)
+            w_own = np.bincount(self.stratum[own], weights=n[own], minlength=m).astype(float)
+            w_other = np.bincount(self.stratum[other], weights=n[other], minlength=m).astype(float)
+            # strata with fewer than MIN_STRATUM_PAIRS pairs in all count as one: many
+            # small strata would read as a different mix by chance alone
+            small = (w_own + w_other) < MIN_STRATUM_PAIRS
+            names = tuple(x for x, tiny in zip(self.stratum_names, small, strict=True) if not tiny)
+            if small.any():
+                names += ("(smaller strata together)",)
+                w_own = np.append(w_own[~small], w_own[small].sum())
+                w_other = np.append(w_other[~small], w_other[small].sum())
+            words = strata_warning(
+                own_weights=w_own, other_weights=w_other, names=names, label=self.stratum_label,
+            )  # fmt: skip
+            if words is not None:
+                if self.kgroup is None:
+                    words += (
+                        "; the competence model has one discrimination for all of them (too "
+                        f"few pairs per {self.stratum_label} to learn one each), so a judge "
+                        f"that judges some {self.stratum_label} worse than others can read as "
+                        "self-preference here — read the estimate with care"
+                    )
+                else:
+                    words += (
+                        f"; the competence model learns a discrimination per {self.stratum_label}"
+                        + (
+                            f" ({', '.join(self.pooled)} pooled: too few pairs)"
+                            if self.pooled
+                            else ""
+                        )
+                        + ", which adjusts for this where its pairs without the judge's own answer "
+                        "cover the same strata"
+                    )
+                out.append(words)
+        if own.any():
+            n_own, _, pred = self.parts(t)
+            rate = float(pred / n_own) if n_own else float("nan")
+            if np.isfinite(rate) and not 1 - CEILING < rate < CEILING:
+                out.append(
+                    f"competence near its ceiling: it is predicted to pick its own answer "
+                    f"{rate:.0%} of the time; if its remaining misses do not shrink with the "
+                    "strength gap (a lapse rate the logistic curve lacks), the prediction is "
+                    "too close to the ceiling and a self term would read low — about 40% low in a "
+                    "simulation (a judge following the reference 97% of the time, which "
+                    "prefers its answers 90% of the time), about 8% low at 76%; the "
+                    "category term does not change this"
+                )
         if not own.any() or not other.any() or not np.all(np.isfinite(gap[seen])):
-            return ()
+            return tuple(out)
         words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
-        return () if words is None else (words,)
+        return tuple(out) if words is None else (*out, words)
 
 
 #: the calibrated estimate is marked as extrapolated when most of its own pairs' weight
@@ -896,6 +972,147 @@ def extrapolation_warning(
     )
 
 
+#: a calibrated estimate whose predicted own-pick rate lies above this (or below one minus
+#: it) is marked: a lapse rate (misses that do not shrink with the gap) would make it read
+#: low (simulate.self_preference.simulate_lapse_judge: 0.60 of the planted value at a
+#: predicted 0.90, 0.92 at 0.77)
+CEILING = 0.85
+#: a stratum (category, task) gets its own discrimination ``κ_c`` when every judge with
+#: pairs in it has at least this many pairs in it without its own answer; the others
+#: share one (pooled), or the largest stratum's when together they still have fewer
+MIN_STRATUM_PAIRS = 20
+#: the own pairs' strata are said to differ from the competence pairs' above this
+#: total-variation distance. In simulate.self_preference's category design with no
+#: confound (own pairs spread as the others, 4 strata, 30–60 own pairs) the distance
+#: stays under 0.25 in 99% of tables; the confounded design (80% of the own pairs in
+#: the stratum the judge judges worst against 25% of the others) reads about 0.55.
+STRATA_DISTANCE = 0.3
+
+
+def strata_warning(
+    *,
+    own_weights: NDArray[np.float64],
+    other_weights: NDArray[np.float64],
+    names: tuple[str, ...],
+    threshold: float = STRATA_DISTANCE,
+    label: str = "category",
+) -> str | None:
+    """Whether the judge's own pairs sit in other strata than the pairs its competence is
+    learnt on, in words (None when they do not).
+
+    ``own_weights[c]`` / ``other_weights[c]``: the weight of its own pairs / of its pairs
+    without its own answer in stratum ``c`` (``names[c]``). With the shares
+    ``o_c = own_c / Σ own`` and ``r_c = other_c / Σ other`` the distance is the total
+    variation::
+
+        D = ½ Σ_c |o_c − r_c|      (0 = the same mix, 1 = no stratum in common)
+
+    and it fires when ``D > threshold``. A judge that judges one stratum worse than the
+    others and has its own answers mostly there reads as biased (for or against its
+    own answers) unless the competence model learns each stratum's discrimination.
+
+    >>> w = strata_warning(own_weights=np.array([8.0, 2.0]), other_weights=np.array([2.0, 8.0]),
+    ...                    names=("math", "writing"))
+    >>> for part in w.replace(" (", "; ").split("; "):
+    ...     print(part)
+    own pairs in other categories than its competence pairs: total-variation distance 0.60
+    0 = same mix, 1 = none in common
+    said above 0.3), most in 'math'
+    80% of its own pairs, 20% of the others)
+    >>> strata_warning(own_weights=np.array([5.0, 5.0]), other_weights=np.array([4.0, 6.0]),
+    ...                names=("math", "writing")) is None
+    True
+    """
+    own = np.asarray(own_weights, dtype=float)
+    other = np.asarray(other_weights, dtype=float)
+    if own.shape != other.shape or own.ndim != 1 or len(names) != own.size:
+        raise ConfigError("give one own weight, one other weight and one name per stratum")
+    if not (np.all(np.isfinite(own)) and np.all(np.isfinite(other))) or (
+        np.any(own < 0) or np.any(other < 0)
+    ):
+        raise ConfigError("stratum weights must be finite numbers of 0 or more")
+    if not (np.isfinite(threshold) and 0 < threshold < 1):
+        raise ConfigError(f"threshold must be between 0 and 1 (e.g. 0.3); got {threshold!r}")
+    if own.sum() <= 0 or other.sum() <= 0:
+        return None
+    o, r = own / own.sum(), other / other.sum()
+    distance = 0.5 * float(np.abs(o - r).sum())
+    if distance <= threshold:
+        return None
+    top = int(np.argmax(o - r))
+    plural = "categories" if label == "category" else f"{label}s"
+    return (
+        f"own pairs in other {plural} than its competence pairs: total-variation distance "
+        f"{distance:.2f} (0 = same mix, 1 = none in common; said above {threshold:g}), most "
+        f"in {names[top]!r} ({o[top]:.0%} of its own pairs, {r[top]:.0%} of the others)"
+    )
+
+
+def stratum_column(pairs: pd.DataFrame, stratum: str | None = "auto") -> str | None:
+    """The column whose strata get their own discrimination in the competence model.
+
+    ``"auto"``: ``category`` when some judge's rows hold at least two categories, else
+    ``task`` likewise, else None. A column name: that column (it must exist, else
+    :class:`InputError`). None: no strata.
+    """
+    if stratum is None:
+        return None
+    if stratum != "auto":
+        if stratum not in pairs.columns:
+            raise InputError(
+                f"the stratum column {stratum!r} is not in the pairs table",
+                column=stratum,
+                fix="name a column of the table (e.g. category or task), or leave the stratum out",
+            )
+        return stratum
+    for column in ("category", "task"):
+        if column in pairs.columns and "judge" in pairs.columns:
+            per_judge = pairs.groupby("judge", observed=True)[column].nunique(dropna=True)
+            if len(per_judge) and int(per_judge.max()) >= 2:
+                return column
+    return None
+
+
+def _stratum_groups(
+    stratum: NDArray[np.intp],
+    n_strata: int,
+    codes: NDArray[np.intp],
+    n_judges: int,
+    usable: NDArray[np.bool_],
+    side: NDArray[np.int8],
+) -> tuple[NDArray[np.intp] | None, int, list[int]]:
+    """Each stratum's discrimination column, their number, and the pooled strata.
+
+    A stratum gets its own column when every judge with usable pairs in it has at least
+    :data:`MIN_STRATUM_PAIRS` of them without its own answer; the rest share one column,
+    which joins the largest qualified stratum's when it has too few such pairs itself.
+    Fewer than two columns: None (one κ)."""
+    j = np.where(usable, codes, -1)
+    keep = j >= 0
+    present = np.zeros((n_judges, n_strata))
+    np.add.at(present, (j[keep], stratum[keep]), 1.0)
+    comp = np.zeros((n_judges, n_strata))
+    both = keep & (side == 0)
+    np.add.at(comp, (j[both], stratum[both]), 1.0)
+    ok = np.all((present == 0) | (comp >= MIN_STRATUM_PAIRS), axis=0) & (present.sum(0) > 0)
+    rest = [c for c in range(n_strata) if not ok[c] and present[:, c].sum() > 0]
+    group = np.full(n_strata, -1, dtype=np.intp)
+    qualified = [c for c in range(n_strata) if ok[c]]
+    for k, c in enumerate(qualified):
+        group[c] = k
+    n_kappa = len(qualified)
+    if rest:
+        p_rest, c_rest = present[:, rest].sum(1), comp[:, rest].sum(1)
+        if np.all((p_rest == 0) | (c_rest >= MIN_STRATUM_PAIRS)) or not qualified:
+            group[rest] = n_kappa
+            n_kappa += 1
+        else:
+            group[rest] = group[qualified[int(np.argmax(comp[:, qualified].sum(0)))]]
+    if n_kappa < 2:
+        return None, 1, rest
+    return group, n_kappa, rest
+
+
 def _newton(
     x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
 ) -> NDArray[np.float64]:
@@ -946,13 +1163,17 @@ def _calibrated_parts(
     strengths: Mapping[str, float] | None = None,
     side: NDArray[np.int8] | None = None,
     family_side: NDArray[np.int8] | None = None,
+    stratum: str | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], _Competence]:
     """Per-row sums of the calibrated statistic (:class:`_Competence`), group codes,
     per-judge problems, each fitted row's predicted P(a) without the own (and family)
     term (order-averaged; NaN else), and the model. ``strengths`` None: learnt from each
     judge's labelled pairs, in the point estimate and in every resample.
     ``family_side`` (:func:`favored_side` with ``relation="family"``): adds a family
-    term to the competence model where any pair holds a family member's answer."""
+    term to the competence model where any pair holds a family member's answer.
+    ``stratum`` (a column, e.g. ``category``; see :func:`stratum_column`): a
+    discrimination ``κ_c`` per stratum with enough pairs (:func:`_stratum_groups`) and
+    the :func:`strata_warning` of each judge."""
     n = len(pairs)
     pred_a = np.full(n, np.nan)
     if side is None:
@@ -994,18 +1215,28 @@ def _calibrated_parts(
     h_own = orient(human, side)
     rung = np.where(h_own > 0.5 + TIE_TOL, 0, np.where(h_own < 0.5 - TIE_TOL, 2, 1))
     rung = np.where(side != 0, rung, 1)
+    names: tuple[str, ...] = ()
+    scode = np.zeros(n, dtype=np.intp)
+    if stratum is not None:
+        col = pairs[stratum].astype(object)
+        col = col.where(col.notna(), "(none)").astype(str)
+        scode, uniques = pd.factorize(col, sort=True)
+        names = tuple(str(u) for u in uniques)
+        scode = scode.astype(np.intp)
     # one row per judged order (weight 1 / orders judged), keyed by its pattern
     parts = []
     for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
         j = np.flatnonzero(usable & ok)
-        key = np.column_stack([ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j]])
+        key = np.column_stack(
+            [ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j], scode[j]]
+        )
         parts.append((j, key, y[j]))
     ri = np.concatenate([j for j, _, _ in parts])
     keys = np.concatenate([k for _, k, _ in parts])
     yy = np.concatenate([y for _, _, y in parts])
     w = 1.0 / k_orders[ri]
     pats, pat = np.unique(keys, axis=0, return_inverse=True)
-    pats = pats.reshape(-1, 6)
+    pats = pats.reshape(-1, 7)
     pat = pat.reshape(-1)
     lab_rows = np.flatnonzero(labelled)
     lpairs, lab = np.unique(
@@ -1016,6 +1247,14 @@ def _calibrated_parts(
     fixed = None
     if strengths is not None:
         fixed = np.array([float(strengths[m]) for m in models])
+    kgroup: NDArray[np.intp] | None = None
+    n_kappa, pooled = 1, list[int]()
+    if stratum is not None:
+        group_of, n_kappa, pooled = _stratum_groups(
+            scode, len(names), codes, len(labels), usable, side
+        )
+        if group_of is not None:
+            kgroup = group_of[pats[:, 6].astype(np.intp)]
     model = _Competence(
         ia=pats[:, 0].astype(np.intp),
         ib=pats[:, 1].astype(np.intp),
@@ -1027,6 +1266,12 @@ def _calibrated_parts(
         fixed=fixed,
         fam=pats[:, 4].astype(float) if np.any(pats[:, 4] != 0) else None,
         rung=pats[:, 5].astype(np.intp),
+        stratum=pats[:, 6].astype(np.intp) if stratum is not None else None,
+        stratum_names=names,
+        kgroup=kgroup,
+        n_kappa=n_kappa,
+        pooled=tuple(names[c] for c in pooled) if kgroup is not None else (),
+        stratum_label=stratum or "category",
     )
     p, n_l = len(pats), len(lpairs)
     if p + n_l > MAX_PATTERNS:
@@ -1070,7 +1315,7 @@ def _calibrated_parts(
             problems[str(label)] = "the competence model could not be fitted (no finite fit)"
             continue
         rows = np.flatnonzero(np.isin(ri, np.flatnonzero(mine)))
-        p0 = special.expit(theta[0] * g[pat[rows]] + theta[1] * model.first[pat[rows]])
+        p0 = model.p0(theta, g)[pat[rows]]
         pred_a[np.flatnonzero(mine)] = 0.0
         np.add.at(pred_a, ri[rows], w[rows] * p0)
     for code, label in enumerate(labels):  # a judge that cannot be fitted gets no number
@@ -1115,18 +1360,21 @@ def calibrated_specs(
     side: NDArray[np.int8] | None = None,
     family_side: NDArray[np.int8] | None = None,
     rungs: bool = False,
+    stratum: str | None = "auto",
 ) -> tuple[list[MetricSpec], dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels``, then (with
     ``family_side``) its calibrated family preference, then (``rungs``) the parts of
     :data:`CALIBRATED_RUNGS`, all from one competence model per judge; and, per judge
     that could not be fitted, why (see :func:`calibrated_self_preference`)."""
     values, group, problems, _, model = _calibrated_parts(
-        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side
-    )
+        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
+        stratum=stratum_column(pairs, stratum),
+    )  # fmt: skip
     own_req = (model.col_own, OWN_PAIRS)
     other_req = (model.col_other, COMPETENCE_PAIRS)
     held = "" if strengths is None else " (the strengths given are held fixed)"
     fam_words = "" if model.fam is None else " and a family term φ·family"
+    held += _strata_words(model)
 
     def stat(name: str, combine: Any, required: tuple[tuple[int, str], ...]) -> GroupedStatistic:
         return GroupedStatistic(
@@ -1165,6 +1413,22 @@ def calibrated_specs(
     return specs, problems
 
 
+def _strata_words(model: _Competence) -> str:
+    """The method's words on the strata term ('' without a κ per stratum: then the
+    strata warning, where it fires, says that one κ serves them all)."""
+    if model.stratum is None or model.kgroup is None:
+        return ""
+    label = model.stratum_label
+    own = [n for n in model.stratum_names if n not in model.pooled]
+    words = f"; κ is learnt per {label} (κ_c for {', '.join(own)}"
+    if model.pooled:
+        words += (
+            f"; {', '.join(model.pooled)} pooled: fewer than {MIN_STRATUM_PAIRS} pairs without "
+            "the judge's own answer"
+        )
+    return words + ")"
+
+
 def calibrated_spec(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
@@ -1173,12 +1437,14 @@ def calibrated_spec(
     strengths: Mapping[str, float] | None = None,
     side: NDArray[np.int8] | None = None,
     family_side: NDArray[np.int8] | None = None,
+    stratum: str | None = "auto",
 ) -> tuple[MetricSpec, dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels`` and, per
     judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
     specs, problems = calibrated_specs(
-        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side
-    )
+        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
+        stratum=stratum,
+    )  # fmt: skip
     return specs[0], problems
 
 
@@ -1193,6 +1459,7 @@ def calibrated_self_preference(
     min_n: int = 5,
     families: Families | None = None,
     selves: Mapping[str, str] | None = None,
+    stratum: str | None = "auto",
 ) -> MetricResult:
     """Self-preference of ``judge`` measured against its own competence.
 
@@ -1232,6 +1499,14 @@ def calibrated_self_preference(
     the judge's family against one from outside it), as ``recuse audit`` fits it;
     ``selves``: what counts as the judge itself (:func:`favored_side`).
 
+    ``stratum`` (default ``"auto"``: ``category``, else ``task``, where the judge's
+    pairs hold two or more; see :func:`stratum_column`; None: off): ``κ`` becomes one
+    ``κ_c`` per stratum, ``logit P = κ_c (s_a − s_b) + β·first + τ·own``, so a judge
+    that judges some categories worse than others is predicted per category. A stratum
+    with fewer than :data:`MIN_STRATUM_PAIRS` pairs without the judge's own answer
+    shares a pooled ``κ`` (the method says which). A warning says when the own pairs'
+    strata differ from the rest (:func:`strata_warning`).
+
     ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
     say, with both ranges of strength gaps, when most of its own pairs lie far beyond
     the gaps its competence is learnt on (:func:`extrapolation_warning`).
@@ -1244,7 +1519,7 @@ def calibrated_self_preference(
     if families is not None:
         fam = favored_side(rows, relation="family", families=families, selves=selves)
     spec, problems = calibrated_spec(
-        rows, codes, labels, strengths=strengths, side=side, family_side=fam
+        rows, codes, labels, strengths=strengths, side=side, family_side=fam, stratum=stratum
     )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")

@@ -44,6 +44,7 @@ LLMBar's MT-Bench pairs).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,8 +61,11 @@ __all__ = [
     "AuthorJudge",
     "CellResult",
     "SimulatedSelfPreference",
+    "StratifiedSelfPreference",
     "calibration_cell",
     "reference_own_rate",
+    "simulate_category_confound",
+    "simulate_lapse_judge",
     "simulate_self_preference",
     "theta_for_own_rate",
 ]
@@ -322,3 +326,124 @@ def calibration_cell(
         flagged=float(np.mean(flag)) if flag else float("nan"),
         eo_mean=float(np.mean(eo)),
     )
+
+
+@dataclass(frozen=True)
+class StratifiedSelfPreference:
+    """A validated ``pairs`` table with a ``category`` column, judged by the author ``m0``,
+    and its planted calibrated self-preference ``truth``."""
+
+    pairs: pd.DataFrame
+    truth: float
+    own_shares: Mapping[str, float]
+
+
+@functools.lru_cache(maxsize=256)
+def _category_truth(
+    competence: float, position: float, tau: float, own_rate: float, quality_sd: float
+) -> float:
+    """One category's planted value (a quadrature, cached: the same in every table)."""
+    if not tau:
+        return 0.0
+    strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS, quality_sd=quality_sd),
+                 **OTHER_STRENGTHS}  # fmt: skip
+    sim = SimulatedSelfPreference(
+        pd.DataFrame(), strengths, {"m0": AuthorJudge(competence, position, tau)},
+        {"quality_sd": float(quality_sd)},
+    )  # fmt: skip
+    return sim.true_value("m0")
+
+
+def simulate_category_confound(
+    categories: Mapping[str, tuple[float, float]],
+    *,
+    own_rate: float = 0.84,
+    tau: float = 0.0,
+    position: float = 0.0,
+    prompts_per_category: int = 30,
+    quality_sd: float = 1.0,
+    seed: int | None = 0,
+) -> StratifiedSelfPreference:
+    """A judge whose competence differs by category, with its own answers mostly where it
+    judges worst: the confound a competence model with one ``κ`` reads as self-preference.
+
+    ``categories`` maps a name to ``(competence, own_keep)``: in that category judge
+    ``m0`` picks as :func:`simulate_self_preference`'s judge of that competence (one
+    self term ``tau`` and slot preference ``position`` throughout), and each of its own
+    pairs (``m0`` against one of :data:`OTHER_STRENGTHS`) is kept with probability
+    ``own_keep``; the pairs without ``m0`` are all kept. The reference prefers ``m0``'s
+    answer ``own_rate`` of the time. Every category has ``prompts_per_category``
+    prompts. The planted truth is each category's population value
+    (:meth:`SimulatedSelfPreference.true_value`) weighted by its expected own pairs,
+    ``own_keep × prompts``; 0 when ``tau = 0`` whatever the competences.
+
+    >>> sim = simulate_category_confound({"hard": (0.5, 1.0), "easy": (4.0, 0.1)}, seed=1)
+    >>> sorted(sim.pairs["category"].unique()), sim.truth
+    (['easy', 'hard'], 0.0)
+    """
+    if len(categories) < 2:
+        raise ConfigError("simulate_category_confound needs at least two categories")
+    rng = np.random.default_rng(seed)
+    strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS, quality_sd=quality_sd),
+                 **OTHER_STRENGTHS}  # fmt: skip
+    frames, truths, weights = [], [], []
+    for name, (competence, keep) in categories.items():
+        if not 0.0 <= keep <= 1.0:
+            raise ConfigError(f"category {name!r}: own_keep must be in [0, 1], got {keep!r}")
+        sim = simulate_self_preference(
+            {"m0": AuthorJudge(competence, position, tau)}, strengths,
+            n_prompts=prompts_per_category, quality_sd=quality_sd,
+            seed=int(rng.integers(2**32)),
+        )  # fmt: skip
+        t = sim.pairs
+        own = (t["model_a"] == "m0") | (t["model_b"] == "m0")
+        t = t[~own | (rng.random(len(t)) < keep)].copy()
+        t["prompt_id"] = name + "-" + t["prompt_id"].astype(str)
+        t["item_id"] = name + "-" + t["item_id"].astype(str)
+        t["category"] = name
+        frames.append(t)
+        truths.append(_category_truth(competence, position, tau, own_rate, quality_sd))
+        weights.append(keep)
+    table = pd.concat(frames, ignore_index=True)
+    w = np.asarray(weights, float)
+    truth = float(np.dot(w, truths) / w.sum()) if w.sum() else 0.0
+    shares = {name: float(x) for name, x in zip(categories, w / w.sum(), strict=True)}
+    return StratifiedSelfPreference(validate_pairs(table), truth, shares)
+
+
+def simulate_lapse_judge(
+    *,
+    accuracy: float = 0.97,
+    own_rate: float = 0.9,
+    shift: float = 1.0,
+    n_prompts: int = 80,
+    seed: int | None = 0,
+) -> StratifiedSelfPreference:
+    """A near-perfect judge whose misses do not shrink with the quality gap (a lapse rate),
+    with a self term planted as a log-odds shift.
+
+    Pairs and reference labels as :func:`simulate_self_preference` (judge ``m0``, an
+    author the reference prefers ``own_rate`` of the time against
+    :data:`OTHER_STRENGTHS`). In each order ``m0`` picks the reference's answer with
+    probability ``accuracy`` whatever the gap, ``p0 = accuracy`` or ``1 − accuracy``,
+    and its own answer with ``logit p1 = logit p0 + shift`` (toward its own answer).
+    ``truth``: the mean of ``p1 − p0`` toward its own answer over its own pairs and both
+    orders (the calibrated estimate's target on this table). No ``category`` column.
+    """
+    if not 0.5 < accuracy < 1.0:
+        raise ConfigError(f"accuracy must be between 0.5 and 1, got {accuracy!r}")
+    rng = np.random.default_rng(seed)
+    strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    base = simulate_self_preference(
+        {"m0": AuthorJudge(1.0)}, strengths, n_prompts=n_prompts, seed=int(rng.integers(2**32))
+    ).pairs.copy()
+    human = base["human"].to_numpy(float)
+    own = np.where(base["model_a"] == "m0", 1.0, np.where(base["model_b"] == "m0", -1.0, 0.0))
+    p0 = np.where(human > 0.5, accuracy, 1.0 - accuracy)
+    p1 = special.expit(special.logit(p0) + shift * own)
+    for column in ("p_a_first", "p_a_second"):
+        base[column] = (rng.random(len(base)) < p1).astype(float)
+    base["p_a"] = np.nan
+    mine = own != 0
+    truth = float(np.mean((p1 - p0)[mine] * own[mine]))
+    return StratifiedSelfPreference(validate_pairs(base), truth, {})

@@ -240,3 +240,14 @@ def test_relative_targets_work_below_the_path_limit(tmp_path: Path) -> None:
         assert open("x.csv").read() == "a\n" and open("report/tables/t.csv").read() == "b\n"
     finally:
         os.chdir(here)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_check_output_refuses_a_pipe_or_device_it_would_replace(tmp_path: Path) -> None:
+    """Before: a named pipe (or, as root, /dev/full) passed the check, and the atomic
+    write renamed a regular file over it: the device or pipe was gone."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(OutputError, match="not a regular file"):
+        outputs.check_output(pipe)
+    assert pipe.exists() and not pipe.is_file()

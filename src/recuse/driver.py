@@ -272,12 +272,6 @@ def run_audit(
         fixed.append(replace(s, tables=tuple(tables)))
     headlines = {a.id: a.headline.key for a in REGISTRY}
     fixed = [_with_materiality(s, o, headlines) for s in fixed]
-    unknown = sorted(set(o.material) - {b.key for a in REGISTRY for b in a.biases} - {*headlines})
-    if unknown:
-        raise ConfigError(
-            f"--material: unknown bias {unknown[0]!r} — use a bias key of `recuse analyses` "
-            "(or an analysis id for its headline bias)"
-        )
     fdr_note = ""
     if o.fdr:
         fixed, fdr_note = adjust_sections(fixed, level=o.level)

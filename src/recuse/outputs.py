@@ -99,6 +99,11 @@ def check_output(path: str | Path, *, option: str = "--out") -> Path:
     _check_name(p, option)
     if p.is_dir():
         raise OutputError(f"{option} {p}: is a folder — give a file name")
+    if p.exists() and not p.is_file():
+        raise OutputError(
+            f"{option} {p}: is not a regular file (a device, pipe or socket), which the "
+            "output would replace — give a file name"
+        )
     if not p.parent.exists():
         raise OutputError(
             f"{option} {p}: folder {p.parent} does not exist — create it or give another path"

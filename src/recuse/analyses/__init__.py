@@ -54,7 +54,15 @@ def get(analysis_id: str) -> Analysis:
 
 def selected(options: AuditOptions) -> tuple[Analysis, ...]:
     """The analyses ``options.only`` / ``options.skip`` ask for, in registry order;
-    :class:`ConfigError` for an id the registry lacks."""
+    :class:`ConfigError` for an id the registry lacks, or a ``--material`` key that is
+    neither a bias key nor an analysis id (checked here, before any data is read)."""
+    keys = {b.key for a in REGISTRY for b in a.biases} | {a.id for a in REGISTRY}
+    unknown = sorted(set(options.material) - keys)
+    if unknown:
+        raise ConfigError(
+            f"--material: unknown bias {unknown[0]!r} — use a bias key of `recuse analyses` "
+            "(or an analysis id for its headline bias)"
+        )
     for option, ids in (("--only", options.only), ("--skip", options.skip)):
         bad = [i for i in ids if i not in IDS]
         if bad:

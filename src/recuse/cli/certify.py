@@ -7,6 +7,7 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -78,11 +79,22 @@ def _costs(
                 value = float(usd)
             except ValueError:
                 value = -1.0
-            if not sep or not judge.strip() or not value >= 0:
+            if not sep or not judge.strip() or not 0 <= value < math.inf:
                 raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 "
                                   "judgments, e.g. --cost gpt-4=30")  # fmt: skip
             out[judge.strip()] = value
     return out
+
+
+def _not_an_input(outputs: list[tuple[Path, str]], inputs: list[str | Path]) -> None:
+    """No output overwrites an input file (the table or the thresholds read)."""
+    for out, option in outputs:
+        for src in inputs:
+            if out.exists() and Path(src).is_file() and out.samefile(src):
+                raise ConfigError(
+                    f"{option} {out}: is the input {src} — writing it would replace the data "
+                    "read; give another file name"
+                )
 
 
 def _pct(x: float | None) -> str:
@@ -181,8 +193,9 @@ def certify_command(
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
     from recuse.api import certify
 
-    paths = [check_output(p, option=o) for p, o in ((out, "--out"), (thresholds, "--thresholds"))
-             if p is not None]  # fmt: skip
+    named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
+    paths = [check_output(p, option=o) for p, o in named]
+    _not_an_input([(p, o) for p, (_, o) in zip(paths, named, strict=True)], [source])
     roster = cli_roster(ctx)
     result = certify(
         source, roster=roster, agreement=agreement, delta=delta, judges=judge or None,
@@ -237,6 +250,7 @@ def apply_command(
     from recuse.mitigation.selective import PERSON, apply_thresholds
 
     path = check_output(out)
+    _not_an_input([(path, "--out")], [source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)

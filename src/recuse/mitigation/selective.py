@@ -996,6 +996,12 @@ def certify_judges(
 # --- applying certified thresholds to new items ---
 
 
+def _confidence_value(v: Any) -> bool:
+    """``v`` is a threshold a confidence ``c = max(p_a, 1 - p_a)`` can reach or miss:
+    a finite number (not a boolean) in ``[0.5, 1]``."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and 0.5 <= v <= 1
+
+
 def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     """The judges of a thresholds file (:meth:`Certification.thresholds`), checked."""
 
@@ -1005,18 +1011,27 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
 
     if not isinstance(data, dict) or data.get("recuse_thresholds") != THRESHOLDS_VERSION:
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
+    for key in ("cascade", "strata"):
+        if not isinstance(data.get(key, False), bool):
+            raise bad(f"{key!r} must be true or false, not {data[key]!r}")
     judges = data.get("judges")
     if not isinstance(judges, list) or not judges:
         raise bad("'judges' must be a non-empty list")
+    seen: set[str] = set()
     for k, j in enumerate(judges):
         if not isinstance(j, dict) or not isinstance(j.get("judge"), str):
             raise bad(f"judges[{k}] has no judge name")
+        if j["judge"] in seen:
+            raise bad(f"judges[{k}]: judge {j['judge']!r} is listed twice")
+        seen.add(j["judge"])
         t = j.get("thresholds")
         if not isinstance(t, dict) or not all(
-            s in (*STRATA, "all") and (v is None or isinstance(v, int | float))
-            for s, v in t.items()
+            s in (*STRATA, "all") and (v is None or _confidence_value(v)) for s, v in t.items()
         ):
-            raise bad(f"judges[{k}].thresholds must map own/family/other/all to a number or null")
+            raise bad(
+                f"judges[{k}].thresholds must map own/family/other/all to null or a "
+                "confidence in [0.5, 1] (c = max(p_a, 1 - p_a))"
+            )
         r = j.get("recalibration")
         if r is not None and not (
             isinstance(r, dict) and isinstance(r.get("x"), list) and isinstance(r.get("y"), list)
@@ -1059,6 +1074,13 @@ def apply_thresholds(
     out = out.set_index("item_id")
     open_ = set(ids)
     present = set(pairs["judge"].dropna().astype(str)) if "judge" in pairs else set()
+    if not present & {s["judge"] for s in stages}:
+        raise InputError(
+            f"the table has no verdicts of {', '.join(s['judge'] for s in stages)} (the "
+            f"judge(s) {file} certifies); its judges: {', '.join(sorted(present)) or 'none'}",
+            column="judge",
+            fix="give the verdicts of a certified judge, or certify this table's judge first",
+        )
     for stage in stages:
         if stage["judge"] not in present:
             continue  # a judge absent from the new table passes every item on

@@ -1,0 +1,110 @@
+"""Hostile input to `recuse certify` and `recuse certify apply`: a clear error (exit 2)
+and nothing written, never a traceback or a file that looks valid."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.simulate.selective import simulate_selective
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    cap = capsys.readouterr()
+    return code, cap.out + cap.err
+
+
+def _pairs(tmp_path: Path) -> Path:
+    path = tmp_path / "pairs.csv"
+    simulate_selective(200, seed=3).pairs.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("price", ["inf", "1e400", "-inf"])
+def test_an_infinite_price_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], price: str
+) -> None:
+    """Before: `--cost gpt-4=inf` certified, then the JSON writer raised ValueError."""
+    src, out = _pairs(tmp_path), tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", f"gpt-4={price}",
+                       "--out", str(out), "--json"], capsys)  # fmt: skip
+    assert code == 2, text
+    assert "--cost" in text and "Traceback" not in text
+    assert not out.exists()
+
+
+def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict]:
+    src, thr = _pairs(tmp_path), tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    return src, json.loads(thr.read_text("utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda j: j["judges"][0]["thresholds"].update(other=7), "confidence in [0.5, 1]"),
+        (lambda j: j["judges"][0]["thresholds"].update(other=True), "confidence in [0.5, 1]"),
+        (lambda j: j["judges"][0]["thresholds"].update(other=math.nan), "confidence in [0.5, 1]"),
+        (lambda j: j["judges"][0]["thresholds"].update(other=0.2), "confidence in [0.5, 1]"),
+        (lambda j: j.update(cascade="yes"), "'cascade' must be true or false"),
+        (lambda j: j.update(strata="no"), "'strata' must be true or false"),
+        (lambda j: j["judges"].append(j["judges"][0]), "listed twice"),
+    ],
+)
+def test_a_damaged_thresholds_file_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, words: str
+) -> None:
+    """Before: a threshold of 7, true or NaN sent every item to a person (or kept by
+    true = 1) and 'cascade': "yes" ran a cascade, each with exit 0 and a decisions file."""
+    src, spec = _thresholds(tmp_path, capsys)
+    edit(spec)
+    damaged, out = tmp_path / "damaged.json", tmp_path / "decisions.csv"
+    damaged.write_text(json.dumps(spec), "utf-8")  # NaN is written as NaN, as json reads it
+    code, text = _run(["certify", "apply", str(damaged), str(src), "--out", str(out)], capsys)
+    assert code == 2, text
+    assert words in text and "not a certified thresholds file" in text
+    assert not out.exists()
+
+
+def test_applying_to_a_table_of_another_judge_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: thresholds certified for gpt-4 applied to a table of claude-v1's verdicts
+    sent all items 'to a person' with exit 0, as if gpt-4 had judged them unsure."""
+    src, _ = _thresholds(tmp_path, capsys)
+    thr = tmp_path / "thr.json"
+    other = tmp_path / "other.csv"
+    table = pd.read_csv(src).drop(columns="human")
+    table.assign(judge="claude-v1").to_csv(other, index=False)
+    out = tmp_path / "decisions.csv"
+    code, text = _run(["certify", "apply", str(thr), str(other), "--out", str(out)], capsys)
+    assert code == 2, text
+    assert "no verdicts of gpt-4" in text and "claude-v1" in text
+    assert not out.exists()
+
+
+def test_an_output_that_is_the_input_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `recuse certify pairs.csv --thresholds pairs.csv` replaced the labelled
+    table by the thresholds JSON, and `certify apply thr.json new.csv --out new.csv`
+    replaced the table it decided."""
+    src, _ = _thresholds(tmp_path, capsys)
+    before = src.read_bytes()
+    code, text = _run(["certify", str(src), "--thresholds", str(src)], capsys)
+    assert code == 2 and "--thresholds" in text and "is the input" in text, text
+    thr = tmp_path / "thr.json"
+    spec = thr.read_bytes()
+    for out in (src, thr):
+        code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+        assert code == 2 and "is the input" in text, text
+    assert src.read_bytes() == before and thr.read_bytes() == spec

@@ -38,7 +38,7 @@ def test_audit_writes_html_json_and_csv(
     # ("material" once the calibrated estimate declares a threshold: +0.13 is beyond 0.05)
     assert printed.startswith("| judge ")
     (row,) = [r for r in printed.splitlines() if r.startswith("| gpt-4 ")]
-    assert "| Self-preference (own-pick rate − predicted · no bias = 0) |" in row
+    assert "| Self-preference (own-pick rate − predicted · no bias = 0) " in row
     assert row.rstrip(" |").endswith(("▲ flagged", "▲ material"))
     # --verbose: then every finding's sentence
     assert "gpt-4:" in printed and "picks its own answers more often than its" in printed

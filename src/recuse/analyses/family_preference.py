@@ -14,7 +14,12 @@ from recuse.analyses.base import (
     needs_own_answers,
     needs_verdicts,
 )
-from recuse.analyses.self_preference import UNADJUSTED, calibrated_first, describe_dp
+from recuse.analyses.self_preference import (
+    MATERIAL_PICK_PROBABILITY,
+    UNADJUSTED,
+    calibrated_first,
+    describe_dp,
+)
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import Bias
@@ -33,6 +38,7 @@ CALIBRATED = Bias(
     negative="picks its family's answers less often than its competence predicts",
     none="no detectable family preference beyond its competence",
     order=19,
+    material=MATERIAL_PICK_PROBABILITY,  # 0.05 of pick probability, as self-preference's
     scale="family-pick rate − predicted",
 )
 EO = Bias(

@@ -35,6 +35,10 @@ from recuse.report.bias import Bias
 from recuse.report.model import NotEstimated, Table
 from recuse.roster import Roster
 
+#: the calibrated headlines' default materiality (``--material`` overrides it): a
+#: difference of 0.05 in the probability that the judge picks its own (or its family's)
+#: answer, beyond what its competence predicts
+MATERIAL_PICK_PROBABILITY = 0.05
 CALIBRATED = Bias(
     key="self_preference_calibrated",
     title="Self-preference (calibrated to the judge's competence)",
@@ -48,6 +52,10 @@ CALIBRATED = Bias(
     negative="picks its own answers less often than its competence predicts",
     none="no detectable self-preference beyond its competence",
     order=9,
+    # the smallest self-preference worth acting on: 5 points of pick probability, the
+    # scale of DP (a pick-rate difference) and EO (a recall difference) beside it and of
+    # the ladder's parts that add up to it; an interval within ±0.05 reads negligible
+    material=MATERIAL_PICK_PROBABILITY,
     scale="own-pick rate − predicted",
 )
 #: how every self- and family-preference number other than the calibrated headline is

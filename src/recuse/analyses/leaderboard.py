@@ -24,7 +24,12 @@ from recuse.metrics.length_controlled import (
     length_controlled_win_rates,
 )
 from recuse.metrics.summary import PairwiseBias
-from recuse.metrics.tool_scores import SIGNIFICANT_WEIGHT, arena_hard_scores, fastchat_results
+from recuse.metrics.tool_scores import (
+    SIGNIFICANT_WEIGHT,
+    arena_hard_scores,
+    arena_hard_style_scores,
+    fastchat_results,
+)
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -249,6 +254,7 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
     """Arena-Hard-Auto's score of each model against the baseline, per judge."""
     o = ctx.options
     part = ctx.part(ANALYSIS)
+    style, no_style = _style_counts(ctx, inp)
     for judge in _judges(frame):
         try:
             scores = arena_hard_scores(
@@ -265,15 +271,76 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             Table(slug("arena-hard-scores", inp.name, judge),
                   f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores)
         )  # fmt: skip
+        styled, why = _arena_hard_style(ctx, frame, judge, style, no_style)
         for r in scores.itertuples():
-            part.headlines.append(
+            line = (
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model} scores {r.score:.1f}% "
                 f"[{r.score_low:.1f}, {r.score_high:.1f}] against {r.baseline} (Bradley–Terry "
                 f"win rate, a '>>' verdict counted {SIGNIFICANT_WEIGHT}×; {o.level:.0%} "
                 f"bootstrap over {r.battles:,} battles from {r.games:,} games; 50% = as good "
-                "as the baseline; not style-controlled: the judgment files hold no answer "
-                "lengths or markdown counts)."
+                "as the baseline)"
             )
+            if styled is not None and str(r.model) in styled.index:
+                st = styled.loc[str(r.model)]
+                line += (
+                    f"; style-controlled {st['style_score']:.1f}% [{st['style_score_low']:.1f}, "
+                    f"{st['style_score_high']:.1f}] (its win rate with answer length and markdown "
+                    "held at the battles' average, evening the models out against each "
+                    "other; Arena-Hard-Auto's --control-features length markdown)."
+                )
+            else:
+                line += f"; style control: {why}."
+            part.headlines.append(line)
+        if styled is not None:
+            coefs = ", ".join(f"{k} {v:+.2f}" for k, v in styled.attrs["coefficients"].items())
+            part.notes.append(
+                f"{inp.name}, Arena-Hard-Auto, judge {judge}: style coefficients (log-odds of "
+                f"a win per sd of the style difference; 0 = style does not sway the judge): "
+                f"{coefs}."
+            )
+            part.tables.append(
+                Table(slug("arena-hard-style-scores", inp.name, judge),
+                      f"Arena-Hard-Auto style-controlled scores, judge {judge} — {inp.name}",
+                      styled.reset_index())
+            )  # fmt: skip
+
+
+#: why an Arena-Hard score is not style-controlled when no answer metadata is found
+NO_STYLE = (
+    "needs answer texts/metadata, not in these files (Arena-Hard-Auto keeps them in "
+    "model_answer/ beside model_judgment/)"
+)
+
+
+def _style_counts(ctx: Context, inp: Input) -> tuple[pd.DataFrame | None, str]:
+    """The answers' style counts from Arena-Hard-Auto's ``model_answer/`` beside the
+    judgments (read once per input), or None and why there are none."""
+    from recuse.data.arena_hard_answers import answers_folder, read_style_counts
+
+    folder = answers_folder(inp.source.location)
+    if folder is None:
+        return None, NO_STYLE
+    style = read_style_counts(folder, roster=ctx.roster)
+    if style.empty:
+        return None, f"the answers in {folder.name}/ carry no style metadata (add_markdown_info.py)"
+    return style, ""
+
+
+def _arena_hard_style(
+    ctx: Context, frame: pd.DataFrame, judge: str, style: pd.DataFrame | None, why: str
+) -> tuple[pd.DataFrame | None, str]:
+    """The style-controlled scores of ``judge`` (indexed by model) where there are style
+    counts, else None and why not."""
+    if style is None:
+        return None, why
+    o = ctx.options
+    try:
+        styled = arena_hard_style_scores(
+            frame, style, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed
+        )
+    except EstimationError as exc:
+        return None, f"not computed: {exc}"
+    return styled.set_index("model"), ""
 
 
 def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:

@@ -19,8 +19,25 @@
 
   (W, T, L: weighted wins, ties, losses of m). Its interval: the percentile bootstrap
   over battles (upstream resamples the weighted battle rows, 100 rounds, 95%).
-  Style control needs each answer's token, header, list and bold counts from
-  Arena-Hard-Auto's ``model_answer/`` files, which the judgment files do not hold.
+  **Style-controlled** (``show_result.py --control-features length markdown``): the
+  same battles, each with four style features of the model's answer *m* against the
+  baseline's *b*, from the ``metadata`` Arena-Hard-Auto's ``add_markdown_info.py``
+  writes into its ``model_answer/`` files (token length L; header, list and bold
+  counts, each divided by L as a density d):
+
+      length    = (L_m − L_b) / (L_m + L_b)
+      header, list, bold:  (d_m − d_b) / (d_m + d_b + 1)
+
+  each standardised over the battles (mean 0, sample sd 1). The Bradley–Terry fit then
+  has one strength per model and a coefficient per feature,
+  ``logit P(m wins) = β_m + γ · z`` (ties as half a win, the baseline's strength 0), and
+  the score is ``100 · σ(β_m)``: the model's win rate against the baseline at the
+  battles' average style difference (z = 0), so style control evens the models out
+  against each other (a model no better than the others but longer-winded loses its
+  length's advantage), not against the baseline; with one model it stays near its plain
+  score. The interval is the same percentile bootstrap over battles (every resample
+  refits β and γ; upstream reports the resamples' median and 5–95% quantiles). The judgment files
+  hold no answer, so this needs the ``model_answer/`` files beside them.
 * **AlpacaEval** (``alpaca_eval`` leaderboard): win rate and length-controlled win
   rate per model against the baseline, per annotator
   (:func:`recuse.metrics.length_controlled.length_controlled_win_rates`).
@@ -30,13 +47,23 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
 
-__all__ = ["SIGNIFICANT_WEIGHT", "arena_hard_battles", "arena_hard_scores", "fastchat_results"]
+__all__ = [
+    "SIGNIFICANT_WEIGHT",
+    "STYLE_FEATURES",
+    "arena_hard_battles",
+    "arena_hard_scores",
+    "arena_hard_style_scores",
+    "fastchat_results",
+]
 
 SIGNIFICANT_WEIGHT = 3  # Arena-Hard-Auto's --weight: battles a ">>" verdict counts as
+#: an answer's style counts, as Arena-Hard-Auto's model_answer metadata names them
+STYLE_FEATURES = ("token_len", "header_count", "list_count", "bold_count")
 
 
 def fastchat_results(pairs: pd.DataFrame, *, judge: str) -> pd.DataFrame:
@@ -91,7 +118,7 @@ def arena_hard_battles(
     pairs: pd.DataFrame, *, judge: str, weight: int = SIGNIFICANT_WEIGHT
 ) -> pd.DataFrame:
     """Arena-Hard-Auto's battles of ``judge``: one row per game with a verdict, with
-    ``model``, ``baseline``, ``outcome`` (1 the model wins, 0.5 tie, 0 it loses) and
+    ``model``, ``baseline``, ``prompt_id``, ``outcome`` (1 the model wins, 0.5 tie, 0 it loses) and
     ``weight`` (``weight`` for a significant verdict, else 1).
 
     ``pairs``: an Arena-Hard ``pairs`` table (a = the model, b = the baseline;
@@ -106,6 +133,7 @@ def arena_hard_battles(
                 {
                     "model": rows["model_a"].astype(str).to_numpy()[keep],
                     "baseline": rows["model_b"].astype(str).to_numpy()[keep],
+                    "prompt_id": rows["prompt_id"].astype(str).to_numpy()[keep],
                     "outcome": np.sign(s[keep]) / 2 + 0.5,
                     "weight": np.where(np.abs(s[keep]) == 2, weight, 1),
                 }
@@ -161,3 +189,136 @@ def arena_hard_scores(
             }
         )
     return pd.DataFrame(out).sort_values("score", ascending=False).reset_index(drop=True)
+
+
+def _style_design(battles: pd.DataFrame, style: pd.DataFrame) -> np.ndarray:
+    """The four standardised style features of each battle (module docstring): the
+    model's answer against the baseline's, from ``style`` (``model``, ``prompt_id`` and
+    :data:`STYLE_FEATURES`). Raises :class:`EstimationError` naming an answer with no
+    style counts, or a feature that does not vary over the battles."""
+    table = style.set_index(["model", "prompt_id"])[list(STYLE_FEATURES)].astype(float)
+    table = table[~table.index.duplicated(keep="first")]
+
+    def counts(model: pd.Series) -> np.ndarray:
+        key = pd.MultiIndex.from_arrays([model.astype(str), battles["prompt_id"].astype(str)])
+        found = key.isin(table.index)
+        if not found.all():
+            m, q = key[int(np.argmin(found))]
+            raise EstimationError(
+                f"no style counts for {m!r}'s answer to {q!r} (style control needs every "
+                "answer's metadata from model_answer/)"
+            )
+        return table.loc[key].to_numpy(float)
+
+    m, b = counts(battles["model"]), counts(battles["baseline"])
+    lm, lb = m[:, 0], b[:, 0]
+    if ((lm + lb) <= 0).any():
+        raise EstimationError("an answer pair has no tokens: the length feature is undefined")
+    dm = m[:, 1:] / np.where(lm > 0, lm, 1.0)[:, None]
+    db = b[:, 1:] / np.where(lb > 0, lb, 1.0)[:, None]
+    raw = np.column_stack([(lm - lb) / (lm + lb), (dm - db) / (dm + db + 1)])
+    sd = raw.std(axis=0, ddof=1) if len(raw) > 1 else np.zeros(raw.shape[1])
+    if not (sd > 0).all():
+        flat = [STYLE_FEATURES[k] for k in np.flatnonzero(~(sd > 0))]
+        raise EstimationError(f"style feature(s) {', '.join(flat)} do not vary over the battles")
+    return (raw - raw.mean(axis=0)) / sd
+
+
+def _soft_logit_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Maximum-likelihood coefficients of ``logit P = x β`` for outcomes ``y`` in [0, 1]
+    (ties 0.5) with case weights ``w``: Newton–Raphson on the weighted Bernoulli
+    log-likelihood Σ w (y log p + (1 − y) log(1 − p)), step-halved."""
+    beta = np.zeros(x.shape[1])
+
+    def loglik(b: np.ndarray) -> float:
+        eta = x @ b
+        return float(w @ (y * eta - np.logaddexp(0.0, eta)))
+
+    current = loglik(beta)
+    for _ in range(100):
+        p = expit(x @ beta)
+        grad = x.T @ (w * (y - p))
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(hess, grad, rcond=None)[0]
+        t = 1.0
+        while t > 1e-8:
+            nxt = loglik(beta + t * step)
+            if nxt >= current - 1e-12:
+                break
+            t /= 2
+        beta, gain, current = beta + t * step, nxt - current, nxt
+        if abs(gain) < 1e-12 and float(np.max(np.abs(t * step))) < 1e-10:
+            break
+    return beta
+
+
+def arena_hard_style_scores(
+    pairs: pd.DataFrame,
+    style: pd.DataFrame,
+    *,
+    judge: str,
+    level: float = 0.95,
+    n_boot: int = N_BOOT,
+    seed: int | None = 0,
+    weight: int = SIGNIFICANT_WEIGHT,
+) -> pd.DataFrame:
+    """Arena-Hard-Auto's style-controlled score of each model judged by ``judge``: its
+    win rate against the baseline at the battles' average style difference,
+    ``100 σ(β_m)``, from the Bradley–Terry
+    fit ``logit P(m wins) = β_m + γ · z`` over the weighted battles, z the four
+    standardised style features (module docstring), with a ``level`` percentile
+    bootstrap over the weighted battle rows (every resample refits β and γ).
+
+    ``style``: one row per answer, ``model``, ``prompt_id`` and :data:`STYLE_FEATURES`
+    (Arena-Hard-Auto's answer metadata; a count given per kind is summed). Columns:
+    ``model``, ``baseline``, ``style_score``, ``style_score_low``, ``style_score_high``,
+    ``battles``, ``games``; ``attrs["coefficients"]`` holds γ by feature (log-odds per
+    sd of the feature; 0 = style does not sway the judge). Raises
+    :class:`EstimationError` without battles, with more than one baseline, or without
+    style counts for an answer."""
+    check_options(level=level, n_boot=n_boot, min_n=1)
+    battles = arena_hard_battles(pairs, judge=judge, weight=weight)
+    if battles.empty:
+        raise EstimationError(f"judge {judge!r} has no game with a verdict")
+    if battles["baseline"].nunique() != 1:
+        raise EstimationError(
+            f"judge {judge!r} compares with {battles['baseline'].nunique()} baselines; "
+            "Arena-Hard-Auto's score is against one"
+        )
+    reps = battles["weight"].to_numpy(int)
+    expanded = battles.loc[battles.index.repeat(reps)].reset_index(drop=True)
+    z = _style_design(expanded, style)
+    models = sorted(expanded["model"].astype(str).unique())
+    onehot = (expanded["model"].astype(str).to_numpy()[:, None] == np.array(models)).astype(float)
+    x = np.column_stack([onehot, z])
+    y = expanded["outcome"].to_numpy(float)
+    fit = _soft_logit_fit(x, y, np.ones(len(y)))
+    rng = np.random.default_rng(seed)
+    counts = resample_counts(len(y), n_boot, rng)
+    boot = np.array([_soft_logit_fit(x, y, c)[: len(models)] for c in counts])
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(expit(boot), [alpha, 1 - alpha], axis=0)
+    base = str(battles["baseline"].iloc[0])
+    per = battles.groupby("model", sort=True).agg(
+        battles=("weight", "sum"), games=("weight", "size")
+    )
+    out = pd.DataFrame(
+        {
+            "model": models,
+            "baseline": base,
+            "style_score": 100 * expit(fit[: len(models)]),
+            "style_score_low": 100 * lo,
+            "style_score_high": 100 * hi,
+            "battles": per.loc[models, "battles"].to_numpy(int),
+            "games": per.loc[models, "games"].to_numpy(int),
+        }
+    )
+    out = out.sort_values("style_score", ascending=False).reset_index(drop=True)
+    out.attrs["coefficients"] = {
+        k.removesuffix("_count").replace("token_len", "length"): float(v)
+        for k, v in zip(STYLE_FEATURES, fit[len(models) :], strict=True)
+    }
+    return out

@@ -175,7 +175,9 @@ def test_calibrated_self_preference_on_real_data(
     competence: both intervals hold 0. The own-pick rate is counted by hand (CELLS)."""
     from recuse.metrics.self_preference import calibrated_self_preference
 
-    r = calibrated_self_preference(pairs, judge=judge, stratum=None)  # one κ
+    # one κ, the gap-only competence (GPT-4 sits at the ceiling, where the default adds the
+    # label term: test_gpt4_at_its_ceiling_is_conditioned_on_the_label)
+    r = calibrated_self_preference(pairs, judge=judge, stratum=None, label=False)
     assert r.components["own_pick_rate"] == pytest.approx(own_picks)
     assert r.estimate == pytest.approx(estimate, abs=5e-4)
     assert (r.ci_low, r.ci_high) == pytest.approx(ci, abs=2e-3)
@@ -195,7 +197,7 @@ def test_the_category_term_on_real_data_equals_a_statsmodels_fit(pairs: pd.DataF
         label_strengths,
     )
 
-    r = calibrated_self_preference(pairs, judge="gpt-4")
+    r = calibrated_self_preference(pairs, judge="gpt-4", label=False)
     assert "κ_c for humanities, roleplay; coding, extraction" in r.method
     assert any("near its ceiling" in w for w in r.warnings)
     d = pairs[pairs["judge"] == "gpt-4"]
@@ -221,3 +223,22 @@ def test_the_category_term_on_real_data_equals_a_statsmodels_fit(pairs: pd.DataF
     predicted = (np.where(xx[:, -1] > 0, p0, 1 - p0) * wt)[own].sum() / wt[own].sum()
     assert r.estimate == pytest.approx(observed - predicted, abs=1e-6)
     assert r.estimate == pytest.approx(-0.0415, abs=5e-4)
+
+
+def test_gpt4_at_its_ceiling_is_conditioned_on_the_label(pairs: pd.DataFrame) -> None:
+    """GPT-4 is predicted to pick its own answer above the ceiling (the warning above), so
+    by default its competence is conditioned on each pair's human label: no ceiling
+    warning, the method says so, and the headline moves by less than 0.005 (−0.046 to
+    −0.046 with one κ; the interval still holds 0)."""
+    from recuse.metrics.self_preference import calibrated_self_preference
+
+    gap_only = calibrated_self_preference(pairs, judge="gpt-4", stratum=None, label=False)
+    r = calibrated_self_preference(pairs, judge="gpt-4", stratum=None)
+    assert "conditioned on each pair's human label" in r.method
+    assert not any("near its ceiling" in w for w in r.warnings)
+    assert r.estimate == pytest.approx(gap_only.estimate, abs=0.005)
+    assert r.ci_low < 0 < r.ci_high
+    # GPT-3.5 is below the ceiling: the same number as before
+    low = calibrated_self_preference(pairs, judge="gpt-3.5-turbo", stratum=None)
+    same = calibrated_self_preference(pairs, judge="gpt-3.5-turbo", stratum=None, label=False)
+    assert low.estimate == same.estimate

@@ -115,9 +115,11 @@ def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[
         ).any():
             continue  # not an author here: no self-preference to split
         try:
+            # the headline's competence model: κ per category, family term, who is self
             results = familiarity_mediation(
-                judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
-            )
+                judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed,
+                min_n=o.min_n, families=ctx.roster, selves=ctx.selves,
+            )  # fmt: skip
         except RecuseError as exc:
             ctx.part(ANALYSIS).notes.append(
                 f"{inp.name}, {judge}: no familiarity mediation ({exc})"

@@ -657,6 +657,10 @@ class _Competence:
     #: strata sharing one discrimination (too few pairs without the own answer)
     pooled: tuple[str, ...] = ()
     stratum_label: str = "category"
+    #: +1 the human label of the pattern's pair prefers a, −1 b, 0 a tie or no label, for
+    #: the judges whose competence is conditioned on the label (near its ceiling:
+    #: :func:`_at_ceiling`), 0 for the others; None: no label term in the model
+    label: NDArray[np.float64] | None = None
 
     @property
     def k(self) -> int:
@@ -735,14 +739,20 @@ class _Competence:
         cols += [np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)]
         if self.fam is not None:
             cols.append(np.broadcast_to(self.fam, g.shape))
+        if self.label is not None:
+            cols.append(np.broadcast_to(self.label, g.shape))
         return _newton(np.stack(cols, -1), n, y), g
 
     def p0(self, theta: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each pattern's P(picks a) without the own and family terms: ``expit(κ_c g +
-        β·first)``, ``κ_c`` its stratum's discrimination (theta: κ's, β, τ[, φ])."""
+        β·first [+ α·label])``, ``κ_c`` its stratum's discrimination (theta: κ's, β, τ[,
+        φ][, α])."""
         kap = theta[..., :1] if self.kgroup is None else theta[..., self.kgroup]
         beta = theta[..., self.n_kappa : self.n_kappa + 1]
-        return np.asarray(special.expit(kap * g + beta * self.first), dtype=float)
+        eta = kap * g + beta * self.first
+        if self.label is not None:
+            eta = eta + theta[..., -1:] * self.label
+        return np.asarray(special.expit(eta), dtype=float)
 
     def parts(
         self, s: NDArray[np.float64], relation: Relation = "self", rung: int | None = None
@@ -872,7 +882,8 @@ class _Competence:
                         "cover the same strata"
                     )
                 out.append(words)
-        if own.any():
+        conditioned = self.label is not None and bool(np.any(seen & (self.label != 0)))
+        if own.any() and not conditioned:
             n_own, _, pred = self.parts(t)
             rate = float(pred / n_own) if n_own else float("nan")
             if np.isfinite(rate) and not 1 - CEILING < rate < CEILING:
@@ -1164,6 +1175,7 @@ def _calibrated_parts(
     side: NDArray[np.int8] | None = None,
     family_side: NDArray[np.int8] | None = None,
     stratum: str | None = None,
+    label_term: NDArray[np.bool_] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], _Competence]:
     """Per-row sums of the calibrated statistic (:class:`_Competence`), group codes,
     per-judge problems, each fitted row's predicted P(a) without the own (and family)
@@ -1173,7 +1185,9 @@ def _calibrated_parts(
     term to the competence model where any pair holds a family member's answer.
     ``stratum`` (a column, e.g. ``category``; see :func:`stratum_column`): a
     discrimination ``κ_c`` per stratum with enough pairs (:func:`_stratum_groups`) and
-    the :func:`strata_warning` of each judge."""
+    the :func:`strata_warning` of each judge. ``label_term`` (per judge code): condition
+    that judge's competence on each pair's human label (``α·label``; see
+    :func:`_at_ceiling`)."""
     n = len(pairs)
     pred_a = np.full(n, np.nan)
     if side is None:
@@ -1215,6 +1229,13 @@ def _calibrated_parts(
     h_own = orient(human, side)
     rung = np.where(h_own > 0.5 + TIE_TOL, 0, np.where(h_own < 0.5 - TIE_TOL, 2, 1))
     rung = np.where(side != 0, rung, 1)
+    # the label's direction, for the judges whose competence is conditioned on it
+    hdir = np.where(human > 0.5 + TIE_TOL, 1, np.where(human < 0.5 - TIE_TOL, -1, 0))
+    conditioned = label_term is not None and bool(np.any(label_term))
+    if label_term is None or not conditioned:
+        hdir = np.zeros(n, dtype=int)
+    else:
+        hdir = np.where(np.asarray(label_term, bool)[codes] & np.isfinite(human), hdir, 0)
     names: tuple[str, ...] = ()
     scode = np.zeros(n, dtype=np.intp)
     if stratum is not None:
@@ -1227,16 +1248,15 @@ def _calibrated_parts(
     parts = []
     for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
         j = np.flatnonzero(usable & ok)
-        key = np.column_stack(
-            [ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j], scode[j]]
-        )
+        columns = [ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j]]
+        key = np.column_stack([*columns, scode[j], hdir[j]])
         parts.append((j, key, y[j]))
     ri = np.concatenate([j for j, _, _ in parts])
     keys = np.concatenate([k for _, k, _ in parts])
     yy = np.concatenate([y for _, _, y in parts])
     w = 1.0 / k_orders[ri]
     pats, pat = np.unique(keys, axis=0, return_inverse=True)
-    pats = pats.reshape(-1, 7)
+    pats = pats.reshape(-1, 8)
     pat = pat.reshape(-1)
     lab_rows = np.flatnonzero(labelled)
     lpairs, lab = np.unique(
@@ -1272,6 +1292,7 @@ def _calibrated_parts(
         n_kappa=n_kappa,
         pooled=tuple(names[c] for c in pooled) if kgroup is not None else (),
         stratum_label=stratum or "category",
+        label=pats[:, 7].astype(float) if conditioned else None,
     )
     p, n_l = len(pats), len(lpairs)
     if p + n_l > MAX_PATTERNS:
@@ -1361,6 +1382,7 @@ def calibrated_specs(
     family_side: NDArray[np.int8] | None = None,
     rungs: bool = False,
     stratum: str | None = "auto",
+    label: LabelTerm = "auto",
 ) -> tuple[list[MetricSpec], dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels``, then (with
     ``family_side``) its calibrated family preference, then (``rungs``) the parts of
@@ -1369,12 +1391,15 @@ def calibrated_specs(
     values, group, problems, _, model = _calibrated_parts(
         pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
         stratum=stratum_column(pairs, stratum),
+        label_term=_label_term(pairs, codes, labels, label, strengths=strengths, side=side,
+                               family_side=family_side, stratum=stratum_column(pairs, stratum)),
     )  # fmt: skip
     own_req = (model.col_own, OWN_PAIRS)
     other_req = (model.col_other, COMPETENCE_PAIRS)
     held = "" if strengths is None else " (the strengths given are held fixed)"
     fam_words = "" if model.fam is None else " and a family term φ·family"
     held += _strata_words(model)
+    held += _label_words(model)
 
     def stat(name: str, combine: Any, required: tuple[tuple[int, str], ...]) -> GroupedStatistic:
         return GroupedStatistic(
@@ -1416,6 +1441,69 @@ def calibrated_specs(
     return specs, problems
 
 
+#: whether the competence model conditions on each pair's human label: "auto" for the
+#: judges at its ceiling (:func:`_at_ceiling`), True for every judge, False for none
+LabelTerm = Literal["auto"] | bool
+
+
+def _at_ceiling(
+    values: NDArray[np.float64], group: NDArray[np.intp], model: _Competence, n_labels: int
+) -> NDArray[np.bool_]:
+    """Per judge code: whether the competence model without a label term predicts it to
+    pick its own answer more than :data:`CEILING` of the time (or less than 1 − it).
+
+    There a judge's few misses decide the prediction, and a logistic curve in the
+    strength gap cannot tell misses that shrink with the gap from a lapse rate that
+    does not (a judge that follows the human label but for a fixed few per cent): the
+    prediction then sits too near the ceiling and a planted self term reads low (0.55
+    of it at a 97%-accurate judge whose answers the reference prefers 90% of the time,
+    :func:`recuse.simulate.self_preference.simulate_lapse_judge`). Conditioning the
+    competence on each pair's human label, ``logit P = κ g + β·first + α·label``,
+    predicts such a judge on the same pairs (1.0 of it there) and keeps 0 = no bias on
+    judges whose errors come from the quality gap alone
+    (``benchmarks/self_preference_calibration.py``)."""
+    out = np.zeros(n_labels, dtype=bool)
+    for code in range(n_labels):
+        mine = group == code
+        if not mine.any():
+            continue
+        n_own, _, pred = model.parts(values[mine].sum(axis=0))
+        rate = float(pred / n_own) if n_own else float("nan")
+        out[code] = bool(np.isfinite(rate) and not 1 - CEILING < rate < CEILING)
+    return out
+
+
+def _label_term(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    label: LabelTerm,
+    **parts: Any,
+) -> NDArray[np.bool_] | None:
+    """Which judges' competence is conditioned on the human label (``label``)."""
+    if label is False:
+        return None
+    if label is True:
+        return np.ones(len(labels), dtype=bool)
+    values, group, _, _, model = _calibrated_parts(pairs, codes, labels, **parts)
+    if len(values) and values.shape[1] == model.k:
+        gate = _at_ceiling(values, group, model, len(labels))
+        return gate if gate.any() else None
+    return None
+
+
+def _label_words(model: _Competence) -> str:
+    """The method's words on the label term ('' without one)."""
+    if model.label is None:
+        return ""
+    return (
+        "; near its ceiling, its competence is conditioned on each pair's human label "
+        "(+ α·label, label = +1 / −1 / 0 when the human prefers a / b / neither), so a "
+        "judge that follows the label but for a fixed few per cent is predicted on the "
+        "same pairs"
+    )
+
+
 def _strata_words(model: _Competence) -> str:
     """The method's words on the strata term ('' without a κ per stratum: then the
     strata warning, where it fires, says that one κ serves them all)."""
@@ -1441,12 +1529,13 @@ def calibrated_spec(
     side: NDArray[np.int8] | None = None,
     family_side: NDArray[np.int8] | None = None,
     stratum: str | None = "auto",
+    label: LabelTerm = "auto",
 ) -> tuple[MetricSpec, dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels`` and, per
     judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
     specs, problems = calibrated_specs(
         pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
-        stratum=stratum,
+        stratum=stratum, label=label,
     )  # fmt: skip
     return specs[0], problems
 
@@ -1463,6 +1552,7 @@ def calibrated_self_preference(
     families: Families | None = None,
     selves: Mapping[str, str] | None = None,
     stratum: str | None = "auto",
+    label: LabelTerm = "auto",
 ) -> MetricResult:
     """Self-preference of ``judge`` measured against its own competence.
 
@@ -1510,6 +1600,15 @@ def calibrated_self_preference(
     shares a pooled ``κ`` (the method says which). A warning says when the own pairs'
     strata differ from the rest (:func:`strata_warning`).
 
+    ``label`` (default ``"auto"``): where the model above predicts the judge to pick its
+    own answer more than :data:`CEILING` of the time (or less than 1 − it), its
+    competence is conditioned on each pair's human label, ``logit P = κ (s_a − s_b) +
+    β·first + α·label + τ·own`` (label = +1 / −1 / 0 when the human prefers a / b /
+    neither or did not label it): a near-perfect judge whose misses do not shrink with
+    the gap (a lapse rate) is then predicted on the same pairs instead of by a curve
+    that runs to the ceiling, which read a planted self term about half its size
+    (:func:`_at_ceiling`). True: always; False: never (the ceiling then warns).
+
     ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
     say, with both ranges of strength gaps, when most of its own pairs lie far beyond
     the gaps its competence is learnt on (:func:`extrapolation_warning`).
@@ -1522,8 +1621,9 @@ def calibrated_self_preference(
     if families is not None:
         fam = favored_side(rows, relation="family", families=families, selves=selves)
     spec, problems = calibrated_spec(
-        rows, codes, labels, strengths=strengths, side=side, family_side=fam, stratum=stratum
-    )
+        rows, codes, labels, strengths=strengths, side=side, family_side=fam, stratum=stratum,
+        label=label,
+    )  # fmt: skip
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
     return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
@@ -1595,6 +1695,10 @@ def familiarity_mediation(
     n_boot: int = 2000,
     seed: int | None = 0,
     min_n: int = 5,
+    families: Families | None = None,
+    selves: Mapping[str, str] | None = None,
+    stratum: str | None = "auto",
+    label: LabelTerm = "auto",
 ) -> list[MetricResult]:
     """How much of ``judge``'s calibrated self-preference its familiarity explains.
 
@@ -1617,6 +1721,13 @@ def familiarity_mediation(
     0 = no part explained (indirect), no self-preference left (direct). The share is
     unstable when ``Δ`` is near 0: read it with ``Δ``'s interval. Returns the three
     results in the order of :data:`MEDIATION`.
+
+    ``Δ`` comes from the headline's competence model, with the same options as
+    :func:`calibrated_self_preference`: a discrimination ``κ_c`` per ``stratum``
+    (default: the category, where the judge's pairs hold two or more), the family term
+    with ``families``, the label term near the ceiling (``label``), what counts as the
+    judge itself (``selves``); so the parts add up to the headline on the same rows
+    (the rows with both perplexities), not to a one-``κ`` refit of it.
     """
 
     check_options(level=level, n_boot=n_boot, min_n=min_n)
@@ -1627,9 +1738,15 @@ def familiarity_mediation(
     if rows.empty:
         raise EstimationError("no pairs with both perplexities (ppl_a, ppl_b) for this judge")
     codes, labels = judge_codes(rows, None)
-    side = favored_side(rows, relation="self")
+    side = favored_side(rows, relation="self", selves=selves)
+    fam = None
+    if families is not None:
+        fam = favored_side(rows, relation="family", families=families, selves=selves)
+    column = stratum_column(rows, stratum)
+    how: dict[str, Any] = {"strengths": strengths, "side": side, "family_side": fam,
+                           "stratum": column}  # fmt: skip
     values, group, problems, pred_a, model = _calibrated_parts(
-        rows, codes, labels, strengths=strengths, side=side
+        rows, codes, labels, label_term=_label_term(rows, codes, labels, label, **how), **how
     )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
@@ -1676,7 +1793,7 @@ def familiarity_mediation(
                 required,
                 interval=CALIBRATED_INTERVAL,
             ),
-            words[name],
+            words[name] + _strata_words(model) + _label_words(model),
             med.components,
             warnings=None if name == "familiarity_indirect" else med.warnings,
         )

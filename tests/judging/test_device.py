@@ -490,3 +490,28 @@ def test_a_cancelled_call_stops_before_its_next_wave(tiny_model_dir: Path) -> No
     running.clear()
     asyncio.run(b.next_token_logprobs(prompts, top_k=3))
     assert len(passes) == whole
+
+
+def test_calls_run_on_the_backends_own_threads_across_runs(tiny_model_dir: Path) -> None:
+    """A pipelined backend computes on threads of its own that outlive a run's event
+    loop (asyncio's default threads are new for every ``asyncio.run``): a thread's
+    first CUDA work sets up its cuBLAS handle, paid once per thread, not per run."""
+    import threading
+    import types
+
+    b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True)
+    seen: list[tuple[str, int]] = []
+    hidden = b._hidden
+
+    def counted(self: LocalBackend, ids: Any) -> Any:
+        t = threading.current_thread()
+        seen.append((t.name, t.ident or 0))
+        return hidden(ids)
+
+    b._hidden = types.MethodType(counted, b)  # type: ignore[method-assign]
+    prompts = _prompts()[:2]
+    for _ in range(4):
+        asyncio.run(b.next_token_logprobs(prompts, top_k=3))
+    # asyncio's default threads would be a new one per run: four
+    assert len(set(seen)) <= b.concurrency < 4
+    assert all(name.startswith("recuse-device") for name, _ in seen)

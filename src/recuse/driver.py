@@ -28,8 +28,8 @@ from recuse.analyses.base import (
     FAST_CHECKS,
     Analysis,
     AuditOptions,
+    AuditProgress,
     Context,
-    Progress,
     unedited,
 )
 from recuse.data.generic import ColumnMapping, ValueReading
@@ -218,7 +218,7 @@ def run_audit(
     roster: Roster | None = None,
     title: str = "recuse audit",
     timings: Sequence[tuple[str, float]] = (),
-    progress: Progress | None = None,
+    progress: AuditProgress | None = None,
 ) -> AuditReport:
     """Every analysis the inputs support, as a :class:`~recuse.report.model.Report`.
 
@@ -384,7 +384,7 @@ def audit(
     mapping: ColumnMapping | None = None,
     unknown_models: UnknownModels = "keep",
     title: str = "recuse audit",
-    progress: Progress | None = None,
+    progress: AuditProgress | None = None,
     format: ImportFormat | None = None,
     reading: ValueReading | None = None,
     references: References | None = None,

@@ -96,7 +96,7 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
-HumanTies = Literal["exclude", "count"]
+TiedLabels = Literal["exclude", "count"]
 Stratum = Literal["own", "family", "other", "all"]
 STRATA: tuple[Stratum, ...] = ("own", "family", "other")
 PERSON = "to a person"
@@ -427,7 +427,7 @@ class Options:
     target: float = 0.85
     delta: float = 0.1
     strata: bool = True
-    human_ties: HumanTies = "exclude"
+    human_ties: TiedLabels = "exclude"
     recalibrate: bool = False
     folds: int = FOLDS
     seed: int = 0

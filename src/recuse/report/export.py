@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -48,19 +47,11 @@ def to_dict(report: AuditReport) -> dict[str, Any]:
     }
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def to_json(report: AuditReport) -> str:
     """``to_dict`` as strict JSON (NaN and infinities become null)."""
-    return json.dumps(_finite(to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        outputs.strict_json(to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False
+    )
 
 
 def table_file(name: str) -> str:

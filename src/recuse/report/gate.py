@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from recuse.report.model import AuditReport
 
 __all__ = [
-    "Dataset",
+    "AuditedDataset",
     "GateLine",
     "GateResult",
     "GatedReport",
@@ -190,7 +190,7 @@ _FIX = "give the report.json that `recuse audit` wrote, unmodified"
 
 
 @dataclass(frozen=True)
-class Dataset:
+class AuditedDataset:
     """One input of the audit as its report lists it (``provenance.sources``)."""
 
     name: str
@@ -217,7 +217,7 @@ class GatedReport:
 
     findings: tuple[dict[str, Any], ...]
     skipped: tuple[GatedSkip, ...]
-    datasets: tuple[Dataset, ...]
+    datasets: tuple[AuditedDataset, ...]
     only: tuple[str, ...] | None = None  # analysis ids of --only (None: all)
     skip: tuple[str, ...] = ()  # analysis ids of --skip
     renamed: tuple[str, ...] = ()  # old bias keys this report carried, read under new ones
@@ -375,7 +375,7 @@ def _skipped(items: Any, p: Path) -> tuple[GatedSkip, ...]:
     return tuple(out)
 
 
-def _datasets(provenance: Any, p: Path) -> tuple[Dataset, ...]:
+def _datasets(provenance: Any, p: Path) -> tuple[AuditedDataset, ...]:
     if provenance is None:
         return ()
     sources = provenance.get("sources") if isinstance(provenance, dict) else None
@@ -392,7 +392,7 @@ def _datasets(provenance: Any, p: Path) -> tuple[Dataset, ...]:
         )
         if not ok:
             raise _bad(f"provenance source {k} lacks name, table or a list of judges", p)
-        out.append(Dataset(s["name"], s["table"], tuple(s["judges"])))
+        out.append(AuditedDataset(s["name"], s["table"], tuple(s["judges"])))
     options = provenance.get("options")
     chosen = options.get("judges") if isinstance(options, dict) else None
     if isinstance(chosen, str) and chosen != "all":

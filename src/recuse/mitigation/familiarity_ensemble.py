@@ -280,13 +280,11 @@ def compare_self_preference(
         if kind != "eo":
             continue
         done = {row["evaluator"] for row in rows if row["member"] == j}
-        for evaluator, table, ref_table in (
-            ("weighted - plain", weighted, plain),
-            ("weighted - single", weighted, single),
-            ("plain - single", plain, single),
-        ):
-            if not set(evaluator.split(" - ")) <= done:
+        tables = {"single": single, "plain": plain, "weighted": weighted}
+        for side, ref in (("weighted", "plain"), ("weighted", "single"), ("plain", "single")):
+            if not {side, ref} <= done:
                 continue  # a side was skipped, with its reason, above
+            evaluator, table, ref_table = f"{side} - {ref}", tables[side], tables[ref]
             try:
                 r = self_preference_difference(
                     table,
@@ -297,9 +295,7 @@ def compare_self_preference(
             except EstimationError as exc:
                 skipped.append(Skipped(f"self_preference_eo[{evaluator}]", j, str(exc)))
                 continue
-            rows.append(
-                _comparison_row(j, evaluator, tau if evaluator.startswith("weighted") else 0.0, r)
-            )
+            rows.append(_comparison_row(j, evaluator, tau if side == "weighted" else 0.0, r))
     return pd.DataFrame(rows), skipped
 
 

@@ -56,6 +56,7 @@ from recuse.metrics.position import consistency_spec, first_position_spec
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import Kind, favored_side, self_preference, single_judge
 from recuse.metrics.verdicts import (
+    FloatArray,
     HumanTies,
     JudgeTies,
     Verdict,
@@ -81,7 +82,6 @@ __all__ = [
 ]
 
 Familiarity = Literal["min", "mean"]
-FloatArray = NDArray[np.float64]
 
 _ITEM_COLUMNS = (
     "item_id", "prompt_id", "model_a", "model_b", "human", "prompt", "response_a",

@@ -60,11 +60,11 @@ FINDING_COLUMNS = (
 class Report:
     """An audit's result for scripts: :attr:`findings` as a table, and the writers.
 
-    ``result`` is the full report object (:class:`recuse.report.model.Report`: sections,
+    ``result`` is the full report object (:class:`recuse.report.model.AuditReport`: sections,
     figures, tables, skipped analyses, provenance) that the HTML and JSON are made from.
     """
 
-    result: model.Report
+    result: model.AuditReport
 
     @property
     def findings(self) -> pd.DataFrame:
@@ -182,7 +182,7 @@ def _card_prices(settings: Settings, roster: Roster) -> Any:
     return read_prices(settings.prices, roster=roster)
 
 
-def _with_card(result: model.Report, store: Path, prices: Any) -> model.Report:
+def _with_card(result: model.AuditReport, store: Path, prices: Any) -> model.AuditReport:
     """The report with the evaluator-card section of the judgments in ``store``."""
     from recuse.analyses.card import card_section
     from recuse.judging import Store
@@ -204,7 +204,7 @@ def run(
     *,
     roster: Roster,
     progress: Callable[[str], None] | None = None,
-) -> model.Report:
+) -> model.AuditReport:
     """The audit of ``data`` with resolved ``settings`` and the context's ``roster``:
     load each input (a DataFrame by the file reader's rules), run the analyses, add the
     evaluator card of ``settings.store``. What the CLI and :func:`audit` both call."""

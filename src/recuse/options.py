@@ -57,7 +57,7 @@ __all__ = [
 MAX_N_BOOT = 1_000_000
 _BYTES_PER_RESAMPLE = 32  # the pairwise bootstrap keeps about four float64s per resample
 
-Reader = Callable[[Any, str], Any]
+ValueReader = Callable[[Any, str], Any]
 Where = Literal["cli", "api", "file"]
 
 
@@ -72,7 +72,7 @@ class Option:
     flag: str
     help: str
     cli: Any
-    read: Reader
+    read: ValueReader
     short: str | None = None
     key: str | None = None
     section: str | None = None
@@ -92,7 +92,7 @@ def _option(
     help: str,
     *,
     cli: Any,
-    read: Reader,
+    read: ValueReader,
     key: str | bool = True,
     **more: Any,
 ) -> Any:
@@ -163,7 +163,7 @@ def _flag(value: Any, where: str) -> bool:
     return value
 
 
-def _choice(kind: Any, *, optional: bool = False) -> Reader:
+def _choice(kind: Any, *, optional: bool = False) -> ValueReader:
     """A reader of one of the strings of the ``Literal`` ``kind``."""
     choices = get_args(kind)
 

@@ -163,7 +163,7 @@ class Parts:
 
 #: why an analysis cannot run on a table (None: it can), with the audit's roster
 Needs = Callable[[pd.DataFrame, Roster], str | None]
-Progress = Callable[[str], None]
+AuditProgress = Callable[[str], None]
 Build = Callable[["Context", Input, PairwiseBias | None], None]
 
 
@@ -220,7 +220,7 @@ class Context:
     skipped: list[NotEstimated] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
-    progress: Progress | None = None
+    progress: AuditProgress | None = None
     ran: set[str] = field(default_factory=set)  # ids of the analyses that applied to an input
 
     def step(self, line: str) -> None:

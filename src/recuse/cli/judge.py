@@ -38,7 +38,7 @@ from recuse.judging.setup import (
     template_protocol,
     whole_labels,
 )
-from recuse.judging.store import Kind
+from recuse.judging.store import JudgmentKind
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
@@ -77,7 +77,7 @@ def judge(
         Path | None, typer.Option("--out", "-o", help="SQLite store (created or resumed).")
     ] = None,
     data_dir: str = typer.Option(None, "--data-dir", help="Folder holding the datasets."),
-    protocol: Annotated[Kind, typer.Option(help="pairwise or likert.")] = "pairwise",
+    protocol: Annotated[JudgmentKind, typer.Option(help="pairwise or likert.")] = "pairwise",
     mode: Annotated[PairwiseMode, typer.Option(help="Pairwise: direct or explain.")] = "direct",
     dimension: Annotated[
         list[str] | None,
@@ -239,7 +239,7 @@ def judge(
 
 def _check_options(
     data: str | None, out: Path | None, *, ray: str | None, ray_actors: int,
-    perplexity: bool, protocol: Kind, template: str | None,
+    perplexity: bool, protocol: JudgmentKind, template: str | None,
 ) -> None:  # fmt: skip
     """The option combinations `recuse judge` refuses, before anything is read."""
     if not data or out is None:
@@ -268,7 +268,7 @@ class _Job:
     backend: Backend
     jid: str
     table: pd.DataFrame
-    protocol: Kind
+    protocol: JudgmentKind
     tpl: PairwiseProtocol
     dims: list[Dimension]
     retry: RetryPolicy

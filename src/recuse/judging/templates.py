@@ -98,7 +98,7 @@ __all__ = [
 ]
 
 TEMPLATE_VERSION = "template-v1"
-Kind = Literal["toml", "fastchat", "arena-hard", "alpaca-eval"]
+TemplateFormat = Literal["toml", "fastchat", "arena-hard", "alpaca-eval"]
 Fill = Literal["names", "format", "replace-first"]
 Field = Literal["question", "answer_a", "answer_b", "reference"]
 ROLES = ("system", "user", "assistant")
@@ -119,7 +119,7 @@ class JudgeTemplate:
     """
 
     name: str
-    kind: Kind
+    kind: TemplateFormat
     messages: tuple[tuple[str, str], ...]
     slots: tuple[tuple[str, Field], ...]
     fill: Fill

@@ -69,3 +69,35 @@ def test_covariate_findings_recover_planted_bradley_terry_effects() -> None:
     for c, value in planted.items():
         f = by_key[COVARIATE_BIASES[c].key]
         assert f.estimate == pytest.approx(value, abs=tolerance[c]), (c, f.estimate)
+
+
+def test_alpaca_eval_fits_the_length_controlled_rate_once_per_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The AlpacaEval headline and the section's length-controlled table come from one
+    fit of the judge's rows (it was fitted twice), and show the same numbers."""
+    from pathlib import Path
+
+    import recuse.analyses.leaderboard as lb_module
+    from recuse.driver import AuditOptions, audit
+
+    calls: list[str] = []
+    fit = lb_module.length_controlled_win_rates
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(str(kwargs["judge"]))
+        return fit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lb_module, "length_controlled_win_rates", counted)
+    path = (
+        Path(__file__).parents[1]
+        / "data/importers/upstream/alpaca_eval/results/claude/weighted_alpaca_eval_gpt4_turbo"
+        / "annotations.json"
+    )
+    report = audit([path], options=AuditOptions(n_boot=100, only=("leaderboard",)))
+    assert len(calls) == 1
+    tables = {t.name.split("--")[0]: t.frame for s in report.sections for t in s.tables}
+    lc = [f for name, f in tables.items() if name.startswith("lc-win-rate")]
+    board = [f for name, f in tables.items() if name.startswith("alpaca-eval-leaderboard")]
+    assert len(lc) == len(board) == 1
+    assert lc[0]["lc_win_rate"].tolist() == board[0]["lc_win_rate"].tolist()

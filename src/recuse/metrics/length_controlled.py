@@ -75,6 +75,7 @@ PLANTED_GLM_ERROR = 7
 JOINT = "joint fit (instruction effect shared by all systems)"
 GLM = "AlpacaEval's per-system GLM"
 
+
 def _confounding(
     tl: np.ndarray, gamma: np.ndarray, glm: float, joint: float | None
 ) -> tuple[float, str]:
@@ -110,6 +111,7 @@ def _confounding(
         f"system's answers to the same instructions; {glm_off}: here it gives "
         f"{glm:.1f}% (lc_win_rate_glm, {glm - joint:+.1f} points from the joint fit)"
     )
+
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.exp(-np.logaddexp(0, -x)), float)
@@ -312,22 +314,20 @@ def length_controlled_win_rates(
     total = rows["prompt_id"].map(by_prompt.sum()).to_numpy(float)
     count = rows["prompt_id"].map(by_prompt.count()).to_numpy(float)
     others = np.where(count > 1, (total - logit.to_numpy()) / np.maximum(count - 1, 1), 0.0)
-    sd = rows.groupby("_system")["_delta"].transform(
-        lambda d: float(np.std(d.to_numpy(float), ddof=1)) if len(d) > 1 else 0.0
-    ).to_numpy(float)
+    sd = (
+        rows.groupby("_system")["_delta"]
+        .transform(lambda d: float(np.std(d.to_numpy(float), ddof=1)) if len(d) > 1 else 0.0)
+        .to_numpy(float)
+    )
     ok = np.isfinite(sd) & (sd > 0)
     tl = np.where(ok, np.tanh(rows["_delta"].to_numpy(float) / np.where(ok, sd, 1.0)), 0.0)
     # leave-this-system-out difficulty (centred below) and the length term
     rows = rows.assign(_gamma=others, _tl=tl)
     codes, names = pd.factorize(rows["_system"], sort=True)
-    joint = (
-        _joint_fit(
-            codes, pd.factorize(rows["prompt_id"])[0], rows["_y"].to_numpy(float), tl,
-            level=level,
-        )  # fmt: skip
-        if len(names) > 1
-        else None
-    )
+    joint = None  # one system: nothing to share an instruction effect with
+    if len(names) > 1:
+        cluster = pd.factorize(rows["prompt_id"])[0]
+        joint = _joint_fit(codes, cluster, rows["_y"].to_numpy(float), tl, level=level)
     rng = np.random.default_rng(seed)
     alpha = (1 - level) / 2
     out = []

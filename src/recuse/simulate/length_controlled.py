@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["SimulatedLengthControlled", "simulate_length_controlled"]
+__all__ = ["BASELINE", "JUDGE", "SimulatedLengthControlled", "simulate_length_controlled"]
 
 BASELINE = "baseline"
 JUDGE = "judge"
@@ -91,7 +91,11 @@ def simulate_length_controlled(
     easy = rng.normal(0.0, difficulty_sd, n_instructions)
     frames = []
     for m, theta in enumerate(thetas):
-        z = longer - rho * easy / difficulty_sd + np.sqrt(1 - rho**2) * rng.normal(0, 1, n_instructions)
+        z = (
+            longer
+            - rho * easy / difficulty_sd
+            + np.sqrt(1 - rho**2) * rng.normal(0, 1, n_instructions)
+        )
         eta = theta + length_effect * np.tanh(-z) + easy
         won = (rng.random(n_instructions) < 1 / (1 + np.exp(-eta))).astype(float)
         frames.append(
@@ -114,4 +118,3 @@ def simulate_length_controlled(
         difficulty_sd=difficulty_sd,
         rho=rho,
     )
-

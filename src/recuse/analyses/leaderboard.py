@@ -19,6 +19,7 @@ from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
 from recuse.metrics.length_controlled import (
+    JOINT,
     UPSTREAM_DIFFERENCES,
     fixed_baseline,
     length_controlled_win_rates,
@@ -329,6 +330,19 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             )
 
 
+def _method_note(lc: pd.DataFrame) -> str:
+    """Which estimate ``lc_win_rate`` is, when it is the joint fit (AlpacaEval's own
+    per-system GLM is then the ``lc_win_rate_glm`` column)."""
+    if not (lc["lc_method"] == JOINT).any():
+        return ""
+    return (
+        " lc_win_rate is the joint fit of every system's annotations (an instruction "
+        "effect shared by the systems separates difficulty from length); "
+        "lc_win_rate_glm is AlpacaEval's per-system GLM, which credits difficulty to "
+        "length where the two move together (recuse.metrics.length_controlled)."
+    )
+
+
 def _length_controlled(
     ctx: Context, inp: Input, rows: pd.DataFrame, judges: list[str], fits: _Fits
 ) -> int:
@@ -355,6 +369,7 @@ def _length_controlled(
         part.notes.append(
             f"{inp.name}, {judge}: length-controlled win rate against the fixed baseline "
             f"{lc['baseline'].iloc[0]}, in %; differs from upstream's: {UPSTREAM_DIFFERENCES}."
+            + _method_note(lc)
         )
         part.notes.extend(
             f"{inp.name}, {judge}, {r.system}: length-controlled win rate: " + str(r.caveat) + "."

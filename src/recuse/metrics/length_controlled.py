@@ -83,6 +83,8 @@ from recuse.metrics.bradley_terry import system_names
 
 __all__ = [
     "CONFOUNDED_R",
+    "GLM",
+    "JOINT",
     "compare_with_upstream",
     "fixed_baseline",
     "length_controlled_win_rates",

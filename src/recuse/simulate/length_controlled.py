@@ -77,8 +77,8 @@ def simulate_length_controlled(
     >>> sim = simulate_length_controlled(n_instructions=50, systems=2, seed=1)
     >>> len(sim.pairs), sorted(sim.pairs["model_b"].unique())
     (100, ['s0', 's1'])
-    >>> round(sim.true_lc("s0"), 1)  # E σ(−1 + 1.5 x): below σ(−1) = 26.9
-    30.6
+    >>> round(sim.true_lc("s0"), 1)  # E σ(−1 + 1.5 x): nearer 50% than σ(−1) = 26.9
+    32.9
     """
     if not -1 < rho < 1:
         raise ValueError(f"rho must be in (-1, 1), got {rho}")

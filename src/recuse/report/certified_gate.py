@@ -146,7 +146,7 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
     grid = "" if abs(t - rule.target) < 1e-9 else f" (read at {t:g}, the grid's next target)"
-    held = r.get("heldout_coverage")
+    held: Any = r.get("heldout_coverage")
     held_text = f"; held out: {_percent(held)} kept" if _number(held) else ""
     own = ""
     for o in _at(rows, "own", t):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from recuse.data.registry import folder as dataset_folder
 from recuse.data.registry import load
 from recuse.errors import EstimationError
 from recuse.metrics.length_controlled import (
+    GLM,
     JOINT,
     compare_with_upstream,
     fixed_baseline,
@@ -276,3 +278,26 @@ def test_the_joint_fit_by_hand_on_a_small_table() -> None:
         got = out.set_index("system").loc[name]
         assert got["lc_win_rate"] == pytest.approx(rate, abs=0.1), name
         assert got["lc_method"].startswith("joint fit")
+
+
+def test_systems_that_share_no_instructions_get_the_glm() -> None:
+    """The joint fit needs instructions answered by two or more systems (MIN_SHARED):
+    systems on disjoint instructions get AlpacaEval's per-system GLM as the rate, said
+    in ``lc_method``; a system that won every comparison is no traceback."""
+    one = _annotations(theta=-1.0, phi=-1.5, n=300, seed=3)
+    two = _annotations(theta=0.5, phi=0.0, n=300, seed=4).assign(
+        model_b="m2", prompt_id=[f"other{k}" for k in range(300)]
+    )
+    out = length_controlled_win_rates(pd.concat([one, two], ignore_index=True), judge="j",
+                                      n_boot=100)  # fmt: skip
+    assert (out["lc_method"] == GLM).all()
+    np.testing.assert_array_equal(out["lc_win_rate"], out["lc_win_rate_glm"])
+    np.testing.assert_array_equal(out["lc_win_rate_low"], out["lc_win_rate_glm_low"])
+    shared = pd.concat([one, two.assign(prompt_id=one["prompt_id"])], ignore_index=True)
+    assert (length_controlled_win_rates(shared, judge="j", n_boot=100)["lc_method"] == JOINT).all()
+    perfect = shared.assign(p_a=np.where(shared["model_b"] == "m2", 0.0, shared["p_a"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or division warnings either
+        res = length_controlled_win_rates(perfect, judge="j", n_boot=100)
+    assert res.set_index("system").loc["m2", "win_rate"] == 100
+    assert res["lc_method"].isin([JOINT, GLM]).all()

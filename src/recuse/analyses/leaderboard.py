@@ -269,7 +269,13 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                 f"{inp.name}, AlpacaEval, annotator {judge}: {r.system} against {r.baseline}: "
                 f"win rate {r.win_rate:.2f}% [{r.win_rate_low:.2f}, {r.win_rate_high:.2f}], "
                 f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
-                f"{r.lc_win_rate_high:.2f}] ({o.level:.0%} intervals, n = {r.n:,} "
+                f"{r.lc_win_rate_high:.2f}]"
+                + (
+                    f" (joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)"
+                    if r.lc_method == JOINT
+                    else ""
+                )
+                + f" ({o.level:.0%} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."
                 + (" Caveat: " + str(r.caveat) + "." if r.caveat else "")
             )

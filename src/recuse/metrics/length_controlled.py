@@ -29,8 +29,9 @@ honest):
 Intervals: the one-step cluster bootstrap over instructions of
 :mod:`recuse.metrics.bradley_terry` (θ* = θ̂ + H⁻¹ Σ_i (n*_i − 1) u_i), percentile.
 
-**The joint fit** (``lc_win_rate`` where at least two systems answered the judge's
-instructions; ``lc_method`` says which estimate the row shows). One model of every
+**The joint fit** (``lc_win_rate`` where two or more systems answered at least 20 of
+the same instructions, :data:`MIN_SHARED`; ``lc_method`` says which estimate the row
+shows). One model of every
 system's annotations, the instruction's difficulty a random effect shared by the
 systems, with the instruction's mean length term beside it (Mundlak's device):
 
@@ -108,9 +109,13 @@ CONFOUNDED_R = 0.3
 PLANTED_GLM_ERROR = 6
 PLANTED_GLM_COVERAGE = 0.66
 
+#: instructions answered by two or more systems that the joint fit needs (the length
+#: effect comes from differences between systems on the same instruction)
+MIN_SHARED = 20
+
 #: the ``lc_method`` of each row: which estimate ``lc_win_rate`` is
-JOINT = "joint fit (instruction effect shared by all systems)"
-GLM = "AlpacaEval's per-system GLM"
+JOINT = "joint fit"
+GLM = "AlpacaEval GLM"
 
 
 def _confounding(
@@ -175,12 +180,17 @@ class _Joint:
 
 def _joint_fit(
     system: np.ndarray, cluster: np.ndarray, y: np.ndarray, tl: np.ndarray, *, level: float
-) -> _Joint:
+) -> _Joint | None:
     """Maximum (quasi-)likelihood fit of the joint model over every system (see the
     module docstring), integrating the instruction effect u_i ~ N(0, 1) out by
     Gauss–Hermite quadrature, and a cluster-robust (sandwich) interval per rate on the
-    logit scale. ``system``/``cluster``: codes 0..K−1 / 0..n−1 per row."""
+    logit scale. ``system``/``cluster``: codes 0..K−1 / 0..n−1 per row. None where the
+    fit cannot separate length from difficulty: fewer than :data:`MIN_SHARED`
+    instructions answered by two or more systems, or no finite maximum (a system that
+    won or lost every comparison)."""
     k, n, rows = int(system.max()) + 1, int(cluster.max()) + 1, len(y)
+    if np.sum(np.bincount(cluster, minlength=n) > 1) < MIN_SHARED:
+        return None
     onto = sparse.csr_matrix((np.ones(rows), (cluster, np.arange(rows))), shape=(n, rows))
     counts = np.asarray(onto.sum(axis=1)).ravel()
     tbar = (onto @ tl) / counts
@@ -220,8 +230,10 @@ def _joint_fit(
     )
     p = np.asarray(res.x, float)
     if not np.all(np.isfinite(p)):
-        raise EstimationError("the joint length-and-difficulty fit did not converge")
+        return None
     u = scores(p)[1]
+    if np.abs(u.sum(axis=0)).max() > 1e-3 * rows:  # not at a maximum (e.g. a system never won)
+        return None
     step = 1e-6  # forward differences of the analytic gradient
     hess = np.column_stack(
         [(scores(p + step * e)[1].sum(axis=0) - u.sum(axis=0)) / step for e in np.eye(size)]
@@ -242,6 +254,8 @@ def _joint_fit(
         grad[-1] = (ds @ (tau * x)).mean()
         grad /= rate * (1 - rate)  # of logit(rate)
         se = float(np.sqrt(max(grad @ cov @ grad, 0.0)))
+        if not (0 < rate < 1 and np.isfinite(se)):
+            return None
         centre = np.log(rate / (1 - rate))
         lc[m], low[m], high[m] = rate, _sigmoid(centre - z * se), _sigmoid(centre + z * se)
     return _Joint(100 * lc, 100 * low, 100 * high, p[k : 2 * k], tau, float(p[2 * k]))
@@ -297,7 +311,8 @@ def length_controlled_win_rates(
 ) -> pd.DataFrame:
     """One row per system judged by ``judge`` against its one baseline: raw and
     length-controlled win rates (in %) with intervals — ``lc_win_rate`` the joint fit
-    where two or more systems answered, else the per-system GLM (``lc_method`` says
+    where two or more systems answered at least :data:`MIN_SHARED` of the same
+    instructions, else the per-system GLM (``lc_method`` says
     which), ``lc_win_rate_glm`` AlpacaEval's per-system GLM always — the GLM's length and
     difficulty coefficients, the joint fit's length coefficient, ``length_difficulty_r``
     (Pearson's r of the GLM's length and difficulty terms), n, and a ``caveat`` when
@@ -365,7 +380,7 @@ def length_controlled_win_rates(
     rows = rows.assign(_gamma=others, _tl=tl)
     codes, names = pd.factorize(rows["_system"], sort=True)
     joint = None  # one system: nothing to share an instruction effect with
-    if len(names) > 1:
+    if len(names) > 1:  # None too where the systems share too few instructions
         cluster = pd.factorize(rows["prompt_id"])[0]
         joint = _joint_fit(codes, cluster, rows["_y"].to_numpy(float), tl, level=level)
     rng = np.random.default_rng(seed)

@@ -203,6 +203,7 @@ def _joint_fit(
     design[np.arange(rows), system] = 1.0
     design[np.arange(rows), k + system] = tl
     design[:, 2 * k] = tt
+    cell = cluster * k + system  # (instruction, system) of each row, for the scores
 
     def scores(p: np.ndarray) -> tuple[float, np.ndarray]:
         tau = float(np.exp(p[-1]))
@@ -213,8 +214,12 @@ def _joint_fit(
         total = post.sum(axis=1, keepdims=True)
         post /= total  # each instruction's posterior weights on the nodes
         resid = (y[:, None] - special.expit(eta)) * post[cluster]
-        u = onto @ (design * resid.sum(axis=1)[:, None])
-        u[:, -1] = onto @ (tau * (resid @ x))
+        e = resid.sum(axis=1)
+        u = np.zeros((n, size))  # instruction i's score: its rows' e_r times their design
+        u[:, :k] = np.bincount(cell, e, minlength=n * k).reshape(n, k)
+        u[:, k : 2 * k] = np.bincount(cell, e * tl, minlength=n * k).reshape(n, k)
+        u[:, 2 * k] = np.bincount(cluster, e * tt, minlength=n)
+        u[:, -1] = np.bincount(cluster, tau * (resid @ x), minlength=n)
         return float((top.ravel() + np.log(total.ravel())).sum()), u
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:

@@ -383,11 +383,11 @@ def length_controlled_win_rates(
     tl = np.where(ok, np.tanh(rows["_delta"].to_numpy(float) / np.where(ok, sd, 1.0)), 0.0)
     # leave-this-system-out difficulty (centred below) and the length term
     rows = rows.assign(_gamma=others, _tl=tl)
-    codes, names = pd.factorize(rows["_system"], sort=True)
+    systems, names = pd.factorize(rows["_system"], sort=True)
     joint = None  # one system: nothing to share an instruction effect with
     if len(names) > 1:  # None too where the systems share too few instructions
-        cluster = pd.factorize(rows["prompt_id"])[0]
-        joint = _joint_fit(codes, cluster, rows["_y"].to_numpy(float), tl, level=level)
+        cluster = pd.factorize(rows["prompt_id"], use_na_sentinel=False)[0]
+        joint = _joint_fit(systems, cluster, rows["_y"].to_numpy(float), tl, level=level)
     rng = np.random.default_rng(seed)
     alpha = (1 - level) / 2
     out = []

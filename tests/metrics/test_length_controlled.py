@@ -301,3 +301,20 @@ def test_systems_that_share_no_instructions_get_the_glm() -> None:
         res = length_controlled_win_rates(perfect, judge="j", n_boot=100)
     assert res.set_index("system").loc["m2", "win_rate"] == 100
     assert res["lc_method"].isin([JOINT, GLM]).all()
+
+
+def test_without_the_joint_fit_the_caveat_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the joint fit cannot be made (here: more shared instructions required than
+    the table has), the rate is the GLM's and the caveat says the joint fit was not
+    possible and why, with the planted error of the GLM."""
+    import recuse.metrics.length_controlled as lc_module
+
+    monkeypatch.setattr(lc_module, "MIN_SHARED", 10_000)
+    tracked = length_controlled_win_rates(_difficulty_tracking(0.6, 1), judge="j", n_boot=100)
+    assert (tracked["lc_method"] == GLM).all()
+    np.testing.assert_array_equal(tracked["lc_win_rate"], tracked["lc_win_rate_glm"])
+    assert (
+        tracked["caveat"].str.contains("the joint fit that separates them was not possible").all()
+    )
+    assert tracked["caveat"].str.contains("needs 10000 instructions answered by two or more").all()
+    assert tracked["caveat"].str.contains("off by up to 6 points").all()

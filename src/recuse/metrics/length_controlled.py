@@ -125,7 +125,7 @@ def _confounding(
     and the caveat to show beside the length-controlled rate when ``|r| >=
     CONFOUNDED_R`` ("" otherwise; r is NaN when either term is constant): how far the
     GLM's rate ``glm`` is from the joint fit's ``joint`` (in %) when the joint fit is
-    the rate shown, else that no other system can separate the two."""
+    the rate shown, else that the joint fit could not be made."""
     if len(tl) < 3 or np.ptp(tl) == 0 or np.ptp(gamma) == 0:
         return float("nan"), ""
     r = float(np.corrcoef(tl, gamma)[0, 1])
@@ -145,8 +145,9 @@ def _confounding(
     )
     if joint is None:
         return r, (
-            f"{said}; {glm_off}, and no other system answered these instructions to "
-            "separate them with: read the rate with the raw win rate"
+            f"{said}; {glm_off}, and the joint fit that separates them was not possible "
+            f"(it needs {MIN_SHARED} instructions answered by two or more systems, and a "
+            "finite maximum): read the rate with the raw win rate"
         )
     return r, (
         f"{said}; the rate shown is the joint fit, which separates them with every "

@@ -328,6 +328,13 @@ def certify(
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
     o.check()
+    for option, given in (("--judge", judges), ("--cascade", cascade)):
+        if given is not None and not _ids(given):  # `--cascade ,` ran no cascade
+            raise ConfigError(
+                f"{option} {given if isinstance(given, str) else ','.join(given)!r} names no "
+                "judge: give judge names separated by commas, e.g. "
+                f"{option} gpt-3.5-turbo,gpt-4 (or leave {option} out)"
+            )
     roster = context_roster(roster, None)
     kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
                               "mapping": mapping, "format": format}  # fmt: skip

@@ -159,3 +159,33 @@ def test_a_damaged_curve_row_is_an_input_error(
     path.write_text(json.dumps(data), "utf-8")
     code, out = _gate([str(path), "--certified", "0.8@0.4"], capsys)
     assert code == 2 and f"table {name!r} row 4" in out
+
+
+def test_gate_certified_never_prints_a_negative_zero(
+    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--certified 0.5@-0` printed "0.5@-0" and "the required -0%"; a required share
+    is printed as given (0.555 is 55.5%, not a rounded 56%), and a coverage of -0.0 in
+    the report reads 0.0%."""
+    path = write_report(report, tmp_path / "out")["json"]
+    code, out = _gate([str(path), "--certified", "0.5@-0", "--skip-unmeasured"], capsys)
+    assert code == 0, out
+    assert "-0" not in out
+    assert f"PASS: certified 0.5@0 of {JUDGE}" in out and "the required 0%" in out
+    code, out = _gate([str(path), "--certified", "0.5@-0", "--json", "--skip-unmeasured"],
+                      capsys)  # fmt: skip
+    assert json.loads(out)["certified"] == [{"agreement": 0.5, "coverage": 0.0}]
+    assert "-0.0" not in out
+    code, out = _gate([str(path), "--certified", "0.8@0.555", "--skip-unmeasured"], capsys)
+    assert "the required 55.5%" in out
+    data = json.loads(path.read_text("utf-8"))
+    for name, table in data["tables"].items():
+        if name.startswith("certification-curve"):
+            for row in table["rows"]:
+                row["coverage"] = -0.0 if row["coverage"] is not None else None
+                if "heldout_coverage" in row:
+                    row["heldout_coverage"] = -0.0
+    path.write_text(json.dumps(data), "utf-8")
+    code, out = _gate([str(path), "--certified", "0.8@0.4", "--skip-unmeasured"], capsys)
+    assert code == 1 and "certified on 0.0% of 800 labelled pairs" in out
+    assert "-0" not in out

@@ -11,11 +11,13 @@ MODULES = [
     "recuse.metrics.agreement",
     "recuse.metrics.bootstrap",
     "recuse.metrics.calibration",
+    "recuse.metrics.length_controlled",
     "recuse.metrics.perplexity",
     "recuse.metrics.position",
     "recuse.metrics.self_preference",
     "recuse.metrics.verbosity",
     "recuse.metrics.verdicts",
+    "recuse.simulate.length_controlled",
     "recuse.simulate.pairs",
     "recuse.simulate.self_preference",
 ]

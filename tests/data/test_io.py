@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from recuse.data._io import (
+from recuse.files import (
     MAX_INPUT_ENV,
     MAX_ROW_ENV,
     check_text,

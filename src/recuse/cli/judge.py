@@ -389,7 +389,7 @@ def _read(
     roster: Roster | None = None,
 ) -> pd.DataFrame:
     if protocol == "likert":
-        from recuse.data._io import check_text
+        from recuse.files import check_text
         from recuse.data.generic import _read_raw
 
         path = Path(data)

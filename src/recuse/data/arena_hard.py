@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_jsonl
+from recuse.files import read_jsonl
 from recuse.data.generic import UnknownModels, canonicalize_models
 from recuse.errors import InputError
 from recuse.roster import Roster

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_jsonl
+from recuse.files import read_jsonl
 from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
 from recuse.errors import InputError
 from recuse.roster import Roster

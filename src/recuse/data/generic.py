@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from recuse.data import registry
-from recuse.data._io import (
+from recuse.files import (
     BOM,
     max_input_bytes,
     max_row_bytes,

@@ -56,7 +56,7 @@ from typing import Any
 
 import pandas as pd
 
-from recuse.data._io import max_input_bytes, read_json, too_big
+from recuse.files import max_input_bytes, read_json, too_big
 from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
 from recuse.errors import InputError
 from recuse.roster import Roster

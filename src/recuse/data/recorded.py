@@ -30,7 +30,6 @@ in slot A):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -42,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_json, read_text
+from recuse.files import file_sha256, read_json, read_text
 from recuse.data.generic import _read_raw
 from recuse.errors import InputError
 from recuse.roster import Roster
@@ -110,11 +109,7 @@ class Recording:
 
 def file_revision(path: Path) -> str:
     """16 hex digits of the file's sha256 (the replayed judge's revision)."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
+    return file_sha256(path)[:16]
 
 
 def detect_source(path: Path) -> str:

@@ -26,16 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from recuse.analyses import selected
 from recuse.analyses.base import SE, AuditOptions
-from recuse.data.generic import ValueReading, check_value_map
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import TableKind
+from recuse.data.value_maps import ValueReading, check_value_map
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
 from recuse.regression.robustness import FAST_CHECKS
 from recuse.report.model import FigureFormat
 from recuse.roster import SelfScope
-from recuse.tables import ConfidenceOf, SwappedFrame
+from recuse.tables import ConfidenceOf, SwappedFrame, TableKind
 
 if TYPE_CHECKING:
     from recuse.config import Config

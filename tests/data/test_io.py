@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from recuse.errors import ConfigError, InputError
 from recuse.files import (
     MAX_INPUT_ENV,
     MAX_ROW_ENV,
@@ -22,7 +23,6 @@ from recuse.files import (
     require_keys,
     word_count,
 )
-from recuse.errors import ConfigError, InputError
 
 
 def _lines(path: Path, *lines: str) -> Path:

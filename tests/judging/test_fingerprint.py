@@ -16,8 +16,7 @@ import pytest
 from judging.helpers import FakeBackend, build_tiny_model, fake_pairs, read_mt_bench_pairs
 from recuse.cli import main
 from recuse.errors import ConfigError
-from recuse.judging import Runner, Store
-from recuse.judging import fingerprint
+from recuse.judging import Runner, Store, fingerprint
 from recuse.judging.fingerprint import cached_sha256, folder_fingerprint, model_files
 
 pytest.importorskip("torch")

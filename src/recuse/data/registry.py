@@ -14,15 +14,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import pandas as pd
 
 from recuse.errors import DatasetNotFoundError
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
 DATA_DIR_ENV = "RECUSE_DATA_DIR"
-TableKind = Literal["pairs", "ratings"]
 Reader = Callable[[Path, Roster], pd.DataFrame]
 
 # Modules that register datasets; imported on first use.

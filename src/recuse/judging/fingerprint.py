@@ -30,7 +30,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from recuse.errors import ConfigError
 from recuse.files import file_sha256
@@ -129,7 +128,8 @@ def _write_cache(cache: Path, entries: dict[str, list[str]]) -> None:
 
 
 def cached_sha256(path: Path, *, cache: Path | None = None) -> str:
-    """:func:`recuse.files.file_sha256` of ``path``, from ``cache`` when the file is unchanged since.
+    """:func:`recuse.files.file_sha256` of ``path``, from ``cache`` when the file is
+    unchanged since.
 
     Unchanged means the same resolved path, size, inode, modification time and change
     time (``os.stat``); the cache (default :func:`hash_cache_path`) is a JSON object

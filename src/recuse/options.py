@@ -583,9 +583,7 @@ def _where(name: str, spec: Option, source: Where, path: str, key: str | None = 
     return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
 
 
-def _read(
-    name: str, spec: Option, value: Any, source: Where, path: str, key: str | None
-) -> Any:
+def _read(name: str, spec: Option, value: Any, source: Where, path: str, key: str | None) -> Any:
     """``spec.read`` of ``value``; an error about a config file's value also names the
     command-line flag that key stands for (``... (the --n-boot option)``)."""
     try:
@@ -619,9 +617,7 @@ def read_options(
     if unknown:
         raise _unknown(unknown, allowed, "recuse.audit: unknown option")
     written = keys or {}
-    return {
-        n: _read(n, specs[n], v, source, path, written.get(n)) for n, v in given.items()
-    }
+    return {n: _read(n, specs[n], v, source, path, written.get(n)) for n, v in given.items()}
 
 
 def resolve(given: Mapping[str, Any], *, config: Config | None = None) -> Settings:

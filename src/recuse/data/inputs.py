@@ -275,9 +275,9 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
 
     from recuse.data import importers
 
-    path = Path(spec).expanduser()
-    if kwargs.get("format") is None and path.is_dir():
-        formats = importers.folder_formats(path)
+    where = locate(spec)
+    if kwargs.get("format") is None and isinstance(where, Path) and where.is_dir():
+        formats = importers.folder_formats(where)
         if len(formats) > 1:
             out = []
             for fmt in formats:

@@ -1,4 +1,4 @@
-"""The generic reader's value options (issue #15): value maps, swapped frame,
+"""The plain-table reader's value options (issue #15): value maps, swapped frame,
 confidence, model names in verdict cells, half mappings, errors that teach."""
 
 from __future__ import annotations

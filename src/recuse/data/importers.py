@@ -70,7 +70,8 @@ class References:
         return self.scorer is not None or self.judge is not None
 
 
-Reader = Callable[[Path, Roster, UnknownModels, References], pd.DataFrame]
+#: the reader of one foreign format: (file or folder, roster, unknown models, references)
+ImportReader = Callable[[Path, Roster, UnknownModels, References], pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Importer:
     name: ImportFormat
     table: TableKind
     tool: str
-    read: Reader
+    read: ImportReader
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from recuse.config import Config, load_config
-from recuse.data.generic import ColumnMapping
+from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.errors import ConfigError, InputError

@@ -32,15 +32,18 @@ from recuse.analyses.base import (
     Context,
     unedited,
 )
-from recuse.data.generic import ColumnMapping, ValueReading
+from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import Input, TableKind, UnknownModels, load_input, load_inputs
+from recuse.data.inputs import Input, load_input, load_inputs
+from recuse.data.model_names import UnknownModels
+from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
 from recuse.report.model import AuditReport, Exclusion, NotEstimated, Provenance, Section
 from recuse.report.multiplicity import adjust_sections
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
 __all__ = ["FAST_CHECKS", "AuditOptions", "audit", "load_input", "run_audit"]
 

@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
-from recuse.data.inputs import Input, TableKind
+from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, check_resamples
 from recuse.metrics.result import MetricResult
@@ -42,7 +42,7 @@ from recuse.report.model import (
     Table,
 )
 from recuse.roster import SELF_SCOPES, Roster, SelfScope
-from recuse.tables import ORIGINAL, is_probe_table
+from recuse.tables import ORIGINAL, TableKind, is_probe_table
 
 SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot": "a judge's own answers are those of its exact model id (a dated snapshot, "

@@ -241,7 +241,7 @@ def load_report(path: str | Path) -> GatedReport:
     number that is not finite or too large for a float, deep nesting) is an
     :class:`~recuse.errors.InputError` naming the field, never a guess.
     """
-    from recuse.data._io import read_text
+    from recuse.files import read_text
 
     p = Path(path)
     try:

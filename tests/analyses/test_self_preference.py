@@ -9,7 +9,8 @@ import pytest
 from analyses.conftest import BOOT, Planted
 from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP, EO
 from recuse.driver import AuditInput, AuditOptions, run_audit
-from recuse.metrics.self_preference import calibrated_self_preference, self_preference
+from recuse.metrics.competence import calibrated_self_preference
+from recuse.metrics.self_preference import self_preference
 from recuse.report import Report, Source
 from recuse.roster import Entry, Roster
 from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference

@@ -11,6 +11,7 @@ MODULES = [
     "recuse.metrics.agreement",
     "recuse.metrics.bootstrap",
     "recuse.metrics.calibration",
+    "recuse.metrics.competence",
     "recuse.metrics.perplexity",
     "recuse.metrics.position",
     "recuse.metrics.self_preference",

@@ -24,14 +24,7 @@ SRC = Path(recuse.__file__).parent
 
 #: clashes left to the helpers who own those files (issue 36 item 6): name -> modules.
 #: An entry that no longer clashes fails the test, so the list only shrinks.
-ALLOWED: dict[str, frozenset[str]] = {
-    # metrics/self_preference.py's estimand ("eo"/"dp") and tables.py's column kinds
-    "Kind": frozenset({"metrics/self_preference.py", "tables.py"}),
-    # data/: the registry's dataset reader and the importers' file reader
-    "Reader": frozenset({"data/importers.py", "data/registry.py"}),
-    # data/inputs.py's input record and data/recorded.py's recorded-output format
-    "Source": frozenset({"data/inputs.py", "data/recorded.py"}),
-}
+ALLOWED: dict[str, frozenset[str]] = {}
 
 
 def _is_type_expression(value: ast.expr) -> bool:

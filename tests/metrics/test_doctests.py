@@ -11,6 +11,7 @@ MODULES = [
     "recuse.metrics.agreement",
     "recuse.metrics.bootstrap",
     "recuse.metrics.calibration",
+    "recuse.metrics.competence",
     "recuse.metrics.length_controlled",
     "recuse.metrics.perplexity",
     "recuse.metrics.position",

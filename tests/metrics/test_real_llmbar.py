@@ -173,7 +173,7 @@ def test_calibrated_self_preference_on_real_data(
 ) -> None:
     """EO's +0.48 (GPT-4) and +0.21 (GPT-3.5) do not survive calibration to the judge's
     competence: both intervals hold 0. The own-pick rate is counted by hand (CELLS)."""
-    from recuse.metrics.self_preference import calibrated_self_preference
+    from recuse.metrics.competence import calibrated_self_preference
 
     r = calibrated_self_preference(pairs, judge=judge, stratum=None)  # one κ
     assert r.components["own_pick_rate"] == pytest.approx(own_picks)
@@ -189,11 +189,8 @@ def test_the_category_term_on_real_data_equals_a_statsmodels_fit(pairs: pd.DataF
     import statsmodels.api as sm
     from scipy import special
 
-    from recuse.metrics.self_preference import (
-        calibrated_self_preference,
-        favored_side,
-        label_strengths,
-    )
+    from recuse.metrics.competence import calibrated_self_preference, label_strengths
+    from recuse.metrics.self_preference import favored_side
 
     r = calibrated_self_preference(pairs, judge="gpt-4")
     assert "κ_c for humanities, roleplay; coding, extraction" in r.method

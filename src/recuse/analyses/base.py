@@ -25,8 +25,8 @@ import pandas as pd
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, check_resamples
+from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.result import MetricResult
-from recuse.metrics.self_preference import CALIBRATED_INTERVAL
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
 from recuse.outputs import file_name
@@ -58,7 +58,7 @@ SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 #: the audit's interval methods in words (its settings and notes): BCa, unless a
 #: result's method names another — the percentile interval of the competence-calibrated
 #: self-preference and its familiarity mediation
-#: (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`), the familiarity slopes
+#: (:data:`~recuse.metrics.competence.CALIBRATED_INTERVAL`), the familiarity slopes
 #: (:func:`~recuse.metrics.familiarity.familiarity_bias`) and the leaderboard's
 #: coefficients (:mod:`recuse.analyses.leaderboard`)
 BOOTSTRAP_WORDS = (

@@ -54,7 +54,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.familiarity import familiarity_bias
 from recuse.metrics.position import consistency_spec, first_position_spec
 from recuse.metrics.result import MetricResult, Skipped
-from recuse.metrics.self_preference import Kind, favored_side, self_preference, single_judge
+from recuse.metrics.self_preference import Criterion, favored_side, self_preference, single_judge
 from recuse.metrics.verdicts import (
     FloatArray,
     HumanTies,
@@ -225,7 +225,7 @@ def compare_self_preference(
     judges: Sequence[str] | None = None,
     tau: float = 1.0,
     familiarity: Familiarity = "min",
-    kind: Kind = "eo",
+    kind: Criterion = "eo",
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",

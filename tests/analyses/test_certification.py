@@ -162,7 +162,7 @@ def test_a_damaged_curve_row_is_an_input_error(
 
 
 def test_gate_certified_never_prints_a_negative_zero(
-    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    report: AuditReport, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--certified 0.5@-0` printed "0.5@-0" and "the required -0%"; a required share
     is printed as given (0.555 is 55.5%, not a rounded 56%), and a coverage of -0.0 in

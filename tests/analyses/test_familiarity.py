@@ -40,14 +40,9 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
 
 def test_mediation_table_for_an_author_judge() -> None:
     """A judge that is also an author gets the mediation table: the metric's numbers."""
-<<<<<<< HEAD
     from recuse.data.inputs import Input
     from recuse.driver import AuditOptions, run_audit
-    from recuse.metrics.self_preference import familiarity_mediation
-=======
-    from recuse.driver import AuditInput, AuditOptions, run_audit
     from recuse.metrics.familiarity_mediation import familiarity_mediation
->>>>>>> 2501746
     from recuse.report import Source
     from recuse.roster import Entry, Roster
     from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity

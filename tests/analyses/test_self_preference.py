@@ -8,17 +8,11 @@ import pytest
 
 from analyses.conftest import BOOT, Planted
 from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP, EO
-<<<<<<< HEAD
 from recuse.data.inputs import Input
 from recuse.driver import AuditOptions, run_audit
-from recuse.metrics.self_preference import calibrated_self_preference, self_preference
-from recuse.report import AuditReport, Source
-=======
-from recuse.driver import AuditInput, AuditOptions, run_audit
 from recuse.metrics.competence import calibrated_self_preference
 from recuse.metrics.self_preference import self_preference
-from recuse.report import Report, Source
->>>>>>> 2501746
+from recuse.report import AuditReport, Source
 from recuse.roster import Entry, Roster
 from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference
 

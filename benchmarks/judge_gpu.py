@@ -40,6 +40,7 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import json
 import shutil
@@ -207,6 +208,14 @@ def time_ours(
     return seconds, summary
 
 
+async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: PairwiseProtocol) -> None:
+    """One call on each of the backend's threads (as many calls as it keeps in flight)."""
+    select = proto.reads.selector()
+    calls = [backend.next_token_logprobs(prompts, select=select)]
+    calls *= max(1, backend.concurrency)
+    await asyncio.gather(*calls)
+
+
 def run_shape(
     shape: str, args: argparse.Namespace, tok: Any, pairs: list[Pair], targets: Targets
 ) -> None:
@@ -244,7 +253,9 @@ def run_shape(
     # warm-up: kernels, allocator, and what is computed once per process, tokenizer and
     # verdict format (every id's text, the verdict tokens' ids: ~1 s for a 49k
     # vocabulary), with the selection the runner asks for
-    backend.next_token_logprobs_sync(prompts[:8], select=proto.reads.selector())
+    # through the backend's own threads, as a run calls it (each thread's first CUDA
+    # work sets up its cuBLAS handle and workspace: see LocalBackend._call)
+    asyncio.run(warm_threads(backend, prompts[:8], proto))
     bare_pass(backend, seqs, backend.max_batch_tokens)  # allocator, clocks, these shapes
     shapes: list[tuple[int, int]] = []  # (rows, padded length) of every pass of ours
     # on CUDA, an event where each pass starts and one where its numbers are read: the

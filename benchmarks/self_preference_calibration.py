@@ -17,12 +17,12 @@ chosen, (c), had |mean| <= 0.02 in every cell; printed for comparison, not check
   of picking m0's answer minus the other non-author judges' rate on the same pairs)
   minus the same contrast for the stronger answer on its pairs without m0;
 * (c) Bradley–Terry with a per-judge discrimination, a position term and an
-  own-answer term (recuse's :func:`~recuse.metrics.self_preference.calibrated_self_preference`).
+  own-answer term (recuse's :func:`~recuse.metrics.competence.calibrated_self_preference`).
 
 EO is the equal-opportunity gap (Wataoka et al., Def. 4.1): its mean is its bias.
 
 Part 2 runs the chosen design (c) with its 90% percentile interval (the estimator's own,
-:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`) in every cell, with and
+:data:`~recuse.metrics.competence.CALIBRATED_INTERVAL`) in every cell, with and
 without a planted ``tau = 0.3``: mean, truth, bias, coverage, share flagged, EO mean.
 Targets (exit status 1 when one is missed): the coverage of planted tau and of 0 as
 when the percentile interval was chosen, each range widened by two binomial standard
@@ -46,11 +46,8 @@ import statsmodels.api as sm
 from _targets import Targets
 from scipy import special
 
-from recuse.metrics.self_preference import (
-    calibrated_self_preference,
-    label_strengths,
-    self_preference,
-)
+from recuse.metrics.competence import calibrated_self_preference, label_strengths
+from recuse.metrics.self_preference import self_preference
 from recuse.simulate.self_preference import (
     OTHER_STRENGTHS,
     AuthorJudge,

@@ -46,10 +46,10 @@ Steps:
    EO comparisons also come as paired differences (``weighted - plain``,
    ``weighted - single``, ``plain - single``), one bootstrap for both sides;
 7. for each judge that is also a generator (SmolLM2, Qwen): the competence-calibrated
-   self-preference (:func:`recuse.metrics.self_preference.calibrated_self_preference`:
+   self-preference (:func:`recuse.metrics.competence.calibrated_self_preference`:
    its own-pick rate minus the rate its competence predicts, the four models'
    strengths fitted on the correctness labels) and how much of it is familiarity
-   (:func:`~recuse.metrics.self_preference.familiarity_mediation`: indirect effect
+   (:func:`~recuse.metrics.familiarity_mediation.familiarity_mediation`: indirect effect
    through its lower perplexity on its own answers, direct effect, share), on all of
    its rows (its own pairs and the other generator's pairs, which teach it its
    competence). A judge the data cannot support is skipped with the reason.
@@ -104,17 +104,14 @@ from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.judging.perplexity import add_perplexities
 from recuse.metrics import MetricResult, Skipped
+from recuse.metrics.competence import CALIBRATED, calibrated_self_preference
 from recuse.metrics.familiarity import (
     familiarity_summary,
     own_perplexity_gap,
     perplexity_bins,
     perplexity_curve_by_self,
 )
-from recuse.metrics.self_preference import (
-    CALIBRATED,
-    calibrated_self_preference,
-    familiarity_mediation,
-)
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
 from recuse.roster import Roster
 from recuse.tables import validate_pairs

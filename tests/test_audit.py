@@ -8,9 +8,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from recuse.driver import AuditInput, AuditOptions, load_input, run_audit
+from recuse.data.inputs import Input
+from recuse.driver import AuditOptions, load_input, run_audit
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
-from recuse.report import Report, Source, to_dict
+from recuse.report import AuditReport, Source, to_dict
 from recuse.roster import Entry, Roster
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
@@ -28,7 +29,7 @@ PLANTED = {
 PAYLOAD = "<script>document.title='PWNED'</script>"
 
 
-def _inputs() -> tuple[list[AuditInput], Roster, Any]:
+def _inputs() -> tuple[list[Input], Roster, Any]:
     sim = simulate_pairs(
         judges={
             "gpt-4": PlantedBias(self_preference=0.3, accuracy=0.65),
@@ -54,9 +55,9 @@ def _inputs() -> tuple[list[AuditInput], Roster, Any]:
     for j, f in ratings.families.items():
         roster.add(Entry(j, f))
     inputs = [
-        AuditInput("sim-pairs", "pairs", pairs, Source("sim-pairs", "pairs", len(pairs),
+        Input("sim-pairs", "pairs", pairs, Source("sim-pairs", "pairs", len(pairs),
                    judges=("claude-v1", "gpt-4"))),
-        AuditInput("sim-ratings", "ratings", ratings.ratings,
+        Input("sim-ratings", "ratings", ratings.ratings,
                    Source("sim-ratings", "ratings", len(ratings.ratings),
                           judges=tuple(ratings.families))),
     ]  # fmt: skip
@@ -64,7 +65,7 @@ def _inputs() -> tuple[list[AuditInput], Roster, Any]:
 
 
 @pytest.fixture(scope="module")
-def planted() -> tuple[Report, list[AuditInput], Any]:
+def planted() -> tuple[AuditReport, list[Input], Any]:
     inputs, roster, ratings = _inputs()
     options = AuditOptions(level=0.95, n_boot=400, seed=0, robustness=())
     return run_audit(inputs, options=options, roster=roster), inputs, ratings
@@ -161,7 +162,7 @@ def test_human_only_and_ratings_inputs_skip_what_they_cannot_support(planted: An
         judge=None, p_a_first=float("nan"), p_a_second=float("nan"), p_a=float("nan"),
         status_first=None, status_second=None,
     )  # fmt: skip
-    inp = AuditInput("humans", "pairs", human_only, Source("humans", "pairs", len(human_only)))
+    inp = Input("humans", "pairs", human_only, Source("humans", "pairs", len(human_only)))
     report = run_audit([inp], options=AuditOptions(n_boot=200))
     assert report.findings == []
     reasons = {k.analysis: k.reason for k in report.skipped}
@@ -174,7 +175,7 @@ FAM_OPTIONS = AuditOptions(n_boot=200, seed=0, min_n=10, level=0.9)
 FAM_BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
 
 
-def _familiar(judges: dict[str, Any]) -> tuple[Report, Any]:
+def _familiar(judges: dict[str, Any]) -> tuple[AuditReport, Any]:
     """The audit of a simulated pairs table with familiarity planted in its judges."""
     from recuse.simulate.familiarity import simulate_familiarity
 
@@ -182,13 +183,13 @@ def _familiar(judges: dict[str, Any]) -> tuple[Report, Any]:
     roster = Roster.builtin()
     for name in {*sim.pairs["model_a"], *sim.pairs["model_b"], *judges}:
         roster.add(Entry(str(name), str(name)))
-    inp = AuditInput(
+    inp = Input(
         "fam", "pairs", sim.pairs, Source("fam", "pairs", len(sim.pairs), judges=tuple(judges))
     )
     return run_audit([inp], options=FAM_OPTIONS, roster=roster), sim
 
 
-def _fam_section(report: Report) -> Any:
+def _fam_section(report: AuditReport) -> Any:
     (section,) = [s for s in report.sections if s.id == "familiarity"]
     return section
 
@@ -280,7 +281,7 @@ def test_constant_perplexities_are_skipped_not_zeroed(planted: Any) -> None:
     assert fam and all(k.reason.startswith("familiarity_bias:") for k in fam)
 
 
-def replace_frame(inp: AuditInput, frame: pd.DataFrame) -> AuditInput:
+def replace_frame(inp: Input, frame: pd.DataFrame) -> Input:
     from dataclasses import replace
 
     return replace(inp, frame=frame)
@@ -333,7 +334,7 @@ GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
 CI = ("ci_low", "ci_high")
 
 
-def _golden_view(report: Report) -> dict[str, Any]:
+def _golden_view(report: AuditReport) -> dict[str, Any]:
     """The JSON summary reduced to what must not drift: per judge, each finding's bias,
     dataset, n, flag and rounded estimate and interval, and the not-estimated reasons."""
 

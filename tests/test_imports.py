@@ -201,3 +201,36 @@ def test_metrics_load_alone() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split(maxsplit=1)
     assert int(out[0]) > 10 and out[1].strip() == "[]", out
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to (a package's ``__init__`` belongs to itself)."""
+    path = MODULES.get(module)
+    return module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _private(module: str) -> bool:
+    return any(p.startswith("_") and not p.startswith("__") for p in module.split("."))
+
+
+def private_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``importer -> module`` for each module whose dotted name has a ``_private`` part
+    imported from outside the package that holds it."""
+    return sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        for t in targets
+        if _private(t) and not m.startswith(_package(t) + ".") and m != _package(t)
+    )
+
+
+def test_no_module_imports_a_private_module_of_another_package() -> None:
+    # file reading is the public recuse.files (beside recuse.outputs), not a private
+    # module of recuse.data that judging/ and report/ reached into
+    assert private_imports(
+        {"recuse.judging.templates": {"recuse.data._io"}, "recuse.data.x": {"recuse.data._io"}}
+    ) == ["recuse.judging.templates -> recuse.data._io"]
+    found = private_imports(GRAPH)
+    assert not found, "\n".join(found)
+    assert "recuse.files" in GRAPH["recuse.judging.templates"]
+    assert "recuse.files" in GRAPH["recuse.report.gate"]

@@ -80,6 +80,41 @@ def test_given_beats_the_file_beats_the_default(tmp_path: Path) -> None:
     assert s.material == {"position": 0.1, "verbosity": 0.3}  # merged, the given entry wins
 
 
+def test_a_bad_config_value_names_its_key_and_its_flag(tmp_path: Path) -> None:
+    # every [audit] key and every section, given a value no option takes (a table of
+    # booleans): the error names the file, the key as written and the command-line flag
+    specs = settings_fields()
+    cfg = tmp_path / "recuse.toml"
+    for name, spec in specs.items():
+        flag = spec.flag.split("/")[0]
+        for key in [k for k in {spec.key, (spec.key or "").replace("-", "_")} if k]:
+            cfg.write_text(f"[audit]\n{key} = {{ bad = true }}\n", "utf-8")
+            with pytest.raises(ConfigError) as err:
+                load_config(cfg)
+            text = str(err.value)
+            assert text.startswith(f"{cfg}: [audit] {key} = "), (name, text)
+            assert text.endswith(f"(the {flag} option)") and "\n" not in text, (name, text)
+        if spec.section:
+            cfg.write_text(f"[{spec.section}]\nx = {{ bad = true }}\n", "utf-8")
+            with pytest.raises(ConfigError) as err:
+                load_config(cfg)
+            text = str(err.value)
+            assert text.startswith(f"{cfg}: [{spec.section}"), (name, text)
+            assert text.endswith(f"(the {flag} option)"), (name, text)
+    # the message of the issue: key as written, value, what it must be, and the flag
+    cfg.write_text("[audit]\nn_boot = 'x'\n", "utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value) == (
+        f"{cfg}: [audit] n_boot = 'x': must be a number, a whole one, e.g. 2000 "
+        "(the --n-boot option)"
+    )
+    # the command line and the API name the flag already, and only once
+    with pytest.raises(ConfigError) as err:
+        read_options({"n_boot": "x"}, "api")
+    assert str(err.value).count("--n-boot") == 1
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -269,7 +269,7 @@ def test_self_map_widens_self_to_the_line() -> None:
 def test_a_user_roster_merging_two_snapshots_is_overruled_in_a_file(tmp_path: Path) -> None:
     import warnings
 
-    from recuse.data.generic import SnapshotsKeptApart, canonicalize_models
+    from recuse.data.model_names import SnapshotsKeptApart, canonicalize_models
 
     f = tmp_path / "r.toml"
     f.write_text('[[model]]\nid = "acme"\nfamily = "acme"\naliases = ["acme-0101", '

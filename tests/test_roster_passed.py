@@ -13,7 +13,7 @@ import pytest
 
 import recuse
 from recuse.cli import main
-from recuse.data.generic import load_table
+from recuse.data.inputs import load_input
 from recuse.roster import ROSTER_ENV, Roster
 
 SRC = Path(recuse.__file__).parent
@@ -60,9 +60,9 @@ def test_a_library_reader_ignores_the_environment(
     ).to_csv(table, index=False)  # fmt: skip
     assert "jx" not in Roster.load()  # the built-ins only: the variable is not read
     with pytest.warns(recuse.errors.ReaderNote):
-        assert list(load_table(str(table), table="pairs")["judge"]) == ["jx"]
+        assert list(load_input(str(table), table="pairs").frame["judge"]) == ["jx"]
     given = Roster.load(_roster_file(tmp_path))
-    assert list(load_table(str(table), table="pairs", roster=given)["judge"]) == ["judge-x"]
+    assert list(load_input(str(table), table="pairs", roster=given).frame["judge"]) == ["judge-x"]
 
 
 def test_the_cli_passes_its_roster_down_and_sets_no_variable(

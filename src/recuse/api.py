@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from recuse.config import Config, load_config
-from recuse.data.generic import ColumnMapping
+from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.errors import ConfigError, InputError
@@ -60,11 +60,11 @@ FINDING_COLUMNS = (
 class Report:
     """An audit's result for scripts: :attr:`findings` as a table, and the writers.
 
-    ``result`` is the full report object (:class:`recuse.report.model.Report`: sections,
+    ``result`` is the full report object (:class:`recuse.report.model.AuditReport`: sections,
     figures, tables, skipped analyses, provenance) that the HTML and JSON are made from.
     """
 
-    result: model.Report
+    result: model.AuditReport
 
     @property
     def findings(self) -> pd.DataFrame:
@@ -182,7 +182,7 @@ def _card_prices(settings: Settings, roster: Roster) -> Any:
     return read_prices(settings.prices, roster=roster)
 
 
-def _with_card(result: model.Report, store: Path, prices: Any) -> model.Report:
+def _with_card(result: model.AuditReport, store: Path, prices: Any) -> model.AuditReport:
     """The report with the evaluator-card section of the judgments in ``store``."""
     from recuse.analyses.card import card_section
     from recuse.judging import Store
@@ -204,7 +204,7 @@ def run(
     *,
     roster: Roster,
     progress: Callable[[str], None] | None = None,
-) -> model.Report:
+) -> model.AuditReport:
     """The audit of ``data`` with resolved ``settings`` and the context's ``roster``:
     load each input (a DataFrame by the file reader's rules), run the analyses, add the
     evaluator card of ``settings.store``. What the CLI and :func:`audit` both call."""
@@ -328,6 +328,13 @@ def certify(
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
     o.check()
+    for option, given in (("--judge", judges), ("--cascade", cascade)):
+        if given is not None and not _ids(given):  # `--cascade ,` ran no cascade
+            raise ConfigError(
+                f"{option} {given if isinstance(given, str) else ','.join(given)!r} names no "
+                "judge: give judge names separated by commas, e.g. "
+                f"{option} gpt-3.5-turbo,gpt-4 (or leave {option} out)"
+            )
     roster = context_roster(roster, None)
     kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
                               "mapping": mapping, "format": format}  # fmt: skip

@@ -124,4 +124,5 @@ def _audit_options(table: Mapping[str, Any], where: str) -> dict[str, Any]:
                 f"{where}: [audit] {by_name[name]} and {key} are the same option — keep one"
             )
         by_name[name] = str(key)
-    return read_options({name: table[key] for name, key in by_name.items()}, "file", where)
+    given = {name: table[key] for name, key in by_name.items()}
+    return read_options(given, "file", where, keys=by_name)

@@ -28,23 +28,24 @@ from recuse.analyses.base import (
     FAST_CHECKS,
     Analysis,
     AuditOptions,
+    AuditProgress,
     Context,
-    Progress,
     unedited,
 )
-from recuse.data.generic import ColumnMapping, ValueReading
+from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import Input, TableKind, UnknownModels, load_input, load_inputs
+from recuse.data.inputs import Input, load_input, load_inputs
+from recuse.data.model_names import UnknownModels
+from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
-from recuse.report.model import Exclusion, NotEstimated, Provenance, Report, Section
+from recuse.report.model import AuditReport, Exclusion, NotEstimated, Provenance, Section
 from recuse.report.multiplicity import adjust_sections
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
-AuditInput = Input  # the name earlier releases used
-
-__all__ = ["FAST_CHECKS", "AuditInput", "AuditOptions", "audit", "load_input", "run_audit"]
+__all__ = ["FAST_CHECKS", "AuditOptions", "audit", "load_input", "run_audit"]
 
 
 # -------------------------------------------------------------------- exclusions
@@ -220,8 +221,8 @@ def run_audit(
     roster: Roster | None = None,
     title: str = "recuse audit",
     timings: Sequence[tuple[str, float]] = (),
-    progress: Progress | None = None,
-) -> Report:
+    progress: AuditProgress | None = None,
+) -> AuditReport:
     """Every analysis the inputs support, as a :class:`~recuse.report.model.Report`.
 
     ``timings`` (label, seconds) from earlier steps (e.g. loading) are kept in the
@@ -297,7 +298,7 @@ def run_audit(
         *((fdr_note,) if fdr_note else ()),
         *(note for i in inputs for note in i.source.notes),
     )
-    return Report(
+    return AuditReport(
         title=title,
         sections=tuple(fixed),
         skipped=tuple(_collapse(ctx.skipped, inputs)),
@@ -336,7 +337,7 @@ def _collapse(skipped: list[NotEstimated], inputs: Sequence[Input]) -> list[NotE
     for s, js in groups.items():
         named = js - {""}
         if named and named == judges.get(s.dataset, set()) and len(named) > 1:
-            out.append(replace(s, judge=f"all {len(named)} judges"))
+            out.append(replace(s, all_judges=len(named)))
         elif not named:
             out.append(s)
         else:
@@ -386,11 +387,11 @@ def audit(
     mapping: ColumnMapping | None = None,
     unknown_models: UnknownModels = "keep",
     title: str = "recuse audit",
-    progress: Progress | None = None,
+    progress: AuditProgress | None = None,
     format: ImportFormat | None = None,
     reading: ValueReading | None = None,
     references: References | None = None,
-) -> Report:
+) -> AuditReport:
     """Load each of ``data`` (dataset names or files) and audit them together
     (``mapping``, ``unknown_models``, ``format`` and ``reading``: see :func:`load_input`;
     ``format`` reads every file as that foreign format, see :mod:`recuse.data.importers`;
@@ -413,7 +414,7 @@ def audit(
     )
 
 
-def profile_lines(report: Report) -> list[str]:
+def profile_lines(report: AuditReport) -> list[str]:
     """Where an audit's time went, as lines for a terminal: each timed step in run order
     (the shared bootstrap followed, indented, by each metric's seconds and resamples:
     building its terms and its share of the resampling, slowest first), then each

@@ -26,16 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from recuse.analyses import selected
 from recuse.analyses.base import SE, AuditOptions
-from recuse.data.generic import ValueReading, check_value_map
 from recuse.data.importers import ImportFormat, References
-from recuse.data.inputs import TableKind
+from recuse.data.value_maps import ValueReading, check_value_map
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import N_BOOT
 from recuse.metrics.verdicts import Orders
 from recuse.regression.robustness import FAST_CHECKS
 from recuse.report.model import FigureFormat
 from recuse.roster import SelfScope
-from recuse.tables import ConfidenceOf, SwappedFrame
+from recuse.tables import ConfidenceOf, SwappedFrame, TableKind
 
 if TYPE_CHECKING:
     from recuse.config import Config
@@ -57,7 +56,7 @@ __all__ = [
 MAX_N_BOOT = 1_000_000
 _BYTES_PER_RESAMPLE = 32  # the pairwise bootstrap keeps about four float64s per resample
 
-Reader = Callable[[Any, str], Any]
+ValueReader = Callable[[Any, str], Any]
 Where = Literal["cli", "api", "file"]
 
 
@@ -72,7 +71,7 @@ class Option:
     flag: str
     help: str
     cli: Any
-    read: Reader
+    read: ValueReader
     short: str | None = None
     key: str | None = None
     section: str | None = None
@@ -92,7 +91,7 @@ def _option(
     help: str,
     *,
     cli: Any,
-    read: Reader,
+    read: ValueReader,
     key: str | bool = True,
     **more: Any,
 ) -> Any:
@@ -163,7 +162,7 @@ def _flag(value: Any, where: str) -> bool:
     return value
 
 
-def _choice(kind: Any, *, optional: bool = False) -> Reader:
+def _choice(kind: Any, *, optional: bool = False) -> ValueReader:
     """A reader of one of the strings of the ``Literal`` ``kind``."""
     choices = get_args(kind)
 
@@ -576,12 +575,23 @@ def default(name: str) -> Any:
     return f.default if f.default_factory is MISSING else f.default_factory()
 
 
-def _where(name: str, spec: Option, source: Where, path: str) -> str:
+def _where(name: str, spec: Option, source: Where, path: str, key: str | None = None) -> str:
     if source == "cli":
         return spec.flag.split("/")[0]
     if source == "api":
         return f"{name} ({spec.flag.split('/')[0]})"
-    return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {spec.key}"
+    return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
+
+
+def _read(name: str, spec: Option, value: Any, source: Where, path: str, key: str | None) -> Any:
+    """``spec.read`` of ``value``; an error about a config file's value also names the
+    command-line flag that key stands for (``... (the --n-boot option)``)."""
+    try:
+        return spec.read(value, _where(name, spec, source, path, key))
+    except ConfigError as exc:
+        if source != "file":
+            raise
+        raise ConfigError(f"{exc} (the {spec.flag.split('/')[0]} option)") from None
 
 
 def _unknown(names: Sequence[str], known: Sequence[str], what: str) -> ConfigError:
@@ -590,15 +600,24 @@ def _unknown(names: Sequence[str], known: Sequence[str], what: str) -> ConfigErr
     return ConfigError(f"{what} {names[0]!r}{hint}")
 
 
-def read_options(given: Mapping[str, Any], source: Where, path: str = "") -> dict[str, Any]:
-    """Each given option read by its field's ``read`` (a one-line error naming the flag,
-    keyword or file key); an unknown name is an error with the closest known one."""
+def read_options(
+    given: Mapping[str, Any],
+    source: Where,
+    path: str = "",
+    *,
+    keys: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Each given option read by its field's ``read``: a one-line error naming the flag,
+    the keyword (and its flag) or the file and key (as ``keys`` says it was written:
+    ``n_boot`` or ``n-boot``) and its flag; an unknown name is an error with the
+    closest known one."""
     specs = settings_fields()
     allowed = [n for n, s in specs.items() if source != "api" or s.api]
     unknown = [n for n in given if n not in allowed]
     if unknown:
         raise _unknown(unknown, allowed, "recuse.audit: unknown option")
-    return {n: specs[n].read(v, _where(n, specs[n], source, path)) for n, v in given.items()}
+    written = keys or {}
+    return {n: _read(n, specs[n], v, source, path, written.get(n)) for n, v in given.items()}
 
 
 def resolve(given: Mapping[str, Any], *, config: Config | None = None) -> Settings:

@@ -15,6 +15,8 @@
   see OWASP "CSV Injection"), so a spreadsheet shows the text instead of running it;
   numbers are left as they are. :func:`csv_files` / :func:`write_csv` write both: the
   exact file ``NAME.csv`` (for scripts) and ``for-spreadsheets/NAME.csv`` beside it.
+* :func:`strict_json` turns NaN and infinities into None (JSON ``null``) before
+  ``json.dumps(..., allow_nan=False)``, for every JSON file recuse writes.
 * :func:`file_name` turns a name derived from data (a table named after an input
   file) into a safe file name of bounded length, unique by a short hash.
 
@@ -27,11 +29,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import math
 import os
 import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -191,6 +195,23 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
 def write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     return write_bytes(path, text.encode("utf-8"))
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with NaN and infinities (nested in dicts, lists and tuples; a tuple
+    becomes a list) turned into None, so ``json.dumps(..., allow_nan=False)`` writes
+    strict JSON: ``null`` where Python's default would write ``NaN``.
+
+    >>> strict_json({"a": float("nan"), "b": (1.0, float("inf")), "c": "x"})
+    {'a': None, 'b': [1.0, None], 'c': 'x'}
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value
 
 
 def neutralise_formula(value: object) -> object:

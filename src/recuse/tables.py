@@ -49,6 +49,8 @@ Kind = Literal["id", "str", "prob", "float", "nonneg", "human", "verdict", "stat
 SwappedFrame = Literal["original", "presented"]
 ConfidenceOf = Literal["winner", "a"]
 STATUSES = ("ok", "unparsed", "failed", "missing")
+#: the two evidence tables (:data:`PAIRS`, :data:`RATINGS`): which one an input holds
+TableKind = Literal["pairs", "ratings"]
 
 # Words that name a side, as judges, annotators and tools write them (matched after
 # trimming, case-folding and removing [[...]], [...], (...) or quotes around the value).

@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.driver import AuditInput, AuditOptions, run_audit
+from recuse.data.inputs import Input
+from recuse.driver import AuditOptions, run_audit
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
 from recuse.probes import build_probe_table, build_recognition_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter
 from recuse.probes.run import judge_probes
-from recuse.report import Report, Source
+from recuse.report import AuditReport, Source
 from recuse.roster import Entry, Roster
 from recuse.simulate import (
     PlantedBias,
@@ -33,7 +34,7 @@ BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
 
 @dataclass(frozen=True)
 class Planted:
-    report: Report
+    report: AuditReport
     pairs: pd.DataFrame
     familiar: pd.DataFrame
     ratings: pd.DataFrame
@@ -84,9 +85,9 @@ def _probe_table(folder: Path) -> pd.DataFrame:
         return store.export_pairs()
 
 
-def _input(name: str, table: str, frame: pd.DataFrame) -> AuditInput:
+def _input(name: str, table: str, frame: pd.DataFrame) -> Input:
     judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
-    return AuditInput(name, table, frame, Source(name, table, len(frame), judges=judges))  # type: ignore[arg-type]
+    return Input(name, table, frame, Source(name, table, len(frame), judges=judges))  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")
@@ -132,7 +133,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
 
 def audit_only(
     analysis: str, frame: pd.DataFrame, roster: Roster, *, table: str = "pairs"
-) -> Report:
+) -> AuditReport:
     """One analysis of ``recuse audit`` (the driver, as the CLI runs it) on one table."""
     options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
                            only=(analysis,))  # fmt: skip

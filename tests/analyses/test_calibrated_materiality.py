@@ -10,8 +10,9 @@ from recuse.analyses import BIASES
 from recuse.analyses.family_preference import CALIBRATED as FAMILY
 from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP
 from recuse.analyses.self_preference_ladder import PARTS
-from recuse.driver import AuditInput, AuditOptions, run_audit
-from recuse.report import Finding, Report, Source
+from recuse.data.inputs import Input
+from recuse.driver import AuditOptions, run_audit
+from recuse.report import AuditReport, Finding, Source
 from recuse.report.summary_table import reading, summary_lines
 from recuse.roster import Entry, Roster
 from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference
@@ -46,7 +47,7 @@ def test_the_words_by_hand(est: float, lo: float, hi: float, word: str, red: boo
     assert reading(f) == word and f.flagged is red
 
 
-def _audit(tau: float, material: dict[str, float] | None = None) -> Report:
+def _audit(tau: float, material: dict[str, float] | None = None) -> AuditReport:
     """Three judges that are also authors, a self term ``tau`` planted in m0 only."""
     strengths = {"m0": 1.2, "m1": 0.4, "m2": 0.0, "m3": -0.5, "m4": -1.0}
     cast = {"m0": AuthorJudge(3.0, 0.5, tau), "m1": AuthorJudge(1.0, 0.5),
@@ -58,7 +59,7 @@ def _audit(tau: float, material: dict[str, float] | None = None) -> Report:
     source = Source("sim", "pairs", len(sim.pairs), judges=tuple(cast))
     options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,),
                            material=material or {})  # fmt: skip
-    return run_audit([AuditInput("sim", "pairs", sim.pairs, source)], options=options,
+    return run_audit([Input("sim", "pairs", sim.pairs, source)], options=options,
                      roster=roster)  # fmt: skip
 
 

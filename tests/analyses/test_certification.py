@@ -18,7 +18,7 @@ from recuse.data.inputs import Input, Source
 from recuse.driver import run_audit
 from recuse.mitigation.selective import Options, coverage_curve, items_of
 from recuse.report.export import write_report
-from recuse.report.model import Report
+from recuse.report.model import AuditReport
 from recuse.roster import Roster
 from recuse.simulate.selective import JUDGE, SimulatedSelective, simulate_selective
 
@@ -36,7 +36,7 @@ def sim() -> SimulatedSelective:
 
 
 @pytest.fixture(scope="module")
-def report(sim: SimulatedSelective) -> Report:
+def report(sim: SimulatedSelective) -> AuditReport:
     # a second judge gives one pick per pair in one order: no confidence to certify
     picks = sim.pairs.assign(judge="claude-v1", p_a_second=np.nan)
     picks["p_a"] = picks["p_a_first"] = (picks["p_a_first"] > 0.5).astype(float)
@@ -45,14 +45,14 @@ def report(sim: SimulatedSelective) -> Report:
     return run_audit([_input(frame)], options=options, roster=Roster.builtin())
 
 
-def _finding(report: Report, key: str, target: float):  # type: ignore[no-untyped-def]
+def _finding(report: AuditReport, key: str, target: float):  # type: ignore[no-untyped-def]
     (f,) = [f for f in report.findings if f.bias.key == key and f.judge == JUDGE
             and f.detail.startswith(f"target agreement ≥ {target:.2f};")]  # fmt: skip
     return f
 
 
 def test_coverage_is_a_hand_count_at_the_section_thresholds(
-    sim: SimulatedSelective, report: Report
+    sim: SimulatedSelective, report: AuditReport
 ) -> None:
     (section,) = report.sections
     curve = next(t.frame for t in section.tables if not t.show)
@@ -119,7 +119,7 @@ def _gate(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 
 def test_gate_certified_passes_fails_and_names_the_unmeasured(
-    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    report: AuditReport, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write_report(report, tmp_path / "out")["json"]
     rows = json.loads(path.read_text("utf-8"))["tables"]
@@ -150,7 +150,7 @@ def test_gate_certified_passes_fails_and_names_the_unmeasured(
 
 
 def test_a_damaged_curve_row_is_an_input_error(
-    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    report: AuditReport, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write_report(report, tmp_path / "out")["json"]
     data = json.loads(path.read_text("utf-8"))
@@ -159,3 +159,33 @@ def test_a_damaged_curve_row_is_an_input_error(
     path.write_text(json.dumps(data), "utf-8")
     code, out = _gate([str(path), "--certified", "0.8@0.4"], capsys)
     assert code == 2 and f"table {name!r} row 4" in out
+
+
+def test_gate_certified_never_prints_a_negative_zero(
+    report: AuditReport, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--certified 0.5@-0` printed "0.5@-0" and "the required -0%"; a required share
+    is printed as given (0.555 is 55.5%, not a rounded 56%), and a coverage of -0.0 in
+    the report reads 0.0%."""
+    path = write_report(report, tmp_path / "out")["json"]
+    code, out = _gate([str(path), "--certified", "0.5@-0", "--skip-unmeasured"], capsys)
+    assert code == 0, out
+    assert "-0" not in out
+    assert f"PASS: certified 0.5@0 of {JUDGE}" in out and "the required 0%" in out
+    code, out = _gate([str(path), "--certified", "0.5@-0", "--json", "--skip-unmeasured"],
+                      capsys)  # fmt: skip
+    assert json.loads(out)["certified"] == [{"agreement": 0.5, "coverage": 0.0}]
+    assert "-0.0" not in out
+    code, out = _gate([str(path), "--certified", "0.8@0.555", "--skip-unmeasured"], capsys)
+    assert "the required 55.5%" in out
+    data = json.loads(path.read_text("utf-8"))
+    for name, table in data["tables"].items():
+        if name.startswith("certification-curve"):
+            for row in table["rows"]:
+                row["coverage"] = -0.0 if row["coverage"] is not None else None
+                if "heldout_coverage" in row:
+                    row["heldout_coverage"] = -0.0
+    path.write_text(json.dumps(data), "utf-8")
+    code, out = _gate([str(path), "--certified", "0.8@0.4", "--skip-unmeasured"], capsys)
+    assert code == 1 and "certified on 0.0% of 800 labelled pairs" in out
+    assert "-0" not in out

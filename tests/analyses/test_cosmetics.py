@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.driver import AuditInput, AuditOptions, run_audit
+from recuse.data.inputs import Input
+from recuse.driver import AuditOptions, run_audit
 from recuse.metrics.ladder import self_preference_ladder
 from recuse.metrics.summary import pairwise_bias
-from recuse.report import Report, Source
+from recuse.report import AuditReport, Source
 from recuse.report.html import render_html
 from recuse.report.summary_table import summary_text
 from recuse.roster import Roster
@@ -37,13 +38,13 @@ def pairs() -> pd.DataFrame:
     ).pairs
 
 
-def _audit(frame: pd.DataFrame, only: tuple[str, ...], name: str = "sim") -> Report:
+def _audit(frame: pd.DataFrame, only: tuple[str, ...], name: str = "sim") -> AuditReport:
     judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
-    inp = AuditInput(name, "pairs", frame, Source(name, "pairs", len(frame), judges=judges))
+    inp = Input(name, "pairs", frame, Source(name, "pairs", len(frame), judges=judges))
     return run_audit([inp], options=AuditOptions(**OPTIONS, only=only), roster=Roster.builtin())  # type: ignore[arg-type]
 
 
-def _section(report: Report, sid: str):  # type: ignore[no-untyped-def]
+def _section(report: AuditReport, sid: str):  # type: ignore[no-untyped-def]
     return next(s for s in report.sections if s.id == sid)
 
 

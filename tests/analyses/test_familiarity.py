@@ -40,8 +40,9 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
 
 def test_mediation_table_for_an_author_judge() -> None:
     """A judge that is also an author gets the mediation table: the metric's numbers."""
-    from recuse.driver import AuditInput, AuditOptions, run_audit
-    from recuse.metrics.self_preference import familiarity_mediation
+    from recuse.data.inputs import Input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.metrics.familiarity_mediation import familiarity_mediation
     from recuse.report import Source
     from recuse.roster import Entry, Roster
     from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
@@ -54,7 +55,7 @@ def test_mediation_table_for_an_author_judge() -> None:
         roster.add(Entry(m, m))
     options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
     report = run_audit(
-        [AuditInput("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
+        [Input("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
         options=options,
         roster=roster,
     )

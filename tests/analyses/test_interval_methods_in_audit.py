@@ -3,7 +3,7 @@ caveats wherever its numbers are shown.
 
 On the committed JudgeBench per-pair file (examples/output/familiarity_judgebench_pairs.csv):
 the calibrated self-preference and the familiarity mediation use the percentile
-interval (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`), the other
+interval (:data:`~recuse.metrics.competence.CALIBRATED_INTERVAL`), the other
 pairwise metrics BCa, so the report's notes and settings must not say every pairwise
 metric is BCa; and SmolLM2-135M's calibrated estimate is marked "extrapolated
 competence", which the mediation's direct part and share carry (the indirect part is
@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from recuse.cli import main
-from recuse.metrics.self_preference import familiarity_mediation
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 
 OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
 PAIRS = OUTPUT / "familiarity_judgebench_pairs.csv"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from analyses.conftest import BOOT, Planted
@@ -69,3 +70,66 @@ def test_covariate_findings_recover_planted_bradley_terry_effects() -> None:
     for c, value in planted.items():
         f = by_key[COVARIATE_BIASES[c].key]
         assert f.estimate == pytest.approx(value, abs=tolerance[c]), (c, f.estimate)
+
+
+def test_alpaca_eval_fits_the_length_controlled_rate_once_per_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The AlpacaEval headline and the section's length-controlled table come from one
+    fit of the judge's rows (it was fitted twice), and show the same numbers."""
+    from pathlib import Path
+
+    import recuse.analyses.leaderboard as lb_module
+    from recuse.driver import AuditOptions, audit
+
+    calls: list[str] = []
+    fit = lb_module.length_controlled_win_rates
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(str(kwargs["judge"]))
+        return fit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lb_module, "length_controlled_win_rates", counted)
+    path = (
+        Path(__file__).parents[1]
+        / "data/importers/upstream/alpaca_eval/results/claude/weighted_alpaca_eval_gpt4_turbo"
+        / "annotations.json"
+    )
+    report = audit([path], options=AuditOptions(n_boot=100, only=("leaderboard",)))
+    assert len(calls) == 1
+    tables = {t.name.split("--")[0]: t.frame for s in report.sections for t in s.tables}
+    lc = [f for name, f in tables.items() if name.startswith("lc-win-rate")]
+    board = [f for name, f in tables.items() if name.startswith("alpaca-eval-leaderboard")]
+    assert len(lc) == len(board) == 1
+    assert lc[0]["lc_win_rate"].tolist() == board[0]["lc_win_rate"].tolist()
+
+
+def test_alpaca_eval_headline_names_the_joint_fit_and_the_glm() -> None:
+    """Several systems against one baseline, length tracking difficulty: the headline's
+    length-controlled rate is the joint fit, with AlpacaEval's per-system GLM beside it,
+    the numbers of the section's table, and the caveat says how far apart they are."""
+    from recuse.analyses.base import AuditOptions
+    from recuse.data.inputs import Input, Source
+    from recuse.driver import run_audit
+    from recuse.metrics.length_controlled import length_controlled_win_rates
+    from recuse.roster import Roster
+    from recuse.simulate.length_controlled import JUDGE, simulate_length_controlled
+
+    sim = simulate_length_controlled(rho=0.6, systems=3, n_instructions=300, seed=4,
+                                     longer=1.0, length_effect=1.0)  # fmt: skip
+    frame = sim.pairs.assign(
+        source="alpaca-eval", human=np.nan, item_id=sim.pairs["prompt_id"] + sim.pairs["model_b"],
+        p_a_first=sim.pairs["p_a"], p_a_second=np.nan,
+    )  # fmt: skip
+    inp = Input("sim-ae", "pairs", frame, Source("sim-ae", "pairs", len(frame), judges=(JUDGE,)))
+    options = AuditOptions(level=0.9, n_boot=100, only=("leaderboard",))
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    want = length_controlled_win_rates(frame, judge=JUDGE, n_boot=100)
+    heads = [h for h in report.headlines if "AlpacaEval, annotator" in h]
+    assert len(heads) == 3
+    for r in want.itertuples():
+        (line,) = [h for h in heads if f": {r.system} against" in h]
+        assert f"length-controlled {r.lc_win_rate:.2f}% [" in line
+        assert f"(joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)" in line
+        if r.caveat:
+            assert "lc_win_rate_glm" in line

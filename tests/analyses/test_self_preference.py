@@ -8,9 +8,11 @@ import pytest
 
 from analyses.conftest import BOOT, Planted
 from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP, EO
-from recuse.driver import AuditInput, AuditOptions, run_audit
-from recuse.metrics.self_preference import calibrated_self_preference, self_preference
-from recuse.report import Report, Source
+from recuse.data.inputs import Input
+from recuse.driver import AuditOptions, run_audit
+from recuse.metrics.competence import calibrated_self_preference
+from recuse.metrics.self_preference import self_preference
+from recuse.report import AuditReport, Source
 from recuse.roster import Entry, Roster
 from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference
 
@@ -49,7 +51,7 @@ def test_needs_judge_verdicts(planted: Planted) -> None:
     assert ANALYSIS.needs(planted.pairs, Roster.builtin()) is None
 
 
-def _three_authors(tau: float) -> Report:
+def _three_authors(tau: float) -> AuditReport:
     """Three judges that are also authors (m0 strong: the reference prefers its answer
     84% of the time), none with a self term unless ``tau`` is planted in m0."""
     strengths = {"m0": 1.2, "m1": 0.4, "m2": 0.0, "m3": -0.5, "m4": -1.0}
@@ -65,7 +67,7 @@ def _three_authors(tau: float) -> Report:
         roster.add(Entry(m, m))
     source = Source("sim", "pairs", len(sim.pairs), judges=tuple(cast))
     options = AuditOptions(n_boot=400, robustness=(), only=(ANALYSIS.id,))
-    return run_audit([AuditInput("sim", "pairs", sim.pairs, source)], options=options,
+    return run_audit([Input("sim", "pairs", sim.pairs, source)], options=options,
                      roster=roster)  # fmt: skip
 
 
@@ -100,7 +102,7 @@ def test_one_judge_without_other_models_keeps_eo_as_headline() -> None:
         roster.add(Entry(m, m))
     source = Source("two", "pairs", len(sim.pairs), judges=("m0",))
     options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
-    report = run_audit([AuditInput("two", "pairs", sim.pairs, source)], options=options,
+    report = run_audit([Input("two", "pairs", sim.pairs, source)], options=options,
                        roster=roster)  # fmt: skip
     (row,) = report.summary()
     assert [f.bias.key for f in row.findings] == [EO.key]

@@ -108,3 +108,31 @@ def test_an_output_that_is_the_input_is_refused(
         code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
         assert code == 2 and "is the input" in text, text
     assert src.read_bytes() == before and thr.read_bytes() == spec
+
+
+@pytest.mark.parametrize("names", [",", " , ,", ""])
+def test_a_cascade_or_judge_list_without_names_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], names: str
+) -> None:
+    """Before: `--cascade ,` certified the judges and silently ran no cascade."""
+    src = _pairs(tmp_path)
+    for option in ("--cascade", "--judge"):
+        code, text = _run(["certify", str(src), option, names], capsys)
+        assert code == 2, text
+        assert f"{option} {names!r} names no judge" in text and "Traceback" not in text
+
+
+def test_a_cascade_that_certifies_nothing_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "machine verdicts agree with humans  on the calibration items,  held out"
+    (blanks) when no stage certified an item; the judges table had blank agreements."""
+    src = _pairs(tmp_path)
+    code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--agreement", "0.99"], capsys)
+    assert code == 0, text
+    assert "humans  on" not in text and ",  held out" not in text
+    assert "machine verdicts: none certified (no judge kept an item)" in text
+    table = [line for line in text.splitlines() if line.startswith("│ gpt-4")]
+    assert len(table) == 3 and all(line.count("none certified") == 2 for line in table)
+    code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--agreement", "0.8"], capsys)
+    assert code == 0 and "machine verdicts agree with humans " in text and "% held out" in text

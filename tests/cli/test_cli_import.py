@@ -46,7 +46,7 @@ def test_explicit_format_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["validate", path, "--format", "excel"])
     assert code == 2 and "excel" in capsys.readouterr().err
     code = main(["validate", path, "--map", "a=item_id"])
-    assert code == 2 and "--map does not apply to a fastchat-pair file" in capsys.readouterr().err
+    assert code == 2 and "(--map) does not apply to a fastchat-pair file" in capsys.readouterr().err
 
 
 def test_audit_reads_imported_files_and_reports_self_grading(

@@ -140,7 +140,8 @@ def test_verbosity_probes_with_a_rewriter_through_the_cli(
 
 def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
     from recuse.cli.validate import supported_analyses
-    from recuse.data.generic import IGNORED, read_table
+    from recuse.data.columns import IGNORED
+    from recuse.data.plain_tables import read_table
     from recuse.roster import Roster
 
     src = tmp_path / "probes.csv"

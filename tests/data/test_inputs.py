@@ -1,4 +1,6 @@
-"""The resolver of "dataset name or file": guessing a file's table kind at bounded cost."""
+"""The one resolver of "dataset name, file or folder": guessing a file's table kind at
+bounded cost; the same finding and errors for the responses a Likert judge rates and for
+evidence tables, whatever the command."""
 
 from __future__ import annotations
 
@@ -7,7 +9,20 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from recuse.data.inputs import _guess_table, _peek_columns
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.data import registry
+from recuse.data.inputs import (
+    RESPONSE_COLUMNS,
+    _guess_table,
+    _peek_columns,
+    load_input,
+    load_responses,
+    locate,
+)
+from recuse.errors import DatasetNotFoundError, InputError
 
 
 def test_guess_reads_the_header_only(tmp_path: Path) -> None:
@@ -35,3 +50,78 @@ def test_hostile_first_lines_cost_little(tmp_path: Path) -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert time.perf_counter() - start < 20 and peak < 20_000_000
+
+
+def test_locate_finds_datasets_files_and_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert locate(tmp_path) == tmp_path
+    monkeypatch.chdir(tmp_path)
+    Path("hh-rlhf").write_text("x")  # a file named as a dataset: the dataset, unless a Path
+    assert locate("hh-rlhf") == registry.get("hh-rlhf")
+    assert locate(Path("hh-rlhf")) == Path("hh-rlhf")
+    assert locate("./hh-rlhf") == Path("hh-rlhf")
+    with pytest.raises(DatasetNotFoundError, match=r"unknown dataset 'hh-rlfh'.*hh-rlhf"):
+        locate("hh-rlfh")
+    with pytest.raises(InputError, match="file not found") as err:
+        locate(str(tmp_path / "gone.csv"))
+    assert str(tmp_path / "gone.csv") in str(err.value)
+
+
+def _responses(tmp_path: Path, **cols: list[object]) -> Path:
+    path = tmp_path / "responses.csv"
+    base: dict[str, list[object]] = {
+        "prompt_id": ["p1", "p2"],
+        "model": ["gpt-4", "claude-v1"],
+        "prompt": ["q1", "q2"],
+        "response": ["a1", "a2"],
+    }
+    pd.DataFrame({**base, **cols}).to_csv(path, index=False)
+    return path
+
+
+def test_load_responses_reads_a_file_of_any_format(tmp_path: Path) -> None:
+    path = _responses(tmp_path, reference_faithfulness=[4, 5])
+    got = load_responses(str(path))
+    assert list(got.columns) == [*RESPONSE_COLUMNS, "reference_faithfulness"]
+    assert got["response"].tolist() == ["a1", "a2"]
+    jsonl = tmp_path / "r.jsonl"
+    got.to_json(jsonl, orient="records", lines=True)
+    pd.testing.assert_frame_equal(load_responses(jsonl), got)
+
+
+def test_load_responses_errors_name_file_row_and_column(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"missing column.*response for Likert") as err:
+        (tmp_path / "x.csv").write_text("prompt_id\n1\n")
+        load_responses(tmp_path / "x.csv")
+    assert "x.csv" in str(err.value) and "model, prompt, response" in str(err.value)
+    with pytest.raises(InputError) as err:
+        load_responses(_responses(tmp_path, model=["gpt-4", None]))
+    assert "row 2" in str(err.value) and "'model'" in str(err.value)
+    with pytest.raises(InputError, match="must be text") as err:
+        load_responses(_responses(tmp_path, response=["a1", None]))
+    assert "row 2" in str(err.value)
+    # found as every command finds its input: a dataset name is refused with the fix
+    with pytest.raises(InputError, match="'hh-rlhf' is a pairs table, and Likert") as err:
+        load_responses("hh-rlhf")
+    assert "prompt_id, model, prompt, response" in str(err.value)
+    with pytest.raises(DatasetNotFoundError):
+        load_responses("no-such-set")
+    with pytest.raises(InputError, match="is a folder"):
+        load_responses(tmp_path)
+
+
+def test_validate_reads_a_ratings_file_as_the_audit_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no --table: a rating column (and no p_a) is read as ratings, as by recuse audit
+    path = tmp_path / "r.csv"
+    pd.DataFrame(
+        {"prompt_id": ["q1", "q1"], "model": ["gpt-4", "claude-v1"], "dimension": ["d", "d"],
+         "judge": ["gpt-4", "gpt-4"], "rating": [4, 3], "reference": [5, 3]}
+    ).to_csv(path, index=False)  # fmt: skip
+    assert load_input(path).table == "ratings"
+    assert main(["validate", str(path)]) == 0
+    assert "a valid ratings table" in capsys.readouterr().out
+    assert main(["validate", str(path), "--table", "pairs"]) == 2  # as asked: not pairs
+    assert "a ratings table, not the pairs table" in capsys.readouterr().err

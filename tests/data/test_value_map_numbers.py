@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from recuse.cli import main
-from recuse.data.generic import ValueMapUnmatched, read_table
+from recuse.data.plain_tables import read_table
+from recuse.data.value_maps import ValueMapUnmatched
 from recuse.errors import ConfigError
 
 # 12 pairs; the judge writes 1 when it prefers b and 2 when it prefers a (the opposite of

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.metrics.self_preference import calibrated_self_preference, familiarity_mediation
+from recuse.metrics.competence import calibrated_self_preference
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 
 OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
 GENERATORS = {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"}

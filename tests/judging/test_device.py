@@ -184,11 +184,15 @@ def test_pipelined_backend_gives_the_serial_numbers(tiny_model_dir: Path) -> Non
 def test_waves_cut_a_call_in_order_small_first(tiny_model_dir: Path) -> None:
     b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True,
                           max_batch_tokens=100)  # fmt: skip
-    first = 100 * local.CHARS_PER_TOKEN
-    later = first * local.WAVE_PASSES
+    first = 100 * local.CHARS_PER_TOKEN  # 400 characters: 2 items of 150
     waves = b._waves([150] * 40)
     assert [i for w in waves for i in w] == list(range(40))  # every item once, in order
-    assert len(waves[0]) == first // 150 and all(len(w) == later // 150 for w in waves[1:-1])
+    # one pass of text, then twice the wave before (800, 1,600 characters), at most
+    # WAVE_PASSES passes (1,600): each is prepared while the one before runs
+    assert local.WAVE_PASSES == 4
+    assert [len(w) for w in waves[:-1]] == [first // 150, 2 * first // 150, 4 * first // 150,
+                                           4 * first // 150, 4 * first // 150]  # fmt: skip
+    assert len(waves[-1]) == 40 - sum(len(w) for w in waves[:-1])
     assert b._waves([10**6, 5, 5]) == [[0], [1, 2]]  # an item over the limit goes alone
     assert b._waves([]) == []
 
@@ -486,3 +490,28 @@ def test_a_cancelled_call_stops_before_its_next_wave(tiny_model_dir: Path) -> No
     running.clear()
     asyncio.run(b.next_token_logprobs(prompts, top_k=3))
     assert len(passes) == whole
+
+
+def test_calls_run_on_the_backends_own_threads_across_runs(tiny_model_dir: Path) -> None:
+    """A pipelined backend computes on threads of its own that outlive a run's event
+    loop (asyncio's default threads are new for every ``asyncio.run``): a thread's
+    first CUDA work sets up its cuBLAS handle, paid once per thread, not per run."""
+    import threading
+    import types
+
+    b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True)
+    seen: list[tuple[str, int]] = []
+    hidden = b._hidden
+
+    def counted(self: LocalBackend, ids: Any) -> Any:
+        t = threading.current_thread()
+        seen.append((t.name, t.ident or 0))
+        return hidden(ids)
+
+    b._hidden = types.MethodType(counted, b)  # type: ignore[method-assign]
+    prompts = _prompts()[:2]
+    for _ in range(4):
+        asyncio.run(b.next_token_logprobs(prompts, top_k=3))
+    # asyncio's default threads would be a new one per run: four
+    assert len(set(seen)) <= b.concurrency < 4
+    assert all(name.startswith("recuse-device") for name, _ in seen)

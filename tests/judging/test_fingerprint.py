@@ -16,8 +16,8 @@ import pytest
 from judging.helpers import FakeBackend, build_tiny_model, fake_pairs, read_mt_bench_pairs
 from recuse.cli import main
 from recuse.errors import ConfigError
-from recuse.judging import Runner, Store
-from recuse.judging.fingerprint import file_sha256, folder_fingerprint, model_files
+from recuse.judging import Runner, Store, fingerprint
+from recuse.judging.fingerprint import cached_sha256, folder_fingerprint, model_files
 
 pytest.importorskip("torch")
 
@@ -58,13 +58,13 @@ def test_unchanged_files_are_not_hashed_again(
     folder = build_tiny_model(tmp_path / "m")
     cache = tmp_path / "hashes.json"
     calls: list[Any] = []
-    real = hashlib.file_digest
+    real = fingerprint.file_sha256  # the one file hasher (recuse.files)
 
-    def counting(f: Any, name: str) -> Any:
-        calls.append(f.name)
-        return real(f, name)
+    def counting(path: Path, **kw: Any) -> str:
+        calls.append(str(path))
+        return real(path, **kw)
 
-    monkeypatch.setattr(hashlib, "file_digest", counting)
+    monkeypatch.setattr(fingerprint, "file_sha256", counting)
     first = folder_fingerprint(folder, cache=cache)
     n = len(calls)
     assert n == len(model_files(folder)) and cache.is_file()
@@ -79,7 +79,7 @@ def test_unchanged_files_are_not_hashed_again(
     assert calls[n:] == [str(weights)]
     # a damaged cache is only a missed shortcut
     cache.write_text("{not json")
-    assert file_sha256(weights, cache=cache) == hashlib.sha256(bytes(data)).hexdigest()
+    assert cached_sha256(weights, cache=cache) == hashlib.sha256(bytes(data)).hexdigest()
 
 
 def test_a_folder_without_config_is_refused(tmp_path: Path) -> None:
@@ -395,7 +395,6 @@ def test_a_file_removed_right_after_it_was_hashed_is_no_traceback(
     meanwhile) raised FileNotFoundError out of folder_fingerprint where the file was
     removed in between (a checkpoint rotated away): a traceback instead of a hash not
     cached. The removal is caught when the model is loaded (check_unchanged)."""
-    from recuse.judging import fingerprint
 
     folder = build_tiny_model(tmp_path / "m")
     weights = folder / "model.safetensors"
@@ -455,20 +454,20 @@ def test_hashing_a_folder_the_first_time_shows_progress(
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "config.json").write_text("{}", "utf-8")
-    weights = np.random.default_rng(0).bytes(600_000)  # hashlib reads 256 KiB at a time
+    weights = np.random.default_rng(0).bytes(2_500_000)  # read 1 MiB at a time (recuse.files)
     (folder / "model.safetensors").write_bytes(weights)
     seen: list[tuple[int, int]] = []
     cache = tmp_path / "hashes.json"
     first = folder_fingerprint(folder, cache=cache, progress=lambda d, t: seen.append((d, t)))
-    assert [t for _, t in seen] == [600_002] * len(seen)
+    assert [t for _, t in seen] == [2_500_002] * len(seen)
     assert [d for d, _ in seen] == sorted({d for d, _ in seen})  # strictly forward
-    assert seen[-1][0] == 600_002 and len(seen) == 1 + 3  # config, then 3 reads
+    assert seen[-1][0] == 2_500_002 and len(seen) == 1 + 3  # config, then 3 reads
     again: list[tuple[int, int]] = []
     assert folder_fingerprint(folder, cache=cache, progress=lambda d, t: again.append((d, t)))
     assert again == []
     assert first == folder_fingerprint(folder, cache=tmp_path / "other.json")  # same hash
-    monkeypatch.setattr(fp, "SHOW_PROGRESS_BYTES", 500_000)
+    monkeypatch.setattr(fp, "SHOW_PROGRESS_BYTES", 2_000_000)
     capsys.readouterr()
     folder_fingerprint(folder, cache=tmp_path / "third.json")
     err = capsys.readouterr().err
-    assert "hashing the model files (first time" in err and "600.0" in err
+    assert "hashing the model files (first time" in err and "2.5" in err

@@ -10,11 +10,8 @@ from scipy import special
 
 from recuse.analyses.self_preference import EO
 from recuse.metrics import pairwise_bias
-from recuse.metrics.self_preference import (
-    CALIBRATED_RUNGS,
-    label_strengths,
-    self_preference,
-)
+from recuse.metrics.competence import CALIBRATED_RUNGS, label_strengths
+from recuse.metrics.self_preference import self_preference
 from recuse.report.model import Finding
 from recuse.simulate.self_preference import (
     OTHER_STRENGTHS,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from recuse.metrics import METRICS, pairwise_bias
-from recuse.metrics.self_preference import CALIBRATED_RUNGS
+from recuse.metrics.competence import CALIBRATED_RUNGS
 from recuse.simulate.pairs import simulate_pairs
 
 N_REPS = 200

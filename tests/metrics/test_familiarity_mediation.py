@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 
 from recuse.errors import EstimationError
-from recuse.metrics.self_preference import (
-    MEDIATION,
-    calibrated_self_preference,
-    familiarity_mediation,
-    favored_side,
-)
+from recuse.metrics.competence import calibrated_self_preference
+from recuse.metrics.familiarity_mediation import MEDIATION, familiarity_mediation
+from recuse.metrics.self_preference import favored_side
 from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recuse.metrics.self_preference import calibrated_self_preference, familiarity_mediation
+from recuse.metrics.competence import calibrated_self_preference
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.roster import Entry, Roster
 from recuse.simulate.self_preference import simulate_category_confound
 

@@ -173,7 +173,7 @@ def test_calibrated_self_preference_on_real_data(
 ) -> None:
     """EO's +0.48 (GPT-4) and +0.21 (GPT-3.5) do not survive calibration to the judge's
     competence: both intervals hold 0. The own-pick rate is counted by hand (CELLS)."""
-    from recuse.metrics.self_preference import calibrated_self_preference
+    from recuse.metrics.competence import calibrated_self_preference
 
     # one κ, the gap-only competence (GPT-4 sits at the ceiling, where the default adds the
     # label term: test_gpt4_at_its_ceiling_is_conditioned_on_the_label)
@@ -191,11 +191,8 @@ def test_the_category_term_on_real_data_equals_a_statsmodels_fit(pairs: pd.DataF
     import statsmodels.api as sm
     from scipy import special
 
-    from recuse.metrics.self_preference import (
-        calibrated_self_preference,
-        favored_side,
-        label_strengths,
-    )
+    from recuse.metrics.competence import calibrated_self_preference, label_strengths
+    from recuse.metrics.self_preference import favored_side
 
     r = calibrated_self_preference(pairs, judge="gpt-4", label=False)
     assert "κ_c for humanities, roleplay; coding, extraction" in r.method
@@ -230,7 +227,7 @@ def test_gpt4_at_its_ceiling_is_conditioned_on_the_label(pairs: pd.DataFrame) ->
     by default its competence is conditioned on each pair's human label: no ceiling
     warning, the method says so, and the headline moves by less than 0.005 (−0.046 to
     −0.046 with one κ; the interval still holds 0)."""
-    from recuse.metrics.self_preference import calibrated_self_preference
+    from recuse.metrics.competence import calibrated_self_preference
 
     gap_only = calibrated_self_preference(pairs, judge="gpt-4", stratum=None, label=False)
     r = calibrated_self_preference(pairs, judge="gpt-4", stratum=None)

@@ -11,11 +11,8 @@ import statsmodels.api as sm
 from scipy import special
 
 from recuse.errors import EstimationError
-from recuse.metrics.self_preference import (
-    calibrated_self_preference,
-    favored_side,
-    label_strengths,
-)
+from recuse.metrics.competence import calibrated_self_preference, label_strengths
+from recuse.metrics.self_preference import favored_side
 from recuse.simulate.self_preference import (
     OTHER_STRENGTHS,
     AuthorJudge,
@@ -157,7 +154,7 @@ def test_a_resample_that_loses_a_models_labels_is_the_estimate_on_that_resample(
     be the estimate on that resample, not the pairs kept with a strength of 0 (the
     old replicate: 0.24 where the estimate on the resample reads 0.06). A resample
     whose labels leave the models disconnected is undefined (NaN, dropped)."""
-    from recuse.metrics.self_preference import calibrated_spec
+    from recuse.metrics.competence import calibrated_spec
     from recuse.metrics.verdicts import judge_codes
 
     strengths = {"m0": 1.0, "m1": 0.5, "m2": 0.0, "m3": -0.5}

@@ -11,12 +11,8 @@ import pytest
 import statsmodels.api as sm
 from scipy import special
 
-from recuse.metrics.self_preference import (
-    CEILING,
-    calibrated_self_preference,
-    favored_side,
-    label_strengths,
-)
+from recuse.metrics.competence import CEILING, calibrated_self_preference, label_strengths
+from recuse.metrics.self_preference import favored_side
 from recuse.simulate.self_preference import (
     OTHER_STRENGTHS,
     AuthorJudge,

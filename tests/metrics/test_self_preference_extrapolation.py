@@ -20,13 +20,13 @@ import pytest
 from scipy import optimize, special
 
 from recuse.metrics import pairwise_bias
-from recuse.metrics.self_preference import (
+from recuse.metrics.competence import (
     EXTRAPOLATION_FACTOR,
     calibrated_self_preference,
     extrapolation_warning,
-    familiarity_mediation,
     label_strengths,
 )
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.report.html import warning_tag
 from recuse.simulate.self_preference import (
     OTHER_STRENGTHS,

@@ -11,13 +11,13 @@ import statsmodels.api as sm
 from scipy import special
 
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.self_preference import (
+from recuse.metrics.competence import (
     calibrated_self_preference,
-    favored_side,
     label_strengths,
     strata_warning,
     stratum_column,
 )
+from recuse.metrics.self_preference import favored_side
 from recuse.simulate.self_preference import simulate_category_confound, simulate_lapse_judge
 
 #: the judge is weak (κ = 0.5) in "hard", strong (κ = 4) elsewhere; 80% of its own pairs

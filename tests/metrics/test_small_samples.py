@@ -31,7 +31,7 @@ from recuse.metrics.bootstrap import (
 )
 from recuse.metrics.estimate import LOW_N
 from recuse.report.html import render_html
-from recuse.report.model import Finding, Provenance, Report, Section
+from recuse.report.model import AuditReport, Finding, Provenance, Section
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -242,7 +242,7 @@ def test_warning_text_is_escaped_in_the_report() -> None:
         method="m", dataset="d", section="self-preference", warnings=("<b>x</b> & y",),
     )  # fmt: skip
     page = render_html(
-        Report("t", (Section("self-preference", "S", "i", findings=(f,)),), (), (), PROV, 0.9)
+        AuditReport("t", (Section("self-preference", "S", "i", findings=(f,)),), (), (), PROV, 0.9)
     )
     assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in page and "<b>x</b> & y" not in page
 

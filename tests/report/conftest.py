@@ -154,11 +154,11 @@ def sample_report() -> object:
 
     from recuse.analyses import BIASES
     from recuse.report import (
+        AuditReport,
         Exclusion,
         Finding,
         NotEstimated,
         Provenance,
-        Report,
         Section,
         Source,
         Table,
@@ -245,7 +245,7 @@ def sample_report() -> object:
         created="2025-01-01T00:00:00",
         python="3.11",
     )
-    return Report(
+    return AuditReport(
         title="Audit",
         sections=(section,),
         skipped=(

@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from recuse.report import Report, write_report
+from recuse.report import AuditReport, write_report
 
 
-def _write(report: Report, tmp_path: Path) -> Path:
+def _write(report: AuditReport, tmp_path: Path) -> Path:
     return write_report(report, tmp_path / "out")["html"]
 
 
 def test_page_renders_with_summary_and_sections(
-    browser: Any, sample_report: Report, tmp_path: Path
+    browser: Any, sample_report: AuditReport, tmp_path: Path
 ) -> None:
     page = _write(sample_report, tmp_path)
     dom = browser.dump_dom(page)
@@ -36,7 +36,7 @@ def test_page_renders_with_summary_and_sections(
     assert coloured > 0.005, "no coloured pixels: figures or flags did not paint"
 
 
-def test_figures_load(browser: Any, sample_report: Report, tmp_path: Path) -> None:
+def test_figures_load(browser: Any, sample_report: AuditReport, tmp_path: Path) -> None:
     page = _write(sample_report, tmp_path)
     attrs, _ = browser.harness(page, tmp_path)
     assert attrs.get("data-harness") == "ran"
@@ -45,7 +45,7 @@ def test_figures_load(browser: Any, sample_report: Report, tmp_path: Path) -> No
 
 
 def test_script_in_response_is_text_and_never_runs(
-    browser: Any, sample_report: Report, tmp_path: Path
+    browser: Any, sample_report: AuditReport, tmp_path: Path
 ) -> None:
     page = _write(sample_report, tmp_path)
     # As shipped (with its script ban) and without the ban (harness): neither runs it.
@@ -90,7 +90,8 @@ def test_blank_page_screenshot_is_detected(browser: Any, tmp_path: Path) -> None
 def test_full_audit_report_in_the_browser(browser: Any, payload: str, tmp_path: Path) -> None:
     """An audit of simulated pairs whose responses carry a script: rendered, figures
     decoded, the script shown as text in the examples table and never run."""
-    from recuse.driver import AuditInput, AuditOptions, run_audit
+    from recuse.data.inputs import Input
+    from recuse.driver import AuditOptions, run_audit
     from recuse.report import Source
     from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
@@ -105,7 +106,7 @@ def test_full_audit_report_in_the_browser(browser: Any, payload: str, tmp_path: 
     pairs = sim.pairs.copy()
     for col in ("response_a", "response_b"):
         pairs[col] = payload + " " + pairs[col].astype(str)
-    inp = AuditInput("sim", "pairs", pairs, Source("sim", "pairs", len(pairs), judges=("gpt-4",)))
+    inp = Input("sim", "pairs", pairs, Source("sim", "pairs", len(pairs), judges=("gpt-4",)))
     report = run_audit([inp], options=AuditOptions(n_boot=200))
     page = write_report(report, tmp_path / "audit")["html"]
     n_figures = sum(len(s.figures) for s in report.sections)

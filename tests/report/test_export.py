@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from recuse.report import Report, render_html, to_dict, write_report
+from recuse.report import AuditReport, render_html, to_dict, write_report
 
 
-def test_json_holds_every_summary_number(sample_report: Report) -> None:
+def test_json_holds_every_summary_number(sample_report: AuditReport) -> None:
     d = to_dict(sample_report)
     rows = {(r["judge"]): r for r in d["summary"]}
     assert set(rows) == {"gpt-4", "<b>judge</b>"}
@@ -29,7 +29,7 @@ def test_json_holds_every_summary_number(sample_report: Report) -> None:
     assert d["tables"]["examples"]["rows"][0]["p_a"] == 0.75
 
 
-def test_write_report_files_round_trip(sample_report: Report, tmp_path: Path) -> None:
+def test_write_report_files_round_trip(sample_report: AuditReport, tmp_path: Path) -> None:
     paths = write_report(sample_report, tmp_path)
     loaded: dict[str, Any] = json.loads(paths["json"].read_text("utf-8"))
     assert loaded == json.loads(json.dumps(to_dict(sample_report)))
@@ -38,7 +38,7 @@ def test_write_report_files_round_trip(sample_report: Report, tmp_path: Path) ->
     assert not list(tmp_path.glob("*.part"))
 
 
-def test_nan_becomes_null_in_json(sample_report: Report, tmp_path: Path) -> None:
+def test_nan_becomes_null_in_json(sample_report: AuditReport, tmp_path: Path) -> None:
     from dataclasses import replace
 
     from recuse.report import Table
@@ -50,7 +50,9 @@ def test_nan_becomes_null_in_json(sample_report: Report, tmp_path: Path) -> None
     assert json.loads(text)["tables"]["gaps"]["rows"] == [{"x": 1.0}, {"x": None}]
 
 
-def test_html_escapes_dataset_text_and_has_no_script(sample_report: Report, payload: str) -> None:
+def test_html_escapes_dataset_text_and_has_no_script(
+    sample_report: AuditReport, payload: str
+) -> None:
     html = render_html(sample_report)
     assert "<script" not in html and "onerror=" not in html.replace("onerror=&#34;", "")
     assert "&lt;b&gt;judge&lt;/b&gt;" in html

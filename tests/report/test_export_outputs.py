@@ -13,20 +13,20 @@ import pytest
 
 from recuse import outputs
 from recuse.errors import OutputError
-from recuse.report import Report, Table, write_report, write_tables
+from recuse.report import AuditReport, Table, write_report, write_tables
 from recuse.report import figures as fig
 from recuse.report.export import table_file
 
 MATH = "$\\foo{$ judge"  # not valid mathtext: matplotlib raised ValueError drawing it
 
 
-def _with_tables(report: Report, *tables: Table) -> Report:
+def _with_tables(report: AuditReport, *tables: Table) -> AuditReport:
     section = report.sections[0]
     return replace(report, sections=(replace(section, tables=tables),))
 
 
 def test_disk_full_leaves_no_report_no_tables_no_part(
-    sample_report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sample_report: AuditReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before: report.html.part and tables/*.csv stayed behind."""
     real = outputs.Staging.write_text
@@ -44,7 +44,7 @@ def test_disk_full_leaves_no_report_no_tables_no_part(
 
 
 def test_a_failed_rewrite_keeps_the_previous_report(
-    sample_report: Report, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sample_report: AuditReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_report(sample_report, tmp_path)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
@@ -59,7 +59,7 @@ def test_a_failed_rewrite_keeps_the_previous_report(
 
 
 def test_tables_are_exact_and_have_a_spreadsheet_copy(
-    sample_report: Report, tmp_path: Path
+    sample_report: AuditReport, tmp_path: Path
 ) -> None:
     """Before: one file, ``'+1 when…`` in it: neither exact for pandas nor marked."""
     text = ["=1+1", "@SUM(A1)", "+1 when asked", "gpt-4"]
@@ -77,7 +77,9 @@ def test_tables_are_exact_and_have_a_spreadsheet_copy(
         assert (tmp_path / "only" / name).read_bytes() == (tmp_path / "tables" / name).read_bytes()
 
 
-def test_long_table_names_get_bounded_unique_files(sample_report: Report, tmp_path: Path) -> None:
+def test_long_table_names_get_bounded_unique_files(
+    sample_report: AuditReport, tmp_path: Path
+) -> None:
     """Before: OSError File name too long, and an empty tables/ left behind."""
     frame = pd.DataFrame({"x": [1]})
     names = ["a" * 300, "a" * 301, "b/../../escape", "short"]
@@ -130,7 +132,7 @@ def test_long_names_are_shortened_on_the_axes_but_kept_in_the_alt_text() -> None
 
 
 def test_a_new_report_removes_the_earlier_reports_tables_only(
-    sample_report: Report, tmp_path: Path
+    sample_report: AuditReport, tmp_path: Path
 ) -> None:
     """Before: tables of an earlier audit stayed in tables/ beside the new report."""
     frame = pd.DataFrame({"x": [1]})

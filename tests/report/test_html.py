@@ -7,12 +7,12 @@ from dataclasses import replace
 import pandas as pd
 
 from recuse.report.html import _cell, skip_groups, verdict_words, warning_tag
-from recuse.report.model import NotEstimated, Provenance, Report
+from recuse.report.model import AuditReport, NotEstimated, Provenance
 
 
-def _report(skipped: tuple[NotEstimated, ...], orders: str = "both: …") -> Report:
+def _report(skipped: tuple[NotEstimated, ...], orders: str = "both: …") -> AuditReport:
     prov = Provenance((), "0", None, {"verdicts (--orders)": orders}, 0, "now", "3.11")
-    return Report("t", (), skipped, (), prov, 0.9)
+    return AuditReport("t", (), skipped, (), prov, 0.9)
 
 
 def test_skips_are_grouped_by_cause() -> None:

@@ -14,10 +14,10 @@ import pytest
 from recuse.analyses import BIASES, AuditOptions
 from recuse.cli.audit import summary_line
 from recuse.report import (
+    AuditReport,
     Finding,
     NotEstimated,
     Provenance,
-    Report,
     Section,
     Source,
     render_html,
@@ -44,19 +44,20 @@ def Skipped(
     judge: str = "",
     headline: bool = True,
     bias: str = "",
+    all_judges: int = 0,
 ) -> NotEstimated:
-    return NotEstimated(analysis, reason, dataset, judge, headline, BIASES.get(bias))
+    return NotEstimated(analysis, reason, dataset, judge, headline, BIASES.get(bias), all_judges)
 
 
-def _matrix(report: Report) -> dict[str, Any]:
+def _matrix(report: AuditReport) -> dict[str, Any]:
     return report.matrix().to_dict()
 
 
-def _summary(report: Report) -> list[dict[str, Any]]:
+def _summary(report: AuditReport) -> list[dict[str, Any]]:
     return [r.to_dict() for r in report.summary()]
 
 
-def _verdicts(report: Report) -> list[dict[str, Any]]:
+def _verdicts(report: AuditReport) -> list[dict[str, Any]]:
     return [v.to_dict() for v in report.flagged_verdicts()]
 
 
@@ -94,8 +95,8 @@ SKIPS = (
         "Position",
         "first_position_rate: no pairs judged in both orders",
         "d3",
-        "all 2 judges",
         bias="position",
+        all_judges=2,
     ),
     Skipped(
         "Familiarity (perplexity)",
@@ -118,7 +119,7 @@ SKIPS = (
 
 
 @pytest.fixture(scope="module")
-def report() -> Report:
+def report() -> AuditReport:
     sources = (
         Source("d1", "pairs", 500, judges=("a", HOSTILE)),
         Source("d2", "pairs", 80, judges=("a",)),
@@ -127,10 +128,10 @@ def report() -> Report:
     )
     prov = Provenance(sources, "0.1.0", None, {}, 0, "2025-01-01T00:00:00", "3.11")
     section = Section("all", "All", "intro", findings=FINDINGS)
-    return Report("Audit", (section,), SKIPS, (), prov, 0.9)
+    return AuditReport("Audit", (section,), SKIPS, (), prov, 0.9)
 
 
-def _cells(report: Report) -> dict[tuple[str, str], dict[str, Any]]:
+def _cells(report: AuditReport) -> dict[tuple[str, str], dict[str, Any]]:
     return {
         (row["judge"], bias): cell
         for row in _matrix(report)["rows"]
@@ -138,7 +139,7 @@ def _cells(report: Report) -> dict[tuple[str, str], dict[str, Any]]:
     }
 
 
-def test_matrix_has_one_row_per_judge_and_the_biases_present(report: Report) -> None:
+def test_matrix_has_one_row_per_judge_and_the_biases_present(report: AuditReport) -> None:
     m = _matrix(report)
     judges = [r["judge"] for r in m["rows"]]
     assert judges == [r["judge"] for r in _summary(report)]
@@ -151,7 +152,7 @@ def test_matrix_has_one_row_per_judge_and_the_biases_present(report: Report) -> 
     assert {b["bias"]: b["datasets"] for b in m["biases"]}["verbosity_recall_gap"] == ["d1", "d2"]
 
 
-def test_flagged_cells_are_exactly_the_significant_findings(report: Report) -> None:
+def test_flagged_cells_are_exactly_the_significant_findings(report: AuditReport) -> None:
     shown = {
         (judge, bias, e["dataset"]): e
         for (judge, bias), cell in _cells(report).items()
@@ -176,7 +177,7 @@ def test_flagged_cells_are_exactly_the_significant_findings(report: Report) -> N
     assert shown[("a", "position", "d1")]["direction"] == "negative"
 
 
-def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> None:
+def test_cells_that_could_not_be_estimated_carry_the_reason(report: AuditReport) -> None:
     cells = _cells(report)
     sp = cells[("a", "self_preference_eo")]
     assert sp["estimates"] == []
@@ -202,7 +203,7 @@ def test_cells_that_could_not_be_estimated_carry_the_reason(report: Report) -> N
     }
 
 
-def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: Report) -> None:
+def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: AuditReport) -> None:
     lines = _verdicts(report)
     assert [(v["judges"], v["bias"], v["dataset"]) for v in lines] == [
         (["a"], "verbosity_recall_gap", "d1"),
@@ -219,7 +220,7 @@ def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: R
     assert lines[1]["verdict"].startswith("prefers the answer shown second: 0.40 [0.35, 0.45]")
 
 
-def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: Report) -> None:
+def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: AuditReport) -> None:
     """Two judges with the same verbosity numbers keep a line each; a family's λ is one."""
     twins = (
         _f("x", "verbosity_recall_gap", 0.2, 0.1, 0.3, 100, dataset="d1"),
@@ -236,7 +237,7 @@ def test_equal_numbers_of_two_judges_are_not_pooled_unless_the_bias_is(report: R
     ]
 
 
-def test_json_carries_the_matrix_and_the_verdicts(report: Report, tmp_path: Path) -> None:
+def test_json_carries_the_matrix_and_the_verdicts(report: AuditReport, tmp_path: Path) -> None:
     d = to_dict(report)
     assert d["summary_matrix"] == _matrix(report)
     assert d["flagged_verdicts"] == _verdicts(report)
@@ -309,7 +310,7 @@ class _Page(HTMLParser):
             self.verdicts[-1] += data
 
 
-def test_html_matrix_rows_flags_and_reasons(report: Report) -> None:
+def test_html_matrix_rows_flags_and_reasons(report: AuditReport) -> None:
     html = render_html(report)
     page = _Page()
     page.feed(html)
@@ -356,7 +357,7 @@ def test_a_report_with_nothing_estimable_says_so() -> None:
     skipped = (
         Skipped("Verbosity", "no judge verdicts in this data", "h", bias="verbosity_recall_gap"),
     )
-    report = Report("Audit", (), skipped, (), prov, 0.9)
+    report = AuditReport("Audit", (), skipped, (), prov, 0.9)
     assert _matrix(report)["rows"] == [] and _verdicts(report) == []
     html = render_html(report)
     assert "No bias could be estimated from these inputs" in html
@@ -380,7 +381,7 @@ def test_audit_skips_carry_the_bias_they_leave_empty() -> None:
     ]
 
 
-def test_cli_lines_never_say_zero_of_zero(report: Report) -> None:
+def test_cli_lines_never_say_zero_of_zero(report: AuditReport) -> None:
     lines = {r.judge: summary_line(r) for r in report.summary()}
     assert lines["d"] == "d: nothing could be estimated (2 reason(s) in the report)"
     assert lines["a"] == (
@@ -393,7 +394,7 @@ def test_cli_lines_never_say_zero_of_zero(report: Report) -> None:
 # ---------------------------------------------------------------- one screen
 
 
-def _demo_sized() -> Report:
+def _demo_sized() -> AuditReport:
     """A report shaped like the demo's: 13 judges with long names, pairwise biases on
     one dataset and regression biases (three decimals, five-digit n) on another,
     about twenty flagged lines, some judges with estimates missing."""
@@ -434,9 +435,9 @@ def _demo_sized() -> Report:
         Skipped("Self-preference", "self_preference_eo: only 8 pairs where the human prefers "
                 "the other response (need at least 10)", "alpaca-eval", "gpt-4-1106-preview"),
         Skipped("Verbosity", "verbosity_bias: no pairs where the human prefers the longer "
-                "response", "alpaca-eval", "all 2 judges"),
+                "response", "alpaca-eval", all_judges=2),
         Skipped("Position", "first_position_rate: no pairs judged in both orders",
-                "alpaca-eval", "all 2 judges"),
+                "alpaca-eval", all_judges=2),
         Skipped("Familiarity (perplexity)", "no perplexities in this data", "llmbar-mtbench"),
     ]  # fmt: skip
     sources = (
@@ -449,7 +450,7 @@ def _demo_sized() -> Report:
     notes = ("Intervals: 90%; pairwise metrics use a percentile bootstrap that resamples "
              "prompts (1000 resamples, seed 0); the regression uses HC0 robust standard "
              "errors.",)  # fmt: skip
-    return Report("recuse audit", (section,), tuple(skips), (), prov, 0.9, notes=notes)
+    return AuditReport("recuse audit", (section,), tuple(skips), (), prov, 0.9, notes=notes)
 
 
 def test_demo_sized_summary_fits_one_screen(browser: Any, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from recuse.analyses import BIASES
 from recuse.cli.audit import summary_line
-from recuse.report import Finding, NotEstimated, Provenance, Report, Section, Source, to_dict
+from recuse.report import AuditReport, Finding, NotEstimated, Provenance, Section, Source, to_dict
 from recuse.report.html import render_html
 from recuse.report.summary_table import reading, summary_lines, summary_text
 
@@ -59,14 +59,16 @@ SKIPS = (
 
 
 @pytest.fixture(scope="module")
-def report() -> Report:
+def report() -> AuditReport:
     sources = (Source("d1", "pairs", 7000, judges=("a", "b", HOSTILE)),)
     prov = Provenance(sources, "0.1.0", None, {}, 0, "2025-01-01T00:00:00", "3.11")
     section = Section("all", "All", "intro", findings=FINDINGS)
-    return Report("Audit", (section,), SKIPS, (), prov, 0.9)
+    return AuditReport("Audit", (section,), SKIPS, (), prov, 0.9)
 
 
-def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(report: Report) -> None:
+def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(
+    report: AuditReport,
+) -> None:
     f = NEGLIGIBLE
     # the interval excludes 0.5, and lies wholly within 0.5 ± 0.05
     assert f.significant and f.materiality == "negligible" and not f.flagged
@@ -103,7 +105,7 @@ def test_a_significant_but_negligible_finding_is_neither_red_nor_counted(report:
     assert "favours the longer" in flagged_list or "longer answer" in flagged_list
 
 
-def test_readings_in_words(report: Report) -> None:
+def test_readings_in_words(report: AuditReport) -> None:
     got = {(f.judge, f.bias.key): reading(f) for f in FINDINGS}
     assert got == {
         ("a", "position"): "negligible",
@@ -120,7 +122,7 @@ def test_readings_in_words(report: Report) -> None:
     assert eo.bias.unadjusted and reading(eo) == "unadjusted, not a flag"
 
 
-def test_the_terminal_table_rows_by_hand(report: Report) -> None:
+def test_the_terminal_table_rows_by_hand(report: AuditReport) -> None:
     text = summary_text(report)
     lines = text.splitlines()
     header = [c.strip() for c in lines[0].split("|")[1:-1]]
@@ -153,17 +155,17 @@ def test_the_terminal_table_rows_by_hand(report: Report) -> None:
     assert len(lines) == 11
 
 
-def test_a_data_column_only_with_several_datasets(report: Report) -> None:
+def test_a_data_column_only_with_several_datasets(report: AuditReport) -> None:
     two = Section("all", "All", "", findings=(*FINDINGS, _f("b", "position", 0.6, 0.55, 0.65,
                                                             100, dataset="d2")))  # fmt: skip
-    other = Report("Audit", (two,), SKIPS, (), report.provenance, 0.9)
+    other = AuditReport("Audit", (two,), SKIPS, (), report.provenance, 0.9)
     header = summary_text(other).splitlines()[0]
     assert [c.strip() for c in header.split("|")[1:-1]][2] == "data"
     assert "| data " not in summary_text(report).splitlines()[0]
     assert {ln.dataset for ln in summary_lines(other)} >= {"d1", "d2"}
 
 
-def test_the_notebook_matrix(report: Report) -> None:
+def test_the_notebook_matrix(report: AuditReport) -> None:
     from recuse.api import Report as Audited
 
     page = Audited(report)._repr_html_()

@@ -8,7 +8,7 @@ import pytest
 
 from recuse.errors import ConfigError
 from recuse.metrics import METRICS, pairwise_bias
-from recuse.metrics.self_preference import CALIBRATED_RUNGS
+from recuse.metrics.competence import CALIBRATED_RUNGS
 from recuse.simulate.pairs import DEFAULT_JUDGES, PlantedBias, simulate_pairs
 from recuse.tables import validate_pairs
 

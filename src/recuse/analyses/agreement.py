@@ -27,7 +27,7 @@ from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
 from recuse.report.bias import Bias
-from recuse.report.model import Table
+from recuse.report.model import Table, all_judges_label
 from recuse.roster import Roster
 
 ACCURACY = Bias(
@@ -128,7 +128,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 )
                 alphas.append(MetricSpec(stat.name, stat, method))
         got, missed = run_boot(alphas, clusters, o) if alphas else ([], [])
-        panel = f"all {len(labels)} judges"
+        panel = all_judges_label(len(labels))  # one estimate for the panel of judges
         for r in got:
             r = replace(r, judge=panel)
             results.append(r)

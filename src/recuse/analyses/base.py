@@ -22,11 +22,11 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
-from recuse.data.inputs import Input, TableKind
+from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, check_resamples
+from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.result import MetricResult
-from recuse.metrics.self_preference import CALIBRATED_INTERVAL
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
 from recuse.outputs import file_name
@@ -42,7 +42,7 @@ from recuse.report.model import (
     Table,
 )
 from recuse.roster import SELF_SCOPES, Roster, SelfScope
-from recuse.tables import ORIGINAL, is_probe_table
+from recuse.tables import ORIGINAL, TableKind, is_probe_table
 
 SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot": "a judge's own answers are those of its exact model id (a dated snapshot, "
@@ -58,7 +58,7 @@ SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 #: the audit's interval methods in words (its settings and notes): BCa, unless a
 #: result's method names another — the percentile interval of the competence-calibrated
 #: self-preference and its familiarity mediation
-#: (:data:`~recuse.metrics.self_preference.CALIBRATED_INTERVAL`), the familiarity slopes
+#: (:data:`~recuse.metrics.competence.CALIBRATED_INTERVAL`), the familiarity slopes
 #: (:func:`~recuse.metrics.familiarity.familiarity_bias`) and the leaderboard's
 #: coefficients (:mod:`recuse.analyses.leaderboard`)
 BOOTSTRAP_WORDS = (
@@ -163,7 +163,7 @@ class Parts:
 
 #: why an analysis cannot run on a table (None: it can), with the audit's roster
 Needs = Callable[[pd.DataFrame, Roster], str | None]
-Progress = Callable[[str], None]
+AuditProgress = Callable[[str], None]
 Build = Callable[["Context", Input, PairwiseBias | None], None]
 
 
@@ -220,7 +220,7 @@ class Context:
     skipped: list[NotEstimated] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
-    progress: Progress | None = None
+    progress: AuditProgress | None = None
     ran: set[str] = field(default_factory=set)  # ids of the analyses that applied to an input
 
     def step(self, line: str) -> None:

@@ -29,7 +29,7 @@ from recuse.metrics.familiarity import (
     perplexity_curve,
     perplexity_curve_by_self,
 )
-from recuse.metrics.self_preference import familiarity_mediation
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
@@ -105,7 +105,7 @@ _MEDIATION_TITLE = "How much of the calibrated self-preference is familiarity"
 def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str]) -> None:
     """Per judge that is also an author: the calibrated self-preference split into the
     part its lower perplexity on its own answers explains and the rest
-    (:func:`~recuse.metrics.self_preference.familiarity_mediation`); a section table."""
+    (:func:`~recuse.metrics.familiarity_mediation.familiarity_mediation`); a section table."""
     o = ctx.options
     rows = []
     for judge in judges:

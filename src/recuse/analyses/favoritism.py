@@ -15,7 +15,7 @@ from recuse.mitigation.debias import debias_effect
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import FavoritismResult, prepare
-from recuse.regression.robustness import CHECKS, Progress, battery
+from recuse.regression.robustness import CHECKS, CheckEvent, battery
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -330,7 +330,7 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
     )
 
 
-def _announce(ctx: Context, inp: Input, p: Progress) -> None:
+def _announce(ctx: Context, inp: Input, p: CheckEvent) -> None:
     if p.stage == "start" and p.check != "main":
         ctx.step(f"robustness check {p.step}/{p.total}: {p.check} ({inp.name})")
 

@@ -19,6 +19,7 @@ from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
 from recuse.metrics.length_controlled import (
+    JOINT,
     UPSTREAM_DIFFERENCES,
     fixed_baseline,
     length_controlled_win_rates,
@@ -101,12 +102,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     if o.judges:  # the chosen judges' verdicts, and every human label
         frame = frame[frame["judge"].isna() | frame["judge"].isin(list(o.judges))]
     rows = judged(frame)
-    _tool_numbers(ctx, inp, frame)
+    fits: _Fits = {}
+    _tool_numbers(ctx, inp, frame, fits)
     ids = pd.concat([rows["model_a"], rows["model_b"], rows["judge"]]).astype(str).unique()
     families = {m: ctx.roster.family(m) for m in ids if m in ctx.roster}
     if pd.concat([rows["model_a"], rows["model_b"]]).nunique() < 3:
         # two systems: no ranking, but a model against a fixed baseline (AlpacaEval)
-        if not _length_controlled(ctx, inp, rows, sorted(rows["judge"].astype(str).unique())):
+        if not _length_controlled(ctx, inp, rows, sorted(rows["judge"].astype(str).unique()), fits):
             ctx.skip(
                 ANALYSIS,
                 "two systems: nothing to rank, and no length-controlled win rate could be fitted",
@@ -175,7 +177,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             "own-answer and family effects held equal.", format=o.figure_format,
         )
     )  # fmt: skip
-    _length_controlled(ctx, inp, rows, list(lb.judges))
+    _length_controlled(ctx, inp, rows, list(lb.judges), fits)
 
 
 def _sources(frame: pd.DataFrame) -> set[str]:
@@ -186,7 +188,38 @@ def _judges(frame: pd.DataFrame) -> list[str]:
     return sorted(frame["judge"].dropna().astype(str).unique())
 
 
-def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
+#: the length-controlled fits of one input, per (judge, baseline): the rows fitted and
+#: the result (or the reason it could not be fitted), shared by the AlpacaEval
+#: headline and the section's table so that each judge is fitted once
+_Fits = dict[tuple[str, str], tuple[pd.Index, pd.DataFrame | EstimationError]]
+
+
+def _fit_once(
+    ctx: Context, fits: _Fits, rows: pd.DataFrame, judge: str, baseline: str
+) -> pd.DataFrame:
+    """:func:`length_controlled_win_rates` of ``judge`` against ``baseline`` on its
+    rows with a verdict, reusing an earlier fit of the same rows; raises its
+    :class:`EstimationError`."""
+    o = ctx.options
+    used = rows[(rows["judge"] == judge) & rows["p_a"].notna()]
+    hit = fits.get((judge, baseline))
+    if hit is not None and hit[0].equals(used.index):
+        result = hit[1]
+    else:
+        try:
+            result = length_controlled_win_rates(
+                used, judge=judge, baseline=baseline, level=o.level, n_boot=o.n_boot,
+                seed=o.seed,
+            )  # fmt: skip
+        except EstimationError as exc:
+            result = exc
+        fits[(judge, baseline)] = (used.index, result)
+    if isinstance(result, EstimationError):
+        raise result
+    return result.copy()
+
+
+def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> None:
     """The number each tool's users came for, as the tool computes it, per judge: a
     table in the section and one headline sentence per model (first screen, terminal).
     AlpacaEval: win rate and length-controlled win rate; Arena-Hard-Auto: the score
@@ -194,7 +227,7 @@ def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
     baseline is said first: every number is then against its own answers."""
     sources = _sources(frame)
     if "alpaca-eval" in sources:
-        _alpaca_eval(ctx, inp, frame[frame["source"] == "alpaca-eval"])
+        _alpaca_eval(ctx, inp, frame[frame["source"] == "alpaca-eval"], fits)
     if "arena-hard" in sources:
         _arena_hard(ctx, inp, frame[frame["source"] == "arena-hard"])
     if "fastchat-pair" in sources:
@@ -214,7 +247,7 @@ def _own_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str
     )
 
 
-def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
+def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> None:
     """AlpacaEval's leaderboard per annotator: win rate and length-controlled win rate."""
     o = ctx.options
     part = ctx.part(ANALYSIS)
@@ -224,10 +257,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         if found is None:
             continue
         try:
-            lc = length_controlled_win_rates(
-                rows, judge=judge, baseline=found[0], level=o.level, n_boot=o.n_boot,
-                seed=o.seed,
-            )  # fmt: skip
+            lc = _fit_once(ctx, fits, rows, judge, found[0])
         except EstimationError as exc:
             part.headlines.append(
                 f"{inp.name}, AlpacaEval, annotator {judge}: not computed: {exc}."
@@ -244,7 +274,13 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 f"{inp.name}, AlpacaEval, annotator {judge}: {r.system} against {r.baseline}: "
                 f"win rate {r.win_rate:.2f}% [{r.win_rate_low:.2f}, {r.win_rate_high:.2f}], "
                 f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
-                f"{r.lc_win_rate_high:.2f}] ({o.level:.0%} intervals, n = {r.n:,} "
+                f"{r.lc_win_rate_high:.2f}]"
+                + (
+                    f" (joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)"
+                    if r.lc_method == JOINT
+                    else ""
+                )
+                + f" ({o.level:.0%} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."
                 + (" Caveat: " + str(r.caveat) + "." if r.caveat else "")
             )
@@ -367,10 +403,24 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             )
 
 
-def _length_controlled(ctx: Context, inp: Input, rows: pd.DataFrame, judges: list[str]) -> int:
+def _method_note(lc: pd.DataFrame) -> str:
+    """Which estimate ``lc_win_rate`` is, when it is the joint fit (AlpacaEval's own
+    per-system GLM is then the ``lc_win_rate_glm`` column)."""
+    if not (lc["lc_method"] == JOINT).any():
+        return ""
+    return (
+        " lc_win_rate is the joint fit of every system's annotations (an instruction "
+        "effect shared by the systems separates difficulty from length); "
+        "lc_win_rate_glm is AlpacaEval's per-system GLM, which credits difficulty to "
+        "length where the two move together (recuse.metrics.length_controlled)."
+    )
+
+
+def _length_controlled(
+    ctx: Context, inp: Input, rows: pd.DataFrame, judges: list[str], fits: _Fits
+) -> int:
     """AlpacaEval 2's length-controlled win rate of each judge that has one fixed
     baseline; returns how many judges got one."""
-    o = ctx.options
     part = ctx.part(ANALYSIS)
     made = 0
     for judge in judges:
@@ -378,10 +428,7 @@ def _length_controlled(ctx: Context, inp: Input, rows: pd.DataFrame, judges: lis
         if found is None:
             continue  # no fixed baseline: the length-controlled win rate does not apply
         try:
-            lc = length_controlled_win_rates(
-                rows, judge=judge, baseline=found[0], level=o.level, n_boot=o.n_boot,
-                seed=o.seed,
-            )  # fmt: skip
+            lc = _fit_once(ctx, fits, rows, judge, found[0])
         except EstimationError as exc:
             part.notes.append(
                 f"{inp.name}, {judge}: length-controlled win rate against the fixed "
@@ -395,6 +442,7 @@ def _length_controlled(ctx: Context, inp: Input, rows: pd.DataFrame, judges: lis
         part.notes.append(
             f"{inp.name}, {judge}: length-controlled win rate against the fixed baseline "
             f"{lc['baseline'].iloc[0]}, in %; differs from upstream's: {UPSTREAM_DIFFERENCES}."
+            + _method_note(lc)
         )
         part.notes.extend(
             f"{inp.name}, {judge}, {r.system}: length-controlled win rate: " + str(r.caveat) + "."

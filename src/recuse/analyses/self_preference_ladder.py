@@ -2,7 +2,7 @@
 
 First the calibrated headline's ladder: per judge, the calibrated self-preference and
 its parts by the human label of the judge's own pairs (human prefers its own answer /
-neither / the other; :data:`recuse.metrics.self_preference.CALIBRATED_RUNGS`), each
+neither / the other; :data:`recuse.metrics.competence.CALIBRATED_RUNGS`), each
 observed own picks minus the competence-predicted own picks on that rung per own pair,
 so the parts add up to the headline; from the shared bootstrap. Then the raw ladder
 (:data:`recuse.metrics.ladder.RUNGS`), labelled as not adjusted for the judge's
@@ -27,8 +27,8 @@ from recuse.analyses.base import (
 from recuse.analyses.self_preference import UNADJUSTED
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
+from recuse.metrics.competence import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
-from recuse.metrics.self_preference import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import Bias
 from recuse.report.model import Table

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from recuse.data.generic import ValueReading
 from recuse.data.importers import References
+from recuse.data.value_maps import ValueReading
 from recuse.options import (
     Option,
     Settings,

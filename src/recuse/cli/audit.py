@@ -12,10 +12,10 @@ import typer
 from recuse.cli.app import app, settings_parameters
 from recuse.errors import ConfigError
 from recuse.outputs import check_output_folder
-from recuse.report.model import Report
+from recuse.report.model import AuditReport
 from recuse.report.summary_table import judge_line, summary_sentences, summary_text
 
-summary_line = judge_line  # the CLI's line for one judge of ``Report.summary()``
+summary_line = judge_line  # the CLI's line for one judge of ``AuditReport.summary()``
 
 
 def _progress(start: float) -> Callable[[str], None]:
@@ -27,7 +27,7 @@ def _progress(start: float) -> Callable[[str], None]:
     return show
 
 
-def _print_report(report: Report, *, verbose: bool = False) -> None:
+def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     """The notes, the summary table (with ``verbose``, every finding's sentence after
     it), and the skips."""
     for source in report.provenance.sources:

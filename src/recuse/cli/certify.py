@@ -97,8 +97,25 @@ def _not_an_input(outputs: list[tuple[Path, str]], inputs: list[str | Path]) -> 
                 )
 
 
-def _pct(x: float | None) -> str:
-    return "" if x is None or x != x else f"{x:.1%}"
+def _pct(x: float | None, empty: str = "") -> str:
+    """``x`` as a percentage; ``empty`` when there is none (nothing kept to measure)."""
+    return empty if x is None or x != x else f"{x:.1%}"
+
+
+#: what an agreement cell or sentence says when no item was kept to measure it on
+NONE_KEPT = "none certified"
+
+
+def _cascade_agreement(c: Any) -> str:
+    """The cascade's agreement on the calibration and held-out items, in words — "none
+    certified" where no judge kept an item (it was a blank)."""
+    if c.agreement is None or c.agreement != c.agreement:
+        return f"machine verdicts: {NONE_KEPT} (no judge kept an item), every item goes to a person"
+    return (
+        f"machine verdicts agree with humans {_pct(c.agreement)} on the calibration items, "
+        + _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
+        + (" held out" if c.heldout.agreement == c.heldout.agreement else "")
+    )
 
 
 def _judges_table(result: Any) -> Table:
@@ -111,9 +128,9 @@ def _judges_table(result: Any) -> Table:
             t.add_row(
                 Text(j.judge), Text(s.stratum), f"{s.n_labelled:,}",
                 "not certified" if s.threshold is None else f"{s.threshold:.4g}",
-                _pct(s.coverage), _pct(s.agreement),
+                _pct(s.coverage), _pct(s.agreement, NONE_KEPT),
                 "" if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
-                _pct(s.heldout.coverage), _pct(s.heldout.agreement),
+                _pct(s.heldout.coverage), _pct(s.heldout.agreement, NONE_KEPT),
             )  # fmt: skip
     return t
 
@@ -146,8 +163,7 @@ def _print(result: Any, source: str) -> None:
         con.print(_cascade_table(c))
         cost = c.usd_per_1000_items
         con.print(Text(
-            f"machine verdicts agree with humans {_pct(c.agreement)} on the calibration items, "
-            f"{_pct(c.heldout.agreement)} held out; cost "
+            f"{_cascade_agreement(c)}; cost "
             + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
                else f"${cost:.3f} per 1,000 items (judges only)")
         ))  # fmt: skip

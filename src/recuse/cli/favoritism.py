@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +24,7 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
-from recuse.outputs import check_output_folder, csv_files, staged
+from recuse.outputs import check_output_folder, csv_files, staged, strict_json
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, Battery, battery
@@ -72,17 +71,6 @@ def _table(res: FavoritismResult, kind: str) -> Table:
     return t
 
 
-def _finite(value: object) -> object:
-    """``value`` with NaN and infinities (nested) turned into None: strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
 
 
@@ -111,7 +99,7 @@ def write_outputs(
         },
     }
     tables = (bat.main.tidy(), bat.table(), effect.table)
-    texts = {OUT_FILES[0]: json.dumps(_finite(payload), indent=2, allow_nan=False)}
+    texts = {OUT_FILES[0]: json.dumps(strict_json(payload), indent=2, allow_nan=False)}
     for name, frame in zip(OUT_FILES[1:], tables, strict=True):
         texts.update(csv_files(name, frame))
     with staged(out) as stage:

@@ -14,7 +14,7 @@ from recuse.errors import ConfigError
 if TYPE_CHECKING:
     from recuse.report.certified_gate import Certified
     from recuse.report.gate import GateResult, Scope, Threshold
-    from recuse.report.model import Report
+    from recuse.report.model import AuditReport
 
 
 def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
@@ -32,7 +32,7 @@ def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
 
 
 def run_gate(
-    report: Path | Report,
+    report: Path | AuditReport,
     maxima: list[str],
     minima: list[str],
     *,
@@ -77,7 +77,7 @@ def run_gate(
 
 
 def _payload(
-    report: Path | Report,
+    report: Path | AuditReport,
     result: GateResult,
     thresholds: list[Threshold],
     rules: list[Certified],

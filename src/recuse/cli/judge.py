@@ -25,7 +25,8 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
-from recuse.data.generic import ColumnMapping, ValueReading
+from recuse.data.columns import ColumnMapping
+from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
 from recuse.judging.device import DTypeChoice
@@ -38,7 +39,7 @@ from recuse.judging.setup import (
     template_protocol,
     whole_labels,
 )
-from recuse.judging.store import Kind
+from recuse.judging.store import JudgmentKind
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
@@ -77,7 +78,7 @@ def judge(
         Path | None, typer.Option("--out", "-o", help="SQLite store (created or resumed).")
     ] = None,
     data_dir: str = typer.Option(None, "--data-dir", help="Folder holding the datasets."),
-    protocol: Annotated[Kind, typer.Option(help="pairwise or likert.")] = "pairwise",
+    protocol: Annotated[JudgmentKind, typer.Option(help="pairwise or likert.")] = "pairwise",
     mode: Annotated[PairwiseMode, typer.Option(help="Pairwise: direct or explain.")] = "direct",
     dimension: Annotated[
         list[str] | None,
@@ -197,7 +198,7 @@ def judge(
     check_output(out, option="--out")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     read = FileReading(parse_mapping(mapping), how)  # --allow-unknown-models: no effect
-    table = _read(data, protocol, data_dir, read, cli_roster(ctx))
+    table = read_to_judge(data, protocol, data_dir, read, cli_roster(ctx))
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts
 
@@ -239,7 +240,7 @@ def judge(
 
 def _check_options(
     data: str | None, out: Path | None, *, ray: str | None, ray_actors: int,
-    perplexity: bool, protocol: Kind, template: str | None,
+    perplexity: bool, protocol: JudgmentKind, template: str | None,
 ) -> None:  # fmt: skip
     """The option combinations `recuse judge` refuses, before anything is read."""
     if not data or out is None:
@@ -268,7 +269,7 @@ class _Job:
     backend: Backend
     jid: str
     table: pd.DataFrame
-    protocol: Kind
+    protocol: JudgmentKind
     tpl: PairwiseProtocol
     dims: list[Dimension]
     retry: RetryPolicy
@@ -359,8 +360,6 @@ def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
     raise typer.Exit(EXIT_FAILED)
 
 
-LIKERT_COLUMNS = ("prompt_id", "model", "prompt", "response")
-
 TemplateOption = Annotated[
     str | None,
     typer.Option(
@@ -381,63 +380,39 @@ class FileReading:
     how: ValueReading
 
 
-def _read(
+def read_to_judge(
     data: str,
     protocol: str,
     data_dir: str | None,
     read: FileReading | None = None,
     roster: Roster | None = None,
 ) -> pd.DataFrame:
+    """What ``--data`` names, found as every command finds its input
+    (:mod:`recuse.data.inputs`): the responses a Likert judge rates, or pairs with the
+    texts a pairwise judge compares (one row per pair)."""
+    from recuse.data.inputs import load_input, load_responses
+
     if protocol == "likert":
-        from recuse.data._io import check_text
-        from recuse.data.generic import _read_raw
-
-        path = Path(data)
-        if not path.is_file():
-            raise InputError(
-                "Likert judging reads a file with columns " + ", ".join(LIKERT_COLUMNS),
-                file=data,
-            )
-        df = _read_raw(path)
-        missing = [c for c in LIKERT_COLUMNS if c not in df.columns]
-        if missing:
-            raise InputError(
-                f"missing column(s) {', '.join(missing)} for Likert judging",
-                file=path,
-                fix="give a table with columns " + ", ".join(LIKERT_COLUMNS),
-            )
-        for col in ("prompt_id", "model"):
-            empty = df[col].isna().to_numpy()
-            if empty.any():
-                row = int(empty.argmax()) + 1
-                raise InputError("the cell is empty", file=path, row=row, column=col)
-        check_text(df, ["prompt", "response"], file=path)
-    else:
-        from recuse.data.generic import load_table
-
-        read = read or FileReading({}, ValueReading())
-        df = load_table(
-            data,
-            table="pairs",
-            data_dir=data_dir,
-            roster=roster,
-            mapping=read.mapping or None,
-            values=read.how.values,
-            swapped_frame=read.how.swapped_frame,
-            confidence=read.how.confidence,
-            confidence_of=read.how.confidence_of,
+        return load_responses(data)
+    read = read or FileReading({}, ValueReading())
+    df = load_input(
+        data,
+        table="pairs",
+        data_dir=data_dir,
+        roster=roster,
+        mapping=read.mapping or None,
+        reading=read.how,
+    ).frame
+    need = ["prompt", "response_a", "response_b"]
+    missing = [c for c in need if c not in df.columns or df[c].isna().all()]
+    if missing:
+        raise InputError(
+            f"the data has no texts to judge (missing {', '.join(missing)})",
+            file=data,
+            fix="use a dataset with response texts (e.g. mt-bench-human) or a file with "
+            "columns prompt, response_a, response_b",
         )
-        need = ["prompt", "response_a", "response_b"]
-        missing = [c for c in need if c not in df.columns or df[c].isna().all()]
-        if missing:
-            raise InputError(
-                f"the data has no texts to judge (missing {', '.join(missing)})",
-                file=data,
-                fix="use a dataset with response texts (e.g. mt-bench-human) or a file with "
-                "columns prompt, response_a, response_b",
-            )
-        df = df.drop_duplicates("item_id")
-    return df
+    return df.drop_duplicates("item_id")
 
 
 @judge_app.command("replay")

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from recuse.cli.app import app, cli_roster
-from recuse.cli.judge import FileReading, TemplateOption, _read, exit_if_failed
-from recuse.data.generic import ValueReading
+from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
@@ -119,7 +118,7 @@ def probe(
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
-    table = _read(data, "pairwise", data_dir, FileReading({}, ValueReading()), cli_roster(ctx))
+    table = read_to_judge(data, "pairwise", data_dir, roster=cli_roster(ctx))
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
     backend, jid = judge_backend(

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import pandas as pd
 import typer
@@ -27,13 +26,14 @@ from recuse.cli.app import (
     value_reading,
 )
 from recuse.cli.console import console as make_console
-from recuse.data.generic import IGNORED, UnknownModels, ValueReading, read_table
-from recuse.data.importers import ImportFormat, References, read_import, sniff, sniff_folder
-from recuse.errors import ConfigError, InputError
+from recuse.data.columns import IGNORED
+from recuse.data.importers import ImportFormat
+from recuse.data.inputs import load_input
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
 
-def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str, int]:
+def describe(table: pd.DataFrame, kind: TableKind) -> dict[str, int]:
     """Counts a person checks first: rows, prompts, models, judges, labels, unparsed."""
     if kind == "pairs":
         models = pd.concat([table["model_a"], table["model_b"]]).dropna()
@@ -62,7 +62,7 @@ def describe(table: pd.DataFrame, kind: Literal["pairs", "ratings"]) -> dict[str
 
 
 def supported_analyses(
-    table: pd.DataFrame, kind: Literal["pairs", "ratings"], roster: Roster
+    table: pd.DataFrame, kind: TableKind, roster: Roster
 ) -> list[tuple[str, str | None]]:
     """Each registered analysis of this table kind with the reason it would estimate
     nothing on ``table`` (None: it would estimate), from the analyses' own ``needs``
@@ -118,8 +118,11 @@ def validate(
     path: str = typer.Argument(
         ..., help="CSV, TSV, JSON, JSONL or Parquet file, or a file of another tool (--format)."
     ),
-    table: str = typer.Option(
-        "pairs", "--table", help="pairs or ratings (a --format file's format fixes it)."
+    table: str | None = typer.Option(
+        None,
+        "--table",
+        help="pairs or ratings (a --format file's format fixes it). Default: ratings for a "
+        "file with a rating column and no p_a, else pairs (as recuse audit reads it).",
     ),
     mapping: MapOption = None,
     values: ValuesOption = None,
@@ -149,15 +152,16 @@ def validate(
     One file may hold at most 512 MiB (after gzip) and one row 4 MiB; set
     RECUSE_MAX_INPUT_BYTES / RECUSE_MAX_ROW_BYTES (bytes) to read larger ones.
     """
-    if table not in ("pairs", "ratings"):
+    if table not in (None, "pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
-    kind: Literal["pairs", "ratings"] = "pairs" if table == "pairs" else "ratings"
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = cli_roster(ctx)  # the command's one roster (--roster)
-    df, kind, found, notes = _read_any(
-        path, kind, fmt=fmt, mapping=mapping, how=how, roster=roster,
-        refs=references(reference_scorer, reference_judge),
+    given: TableKind | None = None if table is None else "pairs" if table == "pairs" else "ratings"
+    inp = load_input(
+        path, table=given, roster=roster, mapping=parse_mapping(mapping), format=fmt,
+        reading=value_reading(values, swapped_frame, confidence, confidence_of),
+        references=references(reference_scorer, reference_judge),
     )  # fmt: skip
+    df, kind, found, notes = inp.frame, inp.table, inp.source.format or None, inp.source.notes
     if as_json:
         _print_json(path, df, kind, found, notes, roster)
         return
@@ -188,58 +192,8 @@ def validate(
         console.print(unread)
 
 
-def _read_any(
-    path: str, kind: Literal["pairs", "ratings"], *, fmt: ImportFormat | None,
-    mapping: str | None, how: ValueReading, refs: References, roster: Roster,
-) -> tuple[pd.DataFrame, Literal["pairs", "ratings"], str | None, tuple[str, ...]]:  # fmt: skip
-    """The table ``path`` holds (a folder or file of another tool, or a plain table), its
-    kind, the tool's format (None for a plain table) and the reader's notes."""
-    unknown: UnknownModels = "keep"  # --allow-unknown-models: no effect, kept for old scripts
-    if Path(path).expanduser().is_dir():
-        found = fmt or sniff_folder(Path(path).expanduser())
-        if found is None:
-            raise InputError(
-                "the folder holds no file recuse recognises as another tool's",
-                file=path,
-                fix="give a file, or a folder of FastChat, Arena-Hard-Auto, AlpacaEval or "
-                "Inspect files (or name the format with --format)",
-            )
-    else:
-        found = fmt or sniff(path)
-    notes: tuple[str, ...] = ()
-    if found is not None:
-        if mapping:
-            raise ConfigError(f"--map does not apply to a {found} file: its columns are fixed")
-        imported = read_import(path, found, unknown_models=unknown, references=refs, roster=roster)
-        df, kind, notes = imported.frame, imported.table, imported.notes
-    else:
-        if refs.scorer is not None:
-            raise ConfigError(
-                "--reference-scorer names a scorer of an Inspect log; this file is not one"
-            )
-        if refs.judge is not None and kind != "ratings":
-            raise ConfigError("--reference-judge applies to ratings: add --table ratings")
-        df = read_table(
-            path,
-            table=kind,
-            roster=roster,
-            mapping=parse_mapping(mapping),
-            unknown_models=unknown,
-            values=how.values,
-            swapped_frame=how.swapped_frame,
-            confidence=how.confidence,
-            confidence_of=how.confidence_of,
-        )
-        if refs.judge is not None:
-            from recuse.data.generic import reference_from_judge
-
-            df = reference_from_judge(df, refs.judge, roster=roster, file=path)
-            notes = tuple(str(n) for n in df.attrs.get("notes", ()))
-    return df, kind, found, notes
-
-
 def _print_json(
-    path: str, df: pd.DataFrame, kind: Literal["pairs", "ratings"], found: str | None,
+    path: str, df: pd.DataFrame, kind: TableKind, found: str | None,
     notes: tuple[str, ...], roster: Roster,
 ) -> None:  # fmt: skip
     """One JSON object: counts, notes, analyses supported, unread columns."""

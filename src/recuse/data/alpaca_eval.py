@@ -38,10 +38,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import check_text, read_json, require_keys, word_count
-from recuse.data.generic import UnknownModels, canonicalize_models
+from recuse.data.model_names import UnknownModels, canonicalize_models
 from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
+from recuse.files import check_text, read_json, require_keys, word_count
 from recuse.roster import Roster
 from recuse.tables import _number, check_scalars, validate_pairs
 

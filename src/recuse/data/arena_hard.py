@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_jsonl
-from recuse.data.generic import UnknownModels, canonicalize_models
+from recuse.data.model_names import UnknownModels, canonicalize_models
 from recuse.errors import InputError
+from recuse.files import read_jsonl
 from recuse.roster import Roster
 from recuse.tables import shown, validate_pairs
 

@@ -52,9 +52,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_jsonl
-from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
+from recuse.data.model_names import UnknownModels, canonicalize_models
+from recuse.data.reference_judge import NO_REFERENCE
 from recuse.errors import InputError
+from recuse.files import read_jsonl
 from recuse.roster import Roster
 from recuse.tables import _number, shown, validate_pairs, validate_ratings
 

@@ -36,6 +36,7 @@ import httpx
 
 from recuse.data import registry
 from recuse.errors import DatasetNotFoundError, FetchError
+from recuse.files import file_sha256
 
 __all__ = [
     "FetchProgress",
@@ -120,14 +121,6 @@ def files_for(name: str) -> list[SourceFile]:
     return [f for folder in folders_for(name) for f in src.folders[folder]]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def is_present(file: SourceFile, dest: Path) -> bool:
     """Whether ``file`` is already in ``dest`` with the right size (and hash)."""
     target = file.target(dest)
@@ -136,7 +129,7 @@ def is_present(file: SourceFile, dest: Path) -> bool:
             return False
     except OSError:
         return False
-    return file.sha256 is None or _sha256(target) == file.sha256
+    return file.sha256 is None or file_sha256(target) == file.sha256
 
 
 class FetchProgress(Protocol):

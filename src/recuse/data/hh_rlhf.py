@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_jsonl, word_count
 from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
+from recuse.files import read_jsonl, word_count
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 

@@ -32,9 +32,11 @@ from typing import Literal, get_args
 
 import pandas as pd
 
-from recuse.data.generic import NO_REFERENCE, TableKind, UnknownModels
+from recuse.data.model_names import UnknownModels
+from recuse.data.reference_judge import NO_REFERENCE
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
 __all__ = [
     "FORMATS",
@@ -59,7 +61,7 @@ class References:
     holds none: ``scorer`` names an Inspect scorer whose grades are the reference
     (``--reference-scorer``); ``judge`` names a judge whose ratings of the same
     (prompt, model, dimension) are the reference for the other judges
-    (``--reference-judge``, see :func:`recuse.data.generic.reference_from_judge`)."""
+    (``--reference-judge``, see :func:`recuse.data.reference_judge.reference_from_judge`)."""
 
     scorer: str | None = None
     judge: str | None = None
@@ -68,7 +70,8 @@ class References:
         return self.scorer is not None or self.judge is not None
 
 
-Reader = Callable[[Path, Roster, UnknownModels, References], pd.DataFrame]
+#: the reader of one foreign format: (file or folder, roster, unknown models, references)
+ImportReader = Callable[[Path, Roster, UnknownModels, References], pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class Importer:
     name: ImportFormat
     table: TableKind
     tool: str
-    read: Reader
+    read: ImportReader
 
 
 @dataclass(frozen=True)
@@ -505,7 +508,7 @@ def read_import(
         frame = importer.read(where, roster, unknown_models, refs)
     notes = [str(n) for n in frame.attrs.get("notes", ())]
     if refs.judge is not None:
-        from recuse.data.generic import reference_from_judge
+        from recuse.data.reference_judge import reference_from_judge
 
         no_reference = frame.attrs.get(NO_REFERENCE)  # the reader's note no longer holds
         frame = reference_from_judge(frame, refs.judge, roster=roster, file=path)

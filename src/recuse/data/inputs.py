@@ -1,23 +1,32 @@
-"""One resolver of "dataset name or file" for every command: an evidence table and
-where it came from (:class:`Source`, kept in the report's provenance)."""
+"""One resolver of "dataset name, file or folder" for every command: what a command is
+given becomes a typed table and where it came from (:class:`Source`, kept in the
+report's provenance).
+
+:func:`load_input` reads evidence (a ``pairs`` or ``ratings`` table) from a registered
+dataset's name, a plain table file (:func:`recuse.data.plain_tables.read_table`) or a
+file or folder written by another tool (:mod:`recuse.data.importers`);
+:func:`load_responses` reads the responses a Likert judge rates. Both find what they are
+given the same way (:func:`locate`), with the same errors.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from recuse.data.generic import ColumnMapping, ValueReading
+from recuse.data import registry
+from recuse.data.columns import ColumnMapping
+from recuse.data.model_names import UnknownModels
+from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
 if TYPE_CHECKING:
     from recuse.data.importers import Imported, ImportFormat, References
-
-TableKind = Literal["pairs", "ratings"]
-UnknownModels = Literal["error", "keep"]
 
 
 @dataclass(frozen=True)
@@ -187,7 +196,7 @@ def _plain_references(
         )
     if kind != "ratings":
         raise ConfigError("--reference-judge applies to ratings, and this file is read as pairs")
-    from recuse.data.generic import reference_from_judge
+    from recuse.data.reference_judge import reference_from_judge
 
     assert references.judge is not None
     out = reference_from_judge(frame, references.judge, roster=roster, file=path)
@@ -210,6 +219,53 @@ def _upstream(name: str) -> tuple[str, tuple[str, ...]]:
     return ", ".join(repos), tuple(f"{f.folder}/{f.path}" for f in files)
 
 
+def locate(spec: str | Path) -> registry.Dataset | Path:
+    """What a command was given: the registered dataset of that name, else an existing
+    file or folder. A name that is both a dataset and a file is the dataset (write
+    ``./name`` for the file; a :class:`~pathlib.Path` is always a path). An unknown name
+    that cannot be a path raises :class:`~recuse.errors.DatasetNotFoundError` listing
+    the known datasets; a missing path raises :class:`InputError`."""
+    text = str(spec)
+    known = registry.datasets()
+    if not isinstance(spec, Path) and text in known:
+        return known[text]
+    path = Path(text).expanduser()
+    if not path.exists():
+        if "/" not in text and "\\" not in text and "." not in path.name:
+            registry.get(text)  # an unknown name: the registry lists the known ones
+        raise InputError("file not found", file=path, fix="check the path, or give a dataset name")
+    return path
+
+
+def _dataset_takes_no_file_options(
+    mapping: ColumnMapping | None,
+    format: ImportFormat | None,
+    references: References | None,
+    reading: ValueReading | None,
+) -> None:
+    """Options that say how a file is written mean nothing for a named dataset."""
+    if mapping:
+        raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
+    if format is not None:
+        raise ConfigError("--format applies to files, not to named datasets")
+    if references:
+        raise ConfigError(
+            "--reference-scorer and --reference-judge apply to files, not to named datasets"
+        )
+    if reading is not None and reading != ValueReading():
+        raise ConfigError(
+            "--values, --swapped-frame and --confidence apply to files, not to named datasets"
+        )
+
+
+def _wrong_table(dataset: registry.Dataset, table: TableKind) -> InputError:
+    others = sorted(n for n, d in registry.datasets().items() if d.table == table)
+    return InputError(
+        f"dataset {dataset.name!r} is a {dataset.table} table, but a {table} table is needed",
+        fix=f"choose a {table} dataset: {', '.join(others)}",
+    )
+
+
 def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
     """:func:`load_input`, as a list: a folder holding FastChat's pair judgments and its
     single-answer grades (``model_judgment/`` as FastChat writes it) gives both, a
@@ -219,9 +275,9 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
 
     from recuse.data import importers
 
-    path = Path(spec).expanduser()
-    if kwargs.get("format") is None and path.is_dir():
-        formats = importers.folder_formats(path)
+    where = locate(spec)
+    if kwargs.get("format") is None and isinstance(where, Path) and where.is_dir():
+        formats = importers.folder_formats(where)
         if len(formats) > 1:
             out = []
             for fmt in formats:
@@ -257,48 +313,24 @@ def load_input(
     where a ratings file's reference comes from (an Inspect scorer, or a judge; see
     :class:`~recuse.data.importers.References`).
     """
-    from recuse.data import generic, importers, registry
+    from recuse.data import importers
+    from recuse.data.plain_tables import read_table
 
     roster = roster or Roster.builtin()
-    text = str(spec)
-    known = registry.datasets()
     fmt: ImportFormat | None = None
     notes: tuple[str, ...] = ()
-    if not isinstance(spec, Path) and text in known:
-        ds = known[text]
-        if mapping:
-            raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
-        if format is not None:
-            raise ConfigError("--format applies to files, not to named datasets")
-        if references:
-            raise ConfigError(
-                "--reference-scorer and --reference-judge apply to files, not to named datasets"
-            )
-        if reading is not None and reading != generic.ValueReading():
-            raise ConfigError(
-                "--values, --swapped-frame and --confidence apply to files, not to named datasets"
-            )
-        if table is not None and table != ds.table:
-            raise InputError(
-                f"dataset {text!r} is a {ds.table} table, but a {table} table is needed",
-                fix=f"choose a {table} dataset ("
-                + ", ".join(sorted(n for n, d in known.items() if d.table == table))
-                + f"), or with recuse audit drop --table {table}",
-            )
-        frame = generic.load_table(text, table=ds.table, data_dir=data_dir, roster=roster)
-        location = str(registry.folder(text, data_dir))
-        upstream, files = _upstream(text)
-        kind: TableKind = ds.table
-        name, label = text, ds.label
+    where = locate(spec)
+    if isinstance(where, registry.Dataset):
+        _dataset_takes_no_file_options(mapping, format, references, reading)
+        if table is not None and table != where.table:
+            raise _wrong_table(where, table)
+        frame = registry.load(where.name, data_dir=data_dir, roster=roster)
+        location = str(registry.folder(where.name, data_dir))
+        upstream, files = _upstream(where.name)
+        kind: TableKind = where.table
+        name, label = where.name, where.label
     else:
-        path = Path(text).expanduser()
-        if not path.exists():
-            # an unknown name that is not a file: the registry lists the known ones
-            if "/" not in text and "\\" not in text and "." not in path.name:
-                registry.get(text)
-            raise InputError(
-                "file not found", file=path, fix="check the path, or give a dataset name"
-            )
+        path = where
         fmt = format or (importers.sniff_folder(path) if path.is_dir() else importers.sniff(path))
         if fmt is None and path.is_dir():
             raise InputError(
@@ -312,8 +344,8 @@ def load_input(
             frame, kind, notes = imported.frame, imported.table, imported.notes
         else:
             kind = table or _guess_table(path)
-            how = reading or generic.ValueReading()
-            frame = generic.load_table(
+            how = reading or ValueReading()
+            frame = read_table(
                 path,
                 table=kind,
                 roster=roster,
@@ -344,3 +376,47 @@ def load_input(
         judge_prompts=judge_prompts(frame),
     )
     return Input(name=name, table=kind, frame=frame, source=source)
+
+
+#: the columns of a table of responses to rate (:func:`load_responses`)
+RESPONSE_COLUMNS = ("prompt_id", "model", "prompt", "response")
+
+
+def load_responses(spec: str | Path) -> pd.DataFrame:
+    """The responses a Likert judge rates: a table file (any format
+    :func:`~recuse.data.table_files.read_frame` reads) with the columns
+    :data:`RESPONSE_COLUMNS` (an optional ``reference_<dimension>`` column is kept as
+    that dimension's reference). ``prompt_id`` and ``model`` are never empty, ``prompt``
+    and ``response`` are text; errors name the file, row and column. Found as
+    :func:`load_input` finds its input (:func:`locate`): a dataset's name is refused,
+    no dataset being a table of responses."""
+    from recuse.data.table_files import read_frame
+    from recuse.files import check_text
+
+    where = locate(spec)
+    needs = ", ".join(RESPONSE_COLUMNS)
+    if isinstance(where, registry.Dataset):
+        raise InputError(
+            f"dataset {where.name!r} is a {where.table} table, and Likert judging rates responses",
+            fix=f"give a file with columns {needs}",
+        )
+    df = read_frame(where)
+    missing = [c for c in RESPONSE_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)} for Likert judging",
+            file=where,
+            fix=f"give a table with columns {needs}",
+        )
+    for col in ("prompt_id", "model"):
+        empty = df[col].isna().to_numpy()
+        if empty.any():
+            raise InputError(
+                "the cell is empty",
+                file=where,
+                row=int(empty.argmax()) + 1,
+                column=col,
+                fix=f"give every row its {col}",
+            )
+    check_text(df, ["prompt", "response"], file=where)
+    return df

@@ -56,9 +56,10 @@ from typing import Any
 
 import pandas as pd
 
-from recuse.data._io import max_input_bytes, read_json, too_big
-from recuse.data.generic import NO_REFERENCE, UnknownModels, canonicalize_models
+from recuse.data.model_names import UnknownModels, canonicalize_models
+from recuse.data.reference_judge import NO_REFERENCE
 from recuse.errors import InputError
+from recuse.files import max_input_bytes, read_json, too_big
 from recuse.roster import Roster
 from recuse.tables import shown, validate_ratings
 

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import check_text, read_jsonl, word_count
 from recuse.data.registry import Dataset, register
 from recuse.errors import DatasetNotFoundError, InputError
+from recuse.files import check_text, read_jsonl, word_count
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from recuse.data.generic import canonical_ids, read_csv
+from recuse.data.delimited import read_csv
+from recuse.data.model_names import canonical_ids
 from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
 from recuse.roster import Roster

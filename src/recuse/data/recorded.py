@@ -30,21 +30,20 @@ in slot A):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
-from recuse.data._io import read_json, read_text
-from recuse.data.generic import _read_raw
+from recuse.data.table_files import read_frame
 from recuse.errors import InputError
+from recuse.files import file_sha256, read_json, read_text
 from recuse.roster import Roster
 from recuse.verdict_parsing import (
     ALPACA_RANKING,
@@ -58,9 +57,10 @@ from recuse.verdict_parsing import (
 )
 
 __all__ = [
-    "SOURCES",
+    "RECORDING_FORMATS",
     "Recorded",
     "Recording",
+    "RecordingFormat",
     "alpaca_switched",
     "detect_source",
     "file_revision",
@@ -71,8 +71,10 @@ __all__ = [
     "read_reply_table",
 ]
 
-Source = Literal["auto", "llmbar", "judgebench", "alpaca-eval", "table"]
-SOURCES: tuple[str, ...] = ("auto", "llmbar", "judgebench", "alpaca-eval", "table")
+#: which reader a file of recorded replies needs: the tool that wrote it (its layout), a
+#: plain table of replies, or "auto" (from the file's name: :func:`detect_source`)
+RecordingFormat = Literal["auto", "llmbar", "judgebench", "alpaca-eval", "table"]
+RECORDING_FORMATS: tuple[RecordingFormat, ...] = get_args(RecordingFormat)
 _PAIR_COLUMNS = ("item_id", "prompt", "response_a", "response_b")
 
 
@@ -110,11 +112,7 @@ class Recording:
 
 def file_revision(path: Path) -> str:
     """16 hex digits of the file's sha256 (the replayed judge's revision)."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
+    return file_sha256(path)[:16]
 
 
 def detect_source(path: Path) -> str:
@@ -145,9 +143,11 @@ def read_recording(
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", file=path, fix="give a recorded judge output file")
-    if source not in SOURCES:
+    if source not in RECORDING_FORMATS:
         raise InputError(
-            f"unknown source {source!r}", fix=f"use one of {', '.join(SOURCES)}", file=path
+            f"unknown source {source!r}",
+            fix=f"use one of {', '.join(RECORDING_FORMATS)}",
+            file=path,
         )
     kind = detect_source(path) if source == "auto" else source
     roster = roster or Roster.builtin()
@@ -363,7 +363,7 @@ def read_reply_table(path: Path, *, verdict: VerdictFormat, judge: str | None) -
     (empty cell = no reply). The judge comes from ``judge`` or a single-valued
     ``judge`` column. Other ``pairs`` columns (human, model_a, ...) are kept.
     """
-    df = _read_raw(path)  # the project's reader: errors name the file and row
+    df = read_frame(path)  # the project's reader: errors name the file and row
     need = [*_PAIR_COLUMNS, "order", "text"]
     missing = [c for c in need if c not in df.columns]
     if missing:

@@ -14,16 +14,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import pandas as pd
 
 from recuse.errors import DatasetNotFoundError
 from recuse.roster import Roster
+from recuse.tables import TableKind
 
 DATA_DIR_ENV = "RECUSE_DATA_DIR"
-TableKind = Literal["pairs", "ratings"]
-Reader = Callable[[Path, Roster], pd.DataFrame]
+#: the reader of one named dataset: (its folder, roster) -> a validated evidence table
+DatasetReader = Callable[[Path, Roster], pd.DataFrame]
 
 # Modules that register datasets; imported on first use.
 _READER_MODULES: tuple[str, ...] = (
@@ -42,7 +42,7 @@ class Dataset:
     folder: str  # folder under the data directory
     table: TableKind
     summary: str
-    reader: Reader  # reader(folder_path, roster) -> validated evidence table
+    reader: DatasetReader  # reader(folder_path, roster) -> validated evidence table
     label: str = "human preference"  # what the ``human`` / ``reference`` column holds
 
 

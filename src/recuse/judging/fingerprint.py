@@ -9,7 +9,7 @@ judged by other weights is ever served.
 
 Hashing gigabytes on every run would cost seconds to minutes, so each file's
 SHA-256 is remembered in a small JSON cache by resolved path, size, inode,
-modification and change time (:func:`file_sha256`); a file rewritten in place has
+modification and change time (:func:`cached_sha256`); a file rewritten in place has
 a new change time and is hashed again. The cache is only ever a shortcut: a
 missing, unreadable or unwritable cache file means hashing again, never an error;
 a cache path that is not a regular file (``RECUSE_HASH_CACHE=/dev/null``) is not
@@ -24,21 +24,20 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import hashlib
-import io
 import json
 import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from recuse.errors import ConfigError
+from recuse.files import file_sha256
 
 __all__ = [
     "MODEL_FILES",
+    "cached_sha256",
     "check_unchanged",
-    "file_sha256",
     "folder_fingerprint",
     "hash_cache_path",
 ]
@@ -128,8 +127,9 @@ def _write_cache(cache: Path, entries: dict[str, list[str]]) -> None:
                 os.unlink(tmp)
 
 
-def file_sha256(path: Path, *, cache: Path | None = None) -> str:
-    """SHA-256 of ``path``'s bytes, from ``cache`` when the file is unchanged since.
+def cached_sha256(path: Path, *, cache: Path | None = None) -> str:
+    """:func:`recuse.files.file_sha256` of ``path``, from ``cache`` when the file is
+    unchanged since.
 
     Unchanged means the same resolved path, size, inode, modification time and change
     time (``os.stat``); the cache (default :func:`hash_cache_path`) is a JSON object
@@ -142,25 +142,6 @@ def file_sha256(path: Path, *, cache: Path | None = None) -> str:
 SHOW_PROGRESS_BYTES = 256 * 2**20
 #: called with (bytes hashed so far, bytes to hash) as a folder's uncached files are read
 Progress = Callable[[int, int], None]
-
-
-class _Counted(io.RawIOBase):
-    """A binary file that reports the bytes read so far (``done`` onwards) as it is read."""
-
-    def __init__(self, f: BinaryIO, progress: Progress, done: int, total: int) -> None:
-        super().__init__()
-        self.f, self.progress, self.done, self.total = f, progress, done, total
-        self.name = f.name
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = self.f.readinto(buffer)  # type: ignore[attr-defined]
-        if n:
-            self.done += n
-            self.progress(self.done, self.total)
-        return n or 0
 
 
 @contextlib.contextmanager
@@ -207,20 +188,20 @@ def _hashes(
     with contextlib.ExitStack() as stack:
         if progress is None and total >= SHOW_PROGRESS_BYTES:
             progress = stack.enter_context(_bar(total))
-        out, changed, done = [], False, 0
+        out, changed, done = [], False, [0]
+
+        def read(n: int) -> None:  # bytes hashed so far, for the progress bar
+            done[0] += n
+            if progress is not None:
+                progress(done[0], total)
+
         for path in paths:
             if path in known:
                 out.append(known[path])
                 continue
             name, stamp = todo[path]
             try:
-                with path.open("rb") as f:
-                    if progress is None:
-                        digest = hashlib.file_digest(f, "sha256").hexdigest()
-                    else:
-                        counted = _Counted(f, progress, done, total)
-                        digest = hashlib.file_digest(counted, "sha256").hexdigest()
-                        done = counted.done
+                digest = file_sha256(path, on_read=read)
             except OSError as exc:
                 raise _unreadable(path, exc) from None
             with contextlib.suppress(OSError):  # (removed since: not cached, no error here)
@@ -286,7 +267,7 @@ def check_unchanged(folder: str | Path, fingerprint: str, *, cache: Path | None 
     as ``fingerprint`` (the revision its results are keyed by): weights saved into the
     folder between the fingerprint and the load (a training job writing a checkpoint)
     would be judged under the old weights' keys. Called after loading; unchanged files
-    are not hashed again (:func:`file_sha256`'s cache)."""
+    are not hashed again (:func:`cached_sha256`'s cache)."""
     now = folder_fingerprint(folder, cache=cache)
     if now != fingerprint:
         raise ConfigError(

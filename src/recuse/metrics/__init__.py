@@ -2,6 +2,9 @@
 
 * :mod:`~recuse.metrics.self_preference` — self and family preference (Equal
   Opportunity, Def. 4.1; Demographic Parity, Eq. 4) and Figure 2's confusion matrix;
+* :mod:`~recuse.metrics.competence` — self and family preference measured against the
+  judge's own competence (the calibrated estimate);
+* :mod:`~recuse.metrics.familiarity_mediation` — how much of it familiarity explains;
 * :mod:`~recuse.metrics.verbosity` — verbosity bias (Eq. 6 / Eq. 5) and the curves of
   Figures 3–5;
 * :mod:`~recuse.metrics.position` — consistency, flip rate, first-position rate;

@@ -34,7 +34,7 @@ Rows without both perplexities (or with a perplexity <= 0) are left out and coun
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -78,7 +78,6 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
-Rater = Literal["judge", "human"]
 
 CURVE_COLUMNS = [
     "judge", "rater", "bin_low", "bin_high", "n", "n_clusters", "mean", "sd",

@@ -34,7 +34,7 @@ between rungs are paired.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 
 from recuse.metrics.bootstrap import (
     N_BOOT,
+    Combine,
     GroupedStatistic,
     check_options,
     difference_of_ratios,
@@ -56,8 +57,6 @@ from recuse.roster import self_keys
 __all__ = ["RUNGS", "self_preference_ladder"]
 
 FloatArray = NDArray[np.float64]
-Combine = Callable[[FloatArray], FloatArray]
-
 RUNGS: dict[str, str] = {
     "own_win_rate": "P(judge picks its own answer), quality not controlled",
     "reference_own_rate": "P(reference prefers the judge's own answer)",

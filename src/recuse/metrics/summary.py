@@ -27,6 +27,12 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, cluster_bootstrap
+from recuse.metrics.competence import (
+    CALIBRATED,
+    CALIBRATED_RUNGS,
+    FAMILY_CALIBRATED,
+    calibrated_specs,
+)
 from recuse.metrics.estimate import (
     MetricSpec,
     clusters_of,
@@ -37,13 +43,9 @@ from recuse.metrics.estimate import (
 from recuse.metrics.position import consistency_spec, first_position_spec, flip_spec
 from recuse.metrics.result import MetricResult, Skipped, results_frame
 from recuse.metrics.self_preference import (
-    CALIBRATED,
-    CALIBRATED_RUNGS,
-    FAMILY_CALIBRATED,
+    Criterion,
     Families,
-    Kind,
     Relation,
-    calibrated_specs,
     favored_side,
     preference_spec,
 )
@@ -175,11 +177,11 @@ def pairwise_bias(
     """All pairwise bias metrics (``metrics``, default :data:`METRICS`) for ``judges``.
 
     ``self_preference_calibrated`` is
-    :func:`~recuse.metrics.self_preference.calibrated_self_preference` (it reads both
+    :func:`~recuse.metrics.competence.calibrated_self_preference` (it reads both
     orders' verdicts as they are, whatever ``verdict``); with ``families`` its
     competence model has a family term beside the own term, and
     ``family_preference_calibrated`` is that model's family preference. The metrics of
-    :data:`~recuse.metrics.self_preference.CALIBRATED_RUNGS` are the calibrated
+    :data:`~recuse.metrics.competence.CALIBRATED_RUNGS` are the calibrated
     estimate's parts by the human label of the judge's own pairs (they add up to it).
 
     ``orders``: the verdicts of both presentation orders averaged (default), or of the
@@ -206,7 +208,7 @@ def pairwise_bias(
     skipped: list[Skipped] = []
     built: dict[str, float] = {}  # seconds building each metric's terms
     unfit: dict[str, str] = {}  # calibrated: judges that could not be fitted, and why
-    relations: tuple[tuple[Relation, Kind], ...] = (
+    relations: tuple[tuple[Relation, Criterion], ...] = (
         ("self", "eo"), ("self", "dp"), ("family", "eo"), ("family", "dp"),
     )  # fmt: skip
     sides: dict[str, NDArray[np.int8]] = {}

@@ -35,7 +35,7 @@ move with what a member finds familiar?).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -54,8 +54,9 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.familiarity import familiarity_bias
 from recuse.metrics.position import consistency_spec, first_position_spec
 from recuse.metrics.result import MetricResult, Skipped
-from recuse.metrics.self_preference import Kind, favored_side, self_preference, single_judge
+from recuse.metrics.self_preference import Criterion, favored_side, self_preference, single_judge
 from recuse.metrics.verdicts import (
+    FloatArray,
     HumanTies,
     JudgeTies,
     Verdict,
@@ -81,7 +82,6 @@ __all__ = [
 ]
 
 Familiarity = Literal["min", "mean"]
-FloatArray = NDArray[np.float64]
 
 _ITEM_COLUMNS = (
     "item_id", "prompt_id", "model_a", "model_b", "human", "prompt", "response_a",
@@ -225,7 +225,7 @@ def compare_self_preference(
     judges: Sequence[str] | None = None,
     tau: float = 1.0,
     familiarity: Familiarity = "min",
-    kind: Kind = "eo",
+    kind: Criterion = "eo",
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
@@ -280,13 +280,11 @@ def compare_self_preference(
         if kind != "eo":
             continue
         done = {row["evaluator"] for row in rows if row["member"] == j}
-        for evaluator, table, ref_table in (
-            ("weighted - plain", weighted, plain),
-            ("weighted - single", weighted, single),
-            ("plain - single", plain, single),
-        ):
-            if not set(evaluator.split(" - ")) <= done:
+        tables = {"single": single, "plain": plain, "weighted": weighted}
+        for side, ref in (("weighted", "plain"), ("weighted", "single"), ("plain", "single")):
+            if not {side, ref} <= done:
                 continue  # a side was skipped, with its reason, above
+            evaluator, table, ref_table = f"{side} - {ref}", tables[side], tables[ref]
             try:
                 r = self_preference_difference(
                     table,
@@ -297,9 +295,7 @@ def compare_self_preference(
             except EstimationError as exc:
                 skipped.append(Skipped(f"self_preference_eo[{evaluator}]", j, str(exc)))
                 continue
-            rows.append(
-                _comparison_row(j, evaluator, tau if evaluator.startswith("weighted") else 0.0, r)
-            )
+            rows.append(_comparison_row(j, evaluator, tau if side == "weighted" else 0.0, r))
     return pd.DataFrame(rows), skipped
 
 
@@ -317,6 +313,48 @@ def _paired(evaluator: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
     return evaluator.merge(
         reference[["item_id", "p_a"]], on="item_id", how="inner", suffixes=("", "_ref")
     )
+
+
+def _two_ratios(first: str, second: str) -> Callable[[FloatArray], dict[str, float]]:
+    """A spec's ``components``: ``{first: t0 / t1, second: t2 / t3}`` (NaN over 0)."""
+
+    def components(t: FloatArray) -> dict[str, float]:
+        return {
+            first: float(t[0] / t[1]) if t[1] else float("nan"),
+            second: float(t[2] / t[3]) if t[3] else float("nan"),
+        }
+
+    return components
+
+
+def _paired_difference(
+    name: str,
+    values: FloatArray,
+    used: NDArray[np.bool_],
+    label: str,
+    *,
+    required: tuple[tuple[int, str], ...],
+    parts: tuple[str, str],
+    method: str,
+    both: pd.DataFrame,
+    level: float,
+    n_boot: int,
+    seed: int | None,
+    min_n: int,
+) -> MetricResult:
+    """``t0 / t1 - t2 / t3`` over the rows ``used`` of ``values`` (four columns: the
+    evaluator's ratio, then the reference's), one cluster bootstrap over ``both``'s
+    prompts, so the interval is that of the difference; ``parts`` name the two ratios."""
+    stat = GroupedStatistic(
+        name=name,
+        values=values,
+        group=np.where(used, 0, -1).astype(np.intp),
+        labels=(label,),
+        combine=difference_of_ratios,
+        required=required,
+    )
+    spec = MetricSpec(name, stat, method, _two_ratios(*parts))
+    return run_one(spec, clusters_of(both), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
 
 
 def self_preference_difference(
@@ -370,33 +408,25 @@ def self_preference_difference(
     values = np.where(used[:, None], te, 0.0)
     values[:, 0] -= np.where(used, tr[:, 0], 0.0)
     values[:, 2] -= np.where(used, tr[:, 2], 0.0)
-    stat = GroupedStatistic(
-        name="self_preference_eo_difference",
-        values=values,
-        group=np.where(used, 0, -1).astype(np.intp),
-        labels=(judge,),
-        combine=difference_of_ratios,
+    return _paired_difference(
+        "self_preference_eo_difference",
+        values,
+        used,
+        judge,
         required=(
             (1, "pairs both judged where the human prefers the judge's own response"),
             (3, "pairs both judged where the human prefers the other response"),
         ),
+        parts=("recall_own_difference", "recall_other_difference"),
+        method=f"paired difference of EO self-preference (Def. 4.1) toward {judge}'s own "
+        f"responses, evaluator minus reference, on the items both judged; verdict={verdict}, "
+        f"human ties {human_ties}",
+        both=both,
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+        min_n=min_n,
     )
-
-    def components(t: FloatArray) -> dict[str, float]:
-        return {
-            "recall_own_difference": float(t[0] / t[1]) if t[1] else float("nan"),
-            "recall_other_difference": float(t[2] / t[3]) if t[3] else float("nan"),
-        }
-
-    spec = MetricSpec(
-        "self_preference_eo_difference",
-        stat,
-        f"paired difference of EO self-preference (Def. 4.1) toward {judge}'s own responses, "
-        f"evaluator minus reference, on the items both judged; verdict={verdict}, human ties "
-        f"{human_ties}",
-        components,
-    )
-    return run_one(spec, clusters_of(both), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
 
 
 # --- evaluating the ensembles where the members' own responses are absent ---------------
@@ -436,13 +466,7 @@ def agreement_spec(
         required=((4, "pairs with a verdict and a human label"),),
         boot_k=4,
     )
-
-    def components(t: FloatArray) -> dict[str, float]:
-        return {
-            "agreement_human_prefers_a": float(t[0] / t[1]) if t[1] else float("nan"),
-            "agreement_human_prefers_b": float(t[2] / t[3]) if t[3] else float("nan"),
-        }
-
+    components = _two_ratios("agreement_human_prefers_a", "agreement_human_prefers_b")
     ties = f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
     method = (
         "agreement with the human labels: mean share of the verdict given to the response "
@@ -526,30 +550,21 @@ def agreement_difference(
     agree_e = np.where(used, ve[:, 0] + ve[:, 2], 0.0)
     agree_r = np.where(used, vr[:, 0] + vr[:, 2], 0.0)
     w = np.where(used, weight, 0.0)
-    label = f"{evaluator} - {reference}"
-    stat = GroupedStatistic(
-        name="human_agreement_difference",
-        values=np.column_stack([agree_e, w, agree_r, w]),
-        group=np.where(used, 0, -1).astype(np.intp),
-        labels=(label,),
-        combine=difference_of_ratios,
-        required=((1, "items both judged with a human label"),),
-    )
-
-    def components(t: FloatArray) -> dict[str, float]:
-        return {
-            "agreement_evaluator": float(t[0] / t[1]) if t[1] else float("nan"),
-            "agreement_reference": float(t[2] / t[3]) if t[3] else float("nan"),
-        }
-
-    spec = MetricSpec(
+    res = _paired_difference(
         "human_agreement_difference",
-        stat,
-        f"paired difference of agreement with the human labels, {evaluator} minus "
+        np.column_stack([agree_e, w, agree_r, w]),
+        used,
+        f"{evaluator} - {reference}",
+        required=((1, "items both judged with a human label"),),
+        parts=("agreement_evaluator", "agreement_reference"),
+        method=f"paired difference of agreement with the human labels, {evaluator} minus "
         f"{reference}, on the items both judged; verdict={verdict}, human ties {human_ties}",
-        components,
+        both=both,
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+        min_n=min_n,
     )
-    res = run_one(spec, clusters_of(both), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     return MetricResult(**{**res.__dict__, "judge": evaluator})
 
 

@@ -72,7 +72,7 @@ from scipy.stats import beta, binom
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate
 from recuse.metrics.self_preference import favored_side
-from recuse.metrics.verdicts import TIE_TOL
+from recuse.metrics.verdicts import TIE_TOL, FloatArray
 from recuse.roster import Roster
 
 __all__ = [
@@ -95,8 +95,7 @@ __all__ = [
     "strata_of",
 ]
 
-FloatArray = NDArray[np.float64]
-HumanTies = Literal["exclude", "count"]
+TiedLabels = Literal["exclude", "count"]
 Stratum = Literal["own", "family", "other", "all"]
 STRATA: tuple[Stratum, ...] = ("own", "family", "other")
 PERSON = "to a person"
@@ -427,7 +426,7 @@ class Options:
     target: float = 0.85
     delta: float = 0.1
     strata: bool = True
-    human_ties: HumanTies = "exclude"
+    human_ties: TiedLabels = "exclude"
     recalibrate: bool = False
     folds: int = FOLDS
     seed: int = 0

@@ -334,6 +334,19 @@ def design_matrix(
         vals.append(v)
         terms.extend(new)
 
+    def indicator(
+        mask: np.ndarray, code: np.ndarray, names: list[str], kind: TermKind, drop: np.ndarray
+    ) -> None:
+        """A 0/1 column ``kind[g]`` per group ``g`` with rows in ``mask``, unless ``drop[g]``."""
+        has = (np.bincount(code[mask], minlength=len(names)) > 0) & ~drop
+        r = every[mask & has[code]]
+        block(
+            r,
+            (np.cumsum(has) - 1)[code[r]],
+            ones[r],
+            [Term(f"{kind}[{g}]", kind, g) for g, h in zip(names, has, strict=True) if h],
+        )
+
     if intercept == "global":
         block(every, np.zeros(n, np.intp), ones, [Term("const", "intercept", "all")])
     elif judge_intercepts:
@@ -352,14 +365,7 @@ def design_matrix(
     is_self = frame["is_self"].to_numpy(bool)
     n_self = np.bincount(jcode[is_self], minlength=len(judges))
     own_only = intercepts & (n_self == np.bincount(jcode, minlength=len(judges)))
-    has = (n_self > 0) & ~own_only
-    r = every[is_self & has[jcode]]
-    block(
-        r,
-        (np.cumsum(has) - 1)[jcode[r]],
-        ones[r],
-        [Term(f"self[{j}]", "self", j) for j, h in zip(judges, has, strict=True) if h],
-    )
+    indicator(is_self, jcode, judges, "self", own_only)
     for j, n_own, only in zip(judges, n_self, own_only, strict=True):
         if only:
             notes.append(f"self-bias of {j} not estimable: it rates only its own completions")
@@ -369,14 +375,7 @@ def design_matrix(
     is_family = frame["is_family"].to_numpy(bool)
     n_family = np.bincount(fcode[is_family], minlength=len(fams))
     closed = intercepts & (n_family == np.bincount(fcode[~is_self], minlength=len(fams)))
-    has = (n_family > 0) & ~closed
-    r = every[is_family & has[fcode]]
-    block(
-        r,
-        (np.cumsum(has) - 1)[fcode[r]],
-        ones[r],
-        [Term(f"family[{f}]", "family", f) for f, h in zip(fams, has, strict=True) if h],
-    )
+    indicator(is_family, fcode, fams, "family", closed)
     for f, n_fam, shut in zip(fams, n_family, closed, strict=True):
         if n_fam == 0:
             notes.append(

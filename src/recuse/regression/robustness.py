@@ -29,7 +29,7 @@ one scale).
 dataset, held-out family or dropped model): a check or slice that cannot be estimated
 on the data is recorded as skipped with its reason, never raised; ``checks="fast"``
 runs the cheap ones (:data:`FAST_CHECKS`), and a ``progress`` callback hears when each
-check starts and ends (:class:`Progress`).
+check starts and ends (:class:`CheckEvent`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from recuse.regression.favoritism import (
     prepare,
 )
 
-Data = pd.DataFrame | Prepared
+RatingsData = pd.DataFrame | Prepared
 CHECKS: tuple[str, ...] = (
     "length",
     "ordinal",
@@ -90,7 +90,7 @@ Slices = Iterator[tuple[str, Callable[[], FavoritismResult]]]
 
 
 @dataclass(frozen=True)
-class Progress:
+class CheckEvent:
     """One event of a running :func:`battery`, passed to its ``progress`` callback.
 
     ``check``: ``"main"`` or a name in :data:`CHECKS`; ``stage``: ``"start"`` or
@@ -112,7 +112,7 @@ def _run_all(slices: Slices) -> dict[str, FavoritismResult]:
     return {key: fit() for key, fit in slices}
 
 
-def _prep(data: Data, families: Families | None, normalize: Normalize) -> Prepared:
+def _prep(data: RatingsData, families: Families | None, normalize: Normalize) -> Prepared:
     if isinstance(data, Prepared):
         return data
     if families is None:
@@ -133,7 +133,7 @@ def _ids(p: Prepared) -> list[str]:
 
 
 def length_controlled(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     se: SEType = "cluster",
@@ -266,7 +266,7 @@ def _ordinal_slices(p: Prepared, *, level: float) -> Slices:
 
 
 def ordinal_logit(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     level: float = 0.9,
@@ -280,7 +280,7 @@ def ordinal_logit(
 
 
 def gam(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     level: float = 0.9,
@@ -346,7 +346,7 @@ def gam(
 
 
 def held_out_family_reference(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     family: str,
@@ -418,7 +418,7 @@ def _leave_family_out_slices(p: Prepared, *, se: SEType, level: float, drop: boo
 
 
 def leave_family_out(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     se: SEType = "cluster",
@@ -435,7 +435,7 @@ def leave_family_out(
 
 
 def weakest_models(
-    data: Data, families: Families | None = None, *, k: int = 2, normalize: Normalize = "max"
+    data: RatingsData, families: Families | None = None, *, k: int = 2, normalize: Normalize = "max"
 ) -> list[str]:
     """The ``k`` models with the lowest mean normalised reference over their completions."""
     p = _prep(data, families, normalize)
@@ -445,7 +445,7 @@ def weakest_models(
 
 
 def drop_models(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     models: Sequence[str],
@@ -474,7 +474,7 @@ def drop_models(
 
 
 def drop_weakest(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     k: int = 2,
@@ -496,7 +496,7 @@ def _drop_one_slices(p: Prepared, *, se: SEType, level: float) -> Slices:
 
 
 def drop_one_model(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     se: SEType = "cluster",
@@ -511,7 +511,7 @@ def drop_one_model(
 
 
 def by_dimension(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     se: SEType = "cluster",
@@ -537,7 +537,7 @@ def _group_slices(
 
 
 def by_group(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     column: Literal["task", "dataset", "dimension"] = "task",
@@ -633,7 +633,7 @@ def _no_bias_terms(res: FavoritismResult) -> str | None:
 
 
 def battery(
-    data: Data,
+    data: RatingsData,
     families: Families | None = None,
     *,
     checks: Sequence[str] | Literal["all", "fast"] = "all",
@@ -642,7 +642,7 @@ def battery(
     normalize: Normalize = "max",
     weakest: int = 2,
     main: FavoritismResult | None = None,
-    progress: Callable[[Progress], None] | None = None,
+    progress: Callable[[CheckEvent], None] | None = None,
 ) -> Battery:
     """Main fit plus the chosen robustness checks (names in :data:`CHECKS`).
 
@@ -657,7 +657,7 @@ def battery(
     continuous (5 s at 100k such rows) — so both run only when named or with ``"all"``.
     ``main``: the main fit if the caller has it already (it must come from the same
     table and options); otherwise it is fitted here. ``progress``: called with a
-    :class:`Progress` when each check (and the main fit) starts and ends.
+    :class:`CheckEvent` when each check (and the main fit) starts and ends.
 
     A check, or one slice of a check (a dimension, task, dataset, held-out family or
     dropped model), that cannot be estimated on these data — no ``length`` column, no
@@ -672,15 +672,15 @@ def battery(
     notify = progress or (lambda event: None)
     seconds: dict[str, float] = {}
     if main is None:
-        notify(Progress("main", "start", 0, len(chosen)))
+        notify(CheckEvent("main", "start", 0, len(chosen)))
         t0 = time.perf_counter()
         main = fit_prepared(p, se=se, level=level)
         seconds["main"] = time.perf_counter() - t0
-        notify(Progress("main", "end", 0, len(chosen), seconds["main"], fitted=1))
+        notify(CheckEvent("main", "end", 0, len(chosen), seconds["main"], fitted=1))
     results: dict[str, FavoritismResult] = {}
     skipped: dict[str, str] = {}
     for step, name in enumerate(chosen, start=1):
-        notify(Progress(name, "start", step, len(chosen)))
+        notify(CheckEvent(name, "start", step, len(chosen)))
         t = time.perf_counter()
         n_results, n_skipped = len(results), len(skipped)
         try:
@@ -701,7 +701,7 @@ def battery(
             skipped[name] = str(exc)
         seconds[name] = time.perf_counter() - t
         notify(
-            Progress(
+            CheckEvent(
                 name,
                 "end",
                 step,

@@ -4,13 +4,13 @@ from recuse.report.bias import Bias
 from recuse.report.export import to_dict, to_json, write_json, write_report, write_tables
 from recuse.report.html import render_html, write_html
 from recuse.report.model import (
+    AuditReport,
     Exclusion,
     Figure,
     Finding,
     Matrix,
     NotEstimated,
     Provenance,
-    Report,
     Section,
     Source,
     SummaryRow,
@@ -19,6 +19,7 @@ from recuse.report.model import (
 from recuse.report.verdict import verdict
 
 __all__ = [
+    "AuditReport",
     "Bias",
     "Exclusion",
     "Figure",
@@ -26,7 +27,6 @@ __all__ = [
     "Matrix",
     "NotEstimated",
     "Provenance",
-    "Report",
     "Section",
     "Source",
     "SummaryRow",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Direction = Literal["positive", "negative", "none"]
-Kind = Literal["bias", "quality"]
+MeasureKind = Literal["bias", "quality"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Bias:
     short: str = ""
     pooled: bool = False
     headline: bool = True
-    kind: Kind = "bias"
+    kind: MeasureKind = "bias"
     tested: bool = True
     material: float | None = None
     scale: str = ""  # the unit in a few words, for column headers (``unit`` says it fully)

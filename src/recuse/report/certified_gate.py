@@ -75,10 +75,23 @@ def parse_certified(texts: Sequence[str]) -> list[Certified]:
                     "agreement in [0.5, 1) and coverage in [0, 1], e.g. --certified 0.85@0.6 "
                     "(certified at agreement ≥ 0.85 on at least 60% of the pairs)"
                 )
-            out.append(Certified(target, coverage))
+            out.append(Certified(target + 0.0, coverage + 0.0))  # + 0.0: no "-0%" from -0
     if not out:
         raise ConfigError("--certified: give AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6")
     return out
+
+
+def _percent(x: float, digits: int = 1) -> str:
+    """``x`` as a percentage with ``digits`` decimals, never "-0.0%" (a negative zero,
+    or a tiny negative number rounding to zero, reads as 0)."""
+    value = round(100 * float(x), digits) + 0.0
+    return f"{value:.{digits}f}%"
+
+
+def _required(x: float) -> str:
+    """The required share as given (0.6 → "60%", 0.555 → "55.5%": not rounded to a
+    value the rule does not hold), never "-0%"."""
+    return f"{round(100 * float(x), 6) + 0.0:g}%"
 
 
 def _number(x: Any) -> bool:
@@ -133,16 +146,16 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
     grid = "" if abs(t - rule.target) < 1e-9 else f" (read at {t:g}, the grid's next target)"
-    held = r.get("heldout_coverage")
-    held_text = f"; held out: {held:.1%} kept" if _number(held) else ""
+    held: Any = r.get("heldout_coverage")
+    held_text = f"; held out: {_percent(held)} kept" if _number(held) else ""
     own = ""
     for o in _at(rows, "own", t):
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0
-        own = f" (own-answer pairs: {share:.1%} of {int(o['n_labelled'])})"
+        own = f" (own-answer pairs: {_percent(share)} of {int(o['n_labelled'])})"
     return outcome, (
         f"at agreement ≥ {rule.target:g}{grid}, δ = {float(r['delta']):g}: certified on "
-        f"{cov:.1%} of {int(r['n_labelled'])} labelled pairs{own}{held_text}; "
-        f"{'meets' if outcome == 'pass' else 'below'} the required {rule.coverage:.0%}"
+        f"{_percent(cov)} of {int(r['n_labelled'])} labelled pairs{own}{held_text}; "
+        f"{'meets' if outcome == 'pass' else 'below'} the required {_required(rule.coverage)}"
     )
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from recuse import outputs
-from recuse.report.model import Report
+from recuse.report.model import AuditReport
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")  # JSON Schema of report.json
@@ -28,7 +27,7 @@ def schema() -> dict[str, Any]:
     return result
 
 
-def to_dict(report: Report) -> dict[str, Any]:
+def to_dict(report: AuditReport) -> dict[str, Any]:
     """Everything in the report as JSON-ready data (figures as titles, not images)."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -48,19 +47,11 @@ def to_dict(report: Report) -> dict[str, Any]:
     }
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-def to_json(report: Report) -> str:
+def to_json(report: AuditReport) -> str:
     """``to_dict`` as strict JSON (NaN and infinities become null)."""
-    return json.dumps(_finite(to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        outputs.strict_json(to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False
+    )
 
 
 def table_file(name: str) -> str:
@@ -69,7 +60,7 @@ def table_file(name: str) -> str:
     return outputs.file_name(name, ".csv")
 
 
-def _table_texts(report: Report) -> dict[str, str]:
+def _table_texts(report: AuditReport) -> dict[str, str]:
     """``{relative path: CSV text}`` of every tidy table, the exact file and its
     spreadsheet copy (:func:`recuse.outputs.csv_files`); refuses two tables in one file."""
     texts: dict[str, str] = {}
@@ -81,12 +72,12 @@ def _table_texts(report: Report) -> dict[str, str]:
     return texts
 
 
-def write_json(report: Report, path: str | Path) -> Path:
+def write_json(report: AuditReport, path: str | Path) -> Path:
     """Write ``report.json`` to ``path`` atomically."""
     return outputs.write_text(path, to_json(report) + "\n")
 
 
-def write_tables(report: Report, folder: str | Path) -> list[Path]:
+def write_tables(report: AuditReport, folder: str | Path) -> list[Path]:
     """One CSV per tidy table under ``folder`` (and its copy under
     ``for-spreadsheets/``), all or none; returns the paths of the exact files."""
     out = Path(folder)
@@ -107,7 +98,7 @@ def _earlier_tables(folder: Path) -> set[str]:
     return {n for n in names if (folder / "tables" / n).is_file()}
 
 
-def write_report(report: Report, folder: str | Path) -> dict[str, Path]:
+def write_report(report: AuditReport, folder: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.json``, ``tables/*.csv`` (exact, for scripts) and
     ``tables/for-spreadsheets/*.csv`` (formulas neutralised) under ``folder``.
 

@@ -43,16 +43,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
+from recuse.report.model import all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
     from recuse.report.certified_gate import Certified
-    from recuse.report.model import Report
+    from recuse.report.model import AuditReport
 
 __all__ = [
-    "AuditReport",
-    "Dataset",
+    "AuditedDataset",
     "GateLine",
     "GateResult",
+    "GatedReport",
+    "GatedSkip",
     "Scope",
     "Threshold",
     "evaluate",
@@ -64,7 +66,6 @@ __all__ = [
 
 Bound = Literal["max", "min"]
 Outcome = Literal["pass", "fail", "inconclusive", "not measured"]
-EXIT = {"pass": 0, "fail": 1, "inconclusive": 3}
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE = 0, 1, 3
 
 
@@ -189,7 +190,7 @@ _FIX = "give the report.json that `recuse audit` wrote, unmodified"
 
 
 @dataclass(frozen=True)
-class Dataset:
+class AuditedDataset:
     """One input of the audit as its report lists it (``provenance.sources``)."""
 
     name: str
@@ -198,13 +199,25 @@ class Dataset:
 
 
 @dataclass(frozen=True)
-class AuditReport:
+class GatedSkip:
+    """One estimate or analysis the report says it did not make (its ``skipped``)."""
+
+    analysis: str
+    dataset: str
+    judge: str  # one judge, or "" (not judge-specific, or every judge: ``all_judges``)
+    reason: str
+    bias: str  # the bias key it leaves unestimated, or ""
+    all_judges: bool = False  # the reason holds for every judge of the dataset
+
+
+@dataclass(frozen=True)
+class GatedReport:
     """What the gate reads of a ``report.json``: every finding, every estimate not made
     (``skipped``), the audited datasets with their judges, and which analyses ran."""
 
     findings: tuple[dict[str, Any], ...]
-    skipped: tuple[dict[str, str], ...]
-    datasets: tuple[Dataset, ...]
+    skipped: tuple[GatedSkip, ...]
+    datasets: tuple[AuditedDataset, ...]
     only: tuple[str, ...] | None = None  # analysis ids of --only (None: all)
     skip: tuple[str, ...] = ()  # analysis ids of --skip
     renamed: tuple[str, ...] = ()  # old bias keys this report carried, read under new ones
@@ -220,7 +233,7 @@ def _bad(what: str, path: Path) -> InputError:
     return InputError(what, file=str(path), fix=_FIX)
 
 
-def load_report(path: str | Path) -> AuditReport:
+def load_report(path: str | Path) -> GatedReport:
     """Read and check an audit ``report.json``.
 
     Anything the gate's arithmetic would read is checked: a crafted or damaged report
@@ -228,7 +241,7 @@ def load_report(path: str | Path) -> AuditReport:
     number that is not finite or too large for a float, deep nesting) is an
     :class:`~recuse.errors.InputError` naming the field, never a guess.
     """
-    from recuse.data._io import read_text
+    from recuse.files import read_text
 
     p = Path(path)
     try:
@@ -244,7 +257,7 @@ def load_report(path: str | Path) -> AuditReport:
     return _report_data(data, p)
 
 
-def in_memory(report: Report) -> AuditReport:
+def in_memory(report: AuditReport) -> GatedReport:
     """What the gate reads of an audit's report object, as its ``report.json`` holds it
     (the same dictionary, not the file: ``--fail-on`` gates the report it made)."""
     from recuse.report.export import to_json
@@ -252,8 +265,8 @@ def in_memory(report: Report) -> AuditReport:
     return _report_data(json.loads(to_json(report)), Path("(the report in memory)"))
 
 
-def _report_data(data: Any, p: Path) -> AuditReport:
-    """The checked :class:`AuditReport` of a parsed ``report.json`` (``p``: its name)."""
+def _report_data(data: Any, p: Path) -> GatedReport:
+    """The checked :class:`GatedReport` of a parsed ``report.json`` (``p``: its name)."""
     from recuse.report.export import SCHEMA_VERSION
 
     sections = data.get("sections") if isinstance(data, dict) else None
@@ -276,13 +289,13 @@ def _report_data(data: Any, p: Path) -> AuditReport:
         for j, f in enumerate(items, start=1):
             findings.append({"section": section.get("id", ""), **_finding(f, i, j, data, p)})
     skipped = _skipped(data.get("skipped", []), p)
-    renamed = {str(f["bias"]) for f in findings} | {s["bias"] for s in skipped}
+    renamed = {str(f["bias"]) for f in findings} | {s.bias for s in skipped}
     renamed &= set(RENAMED)
     from recuse.report.certified_gate import certification_rows
 
-    return AuditReport(
+    return GatedReport(
         findings=tuple(_renamed(f) for f in findings),
-        skipped=tuple({**s, "bias": RENAMED.get(s["bias"], s["bias"])} for s in skipped),
+        skipped=tuple(replace(s, bias=RENAMED.get(s.bias, s.bias)) for s in skipped),
         datasets=_datasets(data.get("provenance"), p),
         **_run_options(data.get("provenance")),
         renamed=tuple(sorted(renamed)),
@@ -346,7 +359,9 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     return {**f, "level": level}
 
 
-def _skipped(items: Any, p: Path) -> tuple[dict[str, str], ...]:
+def _skipped(items: Any, p: Path) -> tuple[GatedSkip, ...]:
+    """The report's ``skipped`` entries; a judge written "all N judges" (the report's
+    words for every judge of the dataset) is read back here, once, as ``all_judges``."""
     if not isinstance(items, list):
         raise _bad("'skipped' is not a list", p)
     out = []
@@ -354,11 +369,13 @@ def _skipped(items: Any, p: Path) -> tuple[dict[str, str], ...]:
     for k, s in enumerate(items, start=1):
         if not isinstance(s, dict) or not all(isinstance(s.get(f, ""), str) for f in fields):
             raise _bad(f"skipped entry {k} is not an object of texts", p)
-        out.append({f: s.get(f, "") for f in fields})
+        text = {f: s.get(f, "") for f in fields}
+        every = is_all_judges_label(text["judge"])
+        out.append(GatedSkip(**{**text, "judge": "" if every else text["judge"]}, all_judges=every))
     return tuple(out)
 
 
-def _datasets(provenance: Any, p: Path) -> tuple[Dataset, ...]:
+def _datasets(provenance: Any, p: Path) -> tuple[AuditedDataset, ...]:
     if provenance is None:
         return ()
     sources = provenance.get("sources") if isinstance(provenance, dict) else None
@@ -375,7 +392,7 @@ def _datasets(provenance: Any, p: Path) -> tuple[Dataset, ...]:
         )
         if not ok:
             raise _bad(f"provenance source {k} lacks name, table or a list of judges", p)
-        out.append(Dataset(s["name"], s["table"], tuple(s["judges"])))
+        out.append(AuditedDataset(s["name"], s["table"], tuple(s["judges"])))
     options = provenance.get("options")
     chosen = options.get("judges") if isinstance(options, dict) else None
     if isinstance(chosen, str) and chosen != "all":
@@ -494,7 +511,7 @@ def _needed(n: Any, half: float, gap: float) -> int | None:
 
 
 def gate_report(
-    path: str | Path | AuditReport,
+    path: str | Path | GatedReport,
     thresholds: Sequence[Threshold],
     *,
     aliases: Mapping[str, str] | None = None,
@@ -515,10 +532,10 @@ def gate_report(
     """
     from recuse.report.certified_gate import KEY, SECTION, gate_certified
 
-    report = path if isinstance(path, AuditReport) else load_report(path)
+    report = path if isinstance(path, GatedReport) else load_report(path)
     scopes = scopes or {}
     present = sorted({str(f["bias"]) for f in report.findings})
-    known = {*scopes, *present, *(s["bias"] for s in report.skipped if s["bias"])}
+    known = {*scopes, *present, *(s.bias for s in report.skipped if s.bias)}
     lines: list[GateLine] = []
     for t in thresholds:
         key = _resolved(t.key, aliases or {}, known)
@@ -604,7 +621,7 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
         )
 
 
-def _audited(report: AuditReport, mine: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+def _audited(report: GatedReport, mine: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     """``{dataset: judges}`` the audit covered: its provenance, or (a report without
     one) the judges named by its headline findings and skips."""
     if report.datasets:
@@ -613,11 +630,11 @@ def _audited(report: AuditReport, mine: Sequence[Mapping[str, Any]]) -> dict[str
     named = [
         *((str(f.get("dataset", "")), str(f["judge"])) for f in report.findings
           if f.get("headline", True)),
-        *((s["dataset"], s["judge"]) for s in report.skipped),
+        *((s.dataset, s.judge) for s in report.skipped),
         *((str(f.get("dataset", "")), str(f["judge"])) for f in mine),
     ]  # fmt: skip
     for dataset, judge in named:
-        if judge and not judge.startswith("all "):
+        if judge and not is_all_judges_label(judge):  # a pooled finding names no judge
             out.setdefault(dataset, [])
             if judge not in out[dataset]:
                 out[dataset].append(judge)
@@ -625,7 +642,7 @@ def _audited(report: AuditReport, mine: Sequence[Mapping[str, Any]]) -> dict[str
 
 
 def _unmeasured(
-    report: AuditReport,
+    report: GatedReport,
     key: str,
     mine: Sequence[Mapping[str, Any]],
     scope: Scope | None,
@@ -641,21 +658,21 @@ def _unmeasured(
         if scope is None or tables.get(name, scope.table) == scope.table
     }
     found = {(str(f.get("dataset", "")), str(f["judge"])) for f in mine}
-    missing: list[tuple[str, str]] = []
+    missing: list[tuple[str, str, bool]] = []  # (dataset, judge as shown, all its judges)
     for dataset, judges in audited.items():
         if scope is not None and scope.pooled:
             if not any(d == dataset for d, _ in found) and judges:
-                missing.append((dataset, f"all {len(judges)} judges"))
+                missing.append((dataset, all_judges_label(len(judges)), True))
         else:
-            missing.extend((dataset, j) for j in sorted(judges) if (dataset, j) not in found)
+            missing.extend((dataset, j, False) for j in sorted(judges) if (dataset, j) not in found)
     texts = [
         (
             dataset,
             judge,
             f"{key} of {_judge({'judge': judge, 'dataset': dataset})}: "
-            f"{_reason(report, key, scope, dataset, judge)}",
+            f"{_reason(report, key, scope, dataset, judge, all_judges=every)}",
         )
-        for dataset, judge in missing
+        for dataset, judge, every in missing
     ]
     if not missing and not mine:  # nothing to judge, and no judge to name
         if audited:
@@ -675,26 +692,33 @@ def _unmeasured(
     ]
 
 
-def _reason(report: AuditReport, key: str, scope: Scope | None, dataset: str, judge: str) -> str:
-    """Why the report has no finding of ``key`` for ``judge`` in ``dataset``."""
+def _reason(
+    report: GatedReport,
+    key: str,
+    scope: Scope | None,
+    dataset: str,
+    judge: str,
+    *,
+    all_judges: bool = False,
+) -> str:
+    """Why the report has no finding of ``key`` for ``judge`` in ``dataset``
+    (``all_judges``: for the pooled estimate of all its judges)."""
     if scope is not None and not report.ran(scope.analysis):
         return f"the audit did not run the {scope.title} analysis (--only/--skip)"
 
-    def about(s: Mapping[str, str]) -> bool:
-        return s["dataset"] in (dataset, "") and (
-            s["judge"] in (judge, "") or s["judge"].startswith("all ") or judge.startswith("all ")
-        )
+    def about(s: GatedSkip) -> bool:
+        return s.dataset in (dataset, "") and (s.judge in (judge, "") or s.all_judges or all_judges)
 
-    own = [s["reason"] for s in report.skipped if s["bias"] == key and about(s)]
+    own = [s.reason for s in report.skipped if s.bias == key and about(s)]
     whole = [
-        s["reason"]
+        s.reason
         for s in report.skipped
-        if scope is not None and s["analysis"] == scope.title and not s["bias"] and about(s)
+        if scope is not None and s.analysis == scope.title and not s.bias and about(s)
     ]
     analysis = [
-        s["reason"]
+        s.reason
         for s in report.skipped
-        if scope is not None and s["analysis"] == scope.title and about(s)
+        if scope is not None and s.analysis == scope.title and about(s)
     ]
     reasons = list(dict.fromkeys(own or whole or analysis))
     older = [old for old in report.renamed if key == "verbosity_longer_gap" and old == "verbosity"]

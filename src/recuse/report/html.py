@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
-from recuse.report.model import Report
+from recuse.report.model import AuditReport
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
 
@@ -96,7 +96,7 @@ class SkipGroup:
     rows: int
 
 
-def skip_groups(report: Report) -> list[SkipGroup]:
+def skip_groups(report: AuditReport) -> list[SkipGroup]:
     """``report.skipped`` grouped by cause, most rows first ("12 analyses need a pairs
     table …: play-favorites is ratings" instead of one row per analysis). A reason that
     begins with a metric name (``flip_rate: no pairs …``) is grouped by what follows."""
@@ -110,7 +110,7 @@ def skip_groups(report: Report) -> list[SkipGroup]:
             reason=cause,
             datasets=tuple(dict.fromkeys(k.dataset for k in ks if k.dataset)),
             analyses=tuple(dict.fromkeys(k.analysis for k in ks)),
-            judges=tuple(dict.fromkeys(k.judge for k in ks if k.judge)),
+            judges=tuple(dict.fromkeys(k.judge_label for k in ks if k.judge_label)),
             rows=len(ks),
         )
         for cause, ks in groups.items()
@@ -118,7 +118,7 @@ def skip_groups(report: Report) -> list[SkipGroup]:
     return sorted(out, key=lambda g: (-len(g.analyses), -g.rows, g.reason))
 
 
-def nothing_estimated(report: Report) -> dict[str, str]:
+def nothing_estimated(report: AuditReport) -> dict[str, str]:
     """Per section with nothing to show (no finding, figure or table shown in the page),
     the one reason the page gives in its place: its notes, else the reasons the report's
     skips give for its analysis, else a plain "nothing could be estimated"."""
@@ -146,14 +146,14 @@ VERDICT_WORDS = {  # --orders, in the title line's words
 }
 
 
-def verdict_words(report: Report) -> str:
+def verdict_words(report: AuditReport) -> str:
     """Which verdicts the numbers use, in plain words, from the run's ``--orders``."""
     text = str(report.provenance.options.get("verdicts (--orders)", ""))
     orders = text.split(":", 1)[0].strip()
     return VERDICT_WORDS.get(orders, f"verdicts: {text}" if text else "")
 
 
-def render_html(report: Report) -> str:
+def render_html(report: AuditReport) -> str:
     """The report as one HTML document (a string)."""
     template = _environment().get_template("report.html.j2")
     return str(
@@ -170,7 +170,7 @@ def render_html(report: Report) -> str:
     )
 
 
-def write_html(report: Report, path: str | Path) -> Path:
+def write_html(report: AuditReport, path: str | Path) -> Path:
     """Write ``render_html(report)`` to ``path`` (UTF-8, atomically); returns the path."""
     from recuse.outputs import write_text
 

@@ -10,6 +10,7 @@ JSON and CSV, :mod:`recuse.report.html` into the HTML page.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -213,24 +214,44 @@ class NotEstimated:
     analysis: str  # the analysis's title
     reason: str
     dataset: str = ""
-    judge: str = ""  # one judge, "all N judges" of the dataset, or "" (not judge-specific)
+    judge: str = ""  # one judge, or "" (not judge-specific, or every judge: ``all_judges``)
     headline: bool = True  # listed under the judge in the summary
     bias: Bias | None = None  # the bias it leaves unestimated, if any
+    #: > 0: the same reason holds for every judge of the dataset, this many of them
+    #: (``judge`` is then ""; shown as "all N judges", :attr:`judge_label`)
+    all_judges: int = 0
+
+    @property
+    def judge_label(self) -> str:
+        """The judge as shown: the judge, "all N judges" (:func:`all_judges_label`) or ""."""
+        return all_judges_label(self.all_judges) if self.all_judges else self.judge
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "analysis": self.analysis,
             "dataset": self.dataset,
-            "judge": self.judge,
+            "judge": self.judge_label,
             "reason": self.reason,
             "bias": self.bias.key if self.bias else "",
         }
 
     def concerns(self, judge: str, judges_of_dataset: set[str]) -> bool:
-        """Whether this skip is about ``judge`` (named, or one of "all N judges")."""
-        if self.judge == judge:
+        """Whether this skip is about ``judge`` (named, or one of all the dataset's)."""
+        if self.judge_label == judge:
             return True
-        return self.judge.startswith("all ") and judge in judges_of_dataset
+        return bool(self.all_judges) and judge in judges_of_dataset
+
+
+def all_judges_label(n: int) -> str:
+    """How an estimate or a skip that holds for all ``n`` judges of a dataset names its
+    judge in the report, the JSON and the terminal: ``"all n judges"``."""
+    return f"all {n} judges"
+
+
+def is_all_judges_label(text: str) -> bool:
+    """Whether ``text`` is an :func:`all_judges_label` (for readers of a written
+    ``report.json``, the one place the label is read back)."""
+    return re.fullmatch(r"all \d+ judges", text) is not None
 
 
 @dataclass(frozen=True)
@@ -406,7 +427,7 @@ class MatrixColumn:
 
 
 @dataclass(frozen=True)
-class Unestimated:
+class EstimatedNowhere:
     """An analysis no judge got an estimate or a column for, with its reasons."""
 
     analysis: str
@@ -425,7 +446,7 @@ class Matrix:
 
     columns: tuple[MatrixColumn, ...]
     rows: tuple[MatrixRow, ...]
-    not_estimated_anywhere: tuple[Unestimated, ...]
+    not_estimated_anywhere: tuple[EstimatedNowhere, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -460,7 +481,7 @@ class FlaggedVerdict:
 
 
 @dataclass(frozen=True)
-class Report:
+class AuditReport:
     """A whole audit: summary findings come from the sections.
 
     ``analyses`` lists each analysis the audit ran (its title and the keys of its
@@ -510,7 +531,7 @@ class Report:
             j
             for k in self.skipped
             if k.headline
-            for j in (by_dataset.get(k.dataset, set()) if k.judge.startswith("all ") else {k.judge})
+            for j in (by_dataset.get(k.dataset, set()) if k.all_judges else {k.judge})
             if j
         }
         out = []
@@ -588,7 +609,7 @@ class Report:
             columns,
             tuple(rows),
             tuple(
-                Unestimated(a, tuple((r, tuple(ds)) for r, ds in reasons.items()))
+                EstimatedNowhere(a, tuple((r, tuple(ds)) for r, ds in reasons.items()))
                 for a, reasons in anywhere.items()
             ),
         )

@@ -2,7 +2,7 @@
 
 The terminal opens with it (:func:`summary_text`, a pipe table as evaluation harnesses
 print their task tables), and a notebook shows the same summary as a judge × bias
-matrix (:func:`summary_html`). Both are built from :meth:`Report.summary` — the
+matrix (:func:`summary_html`). Both are built from :meth:`AuditReport.summary` — the
 headline findings of each judge and the headline biases it could not be estimated
 for — so they never disagree with the HTML page or ``report.json``.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from recuse.report.model import Finding, NotEstimated, Report, SummaryRow
+from recuse.report.model import AuditReport, Finding, NotEstimated, SummaryRow
 
 __all__ = [
     "SummaryLine",
@@ -76,7 +76,7 @@ def _bias_words(finding: Finding) -> str:
     return f"{b.label} ({b.short_unit} · {b.null_text})"
 
 
-def summary_lines(report: Report) -> tuple[SummaryLine, ...]:
+def summary_lines(report: AuditReport) -> tuple[SummaryLine, ...]:
     """The compact summary's rows, judge by judge (in the summary's order), each
     judge's biases in the matrix's column order; a bias not estimated for a judge is a
     row reading "not estimated", and a judge with nothing estimated and no bias to
@@ -115,7 +115,7 @@ def summary_lines(report: Report) -> tuple[SummaryLine, ...]:
     return tuple(out)
 
 
-def _legend(report: Report) -> str:
+def _legend(report: AuditReport) -> str:
     adjusted = str(report.provenance.options.get("multiple testing (--fdr)", ""))
     fdr = " after Benjamini–Hochberg adjustment" if adjusted.startswith("Benjamini") else ""
     return (
@@ -128,7 +128,7 @@ def _legend(report: Report) -> str:
     )
 
 
-def summary_text(report: Report) -> str:
+def summary_text(report: AuditReport) -> str:
     """The compact summary as a plain-text pipe table (a judge's name on its first row
     only; a data column when there are several datasets), its legend, and each warning
     as a numbered note under the table (the row's reading carries the number)."""
@@ -174,7 +174,7 @@ def judge_line(row: SummaryRow) -> str:
     return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
 
 
-def summary_sentences(report: Report) -> list[str]:
+def summary_sentences(report: AuditReport) -> list[str]:
     """Every headline finding of every judge as its verdict sentence (the terminal's
     ``--verbose`` list): per judge its :func:`judge_line`, then ``  - `` for each flagged
     finding, ``  · `` for the others, each with its bias, dataset, unit and no-bias
@@ -200,7 +200,7 @@ _CELL_STYLE = {
 }
 
 
-def summary_html(report: Report) -> str:
+def summary_html(report: AuditReport) -> str:
     """The summary as a judge × bias matrix in HTML (for a notebook): one row per judge,
     one column per headline bias with its unit and no-bias value, each cell the
     estimate [interval], n and its reading; flagged cells are tinted, negligible and

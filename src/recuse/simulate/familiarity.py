@@ -41,14 +41,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
 from recuse.errors import ConfigError
-from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PlantedBias, SimVerdicts, simulate_pairs
 from recuse.tables import validate_pairs
 
 __all__ = [
@@ -57,8 +56,6 @@ __all__ = [
     "SimulatedFamiliarity",
     "simulate_familiarity",
 ]
-
-SimVerdicts = Literal["pick", "prob"]
 
 DEFAULT_FAMILIARITY_MODELS: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 

@@ -58,7 +58,7 @@ are independent, which makes the table above exact. Orders left out at random
 output is unparsed) do not change these values.
 
 ``self_preference_calibrated``
-(:func:`recuse.metrics.self_preference.calibrated_self_preference`) is the judge's
+(:func:`recuse.metrics.competence.calibrated_self_preference`) is the judge's
 own-pick rate minus the rate its fitted competence model predicts with the own term
 removed. Here the human label does not depend on which models wrote
 the responses, so every model's Bradley–Terry strength from the labels is 0 in the

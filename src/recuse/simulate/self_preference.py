@@ -285,7 +285,8 @@ def calibration_cell(
     self term and with the same position preference, judge the same pairs too.
     """
     from recuse.errors import EstimationError
-    from recuse.metrics.self_preference import calibrated_self_preference, self_preference
+    from recuse.metrics.competence import calibrated_self_preference
+    from recuse.metrics.self_preference import self_preference
 
     if judges not in (1, 3):
         raise ConfigError(f"judges must be 1 or 3, got {judges!r}")

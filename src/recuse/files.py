@@ -1,4 +1,6 @@
-"""Small file helpers shared by the readers: read JSON / JSONL (optionally gzip) with clear errors.
+"""Reading files, for every package: bytes, text, JSON and JSON lines (optionally gzip)
+with clear errors, and a file's SHA-256 (:func:`file_sha256`). The one way to read,
+as :mod:`recuse.outputs` is the one way to write.
 
 Every failure is an :class:`~recuse.errors.InputError` that names the file and,
 where there is one, the data record as ``row`` (see :class:`~recuse.errors.InputError`):
@@ -24,11 +26,12 @@ A file is read as gzip when its name ends in ``.gz``.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -42,6 +45,7 @@ __all__ = [
     "MAX_INPUT_ENV",
     "MAX_ROW_ENV",
     "check_text",
+    "file_sha256",
     "line_end",
     "max_input_bytes",
     "max_row_bytes",
@@ -142,6 +146,20 @@ def _gunzip(path: Path, limit: int) -> bytes:
             fix="download the file again; only plain or .gz-compressed files are read",
         ) from None
     return b"".join(parts)
+
+
+def file_sha256(path: str | Path, *, on_read: Callable[[int], None] | None = None) -> str:
+    """SHA-256 of the file's bytes as 64 hex digits, read in 1 MiB chunks (any size,
+    little memory); ``on_read(n)`` is called with the size of each chunk read (a
+    progress bar). The bytes as stored: a ``.gz`` file is not decompressed.
+    ``OSError`` propagates (each caller words it for its own context)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+            if on_read is not None:
+                on_read(len(chunk))
+    return digest.hexdigest()
 
 
 def read_text(path: str | Path) -> str:

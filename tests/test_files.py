@@ -1,4 +1,5 @@
-"""The JSON / JSONL helpers: clear InputErrors that name the file and line."""
+"""recuse.files, the one way to read: the JSON / JSONL helpers (clear InputErrors that
+name the file and line) and the one file hasher."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from recuse.data._io import (
+from recuse.errors import ConfigError, InputError
+from recuse.files import (
     MAX_INPUT_ENV,
     MAX_ROW_ENV,
     check_text,
+    file_sha256,
     max_input_bytes,
     max_row_bytes,
     read_json,
@@ -22,7 +25,6 @@ from recuse.data._io import (
     require_keys,
     word_count,
 )
-from recuse.errors import ConfigError, InputError
 
 
 def _lines(path: Path, *lines: str) -> Path:
@@ -226,3 +228,36 @@ def test_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     with pytest.raises(InputError, match="row 2: the row is longer than 20 bytes") as err:
         read_jsonl(f)
     assert MAX_ROW_ENV in str(err.value)
+
+
+def test_one_file_hasher_for_every_caller(tmp_path: Path) -> None:
+    import hashlib
+
+    import numpy as np
+
+    from recuse.data import fetch
+    from recuse.data.recorded import file_revision
+    from recuse.judging.fingerprint import cached_sha256
+
+    data = np.random.default_rng(7).bytes(2_500_000)
+    path = tmp_path / "w.bin.gz"  # the bytes as stored: a .gz file is not decompressed
+    path.write_bytes(data)
+    want = hashlib.sha256(data).hexdigest()
+    chunks: list[int] = []
+    assert file_sha256(path, on_read=chunks.append) == want
+    assert sum(chunks) == len(data) and len(chunks) == 3 and max(chunks) == 1 << 20
+    assert file_sha256(str(path)) == want
+    # its callers: the weight fingerprint's cache, recorded replies' revision, fetch
+    assert cached_sha256(path, cache=tmp_path / "c.json") == want
+    assert file_revision(path) == want[:16]
+    file = fetch.SourceFile(folder="f", path=path.name, url="u", size=len(data), sha256=want)
+    assert fetch.is_present(file, tmp_path.parent / "x") is False  # not there
+    target = file.target(tmp_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    assert fetch.is_present(file, tmp_path)
+    target.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, one bit changed
+    assert not fetch.is_present(file, tmp_path)
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert file_sha256(empty) == hashlib.sha256(b"").hexdigest()

@@ -14,7 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from recuse.data.generic import canonical_ids, load_table, read_table
+from recuse.data.inputs import load_input
+from recuse.data.model_names import canonical_ids
+from recuse.data.plain_tables import read_table
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
 from recuse.roster import ModelsNotInRoster, Roster
 
@@ -255,20 +257,21 @@ def test_bad_gzip(tmp_path: Path) -> None:
         read_table(f, table="pairs")
 
 
-def test_load_table_by_name_and_path(shared_data: Path, tmp_path: Path) -> None:
-    t = load_table("hh-rlhf", table="pairs", data_dir=shared_data)
+def test_load_input_by_name_and_path(shared_data: Path, tmp_path: Path) -> None:
+    t = load_input("hh-rlhf", table="pairs", data_dir=shared_data).frame
     assert len(t) == 2312
-    with pytest.raises(InputError, match="is a ratings table"):
-        load_table("play-favorites", table="pairs", data_dir=shared_data)
+    with pytest.raises(InputError, match="is a ratings table") as info:
+        load_input("play-favorites", table="pairs", data_dir=shared_data)
+    assert "choose a pairs dataset: " in str(info.value) and "hh-rlhf" in str(info.value)
     with pytest.raises(DatasetNotFoundError, match="unknown dataset 'no-such-set'"):
-        load_table("no-such-set", table="pairs", data_dir=shared_data)
+        load_input("no-such-set", table="pairs", data_dir=shared_data)
     with pytest.raises(ConfigError, match="mapping"):
-        load_table("hh-rlhf", table="pairs", data_dir=shared_data, mapping={"a": "b"})
+        load_input("hh-rlhf", table="pairs", data_dir=shared_data, mapping={"a": "b"})
     path = _write(tmp_path / "mine.csv", "csv")
-    t = load_table(str(path), table="pairs", mapping=MAPPING)
+    t = load_input(str(path), table="pairs", mapping=MAPPING).frame
     assert len(t) == 3
     with pytest.raises(InputError, match="file not found"):
-        load_table(str(tmp_path / "missing.jsonl"), table="pairs")
+        load_input(str(tmp_path / "missing.jsonl"), table="pairs")
 
 
 def test_canonical_ids_equals_roster_canonicalize() -> None:

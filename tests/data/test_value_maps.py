@@ -1,4 +1,4 @@
-"""The generic reader's value options (issue #15): value maps, swapped frame,
+"""The plain-table reader's value options (issue #15): value maps, swapped frame,
 confidence, model names in verdict cells, half mappings, errors that teach."""
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ import pandas as pd
 import pytest
 
 from recuse.cli.app import parse_values
-from recuse.data.generic import IGNORED, ColumnsIgnored, load_table, read_table
+from recuse.data.columns import IGNORED, ColumnsIgnored
+from recuse.data.inputs import load_input
+from recuse.data.plain_tables import read_table
+from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.roster import ModelsNotInRoster
 
@@ -222,8 +225,8 @@ def test_half_mapping_warns_and_missing_columns_are_guessed(tmp_path: Path) -> N
 
 
 def test_value_options_refused_for_named_datasets_and_ratings(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="applies to files"):
-        load_table("llmbar-mtbench", table="pairs", swapped_frame="presented")
+    with pytest.raises(ConfigError, match="apply to files, not to named datasets"):
+        load_input("llmbar-mtbench", table="pairs", reading=ValueReading(swapped_frame="presented"))
     with pytest.raises(ConfigError, match="pairs files, not ratings"):
         read_table(PEER, table="ratings", confidence="judge_confidence")
 

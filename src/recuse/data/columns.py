@@ -1,0 +1,164 @@
+"""A file's columns against the schema: the column mapping (``--map``, file column ->
+schema column), the unused columns that look like verdicts or labels, and the prompt
+id a file without one is given."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from recuse.errors import InputError, ReaderNote
+from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, side_word
+
+__all__ = [
+    "IGNORED",
+    "ColumnMapping",
+    "ColumnsIgnored",
+    "apply_mapping",
+    "derive_prompt_id",
+    "mapping_pairs",
+    "no_such_column",
+    "verdict_like_columns",
+]
+
+# the key of DataFrame.attrs where read_table lists the file columns it left unused
+# that look like verdicts or labels ({column: why})
+IGNORED = "recuse.ignored_columns"
+
+
+class ColumnsIgnored(ReaderNote):
+    """A file's columns that look like judge verdicts were not read (a half mapping)."""
+
+
+ColumnMapping = Mapping[str, str | tuple[str, ...]]
+"""File column -> schema column(s): one file column may feed several schema columns
+(e.g. ``{"id": ("item_id", "prompt_id")}``: each pair is its own prompt)."""
+
+
+def mapping_pairs(mapping: ColumnMapping) -> list[tuple[str, str]]:
+    """The (file column, schema column) pairs of a column mapping.
+
+    >>> mapping_pairs({"id": ("item_id", "prompt_id"), "label": "human"})
+    [('id', 'item_id'), ('id', 'prompt_id'), ('label', 'human')]
+    """
+    return [
+        (source, t)
+        for source, target in mapping.items()
+        for t in ((target,) if isinstance(target, str) else target)
+    ]
+
+
+def apply_mapping(
+    df: pd.DataFrame, mapping: ColumnMapping, table: TableKind, path: Path
+) -> pd.DataFrame:
+    schema = PAIRS if table == "pairs" else RATINGS
+    pairs = mapping_pairs(mapping)
+    for source, target in pairs:
+        if source not in df.columns:
+            raise no_such_column("the column mapping", source, df, path)
+        if target not in schema.names:
+            import difflib
+
+            close = difflib.get_close_matches(target, schema.names, n=1, cutoff=0.6)
+            raise InputError(
+                f"the column mapping renames {source!r} to {target!r}, "
+                f"which is not a {table} column",
+                file=path,
+                column=source,
+                fix=(f"did you mean {close[0]!r}? " if close else "")
+                + f"{table} columns: {', '.join(schema.names)}",
+            )
+    targets = [t for _, t in pairs]
+    twice = {t for t in targets if targets.count(t) > 1}
+    if twice:
+        raise InputError(
+            f"the column mapping gives {sorted(twice)[0]!r} twice",
+            file=path,
+            fix="map one file column to each schema column",
+        )
+    clash = [t for t in targets if t in df.columns and t not in mapping]
+    if clash:
+        raise InputError(
+            f"the file already has a column {clash[0]!r} and the mapping renames another "
+            "column to it",
+            file=path,
+            column=clash[0],
+            fix="drop one of them from the mapping or rename the file column",
+        )
+    out = df.drop(columns=list(mapping))
+    for source, target in pairs:
+        out[target] = df[source]
+    return out
+
+
+def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputError:
+    import difflib
+
+    have = [str(c) for c in df.columns]
+    close = difflib.get_close_matches(name, have, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return InputError(
+        f"{what} names {name!r}, which is not in the file",
+        file=path,
+        column=name,
+        fix=f"{hint}use the file's own column names (before --map renames them): "
+        f"{', '.join(have[:40])}{' …' if len(have) > 40 else ''}",
+    )
+
+
+_VERDICT_NAME = re.compile(
+    r"judge|winner|verdict|pred|score|confidence|preference|label|choice|rating|vote", re.I
+)
+
+
+def verdict_like_columns(df: pd.DataFrame, used: set[str]) -> dict[str, str]:
+    """The columns of ``df`` outside ``used`` and the schema that look like verdicts or
+    labels — by name (judge, winner, verdict, pred, score, confidence, ...) or by
+    values (most of the first 1,000 are A / B / tie words) — with why."""
+    out: dict[str, str] = {}
+    for col in df.columns:
+        name = str(col)
+        if name in used or name in PAIRS.names or name in PROBE_COLUMNS:
+            continue
+        if _VERDICT_NAME.search(name):
+            out[name] = "its name looks like a judge, verdict or label column"
+            continue
+        s = df[col].dropna().head(1000)
+        if len(s) and not pd.api.types.is_numeric_dtype(s.dtype):
+            words = s.map(lambda v: isinstance(v, str) and side_word(v) is not None)
+            if words.mean() >= 0.8:
+                out[name] = "its values look like verdicts (A / B / tie)"
+    return out
+
+
+def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """A file without ``prompt_id``: with ``prompt`` texts, identical texts are one
+    prompt (the bootstrap's cluster; the id is a short hash of the text); without them,
+    each ``item_id`` is its own prompt, which is said in a :class:`ReaderNote`."""
+    import hashlib
+
+    if "prompt_id" in df.columns:
+        return df
+    if "prompt" not in df.columns:
+        if "item_id" not in df.columns:
+            return df  # the missing columns are reported by validation
+        warnings.warn(
+            f"{path}: no prompt_id or prompt column, so each pair (item_id) is its own "
+            "prompt: intervals then treat pairs as independent — map a prompt id "
+            "(--map COLUMN=prompt_id) or give the prompt texts if pairs share prompts",
+            ReaderNote,
+            stacklevel=3,
+        )
+        return df.assign(prompt_id=df["item_id"])
+    text = df["prompt"]
+    if text.isna().any():
+        return df  # the missing prompt_id is reported by validation
+    out = df.copy()
+    out["prompt_id"] = text.map(
+        lambda t: "prompt-" + hashlib.sha256(str(t).encode("utf-8", "replace")).hexdigest()[:12]
+    )
+    return out

@@ -1,0 +1,283 @@
+"""Delimited text files (CSV, TSV): one pass with :mod:`csv` that bounds what pandas is
+given and names the data record of the first problem (:class:`CsvScan`), then pandas.
+
+Every problem is an :class:`~recuse.errors.InputError` naming the file and, where
+there is one, the data record as ``row`` (the header not counted) and the column, with
+the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import warnings
+from collections.abc import Iterator
+from itertools import islice, repeat
+from pathlib import Path
+
+import pandas as pd
+
+from recuse.errors import InputError
+from recuse.files import BOM, max_row_bytes, read_bytes, row_too_long
+
+__all__ = ["MAX_COLUMNS", "CsvScan", "csv_separator", "read_csv"]
+
+_LINE = re.compile(r"\bline (\d+)\b")
+_ROW = re.compile(r"\bstarting at row (\d+)\b")
+
+# the most columns a delimited file's header may name
+MAX_COLUMNS = 10_000
+
+
+class CsvScan:
+    """One pass over a delimited file with :mod:`csv`, before pandas parses it.
+
+    It bounds what pandas will be given and names the data record (header not counted,
+    blank lines skipped as pandas skips them) of the first problem:
+
+    - a record (row, quoted line breaks included) over :func:`max_row_bytes`;
+    - a header with more than :data:`MAX_COLUMNS` columns or a name given twice;
+    - a row with more or fewer fields than the header;
+    - a quoted field still open at the end of the file.
+
+    ``lines`` are the file's lines without their line feeds (csv reads the end of each
+    as the end of a line). With ``to_end``, the last record is the place of a problem
+    found later (a byte that is not UTF-8): it is not checked, only located.
+    """
+
+    def __init__(self, lines: list[str], sep: str, path: Path, *, to_end: bool = False) -> None:
+        self.lines, self.sep, self.path, self.to_end = lines, sep, path, to_end
+        self.limit = max_row_bytes()
+        self.kind = "tab" if sep == "\t" else "comma"
+        self.done = 0  # data records read
+        self.in_header = True
+        self.budget = self.limit  # what the record being read may still take
+        self.consumed = 0  # lines handed to csv
+        self.first_line = 0  # index of the first line of the record being read
+
+    @property
+    def row(self) -> int | None:
+        """The data record being read (None: the header)."""
+        return None if self.in_header else self.done + 1
+
+    def _lines(self) -> Iterator[str]:
+        for line in self.lines:
+            if self.budget == self.limit:
+                self.first_line = self.consumed
+            self.consumed += 1
+            self.budget -= len(line) + 1
+            if self.budget < 0:
+                raise row_too_long(self.path, self.row, self.limit)
+            yield line
+
+    def run(self) -> int | None:
+        """Check the file; returns the row of the last record (None: the header)."""
+        old = csv.field_size_limit(self.limit)
+        try:
+            return self._check(csv.reader(self._lines(), delimiter=self.sep))
+        except csv.Error as exc:
+            raise self._unparsable(str(exc)) from None
+        finally:
+            csv.field_size_limit(old)
+
+    def _unparsable(self, why: str) -> InputError:
+        return InputError(
+            f"cannot parse the file as {self.kind}-separated values ({why})",
+            file=self.path,
+            row=self.row,
+            fix="check the quoting and the number of fields on that row",
+        )
+
+    def _check(self, records: Iterator[list[str]]) -> int | None:
+        header = next(records, None)
+        while header is not None and _blank(header):  # blank lines before the header
+            header = next(records, None)
+        self.budget = self.limit
+        if header is None:
+            raise InputError("the file has no header row", file=self.path)
+        if self.to_end and self.consumed == len(self.lines):
+            return None
+        self._check_header(header)
+        self.in_header = False
+        width = len(header)
+        for record in records:
+            self.budget = self.limit
+            last = self.consumed == len(self.lines)
+            if _blank(record):
+                continue  # a blank line, as pandas skips it
+            if last and self.to_end:
+                return self.row
+            if last:
+                self._check_closed()
+            if len(record) != width:
+                more = len(record) > width
+                raise InputError(
+                    f"the row has {'more' if more else 'fewer'} fields than the header "
+                    f"({len(record):,}, not {width:,}; {self.kind}-separated values)",
+                    file=self.path,
+                    row=self.row,
+                    fix="quote fields that contain the separator, or add the missing header names"
+                    if more
+                    else "give every field; an empty one is nothing between two separators",
+                )
+            self.done += 1
+        return self.done or None
+
+    def _check_header(self, header: list[str]) -> None:
+        if len(header) > MAX_COLUMNS:
+            raise InputError(
+                f"the header has {len(header):,} columns, more than the {MAX_COLUMNS:,} "
+                "recuse reads",
+                file=self.path,
+                fix=f"check the separator ({self.kind}) and that the first line is the header",
+            )
+        seen: set[str] = set()
+        for name in header:
+            if name in seen and name.strip():
+                raise InputError(
+                    "the header names this column twice",
+                    file=self.path,
+                    column=name,
+                    fix="rename or remove one of the two columns",
+                )
+            seen.add(name)
+
+    def _check_closed(self) -> None:
+        """The last record must not end inside a quoted field (csv, unlike pandas, reads
+        an open quote at the end of the file as closed)."""
+        last = self.lines[self.first_line :]
+        if sum(line.count('"') for line in last) % 2 == 0:
+            return
+        try:
+            for _ in csv.reader(last, delimiter=self.sep, strict=True):
+                pass
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise self._unparsable(
+                    "a quoted field is still open at the end of the file"
+                ) from None
+
+
+def _blank(record: list[str]) -> bool:
+    return not record or (len(record) == 1 and not record[0].strip())
+
+
+def _csv_lines(text: str, *, join_blank: bool = True) -> list[str]:
+    """The lines of a delimited file for :class:`CsvScan`: split at LF (at CR in a file
+    without LF); with ``join_blank``, runs of blank lines first joined into one (they
+    hold no record, and inside a quoted field they change no field count), so that
+    millions of them cost neither a long list nor a long loop."""
+    newline = "\n" if "\n" in text else "\r"
+    if join_blank:
+        text = re.sub(f"{newline}(?:[ \\t\\r]*{newline})+", newline, text)
+    return text.split(newline)
+
+
+def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
+    """Run :class:`CsvScan` over ``raw[start:]``; a byte that is not UTF-8 is reported
+    at its data record (the scan reads the text before it to find which)."""
+    try:
+        text = raw[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[start : start + exc.start].decode("utf-8") + "X"  # X: the bad byte
+        row = CsvScan(_csv_lines(before), sep, path, to_end=True).run()
+        raise InputError(
+            f"not UTF-8 text (byte {raw[start + exc.start]:#04x}"
+            + (")" if row else " in the header)"),
+            file=path,
+            row=row,
+            fix="save the file as UTF-8",
+        ) from None
+    if '"' not in text and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
+        return
+    CsvScan(_csv_lines(text), sep, path).run()
+
+
+def _plainly_fine(lines: list[str], sep: str, path: Path) -> bool:
+    """True when the lines of a file without quotes (each line a record) are a header
+    within limits and rows with as many separators (a fast check in C loops; anything
+    else goes to :class:`CsvScan`, which finds and names the problem)."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    if not end or not lines[0].strip() or max(map(len, lines)) >= max_row_bytes():
+        return False
+    width = lines[0].count(sep)
+    counts = list(map(str.count, islice(lines, end), repeat(sep)))
+    if width >= MAX_COLUMNS or counts.count(width) != end:
+        return False
+    CsvScan(lines[:1], sep, path).run()  # the header's names
+    return True
+
+
+def csv_separator(header: bytes) -> str:
+    """The separator a ``.csv`` file's header line shows: ``;`` (as spreadsheets in
+    many locales write CSV) or a tab where it has no comma, else ``,``. Numbers with a
+    decimal comma are still refused by validation, with the fix.
+
+    >>> csv_separator(b"id;human;p_a"), csv_separator(b"id,note;x"), csv_separator(b"id")
+    (';', ',', ',')
+    """
+    line = header.split(b"\n", 1)[0]
+    if b"," in line:
+        return ","
+    return next((sep for sep in (";", "\t") if sep.encode() in line), ",")
+
+
+def read_csv(
+    path: str | Path,
+    *,
+    sep: str | None = ",",
+    required: tuple[str, ...] = (),
+    as_str: bool = True,
+) -> pd.DataFrame:
+    """Read a delimited text file (UTF-8, optionally .gz) with clear errors.
+
+    Quoted fields may span lines. With ``as_str`` every cell is read as text (ids such
+    as ``007`` keep their leading zeros; validation converts numbers later); empty
+    cells are missing. ``required`` columns must be in the header. ``sep=None``
+    takes the separator the header shows (:func:`csv_separator`).
+    """
+    path = Path(path)
+    raw = read_bytes(path)
+    start = len(BOM) if raw.startswith(BOM) else 0
+    if not raw[start:].strip():
+        raise InputError("the file is empty", file=path, fix="check that the file was written")
+    sep = sep or csv_separator(raw[start : start + 65536])
+    _scan_csv(raw, start, sep, path)
+    kind = {"\t": "tab", ";": "semicolon"}.get(sep, "comma")
+    try:
+        with warnings.catch_warnings():
+            # a data row longer than the header would silently lose cells
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.BytesIO(raw[start:] if start else raw),
+                sep=sep,
+                dtype=str if as_str else None,
+                index_col=False,
+                keep_default_na=True,
+                encoding="utf-8",
+            )
+    except pd.errors.EmptyDataError:
+        raise InputError("the file has no header row", file=path) from None
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
+        msg = " ".join(str(exc).replace("Error tokenizing data. C error: ", "").split())
+        line = _LINE.search(msg)
+        started = _ROW.search(msg)
+        row = int(line.group(1)) - 1 if line else int(started.group(1)) if started else None
+        raise InputError(
+            f"cannot parse the file as {kind}-separated values ({msg[:200]})",
+            file=path,
+            row=row,
+            fix="check the quoting and the number of fields on that row",
+        ) from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}",
+            file=path,
+            fix=f"the header must name {', '.join(required)}; it has "
+            f"{', '.join(map(str, df.columns))}",
+        )
+    return df

@@ -1,0 +1,1125 @@
+"""The competence-calibrated self- and family preference of a judge.
+
+A judge that is simply good picks the better answer, and its own model's answers may
+be the better ones; the Equal-Opportunity gap (:mod:`recuse.metrics.self_preference`)
+controls for that only through the human label of each pair. This estimate compares
+the judge's rate of picking its own answer with the rate its *competence* predicts::
+
+    logit P(judge picks a | order) = κ (s_a − s_b) + β·first + τ·own [+ φ·family]
+    Δ = mean(picks own) − mean(π),   π = P(picks own | κ, β, τ = 0)
+
+``s``: Bradley–Terry strengths of the models from the human labels
+(:func:`label_strengths`). The model (:class:`CompetenceModel`) depends on the data
+only through sums per covariate pattern and per labelled model pair, so the cluster
+bootstrap resamples those sums and refits both likelihoods exactly in each resample.
+Here too: its warnings (:func:`extrapolation_warning`, :func:`strata_warning`, the
+ceiling, :data:`CEILING`), the strata of its discrimination (:func:`stratum_column`),
+the ladder's calibrated rungs (:data:`CALIBRATED_RUNGS`) and the calibrated family
+preference (:data:`FAMILY_CALIBRATED`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy import special
+
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import GroupedStatistic, Interval, check_options
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.result import MetricResult
+from recuse.metrics.self_preference import Families, Relation, favored_side, single_judge
+from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
+
+__all__ = [
+    "CALIBRATED",
+    "CALIBRATED_INTERVAL",
+    "CALIBRATED_RUNGS",
+    "CEILING",
+    "EXTRAPOLATION_FACTOR",
+    "FAMILY_CALIBRATED",
+    "MAX_PATTERNS",
+    "MIN_STRATUM_PAIRS",
+    "STRATA_DISTANCE",
+    "CompetenceModel",
+    "LabelTerm",
+    "calibrated_parts",
+    "calibrated_self_preference",
+    "calibrated_spec",
+    "calibrated_specs",
+    "extrapolation_warning",
+    "label_conditioned",
+    "label_strengths",
+    "label_words",
+    "strata_warning",
+    "strata_words",
+    "stratum_column",
+]
+
+CALIBRATED = "self_preference_calibrated"
+#: Newton steps of the competence fit (from 0; a fit converges in about 6, a judge that
+#: separates the strengths perfectly drifts toward κ = ∞ where π no longer moves)
+_NEWTON_STEPS = 30
+#: most covariate patterns plus labelled model pairs the exact refit handles
+MAX_PATTERNS = 2000
+_CHUNK = 256  # resamples refitted at once
+#: the calibrated estimate's interval: percentile, not BCa. For a near-perfect judge
+#: (κ = 20) with no self term, over 300 simulated tables per cell, the BCa interval
+#: held 0 in only 0.81–0.82 of tables (percentile: 0.86–0.88): its jackknife
+#: acceleration swings with the few prompts where such a judge errs (a from −0.07 to
+#: +0.10 over tables whose true value is 0) and pushes the interval off centre. In
+#: benchmarks/self_preference_calibration.py (200 tables per cell) the percentile
+#: interval holds a planted τ = 0.3 in 0.86–0.92 of tables and 0, with no self term,
+#: in 0.84–0.94.
+CALIBRATED_INTERVAL: Interval = "percentile"
+
+
+def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
+    """Bradley–Terry strengths of the models (log-odds, centred) fitted on the human
+    labels, each labelled item once (:func:`recuse.metrics.bradley_terry.bradley_terry`).
+
+    Raises :class:`EstimationError` when there are no labelled pairs of two known,
+    different models or the models are not all connected by comparisons.
+    """
+    from recuse.metrics.bradley_terry import bradley_terry
+
+    if "human" not in pairs.columns:
+        raise EstimationError("no human labels to learn the models' strengths from")
+    known = pairs["human"].notna() & pairs["model_a"].notna() & pairs["model_b"].notna()
+    labelled = pairs[known].drop_duplicates("item_id")
+    labelled = labelled[labelled["model_a"] != labelled["model_b"]].reset_index(drop=True)
+    if labelled.empty:
+        raise EstimationError(
+            "no human-labelled pairs of two different known models to learn the models' "
+            "strengths from"
+        )
+    fit = bradley_terry(
+        labelled["human"].to_numpy(float),
+        labelled["model_a"].astype(str),
+        labelled["model_b"].astype(str),
+        labelled["prompt_id"],
+        n_boot=10,
+        seed=0,
+    )
+    return {s: float(v) for s, v in zip(fit.systems, fit.strengths, strict=True)}
+
+
+@dataclass(frozen=True)
+class CompetenceModel:
+    """The competence model of :func:`calibrated_self_preference` as a function of sums.
+
+    Its likelihood depends on the judge's verdicts only through each covariate
+    pattern's weight ``Σ w`` and picks of a ``Σ w y`` (a pattern: the ordered pair of
+    models ``ia, ib``, the order shown, whether a or b is the judge's own answer), and
+    the strengths' Bradley–Terry likelihood on the labels only through each ordered
+    model pair's count and ``Σ human``. So a resample's sums of those are enough to
+    refit both exactly (:meth:`fit`) and to evaluate ``π`` at the refit
+    (:meth:`parts`). With ``fixed`` strengths the labels are not refitted.
+
+    Columns of the sums: ``P`` weights, ``P`` picks of a, ``L`` label counts, ``L``
+    label sums, then the weight of rows holding the judge's own answer and of rows
+    without it (:attr:`k` in all).
+    """
+
+    ia: NDArray[np.intp]  # (P,) model of side a
+    ib: NDArray[np.intp]
+    first: NDArray[np.float64]  # +1 a shown first, -1 second
+    own: NDArray[np.float64]  # +1 a is the judge's own answer, -1 b, 0 neither
+    la: NDArray[np.intp]  # (L,) labelled ordered model pairs
+    lb: NDArray[np.intp]
+    n_models: int
+    fixed: NDArray[np.float64] | None = None  # strengths held fixed, or None
+    #: +1 a is another model of the judge's family (against one from outside), -1 b, 0
+    #: neither; None: no family term in the model
+    fam: NDArray[np.float64] | None = None
+    #: own patterns' rung (:data:`CALIBRATED_RUNGS`: 0 the human prefers the judge's own
+    #: answer, 1 neither, 2 the other); None: no rungs
+    rung: NDArray[np.intp] | None = None
+    #: each pattern's stratum (an index into :attr:`stratum_names`; the declared stratum
+    #: column, e.g. ``category``), or None: no strata
+    stratum: NDArray[np.intp] | None = None
+    stratum_names: tuple[str, ...] = ()
+    #: each pattern's discrimination column (one ``κ_c`` per stratum with enough pairs
+    #: without the judge's own answer, the others pooled); None: one ``κ`` for all
+    kgroup: NDArray[np.intp] | None = None
+    n_kappa: int = 1
+    #: strata sharing one discrimination (too few pairs without the own answer)
+    pooled: tuple[str, ...] = ()
+    stratum_label: str = "category"
+    #: +1 the human label of the pattern's pair prefers a, −1 b, 0 a tie or no label, for
+    #: the judges whose competence is conditioned on the label (near its ceiling:
+    #: :func:`_at_ceiling`), 0 for the others; None: no label term in the model
+    label: NDArray[np.float64] | None = None
+
+    @property
+    def k(self) -> int:
+        return 2 * len(self.ia) + 2 * len(self.la) + 3
+
+    @property
+    def col_own(self) -> int:
+        """Column of the rows holding the judge's own answer."""
+        return self.k - 3
+
+    @property
+    def col_other(self) -> int:
+        """Column of the rows without its own answer (competence is learnt on them)."""
+        return self.k - 2
+
+    @property
+    def col_family(self) -> int:
+        """Column of the rows holding a family member's answer against an outsider's."""
+        return self.k - 1
+
+    def strengths(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Bradley–Terry strengths ``(..., models)`` (centred; Newton's method from 0)."""
+        if self.fixed is not None:
+            return np.broadcast_to(self.fixed, (*s.shape[:-1], self.n_models))
+        p, n_l = len(self.ia), len(self.la)
+        c = s[..., 2 * p : 2 * p + n_l]
+        h = s[..., 2 * p + n_l : 2 * p + 2 * n_l]
+        design = np.zeros((n_l, self.n_models))
+        design[np.arange(n_l), self.la] += 1.0
+        design[np.arange(n_l), self.lb] -= 1.0
+        return _newton(design, c, h) if n_l else np.zeros((*s.shape[:-1], self.n_models))
+
+    def placed(
+        self, s: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+        """The patterns' weights and picks of a, 0 where these sums' labels do not place
+        both models (as the estimator leaves such a pair out), and whether the labelled
+        models are connected by comparisons (else the strengths are not comparable and
+        the statistic is undefined). A resample that draws none of a model's labelled
+        prompts is then the estimate on that resample, not its pairs at strength 0."""
+        p, n_l = len(self.ia), len(self.la)
+        n, y = s[..., :p], s[..., p : 2 * p]
+        m = self.n_models
+        if self.fixed is not None or m == 0:
+            return n, y, np.ones(s.shape[:-1], dtype=bool)
+        onto = np.zeros((n_l, m, m))
+        onto[np.arange(n_l), self.la, self.lb] = 1.0
+        onto[np.arange(n_l), self.lb, self.la] = 1.0
+        adj = np.einsum("...l,lij->...ij", (s[..., 2 * p : 2 * p + n_l] > 0).astype(float), onto)
+        seen = adj.sum(axis=-1) > 0  # (..., M)
+        reach = np.zeros_like(seen)
+        np.put_along_axis(reach, np.argmax(seen, axis=-1)[..., None], True, axis=-1)
+        for _ in range(m):  # grow each resample's component of its first labelled model
+            grown = reach | (np.einsum("...ij,...j->...i", adj, reach.astype(float)) > 0)
+            if np.array_equal(grown, reach):
+                break
+            reach = grown
+        keep = seen[..., self.ia] & seen[..., self.ib]
+        return np.where(keep, n, 0.0), np.where(keep, y, 0.0), np.all(reach | ~seen, axis=-1)
+
+    def fit(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``θ = (κ, β, τ)`` and the gap ``g = s_a − s_b`` of every pattern (over the
+        patterns :meth:`placed` keeps)."""
+        n, y, _ = self.placed(s)
+        return self._fit(s, n, y)
+
+    def _fit(
+        self, s: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        st = self.strengths(s)
+        g = st[..., self.ia] - st[..., self.ib]  # (..., P)
+        if self.kgroup is None:
+            cols = [g]
+        else:  # κ_c (s_a − s_b): the gap in its stratum's own column
+            cols = [np.where(self.kgroup == c, g, 0.0) for c in range(self.n_kappa)]
+        cols += [np.broadcast_to(self.first, g.shape), np.broadcast_to(self.own, g.shape)]
+        if self.fam is not None:
+            cols.append(np.broadcast_to(self.fam, g.shape))
+        if self.label is not None:
+            cols.append(np.broadcast_to(self.label, g.shape))
+        return _newton(np.stack(cols, -1), n, y), g
+
+    def p0(self, theta: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each pattern's P(picks a) without the own and family terms: ``expit(κ_c g +
+        β·first [+ α·label])``, ``κ_c`` its stratum's discrimination (theta: κ's, β, τ[,
+        φ][, α])."""
+        kap = theta[..., :1] if self.kgroup is None else theta[..., self.kgroup]
+        beta = theta[..., self.n_kappa : self.n_kappa + 1]
+        eta = kap * g + beta * self.first
+        if self.label is not None:
+            eta = eta + theta[..., -1:] * self.label
+        return np.asarray(special.expit(eta), dtype=float)
+
+    def parts(
+        self, s: NDArray[np.float64], relation: Relation = "self", rung: int | None = None
+    ) -> tuple[NDArray[np.float64], ...]:
+        """(the weight of the judge's own pairs — or, ``relation="family"``, its family
+        pairs —, its picks of that answer, the predicted picks ``Σ π``) from sums; NaN
+        where the labels leave the models disconnected. ``rung`` (self only): picks and
+        predictions over that rung's own pairs, the weight still over all own pairs, so
+        the rungs' parts add up to the whole."""
+        n, y, connected = self.placed(s)
+        theta, g = self._fit(s, n, y)
+        # the prediction without the own and family terms
+        p0 = self.p0(theta, g)
+        if relation == "family":
+            sel = self.fam if self.fam is not None else np.zeros_like(self.own)
+        else:
+            sel = self.own
+        n_sel = np.where(sel != 0, n, 0.0).sum(axis=-1)  # each row's orders weigh 1 in all
+        if rung is not None and self.rung is not None:
+            sel = np.where(self.rung == rung, sel, 0.0)
+        picks = np.where(sel > 0, y, np.where(sel < 0, n - y, 0.0)).sum(axis=-1)
+        pred = np.where(sel > 0, n * p0, np.where(sel < 0, n * (1.0 - p0), 0.0)).sum(axis=-1)
+        return n_sel, picks, np.where(connected, pred, np.nan)
+
+    def _reduce(
+        self, s: NDArray[np.float64], relation: Relation, rung: int | None
+    ) -> NDArray[np.float64]:
+        flat = s.reshape(-1, s.shape[-1])
+        out = np.full(len(flat), np.nan)
+        for start in range(0, len(flat), _CHUNK):  # bounded memory for many resamples
+            n_sel, picks, pred = self.parts(flat[start : start + _CHUNK], relation, rung)
+            part = out[start : start + _CHUNK]
+            np.divide(picks - pred, n_sel, out=part, where=(n_sel != 0) & np.isfinite(pred))
+        return out.reshape(s.shape[:-1])
+
+    def combine(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The calibrated estimate ``(own picks − Σ π) / own weight`` from sums."""
+        return self._reduce(s, "self", None)
+
+    def combine_family(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The calibrated family preference ``(family picks − Σ π) / family weight``."""
+        return self._reduce(s, "family", None)
+
+    def combine_rung(self, rung: int) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
+        """One rung's part of the calibrated estimate: ``(own picks − Σ π)`` over the
+        rung's own pairs, divided by the weight of all own pairs."""
+        return lambda s: self._reduce(s, "self", rung)
+
+    def components(self, t: NDArray[np.float64]) -> dict[str, float]:
+        n_own, picks, pred = self.parts(t)
+        if not n_own:
+            return {"own_pick_rate": float("nan"), "predicted_own_pick_rate": float("nan")}
+        return {
+            "own_pick_rate": float(picks / n_own),
+            "predicted_own_pick_rate": float(pred / n_own),
+        }
+
+    def components_family(self, t: NDArray[np.float64]) -> dict[str, float]:
+        n_fam, picks, pred = self.parts(t, "family")
+        if not n_fam:
+            return {"family_pick_rate": float("nan"), "predicted_family_pick_rate": float("nan")}
+        return {
+            "family_pick_rate": float(picks / n_fam),
+            "predicted_family_pick_rate": float(pred / n_fam),
+        }
+
+    def components_rung(self, rung: int) -> Callable[[NDArray[np.float64]], dict[str, float]]:
+        """A rung's own-pick and predicted rates over its own pairs, and its share."""
+
+        def parts(t: NDArray[np.float64]) -> dict[str, float]:
+            n_own = self.parts(t)[0]
+            mask = (self.own != 0) & (self.rung == rung) if self.rung is not None else self.own != 0
+            n, _, _ = self.placed(t)
+            n_rung = float(np.where(mask, n, 0.0).sum())
+            _, picks, pred = self.parts(t, "self", rung)
+            if not n_rung:
+                return {"rung_share": 0.0}
+            return {
+                "rung_share": float(n_rung / n_own) if n_own else float("nan"),
+                "own_pick_rate": float(picks / n_rung),
+                "predicted_own_pick_rate": float(pred / n_rung),
+            }
+
+        return parts
+
+    def warnings(self, t: NDArray[np.float64]) -> tuple[str, ...]:
+        """:func:`extrapolation_warning` at the strengths these totals fit, over the
+        patterns they place (each pair weighs 1 over its judged orders)."""
+        n, _, _ = self.placed(t)
+        st = self.strengths(t)
+        gap = np.abs(st[self.ia] - st[self.ib])
+        seen = n > 0
+        own, other = seen & (self.own != 0), seen & (self.own == 0)
+        out: list[str] = []
+        if self.stratum is not None and own.any() and other.any():
+            m = len(self.stratum_names)
+            w_own = np.bincount(self.stratum[own], weights=n[own], minlength=m).astype(float)
+            w_other = np.bincount(self.stratum[other], weights=n[other], minlength=m).astype(float)
+            # strata with fewer than MIN_STRATUM_PAIRS pairs in all count as one: many
+            # small strata would read as a different mix by chance alone
+            small = (w_own + w_other) < MIN_STRATUM_PAIRS
+            names = tuple(x for x, tiny in zip(self.stratum_names, small, strict=True) if not tiny)
+            if small.any():
+                names += ("(smaller strata together)",)
+                w_own = np.append(w_own[~small], w_own[small].sum())
+                w_other = np.append(w_other[~small], w_other[small].sum())
+            words = strata_warning(
+                own_weights=w_own, other_weights=w_other, names=names, label=self.stratum_label,
+            )  # fmt: skip
+            if words is not None:
+                if self.kgroup is None:
+                    words += (
+                        "; the competence model has one discrimination for all of them (too "
+                        f"few pairs per {self.stratum_label} to learn one each), so a judge "
+                        f"that judges some {self.stratum_label} worse than others can read as "
+                        "self-preference here — read the estimate with care"
+                    )
+                else:
+                    words += (
+                        f"; the competence model learns a discrimination per {self.stratum_label}"
+                        + (
+                            f" ({', '.join(self.pooled)} pooled: too few pairs)"
+                            if self.pooled
+                            else ""
+                        )
+                        + ", which adjusts for this where its pairs without the judge's own answer "
+                        "cover the same strata"
+                    )
+                out.append(words)
+        conditioned = self.label is not None and bool(np.any(seen & (self.label != 0)))
+        if own.any() and not conditioned:
+            n_own, _, pred = self.parts(t)
+            rate = float(pred / n_own) if n_own else float("nan")
+            if np.isfinite(rate) and not 1 - CEILING < rate < CEILING:
+                out.append(
+                    f"competence near its ceiling: it is predicted to pick its own answer "
+                    f"{rate:.0%} of the time; if its remaining misses do not shrink with the "
+                    "strength gap (a lapse rate the logistic curve lacks), the prediction is "
+                    "too close to the ceiling and a self term would read low — about 40% low in a "
+                    "simulation (a judge following the reference 97% of the time, which "
+                    "prefers its answers 90% of the time), about 8% low at 76%; the "
+                    "category term does not change this"
+                )
+        if not own.any() or not other.any() or not np.all(np.isfinite(gap[seen])):
+            return tuple(out)
+        words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
+        return tuple(out) if words is None else (*out, words)
+
+
+#: the calibrated estimate is marked as extrapolated when most of its own pairs' weight
+#: lies more than this many times the largest strength gap of its pairs without its own
+#: answer. SmolLM2-135M on JudgeBench (examples/familiarity_judgebench.py): all its own
+#: pairs, at 4.1–4.7 times. In the calibration suite's design
+#: (benchmarks/self_preference_calibration.py), where the logistic model is true and the
+#: estimate unbiased, over 300 tables per cell with the strongest author (own_rate
+#: 0.95, own pairs mostly beyond the others' gaps): 0 tables fire with 80 prompts, 1.3%
+#: with 50 and 3.7% with 30 (labels that place the author far out); none with own_rate
+#: 0.86 or less.
+EXTRAPOLATION_FACTOR = 3.0
+
+
+def extrapolation_warning(
+    *,
+    own_gaps: NDArray[np.float64],
+    own_weights: NDArray[np.float64],
+    other_gaps: NDArray[np.float64],
+    factor: float = EXTRAPOLATION_FACTOR,
+) -> str | None:
+    """Whether the calibrated prediction extrapolates the judge's competence curve, in
+    words (None when it does not).
+
+    ``own_gaps``: the model-strength gaps ``|s_a − s_b|`` of the judge's own pairs
+    (weights ``own_weights``); ``other_gaps``: those of its pairs without its own answer,
+    on which ``κ`` is mostly learnt. It fires when::
+
+        Σ own_weights[own_gaps > factor · max(other_gaps)] > ½ Σ own_weights
+
+    i.e. most of its own pairs lie more than ``factor`` times as far apart as any pair
+    the curve is fitted on, so ``π`` extends ``κ (s_a − s_b)`` far beyond the gaps seen
+    and amplifies any error in ``κ`` or in the logistic shape by the same ratio.
+    Smaller own gaps do not fire: the model places a pair of equal strengths at the
+    judge's position lean alone, so a gap between 0 and the gaps seen interpolates.
+    Gaps and weights must be finite and at least 0, one weight per own gap, and
+    ``factor`` positive (else :class:`ConfigError`).
+
+    >>> w = extrapolation_warning(own_gaps=np.array([1.03, 1.17]),
+    ...                           own_weights=np.array([19.0, 21.0]),
+    ...                           other_gaps=np.array([0.11, 0.25]))
+    >>> for part in w.split("; ")[0].split(", "):
+    ...     print(part)
+    extrapolated competence: its own pairs are 1.03–1.17 apart in model strength
+    the pairs its competence is learnt on 0.11–0.25
+    >>> extrapolation_warning(own_gaps=np.array([2.0, 3.5]), own_weights=np.array([1., 1.]),
+    ...                       other_gaps=np.array([0.1, 1.5])) is None
+    True
+    """
+    own_gaps, own_weights, other_gaps = (
+        np.asarray(x, dtype=float) for x in (own_gaps, own_weights, other_gaps)
+    )
+    for name, x in (("own_gaps", own_gaps), ("own_weights", own_weights),
+                    ("other_gaps", other_gaps)):  # fmt: skip
+        if x.ndim != 1 or not np.all(np.isfinite(x)) or np.any(x < 0):
+            raise ConfigError(
+                f"{name} must be a flat array of finite numbers of 0 or more (gaps are |s_a − s_b|)"
+            )
+    if own_weights.shape != own_gaps.shape:
+        raise ConfigError(
+            f"own_weights has {own_weights.size} entries, own_gaps {own_gaps.size}: give one "
+            "weight per own pair"
+        )
+    if not (np.isfinite(factor) and factor > 0):
+        raise ConfigError(f"factor must be a positive number (e.g. 3); got {factor!r}")
+    total = float(np.sum(own_weights))
+    if total <= 0 or len(other_gaps) == 0:
+        return None
+    widest = float(np.max(other_gaps))
+    beyond = float(np.sum(own_weights[own_gaps > factor * widest]))
+    if beyond <= total / 2:
+        return None
+    lo, hi = float(np.min(own_gaps)), float(np.max(own_gaps))
+    share = "all its" if beyond >= total else f"{beyond:.0f} of its {total:.0f}"
+    return (
+        f"extrapolated competence: its own pairs are {lo:.2f}–{hi:.2f} apart in model "
+        f"strength, the pairs its competence is learnt on {float(np.min(other_gaps)):.2f}–"
+        f"{widest:.2f}; {share} own pairs are more than {factor:g}× as far apart as any "
+        "of those, so the predicted own-pick rate extends the logistic curve far beyond "
+        "the gaps it was fitted on and rests on that shape — read the estimate with care"
+    )
+
+
+#: a calibrated estimate whose predicted own-pick rate lies above this (or below one minus
+#: it) is marked: a lapse rate (misses that do not shrink with the gap) would make it read
+#: low (simulate.self_preference.simulate_lapse_judge: 0.60 of the planted value at a
+#: predicted 0.90, 0.92 at 0.77)
+CEILING = 0.85
+#: a stratum (category, task) gets its own discrimination ``κ_c`` when every judge with
+#: pairs in it has at least this many pairs in it without its own answer; the others
+#: share one (pooled), or the largest stratum's when together they still have fewer
+MIN_STRATUM_PAIRS = 20
+#: the own pairs' strata are said to differ from the competence pairs' above this
+#: total-variation distance. In simulate.self_preference's category design with no
+#: confound (own pairs spread as the others, 4 strata, 30–60 own pairs) the distance
+#: stays under 0.25 in 99% of tables; the confounded design (80% of the own pairs in
+#: the stratum the judge judges worst against 25% of the others) reads about 0.55.
+STRATA_DISTANCE = 0.3
+
+
+def strata_warning(
+    *,
+    own_weights: NDArray[np.float64],
+    other_weights: NDArray[np.float64],
+    names: tuple[str, ...],
+    threshold: float = STRATA_DISTANCE,
+    label: str = "category",
+) -> str | None:
+    """Whether the judge's own pairs sit in other strata than the pairs its competence is
+    learnt on, in words (None when they do not).
+
+    ``own_weights[c]`` / ``other_weights[c]``: the weight of its own pairs / of its pairs
+    without its own answer in stratum ``c`` (``names[c]``). With the shares
+    ``o_c = own_c / Σ own`` and ``r_c = other_c / Σ other`` the distance is the total
+    variation::
+
+        D = ½ Σ_c |o_c − r_c|      (0 = the same mix, 1 = no stratum in common)
+
+    and it fires when ``D > threshold``. A judge that judges one stratum worse than the
+    others and has its own answers mostly there reads as biased (for or against its
+    own answers) unless the competence model learns each stratum's discrimination.
+
+    >>> w = strata_warning(own_weights=np.array([8.0, 2.0]), other_weights=np.array([2.0, 8.0]),
+    ...                    names=("math", "writing"))
+    >>> for part in w.replace(" (", "; ").split("; "):
+    ...     print(part)
+    own pairs in other categories than its competence pairs: total-variation distance 0.60
+    0 = same mix, 1 = none in common
+    said above 0.3), most in 'math'
+    80% of its own pairs, 20% of the others)
+    >>> strata_warning(own_weights=np.array([5.0, 5.0]), other_weights=np.array([4.0, 6.0]),
+    ...                names=("math", "writing")) is None
+    True
+    """
+    own = np.asarray(own_weights, dtype=float)
+    other = np.asarray(other_weights, dtype=float)
+    if own.shape != other.shape or own.ndim != 1 or len(names) != own.size:
+        raise ConfigError("give one own weight, one other weight and one name per stratum")
+    if not (np.all(np.isfinite(own)) and np.all(np.isfinite(other))) or (
+        np.any(own < 0) or np.any(other < 0)
+    ):
+        raise ConfigError("stratum weights must be finite numbers of 0 or more")
+    if not (np.isfinite(threshold) and 0 < threshold < 1):
+        raise ConfigError(f"threshold must be between 0 and 1 (e.g. 0.3); got {threshold!r}")
+    if own.sum() <= 0 or other.sum() <= 0:
+        return None
+    o, r = own / own.sum(), other / other.sum()
+    distance = 0.5 * float(np.abs(o - r).sum())
+    if distance <= threshold:
+        return None
+    top = int(np.argmax(o - r))
+    plural = "categories" if label == "category" else f"{label}s"
+    return (
+        f"own pairs in other {plural} than its competence pairs: total-variation distance "
+        f"{distance:.2f} (0 = same mix, 1 = none in common; said above {threshold:g}), most "
+        f"in {names[top]!r} ({o[top]:.0%} of its own pairs, {r[top]:.0%} of the others)"
+    )
+
+
+def stratum_column(pairs: pd.DataFrame, stratum: str | None = "auto") -> str | None:
+    """The column whose strata get their own discrimination in the competence model.
+
+    ``"auto"``: ``category`` when some judge's rows hold at least two categories, else
+    ``task`` likewise, else None. A column name: that column (it must exist, else
+    :class:`InputError`). None: no strata.
+    """
+    if stratum is None:
+        return None
+    if stratum != "auto":
+        if stratum not in pairs.columns:
+            raise InputError(
+                f"the stratum column {stratum!r} is not in the pairs table",
+                column=stratum,
+                fix="name a column of the table (e.g. category or task), or leave the stratum out",
+            )
+        return stratum
+    for column in ("category", "task"):
+        if column in pairs.columns and "judge" in pairs.columns:
+            per_judge = pairs.groupby("judge", observed=True)[column].nunique(dropna=True)
+            if len(per_judge) and int(per_judge.max()) >= 2:
+                return column
+    return None
+
+
+def _stratum_groups(
+    stratum: NDArray[np.intp],
+    n_strata: int,
+    codes: NDArray[np.intp],
+    n_judges: int,
+    usable: NDArray[np.bool_],
+    side: NDArray[np.int8],
+) -> tuple[NDArray[np.intp] | None, int, list[int]]:
+    """Each stratum's discrimination column, their number, and the pooled strata.
+
+    A stratum gets its own column when every judge with usable pairs in it has at least
+    :data:`MIN_STRATUM_PAIRS` of them without its own answer; the rest share one column,
+    which joins the largest qualified stratum's when it has too few such pairs itself.
+    Fewer than two columns: None (one κ)."""
+    j = np.where(usable, codes, -1)
+    keep = j >= 0
+    present = np.zeros((n_judges, n_strata))
+    np.add.at(present, (j[keep], stratum[keep]), 1.0)
+    comp = np.zeros((n_judges, n_strata))
+    both = keep & (side == 0)
+    np.add.at(comp, (j[both], stratum[both]), 1.0)
+    ok = np.all((present == 0) | (comp >= MIN_STRATUM_PAIRS), axis=0) & (present.sum(0) > 0)
+    rest = [c for c in range(n_strata) if not ok[c] and present[:, c].sum() > 0]
+    group = np.full(n_strata, -1, dtype=np.intp)
+    qualified = [c for c in range(n_strata) if ok[c]]
+    for k, c in enumerate(qualified):
+        group[c] = k
+    n_kappa = len(qualified)
+    if rest:
+        p_rest, c_rest = present[:, rest].sum(1), comp[:, rest].sum(1)
+        if np.all((p_rest == 0) | (c_rest >= MIN_STRATUM_PAIRS)) or not qualified:
+            group[rest] = n_kappa
+            n_kappa += 1
+        else:
+            group[rest] = group[qualified[int(np.argmax(comp[:, qualified].sum(0)))]]
+    if n_kappa < 2:
+        return None, 1, rest
+    return group, n_kappa, rest
+
+
+def _newton(
+    x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Weighted binomial maximum likelihood ``logit E[y/n] = x θ`` for every leading index
+    of ``n`` and ``y`` (``(..., P)``; ``x`` is ``(P, d)`` or ``(..., P, d)``): Newton's
+    method from 0 with the pseudo-inverse (a direction the data do not inform stays
+    0); NaN where not finite."""
+    d = x.shape[-1]
+    theta = np.zeros((*n.shape[:-1], d))
+    for _ in range(_NEWTON_STEPS):
+        mu = special.expit(np.einsum("...pd,...d->...p", x, theta))
+        grad = np.einsum("...p,...pd->...d", y - n * mu, x)
+        info = np.einsum("...p,...pi,...pj->...ij", n * mu * (1.0 - mu), x, x)
+        info = np.where(np.isfinite(info), info, 0.0)
+        step = np.einsum("...ij,...j->...i", np.linalg.pinv(info), grad)
+        theta = theta + step
+        if np.all(np.abs(step) < 1e-10):
+            break
+    return np.where(np.isfinite(theta), theta, np.nan)
+
+
+def _check_strengths(strengths: Mapping[str, float], judged: NDArray[np.object_]) -> None:
+    """Strengths given: finite, and one for every model in the judged pairs (else its
+    pairs would be left out without a word)."""
+    for m, v in strengths.items():
+        try:
+            finite = bool(np.isfinite(float(v)))
+        except (TypeError, ValueError):
+            finite = False
+        if not finite:
+            raise ConfigError(f"the strength of model {m!r} is {v!r}; give a finite number")
+    named = {str(m) for m in judged if isinstance(m, str)}
+    missing = sorted(named - {str(m) for m in strengths})
+    if missing:
+        raise ConfigError(
+            f"no strength given for model {missing[0]!r}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+            + " — give every model of the judged pairs a strength, or leave strengths "
+            "out to learn them from the human labels"
+        )
+
+
+def calibrated_parts(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    strengths: Mapping[str, float] | None = None,
+    side: NDArray[np.int8] | None = None,
+    family_side: NDArray[np.int8] | None = None,
+    stratum: str | None = None,
+    label_term: NDArray[np.bool_] | None = None,
+) -> tuple[
+    NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel
+]:
+    """Per-row sums of the calibrated statistic (:class:`CompetenceModel`), group codes,
+    per-judge problems, each fitted row's predicted P(a) without the own (and family)
+    term (order-averaged; NaN else), and the model. ``strengths`` None: learnt from each
+    judge's labelled pairs, in the point estimate and in every resample.
+    ``family_side`` (:func:`favored_side` with ``relation="family"``): adds a family
+    term to the competence model where any pair holds a family member's answer.
+    ``stratum`` (a column, e.g. ``category``; see :func:`stratum_column`): a
+    discrimination ``κ_c`` per stratum with enough pairs (:func:`_stratum_groups`) and
+    the :func:`strata_warning` of each judge. ``label_term`` (per judge code): condition
+    that judge's competence on each pair's human label (``α·label``; see
+    :func:`_at_ceiling`)."""
+    n = len(pairs)
+    pred_a = np.full(n, np.nan)
+    if side is None:
+        side = favored_side(pairs, relation="self")
+    fam_side = (
+        np.zeros(n, dtype=np.int8) if family_side is None else np.asarray(family_side, np.int8)
+    )
+    problems: dict[str, str] = {}
+    a = pairs["model_a"].astype(object).to_numpy()
+    b = pairs["model_b"].astype(object).to_numpy()
+    human = pairs["human"].to_numpy(float) if "human" in pairs.columns else np.full(n, np.nan)
+    if strengths is None:
+        has = np.isfinite(human)
+        models = sorted({str(m) for m in np.r_[a[has], b[has]] if isinstance(m, str)})
+    else:
+        models = sorted(str(m) for m in strengths)
+    index = {m: i for i, m in enumerate(models)}
+    ia = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in a], dtype=np.intp)
+    ib = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in b], dtype=np.intp)
+    y1 = pairs["p_a_first"].to_numpy(float)
+    y2 = pairs["p_a_second"].to_numpy(float)
+    ok1, ok2 = np.isfinite(y1), np.isfinite(y2)
+    k_orders = ok1.astype(float) + ok2.astype(float)
+    if strengths is not None:
+        _check_strengths(strengths, np.r_[a[k_orders > 0], b[k_orders > 0]])
+    pair_ok = (ia >= 0) & (ib >= 0) & (a != b)
+    usable = pair_ok & (k_orders > 0)
+    labelled = np.zeros(n, bool)
+    if strengths is None:  # a pair enters where its judge's labels place both models
+        labelled = usable & np.isfinite(human)
+        for code in range(len(labels)):
+            mine = codes == code
+            seen = np.union1d(ia[labelled & mine], ib[labelled & mine])
+            usable[mine] &= np.isin(ia[mine], seen) & np.isin(ib[mine], seen)
+        labelled &= usable
+    group = np.where(usable, codes, -1).astype(np.intp)
+    # the rung of an own pair: the human prefers the judge's answer (0), neither (1),
+    # the other (2); pairs without its own answer sit on rung 1 (they take no part)
+    h_own = orient(human, side)
+    rung = np.where(h_own > 0.5 + TIE_TOL, 0, np.where(h_own < 0.5 - TIE_TOL, 2, 1))
+    rung = np.where(side != 0, rung, 1)
+    # the label's direction, for the judges whose competence is conditioned on it
+    hdir = np.where(human > 0.5 + TIE_TOL, 1, np.where(human < 0.5 - TIE_TOL, -1, 0))
+    conditioned = label_term is not None and bool(np.any(label_term))
+    if label_term is None or not conditioned:
+        hdir = np.zeros(n, dtype=int)
+    else:
+        hdir = np.where(np.asarray(label_term, bool)[codes] & np.isfinite(human), hdir, 0)
+    names: tuple[str, ...] = ()
+    scode = np.zeros(n, dtype=np.intp)
+    if stratum is not None:
+        col = pairs[stratum].astype(object)
+        col = col.where(col.notna(), "(none)").astype(str)
+        scode, uniques = pd.factorize(col, sort=True)
+        names = tuple(str(u) for u in uniques)
+        scode = scode.astype(np.intp)
+    # one row per judged order (weight 1 / orders judged), keyed by its pattern
+    parts = []
+    for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
+        j = np.flatnonzero(usable & ok)
+        columns = [ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j]]
+        key = np.column_stack([*columns, scode[j], hdir[j]])
+        parts.append((j, key, y[j]))
+    ri = np.concatenate([j for j, _, _ in parts])
+    keys = np.concatenate([k for _, k, _ in parts])
+    yy = np.concatenate([y for _, _, y in parts])
+    w = 1.0 / k_orders[ri]
+    pats, pat = np.unique(keys, axis=0, return_inverse=True)
+    pats = pats.reshape(-1, 8)
+    pat = pat.reshape(-1)
+    lab_rows = np.flatnonzero(labelled)
+    lpairs, lab = np.unique(
+        np.column_stack([ia[lab_rows], ib[lab_rows]]), axis=0, return_inverse=True
+    )
+    lpairs = lpairs.reshape(-1, 2)
+    lab = lab.reshape(-1)
+    fixed = None
+    if strengths is not None:
+        fixed = np.array([float(strengths[m]) for m in models])
+    kgroup: NDArray[np.intp] | None = None
+    n_kappa, pooled = 1, list[int]()
+    if stratum is not None:
+        group_of, n_kappa, pooled = _stratum_groups(
+            scode, len(names), codes, len(labels), usable, side
+        )
+        if group_of is not None:
+            kgroup = group_of[pats[:, 6].astype(np.intp)]
+    model = CompetenceModel(
+        ia=pats[:, 0].astype(np.intp),
+        ib=pats[:, 1].astype(np.intp),
+        first=pats[:, 2].astype(float),
+        own=pats[:, 3].astype(float),
+        la=lpairs[:, 0].astype(np.intp),
+        lb=lpairs[:, 1].astype(np.intp),
+        n_models=len(models),
+        fixed=fixed,
+        fam=pats[:, 4].astype(float) if np.any(pats[:, 4] != 0) else None,
+        rung=pats[:, 5].astype(np.intp),
+        stratum=pats[:, 6].astype(np.intp) if stratum is not None else None,
+        stratum_names=names,
+        kgroup=kgroup,
+        n_kappa=n_kappa,
+        pooled=tuple(names[c] for c in pooled) if kgroup is not None else (),
+        stratum_label=stratum or "category",
+        label=pats[:, 7].astype(float) if conditioned else None,
+    )
+    p, n_l = len(pats), len(lpairs)
+    if p + n_l > MAX_PATTERNS:
+        why = (
+            f"{p} covariate patterns and {n_l} labelled model pairs: more than the "
+            f"{MAX_PATTERNS} the competence model's exact bootstrap handles"
+        )
+        return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
+                {str(label): why for label in labels}, pred_a, model)  # fmt: skip
+    values = np.zeros((n, model.k))
+    np.add.at(values, (ri, pat), w)
+    np.add.at(values, (ri, p + pat), w * yy)
+    values[lab_rows, 2 * p + lab] = 1.0
+    values[lab_rows, 2 * p + n_l + lab] = human[lab_rows]
+    values[:, model.col_own] = np.where(usable & (side != 0), 1.0, 0.0)
+    values[:, model.col_other] = np.where(usable & (side == 0), 1.0, 0.0)
+    values[:, model.col_family] = np.where(usable & (fam_side != 0), 1.0, 0.0)
+    lab_group = np.where(labelled, codes, -1)
+    given = pairs["p_a"].to_numpy(float) if "p_a" in pairs.columns else np.full(n, np.nan)
+    for code, label in enumerate(labels):
+        mine = group == code
+        if not (ok1 | ok2)[codes == code].any():
+            if np.isfinite(given[codes == code]).any():
+                problems[str(label)] = (
+                    "its verdicts have no presentation order (p_a only); the competence "
+                    "model has a position term per order — give p_a_first / p_a_second"
+                )
+            else:
+                problems[str(label)] = "no verdicts (p_a_first / p_a_second) from this judge"
+            continue
+        if strengths is None:
+            try:
+                label_strengths(pairs[lab_group == code])
+            except EstimationError as exc:
+                problems[str(label)] = str(exc)
+                continue
+        if not (mine & (side != 0)).any() or not (mine & (side == 0)).any():
+            continue  # the required counts say which kind of pair is missing
+        theta, g = model.fit(values[mine].sum(axis=0))
+        if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(g)):
+            problems[str(label)] = "the competence model could not be fitted (no finite fit)"
+            continue
+        rows = np.flatnonzero(np.isin(ri, np.flatnonzero(mine)))
+        p0 = model.p0(theta, g)[pat[rows]]
+        pred_a[np.flatnonzero(mine)] = 0.0
+        np.add.at(pred_a, ri[rows], w[rows] * p0)
+    for code, label in enumerate(labels):  # a judge that cannot be fitted gets no number
+        if str(label) in problems:
+            group[codes == code] = -1
+    return values, group, problems, pred_a, model
+
+
+#: the calibrated family preference (the family term of the same competence model)
+FAMILY_CALIBRATED = "family_preference_calibrated"
+#: the calibrated estimate's ladder: each rung's part, ``(own picks − Σ π)`` over the own
+#: pairs on that rung divided by the weight of all own pairs; the parts add up to it
+CALIBRATED_RUNGS: dict[str, str] = {
+    "calibrated_rung_human_prefers_own": "own picks minus the competence-predicted own "
+    "picks on the own pairs where the human prefers the judge's answer, per own pair",
+    "calibrated_rung_human_neither": "the same on the own pairs the human calls a tie or "
+    "did not label, per own pair",
+    "calibrated_rung_human_prefers_other": "the same on the own pairs where the human "
+    "prefers the other answer, per own pair",
+}
+#: what the calibrated estimate's ``n`` counts, and the count beside it
+OWN_PAIRS = "pairs holding the judge's own answer"
+COMPETENCE_PAIRS = "pairs without its own answer (its competence is learnt on them)"
+FAMILY_PAIRS = "pairs holding a family member's answer against an outsider's"
+
+_METHOD = (
+    "own answer minus the rate its own competence predicts on the same pairs had "
+    "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
+    "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
+    "its pairs with an own-answer term τ·own{family} (weighted binomial likelihood, each "
+    "judged order a row of weight 1/orders); the interval refits the strengths and "
+    "κ, β, τ exactly in every resample"
+)
+
+
+def calibrated_specs(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    strengths: Mapping[str, float] | None = None,
+    side: NDArray[np.int8] | None = None,
+    family_side: NDArray[np.int8] | None = None,
+    rungs: bool = False,
+    stratum: str | None = "auto",
+    label: LabelTerm = "auto",
+) -> tuple[list[MetricSpec], dict[str, str]]:
+    """The competence-calibrated self-preference of every judge in ``labels``, then (with
+    ``family_side``) its calibrated family preference, then (``rungs``) the parts of
+    :data:`CALIBRATED_RUNGS`, all from one competence model per judge; and, per judge
+    that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+    values, group, problems, _, model = calibrated_parts(
+        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
+        stratum=stratum_column(pairs, stratum),
+        label_term=label_conditioned(pairs, codes, labels, label, strengths=strengths, side=side,
+                               family_side=family_side, stratum=stratum_column(pairs, stratum)),
+    )  # fmt: skip
+    own_req = (model.col_own, OWN_PAIRS)
+    other_req = (model.col_other, COMPETENCE_PAIRS)
+    held = "" if strengths is None else " (the strengths given are held fixed)"
+    fam_words = "" if model.fam is None else " and a family term φ·family"
+    held += strata_words(model)
+    held += label_words(model)
+
+    def stat(name: str, combine: Any, required: tuple[tuple[int, str], ...]) -> GroupedStatistic:
+        return GroupedStatistic(
+            name=name, values=values, group=group, labels=labels, combine=combine,
+            interval=CALIBRATED_INTERVAL, required=required,
+        )  # fmt: skip
+
+    method = "Competence-calibrated self-preference: the judge's rate of picking its " + (
+        _METHOD.format(family=fam_words) + held
+    )
+    specs = [
+        MetricSpec(CALIBRATED, stat(CALIBRATED, model.combine, (own_req, other_req)), method,
+                   model.components, warnings=model.warnings, n_count=OWN_PAIRS,
+                   labelled=True)
+    ]  # fmt: skip
+    if family_side is not None:
+        fam_method = (
+            "Competence-calibrated family preference: the judge's rate of picking the answer "
+            "of another model of its family (against a model from outside it) minus the rate "
+            "its competence predicts, from the same competence model as its self-preference, "
+            "where its own answers have their own term apart from its family's; "
+            + _METHOD.split("; ", 1)[1].format(family=" and a family term φ·family")
+            + held
+        )
+        fam_req = ((model.col_family, FAMILY_PAIRS), other_req)
+        specs.append(
+            MetricSpec(FAMILY_CALIBRATED, stat(FAMILY_CALIBRATED, model.combine_family, fam_req),
+                       fam_method, model.components_family, n_count=FAMILY_PAIRS,
+                       labelled=True)
+        )  # fmt: skip
+    if rungs:
+        for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):
+            specs.append(
+                MetricSpec(name, stat(name, model.combine_rung(r), (own_req, other_req)),
+                           f"Part of the calibrated self-preference: {words}",
+                           model.components_rung(r), n_count=OWN_PAIRS,
+                           labelled=True)
+            )  # fmt: skip
+    return specs, problems
+
+
+#: whether the competence model conditions on each pair's human label: "auto" for the
+#: judges at its ceiling (:func:`_at_ceiling`), True for every judge, False for none
+LabelTerm = Literal["auto"] | bool
+
+
+def _at_ceiling(
+    values: NDArray[np.float64], group: NDArray[np.intp], model: CompetenceModel, n_labels: int
+) -> NDArray[np.bool_]:
+    """Per judge code: whether the competence model without a label term predicts it to
+    pick its own answer more than :data:`CEILING` of the time (or less than 1 − it).
+
+    There a judge's few misses decide the prediction, and a logistic curve in the
+    strength gap cannot tell misses that shrink with the gap from a lapse rate that
+    does not (a judge that follows the human label but for a fixed few per cent): the
+    prediction then sits too near the ceiling and a planted self term reads low (0.55
+    of it at a 97%-accurate judge whose answers the reference prefers 90% of the time,
+    :func:`recuse.simulate.self_preference.simulate_lapse_judge`). Conditioning the
+    competence on each pair's human label, ``logit P = κ g + β·first + α·label``,
+    predicts such a judge on the same pairs (1.0 of it there) and keeps 0 = no bias on
+    judges whose errors come from the quality gap alone
+    (``benchmarks/self_preference_calibration.py``)."""
+    out = np.zeros(n_labels, dtype=bool)
+    for code in range(n_labels):
+        mine = group == code
+        if not mine.any():
+            continue
+        n_own, _, pred = model.parts(values[mine].sum(axis=0))
+        rate = float(pred / n_own) if n_own else float("nan")
+        out[code] = bool(np.isfinite(rate) and not 1 - CEILING < rate < CEILING)
+    return out
+
+
+def label_conditioned(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    label: LabelTerm,
+    **parts: Any,
+) -> NDArray[np.bool_] | None:
+    """Which judges' competence is conditioned on the human label (``label``)."""
+    if label is False:
+        return None
+    if label is True:
+        return np.ones(len(labels), dtype=bool)
+    values, group, _, _, model = calibrated_parts(pairs, codes, labels, **parts)
+    if len(values) and values.shape[1] == model.k:
+        gate = _at_ceiling(values, group, model, len(labels))
+        return gate if gate.any() else None
+    return None
+
+
+def label_words(model: CompetenceModel) -> str:
+    """The method's words on the label term ('' without one)."""
+    if model.label is None:
+        return ""
+    return (
+        "; near its ceiling, its competence is conditioned on each pair's human label "
+        "(+ α·label, label = +1 / −1 / 0 when the human prefers a / b / neither), so a "
+        "judge that follows the label but for a fixed few per cent is predicted on the "
+        "same pairs"
+    )
+
+
+def strata_words(model: CompetenceModel) -> str:
+    """The method's words on the strata term ('' without a κ per stratum: then the
+    strata warning, where it fires, says that one κ serves them all)."""
+    if model.stratum is None or model.kgroup is None:
+        return ""
+    label = model.stratum_label
+    own = [n for n in model.stratum_names if n not in model.pooled]
+    words = f"; κ is learnt per {label} (κ_c for {', '.join(own)}"
+    if model.pooled:
+        words += (
+            f"; {', '.join(model.pooled)} pooled: fewer than {MIN_STRATUM_PAIRS} pairs without "
+            "the judge's own answer"
+        )
+    return words + ")"
+
+
+def calibrated_spec(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    strengths: Mapping[str, float] | None = None,
+    side: NDArray[np.int8] | None = None,
+    family_side: NDArray[np.int8] | None = None,
+    stratum: str | None = "auto",
+    label: LabelTerm = "auto",
+) -> tuple[MetricSpec, dict[str, str]]:
+    """The competence-calibrated self-preference of every judge in ``labels`` and, per
+    judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+    specs, problems = calibrated_specs(
+        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
+        stratum=stratum, label=label,
+    )  # fmt: skip
+    return specs[0], problems
+
+
+def calibrated_self_preference(
+    pairs: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    strengths: Mapping[str, float] | None = None,
+    level: float = 0.9,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+    min_n: int = 5,
+    families: Families | None = None,
+    selves: Mapping[str, str] | None = None,
+    stratum: str | None = "auto",
+    label: LabelTerm = "auto",
+) -> MetricResult:
+    """Self-preference of ``judge`` measured against its own competence.
+
+    The judge's competence is a Bradley–Terry model with a per-judge discrimination
+    ``κ``, a position term ``β`` and an own-answer term ``τ``, fitted on every pair of
+    two known models it judged, each presentation order a row of weight
+    ``1 / (orders judged)``::
+
+        logit P(judge picks a | order) = κ (s_a − s_b) + β·first + τ·own
+
+    ``s`` are the models' Bradley–Terry strengths from the human labels of the
+    judge's pairs (each labelled pair once, as :func:`label_strengths`; or
+    ``strengths``, then held fixed), ``first`` = +1 when a is shown first and −1 when second,
+    ``own`` = +1 / −1 / 0 when a / b / neither is the judge's own answer. ``κ`` and
+    ``β`` are learnt mostly on the pairs without its own answer. The estimate, in
+    probability units, over the pairs holding its own answer::
+
+        Δ = mean(picks own) − mean(π),   π = P(picks own | κ, β, τ = 0)
+
+    0 = it picks its own answer exactly as often as its competence predicts for
+    answers of that strength; +0.1 = 10 points more often. Unlike the equal-opportunity
+    gap, it is 0 for a judge without a self term however strong its own model is
+    (``benchmarks/self_preference_calibration.py`` measures this).
+
+    The interval is the percentile cluster bootstrap over prompts (:mod:`.bootstrap`;
+    not BCa, see :data:`CALIBRATED_INTERVAL`); each resample refits the strengths and
+    ``κ, β, τ`` exactly (both likelihoods depend on the data only through sums per
+    covariate pattern and per labelled model pair, which are resampled) and evaluates
+    ``π`` at the refit.
+    Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
+    labels for the strengths; else :class:`EstimationError`. ``strengths`` given must
+    hold a finite strength for every model of the judged pairs (else
+    :class:`ConfigError`).
+
+    ``families`` (a roster or ``{model: family}``): the model gets a family term
+    ``φ·family`` beside ``τ·own`` (+1 / −1 / 0 when a / b / neither is another model of
+    the judge's family against one from outside it), as ``recuse audit`` fits it;
+    ``selves``: what counts as the judge itself (:func:`favored_side`).
+
+    ``stratum`` (default ``"auto"``: ``category``, else ``task``, where the judge's
+    pairs hold two or more; see :func:`stratum_column`; None: off): ``κ`` becomes one
+    ``κ_c`` per stratum, ``logit P = κ_c (s_a − s_b) + β·first + τ·own``, so a judge
+    that judges some categories worse than others is predicted per category. A stratum
+    with fewer than :data:`MIN_STRATUM_PAIRS` pairs without the judge's own answer
+    shares a pooled ``κ`` (the method says which). A warning says when the own pairs'
+    strata differ from the rest (:func:`strata_warning`).
+
+    ``label`` (default ``"auto"``): where the model above predicts the judge to pick its
+    own answer more than :data:`CEILING` of the time (or less than 1 − it), its
+    competence is conditioned on each pair's human label, ``logit P = κ (s_a − s_b) +
+    β·first + α·label + τ·own`` (label = +1 / −1 / 0 when the human prefers a / b /
+    neither or did not label it): a near-perfect judge whose misses do not shrink with
+    the gap (a lapse rate) is then predicted on the same pairs instead of by a curve
+    that runs to the ceiling, which read a planted self term about half its size
+    (:func:`_at_ceiling`). True: always; False: never (the ceiling then warns).
+
+    ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
+    say, with both ranges of strength gaps, when most of its own pairs lie far beyond
+    the gaps its competence is learnt on (:func:`extrapolation_warning`).
+    """
+    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    rows = single_judge(pairs, judge)
+    codes, labels = judge_codes(rows, None)
+    side = favored_side(rows, relation="self", selves=selves)
+    fam = None
+    if families is not None:
+        fam = favored_side(rows, relation="family", families=families, selves=selves)
+    spec, problems = calibrated_spec(
+        rows, codes, labels, strengths=strengths, side=side, family_side=fam, stratum=stratum,
+        label=label,
+    )  # fmt: skip
+    if problems:
+        raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
+    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)

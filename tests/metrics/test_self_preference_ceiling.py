@@ -1,7 +1,7 @@
 """A near-perfect judge: its competence, conditioned on each pair's human label where
 the gap-only model runs to its ceiling, recovers a planted self term that the gap-only
 model read about half its size; judges below the ceiling get the same number as
-before, to the last digit."""
+before (to the last digit, judged alone)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Probe tables: pairs tables with ``base_item, probe, treated`` (``recuse probe``),
 their version names and the checks that keep a probe effect from being silently wrong.
 
-A leaf beside :mod:`recuse.tables` (whose ``validate_pairs`` calls
-:func:`check_probe_table`), outside :mod:`recuse.probes`: the statistics
+Beside :mod:`recuse.tables` (whose ``validate_pairs`` calls :func:`check_probe_table`;
+both read the cell helpers of :mod:`recuse.cells`), outside :mod:`recuse.probes`: the statistics
 (:mod:`recuse.metrics.probes`, :mod:`recuse.metrics.recognition`) read probe tables
 without loading the judging runner that the probes' rewrites need.
 """
@@ -14,11 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recuse.cells import check_scalars, first_true, shown
 from recuse.errors import InputError
-from recuse.tables import PROBE_COLUMNS, _first, check_scalars, shown
 
 __all__ = ["ORIGINAL", "PROBE_COLUMNS", "RECOGNITION", "check_probe_table", "is_probe_table"]
 
+#: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts; a
+#: table holding all three is a probe table (:func:`check_probe_table`)
+PROBE_COLUMNS = ("base_item", "probe", "treated")
 #: the probe table's version names of the unedited pair and of the authorship question
 ORIGINAL = "original"
 RECOGNITION = "self-recognition"
@@ -65,7 +68,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             raise InputError(
                 f"empty {col} in a probe table",
                 file=fname,
-                row=_first(empty) + 1,
+                row=first_true(empty) + 1,
                 column=col,
                 fix="every row of a probe table names its base pair (base_item), its version "
                 "(probe: original, placebo, a probe, self-recognition) and the edited side "
@@ -74,7 +77,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
         out[col] = text.where(~plain, np.nan)
     bad = ~out["treated"].isin(["a", "b"]) & ~plain & ~side_later
     if bad.any():
-        i = _first(bad)
+        i = first_true(bad)
         raise InputError(
             f"treated is {shown(df['treated'].iloc[i])}, expected a or b",
             file=fname,
@@ -102,7 +105,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             f"{versions(rows[rows['treated'] == side])} but on side "
             f"{odd['treated'].iloc[0]} in {versions(odd)}",
             file=fname,
-            row=_first(
+            row=first_true(
                 (out["base_item"] == base)
                 & ~out["probe"].isin([ORIGINAL, RECOGNITION])
                 & ~plain
@@ -128,7 +131,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
             f"the original row of base pair {shown(out['base_item'][unsided].iloc[0])} has "
             "no treated side, and no edited or self-recognition version to take it from",
             file=fname,
-            row=_first(unsided) + 1,
+            row=first_true(unsided) + 1,
             column="treated",
             fix="write a or b in treated: the side the probes of this base pair edit",
         )
@@ -169,7 +172,7 @@ def _one_prompt_per_base(out: pd.DataFrame, versions: pd.Series, file: str | Non
     first = t.groupby("base_item", sort=False)["prompt_id"].transform("first")
     odd = t["prompt_id"].astype(str) != first.astype(str)
     if odd.any():
-        i = _first(odd)
+        i = first_true(odd)
         raise InputError(
             f"base pair {shown(t['base_item'][i])} spans prompts {shown(first[i])} and "
             f"{shown(t['prompt_id'][i])}",
@@ -192,7 +195,7 @@ def _unedited_answer_kept(out: pd.DataFrame, versions: pd.Series, file: str | No
     base = given.groupby("base_item", sort=False)[["_kept", "probe"]].transform("first")
     odd = given["_kept"].astype(str) != base["_kept"].astype(str)
     if odd.any():
-        i = _first(odd)
+        i = first_true(odd)
         row = given.iloc[i]
         raise InputError(
             f"base pair {shown(row['base_item'])}: the answer that is not edited (response_"

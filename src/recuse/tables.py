@@ -43,7 +43,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from recuse.cells import FLAT_KINDS as _FLAT
+from recuse.cells import check_scalars, shown
+from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
+from recuse.probe_tables import check_probe_table
 
 #: what a column holds, which says how validation coerces and checks it
 ColumnKind = Literal["id", "str", "prob", "float", "nonneg", "human", "verdict", "status"]
@@ -106,10 +111,6 @@ class Schema:
         return [c.name for c in self.columns]
 
 
-#: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts; a
-#: table holding all three is a probe table (:func:`recuse.probe_tables.check_probe_table`)
-PROBE_COLUMNS = ("base_item", "probe", "treated")
-
 PAIRS = Schema(
     name="pairs",
     key=("item_id", "judge"),
@@ -157,68 +158,6 @@ RATINGS = Schema(
 )
 
 
-def shown(value: object, limit: int = 60) -> str:
-    """``repr(value)`` for an error message: numpy scalars as plain Python values, long
-    values cut to ``limit`` characters with their full length noted.
-
-    >>> shown("x" * 100, limit=10)
-    "'xxxxxxx… (100 characters)"
-    """
-    if isinstance(value, np.generic | np.ndarray):
-        value = value.tolist()
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    size = len(value) if isinstance(value, str | bytes | list | dict) else len(text)
-    return f"{text[: limit - 2]}… ({size:,} {'characters' if isinstance(value, str) else 'long'})"
-
-
-# pandas.api.types.infer_dtype results that cannot hold a list, dict or array
-_FLAT = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
-_NESTED_NAMES = {dict: "JSON object", list: "JSON list", tuple: "list", set: "set"}
-
-
-def _nested(value: object) -> str | None:
-    """What ``value`` is if it is not one cell value (text, number, missing), else None."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return "binary value"
-    if isinstance(value, np.ndarray):
-        return "list"
-    for kind, name in _NESTED_NAMES.items():
-        if isinstance(value, kind):
-            return name
-    return None
-
-
-def check_scalars(
-    df: pd.DataFrame, columns: Iterable[str], *, file: str | Path | None = None
-) -> None:
-    """Raise :class:`InputError` at the first cell of ``columns`` (those present) that
-    holds a list, an object or binary data instead of one text or number.
-
-    Fast on ordinary columns: only object columns that pandas cannot type as flat are
-    looked at value by value.
-    """
-    for col in columns:
-        if col not in df.columns or df[col].dtype != object:
-            continue
-        s = df[col]
-        if pd.api.types.infer_dtype(s, skipna=True) in _FLAT:
-            continue
-        kinds = s.map(_nested)
-        bad = kinds.notna()
-        if bad.any():
-            i = _first(bad)
-            raise InputError(
-                f"expected one text or number, found a {kinds.iloc[i]} {shown(s.iloc[i])}",
-                file=str(file) if file is not None else None,
-                row=i + 1,
-                column=col,
-                fix="flatten the file: one text or number per cell in the schema columns "
-                "(lists and objects may stay in extra columns)",
-            )
-
-
 def _first_bool(s: pd.Series) -> int | None:
     """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None."""
     if pd.api.types.is_bool_dtype(s.dtype):
@@ -227,11 +166,6 @@ def _first_bool(s: pd.Series) -> int | None:
         return None
     is_bool = s.map(lambda v: isinstance(v, bool | np.bool_))
     return _first(is_bool) if is_bool.any() else None
-
-
-def _first(mask: pd.Series) -> int:
-    """Positional index of the first True in ``mask``."""
-    return int(np.flatnonzero(mask.to_numpy())[0])
 
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -809,9 +743,6 @@ def validate_pairs(
                     f"and leaves those out), or set status_{order} to 'ok' if it is the "
                     "judge's verdict",
                 )
-    # imported here: recuse.probe_tables reads this module's helpers
-    from recuse.probe_tables import check_probe_table
-
     return check_probe_table(out, file=file)
 
 

@@ -33,7 +33,14 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
   peak, with 2 x N FLOPs per prompt token, N the parameters of the transformer blocks
   (embeddings and the LM head, which runs at one position per prompt, left out;
   attention's own FLOPs not counted). ``--peak-tflops`` is the device's dense bf16
-  peak: default 989 (H100 SXM and H200 datasheets); pass your device's.
+  peak: by default the evaluator card's table by CUDA device name
+  (``recuse.judging.device.peak_tflops``: 989 for an H100 SXM or H200); a device
+  not in it (or the CPU) prints "peak unknown" and no MFU unless it is given.
+* the evaluator card of ours (``recuse.judging.card``), as ``recuse judge`` prints it:
+  judgments/s and the model FLOP utilisation from the run the runner recorded.
+
+Targets (exit 1 when missed): ours / bare at the best budget >= 0.9 for every shape,
+and on CUDA >= 85,000 prompt tokens/s for the 1.7B shape.
 * the device and dtype the CLI (``recuse judge``) picks with no flag.
 """
 
@@ -54,8 +61,9 @@ import torch
 from _targets import Targets
 
 from recuse.judging import PairwiseProtocol, Runner, Store
-from recuse.judging.backends.local import LocalBackend
-from recuse.judging.device import resolve_device, resolve_dtype
+from recuse.judging.backends.local import LocalBackend, block_parameters
+from recuse.judging.card import cards
+from recuse.judging.device import peak_tflops, resolve_device, resolve_dtype
 from recuse.judging.protocols import Pair
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,10 +140,6 @@ def build_model(shape: str, tok: Any, device: str, dtype: torch.dtype) -> Any:
     return model.eval()
 
 
-def block_params(model: Any) -> int:
-    return sum(p.numel() for p in model.model.layers.parameters())
-
-
 @dataclass
 class Bare:
     budget: int
@@ -189,7 +193,8 @@ def time_ours(
     backend: LocalBackend, pairs: list[Pair], proto: PairwiseProtocol, *, profile: bool
 ) -> tuple[float, Any]:
     """Seconds for ``Runner.pairwise`` over ``pairs`` into a fresh store, and its summary
-    (with ``profile``, the 25 functions of most own time are printed)."""
+    (with ``profile``, the 25 functions of most own time are printed); the evaluator
+    card's line of the run is printed."""
     import cProfile
     import pstats
 
@@ -205,6 +210,8 @@ def time_ours(
         if prof:
             prof.disable()
             pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        (card,) = cards(store.runs())
+        print(f"  card: {card.line()}")
     return seconds, summary
 
 
@@ -224,7 +231,7 @@ def run_shape(
     dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype_name]
     t0 = time.perf_counter()
     model = build_model(shape, tok, device, dtype)
-    n_block = block_params(model)
+    n_block = block_parameters(model)
     n_all = sum(p.numel() for p in model.parameters())
     backend = LocalBackend(
         model,
@@ -302,12 +309,16 @@ def run_shape(
     def rate(seconds: float) -> float:
         return tokens / seconds
 
-    def mfu(seconds: float) -> float:
-        return 2 * n_block * rate(seconds) / (args.peak_tflops * 1e12)
+    peak = args.peak_tflops or (peak_tflops(backend.device_name) if backend.device_name else None)
+
+    def mfu(seconds: float) -> str:
+        if peak is None:
+            return "MFU: peak unknown"
+        return f"MFU {2 * n_block * rate(seconds) / (peak * 1e12):.1%}"
 
     print(
         f"ours                     : {rate(ours):10,.0f} tok/s ({ours:.2f} s, "
-        f"{len(prompts) / ours:.1f} judgments/s) MFU {mfu(ours):.1%}"
+        f"{len(prompts) / ours:.1f} judgments/s) {mfu(ours)}"
     )
     print(f"  {summary.line()}")
     padded = sum(r * n for r, n in shapes)
@@ -333,7 +344,7 @@ def run_shape(
     print(
         f"bare, same budget {same.budget:6d}: {rate(same.seconds):10,.0f} tok/s "
         f"({same.seconds:.2f} s, {same.batches} batches, {same.padded / tokens:.3f} padded) "
-        f"MFU {mfu(same.seconds):.1%}"
+        f"{mfu(same.seconds)}"
     )
     print(
         f"bare, transformers' mask : {rate(masked.seconds):10,.0f} tok/s ({masked.seconds:.2f} s; "
@@ -345,14 +356,15 @@ def run_shape(
             f"{b.batches} batches)"
         )
     print(
-        f"bare, best budget {best.budget:6d}: {rate(best.seconds):10,.0f} tok/s "
-        f"MFU {mfu(best.seconds):.1%}"
+        f"bare, best budget {best.budget:6d}: {rate(best.seconds):10,.0f} tok/s {mfu(best.seconds)}"
     )
     print(
         f"ratio ours / bare same budget: {same.seconds / ours:.2f}; ours / bare best "
         f"budget: {best.seconds / ours:.2f}"
     )
     targets.at_least(f"{shape}: ours / bare at the best budget", best.seconds / ours, 0.90)
+    if shape == "1.7b" and cuda:
+        targets.at_least(f"{shape}: ours, prompt tokens/s", rate(ours), 85_000)
     del backend, model
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
@@ -379,8 +391,9 @@ def main() -> None:
     ap.add_argument(
         "--peak-tflops",
         type=float,
-        default=989.0,
-        help="dense bf16 peak of the device, TFLOP/s (989: H100 SXM / H200)",
+        default=0.0,
+        help="dense bf16 peak of the device, TFLOP/s (0 = from the device's name; "
+        "989 for an H100 SXM or H200)",
     )
     ap.add_argument(
         "--tokenizer",
@@ -409,9 +422,11 @@ def main() -> None:
         f"torch {torch.__version__}"
         + (f", {torch.cuda.get_device_name(0)}" if where.startswith("cuda") else "")
     )
+    name = torch.cuda.get_device_name(0) if where.startswith("cuda") else ""
+    peak = args.peak_tflops or (peak_tflops(name) if name else None)
     print(
-        f"MFU: 2 x block parameters FLOPs per prompt token over a peak of "
-        f"{args.peak_tflops:g} TFLOP/s (--peak-tflops)"
+        "MFU: 2 x block parameters FLOPs per prompt token over a peak of "
+        + (f"{peak:g} TFLOP/s" if peak else "(peak unknown: give --peak-tflops)")
     )
     tok = load_tokenizer(args.tokenizer)
     pairs = mt_bench_pairs(args.data, args.pairs)

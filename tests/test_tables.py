@@ -355,7 +355,7 @@ def _probe_rows(**change: object) -> pd.DataFrame:
 
 def test_probe_columns_are_read_and_checked() -> None:
     from recuse.errors import InputError
-    from recuse.tables import check_probe_table
+    from recuse.probe_tables import check_probe_table
 
     plain = pd.DataFrame({"item_id": ["x"], "probe": ["set-1"]})  # not all three columns
     assert check_probe_table(plain) is plain
@@ -382,7 +382,7 @@ def test_an_original_row_may_leave_treated_empty() -> None:
     edits the self-recognition rows' (the judge's own answer); with neither it is an
     error naming the row."""
     from recuse.errors import InputError
-    from recuse.tables import check_probe_table
+    from recuse.probe_tables import check_probe_table
 
     t = check_probe_table(_probe_rows(treated=(0, "")))
     assert list(t["treated"]) == ["a", "a", "a", "b"]
@@ -398,7 +398,7 @@ def test_a_base_pair_is_one_prompt_and_keeps_its_unedited_answer() -> None:
     """A base_item reused across prompts, or a treated side that names the answer left
     as it is, would mix pairs or turn each effect's sign: refused with the row named."""
     from recuse.errors import InputError
-    from recuse.tables import check_probe_table
+    from recuse.probe_tables import check_probe_table
 
     t = _probe_rows().assign(
         prompt_id="q1",
@@ -424,7 +424,7 @@ def test_plain_pairs_beside_a_probe_table_stay_plain_pairs() -> None:
     """`recuse judge` and `recuse probe` into one store: the judged pairs have no probe
     columns; they stay plain pairs (kept by the other analyses, never probed)."""
     from recuse.analyses.base import unedited
-    from recuse.tables import check_probe_table
+    from recuse.probe_tables import check_probe_table
 
     plain = pd.DataFrame(
         {"item_id": ["p1"], "judge": "j", "base_item": [np.nan], "probe": [None], "treated": [""]}

@@ -43,9 +43,15 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from recuse.cells import FLAT_KINDS as _FLAT
+from recuse.cells import check_scalars, shown
+from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
+from recuse.probe_tables import check_probe_table
 
-Kind = Literal["id", "str", "prob", "float", "nonneg", "human", "verdict", "status"]
+#: what a column holds, which says how validation coerces and checks it
+ColumnKind = Literal["id", "str", "prob", "float", "nonneg", "human", "verdict", "status"]
 SwappedFrame = Literal["original", "presented"]
 ConfidenceOf = Literal["winner", "a"]
 STATUSES = ("ok", "unparsed", "failed", "missing")
@@ -69,7 +75,6 @@ SIDE_WORDS: dict[str, float] = {
     "answer_a": 1.0,
     "answer_b": 0.0,
 }
-HUMAN_LABELS = SIDE_WORDS  # kept for callers of the old name
 _BRACKETED = {"c": 0.5}
 _WRAPPERS = re.compile(r"^(?:\[\[(.*)\]\]|\[(.*)\]|\((.*)\)|\"(.*)\"|'(.*)')$", re.S)
 # AlpacaEval's preference: 1 = first output (a) better, 2 = second (b), 1.5 = tie
@@ -85,7 +90,7 @@ VALUE_HELP = (
 @dataclass(frozen=True)
 class Column:
     name: str
-    kind: Kind
+    kind: ColumnKind
     required: bool = True
     doc: str = ""
 
@@ -107,13 +112,6 @@ class Schema:
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
-
-#: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts; a
-#: table holding all three is a probe table (:func:`check_probe_table`)
-PROBE_COLUMNS = ("base_item", "probe", "treated")
-#: the probe table's version names of the unedited pair and of the authorship question
-ORIGINAL = "original"
-RECOGNITION = "self-recognition"
 
 PAIRS = Schema(
     name="pairs",
@@ -162,68 +160,6 @@ RATINGS = Schema(
 )
 
 
-def shown(value: object, limit: int = 60) -> str:
-    """``repr(value)`` for an error message: numpy scalars as plain Python values, long
-    values cut to ``limit`` characters with their full length noted.
-
-    >>> shown("x" * 100, limit=10)
-    "'xxxxxxx… (100 characters)"
-    """
-    if isinstance(value, np.generic | np.ndarray):
-        value = value.tolist()
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    size = len(value) if isinstance(value, str | bytes | list | dict) else len(text)
-    return f"{text[: limit - 2]}… ({size:,} {'characters' if isinstance(value, str) else 'long'})"
-
-
-# pandas.api.types.infer_dtype results that cannot hold a list, dict or array
-_FLAT = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
-_NESTED_NAMES = {dict: "JSON object", list: "JSON list", tuple: "list", set: "set"}
-
-
-def _nested(value: object) -> str | None:
-    """What ``value`` is if it is not one cell value (text, number, missing), else None."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return "binary value"
-    if isinstance(value, np.ndarray):
-        return "list"
-    for kind, name in _NESTED_NAMES.items():
-        if isinstance(value, kind):
-            return name
-    return None
-
-
-def check_scalars(
-    df: pd.DataFrame, columns: Iterable[str], *, file: str | Path | None = None
-) -> None:
-    """Raise :class:`InputError` at the first cell of ``columns`` (those present) that
-    holds a list, an object or binary data instead of one text or number.
-
-    Fast on ordinary columns: only object columns that pandas cannot type as flat are
-    looked at value by value.
-    """
-    for col in columns:
-        if col not in df.columns or df[col].dtype != object:
-            continue
-        s = df[col]
-        if pd.api.types.infer_dtype(s, skipna=True) in _FLAT:
-            continue
-        kinds = s.map(_nested)
-        bad = kinds.notna()
-        if bad.any():
-            i = _first(bad)
-            raise InputError(
-                f"expected one text or number, found a {kinds.iloc[i]} {shown(s.iloc[i])}",
-                file=str(file) if file is not None else None,
-                row=i + 1,
-                column=col,
-                fix="flatten the file: one text or number per cell in the schema columns "
-                "(lists and objects may stay in extra columns)",
-            )
-
-
 def _first_bool(s: pd.Series) -> int | None:
     """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None."""
     if pd.api.types.is_bool_dtype(s.dtype):
@@ -232,11 +168,6 @@ def _first_bool(s: pd.Series) -> int | None:
         return None
     is_bool = s.map(lambda v: isinstance(v, bool | np.bool_))
     return _first(is_bool) if is_bool.any() else None
-
-
-def _first(mask: pd.Series) -> int:
-    """Positional index of the first True in ``mask``."""
-    return int(np.flatnonzero(mask.to_numpy())[0])
 
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -900,188 +831,6 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)
     out[target] = p
-
-
-def is_probe_table(df: pd.DataFrame) -> bool:
-    """Whether ``df`` holds every probe column (:data:`PROBE_COLUMNS`)."""
-    return set(PROBE_COLUMNS) <= set(df.columns)
-
-
-def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.DataFrame:
-    """Check and normalise the probe columns of a probe table; returns a new DataFrame
-    (``df`` itself when it is not a probe table).
-
-    ``probe`` and ``treated`` are read case- and space-insensitively; every row needs a
-    ``base_item``, a ``probe`` (its version: ``original``, ``placebo``, a probe, or
-    ``self-recognition``) and ``treated`` = ``a`` or ``b``. The versions of a base pair
-    share one prompt; its edited versions share one treated side, which its original
-    row takes (the original has no edit and may leave treated empty; without edits it
-    takes the self-recognition rows' side, the judge's own answer, which those rows
-    keep); where the texts are given, the answer that is not edited is the same in
-    every version; a judge judges each version of a base pair once. A row with all
-    three empty is a plain pair judged beside the probes (e.g. ``recuse judge`` into the
-    same store) and stays one; a row with only some empty is an error. Anything else is an
-    :class:`InputError` naming the row: a probe effect read off such a table would be
-    silently wrong (a side counted as the other, a version counted twice).
-    """
-    if not is_probe_table(df):
-        return df
-    fname = str(file) if file is not None else None
-    out = df.copy()
-    check_scalars(out, PROBE_COLUMNS, file=fname)
-    texts = {}
-    for col in PROBE_COLUMNS:
-        text = out[col].map(lambda v: v if isinstance(v, str) else "" if pd.isna(v) else str(v))
-        texts[col] = text.str.strip() if col == "base_item" else text.str.strip().str.lower()
-    # a row with all three empty is a plain pair judged beside the probes (one store)
-    plain = pd.concat([t == "" for t in texts.values()], axis=1).all(axis=1)
-    # an original row may leave treated empty: it has no edit, it takes its edits' side
-    side_later = (texts["treated"] == "") & (texts["probe"] == ORIGINAL) & ~plain
-    for col, text in texts.items():
-        empty = (text == "") & ~plain & ~(side_later if col == "treated" else False)
-        if empty.any():
-            raise InputError(
-                f"empty {col} in a probe table",
-                file=fname,
-                row=_first(empty) + 1,
-                column=col,
-                fix="every row of a probe table names its base pair (base_item), its version "
-                "(probe: original, placebo, a probe, self-recognition) and the edited side "
-                "(treated: a or b); drop the probe columns to read it as plain pairs",
-            )
-        out[col] = text.where(~plain, np.nan)
-    bad = ~out["treated"].isin(["a", "b"]) & ~plain & ~side_later
-    if bad.any():
-        i = _first(bad)
-        raise InputError(
-            f"treated is {shown(df['treated'].iloc[i])}, expected a or b",
-            file=fname,
-            row=i + 1,
-            column="treated",
-            fix="treated names the side the probe edits: a or b",
-        )
-    if plain.all():
-        return out
-    base_rows = ~plain & (out["probe"] != RECOGNITION)
-    _one_prompt_per_base(out, base_rows, fname)
-    edits = out[~out["probe"].isin([ORIGINAL, RECOGNITION]) & ~plain]
-    sides = edits.groupby("base_item", sort=False)["treated"].nunique()
-    if (sides > 1).any():
-        base = sides.index[sides.to_numpy() > 1][0]
-        rows = edits[edits["base_item"] == base]
-        side = rows["treated"].iloc[0]
-        odd = rows[rows["treated"] != side]
-
-        def versions(v: pd.DataFrame) -> str:
-            return ", ".join(dict.fromkeys(v["probe"].astype(str)))
-
-        raise InputError(
-            f"base pair {shown(base)} is treated on side {side} in "
-            f"{versions(rows[rows['treated'] == side])} but on side "
-            f"{odd['treated'].iloc[0]} in {versions(odd)}",
-            file=fname,
-            row=_first(
-                (out["base_item"] == base)
-                & ~out["probe"].isin([ORIGINAL, RECOGNITION])
-                & ~plain
-                & (out["treated"] != side)
-            )
-            + 1,
-            column="treated",
-            fix="one side is edited in every version of a base pair; correct treated",
-        )
-    # the original is unedited: its treated side is the edits' (a self-recognition run
-    # into the same store may have written the judge's own side there); without edits
-    # an empty one takes the self-recognition rows' side (the judge's own answer)
-    side_of = edits.drop_duplicates("base_item").set_index("base_item")["treated"]
-    is_original = (out["probe"] == ORIGINAL) & out["base_item"].isin(side_of.index)
-    out.loc[is_original, "treated"] = out.loc[is_original, "base_item"].map(side_of)
-    asks = out[out["probe"] == RECOGNITION].drop_duplicates("base_item")
-    pending = side_later & ~is_original
-    own_side = asks.set_index("base_item")["treated"].astype(object)
-    out.loc[pending, "treated"] = out.loc[pending, "base_item"].map(own_side).astype(object)
-    unsided = pending & out["treated"].isna()
-    if unsided.any():
-        raise InputError(
-            f"the original row of base pair {shown(out['base_item'][unsided].iloc[0])} has "
-            "no treated side, and no edited or self-recognition version to take it from",
-            file=fname,
-            row=_first(unsided) + 1,
-            column="treated",
-            fix="write a or b in treated: the side the probes of this base pair edit",
-        )
-    _unedited_answer_kept(out, base_rows, fname)
-    key = ["judge", "base_item", "probe"] if "judge" in out.columns else ["base_item", "probe"]
-    filled = out[key].astype(object).where(out[key].notna(), "\x00")  # no judge: one judge
-    dup = filled.duplicated(keep=False) & ~plain
-    if dup.any():
-        rows = np.flatnonzero(dup.to_numpy())
-        first = out.iloc[rows[0]]
-        same = np.flatnonzero((filled == filled.iloc[rows[0]]).all(axis=1).to_numpy())
-        ids = ", ".join(shown(out["item_id"].iloc[r]) for r in same[:4]) if "item_id" in out else ""
-        raise InputError(
-            f"version {shown(first['probe'])} of base pair {shown(first['base_item'])} appears "
-            f"{len(same)} times for one judge (rows {', '.join(str(r + 1) for r in same[:4])}"
-            + (f"; item_id {ids})" if ids else ")"),
-            file=fname,
-            row=int(same[1]) + 1,
-            column="probe",
-            fix="a judge judges each version of a base pair once; remove the repeated rows",
-        )
-    return out
-
-
-def _probe_rows(out: pd.DataFrame, versions: pd.Series) -> pd.DataFrame:
-    """The ``versions`` rows of ``out``, positionally indexed, with ``_row`` (file row)."""
-    t = out[versions.to_numpy()].assign(_row=np.flatnonzero(versions.to_numpy()) + 1)
-    t.index = pd.RangeIndex(len(t))
-    return t
-
-
-def _one_prompt_per_base(out: pd.DataFrame, versions: pd.Series, file: str | None) -> None:
-    """The ``versions`` rows of a base pair are one prompt's pair (a base_item reused
-    across prompts would mix pairs); refused with the row named."""
-    if "prompt_id" not in out.columns:
-        return
-    t = _probe_rows(out, versions)
-    first = t.groupby("base_item", sort=False)["prompt_id"].transform("first")
-    odd = t["prompt_id"].astype(str) != first.astype(str)
-    if odd.any():
-        i = _first(odd)
-        raise InputError(
-            f"base pair {shown(t['base_item'][i])} spans prompts {shown(first[i])} and "
-            f"{shown(t['prompt_id'][i])}",
-            file=file,
-            row=int(t["_row"][i]),
-            column="base_item",
-            fix="base_item names one prompt's pair; give each pair its own base_item",
-        )
-
-
-def _unedited_answer_kept(out: pd.DataFrame, versions: pd.Series, file: str | None) -> None:
-    """Where the texts are given, the ``versions`` rows of a base pair share the answer
-    that is not edited (a treated side naming the unedited answer would turn every
-    effect's sign); refused with the row named."""
-    if not {"response_a", "response_b"} <= set(out.columns):
-        return
-    t = _probe_rows(out, versions)
-    kept = t["response_b"].where(t["treated"] == "a", t["response_a"])
-    given = t.assign(_kept=kept)[kept.notna()]
-    base = given.groupby("base_item", sort=False)[["_kept", "probe"]].transform("first")
-    odd = given["_kept"].astype(str) != base["_kept"].astype(str)
-    if odd.any():
-        i = _first(odd)
-        row = given.iloc[i]
-        raise InputError(
-            f"base pair {shown(row['base_item'])}: the answer that is not edited (response_"
-            f"{'b' if row['treated'] == 'a' else 'a'}) differs between version "
-            f"{shown(base['probe'].iloc[i])} and version {shown(row['probe'])}",
-            file=file,
-            row=int(row["_row"]),
-            column="treated",
-            fix="treated names the side the probes edit, and the other answer stays as it "
-            "is in every version: check treated, or give the versions their own base_item",
-        )
 
 
 def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.DataFrame:

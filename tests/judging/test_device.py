@@ -173,7 +173,7 @@ def test_pipelined_backend_gives_the_serial_numbers(tiny_model_dir: Path) -> Non
                          max_batch_tokens=budget)  # fmt: skip
     serial.max_batch_tokens = budget
     assert len(piped._buckets(lengths)) >= 4
-    sizes = [local._chars(p) for p in _prompts()]
+    sizes = [piped._size(p) for p in _prompts()]
     assert len(piped._waves(sizes)) >= 2 and len(serial._waves(sizes)) == 1
     _compare(piped, serial)
     # and both against one prompt per pass (no padding at all)
@@ -184,15 +184,15 @@ def test_pipelined_backend_gives_the_serial_numbers(tiny_model_dir: Path) -> Non
 def test_waves_cut_a_call_in_order_small_first(tiny_model_dir: Path) -> None:
     b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True,
                           max_batch_tokens=100)  # fmt: skip
-    first = 100 * local.CHARS_PER_TOKEN  # 400 characters: 2 items of 150
-    waves = b._waves([150] * 40)
-    assert [i for w in waves for i in w] == list(range(40))  # every item once, in order
-    # one pass of text, then twice the wave before (800, 1,600 characters), at most
-    # WAVE_PASSES passes (1,600): each is prepared while the one before runs
+    first = 100  # tokens: one pass, 6 items of 15
+    waves = b._waves([15] * 80)
+    assert [i for w in waves for i in w] == list(range(80))  # every item once, in order
+    # one pass of tokens, then twice the wave before (200, 400 tokens), at most
+    # WAVE_PASSES passes (400): each is prepared while the one before runs
     assert local.WAVE_PASSES == 4
-    assert [len(w) for w in waves[:-1]] == [first // 150, 2 * first // 150, 4 * first // 150,
-                                           4 * first // 150, 4 * first // 150]  # fmt: skip
-    assert len(waves[-1]) == 40 - sum(len(w) for w in waves[:-1])
+    assert [len(w) for w in waves[:-1]] == [first // 15, 2 * first // 15, 4 * first // 15,
+                                           4 * first // 15]  # fmt: skip
+    assert len(waves[-1]) == 80 - sum(len(w) for w in waves[:-1])
     assert b._waves([10**6, 5, 5]) == [[0], [1, 2]]  # an item over the limit goes alone
     assert b._waves([]) == []
 
@@ -209,7 +209,7 @@ def test_waves_run_about_as_many_passes_as_one_wave(tiny_model_dir: Path) -> Non
     prompts = sorted(_prompts() * 6, key=local._chars)  # the runner sends them by size
     lengths = [len(piped.encode(p)) for p in prompts]
     piped.max_batch_tokens = 3 * max(lengths)  # ~3 prompts per pass, several waves
-    waves = piped._waves([local._chars(p) for p in prompts])
+    waves = piped._waves([piped._size(p) for p in prompts])
     assert len(waves) >= 3 and len(piped._buckets([lengths[i] for i in waves[0]])) >= 2
     shapes: list[tuple[int, ...]] = []
     hidden = piped._hidden
@@ -234,7 +234,7 @@ def test_pipelined_waves_keep_failures_in_place(tiny_model_dir: Path) -> None:
     piped.max_batch_tokens = serial.max_batch_tokens = max(sizes) // 2
     long = Prompt((Message("user", "word " * (piped.max_length + 10)),))
     batch = [*prompts, long, *prompts]
-    assert len(piped._waves([local._chars(p) for p in batch])) >= 3
+    assert len(piped._waves([piped._size(p) for p in batch])) >= 3
     got = piped.next_token_logprobs_sync(batch, top_k=5, select=is_verdict_token)
     want = serial.next_token_logprobs_sync(batch, top_k=5, select=is_verdict_token)
     bad = len(prompts)
@@ -351,7 +351,7 @@ def test_a_call_that_starts_behind_another_is_prepared_whole(tiny_model_dir: Pat
     lengths = [len(serial.encode(p)) for p in prompts]
     piped = LocalBackend(serial.model, serial.tokenizer, model_id="t", pipeline=True,
                          max_batch_tokens=2 * max(lengths))  # fmt: skip
-    assert len(piped._waves([local._chars(p) for p in prompts])) >= 3
+    assert len(piped._waves([piped._size(p) for p in prompts])) >= 3
     waves: list[int] = []  # waves of each call, in the order the calls entered
     prepared: list[int] = []  # prompts of each wave prepared, in order
     run_waves, pipelined = piped._run_waves_now, piped._pipelined
@@ -456,7 +456,7 @@ def test_a_cancelled_call_stops_before_its_next_wave(tiny_model_dir: Path) -> No
     b = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", pipeline=True)
     prompts = sorted(_prompts() * 8, key=local._chars)
     b.max_batch_tokens = 2 * max(len(b.encode(p)) for p in prompts)
-    waves = b._waves([local._chars(p) for p in prompts])
+    waves = b._waves([b._size(p) for p in prompts])
     assert len(waves) >= 4
     first = len(b._buckets([len(b.encode(prompts[i])) for i in waves[0]]))  # its passes, at most
     passes: list[int] = []

@@ -33,7 +33,7 @@ from recuse.judging.distributed import (
     choose_placement,
 )
 from recuse.judging.protocols import Pair, score_distribution, to_ab
-from recuse.judging.runner import Work
+from recuse.judging.tasks import Work
 from recuse.testing.standin import StandIn, standin_distribution
 
 # one worker runs this module under `pytest -n 2 --dist loadgroup` (make test), so the

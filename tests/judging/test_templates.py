@@ -650,19 +650,19 @@ def test_a_chat_judges_log_probs_do_not_overrule_its_templates_rule(tmp_path: Pa
     """Two different marks where the template's rule reads none (pick unique) stay
     unparsed even with log-probs at the first mark; an AlpacaEval one-token verdict is
     read from its first token's log-probs as AlpacaEval reads it."""
-    from recuse.judging.runner import _read_generated
+    from recuse.judging.handlers.pairwise import read_generated
 
     text = 'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "[[A]]"\nb = "[[B]]"\n'
     text += 'pick = "unique"\n'
     fmt = load_template(_write(tmp_path / "u.toml", text)).verdict
     dist = {"A": math.log(0.7), "B": math.log(0.1)}
     g = Generation("x [[A]] y [[B]]", ("x", " [[", "A", "]]", " y", " [[", "B", "]]"), (dist,) * 8)
-    assert _read_generated(g, fmt, parsed=True)[0].status == "unparsed"
-    assert _read_generated(g, fmt)[0].p_slot_a == pytest.approx(0.875)  # replay: log-probs
+    assert read_generated(g, fmt, parsed=True)[0].status == "unparsed"
+    assert read_generated(g, fmt)[0].p_slot_a == pytest.approx(0.875)  # replay: log-probs
     alpaca = load_template(f"{_alpaca(tmp_path)}:weighted_mine").verdict
     one = {"m": math.log(0.2), "M": math.log(0.6)}
     g = Generation("M, because", ("M", ",", " because"), (one, one, one))
-    assert _read_generated(g, alpaca, parsed=True)[0].p_slot_a == pytest.approx(0.25)
+    assert read_generated(g, alpaca, parsed=True)[0].p_slot_a == pytest.approx(0.25)
 
 
 def test_one_judge_id_is_not_judged_in_both_modes(tmp_path: Path) -> None:
@@ -707,16 +707,16 @@ def test_a_chat_reply_whose_top_k_lacks_a_verdict_is_unparsed_not_its_text() -> 
     same numbers as a full distribution (a local model) read P(B) = 0 as before, and
     a top-k holding both gives Eq. 3 by hand: 0.7 / (0.7 + 0.1) = 0.875."""
     from recuse.judging.backends.base import TopK
-    from recuse.judging.runner import _read_generated
+    from recuse.judging.handlers.pairwise import read_generated
     from recuse.verdict_parsing import BRACKETS
 
     toks = ("Fine.", " [[", "A", "]]")
     only_a = {"A": math.log(0.7), "x": math.log(0.2)}
-    score, _, why = _read_generated(Generation("Fine. [[A]]", toks, (TopK(only_a),) * 4), BRACKETS)
+    score, _, why = read_generated(Generation("Fine. [[A]]", toks, (TopK(only_a),) * 4), BRACKETS)
     assert score.status == "unparsed" and math.isnan(score.p_slot_a)
     assert why == "verdict token outside top-k: no log-prob for B among the server's top 2"
-    full, _, why = _read_generated(Generation("Fine. [[A]]", toks, (only_a,) * 4), BRACKETS)
+    full, _, why = read_generated(Generation("Fine. [[A]]", toks, (only_a,) * 4), BRACKETS)
     assert full.p_slot_a == pytest.approx(1.0) and why is None
     both = TopK({"A": math.log(0.7), "B": math.log(0.1)})
-    s, _, why = _read_generated(Generation("Fine. [[A]]", toks, (both,) * 4), BRACKETS)
+    s, _, why = read_generated(Generation("Fine. [[A]]", toks, (both,) * 4), BRACKETS)
     assert s.status == "ok" and s.p_slot_a == pytest.approx(0.875) and why is None

@@ -30,6 +30,7 @@ from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
 from recuse.outputs import file_name
+from recuse.probe_tables import ORIGINAL, is_probe_table
 from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
@@ -42,7 +43,7 @@ from recuse.report.model import (
     Table,
 )
 from recuse.roster import SELF_SCOPES, Roster, SelfScope
-from recuse.tables import ORIGINAL, TableKind, is_probe_table
+from recuse.tables import TableKind
 
 SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot": "a judge's own answers are those of its exact model id (a dated snapshot, "

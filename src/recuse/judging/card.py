@@ -8,7 +8,16 @@ judgments::
 
     cost_per_1000 = 1000 * (tokens_in * price_in + tokens_out * price_out) / 1e6
 
-with prices in USD per million tokens.
+with prices in USD per million tokens. Where a local model ran on a GPU, its model
+FLOP utilisation (MFU): the FLOP/s achieved over the device's peak, with
+``2 * N`` FLOPs per token read (N the parameters of the transformer blocks; the
+embeddings, the LM head and attention's own FLOPs not counted)::
+
+    mfu = sum(2 * N * tokens_in) / sum(seconds * peak)
+
+over the runs on a GPU, ``peak`` the dense bfloat16 peak of the GPU each ran on
+(:func:`recuse.judging.device.peak_tflops`); a GPU with no known peak gets none
+("peak unknown"), a CPU or a server no line.
 
 The cards are typed numbers (:class:`Card`); the report renders them
 (:func:`recuse.analyses.card.card_section`), so this module does not import the
@@ -24,9 +33,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from recuse.errors import InputError
+from recuse.judging.device import peak_tflops
 from recuse.roster import Roster
 
 __all__ = ["Card", "PriceRow", "PriceTable", "cards", "read_prices"]
@@ -48,6 +59,27 @@ class Card:
     #: the judge prompt its pairwise verdicts were made with: (name, format, sha256)
     #: (:meth:`recuse.judging.store.Store.judge_prompts`); None where none is recorded
     prompt: tuple[str, str, str] | None = None
+    #: the GPU(s) a local model ran on, by name ("NVIDIA H200"; several joined by
+    #: " / "); None off a GPU
+    accelerator: str | None = None
+    #: model FLOP utilisation, a share of the peak (0 to 1; see the module): None where
+    #: the runs were not on a GPU, or on one with no known peak, or counted no tokens
+    mfu: float | None = None
+    #: the peak MFU divides by, TFLOP/s (the GPUs' when several, time-weighted)
+    peak_tflops: float | None = None
+
+    def utilisation(self) -> str:
+        """The MFU as the card says it ("" off a GPU)."""
+        if self.accelerator is None:
+            return ""
+        if self.mfu is None:
+            if self.peak_tflops is None:
+                return f"model FLOP utilisation: peak unknown for {self.accelerator}"
+            return "model FLOP utilisation: tokens not counted"
+        return (
+            f"model FLOP utilisation {self.mfu:.1%} of {self.accelerator}'s "
+            f"{self.peak_tflops:g} TFLOP/s dense bf16 peak"
+        )
 
     def line(self) -> str:
         toks = (
@@ -62,6 +94,9 @@ class Card:
             else "no price given"
         )
         where = f" on {self.hardware}" if self.hardware else ""
+        used = self.utilisation()
+        if used:
+            cost = f"{cost}; {used}"
         prompt = ""
         if self.prompt is not None:
             name, kind, sha = self.prompt
@@ -84,7 +119,15 @@ class Card:
             "judge prompt": self.prompt[0] if self.prompt else None,
             "judge prompt format": (self.prompt[1] or None) if self.prompt else None,
             "judge prompt sha256": (self.prompt[2] or None) if self.prompt else None,
-        }
+        } | (
+            {
+                "accelerator": self.accelerator,
+                "model FLOP utilisation": self.mfu,
+                "peak TFLOP/s (dense bf16)": self.peak_tflops,
+            }
+            if self.accelerator is not None
+            else {}
+        )
 
 
 def cards(
@@ -111,8 +154,40 @@ def cards(
         places = g["hardware"].dropna() if "hardware" in g.columns else pd.Series(dtype=object)
         hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
         prompt = (prompts or {}).get(str(judge))
-        out.append(Card(str(judge), n, rate, tin, tout, cost, hardware, prompt))
+        accelerator, mfu, peak = _utilisation(g)
+        out.append(
+            Card(str(judge), n, rate, tin, tout, cost, hardware, prompt, accelerator, mfu, peak)
+        )
     return out
+
+
+def _utilisation(runs: pd.DataFrame) -> tuple[str | None, float | None, float | None]:
+    """(accelerator, MFU, peak TFLOP/s) of one judge's runs (see the module): the runs
+    on a GPU, each at its GPU's peak; MFU None where a GPU's peak is unknown or no run
+    counted its tokens and block parameters."""
+    if "device" not in runs.columns:
+        return None, None, None
+    on_gpu = runs[runs["device"].notna() & (runs["device"].astype(str) != "")]
+    if on_gpu.empty:
+        return None, None, None
+    names = list(dict.fromkeys(str(d) for d in on_gpu["device"]))
+    peaks = {name: peak_tflops(name) for name in names}
+    unknown = [name for name, peak in peaks.items() if peak is None]
+    if unknown:
+        return " / ".join(names), None, None
+    known = {name: float(peak) for name, peak in peaks.items() if peak is not None}
+    secs = on_gpu["seconds"].to_numpy(dtype=float)
+    peak_each = np.array([known[str(d)] for d in on_gpu["device"]], dtype=float)
+    total = float(secs.sum())
+    peak = float((secs * peak_each).sum() / total) if total > 0 else float(peak_each[0])
+    tin = pd.to_numeric(on_gpu["tokens_in"], errors="coerce").to_numpy(dtype=float)
+    blocks = pd.to_numeric(on_gpu["block_params"], errors="coerce").to_numpy(dtype=float)
+    has = ~np.isnan(tin) & ~np.isnan(blocks)
+    capacity = float((secs[has] * peak_each[has]).sum()) * 1e12
+    if capacity <= 0:
+        return " / ".join(names), None, peak
+    flops = float((2.0 * blocks[has] * tin[has]).sum())
+    return " / ".join(names), flops / capacity, peak
 
 
 def _price(value: object, path: Path, row: int, column: str) -> float:

@@ -24,12 +24,42 @@ __all__ = [
     "DTypeChoice",
     "device_spec",
     "gpu_token_budget",
+    "peak_tflops",
     "resolve_device",
     "resolve_dtype",
 ]
 
 DType = Literal["float32", "bfloat16"]
 DTypeChoice = Literal["auto", "float32", "bfloat16"]
+
+#: dense (no sparsity) bfloat16 tensor-core peak of a GPU, TFLOP/s, by the name its
+#: driver gives (``torch.cuda.get_device_name``), from the vendors' datasheets (their
+#: figures with sparsity halved); the first pattern that matches wins, so the
+#: specific variants come before the family. What the evaluator card's model FLOP
+#: utilisation divides by; a GPU not listed has no such number ("peak unknown").
+BF16_PEAK_TFLOPS: tuple[tuple[str, float], ...] = (
+    (r"\bGH200\b", 989.0),
+    (r"\bH200\b.*\bNVL\b", 835.0),
+    (r"\bH200\b", 989.0),
+    (r"\bH100\b.*\bPCIe\b", 756.0),
+    (r"\bH100\b.*\bNVL\b", 835.0),
+    (r"\bH100\b", 989.0),  # SXM ("NVIDIA H100 80GB HBM3")
+    (r"\bB200\b", 2250.0),
+    (r"\bA100\b", 312.0),
+    (r"\bL40S\b", 362.0),
+    (r"\bL4\b", 121.0),
+    (r"\bA10\b", 125.0),
+)
+
+
+def peak_tflops(device_name: str) -> float | None:
+    """The dense bfloat16 peak (TFLOP/s) of the GPU named ``device_name``
+    (:data:`BF16_PEAK_TFLOPS`), or None for a device not listed."""
+    for pattern, tflops in BF16_PEAK_TFLOPS:
+        if re.search(pattern, device_name, flags=re.IGNORECASE):
+            return tflops
+    return None
+
 
 #: padded tokens per forward pass on the CPU. Past ~2k tokens a batch runs slower per
 #: token (activations leave the cache): SmolLM2 perplexity went from 685 to 406 tok/s

@@ -43,8 +43,9 @@ import numpy as np
 from recuse.errors import ConfigError, JudgeError, MissingDependencyError, RecuseError
 from recuse.judging.backends.base import Backend
 from recuse.judging.device import DType
-from recuse.judging.runner import Computed, RetryPolicy, Runner, Task, Work
+from recuse.judging.runner import Computed, RetryPolicy, Runner
 from recuse.judging.store import Store
+from recuse.judging.tasks import Task, Work
 
 __all__ = ["CheckedFolder", "RayExecutor", "choose_placement"]
 

@@ -6,8 +6,9 @@ response text: the log-probs of the response under the judge's model, from the
 backend's ``continuation_logprobs`` primitive). The runner turns items into tasks,
 drops tasks whose content key is already final in the store (a judgment judged for
 another item with identical content is copied, reframed for its order; a failed
-perplexity is computed again), sends the rest to the backend in length-sorted
-batches with at most ``backend.concurrency`` batches in flight, and commits
+perplexity is computed again), sends the rest to the backend in batches cut from
+:func:`send_order` (by tokens where the backend counts them, a pair's two orders side
+by side) with at most ``backend.concurrency`` batches in flight, and commits
 finished batches together, at least every ``FLUSH_SECONDS`` (a slow judge's
 batches one by one; a fast server's every ``FLUSH_ROWS`` rows, so SQLite is not
 committing per request). One retry loop serves every kind: a
@@ -21,14 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.progress import (
@@ -46,16 +45,17 @@ from rich.progress import (
 from rich.text import Text
 
 from recuse.errors import ConfigError, InputError, RecuseError
-from recuse.judging.backends.base import (
-    Backend,
-    Failure,
-    Generation,
-    TopK,
-    TransientError,
-    done_sink,
+from recuse.judging.backends.base import Backend, TransientError, done_sink
+from recuse.judging.handlers import (
+    Handler,
+    PerplexityHandler,
+    RewriteHandler,
+    handler_for,
 )
+from recuse.judging.handlers.base import reusable, usable
+from recuse.judging.handlers.likert import reference_value
+from recuse.judging.handlers.pairwise import check_template, copy_judgment, pairs_to_judge
 from recuse.judging.protocols import (
-    BRACKETS,
     ORDERS,
     Dimension,
     LikertProtocol,
@@ -63,20 +63,11 @@ from recuse.judging.protocols import (
     Pair,
     PairwiseProtocol,
     Prompt,
-    VerdictFormat,
-    VerdictScore,
-    bad_logprobs,
-    parse_rating,
     perplexity_key,
-    score_distribution,
-    score_labels,
-    split_at_verdict,
-    to_ab,
-    verdict_score,
 )
 from recuse.judging.store import Judgment, Perplexity, Rewrite, Store, content_key
+from recuse.judging.tasks import Task, TaskKind, Work
 
-TaskKind = Literal["pairwise", "likert", "perplexity", "rewrite"]
 Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
 
 
@@ -95,23 +86,6 @@ class RetryPolicy:
             return min(max(retry_after, 0.0), self.max_delay)
         d = self.base_delay * 2 ** (attempt - 1)
         return min(d * random.uniform(0.75, 1.25), self.max_delay)
-
-
-@dataclass(frozen=True)
-class Task:
-    key: str
-    kind: TaskKind
-    item_id: str
-    slot: str  # order for pairwise, dimension name for Likert, "" for perplexity
-    prompt: Prompt
-    order: Order | None = None
-    dimension: Dimension | None = None
-    continuation: str = ""  # perplexity: the text scored after the prompt
-
-    @property
-    def size(self) -> int:
-        """Length used to put similar tasks in one batch."""
-        return len(self.prompt.canonical()) + len(self.continuation)
 
 
 #: how the reason of a task failed after its retries begins (:attr:`RunSummary.gave_up`)
@@ -176,18 +150,6 @@ class _RateColumn(ProgressColumn):
         return Text("  -  /s" if speed is None else f"{speed:6.2f}/s", style="progress.data.speed")
 
 
-Handler = Callable[[Sequence[Task]], Awaitable[list[Outcome]]]
-
-
-@dataclass(frozen=True)
-class Work:
-    """What a run's tasks ask of the backend, as data another process can receive:
-    pairwise or Likert judgments under their protocol, or perplexities."""
-
-    kind: Literal["pairwise", "likert", "perplexity"]
-    protocol: PairwiseProtocol | LikertProtocol | None = None
-
-
 #: one computed outcome and the attempts its batch took
 Computed = tuple[Any, int]
 
@@ -223,7 +185,6 @@ class _Kind(Generic[Outcome]):
 
     verb: str  # progress bar: "<verb> with <judge>"
     handler: Handler[Outcome]
-    fail: Callable[[Task, str], Outcome]
     save: Callable[[list[Outcome]], None]
     finish: Callable[[Outcome, int], Outcome]  # (outcome, attempts this run)
     batch_size: int
@@ -312,8 +273,8 @@ class Runner:
     ) -> RunSummary:
         """Judge every pair in each of ``orders``; returns what was done."""
         protocol = protocol or PairwiseProtocol()
-        items, meta = _pairs(pairs)
-        _check_template(protocol, items, self.backend)
+        items, meta = pairs_to_judge(pairs)
+        check_template(protocol, items, self.backend)
         tasks = [
             self._task(
                 "pairwise", p.item_id, o, protocol.prompt(p, o), protocol.key_params(), order=o
@@ -360,7 +321,7 @@ class Runner:
         for r in rows.to_dict("records"):
             item_id = f"{r['prompt_id']}|{r['model']}"
             refs = {
-                d.name: _float_or_none(r.get(f"reference_{d.name}"))
+                d.name: reference_value(r.get(f"reference_{d.name}"))
                 for d in dimensions
                 if f"reference_{d.name}" in r
             }
@@ -406,8 +367,7 @@ class Runner:
         todo = [t for k, t in tasks.items() if k not in done]
         kind: _Kind[Perplexity] = _Kind(
             verb="perplexity",
-            handler=self._perplexity_batch,
-            fail=lambda t, reason: Perplexity(t.key, "failed", reason=reason),
+            handler=PerplexityHandler(self.backend),
             save=lambda rows: self.store.put_perplexities(model, revision, rows),
             finish=lambda row, _attempts: row,
             batch_size=batch_size or self.backend.batch_size,
@@ -452,16 +412,9 @@ class Runner:
         todo = [t for k, t in tasks.items() if k not in done]
         model, revision = self.backend.model_id, self.backend.revision
 
-        async def handler(batch: Sequence[Task]) -> list[Rewrite]:
-            gens = await self.backend.generate(
-                [t.prompt for t in batch], max_new_tokens=max_new_tokens
-            )
-            return [_rewrite(t.key, g, max_new_tokens) for t, g in zip(batch, gens, strict=True)]
-
         kind: _Kind[Rewrite] = _Kind(
             verb="rewriting",
-            handler=handler,
-            fail=lambda t, reason: Rewrite(t.key, "failed", reason=reason),
+            handler=RewriteHandler(self.backend, max_new_tokens),
             save=lambda rows: self.store.put_rewrites(model, revision, rows),
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
@@ -509,7 +462,7 @@ class Runner:
         start = time.perf_counter()
         stored = self.store.lookup(t.key for t in tasks)
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
-        final_by_key = {j.key: j for j in stored if _reusable(j)}
+        final_by_key = {j.key: j for j in stored if reusable(j)}
         todo: list[Task] = []
         copies: list[Judgment] = []
         attempts_before: dict[tuple[str, str, str], int] = {}
@@ -519,7 +472,7 @@ class Runner:
             if own is not None and own.status != "failed":
                 cached += 1
             elif t.key in final_by_key:  # same content judged for another item
-                copies.append(_copy(final_by_key[t.key], t, self.judge))
+                copies.append(copy_judgment(final_by_key[t.key], t, self.judge))
                 cached += 1
             else:
                 if own is not None:
@@ -529,12 +482,11 @@ class Runner:
 
         def finish(j: Judgment, attempts: int) -> Judgment:
             before = attempts_before.get((j.key, j.item_id, j.slot), 0)
-            return replace(_usable(j), attempts=attempts + before)
+            return replace(usable(j), attempts=attempts + before)
 
         kind: _Kind[Judgment] = _Kind(
             verb="judging",
-            handler=self._handler(work),
-            fail=lambda t, reason: _failed(t, self.judge, reason),
+            handler=handler_for(work, self.backend, self.judge),
             save=self.store.put,
             finish=finish,
             batch_size=self.backend.batch_size,
@@ -561,6 +513,8 @@ class Runner:
                 seconds=time.perf_counter() - ran,
                 tokens=tokens,
                 hardware=self.backend.hardware,
+                device=self.backend.device_name,
+                block_params=self.backend.block_parameters,
             )
 
         try:
@@ -633,7 +587,9 @@ class Runner:
         with progress:
             try:
                 executor.run(
-                    sorted(todo, key=lambda t: t.size),  # neighbours batch together
+                    # by characters: counting tokens here would load the model on the
+                    # driver, which only names it
+                    send_order(todo, [t.size for t in todo]),
                     work,
                     judge=self.judge,
                     retry=self.retry,
@@ -649,15 +605,9 @@ class Runner:
         flight, the one retry loop. Nothing is read from or written to the store: an
         :class:`Executor`'s workers call this and the runner that sent the tasks
         finishes and commits the outcomes."""
-        fail: Callable[[Task, str], Any]
-        if work.kind == "perplexity":
-            fail = lambda t, reason: Perplexity(t.key, "failed", reason=reason)  # noqa: E731
-        else:
-            fail = lambda t, reason: _failed(t, self.judge, reason)  # noqa: E731
         kind: _Kind[Any] = _Kind(
             verb="",
-            handler=self._handler(work),
-            fail=fail,
+            handler=handler_for(work, self.backend, self.judge),
             save=lambda _rows: None,
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
@@ -676,21 +626,10 @@ class Runner:
         )
         return [c for part in parts for c in part]
 
-    def _handler(self, work: Work) -> Handler[Any]:
-        protocol = work.protocol
-        if work.kind == "pairwise" and isinstance(protocol, PairwiseProtocol):
-            return lambda batch: self._pairwise_batch(batch, protocol)
-        if work.kind == "likert" and isinstance(protocol, LikertProtocol):
-            return lambda batch: self._likert_batch(batch, protocol)
-        if work.kind == "perplexity":
-            return self._perplexity_batch
-        raise ValueError(f"no handler for {work!r}")
-
     async def _drive(
         self, todo: list[Task], kind: _Kind[Outcome], collector: _Collector[Outcome]
     ) -> None:
-        # length bucketing: neighbours in a batch have similar prompt lengths
-        ordered = sorted(todo, key=lambda t: t.size)
+        ordered = send_order(todo, self._sizes(todo))
         size = max(1, kind.batch_size)
         # with a progress bar, one judgment goes first on its own: the bar has a rate and
         # an ETA after seconds, not after a whole batch (a run smaller than a batch
@@ -727,228 +666,59 @@ class Runner:
                 collector.flush()
         await self.backend.aclose()
 
+    def _sizes(self, todo: Sequence[Task]) -> list[int]:
+        """Each task's tokens where the backend counts them as it tokenizes (and keeps
+        the ids for the calls that follow: nothing is tokenized twice), else its
+        characters (:attr:`Task.size`)."""
+        prompts = [t.prompt for t in todo]
+        scored = any(t.kind == "perplexity" for t in todo)
+        counts = self.backend.token_counts(
+            prompts, [t.continuation for t in todo] if scored else None
+        )
+        return counts if counts is not None else [t.size for t in todo]
+
     async def _attempt(self, batch: list[Task], kind: _Kind[Outcome]) -> tuple[list[Outcome], int]:
         """The batch's outcomes and the attempts they took: the one retry loop."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await kind.handler(batch), attempt
+                return await kind.handler.run(batch), attempt
             except TransientError as exc:
                 if attempt >= self.retry.max_attempts:
                     reason = f"{GAVE_UP} {attempt} attempts: {exc.reason}"
-                    return [kind.fail(t, reason) for t in batch], attempt
+                    return [kind.handler.fail(t, reason) for t in batch], attempt
                 await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
 
-    # --- protocol handlers ----------------------------------------------------------
 
-    def _judgment(
-        self,
-        t: Task,
-        s: VerdictScore,
-        *,
-        label: str | None,
-        text: str | None,
-        fmt: VerdictFormat = BRACKETS,
-        reason: str | None = None,
-    ) -> Judgment:
-        assert t.order is not None
-        value = to_ab(s.p_slot_a, t.order) if s.status == "ok" else math.nan
-        return Judgment(
-            key=t.key,
-            kind="pairwise",
-            judge=self.judge,
-            item_id=t.item_id,
-            slot=t.slot,
-            status=s.status,
-            value=value,
-            p_slot_a=s.p_slot_a,
-            mass=s.mass,
-            p_tie=s.p_tie,
-            label=label,
-            text=text,
-            reason=reason
-            if reason is not None or s.status == "ok"
-            else f"no verdict {fmt.describe} in the output"
-            if text is not None
-            else f"no probability on A or B after {fmt.opener or 'the prompt'}",
-        )
+def send_order(tasks: Sequence[Task], sizes: Sequence[int]) -> list[Task]:
+    """The order ``tasks`` go to the backend in: by size (``sizes[i]`` is task i's
+    tokens, or characters where the backend cannot count tokens), with the tasks of
+    one item (a pair's two orders, a response's dimensions) next to each other.
 
-    async def _pairwise_batch(
-        self, batch: Sequence[Task], protocol: PairwiseProtocol
-    ) -> list[Judgment]:
-        fmt = protocol.reads
-        if protocol.mode == "direct":
-            if not self.backend.supports_prefix:
-                raise InputError(
-                    f"the backend for {self.backend.model_id} cannot continue a pre-filled answer",
-                    fix="use --mode explain, or the completions endpoint",
-                )
-            prompts = [t.prompt for t in batch]
-            return await self._score_at(batch, prompts, [None] * len(batch), protocol, fmt)
-        prefix_ok = self.backend.supports_prefix
-        if prefix_ok and fmt is not BRACKETS and protocol.template is None:
-            raise InputError(
-                f"verdict format {fmt.name} is for recorded outputs; live judges use [[A]]/[[B]]",
-                fix="judge with the default protocol, or replay the recorded file",
-            )
-        # a backend that continues a prefix stops where the verdict label comes (the
-        # first mark) and scores it there; one that cannot reads the whole reply (and
-        # its log-probs)
-        if prefix_ok:
-            stop = [fmt.opener] if fmt.opener else []
-        else:
-            # recuse's prompt stops after its first mark; a template's whole reply is
-            # read by its tool's rule (FastChat's first-found label, Arena-Hard's one
-            # distinct label ...)
-            stop = ["]]"] if protocol.template is None else []
-        # a reply read whole has its verdict read from the log-probs after the opener:
-        # a backend that can gives exactly the verdict tokens' there (vLLM's chat route)
-        reads_logprobs = not prefix_ok and protocol.top_k > 0 and not fmt.first_token_ambiguous
-        gens = await self.backend.generate(
-            [t.prompt for t in batch],
-            max_new_tokens=protocol.max_new_tokens,
-            stop=stop,
-            top_k=0 if prefix_ok else protocol.top_k,
-            select=fmt.selector() if reads_logprobs else None,
-        )
-        out: dict[int, Judgment] = {}
-        follow: list[tuple[int, Prompt, str]] = []
-        for i, (t, g) in enumerate(zip(batch, gens, strict=True)):
-            if isinstance(g, Failure):
-                out[i] = _failed(t, self.judge, g.reason)
-                continue
-            if not prefix_ok:  # the whole reply is here: parse it (and its log-probs)
-                bad = next(filter(None, map(bad_logprobs, g.dists)), None)
-                if bad is not None:
-                    out[i] = _failed(t, self.judge, bad)
-                    continue
-                score, label, why = _read_generated(g, fmt, parsed=protocol.template is not None)
-                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt, reason=why)
-                continue
-            if not fmt.opener:  # the reply is the label itself: read it as written
-                verdict, label = fmt.read(g.text)
-                score = verdict_score(verdict)
-                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
-                continue
-            cut = split_at_verdict(g.text, fmt.opener)
-            if cut is None:
-                out[i] = self._judgment(t, verdict_score(None), label=None, text=g.text, fmt=fmt)
-            else:
-                follow.append((i, t.prompt.extend(cut), g.text))
-        if follow:
-            scored = await self._score_at(
-                [batch[i] for i, _, _ in follow],
-                [p for _, p, _ in follow],
-                [text for _, _, text in follow],
-                protocol,
-                fmt,
-            )
-            for (i, _, _), j in zip(follow, scored, strict=True):
-                out[i] = j
-        return [out[i] for i in range(len(batch))]
+    By size: calls are cut from this order and a local backend cuts each call into
+    length buckets, so a call of similar lengths pads as little as one pass over all
+    prompts sorted at once (the bare forward pass); sorted by characters instead, a
+    call's token lengths straggle and the padding grew (the measured cause of most
+    of the gap to the bare pass on a GPU).
 
-    async def _score_at(
-        self,
-        tasks: Sequence[Task],
-        prompts: Sequence[Prompt],
-        texts: Sequence[str | None],
-        protocol: PairwiseProtocol,
-        fmt: VerdictFormat,
-    ) -> list[Judgment]:
-        """Eq. 3 right after each prompt's prefix, where the verdict label comes: from
-        the next-token distribution or, when one first token can commit to two
-        verdicts, from each label's whole text scored as a continuation."""
-        if not fmt.first_token_ambiguous:
-            select = fmt.selector()
-            dists = await self.backend.next_token_logprobs(
-                prompts, top_k=protocol.top_k, select=select
-            )
-            return [
-                self._scored(t, d, text=x, fmt=fmt)
-                for t, d, x in zip(tasks, dists, texts, strict=True)
-            ]
-        if self.backend.continuation_refusal:
-            raise ConfigError(
-                f"the labels of {fmt.name} ({fmt.describe}) share their first token, so "
-                "each label's whole text is scored, which this backend cannot do: "
-                + self.backend.continuation_refusal
-            )
-        labels = [label + fmt.closer for label, _ in fmt.labels]
-        results = await self.backend.continuation_logprobs(
-            [p for p in prompts for _ in labels], [c for _ in prompts for c in labels]
-        )
-        out = []
-        for k, (t, x) in enumerate(zip(tasks, texts, strict=True)):
-            mine = results[k * len(labels) : (k + 1) * len(labels)]
-            failure = next((r for r in mine if isinstance(r, Failure)), None)
-            if failure is not None:
-                out.append(_failed(t, self.judge, failure.reason))
-                continue
-            arrays = [np.asarray(r, dtype=np.float64) for r in mine]
-            if any(len(a) == 0 or not np.isfinite(a).all() or (a > 1e-6).any() for a in arrays):
-                out.append(_failed(t, self.judge, "log-probs are not finite and <= 0"))
-                continue
-            logps = [float(a.sum()) for a in arrays]
-            score = score_labels(logps, [meaning for _, meaning in fmt.labels])
-            out.append(self._judgment(t, score, label=None, text=x, fmt=fmt))
-        return out
-
-    def _scored(
-        self,
-        t: Task,
-        d: dict[str, float] | Failure,
-        *,
-        text: str | None,
-        fmt: VerdictFormat = BRACKETS,
-    ) -> Judgment:
-        """Eq. 3 on the verdict token's log-probs, or a failed row saying why not."""
-        if isinstance(d, Failure):
-            return _failed(t, self.judge, d.reason)
-        bad = bad_logprobs(d)
-        if bad is not None:
-            return _failed(t, self.judge, bad)
-        score = score_distribution(d, fmt=fmt)
-        reason = _outside_topk(d, fmt)
-        if reason is not None:  # its log-prob is unknown, not zero: Eq. 3 cannot be read
-            score = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
-            return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
-        return self._judgment(t, score, label=None, text=text, fmt=fmt)
-
-    async def _likert_batch(
-        self, batch: Sequence[Task], protocol: LikertProtocol
-    ) -> list[Judgment]:
-        gens = await self.backend.generate(
-            [t.prompt for t in batch], max_new_tokens=protocol.max_new_tokens
-        )
-        out = []
-        for t, g in zip(batch, gens, strict=True):
-            if isinstance(g, Failure):
-                out.append(_failed(t, self.judge, g.reason))
-                continue
-            assert t.dimension is not None
-            r = parse_rating(g.text, t.dimension)
-            out.append(
-                Judgment(
-                    key=t.key,
-                    kind="likert",
-                    judge=self.judge,
-                    item_id=t.item_id,
-                    slot=t.slot,
-                    status=r.status,
-                    value=r.value,
-                    label=r.label,
-                    text=g.text,
-                    reason=None if r.status == "ok" else "no 'Answer: <label>' on the scale",
-                )
-            )
-        return out
-
-    async def _perplexity_batch(self, batch: Sequence[Task]) -> list[Perplexity]:
-        results = await self.backend.continuation_logprobs(
-            [t.prompt for t in batch], [t.continuation for t in batch]
-        )
-        return [_perplexity(t.key, r) for t, r in zip(batch, results, strict=True)]
+    Together: both orders of a pair share the prompt up to the first answer (system
+    text and question), so sent back to back (one call, or adjacent requests to an
+    HTTP server) an engine's prefix cache (vLLM, SGLang) computes that prefix once.
+    This does not fight the sort: an item's group is placed at its longest task's
+    size, and the two orders of a pair hold the same texts, so their token counts
+    differ by a token or two at most; the backend's buckets are cut by the exact
+    lengths anyway. Ties keep the input order (a stable sort), so the order is
+    deterministic. Perplexity and rewrite tasks are each their own group.
+    """
+    group = [t.item_id if t.kind in ("pairwise", "likert") else t.key for t in tasks]
+    longest: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for i, (g, n) in enumerate(zip(group, sizes, strict=True)):
+        longest[g] = max(longest.get(g, n), n)
+        first.setdefault(g, i)
+    order = sorted(range(len(tasks)), key=lambda i: (longest[group[i]], first[group[i]], sizes[i]))
+    return [tasks[i] for i in order]
 
 
 @contextlib.contextmanager
@@ -963,235 +733,3 @@ def _given_back(fresh: bool, release: Callable[[], None]) -> Iterator[None]:
             with contextlib.suppress(RecuseError):
                 release()
         raise
-
-
-def _perplexity(key: str, res: np.ndarray | Failure) -> Perplexity:
-    """A perplexity row from a backend's answer: ok only for finite log-probs <= 0."""
-    if isinstance(res, Failure):
-        return Perplexity(key, "failed", reason=res.reason)
-    if len(res) == 0:
-        return Perplexity(key, "failed", reason="the response has no tokens")
-    if not np.isfinite(res).all() or (res > 1e-6).any():
-        return Perplexity(key, "failed", len(res), reason="log-probs are not finite and <= 0")
-    return Perplexity(key, "ok", len(res), float(np.sum(res, dtype=np.float64)))
-
-
-def _rewrite(key: str, g: Generation | Failure, max_new_tokens: int) -> Rewrite:
-    if isinstance(g, Failure):
-        return Rewrite(key, "failed", reason=g.reason)
-    text = g.text.strip()
-    if not text:
-        return Rewrite(key, "unparsed", g.text, reason="the rewrite is empty")
-    if g.finish_reason == "length":
-        return Rewrite(key, "unparsed", g.text, reason=f"cut at {max_new_tokens} tokens")
-    return Rewrite(key, "ok", text)
-
-
-def _outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
-    """Why Eq. 3 cannot be read from a server's top-k (:class:`TopK`) that holds no
-    token for A or for B (that label's log-prob is unknown, not zero); None when it
-    can (both present, or the distribution is not cut to a top-k)."""
-    if not isinstance(d, TopK):
-        return None
-    absent = [v for v in ("A", "B") if not any(fmt.commits(tok, v) for tok in d)]
-    if not absent:
-        return None
-    return (
-        f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
-        f"among the server's top {len(d)}"
-    )
-
-
-def _read_generated(
-    g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
-) -> tuple[VerdictScore, str | None, str | None]:
-    """Verdict from a whole reply: Eq. 3 from the log-probs of the token right after
-    ``fmt.opener`` (``[[``; the first token when the opener is empty) when the backend
-    returned them (its top-k, or exactly the verdict tokens' where it could: vLLM's
-    ``logprob_token_ids``), else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
-    label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...).
-
-    ``parsed`` (judge templates): a reply its tool's rule reads no verdict from is
-    unparsed, whatever its log-probs (a reply that is one token, read from its
-    log-probs as AlpacaEval reads it, has no opener and is exempt).
-
-    A server's top-k (:class:`TopK`) at the verdict position that holds no token for A
-    or for B makes the row unparsed ("verdict token outside top-k", as on the
-    completions route): the missing label's log-prob is unknown, so Eq. 3 cannot be
-    read, and the text verdict is not put in its place. The third item is that
-    reason (None otherwise)."""
-    verdict, label = fmt.read(g.text)
-    if parsed and verdict is None and fmt.opener:
-        return verdict_score(None), label, None
-    if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
-        at = _after_opener(g.tokens, fmt.opener)
-        if at is not None and at < len(g.dists):
-            d = g.dists[at]
-            score = score_distribution(d, fmt=fmt)
-            why = _outside_topk(d, fmt)
-            if why is not None:
-                return VerdictScore(math.nan, score.mass, score.p_tie, "unparsed"), label, why
-            if score.status == "ok":
-                return score, label, None
-    return verdict_score(verdict), label, None
-
-
-def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
-    """Index of the token right after the first ``opener`` (0 when it is empty)."""
-    if not opener:
-        return 0
-    seen = ""
-    for j, tok in enumerate(tokens):
-        seen += tok
-        if opener in seen:
-            return j + 1 if seen.endswith(opener) else None
-    return None
-
-
-def _check_template(protocol: PairwiseProtocol, items: Sequence[Pair], backend: Backend) -> None:
-    """Refuse, before anything is stored, what a template cannot judge: direct mode
-    without an answer prefix, pairs without the reference answer it shows, labels that
-    need whole-label scores from a backend that cannot give them."""
-    template = protocol.template
-    if template is None or protocol.question != "quality":
-        return
-    fmt = template.verdict
-    scored = protocol.mode == "direct" or backend.supports_prefix
-    if fmt.first_token_ambiguous and scored and backend.continuation_refusal:
-        raise ConfigError(
-            f"the labels of judge template {template.name!r} ({fmt.describe}) share their "
-            "first token, so each label's whole text is scored, which this backend cannot "
-            "do — over a server use the completions endpoint with --logprobs-mode, or "
-            "--endpoint chat --mode explain (the verdict read from the reply)"
-        )
-    if protocol.mode == "direct" and template.answer_prefix is None:
-        raise ConfigError(
-            f"judge template {template.name!r} has no answer prefix to score its verdict "
-            "at (its reply is a structure, not a label) — use --mode explain"
-        )
-    if template.needs_reference:
-        bad = [i for i, p in enumerate(items, start=1) if p.reference is None]
-        if bad:
-            raise InputError(
-                f"judge template {template.name!r} shows a reference answer and this pair "
-                f"has none ({len(bad)} pair(s) without one)",
-                row=bad[0],
-                column="reference",
-                fix="give every pair a reference answer as text (column reference)",
-            )
-
-
-def _copy(src: Judgment, t: Task, judge: str) -> Judgment:
-    """A stored judgment reused for task ``t`` with the same content key.
-
-    Equal keys mean equal rendered prompts, but not equal a/b frames: item X =
-    (q, r1, r2) shown first and item Y = (q, r2, r1) shown second render the same
-    prompt. What the judge said is stored in the slot frame (``p_slot_a``), so the
-    a/b value is recomputed for ``t``'s order instead of copied.
-    """
-    value = src.value
-    if t.order is not None and src.status == "ok":
-        value = to_ab(src.p_slot_a, t.order)
-    return replace(src, judge=judge, item_id=t.item_id, slot=t.slot, value=value)
-
-
-def _usable(j: Judgment) -> Judgment:
-    """``j``, or a failed row when it says ok without a usable value (a backend's
-    numbers that are not finite, or not a probability): never stored as ok."""
-    if j.status != "ok":
-        return j
-    bad = not math.isfinite(j.value)
-    if j.kind == "pairwise":
-        bad = bad or not 0.0 <= j.value <= 1.0 or not math.isfinite(j.p_slot_a)
-    if not bad:
-        return j
-    return replace(
-        j,
-        status="failed",
-        value=math.nan,
-        p_slot_a=math.nan,
-        reason=f"the judge's numbers are not usable (value {j.value!r})",
-    )
-
-
-def _reusable(j: Judgment) -> bool:
-    """Final, and (pairwise ok) holding the slot-frame probability a copy needs."""
-    if j.status == "failed":
-        return False
-    return not (j.kind == "pairwise" and j.status == "ok" and math.isnan(j.p_slot_a))
-
-
-def _failed(t: Task, judge: str, reason: str) -> Judgment:
-    assert t.kind == "pairwise" or t.kind == "likert"
-    return Judgment(
-        key=t.key,
-        kind=t.kind,
-        judge=judge,
-        item_id=t.item_id,
-        slot=t.slot,
-        status="failed",
-        reason=reason,
-    )
-
-
-def _float_or_none(v: object) -> float | None:
-    try:
-        f = float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
-
-
-_META_COLUMNS = (
-    "prompt_id", "model_a", "model_b", "human", "source", "task", "category",
-    "base_item", "probe", "treated",  # probe tables (recuse.probes)
-)  # fmt: skip
-
-
-def _pairs(pairs: Iterable[Pair] | pd.DataFrame) -> tuple[list[Pair], dict[str, dict[str, object]]]:
-    """Pairs to judge and what export needs to rebuild the ``pairs`` table."""
-    if isinstance(pairs, pd.DataFrame):
-        need = ["item_id", "prompt", "response_a", "response_b"]
-        missing = [c for c in need if c not in pairs.columns]
-        if missing:
-            raise InputError(
-                f"missing column(s) {', '.join(missing)}",
-                fix="judging needs the texts: columns item_id, prompt, response_a, response_b",
-            )
-        df = pairs.drop_duplicates("item_id", keep="first")
-        items, meta = [], {}
-        for i, r in enumerate(df.to_dict("records"), start=1):
-            for c in need[1:]:
-                if not isinstance(r[c], str):
-                    raise InputError(
-                        f"{c} is not text",
-                        row=i,
-                        column=c,
-                        fix="give the prompt and both responses as text",
-                    )
-            item_id = str(r["item_id"])
-            ref = r.get("reference")
-            if ref is not None and not isinstance(ref, str):
-                if not _isna(ref):
-                    raise InputError(
-                        "reference is not text",
-                        row=i,
-                        column="reference",
-                        fix="give the reference answer as text",
-                    )
-                ref = None
-            items.append(Pair(item_id, r["prompt"], r["response_a"], r["response_b"], ref))
-            m = {c: r[c] for c in _META_COLUMNS if c in r and not _isna(r[c])}
-            m.update(prompt=r["prompt"], response_a=r["response_a"], response_b=r["response_b"])
-            meta[item_id] = m
-        return items, meta
-    items = list(pairs)
-    meta = {
-        p.item_id: {"prompt": p.prompt, "response_a": p.response_a, "response_b": p.response_b}
-        for p in items
-    }
-    return items, meta
-
-
-def _isna(v: object) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))

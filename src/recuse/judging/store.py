@@ -112,7 +112,9 @@ CREATE TABLE IF NOT EXISTS runs (
     tokens_in INTEGER,
     tokens_out INTEGER,
     created_at REAL NOT NULL,
-    hardware TEXT
+    hardware TEXT,
+    device TEXT,
+    block_params INTEGER
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -529,23 +531,33 @@ class Store:
         seconds: float,
         tokens: tuple[int, int] | None,
         hardware: str = "",
+        device: str = "",
+        block_params: int | None = None,
     ) -> None:
         """What one run computed: judgments the backend answered (ok or unparsed; not
         copies, not failed ones), the run's wall time, the tokens in/out the backend
-        reported (None: not reported) and where a local model ran (``"cuda:0
-        bfloat16"``; empty for a server)."""
+        reported (None: not reported), where a local model ran (``"cuda:0
+        bfloat16"``; empty for a server), the accelerator's name (``"NVIDIA H200"``;
+        empty off a GPU) and the model's transformer-block parameters (None:
+        unknown): the card's model FLOP utilisation."""
         tin, tout = tokens if tokens is not None else (None, None)
         self._write(
             "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at, "
-            "hardware) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(judge, judgments, seconds, tin, tout, time.time(), hardware or None)],
-        )
+            "hardware, device, block_params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (judge, judgments, seconds, tin, tout, time.time(), hardware or None,
+                 device or None, block_params)
+            ],
+        )  # fmt: skip
 
     def runs(self) -> pd.DataFrame:
         """Every recorded run, oldest first: judge, judgments, seconds, tokens_in,
-        tokens_out, hardware (an old store without the table has none; runs recorded
-        before the hardware was have none)."""
-        cols = ["judge", "judgments", "seconds", "tokens_in", "tokens_out", "hardware"]
+        tokens_out, hardware, device, block_params (an old store without the table has
+        none; runs recorded before a column was have none in it)."""
+        cols = [
+            "judge", "judgments", "seconds", "tokens_in", "tokens_out", "hardware", "device",
+            "block_params",
+        ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
             return pd.DataFrame(columns=cols)
@@ -859,10 +871,15 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 def _add_run_hardware(conn: sqlite3.Connection) -> None:
-    """Stores written before runs recorded their device and dtype get the column."""
+    """Stores written before runs recorded their device and dtype, accelerator and
+    block parameters get the columns."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
-    if "hardware" not in cols:
-        conn.execute("ALTER TABLE runs ADD COLUMN hardware TEXT")
+    added = False
+    for name, kind in (("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER")):
+        if name not in cols:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+            added = True
+    if added:
         conn.commit()
 
 

@@ -43,7 +43,7 @@ from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL
 from recuse.probe_edits import PROBES, REWRITES
-from recuse.tables import ORIGINAL, PROBE_COLUMNS, check_probe_table
+from recuse.probe_tables import ORIGINAL, PROBE_COLUMNS, check_probe_table
 
 __all__ = ["COMPONENTS", "PROBE_COLUMNS", "VERBOSITY", "probe_effects"]
 

@@ -29,7 +29,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
-from recuse.tables import RECOGNITION, check_probe_table
+from recuse.probe_tables import RECOGNITION, check_probe_table
 
 __all__ = ["COMPONENTS", "MIN_JUDGES", "recognition_vs_preference", "self_recognition"]
 

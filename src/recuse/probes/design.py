@@ -20,9 +20,9 @@ import pandas as pd
 
 from recuse.data.sample import spread_over_prompts
 from recuse.errors import ConfigError, InputError
+from recuse.probe_tables import ORIGINAL, RECOGNITION, is_probe_table
 from recuse.probes.rewrite import REWRITES, Rewriter
 from recuse.probes.transforms import PROBES, apply_probe
-from recuse.tables import ORIGINAL, RECOGNITION, is_probe_table
 
 __all__ = [
     "ORIGINAL",

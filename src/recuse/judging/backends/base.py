@@ -100,6 +100,13 @@ class Backend(abc.ABC):
     #: where the model runs and in which precision (``"cuda:0 bfloat16"``) for a local
     #: model; empty where the backend does not know (a server)
     hardware: str = ""
+    #: the accelerator's name as its driver gives it (``"NVIDIA H200"``) where a local
+    #: model runs on one; empty otherwise (the CPU, a server). With
+    #: :attr:`block_parameters` it gives the evaluator card's model FLOP utilisation
+    device_name: str = ""
+    #: parameters of the transformer blocks (embeddings and LM head left out): a
+    #: prompt token costs ``2 * block_parameters`` FLOPs; None where unknown (a server)
+    block_parameters: int | None = None
 
     @property
     def perplexity_route(self) -> str:
@@ -146,6 +153,17 @@ class Backend(abc.ABC):
         that can return, at every position, the log-probs of exactly those tokens
         instead (an HTTP judge on vLLM's ``logprob_token_ids``); others ignore it.
         """
+
+    def token_counts(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+    ) -> list[int] | None:
+        """Tokens of each prompt (and of its continuation, where given) as this model
+        reads them, where the backend tokenizes anyway and keeps the ids for the calls
+        that follow, so nothing is tokenized twice (a local model); None where it
+        cannot count them without extra work (a server: the runner then orders tasks
+        by characters). The runner orders a run's tasks by these counts, so the
+        backend's length buckets pad as little as one pass over all prompts would."""
+        return None
 
     async def aclose(self) -> None:
         """Release connections or memory; the default does nothing."""

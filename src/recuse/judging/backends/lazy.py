@@ -68,6 +68,7 @@ class LazyBackend(Backend):
             self._backend = b
             self.supports_prefix = b.supports_prefix
             self.continuation_refusal = b.continuation_refusal
+            self.device_name, self.block_parameters = b.device_name, b.block_parameters
         return self._backend
 
     async def next_token_logprobs(
@@ -90,6 +91,13 @@ class LazyBackend(Backend):
 
     def usage(self) -> tuple[int, int] | None:
         return None if self._backend is None else self._backend.usage()
+
+    def token_counts(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+    ) -> list[int] | None:
+        """The loaded backend's counts (loading it: the runner asks only when there is
+        work for it)."""
+        return self.backend().token_counts(prompts, continuations)
 
     async def aclose(self) -> None:
         if self._backend is not None:

@@ -4,7 +4,10 @@ Batches are right-padded: every real token keeps its natural position, the causa
 mask keeps padding out of every real token's view, and logits are gathered only at
 the positions that are read, so a batched answer equals a one-at-a-time answer up
 to float rounding. Prompts are sorted by length and cut into sub-batches under a
-token budget (length bucketing), so little compute goes into padding. Each finished
+token budget (length bucketing), so little compute goes into padding; the runner
+orders a run's prompts by the token counts :meth:`LocalBackend.token_counts` gives
+(tokenizing each prompt once and keeping its ids for the call that runs it), so its
+calls' buckets pad as one pass over all prompts would. Each finished
 sub-batch is reported (:func:`report_done`), so progress moves per forward pass.
 
 The model runs on a device (:func:`~recuse.judging.device.resolve_device`: the GPU
@@ -67,6 +70,7 @@ _B = TypeVar("_B")
 _P = TypeVar("_P")
 _H = TypeVar("_H")
 _R = TypeVar("_R")
+_K = TypeVar("_K")
 #: one forward pass started: its prompts' indices, and the wait for its numbers
 _Launched = tuple[list[int], Callable[[], list[np.ndarray]]]
 
@@ -87,9 +91,9 @@ GPU_CALLS_IN_FLIGHT = 2
 CPU_BATCH_SIZE = 16
 #: on a pipelined device a call's prompts are tokenized and padded in waves, each on
 #: the host while the wave before it runs on the device: the first wave about one forward
-#: pass of text (so the device starts at once), the next ones twice the one before, up
-#: to WAVE_PASSES passes
-#: (enough prompts for length bucketing), estimated at CHARS_PER_TOKEN characters
+#: pass of tokens (so the device starts at once), the next ones twice the one before, up
+#: to WAVE_PASSES passes (enough prompts for length bucketing); tokens as token_counts
+#: counted them, else estimated at CHARS_PER_TOKEN characters each
 WAVE_PASSES = 4
 CHARS_PER_TOKEN = 4
 #: floats of full-vocabulary logits computed at once (perplexity reads every
@@ -206,6 +210,9 @@ class LocalBackend(Backend):
         self.device: str = str(param.device)
         self.dtype: str = str(param.dtype).removeprefix("torch.")
         self.hardware = f"{self.device} {self.dtype}"  # for the run's first line and card
+        if param.device.type == "cuda":  # the card's model FLOP utilisation
+            self.device_name = str(_torch().cuda.get_device_name(param.device))
+        self.block_parameters = block_parameters(model)
         on_cpu = param.device.type == "cpu"
         self.batch_size = batch_size or default_batch_size("cpu" if on_cpu else self.device)
         self.pipeline = (not on_cpu) if pipeline is None else pipeline
@@ -233,6 +240,9 @@ class LocalBackend(Backend):
         self._tok_lock = threading.Lock()  # the tokenizer is not shared across threads
         self._local = threading.local()  # the stop event of the call a thread computes
         self._workers: ThreadPoolExecutor | None = None  # see _call
+        # ids counted for the runner (token_counts), taken by the call that reads them
+        self._ids: dict[Prompt, list[int]] = {}
+        self._tail_ids: dict[str, list[int]] = {}
 
     def _token_budget(self) -> int:
         """Padded tokens per forward pass: 2,048 on the CPU, from free memory on CUDA."""
@@ -341,14 +351,63 @@ class LocalBackend(Backend):
         return self.encode_many([prompt])[0]
 
     def encode_many(self, prompts: Sequence[Prompt]) -> list[list[int]]:
-        """Token ids of each prompt, in one batch call of the (fast) tokenizer."""
-        return self._tokenize([self.render(p) for p in prompts], self.has_template)
+        """Token ids of each prompt: those :meth:`token_counts` tokenized (taken from
+        its store, so it holds only prompts not run yet), the others in one batch
+        call of the (fast) tokenizer."""
+        return self._encode_cached(prompts, self._ids, self.render, self.has_template)
+
+    def _encode_tails(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of continuations (no special tokens), as :meth:`encode_many`."""
+        return self._encode_cached(texts, self._tail_ids, str, True)
+
+    def _encode_cached(
+        self,
+        items: Sequence[_K],
+        cache: dict[_K, list[int]],
+        render: Callable[[_K], str],
+        template: bool,
+    ) -> list[list[int]]:
+        found = [cache.pop(x, None) for x in items]  # dict.pop: one thread at a time
+        missing = [i for i, ids in enumerate(found) if ids is None]
+        fresh = self._tokenize([render(items[i]) for i in missing], template)
+        for i, ids in zip(missing, fresh, strict=True):
+            found[i] = ids
+        return [ids if ids is not None else [] for ids in found]
+
+    def token_counts(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+    ) -> list[int]:
+        """Tokens of each prompt (plus its continuation): tokenized here once, in one
+        batch call, and kept until the call that runs the prompt takes the ids."""
+        distinct = list(dict.fromkeys(p for p in prompts if p not in self._ids))
+        ids = self._tokenize([self.render(p) for p in distinct], self.has_template)
+        self._ids.update(zip(distinct, ids, strict=True))
+        counts = [len(self._ids[p]) for p in prompts]
+        if continuations is not None:
+            texts = list(dict.fromkeys(c for c in continuations if c not in self._tail_ids))
+            self._tail_ids.update(zip(texts, self._tokenize(texts, True), strict=True))
+            tails = [len(self._tail_ids[c]) for c in continuations]
+            counts = [n + m for n, m in zip(counts, tails, strict=True)]
+        return counts
+
+    def _size(self, prompt: Prompt, continuation: str | None = None) -> int:
+        """A prompt's tokens (plus its continuation's) where :meth:`token_counts` has
+        them, else estimated from its characters (:data:`CHARS_PER_TOKEN`): what cuts
+        a call into waves."""
+        ids = self._ids.get(prompt)
+        n = len(ids) if ids is not None else -(-_chars(prompt) // CHARS_PER_TOKEN)
+        if continuation is not None:
+            tail = self._tail_ids.get(continuation)
+            n += len(tail) if tail is not None else -(-len(continuation) // CHARS_PER_TOKEN)
+        return n
 
     def _tokenize(self, texts: list[str], template: bool) -> list[list[int]]:
         if not texts:
             return []
         with self._tok_lock:
             ids = self.tokenizer(texts, add_special_tokens=not template)["input_ids"]
+        if isinstance(ids, list) and all(type(x) is list for x in ids):
+            return ids  # already lists (a fast tokenizer's batch): no copy of every id
         return [list(x) for x in ids]
 
     def vocab(self) -> list[str]:
@@ -505,23 +564,22 @@ class LocalBackend(Backend):
         return None
 
     def _waves(self, sizes: Sequence[int]) -> list[list[int]]:
-        """Item indices (in order) cut into waves by characters; one wave of
-        everything where the backend is not pipelined (see :data:`WAVE_PASSES`)."""
+        """Item indices (in order) cut into waves by tokens (:meth:`_size`); one wave
+        of everything where the backend is not pipelined (see :data:`WAVE_PASSES`)."""
         if not self.pipeline:
             return [list(range(len(sizes)))] if len(sizes) else []
         waves: list[list[int]] = []
         current: list[int] = []
-        one_pass = self.max_batch_tokens * CHARS_PER_TOKEN
-        chars, limit = 0, one_pass
+        tokens, limit = 0, self.max_batch_tokens
         for i, n in enumerate(sizes):
-            if current and chars + n > limit:
+            if current and tokens + n > limit:
                 waves.append(current)
-                current, chars = [], 0
+                current, tokens = [], 0
                 # each wave is prepared while the one before runs: doubling (1, 2, 4
                 # passes) keeps its preparation shorter than the device's time on that one
-                limit = min(2 * limit, one_pass * WAVE_PASSES)
+                limit = min(2 * limit, self.max_batch_tokens * WAVE_PASSES)
             current.append(i)
-            chars += n
+            tokens += n
         if current:
             waves.append(current)
         return waves
@@ -670,7 +728,7 @@ class LocalBackend(Backend):
             self._count(sum(read[i] for i in idx), len(idx))
             report_done(len(idx))
 
-        self._run_waves([_chars(p) for p in prompts], encode, last_positions, launch, finish)
+        self._run_waves([self._size(p) for p in prompts], encode, last_positions, launch, finish)
         return out
 
     def continuation_logprobs_sync(
@@ -686,7 +744,7 @@ class LocalBackend(Backend):
 
         def encode(wave: list[int]) -> list[tuple[int, list[int]]]:
             heads = self.encode_many([prompts[i] for i in wave])
-            tails = self._tokenize([continuations[i] for i in wave], True)
+            tails = self._encode_tails([continuations[i] for i in wave])
             items = []
             for i, h, t in zip(wave, heads, tails, strict=True):
                 bad = self._too_long(len(h) + len(t)) or self._too_long(len(h))
@@ -729,7 +787,7 @@ class LocalBackend(Backend):
             self._count(sum(head[i] + tail[i] for i in idx), 0)
             report_done(len(idx))
 
-        sizes = [_chars(p) + len(c) for p, c in zip(prompts, continuations, strict=True)]
+        sizes = [self._size(p, c) for p, c in zip(prompts, continuations, strict=True)]
         self._run_waves(sizes, encode, targets_at, launch, finish)
         return out
 
@@ -881,6 +939,17 @@ class LocalBackend(Backend):
         return await self._call(
             self.generate_sync, prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k
         )
+
+
+def block_parameters(model: Any) -> int:
+    """Parameters of a causal LM's transformer blocks: all of them less the input
+    embeddings and an untied LM head (a prompt token costs about twice this in FLOPs;
+    the embeddings are a lookup, and the head runs at the read positions only)."""
+    seen = {id(p) for p in model.get_input_embeddings().parameters()}
+    head = model.get_output_embeddings()
+    if head is not None:
+        seen |= {id(p) for p in head.parameters()}
+    return sum(p.numel() for p in model.parameters() if id(p) not in seen)
 
 
 def stored_revision(revision: str, dtype: str) -> str:

@@ -1,0 +1,85 @@
+"""Cell-level helpers every table reader and check shares: a value shown in an error
+message, the check that schema cells hold one text or number, the first flagged row.
+
+A leaf (it imports only :mod:`recuse.errors`): :mod:`recuse.tables` and
+:mod:`recuse.probe_tables` both read it, so neither imports the other's helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from recuse.errors import InputError
+
+__all__ = ["FLAT_KINDS", "check_scalars", "first_true", "shown"]
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for an error message: numpy scalars as plain Python values, long
+    values cut to ``limit`` characters with their full length noted.
+
+    >>> shown("x" * 100, limit=10)
+    "'xxxxxxx… (100 characters)"
+    """
+    if isinstance(value, np.generic | np.ndarray):
+        value = value.tolist()
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str | bytes | list | dict) else len(text)
+    return f"{text[: limit - 2]}… ({size:,} {'characters' if isinstance(value, str) else 'long'})"
+
+
+# pandas.api.types.infer_dtype results that cannot hold a list, dict or array
+FLAT_KINDS = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
+_NESTED_NAMES = {dict: "JSON object", list: "JSON list", tuple: "list", set: "set"}
+
+
+def _nested(value: object) -> str | None:
+    """What ``value`` is if it is not one cell value (text, number, missing), else None."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "binary value"
+    if isinstance(value, np.ndarray):
+        return "list"
+    for kind, name in _NESTED_NAMES.items():
+        if isinstance(value, kind):
+            return name
+    return None
+
+
+def check_scalars(
+    df: pd.DataFrame, columns: Iterable[str], *, file: str | Path | None = None
+) -> None:
+    """Raise :class:`InputError` at the first cell of ``columns`` (those present) that
+    holds a list, an object or binary data instead of one text or number.
+
+    Fast on ordinary columns: only object columns that pandas cannot type as flat are
+    looked at value by value.
+    """
+    for col in columns:
+        if col not in df.columns or df[col].dtype != object:
+            continue
+        s = df[col]
+        if pd.api.types.infer_dtype(s, skipna=True) in FLAT_KINDS:
+            continue
+        kinds = s.map(_nested)
+        bad = kinds.notna()
+        if bad.any():
+            i = first_true(bad)
+            raise InputError(
+                f"expected one text or number, found a {kinds.iloc[i]} {shown(s.iloc[i])}",
+                file=str(file) if file is not None else None,
+                row=i + 1,
+                column=col,
+                fix="flatten the file: one text or number per cell in the schema columns "
+                "(lists and objects may stay in extra columns)",
+            )
+
+
+def first_true(mask: pd.Series) -> int:
+    """Positional index of the first True in ``mask``."""
+    return int(np.flatnonzero(mask.to_numpy())[0])

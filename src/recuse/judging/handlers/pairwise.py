@@ -1,0 +1,393 @@
+"""Pairwise tasks (:class:`~recuse.judging.protocols.PairwiseProtocol`): a backend's
+answer for one pair in one order into a :class:`~recuse.judging.store.Judgment`.
+
+``direct`` mode scores Eq. 3 on the next-token distribution after the prompt's
+pre-filled opener. ``explain`` mode generates the reply: a backend that continues a
+prefix stops at the opener and scores the verdict there; one that cannot reads the
+whole reply (its log-probs after the opener, else the verdict as written). Labels
+whose first tokens are shared are scored as whole continuations. Also here: the pairs
+a run judges (:func:`pairs_to_judge`), what a judge template cannot judge
+(:func:`check_template`), and a stored judgment reframed for another item's order
+(:func:`copy_judgment`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from recuse.errors import ConfigError, InputError
+from recuse.judging.backends.base import Backend, Failure, Generation, TopK
+from recuse.judging.handlers.base import failed_judgment
+from recuse.judging.protocols import (
+    BRACKETS,
+    Pair,
+    PairwiseProtocol,
+    Prompt,
+    VerdictFormat,
+    VerdictScore,
+    bad_logprobs,
+    score_distribution,
+    score_labels,
+    split_at_verdict,
+    to_ab,
+    verdict_score,
+)
+from recuse.judging.store import Judgment
+from recuse.judging.tasks import Task
+
+
+@dataclass(frozen=True)
+class PairwiseHandler:
+    """Reads each task's verdict from ``backend`` under ``protocol``; rows are written
+    for judge id ``judge``."""
+
+    backend: Backend
+    judge: str
+    protocol: PairwiseProtocol
+
+    def fail(self, task: Task, reason: str) -> Judgment:
+        return failed_judgment(task, self.judge, reason)
+
+    def _judgment(
+        self,
+        t: Task,
+        s: VerdictScore,
+        *,
+        label: str | None,
+        text: str | None,
+        fmt: VerdictFormat = BRACKETS,
+        reason: str | None = None,
+    ) -> Judgment:
+        assert t.order is not None
+        value = to_ab(s.p_slot_a, t.order) if s.status == "ok" else math.nan
+        return Judgment(
+            key=t.key,
+            kind="pairwise",
+            judge=self.judge,
+            item_id=t.item_id,
+            slot=t.slot,
+            status=s.status,
+            value=value,
+            p_slot_a=s.p_slot_a,
+            mass=s.mass,
+            p_tie=s.p_tie,
+            label=label,
+            text=text,
+            reason=reason
+            if reason is not None or s.status == "ok"
+            else f"no verdict {fmt.describe} in the output"
+            if text is not None
+            else f"no probability on A or B after {fmt.opener or 'the prompt'}",
+        )
+
+    async def run(self, batch: Sequence[Task]) -> list[Judgment]:
+        """The verdict of each task, read as :class:`PairwiseProtocol` says (module
+        docstring)."""
+        protocol = self.protocol
+        fmt = protocol.reads
+        if protocol.mode == "direct":
+            if not self.backend.supports_prefix:
+                raise InputError(
+                    f"the backend for {self.backend.model_id} cannot continue a pre-filled answer",
+                    fix="use --mode explain, or the completions endpoint",
+                )
+            prompts = [t.prompt for t in batch]
+            return await self._score_at(batch, prompts, [None] * len(batch), protocol, fmt)
+        prefix_ok = self.backend.supports_prefix
+        if prefix_ok and fmt is not BRACKETS and protocol.template is None:
+            raise InputError(
+                f"verdict format {fmt.name} is for recorded outputs; live judges use [[A]]/[[B]]",
+                fix="judge with the default protocol, or replay the recorded file",
+            )
+        # a backend that continues a prefix stops where the verdict label comes (the
+        # first mark) and scores it there; one that cannot reads the whole reply (and
+        # its log-probs)
+        if prefix_ok:
+            stop = [fmt.opener] if fmt.opener else []
+        else:
+            # recuse's prompt stops after its first mark; a template's whole reply is
+            # read by its tool's rule (FastChat's first-found label, Arena-Hard's one
+            # distinct label ...)
+            stop = ["]]"] if protocol.template is None else []
+        # a reply read whole has its verdict read from the log-probs after the opener:
+        # a backend that can gives exactly the verdict tokens' there (vLLM's chat route)
+        reads_logprobs = not prefix_ok and protocol.top_k > 0 and not fmt.first_token_ambiguous
+        gens = await self.backend.generate(
+            [t.prompt for t in batch],
+            max_new_tokens=protocol.max_new_tokens,
+            stop=stop,
+            top_k=0 if prefix_ok else protocol.top_k,
+            select=fmt.selector() if reads_logprobs else None,
+        )
+        out: dict[int, Judgment] = {}
+        follow: list[tuple[int, Prompt, str]] = []
+        for i, (t, g) in enumerate(zip(batch, gens, strict=True)):
+            if isinstance(g, Failure):
+                out[i] = failed_judgment(t, self.judge, g.reason)
+                continue
+            if not prefix_ok:  # the whole reply is here: parse it (and its log-probs)
+                bad = next(filter(None, map(bad_logprobs, g.dists)), None)
+                if bad is not None:
+                    out[i] = failed_judgment(t, self.judge, bad)
+                    continue
+                score, label, why = read_generated(g, fmt, parsed=protocol.template is not None)
+                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt, reason=why)
+                continue
+            if not fmt.opener:  # the reply is the label itself: read it as written
+                verdict, label = fmt.read(g.text)
+                score = verdict_score(verdict)
+                out[i] = self._judgment(t, score, label=label, text=g.text, fmt=fmt)
+                continue
+            cut = split_at_verdict(g.text, fmt.opener)
+            if cut is None:
+                out[i] = self._judgment(t, verdict_score(None), label=None, text=g.text, fmt=fmt)
+            else:
+                follow.append((i, t.prompt.extend(cut), g.text))
+        if follow:
+            scored = await self._score_at(
+                [batch[i] for i, _, _ in follow],
+                [p for _, p, _ in follow],
+                [text for _, _, text in follow],
+                protocol,
+                fmt,
+            )
+            for (i, _, _), j in zip(follow, scored, strict=True):
+                out[i] = j
+        return [out[i] for i in range(len(batch))]
+
+    async def _score_at(
+        self,
+        tasks: Sequence[Task],
+        prompts: Sequence[Prompt],
+        texts: Sequence[str | None],
+        protocol: PairwiseProtocol,
+        fmt: VerdictFormat,
+    ) -> list[Judgment]:
+        """Eq. 3 right after each prompt's prefix, where the verdict label comes: from
+        the next-token distribution or, when one first token can commit to two
+        verdicts, from each label's whole text scored as a continuation."""
+        if not fmt.first_token_ambiguous:
+            select = fmt.selector()
+            dists = await self.backend.next_token_logprobs(
+                prompts, top_k=protocol.top_k, select=select
+            )
+            return [
+                self._scored(t, d, text=x, fmt=fmt)
+                for t, d, x in zip(tasks, dists, texts, strict=True)
+            ]
+        if self.backend.continuation_refusal:
+            raise ConfigError(
+                f"the labels of {fmt.name} ({fmt.describe}) share their first token, so "
+                "each label's whole text is scored, which this backend cannot do: "
+                + self.backend.continuation_refusal
+            )
+        labels = [label + fmt.closer for label, _ in fmt.labels]
+        results = await self.backend.continuation_logprobs(
+            [p for p in prompts for _ in labels], [c for _ in prompts for c in labels]
+        )
+        out = []
+        for k, (t, x) in enumerate(zip(tasks, texts, strict=True)):
+            mine = results[k * len(labels) : (k + 1) * len(labels)]
+            failure = next((r for r in mine if isinstance(r, Failure)), None)
+            if failure is not None:
+                out.append(failed_judgment(t, self.judge, failure.reason))
+                continue
+            arrays = [np.asarray(r, dtype=np.float64) for r in mine]
+            if any(len(a) == 0 or not np.isfinite(a).all() or (a > 1e-6).any() for a in arrays):
+                out.append(failed_judgment(t, self.judge, "log-probs are not finite and <= 0"))
+                continue
+            logps = [float(a.sum()) for a in arrays]
+            score = score_labels(logps, [meaning for _, meaning in fmt.labels])
+            out.append(self._judgment(t, score, label=None, text=x, fmt=fmt))
+        return out
+
+    def _scored(
+        self,
+        t: Task,
+        d: dict[str, float] | Failure,
+        *,
+        text: str | None,
+        fmt: VerdictFormat = BRACKETS,
+    ) -> Judgment:
+        """Eq. 3 on the verdict token's log-probs, or a failed row saying why not."""
+        if isinstance(d, Failure):
+            return failed_judgment(t, self.judge, d.reason)
+        bad = bad_logprobs(d)
+        if bad is not None:
+            return failed_judgment(t, self.judge, bad)
+        score = score_distribution(d, fmt=fmt)
+        reason = outside_topk(d, fmt)
+        if reason is not None:  # its log-prob is unknown, not zero: Eq. 3 cannot be read
+            score = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
+            return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
+        return self._judgment(t, score, label=None, text=text, fmt=fmt)
+
+
+def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
+    """Why Eq. 3 cannot be read from a server's top-k (:class:`TopK`) that holds no
+    token for A or for B (that label's log-prob is unknown, not zero); None when it
+    can (both present, or the distribution is not cut to a top-k)."""
+    if not isinstance(d, TopK):
+        return None
+    absent = [v for v in ("A", "B") if not any(fmt.commits(tok, v) for tok in d)]
+    if not absent:
+        return None
+    return (
+        f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
+        f"among the server's top {len(d)}"
+    )
+
+
+def read_generated(
+    g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
+) -> tuple[VerdictScore, str | None, str | None]:
+    """Verdict from a whole reply: Eq. 3 from the log-probs of the token right after
+    ``fmt.opener`` (``[[``; the first token when the opener is empty) when the backend
+    returned them (its top-k, or exactly the verdict tokens' where it could: vLLM's
+    ``logprob_token_ids``), else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
+    label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...).
+
+    ``parsed`` (judge templates): a reply its tool's rule reads no verdict from is
+    unparsed, whatever its log-probs (a reply that is one token, read from its
+    log-probs as AlpacaEval reads it, has no opener and is exempt).
+
+    A server's top-k (:class:`TopK`) at the verdict position that holds no token for A
+    or for B makes the row unparsed ("verdict token outside top-k", as on the
+    completions route): the missing label's log-prob is unknown, so Eq. 3 cannot be
+    read, and the text verdict is not put in its place. The third item is that
+    reason (None otherwise)."""
+    verdict, label = fmt.read(g.text)
+    if parsed and verdict is None and fmt.opener:
+        return verdict_score(None), label, None
+    if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
+        at = _after_opener(g.tokens, fmt.opener)
+        if at is not None and at < len(g.dists):
+            d = g.dists[at]
+            score = score_distribution(d, fmt=fmt)
+            why = outside_topk(d, fmt)
+            if why is not None:
+                return VerdictScore(math.nan, score.mass, score.p_tie, "unparsed"), label, why
+            if score.status == "ok":
+                return score, label, None
+    return verdict_score(verdict), label, None
+
+
+def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
+    """Index of the token right after the first ``opener`` (0 when it is empty)."""
+    if not opener:
+        return 0
+    seen = ""
+    for j, tok in enumerate(tokens):
+        seen += tok
+        if opener in seen:
+            return j + 1 if seen.endswith(opener) else None
+    return None
+
+
+def check_template(protocol: PairwiseProtocol, items: Sequence[Pair], backend: Backend) -> None:
+    """Refuse, before anything is stored, what a template cannot judge: direct mode
+    without an answer prefix, pairs without the reference answer it shows, labels that
+    need whole-label scores from a backend that cannot give them."""
+    template = protocol.template
+    if template is None or protocol.question != "quality":
+        return
+    fmt = template.verdict
+    scored = protocol.mode == "direct" or backend.supports_prefix
+    if fmt.first_token_ambiguous and scored and backend.continuation_refusal:
+        raise ConfigError(
+            f"the labels of judge template {template.name!r} ({fmt.describe}) share their "
+            "first token, so each label's whole text is scored, which this backend cannot "
+            "do — over a server use the completions endpoint with --logprobs-mode, or "
+            "--endpoint chat --mode explain (the verdict read from the reply)"
+        )
+    if protocol.mode == "direct" and template.answer_prefix is None:
+        raise ConfigError(
+            f"judge template {template.name!r} has no answer prefix to score its verdict "
+            "at (its reply is a structure, not a label) — use --mode explain"
+        )
+    if template.needs_reference:
+        bad = [i for i, p in enumerate(items, start=1) if p.reference is None]
+        if bad:
+            raise InputError(
+                f"judge template {template.name!r} shows a reference answer and this pair "
+                f"has none ({len(bad)} pair(s) without one)",
+                row=bad[0],
+                column="reference",
+                fix="give every pair a reference answer as text (column reference)",
+            )
+
+
+def copy_judgment(src: Judgment, t: Task, judge: str) -> Judgment:
+    """A stored judgment reused for task ``t`` with the same content key.
+
+    Equal keys mean equal rendered prompts, but not equal a/b frames: item X =
+    (q, r1, r2) shown first and item Y = (q, r2, r1) shown second render the same
+    prompt. What the judge said is stored in the slot frame (``p_slot_a``), so the
+    a/b value is recomputed for ``t``'s order instead of copied.
+    """
+    value = src.value
+    if t.order is not None and src.status == "ok":
+        value = to_ab(src.p_slot_a, t.order)
+    return replace(src, judge=judge, item_id=t.item_id, slot=t.slot, value=value)
+
+
+_META_COLUMNS = (
+    "prompt_id", "model_a", "model_b", "human", "source", "task", "category",
+    "base_item", "probe", "treated",  # probe tables (recuse.probes)
+)  # fmt: skip
+
+
+def pairs_to_judge(
+    pairs: Iterable[Pair] | pd.DataFrame,
+) -> tuple[list[Pair], dict[str, dict[str, object]]]:
+    """Pairs to judge and what export needs to rebuild the ``pairs`` table."""
+    if isinstance(pairs, pd.DataFrame):
+        need = ["item_id", "prompt", "response_a", "response_b"]
+        missing = [c for c in need if c not in pairs.columns]
+        if missing:
+            raise InputError(
+                f"missing column(s) {', '.join(missing)}",
+                fix="judging needs the texts: columns item_id, prompt, response_a, response_b",
+            )
+        df = pairs.drop_duplicates("item_id", keep="first")
+        items, meta = [], {}
+        for i, r in enumerate(df.to_dict("records"), start=1):
+            for c in need[1:]:
+                if not isinstance(r[c], str):
+                    raise InputError(
+                        f"{c} is not text",
+                        row=i,
+                        column=c,
+                        fix="give the prompt and both responses as text",
+                    )
+            item_id = str(r["item_id"])
+            ref = r.get("reference")
+            if ref is not None and not isinstance(ref, str):
+                if not _isna(ref):
+                    raise InputError(
+                        "reference is not text",
+                        row=i,
+                        column="reference",
+                        fix="give the reference answer as text",
+                    )
+                ref = None
+            items.append(Pair(item_id, r["prompt"], r["response_a"], r["response_b"], ref))
+            m = {c: r[c] for c in _META_COLUMNS if c in r and not _isna(r[c])}
+            m.update(prompt=r["prompt"], response_a=r["response_a"], response_b=r["response_b"])
+            meta[item_id] = m
+        return items, meta
+    items = list(pairs)
+    meta = {
+        p.item_id: {"prompt": p.prompt, "response_a": p.response_a, "response_b": p.response_b}
+        for p in items
+    }
+    return items, meta
+
+
+def _isna(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))

@@ -1,0 +1,230 @@
+"""The order tasks reach the backend (by tokens, a pair's two orders together), a
+local model tokenizing each prompt once, and the evaluator card's model FLOP
+utilisation."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judging.helpers import FakeBackend
+from recuse.judging.backends.base import Failure, TokenFilter
+from recuse.judging.backends.local import LocalBackend, block_parameters
+from recuse.judging.card import cards
+from recuse.judging.device import peak_tflops
+from recuse.judging.protocols import Message, Pair, PairwiseProtocol, Prompt
+from recuse.judging.runner import Runner, send_order
+from recuse.judging.store import Store
+from recuse.judging.tasks import Task
+
+
+def _task(item: str, slot: str, chars: int = 1) -> Task:
+    prompt = Prompt((Message("user", "x" * chars),))
+    return Task(f"{item}/{slot}", "pairwise", item, slot, prompt)
+
+
+def test_tasks_go_by_size_with_a_pairs_two_orders_side_by_side() -> None:
+    tasks = [_task("p", "first"), _task("q", "first"), _task("p", "second"),
+             _task("r", "first"), _task("q", "second"), _task("r", "second")]  # fmt: skip
+    sizes = [50, 10, 51, 30, 12, 29]
+    got = [t.key for t in send_order(tasks, sizes)]
+    # groups by their longest task (q 12, r 30, p 51), the smaller of a group first
+    assert got == ["q/first", "q/second", "r/second", "r/first", "p/first", "p/second"]
+    # perplexity tasks are their own groups: plain sort by size, stable on ties
+    ppl = [Task(k, "perplexity", k, "", Prompt(())) for k in "abcd"]
+    assert [t.key for t in send_order(ppl, [3, 1, 3, 2])] == ["b", "d", "a", "c"]
+
+
+def test_grouping_pads_no_more_than_sorting_by_tokens_alone() -> None:
+    """Cut into calls and length buckets as the local backend does, the order with a
+    pair's orders together pads exactly as many tokens as a plain sort by tokens, when
+    a pair's two orders differ by a token (same texts, swapped)."""
+    import random
+
+    rng = random.Random(7)
+    tasks, sizes = [], []
+    for k in range(200):
+        n = rng.randint(50, 900)
+        for slot, extra in (("first", 0), ("second", rng.choice((-1, 0, 1)))):
+            tasks.append(_task(f"i{k}", slot))
+            sizes.append(n + extra)
+    size_of = {t.key: n for t, n in zip(tasks, sizes, strict=True)}
+
+    def padded(order: Sequence[Task], call: int = 64, budget: int = 8192) -> int:
+        """Padded tokens of ``order`` cut into calls, each into sorted length buckets."""
+        total = 0
+        for c in range(0, len(order), call):
+            bucket: list[int] = []
+            for n in sorted(size_of[t.key] for t in order[c : c + call]):
+                if bucket and n * (len(bucket) + 1) > budget:
+                    total += len(bucket) * bucket[-1]
+                    bucket = []
+                bucket.append(n)
+            total += len(bucket) * bucket[-1]
+        return total
+
+    plain = sorted(tasks, key=lambda t: size_of[t.key])
+    grouped = send_order(tasks, sizes)
+    assert padded(grouped) <= padded(plain) * 1.002
+    # by characters (the old order) pads more: characters per token vary by text
+    per_token = {f"i{k}": rng.uniform(2.5, 5.5) for k in range(200)}
+    by_chars = sorted(tasks, key=lambda t: size_of[t.key] * per_token[t.item_id])
+    assert padded(by_chars) > padded(grouped) * 1.03
+
+
+class _CountingBackend(FakeBackend):
+    """Counts tokens as the reverse of characters: the runner must follow the counts."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=2)
+        self.concurrency = 1
+        self.sent: list[list[str]] = []
+        self.counted = 0
+
+    def token_counts(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+    ) -> list[int]:
+        self.counted += 1
+        return [10_000 - len(p.canonical()) for p in prompts]
+
+    async def next_token_logprobs(
+        self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+    ) -> list[dict[str, float] | Failure]:
+        self.sent.append([p.messages[-1].content for p in prompts])
+        return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+
+def test_the_runner_sends_by_the_backends_token_counts(tmp_path: Path) -> None:
+    pairs = [Pair(f"i{k}", "Q" * (10 * k + 1), "a" * k, "b") for k in range(1, 5)]
+    fake = _CountingBackend()
+    with Store(tmp_path / "s.db") as store:
+        Runner(fake, store, progress=False).pairwise(pairs, PairwiseProtocol(mode="direct"))
+    assert fake.counted == 1
+    # counts reverse the characters: the longest pair (i4) goes first, its orders together
+    firsts = fake.sent
+    assert len(firsts) == 4 and all(len(b) == 2 for b in firsts)
+    qs = [b[0].count("Q") for b in firsts]
+    assert qs == sorted(qs, reverse=True) and len(set(qs)) == 4
+    assert all(b[0].count("Q") == b[1].count("Q") for b in firsts)  # one pair per call
+
+
+def test_a_local_model_tokenizes_each_prompt_once(tiny_model_dir: Path, tmp_path: Path) -> None:
+    backend = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=4)
+    calls: list[int] = []
+    tokenize = backend._tokenize
+
+    def counted(texts: list[str], template: bool) -> list[list[int]]:
+        calls.append(len(texts))
+        return tokenize(texts, template)
+
+    backend._tokenize = counted  # type: ignore[method-assign]
+    pairs = [Pair(f"i{k}", f"Question {k}?" * (k + 1), "Four." * k, "Five.") for k in range(6)]
+    proto = PairwiseProtocol(mode="direct")
+    prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
+    reference = [backend.encode(p) for p in prompts]
+    calls.clear()
+    with Store(tmp_path / "s.db") as store:
+        summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
+    assert summary.ok == 12
+    assert sum(calls) == 12  # every prompt tokenized once, to count and to run
+    assert backend._ids == {}  # the kept ids were all taken by the calls
+    assert backend.token_counts(prompts) == [len(r) for r in reference]
+    assert backend.encode_many(prompts) == reference
+    # the same verdicts as without counting first
+    again = backend.next_token_logprobs_sync(prompts[:3], select=proto.reads.selector())
+    backend.token_counts(prompts[:3])
+    counted_first = backend.next_token_logprobs_sync(prompts[:3], select=proto.reads.selector())
+    assert again == counted_first
+
+
+def test_block_parameters_leave_out_embeddings_and_head(tiny_model_dir: Path) -> None:
+    backend = LocalBackend.load(tiny_model_dir, model_id="tiny")
+    model = backend.model
+    by_hand = sum(p.numel() for p in model.model.layers.parameters()) + sum(
+        p.numel() for p in model.model.norm.parameters()
+    )
+    assert block_parameters(model) == by_hand == backend.block_parameters
+    assert backend.device_name == ""  # on the CPU: no accelerator, no MFU
+
+
+@pytest.mark.parametrize(
+    ("name", "peak"),
+    [
+        ("NVIDIA H200", 989.0),
+        ("NVIDIA H100 80GB HBM3", 989.0),
+        ("NVIDIA H100 PCIe", 756.0),
+        ("NVIDIA H100 NVL", 835.0),
+        ("NVIDIA A100-SXM4-80GB", 312.0),
+        ("NVIDIA L40S", 362.0),
+        ("NVIDIA L4", 121.0),
+        ("NVIDIA L40", None),
+        ("NVIDIA A10G", None),
+        ("Tesla T4", None),
+    ],
+)
+def test_peak_table_by_device_name(name: str, peak: float | None) -> None:
+    assert peak_tflops(name) == peak
+
+
+def _runs(**cols: list[object]) -> pd.DataFrame:
+    base: dict[str, list[object]] = {
+        "judge": ["j"], "judgments": [100], "seconds": [2.0], "tokens_in": [40_000],
+        "tokens_out": [100], "hardware": ["cuda:0 bfloat16"], "device": ["NVIDIA H200"],
+        "block_params": [1_600_000_000],
+    }  # fmt: skip
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+def test_card_model_flop_utilisation() -> None:
+    (c,) = cards(_runs())
+    # 2 x 1.6e9 FLOPs x 40,000 tokens in 2 s = 6.4e13 FLOP/s over 989e12
+    assert c.mfu == pytest.approx(2 * 1.6e9 * 40_000 / 2.0 / 989e12)
+    assert c.peak_tflops == 989.0 and c.accelerator == "NVIDIA H200"
+    assert "model FLOP utilisation 6.5% of NVIDIA H200's 989 TFLOP/s" in c.line()
+    assert c.record()["model FLOP utilisation"] == c.mfu
+    # two runs on two GPUs: FLOPs over the time-weighted capacity
+    two = _runs(
+        judge=["j", "j"], judgments=[1, 1], seconds=[1.0, 3.0], tokens_in=[1000, 3000],
+        tokens_out=[1, 1], hardware=["cuda:0 bfloat16"] * 2,
+        device=["NVIDIA H200", "NVIDIA A100-SXM4-80GB"], block_params=[10**9, 10**9],
+    )  # fmt: skip
+    (c2,) = cards(two)
+    assert c2.mfu == pytest.approx(2e9 * 4000 / (1.0 * 989e12 + 3.0 * 312e12))
+    assert c2.accelerator == "NVIDIA H200 / NVIDIA A100-SXM4-80GB"
+
+
+def test_card_says_peak_unknown_and_nothing_off_a_gpu() -> None:
+    (c,) = cards(_runs(device=["Tesla T4"]))
+    assert c.mfu is None and c.peak_tflops is None
+    assert "model FLOP utilisation: peak unknown for Tesla T4" in c.line()
+    assert "%" not in c.utilisation()
+    (cpu,) = cards(_runs(device=[None], hardware=["cpu float32"]))
+    assert cpu.accelerator is None and "FLOP" not in cpu.line()
+    assert "model FLOP utilisation" not in cpu.record()
+    (old,) = cards(_runs().drop(columns=["device", "block_params"]))  # an older store
+    assert old.accelerator is None
+
+
+def test_store_records_the_accelerator_and_migrates_old_stores(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        store.put_run("j", judgments=3, seconds=1.0, tokens=(30, 3), hardware="cpu float32")
+    con = sqlite3.connect(path)  # an older store: runs without the two columns
+    con.executescript(
+        "CREATE TABLE r2 AS SELECT judge, judgments, seconds, tokens_in, tokens_out, "
+        "created_at, hardware FROM runs; DROP TABLE runs; ALTER TABLE r2 RENAME TO runs;"
+    )
+    con.close()
+    with Store(path) as store:
+        store.put_run(
+            "j", judgments=2, seconds=1.0, tokens=(20, 2), hardware="cuda:0 bfloat16",
+            device="NVIDIA H200", block_params=123,
+        )  # fmt: skip
+        runs = store.runs()
+    assert list(runs["device"].fillna("")) == ["", "NVIDIA H200"]
+    assert list(runs["block_params"].fillna(-1)) == [-1, 123]

@@ -61,7 +61,9 @@ CALIBRATED = "self_preference_calibrated"
 #: Newton steps of the competence fit (from 0; a fit converges in about 6, a judge that
 #: separates the strengths perfectly drifts toward κ = ∞ where π no longer moves)
 _NEWTON_STEPS = 30
-#: most covariate patterns plus labelled model pairs the exact refit handles
+#: most covariate patterns plus labelled model pairs, times the judges, that the exact
+#: refit handles (each resample refits every judge over all of them); past it, each
+#: resample takes one Newton step from the full-sample fit (:class:`_OneStep`)
 MAX_PATTERNS = 2000
 _CHUNK = 256  # resamples refitted at once
 #: the calibrated estimate's interval: percentile, not BCa. For a near-perfect judge
@@ -915,7 +917,7 @@ def calibrated_parts(
     )
     p, n_l = len(pats), len(lpairs)
     if one_step is None:
-        one_step = p + n_l > MAX_PATTERNS
+        one_step = (p + n_l) * max(len(labels), 1) > MAX_PATTERNS
     elif not one_step and p + n_l > MAX_PATTERNS:
         why = (
             f"{p} covariate patterns and {n_l} labelled model pairs: more than the "
@@ -1026,8 +1028,8 @@ _ONE_STEP_INTERVAL = (
     "resample (a first-order refit, exact on the full sample)"
 )
 _ONE_STEP_WORDS = (
-    "; one-step resamples: {n} covariate patterns and labelled model pairs, more than the "
-    "{most} refitted exactly"
+    "; one-step resamples: {n} covariate patterns and labelled model pairs for {judges} "
+    "judge(s), more than the {most} refitted exactly"
 )
 
 
@@ -1115,8 +1117,8 @@ def calibrated_specs(
     if one is not None:
         n_pat = len(model.ia) + len(model.la)
         held += (
-            _ONE_STEP_WORDS.format(n=n_pat, most=MAX_PATTERNS)
-            if n_pat > MAX_PATTERNS
+            _ONE_STEP_WORDS.format(n=n_pat, judges=len(labels), most=MAX_PATTERNS)
+            if n_pat * len(labels) > MAX_PATTERNS
             else "; one-step resamples (asked for)"
         )
     method = "Competence-calibrated self-preference: the judge's rate of picking its " + (
@@ -1237,7 +1239,8 @@ def calibrated_self_preference(
     ``κ, β, τ`` exactly (both likelihoods depend on the data only through sums per
     covariate pattern and per labelled model pair, which are resampled) and evaluates
     ``π`` at the refit. Where the model has more than :data:`MAX_PATTERNS` covariate
-    patterns and labelled model pairs (``one_step=None``), or with ``one_step=True``,
+    patterns and labelled model pairs, times the judges (``one_step=None``), or with
+    ``one_step=True``,
     each resample instead takes one Newton step from the full-sample fit (:class:`_OneStep`:
     two resampled sums per judge, a first-order refit); ``one_step=False`` refits exactly
     or, past that size, gives no estimate.

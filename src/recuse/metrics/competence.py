@@ -835,12 +835,15 @@ def calibrated_parts(
     human = pairs["human"].to_numpy(float) if "human" in pairs.columns else np.full(n, np.nan)
     if strengths is None:
         has = np.isfinite(human)
-        models = sorted({str(m) for m in np.r_[a[has], b[has]] if isinstance(m, str)})
+        models = sorted({str(m) for m in pd.unique(np.r_[a[has], b[has]]) if isinstance(m, str)})
     else:
         models = sorted(str(m) for m in strengths)
     index = {m: i for i, m in enumerate(models)}
-    ia = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in a], dtype=np.intp)
-    ib = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in b], dtype=np.intp)
+    # each side's model index, -1 where unknown (a dict lookup per row, in pandas)
+    ia, ib = (
+        pd.Series(x, dtype=object).map(index).fillna(-1).to_numpy(float).astype(np.intp)
+        for x in (a, b)
+    )
     y1 = pairs["p_a_first"].to_numpy(float)
     y2 = pairs["p_a_second"].to_numpy(float)
     ok1, ok2 = np.isfinite(y1), np.isfinite(y2)

@@ -29,7 +29,9 @@ when the percentile interval was chosen, each range widened by two binomial stan
 errors of the tables run.
 
 Run: python benchmarks/self_preference_calibration.py [--reps 200] [--compare-reps 20]
-[--rates 0.5 0.76 0.95] [--judges 1] (``--compare-reps 0`` skips part 1; in part 2 the
+[--rates 0.5 0.76 0.95] [--judges 1] [--one-step] (``--compare-reps 0`` skips part 1;
+``--one-step``: the interval's resamples by one Newton step from the full-sample fit, as
+the estimator does past its pattern limit, instead of exact refits; in part 2 the
 three-judge cells equal the one-judge ones: m0's strengths come from the labels of the
 pairs it judged, the same pairs in both)
 """
@@ -135,6 +137,11 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=500)
     parser.add_argument("--rates", type=float, nargs="+", default=list(RATES))
     parser.add_argument("--judges", type=int, nargs="+", default=[1, 3], choices=[1, 3])
+    parser.add_argument(
+        "--one-step", action="store_true",
+        help="resample by one Newton step from the full-sample fit (as past the pattern "
+        "limit) instead of exact refits",
+    )  # fmt: skip
     args = parser.parse_args()
     pd.set_option("display.width", 200)
     start = time.perf_counter()
@@ -159,6 +166,7 @@ def main() -> None:
                         cell = calibration_cell(
                             own_rate=rate, competence=kappa, judges=judges, position=pos,
                             tau=tau, reps=args.reps, n_boot=args.n_boot,
+                            one_step=True if args.one_step else None,
                         )  # fmt: skip
                         rows.append(cell.to_dict())
     full = pd.DataFrame(rows).drop(columns=["reps"])

@@ -21,7 +21,7 @@ preference (:data:`FAMILY_CALIBRATED`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.bootstrap import GroupedStatistic, Interval, check_options
+from recuse.metrics.bootstrap import GroupedStatistic, Interval, check_options, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import Families, Relation, favored_side, single_judge
@@ -65,7 +65,9 @@ CALIBRATED = "self_preference_calibrated"
 #: Newton steps of the competence fit (from 0; a fit converges in about 6, a judge that
 #: separates the strengths perfectly drifts toward κ = ∞ where π no longer moves)
 _NEWTON_STEPS = 30
-#: most covariate patterns plus labelled model pairs the exact refit handles
+#: most covariate patterns plus labelled model pairs, times the judges, that the exact
+#: refit handles (each resample refits every judge over all of them); past it, each
+#: resample takes one Newton step from the full-sample fit (:class:`_OneStep`)
 MAX_PATTERNS = 2000
 _CHUNK = 256  # resamples refitted at once
 #: the calibrated estimate's interval: percentile, not BCa. For a near-perfect judge
@@ -155,6 +157,8 @@ class CompetenceModel:
     #: the judges whose competence is conditioned on the label (near its ceiling:
     #: :func:`_at_ceiling`), 0 for the others; None: no label term in the model
     label: NDArray[np.float64] | None = None
+    #: the bootstrap's one-step linearisation (:class:`_OneStep`), or None: exact refits
+    one_step: _OneStep | None = None
 
     @property
     def k(self) -> int:
@@ -660,6 +664,161 @@ def _check_strengths(strengths: Mapping[str, float], judged: NDArray[np.object_]
         )
 
 
+def _unique_rows(keys: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
+    """``np.unique(keys, axis=0, return_inverse=True)`` for rows of small integers (as
+    floats or ints), through one integer per row in mixed radix: the same rows in the
+    same (lexicographic) order, without sorting the rows as records."""
+    if len(keys) == 0:
+        return keys[:0], np.zeros(0, dtype=np.intp)
+    ints = np.rint(keys).astype(np.int64)
+    low = ints.min(axis=0)
+    span = ints.max(axis=0) - low + 1
+    if float(np.prod(span.astype(float))) >= 2.0**62:  # too wide for one integer
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        return uniq.reshape(-1, keys.shape[1]), inverse.reshape(-1).astype(np.intp)
+    code = np.zeros(len(ints), dtype=np.int64)
+    for j in range(ints.shape[1]):
+        code = code * span[j] + (ints[:, j] - low[j])
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return keys[first], inverse.reshape(-1).astype(np.intp)
+
+
+@dataclass(frozen=True)
+class _OrderRows:
+    """The rows behind the competence model's sums: one entry per judged order (its row
+    ``ri``, pattern ``pat``, weight ``w`` and pick of a ``y``) and per labelled row (its
+    row, labelled model pair ``lab`` and human label), with each row's group."""
+
+    ri: NDArray[np.intp]
+    pat: NDArray[np.intp]
+    w: NDArray[np.float64]
+    y: NDArray[np.float64]
+    lab_rows: NDArray[np.intp]
+    lab: NDArray[np.intp]
+    human: NDArray[np.float64]
+    group: NDArray[np.intp]
+    n: int
+    #: per row: holds the judge's own answer, holds neither, holds a family member's
+    ind: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class _OneStep:
+    """The calibrated estimate's resamples by one Newton step from the full-sample fit.
+
+    Per judge, the strengths ``s`` (Bradley–Terry on the labels) and ``θ = (κ, β, τ[, φ])``
+    solve the stacked score equations ``ψ(φ) = Σ_rows ψ_row(φ) = 0``, ``φ = (s, θ)``. A
+    resample's sums ``ψ_b(φ̂) = Σ_c n_bc ψ_c(φ̂)`` give its one-step fit
+    ``φ_b = φ̂ − J⁺ ψ_b(φ̂)`` (``J = ∂ψ/∂φ`` at the full-sample fit; ``⁺`` the
+    pseudo-inverse, the strengths being centred) and, to first order, its predicted picks
+    ``Π_b(φ_b) = Π_b(φ̂) + ∇Π · (φ_b − φ̂)``. So each row carries::
+
+        numerator_row = picks_row − Π_row(φ̂) + (J⁺ᵀ ∇Π) · ψ_row(φ̂)
+
+    and a resample's estimate is ``Σ_b numerator / Σ_b own weight`` — two resampled sums
+    per statistic, however many covariate patterns the model has. It differs from the
+    exact refit by ``O(1/n)`` (the Newton step's error is quadratic in ``φ_b − φ̂ =
+    O(n^-1/2)``), against a bootstrap spread of ``O(n^-1/2)``; on the full sample it is the
+    exact estimate (``ψ(φ̂) = 0``)."""
+
+    model: CompetenceModel
+    rows: _OrderRows
+    #: each fitted judge's code: its totals and ``θ̂``
+    fits: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]]
+
+    def columns(self, relation: Relation = "self", rung: int | None = None) -> NDArray[np.float64]:
+        """Per row (:data:`ONE_STEP_COLUMNS`): the linearised numerator and the weight of
+        the estimate's pairs (the two resampled), then for the point estimate only: its
+        picks, the predicted picks, the weight of the selected pairs (the rung's, for a
+        rung), the three pair indicators of the model's required counts, 1 per row and
+        its judge's code + 1 (so a judge's totals name it: code = id / rows − 1)."""
+        m, r = self.model, self.rows
+        num, den = np.zeros(r.n), np.zeros(r.n)
+        picks_c, pred_c, n_sel = np.zeros(r.n), np.zeros(r.n), np.zeros(r.n)
+        base = m.own if relation == "self" else (m.fam if m.fam is not None else 0 * m.own)
+        sel = base if rung is None or m.rung is None else np.where(m.rung == rung, base, 0.0)
+        for code, (t, theta) in self.fits.items():
+            n_p, y_p, _ = m.placed(t)
+            st = m.strengths(t)
+            p_n, d, k_n = len(m.ia), len(theta), m.n_kappa
+            kcol = np.zeros(p_n, dtype=np.intp) if m.kgroup is None else m.kgroup
+            gap = st[m.ia] - st[m.ib]
+            x = np.zeros((p_n, d))
+            x[np.arange(p_n), kcol] = gap
+            x[:, k_n], x[:, k_n + 1] = m.first, m.own
+            if m.fam is not None:
+                x[:, k_n + 2] = m.fam
+            if m.label is not None:  # α·label, theta's last (CompetenceModel._fit)
+                x[:, d - 1] = m.label
+            mu = special.expit(x @ theta)
+            kap = theta[kcol]
+            p0 = m.p0(theta, gap)  # without the own and family terms
+            # ∇Π over the selected patterns (+: picks a, −: picks b)
+            dens = n_p * p0 * (1.0 - p0) * np.sign(sel)
+            g_theta = np.zeros(d)
+            g_theta[:k_n] = np.bincount(kcol, weights=dens * gap, minlength=k_n)
+            g_theta[k_n] = float(np.sum(dens * m.first))
+            if m.label is not None:
+                g_theta[d - 1] = float(np.sum(dens * m.label))
+            j_tt = -(x * (n_p * mu * (1.0 - mu))[:, None]).T @ x
+            if m.fixed is None:
+                n_m, n_l = m.n_models, len(m.la)
+                e_p = np.zeros((p_n, n_m))
+                e_p[np.arange(p_n), m.ia] += 1.0
+                e_p[np.arange(p_n), m.ib] -= 1.0
+                e_l = np.zeros((n_l, n_m))
+                e_l[np.arange(n_l), m.la] += 1.0
+                e_l[np.arange(n_l), m.lb] -= 1.0
+                c_l = t[2 * p_n : 2 * p_n + n_l]
+                q = special.expit(st[m.la] - st[m.lb])
+                onehot = np.zeros((p_n, d))
+                onehot[np.arange(p_n), kcol] = 1.0
+                j_ts = (-(x * (n_p * mu * (1.0 - mu) * kap)[:, None]).T @ e_p
+                        + (onehot * (y_p - n_p * mu)[:, None]).T @ e_p)  # fmt: skip
+                j_ss = -(e_l * (c_l * q * (1.0 - q))[:, None]).T @ e_l
+                jac = np.block([[j_ss, np.zeros((n_m, d))], [j_ts, j_tt]])
+                grad = np.concatenate([e_p.T @ (dens * kap), g_theta])
+            else:
+                jac, grad = j_tt, g_theta
+            v = np.linalg.pinv(jac).T @ grad
+            v_theta = v[-d:]
+            a_p = x @ v_theta  # each pattern's score direction
+            placed = n_p > 0
+            o = (r.group[r.ri] == code) & placed[r.pat]
+            ri, pat, w, y = r.ri[o], r.pat[o], r.w[o], r.y[o]
+            s_p = sel[pat]
+            picks = np.where(s_p > 0, y, np.where(s_p < 0, 1.0 - y, 0.0))
+            pred = np.where(s_p > 0, p0[pat], np.where(s_p < 0, 1.0 - p0[pat], 0.0))
+            contrib = w * (picks - pred + (y - mu[pat]) * a_p[pat])
+            num += np.bincount(ri, weights=contrib, minlength=r.n)
+            picks_c += np.bincount(ri, weights=w * picks, minlength=r.n)
+            pred_c += np.bincount(ri, weights=w * pred, minlength=r.n)
+            n_sel += np.bincount(ri, weights=np.where(s_p != 0, w, 0.0), minlength=r.n)
+            den_sel = (base if relation == "family" else m.own)[pat] != 0
+            den += np.bincount(ri, weights=np.where(den_sel, w, 0.0), minlength=r.n)
+            if m.fixed is None:
+                v_s = v[: m.n_models]
+                lo = r.group[r.lab_rows] == code
+                lab, rows_l = r.lab[lo], r.lab_rows[lo]
+                q_l = special.expit(st[m.la[lab]] - st[m.lb[lab]])
+                b_l = v_s[m.la[lab]] - v_s[m.lb[lab]]
+                num += np.bincount(rows_l, weights=(r.human[lo] - q_l) * b_l, minlength=r.n)
+        entered = r.group >= 0
+        return np.column_stack([
+            num, den, picks_c, pred_c, n_sel, r.ind * entered[:, None], entered,
+            np.where(entered, r.group + 1, 0),
+        ]).astype(float)  # fmt: skip
+
+    def judge_of(self, t: NDArray[np.float64]) -> int:
+        """The judge's code from its totals of :meth:`columns` (-1: no rows)."""
+        return int(np.rint(t[9] / t[8])) - 1 if t[8] > 0 else -1
+
+
+#: the columns of :meth:`_OneStep.columns`; the first two are resampled
+ONE_STEP_COLUMNS = ("numerator", "weight", "picks", "predicted", "selected", "own", "other",
+                    "family", "rows", "judge")  # fmt: skip
+
+
 def calibrated_parts(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
@@ -670,6 +829,7 @@ def calibrated_parts(
     family_side: NDArray[np.int8] | None = None,
     stratum: str | None = None,
     label_term: NDArray[np.bool_] | None = None,
+    one_step: bool | None = False,
 ) -> tuple[
     NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel
 ]:
@@ -697,12 +857,15 @@ def calibrated_parts(
     human = pairs["human"].to_numpy(float) if "human" in pairs.columns else np.full(n, np.nan)
     if strengths is None:
         has = np.isfinite(human)
-        models = sorted({str(m) for m in np.r_[a[has], b[has]] if isinstance(m, str)})
+        models = sorted({str(m) for m in pd.unique(np.r_[a[has], b[has]]) if isinstance(m, str)})
     else:
         models = sorted(str(m) for m in strengths)
     index = {m: i for i, m in enumerate(models)}
-    ia = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in a], dtype=np.intp)
-    ib = np.array([index.get(x, -1) if isinstance(x, str) else -1 for x in b], dtype=np.intp)
+    # each side's model index, -1 where unknown (a dict lookup per row, in pandas)
+    ia, ib = (
+        pd.Series(x, dtype=object).map(index).fillna(-1).to_numpy(float).astype(np.intp)
+        for x in (a, b)
+    )
     y1 = pairs["p_a_first"].to_numpy(float)
     y2 = pairs["p_a_second"].to_numpy(float)
     ok1, ok2 = np.isfinite(y1), np.isfinite(y2)
@@ -751,15 +914,9 @@ def calibrated_parts(
     keys = np.concatenate([k for _, k, _ in parts])
     yy = np.concatenate([y for _, _, y in parts])
     w = 1.0 / k_orders[ri]
-    pats, pat = np.unique(keys, axis=0, return_inverse=True)
-    pats = pats.reshape(-1, 8)
-    pat = pat.reshape(-1)
+    pats, pat = _unique_rows(keys)
     lab_rows = np.flatnonzero(labelled)
-    lpairs, lab = np.unique(
-        np.column_stack([ia[lab_rows], ib[lab_rows]]), axis=0, return_inverse=True
-    )
-    lpairs = lpairs.reshape(-1, 2)
-    lab = lab.reshape(-1)
+    lpairs, lab = _unique_rows(np.column_stack([ia[lab_rows], ib[lab_rows]]).reshape(-1, 2))
     fixed = None
     if strengths is not None:
         fixed = np.array([float(strengths[m]) for m in models])
@@ -791,21 +948,43 @@ def calibrated_parts(
         label=pats[:, 7].astype(float) if conditioned else None,
     )
     p, n_l = len(pats), len(lpairs)
-    if p + n_l > MAX_PATTERNS:
+    if one_step is None:
+        one_step = (p + n_l) * max(len(labels), 1) > MAX_PATTERNS
+    elif not one_step and p + n_l > MAX_PATTERNS:
         why = (
             f"{p} covariate patterns and {n_l} labelled model pairs: more than the "
             f"{MAX_PATTERNS} the competence model's exact bootstrap handles"
         )
         return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
                 {str(label): why for label in labels}, pred_a, model)  # fmt: skip
-    values = np.zeros((n, model.k))
-    np.add.at(values, (ri, pat), w)
-    np.add.at(values, (ri, p + pat), w * yy)
-    values[lab_rows, 2 * p + lab] = 1.0
-    values[lab_rows, 2 * p + n_l + lab] = human[lab_rows]
-    values[:, model.col_own] = np.where(usable & (side != 0), 1.0, 0.0)
-    values[:, model.col_other] = np.where(usable & (side == 0), 1.0, 0.0)
-    values[:, model.col_family] = np.where(usable & (fam_side != 0), 1.0, 0.0)
+    values: NDArray[np.float64]
+    ind = np.column_stack([usable & (side != 0), usable & (side == 0), usable & (fam_side != 0)])
+    ind = ind.astype(float)
+
+    def totals_of(mine: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """The model's sums over the rows ``mine`` (without a rows x columns matrix)."""
+        o, lo = mine[ri], mine[lab_rows]
+        return np.concatenate([
+            np.bincount(pat[o], weights=w[o], minlength=p),
+            np.bincount(pat[o], weights=(w * yy)[o], minlength=p),
+            np.bincount(lab[lo], minlength=n_l).astype(float),
+            np.bincount(lab[lo], weights=human[lab_rows][lo], minlength=n_l),
+            ind[mine].sum(axis=0),
+        ])  # fmt: skip
+
+    if one_step:  # the statistics' columns come from _OneStep, per statistic
+        values = np.zeros((n, 0))
+    else:
+        dense = np.zeros((n, model.k))
+        np.add.at(dense, (ri, pat), w)
+        np.add.at(dense, (ri, p + pat), w * yy)
+        dense[lab_rows, 2 * p + lab] = 1.0
+        dense[lab_rows, 2 * p + n_l + lab] = human[lab_rows]
+        dense[:, model.col_own] = np.where(usable & (side != 0), 1.0, 0.0)
+        dense[:, model.col_other] = np.where(usable & (side == 0), 1.0, 0.0)
+        dense[:, model.col_family] = np.where(usable & (fam_side != 0), 1.0, 0.0)
+        values = dense
+    fits: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     lab_group = np.where(labelled, codes, -1)
     given = pairs["p_a"].to_numpy(float) if "p_a" in pairs.columns else np.full(n, np.nan)
     for code, label in enumerate(labels):
@@ -819,7 +998,9 @@ def calibrated_parts(
             else:
                 problems[str(label)] = "no verdicts (p_a_first / p_a_second) from this judge"
             continue
-        if strengths is None:
+        if strengths is None and not (
+            one_step and (lab_group == code).any() and model.placed(totals_of(mine))[2]
+        ):  # (one-step, i.e. large tables: called only for its message, where it fails)
             try:
                 label_strengths(pairs[lab_group == code])
             except EstimationError as exc:
@@ -827,17 +1008,24 @@ def calibrated_parts(
                 continue
         if not (mine & (side != 0)).any() or not (mine & (side == 0)).any():
             continue  # the required counts say which kind of pair is missing
-        theta, g = model.fit(values[mine].sum(axis=0))
+        totals = totals_of(mine) if one_step else np.asarray(values[mine].sum(axis=0))
+        theta, g = model.fit(totals)
         if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(g)):
             problems[str(label)] = "the competence model could not be fitted (no finite fit)"
             continue
-        rows = np.flatnonzero(np.isin(ri, np.flatnonzero(mine)))
+        fits[code] = (totals, theta)
+        rows = np.flatnonzero(mine[ri])
         p0 = model.p0(theta, g)[pat[rows]]
         pred_a[np.flatnonzero(mine)] = 0.0
         np.add.at(pred_a, ri[rows], w[rows] * p0)
     for code, label in enumerate(labels):  # a judge that cannot be fitted gets no number
         if str(label) in problems:
             group[codes == code] = -1
+            fits.pop(code, None)
+    if one_step:
+        rows_of = _OrderRows(ri=ri, pat=pat, w=w, y=yy, lab_rows=lab_rows, lab=lab,
+                             human=human[lab_rows], group=group, n=n, ind=ind)  # fmt: skip
+        model = replace(model, one_step=_OneStep(model, rows_of, fits))
     return values, group, problems, pred_a, model
 
 
@@ -866,6 +1054,15 @@ _METHOD = (
     "judged order a row of weight 1/orders); the interval refits the strengths and "
     "κ, β, τ exactly in every resample"
 )
+_EXACT_WORDS = "refits the strengths and κ, β, τ exactly in every resample"
+_ONE_STEP_INTERVAL = (
+    "takes one Newton step from the full-sample fit of the strengths and κ, β, τ in every "
+    "resample (a first-order refit, exact on the full sample)"
+)
+_ONE_STEP_WORDS = (
+    "; one-step resamples: {n} covariate patterns and labelled model pairs for {judges} "
+    "judge(s), more than the {most} refitted exactly"
+)
 
 
 def calibrated_specs(
@@ -879,14 +1076,16 @@ def calibrated_specs(
     rungs: bool = False,
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
+    one_step: bool | None = None,
 ) -> tuple[list[MetricSpec], dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels``, then (with
     ``family_side``) its calibrated family preference, then (``rungs``) the parts of
     :data:`CALIBRATED_RUNGS`, all from one competence model per judge; and, per judge
-    that could not be fitted, why (see :func:`calibrated_self_preference`)."""
+    that could not be fitted, why (see :func:`calibrated_self_preference`).
+    ``one_step``: how the bootstrap refits (see :func:`calibrated_self_preference`)."""
     values, group, problems, _, model = calibrated_parts(
         pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
-        stratum=stratum_column(pairs, stratum),
+        stratum=stratum_column(pairs, stratum), one_step=one_step,
         label_term=label_conditioned(pairs, codes, labels, label, strengths=strengths, side=side,
                                family_side=family_side, stratum=stratum_column(pairs, stratum)),
     )  # fmt: skip
@@ -897,19 +1096,76 @@ def calibrated_specs(
     held += strata_words(model)
     held += label_words(model)
 
-    def stat(name: str, combine: Any, required: tuple[tuple[int, str], ...]) -> GroupedStatistic:
+    one = model.one_step
+
+    def stat(
+        name: str,
+        combine: Any,
+        required: tuple[tuple[int, str], ...],
+        relation: Relation = "self",
+        rung: int | None = None,
+    ) -> GroupedStatistic:
+        if one is None:
+            return GroupedStatistic(
+                name=name, values=values, group=group, labels=labels, combine=combine,
+                interval=CALIBRATED_INTERVAL, required=required,
+            )  # fmt: skip
+        # one-step: the linearised numerator and the weight (the only two columns
+        # resampled), then the columns of the components and the required counts
+        where = {model.col_own: 5, model.col_other: 6, model.col_family: 7}
         return GroupedStatistic(
-            name=name, values=values, group=group, labels=labels, combine=combine,
-            interval=CALIBRATED_INTERVAL, required=required,
+            name=name, values=one.columns(relation, rung), group=group, labels=labels,
+            combine=ratio, interval=CALIBRATED_INTERVAL, boot_k=2,
+            required=tuple((where[c], d) for c, d in required),
         )  # fmt: skip
 
+    def rates(t: NDArray[np.float64], own: str, rung: bool = False) -> dict[str, float]:
+        """One-step components from :meth:`_OneStep.columns`' totals, as the model's."""
+        n_all, picks, pred, n_sel = t[1], t[2], t[3], t[4]
+        if rung:
+            if not n_sel:
+                return {"rung_share": 0.0}
+            return {
+                "rung_share": float(n_sel / n_all) if n_all else float("nan"),
+                "own_pick_rate": float(picks / n_sel),
+                "predicted_own_pick_rate": float(pred / n_sel),
+            }
+        if not n_all:
+            return {f"{own}_pick_rate": float("nan"), f"predicted_{own}_pick_rate": float("nan")}
+        return {
+            f"{own}_pick_rate": float(picks / n_all),
+            f"predicted_{own}_pick_rate": float(pred / n_all),
+        }
+
+    warned: dict[int, tuple[str, ...]] = {}
+    if one is not None:  # each judge's caveats from its model sums, looked up by judge
+        warned = {code: model.warnings(t) for code, (t, _) in one.fits.items()}
+
+    def after(f: Callable[[NDArray[np.float64]], Any], own: str = "own", rung: bool = False,
+              warn: bool = False) -> Callable[[NDArray[np.float64]], Any]:  # fmt: skip
+        """The model's components (or warnings); one-step: from the leading columns."""
+        if one is None:
+            return f
+        if warn:
+            return lambda t: warned.get(one.judge_of(t), ())
+        return lambda t: rates(t, own, rung)
+
+    if one is not None:
+        n_pat = len(model.ia) + len(model.la)
+        held += (
+            _ONE_STEP_WORDS.format(n=n_pat, judges=len(labels), most=MAX_PATTERNS)
+            if n_pat * len(labels) > MAX_PATTERNS
+            else "; one-step resamples (asked for)"
+        )
     method = "Competence-calibrated self-preference: the judge's rate of picking its " + (
         _METHOD.format(family=fam_words) + held
     )
+    if one is not None:
+        method = method.replace(_EXACT_WORDS, _ONE_STEP_INTERVAL)
     specs = [
         MetricSpec(CALIBRATED, stat(CALIBRATED, model.combine, (own_req, other_req)), method,
-                   model.components, warnings=model.warnings, n_count=OWN_PAIRS,
-                   labelled=True)
+                   after(model.components), warnings=after(model.warnings, warn=True),
+                   n_count=OWN_PAIRS, labelled=True)
     ]  # fmt: skip
     if family_side is not None:
         fam_method = (
@@ -920,18 +1176,22 @@ def calibrated_specs(
             + _METHOD.split("; ", 1)[1].format(family=" and a family term φ·family")
             + held
         )
+        if one is not None:
+            fam_method = fam_method.replace(_EXACT_WORDS, _ONE_STEP_INTERVAL)
         fam_req = ((model.col_family, FAMILY_PAIRS), other_req)
         specs.append(
-            MetricSpec(FAMILY_CALIBRATED, stat(FAMILY_CALIBRATED, model.combine_family, fam_req),
-                       fam_method, model.components_family, n_count=FAMILY_PAIRS,
+            MetricSpec(FAMILY_CALIBRATED,
+                       stat(FAMILY_CALIBRATED, model.combine_family, fam_req, "family"),
+                       fam_method, after(model.components_family, "family"), n_count=FAMILY_PAIRS,
                        labelled=True)
         )  # fmt: skip
     if rungs:
         for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):
             specs.append(
-                MetricSpec(name, stat(name, model.combine_rung(r), (own_req, other_req)),
+                MetricSpec(name, stat(name, model.combine_rung(r), (own_req, other_req),
+                                      "self", r),
                            f"Part of the calibrated self-preference: {words}",
-                           model.components_rung(r), n_count=OWN_PAIRS,
+                           after(model.components_rung(r), rung=True), n_count=OWN_PAIRS,
                            labelled=True)
             )  # fmt: skip
     return specs, problems
@@ -1026,12 +1286,13 @@ def calibrated_spec(
     family_side: NDArray[np.int8] | None = None,
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
+    one_step: bool | None = None,
 ) -> tuple[MetricSpec, dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels`` and, per
     judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
     specs, problems = calibrated_specs(
         pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
-        stratum=stratum, label=label,
+        stratum=stratum, label=label, one_step=one_step,
     )  # fmt: skip
     return specs[0], problems
 
@@ -1049,6 +1310,7 @@ def calibrated_self_preference(
     selves: Mapping[str, str] | None = None,
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
+    one_step: bool | None = None,
 ) -> MetricResult:
     """Self-preference of ``judge`` measured against its own competence.
 
@@ -1077,7 +1339,12 @@ def calibrated_self_preference(
     not BCa, see :data:`CALIBRATED_INTERVAL`); each resample refits the strengths and
     ``κ, β, τ`` exactly (both likelihoods depend on the data only through sums per
     covariate pattern and per labelled model pair, which are resampled) and evaluates
-    ``π`` at the refit.
+    ``π`` at the refit. Where the model has more than :data:`MAX_PATTERNS` covariate
+    patterns and labelled model pairs, times the judges (``one_step=None``), or with
+    ``one_step=True``,
+    each resample instead takes one Newton step from the full-sample fit (:class:`_OneStep`:
+    two resampled sums per judge, a first-order refit); ``one_step=False`` refits exactly
+    or, past that size, gives no estimate.
     Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
     labels for the strengths; else :class:`EstimationError`. ``strengths`` given must
     hold a finite strength for every model of the judged pairs (else
@@ -1119,6 +1386,7 @@ def calibrated_self_preference(
     spec, problems = calibrated_spec(
         rows, codes, labels, strengths=strengths, side=side, family_side=fam, stratum=stratum,
         label=label,
+        one_step=one_step,
     )  # fmt: skip
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")

@@ -276,6 +276,7 @@ def calibration_cell(
     n_boot: int = 500,
     level: float = 0.9,
     seed: int = 0,
+    one_step: bool | None = None,
 ) -> CellResult:
     """Run the calibrated self-preference and the EO gap on ``reps`` tables of one cell.
 
@@ -283,6 +284,8 @@ def calibration_cell(
     reference prefers ``own_rate`` of the time against :data:`OTHER_STRENGTHS`; with
     ``judges=3`` the authors ``m1`` (competence 1) and ``m2`` (competence 5), without a
     self term and with the same position preference, judge the same pairs too.
+    ``one_step``: how the calibrated estimate's resamples refit
+    (:func:`~recuse.metrics.competence.calibrated_self_preference`).
     """
     from recuse.errors import EstimationError
     from recuse.metrics.competence import calibrated_self_preference
@@ -304,7 +307,7 @@ def calibration_cell(
         eo.append(self_preference(sim.pairs, judge="m0", n_boot=10, seed=r).estimate)
         try:
             res = calibrated_self_preference(
-                sim.pairs, judge="m0", n_boot=n_boot, level=level, seed=r
+                sim.pairs, judge="m0", n_boot=n_boot, level=level, seed=r, one_step=one_step
             )
         except EstimationError:
             continue

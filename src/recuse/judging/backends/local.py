@@ -496,13 +496,13 @@ class LocalBackend(Backend):
         prepared and k-1 finished (waiting for its numbers) while the device runs k, so
         the device never waits on the host's padding or bookkeeping.
 
-        One thread, not a preparing worker: a worker's long calls that hold the GIL
-        (turning a wave's token ids into Python lists, padding) stall the thread that
-        queues the passes' kernels, and a small model's kernels drain the device's
-        queue faster than that thread refills it. Measured on an H200 (135M shape, 800
-        MT-Bench prompts): with a worker the device spent 0.95 s in passes that take
-        0.77 s with nothing beside them (the serial loop, the bare pass); queued first,
-        a pass runs at the bare pass's speed while the host works."""
+        One thread, not a preparing worker beside the one that queues the kernels: a
+        worker's long calls that hold the GIL (a wave's token ids as Python lists,
+        padding) can stall the queueing, and a small model's kernels drain the device's
+        queue fast. Measured on an H200 (135M shape, 800 MT-Bench prompts), the device
+        spent 0.95-1.00 s in passes that take 0.76 s in the bare pass with a worker and
+        asyncio's threads, 0.83 s with this and the backend's own threads
+        (:meth:`_call`); neither change alone was measured apart."""
         if not batches:
             return
         torch = _torch()
@@ -882,12 +882,12 @@ class LocalBackend(Backend):
         stops its thread before the next wave: the run exits within about a wave,
         not after the calls in flight (two of 1,024 prompts: ~40 s for a 7B model).
 
-        The threads are the backend's own and outlive a run's event loop: a thread's
-        first CUDA work sets up its cuBLAS handle and workspace, which cost a fresh
-        thread's first forward pass about 0.1 s of device time (135M shape on an
-        H200: 0.86-0.90 s in passes that take 0.77-0.82 s in a warmed thread), so
-        every run on one backend (audit's judge, then its probes) would pay it again
-        with asyncio's per-loop threads."""
+        The threads are the backend's own and outlive a run's event loop: in a fresh
+        thread the passes ran slower (135M shape on an H200, 800 prompts: 0.86-0.90 s
+        of device time in passes against 0.77-0.82 s in a thread that had run one
+        before; likely the per-thread setup of the CUDA libraries, e.g. cuBLAS's
+        handle and workspace), and asyncio's threads are new for every run on one
+        backend (audit's judge, then its probes)."""
         if not (self.concurrency > 1 or self.pipeline):
             return fn(*args, **kwargs)
         stop = threading.Event()

@@ -126,7 +126,12 @@ def read_bytes(path: Path) -> bytes:
             return path.read_bytes()
         return _gunzip(path, limit)
     except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror or exc})", file=path) from None
+        raise InputError(
+            f"cannot read the file ({exc.strerror or exc})",
+            file=path,
+            fix="check that you may read it (its permissions, owner, or a disk that is "
+            "still mounted), or copy it somewhere you can",
+        ) from None
 
 
 def _gunzip(path: Path, limit: int) -> bytes:

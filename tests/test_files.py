@@ -49,7 +49,7 @@ def test_read_jsonl_truncated_line_names_file_and_line(tmp_path: Path) -> None:
 
 def test_read_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
     f = _lines(tmp_path / "l.jsonl", '{"x": 1}', "[1, 2]")
-    with pytest.raises(InputError, match="line 2 is a JSON list, not an object") as err:
+    with pytest.raises(InputError, match="line 2 is a JSON array, not an object") as err:
         read_jsonl(f)
     assert err.value.row == 2
 
@@ -110,7 +110,7 @@ def test_require_keys(tmp_path: Path) -> None:
     assert (err.value.row, err.value.column) == (2, "b")
     with pytest.raises(InputError, match="expected a JSON array"):
         require_keys({"a": 1}, ("a",), file=f)
-    with pytest.raises(InputError, match="element 1 is a JSON int"):
+    with pytest.raises(InputError, match="element 1 is a JSON number"):
         require_keys([3], ("a",), file=f)
     assert require_keys(data[:1], ("a", "b"), file=f) == [{"a": 1, "b": 2}]
 
@@ -261,3 +261,17 @@ def test_one_file_hasher_for_every_caller(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
     assert file_sha256(empty) == hashlib.sha256(b"").hexdigest()
+
+
+def test_json_of_the_wrong_shape_is_named_in_json_words(tmp_path: Path) -> None:
+    """A file holding null or one object where an array of objects is expected said
+    'found a JSON NoneType' / 'a JSON dict' (Python's names) and gave no fix."""
+    for text, kind in (("null", "null"), ('{"a": 1}', "object"), ('"x"', "string")):
+        path = tmp_path / "records.json"
+        path.write_text(text, "utf-8")
+        with pytest.raises(InputError) as err:
+            require_keys(read_json(path), ["a"], file=path)
+        assert f"expected a JSON array of objects, found a JSON {kind}" in str(err.value)
+        assert "write the records as one array" in str(err.value)
+    with pytest.raises(InputError, match=r"element 2 is a JSON null, not an object — each"):
+        require_keys([{"a": 1}, None], ["a"], file=tmp_path / "records.json")

@@ -44,7 +44,7 @@ CASES: list[tuple[str, str, str]] = [
     ("pairs_ragged_row.csv", "pairs", "row 1: the row has more fields than the header"),
     ("pairs_unclosed_quote.csv", "pairs", "row 2: cannot parse the file"),
     ("pairs_truncated.jsonl", "pairs", "row 2: line 2 is not valid JSON"),
-    ("pairs_line_not_object.jsonl", "pairs", "row 2: line 2 is a JSON list, not an object"),
+    ("pairs_line_not_object.jsonl", "pairs", "row 2: line 2 is a JSON array, not an object"),
     ("pairs_json_not_array.json", "pairs", "expected a JSON array of objects"),
     ("pairs_empty.jsonl", "pairs", "the file is empty"),
     ("pairs_garbage.parquet", "pairs", "not a readable Parquet file"),

@@ -200,3 +200,33 @@ def test_fail_on_gates_the_report_in_memory(
     assert code == 1
     assert main(["gate", str(out / "report.json"), "--max", "position=0.05"]) == 1
     assert capsys.readouterr().out == gated
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[audit]\nlevel = 1.5\n",
+            "[audit] level = 1.5: must be in [0.5, 1), e.g. 0.9 (the --level",
+        ),
+        ("[audit]\nlevel = nan\n", "[audit] level = nan: must be in [0.5, 1)"),
+        ("[audit]\nlevel = 0\n", "[audit] level = 0: must be in [0.5, 1)"),
+        ("[audit]\nn_boot = -1\n", "[audit] n_boot = -1: must be at least 100, e.g. 2000 (the"),
+        ("[audit]\nn-boot = 0\n", "[audit] n-boot = 0: must be at least 100"),
+        ("[audit]\nseed = -1\n", "[audit] seed = -1: must be 0 or more (the --seed option)"),
+    ],
+)
+def test_a_config_value_out_of_range_names_the_file_and_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """A value of the right type but out of range (level = 1.5 in recuse.toml) said
+    only '--level must be in [0.5, 1)', sending the user to a flag they never gave: the
+    file, the key as written and the flag now, like a value of the wrong type."""
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value).startswith(f"{cfg}: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
+    cfg.write_text("[audit]\nlevel = 0.5\nn-boot = 100\nseed = 0\n", "utf-8")  # the bounds
+    assert resolve({}, config=load_config(cfg)).level == 0.5

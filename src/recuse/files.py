@@ -126,7 +126,12 @@ def read_bytes(path: Path) -> bytes:
             return path.read_bytes()
         return _gunzip(path, limit)
     except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror or exc})", file=path) from None
+        raise InputError(
+            f"cannot read the file ({exc.strerror or exc})",
+            file=path,
+            fix="check that you may read it (its permissions, owner, or a disk that is "
+            "still mounted), or copy it somewhere you can",
+        ) from None
 
 
 def _gunzip(path: Path, limit: int) -> bytes:
@@ -340,7 +345,7 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
             ) from None
         if not isinstance(value, dict):
             raise InputError(
-                f"line {number} is a JSON {type(value).__name__}, not an object",
+                f"line {number} is a JSON {json_kind(value)}, not an object",
                 file=path,
                 row=number,
                 fix="each line must be one JSON object",
@@ -355,6 +360,26 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
     return records
 
 
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words (``null``, ``object``, ``array``),
+    for messages about a file (not Python's ``NoneType``, ``dict``, ``list``).
+
+    >>> json_kind(None), json_kind({}), json_kind([1]), json_kind(True), json_kind(2.5)
+    ('null', 'object', 'array', 'boolean', 'number')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    return "array" if isinstance(value, list) else type(value).__name__
+
+
 def require_keys(records: Any, keys: Iterable[str], *, file: str | Path) -> list[dict[str, Any]]:
     """Check ``records`` (a parsed JSON document) is an array of objects with all ``keys``.
 
@@ -362,16 +387,18 @@ def require_keys(records: Any, keys: Iterable[str], *, file: str | Path) -> list
     """
     if not isinstance(records, list):
         raise InputError(
-            f"expected a JSON array of objects, found a JSON {type(records).__name__}",
+            f"expected a JSON array of objects, found a JSON {json_kind(records)}",
             file=file,
+            fix="write the records as one array, [{...}, {...}], or as JSON Lines (.jsonl)",
         )
     wanted = set(keys)
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict):
             raise InputError(
-                f"element {number} is a JSON {type(record).__name__}, not an object",
+                f"element {number} is a JSON {json_kind(record)}, not an object",
                 file=file,
                 row=number,
+                fix="each element of the array must be one object of column: value pairs",
             )
         if not wanted.issubset(record):
             _missing_keys(wanted, record, file=file, row=number, what="element")

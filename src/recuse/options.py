@@ -583,15 +583,33 @@ def _where(name: str, spec: Option, source: Where, path: str, key: str | None = 
     return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
 
 
+#: the range a config file's value must be in, checked as the file is read so that the
+#: error names the file and key (the audit's own check, ``AuditOptions.check``, names
+#: only the flag, right for a value given on the command line)
+_FILE_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "level": (lambda v: 0.5 <= v < 1, "must be in [0.5, 1), e.g. 0.9"),
+    "n_boot": (lambda v: v >= 100, "must be at least 100, e.g. 2000"),
+    "seed": (lambda v: v >= 0, "must be 0 or more"),
+}
+
+
 def _read(name: str, spec: Option, value: Any, source: Where, path: str, key: str | None) -> Any:
     """``spec.read`` of ``value``; an error about a config file's value also names the
-    command-line flag that key stands for (``... (the --n-boot option)``)."""
+    command-line flag that key stands for (``... (the --n-boot option)``), and so does
+    a file's value out of its range (:data:`_FILE_RANGES`)."""
+    where = _where(name, spec, source, path, key)
+    flag = spec.flag.split("/")[0]
     try:
-        return spec.read(value, _where(name, spec, source, path, key))
+        read = spec.read(value, where)
     except ConfigError as exc:
         if source != "file":
             raise
-        raise ConfigError(f"{exc} (the {spec.flag.split('/')[0]} option)") from None
+        raise ConfigError(f"{exc} (the {flag} option)") from None
+    if source == "file" and name in _FILE_RANGES:
+        within, rule = _FILE_RANGES[name]
+        if not within(read):
+            raise ConfigError(f"{where} = {_shown(value)}: {rule} (the {flag} option)")
+    return read
 
 
 def _unknown(names: Sequence[str], known: Sequence[str], what: str) -> ConfigError:

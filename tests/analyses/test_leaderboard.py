@@ -133,3 +133,37 @@ def test_alpaca_eval_headline_names_the_joint_fit_and_the_glm() -> None:
         assert f"(joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)" in line
         if r.caveat:
             assert "lc_win_rate_glm" in line
+
+
+def test_alpaca_eval_headline_names_the_glm_where_it_is_the_rate() -> None:
+    """Systems sharing fewer than MIN_SHARED instructions: the headline's rate is the
+    GLM's, and the line says so and why (it said nothing, while the joint fit's line
+    names the joint fit), with the numbers of length_controlled_win_rates."""
+    from recuse.analyses.base import AuditOptions
+    from recuse.data.inputs import Input, Source
+    from recuse.driver import run_audit
+    from recuse.metrics.length_controlled import GLM, length_controlled_win_rates
+    from recuse.roster import Roster
+    from recuse.simulate.length_controlled import JUDGE, simulate_length_controlled
+
+    sim = simulate_length_controlled(rho=0.0, systems=2, n_instructions=120, seed=4)
+    pairs = sim.pairs.assign(  # the second system answers other instructions
+        prompt_id=np.where(sim.pairs["model_b"] == sim.pairs["model_b"].iloc[0],
+                           sim.pairs["prompt_id"], "other-" + sim.pairs["prompt_id"])
+    )  # fmt: skip
+    frame = pairs.assign(
+        source="alpaca-eval", human=np.nan, item_id=pairs["prompt_id"] + pairs["model_b"],
+        p_a_first=pairs["p_a"], p_a_second=np.nan,
+    )  # fmt: skip
+    inp = Input("sim-ae", "pairs", frame, Source("sim-ae", "pairs", len(frame), judges=(JUDGE,)))
+    options = AuditOptions(level=0.9, n_boot=100, only=("leaderboard",))
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    want = length_controlled_win_rates(frame, judge=JUDGE, n_boot=100)
+    assert (want["lc_method"] == GLM).all()
+    heads = [h for h in report.headlines if "AlpacaEval, annotator" in h]
+    assert len(heads) == 2
+    for r in want.itertuples():
+        (line,) = [h for h in heads if f": {r.system} against" in h]
+        assert f"length-controlled {r.lc_win_rate:.2f}% [" in line
+        assert "(AlpacaEval's per-system GLM; the joint fit needs 20 instructions" in line
+        assert "joint fit;" not in line

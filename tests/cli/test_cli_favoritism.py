@@ -176,7 +176,7 @@ def test_an_inspect_log_with_a_reference_scorer(
     """An Inspect log (README: read as ratings) with --reference-scorer is read as recuse
     audit reads it: its grader graded only the model itself, so Eq. 1 is not identified,
     and that is the one-line error; before, favoritism read it as a plain table
-    ('expected a JSON array of objects, found a JSON dict')."""
+    ('expected a JSON array of objects, found a JSON object')."""
     log = Path(__file__).resolve().parents[1] / "data/importers/capitals.json"
     out = tmp_path / "out"
     code = main(["favoritism", str(log), "--reference-scorer", "includes", "--out", str(out)])

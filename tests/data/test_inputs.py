@@ -5,6 +5,7 @@ evidence tables, whatever the command."""
 from __future__ import annotations
 
 import gzip
+import os
 import time
 import tracemalloc
 from pathlib import Path
@@ -125,3 +126,60 @@ def test_validate_reads_a_ratings_file_as_the_audit_does(
     assert "a valid ratings table" in capsys.readouterr().out
     assert main(["validate", str(path), "--table", "pairs"]) == 2  # as asked: not pairs
     assert "a ratings table, not the pairs table" in capsys.readouterr().err
+
+
+def _pairs_file(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("item_id,prompt_id,model_a,model_b,judge,p_a\n1,p1,x,y,j,0.7\n")
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_or_a_symlink_loop_is_a_clear_error_not_a_hang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A named pipe given as the data file was opened to peek at its header and waited
+    for a writer for ever (recuse validate hung); a loop of symbolic links or a link to
+    nothing said 'file not found' of a path that is there. Each is now one line, exit 2."""
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"pipe\.csv: not a regular file \(a pipe"):
+        locate(str(fifo))
+    assert main(["validate", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and "Traceback" not in err
+    (tmp_path / "one.csv").symlink_to("two.csv")
+    (tmp_path / "two.csv").symlink_to("one.csv")
+    with pytest.raises(InputError, match=r"one\.csv: a symbolic link to a loop of links"):
+        locate(str(tmp_path / "one.csv"))
+    (tmp_path / "dangling.csv").symlink_to("gone.csv")
+    with pytest.raises(InputError, match=r"dangling\.csv: a symbolic link to a missing file"):
+        locate(str(tmp_path / "dangling.csv"))
+    good = _pairs_file(tmp_path / "deep" / "a b" / "ünï cödé" / "ok file.csv")
+    (tmp_path / "link.csv").symlink_to(good)
+    assert locate(str(tmp_path / "link.csv")) == tmp_path / "link.csv"
+    assert load_input(str(tmp_path / "link.csv")).frame["p_a"].tolist() == [0.7]
+
+
+def test_an_unreadable_file_is_one_line_with_a_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tests run as root, so a chmod 000 file is readable: the PermissionError is faked
+    where the file's bytes are read. Exit 2, the file named, what to do."""
+    path = _pairs_file(tmp_path / "locked.csv")
+    real = Path.read_bytes
+
+    def refuse(self: Path) -> bytes:
+        if self.name == "locked.csv":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    out = tmp_path / "audit"
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "locked.csv: cannot read the file (Permission denied)" in err
+    assert "check that you may read it" in err and "Traceback" not in err
+    assert main(["audit", str(path), "-o", str(out)]) == 2
+    assert "Permission denied" in capsys.readouterr().err
+    assert not (out / "report.json").exists()

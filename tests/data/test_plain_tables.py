@@ -239,7 +239,7 @@ def test_missing_file_folder_and_whitespace_file(tmp_path: Path) -> None:
 def test_json_array_of_non_objects_and_empty_array(tmp_path: Path) -> None:
     f = tmp_path / "a.json"
     f.write_text('[{"item_id": 1}, 5]', encoding="utf-8")
-    with pytest.raises(InputError, match="element 2 is a JSON int") as err:
+    with pytest.raises(InputError, match="element 2 is a JSON number") as err:
         read_table(f, table="pairs")
     assert err.value.row == 2
     f.write_text("[]", encoding="utf-8")

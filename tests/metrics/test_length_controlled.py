@@ -318,3 +318,42 @@ def test_without_the_joint_fit_the_caveat_says_so(monkeypatch: pytest.MonkeyPatc
     )
     assert tracked["caveat"].str.contains("needs 10000 instructions answered by two or more").all()
     assert tracked["caveat"].str.contains("off by up to 6 points").all()
+
+
+def test_duplicated_annotations_are_not_a_second_system() -> None:
+    """MIN_SHARED counts instructions answered by two or more *systems*: each system's
+    annotations written twice (a duplicated file) on disjoint instructions share none,
+    so the rate is the GLM's (was: the joint fit, every instruction counted as shared)."""
+    one = _annotations(theta=-1.0, phi=-1.5, n=60, seed=3)
+    two = _annotations(theta=0.5, phi=0.0, n=60, seed=4).assign(
+        model_b="m2", prompt_id=[f"other{k}" for k in range(60)]
+    )
+    twice = pd.concat([one, one, two, two], ignore_index=True)
+    out = length_controlled_win_rates(twice, judge="j", n_boot=50)
+    assert (out["lc_method"] == GLM).all()
+    np.testing.assert_array_equal(out["lc_win_rate"], out["lc_win_rate_glm"])
+    # 20 shared instructions (the least) and the rest disjoint: the joint fit again
+    shared = pd.concat(
+        [one, two.assign(prompt_id=[f"i{k}" if k < 20 else f"o{k}" for k in range(60)])],
+        ignore_index=True,
+    )
+    assert (length_controlled_win_rates(shared, judge="j", n_boot=50)["lc_method"] == JOINT).all()
+
+
+def test_a_row_without_a_prompt_id_is_an_instruction_of_its_own() -> None:
+    """A missing prompt id (the metric called on a frame that did not pass the schema)
+    is no IndexError/ValueError from a -1 code: the row is its own instruction, so the
+    GLM's rate equals the one of the same rows given distinct made-up ids."""
+    one = _annotations(theta=-1.0, phi=-1.5, n=40, seed=3)
+    two = _annotations(theta=0.5, phi=0.0, n=40, seed=4).assign(model_b="m2")
+    both = pd.concat([one, two], ignore_index=True)
+    holes = both.copy()
+    holes.loc[holes["model_b"] == "m", "prompt_id"] = None
+    holes.loc[holes.index[-1], "prompt_id"] = None
+    named = holes.copy()
+    gaps = named["prompt_id"].isna()
+    named.loc[gaps, "prompt_id"] = [f"made-up {k}" for k in range(int(gaps.sum()))]
+    got = length_controlled_win_rates(holes, judge="j", n_boot=50)
+    want = length_controlled_win_rates(named, judge="j", n_boot=50)
+    pd.testing.assert_frame_equal(got, want)
+    assert (got["lc_method"] == GLM).all()  # 39 shared ids, but m has none

@@ -20,6 +20,7 @@ from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
 from recuse.metrics.length_controlled import (
     JOINT,
+    MIN_SHARED,
     UPSTREAM_DIFFERENCES,
     fixed_baseline,
     length_controlled_win_rates,
@@ -278,7 +279,8 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                 + (
                     f" (joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)"
                     if r.lc_method == JOINT
-                    else ""
+                    else f" (AlpacaEval's per-system GLM; the joint fit needs {MIN_SHARED} "
+                    "instructions answered by two or more systems, and a finite maximum)"
                 )
                 + f" ({o.level:.0%} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."

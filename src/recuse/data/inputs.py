@@ -11,6 +11,8 @@ given the same way (:func:`locate`), with the same errors.
 
 from __future__ import annotations
 
+import errno
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -230,10 +232,28 @@ def locate(spec: str | Path) -> registry.Dataset | Path:
     if not isinstance(spec, Path) and text in known:
         return known[text]
     path = Path(text).expanduser()
-    if not path.exists():
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if path.is_symlink():  # a link to nothing, or a loop of links
+            why = "a loop of links" if exc.errno == errno.ELOOP else "a missing file"
+            raise InputError(
+                f"a symbolic link to {why} ({exc.strerror or exc})",
+                file=path,
+                fix="point the link at the data file, or give the file's own path",
+            ) from None
         if "/" not in text and "\\" not in text and "." not in path.name:
             registry.get(text)  # an unknown name: the registry lists the known ones
-        raise InputError("file not found", file=path, fix="check the path, or give a dataset name")
+        raise InputError(
+            "file not found", file=path, fix="check the path, or give a dataset name"
+        ) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        # a FIFO, socket or device: opening one may wait for a writer for ever
+        raise InputError(
+            "not a regular file (a pipe, socket or device)",
+            file=path,
+            fix="write the data to a file and give its path",
+        )
     return path
 
 

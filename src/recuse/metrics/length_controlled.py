@@ -190,7 +190,9 @@ def _joint_fit(
     instructions answered by two or more systems, or no finite maximum (a system that
     won or lost every comparison)."""
     k, n, rows = int(system.max()) + 1, int(cluster.max()) + 1, len(y)
-    if np.sum(np.bincount(cluster, minlength=n) > 1) < MIN_SHARED:
+    # distinct systems per instruction (a duplicated annotation is not a second system)
+    cells = np.unique(cluster * k + system)
+    if np.sum(np.bincount(cells // k, minlength=n) > 1) < MIN_SHARED:
         return None
     onto = sparse.csr_matrix((np.ones(rows), (cluster, np.arange(rows))), shape=(n, rows))
     counts = np.asarray(onto.sum(axis=1)).ravel()
@@ -369,6 +371,11 @@ def length_controlled_win_rates(
         raise EstimationError(
             f"judge {judge!r}: no pair of another system with the baseline has both lengths"
         )
+    missing = rows["prompt_id"].isna().to_numpy()
+    if missing.any():  # a row without a prompt id is an instruction of its own
+        pid = rows["prompt_id"].astype(object).to_numpy(copy=True)
+        pid[missing] = [f"\x00no prompt id, row {i}" for i in np.flatnonzero(missing)]
+        rows = rows.assign(prompt_id=pid)
     clipped = np.clip(rows["_y"].to_numpy(float), 0.01, 0.99)
     logit = pd.Series(np.log(clipped / (1 - clipped)), index=rows.index)
     by_prompt = logit.groupby(rows["prompt_id"])
@@ -387,7 +394,7 @@ def length_controlled_win_rates(
     systems, names = pd.factorize(rows["_system"], sort=True)
     joint = None  # one system: nothing to share an instruction effect with
     if len(names) > 1:  # None too where the systems share too few instructions
-        cluster = pd.factorize(rows["prompt_id"], use_na_sentinel=False)[0]
+        cluster = pd.factorize(rows["prompt_id"])[0]
         joint = _joint_fit(systems, cluster, rows["_y"].to_numpy(float), tl, level=level)
     rng = np.random.default_rng(seed)
     alpha = (1 - level) / 2

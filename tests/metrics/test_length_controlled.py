@@ -357,3 +357,36 @@ def test_a_row_without_a_prompt_id_is_an_instruction_of_its_own() -> None:
     want = length_controlled_win_rates(named, judge="j", n_boot=50)
     pd.testing.assert_frame_equal(got, want)
     assert (got["lc_method"] == GLM).all()  # 39 shared ids, but m has none
+
+
+def test_a_separated_fit_gives_no_rate(tmp_path: Path) -> None:
+    """Ten real AlpacaEval 2 annotations each of text-davinci-001 (never preferred to the
+    baseline) and Mixtral (concise): too few shared instructions for the joint fit, and
+    text-davinci-001's GLM separates (length coefficient −18 log-odds). Its rate at zero
+    length difference was then 89.6% for a system whose raw win rate is 0%: now it has
+    none, with a caveat that says why, and Mixtral's GLM rate stays."""
+    import json
+
+    from recuse.data.alpaca_eval import read_annotation_file
+    from recuse.metrics.length_controlled import NONE, SEPARATED_LENGTH
+
+    results = Path(dataset_folder("alpaca-eval")) / "results"
+    rows = []
+    for system in ("text_davinci_001", "Mixtral-8x7B-Instruct-v0.1_concise"):
+        path = results / system / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+        rows += json.loads(path.read_text("utf-8"))[:10]
+    (tmp_path / "few.json").write_text(json.dumps(rows), "utf-8")
+    pairs = read_annotation_file(tmp_path / "few.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = length_controlled_win_rates(
+            pairs, judge=str(pairs["judge"].iloc[0]), n_boot=200
+        ).set_index("system")
+    davinci = out.loc[next(s for s in out.index if "davinci" in s)]
+    assert davinci["win_rate"] < 0.01  # percent: never preferred
+    assert abs(davinci["length_coefficient"]) > SEPARATED_LENGTH
+    assert davinci["lc_method"] == NONE
+    assert np.isnan(davinci["lc_win_rate"]) and np.isnan(davinci["lc_win_rate_glm"])
+    assert "the fit separates" in davinci["caveat"]
+    mixtral = out.loc[next(s for s in out.index if "mixtral" in s)]
+    assert mixtral["lc_method"] == GLM and 0 < mixtral["lc_win_rate"] < 100

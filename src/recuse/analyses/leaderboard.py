@@ -19,8 +19,10 @@ from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
 from recuse.metrics.length_controlled import (
+    GLM,
     JOINT,
     MIN_SHARED,
+    NONE,
     UPSTREAM_DIFFERENCES,
     fixed_baseline,
     length_controlled_win_rates,
@@ -271,16 +273,27 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                   f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc)
         )  # fmt: skip
         for r in lc.itertuples():
+            glm = (
+                "AlpacaEval's per-system GLM separates here: no rate"
+                if np.isnan(r.lc_win_rate_glm)
+                else f"AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%"
+            )
             part.headlines.append(
                 f"{inp.name}, AlpacaEval, annotator {judge}: {r.system} against {r.baseline}: "
                 f"win rate {r.win_rate:.2f}% [{r.win_rate_low:.2f}, {r.win_rate_high:.2f}], "
-                f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
-                f"{r.lc_win_rate_high:.2f}]"
                 + (
-                    f" (joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)"
+                    "length-controlled: not estimated"
+                    if r.lc_method == NONE
+                    else f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
+                    f"{r.lc_win_rate_high:.2f}]"
+                )
+                + (
+                    f" (joint fit; {glm})"
                     if r.lc_method == JOINT
                     else f" (AlpacaEval's per-system GLM; the joint fit needs {MIN_SHARED} "
                     "instructions answered by two or more systems, and a finite maximum)"
+                    if r.lc_method == GLM
+                    else ""
                 )
                 + f" ({o.level:.0%} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."

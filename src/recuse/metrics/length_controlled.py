@@ -86,6 +86,8 @@ __all__ = [
     "CONFOUNDED_R",
     "GLM",
     "JOINT",
+    "NONE",
+    "SEPARATED_LENGTH",
     "compare_with_upstream",
     "fixed_baseline",
     "length_controlled_win_rates",
@@ -116,6 +118,18 @@ MIN_SHARED = 20
 #: the ``lc_method`` of each row: which estimate ``lc_win_rate`` is
 JOINT = "joint fit"
 GLM = "AlpacaEval GLM"
+#: no estimate: both fits separate (:data:`SEPARATED_LENGTH`)
+NONE = "not estimated"
+
+#: |length coefficient| (log-odds per unit of ``tanh(δ/sd(δ))``, whose range is
+#: [−1, 1]) past which a fit is taken as separated, with no rate: length alone then
+#: decides every annotation (a coefficient of 10 moves a win from 0.7% to 99.3% over
+#: the range), where the maximum of the likelihood runs off to infinity and the rate at
+#: zero length difference is whatever the optimiser stopped at. The AlpacaEval 1 and 2
+#: annotations in the shared data reach |5.4| (joint fit) and |4.0| (GLM); 10 rows of
+#: two systems of which one never wins gave −18 and a rate of 89.6% for a system whose
+#: raw win rate is 0%.
+SEPARATED_LENGTH = 10.0
 
 
 def _confounding(
@@ -149,10 +163,15 @@ def _confounding(
             f"(it needs {MIN_SHARED} instructions answered by two or more systems, and a "
             "finite maximum): read the rate with the raw win rate"
         )
+    here = (
+        "here it separates (no rate)"
+        if np.isnan(glm)
+        else f"here it gives {glm:.1f}% (lc_win_rate_glm, {glm - joint:+.1f} points from "
+        "the joint fit)"
+    )
     return r, (
         f"{said}; the rate shown is the joint fit, which separates them with every "
-        f"system's answers to the same instructions; {glm_off}: here it gives "
-        f"{glm:.1f}% (lc_win_rate_glm, {glm - joint:+.1f} points from the joint fit)"
+        f"system's answers to the same instructions; {glm_off}: {here}"
     )
 
 
@@ -430,13 +449,27 @@ def length_controlled_win_rates(
         lo, hi = np.quantile(lc_reps, [alpha, 1 - alpha])
         rlo, rhi = np.quantile(raw_reps, [alpha, 1 - alpha])
         glm = (100 * lc, 100 * float(lo), 100 * float(hi))
+        nothing = (float("nan"),) * 3
+        glm_separated = not fit.converged or abs(theta[1]) > SEPARATED_LENGTH
+        if glm_separated:
+            glm = nothing
+        joint_length = float("nan")
         if joint is not None:
             m = int(np.flatnonzero(names == name)[0])
+            joint_length = float(joint.length[m])
+        if joint is not None and abs(joint_length) <= SEPARATED_LENGTH:
             shown = (float(joint.lc[m]), float(joint.low[m]), float(joint.high[m]))
-            method, joint_length = JOINT, float(joint.length[m])
+            method = JOINT
         else:
-            shown, method, joint_length = glm, GLM, float("nan")
-        r, caveat = _confounding(tl, gamma, glm[0], shown[0] if joint is not None else None)
+            shown, method = glm, (NONE if glm_separated else GLM)
+        r, caveat = _confounding(tl, gamma, glm[0], shown[0] if method == JOINT else None)
+        if method == NONE:
+            caveat = (
+                f"no length-controlled rate: the fit separates (length coefficient "
+                f"{theta[1]:+.1f} log-odds; past ±{SEPARATED_LENGTH:.0f} length alone decides "
+                "every annotation and the rate at zero length difference is arbitrary): "
+                "read the raw win rate, or add annotations"
+            )
         out.append(
             {
                 "system": str(name),

@@ -11,6 +11,8 @@ length-controlled win rate too. See :mod:`recuse.metrics.bradley_terry` and
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
@@ -273,10 +275,11 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                   f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc)
         )  # fmt: skip
         for r in lc.itertuples():
+            glm_rate = float(cast(float, r.lc_win_rate_glm))
             glm = (
                 "AlpacaEval's per-system GLM separates here: no rate"
-                if np.isnan(r.lc_win_rate_glm)
-                else f"AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%"
+                if np.isnan(glm_rate)
+                else f"AlpacaEval's per-system GLM {glm_rate:.2f}%"
             )
             part.headlines.append(
                 f"{inp.name}, AlpacaEval, annotator {judge}: {r.system} against {r.baseline}: "

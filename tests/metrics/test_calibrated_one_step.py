@@ -162,3 +162,23 @@ def test_one_step_carries_the_label_term_of_a_near_perfect_judge() -> None:
     assert abs(b.ci_low - a.ci_low) < 0.05 * width
     assert abs(b.ci_high - a.ci_high) < 0.05 * width
     assert b.std_error == pytest.approx(a.std_error, rel=0.03)
+
+
+def test_the_label_term_is_chosen_past_the_pattern_limit_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whether a judge sits at its ceiling (and gets the label term) is decided from the
+    model's sums, which the one-step fits hold past the exact refit's limit: before,
+    the check asked the exact path, which refuses such tables, so a large table never
+    got the label term."""
+    from recuse.metrics import competence
+    from recuse.simulate.self_preference import simulate_lapse_judge
+
+    pairs = simulate_lapse_judge(own_rate=0.9, shift=1.0, seed=1, n_prompts=320).pairs
+    small = calibrated_self_preference(pairs, judge="m0", n_boot=200, one_step=True)
+    monkeypatch.setattr(competence, "MAX_PATTERNS", 10)
+    large = calibrated_self_preference(pairs, judge="m0", n_boot=200)
+    assert "one Newton step" in large.method
+    assert "conditioned on each pair's human label" in small.method
+    assert "conditioned on each pair's human label" in large.method
+    assert large.estimate == pytest.approx(small.estimate, abs=1e-12)

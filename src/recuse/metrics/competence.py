@@ -1203,7 +1203,7 @@ LabelTerm = Literal["auto"] | bool
 
 
 def _at_ceiling(
-    values: NDArray[np.float64], group: NDArray[np.intp], model: CompetenceModel, n_labels: int
+    totals: Mapping[int, NDArray[np.float64]], model: CompetenceModel, n_labels: int
 ) -> NDArray[np.bool_]:
     """Per judge code: whether the competence model without a label term predicts it to
     pick its own answer more than :data:`CEILING` of the time (or less than 1 − it).
@@ -1219,11 +1219,8 @@ def _at_ceiling(
     judges whose errors come from the quality gap alone
     (``benchmarks/self_preference_calibration.py``)."""
     out = np.zeros(n_labels, dtype=bool)
-    for code in range(n_labels):
-        mine = group == code
-        if not mine.any():
-            continue
-        n_own, _, pred = model.parts(values[mine].sum(axis=0))
+    for code, t in totals.items():
+        n_own, _, pred = model.parts(t)
         rate = float(pred / n_own) if n_own else float("nan")
         out[code] = bool(np.isfinite(rate) and not 1 - CEILING < rate < CEILING)
     return out
@@ -1241,11 +1238,21 @@ def label_conditioned(
         return None
     if label is True:
         return np.ones(len(labels), dtype=bool)
-    values, group, _, _, model = calibrated_parts(pairs, codes, labels, **parts)
-    if len(values) and values.shape[1] == model.k:
-        gate = _at_ceiling(values, group, model, len(labels))
-        return gate if gate.any() else None
-    return None
+    # the fit either bootstrap path makes: past the exact refit's limit the one-step
+    # fits hold each judge's model sums (the exact path's rows would be refused there)
+    values, group, _, _, model = calibrated_parts(pairs, codes, labels, one_step=None, **parts)
+    if model.one_step is not None:
+        totals = {code: t for code, (t, _) in model.one_step.fits.items()}
+    elif len(values) and values.shape[1] == model.k:
+        totals = {
+            code: values[group == code].sum(axis=0)
+            for code in range(len(labels))
+            if (group == code).any()
+        }
+    else:
+        return None
+    gate = _at_ceiling(totals, model, len(labels))
+    return gate if gate.any() else None
 
 
 def label_words(model: CompetenceModel) -> str:

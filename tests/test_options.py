@@ -230,3 +230,34 @@ def test_a_config_value_out_of_range_names_the_file_and_key(
     assert "\n" not in str(err.value)
     cfg.write_text("[audit]\nlevel = 0.5\nn-boot = 100\nseed = 0\n", "utf-8")  # the bounds
     assert resolve({}, config=load_config(cfg)).level == 0.5
+
+
+def test_min_n_is_one_field_and_its_use(planted: pd.DataFrame, tmp_path: Path) -> None:
+    """``--min-n`` was added as one :class:`Settings` field plus its use (the line of
+    ``Settings.audit_options``): the flag, the keyword and the config key all reach the
+    estimators. Each judge has 180 pairs judged in both orders: a smallest group of 180
+    estimates position bias, 181 leaves it not estimated, with the count in the reason."""
+    assert settings_fields()["min_n"].flag == "--min-n" and default("min_n") == 5
+    kept = recuse.audit(planted, only=["position"], n_boot=200, min_n=180)
+    assert sorted(kept.findings["n"]) == [180, 180]
+    left = recuse.audit(planted, only=["position"], n_boot=200, min_n=181)
+    assert left.findings.empty
+    assert "only 180 pairs judged in both orders (need at least 181)" in " ".join(
+        left.skipped["reason"]
+    )
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text("[audit]\nmin-n = 181\n", "utf-8")
+    assert resolve({}, config=load_config(cfg)).audit_options().min_n == 181
+    data = tmp_path / "pairs.csv"
+    planted.to_csv(data, index=False)
+    out = tmp_path / "r"
+    args = ["audit", str(data), "--out", str(out), "--n-boot", "200", "--only", "position"]
+    assert main([*args, "--min-n", "181"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["provenance"]["options"]["min_n (smallest group estimated)"] == 181
+    # out of range: one line naming the flag (command line) or the file, key and flag
+    with pytest.raises(ConfigError, match="--min-n must be at least 1; got 0"):
+        recuse.audit(planted, min_n=0)
+    cfg.write_text("[audit]\nmin-n = 0\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"\[audit\] min-n = 0: must be at least 1.*--min-n"):
+        load_config(cfg)

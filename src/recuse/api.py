@@ -251,7 +251,8 @@ def audit(
     (``--map``), ``values`` (``--values``, per file column), ``swapped_frame``,
     ``confidence``, ``confidence_of``, ``table``, ``format``, ``reference_scorer``,
     ``reference_judge``, ``data_dir``, ``judges`` (``--judge``), ``level``, ``n_boot``,
-    ``seed``, ``only`` / ``skip`` (analysis ids, see ``recuse analyses``), ``orders``,
+    ``seed``, ``min_n`` (``--min-n``: smallest group estimated), ``only`` / ``skip``
+    (analysis ids, see ``recuse analyses``), ``orders``,
     ``fdr``, ``se``, ``robustness``, ``figures``, ``title``, ``material``
     (``--material``: {bias key: smallest effect worth acting on}), ``self_scope``
     (``--self-scope``), ``store`` and ``prices`` (the evaluator card of a judge store).

@@ -413,6 +413,11 @@ class Settings:
         cli=int, read=_n_boot,
     )  # fmt: skip
     seed: int = _option(0, "--seed", "Seed of the bootstrap.", cli=int, read=_whole)
+    min_n: int = _option(
+        5, "--min-n", "Smallest group an estimate is made from (its pairs, responses or "
+        "prompts, as each analysis counts them); a smaller one reads not estimated.",
+        cli=int, read=_whole,
+    )  # fmt: skip
     table: TableKind | None = _option(
         None, "--table", "What the files hold: pairs or ratings (default: guessed).",
         cli=TableKind | None, read=_choice(TableKind, optional=True),
@@ -542,7 +547,8 @@ class Settings:
         """The estimation options of the driver (checked as they are made, the
         ``only`` / ``skip`` ids against the registry)."""
         options = AuditOptions(
-            level=self.level, n_boot=self.n_boot, seed=self.seed, judges=self.judges,
+            level=self.level, n_boot=self.n_boot, seed=self.seed, min_n=self.min_n,
+            judges=self.judges,
             figure_format=self.figures, se=self.se, robustness=self.robustness,
             only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
             self_scope=self.self_scope, material=dict(self.material),
@@ -590,6 +596,7 @@ _FILE_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "level": (lambda v: 0.5 <= v < 1, "must be in [0.5, 1), e.g. 0.9"),
     "n_boot": (lambda v: v >= 100, "must be at least 100, e.g. 2000"),
     "seed": (lambda v: v >= 0, "must be 0 or more"),
+    "min_n": (lambda v: v >= 1, "must be at least 1, e.g. 5"),
 }
 
 

@@ -105,7 +105,7 @@ class AuditOptions:
             raise ConfigError(f"--n-boot must be at least 100; got {self.n_boot}")
         check_resamples(level=self.level, n_boot=self.n_boot)
         if self.min_n < 1:
-            raise ConfigError(f"min_n must be at least 1; got {self.min_n}")
+            raise ConfigError(f"--min-n must be at least 1; got {self.min_n}")
         if self.seed < 0:
             raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
         if self.examples < 0:

@@ -120,6 +120,11 @@ def test_check_text_names_first_non_string() -> None:
     with pytest.raises(InputError, match="t must be text, found 3") as err:
         check_text(frame, ["t"], file="f.json")
     assert err.value.row == 3
+    # a JSON null (None, or NaN once pandas reads it) is named as missing, not as "nan"
+    for missing in (None, float("nan")):
+        frame = pd.DataFrame({"t": ["a", missing]}, dtype=object)
+        with pytest.raises(InputError, match=r"found nothing \(an empty cell or JSON null\)"):
+            check_text(frame, ["t"], file="f.json")
 
 
 def test_word_count_by_hand() -> None:

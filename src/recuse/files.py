@@ -28,6 +28,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
 import zlib
@@ -424,8 +425,11 @@ def check_text(frame: pd.DataFrame, columns: Iterable[str], *, file: str | Path)
         is_str = frame[col].map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
         if not is_str.all():
             i = int(np.flatnonzero(~is_str)[0])
+            value = frame[col].iloc[i]
+            empty = value is None or (isinstance(value, float) and math.isnan(value))
+            found = "nothing (an empty cell or JSON null)" if empty else shown(value)
             raise InputError(
-                f"{col} must be text, found {shown(frame[col].iloc[i])}",
+                f"{col} must be text, found {found}",
                 file=file,
                 row=i + 1,
                 column=col,

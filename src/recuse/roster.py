@@ -54,7 +54,7 @@ SelfScope = Literal["snapshot", "line"]
 SELF_SCOPES: tuple[SelfScope, ...] = ("snapshot", "line")
 # a date in a model name: 20240620 / 2024-06-20 (year 20xx), or a 4-digit MMDD / YYMM
 # token of its own (gpt-4-0314, gpt4_0613, mistral-large-2407)
-_DATE = re.compile(r"(?<![0-9])(20[0-9]{2}-?[01][0-9]-?[0-3][0-9]|[0-9]{4})(?![0-9])")
+DATE_IN_NAME = re.compile(r"(?<![0-9])(20[0-9]{2}-?[01][0-9]-?[0-3][0-9]|[0-9]{4})(?![0-9])")
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def date_token(name: str) -> str | None:
     >>> date_token("gpt4_0314"), date_token("llama-3.1-70b")
     ('0314', None)
     """
-    found = _DATE.findall(name)
+    found = DATE_IN_NAME.findall(name)
     return found[-1].replace("-", "") if found else None
 
 

@@ -205,7 +205,7 @@ def side_word(value: str) -> float | None:
     return None
 
 
-def _number(value: object) -> float | None:
+def as_number(value: object) -> float | None:
     """A value that is a number (not a boolean), or a text that is one; else None."""
     if isinstance(value, bool | np.bool_):
         return None
@@ -289,7 +289,7 @@ def verdict_values(
         u_num, u_side = np.full(len(uniq), np.nan), np.full(len(uniq), np.nan)
         u_text, u_blank = np.zeros(len(uniq), dtype=bool), np.zeros(len(uniq), dtype=bool)
         for k, u in enumerate(uniq):
-            num = _number(u)
+            num = as_number(u)
             if num is not None:
                 u_num[k] = num
             elif isinstance(u, str) and not u.strip():

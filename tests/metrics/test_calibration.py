@@ -9,10 +9,10 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 
 from recuse.metrics.calibration import (
-    _isotonic,
     brier_score,
     expected_calibration_error,
     gives_probabilities,
+    isotonic_fit,
     recalibrate,
     reliability_table,
 )
@@ -59,7 +59,7 @@ def test_isotonic_equals_sklearn() -> None:
     rng = np.random.default_rng(0)
     x = rng.random(300).round(2)
     y = (rng.random(300) < x**2).astype(float)
-    ux, fitted = _isotonic(x, y)
+    ux, fitted = isotonic_fit(x, y)
     new = np.linspace(-0.1, 1.1, 57)
     ref = IsotonicRegression(out_of_bounds="clip").fit(x, y).predict(new)
     assert np.interp(new, ux, fitted) == pytest.approx(ref, abs=1e-12)

@@ -43,7 +43,7 @@ from recuse.data.registry import Dataset, register
 from recuse.errors import InputError
 from recuse.files import check_text, read_json, require_keys, word_count
 from recuse.roster import Roster
-from recuse.tables import _number, check_scalars, validate_pairs
+from recuse.tables import as_number, check_scalars, validate_pairs
 
 NAME = "alpaca-eval"
 FOLDER = "alpaca_eval"
@@ -96,7 +96,7 @@ def _numbers(values: pd.Series) -> pd.Series:
     (``pd.to_numeric`` raised an OverflowError on 10**19 and read ``true`` as 1)."""
 
     def one(v: object) -> float:
-        x = _number(v)
+        x = as_number(v)
         return np.nan if x is None else x
 
     return values.map(one).astype(float)

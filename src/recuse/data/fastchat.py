@@ -57,7 +57,7 @@ from recuse.data.reference_judge import NO_REFERENCE
 from recuse.errors import InputError
 from recuse.files import read_jsonl
 from recuse.roster import Roster
-from recuse.tables import _number, shown, validate_pairs, validate_ratings
+from recuse.tables import as_number, shown, validate_pairs, validate_ratings
 
 __all__ = ["KEYS", "SINGLE_KEYS", "WINNERS", "read_fastchat_pairs", "read_fastchat_single"]
 
@@ -199,7 +199,7 @@ def _score(rec: dict[str, Any], *, path: Path, row: int) -> tuple[float, str]:
     """The rating of a single-answer record and its status (-1: no rating found)."""
     score = rec["score"]
     numeric = isinstance(score, int | float) and not isinstance(score, bool)
-    number = _number(score) if numeric else None
+    number = as_number(score) if numeric else None
     if number is None or not np.isfinite(number):  # 10**19: no float64 ufunc takes it
         raise InputError(
             f"score must be a number, found {shown(score)}",

@@ -269,9 +269,9 @@ def _answered_by(sample: dict[str, Any], model: str, roster: Roster) -> str:
 def _undated(name: str) -> str:
     """``name`` without its (last) date and the separator before it:
     ``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``."""
-    from recuse.roster import _DATE
+    from recuse.roster import DATE_IN_NAME
 
-    found = list(_DATE.finditer(name))
+    found = list(DATE_IN_NAME.finditer(name))
     if not found:
         return name
     last = found[-1]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from recuse.data.columns import ColumnMapping, mapping_pairs, no_such_column
 from recuse.errors import ConfigError, ReaderNote
-from recuse.tables import ConfidenceOf, SwappedFrame, _number, shown, side_word
+from recuse.tables import ConfidenceOf, SwappedFrame, as_number, shown, side_word
 
 __all__ = [
     "ValueMap",
@@ -93,7 +93,7 @@ def _written_number(key: str) -> float | None:
     """The finite number a folded value-map key or cell is written as (``1``, ``1.0``,
     ``1e0``), else None: numbers match by value, whatever a writer made of them (pandas
     writes a float column's 1 as ``1.0``, JSON and Parquet keep floats)."""
-    number = _number(key)
+    number = as_number(key)
     return number if number is not None and np.isfinite(number) else None
 
 
@@ -110,7 +110,7 @@ def _value_lookup(mapped: Mapping[str, float]) -> Any:
             cell, str | int | float | np.integer | np.floating | Decimal
         ):
             return None
-        x = _number(cell)
+        x = as_number(cell)
         if x is not None and np.isnan(x) and not isinstance(cell, str):
             return None  # a missing number (NaN, also a Parquet decimal's NaN)
         key = _folded(cell)

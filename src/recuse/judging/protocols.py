@@ -181,7 +181,7 @@ _PAIRWISE_USER = (
 )
 
 # Self-recognition (probes): the same layout, asking which answer the judge wrote.
-_AUTHORSHIP_SYSTEM = (
+AUTHORSHIP_SYSTEM = (
     "You will read a user's question and two answers to it, labelled A and B. You "
     "wrote exactly one of them; a different AI assistant wrote the other. Decide which "
     "answer you wrote, judging by its wording, style and content. Write a brief "
@@ -200,7 +200,7 @@ def pairwise_prompt(
     ``question="authorship"`` asks which answer the judge wrote (self-recognition)."""
     shown = present(pair, order)
     user = _PAIRWISE_USER.format(question=pair.prompt, slot_a=shown.slot_a, slot_b=shown.slot_b)
-    system = _AUTHORSHIP_SYSTEM if question == "authorship" else _PAIRWISE_SYSTEM
+    system = AUTHORSHIP_SYSTEM if question == "authorship" else _PAIRWISE_SYSTEM
     messages = (Message("system", system), Message("user", user))
     return Prompt(messages, _DIRECT_PREFIX if mode == "direct" else "")
 

@@ -390,7 +390,7 @@ def reliability_table(
 # ------------------------------------------------------------------ recalibration
 
 
-def _isotonic(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
+def isotonic_fit(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Non-decreasing fit of ``y`` on ``x``: the distinct ``x`` and their fitted values."""
     from scipy.optimize import isotonic_regression
 
@@ -416,7 +416,7 @@ def _fit_predict(
             "with both outcomes in every training fold — add data or use fewer folds"
         )
     if method == "isotonic":
-        ux, fitted = _isotonic(p_fit, y_fit)
+        ux, fitted = isotonic_fit(p_fit, y_fit)
         return np.asarray(np.interp(p_new, ux, fitted), dtype=float)
     import warnings
 

@@ -597,14 +597,14 @@ def _heldout(
 
 def _recalibrated(rows: pd.DataFrame, o: Options, who: str) -> tuple[FloatArray, Any]:
     """Cross-fitted isotonic p_a, and the map fitted on every labelled row (for apply)."""
-    from recuse.metrics.calibration import _isotonic, outcomes
+    from recuse.metrics.calibration import isotonic_fit, outcomes
 
     cross = recalibrate(rows, method="isotonic", folds=o.folds, seed=o.seed)
     y = outcomes(rows)
     use = np.isfinite(y) & rows["p_a"].notna().to_numpy()
     if use.sum() < 2 or np.unique(y[use]).size < 2:
         raise EstimationError(f"{who}: recalibration needs labelled items of both outcomes")
-    ux, fitted = _isotonic(rows["p_a"].to_numpy(float)[use], y[use])
+    ux, fitted = isotonic_fit(rows["p_a"].to_numpy(float)[use], y[use])
     points = (tuple(float(x) for x in ux), tuple(float(v) for v in fitted))
     return cross["p_a_recalibrated"].to_numpy(float), points
 

@@ -38,7 +38,7 @@ _ASK = {
         "are; do not add new facts or claims, and do not change what it concludes."
     ),
 }
-_SYSTEM = "You rewrite answers as asked. Reply with the rewritten answer only, nothing else."
+REWRITE_SYSTEM = "You rewrite answers as asked. Reply with the rewritten answer only, nothing else."
 _USER = "{ask}\n\nThe question was:\n{question}\n\nThe answer to rewrite:\n{answer}"
 
 #: ``(pairs of (question, answer), style) -> one rewrite or None per pair``
@@ -54,7 +54,7 @@ def rewrite_prompt(question: str, answer: str, style: str) -> Prompt:
     if style not in _ASK:
         raise KeyError(f"unknown rewrite style {style!r}; known: {', '.join(_ASK)}")
     user = _USER.format(ask=_ASK[style], question=question, answer=answer)
-    return Prompt((Message("system", _SYSTEM), Message("user", user)), "")
+    return Prompt((Message("system", REWRITE_SYSTEM), Message("user", user)), "")
 
 
 class RunnerRewriter:

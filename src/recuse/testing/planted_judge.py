@@ -32,8 +32,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from recuse.judging.backends.base import Backend, Failure, Generation, TokenFilter
-from recuse.judging.protocols import _AUTHORSHIP_SYSTEM, Prompt
-from recuse.probes.rewrite import _SYSTEM as REWRITE_SYSTEM
+from recuse.judging.protocols import AUTHORSHIP_SYSTEM, Prompt
+from recuse.probes.rewrite import REWRITE_SYSTEM
 from recuse.probes.transforms import BANDWAGON, PROBES, undo
 
 __all__ = ["PlantedJudge"]
@@ -110,7 +110,7 @@ class PlantedJudge(Backend):
         b, found_b = _edits(_between(user, _B), self.model_id)
         noise = 0.06 * (_unit(prompt.canonical()) - 0.5)
         own = self._own(a) - self._own(b)
-        if any(m.content == _AUTHORSHIP_SYSTEM for m in prompt.messages):
+        if any(m.content == AUTHORSHIP_SYSTEM for m in prompt.messages):
             return float(np.clip(0.5 + self.recognition * own + noise, 0.02, 0.98))
         note = BANDWAGON.split("{")[0]
         if note in user:

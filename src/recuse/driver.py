@@ -257,7 +257,7 @@ def run_audit(
             )
         )  # fmt: skip
     if o.only and not ctx.ran:  # asked for these analyses only, and none applies
-        why = "; ".join(f"{k.analysis}: {k.reason}" for k in ctx.skipped[:3])
+        why = "; ".join(f"{k.analysis}: {k.said}" for k in ctx.skipped[:3])
         raise InputError(
             f"--only {','.join(o.only)}: no chosen analysis applies to the data — {why}",
             fix="see `recuse analyses` for what each analysis needs",

@@ -126,7 +126,8 @@ def test_a_judge_without_own_answers_misses_the_headline_not_eo(pairs: pd.DataFr
     report = _audit(pairs, ("self-preference",))
     mine = [k for k in report.skipped if k.judge == "palm-2" and k.headline]
     assert [k.bias.key for k in mine if k.bias] == ["self_preference_calibrated"]
-    assert mine[0].reason == ("self_preference_calibrated: no pairs holding the judge's own answer")
+    assert mine[0].metric == "self_preference_calibrated"
+    assert mine[0].said == ("self_preference_calibrated: no pairs holding the judge's own answer")
     row = next(line for line in summary_text(report).splitlines() if "palm-2" in line)
     assert "Self-preference (own-pick rate" in row and "(EO)" not in row
     # the EO skip stays in the list of skips, out of the summary

@@ -20,14 +20,19 @@ def test_skips_are_grouped_by_cause() -> None:
     both = "no pairs judged in both orders"
     skipped = (
         *(NotEstimated(a, ratings, "play-favorites", "", True) for a in ("Position", "Verbosity")),
-        NotEstimated("Position", f"flip_rate: {both}", "alpaca", "", True),
-        NotEstimated("Position", f"first_position_rate: {both}", "alpaca", "", True),
+        NotEstimated("Position", both, "alpaca", "", True, metric="flip_rate"),
+        NotEstimated("Position", both, "alpaca", "", True, metric="first_position_rate"),
+        # a reason that only looks like "metric: cause" is not cut (it has no metric)
+        NotEstimated("Verbosity", f"len_gap: {both}", "alpaca", "", True),
     )
     groups = skip_groups(_report(skipped))
     assert [(g.reason, g.analyses, g.datasets, g.rows) for g in groups] == [
         (ratings, ("Position", "Verbosity"), ("play-favorites",), 2),
         ("no pairs judged in both orders", ("Position",), ("alpaca",), 2),
+        (f"len_gap: {both}", ("Verbosity",), ("alpaca",), 1),
     ]
+    # each skip is shown with its metric, in the JSON as on the page
+    assert skipped[2].said == skipped[2].to_dict()["reason"] == f"flip_rate: {both}"
 
 
 def test_counts_print_as_integers_and_warnings_as_text() -> None:

@@ -115,8 +115,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     for s in skipped:
         if s.metric in by_metric:
             bias = by_metric[s.metric]
-            ctx.skip(ANALYSIS, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""),
-                     headline=bias.headline, bias=bias)  # fmt: skip
+            ctx.skip(ANALYSIS, s.reason, inp.name, str(s.judge or ""),
+                     headline=bias.headline, bias=bias, metric=s.metric)  # fmt: skip
     if len(labels) >= 2:
         alphas = []
         for level in ("ordinal", "nominal"):
@@ -135,7 +135,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             if r.metric == "agreement_alpha_ordinal":
                 ctx.add(ANALYSIS, from_result(ANALYSIS, ALPHA, r, dataset=inp.name))
         for s in missed:
-            ctx.skip(ANALYSIS, f"{s.metric}: {s.reason}", inp.name, headline=False, bias=ALPHA)
+            ctx.skip(ANALYSIS, s.reason, inp.name, headline=False, bias=ALPHA, metric=s.metric)
         if not alphas:
             ctx.skip(ANALYSIS, "Krippendorff's alpha: no item has verdicts of two judges",
                      inp.name, headline=False, bias=ALPHA)  # fmt: skip

@@ -257,12 +257,16 @@ class Context:
         headline: bool = True,
         *,
         bias: Bias | None = None,
+        metric: str = "",
     ) -> None:
-        """Record an estimate not made; a headline skip without ``bias`` leaves the
-        analysis's headline bias empty."""
+        """Record an estimate not made (``metric``: the one estimate, or "" for the
+        analysis); a headline skip without ``bias`` leaves the analysis's headline bias
+        empty."""
         if bias is None and headline:
             bias = analysis.headline
-        self.skipped.append(NotEstimated(analysis.title, reason, dataset, judge, headline, bias))
+        self.skipped.append(
+            NotEstimated(analysis.title, reason, dataset, judge, headline, bias, metric=metric)
+        )
 
     def add(self, analysis: Analysis, result: Finding | NotEstimated) -> None:
         """A finding into the analysis's section, or a skip into the list of skips."""
@@ -384,11 +388,12 @@ def add_pairwise_results(
             bias = analysis.metrics[s.metric]
             ctx.skip(
                 analysis,
-                f"{s.metric}: {s.reason}",
+                s.reason,
                 inp.name,
                 str(s.judge or ""),
                 headline=bias is not None and bias.headline,
                 bias=bias,
+                metric=s.metric,
             )
     if rows:
         ctx.part(analysis).tables.append(

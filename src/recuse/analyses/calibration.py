@@ -166,8 +166,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     for s in skipped:
         bias = bias_of[s.metric]
         if all(s.metric != r.metric or s.judge != r.judge for r in results):
-            ctx.skip(ANALYSIS, f"{s.metric}: {s.reason}", inp.name, str(s.judge or ""),
-                     headline=bias.headline, bias=bias)  # fmt: skip
+            ctx.skip(ANALYSIS, s.reason, inp.name, str(s.judge or ""),
+                     headline=bias.headline, bias=bias, metric=s.metric)  # fmt: skip
     frame = pd.DataFrame(
         [{"dataset": inp.name, **{k: v for k, v in r.to_dict().items()
                                   if k not in ("counts", "components", "method", "p_value",

@@ -142,17 +142,17 @@ def calibrated_first(
     # a judge with neither estimate: its one summary entry names the headline bias (the
     # calibrated one) with the reason that says most (:func:`_headline_reason`); the EO
     # skip stays in the list of skips, out of the summary
-    eo_why = {k.judge: k.reason for k in ctx.skipped if mine(k, eo)}
+    eo_why = {k.judge: k for k in ctx.skipped if mine(k, eo)}
     kept = []
     for k in ctx.skipped:
         if mine(k, calibrated):
             if k.judge in eo_judges:
                 part.notes.append(
-                    f"{dataset}, {k.judge}: no calibrated estimate ({k.reason.split(': ', 1)[-1]})"
+                    f"{dataset}, {k.judge}: no calibrated estimate ({k.reason})"
                     f" — equal opportunity is shown in its place, {UNADJUSTED}"
                 )
                 continue
-            k = dataclasses.replace(k, reason=_headline_reason(k.reason, eo_why.get(k.judge)))
+            k = _headline_reason(k, eo_why.get(k.judge))
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -165,15 +165,19 @@ def calibrated_first(
 _NONE_OF = re.compile(r"only 0 (?P<what>.+?) \(need at least \d+\)")
 
 
-def _headline_reason(calibrated: str, eo: str | None) -> str:
+def _headline_reason(calibrated: NotEstimated, eo: NotEstimated | None) -> NotEstimated:
     """Why a judge has no self- (or family-) preference at all: the calibrated estimate's
     reason when the judge has no own (family) pair, said as "no pairs holding …" rather
     than "only 0 …"; else EO's reason (e.g. no human labels), which names the missing data
     more plainly than the competence model's; the calibrated reason when EO has none."""
-    if _NONE_OF.search(calibrated) or eo is None:
-        return _NONE_OF.sub(lambda m: f"no {m['what']}", calibrated)
-    head, sep, _ = calibrated.partition(": ")
-    return f"{head}: {eo.split(': ', 1)[-1]}" if sep else eo
+    why = calibrated.reason
+    if _NONE_OF.search(why) or eo is None:
+        return dataclasses.replace(
+            calibrated, reason=_NONE_OF.sub(lambda m: f"no {m['what']}", why)
+        )
+    if calibrated.metric:
+        return dataclasses.replace(calibrated, reason=eo.reason)
+    return dataclasses.replace(calibrated, reason=eo.reason, metric=eo.metric)
 
 
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:

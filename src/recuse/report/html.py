@@ -98,13 +98,11 @@ class SkipGroup:
 
 def skip_groups(report: AuditReport) -> list[SkipGroup]:
     """``report.skipped`` grouped by cause, most rows first ("12 analyses need a pairs
-    table …: play-favorites is ratings" instead of one row per analysis). A reason that
-    begins with a metric name (``flip_rate: no pairs …``) is grouped by what follows."""
+    table …: play-favorites is ratings" instead of one row per analysis); the skips of
+    single estimates (``flip_rate``, ``first_position_rate``) by their reason alone."""
     groups: dict[str, list[Any]] = {}
     for k in report.skipped:
-        head, sep, rest = k.reason.partition(": ")
-        cause = rest if sep and head.replace("_", "").isalnum() and "_" in head else k.reason
-        groups.setdefault(cause, []).append(k)
+        groups.setdefault(k.reason, []).append(k)
     out = [
         SkipGroup(
             reason=cause,
@@ -128,7 +126,7 @@ def nothing_estimated(report: AuditReport) -> dict[str, str]:
             continue
         reasons = list(s.notes) or list(
             dict.fromkeys(
-                f"{k.dataset + ': ' if k.dataset else ''}{k.reason}"
+                f"{k.dataset + ': ' if k.dataset else ''}{k.said}"
                 for k in report.skipped
                 if k.analysis == s.title
             )

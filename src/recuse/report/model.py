@@ -220,6 +220,12 @@ class NotEstimated:
     #: > 0: the same reason holds for every judge of the dataset, this many of them
     #: (``judge`` is then ""; shown as "all N judges", :attr:`judge_label`)
     all_judges: int = 0
+    metric: str = ""  # the one estimate not made (``flip_rate``), or "": the analysis
+
+    @property
+    def said(self) -> str:
+        """The reason as the report shows it: ``metric: reason`` for one estimate."""
+        return f"{self.metric}: {self.reason}" if self.metric else self.reason
 
     @property
     def judge_label(self) -> str:
@@ -231,7 +237,7 @@ class NotEstimated:
             "analysis": self.analysis,
             "dataset": self.dataset,
             "judge": self.judge_label,
-            "reason": self.reason,
+            "reason": self.said,
             "bias": self.bias.key if self.bias else "",
         }
 
@@ -389,7 +395,7 @@ class MatrixCell:
                 for f in self.estimates
             ],
             "not_estimated": [
-                {"dataset": m.dataset, "analysis": m.analysis, "reason": m.reason}
+                {"dataset": m.dataset, "analysis": m.analysis, "reason": m.said}
                 for m in self.not_estimated
             ],
         }
@@ -602,7 +608,7 @@ class AuditReport:
             its = of_analysis.get(k.analysis, (k.bias.key,) if k.bias else ())
             if not k.headline or not its or set(its) & set(biases):
                 continue
-            where = anywhere.setdefault(k.analysis, {}).setdefault(k.reason, [])
+            where = anywhere.setdefault(k.analysis, {}).setdefault(k.said, [])
             if k.dataset not in where:
                 where.append(k.dataset)
         return Matrix(

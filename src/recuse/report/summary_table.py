@@ -189,7 +189,7 @@ def summary_sentences(report: AuditReport) -> list[str]:
             out.extend(f"      warning: {w}" for w in f.warnings)
         for m in row.not_estimated:
             where = f" ({m.dataset})" if m.dataset else ""
-            out.append(f"  ○ {m.analysis}{where}: not estimated — {m.reason}")
+            out.append(f"  ○ {m.analysis}{where}: not estimated — {m.said}")
     return out
 
 
@@ -235,7 +235,7 @@ def summary_html(report: AuditReport) -> str:
                 if f.flagged:
                     style = _CELL_STYLE.get(f.materiality or "flagged", "")
             if not cell.estimates and cell.not_estimated:
-                why = "; ".join(f"{m.dataset}: {m.reason}" for m in cell.not_estimated)
+                why = "; ".join(f"{m.dataset}: {m.said}" for m in cell.not_estimated)
                 parts.append(f"<i title='{escape(why, quote=True)}'>not estimated</i>")
             attr = f" style='{style}'" if style else ""
             cells.append(f"<td{attr}>{'<br>'.join(parts)}</td>")

@@ -28,6 +28,7 @@ import pandas as pd
 from _targets import Targets
 
 from recuse.metrics import pairwise_bias
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.summary import METRICS
 from recuse.metrics.verdicts import order_picks, orient
@@ -135,9 +136,10 @@ def main() -> None:
         f"({time.perf_counter() - t0:.1f} s)"
     )
 
-    pairwise_bias(pairs.head(5000), sim.families, n_boot=50)  # warm-up (imports, caches)
+    # warm-up (imports, caches)
+    pairwise_bias(pairs.head(5000), sim.families, boot=Resampling(n_boot=50))
     t0, c0 = time.perf_counter(), time.process_time()
-    res = pairwise_bias(pairs, sim.families, n_boot=N_BOOT, seed=0)
+    res = pairwise_bias(pairs, sim.families, boot=Resampling(n_boot=N_BOOT, seed=0))
     ours, cpu = time.perf_counter() - t0, time.process_time() - c0
     n_curve_bins = sum(len(c) for c in res.curves.values())
     print(
@@ -154,7 +156,7 @@ def main() -> None:
         )
     others = [m for m in METRICS if m != "self_preference_calibrated"]
     t0, c0 = time.perf_counter(), time.process_time()
-    pairwise_bias(pairs, sim.families, n_boot=N_BOOT, seed=0, metrics=others)
+    pairwise_bias(pairs, sim.families, boot=Resampling(n_boot=N_BOOT, seed=0), metrics=others)
     rest, rest_cpu = time.perf_counter() - t0, time.process_time() - c0
     print(
         f"  the same without the calibrated self-preference: {rest:.2f} s wall, "

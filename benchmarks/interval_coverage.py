@@ -33,6 +33,7 @@ from scipy.special import ndtri
 from recuse.metrics.bootstrap import (
     INTERVALS,
     GroupedStatistic,
+    Resampling,
     cluster_bootstrap,
     difference_of_ratios,
 )
@@ -77,9 +78,13 @@ def coverage(
         )
         for method in INTERVALS:
             est = cluster_bootstrap(
-                [stat], prompts, n_boot=n_boot, level=0.9, seed=r, min_n=1,
-                max_dropped=1.0, interval=method,
-            )[0][0]  # fmt: skip
+                [stat],
+                prompts,
+                boot=Resampling(level=0.9, n_boot=n_boot, seed=r),
+                min_n=1,
+                max_dropped=1.0,
+                interval=method,
+            )[0][0]
             hits[method].append(
                 (
                     est.ci_low <= TRUTH <= est.ci_high,

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from _targets import Targets
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.length_controlled import length_controlled_win_rates
 from recuse.simulate.length_controlled import JUDGE, simulate_length_controlled
 
@@ -43,7 +44,9 @@ def run(rho: float, reps: int, n_boot: int) -> pd.DataFrame:
     rows = []
     for rep in range(reps):
         sim = simulate_length_controlled(rho=rho, longer=1.0, length_effect=1.0, seed=rep)
-        out = length_controlled_win_rates(sim.pairs, judge=JUDGE, n_boot=n_boot, seed=rep)
+        out = length_controlled_win_rates(
+            sim.pairs, judge=JUDGE, boot=Resampling(n_boot=n_boot, seed=rep)
+        )
         for r in out.itertuples():
             truth = sim.true_lc(str(r.system))
             rows.append(

@@ -48,6 +48,7 @@ import statsmodels.api as sm
 from _targets import Targets
 from scipy import special
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference, label_strengths
 from recuse.metrics.self_preference import self_preference
 from recuse.simulate.self_preference import (
@@ -120,9 +121,13 @@ def compare(reps: int) -> pd.DataFrame:
                     s = label_strengths(t)
                     out["a"].append(design_a(t, "m0", s))
                     out["b"].append(design_b(t, "m0", s))
-                    res = calibrated_self_preference(t, judge="m0", strengths=s, n_boot=10)
+                    res = calibrated_self_preference(
+                        t, judge="m0", strengths=s, boot=Resampling(n_boot=10)
+                    )
                     out["c"].append(res.estimate)
-                    out["EO"].append(self_preference(t, judge="m0", n_boot=10).estimate)
+                    out["EO"].append(
+                        self_preference(t, judge="m0", boot=Resampling(n_boot=10)).estimate
+                    )
                 rows.append(
                     {"own_rate": rate, "kappa": kappa, "position": pos}
                     | {f"mean {k}": float(np.mean(v)) for k, v in out.items()}
@@ -164,10 +169,15 @@ def main() -> None:
                         if tau > 0 and (judges == 3 or pos > 0):
                             continue  # the planted cells: one judge, no position bias
                         cell = calibration_cell(
-                            own_rate=rate, competence=kappa, judges=judges, position=pos,
-                            tau=tau, reps=args.reps, n_boot=args.n_boot,
+                            own_rate=rate,
+                            competence=kappa,
+                            judges=judges,
+                            position=pos,
+                            tau=tau,
+                            reps=args.reps,
+                            boot=Resampling(n_boot=args.n_boot),
                             one_step=True if args.one_step else None,
-                        )  # fmt: skip
+                        )
                         rows.append(cell.to_dict())
     full = pd.DataFrame(rows).drop(columns=["reps"])
     print(f"\nPart 2: design (c) with its 90% interval, {args.reps} tables per cell")

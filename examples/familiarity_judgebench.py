@@ -104,6 +104,7 @@ from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.judging.perplexity import add_perplexities
 from recuse.metrics import MetricResult, Skipped
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import CALIBRATED, calibrated_self_preference
 from recuse.metrics.familiarity import (
     familiarity_summary,
@@ -229,12 +230,12 @@ PAIR_COLUMNS = [
 
 
 def calibrated_and_mediation(
-    judged: pd.DataFrame, generators: list[str], *, n_boot: int, seed: int, min_n: int
+    judged: pd.DataFrame, generators: list[str], *, boot: Resampling, min_n: int
 ) -> tuple[list[MetricResult], list[Skipped], list[MetricResult], list[Skipped]]:
     """The calibrated self-preference and the familiarity mediation of every judge that
     is also a generator (strengths from the labels); what cannot be estimated is skipped
     with the reason."""
-    opts: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "min_n": min_n}
+    opts: dict[str, Any] = {"boot": boot, "min_n": min_n}
     calibrated: list[MetricResult] = []
     cal_skipped: list[Skipped] = []
     mediation: list[MetricResult] = []
@@ -339,7 +340,10 @@ def recompute_step_7() -> None:
     path = OUT / "familiarity_judgebench.json"
     report, judged, generators, opts = _step_7_inputs()
     calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
-        judged, generators, **opts
+        judged,
+        generators,
+        boot=Resampling(n_boot=opts["n_boot"], seed=opts["seed"]),
+        min_n=opts["min_n"],
     )
     report.update(step_7_sections(calibrated, cal_skipped, mediation, med_skipped))
     text = json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
@@ -457,7 +461,8 @@ def main() -> None:
             runs[name]["perplexity_failures"] = failures
 
     members = list(judges)
-    opts: dict[str, Any] = {"n_boot": args.n_boot, "seed": args.seed, "min_n": args.min_n}
+    boot = Resampling(n_boot=args.n_boot, seed=args.seed)
+    opts: dict[str, Any] = {"boot": boot, "min_n": args.min_n}
     selfpref_rows = []
     selfpref_skipped = []
     for kind in ("eo", "dp"):
@@ -477,10 +482,10 @@ def main() -> None:
     selfpref = pd.concat(selfpref_rows, ignore_index=True)
     ensemble, ensemble_skipped = compare_ensembles(judged, judges=members, taus=args.taus, **opts)
     curve = perplexity_curve_by_self(judged, edges=perplexity_bins(0.5, 1.0), **opts)
-    gaps, gap_skipped = own_perplexity_gap(judged, n_boot=args.n_boot, seed=args.seed)
-    fam, fam_skipped = familiarity_summary(judged, n_boot=args.n_boot, seed=args.seed)
+    gaps, gap_skipped = own_perplexity_gap(judged, boot=boot)
+    fam, fam_skipped = familiarity_summary(judged, boot=boot)
     calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
-        judged, generators, n_boot=args.n_boot, seed=args.seed, min_n=args.min_n
+        judged, generators, boot=boot, min_n=args.min_n
     )
 
     answers_out = graded.drop(columns=["answer", "question"])

@@ -75,6 +75,7 @@ from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.judging.perplexity import add_perplexities, perplexities
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.familiarity import (
     familiarity_summary,
     log_perplexity_by_model,
@@ -211,10 +212,10 @@ def main() -> None:
     judged = judged[judged["judge"].isin(list(judges))].reset_index(drop=True)
 
     edges = perplexity_bins(0.5, 1.0)
-    curve = perplexity_curve(judged, edges=edges, n_boot=args.n_boot, min_n=5)
-    results, skipped = familiarity_summary(judged, n_boot=args.n_boot, min_n=20)
+    curve = perplexity_curve(judged, edges=edges, boot=Resampling(n_boot=args.n_boot), min_n=5)
+    results, skipped = familiarity_summary(judged, boot=Resampling(n_boot=args.n_boot), min_n=20)
     # the human pairs hold no answer of these judges: Figure 5's gap cannot come from them
-    _gaps, pair_gap_skipped = own_perplexity_gap(judged, n_boot=args.n_boot)
+    _gaps, pair_gap_skipped = own_perplexity_gap(judged, boot=Resampling(n_boot=args.n_boot))
 
     # Figure 5 from the judges' own answers: own vs the six models' answers, same questions
     answers_frame = pd.concat(per_answer + own_rows, ignore_index=True)
@@ -231,15 +232,21 @@ def main() -> None:
         ppl_a=answers_frame["ppl"],
         ppl_b=np.nan,
     )  # one row per response; log_perplexity_by_model / own_perplexity_gap count each once
-    by_model = log_perplexity_by_model(responses, n_boot=args.n_boot, min_n=5)
-    gaps, gap_skipped = own_perplexity_gap(responses, n_boot=args.n_boot)
+    by_model = log_perplexity_by_model(responses, boot=Resampling(n_boot=args.n_boot), min_n=5)
+    gaps, gap_skipped = own_perplexity_gap(responses, boot=Resampling(n_boot=args.n_boot))
 
     # the mitigation (paper §6): familiarity-weighted ensemble vs plain ensemble vs members
     ensemble, ensemble_skipped = compare_ensembles(
-        judged, judges=list(judges), taus=args.taus, n_boot=args.n_boot, seed=args.seed
+        judged,
+        judges=list(judges),
+        taus=args.taus,
+        boot=Resampling(n_boot=args.n_boot, seed=args.seed),
     )
     selfpref, selfpref_skipped = compare_self_preference(
-        judged, judges=list(judges), tau=args.taus[0], n_boot=args.n_boot, seed=args.seed
+        judged,
+        judges=list(judges),
+        tau=args.taus[0],
+        boot=Resampling(n_boot=args.n_boot, seed=args.seed),
     )
     mean_by_model = (
         answers_frame.groupby(["judge", "model"])["log_ppl"].agg(["mean", "count"]).round(4)

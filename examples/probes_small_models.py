@@ -55,6 +55,7 @@ from recuse.data.registry import load
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.probes import COMPONENTS, probe_effects
 from recuse.metrics.recognition import COMPONENTS as RECOGNITION_COMPONENTS
@@ -141,7 +142,9 @@ def probe_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) ->
     judged = judged[judged["judge"].isin(list(models))]
     for source in sources:
         part = judged[judged["source"] == source]
-        results, skipped = probe_effects(part, n_boot=args.n_boot, seed=args.seed, min_n=5)
+        results, skipped = probe_effects(
+            part, boot=Resampling(n_boot=args.n_boot, seed=args.seed), min_n=5
+        )
         for r in results:
             rows.append(
                 {
@@ -226,7 +229,9 @@ def ladder_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) -
             print(name, runs[name], flush=True)
         judged = store.export_pairs()
     judged = judged[judged["item_id"].isin(pairs["item_id"]) & judged["judge"].isin(list(models))]
-    results, skipped = self_preference_ladder(judged, n_boot=args.n_boot, seed=args.seed, min_n=5)
+    results, skipped = self_preference_ladder(
+        judged, boot=Resampling(n_boot=args.n_boot, seed=args.seed), min_n=5
+    )
     runs["recognition"] = recognition_part(args, models, generators, pairs, results)
     pd.DataFrame(
         [
@@ -259,7 +264,9 @@ def recognition_part(
             print(name, "self-recognition", runs[name], flush=True)
         judged = store.export_pairs()
     judged = judged[judged["judge"].isin(generators) & (judged["probe"] == "self-recognition")]
-    results, skipped = self_recognition(judged, n_boot=args.n_boot, seed=args.seed, min_n=5)
+    results, skipped = self_recognition(
+        judged, boot=Resampling(n_boot=args.n_boot, seed=args.seed), min_n=5
+    )
     runs["skipped"] = [s.to_dict() for s in skipped]
     tables = []
     for rung in ("own_win_rate", "eo"):

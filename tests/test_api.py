@@ -15,6 +15,7 @@ import pytest
 import recuse
 from recuse.api import FINDING_COLUMNS
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.position import first_position_rate
 from recuse.report.export import schema
 from recuse.simulate import PlantedBias, simulate_pairs
@@ -42,7 +43,7 @@ def test_a_path_and_a_dataframe_give_the_same_findings(
     assert set(b["dataset"]) == {"dataframe"} and set(a["dataset"]) == {"pairs.csv"}
     # the estimate is the metric function's, worked out without the audit
     row = b[(b.judge == "gpt-4") & (b.bias == "position")].iloc[0]
-    direct = first_position_rate(planted, judge="gpt-4", n_boot=300)
+    direct = first_position_rate(planted, judge="gpt-4", boot=Resampling(n_boot=300))
     assert row.estimate == pytest.approx(direct.estimate)
     # a short unit beside the number, the definition in full in its own column
     assert row["null"] == 0.5 and row.unit == "share of win to first"

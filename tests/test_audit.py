@@ -172,7 +172,7 @@ def test_human_only_and_ratings_inputs_skip_what_they_cannot_support(planted: An
 
 FAM = "Familiarity (perplexity)"
 FAM_OPTIONS = AuditOptions(n_boot=200, seed=0, min_n=10, level=0.9)
-FAM_BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
+FAM_BOOT = {"boot": FAM_OPTIONS.resampling, "min_n": 10}
 
 
 def _familiar(judges: dict[str, Any]) -> tuple[AuditReport, Any]:

@@ -119,9 +119,15 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
     judges = sorted(str(j) for j in rows["judge"].unique())
     with ctx.timed(f"pairwise metrics, bootstrap ({inp.name})"):
         shared = pairwise_bias(
-            rows, ctx.roster, judges=judges, metrics=metrics, level=o.level, n_boot=o.n_boot,
-            seed=o.seed, min_n=o.min_n, orders=o.orders, selves=ctx.selves,
-        )  # fmt: skip
+            rows,
+            ctx.roster,
+            judges=judges,
+            metrics=metrics,
+            boot=o.resampling,
+            min_n=o.min_n,
+            orders=o.orders,
+            selves=ctx.selves,
+        )
     total = ctx.timings[-1][1]
     # where the bootstrap's time went: each metric's terms and share of the resampling
     # (a slow report names its cause), then each analysis its metrics' seconds and an

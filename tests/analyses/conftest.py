@@ -29,7 +29,7 @@ from recuse.simulate import (
 from recuse.testing.planted_judge import PlantedJudge
 
 OPTIONS = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=())
-BOOT = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
+BOOT = {"boot": OPTIONS.resampling, "min_n": 10}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import pytest
 
 from recuse.data.inputs import Input
 from recuse.driver import AuditOptions, run_audit
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import self_preference_ladder
 from recuse.metrics.summary import pairwise_bias
 from recuse.report import AuditReport, Source
@@ -97,7 +98,10 @@ def test_a_file_where_no_judge_has_own_answers_is_one_line_in_the_page(
 def test_label_free_pairs_say_no_human_labels(pairs: pd.DataFrame) -> None:
     free = pairs.assign(human=np.nan)
     result = pairwise_bias(
-        free, Roster.builtin(), **{k: OPTIONS[k] for k in ("level", "n_boot", "seed", "min_n")}
+        free,
+        Roster.builtin(),
+        boot=AuditOptions(**OPTIONS).resampling,
+        min_n=OPTIONS["min_n"],  # type: ignore[arg-type]
     )
     n = free.groupby("judge").size()  # each judge's pairs, counted by hand
     labelled = {
@@ -116,7 +120,7 @@ def test_label_free_pairs_say_no_human_labels(pairs: pd.DataFrame) -> None:
     assert {"self_preference_eo", "self_preference_calibrated", "verbosity_bias"} <= seen
     assert not [s for s in result.skipped if "human prefers" in s.reason]
     # the raw ladder too: every rung but the own-win rate needs the labels
-    _, skipped = self_preference_ladder(free, n_boot=200, min_n=10)
+    _, skipped = self_preference_ladder(free, boot=Resampling(n_boot=200), min_n=10)
     rungs = {s.metric for s in skipped if s.judge == "gpt-4"}
     assert "own_win_rate" not in rungs and "eo" in rungs
     assert all(s.reason.startswith(LABEL_FREE) for s in skipped if s.judge == "gpt-4")

@@ -7,6 +7,7 @@ import pytest
 from analyses.conftest import BOOT, Planted
 from recuse.analyses.familiarity import ANALYSIS, FAMILIARITY
 from recuse.errors import EstimationError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.familiarity import familiarity_bias
 from recuse.roster import Roster
 
@@ -32,8 +33,8 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
     # 15 pairs: refused at the old fixed default of 20, estimated at the audit's min_n 10
     assert len(few) == 15
     with pytest.raises(EstimationError):
-        familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=20)
-    r = familiarity_bias(few, judge="fam-judge", n_boot=200, min_n=10)
+        familiarity_bias(few, judge="fam-judge", boot=Resampling(n_boot=200), min_n=20)
+    r = familiarity_bias(few, judge="fam-judge", boot=Resampling(n_boot=200), min_n=10)
     # min_n=10 lets the 15 pairs through: the estimate uses every one of them
     assert r.n == 15 and r.ci_low <= r.estimate <= r.ci_high
 
@@ -60,7 +61,7 @@ def test_mediation_table_for_an_author_judge() -> None:
         roster=roster,
     )
     (table,) = [x for s in report.sections for x in s.tables if x.name == "mediation-fam"]
-    ref = familiarity_mediation(t, judge="m1", n_boot=200)
+    ref = familiarity_mediation(t, judge="m1", boot=Resampling(n_boot=200))
     assert list(table.frame["part"]) == [r.metric for r in ref]
     assert list(table.frame["estimate"]) == pytest.approx([r.estimate for r in ref])
 

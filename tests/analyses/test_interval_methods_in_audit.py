@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from recuse.cli import main
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.familiarity_mediation import familiarity_mediation
 
 OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
@@ -60,7 +61,7 @@ def test_mediation_table_carries_the_calibrated_estimates_warning(tmp_path: Path
     assert marked == {(SMOL, "familiarity_direct"), (SMOL, "familiarity_share")}
     # the same words as the metric's own results
     pairs = pd.read_csv(PAIRS)
-    direct = familiarity_mediation(pairs, judge=SMOL, n_boot=100)[1]
+    direct = familiarity_mediation(pairs, judge=SMOL, boot=Resampling(n_boot=100))[1]
     (words,) = [w for w in direct.warnings if w.startswith(MARK)]
     shown = rows[(rows["judge"] == SMOL) & (rows["part"] == "familiarity_direct")]
     assert shown["warnings"].item() == "; ".join(direct.warnings)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analyses.conftest import BOOT, Planted
+from analyses.conftest import OPTIONS, Planted
 from recuse.analyses.leaderboard import ANALYSIS, COVARIATE_BIASES
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
 
 
@@ -18,9 +19,7 @@ def test_findings_are_the_adjusted_fit_coefficients(planted: Planted) -> None:
     }
     ids = {*planted.pairs["model_a"], *planted.pairs["model_b"], *planted.pairs["judge"].dropna()}
     families = {m: planted.roster.family(m) for m in ids}
-    lb = leaderboard(
-        planted.pairs, families=families, level=BOOT["level"], n_boot=BOOT["n_boot"], seed=0
-    )
+    lb = leaderboard(planted.pairs, families=families, boot=OPTIONS.resampling)
     adj = lb.adjusted
     assert set(found) == {COVARIATE_BIASES[c].key for c in adj.covariates}
     for name, est, lo, hi in zip(
@@ -124,7 +123,7 @@ def test_alpaca_eval_headline_names_the_joint_fit_and_the_glm() -> None:
     inp = Input("sim-ae", "pairs", frame, Source("sim-ae", "pairs", len(frame), judges=(JUDGE,)))
     options = AuditOptions(level=0.9, n_boot=100, only=("leaderboard",))
     report = run_audit([inp], options=options, roster=Roster.builtin())
-    want = length_controlled_win_rates(frame, judge=JUDGE, n_boot=100)
+    want = length_controlled_win_rates(frame, judge=JUDGE, boot=Resampling(n_boot=100))
     heads = [h for h in report.headlines if "AlpacaEval, annotator" in h]
     assert len(heads) == 3
     for r in want.itertuples():
@@ -158,7 +157,7 @@ def test_alpaca_eval_headline_names_the_glm_where_it_is_the_rate() -> None:
     inp = Input("sim-ae", "pairs", frame, Source("sim-ae", "pairs", len(frame), judges=(JUDGE,)))
     options = AuditOptions(level=0.9, n_boot=100, only=("leaderboard",))
     report = run_audit([inp], options=options, roster=Roster.builtin())
-    want = length_controlled_win_rates(frame, judge=JUDGE, n_boot=100)
+    want = length_controlled_win_rates(frame, judge=JUDGE, boot=Resampling(n_boot=100))
     assert (want["lc_method"] == GLM).all()
     heads = [h for h in report.headlines if "AlpacaEval, annotator" in h]
     assert len(heads) == 2

@@ -12,6 +12,7 @@ from recuse.analyses.self_recognition import ANALYSIS, SELF_RECOGNITION
 from recuse.driver import run_audit
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.recognition import self_recognition
 from recuse.metrics.self_preference import self_preference
 from recuse.probes import build_recognition_table
@@ -69,7 +70,7 @@ def test_findings_relation_and_original_pairs_only(exported: pd.DataFrame) -> No
     eo = {f.judge: f for f in report.findings if f.bias.key == "self_preference_eo"}
     original = exported[exported["probe"] == "original"]
     for j in PLANTS:
-        r = self_preference(original, judge=j, n_boot=50)
+        r = self_preference(original, judge=j, boot=Resampling(n_boot=50))
         assert eo[j].n == r.n == 60 and eo[j].estimate == pytest.approx(r.estimate)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from recuse.cli import main
+from recuse.metrics.bootstrap import Resampling
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
 
@@ -165,7 +166,7 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
         "own-perplexity-gap-ppl-csv", "log-perplexity-by-model-ppl-csv",
     } <= tables  # fmt: skip
     frame = load_input(path, unknown_models="keep").frame
-    boot = {"level": 0.9, "n_boot": 200, "seed": 0, "min_n": 10}
+    boot = {"boot": Resampling(level=0.9, n_boot=200, seed=0), "min_n": 10}
     direct = perplexity_curve(frame, judge="m1", **boot)
     written = pd.read_csv(out / "tables" / "perplexity-curve-ppl-csv.csv")
     numbers = ["bin_low", "bin_high", "n", "n_clusters", "mean", "sd", "ci_low", "ci_high"]

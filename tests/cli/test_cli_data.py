@@ -19,6 +19,7 @@ import pytest
 from recuse.cli import main
 from recuse.cli.data import summarize
 from recuse.data.fetch import files_for
+from recuse.metrics.bootstrap import Resampling
 
 
 @pytest.fixture(autouse=True)
@@ -282,7 +283,7 @@ def test_value_options_on_metrics_give_what_the_library_gives(
         swapped_frame="presented",
         confidence="judge_confidence",
     )
-    direct = self_preference(table, judge="gpt-4o", kind="eo", n_boot=50)
+    direct = self_preference(table, judge="gpt-4o", kind="eo", boot=Resampling(n_boot=50))
     assert results[0][0]["estimate"] == pytest.approx(direct.estimate, abs=1e-12)
 
 

@@ -14,6 +14,7 @@ import pytest
 from recuse.data.arena_hard import LABELS, read_arena_hard
 from recuse.data.importers import sniff
 from recuse.errors import InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.roster import Roster
 
 HERE = Path(__file__).parent / "importers"
@@ -152,8 +153,8 @@ def test_round_trip_recovers_a_planted_position_bias(tmp_path: Path) -> None:
     np.testing.assert_array_equal(back["p_a_second"], sim["p_a_second"])
     np.testing.assert_array_equal(back["strength_first"], np.where(sim["p_a_first"] == 1, 2, -1))
     np.testing.assert_array_equal(back["strength_second"], np.where(sim["p_a_second"] == 1, 1, -2))
-    rate = first_position_rate(back, n_boot=200).estimate
-    assert rate == pytest.approx(first_position_rate(sim, n_boot=200).estimate)
+    rate = first_position_rate(back, boot=Resampling(n_boot=200)).estimate
+    assert rate == pytest.approx(first_position_rate(sim, boot=Resampling(n_boot=200)).estimate)
     assert rate == pytest.approx(0.7, abs=0.06)
 
 

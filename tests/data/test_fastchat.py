@@ -13,6 +13,7 @@ from recuse.data.fastchat import read_fastchat_pairs
 from recuse.data.importers import sniff
 from recuse.data.inputs import load_input
 from recuse.errors import InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.roster import ModelsNotInRoster, Roster
 
 FIXTURE = Path(__file__).parent / "importers" / "gpt-4_pair.jsonl"
@@ -148,8 +149,8 @@ def test_round_trip_recovers_a_planted_position_bias(tmp_path: Path) -> None:
     back = read_fastchat_pairs(_write(tmp_path, records), roster=Roster.builtin())
     np.testing.assert_array_equal(back["p_a_first"], sim["p_a_first"])
     np.testing.assert_array_equal(back["p_a_second"], sim["p_a_second"])
-    rate = first_position_rate(back, n_boot=200).estimate
-    assert rate == pytest.approx(first_position_rate(sim, n_boot=200).estimate)
+    rate = first_position_rate(back, boot=Resampling(n_boot=200)).estimate
+    assert rate == pytest.approx(first_position_rate(sim, boot=Resampling(n_boot=200)).estimate)
     assert rate == pytest.approx(0.7, abs=0.06)
 
 

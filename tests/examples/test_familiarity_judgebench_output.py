@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference
 from recuse.metrics.familiarity_mediation import familiarity_mediation
 
@@ -68,7 +69,10 @@ def test_calibrated_estimates_recompute(pairs: pd.DataFrame, report: dict[str, A
     for committed in results:
         judge = committed["judge"]
         again = calibrated_self_preference(
-            pairs, judge=judge, n_boot=20, seed=0, min_n=report["settings"]["min_n"]
+            pairs,
+            judge=judge,
+            boot=Resampling(n_boot=20, seed=0),
+            min_n=report["settings"]["min_n"],
         )
         assert again.estimate == pytest.approx(committed["estimate"], abs=1e-9)
         # n is now the judge's own pairs (#34); the committed file (written before) has
@@ -96,7 +100,10 @@ def test_mediation_recomputes(pairs: pd.DataFrame, report: dict[str, Any]) -> No
     for judge in sorted({r["judge"] for r in results}):
         committed = {r["metric"]: r for r in results if r["judge"] == judge}
         again = familiarity_mediation(
-            pairs, judge=judge, n_boot=20, seed=0, min_n=report["settings"]["min_n"]
+            pairs,
+            judge=judge,
+            boot=Resampling(n_boot=20, seed=0),
+            min_n=report["settings"]["min_n"],
         )
         assert [r.metric for r in again] == list(committed)
         for r in again:
@@ -128,7 +135,7 @@ def test_committed_intervals_recompute_exactly(pairs: pd.DataFrame, report: dict
     """Step 7 at the JSON's own settings (``--from-pairs``) gives the committed intervals,
     p-values and warnings to the last digit: the committed numbers are the current code's."""
     s = report["settings"]
-    opts = {"n_boot": s["n_boot"], "seed": s["seed"], "min_n": s["min_n"]}
+    opts = {"boot": Resampling(n_boot=s["n_boot"], seed=s["seed"]), "min_n": s["min_n"]}
     committed = [
         *report["calibrated_self_preference"]["results"],
         *report["familiarity_mediation"]["results"],

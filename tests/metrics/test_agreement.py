@@ -17,9 +17,10 @@ from recuse.metrics.agreement import (
     krippendorff_alpha,
     pair_verdicts,
 )
+from recuse.metrics.bootstrap import Resampling
 from recuse.simulate import PlantedBias, simulate_pairs
 
-BOOT = {"n_boot": 200, "min_n": 1, "seed": 0}
+BOOT = {"boot": Resampling(n_boot=200, seed=0), "min_n": 1}
 
 
 def _table() -> pd.DataFrame:
@@ -70,7 +71,7 @@ def test_kappa_by_hand_and_against_sklearn() -> None:
                          n_prompts=80, seed=2).pairs  # fmt: skip
     v, h = pair_verdicts(sim), human_sides(sim)
     ok = np.isfinite(v) & np.isfinite(h)
-    got = cohen_kappa(sim, n_boot=200).estimate
+    got = cohen_kappa(sim, boot=Resampling(n_boot=200)).estimate
     assert got == pytest.approx(cohen_kappa_score(v[ok], h[ok], weights="linear"), abs=1e-12)
 
 
@@ -96,11 +97,11 @@ def test_alpha_by_hand_and_against_krippendorff() -> None:
     for level in ("nominal", "ordinal", "interval"):
         ref = krippendorff.alpha(reliability_data=wide.to_numpy().T, level_of_measurement=level,
                                  value_domain=[-1, 0, 1])  # fmt: skip
-        got = krippendorff_alpha(sim, level_of_measurement=level, n_boot=200)  # type: ignore[arg-type]
+        got = krippendorff_alpha(sim, level_of_measurement=level, boot=Resampling(n_boot=200))  # type: ignore[arg-type]
         assert got.estimate == pytest.approx(ref, abs=1e-10), level
         assert got.ci_low <= got.estimate <= got.ci_high
     with pytest.raises(EstimationError, match="two or more judges"):
-        krippendorff_alpha(sim[sim["judge"] == "gpt-4"], n_boot=200)
+        krippendorff_alpha(sim[sim["judge"] == "gpt-4"], boot=Resampling(n_boot=200))
 
 
 def test_planted_accuracy_is_covered_by_its_interval() -> None:
@@ -111,7 +112,7 @@ def test_planted_accuracy_is_covered_by_its_interval() -> None:
     for seed in range(reps):
         sim = simulate_pairs(judges={"gpt-4": PlantedBias(accuracy=0.7, position=0.1)},
                              n_prompts=60, pairs_per_prompt=2, seed=seed).pairs  # fmt: skip
-        r = accuracy(sim, n_boot=200, seed=seed)
+        r = accuracy(sim, boot=Resampling(n_boot=200, seed=seed))
         hits += r.ci_low <= 0.7 <= r.ci_high
     assert hits / reps >= 0.8  # nominal 0.9; 60 replicates: sd about 0.04
 
@@ -133,9 +134,11 @@ def test_accuracy_p_value_is_against_chance_not_zero() -> None:
             "p_a": np.where(right, 1.0, 0.0),
         }
     )
-    r = accuracy(t, n_boot=400, seed=0)
+    r = accuracy(t, boot=Resampling(n_boot=400, seed=0))
     assert r.estimate == pytest.approx(0.5)
     assert r.p_value > 0.5
-    sure = accuracy(t.assign(p_a_first=1.0, p_a_second=1.0, p_a=1.0)
-                    .assign(human=np.where(right, 1.0, 0.6)), n_boot=400, seed=0)  # fmt: skip
+    sure = accuracy(
+        t.assign(p_a_first=1.0, p_a_second=1.0, p_a=1.0).assign(human=np.where(right, 1.0, 0.6)),
+        boot=Resampling(n_boot=400, seed=0),
+    )
     assert sure.estimate == 1.0 and sure.p_value < 0.05

@@ -17,6 +17,7 @@ from recuse.data.arena_hard_answers import answers_folder, read_style_counts
 from recuse.data.importers import read_import
 from recuse.driver import AuditOptions, audit
 from recuse.errors import EstimationError, InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.tool_scores import arena_hard_scores, arena_hard_style_scores
 
 FAST = AuditOptions(n_boot=100, only=("leaderboard",), robustness=())
@@ -121,7 +122,7 @@ def test_equals_a_statsmodels_fit_from_the_raw_files(tmp_path: Path) -> None:
     frame = read_import(root / "model_judgment", "arena-hard").frame
     style = read_style_counts(root / "model_answer")
     assert len(style) == 18 and style["token_len"].sum() == 1790 + 1540 + 1390
-    got = arena_hard_style_scores(frame, style, judge=JUDGE, n_boot=200, seed=3)
+    got = arena_hard_style_scores(frame, style, judge=JUDGE, boot=Resampling(n_boot=200, seed=3))
     want, coefs = _by_hand(root)
     assert set(got["model"]) == set(MODELS) and set(got["baseline"]) == {BASE}
     for r in got.itertuples():
@@ -130,7 +131,7 @@ def test_equals_a_statsmodels_fit_from_the_raw_files(tmp_path: Path) -> None:
     assert list(got.attrs["coefficients"].values()) == pytest.approx(list(coefs), abs=1e-6)
     assert list(got.attrs["coefficients"]) == ["length", "header", "list", "bold"]
     # the same battles as the plain score (which is the style-free fit)
-    plain = arena_hard_scores(frame, judge=JUDGE, n_boot=100).set_index("model")
+    plain = arena_hard_scores(frame, judge=JUDGE, boot=Resampling(n_boot=100)).set_index("model")
     for r in got.itertuples():
         assert r.battles == plain.loc[r.model, "battles"] and r.games == 12
 
@@ -154,9 +155,15 @@ def test_a_planted_length_preference_is_taken_out(tmp_path: Path) -> None:
                          int(rng.integers(0, 4))) for t in mine]  # fmt: skip
     root = _write(tmp_path / "bench", games, style)
     frame = read_import(root / "model_judgment", "arena-hard").frame
-    plain = arena_hard_scores(frame, judge=JUDGE, n_boot=200).set_index("model")["score"]
-    got = arena_hard_style_scores(frame, read_style_counts(root / "model_answer"), judge=JUDGE,
-                                  n_boot=200, seed=1).set_index("model")  # fmt: skip
+    plain = arena_hard_scores(frame, judge=JUDGE, boot=Resampling(n_boot=200)).set_index("model")[
+        "score"
+    ]
+    got = arena_hard_style_scores(
+        frame,
+        read_style_counts(root / "model_answer"),
+        judge=JUDGE,
+        boot=Resampling(n_boot=200, seed=1),
+    ).set_index("model")
     assert plain["long-model"] - plain["short-model"] > 20  # length alone spreads them
     spread = got["style_score"].max() - got["style_score"].min()
     assert spread < 6

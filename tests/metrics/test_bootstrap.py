@@ -13,6 +13,7 @@ import recuse.metrics.bootstrap as bs
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
+    Resampling,
     check_options,
     cluster_bootstrap,
     difference_of_ratios,
@@ -50,9 +51,15 @@ def test_matches_a_plain_loop_over_the_same_resamples() -> None:
     stat = GroupedStatistic("d", values, group, ("g0", "g1", "g2"), difference_of_ratios)
     n_boot, level, seed = 300, 0.8, 11
     est = cluster_bootstrap(
-        [stat], cl, n_boot=n_boot, level=level, seed=seed, min_n=1, interval="percentile"
+        [stat],
+        cl,
+        boot=Resampling(level=level, n_boot=n_boot, seed=seed),
+        min_n=1,
+        interval="percentile",
     )[0]
-    bca = cluster_bootstrap([stat], cl, n_boot=n_boot, level=level, seed=seed, min_n=1)[0]
+    bca = cluster_bootstrap(
+        [stat], cl, boot=Resampling(level=level, n_boot=n_boot, seed=seed), min_n=1
+    )[0]
 
     # independent computation: same draw, explicit per-resample weighted sums
     uniq = np.unique(cl)  # sorted, as the bootstrap sorts cluster labels
@@ -102,9 +109,11 @@ def test_a_statistic_may_name_its_own_interval() -> None:
     values = np.column_stack([x * y, y])
     own = GroupedStatistic("r", values, group, ("g",), ratio, interval="percentile")
     plain = GroupedStatistic("r", values, group, ("g",), ratio)
-    mixed = cluster_bootstrap([plain, own], cl, n_boot=200, level=0.9, seed=5, min_n=1)
+    mixed = cluster_bootstrap(
+        [plain, own], cl, boot=Resampling(level=0.9, n_boot=200, seed=5), min_n=1
+    )
     pct = cluster_bootstrap(
-        [plain], cl, n_boot=200, level=0.9, seed=5, min_n=1, interval="percentile"
+        [plain], cl, boot=Resampling(level=0.9, n_boot=200, seed=5), min_n=1, interval="percentile"
     )[0][0]
     assert mixed[1][0].replicates == pytest.approx(mixed[0][0].replicates, abs=0)
     assert (mixed[1][0].ci_low, mixed[1][0].ci_high) == (pct.ci_low, pct.ci_high)
@@ -112,12 +121,14 @@ def test_a_statistic_may_name_its_own_interval() -> None:
     assert (mixed[0][0].ci_low, mixed[0][0].ci_high) != (pct.ci_low, pct.ci_high)
     results, _ = run_specs(
         [MetricSpec("a", plain, "m"), MetricSpec("b", own, "m")],
-        pd.Series(cl), level=0.9, n_boot=200, seed=5, min_n=1,
-    )  # fmt: skip
+        pd.Series(cl),
+        boot=Resampling(level=0.9, n_boot=200, seed=5),
+        min_n=1,
+    )
     assert "BCa" in results[0].method and "percentile interval" in results[1].method
     with pytest.raises(ConfigError, match="interval must be one of"):
         bad = GroupedStatistic("r", values, group, ("g",), ratio, interval="normal")  # type: ignore[arg-type]
-        cluster_bootstrap([bad], cl, n_boot=20, level=0.9, seed=5, min_n=1)
+        cluster_bootstrap([bad], cl, boot=Resampling(level=0.9, n_boot=20, seed=5), min_n=1)
 
 
 def test_chunked_draws_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,9 +138,13 @@ def test_chunked_draws_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch)
     stat = GroupedStatistic(
         "r", np.column_stack([y, np.ones_like(y)]), np.zeros(len(y), np.intp), ("g",), ratio
     )
-    whole = cluster_bootstrap([stat], cl, n_boot=200, level=0.9, seed=5, min_n=1)[0][0]
+    whole = cluster_bootstrap([stat], cl, boot=Resampling(level=0.9, n_boot=200, seed=5), min_n=1)[
+        0
+    ][0]
     monkeypatch.setattr(bs, "_CHUNK_ENTRIES", 40 * 7)  # 7 resamples per chunk
-    chunked = cluster_bootstrap([stat], cl, n_boot=200, level=0.9, seed=5, min_n=1)[0][0]
+    chunked = cluster_bootstrap(
+        [stat], cl, boot=Resampling(level=0.9, n_boot=200, seed=5), min_n=1
+    )[0][0]
     assert (whole.ci_low, whole.ci_high) == (chunked.ci_low, chunked.ci_high)
 
 
@@ -138,15 +153,16 @@ def test_row_order_does_not_matter() -> None:
     vals = np.column_stack([y, np.ones_like(y)])
     g = np.zeros(len(y), np.intp)
     a = cluster_bootstrap(
-        [GroupedStatistic("r", vals, g, ("g",), ratio)], cl, n_boot=100, level=0.9, seed=1, min_n=1
+        [GroupedStatistic("r", vals, g, ("g",), ratio)],
+        cl,
+        boot=Resampling(level=0.9, n_boot=100, seed=1),
+        min_n=1,
     )[0][0]
     perm = np.random.default_rng(0).permutation(len(y))
     b = cluster_bootstrap(
         [GroupedStatistic("r", vals[perm], g, ("g",), ratio)],
         cl[perm],
-        n_boot=100,
-        level=0.9,
-        seed=1,
+        boot=Resampling(level=0.9, n_boot=100, seed=1),
         min_n=1,
     )[0][0]
     assert a.estimate == pytest.approx(b.estimate, abs=1e-12)
@@ -162,10 +178,10 @@ def test_clustered_interval_is_wider_when_rows_of_a_prompt_move_together() -> No
     g = np.zeros(len(y), np.intp)
     stat = GroupedStatistic("r", vals, g, ("g",), ratio)
     clustered = cluster_bootstrap(
-        [stat], prompts.astype(str), n_boot=1000, level=0.9, seed=0, min_n=1
+        [stat], prompts.astype(str), boot=Resampling(level=0.9, n_boot=1000, seed=0), min_n=1
     )[0][0]
     rows = cluster_bootstrap(
-        [stat], np.arange(400).astype(str), n_boot=1000, level=0.9, seed=0, min_n=1
+        [stat], np.arange(400).astype(str), boot=Resampling(level=0.9, n_boot=1000, seed=0), min_n=1
     )[0][0]
     width_c = clustered.ci_high - clustered.ci_low
     width_r = rows.ci_high - rows.ci_low
@@ -181,7 +197,9 @@ def test_replicates_with_an_empty_group_are_dropped_and_counted() -> None:
     vals = np.column_stack([y, np.ones(30)])
     stat = GroupedStatistic("r", vals, g, ("small", "big"), ratio, ((1, "pairs"),))
     n_boot = 2000
-    est = cluster_bootstrap([stat], cl, n_boot=n_boot, level=0.9, seed=9, min_n=1, max_dropped=0.5)
+    est = cluster_bootstrap(
+        [stat], cl, boot=Resampling(level=0.9, n_boot=n_boot, seed=9), min_n=1, max_dropped=0.5
+    )
     w = resample_counts(10, n_boot, np.random.default_rng(9))  # labels p0..p9 sort as is
     expected = int(((w[:, 0] + w[:, 1]) == 0).sum())
     assert expected > 0
@@ -189,7 +207,9 @@ def test_replicates_with_an_empty_group_are_dropped_and_counted() -> None:
     assert est[0][0].problem is None
     assert est[0][1].n_dropped == 0
     # the same data refused at the default 10 % limit (expected ~ 0.8^10 = 11 %)
-    strict = cluster_bootstrap([stat], cl, n_boot=n_boot, level=0.9, seed=9, min_n=1)[0][0]
+    strict = cluster_bootstrap(
+        [stat], cl, boot=Resampling(level=0.9, n_boot=n_boot, seed=9), min_n=1
+    )[0][0]
     assert expected / n_boot > 0.1
     assert strict.problem is not None and "too few prompts" in strict.problem
     assert np.isnan(strict.estimate)
@@ -209,12 +229,14 @@ def test_too_small_groups_get_a_reason_not_a_number() -> None:
         difference_of_ratios,
         ((1, "pairs of kind one"), (3, "pairs of kind two")),
     )
-    est = cluster_bootstrap([stat], cl, n_boot=50, level=0.9, seed=0, min_n=2)[0][0]
-    assert est.problem == "only 1 pair of kind two (need at least 2)"
-    assert np.isnan(est.estimate) and np.isnan(est.ci_low)
-    one = cluster_bootstrap([stat], np.array(["p"] * 4), n_boot=50, level=0.9, seed=0, min_n=1)[0][
+    est = cluster_bootstrap([stat], cl, boot=Resampling(level=0.9, n_boot=50, seed=0), min_n=2)[0][
         0
     ]
+    assert est.problem == "only 1 pair of kind two (need at least 2)"
+    assert np.isnan(est.estimate) and np.isnan(est.ci_low)
+    one = cluster_bootstrap(
+        [stat], np.array(["p"] * 4), boot=Resampling(level=0.9, n_boot=50, seed=0), min_n=1
+    )[0][0]
     assert one.problem is not None and "one prompt" in one.problem
     empty = GroupedStatistic(
         "eo",
@@ -224,7 +246,9 @@ def test_too_small_groups_get_a_reason_not_a_number() -> None:
         difference_of_ratios,
         ((1, "pairs of kind one"),),
     )
-    none = cluster_bootstrap([empty], cl, n_boot=50, level=0.9, seed=0, min_n=1)[0][0]
+    none = cluster_bootstrap([empty], cl, boot=Resampling(level=0.9, n_boot=50, seed=0), min_n=1)[
+        0
+    ][0]
     assert none.problem == "no pairs of kind one"
 
 
@@ -252,9 +276,13 @@ def test_single_precision_path_is_exact(monkeypatch: pytest.MonkeyPatch) -> None
     probs = rng.random(3000)  # not half numbers: double precision
     vals = np.column_stack([picks, np.ones(3000), probs, np.ones(3000)])
     stat = GroupedStatistic("d", vals, np.zeros(3000, np.intp), ("g",), difference_of_ratios)
-    fast = cluster_bootstrap([stat], cl, n_boot=500, level=0.9, seed=4, min_n=1)[0][0]
+    fast = cluster_bootstrap([stat], cl, boot=Resampling(level=0.9, n_boot=500, seed=4), min_n=1)[
+        0
+    ][0]
     monkeypatch.setattr(bs, "_USE_FLOAT32", False)
-    slow = cluster_bootstrap([stat], cl, n_boot=500, level=0.9, seed=4, min_n=1)[0][0]
+    slow = cluster_bootstrap([stat], cl, boot=Resampling(level=0.9, n_boot=500, seed=4), min_n=1)[
+        0
+    ][0]
     # (the double-precision column may differ in the last bit: other BLAS blocking)
     assert (fast.ci_low, fast.ci_high) == pytest.approx((slow.ci_low, slow.ci_high), abs=1e-14)
     sums = np.column_stack([picks, np.ones(3000)])
@@ -280,12 +308,13 @@ def test_one_default_number_of_resamples_everywhere() -> None:
     from recuse.metrics import bootstrap, bradley_terry, probes, recognition, summary
 
     assert bootstrap.N_BOOT == 2000 and AuditOptions().n_boot == bootstrap.N_BOOT
+    assert bootstrap.Resampling().n_boot == AuditOptions().resampling.n_boot == bootstrap.N_BOOT
     default = inspect.signature(pairs_command).parameters["n_boot"].default
     assert isinstance(default, typer.models.OptionInfo) and default.default == bootstrap.N_BOOT
     assert options.default("n_boot") == bootstrap.N_BOOT  # recuse audit's, declared once
     for fn in (summary.pairwise_bias, bradley_terry.bradley_terry, bradley_terry.leaderboard,
                probes.probe_effects, recognition.self_recognition):  # fmt: skip
-        assert inspect.signature(fn).parameters["n_boot"].default == bootstrap.N_BOOT, fn
+        assert inspect.signature(fn).parameters["boot"].default.n_boot == bootstrap.N_BOOT, fn
 
 
 def test_sparse_values_give_the_dense_results() -> None:
@@ -312,10 +341,15 @@ def test_sparse_values_give_the_dense_results() -> None:
 
     plain = GroupedStatistic("r", dense[:, -2:], group, ("a", "b", "c"), ratio)
     for how in ("percentile", "bca"):
-        want = cluster_bootstrap([plain, stat(dense, how)], cl, n_boot=300, level=0.9,
-                                 seed=5, min_n=1)  # fmt: skip
-        got = cluster_bootstrap([plain, stat(sparse.csr_array(dense), how)], cl, n_boot=300,
-                                level=0.9, seed=5, min_n=1)  # fmt: skip
+        want = cluster_bootstrap(
+            [plain, stat(dense, how)], cl, boot=Resampling(level=0.9, n_boot=300, seed=5), min_n=1
+        )
+        got = cluster_bootstrap(
+            [plain, stat(sparse.csr_array(dense), how)],
+            cl,
+            boot=Resampling(level=0.9, n_boot=300, seed=5),
+            min_n=1,
+        )
         for w_list, g_list in zip(want, got, strict=True):
             for w, g in zip(w_list, g_list, strict=True):
                 assert (g.n, g.n_clusters, g.counts) == (w.n, w.n_clusters, w.counts)
@@ -357,8 +391,9 @@ def test_seconds_name_the_statistic_that_is_slow() -> None:
     heavy = GroupedStatistic("heavy", values, group, ("j",), slow)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    out = cluster_bootstrap([fast, heavy], cl, n_boot=50, level=0.9, seed=0, min_n=1,
-                            seconds=seconds)  # fmt: skip
+    out = cluster_bootstrap(
+        [fast, heavy], cl, boot=Resampling(level=0.9, n_boot=50, seed=0), min_n=1, seconds=seconds
+    )
     total = time.perf_counter() - start
     assert out[0][0].estimate == out[1][0].estimate
     assert set(seconds) == {"fast", "heavy"}
@@ -384,7 +419,7 @@ def test_a_statistic_no_row_enters_is_not_combined() -> None:
         "rate", np.column_stack([y, np.ones_like(y)]), np.zeros(len(y), np.intp), ("j",), ratio
     )
     (none_a, none_b), (fine,) = cluster_bootstrap(
-        [empty, rate], cl, n_boot=100, level=0.9, seed=0, min_n=1
+        [empty, rate], cl, boot=Resampling(level=0.9, n_boot=100, seed=0), min_n=1
     )
     assert none_a.problem == none_b.problem == "no pairs holding its own answer"
     assert np.isnan(none_a.estimate) and none_a.n == 0

@@ -10,6 +10,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from recuse.errors import EstimationError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.bradley_terry import bradley_terry, leaderboard, markdown_counts, system_names
 from recuse.simulate.bradley_terry import simulate_bt
 
@@ -18,7 +19,7 @@ def test_two_systems_strength_gap_is_the_logit_of_the_win_rate() -> None:
     # a beats b in 70% of 50 comparisons: the MLE of s_a - s_b is logit(0.7)
     y = np.r_[np.ones(35), np.zeros(15)]
     a, b = pd.Series(["x"] * 50), pd.Series(["y"] * 50)
-    fit = bradley_terry(y, a, b, pd.Series(range(50)), n_boot=200)
+    fit = bradley_terry(y, a, b, pd.Series(range(50)), boot=Resampling(n_boot=200))
     gap = dict(zip(fit.systems, fit.strengths, strict=True))
     assert gap["x"] - gap["y"] == pytest.approx(math.log(0.7 / 0.3), abs=1e-8)
     assert gap["x"] + gap["y"] == pytest.approx(0, abs=1e-12)  # centred
@@ -27,7 +28,7 @@ def test_two_systems_strength_gap_is_the_logit_of_the_win_rate() -> None:
 
 def test_fit_equals_an_independent_logistic_regression() -> None:
     pairs, truth = simulate_bt(n_prompts=60, seed=3)
-    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, n_boot=200)
+    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, boot=Resampling(n_boot=200))
     # the same model by scikit-learn: design of +1/-1 system columns plus the covariates,
     # each row split into (y=1, weight p) and (y=0, weight 1-p)
     rows = pd.concat(
@@ -65,7 +66,7 @@ def test_planted_strengths_and_biases_are_recovered_with_near_nominal_coverage()
     for seed in range(60):
         pairs, truth = simulate_bt(n_prompts=120, seed=seed)
         adj = leaderboard(
-            pairs, families={m: m for m in truth.strengths}, n_boot=300, seed=seed
+            pairs, families={m: m for m in truth.strengths}, boot=Resampling(n_boot=300, seed=seed)
         ).adjusted
         planted = {"length": truth.length, "first": truth.first, "own": truth.own}
         assert adj.covariates == ("length", "first", "own")
@@ -89,7 +90,7 @@ def test_a_verbose_weak_system_is_flattered_raw_and_put_back_when_adjusted() -> 
         n_prompts=300, length=1.5, own=0.0, first=0.0, extra_words=(0, 0, 0, 0, 500), seed=1
     )
     weakest = "model-4"
-    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, n_boot=200)
+    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, boot=Resampling(n_boot=200))
     raw = dict(zip(lb.raw.systems, lb.raw.strengths, strict=True))
     adj = dict(zip(lb.adjusted.systems, lb.adjusted.strengths, strict=True))
     assert raw[weakest] - truth.strengths[weakest] > 0.5  # flattered by its length
@@ -103,12 +104,12 @@ def test_not_connected_systems_are_refused_with_the_groups_named() -> None:
     y = np.r_[1.0, 0.0, 1.0, 0.0]
     a, b = pd.Series(["p", "p", "r", "r"]), pd.Series(["q", "q", "s", "s"])
     with pytest.raises(EstimationError, match="not all compared"):
-        bradley_terry(y, a, b, pd.Series(range(4)), n_boot=100)
+        bradley_terry(y, a, b, pd.Series(range(4)), boot=Resampling(n_boot=100))
 
 
 def test_own_answer_effect_is_dropped_when_only_its_own_judge_rates_it() -> None:
     pairs, truth = simulate_bt(judges=(0,), n_prompts=60, seed=2)
-    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, n_boot=100)
+    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, boot=Resampling(n_boot=100))
     assert "own" not in lb.adjusted.covariates
     assert "not identifiable" in lb.adjusted.dropped["own"]
 
@@ -134,7 +135,7 @@ def test_a_covariate_present_in_a_handful_of_pairs_is_not_estimated() -> None:
     text_a[0] = "a **bold** claim"
     heads = ["# Head\nbody" if i % 2 else "body" for i in range(len(pairs))]
     pairs = pairs.assign(response_a=text_a, response_b=heads)
-    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, n_boot=100)
+    lb = leaderboard(pairs, families={m: m for m in truth.strengths}, boot=Resampling(n_boot=100))
     assert "bold" not in lb.adjusted.covariates
     assert "present in only 2 of" in lb.adjusted.dropped["bold"]  # one pair, both orders
     assert "headers" in lb.adjusted.covariates

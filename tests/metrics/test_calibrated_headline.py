@@ -10,6 +10,7 @@ from scipy import special
 
 from recuse.analyses.self_preference import EO
 from recuse.metrics import pairwise_bias
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import CALIBRATED_RUNGS, label_strengths
 from recuse.metrics.self_preference import self_preference
 from recuse.report.model import Finding
@@ -52,7 +53,9 @@ def _plant_family(pairs: pd.DataFrame, phi: float, seed: int) -> pd.DataFrame:
 
 
 def _results(pairs: pd.DataFrame) -> dict[str, object]:
-    res = pairwise_bias(pairs, FAMILIES, judges=["m0"], metrics=NAMES, n_boot=100, seed=0)
+    res = pairwise_bias(
+        pairs, FAMILIES, judges=["m0"], metrics=NAMES, boot=Resampling(n_boot=100, seed=0)
+    )
     return {r.metric: r for r in res.results}
 
 
@@ -111,8 +114,8 @@ def test_eo_reads_low_for_the_weakest_author_without_self_preference() -> None:
     estimate near 0 for both."""
     weak = _table(0.14, n_prompts=400, seed=5)
     strong = _table(0.86, n_prompts=400, seed=5)
-    eo_weak = self_preference(weak, judge="m0", n_boot=10).estimate
-    eo_strong = self_preference(strong, judge="m0", n_boot=10).estimate
+    eo_weak = self_preference(weak, judge="m0", boot=Resampling(n_boot=10)).estimate
+    eo_strong = self_preference(strong, judge="m0", boot=Resampling(n_boot=10)).estimate
     assert eo_weak < -0.08 and eo_strong > 0.08
     for t in (weak, strong):
         cal = _results(t)["self_preference_calibrated"]

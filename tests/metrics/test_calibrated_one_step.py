@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.metrics.bootstrap import ratio
+from recuse.metrics.bootstrap import Resampling, ratio
 from recuse.metrics.competence import (
     CALIBRATED,
     CALIBRATED_RUNGS,
@@ -126,8 +126,12 @@ def test_one_step_resamples_match_the_exact_refit(with_family: bool) -> None:
 
 def test_one_step_interval_is_close_to_the_exact_one() -> None:
     pairs = _table(n_prompts=150, seed=9)
-    a = calibrated_self_preference(pairs, judge="m0", n_boot=1000, seed=3, one_step=False)
-    b = calibrated_self_preference(pairs, judge="m0", n_boot=1000, seed=3, one_step=True)
+    a = calibrated_self_preference(
+        pairs, judge="m0", boot=Resampling(n_boot=1000, seed=3), one_step=False
+    )
+    b = calibrated_self_preference(
+        pairs, judge="m0", boot=Resampling(n_boot=1000, seed=3), one_step=True
+    )
     assert b.estimate == pytest.approx(a.estimate, abs=1e-9)
     width = a.ci_high - a.ci_low
     assert abs(b.ci_low - a.ci_low) < 0.1 * width
@@ -140,10 +144,10 @@ def test_one_step_is_chosen_past_the_pattern_limit(monkeypatch: pytest.MonkeyPat
 
     pairs = _table(n_prompts=40, seed=2)
     monkeypatch.setattr(competence, "MAX_PATTERNS", 10)
-    r = calibrated_self_preference(pairs, judge="m0", n_boot=200)
+    r = calibrated_self_preference(pairs, judge="m0", boot=Resampling(n_boot=200))
     assert "one Newton step" in r.method and "more than the 10 refitted" in r.method
     with pytest.raises(Exception, match="more than the 10"):
-        calibrated_self_preference(pairs, judge="m0", n_boot=200, one_step=False)
+        calibrated_self_preference(pairs, judge="m0", boot=Resampling(n_boot=200), one_step=False)
 
 
 def test_one_step_carries_the_label_term_of_a_near_perfect_judge() -> None:
@@ -154,8 +158,12 @@ def test_one_step_carries_the_label_term_of_a_near_perfect_judge() -> None:
     from recuse.simulate.self_preference import simulate_lapse_judge
 
     pairs = simulate_lapse_judge(own_rate=0.9, shift=1.0, seed=1, n_prompts=320).pairs
-    a = calibrated_self_preference(pairs, judge="m0", n_boot=1000, seed=3, one_step=False)
-    b = calibrated_self_preference(pairs, judge="m0", n_boot=1000, seed=3, one_step=True)
+    a = calibrated_self_preference(
+        pairs, judge="m0", boot=Resampling(n_boot=1000, seed=3), one_step=False
+    )
+    b = calibrated_self_preference(
+        pairs, judge="m0", boot=Resampling(n_boot=1000, seed=3), one_step=True
+    )
     assert "conditioned on each pair's human label" in a.method
     assert b.estimate == pytest.approx(a.estimate, abs=1e-9)
     width = a.ci_high - a.ci_low
@@ -175,9 +183,11 @@ def test_the_label_term_is_chosen_past_the_pattern_limit_too(
     from recuse.simulate.self_preference import simulate_lapse_judge
 
     pairs = simulate_lapse_judge(own_rate=0.9, shift=1.0, seed=1, n_prompts=320).pairs
-    small = calibrated_self_preference(pairs, judge="m0", n_boot=200, one_step=True)
+    small = calibrated_self_preference(
+        pairs, judge="m0", boot=Resampling(n_boot=200), one_step=True
+    )
     monkeypatch.setattr(competence, "MAX_PATTERNS", 10)
-    large = calibrated_self_preference(pairs, judge="m0", n_boot=200)
+    large = calibrated_self_preference(pairs, judge="m0", boot=Resampling(n_boot=200))
     assert "one Newton step" in large.method
     assert "conditioned on each pair's human label" in small.method
     assert "conditioned on each pair's human label" in large.method

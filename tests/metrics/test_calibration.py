@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.calibration import (
     brier_score,
     expected_calibration_error,
@@ -17,7 +18,7 @@ from recuse.metrics.calibration import (
     reliability_table,
 )
 
-BOOT = {"n_boot": 200, "min_n": 1, "seed": 0}
+BOOT = {"boot": Resampling(n_boot=200, seed=0), "min_n": 1}
 
 
 def _table() -> pd.DataFrame:
@@ -80,7 +81,7 @@ def test_recalibration_removes_planted_miscalibration_out_of_sample() -> None:
     # population ECE of the raw p over 10 bins: E|p - (0.5 + (p - 0.5)/2)| = E|p - 0.5|/2
     # = 0.125 for p ~ U(0, 1) (binning a linear gap changes nothing here)
     t = _miscalibrated(3000, seed=1)
-    raw = expected_calibration_error(t, n_boot=200)
+    raw = expected_calibration_error(t, boot=Resampling(n_boot=200))
     # the debiased error is the root mean square gap: E[(p - 0.5)²/4] = 1/48 for
     # p ~ U(0, 1), less the gap's spread inside a bin (0.1² / 12 / 4 = 1/4800):
     # sqrt(0.020625) = 0.1436
@@ -88,11 +89,13 @@ def test_recalibration_removes_planted_miscalibration_out_of_sample() -> None:
     assert raw.components["ece_plugin"] == pytest.approx(0.125, abs=0.01)
     for method in ("isotonic", "platt"):
         r = recalibrate(t, method=method, seed=0)  # type: ignore[arg-type]
-        after = expected_calibration_error(r, column="p_a_recalibrated", n_boot=200)
+        after = expected_calibration_error(
+            r, column="p_a_recalibrated", boot=Resampling(n_boot=200)
+        )
         assert after.estimate < 0.04, method
         assert (
-            brier_score(r, column="p_a_recalibrated", n_boot=200).estimate
-            < brier_score(t, n_boot=200).estimate
+            brier_score(r, column="p_a_recalibrated", boot=Resampling(n_boot=200)).estimate
+            < brier_score(t, boot=Resampling(n_boot=200)).estimate
         )
 
 
@@ -135,7 +138,7 @@ def test_the_interval_covers_a_planted_calibration_error_at_its_level(slope: flo
     hits, gaps = 0, []
     for _ in range(300):
         t, truth = _planted(n, slope, rng)
-        r = expected_calibration_error(t, level=0.9, seed=0)
+        r = expected_calibration_error(t, boot=Resampling(level=0.9, seed=0))
         hits += r.ci_low <= truth <= r.ci_high
         gaps.append(r.components["ece_plugin"] - r.components["chance_ece"])
     assert 0.85 <= hits / 300 <= 0.95
@@ -154,7 +157,7 @@ def test_an_interval_wholly_below_zero_says_what_it_means() -> None:
     t = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
                       "prompt_id": [f"q{i}" for i in range(n)],
                       "judge": "j", "human": y, "p_a": p})  # fmt: skip
-    ece = expected_calibration_error(t, seed=0)
+    ece = expected_calibration_error(t, boot=Resampling(seed=0))
     assert ece.components["squared_error"] < 0 and (ece.ci_low, ece.ci_high) == (0.0, 0.0)
     assert any("consistent with calibration" in w for w in ece.warnings)
     assert 0.04 < ece.components["chance_ece"] < 0.06  # what a calibrated judge's plug-in reads

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from recuse.metrics import METRICS, pairwise_bias
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import CALIBRATED_RUNGS
 from recuse.simulate.pairs import simulate_pairs
 
@@ -35,7 +36,9 @@ def replications() -> tuple[dict[tuple[str, str], list[bool]], dict[tuple[str, s
     for rep in range(N_REPS):
         rows = sim.pairs.iloc[rep * block : (rep + 1) * block]
         assert rows["prompt_id"].nunique() == PROMPTS
-        res = pairwise_bias(rows, sim.families, n_boot=200, seed=rep, min_n=5, curves=False)
+        res = pairwise_bias(
+            rows, sim.families, boot=Resampling(n_boot=200, seed=rep), min_n=5, curves=False
+        )
         assert not res.skipped, res.skipped
         for r in res.results:
             assert r.judge is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recuse.metrics.bootstrap import GroupedStatistic, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, ratio
 from recuse.metrics.estimate import MetricSpec, run_specs
 
 
@@ -24,8 +24,10 @@ def test_spec_warnings_see_each_groups_totals_after_the_interval_warnings() -> N
 
     results, skipped = run_specs(
         [MetricSpec("r", stat, "m", warnings=caveat), MetricSpec("plain", stat, "m")],
-        clusters, level=0.9, n_boot=50, seed=0, min_n=1,
-    )  # fmt: skip
+        clusters,
+        boot=Resampling(level=0.9, n_boot=50, seed=0),
+        min_n=1,
+    )
     assert not skipped
     assert seen == [(3.0, 4.0), (1.0, 4.0)]  # each group's totals, by hand
     by = {(r.metric, r.judge): r.warnings for r in results}

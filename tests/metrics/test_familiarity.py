@@ -8,6 +8,7 @@ import pytest
 import statsmodels.api as sm
 
 from recuse.errors import EstimationError, InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.familiarity import (
     familiarity_bias,
     familiarity_summary,
@@ -76,7 +77,7 @@ def test_fit_logit_slopes_separated_is_nan() -> None:
 
 def test_familiarity_bias_point_is_difference_of_glm_slopes(one_judge: object) -> None:
     pairs = one_judge.pairs  # type: ignore[attr-defined]
-    r = familiarity_bias(pairs, n_boot=300)
+    r = familiarity_bias(pairs, boot=Resampling(n_boot=300))
     X = sm.add_constant(np.asarray(log_perplexity_difference(pairs)))
     bj = sm.GLM(pairs["p_a"], X, family=sm.families.Binomial()).fit().params.iloc[1]
     bh = sm.GLM(pairs["human"], X, family=sm.families.Binomial()).fit().params.iloc[1]
@@ -88,7 +89,7 @@ def test_familiarity_bias_point_is_difference_of_glm_slopes(one_judge: object) -
 def test_familiarity_bias_interval_matches_cluster_robust_se(one_judge: object) -> None:
     """Bootstrap width vs the sandwich SE of a stacked GLM (judge + human rows, clustered)."""
     pairs = one_judge.pairs  # type: ignore[attr-defined]
-    r = familiarity_bias(pairs, n_boot=2000, level=0.9)
+    r = familiarity_bias(pairs, boot=Resampling(level=0.9, n_boot=2000))
     d = log_perplexity_difference(pairs)
     n = len(pairs)
     stacked = pd.DataFrame(
@@ -110,7 +111,7 @@ def test_familiarity_bias_interval_matches_cluster_robust_se(one_judge: object) 
 
 
 def test_familiarity_bias_recovers_planted_value(one_judge: object) -> None:
-    r = familiarity_bias(one_judge.pairs, n_boot=500, level=0.99)  # type: ignore[attr-defined]
+    r = familiarity_bias(one_judge.pairs, boot=Resampling(level=0.99, n_boot=500))  # type: ignore[attr-defined]
     truth = one_judge.true_value("j")  # type: ignore[attr-defined]
     assert truth == pytest.approx(1.0)
     assert r.covers(truth)
@@ -121,7 +122,7 @@ def test_familiarity_bias_zero_when_judge_moves_like_humans() -> None:
     sim = simulate_familiarity(
         {"j": PlantedFamiliarity(judge_slope=-0.8)}, human_slope=-0.8, n_prompts=400, seed=5
     )
-    r = familiarity_bias(sim.pairs, verdict="pick", n_boot=400)
+    r = familiarity_bias(sim.pairs, verdict="pick", boot=Resampling(n_boot=400))
     assert sim.true_value("j") == 0.0
     assert r.covers(0.0)
 
@@ -140,7 +141,7 @@ def test_familiarity_bias_interval_coverage(verdicts: str) -> None:
             verdicts=verdicts,  # type: ignore[arg-type]
             seed=1000 + s,
         )
-        r = familiarity_bias(sim.pairs, n_boot=300, seed=s, level=0.9)
+        r = familiarity_bias(sim.pairs, boot=Resampling(level=0.9, n_boot=300, seed=s))
         hits += r.covers(1.0)
         estimates.append(r.estimate)
     coverage = hits / reps
@@ -158,7 +159,7 @@ def test_familiarity_summary_ranks_judges() -> None:
         n_prompts=250,
         seed=2,
     )
-    results, skipped = familiarity_summary(sim.pairs, n_boot=300)
+    results, skipped = familiarity_summary(sim.pairs, boot=Resampling(n_boot=300))
     assert not skipped
     assert [r.judge for r in results] == ["swayed", "calm"]
     for r in results:
@@ -168,7 +169,7 @@ def test_familiarity_summary_ranks_judges() -> None:
 def test_familiarity_bias_counts_rows_without_perplexity(one_judge: object) -> None:
     pairs = one_judge.pairs.copy()  # type: ignore[attr-defined]
     pairs.loc[:9, "ppl_a"] = np.nan
-    r = familiarity_bias(pairs, n_boot=100)
+    r = familiarity_bias(pairs, boot=Resampling(n_boot=100))
     assert r.n == len(pairs) - 10
 
 
@@ -190,7 +191,7 @@ def test_familiarity_bias_errors() -> None:
 def test_perplexity_curve_equals_groupby_means(one_judge: object) -> None:
     pairs = one_judge.pairs  # type: ignore[attr-defined]
     edges = perplexity_bins(0.5, 1.0)
-    c = perplexity_curve(pairs, edges=edges, n_boot=200, min_n=5)
+    c = perplexity_curve(pairs, edges=edges, boot=Resampling(n_boot=200), min_n=5)
     d = log_perplexity_difference(pairs)
     b = pd.cut(d, edges, right=False)
     for rater, col in (("judge", "p_a"), ("human", "human")):
@@ -207,7 +208,7 @@ def test_perplexity_curve_equals_groupby_means(one_judge: object) -> None:
 
 def test_perplexity_curve_small_bins_are_flagged() -> None:
     t = _table(human=[1, 0, 1, 1], p_a_first=[1, 1, 0, 0], ppl_a=[2, 2, 8, 8], ppl_b=[8, 8, 2, 2])
-    c = perplexity_curve(t, edges=[-5, 0, 5], min_n=3, n_boot=50)
+    c = perplexity_curve(t, edges=[-5, 0, 5], min_n=3, boot=Resampling(n_boot=50))
     assert c["ci_low"].isna().all()
     assert c["note"].str.contains("only 2").all()
 
@@ -224,7 +225,7 @@ def test_perplexity_curve_by_self_orients_own_to_a() -> None:
         ppl_a=[2.0, 8.0, 2.0, 2.0],
         ppl_b=[8.0, 2.0, 8.0, 8.0],
     )
-    c = perplexity_curve_by_self(t, edges=[-5, 0, 5], min_n=1, n_boot=50)
+    c = perplexity_curve_by_self(t, edges=[-5, 0, 5], min_n=1, boot=Resampling(n_boot=50))
     own = c[(c["subset"] == "own") & (c["rater"] == "judge")]
     # both own pairs: d(own) = log 2 - log 8 < 0; verdicts for own: 1 and 1 - 0.25
     assert own["bin_low"].tolist() == [-5.0] and own["n"].tolist() == [2]
@@ -237,7 +238,7 @@ def test_perplexity_curve_by_self_orients_own_to_a() -> None:
 
 def test_perplexity_curve_by_self_needs_own_responses(one_judge: object) -> None:
     with pytest.raises(EstimationError, match="own response"):
-        perplexity_curve_by_self(one_judge.pairs, n_boot=50)  # type: ignore[attr-defined]
+        perplexity_curve_by_self(one_judge.pairs, boot=Resampling(n_boot=50))  # type: ignore[attr-defined]
 
 
 def test_perplexity_curve_by_self_flat_split_when_no_self_shift() -> None:
@@ -245,7 +246,11 @@ def test_perplexity_curve_by_self_flat_split_when_no_self_shift() -> None:
     judges = {m: PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.4) for m in ("m1", "m2")}
     sim = simulate_familiarity(judges, n_prompts=600, verdicts="prob", seed=4)
     c = perplexity_curve_by_self(
-        sim.pairs, judge="m1", edges=perplexity_bins(0.5, 1.0), n_boot=300, with_human=False
+        sim.pairs,
+        judge="m1",
+        edges=perplexity_bins(0.5, 1.0),
+        boot=Resampling(n_boot=300),
+        with_human=False,
     )
     own = c[c["subset"] == "own"].set_index("bin_low")
     other = c[c["subset"] == "other"].set_index("bin_low")
@@ -264,7 +269,7 @@ def test_own_perplexity_gap_recovers_planted_gap() -> None:
         "m2": PlantedFamiliarity(own_gap=0.0),
     }
     sim = simulate_familiarity(judges, n_prompts=400, seed=8)
-    results, skipped = own_perplexity_gap(sim.pairs, n_boot=400)
+    results, skipped = own_perplexity_gap(sim.pairs, boot=Resampling(n_boot=400))
     assert not skipped
     by_judge = {r.judge: r for r in results}
     for j in judges:
@@ -283,17 +288,17 @@ def test_own_perplexity_gap_counts_each_response_once() -> None:
         ppl_a=[np.e, np.e, np.e**2, np.e**5],
         ppl_b=[np.e**3, np.e**4, np.e**4, np.e**6],
     )
-    results, _ = own_perplexity_gap(t, min_n=1, n_boot=50)
+    results, _ = own_perplexity_gap(t, min_n=1, boot=Resampling(n_boot=50))
     r = results[0]
     # own: p0 -> 1, p1 -> 2 ; other: 3, 4 (p0), 4, 5, 6 (p1)
     assert r.components["mean_log_ppl_own"] == pytest.approx(1.5)
     assert r.components["mean_log_ppl_other"] == pytest.approx(22 / 5)
     assert r.counts == {"own responses": 2, "responses of other models": 5}
-    by_model = log_perplexity_by_model(t, min_n=1, n_boot=50)
+    by_model = log_perplexity_by_model(t, min_n=1, boot=Resampling(n_boot=50))
     assert by_model[["model", "n"]].values.tolist() == [["j", 2], ["x", 3], ["y", 2]]
 
 
 def test_own_perplexity_gap_skips_judges_without_own_responses(one_judge: object) -> None:
-    results, skipped = own_perplexity_gap(one_judge.pairs, n_boot=50)  # type: ignore[attr-defined]
+    results, skipped = own_perplexity_gap(one_judge.pairs, boot=Resampling(n_boot=50))  # type: ignore[attr-defined]
     assert not results
     assert skipped[0].judge == "j" and "own responses" in skipped[0].reason

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from recuse.errors import EstimationError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference
 from recuse.metrics.familiarity_mediation import MEDIATION, familiarity_mediation
 from recuse.metrics.self_preference import favored_side
@@ -18,7 +19,7 @@ def _means(planted: PlantedFamiliarity, seeds: int = 8) -> dict[str, float]:
     out: dict[str, list[float]] = {}
     for seed in range(seeds):
         sim = simulate_familiarity({"m1": planted}, n_prompts=300, seed=seed)
-        for r in familiarity_mediation(sim.pairs, judge="m1", n_boot=50):
+        for r in familiarity_mediation(sim.pairs, judge="m1", boot=Resampling(n_boot=50)):
             out.setdefault(r.metric, []).append(r.estimate)
             out.setdefault("total", []).append(r.components["calibrated_self_preference"])
     return {k: float(np.mean(v)) for k, v in out.items()}
@@ -47,10 +48,10 @@ def test_parts_add_up_and_the_mediator_path_is_the_own_gap() -> None:
         seed=1,
     )
     t = sim.pairs
-    results = familiarity_mediation(t, judge="m1", n_boot=200)
+    results = familiarity_mediation(t, judge="m1", boot=Resampling(n_boot=200))
     assert [r.metric for r in results] == list(MEDIATION)
     indirect, direct, share = (r.estimate for r in results)
-    total = calibrated_self_preference(t, judge="m1", n_boot=200).estimate
+    total = calibrated_self_preference(t, judge="m1", boot=Resampling(n_boot=200)).estimate
     assert indirect + direct == pytest.approx(total, abs=1e-9)
     assert share == pytest.approx(indirect / total, abs=1e-9)
     side = favored_side(t)
@@ -66,4 +67,6 @@ def test_parts_add_up_and_the_mediator_path_is_the_own_gap() -> None:
 def test_no_perplexities_is_refused() -> None:
     sim = simulate_familiarity({"m1": PlantedFamiliarity()}, n_prompts=20, seed=0)
     with pytest.raises(EstimationError, match="perplexities"):
-        familiarity_mediation(sim.pairs.assign(ppl_a=np.nan), judge="m1", n_boot=50)
+        familiarity_mediation(
+            sim.pairs.assign(ppl_a=np.nan), judge="m1", boot=Resampling(n_boot=50)
+        )

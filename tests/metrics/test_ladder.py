@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
@@ -35,7 +36,7 @@ def _table() -> pd.DataFrame:
 
 
 def test_every_rung_by_hand() -> None:
-    results, skipped = self_preference_ladder(_table(), min_n=1, n_boot=200)
+    results, skipped = self_preference_ladder(_table(), min_n=1, boot=Resampling(n_boot=200))
     got = {r.metric: r.estimate for r in results}
     assert not skipped and set(got) == set(RUNGS)
     own, reference = (0.9 + 0.7 + 0.2 + 0.6 + 0 + 0.25) / 6, (1 + 0 + 0 + 0.5 + 0 + 0) / 6
@@ -68,7 +69,7 @@ def test_planted_self_preference_splits_into_legitimate_and_harmful() -> None:
         judges={"gpt-4": PlantedBias(self_preference=sp, accuracy=acc)},
         n_prompts=1500, pairs_per_prompt=3, seed=11,
     )  # fmt: skip
-    results, _ = self_preference_ladder(sim.pairs, n_boot=300)
+    results, _ = self_preference_ladder(sim.pairs, boot=Resampling(n_boot=300))
     got = {r.metric: r for r in results}
     truth = {
         "eo": sp,
@@ -85,7 +86,7 @@ def test_planted_self_preference_splits_into_legitimate_and_harmful() -> None:
 
 def test_no_self_preference_leaves_no_harmful_excess() -> None:
     sim = simulate_pairs(judges={"gpt-4": PlantedBias(accuracy=0.75)}, n_prompts=800, seed=5)
-    results, _ = self_preference_ladder(sim.pairs, n_boot=300)
+    results, _ = self_preference_ladder(sim.pairs, boot=Resampling(n_boot=300))
     r = next(r for r in results if r.metric == "harmful_excess")
     assert r.ci_low <= 0 <= r.ci_high
     assert np.isfinite(r.estimate)

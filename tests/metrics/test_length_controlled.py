@@ -13,6 +13,7 @@ from recuse.data.alpaca_eval import read_leaderboard
 from recuse.data.registry import folder as dataset_folder
 from recuse.data.registry import load
 from recuse.errors import EstimationError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.length_controlled import (
     GLM,
     JOINT,
@@ -46,7 +47,7 @@ def test_planted_length_effect_is_removed() -> None:
     # the model's log-odds of winning are −1 at equal length (σ(−1) = 26.9%), and being
     # shorter than the baseline (delta > 0) costs −1.5 × tanh(z)
     frame = _annotations(theta=-1.0, phi=-1.5, n=4000, seed=0)
-    out = length_controlled_win_rates(frame, judge="j", n_boot=300)
+    out = length_controlled_win_rates(frame, judge="j", boot=Resampling(n_boot=300))
     row = out.iloc[0]
     assert row["lc_win_rate"] == pytest.approx(100 / (1 + np.e), abs=2.5)
     assert row["lc_win_rate_low"] <= 100 / (1 + np.e) <= row["lc_win_rate_high"]
@@ -64,8 +65,8 @@ def test_arena_hard_layout_baseline_second_gives_the_same_numbers() -> None:
     arena = alpaca.rename(
         columns={"model_a": "model_b", "model_b": "model_a", "len_a": "len_b", "len_b": "len_a"}
     ).assign(p_a=1 - alpaca["p_a"])
-    ours = length_controlled_win_rates(alpaca, judge="j", n_boot=200)
-    theirs = length_controlled_win_rates(arena, judge="j", n_boot=200)
+    ours = length_controlled_win_rates(alpaca, judge="j", boot=Resampling(n_boot=200))
+    theirs = length_controlled_win_rates(arena, judge="j", boot=Resampling(n_boot=200))
     assert ours["system"].tolist() == theirs["system"].tolist() == ["m", "m2"]
     assert (theirs["baseline"] == "base").all()
     cols = ["win_rate", "lc_win_rate", "length_coefficient", "difficulty_coefficient"]
@@ -81,7 +82,7 @@ def test_without_texts_or_lengths_it_says_so() -> None:
     frame = _annotations(0.0, 0.0, 20, 0).drop(columns=["len_a", "len_b"])
     frame.loc[0, "model_b"] = "m2"
     with pytest.raises(EstimationError, match="no answer lengths"):
-        length_controlled_win_rates(frame, judge="j", n_boot=100)
+        length_controlled_win_rates(frame, judge="j", boot=Resampling(n_boot=100))
 
 
 def test_a_judge_without_one_baseline_is_refused() -> None:
@@ -89,13 +90,15 @@ def test_a_judge_without_one_baseline_is_refused() -> None:
     frame.loc[0, "model_a"] = "other"
     frame.loc[1, "model_b"] = "third"  # neither side the same system in every row
     with pytest.raises(EstimationError, match="one fixed baseline"):
-        length_controlled_win_rates(frame, judge="j", n_boot=100)
+        length_controlled_win_rates(frame, judge="j", boot=Resampling(n_boot=100))
 
 
 def test_alpaca_eval_2_against_the_upstream_leaderboard(capsys: pytest.CaptureFixture[str]) -> None:
     folder = dataset_folder("alpaca-eval")
     pairs = load("alpaca-eval")
-    ours = length_controlled_win_rates(pairs, judge="gpt-4-1106-preview", n_boot=200)
+    ours = length_controlled_win_rates(
+        pairs, judge="gpt-4-1106-preview", boot=Resampling(n_boot=200)
+    )
     upstream = read_leaderboard(Path(folder), Roster.load())
     c = compare_with_upstream(ours, upstream)
     with capsys.disabled():
@@ -151,10 +154,14 @@ def test_length_that_tracks_difficulty_is_measured_and_caveated() -> None:
     """The correlation of the length and difficulty terms is reported per system, and a
     caveat names the confounding when it is strong (planted r ≈ 0.6 between length and
     easiness) — not when length and difficulty are unrelated (planted 0)."""
-    apart = length_controlled_win_rates(_difficulty_tracking(0.0, 1), judge="j", n_boot=200)
+    apart = length_controlled_win_rates(
+        _difficulty_tracking(0.0, 1), judge="j", boot=Resampling(n_boot=200)
+    )
     assert (apart["length_difficulty_r"].abs() < 0.15).all()
     assert (apart["caveat"] == "").all()
-    tracked = length_controlled_win_rates(_difficulty_tracking(0.6, 1), judge="j", n_boot=200)
+    tracked = length_controlled_win_rates(
+        _difficulty_tracking(0.6, 1), judge="j", boot=Resampling(n_boot=200)
+    )
     # the estimated difficulty is noisy (a mean over 5 other systems' single verdicts),
     # so the measured r is attenuated from 0.6, but well past the 0.3 of the caveat
     assert (tracked["length_difficulty_r"] > 0.3).all()
@@ -188,7 +195,9 @@ def _planted_errors(rho: float, reps: int) -> pd.DataFrame:
     rows = []
     for rep in range(reps):
         sim = simulate_length_controlled(rho=rho, longer=1.0, length_effect=1.0, seed=rep)
-        out = length_controlled_win_rates(sim.pairs, judge=JUDGE, n_boot=100, seed=rep)
+        out = length_controlled_win_rates(
+            sim.pairs, judge=JUDGE, boot=Resampling(n_boot=100, seed=rep)
+        )
         for r in out.itertuples():
             truth = sim.true_lc(str(r.system))
             rows.append({
@@ -250,7 +259,7 @@ def test_the_joint_fit_by_hand_on_a_small_table() -> None:
     from scipy import optimize
 
     sim = simulate_length_controlled(rho=0.46, n_instructions=150, systems=3, seed=2)
-    out = length_controlled_win_rates(sim.pairs, judge=JUDGE, n_boot=50)
+    out = length_controlled_win_rates(sim.pairs, judge=JUDGE, boot=Resampling(n_boot=50))
     rows = sim.pairs
     y = 1 - rows["p_a"].to_numpy(float)
     system = rows["model_b"].map({"s0": 0, "s1": 1, "s2": 2}).to_numpy()
@@ -288,17 +297,21 @@ def test_systems_that_share_no_instructions_get_the_glm() -> None:
     two = _annotations(theta=0.5, phi=0.0, n=300, seed=4).assign(
         model_b="m2", prompt_id=[f"other{k}" for k in range(300)]
     )
-    out = length_controlled_win_rates(pd.concat([one, two], ignore_index=True), judge="j",
-                                      n_boot=100)  # fmt: skip
+    out = length_controlled_win_rates(
+        pd.concat([one, two], ignore_index=True), judge="j", boot=Resampling(n_boot=100)
+    )
     assert (out["lc_method"] == GLM).all()
     np.testing.assert_array_equal(out["lc_win_rate"], out["lc_win_rate_glm"])
     np.testing.assert_array_equal(out["lc_win_rate_low"], out["lc_win_rate_glm_low"])
     shared = pd.concat([one, two.assign(prompt_id=one["prompt_id"])], ignore_index=True)
-    assert (length_controlled_win_rates(shared, judge="j", n_boot=100)["lc_method"] == JOINT).all()
+    assert (
+        length_controlled_win_rates(shared, judge="j", boot=Resampling(n_boot=100))["lc_method"]
+        == JOINT
+    ).all()
     perfect = shared.assign(p_a=np.where(shared["model_b"] == "m2", 0.0, shared["p_a"]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow or division warnings either
-        res = length_controlled_win_rates(perfect, judge="j", n_boot=100)
+        res = length_controlled_win_rates(perfect, judge="j", boot=Resampling(n_boot=100))
     assert res.set_index("system").loc["m2", "win_rate"] == 100
     assert res["lc_method"].isin([JOINT, GLM]).all()
 
@@ -310,7 +323,9 @@ def test_without_the_joint_fit_the_caveat_says_so(monkeypatch: pytest.MonkeyPatc
     import recuse.metrics.length_controlled as lc_module
 
     monkeypatch.setattr(lc_module, "MIN_SHARED", 10_000)
-    tracked = length_controlled_win_rates(_difficulty_tracking(0.6, 1), judge="j", n_boot=100)
+    tracked = length_controlled_win_rates(
+        _difficulty_tracking(0.6, 1), judge="j", boot=Resampling(n_boot=100)
+    )
     assert (tracked["lc_method"] == GLM).all()
     np.testing.assert_array_equal(tracked["lc_win_rate"], tracked["lc_win_rate_glm"])
     assert (
@@ -329,7 +344,7 @@ def test_duplicated_annotations_are_not_a_second_system() -> None:
         model_b="m2", prompt_id=[f"other{k}" for k in range(60)]
     )
     twice = pd.concat([one, one, two, two], ignore_index=True)
-    out = length_controlled_win_rates(twice, judge="j", n_boot=50)
+    out = length_controlled_win_rates(twice, judge="j", boot=Resampling(n_boot=50))
     assert (out["lc_method"] == GLM).all()
     np.testing.assert_array_equal(out["lc_win_rate"], out["lc_win_rate_glm"])
     # 20 shared instructions (the least) and the rest disjoint: the joint fit again
@@ -337,7 +352,10 @@ def test_duplicated_annotations_are_not_a_second_system() -> None:
         [one, two.assign(prompt_id=[f"i{k}" if k < 20 else f"o{k}" for k in range(60)])],
         ignore_index=True,
     )
-    assert (length_controlled_win_rates(shared, judge="j", n_boot=50)["lc_method"] == JOINT).all()
+    assert (
+        length_controlled_win_rates(shared, judge="j", boot=Resampling(n_boot=50))["lc_method"]
+        == JOINT
+    ).all()
 
 
 def test_a_row_without_a_prompt_id_is_an_instruction_of_its_own() -> None:
@@ -353,8 +371,8 @@ def test_a_row_without_a_prompt_id_is_an_instruction_of_its_own() -> None:
     named = holes.copy()
     gaps = named["prompt_id"].isna()
     named.loc[gaps, "prompt_id"] = [f"made-up {k}" for k in range(int(gaps.sum()))]
-    got = length_controlled_win_rates(holes, judge="j", n_boot=50)
-    want = length_controlled_win_rates(named, judge="j", n_boot=50)
+    got = length_controlled_win_rates(holes, judge="j", boot=Resampling(n_boot=50))
+    want = length_controlled_win_rates(named, judge="j", boot=Resampling(n_boot=50))
     pd.testing.assert_frame_equal(got, want)
     assert (got["lc_method"] == GLM).all()  # 39 shared ids, but m has none
 
@@ -380,7 +398,7 @@ def test_a_separated_fit_gives_no_rate(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = length_controlled_win_rates(
-            pairs, judge=str(pairs["judge"].iloc[0]), n_boot=200
+            pairs, judge=str(pairs["judge"].iloc[0]), boot=Resampling(n_boot=200)
         ).set_index("system")
     davinci = out.loc[next(s for s in out.index if "davinci" in s)]
     assert davinci["win_rate"] < 0.01  # percent: never preferred

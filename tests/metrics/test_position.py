@@ -9,6 +9,7 @@ import pytest
 
 from recuse.errors import EstimationError
 from recuse.metrics import first_position_rate, flip_rate, position_consistency
+from recuse.metrics.bootstrap import Resampling
 from recuse.tables import validate_pairs
 
 NAN = math.nan
@@ -49,11 +50,11 @@ def table(orders: list[tuple[float, float]], judge: str = "j") -> pd.DataFrame:
 
 def test_consistency_and_flips_by_hand() -> None:
     t = table(ORDERS)
-    c = position_consistency(t, n_boot=200, min_n=4)
+    c = position_consistency(t, boot=Resampling(n_boot=200), min_n=4)
     assert c.estimate == pytest.approx(4 / 8)
     assert c.n == 8 and c.n_clusters == 8
     assert dict(c.components) == {"consistent": 4.0, "flipped": 3.0, "half_flipped": 1.0}
-    f = flip_rate(t, n_boot=200, min_n=4)
+    f = flip_rate(t, boot=Resampling(n_boot=200), min_n=4)
     assert f.estimate == pytest.approx(3 / 8)
     assert c.ci_low <= c.estimate <= c.ci_high
 
@@ -62,21 +63,23 @@ def test_first_position_rate_by_hand() -> None:
     t = table(ORDERS)
     # share of the win to the first-shown response: (p_a_first + 1 - p_a_second) / 2
     prob = [(f + 1 - s) / 2 for f, s in ORDERS[:8]]
-    r = first_position_rate(t, n_boot=200, min_n=4)
+    r = first_position_rate(t, boot=Resampling(n_boot=200), min_n=4)
     assert r.estimate == pytest.approx(sum(prob) / 8)
     picks = {1: 1.0, 0: 0.0, 0.5: 0.5, 0.9: 1.0, 0.7: 1.0, 0.8: 1.0, 0.1: 0.0}
     pick = [(picks[f] + 1 - picks[s]) / 2 for f, s in ORDERS[:8]]
-    r2 = first_position_rate(t, verdict="pick", n_boot=200, min_n=4)
+    r2 = first_position_rate(t, verdict="pick", boot=Resampling(n_boot=200), min_n=4)
     assert r2.estimate == pytest.approx(sum(pick) / 8)
     # no position bias at all: every judge answers the same in both orders
     fair = table([(1, 1), (0, 0), (0.3, 0.3), (0.6, 0.6)] * 3)
-    assert first_position_rate(fair, n_boot=100, min_n=4).estimate == pytest.approx(0.5)
-    assert flip_rate(fair, n_boot=100, min_n=4).estimate == 0
+    assert first_position_rate(
+        fair, boot=Resampling(n_boot=100), min_n=4
+    ).estimate == pytest.approx(0.5)
+    assert flip_rate(fair, boot=Resampling(n_boot=100), min_n=4).estimate == 0
 
 
 def test_single_order_judges_are_refused() -> None:
     t = table([(1, NAN)] * 12)
     with pytest.raises(EstimationError, match="no pairs judged in both orders"):
-        position_consistency(t, n_boot=100)
+        position_consistency(t, boot=Resampling(n_boot=100))
     with pytest.raises(EstimationError, match="only 3 pairs judged in both orders"):
-        flip_rate(table([(1, 1)] * 3 + [(1, NAN)] * 9), n_boot=100)
+        flip_rate(table([(1, 1)] * 3 + [(1, NAN)] * 9), boot=Resampling(n_boot=100))

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.probes import probe_effects
 
 TRUTH = {"probe_authority": 0.06, "probe_padding": 0.0}
@@ -64,7 +65,7 @@ def replications() -> dict[str, list[tuple[float, bool]]]:
     rng = np.random.default_rng(17)
     out: dict[str, list[tuple[float, bool]]] = {m: [] for m in TRUTH}
     for rep in range(N_REPS):
-        results, skipped = probe_effects(_replication(rng), n_boot=200, seed=rep)
+        results, skipped = probe_effects(_replication(rng), boot=Resampling(n_boot=200, seed=rep))
         assert not skipped
         for r in results:
             out[r.metric].append((r.estimate - TRUTH[r.metric], r.covers(TRUTH[r.metric])))

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.probes import probe_effects
 from recuse.tables import validate_pairs
 
@@ -44,7 +45,7 @@ def test_a_version_missing_an_order_is_compared_in_the_orders_all_versions_have(
         {(0, "padding"): "first"},
         {(1, "original"): "second", (2, "placebo"): "first"},
     ):
-        results, skipped = probe_effects(_table(0.9, drop), n_boot=200)
+        results, skipped = probe_effects(_table(0.9, drop), boot=Resampling(n_boot=200))
         (padding,) = results
         assert not skipped and padding.n == 6
         assert padding.estimate == pytest.approx(0.1), drop
@@ -53,12 +54,12 @@ def test_a_version_missing_an_order_is_compared_in_the_orders_all_versions_have(
 def test_a_pair_whose_versions_share_no_order_is_left_out() -> None:
     # pair 0: the original judged only first, the padding only second: nothing to compare
     drop = {(0, "original"): "second", (0, "padding"): "first"}
-    (padding,), _ = probe_effects(_table(0.9, drop), n_boot=200)
+    (padding,), _ = probe_effects(_table(0.9, drop), boot=Resampling(n_boot=200))
     assert padding.n == 5 and padding.estimate == pytest.approx(0.1)
 
 
 def test_a_verdict_without_orders_is_its_own_order() -> None:
     t = _table(0.5, {}).drop(columns=["p_a_first", "p_a_second"])
     t["p_a"] = np.where(t["probe"] == "padding", 0.6, 0.5)
-    (padding,), _ = probe_effects(t, n_boot=200)
+    (padding,), _ = probe_effects(t, boot=Resampling(n_boot=200))
     assert padding.estimate == pytest.approx(0.1) and padding.n == 6

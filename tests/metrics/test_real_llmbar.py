@@ -26,6 +26,7 @@ from recuse.metrics import (
     self_preference,
     verbosity_bias,
 )
+from recuse.metrics.bootstrap import Resampling
 from recuse.roster import Roster
 
 # judge -> metric -> (estimate, ci_low, ci_high, n); 90 % BCa intervals, 2000 resamples, seed 0
@@ -153,7 +154,7 @@ def test_ladder_splits_gpt35_harmful_rung_by_order(pairs: pd.DataFrame) -> None:
     both_own = int(((first > 0.5) & (second > 0.5)).sum())
     both_other = int(((first < 0.5) & (second < 0.5)).sum())
     assert (len(first), both_own, both_other) == (24, 4, 4)
-    results, _ = self_preference_ladder(pairs, judges="gpt-3.5-turbo", n_boot=200)
+    results, _ = self_preference_ladder(pairs, judges="gpt-3.5-turbo", boot=Resampling(n_boot=200))
     got = {r.metric: r.estimate for r in results}
     assert got["harmful"] == pytest.approx(0.5)
     assert got["harmful_own_both"] == pytest.approx(4 / 24)

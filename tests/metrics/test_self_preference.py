@@ -11,12 +11,13 @@ import pytest
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics import confusion_matrix, family_preference, self_preference
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.self_preference import ConfusionMatrix, favored_side
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
 NAN = math.nan
-FAST = {"n_boot": 200, "min_n": 4}
+FAST = {"boot": Resampling(n_boot=200), "min_n": 4}
 
 
 def own_rows(
@@ -94,7 +95,7 @@ def test_figure_2_as_a_pairs_table() -> None:
     t = table(own_rows(spec, opp="vicuna-13b"))
     m = confusion_matrix(t, judge="gpt-4")
     assert (m.own_own, m.own_other, m.other_own, m.other_other) == (1852, 108, 160, 118)
-    r = self_preference(t, verdict="pick", n_boot=200)
+    r = self_preference(t, verdict="pick", boot=Resampling(n_boot=200))
     assert r.estimate == pytest.approx(1852 / 1960 - 118 / 278, abs=1e-12)
     assert r.estimate == pytest.approx(m.bias, abs=1e-12)
     assert r.n == 2238 and r.n_clusters == 2238
@@ -103,7 +104,7 @@ def test_figure_2_as_a_pairs_table() -> None:
         "pairs where the human prefers the other response": 278,
     }
     assert r.ci_low < r.estimate < r.ci_high
-    dp = self_preference(t, kind="dp", n_boot=200)
+    dp = self_preference(t, kind="dp", boot=Resampling(n_boot=200))
     # DP as a difference: the judge picks its own in (1852 + 160) of 2238 pairs, the
     # humans prefer it in 1960
     assert dp.estimate == pytest.approx((1852 + 160) / 2238 - 1960 / 2238, abs=1e-12)
@@ -228,15 +229,15 @@ def test_judge_selection_and_refusals() -> None:
     r = self_preference(t, judge="gpt-4", **FAST)
     assert r.n == 10
     with pytest.raises(EstimationError, match=r"judge 'gpt-4'.*only 5 .*need at least 6"):
-        self_preference(t, judge="gpt-4", n_boot=200, min_n=6)
+        self_preference(t, judge="gpt-4", boot=Resampling(n_boot=200), min_n=6)
     with pytest.raises(
         EstimationError, match="only 0 pairs where the human prefers the judge's own"
     ):
-        self_preference(t, judge="claude-v1", n_boot=200, min_n=1)
+        self_preference(t, judge="claude-v1", boot=Resampling(n_boot=200), min_n=1)
     with pytest.raises(ConfigError, match="verdict"):
         self_preference(t, judge="gpt-4", verdict="soft", **FAST)
     with pytest.raises(ConfigError, match="level"):
-        self_preference(t, judge="gpt-4", level=90, n_boot=200)
+        self_preference(t, judge="gpt-4", boot=Resampling(level=90, n_boot=200))
 
 
 def test_human_only_table_is_refused() -> None:
@@ -247,9 +248,9 @@ def test_human_only_table_is_refused() -> None:
 
 def test_interval_is_seeded() -> None:
     t = table(HAND)
-    a = self_preference(t, seed=1, **FAST)
-    b = self_preference(t, seed=1, **FAST)
-    c = self_preference(t, seed=2, **FAST)
+    a = self_preference(t, boot=Resampling(n_boot=200, seed=1), min_n=4)
+    b = self_preference(t, boot=Resampling(n_boot=200, seed=1), min_n=4)
+    c = self_preference(t, boot=Resampling(n_boot=200, seed=2), min_n=4)
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
     assert (a.ci_low, a.ci_high) != (c.ci_low, c.ci_high)
     assert a.to_dict()["estimate"] == pytest.approx(a.estimate)
@@ -326,11 +327,11 @@ def test_line_scope_self_preference_is_snapshot_scope_family_preference() -> Non
     )
     roster = Roster.builtin()
     line = roster.self_map("line")
-    fam = family_preference(t, roster, n_boot=200)
+    fam = family_preference(t, roster, boot=Resampling(n_boot=200))
     assert fam.estimate == pytest.approx(0.9 - 0.5)
     with pytest.raises(EstimationError):
-        self_preference(t, n_boot=200)
-    widened = self_preference(t, n_boot=200, selves=line)
+        self_preference(t, boot=Resampling(n_boot=200))
+    widened = self_preference(t, boot=Resampling(n_boot=200), selves=line)
     assert widened.estimate == pytest.approx(0.4) and widened.n == fam.n == n
     with pytest.raises(EstimationError):
-        family_preference(t, roster, n_boot=200, selves=line)
+        family_preference(t, roster, boot=Resampling(n_boot=200), selves=line)

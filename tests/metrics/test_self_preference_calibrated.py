@@ -11,6 +11,7 @@ import statsmodels.api as sm
 from scipy import special
 
 from recuse.errors import EstimationError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference, label_strengths
 from recuse.metrics.self_preference import favored_side
 from recuse.simulate.self_preference import (
@@ -54,7 +55,7 @@ def test_point_estimate_equals_an_independent_logit_fit() -> None:
     observed = np.where(xx[:, 2] > 0, y, 1 - y)[own].mean()
     predicted = np.where(xx[:, 2] > 0, p0, 1 - p0)[own].mean()
 
-    r = calibrated_self_preference(t, judge="m0", n_boot=200)
+    r = calibrated_self_preference(t, judge="m0", boot=Resampling(n_boot=200))
     assert r.metric == "self_preference_calibrated"
     assert r.components["own_pick_rate"] == pytest.approx(observed, abs=1e-12)
     assert r.components["predicted_own_pick_rate"] == pytest.approx(predicted, abs=1e-6)
@@ -78,22 +79,28 @@ def test_no_self_term_reads_zero(
 ) -> None:
     reps = 60 if own_rate == 0.95 and competence == 1.0 else 25
     cell = calibration_cell(
-        own_rate=own_rate, competence=competence, judges=judges, position=position,
-        reps=reps, n_boot=100,
-    )  # fmt: skip
+        own_rate=own_rate,
+        competence=competence,
+        judges=judges,
+        position=position,
+        reps=reps,
+        boot=Resampling(n_boot=100),
+    )
     assert cell.reported == reps
     assert abs(cell.mean) <= 0.02
 
 
 def test_eo_does_not_read_zero_where_the_calibrated_estimate_does() -> None:
     """The same cell where EO's own-better pairs are easy: EO is far from 0."""
-    cell = calibration_cell(own_rate=0.86, competence=3.0, reps=25, n_boot=100)
+    cell = calibration_cell(own_rate=0.86, competence=3.0, reps=25, boot=Resampling(n_boot=100))
     assert cell.eo_mean > 0.1
     assert abs(cell.mean) <= 0.02
 
 
 def test_planted_self_term_is_recovered_and_covered() -> None:
-    cell = calibration_cell(own_rate=0.84, competence=2.0, tau=0.3, reps=150, n_boot=300)
+    cell = calibration_cell(
+        own_rate=0.84, competence=2.0, tau=0.3, reps=150, boot=Resampling(n_boot=300)
+    )
     assert cell.truth == pytest.approx(0.0584, abs=1e-3)
     assert abs(cell.bias) <= 0.01
     # the target 0.85-0.95 (met in every cell over 200 tables per cell in the benchmark), widened by
@@ -105,7 +112,9 @@ def test_a_near_perfect_judges_planted_term_is_recovered() -> None:
     """κ = 20: the judge all but follows the reference. Recovered within 0.008 (0.005
     over 200 tables in the benchmark); the planted truth is an accurate quadrature
     (a fixed Gauss–Hermite rule put it 0.006 low, and the estimate read 0.010 high)."""
-    cell = calibration_cell(own_rate=0.76, competence=20.0, tau=0.3, reps=100, n_boot=200)
+    cell = calibration_cell(
+        own_rate=0.76, competence=20.0, tau=0.3, reps=100, boot=Resampling(n_boot=200)
+    )
     assert cell.truth == pytest.approx(0.3 * (1 - 0.7596), abs=1e-3)
     assert abs(cell.bias) <= 0.008
     assert 0.80 <= cell.coverage <= 0.98  # 0.86 over 200 tables; Monte-Carlo se 0.03
@@ -115,10 +124,10 @@ def test_the_data_cannot_support_it() -> None:
     strengths = {"m0": 1.0, "m1": 0.0}
     two = simulate_self_preference({"m0": AuthorJudge(2.0)}, strengths, n_prompts=20).pairs
     with pytest.raises(EstimationError, match="pairs without its own answer"):
-        calibrated_self_preference(two, judge="m0", n_boot=100)
+        calibrated_self_preference(two, judge="m0", boot=Resampling(n_boot=100))
     t = _table()
     with pytest.raises(EstimationError, match="no human-labelled pairs"):
-        calibrated_self_preference(t.assign(human=np.nan), judge="m0", n_boot=100)
+        calibrated_self_preference(t.assign(human=np.nan), judge="m0", boot=Resampling(n_boot=100))
 
 
 def test_interval_width_tracks_the_spread_over_tables() -> None:
@@ -131,7 +140,7 @@ def test_interval_width_tracks_the_spread_over_tables() -> None:
     est, se = [], []
     for r in range(40):
         t = simulate_self_preference(cast, strengths, n_prompts=80, seed=r).pairs
-        res = calibrated_self_preference(t, judge="m0", n_boot=200, seed=r)
+        res = calibrated_self_preference(t, judge="m0", boot=Resampling(n_boot=200, seed=r))
         est.append(res.estimate)
         se.append(res.std_error)
     ratio = float(np.mean(se) / np.std(est, ddof=1))
@@ -140,8 +149,10 @@ def test_interval_width_tracks_the_spread_over_tables() -> None:
 
 def test_given_strengths_are_held_fixed() -> None:
     t = _table(tau=0.3)
-    learnt = calibrated_self_preference(t, judge="m0", n_boot=200)
-    fixed = calibrated_self_preference(t, judge="m0", strengths=label_strengths(t), n_boot=200)
+    learnt = calibrated_self_preference(t, judge="m0", boot=Resampling(n_boot=200))
+    fixed = calibrated_self_preference(
+        t, judge="m0", strengths=label_strengths(t), boot=Resampling(n_boot=200)
+    )
     assert fixed.estimate == pytest.approx(learnt.estimate, abs=1e-6)  # the same fit
     assert "held fixed" in fixed.method and "held fixed" not in learnt.method
     assert "percentile interval" in learnt.method and "BCa" not in learnt.method
@@ -172,7 +183,7 @@ def test_a_resample_that_loses_a_models_labels_is_the_estimate_on_that_resample(
         return float(spec.stat.combine(spec.stat.values[keep.to_numpy()].sum(axis=0)))
 
     without = ~t["prompt_id"].isin(prompts[:2])  # every prompt but m3's labelled ones
-    exact = calibrated_self_preference(t[without], n_boot=50).estimate
+    exact = calibrated_self_preference(t[without], boot=Resampling(n_boot=50)).estimate
     assert replicate(without) == pytest.approx(exact, abs=1e-9)
     # the two halves {m0, m1} and {m2, m3} joined only by labels on two prompts
     cross = t["model_a"].isin(["m0", "m1"]) != t["model_b"].isin(["m0", "m1"])
@@ -181,7 +192,7 @@ def test_a_resample_that_loses_a_models_labels_is_the_estimate_on_that_resample(
     assert not problems2
     apart = ~t2["prompt_id"].isin(prompts[2:4])
     with pytest.raises(EstimationError, match="not all compared"):
-        calibrated_self_preference(t2[apart], n_boot=50)
+        calibrated_self_preference(t2[apart], boot=Resampling(n_boot=50))
     assert np.isnan(spec2.stat.combine(spec2.stat.values[apart.to_numpy()].sum(axis=0)))
 
 
@@ -195,7 +206,9 @@ def test_given_strengths_must_cover_the_models_with_finite_values() -> None:
     s = label_strengths(t)
     missing = {m: v for m, v in s.items() if m != "m3"}
     with pytest.raises(ConfigError, match="'m3'"):
-        calibrated_self_preference(t, judge="m0", strengths=missing, n_boot=50)
+        calibrated_self_preference(t, judge="m0", strengths=missing, boot=Resampling(n_boot=50))
     for bad in (float("nan"), float("inf")):
         with pytest.raises(ConfigError, match="'m2'"):
-            calibrated_self_preference(t, judge="m0", strengths={**s, "m2": bad}, n_boot=50)
+            calibrated_self_preference(
+                t, judge="m0", strengths={**s, "m2": bad}, boot=Resampling(n_boot=50)
+            )

@@ -11,6 +11,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import special
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import CEILING, calibrated_self_preference, label_strengths
 from recuse.metrics.self_preference import favored_side
 from recuse.simulate.self_preference import (
@@ -31,10 +32,13 @@ def test_a_planted_self_term_on_a_near_perfect_judge_is_recovered(shift: float) 
     new, old, truth, conditioned = [], [], [], 0
     for r in range(20):
         sim = simulate_lapse_judge(own_rate=0.9, shift=shift, seed=r)
-        res = calibrated_self_preference(sim.pairs, judge="m0", n_boot=10)
+        res = calibrated_self_preference(sim.pairs, judge="m0", boot=Resampling(n_boot=10))
         new.append(res.estimate)
-        old.append(calibrated_self_preference(sim.pairs, judge="m0", n_boot=10,
-                                              label=False).estimate)  # fmt: skip
+        old.append(
+            calibrated_self_preference(
+                sim.pairs, judge="m0", boot=Resampling(n_boot=10), label=False
+            ).estimate
+        )
         truth.append(sim.truth)
         # conditioned where the gap-only model predicts its own picks above the ceiling
         # (most tables; a few fall just below it and keep the gap-only model)
@@ -51,7 +55,9 @@ def test_no_self_term_on_a_near_perfect_judge_reads_zero() -> None:
     for r in range(20):
         sim = simulate_lapse_judge(own_rate=0.9, shift=0.0, seed=r)
         assert sim.truth == pytest.approx(0.0, abs=1e-12)
-        est.append(calibrated_self_preference(sim.pairs, judge="m0", n_boot=10).estimate)
+        est.append(
+            calibrated_self_preference(sim.pairs, judge="m0", boot=Resampling(n_boot=10)).estimate
+        )
     assert abs(np.mean(est)) < 0.005
 
 
@@ -83,7 +89,7 @@ def _by_hand(pairs: pd.DataFrame) -> float:
 
 def test_the_label_conditioned_estimate_equals_a_statsmodels_fit() -> None:
     pairs = simulate_lapse_judge(own_rate=0.9, shift=1.0, seed=2).pairs
-    res = calibrated_self_preference(pairs, judge="m0", n_boot=10, stratum=None)
+    res = calibrated_self_preference(pairs, judge="m0", boot=Resampling(n_boot=10), stratum=None)
     assert res.estimate == pytest.approx(_by_hand(pairs), abs=1e-8)
 
 
@@ -92,8 +98,10 @@ def test_judges_below_the_ceiling_are_unchanged(rate: float, kappa: float) -> No
     strengths = {"m0": theta_for_own_rate(rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
     sim = simulate_self_preference({"m0": AuthorJudge(kappa, 0.5, 0.3)}, strengths,
                                    n_prompts=60, seed=4)  # fmt: skip
-    new = calibrated_self_preference(sim.pairs, judge="m0", n_boot=100)
-    old = calibrated_self_preference(sim.pairs, judge="m0", n_boot=100, label=False)
+    new = calibrated_self_preference(sim.pairs, judge="m0", boot=Resampling(n_boot=100))
+    old = calibrated_self_preference(
+        sim.pairs, judge="m0", boot=Resampling(n_boot=100), label=False
+    )
     c = old.components
     assert 1 - CEILING < c["predicted_own_pick_rate"] < CEILING
     assert (new.estimate, new.ci_low, new.ci_high) == (old.estimate, old.ci_low, old.ci_high)

@@ -20,6 +20,7 @@ import pytest
 from scipy import optimize, special
 
 from recuse.metrics import pairwise_bias
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import (
     EXTRAPOLATION_FACTOR,
     calibrated_self_preference,
@@ -120,7 +121,7 @@ def _tree_table(seed: int = 0) -> pd.DataFrame:
 
 
 def test_fires_on_a_smollm2_like_geometry_with_the_gaps_worked_out_by_hand() -> None:
-    r = calibrated_self_preference(_tree_table(), judge="j", n_boot=50)
+    r = calibrated_self_preference(_tree_table(), judge="j", boot=Resampling(n_boot=50))
     xy = -special.logit(0.45)  # |s_x − s_y| = |s_y − s_z|; x–z is both: 2 * xy
     jx = -special.logit(0.2)  # |s_j − s_x|, x above j, y and z further up
     own = [jx, jx + xy, jx + 2 * xy]  # j–x, j–y, j–z
@@ -139,7 +140,7 @@ def test_fires_on_a_smollm2_like_geometry_with_the_gaps_worked_out_by_hand() -> 
 
 def test_fires_on_the_committed_smollm2_pairs_and_names_the_readme_ranges() -> None:
     pairs = pd.read_csv(OUTPUT / "familiarity_judgebench_pairs.csv")
-    r = calibrated_self_preference(pairs, judge=SMOL, n_boot=20)
+    r = calibrated_self_preference(pairs, judge=SMOL, boot=Resampling(n_boot=20))
     (words,) = _extrapolated(r.warnings)
     # by hand: the strengths from the judge's labelled rows, the gaps of its rows
     rows = pairs[pairs["judge"] == SMOL]
@@ -164,16 +165,18 @@ def test_fires_on_the_committed_smollm2_pairs_and_names_the_readme_ranges() -> N
     assert r.estimate == pytest.approx(0.13459169797851972, abs=1e-9)
     # Qwen's own pairs are the narrower ones (0.11–0.25 against 1.03–1.17): between the
     # model's anchor at gap 0 and the gaps seen, not beyond them — no mark
-    q = calibrated_self_preference(pairs, judge=QWEN, n_boot=20)
+    q = calibrated_self_preference(pairs, judge=QWEN, boot=Resampling(n_boot=20))
     assert not _extrapolated(q.warnings)
 
 
 def test_the_mark_reaches_the_multi_judge_path_and_the_mediation_parts_resting_on_it() -> None:
     pairs = pd.read_csv(OUTPUT / "familiarity_judgebench_pairs.csv")
-    res = pairwise_bias(pairs, metrics=["self_preference_calibrated"], n_boot=20)
+    res = pairwise_bias(pairs, metrics=["self_preference_calibrated"], boot=Resampling(n_boot=20))
     marked = {r.judge for r in res.results if _extrapolated(r.warnings)}
     assert marked == {SMOL}
-    parts = {m.metric: m for m in familiarity_mediation(pairs, judge=SMOL, n_boot=20)}
+    parts = {
+        m.metric: m for m in familiarity_mediation(pairs, judge=SMOL, boot=Resampling(n_boot=20))
+    }
     assert _extrapolated(parts["familiarity_direct"].warnings)
     assert _extrapolated(parts["familiarity_share"].warnings)
     assert not _extrapolated(parts["familiarity_indirect"].warnings)  # learnt on other pairs
@@ -182,7 +185,7 @@ def test_the_mark_reaches_the_multi_judge_path_and_the_mediation_parts_resting_o
 def test_a_strong_author_whose_model_is_right_is_not_marked() -> None:
     strengths = {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS), **OTHER_STRENGTHS}
     sim = simulate_self_preference({"m0": AuthorJudge(3.0, 1.5)}, strengths, n_prompts=80, seed=3)
-    r = calibrated_self_preference(sim.pairs, judge="m0", n_boot=50)
+    r = calibrated_self_preference(sim.pairs, judge="m0", boot=Resampling(n_boot=50))
     assert not _extrapolated(r.warnings)
     # its own pairs do lie beyond the others' gaps: being strong alone does not fire it
     rows = sim.pairs

@@ -11,6 +11,7 @@ import statsmodels.api as sm
 from scipy import special
 
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import (
     calibrated_self_preference,
     label_strengths,
@@ -33,9 +34,13 @@ def test_category_confound_reads_zero_with_the_term_and_is_flagged_without() -> 
     with_term, without = [], []
     for r in range(30):
         pairs = simulate_category_confound(CONFOUND, seed=r).pairs
-        with_term.append(calibrated_self_preference(pairs, judge="m0", n_boot=100, seed=r))
+        with_term.append(
+            calibrated_self_preference(pairs, judge="m0", boot=Resampling(n_boot=100, seed=r))
+        )
         without.append(
-            calibrated_self_preference(pairs, judge="m0", n_boot=100, seed=r, stratum=None)
+            calibrated_self_preference(
+                pairs, judge="m0", boot=Resampling(n_boot=100, seed=r), stratum=None
+            )
         )
     # one κ: the strong author's own pairs, judged where the judge is weak, read as
     # self-deprecation (about -0.08) and the interval excludes 0 in most tables
@@ -53,7 +58,9 @@ def test_a_planted_self_term_is_recovered_under_the_confound() -> None:
     est, truth = [], []
     for r in range(20):
         sim = simulate_category_confound(CONFOUND, tau=0.3, seed=100 + r)
-        est.append(calibrated_self_preference(sim.pairs, judge="m0", n_boot=10).estimate)
+        est.append(
+            calibrated_self_preference(sim.pairs, judge="m0", boot=Resampling(n_boot=10)).estimate
+        )
         truth.append(sim.truth)
     assert truth[0] == pytest.approx(truth[-1])
     assert np.mean(est) == pytest.approx(truth[0], abs=0.015)
@@ -64,7 +71,9 @@ def test_a_balanced_mix_is_not_warned() -> None:
     fired = [
         _strata(
             calibrated_self_preference(
-                simulate_category_confound(even, seed=r).pairs, judge="m0", n_boot=10
+                simulate_category_confound(even, seed=r).pairs,
+                judge="m0",
+                boot=Resampling(n_boot=10),
             ).warnings
         )
         for r in range(20)
@@ -79,7 +88,7 @@ def test_a_small_category_shares_the_largest_ones_discrimination() -> None:
                                    prompts_per_category=40).pairs  # fmt: skip
     tiny = t["prompt_id"].isin(["a-p0", "a-p1", "a-p2"])
     t.loc[tiny, "category"] = "tiny"
-    r = calibrated_self_preference(t, judge="m0", n_boot=50)
+    r = calibrated_self_preference(t, judge="m0", boot=Resampling(n_boot=50))
     assert "tiny pooled" in r.method and "κ_c for a, b" in r.method
 
     s = label_strengths(t)
@@ -126,12 +135,18 @@ def test_a_near_perfect_judge_with_a_lapse_rate_reads_low_without_the_label_term
     est, truth, marked = [], [], []
     for r in range(15):
         sim = simulate_lapse_judge(own_rate=0.9, seed=r)
-        res = calibrated_self_preference(sim.pairs, judge="m0", n_boot=10, label=False)
+        res = calibrated_self_preference(
+            sim.pairs, judge="m0", boot=Resampling(n_boot=10), label=False
+        )
         est.append(res.estimate)
         truth.append(sim.truth)
         marked.append(any("near its ceiling" in w for w in res.warnings))
     assert np.mean(est) < 0.75 * np.mean(truth)  # 0.60 of it over 20 tables
     assert all(marked)
-    weak = calibrated_self_preference(simulate_lapse_judge(accuracy=0.75, own_rate=0.6).pairs,
-                                      judge="m0", n_boot=10, label=False)  # fmt: skip
+    weak = calibrated_self_preference(
+        simulate_lapse_judge(accuracy=0.75, own_rate=0.6).pairs,
+        judge="m0",
+        boot=Resampling(n_boot=10),
+        label=False,
+    )
     assert not any("near its ceiling" in w for w in weak.warnings)

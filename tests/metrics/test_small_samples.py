@@ -23,6 +23,7 @@ from recuse.driver import AuditOptions, load_input, run_audit
 from recuse.metrics import pairwise_bias, self_preference
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
+    Resampling,
     cluster_bootstrap,
     difference_of_ratios,
     p_value,
@@ -65,7 +66,9 @@ def _coverage(n_pairs: int, minority: int, reps: int, n_boot: int) -> tuple[floa
         stat = GroupedStatistic(
             "eo", values, np.zeros(n_pairs, np.intp), ("j",), difference_of_ratios
         )
-        est = cluster_bootstrap([stat], prompts, n_boot=n_boot, level=0.9, seed=r, min_n=1)[0][0]
+        est = cluster_bootstrap(
+            [stat], prompts, boot=Resampling(level=0.9, n_boot=n_boot, seed=r), min_n=1
+        )[0][0]
         hit.append(est.ci_low <= TRUTH <= est.ci_high)
         width.append(est.ci_high - est.ci_low)
         estimates.append(est.estimate)
@@ -96,7 +99,11 @@ def test_std_error_and_p_value_by_hand_on_a_fixed_resample_set() -> None:
     )
     n_boot = 50
     pct = cluster_bootstrap(
-        [stat], prompts, n_boot=n_boot, level=0.9, seed=3, min_n=1, interval="percentile"
+        [stat],
+        prompts,
+        boot=Resampling(level=0.9, n_boot=n_boot, seed=3),
+        min_n=1,
+        interval="percentile",
     )[0][0]
     w = resample_counts(5, n_boot, np.random.default_rng(3))
     per = np.array([[1, 2], [1, 1], [1, 1], [0, 1], [2, 2]], float)  # (sum y, rows) a..e
@@ -115,12 +122,16 @@ def test_std_error_and_p_value_by_hand_on_a_fixed_resample_set() -> None:
         "m", np.column_stack([yc, np.ones(60)]), np.zeros(60, np.intp), ("j",), ratio
     )
     cl = np.array([f"p{k // 2}" for k in range(60)])
-    bca = cluster_bootstrap([cont], cl, n_boot=4000, level=0.9, seed=3, min_n=1)[0][0]
+    bca = cluster_bootstrap([cont], cl, boot=Resampling(level=0.9, n_boot=4000, seed=3), min_n=1)[
+        0
+    ][0]
     assert bca.accel != 0 and bca.z0 != 0
     for null in (1.6, 2.4):
         p = p_value(bca, null)
         assert 0.005 < p < 0.5, (null, p)
-        at = cluster_bootstrap([cont], cl, n_boot=4000, level=1 - p, seed=3, min_n=1)[0][0]
+        at = cluster_bootstrap(
+            [cont], cl, boot=Resampling(level=1 - p, n_boot=4000, seed=3), min_n=1
+        )[0][0]
         end = at.ci_low if null < bca.estimate else at.ci_high
         assert end == pytest.approx(null, abs=0.01), (null, p)
 
@@ -162,25 +173,27 @@ def _pairs(
 
 
 def test_three_prompts_are_flagged() -> None:
-    r = self_preference(_pairs(3, right=False, seed=1), n_boot=200, min_n=1)
+    r = self_preference(_pairs(3, right=False, seed=1), boot=Resampling(n_boot=200), min_n=1)
     assert r.n_clusters == 3
     assert "only 3 prompts: the interval is unreliable" in " ".join(r.warnings)
 
 
 def test_an_always_right_judge_gets_the_zero_width_warning() -> None:
-    r = self_preference(_pairs(20, right=True), n_boot=200)
+    r = self_preference(_pairs(20, right=True), boot=Resampling(n_boot=200))
     assert (r.estimate, r.ci_low, r.ci_high) == (0.0, 0.0, 0.0)
     assert any(w.startswith("no variation in the resamples") for w in r.warnings)
     assert r.p_value == 1.0 and r.std_error == 0.0
 
 
 def test_low_n_mark_below_the_threshold_only() -> None:
-    small = self_preference(_pairs(LOW_N - 1, right=False), n_boot=200)  # 9 per group
+    small = self_preference(
+        _pairs(LOW_N - 1, right=False), boot=Resampling(n_boot=200)
+    )  # 9 per group
     assert [w for w in small.warnings if w.startswith("low n")] == [
         f"low n: only {LOW_N - 1} pairs where the human prefers the judge's own response "
         f"(under {LOW_N}); the interval is likely too narrow — read it as rough"
     ]
-    big = self_preference(_pairs(LOW_N, right=False), n_boot=200)
+    big = self_preference(_pairs(LOW_N, right=False), boot=Resampling(n_boot=200))
     assert not [w for w in big.warnings if w.startswith("low n")]
     assert not [w for w in big.warnings if "prompts" in w]  # 10 prompts: not few
 
@@ -188,7 +201,7 @@ def test_low_n_mark_below_the_threshold_only() -> None:
 def test_a_judge_without_parsed_verdicts_is_skipped_for_that_reason() -> None:
     table = _pairs(10, right=False, unparsed="claude-v1")
     bootstrapped = ["self_preference_eo", "self_preference_dp", "flip_rate", "first_position_rate"]
-    res = pairwise_bias(table, metrics=bootstrapped, n_boot=100, curves=False)
+    res = pairwise_bias(table, metrics=bootstrapped, boot=Resampling(n_boot=100), curves=False)
     reasons = {s.reason for s in res.skipped if s.judge == "claude-v1"}
     assert reasons == {
         "all 20 verdicts of judge 'claude-v1' are unparsed or missing (no usable p_a) — "
@@ -199,7 +212,7 @@ def test_a_judge_without_parsed_verdicts_is_skipped_for_that_reason() -> None:
 
 
 def test_every_result_has_se_p_and_the_method_names_the_interval() -> None:
-    res = pairwise_bias(_pairs(15, right=False, seed=4), n_boot=200, curves=False)
+    res = pairwise_bias(_pairs(15, right=False, seed=4), boot=Resampling(n_boot=200), curves=False)
     assert res.results
     for r in res.results:
         assert np.isfinite(r.std_error) and 0 < r.p_value <= 1, r.metric

@@ -19,6 +19,7 @@ from recuse.metrics import (
     self_preference,
     verbosity_bias,
 )
+from recuse.metrics.bootstrap import Resampling
 from recuse.simulate.pairs import SimulatedPairs, simulate_pairs
 
 
@@ -29,12 +30,12 @@ def sim() -> SimulatedPairs:
 
 def test_joint_results_equal_the_single_functions(sim: SimulatedPairs) -> None:
     t, fams = sim.pairs, sim.families
-    res = pairwise_bias(t, fams, n_boot=300, seed=3, min_n=5)
+    res = pairwise_bias(t, fams, boot=Resampling(n_boot=300, seed=3), min_n=5)
     assert not res.skipped
     assert {(r.judge, r.metric) for r in res.results} == {
         (j, m) for j in ("claude-v1", "gpt-4") for m in METRICS
     }
-    opts = {"n_boot": 300, "seed": 3, "min_n": 5}
+    opts = {"boot": Resampling(n_boot=300, seed=3), "min_n": 5}
     for judge in ("gpt-4", "claude-v1"):
         single = {
             "self_preference_eo": self_preference(t, judge=judge, **opts),
@@ -58,7 +59,7 @@ def test_joint_results_equal_the_single_functions(sim: SimulatedPairs) -> None:
 
 
 def test_curves_and_serialisation(sim: SimulatedPairs) -> None:
-    res = pairwise_bias(sim.pairs, sim.families, n_boot=100, min_n=5)
+    res = pairwise_bias(sim.pairs, sim.families, boot=Resampling(n_boot=100), min_n=5)
     assert set(res.curves) == {
         "human_alignment_curve", "judge_verbosity_curve", "human_verbosity_curve",
     }  # fmt: skip
@@ -76,7 +77,7 @@ def test_curves_and_serialisation(sim: SimulatedPairs) -> None:
 
 def test_skips_say_why(sim: SimulatedPairs) -> None:
     t = sim.pairs.drop(columns=["len_a", "len_b"])
-    res = pairwise_bias(t, None, judges="gpt-4", n_boot=100, min_n=5, curves=False)
+    res = pairwise_bias(t, None, judges="gpt-4", boot=Resampling(n_boot=100), min_n=5, curves=False)
     reasons = {s.metric: s.reason for s in res.skipped}
     assert reasons["family_preference_eo"] == "no roster or family mapping given"
     assert "no response lengths" in reasons["verbosity_bias"]
@@ -84,11 +85,19 @@ def test_skips_say_why(sim: SimulatedPairs) -> None:
     with pytest.raises(KeyError, match="skipped: no roster"):
         res.get("family_preference_dp", "gpt-4")
     partial = {k: v for k, v in sim.families.items() if k != "palm-2"}
-    res2 = pairwise_bias(sim.pairs, partial, metrics=["family_preference_eo"], n_boot=100)
+    res2 = pairwise_bias(
+        sim.pairs, partial, metrics=["family_preference_eo"], boot=Resampling(n_boot=100)
+    )
     assert not res2.results
     assert all("'palm-2' has no entry" in s.reason for s in res2.skipped)
-    big = pairwise_bias(sim.pairs, sim.families, metrics=["self_preference_eo"], n_boot=100,
-                        min_n=10_000, curves=False)  # fmt: skip
+    big = pairwise_bias(
+        sim.pairs,
+        sim.families,
+        metrics=["self_preference_eo"],
+        boot=Resampling(n_boot=100),
+        min_n=10_000,
+        curves=False,
+    )
     assert not big.results
     assert "need at least 10000" in big.skipped[0].reason
 
@@ -121,7 +130,7 @@ def test_orders_first_and_second_by_hand(tmp_path: Path) -> None:
     eo = {}
     for orders in ("first", "second", "both"):
         r = pb(t, metrics=["self_preference_eo", "first_position_rate"], orders=orders,  # type: ignore[arg-type]
-               min_n=4, n_boot=200)  # fmt: skip
+               min_n=4, boot=Resampling(n_boot=200))  # fmt: skip
         eo[orders] = next(x.estimate for x in r.results if x.metric == "self_preference_eo")
         position = [x for x in r.results if x.metric == "first_position_rate"]
         assert bool(position) == (orders == "both")
@@ -159,13 +168,15 @@ def test_a_calibrated_judge_that_cannot_be_fitted_has_one_reason_and_no_number()
     t = simulate_self_preference(cast, strengths, n_prompts=40, seed=1).pairs
     half = {"m0": 0, "m1": 0, "m2": 1, "m3": 1}
     apart = t["model_a"].map(half) != t["model_b"].map(half)
-    s = pairwise_bias(t.assign(human=t["human"].mask(apart)), metrics=[CAL], n_boot=100)
+    s = pairwise_bias(
+        t.assign(human=t["human"].mask(apart)), metrics=[CAL], boot=Resampling(n_boot=100)
+    )
     assert not s.results
     assert sorted(str(x.judge) for x in s.skipped) == ["m0", "m2"]
     assert all("not all compared" in x.reason for x in s.skipped)
 
     orderless = t.assign(p_a=t["p_a"], p_a_first=np.nan, p_a_second=np.nan)
-    s = pairwise_bias(orderless, metrics=[CAL], n_boot=100)
+    s = pairwise_bias(orderless, metrics=[CAL], boot=Resampling(n_boot=100))
     assert not s.results
     assert sorted(str(x.judge) for x in s.skipped) == ["m0", "m2"]
     assert all("p_a_first" in x.reason for x in s.skipped), s.skipped

@@ -16,6 +16,7 @@ import statsmodels.api as sm
 from recuse.cli import main
 from recuse.data.importers import read_import
 from recuse.driver import AuditOptions, audit
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.tool_scores import arena_hard_battles, arena_hard_scores, fastchat_results
 
 DATA = Path(__file__).parents[1] / "data" / "importers"
@@ -99,7 +100,7 @@ def test_arena_hard_score_equals_the_weighted_share_and_a_bradley_terry_fit() ->
     w, t, lo = _raw_arena(HAIKU)
     assert (w, t, lo) == (8, 1, 8)
     frame = read_import(HAIKU, "arena-hard").frame
-    got = arena_hard_scores(frame, judge="gpt-4-1106-preview", n_boot=200, seed=1)
+    got = arena_hard_scores(frame, judge="gpt-4-1106-preview", boot=Resampling(n_boot=200, seed=1))
     row = got.iloc[0]
     assert row["model"] == "claude-3-haiku-20240307" and row["baseline"] == "gpt-4-0314"
     assert row["score"] == pytest.approx(100 * (w + t / 2) / (w + t + lo))
@@ -114,7 +115,7 @@ def test_arena_hard_score_equals_the_weighted_share_and_a_bradley_terry_fit() ->
     y = battles["outcome"].to_numpy(float)
     fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=battles["weight"]).fit()
     bt = {m: 100 / (1 + np.exp(-c)) for m, c in zip(models, fit.params, strict=True)}
-    scores = arena_hard_scores(both, judge="gpt-4-1106-preview", n_boot=100)
+    scores = arena_hard_scores(both, judge="gpt-4-1106-preview", boot=Resampling(n_boot=100))
     for r in scores.itertuples():
         assert r.score == pytest.approx(bt[r.model], abs=1e-6)
 

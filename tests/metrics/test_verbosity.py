@@ -16,12 +16,13 @@ from recuse.metrics import (
     self_preference,
     verbosity_bias,
 )
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.verbosity import bin_edges, response_lengths
 from recuse.simulate.pairs import simulate_pairs
 from recuse.tables import validate_pairs
 
 NAN = math.nan
-FAST = {"n_boot": 200, "min_n": 4}
+FAST = {"boot": Resampling(n_boot=200), "min_n": 4}
 
 
 def table(rows: list[dict[str, object]]) -> pd.DataFrame:
@@ -120,9 +121,13 @@ def test_eq6_and_definition_4_1_match_their_literal_definitions() -> None:
     t = sim.pairs
     for judge in ("gpt-4", "claude-v1"):
         rows = t[t["judge"] == judge]
-        v = verbosity_bias(t, judge=judge, verdict="pick", judge_ties="drop", n_boot=100)
+        v = verbosity_bias(
+            t, judge=judge, verdict="pick", judge_ties="drop", boot=Resampling(n_boot=100)
+        )
         assert v.estimate == pytest.approx(_literal_eq6(rows), abs=1e-12)
-        s = self_preference(t, judge=judge, verdict="pick", judge_ties="drop", n_boot=100)
+        s = self_preference(
+            t, judge=judge, verdict="pick", judge_ties="drop", boot=Resampling(n_boot=100)
+        )
         assert s.estimate == pytest.approx(_literal_def41(t, judge), abs=1e-12)
 
 
@@ -179,7 +184,9 @@ def test_alignment_curve_by_hand() -> None:
     # chosen 30 vs rejected 10 -> x = 2.0 (last, open bin); chosen 10 vs 30 -> x = -2/3
     for h_long, p_long in [(1, 1), (1, 1), (1, 0), (0, 1), (0, 1), (0, 0), (0, 0.5)]:
         rows += long_rows([("a", h_long, p_long, p_long)])
-    c = human_alignment_curve(table(rows), bin_width=0.5, max_rel=2.0, min_n=3, n_boot=100)
+    c = human_alignment_curve(
+        table(rows), bin_width=0.5, max_rel=2.0, min_n=3, boot=Resampling(n_boot=100)
+    )
     assert list(c.columns) == [
         "judge", "bin_low", "bin_high", "n", "n_clusters", "mean", "sd", "ci_low", "ci_high",
         "note",
@@ -190,7 +197,7 @@ def test_alignment_curve_by_hand() -> None:
     assert c["mean"].tolist() == pytest.approx([1.5 / 4, 2 / 3])
     assert c["sd"].iloc[1] == pytest.approx(np.std([1, 1, 0], ddof=1))
     assert np.isfinite(c["ci_low"]).all()
-    small = human_alignment_curve(table(rows), bin_width=0.5, min_n=4, n_boot=100)
+    small = human_alignment_curve(table(rows), bin_width=0.5, min_n=4, boot=Resampling(n_boot=100))
     assert small["ci_low"].isna().tolist() == [False, True]
     assert small["note"].iloc[1] == "only 3 pairs in this bin (need at least 4)"
 
@@ -209,17 +216,19 @@ def test_judge_curve_same_source_and_draws() -> None:
          "len_a": 15, "len_b": 10},  # different sources: left out by default
     ]  # fmt: skip
     t = table(rows)
-    c = judge_verbosity_curve(t, bin_width=0.5, min_n=1, n_boot=50)
+    c = judge_verbosity_curve(t, bin_width=0.5, min_n=1, boot=Resampling(n_boot=50))
     assert c[["bin_low", "n", "mean"]].values.tolist() == [[-0.5, 1, -1.0], [0.5, 2, 0.5]]
-    every = judge_verbosity_curve(t, same_source_only=False, bin_width=0.5, min_n=1, n_boot=50)
+    every = judge_verbosity_curve(
+        t, same_source_only=False, bin_width=0.5, min_n=1, boot=Resampling(n_boot=50)
+    )
     assert every["n"].tolist() == [1, 3]
     with pytest.raises(EstimationError, match="same model"):
-        judge_verbosity_curve(table(rows[4:]), min_n=1, n_boot=50)
+        judge_verbosity_curve(table(rows[4:]), min_n=1, boot=Resampling(n_boot=50))
 
 
 def test_human_curve_counts_each_item_once() -> None:
     sim = simulate_pairs(n_prompts=50, pairs_per_prompt=2, seed=2)
-    c = human_verbosity_curve(sim.pairs, n_boot=100, min_n=1)
+    c = human_verbosity_curve(sim.pairs, boot=Resampling(n_boot=100), min_n=1)
     labelled = sim.pairs.drop_duplicates("item_id")
     assert c["n"].sum() == labelled["human"].notna().sum() == 100
     assert "judge" not in c.columns
@@ -256,10 +265,10 @@ def test_prefer_longer_gap_by_hand_with_ties_dropped_or_split() -> None:
     judge_all = [1, 0.8, 1, 0.6, 1, 1, 1, 0.5]
     human_all = [1, 1, 0, 0, 0.5, 1, 0, 1]
     drop = [i for i in range(8) if human_all[i] != 0.5]
-    r = prefer_longer_gap(t, min_n=2, n_boot=200)
+    r = prefer_longer_gap(t, min_n=2, boot=Resampling(n_boot=200))
     want = np.mean([judge_all[i] for i in drop]) - np.mean([human_all[i] for i in drop])
     assert r.estimate == pytest.approx(want) and r.n == 7
-    split = prefer_longer_gap(t, human_ties="split", min_n=2, n_boot=200)
+    split = prefer_longer_gap(t, human_ties="split", min_n=2, boot=Resampling(n_boot=200))
     assert split.estimate == pytest.approx(np.mean(judge_all) - np.mean(human_all))
     assert split.components["human_picks_longer"] == pytest.approx(np.mean(human_all))
 
@@ -285,10 +294,12 @@ def test_prefer_longer_gap_recovers_a_judge_that_always_picks_the_longer() -> No
     from recuse.tables import validate_pairs
 
     t = validate_pairs(t)
-    gap = prefer_longer_gap(t, n_boot=400)
+    gap = prefer_longer_gap(t, boot=Resampling(n_boot=400))
     assert gap.estimate == pytest.approx(1 - human_longer.mean())
     assert gap.ci_low <= 0.3 <= gap.ci_high
-    assert verbosity_bias(t, n_boot=200).estimate == pytest.approx(1.0)  # Eq. 6: 1 - 0
+    assert verbosity_bias(t, boot=Resampling(n_boot=200)).estimate == pytest.approx(
+        1.0
+    )  # Eq. 6: 1 - 0
 
 
 def test_unit_column_without_length_columns_says_what_is_missing() -> None:

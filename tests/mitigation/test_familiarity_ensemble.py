@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.mitigation.familiarity_ensemble import (
     agreement_difference,
     compare_ensembles,
@@ -92,7 +93,7 @@ def test_weighted_ensemble_reduces_planted_self_preference() -> None:
         for m in ("m1", "m2", "m3")
     }
     sim = simulate_familiarity(judges, n_prompts=300, verdicts="prob", seed=1)
-    table, skipped = compare_self_preference(sim.pairs, tau=2.0, n_boot=300)
+    table, skipped = compare_self_preference(sim.pairs, tau=2.0, boot=Resampling(n_boot=300))
     assert not skipped
     est = table.pivot(index="member", columns="evaluator", values="estimate")
     assert (est["single"] > 0.3).all()
@@ -132,7 +133,9 @@ def test_self_preference_difference_by_hand() -> None:
     other = validate_pairs(
         base.assign(judge="k", p_a_first=[0.6, 0.5, 0.4, 0.3, 0.1, 0.0] * 3, p_a=np.nan)
     )
-    r = self_preference_difference(other, base.iloc[::-1], judge="m", min_n=1, n_boot=100)
+    r = self_preference_difference(
+        other, base.iloc[::-1], judge="m", min_n=1, boot=Resampling(n_boot=100)
+    )
     # k: recall own (0.6+0.5+0.4)/3, other (0.7+0.9)/2; m: (0.9+0.8+0.4)/3, (0.3+0.8)/2
     eo_k = (0.6 + 0.5 + 0.4) / 3 - (0.7 + 0.9) / 2
     eo_m = (0.9 + 0.8 + 0.4) / 3 - (0.3 + 0.8) / 2
@@ -167,16 +170,16 @@ def _labelled(p_a: list[float], human: list[float], judge: str = "j") -> pd.Data
 
 def test_human_agreement_by_hand() -> None:
     t = _labelled([0.9, 0.4, 0.2, 1.0, 0.7, 0.5], [1, 1, 0, 0.5, 0, 1])
-    r = human_agreement(t, min_n=1, n_boot=100)
+    r = human_agreement(t, min_n=1, boot=Resampling(n_boot=100))
     # human prefers a: 0.9, 0.4, 0.5; prefers b: 1 - 0.2, 1 - 0.7; the tie is left out
     assert r.estimate == pytest.approx((0.9 + 0.4 + 0.5 + 0.8 + 0.3) / 5)
     assert r.n == 5 and r.n_clusters == 3
     assert r.components["agreement_human_prefers_a"] == pytest.approx(1.8 / 3)
     assert r.components["agreement_human_prefers_b"] == pytest.approx(1.1 / 2)
     assert r.ci_low <= r.estimate <= r.ci_high
-    pick = human_agreement(t, verdict="pick", min_n=1, n_boot=100)
+    pick = human_agreement(t, verdict="pick", min_n=1, boot=Resampling(n_boot=100))
     assert pick.estimate == pytest.approx((1 + 0 + 0.5 + 1 + 0) / 5)
-    split = human_agreement(t, human_ties="split", min_n=1, n_boot=100)
+    split = human_agreement(t, human_ties="split", min_n=1, boot=Resampling(n_boot=100))
     assert split.estimate == pytest.approx((0.9 + 0.4 + 0.5 + 0.8 + 0.3 + 0.5) / 6)
 
 
@@ -184,7 +187,7 @@ def test_human_agreement_matches_numpy_on_simulated_verdicts() -> None:
     rng = np.random.default_rng(5)
     human = rng.integers(0, 2, 400).astype(float)
     p = np.where(human == 1, 0.7, 0.3) + rng.uniform(-0.25, 0.25, 400)  # inside [0, 1]
-    r = human_agreement(_labelled(p.tolist(), human.tolist()), n_boot=200)
+    r = human_agreement(_labelled(p.tolist(), human.tolist()), boot=Resampling(n_boot=200))
     expected = np.mean(np.where(human == 1, p, 1 - p))
     assert r.estimate == pytest.approx(expected)
     assert r.covers(0.7)  # the planted expected accuracy
@@ -198,14 +201,17 @@ def test_agreement_difference_is_paired() -> None:
                      human.tolist(), "good")  # fmt: skip
     ref = _labelled(np.clip(base, 0, 1).tolist(), human.tolist(), "ref")
     both = pd.concat([good, ref], ignore_index=True)
-    d = agreement_difference(both, "good", "ref", n_boot=300)
-    a_good = human_agreement(both, judge="good", n_boot=300).estimate
-    a_ref = human_agreement(both, judge="ref", n_boot=300).estimate
+    d = agreement_difference(both, "good", "ref", boot=Resampling(n_boot=300))
+    a_good = human_agreement(both, judge="good", boot=Resampling(n_boot=300)).estimate
+    a_ref = human_agreement(both, judge="ref", boot=Resampling(n_boot=300)).estimate
     assert d.estimate == pytest.approx(a_good - a_ref)
     assert d.judge == "good" and d.n == 300
     assert 0 < d.ci_low  # paired: the small shift is resolved
     same = agreement_difference(
-        pd.concat([ref, ref.assign(judge="copy")], ignore_index=True), "copy", "ref", n_boot=100
+        pd.concat([ref, ref.assign(judge="copy")], ignore_index=True),
+        "copy",
+        "ref",
+        boot=Resampling(n_boot=100),
     )
     assert (same.estimate, same.ci_low, same.ci_high) == (0.0, 0.0, 0.0)
     with pytest.raises(ConfigError, match="different"):
@@ -231,7 +237,7 @@ def test_compare_ensembles_on_planted_familiarity() -> None:
         "calm": PlantedFamiliarity(judge_slope=0.0, agreement=0.6, noise_sd=0.3),
     }
     sim = simulate_familiarity(judges, n_prompts=300, verdicts="prob", seed=4)
-    frame, skipped = compare_ensembles(sim.pairs, taus=(2.0,), n_boot=300)
+    frame, skipped = compare_ensembles(sim.pairs, taus=(2.0,), boot=Resampling(n_boot=300))
     assert not skipped
     assert frame.attrs["items"] == len(sim.pairs) // 2 and frame.attrs["items_dropped"] == 0
     fb = frame[(frame["metric"] == "familiarity_bias") & (frame["perplexity_of"] == "fam")]
@@ -258,7 +264,7 @@ def test_compare_ensembles_on_planted_familiarity() -> None:
 def test_compare_ensembles_uses_common_items_and_refuses_bad_taus() -> None:
     t = _two_judges()
     t.loc[0, "ppl_a"] = np.nan  # j on x: x is not common
-    frame, skipped = compare_ensembles(t, n_boot=50, min_n=1, min_n_slope=1)
+    frame, skipped = compare_ensembles(t, boot=Resampling(n_boot=50), min_n=1, min_n_slope=1)
     assert frame.attrs["items"] == 1 and frame.attrs["items_dropped"] == 1
     assert any("familiarity_bias" in s.metric for s in skipped)  # one item: no slope
     with pytest.raises(ConfigError, match="taus"):
@@ -270,7 +276,7 @@ def test_compare_ensembles_uses_common_items_and_refuses_bad_taus() -> None:
 
 def test_compare_self_preference_without_own_responses_skips_with_reason() -> None:
     t = _two_judges()  # judges j, k never wrote m's or n's responses
-    frame, skipped = compare_self_preference(t, n_boot=50, min_n=1)
+    frame, skipped = compare_self_preference(t, boot=Resampling(n_boot=50), min_n=1)
     assert frame.empty
     assert {(s.judge, s.metric) for s in skipped} == {
         (j, f"self_preference_eo[{e}]") for j in ("j", "k") for e in ("single", "plain", "weighted")

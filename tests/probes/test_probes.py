@@ -11,6 +11,7 @@ import pytest
 from recuse.errors import ConfigError, InputError
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.probes import probe_effects
 from recuse.probes import PROBES, apply_probe, build_probe_table, probe_bases
 from recuse.probes.transforms import undo
@@ -112,7 +113,7 @@ def test_planted_sensitivities_are_recovered_through_the_runner(tmp_path: Path) 
     table = build_probe_table(_pairs(300), probes=list(PLANTED), author="planted-judge", seed=1)
     exported = _judge(table, PlantedJudge(PLANTED), tmp_path / "s.db")
     assert {"probe", "base_item", "treated"} <= set(exported.columns)
-    results, skipped = probe_effects(exported, n_boot=400)
+    results, skipped = probe_effects(exported, boot=Resampling(n_boot=400))
     assert not skipped
     got = {r.metric.removeprefix("probe_"): r for r in results}
     assert set(got) == set(PLANTED)

@@ -12,6 +12,7 @@ from recuse.errors import InputError
 from recuse.judging.protocols import Pair, PairwiseProtocol
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import self_preference_ladder
 from recuse.metrics.recognition import recognition_vs_preference, self_recognition
 from recuse.probes import RECOGNITION, build_recognition_table
@@ -88,13 +89,15 @@ def test_accuracy_is_the_mean_share_given_to_the_own_answer_by_hand() -> None:
         }
     )
     # shares to own: 0.9, 0.8, 0.6, 0.5, 0.3, 0.9 -> mean 4.0/6; picks 1,1,1,.5,0,1 -> 4.5/6
-    (r,), skipped = self_recognition(t, n_boot=200)
+    (r,), skipped = self_recognition(t, boot=Resampling(n_boot=200))
     assert not skipped
     assert r.estimate == pytest.approx(4.0 / 6)
     assert r.components["pick_rate"] == pytest.approx(4.5 / 6)
     assert r.ci_low <= r.estimate <= r.ci_high and r.n == 6
     # rows of other probes are ignored
-    (again,), _ = self_recognition(pd.concat([t, t.assign(probe="original", p_a=0.0)]), n_boot=200)
+    (again,), _ = self_recognition(
+        pd.concat([t, t.assign(probe="original", p_a=0.0)]), boot=Resampling(n_boot=200)
+    )
     assert again.estimate == pytest.approx(4.0 / 6)
 
 
@@ -112,14 +115,14 @@ def test_planted_recognition_is_recovered_and_related_to_self_preference(tmp_pat
             summary = judge_probes(Runner(judge, store, judge=j, progress=False), table)
             assert summary.ok == 4 * 120
         exported = store.export_pairs()
-    results, skipped = self_recognition(exported, n_boot=400)
+    results, skipped = self_recognition(exported, boot=Resampling(n_boot=400))
     assert not skipped
     got = {r.judge: r for r in results}
     for j, (rec, _) in PLANTS.items():
         assert got[j].estimate == pytest.approx(0.5 + rec, abs=0.01), j
         assert got[j].ci_low - 0.005 <= 0.5 + rec <= got[j].ci_high + 0.005, j
     original = exported[exported["probe"] == "original"]
-    ladder, _ = self_preference_ladder(original, n_boot=200)
+    ladder, _ = self_preference_ladder(original, boot=Resampling(n_boot=200))
     own_win = [r for r in ladder if r.metric == "own_win_rate"]
     for r in own_win:  # 0.5 + planted preference (the quality terms average out)
         assert r.estimate == pytest.approx(0.5 + PLANTS[str(r.judge)][1], abs=0.03)
@@ -138,7 +141,7 @@ def test_every_component_has_its_definition() -> None:
         {"judge": "j", "probe": RECOGNITION, "item_id": ["i0", "i1"], "prompt_id": ["q0", "q1"],
          "model_a": ["j", "o"], "model_b": ["o", "j"], "p_a": [0.9, 0.2]}
     )  # fmt: skip
-    (r,), _ = self_recognition(t, n_boot=50, min_n=1)
+    (r,), _ = self_recognition(t, boot=Resampling(n_boot=50), min_n=1)
     assert set(r.components) == set(COMPONENTS)
     assert set(PROBE_COMPONENTS) == {
         "flip_rate", "placebo_flip_rate", "words_concise", "words_verbose"
@@ -161,6 +164,6 @@ def test_recognition_p_value_is_against_chance_not_zero() -> None:
             "p_a": [0.9 if k % 4 in (0, 1) else 0.1 for k in range(n)],
         }
     )  # own answer's share: 0.9, 0.1, 0.1, 0.9, ... -> mean 0.5
-    (r,), _ = self_recognition(t, n_boot=400, seed=0)
+    (r,), _ = self_recognition(t, boot=Resampling(n_boot=400, seed=0))
     assert r.estimate == pytest.approx(0.5)
     assert r.p_value > 0.5

@@ -20,6 +20,7 @@ from recuse.errors import ConfigError
 from recuse.judging.backends.base import Generation
 from recuse.judging.runner import Runner
 from recuse.judging.store import Store
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.probes import probe_effects
 from recuse.probes import build_probe_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter, rewrite_prompt
@@ -113,7 +114,7 @@ def test_a_planted_length_preference_is_recovered(tmp_path: Path) -> None:
         table = build_probe_table(pairs, probes=["concise", "verbose"], seed=2, rewriter=rewrite)
         judge_probes(Runner(judge, store, progress=False), table)
         exported = store.export_pairs()
-    results, skipped = probe_effects(exported, n_boot=400)
+    results, skipped = probe_effects(exported, boot=Resampling(n_boot=400))
     assert not skipped
     got = {r.metric: r for r in results}
     assert set(got) == {"probe_concise", "probe_verbose", "probe_verbosity"}

@@ -8,6 +8,7 @@ import pytest
 
 from recuse.errors import ConfigError
 from recuse.metrics import METRICS, pairwise_bias
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import CALIBRATED_RUNGS
 from recuse.simulate.pairs import DEFAULT_JUDGES, PlantedBias, simulate_pairs
 from recuse.tables import validate_pairs
@@ -88,7 +89,7 @@ def test_planted_values_are_recovered_on_a_large_sample(verdicts: str) -> None:
         judges=judges, n_prompts=5000, pairs_per_prompt=2, verdicts=verdicts,  # type: ignore[arg-type]
         single_order_rate=0.1, seed=11,
     )  # fmt: skip
-    res = pairwise_bias(sim.pairs, sim.families, n_boot=200, curves=False)
+    res = pairwise_bias(sim.pairs, sim.families, boot=Resampling(n_boot=200), curves=False)
     assert not res.skipped
     for r in res.results:
         assert r.judge is not None

@@ -13,6 +13,7 @@ from scipy.stats import norm
 
 from recuse.cli import main
 from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import Resampling
 from recuse.simulate.position import simulate_position
 from recuse.simulate.power import _achieved, _first_guess, noise_like, plan
 
@@ -26,15 +27,20 @@ def test_first_guess_by_hand() -> None:
 
 @pytest.mark.slow
 def test_recommended_size_reaches_the_power_in_a_fresh_simulation() -> None:
-    p = plan("self-preference", 0.3, runs=60, n_boot=200, seed=0)
+    p = plan("self-preference", 0.3, runs=60, boot=Resampling(n_boot=200, seed=0))
     # the reported power is a fresh simulation: within Monte-Carlo error of the target
     assert p.achieved >= 0.8 - 2 * math.sqrt(0.16 / 60) and p.pairs == p.prompts * 3
     assert p.achieved_low <= p.achieved <= p.achieved_high
-    opts = {"k": 3, "accuracy": 0.7, "level": 0.9, "runs": 80, "n_boot": 200}
-    fresh = _achieved("self-preference", 0.3, prompts=p.prompts, seed=1000, **opts)  # type: ignore[arg-type]
+    opts = {"k": 3, "accuracy": 0.7, "runs": 80}
+    fresh = _achieved(
+        "self-preference", 0.3, prompts=p.prompts, boot=Resampling(n_boot=200, seed=1000), **opts
+    )  # type: ignore[arg-type]
     margin = 2 * math.sqrt(0.8 * 0.2 / 80)  # two Monte-Carlo standard errors
     assert fresh >= 0.8 - margin
-    half = _achieved("self-preference", 0.3, prompts=max(2, p.prompts // 2), seed=2000, **opts)  # type: ignore[arg-type]
+    half = _achieved(
+        "self-preference", 0.3, prompts=max(2, p.prompts // 2),
+        boot=Resampling(n_boot=200, seed=2000), **opts,  # type: ignore[arg-type]
+    )  # fmt: skip
     assert half < fresh  # half the data: less power
 
 
@@ -81,7 +87,7 @@ def _independent_power(pairs: int, k: int, *, effect: float, flip: float, tie: f
 
 def test_position_plan_at_002_reaches_the_power_with_realistic_flips() -> None:
     # the old planner (no order flips in its simulation) recommended 276 pairs for 0.02
-    p = plan("position", 0.02, runs=100, seed=0)
+    p = plan("position", 0.02, runs=100, boot=Resampling(seed=0))
     assert p.noise == {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
     assert "flip rate of 0.25" in p.sentence() and "LLMBar" in p.sentence()
     opts = {"effect": 0.02, "flip": 0.25, "tie": 0.05, "icc": 0.2, "level": 0.9, "runs": 4000}
@@ -159,10 +165,10 @@ def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_defa
         ("runs", 5, "--runs must be 20 or more; got 5"),
         ("accuracy", 1.2, "--accuracy must be in (0.5, 1), e.g. 0.7; got 1.2"),
         ("power", 1.5, "--power must be in [0.5, 1), e.g. 0.8; got 1.5"),
-        ("level", 0.3, "--level must be in [0.5, 1), e.g. 0.9; got 0.3"),
+        ("boot", Resampling(level=0.3), "--level must be in [0.5, 1), e.g. 0.9; got 0.3"),
     ],
 )
-def test_each_bad_option_is_named_with_its_value(option: str, value: float, message: str) -> None:
+def test_each_bad_option_is_named_with_its_value(option: str, value: object, message: str) -> None:
     """Before, one message listed three rules ('--pairs-per-prompt ≥ 1, --runs ≥ 20 and
     --accuracy in (0.5, 1)') without saying which value broke one."""
     with pytest.raises(ConfigError) as err:

@@ -95,7 +95,7 @@ def run_boot(
     specs: Sequence[MetricSpec], clusters: pd.Series, o: AuditOptions
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """The specs bootstrapped together with the audit's level, resamples, seed and min_n."""
-    return run_specs(specs, clusters, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n)
+    return run_specs(specs, clusters, boot=o.resampling, min_n=o.min_n)
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:

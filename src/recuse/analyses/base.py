@@ -24,7 +24,7 @@ import pandas as pd
 
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, check_resamples
+from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, Resampling, check_resamples
 from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
@@ -124,6 +124,12 @@ class AuditOptions:
                     f"--material {key}={value}: the smallest effect worth acting on must be a "
                     "positive number, e.g. --material position=0.05"
                 )
+
+    @property
+    def resampling(self) -> Resampling:
+        """The bootstrap settings every analysis passes to the metric functions
+        (``boot=``): this audit's level, resamples and seed."""
+        return Resampling(level=self.level, n_boot=self.n_boot, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {

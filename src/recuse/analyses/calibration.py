@@ -139,8 +139,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     ece_found: list[MetricResult] = []
     ece_skipped: list[Skipped] = []
     for column, (ece, brier) in COLUMNS.items():
-        found, missed = ece_results(data, codes, labels, column=column, level=o.level,
-                                    seed=o.seed, min_n=o.min_n, name=ece.key)  # fmt: skip
+        found, missed = ece_results(
+            data, codes, labels, column=column, boot=o.resampling, min_n=o.min_n, name=ece.key
+        )
         ece_found += found
         ece_skipped += missed
         specs.append(brier_spec(data, codes, labels, column=column, name=brier.key))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -72,10 +71,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     with ctx.timed(f"familiarity bias ({inp.name})", ANALYSIS):
         for judge in judges:
             try:
-                r = familiarity_bias(
-                    judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed,
-                    min_n=o.min_n,
-                )  # fmt: skip
+                r = familiarity_bias(judged, judge=judge, boot=o.resampling, min_n=o.min_n)
             except RecuseError as exc:
                 ctx.skip(ANALYSIS, f"familiarity_bias: {exc}", inp.name, judge)
                 continue
@@ -117,9 +113,13 @@ def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[
         try:
             # the headline's competence model: κ per category, family term, who is self
             results = familiarity_mediation(
-                judged, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed,
-                min_n=o.min_n, families=ctx.roster, selves=ctx.selves,
-            )  # fmt: skip
+                judged,
+                judge=judge,
+                boot=o.resampling,
+                min_n=o.min_n,
+                families=ctx.roster,
+                selves=ctx.selves,
+            )
         except RecuseError as exc:
             ctx.part(ANALYSIS).notes.append(
                 f"{inp.name}, {judge}: no familiarity mediation ({exc})"
@@ -187,25 +187,18 @@ def _binned_series(
     return labels, series
 
 
-class _Boot(TypedDict):
-    level: float
-    n_boot: int
-    seed: int
-    min_n: int
-
-
 def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str]) -> None:
     """Figures 3–5 of the self-preference paper, per judge, with their tables."""
     o = ctx.options
     parts = ctx.part(ANALYSIS)
-    boot = _Boot(level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n)
+    boot, min_n = o.resampling, o.min_n
     edges = perplexity_bins()
     band = f"bins with at least {o.min_n} pairs; bands: {o.level:.0%} cluster-bootstrap intervals"
     curves, by_self, gaps, by_model = [], [], [], []
     for judge in judges:
         # Figure 3: win rate of a by perplexity difference, judge and humans
         try:
-            curve = perplexity_curve(judged, judge=judge, edges=edges, **boot)
+            curve = perplexity_curve(judged, judge=judge, edges=edges, boot=boot, min_n=min_n)
         except RecuseError as exc:
             ctx.skip(ANALYSIS, f"perplexity curve (Figure 3): {exc}", inp.name, judge, False)
         else:
@@ -230,7 +223,9 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 )  # fmt: skip
         # Figure 4: the same, pairs with the judge's own response vs the others
         try:
-            split = perplexity_curve_by_self(judged, judge=judge, edges=edges, **boot)
+            split = perplexity_curve_by_self(
+                judged, judge=judge, edges=edges, boot=boot, min_n=min_n
+            )
         except RecuseError as exc:
             ctx.skip(
                 ANALYSIS, f"perplexity curve by own response (Figure 4): {exc}", inp.name,
@@ -271,7 +266,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 inp.name, judge, False,
             )  # fmt: skip
             continue
-        results, skipped = own_perplexity_gap(judged, judge=judge, **boot)
+        results, skipped = own_perplexity_gap(judged, judge=judge, boot=boot, min_n=min_n)
         for k in skipped:
             ctx.skip(
                 ANALYSIS, f"own vs others' log-perplexity (Figure 5): {k.reason}",
@@ -291,7 +286,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
             )
         if not results:
             continue
-        models = log_perplexity_by_model(judged, judge=judge, **boot)
+        models = log_perplexity_by_model(judged, judge=judge, boot=boot, min_n=min_n)
         by_model.append(models)
         parts.figures.append(
             fig.bars(

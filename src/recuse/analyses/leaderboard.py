@@ -123,10 +123,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         return
     with ctx.timed(f"leaderboard ({inp.name})", ANALYSIS):
         try:
-            lb = leaderboard(
-                frame, families=families, level=o.level, n_boot=o.n_boot, seed=o.seed,
-                selves=ctx.selves,
-            )  # fmt: skip
+            lb = leaderboard(frame, families=families, boot=o.resampling, selves=ctx.selves)
         except EstimationError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name, headline=False)
             return
@@ -213,9 +210,8 @@ def _fit_once(
     else:
         try:
             result = length_controlled_win_rates(
-                used, judge=judge, baseline=baseline, level=o.level, n_boot=o.n_boot,
-                seed=o.seed,
-            )  # fmt: skip
+                used, judge=judge, baseline=baseline, boot=o.resampling
+            )
         except EstimationError as exc:
             result = exc
         fits[(judge, baseline)] = (used.index, result)
@@ -311,9 +307,7 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
     style, no_style = _style_counts(ctx, inp)
     for judge in _judges(frame):
         try:
-            scores = arena_hard_scores(
-                frame, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed
-            )
+            scores = arena_hard_scores(frame, judge=judge, boot=o.resampling)
         except EstimationError as exc:
             part.headlines.append(
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: not computed: {exc}."
@@ -389,9 +383,7 @@ def _arena_hard_style(
         return None, why
     o = ctx.options
     try:
-        styled = arena_hard_style_scores(
-            frame, style, judge=judge, level=o.level, n_boot=o.n_boot, seed=o.seed
-        )
+        styled = arena_hard_style_scores(frame, style, judge=judge, boot=o.resampling)
     except EstimationError as exc:
         return None, f"not computed: {exc}"
     return styled.set_index("model"), ""

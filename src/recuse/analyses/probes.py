@@ -104,9 +104,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     with ctx.timed(f"probes ({inp.name})", ANALYSIS):
         try:
-            results, skipped = probe_effects(
-                rows, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
-            )
+            results, skipped = probe_effects(rows, boot=o.resampling, min_n=o.min_n)
         except RecuseError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name)
             return

@@ -147,9 +147,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     with ctx.timed(f"self-preference ladder ({inp.name})", ANALYSIS):
         try:
             results, skipped = self_preference_ladder(
-                rows, judges=list(o.judges) or None, level=o.level, n_boot=o.n_boot,
-                seed=o.seed, min_n=o.min_n, selves=ctx.selves,
-            )  # fmt: skip
+                rows,
+                judges=list(o.judges) or None,
+                boot=o.resampling,
+                min_n=o.min_n,
+                selves=ctx.selves,
+            )
         except RecuseError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name, headline=False)
             return

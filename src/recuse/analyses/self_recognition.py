@@ -57,7 +57,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     with ctx.timed(f"self-recognition ({inp.name})", ANALYSIS):
         try:
             results, skipped = self_recognition(
-                rows, judges=judges, level=o.level, n_boot=o.n_boot, seed=o.seed, min_n=o.min_n
+                rows, judges=judges, boot=o.resampling, min_n=o.min_n
             )
         except RecuseError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name)
@@ -82,9 +82,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             ladder, _ = self_preference_ladder(
                 original,
                 judges=both,
-                level=o.level,
-                n_boot=o.n_boot,
-                seed=o.seed,
+                boot=o.resampling,
                 min_n=o.min_n,
                 selves=ctx.selves,
             )

@@ -26,7 +26,7 @@ from recuse.cli.app import (
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT, check_options, check_resamples
+from recuse.metrics.bootstrap import N_BOOT, Resampling, check_options, check_resamples
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
@@ -149,8 +149,8 @@ def pairs_command(
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
     result = pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
-        judge_ties=judge_ties, unit=unit, level=level, n_boot=n_boot, seed=seed, min_n=min_n,
-        orders=orders,
+        judge_ties=judge_ties, unit=unit, boot=Resampling(level=level, n_boot=n_boot, seed=seed),
+        min_n=min_n, orders=orders,
     )  # fmt: skip
 
     console = make_console()

@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from recuse.cli.app import app, cli_roster
-from recuse.simulate.power import MAX_PAIRS, POSITION_DEFAULTS, Planned, plan
+from recuse.metrics.bootstrap import Resampling
+from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
 
 @app.command("plan")
@@ -78,8 +79,20 @@ def plan_cmd(
         if not quiet:
             print(f"recuse plan: {line}", file=sys.stderr, flush=True)
 
-    p = plan(bias, effect, power=power, level=level, pairs_per_prompt=pairs_per_prompt,
-             accuracy=accuracy, runs=runs, seed=seed, flip_rate=flip_rate, tie_rate=ties,
-             icc=icc, like=frame, max_pairs=MAX_PAIRS, max_seconds=max_seconds,
-             progress=progress)  # fmt: skip
+    p = plan(
+        bias,
+        effect,
+        power=power,
+        boot=Resampling(level=level, n_boot=PLAN_N_BOOT, seed=seed),
+        pairs_per_prompt=pairs_per_prompt,
+        accuracy=accuracy,
+        runs=runs,
+        flip_rate=flip_rate,
+        tie_rate=ties,
+        icc=icc,
+        like=frame,
+        max_pairs=MAX_PAIRS,
+        max_seconds=max_seconds,
+        progress=progress,
+    )
     typer.echo(json.dumps(p.to_dict(), indent=2) if as_json else p.sentence())

@@ -9,9 +9,11 @@
   Figures 3–5;
 * :mod:`~recuse.metrics.position` — consistency, flip rate, first-position rate;
 * :mod:`~recuse.metrics.summary` — all of them for every judge from one bootstrap;
-* :mod:`~recuse.metrics.bootstrap` — the vectorised cluster (prompt) bootstrap.
+* :mod:`~recuse.metrics.bootstrap` — the vectorised cluster (prompt) bootstrap; every
+  metric function takes its settings as one value, ``boot=Resampling(level, n_boot, seed)``.
 """
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.position import first_position_rate, flip_rate, position_consistency
 from recuse.metrics.result import MetricResult, Skipped, results_frame
 from recuse.metrics.self_preference import (
@@ -33,6 +35,7 @@ __all__ = [
     "ConfusionMatrix",
     "MetricResult",
     "PairwiseBias",
+    "Resampling",
     "Skipped",
     "confusion_matrix",
     "family_preference",

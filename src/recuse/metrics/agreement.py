@@ -51,7 +51,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
@@ -200,26 +200,28 @@ def kappa_spec(
 
 
 def _single(
-    pairs: pd.DataFrame, judge: str | None, level: float, n_boot: int, seed: int | None,
-    min_n: int, build: str, weights: KappaWeights = "linear",
-) -> MetricResult:  # fmt: skip
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    pairs: pd.DataFrame,
+    judge: str | None,
+    boot: Resampling,
+    min_n: int,
+    build: str,
+    weights: KappaWeights = "linear",
+) -> MetricResult:
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     if build == "accuracy":
         spec = accuracy_spec(rows, codes, labels)
     else:
         spec = kappa_spec(rows, codes, labels, weights=weights)
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def accuracy(
     pairs: pd.DataFrame,
     *,
     judge: str | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Share of pairs with a human preference on which the judge agrees (ties, flips: half).
@@ -229,10 +231,10 @@ def accuracy(
     >>> t = pd.DataFrame({"item_id": list("abcd"), "prompt_id": list("abcd"),
     ...     "judge": "j", "human": [1.0, 1.0, 0.0, 0.0], "p_a_first": [1, 1, 1, 0.0],
     ...     "p_a_second": [1, 0, 1, 0.0], "p_a": [1, 0.5, 1, 0]})
-    >>> accuracy(t, min_n=1, n_boot=100).estimate  # (1 + 0.5 + 0 + 1) / 4
+    >>> accuracy(t, min_n=1, boot=Resampling(n_boot=100)).estimate  # (1 + 0.5 + 0 + 1) / 4
     0.625
     """
-    return _single(pairs, judge, level, n_boot, seed, min_n, "accuracy")
+    return _single(pairs, judge, boot, min_n, "accuracy")
 
 
 def cohen_kappa(
@@ -240,16 +242,14 @@ def cohen_kappa(
     *,
     judge: str | None = None,
     weights: KappaWeights = "linear",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Cohen's κ of the judge's pair verdict with the human label (b < tie < a).
 
     ``κ_w = 1 - Σ w_ij O_ij / Σ w_ij r_i c_j`` (module docstring); 0 = chance.
     """
-    return _single(pairs, judge, level, n_boot, seed, min_n, "kappa", weights)
+    return _single(pairs, judge, boot, min_n, "kappa", weights)
 
 
 # ------------------------------------------------------------------ Krippendorff
@@ -343,9 +343,7 @@ def krippendorff_alpha(
     *,
     judges: Sequence[str] | None = None,
     level_of_measurement: Alpha = "ordinal",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Krippendorff's α among the judges' pair verdicts (b < tie < a), items as units.
@@ -354,7 +352,7 @@ def krippendorff_alpha(
     agreement among the judges, 1 = perfect. ``n`` of the result counts the items
     with at least two verdicts; the bootstrap resamples their prompts.
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     stat, clusters, n_judges = alpha_statistic(pairs, judges=judges, level=level_of_measurement)
     if n_judges < 2:
         raise EstimationError(
@@ -367,9 +365,7 @@ def krippendorff_alpha(
     spec = MetricSpec(stat.name, stat, method)
     if len(clusters) == 0:
         raise EstimationError("no item has verdicts of two or more judges")
-    results, skipped = run_specs(
-        [spec], clusters, level=level, n_boot=n_boot, seed=seed, min_n=min_n
-    )
+    results, skipped = run_specs([spec], clusters, boot=boot, min_n=min_n)
     if skipped:
         raise EstimationError(f"cannot estimate Krippendorff's alpha: {skipped[0].reason}")
     return results[0]

@@ -37,7 +37,7 @@ than ``max_dropped`` of the resamples are dropped the group is refused.
 ...     group=np.array([0, 0, 0, 0]), labels=("j",), combine=ratio,
 ...     required=((1, "pairs"),))
 >>> est = cluster_bootstrap([stat], np.array(["p1", "p1", "p2", "p3"]),
-...                         n_boot=200, level=0.9, seed=0, min_n=1)[0][0]
+...                         boot=Resampling(n_boot=200), min_n=1)[0][0]
 >>> est.estimate, est.n, est.n_clusters
 (0.75, 4, 3)
 """
@@ -68,7 +68,9 @@ __all__ = [
     "GroupEstimate",
     "GroupedStatistic",
     "Interval",
+    "Resampling",
     "absolute_difference_of_ratios",
+    "check_min_n",
     "check_options",
     "cluster_bootstrap",
     "counted",
@@ -219,12 +221,55 @@ class GroupEstimate:
     replicates: FloatArray = field(default_factory=lambda: np.empty(0))
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """How an estimate is resampled: the settings every bootstrapped metric shares.
+
+    * ``level`` — the interval's confidence level, in (0, 1): 0.9 gives a 90% interval
+      (the ends are the replicates' 5% and 95% points, moved by the BCa correction);
+    * ``n_boot`` — how many bootstrap resamples are drawn (an integer, at least 10):
+      each draws the clusters — the prompts — with replacement, as many as there are;
+    * ``seed`` — the seed of the random generator that draws them (an integer, 0 or
+      more): the same data, settings and seed give the same interval.
+
+    The bootstrap is a cluster bootstrap over prompts (the module docstring): the rows
+    of one prompt are resampled together. A ``Resampling`` that exists is valid (checked
+    as it is made, :class:`ConfigError` otherwise), and it is frozen, so one value can
+    be shared as a default. The smallest group an estimator accepts (``min_n``) is not a
+    resampling setting: each metric function takes its own.
+
+    >>> Resampling()
+    Resampling(level=0.9, n_boot=2000, seed=0)
+    >>> Resampling(n_boot=5)
+    Traceback (most recent call last):
+    ...
+    recuse.errors.ConfigError: n_boot must be an integer of at least 10, got 5
+    """
+
+    level: float = 0.9
+    n_boot: int = N_BOOT
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_options(level=self.level, n_boot=self.n_boot, min_n=1)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer):
+            raise ConfigError(f"seed must be an integer (e.g. 0), got {self.seed!r}")
+        if self.seed < 0:
+            raise ConfigError(f"seed must be 0 or more, got {self.seed!r}")
+
+
 def check_options(*, level: float, n_boot: int, min_n: int) -> None:
     """Raise :class:`ConfigError` for a level, resample count or ``min_n`` out of range."""
     if not 0.0 < level < 1.0:
         raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9), got {level!r}")
     if int(n_boot) != n_boot or n_boot < 10:
         raise ConfigError(f"n_boot must be an integer of at least 10, got {n_boot!r}")
+    check_min_n(min_n)
+
+
+def check_min_n(min_n: int) -> None:
+    """Raise :class:`ConfigError` for a ``min_n`` (an estimator's smallest group) that is
+    not a positive integer."""
     if int(min_n) != min_n or min_n < 1:
         raise ConfigError(f"min_n must be a positive integer, got {min_n!r}")
 
@@ -297,9 +342,7 @@ def cluster_bootstrap(
     stats: Sequence[GroupedStatistic],
     clusters: NDArray[np.generic] | pd.Series,
     *,
-    n_boot: int,
-    level: float,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
     max_dropped: float = 0.1,
     interval: Interval = "bca",
@@ -307,13 +350,13 @@ def cluster_bootstrap(
 ) -> list[list[GroupEstimate]]:
     """Point estimates and intervals (``interval``: BCa or percentile, see the module
     docstring; a statistic's own :attr:`GroupedStatistic.interval` wins) of every
-    statistic in every group.
+    statistic in every group, resampled as ``boot`` says (:class:`Resampling`).
 
     All statistics share one set of resamples of the clusters (``clusters`` gives
     the cluster of each row; every statistic has the same rows), so intervals of
     different metrics and judges come from the same bootstrap world. Cluster labels
     are sorted before resampling, so the draw depends only on the set of clusters
-    and ``seed``. Returns one list per statistic with one :class:`GroupEstimate`
+    and ``boot.seed``. Returns one list per statistic with one :class:`GroupEstimate`
     per group label.
 
     ``seconds`` (a dict, filled in when given): each statistic's name with the seconds
@@ -322,7 +365,8 @@ def cluster_bootstrap(
     statistic's share of the resampled columns, the sparse one's by its share of the
     non-zero entries), so that a slow bootstrap names the statistic that makes it slow.
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
+    level, n_boot, seed = boot.level, boot.n_boot, boot.seed
     for how in (interval, *(s.interval for s in stats if s.interval is not None)):
         if how not in INTERVALS:
             raise ConfigError(f"interval must be one of {', '.join(INTERVALS)}; got {how!r}")

@@ -53,7 +53,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
+from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.roster import self_keys
 
 __all__ = [
@@ -239,14 +239,11 @@ def bradley_terry(
     *,
     covariates: pd.DataFrame | None = None,
     weights: FloatArray | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
 ) -> BTFit:
     """Fit ``logit P(a beats b) = s_a − s_b + Σ β_k x_k`` (statsmodels GLM, binomial
     family, fractional ``y`` allowed) and bootstrap it over ``clusters`` (see the module
     docstring for the one-step cluster bootstrap)."""
-    check_options(level=level, n_boot=n_boot, min_n=1)
     y = np.asarray(y, float)
     n = len(y)
     cov = covariates if covariates is not None else pd.DataFrame(index=range(n))
@@ -264,8 +261,8 @@ def bradley_terry(
     np.add.at(u, codes, scores)
     info = (x * (w * p * (1 - p))[:, None]).T @ x
     h_inv = np.linalg.pinv(info)
-    rng = np.random.default_rng(seed)
-    counts = resample_counts(len(uniques), n_boot, rng)
+    rng = np.random.default_rng(boot.seed)
+    counts = resample_counts(len(uniques), boot.n_boot, rng)
     reps = theta + (counts - 1.0) @ u @ h_inv.T  # (n_boot, k)
     k_sys = len(systems) - 1
 
@@ -273,7 +270,7 @@ def bradley_terry(
         s = np.concatenate([np.zeros((*t.shape[:-1], 1)), t[..., :k_sys]], axis=-1)
         return s - s.mean(axis=-1, keepdims=True)
 
-    alpha = (1 - level) / 2
+    alpha = (1 - boot.level) / 2
     s_hat = strengths_of(theta)
     s_rep = strengths_of(reps)
     r_rep = _ranks(s_rep)
@@ -301,8 +298,8 @@ def bradley_terry(
         n_rows=n,
         n_pairs=n,
         n_clusters=len(uniques),
-        level=level,
-        n_boot=n_boot,
+        level=boot.level,
+        n_boot=boot.n_boot,
         dropped=dropped,
     )
 
@@ -414,9 +411,7 @@ def leaderboard(
     *,
     families: Mapping[str, str],
     judges: Sequence[str] = (),
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     selves: Mapping[str, str] | None = None,
 ) -> Leaderboard:
     """Raw and bias-adjusted Bradley–Terry leaderboards from the judges' verdicts
@@ -441,15 +436,20 @@ def leaderboard(
         a[keep].reset_index(drop=True),
         b[keep].reset_index(drop=True),
     )
-    opts: dict[str, Any] = {"level": level, "n_boot": n_boot, "seed": seed}
     y, w, clusters = rows["_y"].to_numpy(float), rows["_w"].to_numpy(float), rows["prompt_id"]
-    raw = bradley_terry(y, a, b, clusters, weights=w, **opts)
+    raw = bradley_terry(y, a, b, clusters, weights=w, boot=boot)
     adjusted = bradley_terry(
-        y, a, b, clusters, covariates=_covariates(rows, a, b, families, selves), weights=w, **opts
+        y,
+        a,
+        b,
+        clusters,
+        covariates=_covariates(rows, a, b, families, selves),
+        weights=w,
+        boot=boot,
     )
     raw = _with_pairs(raw, judged)
     adjusted = _with_pairs(adjusted, judged)
-    human = _human_fit(pairs, opts)
+    human = _human_fit(pairs, boot)
     return Leaderboard(
         raw=raw,
         adjusted=adjusted,
@@ -467,7 +467,7 @@ def _with_pairs(fit: BTFit, pairs: pd.DataFrame) -> BTFit:
     return replace(fit, n_pairs=len(pairs))
 
 
-def _human_fit(pairs: pd.DataFrame, opts: dict[str, Any]) -> BTFit | None:
+def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
     if "human" not in pairs.columns:
         return None
     labelled = pairs[pairs["human"].notna()].drop_duplicates("item_id")
@@ -478,7 +478,9 @@ def _human_fit(pairs: pd.DataFrame, opts: dict[str, Any]) -> BTFit | None:
     labelled = labelled[keep].reset_index(drop=True)
     a, b = a[keep].reset_index(drop=True), b[keep].reset_index(drop=True)
     try:
-        fit = bradley_terry(labelled["human"].to_numpy(float), a, b, labelled["prompt_id"], **opts)
+        fit = bradley_terry(
+            labelled["human"].to_numpy(float), a, b, labelled["prompt_id"], boot=boot
+        )
     except EstimationError:
         return None
     return _with_pairs(fit, labelled)

@@ -66,7 +66,7 @@ from numpy.typing import NDArray
 from scipy.special import ndtri
 
 from recuse.errors import ConfigError, EstimationError
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, counted, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, counted, ratio
 from recuse.metrics.estimate import FEW_CLUSTERS, LOW_N, MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import single_judge
@@ -208,8 +208,7 @@ def ece_results(
     *,
     column: str = "p_a",
     bins: int = BINS,
-    level: float = 0.9,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
     name: str = "calibration_ece",
 ) -> tuple[list[MetricResult], list[Skipped]]:
@@ -226,7 +225,7 @@ def ece_results(
         f"debiased calibration error of {column}: {bins} equal-width bins, sqrt of the "
         "U-statistic over prompts of the squared gap between stated probability and "
         "outcome (Kumar et al. 2019), y = human label as 0/1 (ties left out); "
-        f"{level:.0%} normal interval on the squared scale, jackknife over prompts"
+        f"{boot.level:.0%} normal interval on the squared scale, jackknife over prompts"
     )
     for g, label in enumerate(labels):
         mine = codes == g
@@ -241,8 +240,8 @@ def ece_results(
             )
             skipped.append(Skipped(name, str(label), why))
             continue
-        e = debiased_ece(p_all[mine], y_all[mine], prompts[mine], bins=bins, seed=seed)
-        lo, hi = e.interval(level)
+        e = debiased_ece(p_all[mine], y_all[mine], prompts[mine], bins=bins, seed=boot.seed)
+        lo, hi = e.interval(boot.level)
         warnings = []
         if e.n_clusters < FEW_CLUSTERS:
             warnings.append(
@@ -265,7 +264,7 @@ def ece_results(
                 estimate=math.sqrt(max(e.u, 0.0)),
                 ci_low=lo,
                 ci_high=hi,
-                level=level,
+                level=boot.level,
                 n=e.n,
                 n_clusters=e.n_clusters,
                 method=method,
@@ -319,15 +318,14 @@ def expected_calibration_error(
     judge: str | None = None,
     column: str = "p_a",
     bins: int = BINS,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Debiased calibration error of the judge's probabilities (``column``), equal-width
     bins, with the plug-in ECE and a calibrated judge's plug-in ECE as components
-    (module docstring). ``n_boot`` is accepted for a uniform signature; the interval
-    is the jackknife's, not the bootstrap's. No p-value (a quality score).
+    (module docstring). Of ``boot``, the level sets the interval and the seed the
+    calibrated judge's simulated outcomes; ``n_boot`` is unused (the interval is the
+    jackknife's, not the bootstrap's). No p-value (a quality score).
 
     >>> t = pd.DataFrame({"item_id": list("abcd"), "prompt_id": list("abcd"), "judge": "j",
     ...     "human": [1.0, 0.0, 1.0, 1.0], "p_a": [0.95, 0.91, 0.15, 0.05]})
@@ -335,11 +333,11 @@ def expected_calibration_error(
     >>> round(expected_calibration_error(t, min_n=1).components["ece_plugin"], 4)
     0.665
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     results, skipped = ece_results(
-        rows, codes, labels, column=column, bins=bins, level=level, seed=seed, min_n=min_n
+        rows, codes, labels, column=column, bins=bins, boot=boot, min_n=min_n
     )
     if skipped:
         raise EstimationError(
@@ -354,18 +352,16 @@ def brier_score(
     *,
     judge: str | None = None,
     column: str = "p_a",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Brier score ``mean((p - y)²)`` of the judge's probabilities (module docstring);
     no p-value (a quality score)."""
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     spec = brier_spec(rows, codes, labels, column=column)
-    r = run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    r = run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
     return without_p_value(r)
 
 

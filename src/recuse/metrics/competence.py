@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.bootstrap import GroupedStatistic, Interval, check_options, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import Families, Relation, favored_side, single_judge
@@ -105,8 +105,7 @@ def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
         labelled["model_a"].astype(str),
         labelled["model_b"].astype(str),
         labelled["prompt_id"],
-        n_boot=10,
-        seed=0,
+        boot=Resampling(n_boot=10, seed=0),
     )
     return {s: float(v) for s, v in zip(fit.systems, fit.strengths, strict=True)}
 
@@ -1309,9 +1308,7 @@ def calibrated_self_preference(
     *,
     judge: str | None = None,
     strengths: Mapping[str, float] | None = None,
-    level: float = 0.9,
-    n_boot: int = 2000,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
     families: Families | None = None,
     selves: Mapping[str, str] | None = None,
@@ -1383,7 +1380,7 @@ def calibrated_self_preference(
     say, with both ranges of strength gaps, when most of its own pairs lie far beyond
     the gaps its competence is learnt on (:func:`extrapolation_warning`).
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     side = favored_side(rows, relation="self", selves=selves)
@@ -1397,4 +1394,4 @@ def calibrated_self_preference(
     )  # fmt: skip
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)

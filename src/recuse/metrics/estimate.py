@@ -37,6 +37,7 @@ from recuse.metrics.bootstrap import (
     GroupedStatistic,
     GroupEstimate,
     Interval,
+    Resampling,
     cluster_bootstrap,
     counted,
     p_value,
@@ -95,28 +96,24 @@ def run_specs(
     specs: Sequence[MetricSpec],
     clusters: pd.Series,
     *,
-    level: float,
-    n_boot: int,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
     unlabelled: Mapping[str, str] | None = None,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """Bootstrap every spec together; usable groups become results, others :class:`Skipped`
     (``unlabelled``: :func:`unlabelled_judges`, as in :func:`to_results`)."""
-    estimates = cluster_bootstrap(
-        [s.stat for s in specs], clusters, n_boot=n_boot, level=level, seed=seed, min_n=min_n
-    )
-    return to_results(specs, estimates, level=level, n_boot=n_boot, unlabelled=unlabelled)
+    estimates = cluster_bootstrap([s.stat for s in specs], clusters, boot=boot, min_n=min_n)
+    return to_results(specs, estimates, boot=boot, unlabelled=unlabelled)
 
 
-def interval_method(level: float, n_boot: int, interval: Interval = "bca") -> str:
+def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     """The interval's words for a result's ``method`` text.
 
-    >>> interval_method(0.9, 2000, "percentile")
+    >>> interval_method(Resampling(), "percentile")
     '90% percentile interval, cluster bootstrap over prompts (2000 resamples)'
     """
     name = INTERVAL_NAMES[interval]
-    return f"{level:.0%} {name}, cluster bootstrap over prompts ({n_boot} resamples)"
+    return f"{boot.level:.0%} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
 
 
 def interval_warnings(est: GroupEstimate) -> tuple[str, ...]:
@@ -193,8 +190,7 @@ def to_results(
     specs: Sequence[MetricSpec],
     estimates: Sequence[Sequence[GroupEstimate]],
     *,
-    level: float,
-    n_boot: int,
+    boot: Resampling,
     unusable: Mapping[str, str] | None = None,
     interval: Interval = "bca",
     unlabelled: Mapping[str, str] | None = None,
@@ -213,7 +209,7 @@ def to_results(
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
     for spec, groups in zip(specs, estimates, strict=True):
-        boot = interval_method(level, n_boot, spec.stat.interval or interval)
+        words = interval_method(boot, spec.stat.interval or interval)
         for label, est in zip(spec.stat.labels, groups, strict=True):
             judge = None if label is None else str(label)
             if est.problem is not None:
@@ -229,10 +225,10 @@ def to_results(
                     estimate=est.estimate,
                     ci_low=est.ci_low,
                     ci_high=est.ci_high,
-                    level=level,
+                    level=boot.level,
                     n=est.counts.get(spec.n_count, est.n) if spec.n_count else est.n,
                     n_clusters=est.n_clusters,
-                    method=f"{spec.method}; {boot}",
+                    method=f"{spec.method}; {words}",
                     judge=judge,
                     n_boot=est.n_boot,
                     n_boot_dropped=est.n_dropped,
@@ -252,15 +248,11 @@ def run_one(
     spec: MetricSpec,
     clusters: pd.Series,
     *,
-    level: float,
-    n_boot: int,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
 ) -> MetricResult:
     """The one result of a single-group spec; a group too small raises :class:`EstimationError`."""
-    results, skipped = run_specs(
-        [spec], clusters, level=level, n_boot=n_boot, seed=seed, min_n=min_n
-    )
+    results, skipped = run_specs([spec], clusters, boot=boot, min_n=min_n)
     if skipped:
         s = skipped[0]
         who = f" for judge {s.judge!r}" if s.judge is not None else ""

@@ -42,9 +42,9 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
-    N_BOOT,
     GroupedStatistic,
-    check_options,
+    Resampling,
+    check_min_n,
     cluster_bootstrap,
     difference_of_ratios,
     ratio,
@@ -151,9 +151,7 @@ def _stacked_curve(
     ys: Sequence[tuple[tuple[tuple[str, str], ...], FloatArray, NDArray[np.intp], tuple[str, ...]]],
     edges: FloatArray,
     *,
-    level: float,
-    n_boot: int,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
 ) -> pd.DataFrame:
     """Curves of several ``y`` over the same rows, bootstrapped together.
@@ -185,7 +183,7 @@ def _stacked_curve(
         raise EstimationError(
             f"{name}: no usable pairs (perplexities, verdicts or human labels are missing)"
         )
-    est = cluster_bootstrap([stat], clusters, n_boot=n_boot, level=level, seed=seed, min_n=min_n)
+    est = cluster_bootstrap([stat], clusters, boot=boot, min_n=min_n)
     return _curve_frame(stat, est[0], edges)
 
 
@@ -196,9 +194,7 @@ def perplexity_curve(
     edges: Sequence[float] | FloatArray | None = None,
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> pd.DataFrame:
     """Figure 3: win rate of response a by bin of ``d = log ppl_a - log ppl_b``.
@@ -216,12 +212,12 @@ def perplexity_curve(
     ...     "model_b": None, "judge": "j", "human": [1, 0, 1, 1],
     ...     "p_a_first": [1, 1, 0, 0], "p_a_second": None, "p_a": None,
     ...     "ppl_a": [2, 2, 8, 8], "ppl_b": [8, 8, 2, 2]}))
-    >>> c = perplexity_curve(t, edges=[-5, 0, 5], min_n=1, n_boot=50)
+    >>> c = perplexity_curve(t, edges=[-5, 0, 5], min_n=1, boot=Resampling(n_boot=50))
     >>> c[["rater", "bin_low", "n", "mean"]].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
     [['judge', -5.0, 2, 1.0], ['judge', 0.0, 2, 0.0],
      ['human', -5.0, 2, 0.5], ['human', 0.0, 2, 1.0]]
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     check_modes(verdict=verdict, judge_ties=judge_ties)
     e = perplexity_bins() if edges is None else _check_edges(edges)
     codes, labels = judge_codes(pairs, judge)
@@ -231,10 +227,14 @@ def perplexity_curve(
     both = np.isfinite(yj) & np.isfinite(yh) & np.isfinite(d)
     c = np.where(both, codes, -1).astype(np.intp)
     frame = _stacked_curve(
-        "perplexity_curve", pairs, d,
+        "perplexity_curve",
+        pairs,
+        d,
         [((("rater", "judge"),), yj, c, labels), ((("rater", "human"),), yh, c, labels)],
-        e, level=level, n_boot=n_boot, seed=seed, min_n=min_n,
-    )  # fmt: skip
+        e,
+        boot=boot,
+        min_n=min_n,
+    )
     return _order(frame, ["judge", "rater", *CURVE_COLUMNS[2:]], labels)
 
 
@@ -261,9 +261,7 @@ def perplexity_curve_by_self(
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
     with_human: bool = True,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> pd.DataFrame:
     """Figure 4: the Figure 3 curves split by whether the pair holds the judge's own response.
@@ -276,7 +274,7 @@ def perplexity_curve_by_self(
     ``with_human`` adds the human curves on the rows that have one. Raises
     :class:`EstimationError` when no pair holds a judge's own response.
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     check_modes(verdict=verdict, judge_ties=judge_ties)
     e = perplexity_bins() if edges is None else _check_edges(edges)
     codes, labels = judge_codes(pairs, judge)
@@ -308,10 +306,7 @@ def perplexity_curve_by_self(
         if with_human:
             ch = np.where(mask & ok & np.isfinite(yh), codes, -1).astype(np.intp)
             curves.append(((("rater", "human"), ("subset", subset)), yh, ch, labels))
-    frame = _stacked_curve(
-        "perplexity_curve_by_self", pairs, x, curves, e,
-        level=level, n_boot=n_boot, seed=seed, min_n=min_n,
-    )  # fmt: skip
+    frame = _stacked_curve("perplexity_curve_by_self", pairs, x, curves, e, boot=boot, min_n=min_n)
     return _order(frame, ["judge", "subset", "rater", *CURVE_COLUMNS[2:]], labels)
 
 
@@ -346,9 +341,7 @@ def own_perplexity_gap(
     pairs: pd.DataFrame,
     *,
     judge: str | Sequence[str] | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """Figure 5: mean log-perplexity of the judge's own responses minus the others'.
@@ -362,7 +355,7 @@ def own_perplexity_gap(
     two means; the interval is a cluster bootstrap over prompts. A judge without
     ``min_n`` own responses is returned in the skipped list with the reason.
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     resp = _responses(pairs)
     if resp.empty:
         raise EstimationError("no response has a judge, a known model and a perplexity")
@@ -395,9 +388,7 @@ def own_perplexity_gap(
     return run_specs(
         [spec],
         clusters_of(resp),
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
+        boot=boot,
         min_n=min_n,
     )
 
@@ -406,9 +397,7 @@ def log_perplexity_by_model(
     pairs: pd.DataFrame,
     *,
     judge: str | Sequence[str] | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> pd.DataFrame:
     """Mean log-perplexity of each generator's responses under each judge (Figure 5 bars).
@@ -419,11 +408,11 @@ def log_perplexity_by_model(
     >>> t = pd.DataFrame({"item_id": ["x", "y"], "prompt_id": ["p", "q"], "judge": "j",
     ...     "model_a": ["j", "j"], "model_b": ["m", "m"], "ppl_a": [np.e, np.e],
     ...     "ppl_b": [np.e**2, np.e**4]})
-    >>> c = log_perplexity_by_model(t, min_n=1, n_boot=20)
+    >>> c = log_perplexity_by_model(t, min_n=1, boot=Resampling(n_boot=20))
     >>> c[["model", "own", "n", "mean"]].values.tolist()
     [['j', True, 2, 1.0], ['m', False, 2, 3.0]]
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     resp = _responses(pairs)
     if resp.empty:
         raise EstimationError("no response has a judge, a known model and a perplexity")
@@ -442,10 +431,8 @@ def log_perplexity_by_model(
         combine=ratio,
         required=((1, "responses"),),
     )
-    est = cluster_bootstrap(
-        [stat], resp["prompt_id"].to_numpy(dtype=str), n_boot=n_boot, level=level, seed=seed,
-        min_n=min_n,
-    )[0]  # fmt: skip
+    prompts = resp["prompt_id"].to_numpy(dtype=str)
+    est = cluster_bootstrap([stat], prompts, boot=boot, min_n=min_n)[0]
     rows = []
     for (j, m), e in zip(glabels, est, strict=True):
         t = e.totals
@@ -540,9 +527,7 @@ def familiarity_bias(
     judge: str | None = None,
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 20,
     max_dropped: float = 0.1,
 ) -> MetricResult:
@@ -560,7 +545,7 @@ def familiarity_bias(
     human P(a better) (ties 0.5). Positive values mean the judge favours the
     lower-perplexity response beyond what the humans do (log-odds per nat of
     log-perplexity difference). The interval is the percentile interval of the
-    statistic refitted on ``n_boot`` cluster-bootstrap resamples of prompts;
+    statistic refitted on ``boot.n_boot`` cluster-bootstrap resamples of prompts;
     resamples where a fit does not converge are dropped and counted (more than
     ``max_dropped`` of them raise :class:`EstimationError`). ``components`` hold
     ``judge_slope`` and ``human_slope``.
@@ -568,11 +553,11 @@ def familiarity_bias(
     >>> from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
     >>> sim = simulate_familiarity({"j": PlantedFamiliarity(judge_slope=-1.5)},
     ...                            human_slope=-0.5, n_prompts=150, seed=3)
-    >>> r = familiarity_bias(sim.pairs, n_boot=200)
+    >>> r = familiarity_bias(sim.pairs, boot=Resampling(n_boot=200))
     >>> sim.true_value("j"), r.covers(1.0)
     (1.0, True)
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     check_modes(verdict=verdict, judge_ties=judge_ties)
     rows = single_judge(pairs, judge)
     name = str(rows["judge"].iloc[0])
@@ -604,39 +589,39 @@ def familiarity_bias(
             f"familiarity_bias for judge {name!r}: the logistic fit does not converge "
             "(verdicts or labels perfectly separated by the perplexity difference)"
         )
-    rng = np.random.default_rng(seed)
-    reps = np.empty(n_boot)
+    rng = np.random.default_rng(boot.seed)
+    reps = np.empty(boot.n_boot)
     chunk = max(1, 2_000_000 // max(n, 1))
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
+    for start in range(0, boot.n_boot, chunk):
+        b = min(chunk, boot.n_boot - start)
         w = resample_counts(n_c, b, rng)[:, codes]
         bj = fit_logit_slopes(x, yj, w)
         bh = fit_logit_slopes(x, yh, w)
         reps[start : start + b] = bh[:, 1] - bj[:, 1]
     ok = np.isfinite(reps)
     dropped = int((~ok).sum())
-    if dropped > max_dropped * n_boot:
+    if dropped > max_dropped * boot.n_boot:
         raise EstimationError(
-            f"familiarity_bias for judge {name!r}: {dropped} of {n_boot} bootstrap resamples "
+            f"familiarity_bias for judge {name!r}: {dropped} of {boot.n_boot} bootstrap resamples "
             "could not be fitted (separation) — too few pairs or prompts for a stable interval"
         )
-    lo, hi = np.quantile(reps[ok], [(1 - level) / 2, (1 + level) / 2])
+    lo, hi = np.quantile(reps[ok], [(1 - boot.level) / 2, (1 + boot.level) / 2])
     estimate = float(point_h[1] - point_j[1])
     return MetricResult(
         metric="familiarity_bias",
         estimate=estimate,
         ci_low=float(lo),
         ci_high=float(hi),
-        level=level,
+        level=boot.level,
         n=n,
         n_clusters=n_c,
         method=(
             "human slope minus judge slope of fractional-logit fits on d = log ppl_a - "
-            f"log ppl_b (verdict={verdict}); {level:.0%} percentile interval, cluster "
-            f"bootstrap over prompts ({n_boot} resamples, both fits refitted)"
+            f"log ppl_b (verdict={verdict}); {boot.level:.0%} percentile interval, cluster "
+            f"bootstrap over prompts ({boot.n_boot} resamples, both fits refitted)"
         ),
         judge=name,
-        n_boot=n_boot,
+        n_boot=boot.n_boot,
         n_boot_dropped=dropped,
         counts={"pairs": n},
         components={
@@ -654,9 +639,7 @@ def familiarity_summary(
     judges: Sequence[str] | None = None,
     verdict: Verdict = "prob",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 20,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """:func:`familiarity_bias` for every judge, ranked from most to least familiarity-driven.
@@ -674,9 +657,7 @@ def familiarity_summary(
                     judge=j,
                     verdict=verdict,
                     judge_ties=judge_ties,
-                    level=level,
-                    n_boot=n_boot,
-                    seed=seed,
+                    boot=boot,
                     min_n=min_n,
                 )
             )

@@ -17,7 +17,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import GroupedStatistic, check_options
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n
 from recuse.metrics.competence import (
     CALIBRATED_INTERVAL,
     CompetenceModel,
@@ -96,9 +96,7 @@ def familiarity_mediation(
     *,
     judge: str | None = None,
     strengths: Mapping[str, float] | None = None,
-    level: float = 0.9,
-    n_boot: int = 2000,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
     families: Families | None = None,
     selves: Mapping[str, str] | None = None,
@@ -135,7 +133,7 @@ def familiarity_mediation(
     (the rows with both perplexities), not to a one-``κ`` refit of it.
     """
 
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     d = log_perplexity_difference(rows)
     rows = rows.loc[np.isfinite(d)].reset_index(drop=True)
@@ -204,9 +202,7 @@ def familiarity_mediation(
         )
         for name in MEDIATION
     ]
-    results, skipped = run_specs(
-        specs, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n
-    )
+    results, skipped = run_specs(specs, clusters_of(rows), boot=boot, min_n=min_n)
     if skipped:
         raise EstimationError(f"cannot estimate the mediation: {skipped[0].reason}")
     return results

@@ -41,10 +41,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.metrics.bootstrap import (
-    N_BOOT,
     Combine,
     GroupedStatistic,
-    check_options,
+    Resampling,
+    check_min_n,
     difference_of_ratios,
     ratio,
 )
@@ -106,9 +106,7 @@ def self_preference_ladder(
     pairs: pd.DataFrame,
     *,
     judges: str | list[str] | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
     selves: Mapping[str, str] | None = None,
 ) -> tuple[list[MetricResult], list[Skipped]]:
@@ -117,7 +115,7 @@ def self_preference_ladder(
     ``selves`` (:meth:`~recuse.roster.Roster.self_map`): what counts as the judge's own
     answer (default: the judge's id; with its model line, every snapshot of the line).
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     codes, labels = judge_codes(pairs, judges)
     side = favored_side(pairs, relation="self", selves=selves)
     v = orient(pairs["p_a"].to_numpy(float), side)
@@ -193,6 +191,9 @@ def self_preference_ladder(
              need=(other_wins, other_models)),
     ]  # fmt: skip
     return run_specs(
-        specs, clusters_of(pairs), level=level, n_boot=n_boot, seed=seed, min_n=min_n,
+        specs,
+        clusters_of(pairs),
+        boot=boot,
+        min_n=min_n,
         unlabelled=unlabelled_judges(pairs, codes, labels),
-    )  # fmt: skip
+    )

@@ -79,7 +79,7 @@ import statsmodels.api as sm
 from scipy import optimize, sparse, special, stats
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
+from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.bradley_terry import system_names
 
 __all__ = [
@@ -332,9 +332,7 @@ def length_controlled_win_rates(
     *,
     judge: str,
     baseline: str | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
 ) -> pd.DataFrame:
     """One row per system judged by ``judge`` against its one baseline: raw and
     length-controlled win rates (in %) with intervals — ``lc_win_rate`` the joint fit
@@ -351,7 +349,6 @@ def length_controlled_win_rates(
     ``model_a`` is taken as the baseline. Raises :class:`EstimationError` when the
     judge's rows do not share one baseline, or when the table has neither texts
     (``response_a``/``response_b``) nor lengths (``len_a``/``len_b``)."""
-    check_options(level=level, n_boot=n_boot, min_n=1)
     rows = pairs[(pairs["judge"] == judge) & pairs["p_a"].notna()]
     if rows.empty:
         raise EstimationError(f"no verdicts of judge {judge!r}")
@@ -414,9 +411,9 @@ def length_controlled_win_rates(
     joint = None  # one system: nothing to share an instruction effect with
     if len(names) > 1:  # None too where the systems share too few instructions
         cluster = pd.factorize(rows["prompt_id"])[0]
-        joint = _joint_fit(systems, cluster, rows["_y"].to_numpy(float), tl, level=level)
-    rng = np.random.default_rng(seed)
-    alpha = (1 - level) / 2
+        joint = _joint_fit(systems, cluster, rows["_y"].to_numpy(float), tl, level=boot.level)
+    rng = np.random.default_rng(boot.seed)
+    alpha = (1 - boot.level) / 2
     out = []
     for name, g in rows.groupby("_system", sort=True):
         y = g["_y"].to_numpy(float)
@@ -436,14 +433,15 @@ def length_controlled_win_rates(
         np.add.at(u, codes, x * (y - p)[:, None])
         info = (x * (p * (1 - p))[:, None]).T @ x
         reps = (
-            theta + (resample_counts(len(uniques), n_boot, rng) - 1.0) @ u @ np.linalg.pinv(info).T
+            theta
+            + (resample_counts(len(uniques), boot.n_boot, rng) - 1.0) @ u @ np.linalg.pinv(info).T
         )
         psi, psi_reps = (
-            (theta[2], reps[:, [2]]) if x.shape[1] == 3 else (0.0, np.zeros((n_boot, 1)))
+            (theta[2], reps[:, [2]]) if x.shape[1] == 3 else (0.0, np.zeros((boot.n_boot, 1)))
         )
         lc = float(_sigmoid(theta[0] + psi * gamma).mean())
         lc_reps = _sigmoid(reps[:, [0]] + psi_reps * gamma[None, :]).mean(axis=1)
-        counts = resample_counts(len(uniques), n_boot, rng)
+        counts = resample_counts(len(uniques), boot.n_boot, rng)
         sums, ns = np.bincount(codes, y), np.bincount(codes).astype(float)
         raw_reps = (counts @ sums) / (counts @ ns)
         lo, hi = np.quantile(lc_reps, [alpha, 1 - alpha])

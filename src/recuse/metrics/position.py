@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
@@ -128,10 +128,14 @@ def first_position_spec(
 
 
 def _single(
-    pairs: pd.DataFrame, judge: str | None, build: str, verdict: Verdict,
-    level: float, n_boot: int, seed: int | None, min_n: int,
-) -> MetricResult:  # fmt: skip
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    pairs: pd.DataFrame,
+    judge: str | None,
+    build: str,
+    verdict: Verdict,
+    boot: Resampling,
+    min_n: int,
+) -> MetricResult:
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     if build == "consistency":
@@ -140,16 +144,14 @@ def _single(
         spec = flip_spec(rows, codes, labels)
     else:
         spec = first_position_spec(rows, codes, labels, verdict=verdict)
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def position_consistency(
     pairs: pd.DataFrame,
     *,
     judge: str | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> MetricResult:
     """Share of pairs judged in both orders whose two picks agree (a/a, b/b or tie/tie).
@@ -163,20 +165,18 @@ def position_consistency(
     ...     "model_b": None, "human": None, "judge": "j",
     ...     "p_a_first": [1, 1, 0, 0, 1, 1, 0.5, 1], "p_a_second": [1, 0, 0, 1, 0, 0.5, 0.5, None],
     ...     "p_a": None}))
-    >>> r = position_consistency(t, min_n=1, n_boot=200)
+    >>> r = position_consistency(t, min_n=1, boot=Resampling(n_boot=200))
     >>> r.estimate, r.n, r.components["flipped"]  # 3 of the 7 both-order pairs agree
     (0.42857142857142855, 7, 3.0)
     """
-    return _single(pairs, judge, "consistency", "prob", level, n_boot, seed, min_n)
+    return _single(pairs, judge, "consistency", "prob", boot, min_n)
 
 
 def flip_rate(
     pairs: pd.DataFrame,
     *,
     judge: str | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> MetricResult:
     """Share of pairs judged in both orders whose winner reverses.
@@ -189,10 +189,10 @@ def flip_rate(
     ...     "model_b": None, "human": None, "judge": "j",
     ...     "p_a_first": [1, 1, 0, 0, 1, 1, 0.5, 1], "p_a_second": [1, 0, 0, 1, 0, 0.5, 0.5, None],
     ...     "p_a": None}))
-    >>> round(flip_rate(t, min_n=1, n_boot=200).estimate, 4)  # 3 of 7
+    >>> round(flip_rate(t, min_n=1, boot=Resampling(n_boot=200)).estimate, 4)  # 3 of 7
     0.4286
     """
-    return _single(pairs, judge, "flip", "prob", level, n_boot, seed, min_n)
+    return _single(pairs, judge, "flip", "prob", boot, min_n)
 
 
 def first_position_rate(
@@ -200,9 +200,7 @@ def first_position_rate(
     *,
     judge: str | None = None,
     verdict: Verdict = "prob",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> MetricResult:
     """Share of the win the judge gives to the response shown first (0.5 = no position bias).
@@ -214,7 +212,8 @@ def first_position_rate(
     ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None,
     ...     "model_b": None, "human": None, "judge": "j",
     ...     "p_a_first": [1, 1, 0.9, 0], "p_a_second": [1, 0, 0.3, 0], "p_a": None}))
-    >>> round(first_position_rate(t, min_n=1, n_boot=200).estimate, 6)  # (0.5+1+0.8+0.5)/4
+    >>> r = first_position_rate(t, min_n=1, boot=Resampling(n_boot=200))
+    >>> round(r.estimate, 6)  # (0.5+1+0.8+0.5)/4
     0.7
     """
-    return _single(pairs, judge, "first", verdict, level, n_boot, seed, min_n)
+    return _single(pairs, judge, "first", verdict, boot, min_n)

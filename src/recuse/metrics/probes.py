@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import InputError
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL
@@ -77,13 +77,11 @@ def _components(t: NDArray[np.float64]) -> dict[str, float]:
 def probe_effects(
     table: pd.DataFrame,
     *,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """The effect of every probe in ``table`` for every judge (metric ``probe_<name>``)."""
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     missing = [c for c in PROBE_COLUMNS if c not in table.columns]
     if missing:
         raise InputError(
@@ -166,9 +164,7 @@ def probe_effects(
         ))  # fmt: skip
     if not specs:
         raise InputError("the probe table holds no probe besides the placebo and the original")
-    results, skipped = run_specs(
-        specs, clusters, level=level, n_boot=n_boot, seed=seed, min_n=min_n
-    )
+    results, skipped = run_specs(specs, clusters, boot=boot, min_n=min_n)
     return results, [_why(s, t) for s in skipped]
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from recuse.errors import InputError
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, ratio
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
@@ -52,15 +52,13 @@ def self_recognition(
     table: pd.DataFrame,
     *,
     judges: str | list[str] | None = None,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """Self-recognition accuracy per judge (metric ``self_recognition``), see the module
     docstring. Rows other than ``probe == "self-recognition"`` are ignored; a row counts
     when one answer's model is the row's judge and the other's is another model."""
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     if "probe" not in table.columns or not (table["probe"] == RECOGNITION).any():
         raise InputError(
             "no self-recognition rows (probe = 'self-recognition')",
@@ -87,7 +85,7 @@ def self_recognition(
         "share of 'I wrote it' the judge gives its own answer (both orders averaged)"
     )
     spec = MetricSpec("self_recognition", stat, method, _components, null=0.5)  # chance
-    return run_specs([spec], clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_specs([spec], clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def recognition_vs_preference(

@@ -54,12 +54,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.bootstrap import (
-    N_BOOT,
-    GroupedStatistic,
-    check_options,
-    difference_of_ratios,
-)
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, difference_of_ratios
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.verdicts import (
@@ -283,13 +278,11 @@ def _preference(
     verdict: Verdict,
     human_ties: HumanTies,
     judge_ties: JudgeTies,
-    level: float,
-    n_boot: int,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
     selves: Mapping[str, str] | None,
 ) -> MetricResult:
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     spec = preference_spec(
@@ -304,7 +297,7 @@ def _preference(
         judge_ties=judge_ties,
         selves=selves,
     )
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def self_preference(
@@ -315,9 +308,7 @@ def self_preference(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
     selves: Mapping[str, str] | None = None,
 ) -> MetricResult:
@@ -335,7 +326,7 @@ def self_preference(
 
         Bias = P(Y'=own) - P(Y=own) = mean(v) - mean(h)
 
-    The interval is a BCa cluster bootstrap over prompts at ``level``;
+    The interval is a BCa cluster bootstrap over prompts at ``boot.level``;
     groups with fewer than ``min_n`` pairs raise :class:`EstimationError`. The
     result's ``components`` hold the two recalls (EO) or ``P(Y'=own)`` and
     ``P(Y=own)`` (DP). See the module docstring for the tie options.
@@ -347,7 +338,7 @@ def self_preference(
     ...     "human": [1, 1, 1, 1, 0, 0, 0, 0], "judge": ["gpt-4"] * 8,
     ...     "p_a_first": [1, 1, 1, 0, 1, 1, 0, 0], "p_a_second": [1, 1, 1, 0, 1, 0, 0, 0],
     ...     "p_a": None}))
-    >>> r = self_preference(t, min_n=4, n_boot=200)
+    >>> r = self_preference(t, min_n=4, boot=Resampling(n_boot=200))
     >>> # verdicts for gpt-4's own response (a): 1, 1, 1, 0 | 1, 0.5, 0, 0
     >>> r.components["recall_human_prefers_s"], r.components["recall_human_prefers_other"]
     (0.75, 0.625)
@@ -363,9 +354,7 @@ def self_preference(
         verdict=verdict,
         human_ties=human_ties,
         judge_ties=judge_ties,
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
+        boot=boot,
         min_n=min_n,
         selves=selves,
     )
@@ -380,9 +369,7 @@ def family_preference(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
     selves: Mapping[str, str] | None = None,
 ) -> MetricResult:
@@ -402,7 +389,7 @@ def family_preference(
     ...     "human": [1, 1, 1, 1, 0, 0, 0, 0], "judge": ["gpt-4"] * 8,
     ...     "p_a_first": [1, 1, 1, 1, 1, 1, 0, 0], "p_a_second": None, "p_a": None}))
     >>> r = family_preference(t, {"gpt-4": "gpt", "gpt-3.5-turbo": "gpt", "claude-v1": "claude"},
-    ...                       min_n=4, n_boot=200)
+    ...                       min_n=4, boot=Resampling(n_boot=200))
     >>> r.estimate  # recall 4/4 when the human prefers gpt-3.5, 2/4 otherwise
     0.5
     """
@@ -415,9 +402,7 @@ def family_preference(
         verdict=verdict,
         human_ties=human_ties,
         judge_ties=judge_ties,
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
+        boot=boot,
         min_n=min_n,
         selves=selves,
     )

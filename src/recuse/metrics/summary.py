@@ -26,7 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, InputError, RecuseError
-from recuse.metrics.bootstrap import N_BOOT, GroupedStatistic, check_options, cluster_bootstrap
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, cluster_bootstrap
 from recuse.metrics.competence import (
     CALIBRATED,
     CALIBRATED_RUNGS,
@@ -167,9 +167,7 @@ def pairwise_bias(
     tokenizer: Tokenizer | None = None,
     bin_width: float = 0.2,
     max_rel: float = 2.0,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
     orders: Orders = "both",
     selves: Mapping[str, str] | None = None,
@@ -196,7 +194,7 @@ def pairwise_bias(
     family metrics; ``selves`` (:meth:`~recuse.roster.Roster.self_map`) says what
     counts as the judge itself (default: the same id).
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
     wanted = list(METRICS if metrics is None else metrics)
     unknown = [m for m in wanted if m not in METRICS]
@@ -334,17 +332,17 @@ def pairwise_bias(
     estimates = cluster_bootstrap(
         [s.stat for s in specs] + [c[1] for c in curve_stats],
         clusters_of(pairs),
-        n_boot=n_boot,
-        level=level,
-        seed=seed,
+        boot=boot,
         min_n=min_n,
         seconds=seconds,
     )
     results, more_skipped = to_results(
-        specs, estimates[: len(specs)], level=level, n_boot=n_boot,
+        specs,
+        estimates[: len(specs)],
+        boot=boot,
         unusable=unusable_verdicts(pairs, codes, labels),
         unlabelled=unlabelled_judges(pairs, codes, labels),
-    )  # fmt: skip
+    )
     # a judge the calibrated model could not be fitted for has its one reason above
     more_skipped = [
         x

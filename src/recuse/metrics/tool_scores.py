@@ -50,7 +50,7 @@ import pandas as pd
 from scipy.special import expit
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import N_BOOT, check_options, resample_counts
+from recuse.metrics.bootstrap import Resampling, resample_counts
 
 __all__ = [
     "SIGNIFICANT_WEIGHT",
@@ -146,20 +146,19 @@ def arena_hard_scores(
     pairs: pd.DataFrame,
     *,
     judge: str,
-    level: float = 0.95,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(level=0.95),
     weight: int = SIGNIFICANT_WEIGHT,
 ) -> pd.DataFrame:
     """Arena-Hard-Auto's score of each model judged by ``judge``: its Bradley–Terry win
     rate against the baseline, in %, ``score = 100 (W + T/2) / (W + T + L)`` over the
-    weighted battles, with a ``level`` percentile-bootstrap interval over the weighted
-    battle rows (``n_boot`` resamples; upstream: 100 resamples, 95%).
+    weighted battles, with a ``boot.level`` percentile-bootstrap interval over the
+    weighted battle rows (``boot.n_boot`` resamples; upstream: 100 resamples, 95%).
+    The default level is 0.95, not the package's 0.9, so the interval matches the one
+    Arena-Hard-Auto itself reports.
 
     Columns: ``model``, ``baseline``, ``score``, ``score_low``, ``score_high``,
     ``battles`` (weighted), ``games``. Raises :class:`EstimationError` when the judge
     has no game with a verdict, or its rows compare with more than one baseline."""
-    check_options(level=level, n_boot=n_boot, min_n=1)
     battles = arena_hard_battles(pairs, judge=judge, weight=weight)
     if battles.empty:
         raise EstimationError(f"judge {judge!r} has no game with a verdict")
@@ -168,13 +167,13 @@ def arena_hard_scores(
             f"judge {judge!r} compares with {battles['baseline'].nunique()} baselines; "
             "Arena-Hard-Auto's score is against one"
         )
-    rng = np.random.default_rng(seed)
-    alpha = (1 - level) / 2
+    rng = np.random.default_rng(boot.seed)
+    alpha = (1 - boot.level) / 2
     out = []
     for model, g in battles.groupby("model", sort=True):
         expanded = np.repeat(g["outcome"].to_numpy(float), g["weight"].to_numpy(int))
         score = float(expanded.mean())
-        counts = resample_counts(len(expanded), n_boot, rng)
+        counts = resample_counts(len(expanded), boot.n_boot, rng)
         reps = counts @ expanded / len(expanded)
         lo, hi = np.quantile(reps, [alpha, 1 - alpha])
         out.append(
@@ -260,17 +259,16 @@ def arena_hard_style_scores(
     style: pd.DataFrame,
     *,
     judge: str,
-    level: float = 0.95,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(level=0.95),
     weight: int = SIGNIFICANT_WEIGHT,
 ) -> pd.DataFrame:
     """Arena-Hard-Auto's style-controlled score of each model judged by ``judge``: its
     win rate against the baseline at the battles' average style difference,
     ``100 σ(β_m)``, from the Bradley–Terry
     fit ``logit P(m wins) = β_m + γ · z`` over the weighted battles, z the four
-    standardised style features (module docstring), with a ``level`` percentile
-    bootstrap over the weighted battle rows (every resample refits β and γ).
+    standardised style features (module docstring), with a ``boot.level`` percentile
+    bootstrap over the weighted battle rows (every resample refits β and γ); the
+    default level is 0.95, as Arena-Hard-Auto reports it.
 
     ``style``: one row per answer, ``model``, ``prompt_id`` and :data:`STYLE_FEATURES`
     (Arena-Hard-Auto's answer metadata; a count given per kind is summed). Columns:
@@ -279,7 +277,6 @@ def arena_hard_style_scores(
     sd of the feature; 0 = style does not sway the judge). Raises
     :class:`EstimationError` without battles, with more than one baseline, or without
     style counts for an answer."""
-    check_options(level=level, n_boot=n_boot, min_n=1)
     battles = arena_hard_battles(pairs, judge=judge, weight=weight)
     if battles.empty:
         raise EstimationError(f"judge {judge!r} has no game with a verdict")
@@ -296,11 +293,11 @@ def arena_hard_style_scores(
     x = np.column_stack([onehot, z])
     y = expanded["outcome"].to_numpy(float)
     fit = _soft_logit_fit(x, y, np.ones(len(y)))
-    rng = np.random.default_rng(seed)
-    counts = resample_counts(len(y), n_boot, rng)
-    boot = np.array([_soft_logit_fit(x, y, c)[: len(models)] for c in counts])
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(expit(boot), [alpha, 1 - alpha], axis=0)
+    rng = np.random.default_rng(boot.seed)
+    counts = resample_counts(len(y), boot.n_boot, rng)
+    replicates = np.array([_soft_logit_fit(x, y, c)[: len(models)] for c in counts])
+    alpha = (1 - boot.level) / 2
+    lo, hi = np.quantile(expit(replicates), [alpha, 1 - alpha], axis=0)
     base = str(battles["baseline"].iloc[0])
     per = battles.groupby("model", sort=True).agg(
         battles=("weight", "sum"), games=("weight", "size")

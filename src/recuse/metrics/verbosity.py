@@ -44,10 +44,10 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
-    N_BOOT,
     GroupedStatistic,
+    Resampling,
     absolute_difference_of_ratios,
-    check_options,
+    check_min_n,
     cluster_bootstrap,
     difference_of_means,
     difference_of_ratios,
@@ -236,9 +236,7 @@ def verbosity_bias(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> MetricResult:
     """Verbosity bias of ``judge``: Eq. 6 (signed, default) or Eq. 5 (``kind="absolute"``).
@@ -257,11 +255,11 @@ def verbosity_bias(
     ...     "human": [1, 1, 1, 1, 0, 0, 0, 0],
     ...     "p_a_first": [1, 1, 1, 0, 1, 1, 1, 0], "p_a_second": None, "p_a": None,
     ...     "len_a": [9] * 8, "len_b": [3] * 8}))
-    >>> r = verbosity_bias(t, min_n=4, n_boot=200)
+    >>> r = verbosity_bias(t, min_n=4, boot=Resampling(n_boot=200))
     >>> r.estimate  # a is longer: recall 3/4 when the human prefers it, 1/4 otherwise
     0.5
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     la, lb, how = response_lengths(rows, unit=unit, tokenizer=tokenizer)
@@ -277,7 +275,7 @@ def verbosity_bias(
         human_ties=human_ties,
         judge_ties=judge_ties,
     )
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def longer_gap_spec(
@@ -332,9 +330,7 @@ def prefer_longer_gap(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> MetricResult:
     """How much more often the judge picks the longer response than the humans do.
@@ -359,12 +355,12 @@ def prefer_longer_gap(
     ...     "human": [1, 1, 1, 1, 0, 0, 0, 0],
     ...     "p_a_first": [1, 1, 1, 0, 1, 1, 1, 0], "p_a_second": None, "p_a": None,
     ...     "len_a": [9] * 8, "len_b": [3] * 8}))
-    >>> r = prefer_longer_gap(t, min_n=4, n_boot=200)
+    >>> r = prefer_longer_gap(t, min_n=4, boot=Resampling(n_boot=200))
     >>> r.estimate, r.components  # the judge picks a (longer) 6/8, the humans 4/8
     (0.25, {'judge_picks_longer': 0.75, 'human_picks_longer': 0.5})
     """
 
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     la, lb, how = response_lengths(rows, unit=unit, tokenizer=tokenizer)
@@ -372,7 +368,7 @@ def prefer_longer_gap(
         rows, codes, labels, la, lb, length_note=how, verdict=verdict, human_ties=human_ties,
         judge_ties=judge_ties,
     )  # fmt: skip
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 # --- curves -----------------------------------------------------------------------------
@@ -466,9 +462,7 @@ def _run_curve(
     *,
     bin_width: float,
     max_rel: float,
-    level: float,
-    n_boot: int,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
     with_judge: bool,
 ) -> pd.DataFrame:
@@ -476,9 +470,7 @@ def _run_curve(
     stat = curve_statistic(name, x, y, codes, labels, edges)
     if not (stat.group >= 0).any():
         raise EstimationError(f"{name}: no usable pairs (lengths, labels or verdicts are missing)")
-    est = cluster_bootstrap(
-        [stat], clusters_of(rows), n_boot=n_boot, level=level, seed=seed, min_n=min_n
-    )[0]
+    est = cluster_bootstrap([stat], clusters_of(rows), boot=boot, min_n=min_n)[0]
     return curve_table(stat, est, edges, with_judge=with_judge)
 
 
@@ -515,9 +507,7 @@ def human_alignment_curve(
     judge_ties: JudgeTies = "half",
     bin_width: float = 0.2,
     max_rel: float = 2.0,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> pd.DataFrame:
     """Figure 5: the judge's agreement with the human by relative length of the chosen answer.
@@ -533,19 +523,28 @@ def human_alignment_curve(
     ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None, "model_b": None,
     ...     "judge": "j", "human": [1, 1, 0, 0], "p_a_first": [1, 0, 1, 1],
     ...     "p_a_second": None, "p_a": None, "len_a": [15, 10, 10, 10], "len_b": [10, 10, 5, 25]}))
-    >>> c = human_alignment_curve(t, bin_width=0.5, max_rel=1.0, min_n=1, n_boot=50)
+    >>> c = human_alignment_curve(t, bin_width=0.5, max_rel=1.0, min_n=1,
+    ...                           boot=Resampling(n_boot=50))
     >>> c[["bin_low", "n", "mean"]].values.tolist()
     [[-0.5, 1.0, 0.0], [0.0, 1.0, 0.0], [0.5, 1.0, 1.0], [1.0, 1.0, 0.0]]
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     codes, labels = judge_codes(pairs, judge)
     la, lb, _how = response_lengths(pairs, unit=unit, tokenizer=tokenizer)
     x, v = alignment_xy(pairs, la, lb, verdict=verdict, judge_ties=judge_ties)
     return _run_curve(
-        "human_alignment_curve", pairs, x, v, codes, labels,
-        bin_width=bin_width, max_rel=max_rel, level=level, n_boot=n_boot, seed=seed,
-        min_n=min_n, with_judge=True,
-    )  # fmt: skip
+        "human_alignment_curve",
+        pairs,
+        x,
+        v,
+        codes,
+        labels,
+        bin_width=bin_width,
+        max_rel=max_rel,
+        boot=boot,
+        min_n=min_n,
+        with_judge=True,
+    )
 
 
 def human_items(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -567,9 +566,7 @@ def human_verbosity_curve(
     tokenizer: Tokenizer | None = None,
     bin_width: float = 0.2,
     max_rel: float = 2.0,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> pd.DataFrame:
     """Figure 4: the human score (+1 = a, 0 = tie, -1 = b) by x = (len_a - len_b) / len_b.
@@ -582,11 +579,12 @@ def human_verbosity_curve(
     ...     "item_id": list("abc"), "prompt_id": list("abc"), "model_a": None, "model_b": None,
     ...     "judge": None, "human": [1, 0.5, 0], "p_a_first": None, "p_a_second": None,
     ...     "p_a": None, "len_a": [20, 20, 5], "len_b": [10, 10, 10]}))
-    >>> c = human_verbosity_curve(t, bin_width=1.0, max_rel=1.0, min_n=1, n_boot=50)
+    >>> c = human_verbosity_curve(t, bin_width=1.0, max_rel=1.0, min_n=1,
+    ...                           boot=Resampling(n_boot=50))
     >>> c[["bin_low", "n", "mean"]].values.tolist()
     [[-1.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     items = human_items(pairs)
     if items.empty:
         raise EstimationError("no human labels in the table")
@@ -594,10 +592,18 @@ def human_verbosity_curve(
     y = 2.0 * items["human"].to_numpy(float) - 1.0
     codes = np.zeros(len(items), dtype=np.intp)
     return _run_curve(
-        "human_verbosity_curve", items, relative_ab(la, lb), y, codes, (None,),
-        bin_width=bin_width, max_rel=max_rel, level=level, n_boot=n_boot, seed=seed,
-        min_n=min_n, with_judge=False,
-    )  # fmt: skip
+        "human_verbosity_curve",
+        items,
+        relative_ab(la, lb),
+        y,
+        codes,
+        (None,),
+        bin_width=bin_width,
+        max_rel=max_rel,
+        boot=boot,
+        min_n=min_n,
+        with_judge=False,
+    )
 
 
 def both_orders_score(pairs: pd.DataFrame) -> FloatArray:
@@ -623,9 +629,7 @@ def judge_verbosity_curve(
     tokenizer: Tokenizer | None = None,
     bin_width: float = 0.2,
     max_rel: float = 2.0,
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 5,
 ) -> pd.DataFrame:
     """Figure 3: the judge's preference by x = (len_a - len_b) / len_b for same-source pairs.
@@ -640,11 +644,12 @@ def judge_verbosity_curve(
     ...     "item_id": list("abc"), "prompt_id": list("abc"), "model_a": "m", "model_b": "m",
     ...     "judge": "j", "human": None, "p_a_first": [1, 1, 0], "p_a_second": [1, 0, 0],
     ...     "p_a": None, "len_a": [20, 20, 5], "len_b": [10, 10, 10]}))
-    >>> c = judge_verbosity_curve(t, bin_width=1.0, max_rel=1.0, min_n=1, n_boot=50)
+    >>> c = judge_verbosity_curve(t, bin_width=1.0, max_rel=1.0, min_n=1,
+    ...                           boot=Resampling(n_boot=50))
     >>> c[["bin_low", "n", "mean"]].values.tolist()
     [[-1.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     codes, labels = judge_codes(pairs, judge)
     if same_source_only:
         keep = same_source(pairs)
@@ -656,7 +661,15 @@ def judge_verbosity_curve(
         codes = np.where(keep, codes, -1)
     la, lb, _how = response_lengths(pairs, unit=unit, tokenizer=tokenizer)
     return _run_curve(
-        "judge_verbosity_curve", pairs, relative_ab(la, lb), both_orders_score(pairs), codes,
-        labels, bin_width=bin_width, max_rel=max_rel, level=level, n_boot=n_boot, seed=seed,
-        min_n=min_n, with_judge=True,
-    )  # fmt: skip
+        "judge_verbosity_curve",
+        pairs,
+        relative_ab(la, lb),
+        both_orders_score(pairs),
+        codes,
+        labels,
+        bin_width=bin_width,
+        max_rel=max_rel,
+        boot=boot,
+        min_n=min_n,
+        with_judge=True,
+    )

@@ -44,9 +44,9 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
-    N_BOOT,
     GroupedStatistic,
-    check_options,
+    Resampling,
+    check_min_n,
     difference_of_ratios,
     pooled_ratio,
 )
@@ -229,9 +229,7 @@ def compare_self_preference(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> tuple[pd.DataFrame, list[Skipped]]:
     """Self-preference toward each member's own responses: member alone vs the two ensembles.
@@ -256,9 +254,13 @@ def compare_self_preference(
         pairs, judges=members, tau=tau, familiarity=familiarity, name="weighted"
     )
     opts = dict(
-        kind=kind, verdict=verdict, human_ties=human_ties, judge_ties=judge_ties,
-        level=level, n_boot=n_boot, seed=seed, min_n=min_n,
-    )  # fmt: skip
+        kind=kind,
+        verdict=verdict,
+        human_ties=human_ties,
+        judge_ties=judge_ties,
+        boot=boot,
+        min_n=min_n,
+    )
     opts_diff = {k: v for k, v in opts.items() if k != "kind"}
     rows: list[dict[str, object]] = []
     skipped: list[Skipped] = []
@@ -337,9 +339,7 @@ def _paired_difference(
     parts: tuple[str, str],
     method: str,
     both: pd.DataFrame,
-    level: float,
-    n_boot: int,
-    seed: int | None,
+    boot: Resampling,
     min_n: int,
 ) -> MetricResult:
     """``t0 / t1 - t2 / t3`` over the rows ``used`` of ``values`` (four columns: the
@@ -354,7 +354,7 @@ def _paired_difference(
         required=required,
     )
     spec = MetricSpec(name, stat, method, _two_ratios(*parts))
-    return run_one(spec, clusters_of(both), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(both), boot=boot, min_n=min_n)
 
 
 def self_preference_difference(
@@ -365,9 +365,7 @@ def self_preference_difference(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Paired difference of EO self-preference toward ``judge``'s own responses.
@@ -390,11 +388,11 @@ def self_preference_difference(
     ...     "judge": "me", "human": [1, 0] * 8, "p_a_first": [0.9, 0.7, 0.8, 0.6] * 4,
     ...     "p_a_second": None, "p_a": None}))
     >>> ens = validate_pairs(t.assign(judge="ens", p_a_first=[0.6, 0.5, 0.6, 0.3] * 4, p_a=None))
-    >>> r = self_preference_difference(ens, t, judge="me", min_n=1, n_boot=200)
+    >>> r = self_preference_difference(ens, t, judge="me", min_n=1, boot=Resampling(n_boot=200))
     >>> round(r.estimate, 6)  # EO: ens (0.6 - 0.6) minus me alone (0.85 - 0.35)
     -0.5
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
     both = _paired(evaluator, reference)
     side = favored_side(both.assign(judge=judge))
@@ -422,9 +420,7 @@ def self_preference_difference(
         f"responses, evaluator minus reference, on the items both judged; verdict={verdict}, "
         f"human ties {human_ties}",
         both=both,
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
+        boot=boot,
         min_n=min_n,
     )
 
@@ -482,9 +478,7 @@ def human_agreement(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """How often the judge sides with the human label (accuracy), with a cluster-bootstrap interval.
@@ -504,17 +498,17 @@ def human_agreement(
     ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None,
     ...     "model_b": None, "judge": "j", "human": [1, 1, 0, 0.5],
     ...     "p_a_first": [0.9, 0.4, 0.2, 1.0], "p_a_second": None, "p_a": None}))
-    >>> r = human_agreement(t, min_n=1, n_boot=50)
+    >>> r = human_agreement(t, min_n=1, boot=Resampling(n_boot=50))
     >>> round(r.estimate, 6), r.n  # (0.9 + 0.4 + 0.8) / 3; the tie is left out
     (0.7, 3)
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     spec = agreement_spec(
         rows, codes, labels, verdict=verdict, human_ties=human_ties, judge_ties=judge_ties
     )
-    return run_one(spec, clusters_of(rows), level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def agreement_difference(
@@ -525,9 +519,7 @@ def agreement_difference(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
 ) -> MetricResult:
     """Paired difference ``human_agreement(evaluator) - human_agreement(reference)``.
@@ -538,7 +530,7 @@ def agreement_difference(
     than the two separate intervals suggest when the evaluators are correlated).
     ``components`` hold the two agreements on those items.
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     if evaluator == reference:
         raise ConfigError("evaluator and reference must be different judges")
     both = _paired(single_judge(pairs, evaluator), single_judge(pairs, reference))
@@ -560,9 +552,7 @@ def agreement_difference(
         method=f"paired difference of agreement with the human labels, {evaluator} minus "
         f"{reference}, on the items both judged; verdict={verdict}, human ties {human_ties}",
         both=both,
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
+        boot=boot,
         min_n=min_n,
     )
     return MetricResult(**{**res.__dict__, "judge": evaluator})
@@ -615,9 +605,7 @@ def compare_ensembles(
     verdict: Verdict = "prob",
     human_ties: HumanTies = "drop",
     judge_ties: JudgeTies = "half",
-    level: float = 0.9,
-    n_boot: int = N_BOOT,
-    seed: int | None = 0,
+    boot: Resampling = Resampling(),
     min_n: int = 10,
     min_n_slope: int = 20,
 ) -> tuple[pd.DataFrame, list[Skipped]]:
@@ -629,7 +617,7 @@ def compare_ensembles(
     dropped and counted in ``attrs["items_dropped"]``). Evaluators: each member
     (``kind="single"``), the plain ensemble ``ensemble(tau=0)`` and one weighted
     ensemble ``ensemble(tau=<tau>)`` per ``tau`` in ``taus``. Metrics, one row each
-    (all bootstrapped over prompts with the same ``seed``):
+    (all bootstrapped over prompts with the same ``boot``):
 
     * ``human_agreement`` (:func:`human_agreement`) and, for every evaluator but the
       plain ensemble, ``human_agreement_difference`` against it (paired);
@@ -643,7 +631,7 @@ def compare_ensembles(
     estimated come back in the skipped list with the reason (never as a number).
     ``attrs["mean_weights"]`` holds each member's mean weight in each ensemble.
     """
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    check_min_n(min_n)
     check_modes(verdict=verdict, human_ties=human_ties, judge_ties=judge_ties)
     codes, members = judge_codes(pairs, judges)
     if len(members) < 2:
@@ -700,18 +688,22 @@ def compare_ensembles(
         consistency_spec(stacked, s_codes, s_labels),
         first_position_spec(stacked, s_codes, s_labels, verdict=verdict),
     ]  # fmt: skip
-    results, skipped = run_specs(
-        specs, clusters_of(stacked), level=level, n_boot=n_boot, seed=seed, min_n=min_n
-    )
+    results, skipped = run_specs(specs, clusters_of(stacked), boot=boot, min_n=min_n)
     tagged: list[tuple[MetricResult, str | None]] = [(r, None) for r in results]
     for label in labels:
         if label == plain_label:
             continue
         try:
             diff = agreement_difference(
-                stacked, label, plain_label, verdict=verdict, human_ties=human_ties,
-                judge_ties=judge_ties, level=level, n_boot=n_boot, seed=seed, min_n=min_n,
-            )  # fmt: skip
+                stacked,
+                label,
+                plain_label,
+                verdict=verdict,
+                human_ties=human_ties,
+                judge_ties=judge_ties,
+                boot=boot,
+                min_n=min_n,
+            )
             tagged.append((diff, None))
         except EstimationError as exc:
             skipped.append(Skipped("human_agreement_difference", label, str(exc)))
@@ -720,9 +712,13 @@ def compare_ensembles(
             t = with_member_perplexities(table, rows, m)
             try:
                 fb = familiarity_bias(
-                    t, judge=label, verdict=verdict, judge_ties=judge_ties, level=level,
-                    n_boot=n_boot, seed=seed, min_n=min_n_slope,
-                )  # fmt: skip
+                    t,
+                    judge=label,
+                    verdict=verdict,
+                    judge_ties=judge_ties,
+                    boot=boot,
+                    min_n=min_n_slope,
+                )
                 tagged.append((fb, m))
             except EstimationError as exc:
                 skipped.append(Skipped(f"familiarity_bias[perplexity of {m}]", label, str(exc)))

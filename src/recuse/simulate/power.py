@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -48,14 +48,17 @@ import pandas as pd
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.summary import pairwise_bias
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
-__all__ = ["MAX_PAIRS", "PLANNED", "POSITION_DEFAULTS", "Plan", "noise_like", "plan"]
+__all__ = ["MAX_PAIRS", "PLANNED", "PLAN_N_BOOT", "POSITION_DEFAULTS", "Plan", "noise_like", "plan"]
 
 POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
 MAX_PAIRS = 200_000
+#: bootstrap resamples of each simulated data set's interval (a search runs hundreds)
+PLAN_N_BOOT = 200
 
 Planned = Literal["self-preference", "verbosity", "position"]
 PLANNED: dict[str, tuple[str, str, float]] = {  # bias -> (metric, planted field, null)
@@ -121,20 +124,45 @@ def _first_guess(bias: str, effect: float, *, power: float, level: float, k: int
     return max(k * 4, math.ceil(z**2 * sigma2 * deff / effect**2))
 
 
-def _achieved(bias: str, effect: float, *, prompts: int, k: int, accuracy: float, level: float,
-              runs: int, n_boot: int, seed: int, noise: PositionNoise | None = None,
-              deadline: float = math.inf) -> float:  # fmt: skip
+def _achieved(
+    bias: str,
+    effect: float,
+    *,
+    prompts: int,
+    k: int,
+    accuracy: float,
+    boot: Resampling,
+    runs: int,
+    noise: PositionNoise | None = None,
+    deadline: float = math.inf,
+) -> float:
     """Share of ``runs`` simulated data sets whose interval excludes the no-bias value."""
-    got, _ = _simulated(bias, effect, prompts=prompts, k=k, accuracy=accuracy, level=level,
-                        runs=runs, n_boot=n_boot, seed=seed, noise=noise,
-                        deadline=deadline)  # fmt: skip
+    got, _ = _simulated(
+        bias,
+        effect,
+        prompts=prompts,
+        k=k,
+        accuracy=accuracy,
+        boot=boot,
+        runs=runs,
+        noise=noise,
+        deadline=deadline,
+    )
     return got
 
 
-def _simulated(bias: str, effect: float, *, prompts: int, k: int, accuracy: float,
-               level: float, runs: int, n_boot: int, seed: int,
-               noise: PositionNoise | None = None,
-               deadline: float = math.inf) -> tuple[float, int]:  # fmt: skip
+def _simulated(
+    bias: str,
+    effect: float,
+    *,
+    prompts: int,
+    k: int,
+    accuracy: float,
+    boot: Resampling,
+    runs: int,
+    noise: PositionNoise | None = None,
+    deadline: float = math.inf,
+) -> tuple[float, int]:
     """(power, runs done): fewer than ``runs`` (at least 20) once ``deadline``, a
     ``time.monotonic()`` value, has passed."""
     metric, planted_field, null = PLANNED[bias]
@@ -145,14 +173,26 @@ def _simulated(bias: str, effect: float, *, prompts: int, k: int, accuracy: floa
         if bias == "position":
             if noise is None:
                 noise = solve_noise(effect=effect, **POSITION_DEFAULTS)
-            table = simulate_position(effect=effect, n_prompts=prompts, pairs_per_prompt=k,
-                                      judge="gpt-4", seed=seed + r, noise=noise)  # fmt: skip
+            table = simulate_position(
+                effect=effect,
+                n_prompts=prompts,
+                pairs_per_prompt=k,
+                judge="gpt-4",
+                seed=boot.seed + r,
+                noise=noise,
+            )
         else:
             planted = PlantedBias(accuracy=accuracy, **{planted_field: effect})
-            table = simulate_pairs(judges={"gpt-4": planted}, models=MODELS, n_prompts=prompts,
-                                   pairs_per_prompt=k, seed=seed + r).pairs  # fmt: skip
-        res = pairwise_bias(table, metrics=[metric], curves=False, level=level,
-                            n_boot=n_boot, seed=seed + r, min_n=2)  # fmt: skip
+            table = simulate_pairs(
+                judges={"gpt-4": planted},
+                models=MODELS,
+                n_prompts=prompts,
+                pairs_per_prompt=k,
+                seed=boot.seed + r,
+            ).pairs
+        res = pairwise_bias(
+            table, metrics=[metric], curves=False, boot=replace(boot, seed=boot.seed + r), min_n=2
+        )
         hits += any(x.metric == metric and not x.ci_low <= null <= x.ci_high for x in res.results)
         done += 1
     return hits / max(done, 1), done
@@ -258,12 +298,10 @@ def plan(
     effect: float,
     *,
     power: float = 0.8,
-    level: float = 0.9,
+    boot: Resampling = Resampling(n_boot=PLAN_N_BOOT),
     pairs_per_prompt: int = 3,
     accuracy: float = 0.7,
     runs: int = 200,
-    n_boot: int = 200,
-    seed: int = 0,
     flip_rate: float | None = None,
     tie_rate: float | None = None,
     icc: float | None = None,
@@ -277,6 +315,9 @@ def plan(
     Position only: ``flip_rate``, ``tie_rate``, ``icc`` (default
     :data:`POSITION_DEFAULTS`, or measured in ``like`` by :func:`noise_like`) set the
     simulated judge's noise. ``progress`` receives one line per simulated size.
+    ``boot`` is each simulated data set's bootstrap: its level is the interval's, its
+    ``n_boot`` is :data:`PLAN_N_BOOT` by default (a search runs hundreds of bootstraps),
+    and its seed also seeds the simulated data sets (run ``r`` uses ``seed + r``).
     """
     if bias not in PLANNED:
         raise ConfigError(f"--bias must be one of {', '.join(PLANNED)}; got {bias!r}")
@@ -288,7 +329,7 @@ def plan(
         )
     for name, value, ok, want in (
         ("--power", power, 0.5 <= power < 1, "in [0.5, 1), e.g. 0.8"),
-        ("--level", level, 0.5 <= level < 1, "in [0.5, 1), e.g. 0.9"),
+        ("--level", boot.level, 0.5 <= boot.level < 1, "in [0.5, 1), e.g. 0.9"),
         ("--pairs-per-prompt", pairs_per_prompt, pairs_per_prompt >= 1, "1 or more"),
         ("--runs", runs, runs >= 20, "20 or more"),
         ("--accuracy", accuracy, 0.5 < accuracy < 1, "in (0.5, 1), e.g. 0.7"),
@@ -306,11 +347,20 @@ def plan(
     if bias == "position":
         measured = noise_like(like) if like is not None else None
         noise, values, source = _position_noise(effect, flip_rate, tie_rate, icc, measured)
-        guess = _first_guess(bias, abs(effect), power=power, level=level, k=k,
-                             accuracy=accuracy, rho=noise.icc, sigma2=noise.variance)  # fmt: skip
+        guess = _first_guess(
+            bias,
+            abs(effect),
+            power=power,
+            level=boot.level,
+            k=k,
+            accuracy=accuracy,
+            rho=noise.icc,
+            sigma2=noise.variance,
+        )
     else:
-        guess = _first_guess(bias, abs(effect), power=power, level=level, k=k,
-                             accuracy=accuracy, rho=0.05)  # fmt: skip
+        guess = _first_guess(
+            bias, abs(effect), power=power, level=boot.level, k=k, accuracy=accuracy, rho=0.05
+        )
     if guess > max_pairs:
         raise ConfigError(
             f"a {bias} effect of {effect:g} needs about {guess:,} pairs by the normal "
@@ -321,8 +371,14 @@ def plan(
     deadline = time.monotonic() + max_seconds
     stopped = ""
     prompts = max(2, math.ceil(guess / k))
-    opts = {"k": k, "accuracy": accuracy, "level": level, "runs": runs, "n_boot": n_boot,
-            "seed": seed, "noise": noise, "deadline": deadline}  # fmt: skip
+    opts = {
+        "k": k,
+        "accuracy": accuracy,
+        "boot": boot,
+        "runs": runs,
+        "noise": noise,
+        "deadline": deadline,
+    }
 
     last_runs = [runs]
 
@@ -360,7 +416,7 @@ def plan(
             break
         prompts, achieved = smaller, trial
     # the power reported is a fresh simulation at the chosen size, not the search's own
-    opts["seed"] = seed + 1_000_000
+    opts["boot"] = replace(boot, seed=boot.seed + 1_000_000)
     opts["deadline"] = max(deadline, time.monotonic() + max_seconds / 4)
     achieved = check(prompts, "fresh check")
     done = last_runs[0]
@@ -368,8 +424,20 @@ def plan(
         stopped = f"The fresh check ran {done} of {runs} data sets in its time (--max-seconds)."
     half = norm.ppf(0.975) * math.sqrt(achieved * (1 - achieved) / done)
     return Plan(
-        bias=bias, effect=effect, pairs=prompts * k, prompts=prompts, pairs_per_prompt=k,
-        power=power, achieved=achieved, achieved_low=max(0.0, achieved - half),
-        achieved_high=min(1.0, achieved + half), runs=done, level=level,
-        first_guess_pairs=guess, seed=seed, noise=values, noise_source=source, stopped=stopped,
-    )  # fmt: skip
+        bias=bias,
+        effect=effect,
+        pairs=prompts * k,
+        prompts=prompts,
+        pairs_per_prompt=k,
+        power=power,
+        achieved=achieved,
+        achieved_low=max(0.0, achieved - half),
+        achieved_high=min(1.0, achieved + half),
+        runs=done,
+        level=boot.level,
+        first_guess_pairs=guess,
+        seed=boot.seed,
+        noise=values,
+        noise_source=source,
+        stopped=stopped,
+    )

@@ -47,13 +47,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special, stats
 
 from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import Resampling
 from recuse.tables import validate_pairs
 
 __all__ = [
@@ -241,7 +242,7 @@ class CellResult:
 
     ``mean``: the calibrated estimate's mean over the tables where it was reported
     (``reported`` of them); ``truth``: its population value; ``bias`` = ``mean -
-    truth``; ``coverage``: share of the ``level`` intervals holding ``truth``;
+    truth``; ``coverage``: share of the ``boot.level`` intervals holding ``truth``;
     ``eo_mean``: the equal-opportunity gap's mean (Def. 4.1) on the same tables, whose
     no-bias value is also 0 when ``tau = 0``; ``flagged``: share of intervals excluding 0.
     """
@@ -273,9 +274,7 @@ def calibration_cell(
     tau: float = 0.0,
     reps: int = 100,
     n_prompts: int = 80,
-    n_boot: int = 500,
-    level: float = 0.9,
-    seed: int = 0,
+    boot: Resampling = Resampling(n_boot=500),
     one_step: bool | None = None,
 ) -> CellResult:
     """Run the calibrated self-preference and the EO gap on ``reps`` tables of one cell.
@@ -301,13 +300,15 @@ def calibration_cell(
     est, hit, flag, eo = [], [], [], []
     truth = float("nan")
     for r in range(reps):
-        sim = simulate_self_preference(cast, strengths, n_prompts=n_prompts, seed=seed + r)
+        sim = simulate_self_preference(cast, strengths, n_prompts=n_prompts, seed=boot.seed + r)
         if r == 0:  # the same in every table of the cell (a quadrature: ~0.1 s)
             truth = sim.true_value("m0")
-        eo.append(self_preference(sim.pairs, judge="m0", n_boot=10, seed=r).estimate)
+        eo.append(
+            self_preference(sim.pairs, judge="m0", boot=Resampling(n_boot=10, seed=r)).estimate
+        )
         try:
             res = calibrated_self_preference(
-                sim.pairs, judge="m0", n_boot=n_boot, level=level, seed=r, one_step=one_step
+                sim.pairs, judge="m0", boot=replace(boot, seed=r), one_step=one_step
             )
         except EstimationError:
             continue

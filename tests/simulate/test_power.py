@@ -50,6 +50,12 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
     assert out["bias"] == "position" and out["pairs"] >= 3 and "You need about" in out["sentence"]
     assert main(["plan", "--effect", "1.5"]) == 2
     assert "--effect" in capsys.readouterr().err
+    # a level or seed out of range names its flag (it is refused before the bootstrap's
+    # settings are made, whose own message names no flag)
+    for flag, value in (("--level", "1.5"), ("--level", "0.3"), ("--seed", "-1")):
+        assert main(["plan", flag, value]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"recuse: error: {flag} must be") and err.count("\n") == 1
 
 
 # --- position: the realistic noise of real judges -------------------------------------

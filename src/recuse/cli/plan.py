@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from recuse.cli.app import app, cli_roster
+from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import Resampling
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
@@ -79,6 +80,10 @@ def plan_cmd(
         if not quiet:
             print(f"recuse plan: {line}", file=sys.stderr, flush=True)
 
+    if not 0.5 <= level < 1:  # the flag named before a Resampling refuses the value
+        raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {level:g}")
+    if seed < 0:
+        raise ConfigError(f"--seed must be 0 or more; got {seed}")
     p = plan(
         bias,
         effect,

@@ -2,6 +2,7 @@
 pass and vs a naive generate-then-parse baseline, on the same MT-Bench prompts.
 
     python benchmarks/judge_local.py [--pairs 64] [--naive 4] [--batch-size 16] [--threads N]
+        [--shortest] [--no-full-logits]
 
 * ours: ``Runner.pairwise`` in direct mode over every pair in both orders (render,
   tokenise, length buckets, forward, logits at the verdict position only, Eq. 3,
@@ -19,7 +20,14 @@ pass and vs a naive generate-then-parse baseline, on the same MT-Bench prompts.
 
 Tokens per second count prompt tokens (the same total for every pipeline). On a
 shared CPU, ``--threads 1`` is often faster than more threads (measured here: 175
-vs 116 tokens/s with 2 threads at load average 3.6) and leaves cores to others.
+vs 116 tokens/s with 2 threads at load average 3.6, and 56 tokens/s with 2 threads at
+load 7, where naive generation took 347 s for one prompt) and leaves cores to others.
+
+``--shortest`` takes the ``--pairs`` pairs with the fewest prompt tokens among the
+first 80 MT-Bench questions instead of the first ones (``make bench-quick``: 4 pairs,
+2,206 tokens, against 12,068 for the first 8): the same pipelines on less work, with our
+fixed cost per prompt a larger share of it, so no easier for ours.
+``--no-full-logits`` skips the full-logits pass (printed, not a target).
 """
 
 from __future__ import annotations
@@ -68,6 +76,13 @@ def main() -> None:
     ap.add_argument("--naive", type=int, default=4)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ap.add_argument(
+        "--shortest", action="store_true",
+        help="the pairs with the fewest prompt tokens among the first 80, not the first ones",
+    )  # fmt: skip
+    ap.add_argument(
+        "--no-full-logits", action="store_true", help="skip the full-logits pass (no target)"
+    )
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -76,8 +91,17 @@ def main() -> None:
     backend = LocalBackend.load(
         m.path, model_id=m.model_id, revision=m.revision, batch_size=args.batch_size
     )
-    pairs = mt_bench_pairs(args.pairs)
     proto = PairwiseProtocol(mode="direct")
+    if args.shortest:
+        every = mt_bench_pairs(80)
+        size = {
+            p.item_id: sum(len(backend.encode(proto.prompt(p, o))) for o in ("first", "second"))
+            for p in every
+        }
+        pairs = sorted(every, key=lambda p: (size[p.item_id], p.item_id))[: args.pairs]
+        print(f"the {len(pairs)} pairs with the fewest prompt tokens of the first 80")
+    else:
+        pairs = mt_bench_pairs(args.pairs)
     prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
     seqs = sorted((backend.encode(p) for p in prompts), key=len)
     tokens = sum(len(s) for s in seqs)
@@ -116,7 +140,7 @@ def main() -> None:
         ours = time.perf_counter() - t0
     if summary.ok + summary.unparsed != len(prompts):
         raise SystemExit(f"FAILED: {len(prompts)} prompts but {summary.line()}")
-    bare_full = bare(full_logits=True)
+    bare_full = float("nan") if args.no_full_logits else bare(full_logits=True)
 
     explain = PairwiseProtocol(mode="explain")
     naive_prompts = [explain.prompt(p, "first") for p in pairs[: args.naive]]
@@ -131,7 +155,12 @@ def main() -> None:
     print(f"ours                          : {tokens / ours:8.1f} tok/s ({ours:.1f} s)")
     print(f"  {summary.line()}")
     print(f"bare forward, last-pos logits : {tokens / bare_last:8.1f} tok/s ({bare_last:.1f} s)")
-    print(f"bare forward, full logits     : {tokens / bare_full:8.1f} tok/s ({bare_full:.1f} s)")
+    if args.no_full_logits:
+        print("bare forward, full logits     : skipped (--no-full-logits)")
+    else:
+        print(
+            f"bare forward, full logits     : {tokens / bare_full:8.1f} tok/s ({bare_full:.1f} s)"
+        )
     print(
         f"bare forward, no mask         : {tokens / bare_unmasked:8.1f} tok/s "
         f"({bare_unmasked:.1f} s; right padding, as ours runs)"
@@ -142,7 +171,8 @@ def main() -> None:
         f"{len(prompts)}: {naive_all:.1f} s"
     )
     print(f"ratio ours / bare (last-pos logits), tokens per second: {bare_last / ours:.2f}")
-    print(f"ratio ours / bare (full logits), tokens per second: {bare_full / ours:.2f}")
+    if not args.no_full_logits:
+        print(f"ratio ours / bare (full logits), tokens per second: {bare_full / ours:.2f}")
     print(f"ratio ours / bare (no mask), tokens per second: {bare_unmasked / ours:.2f}")
     print(f"speed-up over naive (extrapolated): {naive_all / ours:.1f}x")
     targets = Targets()

@@ -59,7 +59,7 @@ BENCH_QUICK = \
 	"self_preference_calibration.py --reps 10 --compare-reps 0 --n-boot 200 --judges 1 --rates 0.76 0.95" \
 	"load_all.py" \
 	"judge_http.py --requests 384 --repeat 3 --steady" \
-	"judge_local.py --pairs 3 --shortest --naive 0 --no-full-logits" \
+	"judge_local.py --pairs 2 --shortest --naive 0 --no-full-logits --repeat 2" \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
 	"judge_pipeline.py --pairs 100" \
 	"judge_gpu.py --tiny --pairs 16"

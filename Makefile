@@ -56,17 +56,16 @@ BENCH_QUICK = \
 	"audit.py --n-boot 200 --no-scaling" \
 	"favoritism.py --repeat 1" \
 	"interval_coverage.py --reps 400 --n-boot 300" \
-	"self_preference_calibration.py --reps 10 --compare-reps 0 --n-boot 200 --judges 1 --rates 0.76 0.95" \
+	"self_preference_calibration.py --reps 8 --compare-reps 0 --n-boot 200 --judges 1 --rates 0.76 0.95" \
 	"load_all.py" \
 	"judge_http.py --requests 384 --repeat 3 --steady" \
-	"judge_local.py --pairs 2 --shortest --naive 0 --no-full-logits --repeat 2" \
+	"judge_local.py --pairs 3 --shortest --naive 0 --no-full-logits --repeat 2" \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
 	"judge_pipeline.py --pairs 100" \
 	"judge_gpu.py --tiny --pairs 16"
 
-# one thread each (torch, BLAS): on a CPU shared with other work, two threads that wait
-# for each other at every operation ran the local model 4x slower than one (36 vs 158
-# tokens/s at load 5-6, perplexity.py); ours and its baseline run under the same setting
+# one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for
+# each other at every operation (docs/benchmarks.md); ours and each baseline alike
 bench-quick: setup
 	@failed=""; for b in $(BENCH_QUICK); do echo "== $$b"; \
 	  OMP_NUM_THREADS=1 $(BIN)/python benchmarks/$$b || failed="$$failed $${b%% *}"; done; \

@@ -24,8 +24,8 @@ vs 116 tokens/s with 2 threads at load average 3.6, and 56 tokens/s with 2 threa
 load 7, where naive generation took 347 s for one prompt) and leaves cores to others.
 
 ``--shortest`` takes the ``--pairs`` pairs with the fewest prompt tokens among the
-first 80 MT-Bench questions instead of the first ones (``make bench-quick``: 2 pairs,
-958 tokens, against 12,068 for the first 8): the same pipelines on less work, with our
+first 80 MT-Bench questions instead of the first ones (``make bench-quick``: 3 pairs,
+1,566 tokens, against 12,068 for the first 8): the same pipelines on less work, with our
 fixed cost per prompt a larger share of it, so no easier for ours.
 ``--no-full-logits`` skips the full-logits pass (printed, not a target). ``--repeat N``
 times ours and the two bare passes in N interleaved rounds and keeps the best of each

@@ -17,7 +17,9 @@ perplexities agree to 1e-5 in log-perplexity.
 ``--max-chars N`` keeps only answers whose question and answer together have at most N
 characters (``make bench-quick``: 8 answers under 600, about a fifth of the tokens of the
 first 8, whose questions ask for essays): the same pipelines on less work, with our
-fixed cost per answer a larger share of it, so no easier for ours.
+fixed cost per answer a larger share of it, so no easier for ours. ``--threads 1``: on
+a CPU shared with other work, torch's two threads wait for each other at every
+operation (8 answers at load 5-6: 36 tokens/s bare with two threads, 158 with one).
 """
 
 from __future__ import annotations
@@ -45,11 +47,14 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--chunk", type=int, default=25, help="answers per interleaved round")
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     ap.add_argument(
         "--max-chars", type=int, default=0,
         help="only answers whose question + answer have at most N characters (0 = all)",
     )  # fmt: skip
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
 
     answers = read_mt_bench_answers(args.data / "mt_bench")

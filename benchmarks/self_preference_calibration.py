@@ -30,8 +30,9 @@ their cells, are widened by two binomial standard errors of the tables run; the 
 planted cell (one of many, each a binomial count over ``--reps`` tables) is checked
 against the floor that cells covering exactly 0.80 all stay above with probability 0.99
 (``_targets.coverage_floor``: 0.705 at 200 tables per cell and 20 cells; two standard
-errors per cell would fail such cells in 3 runs of 4, and at ``make bench-quick``'s 10
-tables per cell the lowest cell can say little: its floor is 0.4).
+errors per cell would fail such cells in 3 runs of 4, and at ``make bench-quick``'s 8
+tables per cell the lowest cell can say little: its floor is 0.375, and the means carry
+the check).
 
 Run: python benchmarks/self_preference_calibration.py [--reps 200] [--compare-reps 20]
 [--rates 0.5 0.76 0.95] [--judges 1] [--one-step] (``--compare-reps 0`` skips part 1;

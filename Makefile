@@ -50,22 +50,25 @@ bench: setup
 	  $(BIN)/python $$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "missed a target:$$failed"; exit 1; fi
 
+# each at a small size; benchmarks/X.py --help and docs/benchmarks.md say why each size
 BENCH_QUICK = \
 	"bootstrap_pairs.py --pairs 5000 --judges 4 --loop 3" \
-	"audit.py --n-boot 200 --sizes 20000,40000,80000" \
-	"favoritism.py" \
-	"interval_coverage.py --reps 100 --n-boot 300" \
-	"self_preference_calibration.py --reps 20 --compare-reps 0 --n-boot 200 --judges 1" \
+	"audit.py --n-boot 200 --no-scaling" \
+	"favoritism.py --repeat 1" \
+	"interval_coverage.py --reps 400 --n-boot 300" \
+	"self_preference_calibration.py --reps 8 --compare-reps 0 --n-boot 200 --judges 1 --rates 0.76 0.95" \
 	"load_all.py" \
-	"judge_http.py --requests 192 --repeat 2" \
-	"judge_local.py --pairs 8 --naive 1" \
-	"perplexity.py --answers 32 --chunk 8" \
+	"judge_http.py --requests 384 --repeat 3 --steady" \
+	"judge_local.py --pairs 3 --shortest --naive 0 --no-full-logits --repeat 2" \
+	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
 	"judge_pipeline.py --pairs 100" \
 	"judge_gpu.py --tiny --pairs 16"
 
+# one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for
+# each other at every operation (docs/benchmarks.md); ours and each baseline alike
 bench-quick: setup
 	@failed=""; for b in $(BENCH_QUICK); do echo "== $$b"; \
-	  $(BIN)/python benchmarks/$$b || failed="$$failed $${b%% *}"; done; \
+	  OMP_NUM_THREADS=1 $(BIN)/python benchmarks/$$b || failed="$$failed $${b%% *}"; done; \
 	if [ -n "$$failed" ]; then echo "missed a target:$$failed"; exit 1; fi
 
 help:

@@ -36,6 +36,22 @@ def target_scale() -> float:
     return value
 
 
+def coverage_floor(target: float, reps: int, *, checks: int = 1, false_miss: float = 0.01) -> float:
+    """The lowest coverage share, over ``reps`` simulated tables, that still meets a
+    coverage ``target``, when ``checks`` such shares are checked together.
+
+    Each share is a binomial count over ``reps`` tables: an interval whose true coverage
+    is exactly ``target`` reads below the floor in some one of the ``checks`` shares
+    with probability at most ``false_miss`` (Bonferroni: ``false_miss / checks`` each,
+    from the exact binomial distribution). Fewer tables give a lower floor, so a short
+    run (``make bench-quick``) does not fail by chance; the benchmark prints the floor
+    and this reason.
+    """
+    from scipy.stats import binom
+
+    return float(binom.ppf(false_miss / checks, reps, target)) / reps
+
+
 class Targets:
     """The targets of one benchmark run; :meth:`finish` exits 1 if any was missed."""
 

@@ -2,6 +2,7 @@
 one-at-a-time computation, on the same MT-Bench turn-1 answers.
 
     python benchmarks/perplexity.py [--answers 200] [--batch-size 16] [--data DIR]
+        [--max-chars N]
 
 Ours = ``recuse.judging.perplexity.perplexities`` (chat template, tokenisation, length
 bucketing, logits only at response positions, log-softmax, summing) with batches of
@@ -12,6 +13,13 @@ ours with batch size 1. Tokens/second counts every token that goes through the
 model (prompt + response). Prints the ratios; the target (exit status 1 when
 missed) is ours / bare >= 0.9. Also checks that batched and one-at-a-time
 perplexities agree to 1e-5 in log-perplexity.
+
+``--max-chars N`` keeps only answers whose question and answer together have at most N
+characters (``make bench-quick``: 8 answers under 600, about a fifth of the tokens of the
+first 8, whose questions ask for essays): the same pipelines on less work, with our
+fixed cost per answer a larger share of it, so no easier for ours. ``--threads 1``: on
+a CPU shared with other work, torch's two threads wait for each other at every
+operation (8 answers at load 5-6: 36 tokens/s bare with two threads, 158 with one).
 """
 
 from __future__ import annotations
@@ -39,11 +47,21 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--chunk", type=int, default=25, help="answers per interleaved round")
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ap.add_argument(
+        "--max-chars", type=int, default=0,
+        help="only answers whose question + answer have at most N characters (0 = all)",
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
 
     answers = read_mt_bench_answers(args.data / "mt_bench")
     answers = answers[(answers["turn"] == 1) & (answers["answer"].str.len() > 0)]
+    if args.max_chars:
+        chars = answers["question"].str.len() + answers["answer"].str.len()
+        answers = answers[chars <= args.max_chars]
     answers = answers.sort_values(["question_id", "model"]).head(args.answers)
     prompts = answers["question"].tolist()
     texts = answers["answer"].tolist()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import math
+import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -71,3 +74,54 @@ def test_every_benchmark_checks_its_targets() -> None:
         }
         assert {"Targets", "finish"} <= calls, path.name
         assert "(target >=" not in path.read_text("utf-8"), path.name  # printed, unchecked
+
+
+def test_the_coverage_floor_is_the_binomial_quantile_over_the_checks() -> None:
+    """A coverage of exactly the target reads under the floor in one check with
+    probability at most false_miss / checks, and at the floor itself with more (the
+    binomial sums worked out here by hand)."""
+    from _targets import coverage_floor
+
+    def below(k: int, n: int, p: float) -> float:  # P(X < k), X ~ Binomial(n, p)
+        log = math.log
+        return sum(
+            math.exp(
+                math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
+                + x * log(p) + (n - x) * log(1 - p)
+            )
+            for x in range(k)
+        )  # fmt: skip
+
+    for target, reps, checks in ((0.85, 400, 8), (0.80, 10, 8), (0.85, 2000, 8), (0.9, 50, 1)):
+        floor = coverage_floor(target, reps, checks=checks)
+        k = round(floor * reps)
+        assert below(k, reps, target) <= 0.01 / checks < below(k + 1, reps, target)
+    assert coverage_floor(0.85, 400, checks=8) == 0.795
+    # more tables, a floor nearer the target; more checks, a lower one
+    assert coverage_floor(0.85, 100, checks=8) < coverage_floor(0.85, 400, checks=8) < 0.85
+    assert coverage_floor(0.85, 400, checks=20) < coverage_floor(0.85, 400, checks=8)
+
+
+def test_the_steady_rate_leaves_out_the_first_wave() -> None:
+    """judge_http's steady state: a first wave of 32 at once, then one arrival every
+    1/640 s, reads 640 per second whatever the first wave's delay."""
+    from judge_http import steady_rate
+
+    later = [1.0 + k / 640 for k in range(1, 400)]
+    assert steady_rate([0.0] * 32 + later, 32) == pytest.approx(640.0)
+    assert steady_rate([0.9] * 32 + later, 32) == pytest.approx(640.0)
+    assert math.isnan(steady_rate([0.0] * 33, 32))
+
+
+def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
+    """Each entry of the Makefile's BENCH_QUICK names a script in benchmarks/ and only
+    options that script defines (a renamed option would break make bench-quick)."""
+    makefile = (BENCH.parent / "Makefile").read_text("utf-8")
+    block = makefile.split("BENCH_QUICK = \\\n", 1)[1].split("\n\n", 1)[0]
+    entries = re.findall(r'"([^"]+)"', block)
+    assert len(entries) >= 11
+    for entry in entries:
+        script, *args = shlex.split(entry)
+        source = (BENCH / script).read_text("utf-8")
+        for flag in (a for a in args if a.startswith("--")):
+            assert f'"{flag}"' in source, (script, flag)

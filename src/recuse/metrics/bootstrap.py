@@ -417,7 +417,7 @@ def cluster_bootstrap(
             if problem is None and col.size:
                 if bca:
                     z0, a = _bias_correction(col, float(point[g])), float(accel[g])
-                lo, hi = (_quantile(col, _bca_level(q, z0, a)) for q in _tails(level))
+                lo, hi = _quantiles(col, [_bca_level(q, z0, a) for q in _tails(level)])
                 se = float(col.std(ddof=1)) if col.size > 1 else 0.0
             if problem is None:
                 est = (float(point[g]), float(lo), float(hi))
@@ -450,18 +450,34 @@ def cluster_bootstrap(
 
 
 def _distinct_columns(big: FloatArray) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Indices of the first copy of each distinct column, and where each column maps."""
-    first: dict[bytes, int] = {}
-    distinct: list[int] = []
-    inverse = np.empty(big.shape[1], dtype=np.intp)
-    cols = np.ascontiguousarray(big.T)
-    for j in range(cols.shape[0]):
-        key = cols[j].tobytes()
-        if key not in first:
-            first[key] = len(distinct)
-            distinct.append(j)
-        inverse[j] = first[key]
-    return np.asarray(distinct, dtype=np.intp), inverse
+    """Indices of the first copy of each distinct column, and where each column maps.
+
+    Columns are equal when their bytes are (NaN in the same places too). Each column's
+    bits get one integer hash (a fixed odd multiple of each entry, summed modulo 2**64:
+    exact, whatever the column's place); columns with the hash of an earlier column are
+    compared with it (and with any other column of that hash) entry by entry.
+    """
+    n_rows, n_cols = big.shape
+    if n_cols == 0 or n_rows == 0:
+        return np.arange(min(n_cols, 1), dtype=np.intp), np.zeros(n_cols, dtype=np.intp)
+    bits = np.ascontiguousarray(big, dtype=np.float64).view(np.uint64)
+    mult = np.random.default_rng(0x5EED).integers(0, 2**63, size=n_rows, dtype=np.uint64)
+    mult = mult * np.uint64(2) + np.uint64(1)
+    hashes = np.einsum("i,ij->j", mult, bits)  # wraps modulo 2**64
+    _, first_of_hash, which = np.unique(hashes, return_index=True, return_inverse=True)
+    first = first_of_hash[which.reshape(-1)].astype(np.intp)  # first column of its hash
+    same_hash: dict[int, list[int]] = {}  # hash group -> its distinct columns so far
+    for j in np.flatnonzero(first != np.arange(n_cols)).tolist():
+        group = same_hash.setdefault(int(first[j]), [int(first[j])])
+        for k in group:
+            if np.array_equal(bits[:, j], bits[:, k]):
+                first[j] = k
+                break
+        else:  # same hash, other bytes: a distinct column
+            group.append(j)
+            first[j] = j
+    distinct = np.unique(first).astype(np.intp)
+    return distinct, np.searchsorted(distinct, first).astype(np.intp)
 
 
 class _WideProduct:
@@ -572,9 +588,12 @@ def _tails(level: float) -> tuple[float, float]:
     return (1.0 - level) / 2.0, (1.0 + level) / 2.0
 
 
-def _quantile(sorted_col: FloatArray, q: float) -> float:
-    """The ``q`` quantile of sorted replicates (numpy's default, linear interpolation)."""
-    return float(np.quantile(sorted_col, q)) if sorted_col.size else np.nan
+def _quantiles(sorted_col: FloatArray, qs: list[float]) -> tuple[float, ...]:
+    """The ``qs`` quantiles of sorted replicates (numpy's default, linear interpolation),
+    in one call."""
+    if not sorted_col.size:
+        return tuple(np.nan for _ in qs)
+    return tuple(float(v) for v in np.quantile(sorted_col, qs))
 
 
 def _share_below(sorted_col: FloatArray, value: float) -> float:

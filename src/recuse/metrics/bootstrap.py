@@ -263,9 +263,10 @@ def resample_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> N
 def _counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.intp]:
     """:func:`resample_counts` as integers (the same draws from ``rng``)."""
     idx = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    idx += (np.arange(n_boot, dtype=idx.dtype) * n_clusters)[:, None]
-    counts = np.bincount(idx.ravel(), minlength=n_boot * n_clusters)
-    return counts.reshape(n_boot, n_clusters)
+    counts = np.empty((n_boot, n_clusters), dtype=np.intp)
+    for b in range(n_boot):  # one resample at a time: its counts stay in cache
+        counts[b] = np.bincount(idx[b], minlength=n_clusters)
+    return counts
 
 
 def _cluster_sums(
@@ -279,14 +280,20 @@ def _cluster_sums(
     """
     n_groups = len(stat.labels)
     k = stat.values.shape[1]
-    used = np.flatnonzero(stat.group >= 0)
+    inside = stat.group >= 0
+    used = np.flatnonzero(inside)
     key = codes[used] * n_groups + stat.group[used]
     size = n_clusters * n_groups
-    onto = sparse.csr_array((np.ones(len(used)), (key, used)), shape=(size, stat.values.shape[0]))
     if sparse.issparse(stat.values):
+        onto = sparse.csr_array((np.ones(len(used)), (key, used)), shape=(size, len(inside)))
         sums: Sums = sparse.csr_array(onto @ stat.values).reshape((n_clusters, n_groups * k))
     else:
-        sums = np.asarray(onto @ stat.values).reshape(n_clusters, n_groups * k)
+        # by columns (one per row, empty where the row does not enter): each row's terms
+        # are added to its cluster's in row order, as by rows, without sorting the rows
+        indptr = np.zeros(len(inside) + 1, dtype=np.int64)
+        np.cumsum(inside, out=indptr[1:])
+        onto_c = sparse.csc_array((np.ones(len(used)), key, indptr), shape=(size, len(inside)))
+        sums = np.asarray(onto_c @ stat.values).reshape(n_clusters, n_groups * k)
     rows = np.bincount(stat.group[used], minlength=n_groups).astype(np.int64)
     present = np.bincount(key, minlength=size).reshape(n_clusters, n_groups) > 0
     clusters = present.sum(axis=0).astype(np.int64)
@@ -689,12 +696,13 @@ def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64
     n_groups = len(stat.labels)
     shifted = stat.group + 1  # unused rows (-1) count in bin 0, dropped
     result = []
+    enters = bool(stat.required) and bool((stat.group >= 0).any())
     for col, desc in stat.required:
-        if not (stat.group >= 0).any():  # no row enters: none counts (columns unread)
+        if not enters:  # no row enters: none counts (columns unread)
             result.append((desc, np.zeros(n_groups, dtype=np.int64)))
             continue
-        nonzero = (_column(stat.values, col) != 0).astype(float)
-        c = np.bincount(shifted, weights=nonzero, minlength=n_groups + 1)[1:]
+        nonzero = _column(stat.values, col) != 0
+        c = np.bincount(shifted[nonzero], minlength=n_groups + 1)[1:]
         result.append((desc, c.astype(np.int64)))
     return result
 

@@ -817,24 +817,30 @@ class _OneStep:
 
     def _orders(self) -> tuple[NDArray[Any], ...]:
         """The fitted judges' judged orders at placed patterns (each row belongs to one
-        judge): row, pattern, weight, pick of a, judge code, and the labelled rows of the
-        fitted judges: row, labelled model pair, human label, judge code."""
+        judge): row, pattern, weight, pick of a, index into a (judge code x pattern)
+        table, the residual ``y − μ`` and ``π`` without the own and family terms; then the
+        labelled rows of the fitted judges: row, labelled model pair, human label, judge
+        code."""
         if "orders" in self._shared:
             return tuple(self._shared["orders"])
         r, fits = self.rows, self._fitted()
+        p_n = len(self.model.ia)
         n_codes = max(fits, default=-1) + 1
-        placed = np.zeros((n_codes + 1, len(self.model.ia)), dtype=bool)  # last: unfitted
+        placed = np.zeros((n_codes + 1, p_n), dtype=bool)  # last row: not fitted
+        mu_of, p0_of = np.zeros((n_codes + 1, p_n)), np.zeros((n_codes + 1, p_n))
         for code, f in fits.items():
-            placed[code] = f.n_p > 0
+            placed[code], mu_of[code], p0_of[code] = f.n_p > 0, f.mu, f.p0
         gi = r.group[r.ri]
         gi = np.where((gi >= 0) & (gi < n_codes), gi, n_codes)
         o = placed[gi, r.pat]
+        ri, pat, w, y = r.ri[o], r.pat[o], r.w[o], r.y[o]
+        at = gi[o] * p_n + pat
         gl = r.group[r.lab_rows]
         gl = np.where((gl >= 0) & (gl < n_codes), gl, n_codes)
         lo = np.zeros(n_codes + 1, dtype=bool)
         lo[list(fits)] = True
         lo = lo[gl]
-        out = (r.ri[o], r.pat[o], r.w[o], r.y[o], gi[o],
+        out = (ri, pat, w, y, at, y - mu_of.ravel()[at], p0_of.ravel()[at],
                r.lab_rows[lo], r.lab[lo], r.human[lo], gl[lo])  # fmt: skip
         self._shared["orders"] = out
         return tuple(out)
@@ -854,7 +860,7 @@ class _OneStep:
         # direction; per judge and model: the strengths and their direction (last row:
         # the rows of judges not fitted, which take no part)
         n_codes = max(fits, default=-1) + 1
-        mu_of, p0_of, dir_of = (np.zeros((n_codes + 1, p_n)) for _ in range(3))
+        dir_of = np.zeros((n_codes + 1, p_n))
         st_of, vs_of = np.zeros((n_codes + 1, m.n_models)), np.zeros((n_codes + 1, m.n_models))
         for code, f in fits.items():
             d, k_n = f.x.shape[1], m.n_kappa
@@ -870,30 +876,35 @@ class _OneStep:
             else:
                 grad = g_theta
             v = f.pinv_t @ grad
-            mu_of[code], p0_of[code] = f.mu, f.p0
             dir_of[code] = f.x @ v[-d:]  # each pattern's score direction
             if m.fixed is None:
                 st_of[code], vs_of[code] = f.st, v[: m.n_models]
-        ri, pat, w, y, go, rows_l, lab, human, gl = self._orders()
+        ri, pat, w, y, at, resid, p0_o, rows_l, lab, human, gl = self._orders()
+        # every order's w (picks − Π + (y − μ)·direction); picks and Π only on the
+        # selected orders (0 elsewhere, where adding them changes nothing)
+        term = resid * dir_of.ravel()[at]
         s_p = sel[pat]
-        p0_o = p0_of[go, pat]
-        picks = np.where(s_p > 0, y, np.where(s_p < 0, 1.0 - y, 0.0))
-        pred = np.where(s_p > 0, p0_o, np.where(s_p < 0, 1.0 - p0_o, 0.0))
+        on = np.flatnonzero(s_p != 0)
+        pos = s_p[on] > 0
+        y_on, p0_on, w_on = y[on], p0_o[on], w[on]
+        picks = np.where(pos, y_on, 1.0 - y_on)
+        pred = np.where(pos, p0_on, 1.0 - p0_on)
+        term[on] = picks - pred + term[on]
+        term *= w
         out = np.empty((r.n, len(ONE_STEP_COLUMNS)))
         num = out[:, 0]
-        num[:] = np.bincount(
-            ri, weights=w * (picks - pred + (y - mu_of[go, pat]) * dir_of[go, pat]), minlength=r.n
-        )
+        num[:] = np.bincount(ri, weights=term, minlength=r.n)
         if m.fixed is None and len(rows_l):  # the labels' scores, through the strengths
             la, lb = m.la[lab], m.lb[lab]
             q_l = special.expit(st_of[gl, la] - st_of[gl, lb])
             b_l = vs_of[gl, la] - vs_of[gl, lb]
             num += np.bincount(rows_l, weights=(human - q_l) * b_l, minlength=r.n)
-        den_sel = (base if relation == "family" else m.own)[pat] != 0
-        out[:, 1] = np.bincount(ri, weights=np.where(den_sel, w, 0.0), minlength=r.n)
-        out[:, 2] = np.bincount(ri, weights=w * picks, minlength=r.n)
-        out[:, 3] = np.bincount(ri, weights=w * pred, minlength=r.n)
-        out[:, 4] = np.bincount(ri, weights=np.where(s_p != 0, w, 0.0), minlength=r.n)
+        den_on = np.flatnonzero((base if relation == "family" else m.own)[pat] != 0)
+        out[:, 1] = np.bincount(ri[den_on], weights=w[den_on], minlength=r.n)
+        ri_on = ri[on]
+        out[:, 2] = np.bincount(ri_on, weights=w_on * picks, minlength=r.n)
+        out[:, 3] = np.bincount(ri_on, weights=w_on * pred, minlength=r.n)
+        out[:, 4] = np.bincount(ri_on, weights=w_on, minlength=r.n)
         if "rest" not in self._shared:  # the required counts' indicators, rows, judge
             entered = r.group >= 0
             self._shared["rest"] = np.column_stack(

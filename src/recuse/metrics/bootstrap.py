@@ -50,7 +50,7 @@ import math
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -262,11 +262,25 @@ def resample_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> N
 
 def _counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.intp]:
     """:func:`resample_counts` as integers (the same draws from ``rng``)."""
-    idx = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    counts = np.empty((n_boot, n_clusters), dtype=np.intp)
-    for b in range(n_boot):  # one resample at a time: its counts stay in cache
-        counts[b] = np.bincount(idx[b], minlength=n_clusters)
-    return counts
+    return _draw_counts(rng, np.empty((n_boot, n_clusters), dtype=np.intp))
+
+
+# Draws (resamples x clusters) made at once by _draw_counts.
+_DRAW_ENTRIES = 500_000
+
+
+def _draw_counts(rng: np.random.Generator, out: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Fill ``out`` (resamples x clusters) with :func:`_counts`: the draws of
+    ``rng.integers(0, clusters, size=out.shape)``, made a few resamples at a time (the
+    generator gives the same numbers in the same order however they are split) and
+    counted one resample at a time, so that no draw array as large as ``out`` is made."""
+    n_boot, n_clusters = out.shape
+    step = max(1, _DRAW_ENTRIES // max(n_clusters, 1))
+    for start in range(0, n_boot, step):
+        idx = rng.integers(0, n_clusters, size=(min(step, n_boot - start), n_clusters))
+        for i, row in enumerate(idx):
+            out[start + i] = np.bincount(row, minlength=n_clusters)
+    return out
 
 
 def _cluster_sums(
@@ -400,9 +414,10 @@ def cluster_bootstrap(
         n_ok = ok.sum(axis=0)
         bca = (stat.interval or interval) == "bca"
         if bca and used:
-            # leave-one-cluster-out sums: total minus the cluster's own sums
-            dense = _dense(sums)
-            jack = stat.combine(tot[None, :, :] - dense.reshape(-1, n_groups, k))
+            # leave-one-cluster-out sums: total minus the cluster's own sums (of the
+            # columns combine reads)
+            dense = _dense(sums).reshape(-1, n_groups, k)[:, :, :kb]
+            jack = stat.combine(tot[None, :, :kb] - dense)
             accel = _acceleration(jack)
         else:
             accel = np.zeros(n_groups)
@@ -558,17 +573,29 @@ def _replicate_sums(
         reps.fill(np.nan)
         wide_reps.fill(np.nan)
         return reps, wide_reps
-    halves = _halves(big)
-    bound = np.abs(big).sum(axis=0)
+    halves, bound = _halves(big)
     wide_t = None if wide is None or not n_wide else _WideProduct(wide)
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_ENTRIES // n_c)
     # Small products run faster on one BLAS thread (no thread start-up or spinning).
     cache: dict[bytes, tuple[NDArray[np.float32], FloatArray]] = {}
+    # one buffer each for the chunks' counts and their single and double copies
+    buffers: dict[np.dtype[Any], NDArray[Any]] = {
+        np.dtype(np.intp): np.empty((min(chunk, n_boot), n_c), dtype=np.intp)
+    }
+
+    def counts_as(counts: NDArray[np.intp], dtype: type) -> NDArray[Any]:
+        buf = buffers.get(np.dtype(dtype))
+        if buf is None:
+            buf = buffers[np.dtype(dtype)] = np.empty(buffers[np.dtype(np.intp)].shape, dtype)
+        view = buf[: len(counts)]
+        np.copyto(view, counts)
+        return view
+
     with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
         for start in range(0, n_boot, chunk):
             b = min(chunk, n_boot - start)
-            counts = _counts(n_c, b, rng)
+            counts = _draw_counts(rng, buffers[np.dtype(np.intp)][:b])
             rows = slice(start, start + b)
             if wide_t is not None:
                 t0 = time.perf_counter()
@@ -583,21 +610,26 @@ def _replicate_sums(
             single, double = cache[key]
             t0 = time.perf_counter()
             if single.shape[1]:
-                reps[rows, exact] = counts.astype(np.float32) @ single
+                reps[rows, exact] = counts_as(counts, np.float32) @ single
             if double.shape[1]:
-                reps[rows, ~exact] = counts.astype(np.float64) @ double
+                reps[rows, ~exact] = counts_as(counts, np.float64) @ double
             timer[0] += time.perf_counter() - t0
     return reps, wide_reps
 
 
-def _halves(big: FloatArray, block: int = 256) -> NDArray[np.bool_]:
-    """Per column: whether every entry is a whole or half number (``2x`` integral), a
-    block of rows at a time (the doubled rows stay in cache)."""
-    out = np.ones(big.shape[1], dtype=bool)
+def _halves(big: FloatArray, block: int = 256) -> tuple[NDArray[np.bool_], FloatArray]:
+    """Per column: whether every entry is a whole or half number (``2x`` integral), and
+    the sum of the absolute values (exact for such columns, whatever the order of the
+    additions; the bound only matters for them), a block of rows at a time (the block's
+    copies stay in cache)."""
+    halves = np.ones(big.shape[1], dtype=bool)
+    bound = np.zeros(big.shape[1])
     for start in range(0, big.shape[0], block):
-        twice = 2.0 * big[start : start + block]
-        out &= np.all(twice == np.rint(twice), axis=0)
-    return out
+        rows = big[start : start + block]
+        twice = 2.0 * rows
+        halves &= np.all(twice == np.rint(twice), axis=0)
+        bound += np.abs(rows).sum(axis=0)
+    return halves, bound
 
 
 def _tails(level: float) -> tuple[float, float]:

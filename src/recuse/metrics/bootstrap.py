@@ -50,7 +50,7 @@ import math
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -307,10 +307,25 @@ def resample_counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> N
 
 def _counts(n_clusters: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.intp]:
     """:func:`resample_counts` as integers (the same draws from ``rng``)."""
-    idx = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    idx += (np.arange(n_boot, dtype=idx.dtype) * n_clusters)[:, None]
-    counts = np.bincount(idx.ravel(), minlength=n_boot * n_clusters)
-    return counts.reshape(n_boot, n_clusters)
+    return _draw_counts(rng, np.empty((n_boot, n_clusters), dtype=np.intp))
+
+
+# Draws (resamples x clusters) made at once by _draw_counts.
+_DRAW_ENTRIES = 500_000
+
+
+def _draw_counts(rng: np.random.Generator, out: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Fill ``out`` (resamples x clusters) with :func:`_counts`: the draws of
+    ``rng.integers(0, clusters, size=out.shape)``, made a few resamples at a time (the
+    generator gives the same numbers in the same order however they are split) and
+    counted one resample at a time, so that no draw array as large as ``out`` is made."""
+    n_boot, n_clusters = out.shape
+    step = max(1, _DRAW_ENTRIES // max(n_clusters, 1))
+    for start in range(0, n_boot, step):
+        idx = rng.integers(0, n_clusters, size=(min(step, n_boot - start), n_clusters))
+        for i, row in enumerate(idx):
+            out[start + i] = np.bincount(row, minlength=n_clusters)
+    return out
 
 
 def _cluster_sums(
@@ -324,14 +339,20 @@ def _cluster_sums(
     """
     n_groups = len(stat.labels)
     k = stat.values.shape[1]
-    used = np.flatnonzero(stat.group >= 0)
+    inside = stat.group >= 0
+    used = np.flatnonzero(inside)
     key = codes[used] * n_groups + stat.group[used]
     size = n_clusters * n_groups
-    onto = sparse.csr_array((np.ones(len(used)), (key, used)), shape=(size, stat.values.shape[0]))
     if sparse.issparse(stat.values):
+        onto = sparse.csr_array((np.ones(len(used)), (key, used)), shape=(size, len(inside)))
         sums: Sums = sparse.csr_array(onto @ stat.values).reshape((n_clusters, n_groups * k))
     else:
-        sums = np.asarray(onto @ stat.values).reshape(n_clusters, n_groups * k)
+        # by columns (one per row, empty where the row does not enter): each row's terms
+        # are added to its cluster's in row order, as by rows, without sorting the rows
+        indptr = np.zeros(len(inside) + 1, dtype=np.int64)
+        np.cumsum(inside, out=indptr[1:])
+        onto_c = sparse.csc_array((np.ones(len(used)), key, indptr), shape=(size, len(inside)))
+        sums = np.asarray(onto_c @ stat.values).reshape(n_clusters, n_groups * k)
     rows = np.bincount(stat.group[used], minlength=n_groups).astype(np.int64)
     present = np.bincount(key, minlength=size).reshape(n_clusters, n_groups) > 0
     clusters = present.sum(axis=0).astype(np.int64)
@@ -437,9 +458,10 @@ def cluster_bootstrap(
         n_ok = ok.sum(axis=0)
         bca = (stat.interval or interval) == "bca"
         if bca and used:
-            # leave-one-cluster-out sums: total minus the cluster's own sums
-            dense = _dense(sums)
-            jack = stat.combine(tot[None, :, :] - dense.reshape(-1, n_groups, k))
+            # leave-one-cluster-out sums: total minus the cluster's own sums (of the
+            # columns combine reads)
+            dense = _dense(sums).reshape(-1, n_groups, k)[:, :, :kb]
+            jack = stat.combine(tot[None, :, :kb] - dense)
             accel = _acceleration(jack)
         else:
             accel = np.zeros(n_groups)
@@ -461,7 +483,7 @@ def cluster_bootstrap(
             if problem is None and col.size:
                 if bca:
                     z0, a = _bias_correction(col, float(point[g])), float(accel[g])
-                lo, hi = (_quantile(col, _bca_level(q, z0, a)) for q in _tails(level))
+                lo, hi = _quantiles(col, [_bca_level(q, z0, a) for q in _tails(level)])
                 se = float(col.std(ddof=1)) if col.size > 1 else 0.0
             if problem is None:
                 est = (float(point[g]), float(lo), float(hi))
@@ -494,18 +516,34 @@ def cluster_bootstrap(
 
 
 def _distinct_columns(big: FloatArray) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Indices of the first copy of each distinct column, and where each column maps."""
-    first: dict[bytes, int] = {}
-    distinct: list[int] = []
-    inverse = np.empty(big.shape[1], dtype=np.intp)
-    cols = np.ascontiguousarray(big.T)
-    for j in range(cols.shape[0]):
-        key = cols[j].tobytes()
-        if key not in first:
-            first[key] = len(distinct)
-            distinct.append(j)
-        inverse[j] = first[key]
-    return np.asarray(distinct, dtype=np.intp), inverse
+    """Indices of the first copy of each distinct column, and where each column maps.
+
+    Columns are equal when their bytes are (NaN in the same places too). Each column's
+    bits get one integer hash (a fixed odd multiple of each entry, summed modulo 2**64:
+    exact, whatever the column's place); columns with the hash of an earlier column are
+    compared with it (and with any other column of that hash) entry by entry.
+    """
+    n_rows, n_cols = big.shape
+    if n_cols == 0 or n_rows == 0:
+        return np.arange(min(n_cols, 1), dtype=np.intp), np.zeros(n_cols, dtype=np.intp)
+    bits = np.ascontiguousarray(big, dtype=np.float64).view(np.uint64)
+    mult = np.random.default_rng(0x5EED).integers(0, 2**63, size=n_rows, dtype=np.uint64)
+    mult = mult * np.uint64(2) + np.uint64(1)
+    hashes = np.einsum("i,ij->j", mult, bits)  # wraps modulo 2**64
+    _, first_of_hash, which = np.unique(hashes, return_index=True, return_inverse=True)
+    first = first_of_hash[which.reshape(-1)].astype(np.intp)  # first column of its hash
+    same_hash: dict[int, list[int]] = {}  # hash group -> its distinct columns so far
+    for j in np.flatnonzero(first != np.arange(n_cols)).tolist():
+        group = same_hash.setdefault(int(first[j]), [int(first[j])])
+        for k in group:
+            if np.array_equal(bits[:, j], bits[:, k]):
+                first[j] = k
+                break
+        else:  # same hash, other bytes: a distinct column
+            group.append(j)
+            first[j] = j
+    distinct = np.unique(first).astype(np.intp)
+    return distinct, np.searchsorted(distinct, first).astype(np.intp)
 
 
 class _WideProduct:
@@ -579,18 +617,29 @@ def _replicate_sums(
         reps.fill(np.nan)
         wide_reps.fill(np.nan)
         return reps, wide_reps
-    twice = 2.0 * big
-    halves = np.all(twice == np.round(twice), axis=0)
-    bound = np.abs(big).sum(axis=0)
+    halves, bound = _halves(big)
     wide_t = None if wide is None or not n_wide else _WideProduct(wide)
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_ENTRIES // n_c)
     # Small products run faster on one BLAS thread (no thread start-up or spinning).
     cache: dict[bytes, tuple[NDArray[np.float32], FloatArray]] = {}
+    # one buffer each for the chunks' counts and their single and double copies
+    buffers: dict[np.dtype[Any], NDArray[Any]] = {
+        np.dtype(np.intp): np.empty((min(chunk, n_boot), n_c), dtype=np.intp)
+    }
+
+    def counts_as(counts: NDArray[np.intp], dtype: type) -> NDArray[Any]:
+        buf = buffers.get(np.dtype(dtype))
+        if buf is None:
+            buf = buffers[np.dtype(dtype)] = np.empty(buffers[np.dtype(np.intp)].shape, dtype)
+        view = buf[: len(counts)]
+        np.copyto(view, counts)
+        return view
+
     with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
         for start in range(0, n_boot, chunk):
             b = min(chunk, n_boot - start)
-            counts = _counts(n_c, b, rng)
+            counts = _draw_counts(rng, buffers[np.dtype(np.intp)][:b])
             rows = slice(start, start + b)
             if wide_t is not None:
                 t0 = time.perf_counter()
@@ -605,20 +654,38 @@ def _replicate_sums(
             single, double = cache[key]
             t0 = time.perf_counter()
             if single.shape[1]:
-                reps[rows, exact] = counts.astype(np.float32) @ single
+                reps[rows, exact] = counts_as(counts, np.float32) @ single
             if double.shape[1]:
-                reps[rows, ~exact] = counts.astype(np.float64) @ double
+                reps[rows, ~exact] = counts_as(counts, np.float64) @ double
             timer[0] += time.perf_counter() - t0
     return reps, wide_reps
+
+
+def _halves(big: FloatArray, block: int = 256) -> tuple[NDArray[np.bool_], FloatArray]:
+    """Per column: whether every entry is a whole or half number (``2x`` integral), and
+    the sum of the absolute values (exact for such columns, whatever the order of the
+    additions; the bound only matters for them), a block of rows at a time (the block's
+    copies stay in cache)."""
+    halves = np.ones(big.shape[1], dtype=bool)
+    bound = np.zeros(big.shape[1])
+    for start in range(0, big.shape[0], block):
+        rows = big[start : start + block]
+        twice = 2.0 * rows
+        halves &= np.all(twice == np.rint(twice), axis=0)
+        bound += np.abs(rows).sum(axis=0)
+    return halves, bound
 
 
 def _tails(level: float) -> tuple[float, float]:
     return (1.0 - level) / 2.0, (1.0 + level) / 2.0
 
 
-def _quantile(sorted_col: FloatArray, q: float) -> float:
-    """The ``q`` quantile of sorted replicates (numpy's default, linear interpolation)."""
-    return float(np.quantile(sorted_col, q)) if sorted_col.size else np.nan
+def _quantiles(sorted_col: FloatArray, qs: list[float]) -> tuple[float, ...]:
+    """The ``qs`` quantiles of sorted replicates (numpy's default, linear interpolation),
+    in one call."""
+    if not sorted_col.size:
+        return tuple(np.nan for _ in qs)
+    return tuple(float(v) for v in np.quantile(sorted_col, qs))
 
 
 def _share_below(sorted_col: FloatArray, value: float) -> float:
@@ -714,12 +781,13 @@ def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64
     n_groups = len(stat.labels)
     shifted = stat.group + 1  # unused rows (-1) count in bin 0, dropped
     result = []
+    enters = bool(stat.required) and bool((stat.group >= 0).any())
     for col, desc in stat.required:
-        if not (stat.group >= 0).any():  # no row enters: none counts (columns unread)
+        if not enters:  # no row enters: none counts (columns unread)
             result.append((desc, np.zeros(n_groups, dtype=np.int64)))
             continue
-        nonzero = (_column(stat.values, col) != 0).astype(float)
-        c = np.bincount(shifted, weights=nonzero, minlength=n_groups + 1)[1:]
+        nonzero = _column(stat.values, col) != 0
+        c = np.bincount(shifted[nonzero], minlength=n_groups + 1)[1:]
         result.append((desc, c.astype(np.int64)))
     return result
 

@@ -21,7 +21,7 @@ preference (:data:`FAMILY_CALIBRATED`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -663,23 +663,42 @@ def _check_strengths(strengths: Mapping[str, float], judged: NDArray[np.object_]
         )
 
 
-def _unique_rows(keys: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
-    """``np.unique(keys, axis=0, return_inverse=True)`` for rows of small integers (as
-    floats or ints), through one integer per row in mixed radix: the same rows in the
-    same (lexicographic) order, without sorting the rows as records."""
-    if len(keys) == 0:
-        return keys[:0], np.zeros(0, dtype=np.intp)
-    ints = np.rint(keys).astype(np.int64)
-    low = ints.min(axis=0)
-    span = ints.max(axis=0) - low + 1
+def _unique_columns(columns: list[NDArray[Any]]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """``np.unique(np.column_stack(columns), axis=0, return_inverse=True)`` for integer
+    ``columns`` (equal lengths): the distinct rows in lexicographic order, as ``(rows,
+    k)`` int64, and each row's index into them, without stacking or sorting the rows as
+    records. Each row is one integer in mixed radix; where those integers span few
+    values (at most four per row) the distinct ones are marked in a table, else sorted."""
+    n, k = (len(columns[0]) if columns else 0), len(columns)
+    if n == 0:
+        return np.zeros((0, k), dtype=np.int64), np.zeros(0, dtype=np.intp)
+    low = np.array([int(c.min()) for c in columns], dtype=np.int64)
+    span = np.array([int(c.max()) for c in columns], dtype=np.int64) - low + 1
     if float(np.prod(span.astype(float))) >= 2.0**62:  # too wide for one integer
-        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
-        return uniq.reshape(-1, keys.shape[1]), inverse.reshape(-1).astype(np.intp)
-    code = np.zeros(len(ints), dtype=np.int64)
-    for j in range(ints.shape[1]):
-        code = code * span[j] + (ints[:, j] - low[j])
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return keys[first], inverse.reshape(-1).astype(np.intp)
+        stacked = np.column_stack(columns).astype(np.int64)
+        uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        return uniq.reshape(-1, k), inverse.reshape(-1).astype(np.intp)
+    code = np.zeros(n, dtype=np.int64)
+    for j, c in enumerate(columns):
+        code *= span[j]
+        code += c.astype(np.int64) - low[j]
+    total = int(np.prod(span))
+    if total <= 4 * n + 1024:  # a table of every possible code
+        present = np.zeros(total, dtype=bool)
+        present[code] = True
+        codes = np.flatnonzero(present)
+        where = np.zeros(total, dtype=np.intp)
+        where[codes] = np.arange(len(codes))
+        inverse = where[code]
+    else:
+        codes, inverse = np.unique(code, return_inverse=True)
+        inverse = inverse.reshape(-1).astype(np.intp)
+    rows = np.empty((len(codes), k), dtype=np.int64)
+    rest = codes.astype(np.int64)
+    for j in range(k - 1, -1, -1):  # undo the mixed radix, last column first
+        rows[:, j] = rest % span[j] + low[j]
+        rest //= span[j]
+    return rows, inverse
 
 
 @dataclass(frozen=True)
@@ -699,6 +718,25 @@ class _OrderRows:
     n: int
     #: per row: holds the judge's own answer, holds neither, holds a family member's
     ind: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class _JudgeFit:
+    """One judge's competence model at its full-sample fit, as :class:`_OneStep` uses it:
+    the patterns' weights, the strengths, the design ``x``, ``μ``, each pattern's ``κ``
+    and its column, the strength gaps, ``π`` without the own and family terms, the
+    patterns' model contrasts (None: strengths held fixed) and ``(J⁺)ᵀ``."""
+
+    n_p: NDArray[np.float64]
+    st: NDArray[np.float64]
+    x: NDArray[np.float64]
+    mu: NDArray[np.float64]
+    kap: NDArray[np.float64]
+    kcol: NDArray[np.intp]
+    gap: NDArray[np.float64]
+    p0: NDArray[np.float64]
+    e_p: NDArray[np.float64] | None
+    pinv_t: NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -724,23 +762,23 @@ class _OneStep:
     rows: _OrderRows
     #: each fitted judge's code: its totals and ``θ̂``
     fits: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]]
+    #: what every statistic's columns share (:meth:`_fitted`, :meth:`_orders`), kept
+    #: after the first
+    _shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def columns(self, relation: Relation = "self", rung: int | None = None) -> NDArray[np.float64]:
-        """Per row (:data:`ONE_STEP_COLUMNS`): the linearised numerator and the weight of
-        the estimate's pairs (the two resampled), then for the point estimate only: its
-        picks, the predicted picks, the weight of the selected pairs (the rung's, for a
-        rung), the three pair indicators of the model's required counts, 1 per row and
-        its judge's code + 1 (so a judge's totals name it: code = id / rows − 1)."""
-        m, r = self.model, self.rows
-        num, den = np.zeros(r.n), np.zeros(r.n)
-        picks_c, pred_c, n_sel = np.zeros(r.n), np.zeros(r.n), np.zeros(r.n)
-        base = m.own if relation == "self" else (m.fam if m.fam is not None else 0 * m.own)
-        sel = base if rung is None or m.rung is None else np.where(m.rung == rung, base, 0.0)
+    def _fitted(self) -> dict[int, _JudgeFit]:
+        """Each fitted judge's model at its full-sample fit: what does not depend on the
+        statistic (the pseudo-inverse of the Jacobian included)."""
+        if "fitted" in self._shared:
+            return dict(self._shared["fitted"])
+        m = self.model
+        p_n = len(m.ia)
+        kcol = np.zeros(p_n, dtype=np.intp) if m.kgroup is None else m.kgroup
+        out: dict[int, _JudgeFit] = {}
         for code, (t, theta) in self.fits.items():
             n_p, y_p, _ = m.placed(t)
             st = m.strengths(t)
-            p_n, d, k_n = len(m.ia), len(theta), m.n_kappa
-            kcol = np.zeros(p_n, dtype=np.intp) if m.kgroup is None else m.kgroup
+            d, k_n = len(theta), m.n_kappa
             gap = st[m.ia] - st[m.ib]
             x = np.zeros((p_n, d))
             x[np.arange(p_n), kcol] = gap
@@ -752,14 +790,8 @@ class _OneStep:
             mu = special.expit(x @ theta)
             kap = theta[kcol]
             p0 = m.p0(theta, gap)  # without the own and family terms
-            # ∇Π over the selected patterns (+: picks a, −: picks b)
-            dens = n_p * p0 * (1.0 - p0) * np.sign(sel)
-            g_theta = np.zeros(d)
-            g_theta[:k_n] = np.bincount(kcol, weights=dens * gap, minlength=k_n)
-            g_theta[k_n] = float(np.sum(dens * m.first))
-            if m.label is not None:
-                g_theta[d - 1] = float(np.sum(dens * m.label))
             j_tt = -(x * (n_p * mu * (1.0 - mu))[:, None]).T @ x
+            e_p = None
             if m.fixed is None:
                 n_m, n_l = m.n_models, len(m.la)
                 e_p = np.zeros((p_n, n_m))
@@ -776,37 +808,109 @@ class _OneStep:
                         + (onehot * (y_p - n_p * mu)[:, None]).T @ e_p)  # fmt: skip
                 j_ss = -(e_l * (c_l * q * (1.0 - q))[:, None]).T @ e_l
                 jac = np.block([[j_ss, np.zeros((n_m, d))], [j_ts, j_tt]])
-                grad = np.concatenate([e_p.T @ (dens * kap), g_theta])
             else:
-                jac, grad = j_tt, g_theta
-            v = np.linalg.pinv(jac).T @ grad
-            v_theta = v[-d:]
-            a_p = x @ v_theta  # each pattern's score direction
-            placed = n_p > 0
-            o = (r.group[r.ri] == code) & placed[r.pat]
-            ri, pat, w, y = r.ri[o], r.pat[o], r.w[o], r.y[o]
-            s_p = sel[pat]
-            picks = np.where(s_p > 0, y, np.where(s_p < 0, 1.0 - y, 0.0))
-            pred = np.where(s_p > 0, p0[pat], np.where(s_p < 0, 1.0 - p0[pat], 0.0))
-            contrib = w * (picks - pred + (y - mu[pat]) * a_p[pat])
-            num += np.bincount(ri, weights=contrib, minlength=r.n)
-            picks_c += np.bincount(ri, weights=w * picks, minlength=r.n)
-            pred_c += np.bincount(ri, weights=w * pred, minlength=r.n)
-            n_sel += np.bincount(ri, weights=np.where(s_p != 0, w, 0.0), minlength=r.n)
-            den_sel = (base if relation == "family" else m.own)[pat] != 0
-            den += np.bincount(ri, weights=np.where(den_sel, w, 0.0), minlength=r.n)
+                jac = j_tt
+            out[code] = _JudgeFit(n_p, st, x, mu, kap, kcol, gap, p0, e_p, np.linalg.pinv(jac).T)
+        self._shared["fitted"] = out
+        return dict(out)
+
+    def _orders(self) -> tuple[NDArray[Any], ...]:
+        """The fitted judges' judged orders at placed patterns (each row belongs to one
+        judge): row, pattern, weight, pick of a, index into a (judge code x pattern)
+        table, the residual ``y − μ`` and ``π`` without the own and family terms; then the
+        labelled rows of the fitted judges: row, labelled model pair, human label, judge
+        code."""
+        if "orders" in self._shared:
+            return tuple(self._shared["orders"])
+        r, fits = self.rows, self._fitted()
+        p_n = len(self.model.ia)
+        n_codes = max(fits, default=-1) + 1
+        placed = np.zeros((n_codes + 1, p_n), dtype=bool)  # last row: not fitted
+        mu_of, p0_of = np.zeros((n_codes + 1, p_n)), np.zeros((n_codes + 1, p_n))
+        for code, f in fits.items():
+            placed[code], mu_of[code], p0_of[code] = f.n_p > 0, f.mu, f.p0
+        gi = r.group[r.ri]
+        gi = np.where((gi >= 0) & (gi < n_codes), gi, n_codes)
+        o = placed[gi, r.pat]
+        ri, pat, w, y = r.ri[o], r.pat[o], r.w[o], r.y[o]
+        at = gi[o] * p_n + pat
+        gl = r.group[r.lab_rows]
+        gl = np.where((gl >= 0) & (gl < n_codes), gl, n_codes)
+        lo = np.zeros(n_codes + 1, dtype=bool)
+        lo[list(fits)] = True
+        lo = lo[gl]
+        out = (ri, pat, w, y, at, y - mu_of.ravel()[at], p0_of.ravel()[at],
+               r.lab_rows[lo], r.lab[lo], r.human[lo], gl[lo])  # fmt: skip
+        self._shared["orders"] = out
+        return tuple(out)
+
+    def columns(self, relation: Relation = "self", rung: int | None = None) -> NDArray[np.float64]:
+        """Per row (:data:`ONE_STEP_COLUMNS`): the linearised numerator and the weight of
+        the estimate's pairs (the two resampled), then for the point estimate only: its
+        picks, the predicted picks, the weight of the selected pairs (the rung's, for a
+        rung), the three pair indicators of the model's required counts, 1 per row and
+        its judge's code + 1 (so a judge's totals name it: code = id / rows − 1)."""
+        m, r = self.model, self.rows
+        base = m.own if relation == "self" else (m.fam if m.fam is not None else 0 * m.own)
+        sel = base if rung is None or m.rung is None else np.where(m.rung == rung, base, 0.0)
+        p_n = len(m.ia)
+        fits = self._fitted()
+        # per fitted judge and pattern: μ, π without the own and family terms, the score
+        # direction; per judge and model: the strengths and their direction (last row:
+        # the rows of judges not fitted, which take no part)
+        n_codes = max(fits, default=-1) + 1
+        dir_of = np.zeros((n_codes + 1, p_n))
+        st_of, vs_of = np.zeros((n_codes + 1, m.n_models)), np.zeros((n_codes + 1, m.n_models))
+        for code, f in fits.items():
+            d, k_n = f.x.shape[1], m.n_kappa
+            # ∇Π over the selected patterns (+: picks a, −: picks b)
+            dens = f.n_p * f.p0 * (1.0 - f.p0) * np.sign(sel)
+            g_theta = np.zeros(d)
+            g_theta[:k_n] = np.bincount(f.kcol, weights=dens * f.gap, minlength=k_n)
+            g_theta[k_n] = float(np.sum(dens * m.first))
+            if m.label is not None:
+                g_theta[d - 1] = float(np.sum(dens * m.label))
+            if f.e_p is not None:
+                grad = np.concatenate([f.e_p.T @ (dens * f.kap), g_theta])
+            else:
+                grad = g_theta
+            v = f.pinv_t @ grad
+            dir_of[code] = f.x @ v[-d:]  # each pattern's score direction
             if m.fixed is None:
-                v_s = v[: m.n_models]
-                lo = r.group[r.lab_rows] == code
-                lab, rows_l = r.lab[lo], r.lab_rows[lo]
-                q_l = special.expit(st[m.la[lab]] - st[m.lb[lab]])
-                b_l = v_s[m.la[lab]] - v_s[m.lb[lab]]
-                num += np.bincount(rows_l, weights=(r.human[lo] - q_l) * b_l, minlength=r.n)
-        entered = r.group >= 0
-        return np.column_stack([
-            num, den, picks_c, pred_c, n_sel, r.ind * entered[:, None], entered,
-            np.where(entered, r.group + 1, 0),
-        ]).astype(float)  # fmt: skip
+                st_of[code], vs_of[code] = f.st, v[: m.n_models]
+        ri, pat, w, y, at, resid, p0_o, rows_l, lab, human, gl = self._orders()
+        # every order's w (picks − Π + (y − μ)·direction); picks and Π only on the
+        # selected orders (0 elsewhere, where adding them changes nothing)
+        term = resid * dir_of.ravel()[at]
+        s_p = sel[pat]
+        on = np.flatnonzero(s_p != 0)
+        pos = s_p[on] > 0
+        y_on, p0_on, w_on = y[on], p0_o[on], w[on]
+        picks = np.where(pos, y_on, 1.0 - y_on)
+        pred = np.where(pos, p0_on, 1.0 - p0_on)
+        term[on] = picks - pred + term[on]
+        term *= w
+        out = np.empty((r.n, len(ONE_STEP_COLUMNS)))
+        num = out[:, 0]
+        num[:] = np.bincount(ri, weights=term, minlength=r.n)
+        if m.fixed is None and len(rows_l):  # the labels' scores, through the strengths
+            la, lb = m.la[lab], m.lb[lab]
+            q_l = special.expit(st_of[gl, la] - st_of[gl, lb])
+            b_l = vs_of[gl, la] - vs_of[gl, lb]
+            num += np.bincount(rows_l, weights=(human - q_l) * b_l, minlength=r.n)
+        den_on = np.flatnonzero((base if relation == "family" else m.own)[pat] != 0)
+        out[:, 1] = np.bincount(ri[den_on], weights=w[den_on], minlength=r.n)
+        ri_on = ri[on]
+        out[:, 2] = np.bincount(ri_on, weights=w_on * picks, minlength=r.n)
+        out[:, 3] = np.bincount(ri_on, weights=w_on * pred, minlength=r.n)
+        out[:, 4] = np.bincount(ri_on, weights=w_on, minlength=r.n)
+        if "rest" not in self._shared:  # the required counts' indicators, rows, judge
+            entered = r.group >= 0
+            self._shared["rest"] = np.column_stack(
+                [r.ind * entered[:, None], entered, np.where(entered, r.group + 1, 0)]
+            ).astype(float)
+        out[:, 5:] = self._shared["rest"]
+        return out
 
     def judge_of(self, t: NDArray[np.float64]) -> int:
         """The judge's code from its totals of :meth:`columns` (-1: no rows)."""
@@ -851,35 +955,48 @@ def calibrated_parts(
         np.zeros(n, dtype=np.int8) if family_side is None else np.asarray(family_side, np.int8)
     )
     problems: dict[str, str] = {}
-    a = pairs["model_a"].astype(object).to_numpy()
-    b = pairs["model_b"].astype(object).to_numpy()
+    # one code per distinct name over both sides (-1 = missing): the names are looked up
+    # once each, not once per row
+    sides_codes, side_names = pd.factorize(
+        pd.concat([pairs["model_a"], pairs["model_b"]], ignore_index=True)
+    )
+    ca, cb = sides_codes[:n], sides_codes[n:]
+    name_of = np.asarray(side_names, dtype=object)
+
+    def names_in(rows: NDArray[np.bool_]) -> NDArray[np.object_]:
+        """The distinct known names of either side in ``rows``."""
+        used = np.unique(np.r_[ca[rows], cb[rows]])
+        return name_of[used[used >= 0]]
+
     human = pairs["human"].to_numpy(float) if "human" in pairs.columns else np.full(n, np.nan)
     if strengths is None:
         has = np.isfinite(human)
-        models = sorted({str(m) for m in pd.unique(np.r_[a[has], b[has]]) if isinstance(m, str)})
+        models = sorted({str(m) for m in names_in(has) if isinstance(m, str)})
     else:
         models = sorted(str(m) for m in strengths)
     index = {m: i for i, m in enumerate(models)}
-    # each side's model index, -1 where unknown (a dict lookup per row, in pandas)
-    ia, ib = (
-        pd.Series(x, dtype=object).map(index).fillna(-1).to_numpy(float).astype(np.intp)
-        for x in (a, b)
-    )
+    # each side's model index, -1 where unknown (a dict lookup per distinct name)
+    lookup = np.array([index.get(m, -1) for m in name_of] + [-1], dtype=np.intp)
+    ia, ib = lookup[ca], lookup[cb]
     y1 = pairs["p_a_first"].to_numpy(float)
     y2 = pairs["p_a_second"].to_numpy(float)
     ok1, ok2 = np.isfinite(y1), np.isfinite(y2)
     k_orders = ok1.astype(float) + ok2.astype(float)
     if strengths is not None:
-        _check_strengths(strengths, np.r_[a[k_orders > 0], b[k_orders > 0]])
-    pair_ok = (ia >= 0) & (ib >= 0) & (a != b)
+        _check_strengths(strengths, names_in(k_orders > 0))
+    pair_ok = (ia >= 0) & (ib >= 0) & (ca != cb)
     usable = pair_ok & (k_orders > 0)
     labelled = np.zeros(n, bool)
     if strengths is None:  # a pair enters where its judge's labels place both models
         labelled = usable & np.isfinite(human)
-        for code in range(len(labels)):
-            mine = codes == code
-            seen = np.union1d(ia[labelled & mine], ib[labelled & mine])
-            usable[mine] &= np.isin(ia[mine], seen) & np.isin(ib[mine], seen)
+        judged = np.flatnonzero(usable & (codes >= 0))
+        if len(judged):
+            seen = np.zeros((len(labels), len(models)), dtype=bool)  # judge x model
+            lrows = np.flatnonzero(labelled & (codes >= 0))
+            seen[codes[lrows], ia[lrows]] = True
+            seen[codes[lrows], ib[lrows]] = True
+            cj = codes[judged]
+            usable[judged] = seen[cj, ia[judged]] & seen[cj, ib[judged]]
         labelled &= usable
     group = np.where(usable, codes, -1).astype(np.intp)
     # the rung of an own pair: the human prefers the judge's answer (0), neither (1),
@@ -903,19 +1020,15 @@ def calibrated_parts(
         names = tuple(str(u) for u in uniques)
         scode = scode.astype(np.intp)
     # one row per judged order (weight 1 / orders judged), keyed by its pattern
-    parts = []
-    for ok, y, first in ((ok1, y1, 1.0), (ok2, y2, -1.0)):
-        j = np.flatnonzero(usable & ok)
-        columns = [ia[j], ib[j], np.full(len(j), first), side[j], fam_side[j], rung[j]]
-        key = np.column_stack([*columns, scode[j], hdir[j]])
-        parts.append((j, key, y[j]))
-    ri = np.concatenate([j for j, _, _ in parts])
-    keys = np.concatenate([k for _, k, _ in parts])
-    yy = np.concatenate([y for _, _, y in parts])
+    j1, j2 = np.flatnonzero(usable & ok1), np.flatnonzero(usable & ok2)
+    ri = np.concatenate([j1, j2])
+    yy = np.concatenate([y1[j1], y2[j2]])
+    first = np.repeat(np.array([1, -1], dtype=np.int8), [len(j1), len(j2)])
     w = 1.0 / k_orders[ri]
-    pats, pat = _unique_rows(keys)
+    key_columns = [ia[ri], ib[ri], first, side[ri], fam_side[ri], rung[ri], scode[ri], hdir[ri]]
+    pats, pat = _unique_columns(key_columns)
     lab_rows = np.flatnonzero(labelled)
-    lpairs, lab = _unique_rows(np.column_stack([ia[lab_rows], ib[lab_rows]]).reshape(-1, 2))
+    lpairs, lab = _unique_columns([ia[lab_rows], ib[lab_rows]])
     fixed = None
     if strengths is not None:
         fixed = np.array([float(strengths[m]) for m in models])
@@ -960,16 +1073,32 @@ def calibrated_parts(
     ind = np.column_stack([usable & (side != 0), usable & (side == 0), usable & (fam_side != 0)])
     ind = ind.astype(float)
 
-    def totals_of(mine: NDArray[np.bool_]) -> NDArray[np.float64]:
-        """The model's sums over the rows ``mine`` (without a rows x columns matrix)."""
-        o, lo = mine[ri], mine[lab_rows]
+    n_j = len(labels)
+
+    def any_per_judge(rows: NDArray[np.bool_], of: NDArray[np.intp]) -> NDArray[np.bool_]:
+        """Per judge code: whether any of ``rows`` has that code in ``of``."""
+        return np.bincount(of[rows & (of >= 0)], minlength=n_j)[:n_j] > 0
+
+    def all_totals() -> NDArray[np.float64]:
+        """The model's sums over each judge's rows (judge code x :attr:`~CompetenceModel.k`),
+        from the rows behind them (without a rows x columns matrix)."""
+        gi = group[ri]
+        o = gi >= 0
+        at = gi[o] * p + pat[o]
+        gl = group[lab_rows]
+        lo = gl >= 0
+        at_l = gl[lo] * n_l + lab[lo]
+        inside = group >= 0
         return np.concatenate([
-            np.bincount(pat[o], weights=w[o], minlength=p),
-            np.bincount(pat[o], weights=(w * yy)[o], minlength=p),
-            np.bincount(lab[lo], minlength=n_l).astype(float),
-            np.bincount(lab[lo], weights=human[lab_rows][lo], minlength=n_l),
-            ind[mine].sum(axis=0),
-        ])  # fmt: skip
+            np.bincount(at, weights=w[o], minlength=n_j * p).reshape(n_j, p),
+            np.bincount(at, weights=(w * yy)[o], minlength=n_j * p).reshape(n_j, p),
+            np.bincount(at_l, minlength=n_j * n_l).reshape(n_j, n_l).astype(float),
+            np.bincount(at_l, weights=human[lab_rows][lo], minlength=n_j * n_l).reshape(n_j, n_l),
+            np.column_stack([
+                np.bincount(group[inside], weights=ind[inside, c], minlength=n_j)
+                for c in range(ind.shape[1])
+            ]).reshape(n_j, ind.shape[1]),
+        ], axis=1)  # fmt: skip
 
     if one_step:  # the statistics' columns come from _OneStep, per statistic
         values = np.zeros((n, 0))
@@ -983,13 +1112,18 @@ def calibrated_parts(
         dense[:, model.col_other] = np.where(usable & (side == 0), 1.0, 0.0)
         dense[:, model.col_family] = np.where(usable & (fam_side != 0), 1.0, 0.0)
         values = dense
+    totals_of = all_totals() if one_step else np.zeros((n_j, 0))
     fits: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     lab_group = np.where(labelled, codes, -1)
     given = pairs["p_a"].to_numpy(float) if "p_a" in pairs.columns else np.full(n, np.nan)
+    has_orders = any_per_judge(ok1 | ok2, codes)
+    has_given = any_per_judge(np.isfinite(given), codes)
+    has_labels = any_per_judge(labelled, lab_group)
+    has_own, has_other = any_per_judge(side != 0, group), any_per_judge(side == 0, group)
+    p0_of = np.zeros((n_j, p))  # each fitted judge's patterns' P(a) without own / family
     for code, label in enumerate(labels):
-        mine = group == code
-        if not (ok1 | ok2)[codes == code].any():
-            if np.isfinite(given[codes == code]).any():
+        if not has_orders[code]:
+            if has_given[code]:
                 problems[str(label)] = (
                     "its verdicts have no presentation order (p_a only); the competence "
                     "model has a position term per order — give p_a_first / p_a_second"
@@ -998,25 +1132,29 @@ def calibrated_parts(
                 problems[str(label)] = "no verdicts (p_a_first / p_a_second) from this judge"
             continue
         if strengths is None and not (
-            one_step and (lab_group == code).any() and model.placed(totals_of(mine))[2]
+            one_step and has_labels[code] and model.placed(totals_of[code])[2]
         ):  # (one-step, i.e. large tables: called only for its message, where it fails)
             try:
                 label_strengths(pairs[lab_group == code])
             except EstimationError as exc:
                 problems[str(label)] = str(exc)
                 continue
-        if not (mine & (side != 0)).any() or not (mine & (side == 0)).any():
+        if not has_own[code] or not has_other[code]:
             continue  # the required counts say which kind of pair is missing
-        totals = totals_of(mine) if one_step else np.asarray(values[mine].sum(axis=0))
+        totals = totals_of[code] if one_step else np.asarray(values[group == code].sum(axis=0))
         theta, g = model.fit(totals)
         if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(g)):
             problems[str(label)] = "the competence model could not be fitted (no finite fit)"
             continue
         fits[code] = (totals, theta)
-        rows = np.flatnonzero(mine[ri])
-        p0 = model.p0(theta, g)[pat[rows]]
-        pred_a[np.flatnonzero(mine)] = 0.0
-        np.add.at(pred_a, ri[rows], w[rows] * p0)
+        p0_of[code] = model.p0(theta, g)
+    if fits:  # each fitted judge's rows: the order-weighted sum of P(a) over their orders
+        fitted = np.zeros(n_j + 1, dtype=bool)  # (the last entry: group -1)
+        fitted[list(fits)] = True
+        rows_fit = fitted[group]
+        o = rows_fit[ri]
+        summed = np.bincount(ri[o], weights=w[o] * p0_of[group[ri[o]], pat[o]], minlength=n)
+        pred_a[rows_fit] = summed[rows_fit]
     for code, label in enumerate(labels):  # a judge that cannot be fitted gets no number
         if str(label) in problems:
             group[codes == code] = -1
@@ -1082,12 +1220,20 @@ def calibrated_specs(
     :data:`CALIBRATED_RUNGS`, all from one competence model per judge; and, per judge
     that could not be fitted, why (see :func:`calibrated_self_preference`).
     ``one_step``: how the bootstrap refits (see :func:`calibrated_self_preference`)."""
-    values, group, problems, _, model = calibrated_parts(
-        pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
-        stratum=stratum_column(pairs, stratum), one_step=one_step,
-        label_term=label_conditioned(pairs, codes, labels, label, strengths=strengths, side=side,
-                               family_side=family_side, stratum=stratum_column(pairs, stratum)),
-    )  # fmt: skip
+    how: dict[str, Any] = dict(strengths=strengths, side=side, family_side=family_side,
+                               stratum=stratum_column(pairs, stratum))  # fmt: skip
+    first = None
+    if label is not False and label is not True:  # "auto": the fit without a label term
+        first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
+        gate = _ceiling_gate(first, len(labels))
+    else:
+        gate = label_conditioned(pairs, codes, labels, label, **how)
+    if first is not None and gate is None and one_step is None:
+        values, group, problems, _, model = first  # no judge needs the label term: that fit
+    else:
+        values, group, problems, _, model = calibrated_parts(
+            pairs, codes, labels, one_step=one_step, label_term=gate, **how
+        )
     own_req = (model.col_own, OWN_PAIRS)
     other_req = (model.col_other, COMPETENCE_PAIRS)
     held = "" if strengths is None else " (the strengths given are held fixed)"
@@ -1239,18 +1385,28 @@ def label_conditioned(
         return np.ones(len(labels), dtype=bool)
     # the fit either bootstrap path makes: past the exact refit's limit the one-step
     # fits hold each judge's model sums (the exact path's rows would be refused there)
-    values, group, _, _, model = calibrated_parts(pairs, codes, labels, one_step=None, **parts)
+    return _ceiling_gate(
+        calibrated_parts(pairs, codes, labels, one_step=None, **parts), len(labels)
+    )
+
+
+def _ceiling_gate(
+    parts: tuple[NDArray[np.float64], NDArray[np.intp], Any, Any, CompetenceModel], n_labels: int
+) -> NDArray[np.bool_] | None:
+    """:func:`label_conditioned`'s answer from :func:`calibrated_parts` without a label term
+    and with ``one_step=None``: the judges at the ceiling (:func:`_at_ceiling`), or None."""
+    values, group, _, _, model = parts
     if model.one_step is not None:
         totals = {code: t for code, (t, _) in model.one_step.fits.items()}
     elif len(values) and values.shape[1] == model.k:
         totals = {
             code: values[group == code].sum(axis=0)
-            for code in range(len(labels))
+            for code in range(n_labels)
             if (group == code).any()
         }
     else:
         return None
-    gate = _at_ceiling(totals, model, len(labels))
+    gate = _at_ceiling(totals, model, n_labels)
     return gate if gate.any() else None
 
 

@@ -378,17 +378,32 @@ class LocalBackend(Backend):
         self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
     ) -> list[int]:
         """Tokens of each prompt (plus its continuation): tokenized here once, in one
-        batch call, and kept until the call that runs the prompt takes the ids."""
-        distinct = list(dict.fromkeys(p for p in prompts if p not in self._ids))
-        ids = self._tokenize([self.render(p) for p in distinct], self.has_template)
-        self._ids.update(zip(distinct, ids, strict=True))
-        counts = [len(self._ids[p]) for p in prompts]
+        batch call, and kept until the call that runs the prompt takes the ids.
+
+        The runner may count while calls run (another thread): a prompt kept from an
+        earlier count may be taken meanwhile, so each count reads the ids it found or
+        made, never the store again."""
+        counts = self._counted(prompts, self._ids, self.render, self.has_template)
         if continuations is not None:
-            texts = list(dict.fromkeys(c for c in continuations if c not in self._tail_ids))
-            self._tail_ids.update(zip(texts, self._tokenize(texts, True), strict=True))
-            tails = [len(self._tail_ids[c]) for c in continuations]
+            tails = self._counted(continuations, self._tail_ids, str, True)
             counts = [n + m for n, m in zip(counts, tails, strict=True)]
         return counts
+
+    def _counted(
+        self,
+        items: Sequence[_K],
+        cache: dict[_K, list[int]],
+        render: Callable[[_K], str],
+        template: bool,
+    ) -> list[int]:
+        """Tokens of each of ``items``: its kept ids' (``cache``) or, for the others,
+        tokenized in one batch call and kept."""
+        found = {x: cache.get(x) for x in items}
+        missing = [x for x, ids in found.items() if ids is None]
+        fresh = self._tokenize([render(x) for x in missing], template)
+        for x, ids in zip(missing, fresh, strict=True):
+            found[x] = cache[x] = ids
+        return [len(found[x] or ()) for x in items]
 
     def _size(self, prompt: Prompt, continuation: str | None = None) -> int:
         """A prompt's tokens (plus its continuation's) where :meth:`token_counts` has

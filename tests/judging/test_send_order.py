@@ -225,6 +225,27 @@ def test_a_count_reads_the_ids_it_found_though_a_call_takes_them(tiny_model_dir:
     assert backend.token_counts(prompts) == want
 
 
+def test_a_prompt_twice_in_a_call_takes_its_counted_ids_once(tiny_model_dir: Path) -> None:
+    """A pair whose two answers are one text has one prompt in both orders: counted
+    once, and its call takes the kept ids for both (before, the second was tokenized
+    again, waiting for the tokenizer while the runner counted the next slice)."""
+    backend = LocalBackend.load(tiny_model_dir, model_id="tiny")
+    same = Prompt((Message("user", "the same answer twice"),))
+    other = Prompt((Message("user", "another prompt"),))
+    want = [backend.encode(p) for p in (same, other, same)]
+    calls: list[int] = []
+    tokenize = backend._tokenize
+
+    def counted(texts: list[str], template: bool) -> list[list[int]]:
+        calls.append(len(texts))
+        return tokenize(texts, template)
+
+    backend._tokenize = counted  # type: ignore[method-assign]
+    assert backend.token_counts([same, other, same]) == [len(w) for w in want]
+    assert backend.encode_many([same, other, same]) == want
+    assert calls == [2, 0] and backend._ids == {}
+
+
 def test_block_parameters_leave_out_embeddings_and_head(tiny_model_dir: Path) -> None:
     backend = LocalBackend.load(tiny_model_dir, model_id="tiny")
     model = backend.model

@@ -367,12 +367,15 @@ class LocalBackend(Backend):
         render: Callable[[_K], str],
         template: bool,
     ) -> list[list[int]]:
-        found = [cache.pop(x, None) for x in items]  # dict.pop: one thread at a time
-        missing = [i for i, ids in enumerate(found) if ids is None]
-        fresh = self._tokenize([render(items[i]) for i in missing], template)
-        for i, ids in zip(missing, fresh, strict=True):
-            found[i] = ids
-        return [ids if ids is not None else [] for ids in found]
+        # each distinct item once: a prompt twice in a call (a pair whose two answers
+        # are the same text) takes its kept ids once, and is not tokenized again
+        # while the runner counts the next slice (which holds the tokenizer)
+        found = {x: cache.pop(x, None) for x in dict.fromkeys(items)}  # dict.pop: atomic
+        missing = [x for x, ids in found.items() if ids is None]
+        fresh = self._tokenize([render(x) for x in missing], template)
+        for x, ids in zip(missing, fresh, strict=True):
+            found[x] = ids
+        return [found[x] or [] for x in items]
 
     def token_counts(
         self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None

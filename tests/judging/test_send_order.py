@@ -452,15 +452,19 @@ def test_counted_tasks_wait_for_the_next_slice_when_shorter_ones_may_come(
     assert padded[0.0] > 1.02 * padded[runner_module.HELD_QUANTILE]
 
 
-def test_count_slices_double_by_characters_and_keep_groups_whole() -> None:
-    tasks = [_task(f"i{k}", o, chars=10 + k) for k in range(40) for o in ("first", "second")]
+def test_count_slices_double_by_characters_up_to_a_cap_and_keep_groups_whole() -> None:
+    tasks = [_task(f"i{k}", o, chars=10 + k) for k in range(150) for o in ("first", "second")]
     slices = count_slices(tasks, 3)
     assert [t for s in slices for t in s] == tasks
     # 3 tasks reach into pair i1, so the slice ends after it; then twice the characters
     assert [len(s) for s in slices[:2]] == [4, 8]
     sizes = [sum(t.size for t in s) for s in slices]
+    cap = runner_module.SLICE_CAP * sizes[0]
     for before, part, size in zip(sizes, slices[1:-1], sizes[1:], strict=False):
-        assert size >= 2 * before and size - 2 * part[-1].size < 2 * before
+        want = min(2 * before, cap)  # reached, and passed by at most the last pair
+        assert want <= size < want + 2 * part[-1].size
+    assert max(sizes) < cap + 2 * tasks[-1].size  # never past the cap but by a pair
+    assert sum(s >= cap for s in sizes) >= 5  # most of the run in capped slices
     assert all(s[-1].item_id != n[0].item_id for s, n in itertools.pairwise(slices))
     assert count_slices(tasks[:1], 64) == [tasks[:1]] and count_slices([], 64) == []
 

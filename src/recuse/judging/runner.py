@@ -8,7 +8,8 @@ drops tasks whose content key is already final in the store (a judgment judged f
 another item with identical content is copied, reframed for its order; a failed
 perplexity is computed again), sends the rest to the backend in batches cut from
 :func:`send_order` (by tokens where the backend counts them, a pair's two orders side
-by side) with at most ``backend.concurrency`` batches in flight, and commits
+by side; where calls overlap, counted slice by slice while the calls before run:
+:meth:`Runner._send_slices`) with at most ``backend.concurrency`` batches in flight, and commits
 finished batches together, at least every ``FLUSH_SECONDS`` (a slow judge's
 batches one by one; a fast server's every ``FLUSH_ROWS`` rows, so SQLite is not
 committing per request). One retry loop serves every kind: a

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from recuse.errors import ConfigError
 from recuse.judging.protocols import (
     DIMENSIONS,
+    VERDICT_FORMATS,
     Pair,
     PairwiseProtocol,
     commits_to,
@@ -78,6 +79,37 @@ def test_eq3_hand_computed() -> None:
     assert s.p_tie == pytest.approx(0.25)
     none = score_distribution({"The": 0.0, "C": -1.0})
     assert none.status == "unparsed" and math.isnan(none.p_slot_a)
+
+
+#: token texts that do and do not commit to a verdict under the formats
+_TOKENS = ["A", " A", "A]", "A]]", "B", " B", "B]]", "C", " C", "[[", "The", "a", "Yes",
+           "No", " 1", "1", "2", "Assistant A", "[[A", "", " "]  # fmt: skip
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(_TOKENS),
+        st.floats(min_value=-30.0, max_value=0.0),
+        max_size=12,
+    ),
+    st.sampled_from(sorted(VERDICT_FORMATS)),
+)
+def test_eq3_equals_its_definition_bit_for_bit(dist: dict[str, float], name: str) -> None:
+    """Eq. 3 reads each token's verdicts once per format (kept across calls): the same
+    numbers, to the bit, as summing exp(log-prob) over the tokens that commit to each
+    verdict in the distribution's order."""
+    fmt = VERDICT_FORMATS[name]
+    for _ in range(2):  # the second time from what the first kept
+        s = score_distribution(dist, fmt=fmt)
+        pa, pb, pc = (
+            float(sum(math.exp(lp) for t, lp in dist.items() if fmt.commits(t, v)))
+            for v in ("A", "B", "C")
+        )
+        assert (s.mass, s.p_tie) == (pa + pb, pc)
+        if pa + pb >= 1e-6:
+            assert s.status == "ok" and s.p_slot_a == pa / (pa + pb)
+        else:
+            assert s.status == "unparsed" and math.isnan(s.p_slot_a)
 
 
 def test_parse_verdict_and_split() -> None:

@@ -4,20 +4,25 @@ utilisation."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from judging.helpers import FakeBackend
+from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Failure, TokenFilter
 from recuse.judging.backends.local import LocalBackend, block_parameters
 from recuse.judging.card import cards
 from recuse.judging.device import peak_tflops
 from recuse.judging.protocols import Message, Pair, PairwiseProtocol, Prompt
-from recuse.judging.runner import Runner, send_order
+from recuse.judging.runner import FIRST_COUNT, Runner, count_slices, send_order
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task
 
@@ -141,6 +146,106 @@ def test_a_local_model_tokenizes_each_prompt_once(tiny_model_dir: Path, tmp_path
     assert again == counted_first
 
 
+def test_counting_beside_calls_tokenizes_each_prompt_once(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """A pipelined local backend (two calls in flight) counts in slices while its calls
+    run: every prompt and continuation is still tokenized once, the kept ids are all
+    taken, and the numbers are those of one call at a time."""
+    piped = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=8, pipeline=True)
+    serial = LocalBackend(piped.model, piped.tokenizer, model_id="tiny", batch_size=8)
+    assert piped.concurrency == 2 and serial.concurrency == 1
+    texts: list[int] = []
+    counts: list[int] = []
+    tokenize, count = piped._tokenize, piped.token_counts
+
+    def tokenized(batch: list[str], template: bool) -> list[list[int]]:
+        texts.append(len(batch))
+        return tokenize(batch, template)
+
+    def counted(prompts: Sequence[Prompt], continuations: Sequence[str] | None = None) -> list[int]:
+        counts.append(len(prompts))
+        return count(prompts, continuations)
+
+    piped._tokenize = tokenized  # type: ignore[method-assign]
+    piped.token_counts = counted  # type: ignore[method-assign]
+    pairs = [Pair(f"i{k}", f"Question {k}?" * (1 + k % 7), "Four." * (k % 5), "Five.")
+             for k in range(50)]  # fmt: skip
+    proto = PairwiseProtocol(mode="direct")
+    tables = []
+    for name, backend in (("piped", piped), ("serial", serial)):
+        with Store(tmp_path / f"{name}.db") as store:
+            assert Runner(backend, store, progress=False).pairwise(pairs, proto).ok == 100
+            tables.append(store.export_pairs().sort_values("item_id"))
+    assert counts[0] == FIRST_COUNT and len(counts) >= 2 and sum(counts) == 100
+    assert sum(texts) == 100 and piped._ids == {}
+    cols = ["p_a_first", "p_a_second"]
+    np.testing.assert_allclose(tables[0][cols].to_numpy(float), tables[1][cols].to_numpy(float),
+                               atol=1e-6)  # fmt: skip
+    # perplexities: prompts and continuations counted in slices, each tokenized once
+    texts.clear()
+    counts.clear()
+    prompts = [Prompt((Message("user", f"Say something {k}." * (1 + k % 4)),)) for k in range(90)]
+    replies = [f"Four and five {k}. " * (1 + k % 6) for k in range(90)]
+    got = {}
+    for name, backend in (("piped", piped), ("serial", serial)):
+        with Store(tmp_path / f"p{name}.db") as store:
+            keys, rows, summary = Runner(backend, store, progress=False).perplexity(
+                prompts, replies
+            )
+            assert summary.computed == 90
+            got[name] = [(rows[k].n_tokens, rows[k].sum_logprob) for k in keys]
+    assert counts[0] == FIRST_COUNT and sum(counts) == 90
+    assert sum(texts) == 2 * 90 and piped._ids == {} and piped._tail_ids == {}
+    np.testing.assert_allclose(got["piped"], got["serial"], atol=1e-4)
+
+
+def test_a_count_reads_the_ids_it_found_though_a_call_takes_them(tiny_model_dir: Path) -> None:
+    """The runner counts a slice while calls run: a prompt counted before may be taken
+    by its call between the count finding it and reading it (before, a KeyError)."""
+    backend = LocalBackend.load(tiny_model_dir, model_id="tiny")
+    prompts = [Prompt((Message("user", "x " * k),)) for k in range(1, 5)]
+    want = [len(backend.encode(p)) for p in prompts]
+    backend.token_counts(prompts[:2])
+
+    class Taken(dict[Prompt, list[int]]):
+        """Kept ids a call takes the moment a count has looked them up."""
+
+        def get(self, key: Prompt, default: object = None) -> Any:
+            found = super().get(key, default)
+            self.pop(key, None)
+            return found
+
+        def __contains__(self, key: object) -> bool:
+            found = super().__contains__(key)
+            self.pop(key, None)  # type: ignore[call-overload]
+            return found
+
+    backend._ids = Taken(backend._ids)
+    assert backend.token_counts(prompts) == want
+
+
+def test_a_prompt_twice_in_a_call_takes_its_counted_ids_once(tiny_model_dir: Path) -> None:
+    """A pair whose two answers are one text has one prompt in both orders: counted
+    once, and its call takes the kept ids for both (before, the second was tokenized
+    again, waiting for the tokenizer while the runner counted the next slice)."""
+    backend = LocalBackend.load(tiny_model_dir, model_id="tiny")
+    same = Prompt((Message("user", "the same answer twice"),))
+    other = Prompt((Message("user", "another prompt"),))
+    want = [backend.encode(p) for p in (same, other, same)]
+    calls: list[int] = []
+    tokenize = backend._tokenize
+
+    def counted(texts: list[str], template: bool) -> list[list[int]]:
+        calls.append(len(texts))
+        return tokenize(texts, template)
+
+    backend._tokenize = counted  # type: ignore[method-assign]
+    assert backend.token_counts([same, other, same]) == [len(w) for w in want]
+    assert backend.encode_many([same, other, same]) == want
+    assert calls == [2, 0] and backend._ids == {}
+
+
 def test_block_parameters_leave_out_embeddings_and_head(tiny_model_dir: Path) -> None:
     backend = LocalBackend.load(tiny_model_dir, model_id="tiny")
     model = backend.model
@@ -228,3 +333,166 @@ def test_store_records_the_accelerator_and_migrates_old_stores(tmp_path: Path) -
         runs = store.runs()
     assert list(runs["device"].fillna("")) == ["", "NVIDIA H200"]
     assert list(runs["block_params"].fillna(-1)) == [-1, 123]
+
+
+class _SlicedBackend(FakeBackend):
+    """Two calls in flight, planted token counts (characters over a per-item ratio, so
+    the order by tokens is not the order by characters); records every count and call.
+    A count after the first waits until a call has been sent: a runner that counted
+    every prompt before its first call fails here."""
+
+    def __init__(self, tokens: dict[str, int]) -> None:
+        super().__init__(batch_size=64)
+        self.concurrency = 2
+        self.tokens = tokens
+        self.counted: list[int] = []  # prompts per token_counts call, in order
+        self.sent: list[list[str]] = []  # each call's prompts (canonical), in order
+        self.first_call = threading.Event()
+
+    def token_counts(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+    ) -> list[int]:
+        if self.counted and not self.first_call.wait(10):
+            raise AssertionError("a later slice was counted before any call was sent")
+        self.counted.append(len(prompts))
+        return [self.tokens[p.canonical()] for p in prompts]
+
+    async def next_token_logprobs(
+        self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+    ) -> list[dict[str, float] | Failure]:
+        self.sent.append([p.canonical() for p in prompts])
+        self.first_call.set()
+        return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+
+def _planted(n: int, seed: int) -> tuple[list[Pair], PairwiseProtocol, dict[str, int]]:
+    """``n`` pairs of varied lengths; a prompt's tokens are its characters over its
+    pair's ratio (2.5 to 5.5 characters per token, as texts vary), the two orders of
+    a pair one token apart at most."""
+    import random
+
+    rng = random.Random(seed)
+    proto = PairwiseProtocol(mode="direct")
+    pairs, tokens = [], {}
+    for k in range(n):
+        a, b = rng.randint(20, 3000), rng.randint(20, 3000)
+        pair = Pair(f"i{k}", f"Question {k}?", "a" * a, "b" * b)
+        ratio = rng.uniform(2.5, 5.5)
+        for o in ("first", "second"):
+            text = proto.prompt(pair, o).canonical()
+            tokens[text] = int(len(text) / ratio) + (o == "second") * rng.choice((-1, 0, 1))
+        pairs.append(pair)
+    return pairs, proto, tokens
+
+
+def _padded(calls: Sequence[Sequence[int]], budget: int = 32768) -> int:
+    """Padded tokens of calls cut into sorted length buckets under ``budget``, as the
+    local backend cuts each call."""
+    total = 0
+    for call in calls:
+        bucket: list[int] = []
+        for n in sorted(call):
+            if bucket and n * (len(bucket) + 1) > budget:
+                total += len(bucket) * bucket[-1]
+                bucket = []
+            bucket.append(n)
+        if bucket:
+            total += len(bucket) * bucket[-1]
+    return total
+
+
+def test_overlapping_calls_start_before_every_prompt_is_counted(tmp_path: Path) -> None:
+    pairs, proto, tokens = _planted(400, seed=3)
+    fake = _SlicedBackend(tokens)
+    with Store(tmp_path / "s.db") as store:
+        summary = Runner(fake, store, progress=False).pairwise(pairs, proto)
+    assert summary.ok == 800
+    # counted in slices, each prompt once: the first slice of FIRST_COUNT, and the
+    # first call sent before the second slice's count (the backend waits for it)
+    assert fake.counted[0] == FIRST_COUNT and len(fake.counted) >= 4
+    assert sum(fake.counted) == 800
+    order = [text for call in fake.sent for text in call]
+    assert sorted(order) == sorted(tokens)  # every prompt sent once
+    # a pair's two orders side by side: prompts 2j and 2j+1 belong to one pair
+    item = {proto.prompt(p, o).canonical(): p.item_id for p in pairs for o in ("first", "second")}
+    assert all(item[order[j]] == item[order[j + 1]] for j in range(0, 800, 2))
+    # by tokens, except where a slice's tasks end: an item's longest prompt falls
+    # below the one before it at most once per slice (by characters: far more often)
+    longest = [max(tokens[order[j]], tokens[order[j + 1]]) for j in range(0, 800, 2)]
+    drops = sum(b < a for a, b in itertools.pairwise(longest))
+    assert drops < len(fake.counted)
+    by_chars = sorted(range(400), key=lambda j: len(order[2 * j]))
+    chars_drops = sum(longest[b] < longest[a] for a, b in itertools.pairwise(by_chars))
+    assert chars_drops > 10 * len(fake.counted)
+    # what the order by tokens won is kept: calls as sent pad as the calls cut from one
+    # sort of every prompt by tokens, and less than calls cut from the order by
+    # characters (and than sending each slice's counted tasks at once, below)
+    sent = [[tokens[t] for t in call] for call in fake.sent]
+    ideal = sorted(tokens.values())
+    by_tokens = [ideal[i : i + 64] for i in range(0, 800, 64)]
+    chars = sorted(tokens, key=len)
+    char_calls = [[tokens[t] for t in chars[i : i + 64]] for i in range(0, 800, 64)]
+    assert _padded(sent) <= 1.01 * _padded(by_tokens)
+    assert _padded(char_calls) > 1.05 * _padded(by_tokens)
+
+
+def test_counted_tasks_wait_for_the_next_slice_when_shorter_ones_may_come(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sending each slice's counted tasks at once (no task held back: quantile 0 of
+    characters per token makes every task ready) pads more at the slices' edges."""
+    pairs, proto, tokens = _planted(400, seed=3)
+    padded = {}
+    for q in (0.0, runner_module.HELD_QUANTILE):
+        monkeypatch.setattr(runner_module, "HELD_QUANTILE", q)
+        fake = _SlicedBackend(tokens)
+        with Store(tmp_path / f"s{q}.db") as store:
+            Runner(fake, store, progress=False).pairwise(pairs, proto)
+        padded[q] = _padded([[tokens[t] for t in call] for call in fake.sent])
+    assert padded[0.0] > 1.02 * padded[runner_module.HELD_QUANTILE]
+
+
+def test_count_slices_double_by_characters_up_to_a_cap_and_keep_groups_whole() -> None:
+    tasks = [_task(f"i{k}", o, chars=10 + k) for k in range(150) for o in ("first", "second")]
+    slices = count_slices(tasks, 3)
+    assert [t for s in slices for t in s] == tasks
+    # 3 tasks reach into pair i1, so the slice ends after it; then twice the characters
+    assert [len(s) for s in slices[:2]] == [4, 8]
+    sizes = [sum(t.size for t in s) for s in slices]
+    cap = runner_module.SLICE_CAP * sizes[0]
+    for before, part, size in zip(sizes, slices[1:-1], sizes[1:], strict=False):
+        want = min(2 * before, cap)  # reached, and passed by at most the last pair
+        assert want <= size < want + 2 * part[-1].size
+    assert max(sizes) < cap + 2 * tasks[-1].size  # never past the cap but by a pair
+    assert sum(s >= cap for s in sizes) >= 5  # most of the run in capped slices
+    assert all(s[-1].item_id != n[0].item_id for s, n in itertools.pairwise(slices))
+    assert count_slices(tasks[:1], 64) == [tasks[:1]] and count_slices([], 64) == []
+
+
+def test_a_backend_that_does_not_count_is_sent_by_characters(tmp_path: Path) -> None:
+    class NoCounts(FakeBackend):
+        def __init__(self) -> None:
+            super().__init__(batch_size=8)
+            self.asked: list[int] = []
+            self.sent: list[str] = []
+
+        def token_counts(
+            self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+        ) -> None:
+            self.asked.append(len(prompts))
+            return None
+
+        async def next_token_logprobs(
+            self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+        ) -> list[dict[str, float] | Failure]:
+            self.sent += [p.canonical() for p in prompts]
+            return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+    pairs, proto, _ = _planted(100, seed=5)
+    fake = NoCounts()
+    with Store(tmp_path / "s.db") as store:
+        assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 200
+    assert fake.asked == [FIRST_COUNT]  # asked once: it cannot count
+    sizes = [len(t) for t in fake.sent]
+    pair_sizes = [max(sizes[j], sizes[j + 1]) for j in range(0, 200, 2)]
+    assert pair_sizes == sorted(pair_sizes)

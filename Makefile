@@ -61,8 +61,8 @@ BENCH_QUICK = \
 	"judge_http.py --requests 384 --repeat 3 --steady" \
 	"judge_local.py --pairs 3 --shortest --naive 0 --no-full-logits --repeat 2" \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
-	"judge_pipeline.py --pairs 100" \
-	"judge_gpu.py --tiny --pairs 16"
+	"judge_pipeline.py" \
+	"judge_gpu.py --tiny --pairs 48"
 
 # one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for
 # each other at every operation (docs/benchmarks.md); ours and each baseline alike

@@ -11,7 +11,13 @@ from sklearn.linear_model import LogisticRegression
 
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.bradley_terry import bradley_terry, leaderboard, markdown_counts, system_names
+from recuse.metrics.bradley_terry import (
+    bradley_terry,
+    leaderboard,
+    markdown_counts,
+    no_finite_strengths,
+    system_names,
+)
 from recuse.simulate.bradley_terry import simulate_bt
 
 
@@ -150,3 +156,54 @@ def test_markdown_in_code_is_not_counted() -> None:
     assert markdown_counts("~~~\n**x**\n~~~\n## real") == (1, 0, 0)
     # an unclosed fence runs to the end of the answer, as Markdown renders it
     assert markdown_counts("text\n```\n**x**") == (0, 0, 0)
+
+
+def _ford(y: np.ndarray, a: list[str], b: list[str]) -> bool:
+    """Ford's condition by its definition, over every split of the systems in two: each
+    side beat (or tied) the other at least once. True: finite strengths exist."""
+    import itertools
+
+    names = sorted({*a, *b})
+    for r in range(1, len(names)):
+        for group in itertools.combinations(names, r):
+            g = set(group)
+            out = any((ai in g) != (bi in g) and ((ai in g and yi > 0) or (bi in g and yi < 1))
+                      for yi, ai, bi in zip(y, a, b, strict=True))  # fmt: skip
+            into = any((ai in g) != (bi in g) and ((ai in g and yi < 1) or (bi in g and yi > 0))
+                       for yi, ai, bi in zip(y, a, b, strict=True))  # fmt: skip
+            if not (out and into):
+                return False
+    return True
+
+
+def test_no_finite_strengths_is_fords_condition() -> None:
+    rng = np.random.default_rng(5)
+    seen = {True: 0, False: 0}
+    for _ in range(300):
+        n = int(rng.integers(2, 9))
+        a = [f"s{int(i)}" for i in rng.integers(0, 5, n)]
+        b = [f"s{int(i)}" for i in rng.integers(0, 5, n)]
+        keep = [i for i in range(n) if a[i] != b[i]]
+        if not keep:
+            continue
+        a, b = [a[i] for i in keep], [b[i] for i in keep]
+        y = rng.choice([0.0, 0.5, 1.0, 0.8], len(a))
+        finite = _ford(y, a, b)
+        seen[finite] += 1
+        assert (no_finite_strengths(y, pd.Series(a), pd.Series(b)) is None) == finite, (y, a, b)
+    assert min(seen.values()) > 20  # both outcomes were checked
+
+
+def test_a_leaderboard_without_finite_strengths_is_not_estimated() -> None:
+    """8 pairs among 8 systems: the fit stopped at strengths of ±30 log-odds with
+    intervals ±2 wide, a ranking the data cannot give. It is not estimated now, with
+    the reason; the audit lists it among the estimates not made."""
+    import recuse
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    df = simulate_pairs(judges={"gpt-4": PlantedBias(verbosity=0.3)}, n_prompts=4,
+                        pairs_per_prompt=2, seed=1).pairs  # fmt: skip
+    with pytest.raises(EstimationError, match="Bradley–Terry strengths have no finite"):
+        leaderboard(df, families={}, boot=Resampling(n_boot=200))
+    skipped = recuse.audit(df, only=["leaderboard"], n_boot=200).skipped
+    assert skipped["reason"].str.contains("no finite estimate").any()

@@ -26,8 +26,15 @@ from recuse.cli.app import (
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT, Resampling, check_options, check_resamples
+from recuse.metrics.bootstrap import (
+    N_BOOT,
+    Resampling,
+    check_min_n,
+    check_options,
+    check_resamples,
+)
 from recuse.metrics.result import results_frame
+from recuse.options import MAX_N_BOOT
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
 from recuse.outputs import check_output, write_csv, write_text
@@ -121,7 +128,17 @@ def pairs_command(
     """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
+    for flag, check in (
+        ("--level", lambda: check_options(level=level, n_boot=N_BOOT, min_n=1)),
+        ("--n-boot", lambda: check_options(level=0.9, n_boot=n_boot, min_n=1)),
+        ("--min-n", lambda: check_min_n(min_n)),
+    ):
+        try:
+            check()
+        except ConfigError as exc:  # the library's rule, said with the flag it came from
+            raise ConfigError(f"{exc} (the {flag} option)") from None
+    if n_boot > MAX_N_BOOT:
+        raise ConfigError(f"--n-boot {n_boot}: too many resamples; use at most {MAX_N_BOOT:,}")
     check_resamples(level=level, n_boot=n_boot)
     if seed < 0:
         raise ConfigError(f"--seed must be 0 or more; got {seed}")

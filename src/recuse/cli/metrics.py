@@ -34,9 +34,9 @@ from recuse.metrics.bootstrap import (
     check_resamples,
 )
 from recuse.metrics.result import results_frame
-from recuse.options import MAX_N_BOOT
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
+from recuse.options import MAX_N_BOOT
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.tables import reject_human_ties
 

@@ -84,7 +84,9 @@ def pairs_command(
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
     level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
-    n_boot: int = typer.Option(N_BOOT, "--n-boot", help="Bootstrap resamples (of prompts)."),
+    n_boot: int = typer.Option(
+        N_BOOT, "--n-boot", help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,})."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     min_n: int = typer.Option(
         5, "--min-n", help="Fewest pairs a group needs before it is estimated."

@@ -60,6 +60,25 @@ def _check_out(out: str | None) -> Path | None:
     return check_output(path)
 
 
+def _check_resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> None:
+    """The library's rules for the bootstrap's options, each error naming its flag;
+    ``--n-boot`` at most :data:`MAX_N_BOOT`, as in the audit."""
+    for flag, check in (
+        ("--level", lambda: check_options(level=level, n_boot=N_BOOT, min_n=1)),
+        ("--n-boot", lambda: check_options(level=0.9, n_boot=n_boot, min_n=1)),
+        ("--min-n", lambda: check_min_n(min_n)),
+    ):
+        try:
+            check()
+        except ConfigError as exc:  # the library's rule, said with the flag it came from
+            raise ConfigError(f"{exc} (the {flag} option)") from None
+    if n_boot > MAX_N_BOOT:
+        raise ConfigError(f"--n-boot {n_boot}: too many resamples; use at most {MAX_N_BOOT:,}")
+    check_resamples(level=level, n_boot=n_boot)
+    if seed < 0:
+        raise ConfigError(f"--seed must be 0 or more; got {seed}")
+
+
 def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
     """Write JSON (results, skipped, curves, settings) or CSV (one row per result, exact,
     with a spreadsheet-safe copy under for-spreadsheets/), atomically."""
@@ -130,20 +149,7 @@ def pairs_command(
     """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
-    for flag, check in (
-        ("--level", lambda: check_options(level=level, n_boot=N_BOOT, min_n=1)),
-        ("--n-boot", lambda: check_options(level=0.9, n_boot=n_boot, min_n=1)),
-        ("--min-n", lambda: check_min_n(min_n)),
-    ):
-        try:
-            check()
-        except ConfigError as exc:  # the library's rule, said with the flag it came from
-            raise ConfigError(f"{exc} (the {flag} option)") from None
-    if n_boot > MAX_N_BOOT:
-        raise ConfigError(f"--n-boot {n_boot}: too many resamples; use at most {MAX_N_BOOT:,}")
-    check_resamples(level=level, n_boot=n_boot)
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more; got {seed}")
+    _check_resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"
     for m in metric or []:

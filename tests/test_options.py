@@ -10,6 +10,7 @@ import inspect
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import typer.main
@@ -261,3 +262,20 @@ def test_min_n_is_one_field_and_its_use(planted: pd.DataFrame, tmp_path: Path) -
     cfg.write_text("[audit]\nmin-n = 0\n", "utf-8")
     with pytest.raises(ConfigError, match=r"\[audit\] min-n = 0: must be at least 1.*--min-n"):
         load_config(cfg)
+
+
+def test_numpy_numbers_are_numbers_to_the_api() -> None:
+    """``recuse.audit(seed=np.int64(1))`` was refused as 'must be a number, a whole
+    one' and ``level=np.float32(0.9)`` as 'must be a number': values read from a table
+    or computed with NumPy are numbers. They arrive as Python numbers; NumPy bools and
+    fractions are still refused."""
+    read = read_options(
+        {"seed": np.int64(1), "min_n": np.int32(7), "n_boot": np.uint16(300),
+         "level": np.float32(0.75)}, "api",
+    )  # fmt: skip
+    assert read == {"seed": 1, "min_n": 7, "n_boot": 300, "level": float(np.float32(0.75))}
+    assert all(type(v) in (int, float) for v in read.values())
+    assert type(read_options({"n_boot": np.float64(200.0)}, "api")["n_boot"]) is int
+    for bad in ({"seed": np.bool_(True)}, {"min_n": np.float64(1.5)}, {"level": np.bool_(0)}):
+        with pytest.raises(ConfigError, match="must be a number"):
+            read_options(bad, "api")

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import numpy as np
 
 from recuse.analyses import selected
 from recuse.analyses.base import SE, AuditOptions
@@ -112,18 +115,20 @@ def _shown(value: Any) -> str:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A real number: a Python or NumPy int or float (``np.float32(0.9)`` from a table)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise ConfigError(f"{where} = {_shown(value)}: must be a number, e.g. 0.9")
     return float(value)
 
 
 def _whole(value: Any, where: str) -> int:
-    """An int, or a float with no fraction (``n-boot = 200.0`` in a TOML file)."""
-    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+    """A Python or NumPy int, or a float with no fraction (``n-boot = 200.0`` in a TOML
+    file); returned as a Python int."""
+    if isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value):
         return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{where} = {_shown(value)}: must be a number, a whole one, e.g. 2000")
-    return value
+    return int(value)
 
 
 def _n_boot(value: Any, where: str) -> int:

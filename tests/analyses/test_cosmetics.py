@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.analyses.self_preference_ladder import left_out_notes
 from recuse.data.inputs import Input
 from recuse.driver import AuditOptions, run_audit
 from recuse.metrics.bootstrap import Resampling
@@ -139,3 +140,12 @@ def test_a_judge_without_own_answers_misses_the_headline_not_eo(pairs: pd.DataFr
         k.judge == "palm-2" and k.bias and k.bias.key == "self_preference_eo" and not k.headline
         for k in report.skipped
     )
+
+
+def test_a_left_out_reason_with_a_colon_is_kept_whole() -> None:
+    """The note of judges left out of the ladder table cut each reason at its first
+    ': ' (a leftover of reasons written 'metric: reason'; a Skipped reason has no metric
+    in front), so a judge named 'lab: m1' read "m1' has no verdicts in this table"."""
+    reason = "judge 'lab: m1' has no verdicts in this table"
+    (note,) = left_out_notes([("lab: m1", reason)], what="the table", why="none")
+    assert note == f"1 judge left out of the table (lab: m1) — none: {reason}."

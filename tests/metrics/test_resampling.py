@@ -140,6 +140,16 @@ def test_boot_is_keyword_only_with_a_resampling_default() -> None:
         ({"seed": -1}, "seed must be 0 or more"),
         ({"seed": 1.5}, "seed must be an integer"),
         ({"seed": True}, "seed must be an integer"),
+        # not numbers: a ConfigError too, not the TypeError / ValueError of comparing them
+        ({"level": "0.9"}, "level must be between 0 and 1"),
+        ({"level": None}, "level must be between 0 and 1"),
+        ({"level": float("nan")}, "level must be between 0 and 1"),
+        ({"level": np.bool_(True)}, "level must be between 0 and 1"),
+        ({"n_boot": float("nan")}, "n_boot must be an integer of at least 10"),
+        ({"n_boot": float("inf")}, "n_boot must be an integer of at least 10"),
+        ({"n_boot": None}, "n_boot must be an integer of at least 10"),
+        ({"n_boot": "100"}, "n_boot must be an integer of at least 10"),
+        ({"n_boot": True}, "n_boot must be an integer of at least 10"),
     ],
 )
 def test_a_bad_value_is_refused_as_it_is_made(kwargs: dict[str, Any], message: str) -> None:
@@ -214,3 +224,18 @@ def test_a_metric_draws_the_resamples_its_boot_names() -> None:
     assert (other_seed.ci_low, other_seed.ci_high) != (r.ci_low, r.ci_high)
     wider = first_position_rate(t, boot=Resampling(level=0.95, n_boot=300, seed=11), min_n=1)
     assert wider.ci_low < r.ci_low and wider.ci_high > r.ci_high
+
+
+def test_numbers_are_kept_as_python_numbers() -> None:
+    """``Resampling(n_boot=100.0)`` was accepted and then failed inside the bootstrap
+    ('float' object cannot be interpreted as an integer); NumPy numbers were kept as
+    given (a level of np.float32 reached the results). Whole floats and NumPy numbers
+    are stored as Python ones, and the bootstrap runs with them."""
+    r = Resampling(level=np.float64(0.8), n_boot=100.0, seed=np.uint64(5))  # type: ignore[arg-type]
+    assert (r.level, r.n_boot, r.seed) == (0.8, 100, 5)
+    assert (type(r.level), type(r.n_boot), type(r.seed)) == (float, int, int)
+    t = _both_orders()
+    given = first_position_rate(t, boot=r, min_n=1)
+    plain = first_position_rate(t, boot=Resampling(level=0.8, n_boot=100, seed=5), min_n=1)
+    assert (given.ci_low, given.ci_high) == (plain.ci_low, plain.ci_high)
+    assert type(given.level) is float and type(given.n_boot) is int

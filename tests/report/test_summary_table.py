@@ -10,6 +10,7 @@ import pytest
 
 from recuse.analyses import BIASES
 from recuse.cli.audit import summary_line
+from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.report import AuditReport, Finding, NotEstimated, Provenance, Section, Source, to_dict
 from recuse.report.html import render_html
 from recuse.report.summary_table import reading, summary_lines, summary_text
@@ -181,3 +182,19 @@ def test_the_notebook_matrix(report: AuditReport) -> None:
     assert "background" in tint[(False, True)] and tint[(True, False)] == ""
     escaped = "&lt;b&gt;x&lt;/b&gt;&amp;judge<br><i>nothing could be estimated</i>"
     assert escaped in rows
+
+
+def test_an_interval_from_too_few_prompts_is_never_negligible() -> None:
+    """With ``--min-n 1`` two prompts were enough for position 0.50 [0.50, 0.50] (no
+    variation in the resamples) to read "negligible (interval within ±0.05 of no
+    bias)" beside the warnings that the interval is unreliable and says nothing about
+    uncertainty. From fewer than FEW_CLUSTERS prompts an interval rules nothing out: no
+    materiality, read as undetected. From FEW_CLUSTERS prompts, or with no clusters
+    given, the same interval is negligible (every pair of 60 prompts exactly at no bias
+    is a flat interval too)."""
+    flat = _f("a", "position", 0.5, 0.5, 0.5, 2, clusters=2)
+    assert flat.materiality == "" and not flat.flagged and reading(flat) == "no detectable bias"
+    assert _f("a", "position", 0.5, 0.49, 0.51, 8, clusters=FEW_CLUSTERS - 1).materiality == ""
+    for clusters in (FEW_CLUSTERS, 60, None):
+        f = _f("a", "position", 0.5, 0.5, 0.5, 180, clusters=clusters)
+        assert f.materiality == "negligible", clusters

@@ -111,7 +111,7 @@ def left_out_notes(skipped: Sequence[tuple[str | None, str]], *, what: str, why:
     estimated: no judged pairs holding the judge's own answer"."""
     by_reason: dict[str, list[str]] = {}
     for judge, reason in skipped:
-        names = by_reason.setdefault(reason.split(": ", 1)[-1], [])
+        names = by_reason.setdefault(reason, [])  # Skipped.reason: no metric before it
         if judge is not None and str(judge) not in names:
             names.append(str(judge))
     out = []

@@ -26,10 +26,17 @@ from recuse.cli.app import (
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT, Resampling, check_options, check_resamples
+from recuse.metrics.bootstrap import (
+    N_BOOT,
+    Resampling,
+    check_min_n,
+    check_options,
+    check_resamples,
+)
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
+from recuse.options import MAX_N_BOOT
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.tables import reject_human_ties
 
@@ -51,6 +58,25 @@ def _check_out(out: str | None) -> Path | None:
     if path.suffix.lower() not in OUT_SUFFIXES:
         raise ConfigError(f"--out {out}: the file name must end in .json or .csv")
     return check_output(path)
+
+
+def _check_resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> None:
+    """The library's rules for the bootstrap's options, each error naming its flag;
+    ``--n-boot`` at most :data:`MAX_N_BOOT`, as in the audit."""
+    for flag, check in (
+        ("--level", lambda: check_options(level=level, n_boot=N_BOOT, min_n=1)),
+        ("--n-boot", lambda: check_options(level=0.9, n_boot=n_boot, min_n=1)),
+        ("--min-n", lambda: check_min_n(min_n)),
+    ):
+        try:
+            check()
+        except ConfigError as exc:  # the library's rule, said with the flag it came from
+            raise ConfigError(f"{exc} (the {flag} option)") from None
+    if n_boot > MAX_N_BOOT:
+        raise ConfigError(f"--n-boot {n_boot}: too many resamples; use at most {MAX_N_BOOT:,}")
+    check_resamples(level=level, n_boot=n_boot)
+    if seed < 0:
+        raise ConfigError(f"--seed must be 0 or more; got {seed}")
 
 
 def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
@@ -77,7 +103,9 @@ def pairs_command(
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
     level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
-    n_boot: int = typer.Option(N_BOOT, "--n-boot", help="Bootstrap resamples (of prompts)."),
+    n_boot: int = typer.Option(
+        N_BOOT, "--n-boot", help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,})."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     min_n: int = typer.Option(
         5, "--min-n", help="Fewest pairs a group needs before it is estimated."
@@ -121,10 +149,7 @@ def pairs_command(
     """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
-    check_options(level=level, n_boot=n_boot, min_n=min_n)
-    check_resamples(level=level, n_boot=n_boot)
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more; got {seed}")
+    _check_resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"
     for m in metric or []:

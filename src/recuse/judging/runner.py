@@ -720,6 +720,11 @@ class Runner:
             if counts is None:  # the backend does not count (a server): by characters
                 yield [t for t, _ in held] + [t for rest in slices[k:] for t in rest]
                 return
+            if len(counts) != len(part):  # a backend's bug, said as one (not zip's words)
+                raise RuntimeError(
+                    f"{type(self.backend).__name__}.token_counts gave {len(counts)} counts "
+                    f"for {len(part)} prompts"
+                )
             held += zip(part, counts, strict=True)
             per_token += [t.size / max(1, n) for t, n in zip(part, counts, strict=True)]
             if k + 1 == len(slices):

@@ -256,13 +256,28 @@ class Resampling:
             raise ConfigError(f"seed must be an integer (e.g. 0), got {self.seed!r}")
         if self.seed < 0:
             raise ConfigError(f"seed must be 0 or more, got {self.seed!r}")
+        # kept as Python numbers (n_boot=200.0 counts draws, np.float32 is written to JSON)
+        object.__setattr__(self, "level", float(self.level))
+        object.__setattr__(self, "n_boot", int(self.n_boot))
+        object.__setattr__(self, "seed", int(self.seed))
+
+
+def _is_whole(value: object) -> bool:
+    """Whether ``value`` is a whole number (an int, or a float without a fraction), not a bool."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, int | np.integer):
+        return True
+    return isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value)
 
 
 def check_options(*, level: float, n_boot: int, min_n: int) -> None:
-    """Raise :class:`ConfigError` for a level, resample count or ``min_n`` out of range."""
-    if not 0.0 < level < 1.0:
+    """Raise :class:`ConfigError` for a level, resample count or ``min_n`` out of range
+    (or not a number at all)."""
+    is_real = isinstance(level, int | float | np.integer | np.floating)
+    if isinstance(level, bool | np.bool_) or not is_real or not 0.0 < level < 1.0:
         raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9), got {level!r}")
-    if int(n_boot) != n_boot or n_boot < 10:
+    if not _is_whole(n_boot) or n_boot < 10:
         raise ConfigError(f"n_boot must be an integer of at least 10, got {n_boot!r}")
     check_min_n(min_n)
 
@@ -270,7 +285,7 @@ def check_options(*, level: float, n_boot: int, min_n: int) -> None:
 def check_min_n(min_n: int) -> None:
     """Raise :class:`ConfigError` for a ``min_n`` (an estimator's smallest group) that is
     not a positive integer."""
-    if int(min_n) != min_n or min_n < 1:
+    if not _is_whole(min_n) or min_n < 1:
         raise ConfigError(f"min_n must be a positive integer, got {min_n!r}")
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse.data.inputs import Source
+from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import estimate_text, verdict
 
@@ -104,11 +105,14 @@ class Finding:
         (flagged or not: an effect this small was ruled out beyond it); else, when
         flagged, "material" if the estimate is at least ``material`` from ``null`` and
         "small" if nearer; "" otherwise (unflagged and not ruled negligible, or no
-        threshold)."""
+        threshold). An interval from fewer than ``FEW_CLUSTERS`` prompts (possible with a
+        small ``min_n``; its warning says it is unreliable) rules nothing out: never
+        "negligible" (two prompts gave 0.50 [0.50, 0.50], no variation in the resamples)."""
         m = self.material
         if m is None or not self.bias.flags:
             return ""
-        if self.null - m < self.ci_low and self.ci_high < self.null + m:
+        few = self.clusters is not None and self.clusters < FEW_CLUSTERS
+        if not few and self.null - m < self.ci_low and self.ci_high < self.null + m:
             return "negligible"
         if not self.significant:
             return ""

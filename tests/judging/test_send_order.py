@@ -493,6 +493,15 @@ def test_the_first_slice_fills_one_forward_pass() -> None:
     assert first_slice(tasks, 10**9) == len(tasks)  # one pass holds the whole run
 
 
+def test_count_slices_ends_when_tasks_have_no_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    # never a real prompt (its text has a few characters at least), but a slice of no
+    # characters asked the next for none, and the cut never moved on
+    tasks = [_task(f"i{k}", "first", chars=5) for k in range(6)]
+    monkeypatch.setattr(Task, "size", property(lambda self: 0))
+    slices = count_slices(tasks, 2)
+    assert [t for part in slices for t in part] == tasks and all(slices)
+
+
 def test_a_backend_that_does_not_count_is_sent_by_characters(tmp_path: Path) -> None:
     class NoCounts(FakeBackend):
         def __init__(self) -> None:

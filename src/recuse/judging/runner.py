@@ -853,7 +853,7 @@ def count_slices(ordered: Sequence[Task], first: int) -> list[list[Task]]:
         if not out:
             end = min(max(1, first), len(ordered))
         else:
-            want, got = min(2 * chars, cap), 0
+            want, got = max(1, min(2 * chars, cap)), 0  # a task at least: sizes may be 0
             while end < len(ordered) and got < want:
                 got += ordered[end].size
                 end += 1

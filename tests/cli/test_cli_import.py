@@ -87,11 +87,18 @@ def test_arena_hard_v2_file_is_audited_end_to_end(
     assert code == 0, err
     assert err.count("recuse: note:") == 1 and "4 model names are not in the roster" in err
     report = json.loads((out / "report.json").read_text("utf-8"))
-    board = _leaderboard(report)
-    assert "3 systems" in " ".join(board["notes"])  # qwq-32b, o3-mini, gemini-2.0-flash
+    # 3 systems (qwq-32b, o3-mini, gemini-2.0-flash) in 4 prompts, where gemini won both
+    # of its games: its Bradley–Terry strength has no finite estimate, so no leaderboard
+    # (it read a ranking before), with the reason
+    reasons = [
+        k["reason"] for k in report["skipped"] if k["analysis"] == "Bias-adjusted leaderboard"
+    ]
+    assert any(
+        "the 3 systems fall into 2 groups, and a group of gemini-2.0-flash-001 never lost" in r
+        for r in reasons
+    ), reasons
     # v2.0 compares each category with its own baseline: no fixed baseline, no LC table
     assert not [t for t in report["tables"] if str(t).startswith("lc-win-rate")]
-    assert not any("length-controlled" in n for n in board["notes"])
 
 
 def _multi_judge_fastchat(tmp_path: Path) -> Path:

@@ -29,8 +29,9 @@ from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     N_BOOT,
     Resampling,
+    check_level,
     check_min_n,
-    check_options,
+    check_n_boot,
     check_resamples,
 )
 from recuse.metrics.result import results_frame
@@ -64,8 +65,8 @@ def _check_resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> No
     """The library's rules for the bootstrap's options, each error naming its flag;
     ``--n-boot`` at most :data:`MAX_N_BOOT`, as in the audit."""
     for flag, check in (
-        ("--level", lambda: check_options(level=level, n_boot=N_BOOT, min_n=1)),
-        ("--n-boot", lambda: check_options(level=0.9, n_boot=n_boot, min_n=1)),
+        ("--level", lambda: check_level(level)),
+        ("--n-boot", lambda: check_n_boot(n_boot)),
         ("--min-n", lambda: check_min_n(min_n)),
     ):
         try:

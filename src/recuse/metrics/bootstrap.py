@@ -251,7 +251,8 @@ class Resampling:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_options(level=self.level, n_boot=self.n_boot, min_n=1)
+        check_level(self.level)
+        check_n_boot(self.n_boot)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer):
             raise ConfigError(f"seed must be an integer (e.g. 0), got {self.seed!r}")
         if self.seed < 0:
@@ -274,12 +275,23 @@ def _is_whole(value: object) -> bool:
 def check_options(*, level: float, n_boot: int, min_n: int) -> None:
     """Raise :class:`ConfigError` for a level, resample count or ``min_n`` out of range
     (or not a number at all)."""
+    check_level(level)
+    check_n_boot(n_boot)
+    check_min_n(min_n)
+
+
+def check_level(level: float) -> None:
+    """Raise :class:`ConfigError` for an interval level that is not a number in (0, 1)."""
     is_real = isinstance(level, int | float | np.integer | np.floating)
     if isinstance(level, bool | np.bool_) or not is_real or not 0.0 < level < 1.0:
         raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9), got {level!r}")
-    if not _is_whole(n_boot) or n_boot < 10:
-        raise ConfigError(f"n_boot must be an integer of at least 10, got {n_boot!r}")
-    check_min_n(min_n)
+
+
+def check_n_boot(count: int) -> None:
+    """Raise :class:`ConfigError` for a resample count (``n_boot``) that is not a whole
+    number of at least 10."""
+    if not _is_whole(count) or count < 10:
+        raise ConfigError(f"n_boot must be an integer of at least 10, got {count!r}")
 
 
 def check_min_n(min_n: int) -> None:

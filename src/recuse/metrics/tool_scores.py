@@ -142,6 +142,20 @@ def arena_hard_battles(
     return pd.concat(parts, ignore_index=True)
 
 
+def _one_baseline_battles(pairs: pd.DataFrame, *, judge: str, weight: int) -> pd.DataFrame:
+    """:func:`arena_hard_battles` of ``judge``, refused (:class:`EstimationError`) when it
+    has no game with a verdict or compares with more than one baseline."""
+    battles = arena_hard_battles(pairs, judge=judge, weight=weight)
+    if battles.empty:
+        raise EstimationError(f"judge {judge!r} has no game with a verdict")
+    if battles["baseline"].nunique() != 1:
+        raise EstimationError(
+            f"judge {judge!r} compares with {battles['baseline'].nunique()} baselines; "
+            "Arena-Hard-Auto's score is against one"
+        )
+    return battles
+
+
 def arena_hard_scores(
     pairs: pd.DataFrame,
     *,
@@ -159,14 +173,7 @@ def arena_hard_scores(
     Columns: ``model``, ``baseline``, ``score``, ``score_low``, ``score_high``,
     ``battles`` (weighted), ``games``. Raises :class:`EstimationError` when the judge
     has no game with a verdict, or its rows compare with more than one baseline."""
-    battles = arena_hard_battles(pairs, judge=judge, weight=weight)
-    if battles.empty:
-        raise EstimationError(f"judge {judge!r} has no game with a verdict")
-    if battles["baseline"].nunique() != 1:
-        raise EstimationError(
-            f"judge {judge!r} compares with {battles['baseline'].nunique()} baselines; "
-            "Arena-Hard-Auto's score is against one"
-        )
+    battles = _one_baseline_battles(pairs, judge=judge, weight=weight)
     rng = np.random.default_rng(boot.seed)
     alpha = (1 - boot.level) / 2
     out = []
@@ -277,14 +284,7 @@ def arena_hard_style_scores(
     sd of the feature; 0 = style does not sway the judge). Raises
     :class:`EstimationError` without battles, with more than one baseline, or without
     style counts for an answer."""
-    battles = arena_hard_battles(pairs, judge=judge, weight=weight)
-    if battles.empty:
-        raise EstimationError(f"judge {judge!r} has no game with a verdict")
-    if battles["baseline"].nunique() != 1:
-        raise EstimationError(
-            f"judge {judge!r} compares with {battles['baseline'].nunique()} baselines; "
-            "Arena-Hard-Auto's score is against one"
-        )
+    battles = _one_baseline_battles(pairs, judge=judge, weight=weight)
     reps = battles["weight"].to_numpy(int)
     expanded = battles.loc[battles.index.repeat(reps)].reset_index(drop=True)
     z = _style_design(expanded, style)

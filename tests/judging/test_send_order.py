@@ -22,14 +22,7 @@ from recuse.judging.backends.local import LocalBackend, block_parameters
 from recuse.judging.card import cards
 from recuse.judging.device import peak_tflops
 from recuse.judging.protocols import Message, Pair, PairwiseProtocol, Prompt
-from recuse.judging.runner import (
-    CHARS_PER_TOKEN,
-    FIRST_COUNT,
-    Runner,
-    count_slices,
-    first_slice,
-    send_order,
-)
+from recuse.judging.runner import FIRST_COUNT, Runner, count_slices, send_order
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task
 
@@ -184,8 +177,7 @@ def test_counting_beside_calls_tokenizes_each_prompt_once(
         with Store(tmp_path / f"{name}.db") as store:
             assert Runner(backend, store, progress=False).pairwise(pairs, proto).ok == 100
             tables.append(store.export_pairs().sort_values("item_id"))
-    # the first slice fills the tiny model's pass, FIRST_COUNT at least
-    assert counts[0] >= FIRST_COUNT and len(counts) >= 2 and sum(counts) == 100
+    assert counts[0] == FIRST_COUNT and len(counts) >= 2 and sum(counts) == 100
     assert sum(texts) == 100 and piped._ids == {}
     cols = ["p_a_first", "p_a_second"]
     np.testing.assert_allclose(tables[0][cols].to_numpy(float), tables[1][cols].to_numpy(float),
@@ -203,7 +195,7 @@ def test_counting_beside_calls_tokenizes_each_prompt_once(
             )
             assert summary.computed == 90
             got[name] = [(rows[k].n_tokens, rows[k].sum_logprob) for k in keys]
-    assert counts[0] >= FIRST_COUNT and len(counts) >= 2 and sum(counts) == 90
+    assert counts[0] == FIRST_COUNT and sum(counts) == 90
     assert sum(texts) == 2 * 90 and piped._ids == {} and piped._tail_ids == {}
     np.testing.assert_allclose(got["piped"], got["serial"], atol=1e-4)
 
@@ -475,22 +467,6 @@ def test_count_slices_double_by_characters_up_to_a_cap_and_keep_groups_whole() -
     assert sum(s >= cap for s in sizes) >= 5  # most of the run in capped slices
     assert all(s[-1].item_id != n[0].item_id for s, n in itertools.pairwise(slices))
     assert count_slices(tasks[:1], 64) == [tasks[:1]] and count_slices([], 64) == []
-
-
-def test_the_first_slice_fills_one_forward_pass() -> None:
-    """Where the backend cuts calls into passes of ``max_batch_tokens``, the first
-    slice holds the shortest tasks whose characters fill one pass (at CHARS_PER_TOKEN a
-    token), at least FIRST_COUNT; a backend without passes (a server) counts
-    FIRST_COUNT first."""
-    tasks = [_task(f"i{k}", o, chars=100 + k) for k in range(400) for o in ("first", "second")]
-    sizes = [t.size for t in tasks]
-    assert first_slice(tasks, None) == FIRST_COUNT
-    for budget in (20_000, 40_000):
-        k = first_slice(tasks, budget)
-        assert sum(sizes[:k]) <= CHARS_PER_TOKEN * budget < sum(sizes[: k + 1])
-        assert k > FIRST_COUNT
-    assert first_slice(tasks, 10) == FIRST_COUNT  # a tiny pass: never fewer
-    assert first_slice(tasks, 10**9) == len(tasks)  # one pass holds the whole run
 
 
 def test_count_slices_ends_when_tasks_have_no_characters(monkeypatch: pytest.MonkeyPatch) -> None:

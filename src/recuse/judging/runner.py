@@ -694,11 +694,7 @@ class Runner:
         ordered with the next slice. With one call at a time (the CPU) nothing would
         run beside the counting: one slice of everything."""
         by_chars = send_order(todo, [t.size for t in todo])
-        first = (
-            first_slice(by_chars, self.backend.max_batch_tokens)
-            if self.backend.concurrency > 1
-            else len(by_chars)
-        )
+        first = FIRST_COUNT if self.backend.concurrency > 1 else len(by_chars)
         slices = count_slices(by_chars, first)
         scored = any(t.kind == "perplexity" for t in todo)
         # the fewest characters of a task in slices[k:], for every k
@@ -789,36 +785,13 @@ def _group(task: Task) -> str:
     return task.item_id if task.kind in ("pairwise", "likert") else task.key
 
 
-#: the fewest tasks in the first slice counted where calls overlap
-#: (:meth:`Runner._send_slices`, :func:`first_slice`), counted in ~20 ms
+#: tasks in the first slice counted where calls overlap (:meth:`Runner._send_slices`),
+#: counted in ~20 ms so the device starts at once. Fewer than a pass holds, so the
+#: calls cut at the slices' ends make more passes than the bare pass (an H200's
+#: 135M-shaped model: 9 against 5 for 800 MT-Bench prompts). Larger first slices, and
+#: one sized to fill a pass, were measured there and read no better within the runs'
+#: spread (docs/benchmarks.md)
 FIRST_COUNT = 64
-#: characters a token, to guess from characters how many tasks fill a forward pass
-#: before any is counted (English text in a BPE vocabulary: about 4)
-CHARS_PER_TOKEN = 4
-
-
-def first_slice(ordered: Sequence[Task], pass_tokens: int | None) -> int:
-    """How many of ``ordered`` (shortest first) the first slice counts where calls
-    overlap: as many as fill one forward pass of ``pass_tokens`` (the backend's
-    ``max_batch_tokens``, guessed at :data:`CHARS_PER_TOKEN` characters a token), at
-    least :data:`FIRST_COUNT`; ``FIRST_COUNT`` where the backend has no such pass.
-
-    A first call of fewer tasks than a pass holds makes a pass of its own, and the
-    calls after it, cut at the slices' ends, more passes than the same tokens need: on
-    an H200 with a 135M-shaped model, 800 MT-Bench prompts went in 9 passes (1.18 s of
-    device time) from a first slice of 64, in 5 (0.84–0.91 s) from one of 512 or from
-    every prompt counted first, where the bare pass takes 5 (0.76 s).
-    """
-    if not pass_tokens:
-        return FIRST_COUNT
-    limit, chars = CHARS_PER_TOKEN * pass_tokens, 0
-    for i, task in enumerate(ordered):
-        chars += task.size
-        if chars > limit:
-            return max(FIRST_COUNT, i)
-    return len(ordered)
-
-
 #: a counted task is sent once its item's tokens are at most the next slice's fewest
 #: characters over this quantile of the characters per token counted so far (the
 #: fewest tokens a task not yet counted is likely to have); the others wait and are

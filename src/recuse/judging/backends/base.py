@@ -93,9 +93,6 @@ class Backend(abc.ABC):
     revision: str
     batch_size: int = 1
     concurrency: int = 1
-    #: the tokens one forward pass holds where the backend cuts calls into passes (a
-    #: local model); None where it does not (a server)
-    max_batch_tokens: int | None = None
     #: whether ``next_token_logprobs`` honours a prompt's assistant ``prefix``
     supports_prefix: bool = True
     #: whether ``continuation_logprobs`` can be answered (perplexity); when not, why

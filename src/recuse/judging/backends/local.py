@@ -218,7 +218,7 @@ class LocalBackend(Backend):
         self.pipeline = (not on_cpu) if pipeline is None else pipeline
         # the next call prepares while one runs (the run lock keeps one on the device)
         self.concurrency = GPU_CALLS_IN_FLIGHT if self.pipeline else 1
-        self.max_batch_tokens: int = max_batch_tokens or self._token_budget()
+        self.max_batch_tokens = max_batch_tokens or self._token_budget()
         self.has_template = bool(getattr(tokenizer, "chat_template", None))
         config = model.config
         self.max_length = int(getattr(config, "max_position_embeddings", 0) or 1 << 30)

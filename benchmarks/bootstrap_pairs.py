@@ -158,10 +158,20 @@ def main() -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     pairwise_bias(pairs, sim.families, boot=Resampling(n_boot=N_BOOT, seed=0), metrics=others)
     rest, rest_cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
+    pairwise_bias(
+        pairs, sim.families, boot=Resampling(n_boot=N_BOOT, seed=0),
+        metrics=["self_preference_calibrated"],
+    )  # fmt: skip
+    alone, alone_cpu = time.perf_counter() - t0, time.process_time() - c0
+    # the difference understates the estimator's cost: the run without it still builds
+    # the table's codes and sums it shares, and runs on warm memory; alone, it pays for
+    # those itself, so the two bracket its share
     print(
         f"  the same without the calibrated self-preference: {rest:.2f} s wall, "
-        f"{rest_cpu:.2f} s CPU (the calibrated estimator's share: "
-        f"{max(ours - rest, 0.0):.2f} s wall, {max(cpu - rest_cpu, 0.0):.2f} s CPU)"
+        f"{rest_cpu:.2f} s CPU; the calibrated self-preference alone: {alone:.2f} s wall, "
+        f"{alone_cpu:.2f} s CPU (its share lies between the difference, "
+        f"{max(ours - rest, 0.0):.2f} s wall, and the time alone)"
     )
     targets.at_most("every analysis, wall time", ours, 5.0, " s")
 

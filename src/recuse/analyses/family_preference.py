@@ -47,8 +47,10 @@ EO = Bias(
     short="Family preference (EO)",
     unit="the judge's recall of the human-preferred answer when it comes from another "
     f"model of its family, minus its recall when the other answer is preferred; {UNADJUSTED}",
-    positive="favours answers from its model family",
-    negative="is harder on answers from its model family",
+    positive="is right more often when its family's answer is the better one than when "
+    "the outsider's is",
+    negative="is right less often when its family's answer is the better one than when "
+    "the outsider's is",
     none="no detectable family preference",
     order=20,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
@@ -63,7 +65,8 @@ DP = Bias(
     f"labelled pairs; 0 = as often as the humans; {UNADJUSTED}",
     positive="picks its family's answer more often than the humans prefer it",
     negative="picks its family's answer less often than the humans prefer it",
-    none="picks its family's answer about as often as the humans prefer it",
+    none="no detectable difference between how often it picks its family's answer and "
+    "how often the humans prefer it",
     order=21,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",

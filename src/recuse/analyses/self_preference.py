@@ -74,8 +74,10 @@ EO = Bias(
     "model is strong (its own-better pairs are easy) and below 0 when its own model is "
     "weak (about −0.10 to −0.17 for the weakest author in a simulation), so 0 = no bias "
     "only when both kinds of pair are equally hard",
-    positive="favours its own answers",
-    negative="is harder on its own answers",
+    # what EO measures, not a reading of bias: it is never flagged, and a strong judge
+    # with no self-preference reads above 0 (the unit says why)
+    positive="is right more often when its own answer is the better one than when the other is",
+    negative="is right less often when its own answer is the better one than when the other is",
     none="no detectable self-preference",
     order=10,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
@@ -92,7 +94,8 @@ DP = Bias(
     f"below 0; 0 = as often as the humans; {UNADJUSTED}",
     positive="picks its own answer more often than the humans prefer it",
     negative="picks its own answer less often than the humans prefer it",
-    none="picks its own answer about as often as the humans prefer it",
+    none="no detectable difference between how often it picks its own answer and how "
+    "often the humans prefer it",
     order=11,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",

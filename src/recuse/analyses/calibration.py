@@ -22,6 +22,7 @@ from recuse.metrics.calibration import (
     outcomes,
     recalibrate,
     reliability_table,
+    stated_verdicts,
     without_p_value,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of
@@ -99,9 +100,9 @@ def needs_probabilities(frame: pd.DataFrame, roster: Roster) -> str | None:
     reason = needs_labels(frame, roster)
     if reason:
         return reason
-    if not gives_probabilities(judged(frame)["p_a"]):
+    if not gives_probabilities(stated_verdicts(judged(frame))):
         return (
-            "the verdicts are picks (every p_a is 0, 0.5 or 1), not probabilities — "
+            "the verdicts are picks (in every order 0, 0.5 or 1), not probabilities — "
             "calibration needs a judge that states a probability (e.g. Eq. 3 scores)"
         )
     return None
@@ -112,8 +113,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     rows = judged(inp.frame).reset_index(drop=True)
     parts = []
     for judge, mine in rows.groupby("judge", sort=True):
-        if not gives_probabilities(mine["p_a"]):
-            ctx.skip(ANALYSIS, "verdicts are picks (0, 0.5 or 1), not probabilities",
+        if not gives_probabilities(stated_verdicts(mine)):
+            ctx.skip(ANALYSIS, "verdicts are picks (in every order 0, 0.5 or 1), not probabilities",
                      inp.name, str(judge))  # fmt: skip
             continue
         mine = mine.copy()

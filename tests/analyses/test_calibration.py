@@ -47,6 +47,12 @@ def test_findings_before_and_after_recalibration(audited: tuple[pd.DataFrame, ob
     (table,) = [t for t in report.tables if t.name.startswith("calibration")]  # type: ignore[attr-defined]
     assert "p_value" not in table.frame.columns and "chance_ece" in table.frame.columns
     assert "calibrated judge's plug-in ECE" in by[ECE.key].detail
+    # the plug-in ECE is the mean absolute gap (ℓ1), the estimate a root mean square (ℓ2):
+    # the detail says which, as the root mean square can read above the plug-in
+    plugin = expected_calibration_error(probs, **BOOT).components["ece_plugin"]  # type: ignore[arg-type]
+    assert f"plug-in ECE {plugin:.3f} (ℓ1, the mean absolute gap; the estimate is ℓ2" in (
+        by[ECE.key].detail
+    )
     assert "10 equal-width" in ECE.unit and ECE.kind == "quality"
     assert not by[ECE.key].text.startswith("+")  # a quality score prints without a sign
     (section,) = report.sections  # type: ignore[attr-defined]

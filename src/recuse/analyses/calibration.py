@@ -35,6 +35,10 @@ from recuse.report.model import Table
 from recuse.roster import Roster
 
 _QUALITY = "A quality score, not a bias"
+#: the plug-in ECE beside the estimate is another norm: said beside it, since the
+#: debiased root mean square can read above the plug-in mean absolute gap (JudgeBench's
+#: Claude-3-haiku: 0.31 beside a plug-in 0.22, as if debiasing had raised it)
+PLUGIN_NORM = "ℓ1, the mean absolute gap; the estimate is ℓ2, a root mean square"
 
 
 def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool) -> Bias:
@@ -159,8 +163,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         detail = ""
         if "chance_ece" in r.components:
             detail = (
-                f"plug-in ECE {r.components['ece_plugin']:.3f}; a perfectly calibrated "
-                f"judge's plug-in ECE at these probabilities and n: "
+                f"plug-in ECE {r.components['ece_plugin']:.3f} ({PLUGIN_NORM}); a perfectly "
+                f"calibrated judge's plug-in ECE at these probabilities and n: "
                 f"{r.components['chance_ece']:.3f} (chance alone)"
             )
         ctx.add(ANALYSIS, from_result(ANALYSIS, bias_of[r.metric], r, dataset=inp.name,

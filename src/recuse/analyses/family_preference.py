@@ -11,6 +11,7 @@ from recuse.analyses.base import (
     add_pairwise_results,
     coef_figure,
     findings_of,
+    judged,
     needs_own_answers,
     needs_verdicts,
 )
@@ -77,7 +78,7 @@ DP = Bias(
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
-    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO)
+    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO, judged(inp.frame))
     cal = findings_of(ctx, ANALYSIS, inp.name, CALIBRATED)
     if cal:
         ctx.part(ANALYSIS).figures.append(

@@ -127,6 +127,15 @@ def test_planted_sizes_fall_in_their_intervals(planted: Any) -> None:
     assert sb.ci_low > 0.05 and sb.n == int((ratings.ratings["judge"] == "j0").sum())
 
 
+#: a pair with one order unparsed: left out of position, which needs both orders (it
+#: read "the other order's verdict is used" under the analysis "position", where the
+#: pair is not used at all: palm-2's n there is its pairs with both orders)
+ONE_ORDER = (
+    "one order unparsed or failed: left out of position, which needs both orders (the other "
+    "analyses use the other order's verdict)"
+)
+
+
 def test_skips_and_exclusions_are_reported_not_zeroed(planted: Any) -> None:
     report, inputs, _ = planted
     d = to_dict(report)
@@ -141,15 +150,17 @@ def test_skips_and_exclusions_are_reported_not_zeroed(planted: Any) -> None:
             "verdict unparsed or failed in every judged order": int(
                 (bad & rows["p_a"].isna()).sum()
             ),
-            "one order unparsed or failed (the other order's verdict is used)": int(
-                (bad & rows["p_a"].notna()).sum()
-            ),
+            ONE_ORDER: int((bad & rows["p_a"].notna()).sum()),
             "human tie": int(((rows["human"] == 0.5) & rows["p_a"].notna()).sum()),
         }
         got = {e.reason: e.count for e in report.exclusions if e.judge == judge}
         for reason, count in expected.items():
             assert got.get(reason, 0) == count
-        assert expected["one order unparsed or failed (the other order's verdict is used)"] > 0
+        assert expected[ONE_ORDER] > 0
+        # and so it is: position's n counts the pairs judged in both orders only
+        (pos,) = [f for f in report.findings if f.judge == judge and f.bias.key == "position"]
+        assert pos.n == int((rows["p_a_first"].notna() & rows["p_a_second"].notna()).sum())
+        assert pos.n == int(rows["p_a"].notna().sum()) - expected[ONE_ORDER]
         assert expected["human tie"] > 0
     # every number of the summary is in the JSON, and the tables are tidy frames
     assert d["tables"]["favoritism-sim-ratings"]["rows"]

@@ -81,7 +81,12 @@ def _pairs_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         add("no verdict recorded", no_verdict & ~bad, "all")
         if len(statuses) == 2:
             one = rows["p_a"].notna() & bad
-            add("one order unparsed or failed (the other order's verdict is used)", one, "position")
+            add(
+                "one order unparsed or failed: left out of position, which needs both "
+                "orders (the other analyses use the other order's verdict)",
+                one,
+                "position",
+            )
         human = rows["human"]
         add("no human label", human.isna() & rows["p_a"].notna(), "EO, verbosity")
         add("human tie", (human == 0.5) & rows["p_a"].notna(), "EO, verbosity")

@@ -47,6 +47,12 @@ def test_findings_before_and_after_recalibration(audited: tuple[pd.DataFrame, ob
     (table,) = [t for t in report.tables if t.name.startswith("calibration")]  # type: ignore[attr-defined]
     assert "p_value" not in table.frame.columns and "chance_ece" in table.frame.columns
     assert "calibrated judge's plug-in ECE" in by[ECE.key].detail
+    # the plug-in ECE is the mean absolute gap (ℓ1), the estimate a root mean square (ℓ2):
+    # the detail says which, as the root mean square can read above the plug-in
+    plugin = expected_calibration_error(probs, **BOOT).components["ece_plugin"]  # type: ignore[arg-type]
+    assert f"plug-in ECE {plugin:.3f} (ℓ1, the mean absolute gap; the estimate is ℓ2" in (
+        by[ECE.key].detail
+    )
     assert "10 equal-width" in ECE.unit and ECE.kind == "quality"
     assert not by[ECE.key].text.startswith("+")  # a quality score prints without a sign
     (section,) = report.sections  # type: ignore[attr-defined]
@@ -87,3 +93,36 @@ def test_the_no_bias_sentence_is_not_said_of_a_miscalibrated_judge() -> None:
     html = render_html(report)
     assert "every interval includes" not in html
     assert "every bias&rsquo;s interval includes" in html and "never flagged" in html
+
+
+def test_picks_with_a_tie_in_one_order_are_not_probabilities() -> None:
+    """A judge that picks a, b or a tie in each order (JudgeBench's arena-hard judges):
+    a pick in one order and a tie in the other average to p_a = 0.75 or 0.25. Those were
+    read as stated probabilities, and the audit printed an ECE of picks (0.31 for
+    Claude-3-haiku on JudgeBench) as "calibration error of the judge's probabilities".
+    Its stated verdicts, order by order, are all 0, 0.5 or 1: it is skipped."""
+    rng = np.random.default_rng(5)
+    n = 300
+    y = (rng.random(n) < 0.5).astype(float)
+    first = np.where(rng.random(n) < 0.7, y, 1 - y)  # right 70% of the time
+    second = np.where(rng.random(n) < 0.3, 0.5, first)  # a tie in the second order 30%
+    pairs = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                          "prompt_id": [f"q{i}" for i in range(n)],
+                          "judge": "claude-3-haiku-20240307", "human": y,
+                          "p_a_first": first, "p_a_second": second,
+                          "p_a": (first + second) / 2, "model_a": "m1",
+                          "model_b": "m2"})  # fmt: skip
+    options = AuditOptions(n_boot=200, seed=0, min_n=10, robustness=(),
+                           only=("calibration", "agreement"))  # fmt: skip
+    report = run_audit([_input("ties", "pairs", pairs)], options=options,
+                       roster=Roster.builtin())  # fmt: skip
+    averaged = (first + second) / 2
+    assert {0.25, 0.75} <= set(averaged.tolist())  # the averaged p_a looks like probabilities
+    assert not [f for f in report.findings if f.bias.key == ECE.key]
+    skips = [k for k in report.skipped if k.analysis == ANALYSIS.title]
+    assert skips and all("picks" in k.reason for k in skips)
+    # one order with a stated probability is enough to be calibrated
+    pairs.loc[0, ["p_a_first", "p_a"]] = [0.8, (0.8 + second[0]) / 2]
+    report = run_audit([_input("ties", "pairs", pairs)], options=options,
+                       roster=Roster.builtin())  # fmt: skip
+    assert [f for f in report.findings if f.bias.key == ECE.key]

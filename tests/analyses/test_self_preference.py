@@ -4,6 +4,7 @@ author-judges without a self term nothing is flagged, a planted one is."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from analyses.conftest import BOOT, Planted
@@ -141,3 +142,28 @@ def test_findings_recover_planted_self_preference() -> None:
     for (judge, key), estimates in got.items():
         value = sim.true_value(truth[key], judge)
         assert sum(estimates) / 2 == pytest.approx(value, abs=tolerance[key]), (judge, key)
+
+
+def test_a_judge_whose_pairs_have_no_known_generator_is_told_so() -> None:
+    """Falcon on LLMBar judged only sets that record no generator: its self-preference
+    read "not estimated — no pairs where the human prefers the judge's own response",
+    as if its answers had all lost. A second judge (m9) here judges the same pairs with
+    model_a / model_b blanked: its reason names the missing generators and its count."""
+    strengths = {"m0": 1.0, "m1": 0.0, "m2": -0.5}
+    sim = simulate_self_preference({"m0": AuthorJudge(2.0, 0.0)}, strengths, n_prompts=60)
+    blind = sim.pairs.assign(judge="m9", model_a=None, model_b=None)
+    pairs = pd.concat([sim.pairs, blind], ignore_index=True)
+    roster = Roster.builtin()
+    for m in [*strengths, "m9"]:
+        roster.add(Entry(m, m))
+    source = Source("blind", "pairs", len(pairs), judges=("m0", "m9"))
+    options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
+    report = run_audit([Input("blind", "pairs", pairs, source)], options=options,
+                       roster=roster)  # fmt: skip
+    (why,) = [k for k in report.skipped if k.judge == "m9" and k.headline]
+    assert why.reason == (
+        f"the generators of the answers are unknown in all {len(blind):,} of its pairs "
+        "(model_a / model_b missing), so none can be told to be its own or its family's"
+    )
+    # a judge with known generators keeps its estimate
+    assert any(f.judge == "m0" and f.bias.key == CALIBRATED.key for f in report.findings)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from recuse.analyses import BIASES
@@ -66,3 +68,39 @@ def test_finding_needs_a_bias_object_not_its_name() -> None:
             judge="j", bias="position", estimate=0.6, ci_low=0.5, ci_high=0.7, n=5,  # type: ignore[arg-type]
             level=0.9, method="m",
         )  # fmt: skip
+
+
+def test_an_unadjusted_number_outside_no_bias_says_its_side_not_no_detectable() -> None:
+    # LLaMA-2's family EO on LLMBar's MT-Bench pairs: recall 0.3056 when its family's
+    # answer is preferred (18 pairs), 0.845 when the outsider's is (100): −0.539, an
+    # interval far below 0. It is never flagged, but "no detectable family preference"
+    # contradicted its own interval
+    eo = _f(-0.539, -0.651, -0.435, bias="family_preference")
+    assert eo.direction == "none" and not eo.flagged
+    assert verdict(eo) == (
+        "is right less often when its family's answer is the better one than when the "
+        "outsider's is (unadjusted, not a flag): \u22120.54 [\u22120.65, \u22120.43], n=340"
+    )
+    # GPT-3.5's family DP there: picks 0.738 vs humans 0.881 of 42 pairs
+    dp = _f(-0.143, -0.256, -0.028, bias="family_preference_dp")
+    assert verdict(dp).startswith("picks its family's answer less often than the humans")
+    assert "(unadjusted, not a flag): \u22120.14 [\u22120.26, \u22120.03], n=340" in verdict(dp)
+    # an interval holding 0 still reads "no detectable", with no note
+    assert verdict(_f(0.21, -0.02, 0.34, bias="self_preference_eo")) == (
+        "no detectable self-preference: +0.21 [\u22120.02, 0.34], n=340"
+    )
+
+
+def test_an_interval_outside_no_bias_that_the_fdr_adjustment_did_not_flag_says_so() -> None:
+    # Claude-3-haiku on JudgeBench: +0.071 [0.011, 0.125], p = 0.056, q = 0.197 > 0.10
+    f = dataclasses.replace(_f(0.071, 0.011, 0.125, bias="verbosity_longer_gap"), q_value=0.197)
+    assert not f.significant and f.direction == "none"
+    assert verdict(f) == (
+        "no detectable difference from the humans in how often it picks the longer answer "
+        "(its interval excludes no bias, but the test is not significant after the "
+        "false-discovery adjustment across the summary's tests): +0.07 [0.01, 0.12], n=340"
+    )
+    # flagged after the adjustment: the plain words, no note
+    g = dataclasses.replace(f, q_value=0.05)
+    assert verdict(g).startswith("picks the longer answer more often than humans do: +0.07")
+    assert "false-discovery" not in verdict(g)

@@ -22,6 +22,7 @@ from recuse.metrics.calibration import (
     outcomes,
     recalibrate,
     reliability_table,
+    stated_verdicts,
     without_p_value,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of
@@ -34,6 +35,10 @@ from recuse.report.model import Table
 from recuse.roster import Roster
 
 _QUALITY = "A quality score, not a bias"
+#: the plug-in ECE beside the estimate is another norm: said beside it, since the
+#: debiased root mean square can read above the plug-in mean absolute gap (JudgeBench's
+#: Claude-3-haiku: 0.31 beside a plug-in 0.22, as if debiasing had raised it)
+PLUGIN_NORM = "ℓ1, the mean absolute gap; the estimate is ℓ2, a root mean square"
 
 
 def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool) -> Bias:
@@ -99,9 +104,9 @@ def needs_probabilities(frame: pd.DataFrame, roster: Roster) -> str | None:
     reason = needs_labels(frame, roster)
     if reason:
         return reason
-    if not gives_probabilities(judged(frame)["p_a"]):
+    if not gives_probabilities(stated_verdicts(judged(frame))):
         return (
-            "the verdicts are picks (every p_a is 0, 0.5 or 1), not probabilities — "
+            "the verdicts are picks (in every order 0, 0.5 or 1), not probabilities — "
             "calibration needs a judge that states a probability (e.g. Eq. 3 scores)"
         )
     return None
@@ -112,8 +117,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     rows = judged(inp.frame).reset_index(drop=True)
     parts = []
     for judge, mine in rows.groupby("judge", sort=True):
-        if not gives_probabilities(mine["p_a"]):
-            ctx.skip(ANALYSIS, "verdicts are picks (0, 0.5 or 1), not probabilities",
+        if not gives_probabilities(stated_verdicts(mine)):
+            ctx.skip(ANALYSIS, "verdicts are picks (in every order 0, 0.5 or 1), not probabilities",
                      inp.name, str(judge))  # fmt: skip
             continue
         mine = mine.copy()
@@ -158,8 +163,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         detail = ""
         if "chance_ece" in r.components:
             detail = (
-                f"plug-in ECE {r.components['ece_plugin']:.3f}; a perfectly calibrated "
-                f"judge's plug-in ECE at these probabilities and n: "
+                f"plug-in ECE {r.components['ece_plugin']:.3f} ({PLUGIN_NORM}); a perfectly "
+                f"calibrated judge's plug-in ECE at these probabilities and n: "
                 f"{r.components['chance_ece']:.3f} (chance alone)"
             )
         ctx.add(ANALYSIS, from_result(ANALYSIS, bias_of[r.metric], r, dataset=inp.name,

@@ -32,7 +32,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.inputs import Input
 from recuse.errors import InputError
-from recuse.metrics.calibration import gives_probabilities
+from recuse.metrics.calibration import gives_probabilities, stated_verdicts
 from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.selective import (
     CONFIDENCE_WORDS,
@@ -138,7 +138,7 @@ def needs_confidence(frame: pd.DataFrame, roster: Roster) -> str | None:
     rows = judged(frame)
     rows = rows[rows["human"].notna() & rows["p_a"].notna()]
     both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
-    if not gives_probabilities(rows["p_a"]) and not bool(both.any()):
+    if not gives_probabilities(stated_verdicts(rows)) and not bool(both.any()):
         return (
             "no confidence to certify with: the labelled verdicts are picks judged in one "
             "order (certification needs probabilities p_a, or both orders for order "

@@ -11,6 +11,7 @@ from recuse.analyses.base import (
     add_pairwise_results,
     coef_figure,
     findings_of,
+    judged,
     needs_own_answers,
     needs_verdicts,
 )
@@ -47,8 +48,10 @@ EO = Bias(
     short="Family preference (EO)",
     unit="the judge's recall of the human-preferred answer when it comes from another "
     f"model of its family, minus its recall when the other answer is preferred; {UNADJUSTED}",
-    positive="favours answers from its model family",
-    negative="is harder on answers from its model family",
+    positive="is right more often when its family's answer is the better one than when "
+    "the outsider's is",
+    negative="is right less often when its family's answer is the better one than when "
+    "the outsider's is",
     none="no detectable family preference",
     order=20,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
@@ -63,7 +66,8 @@ DP = Bias(
     f"labelled pairs; 0 = as often as the humans; {UNADJUSTED}",
     positive="picks its family's answer more often than the humans prefer it",
     negative="picks its family's answer less often than the humans prefer it",
-    none="picks its family's answer about as often as the humans prefer it",
+    none="no detectable difference between how often it picks its family's answer and "
+    "how often the humans prefer it",
     order=21,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
@@ -74,7 +78,7 @@ DP = Bias(
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
-    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO)
+    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO, judged(inp.frame))
     cal = findings_of(ctx, ANALYSIS, inp.name, CALIBRATED)
     if cal:
         ctx.part(ANALYSIS).figures.append(

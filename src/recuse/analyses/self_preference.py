@@ -74,8 +74,10 @@ EO = Bias(
     "model is strong (its own-better pairs are easy) and below 0 when its own model is "
     "weak (about −0.10 to −0.17 for the weakest author in a simulation), so 0 = no bias "
     "only when both kinds of pair are equally hard",
-    positive="favours its own answers",
-    negative="is harder on its own answers",
+    # what EO measures, not a reading of bias: it is never flagged, and a strong judge
+    # with no self-preference reads above 0 (the unit says why)
+    positive="is right more often when its own answer is the better one than when the other is",
+    negative="is right less often when its own answer is the better one than when the other is",
     none="no detectable self-preference",
     order=10,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
@@ -92,7 +94,8 @@ DP = Bias(
     f"below 0; 0 = as often as the humans; {UNADJUSTED}",
     positive="picks its own answer more often than the humans prefer it",
     negative="picks its own answer less often than the humans prefer it",
-    none="picks its own answer about as often as the humans prefer it",
+    none="no detectable difference between how often it picks its own answer and how "
+    "often the humans prefer it",
     order=11,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
@@ -120,12 +123,18 @@ def describe_dp(r: MetricResult) -> str:
 
 
 def calibrated_first(
-    ctx: Context, analysis: Analysis, dataset: str, calibrated: Bias, eo: Bias
+    ctx: Context,
+    analysis: Analysis,
+    dataset: str,
+    calibrated: Bias,
+    eo: Bias,
+    frame: pd.DataFrame | None = None,
 ) -> None:
     """Where a judge has a calibrated estimate on ``dataset``, its EO finding leaves the
     summary (it stays in the section, labelled unadjusted); where it has none, EO is
     shown in the summary in its place (still unflagged) and the calibrated skip becomes
-    a section note saying why."""
+    a section note saying why. With the judged rows (``frame``), a judge none of whose
+    pairs has both generators known is told so (:func:`_no_generators`)."""
     part = ctx.part(analysis)
     have = {f.judge for f in findings_of(ctx, analysis, dataset, calibrated)}
     part.findings[:] = [
@@ -152,7 +161,7 @@ def calibrated_first(
                     f" — equal opportunity is shown in its place, {UNADJUSTED}"
                 )
                 continue
-            k = _headline_reason(k, eo_why.get(k.judge))
+            k = _no_generators(_headline_reason(k, eo_why.get(k.judge)), frame)
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -160,6 +169,24 @@ def calibrated_first(
     for k in [k for k in kept if mine(k, eo) and k.judge not in named]:
         kept.append(dataclasses.replace(k, headline=True, bias=calibrated))
     ctx.skipped[:] = kept
+
+
+def _no_generators(skip: NotEstimated, frame: pd.DataFrame | None) -> NotEstimated:
+    """The judge's reason when no pair it judged has both generators known: said so,
+    instead of what that leaves missing ("no pairs where the human prefers the judge's
+    own response", of Falcon on LLMBar's sets that record no generator)."""
+    if frame is None or not skip.judge:
+        return skip
+    rows = frame[frame["judge"] == skip.judge]
+    known = rows["model_a"].notna() & rows["model_b"].notna()
+    if len(rows) == 0 or bool(known.any()):
+        return skip
+    return dataclasses.replace(
+        skip,
+        reason=f"the generators of the answers are unknown in all {len(rows):,} of its "
+        "pairs (model_a / model_b missing), so none can be told to be its own or its "
+        "family's",
+    )
 
 
 _NONE_OF = re.compile(r"only 0 (?P<what>.+?) \(need at least \d+\)")
@@ -186,7 +213,7 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
-    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO)
+    calibrated_first(ctx, ANALYSIS, inp.name, CALIBRATED, EO, judged(inp.frame))
     o = ctx.options
     part = ctx.part(ANALYSIS)
     rows = judged(inp.frame)

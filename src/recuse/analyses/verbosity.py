@@ -35,7 +35,7 @@ LONGER_GAP = Bias(
     "judge's accuracy where the humans themselves prefer longer answers",
     positive="picks the longer answer more often than humans do",
     negative="picks the longer answer less often than humans do",
-    none="picks the longer answer about as often as humans do",
+    none="no detectable difference from the humans in how often it picks the longer answer",
     order=40,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
@@ -53,7 +53,7 @@ VERBOSITY = Bias(
     "they prefer the shorter one",
     negative="agrees with humans more often when they prefer the shorter answer than when "
     "they prefer the longer one",
-    none="agrees with humans about as often whichever answer is longer",
+    none="no detectable difference in its agreement with humans by which answer is longer",
     order=41,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="recall difference",

@@ -84,6 +84,7 @@ __all__ = [
     "outcomes",
     "recalibrate",
     "reliability_table",
+    "stated_verdicts",
     "without_p_value",
 ]
 
@@ -112,6 +113,25 @@ def gives_probabilities(p: pd.Series | FloatArray) -> bool:
     v = np.asarray(p, dtype=float)
     v = v[np.isfinite(v)]
     return bool(np.any(np.abs(v[:, None] - np.array([0.0, 0.5, 1.0])).min(axis=1) > TIE_TOL))
+
+
+def stated_verdicts(pairs: pd.DataFrame) -> FloatArray:
+    """The verdicts as the judge stated them, for :func:`gives_probabilities`: each
+    presentation order's ``p_a_first`` / ``p_a_second`` where the table has them, else
+    ``p_a``. The order-averaged ``p_a`` of a judge that only picks is no probability:
+    a pick in one order and a tie in the other average to 0.75 (JudgeBench's
+    arena-hard judges), and read as probabilities they made an ECE of picks.
+
+    >>> t = pd.DataFrame({"p_a_first": [1.0, 0.5], "p_a_second": [0.5, 0.0], "p_a": [0.75, 0.25]})
+    >>> gives_probabilities(t["p_a"]), gives_probabilities(stated_verdicts(t))
+    (True, False)
+    """
+    orders = [c for c in ("p_a_first", "p_a_second") if c in pairs.columns]
+    if orders:
+        v = pairs[orders].to_numpy(float).ravel()
+        if np.isfinite(v).any():
+            return v
+    return pairs["p_a"].to_numpy(float)
 
 
 def _bins(p: FloatArray, bins: int) -> NDArray[np.intp]:

@@ -70,7 +70,7 @@ from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate
+from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray
 from recuse.roster import Roster
@@ -235,7 +235,7 @@ def _labels(p: FloatArray) -> NDArray[np.int8]:
 
 def confidence_kind(rows: pd.DataFrame) -> str:
     """How the judge's confidence is read: probability, order consistency or none."""
-    if gives_probabilities(rows["p_a"]):
+    if gives_probabilities(stated_verdicts(rows)):
         return "probability"
     both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
     return "order consistency" if bool(both.any()) else "single verdict"

@@ -33,13 +33,38 @@ def interval_text(estimate: float, low: float, high: float, n: int, *, signed: b
     return f"{estimate_text(estimate, low, high, signed=signed)}, n={n}"
 
 
+#: after the words of a number never flagged (:attr:`Bias.unadjusted`) whose interval
+#: excludes the no-bias value: the side it lies on is said, as what it is
+UNADJUSTED_NOTE = " (unadjusted, not a flag)"
+#: after "no detectable …" when the raw interval excludes the no-bias value but the
+#: false-discovery-adjusted test across the summary does not flag it
+NOT_AFTER_FDR = (
+    " (its interval excludes no bias, but the test is not significant after the "
+    "false-discovery adjustment across the summary's tests)"
+)
+
+
 def verdict(finding: Finding) -> str:
-    """The summary sentence for one finding."""
-    words = finding.bias.words(finding.direction)
+    """The summary sentence for one finding.
+
+    The words follow :attr:`Finding.direction` (the flag), with two exceptions so that
+    no sentence contradicts its interval: a bias that never flags (an unadjusted number
+    such as equal opportunity) whose interval excludes the no-bias value says which side
+    it lies on, followed by :data:`UNADJUSTED_NOTE`, instead of "no detectable …"; and
+    an unflagged bias whose raw interval excludes it only because the false-discovery
+    adjustment did not flag it says so (:data:`NOT_AFTER_FDR`).
+    """
+    bias, direction, note = finding.bias, finding.direction, ""
+    above, below = finding.ci_low > finding.null, finding.ci_high < finding.null
+    if bias.kind == "bias" and direction == "none" and (above or below):
+        if not bias.flags:
+            direction, note = ("positive" if above else "negative"), UNADJUSTED_NOTE
+        elif finding.q_value is not None:
+            note = NOT_AFTER_FDR
     numbers = interval_text(
-        finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=finding.bias.signed
+        finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=bias.signed
     )
-    return f"{words}: {numbers}{materiality_text(finding)}"
+    return f"{bias.words(direction)}{note}: {numbers}{materiality_text(finding)}"
 
 
 def materiality_text(finding: Finding) -> str:

@@ -172,3 +172,24 @@ def test_likert_prompt_lists_every_label() -> None:
     text = likert_prompt("Task T", "Response R", d).messages[0].content
     assert "Task T" in text and "Response R" in text
     assert all(f"- {label}" in text for label in d.labels)
+
+
+def test_a_formats_selector_is_made_once_and_follows_its_own_labels() -> None:
+    import dataclasses
+    import pickle
+
+    fmt = VERDICT_FORMATS["brackets"]
+    sel = fmt.selector()
+    assert fmt.selector() is sel  # shared: asked for on every call
+    # the texts, worked out by hand: each prefix of "X]]", bare and after a space
+    expect = tuple(t for v in "ABC" for t in (v, f"{v}]", f"{v}]]", f" {v}", f" {v}]", f" {v}]]"))
+    assert sel.candidates == expect
+    assert sel.needed == (expect[:6], expect[6:12])
+    assert sel("A]") and sel(" B") and not sel("D") and not sel("]")
+    # a format made from it (other closer) has its own, not the one made before
+    other = dataclasses.replace(fmt, closer=")")
+    assert other.selector().candidates == tuple(
+        t for v in "ABC" for t in (v, f"{v})", f" {v}", f" {v})")
+    )
+    # a copy sent to another process (Ray) reads the same
+    assert pickle.loads(pickle.dumps(fmt)).selector().candidates == expect

@@ -371,3 +371,46 @@ def test_the_final_rate_is_judgments_over_the_whole_run() -> None:
     bar.advance(task, 11)
     assert bar.tasks[0].finished
     assert str(_RateColumn().render(bar.tasks[0])) == "  0.10/s"
+
+
+class _FreezeWatcher(FakeBackend):
+    """Records how many objects the garbage collector holds frozen at each call."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.frozen: list[int] = []
+
+    async def next_token_logprobs(self, prompts, *, top_k=20, select=None):  # type: ignore[no-untyped-def,override]
+        import gc
+
+        self.frozen.append(gc.get_freeze_count())
+        return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+
+def test_the_heap_before_a_run_is_frozen_during_it_and_given_back(tmp_path: Path) -> None:
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    with Store(tmp_path / "s.db") as store:
+        fake = _FreezeWatcher(batch_size=2)
+        summary = Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(3)))
+    assert summary.ok == 6 and fake.calls == 3
+    # every object alive before the run (modules, the store, the tasks) left out of full
+    # passes while it runs, and handed back to the collector after
+    assert all(n > 1000 for n in fake.frozen), fake.frozen
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_process_that_froze_its_heap_itself_keeps_it_frozen(tmp_path: Path) -> None:
+    import gc
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with Store(tmp_path / "s.db") as store:
+            fake = _FreezeWatcher()
+            Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+        assert fake.frozen == [before] * len(fake.frozen) and fake.frozen
+        assert gc.get_freeze_count() == before  # not unfrozen by the run
+    finally:
+        gc.unfreeze()

@@ -332,7 +332,12 @@ def parse_verdict(text: str, fmt: VerdictFormat = BRACKETS) -> str | None:
 
 
 def _merge(entries: Sequence[tuple[str, float]]) -> dict[str, float]:
-    dist: dict[str, float] = {}
+    """``{token: log-prob}``, the log-probs of tokens listed twice (ids that decode
+    alike) added in probability."""
+    dist = dict(entries)
+    if len(dist) == len(entries):  # no token twice (the usual answer): as listed
+        return dist
+    dist = {}
     for tok, lp in entries:
         dist[tok] = float(np.logaddexp(dist[tok], lp)) if tok in dist else float(lp)
     return dist

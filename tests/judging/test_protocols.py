@@ -193,3 +193,22 @@ def test_a_formats_selector_is_made_once_and_follows_its_own_labels() -> None:
     )
     # a copy sent to another process (Ray) reads the same
     assert pickle.loads(pickle.dumps(fmt)).selector().candidates == expect
+
+
+def test_token_logprobs_adds_a_token_listed_twice_and_keeps_the_rest_as_listed() -> None:
+    from recuse.verdict_parsing import token_logprobs
+
+    top = [
+        {"token": "A", "logprob": math.log(0.2)},
+        {"token": "B", "logprob": math.log(0.5)},
+        {"token": "A", "logprob": math.log(0.1)},  # another id that decodes alike
+    ]
+    chat = {"logprobs": {"content": [{"token": "A", "logprob": -1.6, "top_logprobs": top}]}}
+    tokens, dists = token_logprobs(chat)
+    assert tokens == ["A"] and list(dists[0]) == ["A", "B"]
+    assert dists[0]["A"] == pytest.approx(math.log(0.3), abs=1e-12)
+    assert dists[0]["B"] == math.log(0.5)
+    legacy = {"logprobs": {"tokens": ["B"], "top_logprobs": [{"B": -0.7, "A": -0.9, "C": -3}]}}
+    tokens, dists = token_logprobs(legacy)
+    assert tokens == ["B"] and dists == [{"B": -0.7, "A": -0.9, "C": -3.0}]
+    assert list(dists[0]) == ["B", "A", "C"] and type(dists[0]["C"]) is float

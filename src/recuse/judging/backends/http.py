@@ -842,8 +842,11 @@ def _names_ids(parsed: Parsed) -> bool:
     """Does this answer (its :func:`token_logprobs`) name every token (generated and
     top-k) ``token_id:N``?"""
     tokens, dists = parsed
-    names = [*tokens, *(k for d in dists for k in d)]
-    return bool(names) and all(_token_id(n) is not None for n in names)
+    names = itertools.chain(tokens, *dists)  # read up to the first named by its text
+    first = next(names, None)
+    if first is None or _token_id(first) is None:
+        return False
+    return all(_token_id(n) is not None for n in names)
 
 
 def _text(choice: dict[str, Any]) -> str | None:

@@ -374,10 +374,12 @@ def test_the_final_rate_is_judgments_over_the_whole_run() -> None:
 
 
 class _GCWatcher(FakeBackend):
-    """Records the garbage collector's frozen objects and young threshold at each call."""
+    """Records the garbage collector's frozen objects and young threshold at each call;
+    asks for a quiet collector as a server's backend does, unless ``quiet=False``."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, *, quiet: bool = True, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.quiet_collector = quiet
         self.frozen: list[int] = []
         self.young: list[int] = []
 
@@ -410,6 +412,24 @@ def test_the_collector_is_kept_quiet_during_a_run_and_given_back(tmp_path: Path)
         assert gc.get_threshold() == (123, thresholds[1], 9)
     finally:
         gc.set_threshold(*thresholds)
+
+
+def test_a_local_models_run_leaves_the_collector_as_it_is(tmp_path: Path) -> None:
+    import gc
+
+    from recuse.judging.backends.http import HTTPBackend
+    from recuse.judging.backends.local import LocalBackend
+
+    # a local model's tensors in a reference cycle from before the run (a dropped
+    # backend) must stay collectable: only a server's backend asks for quiet
+    assert HTTPBackend("http://127.0.0.1:9/v1", model="m").quiet_collector
+    assert not LocalBackend.quiet_collector
+    thresholds = gc.get_threshold()
+    with Store(tmp_path / "s.db") as store:
+        fake = _GCWatcher(quiet=False)
+        Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+    assert fake.frozen == [0] * len(fake.frozen) and fake.frozen
+    assert fake.young == [thresholds[0]] * len(fake.young)
 
 
 def test_a_process_that_manages_its_collector_keeps_it_as_it_is(tmp_path: Path) -> None:

@@ -555,7 +555,7 @@ class Runner:
         if todo and self.executor is not None and kind.work is not None:
             self._distribute(todo, kind, kind.work, self.executor, collector)
         elif todo:
-            with _quiet_collector():
+            with _quiet_collector(self.backend.quiet_collector):
                 asyncio.run(self._drive(todo, kind, collector))
         return counts, failures, outcomes
 
@@ -870,9 +870,10 @@ def count_slices(ordered: Sequence[Task], first: int) -> list[list[Task]]:
 
 
 @contextlib.contextmanager
-def _quiet_collector() -> Iterator[None]:
-    """The garbage collector kept off the event loop's back while a run's calls go out
-    (:mod:`gc`; all as it was after the block):
+def _quiet_collector(on: bool) -> Iterator[None]:
+    """With ``on`` (:attr:`Backend.quiet_collector`: a server's backend), the garbage
+    collector kept off the event loop's back while a run's calls go out (:mod:`gc`;
+    all as it was after the block):
 
     * the objects alive before the block are frozen (:func:`gc.freeze`), so a full
       pass skips them: over every module loaded, it took 90-120 ms in every other run
@@ -884,7 +885,7 @@ def _quiet_collector() -> Iterator[None]:
 
     Nothing is done where the process froze objects itself or turned the collector
     off: it manages its collector."""
-    if gc.get_freeze_count() or not gc.isenabled():
+    if not on or gc.get_freeze_count() or not gc.isenabled():
         yield
         return
     thresholds = gc.get_threshold()

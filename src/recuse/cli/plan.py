@@ -10,8 +10,7 @@ from typing import Annotated
 import typer
 
 from recuse.cli.app import app, cli_roster
-from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.bootstrap import Resampling, named_settings
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
 
@@ -80,24 +79,21 @@ def plan_cmd(
         if not quiet:
             print(f"recuse plan: {line}", file=sys.stderr, flush=True)
 
-    if not 0.5 <= level < 1:  # the flag named before a Resampling refuses the value
-        raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {level:g}")
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more; got {seed}")
-    p = plan(
-        bias,
-        effect,
-        power=power,
-        boot=Resampling(level=level, n_boot=PLAN_N_BOOT, seed=seed),
-        pairs_per_prompt=pairs_per_prompt,
-        accuracy=accuracy,
-        runs=runs,
-        flip_rate=flip_rate,
-        tie_rate=ties,
-        icc=icc,
-        like=frame,
-        max_pairs=MAX_PAIRS,
-        max_seconds=max_seconds,
-        progress=progress,
-    )
+    with named_settings():  # a bad --level or --seed (the library's or plan's rule)
+        p = plan(
+            bias,
+            effect,
+            power=power,
+            boot=Resampling(level=level, n_boot=PLAN_N_BOOT, seed=seed),
+            pairs_per_prompt=pairs_per_prompt,
+            accuracy=accuracy,
+            runs=runs,
+            flip_rate=flip_rate,
+            tie_rate=ties,
+            icc=icc,
+            like=frame,
+            max_pairs=MAX_PAIRS,
+            max_seconds=max_seconds,
+            progress=progress,
+        )
     typer.echo(json.dumps(p.to_dict(), indent=2) if as_json else p.sentence())

@@ -13,7 +13,7 @@ would be.
 >>> report = recuse.audit(simulate_pairs(n_prompts=40, seed=1).pairs, only=["position"],
 ...                       n_boot=200)
 >>> sorted(report.findings["bias"].unique())
-['first_position_rate', 'flip_rate', 'position_consistency']
+['position']
 """
 
 from __future__ import annotations

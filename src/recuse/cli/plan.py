@@ -27,7 +27,9 @@ def plan_cmd(
         "first-position rate minus 0.5 (position).",
     ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting it."),
-    level: float = typer.Option(0.9, "--level", help="Interval level (as in the audit)."),
+    level: float = typer.Option(
+        0.9, "--level", help="Interval level, in [0.5, 1) (as in the audit)."
+    ),
     pairs_per_prompt: int = typer.Option(3, "--pairs-per-prompt", help="Pairs per prompt."),
     accuracy: float = typer.Option(0.7, "--accuracy", help="The judge's agreement with humans."),
     flip_rate: float | None = typer.Option(
@@ -58,9 +60,11 @@ def plan_cmd(
     ] = None,
     runs: int = typer.Option(200, "--runs", help="Simulated data sets per size."),
     max_seconds: float = typer.Option(
-        120.0, "--max-seconds", help="Stop the search after this long (it says so)."
+        120.0, "--max-seconds", help="Stop the search after this many seconds (it says so)."
     ),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the simulated data sets and their bootstraps (0 or more)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
 ) -> None:

@@ -242,8 +242,10 @@ def ece_results(
         if k < max(min_n, 1) or n_prompts < 2:
             why = (
                 f"{counted(k, 'pairs with a human preference and a probability')}, "
-                f"{counted(n_prompts, 'prompts')}; the calibration error needs {min_n} "
-                "pairs and 2 prompts"
+                f"{counted(n_prompts, 'prompts')}; the calibration error needs "
+                f"{counted(max(min_n, 1), 'pairs')} and 2 prompts"
+                if k
+                else "no pairs with a human preference and a probability"
             )
             skipped.append(Skipped(name, str(label), why))
             continue

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 
 from recuse.analyses import selected
-from recuse.analyses.base import SE, AuditOptions
+from recuse.analyses.base import LEAST_LEVEL, LEAST_N_BOOT, SE, AuditOptions
 from recuse.data.importers import ImportFormat, References
 from recuse.data.value_maps import ValueReading, check_value_map
 from recuse.errors import ConfigError
@@ -136,21 +136,21 @@ def _whole(value: Any, where: str, example: int) -> int:
     return int(value)
 
 
-# The bootstrap's settings: read, then held to the bootstrap's own rules (the audit's:
-# a level of at least 0.5, 100 resamples or more), each error said of ``where``.
+# The bootstrap's settings: read, then held to the bootstrap's own rules with the audit's
+# bounds (LEAST_LEVEL, LEAST_N_BOOT, as AuditOptions.check), each error said of ``where``.
 
 
 def _level(value: Any, where: str) -> float:
     level = _number(value, where)
     with named_settings(lambda _setting: where):
-        check_level(value, least=0.5)  # said as written (0, not 0.0)
+        check_level(value, least=LEAST_LEVEL)  # said as written (0, not 0.0)
     return level
 
 
 def _n_boot(value: Any, where: str) -> int:
     n = _whole(value, where, N_BOOT)
     with named_settings(lambda _setting: where):
-        check_n_boot(n, least=100)
+        check_n_boot(n, least=LEAST_N_BOOT)
     return n
 
 

@@ -80,6 +80,13 @@ BOOTSTRAP_WORDS = (
 )
 
 
+#: the audit's bounds on the bootstrap, tighter than the library's (a level in (0, 1),
+#: 10 resamples): an interval level of at least 0.5, at least 100 resamples; checked by
+#: the bootstrap's check_level / check_n_boot, here and as recuse.options reads a value
+LEAST_LEVEL = 0.5
+LEAST_N_BOOT = 100
+
+
 @dataclass(frozen=True)
 class AuditOptions:
     """How the audit estimates: interval level, bootstrap size, seed, judges, figures,
@@ -110,8 +117,8 @@ class AuditOptions:
         ``skip`` ids are checked against the registry by
         :func:`recuse.analyses.selected`, where the registry is in scope)."""
         with named_settings():  # the bootstrap's rules (the audit's bounds), said of the flag
-            check_level(self.level, least=0.5)
-            check_n_boot(self.n_boot, least=100)
+            check_level(self.level, least=LEAST_LEVEL)
+            check_n_boot(self.n_boot, least=LEAST_N_BOOT)
             check_min_n(self.min_n)
             check_seed(self.seed)
         check_resamples(level=self.level, n_boot=self.n_boot)

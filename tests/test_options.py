@@ -212,8 +212,11 @@ def test_fail_on_gates_the_report_in_memory(
         ),
         ("[audit]\nlevel = nan\n", "[audit] level = nan: must be in [0.5, 1)"),
         ("[audit]\nlevel = 0\n", "[audit] level = 0: must be in [0.5, 1)"),
-        ("[audit]\nn_boot = -1\n", "[audit] n_boot = -1: must be at least 100, e.g. 2000 (the"),
-        ("[audit]\nn-boot = 0\n", "[audit] n-boot = 0: must be at least 100"),
+        (
+            "[audit]\nn_boot = -1\n",
+            "[audit] n_boot = -1: must be an integer of at least 100, e.g. 2000 (the",
+        ),
+        ("[audit]\nn-boot = 0\n", "[audit] n-boot = 0: must be an integer of at least 100"),
         ("[audit]\nseed = -1\n", "[audit] seed = -1: must be 0 or more (the --seed option)"),
     ],
 )
@@ -257,11 +260,36 @@ def test_min_n_is_one_field_and_its_use(planted: pd.DataFrame, tmp_path: Path) -
     report = json.loads((out / "report.json").read_text())
     assert report["provenance"]["options"]["min_n (smallest group estimated)"] == 181
     # out of range: one line naming the flag (command line) or the file, key and flag
-    with pytest.raises(ConfigError, match="--min-n must be at least 1; got 0"):
+    with pytest.raises(
+        ConfigError, match=r"min_n \(--min-n\) = 0: must be a positive integer, e.g. 5$"
+    ):
         recuse.audit(planted, min_n=0)
     cfg.write_text("[audit]\nmin-n = 0\n", "utf-8")
-    with pytest.raises(ConfigError, match=r"\[audit\] min-n = 0: must be at least 1.*--min-n"):
+    with pytest.raises(
+        ConfigError,
+        match=r"\[audit\] min-n = 0: must be a positive integer, e.g. 5 \(the --min-n option\)$",
+    ):
         load_config(cfg)
+
+
+@pytest.mark.parametrize(("name", "example"), [("n_boot", 2000), ("seed", 0), ("min_n", 5)])
+def test_a_whole_number_error_gives_an_example_that_fits_its_option(
+    tmp_path: Path, name: str, example: int
+) -> None:
+    """Before: "must be a number, a whole one, e.g. 2000" for --seed and --min-n too (a
+    seed of 2000 or a smallest group of 2000 pairs is no example). Each gets its own, a
+    value it takes (its default), on the command line, in the API and in the file."""
+    flag = settings_fields()[name].flag
+    with pytest.raises(ConfigError) as err:
+        read_options({name: 1.5}, "api")
+    assert str(err.value) == f"{name} ({flag}) = 1.5: must be a number, a whole one, e.g. {example}"
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(f"[audit]\n{name} = 'x'\n", "utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value).endswith(f"= 'x': must be a number, a whole one, e.g. {example} "
+                                   f"(the {flag} option)")  # fmt: skip
+    read_options({name: example}, "cli")  # the example itself is a valid value
 
 
 def test_numpy_numbers_are_numbers_to_the_api() -> None:

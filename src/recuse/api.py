@@ -13,7 +13,7 @@ would be.
 >>> report = recuse.audit(simulate_pairs(n_prompts=40, seed=1).pairs, only=["position"],
 ...                       n_boot=200)
 >>> sorted(report.findings["bias"].unique())
-['first_position_rate', 'flip_rate', 'position_consistency']
+['position']
 """
 
 from __future__ import annotations
@@ -330,10 +330,15 @@ def certify(
                 self_scope=self_scope)  # fmt: skip
     o.check()
     for option, given in (("--judge", judges), ("--cascade", cascade)):
-        if given is not None and not _ids(given):  # `--cascade ,` ran no cascade
+        if given is None:
+            continue
+        text = given if isinstance(given, str) else ",".join(map(str, given))
+        names = text.split(",")
+        if not _ids(given) or not all(n.strip() for n in names):
+            # `--cascade ,` ran no cascade, `--cascade a,,b` a cascade of a and b
+            what = "names no judge" if not _ids(given) else "has an empty name (a comma too many)"
             raise ConfigError(
-                f"{option} {given if isinstance(given, str) else ','.join(given)!r} names no "
-                "judge: give judge names separated by commas, e.g. "
+                f"{option} {text!r} {what}: give judge names separated by commas, e.g. "
                 f"{option} gpt-3.5-turbo,gpt-4 (or leave {option} out)"
             )
     roster = context_roster(roster, None)

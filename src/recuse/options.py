@@ -28,11 +28,19 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 
 from recuse.analyses import selected
-from recuse.analyses.base import SE, AuditOptions
+from recuse.analyses.base import LEAST_LEVEL, LEAST_N_BOOT, SE, AuditOptions
 from recuse.data.importers import ImportFormat, References
 from recuse.data.value_maps import ValueReading, check_value_map
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT
+from recuse.metrics.bootstrap import (
+    MAX_N_BOOT,
+    N_BOOT,
+    check_level,
+    check_min_n,
+    check_n_boot,
+    check_seed,
+    named_settings,
+)
 from recuse.metrics.verdicts import Orders
 from recuse.regression.robustness import FAST_CHECKS
 from recuse.report.model import FigureFormat
@@ -53,11 +61,6 @@ __all__ = [
     "robustness_checks",
     "settings_fields",
 ]
-
-#: the most bootstrap resamples an estimate may keep: each keeps ``n_boot`` numbers of
-#: 8 bytes per statistic in memory (a million is 8 MB per statistic)
-MAX_N_BOOT = 1_000_000
-_BYTES_PER_RESAMPLE = 32  # the pairwise bootstrap keeps about four float64s per resample
 
 ValueReader = Callable[[Any, str], Any]
 Where = Literal["cli", "api", "file"]
@@ -121,26 +124,48 @@ def _number(value: Any, where: str) -> float:
     return float(value)
 
 
-def _whole(value: Any, where: str) -> int:
+def _whole(value: Any, where: str, example: int) -> int:
     """A Python or NumPy int, or a float with no fraction (``n-boot = 200.0`` in a TOML
-    file); returned as a Python int."""
+    file); returned as a Python int. ``example``: a fitting value, said in the error."""
     if isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value):
         return int(value)
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"{where} = {_shown(value)}: must be a number, a whole one, e.g. 2000")
+        raise ConfigError(
+            f"{where} = {_shown(value)}: must be a number, a whole one, e.g. {example}"
+        )
     return int(value)
 
 
+# The bootstrap's settings: read, then held to the bootstrap's own rules with the audit's
+# bounds (LEAST_LEVEL, LEAST_N_BOOT, as AuditOptions.check), each error said of ``where``.
+
+
+def _level(value: Any, where: str) -> float:
+    level = _number(value, where)
+    with named_settings(lambda _setting: where):
+        check_level(value, least=LEAST_LEVEL)  # said as written (0, not 0.0)
+    return level
+
+
 def _n_boot(value: Any, where: str) -> int:
-    n = _whole(value, where)
-    if n > MAX_N_BOOT:
-        gib = n * _BYTES_PER_RESAMPLE / 2**30
-        raise ConfigError(
-            f"{where} = {n}: too many resamples — the bootstrap would need about {gib:,.0f} "
-            f"GiB of memory for each estimate ({_BYTES_PER_RESAMPLE} bytes a resample); "
-            f"use at most {MAX_N_BOOT:,} (2000 is the default)"
-        )
+    n = _whole(value, where, N_BOOT)
+    with named_settings(lambda _setting: where):
+        check_n_boot(n, least=LEAST_N_BOOT)
     return n
+
+
+def _seed(value: Any, where: str) -> int:
+    seed = _whole(value, where, 0)
+    with named_settings(lambda _setting: where):
+        check_seed(seed)
+    return seed
+
+
+def _min_n(value: Any, where: str) -> int:
+    min_n = _whole(value, where, 5)
+    with named_settings(lambda _setting: where):
+        check_min_n(min_n)
+    return min_n
 
 
 def _text(value: Any, where: str) -> str:
@@ -412,16 +437,16 @@ class Settings:
         short="-o", cli=Path, read=_path, api=False,
     )  # fmt: skip
     level: float = _option(0.9, "--level", "Confidence level of the intervals.", cli=float,
-                           read=_number)  # fmt: skip
+                           read=_level)  # fmt: skip
     n_boot: int = _option(
         N_BOOT, "--n-boot", f"Bootstrap resamples per estimate (at most {MAX_N_BOOT:,}).",
         cli=int, read=_n_boot,
     )  # fmt: skip
-    seed: int = _option(0, "--seed", "Seed of the bootstrap.", cli=int, read=_whole)
+    seed: int = _option(0, "--seed", "Seed of the bootstrap.", cli=int, read=_seed)
     min_n: int = _option(
         5, "--min-n", "Smallest group an estimate is made from (its pairs, responses or "
         "prompts, as each analysis counts them); a smaller one reads not estimated.",
-        cli=int, read=_whole,
+        cli=int, read=_min_n,
     )  # fmt: skip
     table: TableKind | None = _option(
         None, "--table", "What the files hold: pairs or ratings (default: guessed).",
@@ -594,34 +619,18 @@ def _where(name: str, spec: Option, source: Where, path: str, key: str | None = 
     return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
 
 
-#: the range a config file's value must be in, checked as the file is read so that the
-#: error names the file and key (the audit's own check, ``AuditOptions.check``, names
-#: only the flag, right for a value given on the command line)
-_FILE_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "level": (lambda v: 0.5 <= v < 1, "must be in [0.5, 1), e.g. 0.9"),
-    "n_boot": (lambda v: v >= 100, "must be at least 100, e.g. 2000"),
-    "seed": (lambda v: v >= 0, "must be 0 or more"),
-    "min_n": (lambda v: v >= 1, "must be at least 1, e.g. 5"),
-}
-
-
 def _read(name: str, spec: Option, value: Any, source: Where, path: str, key: str | None) -> Any:
-    """``spec.read`` of ``value``; an error about a config file's value also names the
-    command-line flag that key stands for (``... (the --n-boot option)``), and so does
-    a file's value out of its range (:data:`_FILE_RANGES`)."""
+    """``spec.read`` of ``value`` (its type and, for the bootstrap's settings, its range);
+    an error about a config file's value also names the command-line flag that key
+    stands for (``... (the --n-boot option)``)."""
     where = _where(name, spec, source, path, key)
     flag = spec.flag.split("/")[0]
     try:
-        read = spec.read(value, where)
+        return spec.read(value, where)
     except ConfigError as exc:
         if source != "file":
             raise
         raise ConfigError(f"{exc} (the {flag} option)") from None
-    if source == "file" and name in _FILE_RANGES:
-        within, rule = _FILE_RANGES[name]
-        if not within(read):
-            raise ConfigError(f"{where} = {_shown(value)}: {rule} (the {flag} option)")
-    return read
 
 
 def _unknown(names: Sequence[str], known: Sequence[str], what: str) -> ConfigError:

@@ -122,6 +122,20 @@ def test_a_cascade_or_judge_list_without_names_is_refused(
         assert f"{option} {names!r} names no judge" in text and "Traceback" not in text
 
 
+@pytest.mark.parametrize("names", ["gpt-4,,claude-v1", ",gpt-4", "gpt-4,", "gpt-4, ,claude-v1"])
+def test_a_cascade_or_judge_list_with_an_empty_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], names: str
+) -> None:
+    """Before: `--cascade gpt-4,,claude-v1` dropped the empty name and ran on (`,gpt-4`
+    certified a cascade of gpt-4 alone) — a typo read as a shorter list."""
+    src = _pairs(tmp_path)
+    for option in ("--cascade", "--judge"):
+        code, text = _run(["certify", str(src), option, names], capsys)
+        assert code == 2, text
+        assert f"{option} {names!r} has an empty name (a comma too many)" in text
+        assert "Traceback" not in text and "Cascade" not in text
+
+
 def test_a_cascade_that_certifies_nothing_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -134,5 +148,11 @@ def test_a_cascade_that_certifies_nothing_says_so(
     assert "machine verdicts: none certified (no judge kept an item)" in text
     table = [line for line in text.splitlines() if line.startswith("│ gpt-4")]
     assert len(table) == 3 and all(line.count("none certified") == 2 for line in table)
+    # no cell of a number column is blank: the bound (no test was run: too few labels)
+    # and a stage's price (none given) say so
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table]
+    assert all(row[6] == "not tested" and "" not in row for row in cells), cells
+    stage = next(line for line in text.splitlines() if line.startswith("│     1 │ gpt-4"))
+    assert stage.split("│")[-2].strip() == "unknown"
     code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--agreement", "0.8"], capsys)
     assert code == 0 and "machine verdicts agree with humans " in text and "% held out" in text

@@ -20,6 +20,7 @@ from recuse.metrics.bootstrap import (
     ratio,
     resample_counts,
 )
+from recuse.metrics.estimate import the_fix
 
 
 def _data(seed: int = 0, n: int = 300, clusters: int = 40) -> tuple[np.ndarray, np.ndarray]:
@@ -250,6 +251,22 @@ def test_too_small_groups_get_a_reason_not_a_number() -> None:
         0
     ][0]
     assert none.problem == "no pairs of kind one"
+
+
+def test_a_group_with_none_of_a_kind_says_none_not_only_0() -> None:
+    """Before: "only 0 pairs of kind two (need at least 1)" — a group with pairs but none
+    of a kind it needs now reads "no pairs of kind two" (no minimum to reach: lowering
+    min_n would not help), and the library's error says to add data, not to lower min_n."""
+    cl = np.array(["p1", "p2", "p3", "p1"])
+    vals = np.array([[1.0, 1.0, 0.0, 0.0]] * 4)  # every row of kind one, none of kind two
+    stat = GroupedStatistic("eo", vals, np.zeros(4, np.intp), ("j",), difference_of_ratios,
+                            ((1, "pairs of kind one"), (3, "pairs of kind two")))  # fmt: skip
+    for min_n in (1, 3):
+        est = cluster_bootstrap([stat], cl, boot=Resampling(n_boot=50), min_n=min_n)[0][0]
+        assert est.problem == "no pairs of kind two" and np.isnan(est.estimate)
+    assert the_fix("no pairs of kind two") == "add data"
+    fewer = the_fix("only 1 pair of kind two (need at least 2)")
+    assert fewer == "add data, or lower min_n if you accept a rougher estimate"
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
+from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.calibration import (
     brier_score,
@@ -161,3 +162,23 @@ def test_an_interval_wholly_below_zero_says_what_it_means() -> None:
     assert ece.components["squared_error"] < 0 and (ece.ci_low, ece.ci_high) == (0.0, 0.0)
     assert any("consistent with calibration" in w for w in ece.warnings)
     assert 0.04 < ece.components["chance_ece"] < 0.06  # what a calibrated judge's plug-in reads
+
+
+def test_a_judge_without_labelled_pairs_says_none_not_0_pairs() -> None:
+    """Before: "0 pairs with a human preference and a probability, 0 prompts; the
+    calibration error needs 1 pairs and 2 prompts — add data, or lower min_n ...": a
+    judge with no labelled pair reads "no pairs ..." and is told to add data; a judge
+    with too few still gets the counts."""
+    none = _table().assign(human=np.nan)
+    with pytest.raises(EstimationError) as err:
+        expected_calibration_error(none, **BOOT)  # type: ignore[arg-type]
+    assert str(err.value) == (
+        "cannot estimate the calibration error of p_a: no pairs with a human preference "
+        "and a probability — add data"
+    )
+    with pytest.raises(EstimationError) as err:
+        expected_calibration_error(_table().iloc[:1], **BOOT)  # type: ignore[arg-type]
+    assert (
+        "1 pair with a human preference and a probability, 1 prompt; the calibration "
+        "error needs 1 pair and 2 prompts — add data" in str(err.value)
+    )

@@ -12,6 +12,7 @@ MODULES = [
     "recuse.metrics.bootstrap",
     "recuse.metrics.calibration",
     "recuse.metrics.competence",
+    "recuse.metrics.estimate",
     "recuse.metrics.length_controlled",
     "recuse.metrics.perplexity",
     "recuse.metrics.position",

@@ -183,6 +183,17 @@ def test_familiarity_bias_errors() -> None:
     t3 = _table(human=[1, 0, 1], p_a_first=[1, 0, 1], ppl_a=[1.0, 2, 3], ppl_b=[3.0, 2, 1])
     with pytest.raises(EstimationError, match="only 3 pairs"):
         familiarity_bias(t3)
+    # none usable: "no pair has ...", not "only 0 pairs have ... (need at least 5)"
+    t4 = _table(human=[None, None, None], p_a_first=[1, 0, 1], ppl_a=[1.0, 2, 3],
+                ppl_b=[3.0, 2, 1])  # fmt: skip
+    with pytest.raises(EstimationError) as err:
+        familiarity_bias(t4)
+    assert str(err.value) == (
+        "cannot estimate familiarity_bias for judge 'j': no pair has both perplexities, a "
+        "verdict and a human label"
+    )
+    with pytest.raises(EstimationError, match=r"only 1 pair has both .* \(need at least 2\)"):
+        familiarity_bias(t3.iloc[:1], min_n=2)
 
 
 # --- Figure 3 ----------------------------------------------------------------------------

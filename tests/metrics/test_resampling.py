@@ -24,10 +24,20 @@ from scipy.stats import norm
 import recuse.metrics
 import recuse.mitigation
 import recuse.simulate
+from recuse import options
 from recuse.analyses.base import AuditOptions
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import N_BOOT, Resampling, resample_counts
+from recuse.metrics import bootstrap
+from recuse.metrics.bootstrap import (
+    MAX_N_BOOT,
+    N_BOOT,
+    Resampling,
+    SettingError,
+    named_settings,
+    resample_counts,
+)
 from recuse.metrics.position import first_position_rate
+from recuse.options import read_options
 
 BOOT_KEYS = ("level", "n_boot", "seed")
 
@@ -35,6 +45,7 @@ BOOT_KEYS = ("level", "n_boot", "seed")
 #: the values themselves, and the primitive that draws the counts from a generator
 TAKES_THE_VALUES = {
     "recuse.metrics.bootstrap.check_options",
+    "recuse.metrics.bootstrap.check_seed",  # checks the value a Resampling is made with
     "recuse.metrics.bootstrap.check_resamples",
     "recuse.metrics.bootstrap.resample_counts",
 }
@@ -163,6 +174,50 @@ def test_the_bounds_are_accepted_and_the_value_is_frozen() -> None:
     with pytest.raises(AttributeError):
         r.level = 0.5  # type: ignore[misc]
     assert Resampling() == Resampling(level=0.9, n_boot=N_BOOT, seed=0)
+
+
+def test_one_bound_on_resamples_for_the_library_the_cli_and_the_audit() -> None:
+    """Before: ``Resampling(n_boot=10**9)`` was accepted (the bootstrap would then ask for
+    tens of GB per estimate) while ``recuse audit`` and ``recuse metrics pairs`` refused
+    more than 1,000,000, each with its own check. One constant, checked in one place
+    (``check_n_boot``): the same bound and the same memory arithmetic (32 bytes a
+    resample: 10**9 resamples are about 30 GiB) everywhere."""
+    assert options.MAX_N_BOOT is bootstrap.MAX_N_BOOT == 1_000_000
+    assert Resampling(n_boot=MAX_N_BOOT).n_boot == MAX_N_BOOT  # the bound itself is kept
+    with pytest.raises(SettingError) as err:
+        Resampling(n_boot=10**9)
+    assert str(err.value).startswith("n_boot must be at most 1,000,000: the bootstrap would "
+                                     f"need about {10**9 * 32 / 2**30:,.0f} GiB")  # fmt: skip
+    assert f"{10**9 * 32 / 2**30:,.0f}" == "30"
+    with pytest.raises(ConfigError, match=r"^n_boot \(--n-boot\) = 1000000000: must be at most"):
+        read_options({"n_boot": 10**9}, "api")
+    with pytest.raises(ConfigError, match=r"^--n-boot = 1000001: must be at most 1,000,000"):
+        AuditOptions(n_boot=MAX_N_BOOT + 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({"level": 1.5}, "--level = 1.5: must be between 0 and 1, e.g. 0.9"),
+        ({"n_boot": 5}, "--n-boot = 5: must be an integer of at least 10, e.g. 2000"),
+        ({"seed": -2}, "--seed = -2: must be 0 or more"),
+        ({"seed": 0.5}, "--seed = 0.5: must be an integer, e.g. 0"),
+    ],
+)
+def test_a_bad_setting_is_said_of_its_flag_the_one_way(kwargs: dict[str, Any], said: str) -> None:
+    """``named_settings``: the library's rule, said of the flag (or of a file's key); the
+    library's own sentence is unchanged outside it."""
+    with pytest.raises(SettingError) as plain:
+        Resampling(**kwargs)
+    assert str(plain.value).startswith(f"{next(iter(kwargs))} must be")
+    with pytest.raises(ConfigError) as named, named_settings():
+        Resampling(**kwargs)
+    assert str(named.value) == said and not isinstance(named.value, SettingError)
+    with pytest.raises(ConfigError) as keyed, named_settings(lambda s: f"recuse.toml: [audit] {s}"):
+        Resampling(**kwargs)
+    assert str(keyed.value) == said.replace(
+        said.split(" = ")[0], f"recuse.toml: [audit] {next(iter(kwargs))}"
+    )
 
 
 def test_audit_options_hand_their_settings_on() -> None:

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import norm
 
 from recuse.cli import main
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import Resampling
 from recuse.simulate.position import simulate_position
 from recuse.simulate.power import _achieved, _first_guess, noise_like, plan
@@ -50,12 +50,52 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
     assert out["bias"] == "position" and out["pairs"] >= 3 and "You need about" in out["sentence"]
     assert main(["plan", "--effect", "1.5"]) == 2
     assert "--effect" in capsys.readouterr().err
-    # a level or seed out of range names its flag (it is refused before the bootstrap's
-    # settings are made, whose own message names no flag)
-    for flag, value in (("--level", "1.5"), ("--level", "0.3"), ("--seed", "-1")):
+    # a level or seed out of range names its flag: the bootstrap's rule (or plan's, a
+    # level of 0.5 or more) said of the flag, by the one shared way (named_settings)
+    for flag, value, rule in (
+        ("--level", "1.5", "must be between 0 and 1, e.g. 0.9"),
+        ("--level", "0.3", "must be in [0.5, 1), e.g. 0.9"),
+        ("--seed", "-1", "must be 0 or more"),
+    ):
         assert main(["plan", flag, value]) == 2
         err = capsys.readouterr().err
-        assert err.startswith(f"recuse: error: {flag} must be") and err.count("\n") == 1
+        assert (
+            err
+            == f"recuse: error: {flag} = {float(value) if flag == '--level' else value}: {rule}\n"
+        )
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [(f, v) for f in ("--max-seconds", "--effect", "--power", "--level", "--accuracy")
+     for v in ("nan", "inf", "-inf", "-1", "0")]
+    + [(f, v) for f in ("--flip-rate", "--ties", "--icc") for v in ("nan", "inf", "-inf", "-1")],
+)  # fmt: skip
+def test_plan_float_flags_refuse_nan_inf_negative_and_zero(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    """Before: `recuse plan --max-seconds nan` (or inf) was accepted and planned with no
+    time limit. Every float flag of plan refuses a value outside its range with one line
+    naming the flag and never a traceback (0 is a valid --flip-rate, --ties and --icc)."""
+    bias = ["--bias", "position"] if flag in ("--flip-rate", "--ties", "--icc") else []
+    assert main(["plan", *bias, f"{flag}={value}", "--runs", "20", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"recuse: error: {flag}") and err.count("\n") == 1, err
+
+
+def test_plan_with_no_ties_solves_the_flip_rate_at_the_end_of_its_range(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: `recuse plan --bias position --effect 0.2 --ties 0` ended in scipy's
+    "f(a) and f(b) must have different signs": the least flip rate the effect allows
+    (0.40) sat at the end of the solver's range, where rounding left no sign change.
+    With no ties and no spread the model picks by slot with probability w = 2 * effect
+    and flips iff it does (c = 0 at the end): the flip rate is w = 0.4."""
+    args = ["plan", "--bias", "position", "--effect", "0.2", "--ties", "0", "--runs", "20"]
+    assert main([*args, "--quiet", "--max-seconds", "30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["noise"]["flip_rate"] == pytest.approx(0.4)
+    assert out["noise"]["tie_rate"] == 0.0
 
 
 # --- position: the realistic noise of real judges -------------------------------------
@@ -118,6 +158,16 @@ def test_position_noise_from_a_users_own_table() -> None:
     assert p.noise["flip_rate"] == pytest.approx(got["flip_rate"]) and "measured" in p.noise_source
 
 
+def test_like_without_both_orders_says_none_not_only_0() -> None:
+    """Before: "--like: only 0 rows are judged in both orders"."""
+    table = simulate_position(effect=0.0, n_prompts=20, pairs_per_prompt=2, seed=1)
+    with pytest.raises(InputError) as err:
+        noise_like(table.assign(p_a_second=np.nan))
+    assert str(err.value).startswith("--like: no rows are judged in both orders; 20 or more")
+    with pytest.raises(InputError, match="--like: only 1 row is judged in both orders"):
+        noise_like(table.assign(p_a_second=[0.5] + [np.nan] * (len(table) - 1)))
+
+
 def test_position_plan_refuses_what_it_cannot_plan_quickly() -> None:
     t0 = time.monotonic()
     with pytest.raises(ConfigError, match="more than plan simulates"):
@@ -171,7 +221,8 @@ def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_defa
         ("runs", 5, "--runs must be 20 or more; got 5"),
         ("accuracy", 1.2, "--accuracy must be in (0.5, 1), e.g. 0.7; got 1.2"),
         ("power", 1.5, "--power must be in [0.5, 1), e.g. 0.8; got 1.5"),
-        ("boot", Resampling(level=0.3), "--level must be in [0.5, 1), e.g. 0.9; got 0.3"),
+        # the Resampling's own field (the CLI says it of --level: test_plan_float_flags...)
+        ("boot", Resampling(level=0.3), "level must be in [0.5, 1) (e.g. 0.9), got 0.3"),
     ],
 )
 def test_each_bad_option_is_named_with_its_value(option: str, value: object, message: str) -> None:

@@ -24,7 +24,17 @@ import pandas as pd
 
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import INTERVAL_NAMES, N_BOOT, Resampling, check_resamples
+from recuse.metrics.bootstrap import (
+    INTERVAL_NAMES,
+    N_BOOT,
+    Resampling,
+    check_level,
+    check_min_n,
+    check_n_boot,
+    check_resamples,
+    check_seed,
+    named_settings,
+)
 from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
@@ -70,6 +80,13 @@ BOOTSTRAP_WORDS = (
 )
 
 
+#: the audit's bounds on the bootstrap, tighter than the library's (a level in (0, 1),
+#: 10 resamples): an interval level of at least 0.5, at least 100 resamples; checked by
+#: the bootstrap's check_level / check_n_boot, here and as recuse.options reads a value
+LEAST_LEVEL = 0.5
+LEAST_N_BOOT = 100
+
+
 @dataclass(frozen=True)
 class AuditOptions:
     """How the audit estimates: interval level, bootstrap size, seed, judges, figures,
@@ -99,15 +116,12 @@ class AuditOptions:
         options are made: an ``AuditOptions`` that exists is a valid one (its ``only`` /
         ``skip`` ids are checked against the registry by
         :func:`recuse.analyses.selected`, where the registry is in scope)."""
-        if not 0.5 <= self.level < 1:
-            raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {self.level}")
-        if self.n_boot < 100:
-            raise ConfigError(f"--n-boot must be at least 100; got {self.n_boot}")
+        with named_settings():  # the bootstrap's rules (the audit's bounds), said of the flag
+            check_level(self.level, least=LEAST_LEVEL)
+            check_n_boot(self.n_boot, least=LEAST_N_BOOT)
+            check_min_n(self.min_n)
+            check_seed(self.seed)
         check_resamples(level=self.level, n_boot=self.n_boot)
-        if self.min_n < 1:
-            raise ConfigError(f"--min-n must be at least 1; got {self.min_n}")
-        if self.seed < 0:
-            raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
         if self.examples < 0:
             raise ConfigError(f"examples must be 0 or more; got {self.examples}")
         if self.figure_format not in get_args(FigureFormat):

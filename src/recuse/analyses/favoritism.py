@@ -10,6 +10,7 @@ import pandas as pd
 from recuse.analyses.base import Analysis, Context, families_of, slug, to_finding
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
+from recuse.metrics.bootstrap import counted
 from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.debias import debias_effect
 from recuse.regression import fit_favoritism
@@ -141,7 +142,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     warn: tuple[str, ...] = ()
     if o.se == "cluster" and clusters < 5:
         warn = (
-            f"only {clusters} prompts: cluster-robust errors with so few clusters are "
+            f"only {counted(clusters, 'prompts')}: cluster-robust errors with so few clusters are "
             "unreliable — add prompts, or read the interval as rough",
         )
     sb = res.self_bias()

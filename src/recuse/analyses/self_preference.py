@@ -8,7 +8,6 @@ estimate can be made."""
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 import pandas as pd
@@ -27,6 +26,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
+from recuse.metrics.competence import COMPETENCE_PAIRS, FAMILY_PAIRS, OWN_PAIRS
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import confusion_matrix, favored_side
 from recuse.metrics.summary import PairwiseBias
@@ -189,19 +189,19 @@ def _no_generators(skip: NotEstimated, frame: pd.DataFrame | None) -> NotEstimat
     )
 
 
-_NONE_OF = re.compile(r"only 0 (?P<what>.+?) \(need at least \d+\)")
+#: the calibrated estimate's reasons that say the judge has none of the pairs it needs
+#: (the bootstrap's "no <pairs>", :func:`recuse.metrics.bootstrap.cluster_bootstrap`)
+_NONE_OF = tuple(f"no {pairs}" for pairs in (OWN_PAIRS, COMPETENCE_PAIRS, FAMILY_PAIRS))
 
 
 def _headline_reason(calibrated: NotEstimated, eo: NotEstimated | None) -> NotEstimated:
     """Why a judge has no self- (or family-) preference at all: the calibrated estimate's
-    reason when the judge has no own (family) pair, said as "no pairs holding …" rather
-    than "only 0 …"; else EO's reason (e.g. no human labels), which names the missing data
-    more plainly than the competence model's; the calibrated reason when EO has none."""
+    reason when the judge has none of the pairs it needs ("no pairs holding …"); else
+    EO's reason (e.g. no human labels), which names the missing data more plainly than
+    the competence model's; the calibrated reason when EO has none."""
     why = calibrated.reason
-    if _NONE_OF.search(why) or eo is None:
-        return dataclasses.replace(
-            calibrated, reason=_NONE_OF.sub(lambda m: f"no {m['what']}", why)
-        )
+    if any(none in why for none in _NONE_OF) or eo is None:
+        return calibrated
     if calibrated.metric:
         return dataclasses.replace(calibrated, reason=eo.reason)
     return dataclasses.replace(calibrated, reason=eo.reason, metric=eo.metric)

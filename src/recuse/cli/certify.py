@@ -104,6 +104,10 @@ def _pct(x: float | None, empty: str = "") -> str:
 
 #: what an agreement cell or sentence says when no item was kept to measure it on
 NONE_KEPT = "none certified"
+#: the bound's cell when no test was run (too few labelled items): never a blank
+NOT_TESTED = "not tested"
+#: a coverage cell of a stratum without labelled items
+NO_LABELS = "no labels"
 
 
 def _cascade_agreement(c: Any) -> str:
@@ -128,9 +132,9 @@ def _judges_table(result: Any) -> Table:
             t.add_row(
                 Text(j.judge), Text(s.stratum), f"{s.n_labelled:,}",
                 "not certified" if s.threshold is None else f"{s.threshold:.4g}",
-                _pct(s.coverage), _pct(s.agreement, NONE_KEPT),
-                "" if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
-                _pct(s.heldout.coverage), _pct(s.heldout.agreement, NONE_KEPT),
+                _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
+                NOT_TESTED if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
+                _pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT),
             )  # fmt: skip
     return t
 
@@ -140,7 +144,7 @@ def _cascade_table(c: Any) -> Table:
     for col in ("stage", "judge", "reaches", "keeps", "keeps (held out)", "USD / 1,000 judgments"):
         t.add_column(col, justify="left" if col == "judge" else "right")
     for k, s in enumerate(c.stages, 1):
-        usd = "" if s.usd_per_1000_judgments is None else f"{s.usd_per_1000_judgments:g}"
+        usd = "unknown" if s.usd_per_1000_judgments is None else f"{s.usd_per_1000_judgments:g}"
         t.add_row(str(k), Text(s.certificate.judge), _pct(s.reached), _pct(s.share),
                   _pct(s.heldout_share), usd)  # fmt: skip
     t.add_row("", Text("person"), "", _pct(c.person_share), _pct(c.heldout_person_share), "")

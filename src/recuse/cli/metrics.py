@@ -27,17 +27,16 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
+    MAX_N_BOOT,
     N_BOOT,
     Resampling,
-    check_level,
     check_min_n,
-    check_n_boot,
     check_resamples,
+    named_settings,
 )
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
-from recuse.options import MAX_N_BOOT
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.tables import reject_human_ties
 
@@ -61,23 +60,15 @@ def _check_out(out: str | None) -> Path | None:
     return check_output(path)
 
 
-def _check_resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> None:
-    """The library's rules for the bootstrap's options, each error naming its flag;
-    ``--n-boot`` at most :data:`MAX_N_BOOT`, as in the audit."""
-    for flag, check in (
-        ("--level", lambda: check_level(level)),
-        ("--n-boot", lambda: check_n_boot(n_boot)),
-        ("--min-n", lambda: check_min_n(min_n)),
-    ):
-        try:
-            check()
-        except ConfigError as exc:  # the library's rule, said with the flag it came from
-            raise ConfigError(f"{exc} (the {flag} option)") from None
-    if n_boot > MAX_N_BOOT:
-        raise ConfigError(f"--n-boot {n_boot}: too many resamples; use at most {MAX_N_BOOT:,}")
+def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampling:
+    """The bootstrap's options held to the library's rules (``--n-boot`` at most
+    :data:`~recuse.metrics.bootstrap.MAX_N_BOOT`, as in the audit), each error said of
+    its flag, and to the command line's (:func:`check_resamples`)."""
+    with named_settings():
+        boot = Resampling(level=level, n_boot=n_boot, seed=seed)
+        check_min_n(min_n)
     check_resamples(level=level, n_boot=n_boot)
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more; got {seed}")
+    return boot
 
 
 def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
@@ -150,7 +141,7 @@ def pairs_command(
     """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
     # Every option is checked before any work, so a bad one writes nothing.
     out_path = _check_out(out)
-    _check_resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
+    boot = _resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"
     for m in metric or []:
@@ -175,7 +166,7 @@ def pairs_command(
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
     result = pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
-        judge_ties=judge_ties, unit=unit, boot=Resampling(level=level, n_boot=n_boot, seed=seed),
+        judge_ties=judge_ties, unit=unit, boot=boot,
         min_n=min_n, orders=orders,
     )  # fmt: skip
 

@@ -10,8 +10,7 @@ from typing import Annotated
 import typer
 
 from recuse.cli.app import app, cli_roster
-from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.bootstrap import Resampling, named_settings
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
 
@@ -28,7 +27,9 @@ def plan_cmd(
         "first-position rate minus 0.5 (position).",
     ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting it."),
-    level: float = typer.Option(0.9, "--level", help="Interval level (as in the audit)."),
+    level: float = typer.Option(
+        0.9, "--level", help="Interval level, in [0.5, 1) (as in the audit)."
+    ),
     pairs_per_prompt: int = typer.Option(3, "--pairs-per-prompt", help="Pairs per prompt."),
     accuracy: float = typer.Option(0.7, "--accuracy", help="The judge's agreement with humans."),
     flip_rate: float | None = typer.Option(
@@ -59,9 +60,11 @@ def plan_cmd(
     ] = None,
     runs: int = typer.Option(200, "--runs", help="Simulated data sets per size."),
     max_seconds: float = typer.Option(
-        120.0, "--max-seconds", help="Stop the search after this long (it says so)."
+        120.0, "--max-seconds", help="Stop the search after this many seconds (it says so)."
     ),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the simulated data sets and their bootstraps (0 or more)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
 ) -> None:
@@ -80,24 +83,21 @@ def plan_cmd(
         if not quiet:
             print(f"recuse plan: {line}", file=sys.stderr, flush=True)
 
-    if not 0.5 <= level < 1:  # the flag named before a Resampling refuses the value
-        raise ConfigError(f"--level must be in [0.5, 1), e.g. 0.9; got {level:g}")
-    if seed < 0:
-        raise ConfigError(f"--seed must be 0 or more; got {seed}")
-    p = plan(
-        bias,
-        effect,
-        power=power,
-        boot=Resampling(level=level, n_boot=PLAN_N_BOOT, seed=seed),
-        pairs_per_prompt=pairs_per_prompt,
-        accuracy=accuracy,
-        runs=runs,
-        flip_rate=flip_rate,
-        tie_rate=ties,
-        icc=icc,
-        like=frame,
-        max_pairs=MAX_PAIRS,
-        max_seconds=max_seconds,
-        progress=progress,
-    )
+    with named_settings():  # a bad --level or --seed (the library's or plan's rule)
+        p = plan(
+            bias,
+            effect,
+            power=power,
+            boot=Resampling(level=level, n_boot=PLAN_N_BOOT, seed=seed),
+            pairs_per_prompt=pairs_per_prompt,
+            accuracy=accuracy,
+            runs=runs,
+            flip_rate=flip_rate,
+            tie_rate=ties,
+            icc=icc,
+            like=frame,
+            max_pairs=MAX_PAIRS,
+            max_seconds=max_seconds,
+            progress=progress,
+        )
     typer.echo(json.dumps(p.to_dict(), indent=2) if as_json else p.sentence())

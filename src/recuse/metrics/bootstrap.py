@@ -62,19 +62,26 @@ from threadpoolctl import ThreadpoolController
 from recuse.errors import ConfigError
 
 __all__ = [
+    "FLAGS",
     "INTERVALS",
+    "MAX_N_BOOT",
     "N_BOOT",
     "Combine",
     "GroupEstimate",
     "GroupedStatistic",
     "Interval",
     "Resampling",
+    "SettingError",
     "absolute_difference_of_ratios",
+    "check_level",
     "check_min_n",
+    "check_n_boot",
     "check_options",
+    "check_seed",
     "cluster_bootstrap",
     "counted",
     "difference_of_ratios",
+    "named_settings",
     "p_value",
     "pooled_ratio",
     "ratio",
@@ -227,23 +234,24 @@ class Resampling:
 
     * ``level`` — the interval's confidence level, in (0, 1): 0.9 gives a 90% interval
       (the ends are the replicates' 5% and 95% points, moved by the BCa correction);
-    * ``n_boot`` — how many bootstrap resamples are drawn (an integer, at least 10):
+    * ``n_boot`` — how many bootstrap resamples are drawn (an integer from 10 to
+      :data:`MAX_N_BOOT`, a million):
       each draws the clusters — the prompts — with replacement, as many as there are;
     * ``seed`` — the seed of the random generator that draws them (an integer, 0 or
       more): the same data, settings and seed give the same interval.
 
     The bootstrap is a cluster bootstrap over prompts (the module docstring): the rows
     of one prompt are resampled together. A ``Resampling`` that exists is valid (checked
-    as it is made, :class:`ConfigError` otherwise), and it is frozen, so one value can
+    as it is made, :class:`SettingError` otherwise), and it is frozen, so one value can
     be shared as a default. The smallest group an estimator accepts (``min_n``) is not a
     resampling setting: each metric function takes its own.
 
     >>> Resampling()
     Resampling(level=0.9, n_boot=2000, seed=0)
-    >>> Resampling(n_boot=5)
+    >>> Resampling(n_boot=5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    recuse.errors.ConfigError: n_boot must be an integer of at least 10, got 5
+    recuse.metrics.bootstrap.SettingError: n_boot must be an integer of at least 10 ..., got 5
     """
 
     level: float = 0.9
@@ -253,10 +261,7 @@ class Resampling:
     def __post_init__(self) -> None:
         check_level(self.level)
         check_n_boot(self.n_boot)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer):
-            raise ConfigError(f"seed must be an integer (e.g. 0), got {self.seed!r}")
-        if self.seed < 0:
-            raise ConfigError(f"seed must be 0 or more, got {self.seed!r}")
+        check_seed(self.seed)
         # kept as Python numbers (n_boot=200.0 counts draws, np.float32 is written to JSON)
         object.__setattr__(self, "level", float(self.level))
         object.__setattr__(self, "n_boot", int(self.n_boot))
@@ -272,33 +277,106 @@ def _is_whole(value: object) -> bool:
     return isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value)
 
 
+#: the most bootstrap resamples an estimate may keep: each keeps ``n_boot`` numbers per
+#: statistic in memory (about 32 bytes a resample for the pairwise bootstrap, so a million
+#: is about 30 MB per estimate); the library, ``recuse metrics`` and the audit share it
+MAX_N_BOOT = 1_000_000
+_BYTES_PER_RESAMPLE = 32  # the pairwise bootstrap keeps about four float64s per resample
+
+#: the command-line flag of each resampling setting (:meth:`SettingError.named`)
+FLAGS: dict[str, str] = {"level": "--level", "n_boot": "--n-boot", "seed": "--seed",
+                         "min_n": "--min-n"}  # fmt: skip
+
+
+class SettingError(ConfigError):
+    """A resampling setting (``level``, ``n_boot``, ``seed`` or ``min_n``) that breaks
+    its rule: ``str()`` is the library's sentence (``level must be between 0 and 1 (e.g.
+    0.9), got 1.5``); :meth:`named` says it of a flag or a ``recuse.toml`` key instead.
+
+    >>> err = SettingError("level", 1.5, "must be between 0 and 1", "0.9")
+    >>> print(err)
+    level must be between 0 and 1 (e.g. 0.9), got 1.5
+    >>> print(err.named("--level"))
+    --level = 1.5: must be between 0 and 1, e.g. 0.9
+    """
+
+    def __init__(self, setting: str, value: object, rule: str, example: str | None = None):
+        self.setting, self.value, self.rule, self.example = setting, value, rule, example
+        eg = f" (e.g. {example})" if example else ""
+        super().__init__(f"{setting} {rule}{eg}, got {value!r}")
+
+    def named(self, where: str) -> ConfigError:
+        """The same rule said of ``where``: a flag (``--level``), a keyword or a file's
+        key (``recuse.toml: [audit] level``)."""
+        text = repr(self.value)
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        eg = f", e.g. {self.example}" if self.example else ""
+        return ConfigError(f"{where} = {shown}: {self.rule}{eg}")
+
+
+@contextlib.contextmanager
+def named_settings(where: Callable[[str], str] = FLAGS.__getitem__) -> Iterator[None]:
+    """Inside the block, a :class:`SettingError` is raised again naming where the setting
+    came from, ``where(setting)`` (default: its flag, :data:`FLAGS`): the one way the
+    audit, ``recuse plan`` and ``recuse metrics pairs`` say a bad bootstrap setting.
+
+    >>> with named_settings():
+    ...     Resampling(n_boot=5)
+    Traceback (most recent call last):
+    ...
+    recuse.errors.ConfigError: --n-boot = 5: must be an integer of at least 10, e.g. 2000
+    """
+    try:
+        yield
+    except SettingError as exc:
+        raise exc.named(where(exc.setting)) from None
+
+
 def check_options(*, level: float, n_boot: int, min_n: int) -> None:
-    """Raise :class:`ConfigError` for a level, resample count or ``min_n`` out of range
+    """Raise :class:`SettingError` for a level, resample count or ``min_n`` out of range
     (or not a number at all)."""
     check_level(level)
     check_n_boot(n_boot)
     check_min_n(min_n)
 
 
-def check_level(level: float) -> None:
-    """Raise :class:`ConfigError` for an interval level that is not a number in (0, 1)."""
+def check_level(level: float, *, least: float = 0.0) -> None:
+    """Raise :class:`SettingError` for an interval level that is not a number in (0, 1)
+    (``least`` > 0: in ``[least, 1)``, the command line's rule with 0.5)."""
     is_real = isinstance(level, int | float | np.integer | np.floating)
-    if isinstance(level, bool | np.bool_) or not is_real or not 0.0 < level < 1.0:
-        raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9), got {level!r}")
+    if isinstance(level, bool | np.bool_) or not is_real or not least <= level < 1.0 or level <= 0:
+        rule = f"must be in [{least:g}, 1)" if least > 0 else "must be between 0 and 1"
+        raise SettingError("level", level, rule, "0.9")
 
 
-def check_n_boot(count: int) -> None:
-    """Raise :class:`ConfigError` for a resample count (``n_boot``) that is not a whole
-    number of at least 10."""
-    if not _is_whole(count) or count < 10:
-        raise ConfigError(f"n_boot must be an integer of at least 10, got {count!r}")
+def check_n_boot(count: int, *, least: int = 10) -> None:
+    """Raise :class:`SettingError` for a resample count (``n_boot``) that is not a whole
+    number from ``least`` (10; the audit's is 100) to :data:`MAX_N_BOOT`."""
+    if not _is_whole(count) or count < least:
+        raise SettingError("n_boot", count, f"must be an integer of at least {least}", "2000")
+    if count > MAX_N_BOOT:
+        gib = count * _BYTES_PER_RESAMPLE / 2**30
+        raise SettingError(
+            "n_boot", count,
+            f"must be at most {MAX_N_BOOT:,}: the bootstrap would need about {gib:,.0f} GiB "
+            f"of memory for each estimate ({_BYTES_PER_RESAMPLE} bytes a resample; {N_BOOT} "
+            "is the default)",
+        )  # fmt: skip
+
+
+def check_seed(seed: int) -> None:
+    """Raise :class:`SettingError` for a seed that is not a whole number of 0 or more."""
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise SettingError("seed", seed, "must be an integer", "0")
+    if seed < 0:
+        raise SettingError("seed", seed, "must be 0 or more")
 
 
 def check_min_n(min_n: int) -> None:
-    """Raise :class:`ConfigError` for a ``min_n`` (an estimator's smallest group) that is
+    """Raise :class:`SettingError` for a ``min_n`` (an estimator's smallest group) that is
     not a positive integer."""
     if not _is_whole(min_n) or min_n < 1:
-        raise ConfigError(f"min_n must be a positive integer, got {min_n!r}")
+        raise SettingError("min_n", min_n, "must be a positive integer", "5")
 
 
 def min_resamples(level: float) -> int:
@@ -845,6 +923,8 @@ def _problem(
     if rows == 0:
         return f"no {stat.required[0][1]}" if stat.required else "no usable pairs"
     for desc, c in counts.items():
+        if c == 0:  # nothing of the kind: said as none, not as "only 0 (need at least n)"
+            return f"no {desc}"
         if c < min_n:
             return f"only {counted(c, desc)} (need at least {min_n})"
     if n_clust < 2:

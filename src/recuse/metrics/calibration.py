@@ -67,7 +67,14 @@ from scipy.special import ndtri
 
 from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, counted, ratio
-from recuse.metrics.estimate import FEW_CLUSTERS, LOW_N, MetricSpec, clusters_of, run_one
+from recuse.metrics.estimate import (
+    FEW_CLUSTERS,
+    LOW_N,
+    MetricSpec,
+    clusters_of,
+    run_one,
+    the_fix,
+)
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import TIE_TOL, judge_codes
@@ -255,8 +262,10 @@ def ece_results(
         if k < max(min_n, 1) or n_prompts < 2:
             why = (
                 f"{counted(k, 'pairs with a human preference and a probability')}, "
-                f"{counted(n_prompts, 'prompts')}; the calibration error needs {min_n} "
-                "pairs and 2 prompts"
+                f"{counted(n_prompts, 'prompts')}; the calibration error needs "
+                f"{counted(max(min_n, 1), 'pairs')} and 2 prompts"
+                if k
+                else "no pairs with a human preference and a probability"
             )
             skipped.append(Skipped(name, str(label), why))
             continue
@@ -362,7 +371,7 @@ def expected_calibration_error(
     if skipped:
         raise EstimationError(
             f"cannot estimate the calibration error of {column}: {skipped[0].reason} — "
-            "add data, or lower min_n if you accept a rougher estimate"
+            + the_fix(skipped[0].reason)
         )
     return results[0]
 

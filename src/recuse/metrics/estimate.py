@@ -53,6 +53,7 @@ __all__ = [
     "interval_warnings",
     "run_one",
     "run_specs",
+    "the_fix",
     "to_results",
     "unlabelled_judges",
     "unusable_verdicts",
@@ -256,8 +257,18 @@ def run_one(
     if skipped:
         s = skipped[0]
         who = f" for judge {s.judge!r}" if s.judge is not None else ""
-        raise EstimationError(
-            f"cannot estimate {s.metric}{who}: {s.reason} — add data, or lower min_n "
-            "if you accept a rougher estimate"
-        )
+        raise EstimationError(f"cannot estimate {s.metric}{who}: {s.reason} — {the_fix(s.reason)}")
     return results[0]
+
+
+def the_fix(reason: str) -> str:
+    """What to do about an estimate not made for ``reason``: a group below ``min_n``
+    ("only 3 pairs ... (need at least 5)") may lower it; none at all, or one prompt, needs
+    data.
+
+    >>> the_fix("only 3 pairs (need at least 5)"), the_fix("no pairs judged in both orders")
+    ('add data, or lower min_n if you accept a rougher estimate', 'add data')
+    """
+    if reason.startswith("only ") and "(need at least" in reason:
+        return "add data, or lower min_n if you accept a rougher estimate"
+    return "add data"

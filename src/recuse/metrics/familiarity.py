@@ -46,6 +46,7 @@ from recuse.metrics.bootstrap import (
     Resampling,
     check_min_n,
     cluster_bootstrap,
+    counted,
     difference_of_ratios,
     ratio,
     resample_counts,
@@ -564,9 +565,10 @@ def familiarity_bias(
     d, yj, yh, used = _slope_rows(rows, verdict=verdict, judge_ties=judge_ties)
     n = int(used.sum())
     if n < min_n:
+        have = f"only {counted(n, 'pairs')} {'has' if n == 1 else 'have'}" if n else "no pair has"
         raise EstimationError(
-            f"cannot estimate familiarity_bias for judge {name!r}: only {n} pairs have both "
-            f"perplexities, a verdict and a human label (need at least {min_n})"
+            f"cannot estimate familiarity_bias for judge {name!r}: {have} both "
+            "perplexities, a verdict and a human label" + (f" (need at least {min_n})" if n else "")
         )
     x, yj, yh = d[used], yj[used], yh[used]
     if np.ptp(x) == 0:

@@ -118,8 +118,8 @@ def _solve_c(w: float, a: float, flip_rate: float, tie: float) -> float:
             f"--flip-rate {flip_rate:g} cannot go with this effect, tie share and correlation: "
             f"the model reaches flip rates {low_f:.3f} to {high_f:.3f} — choose one in that range"
         )
-    if abs(high_f - low_f) < 1e-12:
-        return 0.0
+    if (low_f - flip_rate) * (high_f - flip_rate) >= 0:  # at an end (to rounding): no root
+        return 0.0 if abs(low_f - flip_rate) <= abs(high_f - flip_rate) else top
     return float(
         brentq(lambda c: position_moments(w, a, c, tie)[0] - flip_rate, 0.0, top, xtol=1e-10)
     )

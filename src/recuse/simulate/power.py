@@ -48,7 +48,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.bootstrap import Resampling, check_level
 from recuse.metrics.summary import pairwise_bias
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
@@ -218,9 +218,11 @@ def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
     s = pd.to_numeric(pairs["p_a_second"], errors="coerce").to_numpy(float)
     both = np.isfinite(f) & np.isfinite(s)
     if both.sum() < 20:
+        judged = int(both.sum())
         raise InputError(
-            f"--like: only {int(both.sum())} rows are judged in both orders; 20 or more are "
-            "needed to measure flips",
+            f"--like: {f'only {judged}' if judged else 'no'} "
+            f"{'row is' if judged == 1 else 'rows are'} judged in both orders; 20 or more "
+            "are needed to measure flips",
             fix="give a table with both orders judged, or set --flip-rate/--ties/--icc",
         )
     rows = pairs.loc[both]
@@ -327,17 +329,19 @@ def plan(
             f"(a {'rate above 0.5' if bias == 'position' else 'difference of recalls'}); "
             f"got {effect}"
         )
+    check_level(boot.level, least=0.5)  # a SettingError: the CLI names its flag
     for name, value, ok, want in (
         ("--power", power, 0.5 <= power < 1, "in [0.5, 1), e.g. 0.8"),
-        ("--level", boot.level, 0.5 <= boot.level < 1, "in [0.5, 1), e.g. 0.9"),
         ("--pairs-per-prompt", pairs_per_prompt, pairs_per_prompt >= 1, "1 or more"),
         ("--runs", runs, runs >= 20, "20 or more"),
         ("--accuracy", accuracy, 0.5 < accuracy < 1, "in (0.5, 1), e.g. 0.7"),
     ):
         if not ok:  # each option named with the value given
             raise ConfigError(f"{name} must be {want}; got {value:g}")
-    if max_seconds <= 0:
-        raise ConfigError(f"--max-seconds must be positive; got {max_seconds:g}")
+    if not 0 < max_seconds < math.inf:  # nan and inf too: a deadline never reached
+        raise ConfigError(
+            f"--max-seconds must be a positive number of seconds, e.g. 120; got {max_seconds:g}"
+        )
     if bias != "position" and (flip_rate, tie_rate, icc, like) != (None, None, None, None):
         raise ConfigError("--flip-rate, --ties, --icc and --like apply to --bias position only")
     k = pairs_per_prompt

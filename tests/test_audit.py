@@ -448,3 +448,50 @@ def test_two_inputs_with_the_same_name_are_told_apart(tmp_path: Path) -> None:
     for s in report.sections:
         ids = [f.id for f in s.figures]
         assert len(ids) == len(set(ids)), (s.id, ids)
+
+
+def test_each_csv_row_is_named_by_its_report_json_key(planted: Any, tmp_path: Path) -> None:
+    """The estimates tables name each row by its estimator (``metric``: verbosity_bias,
+    family_preference_eo, first_position_rate) and by the key its finding has in
+    report.json (``bias``: verbosity_recall_gap, family_preference, position); a row is
+    matched to its finding by dataset, judge and estimate, read back from the files."""
+    import json
+
+    from recuse.report.export import write_json, write_tables
+
+    report = planted[0]
+    paths = write_tables(report, tmp_path / "tables")
+    data = json.loads(write_json(report, tmp_path / "report.json").read_text("utf-8"))
+    findings = {
+        (f["dataset"], f["judge"], f["bias"]): f["estimate"]
+        for s in data["sections"]
+        for f in s["findings"]
+    }
+    named: dict[str, str] = {}
+    matched = set()
+    for path in paths:
+        frame = pd.read_csv(path, keep_default_na=False)
+        if "metric" in frame.columns:
+            assert "bias" in frame.columns, path.name  # every metric row says its key
+        if "bias" not in frame.columns:
+            continue
+        for row in frame.itertuples():
+            if not row.bias:
+                continue
+            key = (getattr(row, "dataset", "sim-pairs"), row.judge, row.bias)
+            assert key in findings, (path.name, key)
+            assert float(row.estimate) == pytest.approx(findings[key], rel=1e-12), key
+            matched.add(key)
+            if "metric" in frame.columns:
+                named[row.metric] = row.bias
+    # the ids that differ from their keys, mapped; every pairwise finding has its row
+    assert {m: named[m] for m in ("verbosity_bias", "family_preference_eo",
+                                  "first_position_rate", "agreement_alpha_ordinal")} == {
+        "verbosity_bias": "verbosity_recall_gap",
+        "family_preference_eo": "family_preference",
+        "first_position_rate": "position",
+        "agreement_alpha_ordinal": "agreement_alpha",
+    }  # fmt: skip
+    pairwise = {k for k in findings if k[0] == "sim-pairs" and not k[2].startswith("bt_")}
+    pairwise -= {k for k in pairwise if k[2].startswith("certified")}
+    assert pairwise <= matched, sorted(pairwise - matched)

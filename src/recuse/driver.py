@@ -40,6 +40,7 @@ from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
+from recuse.reference import REFERENCE_NAMES, ReferenceKind, reword
 from recuse.report.model import AuditReport, Exclusion, NotEstimated, Provenance, Section
 from recuse.report.multiplicity import adjust_sections
 from recuse.roster import Roster
@@ -284,6 +285,7 @@ def run_audit(
         fixed.append(replace(s, tables=tuple(tables)))
     headlines = {a.id: a.headline.key for a in REGISTRY}
     fixed = [_with_materiality(s, o, headlines) for s in fixed]
+    fixed = [_in_reference_words(s, inputs) for s in fixed]
     fdr_note = ""
     if o.fdr:
         fixed, fdr_note = adjust_sections(fixed, level=o.level)
@@ -302,7 +304,12 @@ def run_audit(
         f"resamples, seed {o.seed}; the regression uses {o.se} robust standard errors.",
         *(
             f"In {i.name} the reference label is {i.source.label}, not a human judgment: "
-            "where this report says human(s), read that label."
+            f"its findings and reasons are worded for {REFERENCE_NAMES[i.source.reference]}"
+            + (
+                "; where a text shared with other datasets says human(s), read that label."
+                if len(inputs) > 1
+                else "."
+            )
             for i in inputs
             if i.source.label not in ("", "human preference")
         ),
@@ -312,7 +319,7 @@ def run_audit(
     return AuditReport(
         title=title,
         sections=tuple(fixed),
-        skipped=tuple(_collapse(ctx.skipped, inputs)),
+        skipped=tuple(_reword_skip(s, inputs) for s in _collapse(ctx.skipped, inputs)),
         exclusions=tuple(ctx.exclusions),
         provenance=provenance,
         level=o.level,
@@ -336,6 +343,44 @@ def _with_materiality(
         replace(f, material=by_key.get(f.bias.key, f.bias.material)) for f in section.findings
     )
     return replace(section, findings=findings)
+
+
+def _references(inputs: Sequence[Input]) -> dict[str, ReferenceKind]:
+    return {i.name: i.source.reference for i in inputs}
+
+
+def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
+    """The section in the words of each dataset's labels (:mod:`recuse.reference`): each
+    finding's bias (unit, verdict words) for its dataset's labels, each note that names
+    a dataset for that dataset's, and the intro for the labels every input shares (else
+    as written, for human labels, with the report's note on the others)."""
+    refs = _references(inputs)
+    if set(refs.values()) == {"human"}:
+        return section
+    findings = tuple(
+        replace(f, bias=f.bias.for_reference(refs.get(f.dataset, "human")))
+        for f in section.findings
+    )
+
+    def note(text: str) -> str:
+        named = [d for d in refs if text.startswith(f"{d}:") or f" {d}" in text]
+        kinds = {refs[d] for d in named}
+        return reword(text, kinds.pop()) if len(kinds) == 1 else text
+
+    shared = set(refs.values())
+    intro = reword(section.intro, shared.pop()) if len(shared) == 1 else section.intro
+    return replace(
+        section, findings=findings, intro=intro, notes=tuple(note(n) for n in section.notes)
+    )
+
+
+def _reword_skip(skip: NotEstimated, inputs: Sequence[Input]) -> NotEstimated:
+    """A skip's reason and bias in the words of its dataset's labels."""
+    kind = _references(inputs).get(skip.dataset, "human")
+    if kind == "human":
+        return skip
+    bias = skip.bias.for_reference(kind) if skip.bias is not None else None
+    return replace(skip, reason=reword(skip.reason, kind), bias=bias)
 
 
 def _collapse(skipped: list[NotEstimated], inputs: Sequence[Input]) -> list[NotEstimated]:

@@ -42,3 +42,78 @@ def test_the_finding_recovers_a_planted_first_position_rate() -> None:
             got[judge].append(f.estimate)
     assert sum(got["gpt-4"]) / 3 == pytest.approx(0.62, abs=0.015)
     assert sum(got["claude-v1"]) / 3 == pytest.approx(0.40, abs=0.015)
+
+
+def _order_table(first: list[float], second: list[float]) -> object:
+    import pandas as pd
+
+    from recuse.tables import validate_pairs
+
+    n = len(first)
+    return validate_pairs(
+        pd.DataFrame({
+            "item_id": [f"i{k}" for k in range(n)], "prompt_id": [f"p{k}" for k in range(n)],
+            "model_a": None, "model_b": None, "human": None, "judge": "j",
+            "p_a_first": first, "p_a_second": second, "p_a": None,
+        })
+    )  # fmt: skip
+
+
+def test_a_judge_blind_to_the_order_is_told_so_not_to_add_harder_pairs() -> None:
+    """A reward model scores each answer alone: its verdict is the same in both orders,
+    so its first-position rate is (p + 1 − p) / 2 = 0.5 on every pair and the interval
+    has no width. That is the judge, not a lack of hard pairs: the note says so."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.position import flip_rate, position_consistency
+
+    boot = Resampling(n_boot=200)
+    p = [0.9, 0.2, 1.0, 0.0, 0.7, 0.4, 0.55, 0.1, 1.0, 0.3, 0.8, 0.6]
+    blind = _order_table(p, p)
+    r = first_position_rate(blind, boot=boot, min_n=1)
+    assert (r.estimate, r.ci_low, r.ci_high) == (0.5, 0.5, 0.5)
+    assert not any("add harder pairs" in w for w in r.warnings)
+    (note,) = [w for w in r.warnings if "same in both orders" in w]
+    assert "on all 12 pairs" in note and "reward model" in note and "by construction" in note
+    for other in (
+        position_consistency(blind, boot=boot, min_n=1),
+        flip_rate(blind, boot=boot, min_n=1),
+    ):
+        assert other.ci_low == other.ci_high
+        assert any("same in both orders on all 12 pairs" in w for w in other.warnings)
+    # a judge that always takes the first slot (p_a_first 1, p_a_second 0) also has a
+    # zero-width interval, at 1.0; its verdict depends on the order: the old note
+    slot = first_position_rate(_order_table([1.0] * 12, [0.0] * 12), boot=boot, min_n=1)
+    assert slot.estimate == 1.0 and slot.ci_low == slot.ci_high == 1.0
+    assert any("add harder pairs" in w for w in slot.warnings)
+    assert not any("same in both orders" in w for w in slot.warnings)
+    # one pair judged differently in the two orders: not blind, no note
+    q = [*p[:-1], 0.2]
+    mixed = first_position_rate(_order_table(p, q), boot=boot, min_n=1)
+    assert mixed.estimate == pytest.approx((6 + (0.6 + 1 - 0.2) / 2) / 12 - 0.5 / 12)
+    assert not any("same in both orders" in w for w in mixed.warnings)
+
+
+def test_judgebench_reward_models_position_note(shared_data) -> None:  # type: ignore[no-untyped-def]
+    """JudgeBench's InternLM2 reward models give the same verdict in both orders on all
+    350 pairs (counted here from the table): their position finding carries the note."""
+    from dataclasses import replace
+
+    from recuse.driver import AuditOptions, load_input, run_audit
+
+    jb = load_input("judgebench", data_dir=shared_data)
+    f = jb.frame
+    blind = {
+        j for j, g in f.groupby("judge")
+        if (g["p_a_first"] == g["p_a_second"]).all()
+    }  # fmt: skip
+    assert blind == {"internlm2-7b-reward", "internlm2-20b-reward", "grm-gemma-2b-rewardmodel-ft"}
+    few = f[f["judge"].isin(["internlm2-7b-reward", "claude-3-haiku-20240307"])]
+    report = run_audit(
+        [replace(jb, frame=few)], options=AuditOptions(n_boot=100, only=("position",))
+    )
+    found = {x.judge: x for x in report.findings if x.bias is POSITION or x.bias.key == "position"}
+    rm = found["internlm2-7b-reward"]
+    assert rm.estimate == 0.5 and rm.ci_low == rm.ci_high == 0.5
+    assert any("same in both orders on all 350 pairs" in w for w in rm.warnings)
+    assert not any("add harder pairs" in w for w in rm.warnings)
+    assert not any("same in both orders" in w for w in found["claude-3-haiku-20240307"].warnings)

@@ -175,6 +175,13 @@ def test_real_data_battery_keeps_the_papers_conclusions(shared_data) -> None:  #
     assert (s["estimate"] > 0).all()
     g = tab[(tab["kind"] == "self") & (tab["label"] == "gpt-4o")]
     assert (g["estimate"] > 0).all()
+    # without the weak models' completions, they still judge: Llama 3 8B's ratings of
+    # Llama 3 70B and Mistral 7B's of Mistral Large keep both family terms (the
+    # independent recheck of the headline numbers: -0.083 and +0.010)
+    fam = tab[(tab["variant"] == "drop weakest") & (tab["kind"] == "family")]
+    lam = fam.set_index("label")["estimate"]
+    assert lam["llama"] == pytest.approx(-0.0828, abs=5e-4)
+    assert lam["mistral"] == pytest.approx(0.0104, abs=5e-4)
 
 
 # ------------------------------------------------------------- degenerate data
@@ -326,3 +333,49 @@ def test_ordinal_check_on_continuous_ratings_is_a_quick_skip() -> None:
     reasons = {k: v for k, v in bat.skipped.items() if k.startswith("ordinal")}
     assert set(reasons) == {"ordinal: d1", "ordinal: d2"}
     assert all("distinct rating values" in v for v in reasons.values())
+
+
+def test_drop_weakest_removes_their_completions_and_keeps_them_as_judges() -> None:
+    """Play Favorites, Section 6.2: "remove their completions from the data and rerun".
+    The weak models stay as judges, so the family term of a family whose only other
+    member is weak (A: j0 and weak j1) is still estimated, from j1's ratings of j0.
+    Checked against a planted truth and a dense least-squares fit built by hand."""
+    q = {"j0": 0.6, "j1": 0.3, "j2": 0.6, "j3": 0.2, "j4": 0.6}
+    planted = {"A": 0.3, "B": -0.2}
+    sim = simulate_ratings(seed=7, n_prompts=60, quality=q, family_bias=planted)
+    res = rb.drop_weakest(sim.ratings, sim.families, normalize="none", se="HC0")
+    weak = ["j3", "j1"]
+    r = sim.ratings.dropna(subset=["rating"])
+    kept = r[~r["model"].isin(weak)].reset_index(drop=True)
+    # every rating by a weak judge of a kept completion is still there
+    assert res.n == len(kept) and kept["judge"].isin(weak).sum() > 0
+    assert "self[j1]" not in res.params.index and "self[j0]" in res.params.index
+    for fam, value in planted.items():
+        assert abs(res.params[f"family[{fam}]"] - value) < 4 * res.bse[f"family[{fam}]"], fam
+    # the same fit by hand: judge intercepts and slopes, self and family dummies,
+    # dimension effect, solved with numpy's least squares
+    fam = kept["judge"].map(FAMS)
+    same = fam == kept["model"].map(FAMS)
+    is_self = kept["judge"] == kept["model"]
+    cols = {}
+    for j in sorted(kept["judge"].unique()):
+        cols[f"judge[{j}]"] = (kept["judge"] == j).astype(float)
+        cols[f"reference:judge[{j}]"] = cols[f"judge[{j}]"] * kept["reference"]
+    for j in sorted(kept.loc[is_self, "judge"].unique()):
+        cols[f"self[{j}]"] = (is_self & (kept["judge"] == j)).astype(float)
+    for f in ("A", "B"):
+        cols[f"family[{f}]"] = (same & ~is_self & (fam == f)).astype(float)
+    cols["dimension[d2]"] = (kept["dimension"] == "d2").astype(float)
+    X = pd.DataFrame(cols)
+    beta = np.linalg.lstsq(X.to_numpy(), kept["rating"].to_numpy(float), rcond=None)[0]
+    by_hand = pd.Series(beta, index=X.columns)
+    for term in ("family[A]", "family[B]", "self[j0]", "self[j2]"):
+        assert res.params[term] == pytest.approx(by_hand[term], abs=1e-9), term
+    # the definition is written beside the numbers
+    assert "without the completions of j3, j1 (they still judge" in res.method
+    tab = rb.battery(sim.ratings, sim.families, checks=["drop-weakest"]).table()
+    assert tab.loc[tab["variant"] == "drop weakest", "method"].str.contains("still judge").all()
+    # dropped as judges too (drop-one-model, or as_judges=True), A has no family term
+    both = rb.drop_models(sim.ratings, sim.families, models=weak, normalize="none")
+    assert "family[A]" not in both.params.index
+    assert "by and of j3, j1" in both.method

@@ -15,6 +15,7 @@ from recuse.analyses.base import (
     Analysis,
     AuditOptions,
     Context,
+    bias_keys,
     from_result,
     judged,
     needs_verdicts,
@@ -140,9 +141,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             ctx.skip(ANALYSIS, "Krippendorff's alpha: no item has verdicts of two judges",
                      inp.name, headline=False, bias=ALPHA)  # fmt: skip
     if results:
+        keys = bias_keys({**by_metric, "agreement_alpha_ordinal": ALPHA})
         frame = pd.DataFrame(
-            [{"dataset": inp.name, **{k: v for k, v in r.to_dict().items()
-                                      if k not in ("counts", "components", "method")}}
+            [{"dataset": inp.name, "metric": r.metric, "bias": keys.get(r.metric, ""),
+              **{k: v for k, v in r.to_dict().items()
+                 if k not in ("counts", "components", "method", "metric")}}
              for r in results]
         )  # fmt: skip
         ctx.part(ANALYSIS).tables.append(

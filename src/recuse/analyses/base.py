@@ -386,14 +386,26 @@ def add_pairwise_results(
     ctx: Context, analysis: Analysis, inp: Input, shared: PairwiseBias | None
 ) -> None:
     """The analysis's metrics from the shared bootstrap: a finding per headline metric
-    and judge, a skip for each one not estimated, and the section's tidy table."""
+    and judge, a skip for each one not estimated, and the section's tidy table.
+
+    The table names each row twice: ``metric``, the estimator's id (as
+    :mod:`recuse.metrics` and ``recuse metrics`` name it, e.g. ``verbosity_bias``), and
+    ``bias``, the key its finding has in ``report.json``, the summary and ``--material``
+    / the gate (e.g. ``verbosity_recall_gap``; empty for an estimate that is no finding,
+    e.g. ``flip_rate``): :func:`bias_keys` is the mapping."""
     if shared is None:
         return
     rows = []
+    keys = bias_keys(analysis.metrics)
     for r in shared.results:
         if r.metric not in analysis.metrics:
             continue
-        rec = {"dataset": inp.name, **{k: v for k, v in r.to_dict().items() if k != "counts"}}
+        rec = {
+            "dataset": inp.name,
+            "metric": r.metric,
+            "bias": keys[r.metric],
+            **{k: v for k, v in r.to_dict().items() if k not in ("counts", "metric")},
+        }
         rec["components"] = "; ".join(
             f"{k}={v:.4g}" for k, v in r.components.items() if v is not None
         )
@@ -423,6 +435,13 @@ def add_pairwise_results(
                 pd.DataFrame(rows).drop(columns=["method"]),
             )
         )
+
+
+def bias_keys(metrics: Mapping[str, Bias | None]) -> dict[str, str]:
+    """Metric id -> the key of the bias its finding reports (``""``: no finding), e.g.
+    ``{"verbosity_bias": "verbosity_recall_gap", "verbosity_deviation": ""}``: the
+    ``metric`` and ``bias`` columns of an analysis's estimates table."""
+    return {m: (b.key if b is not None else "") for m, b in metrics.items()}
 
 
 def findings_of(ctx: Context, analysis: Analysis, dataset: str, bias: Bias) -> list[Finding]:

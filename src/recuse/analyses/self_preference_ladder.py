@@ -81,6 +81,9 @@ def _calibrated_ladder(inp: Input, shared: PairwiseBias | None) -> pd.DataFrame:
             {
                 "judge": r.judge,
                 "rung": r.metric,
+                # the key of its finding in report.json (the headline's is in the
+                # self-preference section)
+                "bias": PARTS[r.metric].key if r.metric in PARTS else CALIBRATED,
                 "definition": _CALIBRATED_ROWS[r.metric],
                 "estimate": r.estimate,
                 "ci_low": r.ci_low,

@@ -242,17 +242,23 @@ def read_alpaca_eval(folder: Path, roster: Roster) -> pd.DataFrame:
 LEADERBOARD_2 = Path(
     "src/alpaca_eval/leaderboards/data_AlpacaEval_2/weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
 )
+#: AlpacaEval 1's (GPT-4 judging against text_davinci_003); upstream gives it a
+#: length-controlled column too
+LEADERBOARD_1 = Path(
+    "src/alpaca_eval/leaderboards/data_AlpacaEval/alpaca_eval_gpt4_leaderboard.csv"
+)
 
 
 def read_leaderboard(folder: Path, roster: Roster, path: Path = LEADERBOARD_2) -> pd.DataFrame:
-    """Upstream's AlpacaEval 2 leaderboard as ``system, win_rate,
+    """Upstream's AlpacaEval 2 leaderboard (``path``: :data:`LEADERBOARD_1` for
+    AlpacaEval 1's) as ``system, win_rate,
     length_controlled_winrate`` (in %), systems named as :func:`system_names` names
     ours (canonical id, `` (concise)``/`` (verbose)`` for length-prompted variants);
     rows whose model is not in the roster are left out."""
     file = Path(folder) / path
     if not file.is_file():
         raise InputError(
-            "the AlpacaEval 2 leaderboard is missing",
+            "the AlpacaEval leaderboard is missing",
             file=file,
             fix=f"run `recuse data fetch {NAME}`",
         )

@@ -24,6 +24,7 @@ from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
+from recuse.reference import REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import TableKind
 
@@ -43,6 +44,8 @@ class Source:
     upstream: str = ""
     judges: tuple[str, ...] = ()
     label: str = ""  # what its human/reference label is; "" = not known (a user's file)
+    #: the kind of that label, which the report's words name (a user's file: human)
+    reference: ReferenceKind = "human"
     format: str = ""  # a foreign format it was imported from (data/importers.py), else ""
     notes: tuple[str, ...] = ()  # what its importer tells the user (e.g. self-grading)
     #: (judge, name, format, sha256) of the judge prompt each judge's verdicts were made
@@ -59,6 +62,7 @@ class Source:
             "upstream": self.upstream,
             "judges": list(self.judges),
             "label": self.label,
+            "reference": REFERENCE_NAMES[self.reference],
             "format": self.format,
             "notes": list(self.notes),
             "judge_prompts": [
@@ -348,7 +352,7 @@ def load_input(
         location = str(registry.folder(where.name, data_dir))
         upstream, files = _upstream(where.name)
         kind: TableKind = where.table
-        name, label = where.name, where.label
+        name, label, reference = where.name, where.label, where.reference
     else:
         path = where
         fmt = format or (importers.sniff_folder(path) if path.is_dir() else importers.sniff(path))
@@ -378,7 +382,7 @@ def load_input(
             )
             frame, notes = _plain_references(frame, kind, path, roster, references)
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
-        label = ""
+        label, reference = "", "human"
     judges: tuple[str, ...] = ()
     if "judge" in frame.columns:
         judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))
@@ -391,6 +395,7 @@ def load_input(
         upstream=upstream,
         judges=judges,
         label=label,
+        reference=reference,
         format=fmt or "",
         notes=notes,
         judge_prompts=judge_prompts(frame),

@@ -211,5 +211,6 @@ register(
         "(arena_hard) and 5 reward models, both orders",
         reader=read_judgebench,
         label="objective correctness (which response is right)",
+        reference="correctness",
     )
 )

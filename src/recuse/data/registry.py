@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from recuse.errors import DatasetNotFoundError
+from recuse.reference import ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import TableKind
 
@@ -44,6 +45,8 @@ class Dataset:
     summary: str
     reader: DatasetReader  # reader(folder_path, roster) -> validated evidence table
     label: str = "human preference"  # what the ``human`` / ``reference`` column holds
+    #: which kind of label that is: the report's words name it (:mod:`recuse.reference`)
+    reference: ReferenceKind = "human"
 
 
 _DATASETS: dict[str, Dataset] = {}

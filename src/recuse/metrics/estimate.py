@@ -7,7 +7,10 @@ bootstrap replicates), its two-sided p-value against the metric's no-bias value
 and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 
 * fewer than :data:`FEW_CLUSTERS` prompts: a cluster bootstrap over so few is unreliable;
-* an interval of zero width: the resamples never varied (e.g. a judge always right);
+* an interval of zero width: the resamples never varied (e.g. a judge always right),
+  unless the metric says why its value is fixed by construction for this group
+  (``MetricSpec.constant``: a reward model's position preference, 0.5 because it scores
+  each answer alone), which then replaces the warning;
 * an interval that does not hold its estimate: the resamples lie far to one side of
   it, as for a strongly biased statistic (the calibration error of a near-calibrated
   judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);
@@ -86,6 +89,10 @@ class MetricSpec:
     #: whether the metric compares the judge with the human (reference) labels: a judge
     #: with none is not estimated for "no human labels" (:func:`unlabelled_judges`)
     labelled: bool = False
+    #: why the metric's value is fixed by construction for a group, from its totals (None:
+    #: it is not): said in place of the zero-width warning, whose "add harder pairs"
+    #: would not help (e.g. position for a judge whose verdict never depends on the order)
+    constant: Callable[[NDArray[np.float64]], str | None] | None = None
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -117,9 +124,10 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     return f"{boot.level:.0%} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
 
 
-def interval_warnings(est: GroupEstimate) -> tuple[str, ...]:
+def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tuple[str, ...]:
     """What a reader must know before trusting the interval of ``est`` (see the module
-    docstring for the thresholds); empty when nothing."""
+    docstring for the thresholds); empty when nothing. ``constant``: why the value is
+    fixed by construction, said instead of the zero-width warning."""
     out = []
     if est.n_clusters < FEW_CLUSTERS:
         out.append(
@@ -128,7 +136,8 @@ def interval_warnings(est: GroupEstimate) -> tuple[str, ...]:
         )
     if est.ci_high - est.ci_low <= 1e-12 * max(1.0, abs(est.estimate)):
         out.append(
-            "no variation in the resamples: the interval says nothing about uncertainty "
+            constant
+            or "no variation in the resamples: the interval says nothing about uncertainty "
             "(e.g. the judge is always right, or always picks one side) — add harder pairs"
         )
     tol = 1e-12 * max(1.0, abs(est.estimate))
@@ -238,7 +247,9 @@ def to_results(
                     std_error=est.std_error,
                     p_value=p_value(est, spec.null),
                     null=spec.null,
-                    warnings=interval_warnings(est)
+                    warnings=interval_warnings(
+                        est, constant=spec.constant(est.totals) if spec.constant else None
+                    )
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                 )
             )

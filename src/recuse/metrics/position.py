@@ -18,6 +18,11 @@ a/b frame of the table.
   0.5 = no position preference, > 0.5 = prefers the first slot, < 0.5 = the
   second. With ``verdict="prob"`` the probabilities are used; with ``"pick"`` the
   picks (a tie counts half).
+
+A judge whose verdict is the same in both orders on every pair (``p_a_first ==
+p_a_second``, as a reward model's: it scores each answer alone) has rate 0.5,
+consistency 1 and flip rate 0 by construction, with an interval of zero width; each of
+the three says so (:func:`order_blind`) in place of the zero-width warning.
 """
 
 from __future__ import annotations
@@ -52,9 +57,13 @@ def _both(pairs: pd.DataFrame) -> tuple[FloatArray, FloatArray, NDArray[np.bool_
 
 def _rate_stat(
     name: str, hit: FloatArray, both: NDArray[np.bool_], codes: NDArray[np.intp],
-    labels: tuple[str, ...],
+    labels: tuple[str, ...], extra: FloatArray | None = None,
 ) -> GroupedStatistic:  # fmt: skip
+    """The rate ``Σ hit / Σ both`` per judge; ``extra`` columns (rows × m) are summed
+    beside it for the point estimate only (components, :func:`order_blind`)."""
     values = np.column_stack([np.where(both, hit, 0.0), both.astype(float)])
+    if extra is not None:
+        values = np.column_stack([values, np.where(both[:, None], extra, 0.0)])
     return GroupedStatistic(
         name=name,
         values=values,
@@ -62,6 +71,36 @@ def _rate_stat(
         labels=labels,
         combine=ratio,
         required=((1, "pairs judged in both orders"),),
+        boot_k=2,
+    )
+
+
+def _differs(f: FloatArray, s: FloatArray) -> FloatArray:
+    """1 where the verdicts of the two orders differ (a/b frame), else 0."""
+    return (np.abs(np.nan_to_num(f) - np.nan_to_num(s)) > 1e-12).astype(float)
+
+
+def order_blind(totals: FloatArray) -> str | None:
+    """Why the judge's position metrics are fixed, from a group's totals (``[Σ hit,
+    pairs in both orders, …, pairs whose two verdicts differ]``): when no pair's verdict
+    changes with the order, the judge cannot prefer a slot — a reward model, which
+    scores each answer alone, is such a judge — so the rate is 0.5 (consistency 1,
+    flip rate 0) by construction, not a measurement; None otherwise.
+
+    >>> order_blind(np.array([175.0, 350.0, 0.0]))[:55]
+    'its verdict is the same in both orders on all 350 pairs'
+    >>> order_blind(np.array([170.0, 350.0, 4.0])) is None
+    True
+    """
+    pairs, differ = int(totals[1]), totals[-1]
+    if pairs == 0 or differ > 0:
+        return None
+    return (
+        f"its verdict is the same in both orders on all {pairs:,} pairs (p_a_first = "
+        "p_a_second), as a reward model's is, which scores each answer alone: it cannot "
+        "prefer a position, so the value is fixed by construction (0.5 for the position "
+        "rate) and the interval has no width — a property of the judge, not an estimate "
+        "that more or harder pairs would sharpen"
     )
 
 
@@ -73,12 +112,8 @@ def consistency_spec(
     pf, ps = order_picks(f), order_picks(s)
     hit = (pf == ps).astype(float)
     flips = ((pf * ps) == -1).astype(float)
-
-    stat = _rate_stat("position_consistency", hit, both, codes, labels)
-    values = np.column_stack([stat.values, np.where(both, flips, 0.0)])
-    stat = GroupedStatistic(
-        stat.name, values, stat.group, stat.labels, stat.combine, stat.required, boot_k=2
-    )
+    extra = np.column_stack([flips, _differs(f, s)])
+    stat = _rate_stat("position_consistency", hit, both, codes, labels, extra)
 
     def components(t: FloatArray) -> dict[str, float]:
         n = t[1]
@@ -92,18 +127,20 @@ def consistency_spec(
         "position consistency: share of pairs with the same pick (a/b/tie) in both orders; "
         "1 = always consistent"
     )
-    return MetricSpec("position_consistency", stat, method, components, null=1.0)
+    return MetricSpec(
+        "position_consistency", stat, method, components, null=1.0, constant=order_blind
+    )
 
 
 def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, ...]) -> MetricSpec:
     """Share of both-order pairs whose winner reverses when the order is swapped, per judge."""
     f, s, both = _both(pairs)
     hit = ((order_picks(f) * order_picks(s)) == -1).astype(float)
-    stat = _rate_stat("flip_rate", hit, both, codes, labels)
+    stat = _rate_stat("flip_rate", hit, both, codes, labels, _differs(f, s)[:, None])
     method = (
         "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
     )
-    return MetricSpec("flip_rate", stat, method)
+    return MetricSpec("flip_rate", stat, method, constant=order_blind)
 
 
 def first_position_spec(
@@ -119,12 +156,12 @@ def first_position_spec(
     sf = judge_score(f, verdict=verdict, judge_ties="half")
     ss = judge_score(s, verdict=verdict, judge_ties="half")
     hit = (sf + 1.0 - ss) / 2.0
-    stat = _rate_stat("first_position_rate", hit, both, codes, labels)
+    stat = _rate_stat("first_position_rate", hit, both, codes, labels, _differs(f, s)[:, None])
     method = (
         "first-position preference rate: mean of (p_a_first + 1 - p_a_second) / 2, "
         f"0.5 = none; verdict={verdict}"
     )
-    return MetricSpec("first_position_rate", stat, method, null=0.5)
+    return MetricSpec("first_position_rate", stat, method, null=0.5, constant=order_blind)
 
 
 def _single(

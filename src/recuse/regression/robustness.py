@@ -20,8 +20,10 @@ one scale).
   stay linear and unpenalised. SEs are pygam's (Bayesian posterior) SEs.
 * :func:`leave_family_out` — the reference replaced by the mean rating of the judges
   of one held-out family (:func:`held_out_family_reference`).
-* :func:`drop_weakest` / :func:`drop_models` / :func:`drop_one_model` — refits
-  without some models (as judges and as generators).
+* :func:`drop_weakest` — refits without the completions of the weakest models, which
+  stay as judges (Section 6.2: "remove their completions from the data and rerun").
+* :func:`drop_models` / :func:`drop_one_model` — refits without some models, as
+  judges and as generators (``drop_models(..., as_judges=False)``: as generators only).
 * :func:`by_dimension` / :func:`by_group` — separate fits per dimension and per
   task or dataset.
 
@@ -449,27 +451,43 @@ def drop_models(
     families: Families | None = None,
     *,
     models: Sequence[str],
+    as_judges: bool = True,
     se: SEType = "cluster",
     level: float = 0.9,
     normalize: Normalize = "max",
     variant: str | None = None,
 ) -> FavoritismResult:
-    """Eq. 1 without ``models``, both as judges and as generators."""
+    """Eq. 1 without ``models``: every rating *of* their completions, and with
+    ``as_judges`` (default) every rating *by* them too. With ``as_judges=False`` they
+    stay as judges of the other models' completions, so their family terms (their
+    ratings of the family's remaining models) stay estimable; their self terms go, with
+    their completions."""
     p = _prep(data, families, normalize)
     f = p.frame
-    unknown = set(models) - set(f["model"].unique()) - set(f["judge"].unique())
+    known = set(f["model"].unique()) | (set(f["judge"].unique()) if as_judges else set())
+    unknown = set(models) - known
     if unknown:
-        raise ConfigError(f"model(s) not in the data: {', '.join(sorted(unknown))}")
-    keep = ~(f["model"].isin(models) | f["judge"].isin(models))
+        what = "model(s)" if as_judges else "model(s) with completions"
+        raise ConfigError(f"{what} not in the data: {', '.join(sorted(unknown))}")
+    drop = f["model"].isin(models)
+    if as_judges:
+        drop |= f["judge"].isin(models)
+    keep = ~drop
     if not keep.any():
-        raise EstimationError(
-            f"no ratings left without {', '.join(models)}: every rating is by or of them"
-        )
+        rated = "every rating is by or of them" if as_judges else "every rating is of them"
+        raise EstimationError(f"no ratings left without {', '.join(models)}: {rated}")
+    names = ", ".join(models)
+    removed = (
+        f"without the ratings by and of {names}"
+        if as_judges
+        else f"without the completions of {names} (they still judge the other models)"
+    )
     return fit_prepared(
         _subset(p, keep),
         se=se,
         level=level,
-        variant=variant or f"without {', '.join(models)}",
+        variant=variant or f"without {names}",
+        method=f"OLS of Eq. 1 {removed}",
     )
 
 
@@ -482,11 +500,25 @@ def drop_weakest(
     level: float = 0.9,
     normalize: Normalize = "max",
 ) -> FavoritismResult:
-    """Eq. 1 without the ``k`` weakest models (:func:`weakest_models`; Figure 10)."""
+    """Eq. 1 without the completions of the ``k`` weakest models (:func:`weakest_models`),
+    which stay as judges (Section 6.2, "Removing the weakest models"; Figure 10).
+
+    The paper's text: "remove their completions from the data and rerun the analysis"
+    (Mistral 7B and Llama 3 8B); only completions are named, so the weak models' ratings
+    of the other models' completions are kept, and their family terms stay estimable
+    (e.g. Llama 3 8B judging Llama 3 70B). Their self terms are not estimable (no own
+    completion is left). Figure 10's caption also lists Claude v2 among the "small
+    capacity models"; ``k`` sets how many are removed (2, as in the text).
+    """
     p = _prep(data, families, normalize)
     weak = weakest_models(p, k=k)
     return drop_models(
-        p, models=weak, se=se, level=level, variant=f"without weakest {k}: {', '.join(weak)}"
+        p,
+        models=weak,
+        as_judges=False,
+        se=se,
+        level=level,
+        variant=f"without the completions of the weakest {k} (still judges): {', '.join(weak)}",
     )
 
 

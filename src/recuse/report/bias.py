@@ -8,8 +8,10 @@ interval excludes ``null``; the sign of the estimate picks the phrase.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from recuse.reference import ReferenceKind, reword
 
 Direction = Literal["positive", "negative", "none"]
 MeasureKind = Literal["bias", "quality"]
@@ -58,6 +60,9 @@ class Bias:
     #: without any bias (e.g. self-preference's equal opportunity, high for a strong
     #: judge with no bias): never flagged, coloured or counted as a finding of its own
     unadjusted: bool = False
+    #: what the labels it is compared with are (:mod:`recuse.reference`): its words are
+    #: written for human labels and reworded by :meth:`for_reference`
+    reference: ReferenceKind = "human"
 
     def __post_init__(self) -> None:
         for name in ("key", "title", "unit", "positive", "negative", "none"):
@@ -109,6 +114,26 @@ class Bias:
         """Whether an interval excluding ``null`` flags a bias (False for quality scores
         and for :attr:`unadjusted` numbers)."""
         return self.kind == "bias" and not self.unadjusted
+
+    def for_reference(self, kind: ReferenceKind) -> Bias:
+        """This bias in the words of ``kind``'s labels (e.g. JudgeBench's correctness
+        labels: "picks its own answer more often than it is the correct answer" for
+        "... than the humans prefer it"); itself for human labels."""
+        if kind == self.reference:
+            return self
+        if self.reference != "human":
+            raise ValueError(f"bias {self.key!r} is already worded for {self.reference} labels")
+        return replace(
+            self,
+            reference=kind,
+            title=reword(self.title, kind),
+            unit=reword(self.unit, kind),
+            positive=reword(self.positive, kind),
+            negative=reword(self.negative, kind),
+            none=reword(self.none, kind),
+            short=reword(self.short, kind),
+            scale=reword(self.scale, kind),
+        )
 
     def words(self, direction: Direction) -> str:
         return {"positive": self.positive, "negative": self.negative, "none": self.none}[direction]

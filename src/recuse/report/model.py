@@ -27,6 +27,15 @@ FigureFormat = Literal["png", "svg"]
 Materiality = Literal["material", "small", "negligible", ""]
 
 
+def shared_wording(seen: Bias | None, bias: Bias) -> Bias:
+    """The wording of one bias for a column or a section that holds findings of several
+    datasets: its own when all share one kind of label, else the one written for human
+    labels (the report's note says how to read it for the others)."""
+    if seen is None or seen == bias:
+        return bias
+    return seen if seen.reference == "human" else bias if bias.reference == "human" else seen
+
+
 @dataclass(frozen=True)
 class Finding:
     """One bias of one judge: estimate, ``level`` confidence interval, n, method.
@@ -304,7 +313,9 @@ class Section:
     @property
     def biases(self) -> tuple[Bias, ...]:
         """The biases of the section's findings, each once, in summary order."""
-        found = {f.bias.key: f.bias for f in self.findings}
+        found: dict[str, Bias] = {}
+        for f in self.findings:
+            found[f.bias.key] = shared_wording(found.get(f.bias.key), f.bias)
         return tuple(sorted(found.values(), key=lambda b: b.order))
 
     def to_dict(self) -> dict[str, Any]:
@@ -572,11 +583,11 @@ class AuditReport:
             missing: dict[str, list[NotEstimated]] = {}
             for f in row.findings:
                 found.setdefault(f.bias.key, []).append(f)
-                biases[f.bias.key] = f.bias
+                biases[f.bias.key] = shared_wording(biases.get(f.bias.key), f.bias)
             for m in row.not_estimated:
                 if m.bias is not None:
                     missing.setdefault(m.bias.key, []).append(m)
-                    biases[m.bias.key] = m.bias
+                    biases[m.bias.key] = shared_wording(biases.get(m.bias.key), m.bias)
             keys = sorted(set(found) | set(missing), key=lambda b: biases[b].order)
             cells = {
                 b: MatrixCell(

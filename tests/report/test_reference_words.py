@@ -1,0 +1,126 @@
+"""The report names the labels the judge is compared with as the dataset declares them:
+JudgeBench's are correctness labels, not human preferences (recuse.reference)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recuse.analyses import REGISTRY
+from recuse.driver import AuditOptions, load_input, run_audit
+from recuse.reference import reword
+from recuse.report import to_dict
+
+HUMAN = re.compile(r"\bhumans?\b", re.IGNORECASE)
+
+
+def _bias(key: str) -> Any:
+    (bias,) = [b for a in REGISTRY for b in a.biases if b.key == key]
+    return bias
+
+
+def test_bias_words_for_correctness_labels_by_hand() -> None:
+    dp = _bias("self_preference_dp").for_reference("correctness")
+    assert dp.positive == "picks its own answer more often than it is the correct answer"
+    assert dp.none == (
+        "no detectable difference between how often it picks its own answer and how often "
+        "it is the correct answer"
+    )
+    assert dp.unit.startswith("P(judge picks its own answer) − P(it is the correct answer)")
+    assert "0 = as often as it is correct;" in dp.unit
+    acc = _bias("agreement_accuracy").for_reference("correctness")
+    assert acc.title == "Agreement with the correctness label"
+    assert acc.unit.startswith(
+        "share of pairs with a correctness label on which the judge's verdict (both orders "
+        "combined) picks the correct side"
+    )
+    gap = _bias("verbosity_recall_gap").for_reference("correctness")
+    assert gap.positive == (
+        "agrees with the correctness labels more often when the longer answer is correct "
+        "than when the shorter one is"
+    )
+    # the key, numbers and flags are the bias's own; human labels keep the words
+    assert (dp.key, dp.null, dp.kind, dp.reference) == (
+        "self_preference_dp",
+        0.0,
+        "bias",
+        "correctness",
+    )
+    assert _bias("self_preference_dp").for_reference("human") is _bias("self_preference_dp")
+    assert reword("agrees with humans", "human") == "agrees with humans"
+
+
+def test_no_bias_text_says_human_once_reworded_for_correctness() -> None:
+    for analysis in REGISTRY:
+        assert not HUMAN.search(reword(analysis.intro, "correctness")), analysis.id
+        for b in analysis.biases:
+            c = b.for_reference("correctness")
+            for name in ("title", "unit", "positive", "negative", "none", "short", "scale"):
+                assert not HUMAN.search(getattr(c, name)), (b.key, name, getattr(c, name))
+
+
+@pytest.fixture(scope="module")
+def mixed(shared_data: Path) -> Any:
+    """A slice of JudgeBench (correctness labels) audited beside one of LLMBar (human)."""
+    jb = load_input("judgebench", data_dir=shared_data)
+    ll = load_input("llmbar-mtbench", data_dir=shared_data)
+    judges = ["claude-3-haiku-20240307", "internlm2-7b-reward"]
+    jb = replace(jb, frame=jb.frame[jb.frame["judge"].isin(judges)])
+    ll = replace(ll, frame=ll.frame[ll.frame["judge"] == "gpt-4"])
+    return jb, ll, run_audit([jb, ll], options=AuditOptions(n_boot=100))
+
+
+def test_findings_name_each_datasets_labels(mixed: Any) -> None:
+    jb, ll, report = mixed
+    assert jb.source.reference == "correctness" and ll.source.reference == "human"
+    mine = [f for s in report.sections for f in s.findings if f.dataset == "judgebench"]
+    theirs = [f for s in report.sections for f in s.findings if f.dataset == "llmbar-mtbench"]
+    assert {f.bias.key for f in mine} >= {"agreement_accuracy", "verbosity_recall_gap"}
+    for f in mine:
+        assert f.bias.reference == "correctness"
+        assert not HUMAN.search(f.verdict) and not HUMAN.search(f.bias.unit), f.bias.key
+    words = {f.bias.key: f.verdict for f in mine}
+    assert words["agreement_accuracy"].startswith("agreement with the correctness label")
+    # LLMBar's labels are human: its words are the analyses' own, unchanged
+    for f in theirs:
+        assert f.bias is _bias(f.bias.key)
+    said = {f.bias.key: f.verdict for f in theirs}
+    assert said["agreement_accuracy"].startswith("agreement with the human label")
+    assert "how often the humans prefer it" in said["self_preference_dp"]
+    # a skip for JudgeBench says why in its labels' words
+    skips = [k.said for k in report.skipped if k.dataset == "judgebench"]
+    assert (
+        "self_preference_eo: no pairs where the correctness label favours the judge's own "
+        "response" in skips
+    )
+    assert not any(HUMAN.search(s) for s in skips)
+
+
+def test_the_json_names_the_labels(mixed: Any) -> None:
+    _, _, report = mixed
+    d = to_dict(report)
+    refs = {s["name"]: s["reference"] for s in d["provenance"]["sources"]}
+    assert refs == {"judgebench": "correctness labels", "llmbar-mtbench": "human labels"}
+    for s in d["sections"]:
+        for f in s["findings"]:
+            if f["dataset"] == "judgebench":
+                assert not HUMAN.search(f["unit"] + f["verdict"]), f["bias"]
+    # a column shared by both datasets keeps the words written for human labels, and
+    # the report's note says how to read them for JudgeBench
+    (note,) = [n for n in report.notes if n.startswith("In judgebench")]
+    assert "worded for correctness labels" in note and "read that label" in note
+
+
+def test_an_audit_of_judgebench_alone_says_correctness_throughout(shared_data: Path) -> None:
+    jb = load_input("judgebench", data_dir=shared_data)
+    jb = replace(jb, frame=jb.frame[jb.frame["judge"] == "claude-3-haiku-20240307"])
+    report = run_audit([jb], options=AuditOptions(n_boot=100))
+    for s in report.sections:
+        assert not HUMAN.search(s.intro), s.id
+        assert not any(HUMAN.search(b.unit) for b in s.biases), s.id
+    for col in report.matrix().columns:
+        assert col.bias.reference == "correctness"

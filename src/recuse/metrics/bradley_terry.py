@@ -491,8 +491,11 @@ def no_finite_strengths(y: FloatArray, a: pd.Series, b: pd.Series) -> str | None
     >>> y = np.array([1.0, 1.0, 1.0])  # a beat b, b beat c, c beat a: a cycle
     >>> no_finite_strengths(y, pd.Series(list("abc")), pd.Series(list("bca")))
     >>> y = np.array([1.0, 1.0, 0.5])  # a beat b and c, b tied c
-    >>> no_finite_strengths(y, pd.Series(list("aab")), pd.Series(list("bcc"))).split(", so")[0]
-    'the 3 systems fall into 2 groups, and a group of a never lost to the others'
+    >>> why = no_finite_strengths(y, pd.Series(list("aab")), pd.Series(list("bcc")))
+    >>> for part in why.split("), so")[0].split(" (and "):
+    ...     print(part)
+    the 3 systems fall into 2 groups, and a group of a never lost to the others
+    a group of b, c never beat the others
     """
     names, codes = np.unique(np.concatenate([a.astype(str), b.astype(str)]), return_inverse=True)
     ia, ib = codes[: len(a)], codes[len(a) :]

@@ -224,26 +224,33 @@ class CompetenceModel:
         fixed.
 
         The full sample must pass (else :func:`label_strengths` refuses, with the
-        reason). A resample need not: its strengths are refitted by Newton's method
-        from 0, and where this fails they run toward an infinite gap and stop after
-        :data:`_NEWTON_STEPS`; the replicate is kept. It is harmless to the interval,
-        which reads only which side of its quantiles such a replicate falls on:
-        in :func:`~recuse.simulate.self_preference.simulate_self_preference` tables
-        (five models, the judge's own answers preferred 0.95 of the time, competence 3,
-        no position term; 90% percentile intervals, 300 resamples) with 12 prompts,
-        96% of the tables whose full sample passes have such resamples (a median 11%
-        of them), with 20 prompts 85% (3.7%); the intervals held the planted value in
-        0.86 (no self term, 100 tables) and 0.87 (τ = 0.3, 55) with 12 prompts and in
-        0.89 and 0.86 (114, 111) with 20, as the estimator does where none occur
-        (:data:`CALIBRATED_INTERVAL`). Doubling the steps to 60 left the interval
-        unchanged in the median table (at most 0.008 of a 0.12-wide interval).
-        Dropping such resamples instead, as undefined, held it in only 0.75 and 0.61
-        of the tables it still reported with 12 prompts (0.80 and 0.74 kept) and
-        refused 56% of them (more than a tenth dropped); a one-step replicate in their
-        place (:class:`_OneStep`, from the full-sample fit) gave 0.86 and 0.78. The
-        shared data have none: on LLMBar's MT-Bench set (192 labelled pairs, 73
-        prompts) and MT-Bench's human judgments (910, 80), 0 of 2,000 resamples break
-        it."""
+        reason). A resample need not: its strengths are refitted by Newton's method from
+        0, and where it fails they run toward an infinite gap and stop after
+        :data:`_NEWTON_STEPS`; the replicate is kept. That is harmless to the percentile
+        interval, which reads only on which side of its quantiles such a replicate falls
+        (``benchmarks/ford_resamples.py``: :func:`~recuse.simulate.self_preference.
+        simulate_self_preference` tables, five models, the judge's answers preferred
+        0.95 of the time, competence 3; 300 tables per cell, 90% intervals of 300
+        resamples; the tables whose full sample passes):
+
+        =======  ===========  ========================  ==============================
+        prompts  full sample  tables with such          interval holds the planted
+                 passes       resamples (median share)  value (no self term / τ = 0.3)
+        =======  ===========  ========================  ==============================
+        12       83%          97% (11%)                 0.88 / 0.89
+        20       95%          86% (4.0%)                0.90 / 0.88
+        30       99%          67% (0.5%)                0.89 / 0.87
+        =======  ===========  ========================  ==============================
+
+        as the estimator does where none occur (:data:`CALIBRATED_INTERVAL`). With 12
+        prompts: 60 steps instead of 30 move an interval end by at most 0.010 (of about
+        0.12) and hold the value in 0.90 / 0.89; dropping such resamples as undefined (as
+        for models the labels do not connect) refuses 59% of the tables (more than a
+        tenth dropped) and holds it in 0.83 / 0.79 of the rest (0.85 / 0.83 kept); the
+        one-step bootstrap (:class:`_OneStep`) holds it in 0.86 / 0.84. The full samples
+        that fail, now refused, had intervals holding it in 0.82 / 0.04. The shared data
+        have none: on LLMBar's MT-Bench set (192 labelled pairs, 73 prompts) and
+        MT-Bench's human judgments (910, 80), 0 of 2,000 resamples break it."""
         if self.fixed is not None or self.n_models == 0:
             return np.ones(s.shape[:-1], dtype=bool)
         return _strongly_connected(*self._label_graph(s))

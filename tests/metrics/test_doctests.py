@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "recuse.metrics.agreement",
     "recuse.metrics.bootstrap",
+    "recuse.metrics.bradley_terry",
     "recuse.metrics.calibration",
     "recuse.metrics.competence",
     "recuse.metrics.estimate",

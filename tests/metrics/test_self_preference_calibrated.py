@@ -164,7 +164,9 @@ def test_a_resample_that_loses_a_models_labels_is_the_estimate_on_that_resample(
     estimator leaves that model's pairs out (no strength for it). The replicate must
     be the estimate on that resample, not the pairs kept with a strength of 0 (the
     old replicate: 0.24 where the estimate on the resample reads 0.06). A resample
-    whose labels leave the models disconnected is undefined (NaN, dropped)."""
+    whose labels leave the models disconnected is undefined (NaN, dropped); one whose
+    labels give a group of models no loss to the rest is kept (CompetenceModel.finite
+    says why), while a sample like it has no estimate."""
     from recuse.metrics.competence import calibrated_spec
     from recuse.metrics.verdicts import judge_codes
 
@@ -185,15 +187,29 @@ def test_a_resample_that_loses_a_models_labels_is_the_estimate_on_that_resample(
     without = ~t["prompt_id"].isin(prompts[:2])  # every prompt but m3's labelled ones
     exact = calibrated_self_preference(t[without], boot=Resampling(n_boot=50)).estimate
     assert replicate(without) == pytest.approx(exact, abs=1e-9)
-    # the two halves {m0, m1} and {m2, m3} joined only by labels on two prompts
-    cross = t["model_a"].isin(["m0", "m1"]) != t["model_b"].isin(["m0", "m1"])
-    t2 = t.assign(human=t["human"].where(~cross | t["prompt_id"].isin(prompts[2:4])))
+    # the two halves {m0, m1} and {m2, m3} joined only by labels on two prompts: the
+    # first where the weaker half won a label across (it lost every other one there)
+    # and the next
+    top = t["model_a"].isin(["m0", "m1"])
+    cross = top != t["model_b"].isin(["m0", "m1"])
+    weak_won = cross & t["human"].notna() & (t["human"] != top.astype(float))
+    weak_won &= t["prompt_id"].isin(prompts[2:])
+    upset = t.loc[weak_won, "prompt_id"].iloc[0]
+    join = [upset, next(p for p in prompts[2:] if p != upset)]
+    t2 = t.assign(human=t["human"].where(~cross | t["prompt_id"].isin(join)))
     spec2, problems2 = calibrated_spec(t2, codes, labels)
     assert not problems2
-    apart = ~t2["prompt_id"].isin(prompts[2:4])
+    apart = ~t2["prompt_id"].isin(join)
     with pytest.raises(EstimationError, match="not all compared"):
         calibrated_self_preference(t2[apart], boot=Resampling(n_boot=50))
     assert np.isnan(spec2.stat.combine(spec2.stat.values[apart.to_numpy()].sum(axis=0)))
+    # without the upset the halves are still compared, but {m0, m1} never lost to
+    # {m2, m3}: no finite strengths, so no estimate (it read a number before, from the
+    # gap where Newton's steps ran out); as a resample it is kept
+    no_upset = t2["prompt_id"] != upset
+    with pytest.raises(EstimationError, match="never lost"):
+        calibrated_self_preference(t2[no_upset], boot=Resampling(n_boot=50))
+    assert np.isfinite(spec2.stat.combine(spec2.stat.values[no_upset.to_numpy()].sum(axis=0)))
 
 
 def test_given_strengths_must_cover_the_models_with_finite_values() -> None:

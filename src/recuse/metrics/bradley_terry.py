@@ -243,13 +243,24 @@ def bradley_terry(
 ) -> BTFit:
     """Fit ``logit P(a beats b) = s_a − s_b + Σ β_k x_k`` (statsmodels GLM, binomial
     family, fractional ``y`` allowed) and bootstrap it over ``clusters`` (see the module
-    docstring for the one-step cluster bootstrap)."""
+    docstring for the one-step cluster bootstrap).
+
+    Raises :class:`EstimationError` when the strengths have no finite estimate: the
+    systems are not all compared (directly or through others), or some group of them
+    never lost to the rest (:func:`no_finite_strengths`; covariates cannot rescue it:
+    the likelihood still rises as that group's strengths move up). Rows of weight 0 do
+    not count."""
     y = np.asarray(y, float)
     n = len(y)
     cov = covariates if covariates is not None else pd.DataFrame(index=range(n))
     cov = cov.reset_index(drop=True)
     w = np.ones(n) if weights is None else np.asarray(weights, float)
-    systems, x, kept, dropped = _design(a.reset_index(drop=True), b.reset_index(drop=True), cov)
+    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
+    systems, x, kept, dropped = _design(a, b, cov)
+    counted = w > 0
+    why = no_finite_strengths(y[counted], a[counted], b[counted])
+    if why is not None:
+        raise EstimationError(why)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "perfect separation" is spurious for fractional y
         fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit()
@@ -437,10 +448,10 @@ def leaderboard(
         b[keep].reset_index(drop=True),
     )
     y, w, clusters = rows["_y"].to_numpy(float), rows["_w"].to_numpy(float), rows["prompt_id"]
-    why = no_finite_strengths(y, a, b)
-    if why is not None:
-        raise EstimationError(f"the judges' verdicts: {why}")
-    raw = bradley_terry(y, a, b, clusters, weights=w, boot=boot)
+    try:
+        raw = bradley_terry(y, a, b, clusters, weights=w, boot=boot)
+    except EstimationError as exc:
+        raise EstimationError(f"the judges' verdicts: {exc}") from None
     adjusted = bradley_terry(
         y,
         a,
@@ -480,8 +491,11 @@ def no_finite_strengths(y: FloatArray, a: pd.Series, b: pd.Series) -> str | None
     >>> y = np.array([1.0, 1.0, 1.0])  # a beat b, b beat c, c beat a: a cycle
     >>> no_finite_strengths(y, pd.Series(list("abc")), pd.Series(list("bca")))
     >>> y = np.array([1.0, 1.0, 0.5])  # a beat b and c, b tied c
-    >>> no_finite_strengths(y, pd.Series(list("aab")), pd.Series(list("bcc"))).split(", so")[0]
-    'the 3 systems fall into 2 groups, and a group of a never lost to the others'
+    >>> why = no_finite_strengths(y, pd.Series(list("aab")), pd.Series(list("bcc")))
+    >>> for part in why.split("), so")[0].split(" (and "):
+    ...     print(part)
+    the 3 systems fall into 2 groups, and a group of a never lost to the others
+    a group of b, c never beat the others
     """
     names, codes = np.unique(np.concatenate([a.astype(str), b.astype(str)]), return_inverse=True)
     ia, ib = codes[: len(a)], codes[len(a) :]
@@ -496,12 +510,17 @@ def no_finite_strengths(y: FloatArray, a: pd.Series, b: pd.Series) -> str | None
         return None
     across = label[src] != label[dst]
     beaten = set(label[dst[across]].tolist())  # groups that lost to another group
-    top = [str(names[i]) for i in range(n) if label[i] not in beaten]
-    shown = ", ".join(top[:3]) + (f" and {len(top) - 3} more" if len(top) > 3 else "")
+    beat = set(label[src[across]].tolist())  # groups that beat another group
+
+    def outside(groups: set[int]) -> str:
+        found = [str(names[i]) for i in range(n) if label[i] not in groups]
+        return ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+
     return (
-        f"the {n} systems fall into {k} groups, and a group of {shown} never lost to "
-        "the others, so Bradley–Terry strengths have no finite estimate (it needs "
-        "verdicts where every system loses to, or ties with, some other at least once)"
+        f"the {n} systems fall into {k} groups, and a group of {outside(beaten)} never lost "
+        f"to the others (and a group of {outside(beat)} never beat the others), so "
+        "Bradley–Terry strengths have no finite estimate (it needs comparisons where every "
+        "system loses to, or ties with, some other at least once)"
     )
 
 
@@ -521,9 +540,7 @@ def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
     keep = (a != b).to_numpy()
     labelled = labelled[keep].reset_index(drop=True)
     a, b = a[keep].reset_index(drop=True), b[keep].reset_index(drop=True)
-    if no_finite_strengths(labelled["human"].to_numpy(float), a, b) is not None:
-        return None
-    try:
+    try:  # None where the labels give no finite strengths (bradley_terry says why)
         fit = bradley_terry(
             labelled["human"].to_numpy(float), a, b, labelled["prompt_id"], boot=boot
         )

@@ -28,6 +28,7 @@ def test_findings_are_the_adjusted_fit_coefficients(planted: Planted) -> None:
         f = found[COVARIATE_BIASES[name].key]
         assert (f.estimate, f.ci_low, f.ci_high) == pytest.approx((est, lo, hi))
         assert COVARIATES[name] in f.bias.unit  # the words come with the estimator
+        assert f.n == adj.n_pairs  # the judged pairs the fit is made from
         assert not f.headline and f.null == 0
     # planted: gpt-4 prefers its own answers (self_preference 0.3), claude-v1 does not;
     # pooled over the two judges the own-answer effect is positive
@@ -44,6 +45,7 @@ def test_section_has_the_leaderboard_tables(planted: Planted) -> None:
     board = next(t for t in section.tables if t.name == "leaderboard-sim-pairs").frame
     assert sorted(board["adjusted rank"]) == list(range(1, len(board) + 1))
     assert any("Kendall" in n and "sim-pairs" in n for n in section.notes)
+    assert any("judged pairs fitted" in n for n in section.notes if "sim-pairs" in n)
 
 
 def test_covariate_findings_recover_planted_bradley_terry_effects() -> None:

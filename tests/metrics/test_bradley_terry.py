@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -207,3 +208,87 @@ def test_a_leaderboard_without_finite_strengths_is_not_estimated() -> None:
         leaderboard(df, families={}, boot=Resampling(n_boot=200))
     skipped = recuse.audit(df, only=["leaderboard"], n_boot=200).skipped
     assert skipped["reason"].str.contains("no finite estimate").any()
+
+
+def _fitted_pairs_by_pandas(pairs: pd.DataFrame) -> tuple[int, int, int, int]:
+    """(pairs fitted, with no verdict, a system against itself, model unknown) among the
+    judged pairs, counted straight from the table: a pair enters when some verdict is
+    given (either order or ``p_a``) and its two systems differ."""
+    judged = pairs[pairs["judge"].notna()]
+    known = judged["model_a"].notna() & judged["model_b"].notna()
+    j = judged[known]
+    verdict = j[["p_a_first", "p_a_second", "p_a"]].notna().any(axis=1)
+    b = j["model_b"].astype(str)
+    if "category" in j.columns:  # AlpacaEval's length-prompted variants are systems
+        variant = j["category"].isin(["concise", "verbose"])
+        b = b.where(~variant, b + " (" + j["category"].astype(str) + ")")
+    same = j["model_a"].astype(str) == b
+    return (
+        int((verdict & ~same).sum()),
+        int((~verdict).sum()),
+        int((verdict & same).sum()),
+        int((~known).sum()),
+    )
+
+
+def test_n_is_the_pairs_fitted_and_the_rest_are_counted_by_why() -> None:
+    """A hand table: 6 judged pairs of 3 systems, of which 1 has no verdict, 1 compares
+    a system with itself, 1 has an unknown model; 1 is judged in both orders (2 rows,
+    1 pair) and 1 is a human label only (no judge). So 3 pairs are fitted, on 4 rows."""
+    nan = np.nan
+    t = pd.DataFrame({
+        "item_id": list("abcdefg"),
+        "prompt_id": ["p1", "p2", "p3", "p4", "p5", "p6", "p7"],
+        "judge": ["j", "j", "j", "j", "j", "j", None],
+        "model_a": ["x", "y", "z", "x", "x", None, "x"],
+        "model_b": ["y", "z", "x", "y", "x", "y", "y"],
+        "p_a_first": [1.0, 1.0, nan, nan, 1.0, 1.0, nan],
+        "p_a_second": [0.0, nan, nan, nan, nan, 0.0, nan],
+        "p_a": [0.5, 1.0, 1.0, nan, 1.0, 0.5, nan],
+        "human": [nan, nan, nan, nan, nan, nan, 0.5],  # a tie: finite strengths
+    })  # fmt: skip
+    lb = leaderboard(t, families={"x": "x", "y": "y", "z": "z"}, boot=Resampling(n_boot=20))
+    want = _fitted_pairs_by_pandas(t)
+    assert want == (3, 1, 1, 1)
+    for fit in (lb.raw, lb.adjusted):
+        assert fit.n_pairs == 3 and fit.n_rows == 4
+        assert sorted(fit.left_out.values()) == [1, 1, 1]
+        assert fit.left_out_words() == (
+            "3 pairs left out (1 with no verdict; 1 comparing a system with itself; "
+            "1 with the model behind an answer unknown)"
+        )
+    assert lb.human is not None and lb.human.n_pairs == 1
+    # every pair fitted: nothing to say
+    full = t[t["p_a"].notna() & (t["model_a"] != t["model_b"]) & t["model_a"].notna()]
+    assert leaderboard(full, families={"x": "x", "y": "y", "z": "z"},
+                       boot=Resampling(n_boot=20)).adjusted.left_out_words() == ""  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "fitted", "left_out"),
+    [
+        ("llmbar-mtbench", 761, (7, 0, 32)),
+        pytest.param("alpaca-eval", 22_523, (10, 805, 0), marks=pytest.mark.slow),
+    ],
+)
+def test_n_on_real_data_is_the_pairs_fitted(
+    shared_data: Path, name: str, fitted: int, left_out: tuple[int, int, int]
+) -> None:
+    """The recheck's counts: LLMBar's MT-Bench set fits 761 of its 768 judged pairs of
+    known models (7 have no verdict); AlpacaEval 22,523 of 23,338 (10 without a verdict,
+    805 of a model against its own reference)."""
+    import recuse.data
+    from recuse.roster import Roster
+
+    pairs = recuse.data.load(name, data_dir=shared_data)
+    roster = Roster.builtin()
+    ids = pd.concat([pairs["model_a"], pairs["model_b"], pairs["judge"]]).dropna().astype(str)
+    families = {m: roster.family(m) for m in ids.unique() if m in roster}
+    if name == "alpaca-eval":  # covariates need not be real here: the count is the test
+        pairs = pairs.drop(columns=[c for c in ("response_a", "response_b") if c in pairs])
+    lb = leaderboard(pairs, families=families, boot=Resampling(n_boot=10))
+    want = _fitted_pairs_by_pandas(pairs)
+    assert want == (fitted, *left_out)
+    for fit in (lb.raw, lb.adjusted):
+        assert fit.n_pairs == fitted
+        assert tuple(fit.left_out.values()) == left_out

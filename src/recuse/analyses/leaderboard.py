@@ -132,7 +132,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     method = (
         f"Bradley–Terry logistic GLM (statsmodels) of the verdicts of {judges}; "
         f"{o.level:.0%} percentile interval, one-step cluster bootstrap over prompts "
-        f"({o.n_boot} resamples)"
+        f"({o.n_boot} resamples); n = the judged pairs fitted"
+        + (f", {left}" if (left := adj.left_out_words()) else "")
     )
     for name, est, lo, hi in zip(
         adj.covariates, adj.coefficients, adj.coefficients_low, adj.coefficients_high, strict=True
@@ -162,7 +163,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     part.notes.append(
         f"{inp.name}: Kendall's τ between the orderings (1 = same order): "
         + "; ".join(taus)
-        + f". {len(adj.systems)} systems, {adj.n_pairs:,} judged pairs, {adj.n_clusters:,} prompts."
+        + f". {len(adj.systems)} systems, {adj.n_pairs:,} judged pairs fitted, "
+        + f"{adj.n_clusters:,} prompts"
+        + (f"; {left}." if left else ".")
     )
     for name, why in adj.dropped.items():
         bias = COVARIATE_BIASES[name]

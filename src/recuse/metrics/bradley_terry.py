@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -87,6 +87,10 @@ _FENCE = re.compile(
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 MIN_PRESENT = 20  # rows a covariate must be non-zero in to be estimated
 VARIANTS = ("concise", "verbose")  # length-prompted variants (AlpacaEval's category)
+#: why a judged pair is left out of the leaderboard's fit (:attr:`BTFit.left_out`)
+NO_VERDICT = "with no verdict"
+SAME_SYSTEM = "comparing a system with itself"
+UNKNOWN_MODEL = "with the model behind an answer unknown"
 
 
 def markdown_counts(text: object) -> tuple[int, int, int]:
@@ -123,7 +127,10 @@ class BTFit:
     """One fitted Bradley–Terry model and its bootstrap replicates.
 
     ``strengths`` are centred (mean 0) log-odds; ``ranks`` 1 = strongest; the
-    ``*_low``/``*_high`` arrays are percentile bounds at ``level``.
+    ``*_low``/``*_high`` arrays are percentile bounds at ``level``. ``n_rows``: the rows
+    fitted (a pair judged in both orders is two); ``n_pairs``: the pairs they come from,
+    the sample the estimate is made from; ``left_out``: the pairs given that did not
+    enter the fit, counted by why (:meth:`left_out_words`).
     """
 
     systems: tuple[str, ...]
@@ -143,6 +150,31 @@ class BTFit:
     level: float
     n_boot: int
     dropped: Mapping[str, str] = field(default_factory=dict)  # covariate -> why left out
+    left_out: Mapping[str, int] = field(default_factory=dict)  # why -> pairs not fitted
+
+    def left_out_words(self) -> str:
+        """The pairs given that were left out of the fit, with why, in words ('' when none
+        were).
+
+        >>> import dataclasses
+        >>> none = np.zeros(0)
+        >>> fit = BTFit((), none, none, none, none, none, none, (), none, none, none,
+        ...             n_rows=6, n_pairs=4, n_clusters=2, level=0.9, n_boot=10)
+        >>> dataclasses.replace(fit, left_out={NO_VERDICT: 3}).left_out_words()
+        '3 pairs left out (with no verdict)'
+        >>> two = {NO_VERDICT: 3, UNKNOWN_MODEL: 0, SAME_SYSTEM: 1}
+        >>> dataclasses.replace(fit, left_out=two).left_out_words()
+        '4 pairs left out (3 with no verdict; 1 comparing a system with itself)'
+        """
+        counted = {why: k for why, k in self.left_out.items() if k}
+        total = sum(counted.values())
+        if not total:
+            return ""
+        noun = "pair" if total == 1 else "pairs"
+        if len(counted) == 1:
+            return f"{total:,} {noun} left out ({next(iter(counted))})"
+        each = "; ".join(f"{k:,} {why}" for why, k in counted.items())
+        return f"{total:,} {noun} left out ({each})"
 
     def strength_table(self) -> pd.DataFrame:
         return pd.DataFrame(
@@ -432,16 +464,31 @@ def leaderboard(
     ``families``: canonical model id → family (the roster's), for ``own``/``family``;
     ``selves`` (:meth:`~recuse.roster.Roster.self_map`): what counts as the judge's own
     answer (default: its id).
+
+    Each fit's ``n_pairs`` counts the judged pairs it is made from (a pair judged in
+    both orders once); ``left_out`` counts, by why, the judged pairs that did not enter
+    it: no verdict in either order (nor ``p_a``), the same system on both sides, or
+    the model behind an answer unknown.
     """
-    pairs = pairs[pairs["model_a"].notna() & pairs["model_b"].notna()]  # generator unknown
-    judged = pairs[pairs["judge"].notna()] if "judge" in pairs.columns else pairs.iloc[:0]
+    given = pairs[pairs["judge"].notna()] if "judge" in pairs.columns else pairs.iloc[:0]
     if judges:
-        judged = judged[judged["judge"].isin(list(judges))]
+        given = given[given["judge"].isin(list(judges))]
+    known = (given["model_a"].notna() & given["model_b"].notna()).to_numpy()
+    pairs = pairs[pairs["model_a"].notna() & pairs["model_b"].notna()]  # generator unknown
+    judged = given[known]
+    judged = judged.assign(_pair=np.arange(len(judged)))
     rows = _verdict_rows(judged)
     if rows.empty:
         raise EstimationError("no judge verdicts to rank systems with")
     a, b = system_names(rows)
     keep = (a != b).to_numpy()
+    fitted = int(rows.loc[keep, "_pair"].nunique())
+    with_verdict = int(rows["_pair"].nunique())
+    left_out = {
+        NO_VERDICT: len(judged) - with_verdict,
+        SAME_SYSTEM: with_verdict - fitted,
+        UNKNOWN_MODEL: int((~known).sum()),
+    }
     rows, a, b = (
         rows[keep].reset_index(drop=True),
         a[keep].reset_index(drop=True),
@@ -461,8 +508,8 @@ def leaderboard(
         weights=w,
         boot=boot,
     )
-    raw = _with_pairs(raw, judged)
-    adjusted = _with_pairs(adjusted, judged)
+    raw = replace(raw, n_pairs=fitted, left_out=left_out)
+    adjusted = replace(adjusted, n_pairs=fitted, left_out=left_out)
     human = _human_fit(pairs, boot)
     return Leaderboard(
         raw=raw,
@@ -524,12 +571,6 @@ def no_finite_strengths(y: FloatArray, a: pd.Series, b: pd.Series) -> str | None
     )
 
 
-def _with_pairs(fit: BTFit, pairs: pd.DataFrame) -> BTFit:
-    from dataclasses import replace
-
-    return replace(fit, n_pairs=len(pairs))
-
-
 def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
     if "human" not in pairs.columns:
         return None
@@ -546,4 +587,4 @@ def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
         )
     except EstimationError:
         return None
-    return _with_pairs(fit, labelled)
+    return replace(fit, n_pairs=len(labelled))

@@ -1198,6 +1198,7 @@ def calibrated_parts(
     has_given = any_per_judge(np.isfinite(given), codes)
     has_labels = any_per_judge(labelled, lab_group)
     has_own, has_other = any_per_judge(side != 0, group), any_per_judge(side == 0, group)
+    has_family = any_per_judge(fam_side != 0, group)
     p0_of = np.zeros((n_j, p))  # each fitted judge's patterns' P(a) without own / family
     for code, label in enumerate(labels):
         if not has_orders[code]:
@@ -1217,8 +1218,13 @@ def calibrated_parts(
             except EstimationError as exc:
                 problems[str(label)] = str(exc)
                 continue
-        if not has_own[code] or not has_other[code]:
+        if not has_other[code] or not (has_own[code] or has_family[code]):
             continue  # the required counts say which kind of pair is missing
+        # A judge without own pairs (its model's answers absent) is still fitted where it
+        # has family pairs: its own column is 0 on every pattern it weighs, so the
+        # pseudo-inverse Newton step (:func:`_newton`; the one-step Jacobian likewise)
+        # leaves τ at 0 — the model without the own term — and φ, κ, β are its fit;
+        # its self-preference is then refused by the required own-pair count.
         totals = totals_of[code] if one_step else np.asarray(values[group == code].sum(axis=0))
         theta, g = model.fit(totals)
         if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(g)):
@@ -1395,7 +1401,8 @@ def calibrated_specs(
             "Competence-calibrated family preference: the judge's rate of picking the answer "
             "of another model of its family (against a model from outside it) minus the rate "
             "its competence predicts, from the same competence model as its self-preference, "
-            "where its own answers have their own term apart from its family's; "
+            "where its own answers have their own term apart from its family's (a judge "
+            "none of whose pairs hold its own answer: the model without that term); "
             + _METHOD.split("; ", 1)[1].format(family=" and a family term φ·family")
             + held
         )

@@ -98,6 +98,12 @@ def test_findings_name_each_datasets_labels(mixed: Any) -> None:
         "response" in skips
     )
     assert not any(HUMAN.search(s) for s in skips)
+    # the method beside each number too: JudgeBench's in its labels' words, LLMBar's as
+    # the analyses wrote them
+    for f in mine:
+        assert not HUMAN.search(f.method), (f.bias.key, f.method)
+    methods = {f.bias.key: f.method for f in theirs}
+    assert methods["agreement_accuracy"].startswith("accuracy against the human label:")
 
 
 def test_the_json_names_the_labels(mixed: Any) -> None:
@@ -124,3 +130,21 @@ def test_an_audit_of_judgebench_alone_says_correctness_throughout(shared_data: P
         assert not any(HUMAN.search(b.unit) for b in s.biases), s.id
     for col in report.matrix().columns:
         assert col.bias.reference == "correctness"
+    # what the HTML and JSON print beside each number: the method, the detail and the
+    # warnings of each finding, the figures' words and the tables' titles
+    for s in report.sections:
+        for f in s.findings:
+            for said in (f.method, f.detail, *f.warnings):
+                assert not HUMAN.search(said), (f.bias.key, said)
+        for fig in s.figures:
+            for said in (fig.title, fig.caption, fig.alt):
+                assert not HUMAN.search(said), (s.id, said)
+        for t in s.tables:
+            assert not HUMAN.search(t.title), (s.id, t.title)
+        assert not any(HUMAN.search(n) for n in (*s.notes, *s.headlines)), s.id
+    methods = {f.bias.key: f.method for s in report.sections for f in s.findings}
+    assert methods["agreement_accuracy"].startswith("accuracy against the correctness label:")
+    gap = methods["verbosity_recall_gap"]
+    assert "recall when the correctness label favours the longer response minus" in gap
+    (cert,) = [s for s in report.sections if s.id == "certification"]
+    assert any("agree with the correctness labels at" in g.caption for g in cert.figures)

@@ -315,7 +315,7 @@ def run_audit(
             f"its findings and reasons are worded for {REFERENCE_NAMES[i.source.reference]}"
             + (
                 "; where a text shared with other datasets says human(s), read that label."
-                if len(inputs) > 1
+                if len({j.source.reference for j in inputs}) > 1
                 else "."
             )
             for i in inputs

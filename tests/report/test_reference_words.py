@@ -148,3 +148,22 @@ def test_an_audit_of_judgebench_alone_says_correctness_throughout(shared_data: P
     assert "recall when the correctness label favours the longer response minus" in gap
     (cert,) = [s for s in report.sections if s.id == "certification"]
     assert any("agree with the correctness labels at" in g.caption for g in cert.figures)
+
+
+def test_two_datasets_of_correctness_labels_share_their_words(shared_data: Path) -> None:
+    """Two inputs with correctness labels (JudgeBench twice): every text is worded for
+    them, so the note tells no one to read a shared text's 'human' as the label."""
+    jb = load_input("judgebench", data_dir=shared_data)
+    few = jb.frame[jb.frame["judge"] == "o1-mini-2024-09-12"].head(80)
+    report = run_audit(
+        [replace(jb, frame=few), replace(jb, frame=few)],
+        options=AuditOptions(n_boot=100, only=("agreement",)),
+    )
+    notes = [n for n in report.notes if "reference label is objective correctness" in n]
+    assert len(notes) == 2
+    for n in notes:
+        assert n.endswith("its findings and reasons are worded for correctness labels."), n
+    for s in report.sections:
+        assert not HUMAN.search(s.intro)
+        for f in s.findings:
+            assert not HUMAN.search(f.verdict + f.method), f.method

@@ -326,3 +326,13 @@ def test_numpy_numbers_are_numbers_to_the_api() -> None:
     for bad in ({"seed": np.bool_(True)}, {"min_n": np.float64(1.5)}, {"level": np.bool_(0)}):
         with pytest.raises(ConfigError, match="must be a number"):
             read_options(bad, "api")
+
+
+def test_an_n_boot_just_over_the_bound_says_its_memory_in_mib() -> None:
+    """10 million resamples need 10**7 * 32 bytes = 305 MiB an estimate: the error read
+    'about 0 GiB of memory', a reason that gives none."""
+    with pytest.raises(ConfigError) as caught:
+        recuse.audit("llmbar", n_boot=10**7)
+    err = str(caught.value)
+    assert f"about {10**7 * 32 / 2**20:,.0f} MiB of memory" in err and "305 MiB" in err
+    assert "0 GiB" not in err

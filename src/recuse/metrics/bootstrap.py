@@ -360,15 +360,23 @@ def check_n_boot(count: int, *, least: int = 10) -> None:
     if not _is_whole(count) or count < least:
         raise SettingError("n_boot", count, f"must be an integer of at least {least}", "2000")
     if count > MAX_N_BOOT:
-        gib = count * _BYTES_PER_RESAMPLE / 2**30
-        # a number a reader can take in: a TOML 1e300 is read as a 301-digit integer
-        need = f"about {gib:,.0f} GiB" if gib < 1e6 else "over a million GiB"
+        need = _memory(count * _BYTES_PER_RESAMPLE)
         raise SettingError(
             "n_boot", count,
             f"must be at most {MAX_N_BOOT:,}: the bootstrap would need {need} "
             f"of memory for each estimate ({_BYTES_PER_RESAMPLE} bytes a resample; {N_BOOT} "
             "is the default)",
         )  # fmt: skip
+
+
+def _memory(size: float) -> str:
+    """``size`` bytes in words a reader can take in: MiB below a GiB (10 million
+    resamples are 305 MiB, not "0 GiB"), GiB below a million of them, and "over a
+    million GiB" beyond (a TOML ``1e300`` is read as a 301-digit whole number)."""
+    gib = size / 2**30
+    if gib < 1:
+        return f"about {size / 2**20:,.0f} MiB"
+    return f"about {gib:,.0f} GiB" if gib < 1e6 else "over a million GiB"
 
 
 def check_seed(seed: int) -> None:

@@ -336,3 +336,17 @@ def test_an_n_boot_just_over_the_bound_says_its_memory_in_mib() -> None:
     err = str(caught.value)
     assert f"about {10**7 * 32 / 2**20:,.0f} MiB of memory" in err and "305 MiB" in err
     assert "0 GiB" not in err
+
+
+def test_a_level_given_as_a_fraction_is_checked_by_its_value() -> None:
+    """The API reads any real number as a level (fractions.Fraction(9, 10) is 0.9), but
+    the range was checked on the value as given, which the bootstrap's check does not
+    count as a number: 9/10 was refused as 'must be in [0.5, 1)'."""
+    from fractions import Fraction
+
+    assert read_options({"level": Fraction(9, 10)}, "api")["level"] == 0.9
+    with pytest.raises(ConfigError) as caught:
+        read_options({"level": Fraction(3, 10)}, "api")
+    assert "= Fraction(3, 10): must be in [0.5, 1)" in str(caught.value)
+    with pytest.raises(ConfigError, match=r"= 0: must be in \[0.5, 1\)"):
+        read_options({"level": 0}, "api")  # said as written, not 0.0

@@ -209,8 +209,9 @@ def _no_own_pairs(
     try:
         names = pd.concat([known["judge"], known["model_a"], known["model_b"]])
         families = families_of(names, ctx.roster) if family else None
-        relation = "family" if family else "self"
-        side = favored_side(known, relation=relation, families=families, selves=ctx.selves)
+        side = favored_side(
+            known, relation="family" if family else "self", families=families, selves=ctx.selves
+        )
     except RecuseError:  # a model without a family: the existing reason says so
         return skip
     if bool((side != 0).any()):

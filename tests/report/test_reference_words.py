@@ -167,3 +167,17 @@ def test_two_datasets_of_correctness_labels_share_their_words(shared_data: Path)
         assert not HUMAN.search(s.intro)
         for f in s.findings:
             assert not HUMAN.search(f.verdict + f.method), f.method
+
+
+def test_reword_changes_whole_words_and_hyphenated_labels() -> None:
+    """'human-labelled' read 'correctness-label-labelled' (the competence model's reason
+    'no human-labelled pairs of two different known models ...'), and a word that only
+    begins with 'human' was cut: 'humane' read 'correctness-labele'."""
+    said = reword("no human-labelled pairs of two different known models", "correctness")
+    assert said == "no correctness-labelled pairs of two different known models"
+    assert reword("Human-labeled data", "correctness") == "Correctness-labelled data"
+    for text in ("a humane judge", "humanity's last exam", "Humanities"):
+        assert reword(text, "correctness") == text
+    # the phrases themselves still change, at the end of a sentence too
+    assert reword("agrees with humans.", "correctness") == "agrees with the correctness labels."
+    assert reword("(the human label)", "correctness") == "(the correctness label)"

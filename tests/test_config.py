@@ -85,6 +85,10 @@ def test_recuse_toml_in_the_current_folder_is_read(
         ("[audit]\nn-boot = 'many'\n", "[audit] n-boot = 'many': must be a number"),
         ("[material]\nposition = -1\n", "[material] position = -1: give a positive number"),
         ("[mapping]\nx = 'y'\n", "unknown section [mapping]"),
+        # a key before any section is no section: it read 'unknown section [level]'
+        ("level = 0.95\n", "level is outside any section — put it under [audit]"),
+        ("n_boot = 500\n", "n_boot is outside any section — put it under [audit]"),
+        ("levle = 0.95\n", "levle is outside any section — options go under [audit]"),
         ("[values.w]\nA = 'one'\n", "[values.w] A = 'one': give a number"),
         ("[audit\n", "not valid TOML"),
     ],

@@ -20,6 +20,7 @@ from recuse.cli import _register, main
 from recuse.cli.app import app
 from recuse.config import audit_keys, load_config
 from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import Resampling
 from recuse.options import MAX_N_BOOT, Settings, default, read_options, resolve, settings_fields
 from recuse.simulate import PlantedBias, simulate_pairs
 
@@ -162,6 +163,24 @@ def test_n_boot_beyond_the_bound_is_one_line_with_the_memory(
     assert not out.exists()
     with pytest.raises(ConfigError, match="GiB of memory"):
         recuse.audit("llmbar", n_boot=9999999999)
+
+
+def test_an_n_boot_beyond_any_memory_is_said_in_a_short_line(tmp_path: Path) -> None:
+    """A TOML ``n-boot = 1e300`` reads as a 301-digit whole number: its error says the
+    value cut short and the memory in words, not a 290-digit count of GiB."""
+    config = tmp_path / "recuse.toml"
+    config.write_text("[audit]\nn-boot = 1e300\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    err = str(caught.value)
+    assert "n-boot = 100000000000000005250" in err and "over a million GiB of memory" in err
+    assert len(err) - len(str(config)) < 260, err
+    with pytest.raises(ConfigError) as library:
+        Resampling(n_boot=10**300)
+    assert len(str(library.value)) < 300 and "over a million GiB" in str(library.value)
+    # a count a machine could nearly hold keeps its figure
+    with pytest.raises(ConfigError, match=r"about 30 GiB of memory"):
+        Resampling(n_boot=10**9)
 
 
 def test_the_api_gives_the_clis_errors_for_bad_data_and_values(planted: pd.DataFrame) -> None:
@@ -307,3 +326,27 @@ def test_numpy_numbers_are_numbers_to_the_api() -> None:
     for bad in ({"seed": np.bool_(True)}, {"min_n": np.float64(1.5)}, {"level": np.bool_(0)}):
         with pytest.raises(ConfigError, match="must be a number"):
             read_options(bad, "api")
+
+
+def test_an_n_boot_just_over_the_bound_says_its_memory_in_mib() -> None:
+    """10 million resamples need 10**7 * 32 bytes = 305 MiB an estimate: the error read
+    'about 0 GiB of memory', a reason that gives none."""
+    with pytest.raises(ConfigError) as caught:
+        recuse.audit("llmbar", n_boot=10**7)
+    err = str(caught.value)
+    assert f"about {10**7 * 32 / 2**20:,.0f} MiB of memory" in err and "305 MiB" in err
+    assert "0 GiB" not in err
+
+
+def test_a_level_given_as_a_fraction_is_checked_by_its_value() -> None:
+    """The API reads any real number as a level (fractions.Fraction(9, 10) is 0.9), but
+    the range was checked on the value as given, which the bootstrap's check does not
+    count as a number: 9/10 was refused as 'must be in [0.5, 1)'."""
+    from fractions import Fraction
+
+    assert read_options({"level": Fraction(9, 10)}, "api")["level"] == 0.9
+    with pytest.raises(ConfigError) as caught:
+        read_options({"level": Fraction(3, 10)}, "api")
+    assert "= Fraction(3, 10): must be in [0.5, 1)" in str(caught.value)
+    with pytest.raises(ConfigError, match=r"= 0: must be in \[0.5, 1\)"):
+        read_options({"level": 0}, "api")  # said as written, not 0.0

@@ -96,8 +96,18 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{where}: not valid TOML ({exc})") from None
     unknown = [k for k in data if k not in SECTIONS]
     if unknown:
+        key, value = unknown[0], data[unknown[0]]
+        tables = isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+        if not isinstance(value, dict) and not tables:  # a key before any [section]
+            put = (
+                "put it under [audit] (an option: `[audit]` on a line above it)"
+                if key in audit_keys() or key in settings_fields()
+                else f"options go under [audit]; the other sections: "
+                f"{', '.join(SECTIONS[1:-1])} or [[model]]"
+            )
+            raise ConfigError(f"{where}: {key} is outside any section — {put}")
         raise ConfigError(
-            f"{where}: unknown section [{unknown[0]}] — use {', '.join(SECTIONS[:-1])} or [[model]]"
+            f"{where}: unknown section [{key}] — use {', '.join(SECTIONS[:-1])} or [[model]]"
         )
     options = _audit_options(_table(data, "audit", where), where)
     sections = {

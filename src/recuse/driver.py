@@ -41,7 +41,15 @@ from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
 from recuse.reference import REFERENCE_NAMES, ReferenceKind, reword
-from recuse.report.model import AuditReport, Exclusion, NotEstimated, Provenance, Section
+from recuse.report.model import (
+    AuditReport,
+    Exclusion,
+    Figure,
+    Finding,
+    NotEstimated,
+    Provenance,
+    Section,
+)
 from recuse.report.multiplicity import adjust_sections
 from recuse.roster import Roster
 from recuse.tables import TableKind
@@ -307,7 +315,7 @@ def run_audit(
             f"its findings and reasons are worded for {REFERENCE_NAMES[i.source.reference]}"
             + (
                 "; where a text shared with other datasets says human(s), read that label."
-                if len(inputs) > 1
+                if len({j.source.reference for j in inputs}) > 1
                 else "."
             )
             for i in inputs
@@ -351,26 +359,52 @@ def _references(inputs: Sequence[Input]) -> dict[str, ReferenceKind]:
 
 def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
     """The section in the words of each dataset's labels (:mod:`recuse.reference`): each
-    finding's bias (unit, verdict words) for its dataset's labels, each note that names
-    a dataset for that dataset's, and the intro for the labels every input shares (else
-    as written, for human labels, with the report's note on the others)."""
+    finding's bias (unit, verdict words), method, detail and warnings for its dataset's
+    labels; each note, headline, figure's words and table title for the labels of the
+    datasets it names, or, naming none, of every input when they share one kind; the
+    intro for the labels every input shares (else as written, for human labels, with the
+    report's note on the others)."""
     refs = _references(inputs)
     if set(refs.values()) == {"human"}:
         return section
-    findings = tuple(
-        replace(f, bias=f.bias.for_reference(refs.get(f.dataset, "human")))
-        for f in section.findings
-    )
-
-    def note(text: str) -> str:
-        named = [d for d in refs if text.startswith(f"{d}:") or f" {d}" in text]
-        kinds = {refs[d] for d in named}
-        return reword(text, kinds.pop()) if len(kinds) == 1 else text
-
     shared = set(refs.values())
-    intro = reword(section.intro, shared.pop()) if len(shared) == 1 else section.intro
+    every: ReferenceKind | None = next(iter(shared)) if len(shared) == 1 else None
+
+    def finding(f: Finding) -> Finding:
+        kind = refs.get(f.dataset, "human")
+        if kind == "human":
+            return f
+        return replace(
+            f,
+            bias=f.bias.for_reference(kind),
+            method=reword(f.method, kind),
+            detail=reword(f.detail, kind),
+            warnings=tuple(reword(w, kind) for w in f.warnings),
+        )
+
+    def text(said: str, *, about: str | None = None) -> str:
+        about = said if about is None else about
+        named = [d for d in refs if about.startswith(f"{d}:") or f" {d}" in about]
+        kinds = {refs[d] for d in named} if named else ({every} if every else set())
+        return reword(said, kinds.pop()) if len(kinds) == 1 else said
+
+    def figure(fig: Figure) -> Figure:
+        about = f"{fig.title} {fig.caption} {fig.alt}"
+        return replace(
+            fig,
+            title=text(fig.title, about=about),
+            caption=text(fig.caption, about=about),
+            alt=text(fig.alt, about=about),
+        )
+
     return replace(
-        section, findings=findings, intro=intro, notes=tuple(note(n) for n in section.notes)
+        section,
+        findings=tuple(finding(f) for f in section.findings),
+        intro=reword(section.intro, every) if every else section.intro,
+        notes=tuple(text(n) for n in section.notes),
+        headlines=tuple(text(h) for h in section.headlines),
+        figures=tuple(figure(g) for g in section.figures),
+        tables=tuple(replace(t, title=text(t.title)) for t in section.tables),
     )
 
 

@@ -35,6 +35,7 @@ from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     MAX_N_BOOT,
     N_BOOT,
+    SettingError,
     check_level,
     check_min_n,
     check_n_boot,
@@ -143,7 +144,10 @@ def _whole(value: Any, where: str, example: int) -> int:
 def _level(value: Any, where: str) -> float:
     level = _number(value, where)
     with named_settings(lambda _setting: where):
-        check_level(value, least=LEAST_LEVEL)  # said as written (0, not 0.0)
+        try:
+            check_level(level, least=LEAST_LEVEL)
+        except SettingError as exc:  # said as written (0, not 0.0)
+            raise SettingError("level", value, exc.rule, exc.example) from None
     return level
 
 

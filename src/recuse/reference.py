@@ -36,6 +36,7 @@ _CORRECTNESS: tuple[tuple[str, str], ...] = (
     (r"when they prefer the (longer|shorter) answer", r"when the \1 answer is correct"),
     (r"they prefer the (longer|shorter) one", r"the \1 one is"),
     (r"human-preferred", "correct"),
+    (r"human-labell?ed", "correctness-labelled"),
     (r"the human's side", "the correct side"),
     (r"the human prefers", "the correctness label favours"),
     (r"the human outcome rates", "rates at which a is correct"),
@@ -53,8 +54,9 @@ _CORRECTNESS: tuple[tuple[str, str], ...] = (
 )
 _RULES: dict[ReferenceKind, tuple[tuple[re.Pattern[str], str], ...]] = {
     "human": (),
+    # whole words only: "humane" or "humanity" is no label
     "correctness": tuple(
-        (re.compile(rf"\b{pattern}", re.IGNORECASE), new) for pattern, new in _CORRECTNESS
+        (re.compile(rf"\b{pattern}(?!\w)", re.IGNORECASE), new) for pattern, new in _CORRECTNESS
     ),
 }
 

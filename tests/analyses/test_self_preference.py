@@ -4,6 +4,8 @@ author-judges without a self term nothing is flagged, a planted one is."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -167,3 +169,33 @@ def test_a_judge_whose_pairs_have_no_known_generator_is_told_so() -> None:
     )
     # a judge with known generators keeps its estimate
     assert any(f.judge == "m0" and f.bias.key == CALIBRATED.key for f in report.findings)
+
+
+def test_a_judge_whose_pairs_never_hold_its_own_answer_is_told_so(shared_data: Path) -> None:
+    """JudgeBench's pairs are two answers of one model (GPT-4o's or Claude-3.5-Sonnet's),
+    none by a judge: the summary read 'no pairs where the correctness label favours the
+    judge's own response', as if its answers had all lost. It says no pair holds its own
+    (or its family's) answer beside another model's, and whose answers it judged."""
+    from dataclasses import replace
+
+    from recuse.data.inputs import load_input
+
+    jb = load_input("judgebench", data_dir=shared_data)
+    judge = "claude-3-haiku-20240307"
+    rows = jb.frame[jb.frame["judge"] == judge]
+    # the data by hand: every pair is one model against itself, never the judge
+    assert (rows["model_a"] == rows["model_b"]).all() and judge not in set(rows["model_a"])
+    (model,) = set(rows["model_a"])
+    report = run_audit(
+        [replace(jb, frame=rows)],
+        options=AuditOptions(n_boot=100, only=("self-preference", "family-preference")),
+    )
+    said = {k.bias.key: k.reason for k in report.skipped if k.headline and k.bias is not None}
+    assert said["self_preference_calibrated"] == (
+        f"none of its {len(rows)} pairs holds its own answer beside another model's "
+        f"(the answers are by {model})"
+    )
+    assert said["family_preference_calibrated"] == (
+        f"none of its {len(rows)} pairs holds an answer of its family (not its own) beside "
+        f"one from outside the family (the answers are by {model})"
+    )

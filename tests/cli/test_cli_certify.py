@@ -112,3 +112,22 @@ def test_real_cascade_gpt35_then_gpt4(tmp_path: Path, capsys: pytest.CaptureFixt
     reach = cas["stages"][1]["reached"]
     assert cas["usd_per_1000_items"] == pytest.approx(2 * 1 + reach * 2 * 30)
     assert cas["person_share"] == pytest.approx(1 - len(kept) / 200)
+
+
+@pytest.mark.skipif(not (DATA / "judgebench").is_dir(), reason="needs the shared JudgeBench")
+def test_judgebench_is_certified_against_its_correctness_labels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """JudgeBench's labels say which answer is correct, not which a person prefers: the
+    terminal's guarantee, reasons and definitions name them so (they said 'agreement
+    with humans', 'equal to the human label'); a human-labelled set keeps its words."""
+    code, text = _run(["certify", "judgebench", "--cascade",
+                       "o1-mini-2024-09-12,claude-3-haiku-20240307"], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "human" not in text.lower(), [ln for ln in text.splitlines() if "human" in ln.lower()]
+    assert "share of kept verdicts equal to the correctness label" in text
+    assert "guarantee: agreement with the correctness labels ≥ 0.85" in text
+    code, text = _run(["certify", "llmbar-mtbench", "--cascade", "gpt-3.5-turbo,gpt-4"], capsys)
+    assert code == 0, text
+    assert "share of kept verdicts equal to the human label" in text
+    assert "guarantee: agreement with humans ≥ 0.85" in text

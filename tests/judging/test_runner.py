@@ -456,3 +456,16 @@ def test_a_process_that_manages_its_collector_keeps_it_as_it_is(tmp_path: Path) 
         assert not gc.isenabled()
     finally:
         gc.enable()
+    # a threshold of 0 turns automatic collection off too (gc.set_threshold): raising
+    # it to GC_YOUNG for the run would turn it back on
+    thresholds = gc.get_threshold()
+    gc.set_threshold(0, *thresholds[1:])
+    try:
+        with Store(tmp_path / "u.db") as store:
+            fake = _GCWatcher()
+            Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+        assert fake.young == [0] * len(fake.young) and fake.young
+        assert fake.frozen == [0] * len(fake.frozen)
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*thresholds)

@@ -98,6 +98,12 @@ def test_findings_name_each_datasets_labels(mixed: Any) -> None:
         "response" in skips
     )
     assert not any(HUMAN.search(s) for s in skips)
+    # the method beside each number too: JudgeBench's in its labels' words, LLMBar's as
+    # the analyses wrote them
+    for f in mine:
+        assert not HUMAN.search(f.method), (f.bias.key, f.method)
+    methods = {f.bias.key: f.method for f in theirs}
+    assert methods["agreement_accuracy"].startswith("accuracy against the human label:")
 
 
 def test_the_json_names_the_labels(mixed: Any) -> None:
@@ -124,3 +130,54 @@ def test_an_audit_of_judgebench_alone_says_correctness_throughout(shared_data: P
         assert not any(HUMAN.search(b.unit) for b in s.biases), s.id
     for col in report.matrix().columns:
         assert col.bias.reference == "correctness"
+    # what the HTML and JSON print beside each number: the method, the detail and the
+    # warnings of each finding, the figures' words and the tables' titles
+    for s in report.sections:
+        for f in s.findings:
+            for said in (f.method, f.detail, *f.warnings):
+                assert not HUMAN.search(said), (f.bias.key, said)
+        for fig in s.figures:
+            for said in (fig.title, fig.caption, fig.alt):
+                assert not HUMAN.search(said), (s.id, said)
+        for t in s.tables:
+            assert not HUMAN.search(t.title), (s.id, t.title)
+        assert not any(HUMAN.search(n) for n in (*s.notes, *s.headlines)), s.id
+    methods = {f.bias.key: f.method for s in report.sections for f in s.findings}
+    assert methods["agreement_accuracy"].startswith("accuracy against the correctness label:")
+    gap = methods["verbosity_recall_gap"]
+    assert "recall when the correctness label favours the longer response minus" in gap
+    (cert,) = [s for s in report.sections if s.id == "certification"]
+    assert any("agree with the correctness labels at" in g.caption for g in cert.figures)
+
+
+def test_two_datasets_of_correctness_labels_share_their_words(shared_data: Path) -> None:
+    """Two inputs with correctness labels (JudgeBench twice): every text is worded for
+    them, so the note tells no one to read a shared text's 'human' as the label."""
+    jb = load_input("judgebench", data_dir=shared_data)
+    few = jb.frame[jb.frame["judge"] == "o1-mini-2024-09-12"].head(80)
+    report = run_audit(
+        [replace(jb, frame=few), replace(jb, frame=few)],
+        options=AuditOptions(n_boot=100, only=("agreement",)),
+    )
+    notes = [n for n in report.notes if "reference label is objective correctness" in n]
+    assert len(notes) == 2
+    for n in notes:
+        assert n.endswith("its findings and reasons are worded for correctness labels."), n
+    for s in report.sections:
+        assert not HUMAN.search(s.intro)
+        for f in s.findings:
+            assert not HUMAN.search(f.verdict + f.method), f.method
+
+
+def test_reword_changes_whole_words_and_hyphenated_labels() -> None:
+    """'human-labelled' read 'correctness-label-labelled' (the competence model's reason
+    'no human-labelled pairs of two different known models ...'), and a word that only
+    begins with 'human' was cut: 'humane' read 'correctness-labele'."""
+    said = reword("no human-labelled pairs of two different known models", "correctness")
+    assert said == "no correctness-labelled pairs of two different known models"
+    assert reword("Human-labeled data", "correctness") == "Correctness-labelled data"
+    for text in ("a humane judge", "humanity's last exam", "Humanities"):
+        assert reword(text, "correctness") == text
+    # the phrases themselves still change, at the end of a sentence too
+    assert reword("agrees with humans.", "correctness") == "agrees with the correctness labels."
+    assert reword("(the human label)", "correctness") == "(the correctness label)"

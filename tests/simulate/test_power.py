@@ -53,7 +53,10 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
     # a level or seed out of range names its flag: the bootstrap's rule (or plan's, a
     # level of 0.5 or more) said of the flag, by the one shared way (named_settings)
     for flag, value, rule in (
-        ("--level", "1.5", "must be between 0 and 1, e.g. 0.9"),
+        # one rule for the flag, as its help and the audit say (1.5 read 'must be
+        # between 0 and 1', 0.3 'must be in [0.5, 1)')
+        ("--level", "1.5", "must be in [0.5, 1), e.g. 0.9"),
+        ("--level", "1", "must be in [0.5, 1), e.g. 0.9"),
         ("--level", "0.3", "must be in [0.5, 1), e.g. 0.9"),
         ("--seed", "-1", "must be 0 or more"),
     ):

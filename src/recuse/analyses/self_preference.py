@@ -17,6 +17,7 @@ from recuse.analyses.base import (
     Context,
     add_pairwise_results,
     coef_figure,
+    families_of,
     findings_of,
     judged,
     needs_own_answers,
@@ -162,6 +163,7 @@ def calibrated_first(
                 )
                 continue
             k = _no_generators(_headline_reason(k, eo_why.get(k.judge)), frame)
+            k = _no_own_pairs(k, frame, ctx, family=calibrated.key.startswith("family"))
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -175,8 +177,8 @@ def _no_generators(skip: NotEstimated, frame: pd.DataFrame | None) -> NotEstimat
     """The judge's reason when no pair it judged has both generators known: said so,
     instead of what that leaves missing ("no pairs where the human prefers the judge's
     own response", of Falcon on LLMBar's sets that record no generator)."""
-    if frame is None or not skip.judge:
-        return skip
+    if frame is None or not skip.judge or any(none in skip.reason for none in _NONE_OF):
+        return skip  # (a reason that says it already: "no pairs holding ...")
     rows = frame[frame["judge"] == skip.judge]
     known = rows["model_a"].notna() & rows["model_b"].notna()
     if len(rows) == 0 or bool(known.any()):
@@ -186,6 +188,44 @@ def _no_generators(skip: NotEstimated, frame: pd.DataFrame | None) -> NotEstimat
         reason=f"the generators of the answers are unknown in all {len(rows):,} of its "
         "pairs (model_a / model_b missing), so none can be told to be its own or its "
         "family's",
+    )
+
+
+def _no_own_pairs(
+    skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context, *, family: bool
+) -> NotEstimated:
+    """The judge's reason when its pairs' generators are known but none of its pairs
+    holds its own (``family``: a family member's) answer beside another model's: said
+    so, with the models whose answers it judged, instead of what that leaves missing
+    ("no pairs where the human prefers the judge's own response" read as if its answers
+    had all lost; JudgeBench's judges judge only GPT-4o's and Claude-3.5-Sonnet's
+    answers, each pair two answers of one model)."""
+    if frame is None or not skip.judge or any(none in skip.reason for none in _NONE_OF):
+        return skip  # (a reason that says it already: "no pairs holding ...")
+    rows = frame[frame["judge"] == skip.judge]
+    known = rows[rows["model_a"].notna() & rows["model_b"].notna()]
+    if len(known) == 0:
+        return skip  # no generator known: _no_generators says so
+    try:
+        names = pd.concat([known["judge"], known["model_a"], known["model_b"]])
+        families = families_of(names, ctx.roster) if family else None
+        side = favored_side(
+            known, relation="family" if family else "self", families=families, selves=ctx.selves
+        )
+    except RecuseError:  # a model without a family: the existing reason says so
+        return skip
+    if bool((side != 0).any()):
+        return skip
+    models = sorted({str(m) for m in pd.concat([known["model_a"], known["model_b"]])})
+    shown = ", ".join(models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+    holds = (
+        "an answer of its family (not its own) beside one from outside the family"
+        if family
+        else "its own answer beside another model's"
+    )
+    return dataclasses.replace(
+        skip,
+        reason=f"none of its {len(rows):,} pairs holds {holds} (the answers are by {shown})",
     )
 
 

@@ -19,8 +19,10 @@ from typer.core import TyperGroup
 
 from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
 from recuse.cli.console import console as make_console
+from recuse.data.registry import Dataset
 from recuse.errors import ConfigError, InputError
 from recuse.outputs import check_output, write_csv, write_text
+from recuse.reference import ReferenceKind, reword
 from recuse.roster import Roster
 
 
@@ -151,28 +153,42 @@ def _cascade_table(c: Any) -> Table:
     return t
 
 
+def _reference(source: str) -> ReferenceKind:
+    """What ``source``'s labels are (:mod:`recuse.reference`): a registered dataset's
+    declared kind (JudgeBench: correctness), a file's human."""
+    from recuse.data.inputs import locate
+
+    where = locate(source)
+    return where.reference if isinstance(where, Dataset) else "human"
+
+
 def _print(result: Any, source: str) -> None:
     con = make_console()
+    kind = _reference(source)
+
+    def say(text: str) -> Text:  # written for human labels, said for the source's
+        return Text(reword(text, kind))
+
     con.print(_judges_table(result))
     for j in result.judges:
-        con.print(Text(f"{j.judge}: confidence = {j.confidence}"
-                       + (f"; {j.n_ties_excluded} tied human labels left out"
-                          if j.n_ties_excluded else "")))  # fmt: skip
-        con.print(Text(f"  {j.guarantee()}"))
+        con.print(say(f"{j.judge}: confidence = {j.confidence}"
+                      + (f"; {j.n_ties_excluded} tied human labels left out"
+                         if j.n_ties_excluded else "")))  # fmt: skip
+        con.print(say(f"  {j.guarantee()}"))
         for s in j.strata:
             if s.reason:
-                con.print(Text(f"  {s.stratum}: {s.reason}"))
+                con.print(say(f"  {s.stratum}: {s.reason}"))
     c = result.cascade
     if c is not None:
         con.print(_cascade_table(c))
         cost = c.usd_per_1000_items
-        con.print(Text(
+        con.print(say(
             f"{_cascade_agreement(c)}; cost "
             + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
                else f"${cost:.3f} per 1,000 items (judges only)")
         ))  # fmt: skip
-        con.print(Text(f"guarantee: {c.guarantee()}"))
-    con.print(Text(DEFINITIONS))
+        con.print(say(f"guarantee: {c.guarantee()}"))
+    con.print(say(DEFINITIONS))
 
 
 @certify_app.command("run", help="Certify the judges of SOURCE (the default command).")

@@ -857,8 +857,9 @@ def _quiet_collector(on: bool) -> Iterator[None]:
       of a 640-request run, 2 ms at 7,000 (a few passes, over the same live set).
 
     Nothing is done where the process froze objects itself or turned the collector
-    off: it manages its collector."""
-    if not on or gc.get_freeze_count() or not gc.isenabled():
+    off (:func:`gc.disable`, or a threshold of 0, which stops automatic passes): it
+    manages its collector."""
+    if not on or gc.get_freeze_count() or not gc.isenabled() or gc.get_threshold()[0] == 0:
         yield
         return
     thresholds = gc.get_threshold()

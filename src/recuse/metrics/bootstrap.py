@@ -303,15 +303,20 @@ class SettingError(ConfigError):
     def __init__(self, setting: str, value: object, rule: str, example: str | None = None):
         self.setting, self.value, self.rule, self.example = setting, value, rule, example
         eg = f" (e.g. {example})" if example else ""
-        super().__init__(f"{setting} {rule}{eg}, got {value!r}")
+        super().__init__(f"{setting} {rule}{eg}, got {_shown(value)}")
 
     def named(self, where: str) -> ConfigError:
         """The same rule said of ``where``: a flag (``--level``), a keyword or a file's
         key (``recuse.toml: [audit] level``)."""
-        text = repr(self.value)
-        shown = text if len(text) <= 60 else text[:57] + "..."
         eg = f", e.g. {self.example}" if self.example else ""
-        return ConfigError(f"{where} = {shown}: {self.rule}{eg}")
+        return ConfigError(f"{where} = {_shown(self.value)}: {self.rule}{eg}")
+
+
+def _shown(value: object) -> str:
+    """``value`` as an error says it: its repr, cut to 60 characters (``n_boot = 1e300``
+    in a TOML file is a 301-digit integer)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @contextlib.contextmanager
@@ -355,13 +360,23 @@ def check_n_boot(count: int, *, least: int = 10) -> None:
     if not _is_whole(count) or count < least:
         raise SettingError("n_boot", count, f"must be an integer of at least {least}", "2000")
     if count > MAX_N_BOOT:
-        gib = count * _BYTES_PER_RESAMPLE / 2**30
+        need = _memory(count * _BYTES_PER_RESAMPLE)
         raise SettingError(
             "n_boot", count,
-            f"must be at most {MAX_N_BOOT:,}: the bootstrap would need about {gib:,.0f} GiB "
+            f"must be at most {MAX_N_BOOT:,}: the bootstrap would need {need} "
             f"of memory for each estimate ({_BYTES_PER_RESAMPLE} bytes a resample; {N_BOOT} "
             "is the default)",
         )  # fmt: skip
+
+
+def _memory(size: float) -> str:
+    """``size`` bytes in words a reader can take in: MiB below a GiB (10 million
+    resamples are 305 MiB, not "0 GiB"), GiB below a million of them, and "over a
+    million GiB" beyond (a TOML ``1e300`` is read as a 301-digit whole number)."""
+    gib = size / 2**30
+    if gib < 1:
+        return f"about {size / 2**20:,.0f} MiB"
+    return f"about {gib:,.0f} GiB" if gib < 1e6 else "over a million GiB"
 
 
 def check_seed(seed: int) -> None:

@@ -296,7 +296,7 @@ def run_audit(
     fixed = [_in_reference_words(s, inputs) for s in fixed]
     fdr_note = ""
     if o.fdr:
-        fixed, fdr_note = adjust_sections(fixed, level=o.level)
+        fixed, fdr_note = adjust_sections(fixed, level=o.level, n_boot=o.n_boot)
     provenance = Provenance(
         sources=tuple(i.source for i in inputs),
         recuse_version=_version(),

@@ -20,6 +20,7 @@ MODULES = [
     "recuse.metrics.self_preference",
     "recuse.metrics.verbosity",
     "recuse.metrics.verdicts",
+    "recuse.report.multiplicity",
     "recuse.simulate.length_controlled",
     "recuse.simulate.pairs",
     "recuse.simulate.self_preference",

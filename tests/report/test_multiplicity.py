@@ -77,3 +77,30 @@ def test_a_pooled_estimate_shown_for_several_judges_is_one_test() -> None:
     q = [f.q_value for f in out.findings]
     assert q == pytest.approx([0.045, 0.045, 0.045, 0.03, 0.2])
     assert "3 tests" in note and "counts once" in note
+
+
+def test_too_few_resamples_for_the_family_is_said() -> None:
+    """A bootstrap p-value is at least 2/(B+1): with B = 100 that is 0.0198, and among 16
+    tests Benjamini–Hochberg flags one bias alone only at p <= 0.10/16 = 0.00625. A bias
+    whose interval is far from no bias, at the floor, is not flagged (q = 0.0198 * 16 =
+    0.317): the note and the finding say why and how many resamples would do (2 * 16 /
+    0.10 - 1 = 319). A regression's p-value (favoritism) gets no such warning."""
+    floor = 2 / 101
+    strong = _f("strong", floor, lo=0.3, hi=0.5)
+    regression = Finding(judge="r", bias=BIAS, estimate=0.4, ci_low=0.3, ci_high=0.5, n=50,
+                         level=0.9, method="ols", p_value=floor, section="favoritism")  # fmt: skip
+    rest = [_f(f"j{k}", 0.5, lo=-0.1, hi=0.2) for k in range(14)]
+    section = Section("s", "S", "i", findings=(strong, regression, *rest))
+    (out,), note = adjust_sections([section], level=0.9, n_boot=100)
+    got = {f.judge: f for f in out.findings}
+    assert got["strong"].q_value == pytest.approx(floor * 16 / 2)  # two at the floor: rank 2
+    assert not got["strong"].significant
+    (warning,) = got["strong"].warnings
+    assert "2/101 = 0.0198" in warning and "--n-boot 319 or more" in warning
+    assert got["r"].warnings == () and all(got[f"j{k}"].warnings == () for k in range(14))
+    assert "A large bias can go unflagged" in note and "--n-boot 319" in note
+    # enough resamples: nothing said
+    (out,), note = adjust_sections([section], level=0.9, n_boot=319)
+    assert all(f.warnings == () for f in out.findings) and "unflagged" not in note
+    (out,), note = adjust_sections([section], level=0.9)  # the library's default: no n_boot
+    assert "unflagged" not in note

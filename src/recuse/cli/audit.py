@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -27,21 +28,41 @@ def _progress(start: float) -> Callable[[str], None]:
     return show
 
 
+#: characters a terminal acts on rather than shows: control characters (C0 but tab and
+#: newline, DEL, C1: ESC starts the sequences that move the cursor, clear the screen,
+#: recolour) and the bidirectional overrides and isolates, which reorder what follows
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    r"""``text`` for a terminal: each character it would act on (:data:`_UNSHOWN`, e.g.
+    in a judge's name read from a file) written as its escape.
+
+    >>> print(shown("gpt-4\x1b[2J\u202eevil é"))
+    gpt-4\x1b[2J\u202eevil é
+    """
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     """The notes, the summary table (with ``verbose``, every finding's sentence after
-    it), and the skips."""
+    it), and the skips; text from the data as :func:`shown`."""
+
+    def echo(text: str) -> None:
+        typer.echo(shown(text))
+
     for source in report.provenance.sources:
         for note in source.notes:
-            typer.echo(f"note: {note}")
+            echo(f"note: {note}")
     for section in report.sections:
         if section.id == "evaluator-card":
             for note in section.notes:
-                typer.echo(f"note: {note}")
-    typer.echo(summary_text(report))
+                echo(f"note: {note}")
+    echo(summary_text(report))
     for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
-        typer.echo(line)
+        echo(line)
     if verbose:
-        typer.echo("\n".join(summary_sentences(report)))
+        echo("\n".join(summary_sentences(report)))
     if report.skipped:
         n = len(report.skipped)
         what = "estimate or analysis" if n == 1 else "estimates or analyses"

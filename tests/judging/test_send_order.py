@@ -117,8 +117,8 @@ def test_the_runner_sends_by_the_backends_token_counts(tmp_path: Path) -> None:
     assert all(b[0].count("Q") == b[1].count("Q") for b in firsts)  # one pair per call
 
 
-def test_a_local_model_tokenizes_each_prompt_once(tiny_model_dir: Path, tmp_path: Path) -> None:
-    backend = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=4)
+def _count_tokenizing(backend: LocalBackend) -> list[int]:
+    """The texts of each of ``backend``'s tokenizer calls from now on, as they happen."""
     calls: list[int] = []
     tokenize = backend._tokenize
 
@@ -127,6 +127,12 @@ def test_a_local_model_tokenizes_each_prompt_once(tiny_model_dir: Path, tmp_path
         return tokenize(texts, template)
 
     backend._tokenize = counted  # type: ignore[method-assign]
+    return calls
+
+
+def test_a_local_model_tokenizes_each_prompt_once(tiny_model_dir: Path, tmp_path: Path) -> None:
+    backend = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=4)
+    calls = _count_tokenizing(backend)
     pairs = [Pair(f"i{k}", f"Question {k}?" * (k + 1), "Four." * k, "Five.") for k in range(6)]
     proto = PairwiseProtocol(mode="direct")
     prompts = [proto.prompt(p, o) for p in pairs for o in ("first", "second")]
@@ -233,14 +239,7 @@ def test_a_prompt_twice_in_a_call_takes_its_counted_ids_once(tiny_model_dir: Pat
     same = Prompt((Message("user", "the same answer twice"),))
     other = Prompt((Message("user", "another prompt"),))
     want = [backend.encode(p) for p in (same, other, same)]
-    calls: list[int] = []
-    tokenize = backend._tokenize
-
-    def counted(texts: list[str], template: bool) -> list[list[int]]:
-        calls.append(len(texts))
-        return tokenize(texts, template)
-
-    backend._tokenize = counted  # type: ignore[method-assign]
+    calls = _count_tokenizing(backend)
     assert backend.token_counts([same, other, same]) == [len(w) for w in want]
     assert backend.encode_many([same, other, same]) == want
     assert calls == [2, 0] and backend._ids == {}

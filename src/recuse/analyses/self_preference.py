@@ -135,7 +135,8 @@ def calibrated_first(
     summary (it stays in the section, labelled unadjusted); where it has none, EO is
     shown in the summary in its place (still unflagged) and the calibrated skip becomes
     a section note saying why. With the judged rows (``frame``), a judge none of whose
-    pairs has both generators known is told so (:func:`_no_generators`)."""
+    pairs has both generators known, or none of whose pairs holds its own answer, is
+    told so (:func:`_generators_reason`)."""
     part = ctx.part(analysis)
     have = {f.judge for f in findings_of(ctx, analysis, dataset, calibrated)}
     part.findings[:] = [
@@ -162,8 +163,12 @@ def calibrated_first(
                     f" — equal opportunity is shown in its place, {UNADJUSTED}"
                 )
                 continue
-            k = _no_generators(_headline_reason(k, eo_why.get(k.judge)), frame)
-            k = _no_own_pairs(k, frame, ctx, family=calibrated.key.startswith("family"))
+            k = _generators_reason(
+                _headline_reason(k, eo_why.get(k.judge)),
+                frame,
+                ctx,
+                family=calibrated.key.startswith("family"),
+            )
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -173,39 +178,33 @@ def calibrated_first(
     ctx.skipped[:] = kept
 
 
-def _no_generators(skip: NotEstimated, frame: pd.DataFrame | None) -> NotEstimated:
-    """The judge's reason when no pair it judged has both generators known: said so,
-    instead of what that leaves missing ("no pairs where the human prefers the judge's
-    own response", of Falcon on LLMBar's sets that record no generator)."""
-    if frame is None or not skip.judge or any(none in skip.reason for none in _NONE_OF):
-        return skip  # (a reason that says it already: "no pairs holding ...")
-    rows = frame[frame["judge"] == skip.judge]
-    known = rows["model_a"].notna() & rows["model_b"].notna()
-    if len(rows) == 0 or bool(known.any()):
-        return skip
-    return dataclasses.replace(
-        skip,
-        reason=f"the generators of the answers are unknown in all {len(rows):,} of its "
-        "pairs (model_a / model_b missing), so none can be told to be its own or its "
-        "family's",
-    )
-
-
-def _no_own_pairs(
+def _generators_reason(
     skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context, *, family: bool
 ) -> NotEstimated:
-    """The judge's reason when its pairs' generators are known but none of its pairs
-    holds its own (``family``: a family member's) answer beside another model's: said
-    so, with the models whose answers it judged, instead of what that leaves missing
-    ("no pairs where the human prefers the judge's own response" read as if its answers
-    had all lost; JudgeBench's judges judge only GPT-4o's and Claude-3.5-Sonnet's
-    answers, each pair two answers of one model)."""
+    """The judge's reason when what its pairs' generators are leaves it none to estimate
+    from, said as that, instead of what it leaves missing ("no pairs where the human
+    prefers the judge's own response", read as if its answers had all lost):
+
+    * no pair it judged has both generators known (Falcon on LLMBar's sets that record
+      no generator);
+    * they are known, but none of its pairs holds its own (``family``: a family
+      member's) answer beside another model's, with the models whose answers it judged
+      (JudgeBench's judges judge only GPT-4o's and Claude-3.5-Sonnet's answers, each
+      pair two answers of one model).
+    """
     if frame is None or not skip.judge or any(none in skip.reason for none in _NONE_OF):
         return skip  # (a reason that says it already: "no pairs holding ...")
     rows = frame[frame["judge"] == skip.judge]
     known = rows[rows["model_a"].notna() & rows["model_b"].notna()]
+    if len(rows) == 0:
+        return skip
     if len(known) == 0:
-        return skip  # no generator known: _no_generators says so
+        return dataclasses.replace(
+            skip,
+            reason=f"the generators of the answers are unknown in all {len(rows):,} of its "
+            "pairs (model_a / model_b missing), so none can be told to be its own or its "
+            "family's",
+        )
     try:
         names = pd.concat([known["judge"], known["model_a"], known["model_b"]])
         families = families_of(names, ctx.roster) if family else None

@@ -40,6 +40,7 @@ import hashlib
 import json
 import math
 import random
+import ssl
 import threading
 import urllib.parse
 from collections.abc import Mapping
@@ -129,6 +130,11 @@ class StandIn:
     #: next-token log-probs for every prompt instead of the hashed ones
     planted: Mapping[str, float] | None = None
     tokenize_calls: int = 0
+    #: served over TLS with this context (base_url https://) when given
+    tls: ssl.SSLContext | None = None
+    #: every request's target (as its request line gives it: a path, or a whole URL
+    #: when sent to a proxy) and headers (names in lower case), in arrival order
+    seen: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.token_ids is not None and self.token_ids not in TOKEN_ID_MODES:
@@ -144,7 +150,8 @@ class StandIn:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}/v1"
 
     # --- lifecycle ---------------------------------------------------------------
 
@@ -181,7 +188,7 @@ class StandIn:
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._server = loop.run_until_complete(
-            asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+            asyncio.start_server(self._handle, self.host, self.port, backlog=1024, ssl=self.tls)
         )
         self.port = self._server.sockets[0].getsockname()[1]
         self._ready.set()
@@ -203,6 +210,7 @@ class StandIn:
                     if ":" in line:
                         k, v = line.split(":", 1)
                         headers[k.strip().lower()] = v.strip()
+                self.seen.append((path, headers))
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 status, extra, payload = await self._respond(path, headers, body)
                 reason = {
@@ -216,7 +224,12 @@ class StandIn:
                 out += [f"Content-Length: {len(payload)}", "Content-Type: application/json"]
                 writer.write(("\r\n".join(out) + "\r\n\r\n").encode() + payload)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+        except (
+            asyncio.IncompleteReadError,
+            ConnectionError,
+            asyncio.CancelledError,
+            ssl.SSLError,
+        ):
             pass
         finally:
             writer.close()

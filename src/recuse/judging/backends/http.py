@@ -57,6 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import httpcore
 import httpx
 import numpy as np
 
@@ -160,6 +161,8 @@ class HTTPBackend(Backend):
                 raise ConfigError(f"base URL {url!r} must start with http:// or https://")
             self.base_urls.append(url)
         self._scrubber = Scrubber(secrets)
+        # the proxy the environment names for each base URL, read (and checked) once
+        self._proxies = {url: _env_proxy(url) for url in self.base_urls}
         if prompt_logprobs is not None:
             if prompt_logprobs not in PROMPT_LOGPROB_MODES:
                 raise ConfigError(
@@ -205,10 +208,11 @@ class HTTPBackend(Backend):
         self._tokens_as_text = False
         self.supports_prefix = endpoint == "completions" and logprobs
         self._urls = itertools.cycle(self.base_urls)
-        self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
-        self._open: list[httpx.AsyncHTTPTransport] = []
+        self._idle: dict[str, list[_Lane]] = {}
+        self._open: list[_Lane] = []
         self._tls: ssl.SSLContext | None = None
-        self._parsed: dict[str, httpx.URL] = {}
+        self._targets: dict[str, tuple[httpcore.URL, bytes]] = {}
+        self._auth_raw = {url: value.encode("latin-1") for url, value in self._auth.items()}
         t = float(timeout)
         self._timeouts = {"timeout": {"connect": t, "read": t, "write": t, "pool": t}}
 
@@ -222,19 +226,22 @@ class HTTPBackend(Backend):
         """A failure reason: scrubbed, on one line, at most 200 characters."""
         return " ".join(self.scrub(text).split())[:200]
 
-    def _lane(self) -> tuple[str, httpx.AsyncHTTPTransport]:
+    def _lane(self) -> tuple[str, _Lane]:
         """The next base URL (round-robin) and an idle keep-alive lane to it.
 
-        A lane is a single-connection transport, used without the AsyncClient
-        layer. Profiled against the 50 ms stand-in (benchmarks/judge_http.py):
-        httpcore's shared pool spends time quadratic in its size assigning requests
-        to connections (4.5 ms CPU per request with 32 connections), and the client
-        layer (URL merging, cookies, auth, redirects: none used here) costs ~0.25 ms
-        per request on top of the transport. Lanes are made on demand, at most one
-        per request in flight per URL (the runner bounds requests in flight), and
-        the most recently used idle lane is reused, so connections stay warm.
-        Proxies come from the environment as the client's would (HTTP(S)_PROXY,
-        ALL_PROXY, NO_PROXY).
+        A lane is httpcore's connection pool (or its proxy through the proxy the
+        environment names: HTTP(S)_PROXY, ALL_PROXY, NO_PROXY) holding one
+        connection, built as httpx's transport builds it (keep-alive 5 s, HTTP/1.1,
+        our TLS context) and used through httpcore's public API. Profiled against
+        the 50 ms stand-in (benchmarks/judge_http.py): httpcore's shared pool spends
+        time quadratic in its size assigning requests to connections (4.5 ms CPU
+        per request with 32 connections); httpx's client layer (URL merging,
+        cookies, auth, redirects: none used here) costs ~0.25 ms per request over
+        its transport, and the transport ~0.1 ms over the httpcore pool under it
+        (its Request and Response objects, stream wrappers and exception mapping).
+        Lanes are made on demand, at most one per request in flight per URL (the
+        runner bounds requests in flight), and the most recently used idle lane is
+        reused, so connections stay warm.
         """
         url = next(self._urls)
         idle = self._idle.setdefault(url, [])
@@ -242,18 +249,25 @@ class HTTPBackend(Backend):
             return url, idle.pop()
         if self._tls is None:
             self._tls = ssl.create_default_context()  # loading CA certificates is slow: once
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        lane = httpx.AsyncHTTPTransport(verify=self._tls, limits=limits, proxy=_env_proxy(url))
+        lane = _new_lane(self._proxies[url], self._tls)
         self._open.append(lane)
         return url, lane
 
-    def _url(self, url: str) -> httpx.URL:
-        """``url`` parsed, once per URL: parsing it took 30 µs of the 40 µs of making
+    def _target(self, url: str) -> tuple[httpcore.URL, bytes]:
+        """``url`` parsed, and its Host header, once per URL (as httpx writes them:
+        the default port left out): parsing it took 30 µs of the 40 µs of making
         each request (benchmarks/judge_http.py)."""
-        parsed = self._parsed.get(url)
-        if parsed is None:
-            parsed = self._parsed[url] = httpx.URL(url)
-        return parsed
+        found = self._targets.get(url)
+        if found is None:
+            parsed = httpx.URL(url)
+            target = httpcore.URL(
+                scheme=parsed.raw_scheme,
+                host=parsed.raw_host,
+                port=parsed.port,
+                target=parsed.raw_path,
+            )
+            found = self._targets[url] = (target, parsed.netloc)
+        return found
 
     async def aclose(self) -> None:
         lanes, self._open, self._idle = self._open, [], {}
@@ -266,28 +280,43 @@ class HTTPBackend(Backend):
     async def _post(self, path: str, body: dict[str, Any], *, root: bool = False) -> dict[str, Any]:
         """POST ``body`` to ``path`` under the next base URL (under the server's root,
         a trailing ``/v1`` dropped, with ``root``: vLLM's ``/tokenize``)."""
-        headers = {"Content-Type": "application/json"}
         base, lane = self._lane()
-        if base in self._auth:
-            headers["Authorization"] = self._auth[base]
         content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         url = (base.removesuffix("/v1") if root else base) + path
-        request = httpx.Request(
-            "POST", self._url(url), headers=headers, content=content, extensions=self._timeouts
+        target, host = self._target(url)
+        # the headers, in the order httpx's Request writes them: Host, ours, the length
+        headers = [(b"Host", host), (b"Content-Type", b"application/json")]
+        if base in self._auth_raw:
+            headers.append((b"Authorization", self._auth_raw[base]))
+        headers.append((b"Content-Length", b"%d" % len(content)))
+        request = httpcore.Request(
+            b"POST", target, headers=headers, content=content, extensions=self._timeouts
         )
         try:
-            resp = await lane.handle_async_request(request)
+            answer = await lane.handle_async_request(request)
             try:
-                await resp.aread()
+                raw = await answer.aread()
             finally:
-                await resp.aclose()
-        except httpx.TimeoutException:
+                await answer.aclose()
+        except httpcore.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
-        except httpx.TransportError as exc:
+        except _TRANSPORT_ERRORS as exc:
             raise TransientError(self._reason(f"connection error: {type(exc).__name__}")) from None
         finally:
             self._idle.setdefault(base, []).append(lane)
-        status = resp.status_code
+        status = answer.status
+        if status == 200 and not any(k.lower() == b"content-encoding" for k, _ in answer.headers):
+            try:
+                data = json.loads(raw)  # what httpx's Response.json() does
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise TransientError("malformed JSON in the response") from None
+            return self._checked(data, root=root)
+        try:  # the rest as httpx reads it: a body decoded by its Content-Encoding
+            resp = httpx.Response(status, headers=answer.headers, content=raw)
+        except httpx.DecodingError:
+            raise TransientError(
+                f"HTTP {status}: the body could not be decoded as its Content-Encoding says"
+            ) from None
         if status == 429 or status >= 500:
             raise TransientError(
                 self._reason(f"HTTP {status}: {resp.text}"),
@@ -308,6 +337,11 @@ class HTTPBackend(Backend):
             data = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise TransientError("malformed JSON in the response") from None
+        return self._checked(data, root=root)
+
+    def _checked(self, data: Any, *, root: bool) -> dict[str, Any]:
+        """A 2xx answer's JSON, checked: an object (with ``root``), else one with a
+        list of choices whose first is an object; its token usage counted."""
         if root:
             if not isinstance(data, dict):
                 raise TransientError("the answer is not a JSON object")
@@ -737,13 +771,85 @@ class HTTPBackend(Backend):
         return out
 
 
-def _env_proxy(url: str) -> str | None:
-    """The proxy the environment sets for ``url`` (None when NO_PROXY bypasses it)."""
+#: a keep-alive lane: httpcore's pool of one connection, direct or through a proxy
+_Lane = httpcore.AsyncConnectionPool | httpcore.AsyncSOCKSProxy
+#: what httpx's transport maps to its TransportError (httpx/_transports/default.py),
+#: timeouts apart: the errors of a connection, a proxy or the protocol
+_TRANSPORT_ERRORS = (
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.ProxyError,
+    httpcore.UnsupportedProtocol,
+)
+
+
+def _env_proxy(url: str) -> httpx.Proxy | None:
+    """The proxy the environment sets for ``url`` (None when NO_PROXY bypasses it),
+    parsed by httpx as its transport would (credentials in it become
+    Proxy-Authorization); a proxy httpx cannot use is a :class:`ConfigError`."""
     found = urllib.request.getproxies_environment()
     parts = urllib.parse.urlsplit(url)
     if not found or urllib.request.proxy_bypass(parts.hostname or ""):
         return None
-    return found.get(parts.scheme) or found.get("all")
+    given = found.get(parts.scheme) or found.get("all")
+    if not given:
+        return None
+    try:
+        proxy = httpx.Proxy(given)
+    except (ValueError, httpx.InvalidURL):
+        try:  # shown without its credentials (httpx's message would show them)
+            shown = repr(split_credentials(given)[0])
+        except ValueError:
+            shown = "a URL that cannot be parsed"
+        raise ConfigError(
+            f"the environment's proxy for {url} ({shown}, from {parts.scheme.upper()}_PROXY "
+            "or ALL_PROXY) cannot be used — give an http://, https://, socks5:// or "
+            "socks5h:// proxy URL, or exempt the host in NO_PROXY"
+        ) from None
+    if proxy.url.scheme.startswith("socks"):
+        try:
+            import socksio  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                f"the environment's proxy for {url} is a SOCKS proxy, which needs the "
+                "socksio package: pip install 'httpx[socks]' (or exempt the host in NO_PROXY)"
+            ) from None
+    return proxy
+
+
+def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
+    """One keep-alive connection's pool, direct or through ``proxy``, with the
+    settings httpx's AsyncHTTPTransport gives it (httpx/_transports/default.py):
+    HTTP/1.1, keep-alive expiring after 5 s idle, no connection retries."""
+    if proxy is None:
+        return httpcore.AsyncConnectionPool(
+            ssl_context=tls, max_connections=1, max_keepalive_connections=1, keepalive_expiry=5.0
+        )
+    at = httpcore.URL(
+        scheme=proxy.url.raw_scheme,
+        host=proxy.url.raw_host,
+        port=proxy.url.port,
+        target=proxy.url.raw_path,
+    )
+    if proxy.url.scheme in ("http", "https"):
+        return httpcore.AsyncHTTPProxy(
+            proxy_url=at,
+            proxy_auth=proxy.raw_auth,
+            proxy_headers=proxy.headers.raw,
+            proxy_ssl_context=proxy.ssl_context,
+            ssl_context=tls,
+            max_connections=1,
+            max_keepalive_connections=1,
+            keepalive_expiry=5.0,
+        )
+    return httpcore.AsyncSOCKSProxy(
+        proxy_url=at,
+        proxy_auth=proxy.raw_auth,
+        ssl_context=tls,
+        max_connections=1,
+        max_keepalive_connections=1,
+        keepalive_expiry=5.0,
+    )
 
 
 def _numbers(values: Sequence[object], kind: type[float] | type[int]) -> list[Any] | None:

@@ -202,6 +202,7 @@ def main() -> None:
         help="ours spends this many ms more CPU per request on its loop (shows a failing run)",
     )  # fmt: skip
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(args.latency), str(port)],
@@ -256,7 +257,10 @@ def main() -> None:
     def runs(values: list[float]) -> str:
         return ", ".join(f"{r:.0f}" for r in values)
 
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load_before:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after"
+    )
     print(
         f"ideal ({args.concurrency} in flight / {args.latency * 1e3:g} ms): {ideal:.0f} req/s; "
         f"{2 * n} requests per run, best of {args.repeat}"
@@ -279,7 +283,15 @@ def main() -> None:
         f"ours {s_best / ideal:.2f}, bare {s_top / ideal:.2f} (steady state)"
     )
     print(f"ratio ours / bare HTTP: {best / top:.2f} (whole run), {s_best / s_top:.2f} (steady)")
+    paired = ", ".join(f"{o / b:.2f}" for o, b in zip(steady["ours"], steady["bare"], strict=True))
+    print(f"  each round's ours / bare (steady; the spread a busy machine adds): {paired}")
     print(f"ratio to sequential client: {best / seq:.1f}x")
+    bare_ideal = (s_top if args.steady else top) / ideal
+    if bare_ideal < 0.80:
+        print(
+            f"note: the bare loop itself reached only {bare_ideal:.2f} of the ideal here: "
+            "this machine, at this load, cannot show the ideal-rate target met"
+        )
     targets = Targets()
     if args.steady:
         print("targets on the steady state (--steady): a run's fixed costs left out")

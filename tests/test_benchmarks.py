@@ -113,6 +113,29 @@ def test_the_steady_rate_leaves_out_the_first_wave() -> None:
     assert math.isnan(steady_rate([0.0] * 33, 32))
 
 
+def test_the_slowed_client_spends_the_cpu_it_is_told() -> None:
+    """judge_http --slow-ms: ours spends that much more CPU per request on its event
+    loop (a spin, not a sleep, which would leave the CPU to others): the regression a
+    failing run stands for."""
+    import asyncio
+    import time
+
+    from judge_http import SlowedBackend
+
+    from recuse.judging.protocols import Message, Prompt
+    from recuse.testing.standin import StandIn
+
+    prompts = [Prompt((Message("user", f"Which is better, {k}?"),), prefix="[[") for k in range(4)]
+    with StandIn() as server:
+        backend = SlowedBackend(server.base_url, model="m", slow=0.05, verdict_token_ids=False)
+        c0, t0 = time.process_time(), time.perf_counter()
+        out = asyncio.run(backend.next_token_logprobs(prompts))
+        cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    assert len(out) == 4 and all(isinstance(d, dict) and d for d in out)
+    assert cpu >= 0.9 * 4 * 0.05  # CPU spent, not slept
+    assert wall >= 4 * 0.05
+
+
 def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
     """Each entry of the Makefile's BENCH_QUICK names a script in benchmarks/ and only
     options that script defines (a renamed option would break make bench-quick)."""

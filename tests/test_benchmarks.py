@@ -132,7 +132,7 @@ def test_the_slowed_client_spends_the_cpu_it_is_told() -> None:
         out = asyncio.run(backend.next_token_logprobs(prompts))
         cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     assert len(out) == 4 and all(isinstance(d, dict) and d for d in out)
-    assert cpu >= 0.9 * 4 * 0.05  # CPU spent, not slept
+    assert cpu >= 4 * 0.05  # CPU spent, not slept
     assert wall >= 4 * 0.05
 
 

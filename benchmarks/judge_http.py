@@ -12,7 +12,9 @@ in flight:
 * bare: the same request bodies sent over the same keep-alive lanes
   (``httpx.AsyncHTTPTransport``, one connection each) and the JSON parsed, nothing
   else: the most this HTTP stack can do on this machine now;
-* sequential: ours with concurrency 1.
+* sequential: ours with concurrency 1;
+* with ``--httpcore``, a bare loop over httpcore's pools directly: the stack under
+  httpx's transport, which the HTTP backend now uses (printed, not a target).
 
 Each timed run starts after a full garbage collection (untimed): a full pass set off
 by the garbage of the run before would otherwise land in whichever client runs next.
@@ -51,6 +53,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 from _targets import Targets
 
@@ -124,7 +127,9 @@ def ours(url: str, n_pairs: int, concurrency: int, tag: str, slow: float = 0.0) 
     return 2 * n_pairs / dt
 
 
-def bare(url: str, n_pairs: int, concurrency: int, tag: str) -> float:
+def bare(url: str, n_pairs: int, concurrency: int, tag: str, *, core: bool = False) -> float:
+    """The bare loop's rate; with ``core``, through httpcore's pools directly (the
+    stack the HTTP backend now uses: no httpx Request/Response objects)."""
     proto = PairwiseProtocol()
     bodies = [
         json.dumps(
@@ -145,8 +150,18 @@ def bare(url: str, n_pairs: int, concurrency: int, tag: str) -> float:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         tls = ssl.create_default_context()  # once, as HTTPBackend does
         lanes: asyncio.Queue[httpx.AsyncHTTPTransport] = asyncio.Queue()
+        pools: asyncio.Queue[httpcore.AsyncConnectionPool] = asyncio.Queue()
         for _ in range(concurrency):
-            lanes.put_nowait(httpx.AsyncHTTPTransport(limits=limits, verify=tls))
+            if core:
+                pools.put_nowait(
+                    httpcore.AsyncConnectionPool(
+                        ssl_context=tls, max_connections=1, max_keepalive_connections=1
+                    )
+                )
+            else:
+                lanes.put_nowait(httpx.AsyncHTTPTransport(limits=limits, verify=tls))
+        target = httpcore.URL(url + "/completions")
+        host = httpx.URL(url).netloc
 
         async def one(body: bytes) -> None:
             lane = await lanes.get()
@@ -164,11 +179,32 @@ def bare(url: str, n_pairs: int, concurrency: int, tag: str) -> float:
             finally:
                 lanes.put_nowait(lane)
 
+        async def one_core(body: bytes) -> None:
+            pool = await pools.get()
+            try:
+                headers = [
+                    (b"Host", host),
+                    (b"Content-Type", b"application/json"),
+                    (b"Content-Length", b"%d" % len(body)),
+                ]
+                req = httpcore.Request(
+                    b"POST", target, headers=headers, content=body, extensions=timeout
+                )
+                resp = await pool.handle_async_request(req)
+                try:
+                    json.loads(await resp.aread())
+                finally:
+                    await resp.aclose()
+            finally:
+                pools.put_nowait(pool)
+
         t0 = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in bodies))
+        await asyncio.gather(*((one_core if core else one)(b) for b in bodies))
         dt = time.perf_counter() - t0
         while not lanes.empty():
             await lanes.get_nowait().aclose()
+        while not pools.empty():
+            await pools.get_nowait().aclose()
         return len(bodies) / dt
 
     return asyncio.run(go())
@@ -200,6 +236,10 @@ def main() -> None:
         help="check the targets on the steady-state rates (fixed costs of a run left out)",
     )  # fmt: skip
     ap.add_argument(
+        "--httpcore", action="store_true",
+        help="also time a bare loop over httpcore's pools (printed, not a target)",
+    )  # fmt: skip
+    ap.add_argument(
         "--slow-ms", type=float, default=0.0,
         help="ours spends this many ms more CPU per request on its loop (shows a failing run)",
     )  # fmt: skip
@@ -221,9 +261,10 @@ def main() -> None:
 
     n = args.requests // 2
     slow = args.slow_ms / 1e3
-    rates: dict[str, list[float]] = {"ours": [], "bare": []}
-    steady: dict[str, list[float]] = {"ours": [], "bare": []}
-    cpu: dict[str, list[float]] = {"ours": [], "bare": [], "server": []}
+    names = ["ours", "bare"] + (["core"] if args.httpcore else [])
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    steady: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in [*names, "server"]}
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         url = f"http://127.0.0.1:{port}/v1"
@@ -233,7 +274,10 @@ def main() -> None:
         clients = {
             "ours": lambda k: ours(url, n, args.concurrency, f"ours{k}-", slow),
             "bare": lambda k: bare(url, n, args.concurrency, f"bare{k}-"),
+            "core": lambda k: bare(url, n, args.concurrency, f"core{k}-", core=True),
         }
+        if not args.httpcore:
+            del clients["core"]
         first = list(clients.items())
         for k in range(args.repeat):
             # interleaved, so load changes hit both alike, and in turn first (ours,
@@ -269,10 +313,10 @@ def main() -> None:
         + (f"; ours slowed by {args.slow_ms:g} ms per request" if slow else "")
     )
     print("                   whole run          steady state (after the first wave)")
-    for name, label, whole, st in (
-        ("ours", "ours     ", best, s_best),
-        ("bare", "bare HTTP", top, s_top),
-    ):
+    shown = [("ours", "ours     ", best, s_best), ("bare", "bare HTTP", top, s_top)]
+    if args.httpcore:
+        shown.append(("core", "httpcore ", max(rates["core"]), max(steady["core"])))
+    for name, label, whole, st in shown:
         print(
             f"{label}: {whole:6.1f} req/s (runs {runs(rates[name])}); "
             f"steady {st:6.1f} req/s (runs {runs(steady[name])}); "
@@ -287,6 +331,12 @@ def main() -> None:
     print(f"ratio ours / bare HTTP: {best / top:.2f} (whole run), {s_best / s_top:.2f} (steady)")
     paired = ", ".join(f"{o / b:.2f}" for o, b in zip(steady["ours"], steady["bare"], strict=True))
     print(f"  each round's ours / bare (steady; the spread a busy machine adds): {paired}")
+    if args.httpcore:
+        print(
+            f"ratio ours / bare httpcore loop (printed, not a target): "
+            f"{best / max(rates['core']):.2f} (whole run), "
+            f"{s_best / max(steady['core']):.2f} (steady)"
+        )
     print(f"ratio to sequential client: {best / seq:.1f}x")
     bare_ideal = (s_top if args.steady else top) / ideal
     if bare_ideal < 0.80:

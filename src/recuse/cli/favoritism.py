@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
     ReferenceJudgeOption,
     ReferenceScorerOption,
@@ -115,7 +116,7 @@ def favoritism(
     se: Annotated[
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
     ] = "cluster",
-    level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.9,
+    level: Annotated[float, typer.Option("--level", help="Confidence level, in [0.5, 1) (as in the audit).")] = 0.9,
     robustness: Annotated[
         str,
         typer.Option("--robustness", help=f"all, none, or a comma list of: {', '.join(CHECKS)}."),
@@ -141,8 +142,7 @@ def favoritism(
     reference_judge: ReferenceJudgeOption = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, Eq. 1)."""
-    if not 0 < level < 1:
-        raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
+    check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
     out_path = check_output_folder(Path(out).expanduser())
     roster = cli_roster(ctx)

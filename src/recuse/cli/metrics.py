@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
     AllowUnknownOption,
     ConfidenceOfOption,
@@ -63,7 +64,9 @@ def _check_out(out: str | None) -> Path | None:
 def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampling:
     """The bootstrap's options held to the library's rules (``--n-boot`` at most
     :data:`~recuse.metrics.bootstrap.MAX_N_BOOT`, as in the audit), each error said of
-    its flag, and to the command line's (:func:`check_resamples`)."""
+    its flag, and to the command line's (:func:`check_resamples`); ``--level`` to the
+    audit's rule (:func:`~recuse.analyses.base.check_interval_level`)."""
+    check_interval_level(level)
     with named_settings():
         boot = Resampling(level=level, n_boot=n_boot, seed=seed)
         check_min_n(min_n)
@@ -94,7 +97,9 @@ def pairs_command(
         list[str] | None,
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
-    level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
+    level: float = typer.Option(
+        0.9, "--level", help="Confidence level of the intervals, in [0.5, 1) (as in the audit)."
+    ),
     n_boot: int = typer.Option(
         N_BOOT, "--n-boot", help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,})."
     ),

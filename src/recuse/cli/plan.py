@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from recuse.analyses.base import LEAST_LEVEL
+from recuse.analyses.base import check_interval_level
 from recuse.cli.app import app, cli_roster
-from recuse.metrics.bootstrap import Resampling, check_level, named_settings
+from recuse.metrics.bootstrap import Resampling, named_settings
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
 
@@ -74,8 +74,7 @@ def plan_cmd(
     Position is simulated with the order flips, ties and within-prompt correlation of
     real judges (defaults stated in the answer; --flip-rate/--ties/--icc or --like FILE
     replace them). Effects needing more than 200,000 pairs are refused."""
-    with named_settings():  # plan's rule for --level, [0.5, 1), whatever the value
-        check_level(level, least=LEAST_LEVEL)
+    check_interval_level(level)  # the audit's rule and message, whatever the value
     frame = None
     if like is not None:
         from recuse.data.inputs import load_input

@@ -116,7 +116,9 @@ def favoritism(
     se: Annotated[
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
     ] = "cluster",
-    level: Annotated[float, typer.Option("--level", help="Confidence level, in [0.5, 1) (as in the audit).")] = 0.9,
+    level: Annotated[
+        float, typer.Option("--level", help="Confidence level, in [0.5, 1) (as in the audit).")
+    ] = 0.9,
     robustness: Annotated[
         str,
         typer.Option("--robustness", help=f"all, none, or a comma list of: {', '.join(CHECKS)}."),

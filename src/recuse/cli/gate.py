@@ -150,8 +150,9 @@ def gate_command(
         typer.Option(
             "--certified",
             help="AGREEMENT@COVERAGE: each judge certified at agreement >= AGREEMENT with "
-            "humans on at least COVERAGE of its labelled pairs, at the report's delta (1 - "
-            "level), from the report's Certification section; e.g. 0.85@0.6.",
+            "its labels (human or correctness) on at least COVERAGE of its labelled pairs, "
+            "at the report's delta (1 - level), from the report's Certification section; "
+            "e.g. 0.85@0.6.",
         ),
     ] = None,
     skip_unmeasured: SkipUnmeasuredOption = False,

@@ -24,6 +24,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
+from recuse.cli.console import cell
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
@@ -169,15 +170,16 @@ def pairs_command(
         reject_human_ties(table, file=source)
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
+    # worded for the labels the source declares (recuse.reference): JudgeBench's correctness
     result = pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
         judge_ties=judge_ties, unit=unit, boot=boot,
         min_n=min_n, orders=orders,
-    )  # fmt: skip
+    ).for_reference(loaded.source.reference)  # fmt: skip
 
     console = make_console()
     for note in loaded.source.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     _print_results(console, result, title=(
         f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled; verdicts: "
         f"{orders} order{'s' if orders == 'both' else ''})"
@@ -197,13 +199,13 @@ def pairs_command(
             "unit": unit,
         }
         write_results(result, out_path, meta=meta)
-        console.print(Text(f"wrote {out_path}"))
+        console.print(cell(f"wrote {out_path}"))
 
 
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
     number), then the estimates not made and why."""
-    shown = Table(title=Text(title))
+    shown = Table(title=cell(title))
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
@@ -217,18 +219,18 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             marks.append(f"!{notes.index(w) + 1}")
         signed = r.null == 0
         shown.add_row(
-            Text(r.judge or ""), Text(r.metric), _fmt(r.estimate, signed=signed),
+            cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed),
             Text(f"[{_fmt(r.ci_low, signed=signed)}, {_fmt(r.ci_high, signed=signed)}]"
                  + "".join(f" {m}" for m in marks)),
             f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip
     console.print(shown)
     for i, w in enumerate(notes, 1):
-        console.print(Text(f"!{i} {w}"))
+        console.print(cell(f"!{i} {w}"))
     if result.skipped:
         skipped = Table(title="Not estimated")
         for col in ("judge", "metric", "why"):
             skipped.add_column(col, overflow="fold")
         for s in result.skipped:
-            skipped.add_row(Text(s.judge or ""), Text(s.metric), Text(s.reason))
+            skipped.add_row(cell(s.judge or ""), cell(s.metric), cell(s.reason))
         console.print(skipped)

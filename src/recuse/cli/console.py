@@ -45,9 +45,9 @@ def shown(text: object) -> str:
     return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
-def cell(text: object) -> Text:
+def cell(text: object, *, style: str = "") -> Text:
     """``text`` as a rich table cell or line: :func:`shown`, and never read as markup."""
-    return Text(shown(text))
+    return Text(shown(text), style=style)
 
 
 def echo(text: object, *, err: bool = False) -> None:

@@ -8,7 +8,6 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from recuse.cli.app import (
     AllowUnknownOption,
@@ -25,6 +24,7 @@ from recuse.cli.app import (
     references,
     value_reading,
 )
+from recuse.cli.console import cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.data.columns import IGNORED
 from recuse.data.importers import ImportFormat
@@ -167,20 +167,20 @@ def validate(
         return
     console = make_console()
     what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
-    out = Table(title=Text(what_file))  # a path is text, not markup
+    out = Table(title=cell(what_file))  # a path is text, not markup
     out.add_column("what")
     out.add_column("count", justify="right")
     for what, count in describe(df, kind).items():
-        out.add_row(Text(str(what)), f"{count:,}")
+        out.add_row(cell(str(what)), f"{count:,}")
     console.print(out)
     for note in notes:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     analyses = Table(title="Analyses this file supports (recuse analyses: what each needs)")
     analyses.add_column("analysis")
     analyses.add_column("supported")
     analyses.add_column("why not", overflow="fold")
     for analysis_id, reason in supported_analyses(df, kind, roster):
-        analyses.add_row(analysis_id, "no" if reason else "yes", Text(as_sentence(reason or "")))
+        analyses.add_row(analysis_id, "no" if reason else "yes", cell(as_sentence(reason or "")))
     console.print(analyses)
     ignored: dict[str, str] = df.attrs.get(IGNORED, {})
     if ignored:
@@ -188,7 +188,7 @@ def validate(
         unread.add_column("column")
         unread.add_column("why it looks like one", overflow="fold")
         for column, why in ignored.items():
-            unread.add_row(Text(column), Text(why))
+            unread.add_row(cell(column), cell(why))
         console.print(unread)
 
 
@@ -200,26 +200,28 @@ def _print_json(
     import json
 
     ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
-    typer.echo(
-        json.dumps(
-            {
-                "file": str(path),
-                "valid": True,
-                "table": kind,
-                "format": found or "",
-                "counts": describe(df, kind),
-                "notes": list(notes),
-                "analyses": [
-                    {
-                        "analysis": a,
-                        "supported": reason is None,
-                        "why_not": as_sentence(reason or ""),
-                    }
-                    for a, reason in supported_analyses(df, kind, roster)
-                ],
-                "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
-            },
-            indent=2,
-            ensure_ascii=False,
+    echo(
+        json_shown(
+            json.dumps(
+                {
+                    "file": str(path),
+                    "valid": True,
+                    "table": kind,
+                    "format": found or "",
+                    "counts": describe(df, kind),
+                    "notes": list(notes),
+                    "analyses": [
+                        {
+                            "analysis": a,
+                            "supported": reason is None,
+                            "why_not": as_sentence(reason or ""),
+                        }
+                        for a, reason in supported_analyses(df, kind, roster)
+                    ],
+                    "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
         )
     )

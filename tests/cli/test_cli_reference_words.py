@@ -193,6 +193,31 @@ def test_a_file_mixing_kinds_says_reference_label_and_counts_each_kind(
     assert "agreement with the reference labels ≥ 0.55" in printed["judges"][0]["guarantee"]
 
 
+def test_an_audit_of_a_mixed_file_says_reference_label(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The findings, their methods and the skips say "reference label"; the note counts
+    the rows; report.json (checked against its schema) names the labels so."""
+    out = tmp_path / "r"
+    code, text = _run(capsys, "audit", str(files["mixed"]), "--n-boot", "100",
+                      "--robustness", "none", "--only", "agreement,verbosity,self-preference",
+                      "-o", str(out))  # fmt: skip
+    assert code == 0, text
+    (note,) = load_input(files["mixed"]).source.notes
+    assert _said_human(text) == [f"note: {note}"]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (source,) = report["provenance"]["sources"]
+    assert source["reference"] == "reference labels of mixed kinds (human and correctness)"
+    findings = [f for s in report["sections"] for f in s["findings"]]
+    assert findings
+    for f in findings:
+        assert not HUMAN.search(f["unit"] + f["verdict"] + f["method"]), f["bias"]
+    accuracy = [f for f in findings if f["bias"] == "agreement_accuracy"]
+    assert accuracy and all(f["method"].startswith("accuracy against the reference label")
+                            for f in accuracy)  # fmt: skip
+    assert note in report["notes"]
+
+
 def test_file_reference_by_hand() -> None:
     """Rows name their dataset in `source`; a row naming none, or an unknown one, is
     human-labelled as any file's; unlabelled rows carry no kind."""
@@ -213,3 +238,13 @@ def test_file_reference_by_hand() -> None:
     )
     assert file_reference(frame.iloc[[2, 3, 4, 5]], "pairs") == ("human", "", ())
     assert file_reference(frame.drop(columns="source"), "pairs") == ("human", "", ())
+
+
+@pytest.mark.parametrize("name", ["recuse.reference", "recuse.cli.console", "recuse.analyses.base"])
+def test_doctests(name: str) -> None:
+    """reword's examples (the mixed kind's too), shown/json_shown, check_interval_level."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

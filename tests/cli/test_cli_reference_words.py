@@ -216,6 +216,10 @@ def test_an_audit_of_a_mixed_file_says_reference_label(
     assert accuracy and all(f["method"].startswith("accuracy against the reference label")
                             for f in accuracy)  # fmt: skip
     assert note in report["notes"]
+    # nothing else says it: the tables' sentences (warnings, a rung's definition, a
+    # curve's note) are worded as the findings are; ids (column names, file names) stay
+    prose = {s for s in _strings(report, keys=False) if " " in s and HUMAN.search(s)}
+    assert prose == {note, source["reference"]}
 
 
 def test_file_reference_by_hand() -> None:

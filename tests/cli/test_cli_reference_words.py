@@ -252,3 +252,23 @@ def test_doctests(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_validate_names_the_files_labels(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate's counts and the reasons an analysis is not supported, terminal and JSON:
+    a file of JudgeBench rows has correctness labels, a mixed one reference labels."""
+    for name, label in (("judgebench", "correctness label"), ("mixed", "reference label")):
+        frame = load_input(files[name]).frame
+        code, text = _run(capsys, "validate", str(files[name]))
+        assert code == 0, text
+        said = _said_human(text)
+        assert said == ([] if name == "judgebench" else [f"note: {n}" for n in
+                        load_input(files[name]).source.notes])  # fmt: skip
+        code, text = _run(capsys, "validate", str(files[name]), "--json")
+        counts = json.loads(text)["counts"]
+        assert counts[f"rows with a {label}"] == int(frame["human"].notna().sum())
+        assert counts[f"{label}: a better"] == int((frame["human"] > 0.5).sum())
+        why = [a["why_not"] for a in json.loads(text)["analyses"]]
+        assert not any(HUMAN.search(w) for w in why), why

@@ -316,7 +316,7 @@ def certify(
 ) -> Certification:
     """Certify judges on a labelled pairs table (``recuse certify``): per judge and
     stratum (own / family / other answers) the confidence threshold chosen by
-    fixed-sequence testing so that ``P(agreement with humans on kept items ≥
+    fixed-sequence testing so that ``P(agreement with the labels on kept items ≥
     agreement) ≥ 1 − delta``, assuming calibration and future items are exchangeable;
     ``cascade`` (judge names in order) adds a cascade ending with a person, each stage
     at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. Formulas:
@@ -328,7 +328,7 @@ def certify(
     o = Options(target=agreement, delta=delta, strata=strata, human_ties=human_ties,
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
-    o.check()
+    o.check()  # before the data is read; the labels' kind comes with it
     for option, given in (("--judge", judges), ("--cascade", cascade)):
         if given is None:
             continue
@@ -352,5 +352,8 @@ def certify(
     present = {str(j) for j in inp.frame["judge"].dropna()} if "judge" in inp.frame else set()
     chosen = [roster.judge_in(j, present) for j in _ids(judges)] if present else None
     stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
-    return certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
+    # the guarantees name the labels as the input declares them (recuse.reference)
+    o = replace(o, reference=inp.source.reference)
+    done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
                           costs=costs)  # fmt: skip
+    return replace(done, notes=inp.source.notes)

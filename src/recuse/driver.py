@@ -49,6 +49,7 @@ from recuse.report.model import (
     NotEstimated,
     Provenance,
     Section,
+    Table,
 )
 from recuse.report.multiplicity import adjust_sections
 from recuse.roster import Roster
@@ -357,13 +358,18 @@ def _references(inputs: Sequence[Input]) -> dict[str, ReferenceKind]:
     return {i.name: i.source.reference for i in inputs}
 
 
+#: the columns of a report's table that hold sentences, worded for the labels as the
+#: findings are (a finding's warnings, a rung's definition, a curve's note)
+PROSE_COLUMNS = ("warnings", "definition", "note")
+
+
 def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
     """The section in the words of each dataset's labels (:mod:`recuse.reference`): each
     finding's bias (unit, verdict words), method, detail and warnings for its dataset's
-    labels; each note, headline, figure's words and table title for the labels of the
-    datasets it names, or, naming none, of every input when they share one kind; the
-    intro for the labels every input shares (else as written, for human labels, with the
-    report's note on the others)."""
+    labels; each note, headline, figure's words, table title and table's sentences
+    (:data:`PROSE_COLUMNS`) for the labels of the datasets it names, or, naming none, of
+    every input when they share one kind; the intro for the labels every input shares
+    (else as written, for human labels, with the report's note on the others)."""
     refs = _references(inputs)
     if set(refs.values()) == {"human"}:
         return section
@@ -388,6 +394,17 @@ def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
         kinds = {refs[d] for d in named} if named else ({every} if every else set())
         return reword(said, kinds.pop()) if len(kinds) == 1 else said
 
+    def table(t: Table) -> Table:
+        """Its title, and the sentences in its cells (:data:`PROSE_COLUMNS`); the column
+        names are the CSV's and stay."""
+        words = [c for c in t.frame.columns if c in PROSE_COLUMNS]
+        if not words:
+            return replace(t, title=text(t.title))
+        frame = t.frame.copy()
+        for c in words:
+            frame[c] = frame[c].map(lambda v: text(v, about=t.title) if isinstance(v, str) else v)
+        return replace(t, title=text(t.title), frame=frame)
+
     def figure(fig: Figure) -> Figure:
         about = f"{fig.title} {fig.caption} {fig.alt}"
         return replace(
@@ -404,7 +421,7 @@ def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
         notes=tuple(text(n) for n in section.notes),
         headlines=tuple(text(h) for h in section.headlines),
         figures=tuple(figure(g) for g in section.figures),
-        tables=tuple(replace(t, title=text(t.title)) for t in section.tables),
+        tables=tuple(table(t) for t in section.tables),
     )
 
 

@@ -111,8 +111,9 @@ def test_choices_come_from_the_library_literals(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--level", "90"), "--level = 90.0: must be between 0 and 1, e.g. 0.9"),
-        (("--level", "nan"), "--level = nan: must be between 0 and 1"),
+        (("--level", "90"), "--level = 90.0: must be in [0.5, 1), e.g. 0.9"),
+        (("--level", "0.3"), "--level = 0.3: must be in [0.5, 1), e.g. 0.9"),
+        (("--level", "nan"), "--level = nan: must be in [0.5, 1)"),
         (("-m", "halo"), "--metric 'halo' is unknown"),
         (("-j", "palm-2"), "judge 'palm-2' is not in the data"),
         (("--n-boot", "3"), "--n-boot = 3: must be an integer of at least 10, e.g. 2000"),

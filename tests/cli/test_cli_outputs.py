@@ -493,6 +493,27 @@ def test_out_of_range_options_are_refused_before_the_work(
     assert _files(tmp_path) == []
 
 
+@pytest.mark.parametrize("command", ["audit", "metrics", "favoritism", "plan"])
+@pytest.mark.parametrize("value", ["0.3", "0.4999", "1", "nan"])
+def test_every_level_option_has_the_audits_rule_and_message(
+    command: str,
+    value: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One rule for --level, [0.5, 1), and one message, in every command that takes it:
+    `metrics pairs` and `favoritism` once took any level in (0, 1)."""
+    commands = _commands(pairs_csv, ratings, tmp_path / "out", tmp_path / "out.csv")
+    args = commands.get(command, ["plan", "--quiet"])
+    code, _, err = run(capsys, *args, "--level", value)
+    assert_one_line(code, err)
+    assert f"--level = {float(value)}: must be in [0.5, 1), e.g. 0.9" in err, err
+    assert _files(tmp_path) == []
+
+
 # ------------------------------------------------------------ 9. no terminal, deep cwd
 
 

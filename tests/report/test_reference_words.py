@@ -12,7 +12,7 @@ import pytest
 
 from recuse.analyses import REGISTRY
 from recuse.driver import AuditOptions, load_input, run_audit
-from recuse.reference import reword
+from recuse.reference import ReferenceKind, reword
 from recuse.report import to_dict
 
 HUMAN = re.compile(r"\bhumans?\b", re.IGNORECASE)
@@ -54,11 +54,14 @@ def test_bias_words_for_correctness_labels_by_hand() -> None:
     assert reword("agrees with humans", "human") == "agrees with humans"
 
 
-def test_no_bias_text_says_human_once_reworded_for_correctness() -> None:
+@pytest.mark.parametrize("kind", ["correctness", "mixed"])
+def test_no_bias_text_says_human_once_reworded(kind: ReferenceKind) -> None:
+    """For correctness labels, and for the neutral "reference label" of a file that
+    mixes kinds (recuse.data.inputs.file_reference)."""
     for analysis in REGISTRY:
-        assert not HUMAN.search(reword(analysis.intro, "correctness")), analysis.id
+        assert not HUMAN.search(reword(analysis.intro, kind)), analysis.id
         for b in analysis.biases:
-            c = b.for_reference("correctness")
+            c = b.for_reference(kind)
             for name in ("title", "unit", "positive", "negative", "none", "short", "scale"):
                 assert not HUMAN.search(getattr(c, name)), (b.key, name, getattr(c, name))
 
@@ -181,3 +184,17 @@ def test_reword_changes_whole_words_and_hyphenated_labels() -> None:
     # the phrases themselves still change, at the end of a sentence too
     assert reword("agrees with humans.", "correctness") == "agrees with the correctness labels."
     assert reword("(the human label)", "correctness") == "(the correctness label)"
+
+
+def test_mixed_labels_by_hand() -> None:
+    """A file of both kinds: the neutral words, which claim neither kind."""
+    dp = _bias("self_preference_dp").for_reference("mixed")
+    assert dp.positive == "picks its own answer more often than the reference label favours it"
+    gap = _bias("verbosity_recall_gap").for_reference("mixed")
+    assert gap.positive == (
+        "agrees with the reference labels more often when they favour the longer answer "
+        "than when they favour the shorter one"
+    )
+    assert _bias("agreement_accuracy").for_reference("mixed").title == (
+        "Agreement with the reference label"
+    )

@@ -87,6 +87,21 @@ LEAST_LEVEL = 0.5
 LEAST_N_BOOT = 100
 
 
+def check_interval_level(level: float, *, where: str = "--level") -> None:
+    """The one rule for an interval level a user gives, with one message: a number in
+    ``[LEAST_LEVEL, 1)``, as the audit requires (``recuse audit``, ``plan``, ``metrics
+    pairs``, ``favoritism``); a :class:`ConfigError` said of ``where`` (a flag or a
+    ``recuse.toml`` key).
+
+    >>> check_interval_level(0.3)
+    Traceback (most recent call last):
+    ...
+    recuse.errors.ConfigError: --level = 0.3: must be in [0.5, 1), e.g. 0.9
+    """
+    with named_settings(lambda _setting: where):
+        check_level(level, least=LEAST_LEVEL)
+
+
 @dataclass(frozen=True)
 class AuditOptions:
     """How the audit estimates: interval level, bootstrap size, seed, judges, figures,
@@ -116,8 +131,8 @@ class AuditOptions:
         options are made: an ``AuditOptions`` that exists is a valid one (its ``only`` /
         ``skip`` ids are checked against the registry by
         :func:`recuse.analyses.selected`, where the registry is in scope)."""
+        check_interval_level(self.level)
         with named_settings():  # the bootstrap's rules (the audit's bounds), said of the flag
-            check_level(self.level, least=LEAST_LEVEL)
             check_n_boot(self.n_boot, least=LEAST_N_BOOT)
             check_min_n(self.min_n)
             check_seed(self.seed)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import Any
 import typer
 
 from recuse.cli.app import app, settings_parameters
+from recuse.cli.console import shown
 from recuse.errors import ConfigError
 from recuse.outputs import check_output_folder
 from recuse.report.model import AuditReport
@@ -23,25 +23,9 @@ def _progress(start: float) -> Callable[[str], None]:
     """Each step of the audit as a line on stderr with the seconds elapsed."""
 
     def show(line: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f} s] {line}", file=sys.stderr, flush=True)
+        print(f"[{time.perf_counter() - start:6.1f} s] {shown(line)}", file=sys.stderr, flush=True)
 
     return show
-
-
-#: characters a terminal acts on rather than shows: control characters (C0 but tab and
-#: newline, DEL, C1: ESC starts the sequences that move the cursor, clear the screen,
-#: recolour) and the bidirectional overrides and isolates, which reorder what follows
-_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def shown(text: str) -> str:
-    r"""``text`` for a terminal: each character it would act on (:data:`_UNSHOWN`, e.g.
-    in a judge's name read from a file) written as its escape.
-
-    >>> print(shown("gpt-4\x1b[2J\u202eevil é"))
-    gpt-4\x1b[2J\u202eevil é
-    """
-    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _print_report(report: AuditReport, *, verbose: bool = False) -> None:

@@ -1,5 +1,6 @@
-"""`recuse certify SOURCE`: where a judge's verdict can be used with a guaranteed human
-agreement, cascades of judges, and `recuse certify apply` for unlabelled items.
+"""`recuse certify SOURCE`: where a judge's verdict can be used with a guaranteed
+agreement with the labels (human or correctness, as the source declares), cascades of
+judges, and `recuse certify apply` for unlabelled items.
 
 The method and its assumptions: :mod:`recuse.mitigation.selective`.
 """
@@ -18,11 +19,11 @@ from typer._click.core import Context
 from typer.core import TyperGroup
 
 from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
+from recuse.cli.console import cell, echo, json_shown
 from recuse.cli.console import console as make_console
-from recuse.data.registry import Dataset
 from recuse.errors import ConfigError, InputError
 from recuse.outputs import check_output, write_csv, write_text
-from recuse.reference import ReferenceKind, reword
+from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 from recuse.roster import Roster
 
 
@@ -41,19 +42,24 @@ certify_app = typer.Typer(
     cls=_RunByDefault,
     no_args_is_help=True,
     help="Certify judges: the confidence threshold above which a judge's agreement with "
-    "humans is at least a target with probability 1 - delta (exchangeable items "
-    "assumed); cascades of judges ending with a person; `certify apply` for new items.",
+    "the labels (humans', or a dataset's correctness labels) is at least a target with "
+    "probability 1 - delta (exchangeable items assumed); cascades of judges ending with a "
+    "person; `certify apply` for new items.",
 )
 app.add_typer(certify_app, name="certify")
 
-DEFINITIONS = (
-    "threshold: keep a verdict when the judge's confidence c = max(p_a, 1 - p_a) (or order "
-    "consistency) is at least this; coverage: share of the labelled items kept; agreement: "
-    "share of kept verdicts equal to the human label; bound: one-sided Clopper–Pearson "
-    "lower bound of that agreement at 1 - delta' (delta' = this stratum's share of delta); "
-    "held out: the same with thresholds certified without the item's fold (5 folds by "
-    "prompt). The guarantee holds where the bound is at least the target."
-)
+
+def definitions(kind: ReferenceKind) -> str:
+    """What each column means, the labels named as ``kind`` (:mod:`recuse.reference`)."""
+    return (
+        "threshold: keep a verdict when the judge's confidence c = max(p_a, 1 - p_a) (or "
+        "order consistency) is at least this; coverage: share of the labelled items kept; "
+        f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
+        "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' (delta' = "
+        "this stratum's share of delta); held out: the same with thresholds certified "
+        "without the item's fold (5 folds by prompt). The guarantee holds where the bound "
+        "is at least the target."
+    )
 
 
 def _costs(
@@ -118,7 +124,8 @@ def _cascade_agreement(c: Any) -> str:
     if c.agreement is None or c.agreement != c.agreement:
         return f"machine verdicts: {NONE_KEPT} (no judge kept an item), every item goes to a person"
     return (
-        f"machine verdicts agree with humans {_pct(c.agreement)} on the calibration items, "
+        f"machine verdicts agree with {AGREEING_WITH[c.reference]} {_pct(c.agreement)} on the "
+        "calibration items, "
         + _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
         + (" held out" if c.heldout.agreement == c.heldout.agreement else "")
     )
@@ -132,7 +139,7 @@ def _judges_table(result: Any) -> Table:
     for j in result.judges:
         for s in j.strata:
             t.add_row(
-                Text(j.judge), Text(s.stratum), f"{s.n_labelled:,}",
+                cell(j.judge), cell(s.stratum), f"{s.n_labelled:,}",
                 "not certified" if s.threshold is None else f"{s.threshold:.4g}",
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 NOT_TESTED if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
@@ -142,60 +149,53 @@ def _judges_table(result: Any) -> Table:
 
 
 def _cascade_table(c: Any) -> Table:
-    t = Table(title=Text(f"Cascade {' → '.join(s.certificate.judge for s in c.stages)} → person"))
+    t = Table(title=cell(f"Cascade {' → '.join(s.certificate.judge for s in c.stages)} → person"))
     for col in ("stage", "judge", "reaches", "keeps", "keeps (held out)", "USD / 1,000 judgments"):
         t.add_column(col, justify="left" if col == "judge" else "right")
     for k, s in enumerate(c.stages, 1):
         usd = "unknown" if s.usd_per_1000_judgments is None else f"{s.usd_per_1000_judgments:g}"
-        t.add_row(str(k), Text(s.certificate.judge), _pct(s.reached), _pct(s.share),
+        t.add_row(str(k), cell(s.certificate.judge), _pct(s.reached), _pct(s.share),
                   _pct(s.heldout_share), usd)  # fmt: skip
     t.add_row("", Text("person"), "", _pct(c.person_share), _pct(c.heldout_person_share), "")
     return t
 
 
-def _reference(source: str) -> ReferenceKind:
-    """What ``source``'s labels are (:mod:`recuse.reference`): a registered dataset's
-    declared kind (JudgeBench: correctness), a file's human."""
-    from recuse.data.inputs import locate
-
-    where = locate(source)
-    return where.reference if isinstance(where, Dataset) else "human"
-
-
-def _print(result: Any, source: str) -> None:
+def _print(result: Any) -> None:
+    """The tables and sentences, the labels named as the source declares them
+    (``result.reference``); text read from the data as :func:`~recuse.cli.console.shown`."""
     con = make_console()
-    kind = _reference(source)
-
-    def say(text: str) -> Text:  # written for human labels, said for the source's
-        return Text(reword(text, kind))
-
+    kind: ReferenceKind = result.reference
+    for note in result.notes:
+        con.print(cell(f"note: {note}"))
     con.print(_judges_table(result))
     for j in result.judges:
-        con.print(say(f"{j.judge}: confidence = {j.confidence}"
-                      + (f"; {j.n_ties_excluded} tied human labels left out"
-                         if j.n_ties_excluded else "")))  # fmt: skip
-        con.print(say(f"  {j.guarantee()}"))
+        con.print(cell(f"{j.judge}: confidence = {j.confidence}"
+                       + (f"; {j.n_ties_excluded} tied {LABEL_NAMES[kind]}s left out"
+                          if j.n_ties_excluded else "")))  # fmt: skip
+        con.print(cell(f"  {j.guarantee()}"))
         for s in j.strata:
             if s.reason:
-                con.print(say(f"  {s.stratum}: {s.reason}"))
+                con.print(cell(f"  {s.stratum}: {s.reason}"))
     c = result.cascade
     if c is not None:
         con.print(_cascade_table(c))
         cost = c.usd_per_1000_items
-        con.print(say(
+        con.print(cell(
             f"{_cascade_agreement(c)}; cost "
             + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
                else f"${cost:.3f} per 1,000 items (judges only)")
         ))  # fmt: skip
-        con.print(say(f"guarantee: {c.guarantee()}"))
-    con.print(say(DEFINITIONS))
+        con.print(cell(f"guarantee: {c.guarantee()}"))
+    con.print(Text(definitions(kind)))
 
 
 @certify_app.command("run", help="Certify the judges of SOURCE (the default command).")
 def certify_command(
     ctx: typer.Context,
     source: str = typer.Argument(..., help="Labelled pairs: dataset name or file."),
-    agreement: float = typer.Option(0.85, "--agreement", help="Target agreement with humans."),
+    agreement: float = typer.Option(
+        0.85, "--agreement", help="Target agreement with the labels (human or correctness)."
+    ),
     delta: float = typer.Option(0.1, "--delta", help="Allowed failure probability."),
     judge: Annotated[list[str] | None, typer.Option("--judge", "-j", help="Judge(s).")] = None,
     cascade: str = typer.Option(None, "--cascade", help="Judges in order: j1,j2,..."),
@@ -248,11 +248,11 @@ def certify_command(
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
         write_text(paths[-1], text)
     if as_json:
-        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
-    _print(result, source)
+    _print(result)
     for p in paths:
-        typer.echo(f"wrote {p}")
+        echo(f"wrote {p}")
 
 
 def _read_json(path: Path) -> Any:
@@ -300,7 +300,7 @@ def apply_command(
     else:
         write_csv(path, decided)
     people = int((decided["decision"] == PERSON).sum())
-    typer.echo(
+    echo(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
         f"{people:,} {PERSON}; wrote {path}"
     )

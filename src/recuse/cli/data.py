@@ -18,9 +18,9 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
-from rich.text import Text
 
 from recuse.cli.app import app, cli_roster
+from recuse.cli.console import cell
 from recuse.cli.console import console as make_console
 from recuse.data import fetch as fetching
 from recuse.data import registry
@@ -117,7 +117,7 @@ def list_datasets(
 ) -> None:
     """The datasets recuse can read, their table kind, folders and whether they are here."""
     root = _root(data_dir)
-    out = Table(title=f"Datasets (data dir: {root})")
+    out = Table(title=cell(f"Datasets (data dir: {root})"))
     for col in ("name", "table", "folders", "in data dir", "what"):
         out.add_column(col, overflow="fold")
     for name, ds in sorted(registry.datasets().items()):
@@ -129,7 +129,7 @@ def list_datasets(
         shown = {"complete": "[green]yes[/]", "missing": "[red]no[/]"}.get(
             state, f"[yellow]partial ({have}/{total} files)[/]"
         )
-        out.add_row(name, ds.table, folders, shown, Text(ds.summary))
+        out.add_row(name, ds.table, folders, shown, cell(ds.summary))
     _console().print(out)
 
 
@@ -153,8 +153,8 @@ def show(
     ds = registry.get(name)
     root = _root(data_dir)
     console = _console()
-    console.print(Text(f"{name} — {ds.table} table"), style="bold")
-    console.print(Text(ds.summary))
+    console.print(cell(f"{name} — {ds.table} table"), style="bold")
+    console.print(cell(ds.summary))
     try:
         files = fetching.files_for(name)
     except DatasetNotFoundError:
@@ -162,8 +162,8 @@ def show(
     if files:
         about = fetching.sources().about
         for folder in fetching.folders_for(name):
-            console.print(Text(f"{folder}/: {about.get(folder, '')}"))
-        listing = Table(title=f"Files under {root}")
+            console.print(cell(f"{folder}/: {about.get(folder, '')}"))
+        listing = Table(title=cell(f"Files under {root}"))
         listing.add_column("file", overflow="fold")
         listing.add_column("bytes", justify="right")
         listing.add_column("here")
@@ -171,23 +171,23 @@ def show(
             target = f.target(root)
             ok = target.is_file() and target.stat().st_size == f.size
             listing.add_row(
-                Text(f"{f.folder}/{f.path}"), f"{f.size:,}", "[green]yes[/]" if ok else "[red]no[/]"
+                cell(f"{f.folder}/{f.path}"), f"{f.size:,}", "[green]yes[/]" if ok else "[red]no[/]"
             )
         console.print(listing)
     state, _, _ = presence(name, root)
     if state != "complete":
         console.print(
-            Text(f"Not (fully) in {root} — run `recuse data fetch {name}` to download it.")
+            cell(f"Not (fully) in {root} — run `recuse data fetch {name}` to download it.")
         )
         return
     table = registry.load(name, data_dir=root, roster=cli_roster(ctx))
-    console.print(Text(f"{len(table):,} rows; columns: {', '.join(map(str, table.columns))}"))
+    console.print(cell(f"{len(table):,} rows; columns: {', '.join(map(str, table.columns))}"))
     for i, (_, row) in enumerate(table.head(rows).iterrows(), start=1):
         record = Table(title=f"row {i}", show_header=False)
         record.add_column("column", style="bold")
         record.add_column("value", overflow="fold")
         for col in table.columns:
-            record.add_row(str(col), Text(_cell(row[col], 100)))
+            record.add_row(cell(col), cell(_cell(row[col], 100)))
         console.print(record)
 
 
@@ -243,7 +243,7 @@ def fetch_command(
             names, root, base_url=base_url, progress=_RichFetchProgress(progress, task)
         )
     console.print(
-        Text(
+        cell(
             f"{len(report.downloaded)} file(s) downloaded "
             f"({report.bytes_downloaded / 1e6:,.1f} MB), {len(report.skipped)} already "
             f"present, in {report.dest}"
@@ -259,7 +259,7 @@ def summary(
     """Load every dataset that is in the data dir and count what it holds."""
     root = _root(data_dir)
     roster = cli_roster(ctx)
-    out = Table(title=f"Datasets in {root}")
+    out = Table(title=cell(f"Datasets in {root}"))
     for col in ("dataset", "table", "rows", "items", "prompts", "models", "judges"):
         out.add_column(col, justify="left" if col in ("dataset", "table") else "right")
     out.add_column("human / reference rows", justify="right")
@@ -275,14 +275,14 @@ def summary(
             table = registry.load(name, data_dir=root, roster=roster)
         except RecuseError as exc:
             failures.append(f"{name}: {exc}")
-            out.add_row(name, ds.table, *([""] * 7), Text(f"error: {exc}", style="red"))
+            out.add_row(name, ds.table, *([""] * 7), cell(f"error: {exc}", style="red"))
             continue
         s = summarize(table, ds.table)
         out.add_row(
             name,
             ds.table,
             *(f"{s[k]:,}" for k in ("rows", "items", "prompts", "models", "judges", "labelled")),
-            Text(s["labels"]),
+            cell(s["labels"]),
             f"{s['unparsed']:,}",
         )
     if shown == 0:

@@ -10,8 +10,8 @@ import pandas as pd
 import typer
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
+from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
     ReferenceJudgeOption,
     ReferenceScorerOption,
@@ -20,6 +20,7 @@ from recuse.cli.app import (
     parse_mapping,
     references,
 )
+from recuse.cli.console import cell, shown
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
@@ -51,7 +52,7 @@ def _table(res: FavoritismResult, kind: str) -> Table:
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
     t = Table(
         title=f"{title} ({res.level:.0%} Wald intervals, SE {res.se_type})",
-        caption=Text(
+        caption=cell(
             res.definition("self" if kind == "self" else "family")
             + f"; sig. * = the {res.level:.0%} interval excludes 0"
         ),
@@ -61,7 +62,7 @@ def _table(res: FavoritismResult, kind: str) -> Table:
         t.add_column(c, justify="right")
     for _, r in tab.iterrows():
         t.add_row(
-            Text(str(r[key])),
+            cell(str(r[key])),
             f"{r['estimate']:+.4f}",
             f"{r['se']:.4f}",
             f"{r['lower']:+.4f}",
@@ -115,7 +116,9 @@ def favoritism(
     se: Annotated[
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
     ] = "cluster",
-    level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.9,
+    level: Annotated[
+        float, typer.Option("--level", help="Confidence level, in [0.5, 1) (as in the audit).")
+    ] = 0.9,
     robustness: Annotated[
         str,
         typer.Option("--robustness", help=f"all, none, or a comma list of: {', '.join(CHECKS)}."),
@@ -141,8 +144,7 @@ def favoritism(
     reference_judge: ReferenceJudgeOption = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, Eq. 1)."""
-    if not 0 < level < 1:
-        raise ConfigError(f"--level {level}: must be between 0 and 1, e.g. 0.9")
+    check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
     out_path = check_output_folder(Path(out).expanduser())
     roster = cli_roster(ctx)
@@ -167,7 +169,7 @@ def favoritism(
     console = make_console()
     main = bat.main
     console.print(
-        f"[bold]{escape(source)}[/bold]: {main.n:,} ratings, "
+        f"[bold]{escape(shown(source))}[/bold]: {main.n:,} ratings, "
         f"{len(main.self_bias())} judges, {len(main.family_bias())} families"
         + (
             "; excluded " + ", ".join(f"{v:,} {k}" for k, v in main.n_excluded.items())
@@ -176,15 +178,15 @@ def favoritism(
         )
     )
     for note in loaded.source.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     console.print(_table(main, "self"))
     console.print(_table(main, "family"))
     for note in main.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     if bat.results:
-        console.print(Text(_robustness_line(bat.table(), len(bat.results))))
+        console.print(cell(_robustness_line(bat.table(), len(bat.results))))
     for name, reason in bat.skipped.items():
-        console.print(Text(f"skipped {name}: {reason}"))
+        console.print(cell(f"skipped {name}: {reason}"))
     effect = debias_effect(ratings, main, roster)
     console.print(
         f"correction (debiased.csv): the judges' model ranking "
@@ -195,7 +197,7 @@ def favoritism(
     settings = {"source": source, "se": se, "level": level, "normalize": normalize,
                 "robustness": checks}  # fmt: skip
     written = write_outputs(bat, effect, out_path, settings=settings)
-    console.print(Text("wrote " + ", ".join(str(p) for p in written)))
+    console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 
 
 def _robustness_line(tab: pd.DataFrame, variants: int) -> str:

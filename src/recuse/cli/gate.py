@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from recuse.cli.app import app
+from recuse.cli.console import echo, json_shown
 from recuse.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -66,13 +67,13 @@ def run_gate(
         import json
 
         payload = _payload(report, result, thresholds, rules, skip_unmeasured)
-        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False)))
         return result.exit_code
     for line in result.lines:
-        typer.echo(line.text)
+        echo(line.text)
         for caveat in line.warnings:  # what the audit said to read the number with
-            typer.echo(f"  ! {caveat}")
-    typer.echo(result.verdict())
+            echo(f"  ! {caveat}")
+    echo(result.verdict())
     return result.exit_code
 
 
@@ -150,8 +151,9 @@ def gate_command(
         typer.Option(
             "--certified",
             help="AGREEMENT@COVERAGE: each judge certified at agreement >= AGREEMENT with "
-            "humans on at least COVERAGE of its labelled pairs, at the report's delta (1 - "
-            "level), from the report's Certification section; e.g. 0.85@0.6.",
+            "its labels (human or correctness) on at least COVERAGE of its labelled pairs, "
+            "at the report's delta (1 - level), from the report's Certification section; "
+            "e.g. 0.85@0.6.",
         ),
     ] = None,
     skip_unmeasured: SkipUnmeasuredOption = False,

@@ -25,6 +25,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
+from recuse.cli.console import echo
 from recuse.data.columns import ColumnMapping
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
@@ -224,9 +225,9 @@ def judge(
         judge_id=judge_id, prompt_logprobs=prompt_logprobs, device=device,
         max_batch_tokens=max_batch_tokens, placed=placed, roster=cli_roster(ctx),
     )  # fmt: skip
-    typer.echo(describe(backend, jid, model))
+    echo(describe(backend, jid, model))
     for note in notes:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")
     if pool is not None:
         pool.factory = ray_backend(
             backend, base_urls=base_url or [], model=model, endpoint=endpoint,
@@ -291,17 +292,17 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
         else:
             summary = runner.likert(job.table, job.dims)
         if job.tpl.template is not None:
-            typer.echo(f"judge template: {job.tpl.template.line()}")
-        typer.echo(summary.line())
+            echo(f"judge template: {job.tpl.template.line()}")
+        echo(summary.line())
         if isinstance(backend, HTTPBackend) and job.protocol == "pairwise":
             if pool is not None and pool.exact is not None:  # the workers asked, not this one
                 backend.exact_ids, backend.exact_note = pool.exact
             said = backend.logprobs_line(job.tpl.top_k)
             if said:
-                typer.echo(said)
+                echo(said)
         if pool is not None and pool.pool is not None:
             actors, gpu = pool.pool
-            typer.echo(
+            echo(
                 f"ray: {actors} actor(s) with one {'GPU' if gpu else 'CPU'} each; "
                 f"results from {len(pool.workers)} worker process(es)"
             )
@@ -310,14 +311,14 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
 
         for c in cards(store.runs(), prompts=store.judge_prompts()):
             if c.judge == jid:
-                typer.echo(f"card: {c.line()}")
+                echo(f"card: {c.line()}")
         runs = [summary]
         if perplexity:
             from recuse.judging.perplexity import judge_perplexities
 
             run = judge_perplexities(store, backend, judge=jid, retry=job.retry,
                                      progress=job.progress, executor=pool)  # fmt: skip
-            typer.echo(run.line())
+            echo(run.line())
             _print_failures(run)
             runs.append(run)
     return runs
@@ -326,7 +327,7 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
 def _print_failures(summary: RunSummary) -> None:
     """The five commonest reasons tasks of a run failed, with their counts."""
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
-        typer.echo(f"  failed x{n}: {reason}")
+        echo(f"  failed x{n}: {reason}")
 
 
 def exit_if_failed(summaries: Sequence[RunSummary]) -> None:
@@ -464,13 +465,13 @@ def replay_cmd(
     with Store(out) as store:
         summary = replay(recording, store, judge=judge_id, progress=progress)
         agreement = compare_upstream(recording, store, judge=judge_id)
-    typer.echo(f"{recording.judge} ({recording.verdict.name} format): {summary.line()}")
+    echo(f"{recording.judge} ({recording.verdict.name} format): {summary.line()}")
     if agreement.compared:
-        typer.echo(agreement.line())
+        echo(agreement.line())
         for item_id, order, ours, theirs in agreement.disagreements[:5]:
-            typer.echo(f"  differs: {item_id} ({order}): ours {ours:g}, file {theirs:g}")
+            echo(f"  differs: {item_id} ({order}): ours {ours:g}, file {theirs:g}")
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
-        typer.echo(f"  failed x{n}: {reason}")
+        echo(f"  failed x{n}: {reason}")
 
 
 @judge_app.command("templates")
@@ -489,10 +490,10 @@ def templates_cmd(
 
     entries = template_entries(file)
     for line in listing(entries):
-        typer.echo(line)
+        echo(line)
     usable = selectable(entries)
     if len(entries) > 1 and usable:
-        typer.echo(f"use: --template {file}:{usable[0]}")
+        echo(f"use: --template {file}:{usable[0]}")
 
 
 @judge_app.command("card")
@@ -520,12 +521,12 @@ def card(
     with Store(store, read_only=True) as s:
         found = cards(s.runs(), table, s.judge_prompts())
     if not found:
-        typer.echo(f"{store}: no runs recorded (judged before recuse recorded runs, or nothing)")
+        echo(f"{store}: no runs recorded (judged before recuse recorded runs, or nothing)")
     for c in found:
-        typer.echo(c.line())
+        echo(c.line())
     if table is not None and found:
         for note in table.unmatched_notes([c.judge for c in found], str(store)):
-            typer.echo(f"note: {note}")
+            echo(f"note: {note}")
 
 
 @judge_app.command("export")
@@ -563,13 +564,13 @@ def export(
         buffer = io.BytesIO()
         df.to_parquet(buffer, index=False)
         write_bytes(out, buffer.getvalue())
-    typer.echo(f"wrote {len(df)} rows to {out}")
+    echo(f"wrote {len(df)} rows to {out}")
     from recuse.judging.store import prompt_line
 
     for judge in sorted(prompts):
-        typer.echo(f"  {prompt_line(judge, *prompts[judge])}")
+        echo(f"  {prompt_line(judge, *prompts[judge])}")
     for note in notes:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")
     if "ppl_a" in df.columns:
         both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
-        typer.echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")
+        echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")

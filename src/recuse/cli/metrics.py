@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
     AllowUnknownOption,
     ConfidenceOfOption,
@@ -23,6 +24,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
+from recuse.cli.console import cell
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
@@ -63,7 +65,9 @@ def _check_out(out: str | None) -> Path | None:
 def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampling:
     """The bootstrap's options held to the library's rules (``--n-boot`` at most
     :data:`~recuse.metrics.bootstrap.MAX_N_BOOT`, as in the audit), each error said of
-    its flag, and to the command line's (:func:`check_resamples`)."""
+    its flag, and to the command line's (:func:`check_resamples`); ``--level`` to the
+    audit's rule (:func:`~recuse.analyses.base.check_interval_level`)."""
+    check_interval_level(level)
     with named_settings():
         boot = Resampling(level=level, n_boot=n_boot, seed=seed)
         check_min_n(min_n)
@@ -94,7 +98,9 @@ def pairs_command(
         list[str] | None,
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
-    level: float = typer.Option(0.9, "--level", help="Confidence level of the intervals."),
+    level: float = typer.Option(
+        0.9, "--level", help="Confidence level of the intervals, in [0.5, 1) (as in the audit)."
+    ),
     n_boot: int = typer.Option(
         N_BOOT, "--n-boot", help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,})."
     ),
@@ -164,15 +170,16 @@ def pairs_command(
         reject_human_ties(table, file=source)
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
+    # worded for the labels the source declares (recuse.reference): JudgeBench's correctness
     result = pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
         judge_ties=judge_ties, unit=unit, boot=boot,
         min_n=min_n, orders=orders,
-    )  # fmt: skip
+    ).for_reference(loaded.source.reference)  # fmt: skip
 
     console = make_console()
     for note in loaded.source.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     _print_results(console, result, title=(
         f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled; verdicts: "
         f"{orders} order{'s' if orders == 'both' else ''})"
@@ -192,13 +199,13 @@ def pairs_command(
             "unit": unit,
         }
         write_results(result, out_path, meta=meta)
-        console.print(Text(f"wrote {out_path}"))
+        console.print(cell(f"wrote {out_path}"))
 
 
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
     number), then the estimates not made and why."""
-    shown = Table(title=Text(title))
+    shown = Table(title=cell(title))
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
@@ -212,18 +219,18 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             marks.append(f"!{notes.index(w) + 1}")
         signed = r.null == 0
         shown.add_row(
-            Text(r.judge or ""), Text(r.metric), _fmt(r.estimate, signed=signed),
+            cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed),
             Text(f"[{_fmt(r.ci_low, signed=signed)}, {_fmt(r.ci_high, signed=signed)}]"
                  + "".join(f" {m}" for m in marks)),
             f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip
     console.print(shown)
     for i, w in enumerate(notes, 1):
-        console.print(Text(f"!{i} {w}"))
+        console.print(cell(f"!{i} {w}"))
     if result.skipped:
         skipped = Table(title="Not estimated")
         for col in ("judge", "metric", "why"):
             skipped.add_column(col, overflow="fold")
         for s in result.skipped:
-            skipped.add_row(Text(s.judge or ""), Text(s.metric), Text(s.reason))
+            skipped.add_row(cell(s.judge or ""), cell(s.metric), cell(s.reason))
         console.print(skipped)

@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
-from recuse.analyses.base import LEAST_LEVEL
+from recuse.analyses.base import check_interval_level
 from recuse.cli.app import app, cli_roster
-from recuse.metrics.bootstrap import Resampling, check_level, named_settings
+from recuse.cli.console import echo, json_shown, shown
+from recuse.metrics.bootstrap import Resampling, named_settings
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
 
@@ -74,8 +75,7 @@ def plan_cmd(
     Position is simulated with the order flips, ties and within-prompt correlation of
     real judges (defaults stated in the answer; --flip-rate/--ties/--icc or --like FILE
     replace them). Effects needing more than 200,000 pairs are refused."""
-    with named_settings():  # plan's rule for --level, [0.5, 1), whatever the value
-        check_level(level, least=LEAST_LEVEL)
+    check_interval_level(level)  # the audit's rule and message, whatever the value
     frame = None
     if like is not None:
         from recuse.data.inputs import load_input
@@ -84,7 +84,7 @@ def plan_cmd(
 
     def progress(line: str) -> None:
         if not quiet:
-            print(f"recuse plan: {line}", file=sys.stderr, flush=True)
+            print(f"recuse plan: {shown(line)}", file=sys.stderr, flush=True)
 
     with named_settings():  # a bad --level or --seed (the library's or plan's rule)
         p = plan(
@@ -103,4 +103,4 @@ def plan_cmd(
             max_seconds=max_seconds,
             progress=progress,
         )
-    typer.echo(json.dumps(p.to_dict(), indent=2) if as_json else p.sentence())
+    echo(json_shown(json.dumps(p.to_dict(), indent=2)) if as_json else p.sentence())

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from recuse.cli.app import app, cli_roster
+from recuse.cli.console import echo
 from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
@@ -128,13 +129,13 @@ def probe(
         # whole-label scores (labels sharing a first token) need the prompt log-probs
         prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
-    typer.echo(describe(backend, jid, model))
+    echo(describe(backend, jid, model))
     # before the store: bad options, pairs without texts, no pair with the judge's answers
     missing = (
         probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"] if edits else 0
     )
     if missing:
-        typer.echo(f"{missing} pair(s) without prompt and both answers as text: left out")
+        echo(f"{missing} pair(s) without prompt and both answers as text: left out")
     parts: list[pd.DataFrame] = []
     recognition = [build_recognition_table(table, judge=jid, limit=limit or None, seed=seed)
                    for _ in range(RECOGNITION in names)]  # fmt: skip
@@ -198,19 +199,19 @@ def _print_rewrites(
     """Each rewrite style's run, and how many rewrites were unusable."""
     styles = [p for p in edits if p in REWRITES]
     for style, done in zip(styles, rewrite.summaries if rewrite else [], strict=False):
-        typer.echo(f"{style} rewrites by {rewriter}: {done.line()}")
+        echo(f"{style} rewrites by {rewriter}: {done.line()}")
     for style, n in table.attrs.get("unusable_rewrites", {}).items():
         if n:
-            typer.echo(f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out")
+            echo(f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out")
 
 
 def _print_done(summary: RunSummary, probe_table: pd.DataFrame, out: Path) -> None:
     """The judging run's line, its failures, the versions judged and what to run next."""
-    typer.echo(summary.line())
+    echo(summary.line())
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
-        typer.echo(f"  failed x{n}: {reason}")
+        echo(f"  failed x{n}: {reason}")
     versions = probe_table.groupby("probe").size().to_dict()
-    typer.echo(
+    echo(
         f"{probe_table['base_item'].nunique()} base pairs; versions judged: "
         + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
         + f"; next: recuse judge export {out} --out probes.csv && recuse audit probes.csv"

@@ -8,7 +8,6 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from recuse.cli.app import (
     AllowUnknownOption,
@@ -25,29 +24,37 @@ from recuse.cli.app import (
     references,
     value_reading,
 )
+from recuse.cli.console import cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.data.columns import IGNORED
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import load_input
+from recuse.reference import LABEL_NAMES, ReferenceKind, reword
 from recuse.roster import Roster
 from recuse.tables import TableKind
 
 
-def describe(table: pd.DataFrame, kind: TableKind) -> dict[str, int]:
-    """Counts a person checks first: rows, prompts, models, judges, labels, unparsed."""
+def describe(
+    table: pd.DataFrame, kind: TableKind, *, reference: ReferenceKind = "human"
+) -> dict[str, int]:
+    """Counts a person checks first: rows, prompts, models, judges, labels, unparsed;
+    the labels named as ``reference`` (:mod:`recuse.reference`: "rows with a
+    correctness label" for JudgeBench's rows)."""
     if kind == "pairs":
         models = pd.concat([table["model_a"], table["model_b"]]).dropna()
         judged = table["judge"].notna()
         human = table["human"]
+        label = LABEL_NAMES[reference]
+        said = "human" if reference == "human" else label  # "correctness label: a better"
         return {
             "rows": len(table),
             "prompts": table["prompt_id"].nunique(),
             "models": models.nunique(),
             "judges": table["judge"].nunique(),
-            "rows with a human label": int(human.notna().sum()),
-            "human: a better": int((human > 0.5).sum()),
-            "human: b better": int((human < 0.5).sum()),
-            "human: tie": int((human == 0.5).sum()),
+            f"rows with a {label}": int(human.notna().sum()),
+            f"{said}: a better": int((human > 0.5).sum()),
+            f"{said}: b better": int((human < 0.5).sum()),
+            f"{said}: tie": int((human == 0.5).sum()),
             "judged rows without a verdict": int((judged & table["p_a"].isna()).sum()),
         }
     return {
@@ -62,21 +69,23 @@ def describe(table: pd.DataFrame, kind: TableKind) -> dict[str, int]:
 
 
 def supported_analyses(
-    table: pd.DataFrame, kind: TableKind, roster: Roster
+    table: pd.DataFrame, kind: TableKind, roster: Roster, *, reference: ReferenceKind = "human"
 ) -> list[tuple[str, str | None]]:
     """Each registered analysis of this table kind with the reason it would estimate
     nothing on ``table`` (None: it would estimate), from the analyses' own ``needs``
     and ``estimable`` checks: "supported" means the audit gives numbers, not only that
-    the analysis runs."""
+    the analysis runs. The reasons, written for human labels, in the words of
+    ``reference``'s (:func:`recuse.reference.reword`, as the audit's skips are)."""
     from recuse.analyses import REGISTRY
     from recuse.analyses.base import unedited
 
     original = unedited(table)  # as the audit gives them: probe rows to the probe analyses
-    return [
-        (a.id, a.supported(table if a.reads_probes else original, roster))
-        for a in REGISTRY
-        if a.table == kind
-    ]
+    out: list[tuple[str, str | None]] = []
+    for a in REGISTRY:
+        if a.table == kind:
+            reason = a.supported(table if a.reads_probes else original, roster)
+            out.append((a.id, None if reason is None else reword(reason, reference)))
+    return out
 
 
 _VERBS = re.compile(
@@ -162,25 +171,26 @@ def validate(
         references=references(reference_scorer, reference_judge),
     )  # fmt: skip
     df, kind, found, notes = inp.frame, inp.table, inp.source.format or None, inp.source.notes
+    ref = inp.source.reference  # the labels' kind: the counts and reasons name it
     if as_json:
-        _print_json(path, df, kind, found, notes, roster)
+        _print_json(path, df, kind, found, notes, roster, ref)
         return
     console = make_console()
     what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
-    out = Table(title=Text(what_file))  # a path is text, not markup
+    out = Table(title=cell(what_file))  # a path is text, not markup
     out.add_column("what")
     out.add_column("count", justify="right")
-    for what, count in describe(df, kind).items():
-        out.add_row(Text(str(what)), f"{count:,}")
+    for what, count in describe(df, kind, reference=ref).items():
+        out.add_row(cell(str(what)), f"{count:,}")
     console.print(out)
     for note in notes:
-        console.print(Text(f"note: {note}"))
+        console.print(cell(f"note: {note}"))
     analyses = Table(title="Analyses this file supports (recuse analyses: what each needs)")
     analyses.add_column("analysis")
     analyses.add_column("supported")
     analyses.add_column("why not", overflow="fold")
-    for analysis_id, reason in supported_analyses(df, kind, roster):
-        analyses.add_row(analysis_id, "no" if reason else "yes", Text(as_sentence(reason or "")))
+    for analysis_id, reason in supported_analyses(df, kind, roster, reference=ref):
+        analyses.add_row(analysis_id, "no" if reason else "yes", cell(as_sentence(reason or "")))
     console.print(analyses)
     ignored: dict[str, str] = df.attrs.get(IGNORED, {})
     if ignored:
@@ -188,38 +198,40 @@ def validate(
         unread.add_column("column")
         unread.add_column("why it looks like one", overflow="fold")
         for column, why in ignored.items():
-            unread.add_row(Text(column), Text(why))
+            unread.add_row(cell(column), cell(why))
         console.print(unread)
 
 
 def _print_json(
     path: str, df: pd.DataFrame, kind: TableKind, found: str | None,
-    notes: tuple[str, ...], roster: Roster,
+    notes: tuple[str, ...], roster: Roster, ref: ReferenceKind,
 ) -> None:  # fmt: skip
     """One JSON object: counts, notes, analyses supported, unread columns."""
     import json
 
     ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
-    typer.echo(
-        json.dumps(
-            {
-                "file": str(path),
-                "valid": True,
-                "table": kind,
-                "format": found or "",
-                "counts": describe(df, kind),
-                "notes": list(notes),
-                "analyses": [
-                    {
-                        "analysis": a,
-                        "supported": reason is None,
-                        "why_not": as_sentence(reason or ""),
-                    }
-                    for a, reason in supported_analyses(df, kind, roster)
-                ],
-                "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
-            },
-            indent=2,
-            ensure_ascii=False,
+    echo(
+        json_shown(
+            json.dumps(
+                {
+                    "file": str(path),
+                    "valid": True,
+                    "table": kind,
+                    "format": found or "",
+                    "counts": describe(df, kind, reference=ref),
+                    "notes": list(notes),
+                    "analyses": [
+                        {
+                            "analysis": a,
+                            "supported": reason is None,
+                            "why_not": as_sentence(reason or ""),
+                        }
+                        for a, reason in supported_analyses(df, kind, roster, reference=ref)
+                    ],
+                    "unread_columns": [{"column": c, "why": w} for c, w in ignored_cols.items()],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
         )
     )

@@ -24,7 +24,7 @@ from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
-from recuse.reference import REFERENCE_NAMES, ReferenceKind
+from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import TableKind
 
@@ -209,6 +209,55 @@ def _plain_references(
     return out, tuple(str(n) for n in out.attrs.get("notes", ()))
 
 
+#: the column naming each row's dataset, by table (its values: registered dataset names)
+ROW_DATASET: dict[str, str] = {"pairs": "source", "ratings": "dataset"}
+#: the column of the reference label, by table
+LABEL_COLUMN: dict[str, str] = {"pairs": "human", "ratings": "reference"}
+
+
+def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str, tuple[str, ...]]:
+    """The kind of a file's reference labels (:mod:`recuse.reference`), what its label is
+    ("" = not known) and a note when it mixes kinds.
+
+    Each labelled row takes the kind of the registered dataset its ``source`` (ratings:
+    ``dataset``) column names (``judgebench``: correctness); a row naming none is read
+    as human-labelled, as any file is. One kind: that kind (all rows of one dataset:
+    its label). Both: ``"mixed"``, worded with the neutral "reference label" (a
+    pooled estimate is one against the file's labels, whatever their kind: defined,
+    but neither a human nor a correctness one), and a note counting the rows of each
+    kind, so the reader can split the file.
+    """
+    column, labels = ROW_DATASET.get(table, ""), LABEL_COLUMN.get(table, "")
+    if column not in frame.columns or labels not in frame.columns:
+        return "human", "", ()
+    known = registry.datasets()
+    rows = frame.loc[frame[labels].notna(), column]
+    names = rows.where(rows.notna(), "").astype(str).str.strip()
+    kinds = names.str.lower().map(lambda n: known[n].reference if n in known else "human")
+    found = set(kinds)
+    if found <= {"human"}:
+        return "human", "", ()
+    if len(found) == 1:
+        sets = set(names.str.lower())
+        return kinds.iloc[0], known[sets.pop()].label if len(sets) == 1 else "", ()
+
+    def said(kind: ReferenceKind) -> str:
+        mine = sorted(set(names[kinds == kind]) - {""})
+        where = ", ".join(mine[:3]) + (", …" if len(mine) > 3 else "")
+        blank = "none named" if (names[kinds == kind] == "").any() else ""
+        return f"{int((kinds == kind).sum()):,} of {LABEL_NAMES[kind]}s (source: " + (
+            "; ".join(w for w in (where, blank) if w) + ")"
+        )
+
+    note = (
+        f"the file's {len(kinds):,} labelled rows mix kinds of reference label: "
+        + ", ".join(said(k) for k in sorted(found))
+        + f". Its findings and reasons say {LABEL_NAMES['mixed']!r} for all of them; to have "
+        "each kind named, give its rows as a file of their own."
+    )
+    return "mixed", "", (note,)
+
+
 def _upstream(name: str) -> tuple[str, tuple[str, ...]]:
     """Upstream repositories@commits and the files of a named dataset, when known."""
     try:
@@ -382,7 +431,8 @@ def load_input(
             )
             frame, notes = _plain_references(frame, kind, path, roster, references)
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
-        label, reference = "", "human"
+        reference, label, mix = file_reference(frame, kind)
+        notes = (*notes, *mix)
     judges: tuple[str, ...] = ()
     if "judge" in frame.columns:
         judges = tuple(sorted(str(j) for j in frame["judge"].dropna().unique()))

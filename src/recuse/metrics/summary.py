@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ from recuse.metrics.verdicts import (
     judge_codes,
     use_orders,
 )
+from recuse.reference import ReferenceKind, reword
 
 __all__ = ["CURVES", "METRICS", "PairwiseBias", "pairwise_bias"]
 
@@ -124,6 +125,29 @@ class PairwiseBias:
             if s.metric == metric and s.judge == judge:
                 raise KeyError(f"{metric} for {judge!r} was skipped: {s.reason}")
         raise KeyError(f"no {metric} result for {judge!r}")
+
+    def for_reference(self, kind: ReferenceKind) -> PairwiseBias:
+        """These results in the words of ``kind``'s labels (:func:`recuse.reference.reword`):
+        each method, warning, count's name and skip reason, which the metrics write for
+        human labels; the numbers, metric names and components' keys as they are.
+        Itself for human labels."""
+        if kind == "human":
+            return self
+
+        def said(text: str) -> str:
+            return reword(text, kind)
+
+        results = tuple(
+            replace(
+                r,
+                method=said(r.method),
+                warnings=tuple(said(w) for w in r.warnings),
+                counts={said(k): v for k, v in r.counts.items()},
+            )
+            for r in self.results
+        )
+        skipped = tuple(replace(k, reason=said(k.reason)) for k in self.skipped)
+        return replace(self, results=results, skipped=skipped)
 
     def to_frame(self) -> pd.DataFrame:
         return results_frame(self.results)

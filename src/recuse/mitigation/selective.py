@@ -73,6 +73,7 @@ from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray
+from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 
 __all__ = [
@@ -352,6 +353,8 @@ class JudgeCertificate:
     strata: tuple[StratumCertificate, ...]
     n_ties_excluded: int
     recalibration: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    #: what the labels it agrees with are: its guarantee names them (:mod:`recuse.reference`)
+    reference: ReferenceKind = "human"
 
     @property
     def n_labelled(self) -> int:
@@ -394,7 +397,8 @@ class JudgeCertificate:
             )
         kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
         return (
-            f"{self.judge}: agreement with humans ≥ {self.target:.2f} on the items it keeps "
+            f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} "
+            "on the items it keeps "
             f"({kept}) with probability ≥ {1 - self.delta:.2f}, assuming calibration and "
             "future items are exchangeable"
         )
@@ -433,6 +437,9 @@ class Options:
     min_labels: int = MIN_LABELS
     grid: int = GRID
     self_scope: str = "snapshot"
+    #: what the labels are (the input's kind, :mod:`recuse.reference`): the words of the
+    #: guarantees; no number depends on it
+    reference: ReferenceKind = "human"
 
     def check(self) -> None:
         if not 0.5 <= self.target < 1:
@@ -447,6 +454,9 @@ class Options:
             raise ConfigError(f"--min-labels must be at least 1; got {self.min_labels}")
         if self.seed < 0:
             raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
+        if self.reference not in REFERENCE_NAMES:
+            kinds = ", ".join(REFERENCE_NAMES)
+            raise ConfigError(f"reference must be one of {kinds}; got {self.reference!r}")
 
 
 @dataclass(frozen=True)
@@ -639,7 +649,7 @@ def certify_judge(
         StratumCertificate(**{**c.__dict__, "heldout": held.get(c.stratum, NO_HELD_OUT)})
         for c in certs
     )
-    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points)
+    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points, o.reference)
     return cert, items
 
 
@@ -767,6 +777,7 @@ class Cascade:
     agreement: float
     heldout: HeldOut
     heldout_person_share: float
+    reference: ReferenceKind = "human"  # what the labels are: the guarantee names them
 
     @property
     def usd_per_1000_items(self) -> float | None:
@@ -782,7 +793,8 @@ class Cascade:
     def guarantee(self) -> str:
         m = len(self.stages)
         return (
-            f"agreement with humans ≥ {self.target:.2f} on all machine verdicts with "
+            f"agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} on all "
+            "machine verdicts with "
             f"probability ≥ {1 - self.delta:.2f}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"
@@ -851,7 +863,7 @@ def run_cascade(
     return Cascade(
         tuple(stages), o.target, o.delta, n, len(remaining) / n,
         agree / decided if decided else math.nan,
-        HeldOut(n, held.kept, held.agree), len(held_left) / n,
+        HeldOut(n, held.kept, held.agree), len(held_left) / n, o.reference,
     )  # fmt: skip
 
 
@@ -907,6 +919,14 @@ class Certification:
     judges: tuple[JudgeCertificate, ...]
     cascade: Cascade | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: what the input says of itself that a reader needs (a file mixing kinds of label)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def reference(self) -> ReferenceKind:
+        """What the labels are (:mod:`recuse.reference`), as the options said."""
+        kind: ReferenceKind = self.settings.get("reference", "human")
+        return kind
 
     @property
     def table(self) -> pd.DataFrame:
@@ -924,6 +944,8 @@ class Certification:
             "target": self.target,
             "delta": self.delta,
             "settings": dict(self.settings),
+            "reference": REFERENCE_NAMES[self.reference],
+            "notes": list(self.notes),
             "judges": [j.to_dict() for j in self.judges],
             "cascade": None if self.cascade is None else self.cascade.to_dict(),
         }

@@ -1,0 +1,196 @@
+"""Text read from files or models reaches the terminal with the characters a terminal
+acts on (ESC sequences, other controls, bidirectional overrides) written as escapes
+(`recuse.cli.console.shown`), in every command; the files the commands write keep the
+text as read, and JSON printed on stdout still parses to it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.ratings import simulate_ratings
+from recuse.simulate.selective import simulate_selective
+
+EVIL = "judge\x1b[2J\u202eevil"  # clears the screen, then reverses what follows
+ESCAPED = "judge\\x1b[2J\\u202eevil"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: object, out: bool = False) -> tuple[int, str]:
+    """Exit code and what the terminal got (stdout alone with ``out``: its JSON)."""
+    code = main([str(a) for a in args])
+    cap = capsys.readouterr()
+    return code, cap.out if out else cap.out + cap.err
+
+
+def _escaped(text: str) -> None:
+    """The terminal got the escapes and none of the characters."""
+    assert ESCAPED in text, text[-2000:]
+    for raw in ("\x1b", "\u202e"):
+        assert raw not in text
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pairs file whose judge is named EVIL."""
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias(position=0.2)}, n_prompts=30, seed=3)
+    path = tmp_path_factory.mktemp("evil") / "pairs.csv"
+    sim.pairs.assign(judge=EVIL).to_csv(path, index=False)
+    return path
+
+
+def test_metrics_pairs(pairs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "m.json"
+    code, text = _run(capsys, "metrics", "pairs", pairs, "--n-boot", "100", "-o", out)
+    assert code == 0, text
+    _escaped(text)
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert {r["judge"] for r in written["results"]} == {EVIL}
+
+
+def test_certify_terminal_json_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "sel.csv"
+    frame = simulate_selective(300, seed=5).pairs
+    (first,) = sorted(set(frame["judge"]))[:1]
+    frame.loc[frame["judge"] == first, "judge"] = EVIL
+    frame.to_csv(path, index=False)
+    code, text = _run(capsys, "certify", path)
+    assert code == 0, text
+    _escaped(text)
+    out = tmp_path / "c.json"
+    code, text = _run(capsys, "certify", path, "--json", "--out", out, out=True)
+    assert code == 0, text
+    assert "\x1b" not in text and "\u202e" not in text
+    printed = json.loads(text)  # still JSON: the escapes are JSON's own
+    assert EVIL in {j["judge"] for j in printed["judges"]}
+    assert printed == json.loads(out.read_text(encoding="utf-8"))
+    assert "\u202e" in out.read_text(encoding="utf-8")  # the file keeps the name as read
+
+
+def test_validate_terminal_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file's own name, printed as the table's title, and its notes."""
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias()}, n_prompts=10, seed=1)
+    path = tmp_path / f"{EVIL}.csv"
+    sim.pairs.to_csv(path, index=False)
+    code, text = _run(capsys, "validate", path)
+    assert code == 0, text
+    _escaped(text)
+    code, text = _run(capsys, "validate", path, "--json", out=True)
+    assert code == 0, text
+    assert "\x1b" not in text and "\u202e" not in text
+    assert json.loads(text)["file"] == str(path)
+
+
+def test_gate_terminal_and_json(
+    pairs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    code, text = _run(capsys, "audit", pairs, "--out", out, "--n-boot", "200",
+                      "--only", "position", "--robustness", "none")  # fmt: skip
+    assert code == 0, text
+    code, text = _run(capsys, "gate", out / "report.json", "--max", "position=0.5")
+    assert code == 0, text
+    _escaped(text)
+    code, text = _run(capsys, "gate", out / "report.json", "--max", "position=0.5", "--json",
+                      out=True)  # fmt: skip
+    assert "\x1b" not in text and "\u202e" not in text
+    (line,) = json.loads(text)["lines"]
+    assert line["judge"] == EVIL and EVIL in line["text"]
+
+
+def test_favoritism(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim = simulate_ratings(seed=1, n_prompts=30)
+    judge = sorted(sim.families)[0]
+    families = {(EVIL if j == judge else j): f for j, f in sim.families.items()}
+    roster = tmp_path / "roster.toml"
+    roster.write_text(
+        "".join(
+            f"[[model]]\nid = {json.dumps(j)}\nfamily = {json.dumps(f)}\n\n"
+            for j, f in families.items()
+        ),
+        encoding="utf-8",
+    )
+    ratings = sim.ratings.replace({"judge": {judge: EVIL}, "model": {judge: EVIL}})
+    ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    out = tmp_path / "fav"
+    code, text = _run(capsys, "--roster", roster, "favoritism", tmp_path / "ratings.csv",
+                      "--out", out)  # fmt: skip
+    assert code == 0, text
+    _escaped(text)
+    coefficients = pd.read_csv(out / "coefficients.csv", keep_default_na=False)
+    assert EVIL in set(coefficients.astype(str).stack())
+
+
+def test_errors_and_reader_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file's name in an error (plan --like, a missing file) and in a reader's note
+    (a model name the roster lacks)."""
+    code, text = _run(capsys, "plan", "--like", tmp_path / f"{EVIL}.csv", "--quiet")
+    assert code == 2
+    _escaped(text)
+    code, text = _run(capsys, "metrics", "pairs", tmp_path / f"{EVIL}.csv")
+    assert code == 2
+    _escaped(text)
+    code, text = _run(capsys, "validate", tmp_path / f"{EVIL}.csv", "--json", out=True)
+    assert code == 2
+    assert "\x1b" not in text and "\u202e" not in text
+    assert EVIL in json.loads(text)["error"]  # the error object on stdout, still JSON
+
+
+def test_data_list_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / EVIL
+    folder.mkdir()
+    code, text = _run(capsys, "data", "list", "--data-dir", folder)
+    assert code == 0, text
+    _escaped(text)
+    code, text = _run(capsys, "data", "summary", "--data-dir", folder)
+    assert code == 2
+    _escaped(text)
+
+
+def _texts(path: Path, n: int) -> Path:
+    pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt_id": [f"q{k}" for k in range(n)],
+            "prompt": [f"Question {k}?" for k in range(n)],
+            "response_a": [f"Answer one to {k}." for k in range(n)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(n)],
+        }
+    ).to_csv(path, index=False)
+    return path
+
+
+def test_judge_its_card_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The judge's name as the store holds it, read back by `judge card` and `export`."""
+    from recuse.testing.standin import StandIn
+
+    src, store, table = _texts(tmp_path / "p.csv", 4), tmp_path / "s.db", tmp_path / "t.csv"
+    with StandIn() as server:
+        code, text = _run(capsys, "judge", "--data", src, "--out", store, "--base-url",
+                          server.base_url, "--model", "gpt-4o", "--judge-id", EVIL,
+                          "--no-progress")  # fmt: skip
+    assert code == 0, text
+    _escaped(text)
+    code, text = _run(capsys, "judge", "card", store)
+    assert code == 0, text
+    _escaped(text)
+    code, text = _run(capsys, "judge", "export", store, "--out", table)
+    assert code == 0, text
+    _escaped(text)
+    assert set(pd.read_csv(table)["judge"]) == {EVIL}
+
+
+def test_probe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from recuse.testing.standin import StandIn
+
+    src, store = _texts(tmp_path / "p.csv", 4), tmp_path / "s.db"
+    with StandIn() as server:
+        code, text = _run(capsys, "probe", "--data", src, "--out", store, "--base-url",
+                          server.base_url, "--model", "gpt-4o", "--judge-id", EVIL,
+                          "--probe", "padding", "--no-progress")  # fmt: skip
+    assert code == 0, text
+    _escaped(text)

@@ -291,6 +291,29 @@ def test_with_a_progress_bar_the_first_judgment_goes_alone(tmp_path: Path) -> No
         assert summary.ok == 6 and fake.calls == 2  # 1 judgment, then the other 5
 
 
+@pytest.mark.parametrize(
+    ("judge", "seen"),
+    [
+        ("org/model[fp16]", "org/model[fp16]"),  # rich markup ate "[fp16]"
+        ("judge\x1b[2J\u202eevil", "judge\\x1b[2J\\u202eevil"),  # escapes, not acted on
+    ],
+)
+def test_the_progress_bar_shows_the_judge_as_named(tmp_path: Path, judge: str, seen: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    with Store(tmp_path / "s.db") as store:
+        terminal = Console(file=out, force_terminal=True, width=200, color_system=None)
+        Runner(FakeBackend(), store, judge=judge, progress=True, console=terminal).pairwise(
+            pd.DataFrame(fake_pairs(2))
+        )
+        assert set(store.judgments()["judge"]) == {judge}  # the store keeps the name as read
+    assert f"judging with {seen}" in out.getvalue()
+    assert "\x1b[2J" not in out.getvalue() and "\u202e" not in out.getvalue()
+
+
 class _SteppingBackend(FakeBackend):
     """Reports each prompt as done on its own, like a local model's length buckets."""
 

@@ -190,16 +190,92 @@ def cell(n_prompts: int, tau: float, reps: int, n_boot: int, compare: bool) -> d
     return row
 
 
+#: the bins of the share of resamples that break the condition (upper ends)
+SHARE_BINS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30, 1.0)
+
+
+def by_share(prompts: list[int], reps: int, n_boot: int) -> pd.DataFrame:
+    """Each table's share of resamples that break the condition, as the estimator counts
+    it (``MetricResult.n_boot_unfit`` of the kept resamples), and whether its interval
+    holds the planted value: ``reps`` tables per prompt count and self term, each on
+    its own seed (the cells above share seeds across the self terms)."""
+    strengths = {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    rows = []
+    for n_prompts in prompts:
+        for k, tau in enumerate((0.0, 0.3)):
+            cast = {"m0": AuthorJudge(3.0, 0.0, tau)}
+            truth = float("nan")
+            for r in range(reps):
+                seed = 100_000 * (1 + k) + 1_000 * n_prompts + r
+                sim = simulate_self_preference(cast, strengths, n_prompts=n_prompts, seed=seed)
+                if r == 0:
+                    truth = sim.true_value("m0")
+                boot = Resampling(n_boot=n_boot, level=LEVEL, seed=r)
+                try:
+                    kept = _kept(sim.pairs, boot)
+                except EstimationError:  # the full sample breaks the condition
+                    continue
+                share = kept.n_boot_unfit / (kept.n_boot - kept.n_boot_dropped)
+                rows.append((n_prompts, tau, share, _holds(kept, truth)))
+    return pd.DataFrame(rows, columns=["prompts", "tau", "share", "holds"])
+
+
+def share_table(tables: pd.DataFrame) -> pd.DataFrame:
+    """Coverage per bin of the share (:data:`SHARE_BINS`; the first bin: none), with its
+    binomial standard error, and coverage above each bin's lower end."""
+    out = []
+    for lo, hi in zip(SHARE_BINS[:-1], SHARE_BINS[1:], strict=True):
+        inside = tables[(tables["share"] > lo) & (tables["share"] <= hi)]
+        if lo == 0.0:  # none, then (0, 5%]
+            for name, part in (("0", tables[tables["share"] == 0]), (f"(0, {hi:.0%}]", inside)):
+                out.append(_covered(name, part, tables[tables["share"] > 0]))
+            continue
+        out.append(_covered(f"({lo:.0%}, {hi:.0%}]", inside, tables[tables["share"] > lo]))
+    return pd.DataFrame(out)
+
+
+def _covered(name: str, part: pd.DataFrame, above: pd.DataFrame) -> dict[str, object]:
+    def rate(x: pd.DataFrame) -> tuple[float, float]:
+        if not len(x):
+            return float("nan"), float("nan")
+        m = float(x["holds"].mean())
+        return m, float(np.sqrt(m * (1 - m) / len(x)))
+
+    cover, se = rate(part)
+    cover_above, se_above = rate(above)
+    by_tau = {t: float(part[part["tau"] == t]["holds"].mean()) for t in (0.0, 0.3)}
+    return {
+        "share": name, "tables": len(part), "coverage": cover, "se": se,
+        "no self term": by_tau[0.0], "tau 0.3": by_tau[0.3],
+        "tables above lower end": len(above), "coverage above": cover_above,
+        "se above": se_above,
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=100, help="tables per cell")
     parser.add_argument("--prompts", type=int, nargs="+", default=[12, 20, 30])
     parser.add_argument("--compare", type=int, default=12, help="prompts of the compared cells")
     parser.add_argument("--n-boot", type=int, default=300)
+    parser.add_argument(
+        "--by-share", type=int, nargs="+", metavar="PROMPTS",
+        help="instead: coverage by the share of resamples that break the condition, over "
+        "--reps tables per prompt count and self term",
+    )  # fmt: skip
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     pd.set_option("display.width", 220)
     start = time.perf_counter()
+    if args.by_share:
+        tables = by_share(args.by_share, args.reps, args.n_boot)
+        print(
+            f"{len(tables)} tables ({args.reps} per prompt count {args.by_share} and self "
+            f"term, full sample passing), {args.n_boot} resamples, {LEVEL:.0%} intervals"
+        )
+        print(share_table(tables).round(3).to_string(index=False))
+        print(f"({time.perf_counter() - start:.0f} s)")
+        return
     rows = [
         cell(n, tau, args.reps, args.n_boot, compare=n == args.compare)
         for n in args.prompts

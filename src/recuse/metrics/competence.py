@@ -46,6 +46,8 @@ __all__ = [
     "MAX_PATTERNS",
     "MIN_STRATUM_PAIRS",
     "STRATA_DISTANCE",
+    "UNFIT_COVERAGE",
+    "UNFIT_SHARE",
     "CompetenceModel",
     "LabelTerm",
     "calibrated_parts",
@@ -53,12 +55,14 @@ __all__ = [
     "calibrated_spec",
     "calibrated_specs",
     "extrapolation_warning",
+    "gated_parts",
     "label_conditioned",
     "label_strengths",
     "label_words",
     "strata_warning",
     "strata_words",
     "stratum_column",
+    "unfit_warning",
 ]
 
 CALIBRATED = "self_preference_calibrated"
@@ -254,6 +258,16 @@ class CompetenceModel:
         if self.fixed is not None or self.n_models == 0:
             return np.ones(s.shape[:-1], dtype=bool)
         return _strongly_connected(*self._label_graph(s))
+
+    def unfit(self, s: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Not :meth:`finite`, over any leading axes a chunk of resamples at a time (the
+        bootstrap counts such replicates, :attr:`~recuse.metrics.bootstrap.
+        GroupedStatistic.unfit`; :func:`unfit_warning` says what their share means)."""
+        flat = s.reshape(-1, s.shape[-1])
+        out = np.zeros(len(flat), dtype=bool)
+        for start in range(0, len(flat), _CHUNK):
+            out[start : start + _CHUNK] = ~self.finite(flat[start : start + _CHUNK])
+        return out.reshape(s.shape[:-1])
 
     def _label_graph(self, s: NDArray[np.float64]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
         """From the label sums: ``(..., M, M)`` whether model i beat (or tied) model j at
@@ -531,6 +545,44 @@ def extrapolation_warning(
         f"{widest:.2f}; {share} own pairs are more than {factor:g}× as far apart as any "
         "of those, so the predicted own-pick rate extends the logistic curve far beyond "
         "the gaps it was fitted on and rests on that shape — read the estimate with care"
+    )
+
+
+#: the calibrated estimate's interval is marked where more than this share of its kept
+#: resamples have human labels that give the strengths no finite estimate
+#: (:meth:`CompetenceModel.finite`; measured by ``benchmarks/ford_resamples.py
+#: --by-share``, see :func:`unfit_warning`)
+UNFIT_SHARE = 0.10
+#: the coverage of the planted value by the 90% interval over the simulated tables above
+#: :data:`UNFIT_SHARE` (said in the warning)
+UNFIT_COVERAGE = 0.80
+
+
+def unfit_warning(unfit: int, kept: int, *, threshold: float = UNFIT_SHARE) -> str | None:
+    """What it means for the calibrated estimate's interval that ``unfit`` of its ``kept``
+    resamples have human labels that give the models' strengths no finite estimate
+    (Ford's condition broken in the resample though not in the full sample: a model, or
+    a group of models, never lost to the rest in the labels it drew; its strengths are
+    refitted until :data:`_NEWTON_STEPS` run out, at an arbitrary, large gap, and the
+    replicate is kept). None at or below ``threshold`` of them (:data:`UNFIT_SHARE`).
+
+    MEASUREMENT PLACEHOLDER
+
+    >>> unfit_warning(100, 2000) is None
+    True
+    >>> print(unfit_warning(300, 2000).split(";")[0])
+    300 of 2000 resamples (15%) have human labels that give the models' strengths no finite estimate
+    """
+    if kept <= 0 or unfit <= threshold * kept:
+        return None
+    return (
+        f"{unfit} of {kept} resamples ({unfit / kept:.0%}) have human labels that give the "
+        "models' strengths no finite estimate; in each, a model (or a group of them) never "
+        "lost to the others in the labels drawn, and its strength was refitted to an "
+        f"arbitrary, large gap. Above {threshold:.0%} of resamples, the 90% interval held a "
+        f"planted self term in only {UNFIT_COVERAGE:.2f} of simulated tables "
+        "(benchmarks/ford_resamples.py) — read the interval as too narrow; more labelled "
+        "prompts per model fix it"
     )
 
 
@@ -1306,18 +1358,9 @@ def calibrated_specs(
     ``one_step``: how the bootstrap refits (see :func:`calibrated_self_preference`)."""
     how: dict[str, Any] = dict(strengths=strengths, side=side, family_side=family_side,
                                stratum=stratum_column(pairs, stratum))  # fmt: skip
-    first = None
-    if label is not False and label is not True:  # "auto": the fit without a label term
-        first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
-        gate = _ceiling_gate(first, len(labels))
-    else:
-        gate = label_conditioned(pairs, codes, labels, label, **how)
-    if first is not None and gate is None and one_step is None:
-        values, group, problems, _, model = first  # no judge needs the label term: that fit
-    else:
-        values, group, problems, _, model = calibrated_parts(
-            pairs, codes, labels, one_step=one_step, label_term=gate, **how
-        )
+    values, group, problems, _, model = gated_parts(
+        pairs, codes, labels, label=label, one_step=one_step, **how
+    )
     own_req = (model.col_own, OWN_PAIRS)
     other_req = (model.col_other, COMPETENCE_PAIRS)
     held = "" if strengths is None else " (the strengths given are held fixed)"
@@ -1338,6 +1381,7 @@ def calibrated_specs(
             return GroupedStatistic(
                 name=name, values=values, group=group, labels=labels, combine=combine,
                 interval=CALIBRATED_INTERVAL, required=required,
+                unfit=None if model.fixed is not None else model.unfit,
             )  # fmt: skip
         # one-step: the linearised numerator and the weight (the only two columns
         # resampled), then the columns of the components and the required counts
@@ -1394,7 +1438,7 @@ def calibrated_specs(
     specs = [
         MetricSpec(CALIBRATED, stat(CALIBRATED, model.combine, (own_req, other_req)), method,
                    after(model.components), warnings=after(model.warnings, warn=True),
-                   n_count=OWN_PAIRS, labelled=True)
+                   n_count=OWN_PAIRS, labelled=True, unfit_warning=unfit_warning)
     ]  # fmt: skip
     if family_side is not None:
         fam_method = (
@@ -1413,7 +1457,7 @@ def calibrated_specs(
             MetricSpec(FAMILY_CALIBRATED,
                        stat(FAMILY_CALIBRATED, model.combine_family, fam_req, "family"),
                        fam_method, after(model.components_family, "family"), n_count=FAMILY_PAIRS,
-                       labelled=True)
+                       labelled=True, unfit_warning=unfit_warning)
         )  # fmt: skip
     if rungs:
         for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):
@@ -1422,7 +1466,7 @@ def calibrated_specs(
                                       "self", r),
                            f"Part of the calibrated self-preference: {words}",
                            after(model.components_rung(r), rung=True), n_count=OWN_PAIRS,
-                           labelled=True)
+                           labelled=True, unfit_warning=unfit_warning)
             )  # fmt: skip
     return specs, problems
 
@@ -1475,6 +1519,34 @@ def label_conditioned(
     return _ceiling_gate(
         calibrated_parts(pairs, codes, labels, one_step=None, **parts), len(labels)
     )
+
+
+def gated_parts(
+    pairs: pd.DataFrame,
+    codes: NDArray[np.intp],
+    labels: tuple[str, ...],
+    *,
+    label: LabelTerm,
+    one_step: bool | None,
+    **how: Any,
+) -> tuple[
+    NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel
+]:
+    """:func:`calibrated_parts` with the label term on the judges ``label`` conditions
+    (:func:`label_conditioned`), the preparation made once where it can be: with
+    ``label="auto"`` the fit without a label term decides (:func:`_ceiling_gate`), and
+    where it conditions no judge that fit is the answer when its bootstrap is the one
+    asked for (``one_step`` None, or False and that fit refits exactly: then both calls
+    make the same arrays). ``how``: the other options of :func:`calibrated_parts`."""
+    if label is not False and label is not True:  # "auto": the fit without a label term
+        first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
+        gate = _ceiling_gate(first, len(labels))
+        same = one_step is None or (one_step is False and first[4].one_step is None)
+        if gate is None and same:
+            return first  # no judge needs the label term: that fit
+    else:
+        gate = label_conditioned(pairs, codes, labels, label, **how)
+    return calibrated_parts(pairs, codes, labels, one_step=one_step, label_term=gate, **how)
 
 
 def _ceiling_gate(

@@ -22,7 +22,10 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 A metric may add its own caveats about the estimate itself (``MetricSpec.warnings``,
 computed from the group's totals like its components; e.g. the calibrated
 self-preference says when its prediction extrapolates the judge's competence curve).
-They follow the interval's warnings in ``MetricResult.warnings``.
+They follow the interval's warnings in ``MetricResult.warnings``, and last comes what
+the share of resamples whose fit has no finite estimate means for the interval
+(``MetricSpec.unfit_warning``, from the count the bootstrap keeps,
+``MetricResult.n_boot_unfit``).
 """
 
 from __future__ import annotations
@@ -93,6 +96,10 @@ class MetricSpec:
     #: it is not): said in place of the zero-width warning, whose "add harder pairs"
     #: would not help (e.g. position for a judge whose verdict never depends on the order)
     constant: Callable[[NDArray[np.float64]], str | None] | None = None
+    #: what it means for the interval that ``unfit`` of ``kept`` resamples' fits have no
+    #: finite estimate (``stat.unfit``), given ``(unfit, kept)``: a warning, or None where
+    #: the interval is not in doubt (e.g. :func:`recuse.metrics.competence.unfit_warning`)
+    unfit_warning: Callable[[int, int], str | None] | None = None
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -229,6 +236,9 @@ def to_results(
                 skipped.append(Skipped(spec.metric, judge, reason))
                 continue
             components = spec.components(est.totals) if spec.components else {}
+            unfit = None
+            if spec.unfit_warning is not None and est.n_unfit:
+                unfit = spec.unfit_warning(est.n_unfit, est.n_boot - est.n_dropped)
             results.append(
                 MetricResult(
                     metric=spec.metric,
@@ -250,7 +260,9 @@ def to_results(
                     warnings=interval_warnings(
                         est, constant=spec.constant(est.totals) if spec.constant else None
                     )
-                    + (spec.warnings(est.totals) if spec.warnings else ()),
+                    + (spec.warnings(est.totals) if spec.warnings else ())
+                    + ((unfit,) if unfit else ()),
+                    n_boot_unfit=est.n_unfit,
                 )
             )
     return results, skipped

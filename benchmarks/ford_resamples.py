@@ -194,16 +194,19 @@ def cell(n_prompts: int, tau: float, reps: int, n_boot: int, compare: bool) -> d
 SHARE_BINS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30, 1.0)
 
 
-def by_share(prompts: list[int], reps: int, n_boot: int) -> pd.DataFrame:
+def by_share(
+    prompts: list[int], reps: int, n_boot: int, own_rate: float = 0.95, kappa: float = 3.0
+) -> pd.DataFrame:
     """Each table's share of resamples that break the condition, as the estimator counts
     it (``MetricResult.n_boot_unfit`` of the kept resamples), and whether its interval
     holds the planted value: ``reps`` tables per prompt count and self term, each on
-    its own seed (the cells above share seeds across the self terms)."""
-    strengths = {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    its own seed (the cells above share seeds across the self terms). ``own_rate``: how
+    often the reference prefers the judge's answers; ``kappa``: its competence."""
+    strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
     rows = []
     for n_prompts in prompts:
         for k, tau in enumerate((0.0, 0.3)):
-            cast = {"m0": AuthorJudge(3.0, 0.0, tau)}
+            cast = {"m0": AuthorJudge(kappa, 0.0, tau)}
             truth = float("nan")
             for r in range(reps):
                 seed = 100_000 * (1 + k) + 1_000 * n_prompts + r
@@ -216,8 +219,9 @@ def by_share(prompts: list[int], reps: int, n_boot: int) -> pd.DataFrame:
                 except EstimationError:  # the full sample breaks the condition
                     continue
                 share = kept.n_boot_unfit / (kept.n_boot - kept.n_boot_dropped)
-                rows.append((n_prompts, tau, share, _holds(kept, truth)))
-    return pd.DataFrame(rows, columns=["prompts", "tau", "share", "holds"])
+                width = kept.ci_high - kept.ci_low
+                rows.append((n_prompts, tau, share, _holds(kept, truth), width))
+    return pd.DataFrame(rows, columns=["prompts", "tau", "share", "holds", "width"])
 
 
 def share_table(tables: pd.DataFrame) -> pd.DataFrame:
@@ -247,6 +251,7 @@ def _covered(name: str, part: pd.DataFrame, above: pd.DataFrame) -> dict[str, ob
     return {
         "share": name, "tables": len(part), "coverage": cover, "se": se,
         "no self term": by_tau[0.0], "tau 0.3": by_tau[0.3],
+        "median width": float(part["width"].median()) if len(part) else float("nan"),
         "tables above lower end": len(above), "coverage above": cover_above,
         "se above": se_above,
     }  # fmt: skip
@@ -263,15 +268,21 @@ def main() -> None:
         help="instead: coverage by the share of resamples that break the condition, over "
         "--reps tables per prompt count and self term",
     )  # fmt: skip
+    parser.add_argument("--own-rate", type=float, default=0.95, help="with --by-share")
+    parser.add_argument("--kappa", type=float, default=3.0, help="with --by-share")
+    parser.add_argument("--csv", help="with --by-share: write each table's row here")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     pd.set_option("display.width", 220)
     start = time.perf_counter()
     if args.by_share:
-        tables = by_share(args.by_share, args.reps, args.n_boot)
+        tables = by_share(args.by_share, args.reps, args.n_boot, args.own_rate, args.kappa)
+        if args.csv:
+            tables.to_csv(args.csv, index=False)
         print(
             f"{len(tables)} tables ({args.reps} per prompt count {args.by_share} and self "
-            f"term, full sample passing), {args.n_boot} resamples, {LEVEL:.0%} intervals"
+            f"term, full sample passing; own rate {args.own_rate}, competence {args.kappa}), "
+            f"{args.n_boot} resamples, {LEVEL:.0%} intervals"
         )
         print(share_table(tables).round(3).to_string(index=False))
         print(f"({time.perf_counter() - start:.0f} s)")

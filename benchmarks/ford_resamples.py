@@ -26,14 +26,26 @@ Target (exit status 1 when missed): the kept interval's coverage, pooled over ev
 cell's tables and widened by two binomial standard errors, reaches 0.85 (the
 calibration suite's lower target).
 
+``--by-share PROMPTS...`` instead: each table on its own seed, its share of resamples
+that break the condition as the estimator counts them (``MetricResult.n_boot_unfit``)
+and whether its interval holds the planted value, binned by the share (coverage, its
+binomial standard error and the median width per bin; coverage above each bin's lower
+end). ``--own-rate``, ``--kappa``, ``--label-auto``: the design and the label term;
+``--csv``: each table's row. Measured (docs/benchmarks.md): coverage does not fall with
+the share, so the estimator gives no warning for it. Target (exit status 1 when
+missed): the coverage of the tables where more than a tenth of the resamples break the
+condition, widened by two binomial standard errors, reaches 0.85.
+
 Run: python benchmarks/ford_resamples.py [--reps 100] [--prompts 12 20 30]
 [--compare 12] [--n-boot 300]
+     python benchmarks/ford_resamples.py --by-share 10 12 15 20 --reps 400
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import time
 import warnings
 from collections.abc import Iterator
@@ -46,6 +58,7 @@ from _targets import Targets
 import recuse.metrics.competence as competence
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling, resample_counts
+from recuse.metrics.competence import LabelTerm
 from recuse.metrics.estimate import clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import favored_side, single_judge
@@ -60,9 +73,11 @@ from recuse.simulate.self_preference import (
 LEVEL = 0.9
 
 
-def _kept(t: pd.DataFrame, boot: Resampling, one_step: bool = False) -> MetricResult:
+def _kept(
+    t: pd.DataFrame, boot: Resampling, one_step: bool = False, label: LabelTerm = False
+) -> MetricResult:
     return competence.calibrated_self_preference(
-        t, judge="m0", boot=boot, stratum=None, label=False, one_step=one_step
+        t, judge="m0", boot=boot, stratum=None, label=label, one_step=one_step
     )
 
 
@@ -195,13 +210,19 @@ SHARE_BINS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30, 1.0)
 
 
 def by_share(
-    prompts: list[int], reps: int, n_boot: int, own_rate: float = 0.95, kappa: float = 3.0
+    prompts: list[int],
+    reps: int,
+    n_boot: int,
+    own_rate: float = 0.95,
+    kappa: float = 3.0,
+    label: LabelTerm = False,
 ) -> pd.DataFrame:
     """Each table's share of resamples that break the condition, as the estimator counts
     it (``MetricResult.n_boot_unfit`` of the kept resamples), and whether its interval
     holds the planted value: ``reps`` tables per prompt count and self term, each on
     its own seed (the cells above share seeds across the self terms). ``own_rate``: how
-    often the reference prefers the judge's answers; ``kappa``: its competence."""
+    often the reference prefers the judge's answers; ``kappa``: its competence; ``label``:
+    the estimator's label term (False as in the cells above; ``"auto"`` as the audit)."""
     strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
     rows = []
     for n_prompts in prompts:
@@ -215,7 +236,7 @@ def by_share(
                     truth = sim.true_value("m0")
                 boot = Resampling(n_boot=n_boot, level=LEVEL, seed=r)
                 try:
-                    kept = _kept(sim.pairs, boot)
+                    kept = _kept(sim.pairs, boot, label=label)
                 except EstimationError:  # the full sample breaks the condition
                     continue
                 share = kept.n_boot_unfit / (kept.n_boot - kept.n_boot_dropped)
@@ -228,7 +249,7 @@ def share_table(tables: pd.DataFrame) -> pd.DataFrame:
     """Coverage per bin of the share (:data:`SHARE_BINS`; the first bin: none), with its
     binomial standard error, and coverage above each bin's lower end."""
     out = []
-    for lo, hi in zip(SHARE_BINS[:-1], SHARE_BINS[1:], strict=True):
+    for lo, hi in itertools.pairwise(SHARE_BINS):
         inside = tables[(tables["share"] > lo) & (tables["share"] <= hi)]
         if lo == 0.0:  # none, then (0, 5%]
             for name, part in (("0", tables[tables["share"] == 0]), (f"(0, {hi:.0%}]", inside)):
@@ -271,21 +292,38 @@ def main() -> None:
     parser.add_argument("--own-rate", type=float, default=0.95, help="with --by-share")
     parser.add_argument("--kappa", type=float, default=3.0, help="with --by-share")
     parser.add_argument("--csv", help="with --by-share: write each table's row here")
+    parser.add_argument(
+        "--label-auto", action="store_true",
+        help="with --by-share: the label term as the audit sets it (near the ceiling)",
+    )  # fmt: skip
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     pd.set_option("display.width", 220)
     start = time.perf_counter()
     if args.by_share:
-        tables = by_share(args.by_share, args.reps, args.n_boot, args.own_rate, args.kappa)
+        label: LabelTerm = "auto" if args.label_auto else False
+        tables = by_share(args.by_share, args.reps, args.n_boot, args.own_rate, args.kappa, label)
         if args.csv:
             tables.to_csv(args.csv, index=False)
         print(
             f"{len(tables)} tables ({args.reps} per prompt count {args.by_share} and self "
-            f"term, full sample passing; own rate {args.own_rate}, competence {args.kappa}), "
+            f"term, full sample passing; own rate {args.own_rate}, competence {args.kappa}, "
+            f"label term {label}), "
             f"{args.n_boot} resamples, {LEVEL:.0%} intervals"
         )
         print(share_table(tables).round(3).to_string(index=False))
+        above = tables[tables["share"] > 0.1]["holds"]
+        mean = float(above.mean()) if len(above) else float("nan")
+        se = float(np.sqrt(mean * (1 - mean) / max(len(above), 1)))
+        share_targets = Targets()
+        share_targets.at_least(
+            "coverage where more than a tenth of resamples break it, plus two binomial "
+            "standard errors",
+            mean + 2 * se,
+            0.85,
+        )
         print(f"({time.perf_counter() - start:.0f} s)")
+        share_targets.finish()
         return
     rows = [
         cell(n, tau, args.reps, args.n_boot, compare=n == args.compare)

@@ -1,8 +1,8 @@
 """Resamples whose human labels give the strengths no finite estimate (Ford's condition
 broken in the resample, not in the full sample): the bootstrap counts them
-(``MetricResult.n_boot_unfit``) and, above :data:`~recuse.metrics.competence.UNFIT_SHARE`
-of the kept resamples, the calibrated estimate says so on the result and on the
-audit's finding (JSON, HTML, terminal).
+(``MetricResult.n_boot_unfit``) and keeps them. ``benchmarks/ford_resamples.py
+--by-share`` found the interval's coverage the same whatever their share, so no
+warning is given (docs/self-preference.md).
 
 The planted table: four models in every prompt, all six pairs labelled. In the
 "order" prompts the human prefers m0 > m1 > m2 > m3, in the "upset" prompts the
@@ -13,21 +13,14 @@ count of the upset prompts is 0 or all of them."""
 
 from __future__ import annotations
 
-import html
-import json
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from recuse.metrics.bootstrap import Resampling, resample_counts
-from recuse.metrics.competence import (
-    UNFIT_SHARE,
-    calibrated_self_preference,
-    unfit_warning,
-)
+from recuse.metrics.competence import calibrated_self_preference
+from recuse.metrics.familiarity_mediation import familiarity_mediation
 
 MODELS = ("m0", "m1", "m2", "m3")
 CAL = "self_preference_calibrated"
@@ -45,9 +38,7 @@ def _planted(n_prompts: int, upsets: int, seed: int = 0) -> pd.DataFrame:
             if rng.random() < 0.5:
                 a, b = b, a
             human = float((MODELS.index(a) < MODELS.index(b)) != upset)
-            first, second = (
-                float(human if rng.random() < 0.8 else 1.0 - human) for _ in range(2)
-            )
+            first, second = (float(human if rng.random() < 0.8 else 1.0 - human) for _ in range(2))
             rows.append(
                 {"item_id": f"p{p}-{a}-{b}", "prompt_id": f"p{p:02d}", "model_a": a,
                  "model_b": b, "human": human, "judge": "m0", "p_a_first": first,
@@ -66,35 +57,19 @@ def _expected_unfit(t: pd.DataFrame, upsets: int, boot: Resampling) -> int:
 
 
 def test_the_count_is_the_resamples_that_break_the_condition() -> None:
-    """One upset prompt in 20: about (19/20)^20 = 36% of the resamples draw none of it.
-    The count equals the one read off the draws; the warning states it; four upset
-    prompts (about 1%) give a count but no warning."""
+    """One upset prompt in 20: about (19/20)^20 = 36% of the resamples draw none of it;
+    four: about 1%. The count equals the one read off the draws, is in the result's
+    JSON, and the replicates are kept (none dropped)."""
     boot = Resampling(n_boot=400, seed=3)
-    t = _planted(20, upsets=1)
-    r = calibrated_self_preference(t, judge="m0", boot=boot, stratum=None, label=False)
-    want = _expected_unfit(t, 1, boot)
-    assert 0.25 < want / boot.n_boot < 0.45  # the planted share, as designed
-    assert r.n_boot_dropped == 0
-    assert r.n_boot_unfit == want
-    said = [w for w in r.warnings if "no finite estimate" in w]
-    assert said == [unfit_warning(want, boot.n_boot)]
-    assert said[0].startswith(f"{want} of {boot.n_boot} resamples ({want / boot.n_boot:.0%})")
-    assert r.to_dict()["n_boot_unfit"] == want
-
-    t4 = _planted(20, upsets=4)
-    r4 = calibrated_self_preference(t4, judge="m0", boot=boot, stratum=None, label=False)
-    want4 = _expected_unfit(t4, 4, boot)
-    assert 0 < want4 <= UNFIT_SHARE * boot.n_boot
-    assert r4.n_boot_unfit == want4
-    assert not [w for w in r4.warnings if "no finite estimate" in w]
-
-
-def test_the_threshold() -> None:
-    """Said above UNFIT_SHARE of the kept resamples, not at it; nothing without kept ones."""
-    at = round(UNFIT_SHARE * 1000)
-    assert unfit_warning(at, 1000) is None
-    assert unfit_warning(at + 1, 1000) is not None
-    assert unfit_warning(0, 0) is None
+    for upsets, low, high in ((1, 0.25, 0.45), (4, 0.0, 0.05)):
+        t = _planted(20, upsets=upsets)
+        r = calibrated_self_preference(t, judge="m0", boot=boot, stratum=None, label=False)
+        want = _expected_unfit(t, upsets, boot)
+        assert low < want / boot.n_boot < high  # the planted share, as designed
+        assert r.n_boot_dropped == 0
+        assert r.n_boot_unfit == want
+        assert r.to_dict()["n_boot_unfit"] == want
+        assert not [w for w in r.warnings if "finite" in w]
 
 
 def test_held_strengths_and_one_step_count_none() -> None:
@@ -106,37 +81,22 @@ def test_held_strengths_and_one_step_count_none() -> None:
     for kw in ({"strengths": fixed}, {"one_step": True}):
         r = calibrated_self_preference(t, judge="m0", boot=boot, stratum=None, label=False, **kw)
         assert r.n_boot_unfit == 0, kw
-        assert not [w for w in r.warnings if "no finite estimate" in w], kw
 
 
-def test_the_warning_reaches_the_audit_finding(tmp_path: Path) -> None:
-    """The audit's calibrated finding carries the warning, in report.json, the HTML page
-    and the terminal summary."""
-    import recuse
-    from recuse.report.html import render_html
-    from recuse.report.summary_table import summary_text
-
+def test_the_mediation_counts_them_where_it_rests_on_the_refit() -> None:
+    """The mediation's direct part and share rest on the calibrated estimate, refitted in
+    every resample: the same count as the calibrated estimate on the same rows and
+    resamples. The indirect part reads the full-sample prediction only: none."""
+    boot = Resampling(n_boot=300, seed=4)
     t = _planted(20, upsets=1)
-    report = recuse.audit(t, only=["self-preference"], n_boot=400, seed=3, min_n=5)
-    found = [f for f in report.result.findings if f.bias.key == CAL]
-    assert len(found) == 1
-    said = [w for w in found[0].warnings if "no finite estimate" in w]
-    assert len(said) == 1 and " resamples (" in said[0]
-    data = json.loads(report.to_json(tmp_path / "report.json").read_text("utf-8"))
-    flat = [w for s in data["sections"] for f in s["findings"] for w in f["warnings"]]
-    assert said[0] in flat
-    # the page escapes ' as &#39; (Jinja)
-    assert html.escape(said[0]).replace("&#x27;", "&#39;") in render_html(report.result)
-    assert said[0] in summary_text(report.result)
-
-
-@pytest.mark.parametrize("n_boot", [100, 2000])
-def test_the_share_is_of_the_kept_resamples(n_boot: int) -> None:
-    """The warning's share is of the kept resamples (the count and the denominator it
-    states), whatever their number."""
-    boot = Resampling(n_boot=n_boot, seed=5)
-    t = _planted(20, upsets=1, seed=2)
+    rng = np.random.default_rng(1)
+    t = t.assign(ppl_a=np.exp(rng.normal(2, 0.3, len(t))), ppl_b=np.exp(rng.normal(2, 0.3, len(t))))
     r = calibrated_self_preference(t, judge="m0", boot=boot, stratum=None, label=False)
-    kept = r.n_boot - r.n_boot_dropped
-    said = [w for w in r.warnings if "no finite estimate" in w]
-    assert said and said[0].startswith(f"{r.n_boot_unfit} of {kept} resamples")
+    parts = {
+        m.metric: m
+        for m in familiarity_mediation(t, judge="m0", boot=boot, stratum=None, label=False)
+    }
+    assert r.n_boot_unfit == _expected_unfit(t, 1, boot) > 0
+    assert parts["familiarity_direct"].n_boot_unfit == r.n_boot_unfit
+    assert parts["familiarity_share"].n_boot_unfit == r.n_boot_unfit
+    assert parts["familiarity_indirect"].n_boot_unfit == 0

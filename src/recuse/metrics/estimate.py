@@ -22,10 +22,7 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 A metric may add its own caveats about the estimate itself (``MetricSpec.warnings``,
 computed from the group's totals like its components; e.g. the calibrated
 self-preference says when its prediction extrapolates the judge's competence curve).
-They follow the interval's warnings in ``MetricResult.warnings``, and last comes what
-the share of resamples whose fit has no finite estimate means for the interval
-(``MetricSpec.unfit_warning``, from the count the bootstrap keeps,
-``MetricResult.n_boot_unfit``).
+They follow the interval's warnings in ``MetricResult.warnings``.
 """
 
 from __future__ import annotations
@@ -96,10 +93,6 @@ class MetricSpec:
     #: it is not): said in place of the zero-width warning, whose "add harder pairs"
     #: would not help (e.g. position for a judge whose verdict never depends on the order)
     constant: Callable[[NDArray[np.float64]], str | None] | None = None
-    #: what it means for the interval that ``unfit`` of ``kept`` resamples' fits have no
-    #: finite estimate (``stat.unfit``), given ``(unfit, kept)``: a warning, or None where
-    #: the interval is not in doubt (e.g. :func:`recuse.metrics.competence.unfit_warning`)
-    unfit_warning: Callable[[int, int], str | None] | None = None
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -221,7 +214,9 @@ def to_results(
     (``MetricSpec.labelled``), where the metric's own reason would name the pairs where
     the human prefers one side. ``interval`` (or the statistic's own) names the
     method in the text. A result's warnings are the interval's
-    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``).
+    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``); its
+    ``n_boot_unfit`` counts the kept resamples whose fit has no finite estimate
+    (:attr:`~recuse.metrics.bootstrap.GroupedStatistic.unfit`).
     """
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
@@ -236,9 +231,6 @@ def to_results(
                 skipped.append(Skipped(spec.metric, judge, reason))
                 continue
             components = spec.components(est.totals) if spec.components else {}
-            unfit = None
-            if spec.unfit_warning is not None and est.n_unfit:
-                unfit = spec.unfit_warning(est.n_unfit, est.n_boot - est.n_dropped)
             results.append(
                 MetricResult(
                     metric=spec.metric,
@@ -260,8 +252,7 @@ def to_results(
                     warnings=interval_warnings(
                         est, constant=spec.constant(est.totals) if spec.constant else None
                     )
-                    + (spec.warnings(est.totals) if spec.warnings else ())
-                    + ((unfit,) if unfit else ()),
+                    + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                 )
             )

@@ -26,7 +26,6 @@ from recuse.metrics.competence import (
     label_words,
     strata_words,
     stratum_column,
-    unfit_warning,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.perplexity import log_perplexity_difference
@@ -206,7 +205,6 @@ def familiarity_mediation(
             words[name] + strata_words(model) + label_words(model),
             med.components,
             warnings=None if name == "familiarity_indirect" else med.warnings,
-            unfit_warning=unfit_warning,
         )
         for name in MEDIATION
     ]

@@ -42,8 +42,9 @@ class MetricResult:
     denominator was zero); they are left out of the interval, never counted as 0.
     ``n_boot_unfit`` counts kept resamples whose fit has no finite estimate although
     the full sample's has (the calibrated self-preference's human labels, in which a
-    model never lost: :meth:`recuse.metrics.competence.CompetenceModel.finite`); a
-    warning says when they are too many for the interval.
+    model never lost: :meth:`recuse.metrics.competence.CompetenceModel.finite`); kept,
+    as ``benchmarks/ford_resamples.py --by-share`` finds the interval's coverage the
+    same whatever their share.
     ``counts`` holds the sizes of the groups the metric conditions on and
     ``components`` the point values of its parts (e.g. the two recalls of the
     Equal-Opportunity bias). ``std_error`` is the standard deviation of the kept

@@ -26,14 +26,26 @@ Target (exit status 1 when missed): the kept interval's coverage, pooled over ev
 cell's tables and widened by two binomial standard errors, reaches 0.85 (the
 calibration suite's lower target).
 
+``--by-share PROMPTS...`` instead: each table on its own seed, its share of resamples
+that break the condition as the estimator counts them (``MetricResult.n_boot_unfit``)
+and whether its interval holds the planted value, binned by the share (coverage, its
+binomial standard error and the median width per bin; coverage above each bin's lower
+end). ``--own-rate``, ``--kappa``, ``--label-auto``: the design and the label term;
+``--csv``: each table's row. Measured (docs/benchmarks.md): coverage does not fall with
+the share, so the estimator gives no warning for it. Target (exit status 1 when
+missed): the coverage of the tables where more than a tenth of the resamples break the
+condition, widened by two binomial standard errors, reaches 0.85.
+
 Run: python benchmarks/ford_resamples.py [--reps 100] [--prompts 12 20 30]
 [--compare 12] [--n-boot 300]
+     python benchmarks/ford_resamples.py --by-share 10 12 15 20 --reps 400
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import time
 import warnings
 from collections.abc import Iterator
@@ -46,6 +58,7 @@ from _targets import Targets
 import recuse.metrics.competence as competence
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling, resample_counts
+from recuse.metrics.competence import LabelTerm
 from recuse.metrics.estimate import clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import favored_side, single_judge
@@ -60,9 +73,11 @@ from recuse.simulate.self_preference import (
 LEVEL = 0.9
 
 
-def _kept(t: pd.DataFrame, boot: Resampling, one_step: bool = False) -> MetricResult:
+def _kept(
+    t: pd.DataFrame, boot: Resampling, one_step: bool = False, label: LabelTerm = False
+) -> MetricResult:
     return competence.calibrated_self_preference(
-        t, judge="m0", boot=boot, stratum=None, label=False, one_step=one_step
+        t, judge="m0", boot=boot, stratum=None, label=label, one_step=one_step
     )
 
 
@@ -190,16 +205,126 @@ def cell(n_prompts: int, tau: float, reps: int, n_boot: int, compare: bool) -> d
     return row
 
 
+#: the bins of the share of resamples that break the condition (upper ends)
+SHARE_BINS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30, 1.0)
+
+
+def by_share(
+    prompts: list[int],
+    reps: int,
+    n_boot: int,
+    own_rate: float = 0.95,
+    kappa: float = 3.0,
+    label: LabelTerm = False,
+) -> pd.DataFrame:
+    """Each table's share of resamples that break the condition, as the estimator counts
+    it (``MetricResult.n_boot_unfit`` of the kept resamples), and whether its interval
+    holds the planted value: ``reps`` tables per prompt count and self term, each on
+    its own seed (the cells above share seeds across the self terms). ``own_rate``: how
+    often the reference prefers the judge's answers; ``kappa``: its competence; ``label``:
+    the estimator's label term (False as in the cells above; ``"auto"`` as the audit)."""
+    strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    rows = []
+    for n_prompts in prompts:
+        for k, tau in enumerate((0.0, 0.3)):
+            cast = {"m0": AuthorJudge(kappa, 0.0, tau)}
+            truth = float("nan")
+            for r in range(reps):
+                seed = 100_000 * (1 + k) + 1_000 * n_prompts + r
+                sim = simulate_self_preference(cast, strengths, n_prompts=n_prompts, seed=seed)
+                if r == 0:
+                    truth = sim.true_value("m0")
+                boot = Resampling(n_boot=n_boot, level=LEVEL, seed=r)
+                try:
+                    kept = _kept(sim.pairs, boot, label=label)
+                except EstimationError:  # the full sample breaks the condition
+                    continue
+                share = kept.n_boot_unfit / (kept.n_boot - kept.n_boot_dropped)
+                width = kept.ci_high - kept.ci_low
+                rows.append((n_prompts, tau, share, _holds(kept, truth), width))
+    return pd.DataFrame(rows, columns=["prompts", "tau", "share", "holds", "width"])
+
+
+def share_table(tables: pd.DataFrame) -> pd.DataFrame:
+    """Coverage per bin of the share (:data:`SHARE_BINS`; the first bin: none), with its
+    binomial standard error, and coverage above each bin's lower end."""
+    out = []
+    for lo, hi in itertools.pairwise(SHARE_BINS):
+        inside = tables[(tables["share"] > lo) & (tables["share"] <= hi)]
+        if lo == 0.0:  # none, then (0, 5%]
+            for name, part in (("0", tables[tables["share"] == 0]), (f"(0, {hi:.0%}]", inside)):
+                out.append(_covered(name, part, tables[tables["share"] > 0]))
+            continue
+        out.append(_covered(f"({lo:.0%}, {hi:.0%}]", inside, tables[tables["share"] > lo]))
+    return pd.DataFrame(out)
+
+
+def _covered(name: str, part: pd.DataFrame, above: pd.DataFrame) -> dict[str, object]:
+    def rate(x: pd.DataFrame) -> tuple[float, float]:
+        if not len(x):
+            return float("nan"), float("nan")
+        m = float(x["holds"].mean())
+        return m, float(np.sqrt(m * (1 - m) / len(x)))
+
+    cover, se = rate(part)
+    cover_above, se_above = rate(above)
+    by_tau = {t: float(part[part["tau"] == t]["holds"].mean()) for t in (0.0, 0.3)}
+    return {
+        "share": name, "tables": len(part), "coverage": cover, "se": se,
+        "no self term": by_tau[0.0], "tau 0.3": by_tau[0.3],
+        "median width": float(part["width"].median()) if len(part) else float("nan"),
+        "tables above lower end": len(above), "coverage above": cover_above,
+        "se above": se_above,
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=100, help="tables per cell")
     parser.add_argument("--prompts", type=int, nargs="+", default=[12, 20, 30])
     parser.add_argument("--compare", type=int, default=12, help="prompts of the compared cells")
     parser.add_argument("--n-boot", type=int, default=300)
+    parser.add_argument(
+        "--by-share", type=int, nargs="+", metavar="PROMPTS",
+        help="instead: coverage by the share of resamples that break the condition, over "
+        "--reps tables per prompt count and self term",
+    )  # fmt: skip
+    parser.add_argument("--own-rate", type=float, default=0.95, help="with --by-share")
+    parser.add_argument("--kappa", type=float, default=3.0, help="with --by-share")
+    parser.add_argument("--csv", help="with --by-share: write each table's row here")
+    parser.add_argument(
+        "--label-auto", action="store_true",
+        help="with --by-share: the label term as the audit sets it (near the ceiling)",
+    )  # fmt: skip
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     pd.set_option("display.width", 220)
     start = time.perf_counter()
+    if args.by_share:
+        label: LabelTerm = "auto" if args.label_auto else False
+        tables = by_share(args.by_share, args.reps, args.n_boot, args.own_rate, args.kappa, label)
+        if args.csv:
+            tables.to_csv(args.csv, index=False)
+        print(
+            f"{len(tables)} tables ({args.reps} per prompt count {args.by_share} and self "
+            f"term, full sample passing; own rate {args.own_rate}, competence {args.kappa}, "
+            f"label term {label}), "
+            f"{args.n_boot} resamples, {LEVEL:.0%} intervals"
+        )
+        print(share_table(tables).round(3).to_string(index=False))
+        above = tables[tables["share"] > 0.1]["holds"]
+        mean = float(above.mean()) if len(above) else float("nan")
+        se = float(np.sqrt(mean * (1 - mean) / max(len(above), 1)))
+        share_targets = Targets()
+        share_targets.at_least(
+            "coverage where more than a tenth of resamples break it, plus two binomial "
+            "standard errors",
+            mean + 2 * se,
+            0.85,
+        )
+        print(f"({time.perf_counter() - start:.0f} s)")
+        share_targets.finish()
+        return
     rows = [
         cell(n, tau, args.reps, args.n_boot, compare=n == args.compare)
         for n in args.prompts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ BIAS = Bias(key="b", title="B", unit="u", positive="p", negative="n", none="0", 
 
 def _f(judge: str, p: float | None, lo: float = 0.01, hi: float = 0.2) -> Finding:
     return Finding(judge=judge, bias=BIAS, estimate=0.1, ci_low=lo, ci_high=hi, n=50,
-                   level=0.9, method="m", p_value=p, std_error=0.05)  # fmt: skip
+                   level=0.9, method="m", p_value=p, std_error=0.05,
+                   p_method="bootstrap" if p is not None else "")  # fmt: skip
 
 
 def test_benjamini_hochberg_by_hand() -> None:
@@ -63,7 +65,6 @@ def test_audit_adjusts_by_default_and_not_with_no_fdr(tmp_path: Path) -> None:
 
 
 def test_a_pooled_estimate_shown_for_several_judges_is_one_test() -> None:
-    from dataclasses import replace
 
     pooled = replace(BIAS, key="fam", pooled=True)
     fam = [
@@ -84,11 +85,13 @@ def test_too_few_resamples_for_the_family_is_said() -> None:
     tests Benjamini–Hochberg flags one bias alone only at p <= 0.10/16 = 0.00625. A bias
     whose interval is far from no bias, at the floor, is not flagged (q = 0.0198 * 16 =
     0.317): the note and the finding say why and how many resamples would do (2 * 16 /
-    0.10 - 1 = 319). A regression's p-value (favoritism) gets no such warning."""
+    0.10 - 1 = 319). A regression's p-value (a Wald test, as the finding states) gets no
+    such warning, whatever its section; a bootstrap one does, in any section."""
     floor = 2 / 101
-    strong = _f("strong", floor, lo=0.3, hi=0.5)
+    strong = replace(_f("strong", floor, lo=0.3, hi=0.5), section="favoritism", p_floor=floor)
     regression = Finding(judge="r", bias=BIAS, estimate=0.4, ci_low=0.3, ci_high=0.5, n=50,
-                         level=0.9, method="ols", p_value=floor, section="favoritism")  # fmt: skip
+                         level=0.9, method="ols", p_value=floor, section="self-preference",
+                         p_method="wald")  # fmt: skip
     rest = [_f(f"j{k}", 0.5, lo=-0.1, hi=0.2) for k in range(14)]
     section = Section("s", "S", "i", findings=(strong, regression, *rest))
     (out,), note = adjust_sections([section], level=0.9, n_boot=100)

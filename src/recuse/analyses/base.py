@@ -50,6 +50,7 @@ from recuse.report.model import (
     FigureFormat,
     Finding,
     NotEstimated,
+    PMethod,
     Table,
 )
 from recuse.roster import SELF_SCOPES, Roster, SelfScope
@@ -337,13 +338,18 @@ def to_finding(
     std_error: float | None = None,
     p_value: float | None = None,
     warnings: Sequence[str] = (),
+    p_method: PMethod = "",
+    p_floor: float | None = None,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
     ``what`` names the estimate in the skip's reason (default: the bias's title);
-    both are in the summary when ``bias.headline`` is.
+    both are in the summary when ``bias.headline`` is. ``p_method`` and ``p_floor``:
+    how ``p_value`` was computed and the smallest it can be (:attr:`Finding.p_method`);
+    dropped with a p-value that is not kept.
     """
     headline = bias.headline
+    p = _or_none(p_value) if bias.tested else None
     if not _finite(estimate, ci_low, ci_high) or n < 1:
         return NotEstimated(
             analysis.title,
@@ -368,8 +374,10 @@ def to_finding(
         section=analysis.id,
         headline=headline,
         std_error=_or_none(std_error),
-        p_value=_or_none(p_value) if bias.tested else None,
+        p_value=p,
         warnings=tuple(warnings),
+        p_method=p_method if p is not None else "",
+        p_floor=_or_none(p_floor) if p is not None and p_floor is not None else None,
     )
 
 
@@ -394,6 +402,9 @@ def from_result(
         std_error=r.std_error,
         p_value=r.p_value,
         warnings=r.warnings,
+        # the bootstrap interval inverted: at least 2/(B+1) over the B kept resamples
+        p_method="bootstrap",
+        p_floor=2.0 / (r.n_boot - r.n_boot_dropped + 1) if r.n_boot > r.n_boot_dropped else None,
     )
 
 

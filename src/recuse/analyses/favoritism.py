@@ -154,7 +154,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 estimate=r["estimate"], ci_low=r["lower"], ci_high=r["upper"],
                 n=int(n_by_judge.get(r["judge"], res.n)), level=o.level, method=method,
                 clusters=clusters, detail=f"γ, {res.scale_note}", std_error=r["se"],
-                p_value=r["p"], warnings=warn,
+                p_value=r["p"], warnings=warn, p_method="wald",
             ),
         )  # fmt: skip
     fb = res.family_bias()
@@ -170,7 +170,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     ci_low=r["lower"], ci_high=r["upper"], n=max(n_fam, 1), level=o.level,
                     method=method, clusters=clusters,
                     detail=f"λ pooled over the {r['family']} family's judges",
-                    std_error=r["se"], p_value=r["p"], warnings=warn,
+                    std_error=r["se"], p_value=r["p"], warnings=warn, p_method="wald",
                 ),
             )  # fmt: skip
     _not_estimated(ctx, inp, res, sorted(judges), set(sb["judge"]), set(fb["family"]))

@@ -181,7 +181,10 @@ class GroupedStatistic:
     ``boot_k`` is how many leading columns ``combine`` reads (default all); later
     columns are summed for the point estimate only (e.g. parts reported alongside).
     ``interval`` is the statistic's own interval method (None: the one the bootstrap
-    is called with).
+    is called with). ``unfit`` maps the same ``(..., k)`` sums to ``(...)`` booleans:
+    whether a replicate's fit has no finite estimate although ``combine`` gives it a
+    value (kept, and counted in :attr:`GroupEstimate.n_unfit`; e.g. human labels in
+    which a model never lost, where a refit stops at an arbitrary, large gap).
     """
 
     name: str
@@ -192,6 +195,7 @@ class GroupedStatistic:
     required: tuple[tuple[int, str], ...] = ()
     boot_k: int | None = None
     interval: Interval | None = None
+    unfit: Callable[[FloatArray], NDArray[np.bool_]] | None = None
 
     def __post_init__(self) -> None:
         if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
@@ -209,7 +213,8 @@ class GroupEstimate:
     ``problem`` is None when the estimate is usable, else the reason it is not
     (then ``estimate`` and the interval are NaN). ``std_error`` is the standard
     deviation of the kept replicates; ``replicates`` (sorted), ``z0`` and
-    ``accel`` are what :func:`p_value` needs to invert the interval.
+    ``accel`` are what :func:`p_value` needs to invert the interval. ``n_unfit``: the
+    kept replicates whose fit has no finite estimate (:attr:`GroupedStatistic.unfit`).
     """
 
     estimate: float
@@ -226,6 +231,7 @@ class GroupEstimate:
     z0: float = 0.0
     accel: float = 0.0
     replicates: FloatArray = field(default_factory=lambda: np.empty(0))
+    n_unfit: int = 0
 
 
 @dataclass(frozen=True)
@@ -576,6 +582,10 @@ def cluster_bootstrap(
             point, rep_vals = np.full(n_groups, np.nan), np.full((n_boot, n_groups), np.nan)
         ok = np.isfinite(rep_vals)
         n_ok = ok.sum(axis=0)
+        if used and stat.unfit is not None:
+            n_unfit = (ok & np.asarray(stat.unfit(rep), dtype=bool)).sum(axis=0)
+        else:
+            n_unfit = np.zeros(n_groups, dtype=np.int64)
         bca = (stat.interval or interval) == "bca"
         if bca and used:
             # leave-one-cluster-out sums: total minus the cluster's own sums (of the
@@ -625,6 +635,7 @@ def cluster_bootstrap(
                     z0=z0,
                     accel=a,
                     replicates=col if problem is None else np.empty(0),
+                    n_unfit=int(n_unfit[g]) if problem is None else 0,
                 )
             )
         out.append(group_out)

@@ -214,7 +214,9 @@ def to_results(
     (``MetricSpec.labelled``), where the metric's own reason would name the pairs where
     the human prefers one side. ``interval`` (or the statistic's own) names the
     method in the text. A result's warnings are the interval's
-    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``).
+    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``); its
+    ``n_boot_unfit`` counts the kept resamples whose fit has no finite estimate
+    (:attr:`~recuse.metrics.bootstrap.GroupedStatistic.unfit`).
     """
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
@@ -251,6 +253,7 @@ def to_results(
                         est, constant=spec.constant(est.totals) if spec.constant else None
                     )
                     + (spec.warnings(est.totals) if spec.warnings else ()),
+                    n_boot_unfit=est.n_unfit,
                 )
             )
     return results, skipped

@@ -22,8 +22,7 @@ from recuse.metrics.competence import (
     CALIBRATED_INTERVAL,
     CompetenceModel,
     LabelTerm,
-    calibrated_parts,
-    label_conditioned,
+    gated_parts,
     label_words,
     strata_words,
     stratum_column,
@@ -73,6 +72,10 @@ class _Mediation:
         out = np.full(total.shape, np.nan)
         np.divide(indirect, total, out=out, where=np.abs(total) > 1e-12)
         return out
+
+    def unfit(self, s: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Resamples whose labels give the strengths no finite estimate (Δ's refit)."""
+        return self.competence.unfit(s[..., : self.competence.k])
 
     def warnings(self, t: NDArray[np.float64]) -> tuple[str, ...]:
         """The calibrated estimate's caveats (direct and share rest on it)."""
@@ -148,8 +151,9 @@ def familiarity_mediation(
     column = stratum_column(rows, stratum)
     how: dict[str, Any] = {"strengths": strengths, "side": side, "family_side": fam,
                            "stratum": column}  # fmt: skip
-    values, group, problems, pred_a, model = calibrated_parts(
-        rows, codes, labels, label_term=label_conditioned(rows, codes, labels, label, **how), **how
+    # the fit without a label term is made once: where it conditions no judge, it is this
+    values, group, problems, pred_a, model = gated_parts(
+        rows, codes, labels, label=label, one_step=False, **how
     )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")
@@ -195,6 +199,8 @@ def familiarity_mediation(
                 combines[name],
                 required,
                 interval=CALIBRATED_INTERVAL,
+                # the direct part and the share rest on Δ, refitted in each resample
+                unfit=None if name == "familiarity_indirect" else med.unfit,
             ),
             words[name] + strata_words(model) + label_words(model),
             med.components,

@@ -40,6 +40,11 @@ class MetricResult:
     ``n_clusters`` the number of prompts among them (the bootstrap resamples prompts).
     ``n_boot_dropped`` counts resamples in which the statistic was undefined (a
     denominator was zero); they are left out of the interval, never counted as 0.
+    ``n_boot_unfit`` counts kept resamples whose fit has no finite estimate although
+    the full sample's has (the calibrated self-preference's human labels, in which a
+    model never lost: :meth:`recuse.metrics.competence.CompetenceModel.finite`); kept,
+    as ``benchmarks/ford_resamples.py --by-share`` finds the interval's coverage the
+    same whatever their share.
     ``counts`` holds the sizes of the groups the metric conditions on and
     ``components`` the point values of its parts (e.g. the two recalls of the
     Equal-Opportunity bias). ``std_error`` is the standard deviation of the kept
@@ -70,6 +75,7 @@ class MetricResult:
     p_value: float = math.nan  # two-sided, against the metric's no-bias value
     warnings: tuple[str, ...] = ()  # what a reader must know to trust the numbers
     null: float = 0.0  # the metric's no-bias value (the p-value's null hypothesis)
+    n_boot_unfit: int = 0  # kept resamples whose fit has no finite estimate
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""
@@ -88,6 +94,7 @@ class MetricResult:
             "n_clusters": self.n_clusters,
             "n_boot": self.n_boot,
             "n_boot_dropped": self.n_boot_dropped,
+            "n_boot_unfit": self.n_boot_unfit,
             "method": self.method,
             "std_error": _clean(self.std_error),
             "p_value": _clean(self.p_value),

@@ -24,6 +24,13 @@ from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import estimate_text, verdict
 
 FigureFormat = Literal["png", "svg"]
+PMethod = Literal["bootstrap", "wald", ""]
+#: how a finding's p-value was computed (:attr:`Finding.p_method`), in words
+P_METHODS: dict[str, str] = {
+    "bootstrap": "the bootstrap interval inverted (never below 2/(B+1), B kept resamples)",
+    "wald": "a regression's Wald test on its robust standard error",
+    "": "no p-value",
+}
 Materiality = Literal["material", "small", "negligible", ""]
 
 
@@ -66,6 +73,13 @@ class Finding:
     warnings: tuple[str, ...] = ()  # e.g. few clusters, an interval of zero width
     q_value: float | None = None  # Benjamini–Hochberg adjusted p, set across the summary
     material: float | None = None  # smallest effect worth acting on (bias default or --material)
+    #: how ``p_value`` was computed (:data:`P_METHODS`): "bootstrap" (the bootstrap
+    #: interval inverted, never below ``p_floor``), "wald" (a regression's robust Wald
+    #: test), "" (no p-value, or not said)
+    p_method: PMethod = ""
+    #: the smallest p-value its method can give: 2/(B+1) for a bootstrap p-value from B
+    #: kept resamples; None for a Wald test or without a p-value
+    p_floor: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -175,6 +189,8 @@ class Finding:
             "verdict": self.verdict,
             "std_error": self.std_error,
             "p_value": self.p_value,
+            "p_method": self.p_method,
+            "p_floor": self.p_floor,
             "warnings": list(self.warnings),
             "q_value": self.q_value,
             "material": self.material,

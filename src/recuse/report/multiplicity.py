@@ -39,7 +39,9 @@ def adjust_sections(
 
     With ``n_boot`` (the bootstrap's resamples), the note says when they are too few
     for the family (:func:`resolution_limit`), and so does each finding it leaves
-    unflagged although its bootstrap interval excludes no bias."""
+    unflagged although its interval excludes no bias and its p-value is a bootstrap one
+    (:attr:`~recuse.report.model.Finding.p_method`; a regression's Wald test has no
+    such floor)."""
     members = [f for s in sections for f in s.findings if in_family(f)]
     outside = [
         f for s in sections for f in s.findings if f.headline and f.bias.flags and not in_family(f)
@@ -62,7 +64,7 @@ def adjust_sections(
         unresolved = (
             limit
             and q_value > 1 - level
-            and f.section not in REGRESSION_SECTIONS
+            and f.p_method == "bootstrap"  # a Wald test's p has no such floor
             and not f.ci_low <= f.null <= f.ci_high
         )
         warnings = (*f.warnings, f"not flagged: {limit}") if unresolved else f.warnings
@@ -83,10 +85,6 @@ def adjust_sections(
         names = sorted({f.bias.title for f in outside})
         note += f" Without a p-value, flagged by their interval: {', '.join(names)}."
     return out, note
-
-
-#: sections whose p-values come from a regression's standard errors, not the bootstrap
-REGRESSION_SECTIONS = frozenset({"favoritism"})
 
 
 def resolution_limit(n_boot: int, tests: int, level: float) -> str:

@@ -244,7 +244,7 @@ def test_file_reference_by_hand() -> None:
     assert file_reference(frame.drop(columns="source"), "pairs") == ("human", "", ())
 
 
-@pytest.mark.parametrize("name", ["recuse.reference", "recuse.cli.console", "recuse.analyses.base"])
+@pytest.mark.parametrize("name", ["recuse.reference", "recuse.terminal", "recuse.analyses.base"])
 def test_doctests(name: str) -> None:
     """reword's examples (the mixed kind's too), shown/json_shown, check_interval_level."""
     import doctest

@@ -14,7 +14,7 @@ import pytest
 
 import recuse
 from recuse.api import FINDING_COLUMNS
-from recuse.errors import ConfigError, InputError
+from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.position import first_position_rate
 from recuse.report.export import schema
@@ -103,6 +103,23 @@ def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
     with pytest.raises(InputError, match="missing"):
         recuse.audit(planted.drop(columns=["judge", "p_a_first", "p_a_second", "p_a"]).rename(
             columns={"model_a": "x"}))  # fmt: skip
+
+
+def test_a_dataframes_errors_and_notes_name_the_dataframe(planted: pd.DataFrame) -> None:
+    """A DataFrame is read through a temporary Parquet file; its errors and reader notes
+    named that file (/tmp/recuse-frames-…/dataframe.parquet), which the user never made
+    and which is gone when they read the message."""
+    with pytest.raises(InputError) as err:
+        recuse.audit([planted, planted.drop(columns=["item_id"])], only=["position"])
+    assert err.value.file == "dataframe-2 (the DataFrame given)"
+    assert str(err.value).startswith("dataframe-2 (the DataFrame given): missing required")
+    assert "parquet" not in str(err.value) and "recuse-frames" not in str(err.value)
+    renamed = planted.drop(columns=["prompt_id"]).replace({"gpt-4": "my-new-judge"})
+    with pytest.warns(ReaderNote) as notes:
+        recuse.audit(renamed, only=["position"], n_boot=200)
+    texts = [str(n.message) for n in notes if issubclass(n.category, ReaderNote)]
+    assert any("no prompt_id" in t for t in texts) and any("my-new-judge" in t for t in texts)
+    assert all(t.startswith("dataframe (the DataFrame given): ") for t in texts), texts
 
 
 def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -143,3 +143,13 @@ def test_recuse_audit_is_the_function_after_the_driver_was_imported(
 
     got = recuse.audit(planted, only=["position"], n_boot=200)
     assert isinstance(got, recuse.Report) and len(got.findings) == 2
+
+
+def test_every_public_name_has_its_own_docstring() -> None:
+    """``help(recuse.PAIRS)`` showed the dataclass's generated signature
+    ("Schema(name: 'str', columns: ...)") for want of a docstring."""
+    for name in recuse.__all__:
+        obj = getattr(recuse, name)
+        kind = obj if isinstance(obj, type) or callable(obj) else type(obj)
+        doc = (kind.__doc__ or "").strip()
+        assert doc and not doc.startswith(f"{kind.__name__}("), name

@@ -153,3 +153,31 @@ def test_every_public_name_has_its_own_docstring() -> None:
         kind = obj if isinstance(obj, type) or callable(obj) else type(obj)
         doc = (kind.__doc__ or "").strip()
         assert doc and not doc.startswith(f"{kind.__name__}("), name
+
+
+@pytest.mark.skipif(
+    not (Path(os.environ.get("RECUSE_DATA_DIR", "/nonexistent")) / "llmbar").is_dir(),
+    reason="needs the shared llmbar data",
+)
+def test_the_metric_functions_example_runs_and_shows_the_headline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The page's second block ran nowhere, and showed only the papers' EO (the default
+    of ``self_preference``), which reads high for any strong judge: it now leads with the
+    audit's headline, exported beside it, at the numbers its comments give."""
+    import recuse.metrics
+
+    assert "calibrated_self_preference" in recuse.metrics.__all__
+    text = PYTHON_API.read_text("utf-8")
+    block = re.search(r"<!-- tests/test_api.py runs this block too -->\n```python\n(.*?)```",
+                      text, flags=re.S)  # fmt: skip
+    assert block, "the metric functions example of docs/python-api.md is gone"
+    scope: dict[str, object] = {}
+    exec(compile(block.group(1), str(PYTHON_API), "exec"), scope)
+    capsys.readouterr()
+    calibrated = scope["calibrated_self_preference"](  # type: ignore[operator]
+        scope["pairs"], judge="gpt-4", families=scope["roster"]
+    )
+    assert round(calibrated.estimate, 3) == -0.036
+    assert (round(calibrated.ci_low, 2), round(calibrated.ci_high, 2)) == (-0.11, 0.06)
+    assert "-0.036" in block.group(1) and "[-0.11, +0.06]" in block.group(1)

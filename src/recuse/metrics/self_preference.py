@@ -326,6 +326,12 @@ def self_preference(
 
         Bias = P(Y'=own) - P(Y=own) = mean(v) - mean(h)
 
+    Neither is adjusted for the judge's competence: EO reads high for a strong judge
+    with no bias (its own-better pairs are easy) and low for a weak one; DP moves with
+    its accuracy (a noisy unbiased judge of a strong model reads below 0). The audit's
+    headline, 0 for an unbiased judge however strong its model, is
+    :func:`~recuse.metrics.competence.calibrated_self_preference`.
+
     The interval is a BCa cluster bootstrap over prompts at ``boot.level``;
     groups with fewer than ``min_n`` pairs raise :class:`EstimationError`. The
     result's ``components`` hold the two recalls (EO) or ``P(Y'=own)`` and

@@ -66,6 +66,7 @@ from recuse.metrics.verdicts import (
     judge_codes,
     judge_score,
     orient,
+    require_pairs,
     ties_note,
 )
 from recuse.roster import Roster, self_keys
@@ -260,6 +261,7 @@ def preference_spec(
 
 def single_judge(pairs: pd.DataFrame, judge: str | None) -> pd.DataFrame:
     """The rows of one judge; ``judge=None`` is allowed when the table has only one."""
+    require_pairs(pairs)
     codes, labels = judge_codes(pairs, judge)
     if judge is None and len(labels) > 1:
         raise ConfigError(

@@ -14,7 +14,7 @@ import pytest
 
 import recuse
 from recuse.api import FINDING_COLUMNS
-from recuse.errors import ConfigError, InputError
+from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.position import first_position_rate
 from recuse.report.export import schema
@@ -105,6 +105,23 @@ def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
             columns={"model_a": "x"}))  # fmt: skip
 
 
+def test_a_dataframes_errors_and_notes_name_the_dataframe(planted: pd.DataFrame) -> None:
+    """A DataFrame is read through a temporary Parquet file; its errors and reader notes
+    named that file (/tmp/recuse-frames-…/dataframe.parquet), which the user never made
+    and which is gone when they read the message."""
+    with pytest.raises(InputError) as err:
+        recuse.audit([planted, planted.drop(columns=["item_id"])], only=["position"])
+    assert err.value.file == "dataframe-2 (the DataFrame given)"
+    assert str(err.value).startswith("dataframe-2 (the DataFrame given): missing required")
+    assert "parquet" not in str(err.value) and "recuse-frames" not in str(err.value)
+    renamed = planted.drop(columns=["prompt_id"]).replace({"gpt-4": "my-new-judge"})
+    with pytest.warns(ReaderNote) as notes:
+        recuse.audit(renamed, only=["position"], n_boot=200)
+    texts = [str(n.message) for n in notes if issubclass(n.category, ReaderNote)]
+    assert any("no prompt_id" in t for t in texts) and any("my-new-judge" in t for t in texts)
+    assert all(t.startswith("dataframe (the DataFrame given): ") for t in texts), texts
+
+
 def test_the_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = PYTHON_API.read_text("utf-8")
     block = re.search(r"<!-- tests/test_api.py runs this block -->\n```python\n(.*?)```", text,
@@ -126,3 +143,41 @@ def test_recuse_audit_is_the_function_after_the_driver_was_imported(
 
     got = recuse.audit(planted, only=["position"], n_boot=200)
     assert isinstance(got, recuse.Report) and len(got.findings) == 2
+
+
+def test_every_public_name_has_its_own_docstring() -> None:
+    """``help(recuse.PAIRS)`` showed the dataclass's generated signature
+    ("Schema(name: 'str', columns: ...)") for want of a docstring."""
+    for name in recuse.__all__:
+        obj = getattr(recuse, name)
+        kind = obj if isinstance(obj, type) or callable(obj) else type(obj)
+        doc = (kind.__doc__ or "").strip()
+        assert doc and not doc.startswith(f"{kind.__name__}("), name
+
+
+@pytest.mark.skipif(
+    not (Path(os.environ.get("RECUSE_DATA_DIR", "/nonexistent")) / "llmbar").is_dir(),
+    reason="needs the shared llmbar data",
+)
+def test_the_metric_functions_example_runs_and_shows_the_headline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The page's second block ran nowhere, and showed only the papers' EO (the default
+    of ``self_preference``), which reads high for any strong judge: it now leads with the
+    audit's headline, exported beside it, at the numbers its comments give."""
+    import recuse.metrics
+
+    assert "calibrated_self_preference" in recuse.metrics.__all__
+    text = PYTHON_API.read_text("utf-8")
+    block = re.search(r"<!-- tests/test_api.py runs this block too -->\n```python\n(.*?)```",
+                      text, flags=re.S)  # fmt: skip
+    assert block, "the metric functions example of docs/python-api.md is gone"
+    scope: dict[str, object] = {}
+    exec(compile(block.group(1), str(PYTHON_API), "exec"), scope)
+    capsys.readouterr()
+    calibrated = scope["calibrated_self_preference"](  # type: ignore[operator]
+        scope["pairs"], judge="gpt-4", families=scope["roster"]
+    )
+    assert round(calibrated.estimate, 3) == -0.036
+    assert (round(calibrated.ci_low, 2), round(calibrated.ci_high, 2)) == (-0.11, 0.06)
+    assert "-0.036" in block.group(1) and "[-0.11, +0.06]" in block.group(1)

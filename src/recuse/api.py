@@ -22,6 +22,7 @@ import copy
 import inspect
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from html import escape
@@ -149,7 +150,25 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
             f"{name}: the DataFrame could not be stored as a table ({exc})",
             fix="give each column one type (numbers, or text)",
         ) from exc
-    inp = load_input(path, **kwargs)
+    # errors and notes name the DataFrame, not the temporary file the user never made
+    label = f"{name} (the DataFrame given)"
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always")
+        try:
+            inp = load_input(path, **kwargs)
+        except InputError as err:
+            if err.file != str(path):
+                raise
+            raise InputError(
+                err.reason.replace(str(path), label),
+                file=label,
+                row=err.row,
+                column=err.column,
+                fix=err.fix.replace(str(path), label) if err.fix else None,
+            ) from None
+    for note in notes:
+        text = str(note.message).replace(str(path), label)
+        warnings.warn_explicit(text, note.category, note.filename, note.lineno)
     source = replace(inp.source, name=name, location="(a DataFrame in memory)", files=())
     return replace(inp, name=name, source=source)
 

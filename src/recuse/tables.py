@@ -89,6 +89,9 @@ VALUE_HELP = (
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a table schema: its ``name``, its ``kind`` (how its values are read
+    and checked), whether a table must have it (``required``) and what it holds (``doc``)."""
+
     name: str
     kind: ColumnKind
     required: bool = True
@@ -97,6 +100,11 @@ class Column:
 
 @dataclass(frozen=True)
 class Schema:
+    """A table's schema (:data:`PAIRS`, :data:`RATINGS`): its ``name``, its ``columns`` in
+    order, the ``key`` columns no two rows may share, and ``filled``, the required
+    columns a file may leave out (they are added empty). ``names`` lists every column,
+    ``required`` those a table must have; each :class:`Column`'s ``doc`` says what it holds."""
+
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]

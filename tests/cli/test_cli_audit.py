@@ -45,7 +45,7 @@ def test_audit_writes_html_json_and_csv(
     assert "gpt-4:" in printed and "picks its own answers more often than its" in printed
     # each flagged line says its unit and no-bias value, as the report's column headers do
     flagged = [line for line in printed.splitlines() if line.startswith("  - ")]
-    assert flagged and all(" · none = " in line or " · chance = " in line for line in flagged)
+    assert flagged and all(" · no bias = " in line or " · chance = " in line for line in flagged)
     d = json.loads((out / "report.json").read_text("utf-8"))
     assert d["level"] == 0.9 and d["provenance"]["options"]["bootstrap resamples (n_boot)"] == 200
     assert d["provenance"]["sources"][0]["name"] == "my pairs.csv"

@@ -131,3 +131,30 @@ def test_judgebench_is_certified_against_its_correctness_labels(
     assert code == 0, text
     assert "share of kept verdicts equal to the human label" in text
     assert "guarantee: agreement with humans ≥ 0.85" in text
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_the_docs_held_out_sentence_matches_the_worked_example() -> None:
+    """docs/certify.md's worked example said held-out agreement stayed at or above the
+    target wherever something was kept; GPT-4's own-answer stratum keeps 10 held-out
+    verdicts of which 7 agree. The page now gives that count, and GPT-3.5's."""
+    import recuse
+
+    result = recuse.certify("llmbar-mtbench", agreement=0.8, delta=0.1)
+    rows = {(r.judge, r.stratum): r for r in result.table.itertuples()}
+    own4 = rows[("gpt-4", "own")]
+    kept = round(own4.heldout_coverage * own4.n_labelled)
+    assert (kept, round(own4.heldout_agreement * kept)) == (10, 7)
+    other35 = rows[("gpt-3.5-turbo", "other")]
+    assert round(other35.heldout_agreement, 3) == 0.905 > 0.8
+    below = sorted(
+        (j, s)
+        for (j, s), r in rows.items()
+        if j in ("gpt-3.5-turbo", "gpt-4") and r.heldout_coverage > 0 and r.heldout_agreement < 0.8
+    )
+    assert below == [("gpt-4", "own")]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "certify.md").read_text("utf-8")
+    text = " ".join(page.split())
+    assert "stay at or above the target where something was kept" not in text
+    assert "verdicts agree 7 of 10 (19.6% coverage, 70.0%)" in text
+    assert "90.5% on its `other` items" in text

@@ -492,3 +492,14 @@ def test_audit_fail_on_and_material_verbosity_mean_the_headline(
     assert found["verbosity_longer_gap"]["material"] == 0.5  # --material verbosity=
     assert found["verbosity_recall_gap"]["material"] == 0.05  # its own default
     assert code == 0, text
+
+
+def test_the_comparisons_needed_are_written_with_thousands_separators(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LLMBar's PaLM-2 position read 'roughly 226053 comparisons (now 192)', a number
+    the audit's own tables would write 226,053."""
+    near = _finding("position", "j1", 0.595, 0.56, 0.63, null=0.5, n=1500)
+    # half-width 0.035, gap 0.1 - 0.095 = 0.005: 1500 * (0.035 / 0.005)^2 = 73,500
+    code, out = _run(["gate", str(_report(tmp_path, [near])), "--max", "position=0.1"], capsys)
+    assert code == 3 and "roughly 73,500 comparisons (now 1,500) would decide it" in out

@@ -175,6 +175,28 @@ def test_mapping_errors(tmp_path: Path) -> None:
         read_table(f, table="pairs", mapping={**good, "ma": "judge"})
 
 
+def test_a_bad_value_in_a_mapped_column_names_the_files_column(tmp_path: Path) -> None:
+    """The error names the column as the file does, the name --values takes (the schema
+    name, 'human', sent the user to a --values column the file does not have)."""
+    f = tmp_path / "peer.csv"
+    pd.DataFrame({"id": ["x1", "x2"], "q": ["q1", "q2"], "human_winner": ["A", "neither"]}).to_csv(
+        f, index=False
+    )
+    mapping = {"id": "item_id", "q": "prompt_id", "human_winner": "human"}
+    with pytest.raises(InputError) as err:
+        read_table(f, table="pairs", mapping=mapping)
+    assert (err.value.row, err.value.column) == (2, "human_winner")
+    assert "unknown human label 'neither' (the column mapped to 'human')" in str(err.value)
+    # the value map the message points to, on the column it names, reads the file
+    t = read_table(f, table="pairs", mapping=mapping, values={"human_winner": {"neither": 0.5}})
+    assert t["human"].tolist() == [1.0, 0.5]
+    # an unmapped column keeps its (schema) name
+    unmapped = {"item_id": ["x1"], "prompt_id": ["q1"], "human": ["maybe"]}
+    pd.DataFrame(unmapped).to_csv(f, index=False)
+    with pytest.raises(InputError, match=r"column 'human': unknown human label 'maybe' —"):
+        read_table(f, table="pairs")
+
+
 # malformed corpus: file -> (row, column, words in the message); None = not named
 EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "pairs_duplicate_ids.csv": (2, None, "duplicate pairs row"),

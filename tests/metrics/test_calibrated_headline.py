@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import statsmodels.api as sm
 from scipy import special
 
 from recuse.analyses.self_preference import EO
-from recuse.metrics import pairwise_bias
+from recuse.metrics import competence, pairwise_bias
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import CALIBRATED_RUNGS, label_strengths
 from recuse.metrics.self_preference import self_preference
@@ -71,6 +72,27 @@ def test_rungs_add_up_to_the_headline_and_n_is_the_own_pairs() -> None:
     own = int(((pairs["model_a"] == "m0") | (pairs["model_b"] == "m0")).sum())
     assert head.n == own == 160  # type: ignore[attr-defined]
     assert head.counts["pairs without its own answer (its competence is learnt on them)"] == 240  # type: ignore[attr-defined]
+
+
+def test_an_empty_rung_says_it_is_zero_by_construction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rung none of the judge's own pairs is on (no human ties: LLMBar's MT-Bench set)
+    reads 0 [0, 0]; its warning said "no variation in the resamples ... add harder
+    pairs", which would not help. It now says why, and only there."""
+    pairs = _table(0.7, tau=0.3)
+    pairs = pairs[pairs["human"].isin([0.0, 1.0])]
+    for most in (competence.MAX_PATTERNS, 1):  # exact refits, then one-step resamples
+        monkeypatch.setattr(competence, "MAX_PATTERNS", most)
+        r = _results(pairs)
+        head = r["self_preference_calibrated"]
+        assert ("one Newton step" in head.method) == (most == 1)  # type: ignore[attr-defined]
+        empty = r["calibrated_rung_human_neither"]
+        assert (empty.estimate, empty.ci_low, empty.ci_high) == (0.0, 0.0, 0.0)  # type: ignore[attr-defined]
+        assert empty.warnings == (  # type: ignore[attr-defined]
+            "none of its own pairs is on this rung: the part is 0 by construction, not a "
+            "measurement",
+        )
+        for k in ("calibrated_rung_human_prefers_own", "calibrated_rung_human_prefers_other"):
+            assert not any("by construction" in w for w in r[k].warnings), k  # type: ignore[attr-defined]
 
 
 def test_family_term_matches_statsmodels() -> None:

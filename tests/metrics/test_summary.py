@@ -183,3 +183,30 @@ def test_a_calibrated_judge_that_cannot_be_fitted_has_one_reason_and_no_number()
 
 
 CAL = "self_preference_calibrated"
+
+
+def test_a_table_that_is_not_pairs_is_one_clear_error() -> None:
+    """A ratings table (or a path) given to a metric function raised a bare KeyError
+    ('p_a_first') from deep inside pandas; it is now an InputError naming what is
+    missing and where a ratings table goes."""
+    from recuse.errors import InputError
+    from recuse.metrics import calibrated_self_preference, self_preference
+    from recuse.simulate.ratings import simulate_ratings
+
+    ratings = simulate_ratings(seed=0).ratings
+    assert {"model", "rating", "judge"} <= set(ratings.columns)
+    judge = str(ratings["judge"].iloc[0])
+    calls = (
+        lambda: first_position_rate(ratings, judge=judge),
+        lambda: self_preference(ratings, judge=judge),
+        lambda: calibrated_self_preference(ratings, judge=judge),
+        lambda: pairwise_bias(ratings),
+    )
+    for call in calls:
+        with pytest.raises(InputError) as err:
+            call()
+        assert "expected a pairs table; this one has no verdict column (p_a_first" in str(err.value)
+        assert "it looks like a ratings table" in str(err.value)
+        assert "recuse.regression.fit_favoritism" in str(err.value)
+    with pytest.raises(InputError, match=r"expected a pairs table .* got str"):
+        first_position_rate("pairs.csv")  # type: ignore[arg-type]

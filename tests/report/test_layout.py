@@ -39,8 +39,9 @@ def test_the_demo_report_fits_a_laptop_screen(
     assert boxes["summary-matrix"][1] < 400  # the matrix starts on the first screen
     # every header carries the unit and the no-bias value, from the Bias objects
     heads = re.findall(r'<th data-bias="[^"]+"[^>]*>(.*?)</th>', html, flags=re.S)
-    assert all(re.search(r'class="unit">[^<]+ · (none|chance) = [0-9.]+<', h) for h in heads)
-    assert "share of win to first · none = 0.5" in html
+    unit = r'class="unit">[^<]+ · (no bias|chance|perfect) = [0-9.]+<'
+    assert all(re.search(unit, h) for h in heads)
+    assert "share of win to first · no bias = 0.5" in html
     # control: cells and headers kept on one line (the old layout) scroll sideways
     old = html.replace("white-space: normal;", "white-space: nowrap;").replace(
         'class="unit">', 'class="unit" style="display:inline">'

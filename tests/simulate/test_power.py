@@ -234,3 +234,24 @@ def test_each_bad_option_is_named_with_its_value(option: str, value: object, mes
     with pytest.raises(ConfigError) as err:
         plan("self-preference", 0.1, **{option: value})  # type: ignore[arg-type]
     assert str(err.value) == message
+
+
+def test_the_answer_names_the_estimator_it_planned_for() -> None:
+    """`recuse plan --bias self-preference` plans for equal opportunity, and `--bias
+    verbosity` for Saito's recall gap, while the audit's (and the gate's)
+    'self-preference' and 'verbosity' are the calibrated and prefer-longer headlines:
+    the answer said only 'a self-preference bias of 0.1'."""
+    from recuse.simulate.power import Plan
+
+    def said(bias: str) -> str:
+        return Plan(bias=bias, effect=0.1, pairs=600, prompts=200, pairs_per_prompt=3,
+                    power=0.8, achieved=0.81, achieved_low=0.76, achieved_high=0.86,
+                    runs=200, level=0.9, first_guess_pairs=572, seed=0).sentence()  # fmt: skip
+
+    assert "self-preference bias of 0.1 (measured as equal opportunity (self_preference_eo" in (
+        said("self-preference")
+    )
+    assert "not the audit's competence-calibrated headline" in said("self-preference")
+    assert "(measured as Saito's recall gap (verbosity_recall_gap" in said("verbosity")
+    assert "not the audit's prefer-longer headline" in said("verbosity")
+    assert "(measured as the first-position rate's distance from 0.5)" in said("position")

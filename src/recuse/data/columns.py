@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ __all__ = [
     "ColumnsIgnored",
     "apply_mapping",
     "derive_prompt_id",
+    "file_column_names",
     "mapping_pairs",
     "no_such_column",
     "verdict_like_columns",
@@ -93,6 +95,27 @@ def apply_mapping(
     for source, target in pairs:
         out[target] = df[source]
     return out
+
+
+@contextmanager
+def file_column_names(mapping: ColumnMapping) -> Iterator[None]:
+    """Errors raised inside, about a column ``mapping`` renamed, name it as the file
+    does (with the schema name beside it): the name the user's file, ``--values`` and
+    ``--map`` know, where the schema name alone sent them to a column the file lacks."""
+    renamed = {t: s for s, t in mapping_pairs(mapping) if s != t}
+    try:
+        yield
+    except InputError as err:
+        source = renamed.get(err.column or "")
+        if source is None:
+            raise
+        raise InputError(
+            f"{err.reason} (the column mapped to {err.column!r})",
+            file=err.file,
+            row=err.row,
+            column=source,
+            fix=err.fix,
+        ) from None
 
 
 def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputError:

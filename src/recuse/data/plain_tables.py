@@ -25,6 +25,7 @@ from recuse.data.columns import (
     ColumnsIgnored,
     apply_mapping,
     derive_prompt_id,
+    file_column_names,
     mapping_pairs,
     no_such_column,
     verdict_like_columns,
@@ -112,7 +113,8 @@ def read_table(
     if mapping:
         df = apply_mapping(df, mapping, table, path)
     schema = PAIRS if table == "pairs" else RATINGS
-    check_scalars(df, schema.names, file=path)
+    with file_column_names(mapping):
+        check_scalars(df, schema.names, file=path)
     needed = [c for c in schema.required if c not in schema.filled and c not in df.columns]
     derivable = "prompt" in df.columns or "item_id" in df.columns
     if table == "pairs" and "prompt_id" in needed and derivable:
@@ -142,17 +144,19 @@ def read_table(
         half = bool(ignored) and not any(c in df.columns for c in ("judge", *VERDICTS))
         unlabelled = bool(ignored) and "human" not in df.columns
         df = derive_prompt_id(with_optional_pairs_columns(df), path)
-    df = canonicalize_models(
-        df, MODEL_COLUMNS[table], rost, file=path, unknown_models=unknown_models
-    )
-    if table == "pairs":
-        out = validate_pairs(
-            canonical_label_names(df, rost),
-            file=path,
-            swapped_frame=swapped_frame,
-            confidence=confidence,
-            confidence_of=confidence_of,
+    with file_column_names(mapping):
+        df = canonicalize_models(
+            df, MODEL_COLUMNS[table], rost, file=path, unknown_models=unknown_models
         )
+    if table == "pairs":
+        with file_column_names(mapping):
+            out = validate_pairs(
+                canonical_label_names(df, rost),
+                file=path,
+                swapped_frame=swapped_frame,
+                confidence=confidence,
+                confidence_of=confidence_of,
+            )
         if half:
             read_as = "without labels or verdicts" if unlabelled else "as human labels only"
             warnings.warn(
@@ -172,6 +176,7 @@ def read_table(
                 stacklevel=2,
             )
     else:
-        out = validate_ratings(df, file=path)
+        with file_column_names(mapping):
+            out = validate_ratings(df, file=path)
     out.attrs[IGNORED] = ignored
     return out

@@ -14,6 +14,7 @@
 """
 
 from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.competence import calibrated_self_preference
 from recuse.metrics.position import first_position_rate, flip_rate, position_consistency
 from recuse.metrics.result import MetricResult, Skipped, results_frame
 from recuse.metrics.self_preference import (
@@ -37,6 +38,7 @@ __all__ = [
     "PairwiseBias",
     "Resampling",
     "Skipped",
+    "calibrated_self_preference",
     "confusion_matrix",
     "family_preference",
     "first_position_rate",

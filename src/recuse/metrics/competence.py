@@ -1437,9 +1437,29 @@ def calibrated_specs(
                                       "self", r),
                            f"Part of the calibrated self-preference: {words}",
                            after(model.components_rung(r), rung=True), n_count=OWN_PAIRS,
-                           labelled=True)
+                           labelled=True,
+                           constant=_empty_rung(after(model.components_rung(r), rung=True)))
             )  # fmt: skip
     return specs, problems
+
+
+def _empty_rung(
+    parts: Callable[[NDArray[np.float64]], dict[str, float]],
+) -> Callable[[NDArray[np.float64]], str | None]:
+    """Why a rung's part is 0 by construction, from its components (``parts``, which
+    give no own-pick rate when none of the judge's own pairs is on the rung: LLMBar's
+    MT-Bench set has no human ties), said instead of the zero-width interval's "add
+    harder pairs", which would not help; None when some are."""
+
+    def why(t: NDArray[np.float64]) -> str | None:
+        if "own_pick_rate" in parts(t):
+            return None
+        return (
+            "none of its own pairs is on this rung: the part is 0 by construction, not a "
+            "measurement"
+        )
+
+    return why
 
 
 #: whether the competence model conditions on each pair's human label: "auto" for the

@@ -66,6 +66,7 @@ from recuse.metrics.verdicts import (
     judge_codes,
     judge_score,
     orient,
+    require_pairs,
     ties_note,
 )
 from recuse.roster import Roster, self_keys
@@ -260,6 +261,7 @@ def preference_spec(
 
 def single_judge(pairs: pd.DataFrame, judge: str | None) -> pd.DataFrame:
     """The rows of one judge; ``judge=None`` is allowed when the table has only one."""
+    require_pairs(pairs)
     codes, labels = judge_codes(pairs, judge)
     if judge is None and len(labels) > 1:
         raise ConfigError(
@@ -325,6 +327,12 @@ def self_preference(
     difference with the humans, over the labelled pairs)::
 
         Bias = P(Y'=own) - P(Y=own) = mean(v) - mean(h)
+
+    Neither is adjusted for the judge's competence: EO reads high for a strong judge
+    with no bias (its own-better pairs are easy) and low for a weak one; DP moves with
+    its accuracy (a noisy unbiased judge of a strong model reads below 0). The audit's
+    headline, 0 for an unbiased judge however strong its model, is
+    :func:`~recuse.metrics.competence.calibrated_self_preference`.
 
     The interval is a BCa cluster bootstrap over prompts at ``boot.level``;
     groups with fewer than ``min_n`` pairs raise :class:`EstimationError`. The

@@ -71,6 +71,7 @@ from recuse.metrics.verdicts import (
     Verdict,
     check_modes,
     judge_codes,
+    require_pairs,
     use_orders,
 )
 from recuse.reference import ReferenceKind, reword
@@ -224,6 +225,7 @@ def pairwise_bias(
     unknown = [m for m in wanted if m not in METRICS]
     if unknown:
         raise ConfigError(f"unknown metric {unknown[0]!r} — choose from {', '.join(METRICS)}")
+    require_pairs(pairs)
     pairs = use_orders(pairs, orders)
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []

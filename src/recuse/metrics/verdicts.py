@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from recuse.errors import ConfigError, EstimationError
+from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.tables import VERDICTS
 
 __all__ = [
     "TIE_TOL",
@@ -170,6 +171,26 @@ def attribute_gap_values(
     vv = np.where(used, v, 0.0)
     values = np.column_stack([w1 * vv, w1, w0 * (1.0 - vv), w0])
     return values, used
+
+
+def require_pairs(table: pd.DataFrame) -> None:
+    """A metric function's table is a ``pairs`` table, with its judges' verdicts: an
+    :class:`InputError` naming what it lacks (a ratings table has none), where a
+    ``KeyError`` came from deep inside the metric. Tables of only the columns a metric
+    reads stay welcome."""
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(
+            f"expected a pairs table (a pandas DataFrame), got {type(table).__name__}",
+            fix="read it with recuse.data.load(NAME_OR_FILE)",
+        )
+    if not any(c in table.columns for c in VERDICTS):
+        ratings = {"model", "rating"} <= set(map(str, table.columns))
+        raise InputError(
+            f"expected a pairs table; this one has no verdict column ({', '.join(VERDICTS)})"
+            + (": it looks like a ratings table" if ratings else ""),
+            fix="read it with recuse.data.load(NAME_OR_FILE) or check it with "
+            "recuse.validate_pairs(frame); ratings go to recuse.regression.fit_favoritism",
+        )
 
 
 def judge_codes(

@@ -97,11 +97,12 @@ class Bias:
 
     @property
     def header(self) -> str:
-        """``recall difference · none = 0``: unit and no-bias value for a column header."""
+        """``recall difference · no bias = 0``: unit and no-bias value for a column header
+        (:attr:`null_text`, the words of the terminal's summary table too)."""
         scale = self.short_unit
         if len(scale) > 40:
             scale = scale[:39].rstrip() + "…"
-        return f"{scale} · {self.null_name} = {self.null:g}"
+        return f"{scale} · {self.null_text}"
 
     @property
     def signed(self) -> bool:

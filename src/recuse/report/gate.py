@@ -485,7 +485,7 @@ def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
         needed = _needed(n, half, gap)
         if needed is not None:
             text += (
-                f"; roughly {needed} comparisons (now {int(n)}) would decide it "
+                f"; roughly {needed:,} comparisons (now {int(n):,}) would decide it "
                 "(approximate: interval shrinking as 1/sqrt(n), estimate unchanged)"
             )
         elif math.isfinite(half) and not (gap > 0 and half > 0 and _number(n)):

@@ -67,6 +67,15 @@ PLANNED: dict[str, tuple[str, str, float]] = {  # bias -> (metric, planted field
     "position": ("first_position_rate", "position", 0.5),
 }
 MODELS = ("gpt-4", "claude-v1")  # every simulated pair holds the judge's own answer
+#: what each planned bias is measured as, said in the answer: the audit's headlines of
+#: self-preference and verbosity are other estimators (the bias names alone read as them)
+MEASURED_AS: dict[str, str] = {
+    "self-preference": "measured as equal opportunity (self_preference_eo, a difference of "
+    "recalls; not the audit's competence-calibrated headline)",
+    "verbosity": "measured as Saito's recall gap (verbosity_recall_gap, a difference of "
+    "recalls; not the audit's prefer-longer headline)",
+    "position": "measured as the first-position rate's distance from 0.5",
+}
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,8 @@ class Plan:
         return (
             f"You need about {self.pairs:,} pairs over {self.prompts:,} prompts "
             f"({self.pairs_per_prompt} per prompt) to detect a {self.bias} bias of "
-            f"{self.effect:g} with {self.power:.0%} power at the {self.level:.0%} level; "
+            f"{self.effect:g} ({MEASURED_AS.get(self.bias, self.bias)}) with "
+            f"{self.power:.0%} power at the {self.level:.0%} level; "
             f"simulated power at that size: {self.achieved:.2f} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({self.runs} runs, seed {self.seed}; first guess "
             f"from the normal approximation: {self.first_guess_pairs:,} pairs).{noise}{stop}"

@@ -160,9 +160,11 @@ class HTTPBackend(Backend):
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"base URL {url!r} must start with http:// or https://")
             self.base_urls.append(url)
-        self._scrubber = Scrubber(secrets)
-        # the proxy the environment names for each base URL, read (and checked) once
+        # the proxy the environment names for each base URL, read (and checked) once;
+        # its password is a secret too (a server or proxy may echo the header)
         self._proxies = {url: _env_proxy(url) for url in self.base_urls}
+        secrets += [p.auth[1] for p in self._proxies.values() if p is not None and p.auth]
+        self._scrubber = Scrubber(secrets)
         if prompt_logprobs is not None:
             if prompt_logprobs not in PROMPT_LOGPROB_MODES:
                 raise ConfigError(
@@ -301,7 +303,7 @@ class HTTPBackend(Backend):
         except httpcore.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except _TRANSPORT_ERRORS as exc:
-            raise TransientError(self._reason(f"connection error: {type(exc).__name__}")) from None
+            raise TransientError(self._reason(_connection_error(exc))) from None
         finally:
             self._idle.setdefault(base, []).append(lane)
         status = answer.status
@@ -313,13 +315,19 @@ class HTTPBackend(Backend):
             return self._checked(data, root=root)
         try:  # the rest as httpx reads it: a body decoded by its Content-Encoding
             resp = httpx.Response(status, headers=answer.headers, content=raw)
+            said = resp.text
         except httpx.DecodingError:
-            raise TransientError(
-                f"HTTP {status}: the body could not be decoded as its Content-Encoding says"
-            ) from None
+            # a body that is not what its encoding says: the status still means what
+            # it says (a 429 keeps its Retry-After, a 401 stops the run)
+            if 200 <= status < 300:
+                raise TransientError(
+                    f"HTTP {status}: the body could not be decoded as its Content-Encoding says"
+                ) from None
+            resp = httpx.Response(status, headers=answer.headers)
+            said = "(a body that could not be decoded as its Content-Encoding says)"
         if status == 429 or status >= 500:
             raise TransientError(
-                self._reason(f"HTTP {status}: {resp.text}"),
+                self._reason(f"HTTP {status}: {said}"),
                 retry_after=retry_after_seconds(resp.headers.get("retry-after")),
             )
         if status in (401, 403):
@@ -329,9 +337,7 @@ class HTTPBackend(Backend):
             )
         if status >= 400:
             raise _PromptRejected(
-                self._reason(f"HTTP {status}: {resp.text}"),
-                said=self.scrub(resp.text),
-                status=status,
+                self._reason(f"HTTP {status}: {said}"), said=self.scrub(said), status=status
             )
         try:
             data = resp.json()
@@ -524,7 +530,13 @@ class HTTPBackend(Backend):
         if self.exact_ids is False:
             return {}
         task = self._ids.get(candidates)
-        if task is None or (not task.done() and task.get_loop() is not asyncio.get_running_loop()):
+        # asked again where the lookup was cut off: by an earlier run's event loop
+        # ending (pending there, or cancelled as that loop closed)
+        stale = task is not None and (
+            task.cancelled()
+            or (not task.done() and task.get_loop() is not asyncio.get_running_loop())
+        )
+        if task is None or stale:
             task = asyncio.ensure_future(self._tokenize_ids(candidates, needed))
             self._ids[candidates] = task
         return await asyncio.shield(task)
@@ -783,6 +795,20 @@ _TRANSPORT_ERRORS = (
 )
 
 
+def _connection_error(exc: Exception) -> str:
+    """A failed connection's reason: the error's kind, and for a TLS certificate that
+    could not be verified, why (OpenSSL's words: self-signed, expired, a hostname it
+    does not name) and how to trust a private CA."""
+    said = f"connection error: {type(exc).__name__}"
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        said += (
+            f" (the server's TLS certificate was not verified: "
+            f"{str(cause.verify_message).rstrip('.')}; a private CA is trusted with SSL_CERT_FILE)"
+        )
+    return said
+
+
 def _env_proxy(url: str) -> httpx.Proxy | None:
     """The proxy the environment sets for ``url`` (None when NO_PROXY bypasses it),
     parsed by httpx as its transport would (credentials in it become
@@ -794,6 +820,8 @@ def _env_proxy(url: str) -> httpx.Proxy | None:
     given = found.get(parts.scheme) or found.get("all")
     if not given:
         return None
+    if "://" not in given:  # host:port alone is an HTTP proxy (curl, httpx's client)
+        given = f"http://{given}"
     try:
         proxy = httpx.Proxy(given)
     except (ValueError, httpx.InvalidURL):

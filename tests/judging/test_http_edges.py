@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gc
 import os
 import selectors
@@ -18,6 +19,7 @@ import socketserver
 import ssl
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +32,7 @@ from recuse.errors import JudgeError
 from recuse.judging import Runner, Store
 from recuse.judging.backends.base import TransientError
 from recuse.judging.backends.http import HTTPBackend
+from recuse.judging.protocols import Message, Prompt
 from recuse.testing.standin import StandIn
 
 ONCE, _judge = transport.ONCE, transport._judge
@@ -362,3 +365,60 @@ def test_a_certificate_that_cannot_be_verified_says_why(
         assert rows["reason"].str.contains("connection error: ConnectError").all()
         assert rows["reason"].str.contains(why).all()
         assert rows["reason"].str.contains("SSL_CERT_FILE").all()
+
+
+def test_a_token_id_lookup_cut_off_with_an_earlier_event_loop_is_asked_again(
+    no_proxy_env: pytest.MonkeyPatch,
+) -> None:
+    # the lookup is shared by the requests in flight (a shielded task), so a run's end
+    # does not wait for it: asyncio.run cancels it as that loop closes. The next run
+    # on the same backend asks again instead of inheriting the cancellation
+    candidates = ("A", "B")
+    with StandIn(token_ids="honoured") as server:
+        backend = HTTPBackend(server.base_url, model="m")
+
+        async def cut_off() -> None:
+            asking = asyncio.ensure_future(backend._verdict_ids(candidates))
+            while server.tokenize_calls == 0:
+                await asyncio.sleep(0.001)
+            assert not asking.done()  # the loop ends with the lookup in flight
+
+        asyncio.run(cut_off())
+        assert backend._ids[candidates].cancelled()
+
+        async def again() -> dict[int, str]:
+            try:
+                return await backend._verdict_ids(candidates)
+            finally:
+                await backend.aclose()
+
+        with _abandoning():
+            found = asyncio.run(again())
+    assert sorted(found.values()) == ["A", "B"]
+
+
+def test_the_backend_serves_a_second_event_loop_after_one_ended_without_aclose(
+    no_proxy_env: pytest.MonkeyPatch,
+) -> None:
+    # asyncio.run twice on one backend (a library user's pattern): the first loop's
+    # keep-alive connections cannot serve the second (before: "Event loop is closed")
+    prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
+    with StandIn() as server:
+        backend = HTTPBackend(server.base_url, model="m")
+        first = asyncio.run(backend.next_token_logprobs([prompt]))
+        with _abandoning():
+            second = asyncio.run(backend.next_token_logprobs([prompt]))
+            asyncio.run(backend.aclose())
+        assert server.requests == 2
+    assert first == second
+
+
+@contextlib.contextmanager
+def _abandoning() -> Iterator[None]:
+    """Where the lanes left with a closed event loop are dropped (nothing can close
+    them there) and collected: their sockets' ResourceWarning is the one a caller
+    that skips aclose earns, expected here rather than blamed on a later test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        yield
+        gc.collect()

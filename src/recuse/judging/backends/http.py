@@ -212,6 +212,7 @@ class HTTPBackend(Backend):
         self._urls = itertools.cycle(self.base_urls)
         self._idle: dict[str, list[_Lane]] = {}
         self._open: list[_Lane] = []
+        self._loop: asyncio.AbstractEventLoop | None = None  # the one the lanes belong to
         self._tls: ssl.SSLContext | None = None
         self._targets: dict[str, tuple[httpcore.URL, bytes]] = {}
         self._auth_raw = {url: value.encode("latin-1") for url, value in self._auth.items()}
@@ -245,6 +246,11 @@ class HTTPBackend(Backend):
         runner bounds requests in flight), and the most recently used idle lane is
         reused, so connections stay warm.
         """
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            # lanes left from another event loop (used without aclose, or handed back by
+            # a request cancelled as that loop closed) cannot serve this one: new ones
+            self._loop, self._open, self._idle = loop, [], {}
         url = next(self._urls)
         idle = self._idle.setdefault(url, [])
         if idle:
@@ -273,6 +279,8 @@ class HTTPBackend(Backend):
 
     async def aclose(self) -> None:
         lanes, self._open, self._idle = self._open, [], {}
+        if self._loop is not asyncio.get_running_loop():
+            return  # lanes of an event loop that ended: nothing can close them now
         for lane in lanes:
             await lane.aclose()
 

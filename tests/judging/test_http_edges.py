@@ -125,6 +125,7 @@ def test_an_https_judge_behind_an_http_proxy_is_reached_through_a_connect_tunnel
     # the proxy refusing the tunnel (407): failed rows saying so, its password not shown
     assert set(refused["status"]) == {"failed"}
     assert refused["reason"].str.contains("connection error: ProxyError").all()
+    assert refused["reason"].str.contains(f"through the proxy http://{at} ", regex=False).all()
     assert not refused["reason"].str.contains("wrong-pass").any()
 
 

@@ -311,7 +311,9 @@ class HTTPBackend(Backend):
         except httpcore.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except _TRANSPORT_ERRORS as exc:
-            raise TransientError(self._reason(_connection_error(exc))) from None
+            raise TransientError(
+                self._reason(_connection_error(exc, self._proxies[base]))
+            ) from None
         finally:
             self._idle.setdefault(base, []).append(lane)
         status = answer.status
@@ -803,11 +805,14 @@ _TRANSPORT_ERRORS = (
 )
 
 
-def _connection_error(exc: Exception) -> str:
-    """A failed connection's reason: the error's kind, and for a TLS certificate that
-    could not be verified, why (OpenSSL's words: self-signed, expired, a hostname it
-    does not name) and how to trust a private CA."""
+def _connection_error(exc: Exception, proxy: httpx.Proxy | None) -> str:
+    """A failed connection's reason: the error's kind; the proxy it went through (one
+    the environment names, easily forgotten; shown without its credentials); for a
+    TLS certificate that could not be verified, why (OpenSSL's words: self-signed,
+    expired, a hostname it does not name) and how to trust a private CA."""
     said = f"connection error: {type(exc).__name__}"
+    if proxy is not None:
+        said += f" (through the proxy {proxy.url} the environment names)"
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, ssl.SSLCertVerificationError):
         said += (

@@ -657,32 +657,32 @@ class Runner:
             collector.add([kind.finish(r, attempts) for r in results])
             progress.advance(bar, len(batch) - shown)
 
-        jobs: list[asyncio.Future[None]] = []
-        try:
-            with progress:
-                bar = progress.add_task(f"{kind.verb} with {self.judge}", total=len(todo))
+        with progress:
+            bar = progress.add_task(f"{kind.verb} with {self.judge}", total=len(todo))
+            jobs: list[asyncio.Future[None]] = []
+            try:
+                # a slice's calls are queued as soon as it is ordered (they take their
+                # turn at ``limit`` in order) and run while the next slice is counted
+                async for part in self._send_slices(todo):
+                    lead = head if not jobs else 0
+                    batches = [part[:lead]] if lead else []
+                    batches += [part[i : i + size] for i in range(lead, len(part), size)]
+                    jobs += [asyncio.ensure_future(one(b, bar)) for b in batches]
+                    if any(j.done() and not j.cancelled() and j.exception() for j in jobs):
+                        break  # a call raised: the gather says so now, not after counting
+                await asyncio.gather(*jobs)
+            finally:
+                for p in jobs:
+                    p.cancel()
                 try:
-                    # a slice's calls are queued as soon as it is ordered (they take their
-                    # turn at ``limit`` in order) and run while the next slice is counted
-                    async for part in self._send_slices(todo):
-                        lead = head if not jobs else 0
-                        batches = [part[:lead]] if lead else []
-                        batches += [part[i : i + size] for i in range(lead, len(part), size)]
-                        jobs += [asyncio.ensure_future(one(b, bar)) for b in batches]
-                        if any(j.done() and not j.cancelled() and j.exception() for j in jobs):
-                            break  # a call raised: the gather says so now, not after counting
-                    await asyncio.gather(*jobs)
-                finally:
-                    for p in jobs:
-                        p.cancel()
                     collector.flush()
-        finally:
-            # however the run ends (done, a call raised, Ctrl-C), the cancelled calls
-            # finish first (a server's request hands its connection back), then the
-            # backend closes what it holds: nothing is left open on this event loop,
-            # which asyncio.run closes, so the backend can run again on another
-            await asyncio.gather(*jobs, return_exceptions=True)
-            await self.backend.aclose()
+                finally:
+                    # however the run ends (done, a call raised, Ctrl-C), the cancelled
+                    # calls end first (a server's request hands its connection back),
+                    # then the backend closes what it holds: nothing is left open on
+                    # this event loop, which asyncio.run closes
+                    await asyncio.gather(*jobs, return_exceptions=True)
+                    await self.backend.aclose()
 
     async def _send_slices(self, todo: Sequence[Task]) -> AsyncIterator[list[Task]]:
         """``todo`` in the order it goes to the backend, a part at a time: by tokens

@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpcore
 import pandas as pd
 import pytest
 
@@ -31,7 +32,7 @@ from judging.helpers import fake_pairs
 from recuse.errors import JudgeError
 from recuse.judging import Runner, Store
 from recuse.judging.backends.base import TransientError
-from recuse.judging.backends.http import HTTPBackend
+from recuse.judging.backends.http import HTTPBackend, _connection_error
 from recuse.judging.protocols import Message, Prompt
 from recuse.testing.standin import StandIn
 
@@ -423,3 +424,35 @@ def _abandoning() -> Iterator[None]:
         warnings.simplefilter("ignore", ResourceWarning)
         yield
         gc.collect()
+
+
+def test_a_refused_connection_says_so_and_through_which_proxy(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    direct = _judge(
+        HTTPBackend(f"http://127.0.0.1:{dead}/v1", model="m"), tmp_path / "a", retry=ONCE
+    )
+    no_proxy_env.setenv("HTTP_PROXY", f"http://agent:pw-0123456789@127.0.0.1:{dead}")
+    proxied = _judge(HTTPBackend("http://judge.invalid/v1", model="m"), tmp_path / "b", retry=ONCE)
+    refused = "connection error: ConnectError (refused: nothing listens at that address and port)"
+    assert (direct["reason"] == f"gave up after 1 attempts: {refused}").all()
+    via = f"(through the proxy http://127.0.0.1:{dead} the environment names)"
+    assert proxied["reason"].str.contains(via, regex=False).all()
+    assert proxied["reason"].str.contains("(refused:", regex=False).all()
+    assert not proxied["reason"].str.contains("pw-0123456789").any()
+
+
+def test_a_host_name_not_resolved_says_so() -> None:
+    # the chain httpcore raises (anyio's connect: socket.getaddrinfo's error), made
+    # here: resolving a name that does not exist can hang where DNS is unreachable
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except socket.gaierror as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+    except httpcore.ConnectError as err:
+        said = _connection_error(err, None)
+    assert said == "connection error: ConnectError (the host name could not be resolved)"

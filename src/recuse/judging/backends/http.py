@@ -49,6 +49,7 @@ import base64
 import email.utils
 import itertools
 import json
+import socket
 import ssl
 import time
 import urllib.parse
@@ -807,18 +808,31 @@ _TRANSPORT_ERRORS = (
 
 def _connection_error(exc: Exception, proxy: httpx.Proxy | None) -> str:
     """A failed connection's reason: the error's kind; the proxy it went through (one
-    the environment names, easily forgotten; shown without its credentials); for a
-    TLS certificate that could not be verified, why (OpenSSL's words: self-signed,
-    expired, a hostname it does not name) and how to trust a private CA."""
+    the environment names, easily forgotten; shown without its credentials); and what
+    the error underneath says where it is one a user can act on: a host name not
+    resolved, a connection refused, a TLS certificate not verified (OpenSSL's words:
+    self-signed, expired, a hostname it does not name; a private CA is trusted with
+    SSL_CERT_FILE). The same words for every request it happens to, so the failures
+    counted by reason stay together."""
     said = f"connection error: {type(exc).__name__}"
     if proxy is not None:
         said += f" (through the proxy {proxy.url} the environment names)"
+    causes: list[BaseException] = []
     cause = exc.__cause__ or exc.__context__
-    if isinstance(cause, ssl.SSLCertVerificationError):
-        said += (
-            f" (the server's TLS certificate was not verified: "
-            f"{str(cause.verify_message).rstrip('.')}; a private CA is trusted with SSL_CERT_FILE)"
-        )
+    while cause is not None and len(causes) < 5:
+        causes.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    for cause in causes:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = str(cause.verify_message).rstrip(".")
+            return (
+                f"{said} (the server's TLS certificate was not verified: {why}; "
+                "a private CA is trusted with SSL_CERT_FILE)"
+            )
+        if isinstance(cause, socket.gaierror):
+            return f"{said} (the host name could not be resolved)"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"{said} (refused: nothing listens at that address and port)"
     return said
 
 

@@ -369,6 +369,18 @@ def test_a_certificate_that_cannot_be_verified_says_why(
         assert rows["reason"].str.contains("SSL_CERT_FILE").all()
 
 
+class _SlowFirstTokenize(StandIn):
+    """Its first /tokenize answer takes 10 s (the lookup is in flight for sure)."""
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if path == "/tokenize" and self.tokenize_calls == 0:
+            self.tokenize_calls += 1
+            await asyncio.sleep(10)
+        return await super()._respond(path, headers, raw)
+
+
 def test_a_token_id_lookup_cut_off_with_an_earlier_event_loop_is_asked_again(
     no_proxy_env: pytest.MonkeyPatch,
 ) -> None:
@@ -376,7 +388,7 @@ def test_a_token_id_lookup_cut_off_with_an_earlier_event_loop_is_asked_again(
     # does not wait for it: asyncio.run cancels it as that loop closes. The next run
     # on the same backend asks again instead of inheriting the cancellation
     candidates = ("A", "B")
-    with StandIn(token_ids="honoured") as server:
+    with _SlowFirstTokenize(token_ids="honoured") as server:
         backend = HTTPBackend(server.base_url, model="m")
 
         async def cut_off() -> None:

@@ -676,8 +676,15 @@ class Runner:
             finally:
                 for p in jobs:
                     p.cancel()
-                collector.flush()
-        await self.backend.aclose()
+                try:
+                    collector.flush()
+                finally:
+                    # however the run ends (done, a call raised, Ctrl-C), the cancelled
+                    # calls end first (a server's request hands its connection back),
+                    # then the backend closes what it holds: nothing is left open on
+                    # this event loop, which asyncio.run closes
+                    await asyncio.gather(*jobs, return_exceptions=True)
+                    await self.backend.aclose()
 
     async def _send_slices(self, todo: Sequence[Task]) -> AsyncIterator[list[Task]]:
         """``todo`` in the order it goes to the backend, a part at a time: by tokens

@@ -49,6 +49,7 @@ import base64
 import email.utils
 import itertools
 import json
+import socket
 import ssl
 import time
 import urllib.parse
@@ -160,9 +161,11 @@ class HTTPBackend(Backend):
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"base URL {url!r} must start with http:// or https://")
             self.base_urls.append(url)
-        self._scrubber = Scrubber(secrets)
-        # the proxy the environment names for each base URL, read (and checked) once
+        # the proxy the environment names for each base URL, read (and checked) once;
+        # its password is a secret too (a server or proxy may echo the header)
         self._proxies = {url: _env_proxy(url) for url in self.base_urls}
+        secrets += [p.auth[1] for p in self._proxies.values() if p is not None and p.auth]
+        self._scrubber = Scrubber(secrets)
         if prompt_logprobs is not None:
             if prompt_logprobs not in PROMPT_LOGPROB_MODES:
                 raise ConfigError(
@@ -210,6 +213,7 @@ class HTTPBackend(Backend):
         self._urls = itertools.cycle(self.base_urls)
         self._idle: dict[str, list[_Lane]] = {}
         self._open: list[_Lane] = []
+        self._loop: asyncio.AbstractEventLoop | None = None  # the one the lanes belong to
         self._tls: ssl.SSLContext | None = None
         self._targets: dict[str, tuple[httpcore.URL, bytes]] = {}
         self._auth_raw = {url: value.encode("latin-1") for url, value in self._auth.items()}
@@ -243,6 +247,11 @@ class HTTPBackend(Backend):
         runner bounds requests in flight), and the most recently used idle lane is
         reused, so connections stay warm.
         """
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            # lanes left from another event loop (used without aclose, or handed back by
+            # a request cancelled as that loop closed) cannot serve this one: new ones
+            self._loop, self._open, self._idle = loop, [], {}
         url = next(self._urls)
         idle = self._idle.setdefault(url, [])
         if idle:
@@ -271,6 +280,8 @@ class HTTPBackend(Backend):
 
     async def aclose(self) -> None:
         lanes, self._open, self._idle = self._open, [], {}
+        if self._loop is not asyncio.get_running_loop():
+            return  # lanes of an event loop that ended: nothing can close them now
         for lane in lanes:
             await lane.aclose()
 
@@ -301,7 +312,9 @@ class HTTPBackend(Backend):
         except httpcore.TimeoutException:
             raise TransientError(f"timeout after {self.timeout:g} s") from None
         except _TRANSPORT_ERRORS as exc:
-            raise TransientError(self._reason(f"connection error: {type(exc).__name__}")) from None
+            raise TransientError(
+                self._reason(_connection_error(exc, self._proxies[base]))
+            ) from None
         finally:
             self._idle.setdefault(base, []).append(lane)
         status = answer.status
@@ -313,13 +326,19 @@ class HTTPBackend(Backend):
             return self._checked(data, root=root)
         try:  # the rest as httpx reads it: a body decoded by its Content-Encoding
             resp = httpx.Response(status, headers=answer.headers, content=raw)
+            said = resp.text
         except httpx.DecodingError:
-            raise TransientError(
-                f"HTTP {status}: the body could not be decoded as its Content-Encoding says"
-            ) from None
+            # a body that is not what its encoding says: the status still means what
+            # it says (a 429 keeps its Retry-After, a 401 stops the run)
+            if 200 <= status < 300:
+                raise TransientError(
+                    f"HTTP {status}: the body could not be decoded as its Content-Encoding says"
+                ) from None
+            resp = httpx.Response(status, headers=answer.headers)
+            said = "(a body that could not be decoded as its Content-Encoding says)"
         if status == 429 or status >= 500:
             raise TransientError(
-                self._reason(f"HTTP {status}: {resp.text}"),
+                self._reason(f"HTTP {status}: {said}"),
                 retry_after=retry_after_seconds(resp.headers.get("retry-after")),
             )
         if status in (401, 403):
@@ -329,9 +348,7 @@ class HTTPBackend(Backend):
             )
         if status >= 400:
             raise _PromptRejected(
-                self._reason(f"HTTP {status}: {resp.text}"),
-                said=self.scrub(resp.text),
-                status=status,
+                self._reason(f"HTTP {status}: {said}"), said=self.scrub(said), status=status
             )
         try:
             data = resp.json()
@@ -524,7 +541,13 @@ class HTTPBackend(Backend):
         if self.exact_ids is False:
             return {}
         task = self._ids.get(candidates)
-        if task is None or (not task.done() and task.get_loop() is not asyncio.get_running_loop()):
+        # asked again where the lookup was cut off: by an earlier run's event loop
+        # ending (pending there, or cancelled as that loop closed)
+        stale = task is not None and (
+            task.cancelled()
+            or (not task.done() and task.get_loop() is not asyncio.get_running_loop())
+        )
+        if task is None or stale:
             task = asyncio.ensure_future(self._tokenize_ids(candidates, needed))
             self._ids[candidates] = task
         return await asyncio.shield(task)
@@ -783,6 +806,36 @@ _TRANSPORT_ERRORS = (
 )
 
 
+def _connection_error(exc: Exception, proxy: httpx.Proxy | None) -> str:
+    """A failed connection's reason: the error's kind; the proxy it went through (one
+    the environment names, easily forgotten; shown without its credentials); and what
+    the error underneath says where it is one a user can act on: a host name not
+    resolved, a connection refused, a TLS certificate not verified (OpenSSL's words:
+    self-signed, expired, a hostname it does not name; a private CA is trusted with
+    SSL_CERT_FILE). The same words for every request it happens to, so the failures
+    counted by reason stay together."""
+    said = f"connection error: {type(exc).__name__}"
+    if proxy is not None:
+        said += f" (through the proxy {proxy.url} the environment names)"
+    causes: list[BaseException] = []
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and len(causes) < 5:
+        causes.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    for cause in causes:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = str(cause.verify_message).rstrip(".")
+            return (
+                f"{said} (the server's TLS certificate was not verified: {why}; "
+                "a private CA is trusted with SSL_CERT_FILE)"
+            )
+        if isinstance(cause, socket.gaierror):
+            return f"{said} (the host name could not be resolved)"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"{said} (refused: nothing listens at that address and port)"
+    return said
+
+
 def _env_proxy(url: str) -> httpx.Proxy | None:
     """The proxy the environment sets for ``url`` (None when NO_PROXY bypasses it),
     parsed by httpx as its transport would (credentials in it become
@@ -794,6 +847,8 @@ def _env_proxy(url: str) -> httpx.Proxy | None:
     given = found.get(parts.scheme) or found.get("all")
     if not given:
         return None
+    if "://" not in given:  # host:port alone is an HTTP proxy (curl, httpx's client)
+        given = f"http://{given}"
     try:
         proxy = httpx.Proxy(given)
     except (ValueError, httpx.InvalidURL):

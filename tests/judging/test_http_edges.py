@@ -348,25 +348,107 @@ def test_ctrl_c_mid_run_then_resume_loses_nothing_and_redoes_nothing(
 # --- TLS ---------------------------------------------------------------------------------
 
 
-def test_a_certificate_that_cannot_be_verified_says_why(
+def test_a_certificate_that_cannot_be_verified_stops_the_run_and_says_why(
     tmp_path: Path,
     no_proxy_env: pytest.MonkeyPatch,
     certificate: tuple[Path, Path],
 ) -> None:
+    """No retry can verify a certificate: the run stops at the first failure (with the
+    default retries it once spent 5 attempts, with back-off, on every batch) and says
+    why, as a 401 does; nothing is stored as a verdict."""
     cert, key = certificate
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
     with StandIn(tls=tls) as server:
-        unknown = _judge(HTTPBackend(server.base_url, model="m"), tmp_path / "a", retry=ONCE)
-        no_proxy_env.setenv("SSL_CERT_FILE", str(cert))  # trusted, but named for 127.0.0.1
         other_name = server.base_url.replace("127.0.0.1", "localhost")
-        mismatch = _judge(HTTPBackend(other_name, model="m"), tmp_path / "b", retry=ONCE)
+        for base, trust, why in (
+            (server.base_url, None, "self-signed certificate"),
+            (other_name, cert, "Hostname mismatch"),  # trusted, but named for 127.0.0.1
+        ):
+            if trust is not None:
+                no_proxy_env.setenv("SSL_CERT_FILE", str(trust))
+            t0 = time.perf_counter()
+            with pytest.raises(JudgeError) as caught:
+                _judge(HTTPBackend(base, model="m"), tmp_path / why)  # default retries
+            assert time.perf_counter() - t0 < 2.0  # no back-off: one attempt
+            said = str(caught.value)
+            assert said.startswith(f"cannot judge with the server at {base}/completions")
+            assert "connection error: ConnectError" in said and why in said
+            assert "SSL_CERT_FILE" in said
+            with Store(tmp_path / why / "s.db") as store:
+                assert store.judgments().empty
         assert server.requests == 0
-    for rows, why in ((unknown, "self-signed certificate"), (mismatch, "Hostname mismatch")):
-        assert set(rows["status"]) == {"failed"}
-        assert rows["reason"].str.contains("connection error: ConnectError").all()
-        assert rows["reason"].str.contains(why).all()
-        assert rows["reason"].str.contains("SSL_CERT_FILE").all()
+
+
+class _Trickle(socketserver.BaseRequestHandler):
+    """Answers 200 with a 2,000-byte body sent a byte every 50 ms (a slow-loris)."""
+
+    def handle(self) -> None:
+        got = b""
+        while b"\r\n\r\n" not in got:
+            chunk = self.request.recv(65536)
+            if not chunk:
+                return
+            got += chunk
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n"
+        with contextlib.suppress(OSError):  # the client hangs up
+            self.request.sendall(head)
+            for _ in range(2000):
+                time.sleep(0.05)
+                self.request.sendall(b" ")
+
+
+def test_the_timeout_bounds_the_whole_request_not_each_read(
+    no_proxy_env: pytest.MonkeyPatch,
+) -> None:
+    """Each byte comes well within the timeout, so a bound on each read alone (httpcore's)
+    held a 0.5 s request open for the body's 100 s; the timeout is the request's."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        backend = HTTPBackend(f"http://127.0.0.1:{port}/v1", model="m", timeout=0.5)
+        prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
+        t0 = time.perf_counter()
+        with pytest.raises(TransientError, match=r"timeout after 0\.5 s"):
+            asyncio.run(backend.next_token_logprobs([prompt]))
+        assert time.perf_counter() - t0 < 3.0
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_base_urls_query_stays_after_the_path(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    """Azure's ``?api-version=`` on the base URL: the path goes before the query (it
+    was sent as ``/v1?api-version=…/completions``)."""
+    with StandIn() as server:
+        base = server.base_url + "/?api-version=2024-02-01"
+        rows = _judge(HTTPBackend(base, model="m"), tmp_path)
+    assert set(rows["status"]) == {"ok"}
+    # the completions, and the token-id lookup under the server's root, both keep it
+    assert {target for target, _ in server.seen} == {
+        "/v1/completions?api-version=2024-02-01",
+        "/tokenize?api-version=2024-02-01",
+    }
+
+
+@pytest.mark.parametrize("entry", ["127.0.0.1:{port}", "127.0.0.1", ".0.0.1"])
+def test_no_proxy_names_a_host_with_its_port_too(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, entry: str
+) -> None:
+    """NO_PROXY's host:port entries (as httpx's own client reads them) were missed: the
+    bare host name alone was matched."""
+    with socket.socket() as s:  # a proxy nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    with StandIn() as server:
+        no_proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        no_proxy_env.setenv("NO_PROXY", entry.format(port=server.port))
+        rows = _judge(HTTPBackend(server.base_url, model="m"), tmp_path, retry=ONCE)
+    assert set(rows["status"]) == {"ok"}
 
 
 class _SlowFirstTokenize(StandIn):

@@ -102,6 +102,8 @@ def _payload(
                 "outcome": x.outcome,
                 "text": x.text,
                 "n_needed": x.n_needed,
+                "distance_to_bound": x.gap,
+                "too_close": x.too_close,
                 "warnings": list(x.warnings),
             }
             for x in result.lines

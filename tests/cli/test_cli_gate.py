@@ -532,3 +532,29 @@ def test_a_line_too_close_to_decide_keeps_its_projection_in_json(
     assert abs(lines["palm-2"]["n_needed"] - 235_200) <= 1  # 192 (0.035 / 0.001)^2
     assert abs(lines["palm-2"]["distance_to_bound"] - 0.001) < 1e-12
     assert abs(lines["llama"]["distance_to_bound"] - 0.015) < 1e-12
+
+
+def test_ci_gate_md_shows_what_the_gate_prints_on_llmbar(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/ci-gate.md's example is the gate's output on the real LLMBar MT-Bench pairs
+    (PaLM-2's position, 0.599 against 0.6, is the line too close to decide), and `recuse
+    gate --help` says what a line holds."""
+    import re
+
+    doc = (Path(__file__).parents[2] / "docs" / "ci-gate.md").read_text("utf-8")
+    section = doc[doc.index("### What it prints") :]
+    shown = re.search(r"```text\n(.*?)```", section, flags=re.S)
+    assert shown is not None
+    out = tmp_path / "report"
+    audit = ["audit", "llmbar-mtbench", "--only", "position", "--out", str(out),
+             "--data-dir", str(shared_data)]  # fmt: skip
+    assert main(audit) == 0
+    capsys.readouterr()
+    code, printed = _run(["gate", str(out / "report.json"), "--max", "position=0.1"], capsys)
+    assert code == 1 and printed == shown.group(1)
+    assert "palm-2" in printed and "too close to the bound" in printed
+    code, text = _run(["gate", "--help"], capsys)
+    text = " ".join(text.split())
+    assert code == 0 and "the estimate and interval as the audit prints them" in text
+    assert "too close for more data to decide it" in text

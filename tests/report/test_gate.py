@@ -132,7 +132,8 @@ def test_a_rounded_end_on_or_across_the_bound_gets_its_exact_comparison() -> Non
     over = evaluate(_finding("position", "j", 0.58, 0.55, 0.6004, null=0.5),
                     Threshold("position", 0.1))  # fmt: skip
     assert over.outcome == "inconclusive"
-    assert "0.58 [0.55, 0.60] (90% interval); the interval straddles the bound 0.6 (0.5 + 0.1) " in over.text
+    shown = "0.58 [0.55, 0.60] (90% interval); the interval straddles the bound 0.6 (0.5 + 0.1) "
+    assert shown in over.text
     assert "(high end 0.6004 > 0.6)" in over.text
     under = evaluate(_finding("position", "j", 0.58, 0.55, 0.5996, null=0.5),
                      Threshold("position", 0.1))  # fmt: skip

@@ -492,7 +492,7 @@ def evaluate(
             outcome = "inconclusive"
         gap = abs(abs(est - null) - x)
         edge = allowed_hi if est >= null else allowed_lo  # the bound nearest the estimate
-        edges = (allowed_lo, allowed_hi)
+        edges: tuple[float, ...] = (allowed_lo, allowed_hi)
     else:
         if lo >= x:
             outcome = "pass"

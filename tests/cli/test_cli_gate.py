@@ -492,6 +492,11 @@ def test_audit_fail_on_and_material_verbosity_mean_the_headline(
     assert found["verbosity_longer_gap"]["material"] == 0.5  # --material verbosity=
     assert found["verbosity_recall_gap"]["material"] == 0.05  # its own default
     assert code == 0, text
+    # the gate's numbers read as the audit's: its line and the finding's sentence
+    (line,) = [t for t in text.splitlines() if t.startswith("PASS: verbosity_longer_gap")]
+    numbers = line.split(": ", 2)[2].split(" (90% interval)")[0]
+    assert numbers in found["verbosity_longer_gap"]["verdict"], (numbers, line)
+    assert "[" in numbers and "e-" not in numbers and "-" not in numbers
 
 
 def test_the_comparisons_needed_are_written_with_thousands_separators(
@@ -503,3 +508,53 @@ def test_the_comparisons_needed_are_written_with_thousands_separators(
     # half-width 0.035, gap 0.1 - 0.095 = 0.005: 1500 * (0.035 / 0.005)^2 = 73,500
     code, out = _run(["gate", str(_report(tmp_path, [near])), "--max", "position=0.1"], capsys)
     assert code == 3 and "roughly 73,500 comparisons (now 1,500) would decide it" in out
+
+
+def test_a_line_too_close_to_decide_keeps_its_projection_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LLMBar's PaLM-2 position (0.599 against 0.5 + 0.1, n = 192) said roughly 226,053
+    comparisons would decide it: the line now says the estimate sits too close to the
+    bound, and --json keeps the projection, the distance and the flag."""
+    palm = _finding("position", "palm-2", 0.599, 0.566, 0.636, null=0.5, n=192)
+    llama = _finding("position", "llama", 0.615, 0.576, 0.655, null=0.5, n=200)
+    path = _report(tmp_path, [palm, llama])
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 3
+    (palm_line,) = [t for t in out.splitlines() if "palm-2" in t]
+    assert "the estimate, 0.599, sits 0.001 below the bound 0.6" in palm_line
+    assert "too close to the bound for more data to decide it" in palm_line
+    # llama: h = 0.0395, g = 0.015: 200 (0.0395 / 0.015)^2 = 1,386.8 -> 1,387
+    assert "roughly 1,387 comparisons (now 200) would decide it" in out
+    code, out = _run(["gate", str(path), "--max", "position=0.1", "--json"], capsys)
+    lines = {x["judge"]: x for x in json.loads(out)["lines"]}
+    assert lines["palm-2"]["too_close"] is True and not lines["llama"]["too_close"]
+    assert abs(lines["palm-2"]["n_needed"] - 235_200) <= 1  # 192 (0.035 / 0.001)^2
+    assert abs(lines["palm-2"]["distance_to_bound"] - 0.001) < 1e-12
+    assert abs(lines["llama"]["distance_to_bound"] - 0.015) < 1e-12
+
+
+def test_ci_gate_md_shows_what_the_gate_prints_on_llmbar(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/ci-gate.md's example is the gate's output on the real LLMBar MT-Bench pairs
+    (PaLM-2's position, 0.599 against 0.6, is the line too close to decide), and `recuse
+    gate --help` says what a line holds."""
+    import re
+
+    doc = (Path(__file__).parents[2] / "docs" / "ci-gate.md").read_text("utf-8")
+    section = doc[doc.index("### What it prints") :]
+    shown = re.search(r"```text\n(.*?)```", section, flags=re.S)
+    assert shown is not None
+    out = tmp_path / "report"
+    audit = ["audit", "llmbar-mtbench", "--only", "position", "--out", str(out),
+             "--data-dir", str(shared_data)]  # fmt: skip
+    assert main(audit) == 0
+    capsys.readouterr()
+    code, printed = _run(["gate", str(out / "report.json"), "--max", "position=0.1"], capsys)
+    assert code == 1 and printed == shown.group(1)
+    assert "palm-2" in printed and "too close to the bound" in printed
+    code, text = _run(["gate", "--help"], capsys)
+    text = " ".join(text.split())
+    assert code == 0 and "the estimate and interval as the audit prints them" in text
+    assert "too close for more data to decide it" in text

@@ -195,3 +195,27 @@ def test_the_tour_prints_the_gpt4_row_the_readme_shows(
     printed = capsys.readouterr().out
     assert shown in printed.splitlines()
     assert printed.startswith("| judge ")  # the table comes first
+
+
+@pytest.mark.parametrize("group", [[], ["data"], ["certify"], ["judge"], ["metrics"]])
+def test_a_bare_command_prints_its_help_on_stdout_and_exits_0(
+    group: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README says `recuse` alone lists the commands. Click's no_args_is_help printed
+    that help to stderr with exit 2, a usage error: a user asking for help is not one (pip
+    prints its help and exits 0). A leaf command given nothing is still a usage error."""
+    from recuse.cli import main
+
+    readme = " ".join(README.read_text("utf-8").split())
+    assert "`recuse` (or `.venv/bin/recuse`) alone lists the commands" in readme
+    assert main(group) == 0
+    cap = capsys.readouterr()
+    assert cap.out.startswith(f"Usage: recuse {' '.join(group)}".rstrip() + " [OPTIONS]")
+    assert "Commands:" in cap.out and cap.err == ""
+    assert main(["--roster", "/dev/null", *group]) == 0  # a global option first: the same
+    assert "Commands:" in capsys.readouterr().out
+    assert main(["audit"]) == 2  # missing its DATA argument
+    cap = capsys.readouterr()
+    assert cap.out == "" and "Usage: recuse audit" in cap.err
+    assert main(["no-such-command"]) == 2
+    assert "No such command" in capsys.readouterr().err

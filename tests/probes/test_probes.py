@@ -141,3 +141,30 @@ def test_a_killed_probe_run_resumes_to_the_same_store(tmp_path: Path) -> None:
     b = resumed[cols].sort_values("item_id").reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
     assert np.isfinite(a["p_a_first"]).all()
+
+
+def test_probes_md_counts_and_times_the_run_it_shows(shared_data: Path) -> None:
+    """docs/probes.md gave the judgments of `--limit 60` but no run time, which is most
+    of an hour on a CPU. Its counts are the probe table's (both orders), the lengths it
+    scales its measured times by are the samples', and it says how long to expect."""
+    import re
+
+    from recuse.data import load
+    from recuse.roster import Roster
+
+    text = " ".join((Path(__file__).parents[2] / "docs" / "probes.md").read_text("utf-8").split())
+    pairs = load("mt-bench-human", data_dir=shared_data, roster=Roster.builtin())
+    three = build_probe_table(pairs, probes=["padding", "authority", "bandwagon"], limit=60)
+    assert 2 * len(three) == 600 and "5 versions here), in both orders: 600 judgments" in text
+    one = build_probe_table(pairs, probes=["padding"], limit=60)
+    assert 2 * len(one) == 360 and "`--probe padding --limit 60` is 360 judgments" in text
+    assert "--probe padding,authority,bandwagon --limit 60" in text  # the command timed
+
+    def characters(limit: int) -> float:  # prompt and both answers, per base pair
+        base = probe_bases(pairs, limit=limit, seed=0)
+        cols = ["prompt", "response_a", "response_b"]
+        return float(sum(base[c].astype(str).str.len().sum() for c in cols) / len(base))
+
+    said = f"average {round(characters(60), -1):,.0f} characters of prompt and answers "
+    assert said + f"against {round(characters(10), -1):,.0f} for `--limit 10`" in text
+    assert re.search(r"expect about \d+–\d+ minutes for its 600 judgments", text)

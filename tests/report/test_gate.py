@@ -56,3 +56,102 @@ def test_gate_doctests() -> None:
 
     result = doctest.testmod(recuse.report.gate)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_an_estimate_almost_on_the_bound_is_too_close_to_decide_not_a_sample_size() -> None:
+    """LLMBar's PaLM-2 position, 0.599 against 0.5 + 0.1, read 'roughly 226,053
+    comparisons (now 192) would decide it': the formula, but the estimate's own error is
+    far larger than the 0.001 it divides by. Past 100 times n (the distance under a
+    tenth of the half-width) the line says the estimate sits too close to the bound."""
+    palm = _finding("position", "palm-2", 0.599, 0.566, 0.636, null=0.5, n=192)
+    line = evaluate(palm, Threshold("position", 0.1))
+    # no standard error: h = (0.636 - 0.566) / 2 = 0.035, g = 0.1 - 0.099 = 0.001,
+    # n (h / g)^2 = 192 * 35^2 = 235,200 (ceil of a float within one of it)
+    assert line.outcome == "inconclusive" and line.too_close
+    assert line.n_needed is not None and abs(line.n_needed - 235_200) <= 1
+    assert line.gap is not None and abs(line.gap - 0.001) < 1e-12
+    assert "the estimate, 0.599, sits 0.001 below the bound 0.6" in line.text
+    assert "too close to the bound for more data to decide it at any practical size" in line.text
+    assert "half-width (0.035)" in line.text and "1,225 times the 192 now" in line.text
+    assert "roughly" not in line.text
+    # an estimate above the bound says so
+    above = evaluate({**palm, "estimate": 0.6005}, Threshold("position", 0.1))
+    assert above.too_close and "the estimate, 0.6005, sits 0.0005 above the bound 0.6" in (
+        above.text
+    )
+
+
+@pytest.mark.parametrize(("multiple", "too_close"), [(99, False), (101, True)])
+def test_too_close_starts_at_a_hundred_times_the_data(multiple: int, too_close: bool) -> None:
+    """n (h / g)^2 > 100 n exactly when g < h / 10: just either side of it."""
+    half, n = 0.1, 100
+    gap = half / multiple**0.5
+    f = _finding("x", "j", 0.05 - gap, 0.05 - gap - half, 0.05 - gap + half, n=n)
+    line = evaluate(f, Threshold("x", 0.05))
+    assert line.outcome == "inconclusive" and line.too_close is too_close
+    assert line.n_needed is not None and abs(line.n_needed - multiple * n) <= 1
+    assert ("roughly" in line.text) is not too_close
+
+
+def test_an_estimate_exactly_on_the_bound_says_so() -> None:
+    f = _finding("x", "j", 0.05, 0.0, 0.1)
+    line = evaluate(f, Threshold("x", 0.05))
+    assert line.too_close and line.n_needed is None and line.gap == 0
+    assert "the estimate sits on the bound 0.05: more data alone may not decide it" in line.text
+    # without n there is no projection to make, and the line says why
+    no_n = {k: v for k, v in _finding("x", "j", 0.04, 0.0, 0.08).items() if k != "n"}
+    line = evaluate(no_n, Threshold("x", 0.05))
+    assert not line.too_close and "the report gives no n" in line.text
+
+
+def test_numbers_read_as_the_audit_prints_them() -> None:
+    """The gate printed `0.0007544 [-0.1228, 0.1093]` (raw floats, ASCII minus) where the
+    audit prints `+0.00 [−0.12, 0.11]`."""
+    f = _finding("self_preference_calibrated", "j", 0.0007544, -0.1228, 0.1093)
+    line = evaluate(f, Threshold("self_preference_calibrated", 0.2))
+    assert line.outcome == "pass"
+    assert "j (d): +0.00 [\u22120.12, 0.11] (90% interval)" in line.text
+    assert "the whole interval lies within ±0.2" in line.text
+    assert "0.0007544" not in line.text and "-" not in line.text.split(": ", 2)[2]
+    # a rate around 0.5 and a quality score print unsigned, as the audit's do
+    pos = evaluate(_finding("position", "j", 0.7025, 0.6675, 0.7378, null=0.5),
+                   Threshold("position", 0.1))  # fmt: skip
+    assert "0.70 [0.67, 0.74]" in pos.text and "+0.70" not in pos.text
+    assert pos.outcome == "fail" and "the whole interval lies above 0.6 (0.5 + 0.1)" in pos.text
+    ece = evaluate(_finding("calibration_ece", "j", 0.031, 0.012, 0.05), Threshold("e", 0.1),
+                   quality=True)  # fmt: skip
+    assert "j (d): 0.031 [0.012, 0.050]" in ece.text
+    below = evaluate(_finding("verbosity", "j", -0.2, -0.3, -0.15), Threshold("v", 0.1))
+    assert "\u22120.20 [\u22120.30, \u22120.15]" in below.text
+    assert "the whole interval lies below \u22120.1" in below.text
+
+
+def test_a_rounded_end_on_or_across_the_bound_gets_its_exact_comparison() -> None:
+    """0.6004 prints 0.60 and 0.5996 prints 0.60: against the bound 0.6 the line adds the
+    comparison that decides it; an end the rounding leaves on its side adds nothing."""
+    over = evaluate(_finding("position", "j", 0.58, 0.55, 0.6004, null=0.5),
+                    Threshold("position", 0.1))  # fmt: skip
+    assert over.outcome == "inconclusive"
+    shown = "0.58 [0.55, 0.60] (90% interval); the interval straddles the bound 0.6 (0.5 + 0.1) "
+    assert shown in over.text
+    assert "(high end 0.6004 > 0.6)" in over.text
+    under = evaluate(_finding("position", "j", 0.58, 0.55, 0.5996, null=0.5),
+                     Threshold("position", 0.1))  # fmt: skip
+    assert under.outcome == "pass" and "(high end 0.5996 < 0.6)" in under.text
+    clear = evaluate(_finding("position", "j", 0.58, 0.55, 0.59, null=0.5),
+                     Threshold("position", 0.1))  # fmt: skip
+    assert clear.outcome == "pass" and "end" not in clear.text
+    # the bound a user means, not its float sum: 0.7 + 0.1 is 0.7999999999999999
+    edge = evaluate(_finding("position", "j", 0.75, 0.7, 0.8, null=0.7),
+                    Threshold("position", 0.1))  # fmt: skip
+    assert edge.outcome == "pass" and "0.7 ± 0.1 = [0.6, 0.8]" in edge.text
+
+
+def test_min_and_straddling_both_bounds_are_written_out() -> None:
+    acc = _finding("agreement_accuracy", "j", 0.74, 0.71, 0.77, null=0.5)
+    assert "lies at or above the bound 0.7" in evaluate(acc, Threshold("a", 0.7, "min")).text
+    assert "lies below the bound 0.8" in evaluate(acc, Threshold("a", 0.8, "min")).text
+    assert "straddles the bound 0.75" in evaluate(acc, Threshold("a", 0.75, "min")).text
+    wide = _finding("x", "j", 0.0, -0.3, 0.3)
+    line = evaluate(wide, Threshold("x", 0.1))
+    assert "straddles both bounds, \u22120.1 and 0.1 (0 ± 0.1)" in line.text

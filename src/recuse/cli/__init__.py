@@ -17,7 +17,7 @@ from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, shown
 from recuse.errors import ReaderNote, RecuseError
 
-__all__ = ["app", "global_options_first", "main", "parse_mapping"]
+__all__ = ["app", "global_options_first", "help_when_bare", "main", "parse_mapping"]
 
 
 def global_options_first(argv: list[str]) -> list[str]:
@@ -47,6 +47,31 @@ def global_options_first(argv: list[str]) -> list[str]:
         rest.append(arg)
         i += 1
     return front + rest
+
+
+def help_when_bare(args: list[str]) -> list[str]:
+    """``args`` with ``--help`` added when they name a command group and nothing more
+    (bare ``recuse``, ``recuse data``): typing a bare command asks what it does, so its
+    help goes to stdout with exit 0, as ``pip`` does — click's ``no_args_is_help``
+    would print it to stderr as a usage error (exit 2) and fail a script that runs
+    ``recuse`` to list its commands. A leaf command given nothing (``recuse audit``) is
+    left to click: its missing argument is a usage error.
+    """
+    import typer.main
+
+    words = args[:]
+    while words and words[0].split("=", 1)[0] in GLOBAL_OPTIONS:  # moved to the front
+        takes_value = GLOBAL_OPTIONS[words[0].split("=", 1)[0]] and "=" not in words[0]
+        words = words[1 + takes_value :]
+    command: Any = typer.main.get_command(app)
+    for word in words:
+        sub = command.commands.get(word) if hasattr(command, "commands") else None
+        if sub is None:  # an option, an argument or an unknown name: click decides
+            return args
+        command = sub
+    if hasattr(command, "commands") and getattr(command, "no_args_is_help", False):
+        return [*args, "--help"]
+    return args
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
@@ -128,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         # (a rich box there is 80 columns wide and cuts text with "…")
         app.rich_markup_mode = None
         app.info.context_settings = {"terminal_width": UNWRAPPED}
-    args = global_options_first(list(sys.argv[1:] if argv is None else argv))
+    args = help_when_bare(global_options_first(list(sys.argv[1:] if argv is None else argv)))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", ReaderNote)

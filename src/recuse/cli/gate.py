@@ -102,6 +102,8 @@ def _payload(
                 "outcome": x.outcome,
                 "text": x.text,
                 "n_needed": x.n_needed,
+                "distance_to_bound": x.gap,
+                "too_close": x.too_close,
                 "warnings": list(x.warnings),
             }
             for x in result.lines
@@ -129,7 +131,17 @@ SkipUnmeasuredOption = Annotated[
 ]
 
 
-@app.command("gate", help=f"Gate an audit's report.json for CI. {EXIT_CODES}")
+#: what `recuse gate` prints, as its --help says it
+PRINTS = (
+    "One line per bias and judge: PASS, FAIL, INCONCLUSIVE or NOT MEASURED, the estimate "
+    "and interval as the audit prints them, and where the interval lies against the bound; "
+    "an inconclusive line says roughly how many comparisons would decide it, or, when the "
+    "estimate sits within a tenth of the interval's half-width of the bound, that it is too "
+    "close for more data to decide it at a practical size. --json gives the same lines."
+)
+
+
+@app.command("gate", help=f"Gate an audit's report.json for CI. {PRINTS} {EXIT_CODES}")
 def gate_command(
     report: Annotated[Path, typer.Argument(help="The report.json an audit wrote.")],
     maxima: Annotated[

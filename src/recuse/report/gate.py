@@ -29,12 +29,29 @@ interval's half-width (``z · std_error`` when the report has a standard error,
 else half the interval) and ``g`` the distance from the estimate to the bound,
 ``n_needed ≈ n · (h / g)²`` — an approximation that assumes the interval shrinks as
 ``1/√n`` and the estimate stays where it is.
+
+That projection is only as good as ``g``, and ``g`` is itself uncertain by about one
+standard error ``se = h / z``. When ``n_needed`` exceeds :data:`PRACTICAL_MULTIPLE`
+(100) times ``n``, i.e. ``g < h / 10``, the estimate's own error is several times the
+distance it is divided by (``se > 10 g / z``: over 6 ``g`` at the 90% level, over 3.9
+``g`` at 99%), so the projection could be off by any factor; and the data cannot tell
+on which side of the bound the judge lies (read as a flat-prior posterior, the chance
+that the truth is on the estimate's side is at most ``Φ(z / 10)``, 0.57 at 90%). A
+hundred times the data is also past what a study can usually add. Such a line says
+instead that the estimate sits too close to the bound for more data to decide it at any
+practical size, with the distance to the bound; the projection stays in the line and
+in ``n_needed`` (``--json``), marked ``too_close``.
+
+Numbers read as the audit prints them (:func:`~recuse.report.verdict.estimate_text`:
+``+0.00 [−0.12, 0.11]``); where that rounding puts an end of the interval on a bound or
+across it, the line adds the exact comparison (``high end 0.6004 > 0.6``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,6 +61,7 @@ from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
 from recuse.report.model import all_judges_label, is_all_judges_label
+from recuse.report.verdict import estimate_text
 
 if TYPE_CHECKING:
     from recuse.report.certified_gate import Certified
@@ -67,6 +85,9 @@ __all__ = [
 Bound = Literal["max", "min"]
 Outcome = Literal["pass", "fail", "inconclusive", "not measured"]
 EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE = 0, 1, 3
+#: an inconclusive line whose projected comparisons exceed this multiple of its n says
+#: the estimate is too close to the bound to decide, not the number (module docstring)
+PRACTICAL_MULTIPLE = 100
 
 
 @dataclass(frozen=True)
@@ -108,6 +129,11 @@ class GateLine:
     text: str
     n_needed: int | None = None
     warnings: tuple[str, ...] = ()  # the finding's own caveats (report.json "warnings")
+    #: an inconclusive line's distance from the estimate to the bound it is nearest
+    gap: float | None = None
+    #: inconclusive with the estimate so near the bound that more data is unlikely to
+    #: decide it at a practical size (``n_needed`` over :data:`PRACTICAL_MULTIPLE` × n)
+    too_close: bool = False
 
 
 @dataclass(frozen=True)
@@ -446,13 +472,18 @@ def _judge(f: Mapping[str, Any]) -> str:
     return f"{f['judge']}{where}"
 
 
-def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
-    """One finding against one threshold (module docstring)."""
+def evaluate(
+    finding: Mapping[str, Any], threshold: Threshold, *, quality: bool = False
+) -> GateLine:
+    """One finding against one threshold (module docstring). ``quality``: the finding is
+    a quality score, whose estimate prints unsigned as the audit prints it (a bias whose
+    no-bias value is 0 prints with its sign)."""
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
     null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
     if threshold.bound == "max":
-        allowed_lo, allowed_hi = null - x, null + x
+        # rounded: 0.7 + 0.1 is 0.7999999999999999 in floats, and the bound meant is 0.8
+        allowed_lo, allowed_hi = round(null - x, 12), round(null + x, 12)
         if allowed_lo <= lo and hi <= allowed_hi:
             outcome: Outcome = "pass"
         elif lo > allowed_hi or hi < allowed_lo:
@@ -460,7 +491,8 @@ def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
         else:
             outcome = "inconclusive"
         gap = abs(abs(est - null) - x)
-        rule = f"|estimate - {null:g}| <= {x:g}"
+        edge = allowed_hi if est >= null else allowed_lo  # the bound nearest the estimate
+        edges: tuple[float, ...] = (allowed_lo, allowed_hi)
     else:
         if lo >= x:
             outcome = "pass"
@@ -469,32 +501,126 @@ def evaluate(finding: Mapping[str, Any], threshold: Threshold) -> GateLine:
         else:
             outcome = "inconclusive"
         gap = abs(est - x)
-        rule = f">= {x:g}"
-    interval = f"{est:.4g} [{lo:.4g}, {hi:.4g}] ({level:.0%} interval)"
-    says = {
-        "pass": "the whole interval meets",
-        "fail": "the whole interval breaks",
-        "inconclusive": "the interval straddles",
-    }[outcome]
-    text = f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {interval}; {says} {rule}"
-    needed = None
+        edge, edges = x, (x,)
+    numbers = estimate_text(est, lo, hi, signed=null == 0 and not quality)
+    says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
+    text = (
+        f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "
+        f"({level:.0%} interval); {says}{_near(numbers, lo, hi, edges)}"
+    )
+    needed, too_close = None, False
     if outcome == "inconclusive":
         se: Any = finding.get("std_error")
         half = float(norm.ppf((1 + level) / 2)) * float(se) if _number(se) else (hi - lo) / 2
         n: Any = finding.get("n")
         needed = _needed(n, half, gap)
-        if needed is not None:
+        on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _number(n))
+        if needed is not None and needed > PRACTICAL_MULTIPLE * float(n):
+            too_close = True
+            text += (
+                f"; {_sits(est, edge, gap)}, under a tenth of the interval's half-width "
+                f"({_num(half, 2)}): too close to the bound for more data to decide it at any "
+                f"practical size (a 1/sqrt(n) projection, the estimate unchanged, says "
+                f"{needed:,} comparisons, {needed / float(n):,.0f} times the {int(n):,} now)"
+            )
+        elif needed is not None:
             text += (
                 f"; roughly {needed:,} comparisons (now {int(n):,}) would decide it "
                 "(approximate: interval shrinking as 1/sqrt(n), estimate unchanged)"
             )
-        elif math.isfinite(half) and not (gap > 0 and half > 0 and _number(n)):
-            text += "; the estimate sits on the threshold, more data alone may not decide it"
+        elif on_bound and gap == 0:
+            too_close = True
+            text += (
+                f"; the estimate sits on the bound {_num(edge)}: more data alone may not decide it"
+            )
+        elif on_bound:  # a report without n, or an interval of width 0
+            text += "; the report gives no n to say how much more data would decide it"
         else:  # an interval as wide as a float holds (a crafted or broken report)
             text += "; the interval is too wide to say how much data would decide it"
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
-                    outcome, text, needed,
-                    tuple(finding.get("warnings", ())))  # fmt: skip
+                    outcome, text, needed, tuple(finding.get("warnings", ())),
+                    gap if outcome == "inconclusive" else None, too_close)  # fmt: skip
+
+
+def _num(value: float, significant: int | None = None) -> str:
+    """A bound or a distance as given (``0.6``, ``−0.05``; ``significant``: that many
+    significant digits), with the audit's minus sign."""
+    text = f"{value:.{significant}g}" if significant else f"{value:g}"
+    return text.replace("-", "\u2212")
+
+
+def _exact(value: float, bound: float, least: int = 2) -> str:
+    """``value`` with the fewest decimals (at least ``least``) that put it on its own side
+    of ``bound`` (0.6004 beside 0.6, not 0.60)."""
+    side = (value > bound) - (value < bound)
+    for d in range(least, 17):
+        shown = round(value, d)
+        if (shown > bound) - (shown < bound) == side:
+            return f"{value:.{d}f}".replace("-", "\u2212")
+    return repr(value).replace("-", "\u2212")
+
+
+def _bound_words(
+    outcome: Outcome, bound: Bound, lo: float, hi: float, null: float, x: float,
+    edges: tuple[float, ...],
+) -> str:  # fmt: skip
+    """Where the interval lies against the bound, the bound's values written out:
+    ``the whole interval lies within 0.5 ± 0.1 = [0.4, 0.6]``."""
+    if bound == "min":
+        return {
+            "pass": f"the whole interval lies at or above the bound {_num(x)}",
+            "fail": f"the whole interval lies below the bound {_num(x)}",
+            "inconclusive": f"the interval straddles the bound {_num(x)}",
+        }[outcome]
+    low, high = edges
+
+    def named(edge: float) -> str:  # the bound, and how it is made when null is not 0
+        if null == 0:
+            return _num(edge)
+        sign = "+" if edge >= null else "\u2212"
+        return f"{_num(edge)} ({_num(null)} {sign} {_num(x)})"
+
+    if outcome == "pass":
+        band = (
+            f"±{_num(x)}"
+            if null == 0
+            else f"{_num(null)} ± {_num(x)} = [{_num(low)}, {_num(high)}]"
+        )
+        return f"the whole interval lies within {band}"
+    if outcome == "fail":
+        side, edge = ("above", high) if lo > high else ("below", low)
+        return f"the whole interval lies {side} {named(edge)}"
+    crossed = list(dict.fromkeys(e for e in edges if lo <= e <= hi))  # one when x = 0
+    if len(crossed) == 2:
+        both = f"{_num(low)} and {_num(high)} ({_num(null)} ± {_num(x)})"
+        return f"the interval straddles both bounds, {both}"
+    return f"the interval straddles the bound {named(crossed[0] if crossed else high)}"
+
+
+_NUMBER = re.compile(r"[+\-\u2212]?\d+(?:\.\d+)?(?:e[+\-\u2212]?\d+)?")
+
+
+def _near(numbers: str, lo: float, hi: float, edges: tuple[float, ...]) -> str:
+    """`` (high end 0.6004 > 0.6)`` for each end of the interval that the audit's rounding
+    (``numbers``) puts on the bound or across it, so the decision reads from the line."""
+    found = [float(t.replace("\u2212", "-")) for t in _NUMBER.findall(numbers)]
+    shown = found[1:3] if len(found) == 3 else [math.nan, math.nan]
+    out = []
+    for name, value, printed in (("low end", lo, shown[0]), ("high end", hi, shown[1])):
+        for edge in edges:
+            side = (value > edge) - (value < edge)
+            if (printed > edge) - (printed < edge) != side or math.isnan(printed):
+                sign = {1: ">", 0: "=", -1: "<"}[side]
+                out.append(f"{name} {_exact(value, edge)} {sign} {_num(edge)}")
+    return f" ({'; '.join(dict.fromkeys(out))})" if out else ""
+
+
+def _sits(est: float, edge: float, gap: float) -> str:
+    """``the estimate, 0.599, sits 0.001 below the bound 0.6``."""
+    where, distance = ("above" if est > edge else "below"), _num(gap, 2)
+    decimals = len(distance.partition(".")[2]) if "e" not in distance else 2
+    shown = _exact(est, edge, least=decimals)  # as many decimals as the distance has
+    return f"the estimate, {shown}, sits {distance} {where} the bound {_num(edge)}"
 
 
 def _needed(n: Any, half: float, gap: float) -> int | None:
@@ -549,7 +675,8 @@ def gate_report(
         if scope is not None:
             _check_bound(t, key, scope)
         mine = [f for f in report.findings if f["bias"] == key]
-        lines.extend(evaluate(f, Threshold(key, t.value, t.bound)) for f in mine)
+        quality = scope is not None and scope.quality
+        lines.extend(evaluate(f, Threshold(key, t.value, t.bound), quality=quality) for f in mine)
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     if certified:
         where = scopes.get(KEY) or Scope("pairs", SECTION, "Certification")

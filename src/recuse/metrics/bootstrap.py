@@ -186,6 +186,10 @@ class GroupedStatistic:
     whether a replicate's fit has no finite estimate although ``combine`` gives it a
     value (kept, and counted in :attr:`GroupEstimate.n_unfit`; e.g. human labels in
     which a model never lost, where a refit stops at an arbitrary, large gap).
+    ``empty`` says, per group, what it has none of when none of its rows enters (None,
+    or no entry: the first ``required`` description): "pairs with the judge's own
+    response" for a judge that never saw its own answer, where the first requirement
+    ("pairs where the human prefers ...") would read as if its answers had all lost.
     """
 
     name: str
@@ -197,6 +201,7 @@ class GroupedStatistic:
     boot_k: int | None = None
     interval: Interval | None = None
     unfit: Callable[[FloatArray], NDArray[np.bool_]] | None = None
+    empty: tuple[str | None, ...] = ()
 
     def __post_init__(self) -> None:
         if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
@@ -956,6 +961,8 @@ def _problem(
     stat: GroupedStatistic, g: int, counts: dict[str, int], rows: int, n_clust: int, min_n: int
 ) -> str | None:
     if rows == 0:
+        if g < len(stat.empty) and stat.empty[g] is not None:
+            return f"no {stat.empty[g]}"
         return f"no {stat.required[0][1]}" if stat.required else "no usable pairs"
     for desc, c in counts.items():
         if c == 0:  # nothing of the kind: said as none, not as "only 0 (need at least n)"

@@ -76,6 +76,25 @@ def test_dataset_name_and_judge_alias(
     assert "gpt-3.5-turbo" in text and "+0.209" in text
 
 
+def test_the_calibrated_intervals_say_how_they_were_resampled(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    """The terminal table said nothing of the calibrated interval's resampling (one
+    Newton step or an exact refit per resample), which moves the interval slightly; only
+    the method of --out did. A line under the table says it, and that the table's size
+    decides (LLMBar MT-Bench's 4 judges: one step, whichever judges are chosen)."""
+    code, text, err = run(
+        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+        "-j", "gpt-4", "-m", "self_preference_calibrated", "-m", "self_preference_eo",
+        "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    line = next(t for t in text.splitlines() if t.startswith("self_preference_calibrated"))
+    assert line.startswith("self_preference_calibrated intervals: one Newton step")
+    assert "the table's size decides" in line
+    assert not any(t.startswith("self_preference_eo intervals") for t in text.splitlines())
+
+
 def test_judge_outside_the_roster_in_another_case(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -36,6 +36,7 @@ from recuse.metrics.bootstrap import (
     check_resamples,
     named_settings,
 )
+from recuse.metrics.competence import resampling_of
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
@@ -227,6 +228,16 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     console.print(shown)
     for i, w in enumerate(notes, 1):
         console.print(cell(f"!{i} {w}"))
+    # the calibrated intervals' resampling, which moves them slightly: said, not only in
+    # the method of --out (the whole table's size decides, whichever judges are chosen)
+    ways = {r.metric: resampling_of(r.method) for r in result.results}
+    for metric, way in ways.items():
+        if way is not None:
+            console.print(cell(
+                f"{metric} intervals: {way} (the table's size decides; a table of fewer "
+                "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
+                "slightly different interval)"
+            ))  # fmt: skip
     if result.skipped:
         skipped = Table(title="Not estimated")
         for col in ("judge", "metric", "why"):

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recuse import numbers
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
     AllowUnknownOption,
@@ -87,8 +88,11 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
 
 
 def _fmt(x: float, *, signed: bool = True) -> str:
-    """A number of the table: signed where the metric is a difference (no bias = 0)."""
-    return (f"{x:+.3f}" if signed else f"{x:.3f}") if x == x else ""
+    """A number of the table: signed where the metric is a difference (no bias = 0),
+    its minus sign U+2212 as in the audit's tables (:mod:`recuse.numbers`)."""
+    if x != x:
+        return ""
+    return numbers.signed(x, 3) if signed else numbers.decimal(x, 3)
 
 
 @metrics_app.command("pairs")

@@ -282,3 +282,41 @@ def test_profile_names_where_the_time_went(
     assert "position_consistency" in per_metric
     assert sum(per_metric.values()) <= float(boot[0].split()[0]) + 0.02  # rounding
     assert any(ln.endswith("(self-preference)") for ln in lines), lines
+
+
+def test_every_source_is_named_with_what_was_done_with_it(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A source of human labels only (hh-rlhf beside judged data in `make demo`) left no
+    trace in the terminal but a count of estimates not made; alone it read "No bias
+    could be estimated". Each source now has a line: its table and rows, whose verdicts
+    it holds, and what was done with it."""
+    import pandas as pd
+
+    labels = tmp_path / "labels only.csv"
+    verdicts = ["judge", "p_a", "p_a_first", "p_a_second", "status_first", "status_second"]
+    frame = pd.read_csv(pairs_csv).drop(columns=verdicts, errors="ignore")
+    frame = frame.drop_duplicates("item_id")
+    frame.to_csv(labels, index=False)
+    code = main(["audit", str(pairs_csv), str(labels), "--out", str(tmp_path / "r"),
+                 "--n-boot", "100"])  # fmt: skip
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = {ln.split(" (")[0]: ln for ln in lines if ln.startswith("data: ")}
+    assert set(said) == {"data: my pairs.csv", "data: labels only.csv"}
+    rows = len(frame)
+    assert said["data: labels only.csv"].startswith(
+        f"data: labels only.csv (pairs, {rows:,} rows): human labels only, no judge verdicts"
+        " — nothing to estimate from it ("
+    )
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    own = [s for s in report["skipped"] if s["dataset"] == "labels only.csv"]
+    assert f"({len(own)} analyses need verdicts" in said["data: labels only.csv"]
+    judged = said["data: my pairs.csv"]
+    # the table's rows with an estimate (less its header and the biases not estimated)
+    n_table = sum(ln.startswith("| ") and "not estimated" not in ln for ln in lines) - 1
+    assert f"verdicts of 1 judge — {n_table} headline estimates in the table" in judged
+    # alone, it is named too (the table gives way to the one sentence)
+    assert main(["audit", str(labels), "--out", str(tmp_path / "r2"), "--n-boot", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "No bias could be estimated" in out and "data: labels only.csv (pairs," in out

@@ -76,6 +76,39 @@ def test_dataset_name_and_judge_alias(
     assert "gpt-3.5-turbo" in text and "+0.209" in text
 
 
+def test_the_calibrated_intervals_say_how_they_were_resampled(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    """The terminal table said nothing of the calibrated interval's resampling (one
+    Newton step or an exact refit per resample), which moves the interval slightly; only
+    the method of --out did. A line under the table says it, and that the table's size
+    decides (LLMBar MT-Bench's 4 judges: one step, whichever judges are chosen)."""
+    code, text, err = run(
+        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+        "-j", "gpt-4", "-m", "self_preference_calibrated", "-m", "self_preference_eo",
+        "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    line = next(t for t in text.splitlines() if t.startswith("self_preference_calibrated"))
+    assert line.startswith("self_preference_calibrated intervals: one Newton step")
+    assert "the table's size decides" in line
+    assert not any(t.startswith("self_preference_eo intervals") for t in text.splitlines())
+
+
+def test_a_negative_number_is_written_as_the_audit_writes_it(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    """The metrics table wrote GPT-4's calibrated estimate as -0.036 (ASCII hyphen)
+    where the audit's table writes −0.04 (U+2212): the same sign, one way."""
+    code, text, err = run(
+        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+        "-j", "gpt-4", "-m", "self_preference_calibrated", "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    row = next(t for t in text.splitlines() if t.startswith("│ gpt-4"))
+    assert "\u2212" in row and "-" not in row.replace("gpt-4", "")
+
+
 def test_judge_outside_the_roster_in_another_case(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -214,7 +247,7 @@ def test_every_number_says_its_no_bias_value(
     assert nulls == {"self_preference_eo": "0", "flip_rate": "0",
                      "first_position_rate": "0.5", "position_consistency": "1"}  # fmt: skip
     assert not rows["first_position_rate"][3].strip().startswith("+")
-    assert rows["self_preference_eo"][3].strip()[0] in "+-"
+    assert rows["self_preference_eo"][3].strip()[0] in "+\u2212"  # the minus as the audit writes it
     got = {r["metric"]: r["null"] for r in json.loads(out.read_text())["results"]}
     assert got == {"self_preference_eo": 0.0, "flip_rate": 0.0,
                    "first_position_rate": 0.5, "position_consistency": 1.0}  # fmt: skip

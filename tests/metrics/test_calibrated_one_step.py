@@ -17,6 +17,8 @@ estimate must agree exactly (the scores sum to 0 at the full-sample fit).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -192,3 +194,30 @@ def test_the_label_term_is_chosen_past_the_pattern_limit_too(
     assert "conditioned on each pair's human label" in small.method
     assert "conditioned on each pair's human label" in large.method
     assert large.estimate == pytest.approx(small.estimate, abs=1e-12)
+
+
+def test_choosing_fewer_judges_keeps_a_judges_interval(shared_data: Path) -> None:
+    """On llmbar-mtbench, GPT-4's calibrated interval read [−0.123, +0.050] from every
+    judge (``recuse audit``, ``metrics pairs``) and [−0.108, +0.064] with ``--judge gpt-4
+    --judge ChatGPT``: the exact-or-one-step choice counted the judges chosen (925
+    patterns × 4 judges is over MAX_PATTERNS, × 2 is under), so the same judge got
+    another resampling method. It counts the table's judges and patterns now; the
+    interval is the same, and so is the method's sentence."""
+    from recuse.data.inputs import load_input
+    from recuse.metrics.competence import MAX_PATTERNS
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    table = load_input("llmbar-mtbench", data_dir=shared_data).frame
+    assert table["judge"].nunique() == 4
+    boot = Resampling(n_boot=100, seed=3)
+    got = {}
+    for judges in (None, ["gpt-4", "gpt-3.5-turbo"], ["gpt-4"]):
+        r = pairwise_bias(table, Roster.builtin(), judges=judges, metrics=[CALIBRATED],
+                          boot=boot).get(CALIBRATED, "gpt-4")  # fmt: skip
+        got[str(judges)] = (r.estimate, r.ci_low, r.ci_high, r.method)
+    first = next(iter(got.values()))
+    for key, value in got.items():
+        assert value[:3] == pytest.approx(first[:3], abs=1e-12), key
+        assert value[3] == first[3], key
+    assert f"for the table's 4 judge(s), more than the {MAX_PATTERNS}" in first[3]

@@ -215,9 +215,12 @@ def test_length_that_tracks_difficulty_is_measured_and_caveated() -> None:
     # quantitative: the caveat says how far the GLM's rate is from the joint fit shown
     for row in tracked.itertuples():
         gap = row.lc_win_rate_glm - row.lc_win_rate
-        assert f"here it gives {row.lc_win_rate_glm:.1f}% (lc_win_rate_glm, {gap:+.1f} points" in (
+        # the sign as every table writes it (U+2212), not an ASCII hyphen
+        shown = f"{gap:+.1f}".replace("-", "\u2212")
+        assert f"here it gives {row.lc_win_rate_glm:.1f}% (lc_win_rate_glm, {shown} points" in (
             row.caveat
         )
+        assert "-" not in row.caveat.split("(r = ")[1].split(":")[0]
         assert "off by up to 6 points" in row.caveat and "66% of the time" in row.caveat
     # r by hand for one system: Pearson of tanh(delta / sd) with the centred difficulty
     rows = _difficulty_tracking(0.6, 1)

@@ -25,7 +25,7 @@ import recuse.metrics
 import recuse.mitigation
 import recuse.simulate
 from recuse import options
-from recuse.analyses.base import AuditOptions
+from recuse.analyses.base import AuditOptions, check_interval_level
 from recuse.errors import ConfigError
 from recuse.metrics import bootstrap
 from recuse.metrics.bootstrap import (
@@ -143,19 +143,19 @@ def test_boot_is_keyword_only_with_a_resampling_default() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"level": 0.0}, "level must be between 0 and 1"),
-        ({"level": 1.0}, "level must be between 0 and 1"),
-        ({"level": 90}, "level must be between 0 and 1"),
+        ({"level": 0.0}, "level must be in \\[0.5, 1\\)"),
+        ({"level": 1.0}, "level must be in \\[0.5, 1\\)"),
+        ({"level": 90}, "level must be in \\[0.5, 1\\)"),
         ({"n_boot": 9}, "n_boot must be an integer of at least 10"),
         ({"n_boot": 200.5}, "n_boot must be an integer of at least 10"),
         ({"seed": -1}, "seed must be 0 or more"),
         ({"seed": 1.5}, "seed must be an integer"),
         ({"seed": True}, "seed must be an integer"),
         # not numbers: a ConfigError too, not the TypeError / ValueError of comparing them
-        ({"level": "0.9"}, "level must be between 0 and 1"),
-        ({"level": None}, "level must be between 0 and 1"),
-        ({"level": float("nan")}, "level must be between 0 and 1"),
-        ({"level": np.bool_(True)}, "level must be between 0 and 1"),
+        ({"level": "0.9"}, "level must be in \\[0.5, 1\\)"),
+        ({"level": None}, "level must be in \\[0.5, 1\\)"),
+        ({"level": float("nan")}, "level must be in \\[0.5, 1\\)"),
+        ({"level": np.bool_(True)}, "level must be in \\[0.5, 1\\)"),
         ({"n_boot": float("nan")}, "n_boot must be an integer of at least 10"),
         ({"n_boot": float("inf")}, "n_boot must be an integer of at least 10"),
         ({"n_boot": None}, "n_boot must be an integer of at least 10"),
@@ -166,6 +166,20 @@ def test_boot_is_keyword_only_with_a_resampling_default() -> None:
 def test_a_bad_value_is_refused_as_it_is_made(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Resampling(**kwargs)
+
+
+@pytest.mark.parametrize("level", [95, 0.3, 0.0])
+def test_the_library_and_the_command_line_say_one_rule_for_a_level(level: float) -> None:
+    """Before, ``Resampling(level=95)`` said "level must be between 0 and 1" and took 0.3,
+    while ``--level`` (and ``recuse.toml``, ``check_interval_level``) refused both with
+    "must be in [0.5, 1)": one setting, two rules. Now the one rule, said the same way."""
+    with pytest.raises(SettingError) as lib:
+        Resampling(level=level)
+    assert str(lib.value) == f"level must be in [0.5, 1) (e.g. 0.9), got {level!r}"
+    with pytest.raises(ConfigError) as cli:
+        check_interval_level(level)
+    assert str(cli.value) == lib.value.named("--level").args[0]
+    assert Resampling(level=0.5).level == 0.5  # the bound itself is kept
 
 
 def test_the_bounds_are_accepted_and_the_value_is_frozen() -> None:
@@ -198,7 +212,7 @@ def test_one_bound_on_resamples_for_the_library_the_cli_and_the_audit() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "said"),
     [
-        ({"level": 1.5}, "--level = 1.5: must be between 0 and 1, e.g. 0.9"),
+        ({"level": 1.5}, "--level = 1.5: must be in [0.5, 1), e.g. 0.9"),
         ({"n_boot": 5}, "--n-boot = 5: must be an integer of at least 10, e.g. 2000"),
         ({"seed": -2}, "--seed = -2: must be 0 or more"),
         ({"seed": 0.5}, "--seed = 0.5: must be an integer, e.g. 0"),

@@ -219,6 +219,27 @@ def test_unknown_family_is_an_input_error() -> None:
         family_preference(t, fams, **FAST)
 
 
+@pytest.mark.parametrize("kind", ["eo", "dp"])
+def test_a_judge_that_never_saw_its_own_answer_is_told_so(kind: str) -> None:
+    """LLaMA-2 on LLMBar judges only other models' answers: its EO skip read "no pairs
+    where the human prefers the judge's own response", as if its answers had all lost
+    (and DP's "no labelled, judged pairs with ..." said it another way). Both now say
+    it has no pair with its own response; a judge that has own pairs, all lost, keeps
+    EO's reason (the next test's claude-v1)."""
+    rows = [
+        {**r, "judge": "llama-2-70b-chat"}
+        for r in own_rows([("a", 1, 1, 1), ("b", 0, 0, 0), ("a", 0, 1, 0)])
+    ]
+    t = table(rows)
+    # by hand: the pairs are gpt-4's answer against claude-v1's, never llama's
+    assert not ({"llama-2-70b-chat"} & (set(t["model_a"]) | set(t["model_b"])))
+    with pytest.raises(EstimationError) as err:
+        self_preference(t, kind=kind, boot=Resampling(n_boot=200), min_n=1)  # type: ignore[arg-type]
+    assert str(err.value).endswith("no pairs with the judge's own response — add data")
+    with pytest.raises(EstimationError, match="no pairs with a family member's response"):
+        family_preference(t, Roster.builtin(), kind=kind, boot=Resampling(n_boot=200), min_n=1)  # type: ignore[arg-type]
+
+
 def test_judge_selection_and_refusals() -> None:
     rows = HAND + [{**r, "judge": "claude-v1"} for r in own_rows([("a", 1, 1, 1)])]
     t = table(rows)

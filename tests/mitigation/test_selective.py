@@ -3,6 +3,9 @@ the own-answer strata, cascades, ties and applying thresholds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -233,7 +236,7 @@ def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
 
 
 def test_bad_options_and_tables_are_clear_errors() -> None:
-    with pytest.raises(ConfigError, match="--agreement"):
+    with pytest.raises(ConfigError, match=r"^agreement must be in \[0.5, 1\) \(e.g. 0.85\), got 1"):
         certify_judges(_table(30), None, Options(target=1.2))
     with pytest.raises(ConfigError, match="not in the table"):
         certify_judges(_table(30), None, Options(), cascade=["j", "nope"])
@@ -241,3 +244,37 @@ def test_bad_options_and_tables_are_clear_errors() -> None:
         certify_judges(_table(30).assign(human=np.nan), None, Options())
     with pytest.raises(InputError, match="not a certified thresholds file"):
         apply_thresholds(_table(30), {"judges": []}, None, file="t.json")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "keyword", "flag"),
+    [
+        ({"agreement": 80}, "agreement must be in [0.5, 1) (e.g. 0.85), got 80",
+         "--agreement = 80.0: must be in [0.5, 1), e.g. 0.85"),
+        ({"delta": 0.5}, "delta must be in (0, 0.5) (e.g. 0.1), got 0.5",
+         "--delta = 0.5: must be in (0, 0.5), e.g. 0.1"),
+        ({"min_labels": 0}, "min_labels must be at least 1 (e.g. 30), got 0",
+         "--min-labels = 0: must be at least 1, e.g. 30"),
+    ],
+)  # fmt: skip
+def test_a_python_caller_reads_the_keyword_and_the_command_line_the_flag(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    kwargs: dict[str, Any],
+    keyword: str,
+    flag: str,
+) -> None:
+    """``recuse.certify(agreement=80)`` said "--agreement must be in [0.5, 1) ...", a flag
+    a Python caller never wrote: the library names its keyword, ``recuse certify`` its
+    flag (``named_settings``, as the audit's ``level`` / ``--level``)."""
+    import recuse
+    from recuse.cli import main
+
+    with pytest.raises(ConfigError) as err:
+        recuse.certify(_table(30), **kwargs)
+    assert str(err.value) == keyword and "--" not in str(err.value)
+    src = tmp_path / "pairs.csv"
+    _table(30).to_csv(src, index=False)
+    name, value = next(iter(kwargs.items()))
+    assert main(["certify", str(src), "--" + name.replace("_", "-"), str(value)]) == 2
+    assert flag in capsys.readouterr().err

@@ -45,3 +45,28 @@ def test_counts_print_as_integers_and_warnings_as_text() -> None:
         _report(()).provenance, options={"verdicts (--orders)": "first: the first …"}))  # fmt: skip
     assert verdict_words(first) == "verdicts: only the order with answer a shown first"
     assert isinstance(pd.DataFrame(), pd.DataFrame)
+
+
+def test_a_findings_row_reads_as_the_sentence_beside_it() -> None:
+    """The certification row of the HTML showed ``0.285 [0.233, 0.342]`` next to its
+    sentence ``0.28 [0.23, 0.34]``, and a verdict's count read ``n=7013`` where every
+    table writes 7,013: one value, one way of writing it (recuse.numbers, used by
+    report.verdict's estimate_parts / interval_text)."""
+    from recuse.analyses import BIASES
+    from recuse.report.html import render_html
+    from recuse.report.model import Finding, Section
+
+    f = Finding(judge="gpt-4", bias=BIASES["certified_coverage"], estimate=0.2849,
+                ci_low=0.2331, ci_high=0.3421, n=7013, level=0.9, method="m",
+                dataset="d")  # fmt: skip
+    g = Finding(judge="gpt-4", bias=BIASES["position"], estimate=0.5123, ci_low=-0.0312,
+                ci_high=0.0562, n=12, level=0.9, method="m", dataset="d")  # fmt: skip
+    assert f.parts == ("0.28", "[0.23, 0.34]") and f.text == "0.28 [0.23, 0.34]"
+    assert f.verdict.endswith(": 0.28 [0.23, 0.34], n=7,013")
+    assert g.parts == ("0.51", "[\u22120.03, 0.06]")  # the minus as the summary tables write it
+    section = Section("certification", "Certification", "intro", findings=(f, g))
+    report = replace(_report(()), sections=(section,))
+    page = render_html(report)
+    assert '<td class="num">0.28</td><td class="num">[0.23, 0.34]</td>' in page
+    assert '<td class="num">0.51</td><td class="num">[\u22120.03, 0.06]</td>' in page
+    assert "0.285" not in page and "n=7013" not in page and "n=7,013" in page

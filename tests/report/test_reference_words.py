@@ -94,13 +94,16 @@ def test_findings_name_each_datasets_labels(mixed: Any) -> None:
     said = {f.bias.key: f.verdict for f in theirs}
     assert said["agreement_accuracy"].startswith("agreement with the human label")
     assert "how often the humans prefer it" in said["self_preference_dp"]
-    # a skip for JudgeBench says why in its labels' words
+    # a skip for JudgeBench says why in its labels' words; its judges never judged their
+    # own answers, which EO's skip says as such (it read "no pairs where the correctness
+    # label favours the judge's own response"), so the rewording is checked on that text
     skips = [k.said for k in report.skipped if k.dataset == "judgebench"]
-    assert (
-        "self_preference_eo: no pairs where the correctness label favours the judge's own "
-        "response" in skips
-    )
+    assert "self_preference_eo: no pairs with the judge's own response" in skips
     assert not any(HUMAN.search(s) for s in skips)
+    assert (
+        reword("no pairs where the human prefers the judge's own response", "correctness")
+        == "no pairs where the correctness label favours the judge's own response"
+    )
     # the method beside each number too: JudgeBench's in its labels' words, LLMBar's as
     # the analyses wrote them
     for f in mine:

@@ -172,7 +172,7 @@ def test_flagged_cells_are_exactly_the_significant_findings(report: AuditReport)
         assert (e["estimate"], e["ci_low"], e["ci_high"], e["n"]) == (
             f.estimate, f.ci_low, f.ci_high, f.n,
         )  # fmt: skip
-        assert e["verdict"] == f.verdict and e["verdict"].endswith(f"n={f.n}")
+        assert e["verdict"] == f.verdict and e["verdict"].endswith(f"n={f.n:,}")
     assert shown[("a", "position", "d1")]["text"] == "0.40 [0.35, 0.45]"  # no-bias 0.5: unsigned
     assert shown[("a", "position", "d1")]["direction"] == "negative"
 
@@ -214,7 +214,7 @@ def test_flagged_verdicts_one_line_per_estimate_pooled_judges_together(report: A
     pooled = lines[2]
     assert pooled["verdict"] == (
         "rates its family's answers lower than the reference warrants: "
-        "\u22120.050 [\u22120.080, \u22120.020], n=1350"
+        "\u22120.050 [\u22120.080, \u22120.020], n=1,350"
     )
     assert pooled["pooled"] and not any(v["pooled"] for v in lines if v is not pooled)
     assert lines[1]["verdict"].startswith("prefers the answer shown second: 0.40 [0.35, 0.45]")

@@ -224,8 +224,6 @@ def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_defa
         ("runs", 5, "--runs must be 20 or more; got 5"),
         ("accuracy", 1.2, "--accuracy must be in (0.5, 1), e.g. 0.7; got 1.2"),
         ("power", 1.5, "--power must be in [0.5, 1), e.g. 0.8; got 1.5"),
-        # the Resampling's own field (the CLI says it of --level: test_plan_float_flags...)
-        ("boot", Resampling(level=0.3), "level must be in [0.5, 1) (e.g. 0.9), got 0.3"),
     ],
 )
 def test_each_bad_option_is_named_with_its_value(option: str, value: object, message: str) -> None:

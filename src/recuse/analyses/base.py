@@ -26,6 +26,7 @@ from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
+    LEAST_LEVEL,
     N_BOOT,
     Resampling,
     check_level,
@@ -81,10 +82,10 @@ BOOTSTRAP_WORDS = (
 )
 
 
-#: the audit's bounds on the bootstrap, tighter than the library's (a level in (0, 1),
-#: 10 resamples): an interval level of at least 0.5, at least 100 resamples; checked by
-#: the bootstrap's check_level / check_n_boot, here and as recuse.options reads a value
-LEAST_LEVEL = 0.5
+#: the audit's bounds on the bootstrap: an interval level of at least LEAST_LEVEL (0.5,
+#: the library's own rule, recuse.metrics.bootstrap), at least 100 resamples (tighter
+#: than the library's 10); checked by the bootstrap's check_level / check_n_boot, here
+#: and as recuse.options reads a value
 LEAST_N_BOOT = 100
 
 

@@ -30,6 +30,7 @@ from recuse.metrics.familiarity import (
 )
 from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
+from recuse.numbers import decimal, signed
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -279,9 +280,10 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
             gaps.append(rec)
             parts.notes.append(
                 f"{inp.name}, {judge}: mean log-perplexity of its own responses "
-                f"{r.components['mean_log_ppl_own']:.3f} vs other models' "
-                f"{r.components['mean_log_ppl_other']:.3f}; gap {r.estimate:+.3f} "
-                f"[{r.ci_low:.3f}, {r.ci_high:.3f}] ({o.level:.0%}; negative: its own "
+                f"{decimal(r.components['mean_log_ppl_own'], 3)} vs other models' "
+                f"{decimal(r.components['mean_log_ppl_other'], 3)}; gap "
+                f"{signed(r.estimate, 3)} [{decimal(r.ci_low, 3)}, {decimal(r.ci_high, 3)}] "
+                f"({o.level:.0%}; negative: its own "
                 "answers are more familiar to it)"
             )
         if not results:

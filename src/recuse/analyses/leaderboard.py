@@ -36,6 +36,7 @@ from recuse.metrics.tool_scores import (
     arena_hard_style_scores,
     fastchat_results,
 )
+from recuse.numbers import signed
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -343,7 +344,9 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 line += f"; style control: {why}."
             part.headlines.append(line)
         if styled is not None:
-            coefs = ", ".join(f"{k} {v:+.2f}" for k, v in styled.attrs["coefficients"].items())
+            coefs = ", ".join(
+                f"{k} {signed(v, 2)}" for k, v in styled.attrs["coefficients"].items()
+            )
             part.notes.append(
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: style coefficients (log-odds of "
                 f"a win per sd of the style difference; 0 = style does not sway the judge): "

@@ -14,7 +14,12 @@ from recuse.cli.console import shown
 from recuse.errors import ConfigError
 from recuse.outputs import check_output_folder
 from recuse.report.model import AuditReport
-from recuse.report.summary_table import judge_line, summary_sentences, summary_text
+from recuse.report.summary_table import (
+    judge_line,
+    source_lines,
+    summary_sentences,
+    summary_text,
+)
 
 summary_line = judge_line  # the CLI's line for one judge of ``AuditReport.summary()``
 
@@ -43,6 +48,8 @@ def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
             for note in section.notes:
                 echo(f"note: {note}")
     echo(summary_text(report))
+    for line in source_lines(report):  # every input named, with what was done with it
+        echo(f"data: {line}")
     for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
         echo(line)
     if verbose:

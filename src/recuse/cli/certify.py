@@ -22,6 +22,7 @@ from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
 from recuse.cli.console import cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import named_settings
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 from recuse.roster import Roster
@@ -233,14 +234,16 @@ def certify_command(
     paths = [check_output(p, option=o) for p, o in named]
     _not_an_input([(p, o) for p, (_, o) in zip(paths, named, strict=True)], [source])
     roster = cli_roster(ctx)
-    result = certify(
-        source, roster=roster, agreement=agreement, delta=delta, judges=judge or None,
-        cascade=cascade,
-        strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
-        min_labels=min_labels,
-        costs=_costs(list(cost or []), store, prices, roster) or None,
-        mapping=parse_mapping(mapping) or None, data_dir=data_dir,
-    )  # fmt: skip
+    # a setting out of range is said of its flag (the library names its keyword)
+    with named_settings(lambda setting: "--" + setting.replace("_", "-")):
+        result = certify(
+            source, roster=roster, agreement=agreement, delta=delta, judges=judge or None,
+            cascade=cascade,
+            strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
+            min_labels=min_labels,
+            costs=_costs(list(cost or []), store, prices, roster) or None,
+            mapping=parse_mapping(mapping) or None, data_dir=data_dir,
+        )  # fmt: skip
     payload = {"source": source, **result.to_dict()}
     if out is not None:
         write_text(paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))

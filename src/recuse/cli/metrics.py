@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from recuse import numbers
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
     AllowUnknownOption,
@@ -36,6 +37,7 @@ from recuse.metrics.bootstrap import (
     check_resamples,
     named_settings,
 )
+from recuse.metrics.competence import resampling_of
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
@@ -86,8 +88,11 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
 
 
 def _fmt(x: float, *, signed: bool = True) -> str:
-    """A number of the table: signed where the metric is a difference (no bias = 0)."""
-    return (f"{x:+.3f}" if signed else f"{x:.3f}") if x == x else ""
+    """A number of the table: signed where the metric is a difference (no bias = 0),
+    its minus sign U+2212 as in the audit's tables (:mod:`recuse.numbers`)."""
+    if x != x:
+        return ""
+    return numbers.signed(x, 3) if signed else numbers.decimal(x, 3)
 
 
 @metrics_app.command("pairs")
@@ -227,6 +232,16 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     console.print(shown)
     for i, w in enumerate(notes, 1):
         console.print(cell(f"!{i} {w}"))
+    # the calibrated intervals' resampling, which moves them slightly: said, not only in
+    # the method of --out (the whole table's size decides, whichever judges are chosen)
+    ways = {r.metric: resampling_of(r.method) for r in result.results}
+    for metric, way in ways.items():
+        if way is not None:
+            console.print(cell(
+                f"{metric} intervals: {way} (the table's size decides; a table of fewer "
+                "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
+                "slightly different interval)"
+            ))  # fmt: skip
     if result.skipped:
         skipped = Table(title="Not estimated")
         for col in ("judge", "metric", "why"):

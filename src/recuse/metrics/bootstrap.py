@@ -64,6 +64,7 @@ from recuse.errors import ConfigError
 __all__ = [
     "FLAGS",
     "INTERVALS",
+    "LEAST_LEVEL",
     "MAX_N_BOOT",
     "N_BOOT",
     "Combine",
@@ -185,6 +186,10 @@ class GroupedStatistic:
     whether a replicate's fit has no finite estimate although ``combine`` gives it a
     value (kept, and counted in :attr:`GroupEstimate.n_unfit`; e.g. human labels in
     which a model never lost, where a refit stops at an arbitrary, large gap).
+    ``empty`` says, per group, what it has none of when none of its rows enters (None,
+    or no entry: the first ``required`` description): "pairs with the judge's own
+    response" for a judge that never saw its own answer, where the first requirement
+    ("pairs where the human prefers ...") would read as if its answers had all lost.
     """
 
     name: str
@@ -196,6 +201,7 @@ class GroupedStatistic:
     boot_k: int | None = None
     interval: Interval | None = None
     unfit: Callable[[FloatArray], NDArray[np.bool_]] | None = None
+    empty: tuple[str | None, ...] = ()
 
     def __post_init__(self) -> None:
         if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
@@ -238,7 +244,8 @@ class GroupEstimate:
 class Resampling:
     """How an estimate is resampled: the settings every bootstrapped metric shares.
 
-    * ``level`` — the interval's confidence level, in (0, 1): 0.9 gives a 90% interval
+    * ``level`` — the interval's confidence level, in ``[LEAST_LEVEL, 1)`` = [0.5, 1), the
+      one rule of the library, the command line and ``recuse.toml``: 0.9 gives a 90% interval
       (the ends are the replicates' 5% and 95% points, moved by the BCa correction);
     * ``n_boot`` — how many bootstrap resamples are drawn (an integer from 10 to
       :data:`MAX_N_BOOT`, a million):
@@ -287,6 +294,11 @@ def _is_whole(value: object) -> bool:
 #: statistic in memory (about 32 bytes a resample for the pairwise bootstrap, so a million
 #: is about 30 MB per estimate); the library, ``recuse metrics`` and the audit share it
 MAX_N_BOOT = 1_000_000
+
+#: the least interval level anyone may ask for, the library's :class:`Resampling` as the
+#: command line and ``recuse.toml``: an interval at a level under one half is meant to
+#: miss the truth more often than it covers it
+LEAST_LEVEL = 0.5
 _BYTES_PER_RESAMPLE = 32  # the pairwise bootstrap keeps about four float64s per resample
 
 #: the command-line flag of each resampling setting (:meth:`SettingError.named`)
@@ -296,14 +308,14 @@ FLAGS: dict[str, str] = {"level": "--level", "n_boot": "--n-boot", "seed": "--se
 
 class SettingError(ConfigError):
     """A resampling setting (``level``, ``n_boot``, ``seed`` or ``min_n``) that breaks
-    its rule: ``str()`` is the library's sentence (``level must be between 0 and 1 (e.g.
+    its rule: ``str()`` is the library's sentence (``level must be in [0.5, 1) (e.g.
     0.9), got 1.5``); :meth:`named` says it of a flag or a ``recuse.toml`` key instead.
 
-    >>> err = SettingError("level", 1.5, "must be between 0 and 1", "0.9")
+    >>> err = SettingError("level", 1.5, "must be in [0.5, 1)", "0.9")
     >>> print(err)
-    level must be between 0 and 1 (e.g. 0.9), got 1.5
+    level must be in [0.5, 1) (e.g. 0.9), got 1.5
     >>> print(err.named("--level"))
-    --level = 1.5: must be between 0 and 1, e.g. 0.9
+    --level = 1.5: must be in [0.5, 1), e.g. 0.9
     """
 
     def __init__(self, setting: str, value: object, rule: str, example: str | None = None):
@@ -351,13 +363,15 @@ def check_options(*, level: float, n_boot: int, min_n: int) -> None:
     check_min_n(min_n)
 
 
-def check_level(level: float, *, least: float = 0.0) -> None:
-    """Raise :class:`SettingError` for an interval level that is not a number in (0, 1)
-    (``least`` > 0: in ``[least, 1)``, the command line's rule with 0.5)."""
+def check_level(level: float, *, least: float = LEAST_LEVEL) -> None:
+    """Raise :class:`SettingError` for an interval level that is not a number in
+    ``[least, 1)``: by default :data:`LEAST_LEVEL` (0.5), the one rule that
+    :class:`Resampling`, the command line's ``--level`` and ``recuse.toml`` share (a
+    ``Resampling(level=95)`` said "between 0 and 1" where ``--level 95`` said
+    "in [0.5, 1)")."""
     is_real = isinstance(level, int | float | np.integer | np.floating)
     if isinstance(level, bool | np.bool_) or not is_real or not least <= level < 1.0 or level <= 0:
-        rule = f"must be in [{least:g}, 1)" if least > 0 else "must be between 0 and 1"
-        raise SettingError("level", level, rule, "0.9")
+        raise SettingError("level", level, f"must be in [{least:g}, 1)", "0.9")
 
 
 def check_n_boot(count: int, *, least: int = 10) -> None:
@@ -947,6 +961,8 @@ def _problem(
     stat: GroupedStatistic, g: int, counts: dict[str, int], rows: int, n_clust: int, min_n: int
 ) -> str | None:
     if rows == 0:
+        if g < len(stat.empty) and stat.empty[g] is not None:
+            return f"no {stat.empty[g]}"
         return f"no {stat.required[0][1]}" if stat.required else "no usable pairs"
     for desc, c in counts.items():
         if c == 0:  # nothing of the kind: said as none, not as "only 0 (need at least n)"

@@ -20,7 +20,7 @@ preference (:data:`FAMILY_CALIBRATED`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -57,9 +57,11 @@ __all__ = [
     "label_conditioned",
     "label_strengths",
     "label_words",
+    "resampling_of",
     "strata_warning",
     "strata_words",
     "stratum_column",
+    "table_judges",
 ]
 
 CALIBRATED = "self_preference_calibrated"
@@ -166,6 +168,10 @@ class CompetenceModel:
     label: NDArray[np.float64] | None = None
     #: the bootstrap's one-step linearisation (:class:`_OneStep`), or None: exact refits
     one_step: _OneStep | None = None
+    #: the whole table's covariate patterns (without the label term) plus labelled model
+    #: pairs, whichever judges are chosen: with :func:`table_judges`, what decides
+    #: between exact and one-step resamples (``one_step=None``)
+    table_size: int = 0
 
     @property
     def k(self) -> int:
@@ -1088,6 +1094,7 @@ def calibrated_parts(
     pair_ok = (ia >= 0) & (ib >= 0) & (ca != cb)
     usable = pair_ok & (k_orders > 0)
     labelled = np.zeros(n, bool)
+    every = usable.copy()  # before the chosen judges' rows are narrowed: the table's size
     if strengths is None:  # a pair enters where its judge's labels place both models
         labelled = usable & np.isfinite(human)
         judged = np.flatnonzero(usable & (codes >= 0))
@@ -1161,8 +1168,18 @@ def calibrated_parts(
         label=pats[:, 7].astype(float) if conditioned else None,
     )
     p, n_l = len(pats), len(lpairs)
+    # the table's patterns and labelled model pairs, over every judge's usable rows (not
+    # only the chosen judges', whose label term and labels narrow them): the same for
+    # any choice of judges, so the choice of resampling is too
+    e1, e2 = np.flatnonzero(every & ok1), np.flatnonzero(every & ok2)
+    er = np.concatenate([e1, e2])
+    efirst = np.repeat(np.array([1, -1], dtype=np.int8), [len(e1), len(e2)])
+    elab = np.flatnonzero(every & np.isfinite(human))
+    e_keys = [ia[er], ib[er], efirst, side[er], fam_side[er], rung[er], scode[er]]
+    size = len(_unique_columns(e_keys)[0]) + len(_unique_columns([ia[elab], ib[elab]])[0])
+    model = replace(model, table_size=size)
     if one_step is None:
-        one_step = (p + n_l) * max(len(labels), 1) > MAX_PATTERNS
+        one_step = size * table_judges(pairs, labels) > MAX_PATTERNS
     elif not one_step and p + n_l > MAX_PATTERNS:
         why = (
             f"{p} covariate patterns and {n_l} labelled model pairs: more than the "
@@ -1304,9 +1321,37 @@ _ONE_STEP_INTERVAL = (
     "resample (a first-order refit, exact on the full sample)"
 )
 _ONE_STEP_WORDS = (
-    "; one-step resamples: {n} covariate patterns and labelled model pairs for {judges} "
-    "judge(s), more than the {most} refitted exactly"
+    "; one-step resamples: {n} covariate patterns and labelled model pairs for the "
+    "table's {judges} judge(s), more than the {most} refitted exactly"
 )
+
+
+def resampling_of(method: str) -> str | None:
+    """How a calibrated estimate's resamples were refitted, read from its ``method``
+    (None: not a calibrated estimate): the words a terminal table puts beside its
+    interval, since the two ways give slightly different intervals.
+
+    >>> resampling_of("... the interval " + _EXACT_WORDS)
+    'refitted exactly in every resample'
+    >>> resampling_of("... the interval " + _ONE_STEP_INTERVAL) is not None
+    True
+    """
+    if _ONE_STEP_INTERVAL in method:
+        return "one Newton step from the full-sample fit in every resample"
+    if _EXACT_WORDS in method:
+        return "refitted exactly in every resample"
+    return None
+
+
+def table_judges(pairs: pd.DataFrame, labels: Sequence[object]) -> int:
+    """How many judges the exact-or-one-step choice counts (times the table's patterns,
+    :attr:`CompetenceModel.table_size`): every judge of the table, not only those
+    chosen (``labels``), so that choosing fewer judges does not switch
+    a judge's resamples from one Newton step to exact refits and move its interval
+    (GPT-4 on llmbar-mtbench read [−0.123, +0.050] in the audit and [−0.108, +0.064]
+    with ``--judge gpt-4 --judge ChatGPT``); at least 1."""
+    present = pairs["judge"].nunique() if "judge" in pairs.columns else 0
+    return max(int(present), len(labels), 1)
 
 
 def calibrated_specs(
@@ -1395,10 +1440,10 @@ def calibrated_specs(
         return lambda t: rates(t, own, rung)
 
     if one is not None:
-        n_pat = len(model.ia) + len(model.la)
+        n_pat, n_judges = model.table_size, table_judges(pairs, labels)
         held += (
-            _ONE_STEP_WORDS.format(n=n_pat, judges=len(labels), most=MAX_PATTERNS)
-            if n_pat * len(labels) > MAX_PATTERNS
+            _ONE_STEP_WORDS.format(n=n_pat, judges=n_judges, most=MAX_PATTERNS)
+            if n_pat * n_judges > MAX_PATTERNS
             else "; one-step resamples (asked for)"
         )
     method = "Competence-calibrated self-preference: the judge's rate of picking its " + (

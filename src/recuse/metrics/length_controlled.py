@@ -81,6 +81,7 @@ from scipy import optimize, sparse, special, stats
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.bradley_terry import system_names
+from recuse.numbers import signed
 
 __all__ = [
     "CONFOUNDED_R",
@@ -149,7 +150,7 @@ def _confounding(
     # system's answers are longer (delta low) on hard instructions (gamma low)
     side = "harder" if r > 0 else "easier"
     said = (
-        f"the length difference moves with instruction difficulty (r = {r:+.2f}: this "
+        f"the length difference moves with instruction difficulty (r = {signed(r, 2)}: this "
         f"system's answers are longer on {side} instructions)"
     )
     glm_off = (
@@ -166,7 +167,7 @@ def _confounding(
     here = (
         "here it separates (no rate)"
         if np.isnan(glm)
-        else f"here it gives {glm:.1f}% (lc_win_rate_glm, {glm - joint:+.1f} points from "
+        else f"here it gives {glm:.1f}% (lc_win_rate_glm, {signed(glm - joint, 1)} points from "
         "the joint fit)"
     )
     return r, (
@@ -464,8 +465,8 @@ def length_controlled_win_rates(
         if method == NONE:
             caveat = (
                 f"no length-controlled rate: the fit separates (length coefficient "
-                f"{theta[1]:+.1f} log-odds; past ±{SEPARATED_LENGTH:.0f} length alone decides "
-                "every annotation and the rate at zero length difference is arbitrary): "
+                f"{signed(theta[1], 1)} log-odds; past ±{SEPARATED_LENGTH:.0f} length alone "
+                "decides every annotation and the rate at zero length difference is arbitrary): "
                 "read the raw win rate, or add annotations"
             )
         out.append(

@@ -211,6 +211,11 @@ def preference_spec(
     h = orient(pairs["human"].to_numpy(float), side)
     who = "the judge's own response" if relation == "self" else "a family member's response"
     other = "the other response"
+    # a judge none of whose pairs holds S beside another answer is told so, not told
+    # what that leaves missing (LLaMA-2 on LLMBar read "no pairs where the human prefers
+    # the judge's own response", as if its answers had all lost)
+    holds = np.bincount(codes[(side != 0) & (codes >= 0)], minlength=len(labels)) > 0
+    empty = tuple(None if h else f"pairs with {who}" for h in holds[: len(labels)])
     ties = ties_note(verdict, judge_ties)
     if kind == "eo":
         values, used = attribute_gap_values(h, v, human_ties=human_ties)
@@ -225,6 +230,7 @@ def preference_spec(
                 (1, f"pairs where the human prefers {who}"),
                 (3, f"pairs where the human prefers {other}"),
             ),
+            empty=empty,
         )
         ref = "Def. 4.1" if relation == "self" else "Def. 4.1 with S = family member"
         method = (
@@ -250,6 +256,7 @@ def preference_spec(
             labels=labels,
             combine=difference_of_ratios,
             required=((1, f"labelled, judged pairs with {who}"),),
+            empty=empty,
         )
         method = (
             f"Demographic-parity bias as a difference: P(judge picks {who}) - P(human "

@@ -70,6 +70,7 @@ from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray
@@ -442,21 +443,32 @@ class Options:
     reference: ReferenceKind = "human"
 
     def check(self) -> None:
-        if not 0.5 <= self.target < 1:
-            raise ConfigError(f"--agreement must be in [0.5, 1), e.g. 0.85; got {self.target}")
-        if not 0 < self.delta < 0.5:
-            raise ConfigError(f"--delta must be in (0, 0.5), e.g. 0.1; got {self.delta}")
+        """Raise a :class:`~recuse.metrics.bootstrap.SettingError` for a setting out of
+        its range, named by its keyword of :func:`recuse.certify` (``agreement`` for
+        ``target``): a Python caller reads ``agreement must be in [0.5, 1) (e.g. 0.85),
+        got 80``; ``recuse certify`` says it of the flag (``--agreement = 80: ...``) by
+        :func:`~recuse.metrics.bootstrap.named_settings`, as the audit does."""
+        if not _is_number(self.target) or not 0.5 <= self.target < 1:
+            raise SettingError("agreement", self.target, "must be in [0.5, 1)", "0.85")
+        if not _is_number(self.delta) or not 0 < self.delta < 0.5:
+            raise SettingError("delta", self.delta, "must be in (0, 0.5)", "0.1")
         if self.human_ties not in ("exclude", "count"):
-            raise ConfigError(f"--human-ties must be exclude or count; got {self.human_ties!r}")
-        if int(self.folds) != self.folds or self.folds < 2:
-            raise ConfigError(f"--folds must be an integer of at least 2; got {self.folds}")
-        if self.min_labels < 1:
-            raise ConfigError(f"--min-labels must be at least 1; got {self.min_labels}")
-        if self.seed < 0:
-            raise ConfigError(f"--seed must be 0 or more; got {self.seed}")
+            raise SettingError("human_ties", self.human_ties, "must be exclude or count")
+        if not _is_number(self.folds) or int(self.folds) != self.folds or self.folds < 2:
+            raise SettingError("folds", self.folds, "must be an integer of at least 2", f"{FOLDS}")
+        if not _is_number(self.min_labels) or self.min_labels < 1:
+            raise SettingError("min_labels", self.min_labels, "must be at least 1", f"{MIN_LABELS}")
+        if not _is_number(self.seed) or self.seed < 0:
+            raise SettingError("seed", self.seed, "must be 0 or more", "0")
         if self.reference not in REFERENCE_NAMES:
             kinds = ", ".join(REFERENCE_NAMES)
             raise ConfigError(f"reference must be one of {kinds}; got {self.reference!r}")
+
+
+def _is_number(value: object) -> bool:
+    """A real number that can be compared (not a bool, not NaN, not a string)."""
+    real = isinstance(value, int | float | np.integer | np.floating)
+    return real and not isinstance(value, bool | np.bool_) and not math.isnan(float(value))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

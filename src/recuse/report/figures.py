@@ -369,7 +369,7 @@ def reliability(
         ax.plot(x[ok], y[ok], color=colour, lw=1.2, label=_short(label))
         ax.scatter(x[ok], y[ok], s=size, color=colour, zorder=3)
         points = zip(x[ok], y[ok], w[ok], strict=True)
-        text = ", ".join(f"{a:.2f}→{b:.2f} (n={int(c)})" for a, b, c in points)
+        text = ", ".join(f"{a:.2f}→{b:.2f} (n={int(c):,})" for a, b, c in points)
         parts.append(f"{label}: {text}")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
+from recuse.numbers import decimal, minus
 from recuse.report.model import AuditReport
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
@@ -31,9 +32,8 @@ def _num(value: Any) -> str:
         if not math.isfinite(value):
             return ""
         if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
-            return f"{value:.3g}".replace("-", "\u2212")
-        digits = 2 if abs(value) >= 10 else 3
-        return f"{value:.{digits}f}".replace("-", "\u2212")
+            return minus(f"{value:.3g}")
+        return decimal(value, 2 if abs(value) >= 10 else 3)
     return str(value)
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.report.bias import Bias, Direction
-from recuse.report.verdict import estimate_text, verdict
+from recuse.report.verdict import estimate_parts, estimate_text, verdict
 
 FigureFormat = Literal["png", "svg"]
 PMethod = Literal["bootstrap", "wald", ""]
@@ -164,6 +164,12 @@ class Finding:
     def text(self) -> str:
         """``+0.12 [0.03, 0.20]``: the estimate and its interval."""
         return estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.bias.signed)
+
+    @property
+    def parts(self) -> tuple[str, str]:
+        """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
+        ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
+        return estimate_parts(self.estimate, self.ci_low, self.ci_high, signed=self.bias.signed)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -33,6 +33,7 @@ __all__ = [
     "SummaryLine",
     "judge_line",
     "reading",
+    "source_lines",
     "summary_html",
     "summary_lines",
     "summary_sentences",
@@ -161,6 +162,47 @@ def summary_text(report: AuditReport) -> str:
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     table = [fmt(header), rule, *(fmt(r) for r in rows)]
     return "\n".join([*table, _legend(report), *notes])
+
+
+def source_lines(report: AuditReport) -> list[str]:
+    """One line per input the audit was given: its name, table and rows, whose verdicts
+    it holds, and what was done with it, so that no source goes unnamed in the terminal
+    (``hh-rlhf`` beside judged datasets was covered only by the count of estimates not
+    made; on its own the terminal read "No bias could be estimated").
+
+    A source without judge verdicts says it holds labels only and that there was
+    nothing to estimate from it (every analysis reads verdicts, ratings, probes or
+    perplexities); one with judges says how many of the summary table's estimates come
+    from it and how many of the estimates not made are its."""
+    made: dict[str, int] = {}  # the headline estimates, the summary table's rows
+    for row in report.summary():
+        for f in row.findings:
+            made[f.dataset] = made.get(f.dataset, 0) + 1
+    skipped: dict[str, int] = {}
+    for m in report.skipped:
+        skipped[m.dataset] = skipped.get(m.dataset, 0) + 1
+    out = []
+    for src in report.provenance.sources:
+        n, k = made.get(src.name, 0), len(src.judges)
+        not_made = skipped.get(src.name, 0)
+        head = f"{src.name} ({src.table}, {src.rows:,} rows)"
+        if not k and not n:
+            labels = "reference labels" if src.reference != "human" else "human labels"
+            out.append(
+                f"{head}: {labels} only, no judge verdicts — nothing to estimate from it "
+                f"({not_made:,} analyses need verdicts, ratings, probes or perplexities; "
+                "reasons in the report)"
+            )
+            continue
+        whose = f"verdicts of {k:,} judge{'s' if k != 1 else ''}" if k else "no judge column"
+        did = (
+            f"{n:,} headline estimate{'s' if n != 1 else ''} in the table"
+            if n
+            else ("nothing estimated")
+        )
+        rest = f", {not_made:,} estimates or analyses not made" if not_made else ""
+        out.append(f"{head}: {whose} — {did}{rest}")
+    return out
 
 
 def judge_line(row: SummaryRow) -> str:

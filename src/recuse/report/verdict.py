@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from recuse import numbers
+
 if TYPE_CHECKING:
     from recuse.report.model import Finding
 
@@ -21,16 +23,33 @@ def estimate_text(estimate: float, low: float, high: float, *, signed: bool = Tr
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0).
     """
+    est, interval = estimate_parts(estimate, low, high, signed=signed)
+    return f"{est} {interval}"
+
+
+def estimate_parts(
+    estimate: float, low: float, high: float, *, signed: bool = True
+) -> tuple[str, str]:
+    """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
+    that shows them in two cells (the HTML's findings tables), so a cell reads what the
+    sentence beside it reads (it read ``0.285 [0.233, 0.342]`` beside ``0.28 [0.23,
+    0.34]``). Two decimals, three where every number is under 0.1.
+
+    >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
+    ('0.29', '[0.23, 0.34]')
+    >>> estimate_parts(-0.0123, -0.05, 0.031)
+    ('−0.012', '[−0.050, 0.031]')
+    """
     digits = 2 if max(abs(estimate), abs(low), abs(high)) >= 0.1 else 3
-    est = f"{estimate:+.{digits}f}" if signed else f"{estimate:.{digits}f}"
-    lo = f"{low:.{digits}f}"
-    hi = f"{high:.{digits}f}"
-    return f"{est} [{lo}, {hi}]".replace("-", "\u2212")
+    est = numbers.signed(estimate, digits) if signed else numbers.decimal(estimate, digits)
+    lo, hi = numbers.decimal(low, digits), numbers.decimal(high, digits)
+    return est, f"[{lo}, {hi}]"
 
 
 def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:
-    """``+0.12 [0.03, 0.20], n=340`` with one number format for all three."""
-    return f"{estimate_text(estimate, low, high, signed=signed)}, n={n}"
+    """``+0.12 [0.03, 0.20], n=7,340`` with one number format for all three (the count
+    with thousands separators, as every table writes it)."""
+    return f"{estimate_text(estimate, low, high, signed=signed)}, n={numbers.count(n)}"
 
 
 #: after the words of a number never flagged (:attr:`Bias.unadjusted`) whose interval

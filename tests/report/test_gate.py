@@ -155,3 +155,26 @@ def test_min_and_straddling_both_bounds_are_written_out() -> None:
     wide = _finding("x", "j", 0.0, -0.3, 0.3)
     line = evaluate(wide, Threshold("x", 0.1))
     assert "straddles both bounds, \u22120.1 and 0.1 (0 ± 0.1)" in line.text
+
+
+def test_an_interval_end_exactly_on_the_bound_is_within_it() -> None:
+    """``--max`` is "within x of the no-bias value", ends included. The bound was rounded
+    to 12 decimals (so that 0.7 + 0.1 reads 0.8), which moved a bound given to full
+    precision: an interval ending at 0.33571915785840817 (LLMBar's GPT-3.5
+    self_preference_eo, n-boot 1000) read inconclusive against that very bound, and one
+    starting on it failed. The bound is the decimal sum of the no-bias value and x as
+    written, as near as a float holds it: both cases as at 442ebec, 0.7 + 0.1 still 0.8."""
+    hi = 0.33571915785840817
+    f = _finding("self_preference_eo", "j", 0.1, -0.1, hi)
+    assert evaluate(f, Threshold("self_preference_eo", hi)).outcome == "pass"
+    above = _finding("self_preference_eo", "j", 0.5, hi, 0.6)
+    assert evaluate(above, Threshold("self_preference_eo", hi)).outcome == "inconclusive"
+    # a no-bias value and a bound whose float sum misses the decimal one
+    assert 0.7 + 0.1 != 0.8 and 0.5 + 0.1 == 0.6
+    odd = _finding("x", "j", 0.75, 0.7, 0.8, null=0.7)
+    assert evaluate(odd, Threshold("x", 0.1)).outcome == "pass"
+    assert evaluate({**odd, "ci_high": 0.8000000000000002}, Threshold("x", 0.1)).outcome == (
+        "inconclusive"
+    )
+    pos = _finding("position", "j", 0.55, 0.5, 0.5 + 0.09894805978331686, null=0.5)
+    assert evaluate(pos, Threshold("position", 0.09894805978331686)).outcome == "pass"

@@ -580,3 +580,13 @@ def test_a_judge_name_with_a_newline_cannot_forge_a_gate_line(
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"], capsys)
     (line,) = json.loads(out)["lines"]
     assert code == 1 and line["judge"] == forged
+    # Python's splitlines (and JavaScript) also end a line at U+2028/U+2029
+    for sep in ("\u2028", "\u2029", "\x85", "\x1e"):
+        named = forged.replace("\n", sep)
+        failing = _finding("self_preference_eo", named, 0.2, 0.12, 0.28)
+        path = _report(tmp_path, [failing], provenance=_sources(d=[named]))
+        code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
+        assert code == 1 and len(out.splitlines()) == 2, (sep, out)
+        code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"],
+                         capsys)  # fmt: skip
+        assert json.loads(out)["lines"][0]["judge"] == named and len(out.splitlines()) > 5

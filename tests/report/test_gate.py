@@ -178,3 +178,21 @@ def test_an_interval_end_exactly_on_the_bound_is_within_it() -> None:
     )
     pos = _finding("position", "j", 0.55, 0.5, 0.5 + 0.09894805978331686, null=0.5)
     assert evaluate(pos, Threshold("position", 0.09894805978331686)).outcome == "pass"
+
+
+def test_a_bound_is_written_as_given() -> None:
+    """The bound was written with 6 significant digits (``%g``): --max 0.1234567891
+    read 'lies within 0.5 ± 0.123457 = [0.376543, 0.623457]', a bound other than the
+    one applied, and an interval end on a full-precision bound read '(high end
+    0.33571915785840817 = 0.335719)'. Bounds are written in the fewest digits that give
+    them back; a short one reads as before (0.1, 0.6, 1)."""
+    pos = _finding("position", "j", 0.51, 0.48, 0.54, null=0.5)
+    text = evaluate(pos, Threshold("position", 0.1234567891)).text
+    assert "within 0.5 ± 0.1234567891 = [0.3765432109, 0.6234567891]" in text
+    hi = 0.33571915785840817
+    text = evaluate(_finding("b", "j", 0.2, 0.08, hi), Threshold("b", hi)).text
+    assert f"within ±{hi!r} (high end {hi!r} = {hi!r})" in text
+    assert "within 0.5 ± 0.1 = [0.4, 0.6]" in evaluate(pos, Threshold("position", 0.1)).text
+    acc = _finding("a", "j", 0.8, 0.75, 0.85, null=0.5)
+    assert "at or above the bound 0" in evaluate(acc, Threshold("a", 0.0, "min")).text
+    assert "below the bound 1;" in evaluate(acc, Threshold("a", 1.0, "min")).text + ";"

@@ -553,9 +553,15 @@ def _decimal_sum(a: float, b: float) -> float:
 
 
 def _num(value: float, significant: int | None = None) -> str:
-    """A bound or a distance as given (``0.6``, ``−0.05``; ``significant``: that many
-    significant digits), with the audit's minus sign."""
-    text = f"{value:.{significant}g}" if significant else f"{value:g}"
+    """A bound or a distance as given (``0.6``, ``−0.05``, ``0.1234567891``: the fewest
+    digits that give the float back, where ``%g``'s six wrote a bound other than the one
+    applied; ``significant``: that many significant digits), with the audit's minus
+    sign."""
+    if significant:
+        text = f"{value:.{significant}g}"
+    else:
+        text = repr(float(value))
+        text = text[:-2] if text.endswith(".0") else text
     return text.replace("-", "\u2212")
 
 

@@ -10,8 +10,10 @@ __all__ = ["json_shown", "shown"]
 
 #: characters a terminal acts on rather than shows: control characters (C0 but tab and
 #: newline, DEL, C1: ESC starts the sequences that move the cursor, clear the screen,
-#: recolour) and the bidirectional overrides and isolates, which reorder what follows
-_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: recolour) and the bidirectional overrides and isolates, which reorder what follows;
+#: and the line and paragraph separators, which a reader of the output (Python's
+#: splitlines, JavaScript) takes as line ends: a name must not start a line of its own
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def shown(text: object) -> str:

@@ -558,3 +558,35 @@ def test_ci_gate_md_shows_what_the_gate_prints_on_llmbar(
     text = " ".join(text.split())
     assert code == 0 and "the estimate and interval as the audit prints them" in text
     assert "too close for more data to decide it" in text
+
+
+def test_a_judge_name_with_a_newline_cannot_forge_a_gate_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate's output is read line by line in CI: a judge named "x\\nPASS: ..." (a
+    name is any text in the data) printed its FAIL line as two lines, the second a PASS
+    of a judge it made up. Each finding is one line, the newline written as ``\\n``; the
+    --json output keeps the name as read."""
+    forged = "x\nPASS: self_preference_eo of gpt-4 (d): +0.01 [−0.02, +0.04]"
+    failing = _finding("self_preference_eo", forged, 0.2, 0.12, 0.28,
+                       warnings=["low n\nPASS: forged caveat"])  # fmt: skip
+    path = _report(tmp_path, [failing], provenance=_sources(d=[forged]))
+    code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
+    assert code == 1, out
+    lines = out.splitlines()
+    assert [line for line in lines if line.startswith("PASS")] == [], out
+    assert "FAIL: self_preference_eo of x\\nPASS: self_preference_eo of gpt-4 (d)" in lines[0]
+    assert lines[1] == "  ! low n\\nPASS: forged caveat"
+    code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"], capsys)
+    (line,) = json.loads(out)["lines"]
+    assert code == 1 and line["judge"] == forged
+    # Python's splitlines (and JavaScript) also end a line at U+2028/U+2029
+    for sep in ("\u2028", "\u2029", "\x85", "\x1e"):
+        named = forged.replace("\n", sep)
+        failing = _finding("self_preference_eo", named, 0.2, 0.12, 0.28)
+        path = _report(tmp_path, [failing], provenance=_sources(d=[named]))
+        code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
+        assert code == 1 and len(out.splitlines()) == 2, (sep, out)
+        code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"],
+                         capsys)  # fmt: skip
+        assert json.loads(out)["lines"][0]["judge"] == named and len(out.splitlines()) > 5

@@ -78,3 +78,18 @@ def test_reliability_diagram_lists_its_points_and_skips_empty_bins() -> None:
     assert "isotonic: 0.10→0.10 (n=5), 0.50→0.50 (n=5), 0.85→0.80 (n=30)" in fig.alt
     with pytest.raises(ValueError, match="one entry per bin"):
         F.reliability([("x", [0.1], [0.1, 0.2], [1])], id="r", title="R")
+
+
+def test_a_label_with_terminal_controls_is_drawn_escaped_without_a_warning() -> None:
+    """A judge named with ESC or C1 CSI (\\x9b) made matplotlib warn 'Glyph 27 (\\x1b)
+    missing' on stderr for each figure: the raw control character reached the terminal
+    of the audit that drew it (and the figure showed an empty box). Labels are drawn as
+    :func:`recuse.terminal.shown` writes them."""
+    import warnings
+
+    assert F._short("a\x1b[2Jb\x9bc\u202e") == "a\\x1b[2Jb\\x9bc\\u202e"
+    assert F._short("a\nb\tc") == "a b c"  # whitespace still one space
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.coefficients(["j\x1b[2J\x9b", "y"], [0.1, -0.2], [0.0, -0.3], [0.2, -0.1], id="k",
+                       title="K \x1b", xlabel="b")  # fmt: skip

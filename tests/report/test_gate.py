@@ -155,3 +155,44 @@ def test_min_and_straddling_both_bounds_are_written_out() -> None:
     wide = _finding("x", "j", 0.0, -0.3, 0.3)
     line = evaluate(wide, Threshold("x", 0.1))
     assert "straddles both bounds, \u22120.1 and 0.1 (0 ± 0.1)" in line.text
+
+
+def test_an_interval_end_exactly_on_the_bound_is_within_it() -> None:
+    """``--max`` is "within x of the no-bias value", ends included. The bound was rounded
+    to 12 decimals (so that 0.7 + 0.1 reads 0.8), which moved a bound given to full
+    precision: an interval ending at 0.33571915785840817 (LLMBar's GPT-3.5
+    self_preference_eo, n-boot 1000) read inconclusive against that very bound, and one
+    starting on it failed. The bound is the decimal sum of the no-bias value and x as
+    written, as near as a float holds it: both cases as at 442ebec, 0.7 + 0.1 still 0.8."""
+    hi = 0.33571915785840817
+    f = _finding("self_preference_eo", "j", 0.1, -0.1, hi)
+    assert evaluate(f, Threshold("self_preference_eo", hi)).outcome == "pass"
+    above = _finding("self_preference_eo", "j", 0.5, hi, 0.6)
+    assert evaluate(above, Threshold("self_preference_eo", hi)).outcome == "inconclusive"
+    # a no-bias value and a bound whose float sum misses the decimal one
+    assert 0.7 + 0.1 != 0.8 and 0.5 + 0.1 == 0.6
+    odd = _finding("x", "j", 0.75, 0.7, 0.8, null=0.7)
+    assert evaluate(odd, Threshold("x", 0.1)).outcome == "pass"
+    assert evaluate({**odd, "ci_high": 0.8000000000000002}, Threshold("x", 0.1)).outcome == (
+        "inconclusive"
+    )
+    pos = _finding("position", "j", 0.55, 0.5, 0.5 + 0.09894805978331686, null=0.5)
+    assert evaluate(pos, Threshold("position", 0.09894805978331686)).outcome == "pass"
+
+
+def test_a_bound_is_written_as_given() -> None:
+    """The bound was written with 6 significant digits (``%g``): --max 0.1234567891
+    read 'lies within 0.5 ± 0.123457 = [0.376543, 0.623457]', a bound other than the
+    one applied, and an interval end on a full-precision bound read '(high end
+    0.33571915785840817 = 0.335719)'. Bounds are written in the fewest digits that give
+    them back; a short one reads as before (0.1, 0.6, 1)."""
+    pos = _finding("position", "j", 0.51, 0.48, 0.54, null=0.5)
+    text = evaluate(pos, Threshold("position", 0.1234567891)).text
+    assert "within 0.5 ± 0.1234567891 = [0.3765432109, 0.6234567891]" in text
+    hi = 0.33571915785840817
+    text = evaluate(_finding("b", "j", 0.2, 0.08, hi), Threshold("b", hi)).text
+    assert f"within ±{hi!r} (high end {hi!r} = {hi!r})" in text
+    assert "within 0.5 ± 0.1 = [0.4, 0.6]" in evaluate(pos, Threshold("position", 0.1)).text
+    acc = _finding("a", "j", 0.8, 0.75, 0.85, null=0.5)
+    assert "at or above the bound 0" in evaluate(acc, Threshold("a", 0.0, "min")).text
+    assert "below the bound 1;" in evaluate(acc, Threshold("a", 1.0, "min")).text + ";"

@@ -107,3 +107,23 @@ def test_too_few_resamples_for_the_family_is_said() -> None:
     assert all(f.warnings == () for f in out.findings) and "unflagged" not in note
     (out,), note = adjust_sections([section], level=0.9)  # the library's default: no n_boot
     assert "unflagged" not in note
+
+
+def test_a_family_of_wald_tests_only_is_not_told_to_add_resamples() -> None:
+    """An audit of a ratings table (Play Favorites, --n-boot 100): all 13 tests of the
+    family are the favoritism regression's Wald tests, yet the note said 'A large bias
+    can go unflagged: with 100 resamples no bootstrap p-value is below 2/101 ...; rerun
+    with --n-boot 259 or more', which changes none of them. The floor is said when a
+    bootstrap p-value is in the family."""
+    wald = [Finding(judge=f"r{k}", bias=BIAS, estimate=0.4, ci_low=0.3, ci_high=0.5, n=50,
+                    level=0.9, method="ols", p_value=0.3 if k else 1e-6,
+                    section="favoritism", p_method="wald") for k in range(13)]  # fmt: skip
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=tuple(wald))], level=0.9,
+                                   n_boot=100)  # fmt: skip
+    assert "unflagged" not in note and "resamples" not in note, note
+    assert out.findings[0].significant and all(f.warnings == () for f in out.findings)
+    # one bootstrap p among them: the note is back (14 tests: 2 * 14 / 0.1 - 1 = 279)
+    mixed = (*wald, _f("b", 0.5, lo=-0.1, hi=0.2))
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=mixed)], level=0.9,
+                                   n_boot=100)  # fmt: skip
+    assert "A large bias can go unflagged" in note and "--n-boot 279" in note

@@ -70,11 +70,18 @@ def run_gate(
         echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False)))
         return result.exit_code
     for line in result.lines:
-        echo(line.text)
+        echo(_one_line(line.text))
         for caveat in line.warnings:  # what the audit said to read the number with
-            echo(f"  ! {caveat}")
+            echo(_one_line(f"  ! {caveat}"))
     echo(result.verdict())
     return result.exit_code
+
+
+def _one_line(text: str) -> str:
+    """A gate line as one terminal line: CI reads the output line by line, and a judge
+    (or caveat) from the data with a newline in it would print a line of its own
+    (``x\\nPASS: ...`` a PASS the gate never gave); the newline is written ``\\n``."""
+    return text.replace("\n", "\\n")
 
 
 def _payload(

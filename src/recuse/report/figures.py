@@ -20,6 +20,7 @@ import numpy as np
 
 from recuse.errors import MissingDependencyError
 from recuse.report.model import Figure, FigureFormat
+from recuse.terminal import shown
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -71,12 +72,14 @@ def _new(width: float, height: float) -> tuple[MplFigure, Any]:
 def _short(text: object, limit: int = LABEL_MAX) -> str:
     """``text`` on one line, at most ``limit`` characters (the middle replaced by an
     ellipsis, so names that differ at the end stay apart): a long name from data must
-    not push the plot out of its figure.
+    not push the plot out of its figure. Characters a terminal acts on are written as
+    :func:`recuse.terminal.shown` writes them: no font draws them, and matplotlib's
+    warning about the missing glyph printed the raw character to the terminal.
 
     >>> _short("gpt-4"), _short("a\\nb"), _short("abcdefghijklmnop", 9)
     ('gpt-4', 'a b', 'abcd…mnop')
     """
-    line = " ".join(str(text).split())
+    line = " ".join(shown(text).split())
     if len(line) <= limit:
         return line
     head = limit // 2

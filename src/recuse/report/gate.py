@@ -54,6 +54,7 @@ import math
 import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -482,8 +483,7 @@ def evaluate(
     null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
     if threshold.bound == "max":
-        # rounded: 0.7 + 0.1 is 0.7999999999999999 in floats, and the bound meant is 0.8
-        allowed_lo, allowed_hi = round(null - x, 12), round(null + x, 12)
+        allowed_lo, allowed_hi = _decimal_sum(null, -x), _decimal_sum(null, x)
         if allowed_lo <= lo and hi <= allowed_hi:
             outcome: Outcome = "pass"
         elif lo > allowed_hi or hi < allowed_lo:
@@ -542,10 +542,26 @@ def evaluate(
                     gap if outcome == "inconclusive" else None, too_close)  # fmt: skip
 
 
+def _decimal_sum(a: float, b: float) -> float:
+    """``a + b`` as the decimals written (each float's shortest repr) add, as near as a
+    float holds it: the bound meant by 0.7 and 0.1 is 0.8, where float addition gives
+    0.7999999999999999; a bound given to full precision (an interval's own end) is kept
+    exactly, where rounding to a number of decimals moved it off that end."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a + b
+    return float(Decimal(repr(a)) + Decimal(repr(b)))
+
+
 def _num(value: float, significant: int | None = None) -> str:
-    """A bound or a distance as given (``0.6``, ``−0.05``; ``significant``: that many
-    significant digits), with the audit's minus sign."""
-    text = f"{value:.{significant}g}" if significant else f"{value:g}"
+    """A bound or a distance as given (``0.6``, ``−0.05``, ``0.1234567891``: the fewest
+    digits that give the float back, where ``%g``'s six wrote a bound other than the one
+    applied; ``significant``: that many significant digits), with the audit's minus
+    sign."""
+    if significant:
+        text = f"{value:.{significant}g}"
+    else:
+        text = repr(float(value))
+        text = text[:-2] if text.endswith(".0") else text
     return text.replace("-", "\u2212")
 
 

@@ -38,7 +38,8 @@ def adjust_sections(
     """The sections with ``q_value`` set on every finding of the family, and a note.
 
     With ``n_boot`` (the bootstrap's resamples), the note says when they are too few
-    for the family (:func:`resolution_limit`), and so does each finding it leaves
+    for the family (:func:`resolution_limit`; said only when a bootstrap p-value is in
+    it), and so does each finding it leaves
     unflagged although its interval excludes no bias and its p-value is a bootstrap one
     (:attr:`~recuse.report.model.Finding.p_method`; a regression's Wald test has no
     such floor)."""
@@ -55,7 +56,10 @@ def adjust_sections(
     p = np.array([f.p_value for f in family], float)
     q = multipletests(p, alpha=1 - level, method="fdr_bh")[1]
     adjusted = {id(f): float(v) for group, v in zip(tests.values(), q, strict=True) for f in group}
-    limit = resolution_limit(n_boot, len(family), level) if n_boot else ""
+    # the floor is a bootstrap p-value's: a family of Wald tests alone (a ratings
+    # table's favoritism regression) gains nothing from more resamples
+    bootstrap = any(f.p_method == "bootstrap" for f in members)
+    limit = resolution_limit(n_boot, len(family), level) if n_boot and bootstrap else ""
 
     def adjust(f: Finding) -> Finding:
         if id(f) not in adjusted:

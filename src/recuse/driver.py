@@ -40,6 +40,7 @@ from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import use_orders
+from recuse.numbers import percent
 from recuse.reference import REFERENCE_NAMES, ReferenceKind, reword
 from recuse.report.model import (
     AuditReport,
@@ -309,7 +310,7 @@ def run_audit(
         packages=_packages(),
     )
     notes = (
-        f"Intervals: {o.level:.0%}; pairwise metrics: {BOOTSTRAP_WORDS}; {o.n_boot} "
+        f"Intervals: {percent(o.level)}; pairwise metrics: {BOOTSTRAP_WORDS}; {o.n_boot} "
         f"resamples, seed {o.seed}; the regression uses {o.se} robust standard errors.",
         *(
             f"In {i.name} the reference label is {i.source.label}, not a human judgment: "

@@ -4,15 +4,19 @@ that word their own caveats and the report that lays them out share it.
 
 - a minus sign is U+2212 (``−0.31``), as the summary tables write it, never the ASCII
   hyphen (AlpacaEval's caveats read ``r = -0.31`` beside tables reading ``−0.31``);
-- a count has thousands separators (``n=7,013``, as the tables write 7,013).
+- a count has thousands separators (``n=7,013``, as the tables write 7,013);
+- a confidence level is a percentage with the decimals it needs (``99.5%``: written
+  ``{:.0%}`` it read ``100%``, an interval that would be the whole line).
 
 >>> signed(-0.3141, 2), signed(5, 1), decimal(-0.5, 3), count(7013)
 ('−0.31', '+5.0', '−0.500', '7,013')
+>>> percent(0.9), percent(0.975), percent(0.995), percent(0.999999), percent(2 / 3)
+('90%', '97.5%', '99.5%', '99.9999%', '66.6667%')
 """
 
 from __future__ import annotations
 
-__all__ = ["MINUS", "count", "decimal", "minus", "signed"]
+__all__ = ["MINUS", "count", "decimal", "minus", "percent", "signed"]
 
 #: the minus sign every shown number uses
 MINUS = "\u2212"
@@ -38,3 +42,15 @@ def decimal(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def percent(level: float) -> str:
+    """A share (a confidence level) as a percentage with the fewest decimals, up to 4,
+    that give it back (``0.9`` → ``90%``, ``0.995`` → ``99.5%``); a share that needs
+    more is rounded at 4, but never up to ``100%`` from below it."""
+    value = float(level) * 100
+    digits = next((d for d in range(4) if abs(round(value, d) - value) < 1e-9), 4)
+    text = f"{value:.{digits}f}"
+    if value < 100 <= float(text):  # 0.9999999 is not a certainty
+        text = f"{100 - 10.0**-digits:.{digits}f}"
+    return f"{text}%"

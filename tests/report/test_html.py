@@ -70,3 +70,20 @@ def test_a_findings_row_reads_as_the_sentence_beside_it() -> None:
     assert '<td class="num">0.28</td><td class="num">[0.23, 0.34]</td>' in page
     assert '<td class="num">0.51</td><td class="num">[\u22120.03, 0.06]</td>' in page
     assert "0.285" not in page and "n=7013" not in page and "n=7,013" in page
+
+
+def test_a_level_reads_with_the_decimals_it_needs() -> None:
+    """A 99.5% level was written ``{:.0%}``: '100%' intervals, which would be the whole
+    line. The page, the terminal's summary header and the metrics' method text write
+    recuse.numbers.percent of the level."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.estimate import interval_method
+    from recuse.report.html import render_html
+    from recuse.report.summary_table import _legend
+
+    for level, said in ((0.9, "90%"), (0.995, "99.5%"), (0.975, "97.5%")):
+        report = replace(_report(()), level=level)
+        page = render_html(report)
+        assert f"{said} confidence intervals" in page and "100% confidence" not in page
+        assert _legend(report).startswith(f"estimate [{said} interval]")
+        assert interval_method(Resampling(level=level, n_boot=400), "percentile").startswith(said)

@@ -40,6 +40,7 @@ from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
+from recuse.numbers import percent
 from recuse.outputs import file_name
 from recuse.probe_tables import ORIGINAL, is_probe_table
 from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
@@ -501,7 +502,7 @@ def coef_figure(
         [f.ci_high for f in findings],
         id=slug("coef", what, dataset),
         title=f"{what[:1].upper()}{what[1:]} — {dataset}",
-        xlabel=f"estimate with {o.level:.0%} interval",
+        xlabel=f"estimate with {percent(o.level)} interval",
         null=null,
         caption=f"Red: the interval excludes {null:g} (no bias).",
         format=o.figure_format,

@@ -30,7 +30,7 @@ from recuse.metrics.familiarity import (
 )
 from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
-from recuse.numbers import decimal, signed
+from recuse.numbers import decimal, percent, signed
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -194,7 +194,9 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
     parts = ctx.part(ANALYSIS)
     boot, min_n = o.resampling, o.min_n
     edges = perplexity_bins()
-    band = f"bins with at least {o.min_n} pairs; bands: {o.level:.0%} cluster-bootstrap intervals"
+    band = (
+        f"bins with at least {o.min_n} pairs; bands: {percent(o.level)} cluster-bootstrap intervals"
+    )
     curves, by_self, gaps, by_model = [], [], [], []
     for judge in judges:
         # Figure 3: win rate of a by perplexity difference, judge and humans
@@ -283,7 +285,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 f"{decimal(r.components['mean_log_ppl_own'], 3)} vs other models' "
                 f"{decimal(r.components['mean_log_ppl_other'], 3)}; gap "
                 f"{signed(r.estimate, 3)} [{decimal(r.ci_low, 3)}, {decimal(r.ci_high, 3)}] "
-                f"({o.level:.0%}; negative: its own "
+                f"({percent(o.level)}; negative: its own "
                 "answers are more familiar to it)"
             )
         if not results:
@@ -301,7 +303,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 xlabel="mean log-perplexity of the responses (nats per token)",
                 caption=(
                     f"Figure 5 of the self-preference paper: each distinct response once; "
-                    f"red: {judge}'s own responses; whiskers: {o.level:.0%} cluster-bootstrap "
+                    f"red: {judge}'s own responses; whiskers: {percent(o.level)} cluster-bootstrap "
                     f"intervals (none under {o.min_n} responses). Lower: more familiar to "
                     "the judge."
                 ),

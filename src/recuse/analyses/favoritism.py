@@ -13,6 +13,7 @@ from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.bootstrap import counted
 from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.debias import debias_effect
+from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import FavoritismResult, prepare
@@ -73,8 +74,8 @@ def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
         {
             "coefficient": words,
             "estimate": tidy["estimate"].astype(float).round(4),
-            f"{level:.0%} low": tidy["lower"].astype(float).round(4),
-            f"{level:.0%} high": tidy["upper"].astype(float).round(4),
+            f"{percent(level)} low": tidy["lower"].astype(float).round(4),
+            f"{percent(level)} high": tidy["upper"].astype(float).round(4),
             "p": [("< 0.001" if v < 0.001 else f"{v:.3f}") for v in p],
         }
     )
@@ -196,7 +197,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     sb["lower"].astype(float).tolist(),
                     sb["upper"].astype(float).tolist(),
                     id=slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
-                    xlabel=f"extra {res.scale_note} for own completions ({o.level:.0%} CI)",
+                    xlabel=f"extra {res.scale_note} for own completions ({percent(o.level)} CI)",
                     caption="Red: the interval excludes 0.", format=o.figure_format,
                 )
             )  # fmt: skip

@@ -36,7 +36,7 @@ from recuse.metrics.tool_scores import (
     arena_hard_style_scores,
     fastchat_results,
 )
-from recuse.numbers import signed
+from recuse.numbers import percent, signed
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -132,7 +132,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     adj = lb.adjusted
     method = (
         f"Bradley–Terry logistic GLM (statsmodels) of the verdicts of {judges}; "
-        f"{o.level:.0%} percentile interval, one-step cluster bootstrap over prompts "
+        f"{percent(o.level)} percentile interval, one-step cluster bootstrap over prompts "
         f"({o.n_boot} resamples); n = the judged pairs fitted"
         + (f", {left}" if (left := adj.left_out_words()) else "")
     )
@@ -178,7 +178,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             np.concatenate([lb.raw.strengths_low, adj.strengths_low]).tolist(),
             np.concatenate([lb.raw.strengths_high, adj.strengths_high]).tolist(),
             id=slug("leaderboard", inp.name), title=f"Strengths, raw and adjusted — {inp.name}",
-            xlabel=f"strength (log-odds, centred) with {o.level:.0%} interval",
+            xlabel=f"strength (log-odds, centred) with {percent(o.level)} interval",
             caption="Raw: the verdicts as they are; adjusted: length, markdown, position, "
             "own-answer and family effects held equal.", format=o.figure_format,
         )
@@ -298,7 +298,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                     if r.lc_method == GLM
                     else ""
                 )
-                + f" ({o.level:.0%} intervals, n = {r.n:,} "
+                + f" ({percent(o.level)} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."
                 + (" Caveat: " + str(r.caveat) + "." if r.caveat else "")
             )
@@ -328,7 +328,7 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             line = (
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model} scores {r.score:.1f}% "
                 f"[{r.score_low:.1f}, {r.score_high:.1f}] against {r.baseline} (Bradley–Terry "
-                f"win rate, a '>>' verdict counted {SIGNIFICANT_WEIGHT}×; {o.level:.0%} "
+                f"win rate, a '>>' verdict counted {SIGNIFICANT_WEIGHT}×; {percent(o.level)} "
                 f"bootstrap over {r.battles:,} battles from {r.games:,} games; 50% = as good "
                 "as the baseline)"
             )

@@ -21,6 +21,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
+from recuse.numbers import percent
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import Table
@@ -126,7 +127,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                     ylabel="share of judge verdicts agreeing",
                     reference=0.5,
                     caption=(
-                        f"Bins with at least {o.min_n} pairs; bands: {o.level:.0%} "
+                        f"Bins with at least {o.min_n} pairs; bands: {percent(o.level)} "
                         "cluster-bootstrap intervals. A judge without verbosity bias has a "
                         "flat curve; one that prefers longer answers rises to the right."
                     ),

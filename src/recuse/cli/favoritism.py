@@ -25,6 +25,7 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
+from recuse.numbers import percent
 from recuse.outputs import check_output_folder, csv_files, staged, strict_json
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
@@ -51,10 +52,10 @@ def _table(res: FavoritismResult, kind: str) -> Table:
     key = "judge" if kind == "self" else "family"
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
     t = Table(
-        title=f"{title} ({res.level:.0%} Wald intervals, SE {res.se_type})",
+        title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type})",
         caption=cell(
             res.definition("self" if kind == "self" else "family")
-            + f"; sig. * = the {res.level:.0%} interval excludes 0"
+            + f"; sig. * = the {percent(res.level)} interval excludes 0"
         ),
     )
     t.add_column(key)

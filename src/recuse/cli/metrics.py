@@ -41,6 +41,7 @@ from recuse.metrics.competence import resampling_of
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
+from recuse.numbers import percent
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.tables import reject_human_ties
 
@@ -186,7 +187,7 @@ def pairs_command(
     for note in loaded.source.notes:
         console.print(cell(f"note: {note}"))
     _print_results(console, result, title=(
-        f"{source}: pairwise bias ({level:.0%} intervals, prompts resampled; verdicts: "
+        f"{source}: pairwise bias ({percent(level)} intervals, prompts resampled; verdicts: "
         f"{orders} order{'s' if orders == 'both' else ''})"
     ))  # fmt: skip
     if out_path is not None:

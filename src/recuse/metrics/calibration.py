@@ -78,6 +78,7 @@ from recuse.metrics.estimate import (
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import TIE_TOL, judge_codes
+from recuse.numbers import percent
 
 __all__ = [
     "DebiasedECE",
@@ -252,7 +253,7 @@ def ece_results(
         f"debiased calibration error of {column}: {bins} equal-width bins, sqrt of the "
         "U-statistic over prompts of the squared gap between stated probability and "
         "outcome (Kumar et al. 2019), y = human label as 0/1 (ties left out); "
-        f"{boot.level:.0%} normal interval on the squared scale, jackknife over prompts"
+        f"{percent(boot.level)} normal interval on the squared scale, jackknife over prompts"
     )
     for g, label in enumerate(labels):
         mine = codes == g

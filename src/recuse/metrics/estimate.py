@@ -46,6 +46,7 @@ from recuse.metrics.bootstrap import (
     p_value,
 )
 from recuse.metrics.result import MetricResult, Skipped
+from recuse.numbers import percent
 
 __all__ = [
     "FEW_CLUSTERS",
@@ -121,7 +122,7 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     '90% percentile interval, cluster bootstrap over prompts (2000 resamples)'
     """
     name = INTERVAL_NAMES[interval]
-    return f"{boot.level:.0%} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
+    return f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
 
 
 def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tuple[str, ...]:

@@ -64,6 +64,7 @@ from recuse.metrics.verdicts import (
     judge_score,
     orient,
 )
+from recuse.numbers import percent
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -619,7 +620,7 @@ def familiarity_bias(
         n_clusters=n_c,
         method=(
             "human slope minus judge slope of fractional-logit fits on d = log ppl_a - "
-            f"log ppl_b (verdict={verdict}); {boot.level:.0%} percentile interval, cluster "
+            f"log ppl_b (verdict={verdict}); {percent(boot.level)} percentile interval, cluster "
             f"bootstrap over prompts ({boot.n_boot} resamples, both fits refitted)"
         ),
         judge=name,

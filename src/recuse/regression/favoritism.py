@@ -67,6 +67,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.numbers import percent
 from recuse.regression.ols import SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
 
@@ -573,7 +574,7 @@ class FavoritismResult:
 
     # -- output
     def summary(self) -> str:
-        pct = f"{self.level:.0%}"
+        pct = f"{percent(self.level)}"
         lines = [
             f"Favoritism regression ({self.variant}): {self.method}",
             f"n = {self.n:,} ratings; SE {self.se_type}; {pct} Wald intervals; "
@@ -611,7 +612,7 @@ class FavoritismResult:
         parts = [
             f"<h3>{esc(f'Favoritism regression ({self.variant})')}</h3>",
             f"<p>{esc(self.method)}; n = {self.n:,}; SE {esc(self.se_type)}; "
-            f"{self.level:.0%} Wald intervals</p>",
+            f"{percent(self.level)} Wald intervals</p>",
         ]
         for title, tab in (("Self-bias", self.self_bias()), ("Family-bias", self.family_bias())):
             parts.append(f"<h4>{esc(title)}</h4><table><tr>")

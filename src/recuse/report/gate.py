@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
+from recuse.numbers import percent
 from recuse.report.model import all_judges_label, is_all_judges_label
 from recuse.report.verdict import estimate_text
 
@@ -506,7 +507,7 @@ def evaluate(
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     text = (
         f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "
-        f"({level:.0%} interval); {says}{_near(numbers, lo, hi, edges)}"
+        f"({percent(level)} interval); {says}{_near(numbers, lo, hi, edges)}"
     )
     needed, too_close = None, False
     if outcome == "inconclusive":

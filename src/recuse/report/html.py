@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
-from recuse.numbers import decimal, minus
+from recuse.numbers import decimal, minus, percent
 from recuse.report.model import AuditReport
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
@@ -79,6 +79,7 @@ def _environment() -> Any:
         lstrip_blocks=False,
     )
     env.filters["num"] = _num
+    env.filters["percent"] = percent
     env.filters["cell"] = _cell
     env.filters["warning_tag"] = warning_tag
     return env

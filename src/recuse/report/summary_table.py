@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from recuse.numbers import percent
 from recuse.report.model import AuditReport, Finding, NotEstimated, SummaryRow
 
 __all__ = [
@@ -120,7 +121,7 @@ def _legend(report: AuditReport) -> str:
     adjusted = str(report.provenance.options.get("multiple testing (--fdr)", ""))
     fdr = " after Benjamini–Hochberg adjustment" if adjusted.startswith("Benjamini") else ""
     return (
-        f"estimate [{report.level:.0%} interval]; n: comparisons or ratings. "
+        f"estimate [{percent(report.level)} interval]; n: comparisons or ratings. "
         f"▲/▼ flagged: the interval excludes no bias{fdr} and is not negligible — "
         "material: at least the bias's threshold from no bias, small: nearer; "
         "negligible: the interval lies within ± that threshold (thresholds: `recuse "
@@ -148,7 +149,7 @@ def summary_text(report: AuditReport) -> str:
         cells = [judge, ln.bias, *([ln.dataset] if show_data else []), ln.estimate]
         rows.append([*cells, ln.n, word])
     header = ["judge", "bias (unit · no-bias value)", *(["data"] if show_data else [])]
-    header += [f"estimate [{report.level:.0%} interval]", "n", "reading"]
+    header += [f"estimate [{percent(report.level)} interval]", "n", "reading"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     right = {len(header) - 2}  # n
 

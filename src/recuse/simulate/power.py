@@ -50,6 +50,7 @@ from scipy.stats import norm
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import Resampling, check_level
 from recuse.metrics.summary import pairwise_bias
+from recuse.numbers import percent
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
@@ -112,7 +113,7 @@ class Plan:
             f"You need about {self.pairs:,} pairs over {self.prompts:,} prompts "
             f"({self.pairs_per_prompt} per prompt) to detect a {self.bias} bias of "
             f"{self.effect:g} ({MEASURED_AS.get(self.bias, self.bias)}) with "
-            f"{self.power:.0%} power at the {self.level:.0%} level; "
+            f"{percent(self.power)} power at the {percent(self.level)} level; "
             f"simulated power at that size: {self.achieved:.2f} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({self.runs} runs, seed {self.seed}; first guess "
             f"from the normal approximation: {self.first_guess_pairs:,} pairs).{noise}{stop}"

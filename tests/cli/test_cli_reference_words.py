@@ -246,6 +246,25 @@ def test_file_reference_by_hand() -> None:
     assert file_reference(frame.drop(columns="source"), "pairs") == ("human", "", ())
 
 
+def test_a_source_that_nearly_names_a_correctness_dataset_is_said(tmp_path: Path) -> None:
+    """A typo ('judge_bench') made JudgeBench's rows human-labelled with nothing said;
+    a source near a dataset whose labels are not human gets a note (a source far from
+    any, as a user's own 'my-set', none)."""
+    frame = pd.DataFrame({
+        "source": ["judge_bench", "judge_bench", "my-set", "JudgeBnech"],
+        "human": [1.0, 0.0, 1.0, 0.5],
+    })  # fmt: skip
+    kind, _, notes = file_reference(frame.iloc[:3], "pairs")
+    assert kind == "human" and notes == (
+        "source 'judge_bench' (2 labelled rows) names no dataset recuse knows, so its labels "
+        "are read as human ones; if it means 'judgebench' (correctness labels), write it so",
+    )
+    assert file_reference(frame.iloc[[2]], "pairs") == ("human", "", ())
+    _, _, notes = file_reference(frame, "pairs")
+    assert [n.split(" (")[0] for n in notes] == ["source 'judge_bench'", "source 'JudgeBnech'"]
+    assert "1 labelled row)" in notes[1]
+
+
 @pytest.mark.parametrize("name", ["recuse.reference", "recuse.terminal", "recuse.analyses.base"])
 def test_doctests(name: str) -> None:
     """reword's examples (the mixed kind's too), shown/json_shown, check_interval_level."""

@@ -11,6 +11,7 @@ given the same way (:func:`locate`), with the same errors.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import stat
 from dataclasses import dataclass
@@ -236,7 +237,7 @@ def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str,
     kinds = names.str.lower().map(lambda n: known[n].reference if n in known else "human")
     found = set(kinds)
     if found <= {"human"}:
-        return "human", "", ()
+        return "human", "", _near_misses(names, known)
     if len(found) == 1:
         sets = set(names.str.lower())
         return kinds.iloc[0], known[sets.pop()].label if len(sets) == 1 else "", ()
@@ -255,7 +256,27 @@ def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str,
         + f". Its findings and reasons say {LABEL_NAMES['mixed']!r} for all of them; to have "
         "each kind named, give its rows as a file of their own."
     )
-    return "mixed", "", (note,)
+    return "mixed", "", (note, *_near_misses(names, known))
+
+
+def _near_misses(names: pd.Series, known: dict[str, Any]) -> tuple[str, ...]:
+    """A note for each source that names no dataset but nearly names one whose labels
+    are not human (``judge_bench``): its rows are read as human-labelled, which a typo
+    would make silently wrong."""
+    other = [n for n, d in known.items() if d.reference != "human"]
+    out = []
+    for name, rows in names[names != ""].value_counts(sort=False).items():
+        if str(name).lower() in known:
+            continue
+        close = difflib.get_close_matches(str(name).lower(), other, n=1, cutoff=0.8)
+        if close:
+            plural = "" if rows == 1 else "s"
+            out.append(
+                f"source {str(name)!r} ({rows:,} labelled row{plural}) names no dataset "
+                f"recuse knows, so its labels are read as human ones; if it means {close[0]!r} "
+                f"({LABEL_NAMES[known[close[0]].reference]}s), write it so"
+            )
+    return tuple(out)
 
 
 def _upstream(name: str) -> tuple[str, tuple[str, ...]]:

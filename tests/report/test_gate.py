@@ -49,6 +49,16 @@ def test_parse_thresholds_refuses_what_it_cannot_read() -> None:
             parse_thresholds([bad])
 
 
+def test_a_bias_given_two_bounds_of_one_kind_is_refused() -> None:
+    """``--max position=0.1 --max position=0.2`` gated the bias at both bounds, printing a
+    PASS and a FAIL line for one judge; a --max and a --min of one bias are a band."""
+    for texts in (["position=0.1", "position=0.2"], ["position=0.1,position=0.1"]):
+        with pytest.raises(ConfigError, match=r"position is given twice .* one --max bound"):
+            parse_thresholds(texts)
+    band = [*parse_thresholds(["position=0.1"]), *parse_thresholds(["position=0.01"], "min")]
+    assert [t.bound for t in band] == ["max", "min"]
+
+
 def test_gate_doctests() -> None:
     import doctest
 

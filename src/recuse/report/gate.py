@@ -192,7 +192,7 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
     >>> parse_thresholds(["a=0.05,b=1"])
     [Threshold(key='a', value=0.05, bound='max'), Threshold(key='b', value=1.0, bound='max')]
     """
-    out = []
+    out: list[Threshold] = []
     for text in texts:
         for part in text.split(","):
             if not part.strip():
@@ -206,6 +206,12 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
                 raise ConfigError(
                     f"--{bound}: cannot read {part.strip()!r} — write BIAS=NUMBER (a number "
                     "of 0 or more), comma-separated, e.g. --max self_preference_eo=0.05"
+                )
+            twice = next((t for t in out if t.key == key.strip()), None)
+            if twice is not None:  # both were gated, and the line read as two verdicts
+                raise ConfigError(
+                    f"--{bound}: {twice.key} is given twice ({twice.value:g} and {number:g}) "
+                    f"— give each bias one --{bound} bound"
                 )
             out.append(Threshold(key.strip(), number, bound))
     if not out:

@@ -320,3 +320,19 @@ def test_every_source_is_named_with_what_was_done_with_it(
     assert main(["audit", str(labels), "--out", str(tmp_path / "r2"), "--n-boot", "100"]) == 0
     out = capsys.readouterr().out
     assert "No bias could be estimated" in out and "data: labels only.csv (pairs," in out
+
+
+def test_a_source_whose_estimates_are_outside_the_table_says_where_they_are(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AlpacaEval's line read "nothing estimated" right above its leaderboard's own
+    rates (`make demo`): a source whose estimates are all outside the summary table
+    names the sections that hold them."""
+    code = main(["audit", "alpaca-eval", "--only", "leaderboard", "--data-dir", str(shared_data),
+                 "--out", str(tmp_path / "r"), "--n-boot", "100"])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("data: alpaca-eval")]
+    assert "nothing estimated" not in line
+    assert "no headline estimate in the table; estimates in: Bias-adjusted leaderboard" in line
+    assert "AlpacaEval, annotator gpt-4" in out  # the leaderboard's rates, after it

@@ -179,6 +179,12 @@ def source_lines(report: AuditReport) -> list[str]:
     for row in report.summary():
         for f in row.findings:
             made[f.dataset] = made.get(f.dataset, 0) + 1
+    # the sections holding a source's other estimates (AlpacaEval's leaderboard rates)
+    titles = {s.id: s.title for s in report.sections}
+    elsewhere: dict[str, list[str]] = {}
+    for f in report.findings:
+        if not f.headline and titles[f.section] not in elsewhere.get(f.dataset, []):
+            elsewhere.setdefault(f.dataset, []).append(titles[f.section])
     skipped: dict[str, int] = {}
     for m in report.skipped:
         skipped[m.dataset] = skipped.get(m.dataset, 0) + 1
@@ -196,12 +202,14 @@ def source_lines(report: AuditReport) -> list[str]:
             )
             continue
         whose = f"verdicts of {k:,} judge{'s' if k != 1 else ''}" if k else "no judge column"
-        did = (
-            f"{n:,} headline estimate{'s' if n != 1 else ''} in the table"
-            if n
-            else ("nothing estimated")
-        )
-        rest = f", {not_made:,} estimates or analyses not made" if not_made else ""
+        others = elsewhere.get(src.name, [])
+        if n:
+            did = f"{n:,} headline estimate{'s' if n != 1 else ''} in the table"
+        elif others:  # "nothing estimated" read above the leaderboard's own rates
+            did = f"no headline estimate in the table; estimates in: {', '.join(others)}"
+        else:
+            did = "nothing estimated"
+        rest = f"; {not_made:,} estimates or analyses not made" if not_made else ""
         out.append(f"{head}: {whose} — {did}{rest}")
     return out
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -61,9 +60,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
-from recuse.numbers import percent
+from recuse.numbers import MINUS, minus, percent
 from recuse.report.model import all_judges_label, is_all_judges_label
-from recuse.report.verdict import estimate_text
+from recuse.report.verdict import estimate_digits, estimate_text
 
 if TYPE_CHECKING:
     from recuse.report.certified_gate import Certified
@@ -513,7 +512,7 @@ def evaluate(
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     text = (
         f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "
-        f"({percent(level)} interval); {says}{_near(numbers, lo, hi, edges)}"
+        f"({percent(level)} interval); {says}{_near(est, lo, hi, edges)}"
     )
     needed, too_close = None, False
     if outcome == "inconclusive":
@@ -569,7 +568,7 @@ def _num(value: float, significant: int | None = None) -> str:
     else:
         text = repr(float(value))
         text = text[:-2] if text.endswith(".0") else text
-    return text.replace("-", "\u2212")
+    return minus(text)
 
 
 def _exact(value: float, bound: float, least: int = 2) -> str:
@@ -579,8 +578,8 @@ def _exact(value: float, bound: float, least: int = 2) -> str:
     for d in range(least, 17):
         shown = round(value, d)
         if (shown > bound) - (shown < bound) == side:
-            return f"{value:.{d}f}".replace("-", "\u2212")
-    return repr(value).replace("-", "\u2212")
+            return minus(f"{value:.{d}f}")
+    return minus(repr(value))
 
 
 def _bound_words(
@@ -600,7 +599,7 @@ def _bound_words(
     def named(edge: float) -> str:  # the bound, and how it is made when null is not 0
         if null == 0:
             return _num(edge)
-        sign = "+" if edge >= null else "\u2212"
+        sign = "+" if edge >= null else MINUS
         return f"{_num(edge)} ({_num(null)} {sign} {_num(x)})"
 
     if outcome == "pass":
@@ -620,16 +619,15 @@ def _bound_words(
     return f"the interval straddles the bound {named(crossed[0] if crossed else high)}"
 
 
-_NUMBER = re.compile(r"[+\-\u2212]?\d+(?:\.\d+)?(?:e[+\-\u2212]?\d+)?")
-
-
-def _near(numbers: str, lo: float, hi: float, edges: tuple[float, ...]) -> str:
+def _near(est: float, lo: float, hi: float, edges: tuple[float, ...]) -> str:
     """`` (high end 0.6004 > 0.6)`` for each end of the interval that the audit's rounding
-    (``numbers``) puts on the bound or across it, so the decision reads from the line."""
-    found = [float(t.replace("\u2212", "-")) for t in _NUMBER.findall(numbers)]
-    shown = found[1:3] if len(found) == 3 else [math.nan, math.nan]
+    (:func:`~recuse.report.verdict.estimate_digits`) puts on the bound or across it, so
+    the decision reads from the line; every end, where a number is not finite."""
+    digits = estimate_digits(est, lo, hi)
+    finite = all(math.isfinite(v) for v in (est, lo, hi))
     out = []
-    for name, value, printed in (("low end", lo, shown[0]), ("high end", hi, shown[1])):
+    for name, value in (("low end", lo), ("high end", hi)):
+        printed = float(f"{value:.{digits}f}") if finite else math.nan
         for edge in edges:
             side = (value > edge) - (value < edge)
             if (printed > edge) - (printed < edge) != side or math.isnan(printed):

@@ -40,10 +40,16 @@ def estimate_parts(
     >>> estimate_parts(-0.0123, -0.05, 0.031)
     ('−0.012', '[−0.050, 0.031]')
     """
-    digits = 2 if max(abs(estimate), abs(low), abs(high)) >= 0.1 else 3
+    digits = estimate_digits(estimate, low, high)
     est = numbers.signed(estimate, digits) if signed else numbers.decimal(estimate, digits)
     lo, hi = numbers.decimal(low, digits), numbers.decimal(high, digits)
     return est, f"[{lo}, {hi}]"
+
+
+def estimate_digits(estimate: float, low: float, high: float) -> int:
+    """The decimals :func:`estimate_parts` writes the three numbers with: two, three
+    where every number is under 0.1."""
+    return 2 if max(abs(estimate), abs(low), abs(high)) >= 0.1 else 3
 
 
 def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:

@@ -277,13 +277,7 @@ class HTTPBackend(Backend):
             url = (head.removesuffix("/v1") if root else head) + path
             url += f"?{query}" if query else ""
             parsed = httpx.URL(url)
-            target = httpcore.URL(
-                scheme=parsed.raw_scheme,
-                host=parsed.raw_host,
-                port=parsed.port,
-                target=parsed.raw_path,
-            )
-            found = self._targets[key] = (url, target, parsed.netloc)
+            found = self._targets[key] = (url, _core_url(parsed), parsed.netloc)
         return found
 
     async def aclose(self) -> None:
@@ -908,34 +902,31 @@ def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
     """One keep-alive connection's pool, direct or through ``proxy``, with the
     settings httpx's AsyncHTTPTransport gives it (httpx/_transports/default.py):
     HTTP/1.1, keep-alive expiring after 5 s idle, no connection retries."""
+    pool: dict[str, Any] = {
+        "ssl_context": tls,
+        "max_connections": 1,
+        "max_keepalive_connections": 1,
+        "keepalive_expiry": 5.0,
+    }
     if proxy is None:
-        return httpcore.AsyncConnectionPool(
-            ssl_context=tls, max_connections=1, max_keepalive_connections=1, keepalive_expiry=5.0
-        )
-    at = httpcore.URL(
-        scheme=proxy.url.raw_scheme,
-        host=proxy.url.raw_host,
-        port=proxy.url.port,
-        target=proxy.url.raw_path,
-    )
+        return httpcore.AsyncConnectionPool(**pool)
+    at, auth = _core_url(proxy.url), proxy.raw_auth
     if proxy.url.scheme in ("http", "https"):
         return httpcore.AsyncHTTPProxy(
             proxy_url=at,
-            proxy_auth=proxy.raw_auth,
+            proxy_auth=auth,
             proxy_headers=proxy.headers.raw,
             proxy_ssl_context=proxy.ssl_context,
-            ssl_context=tls,
-            max_connections=1,
-            max_keepalive_connections=1,
-            keepalive_expiry=5.0,
+            **pool,
         )
-    return httpcore.AsyncSOCKSProxy(
-        proxy_url=at,
-        proxy_auth=proxy.raw_auth,
-        ssl_context=tls,
-        max_connections=1,
-        max_keepalive_connections=1,
-        keepalive_expiry=5.0,
+    return httpcore.AsyncSOCKSProxy(proxy_url=at, proxy_auth=auth, **pool)
+
+
+def _core_url(url: httpx.URL) -> httpcore.URL:
+    """``url`` as httpcore takes it: its raw scheme, host, port and target (path and
+    query), as httpx's transport hands it over."""
+    return httpcore.URL(
+        scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
     )
 
 

@@ -44,16 +44,25 @@ no_proxy_env, certificate = transport.no_proxy_env, transport.certificate
 # --- an HTTP proxy that only tunnels (CONNECT), as in front of an HTTPS judge ---------
 
 
+def _read_head(conn: socket.socket) -> bytes | None:
+    """What a client sent up to and past the end of its request's head (None: it hung
+    up before the end)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
 class _Tunnel(socketserver.BaseRequestHandler):
     server: _ConnectProxy
 
     def handle(self) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = self.request.recv(4096)
-            if not chunk:
-                return
-            data += chunk
+        data = _read_head(self.request)
+        if data is None:
+            return
         head, rest = data.split(b"\r\n\r\n", 1)
         lines = head.decode("latin-1").split("\r\n")
         headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in lines[1:])}
@@ -384,12 +393,8 @@ class _Trickle(socketserver.BaseRequestHandler):
     """Answers 200 with a 2,000-byte body sent a byte every 50 ms (a slow-loris)."""
 
     def handle(self) -> None:
-        got = b""
-        while b"\r\n\r\n" not in got:
-            chunk = self.request.recv(65536)
-            if not chunk:
-                return
-            got += chunk
+        if _read_head(self.request) is None:
+            return
         head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n"
         with contextlib.suppress(OSError):  # the client hangs up
             self.request.sendall(head)

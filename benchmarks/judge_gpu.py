@@ -48,11 +48,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import json
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,6 +198,9 @@ def _tokenize_seconds(backend: LocalBackend, prompts: list[Prompt]) -> float:
     return time.perf_counter() - t0
 
 
+LAST_START = [0.0]  # perf_counter when time_ours last started the runner
+
+
 def time_ours(
     backend: LocalBackend, pairs: list[Pair], proto: PairwiseProtocol, *, profile: bool
 ) -> tuple[float, Any]:
@@ -212,6 +217,7 @@ def time_ours(
         if prof:
             prof.enable()
         t = time.perf_counter()
+        LAST_START[0] = t
         summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
         seconds = time.perf_counter() - t
         if prof:
@@ -228,6 +234,59 @@ async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: Pairwis
     calls = [backend.next_token_logprobs(prompts, select=select)]
     calls *= max(1, backend.concurrency)
     await asyncio.gather(*calls)
+
+
+#: what a variant (``--variants``) may set: the runner's scheduling constants, and the
+#: backend's token budget and whether the runner quiets the garbage collector for it
+VARIANT_KEYS = {"first": "FIRST_COUNT", "cap": "SLICE_CAP", "whole": "WHOLE_PASSES",
+                "held": "HELD_QUANTILE", "budget": "max_batch_tokens",
+                "quiet": "quiet_collector"}  # fmt: skip
+ON_BACKEND = ("budget", "quiet")
+
+
+def parse_variant(spec: str) -> dict[str, float]:
+    """``"first=256,whole=0"`` as ``{"first": 256.0, "whole": 0.0}``."""
+    out = {}
+    for part in filter(None, spec.split(",")):
+        key, _, value = part.partition("=")
+        if key not in VARIANT_KEYS:
+            raise SystemExit(f"--variants: unknown key {key!r}; known: {', '.join(VARIANT_KEYS)}")
+        out[key] = float(value)
+    return out
+
+
+def ours_with(
+    backend: LocalBackend,
+    spec: str,
+    repeat: int,
+    hooked: Callable[[LocalBackend], tuple[float, list[tuple[int, int]], list[Any], list[Any]]],
+) -> tuple[float, str]:
+    """Ours under a variant's settings (the best of ``repeat`` runs of ``hooked``: its
+    seconds, and the shapes and CUDA events of its passes), its passes and device
+    time in them; every setting restored after."""
+    from recuse.judging import runner
+
+    settings = parse_variant(spec)
+    where = {k: backend if k in ON_BACKEND else runner for k in settings}
+    saved = {k: getattr(where[k], VARIANT_KEYS[k]) for k in settings}
+    for k, v in settings.items():
+        setattr(where[k], VARIANT_KEYS[k], type(saved[k])(v))
+    best: tuple[float, str] | None = None
+    try:
+        for _ in range(repeat):
+            seconds, shapes, starts, ends = hooked(backend)
+            line = f"{len(shapes)} passes"
+            if starts:
+                torch.cuda.synchronize()
+                busy = sum(a.elapsed_time(b) for a, b in zip(starts, ends, strict=True)) / 1e3
+                line += f", device {busy:.3f} s in passes, {seconds - busy:.3f} s not"
+            if best is None or seconds < best[0]:
+                best = (seconds, line)
+    finally:
+        for k, v in saved.items():
+            setattr(where[k], VARIANT_KEYS[k], v)
+    assert best is not None
+    return best
 
 
 def run_shape(
@@ -277,6 +336,7 @@ def run_shape(
     cuda = backend.device.startswith("cuda")
     starts: list[Any] = []
     ends: list[Any] = []
+    first_at: list[float] = []  # when a run's first pass was queued (perf_counter)
     hidden, to_host = backend._hidden, backend._to_host
 
     def event(into: list[Any]) -> None:
@@ -285,6 +345,8 @@ def run_shape(
             into[-1].record()
 
     def counted(ids: torch.Tensor) -> torch.Tensor:
+        if not shapes:
+            first_at.append(time.perf_counter())
         shapes.append((int(ids.shape[0]), int(ids.shape[1])))  # shapes only: no sync
         event(starts)
         return hidden(ids)
@@ -307,6 +369,35 @@ def run_shape(
         backend._waves = lambda sizes: [list(range(len(sizes)))] if len(sizes) else []
         one_wave, _ = time_ours(backend, pairs, proto, profile=False)
         backend._waves = waves
+
+    def hooked(on: LocalBackend) -> tuple[float, list[tuple[int, int]], list[Any], list[Any]]:
+        """One run of ours with the hooks on, and what they recorded (fresh lists)."""
+        nonlocal shapes, starts, ends
+        kept = shapes, starts, ends
+        shapes, starts, ends = [], [], []
+        on._hidden, on._to_host = counted, read  # type: ignore[method-assign]
+        full: list[float] = []  # each full garbage-collector pass: its start, then its end
+
+        def collector(phase: str, info: dict[str, int]) -> None:
+            if info["generation"] == 2:
+                full.append(time.perf_counter())
+
+        gc.callbacks.append(collector)
+        try:
+            first_at.clear()
+            seconds = time_ours(on, pairs, proto, profile=False)[0]
+            spent = sum(full[1::2]) - sum(full[::2])
+            print(
+                f"    first pass queued {first_at[0] - LAST_START[0]:.3f} s after the start; "
+                f"{len(full) // 2} full garbage-collector pass(es), {spent:.3f} s"
+            )
+            return seconds, shapes, starts, ends
+        finally:
+            gc.callbacks.remove(collector)
+            on._hidden, on._to_host = hidden, to_host  # type: ignore[method-assign]
+            shapes, starts, ends = kept
+
+    tried = [(spec, *ours_with(backend, spec, args.repeat, hooked)) for spec in args.variants]
     if args.also_concurrency:  # more calls in flight (the device still runs one)
         one_call = backend.concurrency
         backend.concurrency = args.also_concurrency
@@ -357,6 +448,8 @@ def run_shape(
         )
     if args.one_wave:
         print(f"ours, one wave per call   : {rate(one_wave):10,.0f} tok/s ({one_wave:.2f} s)")
+    for spec, seconds, line in tried:
+        print(f"ours, {spec}: {rate(seconds):10,.0f} tok/s ({seconds:.3f} s) {line}")
     print(
         f"bare, same budget {same.budget:6d}: {rate(same.seconds):10,.0f} tok/s "
         f"({same.seconds:.2f} s, {same.batches} batches, {same.padded / tokens:.3f} padded) "
@@ -418,6 +511,12 @@ def main() -> None:
         "--also-concurrency", type=int, default=0, help="also time ours with N calls in flight"
     )
     ap.add_argument("--one-wave", action="store_true", help="also time ours with one wave per call")
+    ap.add_argument(
+        "--variants",
+        default="",
+        help="also time ours under these settings, ';' between variants, e.g. "
+        "'first=256;whole=0,budget=65536' (keys: " + ", ".join(VARIANT_KEYS) + ")",
+    )
     ap.add_argument("--max-batch-tokens", type=int, default=0, help="0 = the device's budget")
     ap.add_argument(
         "--sweep", default="16384,32768,65536,131072", help="bare-pass token budgets to try"
@@ -447,6 +546,9 @@ def main() -> None:
         save_assets(args.save_assets)
         return
     args.sweep = [int(x) for x in args.sweep.split(",") if x]
+    args.variants = [v.strip() for v in args.variants.split(";") if v.strip()]
+    for v in args.variants:
+        parse_variant(v)
     shapes = ["tiny"] if args.tiny else [s.strip() for s in args.shapes.split(",")]
     if args.tiny and args.sweep == [16384, 32768, 65536, 131072]:
         args.sweep = [1024, 4096]

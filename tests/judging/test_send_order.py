@@ -22,9 +22,17 @@ from recuse.judging.backends.local import LocalBackend, block_parameters
 from recuse.judging.card import cards
 from recuse.judging.device import peak_tflops
 from recuse.judging.protocols import Message, Pair, PairwiseProtocol, Prompt
-from recuse.judging.runner import FIRST_COUNT, Runner, count_slices, send_order
+from recuse.judging.runner import Runner, count_slices, send_order
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task
+
+
+@pytest.fixture
+def first_slice(monkeypatch: pytest.MonkeyPatch) -> int:
+    """A first slice of 16 tasks, so that runs of a few dozen prompts are counted in
+    several slices (the default, sized for a GPU's pass, would count them in one)."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 16)
+    return 16
 
 
 def _task(item: str, slot: str, chars: int = 1) -> Task:
@@ -153,7 +161,7 @@ def test_a_local_model_tokenizes_each_prompt_once(tiny_model_dir: Path, tmp_path
 
 
 def test_counting_beside_calls_tokenizes_each_prompt_once(
-    tiny_model_dir: Path, tmp_path: Path
+    tiny_model_dir: Path, tmp_path: Path, first_slice: int
 ) -> None:
     """A pipelined local backend (two calls in flight) counts in slices while its calls
     run: every prompt and continuation is still tokenized once, the kept ids are all
@@ -183,7 +191,7 @@ def test_counting_beside_calls_tokenizes_each_prompt_once(
         with Store(tmp_path / f"{name}.db") as store:
             assert Runner(backend, store, progress=False).pairwise(pairs, proto).ok == 100
             tables.append(store.export_pairs().sort_values("item_id"))
-    assert counts[0] == FIRST_COUNT and len(counts) >= 2 and sum(counts) == 100
+    assert counts[0] == first_slice and len(counts) >= 2 and sum(counts) == 100
     assert sum(texts) == 100 and piped._ids == {}
     cols = ["p_a_first", "p_a_second"]
     np.testing.assert_allclose(tables[0][cols].to_numpy(float), tables[1][cols].to_numpy(float),
@@ -201,7 +209,7 @@ def test_counting_beside_calls_tokenizes_each_prompt_once(
             )
             assert summary.computed == 90
             got[name] = [(rows[k].n_tokens, rows[k].sum_logprob) for k in keys]
-    assert counts[0] == FIRST_COUNT and sum(counts) == 90
+    assert counts[0] == first_slice and sum(counts) == 90
     assert sum(texts) == 2 * 90 and piped._ids == {} and piped._tail_ids == {}
     np.testing.assert_allclose(got["piped"], got["serial"], atol=1e-4)
 
@@ -400,7 +408,11 @@ def _padded(calls: Sequence[Sequence[int]], budget: int = 32768) -> int:
     return total
 
 
-def test_overlapping_calls_start_before_every_prompt_is_counted(tmp_path: Path) -> None:
+def test_overlapping_calls_start_before_every_prompt_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first_slice = 64  # four slices at least of these 800 prompts
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", first_slice)
     pairs, proto, tokens = _planted(400, seed=3)
     fake = _SlicedBackend(tokens)
     with Store(tmp_path / "s.db") as store:
@@ -408,7 +420,7 @@ def test_overlapping_calls_start_before_every_prompt_is_counted(tmp_path: Path) 
     assert summary.ok == 800
     # counted in slices, each prompt once: the first slice of FIRST_COUNT, and the
     # first call sent before the second slice's count (the backend waits for it)
-    assert fake.counted[0] == FIRST_COUNT and len(fake.counted) >= 4
+    assert fake.counted[0] == first_slice and len(fake.counted) >= 4
     assert sum(fake.counted) == 800
     order = [text for call in fake.sent for text in call]
     assert sorted(order) == sorted(tokens)  # every prompt sent once
@@ -451,6 +463,90 @@ def test_counted_tasks_wait_for_the_next_slice_when_shorter_ones_may_come(
     assert padded[0.0] > 1.02 * padded[runner_module.HELD_QUANTILE]
 
 
+class _PassBackend(_SlicedBackend):
+    """:class:`_SlicedBackend` whose calls are cut into passes as the local backend
+    cuts them (:meth:`LocalBackend._buckets` under a 32,768-token budget)."""
+
+    def __init__(self, tokens: dict[str, int]) -> None:
+        super().__init__(tokens)
+        self.batch_size = 1024
+        self.max_batch_tokens = 32768
+
+    def buckets(self, counts: Sequence[int]) -> list[list[int]]:
+        return LocalBackend._buckets(self, counts)  # type: ignore[arg-type]
+
+    def last_pass(self, counts: Sequence[int]) -> list[int]:
+        buckets = self.buckets(counts)
+        return buckets[-1] if buckets else []
+
+
+def test_calls_after_the_first_run_whole_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first slice (sent whole, so the device starts) a counted task that
+    would join a call's part-filled last pass waits for the next slice: the run makes
+    the passes of one sort of every prompt (the bare pass) and one, each call's
+    passes full but the first call's and the last's; holding nothing makes more."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)  # a part-filled first pass
+    pairs, proto, tokens = _planted(400, seed=3)
+    ideal = len(_PassBackend(tokens).buckets(list(tokens.values())))
+    passes = {}
+    for whole in (False, True):
+        monkeypatch.setattr(runner_module, "WHOLE_PASSES", whole)
+        fake = _PassBackend(tokens)
+        with Store(tmp_path / f"s{whole}.db") as store:
+            assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 800
+        calls = [[tokens[t] for t in call] for call in fake.sent]
+        assert sorted(n for call in calls for n in call) == sorted(tokens.values())
+        cut = [fake.buckets(call) for call in calls]
+        passes[whole] = sum(map(len, cut))
+        if whole:  # every call between the first and the last ends on a full pass
+            for call, buckets in zip(calls[1:-1], cut[1:-1], strict=True):
+                last = [call[i] for i in buckets[-1]]
+                assert max(last) * (len(last) + 1) > 0.9 * fake.max_batch_tokens
+    # one more than the bare pass's (the first call's part-filled pass)
+    assert passes[True] <= ideal + 1 < passes[False]
+
+
+def test_the_first_slice_keeps_one_pass_and_holds_a_part_filled_last() -> None:
+    """The first call starts the device: its slice's part-filled last pass waits for
+    the next slice where the slice makes more than one pass, and goes where it makes
+    only that one; a later slice's lone part-filled pass waits."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    tasks = [_task(f"i{k}", o) for k in range(4) for o in ("first", "second")]
+    # 8 prompts of 20 tokens: passes of 5 and 3; the pass of 3 splits item i2's tasks
+    ready = [(t, 20) for t in tasks]
+    sent, held = runner_module._whole_passes(fake, ready, [], first=True)
+    assert [t.item_id for t, _ in sent] == ["i0", "i0", "i1", "i1"]  # i2 goes whole
+    assert [t.item_id for t, _ in held] == ["i2", "i2", "i3", "i3"]
+    alone = ready[:4]  # one part-filled pass
+    assert runner_module._whole_passes(fake, alone, [], first=True) == (alone, [])
+    assert runner_module._whole_passes(fake, alone, [], first=False) == ([], alone)
+
+
+def test_a_lazy_backend_holds_as_the_backend_it_loads() -> None:
+    from recuse.judging.backends.lazy import LazyBackend
+
+    loaded = _PassBackend({})
+    loaded.max_batch_tokens = 100
+    lazy = LazyBackend(lambda: loaded, model_id=loaded.model_id, revision=loaded.revision,
+                       batch_size=8, route=loaded.perplexity_route)  # fmt: skip
+    assert lazy.last_pass([20] * 8) == []  # not loaded: nothing was counted
+    lazy.backend()
+    assert lazy.last_pass([20] * 8) == [5, 6, 7]
+
+
+def test_a_local_model_holds_its_last_pass_only_where_calls_are_pipelined(
+    tiny_model_dir: Path,
+) -> None:
+    piped = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=3, pipeline=True)
+    serial = LocalBackend(piped.model, piped.tokenizer, model_id="tiny", batch_size=3)
+    counts = [5, 9, 1, 7, 3, 8, 2]
+    assert piped.last_pass(counts) == [1]  # buckets of 3 by length: 1 2 3 | 5 7 8 | 9 (at 1)
+    assert serial.last_pass(counts) == [] and piped.last_pass([]) == []
+
+
 def test_count_slices_double_by_characters_up_to_a_cap_and_keep_groups_whole() -> None:
     tasks = [_task(f"i{k}", o, chars=10 + k) for k in range(150) for o in ("first", "second")]
     slices = count_slices(tasks, 3)
@@ -477,7 +573,9 @@ def test_count_slices_ends_when_tasks_have_no_characters(monkeypatch: pytest.Mon
     assert [t for part in slices for t in part] == tasks and all(slices)
 
 
-def test_a_backend_that_does_not_count_is_sent_by_characters(tmp_path: Path) -> None:
+def test_a_backend_that_does_not_count_is_sent_by_characters(
+    tmp_path: Path, first_slice: int
+) -> None:
     class NoCounts(FakeBackend):
         def __init__(self) -> None:
             super().__init__(batch_size=8)
@@ -500,13 +598,15 @@ def test_a_backend_that_does_not_count_is_sent_by_characters(tmp_path: Path) -> 
     fake = NoCounts()
     with Store(tmp_path / "s.db") as store:
         assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 200
-    assert fake.asked == [FIRST_COUNT]  # asked once: it cannot count
+    assert fake.asked == [first_slice]  # asked once: it cannot count
     sizes = [len(t) for t in fake.sent]
     pair_sizes = [max(sizes[j], sizes[j + 1]) for j in range(0, 200, 2)]
     assert pair_sizes == sorted(pair_sizes)
 
 
-def test_a_count_of_the_wrong_length_is_said_and_the_work_before_it_kept(tmp_path: Path) -> None:
+def test_a_count_of_the_wrong_length_is_said_and_the_work_before_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A backend whose count of a later slice is one short stopped the run with zip's
     'zip() argument 2 is shorter than argument 1'; it names the backend and the
     lengths now. The calls that finished before it are stored, and the next run (a
@@ -519,6 +619,7 @@ def test_a_count_of_the_wrong_length_is_said_and_the_work_before_it_kept(tmp_pat
             counts = super().token_counts(prompts, continuations)
             return counts[:-1] if len(self.counted) == 3 else counts
 
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)  # three slices at least
     pairs, proto, tokens = _planted(200, seed=3)
     bad = Short(tokens)
     with Store(tmp_path / "s.db") as store, pytest.raises(RuntimeError) as err:

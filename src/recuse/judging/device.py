@@ -67,14 +67,11 @@ def peak_tflops(device_name: str) -> float | None:
 CPU_TOKEN_BUDGET = 2048
 
 #: the largest budget chosen from free memory (padded tokens): past it a bigger
-#: batch was no faster on an H200 for the 1.7B and 7B shapes (benchmarks/judge_gpu.py)
+#: batch was no faster on an H200 for the 1.7B and 7B shapes (benchmarks/judge_gpu.py),
+#: nor for the 135M shape once its passes ran without a mask read: its bare pass took
+#: 0.73 s at 65,536 and 0.76-0.77 s at 131,072 (800 MT-Bench prompts, two runs), and a
+#: part-filled last pass costs less at the smaller budget
 GPU_TOKEN_BUDGET_MAX = 65536
-#: the largest budget for a model under SMALL_MODEL_PARAMETERS: its passes are short.
-#: On an H200 (bfloat16) the 135M shape's bare pass ran 329k prompt tokens/s at 65,536
-#: tokens and 450k at the best budget of a sweep up to 131,072 (690k in a later run):
-#: a larger budget, so the best was 131,072 (the sweep's only larger one)
-GPU_TOKEN_BUDGET_MAX_SMALL = 131072
-SMALL_MODEL_PARAMETERS = 1_000_000_000
 #: the smallest budget a GPU is given, however full its memory
 GPU_TOKEN_BUDGET_MIN = 4096
 
@@ -167,7 +164,6 @@ def gpu_token_budget(
     vocab_size: int,
     intermediate_size: int | None = None,
     dtype_bytes: int = 2,
-    parameters: int | None = None,
 ) -> int:
     """Padded tokens per forward pass that fit a CUDA GPU's free memory.
 
@@ -184,15 +180,11 @@ def gpu_token_budget(
                     + 4 * vocab / 8 + dtype_bytes * hidden * max(1, layers) / 16
         budget = clip(0.5 * free_bytes / per_token, 4096, cap)
 
-    rounded down to a multiple of 1,024; ``cap`` is 65,536 tokens, or 131,072 for a
-    model of fewer than a billion ``parameters`` (whose passes are short: see
-    :data:`GPU_TOKEN_BUDGET_MAX_SMALL`).
+    rounded down to a multiple of 1,024; ``cap`` is :data:`GPU_TOKEN_BUDGET_MAX`.
     """
     inter = intermediate_size or 4 * hidden_size
     per_token = dtype_bytes * hidden_size * (8 + 2 * inter / hidden_size) + 4 * vocab_size / 8
     per_token += dtype_bytes * hidden_size * max(1, num_layers) / 16  # residual stream copies
     budget = int(0.5 * free_bytes / per_token)
-    small = parameters is not None and parameters < SMALL_MODEL_PARAMETERS
-    cap = GPU_TOKEN_BUDGET_MAX_SMALL if small else GPU_TOKEN_BUDGET_MAX
-    budget = max(GPU_TOKEN_BUDGET_MIN, min(cap, budget))
+    budget = max(GPU_TOKEN_BUDGET_MIN, min(GPU_TOKEN_BUDGET_MAX, budget))
     return budget // 1024 * 1024

@@ -744,6 +744,8 @@ class Runner:
                     longest[_group(t)] = max(longest.get(_group(t), 0), n)
                 ready = [x for x in held if longest[_group(x[0])] <= bound]
                 held = [x for x in held if longest[_group(x[0])] > bound]
+                if WHOLE_PASSES:
+                    ready, held = _whole_passes(self.backend, ready, held, first=k == 0)
             if ready:
                 yield send_order([t for t, _ in ready], [n for _, n in ready])
 
@@ -797,13 +799,17 @@ def _group(task: Task) -> str:
     return task.item_id if task.kind in ("pairwise", "likert") else task.key
 
 
-#: tasks in the first slice counted where calls overlap (:meth:`Runner._send_slices`),
-#: counted in ~20 ms so the device starts at once. Fewer than a pass holds, so the
-#: calls cut at the slices' ends make more passes than the bare pass (an H200's
-#: 135M-shaped model: 9 against 5 for 800 MT-Bench prompts). Larger first slices, and
-#: one sized to fill a pass, were measured there and read no better within the runs'
-#: spread (docs/benchmarks.md)
-FIRST_COUNT = 64
+#: tasks in the first slice counted where calls overlap (:meth:`Runner._send_slices`).
+#: With whole passes (:data:`WHOLE_PASSES`) the first call runs the full passes this
+#: slice makes (one at least): 256 MT-Bench prompts (about 80k tokens, counted in
+#: ~25 ms on an H200's host) give the device one full 65,536-token pass to start on.
+#: There (800 prompts, best of 5 runs each): 135M shape 0.862 s at 256 against 0.87 at
+#: 64, 0.899 at 128 and 0.910 at 512 (the first pass queued 0.16-0.19 s after the
+#: start); 1.7B 4.39 s against 4.55 at 64 (one run each; 4.35 against 4.78 in an
+#: earlier session's run); 7B the same within 0.3%. A small first slice's pass is
+#: host-bound on a small model (135M: 82 ms of device time for 15k tokens, a full
+#: 65k-token pass 90 ms)
+FIRST_COUNT = 256
 #: a counted task is sent once its item's tokens are at most the next slice's fewest
 #: characters over this quantile of the characters per token counted so far (the
 #: fewest tokens a task not yet counted is likely to have); the others wait and are
@@ -812,6 +818,30 @@ FIRST_COUNT = 64
 #: the emulated device, 34 passes), 1.073 at 0.5, 1.141 sending every counted task at
 #: once (40 passes); 1.038 with every prompt counted before the first call (29 passes)
 HELD_QUANTILE = 0.9
+
+
+#: a counted task that would join a call's part-filled last forward pass
+#: (:meth:`Backend.last_pass`) waits for the next slice, so calls run whole passes:
+#: the first slice keeps one pass at least (the device starts at once), the last
+#: slice runs what is left. On an H200 (800 MT-Bench prompts, 135M shape, 65,536-token
+#: passes) 9 passes instead of 12, 0.893 s against 0.926 s (best of 3 each)
+WHOLE_PASSES = True
+
+
+def _whole_passes(
+    backend: Backend, ready: list[tuple[Task, int]], held: list[tuple[Task, int]], *, first: bool
+) -> tuple[list[tuple[Task, int]], list[tuple[Task, int]]]:
+    """``ready`` less the items (all their tasks) with a task in the part-filled last
+    pass a call of them would end with, and ``held`` plus those; with ``first``,
+    ``ready`` as it is where that pass would be its only one."""
+    tail = backend.last_pass([n for _, n in ready])
+    if not tail or (first and len(tail) == len(ready)):
+        return ready, held
+    late = {_group(ready[i][0]) for i in tail}
+    return (
+        [x for x in ready if _group(x[0]) not in late],
+        held + [x for x in ready if _group(x[0]) in late],
+    )
 
 
 #: a slice holds at most this many times the first slice's characters

@@ -171,6 +171,13 @@ class Backend(abc.ABC):
         backend's length buckets pad as little as one pass over all prompts would."""
         return None
 
+    def last_pass(self, counts: Sequence[int]) -> list[int]:
+        """Of prompts with these token counts (as :meth:`token_counts` gave them), sent
+        in one call, the indices of those that would make its last forward pass when
+        that pass is part-filled: the runner holds them for a later call, so calls run
+        whole passes. Empty where a call is not cut into passes by tokens (a server)."""
+        return []
+
     async def aclose(self) -> None:
         """Release connections or memory; the default does nothing."""
         return None

@@ -99,6 +99,10 @@ class LazyBackend(Backend):
         work for it)."""
         return self.backend().token_counts(prompts, continuations)
 
+    def last_pass(self, counts: Sequence[int]) -> list[int]:
+        """The loaded backend's (none before it is loaded: nothing was counted)."""
+        return [] if self._backend is None else self._backend.last_pass(counts)
+
     async def aclose(self) -> None:
         if self._backend is not None:
             await self._backend.aclose()

@@ -262,7 +262,6 @@ class LocalBackend(Backend):
             vocab_size=int(getattr(text, "vocab_size", 32000)),
             intermediate_size=getattr(text, "intermediate_size", None),
             dtype_bytes=param.element_size(),
-            parameters=sum(p.numel() for p in self.model.parameters()),
         )
 
     def usage(self) -> tuple[int, int] | None:
@@ -462,6 +461,13 @@ class LocalBackend(Backend):
         if current:
             batches.append(current)
         return batches
+
+    def last_pass(self, counts: Sequence[int]) -> list[int]:
+        """The prompts of the last of the length buckets (:meth:`_buckets`) that
+        ``counts`` make: the part-filled pass a call of them would end with, where
+        calls are pipelined (a GPU); on the CPU the runner sends one slice."""
+        buckets = self._buckets(counts) if self.pipeline else []
+        return buckets[-1] if buckets else []
 
     def _pad(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         """Right-padded ids (int64), built in numpy (no mask: see :meth:`_hidden`)."""

@@ -38,6 +38,11 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
   not in it (or the CPU) prints "peak unknown" and no MFU unless it is given.
 * the evaluator card of ours (``recuse.judging.card``), as ``recuse judge`` prints it:
   judgments/s and the model FLOP utilisation from the run the runner recorded.
+* with ``--variants "first=64;whole=0,budget=131072"``: ours under other settings of
+  the runner's scheduling (first slice, slice cap, holding quantile, whole passes) and
+  the backend's (token budget, garbage-collector quieting), each the best of
+  ``--repeat`` runs, with its passes and device time in them; every run prints when
+  its first pass was queued and any full garbage-collector pass in it. Not targets.
 
 Targets (exit 1 when missed): ours / bare at the best budget >= 0.9 for every shape,
 and on CUDA >= 85,000 prompt tokens/s for the 1.7B shape.

@@ -18,7 +18,11 @@ pass's length buckets (all prompts sorted by tokens, cut under the same budget) 
 to back: ``padded tokens / rate`` of those buckets, which no host can beat. Their
 ratio is the share of the device's speed our host side can use on this machine,
 and the device's idle gaps say where the rest goes. The default rate is the
-135M shape's bare pass on an H200 (329k prompt tokens/s at 65,536 tokens).
+135M shape's bare pass on an H200 when its passes still read the mask (329k prompt
+tokens/s at 65,536 tokens; 647k since, which two shared CPU cores cannot tokenize
+for: ``--rate 650000`` shows it). The emulated device costs each pass its tokens
+only, so it does not show what a real one charges a part-filled pass (see
+``docs/benchmarks.md``).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import pytest
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference
 from recuse.metrics.familiarity_mediation import familiarity_mediation
+from recuse.numbers import decimal, signed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 OUTPUT = EXAMPLES / "output"
@@ -180,3 +181,63 @@ def test_committed_analyses_are_what_the_code_writes_now(
 def test_committed_tables_are_what_the_code_writes_now(redone: Any) -> None:
     for name, table in redone.tables().items():
         assert (OUTPUT / name).read_text() == table.to_csv(index=False, float_format="%.4f"), name
+
+
+def _small_judges_section() -> str:
+    text = (EXAMPLES.parent / "docs" / "self-preference.md").read_text("utf-8")
+    start = text.index("## On the small local judges")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def _cell(r: dict[str, Any]) -> str:
+    """A number with its interval as the page writes it (signed, 3 digits, ⚠ if warned)."""
+    text = f"{signed(r['estimate'], 3)} [{signed(r['ci_low'], 3)}, {signed(r['ci_high'], 3)}]"
+    return text + (" ⚠" if r.get("warnings") else "")
+
+
+def test_the_docs_quote_the_committed_numbers(report: dict[str, Any]) -> None:
+    """docs/self-preference.md's table and reading of this run are the committed JSON's."""
+    section = _small_judges_section()
+    text = " ".join(section.split())
+    calibrated = {r["judge"]: r for r in report["calibrated_self_preference"]["results"]}
+    mediation = {(r["judge"], r["metric"]): r for r in report["familiarity_mediation"]["results"]}
+    single = {
+        (r["member"], r["metric"]): r
+        for r in report["self_preference"]["results"]
+        if r["evaluator"] == "single"
+    }
+    names = {
+        "smollm2-135m-instruct": "SmolLM2-135M",
+        "qwen2.5-coder-0.5b-instruct": "Qwen2.5-Coder-0.5B",
+    }
+    for judge, name in names.items():
+        c = calibrated[judge]["components"]
+        row = [
+            name,
+            _cell(calibrated[judge]),
+            f"{100 * c['own_pick_rate']:.1f}% / {100 * c['predicted_own_pick_rate']:.1f}%",
+            _cell(single[(judge, "self_preference_eo")]),
+            _cell(single[(judge, "self_preference_dp")]),
+            _cell(mediation[(judge, "familiarity_indirect")]),
+            _cell(mediation[(judge, "familiarity_direct")]),
+        ]
+        assert "| " + " | ".join(row) + " |" in section.splitlines(), name
+    smol, qwen = names
+    accuracy = report["own_answer_accuracy"]
+    assert f"({accuracy[smol]['correct']} and {accuracy[qwen]['correct']} right)" in text
+    assert f"({report['counts']['pairs']} pairs," in text
+    assert f"its own {calibrated[smol]['n']} (SmolLM2) or {calibrated[qwen]['n']} (Qwen)" in text
+    assert f"({calibrated[smol]['n_clusters']} questions; 90% intervals)" in text
+    gap = [mediation[(j, "familiarity_indirect")]["components"]["own_log_ppl_gap"] for j in names]
+    assert f"log-perplexity {decimal(gap[0], 2)} and {decimal(gap[1], 2)})" in text
+    slope = [
+        mediation[(j, "familiarity_indirect")]["components"]["perplexity_slope"] for j in names
+    ]
+    assert f"({signed(slope[0], 3)} and {signed(slope[1], 3)} per unit" in text
+    shares = [mediation[(j, "familiarity_share")] for j in names]
+    quoted = ", ".join(
+        f"{signed(s['estimate'], 2)} [{signed(s['ci_low'], 1)}, {signed(s['ci_high'], 1)}]"
+        for s in shares
+    )
+    assert f"The shares ({quoted}) say nothing" in text

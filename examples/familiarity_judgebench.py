@@ -62,14 +62,15 @@ reasons; ``calibrated_self_preference`` and ``familiarity_mediation`` hold step 
 correct, tokens), ``familiarity_judgebench_curve_by_self.csv`` (Figure 4) and
 ``familiarity_judgebench_pairs.csv`` (every judged row: judge, ids, task, models,
 label, both orders' P(a), their mean and both perplexities under the row's judge, at
-full precision, so step 7 can be recomputed from it;
-``tests/examples/test_familiarity_judgebench_output.py`` does). The
-judgment/perplexity store, the own answers and the converted models live in
-``--work`` (not committed); rerunning reuses them (the JSON's ``timings`` and
-``runs`` then show what that run computed); the analyses alone, on a full ``--work``,
-take under a minute. ``--from-pairs`` redoes step 7 alone from the committed per-pair
-file and the JSON's settings, in seconds and without the models (as after the
-calibrated estimate's interval became the percentile one). From an empty ``--work`` on
+full precision: steps 6 and 7 read nothing else). The judgment/perplexity store, the
+own answers and the converted models live in ``--work`` (not committed); rerunning
+reuses them (the JSON's ``timings`` and ``runs`` then show what that run computed).
+``--from-pairs`` redoes steps 6 and 7 from the committed per-pair file with the JSON's
+judges and settings, in seconds and without the models: their JSON sections, the
+self-preference table and Figure 4 are rewritten, the rest of the JSON is kept and
+``analyses_redone`` says so (run it after a change to the metrics;
+``tests/examples/test_familiarity_judgebench_output.py`` fails while the committed
+files differ from what it would write). From an empty ``--work`` on
 2 busy shared CPU cores (``nice``) the defaults took 52 minutes: own answers 7.1
 (SmolLM2) and 11.7 (Qwen, bfloat16) minutes, judging 4.4 / 3.2 / 9.3 and perplexities
 3.8 / 2.4 / 9.3 minutes (SmolLM2 / Qwen / Gemma), plus Gemma's one-off conversion (an
@@ -89,7 +90,7 @@ import platform
 import re
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -295,24 +296,137 @@ def print_step_7(results: list[MetricResult], skipped: list[Skipped]) -> None:
         print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
 
 
+@dataclass(frozen=True)
+class Analyses:
+    """Steps 6 and 7: everything computed from the judged rows alone (verdicts, labels,
+    perplexities), so ``--from-pairs`` can redo all of it from the committed per-pair
+    file."""
+
+    selfpref: pd.DataFrame
+    selfpref_skipped: list[Skipped]
+    ensemble: pd.DataFrame
+    ensemble_skipped: list[Skipped]
+    curve: pd.DataFrame
+    gaps: list[MetricResult]
+    gap_skipped: list[Skipped]
+    fam: list[MetricResult]
+    fam_skipped: list[Skipped]
+    calibrated: list[MetricResult]
+    cal_skipped: list[Skipped]
+    mediation: list[MetricResult]
+    med_skipped: list[Skipped]
+
+    def sections(self) -> dict[str, Any]:
+        """The JSON sections they fill, in the report's order."""
+        return {
+            "self_preference": {
+                "results": json_ready(self.selfpref.to_dict(orient="records")),
+                "skipped": [s.to_dict() for s in self.selfpref_skipped],
+            },
+            "ensembles_vs_labels": {
+                "items": self.ensemble.attrs["items"],
+                "items_dropped": self.ensemble.attrs["items_dropped"],
+                "mean_weights": self.ensemble.attrs["mean_weights"],
+                "results": json_ready(self.ensemble.to_dict(orient="records")),
+                "skipped": [s.to_dict() for s in self.ensemble_skipped],
+            },
+            "own_log_perplexity_gap": [r.to_dict() for r in self.gaps],
+            "own_log_perplexity_gap_skipped": [s.to_dict() for s in self.gap_skipped],
+            "familiarity_bias": [r.to_dict() for r in self.fam],
+            "familiarity_bias_skipped": [s.to_dict() for s in self.fam_skipped],
+            **step_7_sections(self.calibrated, self.cal_skipped, self.mediation, self.med_skipped),
+        }
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The CSV files they fill (file name -> table, written at 4 decimals)."""
+        return {
+            "familiarity_judgebench_selfpref.csv": self.selfpref,
+            "familiarity_judgebench_curve_by_self.csv": self.curve,
+        }
+
+    def print(self) -> None:
+        cols = ["member", "evaluator", "tau", "metric", "estimate", "ci_low", "ci_high", "n"]
+        if not self.selfpref.empty:
+            print(self.selfpref[cols].to_string(float_format=lambda x: f"{x:.3f}"))
+        print_step_7(self.calibrated + self.mediation, self.cal_skipped + self.med_skipped)
+        for s in (
+            self.selfpref_skipped + self.ensemble_skipped + self.gap_skipped + self.fam_skipped
+        ):
+            print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
+        for r in self.gaps:
+            ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
+            print(f"own_log_perplexity_gap[{r.judge}] = {r.estimate:.3f} {ci}")
+
+
+def analyse(
+    judged: pd.DataFrame,
+    *,
+    members: list[str],
+    generators: list[str],
+    taus: list[float],
+    boot: Resampling,
+    min_n: int,
+) -> Analyses:
+    """Steps 6 and 7 on the judged rows (``PAIR_COLUMNS`` are all they read)."""
+    opts: dict[str, Any] = {"boot": boot, "min_n": min_n}
+    selfpref_rows = []
+    selfpref_skipped = []
+    for kind in ("eo", "dp"):
+        for k, tau in enumerate(taus):
+            table, skipped = compare_self_preference(
+                judged, judges=members, tau=tau, kind=kind, **opts
+            )
+            if k > 0:  # members alone, the plain ensemble and plain - single once
+                if not table.empty:
+                    table = table[table["evaluator"].str.startswith("weighted")]
+                skipped = [s for s in skipped if "[weighted" in s.metric]
+            selfpref_rows.append(table)
+            selfpref_skipped += [
+                replace(s, metric=f"{s.metric} (tau={tau:g})") if "[weighted" in s.metric else s
+                for s in skipped
+            ]
+    ensemble, ensemble_skipped = compare_ensembles(judged, judges=members, taus=taus, **opts)
+    gaps, gap_skipped = own_perplexity_gap(judged, boot=boot)
+    fam, fam_skipped = familiarity_summary(judged, boot=boot)
+    return Analyses(
+        pd.concat(selfpref_rows, ignore_index=True),
+        selfpref_skipped,
+        ensemble,
+        ensemble_skipped,
+        perplexity_curve_by_self(judged, edges=perplexity_bins(0.5, 1.0), **opts),
+        gaps,
+        gap_skipped,
+        fam,
+        fam_skipped,
+        *calibrated_and_mediation(judged, generators, boot=boot, min_n=min_n),
+    )
+
+
 def _refuse(message: str) -> NoReturn:
     """One line on stderr and exit 2: bad input, nothing written."""
     print(message, file=sys.stderr)
     raise SystemExit(2)
 
 
-def _step_7_inputs() -> tuple[dict[str, Any], pd.DataFrame, list[str], dict[str, int]]:
-    """The committed JSON (with its generators and step-7 settings) and per-pair file,
-    checked to belong together: every column step 7 reads, valid verdicts and labels,
-    and the JSON's rows per judge."""
+def committed_inputs() -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]]:
+    """The committed JSON and per-pair file, checked to belong together (every column
+    the analyses read, valid verdicts and labels, the JSON's rows per judge), and the
+    options of :func:`analyse` from the JSON (judges, generators, ``taus``, ``n_boot``,
+    ``seed``, ``min_n``)."""
     path, pairs_path = OUT / "familiarity_judgebench.json", OUT / "familiarity_judgebench_pairs.csv"
     fix = "restore the committed files (git checkout examples/output) or rerun the example"
     try:
         report = json.loads(path.read_text())
-        opts = {key: int(report["settings"][key]) for key in ("n_boot", "seed", "min_n")}
+        settings = report["settings"]
+        opts = {
+            "members": list(report["judges"]),
+            "generators": [n for n, j in report["judges"].items() if j["generator"]],
+            "taus": [float(t) for t in settings["taus"]],
+            "boot": Resampling(n_boot=int(settings["n_boot"]), seed=int(settings["seed"])),
+            "min_n": int(settings["min_n"]),
+        }
         counts = dict(report["counts"]["rows_with_verdict"])
-        generators = [n for n, j in report["judges"].items() if j["generator"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecuseError) as exc:
         _refuse(f"{path}: not a complete run of this example ({type(exc).__name__}: {exc}) — {fix}")
     try:
         judged = pd.read_csv(pairs_path)
@@ -328,30 +442,44 @@ def _step_7_inputs() -> tuple[dict[str, Any], pd.DataFrame, list[str], dict[str,
             f"{pairs_path}: rows per judge {rows}, but the JSON's run judged {counts} — not "
             f"the file the JSON describes; {fix}"
         )
-    return report, judged, generators, opts
+    return report, judged, opts
 
 
-def recompute_step_7() -> None:
-    """Step 7 again from the committed ``familiarity_judgebench_pairs.csv`` with the
-    committed JSON's settings (``n_boot``, ``seed``, ``min_n``): the two sections are
-    replaced, everything else in the JSON is kept. A missing or damaged file (or one
-    that does not match the JSON's rows per judge) is refused with one line, exit 2,
-    and the JSON left as it is."""
-    path = OUT / "familiarity_judgebench.json"
-    report, judged, generators, opts = _step_7_inputs()
-    calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
-        judged,
-        generators,
-        boot=Resampling(n_boot=opts["n_boot"], seed=opts["seed"]),
-        min_n=opts["min_n"],
+def write_outputs(report: dict[str, Any], tables: dict[str, pd.DataFrame]) -> None:
+    """The JSON and the tables into ``OUT``; a file that cannot be written is refused with
+    one line, exit 2."""
+    texts = {
+        "familiarity_judgebench.json": json.dumps(report, indent=2, default=str, allow_nan=False)
+        + "\n"
+    }
+    texts |= {name: t.to_csv(index=False, float_format="%.4f") for name, t in tables.items()}
+    for name, text in texts.items():
+        try:
+            (OUT / name).write_text(text)
+        except OSError as exc:
+            _refuse(
+                f"{OUT / name}: cannot write the results ({exc}) — run it where the folder "
+                "is writable"
+            )
+
+
+def recompute_analyses() -> None:
+    """Steps 6 and 7 again from the committed ``familiarity_judgebench_pairs.csv`` with
+    the committed JSON's judges and settings: their JSON sections and the two tables
+    (self-preference, Figure 4) are replaced, everything else in the JSON (settings,
+    counts, runs, timings) is kept. A missing or damaged file (or one that does not
+    match the JSON's rows per judge) is refused with one line, exit 2, and nothing
+    written."""
+    report, judged, opts = committed_inputs()
+    done = analyse(judged, **opts)
+    report.update(done.sections())
+    report["analyses_redone"] = (
+        f"steps 6 and 7 redone from familiarity_judgebench_pairs.csv by --from-pairs (recuse "
+        f"{getattr(recuse, '__version__', 'dev')}, Python {platform.python_version()}); "
+        "settings, counts, runs and timings are the model run's"
     )
-    report.update(step_7_sections(calibrated, cal_skipped, mediation, med_skipped))
-    text = json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        _refuse(f"{path}: cannot write the results ({exc}) — run it where the folder is writable")
-    print_step_7(calibrated + mediation, cal_skipped + med_skipped)
+    write_outputs(report, done.tables())
+    done.print()
 
 
 def main() -> None:
@@ -368,12 +496,12 @@ def main() -> None:
     ap.add_argument(
         "--from-pairs",
         action="store_true",
-        help="step 7 only, from the committed per-pair file and the JSON's settings (no "
-        "model runs): rewrites the JSON's calibrated and mediation sections",
+        help="steps 6 and 7 only, from the committed per-pair file and the JSON's settings "
+        "(no model runs): rewrites their JSON sections and the two tables",
     )
     args = ap.parse_args()
     if args.from_pairs:
-        recompute_step_7()
+        recompute_analyses()
         return
     args.work.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(exist_ok=True)
@@ -460,32 +588,13 @@ def main() -> None:
             failures = judged.attrs.get("perplexity_failures", {})
             runs[name]["perplexity_failures"] = failures
 
-    members = list(judges)
-    boot = Resampling(n_boot=args.n_boot, seed=args.seed)
-    opts: dict[str, Any] = {"boot": boot, "min_n": args.min_n}
-    selfpref_rows = []
-    selfpref_skipped = []
-    for kind in ("eo", "dp"):
-        for k, tau in enumerate(args.taus):
-            table, skipped = compare_self_preference(
-                judged, judges=members, tau=tau, kind=kind, **opts
-            )
-            if k > 0:  # members alone, the plain ensemble and plain - single once
-                if not table.empty:
-                    table = table[table["evaluator"].str.startswith("weighted")]
-                skipped = [s for s in skipped if "[weighted" in s.metric]
-            selfpref_rows.append(table)
-            selfpref_skipped += [
-                replace(s, metric=f"{s.metric} (tau={tau:g})") if "[weighted" in s.metric else s
-                for s in skipped
-            ]
-    selfpref = pd.concat(selfpref_rows, ignore_index=True)
-    ensemble, ensemble_skipped = compare_ensembles(judged, judges=members, taus=args.taus, **opts)
-    curve = perplexity_curve_by_self(judged, edges=perplexity_bins(0.5, 1.0), **opts)
-    gaps, gap_skipped = own_perplexity_gap(judged, boot=boot)
-    fam, fam_skipped = familiarity_summary(judged, boot=boot)
-    calibrated, cal_skipped, mediation, med_skipped = calibrated_and_mediation(
-        judged, generators, boot=boot, min_n=args.min_n
+    done = analyse(
+        judged,
+        members=list(judges),
+        generators=generators,
+        taus=args.taus,
+        boot=Resampling(n_boot=args.n_boot, seed=args.seed),
+        min_n=args.min_n,
     )
 
     answers_out = graded.drop(columns=["answer", "question"])
@@ -555,42 +664,15 @@ def main() -> None:
         "counts": counts,
         "runs": runs,
         "timings": timings,
-        "self_preference": {
-            "results": json_ready(selfpref.to_dict(orient="records")),
-            "skipped": [s.to_dict() for s in selfpref_skipped],
-        },
-        "ensembles_vs_labels": {
-            "items": ensemble.attrs["items"],
-            "items_dropped": ensemble.attrs["items_dropped"],
-            "mean_weights": ensemble.attrs["mean_weights"],
-            "results": json_ready(ensemble.to_dict(orient="records")),
-            "skipped": [s.to_dict() for s in ensemble_skipped],
-        },
-        "own_log_perplexity_gap": [r.to_dict() for r in gaps],
-        "own_log_perplexity_gap_skipped": [s.to_dict() for s in gap_skipped],
-        "familiarity_bias": [r.to_dict() for r in fam],
-        "familiarity_bias_skipped": [s.to_dict() for s in fam_skipped],
-        **step_7_sections(calibrated, cal_skipped, mediation, med_skipped),
+        **done.sections(),
     }
-    (OUT / "familiarity_judgebench.json").write_text(
-        json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
-    )
-    selfpref.to_csv(OUT / "familiarity_judgebench_selfpref.csv", index=False, float_format="%.4f")
-    answers_out.to_csv(OUT / "familiarity_judgebench_answers.csv", index=False)
-    curve.to_csv(OUT / "familiarity_judgebench_curve_by_self.csv", index=False, float_format="%.4f")
-    # full precision, so the calibrated estimates and the mediation can be recomputed
+    # full precision, so the analyses can be redone from it (--from-pairs)
     judged[PAIR_COLUMNS].to_csv(OUT / "familiarity_judgebench_pairs.csv", index=False)
+    answers_out.to_csv(OUT / "familiarity_judgebench_answers.csv", index=False)
+    write_outputs(report, done.tables())
 
     print(json.dumps(accuracy), json.dumps(counts["pairs_by_generator_and_label"]))
-    cols = ["member", "evaluator", "tau", "metric", "estimate", "ci_low", "ci_high", "n"]
-    if not selfpref.empty:
-        print(selfpref[cols].to_string(float_format=lambda x: f"{x:.3f}"))
-    print_step_7(calibrated + mediation, cal_skipped + med_skipped)
-    for s in selfpref_skipped + ensemble_skipped + gap_skipped + fam_skipped:
-        print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
-    for r in gaps:
-        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
-        print(f"own_log_perplexity_gap[{r.judge}] = {r.estimate:.3f} {ci}")
+    done.print()
 
 
 if __name__ == "__main__":

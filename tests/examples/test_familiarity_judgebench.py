@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from recuse.metrics.bootstrap import Resampling
 from recuse.roster import Roster
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -91,11 +93,59 @@ def test_pairs_pit_a_right_answer_against_a_wrong_one() -> None:
         assert p["prompt"] == "Q" + p["prompt_id"].rsplit(":", 1)[1]
 
 
+WRITTEN = (  # what --from-pairs rewrites
+    "familiarity_judgebench.json",
+    "familiarity_judgebench_selfpref.csv",
+    "familiarity_judgebench_curve_by_self.csv",
+)
+COMMITTED = ("familiarity_judgebench_pairs.csv", *WRITTEN)
+
+
 def _committed_copy(tmp_path: Path) -> Path:
-    """The committed step-7 inputs (JSON and per-pair file) copied to ``tmp_path``."""
-    for name in ("familiarity_judgebench.json", "familiarity_judgebench_pairs.csv"):
+    """The committed inputs and outputs of ``--from-pairs`` copied to ``tmp_path``."""
+    for name in COMMITTED:
         (tmp_path / name).write_bytes((EXAMPLES / "output" / name).read_bytes())
     return tmp_path
+
+
+def _few_resamples(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """``analyse`` with 20 resamples whatever the JSON says: the same code, in a second or
+    two; what it returned is appended to the list given back."""
+    real, returned = example.analyse, []
+
+    def quick(judged: pd.DataFrame, **opts: Any) -> Any:
+        returned.append(real(judged, **{**opts, "boot": Resampling(n_boot=20, seed=0)}))
+        return returned[-1]
+
+    monkeypatch.setattr(example, "analyse", quick)
+    return returned
+
+
+def test_from_pairs_rewrites_the_analyses_and_keeps_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _committed_copy(tmp_path)
+    before = json.loads((out / "familiarity_judgebench.json").read_text())
+    monkeypatch.setattr(example, "OUT", out)
+    returned = _few_resamples(monkeypatch)
+    example.recompute_analyses()
+    after = json.loads((out / "familiarity_judgebench.json").read_text())
+    (done,) = returned
+    sections = json.loads(json.dumps(done.sections(), default=str))
+    # the analyses are replaced (20 resamples here, not the JSON's 2000) ...
+    assert sections["familiarity_bias"][0]["n_boot"] == 20 != before["settings"]["n_boot"]
+    assert set(sections) == {k for k in before if "preference" in k or "familiarity" in k
+                             or "perplexity" in k or "ensembles" in k}  # fmt: skip
+    assert {k: after[k] for k in sections} == sections
+    for name, table in done.tables().items():
+        assert (out / name).read_text() == table.to_csv(index=False, float_format="%.4f")
+    # ... the model run's record is kept, in its order, and the JSON says what was redone
+    kept = [k for k in before if k not in sections]
+    assert [k for k in after if k in before] == list(before)
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert set(after) - set(before) <= {"analyses_redone"}
+    assert "--from-pairs" in after["analyses_redone"]
+    assert "self_preference_calibrated[qwen2.5-coder-0.5b-instruct]" in capsys.readouterr().out
 
 
 def _damage_csv(path: Path, how: str) -> None:
@@ -117,16 +167,16 @@ def test_from_pairs_refuses_a_damaged_pairs_file_and_keeps_the_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
     out = _committed_copy(tmp_path)
-    before = (out / "familiarity_judgebench.json").read_bytes()
+    before = {name: (out / name).read_bytes() for name in WRITTEN}
     _damage_csv(out / "familiarity_judgebench_pairs.csv", how)
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:
-        example.recompute_step_7()
+        example.recompute_analyses()
     assert stop.value.code == 2
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1 and "familiarity_judgebench_pairs.csv" in message
     # the committed results are not replaced by skips or by numbers from a broken file
-    assert (out / "familiarity_judgebench.json").read_bytes() == before
+    assert {name: (out / name).read_bytes() for name in WRITTEN} == before
 
 
 @pytest.mark.parametrize("text", ["{oops", '{"judges": {}}', ""])
@@ -137,7 +187,7 @@ def test_from_pairs_refuses_a_damaged_json(
     (out / "familiarity_judgebench.json").write_text(text)
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:
-        example.recompute_step_7()
+        example.recompute_analyses()
     assert stop.value.code == 2
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1 and "familiarity_judgebench.json" in message
@@ -150,14 +200,14 @@ def test_from_pairs_says_so_when_the_json_cannot_be_written(
     """A read-only output folder (root ignores permissions, so the write is made to fail)."""
     out = _committed_copy(tmp_path)
     monkeypatch.setattr(example, "OUT", out)
-    monkeypatch.setattr(example, "calibrated_and_mediation", lambda *a, **k: ([], [], [], []))
+    _few_resamples(monkeypatch)
 
     def refuse(self: Path, *args: object, **kwargs: object) -> int:
         raise PermissionError(13, "Permission denied", str(self))
 
     monkeypatch.setattr(Path, "write_text", refuse)
     with pytest.raises(SystemExit) as stop:
-        example.recompute_step_7()
+        example.recompute_analyses()
     assert stop.value.code == 2
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1

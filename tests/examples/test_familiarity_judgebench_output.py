@@ -1,14 +1,17 @@
-"""The JudgeBench example's committed calibrated self-preference and familiarity mediation
-can be recomputed from its committed per-pair file (the model runs are not repeated).
+"""The JudgeBench example's committed analyses can be recomputed from its committed
+per-pair file (the model runs are not repeated), and are the current code's.
 
 The point estimates do not depend on the bootstrap, so a small ``n_boot`` recomputes
 them; the own-pick rate and the own log-perplexity gap are also worked out by hand
-from the rows.
+from the rows. At the JSON's own settings the whole of steps 6 and 7 is recomputed and
+compared with the committed JSON and tables: a change to a metric's fields, wording or
+numbers makes the committed files stale, and the test says so (a few seconds).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,12 @@ import pytest
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference
 from recuse.metrics.familiarity_mediation import familiarity_mediation
+from recuse.numbers import decimal, signed
 
-OUTPUT = Path(__file__).resolve().parents[2] / "examples" / "output"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+OUTPUT = EXAMPLES / "output"
+sys.path.insert(0, str(EXAMPLES))
+example = pytest.importorskip("familiarity_judgebench")
 GENERATORS = {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"}
 ID_COLUMNS = {"judge", "item_id", "prompt_id", "task", "model_a", "model_b"}
 NUMBER_COLUMNS = {"human", "p_a_first", "p_a_second", "p_a", "ppl_a", "ppl_b"}
@@ -75,10 +82,10 @@ def test_calibrated_estimates_recompute(pairs: pd.DataFrame, report: dict[str, A
             min_n=report["settings"]["min_n"],
         )
         assert again.estimate == pytest.approx(committed["estimate"], abs=1e-9)
-        # n is now the judge's own pairs (#34); the committed file (written before) has
-        # them in its counts, and all its pairs as n
+        # n is the judge's own pairs; its counts add the pairs its competence is learnt on
         own = committed["counts"]["pairs holding the judge's own answer"]
-        assert again.n == own and sum(again.counts.values()) == committed["n"]
+        assert again.n == own == committed["n"]
+        assert sum(again.counts.values()) == len(pairs[pairs["judge"] == judge])
         assert again.n_clusters == committed["n_clusters"]
         for k, v in again.components.items():
             assert v == pytest.approx(committed["components"][k], abs=1e-9), k
@@ -131,27 +138,106 @@ def test_mediation_recomputes(pairs: pd.DataFrame, report: dict[str, Any]) -> No
         assert parts["own_log_ppl_gap"] == pytest.approx(gap.mean(), abs=1e-9)
 
 
-def test_committed_intervals_recompute_exactly(pairs: pd.DataFrame, report: dict[str, Any]) -> None:
-    """Step 7 at the JSON's own settings (``--from-pairs``) gives the committed intervals,
-    p-values and warnings to the last digit: the committed numbers are the current code's."""
-    s = report["settings"]
-    opts = {"boot": Resampling(n_boot=s["n_boot"], seed=s["seed"]), "min_n": s["min_n"]}
-    committed = [
-        *report["calibrated_self_preference"]["results"],
-        *report["familiarity_mediation"]["results"],
+def _same(committed: Any, again: Any, where: str = "") -> None:
+    """Equal JSON values: the same keys in the same order, the same texts, and numbers
+    equal up to the last bits a different summation order moves."""
+    if isinstance(again, dict):
+        assert isinstance(committed, dict), where
+        assert list(committed) == list(again), f"{where}: keys {list(committed)} != {list(again)}"
+        for key in again:
+            _same(committed[key], again[key], f"{where}/{key}")
+    elif isinstance(again, list):
+        assert isinstance(committed, list) and len(committed) == len(again), where
+        for k, (c, a) in enumerate(zip(committed, again, strict=True)):
+            _same(c, a, f"{where}[{k}]")
+    elif isinstance(again, float) and not isinstance(committed, bool):
+        assert committed == pytest.approx(again, rel=1e-9, abs=1e-12), where
+    else:
+        assert committed == again, f"{where}: {committed!r} != {again!r}"
+
+
+@pytest.fixture(scope="module")
+def redone() -> Any:
+    """Steps 6 and 7 as ``--from-pairs`` computes them: the same inputs (the committed
+    files, checked), the same options (the JSON's) and the same code."""
+    _report, judged, opts = example.committed_inputs()
+    return example.analyse(judged, **opts)
+
+
+def test_committed_analyses_are_what_the_code_writes_now(
+    report: dict[str, Any], redone: Any
+) -> None:
+    """Every analysis section of the committed JSON (self-preference, ensembles, Figure 5's
+    gap, familiarity, calibrated, mediation) is what the current code writes from the
+    committed per-pair file: its fields (``n_boot_unfit``, ``null``, ...), numbers,
+    definitions, warnings and skip reasons. When this fails after a change to the
+    metrics, regenerate: ``python examples/familiarity_judgebench.py --from-pairs``."""
+    sections = json.loads(json.dumps(redone.sections(), default=str, allow_nan=False))
+    for key, section in sections.items():
+        assert key in report, key
+        _same(report[key], section, key)
+
+
+def test_committed_tables_are_what_the_code_writes_now(redone: Any) -> None:
+    for name, table in redone.tables().items():
+        assert (OUTPUT / name).read_text() == table.to_csv(index=False, float_format="%.4f"), name
+
+
+def _small_judges_section() -> str:
+    text = (EXAMPLES.parent / "docs" / "self-preference.md").read_text("utf-8")
+    start = text.index("## On the small local judges")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def _cell(r: dict[str, Any]) -> str:
+    """A number with its interval as the page writes it (signed, 3 digits, ⚠ if warned)."""
+    text = f"{signed(r['estimate'], 3)} [{signed(r['ci_low'], 3)}, {signed(r['ci_high'], 3)}]"
+    return text + (" ⚠" if r.get("warnings") else "")
+
+
+def test_the_docs_quote_the_committed_numbers(report: dict[str, Any]) -> None:
+    """docs/self-preference.md's table and reading of this run are the committed JSON's."""
+    section = _small_judges_section()
+    text = " ".join(section.split())
+    calibrated = {r["judge"]: r for r in report["calibrated_self_preference"]["results"]}
+    mediation = {(r["judge"], r["metric"]): r for r in report["familiarity_mediation"]["results"]}
+    single = {
+        (r["member"], r["metric"]): r
+        for r in report["self_preference"]["results"]
+        if r["evaluator"] == "single"
+    }
+    names = {
+        "smollm2-135m-instruct": "SmolLM2-135M",
+        "qwen2.5-coder-0.5b-instruct": "Qwen2.5-Coder-0.5B",
+    }
+    for judge, name in names.items():
+        c = calibrated[judge]["components"]
+        row = [
+            name,
+            _cell(calibrated[judge]),
+            f"{100 * c['own_pick_rate']:.1f}% / {100 * c['predicted_own_pick_rate']:.1f}%",
+            _cell(single[(judge, "self_preference_eo")]),
+            _cell(single[(judge, "self_preference_dp")]),
+            _cell(mediation[(judge, "familiarity_indirect")]),
+            _cell(mediation[(judge, "familiarity_direct")]),
+        ]
+        assert "| " + " | ".join(row) + " |" in section.splitlines(), name
+    smol, qwen = names
+    accuracy = report["own_answer_accuracy"]
+    assert f"({accuracy[smol]['correct']} and {accuracy[qwen]['correct']} right)" in text
+    assert f"({report['counts']['pairs']} pairs," in text
+    assert f"its own {calibrated[smol]['n']} (SmolLM2) or {calibrated[qwen]['n']} (Qwen)" in text
+    assert f"({calibrated[smol]['n_clusters']} questions; 90% intervals)" in text
+    gap = [mediation[(j, "familiarity_indirect")]["components"]["own_log_ppl_gap"] for j in names]
+    assert f"log-perplexity {decimal(gap[0], 2)} and {decimal(gap[1], 2)})" in text
+    slope = [
+        mediation[(j, "familiarity_indirect")]["components"]["perplexity_slope"] for j in names
     ]
-    again = {}
-    for judge in sorted({r["judge"] for r in committed}):
-        for r in [
-            calibrated_self_preference(pairs, judge=judge, **opts),
-            *familiarity_mediation(pairs, judge=judge, **opts),
-        ]:
-            again[(r.metric, r.judge)] = r
-    for want in committed:
-        got = again[(want["metric"], want["judge"])]
-        assert (got.ci_low, got.ci_high) == pytest.approx(
-            (want["ci_low"], want["ci_high"]), abs=1e-12
-        ), want["metric"]
-        assert got.p_value == pytest.approx(want["p_value"], abs=1e-12)
-        assert list(got.warnings) == want["warnings"]
-        assert got.method == want["method"]
+    assert f"({signed(slope[0], 3)} and {signed(slope[1], 3)} per unit" in text
+    shares = [mediation[(j, "familiarity_share")] for j in names]
+    quoted = ", ".join(
+        f"{signed(s['estimate'], 2)} [{signed(s['ci_low'], 1)}, {signed(s['ci_high'], 1)}]"
+        for s in shares
+    )
+    assert f"The shares ({quoted}) say nothing" in text

@@ -703,8 +703,10 @@ class Runner:
         tokens, so a slice's longest tasks by tokens may be longer than the next
         slice's shortest: a counted task goes out once its item's tokens are at most
         what a task not yet counted likely has (:data:`HELD_QUANTILE`), the others are
-        ordered with the next slice. With one call at a time (the CPU) nothing would
-        run beside the counting: one slice of everything."""
+        ordered with the next slice; so are those that would join the part-filled last
+        forward pass of the call they would go in (:data:`WHOLE_PASSES`). With one call
+        at a time (the CPU) nothing would run beside the counting: one slice of
+        everything."""
         by_chars = send_order(todo, [t.size for t in todo])
         first = FIRST_COUNT if self.backend.concurrency > 1 else len(by_chars)
         slices = count_slices(by_chars, first)

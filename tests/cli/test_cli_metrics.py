@@ -287,3 +287,40 @@ def test_a_level_its_resamples_cannot_resolve_is_refused(
     code, _, err = run(capsys, "metrics", "pairs", str(pairs_csv), "-j", "gpt-4", "-m",
                        "flip_rate", "--level", "0.99", "--n-boot", "200")  # fmt: skip
     assert code == 0, err
+
+
+def test_the_resampling_line_reads_the_result_s_refit_not_its_method_text() -> None:
+    """Before: the line under the table was found by searching each result's ``method``
+    for the calibrated estimate's words (``resampling_of``), so a method worded
+    otherwise (reworded for a reference, or edited) lost the line, and any method
+    quoting the words gained one. It reads ``MetricResult.refit``, set where the
+    resampling is chosen; the words printed are the same."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from recuse.cli.metrics import _print_results
+    from recuse.metrics.result import MetricResult
+    from recuse.metrics.summary import PairwiseBias
+
+    def result(metric: str, method: str, **kw: object) -> MetricResult:
+        return MetricResult(metric=metric, estimate=0.1, ci_low=0.0, ci_high=0.2, level=0.9,
+                            n=40, n_clusters=20, method=method, judge="j", n_boot=100,
+                            **kw)  # type: ignore[arg-type]  # fmt: skip
+
+    quoted = "… the interval refits the strengths and κ, β, τ exactly in every resample"
+    results = (
+        result("self_preference_calibrated", "worded otherwise", refit="one-step"),
+        result("family_preference_calibrated", "worded otherwise", refit="exact"),
+        result("self_preference_eo", quoted),  # quotes the words, refits nothing
+    )
+    out = StringIO()
+    _print_results(Console(file=out, width=250), PairwiseBias(results, ()), title="t")
+    lines = [t for t in out.getvalue().splitlines() if " intervals: " in t]
+    tail = (" (the table's size decides; a table of fewer judges, e.g. recuse audit --judge, "
+            "may be resampled the other way, with a slightly different interval)")  # fmt: skip
+    assert lines == [
+        "self_preference_calibrated intervals: one Newton step from the full-sample fit in "
+        "every resample" + tail,
+        "family_preference_calibrated intervals: refitted exactly in every resample" + tail,
+    ]

@@ -221,3 +221,27 @@ def test_choosing_fewer_judges_keeps_a_judges_interval(shared_data: Path) -> Non
         assert value[:3] == pytest.approx(first[:3], abs=1e-12), key
         assert value[3] == first[3], key
     assert f"for the table's 4 judge(s), more than the {MAX_PATTERNS}" in first[3]
+
+
+def test_the_result_says_how_its_resamples_were_refitted() -> None:
+    """``MetricResult.refit`` is set where the resampling is chosen (calibrated_specs):
+    "exact" or "one-step" on the calibrated estimate and its family preference, as
+    their method text says in words; None on a metric that refits nothing."""
+    from recuse.metrics.estimate import run_specs
+
+    pairs = _table(n_prompts=60)
+    codes, labels = judge_codes(pairs, None)
+    families = {"m0": "f", "m1": "f", **{m: m for m in OTHER_STRENGTHS if m != "m1"}}
+    kw = dict(side=favored_side(pairs, relation="self"), stratum=None,
+              family_side=favored_side(pairs, relation="family", families=families))  # fmt: skip
+    for one_step, refit, words in ((False, "exact", "exactly in every resample"),
+                                   (True, "one-step", "one Newton step")):  # fmt: skip
+        specs, _ = calibrated_specs(pairs, codes, labels, one_step=one_step, rungs=True, **kw)
+        results, _ = run_specs(specs, pairs["prompt_id"], boot=Resampling(n_boot=20), min_n=1)
+        by = {r.metric: r for r in results if r.judge == "m0"}
+        for metric in (CALIBRATED, FAMILY_CALIBRATED):
+            assert by[metric].refit == refit and words in by[metric].method
+        assert all(by[m].refit is None for m in CALIBRATED_RUNGS if m in by)
+    from recuse.metrics.self_preference import self_preference
+
+    assert self_preference(pairs, judge="m0", boot=Resampling(n_boot=20), min_n=1).refit is None

@@ -102,8 +102,10 @@ def test_too_few_resamples_for_the_family_is_said() -> None:
     assert "2/101 = 0.0198" in warning and "--n-boot 319 or more" in warning
     assert got["r"].warnings == () and all(got[f"j{k}"].warnings == () for k in range(14))
     assert "A large bias can go unflagged" in note and "--n-boot 319" in note
-    # enough resamples: nothing said
-    (out,), note = adjust_sections([section], level=0.9, n_boot=319)
+    # enough resamples, all kept (the floor 2/320): nothing said
+    enough = Section("s", "S", "i", findings=(replace(strong, p_floor=2 / 320), regression,
+                                              *rest))  # fmt: skip
+    (out,), note = adjust_sections([enough], level=0.9, n_boot=319)
     assert all(f.warnings == () for f in out.findings) and "unflagged" not in note
     (out,), note = adjust_sections([section], level=0.9)  # the library's default: no n_boot
     assert "unflagged" not in note
@@ -127,3 +129,100 @@ def test_a_family_of_wald_tests_only_is_not_told_to_add_resamples() -> None:
     (out,), note = adjust_sections([Section("s", "S", "i", findings=mixed)], level=0.9,
                                    n_boot=100)  # fmt: skip
     assert "A large bias can go unflagged" in note and "--n-boot 279" in note
+
+
+def _lone(kept: int, asked: int, level: float = 0.9, m: int = 16) -> tuple[Finding, str]:
+    """A bias far from no bias, its bootstrap p-value at the floor 2/(kept+1) of the
+    ``kept`` resamples (of ``asked``), among ``m`` tests whose others are null."""
+    floor = 2 / (kept + 1)
+    strong = replace(_f("strong", floor, lo=0.3, hi=0.5), level=level, p_floor=floor)
+    rest = [replace(_f(f"j{k}", 0.5, lo=-0.1, hi=0.2), level=level) for k in range(m - 1)]
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=(strong, *rest))],
+                                   level=level, n_boot=asked)  # fmt: skip
+    return out.findings[0], note
+
+
+def test_too_few_resamples_kept_is_said_at_the_threshold() -> None:
+    """Before: the note counted the resamples asked for, the floor those kept. 319
+    resamples asked for among 16 tests at 90% are just enough (2 * 16 / 0.10 - 1 = 319:
+    2/320 = 0.00625 = 0.10/16); with one dropped, 318 are kept, the floor is 2/319 =
+    0.00627 > 0.00625, so a lone bias at the floor has q = 16 * 2/319 = 0.1003 > 0.10
+    and is not flagged, and nothing was said. Now the note and the finding say so with
+    both counts, and the rerun asked for keeps enough at the same share kept: 319 kept
+    need 319 * 319/318 = 320.003, so 321 asked for."""
+    f, note = _lone(318, 319)
+    assert f.q_value == pytest.approx(16 * 2 / 319) and not f.significant
+    (warning,) = f.warnings
+    for said in (warning, note):
+        assert "with 318 of the 319 resamples kept" in said, said
+        assert "2/319 = 0.0063," in said and "p ≤ 0.0062 (0.10 / 16)" in said
+        assert "rerun with --n-boot 321 or more (319 must be kept)" in said
+    assert "A large bias can go unflagged" in note
+    # none dropped, too few asked for: the words as before (one count)
+    f, note = _lone(100, 100)
+    assert "with 100 resamples no bootstrap p-value is below 2/101 = 0.0198," in note
+    assert "rerun with --n-boot 319 or more;" not in note and note.endswith("319 or more.")
+
+
+def test_a_lone_bias_at_the_floor_with_just_enough_resamples_is_flagged() -> None:
+    """Before: with 319 resamples, all kept, among 16 tests at 90%, a lone bias at the
+    floor has q = 16 * 2/320 = 0.1, which is 1 - level; but 1 - 0.9 is
+    0.09999999999999998 in floating point, so it was not flagged, and nothing was said
+    (319 is enough by the note's rule). It is flagged now, and counted so in the note."""
+    f, note = _lone(319, 319)
+    assert f.q_value == pytest.approx(0.1)
+    assert f.significant and f.warnings == () and "unflagged" not in note
+    assert "(1 flagged; 1 with raw p ≤ 0.10)" in note
+    # a hair above the threshold is still not flagged
+    assert not replace(f, q_value=0.1 * (1 + 1e-6)).significant
+
+
+def test_each_finding_is_told_of_the_resamples_it_kept() -> None:
+    """Findings keep different numbers of resamples (a statistic undefined in some of
+    them). One kept 200 of 319: its floor 2/201 = 0.00995 is above 0.10/16, its
+    interval far from 0, unflagged (q = 16 * 0.00995 = 0.159): it is told 200 of 319,
+    and to ask for ceil(319 * 319/200) = 509. Another kept all 319 and is unflagged for
+    its p-value (0.03, q = 0.03 * 16/2 = 0.24), not the floor: no warning. The note
+    names the fewest kept (200)."""
+    few = replace(_f("few", 2 / 201, lo=0.3, hi=0.5), p_floor=2 / 201)
+    full = replace(_f("full", 0.03, lo=0.01, hi=0.5), p_floor=2 / 320)
+    rest = [replace(_f(f"j{k}", 0.5, lo=-0.1, hi=0.2), p_floor=2 / 320) for k in range(14)]
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=(few, full, *rest))],
+                                   level=0.9, n_boot=319)  # fmt: skip
+    got = {f.judge: f for f in out.findings}
+    assert got["few"].q_value == pytest.approx(16 * 2 / 201) and not got["few"].significant
+    assert got["full"].q_value == pytest.approx(0.03 * 16 / 2) and not got["full"].significant
+    (warning,) = got["few"].warnings
+    assert "with 200 of the 319 resamples kept" in warning and "2/201 = 0.0100," in warning
+    assert "--n-boot 509 or more (319 must be kept)" in warning
+    assert got["full"].warnings == () and all(got[f"j{k}"].warnings == () for k in range(14))
+    assert "with 200 of the 319 resamples kept" in note
+
+
+def test_the_thresholds_are_told_apart_when_four_decimals_do_not() -> None:
+    """At 95% among 8 tests one bias alone needs p ≤ 0.05/8 = 0.00625; 318 kept of 319
+    give a floor 2/319 = 0.006270: both read 0.0063 at four decimals ("no p-value is
+    below 0.0063 ... needs p ≤ 0.0063"), so five are shown."""
+    f, note = _lone(318, 319, level=0.95, m=8)
+    assert not f.significant
+    assert "2/319 = 0.00627," in note and "p ≤ 0.00625 (0.05 / 8)" in note
+
+
+def test_the_note_reads_the_count_from_the_floor_from_result_sets() -> None:
+    """End to end from a metric's result: 319 resamples with one dropped give
+    p_floor 2/319 (from_result), and the note reads 318 from it."""
+    from recuse.analyses.base import from_result
+    from recuse.analyses.self_preference import ANALYSIS
+    from recuse.metrics.result import MetricResult
+
+    bias = next(b for b in ANALYSIS.biases if b.key == "self_preference_calibrated")
+    r = MetricResult(metric="self_preference_calibrated", estimate=0.4, ci_low=0.3, ci_high=0.5,
+                     level=0.9, n=40, n_clusters=20, method="m", judge="j", n_boot=319,
+                     n_boot_dropped=1, p_value=2 / 319)  # fmt: skip
+    f = from_result(ANALYSIS, bias, r, dataset="d")
+    assert isinstance(f, Finding)
+    rest = [replace(f, judge=f"j{k}", p_value=0.5, ci_low=-0.1) for k in range(15)]
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=(f, *rest))], level=0.9,
+                                   n_boot=319)  # fmt: skip
+    assert "with 318 of the 319 resamples kept" in note
+    assert any("318 of the 319" in w for w in out.findings[0].warnings)

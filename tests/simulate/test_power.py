@@ -13,9 +13,9 @@ from scipy.stats import norm
 
 from recuse.cli import main
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.bootstrap import Resampling, SettingError
 from recuse.simulate.position import simulate_position
-from recuse.simulate.power import _achieved, _first_guess, noise_like, plan
+from recuse.simulate.power import PLAN_N_BOOT, _achieved, _first_guess, noise_like, plan
 
 
 def test_first_guess_by_hand() -> None:
@@ -50,8 +50,8 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
     assert out["bias"] == "position" and out["pairs"] >= 3 and "You need about" in out["sentence"]
     assert main(["plan", "--effect", "1.5"]) == 2
     assert "--effect" in capsys.readouterr().err
-    # a level or seed out of range names its flag: the bootstrap's rule (or plan's, a
-    # level of 0.5 or more) said of the flag, by the one shared way (named_settings)
+    # a level or seed out of range names its flag: the audit's rule for --level, the
+    # bootstrap's for --seed, said of the flag, by the one shared way (named_settings)
     for flag, value, rule in (
         # one rule for the flag, as its help and the audit say (1.5 read 'must be
         # between 0 and 1', 0.3 'must be in [0.5, 1)')
@@ -66,6 +66,18 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
             err
             == f"recuse: error: {flag} = {float(value) if flag == '--level' else value}: {rule}\n"
         )
+
+
+def test_a_level_out_of_range_is_one_error_from_the_library_too() -> None:
+    """plan() checked its bootstrap's level again (check_level, least 0.5), which the
+    Resampling had checked as it was made, by the same rule: removed. The Python call
+    still fails with the one error the Resampling gives, and a level of 0.5 (the
+    least) is planned."""
+    with pytest.raises(SettingError) as raised:
+        plan("position", 0.15, runs=20, boot=Resampling(level=0.3, n_boot=PLAN_N_BOOT))
+    assert str(raised.value) == "level must be in [0.5, 1) (e.g. 0.9), got 0.3"
+    p = plan("position", 0.15, runs=20, boot=Resampling(level=0.5, n_boot=PLAN_N_BOOT))
+    assert p.level == 0.5 and p.pairs >= 3
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ from recuse.metrics.bootstrap import (
     check_resamples,
     named_settings,
 )
-from recuse.metrics.competence import resampling_of
+from recuse.metrics.competence import REFIT_WORDS
 from recuse.metrics.result import results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
@@ -235,14 +235,13 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         console.print(cell(f"!{i} {w}"))
     # the calibrated intervals' resampling, which moves them slightly: said, not only in
     # the method of --out (the whole table's size decides, whichever judges are chosen)
-    ways = {r.metric: resampling_of(r.method) for r in result.results}
+    ways = {r.metric: REFIT_WORDS[r.refit] for r in result.results if r.refit is not None}
     for metric, way in ways.items():
-        if way is not None:
-            console.print(cell(
-                f"{metric} intervals: {way} (the table's size decides; a table of fewer "
-                "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
-                "slightly different interval)"
-            ))  # fmt: skip
+        console.print(cell(
+            f"{metric} intervals: {way} (the table's size decides; a table of fewer "
+            "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
+            "slightly different interval)"
+        ))  # fmt: skip
     if result.skipped:
         skipped = Table(title="Not estimated")
         for col in ("judge", "metric", "why"):

@@ -32,7 +32,7 @@ from scipy import special
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
-from recuse.metrics.result import MetricResult
+from recuse.metrics.result import MetricResult, Refit
 from recuse.metrics.self_preference import Families, Relation, favored_side, single_judge
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
 
@@ -45,6 +45,7 @@ __all__ = [
     "FAMILY_CALIBRATED",
     "MAX_PATTERNS",
     "MIN_STRATUM_PAIRS",
+    "REFIT_WORDS",
     "STRATA_DISTANCE",
     "CompetenceModel",
     "LabelTerm",
@@ -57,7 +58,6 @@ __all__ = [
     "label_conditioned",
     "label_strengths",
     "label_words",
-    "resampling_of",
     "strata_warning",
     "strata_words",
     "stratum_column",
@@ -1324,23 +1324,13 @@ _ONE_STEP_WORDS = (
     "; one-step resamples: {n} covariate patterns and labelled model pairs for the "
     "table's {judges} judge(s), more than the {most} refitted exactly"
 )
-
-
-def resampling_of(method: str) -> str | None:
-    """How a calibrated estimate's resamples were refitted, read from its ``method``
-    (None: not a calibrated estimate): the words a terminal table puts beside its
-    interval, since the two ways give slightly different intervals.
-
-    >>> resampling_of("... the interval " + _EXACT_WORDS)
-    'refitted exactly in every resample'
-    >>> resampling_of("... the interval " + _ONE_STEP_INTERVAL) is not None
-    True
-    """
-    if _ONE_STEP_INTERVAL in method:
-        return "one Newton step from the full-sample fit in every resample"
-    if _EXACT_WORDS in method:
-        return "refitted exactly in every resample"
-    return None
+#: how a calibrated estimate's resamples were refitted (:attr:`MetricResult.refit`, set
+#: by :func:`calibrated_specs`), in the words a terminal table puts beside its
+#: interval, since the two ways give slightly different intervals
+REFIT_WORDS: dict[Refit, str] = {
+    "exact": "refitted exactly in every resample",
+    "one-step": "one Newton step from the full-sample fit in every resample",
+}
 
 
 def table_judges(pairs: pd.DataFrame, labels: Sequence[object]) -> int:
@@ -1385,6 +1375,9 @@ def calibrated_specs(
     held += label_words(model)
 
     one = model.one_step
+    # chosen by calibrated_parts; the estimate and its family preference carry it (the
+    # rungs, its parts, are resampled the same way and not marked)
+    refit: Refit = "exact" if one is None else "one-step"
 
     def stat(
         name: str,
@@ -1454,7 +1447,7 @@ def calibrated_specs(
     specs = [
         MetricSpec(CALIBRATED, stat(CALIBRATED, model.combine, (own_req, other_req)), method,
                    after(model.components), warnings=after(model.warnings, warn=True),
-                   n_count=OWN_PAIRS, labelled=True)
+                   n_count=OWN_PAIRS, labelled=True, refit=refit)
     ]  # fmt: skip
     if family_side is not None:
         fam_method = (
@@ -1473,7 +1466,7 @@ def calibrated_specs(
             MetricSpec(FAMILY_CALIBRATED,
                        stat(FAMILY_CALIBRATED, model.combine_family, fam_req, "family"),
                        fam_method, after(model.components_family, "family"), n_count=FAMILY_PAIRS,
-                       labelled=True)
+                       labelled=True, refit=refit)
         )  # fmt: skip
     if rungs:
         for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):

@@ -45,7 +45,7 @@ from recuse.metrics.bootstrap import (
     counted,
     p_value,
 )
-from recuse.metrics.result import MetricResult, Skipped
+from recuse.metrics.result import MetricResult, Refit, Skipped
 from recuse.numbers import percent
 
 __all__ = [
@@ -94,6 +94,9 @@ class MetricSpec:
     #: it is not): said in place of the zero-width warning, whose "add harder pairs"
     #: would not help (e.g. position for a judge whose verdict never depends on the order)
     constant: Callable[[NDArray[np.float64]], str | None] | None = None
+    #: how the statistic's model is refitted in every resample, where it has one (the
+    #: result's :attr:`~recuse.metrics.result.MetricResult.refit`)
+    refit: Refit | None = None
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
@@ -255,6 +258,7 @@ def to_results(
                     )
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
+                    refit=spec.refit,
                 )
             )
     return results, skipped

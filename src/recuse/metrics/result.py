@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["CORE_FIELDS", "MetricResult", "Skipped", "results_frame"]
+__all__ = ["CORE_FIELDS", "MetricResult", "Refit", "Skipped", "results_frame"]
 
 # Columns every result has, in display order (``results_frame`` and the CLI use them).
 CORE_FIELDS = (
@@ -25,6 +25,11 @@ CORE_FIELDS = (
     "n_boot_dropped",
     "method",
 )
+
+
+#: how a metric that refits a model in every resample refitted it (:attr:`MetricResult.
+#: refit`): "exact" (a full refit) or "one-step" (one Newton step from the full-sample fit)
+Refit = Literal["exact", "one-step"]
 
 
 def _clean(x: float) -> float | None:
@@ -56,6 +61,11 @@ class MetricResult:
     interval says little (:func:`recuse.metrics.estimate.interval_warnings`: fewer
     than 5 prompts, zero width, fewer than 10 pairs in the smallest group), then any
     caveat the metric adds about the estimate itself (``MetricSpec.warnings``).
+    ``refit`` says how a metric that refits a model in every resample refitted it
+    (:data:`Refit`; the calibrated self- and family preference, where the table's size
+    chooses, and the two give slightly different intervals), None for the others; set
+    where the choice is made, and said in words in ``method`` (so not in
+    :meth:`to_dict`).
     """
 
     metric: str
@@ -76,6 +86,7 @@ class MetricResult:
     warnings: tuple[str, ...] = ()  # what a reader must know to trust the numbers
     null: float = 0.0  # the metric's no-bias value (the p-value's null hypothesis)
     n_boot_unfit: int = 0  # kept resamples whose fit has no finite estimate
+    refit: Refit | None = None  # how the resamples' model was refitted, if one was
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""

@@ -34,6 +34,20 @@ P_METHODS: dict[str, str] = {
 Materiality = Literal["material", "small", "negligible", ""]
 
 
+def flag_threshold(level: float) -> float:
+    """The largest false-discovery-adjusted (or raw) p-value flagged at ``level``:
+    ``1 − level``, widened by a billionth of itself for rounding. In floating point
+    ``1 − 0.9`` is 0.09999999999999998, below the q = 16 · 2/320 = 0.1 of a lone bias at
+    the bootstrap's floor with just enough resamples (319 among 16 tests), which was
+    left unflagged, with nothing said (:func:`recuse.report.multiplicity.
+    resolution_limit` counts 319 as enough).
+
+    >>> 16 * 2 / 320 <= 1 - 0.9, 16 * 2 / 320 <= flag_threshold(0.9)
+    (False, True)
+    """
+    return (1 - level) * (1 + 1e-9)
+
+
 def shared_wording(seen: Bias | None, bias: Bias) -> Bias:
     """The wording of one bias for a column or a section that holds findings of several
     datasets: its own when all share one kind of label, else the one written for human
@@ -107,7 +121,7 @@ class Finding:
         if not self.bias.flags:
             return False
         if self.q_value is not None:
-            return self.q_value <= 1 - self.level
+            return self.q_value <= flag_threshold(self.level)
         return not self.ci_low <= self.null <= self.ci_high
 
     @property

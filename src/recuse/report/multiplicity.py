@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 from statsmodels.stats.multitest import multipletests
 
-from recuse.report.model import Finding, Section
+from recuse.report.model import Finding, Section, flag_threshold
 
 __all__ = ["adjust_sections", "in_family"]
 
@@ -37,12 +37,14 @@ def adjust_sections(
 ) -> tuple[list[Section], str]:
     """The sections with ``q_value`` set on every finding of the family, and a note.
 
-    With ``n_boot`` (the bootstrap's resamples), the note says when they are too few
-    for the family (:func:`resolution_limit`; said only when a bootstrap p-value is in
-    it), and so does each finding it leaves
-    unflagged although its interval excludes no bias and its p-value is a bootstrap one
-    (:attr:`~recuse.report.model.Finding.p_method`; a regression's Wald test has no
-    such floor)."""
+    With ``n_boot`` (the bootstrap's resamples asked for), the note says when the
+    resamples kept are too few for the family (:func:`resolution_limit`, over the fewest
+    any bootstrap p-value of the family kept; said only when one is in it), and so does
+    each finding it leaves unflagged although its interval excludes no bias and its
+    p-value is a bootstrap one (:attr:`~recuse.report.model.Finding.p_method`; a
+    regression's Wald test has no such floor), over the resamples it kept. A resample
+    whose statistic is undefined is dropped (``MetricResult.n_boot_dropped``), so the
+    count kept, the one ``Finding.p_floor`` is ``2/(B+1)`` of, can be below ``n_boot``."""
     members = [f for s in sections for f in s.findings if in_family(f)]
     outside = [
         f for s in sections for f in s.findings if f.headline and f.bias.flags and not in_family(f)
@@ -58,25 +60,32 @@ def adjust_sections(
     adjusted = {id(f): float(v) for group, v in zip(tests.values(), q, strict=True) for f in group}
     # the floor is a bootstrap p-value's: a family of Wald tests alone (a ratings
     # table's favoritism regression) gains nothing from more resamples
-    bootstrap = any(f.p_method == "bootstrap" for f in members)
-    limit = resolution_limit(n_boot, len(family), level) if n_boot and bootstrap else ""
+    kept = {
+        id(f): kept_resamples(f, n_boot) for f in members if n_boot and f.p_method == "bootstrap"
+    }
+    limit = (
+        resolution_limit(min(kept.values()), len(family), level, asked=n_boot)
+        if n_boot and kept
+        else ""
+    )
 
     def adjust(f: Finding) -> Finding:
         if id(f) not in adjusted:
             return f
         q_value = adjusted[id(f)]
         unresolved = (
-            limit
-            and q_value > 1 - level
-            and f.p_method == "bootstrap"  # a Wald test's p has no such floor
+            n_boot
+            and id(f) in kept  # a Wald test's p has no such floor
+            and q_value > flag_threshold(level)
             and not f.ci_low <= f.null <= f.ci_high
         )
-        warnings = (*f.warnings, f"not flagged: {limit}") if unresolved else f.warnings
+        own = resolution_limit(kept[id(f)], len(family), level, asked=n_boot) if unresolved else ""
+        warnings = (*f.warnings, f"not flagged: {own}") if own else f.warnings
         return replace(f, q_value=q_value, warnings=warnings)
 
     out = [replace(s, findings=tuple(adjust(f) for f in s.findings)) for s in sections]
-    flagged = int((q <= 1 - level).sum())
-    raw = int((p <= 1 - level).sum())
+    flagged = int((q <= flag_threshold(level)).sum())
+    raw = int((p <= flag_threshold(level)).sum())
     note = (
         f"Multiple testing: Benjamini–Hochberg false-discovery control at q = {1 - level:.2f} "
         f"across the summary's {len(family)} tests (a pooled estimate shown for several judges "
@@ -91,30 +100,63 @@ def adjust_sections(
     return out, note
 
 
-def resolution_limit(n_boot: int, tests: int, level: float) -> str:
-    """Why ``n_boot`` resamples are too few for ``tests`` tests at ``level``, or "".
+def kept_resamples(f: Finding, asked: int) -> int:
+    """The resamples a bootstrap p-value was computed from: ``B`` of its floor
+    ``p_floor = 2 / (B + 1)`` (:attr:`~recuse.report.model.Finding.p_floor`), or
+    ``asked`` where the finding does not say.
 
-    A bootstrap p-value is at least ``2 / (B + 1)`` (:func:`recuse.metrics.bootstrap.
-    p_value`), and Benjamini–Hochberg flags a bias that is the only one below the
-    threshold when ``p ≤ (1 − level) / m``; so where ``2 / (B + 1)`` is above that, no
-    lone bias is flagged however far its interval is from no bias. It is not, from
-    ``B ≥ 2m / (1 − level) − 1`` resamples on.
+    >>> from recuse.report.bias import Bias
+    >>> f = Finding(judge="j", bias=Bias(key="b", title="B", unit="u", positive="p",
+    ...             negative="n", none="0", order=1), estimate=0.1, ci_low=0.0,
+    ...             ci_high=0.2, n=5, level=0.9, method="m", p_value=0.5,
+    ...             p_method="bootstrap", p_floor=2 / 319)
+    >>> kept_resamples(f, 319), kept_resamples(replace(f, p_floor=None), 319)
+    (318, 319)
+    """
+    if f.p_floor is None or not 0 < f.p_floor <= 1:
+        return asked
+    return round(2 / f.p_floor - 1)
+
+
+def resolution_limit(n_boot: int, tests: int, level: float, *, asked: int | None = None) -> str:
+    """Why ``n_boot`` kept resamples are too few for ``tests`` tests at ``level``, or "".
+
+    A bootstrap p-value is at least ``2 / (B + 1)`` over its ``B`` kept resamples
+    (:func:`recuse.metrics.bootstrap.p_value`), and Benjamini–Hochberg flags a bias
+    that is the only one below the threshold when ``p ≤ (1 − level) / m``; so where
+    ``2 / (B + 1)`` is above that, no lone bias is flagged however far its interval is
+    from no bias. It is not, from ``B ≥ 2m / (1 − level) − 1`` kept resamples on.
+    ``asked``: the resamples asked for, said beside the kept ones where they differ
+    (a resample whose statistic is undefined is dropped), and scaled up by the share
+    kept in the rerun advised. The two thresholds are printed with the decimals that
+    tell them apart (4 at least).
 
     >>> for part in resolution_limit(100, 16, 0.9).split(", and "): print(part)
     with 100 resamples no bootstrap p-value is below 2/101 = 0.0198
     across 16 tests one bias alone needs p ≤ 0.0062 (0.10 / 16) to be flagged; rerun ...
     >>> resolution_limit(319, 16, 0.9), resolution_limit(318, 16, 0.9) != ""
     ('', True)
+    >>> import re
+    >>> for part in re.split(", |; ", resolution_limit(318, 16, 0.9, asked=319)): print(part)
+    with 318 of the 319 resamples kept (the others gave no estimate)
+    no bootstrap p-value is below 2/319 = 0.0063
+    and across 16 tests one bias alone needs p ≤ 0.0062 (0.10 / 16) to be flagged
+    rerun with --n-boot 321 or more (319 must be kept)
     """
     alpha = 1 - level
     floor, alone = 2 / (n_boot + 1), alpha / tests
-    if floor <= alone * (1 + 1e-9):
+    if floor * tests <= flag_threshold(level):  # a lone bias's q at the floor, flagged
         return ""
     need = math.ceil(2 * tests / alpha - 1 - 1e-9)
+    digits = next((d for d in range(4, 10) if f"{floor:.{d}f}" != f"{alone:.{d}f}"), 10)
+    resamples, rerun = f"{n_boot} resamples", f"--n-boot {need} or more"
+    if asked is not None and asked > n_boot:
+        resamples = f"{n_boot} of the {asked} resamples kept (the others gave no estimate),"
+        rerun = f"--n-boot {math.ceil(need * asked / n_boot)} or more ({need} must be kept)"
     return (
-        f"with {n_boot} resamples no bootstrap p-value is below 2/{n_boot + 1} = {floor:.4f}, "
-        f"and across {tests} tests one bias alone needs p ≤ {alone:.4f} ({alpha:.2f} / "
-        f"{tests}) to be flagged; rerun with --n-boot {need} or more"
+        f"with {resamples} no bootstrap p-value is below 2/{n_boot + 1} = {floor:.{digits}f}, "
+        f"and across {tests} tests one bias alone needs p ≤ {alone:.{digits}f} ({alpha:.2f} / "
+        f"{tests}) to be flagged; rerun with {rerun}"
     )
 
 

@@ -48,7 +48,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.bootstrap import Resampling, check_level
+from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.summary import pairwise_bias
 from recuse.numbers import percent
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
@@ -328,7 +328,8 @@ def plan(
     Position only: ``flip_rate``, ``tie_rate``, ``icc`` (default
     :data:`POSITION_DEFAULTS`, or measured in ``like`` by :func:`noise_like`) set the
     simulated judge's noise. ``progress`` receives one line per simulated size.
-    ``boot`` is each simulated data set's bootstrap: its level is the interval's, its
+    ``boot`` is each simulated data set's bootstrap: its level is the interval's (in
+    ``[0.5, 1)``, checked as the :class:`Resampling` was made, so not again here), its
     ``n_boot`` is :data:`PLAN_N_BOOT` by default (a search runs hundreds of bootstraps),
     and its seed also seeds the simulated data sets (run ``r`` uses ``seed + r``).
     """
@@ -340,7 +341,6 @@ def plan(
             f"(a {'rate above 0.5' if bias == 'position' else 'difference of recalls'}); "
             f"got {effect}"
         )
-    check_level(boot.level, least=0.5)  # a SettingError: the CLI names its flag
     for name, value, ok, want in (
         ("--power", power, 0.5 <= power < 1, "in [0.5, 1), e.g. 0.8"),
         ("--pairs-per-prompt", pairs_per_prompt, pairs_per_prompt >= 1, "1 or more"),

@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpcore
+import httpx
+import httpx._decoders
 import pandas as pd
 import pytest
 
@@ -32,7 +34,12 @@ from judging.helpers import fake_pairs
 from recuse.errors import JudgeError
 from recuse.judging import Runner, Store
 from recuse.judging.backends.base import TransientError
-from recuse.judging.backends.http import HTTPBackend, _connection_error
+from recuse.judging.backends.http import (
+    HTTPBackend,
+    _connection_error,
+    _env_proxy,
+    _httpx_decodes,
+)
 from recuse.judging.protocols import Message, Prompt
 from recuse.testing.standin import StandIn
 
@@ -555,3 +562,184 @@ def test_a_host_name_not_resolved_says_so() -> None:
     except httpcore.ConnectError as err:
         said = _connection_error(err, None)
     assert said == "connection error: ConnectError (the host name could not be resolved)"
+
+
+# --- NO_PROXY's networks in CIDR form ---------------------------------------------------
+
+NETWORKS = "10.0.0.0/8, 192.168.1.0/24,::1/128"
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "url", "around"),
+    [
+        (NETWORKS, "http://10.2.3.4:8000/v1", True),
+        (NETWORKS, "http://192.168.1.77/v1", True),
+        (NETWORKS, "http://192.168.2.1/v1", False),  # next to the /24, not in it
+        (NETWORKS, "http://11.0.0.1/v1", False),
+        (NETWORKS, "http://[::1]:8000/v1", True),
+        (NETWORKS, "http://[::2]:8000/v1", False),
+        (NETWORKS, "https://judge.example/v1", False),
+        # a host name is not resolved: localhost is not matched by 127.0.0.0/8
+        ("127.0.0.0/8", "http://localhost:8000/v1", False),
+        ("127.0.0.0/8", "http://127.9.8.7:8000/v1", True),
+        ("10.1.2.3/8", "http://10.200.0.1/v1", True),  # host bits set: the /8 still
+        ("[fd00::]/8", "http://[fd12::5]/v1", True),
+        ("::/0", "http://10.0.0.1/v1", False),  # an IPv6 network holds no IPv4 address
+        ("0.0.0.0/0", "http://[::1]/v1", False),
+        ("10.0.0.0/33,judge", "http://10.0.0.1/v1", False),  # not a network: no match
+        ("10.0.0.0/33,judge", "http://judge:8000/v1", True),
+        # the forms read before stay as they were
+        ("judge.example", "https://judge.example/v1", True),
+        (".example", "https://a.judge.example/v1", True),
+        (".example", "https://judge.example.org/v1", False),
+        ("judge:8000", "http://judge:8000/v1", True),
+        ("judge:8000", "http://judge:9000/v1", False),
+        ("[::1]", "http://[::1]:8000/v1", True),
+        ("*", "http://10.0.0.1/v1", True),
+    ],
+)
+def test_no_proxy_reads_networks_in_cidr_form_and_every_earlier_form(
+    no_proxy_env: pytest.MonkeyPatch, no_proxy: str, url: str, around: bool
+) -> None:
+    no_proxy_env.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    no_proxy_env.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    no_proxy_env.setenv("NO_PROXY", no_proxy)
+    proxy = _env_proxy(url)
+    assert (proxy is None) is around
+    if not around:
+        assert proxy is not None and proxy.url == "http://127.0.0.1:9"
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_a_judge_inside_a_no_proxy_network_is_reached_around_the_proxy(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, lower: bool
+) -> None:
+    with socket.socket() as s:  # a proxy nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    name = "no_proxy" if lower else "NO_PROXY"
+    with StandIn() as server:
+        no_proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        no_proxy_env.setenv(name, "10.0.0.0/8,127.0.0.0/8")
+        around = _judge(HTTPBackend(server.base_url, model="m"), tmp_path / "a", retry=ONCE)
+        no_proxy_env.setenv(name, "10.0.0.0/8,127.0.1.0/24")  # 127.0.0.1 is outside
+        via = _judge(HTTPBackend(server.base_url, model="m"), tmp_path / "b", retry=ONCE)
+    assert set(around["status"]) == {"ok"}
+    assert set(via["status"]) == {"failed"}
+    assert via["reason"].str.contains(f"proxy http://127.0.0.1:{dead}", regex=False).all()
+
+
+@pytest.mark.skipif(not _ipv6(), reason="no IPv6 loopback")
+def test_an_ipv6_judge_inside_a_no_proxy_network_is_reached_around_the_proxy(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    with StandIn(host="::1") as server:
+        no_proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        no_proxy_env.setenv("NO_PROXY", "10.0.0.0/8,::1/128")
+        base = f"http://[::1]:{server.port}/v1"
+        rows = _judge(HTTPBackend(base, model="m"), tmp_path, retry=ONCE)
+    assert set(rows["status"]) == {"ok"}
+
+
+# --- answers in an encoding nothing here decodes ------------------------------------------
+
+
+class _Encoded(StandIn):
+    """Answers with ``Content-Encoding: encoding``, the body base64 under it (what the
+    decoder a test installs for that name reads), ``status`` when set."""
+
+    encoding: str = "br"
+    status: int | None = None
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        status, extra, payload = await super()._respond(path, headers, raw)
+        if self.status is not None:
+            status, extra = self.status, {**extra, "Retry-After": "3"}
+        return status, {**extra, "Content-Encoding": self.encoding}, base64.b64encode(payload)
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize(
+    ("encoding", "fix"),
+    [
+        pytest.param(
+            "br",
+            "install the brotli package (pip install brotli)",
+            marks=pytest.mark.skipif(
+                _has("brotli") or _has("brotlicffi"), reason="brotli is installed"
+            ),
+        ),
+        pytest.param(
+            "zstd",
+            "install the zstandard package (pip install zstandard)",
+            marks=pytest.mark.skipif(_has("zstandard"), reason="zstandard is installed"),
+        ),
+        ("x-squash", "configure the server to answer uncompressed or in gzip"),
+    ],
+)
+def test_an_answer_in_an_encoding_with_no_decoder_here_says_which_and_how_to_fix_it(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, encoding: str, fix: str
+) -> None:
+    # no Accept-Encoding is sent, but a server (or a proxy) may compress anyway; httpx
+    # passes a body it has no decoder for through as it came: "malformed JSON" before
+    with _Encoded() as server:
+        server.encoding = encoding
+        with pytest.raises(JudgeError) as stopped:
+            _judge(HTTPBackend(server.base_url, model="m"), tmp_path)
+        server.status = 429
+        with pytest.raises(TransientError) as limited:
+            asyncio.run(HTTPBackend(server.base_url, model="m")._post("/completions", {}))
+    said = str(stopped.value)
+    assert f"in Content-Encoding {encoding!r}, which cannot be decoded here" in said
+    assert fix in said and "JSON" not in said
+    assert server.base_url in said
+    # an error status keeps what it says (retried after its Retry-After), the body named
+    assert limited.value.retry_after == 3.0
+    assert limited.value.reason.startswith(f"HTTP 429: (a body in Content-Encoding {encoding!r}")
+
+
+class _Base64Decoder:
+    """A decoder for the tests' stand-in encoding: the whole body base64 (httpx hands
+    a body given at once over in one piece)."""
+
+    def __init__(self) -> None:
+        self.seen = b""
+
+    def decode(self, data: bytes) -> bytes:
+        self.seen += data
+        return b""
+
+    def flush(self) -> bytes:
+        try:  # as httpx's own decoders do, a body not so encoded is a DecodingError
+            return base64.b64decode(self.seen, validate=True)
+        except ValueError as exc:
+            raise httpx.DecodingError(str(exc)) from exc
+
+
+def test_an_encoding_is_decoded_once_httpx_has_a_decoder_for_it(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    # what httpx can decode is asked at run time, not written down: with a decoder
+    # installed for "zstd" (as zstandard installs one) the answers are read
+    no_proxy_env.setitem(httpx._decoders.SUPPORTED_DECODERS, "zstd", _Base64Decoder)
+    _httpx_decodes.cache_clear()
+    try:
+        with StandIn() as plain, _Encoded() as packed:
+            packed.encoding = "zstd"
+            want = _judge(HTTPBackend(plain.base_url, model="m"), tmp_path / "a")
+            got = _judge(HTTPBackend(packed.base_url, model="m"), tmp_path / "b")
+    finally:
+        _httpx_decodes.cache_clear()
+    assert set(got["status"]) == {"ok"}
+    key = ["item_id", "slot"]
+    assert got.sort_values(key)["value"].tolist() == want.sort_values(key)["value"].tolist()

@@ -3,7 +3,8 @@ reached through an HTTP proxy (a CONNECT tunnel), a proxy given as host:port, th
 proxy's password kept out of what is stored, IPv6 and path-prefixed base URLs, answers
 whose body cannot be decoded, and runs that end early (an error, Ctrl-C): their
 connections closed, and the same backend able to run again without redoing what was
-stored."""
+stored. Then NO_PROXY's networks in CIDR form, answers in an encoding no installed
+decoder reads, and a keep-alive connection the server closes as a request arrives."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import signal
 import socket
 import socketserver
 import ssl
+import struct
 import threading
 import time
 import warnings
@@ -32,7 +34,7 @@ import pytest
 from judging import test_http_transport as transport
 from judging.helpers import fake_pairs
 from recuse.errors import JudgeError
-from recuse.judging import Runner, Store
+from recuse.judging import RetryPolicy, Runner, Store
 from recuse.judging.backends.base import TransientError
 from recuse.judging.backends.http import (
     HTTPBackend,
@@ -743,3 +745,109 @@ def test_an_encoding_is_decoded_once_httpx_has_a_decoder_for_it(
     assert set(got["status"]) == {"ok"}
     key = ["item_id", "slot"]
     assert got.sort_values(key)["value"].tolist() == want.sort_values(key)["value"].tolist()
+
+
+# --- a keep-alive connection the server closes as a request arrives ----------------------
+
+
+def _read_message(conn: socket.socket) -> bytes | None:
+    """One HTTP/1.1 message (a request or an answer) read whole: its head and the body
+    its Content-Length gives (None: the peer hung up first)."""
+    data = _read_head(conn)
+    if data is None:
+        return None
+    head, body = data.split(b"\r\n\r\n", 1)
+    fields = (line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
+    length = next((int(v) for k, v in fields if k.strip().lower() == b"content-length"), 0)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+class _ClosingFront(socketserver.BaseRequestHandler):
+    """Passes requests to the stand-in behind it, one connection upstream per client
+    connection, except one: the first request to come on a connection that already
+    served one is not answered and the connection is closed (or reset, with
+    ``reset``), as a server does whose keep-alive timer fires with the request in
+    flight (uvicorn's, 5 s idle: against uvicorn the client read a reset)."""
+
+    server: _Front
+
+    def handle(self) -> None:
+        served = 0
+        with socket.create_connection(("127.0.0.1", self.server.upstream)) as up:
+            while (request := _read_message(self.request)) is not None:
+                self.server.arrived += 1
+                if served and not self.server.dropped:
+                    self.server.dropped = True
+                    if self.server.reset:  # the request's bytes met a closed socket: RST
+                        linger = struct.pack("ii", 1, 0)
+                        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                        self.request.close()  # at once: socketserver's close sends a FIN first
+                    return  # closed unanswered (the with-block and socketserver close it)
+                up.sendall(request)
+                answer = _read_message(up)
+                if answer is None:
+                    return
+                self.request.sendall(answer)
+                served += 1
+
+
+class _Front(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: int, *, reset: bool) -> None:
+        super().__init__(("127.0.0.1", 0), _ClosingFront)
+        self.upstream = upstream
+        self.reset = reset
+        self.arrived = 0
+        self.dropped = False
+
+
+@contextlib.contextmanager
+def _front(upstream: int, *, reset: bool) -> Iterator[tuple[_Front, str]]:
+    """A :class:`_Front` serving, and the base URL that reaches it."""
+    front = _Front(upstream, reset=reset)
+    threading.Thread(target=front.serve_forever, daemon=True).start()
+    try:
+        yield front, f"http://127.0.0.1:{front.server_address[1]}/v1"
+    finally:
+        front.shutdown()
+        front.server_close()
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_a_request_on_a_connection_the_server_closed_is_retried_once_and_succeeds(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, reset: bool
+) -> None:
+    # one request at a time, so the second reuses the first's keep-alive connection:
+    # the server closes it unanswered; the request is a transient failure (the server
+    # disconnected, or reset the connection), retried once by the runner on a new
+    # connection, and answered
+    prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
+    with StandIn() as server:
+        with _front(server.port, reset=reset) as (front, base):
+            backend = HTTPBackend(base, model="m", concurrency=1, verdict_token_ids=False)
+            retry = RetryPolicy(max_attempts=3, base_delay=0.01)
+            rows = _judge(backend, tmp_path, n=3, retry=retry)
+        assert front.dropped
+        assert front.arrived == 7 and server.requests == 6  # the dropped one never got there
+        with _front(server.port, reset=reset) as (front, base):  # what the runner was told
+            backend = HTTPBackend(base, model="m", verdict_token_ids=False)
+
+            async def three() -> tuple[str, bool]:
+                await backend.next_token_logprobs([prompt])
+                with pytest.raises(TransientError) as dropped:
+                    await backend.next_token_logprobs([prompt])
+                after = await backend.next_token_logprobs([prompt])
+                await backend.aclose()
+                return dropped.value.reason, bool(after)
+
+            said, answered = asyncio.run(three())
+    assert set(rows["status"]) == {"ok"}
+    assert sorted(rows["attempts"]) == [1, 1, 1, 1, 1, 2]  # one request, retried once
+    kind = "ReadError" if reset else "RemoteProtocolError"  # a reset, or a plain close
+    assert said == f"connection error: {kind}" and answered

@@ -3,7 +3,8 @@ reached through an HTTP proxy (a CONNECT tunnel), a proxy given as host:port, th
 proxy's password kept out of what is stored, IPv6 and path-prefixed base URLs, answers
 whose body cannot be decoded, and runs that end early (an error, Ctrl-C): their
 connections closed, and the same backend able to run again without redoing what was
-stored."""
+stored. Then NO_PROXY's networks in CIDR form, answers in an encoding no installed
+decoder reads, and a keep-alive connection the server closes as a request arrives."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import signal
 import socket
 import socketserver
 import ssl
+import struct
 import threading
 import time
 import warnings
@@ -24,15 +26,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpcore
+import httpx
+import httpx._decoders
 import pandas as pd
 import pytest
 
 from judging import test_http_transport as transport
 from judging.helpers import fake_pairs
 from recuse.errors import JudgeError
-from recuse.judging import Runner, Store
+from recuse.judging import RetryPolicy, Runner, Store
 from recuse.judging.backends.base import TransientError
-from recuse.judging.backends.http import HTTPBackend, _connection_error
+from recuse.judging.backends.http import (
+    HTTPBackend,
+    _connection_error,
+    _env_proxy,
+    _httpx_decodes,
+)
 from recuse.judging.protocols import Message, Prompt
 from recuse.testing.standin import StandIn
 
@@ -555,3 +564,290 @@ def test_a_host_name_not_resolved_says_so() -> None:
     except httpcore.ConnectError as err:
         said = _connection_error(err, None)
     assert said == "connection error: ConnectError (the host name could not be resolved)"
+
+
+# --- NO_PROXY's networks in CIDR form ---------------------------------------------------
+
+NETWORKS = "10.0.0.0/8, 192.168.1.0/24,::1/128"
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "url", "around"),
+    [
+        (NETWORKS, "http://10.2.3.4:8000/v1", True),
+        (NETWORKS, "http://192.168.1.77/v1", True),
+        (NETWORKS, "http://192.168.2.1/v1", False),  # next to the /24, not in it
+        (NETWORKS, "http://11.0.0.1/v1", False),
+        (NETWORKS, "http://[::1]:8000/v1", True),
+        (NETWORKS, "http://[::2]:8000/v1", False),
+        (NETWORKS, "https://judge.example/v1", False),
+        # a host name is not resolved: localhost is not matched by 127.0.0.0/8
+        ("127.0.0.0/8", "http://localhost:8000/v1", False),
+        ("127.0.0.0/8", "http://127.9.8.7:8000/v1", True),
+        ("10.1.2.3/8", "http://10.200.0.1/v1", True),  # host bits set: the /8 still
+        ("[fd00::]/8", "http://[fd12::5]/v1", True),
+        ("::/0", "http://10.0.0.1/v1", False),  # an IPv6 network holds no IPv4 address
+        ("0.0.0.0/0", "http://[::1]/v1", False),
+        ("10.0.0.0/33,judge", "http://10.0.0.1/v1", False),  # not a network: no match
+        ("10.0.0.0/33,judge", "http://judge:8000/v1", True),
+        # the forms read before stay as they were
+        ("judge.example", "https://judge.example/v1", True),
+        (".example", "https://a.judge.example/v1", True),
+        (".example", "https://judge.example.org/v1", False),
+        ("judge:8000", "http://judge:8000/v1", True),
+        ("judge:8000", "http://judge:9000/v1", False),
+        ("[::1]", "http://[::1]:8000/v1", True),
+        ("*", "http://10.0.0.1/v1", True),
+    ],
+)
+def test_no_proxy_reads_networks_in_cidr_form_and_every_earlier_form(
+    no_proxy_env: pytest.MonkeyPatch, no_proxy: str, url: str, around: bool
+) -> None:
+    no_proxy_env.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    no_proxy_env.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    no_proxy_env.setenv("NO_PROXY", no_proxy)
+    proxy = _env_proxy(url)
+    assert (proxy is None) is around
+    if not around:
+        assert proxy is not None and proxy.url == "http://127.0.0.1:9"
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_a_judge_inside_a_no_proxy_network_is_reached_around_the_proxy(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, lower: bool
+) -> None:
+    with socket.socket() as s:  # a proxy nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    name = "no_proxy" if lower else "NO_PROXY"
+    with StandIn() as server:
+        no_proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        no_proxy_env.setenv(name, "10.0.0.0/8,127.0.0.0/8")
+        around = _judge(HTTPBackend(server.base_url, model="m"), tmp_path / "a", retry=ONCE)
+        no_proxy_env.setenv(name, "10.0.0.0/8,127.0.1.0/24")  # 127.0.0.1 is outside
+        via = _judge(HTTPBackend(server.base_url, model="m"), tmp_path / "b", retry=ONCE)
+    assert set(around["status"]) == {"ok"}
+    assert set(via["status"]) == {"failed"}
+    assert via["reason"].str.contains(f"proxy http://127.0.0.1:{dead}", regex=False).all()
+
+
+@pytest.mark.skipif(not _ipv6(), reason="no IPv6 loopback")
+def test_an_ipv6_judge_inside_a_no_proxy_network_is_reached_around_the_proxy(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    with StandIn(host="::1") as server:
+        no_proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        no_proxy_env.setenv("NO_PROXY", "10.0.0.0/8,::1/128")
+        base = f"http://[::1]:{server.port}/v1"
+        rows = _judge(HTTPBackend(base, model="m"), tmp_path, retry=ONCE)
+    assert set(rows["status"]) == {"ok"}
+
+
+# --- answers in an encoding nothing here decodes ------------------------------------------
+
+
+class _Encoded(StandIn):
+    """Answers with ``Content-Encoding: encoding``, the body base64 under it (what the
+    decoder a test installs for that name reads), ``status`` when set."""
+
+    encoding: str = "br"
+    status: int | None = None
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        status, extra, payload = await super()._respond(path, headers, raw)
+        if self.status is not None:
+            status, extra = self.status, {**extra, "Retry-After": "3"}
+        return status, {**extra, "Content-Encoding": self.encoding}, base64.b64encode(payload)
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize(
+    ("encoding", "fix"),
+    [
+        pytest.param(
+            "br",
+            "install the brotli package (pip install brotli)",
+            marks=pytest.mark.skipif(
+                _has("brotli") or _has("brotlicffi"), reason="brotli is installed"
+            ),
+        ),
+        pytest.param(
+            "zstd",
+            "install the zstandard package (pip install zstandard)",
+            marks=pytest.mark.skipif(_has("zstandard"), reason="zstandard is installed"),
+        ),
+        ("x-squash", "configure the server to answer uncompressed or in gzip"),
+    ],
+)
+def test_an_answer_in_an_encoding_with_no_decoder_here_says_which_and_how_to_fix_it(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, encoding: str, fix: str
+) -> None:
+    # no Accept-Encoding is sent, but a server (or a proxy) may compress anyway; httpx
+    # passes a body it has no decoder for through as it came: "malformed JSON" before
+    with _Encoded() as server:
+        server.encoding = encoding
+        with pytest.raises(JudgeError) as stopped:
+            _judge(HTTPBackend(server.base_url, model="m"), tmp_path)
+        server.status = 429
+        with pytest.raises(TransientError) as limited:
+            asyncio.run(HTTPBackend(server.base_url, model="m")._post("/completions", {}))
+    said = str(stopped.value)
+    assert f"in Content-Encoding {encoding!r}, which cannot be decoded here" in said
+    assert fix in said and "JSON" not in said
+    assert server.base_url in said
+    # an error status keeps what it says (retried after its Retry-After), the body named
+    assert limited.value.retry_after == 3.0
+    assert limited.value.reason.startswith(f"HTTP 429: (a body in Content-Encoding {encoding!r}")
+
+
+class _Base64Decoder:
+    """A decoder for the tests' stand-in encoding: the whole body base64 (httpx hands
+    a body given at once over in one piece)."""
+
+    def __init__(self) -> None:
+        self.seen = b""
+
+    def decode(self, data: bytes) -> bytes:
+        self.seen += data
+        return b""
+
+    def flush(self) -> bytes:
+        try:  # as httpx's own decoders do, a body not so encoded is a DecodingError
+            return base64.b64decode(self.seen, validate=True)
+        except ValueError as exc:
+            raise httpx.DecodingError(str(exc)) from exc
+
+
+def test_an_encoding_is_decoded_once_httpx_has_a_decoder_for_it(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    # what httpx can decode is asked at run time, not written down: with a decoder
+    # installed for "zstd" (as zstandard installs one) the answers are read
+    no_proxy_env.setitem(httpx._decoders.SUPPORTED_DECODERS, "zstd", _Base64Decoder)
+    _httpx_decodes.cache_clear()
+    try:
+        with StandIn() as plain, _Encoded() as packed:
+            packed.encoding = "zstd"
+            want = _judge(HTTPBackend(plain.base_url, model="m"), tmp_path / "a")
+            got = _judge(HTTPBackend(packed.base_url, model="m"), tmp_path / "b")
+    finally:
+        _httpx_decodes.cache_clear()
+    assert set(got["status"]) == {"ok"}
+    key = ["item_id", "slot"]
+    assert got.sort_values(key)["value"].tolist() == want.sort_values(key)["value"].tolist()
+
+
+# --- a keep-alive connection the server closes as a request arrives ----------------------
+
+
+def _read_message(conn: socket.socket) -> bytes | None:
+    """One HTTP/1.1 message (a request or an answer) read whole: its head and the body
+    its Content-Length gives (None: the peer hung up first)."""
+    data = _read_head(conn)
+    if data is None:
+        return None
+    head, body = data.split(b"\r\n\r\n", 1)
+    fields = (line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
+    length = next((int(v) for k, v in fields if k.strip().lower() == b"content-length"), 0)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+class _ClosingFront(socketserver.BaseRequestHandler):
+    """Passes requests to the stand-in behind it, one connection upstream per client
+    connection, except one: the first request to come on a connection that already
+    served one is not answered and the connection is closed (or reset, with
+    ``reset``), as a server does whose keep-alive timer fires with the request in
+    flight (uvicorn's, 5 s idle: against uvicorn the client read a reset)."""
+
+    server: _Front
+
+    def handle(self) -> None:
+        served = 0
+        with socket.create_connection(("127.0.0.1", self.server.upstream)) as up:
+            while (request := _read_message(self.request)) is not None:
+                self.server.arrived += 1
+                if served and not self.server.dropped:
+                    self.server.dropped = True
+                    if self.server.reset:  # the request's bytes met a closed socket: RST
+                        linger = struct.pack("ii", 1, 0)
+                        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                        self.request.close()  # at once: socketserver's close sends a FIN first
+                    return  # closed unanswered (the with-block and socketserver close it)
+                up.sendall(request)
+                answer = _read_message(up)
+                if answer is None:
+                    return
+                self.request.sendall(answer)
+                served += 1
+
+
+class _Front(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: int, *, reset: bool) -> None:
+        super().__init__(("127.0.0.1", 0), _ClosingFront)
+        self.upstream = upstream
+        self.reset = reset
+        self.arrived = 0
+        self.dropped = False
+
+
+@contextlib.contextmanager
+def _front(upstream: int, *, reset: bool) -> Iterator[tuple[_Front, str]]:
+    """A :class:`_Front` serving, and the base URL that reaches it."""
+    front = _Front(upstream, reset=reset)
+    threading.Thread(target=front.serve_forever, daemon=True).start()
+    try:
+        yield front, f"http://127.0.0.1:{front.server_address[1]}/v1"
+    finally:
+        front.shutdown()
+        front.server_close()
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_a_request_on_a_connection_the_server_closed_is_retried_once_and_succeeds(
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, reset: bool
+) -> None:
+    # one request at a time, so the second reuses the first's keep-alive connection:
+    # the server closes it unanswered; the request is a transient failure (the server
+    # disconnected, or reset the connection), retried once by the runner on a new
+    # connection, and answered
+    prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
+    with StandIn() as server:
+        with _front(server.port, reset=reset) as (front, base):
+            backend = HTTPBackend(base, model="m", concurrency=1, verdict_token_ids=False)
+            retry = RetryPolicy(max_attempts=3, base_delay=0.01)
+            rows = _judge(backend, tmp_path, n=3, retry=retry)
+        assert front.dropped
+        assert front.arrived == 7 and server.requests == 6  # the dropped one never got there
+        with _front(server.port, reset=reset) as (front, base):  # what the runner was told
+            backend = HTTPBackend(base, model="m", verdict_token_ids=False)
+
+            async def three() -> tuple[str, bool]:
+                await backend.next_token_logprobs([prompt])
+                with pytest.raises(TransientError) as dropped:
+                    await backend.next_token_logprobs([prompt])
+                after = await backend.next_token_logprobs([prompt])
+                await backend.aclose()
+                return dropped.value.reason, bool(after)
+
+            said, answered = asyncio.run(three())
+    assert set(rows["status"]) == {"ok"}
+    assert sorted(rows["attempts"]) == [1, 1, 1, 1, 1, 2]  # one request, retried once
+    kind = "ReadError" if reset else "RemoteProtocolError"  # a reset, or a plain close
+    assert said == f"connection error: {kind}" and answered

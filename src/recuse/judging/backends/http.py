@@ -30,9 +30,11 @@ log-prob and a disagreement refuses the server (``verify_prompt_logprobs``).
 Rate limits (429), server errors (5xx), timeouts, connection errors, malformed JSON
 and responses without the log-probs asked for are :class:`TransientError` (the
 runner retries them, honouring Retry-After). Other 4xx answers are per-prompt
-failures; 401/403 stop the run. A 200 whose choice is not an object is malformed
-too; log-probs that are not finite or above 0 become a ``failed`` row in the
-runner (never a score).
+failures; 401/403 stop the run, and so does an answer in a Content-Encoding no
+installed decoder reads (``br`` without brotli: named, with the fix; it read as
+malformed JSON). A 200 whose choice is not an object is malformed too; log-probs
+that are not finite or above 0 become a ``failed`` row in the runner (never a
+score).
 
 Secrets (:mod:`recuse.judging.secrets`): the API key is read from its environment
 variable when the backend is made (refused there if unset or not fit for a
@@ -47,6 +49,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import functools
+import ipaddress
 import itertools
 import json
 import socket
@@ -86,6 +90,9 @@ Parsed = tuple[list[str], list[dict[str, float]]]
 MAX_LOGPROB_TOKEN_IDS = 128
 #: the vLLM request fields the exact verdict log-probs use; a 400 naming one is a refusal
 _VLLM_FIELDS = ("logprob_token_ids", "return_tokens_as_token_ids")
+#: seconds a connection is kept idle for the next request: under the 5 s after which
+#: uvicorn (and llama.cpp's server) close one, so we never send as the server closes
+KEEPALIVE_EXPIRY = 4.0
 
 
 def render_chatml(prompt: Prompt) -> str:
@@ -235,11 +242,12 @@ class HTTPBackend(Backend):
 
         A lane is httpcore's connection pool (or its proxy through the proxy the
         environment names: HTTP(S)_PROXY, ALL_PROXY, NO_PROXY) holding one
-        connection, built as httpx's transport builds it (keep-alive 5 s, HTTP/1.1,
-        our TLS context) and used through httpcore's public API. Profiled against
-        the 50 ms stand-in (benchmarks/judge_http.py): httpcore's shared pool spends
-        time quadratic in its size assigning requests to connections (4.5 ms CPU
-        per request with 32 connections); httpx's client layer (URL merging,
+        connection, built as httpx's transport builds it (HTTP/1.1, our TLS context;
+        keep-alive 4 s where httpx's is 5 s: :func:`_new_lane`) and used through
+        httpcore's public API. Profiled against the 50 ms stand-in
+        (benchmarks/judge_http.py): httpcore's shared pool spends time quadratic in
+        its size assigning requests to connections (4.5 ms CPU per request with 32
+        connections); httpx's client layer (URL merging,
         cookies, auth, redirects: none used here) costs ~0.25 ms per request over
         its transport, and the transport ~0.1 ms over the httpcore pool under it
         (its Request and Response objects, stream wrappers and exception mapping).
@@ -329,9 +337,18 @@ class HTTPBackend(Backend):
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise TransientError("malformed JSON in the response") from None
             return self._checked(data, root=root)
+        # httpx passes a body in an encoding it has no decoder for through as it came
+        # (read as JSON: "malformed JSON"); that is named, with the fix, instead
+        cannot = _undecodable(answer.headers)
+        if cannot and status < 400:  # every answer will be so: stop the run
+            raise JudgeError(self.scrub(f"the server at {url} answered {cannot}"))
         try:  # the rest as httpx reads it: a body decoded by its Content-Encoding
-            resp = httpx.Response(status, headers=answer.headers, content=raw)
-            said = resp.text
+            if cannot:  # the status still means what it says; the body is unread
+                resp = httpx.Response(status, headers=answer.headers)
+                said = self.scrub(f"(a body {cannot})")
+            else:
+                resp = httpx.Response(status, headers=answer.headers, content=raw)
+                said = resp.text
         except httpx.DecodingError:
             # a body that is not what its encoding says: the status still means what
             # it says (a 429 keeps its Retry-After, a 401 stops the run)
@@ -859,7 +876,14 @@ def _unverified(exc: BaseException) -> str | None:
 def _env_proxy(url: str) -> httpx.Proxy | None:
     """The proxy the environment sets for ``url`` (None when NO_PROXY bypasses it),
     parsed by httpx as its transport would (credentials in it become
-    Proxy-Authorization); a proxy httpx cannot use is a :class:`ConfigError`."""
+    Proxy-Authorization); a proxy httpx cannot use is a :class:`ConfigError`.
+
+    NO_PROXY's entries (comma-separated) are a host name, a ``.domain`` (its
+    subdomains too), ``host:port``, an IPv6 address in brackets, ``*`` (every
+    host), or an IP network in CIDR form (``10.0.0.0/8``, ``::1/128``), as curl and
+    requests read them: a base URL whose host is an IP address inside such a network
+    goes around the proxy. Host names are not resolved for this (``localhost`` is
+    not in ``127.0.0.0/8`` here; name it in NO_PROXY), so NO_PROXY needs no DNS."""
     found = urllib.request.getproxies_environment()
     parts = urllib.parse.urlsplit(url)
     # NO_PROXY is matched against the host name, and against host:port with an IPv6
@@ -869,6 +893,8 @@ def _env_proxy(url: str) -> httpx.Proxy | None:
     named = f"[{host}]" if ":" in host else host
     named += f":{parts.port}" if parts.port else ""
     if not found or any(urllib.request.proxy_bypass(h) for h in (host, named)):
+        return None
+    if _in_no_proxy_network(host, found.get("no", "")):
         return None
     given = found.get(parts.scheme) or found.get("all")
     if not given:
@@ -898,15 +924,96 @@ def _env_proxy(url: str) -> httpx.Proxy | None:
     return proxy
 
 
+def _in_no_proxy_network(host: str, no_proxy: str) -> bool:
+    """Whether ``host`` (as a URL's hostname gives it: an IPv6 address without its
+    brackets) is an IP address inside a network NO_PROXY names in CIDR form
+    (``10.0.0.0/8``, ``192.168.1.0/24``, ``::1/128``; host bits set are ignored, as
+    curl does). A host name is never resolved here, and an entry that is not a
+    network (a name, a bad prefix length) is left to the other forms; an IPv4
+    network holds no IPv6 address and the other way round."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a host name: not looked up
+    for entry in no_proxy.split(","):
+        entry = entry.strip()
+        at, slash, bits = entry.partition("/")
+        if not slash:
+            continue
+        try:  # an IPv6 network's address may come in brackets too: [::1]/128
+            network = ipaddress.ip_network(f"{at.strip('[]')}/{bits}", strict=False)
+        except ValueError:
+            continue
+        if address.version == network.version and address in network:
+            return True
+    return False
+
+
+#: the package that gives httpx the decoder for a Content-Encoding it may lack
+#: (httpx's extras httpx[brotli], httpx[zstd]); whether it is there is asked at run time
+_DECODER_PACKAGE = {"br": "brotli", "zstd": "zstandard"}
+
+
+@functools.lru_cache(maxsize=64)  # the values a server sends: bounded
+def _httpx_decodes(encoding: str) -> bool:
+    """Whether httpx, as installed, decodes a body in Content-Encoding ``encoding``
+    (lower case), found by handing it bytes no encoding makes: a decoder it has
+    raises DecodingError (or changes them); one it lacks passes them through as
+    they came. Asked once per encoding."""
+    if encoding == "identity":
+        return True
+    probe = b"\xff\xfe\xfd\xfc not encoded"
+    try:
+        got = httpx.Response(200, headers={"Content-Encoding": encoding}, content=probe).content
+    except httpx.DecodingError:
+        return True
+    return got != probe
+
+
+def _undecodable(headers: Sequence[tuple[bytes, bytes]]) -> str:
+    """Where the Content-Encoding of an answer (its raw headers) names an encoding
+    httpx cannot decode here (``br`` without brotli, ``zstd`` without zstandard, one
+    no package decodes): the words saying which and how to fix it; else ``""``.
+    Values are read as httpx reads them: comma-separated, in any case, over every
+    Content-Encoding header."""
+    named = [
+        part.strip().lower()
+        for key, value in headers
+        if key.lower() == b"content-encoding"
+        for part in value.decode("latin-1").split(",")
+    ]
+    cannot = [e for e in named if e and not _httpx_decodes(e)]
+    if not cannot:
+        return ""
+    first = cannot[0][:40]
+    package = _DECODER_PACKAGE.get(first)
+    fix = (
+        f"install the {package} package (pip install {package}) or configure the server"
+        if package
+        else "configure the server"
+    )
+    return (
+        f"in Content-Encoding {first!r}, which cannot be decoded here (no decoder for it "
+        f"is installed; the request asked for no encoding) — {fix} to answer "
+        "uncompressed or in gzip"
+    )
+
+
 def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
     """One keep-alive connection's pool, direct or through ``proxy``, with the
     settings httpx's AsyncHTTPTransport gives it (httpx/_transports/default.py):
-    HTTP/1.1, keep-alive expiring after 5 s idle, no connection retries."""
+    HTTP/1.1, no connection retries; but keep-alive expiring after
+    :data:`KEEPALIVE_EXPIRY` idle, where httpx's 5 s equals the idle time after which
+    uvicorn (vLLM's and SGLang's server; ``timeout_keep_alive``) closes a connection.
+    Measured against uvicorn 0.54.0 (idle gaps 4.98-5.02 s, 352 tries): a connection
+    it had closed was mostly seen closed and replaced, but 5 requests were sent as it
+    closed and met a reset (each a retry, after the runner's back-off). Expiring first
+    on our side leaves the close to us."""
     pool: dict[str, Any] = {
         "ssl_context": tls,
         "max_connections": 1,
         "max_keepalive_connections": 1,
-        "keepalive_expiry": 5.0,
+        "keepalive_expiry": KEEPALIVE_EXPIRY,
     }
     if proxy is None:
         return httpcore.AsyncConnectionPool(**pool)

@@ -25,7 +25,7 @@ def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
 
     aliases = {a.id: a.headline.key for a in REGISTRY}
     scopes = {
-        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested)
+        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested, b)
         for a in REGISTRY
         for b in a.biases
     }

@@ -71,6 +71,37 @@ def test_every_headline_bias_reaches_the_matrix_and_the_others_their_section(
     assert nowhere == {"Calibration"}
 
 
+#: the values each kind of estimate can take, worked out from its definition: a rate
+#: or share in [0, 1]; a difference of two rates (recall, pick rate, a rate minus a
+#: predicted probability, a change in a share of the win) in [-1, 1]; Cohen's κ in
+#: [-1, 1]; Krippendorff's α at most 1; regression coefficients and slopes unbounded
+SPANS = {
+    **dict.fromkeys(("position", "self_recognition", "agreement_accuracy", "certified_coverage",
+                     "certified_coverage_own", "calibration_ece", "calibration_brier",
+                     "calibration_ece_isotonic", "calibration_brier_isotonic",
+                     "calibration_ece_platt", "calibration_brier_platt"), (0.0, 1.0)),
+    **dict.fromkeys(("familiarity", "self_bias", "family_bias", "bt_own", "bt_family",
+                     "bt_length", "bt_first", "bt_headers", "bt_lists", "bt_bold"),
+                    (-math.inf, math.inf)),
+    "agreement_kappa": (-1.0, 1.0),
+    "agreement_alpha": (-math.inf, 1.0),
+}  # fmt: skip
+
+
+def test_every_bias_states_the_values_its_estimate_can_take(planted: Planted) -> None:
+    """Each bias carries its span beside its unit and no-bias value (the gate checks a
+    bound against it); every other bias of the registry is a difference of rates, in
+    [-1, 1]. The planted audit's estimates lie in their spans."""
+    for key, bias in BIASES.items():
+        assert bias.span == SPANS.get(key, (-1.0, 1.0)), key
+        assert bias.span[0] <= bias.null <= bias.span[1], key
+    found = {f.bias.key for f in planted.report.findings}
+    assert len(found) > 25  # most of the registry is estimated, bounded and not
+    for f in planted.report.findings:
+        low, high = f.bias.span
+        assert low <= f.estimate <= high, (f.bias.key, f.judge, f.estimate)
+
+
 def test_only_and_skip_select_from_the_registry() -> None:
     assert [a.id for a in selected(AuditOptions(only=("position", "verbosity")))] == [
         "verbosity",

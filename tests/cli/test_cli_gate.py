@@ -102,6 +102,53 @@ def test_a_bound_that_would_reward_a_worse_judge_is_refused(
     assert _run(["gate", str(path), "--max", "calibration_ece=0.1"], capsys)[0] == 0
 
 
+def test_a_bound_beyond_the_values_an_estimate_can_take_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--min agreement_accuracy=1.5` was accepted and failed every judge (an accuracy is
+    at most 1), and `--max position=0.6` passed every judge (a share lies within 0.5 of
+    0.5). Each is refused with the flag, the bias, its span and the fix; exit 2, no gate
+    line. A bound at the span's end stays (accuracy 1: only a perfect judge passes), and
+    an unbounded estimate takes any bound."""
+    acc = _finding("agreement_accuracy", "j", 0.74, 0.71, 0.77, null=0.5)
+    pos = _finding("position", "j", 0.56, 0.53, 0.58, null=0.5)
+    eo = _finding("self_preference_eo", "j", 0.01, -0.02, 0.04)
+    fam = _finding("familiarity", "j", 0.3, -0.5, 1.1)
+    path = _report(tmp_path, [acc, pos, eo, fam], provenance=_sources(d=["j"]))
+    refused = {
+        ("--min", "agreement_accuracy=1.5"): "takes values in [0, 1], so this floor fails",
+        ("--min", "agreement_kappa=1.2"): "takes values in [−1, 1]",
+        ("--min", "agreement_alpha=2"): "takes values in (−∞, 1]",
+        ("--max", "position=0.6"): "never more than 0.5 from its no-bias value 0.5",
+        ("--max", "self_preference_eo=1.5"): "never more than 1 from its no-bias value 0",
+        ("--max", "self-preference=1.01"): "self_preference_calibrated (own-pick rate",
+        ("--max", "calibration_ece=1.2"): "never more than 1 from its best value 0",
+    }
+    for (flag, spec), says in refused.items():
+        for more in ([], ["--json"]):
+            code, out = _run(["gate", str(path), flag, spec, *more], capsys)
+            assert code == 2 and says in out, (spec, out)
+            assert f"{flag} {spec}:" in out and "PASS" not in out and "FAIL" not in out
+            assert "give a" in out and "Traceback" not in out
+    code, out = _run(["gate", str(path), "--min", "agreement_accuracy=1.5"], capsys)
+    assert "e.g. --min agreement_accuracy=0.75" in out
+    code, out = _run(["gate", str(path), "--max", "position=0.6"], capsys)
+    assert "give a distance from 0 to 0.5" in out
+    # at the end of the span: in range, and gated as asked
+    assert _run(["gate", str(path), "--min", "agreement_accuracy=1"], capsys)[0] == 1
+    assert _run(["gate", str(path), "--max", "position=0.5"], capsys)[0] == 0
+    assert _run(["gate", str(path), "--max", "self_preference_eo=1"], capsys)[0] == 0
+    assert _run(["gate", str(path), "--max", "familiarity=50"], capsys)[0] == 0
+    # audit --fail-on: refused before the work, nothing written
+    data = tmp_path / "pairs.csv"
+    simulate_pairs(n_prompts=20, seed=5).pairs.to_csv(data, index=False)
+    out_dir = tmp_path / "never"
+    code, out = _run(["audit", str(data), "--out", str(out_dir), "--fail-on", "position=0.7"],
+                     capsys)  # fmt: skip
+    assert code == 2 and "--fail-on position=0.7:" in out and "[0, 1]" in out, out
+    assert not out_dir.exists()
+
+
 def test_bad_input_is_exit_2_with_a_clear_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

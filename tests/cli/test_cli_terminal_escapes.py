@@ -194,3 +194,72 @@ def test_probe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                           "--probe", "padding", "--no-progress")  # fmt: skip
     assert code == 0, text
     _escaped(text)
+
+
+#: a judge whose name would forge lines: a newline and a carriage return in it
+FORGED = "x\nPASS: forged\rline"
+FORGED_SHOWN = "x\\nPASS: forged\\rline"
+
+
+def _one_line_each(text: str) -> None:
+    """The forged name was printed escaped, on its own line: no line starts with what
+    followed the newline, and no carriage return (a terminal's return to the line's
+    start, over which the rest is printed) is left."""
+    assert FORGED_SHOWN in text, text[-2000:]
+    assert "\r" not in text and "\u2028" not in text
+    assert not [line for line in text.splitlines() if line.lstrip(" │|").startswith("PASS")]
+
+
+def test_a_name_with_a_newline_keeps_each_line_of_the_audit_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit's summary table (each row a line, its columns aligned), its warnings
+    and its --verbose sentences, and the progress on stderr; report.json keeps the
+    name as read."""
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias(position=0.2)}, n_prompts=30, seed=3)
+    data = tmp_path / "pairs.csv"
+    sim.pairs.assign(judge=FORGED).to_csv(data, index=False)
+    out = tmp_path / "r"
+    code, text = _run(capsys, "audit", data, "--out", out, "--n-boot", "200", "--only",
+                      "position", "--robustness", "none", "--verbose")  # fmt: skip
+    assert code == 0, text
+    _one_line_each(text)
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(table) == 3 and len({len(line) for line in table}) == 1, table  # aligned
+    assert table[2].startswith(f"| {FORGED_SHOWN} | ")
+    assert f"{FORGED_SHOWN}: 1 of 1 estimated biases flagged" in text  # --verbose
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert {f["judge"] for s in report["sections"] for f in s["findings"]} == {FORGED}
+
+
+def _selective(folder: Path) -> Path:
+    path = folder / "sel.csv"
+    simulate_selective(300, seed=5).pairs.assign(judge=FORGED).to_csv(path, index=False)
+    return path
+
+
+def test_a_name_with_a_newline_keeps_certifys_lines_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """certify's table and guarantee lines; the --out file keeps the name as read."""
+    path = _selective(tmp_path)
+    out = tmp_path / "c.json"
+    code, text = _run(capsys, "certify", path, "--out", out)
+    assert code == 0, text
+    _one_line_each(text)
+    assert f"  {FORGED_SHOWN}: agreement with humans ≥ 0.85" in text  # the guarantee line
+    assert [j["judge"] for j in json.loads(out.read_text(encoding="utf-8"))["judges"]] == [FORGED]
+
+
+def test_an_error_quoting_a_name_with_a_newline_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error that lists the judges of the data (and the reader's note naming the
+    model the roster lacks) stays one line each."""
+    code, text = _run(capsys, "certify", _selective(tmp_path), "--judge", "nosuch")
+    assert code == 2
+    _one_line_each(text)
+    (error,) = [line for line in text.splitlines() if line.startswith("recuse: error:")]
+    assert error.endswith(f"judges present: {FORGED_SHOWN}")
+    (note,) = {line for line in text.splitlines() if line.startswith("recuse: note:")}
+    assert FORGED_SHOWN in note and "not in the roster" in note

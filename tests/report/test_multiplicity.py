@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from scipy.stats import norm
 
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Finding, Section
 from recuse.report.multiplicity import adjust_sections
 
-BIAS = Bias(key="b", title="B", unit="u", positive="p", negative="n", none="0", order=1)
+BIAS = Bias(key="b", title="B", unit="u", positive="p", negative="n", none="0", order=1,
+            span=RATE_DIFFERENCE)  # fmt: skip
 
 
 def _f(judge: str, p: float | None, lo: float = 0.01, hi: float = 0.2) -> Finding:

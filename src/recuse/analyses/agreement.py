@@ -27,7 +27,7 @@ from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
-from recuse.report.bias import Bias
+from recuse.report.bias import COEFFICIENT, RATE, RELIABILITY, Bias
 from recuse.report.model import Table, all_judges_label
 from recuse.roster import Roster
 
@@ -43,6 +43,7 @@ ACCURACY = Bias(
     none="agreement with the human label (a quality score, not a bias)",
     order=100,
     scale="share of pairs agreeing",
+    span=RATE,
     null=0.5,
     kind="quality",
 )
@@ -58,6 +59,7 @@ KAPPA = Bias(
     none="kappa with the human label (a quality score, not a bias)",
     order=101,
     scale="Cohen's κ (linear)",
+    span=COEFFICIENT,
     null=0.0,
     headline=False,
     kind="quality",
@@ -74,6 +76,7 @@ ALPHA = Bias(
     none="alpha among the judges (a quality score, not a bias)",
     order=102,
     scale="Krippendorff's α (ordinal)",
+    span=RELIABILITY,
     null=0.0,
     headline=False,
     pooled=True,

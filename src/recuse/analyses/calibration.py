@@ -30,7 +30,7 @@ from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -60,6 +60,7 @@ def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool
         headline=headline,
         kind="quality",
         scale="ECE (probability)",
+        span=RATE,
         tested=False,  # a quality score: no p-value, never flagged
     )
 
@@ -78,6 +79,7 @@ def _brier(key: str, title: str, what: str, order: int) -> Bias:
         headline=False,
         kind="quality",
         scale="Brier score (squared probability)",
+        span=RATE,
         tested=False,  # 0 is a floor of the Brier score, not a value a test could reject
     )
 

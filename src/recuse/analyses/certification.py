@@ -45,7 +45,7 @@ from recuse.mitigation.selective import (
     judge_rows,
 )
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -80,6 +80,7 @@ CERTIFIED = Bias(
     kind="quality",
     tested=False,  # 1 is the best value, not a value a test could reject
     scale="certified share",
+    span=RATE,
 )
 CERTIFIED_OWN = Bias(
     key="certified_coverage_own",
@@ -98,6 +99,7 @@ CERTIFIED_OWN = Bias(
     kind="quality",
     tested=False,
     scale="certified share, own",
+    span=RATE,
 )
 
 

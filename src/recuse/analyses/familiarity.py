@@ -32,7 +32,7 @@ from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
 from recuse.numbers import decimal, percent, signed
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -49,6 +49,7 @@ FAMILIARITY = Bias(
     order=60,
     material=0.1,  # 0.1 in this unit: smallest effect worth acting on (default)
     scale="slope difference (log-odds)",
+    span=UNBOUNDED,
 )
 
 

@@ -23,7 +23,7 @@ from recuse.analyses.self_preference import (
 )
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.roster import Roster
 
 CALIBRATED = Bias(
@@ -41,6 +41,7 @@ CALIBRATED = Bias(
     order=19,
     material=MATERIAL_PICK_PROBABILITY,  # 0.05 of pick probability, as self-preference's
     scale="family-pick rate − predicted",
+    span=RATE_DIFFERENCE,
 )
 EO = Bias(
     key="family_preference",
@@ -56,6 +57,7 @@ EO = Bias(
     order=20,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="recall difference",
+    span=RATE_DIFFERENCE,
     unadjusted=True,
 )
 DP = Bias(
@@ -71,6 +73,7 @@ DP = Bias(
     order=21,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
+    span=RATE_DIFFERENCE,
     headline=False,
     unadjusted=True,
 )

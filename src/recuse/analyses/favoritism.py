@@ -19,7 +19,7 @@ from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import FavoritismResult, prepare
 from recuse.regression.robustness import CHECKS, CheckEvent, battery
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -35,6 +35,7 @@ SELF_BIAS = Bias(
     order=30,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="rating points ÷ top rating",
+    span=UNBOUNDED,
 )
 FAMILY_BIAS = Bias(
     key="family_bias",
@@ -48,6 +49,7 @@ FAMILY_BIAS = Bias(
     order=31,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="rating points ÷ top rating",
+    span=UNBOUNDED,
     pooled=True,
 )
 

@@ -38,7 +38,7 @@ from recuse.metrics.tool_scores import (
 )
 from recuse.numbers import percent, signed
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -73,6 +73,7 @@ COVARIATE_BIASES: dict[str, Bias] = {
         order=80 + i,
         material=0.1,  # 0.1 in this unit: smallest effect worth acting on (default)
         scale="log-odds per unit",
+        span=UNBOUNDED,
         pooled=True,
         headline=False,
         unadjusted=name in _SELF_TERMS,

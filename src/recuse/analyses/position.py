@@ -13,7 +13,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE, Bias
 
 POSITION = Bias(
     key="position",
@@ -26,6 +26,7 @@ POSITION = Bias(
     order=50,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="share of win to first",
+    span=RATE,
     null=0.5,
 )
 

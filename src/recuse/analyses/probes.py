@@ -17,7 +17,7 @@ from recuse.metrics.probes import (
 )
 from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 from recuse.tables import shown
@@ -53,6 +53,7 @@ PROBE_BIASES: dict[str, Bias] = {
         order=70 + i,
         material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
         scale="change in share of win",
+        span=RATE_DIFFERENCE,
     )
     for i, (name, (title, positive, negative)) in enumerate(_WORDS.items())
 }
@@ -69,6 +70,7 @@ PROBE_BIASES[VERBOSITY] = Bias(
     order=70 + len(_WORDS),
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="change in share of win",
+    span=RATE_DIFFERENCE,
 )
 
 

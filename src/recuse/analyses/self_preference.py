@@ -32,7 +32,7 @@ from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import confusion_matrix, favored_side
 from recuse.metrics.summary import PairwiseBias
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import NotEstimated, Table
 from recuse.roster import Roster
 
@@ -58,6 +58,7 @@ CALIBRATED = Bias(
     # the ladder's parts that add up to it; an interval within ±0.05 reads negligible
     material=MATERIAL_PICK_PROBABILITY,
     scale="own-pick rate − predicted",
+    span=RATE_DIFFERENCE,
 )
 #: how every self- and family-preference number other than the calibrated headline is
 #: labelled: what it is, and why it is no finding of its own
@@ -83,6 +84,7 @@ EO = Bias(
     order=10,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="recall difference",
+    span=RATE_DIFFERENCE,
     unadjusted=True,
 )
 DP = Bias(
@@ -100,6 +102,7 @@ DP = Bias(
     order=11,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
+    span=RATE_DIFFERENCE,
     headline=False,
     unadjusted=True,
 )

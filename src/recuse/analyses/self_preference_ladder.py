@@ -30,7 +30,7 @@ from recuse.errors import RecuseError
 from recuse.metrics.competence import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.summary import PairwiseBias
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -54,6 +54,7 @@ PARTS = {
         order=12 + k,
         material=0.05,
         scale="share of own pairs",
+        span=RATE_DIFFERENCE,
         headline=False,
         unadjusted=True,
     )

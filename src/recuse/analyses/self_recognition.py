@@ -21,7 +21,7 @@ from recuse.metrics.recognition import MIN_JUDGES, recognition_vs_preference, se
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.probes.design import RECOGNITION
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -36,6 +36,7 @@ SELF_RECOGNITION = Bias(
     none="recognises its own answers no better than chance",
     order=79,
     scale="share of right attributions",
+    span=RATE,
     null=0.5,
     kind="quality",
 )

@@ -23,7 +23,7 @@ from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
 from recuse.numbers import percent
 from recuse.report import figures as fig
-from recuse.report.bias import Bias
+from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
 
 LONGER_GAP = Bias(
@@ -40,6 +40,7 @@ LONGER_GAP = Bias(
     order=40,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="pick-rate difference",
+    span=RATE_DIFFERENCE,
 )
 VERBOSITY = Bias(
     key="verbosity_recall_gap",  # `verbosity` in older reports: see report.gate.RENAMED
@@ -58,6 +59,7 @@ VERBOSITY = Bias(
     order=41,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="recall difference",
+    span=RATE_DIFFERENCE,
     headline=False,
 )
 _X_LABEL = "(len human-preferred − len other) / len other"

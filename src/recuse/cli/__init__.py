@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
-from recuse.cli.console import UNWRAPPED, json_shown, shown
+from recuse.cli.console import UNWRAPPED, json_shown, one_line
 from recuse.errors import ReaderNote, RecuseError
 
 __all__ = ["app", "global_options_first", "help_when_bare", "main", "parse_mapping"]
@@ -80,7 +80,7 @@ def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
 
     def note(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
         if issubclass(category, ReaderNote):
-            print(f"recuse: note: {shown(message)}", file=sys.stderr)
+            print(f"recuse: note: {one_line(message)}", file=sys.stderr)
         else:
             show(message, category, *args, **kw)
 
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             _say_interrupted()
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
-        print(f"recuse: error: {shown(exc)}", file=sys.stderr)
+        print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
         as_json = json_error(args, str(exc), 2)
         if as_json is not None:
             print(json_shown(as_json))

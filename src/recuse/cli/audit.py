@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from recuse.cli.app import app, settings_parameters
-from recuse.cli.console import shown
+from recuse.cli.console import echo, echo_lines, one_line
 from recuse.errors import ConfigError
 from recuse.outputs import check_output_folder
 from recuse.report.model import AuditReport
@@ -28,18 +28,16 @@ def _progress(start: float) -> Callable[[str], None]:
     """Each step of the audit as a line on stderr with the seconds elapsed."""
 
     def show(line: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f} s] {shown(line)}", file=sys.stderr, flush=True)
+        elapsed = time.perf_counter() - start
+        print(f"[{elapsed:6.1f} s] {one_line(line)}", file=sys.stderr, flush=True)
 
     return show
 
 
 def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     """The notes, the summary table (with ``verbose``, every finding's sentence after
-    it), and the skips; text from the data as :func:`shown`."""
-
-    def echo(text: str) -> None:
-        typer.echo(shown(text))
-
+    it), and the skips: each line one line, text from the data escaped
+    (:func:`~recuse.cli.console.echo`; the table's cells as the table is built)."""
     for source in report.provenance.sources:
         for note in source.notes:
             echo(f"note: {note}")
@@ -47,13 +45,14 @@ def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
         if section.id == "evaluator-card":
             for note in section.notes:
                 echo(f"note: {note}")
-    echo(summary_text(report))
+    echo_lines(summary_text(report))
     for line in source_lines(report):  # every input named, with what was done with it
         echo(f"data: {line}")
     for line in report.headlines:  # each tool's own number (AlpacaEval, Arena-Hard, FastChat)
         echo(line)
     if verbose:
-        echo("\n".join(summary_sentences(report)))
+        for sentence in summary_sentences(report):
+            echo(sentence)
     if report.skipped:
         n = len(report.skipped)
         what = "estimate or analysis" if n == 1 else "estimates or analyses"
@@ -98,7 +97,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
         from recuse.driver import profile_lines
 
         for line in profile_lines(report):
-            typer.echo(line)
+            echo(line)
     if settings.fail_on:
         from recuse.cli.gate import run_gate
 

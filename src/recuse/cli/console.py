@@ -1,6 +1,8 @@
 """The CLI's rich console: pretty on a terminal, plain and never hard-wrapped elsewhere;
-and the ways every command shows text read from files or models (:func:`cell`,
-:func:`echo`, both through :func:`recuse.terminal.shown`)."""
+and the ways every command shows text read from files or models: :func:`cell` and
+:func:`echo` as one line each (:func:`recuse.terminal.one_line`: a name with a newline in
+it stays on its line), :func:`echo_lines` for text of several lines (JSON, a table)
+whose names were made one line where it was built."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from recuse.terminal import json_shown, shown
+from recuse.terminal import json_shown, one_line, shown
 
-__all__ = ["cell", "console", "echo", "json_shown", "shown"]
+__all__ = ["cell", "console", "echo", "echo_lines", "json_shown", "one_line", "shown"]
 
 UNWRAPPED = 1_000_000  # columns: a pipe or a file gets whole lines, never a cut path
 
@@ -30,10 +32,16 @@ def console(*, stderr: bool = False) -> Console:
 
 
 def cell(text: object, *, style: str = "") -> Text:
-    """``text`` as a rich table cell or line: :func:`shown`, and never read as markup."""
-    return Text(shown(text), style=style)
+    """``text`` as a rich table cell or line: :func:`one_line`, and never read as markup."""
+    return Text(one_line(text), style=style)
 
 
 def echo(text: object, *, err: bool = False) -> None:
-    """``typer.echo`` of :func:`shown` text."""
+    """``typer.echo`` of ``text`` as one line (:func:`one_line`)."""
+    typer.echo(one_line(text), err=err)
+
+
+def echo_lines(text: str, *, err: bool = False) -> None:
+    """``typer.echo`` of text of several lines (:func:`json_shown` JSON, a table), each
+    :func:`shown`: the text from data in it was made one line as it was built."""
     typer.echo(shown(text), err=err)

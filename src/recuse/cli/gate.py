@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from recuse.cli.app import app
-from recuse.cli.console import echo, json_shown
+from recuse.cli.console import echo, echo_lines, json_shown
 from recuse.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def registry_scopes() -> tuple[dict[str, str], dict[str, Scope]]:
 
     aliases = {a.id: a.headline.key for a in REGISTRY}
     scopes = {
-        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested)
+        b.key: Scope(a.table, a.id, a.title, b.pooled, b.kind == "quality", b.tested, b)
         for a in REGISTRY
         for b in a.biases
     }
@@ -67,21 +67,14 @@ def run_gate(
         import json
 
         payload = _payload(report, result, thresholds, rules, skip_unmeasured)
-        echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False)))
+        echo_lines(json_shown(json.dumps(payload, indent=2, ensure_ascii=False)))
         return result.exit_code
-    for line in result.lines:
-        echo(_one_line(line.text))
+    for line in result.lines:  # each one line (echo): CI reads the output line by line
+        echo(line.text)
         for caveat in line.warnings:  # what the audit said to read the number with
-            echo(_one_line(f"  ! {caveat}"))
+            echo(f"  ! {caveat}")
     echo(result.verdict())
     return result.exit_code
-
-
-def _one_line(text: str) -> str:
-    """A gate line as one terminal line: CI reads the output line by line, and a judge
-    (or caveat) from the data with a newline in it would print a line of its own
-    (``x\\nPASS: ...`` a PASS the gate never gave); the newline is written ``\\n``."""
-    return text.replace("\n", "\\n")
 
 
 def _payload(

@@ -11,7 +11,7 @@ import typer
 
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import app, cli_roster
-from recuse.cli.console import echo, json_shown, shown
+from recuse.cli.console import echo, echo_lines, json_shown, one_line
 from recuse.metrics.bootstrap import Resampling, named_settings
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
@@ -84,7 +84,7 @@ def plan_cmd(
 
     def progress(line: str) -> None:
         if not quiet:
-            print(f"recuse plan: {shown(line)}", file=sys.stderr, flush=True)
+            print(f"recuse plan: {one_line(line)}", file=sys.stderr, flush=True)
 
     with named_settings():  # a bad --level or --seed (the library's or plan's rule)
         p = plan(
@@ -103,4 +103,7 @@ def plan_cmd(
             max_seconds=max_seconds,
             progress=progress,
         )
-    echo(json_shown(json.dumps(p.to_dict(), indent=2)) if as_json else p.sentence())
+    if as_json:
+        echo_lines(json_shown(json.dumps(p.to_dict(), indent=2)))
+    else:
+        echo(p.sentence())

@@ -24,7 +24,7 @@ from recuse.cli.app import (
     references,
     value_reading,
 )
-from recuse.cli.console import cell, echo, json_shown
+from recuse.cli.console import cell, echo_lines, json_shown
 from recuse.cli.console import console as make_console
 from recuse.data.columns import IGNORED
 from recuse.data.importers import ImportFormat
@@ -210,7 +210,7 @@ def _print_json(
     import json
 
     ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
-    echo(
+    echo_lines(
         json_shown(
             json.dumps(
                 {

@@ -70,7 +70,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment, Perplexity, Rewrite, Store, content_key
 from recuse.judging.tasks import Task, TaskKind, Work
-from recuse.terminal import shown
+from recuse.terminal import one_line
 
 Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
 
@@ -585,7 +585,7 @@ class Runner:
     ) -> None:
         """Run ``todo`` on ``executor``, committing outcomes as they come back."""
         progress = self._progress()
-        bar = progress.add_task(shown(f"{kind.verb} with {self.judge}"), total=len(todo))
+        bar = progress.add_task(one_line(f"{kind.verb} with {self.judge}"), total=len(todo))
 
         def collect(computed: Sequence[Computed]) -> None:
             collector.add([kind.finish(r, attempts) for r, attempts in computed])
@@ -660,7 +660,7 @@ class Runner:
             progress.advance(bar, len(batch) - shown)
 
         with progress:
-            bar = progress.add_task(shown(f"{kind.verb} with {self.judge}"), total=len(todo))
+            bar = progress.add_task(one_line(f"{kind.verb} with {self.judge}"), total=len(todo))
             jobs: list[asyncio.Future[None]] = []
             try:
                 # a slice's calls are queued as soon as it is ordered (they take their

@@ -8,13 +8,28 @@ interval excludes ``null``; the sign of the estimate picks the phrase.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from recuse.numbers import minus
 from recuse.reference import ReferenceKind, reword
 
 Direction = Literal["positive", "negative", "none"]
 MeasureKind = Literal["bias", "quality"]
+#: the values an estimate can take, ``(low, high)`` (:attr:`Bias.span`)
+Span = tuple[float, float]
+#: a rate, share or probability
+RATE: Span = (0.0, 1.0)
+#: a difference of two rates (or of two shares, or a rate and a predicted probability)
+RATE_DIFFERENCE: Span = (-1.0, 1.0)
+#: an agreement coefficient such as Cohen's κ: 1 perfect, −1 its least
+COEFFICIENT: Span = (-1.0, 1.0)
+#: a reliability coefficient such as Krippendorff's α: 1 perfect; its least value
+#: depends on the data (no fixed floor)
+RELIABILITY: Span = (-math.inf, 1.0)
+#: a regression coefficient, a slope, a log-odds: any real number
+UNBOUNDED: Span = (-math.inf, math.inf)
 
 
 @dataclass(frozen=True)
@@ -38,7 +53,10 @@ class Bias:
     ``null`` worth acting on (same unit as the estimate; ``--material KEY=X`` overrides
     it): a flagged estimate that far or farther reads "material", a nearer one "small",
     and an interval wholly inside ``null ± material`` "negligible". None: no default
-    (quality scores).
+    (quality scores). ``span``: the values the estimate can take, ``(low, high)``, from
+    what it is (:data:`RATE`, :data:`RATE_DIFFERENCE`, :data:`COEFFICIENT`,
+    :data:`UNBOUNDED`; an end may be infinite): every bias states it, and a bound asked
+    of it (``recuse gate``) is checked against it (:meth:`reach`).
     """
 
     key: str
@@ -63,6 +81,7 @@ class Bias:
     #: what the labels it is compared with are (:mod:`recuse.reference`): its words are
     #: written for human labels and reworded by :meth:`for_reference`
     reference: ReferenceKind = "human"
+    span: Span = field(kw_only=True)
 
     def __post_init__(self) -> None:
         for name in ("key", "title", "unit", "positive", "negative", "none"):
@@ -70,6 +89,31 @@ class Bias:
                 raise ValueError(f"bias {self.key!r}: {name} is empty")
         if self.material is not None and not self.material > 0:
             raise ValueError(f"bias {self.key!r}: material must be positive")
+        low, high = self.span
+        if not low <= self.null <= high or not low < high:
+            raise ValueError(f"bias {self.key!r}: null {self.null:g} outside span {self.span}")
+        if self.material is not None and self.material > self.reach:
+            raise ValueError(f"bias {self.key!r}: material beyond what the span allows")
+
+    @property
+    def reach(self) -> float:
+        """The farthest an estimate can lie from ``null`` within :attr:`span` (0.5 for a
+        rate around 0.5, 1 for a difference of rates around 0; ``inf`` when unbounded).
+
+        >>> Bias(key="p", title="P", unit="u", positive="+", negative="-", none="0",
+        ...      order=1, null=0.5, span=RATE).reach
+        0.5
+        """
+        low, high = self.span
+        return max(self.null - low, high - self.null)
+
+    @property
+    def span_text(self) -> str:
+        """:attr:`span` as an interval: ``[0, 1]``, ``[−1, 1]``, ``(−∞, 1]``, ``(−∞, ∞)``."""
+        low, high = self.span
+        left = "(−∞" if math.isinf(low) else f"[{minus(f'{low:g}')}"
+        right = "∞)" if math.isinf(high) else f"{minus(f'{high:g}')}]"
+        return f"{left}, {right}"
 
     @property
     def label(self) -> str:

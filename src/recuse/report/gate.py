@@ -65,6 +65,7 @@ from recuse.report.model import all_judges_label, is_all_judges_label
 from recuse.report.verdict import estimate_digits, estimate_text
 
 if TYPE_CHECKING:
+    from recuse.report.bias import Bias
     from recuse.report.certified_gate import Certified
     from recuse.report.model import AuditReport
 
@@ -108,7 +109,8 @@ class Scope:
     is accounted per dataset rather than per judge; ``quality``: a quality score
     (agreement, calibration error), not a bias; ``tested``: its null is a value a
     test can reject (chance, for agreement), not a floor that is the best score (0 for
-    a calibration error)."""
+    a calibration error). ``bias``: the bias itself, whose :attr:`~recuse.report.bias.Bias.span`
+    (the values its estimate can take) a bound is checked against (:func:`check_thresholds`)."""
 
     table: str
     analysis: str
@@ -116,6 +118,7 @@ class Scope:
     pooled: bool = False
     quality: bool = False
     tested: bool = True
+    bias: Bias | None = None
 
 
 @dataclass(frozen=True)
@@ -740,7 +743,8 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
     """Refuse a bound that would reward a worse judge: ``--min`` on a bias (it passes a
     judge for being biased), ``--max`` on a quality score measured from chance (it fails
     a judge for being better than chance) and ``--min`` on a calibration error (it
-    passes one for being badly calibrated)."""
+    passes one for being badly calibrated); and one the estimate cannot reach
+    (:func:`_check_span`)."""
     name = option or f"--{t.bound}"
     if scope.analysis == "certification":
         raise ConfigError(
@@ -754,18 +758,47 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
             f"a quality score — bound its distance from that value with --max {key}="
             f"{t.value:g} (--min is for scores such as agreement_accuracy)"
         )
-    if not scope.quality:
-        return
-    if t.bound == "max" and scope.tested:
+    if scope.quality and t.bound == "max" and scope.tested:
         raise ConfigError(
             f"{name} {t.key}: {key} is a quality score measured from chance, so --max would "
             "fail a judge for being better than chance — ask it to stay above a floor "
             f"with --min {key}=X (e.g. --min {key}=0.7 for accuracy)"
         )
-    if t.bound == "min" and not scope.tested:
+    if scope.quality and t.bound == "min" and not scope.tested:
         raise ConfigError(
             f"{name} {t.key}: {key} is best at 0 (perfect), so --min would pass a judge for "
             f"being worse — bound it from above with --max {key}={t.value:g}"
+        )
+    _check_span(t, key, scope, name)
+
+
+def _check_span(t: Threshold, key: str, scope: Scope, name: str) -> None:
+    """Refuse a bound the estimate cannot reach (its bias's
+    :attr:`~recuse.report.bias.Bias.span`): ``--min`` outside it fails every judge (above:
+    ``agreement_accuracy=1.5``) or passes every one (below), and ``--max`` a distance from
+    the no-bias value beyond the farthest an estimate can lie
+    (:attr:`~recuse.report.bias.Bias.reach`) passes every judge (``position=0.7``: a share
+    lies within 0.5 of 0.5)."""
+    bias = scope.bias
+    if bias is None:
+        return
+    low, high = bias.span
+    takes = f"{key} ({bias.short_unit}) takes values in {bias.span_text}"
+    if t.bound == "min" and not low <= t.value <= high:
+        middle = (bias.null + high) / 2  # halfway from chance to perfect
+        example = f", e.g. --min {key}={_num(middle)}" if math.isfinite(middle) else ""
+        raise ConfigError(
+            f"{name} {t.key}={_num(t.value)}: {takes}, so this floor "
+            f"{'fails' if t.value > high else 'passes'} every judge — give a floor in "
+            f"{bias.span_text}{example}"
+        )
+    if t.bound == "max" and t.value > bias.reach:
+        ref = {"none": "no-bias value", "chance": "chance level", "perfect": "best value"}
+        raise ConfigError(
+            f"{name} {t.key}={_num(t.value)}: {takes}, never more than {_num(bias.reach)} "
+            f"from its {ref[bias.null_name]} {_num(bias.null)}, so this bound passes every "
+            f"judge — give a distance from 0 to {_num(bias.reach)}, e.g. --max "
+            f"{key}={_num(bias.reach / 10)}"
         )
 
 

@@ -29,6 +29,7 @@ from html import escape
 
 from recuse.numbers import percent
 from recuse.report.model import AuditReport, Finding, NotEstimated, SummaryRow
+from recuse.terminal import one_line
 
 __all__ = [
     "SummaryLine",
@@ -133,7 +134,9 @@ def _legend(report: AuditReport) -> str:
 def summary_text(report: AuditReport) -> str:
     """The compact summary as a plain-text pipe table (a judge's name on its first row
     only; a data column when there are several datasets), its legend, and each warning
-    as a numbered note under the table (the row's reading carries the number)."""
+    as a numbered note under the table (the row's reading carries the number). Each cell
+    and note is one line (:func:`~recuse.terminal.one_line`): a judge named with a
+    newline in it would split its row, and the columns after it, over two lines."""
     lines = summary_lines(report)
     if not lines:
         return "No bias could be estimated from these inputs (reasons in the report)."
@@ -144,10 +147,11 @@ def summary_text(report: AuditReport) -> str:
         word = ln.reading
         judge = "" if k and lines[k - 1].judge == ln.judge else ln.judge  # said once
         for w in ln.warnings:
-            notes.append(f"[{len(notes) + 1}] {ln.judge}, {ln.bias.split(' (')[0]}: {w}")
+            note = f"[{len(notes) + 1}] {ln.judge}, {ln.bias.split(' (')[0]}: {w}"
+            notes.append(one_line(note))
             word += f" [{len(notes)}]"
         cells = [judge, ln.bias, *([ln.dataset] if show_data else []), ln.estimate]
-        rows.append([*cells, ln.n, word])
+        rows.append([one_line(c) for c in [*cells, ln.n, word]])
     header = ["judge", "bias (unit · no-bias value)", *(["data"] if show_data else [])]
     header += [f"estimate [{percent(report.level)} interval]", "n", "reading"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

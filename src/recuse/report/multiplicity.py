@@ -105,9 +105,10 @@ def kept_resamples(f: Finding, asked: int) -> int:
     ``p_floor = 2 / (B + 1)`` (:attr:`~recuse.report.model.Finding.p_floor`), or
     ``asked`` where the finding does not say.
 
-    >>> from recuse.report.bias import Bias
+    >>> from recuse.report.bias import RATE_DIFFERENCE, Bias
     >>> f = Finding(judge="j", bias=Bias(key="b", title="B", unit="u", positive="p",
-    ...             negative="n", none="0", order=1), estimate=0.1, ci_low=0.0,
+    ...             negative="n", none="0", order=1, span=RATE_DIFFERENCE),
+    ...             estimate=0.1, ci_low=0.0,
     ...             ci_high=0.2, n=5, level=0.9, method="m", p_value=0.5,
     ...             p_method="bootstrap", p_floor=2 / 319)
     >>> kept_resamples(f, 319), kept_resamples(replace(f, p_floor=None), 319)
@@ -142,12 +143,19 @@ def resolution_limit(n_boot: int, tests: int, level: float, *, asked: int | None
     no bootstrap p-value is below 2/319 = 0.0063
     and across 16 tests one bias alone needs p ≤ 0.0062 (0.10 / 16) to be flagged
     rerun with --n-boot 321 or more (319 must be kept)
+    >>> resolution_limit(100, 16, 0.975).split("(")[1].split(")")[0]
+    '0.025 / 16'
     """
     alpha = 1 - level
     floor, alone = 2 / (n_boot + 1), alpha / tests
     if floor * tests <= flag_threshold(level):  # a lone bias's q at the floor, flagged
         return ""
     need = math.ceil(2 * tests / alpha - 1 - 1e-9)
+    # 1 - level with the decimals that give it back (0.10, 0.05, 0.025: not 0.03)
+    shown_alpha = next(
+        (f"{alpha:.{d}f}" for d in range(2, 7) if abs(float(f"{alpha:.{d}f}") - alpha) < 1e-9),
+        f"{alpha:.6g}",
+    )
     digits = next((d for d in range(4, 10) if f"{floor:.{d}f}" != f"{alone:.{d}f}"), 10)
     resamples, rerun = f"{n_boot} resamples", f"--n-boot {need} or more"
     if asked is not None and asked > n_boot:
@@ -155,7 +163,7 @@ def resolution_limit(n_boot: int, tests: int, level: float, *, asked: int | None
         rerun = f"--n-boot {math.ceil(need * asked / n_boot)} or more ({need} must be kept)"
     return (
         f"with {resamples} no bootstrap p-value is below 2/{n_boot + 1} = {floor:.{digits}f}, "
-        f"and across {tests} tests one bias alone needs p ≤ {alone:.{digits}f} ({alpha:.2f} / "
+        f"and across {tests} tests one bias alone needs p ≤ {alone:.{digits}f} ({shown_alpha} / "
         f"{tests}) to be flagged; rerun with {rerun}"
     )
 

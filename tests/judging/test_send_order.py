@@ -525,6 +525,54 @@ def test_the_first_slice_keeps_one_pass_and_holds_a_part_filled_last() -> None:
     assert runner_module._whole_passes(fake, alone, [], first=False) == ([], alone)
 
 
+def test_a_part_larger_than_a_call_is_cut_into_calls_of_whole_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part is cut into calls of ``batch_size`` tasks (1,024 on a GPU, while a later
+    slice may bring 2,048): cut every ``batch_size`` tasks, each such call ended on a
+    part-filled pass (400 planted pairs in calls of 128: 31 passes against 26 for one
+    pass over all, calls of 2 and 12 prompts). The items of a call's part-filled last
+    pass now open the next call: 28 passes; a call ends on a pass under 0.9 full only
+    where it ends a part (its passes cut over other tasks than the part's)."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)
+    pairs, proto, tokens = _planted(400, seed=3)
+    fake = _PassBackend(tokens)
+    fake.batch_size = 128  # a call; a pass holds 10-60 of these prompts by tokens
+    ideal = len(fake.buckets(list(tokens.values())))
+    with Store(tmp_path / "s.db") as store:
+        assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 800
+    calls = [[tokens[t] for t in call] for call in fake.sent]
+    assert sorted(n for call in calls for n in call) == sorted(tokens.values())
+    assert max(map(len, calls)) <= 128
+    cut = [fake.buckets(call) for call in calls]
+    passes = sum(map(len, cut))
+    assert ideal == 26 and passes <= ideal + 2  # 31 cut every 128 tasks
+    fill = [max(c[i] for i in b[-1]) * len(b[-1]) / fake.max_batch_tokens
+            for c, b in zip(calls, cut, strict=True)]  # fmt: skip
+    assert sum(f < 0.9 for f in fill[1:-1]) <= 1  # 6 of 8 cut every 128 tasks
+
+
+def test_calls_are_cut_after_a_call_s_last_whole_pass() -> None:
+    """By hand: 20-token prompts under a 100-token budget make passes of 5. Calls of 8
+    end on the part-filled pass of 3, which opens the next call; a call that is one
+    pass (the prompts per pass capped at the call's size) is never emptied; without
+    counts (a server) the part is cut every ``size`` tasks."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    tasks = [_task(f"i{k}", "first") for k in range(12)]
+    calls = runner_module._calls(fake, tasks, [20] * 12, 8)
+    assert calls == [tasks[:5], tasks[5:]]  # 5 | 7: passes 5 | 5 2
+    assert runner_module._calls(fake, tasks[:10], [20] * 10, 8) == [tasks[:5], tasks[5:10]]
+    assert runner_module._calls(fake, tasks, None, 8) == [tasks[:8], tasks[8:]]
+    fake.batch_size = 4  # passes of 4 prompts, each a whole call
+    assert runner_module._calls(fake, tasks, [1] * 12, 4) == [tasks[:4], tasks[4:8], tasks[8:]]
+    # an item is not split: its tasks in the held pass go to the next call together
+    pairs = [_task(f"p{k}", o) for k in range(6) for o in ("first", "second")]
+    fake.batch_size = 1024
+    calls = runner_module._calls(fake, pairs, [20] * 12, 8)
+    assert calls == [pairs[:4], pairs[4:]]  # pass 5|3 splits p2: p2 waits with p3
+
+
 def test_a_lazy_backend_holds_as_the_backend_it_loads() -> None:
     from recuse.judging.backends.lazy import LazyBackend
 

@@ -471,13 +471,16 @@ class _PassBackend(_SlicedBackend):
         super().__init__(tokens)
         self.batch_size = 1024
         self.max_batch_tokens = 32768
+        self.pipeline = True
 
     def buckets(self, counts: Sequence[int]) -> list[list[int]]:
         return LocalBackend._buckets(self, counts)  # type: ignore[arg-type]
 
+    def _buckets(self, counts: Sequence[int]) -> list[list[int]]:
+        return self.buckets(counts)
+
     def last_pass(self, counts: Sequence[int]) -> list[int]:
-        buckets = self.buckets(counts)
-        return buckets[-1] if buckets else []
+        return LocalBackend.last_pass(self, counts)  # type: ignore[arg-type]
 
 
 def test_calls_after_the_first_run_whole_passes(
@@ -571,6 +574,33 @@ def test_calls_are_cut_after_a_call_s_last_whole_pass() -> None:
     fake.batch_size = 1024
     calls = runner_module._calls(fake, pairs, [20] * 12, 8)
     assert calls == [pairs[:4], pairs[4:]]  # pass 5|3 splits p2: p2 waits with p3
+
+
+def test_the_first_slice_is_sent_where_holding_its_last_pass_would_leave_nothing() -> None:
+    """One item's three tasks of 30, 30 and 35 tokens under a 100-token budget make
+    passes of 30 30 | 35, the item in both: holding the items of the part-filled last
+    pass held the whole first slice, and the device waited for the next slice's
+    count. The first slice goes; a later one's item waits."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    ready = [(_task("i0", o), n) for o, n in (("a", 30), ("b", 30), ("c", 35))]
+    assert fake.last_pass([30, 30, 35]) == [2]
+    assert runner_module._whole_passes(fake, ready, [], first=True) == (ready, [])
+    assert runner_module._whole_passes(fake, ready, [], first=False) == ([], ready)
+
+
+def test_a_full_last_pass_is_not_held(tiny_model_dir: Path) -> None:
+    """A call's last pass that no prompt as long could join (its tokens or its prompts
+    at the limit) is full: it is not held (it was, waiting a slice for nothing)."""
+    piped = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=3, pipeline=True,
+                              max_batch_tokens=20)  # fmt: skip
+    assert piped.last_pass([5, 5, 5]) == []  # three prompts: the most a pass takes
+    assert piped.last_pass([1, 2]) == [0, 1]  # a third would join
+    piped.batch_size = 8
+    assert piped.last_pass([5, 5, 5, 5]) == []  # 20 tokens: a fifth makes 25
+    assert piped.last_pass([5, 5, 5]) == [0, 1, 2]  # a fourth makes 20
+    assert piped.last_pass([6, 5, 5, 5, 5]) == [0]  # 5 5 5 5 | 6 (a second: 12)
+    assert piped.last_pass([9, 5, 5, 5, 5, 7]) == []  # 5 5 5 5 | 7 9 (a third: 27)
 
 
 def test_a_lazy_backend_holds_as_the_backend_it_loads() -> None:

@@ -839,15 +839,16 @@ def _whole_passes(
 ) -> tuple[list[tuple[Task, int]], list[tuple[Task, int]]]:
     """``ready`` less the items (all their tasks) with a task in the part-filled last
     pass a call of them would end with, and ``held`` plus those; with ``first``,
-    ``ready`` as it is where that pass would be its only one."""
+    ``ready`` as it is where nothing would be left to send (that pass its only one,
+    or every item with a task in it): the device starts at once."""
     tail = backend.last_pass([n for _, n in ready])
-    if not tail or (first and len(tail) == len(ready)):
+    if not tail:
         return ready, held
     late = {_group(ready[i][0]) for i in tail}
-    return (
-        [x for x in ready if _group(x[0]) not in late],
-        held + [x for x in ready if _group(x[0]) in late],
-    )
+    sent = [x for x in ready if _group(x[0]) not in late]
+    if first and not sent:
+        return ready, held
+    return sent, held + [x for x in ready if _group(x[0]) in late]
 
 
 def _calls(

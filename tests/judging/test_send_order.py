@@ -21,7 +21,7 @@ from recuse.judging.backends.base import Failure, TokenFilter
 from recuse.judging.backends.local import LocalBackend, block_parameters
 from recuse.judging.card import cards
 from recuse.judging.device import peak_tflops
-from recuse.judging.protocols import Message, Pair, PairwiseProtocol, Prompt
+from recuse.judging.protocols import DIMENSIONS, Message, Pair, PairwiseProtocol, Prompt
 from recuse.judging.runner import Runner, count_slices, send_order
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task
@@ -601,6 +601,67 @@ def test_a_full_last_pass_is_not_held(tiny_model_dir: Path) -> None:
     assert piped.last_pass([5, 5, 5]) == [0, 1, 2]  # a fourth makes 20
     assert piped.last_pass([6, 5, 5, 5, 5]) == [0]  # 5 5 5 5 | 6 (a second: 12)
     assert piped.last_pass([9, 5, 5, 5, 5, 7]) == []  # 5 5 5 5 | 7 9 (a third: 27)
+
+
+def test_every_task_kind_held_for_whole_passes_gives_a_serial_run_s_results(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pairwise (a pair too long for the model, one with identical answers), Likert,
+    perplexity (an empty continuation) and rewrites through a pipelined local model
+    whose counted tasks are held for whole passes and whose parts are cut into calls
+    on them: every outcome as one call at a time computes it, every kept id taken."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 6)
+    piped = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=4, pipeline=True,
+                              max_batch_tokens=1600)  # fmt: skip
+    serial = LocalBackend(piped.model, piped.tokenizer, model_id="tiny", batch_size=4,
+                          max_batch_tokens=1600)  # fmt: skip
+    piped.max_length = serial.max_length = 1000  # the long pair: 1,475 tokens
+    held: list[int] = []
+    last_pass = piped.last_pass
+
+    def holding(counts: Sequence[int]) -> list[int]:
+        tail = last_pass(counts)
+        held.append(len(tail) if len(tail) < len(counts) else 0)
+        return tail
+
+    piped.last_pass = holding  # type: ignore[method-assign]
+    pairs = [Pair(f"i{k}", f"Question {k}?" * (1 + k % 5), "Four. " * (k % 9), "Five. " * (k % 4))
+             for k in range(24)]  # fmt: skip
+    pairs[3] = Pair("i3", "Same?", "Four.", "Four.")
+    pairs[5] = Pair("i5", "Long?", "x " * 500, "Five.")
+    rows = pd.DataFrame({"prompt_id": ["q0", "q1", "q2"], "model": ["m"] * 3,
+                         "prompt": ["P", "P two", "P three " * 3],
+                         "response": ["R", "", "R r " * 9]})  # fmt: skip
+    dims = [DIMENSIONS["conciseness"], DIMENSIONS["logical_correctness"]]
+    prompts = [Prompt((Message("user", f"Say {k}." * (1 + k % 6)),)) for k in range(30)]
+    replies = [f"Four and five {k}. " * (k % 5) for k in range(30)]
+    got = {}
+    for name, backend in (("piped", piped), ("serial", serial)):
+        with Store(tmp_path / f"{name}.db") as store:
+            runner = Runner(backend, store, progress=False)
+            summaries = [runner.pairwise(pairs, PairwiseProtocol(mode="direct")),
+                         runner.likert(rows, dims)]  # fmt: skip
+            keys, rated, s = runner.perplexity(prompts, replies)
+            rk, rewrites, r = runner.rewrite(prompts[:8], max_new_tokens=2, version="v1")
+            got[name] = (
+                [(x.ok, x.unparsed, x.failed, dict(x.failures)) for x in (*summaries, s, r)],
+                store.export_pairs().sort_values("item_id").reset_index(drop=True),
+                store.export_ratings().sort_values(["prompt_id", "dimension"], ignore_index=True),
+                [(rated[k].status, rated[k].n_tokens, rated[k].sum_logprob) for k in keys],
+                [(rewrites[k].status, rewrites[k].text) for k in rk],
+            )
+    assert sum(held) > 0  # tasks were held, and calls cut on passes
+    piped_, serial_ = got["piped"], got["serial"]
+    assert piped_[0] == serial_[0] and piped_[4] == serial_[4]
+    assert piped_[0][0][2] == 2  # the long pair's two orders failed
+    numbers = ["p_a_first", "p_a_second"]
+    pd.testing.assert_frame_equal(piped_[1].drop(columns=numbers), serial_[1].drop(columns=numbers))
+    np.testing.assert_allclose(piped_[1][numbers].to_numpy(float),
+                               serial_[1][numbers].to_numpy(float), atol=1e-6)  # fmt: skip
+    pd.testing.assert_frame_equal(piped_[2], serial_[2])
+    assert [x[:2] for x in piped_[3]] == [x[:2] for x in serial_[3]]
+    np.testing.assert_allclose([x[2] for x in piped_[3]], [x[2] for x in serial_[3]], atol=1e-4)
+    assert piped._ids == {} and piped._tail_ids == {}
 
 
 def test_a_lazy_backend_holds_as_the_backend_it_loads() -> None:

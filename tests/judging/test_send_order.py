@@ -664,6 +664,56 @@ def test_every_task_kind_held_for_whole_passes_gives_a_serial_run_s_results(
     assert piped._ids == {} and piped._tail_ids == {}
 
 
+def test_a_run_stopped_while_tasks_are_held_loses_none_and_sends_none_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that raises (a device error; Ctrl-C ends a run the same way) while
+    counted tasks are held: what finished is stored, the next run sends every other
+    prompt once; a backend whose last pass is every prompt, or none, sends each once
+    and ends (in a thread given 60 s: a task held forever would hang the run)."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)
+    pairs, proto, tokens = _planted(300, seed=5)
+
+    class Stops(_PassBackend):
+        async def next_token_logprobs(
+            self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+        ) -> list[dict[str, float] | Failure]:
+            if len(self.sent) == 3:
+                raise RuntimeError("device lost")
+            return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+    stops = Stops(tokens)
+    stops.batch_size = 128
+    with Store(tmp_path / "s.db") as store:
+        with pytest.raises(RuntimeError, match="device lost"):
+            Runner(stops, store, progress=False).pairwise(pairs, proto)
+        stored = len(store.export_pairs()) * 2  # both orders of each stored pair
+        again = _PassBackend(tokens)
+        summary = Runner(again, store, progress=False).pairwise(pairs, proto)
+    first = [t for call in stops.sent for t in call]
+    second = [t for call in again.sent for t in call]
+    assert 0 < stored <= len(first) < 600 and summary.cached == stored
+    assert summary.ok == 600 - stored and len(second) == len(set(second)) == 600 - stored
+
+    def run(last_pass: Any, out: list[list[str]]) -> None:
+        fake = _PassBackend(tokens)
+        fake.batch_size = 128
+        fake.last_pass = last_pass  # type: ignore[method-assign]
+        with Store(tmp_path / f"{len(outs)}.db") as store:
+            assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 600
+        out.extend(fake.sent)
+
+    outs: list[list[list[str]]] = []
+    for last_pass in (lambda c: list(range(len(c))), lambda c: []):
+        outs.append([])
+        worker = threading.Thread(target=run, args=(last_pass, outs[-1]))
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive()
+        sent = [t for call in outs[-1] for t in call]
+        assert len(sent) == len(set(sent)) == 600
+
+
 def test_a_lazy_backend_holds_as_the_backend_it_loads() -> None:
     from recuse.judging.backends.lazy import LazyBackend
 

@@ -535,8 +535,10 @@ def test_a_part_larger_than_a_call_is_cut_into_calls_of_whole_passes(
     slice may bring 2,048): cut every ``batch_size`` tasks, each such call ended on a
     part-filled pass (400 planted pairs in calls of 128: 31 passes against 26 for one
     pass over all, calls of 2 and 12 prompts). The items of a call's part-filled last
-    pass now open the next call: 28 passes; a call ends on a pass under 0.9 full only
-    where it ends a part (its passes cut over other tasks than the part's)."""
+    pass now open the next call, and a slice holds the part-filled last pass of its
+    last call (not of one call of all its tasks, whose passes are cut otherwise): 27
+    passes, every call but the first and the last ending on a pass at least 0.9 full
+    (28 and one call at 0.03 holding as one call)."""
     monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)
     pairs, proto, tokens = _planted(400, seed=3)
     fake = _PassBackend(tokens)
@@ -549,10 +551,10 @@ def test_a_part_larger_than_a_call_is_cut_into_calls_of_whole_passes(
     assert max(map(len, calls)) <= 128
     cut = [fake.buckets(call) for call in calls]
     passes = sum(map(len, cut))
-    assert ideal == 26 and passes <= ideal + 2  # 31 cut every 128 tasks
+    assert ideal == 26 and passes <= ideal + 1  # 31 cut every 128 tasks
     fill = [max(c[i] for i in b[-1]) * len(b[-1]) / fake.max_batch_tokens
             for c, b in zip(calls, cut, strict=True)]  # fmt: skip
-    assert sum(f < 0.9 for f in fill[1:-1]) <= 1  # 6 of 8 cut every 128 tasks
+    assert min(fill[1:-1]) >= 0.9  # 6 of 8 under it cut every 128 tasks
 
 
 def test_calls_are_cut_after_a_call_s_last_whole_pass() -> None:
@@ -574,6 +576,22 @@ def test_calls_are_cut_after_a_call_s_last_whole_pass() -> None:
     fake.batch_size = 1024
     calls = runner_module._calls(fake, pairs, [20] * 12, 8)
     assert calls == [pairs[:4], pairs[4:]]  # pass 5|3 splits p2: p2 waits with p3
+
+
+def test_a_slice_larger_than_a_call_holds_its_last_call_s_part_filled_pass() -> None:
+    """By hand, a 100-token budget and calls of 4: tokens 10 10 10 10 10 30 30 30 as
+    one call make passes 10x5 | 30x3, the last full (a fourth 30 makes 120): nothing
+    held. Cut into calls of 4, the first (10x4, one pass) stays whole and the second
+    is 10 30 30 | 30: its last pass of one waits for the next slice."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    counts = [10] * 5 + [30] * 3
+    ready = [(_task(f"i{k}", "first"), n) for k, n in enumerate(counts)]
+    assert runner_module._whole_passes(fake, ready, [], first=False) == (ready, [])
+    sent, held = runner_module._whole_passes(fake, ready, [], first=False, size=4)
+    assert sent == ready[:7] and held == ready[7:]
+    calls = runner_module._calls(fake, [t for t, _ in sent], [n for _, n in sent], 4)
+    assert [len(c) for c in calls] == [4, 3]
 
 
 def test_the_first_slice_is_sent_where_holding_its_last_pass_would_leave_nothing() -> None:

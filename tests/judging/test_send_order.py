@@ -21,7 +21,7 @@ from recuse.judging.backends.base import Failure, TokenFilter
 from recuse.judging.backends.local import LocalBackend, block_parameters
 from recuse.judging.card import cards
 from recuse.judging.device import peak_tflops
-from recuse.judging.protocols import Message, Pair, PairwiseProtocol, Prompt
+from recuse.judging.protocols import DIMENSIONS, Message, Pair, PairwiseProtocol, Prompt
 from recuse.judging.runner import Runner, count_slices, send_order
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task
@@ -471,13 +471,16 @@ class _PassBackend(_SlicedBackend):
         super().__init__(tokens)
         self.batch_size = 1024
         self.max_batch_tokens = 32768
+        self.pipeline = True
 
     def buckets(self, counts: Sequence[int]) -> list[list[int]]:
         return LocalBackend._buckets(self, counts)  # type: ignore[arg-type]
 
+    def _buckets(self, counts: Sequence[int]) -> list[list[int]]:
+        return self.buckets(counts)
+
     def last_pass(self, counts: Sequence[int]) -> list[int]:
-        buckets = self.buckets(counts)
-        return buckets[-1] if buckets else []
+        return LocalBackend.last_pass(self, counts)  # type: ignore[arg-type]
 
 
 def test_calls_after_the_first_run_whole_passes(
@@ -523,6 +526,210 @@ def test_the_first_slice_keeps_one_pass_and_holds_a_part_filled_last() -> None:
     alone = ready[:4]  # one part-filled pass
     assert runner_module._whole_passes(fake, alone, [], first=True) == (alone, [])
     assert runner_module._whole_passes(fake, alone, [], first=False) == ([], alone)
+
+
+def test_a_part_larger_than_a_call_is_cut_into_calls_of_whole_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part is cut into calls of ``batch_size`` tasks (1,024 on a GPU, while a later
+    slice may bring 2,048): cut every ``batch_size`` tasks, each such call ended on a
+    part-filled pass (400 planted pairs in calls of 128: 31 passes against 26 for one
+    pass over all, calls of 2 and 12 prompts). The items of a call's part-filled last
+    pass now open the next call, and a slice holds the part-filled last pass of its
+    last call (not of one call of all its tasks, whose passes are cut otherwise): 27
+    passes, every call but the first and the last ending on a pass at least 0.9 full
+    (28 and one call at 0.03 holding as one call)."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)
+    pairs, proto, tokens = _planted(400, seed=3)
+    fake = _PassBackend(tokens)
+    fake.batch_size = 128  # a call; a pass holds 10-60 of these prompts by tokens
+    ideal = len(fake.buckets(list(tokens.values())))
+    with Store(tmp_path / "s.db") as store:
+        assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 800
+    calls = [[tokens[t] for t in call] for call in fake.sent]
+    assert sorted(n for call in calls for n in call) == sorted(tokens.values())
+    assert max(map(len, calls)) <= 128
+    cut = [fake.buckets(call) for call in calls]
+    passes = sum(map(len, cut))
+    assert ideal == 26 and passes <= ideal + 1  # 31 cut every 128 tasks
+    fill = [max(c[i] for i in b[-1]) * len(b[-1]) / fake.max_batch_tokens
+            for c, b in zip(calls, cut, strict=True)]  # fmt: skip
+    assert min(fill[1:-1]) >= 0.9  # 6 of 8 under it cut every 128 tasks
+
+
+def test_calls_are_cut_after_a_call_s_last_whole_pass() -> None:
+    """By hand: 20-token prompts under a 100-token budget make passes of 5. Calls of 8
+    end on the part-filled pass of 3, which opens the next call; a call that is one
+    pass (the prompts per pass capped at the call's size) is never emptied; without
+    counts (a server) the part is cut every ``size`` tasks."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    tasks = [_task(f"i{k}", "first") for k in range(12)]
+    calls = runner_module._calls(fake, tasks, [20] * 12, 8)
+    assert calls == [tasks[:5], tasks[5:]]  # 5 | 7: passes 5 | 5 2
+    assert runner_module._calls(fake, tasks[:10], [20] * 10, 8) == [tasks[:5], tasks[5:10]]
+    assert runner_module._calls(fake, tasks, None, 8) == [tasks[:8], tasks[8:]]
+    fake.batch_size = 4  # passes of 4 prompts, each a whole call
+    assert runner_module._calls(fake, tasks, [1] * 12, 4) == [tasks[:4], tasks[4:8], tasks[8:]]
+    # an item is not split: its tasks in the held pass go to the next call together
+    pairs = [_task(f"p{k}", o) for k in range(6) for o in ("first", "second")]
+    fake.batch_size = 1024
+    calls = runner_module._calls(fake, pairs, [20] * 12, 8)
+    assert calls == [pairs[:4], pairs[4:]]  # pass 5|3 splits p2: p2 waits with p3
+
+
+def test_a_slice_larger_than_a_call_holds_its_last_call_s_part_filled_pass() -> None:
+    """By hand, a 100-token budget and calls of 4: tokens 10 10 10 10 10 30 30 30 as
+    one call make passes 10x5 | 30x3, the last full (a fourth 30 makes 120): nothing
+    held. Cut into calls of 4, the first (10x4, one pass) stays whole and the second
+    is 10 30 30 | 30: its last pass of one waits for the next slice."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    counts = [10] * 5 + [30] * 3
+    ready = [(_task(f"i{k}", "first"), n) for k, n in enumerate(counts)]
+    assert runner_module._whole_passes(fake, ready, [], first=False) == (ready, [])
+    sent, held = runner_module._whole_passes(fake, ready, [], first=False, size=4)
+    assert sent == ready[:7] and held == ready[7:]
+    calls = runner_module._calls(fake, [t for t, _ in sent], [n for _, n in sent], 4)
+    assert [len(c) for c in calls] == [4, 3]
+
+
+def test_the_first_slice_is_sent_where_holding_its_last_pass_would_leave_nothing() -> None:
+    """One item's three tasks of 30, 30 and 35 tokens under a 100-token budget make
+    passes of 30 30 | 35, the item in both: holding the items of the part-filled last
+    pass held the whole first slice, and the device waited for the next slice's
+    count. The first slice goes; a later one's item waits."""
+    fake = _PassBackend({})
+    fake.max_batch_tokens = 100
+    ready = [(_task("i0", o), n) for o, n in (("a", 30), ("b", 30), ("c", 35))]
+    assert fake.last_pass([30, 30, 35]) == [2]
+    assert runner_module._whole_passes(fake, ready, [], first=True) == (ready, [])
+    assert runner_module._whole_passes(fake, ready, [], first=False) == ([], ready)
+
+
+def test_a_full_last_pass_is_not_held(tiny_model_dir: Path) -> None:
+    """A call's last pass that no prompt as long could join (its tokens or its prompts
+    at the limit) is full: it is not held (it was, waiting a slice for nothing)."""
+    piped = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=3, pipeline=True,
+                              max_batch_tokens=20)  # fmt: skip
+    assert piped.last_pass([5, 5, 5]) == []  # three prompts: the most a pass takes
+    assert piped.last_pass([1, 2]) == [0, 1]  # a third would join
+    piped.batch_size = 8
+    assert piped.last_pass([5, 5, 5, 5]) == []  # 20 tokens: a fifth makes 25
+    assert piped.last_pass([5, 5, 5]) == [0, 1, 2]  # a fourth makes 20
+    assert piped.last_pass([6, 5, 5, 5, 5]) == [0]  # 5 5 5 5 | 6 (a second: 12)
+    assert piped.last_pass([9, 5, 5, 5, 5, 7]) == []  # 5 5 5 5 | 7 9 (a third: 27)
+
+
+def test_every_task_kind_held_for_whole_passes_gives_a_serial_run_s_results(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pairwise (a pair too long for the model, one with identical answers), Likert,
+    perplexity (an empty continuation) and rewrites through a pipelined local model
+    whose counted tasks are held for whole passes and whose parts are cut into calls
+    on them: every outcome as one call at a time computes it, every kept id taken."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 6)
+    piped = LocalBackend.load(tiny_model_dir, model_id="tiny", batch_size=4, pipeline=True,
+                              max_batch_tokens=1600)  # fmt: skip
+    serial = LocalBackend(piped.model, piped.tokenizer, model_id="tiny", batch_size=4,
+                          max_batch_tokens=1600)  # fmt: skip
+    piped.max_length = serial.max_length = 1000  # the long pair: 1,475 tokens
+    held: list[int] = []
+    last_pass = piped.last_pass
+
+    def holding(counts: Sequence[int]) -> list[int]:
+        tail = last_pass(counts)
+        held.append(len(tail) if len(tail) < len(counts) else 0)
+        return tail
+
+    piped.last_pass = holding  # type: ignore[method-assign]
+    pairs = [Pair(f"i{k}", f"Question {k}?" * (1 + k % 5), "Four. " * (k % 9), "Five. " * (k % 4))
+             for k in range(24)]  # fmt: skip
+    pairs[3] = Pair("i3", "Same?", "Four.", "Four.")
+    pairs[5] = Pair("i5", "Long?", "x " * 500, "Five.")
+    rows = pd.DataFrame({"prompt_id": ["q0", "q1", "q2"], "model": ["m"] * 3,
+                         "prompt": ["P", "P two", "P three " * 3],
+                         "response": ["R", "", "R r " * 9]})  # fmt: skip
+    dims = [DIMENSIONS["conciseness"], DIMENSIONS["logical_correctness"]]
+    prompts = [Prompt((Message("user", f"Say {k}." * (1 + k % 6)),)) for k in range(30)]
+    replies = [f"Four and five {k}. " * (k % 5) for k in range(30)]
+    got = {}
+    for name, backend in (("piped", piped), ("serial", serial)):
+        with Store(tmp_path / f"{name}.db") as store:
+            runner = Runner(backend, store, progress=False)
+            summaries = [runner.pairwise(pairs, PairwiseProtocol(mode="direct")),
+                         runner.likert(rows, dims)]  # fmt: skip
+            keys, rated, s = runner.perplexity(prompts, replies)
+            rk, rewrites, r = runner.rewrite(prompts[:8], max_new_tokens=2, version="v1")
+            got[name] = (
+                [(x.ok, x.unparsed, x.failed, dict(x.failures)) for x in (*summaries, s, r)],
+                store.export_pairs().sort_values("item_id").reset_index(drop=True),
+                store.export_ratings().sort_values(["prompt_id", "dimension"], ignore_index=True),
+                [(rated[k].status, rated[k].n_tokens, rated[k].sum_logprob) for k in keys],
+                [(rewrites[k].status, rewrites[k].text) for k in rk],
+            )
+    assert sum(held) > 0  # tasks were held, and calls cut on passes
+    piped_, serial_ = got["piped"], got["serial"]
+    assert piped_[0] == serial_[0] and piped_[4] == serial_[4]
+    assert piped_[0][0][2] == 2  # the long pair's two orders failed
+    numbers = ["p_a_first", "p_a_second"]
+    pd.testing.assert_frame_equal(piped_[1].drop(columns=numbers), serial_[1].drop(columns=numbers))
+    np.testing.assert_allclose(piped_[1][numbers].to_numpy(float),
+                               serial_[1][numbers].to_numpy(float), atol=1e-6)  # fmt: skip
+    pd.testing.assert_frame_equal(piped_[2], serial_[2])
+    assert [x[:2] for x in piped_[3]] == [x[:2] for x in serial_[3]]
+    np.testing.assert_allclose([x[2] for x in piped_[3]], [x[2] for x in serial_[3]], atol=1e-4)
+    assert piped._ids == {} and piped._tail_ids == {}
+
+
+def test_a_run_stopped_while_tasks_are_held_loses_none_and_sends_none_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that raises (a device error; Ctrl-C ends a run the same way) while
+    counted tasks are held: what finished is stored, the next run sends every other
+    prompt once; a backend whose last pass is every prompt, or none, sends each once
+    and ends (in a thread given 60 s: a task held forever would hang the run)."""
+    monkeypatch.setattr(runner_module, "FIRST_COUNT", 64)
+    pairs, proto, tokens = _planted(300, seed=5)
+
+    class Stops(_PassBackend):
+        async def next_token_logprobs(
+            self, prompts: Sequence[Prompt], *, top_k: int = 20, select: TokenFilter | None = None
+        ) -> list[dict[str, float] | Failure]:
+            if len(self.sent) == 3:
+                raise RuntimeError("device lost")
+            return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+    stops = Stops(tokens)
+    stops.batch_size = 128
+    with Store(tmp_path / "s.db") as store:
+        with pytest.raises(RuntimeError, match="device lost"):
+            Runner(stops, store, progress=False).pairwise(pairs, proto)
+        stored = len(store.export_pairs()) * 2  # both orders of each stored pair
+        again = _PassBackend(tokens)
+        summary = Runner(again, store, progress=False).pairwise(pairs, proto)
+    first = [t for call in stops.sent for t in call]
+    second = [t for call in again.sent for t in call]
+    assert 0 < stored <= len(first) < 600 and summary.cached == stored
+    assert summary.ok == 600 - stored and len(second) == len(set(second)) == 600 - stored
+
+    def run(last_pass: Any, out: list[list[str]]) -> None:
+        fake = _PassBackend(tokens)
+        fake.batch_size = 128
+        fake.last_pass = last_pass  # type: ignore[method-assign]
+        with Store(tmp_path / f"{len(outs)}.db") as store:
+            assert Runner(fake, store, progress=False).pairwise(pairs, proto).ok == 600
+        out.extend(fake.sent)
+
+    outs: list[list[list[str]]] = []
+    for last_pass in (lambda c: list(range(len(c))), lambda c: []):
+        outs.append([])
+        worker = threading.Thread(target=run, args=(last_pass, outs[-1]))
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive()
+        sent = [t for call in outs[-1] for t in call]
+        assert len(sent) == len(set(sent)) == 600
 
 
 def test_a_lazy_backend_holds_as_the_backend_it_loads() -> None:

@@ -465,9 +465,15 @@ class LocalBackend(Backend):
     def last_pass(self, counts: Sequence[int]) -> list[int]:
         """The prompts of the last of the length buckets (:meth:`_buckets`) that
         ``counts`` make: the part-filled pass a call of them would end with, where
-        calls are pipelined (a GPU); on the CPU the runner sends one slice."""
+        calls are pipelined (a GPU); on the CPU the runner sends one slice. None where
+        that pass is full (another prompt as long as its longest would not join it)."""
         buckets = self._buckets(counts) if self.pipeline else []
-        return buckets[-1] if buckets else []
+        if not buckets:
+            return []
+        last = buckets[-1]
+        longest = max(counts[i] for i in last)
+        full = len(last) >= self.batch_size or longest * (len(last) + 1) > self.max_batch_tokens
+        return [] if full else last
 
     def _pad(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         """Right-padded ids (int64), built in numpy (no mask: see :meth:`_hidden`)."""

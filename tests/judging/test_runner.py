@@ -289,6 +289,14 @@ def test_with_a_progress_bar_the_first_judgment_goes_alone(tmp_path: Path) -> No
             pd.DataFrame(fake_pairs(3))
         )
         assert summary.ok == 6 and fake.calls == 2  # 1 judgment, then the other 5
+        # a local model on a GPU (calls overlap) reports its passes: no call of one
+    with Store(tmp_path / "gpu.db") as store:
+        gpu = FakeBackend(batch_size=100)
+        gpu.concurrency, gpu.hardware = 2, "cuda:0 bfloat16"
+        summary = Runner(gpu, store, progress=True, console=quiet).pairwise(
+            pd.DataFrame(fake_pairs(3))
+        )
+        assert summary.ok == 6 and gpu.calls == 1
 
 
 @pytest.mark.parametrize(

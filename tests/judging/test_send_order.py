@@ -531,8 +531,8 @@ def test_the_first_slice_keeps_one_pass_and_holds_a_part_filled_last() -> None:
 def test_a_part_larger_than_a_call_is_cut_into_calls_of_whole_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A part is cut into calls of ``batch_size`` tasks (1,024 on a GPU, while a later
-    slice may bring 2,048): cut every ``batch_size`` tasks, each such call ended on a
+    """A part is cut into calls of ``batch_size`` tasks (1,024 on a GPU by default,
+    fewer with ``--batch-size``): cut every ``batch_size`` tasks, each such call ended on a
     part-filled pass (400 planted pairs in calls of 128: 31 passes against 26 for one
     pass over all, calls of 2 and 12 prompts). The items of a call's part-filled last
     pass now open the next call, and a slice holds the part-filled last pass of its

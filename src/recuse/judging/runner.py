@@ -874,13 +874,13 @@ def _calls(
     """``part`` (in send order, ``counts`` its tasks' tokens) cut into calls of at most
     ``size`` tasks. With :data:`WHOLE_PASSES` and counts, the items with a task in a
     call's part-filled last pass (:meth:`Backend.last_pass`) open the next call
-    instead (:func:`_cut`), so a part larger than a call (a later slice on a GPU: up to
-    2,048 tasks against calls of 1,024) still runs whole passes. Cut every ``size``
+    instead (:func:`_cut`), so a part larger than a call (calls of a smaller
+    ``--batch-size``, or many held tasks) still runs whole passes. Cut every ``size``
     tasks, each call but the part's last ended on a part-filled pass: simulated with
-    calls of 1,024 and 65,536-token passes, planted pairs of 200-1,200 characters a
-    side, 3,000 pairs ran 58 passes where one pass over all runs 55 (55 cut so), 5,000
-    of 100-1,000 characters 85 against 79 (80 cut so, with :func:`_whole_passes` holding
-    the part-filled pass of a part's last call)."""
+    a first slice of 256 tasks, calls of 1,024 and 65,536-token passes, planted pairs
+    of 200-1,200 characters a side, 3,000 pairs ran 58 passes where one pass over all
+    runs 55 (55 cut so), 5,000 of 100-1,000 characters 85 against 79 (80 cut so, with
+    :func:`_whole_passes` holding the part-filled pass of a part's last call)."""
     if counts is None or not WHOLE_PASSES:
         return [part[i : i + size] for i in range(0, len(part), size)]
     return [

@@ -102,6 +102,25 @@ def test_a_bound_that_would_reward_a_worse_judge_is_refused(
     assert _run(["gate", str(path), "--max", "calibration_ece=0.1"], capsys)[0] == 0
 
 
+def test_a_negative_floor_is_read_where_the_score_can_go_below_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--min agreement_kappa=-0.2` was refused as "a number of 0 or more", though κ
+    runs from −1: a floor is read as any number and checked against the score's span;
+    a --max is a distance, 0 or more."""
+    kappa = _finding("agreement_kappa", "j", 0.1, -0.05, 0.25)
+    acc = _finding("agreement_accuracy", "j", 0.74, 0.71, 0.77, null=0.5)
+    path = _report(tmp_path, [kappa, acc], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(path), "--min", "agreement_kappa=-0.2"], capsys)
+    assert code == 0 and "PASS" in out and "Traceback" not in out
+    code, out = _run(["gate", str(path), "--min", "agreement_kappa=0.2"], capsys)
+    assert code == 3 and "straddles the bound 0.2" in out  # [−0.05, 0.25]: undecided
+    code, out = _run(["gate", str(path), "--min", "agreement_accuracy=-0.1"], capsys)
+    assert code == 2 and "so this floor passes every judge" in out
+    code, out = _run(["gate", str(path), "--max", "position=-0.1"], capsys)
+    assert code == 2 and "a number of 0 or more" in out
+
+
 def test_a_bound_beyond_the_values_an_estimate_can_take_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

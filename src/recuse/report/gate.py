@@ -193,6 +193,8 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
 
     >>> parse_thresholds(["a=0.05,b=1"])
     [Threshold(key='a', value=0.05, bound='max'), Threshold(key='b', value=1.0, bound='max')]
+    >>> parse_thresholds(["agreement_kappa=-0.2"], "min")
+    [Threshold(key='agreement_kappa', value=-0.2, bound='min')]
     """
     out: list[Threshold] = []
     for text in texts:
@@ -204,10 +206,19 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
                 number = float(value)
             except ValueError:
                 number = math.nan
-            if not sep or not key.strip() or not math.isfinite(number) or number < 0:
+            # a --max is a distance from the no-bias value (0 or more); a --min a floor
+            # on a score, whose range (Bias.span: κ from -1) is checked with the bias
+            negative = bound == "max" and number < 0
+            if not sep or not key.strip() or not math.isfinite(number) or negative:
+                what = "a number of 0 or more" if bound == "max" else "a number"
+                example = (
+                    "--max self_preference_eo=0.05"
+                    if bound == "max"
+                    else ("--min agreement_accuracy=0.75")
+                )
                 raise ConfigError(
-                    f"--{bound}: cannot read {part.strip()!r} — write BIAS=NUMBER (a number "
-                    "of 0 or more), comma-separated, e.g. --max self_preference_eo=0.05"
+                    f"--{bound}: cannot read {part.strip()!r} — write BIAS=NUMBER ({what}), "
+                    f"comma-separated, e.g. {example}"
                 )
             twice = next((t for t in out if t.key == key.strip()), None)
             if twice is not None:  # both were gated, and the line read as two verdicts

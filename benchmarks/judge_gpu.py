@@ -56,11 +56,12 @@ import asyncio
 import gc
 import itertools
 import json
+import math
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -203,15 +204,12 @@ def _tokenize_seconds(backend: LocalBackend, prompts: list[Prompt]) -> float:
     return time.perf_counter() - t0
 
 
-LAST_START = [0.0]  # perf_counter when time_ours last started the runner
-
-
 def time_ours(
     backend: LocalBackend, pairs: list[Pair], proto: PairwiseProtocol, *, profile: bool
-) -> tuple[float, Any]:
-    """Seconds for ``Runner.pairwise`` over ``pairs`` into a fresh store, and its summary
-    (with ``profile``, the 25 functions of most own time are printed); the evaluator
-    card's line of the run is printed."""
+) -> tuple[float, Any, float]:
+    """Seconds for ``Runner.pairwise`` over ``pairs`` into a fresh store, its summary,
+    and when it started (``time.perf_counter``; with ``profile``, the 25 functions of
+    most own time are printed); the evaluator card's line of the run is printed."""
     import cProfile
     import pstats
 
@@ -222,7 +220,6 @@ def time_ours(
         if prof:
             prof.enable()
         t = time.perf_counter()
-        LAST_START[0] = t
         summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
         seconds = time.perf_counter() - t
         if prof:
@@ -230,7 +227,27 @@ def time_ours(
             pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         (card,) = cards(store.runs())
         print(f"  card: {card.line()}")
-    return seconds, summary
+    return seconds, summary, t
+
+
+@dataclass
+class Passes:
+    """What the hooks on the backend record of one run of ours: each forward pass's
+    (rows, padded length), and on CUDA an event where it starts and one where its
+    numbers are read (the device's own time per pass and its idle time between
+    passes); when the first pass was queued (``time.perf_counter``)."""
+
+    shapes: list[tuple[int, int]] = field(default_factory=list)
+    starts: list[Any] = field(default_factory=list)
+    ends: list[Any] = field(default_factory=list)
+    first_at: float = math.nan
+
+    def busy(self) -> float:
+        """Seconds the device spent in the passes (0 without CUDA events)."""
+        if not self.starts:
+            return 0.0
+        torch.cuda.synchronize()
+        return sum(a.elapsed_time(b) for a, b in zip(self.starts, self.ends, strict=True)) / 1e3
 
 
 async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: PairwiseProtocol) -> None:
@@ -264,11 +281,11 @@ def ours_with(
     backend: LocalBackend,
     spec: str,
     repeat: int,
-    hooked: Callable[[LocalBackend], tuple[float, list[tuple[int, int]], list[Any], list[Any]]],
+    hooked: Callable[[LocalBackend], tuple[float, Any, Passes]],
 ) -> tuple[float, str]:
     """Ours under a variant's settings (the best of ``repeat`` runs of ``hooked``: its
-    seconds, and the shapes and CUDA events of its passes), its passes and device
-    time in them; every setting restored after."""
+    seconds, summary and passes), its passes and device time in them; every setting
+    restored after."""
     from recuse.judging import runner
 
     settings = parse_variant(spec)
@@ -279,11 +296,10 @@ def ours_with(
     best: tuple[float, str] | None = None
     try:
         for _ in range(repeat):
-            seconds, shapes, starts, ends = hooked(backend)
-            line = f"{len(shapes)} passes"
-            if starts:
-                torch.cuda.synchronize()
-                busy = sum(a.elapsed_time(b) for a, b in zip(starts, ends, strict=True)) / 1e3
+            seconds, _, passes = hooked(backend)
+            line = f"{len(passes.shapes)} passes"
+            if passes.starts:
+                busy = passes.busy()
                 line += f", device {busy:.3f} s in passes, {seconds - busy:.3f} s not"
             if best is None or seconds < best[0]:
                 best = (seconds, line)
@@ -335,13 +351,8 @@ def run_shape(
     # work sets up its cuBLAS handle and workspace: see LocalBackend._call)
     asyncio.run(warm_threads(backend, prompts[:8], proto))
     bare_pass(backend, seqs, backend.max_batch_tokens)  # allocator, clocks, these shapes
-    shapes: list[tuple[int, int]] = []  # (rows, padded length) of every pass of ours
-    # on CUDA, an event where each pass starts and one where its numbers are read: the
-    # device's own time per pass and its idle time between passes
     cuda = backend.device.startswith("cuda")
-    starts: list[Any] = []
-    ends: list[Any] = []
-    first_at: list[float] = []  # when a run's first pass was queued (perf_counter)
+    record = Passes()  # of the run the hooks are on
     hidden, to_host = backend._hidden, backend._to_host
 
     def event(into: list[Any]) -> None:
@@ -350,36 +361,21 @@ def run_shape(
             into[-1].record()
 
     def counted(ids: torch.Tensor) -> torch.Tensor:
-        if not shapes:
-            first_at.append(time.perf_counter())
-        shapes.append((int(ids.shape[0]), int(ids.shape[1])))  # shapes only: no sync
-        event(starts)
+        if not record.shapes:
+            record.first_at = time.perf_counter()
+        record.shapes.append((int(ids.shape[0]), int(ids.shape[1])))  # shapes only: no sync
+        event(record.starts)
         return hidden(ids)
 
     def read(*tensors: torch.Tensor) -> Any:
-        event(ends)
+        event(record.ends)
         return to_host(*tensors)
 
-    backend._hidden, backend._to_host = counted, read  # type: ignore[method-assign]
-    ours, summary = time_ours(backend, pairs, proto, profile=args.profile)
-    backend._hidden, backend._to_host = hidden, to_host  # type: ignore[method-assign]
-    # --repeat: every side timed as often, the best of each kept (the best of several
-    # bare budgets, each timed once, against one run of ours favoured the baseline: the
-    # fastest of three noisy timings; --tiny on 2 shared cores read 0.77-0.94)
-    for _ in range(args.repeat - 1):
-        ours = min(ours, time_ours(backend, pairs, proto, profile=False)[0])
-    assert summary.ok + summary.unparsed == len(prompts), summary.line()
-    if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
-        waves = backend._waves
-        backend._waves = lambda sizes: [list(range(len(sizes)))] if len(sizes) else []
-        one_wave, _ = time_ours(backend, pairs, proto, profile=False)
-        backend._waves = waves
-
-    def hooked(on: LocalBackend) -> tuple[float, list[tuple[int, int]], list[Any], list[Any]]:
-        """One run of ours with the hooks on, and what they recorded (fresh lists)."""
-        nonlocal shapes, starts, ends
-        kept = shapes, starts, ends
-        shapes, starts, ends = [], [], []
+    def hooked(on: LocalBackend, *, profile: bool = False) -> tuple[float, Any, Passes]:
+        """One run of ours with the hooks on: its seconds, summary and passes; when its
+        first pass was queued and any full garbage-collector pass in it are printed."""
+        nonlocal record
+        record = Passes()
         on._hidden, on._to_host = counted, read  # type: ignore[method-assign]
         full: list[float] = []  # each full garbage-collector pass: its start, then its end
 
@@ -389,24 +385,36 @@ def run_shape(
 
         gc.callbacks.append(collector)
         try:
-            first_at.clear()
-            seconds = time_ours(on, pairs, proto, profile=False)[0]
+            seconds, summary, started = time_ours(on, pairs, proto, profile=profile)
             spent = sum(full[1::2]) - sum(full[::2])
             print(
-                f"    first pass queued {first_at[0] - LAST_START[0]:.3f} s after the start; "
+                f"    first pass queued {record.first_at - started:.3f} s after the start; "
                 f"{len(full) // 2} full garbage-collector pass(es), {spent:.3f} s"
             )
-            return seconds, shapes, starts, ends
+            return seconds, summary, record
         finally:
             gc.callbacks.remove(collector)
             on._hidden, on._to_host = hidden, to_host  # type: ignore[method-assign]
-            shapes, starts, ends = kept
+
+    ours, summary, passes = hooked(backend, profile=args.profile)
+    hooked_run = ours  # the run whose passes are shown (``ours`` becomes the best)
+    # --repeat: every side timed as often, the best of each kept (the best of several
+    # bare budgets, each timed once, against one run of ours favoured the baseline: the
+    # fastest of three noisy timings; --tiny on 2 shared cores read 0.77-0.94)
+    for _ in range(args.repeat - 1):
+        ours = min(ours, time_ours(backend, pairs, proto, profile=False)[0])
+    assert summary.ok + summary.unparsed == len(prompts), summary.line()
+    if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
+        waves = backend._waves
+        backend._waves = lambda sizes: [list(range(len(sizes)))] if len(sizes) else []
+        one_wave = time_ours(backend, pairs, proto, profile=False)[0]
+        backend._waves = waves
 
     tried = [(spec, *ours_with(backend, spec, args.repeat, hooked)) for spec in args.variants]
     if args.also_concurrency:  # more calls in flight (the device still runs one)
         one_call = backend.concurrency
         backend.concurrency = args.also_concurrency
-        in_flight, _ = time_ours(backend, pairs, proto, profile=False)
+        in_flight = time_ours(backend, pairs, proto, profile=False)[0]
         backend.concurrency = one_call
 
     def best_bare(on: LocalBackend, budget: int, *, mask_free: bool = True) -> Bare:
@@ -433,18 +441,19 @@ def run_shape(
         f"{len(prompts) / ours:.1f} judgments/s) {mfu(ours)}"
     )
     print(f"  {summary.line()}")
-    padded = sum(r * n for r, n in shapes)
+    padded = sum(r * n for r, n in passes.shapes)
     print(
-        f"  {len(shapes)} forward passes, {padded:,} padded tokens ({padded / tokens:.3f} of real)"
+        f"  {len(passes.shapes)} forward passes, {padded:,} padded tokens "
+        f"({padded / tokens:.3f} of real)"
     )
-    if cuda and starts:
-        torch.cuda.synchronize()
-        busy = sum(a.elapsed_time(b) for a, b in zip(starts, ends, strict=True)) / 1e3
-        gaps = [b.elapsed_time(a) / 1e3 for a, b in zip(starts[1:], ends, strict=False)]
+    if cuda and passes.starts:
+        busy = passes.busy()
+        gaps = [b.elapsed_time(a) / 1e3
+                for a, b in zip(passes.starts[1:], passes.ends, strict=False)]  # fmt: skip
         print(
-            f"  device: {busy:.2f} s in passes, {sum(gaps):.2f} s idle between them (longest "
-            f"{max(gaps, default=0.0):.3f} s), {ours - busy - sum(gaps):.2f} s before the "
-            "first and after the last"
+            f"  device, in the first run ({hooked_run:.2f} s): {busy:.2f} s in passes, "
+            f"{sum(gaps):.2f} s idle between them (longest {max(gaps, default=0.0):.3f} s), "
+            f"{hooked_run - busy - sum(gaps):.2f} s before the first and after the last"
         )
     if args.also_concurrency:
         print(

@@ -482,6 +482,9 @@ class _PassBackend(_SlicedBackend):
     def last_pass(self, counts: Sequence[int]) -> list[int]:
         return LocalBackend.last_pass(self, counts)  # type: ignore[arg-type]
 
+    def _full(self, rows: int, longest: int) -> bool:
+        return LocalBackend._full(self, rows, longest)  # type: ignore[arg-type]
+
 
 def test_calls_after_the_first_run_whole_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

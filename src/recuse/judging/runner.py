@@ -747,20 +747,18 @@ class Runner:
             held += zip(part, counts, strict=True)
             per_token += [t.size / max(1, n) for t, n in zip(part, counts, strict=True)]
             if k + 1 == len(slices):
-                ready, held = held, []
+                ready, held = _in_send_order(held), []
             else:
                 bound = fewest[k + 1] / float(np.quantile(per_token, HELD_QUANTILE))
                 longest: dict[str, int] = {}
                 for t, n in held:
                     longest[_group(t)] = max(longest.get(_group(t), 0), n)
-                ready = [x for x in held if longest[_group(x[0])] <= bound]
+                ready = _in_send_order([x for x in held if longest[_group(x[0])] <= bound])
                 held = [x for x in held if longest[_group(x[0])] > bound]
                 if WHOLE_PASSES:
                     ready, held = _whole_passes(self.backend, ready, held, first=k == 0, size=size)
             if ready:
-                tokens = {id(t): n for t, n in ready}
-                ordered = send_order([t for t, _ in ready], [n for _, n in ready])
-                yield ordered, [tokens[id(t)] for t in ordered]
+                yield [t for t, _ in ready], [n for _, n in ready]
 
     async def _attempt(self, batch: list[Task], kind: _Kind[Outcome]) -> tuple[list[Outcome], int]:
         """The batch's outcomes and the attempts they took: the one retry loop."""
@@ -796,14 +794,26 @@ def send_order(tasks: Sequence[Task], sizes: Sequence[int]) -> list[Task]:
     lengths anyway. Ties keep the input order (a stable sort), so the order is
     deterministic. Perplexity and rewrite tasks are each their own group.
     """
-    group = [_group(t) for t in tasks]
+    return [tasks[i] for i in _send_indices([_group(t) for t in tasks], sizes)]
+
+
+def _send_indices(groups: Sequence[str], sizes: Sequence[int]) -> list[int]:
+    """The indices of :func:`send_order`: by each group's largest size, then where the
+    group first comes, then size."""
     longest: dict[str, int] = {}
     first: dict[str, int] = {}
-    for i, (g, n) in enumerate(zip(group, sizes, strict=True)):
+    for i, (g, n) in enumerate(zip(groups, sizes, strict=True)):
         longest[g] = max(longest.get(g, n), n)
         first.setdefault(g, i)
-    order = sorted(range(len(tasks)), key=lambda i: (longest[group[i]], first[group[i]], sizes[i]))
-    return [tasks[i] for i in order]
+    return sorted(
+        range(len(groups)), key=lambda i: (longest[groups[i]], first[groups[i]], sizes[i])
+    )
+
+
+def _in_send_order(counted: Sequence[tuple[Task, int]]) -> list[tuple[Task, int]]:
+    """``(task, tokens)`` pairs in :func:`send_order` of their tasks by those tokens."""
+    order = _send_indices([_group(t) for t, _ in counted], [n for _, n in counted])
+    return [counted[i] for i in order]
 
 
 def _group(task: Task) -> str:
@@ -848,16 +858,15 @@ def _whole_passes(
     first: bool,
     size: int | None = None,
 ) -> tuple[list[tuple[Task, int]], list[tuple[Task, int]]]:
-    """``ready`` less the items (all their tasks) with a task in the part-filled last
-    pass its last call would end with (``ready`` in send order cut into calls of
-    ``size`` as :func:`_calls` cuts them; one call without ``size``), and ``held`` plus
-    those; with ``first``, ``ready`` as it is where nothing would be left to send (that
-    pass its only one, or every item with a task in it): the device starts at once."""
+    """``ready`` (in send order: :func:`_in_send_order`) less the items (all their
+    tasks) with a task in the part-filled last pass its last call would end with
+    (``ready`` cut into calls of ``size`` as :func:`_calls` cuts them; one call without
+    ``size``), and ``held`` plus those; with ``first``, ``ready`` as it is where nothing
+    would be left to send (that pass its only one, or every item with a task in it):
+    the device starts at once. Whole items go, so what is sent stays in send order."""
     last = ready
     if size is not None and len(ready) > size:
-        tokens = {id(t): n for t, n in ready}
-        ordered = send_order([t for t, _ in ready], [n for _, n in ready])
-        last = _cut(backend, [(t, tokens[id(t)]) for t in ordered], size)[-1]
+        last = _cut(backend, ready, size)[-1]
     tail = backend.last_pass([n for _, n in last])
     if not tail:
         return ready, held

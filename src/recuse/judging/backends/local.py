@@ -450,11 +450,8 @@ class LocalBackend(Backend):
         batches: list[list[int]] = []
         current: list[int] = []
         for i in order:
-            longest = lengths[i]  # sorted: the newcomer is the longest
-            if current and (
-                len(current) >= self.batch_size
-                or longest * (len(current) + 1) > self.max_batch_tokens
-            ):
+            # sorted: the newcomer is the longest
+            if current and self._full(len(current), lengths[i]):
                 batches.append(current)
                 current = []
             current.append(i)
@@ -471,9 +468,12 @@ class LocalBackend(Backend):
         if not buckets:
             return []
         last = buckets[-1]
-        longest = max(counts[i] for i in last)
-        full = len(last) >= self.batch_size or longest * (len(last) + 1) > self.max_batch_tokens
-        return [] if full else last
+        return [] if self._full(len(last), max(counts[i] for i in last)) else last
+
+    def _full(self, rows: int, longest: int) -> bool:
+        """Whether a batch of ``rows`` prompts takes no prompt of ``longest`` tokens more
+        (the prompts per pass, or the padded tokens per pass, would pass their limit)."""
+        return rows >= self.batch_size or longest * (rows + 1) > self.max_batch_tokens
 
     def _pad(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         """Right-padded ids (int64), built in numpy (no mask: see :meth:`_hidden`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import random
@@ -9,15 +10,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from judging.helpers import FakeBackend, fake_pairs, mirrored_pairs
-from recuse.errors import InputError
+from recuse.errors import InputError, JudgeError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
-from recuse.judging.protocols import DIMENSIONS, score_distribution, to_ab
+from recuse.judging.backends.base import Failure, TransientError
+from recuse.judging.protocols import DIMENSIONS, Prompt, score_distribution, to_ab
 from recuse.judging.store import content_key
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
@@ -109,6 +113,44 @@ def test_transient_errors_retry_then_succeed(tmp_path: Path) -> None:
         )
         assert summary.ok == 6 and fake.calls == 3
         assert set(store.judgments()["attempts"]) == {3}
+
+
+class _StopsMidRun(FakeBackend):
+    """Four one-prompt calls in flight: the third stops the run (a revoked key), the
+    fourth fails transiently after it, the first two answer last."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1)
+        self.concurrency = 4
+
+    async def next_token_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], **options: Any
+    ) -> list[dict[str, float] | Failure]:
+        n, self.calls = self.calls, self.calls + 1
+        if n == 2:
+            await asyncio.sleep(0.01)
+            raise JudgeError("HTTP 401: key revoked")
+        if n == 3:
+            await asyncio.sleep(0.05)
+            raise TransientError("HTTP 503")
+        await asyncio.sleep(0.2)
+        return [self.dist(p.canonical()) for p in prompts]
+
+
+def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(tmp_path: Path) -> None:
+    pairs = pd.DataFrame(fake_pairs(10))
+    with Store(tmp_path / "s.db") as store:
+        fake = _StopsMidRun()
+        with pytest.raises(JudgeError, match="key revoked"):
+            Runner(fake, store, retry=FAST, progress=False).pairwise(pairs)
+        # the two answered calls are stored; the one that failed transiently is not
+        # retried while the run stops (nor stored as given up); no other call is sent
+        assert fake.calls == 4
+        rows = store.judgments()
+        assert len(rows) == 2 and set(rows["status"]) == {"ok"}
+        again = FakeBackend()
+        Runner(again, store, retry=FAST, progress=False).pairwise(pairs)
+        assert len(store.judgments()) == 20 and set(store.judgments()["status"]) == {"ok"}
 
 
 def test_give_up_is_a_failed_row_and_next_run_retries(tmp_path: Path) -> None:

@@ -648,6 +648,12 @@ class Runner:
         limit = asyncio.Semaphore(max(1, self.backend.concurrency))
         progress = self._progress()
 
+        # a call that raised stops the run, but the calls already sent finish and are
+        # stored (a server may bill them, a pass is computed anyway): only calls not
+        # yet sent are dropped, and a drained call is not retried (see _attempt)
+        stopping = asyncio.Event()
+        raised: list[BaseException] = []
+
         async def one(batch: list[Task], bar: Any) -> None:
             shown = 0  # of this batch, on the bar already (the backend reports steps)
 
@@ -658,8 +664,16 @@ class Runner:
                 progress.advance(bar, n)
 
             async with limit:
-                with done_sink(step):
-                    results, attempts = await self._attempt(batch, kind)
+                if stopping.is_set():
+                    return
+                try:
+                    with done_sink(step):
+                        results, attempts = await self._attempt(batch, kind, stopping)
+                except Exception as exc:
+                    if not stopping.is_set():
+                        raised.append(exc)
+                        stopping.set()
+                    return
             collector.add([kind.finish(r, attempts) for r in results])
             progress.advance(bar, len(batch) - shown)
 
@@ -675,9 +689,11 @@ class Runner:
                     rest = None if counts is None else counts[lead:]
                     batches += _calls(self.backend, part[lead:], rest, size)
                     jobs += [asyncio.ensure_future(one(b, bar)) for b in batches]
-                    if any(j.done() and not j.cancelled() and j.exception() for j in jobs):
-                        break  # a call raised: the gather says so now, not after counting
+                    if stopping.is_set():
+                        break  # a call raised: the run stops now, not after counting
                 await asyncio.gather(*jobs)
+                if raised:
+                    raise raised[0]
             finally:
                 for p in jobs:
                     p.cancel()
@@ -760,18 +776,31 @@ class Runner:
             if ready:
                 yield [t for t, _ in ready], [n for _, n in ready]
 
-    async def _attempt(self, batch: list[Task], kind: _Kind[Outcome]) -> tuple[list[Outcome], int]:
-        """The batch's outcomes and the attempts they took: the one retry loop."""
+    async def _attempt(
+        self, batch: list[Task], kind: _Kind[Outcome], stopping: asyncio.Event | None = None
+    ) -> tuple[list[Outcome], int]:
+        """The batch's outcomes and the attempts they took: the one retry loop. Once
+        ``stopping`` is set (another call stopped the run) a failed attempt is not
+        retried: its error is raised, and the batch stays to be judged on a rerun."""
         attempt = 0
         while True:
             attempt += 1
             try:
                 return await kind.handler.run(batch), attempt
             except TransientError as exc:
+                if stopping is not None and stopping.is_set():
+                    raise
                 if attempt >= self.retry.max_attempts:
                     reason = f"{GAVE_UP} {attempt} attempts: {exc.reason}"
                     return [kind.handler.fail(t, reason) for t in batch], attempt
-                await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
+                delay = self.retry.delay(attempt, exc.retry_after)
+                if stopping is None:
+                    await asyncio.sleep(delay)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), delay)
+                if stopping.is_set():
+                    raise
 
 
 def send_order(tasks: Sequence[Task], sizes: Sequence[int]) -> list[Task]:

@@ -9,6 +9,7 @@ rows. Both read this module, so neither imports the other's internals.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from recuse.judging.protocols import (
@@ -33,9 +34,10 @@ class Task:
     dimension: Dimension | None = None
     continuation: str = ""  # perplexity: the text scored after the prompt
 
-    @property
+    @cached_property
     def size(self) -> int:
-        """Length used to put similar tasks in one batch."""
+        """Length used to put similar tasks in one batch (computed once: the runner
+        reads it four times a task before the first call)."""
         return len(self.prompt.canonical()) + len(self.continuation)
 
 

@@ -242,15 +242,16 @@ def test_a_request_in_flight_is_cancelled_at_once_and_its_lane_closed(
 
     with StandIn(faults={"timeout": 1.0}, hang=30.0) as server:
         waited, still_open = asyncio.run(go(server))
-    assert waited < 1.0
+    assert waited < 10.0  # not the server's 30 s (nor a bound a loaded machine can miss)
     assert still_open == 0
 
 
 def test_a_timeout_is_transient_and_says_how_long(no_proxy_env: pytest.MonkeyPatch) -> None:
     prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
-    with StandIn(faults={"timeout": 1.0}, hang=5.0) as server:
+    with StandIn(faults={"timeout": 1.0}, hang=30.0) as server:
         backend = HTTPBackend(server.base_url, model="m", timeout=0.2)
         t0 = time.perf_counter()
         with pytest.raises(TransientError, match=r"timeout after 0\.2 s"):
             asyncio.run(backend.next_token_logprobs([prompt]))
-    assert time.perf_counter() - t0 < 2.0
+        waited = time.perf_counter() - t0
+    assert waited < 10.0  # not the server's 30 s (nor a bound a loaded machine can miss)

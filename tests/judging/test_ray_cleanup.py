@@ -27,14 +27,23 @@ from recuse.judging.distributed import RayExecutor
 
 pool = RayExecutor(None, address="local")
 pool.connect()
-warden = pool._warden.pid
+warden = psutil.Process(pool._warden.pid)
 deadline = time.monotonic() + 60
 names = set()
 while time.monotonic() < deadline and not {"ray::DashboardAgent", "ray::RuntimeEnvAgent"} <= names:
     time.sleep(0.2)
-    kids = [p for p in psutil.Process().children(recursive=True) if p.pid != warden]
-    names = {" ".join(p.cmdline()) for p in kids if p.is_running()}
-time.sleep(1.0)  # the warden has noted them
+    kids = [p for p in psutil.Process().children(recursive=True) if p.pid != warden.pid]
+    # a Ray process's title is its first argument, padded with blanks: the whole
+    # command line never equalled the name (every run waited out the deadline)
+    names = {" ".join(p.cmdline()).strip() for p in kids if p.is_running()}
+# the warden has noted them: its main thread notes every descendant, then waits for
+# the next poll, and each wait is a voluntary context switch of that thread. Three
+# more than now: a whole note ran after the agents were there (a fixed 1 s sleep
+# raced its 0.5 s poll on a loaded machine)
+waits = warden.num_ctx_switches().voluntary
+settle = time.monotonic() + 60
+while warden.num_ctx_switches().voluntary < waits + 3 and time.monotonic() < settle:
+    time.sleep(0.05)
 print(" ".join(str(p.pid) for p in kids), flush=True)
 time.sleep(600)
 """

@@ -32,7 +32,12 @@ and whether its interval holds the planted value, binned by the share (coverage,
 binomial standard error and the median width per bin; coverage above each bin's lower
 end). ``--own-rate``, ``--kappa``, ``--label-auto``: the design and the label term;
 ``--csv``: each table's row. Measured (docs/benchmarks.md): coverage does not fall with
-the share, so the estimator gives no warning for it. Target (exit status 1 when
+the share, so the estimator gives no warning for it. Also printed: the tables with no
+such resample per prompt count, and coverage by how many prompts more than its cell's
+mean the judge's own model lost on in the labels (:func:`lost_on`), split by whether
+any resample breaks the condition: the tables with none are the upper tail of that
+count where it is rarely high enough, and it is the count, not the share, that coverage
+falls with (0.81 at a share of 0 in the main design). Target (exit status 1 when
 missed): the coverage of the tables where more than a tenth of the resamples break the
 condition, widened by two binomial standard errors, reaches 0.85.
 
@@ -241,8 +246,78 @@ def by_share(
                     continue
                 share = kept.n_boot_unfit / (kept.n_boot - kept.n_boot_dropped)
                 width = kept.ci_high - kept.ci_low
-                rows.append((n_prompts, tau, share, _holds(kept, truth), width))
-    return pd.DataFrame(rows, columns=["prompts", "tau", "share", "holds", "width"])
+                rows.append((
+                    n_prompts, tau, share, _holds(kept, truth), width,
+                    kept.estimate - truth, lost_on(sim.pairs, "m0"),
+                ))  # fmt: skip
+    columns = ["prompts", "tau", "share", "holds", "width", "error", "lost_on"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def lost_on(pairs: pd.DataFrame, model: str) -> int:
+    """On how many prompts ``model``'s answer lost a human-labelled pair (each labelled
+    item once; a tie is not a loss): the count the share of resamples that break the
+    condition falls with when ``model`` is the strong one."""
+    labelled = pairs[pairs["human"].notna()].drop_duplicates("item_id")
+    lost = ((labelled["model_a"] == model) & (labelled["human"] < 0.5)) | (
+        (labelled["model_b"] == model) & (labelled["human"] > 0.5)
+    )
+    return int(labelled.loc[lost, "prompt_id"].nunique())
+
+
+#: the bins of a table's excess of prompts its judge's own model lost on, over the mean
+#: of its cell's tables (upper ends)
+EXCESS_BINS = (-np.inf, -1.5, 1.5, 2.5, np.inf)
+
+
+def excess_table(tables: pd.DataFrame) -> pd.DataFrame:
+    """Coverage by how many more prompts than its cell's mean (prompts and self term)
+    the judge's own model lost on in the labels (:func:`lost_on`), each bin split by
+    whether any resample broke the condition: the share's first bin (none) is the upper
+    tail of this count where the count is rarely high enough."""
+    excess = tables["lost_on"] - tables.groupby(["prompts", "tau"])["lost_on"].transform("mean")
+    out = []
+    for lo, hi in itertools.pairwise(EXCESS_BINS):
+        part = tables[(excess > lo) & (excess <= hi)]
+        zero = part["share"] == 0
+        cover, se = _rate(part)
+        out.append({
+            "excess lost on": f"({lo:+.1f}, {hi:+.1f}]", "tables": len(part),
+            "coverage": cover, "se": se, "mean error": _mean(part["error"]),
+            "none break": int(zero.sum()), "their coverage": _rate(part[zero])[0],
+            "some break": int((~zero).sum()), "theirs": _rate(part[~zero])[0],
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def zero_by_prompts(tables: pd.DataFrame) -> pd.DataFrame:
+    """Per prompt count: the tables where no resample breaks the condition against the
+    rest (tables, coverage, mean error of the estimate, prompts lost on)."""
+    out = []
+    for n, part in tables.groupby("prompts"):
+        for name, x in (
+            ("none break", part[part["share"] == 0]),
+            ("some break", part[part["share"] > 0]),
+        ):
+            cover, se = _rate(x)
+            out.append({
+                "prompts": n, "resamples": name, "tables": len(x), "coverage": cover,
+                "se": se, "mean error": _mean(x["error"]), "mean lost on": _mean(x["lost_on"]),
+            })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def _rate(x: pd.DataFrame) -> tuple[float, float]:
+    """The share of ``x``'s intervals holding the planted value and its binomial
+    standard error (NaN for no tables)."""
+    if not len(x):
+        return float("nan"), float("nan")
+    m = float(x["holds"].mean())
+    return m, float(np.sqrt(m * (1 - m) / len(x)))
+
+
+def _mean(x: pd.Series) -> float:
+    return float(x.mean()) if len(x) else float("nan")
 
 
 def share_table(tables: pd.DataFrame) -> pd.DataFrame:
@@ -260,14 +335,8 @@ def share_table(tables: pd.DataFrame) -> pd.DataFrame:
 
 
 def _covered(name: str, part: pd.DataFrame, above: pd.DataFrame) -> dict[str, object]:
-    def rate(x: pd.DataFrame) -> tuple[float, float]:
-        if not len(x):
-            return float("nan"), float("nan")
-        m = float(x["holds"].mean())
-        return m, float(np.sqrt(m * (1 - m) / len(x)))
-
-    cover, se = rate(part)
-    cover_above, se_above = rate(above)
+    cover, se = _rate(part)
+    cover_above, se_above = _rate(above)
     by_tau = {t: float(part[part["tau"] == t]["holds"].mean()) for t in (0.0, 0.3)}
     return {
         "share": name, "tables": len(part), "coverage": cover, "se": se,
@@ -312,6 +381,13 @@ def main() -> None:
             f"{args.n_boot} resamples, {LEVEL:.0%} intervals"
         )
         print(share_table(tables).round(3).to_string(index=False))
+        print("\nno resample breaking the condition, per prompt count:")
+        print(zero_by_prompts(tables).round(3).to_string(index=False))
+        print(
+            "\nby the prompts the judge's own model lost on in the labels, over its cell's "
+            "mean (excess):"
+        )
+        print(excess_table(tables).round(3).to_string(index=False))
         above = tables[tables["share"] > 0.1]["holds"]
         mean = float(above.mean()) if len(above) else float("nan")
         se = float(np.sqrt(mean * (1 - mean) / max(len(above), 1)))

@@ -169,7 +169,10 @@ def test_the_layers_hold() -> None:
     assert "recuse.verdict_parsing" in GRAPH["recuse.data.recorded"]
     assert "recuse.verdict_parsing" in GRAPH["recuse.judging.protocols"]
     leaf = _reach("recuse.verdict_parsing")
-    assert leaf <= {"recuse.errors"}, sorted(leaf)
+    assert leaf <= {"recuse.errors", "recuse.terminal"}, sorted(leaf)
+    # the errors (whose messages escape line breaks as the terminal does) load nothing more
+    assert _reach("recuse.errors") <= {"recuse.terminal"}
+    assert not _reach("recuse.terminal")
 
 
 def test_metrics_never_load_judging_probes_or_simulate() -> None:

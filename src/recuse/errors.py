@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recuse.terminal import unbroken
+
 
 class ReaderNote(UserWarning):
     """Something the reader noticed that the user should know, printed by the CLI as one
@@ -15,7 +17,21 @@ class ReaderNote(UserWarning):
 
 
 class RecuseError(Exception):
-    """Base class of every error recuse raises on purpose."""
+    r"""Base class of every error recuse raises on purpose.
+
+    Its message is one line, with each name it quotes as read: a line break in it
+    (a judge's name ``"a\nb"`` from the data) is written as its escape
+    (:func:`recuse.terminal.unbroken`), as the terminal shows such a name, so it reads
+    ``a\nb`` and two names never read the same.
+
+    >>> str(RecuseError("no judge 'a\nb' in the data"))
+    "no judge 'a\\nb' in the data"
+    """
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str):
+            args = (unbroken(args[0]), *args[1:])
+        super().__init__(*args)
 
 
 class InputError(RecuseError):
@@ -52,7 +68,7 @@ class InputError(RecuseError):
         text = ", ".join(where) + ": " + self.reason if where else self.reason
         if self.fix:
             text += f" — {self.fix}"
-        return " ".join(text.split())
+        return text  # one line: RecuseError escapes its line breaks (names kept as read)
 
 
 class DatasetNotFoundError(RecuseError):

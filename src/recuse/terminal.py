@@ -1,6 +1,7 @@
 """Text read from files or models, made safe for a terminal: :func:`shown` for text,
 :func:`one_line` for a line or a cell that quotes it (a judge's name with a newline in
-it must not start a line of its own), :func:`json_shown` for JSON printed on one. The
+it must not start a line of its own), :func:`json_shown` for JSON printed on one, and
+:func:`unbroken` for an error's message (one line, its line breaks escaped). The
 CLI (:mod:`recuse.cli.console`) and the judging runner's progress bar use them; files
 written keep the text as read."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["json_shown", "one_line", "shown"]
+__all__ = ["json_shown", "one_line", "shown", "unbroken"]
 
 #: characters a terminal acts on rather than shows: control characters (C0 but tab and
 #: newline, DEL, C1: ESC starts the sequences that move the cursor, clear the screen,
@@ -41,6 +42,27 @@ def one_line(text: object) -> str:
     gpt-4\nPASS: forged\r
     """
     return shown(text).replace("\n", "\\n")
+
+
+#: the characters a reader of lines ends a line at (``str.splitlines``'s: newline,
+#: carriage return, vertical tab, form feed, the file, group and record separators,
+#: NEL, the line and paragraph separators)
+_BREAKS = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def unbroken(text: object) -> str:
+    r"""``text`` as one line, the rest as read: each character :data:`_BREAKS` ends a
+    line at written as its escape, as :func:`one_line` writes it. The rule for an
+    error's message (:class:`recuse.errors.RecuseError`): it quotes names from the data
+    and must stay one line wherever it goes, so a judge ``"a\nb"`` reads ``a\nb``, never
+    ``a b`` as ``"a b"`` does; the other characters :func:`shown` escapes are left for
+    the terminal (``one_line(unbroken(t)) == one_line(t)``), so a JSON error object
+    still carries them as read.
+
+    >>> print(unbroken("gpt-4\nPASS: forged\r\u2028é"))
+    gpt-4\nPASS: forged\r\u2028é
+    """
+    return _BREAKS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def json_shown(text: str) -> str:

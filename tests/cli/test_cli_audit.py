@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -137,6 +138,37 @@ def test_analyses_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None
     assert list(got) == [a.id for a in REGISTRY]
     pos = got["position"]["biases"][0]
     assert (pos["bias"], pos["null"], pos["material"]) == ("position", 0.5, 0.05)
+
+
+def test_analyses_lists_the_values_each_bias_can_take(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each bias's line says its span (the text of the Bias that the gate checks a bound
+    against), and --json gives it as numbers, an unbounded end as null."""
+    from recuse.analyses import REGISTRY
+
+    biases = {b.key: b for a in REGISTRY for b in a.biases}
+    assert main(["analyses"]) == 0
+    said = dict(
+        re.findall(
+            r"^  (\S+): .*; takes values in ([\[(][^;\n]*[\])])", capsys.readouterr().out, re.M
+        )
+    )
+    assert said == {key: b.span_text for key, b in biases.items()}
+    # by hand: a share, an agreement coefficient, Krippendorff's alpha, a regression slope
+    assert (said["position"], said["agreement_kappa"]) == ("[0, 1]", "[\u22121, 1]")
+    assert (said["agreement_alpha"], said["self_bias"]) == (
+        "(\u2212\u221e, 1]",
+        "(\u2212\u221e, \u221e)",
+    )
+    assert main(["analyses", "--json"]) == 0
+    spans = {b["bias"]: b["span"] for a in json.loads(capsys.readouterr().out) for b in a["biases"]}
+    assert spans.keys() == biases.keys()
+    for key, span in spans.items():
+        low, high = biases[key].span
+        assert span["text"] == biases[key].span_text
+        assert (span["low"] if span["low"] is not None else -math.inf) == low, key
+        assert (span["high"] if span["high"] is not None else math.inf) == high, key
+    assert spans["position"] == {"low": 0.0, "high": 1.0, "text": "[0, 1]"}
+    assert (spans["agreement_alpha"]["low"], spans["self_bias"]["high"]) == (None, None)
 
 
 def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(

@@ -263,3 +263,30 @@ def test_an_error_quoting_a_name_with_a_newline_is_one_line(
     assert error.endswith(f"judges present: {FORGED_SHOWN}")
     (note,) = {line for line in text.splitlines() if line.startswith("recuse: note:")}
     assert FORGED_SHOWN in note and "not in the roster" in note
+
+
+def test_an_input_error_keeps_names_that_differ_in_whitespace_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row's unknown label names the models it compares: "gpt\\n4" is quoted as
+    gpt\\n4, not as "gpt 4" (the error's whitespace used to be collapsed), on one line
+    of the terminal and in the JSON error object alike."""
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias()}, n_prompts=3, seed=1)
+    names = ["gpt\n4", "gpt 4", "gpt  4", "gpt\u20284"]
+    errors = []
+    for name in names:
+        frame = sim.pairs.astype({"human": object})
+        frame.loc[1, ["human", "model_a"]] = ["maybe", name]
+        path = tmp_path / "pairs.csv"
+        frame.to_csv(path, index=False)
+        code, text = _run(capsys, "validate", path)
+        assert code == 2
+        assert "\u2028" not in text
+        (error,) = [line for line in text.splitlines() if line.startswith("recuse: error:")]
+        errors.append(error.removeprefix("recuse: error: "))
+        code, text = _run(capsys, "validate", path, "--json", out=True)
+        assert code == 2 and json.loads(text)["error"] == errors[-1]
+    assert len(set(errors)) == len(names), errors
+    shown = ["gpt\\n4", "gpt 4", "gpt  4", "gpt\\u20284"]
+    for error, name in zip(errors, shown, strict=True):
+        assert f"this row compares '{name}' and " in error, error

@@ -24,6 +24,9 @@ MODULES = [
     "recuse.simulate.length_controlled",
     "recuse.simulate.pairs",
     "recuse.simulate.self_preference",
+    "recuse.errors",
+    "recuse.terminal",
+    "recuse.report.bias",
 ]
 
 

@@ -116,7 +116,8 @@ app.command("audit")(settings_parameters(audit_command, data_help=_DATA_HELP))
 def analyses_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """List the analyses of the audit: what each estimates and what it needs."""
+    """List the analyses of the audit: what each estimates (unit, no-bias value, the
+    values it takes) and what it needs."""
     from recuse.analyses import REGISTRY
 
     if as_json:
@@ -129,7 +130,8 @@ def analyses_command(
                 "table": a.table,
                 "needs": a.requires,
                 "biases": [
-                    b.to_dict() | {"pooled": b.pooled, "headline": b.headline} for b in a.biases
+                    b.to_dict() | {"pooled": b.pooled, "headline": b.headline, "span": b.span_json}
+                    for b in a.biases
                 ],
             }
             for a in REGISTRY
@@ -141,4 +143,5 @@ def analyses_command(
         typer.echo(f"  needs: {a.requires}")
         for b in a.biases:
             material = f"; material from ±{b.material:g}" if b.material is not None else ""
-            typer.echo(f"  {b.key}: {b.unit}; {b.null_text}{material}")
+            span = f"; takes values in {b.span_text}"
+            typer.echo(f"  {b.key}: {b.unit}; {b.null_text}{span}{material}")

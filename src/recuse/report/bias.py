@@ -116,6 +116,23 @@ class Bias:
         return f"{left}, {right}"
 
     @property
+    def span_json(self) -> dict[str, Any]:
+        """:attr:`span` for JSON, which has no infinity: ``low`` and ``high`` (None where
+        that end is unbounded) and :attr:`span_text`.
+
+        >>> from recuse.report.bias import RELIABILITY
+        >>> Bias(key="a", title="A", unit="u", positive="+", negative="-", none="0",
+        ...      order=1, null=0.0, span=RELIABILITY).span_json
+        {'low': None, 'high': 1.0, 'text': '(−∞, 1]'}
+        """
+        low, high = self.span
+        return {
+            "low": None if math.isinf(low) else low,
+            "high": None if math.isinf(high) else high,
+            "text": self.span_text,
+        }
+
+    @property
     def label(self) -> str:
         return self.short or self.title
 

@@ -58,7 +58,7 @@ import ssl
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -266,7 +266,7 @@ class HTTPBackend(Backend):
             return url, idle.pop()
         if self._tls is None:
             self._tls = ssl.create_default_context()  # loading CA certificates is slow: once
-        lane = _new_lane(self._proxies[url], self._tls)
+        lane = _new_lane(self._proxies[url], self._tls, url)
         self._open.append(lane)
         return url, lane
 
@@ -276,7 +276,9 @@ class HTTPBackend(Backend):
         kept after the path (Azure's ``?api-version=``: before, the path went after
         the query); parsed, and its Host header (as httpx writes them: the default
         port left out), once per base URL and path: parsing took 30 µs of the 40 µs
-        of making each request (benchmarks/judge_http.py)."""
+        of making each request (benchmarks/judge_http.py). An http:// URL at an IPv6
+        literal sent through an HTTP proxy is given to httpcore with its host in
+        brackets, as the proxy must read it (:func:`_core_url`)."""
         key = (base, path, root)
         found = self._targets.get(key)
         if found is None:
@@ -285,7 +287,9 @@ class HTTPBackend(Backend):
             url = (head.removesuffix("/v1") if root else head) + path
             url += f"?{query}" if query else ""
             parsed = httpx.URL(url)
-            found = self._targets[key] = (url, _core_url(parsed), parsed.netloc)
+            forward = parsed.scheme == "http" and _ipv6_proxied(parsed, self._proxies[base])
+            target = _core_url(parsed, bracket=forward)
+            found = self._targets[key] = (url, target, parsed.netloc)
         return found
 
     async def aclose(self) -> None:
@@ -999,8 +1003,10 @@ def _undecodable(headers: Sequence[tuple[bytes, bytes]]) -> str:
     )
 
 
-def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
-    """One keep-alive connection's pool, direct or through ``proxy``, with the
+def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext, url: str) -> _Lane:
+    """One keep-alive connection's pool to the server at ``url``, direct or through
+    ``proxy`` (an https:// server at an IPv6 literal behind an HTTP proxy through our
+    own tunnel, :class:`_Tunnels`), with the
     settings httpx's AsyncHTTPTransport gives it (httpx/_transports/default.py):
     HTTP/1.1, no connection retries; but keep-alive expiring after
     :data:`KEEPALIVE_EXPIRY` idle, where httpx's 5 s equals the idle time after which
@@ -1018,6 +1024,9 @@ def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
     if proxy is None:
         return httpcore.AsyncConnectionPool(**pool)
     at, auth = _core_url(proxy.url), proxy.raw_auth
+    server = httpx.URL(url)
+    if server.scheme == "https" and _ipv6_proxied(server, proxy):
+        return httpcore.AsyncConnectionPool(network_backend=_Tunnels(proxy, tls), **pool)
     if proxy.url.scheme in ("http", "https"):
         return httpcore.AsyncHTTPProxy(
             proxy_url=at,
@@ -1029,12 +1038,101 @@ def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
     return httpcore.AsyncSOCKSProxy(proxy_url=at, proxy_auth=auth, **pool)
 
 
-def _core_url(url: httpx.URL) -> httpcore.URL:
+def _core_url(url: httpx.URL, *, bracket: bool = False) -> httpcore.URL:
     """``url`` as httpcore takes it: its raw scheme, host, port and target (path and
-    query), as httpx's transport hands it over."""
-    return httpcore.URL(
-        scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
-    )
+    query), as httpx's transport hands it over; with ``bracket``, an IPv6 literal
+    host in brackets. httpcore (1.0.9) sends a request to an HTTP proxy with the URL
+    it writes from these parts as the request target, and httpx's raw host has no
+    brackets: ``POST http://::1:8000/v1/completions``, which a proxy reads as another
+    host or refuses, where RFC 7230 (§5.3.2, and RFC 3986 §3.2.2) asks for
+    ``http://[::1]:8000/v1/completions``. The brackets are given only there: the
+    host is what a direct connection connects to (and a proxy lane only compares it)."""
+    host = b"[" + url.raw_host + b"]" if bracket else url.raw_host
+    return httpcore.URL(scheme=url.raw_scheme, host=host, port=url.port, target=url.raw_path)
+
+
+def _ipv6_proxied(url: httpx.URL, proxy: httpx.Proxy | None) -> bool:
+    """Whether ``url``'s host is an IPv6 literal reached through an HTTP(S) proxy, which
+    httpcore's request line and CONNECT would name without its brackets
+    (:func:`_core_url`, :class:`_Tunnels`). A SOCKS proxy takes the address as is."""
+    return proxy is not None and proxy.url.scheme in ("http", "https") and b":" in url.raw_host
+
+
+class _Tunnels(httpcore.AsyncNetworkBackend):
+    """Connections to an https:// server at an IPv6 literal through an HTTP(S) proxy,
+    each a CONNECT tunnel opened here: ``CONNECT [2001:db8::1]:443 HTTP/1.1`` with
+    ``Host: [2001:db8::1]:443``, the authority with the literal in brackets (RFC 7230
+    §5.3.3). httpcore's own tunnel (1.0.9) writes ``CONNECT 2001:db8::1:443``, and
+    bracketing the host it is given would bracket the name its TLS checks the server's
+    certificate against too. Given to a plain pool as its network, this leaves the
+    server's TLS (the certificate checked for the address), HTTP/1.1 and keep-alive
+    to httpcore, over the tunnel; the proxy's login and headers go with the CONNECT, as
+    httpcore's tunnel sends them, and an https:// proxy is spoken to in TLS (its own
+    context, or the server's)."""
+
+    def __init__(self, proxy: httpx.Proxy, tls: ssl.SSLContext) -> None:
+        self._proxy = proxy.url
+        self._tls = proxy.ssl_context or tls
+        self._net = httpcore.AnyIOBackend()
+        headers = [(b"Accept", b"*/*")]
+        if proxy.raw_auth is not None:
+            login = base64.b64encode(b":".join(proxy.raw_auth))
+            headers.append((b"Proxy-Authorization", b"Basic " + login))
+        self._headers = headers + list(proxy.headers.raw)
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        at = self._proxy
+        stream = await self._net.connect_tcp(
+            at.raw_host.decode("ascii"),
+            at.port or (443 if at.scheme == "https" else 80),
+            timeout=timeout,
+            local_address=local_address,
+            socket_options=socket_options,
+        )
+        try:
+            if at.scheme == "https":
+                stream = await stream.start_tls(self._tls, at.raw_host.decode("ascii"), timeout)
+            authority = (f"[{host}]" if ":" in host else host).encode("ascii") + b":%d" % port
+            head = [b"CONNECT " + authority + b" HTTP/1.1", b"Host: " + authority]
+            head += [name + b": " + value for name, value in self._headers]
+            await stream.write(b"\r\n".join(head) + b"\r\n\r\n", timeout)
+            await _tunnel_opened(stream, timeout)
+        except BaseException:
+            await stream.aclose()
+            raise
+        return stream
+
+    async def sleep(self, seconds: float) -> None:
+        await self._net.sleep(seconds)
+
+
+async def _tunnel_opened(stream: httpcore.AsyncNetworkStream, timeout: float | None) -> None:
+    """Read a proxy's answer to CONNECT to the end of its head; an answer other than
+    2xx, none, or bytes after a 2xx head (the tunnel's, which the server cannot have
+    sent yet) is a :class:`httpcore.ProxyError` with the proxy's status and reason, as
+    httpcore's tunnel raises it."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.read(65536, timeout)
+        if not chunk or len(data) > 65536:
+            raise httpcore.ProxyError("the proxy's answer to CONNECT did not come or end")
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    status = head.split(b"\r\n", 1)[0].split(b" ", 2)
+    if len(status) < 2 or not status[1].isdigit() or not status[0].startswith(b"HTTP/"):
+        raise httpcore.ProxyError("the proxy's answer to CONNECT is not HTTP")
+    if not status[1].startswith(b"2"):
+        said = b" ".join(status[1:]).decode("latin-1")
+        raise httpcore.ProxyError(said)
+    if rest:
+        raise httpcore.ProxyError("the proxy sent data before the tunnel was used")
 
 
 def _numbers(values: Sequence[object], kind: type[float] | type[int]) -> list[Any] | None:

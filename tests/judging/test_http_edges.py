@@ -12,15 +12,14 @@ import asyncio
 import base64
 import contextlib
 import gc
+import importlib.util
 import os
 import selectors
-import shutil
 import signal
 import socket
 import socketserver
 import ssl
 import struct
-import subprocess
 import threading
 import time
 import warnings
@@ -36,7 +35,7 @@ import pytest
 
 from judging import test_http_transport as transport
 from judging.helpers import fake_pairs
-from recuse.errors import JudgeError
+from recuse.errors import ConfigError, JudgeError
 from recuse.judging import RetryPolicy, Runner, Store
 from recuse.judging.backends.base import Failure, TransientError
 from recuse.judging.backends.http import (
@@ -213,13 +212,12 @@ def test_an_ipv6_literal_base_url_with_a_path_prefix_and_a_trailing_slash(
 
 
 def test_an_ipv6_judge_behind_an_http_proxy_is_named_in_brackets(
-    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, connect_proxy: _ConnectProxy
+    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
 ) -> None:
-    """RFC 7230 §5.3: the absolute-form target sent to a proxy and the authority of a
-    CONNECT write an IPv6 literal in brackets. httpcore 1.0.9 wrote them bare
-    (``POST http://::1:8000/v1/completions``, ``CONNECT 2001:db8::1:443``): the proxy
-    reads another host, or refuses. Nothing listens at either judge; the proxies record
-    what they were asked (the forward one answers as the judge, the tunnel refuses)."""
+    """RFC 7230 §5.3.2: the absolute-form target sent to a proxy writes an IPv6 literal
+    in brackets. httpcore 1.0.9 wrote it bare (``POST http://::1:8000/v1/completions``):
+    the proxy reads another host, or refuses. Nothing listens at the judge; the proxy
+    records what it was asked and answers as the judge."""
     with StandIn() as proxy:
         no_proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
         backend = HTTPBackend("http://[::1]:8000/v1", model="m", verdict_token_ids=False)
@@ -228,53 +226,29 @@ def test_an_ipv6_judge_behind_an_http_proxy_is_named_in_brackets(
     assert set(rows["status"]) == {"ok"}
     assert [t for t, _ in forwarded] == ["http://[::1]:8000/v1/completions"] * 4
     assert {h["host"] for _, h in forwarded} == {"[::1]:8000"}
-    at = f"127.0.0.1:{connect_proxy.server_address[1]}"
-    no_proxy_env.setenv("HTTPS_PROXY", f"http://agent:wrong-pass-456@{at}")
-    backend = HTTPBackend("https://[2001:db8::1]/v1", model="m", verdict_token_ids=False)
-    refused = _judge(backend, tmp_path / "b", retry=ONCE)
-    assert set(refused["status"]) == {"failed"}
-    assert refused["reason"].str.contains("connection error: ProxyError").all()
-    assert connect_proxy.seen and {line for line, _ in connect_proxy.seen} == {
-        "CONNECT [2001:db8::1]:443 HTTP/1.1"
-    }
-    for _, headers in connect_proxy.seen:
-        assert headers["host"] == "[2001:db8::1]:443"
-        assert _login(headers) == "agent:wrong-pass-456"  # the login goes with it
 
 
-@pytest.mark.skipif(not _ipv6(), reason="no IPv6 loopback")
-def test_an_https_judge_at_an_ipv6_literal_is_reached_through_a_connect_tunnel(
-    tmp_path: Path, no_proxy_env: pytest.MonkeyPatch, connect_proxy: _ConnectProxy
+@pytest.mark.parametrize("proxy", ["http://agent:pass-456@proxy.example:3128", "https://p.example"])
+def test_an_https_judge_at_an_ipv6_literal_behind_an_http_proxy_is_refused_with_the_fix(
+    no_proxy_env: pytest.MonkeyPatch, proxy: str
 ) -> None:
-    """Through the tunnel the judge's certificate, made for the address ::1 alone, is
-    checked against the address (not against "[::1]", which names no host), and the
-    judge sees origin-form requests with its bracketed Host, never the proxy's login."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    command = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2"
-    command += " -subj /CN=ipv6-loopback -addext subjectAltName=IP:::1"
-    subprocess.run(
-        [*command.split(), "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True
-    )
-    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    tls.load_cert_chain(cert, key)
-    no_proxy_env.setenv("SSL_CERT_FILE", str(cert))
-    at = f"127.0.0.1:{connect_proxy.server_address[1]}"
-    no_proxy_env.setenv("HTTPS_PROXY", f"http://agent:tunnel-pass-123@{at}")
-    with StandIn(host="::1", tls=tls) as server:
-        base = f"https://[::1]:{server.port}/v1"
-        rows = _judge(HTTPBackend(base, model="m"), tmp_path / "s")
-        judged = list(server.seen)
-    assert set(rows["status"]) == {"ok"} and len(rows) == 4
-    authority = f"[::1]:{server.port}"
-    assert connect_proxy.seen and all(
-        line == f"CONNECT {authority} HTTP/1.1" and h["host"] == authority
-        for line, h in connect_proxy.seen
-    )
-    assert sorted(t for t, _ in judged) == ["/tokenize"] + ["/v1/completions"] * 4
-    assert {h["host"] for _, h in judged} == {authority}
-    assert all("proxy-authorization" not in h for _, h in judged)
+    """httpcore 1.0.9 asks the proxy for ``CONNECT 2001:db8::1:443`` (RFC 7230 §5.3.3
+    wants ``[2001:db8::1]:443``), and a bracketed host would have its TLS check the
+    judge's certificate against "[2001:db8::1]": refused before any request, naming the
+    ways around it and not the proxy's password. NO_PROXY, a host name and a SOCKS proxy
+    are accepted."""
+    no_proxy_env.setenv("HTTPS_PROXY", proxy)
+    with pytest.raises(ConfigError, match=r"IPv6 address .* NO_PROXY") as refused:
+        HTTPBackend("https://[2001:db8::1]/v1", model="m")
+    assert "pass-456" not in str(refused.value)
+    HTTPBackend("https://judge.example/v1", model="m")
+    HTTPBackend("http://[2001:db8::1]/v1", model="m")  # bracketed by us (above)
+    no_proxy_env.setenv("NO_PROXY", "2001:db8::/32")
+    HTTPBackend("https://[2001:db8::1]/v1", model="m")
+    no_proxy_env.delenv("NO_PROXY")
+    no_proxy_env.setenv("HTTPS_PROXY", "socks5://127.0.0.1:1080")
+    if importlib.util.find_spec("socksio") is not None:
+        HTTPBackend("https://[2001:db8::1]/v1", model="m")
 
 
 # --- answers whose body cannot be decoded ---------------------------------------------

@@ -58,7 +58,7 @@ import ssl
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -171,6 +171,8 @@ class HTTPBackend(Backend):
         # the proxy the environment names for each base URL, read (and checked) once;
         # its password is a secret too (a server or proxy may echo the header)
         self._proxies = {url: _env_proxy(url) for url in self.base_urls}
+        for url, proxy in self._proxies.items():
+            _tunnel_refused(url, proxy)
         secrets += [p.auth[1] for p in self._proxies.values() if p is not None and p.auth]
         self._scrubber = Scrubber(secrets)
         if prompt_logprobs is not None:
@@ -266,7 +268,7 @@ class HTTPBackend(Backend):
             return url, idle.pop()
         if self._tls is None:
             self._tls = ssl.create_default_context()  # loading CA certificates is slow: once
-        lane = _new_lane(self._proxies[url], self._tls, url)
+        lane = _new_lane(self._proxies[url], self._tls)
         self._open.append(lane)
         return url, lane
 
@@ -1003,10 +1005,8 @@ def _undecodable(headers: Sequence[tuple[bytes, bytes]]) -> str:
     )
 
 
-def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext, url: str) -> _Lane:
-    """One keep-alive connection's pool to the server at ``url``, direct or through
-    ``proxy`` (an https:// server at an IPv6 literal behind an HTTP proxy through our
-    own tunnel, :class:`_Tunnels`), with the
+def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext) -> _Lane:
+    """One keep-alive connection's pool, direct or through ``proxy``, with the
     settings httpx's AsyncHTTPTransport gives it (httpx/_transports/default.py):
     HTTP/1.1, no connection retries; but keep-alive expiring after
     :data:`KEEPALIVE_EXPIRY` idle, where httpx's 5 s equals the idle time after which
@@ -1024,9 +1024,6 @@ def _new_lane(proxy: httpx.Proxy | None, tls: ssl.SSLContext, url: str) -> _Lane
     if proxy is None:
         return httpcore.AsyncConnectionPool(**pool)
     at, auth = _core_url(proxy.url), proxy.raw_auth
-    server = httpx.URL(url)
-    if server.scheme == "https" and _ipv6_proxied(server, proxy):
-        return httpcore.AsyncConnectionPool(network_backend=_Tunnels(proxy, tls), **pool)
     if proxy.url.scheme in ("http", "https"):
         return httpcore.AsyncHTTPProxy(
             proxy_url=at,
@@ -1054,85 +1051,29 @@ def _core_url(url: httpx.URL, *, bracket: bool = False) -> httpcore.URL:
 def _ipv6_proxied(url: httpx.URL, proxy: httpx.Proxy | None) -> bool:
     """Whether ``url``'s host is an IPv6 literal reached through an HTTP(S) proxy, which
     httpcore's request line and CONNECT would name without its brackets
-    (:func:`_core_url`, :class:`_Tunnels`). A SOCKS proxy takes the address as is."""
+    (:func:`_core_url`, :func:`_tunnel_refused`). A SOCKS proxy takes the address as is."""
     return proxy is not None and proxy.url.scheme in ("http", "https") and b":" in url.raw_host
 
 
-class _Tunnels(httpcore.AsyncNetworkBackend):
-    """Connections to an https:// server at an IPv6 literal through an HTTP(S) proxy,
-    each a CONNECT tunnel opened here: ``CONNECT [2001:db8::1]:443 HTTP/1.1`` with
-    ``Host: [2001:db8::1]:443``, the authority with the literal in brackets (RFC 7230
-    §5.3.3). httpcore's own tunnel (1.0.9) writes ``CONNECT 2001:db8::1:443``, and
-    bracketing the host it is given would bracket the name its TLS checks the server's
-    certificate against too. Given to a plain pool as its network, this leaves the
-    server's TLS (the certificate checked for the address), HTTP/1.1 and keep-alive
-    to httpcore, over the tunnel; the proxy's login and headers go with the CONNECT, as
-    httpcore's tunnel sends them, and an https:// proxy is spoken to in TLS (its own
-    context, or the server's)."""
-
-    def __init__(self, proxy: httpx.Proxy, tls: ssl.SSLContext) -> None:
-        self._proxy = proxy.url
-        self._tls = proxy.ssl_context or tls
-        self._net = httpcore.AnyIOBackend()
-        headers = [(b"Accept", b"*/*")]
-        if proxy.raw_auth is not None:
-            login = base64.b64encode(b":".join(proxy.raw_auth))
-            headers.append((b"Proxy-Authorization", b"Basic " + login))
-        self._headers = headers + list(proxy.headers.raw)
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        at = self._proxy
-        stream = await self._net.connect_tcp(
-            at.raw_host.decode("ascii"),
-            at.port or (443 if at.scheme == "https" else 80),
-            timeout=timeout,
-            local_address=local_address,
-            socket_options=socket_options,
+def _tunnel_refused(url: str, proxy: httpx.Proxy | None) -> None:
+    """A :class:`ConfigError` for an https:// judge at an IPv6 literal behind an HTTP(S)
+    proxy. httpcore (1.0.9) opens the tunnel with ``CONNECT 2001:db8::1:443`` and
+    ``Host: 2001:db8::1:443``, without the brackets RFC 7230 §5.3.3 asks for, which a
+    proxy reads as another host or refuses; giving it the host in brackets makes its TLS
+    check the judge's certificate against the name ``[2001:db8::1]``, which no
+    certificate holds. Refused before any work, with the ways around it (an http://
+    judge there is given the brackets: :func:`_core_url`)."""
+    parsed = httpx.URL(url)
+    if parsed.scheme == "https" and _ipv6_proxied(parsed, proxy):
+        assert proxy is not None
+        at = f"{proxy.url.scheme}://{proxy.url.host}:{proxy.url.port or ''}".rstrip(":")
+        raise ConfigError(
+            f"the judge at {url} is an IPv6 address reached over https through the proxy "
+            f"at {at} (HTTPS_PROXY or ALL_PROXY), and the HTTP library recuse uses names "
+            "such an address without its brackets when it asks the proxy for a tunnel — "
+            "add the address to NO_PROXY (NO_PROXY='::1', or a network: '2001:db8::/32'), "
+            "give the judge by a host name, or use a SOCKS proxy"
         )
-        try:
-            if at.scheme == "https":
-                stream = await stream.start_tls(self._tls, at.raw_host.decode("ascii"), timeout)
-            authority = (f"[{host}]" if ":" in host else host).encode("ascii") + b":%d" % port
-            head = [b"CONNECT " + authority + b" HTTP/1.1", b"Host: " + authority]
-            head += [name + b": " + value for name, value in self._headers]
-            await stream.write(b"\r\n".join(head) + b"\r\n\r\n", timeout)
-            await _tunnel_opened(stream, timeout)
-        except BaseException:
-            await stream.aclose()
-            raise
-        return stream
-
-    async def sleep(self, seconds: float) -> None:
-        await self._net.sleep(seconds)
-
-
-async def _tunnel_opened(stream: httpcore.AsyncNetworkStream, timeout: float | None) -> None:
-    """Read a proxy's answer to CONNECT to the end of its head; an answer other than
-    2xx, none, or bytes after a 2xx head (the tunnel's, which the server cannot have
-    sent yet) is a :class:`httpcore.ProxyError` with the proxy's status and reason, as
-    httpcore's tunnel raises it."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = await stream.read(65536, timeout)
-        if not chunk or len(data) > 65536:
-            raise httpcore.ProxyError("the proxy's answer to CONNECT did not come or end")
-        data += chunk
-    head, rest = data.split(b"\r\n\r\n", 1)
-    status = head.split(b"\r\n", 1)[0].split(b" ", 2)
-    if len(status) < 2 or not status[1].isdigit() or not status[0].startswith(b"HTTP/"):
-        raise httpcore.ProxyError("the proxy's answer to CONNECT is not HTTP")
-    if not status[1].startswith(b"2"):
-        said = b" ".join(status[1:]).decode("latin-1")
-        raise httpcore.ProxyError(said)
-    if rest:
-        raise httpcore.ProxyError("the proxy sent data before the tunnel was used")
 
 
 def _numbers(values: Sequence[object], kind: type[float] | type[int]) -> list[Any] | None:

@@ -228,9 +228,17 @@ def test_an_ipv6_judge_behind_an_http_proxy_is_named_in_brackets(
     assert {h["host"] for _, h in forwarded} == {"[::1]:8000"}
 
 
-@pytest.mark.parametrize("proxy", ["http://agent:pass-456@proxy.example:3128", "https://p.example"])
+@pytest.mark.parametrize(
+    ("proxy", "named"),
+    [
+        ("http://agent:pass-456@proxy.example:3128", "http://proxy.example:3128"),
+        ("https://p.example", "https://p.example"),
+        # the proxy at an IPv6 address is named in brackets too (not http://fd00::9:3128)
+        ("http://agent:pass-456@[fd00::9]:3128", "http://[fd00::9]:3128"),
+    ],
+)
 def test_an_https_judge_at_an_ipv6_literal_behind_an_http_proxy_is_refused_with_the_fix(
-    no_proxy_env: pytest.MonkeyPatch, proxy: str
+    no_proxy_env: pytest.MonkeyPatch, proxy: str, named: str
 ) -> None:
     """httpcore 1.0.9 asks the proxy for ``CONNECT 2001:db8::1:443`` (RFC 7230 §5.3.3
     wants ``[2001:db8::1]:443``), and a bracketed host would have its TLS check the
@@ -241,6 +249,7 @@ def test_an_https_judge_at_an_ipv6_literal_behind_an_http_proxy_is_refused_with_
     with pytest.raises(ConfigError, match=r"IPv6 address .* NO_PROXY") as refused:
         HTTPBackend("https://[2001:db8::1]/v1", model="m")
     assert "pass-456" not in str(refused.value)
+    assert f"through the proxy at {named} (" in str(refused.value)
     HTTPBackend("https://judge.example/v1", model="m")
     HTTPBackend("http://[2001:db8::1]/v1", model="m")  # bracketed by us (above)
     no_proxy_env.setenv("NO_PROXY", "2001:db8::/32")
@@ -653,6 +662,11 @@ NETWORKS = "10.0.0.0/8, 192.168.1.0/24,::1/128"
         ("0.0.0.0/0", "http://[::1]/v1", False),
         ("10.0.0.0/33,judge", "http://10.0.0.1/v1", False),  # not a network: no match
         ("10.0.0.0/33,judge", "http://judge:8000/v1", True),
+        # an address alone matches however either side writes it
+        ("2001:db8::1", "https://[2001:db8:0::1]/v1", True),
+        ("[2001:db8:0:0::1]", "https://[2001:DB8::1]:8443/v1", True),
+        ("2001:db8::1", "https://[2001:db8::2]/v1", False),
+        ("::1", "http://127.0.0.1/v1", False),
         # the forms read before stay as they were
         ("judge.example", "https://judge.example/v1", True),
         (".example", "https://a.judge.example/v1", True),

@@ -934,7 +934,8 @@ def _in_no_proxy_network(host: str, no_proxy: str) -> bool:
     """Whether ``host`` (as a URL's hostname gives it: an IPv6 address without its
     brackets) is an IP address inside a network NO_PROXY names in CIDR form
     (``10.0.0.0/8``, ``192.168.1.0/24``, ``::1/128``; host bits set are ignored, as
-    curl does). A host name is never resolved here, and an entry that is not a
+    curl does), or is an address NO_PROXY names however it is written (``2001:db8::1``
+    for ``[2001:db8:0::1]``). A host name is never resolved here, and an entry that is not a
     network (a name, a bad prefix length) is left to the other forms; an IPv4
     network holds no IPv6 address and the other way round."""
     try:
@@ -945,6 +946,13 @@ def _in_no_proxy_network(host: str, no_proxy: str) -> bool:
         entry = entry.strip()
         at, slash, bits = entry.partition("/")
         if not slash:
+            # an address alone is itself, however it is written: "2001:db8::1" is the
+            # judge at [2001:db8:0::1] (the names' comparison misses that spelling)
+            try:
+                if ipaddress.ip_address(at.strip("[]")) == address:
+                    return True
+            except ValueError:
+                pass  # a host name (or host:port): left to the names' comparison
             continue
         try:  # an IPv6 network's address may come in brackets too: [::1]/128
             network = ipaddress.ip_network(f"{at.strip('[]')}/{bits}", strict=False)
@@ -1066,7 +1074,8 @@ def _tunnel_refused(url: str, proxy: httpx.Proxy | None) -> None:
     parsed = httpx.URL(url)
     if parsed.scheme == "https" and _ipv6_proxied(parsed, proxy):
         assert proxy is not None
-        at = f"{proxy.url.scheme}://{proxy.url.host}:{proxy.url.port or ''}".rstrip(":")
+        host = f"[{proxy.url.host}]" if ":" in proxy.url.host else proxy.url.host
+        at = f"{proxy.url.scheme}://{host}:{proxy.url.port or ''}".rstrip(":")
         raise ConfigError(
             f"the judge at {url} is an IPv6 address reached over https through the proxy "
             f"at {at} (HTTPS_PROXY or ALL_PROXY), and the HTTP library recuse uses names "

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import math
 import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,9 +18,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from rich.console import Console
 
+import recuse.judging.runner as runner_module
 from judging.helpers import FakeBackend, fake_pairs, mirrored_pairs
-from recuse.errors import InputError, JudgeError
+from recuse.errors import InputError, JudgeError, OutputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.backends.base import Failure, TransientError
 from recuse.judging.protocols import DIMENSIONS, Prompt, score_distribution, to_ab
@@ -141,8 +145,15 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(tmp_path: P
     pairs = pd.DataFrame(fake_pairs(10))
     with Store(tmp_path / "s.db") as store:
         fake = _StopsMidRun()
+        said = io.StringIO()
+        console = Console(file=said, width=80)
         with pytest.raises(JudgeError, match="key revoked"):
-            Runner(fake, store, retry=FAST, progress=False).pairwise(pairs)
+            Runner(fake, store, retry=FAST, progress=False, console=console).pairwise(pairs)
+        # the wait for the calls in flight is said (a hung one takes its whole timeout),
+        # on one line: the 401 came with the first two calls and the fourth in flight
+        lines = said.getvalue().splitlines()
+        assert len(lines) == 1 and "once the 3 calls in flight end and are stored" in lines[0]
+        assert "Ctrl-C stops now" in lines[0]
         # the two answered calls are stored; the one that failed transiently is not
         # retried while the run stops (nor stored as given up); no other call is sent
         assert fake.calls == 4
@@ -151,6 +162,54 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(tmp_path: P
         again = FakeBackend()
         Runner(again, store, retry=FAST, progress=False).pairwise(pairs)
         assert len(store.judgments()) == 20 and set(store.judgments()["status"]) == {"ok"}
+
+
+class _SlicedCounting(FakeBackend):
+    """Counts tokens (so the runner counts slices beside the calls), two calls in
+    flight, one prompt a call; the second slice's count ends once ``failed`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1, sleep=0.01)
+        self.concurrency = 2
+        self.counted = 0
+        self.failed = threading.Event()
+
+    def token_counts(
+        self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
+    ) -> list[int]:
+        self.counted += 1
+        if self.counted == 2:
+            self.failed.wait(30)
+        return [len(p.canonical()) // 4 for p in prompts]
+
+
+def test_a_store_that_cannot_write_stops_the_run_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails (a full disk) while the second slice is counted: no call is
+    sent after it and no further slice counted (the calls queued behind it went out,
+    storing nothing, until the last slice was counted)."""
+    monkeypatch.setattr(runner_module, "FLUSH_ROWS", 1)  # each finished call is written
+    pairs = pd.DataFrame(fake_pairs(200))  # 400 tasks: slices of 64, 128 and the rest
+    fake = _SlicedCounting()
+    at_failure: list[int] = []
+    with Store(tmp_path / "s.db") as store:
+        put = store.put
+
+        def full(rows: Any) -> None:
+            if fake.calls == 0:
+                return put(rows)  # the runner's own write before any call
+            at_failure.append(fake.calls)
+            fake.failed.set()
+            raise OutputError("cannot write the store: the disk is full")
+
+        monkeypatch.setattr(store, "put", full)
+        with pytest.raises(OutputError, match="disk is full"):
+            Runner(fake, store, retry=FAST, progress=False).pairwise(pairs)
+    # no call started after the failed write (the one beside it had started), and the
+    # third slice was never counted
+    assert at_failure and fake.calls == at_failure[0]
+    assert fake.counted == 2
 
 
 def test_give_up_is_a_failed_row_and_next_run_retries(tmp_path: Path) -> None:

@@ -653,8 +653,26 @@ class Runner:
         # yet sent are dropped, and a drained call is not retried (see _attempt)
         stopping = asyncio.Event()
         raised: list[BaseException] = []
+        running = 0  # calls sent and not ended
+
+        def stop(exc: BaseException, *, drain: bool = True) -> None:
+            """The first error stops the run (it is the one raised at the end); a
+            later one, of a call drained, is that call's alone."""
+            if stopping.is_set():
+                return
+            raised.append(exc)
+            stopping.set()
+            if drain and running > 1:  # the wait for the others is said, not a silent hang
+                timeout = getattr(self.backend, "timeout", None)
+                bound = f", each within {timeout:g} s (the timeout)" if timeout else ""
+                self.console.print(
+                    f"note: a call failed and the run stops once the {running - 1} calls in "
+                    f"flight end and are stored{bound}; Ctrl-C stops now without them",
+                    markup=False, highlight=False, soft_wrap=True,
+                )  # fmt: skip
 
         async def one(batch: list[Task], bar: Any) -> None:
+            nonlocal running
             shown = 0  # of this batch, on the bar already (the backend reports steps)
 
             def step(n: int) -> None:
@@ -666,15 +684,22 @@ class Runner:
             async with limit:
                 if stopping.is_set():
                     return
+                running += 1
                 try:
                     with done_sink(step):
                         results, attempts = await self._attempt(batch, kind, stopping)
                 except Exception as exc:
-                    if not stopping.is_set():
-                        raised.append(exc)
-                        stopping.set()
+                    stop(exc)
                     return
-            collector.add([kind.finish(r, attempts) for r in results])
+                finally:
+                    running -= 1
+            try:
+                collector.add([kind.finish(r, attempts) for r in results])
+            except Exception as exc:
+                # the store cannot take them (a full disk): no call is sent after this
+                # one, and the gather ends now, as nothing more can be stored
+                stop(exc, drain=False)
+                raise
             progress.advance(bar, len(batch) - shown)
 
         with progress:
@@ -683,7 +708,7 @@ class Runner:
             try:
                 # a slice's calls are queued as soon as it is ordered (they take their
                 # turn at ``limit`` in order) and run while the next slice is counted
-                async for part, counts in self._send_slices(todo, size):
+                async for part, counts in self._send_slices(todo, size, stopping):
                     lead = head if not jobs else 0
                     batches = [part[:lead]] if lead else []
                     rest = None if counts is None else counts[lead:]
@@ -691,8 +716,12 @@ class Runner:
                     jobs += [asyncio.ensure_future(one(b, bar)) for b in batches]
                     if stopping.is_set():
                         break  # a call raised: the run stops now, not after counting
-                await asyncio.gather(*jobs)
-                if raised:
+                try:
+                    await asyncio.gather(*jobs)
+                except Exception:
+                    if not raised:
+                        raise
+                if raised:  # the error that stopped the run, not one met while it stopped
                     raise raised[0]
             finally:
                 for p in jobs:
@@ -708,7 +737,7 @@ class Runner:
                     await self.backend.aclose()
 
     async def _send_slices(
-        self, todo: Sequence[Task], size: int | None = None
+        self, todo: Sequence[Task], size: int | None = None, stop: asyncio.Event | None = None
     ) -> AsyncIterator[tuple[list[Task], list[int] | None]]:
         """``todo`` in the order it goes to the backend, a part at a time: by tokens
         within each part where the backend counts them (:func:`send_order`), else by
@@ -731,7 +760,8 @@ class Runner:
         at a time (the CPU) nothing would run beside the counting: one slice of
         everything. Each part comes with its tasks' token counts (None where the
         backend does not count); ``size`` is the tasks per call it will be cut into
-        (:func:`_whole_passes`)."""
+        (:func:`_whole_passes`). Once ``stop`` is set (a call stopped the run) no
+        further slice is counted."""
         by_chars = send_order(todo, [t.size for t in todo])
         first = FIRST_COUNT if self.backend.concurrency > 1 else len(by_chars)
         slices = count_slices(by_chars, first)
@@ -743,6 +773,8 @@ class Runner:
         held: list[tuple[Task, int]] = []  # counted, not sent yet: (task, tokens)
         per_token: list[float] = []  # characters per token of every task counted
         for k, part in enumerate(slices):
+            if stop is not None and stop.is_set():
+                return
             args = ([t.prompt for t in part], [t.continuation for t in part] if scored else None)
             # the first here, as nothing runs yet (a lazy backend loads its model in
             # it, and Ctrl-C stops that at once); the next ones beside the calls

@@ -12,6 +12,7 @@ from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.calibration import (
     brier_score,
+    debiased_ece,
     expected_calibration_error,
     gives_probabilities,
     isotonic_fit,
@@ -182,3 +183,21 @@ def test_a_judge_without_labelled_pairs_says_none_not_0_pairs() -> None:
         "1 pair with a human preference and a probability, 1 prompt; the calibration "
         "error needs 1 pair and 2 prompts — add data" in str(err.value)
     )
+
+
+def test_the_interval_stays_within_what_a_calibration_error_can_be() -> None:
+    """``recuse analyses`` says the calibration error takes values in [0, 1] (a gap
+    between a probability and a 0/1 outcome is at most 1); the normal interval of U
+    went past it: 4 pairs, p = 0.95, 0.95, 0.05, 0.05, all decided for b, U = 0.452,
+    se = 0.41, upper end sqrt(0.452 + 1.96 * 0.41) = 1.12."""
+    e = debiased_ece(np.array([0.95, 0.95, 0.05, 0.05]), np.zeros(4), np.arange(4))
+    assert e.u + 1.96 * e.se > 1.1  # the case: the normal interval's end beyond 1
+    lo, hi = e.interval(0.95)
+    assert hi == 1.0 and lo == pytest.approx(np.sqrt(max(e.u - 1.959964 * e.se, 0.0)))
+    rng = np.random.default_rng(0)
+    for _ in range(300):  # few, confident, mostly wrong pairs: every end within [0, 1]
+        n = int(rng.integers(6, 16))
+        p = np.where(rng.random(n) < 0.5, rng.uniform(0.9, 1.0, n), rng.uniform(0.0, 0.1, n))
+        y = np.where(rng.random(n) < 0.8, p < 0.5, p > 0.5).astype(float)
+        lo, hi = debiased_ece(p, y, rng.integers(0, max(2, n // 2), n)).interval(0.95)
+        assert 0.0 <= lo <= hi <= 1.0

@@ -26,7 +26,8 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
   prompts, so ``E[U] = Σ_b (n_b / n) d_b²`` exactly when the gap ``d_b = p - P(y = 1)``
   is constant in a bin: the squared calibration error of the probabilities, with no
   chance part (0 for a calibrated judge, whatever n). Its interval is normal on the
-  squared scale, ``U ± z se``, then square-rooted (ends below 0 read 0): ``se²`` is
+  squared scale, ``U ± z se``, then square-rooted (ends below 0 read 0, above 1 read
+  1: a calibration error is at most 1): ``se²`` is
   the jackknife variance over prompts less half the jackknife's known excess at a
   degenerate U-statistic, ``v_Q = 2 Σ_b a_b² ((Σ_c X_cb²)² - Σ_c X_cb⁴)`` (the plain
   jackknife counts the degenerate part twice; removing all of it under-covers, as
@@ -165,10 +166,13 @@ class DebiasedECE:
     n_clusters: int
 
     def interval(self, level: float) -> tuple[float, float]:
-        """``sqrt`` of the normal interval ``U ± z se`` (ends below 0 read 0)."""
+        """``sqrt`` of the normal interval ``U ± z se``, within the values a calibration
+        error takes, ``[0, 1]`` (ends below 0 read 0, above 1 read 1: a gap between a
+        probability and a 0/1 outcome is at most 1, and at 4-12 pairs far apart ``U +
+        z se`` reached 1.3)."""
         z = float(ndtri(0.5 + level / 2))
         lo, hi = self.u - z * self.se, self.u + z * self.se
-        return math.sqrt(max(lo, 0.0)), math.sqrt(max(hi, 0.0))
+        return math.sqrt(min(max(lo, 0.0), 1.0)), math.sqrt(min(max(hi, 0.0), 1.0))
 
 
 def _u_stat(

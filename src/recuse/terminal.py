@@ -65,6 +65,11 @@ def unbroken(text: object) -> str:
     return _BREAKS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
+#: what :func:`json_shown` escapes: :data:`_UNSHOWN`, and the lone surrogates, which
+#: no UTF-8 text holds
+_JSON_UNSHOWN = re.compile(f"{_UNSHOWN.pattern}|[\ud800-\udfff]")
+
+
 def json_shown(text: str) -> str:
     r"""JSON text (of ``json.dumps``) for a terminal: each character :func:`shown`
     escapes written as its JSON escape, ``\uXXXX``, so the text still parses to the
@@ -76,5 +81,13 @@ def json_shown(text: str) -> str:
     '{"judge": "a\\u202eb\\u009b"}'
     >>> json.loads(said)["judge"] == "a\u202eb\x9b"
     True
+
+    A lone surrogate (a file name's byte that is not UTF-8, as Python reads it:
+    ``b"\xff"`` is ``"\udcff"``) is escaped too: written as is, stdout sends the raw
+    byte, and the JSON is not UTF-8 (RFC 8259 §8.1), which a reader such as ``jq``
+    refuses or garbles.
+
+    >>> json_shown(json.dumps({"file": "bad\udcff.csv"}, ensure_ascii=False))
+    '{"file": "bad\\udcff.csv"}'
     """
-    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

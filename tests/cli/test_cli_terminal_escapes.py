@@ -6,6 +6,9 @@ text as read, and JSON printed on stdout still parses to it."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -290,3 +293,24 @@ def test_an_input_error_keeps_names_that_differ_in_whitespace_apart(
     shown = ["gpt\\n4", "gpt 4", "gpt  4", "gpt\\u20284"]
     for error, name in zip(errors, shown, strict=True):
         assert f"this row compares '{name}' and " in error, error
+
+
+def test_json_on_stdout_is_utf8_for_a_file_name_that_is_not(tmp_path: Path) -> None:
+    """A file name with bytes that are not UTF-8 (Python reads b"\\xff" as "\\udcff"):
+    the JSON `recuse validate --json` prints, its report and its error object alike, is
+    UTF-8 and parses back to the name (the raw byte was written, which jq refuses)."""
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias()}, n_prompts=3, seed=1)
+    good = Path(os.fsdecode(bytes(tmp_path) + b"/pairs-\xff.csv"))
+    bad = Path(os.fsdecode(bytes(tmp_path) + b"/other-\xfe.csv"))
+    sim.pairs.to_csv(good, index=False)
+    pd.DataFrame({"x": [1]}).to_csv(bad, index=False)  # no pairs columns: an error
+    for path, code, key in [(good, 0, "file"), (bad, 2, "error")]:
+        run = subprocess.run(
+            [sys.executable, "-m", "recuse", "validate", "--json", os.fsencode(path)],
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            timeout=120,
+        )
+        assert run.returncode == code, run.stderr
+        said = json.loads(run.stdout.decode("utf-8"))  # strict: raises on a raw 0xff
+        assert str(path) in said[key]

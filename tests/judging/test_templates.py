@@ -720,3 +720,15 @@ def test_a_chat_reply_whose_top_k_lacks_a_verdict_is_unparsed_not_its_text() -> 
     both = TopK({"A": math.log(0.7), "B": math.log(0.1)})
     s, _, why = read_generated(Generation("Fine. [[A]]", toks, (both,) * 4), BRACKETS)
     assert s.status == "ok" and s.p_slot_a == pytest.approx(0.875) and why is None
+
+
+def test_bad_yaml_template_is_one_clean_line(tmp_path: Path) -> None:
+    """The YAML parser's message spans lines (an indented snippet of the file): the
+    error reads it as one line with single spaces, as it did before an error's
+    whitespace was kept as read (no "\\n", no run of blanks)."""
+    path = _write(tmp_path / "judge_config.yaml", "judge_model: a: b\n")
+    with pytest.raises(InputError, match="not valid YAML") as err:
+        load_template(path)
+    message = str(err.value)
+    assert "\\n" not in message and "  " not in message, message
+    assert "line 1, column 15: judge_model: a: b ^)" in message, message

@@ -12,7 +12,7 @@ import pytest
 from recuse.data.alpaca_eval import read_leaderboard
 from recuse.data.registry import folder as dataset_folder
 from recuse.data.registry import load
-from recuse.errors import EstimationError
+from recuse.errors import EstimationError, InputError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.length_controlled import (
     GLM,
@@ -457,3 +457,12 @@ def test_a_separated_fit_gives_no_rate(tmp_path: Path) -> None:
     assert "the fit separates" in davinci["caveat"]
     mixtral = out.loc[next(s for s in out.index if "mixtral" in s)]
     assert mixtral["lc_method"] == GLM and 0 < mixtral["lc_win_rate"] < 100
+
+
+def test_an_unreadable_leaderboard_is_one_clean_line(tmp_path: Path) -> None:
+    """pandas ends its parser message with a line break: the error does not show it
+    (as ``\\n`` at its end, since an error's whitespace is kept as read)."""
+    (tmp_path / "board.csv").write_text("system,win_rate\na,1\nb,2,3\n")
+    with pytest.raises(InputError, match="cannot read the leaderboard") as err:
+        read_leaderboard(tmp_path, Roster.load(), Path("board.csv"))
+    assert str(err.value).endswith("Expected 2 fields in line 3, saw 3"), str(err.value)

@@ -265,7 +265,8 @@ def read_leaderboard(folder: Path, roster: Roster, path: Path = LEADERBOARD_2) -
     try:
         board = pd.read_csv(file, index_col=0)
     except (ValueError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read the leaderboard: {exc}", file=file) from None
+        said = " ".join(str(exc).split())  # pandas ends its message with a line break
+        raise InputError(f"cannot read the leaderboard: {said}", file=file) from None
     for col in ("win_rate", "length_controlled_winrate"):
         if col not in board.columns:
             raise InputError(f"no {col} column", file=file, column=col)

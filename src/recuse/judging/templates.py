@@ -386,7 +386,10 @@ def _read_yaml(path: Path) -> Any:
     try:
         return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML ({exc})".replace("\n", " "), file=path) from None
+        # the parser's message spans lines (its snippet of the file, indented): one
+        # line, its whitespace runs as one space
+        said = " ".join(str(exc).split())
+        raise InputError(f"not valid YAML ({said})", file=path) from None
 
 
 def _text(value: object, *, file: Path, key: str, row: int | None = None) -> str:

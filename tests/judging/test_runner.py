@@ -153,6 +153,7 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(tmp_path: P
         # on one line: the 401 came with the first two calls and the fourth in flight
         lines = said.getvalue().splitlines()
         assert len(lines) == 1 and "once the 3 calls in flight end and are stored" in lines[0]
+        assert "(HTTP 401: key revoked)" in lines[0]  # why, before the wait (or a Ctrl-C)
         assert "Ctrl-C stops now" in lines[0]
         # the two answered calls are stored; the one that failed transiently is not
         # retried while the run stops (nor stored as given up); no other call is sent

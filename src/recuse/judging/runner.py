@@ -665,9 +665,10 @@ class Runner:
             if drain and running > 1:  # the wait for the others is said, not a silent hang
                 timeout = getattr(self.backend, "timeout", None)
                 bound = f", each within {timeout:g} s (the timeout)" if timeout else ""
+                said = one_line(exc) or type(exc).__name__  # its reason now, not after the wait
                 self.console.print(
-                    f"note: a call failed and the run stops once the {running - 1} calls in "
-                    f"flight end and are stored{bound}; Ctrl-C stops now without them",
+                    f"note: a call failed ({said}); the run stops once the {running - 1} calls "
+                    f"in flight end and are stored{bound}; Ctrl-C stops now without them",
                     markup=False, highlight=False, soft_wrap=True,
                 )  # fmt: skip
 

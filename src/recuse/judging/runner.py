@@ -664,7 +664,7 @@ class Runner:
             stopping.set()
             if drain and running > 1:  # the wait for the others is said, not a silent hang
                 timeout = getattr(self.backend, "timeout", None)
-                bound = f", each within {timeout:g} s (the timeout)" if timeout else ""
+                bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
                 said = one_line(exc) or type(exc).__name__  # its reason now, not after the wait
                 self.console.print(
                     f"note: a call failed ({said}); the run stops once the {running - 1} calls "

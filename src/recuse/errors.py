@@ -22,7 +22,9 @@ class RecuseError(Exception):
     Its message is one line, with each name it quotes as read: a line break in it
     (a judge's name ``"a\nb"`` from the data) is written as its escape
     (:func:`recuse.terminal.unbroken`), as the terminal shows such a name, so it reads
-    ``a\nb`` and two names never read the same.
+    ``a\nb``, apart from ``a b`` and ``a  b``. A backslash is not escaped (Windows
+    paths stay readable), so a name holding the two characters ``\n`` reads as one
+    holding a line break.
 
     >>> str(RecuseError("no judge 'a\nb' in the data"))
     "no judge 'a\\nb' in the data"

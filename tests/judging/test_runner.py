@@ -137,11 +137,17 @@ class _StopsMidRun(FakeBackend):
         if n == 3:
             await asyncio.sleep(0.05)
             raise TransientError("HTTP 503")
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(self.answer_after)
         return [self.dist(p.canonical()) for p in prompts]
 
+    answer_after = 0.6
 
-def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(tmp_path: Path) -> None:
+
+@pytest.mark.parametrize("note_after", [0.3, 5.0])
+def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, note_after: float
+) -> None:
+    monkeypatch.setattr(runner_module, "STOP_NOTE_AFTER", note_after)
     pairs = pd.DataFrame(fake_pairs(10))
     with Store(tmp_path / "s.db") as store:
         fake = _StopsMidRun()
@@ -149,10 +155,13 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(tmp_path: P
         console = Console(file=said, width=80)
         with pytest.raises(JudgeError, match="key revoked"):
             Runner(fake, store, retry=FAST, progress=False, console=console).pairwise(pairs)
-        # the wait for the calls in flight is said (a hung one takes its whole timeout),
-        # on one line: the 401 came with the first two calls and the fourth in flight
         lines = said.getvalue().splitlines()
-        assert len(lines) == 1 and "once the 3 calls in flight end and are stored" in lines[0]
+        if note_after > fake.answer_after:  # the calls in flight ended first: the error alone
+            assert lines == []
+            return
+        # a wait that lasts is said (a hung request takes its whole timeout), on one
+        # line, once the fourth call has failed: the first two are still in flight
+        assert len(lines) == 1 and "once the 2 calls in flight end and are stored" in lines[0]
         assert "(HTTP 401: key revoked)" in lines[0]  # why, before the wait (or a Ctrl-C)
         assert "Ctrl-C stops now" in lines[0]
         # the two answered calls are stored; the one that failed transiently is not

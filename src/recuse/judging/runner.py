@@ -654,6 +654,21 @@ class Runner:
         stopping = asyncio.Event()
         raised: list[BaseException] = []
         running = 0  # calls sent and not ended
+        notes: list[asyncio.TimerHandle] = []
+
+        def waiting(exc: BaseException) -> None:
+            """The wait for the calls in flight, said where it lasts (a hung request
+            takes its whole timeout), with the error's reason now, not after it."""
+            if running == 0:
+                return
+            timeout = getattr(self.backend, "timeout", None)
+            bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
+            said = one_line(exc) or type(exc).__name__
+            self.console.print(
+                f"note: a call failed ({said}); the run stops once the {running} calls "
+                f"in flight end and are stored{bound}; Ctrl-C stops now without them",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
 
         def stop(exc: BaseException, *, drain: bool = True) -> None:
             """The first error stops the run (it is the one raised at the end); a
@@ -662,15 +677,9 @@ class Runner:
                 return
             raised.append(exc)
             stopping.set()
-            if drain and running > 1:  # the wait for the others is said, not a silent hang
-                timeout = getattr(self.backend, "timeout", None)
-                bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
-                said = one_line(exc) or type(exc).__name__  # its reason now, not after the wait
-                self.console.print(
-                    f"note: a call failed ({said}); the run stops once the {running - 1} calls "
-                    f"in flight end and are stored{bound}; Ctrl-C stops now without them",
-                    markup=False, highlight=False, soft_wrap=True,
-                )  # fmt: skip
+            if drain and running > 1:  # others in flight: said if they take a while
+                loop = asyncio.get_running_loop()
+                notes.append(loop.call_later(STOP_NOTE_AFTER, waiting, exc))
 
         async def one(batch: list[Task], bar: Any) -> None:
             nonlocal running
@@ -727,6 +736,8 @@ class Runner:
             finally:
                 for p in jobs:
                     p.cancel()
+                for note in notes:
+                    note.cancel()
                 try:
                     collector.flush()
                 finally:
@@ -883,6 +894,10 @@ def _group(task: Task) -> str:
     dimensions (their item); a perplexity or rewrite task is its own group."""
     return task.item_id if task.kind in ("pairwise", "likert") else task.key
 
+
+#: seconds a stopping run waits for its calls in flight before it says so (with the
+#: error's reason): a quick stop prints only the error, a hung request's wait is said
+STOP_NOTE_AFTER = 2.0
 
 #: tasks in the first slice counted where calls overlap (:meth:`Runner._send_slices`),
 #: counted in ~10 ms on an H200's host (2026-11-28), so the device starts at once. A

@@ -664,9 +664,13 @@ class Runner:
             timeout = getattr(self.backend, "timeout", None)
             bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
             said = one_line(exc) or type(exc).__name__
+            if running == 1:
+                calls = "the call in flight ends and is"
+            else:
+                calls = f"the {running} calls in flight end and are"
             self.console.print(
-                f"note: a call failed ({said}); the run stops once the {running} calls "
-                f"in flight end and are stored{bound}; Ctrl-C stops now without them",
+                f"note: a call failed ({said}); the run stops once {calls} stored{bound}; "
+                "Ctrl-C stops now without them",
                 markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
 

@@ -943,21 +943,14 @@ def _in_no_proxy_network(host: str, no_proxy: str) -> bool:
     except ValueError:
         return False  # a host name: not looked up
     for entry in no_proxy.split(","):
-        entry = entry.strip()
-        at, slash, bits = entry.partition("/")
-        if not slash:
-            # an address alone is itself, however it is written: "2001:db8::1" is the
-            # judge at [2001:db8:0::1] (the names' comparison misses that spelling)
-            try:
-                if ipaddress.ip_address(at.strip("[]")) == address:
-                    return True
-            except ValueError:
-                pass  # a host name (or host:port): left to the names' comparison
-            continue
-        try:  # an IPv6 network's address may come in brackets too: [::1]/128
-            network = ipaddress.ip_network(f"{at.strip('[]')}/{bits}", strict=False)
+        at, slash, bits = entry.strip().partition("/")
+        # an address alone is the network of itself, however it is written:
+        # "2001:db8::1" holds the judge at [2001:db8:0::1] (the names' comparison misses
+        # that spelling); an IPv6 network's address may come in brackets: [::1]/128
+        try:
+            network = ipaddress.ip_network(at.strip("[]") + slash + bits, strict=False)
         except ValueError:
-            continue
+            continue  # a host name (or host:port, *): left to the names' comparison
         if address.version == network.version and address in network:
             return True
     return False

@@ -830,24 +830,22 @@ class Runner:
         """The batch's outcomes and the attempts they took: the one retry loop. Once
         ``stopping`` is set (another call stopped the run) a failed attempt is not
         retried: its error is raised, and the batch stays to be judged on a rerun."""
+        stop = stopping or asyncio.Event()  # never set where no run can stop it
         attempt = 0
         while True:
             attempt += 1
             try:
                 return await kind.handler.run(batch), attempt
             except TransientError as exc:
-                if stopping is not None and stopping.is_set():
+                if stop.is_set():
                     raise
                 if attempt >= self.retry.max_attempts:
                     reason = f"{GAVE_UP} {attempt} attempts: {exc.reason}"
                     return [kind.handler.fail(t, reason) for t in batch], attempt
-                delay = self.retry.delay(attempt, exc.retry_after)
-                if stopping is None:
-                    await asyncio.sleep(delay)
-                    continue
+                # the back-off, cut short where the run stops meanwhile
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stopping.wait(), delay)
-                if stopping.is_set():
+                    await asyncio.wait_for(stop.wait(), self.retry.delay(attempt, exc.retry_after))
+                if stop.is_set():
                     raise
 
 
@@ -948,10 +946,9 @@ def _whole_passes(
     last = ready
     if size is not None and len(ready) > size:
         last = _cut(backend, ready, size)[-1]
-    tail = backend.last_pass([n for _, n in last])
-    if not tail:
+    late = _late_groups(backend, last)
+    if not late:
         return ready, held
-    late = {_group(last[i][0]) for i in tail}
     sent = [x for x in ready if _group(x[0]) not in late]
     if first and not sent:
         return ready, held
@@ -984,14 +981,20 @@ def _cut(backend: Backend, rest: list[tuple[Task, int]], size: int) -> list[list
     calls: list[list[tuple[Task, int]]] = []
     while len(rest) > size:
         call, rest = rest[:size], rest[size:]
-        tail = backend.last_pass([n for _, n in call])
-        late = {_group(call[i][0]) for i in tail}
+        late = _late_groups(backend, call)
         keep = [x for x in call if _group(x[0]) not in late]
         if keep:
             rest = [x for x in call if _group(x[0]) in late] + rest
             call = keep
         calls.append(call)
     return [*calls, rest] if rest else calls
+
+
+def _late_groups(backend: Backend, call: list[tuple[Task, int]]) -> set[str]:
+    """The items (:func:`_group`) with a task in the part-filled last forward pass
+    that ``call`` (``(task, tokens)`` in send order) would end with
+    (:meth:`Backend.last_pass`); empty where that pass is full or not cut by tokens."""
+    return {_group(call[i][0]) for i in backend.last_pass([n for _, n in call])}
 
 
 #: a slice holds at most this many times the first slice's characters

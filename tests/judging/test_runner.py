@@ -25,8 +25,10 @@ from judging.helpers import FakeBackend, fake_pairs, mirrored_pairs
 from recuse.errors import InputError, JudgeError, OutputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
 from recuse.judging.backends.base import Failure, TransientError
+from recuse.judging.handlers.pairwise import pairs_to_judge
 from recuse.judging.protocols import DIMENSIONS, Prompt, score_distribution, to_ab
 from recuse.judging.store import content_key
+from recuse.judging.tasks import Keying
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
 VALUE_COLUMNS = ["key", "item_id", "slot", "status", "value", "mass", "p_tie", "reason"]
@@ -85,6 +87,79 @@ def test_rerun_skips_finished_and_identical_content_is_copied(tmp_path: Path) ->
         assert third.cached == 2 and fake.calls == calls
         out = store.export_pairs().set_index("item_id")
         assert out.loc["twin", "p_a_first"] == out.loc[pairs[0]["item_id"], "p_a_first"]
+
+
+class _FirstCallSees(FakeBackend):
+    """At its first call, notes how many content keys the run had computed and which
+    items the store held."""
+
+    def __init__(self, store: Store, keyed: list[int]) -> None:
+        super().__init__(batch_size=2)
+        self.store, self.keyed = store, keyed
+        self.at_first: tuple[int, set[str]] | None = None
+
+    async def _tick(self) -> None:
+        if self.at_first is None:
+            self.at_first = (self.keyed[0], set(self.store.items("pairwise")))
+        await super()._tick()
+
+
+def test_a_fresh_store_keys_and_keeps_items_beside_the_calls_not_before_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing to reuse: no content key is computed and no item stored before the first
+    call (on a GPU that work delayed the first pass by ~60 ms); each key is computed as
+    its judgment is stored, and equals the one worked out from the prompt directly."""
+    keyed = [0]
+    original = Keying.key
+
+    def counting(self: Keying, prompt: Prompt) -> str:
+        keyed[0] += 1
+        return original(self, prompt)
+
+    monkeypatch.setattr(Keying, "key", counting)
+    pairs = fake_pairs(6)
+    proto = PairwiseProtocol()
+    with Store(tmp_path / "s.db") as store:
+        fake = _FirstCallSees(store, keyed)
+        Runner(fake, store, progress=False).pairwise(pd.DataFrame(pairs[:4]))
+        assert fake.at_first == (0, set())
+        got = store.judgments().set_index(["item_id", "slot"])["key"]
+        for p in pairs_to_judge(pd.DataFrame(pairs[:4]))[0]:
+            for order in ("first", "second"):
+                want = content_key(
+                    model_id="fake-judge",
+                    revision="r1",
+                    prompt=proto.prompt(p, order).canonical(),  # type: ignore[arg-type]
+                    params=proto.key_params(),
+                )
+                assert got[(p.item_id, order)] == want
+        assert set(store.items("pairwise")) == {f"i{k}" for k in range(4)}
+        # a store that holds judgments looks up every task's key before the first call
+        keyed[0] = 0
+        more = _FirstCallSees(store, keyed)
+        summary = Runner(more, store, progress=False).pairwise(pd.DataFrame(pairs))
+        assert summary.cached == 8 and summary.ok == 4
+        assert more.at_first is not None and more.at_first[0] == 12
+        assert more.at_first[1] == {f"i{k}" for k in range(4)}  # the new ones not yet
+        assert set(store.items("pairwise")) == {f"i{k}" for k in range(6)}
+
+
+def test_items_are_kept_by_a_run_with_nothing_to_judge_and_not_by_one_that_stored_nothing(
+    tmp_path: Path,
+) -> None:
+    pairs = pd.DataFrame(fake_pairs(2))
+    with Store(tmp_path / "s.db") as store:
+        fake = _StopsMidRun()
+        fake.calls = 2  # its first call raises the 401
+        with pytest.raises(JudgeError, match="key revoked"):
+            Runner(fake, store, retry=FAST, progress=False).pairwise(pairs.iloc[:1])
+        assert store.items("pairwise") == {} and store.judgments().empty
+        Runner(FakeBackend(), store, progress=False).pairwise(pairs)
+        relabelled = pairs.assign(human=["b", "a"])
+        summary = Runner(FakeBackend(), store, progress=False).pairwise(relabelled)
+        assert summary.cached == 4 and summary.ok == 0
+        assert [store.items("pairwise")[i]["human"] for i in ("i0", "i1")] == ["b", "a"]
 
 
 def test_resumed_run_over_mirrored_pairs_equals_a_single_run(tmp_path: Path) -> None:

@@ -68,8 +68,8 @@ from recuse.judging.protocols import (
     Prompt,
     perplexity_key,
 )
-from recuse.judging.store import Judgment, Perplexity, Rewrite, Store, content_key
-from recuse.judging.tasks import Task, TaskKind, Work
+from recuse.judging.store import Judgment, Perplexity, Rewrite, Store
+from recuse.judging.tasks import Keying, Task, Work
 from recuse.terminal import one_line
 
 Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
@@ -279,10 +279,9 @@ class Runner:
         protocol = protocol or PairwiseProtocol()
         items, meta = pairs_to_judge(pairs)
         check_template(protocol, items, self.backend)
+        keying = self._keying(protocol.key_params())
         tasks = [
-            self._task(
-                "pairwise", p.item_id, o, protocol.prompt(p, o), protocol.key_params(), order=o
-            )
+            Task(keying, "pairwise", p.item_id, o, protocol.prompt(p, o), order=o)
             for p in items
             for o in orders
         ]
@@ -299,8 +298,9 @@ class Runner:
                 sha256=sha256,
             )
         with _given_back(fresh, lambda: self.store.release_prompt(self.judge, prompt=prompt)):
-            self.store.put_items("pairwise", meta)
-            return self._judge(tasks, Work("pairwise", protocol))
+            return self._judge(
+                tasks, Work("pairwise", protocol), lambda: self.store.put_items("pairwise", meta)
+            )
 
     def likert(
         self,
@@ -322,6 +322,12 @@ class Runner:
             )
         meta: dict[str, dict[str, object]] = {}
         tasks = []
+        keyings = {
+            d.name: self._keying(
+                {**protocol.key_params(), "dimension": d.name, "labels": list(d.labels)}
+            )
+            for d in dimensions
+        }
         for r in rows.to_dict("records"):
             item_id = f"{r['prompt_id']}|{r['model']}"
             refs = {
@@ -336,10 +342,10 @@ class Runner:
             }
             for d in dimensions:
                 prompt = protocol.prompt(str(r["prompt"]), str(r["response"]), d)
-                params = {**protocol.key_params(), "dimension": d.name, "labels": list(d.labels)}
-                tasks.append(self._task("likert", item_id, d.name, prompt, params, dimension=d))
-        self.store.put_items("likert", meta)
-        return self._judge(tasks, Work("likert", protocol))
+                tasks.append(Task(keyings[d.name], "likert", item_id, d.name, prompt, dimension=d))
+        return self._judge(
+            tasks, Work("likert", protocol), lambda: self.store.put_items("likert", meta)
+        )
 
     def perplexity(
         self,
@@ -404,11 +410,13 @@ class Runner:
         """
         if max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be 1 or more; got {max_new_tokens}")
-        params = {"protocol": version, "max_new_tokens": max_new_tokens, "decoding": "greedy"}
+        keying = self._keying(
+            {"protocol": version, "max_new_tokens": max_new_tokens, "decoding": "greedy"}
+        )
         keys: list[str] = []
         tasks: dict[str, Task] = {}
         for p in prompts:
-            t = self._task("rewrite", "", "", p, params)
+            t = Task(keying, "rewrite", "", "", p)
             keys.append(t.key)
             tasks.setdefault(t.key, t)
         start = time.perf_counter()
@@ -434,44 +442,38 @@ class Runner:
 
     # --- tasks -------------------------------------------------------------------
 
-    def _task(
-        self,
-        kind: TaskKind,
-        item_id: str,
-        slot: str,
-        prompt: Prompt,
-        params: Mapping[str, object],
-        **extra: Any,
-    ) -> Task:
-        key = content_key(
-            model_id=self.backend.model_id,
-            revision=self.backend.revision,
-            prompt=prompt.canonical(),
-            params=params,
-        )
-        return Task(key, kind, item_id, slot, prompt, **extra)
+    def _keying(self, params: Mapping[str, object]) -> Keying:
+        """What the content keys of tasks asked with ``params`` hash beside the prompt."""
+        return Keying(self.backend.model_id, self.backend.revision, params)
 
-    def _judge(self, tasks: list[Task], work: Work) -> RunSummary:
+    def _judge(self, tasks: list[Task], work: Work, keep_items: Callable[[], None]) -> RunSummary:
         """Claim the judge id for this model (:meth:`Store.claim_judge`), then run the
         tasks. A run that stores no judgment (the model failed to load, Ctrl-C before
         the first result) gives its fresh claim back, so fixing the folder (new weights,
-        a new fingerprint) is not refused for verdicts the store never held."""
+        a new fingerprint) is not refused for verdicts the store never held.
+        ``keep_items`` stores what was judged (:meth:`Store.put_items`): just before the
+        first judgment is stored, so beside the first pass, not before it; or at the
+        end of a run that stores none."""
         claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
         fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
         with _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)):
-            return self._judge_claimed(tasks, work)
+            return self._judge_claimed(tasks, work, keep_items)
 
-    def _judge_claimed(self, tasks: list[Task], work: Work) -> RunSummary:
+    def _judge_claimed(
+        self, tasks: list[Task], work: Work, keep_items: Callable[[], None]
+    ) -> RunSummary:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
         start = time.perf_counter()
+        # a store that holds nothing reads no key (Store.lookup): each task's is then
+        # computed when its outcome is stored, beside the device's passes
         stored = self.store.lookup(t.key for t in tasks)
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if reusable(j)}
-        todo: list[Task] = []
+        todo: list[Task] = [] if stored else list(tasks)
         copies: list[Judgment] = []
         attempts_before: dict[tuple[str, str, str], int] = {}
         cached = 0
-        for t in tasks:
+        for t in tasks if stored else ():
             own = mine.get((t.key, t.item_id, t.slot))
             if own is not None and own.status != "failed":
                 cached += 1
@@ -482,7 +484,16 @@ class Runner:
                 if own is not None:
                     attempts_before[(t.key, t.item_id, t.slot)] = own.attempts
                 todo.append(t)
-        self.store.put(copies)
+        kept = False
+
+        def save(judgments: Sequence[Judgment]) -> None:
+            nonlocal kept
+            if judgments and not kept:
+                keep_items()
+                kept = True
+            self.store.put(judgments)
+
+        save(copies)
 
         def finish(j: Judgment, attempts: int) -> Judgment:
             n = attempts + attempts_before.get((j.key, j.item_id, j.slot), 0)
@@ -492,7 +503,7 @@ class Runner:
         kind: _Kind[Judgment] = _Kind(
             verb="judging",
             handler=handler_for(work, self.backend, self.judge),
-            save=self.store.put,
+            save=save,
             finish=finish,
             batch_size=self.backend.batch_size,
             work=work,
@@ -531,6 +542,8 @@ class Runner:
                 with contextlib.suppress(RecuseError):
                     record()
             raise
+        if not kept:
+            keep_items()
         if todo:
             record()
         return RunSummary(

@@ -505,7 +505,12 @@ class Store:
     # --- reading ---------------------------------------------------------------------
 
     def lookup(self, keys: Iterable[str]) -> list[Judgment]:
-        """Stored judgments with any of these content keys (for any item)."""
+        """Stored judgments with any of these content keys (for any item). ``keys``
+        is not read where the store holds no judgment: a run's tasks on a fresh store
+        then compute their keys as their outcomes are stored, beside the device's
+        passes, not all before the first one (see :class:`~recuse.judging.tasks.Task`)."""
+        if not self._rows("SELECT 1 FROM judgments LIMIT 1"):
+            return []
         keys = sorted(set(keys))
         out: list[Judgment] = []
         cols = ", ".join(self.COLUMNS)

@@ -8,6 +8,7 @@ rows. Both read this module, so neither imports the other's internals.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -18,14 +19,39 @@ from recuse.judging.protocols import (
     Order,
     PairwiseProtocol,
     Prompt,
+    content_key,
 )
 
 TaskKind = Literal["pairwise", "likert", "perplexity", "rewrite"]
 
 
 @dataclass(frozen=True)
+class Keying:
+    """What a judgment's content key hashes beside its prompt: the model's id and
+    revision and the protocol's parameters (see :func:`content_key`). One object is
+    shared by a run's tasks."""
+
+    model_id: str
+    revision: str
+    params: Mapping[str, object]
+
+    def key(self, prompt: Prompt) -> str:
+        return content_key(
+            model_id=self.model_id,
+            revision=self.revision,
+            prompt=prompt.canonical(),
+            params=self.params,
+        )
+
+
+@dataclass(frozen=True)
 class Task:
-    key: str
+    """One judgment, perplexity or rewrite. ``key_from`` is its content key, or the
+    :class:`Keying` it is computed from when first read: a run on a store with
+    nothing to reuse computes keys as outcomes are stored, beside the device's
+    passes, not all of them before the first one."""
+
+    key_from: str | Keying
     kind: TaskKind
     item_id: str
     slot: str  # order for pairwise, dimension name for Likert, "" for perplexity
@@ -33,6 +59,11 @@ class Task:
     order: Order | None = None
     dimension: Dimension | None = None
     continuation: str = ""  # perplexity: the text scored after the prompt
+
+    @cached_property
+    def key(self) -> str:
+        k = self.key_from
+        return k if isinstance(k, str) else k.key(self.prompt)
 
     @cached_property
     def size(self) -> int:

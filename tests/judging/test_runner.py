@@ -226,6 +226,7 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(
     pairs = pd.DataFrame(fake_pairs(10))
     with Store(tmp_path / "s.db") as store:
         fake = _StopsMidRun()
+        fake.timeout = 12.5  # a server's bound on each request, said with the wait
         said = io.StringIO()
         console = Console(file=said, width=80)
         with pytest.raises(JudgeError, match="key revoked"):
@@ -239,6 +240,7 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(
         assert len(lines) == 1 and "once the 2 calls in flight end and are stored" in lines[0]
         assert "(HTTP 401: key revoked)" in lines[0]  # why, before the wait (or a Ctrl-C)
         assert "Ctrl-C stops now" in lines[0]
+        assert "each request within 12.5 s (the timeout)" in lines[0]
         # the two answered calls are stored; the one that failed transiently is not
         # retried while the run stops (nor stored as given up); no other call is sent
         assert fake.calls == 4

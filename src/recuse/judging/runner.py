@@ -674,7 +674,7 @@ class Runner:
             takes its whole timeout), with the error's reason now, not after it."""
             if running == 0:
                 return
-            timeout = getattr(self.backend, "timeout", None)
+            timeout = self.backend.timeout
             bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
             said = one_line(exc) or type(exc).__name__
             if running == 1:

@@ -113,6 +113,9 @@ class Backend(abc.ABC):
     #: request and answer; not a local model, whose tensors in a reference cycle from
     #: before the run must stay collectable during it
     quiet_collector: bool = False
+    #: seconds one request may take before it fails (a server's backend); None where a
+    #: call has no such bound (a local model)
+    timeout: float | None = None
 
     @property
     def perplexity_route(self) -> str:

@@ -7,6 +7,7 @@ actors on it. Skipped where Ray is not installed (the ``ray`` extra).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import signal
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +198,78 @@ def test_the_cli_over_ray_says_whether_verdict_logprobs_were_exact(
         "verdict log-probs: the server's top 20 only (the server ignored "
         "logprob_token_ids (top-k only)); a row whose A or B is not among them is unparsed"
     ) in said["ignored"]
+
+
+@dataclass
+class _Revoked(StandIn):
+    """A stand-in that, while ``revoked``, answers HTTP 401 (a revoked key) to every
+    request whose prompt holds ``marker``, after ``refuse_after`` seconds; ``answers``
+    is each request's status in the order the server answered them."""
+
+    marker: str = "POISON"
+    revoked: bool = True
+    refuse_after: float = 0.0
+    answers: list[int] = field(default_factory=list)
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if path != "/tokenize" and self.revoked and self.marker.encode() in raw:
+            self.requests += 1
+            await asyncio.sleep(self.refuse_after)
+            self.answers.append(401)
+            return 401, {}, b'{"error": "key revoked"}'
+        status, extra, payload = await super()._respond(path, headers, raw)
+        if path != "/tokenize":
+            self.answers.append(status)
+        return status, extra, payload
+
+
+@needs_ray
+def test_a_failed_block_keeps_what_was_computed_and_starts_nothing_new(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 401 on one prompt of the first block, on one of two actors: the outcomes the
+    pool computed (the failing block's others, the other actor's block in flight) are
+    all stored, the blocks not yet started are not sent, the error is the 401's one
+    line, and a rerun sends exactly what is not stored and ends as a clean run."""
+    pairs = fake_pairs(30)  # 60 tasks; 3 a block (one request each, 3 at a time)
+    pairs[0]["prompt"] = "POISON"  # the shortest: its two orders go out first
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(pairs).to_csv(src, index=False)
+    store = tmp_path / "ray.db"
+    with _Revoked(latency=0.3, refuse_after=0.1) as server:
+        server.revoked = False
+        with Store(tmp_path / "one.db") as one:  # the clean single-process reference
+            backend = HTTPBackend(server.base_url, model="m", concurrency=3)
+            assert Runner(backend, one, progress=False).pairwise(pd.DataFrame(pairs)).ok == 60
+            reference = _table(one)
+        server.revoked, server.requests, server.answers = True, 0, []
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--concurrency", "3"]
+        args += ["--data", str(src), "--out", str(store), "--no-progress"]
+        args += ["--ray", cluster, "--ray-actors", "2"]
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("recuse: error: the server at ")
+        assert "refused the request (HTTP 401)" in err[0]
+        answered = server.answers.count(200)
+        # the request beside the 401 in its block was answered after it: that block's
+        # finished outcome came back with the error
+        assert 200 in server.answers[server.answers.index(401) :]
+        with Store(store) as s:
+            kept = s.judgments()
+        assert len(kept) == answered and (kept["status"] == "ok").all()  # nothing lost
+        # nothing new after the failure: the blocks in flight then (one per actor, and
+        # one more each where an actor took its next block as the 401 came) at most
+        assert server.requests <= 12 < 60
+        server.revoked, server.requests = False, 0
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert server.requests == 60 - answered  # exactly what was not stored
+    assert f"60 judgments: {answered} already stored, {60 - answered} ok, 0 unparsed" in out
+    with Store(store) as s:
+        got = _table(s)
+    pd.testing.assert_frame_equal(got, reference)
 
 
 def _driver(store: Path, data: Path, url: str, address: str) -> subprocess.Popen[str]:

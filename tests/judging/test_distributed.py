@@ -15,18 +15,20 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from judging.helpers import fake_pairs
+from judging.helpers import FakeBackend, fake_pairs
 from recuse.cli import main
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, JudgeError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging.backends.base import Backend, Failure, TransientError
 from recuse.judging.backends.http import HTTPBackend, render_chatml
 from recuse.judging.distributed import (
     CheckedFolder,
@@ -34,8 +36,9 @@ from recuse.judging.distributed import (
     _check_reachable,
     choose_placement,
 )
-from recuse.judging.protocols import Pair, score_distribution, to_ab
-from recuse.judging.tasks import Work
+from recuse.judging.protocols import Pair, Prompt, score_distribution, to_ab
+from recuse.judging.runner import Computed
+from recuse.judging.tasks import Task, Work
 from recuse.testing.standin import StandIn, standin_distribution
 
 # one worker runs this module under `pytest -n 2 --dist loadgroup` (make test), so the
@@ -198,6 +201,82 @@ def test_the_cli_over_ray_says_whether_verdict_logprobs_were_exact(
         "verdict log-probs: the server's top 20 only (the server ignored "
         "logprob_token_ids (top-k only)); a row whose A or B is not among them is unparsed"
     ) in said["ignored"]
+
+
+class _RevokedMidBlock(FakeBackend):
+    """One prompt a call, four in flight: the third call is refused (a revoked key)
+    first, the fourth fails transiently after it, the first two answer last."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1)
+        self.concurrency = 4
+
+    async def next_token_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], **options: Any
+    ) -> list[dict[str, float] | Failure]:
+        n, self.calls = self.calls, self.calls + 1
+        if n == 2:
+            await asyncio.sleep(0.01)
+            raise JudgeError("HTTP 401: key revoked")
+        if n == 3:
+            await asyncio.sleep(0.05)
+            raise TransientError("HTTP 503")
+        await asyncio.sleep(0.2)
+        return [self.dist(p.canonical()) for p in prompts]
+
+
+@dataclass
+class _InProcess:
+    """An executor that computes the run as one block of a worker, in this process:
+    :meth:`Runner.compute` as a Ray worker calls it, what it finished collected."""
+
+    backend: Backend
+    done: list[Computed] = field(default_factory=list)
+
+    def run(
+        self,
+        todo: Sequence[Task],
+        work: Work,
+        *,
+        judge: str,
+        retry: RetryPolicy,
+        batch_size: int,
+        collect: Callable[[Sequence[Computed]], None],
+    ) -> None:
+        worker = Runner(self.backend, Store(":memory:"), judge=judge, retry=retry, progress=False)
+        try:
+            asyncio.run(worker.compute(todo, work, done=self.done))
+        finally:
+            collect(self.done)
+
+    def usage(self) -> tuple[int, int] | None:
+        return None
+
+
+def test_a_block_that_fails_gives_back_the_calls_it_finished(tmp_path: Path) -> None:
+    """What a worker computes of a block before and beside a failed call: the calls
+    in flight end (the transient one not retried), none is sent after the failure, the
+    first error is raised, and every finished outcome is in ``done`` to be stored."""
+    pairs = pd.DataFrame(fake_pairs(5))  # 10 tasks, one a call
+    fast = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
+    with Store(tmp_path / "s.db") as store:
+        failing = _InProcess(_RevokedMidBlock())
+        runner = Runner(FakeBackend(), store, retry=fast, progress=False, executor=failing)
+        with pytest.raises(JudgeError, match="key revoked"):
+            runner.pairwise(pairs)
+        assert failing.backend.calls == 4  # no fifth call, no retry of the fourth
+        assert len(failing.done) == 2
+        kept = store.judgments()
+        assert len(kept) == 2 and (kept["status"] == "ok").all()
+        # a rerun: the rest, and the store a clean run gives
+        clean = _InProcess(FakeBackend(batch_size=1))
+        runner.executor = clean
+        assert runner.pairwise(pairs).ok == 8  # the two kept are not sent again
+        assert clean.backend.calls == 8 and len(clean.done) == 8
+    with Store(tmp_path / "ref.db") as ref:
+        Runner(FakeBackend(), ref, retry=fast, progress=False).pairwise(pairs)
+        with Store(tmp_path / "s.db") as store:
+            pd.testing.assert_frame_equal(_table(store), _table(ref))
 
 
 @dataclass

@@ -9,7 +9,10 @@ its batches with :meth:`Runner.compute`, the same code and retry loop a local ru
 uses. The outcomes stream back to the driver (``iter_batches``) and the driver's
 runner finishes and commits them to its store as they arrive, every ``FLUSH_SECONDS``
 as in a local run: a killed distributed run resumes like a local one, by key, and
-nothing but the driver writes the store.
+nothing but the driver writes the store. A failure stops it as it stops a local run:
+the failed block's finished calls come back with the error, a gate (:class:`_Gate`, a
+Ray actor each worker asks before a block) lets no block start after it, and the
+blocks in flight on the other actors are committed before the error is raised.
 
 What travels to the workers: the tasks (prompts), the protocol, the judge id, the
 retry policy and a picklable function that builds the backend. Never a secret: an

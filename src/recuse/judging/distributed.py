@@ -268,6 +268,12 @@ class RayExecutor:
                         entered = int(ray.get(gate.close.remote()))
                     if entered is not None and all(rows.get(k, 1) == 0 for k in range(entered)):
                         break  # the rest were never started: nothing more comes
+        except RecuseError:
+            if first is None:
+                raise
+            # met while the run stopped (a store that cannot take a block in flight,
+            # an actor lost with one): the failure that stopped it is the one said,
+            # as in a local run
         finally:
             with contextlib.suppress(Exception):  # Ctrl-C, a store that cannot write
                 gate.close.remote()

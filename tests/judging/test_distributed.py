@@ -7,6 +7,7 @@ actors on it. Skipped where Ray is not installed (the ``ray`` extra).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import signal
@@ -14,17 +15,20 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from judging.helpers import fake_pairs
+from judging.helpers import FakeBackend, fake_pairs
 from recuse.cli import main
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, JudgeError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging.backends.base import Backend, Failure, TransientError
 from recuse.judging.backends.http import HTTPBackend, render_chatml
 from recuse.judging.distributed import (
     CheckedFolder,
@@ -32,8 +36,9 @@ from recuse.judging.distributed import (
     _check_reachable,
     choose_placement,
 )
-from recuse.judging.protocols import Pair, score_distribution, to_ab
-from recuse.judging.tasks import Work
+from recuse.judging.protocols import Pair, Prompt, score_distribution, to_ab
+from recuse.judging.runner import Computed
+from recuse.judging.tasks import Task, Work
 from recuse.testing.standin import StandIn, standin_distribution
 
 # one worker runs this module under `pytest -n 2 --dist loadgroup` (make test), so the
@@ -198,6 +203,154 @@ def test_the_cli_over_ray_says_whether_verdict_logprobs_were_exact(
     ) in said["ignored"]
 
 
+class _RevokedMidBlock(FakeBackend):
+    """One prompt a call, four in flight: the third call is refused (a revoked key)
+    first, the fourth fails transiently after it, the first two answer last."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1)
+        self.concurrency = 4
+
+    async def next_token_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], **options: Any
+    ) -> list[dict[str, float] | Failure]:
+        n, self.calls = self.calls, self.calls + 1
+        if n == 2:
+            await asyncio.sleep(0.01)
+            raise JudgeError("HTTP 401: key revoked")
+        if n == 3:
+            await asyncio.sleep(0.05)
+            raise TransientError("HTTP 503")
+        await asyncio.sleep(0.2)
+        return [self.dist(p.canonical()) for p in prompts]
+
+
+@dataclass
+class _InProcess:
+    """An executor that computes the run as one block of a worker, in this process:
+    :meth:`Runner.compute` as a Ray worker calls it, what it finished collected."""
+
+    backend: Backend
+    done: list[Computed] = field(default_factory=list)
+
+    def run(
+        self,
+        todo: Sequence[Task],
+        work: Work,
+        *,
+        judge: str,
+        retry: RetryPolicy,
+        batch_size: int,
+        collect: Callable[[Sequence[Computed]], None],
+    ) -> None:
+        worker = Runner(self.backend, Store(":memory:"), judge=judge, retry=retry, progress=False)
+        try:
+            asyncio.run(worker.compute(todo, work, done=self.done))
+        finally:
+            collect(self.done)
+
+    def usage(self) -> tuple[int, int] | None:
+        return None
+
+
+def test_a_block_that_fails_gives_back_the_calls_it_finished(tmp_path: Path) -> None:
+    """What a worker computes of a block before and beside a failed call: the calls
+    in flight end (the transient one not retried), none is sent after the failure, the
+    first error is raised, and every finished outcome is in ``done`` to be stored."""
+    pairs = pd.DataFrame(fake_pairs(5))  # 10 tasks, one a call
+    fast = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
+    with Store(tmp_path / "s.db") as store:
+        failing = _InProcess(_RevokedMidBlock())
+        runner = Runner(FakeBackend(), store, retry=fast, progress=False, executor=failing)
+        with pytest.raises(JudgeError, match="key revoked"):
+            runner.pairwise(pairs)
+        assert failing.backend.calls == 4  # no fifth call, no retry of the fourth
+        assert len(failing.done) == 2
+        kept = store.judgments()
+        assert len(kept) == 2 and (kept["status"] == "ok").all()
+        # a rerun: the rest, and the store a clean run gives
+        clean = _InProcess(FakeBackend(batch_size=1))
+        runner.executor = clean
+        assert runner.pairwise(pairs).ok == 8  # the two kept are not sent again
+        assert clean.backend.calls == 8 and len(clean.done) == 8
+    with Store(tmp_path / "ref.db") as ref:
+        Runner(FakeBackend(), ref, retry=fast, progress=False).pairwise(pairs)
+        with Store(tmp_path / "s.db") as store:
+            pd.testing.assert_frame_equal(_table(store), _table(ref))
+
+
+@dataclass
+class _Revoked(StandIn):
+    """A stand-in that, while ``revoked``, answers HTTP 401 (a revoked key) to every
+    request whose prompt holds ``marker``, after ``refuse_after`` seconds; ``answers``
+    is each request's status in the order the server answered them."""
+
+    marker: str = "POISON"
+    revoked: bool = True
+    refuse_after: float = 0.0
+    answers: list[int] = field(default_factory=list)
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if path != "/tokenize" and self.revoked and self.marker.encode() in raw:
+            self.requests += 1
+            await asyncio.sleep(self.refuse_after)
+            self.answers.append(401)
+            return 401, {}, b'{"error": "key revoked"}'
+        status, extra, payload = await super()._respond(path, headers, raw)
+        if path != "/tokenize":
+            self.answers.append(status)
+        return status, extra, payload
+
+
+@needs_ray
+def test_a_failed_block_keeps_what_was_computed_and_starts_nothing_new(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 401 on one prompt of the first block, on one of two actors: the outcomes the
+    pool computed (the failing block's others, the other actor's block in flight) are
+    all stored, the blocks not yet started are not sent, the error is the 401's one
+    line, and a rerun sends exactly what is not stored and ends as a clean run."""
+    pairs = fake_pairs(30)  # 60 tasks; 3 a block (one request each, 3 at a time)
+    pairs[0]["prompt"] = "POISON"  # the shortest: its two orders go out first
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(pairs).to_csv(src, index=False)
+    store = tmp_path / "ray.db"
+    with _Revoked(latency=0.3, refuse_after=0.1) as server:
+        server.revoked = False
+        with Store(tmp_path / "one.db") as one:  # the clean single-process reference
+            backend = HTTPBackend(server.base_url, model="m", concurrency=3)
+            assert Runner(backend, one, progress=False).pairwise(pd.DataFrame(pairs)).ok == 60
+            reference = _table(one)
+        server.revoked, server.requests, server.answers = True, 0, []
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--concurrency", "3"]
+        args += ["--data", str(src), "--out", str(store), "--no-progress"]
+        args += ["--ray", cluster, "--ray-actors", "2"]
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("recuse: error: the server at ")
+        assert "refused the request (HTTP 401)" in err[0]
+        answered = server.answers.count(200)
+        # the request beside the 401 in its block was answered after it: that block's
+        # finished outcome came back with the error
+        assert 200 in server.answers[server.answers.index(401) :]
+        with Store(store) as s:
+            kept = s.judgments()
+        assert len(kept) == answered and (kept["status"] == "ok").all()  # nothing lost
+        # nothing new after the failure: the blocks in flight then (one per actor, and
+        # one more each where an actor took its next block as the 401 came) at most
+        assert server.requests <= 12 < 60
+        server.revoked, server.requests = False, 0
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert server.requests == 60 - answered  # exactly what was not stored
+    assert f"60 judgments: {answered} already stored, {60 - answered} ok, 0 unparsed" in out
+    with Store(store) as s:
+        got = _table(s)
+    pd.testing.assert_frame_equal(got, reference)
+
+
 def _driver(store: Path, data: Path, url: str, address: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,
@@ -253,6 +406,34 @@ def test_a_killed_ray_driver_resumes_to_the_single_process_store(
         got = _table(s)
     assert not got.duplicated(["item_id", "slot"]).any()
     pd.testing.assert_frame_equal(got, reference)
+
+
+@needs_ray
+def test_ctrl_c_stops_a_ray_run_at_once_keeping_what_was_committed(
+    cluster: str, tmp_path: Path
+) -> None:
+    """SIGINT to a driver with 48 requests of 0.5 s left on two actors (12 s): it
+    exits 130 within seconds, its committed judgments stay, and no request is sent
+    after it ends (no block starts on the pool it leaves)."""
+    data = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(24)).to_json(data, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    with StandIn(latency=0.5) as server:
+        proc = _driver(store, data, server.base_url, cluster)
+        deadline = time.monotonic() + 120
+        while _rows(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - start
+        sent = server.requests
+        time.sleep(1.5)
+        assert server.requests == sent < 48
+    assert proc.returncode == 130 and "interrupted; finished work is kept" in err
+    assert took < 8  # not the ~10 s of requests left
+    assert 4 <= _rows(store) < 48
 
 
 @needs_ray

@@ -9,7 +9,10 @@ its batches with :meth:`Runner.compute`, the same code and retry loop a local ru
 uses. The outcomes stream back to the driver (``iter_batches``) and the driver's
 runner finishes and commits them to its store as they arrive, every ``FLUSH_SECONDS``
 as in a local run: a killed distributed run resumes like a local one, by key, and
-nothing but the driver writes the store.
+nothing but the driver writes the store. A failure stops it as it stops a local run:
+the failed block's finished calls come back with the error, a gate (:class:`_Gate`, a
+Ray actor each worker asks before a block) lets no block start after it, and the
+blocks in flight on the other actors are committed before the error is raised.
 
 What travels to the workers: the tasks (prompts), the protocol, the judge id, the
 retry policy and a picklable function that builds the backend. Never a secret: an
@@ -231,6 +234,8 @@ class RayExecutor:
         # blocks of at most ``size`` tasks (more past MAX_BLOCKS): each is one call of
         # an actor, and its outcomes come back, and are committed, as soon as it is done
         blocks = max(1, min(math.ceil(len(items) / size), MAX_BLOCKS))
+        # no CPU: it must not take the place of an actor of the pool
+        gate = ray.remote(num_cpus=0)(_Gate).remote()
         data = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
             _Worker,
             fn_constructor_kwargs={
@@ -238,6 +243,7 @@ class RayExecutor:
                 "judge": judge,
                 "retry": retry,
                 "work": work,
+                "gate": gate,
             },
             batch_size=None,  # a block is a batch: Ray Data would merge small blocks
             batch_format="numpy",
@@ -245,26 +251,81 @@ class RayExecutor:
             **resources,
         )
         batches = data.iter_batches(batch_size=None, batch_format="numpy")
-        with _ray_errors(), contextlib.closing(iter(batches)) as stream:
-            for batch in stream:
-                errors = [e for e in batch["error"] if e]
-                if errors:
-                    raise pickle.loads(errors[0])
-                computed = [pickle.loads(b) for b in batch["computed"]]
-                for w in batch["worker"]:
-                    self.workers[str(w)] = self.workers.get(str(w), 0) + 1
-                for state, note in zip(batch["exact"], batch["exact_note"], strict=True):
-                    if state == 0:  # a worker on top-k: what the run's rows may lack
-                        self.exact = (False, str(note))
-                    elif state == 1 and self.exact is None:
-                        self.exact = (True, str(note))
-                if batch["usage"].any():
-                    known = batch["usage"]
-                    t_in = int(batch["tokens_in"][known].sum())
-                    t_out = int(batch["tokens_out"][known].sum())
-                    a, b = self._tokens or (0, 0)
-                    self._tokens = (a + t_in, b + t_out)
-                collect(computed)
+        first: RecuseError | None = None  # the failure that stops the run
+        entered: int | None = None  # blocks let in, once the gate is closed
+        rows: dict[int, int] = {}  # block -> its rows not yet received
+        try:
+            with _ray_errors(), contextlib.closing(iter(batches)) as stream:
+                for batch in stream:
+                    self._take(batch, collect)
+                    for block, n in zip(batch["block"], batch["rows"], strict=True):
+                        rows[int(block)] = rows.get(int(block), int(n)) - 1
+                    errors = [e for e in batch["error"] if e]
+                    if errors and first is None:
+                        first = pickle.loads(errors[0])
+                        # no block starts from now (the failing worker may have closed
+                        # the gate already); those let in finish and are committed
+                        entered = int(ray.get(gate.close.remote()))
+                    if entered is not None and all(rows.get(k, 1) == 0 for k in range(entered)):
+                        break  # the rest were never started: nothing more comes
+        except RecuseError:
+            if first is None:
+                raise
+            # met while the run stopped (a store that cannot take a block in flight,
+            # an actor lost with one): the failure that stopped it is the one said,
+            # as in a local run
+        finally:
+            with contextlib.suppress(Exception):  # Ctrl-C, a store that cannot write
+                gate.close.remote()
+        if first is not None:
+            raise first
+
+    def _take(
+        self, batch: dict[str, np.ndarray], collect: Callable[[Sequence[Computed]], None]
+    ) -> None:
+        """A batch's outcomes to ``collect``; its workers, verdict reading and tokens
+        counted."""
+        # a failed block's error row holds no outcome
+        have = np.array([len(c) > 0 for c in batch["computed"]], dtype=bool)
+        computed = [pickle.loads(b) for b in batch["computed"][have]]
+        for w in batch["worker"][have]:
+            self.workers[str(w)] = self.workers.get(str(w), 0) + 1
+        for state, note in zip(batch["exact"], batch["exact_note"], strict=True):
+            if state == 0:  # a worker on top-k: what the run's rows may lack
+                self.exact = (False, str(note))
+            elif state == 1 and self.exact is None:
+                self.exact = (True, str(note))
+        if batch["usage"].any():
+            known = batch["usage"]
+            t_in = int(batch["tokens_in"][known].sum())
+            t_out = int(batch["tokens_out"][known].sum())
+            a, b = self._tokens or (0, 0)
+            self._tokens = (a + t_in, b + t_out)
+        if computed:
+            collect(computed)
+
+
+class _Gate:
+    """The pool's gate, a small Ray actor: a worker asks it before each block
+    (:meth:`enter`, one call). A failed block closes it (:meth:`close`), so no block
+    starts after it, on any actor: the run ends with the blocks in flight, and a key
+    refused on one block is not sent again with every other block."""
+
+    def __init__(self) -> None:
+        self.entered = 0
+        self.closed = False
+
+    def enter(self) -> int:
+        """The block's number (0, 1, ... as they start), or -1: closed, do not start."""
+        if self.closed:
+            return -1
+        self.entered += 1
+        return self.entered - 1
+
+    def close(self) -> int:
+        """Let no further block in; the number of blocks let in."""
+        self.closed = True
+        return self.entered
 
 
 def _start_warden() -> subprocess.Popen[bytes] | None:
@@ -373,13 +434,26 @@ class CheckedFolder:
 
 
 class _Worker:
-    """One actor of the pool: a backend built on its machine and a store-less runner."""
+    """One actor of the pool: a backend built on its machine and a store-less runner.
+
+    Each block it computes comes back as rows: one per outcome, and where the block
+    failed one more that carries the error (after the outcomes its calls finished:
+    the calls in flight when one raised end first, as in a local run). Every row
+    names its block (the gate's number) and the block's rows, so the driver knows
+    when the blocks in flight at a failure are all back."""
 
     def __init__(
-        self, factory: Callable[[], Backend], judge: str, retry: RetryPolicy, work: Work
+        self,
+        factory: Callable[[], Backend],
+        judge: str,
+        retry: RetryPolicy,
+        work: Work,
+        gate: Any,
     ) -> None:
         import ray
 
+        self.ray = ray
+        self.gate = gate
         self.name = f"{ray.util.get_node_ip_address()}:{os.getpid()}"
         self.work = work
         self.loop = asyncio.new_event_loop()  # one loop: an HTTP client stays usable
@@ -395,47 +469,74 @@ class _Worker:
         )
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        block = int(self.ray.get(self.gate.enter.remote()))
+        if block < 0:  # a block failed: this one is not started (none of its calls sent)
+            return self._rows([], block=block, error=b"")
         if self.error:
-            return self._failed(self.error)
+            self.gate.close.remote()
+            return self._rows([], block=block, error=self.error)
         tasks: list[Task] = [pickle.loads(b) for b in batch["task"]]
         before = self.backend.usage()
+        done: list[Computed] = []
+        error = b""
         try:
-            computed = self.loop.run_until_complete(self.runner.compute(tasks, self.work))
+            computed = self.loop.run_until_complete(self._compute(tasks, done))
         except Exception as exc:
-            return self._failed(_error(exc))
+            self.gate.close.remote()  # where the watch below had no turn to
+            computed, error = done, _error(exc)
         after = self.backend.usage()
-        n = len(computed)
-        exact = getattr(self.backend, "exact_ids", None)  # an HTTP judge's (see HTTPBackend)
-        state = -1 if exact is None else int(bool(exact))
-        note = str(getattr(self.backend, "exact_note", ""))
-        tokens = np.zeros((2, n), dtype=np.int64)
-        usage = np.zeros(n, dtype=bool)
-        if after is not None and n:  # the batch's tokens, on its first row
+        tokens = None
+        if after is not None:
             b = before or (0, 0)
-            tokens[:, 0] = (after[0] - b[0], after[1] - b[1])
+            tokens = (after[0] - b[0], after[1] - b[1])
+        return self._rows(computed, block=block, error=error, tokens=tokens)
+
+    async def _compute(self, tasks: list[Task], done: list[Computed]) -> list[Computed]:
+        """The block's outcomes; the first call that raises closes the gate at once,
+        while this block's other calls in flight finish."""
+        stopping = asyncio.Event()
+
+        async def close_gate() -> None:
+            await stopping.wait()
+            self.gate.close.remote()
+
+        watch = asyncio.ensure_future(close_gate())
+        try:
+            return await self.runner.compute(tasks, self.work, done=done, stopping=stopping)
+        finally:
+            watch.cancel()
+
+    def _rows(
+        self,
+        computed: Sequence[Computed],
+        *,
+        block: int,
+        error: bytes,
+        tokens: tuple[int, int] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """The block's rows: its outcomes, then its error where it failed (a row
+        without an outcome); none for a block not started."""
+        n = len(computed) + bool(error) if block >= 0 else 0
+        exact = getattr(getattr(self, "backend", None), "exact_ids", None)  # an HTTP judge's
+        state = -1 if exact is None else int(bool(exact))
+        note = str(getattr(getattr(self, "backend", None), "exact_note", ""))
+        counts = np.zeros((2, n), dtype=np.int64)
+        usage = np.zeros(n, dtype=bool)
+        if tokens is not None and n:  # the block's tokens, on its first row
+            counts[:, 0] = tokens
             usage[0] = True
+        cells = [pickle.dumps(c) for c in computed] + ([b""] if error else [])
         return {
-            "computed": np.array([pickle.dumps(c) for c in computed], dtype=object),
+            "computed": np.array(cells[:n], dtype=object),
             "worker": np.array([self.name] * n, dtype=object),
-            "tokens_in": tokens[0],
-            "tokens_out": tokens[1],
+            "tokens_in": counts[0],
+            "tokens_out": counts[1],
             "usage": usage,
             "exact": np.full(n, state, dtype=np.int8),
             "exact_note": np.array([note] * n, dtype=object),
-            "error": np.array([b""] * n, dtype=object),
-        }
-
-    def _failed(self, error: bytes) -> dict[str, np.ndarray]:
-        """One row that carries an error instead of outcomes."""
-        return {
-            "computed": np.array([b""], dtype=object),
-            "worker": np.array([self.name], dtype=object),
-            "tokens_in": np.zeros(1, dtype=np.int64),
-            "tokens_out": np.zeros(1, dtype=np.int64),
-            "usage": np.zeros(1, dtype=bool),
-            "exact": np.full(1, -1, dtype=np.int8),
-            "exact_note": np.array([""], dtype=object),
-            "error": np.array([error], dtype=object),
+            "error": np.array([b""] * len(computed) + [error] * bool(error), dtype=object)[:n],
+            "block": np.full(n, block, dtype=np.int64),
+            "rows": np.full(n, n, dtype=np.int64),
         }
 
 

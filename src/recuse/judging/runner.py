@@ -619,12 +619,25 @@ class Runner:
             finally:
                 collector.flush()
 
-    async def compute(self, tasks: Sequence[Task], work: Work) -> list[Computed]:
+    async def compute(
+        self,
+        tasks: Sequence[Task],
+        work: Work,
+        *,
+        done: list[Computed] | None = None,
+        stopping: asyncio.Event | None = None,
+    ) -> list[Computed]:
         """Each task's outcome, with the attempts its batch took, from this runner's
         backend: batches of ``backend.batch_size``, ``backend.concurrency`` of them in
         flight, the one retry loop. Nothing is read from or written to the store: an
         :class:`Executor`'s workers call this and the runner that sent the tasks
-        finishes and commits the outcomes."""
+        finishes and commits the outcomes.
+
+        A call that raises stops it as it stops a local run: ``stopping`` (a new event
+        where not given; a caller may watch it) is set, no call is sent after it, the
+        calls in flight finish (a failed one is not retried), and then the first error
+        is raised. Each call's outcomes are appended to ``done`` as it ends, so a
+        caller still has the finished ones when it raises."""
         kind: _Kind[Any] = _Kind(
             verb="",
             handler=handler_for(work, self.backend, self.judge),
@@ -634,16 +647,31 @@ class Runner:
         )
         size = max(1, self.backend.batch_size)
         limit = asyncio.Semaphore(max(1, self.backend.concurrency))
+        stop = stopping if stopping is not None else asyncio.Event()
+        raised: list[BaseException] = []
 
         async def one(batch: list[Task]) -> list[Computed]:
             async with limit:
-                results, attempts = await self._attempt(batch, kind)
-            return [(r, attempts) for r in results]
+                if stop.is_set():
+                    return []
+                try:
+                    results, attempts = await self._attempt(batch, kind, stop)
+                except Exception as exc:
+                    if not raised:  # the first error is the one raised
+                        raised.append(exc)
+                    stop.set()
+                    return []
+            part = [(r, attempts) for r in results]
+            if done is not None:
+                done.extend(part)
+            return part
 
         ordered = list(tasks)
         parts = await asyncio.gather(
             *(one(ordered[i : i + size]) for i in range(0, len(ordered), size))
         )
+        if raised:
+            raise raised[0]
         return [c for part in parts for c in part]
 
     async def _drive(

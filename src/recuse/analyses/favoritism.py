@@ -65,8 +65,10 @@ _TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words
 
 def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
     """Eq. 1's coefficients for a reader: what each is in words, its estimate and interval
-    (normalised score points), and its p-value, rounded (a regression's full output, with
-    term names and z, stays in the fit's ``tidy()``)."""
+    (normalised score points), and its p-value (a regression's full output, with term
+    names and z, stays in the fit's ``tidy()``). The numbers are the fit's, unrounded:
+    the table is also ``tables/NAME.csv`` and part of report.json, exact for scripts; the
+    HTML rounds them as it rounds every table."""
     words = [
         _TERM_WORDS.get(str(k), "{label}").format(label=label)
         for k, label in zip(tidy["kind"], tidy["label"], strict=True)
@@ -75,10 +77,10 @@ def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "coefficient": words,
-            "estimate": tidy["estimate"].astype(float).round(4),
-            f"{percent(level)} low": tidy["lower"].astype(float).round(4),
-            f"{percent(level)} high": tidy["upper"].astype(float).round(4),
-            "p": [("< 0.001" if v < 0.001 else f"{v:.3f}") for v in p],
+            "estimate": tidy["estimate"].astype(float),
+            f"{percent(level)} low": tidy["lower"].astype(float),
+            f"{percent(level)} high": tidy["upper"].astype(float),
+            "p": p,
         }
     )
 

@@ -91,9 +91,16 @@ def test_the_coefficient_table_is_in_words_not_a_regression_dump(planted: Plante
     assert not {"term", "z", "se", "kind"} & set(f.columns)
     tidy = res.tidy()
     assert len(f) == len(tidy)
-    assert f["estimate"].tolist() == pytest.approx(tidy["estimate"].round(4).tolist())
     assert any(w.startswith("self-bias γ_j of judge j0") for w in f["coefficient"])
-    assert all(p == "< 0.001" or 0 <= float(p) <= 1 for p in f["p"])
+    # the numbers are the fit's, unrounded: the table is written as tables/NAME.csv and
+    # into report.json, both "exact, for scripts" (docs/statistics.md); the HTML rounds
+    # them for a reader (3 decimals; a p under 0.001 in scientific notation). They used
+    # to be rounded to 4 places here, with p a text ("< 0.001") a script cannot compare.
+    assert f["estimate"].tolist() == tidy["estimate"].astype(float).tolist()
+    assert f["90% low"].tolist() == tidy["lower"].astype(float).tolist()
+    assert f["90% high"].tolist() == tidy["upper"].astype(float).tolist()
+    assert f["p"].tolist() == tidy["p"].astype(float).tolist()
+    assert all(isinstance(p, float) and 0 <= p <= 1 for p in f["p"])
 
 
 def test_findings_recover_planted_self_and_family_biases() -> None:
@@ -131,3 +138,22 @@ def test_findings_recover_planted_self_and_family_biases() -> None:
     for family, value in lam.items():
         mean = sum(got[(family, "family")]) / len(got[(family, "family")])
         assert mean == pytest.approx(value, abs=0.02), (family, got[(family, "family")])
+
+
+def test_n_is_defined_and_the_own_ratings_are_counted_beside_it(planted: Planted) -> None:
+    """A self-bias's n is every rating of the judge in the fit (its scale comes from the
+    other models' answers), not its own model's ratings, which identify γ_j: the unit
+    says what n is and the detail counts the own ones, by pandas here. (A reader beside
+    self-preference's n = own pairs used to read n=7,013 on Play Favorites as 7,013
+    ratings of its own answers; they are 777.)"""
+    r = planted.ratings
+    r = r[r["rating"].notna() & r["reference"].notna()]
+    for f in planted.report.findings:
+        if f.bias is SELF_BIAS:
+            mine = r[r["judge"] == f.judge]
+            assert f.n == len(mine)
+            own = int((mine["model"] == f.judge).sum())
+            assert 0 < own < f.n
+            assert f"{own:,} of its own model's answers" in f.detail
+    assert "n = every rating of the judge in the fit" in SELF_BIAS.unit
+    assert "n = every rating of the family's judges in the fit" in FAMILY_BIAS.unit

@@ -240,3 +240,41 @@ def test_gpt4_at_its_ceiling_is_conditioned_on_the_label(pairs: pd.DataFrame) ->
     low = calibrated_self_preference(pairs, judge="gpt-3.5-turbo", stratum=None)
     same = calibrated_self_preference(pairs, judge="gpt-3.5-turbo", stratum=None, label=False)
     assert low.estimate == same.estimate
+
+
+@pytest.mark.parametrize(
+    ("judge", "own", "other"), [("gpt-4", 51, 141), ("gpt-3.5-turbo", 67, 125)]
+)
+def test_the_calibrated_headline_counts_the_pairs_its_competence_is_learnt_on(
+    pairs: pd.DataFrame, judge: str, own: int, other: int
+) -> None:
+    """The headline's unit says the pairs its competence is learnt on are counted beside
+    n: the detail shown beside the estimate (report, terminal's data column) names
+    them. Counted by hand with pandas: the judge's pairs of two known models with a
+    verdict, holding its own answer (n) or not."""
+    from recuse.analyses.self_preference import describe_dp
+    from recuse.metrics.competence import calibrated_self_preference
+
+    d = pairs[(pairs["judge"] == judge) & pairs["model_a"].notna() & pairs["model_b"].notna()]
+    d = d[d["p_a"].notna()]
+    holds = (d["model_a"] == judge) | (d["model_b"] == judge)
+    assert (int(holds.sum()), int((~holds).sum())) == (own, other)
+    r = calibrated_self_preference(pairs, judge=judge, boot=Resampling(n_boot=20))
+    assert r.n == own
+    assert r.components["pairs_without_own"] == other
+    assert f"{other} pairs without its own answer" in describe_dp(r)
+
+
+def test_the_count_beside_the_headline_is_the_same_with_one_step_resamples(
+    pairs: pd.DataFrame,
+) -> None:
+    """The audit's table (4 judges, 785 patterns) takes one-step resamples, whose
+    components come from other sums: the same 141 pairs without GPT-4's own answer."""
+    from recuse.analyses.self_preference import describe_dp
+    from recuse.metrics.competence import calibrated_self_preference
+
+    r = calibrated_self_preference(pairs, judge="gpt-4", one_step=True, boot=Resampling(n_boot=20))
+    assert r.components["pairs_without_own"] == 141
+    assert describe_dp(r) == (
+        "picks its own 0.86 vs 0.90 predicted from 141 pairs without its own answer"
+    )

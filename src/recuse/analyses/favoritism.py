@@ -21,14 +21,16 @@ from recuse.regression.robustness import CHECKS, CheckEvent, battery
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
-from recuse.roster import Roster
+from recuse.roster import Roster, self_keys
 
 SELF_BIAS = Bias(
     key="self_bias",
     title="Self-bias (ratings, regression)",
     short="Self-bias (ratings)",
     unit="γ_j: extra rating (normalised score points) the judge gives its own model's "
-    "answers, adjusted for the reference score",
+    "answers, adjusted for the reference score; n = every rating of the judge in the fit "
+    "(the other models' answers set its scale; how many are of its own model's answers "
+    "is said beside the estimate)",
     positive="rates its own answers higher than the reference warrants",
     negative="rates its own answers lower than the reference warrants",
     none="no detectable self-bias in its ratings",
@@ -42,7 +44,8 @@ FAMILY_BIAS = Bias(
     title="Family bias (ratings, regression)",
     short="Family bias (ratings)",
     unit="λ_F: extra rating (normalised score points) the family's judges give the "
-    "family's other models, adjusted for the reference score; one value per family",
+    "family's other models, adjusted for the reference score; one value per family; n = "
+    "every rating of the family's judges in the fit",
     positive="rates its family's answers higher than the reference warrants",
     negative="rates its family's answers lower than the reference warrants",
     none="no detectable family bias in its ratings",
@@ -65,8 +68,10 @@ _TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words
 
 def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
     """Eq. 1's coefficients for a reader: what each is in words, its estimate and interval
-    (normalised score points), and its p-value, rounded (a regression's full output, with
-    term names and z, stays in the fit's ``tidy()``)."""
+    (normalised score points), and its p-value (a regression's full output, with term
+    names and z, stays in the fit's ``tidy()``). The numbers are the fit's, unrounded:
+    the table is also ``tables/NAME.csv`` and part of report.json, exact for scripts; the
+    HTML rounds them as it rounds every table."""
     words = [
         _TERM_WORDS.get(str(k), "{label}").format(label=label)
         for k, label in zip(tidy["kind"], tidy["label"], strict=True)
@@ -75,10 +80,10 @@ def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "coefficient": words,
-            "estimate": tidy["estimate"].astype(float).round(4),
-            f"{percent(level)} low": tidy["lower"].astype(float).round(4),
-            f"{percent(level)} high": tidy["upper"].astype(float).round(4),
-            "p": [("< 0.001" if v < 0.001 else f"{v:.3f}") for v in p],
+            "estimate": tidy["estimate"].astype(float),
+            f"{percent(level)} low": tidy["lower"].astype(float),
+            f"{percent(level)} high": tidy["upper"].astype(float),
+            "p": p,
         }
     )
 
@@ -139,7 +144,15 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         except (EstimationError, ConfigError) as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name)
             return
-    n_by_judge = frame[frame["rating"].notna() & frame["reference"].notna()].groupby("judge").size()
+    fitted = frame[frame["rating"].notna() & frame["reference"].notna()]
+    n_by_judge = fitted.groupby("judge").size()
+    # each judge's ratings of its own model's answers (the rows that identify γ_j), by
+    # the fit's own rule (its self-scope)
+    own_rows = (
+        self_keys(fitted["judge"], ctx.selves).to_numpy()
+        == self_keys(fitted["model"], ctx.selves).to_numpy()
+    )
+    own_by_judge = fitted[own_rows].groupby("judge").size()
     clusters = int(frame["prompt_id"].nunique())
     method = f"{res.method}; SE {res.se_type}"
     warn: tuple[str, ...] = ()
@@ -156,7 +169,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 ANALYSIS, SELF_BIAS, judge=str(r["judge"]), dataset=inp.name,
                 estimate=r["estimate"], ci_low=r["lower"], ci_high=r["upper"],
                 n=int(n_by_judge.get(r["judge"], res.n)), level=o.level, method=method,
-                clusters=clusters, detail=f"γ, {res.scale_note}", std_error=r["se"],
+                clusters=clusters,
+                detail=f"γ, {res.scale_note}; {int(own_by_judge.get(r['judge'], 0)):,} of "
+                "its own model's answers",
+                std_error=r["se"],
                 p_value=r["p"], warnings=warn, p_method="wald",
             ),
         )  # fmt: skip

@@ -48,7 +48,9 @@ CALIBRATED = Bias(
     "on the same pairs had authorship not mattered (a Bradley–Terry model of its verdicts "
     "on the models' strengths from the human labels, with its position preference); "
     "probability units, 0 = no self-preference however strong its own model is; n = the "
-    "judge's own pairs (the pairs its competence is learnt on are counted beside them)",
+    "judge's own pairs (the pairs without its own answer, on which its competence is mostly "
+    "learnt, are counted beside the estimate; its interval resamples the prompts of all its "
+    "pairs, own and other)",
     positive="picks its own answers more often than its competence predicts",
     negative="picks its own answers less often than its competence predicts",
     none="no detectable self-preference beyond its competence",
@@ -110,11 +112,14 @@ DP = Bias(
 
 def describe_dp(r: MetricResult) -> str:
     """The two rates of a DP difference, e.g. ``judge 0.63 vs humans 0.64``, or of the
-    calibrated estimate, ``picks its own 0.88 vs 0.83 predicted``."""
+    calibrated estimate, ``picks its own 0.88 vs 0.83 predicted from 141 pairs without its
+    own answer`` (the pairs its competence is mostly learnt on)."""
     own, pred = r.components.get("own_pick_rate"), r.components.get("predicted_own_pick_rate")
     if r.metric == CALIBRATED.key and own is not None and pred is not None:
         if np.isfinite(own) and np.isfinite(pred):
-            return f"picks its own {own:.2f} vs {pred:.2f} predicted"
+            other = r.components.get("pairs_without_own")
+            learnt = f" from {other:,.0f} pairs without its own answer" if other else ""
+            return f"picks its own {own:.2f} vs {pred:.2f} predicted{learnt}"
     own, pred = r.components.get("family_pick_rate"), r.components.get("predicted_family_pick_rate")
     if r.metric == "family_preference_calibrated" and own is not None and pred is not None:
         if np.isfinite(own) and np.isfinite(pred):

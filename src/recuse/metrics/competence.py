@@ -406,12 +406,21 @@ class CompetenceModel:
         return lambda s: self._reduce(s, "self", rung)
 
     def components(self, t: NDArray[np.float64]) -> dict[str, float]:
+        """The own-pick and predicted rates, and ``pairs_without_own``: the judge's usable
+        pairs without its own answer, on which its competence is mostly learnt (the
+        count its unit promises beside n)."""
         n_own, picks, pred = self.parts(t)
+        other = float(t[..., self.col_other])
         if not n_own:
-            return {"own_pick_rate": float("nan"), "predicted_own_pick_rate": float("nan")}
+            return {
+                "own_pick_rate": float("nan"),
+                "predicted_own_pick_rate": float("nan"),
+                "pairs_without_own": other,
+            }
         return {
             "own_pick_rate": float(picks / n_own),
             "predicted_own_pick_rate": float(pred / n_own),
+            "pairs_without_own": other,
         }
 
     def components_family(self, t: NDArray[np.float64]) -> dict[str, float]:
@@ -1436,12 +1445,17 @@ def calibrated_specs(
                 "own_pick_rate": float(picks / n_sel),
                 "predicted_own_pick_rate": float(pred / n_sel),
             }
+        # the self headline's count of pairs without its own answer (as the model's)
+        other = {"pairs_without_own": float(t[ONE_STEP_COLUMNS.index("other")])}
+        extra = other if own == "own" else {}
         if not n_all:
-            return {f"{own}_pick_rate": float("nan"), f"predicted_{own}_pick_rate": float("nan")}
+            return {
+                f"{own}_pick_rate": float("nan"), f"predicted_{own}_pick_rate": float("nan"),
+            } | extra  # fmt: skip
         return {
             f"{own}_pick_rate": float(picks / n_all),
             f"predicted_{own}_pick_rate": float(pred / n_all),
-        }
+        } | extra
 
     warned: dict[int, tuple[str, ...]] = {}
     if one is not None:  # each judge's caveats from its model sums, looked up by judge

@@ -459,6 +459,46 @@ def test_a_pool_larger_than_the_cluster_and_a_worker_error_are_one_line(
         assert store.judgments().empty  # nothing that looks like a result
 
 
+def _alive(class_name: str) -> list[str]:
+    """Ids of the cluster's live actors of ``class_name`` (from the GCS: Ray's state
+    API needs the dashboard, which the test cluster runs without)."""
+    from ray._private.state import state
+
+    return [
+        str(actor_id)
+        for actor_id, info in state.actor_table(None).items()
+        if info.get("ActorClassName") == class_name and info.get("State") != "DEAD"
+    ]
+
+
+@needs_ray
+def test_a_failed_ray_run_leaves_no_gate_alive_while_its_error_is_held(
+    cluster: str, tmp_path: Path
+) -> None:
+    """Each run starts a gate actor (a worker process of the cluster). It was ended only
+    when the last reference to it went: the failed run's traceback, which a notebook or
+    a caller that keeps the error holds, kept one process alive per failed run."""
+    import functools
+
+    bad = functools.partial(
+        HTTPBackend, "http://127.0.0.1:9/v1", model="m", api_key_env="RECUSE_UNSET_VAR"
+    )
+    held = []
+    before = set(_alive("_Gate"))  # another test's, ending
+    with Store(tmp_path / "s.db") as store:
+        runner = Runner(HTTPBackend("http://127.0.0.1:9/v1", model="m"), store, progress=False)
+        for _ in range(2):
+            runner.executor = RayExecutor(bad, actors=1)
+            with pytest.raises(ConfigError, match="RECUSE_UNSET_VAR") as error:
+                runner.pairwise(pd.DataFrame(fake_pairs(2)))
+            held.append(error.value)  # its traceback holds the run's frames
+    assert all(e.__traceback__ is not None for e in held)
+    deadline = time.monotonic() + 30
+    while set(_alive("_Gate")) - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert set(_alive("_Gate")) - before == set()
+
+
 def test_ray_options_are_checked_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -277,6 +277,10 @@ class RayExecutor:
         finally:
             with contextlib.suppress(Exception):  # Ctrl-C, a store that cannot write
                 gate.close.remote()
+                # ended now (the stream is closed: no block asks it again), not when its
+                # last handle goes: a failed run's traceback holds this frame, and a
+                # caller or notebook that keeps the error would keep its process alive
+                ray.kill(gate)
         if first is not None:
             raise first
 

@@ -101,6 +101,45 @@ def test_gzip_jsonl_and_broken_gzip(tmp_path: Path) -> None:
         read_jsonl(bad)
 
 
+@pytest.mark.parametrize(
+    ("name", "packed", "kind"),
+    [
+        ("g.jsonl", gzip.compress(b'{"a": 1}\n'), "gzip"),
+        ("g.csv", gzip.compress(b"a,b\n1,2\n"), "gzip"),
+        ("z.json", b"PK\x03\x04" + b"\0" * 30, "zip"),
+        ("x.jsonl", b"\xfd7zXZ\x00" + b"\0" * 30, "xz"),
+        ("b.csv", b"BZh91AY&SY" + b"\0" * 30, "bzip2"),
+        ("s.jsonl", b"\x28\xb5\x2f\xfd" + b"\0" * 30, "zstd"),
+    ],
+    ids=["gzip-jsonl", "gzip-csv", "zip", "xz", "bzip2", "zstd"],
+)
+def test_compressed_file_without_its_suffix_is_named_as_compressed(
+    tmp_path: Path, name: str, packed: bytes, kind: str
+) -> None:
+    # a gzip'd file named .jsonl used to read as 'not UTF-8 text (byte 0x8b)' with the
+    # fix 'save the file as UTF-8': the bytes are compressed, not mis-encoded
+    path = tmp_path / name
+    path.write_bytes(packed)
+    reader = read_jsonl if name.endswith(".jsonl") else read_text
+    with pytest.raises(InputError) as caught:
+        reader(path)
+    message = str(caught.value)
+    assert name in message
+    assert f"{kind}-compressed" in message
+    assert "UTF-8" not in message
+    if kind == "gzip":
+        assert f"rename it to {name}.gz" in message
+    else:
+        assert "decompress it" in message
+
+
+def test_text_that_starts_like_a_compressed_file_is_still_text(tmp_path: Path) -> None:
+    # 'PK' or 'BZh' at the start of a CSV header is a column name, not a magic number
+    path = tmp_path / "t.csv"
+    path.write_text("PK,BZh\n1,2\n", encoding="utf-8")
+    assert read_text(path) == "PK,BZh\n1,2\n"
+
+
 def test_require_keys(tmp_path: Path) -> None:
     f = tmp_path / "arr.json"
     f.write_text(json.dumps([{"a": 1, "b": 2}, {"a": 1}]), encoding="utf-8")

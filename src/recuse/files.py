@@ -20,7 +20,9 @@ may hold at most :func:`max_input_bytes` bytes (``$RECUSE_MAX_INPUT_BYTES``), on
 (a CSV row, a JSONL line) at most :func:`max_row_bytes` bytes (``$RECUSE_MAX_ROW_BYTES``);
 each error says which variable raises the limit.
 
-A file is read as gzip when its name ends in ``.gz``.
+A file is read as gzip when its name ends in ``.gz``; a compressed file (gzip, zip,
+xz, bzip2, zstd) under another name is refused as such (renamed or decompressed, it
+reads), not as text that is not UTF-8.
 """
 
 from __future__ import annotations
@@ -112,9 +114,46 @@ def row_too_long(path: Path, row: int | None, limit: int) -> InputError:
     )
 
 
+# the first bytes of each compressed format a text file may be found in by mistake
+_PACKED = (
+    (b"\x1f\x8b", "gzip"),
+    (b"PK\x03\x04", "zip"),
+    (b"PK\x05\x06", "zip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+_BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
+
+
+def _packed(raw: bytes) -> str | None:
+    """The compression format ``raw`` starts with (its magic number), else None."""
+    if _BZIP2.match(raw):
+        return "bzip2"
+    return next((kind for magic, kind in _PACKED if raw.startswith(magic)), None)
+
+
+def _refuse_packed(path: Path, raw: bytes) -> None:
+    """A file whose name does not end in ``.gz`` but whose bytes are compressed: its
+    format and how to read it (renamed to ``.gz``, or decompressed), instead of the
+    first compressed byte reported as text that is not UTF-8."""
+    kind = _packed(raw)
+    if kind is None:
+        return
+    fix = (
+        f"rename it to {path.name}.gz (recuse reads .gz files), or decompress it (gunzip)"
+        if kind == "gzip"
+        else f"decompress it ({kind}) and give the file inside; recuse reads plain or "
+        ".gz-compressed text"
+    )
+    raise InputError(
+        f"the file is {kind}-compressed, but its name does not say so", file=path, fix=fix
+    )
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when its name ends in ``.gz``, at most
-    :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit)."""
+    :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit).
+    Compressed bytes under another name are refused with their format."""
     if not path.is_file():
         raise InputError(
             "file not found", file=path, fix="check the path, or fetch the dataset again"
@@ -124,7 +163,9 @@ def read_bytes(path: Path) -> bytes:
         if path.stat().st_size > limit:
             raise too_big(path, "the file holds", limit)
         if not path.name.endswith(".gz"):
-            return path.read_bytes()
+            raw = path.read_bytes()
+            _refuse_packed(path, raw)
+            return raw
         return _gunzip(path, limit)
     except OSError as exc:
         raise InputError(

@@ -656,3 +656,13 @@ def test_a_judge_name_with_a_newline_cannot_forge_a_gate_line(
         code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"],
                          capsys)  # fmt: skip
         assert json.loads(out)["lines"][0]["judge"] == named and len(out.splitlines()) > 5
+
+
+def test_a_gate_without_thresholds_suggests_the_calibrated_headline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its example named self_preference_eo, which fails any strong judge, biased or not."""
+    path = _report(tmp_path, [_finding("position", "j1", 0.5, 0.48, 0.52, null=0.5)])
+    code, out = _run(["gate", str(path)], capsys)
+    assert code == 2
+    assert "--max self-preference=0.05" in out and "self_preference_eo" not in out

@@ -189,7 +189,7 @@ class GateResult:
 
 
 def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Threshold]:
-    """``["self_preference_eo=0.05", "position=0.1,verbosity=0.1"]`` as thresholds.
+    """``["self-preference=0.05", "position=0.1,verbosity=0.1"]`` as thresholds.
 
     >>> parse_thresholds(["a=0.05,b=1"])
     [Threshold(key='a', value=0.05, bound='max'), Threshold(key='b', value=1.0, bound='max')]
@@ -212,7 +212,7 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
             if not sep or not key.strip() or not math.isfinite(number) or negative:
                 what = "a number of 0 or more" if bound == "max" else "a number"
                 example = (
-                    "--max self_preference_eo=0.05"
+                    "--max self-preference=0.05"
                     if bound == "max"
                     else ("--min agreement_accuracy=0.75")
                 )
@@ -228,7 +228,7 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
                 )
             out.append(Threshold(key.strip(), number, bound))
     if not out:
-        raise ConfigError("give at least one threshold, e.g. --max self_preference_eo=0.05")
+        raise ConfigError("give at least one threshold, e.g. --max self-preference=0.05")
     return out
 
 

@@ -140,6 +140,32 @@ def test_text_that_starts_like_a_compressed_file_is_still_text(tmp_path: Path) -
     assert read_text(path) == "PK,BZh\n1,2\n"
 
 
+def test_a_key_named_twice_is_refused_with_both_values(tmp_path: Path) -> None:
+    # json.loads keeps the last of two values of one key without a word: a label 'A'
+    # then 'B' read as B; a CSV header naming a column twice was already refused
+    lines = _lines(tmp_path / "t.jsonl", '{"a": 1}', "", '{"a": 2, "b": "x", "a": 3}')
+    with pytest.raises(InputError) as caught:
+        read_jsonl(lines)
+    assert str(caught.value).startswith(f"{lines}, row 3, column 'a': ")
+    assert "names this key twice (2 and 3)" in str(caught.value)
+    nested = _lines(tmp_path / "n.jsonl", '{"a": {"k": "A", "k": "B"}}')
+    with pytest.raises(InputError, match=r"row 1, column 'k': .*twice \('A' and 'B'\)"):
+        read_jsonl(nested)
+    array = tmp_path / "t.json"
+    array.write_text('[{"h": "A"},\n {"h": "A", "h": "B"}]', encoding="utf-8")
+    with pytest.raises(InputError, match=r"t\.json, row 2, column 'h': .*\('A' and 'B'\)"):
+        read_json(array)
+    document = tmp_path / "d.json"
+    document.write_text('{"eval": {"x": 1, "x": 1}}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.json, column 'x': "):
+        read_json(document)
+    # one key per object, the same key in two objects: read as before
+    assert read_json(_lines(tmp_path / "ok.json", '[{"h": 1}, {"h": 2, "g": {"h": 3}}]')) == [
+        {"h": 1},
+        {"h": 2, "g": {"h": 3}},
+    ]
+
+
 def test_require_keys(tmp_path: Path) -> None:
     f = tmp_path / "arr.json"
     f.write_text(json.dumps([{"a": 1, "b": 2}, {"a": 1}]), encoding="utf-8")

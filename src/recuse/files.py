@@ -9,6 +9,8 @@ where there is one, the data record as ``row`` (see :class:`~recuse.errors.Input
 - bytes that are not UTF-8 -> the line of the first bad byte (JSONL: as ``row``, a line
   being a record; JSON: in the message only, a line not being an element);
 - a broken gzip stream -> ``"not a readable gzip file"``;
+- a JSON object naming one key twice -> the key and both values (``json.loads`` would
+  keep the last silently; a CSV header naming a column twice is refused alike);
 - JSON that does not parse, is nested too deeply, holds an integer too long for Python
   or a lone UTF-16 surrogate escape -> line and column (JSON) or the line number as
   ``row`` (JSONL; blank lines are skipped but still counted, so ``row`` is the physical
@@ -284,12 +286,72 @@ def shown_key(key: str) -> str | None:
     return key.encode("utf-8", "backslashreplace").decode("utf-8")[:80]
 
 
+class _Twice(dict[str, Any]):
+    """A parsed JSON object that named a key twice: the key and its first and last value."""
+
+    twice: tuple[str, Any, Any]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object as ``json.loads`` makes it, or a :class:`_Twice`
+    where a key is named twice (json keeps the last value without a word)."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    keys = [k for k, _ in pairs]
+    key = next(k for n, k in enumerate(keys) if k in keys[:n])
+    values = [v for k, v in pairs if k == key]
+    twice = _Twice(out)
+    twice.twice = (key, values[0], values[-1])
+    return twice
+
+
+def _twice(value: Any) -> tuple[str, Any, Any] | None:
+    """The first key named twice in ``value`` or an object inside it, else None."""
+    if isinstance(value, _Twice):
+        return value.twice
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((t for v in items if (t := _twice(v)) is not None), None)
+
+
+def _twice_error(path: Path, row: int | None, twice: tuple[str, Any, Any]) -> InputError:
+    key, first, last = twice
+    return InputError(
+        f"a JSON object names this key twice ({shown(first)} and {shown(last)}); a JSON "
+        "reader keeps one of them without a word",
+        file=path,
+        row=row,
+        column=shown_key(key) or repr(key),
+        fix="keep one of the two (or rename one, if they are different fields)",
+    )
+
+
+def _refuse_twice(path: Path, value: Any, *, row: int | None = None) -> None:
+    """Raise on the first object of ``value`` that named a key twice, at its record: the
+    line (``row``) of a JSON-lines record, the element of a JSON array."""
+    if row is None and isinstance(value, list):
+        for number, element in enumerate(value, start=1):
+            if (twice := _twice(element)) is not None:
+                raise _twice_error(path, number, twice)
+    if (twice := _twice(value)) is not None:
+        raise _twice_error(path, row, twice)
+
+
 def read_json(path: str | Path) -> Any:
-    """Parse a whole JSON document; a syntax error names its line and column."""
+    """Parse a whole JSON document; a syntax error names its line and column, an object
+    naming a key twice its element (in an array) and the key."""
     path = Path(path)
     text = read_text(path)
+    found = False
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal found
+        out = _object(pairs)
+        found = found or isinstance(out, _Twice)
+        return out
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=hook)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
@@ -308,6 +370,8 @@ def read_json(path: str | Path) -> Any:
             key = _surrogate_key(element)
             if key is not None:
                 raise _surrogate_error(path, number if isinstance(value, list) else None, key)
+    if found:
+        _refuse_twice(path, value)
     return value
 
 
@@ -354,6 +418,14 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
     wanted = set(keys)
     raw = read_bytes(path)
     records: list[dict[str, Any]] = []
+    twice = False
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal twice
+        out = _object(pairs)
+        twice = twice or isinstance(out, _Twice)
+        return out
+
     lines = _numbered_lines(
         raw, path, max_row_bytes(), start=len(BOM) if raw.startswith(BOM) else 0
     )
@@ -370,7 +442,7 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, object_pairs_hook=hook)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"line {number} is not valid JSON (column {exc.colno}: {exc.msg})",
@@ -392,6 +464,8 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
                 row=number,
                 fix="each line must be one JSON object",
             )
+        if twice:
+            _refuse_twice(path, value, row=number)
         if wanted and not wanted.issubset(value):
             _missing_keys(wanted, value, file=path, row=number, what="line")
         if _SURROGATE_ESCAPE.search(line):

@@ -350,3 +350,20 @@ def test_a_level_given_as_a_fraction_is_checked_by_its_value() -> None:
     assert "= Fraction(3, 10): must be in [0.5, 1)" in str(caught.value)
     with pytest.raises(ConfigError, match=r"= 0: must be in \[0.5, 1\)"):
         read_options({"level": 0}, "api")  # said as written, not 0.0
+
+
+@pytest.mark.parametrize("number", ["nan", "NaN", "-nan"])
+def test_values_with_a_nan_number_is_one_line_not_a_traceback(
+    number: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--values human:A=nan``: NaN is unequal to itself, so the check for a value given
+    twice read it as given twice and looked up the number it had not stored (KeyError,
+    a traceback); it is a number that is not a probability."""
+    from recuse.options import parse_values
+
+    with pytest.raises(ConfigError, match=r"'A' → nan is not a probability in \[0, 1\]"):
+        parse_values([f"human:A={number}"])
+    assert main(["validate", "x.csv", "--values", f"human:A={number}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recuse: error: --values: ") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -314,7 +314,7 @@ def parse_values(specs: Sequence[str] | None) -> dict[str, dict[str, float]]:
             table = out.setdefault(column.strip(), {})
             for item in pairs.split(","):
                 value, p = _value_pair(column.strip(), item)
-                if table.get(value, p) != p:
+                if value in table and table[value] != p:  # (NaN: refused as no probability)
                     raise ConfigError(
                         f"--values {column.strip()}: {value!r} is given twice, as "
                         f"{table[value]:g} and {p:g} — keep one"

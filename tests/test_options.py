@@ -125,6 +125,9 @@ def test_a_bad_config_value_names_its_key_and_its_flag(tmp_path: Path) -> None:
         ("[audit]\nn-boot = 200.5\n", "must be a number, a whole one"),
         ("[audit]\nlevel = true\n", "must be a number"),
         ("[audit]\nfail-on = 3\n", "must be a string or a list of strings"),
+        # a value map that is not probabilities named neither the file nor its section
+        ("[values]\nhuman = {A = 2}\n", r"\[values\]: value map for 'human': 'A' → 2"),
+        ("[values]\nhuman = {A = nan}\n", r"\[values\]: .*'A' → nan is not a probability"),
     ],
 )
 def test_bad_config_values_are_one_line(tmp_path: Path, text: str, message: str) -> None:

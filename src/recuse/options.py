@@ -341,9 +341,12 @@ def _values(value: Any, where: str) -> dict[str, dict[str, float]]:
             if isinstance(number, bool) or not isinstance(number, int | float):
                 at = f"{where[:-1]}.{column}]" if where.endswith("]") else f"{where}[{column!r}]"
                 raise ConfigError(f"{at} {written} = {_shown(number)}: give a number in [0, 1]")
-    return check_value_map(
-        {str(c): {str(k): float(v) for k, v in t.items()} for c, t in value.items()}
-    )
+    try:
+        return check_value_map(
+            {str(c): {str(k): float(v) for k, v in t.items()} for c, t in value.items()}
+        )
+    except ConfigError as exc:  # named where it was written (a config file's [values])
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def parse_material(values: Sequence[str] | None) -> dict[str, float]:

@@ -133,6 +133,24 @@ def test_compressed_file_without_its_suffix_is_named_as_compressed(
         assert "decompress it" in message
 
 
+@pytest.mark.parametrize(("codec", "kind"), [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl", "t.json"])
+def test_utf16_and_utf32_text_is_named_by_its_byte_order_mark(
+    tmp_path: Path, codec: str, kind: str, name: str
+) -> None:
+    # a spreadsheet's 'Unicode text' export read as 'not UTF-8 text (byte 0xff)'
+    path = tmp_path / name
+    path.write_bytes('{"a": 1}\n'.encode(codec))  # Python writes the mark first
+    reader = read_jsonl if name.endswith(".jsonl") else read_text
+    with pytest.raises(InputError) as caught:
+        reader(path)
+    assert str(caught.value) == (
+        f"{path}: the file is {kind} text (it starts with a {kind} byte-order mark), not "
+        f"UTF-8 — save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
+        f"iconv -f {kind} -t UTF-8"
+    )
+
+
 def test_text_that_starts_like_a_compressed_file_is_still_text(tmp_path: Path) -> None:
     # 'PK' or 'BZh' at the start of a CSV header is a column name, not a magic number
     path = tmp_path / "t.csv"

@@ -134,10 +134,29 @@ def _packed(raw: bytes) -> str | None:
     return next((kind for magic, kind in _PACKED if raw.startswith(magic)), None)
 
 
+# byte-order marks of the Unicode encodings that are not UTF-8 (UTF-32 before UTF-16:
+# UTF-32 LE's mark begins with UTF-16 LE's)
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
 def _refuse_packed(path: Path, raw: bytes) -> None:
     """A file whose name does not end in ``.gz`` but whose bytes are compressed: its
     format and how to read it (renamed to ``.gz``, or decompressed), instead of the
-    first compressed byte reported as text that is not UTF-8."""
+    first compressed byte reported as text that is not UTF-8. Text in UTF-16 or UTF-32
+    (a spreadsheet's 'Unicode text') is named as such, by its byte-order mark."""
+    wide = next((name for bom, name in _WIDE_BOMS if raw.startswith(bom)), None)
+    if wide is not None:
+        raise InputError(
+            f"the file is {wide} text (it starts with a {wide} byte-order mark), not UTF-8",
+            file=path,
+            fix="save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
+            f"iconv -f {wide} -t UTF-8",
+        )
     kind = _packed(raw)
     if kind is None:
         return

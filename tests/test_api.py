@@ -105,6 +105,29 @@ def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
             columns={"model_a": "x"}))  # fmt: skip
 
 
+def test_an_input_given_twice_is_refused(
+    planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`recuse audit a.csv a.csv` (a doubled glob, a symlink) audited the rows twice, as
+    'a.csv' and 'a.csv (2)': each estimate shown twice and counted twice in the FDR."""
+    path = tmp_path / "pairs.csv"
+    planted.to_csv(path, index=False)
+    (tmp_path / "link.csv").symlink_to(path)
+    monkeypatch.chdir(tmp_path)
+    for data, said in (
+        (["pairs.csv", str(path)], f"{str(path)!r} is given twice (as 'pairs.csv')"),
+        (["pairs.csv", "link.csv"], "'link.csv' is given twice (as 'pairs.csv')"),
+        (["llmbar-mtbench", "llmbar-mtbench"], "'llmbar-mtbench' is given twice: "),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            recuse.audit(data, only="position", n_boot=200)
+        assert str(caught.value).startswith(said)
+        assert "give each dataset or file once" in str(caught.value)
+    # two DataFrames, even equal ones, are two inputs a caller chose to pass
+    twice = recuse.audit([planted, planted], only="position", n_boot=200)
+    assert set(twice.findings["dataset"]) == {"dataframe-1", "dataframe-2"}
+
+
 def test_a_dataframes_errors_and_notes_name_the_dataframe(planted: pd.DataFrame) -> None:
     """A DataFrame is read through a temporary Parquet file; its errors and reader notes
     named that file (/tmp/recuse-frames-…/dataframe.parquet), which the user never made

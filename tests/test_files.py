@@ -101,6 +101,89 @@ def test_gzip_jsonl_and_broken_gzip(tmp_path: Path) -> None:
         read_jsonl(bad)
 
 
+@pytest.mark.parametrize(
+    ("name", "packed", "kind"),
+    [
+        ("g.jsonl", gzip.compress(b'{"a": 1}\n'), "gzip"),
+        ("g.csv", gzip.compress(b"a,b\n1,2\n"), "gzip"),
+        ("z.json", b"PK\x03\x04" + b"\0" * 30, "zip"),
+        ("x.jsonl", b"\xfd7zXZ\x00" + b"\0" * 30, "xz"),
+        ("b.csv", b"BZh91AY&SY" + b"\0" * 30, "bzip2"),
+        ("s.jsonl", b"\x28\xb5\x2f\xfd" + b"\0" * 30, "zstd"),
+    ],
+    ids=["gzip-jsonl", "gzip-csv", "zip", "xz", "bzip2", "zstd"],
+)
+def test_compressed_file_without_its_suffix_is_named_as_compressed(
+    tmp_path: Path, name: str, packed: bytes, kind: str
+) -> None:
+    # a gzip'd file named .jsonl used to read as 'not UTF-8 text (byte 0x8b)' with the
+    # fix 'save the file as UTF-8': the bytes are compressed, not mis-encoded
+    path = tmp_path / name
+    path.write_bytes(packed)
+    reader = read_jsonl if name.endswith(".jsonl") else read_text
+    with pytest.raises(InputError) as caught:
+        reader(path)
+    message = str(caught.value)
+    assert name in message
+    assert f"{kind}-compressed" in message
+    assert "UTF-8" not in message
+    if kind == "gzip":
+        assert f"rename it to {name}.gz" in message
+    else:
+        assert "decompress it" in message
+
+
+@pytest.mark.parametrize(("codec", "kind"), [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl", "t.json"])
+def test_utf16_and_utf32_text_is_named_by_its_byte_order_mark(
+    tmp_path: Path, codec: str, kind: str, name: str
+) -> None:
+    # a spreadsheet's 'Unicode text' export read as 'not UTF-8 text (byte 0xff)'
+    path = tmp_path / name
+    path.write_bytes('{"a": 1}\n'.encode(codec))  # Python writes the mark first
+    reader = read_jsonl if name.endswith(".jsonl") else read_text
+    with pytest.raises(InputError) as caught:
+        reader(path)
+    assert str(caught.value) == (
+        f"{path}: the file is {kind} text (it starts with a {kind} byte-order mark), not "
+        f"UTF-8 — save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
+        f"iconv -f {kind} -t UTF-8"
+    )
+
+
+def test_text_that_starts_like_a_compressed_file_is_still_text(tmp_path: Path) -> None:
+    # 'PK' or 'BZh' at the start of a CSV header is a column name, not a magic number
+    path = tmp_path / "t.csv"
+    path.write_text("PK,BZh\n1,2\n", encoding="utf-8")
+    assert read_text(path) == "PK,BZh\n1,2\n"
+
+
+def test_a_key_named_twice_is_refused_with_both_values(tmp_path: Path) -> None:
+    # json.loads keeps the last of two values of one key without a word: a label 'A'
+    # then 'B' read as B; a CSV header naming a column twice was already refused
+    lines = _lines(tmp_path / "t.jsonl", '{"a": 1}', "", '{"a": 2, "b": "x", "a": 3}')
+    with pytest.raises(InputError) as caught:
+        read_jsonl(lines)
+    assert str(caught.value).startswith(f"{lines}, row 3, column 'a': ")
+    assert "names this key twice (2 and 3)" in str(caught.value)
+    nested = _lines(tmp_path / "n.jsonl", '{"a": {"k": "A", "k": "B"}}')
+    with pytest.raises(InputError, match=r"row 1, column 'k': .*twice \('A' and 'B'\)"):
+        read_jsonl(nested)
+    array = tmp_path / "t.json"
+    array.write_text('[{"h": "A"},\n {"h": "A", "h": "B"}]', encoding="utf-8")
+    with pytest.raises(InputError, match=r"t\.json, row 2, column 'h': .*\('A' and 'B'\)"):
+        read_json(array)
+    document = tmp_path / "d.json"
+    document.write_text('{"eval": {"x": 1, "x": 1}}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.json, column 'x': "):
+        read_json(document)
+    # one key per object, the same key in two objects: read as before
+    assert read_json(_lines(tmp_path / "ok.json", '[{"h": 1}, {"h": 2, "g": {"h": 3}}]')) == [
+        {"h": 1},
+        {"h": 2, "g": {"h": 3}},
+    ]
+
+
 def test_require_keys(tmp_path: Path) -> None:
     f = tmp_path / "arr.json"
     f.write_text(json.dumps([{"a": 1, "b": 2}, {"a": 1}]), encoding="utf-8")

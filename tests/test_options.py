@@ -125,6 +125,9 @@ def test_a_bad_config_value_names_its_key_and_its_flag(tmp_path: Path) -> None:
         ("[audit]\nn-boot = 200.5\n", "must be a number, a whole one"),
         ("[audit]\nlevel = true\n", "must be a number"),
         ("[audit]\nfail-on = 3\n", "must be a string or a list of strings"),
+        # a value map that is not probabilities named neither the file nor its section
+        ("[values]\nhuman = {A = 2}\n", r"\[values\]: value map for 'human': 'A' → 2"),
+        ("[values]\nhuman = {A = nan}\n", r"\[values\]: .*'A' → nan is not a probability"),
     ],
 )
 def test_bad_config_values_are_one_line(tmp_path: Path, text: str, message: str) -> None:
@@ -350,3 +353,20 @@ def test_a_level_given_as_a_fraction_is_checked_by_its_value() -> None:
     assert "= Fraction(3, 10): must be in [0.5, 1)" in str(caught.value)
     with pytest.raises(ConfigError, match=r"= 0: must be in \[0.5, 1\)"):
         read_options({"level": 0}, "api")  # said as written, not 0.0
+
+
+@pytest.mark.parametrize("number", ["nan", "NaN", "-nan"])
+def test_values_with_a_nan_number_is_one_line_not_a_traceback(
+    number: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--values human:A=nan``: NaN is unequal to itself, so the check for a value given
+    twice read it as given twice and looked up the number it had not stored (KeyError,
+    a traceback); it is a number that is not a probability."""
+    from recuse.options import parse_values
+
+    with pytest.raises(ConfigError, match=r"'A' → nan is not a probability in \[0, 1\]"):
+        parse_values([f"human:A={number}"])
+    assert main(["validate", "x.csv", "--values", f"human:A={number}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("recuse: error: --values: ") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -476,3 +476,17 @@ def test_a_table_of_the_other_kind_is_named_as_such() -> None:
     assert "--map" not in str(e.value) and "recuse audit" in e.value.fix
     with pytest.raises(InputError, match="a ratings table, not the pairs table"):
         validate_pairs(ratings(), file="r.csv")
+
+
+def test_a_table_of_the_other_kind_says_to_leave_table_out() -> None:
+    """`recuse audit pairs.csv --table ratings` was told "`recuse audit` reads either
+    kind" — the command it was running; what reads either kind is audit or validate
+    without --table."""
+    from recuse.tables import RATINGS, missing_columns_error
+
+    error = missing_columns_error(
+        RATINGS, ["model"], ["item_id", "prompt_id", "judge", "p_a_first"], "p.csv"
+    )
+    said = str(error)
+    assert said.startswith("p.csv: a pairs table, not the ratings table this needs — ")
+    assert "`recuse audit` and `recuse validate` read either kind without --table" in said

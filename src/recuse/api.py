@@ -136,6 +136,18 @@ def _items(data: Any) -> list[Data]:
             "audit: data must be dataset names, file paths or pandas DataFrames (or a list of "
             f"them); got a {type(bad[0]).__name__}"
         )
+    seen: dict[object, Data] = {}
+    for x in items:
+        if isinstance(x, pd.DataFrame):
+            continue
+        key = Path(x).resolve() if Path(x).exists() else str(x)
+        if key in seen:
+            same = "" if str(seen[key]) == str(x) else f" (as {str(seen[key])!r})"
+            raise ConfigError(
+                f"{str(x)!r} is given twice{same}: its rows would be audited twice, as two "
+                "inputs, each estimate shown and tested twice — give each dataset or file once"
+            )
+        seen[key] = x
     return items
 
 

@@ -9,6 +9,8 @@ where there is one, the data record as ``row`` (see :class:`~recuse.errors.Input
 - bytes that are not UTF-8 -> the line of the first bad byte (JSONL: as ``row``, a line
   being a record; JSON: in the message only, a line not being an element);
 - a broken gzip stream -> ``"not a readable gzip file"``;
+- a JSON object naming one key twice -> the key and both values (``json.loads`` would
+  keep the last silently; a CSV header naming a column twice is refused alike);
 - JSON that does not parse, is nested too deeply, holds an integer too long for Python
   or a lone UTF-16 surrogate escape -> line and column (JSON) or the line number as
   ``row`` (JSONL; blank lines are skipped but still counted, so ``row`` is the physical
@@ -20,7 +22,9 @@ may hold at most :func:`max_input_bytes` bytes (``$RECUSE_MAX_INPUT_BYTES``), on
 (a CSV row, a JSONL line) at most :func:`max_row_bytes` bytes (``$RECUSE_MAX_ROW_BYTES``);
 each error says which variable raises the limit.
 
-A file is read as gzip when its name ends in ``.gz``.
+A file is read as gzip when its name ends in ``.gz``; a compressed file (gzip, zip,
+xz, bzip2, zstd) under another name is refused as such (renamed or decompressed, it
+reads), not as text that is not UTF-8.
 """
 
 from __future__ import annotations
@@ -112,9 +116,65 @@ def row_too_long(path: Path, row: int | None, limit: int) -> InputError:
     )
 
 
+# the first bytes of each compressed format a text file may be found in by mistake
+_PACKED = (
+    (b"\x1f\x8b", "gzip"),
+    (b"PK\x03\x04", "zip"),
+    (b"PK\x05\x06", "zip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+_BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
+
+
+def _packed(raw: bytes) -> str | None:
+    """The compression format ``raw`` starts with (its magic number), else None."""
+    if _BZIP2.match(raw):
+        return "bzip2"
+    return next((kind for magic, kind in _PACKED if raw.startswith(magic)), None)
+
+
+# byte-order marks of the Unicode encodings that are not UTF-8 (UTF-32 before UTF-16:
+# UTF-32 LE's mark begins with UTF-16 LE's)
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _refuse_packed(path: Path, raw: bytes) -> None:
+    """A file whose name does not end in ``.gz`` but whose bytes are compressed: its
+    format and how to read it (renamed to ``.gz``, or decompressed), instead of the
+    first compressed byte reported as text that is not UTF-8. Text in UTF-16 or UTF-32
+    (a spreadsheet's 'Unicode text') is named as such, by its byte-order mark."""
+    wide = next((name for bom, name in _WIDE_BOMS if raw.startswith(bom)), None)
+    if wide is not None:
+        raise InputError(
+            f"the file is {wide} text (it starts with a {wide} byte-order mark), not UTF-8",
+            file=path,
+            fix="save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
+            f"iconv -f {wide} -t UTF-8",
+        )
+    kind = _packed(raw)
+    if kind is None:
+        return
+    fix = (
+        f"rename it to {path.name}.gz (recuse reads .gz files), or decompress it (gunzip)"
+        if kind == "gzip"
+        else f"decompress it ({kind}) and give the file inside; recuse reads plain or "
+        ".gz-compressed text"
+    )
+    raise InputError(
+        f"the file is {kind}-compressed, but its name does not say so", file=path, fix=fix
+    )
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when its name ends in ``.gz``, at most
-    :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit)."""
+    :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit).
+    Compressed bytes under another name are refused with their format."""
     if not path.is_file():
         raise InputError(
             "file not found", file=path, fix="check the path, or fetch the dataset again"
@@ -124,7 +184,9 @@ def read_bytes(path: Path) -> bytes:
         if path.stat().st_size > limit:
             raise too_big(path, "the file holds", limit)
         if not path.name.endswith(".gz"):
-            return path.read_bytes()
+            raw = path.read_bytes()
+            _refuse_packed(path, raw)
+            return raw
         return _gunzip(path, limit)
     except OSError as exc:
         raise InputError(
@@ -243,12 +305,72 @@ def shown_key(key: str) -> str | None:
     return key.encode("utf-8", "backslashreplace").decode("utf-8")[:80]
 
 
+class _Twice(dict[str, Any]):
+    """A parsed JSON object that named a key twice: the key and its first and last value."""
+
+    twice: tuple[str, Any, Any]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object as ``json.loads`` makes it, or a :class:`_Twice`
+    where a key is named twice (json keeps the last value without a word)."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    keys = [k for k, _ in pairs]
+    key = next(k for n, k in enumerate(keys) if k in keys[:n])
+    values = [v for k, v in pairs if k == key]
+    twice = _Twice(out)
+    twice.twice = (key, values[0], values[-1])
+    return twice
+
+
+def _twice(value: Any) -> tuple[str, Any, Any] | None:
+    """The first key named twice in ``value`` or an object inside it, else None."""
+    if isinstance(value, _Twice):
+        return value.twice
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((t for v in items if (t := _twice(v)) is not None), None)
+
+
+def _twice_error(path: Path, row: int | None, twice: tuple[str, Any, Any]) -> InputError:
+    key, first, last = twice
+    return InputError(
+        f"a JSON object names this key twice ({shown(first)} and {shown(last)}); a JSON "
+        "reader keeps one of them without a word",
+        file=path,
+        row=row,
+        column=shown_key(key) or repr(key),
+        fix="keep one of the two (or rename one, if they are different fields)",
+    )
+
+
+def _refuse_twice(path: Path, value: Any, *, row: int | None = None) -> None:
+    """Raise on the first object of ``value`` that named a key twice, at its record: the
+    line (``row``) of a JSON-lines record, the element of a JSON array."""
+    if row is None and isinstance(value, list):
+        for number, element in enumerate(value, start=1):
+            if (twice := _twice(element)) is not None:
+                raise _twice_error(path, number, twice)
+    if (twice := _twice(value)) is not None:
+        raise _twice_error(path, row, twice)
+
+
 def read_json(path: str | Path) -> Any:
-    """Parse a whole JSON document; a syntax error names its line and column."""
+    """Parse a whole JSON document; a syntax error names its line and column, an object
+    naming a key twice its element (in an array) and the key."""
     path = Path(path)
     text = read_text(path)
+    found = False
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal found
+        out = _object(pairs)
+        found = found or isinstance(out, _Twice)
+        return out
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=hook)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
@@ -267,6 +389,8 @@ def read_json(path: str | Path) -> Any:
             key = _surrogate_key(element)
             if key is not None:
                 raise _surrogate_error(path, number if isinstance(value, list) else None, key)
+    if found:
+        _refuse_twice(path, value)
     return value
 
 
@@ -313,6 +437,14 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
     wanted = set(keys)
     raw = read_bytes(path)
     records: list[dict[str, Any]] = []
+    twice = False
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal twice
+        out = _object(pairs)
+        twice = twice or isinstance(out, _Twice)
+        return out
+
     lines = _numbered_lines(
         raw, path, max_row_bytes(), start=len(BOM) if raw.startswith(BOM) else 0
     )
@@ -329,7 +461,7 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, object_pairs_hook=hook)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"line {number} is not valid JSON (column {exc.colno}: {exc.msg})",
@@ -351,6 +483,8 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
                 row=number,
                 fix="each line must be one JSON object",
             )
+        if twice:
+            _refuse_twice(path, value, row=number)
         if wanted and not wanted.issubset(value):
             _missing_keys(wanted, value, file=path, row=number, what="line")
         if _SURROGATE_ESCAPE.search(line):

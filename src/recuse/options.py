@@ -314,7 +314,7 @@ def parse_values(specs: Sequence[str] | None) -> dict[str, dict[str, float]]:
             table = out.setdefault(column.strip(), {})
             for item in pairs.split(","):
                 value, p = _value_pair(column.strip(), item)
-                if table.get(value, p) != p:
+                if value in table and table[value] != p:  # (NaN: refused as no probability)
                     raise ConfigError(
                         f"--values {column.strip()}: {value!r} is given twice, as "
                         f"{table[value]:g} and {p:g} — keep one"
@@ -341,9 +341,12 @@ def _values(value: Any, where: str) -> dict[str, dict[str, float]]:
             if isinstance(number, bool) or not isinstance(number, int | float):
                 at = f"{where[:-1]}.{column}]" if where.endswith("]") else f"{where}[{column!r}]"
                 raise ConfigError(f"{at} {written} = {_shown(number)}: give a number in [0, 1]")
-    return check_value_map(
-        {str(c): {str(k): float(v) for k, v in t.items()} for c, t in value.items()}
-    )
+    try:
+        return check_value_map(
+            {str(c): {str(k): float(v) for k, v in t.items()} for c, t in value.items()}
+        )
+    except ConfigError as exc:  # named where it was written (a config file's [values])
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def parse_material(values: Sequence[str] | None) -> dict[str, float]:

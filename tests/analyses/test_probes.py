@@ -149,3 +149,17 @@ def test_findings_recover_the_planted_sensitivities(planted: Planted) -> None:
     for name, sensitivity in PROBE_PLANTS.items():
         f = found[f"probe_{name}"]
         assert f.estimate == pytest.approx(sensitivity, abs=0.015), (name, f.estimate)
+
+
+def test_each_probe_unit_reads_as_a_sentence_with_its_edit_in_brackets() -> None:
+    """The unit read 'share of the win when a closing paragraph that adds length, not
+    content, minus the change ...': a noun phrase after 'when', and the description's own
+    comma ran into the sentence. The edit is named in brackets, as the metric says it."""
+    for name, bias in PROBE_BIASES.items():
+        if name == VERBOSITY:
+            continue
+        assert bias.unit.startswith(
+            f"change in the edited answer's share of the win with the edit "
+            f"({DESCRIPTIONS[name]}), minus the change a no-op edit"
+        ), bias.unit
+        assert " when " not in bias.unit

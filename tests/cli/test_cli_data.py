@@ -392,3 +392,19 @@ def test_validate_json_on_a_bad_file_says_invalid(
     assert got["valid"] is False and got["exit_code"] == 2
     assert "row 1" in got["error"] and "'human'" in got["error"]
     assert err.strip() == f"recuse: error: {got['error']}"
+
+
+def test_data_show_of_a_file_points_to_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse data show my.csv` said 'unknown dataset ... (or give a path to a CSV /
+    JSONL / Parquet file)': it had been given one, which `data show` does not read."""
+    path = tmp_path / "my.csv"
+    path.write_text("item_id,prompt_id\n1,p\n", encoding="utf-8")
+    code, out, err = run(capsys, "data", "show", str(path))
+    assert code == 2 and out == ""
+    assert f"{path} is a file, not a dataset name" in err
+    assert f"recuse validate {path}" in err
+    assert "or give a path" not in err
+    code, _, err = run(capsys, "data", "show", "no-such-data")
+    assert code == 2 and "unknown dataset 'no-such-data'" in err

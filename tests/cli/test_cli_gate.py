@@ -656,3 +656,31 @@ def test_a_judge_name_with_a_newline_cannot_forge_a_gate_line(
         code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"],
                          capsys)  # fmt: skip
         assert json.loads(out)["lines"][0]["judge"] == named and len(out.splitlines()) > 5
+
+
+def test_a_gate_without_thresholds_suggests_the_calibrated_headline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its example named self_preference_eo, which fails any strong judge, biased or not."""
+    path = _report(tmp_path, [_finding("position", "j1", 0.5, 0.48, 0.52, null=0.5)])
+    code, out = _run(["gate", str(path)], capsys)
+    assert code == 2
+    assert "--max self-preference=0.05" in out and "self_preference_eo" not in out
+
+
+def test_a_bad_fail_on_is_named_as_fail_on_not_max(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse audit --fail-on position=nan` said '--max: cannot read ...', an option the
+    user had not typed; it names --fail-on, in its message and its example."""
+    data = tmp_path / "p.csv"
+    data.write_text("item_id,prompt_id,judge,p_a_first\n1,p,j,A\n", encoding="utf-8")
+    for bad, said in (
+        ("position=nan", "--fail-on: cannot read 'position=nan'"),
+        ("position=0.1,position=0.2", "--fail-on: position is given twice"),
+    ):
+        code, out = _run(["audit", str(data), "--fail-on", bad, "--out", str(tmp_path / "o")],
+                         capsys)  # fmt: skip
+        assert code == 2 and said in out, out
+        assert "--max" not in out
+        assert not (tmp_path / "o").exists()

@@ -89,7 +89,7 @@ def test_the_calibrated_intervals_say_how_they_were_resampled(
         "--n-boot", "100",
     )  # fmt: skip
     assert code == 0, err
-    line = next(t for t in text.splitlines() if t.startswith("self_preference_calibrated"))
+    line = next(t for t in text.splitlines() if t.startswith("self_preference_calibrated "))
     assert line.startswith("self_preference_calibrated intervals: one Newton step")
     assert "the table's size decides" in line
     assert not any(t.startswith("self_preference_eo intervals") for t in text.splitlines())
@@ -324,3 +324,28 @@ def test_the_resampling_line_reads_the_result_s_refit_not_its_method_text() -> N
         "every resample" + tail,
         "family_preference_calibrated intervals: refitted exactly in every resample" + tail,
     ]
+
+
+def test_every_metric_in_the_table_is_defined_under_it(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path
+) -> None:
+    """The table named each number by its key alone (`verbosity_bias` and
+    `verbosity_deviation` read +0.205 side by side on llmbar-mtbench, with nothing saying
+    how they differ); each metric is now defined once under the table, in the words of
+    its method (the text the JSON and CSV carry), up to the interval's description."""
+    code, text, err = run(capsys, "metrics", "pairs", str(pairs_csv), *FAST, "-j", "gpt-4")
+    assert code == 0, err
+    metrics = {line.split("│")[2].strip() for line in text.splitlines()
+               if line.startswith("│ gpt-4")}  # fmt: skip
+    assert {"verbosity_bias", "verbosity_deviation", "first_position_rate"} <= metrics
+    defined = {
+        line.split(": ", 1)[0]: line.split(": ", 1)[1]
+        for line in text.splitlines()
+        if line.split(": ", 1)[0] in metrics
+    }
+    assert set(defined) == metrics
+    assert defined["verbosity_deviation"].startswith("verbosity bias (|.|, Eq. 5): recall")
+    assert defined["first_position_rate"] == (
+        "first-position preference rate: mean of (p_a_first + 1 - p_a_second) / 2, 0.5 = none"
+    )
+    assert not any("interval" in d or "resamples" in d for d in defined.values())

@@ -338,6 +338,46 @@ def test_wrong_out_is_refused_before_the_work(
     assert (tmp_path / "FILE").read_text() == "mine"
 
 
+@pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
+@pytest.mark.parametrize("spelling", ["--out", "-o", "--out="])
+def test_an_empty_out_is_refused_not_read_as_the_current_folder(
+    command: str,
+    spelling: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--out "$DIR"`` with DIR unset: the empty path was read as ``.`` and the audit's
+    report.html, report.json and tables/ (favoritism's four files) went into the
+    current folder."""
+    if spelling == "-o" and command == "favoritism":
+        pytest.skip("favoritism has no -o")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.txt").write_text("mine")
+    args = _commands(pairs_csv, ratings, tmp_path, tmp_path)[command]
+    k = args.index("--out")
+    given = [spelling] if spelling.endswith("=") else [spelling, ""]
+    code, _, err = run(capsys, *args[:k], *given, *args[k + 2 :])
+    name = spelling.rstrip("=")
+    assert_one_line(code, err, f"{name} is given an empty value", "unset shell variable")
+    assert _files(tmp_path) == ["mine.txt"]
+
+
+def test_a_flag_before_an_empty_argument_is_not_an_empty_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--verbose`` takes no value: the "" after it is the data argument, read as
+    before (here: the current folder, which holds no data)."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "audit", "--verbose", "", "--out", "o")
+    assert code == 2 and "empty value" not in err
+    code, _, err = run(capsys, "audit", "x.csv", "--title", " ", "--out", "o")
+    assert_one_line(code, err, "--title is given an empty value")
+
+
 # ------------------------------------------------------------ 4. long input names
 
 

@@ -219,3 +219,29 @@ def test_a_bare_command_prints_its_help_on_stdout_and_exits_0(
     assert cap.out == "" and "Usage: recuse audit" in cap.err
     assert main(["no-such-command"]) == 2
     assert "No such command" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("group", [[], ["data"], ["certify"], ["judge"], ["metrics"]])
+def test_each_command_listed_with_a_whole_sentence(
+    group: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command's line in the listing is the first sentence of its docstring as click
+    finds it: up to the first '. '. 'recuse favoritism' was listed as '... from absolute
+    ratings (Play Favorites, Eq.' — an abbreviation's dot ended it inside a bracket."""
+    from recuse.cli import main
+
+    assert main(group) == 0
+    listing = capsys.readouterr().out
+    command: Any = typer.main.get_command(app)
+    for name in group:
+        command = command.commands[name]
+    shown = 0
+    for name, sub in command.commands.items():
+        if sub.hidden:
+            continue
+        line = sub.get_short_help_str(limit=10_000)
+        assert line.count("(") == line.count(")"), (name, line)
+        assert not re.search(r"\b(Eq|e\.g|i\.e|cf|vs|etc)\.$", line), (name, line)
+        assert line.split()[0] in listing
+        shown += 1
+    assert shown >= 1

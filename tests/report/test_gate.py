@@ -49,6 +49,17 @@ def test_parse_thresholds_refuses_what_it_cannot_read() -> None:
             parse_thresholds([bad])
 
 
+def test_the_example_in_a_threshold_error_gates_the_calibrated_headline() -> None:
+    """The error's example is what a user copies: it named ``self_preference_eo``, the
+    papers' equal opportunity, which reads high for any strong judge biased or not (the
+    docs gate ``self-preference``, the calibrated headline); it names the analysis id."""
+    for texts in (["a"], []):
+        with pytest.raises(ConfigError) as caught:
+            parse_thresholds(texts)
+        assert "--max self-preference=0.05" in str(caught.value)
+        assert "self_preference_eo" not in str(caught.value)
+
+
 def test_a_bias_given_two_bounds_of_one_kind_is_refused() -> None:
     """``--max position=0.1 --max position=0.2`` gated the bias at both bounds, printing a
     PASS and a FAIL line for one judge; a --max and a --min of one bias are a band."""

@@ -166,6 +166,24 @@ def test_a_data_column_only_with_several_datasets(report: AuditReport) -> None:
     assert {ln.dataset for ln in summary_lines(other)} >= {"d1", "d2"}
 
 
+def test_a_pipe_in_a_name_stays_inside_its_cell(report: AuditReport) -> None:
+    # a judge or dataset named with '|' (from the data) used to add a column to its row
+    # of the pipe table: escaped as \|, as Markdown reads it, every row keeps the
+    # header's cells and the name reads back whole
+    piped = Section("all", "All", "", findings=(
+        _f("j|k", "position", 0.6, 0.55, 0.65, 100, dataset="d|1"),
+        _f("a", "position", 0.5, 0.45, 0.55, 100, dataset="d2"),
+    ))  # fmt: skip
+    other = AuditReport("Audit", (piped,), (), (), report.provenance, 0.9)
+    lines = summary_text(other).splitlines()
+    split = [re.split(r"(?<!\\)\|", ln)[1:-1] for ln in lines[:4]]
+    assert {len(cells) for cells in split} == {6}
+    row = next(cells for cells in split[2:] if cells[0].strip().startswith("j"))
+    assert row[0].strip() == "j\\|k"
+    assert row[2].strip() == "d\\|1"
+    assert len({len(ln) for ln in lines[:4]}) == 1
+
+
 def test_the_notebook_matrix(report: AuditReport) -> None:
     from recuse.api import Report as Audited
 

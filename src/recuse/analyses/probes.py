@@ -45,8 +45,9 @@ PROBE_BIASES: dict[str, Bias] = {
         key=f"probe_{name}",
         title=title,
         short=title.removeprefix("Probe: ").capitalize(),
-        unit=f"change in the edited answer's share of the win when {DESCRIPTIONS[name]}, "
-        "minus the change a no-op edit (a trailing newline) makes; 0 = no effect",
+        unit="change in the edited answer's share of the win with the edit "
+        f"({DESCRIPTIONS[name]}), minus the change a no-op edit (a trailing newline) makes; "
+        "0 = no effect",
         positive=positive,
         negative=negative,
         none="no detectable effect",

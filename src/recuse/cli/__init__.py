@@ -15,9 +15,16 @@ from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
-from recuse.errors import ReaderNote, RecuseError
+from recuse.errors import ConfigError, ReaderNote, RecuseError
 
-__all__ = ["app", "global_options_first", "help_when_bare", "main", "parse_mapping"]
+__all__ = [
+    "app",
+    "global_options_first",
+    "help_when_bare",
+    "main",
+    "parse_mapping",
+    "refuse_empty_values",
+]
 
 
 def global_options_first(argv: list[str]) -> list[str]:
@@ -72,6 +79,35 @@ def help_when_bare(args: list[str]) -> list[str]:
     if hasattr(command, "commands") and getattr(command, "no_args_is_help", False):
         return [*args, "--help"]
     return args
+
+
+def refuse_empty_values(args: list[str]) -> None:
+    """Refuse an option of the named command given an empty value (``--out ""``, or
+    ``--out "$DIR"`` with ``DIR`` unset): a path read from it is ``.``, so the report
+    went into the current folder, and a dataset folder or config file was looked for
+    there; an empty name or number is no value either. Flags take no value and are
+    left alone, and so is everything after ``--``.
+    """
+    import typer.main
+
+    command: Any = typer.main.get_command(app)
+    takes: set[str] = set()
+    head = args[: args.index("--")] if "--" in args else args
+    for word in head:
+        sub = command.commands.get(word) if hasattr(command, "commands") else None
+        if sub is not None:
+            command = sub
+            takes |= {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
+    for k, word in enumerate(head):
+        name, eq, value = word.partition("=")
+        if name not in takes or (not name.startswith("--") and eq):
+            continue
+        given = value if eq else head[k + 1] if k + 1 < len(head) else None
+        if given is not None and not given.strip():
+            raise ConfigError(
+                f"{name} is given an empty value (an unset shell variable?) — give it a "
+                "value, or leave the option out"
+            )
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
@@ -158,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
+            refuse_empty_values(args)
             app(args=args, prog_name="recuse")
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code

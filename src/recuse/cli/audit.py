@@ -69,7 +69,8 @@ def _check_gate(fail_on: tuple[str, ...], skip_unmeasured: bool) -> None:
     from recuse.report.gate import check_thresholds, parse_thresholds
 
     aliases, scopes = registry_scopes()
-    check_thresholds(parse_thresholds(fail_on), aliases=aliases, scopes=scopes, option="--fail-on")
+    given = parse_thresholds(fail_on, option="--fail-on")
+    check_thresholds(given, aliases=aliases, scopes=scopes, option="--fail-on")
 
 
 def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:

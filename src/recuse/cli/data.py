@@ -150,6 +150,11 @@ def show(
     rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
 ) -> None:
     """Describe one dataset: summary, upstream files, row count, columns, a few rows."""
+    if name not in registry.datasets() and Path(name).is_file():
+        raise DatasetNotFoundError(
+            f"{name} is a file, not a dataset name — `recuse data show` describes the "
+            f"datasets of `recuse data list`; check your file with `recuse validate {name}`"
+        )
     ds = registry.get(name)
     root = _root(data_dir)
     console = _console()

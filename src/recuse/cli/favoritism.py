@@ -144,7 +144,7 @@ def favoritism(
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,
 ) -> None:
-    """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, Eq. 1)."""
+    """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, equation 1)."""
     check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
     out_path = check_output_folder(Path(out).expanduser())

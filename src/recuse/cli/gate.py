@@ -49,8 +49,7 @@ def run_gate(
 
     if not maxima and not minima and not certified:
         raise ConfigError(
-            "give at least one threshold, e.g. --max self_preference_eo=0.05 or "
-            "--certified 0.85@0.6"
+            "give at least one threshold, e.g. --max self-preference=0.05 or --certified 0.85@0.6"
         )
     thresholds = [
         *(parse_thresholds(maxima, "max") if maxima else []),

@@ -210,7 +210,7 @@ def pairs_command(
 
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
-    number), then the estimates not made and why."""
+    number), each metric's definition, then the estimates not made and why."""
     shown = Table(title=cell(title))
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
@@ -233,6 +233,11 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     console.print(shown)
     for i, w in enumerate(notes, 1):
         console.print(cell(f"!{i} {w}"))
+    # each metric's definition, once: the first clause of its method (the rest says how
+    # verdicts were read and the interval made, as the JSON and CSV give it in full)
+    defined = {r.metric: r.method.split("; ", 1)[0] for r in result.results}
+    for metric, definition in defined.items():
+        console.print(cell(f"{metric}: {definition}"))
     # the calibrated intervals' resampling, which moves them slightly: said, not only in
     # the method of --out (the whole table's size decides, whichever judges are chosen)
     ways = {r.metric: REFIT_WORDS[r.refit] for r in result.results if r.refit is not None}

@@ -188,14 +188,18 @@ class GateResult:
         )
 
 
-def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Threshold]:
-    """``["self_preference_eo=0.05", "position=0.1,verbosity=0.1"]`` as thresholds.
+def parse_thresholds(
+    texts: Sequence[str], bound: Bound = "max", *, option: str | None = None
+) -> list[Threshold]:
+    """``["self-preference=0.05", "position=0.1,verbosity=0.1"]`` as thresholds; an
+    error names ``option`` (default ``--max`` / ``--min``; ``--fail-on`` for the audit's).
 
     >>> parse_thresholds(["a=0.05,b=1"])
     [Threshold(key='a', value=0.05, bound='max'), Threshold(key='b', value=1.0, bound='max')]
     >>> parse_thresholds(["agreement_kappa=-0.2"], "min")
     [Threshold(key='agreement_kappa', value=-0.2, bound='min')]
     """
+    said = option or f"--{bound}"
     out: list[Threshold] = []
     for text in texts:
         for part in text.split(","):
@@ -212,23 +216,23 @@ def parse_thresholds(texts: Sequence[str], bound: Bound = "max") -> list[Thresho
             if not sep or not key.strip() or not math.isfinite(number) or negative:
                 what = "a number of 0 or more" if bound == "max" else "a number"
                 example = (
-                    "--max self_preference_eo=0.05"
+                    f"{said} self-preference=0.05"
                     if bound == "max"
-                    else ("--min agreement_accuracy=0.75")
+                    else f"{said} agreement_accuracy=0.75"
                 )
                 raise ConfigError(
-                    f"--{bound}: cannot read {part.strip()!r} — write BIAS=NUMBER ({what}), "
+                    f"{said}: cannot read {part.strip()!r} — write BIAS=NUMBER ({what}), "
                     f"comma-separated, e.g. {example}"
                 )
             twice = next((t for t in out if t.key == key.strip()), None)
             if twice is not None:  # both were gated, and the line read as two verdicts
                 raise ConfigError(
-                    f"--{bound}: {twice.key} is given twice ({twice.value:g} and {number:g}) "
-                    f"— give each bias one --{bound} bound"
+                    f"{said}: {twice.key} is given twice ({twice.value:g} and {number:g}) "
+                    f"— give each bias one {said} bound"
                 )
             out.append(Threshold(key.strip(), number, bound))
     if not out:
-        raise ConfigError("give at least one threshold, e.g. --max self_preference_eo=0.05")
+        raise ConfigError("give at least one threshold, e.g. --max self-preference=0.05")
     return out
 
 

@@ -131,12 +131,19 @@ def _legend(report: AuditReport) -> str:
     )
 
 
+def _cell(text: str) -> str:
+    """One cell of the pipe table: one line, its ``|`` escaped (``\\|``)."""
+    return one_line(text).replace("|", "\\|")
+
+
 def summary_text(report: AuditReport) -> str:
     """The compact summary as a plain-text pipe table (a judge's name on its first row
     only; a data column when there are several datasets), its legend, and each warning
     as a numbered note under the table (the row's reading carries the number). Each cell
     and note is one line (:func:`~recuse.terminal.one_line`): a judge named with a
-    newline in it would split its row, and the columns after it, over two lines."""
+    newline in it would split its row, and the columns after it, over two lines; a
+    ``|`` in a cell is written ``\\|``, as Markdown reads it, so that a name holding one
+    stays in its column."""
     lines = summary_lines(report)
     if not lines:
         return "No bias could be estimated from these inputs (reasons in the report)."
@@ -151,7 +158,7 @@ def summary_text(report: AuditReport) -> str:
             notes.append(one_line(note))
             word += f" [{len(notes)}]"
         cells = [judge, ln.bias, *([ln.dataset] if show_data else []), ln.estimate]
-        rows.append([one_line(c) for c in [*cells, ln.n, word]])
+        rows.append([_cell(c) for c in [*cells, ln.n, word]])
     header = ["judge", "bias (unit · no-bias value)", *(["data"] if show_data else [])]
     header += [f"estimate [{percent(report.level)} interval]", "n", "reading"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

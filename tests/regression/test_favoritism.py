@@ -136,6 +136,51 @@ def test_normalisation_modes() -> None:
         assert p.scales.set_index("dimension").loc[dim, "scale"] == pytest.approx(m)
 
 
+def test_a_stray_score_that_sets_the_scale_alone_is_said() -> None:
+    """One rating of 100 where the others lie within about 0-1: max-normalisation
+    divides every score of that dimension by 100, not by about 1, and the fit ran with
+    nothing to show it. A note names the dimension and the row."""
+    sim = simulate_ratings(seed=2, n_prompts=30)
+    clean = fit_favoritism(sim.ratings, sim.families)
+    assert not [n for n in clean.warnings if "apart" in n]
+    stray = sim.ratings.copy()
+    stray.loc[7, "rating"] = 100.0
+    row = stray.loc[7]
+    res = fit_favoritism(stray, sim.families)
+    (note,) = [n for n in res.warnings if "apart" in n]
+    assert f"dimension {row['dimension']!r}: its top score 100 (held by 1 of 1,500" in note
+    assert f"judge {row['judge']!r} on model {row['model']!r}, prompt {row['prompt_id']!r}" in note
+    d = stray[stray["dimension"] == row["dimension"]]
+    others = np.concatenate([d["rating"], d["reference"]])
+    others = others[others < 100]
+    assert f"({others.min():g} to {others.max():g})" in note
+    # what it warns of: that dimension's scores are divided by 100, not by about 1
+    assert res.scales.set_index("dimension").loc[row["dimension"], "scale"] == 100
+    # "range" also reads the bottom; "none" divides by nothing
+    low = sim.ratings.copy()
+    low.loc[3, "reference"] = -50.0
+    (note,) = [
+        n for n in fit_favoritism(low, sim.families, normalize="range").warnings if "apart" in n
+    ]
+    assert "its bottom score -50 (held by 1 of 1,500" in note
+    assert not fit_favoritism(low, sim.families).warnings
+    assert not [
+        n for n in fit_favoritism(stray, sim.families, normalize="none").warnings if "apart" in n
+    ]
+    # a score so far out that columns underflow to nothing: the error says why
+    huge = sim.ratings[sim.ratings["dimension"] == "d1"].copy()
+    huge.loc[huge.index[7], "rating"] = 1e300
+    with pytest.raises(EstimationError, match=r"with no data.*its top score 1e\+300"):
+        fit_favoritism(huge, sim.families)
+
+
+def test_a_rarely_used_top_of_a_two_valued_scale_is_not_called_stray() -> None:
+    sim = simulate_ratings(seed=2, n_prompts=30)
+    binary = sim.ratings.assign(rating=0.0, reference=(sim.ratings["reference"] > 0.5) * 1.0)
+    binary.loc[5, "rating"] = 1.0
+    assert not prepare(binary, sim.families).notes
+
+
 def test_unparsed_rows_are_excluded_and_counted() -> None:
     sim = simulate_ratings(seed=4, n_prompts=20, unparsed=0.05)
     n_bad = int(sim.ratings["rating"].isna().sum())
@@ -263,6 +308,7 @@ def test_real_play_favorites_estimates_are_pinned(play_favorites: pd.DataFrame) 
     roster = Roster.load()
     res = fit_favoritism(play_favorites, roster, se="HC0")
     assert res.n == 63_222
+    assert not res.warnings  # no stray score on real data
     sb, fb = res.self_bias(), res.family_bias()
     assert len(sb) == 9 and len(fb) == 4
     got_self = dict(zip(sb["judge"], sb["estimate"], strict=True))

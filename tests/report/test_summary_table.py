@@ -166,6 +166,22 @@ def test_a_data_column_only_with_several_datasets(report: AuditReport) -> None:
     assert {ln.dataset for ln in summary_lines(other)} >= {"d1", "d2"}
 
 
+def test_a_warning_several_rows_share_is_one_note(report: AuditReport) -> None:
+    # a stray score warns under every coefficient of its fit: one note, its number on
+    # each row, not a copy per row; a warning of one row still names its row
+    stray = "dimension 'd': its top score 100 lies apart from the others"
+    shared = Section("all", "All", "", findings=(
+        _f("a", "position", 0.6, 0.55, 0.65, 100, warnings=(stray,)),
+        _f("b", "position", 0.5, 0.45, 0.55, 100, warnings=("low n: 9", stray)),
+        _f("c", "position", 0.5, 0.45, 0.55, 100, warnings=(stray,)),
+    ))  # fmt: skip
+    other = AuditReport("Audit", (shared,), (), (), report.provenance, 0.9)
+    lines = summary_text(other).splitlines()
+    readings = [ln.split("|")[-2].strip() for ln in lines[2:5]]
+    assert readings == ["▲ material [1]", "no detectable bias [2] [1]", "no detectable bias [1]"]
+    assert lines[-2:] == [f"[1] {stray}", "[2] b, Position: low n: 9"]
+
+
 def test_a_pipe_in_a_name_stays_inside_its_cell(report: AuditReport) -> None:
     # a judge or dataset named with '|' (from the data) used to add a column to its row
     # of the pipe table: escaped as \|, as Markdown reads it, every row keeps the

@@ -161,6 +161,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             f"only {counted(clusters, 'prompts')}: cluster-robust errors with so few clusters are "
             "unreliable — add prompts, or read the interval as rough",
         )
+    warn = (*warn, *res.warnings)  # a stray score: every coefficient is read with it
     sb = res.self_bias()
     for _, r in sb.iterrows():
         ctx.add(

@@ -126,6 +126,7 @@ class Prepared:
     ref (normalised reference), judge_family, model_family, is_self, is_family, plus
     ``length``, ``task``, ``dataset`` and ``rating``/``reference`` (raw) when present.
     ``scales``: per dimension, ``low`` and ``scale`` with normalised = (raw − low) / scale.
+    ``notes``: scores that set a dimension's scale on their own (:func:`stray_scores`).
     """
 
     frame: pd.DataFrame
@@ -133,6 +134,7 @@ class Prepared:
     normalize: str
     n_excluded: Mapping[str, int]
     families: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def subset(self, keep: np.ndarray | pd.Series) -> Prepared:
         """The same preparation restricted to the rows where ``keep`` is true."""
@@ -168,6 +170,46 @@ def scales_for(ratings: pd.DataFrame, *, normalize: Normalize = "max") -> pd.Dat
             low, scale = 0.0, 1.0
         rows.append({"dimension": dim, "low": low, "scale": scale})
     return pd.DataFrame(rows, columns=["dimension", "low", "scale"])
+
+
+def stray_scores(frame: pd.DataFrame, *, normalize: Normalize = "max") -> list[str]:
+    """A note per dimension whose normalisation is set by a stray score: its top
+    (``"max"``, ``"range"``) or bottom (``"range"``) value, held by at most 1% of the
+    dimension's ratings and references, lies farther from the next value than the
+    other values span. One rating of 100 on a 1–5 scale divides every score of its
+    dimension by 100, not 5: the coefficients are then read in units of 100 (Play
+    Favorites' gpt-4o self-bias went from −0.017 to −0.0009) with nothing else to
+    show it. A note, not a refusal: the value may be real."""
+    notes: list[str] = []
+    if normalize == "none":
+        return notes
+    ends = ("top", "bottom") if normalize == "range" else ("top",)
+    for dim, g in frame.groupby("dimension", sort=True):
+        values = np.concatenate([g["rating"].to_numpy(float), g["reference"].to_numpy(float)])
+        for end in ends:
+            v = values if end == "top" else -values
+            edge = float(v.max())
+            rest = v[v < edge]
+            held = int((v == edge).sum())
+            if not rest.size or held > max(1, 0.01 * v.size):
+                continue
+            nxt, far = float(rest.max()), float(rest.min())
+            if nxt == far or edge - nxt <= nxt - far:  # two values: a binary scale
+                continue
+            sign = 1.0 if end == "top" else -1.0
+            raw = sign * edge
+            hit = (g["rating"].to_numpy(float) == raw) | (g["reference"].to_numpy(float) == raw)
+            at = g.iloc[int(np.argmax(hit))]
+            lo, hi = sorted((sign * nxt, sign * far))
+            notes.append(
+                f"dimension {dim!r}: its {end} score {raw:g} (held by {held} of {v.size:,} "
+                f"ratings and references, e.g. judge {at['judge']!r} on model "
+                f"{at['model']!r}, prompt {at['prompt_id']!r}) lies apart from the others "
+                f"({lo:g} to {hi:g}) and sets the dimension's scale alone: every "
+                "coefficient is in units of that scale; if it is a typo, correct or drop "
+                "that row"
+            )
+    return notes
 
 
 def prepare(
@@ -246,7 +288,12 @@ def prepare(
     ).to_numpy()
     fams = dict(sorted(fams.items()))
     return Prepared(
-        frame=frame, scales=scales, normalize=normalize, n_excluded=excluded, families=fams
+        frame=frame,
+        scales=scales,
+        normalize=normalize,
+        n_excluded=excluded,
+        families=fams,
+        notes=tuple(stray_scores(frame, normalize=normalize)),
     )
 
 
@@ -500,7 +547,8 @@ class FavoritismResult:
 
     ``coefficients`` is the tidy table: term, kind, label, estimate, se, z, p,
     lower, upper, significant (interval at ``level`` excludes 0). Accessors return
-    copies.
+    copies. ``warnings``: what every coefficient must be read with (a stray score that
+    sets a dimension's scale alone, :func:`stray_scores`); ``notes``: the rest.
     """
 
     method: str
@@ -516,6 +564,7 @@ class FavoritismResult:
     notes: tuple[str, ...] = ()
     scale_note: str = SCALE_NOTES["max"]
     cov: np.ndarray | None = field(default=None, repr=False)
+    warnings: tuple[str, ...] = ()
     rsquared: float | None = None
 
     # -- accessors
@@ -603,6 +652,7 @@ class FavoritismResult:
                 lines.append(f"  {r[key]:<{width}}  {r['estimate']:+.4f}  se {se}  {ci}{star}")
         lines.append("")
         lines.append(f"* {pct} interval excludes 0")
+        lines += [f"warning: {n}" for n in self.warnings]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -622,6 +672,7 @@ class FavoritismResult:
                 cells = [f"{v:.4f}" if isinstance(v, float) else esc(str(v)) for v in r.to_list()]
                 parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
             parts.append("</table>")
+        parts += [f"<p>warning: {esc(n)}</p>" for n in self.warnings]
         parts += [f"<p>note: {esc(n)}</p>" for n in self.notes]
         return "\n".join(parts)
 
@@ -644,6 +695,7 @@ class FavoritismResult:
             "families": dict(self.families),
             "rsquared": self.rsquared,
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
             "definitions": {
                 "self_bias": self.definition("self"),
                 "family_bias": self.definition("family"),
@@ -709,6 +761,7 @@ def make_result(
         scales=prepared.scales.copy(),
         families=dict(prepared.families),
         notes=tuple(notes),
+        warnings=prepared.notes,
         scale_note=SCALE_NOTES[prepared.normalize] if scale_note is None else scale_note,
         cov=cov,
         rsquared=rsquared,
@@ -757,15 +810,21 @@ def fit_prepared(
             frame = frame[ok].reset_index(drop=True)
             prepared = replace(prepared, frame=frame)
         extra["length"] = feat[ok].to_numpy(float)
-    X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
-    y = frame["y"].to_numpy(float)
-    if np.ptp(y) == 0:
-        raise EstimationError(
-            f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
-            "carry no information to estimate from"
-        )
-    groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
-    res = fit_ols(X, y, se=se, groups=groups)
+    try:
+        X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
+        y = frame["y"].to_numpy(float)
+        if np.ptp(y) == 0:
+            raise EstimationError(
+                f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
+                "carry no information to estimate from"
+            )
+        groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
+        res = fit_ols(X, y, se=se, groups=groups)
+    except EstimationError as exc:
+        if not prepared.notes:
+            raise
+        # a stray score (1e300 on a 1–5 scale) can leave columns with nothing in them
+        raise EstimationError(f"{exc}; {'; '.join(prepared.notes)}") from None
     by = "prompt" if cluster == "prompt_id" else cluster
     se_label = f"cluster-robust by {by} (CR1)" if se == "cluster" else se
     out = make_result(

@@ -24,6 +24,7 @@ Each row's *reading* is one word from the finding (:func:`reading`):
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from html import escape
 
@@ -150,13 +151,19 @@ def summary_text(report: AuditReport) -> str:
     show_data = len({ln.dataset for ln in lines if ln.dataset}) > 1
     notes: list[str] = []
     rows: list[list[str]] = []
+    # a warning several rows share (a stray score under every coefficient of a fit) is
+    # one note, its number on each of those rows
+    uses = Counter(w for ln in lines for w in ln.warnings)
+    numbered: dict[str, int] = {}
     for k, ln in enumerate(lines):
         word = ln.reading
         judge = "" if k and lines[k - 1].judge == ln.judge else ln.judge  # said once
         for w in ln.warnings:
-            note = f"[{len(notes) + 1}] {ln.judge}, {ln.bias.split(' (')[0]}: {w}"
-            notes.append(one_line(note))
-            word += f" [{len(notes)}]"
+            if w not in numbered:
+                whose = f"{ln.judge}, {ln.bias.split(' (')[0]}: " if uses[w] == 1 else ""
+                notes.append(one_line(f"[{len(notes) + 1}] {whose}{w}"))
+                numbered[w] = len(notes)
+            word += f" [{numbered[w]}]"
         cells = [judge, ln.bias, *([ln.dataset] if show_data else []), ln.estimate]
         rows.append([_cell(c) for c in [*cells, ln.n, word]])
     header = ["judge", "bias (unit · no-bias value)", *(["data"] if show_data else [])]

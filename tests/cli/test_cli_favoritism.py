@@ -75,6 +75,24 @@ def test_file_input_prints_tables_and_writes_outputs(
     assert "correction (debiased.csv)" in stdout
 
 
+def test_a_stray_score_is_a_warning_above_the_tables_and_in_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roster = _roster(tmp_path)
+    ratings = pd.read_csv(tmp_path / "ratings.csv")
+    ratings.loc[4, "rating"] = 100
+    ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    out = tmp_path / "out"
+    args = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv")]
+    assert main([*args, "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    warning = next(ln for ln in stdout.splitlines() if ln.startswith("warning: dimension"))
+    assert "its top score 100 (held by 1 of" in warning
+    assert stdout.index(warning) < stdout.index("Self-bias")
+    payload = json.loads((out / "favoritism.json").read_text())
+    assert payload["main"]["warnings"] == [warning.removeprefix("warning: ")]
+
+
 @pytest.mark.parametrize(
     "args",
     [

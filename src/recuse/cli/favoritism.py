@@ -180,6 +180,8 @@ def favoritism(
     )
     for note in loaded.source.notes:
         console.print(cell(f"note: {note}"))
+    for warning in main.warnings:  # read every coefficient below with it
+        console.print(cell(f"warning: {warning}"))
     console.print(_table(main, "self"))
     console.print(_table(main, "family"))
     for note in main.notes:

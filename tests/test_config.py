@@ -104,3 +104,16 @@ def test_a_bad_config_is_one_line_naming_file_and_key(
     assert main(["audit", "llmbar", "--config", str(cfg), "--out", str(tmp_path / "o")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_config_that_is_a_folder_or_missing_says_which(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o"
+    assert main(["audit", "llmbar", "--config", str(tmp_path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "a folder, not a file" in err and str(tmp_path / "recuse.toml") in err
+    missing = tmp_path / "nope.toml"
+    assert main(["audit", "llmbar", "--config", str(missing), "--out", str(out)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert not out.exists()

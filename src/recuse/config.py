@@ -67,6 +67,11 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
     """``explicit`` (which must exist), else ``./recuse.toml`` when there is one."""
     if explicit is not None:
         path = Path(explicit).expanduser()
+        if path.is_dir():
+            raise ConfigError(
+                f"--config {path}: a folder, not a file — give the recuse.toml in it "
+                f"({path / DEFAULT_NAME})"
+            )
         if not path.is_file():
             raise ConfigError(f"--config {path}: no such file — give a recuse.toml")
         return path

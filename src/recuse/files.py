@@ -311,18 +311,25 @@ class _Twice(dict[str, Any]):
     twice: tuple[str, Any, Any]
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: the object as ``json.loads`` makes it, or a :class:`_Twice`
-    where a key is named twice (json keeps the last value without a word)."""
-    out = dict(pairs)
-    if len(out) == len(pairs):
-        return out
-    keys = [k for k, _ in pairs]
-    key = next(k for n, k in enumerate(keys) if k in keys[:n])
-    values = [v for k, v in pairs if k == key]
-    twice = _Twice(out)
-    twice.twice = (key, values[0], values[-1])
-    return twice
+class _Objects:
+    """``object_pairs_hook``: each object as ``json.loads`` makes it, or a
+    :class:`_Twice` where a key is named twice (json keeps the last value without a
+    word); ``twice`` says whether any was."""
+
+    def __init__(self) -> None:
+        self.twice = False
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) == len(pairs):
+            return out
+        keys = [k for k, _ in pairs]
+        key = next(k for n, k in enumerate(keys) if k in keys[:n])
+        values = [v for k, v in pairs if k == key]
+        twice = _Twice(out)
+        twice.twice = (key, values[0], values[-1])
+        self.twice = True
+        return twice
 
 
 def _twice(value: Any) -> tuple[str, Any, Any] | None:
@@ -361,14 +368,7 @@ def read_json(path: str | Path) -> Any:
     naming a key twice its element (in an array) and the key."""
     path = Path(path)
     text = read_text(path)
-    found = False
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal found
-        out = _object(pairs)
-        found = found or isinstance(out, _Twice)
-        return out
-
+    hook = _Objects()
     try:
         value = json.loads(text, object_pairs_hook=hook)
     except json.JSONDecodeError as exc:
@@ -389,7 +389,7 @@ def read_json(path: str | Path) -> Any:
             key = _surrogate_key(element)
             if key is not None:
                 raise _surrogate_error(path, number if isinstance(value, list) else None, key)
-    if found:
+    if hook.twice:
         _refuse_twice(path, value)
     return value
 
@@ -437,13 +437,7 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
     wanted = set(keys)
     raw = read_bytes(path)
     records: list[dict[str, Any]] = []
-    twice = False
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal twice
-        out = _object(pairs)
-        twice = twice or isinstance(out, _Twice)
-        return out
+    hook = _Objects()
 
     lines = _numbered_lines(
         raw, path, max_row_bytes(), start=len(BOM) if raw.startswith(BOM) else 0
@@ -483,7 +477,7 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
                 row=number,
                 fix="each line must be one JSON object",
             )
-        if twice:
+        if hook.twice:
             _refuse_twice(path, value, row=number)
         if wanted and not wanted.issubset(value):
             _missing_keys(wanted, value, file=path, row=number, what="line")

@@ -294,6 +294,8 @@ def test_body_that_does_not_decode_is_retried_then_clear(
 def test_unreachable_server_and_bad_names(tmp_path: Path) -> None:
     with pytest.raises(FetchError, match="failed after 2 attempt"):
         fetch("hh-rlhf", tmp_path, base_url="http://127.0.0.1:9", retries=1, backoff=0)
+    # "nothing was written": not even the dataset's folder (the data folder stays)
+    assert tmp_path.is_dir() and not (tmp_path / "hh_rlhf").exists()
     with pytest.raises(FetchError, match="base-url"):
         fetch("hh-rlhf", tmp_path, base_url="ftp://example.org")
     with pytest.raises(DatasetNotFoundError, match="no upstream sources for 'nope'"):

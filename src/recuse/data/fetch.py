@@ -237,6 +237,36 @@ def _download(
     backoff: float,
     progress: FetchProgress | None,
 ) -> None:
+    try:
+        _attempts(client, file, url, target, retries=retries, backoff=backoff, progress=progress)
+    except FetchError:
+        _prune(target, file)
+        raise
+
+
+def _prune(target: Path, file: SourceFile) -> None:
+    """Remove the folders between the data folder and ``target`` that a failed download
+    left empty (a dataset's folder, made for its first file): "nothing was written" then
+    holds, on disk too. A folder holding anything is kept (rmdir refuses it)."""
+    folder = target.parent
+    for _ in range(len(Path(file.folder, file.path).parts) - 1):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _attempts(
+    client: httpx.Client,
+    file: SourceFile,
+    url: str,
+    target: Path,
+    *,
+    retries: int,
+    backoff: float,
+    progress: FetchProgress | None,
+) -> None:
     for attempt in range(retries + 1):
         try:
             _download_once(client, file, url, target, progress)

@@ -677,3 +677,16 @@ def test_help_off_a_terminal_is_plain_and_whole() -> None:
     )  # fmt: skip
     assert usage.returncode == 2
     assert "No such option: --no-such-option" in usage.stderr and "╭" not in usage.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_an_empty_roster_is_refused_not_ignored(
+    where: str, tmp_path: Path, pairs_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--roster "$ROSTER"`` with ROSTER unset read as no roster at all: the models it
+    was to name were each their own family, with nothing said."""
+    audit = ["audit", str(pairs_csv), "--out", str(tmp_path / "o")]
+    args = ["--roster", "", *audit] if where == "before" else [*audit, "--roster", ""]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "--roster is given an empty value")
+    assert not (tmp_path / "o").exists()

@@ -82,16 +82,17 @@ def help_when_bare(args: list[str]) -> list[str]:
 
 
 def refuse_empty_values(args: list[str]) -> None:
-    """Refuse an option of the named command given an empty value (``--out ""``, or
-    ``--out "$DIR"`` with ``DIR`` unset): a path read from it is ``.``, so the report
-    went into the current folder, and a dataset folder or config file was looked for
-    there; an empty name or number is no value either. Flags take no value and are
-    left alone, and so is everything after ``--``.
+    """Refuse an option of the named command, or a global one (``--roster``), given an
+    empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset): a path read from
+    it is ``.``, so the report went into the current folder, and a dataset folder or
+    config file was looked for there; an empty roster was ignored; an empty name or
+    number is no value either. Flags take no value and are left alone, and so is
+    everything after ``--``.
     """
     import typer.main
 
     command: Any = typer.main.get_command(app)
-    takes: set[str] = set()
+    takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     head = args[: args.index("--")] if "--" in args else args
     for word in head:
         sub = command.commands.get(word) if hasattr(command, "commands") else None

@@ -8,7 +8,9 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from recuse.errors import JudgeError
 from recuse.judging.backends.base import (
     Backend,
     Failure,
@@ -180,6 +182,30 @@ class FakeBackend(Backend):
             best = max(("A", " B", "C"), key=lambda k: d[k]).strip()
             out.append(Generation(text=f"Explanation: fine.\nAnswer: mostly [[{best}]]"))
         return out
+
+
+class RevokedMidRun(FakeBackend):
+    """Four one-prompt calls in flight: the third stops the run (a revoked key), the
+    fourth fails transiently after it, the first two answer last (``answer_after``)."""
+
+    answer_after = 0.6
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1)
+        self.concurrency = 4
+
+    async def next_token_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], **options: Any
+    ) -> list[dict[str, float] | Failure]:
+        n, self.calls = self.calls, self.calls + 1
+        if n == 2:
+            await asyncio.sleep(0.01)
+            raise JudgeError("HTTP 401: key revoked")
+        if n == 3:
+            await asyncio.sleep(0.05)
+            raise TransientError("HTTP 503")
+        await asyncio.sleep(self.answer_after)
+        return [self.dist(p.canonical()) for p in prompts]
 
 
 def fake_pairs(n: int) -> list[dict[str, str]]:

@@ -18,17 +18,16 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from judging.helpers import FakeBackend, fake_pairs
+from judging.helpers import FakeBackend, RevokedMidRun, fake_pairs
 from recuse.cli import main
 from recuse.errors import ConfigError, JudgeError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
-from recuse.judging.backends.base import Backend, Failure, TransientError
+from recuse.judging.backends.base import Backend
 from recuse.judging.backends.http import HTTPBackend, render_chatml
 from recuse.judging.distributed import (
     CheckedFolder,
@@ -36,7 +35,7 @@ from recuse.judging.distributed import (
     _check_reachable,
     choose_placement,
 )
-from recuse.judging.protocols import Pair, Prompt, score_distribution, to_ab
+from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.judging.runner import Computed
 from recuse.judging.tasks import Task, Work
 from recuse.testing.standin import StandIn, standin_distribution
@@ -203,28 +202,6 @@ def test_the_cli_over_ray_says_whether_verdict_logprobs_were_exact(
     ) in said["ignored"]
 
 
-class _RevokedMidBlock(FakeBackend):
-    """One prompt a call, four in flight: the third call is refused (a revoked key)
-    first, the fourth fails transiently after it, the first two answer last."""
-
-    def __init__(self) -> None:
-        super().__init__(batch_size=1)
-        self.concurrency = 4
-
-    async def next_token_logprobs(  # type: ignore[override]
-        self, prompts: Sequence[Prompt], **options: Any
-    ) -> list[dict[str, float] | Failure]:
-        n, self.calls = self.calls, self.calls + 1
-        if n == 2:
-            await asyncio.sleep(0.01)
-            raise JudgeError("HTTP 401: key revoked")
-        if n == 3:
-            await asyncio.sleep(0.05)
-            raise TransientError("HTTP 503")
-        await asyncio.sleep(0.2)
-        return [self.dist(p.canonical()) for p in prompts]
-
-
 @dataclass
 class _InProcess:
     """An executor that computes the run as one block of a worker, in this process:
@@ -260,7 +237,9 @@ def test_a_block_that_fails_gives_back_the_calls_it_finished(tmp_path: Path) -> 
     pairs = pd.DataFrame(fake_pairs(5))  # 10 tasks, one a call
     fast = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
     with Store(tmp_path / "s.db") as store:
-        failing = _InProcess(_RevokedMidBlock())
+        revoked = RevokedMidRun()
+        revoked.answer_after = 0.2
+        failing = _InProcess(revoked)
         runner = Runner(FakeBackend(), store, retry=fast, progress=False, executor=failing)
         with pytest.raises(JudgeError, match="key revoked"):
             runner.pairwise(pairs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import math
 import os
@@ -21,10 +20,9 @@ import pytest
 from rich.console import Console
 
 import recuse.judging.runner as runner_module
-from judging.helpers import FakeBackend, fake_pairs, mirrored_pairs
+from judging.helpers import FakeBackend, RevokedMidRun, fake_pairs, mirrored_pairs
 from recuse.errors import InputError, JudgeError, OutputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
-from recuse.judging.backends.base import Failure, TransientError
 from recuse.judging.handlers.pairwise import pairs_to_judge
 from recuse.judging.protocols import DIMENSIONS, Prompt, score_distribution, to_ab
 from recuse.judging.store import content_key
@@ -150,7 +148,7 @@ def test_items_are_kept_by_a_run_with_nothing_to_judge_and_not_by_one_that_store
 ) -> None:
     pairs = pd.DataFrame(fake_pairs(2))
     with Store(tmp_path / "s.db") as store:
-        fake = _StopsMidRun()
+        fake = RevokedMidRun()
         fake.calls = 2  # its first call raises the 401
         with pytest.raises(JudgeError, match="key revoked"):
             Runner(fake, store, retry=FAST, progress=False).pairwise(pairs.iloc[:1])
@@ -194,30 +192,6 @@ def test_transient_errors_retry_then_succeed(tmp_path: Path) -> None:
         assert set(store.judgments()["attempts"]) == {3}
 
 
-class _StopsMidRun(FakeBackend):
-    """Four one-prompt calls in flight: the third stops the run (a revoked key), the
-    fourth fails transiently after it, the first two answer last."""
-
-    def __init__(self) -> None:
-        super().__init__(batch_size=1)
-        self.concurrency = 4
-
-    async def next_token_logprobs(  # type: ignore[override]
-        self, prompts: Sequence[Prompt], **options: Any
-    ) -> list[dict[str, float] | Failure]:
-        n, self.calls = self.calls, self.calls + 1
-        if n == 2:
-            await asyncio.sleep(0.01)
-            raise JudgeError("HTTP 401: key revoked")
-        if n == 3:
-            await asyncio.sleep(0.05)
-            raise TransientError("HTTP 503")
-        await asyncio.sleep(self.answer_after)
-        return [self.dist(p.canonical()) for p in prompts]
-
-    answer_after = 0.6
-
-
 @pytest.mark.parametrize("note_after", [0.3, 5.0])
 def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, note_after: float
@@ -225,7 +199,7 @@ def test_an_error_stops_the_run_after_the_calls_in_flight_are_stored(
     monkeypatch.setattr(runner_module, "STOP_NOTE_AFTER", note_after)
     pairs = pd.DataFrame(fake_pairs(10))
     with Store(tmp_path / "s.db") as store:
-        fake = _StopsMidRun()
+        fake = RevokedMidRun()
         fake.timeout = 12.5  # a server's bound on each request, said with the wait
         said = io.StringIO()
         console = Console(file=said, width=80)

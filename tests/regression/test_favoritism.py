@@ -178,7 +178,7 @@ def test_a_rarely_used_top_of_a_two_valued_scale_is_not_called_stray() -> None:
     sim = simulate_ratings(seed=2, n_prompts=30)
     binary = sim.ratings.assign(rating=0.0, reference=(sim.ratings["reference"] > 0.5) * 1.0)
     binary.loc[5, "rating"] = 1.0
-    assert not prepare(binary, sim.families).notes
+    assert not prepare(binary, sim.families).warnings
 
 
 def test_unparsed_rows_are_excluded_and_counted() -> None:

@@ -520,7 +520,8 @@ class _Worker:
     ) -> dict[str, np.ndarray]:
         """The block's rows: its outcomes, then its error where it failed (a row
         without an outcome); none for a block not started."""
-        n = len(computed) + bool(error) if block >= 0 else 0
+        tail = [error] if error else []  # the failed block's error row
+        n = len(computed) + len(tail)
         exact = getattr(getattr(self, "backend", None), "exact_ids", None)  # an HTTP judge's
         state = -1 if exact is None else int(bool(exact))
         note = str(getattr(getattr(self, "backend", None), "exact_note", ""))
@@ -529,16 +530,17 @@ class _Worker:
         if tokens is not None and n:  # the block's tokens, on its first row
             counts[:, 0] = tokens
             usage[0] = True
-        cells = [pickle.dumps(c) for c in computed] + ([b""] if error else [])
         return {
-            "computed": np.array(cells[:n], dtype=object),
+            "computed": np.array(
+                [pickle.dumps(c) for c in computed] + [b""] * len(tail), dtype=object
+            ),
             "worker": np.array([self.name] * n, dtype=object),
             "tokens_in": counts[0],
             "tokens_out": counts[1],
             "usage": usage,
             "exact": np.full(n, state, dtype=np.int8),
             "exact_note": np.array([note] * n, dtype=object),
-            "error": np.array([b""] * len(computed) + [error] * bool(error), dtype=object)[:n],
+            "error": np.array([b""] * len(computed) + tail, dtype=object),
             "block": np.full(n, block, dtype=np.int64),
             "rows": np.full(n, n, dtype=np.int64),
         }

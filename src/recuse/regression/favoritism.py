@@ -126,7 +126,8 @@ class Prepared:
     ref (normalised reference), judge_family, model_family, is_self, is_family, plus
     ``length``, ``task``, ``dataset`` and ``rating``/``reference`` (raw) when present.
     ``scales``: per dimension, ``low`` and ``scale`` with normalised = (raw − low) / scale.
-    ``notes``: scores that set a dimension's scale on their own (:func:`stray_scores`).
+    ``warnings``: scores that set a dimension's scale on their own (:func:`stray_scores`),
+    the :class:`FavoritismResult`'s warnings.
     """
 
     frame: pd.DataFrame
@@ -134,7 +135,7 @@ class Prepared:
     normalize: str
     n_excluded: Mapping[str, int]
     families: Mapping[str, str] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def subset(self, keep: np.ndarray | pd.Series) -> Prepared:
         """The same preparation restricted to the rows where ``keep`` is true."""
@@ -293,7 +294,7 @@ def prepare(
         normalize=normalize,
         n_excluded=excluded,
         families=fams,
-        notes=tuple(stray_scores(frame, normalize=normalize)),
+        warnings=tuple(stray_scores(frame, normalize=normalize)),
     )
 
 
@@ -761,7 +762,7 @@ def make_result(
         scales=prepared.scales.copy(),
         families=dict(prepared.families),
         notes=tuple(notes),
-        warnings=prepared.notes,
+        warnings=prepared.warnings,
         scale_note=SCALE_NOTES[prepared.normalize] if scale_note is None else scale_note,
         cov=cov,
         rsquared=rsquared,
@@ -821,10 +822,10 @@ def fit_prepared(
         groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
         res = fit_ols(X, y, se=se, groups=groups)
     except EstimationError as exc:
-        if not prepared.notes:
+        if not prepared.warnings:
             raise
         # a stray score (1e300 on a 1–5 scale) can leave columns with nothing in them
-        raise EstimationError(f"{exc}; {'; '.join(prepared.notes)}") from None
+        raise EstimationError(f"{exc}; {'; '.join(prepared.warnings)}") from None
     by = "prompt" if cluster == "prompt_id" else cluster
     se_label = f"cluster-robust by {by} (CR1)" if se == "cluster" else se
     out = make_result(

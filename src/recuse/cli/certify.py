@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.table import Table
 from rich.text import Text
 from typer._click.core import Context
 from typer.core import TyperGroup
 
 from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
-from recuse.cli.console import cell, echo, json_shown
+from recuse.cli.console import Table, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import named_settings

@@ -9,12 +9,14 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.padding import Padding
+from rich.table import Table as RichTable
 from rich.text import Text
 
 from recuse.terminal import json_shown, one_line, shown
 
-__all__ = ["cell", "console", "echo", "echo_lines", "json_shown", "one_line", "shown"]
+__all__ = ["Table", "cell", "console", "echo", "echo_lines", "json_shown", "one_line", "shown"]
 
 UNWRAPPED = 1_000_000  # columns: a pipe or a file gets whole lines, never a cut path
 
@@ -45,3 +47,36 @@ def echo_lines(text: str, *, err: bool = False) -> None:
     """``typer.echo`` of text of several lines (:func:`json_shown` JSON, a table), each
     :func:`shown`: the text from data in it was made one line as it was built."""
     typer.echo(shown(text), err=err)
+
+
+class Table(RichTable):
+    """A rich table that, on a terminal too narrow for it (its columns at their
+    narrowest, one word wide, do not fit), is shown one row at a time instead: the
+    first column's value, then ``header: value`` for each other column. Names and
+    paths then stay whole instead of folded a few letters a line. Where the console
+    is not a terminal (:func:`console`: never wrapped) the table is always a table."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        unbounded = options.update(width=UNWRAPPED)
+        if self.__rich_measure__(console, unbounded).minimum <= options.max_width:
+            yield from super().__rich_console__(console, options)
+            return
+        if self.title is not None:
+            yield Text.from_markup(self.title) if isinstance(self.title, str) else self.title
+        headers = [_text(c.header) for c in self.columns]
+        rows = zip(*(list(c.cells) for c in self.columns), strict=True)
+        for row in rows:
+            first, *rest = (_text(v) for v in row)
+            yield Text.assemble(first, style="bold") if self.show_header else first
+            for head, value in zip(headers[1:], rest, strict=True):
+                line = (
+                    Text.assemble(head, ": ", value) if self.show_header and head.plain else value
+                )
+                yield Padding(line, (0, 0, 0, 2), expand=False)
+
+
+def _text(value: object) -> Text:
+    """A table cell as text: a string is rich markup, as a table reads it."""
+    if isinstance(value, Text):
+        return value
+    return Text.from_markup(value) if isinstance(value, str) else Text(str(value))

@@ -17,10 +17,9 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
-from rich.table import Table
 
 from recuse.cli.app import app, cli_roster
-from recuse.cli.console import cell
+from recuse.cli.console import Table, cell
 from recuse.cli.console import console as make_console
 from recuse.data import fetch as fetching
 from recuse.data import registry

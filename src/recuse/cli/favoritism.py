@@ -9,7 +9,6 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
@@ -20,7 +19,7 @@ from recuse.cli.app import (
     parse_mapping,
     references,
 )
-from recuse.cli.console import cell, shown
+from recuse.cli.console import Table, cell, shown
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError

@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from recuse import numbers
@@ -25,7 +24,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
-from recuse.cli.console import cell
+from recuse.cli.console import Table, cell
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.table import Table
 
 from recuse.cli.app import (
     AllowUnknownOption,
@@ -24,7 +23,7 @@ from recuse.cli.app import (
     references,
     value_reading,
 )
-from recuse.cli.console import cell, echo_lines, json_shown
+from recuse.cli.console import Table, cell, echo_lines, json_shown
 from recuse.cli.console import console as make_console
 from recuse.data.columns import IGNORED
 from recuse.data.importers import ImportFormat

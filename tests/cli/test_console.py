@@ -1,0 +1,68 @@
+"""The CLI's console: tables that stay readable on a narrow terminal."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from recuse.cli.console import Table
+
+NAMES = ("mt-bench-human", "llmbar-mtbench", "alpaca-eval")
+
+
+def _table() -> Table:
+    t = Table(title="Datasets")
+    for col in ("name", "table", "folders", "what"):
+        t.add_column(col, overflow="fold")
+    for name in NAMES:
+        t.add_row(
+            name, "pairs", f"{name.replace('-', '_')}, mt_bench", "[green]yes[/] " + "word " * 20
+        )
+    return t
+
+
+def _shown(table: Table, width: int, *, terminal: bool = True) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=width, force_terminal=terminal, color_system=None).print(table)
+    return buf.getvalue()
+
+
+def test_a_narrow_terminal_gets_one_block_per_row_with_every_name_whole() -> None:
+    out = _shown(_table(), 40)
+    lines = out.splitlines()
+    assert "┃" not in out and "│" not in out  # no table drawn
+    assert lines[0] == "Datasets"
+    assert all(len(line) <= 40 for line in lines)
+    for name in NAMES:  # the first column heads its block, whole, on a line of its own
+        assert name in lines
+        block = lines[lines.index(name) + 1 :]
+        assert block[0] == "  table: pairs"
+        assert block[1] == f"  folders: {name.replace('-', '_')}, mt_bench"
+        assert block[2].startswith("  what: yes word")  # markup read as the table reads it
+        assert block[3].startswith("  word")  # a long value wraps under its own indent
+
+
+def test_a_wide_terminal_and_a_pipe_get_the_table() -> None:
+    assert "┃ name" in _shown(_table(), 200)
+    # at 40 columns too where the output is not a terminal: the CLI's console for a pipe
+    # is never wrapped (console.UNWRAPPED), so the table is drawn at its full width
+    from recuse.cli.console import console
+
+    pipe = console()
+    assert pipe.width > 40
+    with pipe.capture() as cap:
+        pipe.print(_table())
+    assert "┃ name" in cap.get()
+
+
+def test_a_table_without_headers_shows_its_values_alone() -> None:
+    t = Table(title="row 0", show_header=False)
+    t.add_column("column")
+    t.add_column("value")
+    t.add_row("a_rather_long_column_name", "a value of several words " * 3)
+    t.add_row("judge", "gpt-4")
+    lines = _shown(t, 30).splitlines()
+    assert lines[:2] == ["row 0", "a_rather_long_column_name"]
+    assert lines[2].startswith("  a value of")
+    assert "judge" in lines and "  gpt-4" in lines

@@ -204,3 +204,47 @@ def test_the_metric_functions_example_runs_and_shows_the_headline(
     assert round(calibrated.estimate, 3) == -0.036
     assert (round(calibrated.ci_low, 2), round(calibrated.ci_high, 2)) == (-0.11, 0.06)
     assert "-0.036" in block.group(1) and "[-0.11, +0.06]" in block.group(1)
+
+
+def test_a_column_of_text_and_numbers_is_read_as_a_file_holds_it(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A DataFrame column holding both text and numbers (ids 7 and "x7", verdicts "A"
+    and 0.5) was refused ("could not be stored as a table"), though validate_pairs and
+    the same table as a CSV file read it."""
+    mixed = planted.copy()
+    ids = pd.Series(pd.factorize(mixed["item_id"])[0], dtype=object)
+    mixed["item_id"] = [i if i % 2 else f"x{i}" for i in ids]  # ints and text
+    first = mixed["p_a_first"].astype(object)
+    mixed["p_a_first"] = first.where(first != 1.0, "A").where(first != 0.0, "b")
+    kept = mixed.copy(deep=True)
+    path = tmp_path / "mixed.csv"
+    mixed.to_csv(path, index=False)
+    by_frame = recuse.audit(mixed, only=["position"], n_boot=200).findings
+    by_file = recuse.audit(str(path), only=["position"], n_boot=200).findings
+    pd.testing.assert_frame_equal(mixed, kept)  # the caller's frame is left as it was
+    cols = ["judge", "estimate", "ci_low", "ci_high", "n"]
+    pd.testing.assert_frame_equal(by_frame[cols], by_file[cols])
+    # the number, worked out by hand from the planted table: (first + 1 - second) / 2
+    both = planted.dropna(subset=["p_a_first", "p_a_second"])
+    rate = ((both["p_a_first"] + 1 - both["p_a_second"]) / 2).groupby(both["judge"]).mean()
+    got = by_frame.set_index("judge")["estimate"]
+    assert got["gpt-4"] == pytest.approx(rate["gpt-4"]) and got["claude-v1"] == pytest.approx(
+        rate["claude-v1"]
+    )
+    # a column also holding a bool is left as it is: the error names it
+    flagged = planted.assign(p_a_first=planted["p_a_first"].astype(object))
+    flagged.loc[0, "p_a_first"], flagged.loc[1, "p_a_first"] = True, "A"
+    with pytest.raises(InputError, match="p_a_first") as err:
+        recuse.audit(flagged, only=["position"], n_boot=200)
+    assert err.value.file == "dataframe (the DataFrame given)"
+
+
+def test_a_column_named_twice_is_named_not_a_type_problem(planted: pd.DataFrame) -> None:
+    """``pd.concat(axis=1)`` repeating a column gave "could not be stored as a table
+    (Duplicate column names found: [...]) — give each column one type"."""
+    twice = pd.concat([planted, planted[["judge"]]], axis=1)
+    with pytest.raises(InputError) as err:
+        recuse.audit(twice, only=["position"], n_boot=200)
+    assert err.value.file == "dataframe (the DataFrame given)" and err.value.column == "judge"
+    assert "2 columns named 'judge'" in str(err.value) and "one type" not in str(err.value)

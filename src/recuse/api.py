@@ -26,9 +26,11 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from html import escape
+from numbers import Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from recuse.config import Config, load_config
@@ -39,6 +41,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
+from recuse.tables import check_header
 
 if TYPE_CHECKING:
     from recuse.mitigation.selective import Certification
@@ -151,19 +154,45 @@ def _items(data: Any) -> list[Data]:
     return items
 
 
+def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each object column that holds both text and numbers (ids ``7`` and
+    ``"x7"``, verdicts ``"A"`` and ``0.5``), which no Parquet column type holds, as text:
+    a file holds such a column so (a CSV writes ``7`` and ``0.5`` as text), and its reader
+    reads it back as the DataFrame's values. Missing cells stay missing; a column also
+    holding a list or a ``True`` is left as it is (the error storing it names it)."""
+    text = {}
+    for name in frame.select_dtypes(include="object").columns:
+        s = frame[name]
+        if pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
+            continue
+        present = s[s.notna()]
+        if present.map(
+            lambda v: isinstance(v, str | Number) and not isinstance(v, bool | np.bool_)
+        ).all():
+            text[name] = s.where(s.isna(), s.map(str))
+    if not text:
+        return frame
+    out = frame.copy(deep=False)  # the caller's frame is left as it was
+    for name, column in text.items():
+        out[name] = column
+    return out
+
+
 def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs: Any) -> Input:
     """A DataFrame read by the file reader's rules (via a Parquet file)."""
     name = "dataframe" if total == 1 else f"dataframe-{k + 1}"
     path = folder / f"{name}.parquet"
-    try:
-        frame.to_parquet(path, index=False)
-    except (ValueError, TypeError, ImportError) as exc:
-        raise InputError(
-            f"{name}: the DataFrame could not be stored as a table ({exc})",
-            fix="give each column one type (numbers, or text)",
-        ) from exc
     # errors and notes name the DataFrame, not the temporary file the user never made
     label = f"{name} (the DataFrame given)"
+    check_header(frame, file=label)
+    try:
+        _as_stored(frame).to_parquet(path, index=False)
+    except (ValueError, TypeError, ImportError) as exc:
+        raise InputError(
+            f"the DataFrame could not be stored as a table ({exc})",
+            file=label,
+            fix="give each column one type (numbers, or text)",
+        ) from exc
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always")
         try:

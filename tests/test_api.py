@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +249,32 @@ def test_a_column_named_twice_is_named_not_a_type_problem(planted: pd.DataFrame)
         recuse.audit(twice, only=["position"], n_boot=200)
     assert err.value.file == "dataframe (the DataFrame given)" and err.value.column == "judge"
     assert "2 columns named 'judge'" in str(err.value) and "one type" not in str(err.value)
+
+
+def test_notes_of_audits_in_threads_are_all_told(planted: pd.DataFrame) -> None:
+    """Each audit of a DataFrame caught its reader's notes (to name the DataFrame in
+    them) with warnings.catch_warnings, whose state is one per process: audits in four
+    threads told none of their four notes ("no prompt_id ...: intervals then treat
+    pairs as independent") in most runs."""
+    import threading
+
+    no_prompts = planted.drop(columns=["prompt_id"])
+    done: list[pd.DataFrame] = []
+
+    def one() -> None:
+        done.append(recuse.audit(no_prompts, only=["position"], n_boot=200).findings)
+
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    notes = [str(w.message) for w in told if issubclass(w.category, ReaderNote)]
+    assert len(done) == 4 and all(d.equals(done[0]) for d in done)
+    assert len(notes) == 4 and all("no prompt_id" in n for n in notes), notes
+    with warnings.catch_warnings(record=True) as after:  # no recorder left in place
+        warnings.simplefilter("always")
+        warnings.warn("after", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in after] == ["after"]

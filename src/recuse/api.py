@@ -37,7 +37,7 @@ from recuse.config import Config, load_config
 from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
-from recuse.errors import ConfigError, InputError
+from recuse.errors import WARNINGS_LOCK, ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
@@ -193,23 +193,26 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
             file=label,
             fix="give each column one type (numbers, or text)",
         ) from exc
-    with warnings.catch_warnings(record=True) as notes:
-        warnings.simplefilter("always")
-        try:
-            inp = load_input(path, **kwargs)
-        except InputError as err:
-            if err.file != str(path):
-                raise
-            raise InputError(
-                err.reason.replace(str(path), label),
-                file=label,
-                row=err.row,
-                column=err.column,
-                fix=err.fix.replace(str(path), label) if err.fix else None,
-            ) from None
-    for note in notes:
-        text = str(note.message).replace(str(path), label)
-        warnings.warn_explicit(text, note.category, note.filename, note.lineno)
+    # the notes are caught to rename the file in them, and told again under the lock:
+    # no other recuse thread changes the warnings state in between (errors.WARNINGS_LOCK)
+    with WARNINGS_LOCK:
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always")
+            try:
+                inp = load_input(path, **kwargs)
+            except InputError as err:
+                if err.file != str(path):
+                    raise
+                raise InputError(
+                    err.reason.replace(str(path), label),
+                    file=label,
+                    row=err.row,
+                    column=err.column,
+                    fix=err.fix.replace(str(path), label) if err.fix else None,
+                ) from None
+        for note in notes:
+            text = str(note.message).replace(str(path), label)
+            warnings.warn_explicit(text, note.category, note.filename, note.lineno)
     source = replace(inp.source, name=name, location="(a DataFrame in memory)", files=())
     return replace(inp, name=name, source=source)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -278,3 +279,24 @@ def test_notes_of_audits_in_threads_are_all_told(planted: pd.DataFrame) -> None:
         warnings.simplefilter("always")
         warnings.warn("after", UserWarning, stacklevel=1)
     assert [str(w.message) for w in after] == ["after"]
+
+
+def test_unknown_models_error_refuses_names_the_roster_lacks(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """docs/your-data.md says ``unknown_models="error"`` refuses such names in
+    ``audit``; recuse.audit answered "unknown option 'unknown_models'"."""
+    renamed = planted.replace({"gpt-4": "my-judge-v9", "claude-v1": "other-judge"})
+    path = tmp_path / "renamed.csv"
+    renamed.to_csv(path, index=False)
+    for data, where in ((renamed, "dataframe (the DataFrame given)"), (str(path), str(path))):
+        with pytest.raises(InputError) as err:
+            recuse.audit(data, only=["position"], n_boot=200, unknown_models="error")
+        assert err.value.file == where
+        assert "'my-judge-v9'" in str(err.value) and "'other-judge'" in str(err.value)
+    with pytest.warns(ReaderNote, match="my-judge-v9"):  # the default keeps them, noted
+        kept = recuse.audit(renamed, only=["position"], n_boot=200)
+    assert set(kept.findings["judge"]) == {"my-judge-v9", "other-judge"}
+    with pytest.raises(ConfigError, match="unknown_models = 'refuse'"):
+        recuse.audit(renamed, only=["position"], unknown_models="refuse")  # type: ignore[arg-type]
+    assert "unknown_models" in str(inspect.signature(recuse.audit))

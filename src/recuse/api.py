@@ -37,6 +37,7 @@ from recuse.config import Config, load_config
 from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
+from recuse.data.model_names import UnknownModels
 from recuse.errors import WARNINGS_LOCK, ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
@@ -267,10 +268,13 @@ def run(
     *,
     roster: Roster,
     progress: Callable[[str], None] | None = None,
+    unknown_models: UnknownModels = "keep",
 ) -> model.AuditReport:
     """The audit of ``data`` with resolved ``settings`` and the context's ``roster``:
     load each input (a DataFrame by the file reader's rules), run the analyses, add the
     evaluator card of ``settings.store``. What the CLI and :func:`audit` both call."""
+    if unknown_models not in ("keep", "error"):
+        raise ConfigError(f"unknown_models = {unknown_models!r}: use 'keep' or 'error'")
     from recuse.driver import run_audit
 
     items = _items(data)
@@ -280,6 +284,7 @@ def run(
         "table": settings.table, "data_dir": settings.data_dir, "roster": roster,
         "mapping": dict(settings.mapping) or None, "format": settings.format,
         "reading": settings.reading(), "references": settings.references(),
+        "unknown_models": unknown_models,
     }  # fmt: skip
     loaded: list[Input] = []
     timings = []
@@ -306,6 +311,7 @@ def audit(
     config: str | Path | Config | None = None,
     roster: Roster | str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    unknown_models: UnknownModels = "keep",
     **options: Any,
 ) -> Report:
     """Audit ``data`` (a dataset name, a file, a DataFrame, or a list of them) with the
@@ -319,18 +325,24 @@ def audit(
     ``fdr``, ``se``, ``robustness``, ``figures``, ``title``, ``material``
     (``--material``: {bias key: smallest effect worth acting on}), ``self_scope``
     (``--self-scope``), ``store`` and ``prices`` (the evaluator card of a judge store).
-    ``roster``: a :class:`~recuse.Roster` or a TOML file extending the built-in one.
-    ``config``: a ``recuse.toml`` (path or :class:`~recuse.config.Config`) whose options
-    apply where a keyword is not given (the CLI's rule, :func:`recuse.options.resolve`);
-    its map, value maps and materiality are merged under the keywords', its
-    ``[[model]]`` entries added to the roster.
+    ``roster``: a :class:`~recuse.Roster` or a TOML file extending the built-in one;
+    a model name it lacks is read as its own model and family, with a note
+    (``unknown_models="keep"``), or refused (``"error"``, which lists them all).
+    ``progress``: called with each step's name as the audit reaches it. ``config``: a
+    ``recuse.toml`` (path or :class:`~recuse.config.Config`) whose options apply where
+    a keyword is not given (the CLI's rule, :func:`recuse.options.resolve`); its map,
+    value maps and materiality are merged under the keywords', its ``[[model]]``
+    entries added to the roster.
 
     Bad input raises :class:`~recuse.errors.RecuseError` (an ``InputError`` naming the
     file, row, column and fix; a ``ConfigError`` naming the option)."""
     items = _items(data)
     cfg = config if isinstance(config, Config) or config is None else load_config(config)
     settings = resolve(read_options(options, "api"), config=cfg)
-    return Report(run(items, settings, roster=context_roster(roster, cfg), progress=progress))
+    rost = context_roster(roster, cfg)
+    return Report(
+        run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
+    )
 
 
 def _signature() -> inspect.Signature:
@@ -342,7 +354,7 @@ def _signature() -> inspect.Signature:
     for f in fields(Settings):
         if f.metadata["option"].api:
             params.append(inspect.Parameter(f.name, kw, default=default(f.name), annotation=f.type))
-    params += [base[n] for n in ("config", "roster", "progress")]
+    params += [base[n] for n in ("config", "roster", "progress", "unknown_models")]
     return inspect.Signature(params, return_annotation="Report")
 
 

@@ -300,3 +300,23 @@ def test_unknown_models_error_refuses_names_the_roster_lacks(
     with pytest.raises(ConfigError, match="unknown_models = 'refuse'"):
         recuse.audit(renamed, only=["position"], unknown_models="refuse")  # type: ignore[arg-type]
     assert "unknown_models" in str(inspect.signature(recuse.audit))
+
+
+def test_certify_reads_costs_as_the_cli_does(planted: pd.DataFrame) -> None:
+    """``recuse.certify(costs=)`` took any value: a negative price gave a cheaper
+    cascade, NaN a NaN cost (JSON that no reader takes), text a TypeError when the
+    result was written; a judge spelt another way ("GPT-4") was left unpriced."""
+    cascade = ["claude-v1", "gpt-4"]
+    got = recuse.certify(planted, agreement=0.6, cascade=cascade,
+                         costs={"Claude-V1": 1.5, "GPT-4": 10})  # fmt: skip
+    assert got.cascade is not None
+    stages = got.cascade.to_dict()["stages"]
+    assert [s["usd_per_1000_judgments"] for s in stages] == [1.5, 10.0]
+    # the cascade's cost, worked out from its stages: each item reaching a stage is
+    # judged there (in both orders)
+    by_hand = sum(s["reached"] * s["judgments_per_item"] * s["usd_per_1000_judgments"]
+                  for s in stages)  # fmt: skip
+    assert got.cascade.to_dict()["usd_per_1000_items"] == pytest.approx(by_hand)
+    for bad in (-5, float("nan"), float("inf"), "cheap", True):
+        with pytest.raises(ConfigError, match=r"costs\['gpt-4'\] = .*a number ≥ 0"):
+            recuse.certify(planted, cascade=cascade, costs={"gpt-4": bad})  # type: ignore[dict-item]

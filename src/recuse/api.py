@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 import tempfile
 import time
 import warnings
@@ -369,6 +370,36 @@ def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
 
 
+def _costs(
+    costs: Mapping[str, float] | None, roster: Roster, present: set[str]
+) -> dict[str, float] | None:
+    """``certify``'s ``costs`` checked as ``--cost`` is (USD per 1,000 judgments, a
+    number ≥ 0), each judge named as the data names it (an alias or another case of a
+    judge present: ``GPT-4``); a name the data lacks is kept as given (a price list may
+    name more judges than one table holds)."""
+    if costs is None:
+        return None
+    if not isinstance(costs, Mapping):
+        raise ConfigError(
+            f"costs = {type(costs).__name__}: give {{judge: USD per 1,000 judgments}}, "
+            "e.g. {'gpt-4': 30}"
+        )
+    out: dict[str, float] = {}
+    for name, usd in costs.items():
+        number = isinstance(usd, int | float | np.number) and not isinstance(usd, bool | np.bool_)
+        if not number or not 0 <= float(usd) < math.inf:
+            raise ConfigError(
+                f"costs[{str(name)!r}] = {usd!r}: give USD per 1,000 judgments, a number ≥ 0 "
+                "(e.g. {'gpt-4': 30})"
+            )
+        try:
+            key = roster.judge_in(str(name), present)
+        except ConfigError:
+            key = str(name)
+        out[key] = float(usd)
+    return out
+
+
 def certify(
     data: Data,
     *,
@@ -429,6 +460,7 @@ def certify(
     stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
     # the guarantees name the labels as the input declares them (recuse.reference)
     o = replace(o, reference=inp.source.reference)
+    prices = _costs(costs, roster, present)
     done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
-                          costs=costs)  # fmt: skip
+                          costs=prices)  # fmt: skip
     return replace(done, notes=inp.source.notes)

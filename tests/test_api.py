@@ -320,3 +320,20 @@ def test_certify_reads_costs_as_the_cli_does(planted: pd.DataFrame) -> None:
     for bad in (-5, float("nan"), float("inf"), "cheap", True):
         with pytest.raises(ConfigError, match=r"costs\['gpt-4'\] = .*a number ≥ 0"):
             recuse.certify(planted, cascade=cascade, costs={"gpt-4": bad})  # type: ignore[dict-item]
+
+
+def test_the_callers_roster_is_left_as_it_was(planted: pd.DataFrame) -> None:
+    """``recuse.audit(..., roster=mine)`` added the data's unknown model names to
+    ``mine``: the next audit with it said nothing of them, and
+    ``unknown_models="error"`` accepted them."""
+    renamed = planted.replace({"gpt-4": "my-judge-v9"})
+    mine = recuse.Roster.load()
+    before = sorted(mine.entries)
+    for _ in range(2):  # each call notes the name the roster lacks
+        with pytest.warns(ReaderNote, match="'my-judge-v9' is not in the roster"):
+            recuse.audit(renamed, only=["position"], n_boot=200, roster=mine)
+    with pytest.warns(ReaderNote, match="'my-judge-v9' is not in the roster"):
+        recuse.certify(renamed, agreement=0.6, roster=mine)
+    assert sorted(mine.entries) == before and "my-judge-v9" not in mine
+    with pytest.raises(InputError, match="my-judge-v9"):
+        recuse.audit(renamed, only=["position"], roster=mine, unknown_models="error")

@@ -221,14 +221,15 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
 
 def context_roster(roster: Roster | str | Path | None, config: Config | None) -> Roster:
     """The one roster of an audit: ``roster`` (an object, or a TOML file extending the
-    built-in one; default the built-in one) with the config file's ``[[model]]`` entries."""
+    built-in one; default the built-in one) with the config file's ``[[model]]`` entries.
+    A roster object is copied: the run adds the data's unknown model names to its roster
+    (:meth:`Roster.keep`), and the caller's is left as it was for the next run."""
     if roster is not None and not isinstance(roster, Roster | str | Path):
         raise ConfigError(
             f"roster = {type(roster).__name__}: give a recuse.Roster or a roster TOML file"
         )
-    base = roster if isinstance(roster, Roster) else Roster.load(roster)
-    if config is not None and config.models:
-        base = copy.deepcopy(base)  # the caller's roster object is left as it was
+    base = copy.deepcopy(roster) if isinstance(roster, Roster) else Roster.load(roster)
+    if config is not None:
         for entry in config.models:
             base.add(entry)
     return base

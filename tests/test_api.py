@@ -337,3 +337,23 @@ def test_the_callers_roster_is_left_as_it_was(planted: pd.DataFrame) -> None:
     assert sorted(mine.entries) == before and "my-judge-v9" not in mine
     with pytest.raises(InputError, match="my-judge-v9"):
         recuse.audit(renamed, only=["position"], roster=mine, unknown_models="error")
+
+
+def test_a_column_made_the_index_is_read_as_a_column(planted: pd.DataFrame) -> None:
+    """``df.set_index("human")`` gave an audit without labels (17 analyses skipped, no
+    error), ``set_index("item_id")`` a "missing required column item_id" though the
+    DataFrame holds it: to_csv writes a named index as a column, and so is it read."""
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    plain = recuse.audit(planted, only=["position", "verbosity"], n_boot=200).findings[cols]
+    assert "verbosity_recall_gap" in set(plain["bias"])  # a finding that needs the labels
+    for index in ("human", ["item_id", "judge"]):
+        indexed = planted.set_index(index)
+        kept = indexed.copy(deep=True)
+        got = recuse.audit(indexed, only=["position", "verbosity"], n_boot=200).findings
+        pd.testing.assert_frame_equal(got[cols], plain)
+        pd.testing.assert_frame_equal(indexed, kept)
+    # an unnamed index (a filter's row numbers) is no column
+    shuffled = planted.set_axis(range(len(planted), 0, -1))
+    pd.testing.assert_frame_equal(
+        recuse.audit(shuffled, only=["position", "verbosity"], n_boot=200).findings[cols], plain
+    )

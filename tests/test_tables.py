@@ -510,3 +510,17 @@ def test_a_column_named_twice_or_a_multiindex_header_is_named() -> None:
     extra = pd.concat([ratings().assign(x=1), pd.DataFrame({"x": [0, 0, 0]})], axis=1)
     with pytest.raises(InputError, match="2 columns named 'x'"):
         validate_ratings(extra)
+
+
+def test_a_column_made_the_index_is_a_column() -> None:
+    """``validate_pairs(df.set_index("human"))`` read a table without labels (no error),
+    and ``set_index("item_id")`` said item_id was missing."""
+    plain = validate_pairs(pairs())
+    for index in ("human", ["item_id", "judge"]):
+        got = validate_pairs(pairs().set_index(index))
+        pd.testing.assert_frame_equal(got[plain.columns], plain)
+    rated = validate_ratings(ratings())
+    got = validate_ratings(ratings().set_index(["prompt_id", "model"]))
+    pd.testing.assert_frame_equal(got[rated.columns], rated)
+    # row numbers are no column
+    assert list(validate_pairs(pairs().set_axis([7, 8, 9])).columns) == list(plain.columns)

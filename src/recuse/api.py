@@ -43,7 +43,7 @@ from recuse.errors import WARNINGS_LOCK, ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
-from recuse.tables import check_header
+from recuse.tables import check_header, index_as_columns
 
 if TYPE_CHECKING:
     from recuse.mitigation.selective import Certification
@@ -157,11 +157,13 @@ def _items(data: Any) -> list[Data]:
 
 
 def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with each object column that holds both text and numbers (ids ``7`` and
-    ``"x7"``, verdicts ``"A"`` and ``0.5``), which no Parquet column type holds, as text:
-    a file holds such a column so (a CSV writes ``7`` and ``0.5`` as text), and its reader
-    reads it back as the DataFrame's values. Missing cells stay missing; a column also
-    holding a list or a ``True`` is left as it is (the error storing it names it)."""
+    """``frame`` as a file holds it: its named index levels as columns (as ``to_csv``
+    writes them: ``set_index("human")`` left a table without labels), and each object
+    column holding both text and numbers (ids ``7`` and ``"x7"``, verdicts ``"A"`` and
+    ``0.5``), which no Parquet column type holds, as text (as a CSV holds it), which its
+    reader reads back as the DataFrame's values. Missing cells stay missing; a column
+    also holding a list or a ``True`` is left as it is (the error storing it names it)."""
+    frame = index_as_columns(frame)
     text = {}
     for name in frame.select_dtypes(include="object").columns:
         s = frame[name]

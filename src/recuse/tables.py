@@ -603,6 +603,15 @@ def check_header(df: pd.DataFrame, *, file: str | Path | None = None) -> None:
         )
 
 
+def index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its named index levels as columns (``df`` itself where it has none),
+    as ``to_csv`` writes them: a column made the index (``set_index("item_id")``) is
+    still a column of the table. Unnamed levels (row numbers) and a level named like a
+    column are left out."""
+    named = [n for n in df.index.names if n is not None and n not in df.columns]
+    return df.reset_index(level=named) if named else df
+
+
 def _validate(
     df: pd.DataFrame,
     schema: Schema,
@@ -614,6 +623,7 @@ def _validate(
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a {schema.name} table (pandas DataFrame)", file=fname)
     check_header(df, file=fname)
+    df = index_as_columns(df)
     if len(df) == 0:
         raise InputError(
             f"the {schema.name} table is empty",
@@ -727,6 +737,7 @@ def validate_pairs(
     flip = frozenset({"p_a_second"} if swapped_frame == "presented" else ())
     if isinstance(df, pd.DataFrame):
         check_header(df, file=file)
+        df = index_as_columns(df)
         must = [c for c in PAIRS.required if c not in PAIRS.filled and c not in df.columns]
         if must and len(df):  # named against the frame's own columns, before filling
             raise missing_columns_error(PAIRS, must, df.columns, file)

@@ -605,3 +605,26 @@ def test_one_json_row_of_20000_keys_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(dict(base, **{f"c{i}": i for i in range(20_000)})) + "\n")
     error, _, _ = _peak(lambda: read_table(path, table="pairs"))
     assert "more than the 10,000 columns recuse reads" in str(error) and error.row == 1
+
+
+def test_a_parquet_files_named_index_is_a_column(tmp_path: Path) -> None:
+    """pandas writes a named index into a Parquet file as a column with metadata that
+    makes it the index again on reading: ``df.set_index("human").to_parquet(p)`` read
+    as a table without labels (no error), ``set_index("item_id")`` as one without
+    item_id."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2", "i3"], "prompt_id": ["p1", "p1", "p2"],
+        "human": [1.0, 0.0, 0.5], "judge": ["gpt-4"] * 3, "p_a_first": [1.0, 0.0, 1.0],
+    })  # fmt: skip
+    plain = read_table(_write_parquet(frame, tmp_path / "plain.parquet"), table="pairs")
+    for index in ("human", ["item_id", "judge"]):
+        path = tmp_path / "indexed.parquet"
+        frame.set_index(index).to_parquet(path)
+        got = read_table(path, table="pairs")
+        pd.testing.assert_frame_equal(got[plain.columns], plain)
+    assert plain["human"].tolist() == [1.0, 0.0, 0.5]
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> Path:
+    frame.to_parquet(path, index=False)
+    return path

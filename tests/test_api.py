@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +206,154 @@ def test_the_metric_functions_example_runs_and_shows_the_headline(
     assert round(calibrated.estimate, 3) == -0.036
     assert (round(calibrated.ci_low, 2), round(calibrated.ci_high, 2)) == (-0.11, 0.06)
     assert "-0.036" in block.group(1) and "[-0.11, +0.06]" in block.group(1)
+
+
+def test_a_column_of_text_and_numbers_is_read_as_a_file_holds_it(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A DataFrame column holding both text and numbers (ids 7 and "x7", verdicts "A"
+    and 0.5) was refused ("could not be stored as a table"), though validate_pairs and
+    the same table as a CSV file read it."""
+    mixed = planted.copy()
+    ids = pd.Series(pd.factorize(mixed["item_id"])[0], dtype=object)
+    mixed["item_id"] = [i if i % 2 else f"x{i}" for i in ids]  # ints and text
+    first = mixed["p_a_first"].astype(object)
+    mixed["p_a_first"] = first.where(first != 1.0, "A").where(first != 0.0, "b")
+    kept = mixed.copy(deep=True)
+    path = tmp_path / "mixed.csv"
+    mixed.to_csv(path, index=False)
+    by_frame = recuse.audit(mixed, only=["position"], n_boot=200).findings
+    by_file = recuse.audit(str(path), only=["position"], n_boot=200).findings
+    pd.testing.assert_frame_equal(mixed, kept)  # the caller's frame is left as it was
+    cols = ["judge", "estimate", "ci_low", "ci_high", "n"]
+    pd.testing.assert_frame_equal(by_frame[cols], by_file[cols])
+    # the number, worked out by hand from the planted table: (first + 1 - second) / 2
+    both = planted.dropna(subset=["p_a_first", "p_a_second"])
+    rate = ((both["p_a_first"] + 1 - both["p_a_second"]) / 2).groupby(both["judge"]).mean()
+    got = by_frame.set_index("judge")["estimate"]
+    assert got["gpt-4"] == pytest.approx(rate["gpt-4"]) and got["claude-v1"] == pytest.approx(
+        rate["claude-v1"]
+    )
+    # a column also holding a bool is left as it is: the error names it
+    flagged = planted.assign(p_a_first=planted["p_a_first"].astype(object))
+    flagged.loc[0, "p_a_first"], flagged.loc[1, "p_a_first"] = True, "A"
+    with pytest.raises(InputError, match="p_a_first") as err:
+        recuse.audit(flagged, only=["position"], n_boot=200)
+    assert err.value.file == "dataframe (the DataFrame given)"
+
+
+def test_a_column_named_twice_is_named_not_a_type_problem(planted: pd.DataFrame) -> None:
+    """``pd.concat(axis=1)`` repeating a column gave "could not be stored as a table
+    (Duplicate column names found: [...]) — give each column one type"."""
+    twice = pd.concat([planted, planted[["judge"]]], axis=1)
+    with pytest.raises(InputError) as err:
+        recuse.audit(twice, only=["position"], n_boot=200)
+    assert err.value.file == "dataframe (the DataFrame given)" and err.value.column == "judge"
+    assert "2 columns named 'judge'" in str(err.value) and "one type" not in str(err.value)
+
+
+def test_notes_of_audits_in_threads_are_all_told(planted: pd.DataFrame) -> None:
+    """Each audit of a DataFrame caught its reader's notes (to name the DataFrame in
+    them) with warnings.catch_warnings, whose state is one per process: audits in four
+    threads told none of their four notes ("no prompt_id ...: intervals then treat
+    pairs as independent") in most runs."""
+    import threading
+
+    no_prompts = planted.drop(columns=["prompt_id"])
+    done: list[pd.DataFrame] = []
+
+    def one() -> None:
+        done.append(recuse.audit(no_prompts, only=["position"], n_boot=200).findings)
+
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    notes = [str(w.message) for w in told if issubclass(w.category, ReaderNote)]
+    assert len(done) == 4 and all(d.equals(done[0]) for d in done)
+    assert len(notes) == 4 and all("no prompt_id" in n for n in notes), notes
+    with warnings.catch_warnings(record=True) as after:  # no recorder left in place
+        warnings.simplefilter("always")
+        warnings.warn("after", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in after] == ["after"]
+
+
+def test_unknown_models_error_refuses_names_the_roster_lacks(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """docs/your-data.md says ``unknown_models="error"`` refuses such names in
+    ``audit``; recuse.audit answered "unknown option 'unknown_models'"."""
+    renamed = planted.replace({"gpt-4": "my-judge-v9", "claude-v1": "other-judge"})
+    path = tmp_path / "renamed.csv"
+    renamed.to_csv(path, index=False)
+    for data, where in ((renamed, "dataframe (the DataFrame given)"), (str(path), str(path))):
+        with pytest.raises(InputError) as err:
+            recuse.audit(data, only=["position"], n_boot=200, unknown_models="error")
+        assert err.value.file == where
+        assert "'my-judge-v9'" in str(err.value) and "'other-judge'" in str(err.value)
+    with pytest.warns(ReaderNote, match="my-judge-v9"):  # the default keeps them, noted
+        kept = recuse.audit(renamed, only=["position"], n_boot=200)
+    assert set(kept.findings["judge"]) == {"my-judge-v9", "other-judge"}
+    with pytest.raises(ConfigError, match="unknown_models = 'refuse'"):
+        recuse.audit(renamed, only=["position"], unknown_models="refuse")  # type: ignore[arg-type]
+    assert "unknown_models" in str(inspect.signature(recuse.audit))
+
+
+def test_certify_reads_costs_as_the_cli_does(planted: pd.DataFrame) -> None:
+    """``recuse.certify(costs=)`` took any value: a negative price gave a cheaper
+    cascade, NaN a NaN cost (JSON that no reader takes), text a TypeError when the
+    result was written; a judge spelt another way ("GPT-4") was left unpriced."""
+    cascade = ["claude-v1", "gpt-4"]
+    got = recuse.certify(planted, agreement=0.6, cascade=cascade,
+                         costs={"Claude-V1": 1.5, "GPT-4": 10})  # fmt: skip
+    assert got.cascade is not None
+    stages = got.cascade.to_dict()["stages"]
+    assert [s["usd_per_1000_judgments"] for s in stages] == [1.5, 10.0]
+    # the cascade's cost, worked out from its stages: each item reaching a stage is
+    # judged there (in both orders)
+    by_hand = sum(s["reached"] * s["judgments_per_item"] * s["usd_per_1000_judgments"]
+                  for s in stages)  # fmt: skip
+    assert got.cascade.to_dict()["usd_per_1000_items"] == pytest.approx(by_hand)
+    for bad in (-5, float("nan"), float("inf"), "cheap", True):
+        with pytest.raises(ConfigError, match=r"costs\['gpt-4'\] = .*a number ≥ 0"):
+            recuse.certify(planted, cascade=cascade, costs={"gpt-4": bad})  # type: ignore[dict-item]
+
+
+def test_the_callers_roster_is_left_as_it_was(planted: pd.DataFrame) -> None:
+    """``recuse.audit(..., roster=mine)`` added the data's unknown model names to
+    ``mine``: the next audit with it said nothing of them, and
+    ``unknown_models="error"`` accepted them."""
+    renamed = planted.replace({"gpt-4": "my-judge-v9"})
+    mine = recuse.Roster.load()
+    before = sorted(mine.entries)
+    for _ in range(2):  # each call notes the name the roster lacks
+        with pytest.warns(ReaderNote, match="'my-judge-v9' is not in the roster"):
+            recuse.audit(renamed, only=["position"], n_boot=200, roster=mine)
+    with pytest.warns(ReaderNote, match="'my-judge-v9' is not in the roster"):
+        recuse.certify(renamed, agreement=0.6, roster=mine)
+    assert sorted(mine.entries) == before and "my-judge-v9" not in mine
+    with pytest.raises(InputError, match="my-judge-v9"):
+        recuse.audit(renamed, only=["position"], roster=mine, unknown_models="error")
+
+
+def test_a_column_made_the_index_is_read_as_a_column(planted: pd.DataFrame) -> None:
+    """``df.set_index("human")`` gave an audit without labels (17 analyses skipped, no
+    error), ``set_index("item_id")`` a "missing required column item_id" though the
+    DataFrame holds it: to_csv writes a named index as a column, and so is it read."""
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    plain = recuse.audit(planted, only=["position", "verbosity"], n_boot=200).findings[cols]
+    assert "verbosity_recall_gap" in set(plain["bias"])  # a finding that needs the labels
+    for index in ("human", ["item_id", "judge"]):
+        indexed = planted.set_index(index)
+        kept = indexed.copy(deep=True)
+        got = recuse.audit(indexed, only=["position", "verbosity"], n_boot=200).findings
+        pd.testing.assert_frame_equal(got[cols], plain)
+        pd.testing.assert_frame_equal(indexed, kept)
+    # an unnamed index (a filter's row numbers) is no column
+    shuffled = planted.set_axis(range(len(planted), 0, -1))
+    pd.testing.assert_frame_equal(
+        recuse.audit(shuffled, only=["position", "verbosity"], n_boot=200).findings[cols], plain
+    )

@@ -490,3 +490,37 @@ def test_a_table_of_the_other_kind_says_to_leave_table_out() -> None:
     said = str(error)
     assert said.startswith("p.csv: a pairs table, not the ratings table this needs — ")
     assert "`recuse audit` and `recuse validate` read either kind without --table" in said
+
+
+def test_a_column_named_twice_or_a_multiindex_header_is_named() -> None:
+    """``validate_pairs`` / ``validate_ratings`` on a frame whose header names a column
+    twice (``pd.concat(axis=1)``) or has two levels (``pivot_table``) ended in pandas'
+    ``AttributeError: 'DataFrame' object has no attribute 'dtype'``."""
+    twice = pd.concat([pairs(), pairs()[["judge"]]], axis=1)
+    with pytest.raises(InputError) as info:
+        validate_pairs(twice, file="t.csv")
+    assert (info.value.file, info.value.column) == ("t.csv", "judge")
+    assert "2 columns named 'judge'" in str(info.value) and "one name per column" in str(info.value)
+    for table, check in ((pairs(), validate_pairs), (ratings(), validate_ratings)):
+        two_levels = table.copy()
+        two_levels.columns = pd.MultiIndex.from_arrays([table.columns, ["x"] * table.shape[1]])
+        with pytest.raises(InputError, match=r"2 header levels \(a MultiIndex: ") as info:
+            check(two_levels)
+        assert "('item_id', 'x')" in str(info.value) or "('prompt_id', 'x')" in str(info.value)
+    extra = pd.concat([ratings().assign(x=1), pd.DataFrame({"x": [0, 0, 0]})], axis=1)
+    with pytest.raises(InputError, match="2 columns named 'x'"):
+        validate_ratings(extra)
+
+
+def test_a_column_made_the_index_is_a_column() -> None:
+    """``validate_pairs(df.set_index("human"))`` read a table without labels (no error),
+    and ``set_index("item_id")`` said item_id was missing."""
+    plain = validate_pairs(pairs())
+    for index in ("human", ["item_id", "judge"]):
+        got = validate_pairs(pairs().set_index(index))
+        pd.testing.assert_frame_equal(got[plain.columns], plain)
+    rated = validate_ratings(ratings())
+    got = validate_ratings(ratings().set_index(["prompt_id", "model"]))
+    pd.testing.assert_frame_equal(got[rated.columns], rated)
+    # row numbers are no column
+    assert list(validate_pairs(pairs().set_axis([7, 8, 9])).columns) == list(plain.columns)

@@ -20,25 +20,30 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from html import escape
+from numbers import Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from recuse.config import Config, load_config
 from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
-from recuse.errors import ConfigError, InputError
+from recuse.data.model_names import UnknownModels
+from recuse.errors import WARNINGS_LOCK, ConfigError, InputError
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
+from recuse.tables import check_header, index_as_columns
 
 if TYPE_CHECKING:
     from recuse.mitigation.selective import Certification
@@ -151,50 +156,82 @@ def _items(data: Any) -> list[Data]:
     return items
 
 
+def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as a file holds it: its named index levels as columns (as ``to_csv``
+    writes them: ``set_index("human")`` left a table without labels), and each object
+    column holding both text and numbers (ids ``7`` and ``"x7"``, verdicts ``"A"`` and
+    ``0.5``), which no Parquet column type holds, as text (as a CSV holds it), which its
+    reader reads back as the DataFrame's values. Missing cells stay missing; a column
+    also holding a list or a ``True`` is left as it is (the error storing it names it)."""
+    frame = index_as_columns(frame)
+    text = {}
+    for name in frame.select_dtypes(include="object").columns:
+        s = frame[name]
+        if pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
+            continue
+        present = s[s.notna()]
+        if present.map(
+            lambda v: isinstance(v, str | Number) and not isinstance(v, bool | np.bool_)
+        ).all():
+            text[name] = s.where(s.isna(), s.map(str))
+    if not text:
+        return frame
+    out = frame.copy(deep=False)  # the caller's frame is left as it was
+    for name, column in text.items():
+        out[name] = column
+    return out
+
+
 def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs: Any) -> Input:
     """A DataFrame read by the file reader's rules (via a Parquet file)."""
     name = "dataframe" if total == 1 else f"dataframe-{k + 1}"
     path = folder / f"{name}.parquet"
-    try:
-        frame.to_parquet(path, index=False)
-    except (ValueError, TypeError, ImportError) as exc:
-        raise InputError(
-            f"{name}: the DataFrame could not be stored as a table ({exc})",
-            fix="give each column one type (numbers, or text)",
-        ) from exc
     # errors and notes name the DataFrame, not the temporary file the user never made
     label = f"{name} (the DataFrame given)"
-    with warnings.catch_warnings(record=True) as notes:
-        warnings.simplefilter("always")
-        try:
-            inp = load_input(path, **kwargs)
-        except InputError as err:
-            if err.file != str(path):
-                raise
-            raise InputError(
-                err.reason.replace(str(path), label),
-                file=label,
-                row=err.row,
-                column=err.column,
-                fix=err.fix.replace(str(path), label) if err.fix else None,
-            ) from None
-    for note in notes:
-        text = str(note.message).replace(str(path), label)
-        warnings.warn_explicit(text, note.category, note.filename, note.lineno)
+    check_header(frame, file=label)
+    try:
+        _as_stored(frame).to_parquet(path, index=False)
+    except (ValueError, TypeError, ImportError) as exc:
+        raise InputError(
+            f"the DataFrame could not be stored as a table ({exc})",
+            file=label,
+            fix="give each column one type (numbers, or text)",
+        ) from exc
+    # the notes are caught to rename the file in them, and told again under the lock:
+    # no other recuse thread changes the warnings state in between (errors.WARNINGS_LOCK)
+    with WARNINGS_LOCK:
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always")
+            try:
+                inp = load_input(path, **kwargs)
+            except InputError as err:
+                if err.file != str(path):
+                    raise
+                raise InputError(
+                    err.reason.replace(str(path), label),
+                    file=label,
+                    row=err.row,
+                    column=err.column,
+                    fix=err.fix.replace(str(path), label) if err.fix else None,
+                ) from None
+        for note in notes:
+            text = str(note.message).replace(str(path), label)
+            warnings.warn_explicit(text, note.category, note.filename, note.lineno)
     source = replace(inp.source, name=name, location="(a DataFrame in memory)", files=())
     return replace(inp, name=name, source=source)
 
 
 def context_roster(roster: Roster | str | Path | None, config: Config | None) -> Roster:
     """The one roster of an audit: ``roster`` (an object, or a TOML file extending the
-    built-in one; default the built-in one) with the config file's ``[[model]]`` entries."""
+    built-in one; default the built-in one) with the config file's ``[[model]]`` entries.
+    A roster object is copied: the run adds the data's unknown model names to its roster
+    (:meth:`Roster.keep`), and the caller's is left as it was for the next run."""
     if roster is not None and not isinstance(roster, Roster | str | Path):
         raise ConfigError(
             f"roster = {type(roster).__name__}: give a recuse.Roster or a roster TOML file"
         )
-    base = roster if isinstance(roster, Roster) else Roster.load(roster)
-    if config is not None and config.models:
-        base = copy.deepcopy(base)  # the caller's roster object is left as it was
+    base = copy.deepcopy(roster) if isinstance(roster, Roster) else Roster.load(roster)
+    if config is not None:
         for entry in config.models:
             base.add(entry)
     return base
@@ -235,10 +272,13 @@ def run(
     *,
     roster: Roster,
     progress: Callable[[str], None] | None = None,
+    unknown_models: UnknownModels = "keep",
 ) -> model.AuditReport:
     """The audit of ``data`` with resolved ``settings`` and the context's ``roster``:
     load each input (a DataFrame by the file reader's rules), run the analyses, add the
     evaluator card of ``settings.store``. What the CLI and :func:`audit` both call."""
+    if unknown_models not in ("keep", "error"):
+        raise ConfigError(f"unknown_models = {unknown_models!r}: use 'keep' or 'error'")
     from recuse.driver import run_audit
 
     items = _items(data)
@@ -248,6 +288,7 @@ def run(
         "table": settings.table, "data_dir": settings.data_dir, "roster": roster,
         "mapping": dict(settings.mapping) or None, "format": settings.format,
         "reading": settings.reading(), "references": settings.references(),
+        "unknown_models": unknown_models,
     }  # fmt: skip
     loaded: list[Input] = []
     timings = []
@@ -274,6 +315,7 @@ def audit(
     config: str | Path | Config | None = None,
     roster: Roster | str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    unknown_models: UnknownModels = "keep",
     **options: Any,
 ) -> Report:
     """Audit ``data`` (a dataset name, a file, a DataFrame, or a list of them) with the
@@ -287,18 +329,24 @@ def audit(
     ``fdr``, ``se``, ``robustness``, ``figures``, ``title``, ``material``
     (``--material``: {bias key: smallest effect worth acting on}), ``self_scope``
     (``--self-scope``), ``store`` and ``prices`` (the evaluator card of a judge store).
-    ``roster``: a :class:`~recuse.Roster` or a TOML file extending the built-in one.
-    ``config``: a ``recuse.toml`` (path or :class:`~recuse.config.Config`) whose options
-    apply where a keyword is not given (the CLI's rule, :func:`recuse.options.resolve`);
-    its map, value maps and materiality are merged under the keywords', its
-    ``[[model]]`` entries added to the roster.
+    ``roster``: a :class:`~recuse.Roster` or a TOML file extending the built-in one;
+    a model name it lacks is read as its own model and family, with a note
+    (``unknown_models="keep"``), or refused (``"error"``, which lists them all).
+    ``progress``: called with each step's name as the audit reaches it. ``config``: a
+    ``recuse.toml`` (path or :class:`~recuse.config.Config`) whose options apply where
+    a keyword is not given (the CLI's rule, :func:`recuse.options.resolve`); its map,
+    value maps and materiality are merged under the keywords', its ``[[model]]``
+    entries added to the roster.
 
     Bad input raises :class:`~recuse.errors.RecuseError` (an ``InputError`` naming the
     file, row, column and fix; a ``ConfigError`` naming the option)."""
     items = _items(data)
     cfg = config if isinstance(config, Config) or config is None else load_config(config)
     settings = resolve(read_options(options, "api"), config=cfg)
-    return Report(run(items, settings, roster=context_roster(roster, cfg), progress=progress))
+    rost = context_roster(roster, cfg)
+    return Report(
+        run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
+    )
 
 
 def _signature() -> inspect.Signature:
@@ -310,7 +358,7 @@ def _signature() -> inspect.Signature:
     for f in fields(Settings):
         if f.metadata["option"].api:
             params.append(inspect.Parameter(f.name, kw, default=default(f.name), annotation=f.type))
-    params += [base[n] for n in ("config", "roster", "progress")]
+    params += [base[n] for n in ("config", "roster", "progress", "unknown_models")]
     return inspect.Signature(params, return_annotation="Report")
 
 
@@ -323,6 +371,36 @@ def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
         return ()
     items = [value] if isinstance(value, str) else list(value)
     return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
+
+
+def _costs(
+    costs: Mapping[str, float] | None, roster: Roster, present: set[str]
+) -> dict[str, float] | None:
+    """``certify``'s ``costs`` checked as ``--cost`` is (USD per 1,000 judgments, a
+    number ≥ 0), each judge named as the data names it (an alias or another case of a
+    judge present: ``GPT-4``); a name the data lacks is kept as given (a price list may
+    name more judges than one table holds)."""
+    if costs is None:
+        return None
+    if not isinstance(costs, Mapping):
+        raise ConfigError(
+            f"costs = {type(costs).__name__}: give {{judge: USD per 1,000 judgments}}, "
+            "e.g. {'gpt-4': 30}"
+        )
+    out: dict[str, float] = {}
+    for name, usd in costs.items():
+        number = isinstance(usd, int | float | np.number) and not isinstance(usd, bool | np.bool_)
+        if not number or not 0 <= float(usd) < math.inf:
+            raise ConfigError(
+                f"costs[{str(name)!r}] = {usd!r}: give USD per 1,000 judgments, a number ≥ 0 "
+                "(e.g. {'gpt-4': 30})"
+            )
+        try:
+            key = roster.judge_in(str(name), present)
+        except ConfigError:
+            key = str(name)
+        out[key] = float(usd)
+    return out
 
 
 def certify(
@@ -385,6 +463,7 @@ def certify(
     stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
     # the guarantees name the labels as the input declares them (recuse.reference)
     o = replace(o, reference=inp.source.reference)
+    prices = _costs(costs, roster, present)
     done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
-                          costs=costs)  # fmt: skip
+                          costs=prices)  # fmt: skip
     return replace(done, notes=inp.source.notes)

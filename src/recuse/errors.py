@@ -6,9 +6,16 @@ with code 2. Library users can catch the subclasses they care about.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from recuse.terminal import unbroken
+
+#: held around every ``warnings.catch_warnings`` block of recuse: the warnings state
+#: (its filters, its recorder) is one per process, and two such blocks entered and
+#: left out of order in two threads lose one thread's notes, or leave one block's
+#: recorder in place for good
+WARNINGS_LOCK = threading.RLock()
 
 
 class ReaderNote(UserWarning):

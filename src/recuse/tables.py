@@ -578,6 +578,40 @@ def _other_kind(schema: Schema, names: Sequence[str]) -> str | None:
     return "pairs" if {"item_id", "prompt_id"} <= have and have & side else None
 
 
+def check_header(df: pd.DataFrame, *, file: str | Path | None = None) -> None:
+    """Raise :class:`InputError` where ``df``'s header is not one name per column: two
+    levels (a ``MultiIndex``, as ``pivot_table`` or ``concat(keys=)`` make) or a name
+    given to two columns (``concat(axis=1)``), where ``df[name]`` is not one column."""
+    fname = str(file) if file is not None else None
+    if isinstance(df.columns, pd.MultiIndex):
+        first = ", ".join(shown(c) for c in df.columns[:3])
+        raise InputError(
+            f"the table has {df.columns.nlevels} header levels (a MultiIndex: {first} …)",
+            file=fname,
+            fix="give one name per column, e.g. df.columns = "
+            "['_'.join(map(str, c)) for c in df.columns], then rename the columns recuse reads",
+        )
+    if not df.columns.is_unique:
+        name = df.columns[df.columns.duplicated()][0]
+        n = int((df.columns == name).sum())
+        raise InputError(
+            f"{n} columns named {shown(name)}",
+            file=fname,
+            column=str(name),
+            fix="one name per column: drop or rename the copies "
+            "(df.loc[:, ~df.columns.duplicated()] keeps the first)",
+        )
+
+
+def index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its named index levels as columns (``df`` itself where it has none),
+    as ``to_csv`` writes them: a column made the index (``set_index("item_id")``) is
+    still a column of the table. Unnamed levels (row numbers) and a level named like a
+    column are left out."""
+    named = [n for n in df.index.names if n is not None and n not in df.columns]
+    return df.reset_index(level=named) if named else df
+
+
 def _validate(
     df: pd.DataFrame,
     schema: Schema,
@@ -588,6 +622,8 @@ def _validate(
     fname = str(file) if file is not None else None
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a {schema.name} table (pandas DataFrame)", file=fname)
+    check_header(df, file=fname)
+    df = index_as_columns(df)
     if len(df) == 0:
         raise InputError(
             f"the {schema.name} table is empty",
@@ -700,6 +736,8 @@ def validate_pairs(
         raise ConfigError(f"confidence_of {confidence_of!r}: use 'winner' or 'a'")
     flip = frozenset({"p_a_second"} if swapped_frame == "presented" else ())
     if isinstance(df, pd.DataFrame):
+        check_header(df, file=file)
+        df = index_as_columns(df)
         must = [c for c in PAIRS.required if c not in PAIRS.filled and c not in df.columns]
         if must and len(df):  # named against the frame's own columns, before filling
             raise missing_columns_error(PAIRS, must, df.columns, file)

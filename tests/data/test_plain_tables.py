@@ -6,6 +6,7 @@ import gzip
 import json
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -605,3 +606,54 @@ def test_one_json_row_of_20000_keys_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(dict(base, **{f"c{i}": i for i in range(20_000)})) + "\n")
     error, _, _ = _peak(lambda: read_table(path, table="pairs"))
     assert "more than the 10,000 columns recuse reads" in str(error) and error.row == 1
+
+
+def test_a_parquet_files_named_index_is_a_column(tmp_path: Path) -> None:
+    """pandas writes a named index into a Parquet file as a column with metadata that
+    makes it the index again on reading: ``df.set_index("human").to_parquet(p)`` read
+    as a table without labels (no error), ``set_index("item_id")`` as one without
+    item_id."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2", "i3"], "prompt_id": ["p1", "p1", "p2"],
+        "human": [1.0, 0.0, 0.5], "judge": ["gpt-4"] * 3, "p_a_first": [1.0, 0.0, 1.0],
+    })  # fmt: skip
+    plain = read_table(_write_parquet(frame, tmp_path / "plain.parquet"), table="pairs")
+    for index in ("human", ["item_id", "judge"]):
+        path = tmp_path / "indexed.parquet"
+        frame.set_index(index).to_parquet(path)
+        got = read_table(path, table="pairs")
+        pd.testing.assert_frame_equal(got[plain.columns], plain)
+    assert plain["human"].tolist() == [1.0, 0.0, 0.5]
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> Path:
+    frame.to_parquet(path, index=False)
+    return path
+
+
+def test_a_pairs_column_named_in_another_case_is_noted(tmp_path: Path) -> None:
+    """A file whose label column is ``Human`` (or lengths ``Len_A``, ``Len_B``) was read
+    without labels (or lengths) and said nothing: the audit's human-referenced analyses
+    (verbosity) were skipped with no word of the column that was there."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2"], "prompt_id": ["p1", "p2"], "human": [1.0, 0.0],
+        "judge": ["gpt-4"] * 2, "p_a_first": [1.0, 0.0], "len_a": [3, 4], "len_b": [5, 6],
+    })  # fmt: skip
+    path = tmp_path / "t.csv"
+    for renamed, said in (
+        ({"human": "Human"}, "no human column, so the file is read without labels; these "
+         "columns look like verdicts or labels and were not read: Human"),
+        ({"len_a": "Len_A", "len_b": " len_b"}, "'Len_A', ' len_b' are named like len_a, "
+         "len_b in another case or spacing and not read"),
+    ):  # fmt: skip
+        frame.rename(columns=renamed).to_csv(path, index=False)
+        with pytest.warns(UserWarning) as told:
+            read_table(path, table="pairs")
+        notes = [str(w.message) for w in told if said in str(w.message)]
+        assert len(notes) == 1, [str(w.message) for w in told]
+    assert "mapping={'Len_A': 'len_a', ' len_b': 'len_b'}" in notes[0]
+    # the exact names: nothing to say
+    frame.to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_table(path, table="pairs")

@@ -210,3 +210,42 @@ def test_a_table_that_is_not_pairs_is_one_clear_error() -> None:
         assert "recuse.regression.fit_favoritism" in str(err.value)
     with pytest.raises(InputError, match=r"expected a pairs table .* got str"):
         first_position_rate("pairs.csv")  # type: ignore[arg-type]
+
+
+def test_a_table_of_unread_verdicts_is_refused_not_estimated() -> None:
+    """A pairs table not read by recuse (a DataFrame passed straight to a metric
+    function) with verdicts on a 0-100 scale gave a "share of the win to first" of
+    35.3 and an infinite verdict was dropped without a word; verdicts written A / B
+    raised pandas' ValueError "could not convert string to float: 'A'"."""
+    from recuse.errors import InputError
+    from recuse.metrics import self_preference
+    from recuse.tables import validate_pairs
+
+    table = simulate_pairs(n_prompts=30, seed=2).pairs
+    judge = str(table["judge"].iloc[0])
+    boot = Resampling(n_boot=100)
+    # the columns as recuse reads them: estimated, at the rate worked out by hand
+    mine = table[table["judge"] == judge].dropna(subset=["p_a_first", "p_a_second"])
+    by_hand = ((mine["p_a_first"] + 1 - mine["p_a_second"]) / 2).mean()
+    assert first_position_rate(table, judge=judge, boot=boot).estimate == pytest.approx(by_hand)
+    words = {1.0: "A", 0.0: "B", 0.5: "tie"}
+    cases = (
+        (table.assign(p_a_first=table["p_a_first"] * 100), "p_a_first", "100 is not"),
+        (table.assign(p_a_second=table["p_a_second"].replace(1.0, float("inf"))), "p_a_second",
+         "inf is not"),
+        (table.assign(p_a_first=table["p_a_first"].map(words)), "p_a_first", "'A'"),
+        (table.assign(human=table["human"].map(words)), "human", "'A'"),
+        (table.assign(human=table["human"] == 1.0), "human", "True"),
+    )  # fmt: skip
+    for bad, column, said in cases:
+        for call in (first_position_rate, self_preference, pairwise_bias):
+            with pytest.raises(InputError) as err:
+                if call is pairwise_bias:
+                    pairwise_bias(bad, boot=boot)
+                else:
+                    call(bad, judge=judge, boot=boot)  # type: ignore[operator]
+            assert err.value.column == column and said in str(err.value), str(err.value)
+            assert "recuse.validate_pairs" in str(err.value)
+    # the same words read by validate_pairs are the table's numbers again
+    read = validate_pairs(table.assign(p_a_first=table["p_a_first"].map(words)))
+    assert first_position_rate(read, judge=judge, boot=boot).estimate == pytest.approx(by_hand)

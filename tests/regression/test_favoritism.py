@@ -409,3 +409,23 @@ def test_one_rating_per_dimension_flags_no_bias() -> None:
     bias = pd.concat([res.self_bias(), res.family_bias()])
     assert not bias["significant"].any()
     assert (bias["estimate"] == 0).all()
+
+
+def test_a_rating_that_is_no_number_is_refused_not_excluded_as_ok() -> None:
+    """A ratings DataFrame passed straight to fit_favoritism with ratings written as
+    text ("seven") lost those rows without a word but "excluded: 300 ok" (the status
+    of rows the judge did rate); ratings True / False read "every rating is the same
+    (0)"."""
+    sim = simulate_ratings(seed=4, n_prompts=20)
+    text = sim.ratings.assign(rating=sim.ratings["rating"].astype(object))
+    text.loc[7, "rating"] = "seven"
+    flags = sim.ratings.assign(reference=sim.ratings["reference"] > 0.5)
+    for table, column, said in ((text, "rating", "'seven'"), (flags, "reference", "False")):
+        with pytest.raises(InputError) as err:
+            fit_favoritism(table, sim.families)
+        assert (err.value.column, err.value.row) == (column, 8 if column == "rating" else 1)
+        assert said in str(err.value) and "validate_ratings" in str(err.value)
+    # numbers written as text are numbers; an empty rating with its status is excluded
+    as_text = sim.ratings.assign(rating=sim.ratings["rating"].map(repr))
+    same = fit_favoritism(as_text, sim.families).n
+    assert same == fit_favoritism(sim.ratings, sim.families).n == len(sim.ratings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, side_word
 
 __all__ = [
     "IGNORED",
+    "MISNAMED",
     "ColumnMapping",
     "ColumnsIgnored",
     "apply_mapping",
@@ -24,6 +25,7 @@ __all__ = [
     "file_column_names",
     "mapping_pairs",
     "no_such_column",
+    "schema_spelling",
     "verdict_like_columns",
 ]
 
@@ -138,14 +140,35 @@ _VERDICT_NAME = re.compile(
 )
 
 
+#: how :func:`verdict_like_columns` says that a column is a schema column misspelt
+MISNAMED = "its name is"
+
+
+def schema_spelling(name: str, columns: Iterable[object]) -> str | None:
+    """The pairs column ``name`` is written as in another case or spacing (``Human``,
+    `` len_a``), where the table lacks that column; else None.
+
+    >>> schema_spelling("Human ", ["Human ", "item_id"]), schema_spelling("Human", ["human"])
+    ('human', None)
+    """
+    folded = " ".join(name.split()).casefold()
+    target = next((c for c in (*PAIRS.names, *PROBE_COLUMNS) if c.casefold() == folded), None)
+    return target if target is not None and target not in set(map(str, columns)) else None
+
+
 def verdict_like_columns(df: pd.DataFrame, used: set[str]) -> dict[str, str]:
     """The columns of ``df`` outside ``used`` and the schema that look like verdicts or
-    labels — by name (judge, winner, verdict, pred, score, confidence, ...) or by
-    values (most of the first 1,000 are A / B / tie words) — with why."""
+    labels — by name (judge, winner, verdict, pred, score, confidence, ..., or a pairs
+    column's name in another case or spacing: ``Human``) or by values (most of the
+    first 1,000 are A / B / tie words) — with why."""
     out: dict[str, str] = {}
     for col in df.columns:
         name = str(col)
         if name in used or name in PAIRS.names or name in PROBE_COLUMNS:
+            continue
+        target = schema_spelling(name, df.columns)
+        if target is not None:
+            out[name] = f"{MISNAMED} {target!r} written another way (case or spaces)"
             continue
         if _VERDICT_NAME.search(name):
             out[name] = "its name looks like a judge, verdict or label column"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from recuse.errors import InputError
+from recuse.errors import WARNINGS_LOCK, InputError
 from recuse.files import BOM, max_row_bytes, read_bytes, row_too_long
 
 __all__ = ["MAX_COLUMNS", "CsvScan", "csv_separator", "read_csv"]
@@ -248,7 +248,7 @@ def read_csv(
     _scan_csv(raw, start, sep, path)
     kind = {"\t": "tab", ";": "semicolon"}.get(sep, "comma")
     try:
-        with warnings.catch_warnings():
+        with WARNINGS_LOCK, warnings.catch_warnings():
             # a data row longer than the header would silently lose cells
             warnings.simplefilter("error", pd.errors.ParserWarning)
             df = pd.read_csv(

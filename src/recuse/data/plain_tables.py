@@ -21,6 +21,7 @@ import pandas as pd
 
 from recuse.data.columns import (
     IGNORED,
+    MISNAMED,
     ColumnMapping,
     ColumnsIgnored,
     apply_mapping,
@@ -175,8 +176,31 @@ def read_table(
                 ColumnsIgnored,
                 stacklevel=2,
             )
+        else:
+            _note_misnamed(ignored, path)
     else:
         with file_column_names(mapping):
             out = validate_ratings(df, file=path)
     out.attrs[IGNORED] = ignored
     return out
+
+
+def _note_misnamed(ignored: dict[str, str], path: Path) -> None:
+    """A note for the columns named like a pairs column in another case or spacing
+    (``Len_A``), not read: the analyses they enable (verbosity for the lengths) would
+    otherwise be skipped with no word of the column that was there."""
+    misnamed = {c: why for c, why in ignored.items() if why.startswith(MISNAMED)}
+    if not misnamed:
+        return
+    pairs = {c: why.split("'")[1] for c, why in misnamed.items()}
+    warnings.warn(
+        f"{path}: {', '.join(map(repr, pairs))} {'is' if len(pairs) == 1 else 'are'} named "
+        f"like {', '.join(pairs.values())} in another case or spacing and not read — rename "
+        f"{'it' if len(pairs) == 1 else 'them'}, or map: --map "
+        + ",".join(f"{c}={t}" for c, t in pairs.items())
+        + " (Python: mapping={"
+        + ", ".join(f"{c!r}: {t!r}" for c, t in pairs.items())
+        + "})",
+        ColumnsIgnored,
+        stacklevel=3,
+    )

@@ -52,7 +52,7 @@ from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from recuse.errors import EstimationError
+from recuse.errors import WARNINGS_LOCK, EstimationError
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.roster import self_keys
 
@@ -293,7 +293,7 @@ def bradley_terry(
     why = no_finite_strengths(y[counted], a[counted], b[counted])
     if why is not None:
         raise EstimationError(why)
-    with warnings.catch_warnings():
+    with WARNINGS_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "perfect separation" is spurious for fractional y
         fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit()
     theta = np.asarray(fit.params, float)

@@ -66,7 +66,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
-from recuse.errors import ConfigError, EstimationError
+from recuse.errors import WARNINGS_LOCK, ConfigError, EstimationError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, counted, ratio
 from recuse.metrics.estimate import (
     FEW_CLUSTERS,
@@ -453,7 +453,7 @@ def _fit_predict(
     import statsmodels.api as sm
 
     x = sm.add_constant(_logit(p_fit), has_constant="add")
-    with warnings.catch_warnings():
+    with WARNINGS_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # perfect separation: the fit's values still apply
         try:
             fit = sm.Logit(y_fit, x).fit(disp=0, maxiter=200)

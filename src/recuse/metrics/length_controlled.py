@@ -78,7 +78,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import optimize, sparse, special, stats
 
-from recuse.errors import EstimationError
+from recuse.errors import WARNINGS_LOCK, EstimationError
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.bradley_terry import system_names
 from recuse.numbers import signed
@@ -424,7 +424,7 @@ def length_controlled_win_rates(
         x = np.column_stack([np.ones(len(g)), tl, gamma])
         if not np.any(gamma != 0):
             x = x[:, :2]  # no other system: no difficulty term
-        with warnings.catch_warnings():
+        with WARNINGS_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "perfect separation" is spurious for fractional y
             fit = sm.GLM(y, x, family=sm.families.Binomial()).fit()
         theta = np.asarray(fit.params, float)

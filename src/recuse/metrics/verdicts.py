@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.tables import VERDICTS
 
@@ -190,6 +191,49 @@ def require_pairs(table: pd.DataFrame) -> None:
             + (": it looks like a ratings table" if ratings else ""),
             fix="read it with recuse.data.load(NAME_OR_FILE) or check it with "
             "recuse.validate_pairs(frame); ratings go to recuse.regression.fit_favoritism",
+        )
+    for column in (*VERDICTS, "human"):
+        if column in table.columns:
+            _check_probabilities(table[column], column)
+
+
+_NUMERIC_KINDS = frozenset({"floating", "integer", "mixed-integer-float", "decimal", "empty"})
+
+
+def _check_probabilities(s: pd.Series, column: str) -> None:
+    """An :class:`InputError` at the first cell of ``s`` (``row``: its position in the
+    table) that is no probability: a verdict or label as written (``"A"``, ``True``, a
+    score of 70) in a table that recuse has not read, where the metric would fail deep
+    in numpy or, worse, average it (a "share of the win" of 35). Missing is allowed."""
+    fix = (
+        "verdicts and labels are P(a better) in [0, 1], missing = none: read the table "
+        "with recuse.validate_pairs(frame) (it reads A / B / tie, model names and "
+        "AlpacaEval's 1 / 2) or recuse.data.load(NAME_OR_FILE), or map other values "
+        "(scores, True / False) to P(a better) first"
+    )
+    if pd.api.types.is_bool_dtype(s.dtype) or (
+        not pd.api.types.is_numeric_dtype(s.dtype)
+        and pd.api.types.infer_dtype(s, skipna=True) not in _NUMERIC_KINDS
+    ):
+        number = s.map(lambda v: isinstance(v, int | float | np.number) and not isinstance(
+            v, bool | np.bool_))  # fmt: skip
+        odd = np.flatnonzero(~(number.to_numpy(bool) | s.isna().to_numpy(bool)))
+        i = int(odd[0]) if len(odd) else 0
+        raise InputError(
+            f"{shown(s.iloc[i])} is not a probability (a table not read by recuse?)",
+            row=i + 1,
+            column=column,
+            fix=fix,
+        )
+    values = pd.to_numeric(s, errors="coerce").to_numpy(float, na_value=np.nan)
+    odd = np.flatnonzero(np.isinf(values) | (values < 0) | (values > 1))
+    if len(odd):
+        i = int(odd[0])
+        raise InputError(
+            f"{values[i]:g} is not a probability (a table not read by recuse?)",
+            row=i + 1,
+            column=column,
+            fix=fix,
         )
 
 

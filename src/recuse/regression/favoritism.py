@@ -66,6 +66,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy import stats
 
+from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.numbers import percent
 from recuse.regression.ols import SEType, fit_ols, gram
@@ -213,6 +214,31 @@ def stray_scores(frame: pd.DataFrame, *, normalize: Normalize = "max") -> list[s
     return notes
 
 
+def _scores(s: pd.Series, column: str) -> pd.Series:
+    """``s`` as numbers (text that is a number too; missing stays missing), an
+    :class:`InputError` at its first cell that is none: a word (``"seven"``) or a
+    ``True`` in a table that recuse has not read, which ``to_numeric`` made missing and
+    the fit then left out as if the judge had given no rating."""
+    number = pd.to_numeric(s, errors="coerce")
+    if pd.api.types.is_bool_dtype(s.dtype):
+        bad = pd.Series(True, index=s.index)
+    else:
+        bad = number.isna() & s.notna()
+        if s.dtype == object:
+            bad |= s.map(lambda v: isinstance(v, bool | np.bool_))
+    if len(s) and bad.any():
+        i = int(np.flatnonzero(bad.to_numpy(bool))[0])
+        raise InputError(
+            f"{shown(s.iloc[i])} is not a number (a table not read by recuse?)",
+            row=i + 1,
+            column=column,
+            fix="ratings and references are numbers, missing = none (a missing rating "
+            "with a status saying why): read the table with recuse.validate_ratings(frame) "
+            "or recuse.data.load(NAME_OR_FILE), or map other values to numbers first",
+        )
+    return number
+
+
 def prepare(
     ratings: pd.DataFrame,
     families: Families,
@@ -240,8 +266,8 @@ def prepare(
     df = ratings
     if reference != "reference":
         df = df.drop(columns=["reference"]).rename(columns={reference: "reference"})
-    rating = pd.to_numeric(df["rating"], errors="coerce")
-    ref = pd.to_numeric(df["reference"], errors="coerce")
+    rating = _scores(df["rating"], "rating")
+    ref = _scores(df["reference"], reference)
     no_rating = rating.isna().to_numpy()
     no_ref = ref.isna().to_numpy() & ~no_rating
     excluded: dict[str, int] = {}

@@ -93,3 +93,22 @@ def test_a_label_with_terminal_controls_is_drawn_escaped_without_a_warning() -> 
         warnings.simplefilter("error")
         F.coefficients(["j\x1b[2J\x9b", "y"], [0.1, -0.2], [0.0, -0.3], [0.2, -0.1], id="k",
                        title="K \x1b", xlabel="b")  # fmt: skip
+
+
+def test_drawing_a_figure_leaves_the_callers_matplotlib_backend_as_it_is() -> None:
+    # a notebook's inline backend must survive recuse.audit (it was forced to Agg); run
+    # apart, since the backend is the process's
+    import subprocess
+    import sys
+
+    code = (
+        "import base64, matplotlib\n"
+        "matplotlib.use('svg')\n"
+        "from recuse.report import figures as F\n"
+        "fig = F.confusion_matrix([[1, 2], [3, 4]], rows=['a', 'b'], cols=['a', 'b'],"
+        " id='cm', title='CM')\n"
+        "assert base64.b64decode(fig.data).startswith(b'\\x89PNG')\n"
+        "print(matplotlib.get_backend())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "svg"

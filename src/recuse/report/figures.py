@@ -1,4 +1,5 @@
-"""The report's figures, drawn with matplotlib (Agg backend, no display needed).
+"""The report's figures, drawn with matplotlib (its Figure objects, not pyplot: no display
+needed, and the caller's backend left as it is).
 
 Each function takes plain numbers and labels and returns a
 :class:`~recuse.report.model.Figure` holding a base64 PNG (default) or SVG text, so
@@ -31,15 +32,14 @@ TITLE_MAX = 90  # characters of a title or axis label
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
-def _mpl() -> Any:
+def _mpl() -> None:
+    """Check that matplotlib is installed. Figures are built as ``Figure`` objects and
+    saved through their own canvas, never through pyplot, so no backend is chosen
+    here: a caller's (a notebook's inline backend) is left as it is."""
     try:
-        import matplotlib
+        import matplotlib  # noqa: F401
     except ImportError:
         raise MissingDependencyError("matplotlib", "plots") from None
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 _P = ParamSpec("_P")

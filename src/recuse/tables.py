@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -442,6 +442,19 @@ def suggest_columns(have: Iterable[object], missing: Iterable[str]) -> dict[str,
     return out
 
 
+def map_hint(guess: Mapping[str, str]) -> str:
+    """The ``--map`` that reads the ``guess`` (:func:`suggest_columns`), as a sentence
+    opening a fix; "" without a guess. A file column is written without the spaces
+    around it, as ``--map`` takes it (the reader finds ``" id"`` from ``id``).
+
+    >>> map_hint({" id": "item_id", "Human": "human"})
+    'did you mean --map id=item_id,Human=human? '
+    """
+    if not guess:
+        return ""
+    return f"did you mean --map {','.join(f'{k.strip()}={v}' for k, v in guess.items())}? "
+
+
 def _coerce(
     df: pd.DataFrame, col: Column, schema: Schema, file: str | None, *, flip: bool = False
 ) -> pd.Series:
@@ -554,7 +567,7 @@ def missing_columns_error(
     guess = suggest_columns([c for c in names if c not in schema.names], [*missing, *absent])
     must = [c for c in schema.required if c not in schema.filled]
     optional = [c for c in schema.names if c not in must]
-    fix = f"did you mean --map {','.join(f'{k}={v}' for k, v in guess.items())}? " if guess else ""
+    fix = map_hint(guess)
     fix += (
         f"a {schema.name} file needs {', '.join(must)}; optional: {', '.join(optional)}"
         f"; the file has {', '.join(names[:30])}{' …' if len(names) > 30 else ''}"

@@ -271,3 +271,23 @@ def test_nested_or_boolean_confidence_is_one_clear_error(tmp_path: Path) -> None
     path.write_text(rows % ("1", "0.7") + rows % ("2", "0.6"), "utf-8")
     table = read_table(path, table="pairs", confidence="c")
     assert table["p_a"].tolist() == [0.7, 0.6]  # p_a alone: the confidence goes with it
+
+
+def test_a_column_with_spaces_around_its_name_is_mapped_by_the_name_without_them(
+    tmp_path: Path,
+) -> None:
+    # --map strips what it is given, so the hint for " item_id" and "human " names them
+    # without the spaces, and that mapping finds them (it said "--map  item_id=item_id,
+    # human =human", which --map could not take)
+    path = _csv(
+        tmp_path,
+        {" item_id": ["1", "2"], "prompt_id": ["p", "q"], "human ": ["a", "b"]},
+    )
+    with pytest.raises(InputError, match=r"missing required column\(s\) item_id —") as info:
+        read_table(path, table="pairs")
+    assert (info.value.fix or "").startswith("did you mean --map item_id=item_id,human=human? ")
+    got = read_table(path, table="pairs", mapping={"item_id": "item_id", "human": "human"})
+    assert list(got["item_id"]) == ["1", "2"] and list(got["human"]) == [1.0, 0.0]
+    # a name the file holds as it is given wins over a padded one
+    both = _csv(tmp_path, {"item_id": ["1"], " item_id": ["9"], "prompt_id": ["p"]})
+    assert list(read_table(both, table="pairs", mapping={"item_id": "item_id"})["item_id"]) == ["1"]

@@ -60,6 +60,7 @@ def apply_mapping(
     df: pd.DataFrame, mapping: ColumnMapping, table: TableKind, path: Path
 ) -> pd.DataFrame:
     schema = PAIRS if table == "pairs" else RATINGS
+    mapping = _padded_sources(mapping, df.columns)
     pairs = mapping_pairs(mapping)
     for source, target in pairs:
         if source not in df.columns:
@@ -96,6 +97,22 @@ def apply_mapping(
     out = df.drop(columns=list(mapping))
     for source, target in pairs:
         out[target] = df[source]
+    return out
+
+
+def _padded_sources(mapping: ColumnMapping, columns: Iterable[object]) -> ColumnMapping:
+    """``mapping`` with each file column it names that the file lacks, but holds with
+    spaces around it (``" item_id"``, the only such column), named as the file holds it:
+    ``--map`` strips the spaces of what it is given, so it could not name that column.
+
+    >>> _padded_sources({"item_id": "item_id", "b": "human"}, [" item_id", "b"])
+    {' item_id': 'item_id', 'b': 'human'}
+    """
+    have = [c for c in columns if isinstance(c, str)]
+    out = {}
+    for source, target in mapping.items():
+        padded = [c for c in have if c != source and c.strip() == source]
+        out[padded[0] if source not in have and len(padded) == 1 else source] = target
     return out
 
 

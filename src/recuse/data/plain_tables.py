@@ -49,6 +49,7 @@ from recuse.tables import (
     SwappedFrame,
     TableKind,
     check_scalars,
+    map_hint,
     missing_columns_error,
     suggest_columns,
     validate_pairs,
@@ -128,11 +129,7 @@ def read_table(
             "the file names a judge but has no verdict column (p_a_first, p_a_second or p_a)",
             file=path,
             column="judge",
-            fix=(
-                f"did you mean --map {','.join(f'{k}={v}' for k, v in guess.items())}? "
-                if guess
-                else ""
-            )
+            fix=map_hint(guess)
             + "map the judge's verdict to p_a_first (a shown first), p_a_second (b shown "
             "first) or p_a (order unknown), or drop the judge column for human labels only",
         )

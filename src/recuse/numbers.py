@@ -12,11 +12,20 @@ that word their own caveats and the report that lays them out share it.
 ('−0.31', '+5.0', '−0.500', '7,013')
 >>> percent(0.9), percent(0.975), percent(0.995), percent(0.999999), percent(2 / 3)
 ('90%', '97.5%', '99.5%', '99.9999%', '66.6667%')
+
+- a p- or q-value has three decimals, and one under 0.001 is written ``< 0.001`` (the
+  convention: three decimals would read 0.000, a p-value that is never 0).
+
+>>> p_text(0.0703), p_text(0.0004), p_text(1.0)
+('0.070', '< 0.001', '1.000')
 """
 
 from __future__ import annotations
 
-__all__ = ["MINUS", "count", "decimal", "minus", "percent", "signed"]
+__all__ = ["MINUS", "P_FLOOR", "count", "decimal", "minus", "p_text", "percent", "signed"]
+
+#: the smallest p- or q-value written as a number (:func:`p_text`); below, ``< 0.001``
+P_FLOOR = 0.001
 
 #: the minus sign every shown number uses
 MINUS = "\u2212"
@@ -42,6 +51,12 @@ def decimal(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def p_text(p: float) -> str:
+    """A p- or q-value as every table and note writes it: three decimals, ``< 0.001``
+    below :data:`P_FLOOR`."""
+    return f"< {P_FLOOR:.3f}" if p < P_FLOOR else f"{p:.3f}"
 
 
 def percent(level: float) -> str:

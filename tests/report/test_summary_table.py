@@ -3,6 +3,7 @@ the compact summary (terminal table, notebook matrix) a person reads first."""
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -288,3 +289,48 @@ def test_a_zero_width_interval_off_no_bias_reads_by_its_sign_test() -> None:
     assert reading(few) == "no detectable bias"
     assert not always_first(20, q_value=0.2).significant
     assert always_first(20, q_value=0.01).significant
+
+
+def test_an_interval_unflagged_by_the_adjustment_says_so_in_its_own_cell(
+    report: AuditReport,
+) -> None:
+    """Claude-3-haiku on JudgeBench: +0.071 [0.011, 0.125], q = 0.197 > 0.10 after the
+    Benjamini–Hochberg adjustment. Each cell showed an interval excluding 0 with no flag
+    and "no detectable bias", the why only in the legend and the verdict sentence. Now
+    the terminal row, the HTML matrix cell, the notebook's and the JSON finding and cell
+    say it, from the finding's own q-value."""
+    away = _f("c", "verbosity_longer_gap", 0.071, 0.011, 0.125, 340, q_value=0.197)
+    note = "excludes no bias before adjustment; q = 0.197 > 0.1"
+    assert away.adjusted_away and away.adjustment_note == note
+    # the note is the finding's own q, not a fixed text; nothing to say elsewhere
+    assert "q = 0.140 > 0.1" in _f("c", "verbosity_longer_gap", 0.07, 0.01, 0.12, 340,
+                                   q_value=0.14).adjustment_note  # fmt: skip
+    flagged = _f("c", "verbosity_longer_gap", 0.071, 0.011, 0.125, 340, q_value=0.05)
+    holds = _f("d", "verbosity_longer_gap", 0.05, -0.01, 0.11, 340, q_value=0.6)
+    raw = _f("c", "verbosity_longer_gap", 0.071, 0.011, 0.125, 340)  # --no-fdr
+    quality = _f("c", "agreement_accuracy", 0.71, 0.67, 0.75, 200, q_value=0.9)
+    for f in (flagged, holds, raw, quality):
+        assert not f.adjusted_away and f.adjustment_note == ""
+    assert reading(away) == "unflagged after adjustment"
+    assert reading(holds) == "no detectable bias"
+    section = Section("all", "All", "", findings=(away, holds))
+    other = AuditReport("Audit", (section,), (), (), report.provenance, 0.9)
+    lines = summary_text(other).splitlines()
+    row = next(ln for ln in lines if "+0.07 [0.01, 0.12]" in ln)
+    assert row.split("|")[-2].strip() == "unflagged after adjustment [1]"
+    assert f"[1] c, {away.bias.label}: {note}" in lines
+    page = render_html(other)
+    cell = re.search(r'<tr data-judge="c">.*?<td data-bias="verbosity_longer_gap">(.*?)</td>',
+                     page, flags=re.S)  # fmt: skip
+    assert cell is not None
+    mark = f'<span class="fdr" data-adjusted>&#9671;&#8201;{html.escape(note)}</span>'
+    assert mark in cell.group(1)
+    assert page.count("data-adjusted>") == 1  # the interval holding 0 has no note
+    from recuse.report.summary_table import summary_html
+
+    assert f"◇ {html.escape(note)}" in summary_html(other)
+    d = to_dict(other)
+    assert [r["findings"][0]["adjustment_note"] for r in d["summary"]] == [note, ""]
+    rows = d["summary_matrix"]["rows"]
+    cells = [r["cells"]["verbosity_longer_gap"]["estimates"][0] for r in rows]
+    assert [c["adjustment_note"] for c in cells] == [note, ""]

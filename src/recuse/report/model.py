@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from recuse import numbers
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import FEW_CLUSTERS, zero_width
 from recuse.report.bias import Bias, Direction
@@ -211,6 +212,28 @@ class Finding:
         return self.significant and self.materiality != "negligible"
 
     @property
+    def adjusted_away(self) -> bool:
+        """The raw interval excludes ``null`` but the false-discovery-adjusted
+        ``q_value`` does not flag the bias: a cell showing the interval must say why it
+        carries no flag (:attr:`adjustment_note`), or it reads as a contradiction."""
+        outside = not self.ci_low <= self.null <= self.ci_high
+        return self.bias.flags and self.q_value is not None and outside and not self.significant
+
+    @property
+    def adjustment_note(self) -> str:
+        """``excludes no bias before adjustment; q = 0.197 > 0.1`` for a finding
+        :attr:`adjusted_away` (its own ``q_value``, written by
+        :func:`recuse.numbers.p_text`, against the flag threshold 1 − level); "" for any
+        other. Shown in the cell itself: the terminal's summary table (a numbered note),
+        the HTML matrix and the notebook's, and ``report.json``."""
+        if not self.adjusted_away or self.q_value is None:
+            return ""
+        return (
+            f"excludes no bias before adjustment; q = {numbers.p_text(self.q_value)} > "
+            f"{1 - self.level:g}"
+        )
+
+    @property
     def direction(self) -> Direction:
         if not self.significant:
             return "none"
@@ -260,6 +283,7 @@ class Finding:
             "fixed_by_construction": self.fixed,
             "warnings": list(self.warnings),
             "q_value": self.q_value,
+            "adjustment_note": self.adjustment_note,
             "material": self.material,
             "materiality": self.materiality,
             "detectable_with_80pct_power": self.detectable,
@@ -486,7 +510,7 @@ class MatrixCell:
 
     def to_dict(self) -> dict[str, Any]:
         keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant", "flagged")
-        more = ("direction", "verdict", "materiality", "material", "warnings")
+        more = ("direction", "verdict", "materiality", "material", "warnings", "adjustment_note")
         return {
             "estimates": [
                 {k: f.to_dict()[k] for k in (*keep, *more)} | {"text": f.text}

@@ -22,7 +22,7 @@ from recuse import numbers
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import FEW_CLUSTERS, zero_width
 from recuse.report.bias import Bias, Direction
-from recuse.report.verdict import estimate_parts, estimate_text, verdict
+from recuse.report.verdict import estimate_digits, estimate_parts, estimate_text, verdict
 
 FigureFormat = Literal["png", "svg"]
 PMethod = Literal["bootstrap", "wald", ""]
@@ -168,6 +168,14 @@ class Finding:
         from scipy.stats import norm
 
         return float((norm.ppf(1 - (1 - self.level) / 2) + norm.ppf(0.8)) * self.std_error)
+
+    @property
+    def detectable_text(self) -> str:
+        """:attr:`detectable` as the page writes it, by the rule of the estimates
+        (:func:`recuse.report.verdict.estimate_digits`: 0.12, 0.034, 0.00042; it read
+        ±0.00 below 0.005); "" without one."""
+        d = self.detectable
+        return "" if d is None else numbers.decimal(d, estimate_digits(d, d, d))
 
     @property
     def materiality(self) -> Materiality:

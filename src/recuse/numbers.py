@@ -12,11 +12,37 @@ that word their own caveats and the report that lays them out share it.
 ('−0.31', '+5.0', '−0.500', '7,013')
 >>> percent(0.9), percent(0.975), percent(0.995), percent(0.999999), percent(2 / 3)
 ('90%', '97.5%', '99.5%', '99.9999%', '66.6667%')
+
+- a p- or q-value has three decimals, and one under 0.001 is written ``< 0.001`` (the
+  convention: three decimals would read 0.000, a p-value that is never 0);
+- a number under 10 has three decimals, or more where the numbers written beside it
+  are smaller than 0.001 (:func:`small_decimals`): 0.00075 beside 0.009 is written
+  0.00075 and 0.00900, never 0.000 or 0.001 beside a 7.5e-04 (never scientific below 1).
+
+>>> p_text(0.0703), p_text(0.0004), p_text(1.0)
+('0.070', '< 0.001', '1.000')
+>>> small_decimals(0.5), small_decimals(0.0075), small_decimals(0.00075), small_decimals(0.0)
+(3, 3, 5, 3)
 """
 
 from __future__ import annotations
 
-__all__ = ["MINUS", "count", "decimal", "minus", "percent", "signed"]
+import math
+
+__all__ = [
+    "MINUS",
+    "P_FLOOR",
+    "count",
+    "decimal",
+    "minus",
+    "p_text",
+    "percent",
+    "signed",
+    "small_decimals",
+]
+
+#: the smallest p- or q-value written as a number (:func:`p_text`); below, ``< 0.001``
+P_FLOOR = 0.001
 
 #: the minus sign every shown number uses
 MINUS = "\u2212"
@@ -42,6 +68,26 @@ def decimal(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def small_decimals(size: float, *, most: int = 6) -> int:
+    """The decimals that write a number of ``size`` (its absolute value) and every larger
+    one beside it: three from 0.001 on (and for 0); below, as many as show ``size`` with
+    two significant digits (0.00075 → 5), at most ``most``. The HTML tables take it
+    from the smallest number of a column, the estimate and its interval from the largest
+    of the three (:func:`recuse.report.verdict.estimate_digits`), the terminal's
+    ``recuse metrics`` likewise: one rule, so that a small number is never written 0.000
+    beside another in scientific notation."""
+    size = abs(float(size))
+    if size == 0 or size >= 0.001 or size != size:
+        return 3
+    return min(most, 1 - math.floor(math.log10(size)))
+
+
+def p_text(p: float) -> str:
+    """A p- or q-value as every table and note writes it: three decimals, ``< 0.001``
+    below :data:`P_FLOOR`."""
+    return f"< {P_FLOOR:.3f}" if p < P_FLOOR else f"{p:.3f}"
 
 
 def percent(level: float) -> str:

@@ -67,6 +67,12 @@ def test_file_input_prints_tables_and_writes_outputs(
     assert {"term", "estimate", "se", "lower", "upper", "significant"} <= set(coef.columns)
     rob = pd.read_csv(out / "robustness.csv")
     assert set(rob["variant"]) >= {"main", "length control"}
+    # each row's n is its coefficient's (n_term); the fit's is named n_fit, and the JSON
+    # and the terminal say which is which (the column was "n", the fit's, on every row)
+    assert list(rob.columns[-2:]) == ["n_term", "n_fit"] and "n" not in rob.columns
+    assert set(payload["robustness_columns"]) == set(rob.columns)
+    assert "not the n behind this row's coefficient" in payload["robustness_columns"]["n_fit"]
+    assert "n_term, the ratings each coefficient rests on" in " ".join(stdout.split())
     # the correction: debias_effect on the same fit (j0's planted self-bias comes out)
     deb = pd.read_csv(out / "debiased.csv").set_index("model")
     assert {"before", "after", "reference", "change", "rank_after"} <= set(deb.columns)

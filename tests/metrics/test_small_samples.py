@@ -274,3 +274,62 @@ def test_recuse_metrics_prints_each_warning_with_its_mark(
     assert "!1" in row and "!2" in row  # 3 prompts; 3 pairs per group (low n)
     assert "!1 only 3 prompts: the interval is unreliable" in out
     assert "!2 low n: only 3 pairs where the human prefers the judge's own response" in out
+
+
+def _finding_of(r: object, bias_key: str) -> Finding:
+    """The report's finding of a result (``from_result``), with its bias's threshold."""
+    from dataclasses import replace
+
+    from recuse.analyses.base import from_result
+
+    analysis = next(a for a in REGISTRY if any(b.key == bias_key for b in a.biases))
+    bias = next(b for b in analysis.biases if b.key == bias_key)
+    f = from_result(analysis, bias, r, dataset="d")  # type: ignore[arg-type]
+    assert isinstance(f, Finding)
+    return replace(f, material=bias.material)
+
+
+def test_a_zero_width_interval_is_fixed_only_when_the_metric_says_why() -> None:
+    """A judge always right (and order-blind: the same verdict in both orders) on 6
+    prompts: its EO difference is 0.00 [0.00, 0.00] with no variation in the
+    resamples — not fixed, so its finding rules nothing out (it read "negligible"); its
+    first-position rate is 0.5 by construction (the verdict never depends on the order),
+    fixed, so that zero width is real and negligible. The fact is data on the result
+    and the finding, not read from the warning's words."""
+    from recuse.metrics import first_position_rate
+
+    pairs = _pairs(6, right=True)
+    eo = self_preference(pairs, boot=Resampling(n_boot=200))
+    assert (eo.ci_low, eo.ci_high, eo.n_clusters) == (0.0, 0.0, 6)
+    assert not eo.fixed and eo.to_dict()["fixed_by_construction"] is False
+    pos = first_position_rate(pairs, boot=Resampling(n_boot=200))
+    assert (pos.estimate, pos.ci_low, pos.ci_high) == (0.5, 0.5, 0.5)
+    assert pos.fixed and pos.to_dict()["fixed_by_construction"] is True
+    f_eo, f_pos = _finding_of(eo, "self_preference_eo"), _finding_of(pos, "position")
+    assert not f_eo.fixed and f_pos.fixed
+    assert f_pos.materiality == "negligible" and f_pos.to_dict()["fixed_by_construction"]
+    # an order-dependent judge whose position rate happens to be flat is not fixed
+    flat = pairs.drop(columns="p_a").assign(p_a_first=1.0, p_a_second=1.0 - pairs["human"])
+    r = first_position_rate(validate_pairs(flat), boot=Resampling(n_boot=200))
+    assert r.ci_low == r.ci_high and not r.fixed
+
+
+@pytest.mark.parametrize("k", [2, 4, 5, 6, 20])
+def test_a_judge_always_picking_first_gets_the_sign_tests_p_value(k: int) -> None:
+    """Position 1.00 [1.00, 1.00] from k prompts (the first answer always wins): the
+    bootstrap p-value is its floor 2/(B+1) whatever k; the exact sign test gives
+    2 · 2^−k (every prompt on the same side of 0.5), which the p-value never goes
+    below. Two or four prompts are no evidence (0.5, 0.125): not flagged (the interval
+    alone excluded 0.5 and read "material" with --no-fdr); twenty are (2e-06 → the
+    floor 2/201), and read material."""
+    from recuse.metrics import first_position_rate
+
+    pairs = _pairs(k, right=True)
+    first = validate_pairs(pairs.drop(columns="p_a").assign(p_a_first=1.0, p_a_second=0.0))
+    r = first_position_rate(first, boot=Resampling(n_boot=200), min_n=1)
+    assert (r.estimate, r.ci_low, r.ci_high) == (1.0, 1.0, 1.0) and not r.fixed
+    exact = 2 * 0.5**k  # P(all k prompts on one side | each side 1/2), either side
+    assert r.p_value == pytest.approx(max(2 / 201, exact))
+    f = _finding_of(r, "position")
+    assert f.significant == (max(2 / 201, exact) <= 0.1)
+    assert f.materiality == ("material" if f.significant else "")

@@ -379,3 +379,47 @@ def test_drop_weakest_removes_their_completions_and_keeps_them_as_judges() -> No
     both = rb.drop_models(sim.ratings, sim.families, models=weak, normalize="none")
     assert "family[A]" not in both.params.index
     assert "by and of j3, j1" in both.method
+
+
+def test_each_rows_n_is_the_ratings_its_coefficient_rests_on() -> None:
+    """The table's ``n`` was the whole fit's on every row (4,000 beside a γ_j that rests
+    on 80 ratings): read as the row's n it overstates each coefficient's evidence 25-fold.
+    Now ``n_term`` is the row's, counted here from the raw ratings as its definition says
+    (γ_j: judge j rating its own model; λ_F: F's judges rating F's other models), and
+    ``n_fit`` the fit's, named so and defined as not the row's — in every variant,
+    slices included."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    raw = sim.ratings
+    bat = rb.battery(raw, sim.families, checks=["by-task", "drop-weakest"])
+    tab = bat.table()
+    assert set(tab["variant"]) == {"main", "drop weakest", "task: qa", "task: summarization"}
+    assert list(tab.columns) == list(rb.COMPARISON_COLUMNS)
+    assert "n" not in tab.columns
+    defs = rb.COMPARISON_COLUMNS
+    assert "own model" in defs["n_term"] and "F's other models" in defs["n_term"]
+    assert "not the n behind this row's coefficient" in defs["n_fit"]
+    weak = set(rb.weakest_models(prepare(raw, sim.families)))
+    fam = raw["judge"].map(sim.families)
+    same = fam == raw["model"].map(sim.families)
+    for variant, rows in tab.groupby("variant"):
+        keep = pd.Series(True, index=raw.index)
+        if str(variant).startswith("task: "):
+            keep = raw["task"] == str(variant).removeprefix("task: ")
+        elif variant == "drop weakest":
+            keep = ~raw["model"].isin(weak)
+        keep &= raw["rating"].notna()
+        sub = raw[keep]
+        assert (rows["n_fit"] == len(sub)).all(), variant
+        res = bat.main if variant == "main" else bat.results[str(variant)]
+        assert (rows["n_fit"] == res.n).all()
+        for _, r in rows.iterrows():
+            judge_of = (
+                sub["judge"] == r["label"] if r["kind"] == "self" else fam[keep] == r["label"]
+            )
+            if r["kind"] == "self":
+                expected = int((judge_of & (sub["model"] == r["label"])).sum())
+            else:
+                expected = int((judge_of & same[keep] & (sub["model"] != sub["judge"])).sum())
+            assert r["n_term"] == expected, (variant, r["label"])
+        # the label matters: one fit's n on every row, many times each row's own
+        assert rows["n_fit"].nunique() == 1 and (rows["n_term"] < rows["n_fit"] / 3).all()

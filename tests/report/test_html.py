@@ -87,3 +87,54 @@ def test_a_level_reads_with_the_decimals_it_needs() -> None:
         assert f"{said} confidence intervals" in page and "100% confidence" not in page
         assert _legend(report).startswith(f"estimate [{said} interval]")
         assert interval_method(Resampling(level=level, n_boot=400), "percentile").startswith(said)
+
+
+def test_small_numbers_keep_their_columns_precision_and_p_values_read_as_p_values() -> None:
+    """The page wrote 0.000 (an exact 0) beside 3e-05 and 0.000754 beside 0.009 in one
+    column (each float under 0.001 in ``.3g``), and a p-value of 0.0004 as 0.0004. Now a
+    column holds one precision, set by its smallest non-zero number (two significant
+    digits of it), never scientific below 1; a p- or q-value column writes "< 0.001"
+    below 0.001; counts stay integers."""
+    import re
+
+    from recuse.report.html import render_html
+    from recuse.report.model import Section, Table
+
+    frame = pd.DataFrame(
+        {
+            "estimate": [0.0, 0.00003, 0.009, -0.4, 67.0],
+            "ci_low": [0.0, 0.00001, 0.001, -0.5, 60.0],
+            "p_value": [1.0, 0.0004, 0.0231, 0.001, 0.5],
+            "heldout_kept": [51.0, 875.0, 0.0, 3.0, 4.0],
+        }
+    )
+    section = Section("s", "S", "intro", tables=(Table("t", "T", frame),))
+    report = replace(_report(()), sections=(section,))
+    page = render_html(report)
+    body = re.search(r'<table class="tidy" data-table="t">(.*?)</table>', page, flags=re.S)
+    assert body is not None
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", body[1])]
+    columns = list(zip(*[r for r in rows if r], strict=True))
+    # 3e-05 with two significant digits: 6 decimals for every number under 10
+    assert columns[0] == ("0.000000", "0.000030", "0.009000", "−0.400000", "67.00")
+    assert columns[1] == ("0.000000", "0.000010", "0.001000", "−0.500000", "60.00")
+    assert columns[2] == ("1.000", "&lt; 0.001", "0.023", "0.001", "0.500")
+    assert columns[3] == ("51", "875", "0", "3", "4")
+    # nothing in scientific notation, and the exact values stay in the CSV/JSON
+    assert not any(re.search(r"\de[−+-]\d", c) for col in columns for c in col)
+    assert _cell(0.5, "estimate") == "0.500" and _cell(0.00075, "x", 5) == "0.00075"
+
+
+def test_a_detectable_bias_is_written_as_the_estimates_are() -> None:
+    """The matrix wrote "±0.00 detectable" for a standard error of 0.001 (the template's
+    '%.2f'); the estimates' rule gives it its digits."""
+    from recuse.analyses import BIASES
+    from recuse.report.model import Finding
+
+    def f(se: float) -> Finding:
+        return Finding(judge="j", bias=BIASES["position"], estimate=0.5, ci_low=0.49,
+                       ci_high=0.51, n=10, level=0.9, method="m", std_error=se)  # fmt: skip
+
+    assert f(0.001).detectable_text == "0.002"  # (1.645 + 0.842) × 0.001 = 0.00249
+    assert f(0.0001).detectable_text == "0.00025"
+    assert f(0.1).detectable_text == "0.25"

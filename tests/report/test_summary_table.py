@@ -3,6 +3,7 @@ the compact summary (terminal table, notebook matrix) a person reads first."""
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -223,12 +224,113 @@ def test_an_interval_from_too_few_prompts_is_never_negligible() -> None:
     variation in the resamples) to read "negligible (interval within ±0.05 of no
     bias)" beside the warnings that the interval is unreliable and says nothing about
     uncertainty. From fewer than FEW_CLUSTERS prompts an interval rules nothing out: no
-    materiality, read as undetected. From FEW_CLUSTERS prompts, or with no clusters
-    given, the same interval is negligible (every pair of 60 prompts exactly at no bias
-    is a flat interval too)."""
+    materiality, read as undetected. From FEW_CLUSTERS prompts a narrow interval that
+    is not flat is negligible; a flat one only when its value is fixed by construction
+    (this test used to read every flat interval from FEW_CLUSTERS prompts, or with no
+    clusters given, as negligible: see test_a_zero_width_interval_rules_nothing_out)."""
     flat = _f("a", "position", 0.5, 0.5, 0.5, 2, clusters=2)
     assert flat.materiality == "" and not flat.flagged and reading(flat) == "no detectable bias"
     assert _f("a", "position", 0.5, 0.49, 0.51, 8, clusters=FEW_CLUSTERS - 1).materiality == ""
+    # even a value fixed by construction rules nothing out from too few prompts
+    assert _f("a", "position", 0.5, 0.5, 0.5, 2, clusters=2, fixed=True).materiality == ""
     for clusters in (FEW_CLUSTERS, 60, None):
-        f = _f("a", "position", 0.5, 0.5, 0.5, 180, clusters=clusters)
+        f = _f("a", "position", 0.5, 0.49, 0.51, 180, clusters=clusters)
         assert f.materiality == "negligible", clusters
+        fixed = _f("a", "position", 0.5, 0.5, 0.5, 180, clusters=clusters, fixed=True)
+        assert fixed.materiality == "negligible", clusters
+
+
+def test_a_zero_width_interval_rules_nothing_out() -> None:
+    """A judge always right on 6 prompts: a difference of recalls (verbosity, Eq. 6)
+    0.00 [0.00, 0.00] with its "no variation" warning read "negligible" (ruled out,
+    neutral). A real difference of
+    0.2 gives that sample often (all 3 pairs of the weaker group right: 0.8³ = 0.51),
+    so the cell rules nothing out: no materiality, "no detectable bias", no
+    "± detectable" from its zero standard error, in the JSON too. The same flat
+    interval of a value fixed by construction (a reward model's position preference)
+    stays negligible, and says so as data (``fixed_by_construction``)."""
+    eo = _f("a", "verbosity_recall_gap", 0.0, 0.0, 0.0, 40, clusters=6, std_error=0.0,
+            p_value=1.0, warnings=("no variation in the resamples: …",))  # fmt: skip
+    assert 0.8**3 > 0.5  # the planted 0.2 difference gives this sample half the time
+    assert eo.zero_width and not eo.informative
+    assert eo.materiality == "" and not eo.flagged and reading(eo) == "no detectable bias"
+    assert eo.detectable is None
+    d = eo.to_dict()
+    assert d["materiality"] == "" and d["fixed_by_construction"] is False
+    assert d["detectable_with_80pct_power"] is None
+    rm = _f("rm", "position", 0.5, 0.5, 0.5, 40, clusters=6, std_error=0.0, fixed=True)
+    assert rm.informative and rm.materiality == "negligible"
+    assert rm.to_dict()["fixed_by_construction"] is True
+    # a narrow interval that is not flat reads negligible as before
+    assert _f("a", "verbosity_recall_gap", 0.0, -0.01, 0.01, 40, clusters=6).materiality == (
+        "negligible"
+    )
+
+
+def test_a_zero_width_interval_off_no_bias_reads_by_its_sign_test() -> None:
+    """Position 1.00 [1.00, 1.00] (every prompt's pick went to the first answer): from
+    20 prompts the sign test's p, 2 · 2^−20, flags it, material by its estimate; from 4
+    it is 2 · 2^−4 = 0.125 and does not (the interval alone excluded 0.5, and read
+    "material" from any 2 prompts with --no-fdr). With a q-value, the q decides as for
+    any finding."""
+    from recuse.metrics.estimate import sign_test_p
+
+    def always_first(k: int, **kw: Any) -> Finding:
+        return _f("a", "position", 1.0, 1.0, 1.0, 2 * k, clusters=k,
+                  p_value=max(2 / 2001, sign_test_p(k)), **kw)  # fmt: skip
+
+    # the exact binomial: all k prompts on one given side has probability 2^-k
+    assert sign_test_p(20) == pytest.approx(2 * 0.5**20)
+    many = always_first(20)
+    assert many.significant and many.flagged and many.materiality == "material"
+    assert reading(many) == "▲ material"
+    few = always_first(FEW_CLUSTERS - 1)
+    assert few.p_value == 0.125 and not few.significant and few.materiality == ""
+    assert reading(few) == "no detectable bias"
+    assert not always_first(20, q_value=0.2).significant
+    assert always_first(20, q_value=0.01).significant
+
+
+def test_an_interval_unflagged_by_the_adjustment_says_so_in_its_own_cell(
+    report: AuditReport,
+) -> None:
+    """Claude-3-haiku on JudgeBench: +0.071 [0.011, 0.125], q = 0.197 > 0.10 after the
+    Benjamini–Hochberg adjustment. Each cell showed an interval excluding 0 with no flag
+    and "no detectable bias", the why only in the legend and the verdict sentence. Now
+    the terminal row, the HTML matrix cell, the notebook's and the JSON finding and cell
+    say it, from the finding's own q-value."""
+    away = _f("c", "verbosity_longer_gap", 0.071, 0.011, 0.125, 340, q_value=0.197)
+    note = "excludes no bias before adjustment; q = 0.197 > 0.1"
+    assert away.adjusted_away and away.adjustment_note == note
+    # the note is the finding's own q, not a fixed text; nothing to say elsewhere
+    assert "q = 0.140 > 0.1" in _f("c", "verbosity_longer_gap", 0.07, 0.01, 0.12, 340,
+                                   q_value=0.14).adjustment_note  # fmt: skip
+    flagged = _f("c", "verbosity_longer_gap", 0.071, 0.011, 0.125, 340, q_value=0.05)
+    holds = _f("d", "verbosity_longer_gap", 0.05, -0.01, 0.11, 340, q_value=0.6)
+    raw = _f("c", "verbosity_longer_gap", 0.071, 0.011, 0.125, 340)  # --no-fdr
+    quality = _f("c", "agreement_accuracy", 0.71, 0.67, 0.75, 200, q_value=0.9)
+    for f in (flagged, holds, raw, quality):
+        assert not f.adjusted_away and f.adjustment_note == ""
+    assert reading(away) == "unflagged after adjustment"
+    assert reading(holds) == "no detectable bias"
+    section = Section("all", "All", "", findings=(away, holds))
+    other = AuditReport("Audit", (section,), (), (), report.provenance, 0.9)
+    lines = summary_text(other).splitlines()
+    row = next(ln for ln in lines if "+0.07 [0.01, 0.12]" in ln)
+    assert row.split("|")[-2].strip() == "unflagged after adjustment [1]"
+    assert f"[1] c, {away.bias.label}: {note}" in lines
+    page = render_html(other)
+    cell = re.search(r'<tr data-judge="c">.*?<td data-bias="verbosity_longer_gap">(.*?)</td>',
+                     page, flags=re.S)  # fmt: skip
+    assert cell is not None
+    mark = f'<span class="fdr" data-adjusted>&#9671;&#8201;{html.escape(note)}</span>'
+    assert mark in cell.group(1)
+    assert page.count("data-adjusted>") == 1  # the interval holding 0 has no note
+    from recuse.report.summary_table import summary_html
+
+    assert f"◇ {html.escape(note)}" in summary_html(other)
+    d = to_dict(other)
+    assert [r["findings"][0]["adjustment_note"] for r in d["summary"]] == [note, ""]
+    rows = d["summary_matrix"]["rows"]
+    cells = [r["cells"]["verbosity_longer_gap"]["estimates"][0] for r in rows]
+    assert [c["adjustment_note"] for c in cells] == [note, ""]

@@ -104,3 +104,27 @@ def test_an_interval_outside_no_bias_that_the_fdr_adjustment_did_not_flag_says_s
     g = dataclasses.replace(f, q_value=0.05)
     assert verdict(g).startswith("picks the longer answer more often than humans do: +0.07")
     assert "false-discovery" not in verdict(g)
+
+
+def test_an_estimate_under_0_001_keeps_two_significant_digits() -> None:
+    """+0.00031 [0.00012, 0.00052] read +0.000 [0.000, 0.001] (three decimals under 0.1),
+    beside a table cell of 3.1e-04; now the three numbers get the decimals that show the
+    largest with two significant digits, the rule of the HTML tables and of ``recuse
+    metrics`` (:func:`recuse.numbers.small_decimals`)."""
+    from recuse.report.verdict import estimate_parts
+
+    assert estimate_parts(0.00031, 0.00012, 0.00052) == ("+0.00031", "[0.00012, 0.00052]")
+    assert estimate_parts(0.0031, 0.0012, 0.0052) == ("+0.003", "[0.001, 0.005]")  # as before
+    assert estimate_parts(0.0, 0.0, 0.0) == ("+0.000", "[0.000, 0.000]")
+
+
+def test_the_terminal_metrics_table_uses_the_same_rule() -> None:
+    from recuse.cli.metrics import _digits, _fmt
+    from recuse.metrics.result import MetricResult
+
+    def r(est: float, lo: float, hi: float) -> MetricResult:
+        return MetricResult("m", est, lo, hi, 0.9, 10, 5, "m")
+
+    tiny = [r(0.00031, 0.00012, 0.00052), r(0.2, 0.1, 0.3)]
+    assert _digits(tiny) == 5 and _fmt(0.00031, digits=_digits(tiny)) == "+0.00031"
+    assert _digits([r(0.2, 0.0, 0.3)]) == 3  # an exact 0 needs no more

@@ -342,13 +342,15 @@ def to_finding(
     warnings: Sequence[str] = (),
     p_method: PMethod = "",
     p_floor: float | None = None,
+    fixed: bool = False,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
     ``what`` names the estimate in the skip's reason (default: the bias's title);
     both are in the summary when ``bias.headline`` is. ``p_method`` and ``p_floor``:
     how ``p_value`` was computed and the smallest it can be (:attr:`Finding.p_method`);
-    dropped with a p-value that is not kept.
+    dropped with a p-value that is not kept. ``fixed``: the interval has zero width
+    because the value is fixed by construction (:attr:`Finding.fixed`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -380,6 +382,7 @@ def to_finding(
         warnings=tuple(warnings),
         p_method=p_method if p is not None else "",
         p_floor=_or_none(p_floor) if p is not None and p_floor is not None else None,
+        fixed=fixed,
     )
 
 
@@ -407,7 +410,13 @@ def from_result(
         # the bootstrap interval inverted: at least 2/(B+1) over the B kept resamples
         p_method="bootstrap",
         p_floor=2.0 / (r.n_boot - r.n_boot_dropped + 1) if r.n_boot > r.n_boot_dropped else None,
+        fixed=r.fixed,
     )
+
+
+#: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
+#: (said otherwise), and ``fixed_by_construction``, which the warnings say in words
+_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
 
 
 def add_pairwise_results(
@@ -432,7 +441,7 @@ def add_pairwise_results(
             "dataset": inp.name,
             "metric": r.metric,
             "bias": keys[r.metric],
-            **{k: v for k, v in r.to_dict().items() if k not in ("counts", "metric")},
+            **{k: v for k, v in r.to_dict().items() if k not in _NOT_IN_TABLE},
         }
         rec["components"] = "; ".join(
             f"{k}={v:.4g}" for k, v in r.components.items() if v is not None

@@ -17,7 +17,7 @@ from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import FavoritismResult, prepare
-from recuse.regression.robustness import CHECKS, CheckEvent, battery
+from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
@@ -412,7 +412,8 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
     parts.notes.append(
         f"{inp.name}: robustness checks run: {', '.join(chosen)} "
         f"({sum(bat.seconds.values()):.1f} s); every variant's coefficients are in the "
-        f"table 'Robustness: self- and family-bias under each check — {inp.name}'"
+        f"table 'Robustness: self- and family-bias under each check — {inp.name}' "
+        f"(n_term: {COMPARISON_COLUMNS['n_term']}; n_fit: {COMPARISON_COLUMNS['n_fit']})"
     )
 
 

@@ -28,7 +28,7 @@ from recuse.numbers import percent
 from recuse.outputs import check_output_folder, csv_files, staged, strict_json
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
-from recuse.regression.robustness import CHECKS, Battery, battery
+from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, Battery, battery
 
 
 def _checks(text: str) -> list[str]:
@@ -87,6 +87,8 @@ def write_outputs(
         "settings": settings,
         "main": bat.main.to_dict(),
         "robustness": {k: v.to_dict() for k, v in bat.results.items()},
+        # what each column of robustness.csv is (n_term: the row's ratings, n_fit: the fit's)
+        "robustness_columns": dict(COMPARISON_COLUMNS),
         "skipped": dict(bat.skipped),
         "debiasing": {
             "unit": f"each model's mean {bat.main.scale_note} over its ratings by every judge "
@@ -206,7 +208,11 @@ def _robustness_line(tab: pd.DataFrame, variants: int) -> str:
     """How many variants were fitted, and where their sign differs from the main fit's."""
     agree = _sign_agreement(tab)
     flips = [f"{k} {lab} ({share:.0%})" for (k, lab), share in agree.items() if share < 1]
-    return f"robustness: {variants} variants (estimates in robustness.csv); " + (
+    head = (
+        f"robustness: {variants} variants (estimates in robustness.csv: n_term, the "
+        "ratings each coefficient rests on; n_fit, the whole fit's); "
+    )
+    return head + (
         "same sign as the main fit everywhere"
         if not flips
         else "share of variants with the main fit's sign: " + ", ".join(flips)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -37,7 +38,7 @@ from recuse.metrics.bootstrap import (
     named_settings,
 )
 from recuse.metrics.competence import REFIT_WORDS
-from recuse.metrics.result import results_frame
+from recuse.metrics.result import MetricResult, results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
 from recuse.numbers import percent
@@ -87,12 +88,26 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
         write_csv(path, results_frame(result.results))
 
 
-def _fmt(x: float, *, signed: bool = True) -> str:
+def _fmt(x: float, *, signed: bool = True, digits: int = 3) -> str:
     """A number of the table: signed where the metric is a difference (no bias = 0),
-    its minus sign U+2212 as in the audit's tables (:mod:`recuse.numbers`)."""
+    its minus sign U+2212 as in the audit's tables (:mod:`recuse.numbers`), with the
+    table's ``digits`` (:func:`_digits`)."""
     if x != x:
         return ""
-    return numbers.signed(x, 3) if signed else numbers.decimal(x, 3)
+    return numbers.signed(x, digits) if signed else numbers.decimal(x, digits)
+
+
+def _digits(results: Sequence[MetricResult]) -> int:
+    """The decimals of the table's estimates and interval ends: three, more where the
+    smallest non-zero one is under 0.001 (:func:`recuse.numbers.small_decimals`, the rule
+    of the HTML report's tables), so that none reads +0.000 beside its own digits."""
+    sizes = [
+        abs(v)
+        for r in results
+        for v in (r.estimate, r.ci_low, r.ci_high)
+        if v == v and v != 0 and abs(v) != float("inf")
+    ]
+    return numbers.small_decimals(min(sizes)) if sizes else 3
 
 
 @metrics_app.command("pairs")
@@ -216,6 +231,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
         shown.add_column(col, justify="right")
     notes: list[str] = []  # each distinct warning once, numbered; rows carry the number
+    digits = _digits(result.results)
     for r in result.results:
         marks = []
         for w in r.warnings:
@@ -224,8 +240,9 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             marks.append(f"!{notes.index(w) + 1}")
         signed = r.null == 0
         shown.add_row(
-            cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed),
-            Text(f"[{_fmt(r.ci_low, signed=signed)}, {_fmt(r.ci_high, signed=signed)}]"
+            cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed, digits=digits),
+            Text(f"[{_fmt(r.ci_low, signed=signed, digits=digits)}, "
+                 f"{_fmt(r.ci_high, signed=signed, digits=digits)}]"
                  + "".join(f" {m}" for m in marks)),
             f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip

@@ -7,10 +7,13 @@ bootstrap replicates), its two-sided p-value against the metric's no-bias value
 and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 
 * fewer than :data:`FEW_CLUSTERS` prompts: a cluster bootstrap over so few is unreliable;
-* an interval of zero width: the resamples never varied (e.g. a judge always right),
-  unless the metric says why its value is fixed by construction for this group
-  (``MetricSpec.constant``: a reward model's position preference, 0.5 because it scores
-  each answer alone), which then replaces the warning;
+* an interval of zero width (:func:`zero_width`): the resamples never varied (e.g. a
+  judge always right), unless the metric says why its value is fixed by construction
+  for this group (``MetricSpec.constant``: a reward model's position preference, 0.5
+  because it scores each answer alone), which then replaces the warning and sets
+  ``MetricResult.fixed``: only then is the zero width real. Otherwise it rules nothing
+  out (:attr:`recuse.report.model.Finding.informative`), and its p-value is at least
+  the exact sign test's (:func:`sign_test_p`);
 * an interval that does not hold its estimate: the resamples lie far to one side of
   it, as for a strongly biased statistic (the calibration error of a near-calibrated
   judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);
@@ -57,10 +60,12 @@ __all__ = [
     "interval_warnings",
     "run_one",
     "run_specs",
+    "sign_test_p",
     "the_fix",
     "to_results",
     "unlabelled_judges",
     "unusable_verdicts",
+    "zero_width",
 ]
 
 FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliable
@@ -128,6 +133,36 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     return f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
 
 
+def zero_width(estimate: float, low: float, high: float) -> bool:
+    """Whether the interval ``[low, high]`` of ``estimate`` has no width: at most
+    ``1e-12 · max(1, |estimate|)`` (rounding), as when every resample gave the same value.
+
+    >>> zero_width(0.5, 0.5, 0.5), zero_width(0.5, 0.49, 0.5)
+    (True, False)
+    """
+    return high - low <= 1e-12 * max(1.0, abs(estimate))
+
+
+def sign_test_p(n_clusters: int) -> float:
+    """The exact two-sided p-value of ``n_clusters`` prompts that all fall on the same side
+    of the no-bias value: ``min(1, 2 · 2^−n)``, the sign test's.
+
+    A zero-width bootstrap interval means every resample of the prompts gave the same
+    value: for a statistic averaged over prompts, every prompt's value is that one. If
+    there were no bias, each prompt's value would fall above or below the no-bias value
+    with probability at most 1/2, independently across prompts (the units the bootstrap
+    treats as independent), so all ``n`` on one given side has probability at most
+    ``2^−n`` and on either side ``2 · 2^−n``. The bootstrap p-value of such an interval is
+    its floor ``2/(B+1)`` whatever ``n`` (0.0005 from two prompts); :func:`to_results`
+    keeps the larger of the two. Five prompts give 0.0625 (not significant at 95%),
+    six 0.031, twenty 1.9e-06.
+
+    >>> sign_test_p(1), sign_test_p(5), sign_test_p(6)
+    (1.0, 0.0625, 0.03125)
+    """
+    return min(1.0, 2.0 * 0.5 ** max(n_clusters, 0))
+
+
 def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tuple[str, ...]:
     """What a reader must know before trusting the interval of ``est`` (see the module
     docstring for the thresholds); empty when nothing. ``constant``: why the value is
@@ -138,7 +173,7 @@ def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tup
             f"only {counted(est.n_clusters, 'prompts')}: the interval is unreliable "
             f"(a cluster bootstrap needs {FEW_CLUSTERS} or more) — add prompts"
         )
-    if est.ci_high - est.ci_low <= 1e-12 * max(1.0, abs(est.estimate)):
+    if zero_width(est.estimate, est.ci_low, est.ci_high):
         out.append(
             constant
             or "no variation in the resamples: the interval says nothing about uncertainty "
@@ -221,6 +256,12 @@ def to_results(
     (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``); its
     ``n_boot_unfit`` counts the kept resamples whose fit has no finite estimate
     (:attr:`~recuse.metrics.bootstrap.GroupedStatistic.unfit`).
+
+    A zero-width interval (:func:`zero_width`) is ``fixed`` when the spec says why its
+    value is fixed by construction for the group (``MetricSpec.constant``); one that is
+    not and excludes the no-bias value gets at least the sign test's p-value
+    (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
+    side significant.
     """
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
@@ -235,6 +276,11 @@ def to_results(
                 skipped.append(Skipped(spec.metric, judge, reason))
                 continue
             components = spec.components(est.totals) if spec.components else {}
+            constant = spec.constant(est.totals) if spec.constant else None
+            flat = zero_width(est.estimate, est.ci_low, est.ci_high)
+            p = p_value(est, spec.null)
+            if flat and constant is None and not est.ci_low <= spec.null <= est.ci_high:
+                p = max(p, sign_test_p(est.n_clusters))
             results.append(
                 MetricResult(
                     metric=spec.metric,
@@ -251,14 +297,13 @@ def to_results(
                     counts=dict(est.counts),
                     components=components,
                     std_error=est.std_error,
-                    p_value=p_value(est, spec.null),
+                    p_value=p,
                     null=spec.null,
-                    warnings=interval_warnings(
-                        est, constant=spec.constant(est.totals) if spec.constant else None
-                    )
+                    warnings=interval_warnings(est, constant=constant)
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
+                    fixed=flat and constant is not None,
                 )
             )
     return results, skipped

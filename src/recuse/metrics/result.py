@@ -66,6 +66,11 @@ class MetricResult:
     chooses, and the two give slightly different intervals), None for the others; set
     where the choice is made, and said in words in ``method`` (so not in
     :meth:`to_dict`).
+    ``fixed`` is True when the interval has zero width because the metric's value is
+    fixed by construction for this judge (``MetricSpec.constant``, whose reason is the
+    warning in place of "no variation in the resamples"): then the zero width is real.
+    A zero-width interval that is not ``fixed`` says nothing about uncertainty and
+    rules nothing out (:attr:`recuse.report.model.Finding.informative`).
     """
 
     metric: str
@@ -87,6 +92,7 @@ class MetricResult:
     null: float = 0.0  # the metric's no-bias value (the p-value's null hypothesis)
     n_boot_unfit: int = 0  # kept resamples whose fit has no finite estimate
     refit: Refit | None = None  # how the resamples' model was refitted, if one was
+    fixed: bool = False  # zero width because the value is fixed by construction
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""
@@ -111,6 +117,7 @@ class MetricResult:
             "p_value": _clean(self.p_value),
             "null": self.null,
             "warnings": list(self.warnings),
+            "fixed_by_construction": self.fixed,
             "counts": {k: int(v) for k, v in self.counts.items()},
             "components": {k: _clean(v) for k, v in self.components.items()},
         }

@@ -576,6 +576,8 @@ class FavoritismResult:
     lower, upper, significant (interval at ``level`` excludes 0). Accessors return
     copies. ``warnings``: what every coefficient must be read with (a stray score that
     sets a dimension's scale alone, :func:`stray_scores`); ``notes``: the rest.
+    ``n`` counts the ratings of the whole fit; ``term_n`` the ratings each self and family
+    term rests on, by term name (:func:`term_ratings`).
     """
 
     method: str
@@ -593,6 +595,9 @@ class FavoritismResult:
     cov: np.ndarray | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = ()
     rsquared: float | None = None
+    #: per self/family term (``self[j]``, ``family[F]``): the ratings it rests on
+    #: (:func:`term_ratings`); ``n`` counts the whole fit's
+    term_n: Mapping[str, int] = field(default_factory=dict)
 
     # -- accessors
     def tidy(self) -> pd.DataFrame:
@@ -737,6 +742,26 @@ class FavoritismResult:
         return f"<FavoritismResult {self.variant}: {self.method}, n={self.n}>"
 
 
+def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
+    """The ratings each self and family term of ``terms`` rests on, by term name: the
+    rows of ``frame`` (a :func:`prepare`-d fit's) whose value of the term's indicator is
+    1 — for γ_j (``self[j]``) judge j's ratings of its own model's answers, for λ_F
+    (``family[F]``) the ratings by F's judges of F's other models. The coefficient
+    compares these with the same judges' other ratings, which every coefficient of the fit
+    shares (the fit's ``n``)."""
+    out: dict[str, int] = {}
+    for t in terms:
+        if t.kind == "self":
+            mask = frame["is_self"].to_numpy(bool) & (frame["judge"] == t.label).to_numpy()
+        elif t.kind == "family":
+            fam = (frame["judge_family"] == t.label).to_numpy()
+            mask = frame["is_family"].to_numpy(bool) & fam
+        else:
+            continue
+        out[t.name] = int(mask.sum())
+    return out
+
+
 def make_result(
     terms: Sequence[Term],
     params: np.ndarray,
@@ -792,6 +817,7 @@ def make_result(
         scale_note=SCALE_NOTES[prepared.normalize] if scale_note is None else scale_note,
         cov=cov,
         rsquared=rsquared,
+        term_n=term_ratings(prepared.frame, terms),
     )
 
 

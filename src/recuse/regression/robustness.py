@@ -599,21 +599,41 @@ class Battery:
         return comparison_table({"main": self.main, **self.results})
 
 
-_COMPARISON_COLUMNS = [
-    "variant", "method", "kind", "label", "estimate", "se", "lower", "upper", "significant", "n",
-]  # fmt: skip
+#: the columns of :func:`comparison_table`, in order, each with its definition (said
+#: next to the table wherever it is written: the audit's section notes, favoritism.json)
+COMPARISON_COLUMNS: dict[str, str] = {
+    "variant": "the fit: main, or the robustness check (and slice) it comes from",
+    "method": "how the variant was fitted",
+    "kind": "self (γ_j, a judge's self-bias) or family (λ_F, a family's bias)",
+    "label": "the judge (self) or the family (family)",
+    "estimate": "the coefficient, in the variant's score unit (its method says which)",
+    "se": "its standard error",
+    "lower": "the lower end of its Wald interval at the fit's level",
+    "upper": "the upper end of its Wald interval at the fit's level",
+    "significant": "whether that interval excludes 0 (no bias)",
+    "n_term": "the ratings this row's coefficient rests on: for γ_j judge j's ratings of its "
+    "own model's answers, for λ_F the ratings by F's judges of F's other models (the "
+    "coefficient compares them with the same judges' other ratings)",
+    "n_fit": "all ratings in the variant's fit (every judge and term), the same on every "
+    "row of the variant — not the n behind this row's coefficient (that is n_term)",
+}
 
 
 def comparison_table(results: Mapping[str, FavoritismResult]) -> pd.DataFrame:
-    """Long table: variant, method, kind (self/family), label, estimate, se, lower, upper,
-    significant, n — one row per self/family coefficient per result."""
+    """Long table: one row per self/family coefficient per result, with the columns of
+    :data:`COMPARISON_COLUMNS` (their definitions there): variant, method, kind, label,
+    estimate, se, lower, upper, significant, ``n_term`` (the ratings the row's
+    coefficient rests on, :attr:`FavoritismResult.term_n`) and ``n_fit`` (the whole
+    fit's ratings, :attr:`FavoritismResult.n`)."""
+    columns = list(COMPARISON_COLUMNS)
     rows = []
     for name, res in results.items():
         c = res.coefficients
         c = c[c["kind"].isin(["self", "family"])]
-        rows.append(c.assign(variant=name, method=res.method, n=res.n)[_COMPARISON_COLUMNS])
+        n_term = [int(res.term_n[t]) for t in c["term"]]
+        rows.append(c.assign(variant=name, method=res.method, n_term=n_term, n_fit=res.n)[columns])
     if not rows:
-        return pd.DataFrame(columns=_COMPARISON_COLUMNS)
+        return pd.DataFrame(columns=columns)
     return pd.concat(rows, ignore_index=True)
 
 

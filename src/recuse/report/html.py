@@ -15,13 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
-from recuse.numbers import decimal, minus, percent
+from recuse.numbers import decimal, minus, p_text, percent, small_decimals
 from recuse.report.model import AuditReport
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
 
 
-def _num(value: Any) -> str:
+def _num(value: Any, digits: int = 3) -> str:
+    """A number of the page: a float under 10 with ``digits`` decimals (three, or the
+    column's :func:`column_digits`), two decimals from 10 on, scientific from 1e5 on —
+    never below 1, where a small number would sit in another notation than its column's
+    (0.000 beside 3e-04)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -31,31 +35,51 @@ def _num(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return ""
-        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        if abs(value) >= 1e5:
             return minus(f"{value:.3g}")
-        return decimal(value, 2 if abs(value) >= 10 else 3)
+        return decimal(value, 2 if abs(value) >= 10 else digits)
     return str(value)
 
 
 COUNT_COLUMN = re.compile(
     r"^(n|count|total|rows|pairs|prompts|clusters|judges|models|wins|losses|ties|excluded)$"
-    r"|^n_|_n$|count|_pairs$|_prompts$|_clusters$"
+    r"|^n_|_n$|count|_pairs$|_prompts$|_clusters$|_kept$"
 )
+#: a column of p- or q-values: written "< 0.001" below 0.001 (:func:`recuse.numbers.p_text`)
+P_COLUMN = re.compile(r"^(p|q|p_value|q_value|p-value|q-value)$")
 
 
-def _cell(value: Any, column: object = "") -> str:
-    """A tidy-table cell: :func:`_num`, except that a count column's whole numbers print
-    as integers (67, not 67.000)."""
-    if (
-        isinstance(value, float)
-        and math.isfinite(value)
-        and value.is_integer()
-        and COUNT_COLUMN.search(str(column).lower())
-    ):
-        return f"{int(value):,}"
+def column_digits(values: Any) -> int:
+    """The decimals of a table column's numbers under 10: three, more where its smallest
+    non-zero number is under 0.001 (:func:`recuse.numbers.small_decimals`), so that one
+    column holds one precision (0.00075, 0.00900, 0.00000; it read 0.000754 beside 0.009
+    and 0.000, or 3e-05 beside 0.000)."""
+    sizes = [
+        abs(v)
+        for v in values
+        if isinstance(v, float) and math.isfinite(v) and v != 0 and abs(v) < 10
+    ]
+    return small_decimals(min(sizes)) if sizes else 3
+
+
+def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
+    """:func:`column_digits` of every column of the rows a table shows."""
+    return {str(c): column_digits([r.get(str(c)) for r in records]) for c in columns}
+
+
+def _cell(value: Any, column: object = "", digits: int = 3) -> str:
+    """A tidy-table cell: :func:`_num` with the column's ``digits``
+    (:func:`table_digits`), except that a count column's whole numbers print as integers
+    (67, not 67.000) and a p- or q-value column's numbers as p-values (0.023, < 0.001)."""
+    name = str(column).lower()
+    if isinstance(value, float) and math.isfinite(value) and P_COLUMN.search(name):
+        return p_text(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if COUNT_COLUMN.search(name):
+            return f"{int(value):,}"
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}" if COUNT_COLUMN.search(str(column).lower()) else str(value)
-    return _num(value)
+        return f"{value:,}" if COUNT_COLUMN.search(name) else str(value)
+    return _num(value, digits)
 
 
 def warning_tag(text: str) -> str:
@@ -79,6 +103,7 @@ def _environment() -> Any:
         lstrip_blocks=False,
     )
     env.filters["num"] = _num
+    env.globals["table_digits"] = table_digits
     env.filters["percent"] = percent
     env.filters["cell"] = _cell
     env.filters["warning_tag"] = warning_tag

@@ -18,10 +18,11 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from recuse import numbers
 from recuse.data.inputs import Source
-from recuse.metrics.estimate import FEW_CLUSTERS
+from recuse.metrics.estimate import FEW_CLUSTERS, zero_width
 from recuse.report.bias import Bias, Direction
-from recuse.report.verdict import estimate_parts, estimate_text, verdict
+from recuse.report.verdict import estimate_digits, estimate_parts, estimate_text, verdict
 
 FigureFormat = Literal["png", "svg"]
 PMethod = Literal["bootstrap", "wald", ""]
@@ -94,6 +95,10 @@ class Finding:
     #: the smallest p-value its method can give: 2/(B+1) for a bootstrap p-value from B
     #: kept resamples; None for a Wald test or without a p-value
     p_floor: float | None = None
+    #: the interval has zero width because the value is fixed by construction (the
+    #: metric says so: ``MetricSpec.constant``, e.g. a reward model's position
+    #: preference, 0.5): then the zero width is real (:attr:`informative`)
+    fixed: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -117,23 +122,60 @@ class Finding:
     def significant(self) -> bool:
         """Flagged (a quality score never is): a bias whose false-discovery-adjusted
         ``q_value`` is at most 1 − level when the audit adjusted it (Benjamini–Hochberg
-        across the summary's tests), else whose interval excludes ``null``."""
+        across the summary's tests), else whose interval excludes ``null`` — or, for a
+        zero-width interval that is not :attr:`informative`, whose ``p_value`` is at most
+        1 − level."""
         if not self.bias.flags:
             return False
         if self.q_value is not None:
             return self.q_value <= flag_threshold(self.level)
+        if not self.informative and self.zero_width and self.p_value is not None:
+            # the interval excludes nothing on its own: the p-value, at least the sign
+            # test's (:func:`recuse.metrics.estimate.sign_test_p`), decides
+            return self.p_value <= flag_threshold(self.level)
         return not self.ci_low <= self.null <= self.ci_high
+
+    @property
+    def zero_width(self) -> bool:
+        """The interval has no width (:func:`recuse.metrics.estimate.zero_width`)."""
+        return zero_width(self.estimate, self.ci_low, self.ci_high)
+
+    @property
+    def informative(self) -> bool:
+        """Whether the interval can rule an effect out: False when it comes from fewer
+        than ``FEW_CLUSTERS`` prompts (its warning says it is unreliable), or has zero
+        width without the value being :attr:`fixed` by construction — the resamples
+        never varied, so the interval says nothing about uncertainty: a judge always
+        right on 6 prompts gives an EO difference of 0.00 [0.00, 0.00], which a real
+        difference of 0.2 (recalls 0.8 and 1.0) gives whenever the weaker group's k pairs
+        all happen to be right: probability 0.8^k, 0.51 for 3 pairs. Such an interval is
+        never :attr:`materiality` "negligible" and detects nothing (:attr:`detectable` is
+        None)."""
+        if self.clusters is not None and self.clusters < FEW_CLUSTERS:
+            return False
+        return self.fixed or not self.zero_width
 
     @property
     def detectable(self) -> float | None:
         """The smallest bias (distance from ``null``) this estimate would detect with 80%
         power: (z_{1−α/2} + z_{0.80}) × standard error, α = 1 − level (two-sided, normal
-        approximation); None without a standard error."""
+        approximation); None without a standard error, or for a zero-width interval that
+        is not :attr:`informative` (its standard error, 0, measures nothing)."""
         if self.std_error is None or not math.isfinite(self.std_error):
+            return None
+        if self.zero_width and not self.informative:
             return None
         from scipy.stats import norm
 
         return float((norm.ppf(1 - (1 - self.level) / 2) + norm.ppf(0.8)) * self.std_error)
+
+    @property
+    def detectable_text(self) -> str:
+        """:attr:`detectable` as the page writes it, by the rule of the estimates
+        (:func:`recuse.report.verdict.estimate_digits`: 0.12, 0.034, 0.00042; it read
+        ±0.00 below 0.005); "" without one."""
+        d = self.detectable
+        return "" if d is None else numbers.decimal(d, estimate_digits(d, d, d))
 
     @property
     def materiality(self) -> Materiality:
@@ -142,14 +184,27 @@ class Finding:
         (flagged or not: an effect this small was ruled out beyond it); else, when
         flagged, "material" if the estimate is at least ``material`` from ``null`` and
         "small" if nearer; "" otherwise (unflagged and not ruled negligible, or no
-        threshold). An interval from fewer than ``FEW_CLUSTERS`` prompts (possible with a
-        small ``min_n``; its warning says it is unreliable) rules nothing out: never
-        "negligible" (two prompts gave 0.50 [0.50, 0.50], no variation in the resamples)."""
+        threshold). An interval that is not :attr:`informative` rules nothing out: never
+        "negligible" — from fewer than ``FEW_CLUSTERS`` prompts (possible with a small
+        ``min_n``: two prompts gave 0.50 [0.50, 0.50]), or of zero width without the value
+        being :attr:`fixed` by construction (EO difference 0.00 [0.00, 0.00] from a judge
+        always right on 6 prompts: the data could not tell).
+
+        A zero-width interval that excludes ``null`` (a judge that picks the first answer
+        on all 20 prompts: position 1.00 [1.00, 1.00]) reads like any significant
+        estimate, by its distance from ``null``, here "material": every prompt on one
+        side of ``null`` is the exact sign test's evidence, p = 2 · 2^−20 ≈ 2e-06
+        (:func:`recuse.metrics.estimate.sign_test_p`, which the p-value never goes below:
+        two prompts give 0.5, five 0.0625, so few prompts are not significant), and an
+        exact bound on the magnitude too: with all 20 prompts leaning first, the 90%
+        Clopper–Pearson interval of the share of prompts that do is [0.05^(1/20), 1] =
+        [0.86, 1] — far from the half of no bias. The interval's warning (no variation) stays:
+        read its ends as rough."""
         m = self.material
         if m is None or not self.bias.flags:
             return ""
-        few = self.clusters is not None and self.clusters < FEW_CLUSTERS
-        if not few and self.null - m < self.ci_low and self.ci_high < self.null + m:
+        inside = self.null - m < self.ci_low and self.ci_high < self.null + m
+        if self.informative and inside:
             return "negligible"
         if not self.significant:
             return ""
@@ -163,6 +218,28 @@ class Finding:
         (position 0.50 [0.49, 0.50] at n = 7,000): it keeps its verdict words and its
         "negligible" mark, neutral, and no gate or count treats it as a flag."""
         return self.significant and self.materiality != "negligible"
+
+    @property
+    def adjusted_away(self) -> bool:
+        """The raw interval excludes ``null`` but the false-discovery-adjusted
+        ``q_value`` does not flag the bias: a cell showing the interval must say why it
+        carries no flag (:attr:`adjustment_note`), or it reads as a contradiction."""
+        outside = not self.ci_low <= self.null <= self.ci_high
+        return self.bias.flags and self.q_value is not None and outside and not self.significant
+
+    @property
+    def adjustment_note(self) -> str:
+        """``excludes no bias before adjustment; q = 0.197 > 0.1`` for a finding
+        :attr:`adjusted_away` (its own ``q_value``, written by
+        :func:`recuse.numbers.p_text`, against the flag threshold 1 − level); "" for any
+        other. Shown in the cell itself: the terminal's summary table (a numbered note),
+        the HTML matrix and the notebook's, and ``report.json``."""
+        if not self.adjusted_away or self.q_value is None:
+            return ""
+        return (
+            f"excludes no bias before adjustment; q = {numbers.p_text(self.q_value)} > "
+            f"{1 - self.level:g}"
+        )
 
     @property
     def direction(self) -> Direction:
@@ -211,8 +288,10 @@ class Finding:
             "p_value": self.p_value,
             "p_method": self.p_method,
             "p_floor": self.p_floor,
+            "fixed_by_construction": self.fixed,
             "warnings": list(self.warnings),
             "q_value": self.q_value,
+            "adjustment_note": self.adjustment_note,
             "material": self.material,
             "materiality": self.materiality,
             "detectable_with_80pct_power": self.detectable,
@@ -439,7 +518,7 @@ class MatrixCell:
 
     def to_dict(self) -> dict[str, Any]:
         keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant", "flagged")
-        more = ("direction", "verdict", "materiality", "material", "warnings")
+        more = ("direction", "verdict", "materiality", "material", "warnings", "adjustment_note")
         return {
             "estimates": [
                 {k: f.to_dict()[k] for k in (*keep, *more)} | {"text": f.text}

@@ -17,6 +17,11 @@ Each row's *reading* is one word from the finding (:func:`reading`):
   or not it excludes it: neutral, never a flag;
 - ``no detectable bias`` — the interval includes no bias and is too wide to rule a
   material bias out (the data could not tell, not that the bias is absent);
+- ``unflagged after adjustment`` — the interval excludes no bias, but the
+  false-discovery-adjusted test across the summary does not flag it
+  (:attr:`Finding.adjusted_away`); its note gives the q-value
+  (:attr:`Finding.adjustment_note`: "excludes no bias before adjustment; q = 0.197 >
+  0.1"), so the row never shows an interval outside no bias with no word why;
 - ``quality score`` — agreement or calibration, never a flag;
 - ``unadjusted, not a flag`` — a number the bias declares unadjusted (the papers'
   equal opportunity, high for a strong judge with no bias), shown for what it is.
@@ -58,6 +63,8 @@ def reading(finding: Finding) -> str:
         return f"{ARROWS.get(finding.direction, '')} {word}".strip()
     if finding.materiality == "negligible":
         return "negligible"
+    if finding.adjusted_away:
+        return "unflagged after adjustment"
     return "no detectable bias"
 
 
@@ -73,6 +80,8 @@ class SummaryLine:
     reading: str
     warnings: tuple[str, ...] = ()
     flagged: bool = False
+    #: why an interval outside no bias is unflagged (:attr:`Finding.adjustment_note`)
+    note: str = ""
 
 
 def _bias_words(finding: Finding) -> str:
@@ -102,6 +111,7 @@ def summary_lines(report: AuditReport) -> tuple[SummaryLine, ...]:
                     reading=reading(f),
                     warnings=f.warnings,
                     flagged=f.flagged,
+                    note=f.adjustment_note,
                 )
             )
         estimated = {f.bias.key for f in found}
@@ -122,13 +132,19 @@ def summary_lines(report: AuditReport) -> tuple[SummaryLine, ...]:
 def _legend(report: AuditReport) -> str:
     adjusted = str(report.provenance.options.get("multiple testing (--fdr)", ""))
     fdr = " after Benjamini–Hochberg adjustment" if adjusted.startswith("Benjamini") else ""
+    away = (
+        "unflagged after adjustment: the interval excludes no bias, the adjusted test "
+        "does not (its q in the note); "
+        if fdr
+        else ""
+    )
     return (
         f"estimate [{percent(report.level)} interval]; n: comparisons or ratings. "
         f"▲/▼ flagged: the interval excludes no bias{fdr} and is not negligible — "
         "material: at least the bias's threshold from no bias, small: nearer; "
         "negligible: the interval lies within ± that threshold (thresholds: `recuse "
-        "analyses`, --material); no detectable bias: the data could not tell; why an "
-        "estimate was not made: --verbose and the report."
+        f"analyses`, --material); {away}no detectable bias: the data could not tell; why "
+        "an estimate was not made: --verbose and the report."
     )
 
 
@@ -153,12 +169,14 @@ def summary_text(report: AuditReport) -> str:
     rows: list[list[str]] = []
     # a warning several rows share (a stray score under every coefficient of a fit) is
     # one note, its number on each of those rows
-    uses = Counter(w for ln in lines for w in ln.warnings)
+    # an unflagged interval outside no bias: its adjustment note first, then its warnings
+    said = [(*([ln.note] if ln.note else []), *ln.warnings) for ln in lines]
+    uses = Counter(w for ws in said for w in ws)
     numbered: dict[str, int] = {}
     for k, ln in enumerate(lines):
         word = ln.reading
         judge = "" if k and lines[k - 1].judge == ln.judge else ln.judge  # said once
-        for w in ln.warnings:
+        for w in said[k]:
             if w not in numbered:
                 whose = f"{ln.judge}, {ln.bias.split(' (')[0]}: " if uses[w] == 1 else ""
                 notes.append(one_line(f"[{len(notes) + 1}] {whose}{w}"))
@@ -296,10 +314,12 @@ def summary_html(report: AuditReport) -> str:
                 word = reading(f)
                 where = f"{escape(f.dataset)}: " if len(cell.estimates) > 1 else ""
                 warn = f" <span title='{escape('; '.join(f.warnings), quote=True)}'>⚠</span>"
+                note = f.adjustment_note
                 parts.append(
                     f"{where}<span style='white-space:nowrap'>{escape(f.text)}</span> "
                     f"<small>n={f.n:,}</small><br><i>{escape(word)}</i>"
                     + (warn if f.warnings else "")
+                    + (f"<br><small>◇ {escape(note)}</small>" if note else "")
                 )
                 if f.flagged:
                     style = _CELL_STYLE.get(f.materiality or "flagged", "")

@@ -33,12 +33,15 @@ def estimate_parts(
     """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
     that shows them in two cells (the HTML's findings tables), so a cell reads what the
     sentence beside it reads (it read ``0.285 [0.233, 0.342]`` beside ``0.28 [0.23,
-    0.34]``). Two decimals, three where every number is under 0.1.
+    0.34]``). Two decimals, three where every number is under 0.1, more where every
+    number is under 0.001 (:func:`estimate_digits`).
 
     >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
     ('0.29', '[0.23, 0.34]')
     >>> estimate_parts(-0.0123, -0.05, 0.031)
     ('−0.012', '[−0.050, 0.031]')
+    >>> estimate_parts(0.00031, 0.00012, 0.00052)
+    ('+0.00031', '[0.00012, 0.00052]')
     """
     digits = estimate_digits(estimate, low, high)
     est = numbers.signed(estimate, digits) if signed else numbers.decimal(estimate, digits)
@@ -48,8 +51,11 @@ def estimate_parts(
 
 def estimate_digits(estimate: float, low: float, high: float) -> int:
     """The decimals :func:`estimate_parts` writes the three numbers with: two, three
-    where every number is under 0.1."""
-    return 2 if max(abs(estimate), abs(low), abs(high)) >= 0.1 else 3
+    where every number is under 0.1, and where every number is under 0.001 as many as
+    show the largest with two significant digits (:func:`recuse.numbers.small_decimals`,
+    at most 6; three read +0.000 [0.000, 0.001])."""
+    largest = max(abs(estimate), abs(low), abs(high))
+    return 2 if largest >= 0.1 else numbers.small_decimals(largest)
 
 
 def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:

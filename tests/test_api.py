@@ -43,6 +43,10 @@ def test_a_path_and_a_dataframe_give_the_same_findings(
     cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     assert set(b["dataset"]) == {"dataframe"} and set(a["dataset"]) == {"pairs.csv"}
+    # the readings' reasons are columns too, each the finding's own
+    found = by_path.result.findings
+    assert a["fixed_by_construction"].tolist() == [f.fixed for f in found]
+    assert a["adjustment_note"].tolist() == [f.adjustment_note for f in found]
     # the estimate is the metric function's, worked out without the audit
     row = b[(b.judge == "gpt-4") & (b.bias == "position")].iloc[0]
     direct = first_position_rate(planted, judge="gpt-4", boot=Resampling(n_boot=300))

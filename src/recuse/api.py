@@ -57,8 +57,8 @@ Data = str | Path | pd.DataFrame
 FINDING_COLUMNS = (
     "judge", "bias", "bias_title", "dataset", "detail", "estimate", "ci_low", "ci_high",
     "level", "null", "unit", "n", "clusters", "p_value", "q_value", "significant",
-    "flagged", "direction", "materiality", "material", "headline", "warnings", "verdict",
-    "definition", "method",
+    "flagged", "direction", "materiality", "material", "adjustment_note", "headline",
+    "warnings", "verdict", "definition", "method", "fixed_by_construction",
 )  # fmt: skip
 
 

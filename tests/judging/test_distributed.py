@@ -159,7 +159,13 @@ def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     assert main([*ray_args, "--ray-actors", "2"]) == 0
     out = capsys.readouterr().out
     assert "24 judgments: 0 already stored, 24 ok" in out
-    assert "ray: 2 actor(s) with one CPU each; results from 2 worker process(es)" in out
+    # two blocks (16 and 8 tasks, CPU calls of 16) on two actors: Ray Data gives a
+    # block to the least busy actor it has seen start, up to 2 in flight each (its
+    # default), and may see one start before it hands out both blocks: then one actor
+    # computes both. Where the blocks went is Ray's choice (the product promises the
+    # same store, not a spread): one worker process or two, and the same results
+    said = re.search(r"ray: 2 actor\(s\) with one CPU each; results from (\d) worker", out)
+    assert said is not None and 1 <= int(said.group(1)) <= 2
     with Store(tmp_path / "one.db") as a, Store(tmp_path / "ray.db") as b:
         ta, tb = _table(a), _table(b)
     assert (tb["status"] == "ok").all() and tb["value"].between(0, 1).all()

@@ -143,9 +143,11 @@ class RayExecutor:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # the runner shows its own bar
         context.print_on_execution_start = False
-        # work goes out once every actor holds its model, so it spreads over them all
+        # work goes out once every actor holds its model, so it can spread over them all
         # (loading a large model takes minutes; the pool was checked against the
-        # cluster's resources first, so this waits for loading, not for machines)
+        # cluster's resources first, so this waits for loading, not for machines). Ray
+        # Data gives each block to the least busy actor it has seen start: it does not
+        # promise each actor a block (one may take two while another's start is noted)
         context.wait_for_min_actors_s = ACTOR_START_SECONDS
         return ray
 

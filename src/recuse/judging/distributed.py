@@ -12,7 +12,9 @@ as in a local run: a killed distributed run resumes like a local one, by key, an
 nothing but the driver writes the store. A failure stops it as it stops a local run:
 the failed block's finished calls come back with the error, a gate (:class:`_Gate`, a
 Ray actor each worker asks before a block) lets no block start after it, and the
-blocks in flight on the other actors are committed before the error is raised.
+blocks in flight on the other actors are committed before the error is raised (a
+wait over :data:`~recuse.judging.runner.STOP_NOTE_AFTER` seconds is said, with the
+error, as a local run says its own).
 
 What travels to the workers: the tasks (prompts), the protocol, the judge id, the
 retry policy and a picklable function that builds the backend. Never a secret: an
@@ -35,6 +37,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from recuse.errors import ConfigError, JudgeError, MissingDependencyError, RecuseError
+from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Backend
 from recuse.judging.device import DType
 from recuse.judging.runner import Computed, RetryPolicy, Runner
@@ -139,9 +143,11 @@ class RayExecutor:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # the runner shows its own bar
         context.print_on_execution_start = False
-        # work goes out once every actor holds its model, so it spreads over them all
+        # work goes out once every actor holds its model, so it can spread over them all
         # (loading a large model takes minutes; the pool was checked against the
-        # cluster's resources first, so this waits for loading, not for machines)
+        # cluster's resources first, so this waits for loading, not for machines). Ray
+        # Data gives each block to the least busy actor it has seen start: it does not
+        # promise each actor a block (one may take two while another's start is noted)
         context.wait_for_min_actors_s = ACTOR_START_SECONDS
         return ray
 
@@ -220,8 +226,13 @@ class RayExecutor:
         retry: RetryPolicy,
         batch_size: int,
         collect: Callable[[Sequence[Computed]], None],
+        note: Callable[[BaseException, str], None] | None = None,
     ) -> None:
-        """Compute ``todo`` on the pool; each finished block goes to ``collect``."""
+        """Compute ``todo`` on the pool; each finished block goes to ``collect``. Where
+        a block fails and the wait for the blocks in flight on the other actors lasts
+        over :data:`~recuse.judging.runner.STOP_NOTE_AFTER` seconds, ``note`` gets the
+        error and how many are still out (:meth:`~recuse.judging.runner.Executor.run`);
+        Ctrl-C then stops at once, what was collected kept."""
         if self.factory is None:
             raise ValueError("RayExecutor.run needs the backend builder (backend=)")
         ray = self.connect()
@@ -250,10 +261,46 @@ class RayExecutor:
             compute=ray.data.ActorPoolStrategy(size=actors),
             **resources,
         )
-        batches = data.iter_batches(batch_size=None, batch_format="numpy")
+        # no prefetching: with a batch fetched ahead (Ray's default), a block that is
+        # done was handed over only once the next one was too (a fast block waited for
+        # a slow one on another actor: measured, 3 s of 0.1 and 3 s blocks on two
+        # actors), so its outcomes were committed late, and lost to a Ctrl-C meanwhile
+        batches = data.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0)
         first: RecuseError | None = None  # the failure that stops the run
         entered: int | None = None  # blocks let in, once the gate is closed
         rows: dict[int, int] = {}  # block -> its rows not yet received
+        ended = threading.Event()  # the stream is done with: the watch below ends
+
+        def watch() -> None:
+            """From a thread: once the gate closes (a call failed on an actor, which says
+            so at once, while its block and the others let in run on), and the run has
+            waited :data:`~recuse.judging.runner.STOP_NOTE_AFTER` seconds more for
+            those not all back here, the note (Ray Data may hand a failed block back
+            only with a slower one: the stream alone would learn of it too late)."""
+            assert note is not None
+            try:
+                while (closed := ray.get(gate.closing.remote(1.0))) is None:
+                    if ended.is_set():
+                        return
+            except Exception:  # the gate ended with the run
+                return
+            if ended.wait(runner_module.STOP_NOTE_AFTER):
+                return
+            let_in, why = closed
+            # the blocks let in whose rows are not all back (read by key: the stream's
+            # thread may add one meanwhile)
+            n = sum(1 for k in range(let_in) if rows.get(k, 1) != 0)
+            if n == 0:
+                return
+            error = first or (pickle.loads(why) if why else JudgeError("a Ray worker failed"))
+            if n == 1:
+                note(error, "the batch in flight on a Ray actor ends and is")
+            else:
+                note(error, f"the {n} batches in flight on the Ray actors end and are")
+
+        watcher = threading.Thread(target=watch, name="recuse-ray-stop-note", daemon=True)
+        if note is not None:
+            watcher.start()
         try:
             with _ray_errors(), contextlib.closing(iter(batches)) as stream:
                 for batch in stream:
@@ -275,12 +322,15 @@ class RayExecutor:
             # an actor lost with one): the failure that stopped it is the one said,
             # as in a local run
         finally:
+            ended.set()
             with contextlib.suppress(Exception):  # Ctrl-C, a store that cannot write
                 gate.close.remote()
                 # ended now (the stream is closed: no block asks it again), not when its
                 # last handle goes: a failed run's traceback holds this frame, and a
                 # caller or notebook that keeps the error would keep its process alive
                 ray.kill(gate)
+            if watcher.is_alive():  # its call to the gate ends with the gate
+                watcher.join(timeout=5)
         if first is not None:
             raise first
 
@@ -313,23 +363,37 @@ class _Gate:
     """The pool's gate, a small Ray actor: a worker asks it before each block
     (:meth:`enter`, one call). A failed block closes it (:meth:`close`), so no block
     starts after it, on any actor: the run ends with the blocks in flight, and a key
-    refused on one block is not sent again with every other block."""
+    refused on one block is not sent again with every other block. The driver waits
+    on it (:meth:`closing`) to say a wait for the blocks in flight that lasts.
+
+    An async actor (for :meth:`closing`): its methods run one at a time on its event
+    loop, so :meth:`enter` and :meth:`close` are each atomic."""
 
     def __init__(self) -> None:
         self.entered = 0
-        self.closed = False
+        self.closed = asyncio.Event()
+        self.error = b""  # the first error it was closed with (:func:`_error`)
 
     def enter(self) -> int:
         """The block's number (0, 1, ... as they start), or -1: closed, do not start."""
-        if self.closed:
+        if self.closed.is_set():
             return -1
         self.entered += 1
         return self.entered - 1
 
-    def close(self) -> int:
-        """Let no further block in; the number of blocks let in."""
-        self.closed = True
+    def close(self, error: bytes = b"") -> int:
+        """Let no further block in; the number of blocks let in. ``error``: why (the
+        failed call's error, as :func:`_error` gives it), kept where it is the first."""
+        self.closed.set()
+        self.error = self.error or error
         return self.entered
+
+    async def closing(self, timeout: float) -> tuple[int, bytes] | None:
+        """Once closed (within ``timeout`` seconds): the blocks let in and the error it
+        was closed with (empty: none given); None: still open."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.closed.wait(), timeout)
+        return (self.entered, self.error) if self.closed.is_set() else None
 
 
 def _start_warden() -> subprocess.Popen[bytes] | None:
@@ -477,7 +541,7 @@ class _Worker:
         if block < 0:  # a block failed: this one is not started (none of its calls sent)
             return self._rows([], block=block, error=b"")
         if self.error:
-            self.gate.close.remote()
+            self.gate.close.remote(self.error)
             return self._rows([], block=block, error=self.error)
         tasks: list[Task] = [pickle.loads(b) for b in batch["task"]]
         before = self.backend.usage()
@@ -486,8 +550,8 @@ class _Worker:
         try:
             computed = self.loop.run_until_complete(self._compute(tasks, done))
         except Exception as exc:
-            self.gate.close.remote()  # where the watch below had no turn to
             computed, error = done, _error(exc)
+            self.gate.close.remote(error)  # where the watch below had no turn to
         after = self.backend.usage()
         tokens = None
         if after is not None:
@@ -499,14 +563,17 @@ class _Worker:
         """The block's outcomes; the first call that raises closes the gate at once,
         while this block's other calls in flight finish."""
         stopping = asyncio.Event()
+        raised: list[BaseException] = []
 
         async def close_gate() -> None:
             await stopping.wait()
-            self.gate.close.remote()
+            self.gate.close.remote(_error(raised[0]) if raised else b"")
 
         watch = asyncio.ensure_future(close_gate())
         try:
-            return await self.runner.compute(tasks, self.work, done=done, stopping=stopping)
+            return await self.runner.compute(
+                tasks, self.work, done=done, stopping=stopping, raised=raised
+            )
         finally:
             watch.cancel()
 
@@ -546,7 +613,7 @@ class _Worker:
         }
 
 
-def _error(exc: Exception) -> bytes:
+def _error(exc: BaseException) -> bytes:
     """A worker's error as data: Ray keeps an exception's text but not its type, so a
     recuse error (a missing model folder or key variable, a refused option) is
     pickled and raised on the driver as itself; any other is one line naming it."""

@@ -176,8 +176,13 @@ class Executor(Protocol):
         retry: RetryPolicy,
         batch_size: int,
         collect: Callable[[Sequence[Computed]], None],
+        note: Callable[[BaseException, str], None] | None = None,
     ) -> None:
-        """Compute every task of ``todo``; ``batch_size`` tasks go to a worker at once."""
+        """Compute every task of ``todo``; ``batch_size`` tasks go to a worker at once.
+        Where a failure stops the run and its wait for the work in flight lasts over
+        :data:`STOP_NOTE_AFTER` seconds, ``note`` is called once (from any thread) with
+        the error and what the run waits for, the words that complete "the run stops
+        once ... stored" (:func:`stop_note`)."""
 
     def usage(self) -> tuple[int, int] | None:
         """Tokens in and out the workers' backends reported so far (None: none did)."""
@@ -588,6 +593,13 @@ class Runner:
             transient=False,
         )
 
+    def _say_stop(self, exc: BaseException, waiting: str) -> None:
+        """The note of a stopping run's wait (:func:`stop_note`), on the console."""
+        self.console.print(
+            stop_note(exc, waiting, self.backend.timeout),
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+
     def _distribute(
         self,
         todo: list[Task],
@@ -615,6 +627,7 @@ class Runner:
                     retry=self.retry,
                     batch_size=kind.batch_size * max(1, self.backend.concurrency),
                     collect=collect,
+                    note=self._say_stop,
                 )
             finally:
                 collector.flush()
@@ -626,6 +639,7 @@ class Runner:
         *,
         done: list[Computed] | None = None,
         stopping: asyncio.Event | None = None,
+        raised: list[BaseException] | None = None,
     ) -> list[Computed]:
         """Each task's outcome, with the attempts its batch took, from this runner's
         backend: batches of ``backend.batch_size``, ``backend.concurrency`` of them in
@@ -636,8 +650,10 @@ class Runner:
         A call that raises stops it as it stops a local run: ``stopping`` (a new event
         where not given; a caller may watch it) is set, no call is sent after it, the
         calls in flight finish (a failed one is not retried), and then the first error
-        is raised. Each call's outcomes are appended to ``done`` as it ends, so a
-        caller still has the finished ones when it raises."""
+        is raised; it is appended to ``raised`` (an empty list, where given) as
+        ``stopping`` is set, so a caller that watches the event can say why at once.
+        Each call's outcomes are appended to ``done`` as it ends, so a caller still has
+        the finished ones when it raises."""
         kind: _Kind[Any] = _Kind(
             verb="",
             handler=handler_for(work, self.backend, self.judge),
@@ -648,7 +664,7 @@ class Runner:
         size = max(1, self.backend.batch_size)
         limit = asyncio.Semaphore(max(1, self.backend.concurrency))
         stop = stopping if stopping is not None else asyncio.Event()
-        raised: list[BaseException] = []
+        raised = raised if raised is not None else []
 
         async def one(batch: list[Task]) -> list[Computed]:
             async with limit:
@@ -702,18 +718,10 @@ class Runner:
             takes its whole timeout), with the error's reason now, not after it."""
             if running == 0:
                 return
-            timeout = self.backend.timeout
-            bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
-            said = one_line(exc) or type(exc).__name__
             if running == 1:
-                calls = "the call in flight ends and is"
+                self._say_stop(exc, "the call in flight ends and is")
             else:
-                calls = f"the {running} calls in flight end and are"
-            self.console.print(
-                f"note: a call failed ({said}); the run stops once {calls} stored{bound}; "
-                "Ctrl-C stops now without them",
-                markup=False, highlight=False, soft_wrap=True,
-            )  # fmt: skip
+                self._say_stop(exc, f"the {running} calls in flight end and are")
 
         def stop(exc: BaseException, *, drain: bool = True) -> None:
             """The first error stops the run (it is the one raised at the end); a
@@ -940,7 +948,23 @@ def _group(task: Task) -> str:
 
 #: seconds a stopping run waits for its calls in flight before it says so (with the
 #: error's reason): a quick stop prints only the error, a hung request's wait is said
+#: (a local run's calls, an executor's batches: :meth:`Executor.run`)
 STOP_NOTE_AFTER = 2.0
+
+
+def stop_note(exc: BaseException, waiting: str, timeout: float | None) -> str:
+    """The note of a run that a failure stops while work is in flight: the error's
+    reason (now, not after the wait), what it waits for (``waiting`` completes "the
+    run stops once ... stored": "the 2 calls in flight end and are"), each request's
+    bound where the backend has a timeout, and that Ctrl-C stops at once (what was
+    stored is kept; the work in flight is not)."""
+    bound = f", each request within {timeout:g} s (the timeout)" if timeout else ""
+    said = one_line(exc) or type(exc).__name__
+    return (
+        f"note: a call failed ({said}); the run stops once {waiting} stored{bound}; "
+        "Ctrl-C stops now without them"
+    )
+
 
 #: tasks in the first slice counted where calls overlap (:meth:`Runner._send_slices`),
 #: counted in ~10 ms on an H200's host (2026-11-28), so the device starts at once. A

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal, NoReturn
 
 from recuse.judging.protocols import (
     Dimension,
@@ -25,15 +25,55 @@ from recuse.judging.protocols import (
 TaskKind = Literal["pairwise", "likert", "perplexity", "rewrite"]
 
 
+class FrozenParams(dict[str, object]):
+    """A read-only, hashable dict of a :class:`Keying`'s parameters: its lists are
+    tuples and its dicts are FrozenParams, all the way down. A dict still (read, and
+    written as JSON, as one), so :func:`content_key` hashes the same bytes as for the
+    dict it was made from (a tuple is written as the list was)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, params: Mapping[str, object]) -> FrozenParams:
+        return cls({k: _frozen(v) for k, v in params.items()})
+
+    def _read_only(self, *_args: Any, **_kwargs: Any) -> NoReturn:
+        raise TypeError("a Keying's params are read-only: make a new Keying")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
+    __ior__ = _read_only
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
+
+    def __reduce__(self) -> tuple[type[FrozenParams], tuple[dict[str, object]]]:
+        # pickle (a task sent to a Ray worker) and copy rebuild it whole: their default
+        # for a dict subclass fills it item by item, which it refuses
+        return FrozenParams, (dict(self),)
+
+
+def _frozen(value: object) -> object:
+    if isinstance(value, Mapping):
+        return FrozenParams.of(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
 @dataclass(frozen=True)
 class Keying:
     """What a judgment's content key hashes beside its prompt: the model's id and
     revision and the protocol's parameters (see :func:`content_key`). One object is
-    shared by a run's tasks."""
+    shared by a run's tasks. Immutable and hashable (so is a :class:`Task`): the
+    parameters are kept as :class:`FrozenParams` (a copy: the caller's dict changed
+    later changes no key)."""
 
     model_id: str
     revision: str
     params: Mapping[str, object]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", FrozenParams.of(self.params))
 
     def key(self, prompt: Prompt) -> str:
         return content_key(

@@ -1,0 +1,103 @@
+"""Tasks and their keying: immutable and hashable, with the content keys they had."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from recuse.judging.protocols import (
+    ORDERS,
+    LikertProtocol,
+    Pair,
+    PairwiseProtocol,
+    content_key,
+    dimension,
+    response_prompt,
+)
+from recuse.judging.tasks import FrozenParams, Keying, Task
+
+# content keys of these tasks as the code made them when Keying held the caller's
+# dict (computed there, 2026-11-29): a stored judgment is found by them, so they
+# must not move
+PAIR = Pair("i0", "What is 2+2?", "4", "5")
+PAIRWISE_KEYS = {
+    "first": "f870f003581c6e0ca2fa6fc2559a7e4e5af3b87498009df7c9cd043932031e16",
+    "second": "0c7f358ee69a9ceaaed0d7a2489e2dfcae572cbbbbaa1df9bb9f2b7da712abbf",
+}
+LIKERT_KEY = "a15910ef7214386f5467b4648e6c1a52196270d93c6e52be6cc1c397700537cd"
+REWRITE_KEY = "82115819ca9388d4f200e5abbf645b035e3a45a4742fe23fa21c214ceda74585"
+REWRITE_PARAMS = {"protocol": "rewrite-v1", "max_new_tokens": 256, "decoding": "greedy"}
+
+
+def _likert_params() -> dict[str, object]:
+    d = dimension("logical correctness")
+    # as the runner builds them: the labels a list (JSON writes a tuple the same)
+    return {**LikertProtocol().key_params(), "dimension": d.name, "labels": list(d.labels)}
+
+
+def test_content_keys_are_the_ones_stored_before() -> None:
+    proto = PairwiseProtocol()
+    keying = Keying("org/judge-7b", "rev-abc", proto.key_params())
+    for order in ORDERS:
+        prompt = proto.prompt(PAIR, order)
+        task = Task(keying, "pairwise", "i0", order, prompt, order=order)
+        assert task.key == PAIRWISE_KEYS[order]
+        # and what content_key gives for the plain dict
+        assert task.key == content_key(
+            model_id="org/judge-7b",
+            revision="rev-abc",
+            prompt=prompt.canonical(),
+            params=proto.key_params(),
+        )
+    text = response_prompt("Explain gravity.")
+    assert Keying("org/judge-7b", "rev-abc", _likert_params()).key(text) == LIKERT_KEY
+    assert Keying("m", "r", REWRITE_PARAMS).key(text) == REWRITE_KEY
+
+
+def test_a_task_keyed_by_a_keying_hashes() -> None:
+    """Keying.params was the caller's dict: hash(Task) raised TypeError (unhashable
+    type: 'dict'), so tasks could not go in a set or key a dict."""
+    d = dimension("logical correctness")
+    text = response_prompt("Explain gravity.")
+
+    def likert() -> Task:
+        keying = Keying("j", "r", _likert_params())
+        return Task(keying, "likert", "q|m", d.name, text, dimension=d)
+
+    a, b = likert(), likert()
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    other = Task(Keying("j", "r2", _likert_params()), "likert", "q|m", d.name, text, dimension=d)
+    assert len({a, other}) == 2 and a != other
+    nested = Keying("j", "r", {"options": {"stop": ["\n"], "n": 1}})
+    assert hash(nested) == hash(Keying("j", "r", {"options": {"n": 1, "stop": ("\n",)}}))
+
+
+def test_a_keying_is_read_only_and_keeps_its_own_copy() -> None:
+    params = _likert_params()
+    keying = Keying("org/judge-7b", "rev-abc", params)
+    text = response_prompt("Explain gravity.")
+    before = keying.key(text)
+    params["labels"] = ["1", "2"]  # the caller's dict, changed afterwards
+    params["extra"] = 1
+    assert keying.key(text) == before == LIKERT_KEY
+    with pytest.raises(TypeError, match="read-only"):
+        keying.params["extra"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError, match="read-only"):
+        keying.params.update(extra=1)  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="read-only"):
+        del keying.params["dimension"]  # type: ignore[attr-defined]
+    assert "extra" not in keying.params and isinstance(keying.params, FrozenParams)
+
+
+def test_a_task_survives_pickle_and_copy_with_its_key() -> None:
+    """A task travels to a Ray worker pickled: the read-only params must rebuild."""
+    proto = PairwiseProtocol()
+    keying = Keying("org/judge-7b", "rev-abc", proto.key_params())
+    task = Task(keying, "pairwise", "i0", "first", proto.prompt(PAIR, "first"), order="first")
+    for back in (pickle.loads(pickle.dumps(task)), copy.deepcopy(task), copy.copy(task)):
+        assert back == task and hash(back) == hash(task)
+        assert back.key == PAIRWISE_KEYS["first"]
+        assert isinstance(back.key_from, Keying)
+        assert isinstance(back.key_from.params, FrozenParams)

@@ -6,13 +6,13 @@ import io
 
 from rich.console import Console
 
-from recuse.cli.console import Table
+from recuse.cli.console import TerminalTable
 
 NAMES = ("mt-bench-human", "llmbar-mtbench", "alpaca-eval")
 
 
-def _table() -> Table:
-    t = Table(title="Datasets")
+def _table() -> TerminalTable:
+    t = TerminalTable(title="Datasets")
     for col in ("name", "table", "folders", "what"):
         t.add_column(col, overflow="fold")
     for name in NAMES:
@@ -22,7 +22,7 @@ def _table() -> Table:
     return t
 
 
-def _shown(table: Table, width: int, *, terminal: bool = True) -> str:
+def _shown(table: TerminalTable, width: int, *, terminal: bool = True) -> str:
     buf = io.StringIO()
     Console(file=buf, width=width, force_terminal=terminal, color_system=None).print(table)
     return buf.getvalue()
@@ -57,7 +57,7 @@ def test_a_wide_terminal_and_a_pipe_get_the_table() -> None:
 
 
 def test_a_table_without_headers_shows_its_values_alone() -> None:
-    t = Table(title="row 0", show_header=False)
+    t = TerminalTable(title="row 0", show_header=False)
     t.add_column("column")
     t.add_column("value")
     t.add_row("a_rather_long_column_name", "a value of several words " * 3)

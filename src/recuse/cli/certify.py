@@ -18,7 +18,7 @@ from typer._click.core import Context
 from typer.core import TyperGroup
 
 from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
-from recuse.cli.console import Table, cell, echo, json_shown
+from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import named_settings
@@ -131,8 +131,10 @@ def _cascade_agreement(c: Any) -> str:
     )
 
 
-def _judges_table(result: Any) -> Table:
-    t = Table(title=Text(f"Certified at agreement ≥ {result.target:.2f}, δ = {result.delta:g}"))
+def _judges_table(result: Any) -> TerminalTable:
+    t = TerminalTable(
+        title=Text(f"Certified at agreement ≥ {result.target:.2f}, δ = {result.delta:g}")
+    )
     for col in ("judge", "stratum", "labelled", "threshold", "coverage", "agreement",
                 "bound", "held-out coverage", "held-out agreement"):  # fmt: skip
         t.add_column(col, justify="left" if col in ("judge", "stratum") else "right")
@@ -148,8 +150,10 @@ def _judges_table(result: Any) -> Table:
     return t
 
 
-def _cascade_table(c: Any) -> Table:
-    t = Table(title=cell(f"Cascade {' → '.join(s.certificate.judge for s in c.stages)} → person"))
+def _cascade_table(c: Any) -> TerminalTable:
+    t = TerminalTable(
+        title=cell(f"Cascade {' → '.join(s.certificate.judge for s in c.stages)} → person")
+    )
     for col in ("stage", "judge", "reaches", "keeps", "keeps (held out)", "USD / 1,000 judgments"):
         t.add_column(col, justify="left" if col == "judge" else "right")
     for k, s in enumerate(c.stages, 1):

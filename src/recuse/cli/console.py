@@ -16,7 +16,16 @@ from rich.text import Text
 
 from recuse.terminal import json_shown, one_line, shown
 
-__all__ = ["Table", "cell", "console", "echo", "echo_lines", "json_shown", "one_line", "shown"]
+__all__ = [
+    "TerminalTable",
+    "cell",
+    "console",
+    "echo",
+    "echo_lines",
+    "json_shown",
+    "one_line",
+    "shown",
+]
 
 UNWRAPPED = 1_000_000  # columns: a pipe or a file gets whole lines, never a cut path
 
@@ -49,7 +58,7 @@ def echo_lines(text: str, *, err: bool = False) -> None:
     typer.echo(shown(text), err=err)
 
 
-class Table(RichTable):
+class TerminalTable(RichTable):
     """A rich table that, on a terminal too narrow for it (its columns at their
     narrowest, one word wide, do not fit), is shown one row at a time instead: the
     first column's value, then ``header: value`` for each other column. Names and

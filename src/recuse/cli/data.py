@@ -19,7 +19,7 @@ from rich.progress import (
 )
 
 from recuse.cli.app import app, cli_roster
-from recuse.cli.console import Table, cell
+from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.data import fetch as fetching
 from recuse.data import registry
@@ -116,7 +116,7 @@ def list_datasets(
 ) -> None:
     """The datasets recuse can read, their table kind, folders and whether they are here."""
     root = _root(data_dir)
-    out = Table(title=cell(f"Datasets (data dir: {root})"))
+    out = TerminalTable(title=cell(f"Datasets (data dir: {root})"))
     for col in ("name", "table", "folders", "in data dir", "what"):
         out.add_column(col, overflow="fold")
     for name, ds in sorted(registry.datasets().items()):
@@ -167,7 +167,7 @@ def show(
         about = fetching.sources().about
         for folder in fetching.folders_for(name):
             console.print(cell(f"{folder}/: {about.get(folder, '')}"))
-        listing = Table(title=cell(f"Files under {root}"))
+        listing = TerminalTable(title=cell(f"Files under {root}"))
         listing.add_column("file", overflow="fold")
         listing.add_column("bytes", justify="right")
         listing.add_column("here")
@@ -187,7 +187,7 @@ def show(
     table = registry.load(name, data_dir=root, roster=cli_roster(ctx))
     console.print(cell(f"{len(table):,} rows; columns: {', '.join(map(str, table.columns))}"))
     for i, (_, row) in enumerate(table.head(rows).iterrows(), start=1):
-        record = Table(title=f"row {i}", show_header=False)
+        record = TerminalTable(title=f"row {i}", show_header=False)
         record.add_column("column", style="bold")
         record.add_column("value", overflow="fold")
         for col in table.columns:
@@ -263,7 +263,7 @@ def summary(
     """Load every dataset that is in the data dir and count what it holds."""
     root = _root(data_dir)
     roster = cli_roster(ctx)
-    out = Table(title=cell(f"Datasets in {root}"))
+    out = TerminalTable(title=cell(f"Datasets in {root}"))
     for col in ("dataset", "table", "rows", "items", "prompts", "models", "judges"):
         out.add_column(col, justify="left" if col in ("dataset", "table") else "right")
     out.add_column("human / reference rows", justify="right")

@@ -19,7 +19,7 @@ from recuse.cli.app import (
     parse_mapping,
     references,
 )
-from recuse.cli.console import Table, cell, shown
+from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
@@ -46,11 +46,11 @@ def _checks(text: str) -> list[str]:
     return names
 
 
-def _table(res: FavoritismResult, kind: str) -> Table:
+def _table(res: FavoritismResult, kind: str) -> TerminalTable:
     tab = res.self_bias() if kind == "self" else res.family_bias()
     key = "judge" if kind == "self" else "family"
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
-    t = Table(
+    t = TerminalTable(
         title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type})",
         caption=cell(
             res.definition("self" if kind == "self" else "family")

@@ -25,7 +25,7 @@ from recuse.cli.app import (
     parse_mapping,
     value_reading,
 )
-from recuse.cli.console import Table, cell
+from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
@@ -225,7 +225,7 @@ def pairs_command(
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
     number), each metric's definition, then the estimates not made and why."""
-    shown = Table(title=cell(title))
+    shown = TerminalTable(title=cell(title))
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
@@ -264,7 +264,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             "slightly different interval)"
         ))  # fmt: skip
     if result.skipped:
-        skipped = Table(title="Not estimated")
+        skipped = TerminalTable(title="Not estimated")
         for col in ("judge", "metric", "why"):
             skipped.add_column(col, overflow="fold")
         for s in result.skipped:

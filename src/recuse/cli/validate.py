@@ -23,7 +23,7 @@ from recuse.cli.app import (
     references,
     value_reading,
 )
-from recuse.cli.console import Table, cell, echo_lines, json_shown
+from recuse.cli.console import TerminalTable, cell, echo_lines, json_shown
 from recuse.cli.console import console as make_console
 from recuse.data.columns import IGNORED
 from recuse.data.importers import ImportFormat
@@ -176,7 +176,7 @@ def validate(
         return
     console = make_console()
     what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
-    out = Table(title=cell(what_file))  # a path is text, not markup
+    out = TerminalTable(title=cell(what_file))  # a path is text, not markup
     out.add_column("what")
     out.add_column("count", justify="right")
     for what, count in describe(df, kind, reference=ref).items():
@@ -184,7 +184,7 @@ def validate(
     console.print(out)
     for note in notes:
         console.print(cell(f"note: {note}"))
-    analyses = Table(title="Analyses this file supports (recuse analyses: what each needs)")
+    analyses = TerminalTable(title="Analyses this file supports (recuse analyses: what each needs)")
     analyses.add_column("analysis")
     analyses.add_column("supported")
     analyses.add_column("why not", overflow="fold")
@@ -193,7 +193,9 @@ def validate(
     console.print(analyses)
     ignored: dict[str, str] = df.attrs.get(IGNORED, {})
     if ignored:
-        unread = Table(title="Columns not read that look like verdicts or labels (map them)")
+        unread = TerminalTable(
+            title="Columns not read that look like verdicts or labels (map them)"
+        )
         unread.add_column("column")
         unread.add_column("why it looks like one", overflow="fold")
         for column, why in ignored.items():

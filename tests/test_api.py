@@ -357,3 +357,23 @@ def test_a_column_made_the_index_is_read_as_a_column(planted: pd.DataFrame) -> N
     pd.testing.assert_frame_equal(
         recuse.audit(shuffled, only=["position", "verbosity"], n_boot=200).findings[cols], plain
     )
+
+
+def test_a_price_too_large_to_sum_or_written_minus_zero_is_read_as_a_price(
+    planted: pd.DataFrame,
+) -> None:
+    """``costs={"gpt-4": 1e308, ...}`` passed (a finite number >= 0), and the cascade's
+    cost, the sum over its stages, was $inf: ``--json`` ended in "Out of range float
+    values are not JSON compliant". ``-0`` was shown as a price of "-0"."""
+    cascade = ["claude-v1", "gpt-4"]
+    with pytest.raises(ConfigError, match=r"costs\['claude-v1'\] = 1e\+308: .*at most 1e\+09"):
+        recuse.certify(planted, agreement=0.6, cascade=cascade,
+                       costs={"claude-v1": 1e308, "gpt-4": 1e308})  # fmt: skip
+    got = recuse.certify(planted, agreement=0.6, cascade=cascade,
+                         costs={"claude-v1": 1e9, "gpt-4": -0.0})  # fmt: skip
+    assert got.cascade is not None
+    prices = [s["usd_per_1000_judgments"] for s in got.cascade.to_dict()["stages"]]
+    assert prices == [1e9, 0.0] and str(prices[1]) == "0.0"
+    total = got.cascade.to_dict()["usd_per_1000_items"]
+    assert total is not None and 1e9 <= total <= 2e9  # every item reaches claude-v1
+    json.dumps(got.to_dict(), allow_nan=False)

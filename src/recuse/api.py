@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import math
 import tempfile
 import time
 import warnings
@@ -373,13 +372,19 @@ def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
 
 
+#: the most USD per 1,000 judgments a price may be: more is no judge's price (a
+#: million dollars a judgment), and a cascade's cost, summed over its stages, of prices
+#: near the largest float is an infinite cost that no JSON holds
+MAX_USD = 1e9
+
+
 def _costs(
     costs: Mapping[str, float] | None, roster: Roster, present: set[str]
 ) -> dict[str, float] | None:
     """``certify``'s ``costs`` checked as ``--cost`` is (USD per 1,000 judgments, a
-    number ≥ 0), each judge named as the data names it (an alias or another case of a
-    judge present: ``GPT-4``); a name the data lacks is kept as given (a price list may
-    name more judges than one table holds)."""
+    number from 0 to :data:`MAX_USD`; ``-0`` is 0), each judge named as the data names
+    it (an alias or another case of a judge present: ``GPT-4``); a name the data lacks
+    is kept as given (a price list may name more judges than one table holds)."""
     if costs is None:
         return None
     if not isinstance(costs, Mapping):
@@ -390,16 +395,16 @@ def _costs(
     out: dict[str, float] = {}
     for name, usd in costs.items():
         number = isinstance(usd, int | float | np.number) and not isinstance(usd, bool | np.bool_)
-        if not number or not 0 <= float(usd) < math.inf:
+        if not number or not 0 <= float(usd) <= MAX_USD:
             raise ConfigError(
                 f"costs[{str(name)!r}] = {usd!r}: give USD per 1,000 judgments, a number ≥ 0 "
-                "(e.g. {'gpt-4': 30})"
+                f"and at most {MAX_USD:g} (e.g. {{'gpt-4': 30}})"
             )
         try:
             key = roster.judge_in(str(name), present)
         except ConfigError:
             key = str(name)
-        out[key] = float(usd)
+        out[key] = float(usd) + 0.0  # -0 is 0
     return out
 
 

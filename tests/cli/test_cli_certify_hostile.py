@@ -27,11 +27,12 @@ def _pairs(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("price", ["inf", "1e400", "-inf"])
+@pytest.mark.parametrize("price", ["inf", "1e400", "-inf", "1e308"])
 def test_an_infinite_price_is_refused_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], price: str
 ) -> None:
-    """Before: `--cost gpt-4=inf` certified, then the JSON writer raised ValueError."""
+    """Before: `--cost gpt-4=inf` certified, then the JSON writer raised ValueError; and
+    so did a finite price whose cascade cost overflowed (1e308 per stage: $inf)."""
     src, out = _pairs(tmp_path), tmp_path / "full.json"
     code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", f"gpt-4={price}",
                        "--out", str(out), "--json"], capsys)  # fmt: skip

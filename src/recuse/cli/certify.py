@@ -8,7 +8,6 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -66,6 +65,8 @@ def _costs(
     specs: list[str], store: Path | None, prices: Path | None, roster: Roster
 ) -> dict[str, float]:
     """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` and the evaluator card."""
+    from recuse.api import MAX_USD
+
     out: dict[str, float] = {}
     if prices is not None and store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
@@ -87,9 +88,10 @@ def _costs(
                 value = float(usd)
             except ValueError:
                 value = -1.0
-            if not sep or not judge.strip() or not 0 <= value < math.inf:
-                raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 "
-                                  "judgments, e.g. --cost gpt-4=30")  # fmt: skip
+            if not sep or not judge.strip() or not 0 <= value <= MAX_USD:
+                raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per "
+                                  f"1,000 judgments (0 to {MAX_USD:g}), "
+                                  "e.g. --cost gpt-4=30")  # fmt: skip
             out[judge.strip()] = value
     return out
 

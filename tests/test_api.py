@@ -377,3 +377,25 @@ def test_a_price_too_large_to_sum_or_written_minus_zero_is_read_as_a_price(
     total = got.cascade.to_dict()["usd_per_1000_items"]
     assert total is not None and 1e9 <= total <= 2e9  # every item reaches claude-v1
     json.dumps(got.to_dict(), allow_nan=False)
+
+
+def test_a_dataframe_of_pandas_text_columns_is_read_without_a_pandas_warning(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """Looking for the text-and-numbers columns among the ``object`` ones
+    (``select_dtypes(include="object")``) made pandas 3 warn, for every DataFrame with
+    text read by pandas (its ``str`` columns), that ``str`` is selected so only for
+    now: a warning on each ``recuse.audit(pd.read_csv(...))``, and an error where the
+    caller turned warnings into errors."""
+    path = tmp_path / "pairs.csv"
+    planted.to_csv(path, index=False)
+    read = pd.read_csv(path)  # text columns of pandas' own text type (pandas >= 3: str)
+    mixed = read.assign(item_id=[i if i % 2 else f"x{i}" for i in range(len(read))])
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    by_file = recuse.audit(str(path), only=["position"], n_boot=200).findings[cols]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.simplefilter("error", FutureWarning)
+        for frame in (read, mixed):
+            got = recuse.audit(frame, only=["position"], n_boot=200).findings[cols]
+            pd.testing.assert_frame_equal(got, by_file)

@@ -164,8 +164,10 @@ def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
     also holding a list or a ``True`` is left as it is (the error storing it names it)."""
     frame = index_as_columns(frame)
     text = {}
-    for name in frame.select_dtypes(include="object").columns:
+    for name in frame.columns:
         s = frame[name]
+        if s.dtype != object:  # pandas' own text type (str) holds text alone
+            continue
         if pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
             continue
         present = s[s.notna()]

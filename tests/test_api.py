@@ -399,3 +399,28 @@ def test_a_dataframe_of_pandas_text_columns_is_read_without_a_pandas_warning(
         for frame in (read, mixed):
             got = recuse.audit(frame, only=["position"], n_boot=200).findings[cols]
             pd.testing.assert_frame_equal(got, by_file)
+
+
+def test_empty_text_in_a_column_of_numbers_is_missing_as_in_the_csv(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """``df.fillna("")`` (a table made ready to show) left lengths of numbers and ""
+    that the DataFrame's reader took as text: "expected a number, got '' ... or leave
+    the cell empty", where the same table as a CSV file (an empty cell) read them as
+    missing."""
+    lengths = planted.assign(len_a=planted["len_a"].where(planted.index % 7 != 0))
+    shown = lengths.fillna("")
+    assert (shown["len_a"] == "").sum() == (lengths.index % 7 == 0).sum() > 0
+    path = tmp_path / "shown.csv"
+    shown.to_csv(path, index=False)
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    by_file = recuse.audit(str(path), only=["verbosity"], n_boot=200).findings[cols]
+    by_frame = recuse.audit(shown, only=["verbosity"], n_boot=200).findings[cols]
+    pd.testing.assert_frame_equal(by_frame, by_file)
+    # and as the table with the lengths missing: fewer pairs have both lengths
+    missing = recuse.audit(lengths, only=["verbosity"], n_boot=200).findings[cols]
+    pd.testing.assert_frame_equal(by_frame, missing)
+    assert (
+        by_frame["n"].max()
+        < recuse.audit(planted, only=["verbosity"], n_boot=200).findings["n"].max()
+    )

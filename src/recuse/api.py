@@ -160,8 +160,9 @@ def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
     writes them: ``set_index("human")`` left a table without labels), and each object
     column holding both text and numbers (ids ``7`` and ``"x7"``, verdicts ``"A"`` and
     ``0.5``), which no Parquet column type holds, as text (as a CSV holds it), which its
-    reader reads back as the DataFrame's values. Missing cells stay missing; a column
-    also holding a list or a ``True`` is left as it is (the error storing it names it)."""
+    reader reads back as the DataFrame's values. Missing cells stay missing, and so is
+    ``""`` there (a CSV's empty cell: ``fillna("")``); a column also holding a list or a
+    ``True`` is left as it is (the error storing it names it)."""
     frame = index_as_columns(frame)
     text = {}
     for name in frame.columns:
@@ -174,7 +175,9 @@ def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
         if present.map(
             lambda v: isinstance(v, str | Number) and not isinstance(v, bool | np.bool_)
         ).all():
-            text[name] = s.where(s.isna(), s.map(str))
+            written = s.map(lambda v: v if isinstance(v, str) else str(v))
+            # "" is a CSV's empty cell: missing (a table after fillna(""))
+            text[name] = written.where(s.notna() & (written != ""))
     if not text:
         return frame
     out = frame.copy(deep=False)  # the caller's frame is left as it was

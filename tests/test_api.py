@@ -424,3 +424,17 @@ def test_empty_text_in_a_column_of_numbers_is_missing_as_in_the_csv(
         by_frame["n"].max()
         < recuse.audit(planted, only=["verbosity"], n_boot=200).findings["n"].max()
     )
+
+
+def test_two_prices_for_one_judge_are_refused_not_one_dropped(planted: pd.DataFrame) -> None:
+    """``costs={"gpt-4": 1, "GPT-4": 30}`` names one judge twice: the cascade was priced
+    at the last price given (30), the other dropped without a word."""
+    cascade = ["claude-v1", "gpt-4"]
+    with pytest.raises(ConfigError, match=r"'gpt-4' and 'GPT-4' are both judge 'gpt-4'"):
+        recuse.certify(planted, agreement=0.6, cascade=cascade,
+                       costs={"claude-v1": 1, "gpt-4": 1, "GPT-4": 30})  # fmt: skip
+    # the same price twice says one thing: kept
+    got = recuse.certify(planted, agreement=0.6, cascade=cascade,
+                         costs={"claude-v1": 1, "gpt-4": 30, "GPT-4": 30.0})  # fmt: skip
+    assert got.cascade is not None
+    assert [s["usd_per_1000_judgments"] for s in got.cascade.to_dict()["stages"]] == [1.0, 30.0]

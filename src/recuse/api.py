@@ -388,8 +388,9 @@ def _costs(
 ) -> dict[str, float] | None:
     """``certify``'s ``costs`` checked as ``--cost`` is (USD per 1,000 judgments, a
     number from 0 to :data:`MAX_USD`; ``-0`` is 0), each judge named as the data names
-    it (an alias or another case of a judge present: ``GPT-4``); a name the data lacks
-    is kept as given (a price list may name more judges than one table holds)."""
+    it (an alias or another case of a judge present: ``GPT-4``; one judge named twice
+    at two prices is an error); a name the data lacks is kept as given (a price list
+    may name more judges than one table holds)."""
     if costs is None:
         return None
     if not isinstance(costs, Mapping):
@@ -398,6 +399,7 @@ def _costs(
             "e.g. {'gpt-4': 30}"
         )
     out: dict[str, float] = {}
+    given: dict[str, str] = {}  # each judge's name as the price list gives it
     for name, usd in costs.items():
         number = isinstance(usd, int | float | np.number) and not isinstance(usd, bool | np.bool_)
         if not number or not 0 <= float(usd) <= MAX_USD:
@@ -409,7 +411,13 @@ def _costs(
             key = roster.judge_in(str(name), present)
         except ConfigError:
             key = str(name)
-        out[key] = float(usd) + 0.0  # -0 is 0
+        price = float(usd) + 0.0  # -0 is 0
+        if key in out and out[key] != price:
+            raise ConfigError(
+                f"costs: {given[key]!r} and {str(name)!r} are both judge {key!r}, priced "
+                f"{out[key]:g} and {price:g} — give one price per judge"
+            )
+        out[key], given[key] = price, str(name)
     return out
 
 

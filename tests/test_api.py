@@ -361,3 +361,84 @@ def test_a_column_made_the_index_is_read_as_a_column(planted: pd.DataFrame) -> N
     pd.testing.assert_frame_equal(
         recuse.audit(shuffled, only=["position", "verbosity"], n_boot=200).findings[cols], plain
     )
+
+
+def test_a_price_too_large_to_sum_or_written_minus_zero_is_read_as_a_price(
+    planted: pd.DataFrame,
+) -> None:
+    """``costs={"gpt-4": 1e308, ...}`` passed (a finite number >= 0), and the cascade's
+    cost, the sum over its stages, was $inf: ``--json`` ended in "Out of range float
+    values are not JSON compliant". ``-0`` was shown as a price of "-0"."""
+    cascade = ["claude-v1", "gpt-4"]
+    with pytest.raises(ConfigError, match=r"costs\['claude-v1'\] = 1e\+308: .*at most 1e\+09"):
+        recuse.certify(planted, agreement=0.6, cascade=cascade,
+                       costs={"claude-v1": 1e308, "gpt-4": 1e308})  # fmt: skip
+    got = recuse.certify(planted, agreement=0.6, cascade=cascade,
+                         costs={"claude-v1": 1e9, "gpt-4": -0.0})  # fmt: skip
+    assert got.cascade is not None
+    prices = [s["usd_per_1000_judgments"] for s in got.cascade.to_dict()["stages"]]
+    assert prices == [1e9, 0.0] and str(prices[1]) == "0.0"
+    total = got.cascade.to_dict()["usd_per_1000_items"]
+    assert total is not None and 1e9 <= total <= 2e9  # every item reaches claude-v1
+    json.dumps(got.to_dict(), allow_nan=False)
+
+
+def test_a_dataframe_of_pandas_text_columns_is_read_without_a_pandas_warning(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """Looking for the text-and-numbers columns among the ``object`` ones
+    (``select_dtypes(include="object")``) made pandas 3 warn, for every DataFrame with
+    text read by pandas (its ``str`` columns), that ``str`` is selected so only for
+    now: a warning on each ``recuse.audit(pd.read_csv(...))``, and an error where the
+    caller turned warnings into errors."""
+    path = tmp_path / "pairs.csv"
+    planted.to_csv(path, index=False)
+    read = pd.read_csv(path)  # text columns of pandas' own text type (pandas >= 3: str)
+    mixed = read.assign(item_id=[i if i % 2 else f"x{i}" for i in range(len(read))])
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    by_file = recuse.audit(str(path), only=["position"], n_boot=200).findings[cols]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.simplefilter("error", FutureWarning)
+        for frame in (read, mixed):
+            got = recuse.audit(frame, only=["position"], n_boot=200).findings[cols]
+            pd.testing.assert_frame_equal(got, by_file)
+
+
+def test_empty_text_in_a_column_of_numbers_is_missing_as_in_the_csv(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """``df.fillna("")`` (a table made ready to show) left lengths of numbers and ""
+    that the DataFrame's reader took as text: "expected a number, got '' ... or leave
+    the cell empty", where the same table as a CSV file (an empty cell) read them as
+    missing."""
+    lengths = planted.assign(len_a=planted["len_a"].where(planted.index % 7 != 0))
+    shown = lengths.fillna("")
+    assert (shown["len_a"] == "").sum() == (lengths.index % 7 == 0).sum() > 0
+    path = tmp_path / "shown.csv"
+    shown.to_csv(path, index=False)
+    cols = ["judge", "bias", "estimate", "ci_low", "ci_high", "n"]
+    by_file = recuse.audit(str(path), only=["verbosity"], n_boot=200).findings[cols]
+    by_frame = recuse.audit(shown, only=["verbosity"], n_boot=200).findings[cols]
+    pd.testing.assert_frame_equal(by_frame, by_file)
+    # and as the table with the lengths missing: fewer pairs have both lengths
+    missing = recuse.audit(lengths, only=["verbosity"], n_boot=200).findings[cols]
+    pd.testing.assert_frame_equal(by_frame, missing)
+    assert (
+        by_frame["n"].max()
+        < recuse.audit(planted, only=["verbosity"], n_boot=200).findings["n"].max()
+    )
+
+
+def test_two_prices_for_one_judge_are_refused_not_one_dropped(planted: pd.DataFrame) -> None:
+    """``costs={"gpt-4": 1, "GPT-4": 30}`` names one judge twice: the cascade was priced
+    at the last price given (30), the other dropped without a word."""
+    cascade = ["claude-v1", "gpt-4"]
+    with pytest.raises(ConfigError, match=r"'gpt-4' and 'GPT-4' are both judge 'gpt-4'"):
+        recuse.certify(planted, agreement=0.6, cascade=cascade,
+                       costs={"claude-v1": 1, "gpt-4": 1, "GPT-4": 30})  # fmt: skip
+    # the same price twice says one thing: kept
+    got = recuse.certify(planted, agreement=0.6, cascade=cascade,
+                         costs={"claude-v1": 1, "gpt-4": 30, "GPT-4": 30.0})  # fmt: skip
+    assert got.cascade is not None
+    assert [s["usd_per_1000_judgments"] for s in got.cascade.to_dict()["stages"]] == [1.0, 30.0]

@@ -303,3 +303,27 @@ def test_judge_in_names_the_judge_as_the_data_does() -> None:
     with pytest.raises(ConfigError, match="judges present: MyJudge, myjudge"):
         roster.judge_in("MYJUDGE", ["myjudge", "MyJudge"])
     assert roster.judge_in("myjudge", ["myjudge", "MyJudge"]) == "myjudge"
+
+
+def test_two_models_of_one_name_but_for_case_in_a_roster_file_are_refused(
+    tmp_path: Path,
+) -> None:
+    """Model names are read ignoring case and the spaces around them, so a roster file
+    with models ``Foo`` (family a) and ``foo`` (family b), or an alias naming another
+    entry, made them one model without a word: ``Foo`` was read as ``foo`` of family b,
+    and ``certify --cost FOO=1`` priced whichever came last."""
+    f = tmp_path / "r.toml"
+    for text, said in (
+        ('[[model]]\nid = "Foo"\nfamily = "a"\n[[model]]\nid = "foo"\nfamily = "b"\n',
+         "model entry 2 (foo): the name 'foo' is model entry 1 (Foo) too"),
+        ('[[model]]\nid = "bar"\nfamily = "a"\n[[model]]\nid = "baz"\nfamily = "b"\n'
+         'aliases = [" BAR"]\n', "model entry 2 (baz): the name ' BAR' is model entry 1 (bar) too"),
+    ):  # fmt: skip
+        f.write_text(text, "utf-8")
+        with pytest.raises(ConfigError) as info:
+            Roster.load(f)
+        assert said in str(info.value) and str(f) in str(info.value)
+    # an entry's own names in other cases, and one id given twice (the later wins), are fine
+    f.write_text('[[model]]\nid = "Foo"\nfamily = "a"\naliases = ["FOO", "foo "]\n'
+                 '[[model]]\nid = "Foo"\nfamily = "c"\n', "utf-8")  # fmt: skip
+    assert Roster.load(f).family("foo") == "c"

@@ -524,3 +524,18 @@ def test_a_column_made_the_index_is_a_column() -> None:
     pd.testing.assert_frame_equal(got[rated.columns], rated)
     # row numbers are no column
     assert list(validate_pairs(pairs().set_axis([7, 8, 9])).columns) == list(plain.columns)
+
+
+def test_two_index_levels_of_one_name_are_named() -> None:
+    """A frame whose index has two levels of one name (``names=["a", "a"]``) ended in
+    pandas' ``ValueError: The name a occurs multiple times`` when its named levels were
+    read as columns (to_csv writes them as a header naming ``a`` twice)."""
+    table = pairs()
+    table.index = pd.MultiIndex.from_arrays([range(3), range(3)], names=["run", "run"])
+    with pytest.raises(InputError) as info:
+        validate_pairs(table, file="t.csv")
+    assert (info.value.file, info.value.column) == ("t.csv", "run")
+    assert "2 index levels named 'run'" in str(info.value) and "df.index.names" in str(info.value)
+    # levels named like a column are no columns of their own, so no clash
+    table.index = table.index.set_names(["judge", "judge"])
+    assert len(validate_pairs(table)) == 3

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import math
 import tempfile
 import time
 import warnings
@@ -161,19 +160,24 @@ def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
     writes them: ``set_index("human")`` left a table without labels), and each object
     column holding both text and numbers (ids ``7`` and ``"x7"``, verdicts ``"A"`` and
     ``0.5``), which no Parquet column type holds, as text (as a CSV holds it), which its
-    reader reads back as the DataFrame's values. Missing cells stay missing; a column
-    also holding a list or a ``True`` is left as it is (the error storing it names it)."""
+    reader reads back as the DataFrame's values. Missing cells stay missing, and so is
+    ``""`` there (a CSV's empty cell: ``fillna("")``); a column also holding a list or a
+    ``True`` is left as it is (the error storing it names it)."""
     frame = index_as_columns(frame)
     text = {}
-    for name in frame.select_dtypes(include="object").columns:
+    for name in frame.columns:
         s = frame[name]
+        if s.dtype != object:  # pandas' own text type (str) holds text alone
+            continue
         if pd.api.types.infer_dtype(s, skipna=True) not in ("mixed", "mixed-integer"):
             continue
         present = s[s.notna()]
         if present.map(
             lambda v: isinstance(v, str | Number) and not isinstance(v, bool | np.bool_)
         ).all():
-            text[name] = s.where(s.isna(), s.map(str))
+            written = s.map(lambda v: v if isinstance(v, str) else str(v))
+            # "" is a CSV's empty cell: missing (a table after fillna(""))
+            text[name] = written.where(s.notna() & (written != ""))
     if not text:
         return frame
     out = frame.copy(deep=False)  # the caller's frame is left as it was
@@ -373,13 +377,20 @@ def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for text in items for v in str(text).split(",") if v.strip())
 
 
+#: the most USD per 1,000 judgments a price may be: more is no judge's price (a
+#: million dollars a judgment), and a cascade's cost, summed over its stages, of prices
+#: near the largest float is an infinite cost that no JSON holds
+MAX_USD = 1e9
+
+
 def _costs(
     costs: Mapping[str, float] | None, roster: Roster, present: set[str]
 ) -> dict[str, float] | None:
     """``certify``'s ``costs`` checked as ``--cost`` is (USD per 1,000 judgments, a
-    number ≥ 0), each judge named as the data names it (an alias or another case of a
-    judge present: ``GPT-4``); a name the data lacks is kept as given (a price list may
-    name more judges than one table holds)."""
+    number from 0 to :data:`MAX_USD`; ``-0`` is 0), each judge named as the data names
+    it (an alias or another case of a judge present: ``GPT-4``; one judge named twice
+    at two prices is an error); a name the data lacks is kept as given (a price list
+    may name more judges than one table holds)."""
     if costs is None:
         return None
     if not isinstance(costs, Mapping):
@@ -388,18 +399,25 @@ def _costs(
             "e.g. {'gpt-4': 30}"
         )
     out: dict[str, float] = {}
+    given: dict[str, str] = {}  # each judge's name as the price list gives it
     for name, usd in costs.items():
         number = isinstance(usd, int | float | np.number) and not isinstance(usd, bool | np.bool_)
-        if not number or not 0 <= float(usd) < math.inf:
+        if not number or not 0 <= float(usd) <= MAX_USD:
             raise ConfigError(
                 f"costs[{str(name)!r}] = {usd!r}: give USD per 1,000 judgments, a number ≥ 0 "
-                "(e.g. {'gpt-4': 30})"
+                f"and at most {MAX_USD:g} (e.g. {{'gpt-4': 30}})"
             )
         try:
             key = roster.judge_in(str(name), present)
         except ConfigError:
             key = str(name)
-        out[key] = float(usd)
+        price = float(usd) + 0.0  # -0 is 0
+        if key in out and out[key] != price:
+            raise ConfigError(
+                f"costs: {given[key]!r} and {str(name)!r} are both judge {key!r}, priced "
+                f"{out[key]:g} and {price:g} — give one price per judge"
+            )
+        out[key], given[key] = price, str(name)
     return out
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import tomllib
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -379,4 +379,22 @@ def entries_from(data: Mapping[str, Any], where: str) -> list[Entry]:
         if line is not None and not isinstance(line, str):
             raise ConfigError(f"{where}: model entry {i} ({m['id']}): line must be a string")
         entries.append(Entry(m["id"], m["family"], tuple(aliases), line or None))
+    _one_model_per_name(entries, where)
     return entries
+
+
+def _one_model_per_name(entries: Sequence[Entry], where: str) -> None:
+    """A :class:`ConfigError` where two entries of one file (other ids) share a name:
+    names are read ignoring case and the spaces around them (``Foo`` and ``foo`` are
+    one name), so the later would take the name from the earlier without a word."""
+    owner: dict[str, tuple[int, str]] = {}
+    for i, e in enumerate(entries, start=1):
+        for name in (e.id, *e.aliases):
+            j, other = owner.setdefault(_key(name), (i, e.id))
+            if other != e.id:
+                raise ConfigError(
+                    f"{where}: model entry {i} ({e.id}): the name {name!r} is model entry "
+                    f"{j} ({other}) too — recuse reads model names ignoring case and the "
+                    "spaces around them; give the two models names that differ otherwise, "
+                    "or make them one entry"
+                )

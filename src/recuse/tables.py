@@ -593,8 +593,9 @@ def _other_kind(schema: Schema, names: Sequence[str]) -> str | None:
 
 def check_header(df: pd.DataFrame, *, file: str | Path | None = None) -> None:
     """Raise :class:`InputError` where ``df``'s header is not one name per column: two
-    levels (a ``MultiIndex``, as ``pivot_table`` or ``concat(keys=)`` make) or a name
-    given to two columns (``concat(axis=1)``), where ``df[name]`` is not one column."""
+    levels (a ``MultiIndex``, as ``pivot_table`` or ``concat(keys=)`` make), a name
+    given to two columns (``concat(axis=1)``), where ``df[name]`` is not one column, or
+    to two index levels, which :func:`index_as_columns` makes columns."""
     fname = str(file) if file is not None else None
     if isinstance(df.columns, pd.MultiIndex):
         first = ", ".join(shown(c) for c in df.columns[:3])
@@ -613,6 +614,16 @@ def check_header(df: pd.DataFrame, *, file: str | Path | None = None) -> None:
             column=str(name),
             fix="one name per column: drop or rename the copies "
             "(df.loc[:, ~df.columns.duplicated()] keeps the first)",
+        )
+    named = [n for n in df.index.names if n is not None and n not in df.columns]
+    twice = next((n for n in named if named.count(n) > 1), None)
+    if twice is not None:  # its named levels are columns of the table (index_as_columns)
+        raise InputError(
+            f"{named.count(twice)} index levels named {shown(twice)}",
+            file=fname,
+            column=str(twice),
+            fix="one name per index level: rename them (df.index.names = [...]), or "
+            "drop the index (df.reset_index(drop=True))",
         )
 
 

@@ -27,11 +27,12 @@ def _pairs(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("price", ["inf", "1e400", "-inf"])
+@pytest.mark.parametrize("price", ["inf", "1e400", "-inf", "1e308"])
 def test_an_infinite_price_is_refused_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], price: str
 ) -> None:
-    """Before: `--cost gpt-4=inf` certified, then the JSON writer raised ValueError."""
+    """Before: `--cost gpt-4=inf` certified, then the JSON writer raised ValueError; and
+    so did a finite price whose cascade cost overflowed (1e308 per stage: $inf)."""
     src, out = _pairs(tmp_path), tmp_path / "full.json"
     code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", f"gpt-4={price}",
                        "--out", str(out), "--json"], capsys)  # fmt: skip
@@ -156,3 +157,19 @@ def test_a_cascade_that_certifies_nothing_says_so(
     assert stage.split("│")[-2].strip() == "unknown"
     code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--agreement", "0.8"], capsys)
     assert code == 0 and "machine verdicts agree with humans " in text and "% held out" in text
+
+
+def test_one_judge_priced_twice_in_cost_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--cost gpt-4=1,GPT-4=30`` (or ``gpt-4=1 --cost gpt-4=30``) priced the judge at
+    whichever came last, the other price dropped without a word."""
+    src = _pairs(tmp_path)
+    for costs, said in ((["gpt-4=1,GPT-4=30"], "gpt-4=1, GPT-4=30"),
+                        (["gpt-4=1", "--cost", "gpt-4=30"], "gpt-4=1, gpt-4=30")):  # fmt: skip
+        code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", *costs], capsys)
+        assert code == 2 and "Traceback" not in text, text
+        assert f"--cost prices one judge twice: {said} — give one price" in text, text
+    code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", "gpt-4=30,GPT-4=30"],
+                      capsys)  # fmt: skip
+    assert code == 0, text

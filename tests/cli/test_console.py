@@ -66,3 +66,13 @@ def test_a_table_without_headers_shows_its_values_alone() -> None:
     assert lines[:2] == ["row 0", "a_rather_long_column_name"]
     assert lines[2].startswith("  a value of")
     assert "judge" in lines and "  gpt-4" in lines
+
+
+def test_a_narrow_terminal_keeps_the_caption() -> None:
+    # `recuse favoritism` says under its tables what the estimate is and what the "*" of
+    # sig. means: in the one-block-per-row form that caption was left out
+    t = _table()
+    t.caption = "sig. * = the 95% interval excludes 0"
+    lines = _shown(t, 40).splitlines()
+    assert "┃" not in "".join(lines) and lines[-1] == "sig. * = the 95% interval excludes 0"
+    assert lines[0] == "Datasets"

@@ -657,3 +657,45 @@ def test_a_pairs_column_named_in_another_case_is_noted(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_table(path, table="pairs")
+
+
+def test_a_parquet_file_with_two_header_levels_or_index_names_twice_is_named(
+    tmp_path: Path,
+) -> None:
+    """pandas writes a two-level header (a MultiIndex, from pivot_table) and index
+    levels of one name into a Parquet file, and reads them back so: ``recuse validate``
+    of such a file ended in a traceback (``'DataFrame' object has no attribute
+    'dtype'``; ``The name a occurs multiple times``), as a DataFrame no longer did."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2"], "prompt_id": ["p1", "p2"], "human": [1.0, 0.0],
+        "judge": ["gpt-4"] * 2, "p_a_first": [1.0, 0.0],
+    })  # fmt: skip
+    path = tmp_path / "t.parquet"
+    two = frame.copy()
+    two.columns = pd.MultiIndex.from_arrays([frame.columns, ["x"] * frame.shape[1]])
+    two.to_parquet(path)
+    with pytest.raises(InputError, match=r"2 header levels \(a MultiIndex") as info:
+        read_table(path, table="pairs")
+    assert info.value.file == str(path)
+    frame.set_axis(pd.MultiIndex.from_arrays([[0, 1], [0, 1]], names=["a", "a"])).to_parquet(path)
+    with pytest.raises(InputError, match="2 index levels named 'a'") as info:
+        read_table(path, table="pairs")
+    assert (info.value.file, info.value.column) == (str(path), "a")
+
+
+def test_the_map_that_a_misnamed_column_note_gives_can_be_typed(tmp_path: Path) -> None:
+    """The note for ``"Len_A "`` and ``" len_b"`` said ``--map Len_A =len_a, len_b=len_b``:
+    typed in a shell, the spaces split it into three arguments, the first mapping
+    nothing. --map drops the spaces around a name and finds the padded column."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2"], "prompt_id": ["p1", "p2"], "human": [1.0, 0.0],
+        "judge": ["gpt-4"] * 2, "p_a_first": [1.0, 0.0], "Len_A ": [3, 4], " len_b": [5, 6],
+    })  # fmt: skip
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(UserWarning, match="named like len_a, len_b") as told:
+        read_table(path, table="pairs")
+    said = next(str(w.message) for w in told if "named like" in str(w.message))
+    assert "--map Len_A=len_a,len_b=len_b (Python: mapping={'Len_A ': 'len_a'," in said
+    got = read_table(path, table="pairs", mapping={"Len_A": "len_a", "len_b": "len_b"})
+    assert got["len_a"].tolist() == [3, 4] and got["len_b"].tolist() == [5, 6]

@@ -291,3 +291,27 @@ def test_a_column_with_spaces_around_its_name_is_mapped_by_the_name_without_them
     # a name the file holds as it is given wins over a padded one
     both = _csv(tmp_path, {"item_id": ["1"], " item_id": ["9"], "prompt_id": ["p"]})
     assert list(read_table(both, table="pairs", mapping={"item_id": "item_id"})["item_id"]) == ["1"]
+
+
+def test_two_columns_of_one_name_but_for_spaces_are_named_not_a_wrong_guess(
+    tmp_path: Path,
+) -> None:
+    # " human" and "human " both in the file: --map human=human said "did you mean
+    # 'human '?", a name --map strips back to human; neither column could be mapped
+    path = _csv(
+        tmp_path,
+        {
+            "item_id": ["1", "2"],
+            "prompt_id": ["p", "q"],
+            " human": ["a", "b"],
+            "human ": ["b", "a"],
+        },
+    )
+    with pytest.raises(InputError) as info:
+        read_table(path, table="pairs", mapping={"human": "human"})
+    assert info.value.column == "human" and "did you mean" not in str(info.value)
+    assert "2 columns named so with spaces around it: ' human', 'human '" in str(info.value)
+    assert "in Python give the exact name (' human' or 'human ')" in (info.value.fix or "")
+    # the exact name (Python's mapping=) reads the one meant
+    got = read_table(path, table="pairs", mapping={"human ": "human"})
+    assert list(got["human"]) == [0.0, 1.0]

@@ -249,3 +249,30 @@ def test_a_table_of_unread_verdicts_is_refused_not_estimated() -> None:
     # the same words read by validate_pairs are the table's numbers again
     read = validate_pairs(table.assign(p_a_first=table["p_a_first"].map(words)))
     assert first_position_rate(read, judge=judge, boot=boot).estimate == pytest.approx(by_hand)
+
+
+def test_verdicts_and_labels_of_a_category_column_are_read_as_their_numbers() -> None:
+    """A pairs table whose verdict and label columns are pandas categories of numbers
+    (``astype("category")``, to save memory) was estimated as its numbers are, until the
+    check of a table not read by recuse refused it: "1.0 is not a probability"."""
+    from recuse.errors import InputError
+
+    table = simulate_pairs(n_prompts=30, seed=2).pairs
+    judge = str(table["judge"].iloc[0])
+    boot = Resampling(n_boot=100)
+    mine = table[table["judge"] == judge].dropna(subset=["p_a_first", "p_a_second"])
+    by_hand = ((mine["p_a_first"] + 1 - mine["p_a_second"]) / 2).mean()
+    kinds = {c: "category" for c in ("p_a_first", "p_a_second", "human")}
+    got = first_position_rate(table.astype(kinds), judge=judge, boot=boot)
+    assert got.estimate == pytest.approx(by_hand)
+    # a category of words is still refused at its first word, and of 0-100 at its 100
+    words = table.assign(p_a_first=table["p_a_first"].map({1.0: "A", 0.0: "B", 0.5: "tie"}))
+    for bad, said in (
+        (words.astype({"p_a_first": "category"}), "'A' is not a probability"),
+        (table.assign(p_a_first=table["p_a_first"] * 100).astype(kinds), "100 is not"),
+    ):
+        with pytest.raises(InputError, match=said) as err:
+            first_position_rate(bad, judge=judge, boot=boot)
+        assert err.value.column == "p_a_first"
+        row = err.value.row
+        assert row is not None and bad["p_a_first"].iloc[row - 1] in ("A", 100.0)

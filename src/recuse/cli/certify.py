@@ -8,7 +8,6 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -66,6 +65,8 @@ def _costs(
     specs: list[str], store: Path | None, prices: Path | None, roster: Roster
 ) -> dict[str, float]:
     """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` and the evaluator card."""
+    from recuse.api import MAX_USD
+
     out: dict[str, float] = {}
     if prices is not None and store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
@@ -80,6 +81,11 @@ def _costs(
             for c in cards(s.runs(), table):
                 if c.usd_per_1000_judgments is not None:
                     out[c.judge] = c.usd_per_1000_judgments
+
+    def judge_key(name: str) -> str:  # one key for the names of one judge (GPT-4, gpt4)
+        return roster.canonical(name) if name in roster else name.strip().casefold()
+
+    priced: dict[str, tuple[str, float]] = {}  # judge key: the --cost name and price
     for spec in specs:
         for part in spec.split(","):
             judge, sep, usd = part.rpartition("=")
@@ -87,9 +93,19 @@ def _costs(
                 value = float(usd)
             except ValueError:
                 value = -1.0
-            if not sep or not judge.strip() or not 0 <= value < math.inf:
-                raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 "
-                                  "judgments, e.g. --cost gpt-4=30")  # fmt: skip
+            if not sep or not judge.strip() or not 0 <= value <= MAX_USD:
+                raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per "
+                                  f"1,000 judgments (0 to {MAX_USD:g}), "
+                                  "e.g. --cost gpt-4=30")  # fmt: skip
+            key, value = judge_key(judge), value + 0.0
+            if key in priced and priced[key][1] != value:
+                raise ConfigError(
+                    f"--cost prices one judge twice: {priced[key][0]}={priced[key][1]:g}, "
+                    f"{judge.strip()}={value:g} — give one price per judge"
+                )
+            priced[key] = (judge.strip(), value)
+            for other in [k for k in out if judge_key(k) == key]:
+                del out[other]  # --cost overrides the evaluator card's price
             out[judge.strip()] = value
     return out
 

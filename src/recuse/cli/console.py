@@ -61,9 +61,10 @@ def echo_lines(text: str, *, err: bool = False) -> None:
 class TerminalTable(RichTable):
     """A rich table that, on a terminal too narrow for it (its columns at their
     narrowest, one word wide, do not fit), is shown one row at a time instead: the
-    first column's value, then ``header: value`` for each other column. Names and
-    paths then stay whole instead of folded a few letters a line. Where the console
-    is not a terminal (:func:`console`: never wrapped) the table is always a table."""
+    first column's value, then ``header: value`` for each other column, and the
+    caption under them. Names and paths then stay whole instead of folded a few letters
+    a line. Where the console is not a terminal (:func:`console`: never wrapped) the
+    table is always a table."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         unbounded = options.update(width=UNWRAPPED)
@@ -71,7 +72,7 @@ class TerminalTable(RichTable):
             yield from super().__rich_console__(console, options)
             return
         if self.title is not None:
-            yield Text.from_markup(self.title) if isinstance(self.title, str) else self.title
+            yield _text(self.title)
         headers = [_text(c.header) for c in self.columns]
         rows = zip(*(list(c.cells) for c in self.columns), strict=True)
         for row in rows:
@@ -82,6 +83,8 @@ class TerminalTable(RichTable):
                     Text.assemble(head, ": ", value) if self.show_header and head.plain else value
                 )
                 yield Padding(line, (0, 0, 0, 2), expand=False)
+        if self.caption is not None:  # what the values mean (a legend of their marks)
+            yield _text(self.caption)
 
 
 def _text(value: object) -> Text:

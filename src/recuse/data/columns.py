@@ -141,6 +141,18 @@ def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputE
     import difflib
 
     have = [str(c) for c in df.columns]
+    padded = [c for c in have if c.strip() == name.strip()]
+    if len(padded) > 1:  # --map strips a name: it can tell none of them from the others
+        return InputError(
+            f"{what} names {name!r}, and the file has {len(padded)} columns named so with "
+            f"spaces around it: {', '.join(map(repr, padded))}",
+            file=path,
+            column=name,
+            fix="rename them in the file to differ by more than spaces (--map drops the "
+            "spaces around a name), or in Python give the exact name ("
+            + " or ".join(map(repr, padded))
+            + ")",
+        )
     close = difflib.get_close_matches(name, have, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
     return InputError(

@@ -194,7 +194,7 @@ def _note_misnamed(ignored: dict[str, str], path: Path) -> None:
         f"{path}: {', '.join(map(repr, pairs))} {'is' if len(pairs) == 1 else 'are'} named "
         f"like {', '.join(pairs.values())} in another case or spacing and not read — rename "
         f"{'it' if len(pairs) == 1 else 'them'}, or map: --map "
-        + ",".join(f"{c}={t}" for c, t in pairs.items())
+        + ",".join(f"{c.strip()}={t}" for c, t in pairs.items())  # as --map takes it
         + " (Python: mapping={"
         + ", ".join(f"{c!r}: {t!r}" for c, t in pairs.items())
         + "})",

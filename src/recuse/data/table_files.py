@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from recuse.data.delimited import MAX_COLUMNS, read_csv
 from recuse.errors import InputError
 from recuse.files import max_input_bytes, read_json, read_jsonl, require_keys, too_big
-from recuse.tables import index_as_columns
+from recuse.tables import check_header, index_as_columns
 
 __all__ = ["FORMATS", "Format", "read_frame"]
 
@@ -162,8 +162,11 @@ def read_frame(path: Path) -> pd.DataFrame:
         raise InputError("is a folder, not a file", file=path, fix="give the path of one file")
     fmt = _format_of(path)
     if fmt == "parquet":
-        # pandas writes a named index as a column that its metadata makes the index again
-        return index_as_columns(_read_parquet(path))
+        # pandas writes a named index as a column that its metadata makes the index
+        # again, and a two-level header as one that its metadata makes two levels again
+        frame = _read_parquet(path)
+        check_header(frame, file=path)
+        return index_as_columns(frame)
     if path.stat().st_size == 0:
         raise InputError("the file is empty", file=path, fix="check that the file was written")
     if fmt == "csv":

@@ -211,6 +211,8 @@ def _check_probabilities(s: pd.Series, column: str) -> None:
         "AlpacaEval's 1 / 2) or recuse.data.load(NAME_OR_FILE), or map other values "
         "(scores, True / False) to P(a better) first"
     )
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)  # its values, not its codes: read as a column of them
     if pd.api.types.is_bool_dtype(s.dtype) or (
         not pd.api.types.is_numeric_dtype(s.dtype)
         and pd.api.types.infer_dtype(s, skipna=True) not in _NUMERIC_KINDS
@@ -218,13 +220,14 @@ def _check_probabilities(s: pd.Series, column: str) -> None:
         number = s.map(lambda v: isinstance(v, int | float | np.number) and not isinstance(
             v, bool | np.bool_))  # fmt: skip
         odd = np.flatnonzero(~(number.to_numpy(bool) | s.isna().to_numpy(bool)))
-        i = int(odd[0]) if len(odd) else 0
-        raise InputError(
-            f"{shown(s.iloc[i])} is not a probability (a table not read by recuse?)",
-            row=i + 1,
-            column=column,
-            fix=fix,
-        )
+        if len(odd):  # else every value is a number: checked as one below
+            i = int(odd[0])
+            raise InputError(
+                f"{shown(s.iloc[i])} is not a probability (a table not read by recuse?)",
+                row=i + 1,
+                column=column,
+                fix=fix,
+            )
     values = pd.to_numeric(s, errors="coerce").to_numpy(float, na_value=np.nan)
     odd = np.flatnonzero(np.isinf(values) | (values < 0) | (values > 1))
     if len(odd):

@@ -112,3 +112,27 @@ def test_drawing_a_figure_leaves_the_callers_matplotlib_backend_as_it_is() -> No
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "svg"
+
+
+def test_a_misspelt_mplbackend_is_named_not_a_traceback() -> None:
+    # matplotlib checks $MPLBACKEND as it is imported: a bad value ended audits in its
+    # ValueError; it is a ConfigError naming the variable (the CLI: one line, exit 2)
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from recuse.errors import ConfigError\n"
+        "from recuse.report import figures as F\n"
+        "try:\n"
+        "    F.confusion_matrix([[1, 2], [3, 4]], rows=['a', 'b'], cols=['a', 'b'],"
+        " id='cm', title='CM')\n"
+        "except ConfigError as err:\n"
+        "    print(err)\n"
+    )
+    env = os.environ | {"MPLBACKEND": "nosuch"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert "MPLBACKEND='nosuch' names no matplotlib backend" in out.stdout
+    assert out.stdout.strip().endswith("unset it, or set it to agg")

@@ -13,13 +13,14 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 
-from recuse.errors import MissingDependencyError
+from recuse.errors import ConfigError, MissingDependencyError
 from recuse.report.model import Figure, FigureFormat
 from recuse.terminal import shown
 
@@ -40,6 +41,13 @@ def _mpl() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise MissingDependencyError("matplotlib", "plots") from None
+    except ValueError as exc:  # matplotlib checks $MPLBACKEND as it is imported
+        if "MPLBACKEND" not in os.environ:
+            raise
+        raise ConfigError(
+            f"the environment variable MPLBACKEND={os.environ['MPLBACKEND']!r} names no "
+            f"matplotlib backend ({exc}) — unset it, or set it to agg"
+        ) from None
 
 
 _P = ParamSpec("_P")

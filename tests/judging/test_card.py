@@ -238,3 +238,36 @@ def test_an_interrupted_run_that_stored_judgments_is_on_the_card(tmp_path: Path)
         with pytest.raises(ConnectionAbortedError):
             Runner(backend, store, judge="k", progress=False).pairwise(pairs, PairwiseProtocol())
         assert store.judgments().empty and store.runs().empty
+
+
+def test_a_card_pricing_one_judge_twice_stops_certify_naming_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two runs of one judge under two spellings, on texts of other lengths: the card
+    # gives each its own price per 1,000 judgments; certify said "costs: ... are both
+    # judge ...", a Python keyword the CLI user never typed
+    store = _judged(tmp_path, "--judge-id", "gpt-4o")
+    long = [dict(p, prompt=p["prompt"] * 40) for p in fake_pairs(3)]
+    src = tmp_path / "long.jsonl"
+    pd.DataFrame(long).to_json(src, orient="records", lines=True)
+    with StandIn() as server:
+        assert main(["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--data",
+                     str(src), "--out", str(store), "--no-progress",
+                     "--judge-id", "GPT-4o"]) == 0  # fmt: skip
+    prices = _prices(tmp_path, "gpt-4o,2,8")
+    with Store(store, read_only=True) as s:
+        priced = {c.judge: c.usd_per_1000_judgments for c in cards(s.runs(), read_prices(prices))}
+    assert len(priced) == 2 and len(set(priced.values())) == 2  # two names, two prices
+    capsys.readouterr()
+    args = ["certify", "judgebench", "--store", str(store), "--prices", str(prices)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{store}: the evaluator card prices one judge twice: " in err
+    assert "0.308" in err and "0.464" in err and "costs:" not in err
+    assert "give its price with --cost GPT-4o=USD" in err or "--cost gpt-4o=USD" in err
+    # a price given with --cost settles it: it overrides the card's, for every spelling
+    from recuse.cli.certify import _costs
+    from recuse.roster import Roster
+
+    got = _costs(["GPT-4O=3"], store, prices, Roster.builtin())
+    assert got == {"GPT-4O": 3.0}

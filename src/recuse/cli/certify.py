@@ -67,6 +67,9 @@ def _costs(
     """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` and the evaluator card."""
     from recuse.api import MAX_USD
 
+    def judge_key(name: str) -> str:  # one key for the names of one judge (GPT-4, gpt4)
+        return roster.canonical(name) if name in roster else name.strip().casefold()
+
     out: dict[str, float] = {}
     if prices is not None and store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
@@ -81,9 +84,6 @@ def _costs(
             for c in cards(s.runs(), table):
                 if c.usd_per_1000_judgments is not None:
                     out[c.judge] = c.usd_per_1000_judgments
-
-    def judge_key(name: str) -> str:  # one key for the names of one judge (GPT-4, gpt4)
-        return roster.canonical(name) if name in roster else name.strip().casefold()
 
     priced: dict[str, tuple[str, float]] = {}  # judge key: the --cost name and price
     for spec in specs:
@@ -107,6 +107,16 @@ def _costs(
             for other in [k for k in out if judge_key(k) == key]:
                 del out[other]  # --cost overrides the evaluator card's price
             out[judge.strip()] = value
+    carded: dict[str, str] = {}  # judge key: the card's name for it (--cost's are one each)
+    for name, price in out.items():
+        had = carded.setdefault(judge_key(name), name)
+        if had != name and out[had] != price:
+            raise InputError(
+                f"the evaluator card prices one judge twice: {had}={out[had]:g}, "
+                f"{name}={price:g} (USD per 1,000 judgments, runs under two names)",
+                file=store,
+                fix=f"give its price with --cost {had}=USD",
+            )
     return out
 
 

@@ -129,9 +129,18 @@ class Finding:
             return False
         if self.q_value is not None:
             return self.q_value <= flag_threshold(self.level)
+        return self.excludes_null
+
+    @property
+    def excludes_null(self) -> bool:
+        """The reading before any false-discovery adjustment: the interval excludes
+        ``null`` — or, for a zero-width interval that is not :attr:`informative` (it
+        excludes nothing on its own), the ``p_value``, at least the sign test's
+        (:func:`recuse.metrics.estimate.sign_test_p`), is at most 1 − level. What
+        :attr:`significant` is without a ``q_value``, and what :attr:`adjusted_away`, the
+        verdict's note and the matrix row's ``holds_null`` compare the adjusted reading
+        with."""
         if not self.informative and self.zero_width and self.p_value is not None:
-            # the interval excludes nothing on its own: the p-value, at least the sign
-            # test's (:func:`recuse.metrics.estimate.sign_test_p`), decides
             return self.p_value <= flag_threshold(self.level)
         return not self.ci_low <= self.null <= self.ci_high
 
@@ -221,11 +230,18 @@ class Finding:
 
     @property
     def adjusted_away(self) -> bool:
-        """The raw interval excludes ``null`` but the false-discovery-adjusted
-        ``q_value`` does not flag the bias: a cell showing the interval must say why it
-        carries no flag (:attr:`adjustment_note`), or it reads as a contradiction."""
-        outside = not self.ci_low <= self.null <= self.ci_high
-        return self.bias.flags and self.q_value is not None and outside and not self.significant
+        """The bias is flagged before adjustment (:attr:`excludes_null`) but the
+        false-discovery-adjusted ``q_value`` does not flag it: a cell showing the interval
+        must say why it carries no flag (:attr:`adjustment_note`), or it reads as a
+        contradiction. Not a zero-width interval off ``null`` whose own p-value (the sign
+        test's, 0.125 from 4 prompts) left it unflagged before any adjustment: the
+        adjustment is not why."""
+        return (
+            self.bias.flags
+            and self.q_value is not None
+            and self.excludes_null
+            and not self.significant
+        )
 
     @property
     def adjustment_note(self) -> str:
@@ -719,7 +735,7 @@ class AuditReport:
                     flagged=len(row.flagged),
                     nothing_estimated=row.nothing_estimated,
                     holds_null=all(
-                        f.ci_low <= f.null <= f.ci_high or f.materiality == "negligible"
+                        not f.excludes_null or f.materiality == "negligible"
                         for f in row.findings
                         if f.bias.kind != "quality"
                     ),

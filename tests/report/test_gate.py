@@ -249,3 +249,21 @@ def test_an_interval_that_rules_nothing_out_neither_passes_nor_fails() -> None:
     # a narrow interval with width still reads by its ends
     narrow = _finding("self_preference_eo", "j", 0.0, -0.01, 0.01, clusters=6)
     assert evaluate(narrow, Threshold("self_preference_eo", 0.05)).outcome == "pass"
+
+
+def test_a_clamped_zero_width_interval_with_a_standard_error_reads_by_its_ends() -> None:
+    """A calibration error whose whole interval of the squared error lies below 0 reads
+    0.00 [0.00, 0.00] with a standard error (the jackknife's): its ends were clamped at
+    0, its resamples did vary. It passes --max calibration_ece=0.05, as the audit reads
+    it (informative), unlike a bootstrap's zero width with no variation."""
+    from recuse.analyses import BIASES
+    from recuse.report import Finding
+
+    ece = _finding("calibration_ece", "j", 0.0, 0.0, 0.0, clusters=40, std_error=0.004,
+                   fixed_by_construction=False)  # fmt: skip
+    assert evaluate(ece, Threshold("calibration_ece", 0.05)).outcome == "pass"
+    f = Finding(judge="j", bias=BIASES["calibration_ece"], estimate=0.0, ci_low=0.0, ci_high=0.0, n=200,
+                level=0.9, method="m", clusters=40, std_error=0.004)  # fmt: skip
+    assert f.zero_width and f.informative
+    flat = {**ece, "std_error": 0.0}
+    assert evaluate(flat, Threshold("calibration_ece", 0.05)).outcome == "inconclusive"

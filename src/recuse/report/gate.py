@@ -514,7 +514,8 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
     reads it (:attr:`recuse.report.model.Finding.informative`), an interval from fewer
     than ``FEW_CLUSTERS`` prompts, or of zero width without the value being fixed by
     construction (``fixed_by_construction``; in an older report, the zero-width warning
-    says it: "no variation in the resamples")."""
+    says it: "no variation in the resamples") and with no positive ``std_error`` (a
+    calibration error's 0.00 [0.00, 0.00], its interval clamped at 0, is a measured one)."""
     clusters = finding.get("clusters")
     if _number(clusters) and float(clusters) < FEW_CLUSTERS:
         return (
@@ -522,8 +523,9 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
             "needs, it rules nothing out"
         )
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
-    if not zero_width(est, lo, hi):
-        return ""
+    se = finding.get("std_error")
+    if not zero_width(est, lo, hi) or (_number(se) and float(se) > 0):
+        return ""  # (a positive standard error: ends clamped, as a calibration error's)
     fixed = finding.get("fixed_by_construction")
     if fixed is None:  # an older report
         fixed = not any(str(w).startswith(NO_VARIATION) for w in finding.get("warnings", ()))

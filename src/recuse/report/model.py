@@ -159,10 +159,13 @@ class Finding:
         difference of 0.2 (recalls 0.8 and 1.0) gives whenever the weaker group's k pairs
         all happen to be right: probability 0.8^k, 0.51 for 3 pairs. Such an interval is
         never :attr:`materiality` "negligible" and detects nothing (:attr:`detectable` is
-        None)."""
+        None). A zero-width interval whose standard error is positive is not of that
+        kind: its ends were clamped, not its resamples alike (a calibration error whose
+        whole interval of the squared error lies below 0 reads 0.00 [0.00, 0.00])."""
         if self.clusters is not None and self.clusters < FEW_CLUSTERS:
             return False
-        return self.fixed or not self.zero_width
+        measured = self.std_error is not None and 0 < self.std_error < math.inf
+        return self.fixed or measured or not self.zero_width
 
     @property
     def detectable(self) -> float | None:

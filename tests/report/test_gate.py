@@ -228,9 +228,9 @@ def test_an_interval_that_rules_nothing_out_neither_passes_nor_fails() -> None:
     now, saying why; a value fixed by construction (a reward model's position, 0.5)
     and a zero-width interval in an older report without its "no variation" warning
     still pass."""
+    said = ["no variation in the resamples: the interval says nothing"]
     flat = _finding("self_preference_eo", "j", 0.0, 0.0, 0.0, clusters=6,
-                    fixed_by_construction=False,
-                    warnings=["no variation in the resamples: the interval says nothing"])  # fmt: skip
+                    fixed_by_construction=False, warnings=said)  # fmt: skip
     line = evaluate(flat, Threshold("self_preference_eo", 0.05))
     assert line.outcome == "inconclusive"
     assert "of zero width, the resamples never varied" in line.text
@@ -262,8 +262,20 @@ def test_a_clamped_zero_width_interval_with_a_standard_error_reads_by_its_ends()
     ece = _finding("calibration_ece", "j", 0.0, 0.0, 0.0, clusters=40, std_error=0.004,
                    fixed_by_construction=False)  # fmt: skip
     assert evaluate(ece, Threshold("calibration_ece", 0.05)).outcome == "pass"
-    f = Finding(judge="j", bias=BIASES["calibration_ece"], estimate=0.0, ci_low=0.0, ci_high=0.0, n=200,
-                level=0.9, method="m", clusters=40, std_error=0.004)  # fmt: skip
+    f = Finding(judge="j", bias=BIASES["calibration_ece"], estimate=0.0, ci_low=0.0,
+                ci_high=0.0, n=200, level=0.9, method="m", clusters=40,
+                std_error=0.004)  # fmt: skip
     assert f.zero_width and f.informative
     flat = {**ece, "std_error": 0.0}
     assert evaluate(flat, Threshold("calibration_ece", 0.05)).outcome == "inconclusive"
+    # identical bootstrap replicates of 0.1 have a standard deviation of rounding, 1e-17
+    import numpy as np
+
+    se = float(np.std([0.1] * 7, ddof=1))
+    assert 0 < se < 1e-16
+    tenth = _finding("self_preference_eo", "j", 0.1, 0.1, 0.1, clusters=6, std_error=se,
+                     fixed_by_construction=False)  # fmt: skip
+    assert evaluate(tenth, Threshold("self_preference_eo", 0.2)).outcome == "inconclusive"
+    g = Finding(judge="j", bias=BIASES["self_preference_eo"], estimate=0.1, ci_low=0.1,
+                ci_high=0.1, n=12, level=0.9, method="m", clusters=6, std_error=se)  # fmt: skip
+    assert not g.informative

@@ -516,15 +516,15 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
     construction (``fixed_by_construction``; in an older report, the zero-width warning
     says it: "no variation in the resamples") and with no positive ``std_error`` (a
     calibration error's 0.00 [0.00, 0.00], its interval clamped at 0, is a measured one)."""
-    clusters = finding.get("clusters")
+    clusters: Any = finding.get("clusters")
     if _number(clusters) and float(clusters) < FEW_CLUSTERS:
         return (
             f"from {int(clusters)} prompts, under the {FEW_CLUSTERS} a cluster bootstrap "
             "needs, it rules nothing out"
         )
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
-    se = finding.get("std_error")
-    if not zero_width(est, lo, hi) or (_number(se) and float(se) > 0):
+    se: Any = finding.get("std_error")
+    if not zero_width(est, lo, hi) or (_number(se) and float(se) > 1e-12 * max(1.0, abs(est))):
         return ""  # (a positive standard error: ends clamped, as a calibration error's)
     fixed = finding.get("fixed_by_construction")
     if fixed is None:  # an older report

@@ -164,7 +164,9 @@ class Finding:
         whole interval of the squared error lies below 0 reads 0.00 [0.00, 0.00])."""
         if self.clusters is not None and self.clusters < FEW_CLUSTERS:
             return False
-        measured = self.std_error is not None and 0 < self.std_error < math.inf
+        # (above rounding: identical replicates of 0.1 have a std of 1e-17)
+        se, tiny = self.std_error, 1e-12 * max(1.0, abs(self.estimate))
+        measured = se is not None and tiny < se < math.inf
         return self.fixed or measured or not self.zero_width
 
     @property

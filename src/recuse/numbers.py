@@ -56,13 +56,15 @@ def minus(text: str) -> str:
 
 def signed(value: float, digits: int) -> str:
     """``value`` with its sign always written (``+0.12``, ``−0.31``), ``digits`` after
-    the point: a difference whose no-difference value is 0."""
-    return minus(f"{value:+.{digits}f}")
+    the point: a difference whose no-difference value is 0. A negative zero (``-0.0``,
+    as ``-(0.0)`` or ``0.0 * -1`` give) is 0: ``+0.000``, not ``−0.000``."""
+    return minus(f"{value + 0.0:+.{digits}f}")
 
 
 def decimal(value: float, digits: int) -> str:
-    """``value`` with ``digits`` after the point, a negative one with :data:`MINUS`."""
-    return minus(f"{value:.{digits}f}")
+    """``value`` with ``digits`` after the point, a negative one with :data:`MINUS`; a
+    negative zero is 0 (``0.000``)."""
+    return minus(f"{value + 0.0:.{digits}f}")
 
 
 def count(n: int) -> str:

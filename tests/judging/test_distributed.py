@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +75,11 @@ def cluster() -> Iterator[str]:
         os.environ.pop(KEY_ENV, None)
 
 
+def _stop_note_threads() -> list[threading.Thread]:
+    """RayExecutor.run's watch threads still alive (none once a run returned or raised)."""
+    return [t for t in threading.enumerate() if t.name == "recuse-ray-stop-note"]
+
+
 def _table(store: Store) -> pd.DataFrame:
     df = store.judgments()
     return df.sort_values(["item_id", "slot"]).reset_index(drop=True)[CHECK]
@@ -113,6 +119,7 @@ def test_two_actors_over_http_give_eq3_and_the_single_process_store(
             got = _table(store)
             runs = store.runs()
         assert {h for h in server.auth_headers} == {f"Bearer {KEY}"}  # read on the workers
+    assert _stop_note_threads() == []  # the watch on the gate ended with the run
     assert pool.pool == (2, False) and len(pool.workers) == 2  # both actors judged
     assert sum(pool.workers.values()) == 60
     pd.testing.assert_frame_equal(got, reference)
@@ -370,6 +377,7 @@ def test_a_ray_run_says_its_wait_for_the_batches_in_flight_where_it_lasts(
         runner.executor = RayExecutor(build, actors=2)
         with pytest.raises(JudgeError, match="HTTP 401"):
             runner.pairwise(pd.DataFrame(pairs))
+        assert _stop_note_threads() == []  # the watch ended with the run, note said or not
         kept = store.judgments()
     lines = said.getvalue().splitlines()
     # the other actor's batch (one item's two orders) was in flight, and is stored;
@@ -451,6 +459,7 @@ def test_ctrl_c_after_a_ray_runs_stop_note_keeps_what_came_back(
         with pytest.raises(KeyboardInterrupt):
             runner.pairwise(pd.DataFrame(pairs))
         ended = time.monotonic()
+        assert _stop_note_threads() == []  # the watch that said the note ended too
         kept = store.judgments()
     assert "note: a call failed (" in said.getvalue() and "HTTP 401" in said.getvalue()
     assert said.at is not None and ended - said.at < 3.0  # not after the slow batch

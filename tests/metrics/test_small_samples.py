@@ -333,3 +333,62 @@ def test_a_judge_always_picking_first_gets_the_sign_tests_p_value(k: int) -> Non
     f = _finding_of(r, "position")
     assert f.significant == (max(2 / 201, exact) <= 0.1)
     assert f.materiality == ("material" if f.significant else "")
+
+
+def _own_or_other(own: int, other: int) -> pd.DataFrame:
+    """gpt-4 judging its own answer against claude-v1 on ``own`` prompts where the human
+    prefers its own (2 pairs each) and ``other`` where the human prefers the other (2
+    pairs each), picking its own answer every time (a prompt's pairs share its verdict)."""
+    human = [1.0] * (2 * own) + [0.0] * (2 * other)
+    n = len(human)
+    return validate_pairs(
+        pd.DataFrame(
+            {
+                "item_id": [f"i{k}" for k in range(n)],
+                "prompt_id": [f"p{k // 2}" for k in range(n)],
+                "model_a": ["gpt-4"] * n,
+                "model_b": ["claude-v1"] * n,
+                "human": human,
+                "judge": ["gpt-4"] * n,
+                "p_a_first": [1.0] * n,
+                "p_a_second": [1.0] * n,
+                "p_a": None,
+            }
+        )
+    )
+
+
+def test_a_zero_width_difference_of_recalls_gets_the_two_rate_p_value() -> None:
+    """EO +1.00 [1.00, 1.00]: right on all 9 prompts where the human prefers its own
+    answer, wrong on all 3 where the human prefers the other. The sign test's
+    2 · 2^−12 = 0.00049 assumed each prompt on either side with probability 1/2; with no
+    bias the two recalls are one unknown r, and the planted r = 0.75 (a judge right
+    three times in four on either side, a prompt's pairs judged alike) gives this
+    sample, or its mirror, with probability 0.75^9 · 0.25^3 + 0.25^9 · 0.75^3 = 0.0012
+    (worked out by enumerating the 2^12 prompt outcomes): a p-value of 0.0005 (the
+    bootstrap's floor over 4,000 resamples) claimed more than the data hold. Now at
+    least 2 · 0.75^9 · 0.25^3 = 0.0023, the largest such chance over r doubled; with
+    equal sides (6 and 6) it is the sign test's."""
+    from itertools import product
+
+    from recuse.metrics.estimate import sign_test_p
+
+    r = self_preference(_own_or_other(9, 3), boot=Resampling(n_boot=4000), min_n=5)
+    assert (r.estimate, r.ci_low, r.ci_high, r.n_clusters) == (1.0, 1.0, 1.0, 12)
+    planted = 0.75
+    chance = 0.0
+    for right in product((True, False), repeat=12):  # each prompt right or wrong
+        own_recall = [right[k] for k in range(9)]
+        other_recall = [right[k] for k in range(9, 12)]
+        extreme = (all(own_recall) and not any(other_recall)) or (
+            not any(own_recall) and all(other_recall)
+        )
+        if extreme:
+            chance += float(np.prod([planted if x else 1 - planted for x in right]))
+    assert chance == pytest.approx(0.001175, abs=1e-6)
+    assert r.p_value >= chance  # the p-value of a planted no-bias truth is valid
+    from recuse.metrics.estimate import two_rate_test_p
+
+    assert r.p_value == pytest.approx(two_rate_test_p(9, 3)) == pytest.approx(2 * 0.75**9 * 0.25**3)
+    even = self_preference(_own_or_other(6, 6), boot=Resampling(n_boot=4000), min_n=5)
+    assert even.p_value == pytest.approx(max(sign_test_p(12), 2 / (4000 - even.n_boot_dropped + 1)))

@@ -217,3 +217,65 @@ def test_a_bound_is_written_as_given() -> None:
     acc = _finding("a", "j", 0.8, 0.75, 0.85, null=0.5)
     assert "at or above the bound 0" in evaluate(acc, Threshold("a", 0.0, "min")).text
     assert "below the bound 1;" in evaluate(acc, Threshold("a", 1.0, "min")).text + ";"
+
+
+def test_an_interval_that_rules_nothing_out_neither_passes_nor_fails() -> None:
+    """A judge always right on 6 prompts: EO 0.00 [0.00, 0.00], no variation in the
+    resamples. The audit reads it "no detectable bias", never negligible (a real 0.2
+    difference gives that sample half the time), yet the gate passed it against ±0.05
+    ("the whole interval lies within"); a first-position rate 1.00 [1.00, 1.00] from 3
+    prompts (the report: p = 0.25, not flagged) failed ±0.1. Both are inconclusive
+    now, saying why; a value fixed by construction (a reward model's position, 0.5)
+    and a zero-width interval in an older report without its "no variation" warning
+    still pass."""
+    said = ["no variation in the resamples: the interval says nothing"]
+    flat = _finding("self_preference_eo", "j", 0.0, 0.0, 0.0, clusters=6,
+                    fixed_by_construction=False, warnings=said)  # fmt: skip
+    line = evaluate(flat, Threshold("self_preference_eo", 0.05))
+    assert line.outcome == "inconclusive"
+    assert "of zero width, the resamples never varied" in line.text
+    assert "rules nothing out" in line.text
+    few = _finding("position", "j", 1.0, 1.0, 1.0, null=0.5, clusters=3, n=6)
+    line = evaluate(few, Threshold("position", 0.1))
+    assert line.outcome == "inconclusive" and "from 3 prompts" in line.text
+    # an older report (no fixed_by_construction): its warning tells
+    old = {k: v for k, v in flat.items() if k != "fixed_by_construction"}
+    assert evaluate(old, Threshold("self_preference_eo", 0.05)).outcome == "inconclusive"
+    fixed = _finding("position", "rm", 0.5, 0.5, 0.5, null=0.5, clusters=6,
+                     fixed_by_construction=True)  # fmt: skip
+    assert evaluate(fixed, Threshold("position", 0.05)).outcome == "pass"
+    assert evaluate({**fixed, "fixed_by_construction": None, "warnings": []},
+                    Threshold("position", 0.05)).outcome == "pass"  # fmt: skip
+    # a narrow interval with width still reads by its ends
+    narrow = _finding("self_preference_eo", "j", 0.0, -0.01, 0.01, clusters=6)
+    assert evaluate(narrow, Threshold("self_preference_eo", 0.05)).outcome == "pass"
+
+
+def test_a_clamped_zero_width_interval_with_a_standard_error_reads_by_its_ends() -> None:
+    """A calibration error whose whole interval of the squared error lies below 0 reads
+    0.00 [0.00, 0.00] with a standard error (the jackknife's): its ends were clamped at
+    0, its resamples did vary. It passes --max calibration_ece=0.05, as the audit reads
+    it (informative), unlike a bootstrap's zero width with no variation."""
+    from recuse.analyses import BIASES
+    from recuse.report import Finding
+
+    ece = _finding("calibration_ece", "j", 0.0, 0.0, 0.0, clusters=40, std_error=0.004,
+                   fixed_by_construction=False)  # fmt: skip
+    assert evaluate(ece, Threshold("calibration_ece", 0.05)).outcome == "pass"
+    f = Finding(judge="j", bias=BIASES["calibration_ece"], estimate=0.0, ci_low=0.0,
+                ci_high=0.0, n=200, level=0.9, method="m", clusters=40,
+                std_error=0.004)  # fmt: skip
+    assert f.zero_width and f.informative
+    flat = {**ece, "std_error": 0.0}
+    assert evaluate(flat, Threshold("calibration_ece", 0.05)).outcome == "inconclusive"
+    # identical bootstrap replicates of 0.1 have a standard deviation of rounding, 1e-17
+    import numpy as np
+
+    se = float(np.std([0.1] * 7, ddof=1))
+    assert 0 < se < 1e-16
+    tenth = _finding("self_preference_eo", "j", 0.1, 0.1, 0.1, clusters=6, std_error=se,
+                     fixed_by_construction=False)  # fmt: skip
+    assert evaluate(tenth, Threshold("self_preference_eo", 0.2)).outcome == "inconclusive"
+    g = Finding(judge="j", bias=BIASES["self_preference_eo"], estimate=0.1, ci_low=0.1,
+                ci_high=0.1, n=12, level=0.9, method="m", clusters=6, std_error=se)  # fmt: skip
+    assert not g.informative

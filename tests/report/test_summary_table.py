@@ -291,6 +291,40 @@ def test_a_zero_width_interval_off_no_bias_reads_by_its_sign_test() -> None:
     assert always_first(20, q_value=0.01).significant
 
 
+def test_a_zero_width_interval_its_own_p_left_unflagged_is_not_adjusted_away(
+    report: AuditReport,
+) -> None:
+    """Position 1.00 [1.00, 1.00] from 4 prompts: its own p-value, the sign test's
+    0.125 > 0.1, leaves it unflagged before any adjustment. With a q-value (0.25 after
+    Benjamini–Hochberg) its cell said "excludes no bias before adjustment; q = 0.250 >
+    0.1", read "unflagged after adjustment", its verdict blamed the adjustment and its
+    matrix row did not hold no bias (the page: "no bias flagged after the
+    false-discovery adjustment"): the adjustment is not why. Beside it, the same
+    interval from 20 prompts (p = 2e-06, flagged before adjustment) that a q of 0.2
+    unflags does carry the note."""
+    from recuse.metrics.estimate import sign_test_p
+    from recuse.report.verdict import NOT_AFTER_FDR, verdict
+
+    few = _f("a", "position", 1.0, 1.0, 1.0, 8, clusters=4, p_value=sign_test_p(4),
+             q_value=0.25)  # fmt: skip
+    assert few.zero_width and not few.informative and not few.significant
+    assert few.adjustment_note == "" and few.to_dict()["adjustment_note"] == ""
+    assert not few.adjusted_away and not few.excludes_null
+    assert reading(few) == "no detectable bias"
+    assert NOT_AFTER_FDR not in verdict(few)
+    many = _f("a", "position", 1.0, 1.0, 1.0, 40, clusters=20, p_value=sign_test_p(20),
+              q_value=0.2)  # fmt: skip
+    assert many.excludes_null and many.adjusted_away and not many.significant
+    assert many.adjustment_note.startswith("excludes no bias before adjustment; q = 0.200")
+    assert NOT_AFTER_FDR in verdict(many)
+
+    def row(f: Finding) -> Any:
+        section = Section("all", "All", "", findings=(f,))
+        return AuditReport("Audit", (section,), (), (), report.provenance, 0.9).matrix().rows[0]
+
+    assert row(few).holds_null and not row(many).holds_null
+
+
 def test_an_interval_unflagged_by_the_adjustment_says_so_in_its_own_cell(
     report: AuditReport,
 ) -> None:

@@ -238,6 +238,10 @@ class GroupEstimate:
     accel: float = 0.0
     replicates: FloatArray = field(default_factory=lambda: np.empty(0))
     n_unfit: int = 0
+    #: for a statistic with two required columns (two rates' denominators, as the
+    #: difference of two recalls has), the prompts holding a non-zero entry of each: a
+    #: prompt holding both counts half to each (:func:`two_sided_sides`); None otherwise
+    sides: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -610,6 +614,7 @@ def cluster_bootstrap(
         else:
             accel = np.zeros(n_groups)
         required_counts = _required_counts(stat)
+        sides = two_sided_sides(stat, sums)
         group_out = []
         for g in range(n_groups):
             counts = {desc: int(c[g]) for desc, c in required_counts}
@@ -650,6 +655,7 @@ def cluster_bootstrap(
                     accel=a,
                     replicates=col if problem is None else np.empty(0),
                     n_unfit=int(n_unfit[g]) if problem is None else 0,
+                    sides=None if sides is None else sides[g],
                 )
             )
         out.append(group_out)
@@ -919,6 +925,27 @@ def _column(values: Sums, col: int) -> FloatArray:
     if sparse.issparse(values):
         return np.asarray(sparse.csc_array(values)[:, [col]].toarray()).ravel()
     return np.asarray(values[:, col])
+
+
+def two_sided_sides(stat: GroupedStatistic, sums: Sums) -> list[tuple[float, float]] | None:
+    """Per group, for a statistic with two required columns (``stat.required``: the
+    denominators of the two rates a difference of recalls compares), the prompts on each
+    side: those with a non-zero cluster sum in the first column only, plus half of those
+    with both; likewise the second. None for any other statistic. ``sums``: the
+    per-cluster sums of :func:`_cluster_sums`."""
+    n_groups, k = len(stat.labels), stat.values.shape[1]
+    if len(stat.required) != 2 or not (stat.group >= 0).any():
+        return None  # (no row enters: the columns are not read)
+    cols = [g * k + c for c, _ in stat.required for g in range(n_groups)]
+    part = sums[:, cols] if isinstance(sums, np.ndarray) else sparse.csc_array(sums)[:, cols]
+    nonzero = _dense(part) != 0
+    first, second = nonzero[:, :n_groups], nonzero[:, n_groups:]
+    both = (first & second).sum(axis=0)
+    only_first, only_second = (first & ~second).sum(axis=0), (second & ~first).sum(axis=0)
+    return [
+        (float(only_first[g] + both[g] / 2), float(only_second[g] + both[g] / 2))
+        for g in range(n_groups)
+    ]
 
 
 def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64]]]:

@@ -63,6 +63,7 @@ __all__ = [
     "sign_test_p",
     "the_fix",
     "to_results",
+    "two_rate_test_p",
     "unlabelled_judges",
     "unusable_verdicts",
     "zero_width",
@@ -161,6 +162,34 @@ def sign_test_p(n_clusters: int) -> float:
     (1.0, 0.0625, 0.03125)
     """
     return min(1.0, 2.0 * 0.5 ** max(n_clusters, 0))
+
+
+def two_rate_test_p(first: float, second: float) -> float:
+    """The exact two-sided p-value bound of a difference of two rates whose every
+    prompt lies at one end: all ``first`` prompts of one rate at 1 and all ``second``
+    of the other at 0 (or the reverse), as a zero-width interval of a difference of
+    recalls means (a judge always right on one side, always wrong on the other). With
+    no bias the two rates share one value ``r`` (unknown), so that has probability at
+    most ``r^a (1 − r)^b``, largest at ``r = a / (a + b)``::
+
+        p = min(1, 2 · (a / k)^a · (b / k)^b),  k = a + b
+
+    (a prompt holding pairs of both rates counts half to each: its chance of both ends
+    at once is at most ``min(r, 1 − r) ≤ √(r (1 − r))``). It equals the sign test's
+    ``2 · 2^−k`` (:func:`sign_test_p`) only when ``a = b`` and is larger otherwise: 9
+    prompts on one side and 3 on the other give 0.0024 where the sign test gives 0.0005.
+
+    >>> two_rate_test_p(3, 3) == sign_test_p(6), round(two_rate_test_p(9, 3), 5)
+    (True, 0.00235)
+    """
+    k = first + second
+    if k <= 0:
+        return 1.0
+    term = 1.0
+    for x in (first, second):
+        if x > 0:
+            term *= (x / k) ** x
+    return min(1.0, 2.0 * term)
 
 
 def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tuple[str, ...]:
@@ -280,7 +309,10 @@ def to_results(
             flat = zero_width(est.estimate, est.ci_low, est.ci_high)
             p = p_value(est, spec.null)
             if flat and constant is None and not est.ci_low <= spec.null <= est.ci_high:
-                p = max(p, sign_test_p(est.n_clusters))
+                # a difference of two rates: every prompt at its rate's end has a larger
+                # chance than the sign test's when the two sides are unequal
+                exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)
+                p = max(p, exact)
             results.append(
                 MetricResult(
                     metric=spec.metric,

@@ -11,6 +11,12 @@ position) and the interval shifted the same way:
 * ``min`` (``--min KEY=x``, for quality scores such as agreement): pass when the
   interval lies wholly at or above ``x``; fail when wholly below; else inconclusive.
 
+An interval that rules nothing out, as the audit reads it (from fewer than 5 prompts, or
+of zero width without the value being fixed by construction: :func:`rules_nothing_out`,
+:attr:`recuse.report.model.Finding.informative`), is inconclusive whatever its ends: a
+judge always right on 6 prompts, EO 0.00 [0.00, 0.00], neither passes ``--max
+self_preference_eo=0.05`` nor fails a bound it lies outside.
+
 A bound that would reward a worse judge is refused: ``--min`` on a bias, ``--max`` on a
 quality score measured from chance (agreement, self-recognition), ``--min`` on one
 whose best value is its floor 0 (a calibration error or Brier score).
@@ -60,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.estimate import FEW_CLUSTERS, zero_width
 from recuse.numbers import MINUS, minus, percent
 from recuse.report.model import all_judges_label, is_all_judges_label
 from recuse.report.verdict import estimate_digits, estimate_text
@@ -497,6 +504,39 @@ def _judge(f: Mapping[str, Any]) -> str:
     return f"{f['judge']}{where}"
 
 
+#: the start of the warning of a zero-width interval not fixed by construction (a report
+#: written before ``fixed_by_construction`` was: :func:`rules_nothing_out`)
+NO_VARIATION = "no variation in the resamples"
+
+
+def rules_nothing_out(finding: Mapping[str, Any]) -> str:
+    """Why the interval of a report's ``finding`` rules nothing out, or "": as the audit
+    reads it (:attr:`recuse.report.model.Finding.informative`), an interval from fewer
+    than ``FEW_CLUSTERS`` prompts, or of zero width without the value being fixed by
+    construction (``fixed_by_construction``; in an older report, the zero-width warning
+    says it: "no variation in the resamples") and with no positive ``std_error`` (a
+    calibration error's 0.00 [0.00, 0.00], its interval clamped at 0, is a measured one)."""
+    clusters: Any = finding.get("clusters")
+    if _number(clusters) and float(clusters) < FEW_CLUSTERS:
+        return (
+            f"from {int(clusters)} prompts, under the {FEW_CLUSTERS} a cluster bootstrap "
+            "needs, it rules nothing out"
+        )
+    est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
+    se: Any = finding.get("std_error")
+    if not zero_width(est, lo, hi) or (_number(se) and float(se) > 1e-12 * max(1.0, abs(est))):
+        return ""  # (a positive standard error: ends clamped, as a calibration error's)
+    fixed = finding.get("fixed_by_construction")
+    if fixed is None:  # an older report
+        fixed = not any(str(w).startswith(NO_VARIATION) for w in finding.get("warnings", ()))
+    if fixed:
+        return ""
+    return (
+        "of zero width, the resamples never varied (the value is not fixed by "
+        "construction), it rules nothing out"
+    )
+
+
 def evaluate(
     finding: Mapping[str, Any], threshold: Threshold, *, quality: bool = False
 ) -> GateLine:
@@ -527,6 +567,15 @@ def evaluate(
         gap = abs(est - x)
         edge, edges = x, (x,)
     numbers = estimate_text(est, lo, hi, signed=null == 0 and not quality)
+    blind = rules_nothing_out(finding)
+    if blind:  # neither a pass nor a fail: the audit reads it "no detectable bias"
+        text = (
+            f"INCONCLUSIVE: {finding['bias']} of {_judge(finding)}: {numbers} "
+            f"({percent(level)} interval); the interval, {blind}: add prompts"
+        )
+        return GateLine(str(finding["bias"]), str(finding["judge"]),
+                        str(finding.get("dataset", "")), "inconclusive", text, None,
+                        tuple(finding.get("warnings", ())), gap, False)  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     text = (
         f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "

@@ -129,9 +129,18 @@ class Finding:
             return False
         if self.q_value is not None:
             return self.q_value <= flag_threshold(self.level)
+        return self.excludes_null
+
+    @property
+    def excludes_null(self) -> bool:
+        """The reading before any false-discovery adjustment: the interval excludes
+        ``null`` — or, for a zero-width interval that is not :attr:`informative` (it
+        excludes nothing on its own), the ``p_value``, at least the sign test's
+        (:func:`recuse.metrics.estimate.sign_test_p`), is at most 1 − level. What
+        :attr:`significant` is without a ``q_value``, and what :attr:`adjusted_away`, the
+        verdict's note and the matrix row's ``holds_null`` compare the adjusted reading
+        with."""
         if not self.informative and self.zero_width and self.p_value is not None:
-            # the interval excludes nothing on its own: the p-value, at least the sign
-            # test's (:func:`recuse.metrics.estimate.sign_test_p`), decides
             return self.p_value <= flag_threshold(self.level)
         return not self.ci_low <= self.null <= self.ci_high
 
@@ -150,10 +159,15 @@ class Finding:
         difference of 0.2 (recalls 0.8 and 1.0) gives whenever the weaker group's k pairs
         all happen to be right: probability 0.8^k, 0.51 for 3 pairs. Such an interval is
         never :attr:`materiality` "negligible" and detects nothing (:attr:`detectable` is
-        None)."""
+        None). A zero-width interval whose standard error is positive is not of that
+        kind: its ends were clamped, not its resamples alike (a calibration error whose
+        whole interval of the squared error lies below 0 reads 0.00 [0.00, 0.00])."""
         if self.clusters is not None and self.clusters < FEW_CLUSTERS:
             return False
-        return self.fixed or not self.zero_width
+        # (above rounding: identical replicates of 0.1 have a std of 1e-17)
+        se, tiny = self.std_error, 1e-12 * max(1.0, abs(self.estimate))
+        measured = se is not None and tiny < se < math.inf
+        return self.fixed or measured or not self.zero_width
 
     @property
     def detectable(self) -> float | None:
@@ -221,11 +235,18 @@ class Finding:
 
     @property
     def adjusted_away(self) -> bool:
-        """The raw interval excludes ``null`` but the false-discovery-adjusted
-        ``q_value`` does not flag the bias: a cell showing the interval must say why it
-        carries no flag (:attr:`adjustment_note`), or it reads as a contradiction."""
-        outside = not self.ci_low <= self.null <= self.ci_high
-        return self.bias.flags and self.q_value is not None and outside and not self.significant
+        """The bias is flagged before adjustment (:attr:`excludes_null`) but the
+        false-discovery-adjusted ``q_value`` does not flag it: a cell showing the interval
+        must say why it carries no flag (:attr:`adjustment_note`), or it reads as a
+        contradiction. Not a zero-width interval off ``null`` whose own p-value (the sign
+        test's, 0.125 from 4 prompts) left it unflagged before any adjustment: the
+        adjustment is not why."""
+        return (
+            self.bias.flags
+            and self.q_value is not None
+            and self.excludes_null
+            and not self.significant
+        )
 
     @property
     def adjustment_note(self) -> str:
@@ -719,7 +740,7 @@ class AuditReport:
                     flagged=len(row.flagged),
                     nothing_estimated=row.nothing_estimated,
                     holds_null=all(
-                        f.ci_low <= f.null <= f.ci_high or f.materiality == "negligible"
+                        not f.excludes_null or f.materiality == "negligible"
                         for f in row.findings
                         if f.bias.kind != "quality"
                     ),

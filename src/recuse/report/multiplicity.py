@@ -77,7 +77,7 @@ def adjust_sections(
             n_boot
             and id(f) in kept  # a Wald test's p has no such floor
             and q_value > flag_threshold(level)
-            and not f.ci_low <= f.null <= f.ci_high
+            and f.excludes_null  # flagged before adjustment (its reading, not its ends)
         )
         own = resolution_limit(kept[id(f)], len(family), level, asked=n_boot) if unresolved else ""
         warnings = (*f.warnings, f"not flagged: {own}") if own else f.warnings

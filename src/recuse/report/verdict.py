@@ -90,7 +90,7 @@ def verdict(finding: Finding) -> str:
     if bias.kind == "bias" and direction == "none" and (above or below):
         if not bias.flags:
             direction, note = ("positive" if above else "negative"), UNADJUSTED_NOTE
-        elif finding.q_value is not None:
+        elif finding.adjusted_away:
             note = NOT_AFTER_FDR
     numbers = interval_text(
         finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=bias.signed

@@ -635,9 +635,12 @@ def test_a_process_that_manages_its_collector_keeps_it_as_it_is(tmp_path: Path) 
         with Store(tmp_path / "s.db") as store:
             fake = _GCWatcher()
             Runner(fake, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
-        assert fake.frozen == [before] * len(fake.frozen) and fake.frozen
+        # neither frozen again (thousands more) nor unfrozen (0) by the run; a few frozen
+        # objects may be freed meanwhile by another thread of this process (an earlier
+        # test's Ray driver threads, in a suite run)
+        assert fake.frozen and all(before - 50 <= n <= before for n in fake.frozen)
         assert fake.young == [thresholds[0]] * len(fake.young)
-        assert gc.get_freeze_count() == before  # not unfrozen by the run
+        assert before - 50 <= gc.get_freeze_count() <= before  # not unfrozen by the run
     finally:
         gc.unfreeze()
     gc.disable()

@@ -19,6 +19,10 @@ from recuse.simulate.pairs import simulate_pairs
 N_REPS = 200
 PROMPTS, PAIRS_PER_PROMPT = 150, 2
 
+# the replications (about 2 minutes of one core) are computed once per worker process
+# that runs a test of this module: one worker runs them all
+pytestmark = pytest.mark.xdist_group("coverage-replications")
+
 
 @pytest.fixture(scope="module")
 def replications() -> tuple[dict[tuple[str, str], list[bool]], dict[tuple[str, str], list[float]]]:

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -615,7 +615,7 @@ def check_header(df: pd.DataFrame, *, file: str | Path | None = None) -> None:
             fix="one name per column: drop or rename the copies "
             "(df.loc[:, ~df.columns.duplicated()] keeps the first)",
         )
-    named = [n for n in df.index.names if n is not None and n not in df.columns]
+    named = _named_levels(df)
     twice = next((n for n in named if named.count(n) > 1), None)
     if twice is not None:  # its named levels are columns of the table (index_as_columns)
         raise InputError(
@@ -632,8 +632,14 @@ def index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
     as ``to_csv`` writes them: a column made the index (``set_index("item_id")``) is
     still a column of the table. Unnamed levels (row numbers) and a level named like a
     column are left out."""
-    named = [n for n in df.index.names if n is not None and n not in df.columns]
+    named = _named_levels(df)
     return df.reset_index(level=named) if named else df
+
+
+def _named_levels(df: pd.DataFrame) -> list[Any]:
+    """The names of ``df``'s index levels that :func:`index_as_columns` makes columns:
+    the named ones, but for a name a column already has."""
+    return [n for n in df.index.names if n is not None and n not in df.columns]
 
 
 def _validate(

@@ -111,7 +111,7 @@ def _padded_sources(mapping: ColumnMapping, columns: Iterable[object]) -> Column
     have = [c for c in columns if isinstance(c, str)]
     out = {}
     for source, target in mapping.items():
-        padded = [c for c in have if c != source and c.strip() == source]
+        padded = [c for c in have if c.strip() == source]
         out[padded[0] if source not in have and len(padded) == 1 else source] = target
     return out
 

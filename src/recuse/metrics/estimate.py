@@ -30,6 +30,7 @@ They follow the interval's warnings in ``MetricResult.warnings``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ __all__ = [
     "LOW_N",
     "MetricSpec",
     "clusters_of",
+    "informative",
     "interval_method",
     "interval_warnings",
     "run_one",
@@ -142,6 +144,35 @@ def zero_width(estimate: float, low: float, high: float) -> bool:
     (True, False)
     """
     return high - low <= 1e-12 * max(1.0, abs(estimate))
+
+
+def informative(
+    *,
+    estimate: float,
+    low: float,
+    high: float,
+    clusters: int | None,
+    std_error: float | None,
+    fixed: bool,
+) -> bool:
+    """Whether the interval ``[low, high]`` of ``estimate`` can rule an effect out: not
+    from fewer than :data:`FEW_CLUSTERS` prompts (``clusters``), and not of zero width
+    (:func:`zero_width`) unless the value is ``fixed`` by construction or its standard
+    error is positive (above rounding: identical replicates of 0.1 have a standard
+    deviation of 1e-17), its ends clamped rather than its resamples alike. The rule of
+    :attr:`recuse.report.model.Finding.informative` and of the gate's reading of a
+    report (:func:`recuse.report.gate.rules_nothing_out`).
+
+    >>> informative(estimate=0.0, low=0.0, high=0.0, clusters=6, std_error=0.0, fixed=False)
+    False
+    >>> informative(estimate=0.5, low=0.5, high=0.5, clusters=6, std_error=0.0, fixed=True)
+    True
+    """
+    if clusters is not None and clusters < FEW_CLUSTERS:
+        return False
+    tiny = 1e-12 * max(1.0, abs(estimate))
+    measured = std_error is not None and tiny < std_error < math.inf
+    return fixed or measured or not zero_width(estimate, low, high)
 
 
 def sign_test_p(n_clusters: int) -> float:

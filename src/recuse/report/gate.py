@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.estimate import FEW_CLUSTERS, zero_width
+from recuse.metrics.estimate import FEW_CLUSTERS, informative
 from recuse.numbers import MINUS, minus, percent
 from recuse.report.model import all_judges_label, is_all_judges_label
 from recuse.report.verdict import estimate_digits, estimate_text
@@ -517,20 +517,24 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
     says it: "no variation in the resamples") and with no positive ``std_error`` (a
     calibration error's 0.00 [0.00, 0.00], its interval clamped at 0, is a measured one)."""
     clusters: Any = finding.get("clusters")
+    se: Any = finding.get("std_error")
+    fixed = finding.get("fixed_by_construction")
+    if fixed is None:  # an older report
+        fixed = not any(str(w).startswith(NO_VARIATION) for w in finding.get("warnings", ()))
+    if informative(
+        estimate=float(finding["estimate"]),
+        low=float(finding["ci_low"]),
+        high=float(finding["ci_high"]),
+        clusters=int(clusters) if _number(clusters) else None,
+        std_error=float(se) if _number(se) else None,
+        fixed=bool(fixed),
+    ):
+        return ""
     if _number(clusters) and float(clusters) < FEW_CLUSTERS:
         return (
             f"from {int(clusters)} prompts, under the {FEW_CLUSTERS} a cluster bootstrap "
             "needs, it rules nothing out"
         )
-    est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
-    se: Any = finding.get("std_error")
-    if not zero_width(est, lo, hi) or (_number(se) and float(se) > 1e-12 * max(1.0, abs(est))):
-        return ""  # (a positive standard error: ends clamped, as a calibration error's)
-    fixed = finding.get("fixed_by_construction")
-    if fixed is None:  # an older report
-        fixed = not any(str(w).startswith(NO_VARIATION) for w in finding.get("warnings", ()))
-    if fixed:
-        return ""
     return (
         "of zero width, the resamples never varied (the value is not fixed by "
         "construction), it rules nothing out"

@@ -20,7 +20,7 @@ import pandas as pd
 
 from recuse import numbers
 from recuse.data.inputs import Source
-from recuse.metrics.estimate import FEW_CLUSTERS, zero_width
+from recuse.metrics.estimate import informative, zero_width
 from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import estimate_digits, estimate_parts, estimate_text, verdict
 
@@ -162,12 +162,14 @@ class Finding:
         None). A zero-width interval whose standard error is positive is not of that
         kind: its ends were clamped, not its resamples alike (a calibration error whose
         whole interval of the squared error lies below 0 reads 0.00 [0.00, 0.00])."""
-        if self.clusters is not None and self.clusters < FEW_CLUSTERS:
-            return False
-        # (above rounding: identical replicates of 0.1 have a std of 1e-17)
-        se, tiny = self.std_error, 1e-12 * max(1.0, abs(self.estimate))
-        measured = se is not None and tiny < se < math.inf
-        return self.fixed or measured or not self.zero_width
+        return informative(
+            estimate=self.estimate,
+            low=self.ci_low,
+            high=self.ci_high,
+            clusters=self.clusters,
+            std_error=self.std_error,
+            fixed=self.fixed,
+        )
 
     @property
     def detectable(self) -> float | None:

@@ -355,6 +355,22 @@ def test_a_failed_block_keeps_what_was_computed_and_starts_nothing_new(
     pd.testing.assert_frame_equal(got, reference)
 
 
+SCHEDULE_TRIES = 4
+
+
+def _until_both_actors_held_a_batch(attempt: Callable[[int], bool]) -> None:
+    """Runs ``attempt(i)`` until it says the pool gave the scenario's batches to both
+    actors at once, at most :data:`SCHEDULE_TRIES` times. Ray Data hands a block to
+    the least busy actor it has seen start, up to 2 in flight each: it may queue both
+    batches on one actor (the CI run of 2026-11-28 did), so a test of what a run does
+    while the other actor is busy cannot force that case. Each attempt asserts what is
+    promised whatever the schedule; the case itself is then met or the test fails."""
+    for i in range(SCHEDULE_TRIES):
+        if attempt(i):
+            return
+    pytest.fail(f"Ray Data queued both batches on one actor in {SCHEDULE_TRIES} runs")
+
+
 @needs_ray
 @pytest.mark.parametrize("note_after", [0.3, 30.0])
 def test_a_ray_run_says_its_wait_for_the_batches_in_flight_where_it_lasts(
@@ -370,32 +386,44 @@ def test_a_ray_run_says_its_wait_for_the_batches_in_flight_where_it_lasts(
     monkeypatch.setattr(runner_module, "STOP_NOTE_AFTER", note_after)
     pairs = fake_pairs(3)  # 6 tasks, 2 a batch (--concurrency 2): 3 batches
     pairs[0]["prompt"] = "POISON"  # the shortest: its two orders are the first batch
-    said = io.StringIO()
-    with _Revoked(latency=1.5) as server, Store(tmp_path / "s.db") as store:
-        build = functools.partial(HTTPBackend, server.base_url, model="m", concurrency=2)
-        runner = Runner(build(timeout=40), store, progress=False, console=Console(file=said))
-        runner.executor = RayExecutor(build, actors=2)
-        with pytest.raises(JudgeError, match="HTTP 401"):
-            runner.pairwise(pd.DataFrame(pairs))
-        assert _stop_note_threads() == []  # the watch ended with the run, note said or not
-        kept = store.judgments()
-    lines = said.getvalue().splitlines()
-    # the other actor's batch (one item's two orders) was in flight, and is stored;
-    # the third never started
-    assert len(kept) == 2 and (kept["status"] == "ok").all()
-    assert kept["item_id"].nunique() == 1 and "i0" not in set(kept["item_id"])
-    assert server.answers.count(200) == 2
-    if note_after > 1.5:
-        assert lines == []
-        return
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("note: a call failed (")
-    assert "HTTP 401" in lines[0]
-    # the other actor's batch, and the failed one where Ray Data had not handed it back
-    # yet (it may hand a finished block back only with a slower one)
-    waits = r"the run stops once the (batch in flight on a Ray actor ends and is|2 batches "
-    assert re.search(waits + r"in flight on the Ray actors end and are) stored", lines[0])
-    assert "each request within 40 s (the timeout); Ctrl-C stops now without them" in lines[0]
+
+    def attempt(i: int) -> bool:
+        said = io.StringIO()
+        with _Revoked(latency=1.5) as server, Store(tmp_path / f"s{i}.db") as store:
+            build = functools.partial(HTTPBackend, server.base_url, model="m", concurrency=2)
+            runner = Runner(build(timeout=40), store, progress=False, console=Console(file=said))
+            runner.executor = RayExecutor(build, actors=2)
+            with pytest.raises(JudgeError, match="HTTP 401"):
+                runner.pairwise(pd.DataFrame(pairs))
+            assert _stop_note_threads() == []  # the watch ended with the run, note said or not
+            kept = store.judgments()
+        lines = said.getvalue().splitlines()
+        # whatever the schedule: what was answered is stored, nothing else, and the
+        # failed batch's item never is
+        assert len(kept) == server.answers.count(200) and (kept["status"] == "ok").all()
+        assert "i0" not in set(kept["item_id"]) and len(kept) <= 4
+        if note_after > 1.5:
+            assert lines == []
+        # the case: the other actor's batch (one item's two orders) was in flight when
+        # the 401s came (answered after them), and is stored; the third never started.
+        # Otherwise one actor took the batches: the failed one first (nothing stored),
+        # or the other one, done before the failed one started (nothing to wait for)
+        if server.answers[:2] != [401, 401] or len(kept) != 2:
+            return False
+        assert kept["item_id"].nunique() == 1
+        if note_after > 1.5:
+            return True
+        assert len(lines) == 1, lines
+        assert lines[0].startswith("note: a call failed (")
+        assert "HTTP 401" in lines[0]
+        # the other actor's batch, and the failed one where Ray Data had not handed it
+        # back yet (it may hand a finished block back only with a slower one)
+        waits = r"the run stops once the (batch in flight on a Ray actor ends and is|2 batches "
+        assert re.search(waits + r"in flight on the Ray actors end and are) stored", lines[0])
+        assert "each request within 40 s (the timeout); Ctrl-C stops now without them" in lines[0]
+        return True
+
+    _until_both_actors_held_a_batch(attempt)
 
 
 @dataclass
@@ -444,28 +472,44 @@ def test_ctrl_c_after_a_ray_runs_stop_note_keeps_what_came_back(
     pairs[0]["prompt"] = "POISON"  # refused after 0.5 s, while i1's two are answered
     pairs[1]["prompt"] = "Q?"
     pairs[2]["prompt"] = "SLOW " * 40  # 6 s
-    said = _Interrupts()
-    collected: list[int] = []
 
-    class Counting(RayExecutor):
-        def _take(self, batch: dict[str, np.ndarray], collect: Any) -> None:
-            collected.append(sum(len(c) > 0 for c in batch["computed"]))
-            super()._take(batch, collect)
+    def attempt(i: int) -> bool:
+        said = _Interrupts()
+        collected: list[int] = []
 
-    with _Slow(refuse_after=0.5) as server, Store(tmp_path / "s.db") as store:
-        build = functools.partial(HTTPBackend, server.base_url, model="m", concurrency=4)
-        runner = Runner(build(), store, progress=False, console=Console(file=said))
-        runner.executor = Counting(build, actors=2)
-        with pytest.raises(KeyboardInterrupt):
-            runner.pairwise(pd.DataFrame(pairs))
-        ended = time.monotonic()
-        assert _stop_note_threads() == []  # the watch that said the note ended too
-        kept = store.judgments()
-    assert "note: a call failed (" in said.getvalue() and "HTTP 401" in said.getvalue()
-    assert said.at is not None and ended - said.at < 3.0  # not after the slow batch
-    # what came back to the driver is stored: i1's two, none of the slow batch's
-    assert collected == [2] and len(kept) == 2 and (kept["status"] == "ok").all()
-    assert set(kept["item_id"]) == {"i1"}
+        class Counting(RayExecutor):
+            def _take(self, batch: dict[str, np.ndarray], collect: Any) -> None:
+                collected.append(sum(len(c) > 0 for c in batch["computed"]))
+                super()._take(batch, collect)
+
+        with _Slow(refuse_after=0.5) as server, Store(tmp_path / f"s{i}.db") as store:
+            build = functools.partial(HTTPBackend, server.base_url, model="m", concurrency=4)
+            runner = Runner(build(), store, progress=False, console=Console(file=said))
+            runner.executor = Counting(build, actors=2)
+            with pytest.raises((KeyboardInterrupt, JudgeError)) as stopped:
+                runner.pairwise(pd.DataFrame(pairs))
+            ended = time.monotonic()
+            assert _stop_note_threads() == []  # the watch that said the note ended too
+            kept = store.judgments()
+        # whatever the schedule: what was answered is stored, and the refused item not
+        assert len(kept) == server.answers.count(200) and (kept["status"] == "ok").all()
+        assert "i0" not in set(kept["item_id"])
+        if stopped.type is JudgeError:  # one actor took both batches, one after the
+            assert "HTTP 401" in str(stopped.value)  # other: nothing was left to wait for
+            assert "note: " not in said.getvalue()
+            return False
+        # the case: i1's two answered, then the 401, in one batch, while the slow batch
+        # was in flight (one actor may also take the slow batch with the 401 first)
+        if server.answers[:3] != [200, 200, 401]:
+            return False
+        # what came back to the driver before Ctrl-C is stored: i1's two (the failed
+        # batch's answered calls), none of the slow batch's
+        assert collected == [2] and set(kept["item_id"]) == {"i1"}
+        assert "note: a call failed (" in said.getvalue() and "HTTP 401" in said.getvalue()
+        assert said.at is not None and ended - said.at < 3.0  # not after the slow batch
+        return True
+
+    _until_both_actors_held_a_batch(attempt)
 
 
 def _driver(store: Path, data: Path, url: str, address: str) -> subprocess.Popen[str]:

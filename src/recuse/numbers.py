@@ -17,12 +17,21 @@ that word their own caveats and the report that lays them out share it.
   convention: three decimals would read 0.000, a p-value that is never 0);
 - a number under 10 has three decimals, or more where the numbers written beside it
   are smaller than 0.001 (:func:`small_decimals`): 0.00075 beside 0.009 is written
-  0.00075 and 0.00900, never 0.000 or 0.001 beside a 7.5e-04 (never scientific below 1).
+  0.00075 and 0.00900, never 0.000 or 0.001 beside a 7.5e-04 (never scientific below 1);
+- the finest a number is written is six decimals (:data:`MOST_DECIMALS`): a non-zero
+  number that six decimals would write as 0 (1e-300, 4e-07) is written as its sign and a
+  bound, ``< 0.000001`` or ``−< 0.000001`` (``+< 0.000001`` where the sign is always
+  written), as a p-value under 0.001 is ``< 0.001``: 0.000000 reads as exactly 0, no
+  bias, which it is not. Fewer decimals, chosen for the numbers beside it, write it 0 at
+  their precision (``+0.000 [−0.050, 0.050]``), as they write 0.0004.
 
 >>> p_text(0.0703), p_text(0.0004), p_text(1.0)
 ('0.070', '< 0.001', '1.000')
 >>> small_decimals(0.5), small_decimals(0.0075), small_decimals(0.00075), small_decimals(0.0)
 (3, 3, 5, 3)
+>>> d = small_decimals(1e-300)
+>>> decimal(1e-300, d), decimal(-1e-300, d), signed(4e-07, d), signed(-4e-07, d), signed(0.0, d)
+('< 0.000001', '−< 0.000001', '+< 0.000001', '−< 0.000001', '+0.000000')
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import math
 
 __all__ = [
     "MINUS",
+    "MOST_DECIMALS",
     "P_FLOOR",
     "count",
     "decimal",
@@ -47,6 +57,10 @@ P_FLOOR = 0.001
 #: the minus sign every shown number uses
 MINUS = "\u2212"
 
+#: the most decimals a number is written with (:func:`small_decimals`' cap); a non-zero
+#: number they would write as 0 is written as a bound (:func:`decimal`)
+MOST_DECIMALS = 6
+
 
 def minus(text: str) -> str:
     """``text`` (a formatted number, or numbers in brackets) with each ASCII hyphen
@@ -57,14 +71,35 @@ def minus(text: str) -> str:
 def signed(value: float, digits: int) -> str:
     """``value`` with its sign always written (``+0.12``, ``−0.31``), ``digits`` after
     the point: a difference whose no-difference value is 0. A negative zero (``-0.0``,
-    as ``-(0.0)`` or ``0.0 * -1`` give) is 0: ``+0.000``, not ``−0.000``."""
+    as ``-(0.0)`` or ``0.0 * -1`` give) is 0: ``+0.000``, not ``−0.000``. A non-zero
+    number that :data:`MOST_DECIMALS` or more decimals write as 0 is its sign and a bound
+    (:func:`decimal`): ``+< 0.000001``."""
+    tiny = _below_finest(value, digits)
+    if tiny:
+        return ("+" if value > 0 else MINUS) + tiny
     return minus(f"{value + 0.0:+.{digits}f}")
 
 
 def decimal(value: float, digits: int) -> str:
     """``value`` with ``digits`` after the point, a negative one with :data:`MINUS`; a
-    negative zero is 0 (``0.000``)."""
+    negative zero is 0 (``0.000``). A non-zero number that :data:`MOST_DECIMALS` or more
+    decimals write as 0 (under half their last digit) is written as a bound with its sign:
+    ``< 0.000001``, ``−< 0.000001`` (0.000000 would read as exactly 0)."""
+    tiny = _below_finest(value, digits)
+    if tiny:
+        return tiny if value > 0 else MINUS + tiny
     return minus(f"{value + 0.0:.{digits}f}")
+
+
+def _below_finest(value: float, digits: int) -> str:
+    """``< 0.000001`` (the last digit of ``digits`` decimals) where ``value`` is non-zero,
+    ``digits`` is at least :data:`MOST_DECIMALS` and ``value`` rounds to 0 at them; else
+    "". Below that, a caller's fewer decimals are the precision of the numbers beside it."""
+    if digits < MOST_DECIMALS or value == 0 or value != value:
+        return ""
+    if float(f"{abs(value):.{digits}f}") != 0:
+        return ""
+    return f"< {10.0**-digits:.{digits}f}"
 
 
 def count(n: int) -> str:
@@ -72,14 +107,15 @@ def count(n: int) -> str:
     return f"{int(n):,}"
 
 
-def small_decimals(size: float, *, most: int = 6) -> int:
+def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:
     """The decimals that write a number of ``size`` (its absolute value) and every larger
     one beside it: three from 0.001 on (and for 0); below, as many as show ``size`` with
     two significant digits (0.00075 → 5), at most ``most``. The HTML tables take it
     from the smallest number of a column, the estimate and its interval from the largest
     of the three (:func:`recuse.report.verdict.estimate_digits`), the terminal's
     ``recuse metrics`` likewise: one rule, so that a small number is never written 0.000
-    beside another in scientific notation."""
+    beside another in scientific notation. A non-zero number under half the last of
+    ``most`` decimals is written as a bound (``< 0.000001``, :func:`decimal`)."""
     size = abs(float(size))
     if size == 0 or size >= 0.001 or size != size:
         return 3

@@ -235,12 +235,12 @@ def test_validate_lists_supported_analyses_and_unread_columns(
     assert "yes" in lines["self-preference"] and "yes" in lines["verbosity"]
     assert "no" in lines["familiarity"] and "no perplexities" in lines["familiarity"]
     assert "favoritism" not in lines  # a ratings analysis
-    assert "judge_winner_swapped" in lines and "judge_confidence" in lines
+    assert "'judge_winner_swapped'" in lines and "'judge_confidence'" in lines
     # only the human columns mapped: a note names the judge columns it did not read
     half = ["validate", str(PEER), "--map", "id=item_id,human_winner=human"]
     code, out, err = run(capsys, *half, "--values", "human_winner:neither=0.5")
     assert code == 0
-    assert err.startswith("recuse: note: ") and "judge_model, judge_winner," in err
+    assert err.startswith("recuse: note: ") and "'judge_model', 'judge_winner'," in err
     assert "human labels only" in err and "no judge verdicts" in out
     # --json: the same facts as one JSON object
     code, out, err = run(capsys, *args, "--json")

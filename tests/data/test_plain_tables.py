@@ -642,7 +642,7 @@ def test_a_pairs_column_named_in_another_case_is_noted(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     for renamed, said in (
         ({"human": "Human"}, "no human column, so the file is read without labels; these "
-         "columns look like verdicts or labels and were not read: Human"),
+         "columns look like verdicts or labels and were not read: 'Human'"),
         ({"len_a": "Len_A", "len_b": " len_b"}, "'Len_A', ' len_b' are named like len_a, "
          "len_b in another case or spacing and not read"),
     ):  # fmt: skip
@@ -699,3 +699,20 @@ def test_the_map_that_a_misnamed_column_note_gives_can_be_typed(tmp_path: Path) 
     assert "--map Len_A=len_a,len_b=len_b (Python: mapping={'Len_A ': 'len_a'," in said
     got = read_table(path, table="pairs", mapping={"Len_A": "len_a", "len_b": "len_b"})
     assert got["len_a"].tolist() == [3, 4] and got["len_b"].tolist() == [5, 6]
+
+
+def test_the_columns_not_read_are_quoted_so_their_spaces_show(tmp_path: Path) -> None:
+    """The "were not read" note listed the names bare: a label column ``'human '`` (a
+    trailing space) read "were not read: human ", the space invisible, so the note seemed
+    to say the file's human column was ignored for no reason. Each name is quoted, as the
+    note of misnamed columns quotes them."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2"], "prompt_id": ["p1", "p2"], "human ": [1.0, 0.0],
+        "judge": ["gpt-4"] * 2, "p_a_first": [1.0, 0.0],
+    })  # fmt: skip
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(UserWarning) as told:
+        read_table(path, table="pairs")
+    notes = [str(w.message) for w in told if "were not read" in str(w.message)]
+    assert len(notes) == 1 and "were not read: 'human ' — map" in notes[0], notes

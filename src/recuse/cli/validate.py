@@ -198,8 +198,8 @@ def validate(
         )
         unread.add_column("column")
         unread.add_column("why it looks like one", overflow="fold")
-        for column, why in ignored.items():
-            unread.add_row(cell(column), cell(why))
+        for column, why in ignored.items():  # quoted, as the notes name it: ' len_b'
+            unread.add_row(cell(repr(column)), cell(why))
         console.print(unread)
 
 

@@ -160,7 +160,7 @@ def read_table(
             warnings.warn(
                 f"{path}: no judge or verdict columns, so the file is read {read_as}; "
                 f"these columns look like verdicts or labels and were not read: "
-                f"{', '.join(ignored)} — map them, e.g. "
+                f"{', '.join(map(repr, ignored))} — map them, e.g. "
                 "--map JUDGE_NAME_COLUMN=judge,VERDICT_COLUMN=p_a_first",
                 ColumnsIgnored,
                 stacklevel=2,
@@ -169,7 +169,7 @@ def read_table(
             warnings.warn(
                 f"{path}: no human column, so the file is read without labels; these "
                 f"columns look like verdicts or labels and were not read: "
-                f"{', '.join(ignored)} — map the label, e.g. --map LABEL_COLUMN=human",
+                f"{', '.join(map(repr, ignored))} — map the label, e.g. --map LABEL_COLUMN=human",
                 ColumnsIgnored,
                 stacklevel=2,
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -265,3 +266,52 @@ def test_the_answer_names_the_estimator_it_planned_for() -> None:
     assert "(measured as Saito's recall gap (verbosity_recall_gap" in said("verbosity")
     assert "not the audit's prefer-longer headline" in said("verbosity")
     assert "(measured as the first-position rate's distance from 0.5)" in said("position")
+
+
+def test_power_counts_what_the_report_would_flag_not_a_zero_width_interval() -> None:
+    """A planted truth: a judge that picks the first slot with probability 0.95 in each
+    order (first-position rate 0.95, no ties, no spread across prompts), so a pair's
+    statistic is 1 with probability 0.95² = 0.9025 and three prompts all read 1 with
+    probability 0.735. Such a data set's interval is 1.00 [1.00, 1.00], zero width from
+    3 prompts: the report does not flag it (the exact sign test's p = 2 · 2⁻³ = 0.25 >
+    0.1), yet the power counted it as a detection (0.875 of 40 runs). Power now counts
+    what the report's flag counts (before false-discovery adjustment), so it is at most
+    the share of runs whose prompts are not all alike; with 8 prompts all alike is p =
+    2 · 2⁻⁸ ≈ 0.008 and every run detects."""
+    from recuse.metrics.result import MetricResult
+    from recuse.simulate.position import solve_noise
+    from recuse.simulate.power import _simulated
+
+    noise = solve_noise(effect=0.45, flip_rate=0.9, tie_rate=0.0, icc=0.0)
+    boot = Resampling(level=0.9, n_boot=PLAN_N_BOOT, seed=0)
+    runs, prompts = 40, 3
+    alike = 0
+    for r in range(runs):  # the tables _simulated analyses (its seeds)
+        t = simulate_position(
+            effect=0.45, n_prompts=prompts, pairs_per_prompt=1, judge="gpt-4", seed=r, noise=noise
+        )
+        stat = (t.p_a_first + 1 - t.p_a_second) / 2
+        alike += bool((stat == stat.iloc[0]).all() and stat.iloc[0] != 0.5)
+    assert abs(alike / runs - 0.9025**3) < 3 * math.sqrt(0.735 * 0.265 / runs)
+    got, done = _simulated(
+        "position", 0.45, prompts=prompts, k=1, accuracy=0.8, boot=boot, runs=runs, noise=noise
+    )
+    assert done == runs and got <= 1 - alike / runs
+    many, _ = _simulated(
+        "position", 0.45, prompts=8, k=1, accuracy=0.8, boot=boot, runs=runs, noise=noise
+    )
+    assert many == 1.0
+    # the rule itself: a zero-width interval off the null detects by its p-value
+    from recuse.simulate.power import detected
+
+    flat = MetricResult("first_position_rate", 1.0, 1.0, 1.0, 0.9, 3, 3, "m", p_value=0.25)
+    assert not detected(flat, null=0.5)
+    assert detected(replace(flat, n=8, n_clusters=8, p_value=2 * 2**-8), null=0.5)
+    assert detected(replace(flat, ci_low=0.7), null=0.5)  # an interval with width
+
+
+def test_the_plan_says_what_detected_means() -> None:
+    p = plan("self-preference", 0.5, runs=20, boot=Resampling(n_boot=100, seed=0))
+    assert "the share of runs the audit flags before its false-discovery adjustment" in (
+        p.sentence()
+    )

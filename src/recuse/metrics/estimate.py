@@ -57,6 +57,8 @@ __all__ = [
     "LOW_N",
     "MetricSpec",
     "clusters_of",
+    "excludes_null",
+    "flag_threshold",
     "informative",
     "interval_method",
     "interval_warnings",
@@ -173,6 +175,56 @@ def informative(
     tiny = 1e-12 * max(1.0, abs(estimate))
     measured = std_error is not None and tiny < std_error < math.inf
     return fixed or measured or not zero_width(estimate, low, high)
+
+
+def flag_threshold(level: float) -> float:
+    """The largest false-discovery-adjusted (or raw) p-value flagged at ``level``:
+    ``1 − level``, widened by a billionth of itself for rounding. In floating point
+    ``1 − 0.9`` is 0.09999999999999998, below the q = 16 · 2/320 = 0.1 of a lone bias at
+    the bootstrap's floor with just enough resamples (319 among 16 tests), which was
+    left unflagged, with nothing said (:func:`recuse.report.multiplicity.
+    resolution_limit` counts 319 as enough).
+
+    >>> 16 * 2 / 320 <= 1 - 0.9, 16 * 2 / 320 <= flag_threshold(0.9)
+    (False, True)
+    """
+    return (1 - level) * (1 + 1e-9)
+
+
+def excludes_null(
+    *,
+    estimate: float,
+    low: float,
+    high: float,
+    null: float,
+    level: float,
+    p_value: float | None,
+    clusters: int | None,
+    std_error: float | None,
+    fixed: bool,
+) -> bool:
+    """Whether an estimate reads as a bias before any false-discovery adjustment: its
+    interval ``[low, high]`` excludes ``null`` — except a zero-width interval that is not
+    :func:`informative` (every resample alike: it excludes nothing on its own), which
+    reads as a bias only where its ``p_value`` (at least the sign test's,
+    :func:`sign_test_p`: 0.25 from 3 prompts all on one side) is at most
+    :func:`flag_threshold` of ``level`` (without a p-value, the interval decides). The rule of
+    :attr:`recuse.report.model.Finding.excludes_null` (the flag of a finding whose test is
+    not adjusted) and of the power a plan simulates (:func:`recuse.simulate.power.plan`).
+
+    >>> excludes_null(estimate=1.0, low=1.0, high=1.0, null=0.5, level=0.9, p_value=0.25,
+    ...               clusters=3, std_error=0.0, fixed=False)
+    False
+    >>> excludes_null(estimate=0.2, low=0.1, high=0.3, null=0.0, level=0.9, p_value=0.01,
+    ...               clusters=30, std_error=0.05, fixed=False)
+    True
+    """
+    rules = informative(
+        estimate=estimate, low=low, high=high, clusters=clusters, std_error=std_error, fixed=fixed
+    )
+    if not rules and zero_width(estimate, low, high) and p_value is not None:
+        return p_value <= flag_threshold(level)
+    return not low <= null <= high
 
 
 def sign_test_p(n_clusters: int) -> float:

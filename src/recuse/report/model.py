@@ -20,7 +20,7 @@ import pandas as pd
 
 from recuse import numbers
 from recuse.data.inputs import Source
-from recuse.metrics.estimate import informative, zero_width
+from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
 from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import estimate_digits, estimate_parts, estimate_text, verdict
 
@@ -33,20 +33,6 @@ P_METHODS: dict[str, str] = {
     "": "no p-value",
 }
 Materiality = Literal["material", "small", "negligible", ""]
-
-
-def flag_threshold(level: float) -> float:
-    """The largest false-discovery-adjusted (or raw) p-value flagged at ``level``:
-    ``1 − level``, widened by a billionth of itself for rounding. In floating point
-    ``1 − 0.9`` is 0.09999999999999998, below the q = 16 · 2/320 = 0.1 of a lone bias at
-    the bootstrap's floor with just enough resamples (319 among 16 tests), which was
-    left unflagged, with nothing said (:func:`recuse.report.multiplicity.
-    resolution_limit` counts 319 as enough).
-
-    >>> 16 * 2 / 320 <= 1 - 0.9, 16 * 2 / 320 <= flag_threshold(0.9)
-    (False, True)
-    """
-    return (1 - level) * (1 + 1e-9)
 
 
 def shared_wording(seen: Bias | None, bias: Bias) -> Bias:
@@ -140,9 +126,17 @@ class Finding:
         :attr:`significant` is without a ``q_value``, and what :attr:`adjusted_away`, the
         verdict's note and the matrix row's ``holds_null`` compare the adjusted reading
         with."""
-        if not self.informative and self.zero_width and self.p_value is not None:
-            return self.p_value <= flag_threshold(self.level)
-        return not self.ci_low <= self.null <= self.ci_high
+        return excludes_null(
+            estimate=self.estimate,
+            low=self.ci_low,
+            high=self.ci_high,
+            null=self.null,
+            level=self.level,
+            p_value=self.p_value,
+            clusters=self.clusters,
+            std_error=self.std_error,
+            fixed=self.fixed,
+        )
 
     @property
     def zero_width(self) -> bool:

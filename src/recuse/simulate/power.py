@@ -11,12 +11,18 @@
    averaged over two orders, each a pick);
 2. a check by seeded simulation (:func:`recuse.simulate.pairs.simulate_pairs` with the
    bias planted at ``effect``, analysed with the project's own estimator and BCa
-   interval): the share of ``runs`` data sets whose interval excludes the no-bias
-   value is the achieved power, reported with its Monte-Carlo interval; while it falls
-   short of the target the number of prompts grows by a quarter (at most 8 times), and
+   interval): the share of ``runs`` data sets that detect it is the achieved power,
+   reported with its Monte-Carlo interval; while it falls short of the target the
+   number of prompts grows by a quarter (at most 8 times), and
    while a fifth fewer prompts still clearly reach it (by one Monte-Carlo standard
    error), it shrinks (at most 6 times). The power reported is that of a fresh set of
    ``runs`` simulations at the chosen size (other seeds), not the search's own.
+
+"Detect" is the audit report's flag before any false-discovery adjustment
+(:func:`detected`): the interval excludes the no-bias value, and a zero-width interval
+that is not informative (all resamples alike, as from a handful of prompts) detects only
+where its p-value, at least the exact sign test's, is at most 1 − level. It is one test:
+an audit flags after adjusting across its summary's tests, which needs more pairs.
 
 Position noise. A real judge reverses many of its winners when the order is swapped
 without any steady slot preference, and that noise, not the bias, sets the sample size.
@@ -49,12 +55,23 @@ from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.estimate import excludes_null
+from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
 from recuse.numbers import percent
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
-__all__ = ["MAX_PAIRS", "PLANNED", "PLAN_N_BOOT", "POSITION_DEFAULTS", "Plan", "noise_like", "plan"]
+__all__ = [
+    "MAX_PAIRS",
+    "PLANNED",
+    "PLAN_N_BOOT",
+    "POSITION_DEFAULTS",
+    "Plan",
+    "detected",
+    "noise_like",
+    "plan",
+]
 
 POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
 MAX_PAIRS = 200_000
@@ -114,7 +131,9 @@ class Plan:
             f"({self.pairs_per_prompt} per prompt) to detect a {self.bias} bias of "
             f"{self.effect:g} ({MEASURED_AS.get(self.bias, self.bias)}) with "
             f"{percent(self.power)} power at the {percent(self.level)} level; "
-            f"simulated power at that size: {self.achieved:.2f} [{self.achieved_low:.2f}, "
+            "simulated power at that size (the share of runs the audit flags before its "
+            "false-discovery adjustment across tests): "
+            f"{self.achieved:.2f} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({self.runs} runs, seed {self.seed}; first guess "
             f"from the normal approximation: {self.first_guess_pairs:,} pairs).{noise}{stop}"
         )
@@ -147,7 +166,7 @@ def _achieved(
     noise: PositionNoise | None = None,
     deadline: float = math.inf,
 ) -> float:
-    """Share of ``runs`` simulated data sets whose interval excludes the no-bias value."""
+    """Share of ``runs`` simulated data sets that detect the bias (:func:`detected`)."""
     got, _ = _simulated(
         bias,
         effect,
@@ -204,9 +223,35 @@ def _simulated(
         res = pairwise_bias(
             table, metrics=[metric], curves=False, boot=replace(boot, seed=boot.seed + r), min_n=2
         )
-        hits += any(x.metric == metric and not x.ci_low <= null <= x.ci_high for x in res.results)
+        hits += any(x.metric == metric and detected(x, null=null) for x in res.results)
         done += 1
     return hits / max(done, 1), done
+
+
+def detected(result: MetricResult, *, null: float) -> bool:
+    """Whether a simulated data set detects the bias: the flag the audit's report gives
+    its finding before any false-discovery adjustment
+    (:func:`recuse.metrics.estimate.excludes_null`, the rule of
+    :attr:`recuse.report.model.Finding.excludes_null`): the interval excludes ``null``,
+    except a zero-width one that is not informative (every resample alike, as from a
+    handful of prompts all on one side), which detects only where its p-value, at least
+    the sign test's, is at most 1 − level. A plan's one bias is one test: an audit that
+    adjusts across many needs more."""
+
+    def finite(x: float) -> float | None:
+        return float(x) if math.isfinite(x) else None
+
+    return excludes_null(
+        estimate=result.estimate,
+        low=result.ci_low,
+        high=result.ci_high,
+        null=null,
+        level=result.level,
+        p_value=finite(result.p_value),
+        clusters=result.n_clusters,
+        std_error=finite(result.std_error),
+        fixed=result.fixed,
+    )
 
 
 def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:

@@ -4,12 +4,14 @@ that word their own caveats and the report that lays them out share it.
 
 - a minus sign is U+2212 (``−0.31``), as the summary tables write it, never the ASCII
   hyphen (AlpacaEval's caveats read ``r = -0.31`` beside tables reading ``−0.31``);
-- a count has thousands separators (``n=7,013``, as the tables write 7,013);
+- a count has thousands separators (``n=7,013``, as the tables write 7,013), and so has
+  any number of 1,000 or more (``1,234.50``, ``−12,000.0``): a cost, a rate of tokens
+  per second, a perplexity; JSON and CSV keep plain numbers;
 - a confidence level is a percentage with the decimals it needs (``99.5%``: written
   ``{:.0%}`` it read ``100%``, an interval that would be the whole line).
 
->>> signed(-0.3141, 2), signed(5, 1), decimal(-0.5, 3), count(7013)
-('−0.31', '+5.0', '−0.500', '7,013')
+>>> signed(-0.3141, 2), signed(5, 1), decimal(-0.5, 3), count(7013), decimal(1234.5, 2)
+('−0.31', '+5.0', '−0.500', '7,013', '1,234.50')
 >>> percent(0.9), percent(0.975), percent(0.995), percent(0.999999), percent(2 / 3)
 ('90%', '97.5%', '99.5%', '99.9999%', '66.6667%')
 
@@ -70,25 +72,25 @@ def minus(text: str) -> str:
 
 def signed(value: float, digits: int) -> str:
     """``value`` with its sign always written (``+0.12``, ``−0.31``), ``digits`` after
-    the point: a difference whose no-difference value is 0. A negative zero (``-0.0``,
+    the point and thousands separators (``+1,250.0``): a difference whose no-difference value is 0. A negative zero (``-0.0``,
     as ``-(0.0)`` or ``0.0 * -1`` give) is 0: ``+0.000``, not ``−0.000``. A non-zero
     number that :data:`MOST_DECIMALS` or more decimals write as 0 is its sign and a bound
     (:func:`decimal`): ``+< 0.000001``."""
     tiny = _below_finest(value, digits)
     if tiny:
         return ("+" if value > 0 else MINUS) + tiny
-    return minus(f"{value + 0.0:+.{digits}f}")
+    return minus(f"{value + 0.0:+,.{digits}f}")
 
 
 def decimal(value: float, digits: int) -> str:
-    """``value`` with ``digits`` after the point, a negative one with :data:`MINUS`; a
-    negative zero is 0 (``0.000``). A non-zero number that :data:`MOST_DECIMALS` or more
+    """``value`` with ``digits`` after the point and thousands separators (``1,234.50``),
+    a negative one with :data:`MINUS`; a negative zero is 0 (``0.000``). A non-zero number that :data:`MOST_DECIMALS` or more
     decimals write as 0 (under half their last digit) is written as a bound with its sign:
     ``< 0.000001``, ``−< 0.000001`` (0.000000 would read as exactly 0)."""
     tiny = _below_finest(value, digits)
     if tiny:
         return tiny if value > 0 else MINUS + tiny
-    return minus(f"{value + 0.0:.{digits}f}")
+    return minus(f"{value + 0.0:,.{digits}f}")
 
 
 def _below_finest(value: float, digits: int) -> str:

@@ -23,6 +23,9 @@ def test_confusion_matrix_is_a_decodable_png_with_counts_in_alt() -> None:
     assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
     assert (img[..., :3] < 0.9).any()  # something was drawn
     assert "a → b: 2" in fig.alt and "b → a: 3" in fig.alt
+    big = F.confusion_matrix([[7013, 2], [3, 9]], rows=["a", "b"], cols=["a", "b"], id="c",
+                             title="C")  # fmt: skip
+    assert "a → a: 7,013" in big.alt  # a count as the tables write it
     assert fig.data_uri.startswith("data:image/png;base64,")
 
 
@@ -48,7 +51,14 @@ def test_heatmap_handles_missing_cells_and_shape_errors() -> None:
 def test_coefficients_alt_lists_every_interval() -> None:
     fig = F.coefficients(["x", "y"], [0.1, -0.2], [0.0, -0.3], [0.2, -0.1], id="k", title="K",
                          xlabel="b")  # fmt: skip
-    assert "x +0.100 [0.000, 0.200]" in fig.alt and "y -0.200 [-0.300, -0.100]" in fig.alt
+    # as the findings' sentences write them (estimate_parts), with U+2212: it read
+    # "y -0.200 [-0.300, -0.100]" beside a table's "−0.20 [−0.30, −0.10]"
+    assert "x +0.10 [0.00, 0.20]" in fig.alt and "y \u22120.20 [\u22120.30, \u22120.10]" in fig.alt
+    small = F.coefficients(["z"], [0.00031], [0.00012], [0.00052], id="k", title="K",
+                           xlabel="b")  # fmt: skip
+    assert small.alt == "K: z +0.00031 [0.00012, 0.00052]"  # never +0.000 [0.000, 0.001]
+    rate = F.coefficients(["p"], [0.62], [0.55], [0.7], id="k", title="K", xlabel="b", null=0.5)
+    assert rate.alt == "K: p 0.62 [0.55, 0.70]"  # a rate (no bias 0.5) has no '+'
     with pytest.raises(ValueError):
         F.coefficients(["x"], [0.1, 0.2], [0.0], [0.2], id="k", title="K", xlabel="b")
 
@@ -60,6 +70,10 @@ def test_bars_mark_highlighted_labels_and_skip_missing_intervals() -> None:
     assert img.shape[0] > 50 and (img[..., :3] < 0.9).any()
     assert "own (highlighted) 1.200 [1.100, 1.300]" in fig.alt and "m2 1.500" in fig.alt
     assert "m2 1.500 [" not in fig.alt
+    # the tables' rule: one precision for a bar and its whiskers, U+2212, separators
+    neg = F.bars(["a", "b"], [-0.00042, 1234.5], [-0.0009, 1200.0], [0.0001, 1300.25], id="b",
+                 title="B", xlabel="x")  # fmt: skip
+    assert neg.alt == "B: a \u22120.00042 [\u22120.00090, 0.00010]; b 1,234.50 [1,200.00, 1,300.25]"
     with pytest.raises(ValueError):
         F.bars(["x"], [1.0, 2.0], [0.0], [2.0], id="b", title="B", xlabel="x")
     with pytest.raises(ValueError):

@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
+from recuse.numbers import count, decimal
+from recuse.report.html import column_digits
+from recuse.report.html import _num as table_number
 from recuse.report.model import Figure, FigureFormat
+from recuse.report.verdict import estimate_parts
 from recuse.terminal import shown
 
 if TYPE_CHECKING:
@@ -146,7 +150,7 @@ def confusion_matrix(
             ax.text(
                 j,
                 i,
-                f"{m[i, j]:.0f}\n{share[i, j]:.0%}",
+                f"{count(round(m[i, j]))}\n{share[i, j]:.0%}",
                 ha="center",
                 va="center",
                 fontsize=8,
@@ -158,7 +162,7 @@ def confusion_matrix(
     ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     alt = f"{title}: " + "; ".join(
-        f"{r} → {c}: {m[i, j]:.0f}" for i, r in enumerate(rows) for j, c in enumerate(cols)
+        f"{r} → {c}: {count(round(m[i, j]))}" for i, r in enumerate(rows) for j, c in enumerate(cols)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
@@ -241,8 +245,10 @@ def coefficients(
     ax.scatter(est, ys, color=colours, s=18, zorder=3)
     ax.axvline(null, color="grey", lw=0.8, ls="--")
     _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
+    # each as the findings' tables and sentences write it (estimate_parts: its decimals,
+    # U+2212), signed where the no-bias value is 0
     alt = f"{title}: " + "; ".join(
-        f"{lab} {e:+.3f} [{a:.3f}, {b:.3f}]"
+        f"{lab} " + " ".join(estimate_parts(e, a, b, signed=null == 0))
         for lab, e, a, b in zip(labels, est, lo, hi, strict=True)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
@@ -289,9 +295,16 @@ def bars(
         capsize=2,
     )
     _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
+    # the numbers as a table of them beside the figure writes them (the tables' rule:
+    # one precision for the bars and their whiskers, U+2212)
+    digits = column_digits([*map(float, val), *map(float, lo), *map(float, hi)])
     alt = f"{title}: " + "; ".join(
-        f"{lab}{' (highlighted)' if m else ''} {v:.3f}"
-        + (f" [{a:.3f}, {b:.3f}]" if np.isfinite(a) and np.isfinite(b) else "")
+        f"{lab}{' (highlighted)' if m else ''} {table_number(v, digits)}"
+        + (
+            f" [{table_number(a, digits)}, {table_number(b, digits)}]"
+            if np.isfinite(a) and np.isfinite(b)
+            else ""
+        )
         for lab, v, a, b, m in zip(labels, val, lo, hi, mark, strict=True)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
@@ -329,7 +342,7 @@ def heatmap(
     for i in range(m.shape[0]):
         for j in range(m.shape[1]):
             if np.isfinite(text[i, j]):
-                ax.text(j, i, f"{text[i, j]:.2f}", ha="center", va="center", fontsize=6)
+                ax.text(j, i, decimal(text[i, j], 2), ha="center", va="center", fontsize=6)
             if highlight is not None and highlight[i, j]:
                 ax.add_patch(
                     _rect(j - 0.5, i - 0.5)  # outline

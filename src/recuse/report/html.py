@@ -23,8 +23,10 @@ MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
 
 def _num(value: Any, digits: int = 3) -> str:
     """A number of the page: a float under 10 with ``digits`` decimals (three, or the
-    column's :func:`column_digits`), two decimals from 10 on, scientific from 1e5 on —
-    never below 1, where a small number would sit in another notation than its column's
+    column's :func:`column_digits`), two decimals from 10 on, none from 100,000 on, with
+    thousands separators from 1,000 on (``1,234.50``, ``2,500,000``: it read 1234.50 and
+    2.5e+06), scientific only from 1e15 on, where the digits would be noise — never
+    below 1, where a small number would sit in another notation than its column's
     (0.000 beside 3e-04)."""
     if value is None:
         return ""
@@ -35,9 +37,9 @@ def _num(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return ""
-        if abs(value) >= 1e5:
+        if abs(value) >= 1e15:
             return minus(f"{value:.3g}")
-        return decimal(value, 2 if abs(value) >= 10 else digits)
+        return decimal(value, 0 if abs(value) >= 1e5 else 2 if abs(value) >= 10 else digits)
     return str(value)
 
 

@@ -49,3 +49,28 @@ def test_a_non_zero_number_below_the_finest_decimals_never_reads_zero() -> None:
     assert [_cell(v, "estimate", digits) for v in column] == ["< 0.000001", "0.000000", "0.250000"]
     rows = [MetricResult("m", -1e-300, -2e-300, 0.2, 0.9, 10, 5, "m")]
     assert _fmt(-1e-300, digits=_digits(rows)) == f"{MINUS}< 0.000001"
+
+
+def test_numbers_of_a_thousand_or_more_have_separators_where_a_user_reads_them() -> None:
+    """Counts had separators (7,013) but floats did not: a card read "$1250.000 per 1,000
+    judgments" and "1834 tokens in", the page 1234.50 and 2.5e+06 (a count in a float
+    column lost its digits), a run "12000 judgments … (3725.4 s)". Every one is written
+    with separators now; JSON and CSV keep plain numbers."""
+    from recuse.judging.card import Card
+    from recuse.judging.runner import RunSummary
+    from recuse.numbers import MINUS
+
+    assert decimal(1234.5, 2) == "1,234.50" and signed(-12000.0, 1) == f"{MINUS}12,000.0"
+    from recuse.numbers import general
+
+    assert general(1250.0) == "1,250" and general(1e9) == "1,000,000,000"
+    assert _cell(1234.5, "perplexity") == "1,234.50" and _cell(2_500_000.0, "x") == "2,500,000"
+    assert _cell(-0.5, "x") == f"{MINUS}0.500" and _cell(1e300, "x") == "1e+300"
+    card = Card("big", 12_000, 1234.5, 1834.0, 1020.25, 1250.0)
+    line = card.line()
+    assert "1,234.50 judgments/s" in line and "12,000 computed" in line, line
+    assert "1,834 tokens in / 1,020.2 out" in line and "$1,250.000 per 1,000" in line, line
+    run = RunSummary(total=12_000, cached=1_500, ok=10_000, unparsed=0, failed=500, seconds=3725.4)
+    assert run.line() == (
+        "12,000 judgments: 1,500 already stored, 10,000 ok, 0 unparsed, 500 failed (3,725.4 s)"
+    )

@@ -46,6 +46,7 @@ __all__ = [
     "P_FLOOR",
     "count",
     "decimal",
+    "general",
     "minus",
     "p_text",
     "percent",
@@ -72,10 +73,10 @@ def minus(text: str) -> str:
 
 def signed(value: float, digits: int) -> str:
     """``value`` with its sign always written (``+0.12``, ``−0.31``), ``digits`` after
-    the point and thousands separators (``+1,250.0``): a difference whose no-difference value is 0. A negative zero (``-0.0``,
-    as ``-(0.0)`` or ``0.0 * -1`` give) is 0: ``+0.000``, not ``−0.000``. A non-zero
-    number that :data:`MOST_DECIMALS` or more decimals write as 0 is its sign and a bound
-    (:func:`decimal`): ``+< 0.000001``."""
+    the point and thousands separators (``+1,250.0``): a difference whose no-difference
+    value is 0. A negative zero (``-0.0``, as ``-(0.0)`` or ``0.0 * -1`` give) is 0:
+    ``+0.000``, not ``−0.000``. A non-zero number that :data:`MOST_DECIMALS` or more
+    decimals write as 0 is its sign and a bound (:func:`decimal`): ``+< 0.000001``."""
     tiny = _below_finest(value, digits)
     if tiny:
         return ("+" if value > 0 else MINUS) + tiny
@@ -84,9 +85,10 @@ def signed(value: float, digits: int) -> str:
 
 def decimal(value: float, digits: int) -> str:
     """``value`` with ``digits`` after the point and thousands separators (``1,234.50``),
-    a negative one with :data:`MINUS`; a negative zero is 0 (``0.000``). A non-zero number that :data:`MOST_DECIMALS` or more
-    decimals write as 0 (under half their last digit) is written as a bound with its sign:
-    ``< 0.000001``, ``−< 0.000001`` (0.000000 would read as exactly 0)."""
+    a negative one with :data:`MINUS`; a negative zero is 0 (``0.000``). A non-zero
+    number that :data:`MOST_DECIMALS` or more decimals write as 0 (under half their last
+    digit) is written as a bound with its sign: ``< 0.000001``, ``−< 0.000001`` (0.000000
+    would read as exactly 0)."""
     tiny = _below_finest(value, digits)
     if tiny:
         return tiny if value > 0 else MINUS + tiny
@@ -107,6 +109,26 @@ def _below_finest(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def general(value: float) -> str:
+    """``value`` as ``:g`` writes it (up to six significant digits, no trailing zeros:
+    a price, a bound given as an option), with thousands separators and :data:`MINUS`;
+    from a million on as a whole number, never ``1e+09``.
+
+    >>> general(0.25), general(1250.0), general(-30), general(1e9), general(989.4)
+    ('0.25', '1,250', '−30', '1,000,000,000', '989.4')
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return f"{value:g}"
+    text = f"{value + 0.0:g}"
+    if "e" in text:  # from a million on (999,999.9 too) whole; under 1e-4 as :g writes it
+        return decimal(value, 0) if abs(value) >= 1 else minus(text)
+    whole, _, frac = text.partition(".")
+    return minus(f"{int(whole):,}" if whole not in ("-0", "0") else whole) + (
+        f".{frac}" if frac else ""
+    )
 
 
 def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:

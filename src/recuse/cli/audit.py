@@ -12,6 +12,7 @@ import typer
 from recuse.cli.app import app, settings_parameters
 from recuse.cli.console import echo, echo_lines, one_line
 from recuse.errors import ConfigError
+from recuse.numbers import decimal
 from recuse.outputs import check_output_folder
 from recuse.report.model import AuditReport
 from recuse.report.summary_table import (
@@ -93,7 +94,8 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     paths = write_report(report, settings.out)
     _print_report(report, verbose=settings.verbose)
     verb = "replaced the earlier report: wrote" if replaces else "wrote"
-    typer.echo(f"{verb} {paths['html']} and {paths['json']} in {time.perf_counter() - start:.1f} s")
+    took = decimal(time.perf_counter() - start, 1)
+    typer.echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
     if settings.profile:
         from recuse.driver import profile_lines
 

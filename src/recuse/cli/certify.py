@@ -16,6 +16,7 @@ from rich.text import Text
 from typer._click.core import Context
 from typer.core import TyperGroup
 
+from recuse import numbers
 from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
@@ -183,7 +184,11 @@ def _cascade_table(c: Any) -> TerminalTable:
     for col in ("stage", "judge", "reaches", "keeps", "keeps (held out)", "USD / 1,000 judgments"):
         t.add_column(col, justify="left" if col == "judge" else "right")
     for k, s in enumerate(c.stages, 1):
-        usd = "unknown" if s.usd_per_1000_judgments is None else f"{s.usd_per_1000_judgments:g}"
+        usd = (
+            "unknown"
+            if s.usd_per_1000_judgments is None
+            else numbers.general(s.usd_per_1000_judgments)
+        )
         t.add_row(str(k), cell(s.certificate.judge), _pct(s.reached), _pct(s.share),
                   _pct(s.heldout_share), usd)  # fmt: skip
     t.add_row("", Text("person"), "", _pct(c.person_share), _pct(c.heldout_person_share), "")
@@ -213,7 +218,7 @@ def _print(result: Any) -> None:
         con.print(cell(
             f"{_cascade_agreement(c)}; cost "
             + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
-               else f"${cost:.3f} per 1,000 items (judges only)")
+               else f"${numbers.decimal(cost, 3)} per 1,000 items (judges only)")
         ))  # fmt: skip
         con.print(cell(f"guarantee: {c.guarantee()}"))
     con.print(Text(definitions(kind)))

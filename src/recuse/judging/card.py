@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recuse import numbers
 from recuse.errors import InputError
 from recuse.judging.device import peak_tflops
 from recuse.roster import Roster
@@ -78,18 +79,18 @@ class Card:
             return "model FLOP utilisation: tokens not counted"
         return (
             f"model FLOP utilisation {self.mfu:.1%} of {self.accelerator}'s "
-            f"{self.peak_tflops:g} TFLOP/s dense bf16 peak"
+            f"{numbers.general(self.peak_tflops)} TFLOP/s dense bf16 peak"
         )
 
     def line(self) -> str:
         toks = (
-            f"{self.tokens_in_per_judgment:.0f} tokens in / {self.tokens_out_per_judgment:.1f} "
-            "out per judgment"
+            f"{numbers.decimal(self.tokens_in_per_judgment, 0)} tokens in / "
+            f"{numbers.decimal(self.tokens_out_per_judgment, 1)} out per judgment"
             if self.tokens_in_per_judgment is not None and self.tokens_out_per_judgment is not None
             else "tokens not reported by the backend"
         )
         cost = (
-            f"${self.usd_per_1000_judgments:.3f} per 1,000 judgments"
+            f"${numbers.decimal(self.usd_per_1000_judgments, 3)} per 1,000 judgments"
             if self.usd_per_1000_judgments is not None
             else "no price given"
         )
@@ -103,7 +104,8 @@ class Card:
             said = ", ".join(x for x in (kind, f"sha256 {sha[:12]}" if sha else "") if x)
             prompt = f"; judge prompt {name!r}" + (f" ({said})" if said else "")
         return (
-            f"{self.judge}: {self.judgments_per_second:.2f} judgments/s{where} over "
+            f"{self.judge}: {numbers.decimal(self.judgments_per_second, 2)} judgments/s"
+            f"{where} over "
             f"{self.judgments:,} computed; {toks}; {cost}{prompt}"
         )
 

@@ -70,6 +70,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment, Perplexity, Rewrite, Store
 from recuse.judging.tasks import Keying, Task, Work
+from recuse.numbers import count, decimal
 from recuse.terminal import one_line
 
 Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
@@ -123,19 +124,23 @@ class RunSummary:
         return self.ok
 
     def line(self) -> str:
+        """The counts with thousands separators and the seconds (``12,000 judgments: …
+        (1,234.5 s)``), as every number a user reads is written (:mod:`recuse.numbers`)."""
+        total, cached, ok = count(self.total), count(self.cached), count(self.ok)
+        unparsed, failed, took = count(self.unparsed), count(self.failed), decimal(self.seconds, 1)
         if self.what == "rewrites":
             return (
-                f"{self.total} rewrites: {self.cached} already stored, {self.ok} ok, "
-                f"{self.unparsed} unusable, {self.failed} failed ({self.seconds:.1f} s)"
+                f"{total} rewrites: {cached} already stored, {ok} ok, "
+                f"{unparsed} unusable, {failed} failed ({took} s)"
             )
         if self.what == "perplexities":
             return (
-                f"{self.total} perplexities: {self.cached} already stored, {self.ok} "
-                f"computed, {self.failed} failed ({self.seconds:.1f} s)"
+                f"{total} perplexities: {cached} already stored, {ok} "
+                f"computed, {failed} failed ({took} s)"
             )
         return (
-            f"{self.total} judgments: {self.cached} already stored, {self.ok} ok, "
-            f"{self.unparsed} unparsed, {self.failed} failed ({self.seconds:.1f} s)"
+            f"{total} judgments: {cached} already stored, {ok} ok, "
+            f"{unparsed} unparsed, {failed} failed ({took} s)"
         )
 
 

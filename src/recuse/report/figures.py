@@ -22,8 +22,8 @@ import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
 from recuse.numbers import count, decimal
-from recuse.report.html import column_digits
 from recuse.report.html import _num as table_number
+from recuse.report.html import column_digits
 from recuse.report.model import Figure, FigureFormat
 from recuse.report.verdict import estimate_parts
 from recuse.terminal import shown
@@ -162,7 +162,9 @@ def confusion_matrix(
     ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     alt = f"{title}: " + "; ".join(
-        f"{r} → {c}: {count(round(m[i, j]))}" for i, r in enumerate(rows) for j, c in enumerate(cols)
+        f"{r} → {c}: {count(round(m[i, j]))}"
+        for i, r in enumerate(rows)
+        for j, c in enumerate(cols)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 

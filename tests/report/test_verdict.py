@@ -128,3 +128,23 @@ def test_the_terminal_metrics_table_uses_the_same_rule() -> None:
     tiny = [r(0.00031, 0.00012, 0.00052), r(0.2, 0.1, 0.3)]
     assert _digits(tiny) == 5 and _fmt(0.00031, digits=_digits(tiny)) == "+0.00031"
     assert _digits([r(0.2, 0.0, 0.3)]) == 3  # an exact 0 needs no more
+
+
+def test_negligible_and_unflagged_after_adjustment_read_together() -> None:
+    """A finding whose raw interval excludes no bias, whose false-discovery-adjusted test
+    does not flag it, and whose whole interval lies within ±material: the sentence says
+    all three, none contradicting another ("no detectable …", why the raw interval is not
+    a flag, and "negligible": too small to matter whatever the test), the cell's note
+    says the same (excludes no bias before adjustment; q > 1 − level), and it is no
+    flag."""
+    f = dataclasses.replace(
+        _f(0.02, 0.01, 0.03), clusters=60, std_error=0.006, q_value=0.2, material=0.05
+    )
+    assert f.adjusted_away and f.materiality == "negligible" and not f.flagged
+    assert verdict(f) == (
+        "no detectable self-preference beyond its competence (its interval excludes no "
+        "bias, but the test is not significant after the false-discovery adjustment across "
+        "the summary's tests): +0.020 [0.010, 0.030], n=340 — negligible (interval within "
+        "±0.05 of no bias)"
+    )
+    assert f.adjustment_note == "excludes no bias before adjustment; q = 0.200 > 0.1"

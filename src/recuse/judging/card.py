@@ -77,9 +77,10 @@ class Card:
             if self.peak_tflops is None:
                 return f"model FLOP utilisation: peak unknown for {self.accelerator}"
             return "model FLOP utilisation: tokens not counted"
+        peak = "unknown" if self.peak_tflops is None else numbers.general(self.peak_tflops)
         return (
             f"model FLOP utilisation {self.mfu:.1%} of {self.accelerator}'s "
-            f"{numbers.general(self.peak_tflops)} TFLOP/s dense bf16 peak"
+            f"{peak} TFLOP/s dense bf16 peak"
         )
 
     def line(self) -> str:

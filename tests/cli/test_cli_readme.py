@@ -245,3 +245,24 @@ def test_each_command_listed_with_a_whole_sentence(
         assert line.split()[0] in listing
         shown += 1
     assert shown >= 1
+
+
+def test_the_configuration_page_lists_every_audit_key_and_what_is_not_a_keyword() -> None:
+    """docs/configuration.md lists the ``[audit]`` keys of ``recuse.toml``: it left out
+    ``out``, ``verbose`` and ``profile`` and said ``--out`` was command-line only, while
+    the file reads all three. The list is the keys of ``options.Settings``, in order, and
+    each option the page says is no keyword of ``recuse.audit`` is none."""
+    from recuse.options import settings_fields
+
+    text = " ".join((REPO / "docs" / "configuration.md").read_text("utf-8").split())
+    listed = re.search(r"without their dashes \((.*?)\)\.", text)
+    assert listed, "the [audit] key list of docs/configuration.md is gone"
+    keys = [spec.key for spec in settings_fields().values() if spec.key]
+    assert re.findall(r"`([a-z-]+)`", listed.group(1)) == keys
+    not_keywords = re.search(r"`--out`, (.*?) are the command's and the file's", text)
+    assert not_keywords, "the page no longer says which options are not keywords"
+    by_flag = {spec.flag.split("/")[0]: spec for spec in settings_fields().values()}
+    for flag in ["--out", *re.findall(r"`(--[a-z-]+)`", not_keywords.group(1))]:
+        assert by_flag[flag].key and not by_flag[flag].api, flag
+    hidden = [spec.flag for spec in settings_fields().values() if spec.hidden]
+    assert all(f"`{flag}`" in text and not by_flag[flag].key for flag in hidden)

@@ -140,7 +140,12 @@ def favoritism(
         str | None, typer.Option("--data-dir", help="Folder with the named datasets.")
     ] = None,
     mapping: Annotated[
-        str | None, typer.Option("--map", help="Rename file columns: file_col=schema_col,...")
+        str | None,
+        typer.Option(
+            "--map",
+            help="Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,... e.g. "
+            "grader=judge,score=rating.",
+        ),
     ] = None,
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,

@@ -77,6 +77,42 @@ def test_json_and_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert not (tmp_path / "d.csv").exists()
 
 
+def _snapshot_pairs(tmp_path: Path) -> Path:
+    """gpt-4-0613 judges 20 pairs of gpt-4-0314 (written gpt4_0314) against Claude 3
+    Opus: the 0314 answers are another snapshot of the judge's line."""
+    lines = ["item_id,prompt_id,model_a,model_b,human,judge,p_a_first,p_a_second"]
+    lines += [
+        f"i{k},p{k},gpt4_0314,claude-3-opus-20240229,{k % 2},gpt-4-0613,0.9,0.8" for k in range(20)
+    ]
+    path = tmp_path / "snapshots.csv"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("scope", "stratum"), [(None, "family"), ("line", "own")])
+def test_self_scope_decides_whether_another_snapshot_is_the_own_stratum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scope: str | None, stratum: str
+) -> None:
+    """`recuse certify --self-scope` as the audit's and `recuse.certify(self_scope=)`:
+    by default another snapshot of the judge's line is family; `line` makes it own, and
+    the thresholds file records the scope for `certify apply`."""
+    src, kept = _snapshot_pairs(tmp_path), tmp_path / "t.json"
+    args = ["certify", str(src), "--json", "--min-labels", "5", "--thresholds", str(kept)]
+    code, text = _run(args + (["--self-scope", scope] if scope else []), capsys)
+    assert code == 0, text
+    strata = json.loads(text)["judges"][0]["strata"]
+    assert [(s["stratum"], s["n_labelled"]) for s in strata] == [(stratum, 20)]
+    assert json.loads(kept.read_text("utf-8"))["self_scope"] == (scope or "snapshot")
+
+
+def test_an_unknown_certify_self_scope_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _snapshot_pairs(tmp_path)
+    code, text = _run(["certify", str(src), "--self-scope", "family"], capsys)
+    assert code == 2 and "'family' is not one of 'snapshot', 'line'" in text
+
+
 DATA = Path(os.environ.get("RECUSE_DATA_DIR", "/nonexistent"))
 
 

@@ -24,7 +24,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import named_settings
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
-from recuse.roster import Roster
+from recuse.roster import Roster, SelfScope
 
 
 class _RunByDefault(TyperGroup):
@@ -244,6 +244,14 @@ def certify_command(
     ] = "exclude",
     recalibrate: bool = typer.Option(False, "--recalibrate", help="Isotonic, cross-fitted."),
     min_labels: int = typer.Option(30, "--min-labels", help="Labels a stratum needs."),
+    self_scope: Annotated[
+        SelfScope,
+        typer.Option(
+            "--self-scope",
+            help="The own stratum: the judge's exact snapshot (default; its line's other "
+            "snapshots are family) or line (every snapshot of its model line), as in the audit.",
+        ),
+    ] = "snapshot",
     seed: int = typer.Option(0, "--seed", help="Seed of the held-out folds."),
     cost: Annotated[
         list[str] | None,
@@ -274,7 +282,7 @@ def certify_command(
             source, roster=roster, agreement=agreement, delta=delta, judges=judge or None,
             cascade=cascade,
             strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
-            min_labels=min_labels,
+            min_labels=min_labels, self_scope=self_scope,
             costs=_costs(list(cost or []), store, prices, roster) or None,
             mapping=parse_mapping(mapping) or None, data_dir=data_dir,
         )  # fmt: skip

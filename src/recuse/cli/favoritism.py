@@ -140,7 +140,12 @@ def favoritism(
         str | None, typer.Option("--data-dir", help="Folder with the named datasets.")
     ] = None,
     mapping: Annotated[
-        str | None, typer.Option("--map", help="Rename file columns: file_col=schema_col,...")
+        str | None,
+        typer.Option(
+            "--map",
+            help="Rename file columns: file_col=schema_col,... (a file column holding a "
+            "comma in double quotes, as in CSV: --map '\"score, raw\"=rating')",
+        ),
     ] = None,
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,

@@ -17,6 +17,7 @@ import pytest
 import recuse
 from recuse.api import _frame_input
 from recuse.data.inputs import load_input
+from recuse.data.value_maps import ValueReading
 from recuse.errors import InputError, ReaderNote
 
 
@@ -155,3 +156,23 @@ def test_the_missing_texts_are_those_pandas_csv_reader_reads_as_missing() -> Non
     from pandas._libs.parsers import STR_NA_VALUES
 
     assert frozenset(STR_NA_VALUES) == MISSING_TEXTS
+
+
+def test_a_value_map_naming_a_missing_text_says_it_never_applies(tmp_path: Path) -> None:
+    """``--values human:NA=0.5``: the 'NA' cells are missing before any map (in a CSV
+    they always were), so the map never meets them — said, not silent."""
+    frame = _table()
+    frame.loc[2, "human"] = "NA"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(ReaderNote, match=r"column 'human' names 'na', a text recuse reads as "):
+        out = load_input(
+            tmp_path / "t.csv", reading=ValueReading({"human": {"NA": 0.5, "A": 1}})
+        ).frame
+    assert pd.isna(out.loc[2, "human"])
+    # a cell 'none' is no missing text: the map meets it, and nothing is said
+    frame.loc[2, "human"] = "none"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReaderNote)
+        out = load_input(tmp_path / "t.csv", reading=ValueReading({"human": {"None": 0.5}})).frame
+    assert out.loc[2, "human"] == 0.5

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 from recuse.judging.protocols import (
     Dimension,
@@ -39,10 +39,11 @@ class FrozenParams(dict[str, object]):
         """``params`` frozen; NumPy scalars become the equal Python values (the same key)
         and a value no key can hold (a set, an object) is a ConfigError naming it
         (:func:`~recuse.judging.protocols.key_value`); ``where`` prefixes the names."""
-        out = {}
+        out: dict[str, object] = {}
         for k, v in params.items():
             name = f"{where}.{k}" if where else str(k)
-            key = key_value(k, f"name {name!r}")
+            # a name JSON writes as a text (a number too; np.int64 as the int)
+            key = cast(str, key_value(k, f"name {name!r}"))
             out[key] = _frozen(v, name)
         return cls(out)
 

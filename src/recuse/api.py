@@ -202,25 +202,30 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
             fix="give each column one type (numbers, or text)",
         ) from exc
     # the notes are caught to rename the file in them, and told again under the lock:
-    # no other recuse thread changes the warnings state in between (errors.WARNINGS_LOCK)
+    # no other recuse thread changes the warnings state in between (errors.WARNINGS_LOCK).
+    # They are told before an error too (as a file's are): one may say what it is about
+    notes: list[warnings.WarningMessage] = []
     with WARNINGS_LOCK:
-        with warnings.catch_warnings(record=True) as notes:
-            warnings.simplefilter("always")
-            try:
-                inp = load_input(path, **kwargs)
-            except InputError as err:
-                if err.file != str(path):
-                    raise
-                raise InputError(
-                    err.reason.replace(str(path), label),
-                    file=label,
-                    row=err.row,
-                    column=err.column,
-                    fix=err.fix.replace(str(path), label) if err.fix else None,
-                ) from None
-        for note in notes:
-            text = str(note.message).replace(str(path), label)
-            warnings.warn_explicit(text, note.category, note.filename, note.lineno)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                notes = caught
+                try:
+                    inp = load_input(path, **kwargs)
+                except InputError as err:
+                    if err.file != str(path):
+                        raise
+                    raise InputError(
+                        err.reason.replace(str(path), label),
+                        file=label,
+                        row=err.row,
+                        column=err.column,
+                        fix=err.fix.replace(str(path), label) if err.fix else None,
+                    ) from None
+        finally:
+            for note in notes:
+                text = str(note.message).replace(str(path), label)
+                warnings.warn_explicit(text, note.category, note.filename, note.lineno)
     source = replace(inp.source, name=name, location="(a DataFrame in memory)", files=())
     return replace(inp, name=name, source=source)
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from recuse.errors import InputError
 
-__all__ = ["FLAT_KINDS", "check_scalars", "first_true", "shown"]
+__all__ = ["FLAT_KINDS", "MISSING_TEXTS", "check_scalars", "first_true", "shown"]
 
 
 def shown(value: object, limit: int = 60) -> str:
@@ -33,6 +33,34 @@ def shown(value: object, limit: int = 60) -> str:
     size = len(value) if isinstance(value, str | bytes | list | dict) else len(text)
     return f"{text[: limit - 2]}… ({size:,} {'characters' if isinstance(value, str) else 'long'})"
 
+
+#: the texts a CSV file's reader (pandas' ``read_csv``, whose defaults recuse keeps)
+#: reads as a missing cell. Every table door reads them so in the schema columns (a
+#: DataFrame, JSON or Parquet cell holding the text ``"NA"`` is the same data as a CSV
+#: cell ``NA``): :func:`recuse.tables.validate_pairs` and ``validate_ratings``.
+MISSING_TEXTS = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
 
 # pandas.api.types.infer_dtype results that cannot hold a list, dict or array
 FLAT_KINDS = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})

@@ -7,6 +7,9 @@ with code 2. Library users can catch the subclasses they care about.
 from __future__ import annotations
 
 import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from recuse.terminal import unbroken
@@ -16,6 +19,25 @@ from recuse.terminal import unbroken
 #: left out of order in two threads lose one thread's notes, or leave one block's
 #: recorder in place for good
 WARNINGS_LOCK = threading.RLock()
+
+
+@contextmanager
+def fit_warnings_hidden() -> Iterator[None]:
+    """Hide what a statsmodels fit warns (its spurious "perfect separation" for
+    fractional outcomes, convergence and domain warnings, NumPy's overflow in its
+    link functions) and nothing else: a note another thread issues meanwhile (a
+    :class:`ReaderNote`) is told as ever. A bare ``simplefilter("ignore")`` would hide
+    every warning of the process while the block is open, the warnings filters being
+    one per process; the lock orders the block with recuse's other ones."""
+    from statsmodels.tools.sm_exceptions import ModelWarning
+
+    with WARNINGS_LOCK, warnings.catch_warnings():
+        # statsmodels' own warnings, NumPy's floating-point ones (raised in statsmodels'
+        # code, so also named by its module), and any other warning from its modules
+        warnings.filterwarnings("ignore", category=ModelWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", module=r"statsmodels(\.|$)")
+        yield
 
 
 class ReaderNote(UserWarning):

@@ -232,25 +232,73 @@ def _raw_texts(value: Any, where: str) -> tuple[str, ...]:
     return tuple(items)
 
 
+_MAP_HELP = (
+    "write FILE_COLUMN=SCHEMA_COLUMN, comma-separated, e.g. --map label=human,evaluator=judge; "
+    "a file column holding a comma goes in double quotes, as in CSV: "
+    "--map '\"score, raw\"=human'"
+)
+
+
+def _map_parts(text: str) -> list[tuple[str, bool, str]]:
+    """``text`` split at its commas, but those inside a double-quoted name (which opens a
+    part, as in CSV; ``""`` in it is one quote): (name, quoted, rest) per part, the rest
+    being ``=SCHEMA_COLUMN`` after a quoted name, or the whole part."""
+    parts: list[tuple[str, bool, str]] = []
+    i = 0
+    while True:
+        start = len(text[i:]) - len(text[i:].lstrip()) + i
+        if text.startswith('"', start):
+            name, k = [], start + 1
+            while True:
+                q = text.find('"', k)
+                if q < 0:
+                    raise ConfigError(
+                        f"--map: the quote opening {text[start:][:40]!r} is not closed — "
+                        + _MAP_HELP
+                    )
+                name.append(text[k:q])
+                if not text.startswith('""', q):
+                    break
+                name.append('"')
+                k = q + 2
+            end = text.find(",", q + 1)
+            rest = text[q + 1 :] if end < 0 else text[q + 1 : end]
+            parts.append(("".join(name), True, rest))
+        else:
+            end = text.find(",", i)
+            part = text[i:] if end < 0 else text[i:end]
+            parts.append((part, False, part))
+        if end < 0:
+            return parts
+        i = end + 1
+
+
 def parse_mapping(text: str | None) -> dict[str, str | tuple[str, ...]]:
     """Parse ``--map file_col=schema_col,other=judge`` into a column mapping; one file
-    column may feed several schema columns (``id=item_id,id=prompt_id``).
+    column may feed several schema columns (``id=item_id,id=prompt_id``); a file column
+    holding a comma is written in double quotes, as in CSV.
 
     >>> parse_mapping("label=human, evaluator=judge")
     {'label': 'human', 'evaluator': 'judge'}
     >>> parse_mapping("id=item_id,id=prompt_id")
     {'id': ('item_id', 'prompt_id')}
+    >>> parse_mapping('"score, raw"=human,"a ""b"" c"=judge')
+    {'score, raw': 'human', 'a "b" c': 'judge'}
     """
     if not text:
         return {}
     mapping: dict[str, str | tuple[str, ...]] = {}
-    for part in text.split(","):
-        source, sep, target = part.rpartition("=")  # a file column may hold '='; none of ours
+    for name, quoted, rest in _map_parts(text):
+        if quoted:
+            eq, sep, target = rest.strip().partition("=")
+            source = name if not eq and sep else ""
+            shown = f'"{name}"{rest}'.strip()
+        else:
+            # a file column may hold '='; none of ours
+            source, sep, target = rest.rpartition("=")
+            shown = rest.strip()
         if not sep or not source.strip() or not target.strip():
-            raise ConfigError(
-                f"--map: cannot read {part.strip()!r} — write FILE_COLUMN=SCHEMA_COLUMN, "
-                "comma-separated, e.g. --map label=human,evaluator=judge"
-            )
+            raise ConfigError(f"--map: cannot read {shown!r} — {_MAP_HELP}")
         source, target = source.strip(), target.strip()
         had = mapping.get(source)
         if had is None:
@@ -461,7 +509,8 @@ class Settings:
     )  # fmt: skip
     mapping: Mapping[str, Any] = _option(
         {}, "--map", "Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,... e.g. id=item_id,"
-        "judge_model=judge (a missing column's error suggests pairs).",
+        "judge_model=judge (a missing column's error suggests pairs). A file column holding "
+        "a comma goes in double quotes, as in CSV: --map '\"score, raw\"=human'.",
         cli=str | None, read=_mapping, key=False, section="map", merge=True,
     )  # fmt: skip
     values: Mapping[str, Mapping[str, float]] = _option(

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import FLAT_KINDS as _FLAT
-from recuse.cells import check_scalars, shown
+from recuse.cells import MISSING_TEXTS, check_scalars, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
@@ -442,17 +442,45 @@ def suggest_columns(have: Iterable[object], missing: Iterable[str]) -> dict[str,
     return out
 
 
+def map_source(name: str) -> str:
+    """A file column as ``--map`` takes it: without the spaces around it (the reader finds
+    ``" id"`` from ``id``), and in double quotes where it holds a comma or starts with a
+    quote (a ``"`` inside doubled, as in CSV).
+
+    >>> map_source(" id"), map_source("score, raw"), map_source('say "hi"')
+    ('id', '"score, raw"', 'say "hi"')
+    """
+    name = name.strip()
+    if "," in name or name.startswith('"'):
+        return '"' + name.replace('"', '""') + '"'
+    return name
+
+
+def map_option(pairs: Iterable[tuple[str, str]]) -> str:
+    """``--map FILE_COLUMN=SCHEMA_COLUMN,...`` for ``pairs``, quoted for a shell where a
+    name needs it (:func:`map_source`; :func:`shlex.quote`).
+
+    >>> map_option([(" id", "item_id"), ("Human", "human")])
+    '--map id=item_id,Human=human'
+    >>> print(map_option([("score, raw", "human")]))
+    --map '"score, raw"=human'
+    """
+    import shlex
+
+    return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
+
+
 def map_hint(guess: Mapping[str, str]) -> str:
     """The ``--map`` that reads the ``guess`` (:func:`suggest_columns`), as a sentence
-    opening a fix; "" without a guess. A file column is written without the spaces
-    around it, as ``--map`` takes it (the reader finds ``" id"`` from ``id``).
+    opening a fix; "" without a guess. Each file column is written as ``--map`` takes it
+    (:func:`map_option`).
 
     >>> map_hint({" id": "item_id", "Human": "human"})
     'did you mean --map id=item_id,Human=human? '
     """
     if not guess:
         return ""
-    return f"did you mean --map {','.join(f'{k.strip()}={v}' for k, v in guess.items())}? "
+    return f"did you mean {map_option(guess.items())}? "
 
 
 def _coerce(
@@ -665,6 +693,8 @@ def _validate(
         raise missing_columns_error(schema, missing, df.columns, fname)
     out = df.reset_index(drop=True).copy()
     check_scalars(out, schema.names, file=fname)
+    # told before any error, which may be about a cell read as missing here
+    note_missing_texts(read_missing_texts(out, schema.names), fname)
     for col in schema.columns:
         if col.name in out.columns:
             out[col.name] = _coerce(out, col, schema, fname, flip=col.name in flip)
@@ -679,6 +709,58 @@ def _validate(
             fix=f"each ({', '.join(schema.key)}) may appear once; remove or rename the duplicate",
         )
     return out
+
+
+#: the free-text columns: a prompt or a response is what was written, and a model may
+#: answer "None" or "N/A" (AlpacaEval holds such answers), so these are never read by
+#: :func:`read_missing_texts`
+FREE_TEXT = ("prompt", "response_a", "response_b")
+
+
+def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[str, pd.Series]:
+    """Make missing, in place, each cell of ``frame``'s ``columns`` (those it has, but
+    :data:`FREE_TEXT`) that holds one of the texts a CSV file's reader reads as missing
+    (:data:`recuse.cells.MISSING_TEXTS`: ``""``, ``"NA"``, ``"nan"``, ``"None"``,
+    ``"null"``, ...), so that a DataFrame, JSON or Parquet table reads as the same table
+    written to CSV does. Returns the texts made missing, by column (a Series indexed by
+    0-based row position), for :func:`note_missing_texts` to name."""
+    found: dict[str, pd.Series] = {}
+    for name in dict.fromkeys(columns):
+        if name in FREE_TEXT or name not in frame.columns or frame[name].dtype.kind not in "OUS":
+            continue  # a number or bool column holds no text
+        s = frame[name]
+        hit = s.isin(MISSING_TEXTS).to_numpy()
+        if hit.any():  # by position: a Parquet file's index may be any labels
+            found[str(name)] = pd.Series(s.to_numpy()[hit], index=np.flatnonzero(hit))
+            frame[name] = s.where(~hit, None if s.dtype == object else np.nan)
+    return found
+
+
+def note_missing_texts(texts: Mapping[str, pd.Series], file: str | Path | None) -> None:
+    """The note for the cells :func:`read_missing_texts` made missing: which texts, in
+    which columns and rows (1-based data rows). An empty text is left out: it is a CSV
+    file's empty cell, which every table writer (and ``fillna("")``) writes for a
+    missing one."""
+    parts = []
+    for name, held in texts.items():
+        held = held[held != ""]
+        if held.empty:
+            continue
+        words = ", ".join(shown(v) for v in dict.fromkeys(held.tolist()))
+        n, row = len(held), int(held.index[0]) + 1
+        rows = f"{n:,} rows, first row {row}" if n > 1 else f"row {row}"
+        parts.append(f"{words} in {name} ({rows})")
+    if not parts:
+        return
+    where = f"{file}: " if file is not None else ""
+    warnings.warn(
+        f"{where}read as missing: {'; '.join(parts)} — texts a CSV file's reader reads as "
+        "missing, which recuse reads so in every table (a DataFrame, JSON or Parquet "
+        "table reads as the same table written to CSV); if one is a real value, rename "
+        "it (a model 'NA' as 'NA-model')",
+        ReaderNote,
+        stacklevel=3,
+    )
 
 
 def _note_replaced_p_a(given: pd.Series, mean: pd.Series, file: str | None) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 import pickle
 
+import numpy as np
 import pytest
 
+from recuse.errors import ConfigError
 from recuse.judging.protocols import (
     ORDERS,
     LikertProtocol,
@@ -101,3 +103,48 @@ def test_a_task_survives_pickle_and_copy_with_its_key() -> None:
         assert back.key == PAIRWISE_KEYS["first"]
         assert isinstance(back.key_from, Keying)
         assert isinstance(back.key_from.params, FrozenParams)
+
+
+def test_numpy_params_key_as_the_equal_python_values() -> None:
+    """``top_k=np.int64(20)`` (a number read from a table or config array) failed the
+    content key's JSON with a TypeError traceback; it keys as 20 does, so the stored
+    judgments are found (the keys pinned above)."""
+    proto = PairwiseProtocol(top_k=np.int64(20))  # type: ignore[arg-type]
+    keying = Keying("org/judge-7b", "rev-abc", proto.key_params())
+    prompt = proto.prompt(PAIR, "first")
+    task = Task(keying, "pairwise", "i0", "first", prompt, order="first")
+    assert task.key == PAIRWISE_KEYS["first"]
+    likert = {
+        **_likert_params(),
+        "max_new_tokens": np.int64(256),
+        "labels": np.array(_likert_params()["labels"]).tolist(),  # type: ignore[call-overload]
+    }
+    text = response_prompt("Explain gravity.")
+    assert Keying("org/judge-7b", "rev-abc", likert).key(text) == LIKERT_KEY
+    numbers = {"a": np.int32(3), "b": np.float64(0.1), "c": np.bool_(True), "d": np.float32(2)}
+    plain = {"a": 3, "b": 0.1, "c": True, "d": 2.0}
+    direct = content_key(model_id="m", revision="r", prompt="p", params=numbers)
+    assert direct == content_key(model_id="m", revision="r", prompt="p", params=plain)
+    assert Keying("m", "r", {"x": (np.int64(1), [np.float64(0.5)])}).params == {"x": (1, (0.5,))}
+    # 1 and 1.0 still key apart, as stored keys always have
+    assert Keying("m", "r", {"n": 1}).key(text) != Keying("m", "r", {"n": 1.0}).key(text)
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"stop": {"\n", "###"}}, "stop"),
+        ({"options": {"n": 1, "extra": object()}}, "options.extra"),
+        ({"labels": ["1", {"2"}]}, r"labels\[1\]"),
+        ({"seed": np.array([1, 2])}, "seed"),
+    ],
+)
+def test_a_param_no_key_can_hold_is_a_config_error_naming_it(
+    params: dict[str, object], named: str
+) -> None:
+    """A set (no one order to write), an object or an array: a ConfigError naming the
+    parameter when the Keying is made, not a TypeError when the first key is read."""
+    with pytest.raises(ConfigError, match=rf"^judge parameter {named}: .* cannot be part of"):
+        Keying("m", "r", params)
+    with pytest.raises(ConfigError, match="cannot be part of a content key"):
+        content_key(model_id="m", revision="r", prompt="p", params=params)

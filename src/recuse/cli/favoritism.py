@@ -144,7 +144,8 @@ def favoritism(
         typer.Option(
             "--map",
             help="Rename file columns: FILE_COLUMN=SCHEMA_COLUMN,... e.g. "
-            "grader=judge,score=rating.",
+            "grader=judge,score=rating (a file column holding a comma in double quotes, "
+            "as in CSV: --map '\"score, raw\"=rating')",
         ),
     ] = None,
     reference_scorer: ReferenceScorerOption = None,

@@ -42,6 +42,7 @@ from recuse.data.value_maps import ValueMap, apply_values, check_value_map, refu
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
 from recuse.tables import (
+    FREE_TEXT,
     PAIRS,
     RATINGS,
     VERDICTS,
@@ -50,7 +51,10 @@ from recuse.tables import (
     TableKind,
     check_scalars,
     map_hint,
+    map_option,
     missing_columns_error,
+    note_missing_texts,
+    read_missing_texts,
     suggest_columns,
     validate_pairs,
     validate_ratings,
@@ -107,6 +111,12 @@ def read_table(
     if confidence is not None and confidence not in df.columns:
         raise no_such_column("--confidence", confidence, df, path)
     mapping = dict(mapping or {})
+    schema = PAIRS if table == "pairs" else RATINGS
+    # "NA", "nan", "None", "" ... in the columns read are missing, as a CSV file's reader
+    # has already made them there: before value maps and model names, as in a CSV
+    sources = {str(s).strip() for s, t in mapping_pairs(mapping) if t not in FREE_TEXT}
+    read = [c for c in df.columns if c in schema.names or str(c).strip() in {*sources, confidence}]
+    note_missing_texts(read_missing_texts(df, read), path)
     if values:
         checked = check_value_map(values)
         if swapped_frame == "presented":
@@ -114,7 +124,6 @@ def read_table(
         df = apply_values(df, checked, path)
     if mapping:
         df = apply_mapping(df, mapping, table, path)
-    schema = PAIRS if table == "pairs" else RATINGS
     with file_column_names(mapping):
         check_scalars(df, schema.names, file=path)
     needed = [c for c in schema.required if c not in schema.filled and c not in df.columns]
@@ -193,8 +202,8 @@ def _note_misnamed(ignored: dict[str, str], path: Path) -> None:
     warnings.warn(
         f"{path}: {', '.join(map(repr, pairs))} {'is' if len(pairs) == 1 else 'are'} named "
         f"like {', '.join(pairs.values())} in another case or spacing and not read — rename "
-        f"{'it' if len(pairs) == 1 else 'them'}, or map: --map "
-        + ",".join(f"{c.strip()}={t}" for c, t in pairs.items())  # as --map takes it
+        f"{'it' if len(pairs) == 1 else 'them'}, or map: "
+        + map_option(pairs.items())  # as --map takes it
         + " (Python: mapping={"
         + ", ".join(f"{c!r}: {t!r}" for c, t in pairs.items())
         + "})",

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from recuse.cells import MISSING_TEXTS
 from recuse.data.columns import ColumnMapping, mapping_pairs, no_such_column
 from recuse.errors import ConfigError, ReaderNote
 from recuse.tables import ConfidenceOf, SwappedFrame, as_number, shown, side_word
@@ -142,6 +143,30 @@ def refuse_double_turn(values: dict[str, dict[str, float]], mapping: ColumnMappi
             )
 
 
+_MISSING_FOLDED = {t.casefold() for t in MISSING_TEXTS if t}
+
+
+def _note_missing_keys(column: str, s: pd.Series, mapped: Mapping[str, float], path: Path) -> None:
+    """A note for a map's values that are texts read as missing ('NA', 'None', ...)
+    and match no cell: such cells are missing before any map applies, in every table,
+    as a CSV file's reader makes them (:func:`recuse.tables.read_missing_texts`), so
+    the map never meets them (a ``none`` cell, not read as missing, still matches)."""
+    keys = [k for k in mapped if k.strip().casefold() in _MISSING_FOLDED]
+    if keys:
+        present = set(s.dropna().astype(str).str.strip().str.casefold())
+        keys = [k for k in keys if k.strip().casefold() not in present]
+    if keys:
+        warnings.warn(
+            f"{path}: the value map for column {column!r} names "
+            + ", ".join(repr(k) for k in keys)
+            + ", a text recuse reads as missing (as a CSV file's reader does) before any "
+            "map applies: those cells stay missing — write another value in the file, "
+            "or drop it from the map",
+            ValueMapUnmatched,
+            stacklevel=4,
+        )
+
+
 def apply_values(df: pd.DataFrame, values: dict[str, dict[str, float]], path: Path) -> pd.DataFrame:
     """Replace the written values of the file columns named in ``values`` (a map
     checked by :func:`check_value_map`) by numbers; cells the map does not name are
@@ -153,6 +178,7 @@ def apply_values(df: pd.DataFrame, values: dict[str, dict[str, float]], path: Pa
         if column not in out.columns:
             raise no_such_column("the value map (--values)", column, out, path)
         s = out[column]
+        _note_missing_keys(column, s, mapped, path)
         hit = s.map(_value_lookup(mapped)).astype(float)
         if hit.isna().all() and s.notna().any():
             seen = ", ".join(shown(v, 20) for v in s.dropna().astype(str).unique()[:6])

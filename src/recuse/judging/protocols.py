@@ -41,6 +41,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
+from recuse.cells import shown
 from recuse.verdict_parsing import ALPACA_RANKING as ALPACA_RANKING
 from recuse.verdict_parsing import ALPACA_TOKENS as ALPACA_TOKENS
 from recuse.verdict_parsing import ARENA_HARD as ARENA_HARD
@@ -92,13 +95,44 @@ class Prompt:
         return "".join(parts) + f"<prefix>{len(self.prefix)}:{self.prefix}"
 
 
+#: the values a content key's JSON writes as themselves (lists, tuples and dicts of them too)
+KEY_SCALARS = (str, bool, int, float, type(None))
+
+
+def key_value(value: object, where: str) -> object:
+    """``value``, one value of a content key's parameters, as the key writes it: a NumPy
+    scalar as the equal Python value (``np.int64(20)`` keys as ``20`` does, and
+    ``np.float64(0.5)`` as ``0.5``), a text, number, bool or None as itself. Anything
+    else (a set, an object) has no one JSON form: a :class:`ConfigError` naming the
+    parameter ``where``. Lists, tuples and dicts are the caller's to walk."""
+    from recuse.errors import ConfigError
+
+    if isinstance(value, np.generic) and not isinstance(value, np.void):
+        value = value.item()
+    if isinstance(value, KEY_SCALARS):
+        return value
+    raise ConfigError(
+        f"judge parameter {where}: {shown(value)} (type {type(value).__name__}) cannot be "
+        "part of a content key: give a number, a text, true/false, or a list or table of "
+        "those (a list in place of a set, in the order it should be read)"
+    )
+
+
+def _key_json(value: object) -> object:
+    """``json.dumps``' ``default``: called only for a value it cannot write."""
+    return key_value(value, "in params")
+
+
 def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[str, object]) -> str:
-    """sha256 of a canonical JSON of everything that changes the judge's output."""
+    """sha256 of a canonical JSON of everything that changes the judge's output. NumPy
+    scalars in ``params`` key as the equal Python values; a value JSON cannot write (a
+    set, an object) is a :class:`ConfigError` (:func:`key_value`)."""
     blob = json.dumps(
         {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
+        default=_key_json,
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 from recuse.judging.protocols import (
     Dimension,
@@ -20,6 +20,7 @@ from recuse.judging.protocols import (
     PairwiseProtocol,
     Prompt,
     content_key,
+    key_value,
 )
 
 TaskKind = Literal["pairwise", "likert", "perplexity", "rewrite"]
@@ -34,8 +35,17 @@ class FrozenParams(dict[str, object]):
     __slots__ = ()
 
     @classmethod
-    def of(cls, params: Mapping[str, object]) -> FrozenParams:
-        return cls({k: _frozen(v) for k, v in params.items()})
+    def of(cls, params: Mapping[str, object], where: str = "") -> FrozenParams:
+        """``params`` frozen; NumPy scalars become the equal Python values (the same key)
+        and a value no key can hold (a set, an object) is a ConfigError naming it
+        (:func:`~recuse.judging.protocols.key_value`); ``where`` prefixes the names."""
+        out: dict[str, object] = {}
+        for k, v in params.items():
+            name = f"{where}.{k}" if where else str(k)
+            # a name JSON writes as a text (a number too; np.int64 as the int)
+            key = cast(str, key_value(k, f"name {name!r}"))
+            out[key] = _frozen(v, name)
+        return cls(out)
 
     def _read_only(self, *_args: Any, **_kwargs: Any) -> NoReturn:
         raise TypeError("a Keying's params are read-only: make a new Keying")
@@ -52,12 +62,12 @@ class FrozenParams(dict[str, object]):
         return FrozenParams, (dict(self),)
 
 
-def _frozen(value: object) -> object:
+def _frozen(value: object, where: str) -> object:
     if isinstance(value, Mapping):
-        return FrozenParams.of(value)
+        return FrozenParams.of(value, where)
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    return value
+        return tuple(_frozen(v, f"{where}[{i}]") for i, v in enumerate(value))
+    return key_value(value, where)
 
 
 @dataclass(frozen=True)

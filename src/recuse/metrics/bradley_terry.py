@@ -39,7 +39,6 @@ asymptotically the cluster-robust sandwich and costs one fit.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -52,7 +51,7 @@ from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from recuse.errors import WARNINGS_LOCK, EstimationError
+from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.roster import self_keys
 
@@ -293,8 +292,7 @@ def bradley_terry(
     why = no_finite_strengths(y[counted], a[counted], b[counted])
     if why is not None:
         raise EstimationError(why)
-    with WARNINGS_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "perfect separation" is spurious for fractional y
+    with fit_warnings_hidden():  # "perfect separation" is spurious for fractional y
         fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit()
     theta = np.asarray(fit.params, float)
     p = np.asarray(fit.fittedvalues, float)

@@ -66,7 +66,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
-from recuse.errors import WARNINGS_LOCK, ConfigError, EstimationError
+from recuse.errors import ConfigError, EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, counted, ratio
 from recuse.metrics.estimate import (
     FEW_CLUSTERS,
@@ -448,13 +448,10 @@ def _fit_predict(
     if method == "isotonic":
         ux, fitted = isotonic_fit(p_fit, y_fit)
         return np.asarray(np.interp(p_new, ux, fitted), dtype=float)
-    import warnings
-
     import statsmodels.api as sm
 
     x = sm.add_constant(_logit(p_fit), has_constant="add")
-    with WARNINGS_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # perfect separation: the fit's values still apply
+    with fit_warnings_hidden():  # perfect separation: the fit's values still apply
         try:
             fit = sm.Logit(y_fit, x).fit(disp=0, maxiter=200)
         except (np.linalg.LinAlgError, ValueError) as exc:

@@ -69,7 +69,6 @@ GLM's 8.1, mean 2.1 against 4.5) and ranks alike (Spearman 0.94; the GLM 0.96).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,7 +77,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import optimize, sparse, special, stats
 
-from recuse.errors import WARNINGS_LOCK, EstimationError
+from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.bradley_terry import system_names
 from recuse.numbers import signed
@@ -424,8 +423,7 @@ def length_controlled_win_rates(
         x = np.column_stack([np.ones(len(g)), tl, gamma])
         if not np.any(gamma != 0):
             x = x[:, :2]  # no other system: no difficulty term
-        with WARNINGS_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "perfect separation" is spurious for fractional y
+        with fit_warnings_hidden():  # "perfect separation" is spurious for fractional y
             fit = sm.GLM(y, x, family=sm.families.Binomial()).fit()
         theta = np.asarray(fit.params, float)
         p = np.asarray(fit.fittedvalues, float)

@@ -1,0 +1,88 @@
+"""``--map`` with a file column holding a comma: written in double quotes, as in CSV
+(``--map '"score, raw"=human'``). Before, the comma split the name in two and the map
+could not be written on the command line at all (``mapping=`` could)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.cli import main
+from recuse.errors import ConfigError
+from recuse.options import parse_mapping
+
+ROWS = {
+    "pair, id": ["i1", "i2", "i3", "i4"],
+    "score, raw": ["A", "B", "tie", "A"],
+    'the "judge"': ["gpt-4"] * 4,
+    "p_a_first": ["A", "B", "B", "A"],
+    "model_a": ["gpt-4"] * 4,
+    "model_b": ["claude-v1"] * 4,
+}
+
+
+def _validate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
+    code = main(["validate", *args, "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else {"error": err})
+
+
+def test_a_quoted_name_with_a_comma_maps_as_the_renamed_file_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = tmp_path / "given.csv"
+    pd.DataFrame(ROWS).to_csv(given, index=False)
+    renamed = tmp_path / "renamed.csv"
+    schema = {"pair, id": "item_id", "score, raw": "human", 'the "judge"': "judge"}
+    pd.DataFrame(ROWS).rename(columns=schema).to_csv(renamed, index=False)
+    code, want = _validate(capsys, str(renamed))
+    assert code == 0, want
+    text = '"pair, id"=item_id, "score, raw" = human,"the ""judge"""=judge'
+    code, got = _validate(capsys, str(given), "--map", text)
+    assert code == 0, got
+    assert got["counts"] == want["counts"] and got["analyses"] == want["analyses"]
+    assert got["counts"]["rows with a human label"] == 4  # type: ignore[index]
+    assert parse_mapping(text) == schema
+
+
+def test_the_hint_a_message_gives_reads_back_as_the_mapping() -> None:
+    """The ``--map`` recuse writes in its hints quotes such a name for the map and
+    for the shell: split as a shell splits it, it parses back to the same mapping."""
+    from recuse.tables import map_option
+
+    pairs = [("score, raw", "human"), (' "quoted"', "judge"), ("plain", "item_id")]
+    words = shlex.split(map_option(pairs))
+    assert words[0] == "--map" and len(words) == 2
+    assert parse_mapping(words[1]) == {k.strip(): v for k, v in pairs}
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('"score, raw=human', "the quote opening '\"score, raw=human' is not closed"),
+        ('"score, raw"human', "cannot read '\"score, raw\"human'"),
+        ('"score, raw"', "cannot read '\"score, raw\"'"),
+        ('""=human', "cannot read '\"\"=human'"),
+    ],
+)
+def test_a_badly_quoted_map_is_a_one_line_error(
+    text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ConfigError, match="double quotes, as in CSV") as err:
+        parse_mapping(text)
+    assert said in str(err.value)
+    path = tmp_path / "t.csv"
+    pd.DataFrame(ROWS).to_csv(path, index=False)
+    code, got = _validate(capsys, str(path), "--map", text)
+    assert code == 2 and said in str(got["error"]) and "Traceback" not in str(got["error"])
+
+
+def test_the_help_says_how_to_write_such_a_name(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["validate"], ["audit"], ["favoritism"]):
+        assert main([*command, "--help"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "in double quotes, as in CSV" in out, command

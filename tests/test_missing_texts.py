@@ -1,0 +1,178 @@
+"""A text that a CSV file's reader reads as missing ("NA", "nan", "None", "", ...) is
+missing in every table door: a DataFrame (``recuse.audit``, ``validate_pairs``), a JSON
+lines or Parquet file, as in the same table written to CSV. Before, a DataFrame (and a
+JSONL or Parquet file) kept the model name 'NA' and refused a verdict 'NA' ("unknown
+verdict") that the CSV file read as missing."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import recuse
+from recuse.api import _frame_input
+from recuse.data.inputs import load_input
+from recuse.data.value_maps import ValueReading
+from recuse.errors import InputError, ReaderNote
+
+
+def _table(rows: int = 8) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(rows)],
+            "prompt_id": [f"p{k}" for k in range(rows)],
+            "model_a": ["gpt-4"] * rows,
+            "model_b": ["claude-v1"] * rows,
+            "judge": ["gpt-4"] * rows,
+            "human": rng.choice(["A", "B", "tie"], rows),
+            "p_a_first": rng.choice(["A", "B"], rows),
+            "p_a_second": rng.choice(["A", "B"], rows),
+            "category": ["coding"] * rows,
+            "len_a": [str(10 + k) for k in range(rows)],
+            "status_second": ["ok"] * rows,
+        }
+    )
+
+
+def _by_every_door(frame: pd.DataFrame, folder: Path) -> dict[str, pd.DataFrame]:
+    """The pairs table ``frame`` read through each door: a CSV, a JSONL and a Parquet
+    file of it, and the DataFrame as ``recuse.audit`` reads it."""
+    frame.to_csv(folder / "t.csv", index=False)
+    frame.to_json(folder / "t.jsonl", orient="records", lines=True)
+    frame.to_parquet(folder / "t.parquet", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the notes are checked below
+        read = {ext: load_input(folder / f"t.{ext}").frame for ext in ("csv", "jsonl", "parquet")}
+        read["dataframe"] = _frame_input(frame, 0, 1, folder / "tmp").frame
+    return read
+
+
+@pytest.mark.parametrize("text", ["NA", "nan", "None", "null", "N/A", "<NA>", ""])
+@pytest.mark.parametrize(
+    "column", ["model_b", "category", "human", "p_a_second", "len_a", "status_second"]
+)
+def test_a_missing_text_reads_the_same_through_every_door(
+    tmp_path: Path, text: str, column: str
+) -> None:
+    (tmp_path / "tmp").mkdir()
+    frame = _table()
+    frame.loc[[2, 5], column] = text
+    if column == "p_a_second":  # a verdict the judge did not give
+        frame.loc[[2, 5], "status_second"] = "unparsed"
+    doors = _by_every_door(frame, tmp_path)
+    csv = doors.pop("csv")
+    assert csv[column].isna().sum() == 2  # what pandas' CSV reader made of it
+    for door, got in doors.items():
+        pd.testing.assert_frame_equal(got, csv, obj=door)
+    # validate_pairs: the DataFrame as the CSV file's cells
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        direct = recuse.validate_pairs(frame)
+        cells = recuse.validate_pairs(pd.read_csv(tmp_path / "t.csv", dtype=str))
+    pd.testing.assert_frame_equal(direct, cells, obj="validate_pairs")
+
+
+def test_a_judge_named_na_is_a_missing_judge_in_a_dataframe_as_in_a_csv(tmp_path: Path) -> None:
+    """The verdicts of a judge 'NA' have no judge: the error is the CSV file's, and the
+    note before it says that the text was read as missing."""
+    frame = _table()
+    frame.loc[3, "judge"] = "NA"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(InputError) as by_file:
+        load_input(tmp_path / "t.csv")
+    with pytest.warns(ReaderNote) as notes, pytest.raises(InputError) as by_frame:
+        recuse.audit(frame)
+    assert by_frame.value.reason == by_file.value.reason == "judge verdict without a judge name"
+    assert (by_frame.value.row, by_frame.value.column) == (4, "judge")
+    said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
+    assert said == [
+        "dataframe (the DataFrame given): read as missing: 'NA' in judge (row 4) — texts a "
+        "CSV file's reader reads as missing, which recuse reads so in every table (a "
+        "DataFrame, JSON or Parquet table reads as the same table written to CSV); if one "
+        "is a real value, rename it (a model 'NA' as 'NA-model')"
+    ]
+
+
+def test_the_note_names_each_text_column_and_rows_and_not_an_empty_text() -> None:
+    frame = _table()
+    frame.loc[[1, 6], "model_b"] = "None"
+    frame.loc[6, "category"] = "nan"
+    frame.loc[2, "category"] = "n/a"
+    frame.loc[0, "judge"] = ""  # a CSV's empty cell: missing, and no note
+    frame.loc[0, ["p_a_first", "p_a_second", "status_second"]] = np.nan  # human-only
+    with pytest.warns(ReaderNote) as notes:
+        out = recuse.validate_pairs(frame, file="mine.csv")
+    said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
+    assert len(said) == 1
+    assert said[0].startswith(
+        "mine.csv: read as missing: 'None' in model_b (2 rows, first row 2); "
+        "'n/a', 'nan' in category (2 rows, first row 3) — "
+    )
+    assert out["model_b"].isna().sum() == 2 and out["category"].isna().sum() == 2
+    assert pd.isna(out.loc[0, "judge"])
+    # an id spelt so is missing, and refused as one (the note said why, first)
+    frame.loc[4, "prompt_id"] = "NULL"
+    with pytest.warns(ReaderNote, match=r"'NULL' in prompt_id \(row 5\)"):
+        with pytest.raises(InputError, match="missing prompt_id") as err:
+            recuse.validate_pairs(frame)
+    assert err.value.row == 5
+
+
+def test_a_parquet_file_with_an_index_names_data_rows_not_index_labels(tmp_path: Path) -> None:
+    frame = _table().iloc[::2]  # index 0, 2, 4, 6: the 2nd data row has label 2
+    frame.loc[2, "model_a"] = "NA"
+    frame.to_parquet(tmp_path / "t.parquet")  # the index kept in pandas' metadata
+    with pytest.warns(ReaderNote, match=r"'NA' in model_a \(row 2\)"):
+        out = load_input(tmp_path / "t.parquet").frame
+    assert out["model_a"].isna().tolist() == [False, True, False, False]
+
+
+def test_free_text_is_kept_as_written(tmp_path: Path) -> None:
+    """A response 'None' is what the model answered (AlpacaEval holds two): the typed
+    doors keep it, and say nothing."""
+    frame = _table().assign(prompt="Say nothing.", response_a="None", response_b="N/A")
+    frame.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReaderNote)
+        for out in (recuse.validate_pairs(frame), load_input(tmp_path / "t.jsonl").frame):
+            assert (out["response_a"] == "None").all() and (out["response_b"] == "N/A").all()
+
+
+def test_the_missing_texts_are_those_pandas_csv_reader_reads_as_missing() -> None:
+    """Each of recuse's texts reads as missing in a CSV; near misses do not."""
+    from recuse.cells import MISSING_TEXTS
+
+    near = ["na", "Na", " NA", "NA ", "none", "NONE", "Null", "N/a", "nil", "-", "0"]
+    cells = sorted(MISSING_TEXTS - {""}) + near
+    text = "x\n" + "\n".join(f'"{c}"' for c in cells) + "\n"
+    back = pd.read_csv(io.StringIO(text), dtype=str)["x"]
+    assert back.isna().tolist() == [c in MISSING_TEXTS for c in cells]
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    assert frozenset(STR_NA_VALUES) == MISSING_TEXTS
+
+
+def test_a_value_map_naming_a_missing_text_says_it_never_applies(tmp_path: Path) -> None:
+    """``--values human:NA=0.5``: the 'NA' cells are missing before any map (in a CSV
+    they always were), so the map never meets them — said, not silent."""
+    frame = _table()
+    frame.loc[2, "human"] = "NA"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(ReaderNote, match=r"column 'human' names 'na', a text recuse reads as "):
+        out = load_input(
+            tmp_path / "t.csv", reading=ValueReading({"human": {"NA": 0.5, "A": 1}})
+        ).frame
+    assert pd.isna(out.loc[2, "human"])
+    # a cell 'none' is no missing text: the map meets it, and nothing is said
+    frame.loc[2, "human"] = "none"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReaderNote)
+        out = load_input(tmp_path / "t.csv", reading=ValueReading({"human": {"None": 0.5}})).frame
+    assert out.loc[2, "human"] == 0.5

@@ -218,7 +218,7 @@ def test_half_mapping_warns_and_missing_columns_are_guessed(tmp_path: Path) -> N
     with pytest.warns(ColumnsIgnored, match="read without labels or verdicts.*human_winner"):
         read_table(PEER, table="pairs", mapping={"id": "item_id"})
     judged = {"id": "item_id", "judge_model": "judge", "judge_winner": "p_a_first"}
-    with pytest.warns(ColumnsIgnored, match="no human column.*: human_winner, judge_winner_sw"):
+    with pytest.warns(ColumnsIgnored, match="no human column.*: 'human_winner', 'judge_winner_sw"):
         read_table(PEER, table="pairs", mapping=judged)
     # the file's own columns, not the ones the reader fills in
     assert fix.endswith("judge_winner_swapped, judge_confidence, category")

@@ -22,8 +22,7 @@ import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
 from recuse.numbers import count, decimal
-from recuse.report.html import _num as table_number
-from recuse.report.html import column_digits
+from recuse.report.html import column_digits, table_number
 from recuse.report.model import Figure, FigureFormat
 from recuse.report.verdict import estimate_parts
 from recuse.terminal import shown

@@ -21,7 +21,7 @@ from recuse.report.model import AuditReport
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def table_number(value: Any, digits: int = 3) -> str:
     """A number of the page: a float under 10 with ``digits`` decimals (three, or the
     column's :func:`column_digits`), two decimals from 10 on, none from 100,000 on, with
     thousands separators from 1,000 on (``1,234.50``, ``2,500,000``: it read 1234.50 and
@@ -70,7 +70,7 @@ def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
 
 
 def _cell(value: Any, column: object = "", digits: int = 3) -> str:
-    """A tidy-table cell: :func:`_num` with the column's ``digits``
+    """A tidy-table cell: :func:`table_number` with the column's ``digits``
     (:func:`table_digits`), except that a count column's whole numbers print as integers
     (67, not 67.000) and a p- or q-value column's numbers as p-values (0.023, < 0.001)."""
     name = str(column).lower()
@@ -81,7 +81,7 @@ def _cell(value: Any, column: object = "", digits: int = 3) -> str:
             return f"{int(value):,}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}" if COUNT_COLUMN.search(name) else str(value)
-    return _num(value, digits)
+    return table_number(value, digits)
 
 
 def warning_tag(text: str) -> str:
@@ -104,7 +104,7 @@ def _environment() -> Any:
         trim_blocks=False,
         lstrip_blocks=False,
     )
-    env.filters["num"] = _num
+    env.filters["num"] = table_number
     env.globals["table_digits"] = table_digits
     env.filters["percent"] = percent
     env.filters["cell"] = _cell

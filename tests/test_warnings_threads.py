@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,3 +138,87 @@ def test_the_fits_warn_what_they_hide() -> None:
         Logit(y, x).fit(disp=0, maxiter=200)
     assert any(issubclass(w.category, ModelWarning) for w in seen)
     assert any("separation" in str(w.message).lower() for w in seen)
+
+
+def _frame() -> pd.DataFrame:
+    """A pairs table with a model 'NA' (read as missing: a note naming the table)."""
+    return pd.DataFrame(
+        {
+            "item_id": ["i1", "i2", "i3"],
+            "prompt_id": ["p1", "p2", "p3"],
+            "model_a": ["NA", "gpt-4", "gpt-4"],
+            "model_b": ["claude-v1"] * 3,
+            "judge": ["gpt-4"] * 3,
+            "p_a_first": ["A", "B", "A"],
+            "p_a_second": ["B", "B", "A"],
+        }
+    )
+
+
+@pytest.mark.parametrize("other_block", ["spans the read", "ends during the read"])
+def test_a_dataframe_read_beside_another_threads_warnings_block(
+    other_block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DataFrame's notes name it, not the temporary file it is read from, and no note
+    is lost, while another thread's code (pandas', statsmodels' or the user's, none of
+    which takes recuse's lock) opens and closes a ``catch_warnings`` block. The reader
+    recorded its notes in a ``catch_warnings(record=True)`` block and told them again
+    renamed: a block of another thread that opened inside it and closed after it put
+    its recorder back for good (every later note of the process lost); one that opened
+    before it and closed inside it took its recorder away (the note named the file
+    /tmp/recuse-frames-.../dataframe.parquet)."""
+    from recuse import api
+
+    real = api.load_input
+    reading, opened, read_done, closed = (threading.Event() for _ in range(4))
+    spans = other_block == "spans the read"
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        reading.set()  # in the reader's block, if it has one
+        if spans:
+            opened.wait(WAIT)  # the other block opens in it ...
+        else:
+            closed.wait(WAIT)  # ... or closes in it
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "load_input", held)
+
+    def other() -> None:
+        if spans:
+            reading.wait(WAIT)
+            with warnings.catch_warnings():
+                opened.set()
+                read_done.wait(WAIT)  # closes after the read
+        else:
+            with warnings.catch_warnings():
+                opened.set()
+                reading.wait(WAIT)
+            closed.set()
+
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            if not spans:
+                opened.wait(WAIT)
+            api._frame_input(_frame(), 0, 1, tmp_path)
+        except BaseException as exc:  # told in the test's thread
+            errors.append(exc)
+        finally:
+            read_done.set()
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=other), threading.Thread(target=read)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(4 * WAIT)
+        warnings.warn("a note after the read", ReaderNote, stacklevel=1)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads)
+    told = [str(w.message) for w in seen if issubclass(w.category, ReaderNote)]
+    assert len(told) == 2, told
+    assert told[0].startswith("dataframe (the DataFrame given): read as missing: 'NA'")
+    assert str(tmp_path) not in told[0]
+    assert told[1] == "a note after the read"

@@ -22,7 +22,6 @@ import copy
 import inspect
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from html import escape
@@ -38,7 +37,7 @@ from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
-from recuse.errors import WARNINGS_LOCK, ConfigError, InputError
+from recuse.errors import ConfigError, InputError, notes_naming
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
@@ -201,31 +200,21 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
             file=label,
             fix="give each column one type (numbers, or text)",
         ) from exc
-    # the notes are caught to rename the file in them, and told again under the lock:
-    # no other recuse thread changes the warnings state in between (errors.WARNINGS_LOCK).
-    # They are told before an error too (as a file's are): one may say what it is about
-    notes: list[warnings.WarningMessage] = []
-    with WARNINGS_LOCK:
+    # the notes name the DataFrame as they are made (errors.notes_naming), in this thread
+    # only, changing no warnings state another thread's code could undo meanwhile
+    with notes_naming(str(path), label):
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                notes = caught
-                try:
-                    inp = load_input(path, **kwargs)
-                except InputError as err:
-                    if err.file != str(path):
-                        raise
-                    raise InputError(
-                        err.reason.replace(str(path), label),
-                        file=label,
-                        row=err.row,
-                        column=err.column,
-                        fix=err.fix.replace(str(path), label) if err.fix else None,
-                    ) from None
-        finally:
-            for note in notes:
-                text = str(note.message).replace(str(path), label)
-                warnings.warn_explicit(text, note.category, note.filename, note.lineno)
+            inp = load_input(path, **kwargs)
+        except InputError as err:
+            if err.file != str(path):
+                raise
+            raise InputError(
+                err.reason.replace(str(path), label),
+                file=label,
+                row=err.row,
+                column=err.column,
+                fix=err.fix.replace(str(path), label) if err.fix else None,
+            ) from None
     source = replace(inp.source, name=name, location="(a DataFrame in memory)", files=())
     return replace(inp, name=name, source=source)
 

@@ -40,9 +40,39 @@ def fit_warnings_hidden() -> Iterator[None]:
         yield
 
 
+#: per thread, the (text, name) pairs :func:`notes_naming` has this thread's notes write
+_NAMING = threading.local()
+
+
+@contextmanager
+def notes_naming(text: str, name: str) -> Iterator[None]:
+    """Within the block, every :class:`ReaderNote` this thread makes writes ``name`` where
+    its message says ``text`` (a DataFrame's reader names the DataFrame, not the
+    temporary file it reads it from). Nothing global changes: recording the notes in a
+    ``catch_warnings(record=True)`` block to tell them again renamed lost them, or put
+    the recorder in place for good, when another thread's code (pandas', the user's,
+    none taking :data:`WARNINGS_LOCK`) opened or closed a block meanwhile."""
+    old: tuple[tuple[str, str], ...] = getattr(_NAMING, "pairs", ())
+    _NAMING.pairs = (*old, (text, name))
+    try:
+        yield
+    finally:
+        _NAMING.pairs = old
+
+
 class ReaderNote(UserWarning):
     """Something the reader noticed that the user should know, printed by the CLI as one
-    ``recuse: note:`` line (the run goes on)."""
+    ``recuse: note:`` line (the run goes on). Made inside :func:`notes_naming`, its
+    message names what that block says."""
+
+    def __init__(self, *args: object) -> None:
+        pairs: tuple[tuple[str, str], ...] = getattr(_NAMING, "pairs", ())
+        if pairs and args and isinstance(args[0], str):
+            text = args[0]
+            for old, new in pairs:
+                text = text.replace(old, new)
+            args = (text, *args[1:])
+        super().__init__(*args)
 
 
 class RecuseError(Exception):

@@ -716,3 +716,25 @@ def test_the_columns_not_read_are_quoted_so_their_spaces_show(tmp_path: Path) ->
         read_table(path, table="pairs")
     notes = [str(w.message) for w in told if "were not read" in str(w.message)]
     assert len(notes) == 1 and "were not read: 'human ' — map" in notes[0], notes
+
+
+def test_a_schema_named_column_mapped_to_free_text_keeps_its_none(tmp_path: Path) -> None:
+    """A file column that bears a schema column's name but is mapped to a free-text one
+    (``--map category=prompt``) is free text: its ``None`` is kept as written, as the
+    same column named ``question`` is, and no note says it was read as missing (it read
+    every ``None`` prompt as missing, and said so)."""
+    frame = pd.DataFrame({
+        "item_id": ["i1", "i2", "i3"], "prompt_id": ["p1", "p2", "p3"],
+        "judge": ["gpt-4"] * 3, "p_a_first": [1.0, 0.0, 1.0],
+        "text": ["None", "Explain.", "N/A"],
+    })  # fmt: skip
+    got = {}
+    for name in ("question", "category"):
+        path = tmp_path / f"{name}.jsonl"
+        frame.rename(columns={"text": name}).to_json(path, orient="records", lines=True)
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
+            got[name] = read_table(path, table="pairs", mapping={name: "prompt"})
+        assert not [w for w in told if "read as missing" in str(w.message)], name
+    assert got["category"]["prompt"].tolist() == ["None", "Explain.", "N/A"]
+    pd.testing.assert_frame_equal(got["category"], got["question"])

@@ -148,3 +148,20 @@ def test_a_param_no_key_can_hold_is_a_config_error_naming_it(
         Keying("m", "r", params)
     with pytest.raises(ConfigError, match="cannot be part of a content key"):
         content_key(model_id="m", revision="r", prompt="p", params=params)
+
+
+def test_names_of_two_types_in_one_table_are_a_config_error() -> None:
+    """A table whose names mix texts and numbers (``logit_bias={50256: -100, "a": 1}``)
+    cannot be written in one sorted order: a ConfigError naming the parameter, not the
+    TypeError of the sort when the first key is read; a direct content_key with a NumPy
+    name likewise (json writes no np.int64 name), a table of numbers alone still keys."""
+    with pytest.raises(ConfigError, match=r"^judge parameter logit_bias: .*names of more"):
+        Keying("m", "r", {"logit_bias": {50256: -100, "a": 1}})
+    with pytest.raises(ConfigError, match="cannot be part of a content key"):
+        content_key(model_id="m", revision="r", prompt="p", params={"b": {1: 1, "a": 2}})
+    with pytest.raises(ConfigError, match="cannot be part of a content key"):
+        content_key(model_id="m", revision="r", prompt="p", params={"b": {np.int64(1): 1}})
+    ints = Keying("m", "r", {"logit_bias": {np.int64(50256): -100, 13: 5}})
+    assert ints.params == {"logit_bias": {50256: -100, 13: 5}}
+    text = response_prompt("Explain gravity.")
+    assert ints.key(text) == Keying("m", "r", {"logit_bias": {50256: -100, 13: 5}}).key(text)

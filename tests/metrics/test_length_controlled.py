@@ -466,3 +466,27 @@ def test_an_unreadable_leaderboard_is_one_clean_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read the leaderboard") as err:
         read_leaderboard(tmp_path, Roster.load(), Path("board.csv"))
     assert str(err.value).endswith("Expected 2 fields in line 3, saw 3"), str(err.value)
+
+
+def test_a_pair_whose_system_is_unknown_is_left_out() -> None:
+    """A row whose evaluated system is missing (a model 'NA' read as missing, as a CSV
+    reader reads it) is no ValueError from a -1 system code in the joint fit: it is left
+    out, as Bradley-Terry leaves out a pair whose generator is unknown, and the rates are
+    those of the rows without it."""
+    one = _annotations(theta=-1.0, phi=-1.5, n=60, seed=3)
+    two = _annotations(theta=0.5, phi=0.0, n=60, seed=4).assign(model_b="m2")
+    both = pd.concat([one, two], ignore_index=True)
+    holes = both.copy()
+    unknown = [3, 70, 71]
+    holes.loc[unknown, "model_b"] = None
+    got = length_controlled_win_rates(holes, judge="j", boot=Resampling(n_boot=50))
+    want = length_controlled_win_rates(
+        both.drop(index=unknown), judge="j", boot=Resampling(n_boot=50)
+    )
+    pd.testing.assert_frame_equal(got, want)
+    assert list(got["n"]) == [59, 58]
+    assert (got["lc_method"] == JOINT).all()
+    # the baseline unknown in a row: the row is left out too
+    holes.loc[5, "model_a"] = None
+    got = length_controlled_win_rates(holes, judge="j", boot=Resampling(n_boot=50))
+    assert list(got["n"]) == [58, 58]

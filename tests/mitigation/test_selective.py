@@ -278,3 +278,25 @@ def test_a_python_caller_reads_the_keyword_and_the_command_line_the_flag(
     name, value = next(iter(kwargs.items()))
     assert main(["certify", str(src), "--" + name.replace("_", "-"), str(value)]) == 2
     assert flag in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scope", ["lines", None, 1])
+def test_a_thresholds_files_unknown_self_scope_is_an_input_error(scope: object) -> None:
+    """An edited thresholds file's self_scope other than snapshot or line: an error naming
+    the file and the fix, not a roster's ConfigError without the file (nor, with no
+    roster, read as a scope); a file without the key (written before it) is snapshot."""
+    from recuse.mitigation.selective import read_thresholds
+
+    spec: dict[str, Any] = {
+        "recuse_thresholds": 1,
+        "strata": False,
+        "judges": [{"judge": "gpt-4", "thresholds": {"all": 0.6}}],
+    }
+    assert read_thresholds(spec, file="t.json")[0]["judge"] == "gpt-4"
+    pairs = pd.DataFrame({"item_id": ["i"], "prompt_id": ["p"], "judge": ["gpt-4"], "p_a": [0.9],
+                          "model_a": ["gpt-4"], "model_b": ["claude-v1"]})  # fmt: skip
+    assert list(apply_thresholds(pairs, spec, Roster.load(), file="t.json")["decision"]) == ["a"]
+    with pytest.raises(InputError, match=r"t\.json.*'self_scope' must be"):
+        read_thresholds({**spec, "self_scope": scope}, file="t.json")
+    with pytest.raises(InputError, match=r"t\.json.*'self_scope' must be"):
+        apply_thresholds(pairs, {**spec, "self_scope": scope}, None, file="t.json")

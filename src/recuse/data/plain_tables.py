@@ -114,8 +114,16 @@ def read_table(
     schema = PAIRS if table == "pairs" else RATINGS
     # "NA", "nan", "None", "" ... in the columns read are missing, as a CSV file's reader
     # has already made them there: before value maps and model names, as in a CSV
-    sources = {str(s).strip() for s, t in mapping_pairs(mapping) if t not in FREE_TEXT}
-    read = [c for c in df.columns if c in schema.names or str(c).strip() in {*sources, confidence}]
+    pairs = mapping_pairs(mapping)
+    sources = {str(s).strip() for s, t in pairs if t not in FREE_TEXT}
+    # a column named like a schema column but mapped to free text (category=prompt) is text
+    texts = {str(s).strip() for s, t in pairs if t in FREE_TEXT} - sources
+    read = [
+        c
+        for c in df.columns
+        if (c in schema.names and str(c).strip() not in texts)
+        or str(c).strip() in {*sources, confidence}
+    ]
     note_missing_texts(read_missing_texts(df, read), path)
     if values:
         checked = check_value_map(values)

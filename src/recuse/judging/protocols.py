@@ -127,13 +127,21 @@ def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[st
     """sha256 of a canonical JSON of everything that changes the judge's output. NumPy
     scalars in ``params`` key as the equal Python values; a value JSON cannot write (a
     set, an object) is a :class:`ConfigError` (:func:`key_value`)."""
-    blob = json.dumps(
-        {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-        default=_key_json,
-    )
+    try:
+        blob = json.dumps(
+            {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+            default=_key_json,
+        )
+    except TypeError as exc:  # a table's names: of two types (no one order), or NumPy's
+        from recuse.errors import ConfigError
+
+        raise ConfigError(
+            f"judge parameters: {exc}; such names cannot be part of a content key: give "
+            "every name of a table as a text"
+        ) from None
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

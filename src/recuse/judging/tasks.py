@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, NoReturn, cast
 
+from recuse.errors import ConfigError
 from recuse.judging.protocols import (
     Dimension,
     LikertProtocol,
@@ -45,6 +46,15 @@ class FrozenParams(dict[str, object]):
             # a name JSON writes as a text (a number too; np.int64 as the int)
             key = cast(str, key_value(k, f"name {name!r}"))
             out[key] = _frozen(v, name)
+        try:
+            sorted(out)  # as the content key's JSON writes them
+        except TypeError:
+            kinds = " and ".join(sorted({type(k).__name__ for k in out}))
+            raise ConfigError(
+                f"judge parameter {where or 'params'}: names of more than one type ({kinds}: "
+                f"{', '.join(map(repr, out))}) cannot be part of a content key, which "
+                "writes them sorted: give every name as a text"
+            ) from None
         return cls(out)
 
     def _read_only(self, *_args: Any, **_kwargs: Any) -> NoReturn:

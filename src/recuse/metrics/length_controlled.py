@@ -348,10 +348,16 @@ def length_controlled_win_rates(
     ``baseline`` where given; with one system against one other and no ``baseline``,
     ``model_a`` is taken as the baseline. Raises :class:`EstimationError` when the
     judge's rows do not share one baseline, or when the table has neither texts
-    (``response_a``/``response_b``) nor lengths (``len_a``/``len_b``)."""
+    (``response_a``/``response_b``) nor lengths (``len_a``/``len_b``). A row whose
+    ``model_a`` or ``model_b`` is missing (an unknown generator) is left out."""
     rows = pairs[(pairs["judge"] == judge) & pairs["p_a"].notna()]
     if rows.empty:
         raise EstimationError(f"no verdicts of judge {judge!r}")
+    # a pair whose generator is unknown (a model 'NA', read as missing) names no system
+    # and no baseline: left out, as Bradley-Terry leaves it out
+    rows = rows[rows["model_a"].notna() & rows["model_b"].notna()]
+    if rows.empty:
+        raise EstimationError(f"judge {judge!r}: no verdict names both generators")
     found = fixed_baseline(rows)
     a_names, b_names = rows["model_a"].dropna().unique(), rows["model_b"].dropna().unique()
     if baseline is not None:

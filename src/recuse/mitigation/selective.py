@@ -75,7 +75,7 @@ from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, 
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
-from recuse.roster import Roster
+from recuse.roster import SELF_SCOPES, Roster
 
 __all__ = [
     "PERSON",
@@ -1047,6 +1047,8 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     for key in ("cascade", "strata"):
         if not isinstance(data.get(key, False), bool):
             raise bad(f"{key!r} must be true or false, not {data[key]!r}")
+    if data.get("self_scope", "snapshot") not in SELF_SCOPES:  # absent: written before it
+        raise bad(f"'self_scope' must be {' or '.join(SELF_SCOPES)}, not {data['self_scope']!r}")
     judges = data.get("judges")
     if not isinstance(judges, list) or not judges:
         raise bad("'judges' must be a non-empty list")

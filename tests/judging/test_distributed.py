@@ -120,7 +120,10 @@ def test_two_actors_over_http_give_eq3_and_the_single_process_store(
             runs = store.runs()
         assert {h for h in server.auth_headers} == {f"Bearer {KEY}"}  # read on the workers
     assert _stop_note_threads() == []  # the watch on the gate ended with the run
-    assert pool.pool == (2, False) and len(pool.workers) == 2  # both actors judged
+    # a pool of two; which actor computed which block is Ray Data's choice (it may hand
+    # them all to the first it sees start: 20 blocks of 3 fast requests take ~1 s), and
+    # the product promises the same store, not a spread
+    assert pool.pool == (2, False) and 1 <= len(pool.workers) <= 2
     assert sum(pool.workers.values()) == 60
     pd.testing.assert_frame_equal(got, reference)
     by = got.set_index(["item_id", "slot"])["value"]

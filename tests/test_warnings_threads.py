@@ -32,6 +32,17 @@ from recuse.metrics.length_controlled import length_controlled_win_rates
 WAIT = 30.0  # seconds: a bound on each wait, never reached when the code is right
 
 
+def _run_together(*targets: Callable[[], None]) -> list[threading.Thread]:
+    """Each of ``targets`` in a thread of its own, all started, then each joined (a
+    bounded wait: a test that hangs fails on the threads still alive)."""
+    threads = [threading.Thread(target=t) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(4 * WAIT)
+    return threads
+
+
 def _platt() -> None:
     # perfectly separated labels: statsmodels warns (PerfectSeparationWarning)
     rng = np.random.default_rng(0)
@@ -110,11 +121,7 @@ def test_a_note_from_another_thread_is_not_lost_during_a_fit(
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        threads = [threading.Thread(target=notes), threading.Thread(target=fitting)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(4 * WAIT)
+        threads = _run_together(notes, fitting)
     assert not errors, errors
     assert inside.is_set() and fitted.is_set() and not any(t.is_alive() for t in threads)
     told = [str(w.message) for w in seen if issubclass(w.category, ReaderNote)]
@@ -209,11 +216,7 @@ def test_a_dataframe_read_beside_another_threads_warnings_block(
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        threads = [threading.Thread(target=other), threading.Thread(target=read)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(4 * WAIT)
+        threads = _run_together(other, read)
         warnings.warn("a note after the read", ReaderNote, stacklevel=1)
     assert not errors, errors
     assert not any(t.is_alive() for t in threads)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,16 +137,11 @@ def test_std_error_and_p_value_by_hand_on_a_fixed_resample_set() -> None:
         assert end == pytest.approx(null, abs=0.01), (null, p)
 
 
-def _pairs(
-    n_prompts: int, *, right: bool, seed: int = 0, unparsed: str | None = None
-) -> pd.DataFrame:
-    """gpt-4 judging its own answers against claude-v1 on ``n_prompts`` prompts, 2 pairs each;
-    ``right``: the judge always agrees with the human. ``unparsed``: a judge with no verdicts."""
-    rng = np.random.default_rng(seed)
-    n = 2 * n_prompts
-    human = np.tile([1.0, 0.0], n_prompts)
-    p = human.copy() if right else rng.choice([0.0, 0.5, 1.0], size=n)
-    rows = pd.DataFrame(
+def _gpt4_judging_itself(human: Any, p: Any) -> pd.DataFrame:
+    """gpt-4 judging its own answer (a) against claude-v1, two pairs a prompt: the
+    labels ``human`` and the verdict ``p`` in both orders, one row each."""
+    n = len(human)
+    return pd.DataFrame(
         {
             "item_id": [f"i{k}" for k in range(n)],
             "prompt_id": [f"p{k // 2}" for k in range(n)],
@@ -157,6 +153,18 @@ def _pairs(
             "p_a_second": p,
             "p_a": None,
         }
+    )
+
+
+def _pairs(
+    n_prompts: int, *, right: bool, seed: int = 0, unparsed: str | None = None
+) -> pd.DataFrame:
+    """gpt-4 judging its own answers against claude-v1 on ``n_prompts`` prompts, 2 pairs each;
+    ``right``: the judge always agrees with the human. ``unparsed``: a judge with no verdicts."""
+    rng = np.random.default_rng(seed)
+    human = np.tile([1.0, 0.0], n_prompts)
+    rows = _gpt4_judging_itself(
+        human, human.copy() if right else rng.choice([0.0, 0.5, 1.0], size=2 * n_prompts)
     )
     if unparsed is not None:
         extra = rows.assign(
@@ -340,22 +348,7 @@ def _own_or_other(own: int, other: int) -> pd.DataFrame:
     prefers its own (2 pairs each) and ``other`` where the human prefers the other (2
     pairs each), picking its own answer every time (a prompt's pairs share its verdict)."""
     human = [1.0] * (2 * own) + [0.0] * (2 * other)
-    n = len(human)
-    return validate_pairs(
-        pd.DataFrame(
-            {
-                "item_id": [f"i{k}" for k in range(n)],
-                "prompt_id": [f"p{k // 2}" for k in range(n)],
-                "model_a": ["gpt-4"] * n,
-                "model_b": ["claude-v1"] * n,
-                "human": human,
-                "judge": ["gpt-4"] * n,
-                "p_a_first": [1.0] * n,
-                "p_a_second": [1.0] * n,
-                "p_a": None,
-            }
-        )
-    )
+    return validate_pairs(_gpt4_judging_itself(human, [1.0] * len(human)))
 
 
 def test_a_zero_width_difference_of_recalls_gets_the_two_rate_p_value() -> None:

@@ -30,8 +30,7 @@ def test_a_non_zero_number_below_the_finest_decimals_never_reads_zero() -> None:
     under 0.001 is "< 0.001"; a real 0 and a negative zero stay 0."""
     from recuse.cli.metrics import _digits, _fmt
     from recuse.metrics.result import MetricResult
-    from recuse.numbers import MINUS, small_decimals
-    from recuse.report.html import column_digits
+    from recuse.numbers import MINUS, column_decimals, small_decimals
 
     assert small_decimals(1e-300) == 6
     assert decimal(1e-300, 6) == "< 0.000001" and decimal(-1e-300, 6) == f"{MINUS}< 0.000001"
@@ -45,7 +44,7 @@ def test_a_non_zero_number_below_the_finest_decimals_never_reads_zero() -> None:
         f"[{MINUS}< 0.000001, < 0.000001]",
     )
     column = [1e-300, 0.0, 0.25]
-    digits = column_digits(column)
+    digits = column_decimals(column)
     assert [_cell(v, "estimate", digits) for v in column] == ["< 0.000001", "0.000000", "0.250000"]
     rows = [MetricResult("m", -1e-300, -2e-300, 0.2, 0.9, 10, 5, "m")]
     assert _fmt(-1e-300, digits=_digits(rows)) == f"{MINUS}< 0.000001"

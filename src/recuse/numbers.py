@@ -39,11 +39,13 @@ that word their own caveats and the report that lays them out share it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 __all__ = [
     "MINUS",
     "MOST_DECIMALS",
     "P_FLOOR",
+    "column_decimals",
     "count",
     "decimal",
     "general",
@@ -144,6 +146,25 @@ def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:
     if size == 0 or size >= 0.001 or size != size:
         return 3
     return min(most, 1 - math.floor(math.log10(size)))
+
+
+def column_decimals(values: Iterable[object]) -> int:
+    """The decimals that write a column of numbers at one precision: those
+    :func:`small_decimals` gives its smallest non-zero finite float under 10 (other
+    values, counts and texts, do not count); three without one. A table's column and a
+    terminal table of estimates and their interval ends share it, so that one column
+    holds one precision (0.00075, 0.00900, 0.00000; never 0.000754 beside 0.009 and
+    0.000, or 3e-05 beside 0.000).
+
+    >>> column_decimals([0.009, 0.00075, 0.0, None, 7]), column_decimals([0.5, "x"])
+    (5, 3)
+    """
+    sizes = [
+        abs(v)
+        for v in values
+        if isinstance(v, float) and math.isfinite(v) and v != 0 and abs(v) < 10
+    ]
+    return small_decimals(min(sizes)) if sizes else 3
 
 
 def p_text(p: float) -> str:

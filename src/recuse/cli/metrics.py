@@ -99,15 +99,11 @@ def _fmt(x: float, *, signed: bool = True, digits: int = 3) -> str:
 
 def _digits(results: Sequence[MetricResult]) -> int:
     """The decimals of the table's estimates and interval ends: three, more where the
-    smallest non-zero one is under 0.001 (:func:`recuse.numbers.small_decimals`, the rule
-    of the HTML report's tables), so that none reads +0.000 beside its own digits."""
-    sizes = [
-        abs(v)
-        for r in results
-        for v in (r.estimate, r.ci_low, r.ci_high)
-        if v == v and v != 0 and abs(v) != float("inf")
-    ]
-    return numbers.small_decimals(min(sizes)) if sizes else 3
+    smallest non-zero one is under 0.001 (:func:`recuse.numbers.column_decimals`, the
+    rule of the HTML report's tables), so that none reads +0.000 beside its own digits."""
+    return numbers.column_decimals(
+        float(v) for r in results for v in (r.estimate, r.ci_low, r.ci_high)
+    )
 
 
 @metrics_app.command("pairs")

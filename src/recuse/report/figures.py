@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.numbers import count, decimal
-from recuse.report.html import column_digits, table_number
+from recuse.numbers import column_decimals, count, decimal
+from recuse.report.html import table_number
 from recuse.report.model import Figure, FigureFormat
 from recuse.report.verdict import estimate_parts
 from recuse.terminal import shown
@@ -298,7 +298,7 @@ def bars(
     _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
     # the numbers as a table of them beside the figure writes them (the tables' rule:
     # one precision for the bars and their whiskers, U+2212)
-    digits = column_digits([*map(float, val), *map(float, lo), *map(float, hi)])
+    digits = column_decimals([*map(float, val), *map(float, lo), *map(float, hi)])
     alt = f"{title}: " + "; ".join(
         f"{lab}{' (highlighted)' if m else ''} {table_number(v, digits)}"
         + (

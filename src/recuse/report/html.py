@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
-from recuse.numbers import decimal, minus, p_text, percent, small_decimals
+from recuse.numbers import column_decimals, decimal, minus, p_text, percent
 from recuse.report.model import AuditReport
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
@@ -23,11 +23,11 @@ MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
 
 def table_number(value: Any, digits: int = 3) -> str:
     """A number of the page: a float under 10 with ``digits`` decimals (three, or the
-    column's :func:`column_digits`), two decimals from 10 on, none from 100,000 on, with
-    thousands separators from 1,000 on (``1,234.50``, ``2,500,000``: it read 1234.50 and
-    2.5e+06), scientific only from 1e15 on, where the digits would be noise — never
-    below 1, where a small number would sit in another notation than its column's
-    (0.000 beside 3e-04)."""
+    column's :func:`recuse.numbers.column_decimals`), two decimals from 10 on, none from
+    100,000 on, with thousands separators from 1,000 on (``1,234.50``, ``2,500,000``: it
+    read 1234.50 and 2.5e+06), scientific only from 1e15 on, where the digits would be
+    noise — never below 1, where a small number would sit in another notation than its
+    column's (0.000 beside 3e-04)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -51,22 +51,9 @@ COUNT_COLUMN = re.compile(
 P_COLUMN = re.compile(r"^(p|q|p_value|q_value|p-value|q-value)$")
 
 
-def column_digits(values: Any) -> int:
-    """The decimals of a table column's numbers under 10: three, more where its smallest
-    non-zero number is under 0.001 (:func:`recuse.numbers.small_decimals`), so that one
-    column holds one precision (0.00075, 0.00900, 0.00000; it read 0.000754 beside 0.009
-    and 0.000, or 3e-05 beside 0.000)."""
-    sizes = [
-        abs(v)
-        for v in values
-        if isinstance(v, float) and math.isfinite(v) and v != 0 and abs(v) < 10
-    ]
-    return small_decimals(min(sizes)) if sizes else 3
-
-
 def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
-    """:func:`column_digits` of every column of the rows a table shows."""
-    return {str(c): column_digits([r.get(str(c)) for r in records]) for c in columns}
+    """:func:`recuse.numbers.column_decimals` of every column of the rows a table shows."""
+    return {str(c): column_decimals([r.get(str(c)) for r in records]) for c in columns}
 
 
 def _cell(value: Any, column: object = "", digits: int = 3) -> str:

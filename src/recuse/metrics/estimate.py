@@ -138,6 +138,13 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     return f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
 
 
+def _rounding(estimate: float) -> float:
+    """The spread that is rounding at the size of ``estimate``, not variation:
+    ``1e-12 · max(1, |estimate|)`` (identical replicates of 0.1 have a standard deviation
+    of 1e-17)."""
+    return 1e-12 * max(1.0, abs(estimate))
+
+
 def zero_width(estimate: float, low: float, high: float) -> bool:
     """Whether the interval ``[low, high]`` of ``estimate`` has no width: at most
     ``1e-12 · max(1, |estimate|)`` (rounding), as when every resample gave the same value.
@@ -145,7 +152,7 @@ def zero_width(estimate: float, low: float, high: float) -> bool:
     >>> zero_width(0.5, 0.5, 0.5), zero_width(0.5, 0.49, 0.5)
     (True, False)
     """
-    return high - low <= 1e-12 * max(1.0, abs(estimate))
+    return high - low <= _rounding(estimate)
 
 
 def informative(
@@ -172,8 +179,7 @@ def informative(
     """
     if clusters is not None and clusters < FEW_CLUSTERS:
         return False
-    tiny = 1e-12 * max(1.0, abs(estimate))
-    measured = std_error is not None and tiny < std_error < math.inf
+    measured = std_error is not None and _rounding(estimate) < std_error < math.inf
     return fixed or measured or not zero_width(estimate, low, high)
 
 

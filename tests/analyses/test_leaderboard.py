@@ -112,7 +112,7 @@ def test_alpaca_eval_headline_names_the_joint_fit_and_the_glm() -> None:
     from recuse.analyses.base import AuditOptions
     from recuse.data.inputs import Input, Source
     from recuse.driver import run_audit
-    from recuse.metrics.length_controlled import length_controlled_win_rates
+    from recuse.metrics.length_controlled import GLM_CONFOUNDED, length_controlled_win_rates
     from recuse.roster import Roster
     from recuse.simulate.length_controlled import JUDGE, simulate_length_controlled
 
@@ -127,13 +127,20 @@ def test_alpaca_eval_headline_names_the_joint_fit_and_the_glm() -> None:
     report = run_audit([inp], options=options, roster=Roster.builtin())
     want = length_controlled_win_rates(frame, judge=JUDGE, boot=Resampling(n_boot=100))
     heads = [h for h in report.headlines if "AlpacaEval, annotator" in h]
-    assert len(heads) == 3
+    marked = [r for r in want.itertuples() if r.caveat]
+    assert marked  # length planted to track difficulty: the case under test
+    assert len(heads) == 3 + 1  # a line per system, and the caveats' shared part once
     for r in want.itertuples():
         (line,) = [h for h in heads if f": {r.system} against" in h]
         assert f"length-controlled {r.lc_win_rate:.2f}% [" in line
         assert f"(joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)" in line
-        if r.caveat:
-            assert "lc_win_rate_glm" in line
+        if r.caveat:  # its own part of the table's caveat, marked for the shared part
+            assert f"Caveat †: {r.caveat.split('; ')[0]}." in line
+            assert GLM_CONFOUNDED not in line
+    (shared,) = [h for h in heads if ": † for " in h]
+    assert f"† for {len(marked)} of 3 systems" in shared
+    assert f"{GLM_CONFOUNDED}." in shared
+    assert all(GLM_CONFOUNDED in r.caveat for r in marked)  # the table's rows keep it whole
 
 
 def test_alpaca_eval_headline_names_the_glm_where_it_is_the_rate() -> None:

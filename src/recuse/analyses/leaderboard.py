@@ -11,7 +11,7 @@ length-controlled win rate too. See :mod:`recuse.metrics.bradley_terry` and
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -21,13 +21,16 @@ from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
 from recuse.metrics.length_controlled import (
+    CONFOUNDED_R,
     GLM,
+    GLM_CONFOUNDED,
     JOINT,
     MIN_SHARED,
     NONE,
     UPSTREAM_DIFFERENCES,
     fixed_baseline,
     length_controlled_win_rates,
+    tracks_difficulty,
 )
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.tool_scores import (
@@ -300,9 +303,41 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                     else ""
                 )
                 + f" ({percent(o.level)} intervals, n = {r.n:,} "
-                "instructions; 50% = as good as the baseline)."
-                + (" Caveat: " + str(r.caveat) + "." if r.caveat else "")
+                "instructions; 50% = as good as the baseline)." + _caveat(r)
             )
+        part.headlines += _marked(f"{inp.name}, AlpacaEval, annotator {judge}", lc)
+
+
+def _tracks(r: Any) -> bool:
+    """Whether a row of :func:`length_controlled_win_rates` has a rate whose length
+    difference moves with instruction difficulty (its caveat then marked †)."""
+    return bool(r.caveat) and r.lc_method != NONE and abs(r.length_difficulty_r) >= CONFOUNDED_R
+
+
+def _marked(where: str, lc: pd.DataFrame) -> list[str]:
+    """The line that says once what the caveats marked † (:func:`_tracks`) of ``lc``'s
+    rows share; none where no row has one."""
+    marked = sum(_tracks(r) for r in lc.itertuples())
+    if not marked:
+        return []
+    return [
+        f"{where}: † for {marked} of {len(lc)} systems the length difference moves with "
+        f"instruction difficulty (|r| ≥ {CONFOUNDED_R}): the joint fit separates the two with "
+        "every system's answers to the same instructions, and is the rate shown where it "
+        f"could be made; {GLM_CONFOUNDED}."
+    ]
+
+
+def _caveat(r: Any) -> str:
+    """A row's caveat in its headline: where the length difference moves with
+    difficulty, its own part only (:func:`tracks_difficulty`), marked † for the line
+    that says the rest once; else the caveat whole."""
+    if not r.caveat:
+        return ""
+    if not _tracks(r):
+        return f" Caveat: {r.caveat}."
+    read = ": read the rate with the raw win rate" if r.lc_method == GLM else ""
+    return f" Caveat †: {tracks_difficulty(r.length_difficulty_r)}{read}."
 
 
 def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
@@ -462,10 +497,11 @@ def _length_controlled(
             + _method_note(lc)
         )
         part.notes.extend(
-            f"{inp.name}, {judge}, {r.system}: length-controlled win rate: " + str(r.caveat) + "."
+            f"{inp.name}, {judge}, {r.system}: length-controlled win rate." + _caveat(r)
             for r in lc.itertuples()
             if r.caveat
         )
+        part.notes += _marked(f"{inp.name}, {judge}", lc)
         made += 1
     return made
 

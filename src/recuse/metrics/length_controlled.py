@@ -132,6 +132,29 @@ NONE = "not estimated"
 SEPARATED_LENGTH = 10.0
 
 
+#: why a length-controlled rate whose length difference moves with instruction
+#: difficulty (:func:`tracks_difficulty`) is read with care: the part of its caveat that
+#: is the same for every system (the audit's lines say it once per annotator)
+GLM_CONFOUNDED = (
+    "AlpacaEval's per-system GLM cannot fully separate the two (in a planted "
+    f"simulation with length tracking difficulty it was off by up to {PLANTED_GLM_ERROR} "
+    f"points, and its 90% interval held the truth {PLANTED_GLM_COVERAGE:.0%} of the time)"
+)
+
+
+def tracks_difficulty(r: float) -> str:
+    """The first part of a system's caveat where ``|r| >= CONFOUNDED_R`` (r: Pearson's r
+    between its length term and the per-system GLM's difficulty term): which way its
+    length difference moves with instruction difficulty."""
+    # delta = baseline − system and gamma high = easy for the systems: r > 0 means the
+    # system's answers are longer (delta low) on hard instructions (gamma low)
+    side = "harder" if r > 0 else "easier"
+    return (
+        f"the length difference moves with instruction difficulty (r = {signed(r, 2)}: this "
+        f"system's answers are longer on {side} instructions)"
+    )
+
+
 def _confounding(
     tl: np.ndarray, gamma: np.ndarray, glm: float, joint: float | None
 ) -> tuple[float, str]:
@@ -145,21 +168,10 @@ def _confounding(
     r = float(np.corrcoef(tl, gamma)[0, 1])
     if abs(r) < CONFOUNDED_R:
         return r, ""
-    # delta = baseline − system and gamma high = easy for the systems: r > 0 means the
-    # system's answers are longer (delta low) on hard instructions (gamma low)
-    side = "harder" if r > 0 else "easier"
-    said = (
-        f"the length difference moves with instruction difficulty (r = {signed(r, 2)}: this "
-        f"system's answers are longer on {side} instructions)"
-    )
-    glm_off = (
-        "AlpacaEval's per-system GLM cannot fully separate the two (in a planted "
-        f"simulation with length tracking difficulty it was off by up to {PLANTED_GLM_ERROR} "
-        f"points, and its 90% interval held the truth {PLANTED_GLM_COVERAGE:.0%} of the time)"
-    )
+    said = tracks_difficulty(r)
     if joint is None:
         return r, (
-            f"{said}; {glm_off}, and the joint fit that separates them was not possible "
+            f"{said}; {GLM_CONFOUNDED}, and the joint fit that separates them was not possible "
             f"(it needs {MIN_SHARED} instructions answered by two or more systems, and a "
             "finite maximum): read the rate with the raw win rate"
         )
@@ -171,7 +183,7 @@ def _confounding(
     )
     return r, (
         f"{said}; the rate shown is the joint fit, which separates them with every "
-        f"system's answers to the same instructions; {glm_off}: {here}"
+        f"system's answers to the same instructions; {GLM_CONFOUNDED}: {here}"
     )
 
 

@@ -165,11 +165,19 @@ def test_a_value_map_naming_a_missing_text_says_it_never_applies(tmp_path: Path)
     frame = _table()
     frame.loc[2, "human"] = "NA"
     frame.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.warns(ReaderNote, match=r"column 'human' names 'na', a text recuse reads as "):
+    with pytest.warns(ReaderNote) as notes:
         out = load_input(
-            tmp_path / "t.csv", reading=ValueReading({"human": {"NA": 0.5, "A": 1}})
+            tmp_path / "t.csv", reading=ValueReading({"human": {"NA": 0.5, "A": 1, " None": 0}})
         ).frame
     assert pd.isna(out.loc[2, "human"])
+    # the keys quoted as the user wrote them (they were quoted folded: 'na', 'none')
+    said = [str(n.message) for n in notes if "value map" in str(n.message)]
+    assert said == [
+        f"{tmp_path / 't.csv'}: the value map for column 'human' names 'NA', ' None', "
+        "texts recuse reads as missing (as a CSV file's reader does) before any map "
+        "applies: those cells stay missing — write another value in the file, or drop it "
+        "from the map"
+    ]
     # a cell 'none' is no missing text: the map meets it, and nothing is said
     frame.loc[2, "human"] = "none"
     frame.to_csv(tmp_path / "t.csv", index=False)

@@ -322,7 +322,7 @@ def test_certify_reads_costs_as_the_cli_does(planted: pd.DataFrame) -> None:
                   for s in stages)  # fmt: skip
     assert got.cascade.to_dict()["usd_per_1000_items"] == pytest.approx(by_hand)
     for bad in (-5, float("nan"), float("inf"), "cheap", True):
-        with pytest.raises(ConfigError, match=r"costs\['gpt-4'\] = .*a number ≥ 0"):
+        with pytest.raises(ConfigError, match=r"costs: 'gpt-4' = .* is no price .* from 0 to"):
             recuse.certify(planted, cascade=cascade, costs={"gpt-4": bad})  # type: ignore[dict-item]
 
 
@@ -370,7 +370,7 @@ def test_a_price_too_large_to_sum_or_written_minus_zero_is_read_as_a_price(
     cost, the sum over its stages, was $inf: ``--json`` ended in "Out of range float
     values are not JSON compliant". ``-0`` was shown as a price of "-0"."""
     cascade = ["claude-v1", "gpt-4"]
-    with pytest.raises(ConfigError, match=r"costs\['claude-v1'\] = 1e\+308: .*at most 1e\+09"):
+    with pytest.raises(ConfigError, match=r"costs: 'claude-v1' = 1e\+308 is no .* to 1e\+09"):
         recuse.certify(planted, agreement=0.6, cascade=cascade,
                        costs={"claude-v1": 1e308, "gpt-4": 1e308})  # fmt: skip
     got = recuse.certify(planted, agreement=0.6, cascade=cascade,
@@ -434,7 +434,7 @@ def test_two_prices_for_one_judge_are_refused_not_one_dropped(planted: pd.DataFr
     """``costs={"gpt-4": 1, "GPT-4": 30}`` names one judge twice: the cascade was priced
     at the last price given (30), the other dropped without a word."""
     cascade = ["claude-v1", "gpt-4"]
-    with pytest.raises(ConfigError, match=r"'gpt-4' and 'GPT-4' are both judge 'gpt-4'"):
+    with pytest.raises(ConfigError, match=r"'gpt-4' and 'GPT-4' are both judge 'gpt-4', priced 1 "):
         recuse.certify(planted, agreement=0.6, cascade=cascade,
                        costs={"claude-v1": 1, "gpt-4": 1, "GPT-4": 30})  # fmt: skip
     # the same price twice says one thing: kept

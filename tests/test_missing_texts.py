@@ -67,7 +67,7 @@ def test_a_missing_text_reads_the_same_through_every_door(
         frame.loc[[2, 5], "status_second"] = "unparsed"
     doors = _by_every_door(frame, tmp_path)
     csv = doors.pop("csv")
-    assert csv[column].isna().sum() == 2  # what pandas' CSV reader made of it
+    assert csv[column].isna().sum() == 2  # the schema column's rule, as in every door
     for door, got in doors.items():
         pd.testing.assert_frame_equal(got, csv, obj=door)
     # validate_pairs: the DataFrame as the CSV file's cells
@@ -84,8 +84,9 @@ def test_a_judge_named_na_is_a_missing_judge_in_a_dataframe_as_in_a_csv(tmp_path
     frame = _table()
     frame.loc[3, "judge"] = "NA"
     frame.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.raises(InputError) as by_file:
-        load_input(tmp_path / "t.csv")
+    with pytest.warns(ReaderNote, match=r"'NA' in judge \(row 4\)"):
+        with pytest.raises(InputError) as by_file:
+            load_input(tmp_path / "t.csv")
     with pytest.warns(ReaderNote) as notes, pytest.raises(InputError) as by_frame:
         recuse.audit(frame)
     assert by_frame.value.reason == by_file.value.reason == "judge verdict without a judge name"
@@ -164,11 +165,19 @@ def test_a_value_map_naming_a_missing_text_says_it_never_applies(tmp_path: Path)
     frame = _table()
     frame.loc[2, "human"] = "NA"
     frame.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.warns(ReaderNote, match=r"column 'human' names 'na', a text recuse reads as "):
+    with pytest.warns(ReaderNote) as notes:
         out = load_input(
-            tmp_path / "t.csv", reading=ValueReading({"human": {"NA": 0.5, "A": 1}})
+            tmp_path / "t.csv", reading=ValueReading({"human": {"NA": 0.5, "A": 1, " None": 0}})
         ).frame
     assert pd.isna(out.loc[2, "human"])
+    # the keys quoted as the user wrote them (they were quoted folded: 'na', 'none')
+    said = [str(n.message) for n in notes if "value map" in str(n.message)]
+    assert said == [
+        f"{tmp_path / 't.csv'}: the value map for column 'human' names 'NA', ' None', "
+        "texts recuse reads as missing (as a CSV file's reader does) before any map "
+        "applies: those cells stay missing — write another value in the file, or drop it "
+        "from the map"
+    ]
     # a cell 'none' is no missing text: the map meets it, and nothing is said
     frame.loc[2, "human"] = "none"
     frame.to_csv(tmp_path / "t.csv", index=False)
@@ -176,3 +185,53 @@ def test_a_value_map_naming_a_missing_text_says_it_never_applies(tmp_path: Path)
         warnings.simplefilter("error", ReaderNote)
         out = load_input(tmp_path / "t.csv", reading=ValueReading({"human": {"None": 0.5}})).frame
     assert out.loc[2, "human"] == 0.5
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv"])
+def test_a_delimited_files_answers_none_and_na_keep_their_texts_and_lengths(
+    tmp_path: Path, ext: str
+) -> None:
+    """A model that answered "None" or "NA" wrote one word: the CSV and TSV doors keep
+    the text (they made it missing: no length, so the pair left the verbosity
+    analysis), as the JSONL door does."""
+    from recuse.metrics.verbosity import response_lengths
+
+    frame = _table(4).assign(
+        prompt=["Say nothing.", "NA", "Why?", "null"],
+        response_a=["None", "NA", "two words", "#N/A"],
+        response_b=["one two three", "x y", "null", "nan"],
+    )
+    frame.to_csv(tmp_path / f"t.{ext}", index=False, sep="\t" if ext == "tsv" else ",")
+    frame.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReaderNote)  # nothing was read as missing
+        got = load_input(tmp_path / f"t.{ext}").frame
+        typed = load_input(tmp_path / "t.jsonl").frame
+    assert len(got) == 4
+    assert got["prompt"].tolist() == ["Say nothing.", "NA", "Why?", "null"]
+    assert got["response_a"].tolist() == ["None", "NA", "two words", "#N/A"]
+    assert got["response_b"].tolist() == ["one two three", "x y", "null", "nan"]
+    len_a, len_b, how = response_lengths(got)
+    assert how == "words"
+    assert len_a.tolist() == [1.0, 1.0, 2.0, 1.0] and len_b.tolist() == [3.0, 2.0, 1.0, 1.0]
+    pd.testing.assert_frame_equal(got, typed)
+
+
+def test_a_csv_score_or_label_na_is_still_missing_and_noted(tmp_path: Path) -> None:
+    """The schema columns read "NA", "null", ... as missing in a CSV file as in every
+    door, now with the note the other doors give (the reader no longer does it)."""
+    frame = _table()
+    frame.loc[2, "human"] = "NA"
+    frame.loc[5, "p_a_second"] = "null"
+    frame.loc[5, "status_second"] = "unparsed"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(ReaderNote) as notes:
+        out = load_input(tmp_path / "t.csv").frame
+    said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
+    assert len(said) == 1
+    assert said[0].startswith(
+        f"{tmp_path / 't.csv'}: read as missing: 'NA' in human (row 3); "
+        "'null' in p_a_second (row 6) — "
+    )
+    assert out["human"].isna().tolist() == [k == 2 for k in range(8)]
+    assert out["p_a_second"].isna().tolist() == [k == 5 for k in range(8)]

@@ -22,7 +22,7 @@ import copy
 import inspect
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from html import escape
 from numbers import Number
@@ -377,42 +377,91 @@ def _ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
 MAX_USD = 1e9
 
 
+def price_key(name: str, roster: Roster, present: Collection[str] = ()) -> tuple[str, str]:
+    """The judge a price names, as :func:`checked_costs` keeps it, and the key that its
+    other names share: a judge ``present`` (an alias or another case of it: ``GPT-4``
+    for ``gpt-4``) both times; else the name as given, keyed by the roster's id for it
+    (``gpt4`` and ``GPT-4`` are one judge) or, for a name the roster lacks, its
+    case-folded form.
+
+    >>> price_key("GPT-4", Roster.builtin(), {"gpt-4"}), price_key("My-Judge", Roster.builtin())
+    (('gpt-4', 'gpt-4'), ('My-Judge', 'my-judge'))
+    """
+    name = name.strip()
+    try:
+        judge = roster.judge_in(name, present)
+    except ConfigError:
+        judge = name
+    if judge in present:
+        return judge, judge
+    return name, roster.canonical(name) if name in roster else name.casefold()
+
+
+def checked_costs(
+    prices: Iterable[tuple[object, object]],
+    roster: Roster,
+    present: Iterable[str] = (),
+    *,
+    option: str = "costs",
+) -> dict[str, float]:
+    """The one check of judges' prices, USD per 1,000 judgments, that ``certify``'s
+    ``costs`` and ``recuse certify --cost JUDGE=USD`` share (``option`` names the door in
+    the messages): each price a number from 0 to :data:`MAX_USD` (``-0`` is 0); each
+    judge named as the data names it (``present``: an alias or another case of a judge
+    present, ``GPT-4`` for ``gpt-4``); one judge named twice at two prices is an error
+    (twice at one price is one price). A name that is no judge present is kept as given
+    (a price list may name more judges than one table holds), and is one judge with the
+    names the roster gives the same id, or that differ only in case.
+
+    >>> checked_costs([("GPT-4", 30), ("gpt-4", 30.0)], Roster.builtin(), {"gpt-4"})
+    {'gpt-4': 30.0}
+    """
+    judges = frozenset(present)
+    example = f"{option} gpt-4=30" if option.startswith("-") else f"{option}={{'gpt-4': 30}}"
+    out: dict[str, float] = {}
+    seen: dict[str, tuple[str, str]] = {}  # a judge's key: its name as given, its name in out
+    for given, usd in prices:
+        name = str(given).strip()
+        value = None
+        if isinstance(usd, int | float | np.integer | np.floating) and not isinstance(usd, bool):
+            value = float(usd)  # (a numpy bool is no np.integer)
+        if value is None or not 0 <= value <= MAX_USD:
+            raise ConfigError(
+                f"{option}: {name!r} = {repr(usd) if value is None else f'{value:g}'} is no "
+                f"price — give USD per 1,000 judgments, a number from 0 to {MAX_USD:g}, "
+                f"e.g. {example}"
+            )
+        price = value + 0.0  # -0 is 0
+        judge, key = price_key(name, roster, judges)
+        if key not in seen:
+            seen[key] = (name, judge)
+        first, held = seen[key]
+        if out.get(held, price) != price:
+            who = judge if judge in judges else key  # the id the names share
+            twice = (
+                f"{first!r} is priced twice,"
+                if first == name
+                else f"{first!r} and {name!r} are both judge {who!r}, priced"
+            )
+            raise ConfigError(
+                f"{option}: {twice} {out[held]:g} and {price:g} — give one price per judge"
+            )
+        out[held] = price
+    return out
+
+
 def _costs(
     costs: Mapping[str, float] | None, roster: Roster, present: set[str]
 ) -> dict[str, float] | None:
-    """``certify``'s ``costs`` checked as ``--cost`` is (USD per 1,000 judgments, a
-    number from 0 to :data:`MAX_USD`; ``-0`` is 0), each judge named as the data names
-    it (an alias or another case of a judge present: ``GPT-4``; one judge named twice
-    at two prices is an error); a name the data lacks is kept as given (a price list
-    may name more judges than one table holds)."""
+    """``certify``'s ``costs``, checked by :func:`checked_costs`."""
     if costs is None:
         return None
     if not isinstance(costs, Mapping):
         raise ConfigError(
             f"costs = {type(costs).__name__}: give {{judge: USD per 1,000 judgments}}, "
-            "e.g. {'gpt-4': 30}"
+            "e.g. costs={'gpt-4': 30}"
         )
-    out: dict[str, float] = {}
-    given: dict[str, str] = {}  # each judge's name as the price list gives it
-    for name, usd in costs.items():
-        number = isinstance(usd, int | float | np.number) and not isinstance(usd, bool | np.bool_)
-        if not number or not 0 <= float(usd) <= MAX_USD:
-            raise ConfigError(
-                f"costs[{str(name)!r}] = {usd!r}: give USD per 1,000 judgments, a number ≥ 0 "
-                f"and at most {MAX_USD:g} (e.g. {{'gpt-4': 30}})"
-            )
-        try:
-            key = roster.judge_in(str(name), present)
-        except ConfigError:
-            key = str(name)
-        price = float(usd) + 0.0  # -0 is 0
-        if key in out and out[key] != price:
-            raise ConfigError(
-                f"costs: {given[key]!r} and {str(name)!r} are both judge {key!r}, priced "
-                f"{out[key]:g} and {price:g} — give one price per judge"
-            )
-        out[key], given[key] = price, str(name)
-    return out
+    return checked_costs(costs.items(), roster, present)
 
 
 def certify(

@@ -34,10 +34,12 @@ def shown(value: object, limit: int = 60) -> str:
     return f"{text[: limit - 2]}… ({size:,} {'characters' if isinstance(value, str) else 'long'})"
 
 
-#: the texts a CSV file's reader (pandas' ``read_csv``, whose defaults recuse keeps)
-#: reads as a missing cell. Every table door reads them so in the schema columns (a
+#: the texts a CSV file's reader (pandas' ``read_csv`` by default) reads as a missing
+#: cell. Every table door reads them so in the schema columns, and only there (a
 #: DataFrame, JSON or Parquet cell holding the text ``"NA"`` is the same data as a CSV
-#: cell ``NA``): :func:`recuse.tables.validate_pairs` and ``validate_ratings``.
+#: cell ``NA``): :func:`recuse.tables.validate_pairs` and ``validate_ratings``. recuse's
+#: own CSV reader (:func:`recuse.data.delimited.read_csv`) keeps them as texts, so that
+#: a free-text cell (a prompt, an answer "None") is kept as written.
 MISSING_TEXTS = frozenset(
     {
         "",

@@ -368,3 +368,28 @@ def test_a_source_whose_estimates_are_outside_the_table_says_where_they_are(
     assert "nothing estimated" not in line
     assert "no headline estimate in the table; estimates in: Bias-adjusted leaderboard" in line
     assert "AlpacaEval, annotator gpt-4" in out  # the leaderboard's rates, after it
+
+
+def test_the_summary_table_rows_stay_whole_on_a_narrow_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summary is a pipe table (Markdown's): a row broken over two lines breaks the
+    table. With COLUMNS=40 and a 76-character judge name, each row keeps the header's
+    cells on one line and the name whole (nothing in the summary wraps; the audit
+    writes no Markdown file, only report.html, report.json and tables/)."""
+    from recuse.simulate.selective import simulate_selective
+
+    long = "judge-" + "x" * 70
+    pairs = simulate_selective(300, seed=5).pairs.assign(judge=long)
+    pairs.to_csv(tmp_path / "p.csv", index=False)
+    monkeypatch.setenv("COLUMNS", "40")
+    out = tmp_path / "out"
+    args = ["audit", str(tmp_path / "p.csv"), "--only", "position", "--n-boot", "100"]
+    assert main([*args, "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [ln for ln in lines if ln.startswith("|")]
+    assert len(rows) == 3  # header, rule, the judge's row
+    assert {len(re.findall(r"(?<!\\)\|", ln)) for ln in rows} == {6}  # 5 cells each
+    bias = "Position (share of win to first · no bias = 0.5)"
+    assert [c.strip() for c in rows[2].split("|")[1:3]] == [long, bias]
+    assert not [p for p in out.rglob("*") if p.suffix.lower() in (".md", ".markdown")]

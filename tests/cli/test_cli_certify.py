@@ -194,3 +194,63 @@ def test_the_docs_held_out_sentence_matches_the_worked_example() -> None:
     assert "stay at or above the target where something was kept" not in text
     assert "verdicts agree 7 of 10 (19.6% coverage, 70.0%)" in text
     assert "90.5% on its `other` items" in text
+
+
+#: a price fault, as ``--cost`` parts and as ``costs=``, and what both doors say of it
+#: after their own name ("--cost: ", "costs: "); {eg} is each door's example
+PRICE_FAULTS = [
+    (["gpt-4=-5"], {"gpt-4": -5}, "'gpt-4' = -5 is no price — give USD per 1,000 judgments, "
+     "a number from 0 to 1e+09, e.g. {eg}"),
+    (["gpt-4=2e9"], {"gpt-4": 2e9}, "'gpt-4' = 2e+09 is no price — give USD per 1,000 "
+     "judgments, a number from 0 to 1e+09, e.g. {eg}"),
+    (["gpt-4=cheap"], {"gpt-4": "cheap"}, "'gpt-4' = 'cheap' is no price — give USD per 1,000 "
+     "judgments, a number from 0 to 1e+09, e.g. {eg}"),
+    (["gpt4=1", "GPT-4=30"], {"gpt4": 1, "GPT-4": 30}, "'gpt4' and 'GPT-4' are both judge "
+     "'gpt-4', priced 1 and 30 — give one price per judge"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "costs", "said"), PRICE_FAULTS, ids=["negative", "too-large", "text", "twice"]
+)
+def test_the_cli_and_the_api_refuse_a_price_alike(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    costs: dict[str, object],
+    said: str,
+) -> None:
+    """``--cost`` and ``costs=`` had a checker each, with their own words and rules
+    (the CLI said "cannot read 'gpt-4=cheap'", the API "costs['gpt-4'] = 'cheap'")."""
+    import recuse
+    from recuse.errors import ConfigError
+
+    src = _pairs(tmp_path)
+    args = ["certify", str(src), "--cascade", "gpt-4"]
+    code, text = _run([*args, *(a for f in flags for a in ("--cost", f))], capsys)
+    assert code == 2 and "Traceback" not in text, text
+    assert f"--cost: {said.format(eg='--cost gpt-4=30')}" in " ".join(text.split()), text
+    with pytest.raises(ConfigError) as err:
+        recuse.certify(str(src), cascade="gpt-4", costs=costs)  # type: ignore[arg-type]
+    assert str(err.value) == "costs: " + said.format(eg="costs={'gpt-4': 30}")
+
+
+@pytest.mark.parametrize("alias", ["GPT4", "gpt4", "GPT-4", " gpt-4 "])
+def test_an_alias_of_a_judge_present_prices_it_through_both_doors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], alias: str
+) -> None:
+    """A price given under another name of the judge present prices that judge, at one
+    price when given twice alike, in the CLI as in the API."""
+    import recuse
+
+    src, out = _pairs(tmp_path), tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost",
+                       f"{alias}=7,gpt-4=7", "--out", str(out)], capsys)  # fmt: skip
+    assert code == 0, text
+    by_cli = json.loads(out.read_text("utf-8"))["cascade"]
+    by_api = recuse.certify(str(src), cascade="gpt-4", costs={alias: 7, "gpt-4": 7.0})
+    assert by_api.cascade is not None
+    assert by_cli["stages"] == by_api.cascade.to_dict()["stages"]
+    assert by_cli["stages"][0]["usd_per_1000_judgments"] == 7.0
+    # the cost worked out from the stage: every item reaches it, judged in both orders
+    assert by_cli["usd_per_1000_items"] == pytest.approx(2 * 7.0)

@@ -165,11 +165,12 @@ def test_one_judge_priced_twice_in_cost_is_refused(
     """``--cost gpt-4=1,GPT-4=30`` (or ``gpt-4=1 --cost gpt-4=30``) priced the judge at
     whichever came last, the other price dropped without a word."""
     src = _pairs(tmp_path)
-    for costs, said in ((["gpt-4=1,GPT-4=30"], "gpt-4=1, GPT-4=30"),
-                        (["gpt-4=1", "--cost", "gpt-4=30"], "gpt-4=1, gpt-4=30")):  # fmt: skip
+    both, twice = "'gpt-4' and 'GPT-4' are both judge 'gpt-4', priced", "'gpt-4' is priced twice,"
+    for costs, said in ((["gpt-4=1,GPT-4=30"], both),
+                        (["gpt-4=1", "--cost", "gpt-4=30"], twice)):  # fmt: skip
         code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", *costs], capsys)
         assert code == 2 and "Traceback" not in text, text
-        assert f"--cost prices one judge twice: {said} — give one price" in text, text
+        assert f"--cost: {said} 1 and 30 — give one price per judge" in text, text
     code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", "gpt-4=30,GPT-4=30"],
                       capsys)  # fmt: skip
     assert code == 0, text

@@ -23,7 +23,7 @@ from recuse.data.inputs import (
     load_responses,
     locate,
 )
-from recuse.errors import DatasetNotFoundError, InputError
+from recuse.errors import DatasetNotFoundError, InputError, ReaderNote
 
 
 def test_guess_reads_the_header_only(tmp_path: Path) -> None:
@@ -183,3 +183,17 @@ def test_an_unreadable_file_is_one_line_with_a_fix(
     assert main(["audit", str(path), "-o", str(out)]) == 2
     assert "Permission denied" in capsys.readouterr().err
     assert not (out / "report.json").exists()
+
+
+def test_load_responses_keeps_an_answer_none_and_reads_a_model_na_as_missing(
+    tmp_path: Path,
+) -> None:
+    """A response or prompt "None" is what was written (it was read as missing, and
+    refused as no text); a model "NA" is a missing name, refused with a note saying why."""
+    path = _responses(tmp_path, prompt=["NA", "q2"], response=["None", "null"])
+    got = load_responses(path)
+    assert got["prompt"].tolist() == ["NA", "q2"] and got["response"].tolist() == ["None", "null"]
+    with pytest.warns(ReaderNote, match=r"read as missing: 'NA' in model \(row 2\)"):
+        with pytest.raises(InputError) as err:
+            load_responses(_responses(tmp_path, model=["gpt-4", "NA"]))
+    assert (err.value.row, err.value.column, err.value.reason) == (2, "model", "the cell is empty")

@@ -189,3 +189,19 @@ def test_a_value_holding_an_equals_sign_can_be_mapped_on_the_cli(tmp_path: Path)
     assert table["p_a"].tolist() == [{"a": 1.0, "b": 0.0, "tie": 0.5}[h] for h in labels]
     argv = ["validate", str(path), "--map", "verdict=p_a", "--values", spec]
     assert main(argv) == 0
+
+
+def test_the_notes_quote_the_map_as_written_and_match_it_folded(tmp_path: Path) -> None:
+    """A map's keys were folded when it was checked, so its notes quoted ``left=1``
+    for ``Left=1``; they still match cells in any case and spacing."""
+    path = tmp_path / "v.csv"
+    _frame(["A" if h == "a" else "B" for h in HUMAN]).to_csv(path, index=False)
+    mapping = {"verdict": "p_a"}
+    with pytest.warns(ValueMapUnmatched, match=r"column 'verdict' \(Left=1, RIGHT=0\) matched"):
+        read_table(
+            path, table="pairs", mapping=mapping, values={"verdict": {"Left": 1, "RIGHT": 0}}
+        )
+    _frame(["left" if h == "a" else " Right " for h in HUMAN]).to_csv(path, index=False)
+    values = {"verdict": {"Left": 1, "RIGHT": 0, "left": 1}}
+    table = read_table(path, table="pairs", mapping=mapping, values=values)
+    assert table["p_a"].tolist() == [1.0 if h == "a" else 0.0 for h in HUMAN]

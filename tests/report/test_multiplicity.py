@@ -227,3 +227,49 @@ def test_the_note_reads_the_count_from_the_floor_from_result_sets() -> None:
                                    n_boot=319)  # fmt: skip
     assert "with 318 of the 319 resamples kept" in note
     assert any("318 of the 319" in w for w in out.findings[0].warnings)
+
+
+def test_the_detectable_line_is_the_shown_intervals_and_not_on_a_cell_adjusted_away() -> None:
+    """A cell whose raw interval excludes no bias but which the adjustment left unflagged
+    showed "±0.12 detectable", titled "no bias detected": of the unadjusted test, which
+    did detect it (its interval, shown, excludes 0), beside the note giving its q. The
+    line is now shown only where the interval shown holds no bias; the unflagged cell
+    keeps its q note, and the JSON its detectable effect, a number of its own."""
+    import re
+
+    from recuse.report import AuditReport, Provenance, Source
+    from recuse.report.html import render_html
+
+    holds = _f("j5", 0.5, lo=-0.05)  # raw interval holds 0: nothing found
+    section = Section("s", "S", "i", findings=(*(_f(f"j{k}", p) for k, p in enumerate(
+        [0.01, 0.04, 0.03, 0.2, 0.07])), holds))  # fmt: skip
+    (out,), _ = adjust_sections([section], level=0.9)
+    away, kept = out.findings[3], out.findings[5]
+    # six tests: sorted p .01 .03 .04 .07 .2 .5, p*6/rank .06 .09 .08 .105 .24 .5, running
+    # min from the top: q = .06 .08 .08 .105 .24 .5 — j0-j2 flagged, j3 and j4 adjusted away
+    q = [f.q_value for f in out.findings]
+    assert q == pytest.approx([0.06, 0.08, 0.08, 0.24, 0.105, 0.5])
+    assert [f.adjusted_away for f in out.findings] == [False, False, False, True, True, False]
+    assert not kept.excludes_null and not kept.significant
+    assert [f.shows_detectable for f in out.findings] == [False] * 5 + [True]
+    # (z_0.95 + z_0.80) x 0.05 = (1.6449 + 0.8416) x 0.05 = 0.1243
+    assert kept.detectable_text == "0.12" and away.detectable == pytest.approx(0.1243, abs=1e-4)
+    prov = Provenance((Source("d", "pairs", 50, judges=tuple(f.judge for f in out.findings)),),
+                      "0.1.0", None, {"multiple testing (--fdr)": "Benjamini–Hochberg"}, 0,
+                      "2025-01-01T00:00:00", "3.11")  # fmt: skip
+    page = render_html(AuditReport("Audit", (out,), (), (), prov, 0.9))
+
+    def cell(judge: str) -> str:
+        found = re.search(rf'<tr data-judge="{judge}">.*?<td data-bias="b">(.*?)</td>', page,
+                          flags=re.S)  # fmt: skip
+        assert found is not None, judge
+        return found.group(1)
+
+    for judge, said in (("j3", "q = 0.240 &gt; 0.1"), ("j4", "q = 0.105 &gt; 0.1")):
+        assert 'class="mde"' not in cell(judge) and said in cell(judge)  # no "no bias detected"
+    assert "&plusmn;0.12 detectable</span>" in cell("j5") and "data-adjusted" not in cell("j5")
+    assert all('class="mde"' not in cell(f"j{k}") for k in (0, 1, 2))  # flagged
+    # --no-fdr: the same interval is flagged, and shows no line either
+    raw = _f("j3", 0.2)  # q_value None
+    assert raw.significant and not raw.shows_detectable
+    assert away.to_dict()["detectable_with_80pct_power"] == pytest.approx(0.1243, abs=1e-4)

@@ -65,13 +65,12 @@ def definitions(kind: ReferenceKind) -> str:
 def _costs(
     specs: list[str], store: Path | None, prices: Path | None, roster: Roster
 ) -> dict[str, float]:
-    """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` and the evaluator card."""
-    from recuse.api import MAX_USD
+    """USD per 1,000 judgments per judge: ``--cost JUDGE=USD`` (read into pairs, then
+    checked as ``recuse.certify``'s ``costs`` are: :func:`recuse.api.checked_costs`),
+    over the evaluator card's prices."""
+    from recuse.api import checked_costs, price_key
 
-    def judge_key(name: str) -> str:  # one key for the names of one judge (GPT-4, gpt4)
-        return roster.canonical(name) if name in roster else name.strip().casefold()
-
-    out: dict[str, float] = {}
+    card: dict[str, float] = {}
     if prices is not None and store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
     if store is not None:
@@ -84,41 +83,35 @@ def _costs(
         with Store(store, read_only=True) as s:
             for c in cards(s.runs(), table):
                 if c.usd_per_1000_judgments is not None:
-                    out[c.judge] = c.usd_per_1000_judgments
-
-    priced: dict[str, tuple[str, float]] = {}  # judge key: the --cost name and price
+                    card[c.judge] = c.usd_per_1000_judgments
+    pairs: list[tuple[str, object]] = []
     for spec in specs:
         for part in spec.split(","):
             judge, sep, usd = part.rpartition("=")
-            try:
-                value = float(usd)
-            except ValueError:
-                value = -1.0
-            if not sep or not judge.strip() or not 0 <= value <= MAX_USD:
-                raise ConfigError(f"--cost: cannot read {part!r} — write JUDGE=USD per "
-                                  f"1,000 judgments (0 to {MAX_USD:g}), "
-                                  "e.g. --cost gpt-4=30")  # fmt: skip
-            key, value = judge_key(judge), value + 0.0
-            if key in priced and priced[key][1] != value:
+            if not sep or not judge.strip():
                 raise ConfigError(
-                    f"--cost prices one judge twice: {priced[key][0]}={priced[key][1]:g}, "
-                    f"{judge.strip()}={value:g} — give one price per judge"
+                    f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 judgments, "
+                    "e.g. --cost gpt-4=30"
                 )
-            priced[key] = (judge.strip(), value)
-            for other in [k for k in out if judge_key(k) == key]:
-                del out[other]  # --cost overrides the evaluator card's price
-            out[judge.strip()] = value
-    carded: dict[str, str] = {}  # judge key: the card's name for it (--cost's are one each)
-    for name, price in out.items():
-        had = carded.setdefault(judge_key(name), name)
-        if had != name and out[had] != price:
+            try:
+                pairs.append((judge, float(usd)))
+            except ValueError:  # not a number: said as the library says it
+                pairs.append((judge, usd.strip()))
+    given = checked_costs(pairs, roster, option="--cost")
+    overridden = {price_key(name, roster)[1] for name in given}
+    carded: dict[str, str] = {}  # judge key: the card's name for it
+    for name, price in card.items():
+        key = price_key(name, roster)[1]
+        had = carded.setdefault(key, name)
+        if had != name and card[had] != price and key not in overridden:
             raise InputError(
-                f"the evaluator card prices one judge twice: {had}={out[had]:g}, "
+                f"the evaluator card prices one judge twice: {had}={card[had]:g}, "
                 f"{name}={price:g} (USD per 1,000 judgments, runs under two names)",
                 file=store,
                 fix=f"give its price with --cost {had}=USD",
             )
-    return out
+    # --cost overrides the evaluator card's price
+    return {**{n: p for n, p in card.items() if price_key(n, roster)[1] not in overridden}, **given}
 
 
 def _not_an_input(outputs: list[tuple[Path, str]], inputs: list[str | Path]) -> None:

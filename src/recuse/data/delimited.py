@@ -235,9 +235,12 @@ def read_csv(
     """Read a delimited text file (UTF-8, optionally .gz) with clear errors.
 
     Quoted fields may span lines. With ``as_str`` every cell is read as text (ids such
-    as ``007`` keep their leading zeros; validation converts numbers later); empty
-    cells are missing. ``required`` columns must be in the header. ``sep=None``
-    takes the separator the header shows (:func:`csv_separator`).
+    as ``007`` keep their leading zeros; validation converts numbers later). Only an
+    empty cell is missing: a text such as ``None``, ``NA`` or ``null`` is kept as
+    written, for it may be a model's answer or a prompt; the schema columns read those
+    texts as missing later, in every door alike (:func:`recuse.tables.read_missing_texts`,
+    with a note). ``required`` columns must be in the header. ``sep=None`` takes the
+    separator the header shows (:func:`csv_separator`).
     """
     path = Path(path)
     raw = read_bytes(path)
@@ -256,7 +259,8 @@ def read_csv(
                 sep=sep,
                 dtype=str if as_str else None,
                 index_col=False,
-                keep_default_na=True,
+                keep_default_na=False,  # "None", "NA", "null" ... are texts here
+                na_values=[""],
                 encoding="utf-8",
             )
     except pd.errors.EmptyDataError:

@@ -27,7 +27,7 @@ from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
-from recuse.tables import TableKind
+from recuse.tables import TableKind, note_missing_texts, read_missing_texts
 
 if TYPE_CHECKING:
     from recuse.data.importers import Imported, ImportFormat, References
@@ -483,7 +483,9 @@ def load_responses(spec: str | Path) -> pd.DataFrame:
     :func:`~recuse.data.table_files.read_frame` reads) with the columns
     :data:`RESPONSE_COLUMNS` (an optional ``reference_<dimension>`` column is kept as
     that dimension's reference). ``prompt_id`` and ``model`` are never empty, ``prompt``
-    and ``response`` are text; errors name the file, row and column. Found as
+    and ``response`` are text, kept as written (an answer ``None`` is one word); in the
+    other columns ``NA``, ``null``, ... are missing, with a note, as in a ratings table.
+    Errors name the file, row and column. Found as
     :func:`load_input` finds its input (:func:`locate`): a dataset's name is refused,
     no dataset being a table of responses."""
     from recuse.data.table_files import read_frame
@@ -497,6 +499,8 @@ def load_responses(spec: str | Path) -> pd.DataFrame:
             fix=f"give a file with columns {needs}",
         )
     df = read_frame(where)
+    texts = ("prompt", "response")
+    note_missing_texts(read_missing_texts(df, [c for c in df.columns if c not in texts]), where)
     missing = [c for c in RESPONSE_COLUMNS if c not in df.columns]
     if missing:
         raise InputError(

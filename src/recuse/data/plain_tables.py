@@ -112,8 +112,8 @@ def read_table(
         raise no_such_column("--confidence", confidence, df, path)
     mapping = dict(mapping or {})
     schema = PAIRS if table == "pairs" else RATINGS
-    # "NA", "nan", "None", "" ... in the columns read are missing, as a CSV file's reader
-    # has already made them there: before value maps and model names, as in a CSV
+    # "NA", "nan", "None", "" ... in the columns read are missing, in every format (the
+    # CSV reader keeps them as texts): before value maps and model names
     pairs = mapping_pairs(mapping)
     sources = {str(s).strip() for s, t in pairs if t not in FREE_TEXT}
     # a column named like a schema column but mapped to free text (category=prompt) is text

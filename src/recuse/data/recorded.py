@@ -45,6 +45,7 @@ from recuse.data.table_files import read_frame
 from recuse.errors import InputError
 from recuse.files import file_sha256, read_json, read_text
 from recuse.roster import Roster
+from recuse.tables import note_missing_texts, read_missing_texts
 from recuse.verdict_parsing import (
     ALPACA_RANKING,
     ALPACA_TOKENS,
@@ -360,8 +361,10 @@ def read_reply_table(path: Path, *, verdict: VerdictFormat, judge: str | None) -
     """A CSV/JSONL/Parquet table: ``item_id, prompt, response_a, response_b, order, text``.
 
     ``order`` is ``first`` (a shown first) or ``second``; ``text`` the raw reply
-    (empty cell = no reply). The judge comes from ``judge`` or a single-valued
-    ``judge`` column. Other ``pairs`` columns (human, model_a, ...) are kept.
+    (empty cell = no reply; a reply ``None`` is the text the judge wrote). The judge
+    comes from ``judge`` or a single-valued ``judge`` column (``NA``, ``null``, ... in
+    it are missing, with a note, as in a pairs table). Other ``pairs`` columns (human,
+    model_a, ...) are kept.
     """
     df = read_frame(path)  # the project's reader: errors name the file and row
     need = [*_PAIR_COLUMNS, "order", "text"]
@@ -381,6 +384,7 @@ def read_reply_table(path: Path, *, verdict: VerdictFormat, judge: str | None) -
             row=i + 1,
             column="order",
         )
+    note_missing_texts(read_missing_texts(df, ["judge"]), path)
     if judge is None:
         names: list[object] = list(df["judge"].dropna().unique()) if "judge" in df.columns else []
         if len(names) != 1:

@@ -51,8 +51,9 @@ class ValueReading:
 
 
 def check_value_map(values: ValueMap) -> dict[str, dict[str, float]]:
-    """A value map with every number checked to be a probability in [0, 1]; keys are
-    matched case-insensitively after trimming."""
+    """A value map with every number checked to be a probability in [0, 1]. Keys are
+    matched case-insensitively after trimming (:func:`apply_values`), and kept as the
+    user wrote them, for the notes to quote (of two spellings of one value, the first)."""
     out: dict[str, dict[str, float]] = {}
     for column, table in values.items():
         if not isinstance(table, Mapping) or not table:
@@ -81,8 +82,8 @@ def check_value_map(values: ValueMap) -> dict[str, dict[str, float]]:
                     "ignoring case and spaces, and numbers by value: 1 = 1.0) — keep one"
                 )
             folded[key] = float(number)
-            written[key] = str(value)
-        out[column] = folded
+            written.setdefault(key, str(value))
+        out[column] = {written[key]: number for key, number in folded.items()}
     return out
 
 
@@ -99,12 +100,13 @@ def _written_number(key: str) -> float | None:
 
 
 def _value_lookup(mapped: Mapping[str, float]) -> Any:
-    """A function from a cell to its number in the value map ``mapped`` (folded keys),
-    or None: text matches trimmed and case-folded; a cell that is a number (or a text
-    written as one) matches a key that is the same number (``1`` = ``1.0`` = ``1e0``).
+    """A function from a cell to its number in the value map ``mapped`` (keys as
+    written), or None: text matches trimmed and case-folded; a cell that is a number (or
+    a text written as one) matches a key that is the same number (``1`` = ``1.0``).
     Missing, boolean and nested cells match nothing (nested cells are reported by
     :func:`recuse.tables.check_scalars`)."""
-    numeric = {x: v for k, v in mapped.items() if (x := _written_number(k)) is not None}
+    folded = {_folded(k): v for k, v in mapped.items()}
+    numeric = {x: v for k, v in folded.items() if (x := _written_number(k)) is not None}
 
     def lookup(cell: object) -> float | None:
         if isinstance(cell, bool | np.bool_) or not isinstance(
@@ -115,8 +117,8 @@ def _value_lookup(mapped: Mapping[str, float]) -> Any:
         if x is not None and np.isnan(x) and not isinstance(cell, str):
             return None  # a missing number (NaN, also a Parquet decimal's NaN)
         key = _folded(cell)
-        if key in mapped:
-            return mapped[key]
+        if key in folded:
+            return folded[key]
         return numeric.get(x) if x is not None and np.isfinite(x) else None
 
     return lookup
@@ -159,7 +161,8 @@ def _note_missing_keys(column: str, s: pd.Series, mapped: Mapping[str, float], p
         warnings.warn(
             f"{path}: the value map for column {column!r} names "
             + ", ".join(repr(k) for k in keys)
-            + ", a text recuse reads as missing (as a CSV file's reader does) before any "
+            + (", a text" if len(keys) == 1 else ", texts")
+            + " recuse reads as missing (as a CSV file's reader does) before any "
             "map applies: those cells stay missing — write another value in the file, "
             "or drop it from the map",
             ValueMapUnmatched,

@@ -180,6 +180,22 @@ class Finding:
         return float((norm.ppf(1 - (1 - self.level) / 2) + norm.ppf(0.8)) * self.std_error)
 
     @property
+    def shows_detectable(self) -> bool:
+        """Whether the cell shows the "±X detectable" line: for a bias that flags whose
+        interval shown (the raw one) includes ``null`` — no bias found by the unadjusted
+        test that :attr:`detectable` is of — and a :attr:`detectable` to show. Never for a
+        cell the false-discovery adjustment unflagged (:attr:`adjusted_away`): its raw
+        interval excludes ``null``, so "no bias detected" would contradict it, and the
+        size its adjusted test would detect is larger than the unadjusted test's
+        ``detectable``; its :attr:`adjustment_note` says why it carries no flag."""
+        return (
+            self.bias.flags
+            and not self.significant
+            and not self.excludes_null
+            and self.detectable is not None
+        )
+
+    @property
     def detectable_text(self) -> str:
         """:attr:`detectable` as the page writes it, by the rule of the estimates
         (:func:`recuse.report.verdict.estimate_digits`: 0.12, 0.034, 0.00042; it read

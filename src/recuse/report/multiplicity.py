@@ -11,7 +11,11 @@ its interval-based flag and is named in the note.
 A pooled estimate (``bias.pooled``: one test shared by a group of judges, e.g. a
 family's λ shown in each member's row) is one test: it enters the family once and its
 adjusted value goes to every row that shows it. The "±X detectable" line of an
-unflagged cell refers to the unadjusted test at the interval's level.
+unflagged cell refers to the unadjusted test at the interval's level, and is shown only
+where that test found nothing, the raw interval holding no bias
+(:attr:`~recuse.report.model.Finding.shows_detectable`): a cell the adjustment
+unflagged shows its q instead (:attr:`~recuse.report.model.Finding.adjustment_note`),
+its raw interval excluding no bias.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from recuse.errors import ConfigError, InputError, notes_naming
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
-from recuse.tables import check_header, index_as_columns
+from recuse.tables import ConfidenceOf, SwappedFrame, check_header, index_as_columns
 
 if TYPE_CHECKING:
     from recuse.mitigation.selective import Certification
@@ -431,6 +431,10 @@ def certify(
     costs: Mapping[str, float] | None = None,
     self_scope: SelfScope = "snapshot",
     mapping: ColumnMapping | None = None,
+    values: Mapping[str, Mapping[str, float]] | None = None,
+    swapped_frame: SwappedFrame = "original",
+    confidence: str | None = None,
+    confidence_of: ConfidenceOf = "winner",
     format: ImportFormat | None = None,
     roster: Roster | str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -440,7 +444,9 @@ def certify(
     fixed-sequence testing so that ``P(agreement with the labels on kept items ≥
     agreement) ≥ 1 − delta``, assuming calibration and future items are exchangeable;
     ``cascade`` (judge names in order) adds a cascade ending with a person, each stage
-    at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. Formulas:
+    at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. ``mapping``,
+    ``values``, ``swapped_frame``, ``confidence`` and ``confidence_of`` read a file as
+    :func:`audit` reads it (``--map``, ``--values``, ...). Formulas:
     :mod:`recuse.mitigation.selective`. Returns a frozen
     :class:`~recuse.mitigation.selective.Certification` (``.table``, ``.to_dict()``,
     ``.thresholds()`` for ``recuse certify apply``)."""
@@ -463,8 +469,11 @@ def certify(
                 f"{option} gpt-3.5-turbo,gpt-4 (or leave {option} out)"
             )
     roster = context_roster(roster, None)
+    written = {"values": values or {}, "swapped_frame": swapped_frame, "confidence": confidence,
+               "confidence_of": confidence_of}  # fmt: skip
+    reading = resolve(read_options(written, "api")).reading()  # checked as the audit's are
     kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
-                              "mapping": mapping, "format": format}  # fmt: skip
+                              "mapping": mapping, "format": format, "reading": reading}  # fmt: skip
     if isinstance(data, pd.DataFrame):
         with tempfile.TemporaryDirectory(prefix="recuse-frames-") as tmp:
             inp = _frame_input(data, 0, 1, Path(tmp), **kwargs)

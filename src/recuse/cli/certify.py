@@ -17,7 +17,17 @@ from typer._click.core import Context
 from typer.core import TyperGroup
 
 from recuse import numbers
-from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
+from recuse.cli.app import (
+    ConfidenceOfOption,
+    ConfidenceOption,
+    MapOption,
+    SwappedFrameOption,
+    ValuesOption,
+    app,
+    cli_roster,
+    parse_mapping,
+    value_reading,
+)
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
@@ -268,6 +278,10 @@ def certify_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
     from recuse.api import certify
@@ -275,6 +289,7 @@ def certify_command(
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
     paths = [check_output(p, option=o) for p, o in named]
     _not_an_input([(p, o) for p, (_, o) in zip(paths, named, strict=True)], [source])
+    how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = cli_roster(ctx)
     # a setting out of range is said of its flag (the library names its keyword)
     with named_settings(lambda setting: "--" + setting.replace("_", "-")):
@@ -284,7 +299,9 @@ def certify_command(
             strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
             min_labels=min_labels, self_scope=self_scope,
             costs=_costs(list(cost or []), store, prices, roster) or None,
-            mapping=parse_mapping(mapping) or None, data_dir=data_dir,
+            mapping=parse_mapping(mapping) or None, values=how.values,
+            swapped_frame=how.swapped_frame, confidence=how.confidence,
+            confidence_of=how.confidence_of, data_dir=data_dir,
         )  # fmt: skip
     payload = {"source": source, **result.to_dict()}
     if out is not None:
@@ -324,6 +341,10 @@ def apply_command(
     judge: str = typer.Option(None, "--judge", "-j", help="The judge, if not a cascade."),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """One decision per item: the verdict (a, b or tie) and the judge that gave it, or
     'to a person'. Written atomically."""
@@ -334,10 +355,11 @@ def apply_command(
     _not_an_input([(path, "--out")], [source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
+    how = value_reading(values, swapped_frame, confidence, confidence_of)
     spec = _read_json(thresholds)
     roster = cli_roster(ctx)
     inp = load_input(source, table="pairs", data_dir=data_dir, roster=roster,
-                     mapping=parse_mapping(mapping) or None)  # fmt: skip
+                     mapping=parse_mapping(mapping) or None, reading=how)  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")

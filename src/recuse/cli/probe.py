@@ -7,9 +7,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recuse.cli.app import app, cli_roster
+from recuse.cli.app import (
+    ConfidenceOfOption,
+    ConfidenceOption,
+    MapOption,
+    SwappedFrameOption,
+    ValuesOption,
+    app,
+    cli_roster,
+    parse_mapping,
+    value_reading,
+)
 from recuse.cli.console import echo
-from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
+from recuse.cli.judge import FileReading, TemplateOption, exit_if_failed, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
@@ -93,6 +103,11 @@ def probe(
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     template: TemplateOption = None,
+    mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels, or a model's concise and verbose rewrites), and
@@ -119,7 +134,10 @@ def probe(
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
-    table = read_to_judge(data, "pairwise", data_dir, roster=cli_roster(ctx))
+    # --data read as every command reads a pairs file (--map, --values, ...)
+    how = value_reading(values, swapped_frame, confidence, confidence_of)
+    read = FileReading(parse_mapping(mapping), how)
+    table = read_to_judge(data, "pairwise", data_dir, read, roster=cli_roster(ctx))
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
     backend, jid = judge_backend(

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from recuse.judging.protocols import Dimension
     from recuse.judging.runner import RetryPolicy, RunSummary
     from recuse.roster import Roster
+    from recuse.tables import ConfidenceOf, SwappedFrame
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
@@ -197,8 +198,7 @@ def judge(
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
     tpl = template_protocol(template, mode)
     check_output(out, option="--out")
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
-    read = FileReading(parse_mapping(mapping), how)  # --allow-unknown-models: no effect
+    read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
     table = read_to_judge(data, protocol, data_dir, read, cli_roster(ctx))
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts
@@ -379,6 +379,20 @@ class FileReading:
 
     mapping: ColumnMapping
     how: ValueReading
+
+
+def file_reading(
+    mapping: str | None,
+    values: list[str] | None,
+    swapped_frame: SwappedFrame,
+    confidence: str | None,
+    confidence_of: ConfidenceOf,
+) -> FileReading:
+    """The --map and value options of a command judging --data, parsed
+    (--allow-unknown-models has no effect)."""
+    return FileReading(
+        parse_mapping(mapping), value_reading(values, swapped_frame, confidence, confidence_of)
+    )
 
 
 def read_to_judge(

@@ -15,11 +15,9 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_roster,
-    parse_mapping,
-    value_reading,
 )
 from recuse.cli.console import echo
-from recuse.cli.judge import FileReading, TemplateOption, exit_if_failed, read_to_judge
+from recuse.cli.judge import TemplateOption, exit_if_failed, file_reading, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
@@ -134,9 +132,7 @@ def probe(
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
-    # --data read as every command reads a pairs file (--map, --values, ...)
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
-    read = FileReading(parse_mapping(mapping), how)
+    read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
     table = read_to_judge(data, "pairwise", data_dir, read, roster=cli_roster(ctx))
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
@@ -175,8 +171,7 @@ def probe(
             )
             _print_rewrites(edits, rewrite, rewriter, t)
             parts.append(t)
-        # the edits first: a base pair's original row shared with self-recognition keeps
-        # the edits' treated side (the recognition rows' own is the judge's answer)
+        # edits first: an original row shared with self-recognition keeps the edits' side
         probe_table = pd.concat([*parts, *recognition], ignore_index=True)
         probe_table = probe_table.drop_duplicates("item_id")
         judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)

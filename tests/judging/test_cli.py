@@ -88,6 +88,11 @@ def test_choices_are_the_library_literals(
             ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert", "--perplexity"],
             "--perplexity goes with pairwise",
         ),
+        (  # the map was ignored: the error said the file lacked the column it renamed
+            ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert"]
+            + ["--map", "answer=response"],
+            "--map, --values, --swapped-frame and --confidence read a pairs file",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(

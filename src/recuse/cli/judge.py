@@ -407,9 +407,15 @@ def read_to_judge(
     texts a pairwise judge compares (one row per pair)."""
     from recuse.data.inputs import load_input, load_responses
 
-    if protocol == "likert":
-        return load_responses(data)
     read = read or FileReading({}, ValueReading())
+    if protocol == "likert":
+        if read.mapping or read.how != ValueReading():  # never ignored in silence
+            raise ConfigError(
+                "--map, --values, --swapped-frame and --confidence read a pairs file; Likert "
+                "judging reads a responses file as written — drop them and name its columns "
+                "prompt_id, model, prompt, response"
+            )
+        return load_responses(data)
     df = load_input(
         data,
         table="pairs",

@@ -89,8 +89,7 @@ def test_choices_are_the_library_literals(
             "--perplexity goes with pairwise",
         ),
         (  # the map was ignored: the error said the file lacked the column it renamed
-            ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert"]
-            + ["--map", "answer=response"],
+            ["judge", "-d", "x", "-o", "s.db", "--protocol", "likert", "--map", "a=response"],
             "--map, --values, --swapped-frame and --confidence read a pairs file",
         ),
     ],

@@ -401,11 +401,16 @@ def read_to_judge(
     data_dir: str | None,
     read: FileReading | None = None,
     roster: Roster | None = None,
+    *,
+    every_text: bool = True,
 ) -> pd.DataFrame:
     """What ``--data`` names, found as every command finds its input
     (:mod:`recuse.data.inputs`): the responses a Likert judge rates, or pairs with the
-    texts a pairwise judge compares (one row per pair)."""
+    texts a pairwise judge compares (one row per pair). ``every_text``: a pair without
+    its prompt or an answer as text is an error naming its row (else the caller leaves
+    it out, and says so)."""
     from recuse.data.inputs import load_input, load_responses
+    from recuse.files import check_text
 
     read = read or FileReading({}, ValueReading())
     if protocol == "likert":
@@ -433,6 +438,8 @@ def read_to_judge(
             fix="use a dataset with response texts (e.g. mt-bench-human) or a file with "
             "columns prompt, response_a, response_b",
         )
+    if every_text:  # here, with the file's rows, not when the judge is sent them
+        check_text(df, need, file=data)
     return df.drop_duplicates("item_id")
 
 

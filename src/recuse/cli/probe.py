@@ -133,7 +133,7 @@ def probe(
     protocol = template_protocol(template, "direct")
     check_output(out, option="--out")
     read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
-    table = read_to_judge(data, "pairwise", data_dir, read, roster=cli_roster(ctx))
+    table = read_to_judge(data, "pairwise", data_dir, read, cli_roster(ctx), every_text=False)
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
     backend, jid = judge_backend(

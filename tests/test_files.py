@@ -363,3 +363,16 @@ def test_json_of_the_wrong_shape_is_named_in_json_words(tmp_path: Path) -> None:
         assert "write the records as one array" in str(err.value)
     with pytest.raises(InputError, match=r"element 2 is a JSON null, not an object — each"):
         require_keys([{"a": 1}, None], ["a"], file=tmp_path / "records.json")
+
+
+def test_is_file_names_a_path_it_cannot_look_at(tmp_path: Path) -> None:
+    from recuse.files import is_file
+
+    (tmp_path / "f.csv").write_text("x\n", encoding="utf-8")
+    assert is_file(tmp_path / "f.csv") and not is_file(tmp_path / "f.csv", folder=True)
+    assert is_file(tmp_path, folder=True) and not is_file(tmp_path)
+    assert not is_file(tmp_path / "none.csv") and not is_file(tmp_path / "f.csv" / "x")
+    deep = tmp_path.joinpath(*["d" * 200] * 25, "x.csv")  # past PATH_MAX (4,096 bytes)
+    with pytest.raises(InputError, match="path is longer than the system allows") as err:
+        is_file(deep)
+    assert err.value.file == str(deep) and "shorter path" in (err.value.fix or "")

@@ -50,7 +50,7 @@ _WHAT_TO_DO = {
     errno.EROFS: "the file system is read-only — write elsewhere with --out",
     errno.EACCES: "permission denied — write elsewhere with --out",
     errno.EPERM: "permission denied — write elsewhere with --out",
-    errno.ENAMETOOLONG: "the file name is too long — choose a shorter name with --out",
+    errno.ENAMETOOLONG: "the path or a name in it is too long — choose a shorter one with --out",
 }
 
 
@@ -101,6 +101,22 @@ def check_output(path: str | Path, *, option: str = "--out") -> Path:
     a folder, and its name fits. Call before any work; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    with _stat_errors(p):
+        _check_file(p, option)
+    return p
+
+
+@contextlib.contextmanager
+def _stat_errors(p: Path) -> Iterator[None]:
+    """An ``OSError`` looking at ``p`` (a path longer than the system's limit, a
+    parent that cannot be searched) as a one-line :class:`OutputError`."""
+    try:
+        yield
+    except OSError as exc:
+        raise output_error(p, exc) from None
+
+
+def _check_file(p: Path, option: str) -> None:
     if p.is_dir():
         raise OutputError(f"{option} {p}: is a folder — give a file name")
     if p.exists() and not p.is_file():
@@ -115,7 +131,6 @@ def check_output(path: str | Path, *, option: str = "--out") -> Path:
     if not p.parent.is_dir():
         raise OutputError(f"{option} {p}: {p.parent} is a file, not a folder")
     _probe(p.parent, p)
-    return p
 
 
 def _check_name(p: Path, option: str) -> None:
@@ -132,6 +147,12 @@ def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
     file, and is writable. Creates nothing; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    with _stat_errors(p):
+        _check_folder(p, option)
+    return p
+
+
+def _check_folder(p: Path, option: str) -> None:
     if p.exists() and not p.is_dir():
         raise OutputError(f"{option} {p}: is a file — give a folder")
     probe_in = p if p.is_dir() else p.parent
@@ -142,7 +163,6 @@ def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
     if not probe_in.is_dir():
         raise OutputError(f"{option} {p}: {probe_in} is a file, not a folder")
     _probe(probe_in, p)
-    return p
 
 
 FILE_STEM_MAX = 200  # bytes of a file name derived from data; longer ones are cut

@@ -31,6 +31,7 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
+from recuse.files import is_file
 from recuse.metrics.bootstrap import named_settings
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
@@ -88,7 +89,7 @@ def _costs(
         from recuse.judging import Store
         from recuse.judging.card import cards, read_prices
 
-        if not store.is_file():
+        if not is_file(store):
             raise InputError("no such store", file=store, fix="give a store of `recuse judge`")
         table = read_prices(prices, roster=roster) if prices is not None else None
         with Store(store, read_only=True) as s:
@@ -318,7 +319,7 @@ def certify_command(
 
 
 def _read_json(path: Path) -> Any:
-    if not path.is_file():
+    if not is_file(path):
         raise InputError(
             "thresholds file not found",
             file=path,

@@ -29,6 +29,7 @@ from recuse.cli.console import echo
 from recuse.data.columns import ColumnMapping
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
+from recuse.files import is_file
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
 from recuse.judging.device import DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
@@ -543,7 +544,7 @@ def card(
     from recuse.judging.card import cards, read_prices
 
     table = read_prices(prices, roster=cli_roster(ctx)) if prices is not None else None
-    if not store.is_file():
+    if not is_file(store):
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
         found = cards(s.runs(), table, s.judge_prompts())
@@ -571,7 +572,7 @@ def export(
     from recuse.judging import Store
     from recuse.outputs import check_output, write_bytes, write_csv, write_text
 
-    if not store.is_file():
+    if not is_file(store):
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")

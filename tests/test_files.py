@@ -376,3 +376,29 @@ def test_is_file_names_a_path_it_cannot_look_at(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="path is longer than the system allows") as err:
         is_file(deep)
     assert err.value.file == str(deep) and "shorter path" in (err.value.fix or "")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["judge", "-d", "p.csv", "-o", "s.db", "--base-url", "http://127.0.0.1:9/v1",
+         "--template", "{deep}/t.toml"],
+        ["judge", "card", "s.db", "--prices", "{deep}/p.toml"],
+        ["judge", "replay", "{deep}/r.json", "-o", "s.db"],
+        ["audit", "p.csv", "--store", "{deep}/s.db", "--out", "o"],
+    ],
+)  # fmt: skip
+def test_each_file_option_names_a_path_too_long(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """--template, --prices, a recording, --store: each was an OSError traceback."""
+    from recuse.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("p.csv").write_text("item_id,prompt,response_a,response_b\ni,q,a,b\n", "utf-8")
+    Path("s.db").touch()
+    deep = str(tmp_path.joinpath(*["d" * 200] * 25))
+    assert main([a.replace("{deep}", deep) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert "longer than the system allows" in err and "Traceback" not in err

@@ -38,6 +38,7 @@ from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
 from recuse.errors import ConfigError, InputError, notes_naming
+from recuse.files import is_file
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
@@ -239,7 +240,7 @@ def _card_prices(settings: Settings, roster: Roster) -> Any:
     """The card's inputs, checked before the work: the store exists, prices go with it."""
     if settings.prices is not None and settings.store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
-    if settings.store is not None and not settings.store.is_file():
+    if settings.store is not None and not is_file(settings.store):
         raise InputError("no such store", file=settings.store, fix="give a store of `recuse judge`")
     if settings.prices is None:
         return None

@@ -386,13 +386,16 @@ def test_is_file_names_a_path_it_cannot_look_at(tmp_path: Path) -> None:
         ["judge", "card", "s.db", "--prices", "{deep}/p.toml"],
         ["judge", "replay", "{deep}/r.json", "-o", "s.db"],
         ["audit", "p.csv", "--store", "{deep}/s.db", "--out", "o"],
+        ["data", "summary", "--data-dir", "{deep}"],
+        ["audit", "mt-bench-human", "--data-dir", "{deep}", "--out", "o"],
     ],
 )  # fmt: skip
 def test_each_file_option_names_a_path_too_long(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    """--template, --prices, a recording, --store: each was an OSError traceback."""
+    """--template, --prices, a recording, --store, --data-dir: each was an OSError
+    traceback."""
     from recuse.cli import main
 
     monkeypatch.chdir(tmp_path)

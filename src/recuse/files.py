@@ -187,7 +187,7 @@ def unreadable_path(path: str | Path, exc: OSError) -> InputError:
         else (exc.strerror or str(exc))
     )
     return InputError(
-        f"cannot look at the file ({why})",
+        f"cannot look at this path ({why})",
         file=path,
         fix="give a shorter path (move the file, or run from a folder nearer it)"
         if exc.errno == errno.ENAMETOOLONG

@@ -33,7 +33,7 @@ import math
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,14 +96,35 @@ def _probe(folder: Path, shown: str | Path) -> None:
         raise output_error(shown, exc) from None
 
 
-def check_output(path: str | Path, *, option: str = "--out") -> Path:
+def check_output(
+    path: str | Path, *, option: str = "--out", inputs: Iterable[str | Path] = ()
+) -> Path:
     """The file ``path`` can be written: its folder exists and is writable, it is not
-    a folder, and its name fits. Call before any work; returns the path."""
+    a folder, its name fits, and it is none of the files the command reads
+    (``inputs``: writing it would replace them). Call before any work; returns the path."""
     p = Path(path)
     _check_name(p, option)
     with _stat_errors(p):
         _check_file(p, option)
+        _not_an_input(p, option, inputs)
     return p
+
+
+def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path]) -> None:
+    """``p`` is not one of ``inputs`` (by file identity: another spelling of the same
+    path, or a link to it, is the same file)."""
+    if not p.exists():
+        return
+    for src in inputs:
+        try:
+            same = Path(src).is_file() and p.samefile(src)
+        except OSError:  # an input the command will name when it reads it
+            same = False
+        if same:
+            raise OutputError(
+                f"{option} {p}: is the input {src} — writing it would replace the data "
+                "read; give another file name"
+            )
 
 
 @contextlib.contextmanager

@@ -276,3 +276,24 @@ def test_a_pair_without_an_answer_is_named_by_file_and_row_before_the_store(
     assert code == 2
     assert f"{src}, row 3, column 'response_a': response_a must be text" in err
     assert "N/A" in err and not store.exists()
+
+
+def test_export_onto_its_own_store_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store named store.csv exported --out store.csv: the export replaced the store
+    and every judgment in it (exit 0); now exit 2, the store kept."""
+    src, store = tmp_path / "pairs.csv", tmp_path / "store.csv"
+    pd.DataFrame(fake_pairs(4)).to_csv(src, index=False)
+    with StandIn() as server:
+        assert main(["judge", "--data", str(src), "--out", str(store), "--base-url",
+                     server.base_url, "--model", "gpt-4o", "--no-progress"]) == 0  # fmt: skip
+    before = store.read_bytes()
+    capsys.readouterr()
+    assert main(["judge", "export", str(store), "--out", str(store)]) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert store.read_bytes() == before
+    # the data file given as the store: refused before it is opened as one
+    assert main(["judge", "--data", str(src), "--out", str(src), "--base-url",
+                 "http://127.0.0.1:9/v1", "--model", "gpt-4o"]) == 2  # fmt: skip
+    assert "is the input" in capsys.readouterr().err

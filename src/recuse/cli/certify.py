@@ -132,17 +132,6 @@ def _costs(
     return out
 
 
-def _not_an_input(outputs: list[tuple[Path, str]], inputs: list[str | Path]) -> None:
-    """No output overwrites an input file (the table or the thresholds read)."""
-    for out, option in outputs:
-        for src in inputs:
-            if out.exists() and Path(src).is_file() and out.samefile(src):
-                raise ConfigError(
-                    f"{option} {out}: is the input {src} — writing it would replace the data "
-                    "read; give another file name"
-                )
-
-
 def _pct(x: float | None, empty: str = "") -> str:
     """``x`` as a percentage; ``empty`` when there is none (nothing kept to measure)."""
     return empty if x is None or x != x else f"{x:.1%}"
@@ -288,8 +277,7 @@ def certify_command(
     from recuse.api import certify
 
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
-    paths = [check_output(p, option=o) for p, o in named]
-    _not_an_input([(p, o) for p, (_, o) in zip(paths, named, strict=True)], [source])
+    paths = [check_output(p, option=o, inputs=[source]) for p, o in named]
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = cli_roster(ctx)
     # a setting out of range is said of its flag (the library names its keyword)
@@ -352,8 +340,7 @@ def apply_command(
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON, apply_thresholds
 
-    path = check_output(out)
-    _not_an_input([(path, "--out")], [source, thresholds])
+    path = check_output(out, inputs=[source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     how = value_reading(values, swapped_frame, confidence, confidence_of)

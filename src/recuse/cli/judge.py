@@ -198,7 +198,7 @@ def judge(
     # everything is checked before the store is created or a request is sent
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
     tpl = template_protocol(template, mode)
-    check_output(out, option="--out")
+    check_output(out, option="--out", inputs=[data])
     read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
     table = read_to_judge(data, protocol, data_dir, read, cli_roster(ctx))
     if limit > 0 or prompts > 0:
@@ -579,7 +579,7 @@ def export(
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
-    check_output(out, option="--out")
+    check_output(out, option="--out", inputs=[store])
     notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
         df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)

@@ -131,7 +131,7 @@ def probe(
     edits = [p for p in names if p != RECOGNITION]
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
-    check_output(out, option="--out")
+    check_output(out, option="--out", inputs=[data])
     read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
     table = read_to_judge(data, "pairwise", data_dir, read, cli_roster(ctx), every_text=False)
     if protocol.template is not None:

@@ -206,7 +206,7 @@ def test_check_text_names_first_non_string() -> None:
     # a JSON null (None, or NaN once pandas reads it) is named as missing, not as "nan"
     for missing in (None, float("nan")):
         frame = pd.DataFrame({"t": ["a", missing]}, dtype=object)
-        with pytest.raises(InputError, match=r"found nothing \(an empty cell or JSON null\)"):
+        with pytest.raises(InputError, match=r"found nothing \(an empty cell, a JSON null, or a"):
             check_text(frame, ["t"], file="f.json")
 
 
@@ -363,3 +363,45 @@ def test_json_of_the_wrong_shape_is_named_in_json_words(tmp_path: Path) -> None:
         assert "write the records as one array" in str(err.value)
     with pytest.raises(InputError, match=r"element 2 is a JSON null, not an object — each"):
         require_keys([{"a": 1}, None], ["a"], file=tmp_path / "records.json")
+
+
+def test_is_file_names_a_path_it_cannot_look_at(tmp_path: Path) -> None:
+    from recuse.files import is_file
+
+    (tmp_path / "f.csv").write_text("x\n", encoding="utf-8")
+    assert is_file(tmp_path / "f.csv") and not is_file(tmp_path / "f.csv", folder=True)
+    assert is_file(tmp_path, folder=True) and not is_file(tmp_path)
+    assert not is_file(tmp_path / "none.csv") and not is_file(tmp_path / "f.csv" / "x")
+    deep = tmp_path.joinpath(*["d" * 200] * 25, "x.csv")  # past PATH_MAX (4,096 bytes)
+    with pytest.raises(InputError, match="path is longer than the system allows") as err:
+        is_file(deep)
+    assert err.value.file == str(deep) and "shorter path" in (err.value.fix or "")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["judge", "-d", "p.csv", "-o", "s.db", "--base-url", "http://127.0.0.1:9/v1",
+         "--template", "{deep}/t.toml"],
+        ["judge", "card", "s.db", "--prices", "{deep}/p.toml"],
+        ["judge", "replay", "{deep}/r.json", "-o", "s.db"],
+        ["audit", "p.csv", "--store", "{deep}/s.db", "--out", "o"],
+        ["data", "summary", "--data-dir", "{deep}"],
+        ["audit", "mt-bench-human", "--data-dir", "{deep}", "--out", "o"],
+    ],
+)  # fmt: skip
+def test_each_file_option_names_a_path_too_long(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """--template, --prices, a recording, --store, --data-dir: each was an OSError
+    traceback."""
+    from recuse.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("p.csv").write_text("item_id,prompt,response_a,response_b\ni,q,a,b\n", "utf-8")
+    Path("s.db").touch()
+    deep = str(tmp_path.joinpath(*["d" * 200] * 25))
+    assert main([a.replace("{deep}", deep) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert "longer than the system allows" in err and "Traceback" not in err

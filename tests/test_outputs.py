@@ -251,3 +251,27 @@ def test_check_output_refuses_a_pipe_or_device_it_would_replace(tmp_path: Path) 
     with pytest.raises(OutputError, match="not a regular file"):
         outputs.check_output(pipe)
     assert pipe.exists() and not pipe.is_file()
+
+
+def test_a_path_longer_than_the_system_allows_is_one_line(tmp_path: Path) -> None:
+    """Every name fits (200 bytes) but the path is longer than PATH_MAX (4,096 bytes on
+    Linux): looking at it raised ENAMETOOLONG, a traceback and exit 1 for `--out`."""
+    deep = tmp_path.joinpath(*["d" * 200] * 25)
+    assert len(os.fsencode(deep)) > 4096
+    for check, target in ((outputs.check_output, deep / "m.json"),
+                          (outputs.check_output_folder, deep / "report")):  # fmt: skip
+        with pytest.raises(OutputError, match="the path or a name in it is too long"):
+            check(target)
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path: Path) -> None:
+    """Writing the output would replace a file the command reads: by another spelling
+    of its path, or a link to it, too."""
+    src = tmp_path / "pairs.csv"
+    src.write_text("x\n", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(src)
+    for out in (src, tmp_path / "." / "pairs.csv", tmp_path / "link.csv"):
+        with pytest.raises(OutputError, match=r"is the input .*pairs\.csv — writing it would"):
+            outputs.check_output(out, inputs=["a-dataset-name", src])
+    assert outputs.check_output(tmp_path / "other.csv", inputs=[src]) == tmp_path / "other.csv"
+    assert src.read_text(encoding="utf-8") == "x\n"

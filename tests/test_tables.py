@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.errors import InputError
+from recuse.errors import InputError, ReaderNote
 from recuse.tables import (
     PAIRS,
     RATINGS,
@@ -299,11 +301,24 @@ def test_confidence_of_the_winner_and_of_a() -> None:
     assert winner["p_a_first"].tolist() == pytest.approx([0.9, 0.2, 0.5])
     direct = validate_pairs(table, confidence="conf", confidence_of="a")
     assert direct["p_a_first"].tolist() == pytest.approx([0.9, 0.8, 0.7])
-    # a row without a confidence keeps its verdict
-    kept = validate_pairs(
-        pairs(p_a_first=["A", "B", None], conf=[None, 0.6, None]), confidence="conf"
-    )
-    assert kept["p_a_first"].tolist()[:2] == pytest.approx([1.0, 0.4])
+    # a row without a confidence keeps its verdict, a certainty beside the others'
+    # probabilities: said in a note (it was silent); a tie without one is 0.5 either way
+    with pytest.warns(ReaderNote) as notes:
+        kept = validate_pairs(
+            pairs(p_a_first=["A", "B", "tie"], conf=[None, 0.6, None]),
+            confidence="conf",
+            file="f.csv",
+        )
+    assert kept["p_a_first"].tolist() == pytest.approx([1.0, 0.4, 0.5])
+    (note,) = [str(n.message) for n in notes if "confidence" in str(n.message)]
+    assert note.startswith("f.csv: 1 verdict without a confidence in 'conf' (first: row 1)")
+    with pytest.warns(ReaderNote, match="2 verdicts without a confidence"):  # P(a): ties too
+        validate_pairs(pairs(p_a_first=["A", "B", "tie"], conf=[None, 0.6, None]),
+                       confidence="conf", confidence_of="a")  # fmt: skip
+    with warnings.catch_warnings(record=True) as seen:  # each row with its confidence
+        warnings.simplefilter("always")
+        validate_pairs(table, confidence="conf")
+    assert not [w for w in seen if "without a confidence" in str(w.message)]
     with pytest.raises(InputError, match=r"confidence 1\.3 is outside") as info:
         validate_pairs(pairs(conf=[0.5, 1.3, 0.2]), confidence="conf", file="f.csv")
     assert (info.value.row, info.value.column) == (2, "conf")

@@ -38,10 +38,11 @@ from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
 from recuse.errors import ConfigError, InputError, notes_naming
+from recuse.files import is_file
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
-from recuse.tables import check_header, index_as_columns
+from recuse.tables import ConfidenceOf, SwappedFrame, check_header, index_as_columns
 
 if TYPE_CHECKING:
     from recuse.mitigation.selective import Certification
@@ -239,7 +240,7 @@ def _card_prices(settings: Settings, roster: Roster) -> Any:
     """The card's inputs, checked before the work: the store exists, prices go with it."""
     if settings.prices is not None and settings.store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
-    if settings.store is not None and not settings.store.is_file():
+    if settings.store is not None and not is_file(settings.store):
         raise InputError("no such store", file=settings.store, fix="give a store of `recuse judge`")
     if settings.prices is None:
         return None
@@ -480,6 +481,10 @@ def certify(
     costs: Mapping[str, float] | None = None,
     self_scope: SelfScope = "snapshot",
     mapping: ColumnMapping | None = None,
+    values: Mapping[str, Mapping[str, float]] | None = None,
+    swapped_frame: SwappedFrame = "original",
+    confidence: str | None = None,
+    confidence_of: ConfidenceOf = "winner",
     format: ImportFormat | None = None,
     roster: Roster | str | Path | None = None,
     data_dir: str | Path | None = None,
@@ -489,7 +494,9 @@ def certify(
     fixed-sequence testing so that ``P(agreement with the labels on kept items ≥
     agreement) ≥ 1 − delta``, assuming calibration and future items are exchangeable;
     ``cascade`` (judge names in order) adds a cascade ending with a person, each stage
-    at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. Formulas:
+    at ``delta / m``. ``costs``: USD per 1,000 judgments per judge. ``mapping``,
+    ``values``, ``swapped_frame``, ``confidence`` and ``confidence_of`` read a file as
+    :func:`audit` reads it (``--map``, ``--values``, ...). Formulas:
     :mod:`recuse.mitigation.selective`. Returns a frozen
     :class:`~recuse.mitigation.selective.Certification` (``.table``, ``.to_dict()``,
     ``.thresholds()`` for ``recuse certify apply``)."""
@@ -512,8 +519,11 @@ def certify(
                 f"{option} gpt-3.5-turbo,gpt-4 (or leave {option} out)"
             )
     roster = context_roster(roster, None)
+    written = {"values": values or {}, "swapped_frame": swapped_frame, "confidence": confidence,
+               "confidence_of": confidence_of}  # fmt: skip
+    reading = resolve(read_options(written, "api")).reading()  # checked as the audit's are
     kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
-                              "mapping": mapping, "format": format}  # fmt: skip
+                              "mapping": mapping, "format": format, "reading": reading}  # fmt: skip
     if isinstance(data, pd.DataFrame):
         with tempfile.TemporaryDirectory(prefix="recuse-frames-") as tmp:
             inp = _frame_input(data, 0, 1, Path(tmp), **kwargs)

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError
+from recuse.files import is_file
 from recuse.options import read_options, settings_fields
 from recuse.roster import Entry, entries_from
 
@@ -67,12 +68,12 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
     """``explicit`` (which must exist), else ``./recuse.toml`` when there is one."""
     if explicit is not None:
         path = Path(explicit).expanduser()
-        if path.is_dir():
+        if is_file(path, folder=True):
             raise ConfigError(
                 f"--config {path}: a folder, not a file — give the recuse.toml in it "
                 f"({path / DEFAULT_NAME})"
             )
-        if not path.is_file():
+        if not is_file(path):
             raise ConfigError(f"--config {path}: no such file — give a recuse.toml")
         return path
     here = Path(DEFAULT_NAME)  # relative: a very deep current folder has no usable full path

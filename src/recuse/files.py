@@ -29,12 +29,14 @@ reads), not as text that is not UTF-8.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import json
 import math
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -51,6 +53,7 @@ __all__ = [
     "MAX_ROW_ENV",
     "check_text",
     "file_sha256",
+    "is_file",
     "line_end",
     "max_input_bytes",
     "max_row_bytes",
@@ -171,11 +174,45 @@ def _refuse_packed(path: Path, raw: bytes) -> None:
     )
 
 
+#: what stat says of a path that is not there (or not as a folder): no file, no error
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
+
+def unreadable_path(path: str | Path, exc: OSError) -> InputError:
+    """The :class:`InputError` for a path the system cannot look at: longer than its
+    limit, or under a folder that may not be searched."""
+    why = (
+        "the path is longer than the system allows"
+        if exc.errno == errno.ENAMETOOLONG
+        else (exc.strerror or str(exc))
+    )
+    return InputError(
+        f"cannot look at this path ({why})",
+        file=path,
+        fix="give a shorter path (move the file, or run from a folder nearer it)"
+        if exc.errno == errno.ENAMETOOLONG
+        else "check that you may read it and the folders above it",
+    )
+
+
+def is_file(path: str | Path, *, folder: bool = False) -> bool:
+    """Whether ``path`` is a regular file (with ``folder``, a folder), as
+    :meth:`Path.is_file` says, but a path it cannot look at (too long, a folder above
+    that may not be searched) is :func:`unreadable_path`'s error, never an ``OSError``."""
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError as exc:
+        if exc.errno in _ABSENT:
+            return False
+        raise unreadable_path(path, exc) from None
+    return stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when its name ends in ``.gz``, at most
     :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit).
     Compressed bytes under another name are refused with their format."""
-    if not path.is_file():
+    if not is_file(path):
         raise InputError(
             "file not found", file=path, fix="check the path, or fetch the dataset again"
         )
@@ -555,12 +592,18 @@ def check_text(frame: pd.DataFrame, columns: Iterable[str], *, file: str | Path)
             i = int(np.flatnonzero(~is_str)[0])
             value = frame[col].iloc[i]
             empty = value is None or (isinstance(value, float) and math.isnan(value))
-            found = "nothing (an empty cell or JSON null)" if empty else shown(value)
+            found = (
+                "nothing (an empty cell, a JSON null, or a text a CSV reader reads as missing: "
+                "NA, N/A, None, null, nan)"
+                if empty
+                else shown(value)
+            )
             raise InputError(
                 f"{col} must be text, found {found}",
                 file=file,
                 row=i + 1,
                 column=col,
+                fix=f"give every row its {col} as text",
             )
 
 

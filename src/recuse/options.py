@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -239,6 +239,29 @@ _MAP_HELP = (
 )
 
 
+def _field(text: str, i: int, stops: str, option: str, help: str) -> tuple[str, bool, int]:
+    """The field of ``text`` from ``i``: a double-quoted name (the quote opening the field
+    after spaces, as in CSV; ``""`` in it is one quote), or the text up to the first
+    character of ``stops``. Returns (field, quoted, the index after it)."""
+    start = len(text[i:]) - len(text[i:].lstrip()) + i
+    if not text.startswith('"', start):
+        ends = [j for j in (text.find(c, i) for c in stops) if j >= 0]
+        end = min(ends, default=len(text))
+        return text[i:end], False, end
+    name, k = [], start + 1
+    while True:
+        q = text.find('"', k)
+        if q < 0:
+            raise ConfigError(
+                f"{option}: the quote opening {text[start:][:40]!r} is not closed — {help}"
+            )
+        name.append(text[k:q])
+        if not text.startswith('""', q):
+            return "".join(name), True, q + 1
+        name.append('"')
+        k = q + 2
+
+
 def _map_parts(text: str) -> list[tuple[str, bool, str]]:
     """``text`` split at its commas, but those inside a double-quoted name (which opens a
     part, as in CSV; ``""`` in it is one quote): (name, quoted, rest) per part, the rest
@@ -246,28 +269,10 @@ def _map_parts(text: str) -> list[tuple[str, bool, str]]:
     parts: list[tuple[str, bool, str]] = []
     i = 0
     while True:
-        start = len(text[i:]) - len(text[i:].lstrip()) + i
-        if text.startswith('"', start):
-            name, k = [], start + 1
-            while True:
-                q = text.find('"', k)
-                if q < 0:
-                    raise ConfigError(
-                        f"--map: the quote opening {text[start:][:40]!r} is not closed — "
-                        + _MAP_HELP
-                    )
-                name.append(text[k:q])
-                if not text.startswith('""', q):
-                    break
-                name.append('"')
-                k = q + 2
-            end = text.find(",", q + 1)
-            rest = text[q + 1 :] if end < 0 else text[q + 1 : end]
-            parts.append(("".join(name), True, rest))
-        else:
-            end = text.find(",", i)
-            part = text[i:] if end < 0 else text[i:end]
-            parts.append((part, False, part))
+        name, quoted, after = _field(text, i, ",", "--map", _MAP_HELP)
+        end = text.find(",", after)
+        rest = text[after:] if end < 0 else text[after:end]
+        parts.append((name, True, rest) if quoted else (name, False, name))
         if end < 0:
             return parts
         i = end + 1
@@ -328,46 +333,82 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
 _VALUES_HELP = (
     "write COLUMN:VALUE=NUMBER,VALUE=NUMBER with the file's column name and P(a better) "
     "in [0, 1], e.g. --values 'judge_winner:A=1,B=0,tie=0.5' (repeat --values or "
-    "separate columns with ;)"
+    "separate columns with ;); a column or value holding : ; , goes in double quotes, as "
+    'in CSV: --values \'"score: raw":"A, clearly"=1\''
 )
 
 
-def _value_pair(column: str, item: str) -> tuple[str, float]:
-    value, eq, number = item.rpartition("=")  # a value may hold '=' (Arena-Hard's A=B)
+def _value_pair(column: str, item: str, quoted: str | None = None) -> tuple[str, float]:
+    """VALUE=NUMBER read from ``item``; after a double-quoted value ``quoted``, ``item`` is
+    what follows its closing quote (``=NUMBER``)."""
+    if quoted is None:
+        value, eq, number = item.rpartition("=")  # a value may hold '=' (Arena-Hard's A=B)
+        value, shown = value.strip(), item.strip()
+    else:
+        before, eq, number = item.partition("=")
+        value, shown = ("" if before.strip() else quoted), f'"{quoted}"{item}'.strip()
     try:
         p = float(number)
     except ValueError:
         eq = ""
     if not eq or not value.strip():
-        raise ConfigError(f"--values {column}: cannot read {item.strip()!r} — {_VALUES_HELP}")
-    return value.strip(), p
+        raise ConfigError(f"--values {column}: cannot read {shown!r} — {_VALUES_HELP}")
+    return value, p
+
+
+def _next_stop(text: str, i: int, stops: str) -> int:
+    """The index of the first character of ``stops`` in ``text`` from ``i``, or its length."""
+    return min([j for j in (text.find(c, i) for c in stops) if j >= 0], default=len(text))
+
+
+def _value_items(spec: str) -> Iterator[tuple[str, str, float]]:
+    """(column, value, number) for each VALUE=NUMBER of ``spec``, its columns separated
+    by ``;``; a column or value written in double quotes may hold ``: ; ,``."""
+    i = 0
+    while i < len(spec):
+        start = i
+        column, quoted, i = _field(spec, i, ":;", "--values", _VALUES_HELP)
+        i += len(spec[i:]) - len(spec[i:].lstrip()) if quoted else 0
+        pairs = spec[i + 1 : _next_stop(spec, i + 1, ";")] if spec.startswith(":", i) else ""
+        if not column.strip() or not pairs.strip():
+            part = spec[start : _next_stop(spec, i, ";")]
+            if part.strip():
+                raise ConfigError(f"--values: cannot read {part.strip()!r} — {_VALUES_HELP}")
+            i = len(part) + start + 1  # an empty part: a ';' too many
+            continue
+        column, stop = column.strip(), ","  # as --map's names
+        while stop == ",":
+            value, vquoted, i = _field(spec, i + 1, ",;", "--values", _VALUES_HELP)
+            end = _next_stop(spec, i, ",;")
+            pair = (
+                _value_pair(column, spec[i:end], value) if vquoted else _value_pair(column, value)
+            )
+            yield column, *pair
+            i, stop = end, spec[end : end + 1]
+        i += 1
 
 
 def parse_values(specs: Sequence[str] | None) -> dict[str, dict[str, float]]:
-    """Parse ``--values`` specs into a value map ``{file column: {value: P(a better)}}``.
+    """Parse ``--values`` specs into a value map ``{file column: {value: P(a better)}}``;
+    a column or value holding ``:``, ``;`` or ``,`` is written in double quotes.
 
     >>> parse_values(["judge_winner:A=1,B=0,tie=0.5; human_winner:neither=0.5"])
     {'judge_winner': {'A': 1.0, 'B': 0.0, 'tie': 0.5}, 'human_winner': {'neither': 0.5}}
     >>> parse_values(["score:A>B=1,A=B=0.5,B>A=0"])  # a value may hold '=' (Arena-Hard)
     {'score': {'A>B': 1.0, 'A=B': 0.5, 'B>A': 0.0}}
+    >>> parse_values(['"judge: winner; raw":"A, clearly"=1,B=0'])
+    {'judge: winner; raw': {'A, clearly': 1.0, 'B': 0.0}}
     """
     out: dict[str, dict[str, float]] = {}
     for spec in specs or ():
-        for part in spec.split(";"):
-            if not part.strip():
-                continue
-            column, sep, pairs = part.partition(":")
-            if not sep or not column.strip() or not pairs.strip():
-                raise ConfigError(f"--values: cannot read {part.strip()!r} — {_VALUES_HELP}")
-            table = out.setdefault(column.strip(), {})
-            for item in pairs.split(","):
-                value, p = _value_pair(column.strip(), item)
-                if value in table and table[value] != p:  # (NaN: refused as no probability)
-                    raise ConfigError(
-                        f"--values {column.strip()}: {value!r} is given twice, as "
-                        f"{table[value]:g} and {p:g} — keep one"
-                    )
-                table[value] = p
+        for column, value, p in _value_items(spec):
+            table = out.setdefault(column, {})
+            if value in table and table[value] != p:  # (NaN: refused as no probability)
+                raise ConfigError(
+                    f"--values {column}: {value!r} is given twice, as "
+                    f"{table[value]:g} and {p:g} — keep one"
+                )
+            table[value] = p
     try:
         check_value_map(out)
     except ConfigError as exc:
@@ -516,8 +557,9 @@ class Settings:
     values: Mapping[str, Mapping[str, float]] = _option(
         {}, "--values", "Map written values to P(a better), per FILE column (its name before "
         "--map): COLUMN:VALUE=NUMBER,... e.g. judge_winner:A=1,B=0,tie=0.5 (repeat, or "
-        "separate columns with ;). A/B/tie, [[A]], model names and AlpacaEval 1/2/1.5 need "
-        "no map.", cli=list[str] | None, read=_values, key=False, section="values", merge=True,
+        "separate columns with ;); a column or value holding : ; , goes in double quotes. "
+        "A/B/tie, [[A]], model names and AlpacaEval 1/2/1.5 need no map.",
+        cli=list[str] | None, read=_values, key=False, section="values", merge=True,
     )  # fmt: skip
     swapped_frame: SwappedFrame = _option(
         "original", "--swapped-frame", "How p_a_second (b shown first) is written: original "

@@ -33,7 +33,7 @@ import math
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ _WHAT_TO_DO = {
     errno.EROFS: "the file system is read-only — write elsewhere with --out",
     errno.EACCES: "permission denied — write elsewhere with --out",
     errno.EPERM: "permission denied — write elsewhere with --out",
-    errno.ENAMETOOLONG: "the file name is too long — choose a shorter name with --out",
+    errno.ENAMETOOLONG: "the path or a name in it is too long — choose a shorter one with --out",
 }
 
 
@@ -96,11 +96,48 @@ def _probe(folder: Path, shown: str | Path) -> None:
         raise output_error(shown, exc) from None
 
 
-def check_output(path: str | Path, *, option: str = "--out") -> Path:
+def check_output(
+    path: str | Path, *, option: str = "--out", inputs: Iterable[str | Path] = ()
+) -> Path:
     """The file ``path`` can be written: its folder exists and is writable, it is not
-    a folder, and its name fits. Call before any work; returns the path."""
+    a folder, its name fits, and it is none of the files the command reads
+    (``inputs``: writing it would replace them). Call before any work; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    with _stat_errors(p):
+        _check_file(p, option)
+        _not_an_input(p, option, inputs)
+    return p
+
+
+def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path]) -> None:
+    """``p`` is not one of ``inputs`` (by file identity: another spelling of the same
+    path, or a link to it, is the same file)."""
+    if not p.exists():
+        return
+    for src in inputs:
+        try:
+            same = Path(src).is_file() and p.samefile(src)
+        except OSError:  # an input the command will name when it reads it
+            same = False
+        if same:
+            raise OutputError(
+                f"{option} {p}: is the input {src} — writing it would replace the data "
+                "read; give another file name"
+            )
+
+
+@contextlib.contextmanager
+def _stat_errors(p: Path) -> Iterator[None]:
+    """An ``OSError`` looking at ``p`` (a path longer than the system's limit, a
+    parent that cannot be searched) as a one-line :class:`OutputError`."""
+    try:
+        yield
+    except OSError as exc:
+        raise output_error(p, exc) from None
+
+
+def _check_file(p: Path, option: str) -> None:
     if p.is_dir():
         raise OutputError(f"{option} {p}: is a folder — give a file name")
     if p.exists() and not p.is_file():
@@ -115,7 +152,6 @@ def check_output(path: str | Path, *, option: str = "--out") -> Path:
     if not p.parent.is_dir():
         raise OutputError(f"{option} {p}: {p.parent} is a file, not a folder")
     _probe(p.parent, p)
-    return p
 
 
 def _check_name(p: Path, option: str) -> None:
@@ -132,6 +168,12 @@ def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
     file, and is writable. Creates nothing; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    with _stat_errors(p):
+        _check_folder(p, option)
+    return p
+
+
+def _check_folder(p: Path, option: str) -> None:
     if p.exists() and not p.is_dir():
         raise OutputError(f"{option} {p}: is a file — give a folder")
     probe_in = p if p.is_dir() else p.parent
@@ -142,7 +184,6 @@ def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
     if not probe_in.is_dir():
         raise OutputError(f"{option} {p}: {probe_in} is a file, not a folder")
     _probe(probe_in, p)
-    return p
 
 
 FILE_STEM_MAX = 200  # bytes of a file name derived from data; longer ones are cut

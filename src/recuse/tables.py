@@ -988,6 +988,18 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
             )
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)
+    # a tie given the probability of its verdict is 0.5 either way
+    kept = np.isnan(values) & ~np.isnan(verdict) & ((verdict != 0.5) | (of == "a"))
+    if kept.any():
+        n, row = int(kept.sum()), int(np.flatnonzero(kept)[0]) + 1
+        warnings.warn(
+            f"{file + ': ' if file else ''}{n:,} verdict{'s' if n != 1 else ''} without a "
+            f"confidence in {column!r} (first: row {row}) kept as written ({target} "
+            f"{verdict[row - 1]:g}), a certainty beside the other rows' probabilities — give "
+            "every judged row its confidence, or leave those rows out",
+            ReaderNote,
+            stacklevel=4,
+        )
     out[target] = p
 
 

@@ -77,6 +77,46 @@ def test_json_and_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert not (tmp_path / "d.csv").exists()
 
 
+def test_certify_and_apply_read_a_file_as_the_audit_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--values`, `--swapped-frame` (and the confidence options) on `certify` and
+    `certify apply`, as on the audit: a peer's file that writes its labels as words and
+    its swapped verdicts as the judge saw them is certified and decided as the same
+    pairs written in recuse's columns. Both commands lacked the options, so such a file
+    could not be certified at all (its error advised --values, which they refused)."""
+    src = _pairs(tmp_path)
+    peer = pd.read_csv(src)
+    peer["human"] = peer["human"].map({1.0: "left", 0.0: "right"})
+    peer["p_a_second"] = 1 - peer["p_a_second"]  # as presented: b was shown first
+    peer = peer.rename(columns={"human": "verdict_of_people"})
+    peer_path = tmp_path / "peer.csv"
+    peer.to_csv(peer_path, index=False)
+    reading = ["--map", "verdict_of_people=human", "--values",
+               "verdict_of_people:left=1,right=0", "--swapped-frame", "presented"]  # fmt: skip
+    results, decided = [], []
+    for path, extra in ((src, []), (peer_path, reading)):
+        thr, out = tmp_path / f"thr-{path.stem}.json", tmp_path / f"full-{path.stem}.json"
+        code, text = _run(["certify", str(path), "--agreement", "0.8", "--out", str(out),
+                           "--thresholds", str(thr), *extra], capsys)  # fmt: skip
+        assert code == 0, text
+        results.append({k: v for k, v in json.loads(out.read_text("utf-8")).items()
+                        if k != "source"})  # fmt: skip
+        dec = tmp_path / f"dec-{path.stem}.csv"
+        code, text = _run(["certify", "apply", str(thr), str(path), "--out", str(dec),
+                           *extra], capsys)  # fmt: skip
+        assert code == 0, text
+        decided.append(pd.read_csv(dec))
+    assert results[0] == results[1]
+    assert sum(s["n_kept"] for s in results[1]["judges"][0]["strata"]) > 0
+    pd.testing.assert_frame_equal(decided[0], decided[1])
+    # read without --swapped-frame, the same file is other verdicts: the option counts
+    # (and a note says p_a is not the mean of the orders)
+    assert main(["certify", str(peer_path), "--agreement", "0.8", "--json", *reading[:4]]) == 0
+    unturned = json.loads(capsys.readouterr().out)
+    assert {k: v for k, v in unturned.items() if k != "source"} != results[0]
+
+
 def _snapshot_pairs(tmp_path: Path) -> Path:
     """gpt-4-0613 judges 20 pairs of gpt-4-0314 (written gpt4_0314) against Claude 3
     Opus: the 0314 answers are another snapshot of the judge's line."""

@@ -13,7 +13,7 @@ import pytest
 
 from recuse.cli import main
 from recuse.errors import ConfigError
-from recuse.options import parse_mapping
+from recuse.options import parse_mapping, parse_values
 
 ROWS = {
     "pair, id": ["i1", "i2", "i3", "i4"],
@@ -86,3 +86,32 @@ def test_the_help_says_how_to_write_such_a_name(capsys: pytest.CaptureFixture[st
         assert main([*command, "--help"]) == 0
         out = " ".join(capsys.readouterr().out.split())
         assert "in double quotes, as in CSV" in out, command
+
+
+def test_values_quotes_a_column_or_value_holding_colon_semicolon_or_comma(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--values`` takes a column or a value in double quotes, as ``--map`` does: a
+    column ``judge: verdict; raw`` whose cells read ``A, clearly`` could not be given a
+    map on the command line (the first ':' ended the column, ';' and ',' split it)."""
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame(ROWS).to_csv(plain, index=False)
+    code, want = _validate(capsys, str(plain), "--map", '"pair, id"=item_id,"the ""judge"""=judge')
+    assert code == 0, want
+    worded = dict(ROWS)
+    worded["judge: verdict; raw"] = [{"A": "A, clearly", "B": "B; clearly"}[v] for v in
+                                     worded.pop("p_a_first")]  # fmt: skip
+    given = tmp_path / "worded.csv"
+    pd.DataFrame(worded).to_csv(given, index=False)
+    spec = '"judge: verdict; raw": "A, clearly"=1,"B; clearly"=0'
+    assert parse_values([spec]) == {"judge: verdict; raw": {"A, clearly": 1.0, "B; clearly": 0.0}}
+    names = '"pair, id"=item_id,"the ""judge"""=judge,"judge: verdict; raw"=p_a_first'
+    code, got = _validate(capsys, str(given), "--map", names, "--values", spec)
+    assert code == 0, got
+    assert got["counts"] == want["counts"] and got["analyses"] == want["analyses"]
+    for bad, said in (('"judge: verdict:A=1', "is not closed"),
+                      ('"judge"x:A=1', "cannot read '\"judge\"x:A=1'"),
+                      ('col:"A, clearly"x=1', "cannot read '\"A, clearly\"x=1'")):  # fmt: skip
+        code, got = _validate(capsys, str(given), "--values", bad)
+        assert code == 2 and said in str(got["error"]), got
+        assert "in double quotes, as in CSV" in str(got["error"])

@@ -65,6 +65,19 @@ def test_csv_and_options(
     assert (frame["n_boot"] == 100).all()
 
 
+def test_out_naming_the_input_file_is_refused(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
+) -> None:
+    """`recuse metrics pairs pairs.csv --out pairs.csv` replaced the data with the
+    results (exit 0); now exit 2 before any work, the file untouched."""
+    src = tmp_path / "mine.csv"
+    src.write_bytes(pairs_csv.read_bytes())
+    code, _, err = run(capsys, "metrics", "pairs", str(src), *FAST, "--out",
+                       str(tmp_path / "." / "mine.csv"))  # fmt: skip
+    assert code == 2 and "is the input" in err
+    assert src.read_bytes() == pairs_csv.read_bytes()
+
+
 def test_dataset_name_and_judge_alias(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:

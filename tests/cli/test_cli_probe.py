@@ -263,3 +263,53 @@ def test_failed_judgments_exit_1_with_the_rerun_hint(
         resent = server.requests
     cap = capsys.readouterr()
     assert code == 0 and resent == failed and cap.err == ""
+
+
+def test_probe_reads_a_peer_file_with_map_and_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse probe --data` takes --map and --values as `recuse judge` does: a file with
+    another tool's column names and a label 'neither' is probed as the same pairs in
+    recuse's columns. The command had neither option, and the error for such a file
+    advised `--map`, which it refused."""
+    n = 12
+    ours = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt": [f"Question {k}?" for k in range(n)],
+            "response_a": [f"Answer one to {k}." for k in range(n)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(n)],
+            "human": [("a", "b", "tie")[k % 3] for k in range(n)],
+        }
+    )
+    peer = ours.rename(columns={"item_id": "id", "human": "winner"})
+    peer["winner"] = peer["winner"].replace({"tie": "neither"})
+    src, peer_src = tmp_path / "ours.csv", tmp_path / "peer.csv"
+    ours.to_csv(src, index=False)
+    peer.to_csv(peer_src, index=False)
+    lines = []
+    with StandIn() as server:
+        for path, extra in ((src, []), (peer_src, ["--map", "id=item_id,winner=human",
+                                                   "--values", "winner:neither=0.5"])):  # fmt: skip
+            store = tmp_path / f"{path.stem}.db"
+            code = main(["probe", "--data", str(path), "--out", str(store), "--base-url",
+                         server.base_url, "--model", "gpt-4o", "--probe", "padding",
+                         "--no-progress", *extra])  # fmt: skip
+            out, err = capsys.readouterr()
+            assert code == 0, err
+            lines.append(next(ln for ln in out.splitlines() if "base pairs" in ln))
+            table = tmp_path / f"{path.stem}.csv"
+            assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    assert (
+        lines[0].split("; next")[0]
+        == "12 base pairs; versions judged: original 12, padding 12, placebo 12"
+    )
+    assert lines[1].split("; next")[0] == lines[0].split("; next")[0]
+    exported = [
+        pd.read_csv(tmp_path / f"{p}.csv").sort_values(["item_id", "judge"])
+        for p in ("ours", "peer")
+    ]
+    cols = ["item_id", "base_item", "probe", "p_a_first", "p_a_second"]
+    pd.testing.assert_frame_equal(
+        exported[0][cols].reset_index(drop=True), exported[1][cols].reset_index(drop=True)
+    )

@@ -197,3 +197,20 @@ def test_load_responses_keeps_an_answer_none_and_reads_a_model_na_as_missing(
         with pytest.raises(InputError) as err:
             load_responses(_responses(tmp_path, model=["gpt-4", "NA"]))
     assert (err.value.row, err.value.column, err.value.reason) == (2, "model", "the cell is empty")
+
+
+def test_an_input_path_longer_than_the_system_allows_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every command's data, a thresholds file and a store: each was an OSError
+    traceback (ENAMETOOLONG) with exit 1."""
+    deep = tmp_path.joinpath(*["d" * 200] * 25)
+    with pytest.raises(InputError, match="path is longer than the system allows"):
+        load_input(deep / "pairs.csv")
+    out = str(tmp_path / "o.csv")
+    for args in (["validate", str(deep / "pairs.csv")],
+                 ["certify", "apply", str(deep / "t.json"), str(deep / "p.csv"), "--out", out],
+                 ["judge", "export", str(deep / "s.db"), "--out", out]):  # fmt: skip
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert "longer than the system allows" in err and "Traceback" not in err

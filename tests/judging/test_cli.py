@@ -88,6 +88,10 @@ def test_choices_are_the_library_literals(
             ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert", "--perplexity"],
             "--perplexity goes with pairwise",
         ),
+        (  # the map was ignored: the error said the file lacked the column it renamed
+            ["judge", "-d", "x", "-o", "s.db", "--protocol", "likert", "--map", "a=response"],
+            "--map, --values, --swapped-frame and --confidence read a pairs file",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -252,3 +256,44 @@ def test_a_folder_given_as_dot_is_judged_under_its_own_name(
         assert main(["judge", "export", str(store), "--out", str(out)]) == 0
         assert list(pd.read_csv(out)["judge"]) == ["final"]
         capsys.readouterr()
+
+
+def test_a_pair_without_an_answer_is_named_by_file_and_row_before_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An answer a CSV reader reads as missing ('N/A') in the 3rd row: the error names
+    the file, row and column, and no store is made. It was 'row 3, column
+    'response_a': response_a is not text' without the file (raised as the judge was sent
+    the deduplicated pairs), after an empty store had been created."""
+    pairs = pd.DataFrame(fake_pairs(6))
+    pairs.loc[2, "response_a"] = "N/A"
+    src, store = tmp_path / "pairs.csv", tmp_path / "s.db"
+    pairs.to_csv(src, index=False)
+    with StandIn() as server:
+        code = main(["judge", "--data", str(src), "--out", str(store), "--base-url",
+                     server.base_url, "--model", "gpt-4o", "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{src}, row 3, column 'response_a': response_a must be text" in err
+    assert "N/A" in err and not store.exists()
+
+
+def test_export_onto_its_own_store_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store named store.csv exported --out store.csv: the export replaced the store
+    and every judgment in it (exit 0); now exit 2, the store kept."""
+    src, store = tmp_path / "pairs.csv", tmp_path / "store.csv"
+    pd.DataFrame(fake_pairs(4)).to_csv(src, index=False)
+    with StandIn() as server:
+        assert main(["judge", "--data", str(src), "--out", str(store), "--base-url",
+                     server.base_url, "--model", "gpt-4o", "--no-progress"]) == 0  # fmt: skip
+    before = store.read_bytes()
+    capsys.readouterr()
+    assert main(["judge", "export", str(store), "--out", str(store)]) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert store.read_bytes() == before
+    # the data file given as the store: refused before it is opened as one
+    assert main(["judge", "--data", str(src), "--out", str(src), "--base-url",
+                 "http://127.0.0.1:9/v1", "--model", "gpt-4o"]) == 2  # fmt: skip
+    assert "is the input" in capsys.readouterr().err

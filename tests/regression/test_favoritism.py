@@ -170,7 +170,7 @@ def test_a_stray_score_that_sets_the_scale_alone_is_said() -> None:
     # a score so far out that columns underflow to nothing: the error says why
     huge = sim.ratings[sim.ratings["dimension"] == "d1"].copy()
     huge.loc[huge.index[7], "rating"] = 1e300
-    with pytest.raises(EstimationError, match=r"with no data.*its top score 1e\+300"):
+    with pytest.raises(EstimationError, match=r"are 0 in every row.*its top score 1e\+300"):
         fit_favoritism(huge, sim.families)
 
 
@@ -230,6 +230,16 @@ def test_bad_input_raises_clear_errors() -> None:
     )
     with pytest.raises(EstimationError, match=r"reference does not vary among judge j0"):
         fit_favoritism(flat, sim.families, normalize="none")
+    # ... nor where they are all 0 (its column is empty): it said 'design column(s) with
+    # no data: reference:judge[j0]', without the cause
+    zero = sim.ratings.assign(reference=flat["reference"].where(flat["judge"] != "j0", 0))
+    with pytest.raises(EstimationError) as err:
+        fit_favoritism(zero, sim.families)
+    assert "reference:judge[j0] are 0 in every row" in str(err.value)
+    assert "the reference does not vary among judge j0's ratings" in str(err.value)
+    # every rating and reference 0: the ratings carry nothing, said first
+    with pytest.raises(EstimationError, match=r"^every rating is the same \(0\)"):
+        fit_favoritism(sim.ratings.assign(rating=0.0, reference=0.0), sim.families)
 
 
 def test_a_term_equal_to_the_intercepts_is_left_out_with_a_note() -> None:

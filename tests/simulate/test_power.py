@@ -215,6 +215,33 @@ def test_cli_plan_like_file_and_progress(
     assert "more than plan simulates" in capsys.readouterr().err
 
 
+def test_cli_plan_like_reads_a_peer_file_with_map_and_swapped_frame(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--like FILE takes --map, --values and --swapped-frame as the audit does: another
+    tool's columns, its swapped verdict written as the judge saw it, give the same flip
+    rate, ties and plan as recuse's columns. plan had none of them (and the error for
+    such a file advised --map)."""
+    table = simulate_position(effect=0.05, flip_rate=0.3, n_prompts=60, pairs_per_prompt=2,
+                              seed=2)  # fmt: skip
+    ours, peer = tmp_path / "ours.csv", tmp_path / "peer.csv"
+    table.to_csv(ours, index=False)
+    table.assign(p_a_second=1 - table["p_a_second"]).rename(
+        columns={"item_id": "id", "p_a_first": "first", "p_a_second": "second"}
+    ).to_csv(peer, index=False)
+    args = ["plan", "--bias", "position", "--effect", "0.1", "--runs", "20", "--json", "--quiet"]
+    reading = ["--map", "id=item_id,first=p_a_first,second=p_a_second", "--swapped-frame",
+               "presented"]  # fmt: skip
+    got = []
+    for path, extra in ((ours, []), (peer, reading)):
+        assert main([*args, "--like", str(path), *extra]) == 0
+        got.append(json.loads(capsys.readouterr().out))
+    assert got[0]["noise"] == got[1]["noise"] and got[0]["pairs"] == got[1]["pairs"]
+    assert got[0]["noise"]["flip_rate"] > 0.1
+    assert main([*args, "--map", "id=item_id"]) == 2  # no --like: nothing to read them
+    assert "give --like or drop them" in capsys.readouterr().err
+
+
 def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_default() -> None:
     """A judge that always gives the first answer the win: every prompt has three pairs,
     but the verdicts do not vary, so the correlation is undefined and the default is

@@ -17,10 +17,21 @@ from typer._click.core import Context
 from typer.core import TyperGroup
 
 from recuse import numbers
-from recuse.cli.app import MapOption, app, cli_roster, parse_mapping
+from recuse.cli.app import (
+    ConfidenceOfOption,
+    ConfidenceOption,
+    MapOption,
+    SwappedFrameOption,
+    ValuesOption,
+    app,
+    cli_roster,
+    parse_mapping,
+    value_reading,
+)
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
+from recuse.files import is_file
 from recuse.metrics.bootstrap import named_settings
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
@@ -77,7 +88,7 @@ def _costs(
         from recuse.judging import Store
         from recuse.judging.card import cards, read_prices
 
-        if not store.is_file():
+        if not is_file(store):
             raise InputError("no such store", file=store, fix="give a store of `recuse judge`")
         table = read_prices(prices, roster=roster) if prices is not None else None
         with Store(store, read_only=True) as s:
@@ -112,17 +123,6 @@ def _costs(
             )
     # --cost overrides the evaluator card's price
     return {**{n: p for n, p in card.items() if price_key(n, roster)[1] not in overridden}, **given}
-
-
-def _not_an_input(outputs: list[tuple[Path, str]], inputs: list[str | Path]) -> None:
-    """No output overwrites an input file (the table or the thresholds read)."""
-    for out, option in outputs:
-        for src in inputs:
-            if out.exists() and Path(src).is_file() and out.samefile(src):
-                raise ConfigError(
-                    f"{option} {out}: is the input {src} — writing it would replace the data "
-                    "read; give another file name"
-                )
 
 
 def _pct(x: float | None, empty: str = "") -> str:
@@ -261,13 +261,17 @@ def certify_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
     from recuse.api import certify
 
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
-    paths = [check_output(p, option=o) for p, o in named]
-    _not_an_input([(p, o) for p, (_, o) in zip(paths, named, strict=True)], [source])
+    paths = [check_output(p, option=o, inputs=[source]) for p, o in named]
+    how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = cli_roster(ctx)
     # a setting out of range is said of its flag (the library names its keyword)
     with named_settings(lambda setting: "--" + setting.replace("_", "-")):
@@ -277,7 +281,9 @@ def certify_command(
             strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
             min_labels=min_labels, self_scope=self_scope,
             costs=_costs(list(cost or []), store, prices, roster) or None,
-            mapping=parse_mapping(mapping) or None, data_dir=data_dir,
+            mapping=parse_mapping(mapping) or None, values=how.values,
+            swapped_frame=how.swapped_frame, confidence=how.confidence,
+            confidence_of=how.confidence_of, data_dir=data_dir,
         )  # fmt: skip
     payload = {"source": source, **result.to_dict()}
     if out is not None:
@@ -294,7 +300,7 @@ def certify_command(
 
 
 def _read_json(path: Path) -> Any:
-    if not path.is_file():
+    if not is_file(path):
         raise InputError(
             "thresholds file not found",
             file=path,
@@ -317,20 +323,24 @@ def apply_command(
     judge: str = typer.Option(None, "--judge", "-j", help="The judge, if not a cascade."),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """One decision per item: the verdict (a, b or tie) and the judge that gave it, or
     'to a person'. Written atomically."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON, apply_thresholds
 
-    path = check_output(out)
-    _not_an_input([(path, "--out")], [source, thresholds])
+    path = check_output(out, inputs=[source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
+    how = value_reading(values, swapped_frame, confidence, confidence_of)
     spec = _read_json(thresholds)
     roster = cli_roster(ctx)
     inp = load_input(source, table="pairs", data_dir=data_dir, roster=roster,
-                     mapping=parse_mapping(mapping) or None)  # fmt: skip
+                     mapping=parse_mapping(mapping) or None, reading=how)  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")

@@ -24,6 +24,7 @@ from recuse.cli.console import console as make_console
 from recuse.data import fetch as fetching
 from recuse.data import registry
 from recuse.errors import DatasetNotFoundError, RecuseError
+from recuse.files import is_file
 
 data_app = typer.Typer(
     help="List, describe, download and summarise the public datasets.", no_args_is_help=True
@@ -35,7 +36,10 @@ FAILED = ("unparsed", "failed")
 
 
 def _root(data_dir: str | None) -> Path:
-    return Path(data_dir).expanduser() if data_dir else registry.default_data_dir()
+    """The data folder; one the system cannot look at (a path too long) is an error here."""
+    root = Path(data_dir).expanduser() if data_dir else registry.default_data_dir()
+    is_file(root, folder=True)
+    return root
 
 
 def _console() -> Console:
@@ -149,7 +153,7 @@ def show(
     rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
 ) -> None:
     """Describe one dataset: summary, upstream files, row count, columns, a few rows."""
-    if name not in registry.datasets() and Path(name).is_file():
+    if name not in registry.datasets() and is_file(name):
         raise DatasetNotFoundError(
             f"{name} is a file, not a dataset name — `recuse data show` describes the "
             f"datasets of `recuse data list`; check your file with `recuse validate {name}`"

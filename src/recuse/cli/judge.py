@@ -29,6 +29,7 @@ from recuse.cli.console import echo
 from recuse.data.columns import ColumnMapping
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
+from recuse.files import is_file
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
 from recuse.judging.device import DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from recuse.judging.protocols import Dimension
     from recuse.judging.runner import RetryPolicy, RunSummary
     from recuse.roster import Roster
+    from recuse.tables import ConfidenceOf, SwappedFrame
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
@@ -196,9 +198,8 @@ def judge(
     # everything is checked before the store is created or a request is sent
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
     tpl = template_protocol(template, mode)
-    check_output(out, option="--out")
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
-    read = FileReading(parse_mapping(mapping), how)  # --allow-unknown-models: no effect
+    check_output(out, option="--out", inputs=[data])
+    read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
     table = read_to_judge(data, protocol, data_dir, read, cli_roster(ctx))
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts
@@ -381,21 +382,46 @@ class FileReading:
     how: ValueReading
 
 
+def file_reading(
+    mapping: str | None,
+    values: list[str] | None,
+    swapped_frame: SwappedFrame,
+    confidence: str | None,
+    confidence_of: ConfidenceOf,
+) -> FileReading:
+    """The --map and value options of a command judging --data, parsed
+    (--allow-unknown-models has no effect)."""
+    return FileReading(
+        parse_mapping(mapping), value_reading(values, swapped_frame, confidence, confidence_of)
+    )
+
+
 def read_to_judge(
     data: str,
     protocol: str,
     data_dir: str | None,
     read: FileReading | None = None,
     roster: Roster | None = None,
+    *,
+    every_text: bool = True,
 ) -> pd.DataFrame:
     """What ``--data`` names, found as every command finds its input
     (:mod:`recuse.data.inputs`): the responses a Likert judge rates, or pairs with the
-    texts a pairwise judge compares (one row per pair)."""
+    texts a pairwise judge compares (one row per pair). ``every_text``: a pair without
+    its prompt or an answer as text is an error naming its row (else the caller leaves
+    it out, and says so)."""
     from recuse.data.inputs import load_input, load_responses
+    from recuse.files import check_text
 
-    if protocol == "likert":
-        return load_responses(data)
     read = read or FileReading({}, ValueReading())
+    if protocol == "likert":
+        if read.mapping or read.how != ValueReading():  # never ignored in silence
+            raise ConfigError(
+                "--map, --values, --swapped-frame and --confidence read a pairs file; Likert "
+                "judging reads a responses file as written — drop them and name its columns "
+                "prompt_id, model, prompt, response"
+            )
+        return load_responses(data)
     df = load_input(
         data,
         table="pairs",
@@ -413,6 +439,8 @@ def read_to_judge(
             fix="use a dataset with response texts (e.g. mt-bench-human) or a file with "
             "columns prompt, response_a, response_b",
         )
+    if every_text:  # here, with the file's rows, not when the judge is sent them
+        check_text(df, need, file=data)
     return df.drop_duplicates("item_id")
 
 
@@ -516,7 +544,7 @@ def card(
     from recuse.judging.card import cards, read_prices
 
     table = read_prices(prices, roster=cli_roster(ctx)) if prices is not None else None
-    if not store.is_file():
+    if not is_file(store):
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
         found = cards(s.runs(), table, s.judge_prompts())
@@ -544,14 +572,14 @@ def export(
     from recuse.judging import Store
     from recuse.outputs import check_output, write_bytes, write_csv, write_text
 
-    if not store.is_file():
+    if not is_file(store):
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
-    check_output(out, option="--out")
+    check_output(out, option="--out", inputs=[store])
     notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
         df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)

@@ -10,8 +10,19 @@ from typing import Annotated
 import typer
 
 from recuse.analyses.base import check_interval_level
-from recuse.cli.app import app, cli_roster
+from recuse.cli.app import (
+    ConfidenceOfOption,
+    ConfidenceOption,
+    MapOption,
+    SwappedFrameOption,
+    ValuesOption,
+    app,
+    cli_roster,
+    parse_mapping,
+    value_reading,
+)
 from recuse.cli.console import echo, echo_lines, json_shown, one_line
+from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import Resampling, named_settings
 from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
 
@@ -69,6 +80,11 @@ def plan_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a sentence."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines on stderr."),
+    mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """Pairs and prompts needed to detect a bias of a given size, checked by simulation.
 
@@ -77,10 +93,15 @@ def plan_cmd(
     replace them). Effects needing more than 200,000 pairs are refused."""
     check_interval_level(level)  # the audit's rule and message, whatever the value
     frame = None
-    if like is not None:
+    how = value_reading(values, swapped_frame, confidence, confidence_of)
+    if like is not None:  # read as every command reads a pairs file (--map, --values, ...)
         from recuse.data.inputs import load_input
 
-        frame = load_input(like, table="pairs", unknown_models="keep", roster=cli_roster(ctx)).frame
+        frame = load_input(like, table="pairs", roster=cli_roster(ctx),
+                           mapping=parse_mapping(mapping) or None, reading=how).frame  # fmt: skip
+    elif mapping or how != type(how)():
+        raise ConfigError("--map, --values, --swapped-frame and --confidence read --like FILE; "
+                          "give --like or drop them")  # fmt: skip
 
     def progress(line: str) -> None:
         if not quiet:

@@ -7,9 +7,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recuse.cli.app import app, cli_roster
+from recuse.cli.app import (
+    ConfidenceOfOption,
+    ConfidenceOption,
+    MapOption,
+    SwappedFrameOption,
+    ValuesOption,
+    app,
+    cli_roster,
+)
 from recuse.cli.console import echo
-from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
+from recuse.cli.judge import TemplateOption, exit_if_failed, file_reading, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
@@ -93,6 +101,11 @@ def probe(
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     template: TemplateOption = None,
+    mapping: MapOption = None,
+    values: ValuesOption = None,
+    swapped_frame: SwappedFrameOption = "original",
+    confidence: ConfidenceOption = None,
+    confidence_of: ConfidenceOfOption = "winner",
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels, or a model's concise and verbose rewrites), and
@@ -118,8 +131,9 @@ def probe(
     edits = [p for p in names if p != RECOGNITION]
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
-    check_output(out, option="--out")
-    table = read_to_judge(data, "pairwise", data_dir, roster=cli_roster(ctx))
+    check_output(out, option="--out", inputs=[data])
+    read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
+    table = read_to_judge(data, "pairwise", data_dir, read, cli_roster(ctx), every_text=False)
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
     backend, jid = judge_backend(
@@ -157,8 +171,7 @@ def probe(
             )
             _print_rewrites(edits, rewrite, rewriter, t)
             parts.append(t)
-        # the edits first: a base pair's original row shared with self-recognition keeps
-        # the edits' treated side (the recognition rows' own is the judge's answer)
+        # edits first: an original row shared with self-recognition keeps the edits' side
         probe_table = pd.concat([*parts, *recognition], ignore_index=True)
         probe_table = probe_table.drop_duplicates("item_id")
         judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)

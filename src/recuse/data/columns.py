@@ -230,8 +230,17 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
         )
         return df.assign(prompt_id=df["item_id"])
     text = df["prompt"]
-    if text.isna().any():
-        return df  # the missing prompt_id is reported by validation
+    empty = text.isna().to_numpy()
+    if empty.any():  # no text to name its prompt: the row's prompt is unknown
+        raise InputError(
+            "the prompt text is missing, and the file has no prompt_id column: each row's "
+            "prompt is named by its text",
+            file=path,
+            row=int(empty.argmax()) + 1,
+            column="prompt",
+            fix="give every row its prompt text, or add a prompt_id column (or --map "
+            "COLUMN=prompt_id)",
+        )
     out = df.copy()
     out["prompt_id"] = text.map(
         lambda t: "prompt-" + hashlib.sha256(str(t).encode("utf-8", "replace")).hexdigest()[:12]

@@ -25,6 +25,7 @@ from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
+from recuse.files import unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import TableKind, note_missing_texts, read_missing_texts
@@ -309,6 +310,8 @@ def locate(spec: str | Path) -> registry.Dataset | Path:
     try:
         mode = path.stat().st_mode
     except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise unreadable_path(path, exc) from None  # too long, not searchable
         if path.is_symlink():  # a link to nothing, or a loop of links
             why = "a loop of links" if exc.errno == errno.ELOOP else "a missing file"
             raise InputError(

@@ -158,7 +158,8 @@ def read_table(
         ignored = verdict_like_columns(df, {confidence} if confidence else set())
         half = bool(ignored) and not any(c in df.columns for c in ("judge", *VERDICTS))
         unlabelled = bool(ignored) and "human" not in df.columns
-        df = derive_prompt_id(with_optional_pairs_columns(df), path)
+        with file_column_names(mapping):
+            df = derive_prompt_id(with_optional_pairs_columns(df), path)
     with file_column_names(mapping):
         df = canonicalize_models(
             df, MODEL_COLUMNS[table], rost, file=path, unknown_models=unknown_models

@@ -43,7 +43,7 @@ import pandas as pd
 
 from recuse.data.table_files import read_frame
 from recuse.errors import InputError
-from recuse.files import file_sha256, read_json, read_text
+from recuse.files import file_sha256, is_file, read_json, read_text
 from recuse.roster import Roster
 from recuse.tables import note_missing_texts, read_missing_texts
 from recuse.verdict_parsing import (
@@ -142,7 +142,7 @@ def read_recording(
     and ``pairs`` metadata columns).
     """
     path = Path(path)
-    if not path.is_file():
+    if not is_file(path):
         raise InputError("no such file", file=path, fix="give a recorded judge output file")
     if source not in RECORDING_FORMATS:
         raise InputError(

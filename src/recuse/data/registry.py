@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from recuse.errors import DatasetNotFoundError
+from recuse.files import is_file
 from recuse.reference import ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import TableKind
@@ -86,7 +87,7 @@ def folder(name: str, data_dir: str | Path | None = None) -> Path:
     ds = get(name)
     root = Path(data_dir).expanduser() if data_dir else default_data_dir()
     path = root / ds.folder
-    if not path.is_dir():
+    if not is_file(path, folder=True):
         raise DatasetNotFoundError(
             f"dataset {name!r} is not in {root} — run `recuse data fetch {name}` "
             f"or point {DATA_DIR_ENV} at a folder that has {ds.folder}/"

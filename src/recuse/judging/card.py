@@ -38,6 +38,7 @@ import pandas as pd
 
 from recuse import numbers
 from recuse.errors import InputError
+from recuse.files import is_file
 from recuse.judging.device import peak_tflops
 from recuse.roster import Roster
 
@@ -296,7 +297,7 @@ def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable
     passes its ``--roster``): two rows naming one judge (``gpt-4o`` and ``GPT-4o``, or a
     name and its alias) are an :class:`InputError`, not the later row silently winning."""
     p = Path(path)
-    if not p.is_file():
+    if not is_file(p):
         raise InputError("price file not found", file=p)
     need = ("input_per_million", "output_per_million")
     rows: list[PriceRow] = []

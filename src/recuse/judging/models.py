@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.files import file_sha256
+from recuse.files import file_sha256, is_file
 
 DEFAULT_JUDGE = "smollm2-135m-instruct"
 CACHE_ENV = "RECUSE_MODEL_CACHE"
@@ -38,7 +38,7 @@ def names_embedded(model: str) -> bool:
     never silently replaced by the embedded one."""
     from recuse.roster import Roster
 
-    if Path(model).expanduser().is_dir():
+    if is_file(Path(model).expanduser(), folder=True):
         return False
     roster = Roster.builtin()
     return model in roster and roster.canonical(model) == DEFAULT_JUDGE

@@ -271,11 +271,13 @@ def _format_fields(text: str, *, file: Path, where: str) -> list[str]:
 
 def split_spec(spec: str | Path) -> tuple[Path, str | None]:
     """``FILE`` or ``FILE:NAME`` -> (file, name)."""
+    from recuse.files import is_file
+
     path = Path(spec)
-    if path.is_file():
+    if is_file(path):
         return path, None
     head, sep, name = str(spec).rpartition(":")
-    if sep and head and Path(head).is_file() and name:
+    if sep and head and is_file(head) and name:
         return Path(head), name
     raise ConfigError(
         f"--template: no such file {str(spec)!r} — give a template file (TOML, FastChat "
@@ -286,8 +288,10 @@ def split_spec(spec: str | Path) -> tuple[Path, str | None]:
 
 def template_entries(path: str | Path) -> list[TemplateEntry]:
     """Every prompt ``path`` holds, each with its template or why it is not usable."""
+    from recuse.files import is_file
+
     path = Path(path)
-    if not path.is_file():
+    if not is_file(path):
         raise InputError("no such file", file=path, fix="give a judge template file")
     suffix = path.suffix.lower()
     if suffix == ".toml":

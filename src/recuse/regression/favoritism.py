@@ -518,8 +518,17 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
     XtX = gram(X)
     norms = np.sqrt(np.diag(XtX))
     empty = [t.name for t, v in zip(terms, norms, strict=True) if v == 0]
-    if empty:
-        raise EstimationError(f"design column(s) with no data: {', '.join(empty)}")
+    if empty:  # a reference of 0 in every rating of a judge, say: the causes name it
+        causes = _causes(frame, len(terms))
+        raise EstimationError(
+            f"the model is not identified on these data: column(s) {', '.join(empty)} are 0 "
+            "in every row — "
+            + (
+                "; ".join(causes)
+                if causes
+                else "their values are 0, or too small to count once divided by the scale"
+            )
+        )
     eig = np.linalg.eigvalsh(XtX / np.outer(norms, norms))
     if eig[0] > 1e-10 * max(eig[-1], 1.0):
         return XtX
@@ -864,13 +873,13 @@ def fit_prepared(
             prepared = replace(prepared, frame=frame)
         extra["length"] = feat[ok].to_numpy(float)
     try:
-        X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
         y = frame["y"].to_numpy(float)
-        if np.ptp(y) == 0:
+        if np.ptp(y) == 0:  # before the design, whose columns may then be empty too
             raise EstimationError(
                 f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
                 "carry no information to estimate from"
             )
+        X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
         groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
         res = fit_ols(X, y, se=se, groups=groups)
     except EstimationError as exc:

@@ -1,0 +1,51 @@
+"""recuse.data.columns: the prompt id a file without one gets from its prompt texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recuse.data.plain_tables import read_table
+from recuse.errors import InputError
+
+
+def _pairs(prompts: list[str]) -> pd.DataFrame:
+    n = len(prompts)
+    return pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "question": prompts,
+            "response_a": ["one"] * n,
+            "response_b": ["two"] * n,
+        }
+    )
+
+
+def test_identical_prompt_texts_are_one_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    _pairs(["Why?", "How?", "Why?"]).to_csv(path, index=False)
+    got = read_table(path, table="pairs", mapping={"question": "prompt"})
+    ids = got["prompt_id"].tolist()
+    assert ids[0] == ids[2] != ids[1]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_row_without_its_prompt_text_is_named(tmp_path: Path, suffix: str) -> None:
+    """Row 3 has no prompt text (empty in a CSV; null in a JSONL) and the file has no
+    prompt_id: the error names the row and the file's column. It said the file lacked
+    the column prompt_id and listed as the file's own columns those the reader adds."""
+    frame = _pairs(["Why?", "How?", "", "What?"])
+    path = tmp_path / f"p{suffix}"
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.assign(question=frame["question"].replace("", None)).to_json(
+            path, orient="records", lines=True
+        )
+    with pytest.raises(InputError) as err:
+        read_table(path, table="pairs", mapping={"question": "prompt"})
+    e = err.value
+    assert (e.row, e.column) == (3, "question")
+    assert "prompt text is missing" in e.reason and "prompt_id" in (e.fix or "")

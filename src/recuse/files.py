@@ -592,12 +592,7 @@ def check_text(frame: pd.DataFrame, columns: Iterable[str], *, file: str | Path)
             i = int(np.flatnonzero(~is_str)[0])
             value = frame[col].iloc[i]
             empty = value is None or (isinstance(value, float) and math.isnan(value))
-            found = (
-                "nothing (an empty cell, a JSON null, or a text a CSV reader reads as missing: "
-                "NA, N/A, None, null, nan)"
-                if empty
-                else shown(value)
-            )
+            found = "nothing (an empty cell or a JSON null)" if empty else shown(value)
             raise InputError(
                 f"{col} must be text, found {found}",
                 file=file,

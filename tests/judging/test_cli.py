@@ -261,12 +261,12 @@ def test_a_folder_given_as_dot_is_judged_under_its_own_name(
 def test_a_pair_without_an_answer_is_named_by_file_and_row_before_the_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An answer a CSV reader reads as missing ('N/A') in the 3rd row: the error names
-    the file, row and column, and no store is made. It was 'row 3, column
-    'response_a': response_a is not text' without the file (raised as the judge was sent
-    the deduplicated pairs), after an empty store had been created."""
+    """An empty answer cell in the 3rd row: the error names the file, row and column,
+    and no store is made. It was 'row 3, column 'response_a': response_a is not text'
+    without the file (raised as the judge was sent the deduplicated pairs), after an
+    empty store had been created. (An answer 'N/A' is a text, judged as written.)"""
     pairs = pd.DataFrame(fake_pairs(6))
-    pairs.loc[2, "response_a"] = "N/A"
+    pairs.loc[2, "response_a"] = None
     src, store = tmp_path / "pairs.csv", tmp_path / "s.db"
     pairs.to_csv(src, index=False)
     with StandIn() as server:
@@ -274,8 +274,8 @@ def test_a_pair_without_an_answer_is_named_by_file_and_row_before_the_store(
                      server.base_url, "--model", "gpt-4o", "--no-progress"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{src}, row 3, column 'response_a': response_a must be text" in err
-    assert "N/A" in err and not store.exists()
+    assert f"{src}, row 3, column 'response_a': response_a must be text, found nothing" in err
+    assert not store.exists()
 
 
 def test_export_onto_its_own_store_is_refused(

@@ -338,8 +338,12 @@ def _dataset_takes_no_file_options(
     reading: ValueReading | None,
 ) -> None:
     """Options that say how a file is written mean nothing for a named dataset."""
-    if mapping:
-        raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
+    if mapping:  # also a recuse.toml's [map], which the user may not have in mind
+        raise ConfigError(
+            "a column mapping (--map, or [map] in recuse.toml) applies to files, not to "
+            "named datasets: leave --map out; for recuse.toml's [map], give --config a "
+            "file without it"
+        )
     if format is not None:
         raise ConfigError("--format applies to files, not to named datasets")
     if references:
@@ -348,7 +352,8 @@ def _dataset_takes_no_file_options(
         )
     if reading is not None and reading != ValueReading():
         raise ConfigError(
-            "--values, --swapped-frame and --confidence apply to files, not to named datasets"
+            "--values, --swapped-frame and --confidence (or their entries in recuse.toml) "
+            "apply to files, not to named datasets"
         )
 
 

@@ -69,6 +69,33 @@ def test_audit_reads_imported_files_and_reports_self_grading(
     assert "imported from inspect" in html and "imported from fastchat-pair" in html
 
 
+def test_verbose_says_why_nothing_could_be_estimated_from_an_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Inspect log graded by the evaluated model alone: the terminal read "No bias
+    could be estimated from these inputs (reasons in the report)" and --verbose, which
+    the legend names for the reasons, added nothing, since the reasons (the regression
+    not identified, a ratings table for the pairs analyses) concern no judge."""
+    out = tmp_path / "report"
+    log = str(FIXTURES / "capitals.eval")
+    args = ["audit", log, "--reference-scorer", "includes", "--out", str(out), "--verbose"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "No bias could be estimated from these inputs (reasons: --verbose and" in printed
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    (fit,) = [s for s in report["skipped"] if s["analysis"].startswith("Favoritism")]
+    assert "not identified" in fit["reason"]
+    shown = [ln for ln in printed.splitlines() if ln.startswith("○ ")]
+    assert f"○ Favoritism regression (ratings) (capitals.eval): not made — {fit['reason']}" in shown
+    pairs_only = [s for s in report["skipped"] if s is not fit]
+    assert len(pairs_only) == 12 and {s["reason"] for s in pairs_only} == {
+        "needs a pairs table (pairwise verdicts); this is ratings"
+    }
+    assert "○ 12 analyses (capitals.eval): not made — needs a pairs table (pairwise " in (
+        "\n".join(shown)
+    )
+
+
 def _leaderboard(report: dict[str, object]) -> dict[str, object]:
     sections = report["sections"]
     assert isinstance(sections, list)

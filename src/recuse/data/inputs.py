@@ -369,7 +369,9 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
     """:func:`load_input`, as a list: a folder holding FastChat's pair judgments and its
     single-answer grades (``model_judgment/`` as FastChat writes it) gives both, a
     ``pairs`` and a ``ratings`` input named ``<folder> (fastchat-pair)`` and
-    ``<folder> (fastchat-single)``; anything else gives one input."""
+    ``<folder> (fastchat-single)``; anything else gives one input. ``references``
+    (``--reference-judge``) are the ratings input's: the pairs input is read without
+    them, where the folder read as a whole was refused for its pair files."""
     from dataclasses import replace
 
     from recuse.data import importers
@@ -380,7 +382,11 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
         if len(formats) > 1:
             out = []
             for fmt in formats:
-                inp = load_input(spec, **{**kwargs, "format": fmt})
+                ratings = importers.FORMATS[fmt].table == "ratings"
+                given = {**kwargs, "format": fmt}
+                if not ratings:
+                    given["references"] = None
+                inp = load_input(spec, **given)
                 name = f"{inp.name} ({fmt})"
                 out.append(replace(inp, name=name, source=replace(inp.source, name=name)))
             return out

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import FLAT_KINDS as _FLAT
-from recuse.cells import MISSING_TEXTS, check_scalars, shown
+from recuse.cells import MISSING_TEXTS, check_scalars, column_list, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
@@ -610,7 +610,7 @@ def missing_columns_error(
         told += f" ({derived})"
     fix += (
         f"a {schema.name} file needs {told}; optional: {', '.join(optional)}"
-        f"; the file has {', '.join(names[:30])}{' …' if len(names) > 30 else ''}"
+        f"; the file has {column_list(names, limit=30)}"
     )
     return InputError(
         f"missing required column(s) {', '.join(missing)}",

@@ -279,6 +279,25 @@ def test_a_file_without_item_id_is_told_item_id_alone(tmp_path: Path) -> None:
     assert table["prompt_id"].nunique() == 1  # both rows share the prompt text q1
 
 
+def test_a_column_name_holding_a_comma_is_quoted_in_the_list_of_columns(
+    tmp_path: Path,
+) -> None:
+    """docs/your-data.md: a column ``score, raw`` is mapped as --map '"score, raw"=human'.
+    The errors listing the file's columns wrote it bare, "p_a_first, score, raw", two
+    columns to the eye; it is quoted there now, the other names still bare."""
+    path = tmp_path / "comma.csv"
+    path.write_text('id,judge,p_a_first,"score, raw"\nx1,gpt-4,1,A\n', encoding="utf-8")
+    with pytest.raises(InputError) as missing:
+        read_table(path, table="pairs")
+    assert str(missing.value).endswith("the file has id, judge, p_a_first, 'score, raw'")
+    with pytest.raises(InputError) as unknown:
+        read_table(path, table="pairs", mapping={"ident": "item_id"})
+    assert str(unknown.value).endswith(
+        "use the file's own column names (before --map renames them): id, judge, "
+        "p_a_first, 'score, raw'"
+    )
+
+
 def test_json_array_of_non_objects_and_empty_array(tmp_path: Path) -> None:
     f = tmp_path / "a.json"
     f.write_text('[{"item_id": 1}, 5]', encoding="utf-8")

@@ -96,6 +96,27 @@ def test_verbose_says_why_nothing_could_be_estimated_from_an_input(
     )
 
 
+def test_counts_of_one_are_said_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FastChat's win/tie/loss line read "1 wins, 1 ties, 0 losses" and a folder of one
+    file "1 fastchat-pair files read as one table", "1 of its files hold ... on them"."""
+    folder = tmp_path / "model_judgment"
+    folder.mkdir()
+    for name, source in (
+        ("gpt-4_pair.jsonl", FIXTURES / "gpt-4_pair.jsonl"),
+        ("gpt-4_single.jsonl", FIXTURES / "upstream/fastchat/gpt-4_single.jsonl"),
+    ):
+        (folder / name).write_text(source.read_text("utf-8"), "utf-8")
+    assert main(["audit", str(folder), "--n-boot", "100", "--out", str(tmp_path / "r")]) == 0
+    printed = capsys.readouterr().out
+    assert "judge gpt-4: gpt-4: 1 win, 1 tie, 0 losses; win rate 50.0%" in printed
+    assert "judge gpt-4: vicuna-13b: 0 wins, 2 ties, 1 loss; win rate 0.0%" in printed
+    assert "model_judgment: 1 fastchat-pair file read as one table (gpt-4_pair.jsonl)" in printed
+    assert "1 of its files holds no independent reference score, so the favoritism " in printed
+    assert "regression cannot be fitted on it; name one" in printed
+
+
 def _leaderboard(report: dict[str, object]) -> dict[str, object]:
     sections = report["sections"]
     assert isinstance(sections, list)

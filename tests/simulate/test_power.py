@@ -331,7 +331,10 @@ def test_power_counts_what_the_report_would_flag_not_a_zero_width_interval() -> 
     flat = MetricResult("first_position_rate", 1.0, 1.0, 1.0, 0.9, 3, 3, "m", p_value=0.25)
     assert not detected(flat, null=0.5)
     assert detected(replace(flat, n=8, n_clusters=8, p_value=2 * 2**-8), null=0.5)
-    assert detected(replace(flat, ci_low=0.7), null=0.5)  # an interval with width
+    # an interval with width from enough prompts detects by itself; from fewer than 5
+    # its p-value decides too (the report's rule: such an interval rules nothing out)
+    assert detected(replace(flat, ci_low=0.7, n=8, n_clusters=8, p_value=0.01), null=0.5)
+    assert not detected(replace(flat, ci_low=0.7), null=0.5)
 
 
 def test_the_plan_says_what_detected_means() -> None:

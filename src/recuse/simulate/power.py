@@ -233,10 +233,10 @@ def detected(result: MetricResult, *, null: float) -> bool:
     its finding before any false-discovery adjustment
     (:func:`recuse.metrics.estimate.excludes_null`, the rule of
     :attr:`recuse.report.model.Finding.excludes_null`): the interval excludes ``null``,
-    except a zero-width one that is not informative (every resample alike, as from a
-    handful of prompts all on one side), which detects only where its p-value, at least
-    the sign test's, is at most 1 − level. A plan's one bias is one test: an audit that
-    adjusts across many needs more."""
+    except one that is not informative (from fewer than 5 prompts, or of zero width:
+    every resample alike, as from a handful of prompts all on one side), which detects
+    only where its p-value, at least the sign test's, is at most 1 − level. A plan's one
+    bias is one test: an audit that adjusts across many needs more."""
 
     def finite(x: float) -> float | None:
         return float(x) if math.isfinite(x) else None

@@ -78,6 +78,22 @@ def test_recuse_toml_in_the_current_folder_is_read(
     assert json.loads((tmp_path / "r3" / "report.json").read_text())["title"] == "team audit"
 
 
+def test_a_config_map_met_by_a_named_dataset_says_it_came_from_the_file(
+    files: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/configuration.md's example keeps a [map] in recuse.toml; an audit of a named
+    dataset from that folder was told "a column mapping (--map) applies to files", of a
+    --map it was never given."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "llmbar-mtbench", "--out", "r4"]) == 2
+    err = capsys.readouterr().err
+    assert "[map] in recuse.toml" in err and "give --config a file without it" in err
+    assert not (tmp_path / "r4").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

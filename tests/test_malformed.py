@@ -17,7 +17,7 @@ CORPUS = Path(__file__).parent / "malformed"
 
 # file, table, expected fragment of the message (row/column where the problem has one)
 CASES: list[tuple[str, str, str]] = [
-    ("pairs_missing_column.csv", "pairs", "missing required column(s) item_id, prompt_id"),
+    ("pairs_missing_column.csv", "pairs", "missing required column(s) item_id —"),
     ("pairs_empty.csv", "pairs", "the file is empty"),
     ("pairs_header_only.csv", "pairs", "the pairs table is empty"),
     ("pairs_not_utf8.csv", "pairs", "row 3: not UTF-8"),
@@ -49,7 +49,7 @@ CASES: list[tuple[str, str, str]] = [
     ("pairs_empty.jsonl", "pairs", "the file is empty"),
     ("pairs_garbage.parquet", "pairs", "not a readable Parquet file"),
     ("pairs_unknown_extension.xlsx", "pairs", "unknown file type"),
-    ("pairs_needs_mapping.csv", "pairs", "missing required column(s) item_id, prompt_id"),
+    ("pairs_needs_mapping.csv", "pairs", "missing required column(s) item_id —"),
     ("does_not_exist.csv", "pairs", "does_not_exist.csv"),
     # issue #12: nested values, deep JSON, huge numbers, damaged pages, short rows ...
     (

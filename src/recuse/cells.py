@@ -15,7 +15,21 @@ import pandas as pd
 
 from recuse.errors import InputError
 
-__all__ = ["FLAT_KINDS", "MISSING_TEXTS", "check_scalars", "first_true", "shown"]
+__all__ = ["FLAT_KINDS", "MISSING_TEXTS", "check_scalars", "column_list", "first_true", "shown"]
+
+
+def column_list(names: Iterable[object], limit: int = 40) -> str:
+    """A file's column names for a message, joined with ", " (at most ``limit``, then
+    "…"): bare, except a name a reader could not tell apart there, quoted as
+    :func:`repr` writes it (one holding a comma, with spaces around it, or empty). A
+    column ``score, raw`` was listed as "p_a_first, score, raw", two columns to the eye.
+
+    >>> column_list(["item_id", "score, raw", "human "])
+    "item_id, 'score, raw', 'human '"
+    """
+    texts = [str(n) for n in names]
+    bare = [t if t and t == t.strip() and "," not in t else repr(t) for t in texts[:limit]]
+    return ", ".join(bare) + (" …" if len(texts) > limit else "")
 
 
 def shown(value: object, limit: int = 60) -> str:

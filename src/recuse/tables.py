@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import FLAT_KINDS as _FLAT
-from recuse.cells import MISSING_TEXTS, check_scalars, shown
+from recuse.cells import MISSING_TEXTS, check_scalars, column_list, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
@@ -577,10 +577,19 @@ def _coerce(
 
 
 def missing_columns_error(
-    schema: Schema, missing: list[str], have: Iterable[object], file: str | Path | None
+    schema: Schema,
+    missing: list[str],
+    have: Iterable[object],
+    file: str | Path | None,
+    *,
+    derived: str = "",
 ) -> InputError:
     """The error for a table without the ``missing`` columns: which are required and
-    which optional, the file's columns, and ``--map`` guesses (:func:`suggest_columns`)."""
+    which optional, the file's columns, and ``--map`` guesses (:func:`suggest_columns`).
+    ``derived`` says how the reader fills a required column that is absent (a file's
+    ``prompt_id``, from its prompt texts or its items): the list of what a file needs
+    then leaves that column out and says so, where it read "needs item_id, prompt_id"
+    to a file that lacked only ``item_id``."""
     names = [str(c) for c in have]
     other = _other_kind(schema, names)
     if other is not None:  # no --map turns one kind into the other
@@ -596,9 +605,12 @@ def missing_columns_error(
     must = [c for c in schema.required if c not in schema.filled]
     optional = [c for c in schema.names if c not in must]
     fix = map_hint(guess)
+    told = ", ".join(c for c in must if c != derived.split(":")[0])
+    if derived:
+        told += f" ({derived})"
     fix += (
-        f"a {schema.name} file needs {', '.join(must)}; optional: {', '.join(optional)}"
-        f"; the file has {', '.join(names[:30])}{' …' if len(names) > 30 else ''}"
+        f"a {schema.name} file needs {told}; optional: {', '.join(optional)}"
+        f"; the file has {column_list(names, limit=30)}"
     )
     return InputError(
         f"missing required column(s) {', '.join(missing)}",

@@ -69,6 +69,54 @@ def test_audit_reads_imported_files_and_reports_self_grading(
     assert "imported from inspect" in html and "imported from fastchat-pair" in html
 
 
+def test_verbose_says_why_nothing_could_be_estimated_from_an_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Inspect log graded by the evaluated model alone: the terminal read "No bias
+    could be estimated from these inputs (reasons in the report)" and --verbose, which
+    the legend names for the reasons, added nothing, since the reasons (the regression
+    not identified, a ratings table for the pairs analyses) concern no judge."""
+    out = tmp_path / "report"
+    log = str(FIXTURES / "capitals.eval")
+    args = ["audit", log, "--reference-scorer", "includes", "--out", str(out), "--verbose"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "No bias could be estimated from these inputs (reasons: --verbose and" in printed
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    (fit,) = [s for s in report["skipped"] if s["analysis"].startswith("Favoritism")]
+    assert "not identified" in fit["reason"]
+    shown = [ln for ln in printed.splitlines() if ln.startswith("○ ")]
+    assert f"○ Favoritism regression (ratings) (capitals.eval): not made — {fit['reason']}" in shown
+    pairs_only = [s for s in report["skipped"] if s is not fit]
+    assert len(pairs_only) == 12 and {s["reason"] for s in pairs_only} == {
+        "needs a pairs table (pairwise verdicts); this is ratings"
+    }
+    assert "○ 12 analyses (capitals.eval): not made — needs a pairs table (pairwise " in (
+        "\n".join(shown)
+    )
+
+
+def test_counts_of_one_are_said_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FastChat's win/tie/loss line read "1 wins, 1 ties, 0 losses" and a folder of one
+    file "1 fastchat-pair files read as one table", "1 of its files hold ... on them"."""
+    folder = tmp_path / "model_judgment"
+    folder.mkdir()
+    for name, source in (
+        ("gpt-4_pair.jsonl", FIXTURES / "gpt-4_pair.jsonl"),
+        ("gpt-4_single.jsonl", FIXTURES / "upstream/fastchat/gpt-4_single.jsonl"),
+    ):
+        (folder / name).write_text(source.read_text("utf-8"), "utf-8")
+    assert main(["audit", str(folder), "--n-boot", "100", "--out", str(tmp_path / "r")]) == 0
+    printed = capsys.readouterr().out
+    assert "judge gpt-4: gpt-4: 1 win, 1 tie, 0 losses; win rate 50.0%" in printed
+    assert "judge gpt-4: vicuna-13b: 0 wins, 2 ties, 1 loss; win rate 0.0%" in printed
+    assert "model_judgment: 1 fastchat-pair file read as one table (gpt-4_pair.jsonl)" in printed
+    assert "1 of its files holds no independent reference score, so the favoritism " in printed
+    assert "regression cannot be fitted on it; name one" in printed
+
+
 def _leaderboard(report: dict[str, object]) -> dict[str, object]:
     sections = report["sections"]
     assert isinstance(sections, list)

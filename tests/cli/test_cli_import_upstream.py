@@ -135,6 +135,29 @@ def test_reference_judge_on_the_command_line(
         if f["bias"] == "self_bias" and f["judge"] == "gpt-4"
     ]
     assert len(found) == 1 and found[0]["estimate"] is not None
+    # docs/your-data.md: `recuse audit data/mt_bench/model_judgment --reference-judge
+    # claude-v1`, a folder holding pair judgments beside the single grades as FastChat
+    # writes it; the whole folder was refused ("--reference-judge applies to ratings; a
+    # fastchat-pair file gives a pairs table"): the reference is the ratings input's
+    folder = tmp_path / "model_judgment"
+    folder.mkdir()
+    (folder / "gpt-4_single.jsonl").write_text(path.read_text("utf-8"), "utf-8")
+    pair = UP.parent / "gpt-4_pair.jsonl"
+    (folder / "gpt-4_pair.jsonl").write_text(pair.read_text("utf-8"), "utf-8")
+    both_dir = tmp_path / "r2"
+    args = ["audit", str(folder), "--reference-judge", "claude-v1", "--n-boot", "100"]
+    code = main([*args, "--robustness", "none", "--out", str(both_dir)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    both = json.loads((both_dir / "report.json").read_text("utf-8"))
+    assert [s["table"] for s in both["provenance"]["sources"]] == ["pairs", "ratings"]
+    same = [
+        f
+        for s in both["sections"]
+        for f in s.get("findings", [])
+        if f["bias"] == "self_bias" and f["judge"] == "gpt-4"
+    ]
+    assert [f["estimate"] for f in same] == [found[0]["estimate"]]
 
 
 def _capitals_logs(folder: Path) -> Path:

@@ -362,3 +362,15 @@ def test_every_metric_in_the_table_is_defined_under_it(
         "first-position preference rate: mean of (p_a_first + 1 - p_a_second) / 2, 0.5 = none"
     )
     assert not any("interval" in d or "resamples" in d for d in defined.values())
+    # a number shown beside another's headline says which is the headline, and, not
+    # adjusted for the judge's competence, what that does (EO +0.48 beside calibrated
+    # −0.04 on llmbar-mtbench, with nothing saying why they differ)
+    unadjusted = (" — not adjusted for the judge's competence: high for a strong judge with "
+                  "no bias, low for a weak one; the audit's headline is ")  # fmt: skip
+    assert defined["self_preference_eo"].endswith(unadjusted + "self_preference_calibrated")
+    assert defined["self_preference_dp"].endswith(unadjusted + "self_preference_calibrated")
+    assert defined["verbosity_bias"].endswith(
+        "shorter — the audit's headline is verbosity_longer_gap"
+    )
+    headlines = ["self_preference_calibrated", "verbosity_longer_gap", "first_position_rate"]
+    assert not any("headline" in defined[m] for m in [*headlines, "verbosity_deviation"])

@@ -690,3 +690,27 @@ def test_an_empty_roster_is_refused_not_ignored(
     code, _, err = run(capsys, *args)
     assert_one_line(code, err, "--roster is given an empty value")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_json_error_to_a_reader_that_stopped_reading_is_no_traceback(tmp_path: Path) -> None:
+    """`recuse validate bad.csv --json | true`: the one-line error on stderr, then the
+    JSON printed to a pipe nobody reads any more gave two tracebacks (BrokenPipeError,
+    once when printing, once when Python flushed stdout at exit)."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before recuse writes a byte
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "recuse", "validate", str(bad), "--json"],
+            stdout=write, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            env=env, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
+    assert done.stderr.startswith(f"recuse: error: {bad}: missing required column(s) item_id")
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -361,6 +361,8 @@ def test_inspect_0_3_43_model_graded_log_is_read() -> None:
     ]
     assert frame["self_graded"].all()
     assert any("no grader named" in n for n in imported.notes)
+    # one row, said in the singular (it read "(1 rows)")
+    assert any("own family's answers (1 row) are not independent" in n for n in imported.notes)
 
 
 def test_inspect_0_3_95_log_is_read() -> None:

@@ -208,7 +208,7 @@ EXPECTED: dict[str, tuple[int | None, str | None, str]] = {
     "pairs_infinite.csv": (2, "p_a_first", "infinite"),
     "pairs_json_not_array.json": (None, None, "expected a JSON array of objects"),
     "pairs_line_not_object.jsonl": (2, None, "not an object"),
-    "pairs_missing_column.csv": (None, None, "missing required column(s) item_id, prompt_id"),
+    "pairs_missing_column.csv": (None, None, "missing required column(s) item_id —"),
     "pairs_missing_item_id.csv": (2, "item_id", "missing item_id"),
     "pairs_nan_prompt_id.csv": (2, "prompt_id", "missing prompt_id"),
     "pairs_needs_mapping.csv": (None, None, "missing required column"),
@@ -257,6 +257,45 @@ def test_missing_file_folder_and_whitespace_file(tmp_path: Path) -> None:
     blank.write_text("\n\n  \n", encoding="utf-8")
     with pytest.raises(InputError, match="empty"):
         read_table(blank, table="pairs")
+
+
+def test_a_file_without_item_id_is_told_item_id_alone(tmp_path: Path) -> None:
+    """A file reads its prompt_id from a prompt column, else one per item_id, so it
+    needs item_id alone: a file with `id` and `prompt` was told "missing ... item_id,
+    prompt_id" beside "a pairs file needs item_id, prompt_id", though `--map
+    id=item_id` was all it took (docs/your-data.md's peer file)."""
+    path = tmp_path / "peer.csv"
+    path.write_text("id,prompt,judge,p_a_first\nx1,q1,gpt-4,1\nx2,q1,gpt-4,0\n", "utf-8")
+    for columns, first in (("id,prompt,judge,p_a_first", "x1,q1,gpt-4,1"), ("a,b", "1,2")):
+        bare = tmp_path / "bare.csv"
+        bare.write_text(f"{columns}\n{first}\n", encoding="utf-8")
+        with pytest.raises(InputError) as info:
+            read_table(bare, table="pairs")
+        message = str(info.value)
+        assert "missing required column(s) item_id —" in message
+        assert "needs item_id (prompt_id: from a prompt column, else one per item_id" in message
+    table = read_table(path, table="pairs", mapping={"id": "item_id"})
+    assert table["item_id"].tolist() == ["x1", "x2"]
+    assert table["prompt_id"].nunique() == 1  # both rows share the prompt text q1
+
+
+def test_a_column_name_holding_a_comma_is_quoted_in_the_list_of_columns(
+    tmp_path: Path,
+) -> None:
+    """docs/your-data.md: a column ``score, raw`` is mapped as --map '"score, raw"=human'.
+    The errors listing the file's columns wrote it bare, "p_a_first, score, raw", two
+    columns to the eye; it is quoted there now, the other names still bare."""
+    path = tmp_path / "comma.csv"
+    path.write_text('id,judge,p_a_first,"score, raw"\nx1,gpt-4,1,A\n', encoding="utf-8")
+    with pytest.raises(InputError) as missing:
+        read_table(path, table="pairs")
+    assert str(missing.value).endswith("the file has id, judge, p_a_first, 'score, raw'")
+    with pytest.raises(InputError) as unknown:
+        read_table(path, table="pairs", mapping={"ident": "item_id"})
+    assert str(unknown.value).endswith(
+        "use the file's own column names (before --map renames them): id, judge, "
+        "p_a_first, 'score, raw'"
+    )
 
 
 def test_json_array_of_non_objects_and_empty_array(tmp_path: Path) -> None:

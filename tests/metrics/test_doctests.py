@@ -24,6 +24,7 @@ MODULES = [
     "recuse.simulate.length_controlled",
     "recuse.simulate.pairs",
     "recuse.simulate.self_preference",
+    "recuse.cells",
     "recuse.errors",
     "recuse.terminal",
     "recuse.report.bias",

@@ -343,6 +343,30 @@ def test_a_judge_always_picking_first_gets_the_sign_tests_p_value(k: int) -> Non
     assert f.materiality == ("material" if f.significant else "")
 
 
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+def test_an_interval_with_width_from_fewer_than_5_prompts_gets_the_sign_tests_floor(
+    k: int,
+) -> None:
+    """The first answer wins every pair, on some prompts fully, on others by half
+    (p_a_second 0 or 0.5): a first-position rate of about 0.9 whose interval has width
+    and excludes 0.5. From
+    fewer than 5 prompts the bootstrap's p-value was its floor 2/(B+1) and the finding
+    was flagged, though such an interval rules nothing out (the gate calls it
+    inconclusive); it now gets the sign test's 2 · 2^−k, as a zero-width one does, and
+    is flagged only from 5 prompts on (8 here: 2/201, flagged)."""
+    from recuse.metrics import first_position_rate
+
+    pairs = _pairs(k, right=True)
+    second = np.repeat(np.resize([0.0, 0.5], k), 2)  # prompts won fully or by half
+    first = validate_pairs(pairs.drop(columns="p_a").assign(p_a_first=1.0, p_a_second=second))
+    r = first_position_rate(first, boot=Resampling(n_boot=200), min_n=1)
+    assert r.ci_low > 0.5 and r.ci_high > r.ci_low and r.n_clusters == k
+    floor = 2 * 0.5**k if k < 5 else 0.0
+    assert r.p_value == pytest.approx(max(2 / 201, floor))
+    f = _finding_of(r, "position")
+    assert f.significant == (k >= 5) and f.excludes_null == (k >= 5)
+
+
 def _own_or_other(own: int, other: int) -> pd.DataFrame:
     """gpt-4 judging its own answer against claude-v1 on ``own`` prompts where the human
     prefers its own (2 pairs each) and ``other`` where the human prefers the other (2

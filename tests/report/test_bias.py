@@ -27,3 +27,18 @@ def test_the_header_and_the_terminal_table_say_the_no_bias_value_in_the_same_wor
     for b in (POSITION, ACCURACY, ECE, BRIER):
         assert b.header.endswith(f" · {b.null_text}"), b.header
     assert "none" not in POSITION.header
+
+
+def test_the_unit_in_a_header_does_not_repeat_the_name_beside_it() -> None:
+    """The terminal's summary cell is "NAME (UNIT · null)": the ECE's read "ECE (ECE
+    (probability) · perfect = 0)" and the Brier score's "Brier score (Brier score
+    (squared probability) · ...)", the name where its unit should be."""
+    from recuse.analyses import BIASES
+
+    repeated = [
+        f"{b.label} ({b.header})"
+        for b in BIASES.values()
+        if b.short_unit.lower().startswith(b.label.lower().split(" (")[0])
+    ]
+    assert repeated == []
+    assert ECE.header == "probability gap, root mean square · perfect = 0"

@@ -242,6 +242,30 @@ def test_cli_plan_like_reads_a_peer_file_with_map_and_swapped_frame(
     assert "give --like or drop them" in capsys.readouterr().err
 
 
+def test_like_values_that_do_not_fit_say_they_are_the_tables(
+    shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge that flips nine in ten winners (a tiny local judge picking the first slot)
+    cannot show a first-position effect of only 0.1: the error read "--flip-rate 0.95
+    cannot go with this effect", an option the user never typed. And --like took a file
+    only: a dataset name was "file not found — … or give a dataset name"."""
+    table = simulate_position(effect=0.0, n_prompts=40, pairs_per_prompt=1, seed=1)
+    flips = table.assign(p_a_first=1.0, p_a_second=0.0)  # the first-shown answer wins
+    flips.loc[flips.index[:2], "p_a_second"] = 1.0  # 38 of 40 winners reverse
+    with pytest.raises(ConfigError) as err:
+        plan("position", 0.1, runs=20, like=flips)
+    message = str(err.value)
+    assert message.startswith("--like: the table's flip rate 0.95, tie share 0.00, correlation")
+    assert "do not fit this effect: --flip-rate 0.95 cannot go" in message
+    # one measured value overridden: only the others are the table's
+    with pytest.raises(ConfigError, match=r"^--like: the table's flip rate 0\.95 \("):
+        plan("position", 0.1, runs=20, like=flips, tie_rate=0.0, icc=0.2)
+    args = ["plan", "--bias", "position", "--effect", "0.1", "--runs", "20", "--json"]
+    assert main([*args, "--like", "llmbar-mtbench", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["noise_source"].startswith("measured in 792 both-order rows")
+
+
 def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_default() -> None:
     """A judge that always gives the first answer the win: every prompt has three pairs,
     but the verdicts do not vary, so the correlation is undefined and the default is
@@ -334,7 +358,10 @@ def test_power_counts_what_the_report_would_flag_not_a_zero_width_interval() -> 
     flat = MetricResult("first_position_rate", 1.0, 1.0, 1.0, 0.9, 3, 3, "m", p_value=0.25)
     assert not detected(flat, null=0.5)
     assert detected(replace(flat, n=8, n_clusters=8, p_value=2 * 2**-8), null=0.5)
-    assert detected(replace(flat, ci_low=0.7), null=0.5)  # an interval with width
+    # an interval with width from enough prompts detects by itself; from fewer than 5
+    # its p-value decides too (the report's rule: such an interval rules nothing out)
+    assert detected(replace(flat, ci_low=0.7, n=8, n_clusters=8, p_value=0.01), null=0.5)
+    assert not detected(replace(flat, ci_low=0.7), null=0.5)
 
 
 def test_the_plan_says_what_detected_means() -> None:

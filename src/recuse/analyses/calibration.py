@@ -59,7 +59,7 @@ def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool
         null=0.0,
         headline=headline,
         kind="quality",
-        scale="ECE (probability)",
+        scale="probability gap, root mean square",
         span=RATE,
         tested=False,  # a quality score: no p-value, never flagged
     )
@@ -78,7 +78,7 @@ def _brier(key: str, title: str, what: str, order: int) -> Bias:
         null=0.0,
         headline=False,
         kind="quality",
-        scale="Brier score (squared probability)",
+        scale="mean squared probability error",
         span=RATE,
         tested=False,  # 0 is a floor of the Brier score, not a value a test could reject
     )

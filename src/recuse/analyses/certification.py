@@ -79,7 +79,7 @@ CERTIFIED = Bias(
     headline=False,
     kind="quality",
     tested=False,  # 1 is the best value, not a value a test could reject
-    scale="certified share",
+    scale="share of pairs certified",
     span=RATE,
 )
 CERTIFIED_OWN = Bias(
@@ -98,7 +98,7 @@ CERTIFIED_OWN = Bias(
     headline=False,
     kind="quality",
     tested=False,
-    scale="certified share, own",
+    scale="share of own pairs certified",
     span=RATE,
 )
 

@@ -448,8 +448,9 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         against = f" against {base}" if base else ""
         for r in res.itertuples():
             part.headlines.append(
-                f"{inp.name}, FastChat, judge {judge}: {r.model}{against}: {r.win} wins, "
-                f"{r.tie} ties, {r.loss} losses; win rate {r.win_rate:.1f}%, adjusted "
+                f"{inp.name}, FastChat, judge {judge}: {r.model}{against}: "
+                f"{r.win} win{'s' if r.win != 1 else ''}, {r.tie} tie{'s' if r.tie != 1 else ''}, "
+                f"{r.loss} loss{'es' if r.loss != 1 else ''}; win rate {r.win_rate:.1f}%, adjusted "
                 f"{r.win_rate_adjusted:.1f}% (a tie counts half; games that disagree are a "
                 "tie; records with an error left out)."
             )

@@ -8,6 +8,7 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -174,6 +175,18 @@ def json_error(args: list[str], message: str, code: int) -> str | None:
     return json.dumps({**extra, "error": message, "exit_code": code}, ensure_ascii=False)
 
 
+def _print_to_reader(text: str) -> None:
+    """``print`` to stdout, where the reader may have stopped reading (``| head``,
+    ``| true``): a closed pipe then takes nothing more, quietly, as click does for a
+    command's own output. The error's JSON printed this way gave two tracebacks
+    (``BrokenPipeError``) after its one-line error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # what is still buffered would fail again when Python flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _say_interrupted() -> None:
     print(
         "recuse: interrupted; finished work is kept — run the same command again to go on "
@@ -206,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
         as_json = json_error(args, str(exc), 2)
         if as_json is not None:
-            print(json_shown(as_json))
+            _print_to_reader(json_shown(as_json))
         return 2
     except KeyboardInterrupt:
         _say_interrupted()

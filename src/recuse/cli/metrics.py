@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -218,6 +218,32 @@ def pairs_command(
         console.print(cell(f"wrote {out_path}"))
 
 
+def beside_headline(metrics: Iterable[str]) -> dict[str, str]:
+    """Per metric of the table that the audit shows beside another's headline, the words
+    its definition ends with: which metric is the audit's headline for that bias, and,
+    for one not adjusted for the judge's competence (equal opportunity, demographic
+    parity), what that means. GPT-4's EO of +0.48 [0.22, 0.71] and its calibrated −0.04
+    [−0.12, +0.05] sat in one table, as did a judge's Eq. 6 recall gap of +0.21 beside
+    its prefer-longer gap of +0.02, with nothing saying which answers the question."""
+    from recuse.analyses import REGISTRY
+    from recuse.analyses.self_preference import UNADJUSTED
+
+    shown = list(metrics)
+    out: dict[str, str] = {}
+    for analysis in REGISTRY:
+        of_bias = {b.key: m for m, b in (analysis.metrics or {}).items() if b is not None}
+        top = analysis.biases[0]
+        headline = of_bias.get(top.key)
+        if not top.headline or headline not in shown:
+            continue
+        for metric, bias in (analysis.metrics or {}).items():
+            if bias is None or metric == headline or metric not in shown:
+                continue
+            caveat = f"{UNADJUSTED.split(' — ')[0]}; " if bias.unadjusted else ""
+            out[metric] = f" — {caveat}the audit's headline is {headline}"
+    return out
+
+
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
     number), each metric's definition, then the estimates not made and why."""
@@ -248,8 +274,9 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     # each metric's definition, once: the first clause of its method (the rest says how
     # verdicts were read and the interval made, as the JSON and CSV give it in full)
     defined = {r.metric: r.method.split("; ", 1)[0] for r in result.results}
+    beside = beside_headline(defined)
     for metric, definition in defined.items():
-        console.print(cell(f"{metric}: {definition}"))
+        console.print(cell(f"{metric}: {definition}{beside.get(metric, '')}"))
     # the calibrated intervals' resampling, which moves them slightly: said, not only in
     # the method of --out (the whole table's size decides, whichever judges are chosen)
     ways = {r.metric: REFIT_WORDS[r.refit] for r in result.results if r.refit is not None}

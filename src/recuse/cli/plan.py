@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -64,11 +63,11 @@ def plan_cmd(
         f"(default {POSITION_DEFAULTS['icc']}).",
     ),
     like: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--like",
-            help="Position: a pairs file (both orders judged) whose flip rate, tie share and "
-            "within-prompt correlation the simulation takes.",
+            help="Position: a pairs file or dataset name (both orders judged) whose flip "
+            "rate, tie share and within-prompt correlation the simulation takes.",
         ),
     ] = None,
     runs: int = typer.Option(200, "--runs", help="Simulated data sets per size."),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from recuse.cells import column_list
 from recuse.errors import InputError, ReaderNote
 from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, side_word
 
@@ -160,7 +161,7 @@ def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputE
         file=path,
         column=name,
         fix=f"{hint}use the file's own column names (before --map renames them): "
-        f"{', '.join(have[:40])}{' …' if len(have) > 40 else ''}",
+        f"{column_list(have)}",
     )
 
 

@@ -460,7 +460,8 @@ def _read_folder(
     no_reference = {str(fr.attrs[NO_REFERENCE]) for fr in frames if fr.attrs.get(NO_REFERENCE)}
     notes = [str(n) for fr in frames for n in fr.attrs.get("notes", ()) if n not in no_reference]
     out.attrs["notes"] = [
-        f"{folder.name}: {len(files)} {importer.name} files read as one table "
+        f"{folder.name}: {len(files)} {importer.name} file{'s' if len(files) != 1 else ''} "
+        "read as one table "
         f"({', '.join(_rel(f, folder) for f in files[:5])}{', ...' if len(files) > 5 else ''}).",
         *[f"{folder.name}: {f.name} skipped: {why}" for f, why in skipped.items()],
         *notes,
@@ -468,8 +469,10 @@ def _read_folder(
     if no_reference:
         scorer = " or --reference-scorer NAME" if importer.name == "inspect" else ""
         out.attrs[NO_REFERENCE] = (
-            f"{folder.name}: {len(no_reference)} of its files hold no independent reference "
-            "score, so the favoritism regression cannot be fitted on them; name one "
+            f"{folder.name}: {len(no_reference)} of its files "
+            f"{'holds' if len(no_reference) == 1 else 'hold'} no independent reference "
+            "score, so the favoritism regression cannot be fitted on "
+            f"{'it' if len(no_reference) == 1 else 'them'}; name one "
             f"(--reference-judge NAME{scorer})."
         )
         out.attrs["notes"].append(out.attrs[NO_REFERENCE])

@@ -341,8 +341,12 @@ def _dataset_takes_no_file_options(
     reading: ValueReading | None,
 ) -> None:
     """Options that say how a file is written mean nothing for a named dataset."""
-    if mapping:
-        raise ConfigError("a column mapping (--map) applies to files, not to named datasets")
+    if mapping:  # also a recuse.toml's [map], which the user may not have in mind
+        raise ConfigError(
+            "a column mapping (--map, or [map] in recuse.toml) applies to files, not to "
+            "named datasets: leave --map out; for recuse.toml's [map], give --config a "
+            "file without it"
+        )
     if format is not None:
         raise ConfigError("--format applies to files, not to named datasets")
     if references:
@@ -351,7 +355,8 @@ def _dataset_takes_no_file_options(
         )
     if reading is not None and reading != ValueReading():
         raise ConfigError(
-            "--values, --swapped-frame and --confidence apply to files, not to named datasets"
+            "--values, --swapped-frame and --confidence (or their entries in recuse.toml) "
+            "apply to files, not to named datasets"
         )
 
 
@@ -367,7 +372,9 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
     """:func:`load_input`, as a list: a folder holding FastChat's pair judgments and its
     single-answer grades (``model_judgment/`` as FastChat writes it) gives both, a
     ``pairs`` and a ``ratings`` input named ``<folder> (fastchat-pair)`` and
-    ``<folder> (fastchat-single)``; anything else gives one input."""
+    ``<folder> (fastchat-single)``; anything else gives one input. ``references``
+    (``--reference-judge``) are the ratings input's: the pairs input is read without
+    them, where the folder read as a whole was refused for its pair files."""
     from dataclasses import replace
 
     from recuse.data import importers
@@ -378,7 +385,11 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
         if len(formats) > 1:
             out = []
             for fmt in formats:
-                inp = load_input(spec, **{**kwargs, "format": fmt})
+                ratings = importers.FORMATS[fmt].table == "ratings"
+                given = {**kwargs, "format": fmt}
+                if not ratings:
+                    given["references"] = None
+                inp = load_input(spec, **given)
                 name = f"{inp.name} ({fmt})"
                 out.append(replace(inp, name=name, source=replace(inp.source, name=name)))
             return out

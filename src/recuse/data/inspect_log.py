@@ -620,6 +620,7 @@ def _self_grading_notes(path: Path, frame: pd.DataFrame, fallback: dict[str, str
         why = f" ({fallback[str(scorer)]})" if str(scorer) in fallback else ""
         notes.append(
             f"Self-grading in {path.name}: scorer {scorer} is graded by {judge}, which {same}"
-            f"{why}; its grades of its own family's answers ({len(rows)} rows) are not independent."
+            f"{why}; its grades of its own family's answers ({len(rows)} "
+            f"row{'s' if len(rows) != 1 else ''}) are not independent."
         )
     return notes

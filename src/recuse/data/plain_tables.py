@@ -135,11 +135,15 @@ def read_table(
     with file_column_names(mapping):
         check_scalars(df, schema.names, file=path)
     needed = [c for c in schema.required if c not in schema.filled and c not in df.columns]
-    derivable = "prompt" in df.columns or "item_id" in df.columns
-    if table == "pairs" and "prompt_id" in needed and derivable:
-        needed.remove("prompt_id")  # one id per prompt text, or per item, below
+    if table == "pairs" and "prompt_id" in needed:
+        # one id per prompt text, or per item, below; item_id is needed in any case, so
+        # a file without either is told of item_id alone
+        needed.remove("prompt_id")
     if needed:  # named against the file's own columns, before any are filled in
-        raise missing_columns_error(schema, needed, df.columns, path)
+        derived = "prompt_id: from a prompt column, else one per item_id, when absent"
+        raise missing_columns_error(
+            schema, needed, df.columns, path, derived=derived if table == "pairs" else ""
+        )
     if table == "pairs" and "judge" in df.columns and not any(c in df.columns for c in VERDICTS):
         guess = suggest_columns([c for c in map(str, df.columns) if c not in PAIRS.names], VERDICTS)
         raise InputError(

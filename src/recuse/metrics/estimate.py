@@ -210,10 +210,11 @@ def excludes_null(
     fixed: bool,
 ) -> bool:
     """Whether an estimate reads as a bias before any false-discovery adjustment: its
-    interval ``[low, high]`` excludes ``null`` — except a zero-width interval that is not
-    :func:`informative` (every resample alike: it excludes nothing on its own), which
-    reads as a bias only where its ``p_value`` (at least the sign test's,
-    :func:`sign_test_p`: 0.25 from 3 prompts all on one side) is at most
+    interval ``[low, high]`` excludes ``null`` — except an interval that is not
+    :func:`informative` (of zero width, every resample alike, or from fewer than
+    :data:`FEW_CLUSTERS` prompts: it excludes nothing on its own), which reads as a bias
+    only where its ``p_value`` (at least the sign test's, :func:`sign_test_p`: 0.25 from
+    3 prompts all on one side) is at most
     :func:`flag_threshold` of ``level`` (without a p-value, the interval decides). The rule of
     :attr:`recuse.report.model.Finding.excludes_null` (the flag of a finding whose test is
     not adjusted) and of the power a plan simulates (:func:`recuse.simulate.power.plan`).
@@ -228,7 +229,7 @@ def excludes_null(
     rules = informative(
         estimate=estimate, low=low, high=high, clusters=clusters, std_error=std_error, fixed=fixed
     )
-    if not rules and zero_width(estimate, low, high) and p_value is not None:
+    if not rules and p_value is not None:
         return p_value <= flag_threshold(level)
     return not low <= null <= high
 
@@ -379,7 +380,9 @@ def to_results(
     value is fixed by construction for the group (``MetricSpec.constant``); one that is
     not and excludes the no-bias value gets at least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
-    side significant.
+    side significant. So does any interval from fewer than :data:`FEW_CLUSTERS` prompts
+    that excludes it: a probe's effect on 2 prompts, −0.021 [−0.027, −0.015], read
+    p = 0.001 and was flagged, where the gate calls it inconclusive.
     """
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
@@ -397,7 +400,8 @@ def to_results(
             constant = spec.constant(est.totals) if spec.constant else None
             flat = zero_width(est.estimate, est.ci_low, est.ci_high)
             p = p_value(est, spec.null)
-            if flat and constant is None and not est.ci_low <= spec.null <= est.ci_high:
+            few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
+            if (flat or few) and constant is None and not est.ci_low <= spec.null <= est.ci_high:
                 # a difference of two rates: every prompt at its rate's end has a larger
                 # chance than the sign test's when the two sides are unequal
                 exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)

@@ -108,8 +108,8 @@ class Finding:
     def significant(self) -> bool:
         """Flagged (a quality score never is): a bias whose false-discovery-adjusted
         ``q_value`` is at most 1 − level when the audit adjusted it (Benjamini–Hochberg
-        across the summary's tests), else whose interval excludes ``null`` — or, for a
-        zero-width interval that is not :attr:`informative`, whose ``p_value`` is at most
+        across the summary's tests), else whose interval excludes ``null`` — or, for an
+        interval that is not :attr:`informative`, whose ``p_value`` is at most
         1 − level."""
         if not self.bias.flags:
             return False
@@ -120,8 +120,9 @@ class Finding:
     @property
     def excludes_null(self) -> bool:
         """The reading before any false-discovery adjustment: the interval excludes
-        ``null`` — or, for a zero-width interval that is not :attr:`informative` (it
-        excludes nothing on its own), the ``p_value``, at least the sign test's
+        ``null`` — or, for an interval that is not :attr:`informative` (zero width, or
+        from fewer than 5 prompts: it excludes nothing on its own), the ``p_value``, at
+        least the sign test's
         (:func:`recuse.metrics.estimate.sign_test_p`), is at most 1 − level. What
         :attr:`significant` is without a ``q_value``, and what :attr:`adjusted_away`, the
         verdict's note and the matrix row's ``holds_null`` compare the adjusted reading

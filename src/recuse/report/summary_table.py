@@ -163,7 +163,7 @@ def summary_text(report: AuditReport) -> str:
     stays in its column."""
     lines = summary_lines(report)
     if not lines:
-        return "No bias could be estimated from these inputs (reasons in the report)."
+        return "No bias could be estimated from these inputs (reasons: --verbose and the report)."
     show_data = len({ln.dataset for ln in lines if ln.dataset}) > 1
     notes: list[str] = []
     rows: list[list[str]] = []
@@ -265,7 +265,12 @@ def summary_sentences(report: AuditReport) -> list[str]:
     """Every headline finding of every judge as its verdict sentence (the terminal's
     ``--verbose`` list): per judge its :func:`judge_line`, then ``  - `` for each flagged
     finding, ``  · `` for the others, each with its bias, dataset, unit and no-bias
-    value, its warnings under it, and ``  ○ `` for each estimate not made, with why."""
+    value, its warnings under it, and ``  ○ `` for each estimate not made, with why.
+
+    Then the analyses not made for a reason about the data rather than a judge (a
+    regression its ratings cannot identify, a table of the other kind), one line per
+    reason: no judge's line holds them, so an input from which nothing could be
+    estimated got no reason at all from ``--verbose``, whose legend promised it."""
     out: list[str] = []
     for row in report.summary():
         out.append(judge_line(row))
@@ -277,6 +282,15 @@ def summary_sentences(report: AuditReport) -> list[str]:
         for m in row.not_estimated:
             where = f" ({m.dataset})" if m.dataset else ""
             out.append(f"  ○ {m.analysis}{where}: not estimated — {m.said}")
+    about_data: dict[str, list[NotEstimated]] = {}
+    for m in report.skipped:
+        if not m.judge_label:
+            about_data.setdefault(m.said, []).append(m)
+    for said, skips in about_data.items():
+        names = list(dict.fromkeys(m.analysis for m in skips))
+        data = ", ".join(dict.fromkeys(m.dataset for m in skips if m.dataset))
+        what = ", ".join(names) if len(names) <= 3 else f"{len(names)} analyses"
+        out.append(f"○ {what}{f' ({data})' if data else ''}: not made — {said}")
     return out
 
 

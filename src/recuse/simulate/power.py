@@ -233,10 +233,10 @@ def detected(result: MetricResult, *, null: float) -> bool:
     its finding before any false-discovery adjustment
     (:func:`recuse.metrics.estimate.excludes_null`, the rule of
     :attr:`recuse.report.model.Finding.excludes_null`): the interval excludes ``null``,
-    except a zero-width one that is not informative (every resample alike, as from a
-    handful of prompts all on one side), which detects only where its p-value, at least
-    the sign test's, is at most 1 − level. A plan's one bias is one test: an audit that
-    adjusts across many needs more."""
+    except one that is not informative (from fewer than 5 prompts, or of zero width:
+    every resample alike, as from a handful of prompts all on one side), which detects
+    only where its p-value, at least the sign test's, is at most 1 − level. A plan's one
+    bias is one test: an audit that adjusts across many needs more."""
 
     def finite(x: float) -> float | None:
         return float(x) if math.isfinite(x) else None
@@ -330,9 +330,28 @@ def _position_noise(
     elif told:
         source = f"{source}; {', '.join(k.replace('_', ' ') for k in told)} as given"
     try:
+        noise, values, source = _fitted_noise(effect, values, source, raise_flips=flip_rate is None)
+    except ConfigError as err:
+        if like is None or len(told) == len(given):
+            raise
+        # numbers the user never typed (the message names them as options): the table's
+        words = {"flip_rate": "flip rate", "tie_rate": "tie share", "icc": "correlation"}
+        measured = ", ".join(f"{words[k]} {base[k]:.2f}" for k in given if k not in told)
+        raise ConfigError(
+            f"--like: the table's {measured} ({like[1]}) do not fit this effect: {err}"
+        ) from err
+    return noise, values, source
+
+
+def _fitted_noise(
+    effect: float, values: dict[str, float], source: str, *, raise_flips: bool
+) -> tuple[PositionNoise, dict[str, float], str]:
+    """:func:`solve_noise` at ``values``; where they do not fit and ``raise_flips`` (no
+    flip rate given), at the least higher flip rate that does."""
+    try:
         noise = solve_noise(effect=effect, **values)
     except ConfigError:
-        if flip_rate is not None:
+        if not raise_flips:
             raise
         # a large effect forces more flips than the default: the least flip rate that fits
         for extra in np.arange(0.01, 0.76, 0.01):

@@ -56,6 +56,9 @@ def test_hand_checkable_design() -> None:
     assert p["reference:judge[b]"] == pytest.approx(0.5, abs=1e-12)
     assert res.family_bias().empty  # no family has two members
     assert any("family-bias of F not estimable" in n for n in res.notes)
+    # written with the minus sign of every other table (it was an ASCII hyphen here)
+    (line,) = [x for x in res.summary().splitlines() if x.strip().startswith("b ")]
+    assert line.split()[1] == "\u22120.1000" and "-0." not in line
 
 
 def test_90_percent_intervals_cover_the_truth_about_90_percent() -> None:

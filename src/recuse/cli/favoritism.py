@@ -24,7 +24,7 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
-from recuse.numbers import percent
+from recuse.numbers import decimal, percent, signed
 from recuse.outputs import check_output_folder, csv_files, staged, strict_json
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
@@ -63,10 +63,10 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable:
     for _, r in tab.iterrows():
         t.add_row(
             cell(str(r[key])),
-            f"{r['estimate']:+.4f}",
-            f"{r['se']:.4f}",
-            f"{r['lower']:+.4f}",
-            f"{r['upper']:+.4f}",
+            signed(r["estimate"], 4),
+            decimal(r["se"], 4),
+            signed(r["lower"], 4),
+            signed(r["upper"], 4),
             "*" if r["significant"] else "",
         )
     return t
@@ -201,7 +201,7 @@ def favoritism(
     console.print(
         f"correction (debiased.csv): the judges' model ranking "
         f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to the "
-        f"reference ranking {effect.rank_correlation_before:.2f} -> "
+        f"reference ranking {effect.rank_correlation_before:.2f} → "
         f"{effect.rank_correlation_after:.2f}"
     )
     settings = {"source": source, "se": se, "level": level, "normalize": normalize,

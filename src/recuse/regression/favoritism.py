@@ -68,7 +68,7 @@ from scipy import stats
 
 from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.numbers import percent
+from recuse.numbers import decimal, percent, signed
 from recuse.regression.ols import SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
 
@@ -684,13 +684,14 @@ class FavoritismResult:
             width = max(len(str(v)) for v in tab[key])
             for _, r in tab.iterrows():
                 star = " *" if r["significant"] else ""
-                se = "    n/a" if not np.isfinite(r["se"]) else f"{r['se']:7.4f}"
+                se = "    n/a" if not np.isfinite(r["se"]) else f"{decimal(r['se'], 4):>7}"
                 ci = (
                     "[    n/a,     n/a]"
                     if not np.isfinite(r["lower"])
-                    else f"[{r['lower']:+.4f}, {r['upper']:+.4f}]"
+                    else f"[{signed(r['lower'], 4)}, {signed(r['upper'], 4)}]"
                 )
-                lines.append(f"  {r[key]:<{width}}  {r['estimate']:+.4f}  se {se}  {ci}{star}")
+                est = signed(r["estimate"], 4)
+                lines.append(f"  {r[key]:<{width}}  {est}  se {se}  {ci}{star}")
         lines.append("")
         lines.append(f"* {pct} interval excludes 0")
         lines += [f"warning: {n}" for n in self.warnings]

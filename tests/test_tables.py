@@ -554,3 +554,22 @@ def test_two_index_levels_of_one_name_are_named() -> None:
     # levels named like a column are no columns of their own, so no clash
     table.index = table.index.set_names(["judge", "judge"])
     assert len(validate_pairs(table)) == 3
+
+
+def test_the_rows_of_one_item_agree_on_its_texts_and_lengths() -> None:
+    """One comparison judged by two judges, its answer a different text in each row:
+    `recuse judge` sent the first row's texts alone, and verbosity measured two lengths
+    for one pair, with nothing said. Now an error naming the row and column, as a
+    human label that differs is; a missing text agrees with any."""
+    two = pairs(item_id=["i1", "i1", "i2"], judge=["gpt-4", "claude-v1", "gpt-4"],
+                prompt_id=["p1", "p1", "p2"], model_a=["gpt-4"] * 3,
+                model_b=["claude-v1"] * 3, human=["a", "a", "b"],
+                prompt=["Q", "Q", "R"], response_a=["x", "x", "y"],
+                response_b=["b", None, "c"])  # fmt: skip
+    assert len(validate_pairs(two)) == 3
+    for col, changed in (("response_a", "x, longer"), ("prompt", "Q?"), ("len_a", 9.0)):
+        table = two.assign(len_a=[3.0, 3.0, 1.0]) if col == "len_a" else two.copy()
+        table.loc[1, col] = changed
+        with pytest.raises(InputError, match=r"item 'i1' has .* in row 1 and .* here") as err:
+            validate_pairs(table, file="f.csv")
+        assert (err.value.row, err.value.column) == (2, col)

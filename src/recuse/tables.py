@@ -919,7 +919,10 @@ def validate_pairs(
 
 
 #: what one comparison is: the same in every row of its item (one row per judge)
-ITEM_FIELDS = ("prompt_id", "model_a", "model_b", "human")
+ITEM_FIELDS = (
+    "prompt_id", "model_a", "model_b", "human", "prompt", "response_a", "response_b",
+    "len_a", "len_b",
+)  # fmt: skip
 
 
 def _check_items(out: pd.DataFrame, file: str | None) -> None:

@@ -2,8 +2,9 @@
 :func:`one_line` for a line or a cell that quotes it (a judge's name with a newline in
 it must not start a line of its own), :func:`json_shown` for JSON printed on one, and
 :func:`unbroken` for an error's message (one line, its line breaks escaped). The
-CLI (:mod:`recuse.cli.console`) and the judging runner's progress bar use them; files
-written keep the text as read."""
+CLI (:mod:`recuse.cli.console`), the judging runner's progress bar and the HTML page
+(each value it writes) use them; the data files written (report.json, CSV) keep the
+text as read."""
 
 from __future__ import annotations
 

@@ -109,6 +109,11 @@ def test_an_output_that_is_the_input_is_refused(
         code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
         assert code == 2 and "is the input" in text, text
     assert src.read_bytes() == before and thr.read_bytes() == spec
+    # --out and --thresholds naming one file: the thresholds replaced the full result
+    one = tmp_path / "one.json"
+    code, text = _run(["certify", str(src), "--out", str(one), "--thresholds",
+                       str(tmp_path / "." / "one.json")], capsys)  # fmt: skip
+    assert code == 2 and "name one file" in text and not one.exists(), text
 
 
 @pytest.mark.parametrize("names", [",", " , ,", ""])

@@ -102,6 +102,11 @@ def test_load_responses_errors_name_file_row_and_column(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="must be text") as err:
         load_responses(_responses(tmp_path, response=["a1", None]))
     assert "row 2" in str(err.value)
+    # two answers of one model to one prompt: both were judged, and the export kept one
+    # with a note blaming an older recuse or a changed item
+    with pytest.raises(InputError, match=r"duplicate responses row \(prompt_id='p1'") as err:
+        load_responses(_responses(tmp_path, prompt_id=["p1", "p1"], model=["m", "m"]))
+    assert err.value.row == 2
     # found as every command finds its input: a dataset name is refused with the fix
     with pytest.raises(InputError, match="'hh-rlhf' is a pairs table, and Likert") as err:
         load_responses("hh-rlhf")

@@ -315,3 +315,26 @@ def test_two_columns_of_one_name_but_for_spaces_are_named_not_a_wrong_guess(
     # the exact name (Python's mapping=) reads the one meant
     got = read_table(path, table="pairs", mapping={"human ": "human"})
     assert list(got["human"]) == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "feeds"),
+    [
+        ("model_a", "gpt-4o", "feeds model_a"),
+        ("id", "peer-000", "feeds item_id"),
+        ("judge_model", "gpt-4o", "feeds judge"),
+        ("judge_confidence", "0.93", "is not read as a label or verdict"),
+        ("prompt", "x", "feeds prompt"),
+    ],
+)
+def test_a_value_map_of_a_column_that_is_no_label_or_verdict_is_refused(
+    column: str, value: str, feeds: str
+) -> None:
+    """A value map gives P(a better): one on a model, id, judge or confidence column
+    wrote numbers there, read as a model '1.0' (a note), an item id or a confidence
+    with nothing said. Now an error naming the file column and what it feeds."""
+    values = {"human_winner": {"neither": 0.5}, column: {value: 1.0}}
+    with pytest.raises(InputError) as err:
+        read_table(PEER, table="pairs", mapping=PEER_MAP, values=values)
+    assert err.value.column == column and feeds in err.value.reason
+    assert "p_a_first" in (err.value.fix or "")

@@ -236,6 +236,26 @@ def test_cli_replays_a_table_and_exports_pairs(
     assert t.loc["i0", "model_a"] == "gpt-4" and t.loc["i0", "human"] == 0.0
 
 
+def test_a_reply_table_with_two_replies_or_two_texts_for_one_order_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second reply for one item and order, or another answer text in an item's
+    other row: one row of each was kept, the other left out, with nothing said."""
+    rows = pd.read_csv(_reply_table(tmp_path))
+    args = ["--out", str(tmp_path / "s.db"), "--judge-id", "gpt-4", "--verdict-format",
+            "brackets"]  # fmt: skip
+    for name, table, said in (
+        ("dup.csv", pd.concat([rows, rows.iloc[[2]].assign(text="[[A]]")]),
+         "row 7: a second reply for item 'i1', order 'first'"),
+        ("texts.csv", rows.assign(response_b=rows["response_b"].where(rows.index != 1, "other")),
+         "row 2, column 'response_b': item 'i0' has another response_b"),
+    ):  # fmt: skip
+        table.to_csv(tmp_path / name, index=False)
+        assert main(["judge", "replay", str(tmp_path / name), *args]) == 2
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_cli_replays_an_upstream_file_and_prints_agreement(
     shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

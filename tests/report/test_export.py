@@ -58,3 +58,23 @@ def test_html_escapes_dataset_text_and_has_no_script(
     assert "&lt;b&gt;judge&lt;/b&gt;" in html
     assert "script-src" not in html and "default-src 'none'" in html
     assert html.count('<img src="data:image/') == 4
+
+
+def test_html_writes_control_and_bidi_characters_as_escapes(sample_report: AuditReport) -> None:
+    """A judge named with NUL, ESC and a right-to-left override: the page held them
+    as read (a NUL is a parse error, the override reversed what followed it in every
+    cell, heading and data-judge attribute); it writes them as the terminal does, the
+    JSON keeps them."""
+    from dataclasses import replace
+
+    name = "gpt\x00evil\x1b[31m\u202eok"
+    sections = tuple(
+        replace(s, findings=tuple(replace(f, judge=name) if f.judge == "<b>judge</b>" else f
+                                  for f in s.findings))
+        for s in sample_report.sections
+    )  # fmt: skip
+    report = replace(sample_report, sections=sections)
+    html = render_html(report)
+    assert not any(c in html for c in "\x00\x1b\u202e")
+    assert "gpt\\x00evil\\x1b[31m\\u202eok" in html
+    assert any(r["judge"] == name for r in to_dict(report)["summary"])

@@ -271,6 +271,8 @@ def certify_command(
 
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
     paths = [check_output(p, option=o, inputs=[source]) for p, o in named]
+    if len({p.resolve() for p in paths}) < len(paths):  # the second would replace the first
+        raise ConfigError(f"--out and --thresholds name one file, {out}: give each its own")
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = cli_roster(ctx)
     # a setting out of range is said of its flag (the library names its keyword)

@@ -28,7 +28,7 @@ from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.files import unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
-from recuse.tables import TableKind, note_missing_texts, read_missing_texts
+from recuse.tables import TableKind, note_missing_texts, read_missing_texts, shown
 
 if TYPE_CHECKING:
     from recuse.data.importers import Imported, ImportFormat, References
@@ -533,4 +533,14 @@ def load_responses(spec: str | Path) -> pd.DataFrame:
                 fix=f"give every row its {col}",
             )
     check_text(df, ["prompt", "response"], file=where)
+    twice = df.duplicated(["prompt_id", "model"]).to_numpy()
+    if twice.any():  # one rating per (prompt, model, dimension): the export keeps one
+        i = int(twice.argmax())
+        raise InputError(
+            f"duplicate responses row (prompt_id={shown(df['prompt_id'].iloc[i])}, "
+            f"model={shown(df['model'].iloc[i])}) — each model answers each prompt once",
+            file=where,
+            row=i + 1,
+            fix="remove the duplicate, or give the other answer its own prompt_id or model",
+        )
     return df

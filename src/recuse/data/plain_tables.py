@@ -38,7 +38,13 @@ from recuse.data.model_names import (
     canonicalize_models,
 )
 from recuse.data.table_files import read_frame
-from recuse.data.value_maps import ValueMap, apply_values, check_value_map, refuse_double_turn
+from recuse.data.value_maps import (
+    ValueMap,
+    apply_values,
+    check_value_map,
+    refuse_double_turn,
+    refuse_other_columns,
+)
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
 from recuse.tables import (
@@ -127,6 +133,8 @@ def read_table(
     note_missing_texts(read_missing_texts(df, read), path)
     if values:
         checked = check_value_map(values)
+        if table == "pairs":
+            refuse_other_columns(checked, mapping, df.columns, path)
         if swapped_frame == "presented":
             refuse_double_turn(checked, mapping)
         df = apply_values(df, checked, path)

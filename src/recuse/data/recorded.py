@@ -357,6 +357,33 @@ def _alpaca_text(raw: Mapping[str, Any]) -> str | None:
     return str(raw["text"]) if isinstance(raw.get("text"), str) else None
 
 
+def _one_reply_per_order(df: pd.DataFrame, path: Path) -> None:
+    """One reply per item and order, and an item's rows alike in its texts: a second
+    reply, or another text, was left out with nothing said (one row of each kept)."""
+    twice = df.duplicated(["item_id", "order"]).to_numpy()
+    if twice.any():
+        i = int(twice.argmax())
+        raise InputError(
+            f"a second reply for item {df['item_id'].iloc[i]!r}, order {df['order'].iloc[i]!r}",
+            file=path,
+            row=i + 1,
+            fix="keep one reply per item and order (first: a shown first; second: b)",
+        )
+    for col in _PAIR_COLUMNS[1:]:
+        differs = (df.groupby("item_id", sort=False)[col].transform("nunique") > 1).to_numpy()
+        if differs.any():
+            item = df["item_id"].iloc[int(differs.argmax())]
+            i = int(np.flatnonzero((df["item_id"] == item).to_numpy())[1])  # its 2nd row
+            raise InputError(
+                f"item {df['item_id'].iloc[i]!r} has another {col} than in its other row",
+                file=path,
+                row=i + 1,
+                column=col,
+                fix="the two orders of one item show the same prompt and responses: give "
+                "them one text, or each pair its own item_id",
+            )
+
+
 def read_reply_table(path: Path, *, verdict: VerdictFormat, judge: str | None) -> Recording:
     """A CSV/JSONL/Parquet table: ``item_id, prompt, response_a, response_b, order, text``.
 
@@ -395,6 +422,7 @@ def read_reply_table(path: Path, *, verdict: VerdictFormat, judge: str | None) -
             )
         judge = str(names[0])
     df["item_id"] = df["item_id"].astype(str)
+    _one_reply_per_order(df, path)
     pairs = df.drop(columns=["order", "text"]).drop_duplicates("item_id").reset_index(drop=True)
     outputs = tuple(
         Recorded(

@@ -5,7 +5,7 @@ carries them with the swapped frame and the confidence column."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -16,8 +16,16 @@ import pandas as pd
 
 from recuse.cells import MISSING_TEXTS
 from recuse.data.columns import ColumnMapping, mapping_pairs, no_such_column
-from recuse.errors import ConfigError, ReaderNote
-from recuse.tables import ConfidenceOf, SwappedFrame, as_number, shown, side_word
+from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.tables import (
+    PAIRS,
+    VERDICTS,
+    ConfidenceOf,
+    SwappedFrame,
+    as_number,
+    shown,
+    side_word,
+)
 
 __all__ = [
     "ValueMap",
@@ -26,6 +34,7 @@ __all__ = [
     "apply_values",
     "check_value_map",
     "refuse_double_turn",
+    "refuse_other_columns",
 ]
 
 # {file column: {written value: P(a better)}}
@@ -142,6 +151,38 @@ def refuse_double_turn(values: dict[str, dict[str, float]], mapping: ColumnMappi
                 "presented turns it once more, which would flip every swapped verdict "
                 "back — keep one: the map as the judge wrote it (A=1,B=0) with "
                 "--swapped-frame presented, or this map with --swapped-frame original"
+            )
+
+
+#: the columns a value map may write: a label or a verdict, read as P(a better)
+MAPPED_TO = ("human", *VERDICTS)
+
+
+def refuse_other_columns(
+    values: Mapping[str, object], mapping: ColumnMapping, columns: Iterable[object], path: Path
+) -> None:
+    """A value map turns written values into P(a better): one of a file column that
+    feeds no label or verdict (a model name, an id, the confidence, a text) would put
+    numbers there, read as names or ids with at most a note. Refused, naming what the
+    column feeds; a column the file lacks is left to :func:`apply_values`' error."""
+    have = {str(c) for c in columns}
+    for column in values:
+        if column not in have:
+            continue
+        targets = [t for s, t in mapping_pairs(mapping) if s == column] or [column]
+        if not any(t in MAPPED_TO for t in targets):
+            feeds = (
+                f"feeds {', '.join(targets)}"
+                if any(t in PAIRS.names for t in targets)
+                else "is not read as a label or verdict"
+            )
+            raise InputError(
+                f"the value map (--values) names this column, which {feeds}: a value map "
+                "gives P(a better) to written labels and verdicts",
+                file=path,
+                column=column,
+                fix=f"map the column that holds the labels or verdicts ({', '.join(MAPPED_TO)} "
+                "or the file column --map sends there), or drop this one from --values",
             )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from recuse.errors import MissingDependencyError
 from recuse.numbers import column_decimals, decimal, minus, p_text, percent
 from recuse.report.model import AuditReport
+from recuse.terminal import shown
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
 
@@ -79,6 +80,20 @@ def warning_tag(text: str) -> str:
     return head if len(head) <= 40 else head[:39].rstrip() + "…"
 
 
+def _visible(value: Any) -> Any:
+    r"""Each value the page writes, with the characters a page would not show as
+    written (NUL, ESC and the other controls, the bidirectional overrides that reorder
+    what follows: a judge named ``"gpt\x00\u202eevil"``) as their escapes, as the
+    terminal writes them (:func:`recuse.terminal.shown`); HTML-escaped after, as every
+    value is. report.json keeps the text as read."""
+    if not isinstance(value, str):
+        return value
+    text = shown(value)
+    if text == value:
+        return value
+    return type(value)(text) if type(value) is not str else text  # Markup stays Markup
+
+
 def _environment() -> Any:
     try:
         import jinja2
@@ -87,6 +102,7 @@ def _environment() -> Any:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("recuse.report", "templates"),
         autoescape=True,
+        finalize=_visible,
         undefined=jinja2.StrictUndefined,
         trim_blocks=False,
         lstrip_blocks=False,

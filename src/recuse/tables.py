@@ -735,17 +735,31 @@ def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[s
     (:data:`recuse.cells.MISSING_TEXTS`: ``""``, ``"NA"``, ``"nan"``, ``"None"``,
     ``"null"``, ...), so that a DataFrame, JSON or Parquet table reads as the same table
     written to CSV does. Returns the texts made missing, by column (a Series indexed by
-    0-based row position), for :func:`note_missing_texts` to name."""
+    0-based row position), for :func:`note_missing_texts` to name. Spaces around such a
+    text are no part of it (``" NA "`` is ``NA``), as recuse reads the model names,
+    verdicts, labels and numbers beside it trimmed: a model ``" NA "`` was trimmed to a
+    model ``NA`` and then read as missing, told as both. A cell of spaces alone is left
+    to the column's own rule."""
     found: dict[str, pd.Series] = {}
     for name in dict.fromkeys(columns):
         if name in FREE_TEXT or name not in frame.columns or frame[name].dtype.kind not in "OUS":
             continue  # a number or bool column holds no text
         s = frame[name]
-        hit = s.isin(MISSING_TEXTS).to_numpy()
+        hit = s.isin(MISSING_TEXTS).to_numpy(dtype=bool, copy=True)
+        try:
+            trimmed = s.str.strip()
+        except AttributeError:  # no text in the column (lists, numbers)
+            trimmed = None
+        if trimmed is not None:
+            hit |= trimmed.isin(_TRIMMED_MISSING).to_numpy(dtype=bool)
         if hit.any():  # by position: a Parquet file's index may be any labels
             found[str(name)] = pd.Series(s.to_numpy()[hit], index=np.flatnonzero(hit))
             frame[name] = s.where(~hit, None if s.dtype == object else np.nan)
     return found
+
+
+#: the missing texts a cell holding spaces around them is (spaces alone are not one)
+_TRIMMED_MISSING = MISSING_TEXTS - {""}
 
 
 def note_missing_texts(texts: Mapping[str, pd.Series], file: str | Path | None) -> None:

@@ -321,9 +321,14 @@ def test_certify_reads_costs_as_the_cli_does(planted: pd.DataFrame) -> None:
     by_hand = sum(s["reached"] * s["judgments_per_item"] * s["usd_per_1000_judgments"]
                   for s in stages)  # fmt: skip
     assert got.cascade.to_dict()["usd_per_1000_items"] == pytest.approx(by_hand)
-    for bad in (-5, float("nan"), float("inf"), "cheap", True):
+    for bad in (-5, float("nan"), float("inf"), "cheap", True, 10**400):  # 10**400: no float
         with pytest.raises(ConfigError, match=r"costs: 'gpt-4' = .* is no price .* from 0 to"):
             recuse.certify(planted, cascade=cascade, costs={"gpt-4": bad})  # type: ignore[dict-item]
+    # a price under no judge's name (a key the CLI cannot write, JUDGE=USD): refused, not
+    # kept as a judge named '', 'None' or '5'
+    for nameless in ("", "  ", None, 5):
+        with pytest.raises(ConfigError, match=r"^costs: .* names no judge — "):
+            recuse.certify(planted, cascade=cascade, costs={nameless: 1.5})  # type: ignore[dict-item]
 
 
 def test_the_callers_roster_is_left_as_it_was(planted: pd.DataFrame) -> None:

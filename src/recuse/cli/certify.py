@@ -99,7 +99,7 @@ def _costs(
     for spec in specs:
         for part in spec.split(","):
             judge, sep, usd = part.rpartition("=")
-            if not sep or not judge.strip():
+            if not sep:  # a nameless price is checked_costs' to refuse, as costs= is
                 raise ConfigError(
                     f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 judgments, "
                     "e.g. --cost gpt-4=30"

@@ -265,3 +265,18 @@ def test_a_missing_text_with_spaces_around_it_is_missing_and_told_as_written(
     missing = [s for s in said if "read as missing" in s]
     assert len(missing) == 1
     assert f"read as missing: '  NA ', '\\tNULL' in {column} (2 rows, first row 3) — " in missing[0]
+
+
+def test_a_column_mapped_to_a_prompt_and_a_schema_column_keeps_its_prompt(
+    tmp_path: Path,
+) -> None:
+    """``--map q=prompt,q=category``: the prompt 'None' is a text, the category cell
+    missing. The column was read as missing before it was mapped, so the prompt lost its
+    text too (its length, its probes), which no column mapped to a prompt alone does."""
+    frame = _table().drop(columns=["category"]).assign(q=[f"q{k}" for k in range(8)])
+    frame.loc[2, "q"] = "None"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(ReaderNote, match=r"read as missing: 'None' in category \(row 3\)"):
+        got = load_input(tmp_path / "t.csv", mapping={"q": ("prompt", "category")}).frame
+    assert got["prompt"].tolist() == ["q0", "q1", "None", *(f"q{k}" for k in range(3, 8))]
+    assert got["category"].isna().tolist() == [k == 2 for k in range(8)]

@@ -146,7 +146,8 @@ def _items(data: Any) -> list[Data]:
     for x in items:
         if isinstance(x, pd.DataFrame):
             continue
-        key = Path(x).resolve() if Path(x).exists() else str(x)
+        # a path too long to look at is is_file's one-line error (Path.exists raised it)
+        key = Path(x).resolve() if is_file(x) or is_file(x, folder=True) else str(x)
         if key in seen:
             same = "" if str(seen[key]) == str(x) else f" (as {str(seen[key])!r})"
             raise ConfigError(

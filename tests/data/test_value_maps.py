@@ -315,3 +315,13 @@ def test_two_columns_of_one_name_but_for_spaces_are_named_not_a_wrong_guess(
     # the exact name (Python's mapping=) reads the one meant
     got = read_table(path, table="pairs", mapping={"human ": "human"})
     assert list(got["human"]) == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("number", [10**400, -(10**400), float("nan"), True, "1"])
+def test_a_value_maps_number_that_is_no_probability_is_refused_by_name(number: object) -> None:
+    """values={'human': {'Left': 10**400}} (an int past any float) was an OverflowError
+    traceback from the check; each is the map's own error, naming the value."""
+    from recuse.data.value_maps import check_value_map
+
+    with pytest.raises(ConfigError, match=r"^value map for 'human': 'Left' → .* is not a prob"):
+        check_value_map({"human": {"Left": number, "Right": 0}})  # type: ignore[dict-item]

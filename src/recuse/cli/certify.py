@@ -268,9 +268,11 @@ def certify_command(
 ) -> None:
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
     from recuse.api import certify
+    from recuse.data.inputs import read_paths
 
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
-    paths = [check_output(p, option=o, inputs=[source]) for p, o in named]
+    read = read_paths(source, data_dir)
+    paths = [check_output(p, option=o, inputs=read) for p, o in named]
     how = value_reading(values, swapped_frame, confidence, confidence_of)
     roster = cli_roster(ctx)
     # a setting out of range is said of its flag (the library names its keyword)

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -321,9 +322,14 @@ def test_certify_reads_costs_as_the_cli_does(planted: pd.DataFrame) -> None:
     by_hand = sum(s["reached"] * s["judgments_per_item"] * s["usd_per_1000_judgments"]
                   for s in stages)  # fmt: skip
     assert got.cascade.to_dict()["usd_per_1000_items"] == pytest.approx(by_hand)
-    for bad in (-5, float("nan"), float("inf"), "cheap", True):
+    for bad in (-5, float("nan"), float("inf"), "cheap", True, 10**400):  # 10**400: no float
         with pytest.raises(ConfigError, match=r"costs: 'gpt-4' = .* is no price .* from 0 to"):
             recuse.certify(planted, cascade=cascade, costs={"gpt-4": bad})  # type: ignore[dict-item]
+    # a price under no judge's name (a key the CLI cannot write, JUDGE=USD): refused, not
+    # kept as a judge named '', 'None' or '5'
+    for nameless in ("", "  ", None, 5):
+        with pytest.raises(ConfigError, match=r"^costs: .* names no judge — "):
+            recuse.certify(planted, cascade=cascade, costs={nameless: 1.5})  # type: ignore[dict-item]
 
 
 def test_the_callers_roster_is_left_as_it_was(planted: pd.DataFrame) -> None:
@@ -442,3 +448,21 @@ def test_two_prices_for_one_judge_are_refused_not_one_dropped(planted: pd.DataFr
                          costs={"claude-v1": 1, "gpt-4": 30, "GPT-4": 30.0})  # fmt: skip
     assert got.cascade is not None
     assert [s["usd_per_1000_judgments"] for s in got.cascade.to_dict()["stages"]] == [1.0, 30.0]
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda d: recuse.audit(d, level=10**400), r"level \(--level\) = 1000.*: must be in"),
+        (lambda d: recuse.audit(d, n_boot=10**400), r"n_boot \(--n-boot\) = 1000.*at most"),
+        (lambda d: recuse.certify(d, agreement=10**400), r"agreement must be in \[0\.5, 1\)"),
+    ],
+    ids=["level", "n_boot", "agreement"],
+)
+def test_an_int_past_any_float_is_a_setting_error(
+    planted: pd.DataFrame, call: Callable[[pd.DataFrame], object], said: str
+) -> None:
+    """A Python int too large for a float (10**400; a TOML file may hold one) was an
+    OverflowError traceback from the check of level, n_boot and agreement."""
+    with pytest.raises(ConfigError, match=said):
+        call(planted)

@@ -385,6 +385,7 @@ def test_is_file_names_a_path_it_cannot_look_at(tmp_path: Path) -> None:
          "--template", "{deep}/t.toml"],
         ["judge", "card", "s.db", "--prices", "{deep}/p.toml"],
         ["judge", "replay", "{deep}/r.json", "-o", "s.db"],
+        ["judge", "-d", "p.csv", "-o", "s.db", "-m", "{deep}/m", "--ray", "local"],
         ["audit", "p.csv", "--store", "{deep}/s.db", "--out", "o"],
         ["data", "summary", "--data-dir", "{deep}"],
         ["audit", "mt-bench-human", "--data-dir", "{deep}", "--out", "o"],

@@ -235,3 +235,48 @@ def test_a_csv_score_or_label_na_is_still_missing_and_noted(tmp_path: Path) -> N
     )
     assert out["human"].isna().tolist() == [k == 2 for k in range(8)]
     assert out["p_a_second"].isna().tolist() == [k == 5 for k in range(8)]
+
+
+@pytest.mark.parametrize("column", ["model_a", "judge", "human", "p_a_first", "len_a"])
+def test_a_missing_text_with_spaces_around_it_is_missing_and_told_as_written(
+    tmp_path: Path, column: str
+) -> None:
+    """' NA ' in a column recuse reads trimmed (model names, verdicts, labels, numbers)
+    is NA: a model ' NA ' was trimmed to 'NA', told 'not in the roster, read as its own
+    model', then read as missing and told as 'NA'; a verdict or a length ' NA ' was
+    refused though ' A ' and ' 12 ' read. Every door reads it alike, one note quoting
+    the cell as written."""
+    (tmp_path / "tmp").mkdir()
+    frame = _table()
+    frame.loc[[2, 5], column] = ["  NA ", "\tNULL"]
+    frame.loc[0, "category"] = " "  # spaces alone: the column's own rule (kept)
+    if column == "judge":  # no verdict without a judge: those rows hold human labels only
+        frame.loc[[2, 5], ["p_a_first", "p_a_second", "status_second"]] = np.nan
+    with pytest.warns(ReaderNote) as notes:
+        doors = _by_every_door(frame, tmp_path)
+        load_input(tmp_path / "t.csv")
+    csv = doors.pop("csv")
+    assert csv[column].isna().tolist() == [k in (2, 5) for k in range(8)]
+    assert csv.loc[0, "category"] == " "
+    for door, got in doors.items():
+        pd.testing.assert_frame_equal(got, csv, obj=door)
+    said = [str(n.message) for n in notes]
+    assert not [s for s in said if "not in the roster" in s]
+    missing = [s for s in said if "read as missing" in s]
+    assert len(missing) == 1
+    assert f"read as missing: '  NA ', '\\tNULL' in {column} (2 rows, first row 3) — " in missing[0]
+
+
+def test_a_column_mapped_to_a_prompt_and_a_schema_column_keeps_its_prompt(
+    tmp_path: Path,
+) -> None:
+    """``--map q=prompt,q=category``: the prompt 'None' is a text, the category cell
+    missing. The column was read as missing before it was mapped, so the prompt lost its
+    text too (its length, its probes), which no column mapped to a prompt alone does."""
+    frame = _table().drop(columns=["category"]).assign(q=[f"q{k}" for k in range(8)])
+    frame.loc[2, "q"] = "None"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(ReaderNote, match=r"read as missing: 'None' in category \(row 3\)"):
+        got = load_input(tmp_path / "t.csv", mapping={"q": ("prompt", "category")}).frame
+    assert got["prompt"].tolist() == ["q0", "q1", "None", *(f"q{k}" for k in range(3, 8))]
+    assert got["category"].isna().tolist() == [k == 2 for k in range(8)]

@@ -275,3 +275,7 @@ def test_an_output_that_is_an_input_is_refused(tmp_path: Path) -> None:
             outputs.check_output(out, inputs=["a-dataset-name", src])
     assert outputs.check_output(tmp_path / "other.csv", inputs=[src]) == tmp_path / "other.csv"
     assert src.read_text(encoding="utf-8") == "x\n"
+    # a file in an input folder (a dataset's, a tool's), by any spelling; a new one is fine
+    with pytest.raises(OutputError, match=r"is a file in the input folder .* — writing it"):
+        outputs.check_output(tmp_path / "." / "pairs.csv", inputs=[tmp_path / "."])
+    assert outputs.check_output(tmp_path / "new.csv", inputs=[tmp_path]) == tmp_path / "new.csv"

@@ -573,3 +573,8 @@ def test_the_rows_of_one_item_agree_on_its_texts_and_lengths() -> None:
         with pytest.raises(InputError, match=r"item 'i1' has .* in row 1 and .* here") as err:
             validate_pairs(table, file="f.csv")
         assert (err.value.row, err.value.column) == (2, col)
+    # one text written by two tools (CRLF and LF, spaces around it) is one text: kept
+    # as written in each row
+    crlf = two.assign(prompt=["Q\nwhy", "Q\r\nwhy ", "R"], response_a=["x\r\n", "x", "y"])
+    got = validate_pairs(crlf)
+    assert got["prompt"].tolist() == ["Q\nwhy", "Q\r\nwhy ", "R"]

@@ -23,6 +23,7 @@ import inspect
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, fields, replace
 from html import escape
 from numbers import Number
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from recuse.cells import shown
 from recuse.config import Config, load_config
 from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat
@@ -144,7 +146,8 @@ def _items(data: Any) -> list[Data]:
     for x in items:
         if isinstance(x, pd.DataFrame):
             continue
-        key = Path(x).resolve() if Path(x).exists() else str(x)
+        # a path too long to look at is is_file's one-line error (Path.exists raised it)
+        key = Path(x).resolve() if is_file(x) or is_file(x, folder=True) else str(x)
         if key in seen:
             same = "" if str(seen[key]) == str(x) else f" (as {str(seen[key])!r})"
             raise ConfigError(
@@ -422,13 +425,19 @@ def checked_costs(
     out: dict[str, float] = {}
     seen: dict[str, tuple[str, str]] = {}  # a judge's key: its name as given, its name in out
     for given, usd in prices:
-        name = str(given).strip()
+        if not isinstance(given, str) or not given.strip():
+            raise ConfigError(
+                f"{option}: {shown(given)} names no judge — give each price under the judge's "
+                f"name, e.g. {example}"
+            )
+        name = given.strip()
         value = None
         if isinstance(usd, int | float | np.integer | np.floating) and not isinstance(usd, bool):
-            value = float(usd)  # (a numpy bool is no np.integer)
+            with suppress(OverflowError):  # an int past any float is none (a numpy
+                value = float(usd)  # bool is no np.integer)
         if value is None or not 0 <= value <= MAX_USD:
             raise ConfigError(
-                f"{option}: {name!r} = {repr(usd) if value is None else f'{value:g}'} is no "
+                f"{option}: {name!r} = {shown(usd) if value is None else f'{value:g}'} is no "
                 f"price — give USD per 1,000 judgments, a number from 0 to {MAX_USD:g}, "
                 f"e.g. {example}"
             )

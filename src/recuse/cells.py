@@ -127,3 +127,11 @@ def check_scalars(
 def first_true(mask: pd.Series) -> int:
     """Positional index of the first True in ``mask``."""
     return int(np.flatnonzero(mask.to_numpy())[0])
+
+
+def one_text(text: str) -> str:
+    """The text a free-text cell (a prompt, an answer) is compared and named by: line
+    ends as LF and no spaces around it, so that one text written by two tools (CRLF and
+    LF, a trailing newline) is one text: one prompt id, one cluster of the bootstrap,
+    rows of one item that agree."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()

@@ -122,7 +122,11 @@ def _number(value: Any, where: str) -> float:
     """A real number: a Python or NumPy int or float (``np.float32(0.9)`` from a table)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise ConfigError(f"{where} = {_shown(value)}: must be a number, e.g. 0.9")
-    return float(value)
+    number: Any = value  # (a numbers.Real, which mypy cannot compare)
+    try:
+        return float(number)
+    except OverflowError:  # an int past any float: beyond every bound, as inf is
+        return math.inf if number > 0 else -math.inf
 
 
 def _whole(value: Any, where: str, example: int) -> int:

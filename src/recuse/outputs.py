@@ -112,18 +112,20 @@ def check_output(
 
 def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path]) -> None:
     """``p`` is not one of ``inputs`` (by file identity: another spelling of the same
-    path, or a link to it, is the same file)."""
+    path, or a link to it, is the same file), nor a file in an input folder (a dataset's,
+    a tool's): writing it would replace data the command reads."""
     if not p.exists():
         return
     for src in inputs:
         try:
             same = Path(src).is_file() and p.samefile(src)
+            within = Path(src).is_dir() and p.resolve().is_relative_to(Path(src).resolve())
         except OSError:  # an input the command will name when it reads it
-            same = False
-        if same:
+            same = within = False
+        if same or within:
             raise OutputError(
-                f"{option} {p}: is the input {src} — writing it would replace the data "
-                "read; give another file name"
+                f"{option} {p}: is {'the input' if same else 'a file in the input folder'} "
+                f"{src} — writing it would replace the data read; give another file name"
             )
 
 

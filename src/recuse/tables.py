@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import FLAT_KINDS as _FLAT
-from recuse.cells import MISSING_TEXTS, check_scalars, column_list, shown
+from recuse.cells import MISSING_TEXTS, check_scalars, column_list, one_text, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
@@ -735,17 +735,31 @@ def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[s
     (:data:`recuse.cells.MISSING_TEXTS`: ``""``, ``"NA"``, ``"nan"``, ``"None"``,
     ``"null"``, ...), so that a DataFrame, JSON or Parquet table reads as the same table
     written to CSV does. Returns the texts made missing, by column (a Series indexed by
-    0-based row position), for :func:`note_missing_texts` to name."""
+    0-based row position), for :func:`note_missing_texts` to name. Spaces around such a
+    text are no part of it (``" NA "`` is ``NA``), as recuse reads the model names,
+    verdicts, labels and numbers beside it trimmed: a model ``" NA "`` was trimmed to a
+    model ``NA`` and then read as missing, told as both. A cell of spaces alone is left
+    to the column's own rule."""
     found: dict[str, pd.Series] = {}
     for name in dict.fromkeys(columns):
         if name in FREE_TEXT or name not in frame.columns or frame[name].dtype.kind not in "OUS":
             continue  # a number or bool column holds no text
         s = frame[name]
-        hit = s.isin(MISSING_TEXTS).to_numpy()
+        hit = s.isin(MISSING_TEXTS).to_numpy(dtype=bool, copy=True)
+        try:
+            trimmed = s.str.strip()
+        except AttributeError:  # no text in the column (lists, numbers)
+            trimmed = None
+        if trimmed is not None:
+            hit |= trimmed.isin(_TRIMMED_MISSING).to_numpy(dtype=bool)
         if hit.any():  # by position: a Parquet file's index may be any labels
             found[str(name)] = pd.Series(s.to_numpy()[hit], index=np.flatnonzero(hit))
             frame[name] = s.where(~hit, None if s.dtype == object else np.nan)
     return found
+
+
+#: the missing texts a cell holding spaces around them is (spaces alone are not one)
+_TRIMMED_MISSING = MISSING_TEXTS - {""}
 
 
 def note_missing_texts(texts: Mapping[str, pd.Series], file: str | Path | None) -> None:
@@ -927,19 +941,24 @@ ITEM_FIELDS = (
 
 def _check_items(out: pd.DataFrame, file: str | None) -> None:
     """Raise :class:`InputError` where two rows of one item disagree on its prompt, its
-    models or its human label (a missing value agrees with any)."""
+    models or its human label (a missing value agrees with any; texts compared by
+    :func:`~recuse.cells.one_text`: line ends and spaces around them apart)."""
     repeated = out["item_id"].duplicated(keep=False)
     if not repeated.any():
         return
     rows = out[repeated]
     for col in (c for c in ITEM_FIELDS if c in rows.columns):
-        distinct = rows[col].groupby(rows["item_id"], sort=False).nunique(dropna=True)
+        values = rows[col]
+        if col in FREE_TEXT:
+            values = values.map(lambda t: one_text(t) if isinstance(t, str) else t)
+        distinct = values.groupby(rows["item_id"], sort=False).nunique(dropna=True)
         if not (distinct > 1).any():
             continue
         item = distinct[distinct > 1].index[0]
-        of_item = rows.loc[rows["item_id"] == item, col].dropna()
+        of_item = values[rows["item_id"] == item].dropna()
         first = of_item.index[0]
         other = next(i for i in of_item.index if of_item[i] != of_item[first])
+        of_item = rows.loc[of_item.index, col]  # shown as written
         raise InputError(
             f"item {shown(item)} has {col} {shown(of_item[first])} in row {first + 1} and "
             f"{shown(of_item[other])} here: the rows of one comparison (one per judge) "

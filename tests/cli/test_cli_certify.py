@@ -247,11 +247,15 @@ PRICE_FAULTS = [
      "judgments, a number from 0 to 1e+09, e.g. {eg}"),
     (["gpt4=1", "GPT-4=30"], {"gpt4": 1, "GPT-4": 30}, "'gpt4' and 'GPT-4' are both judge "
      "'gpt-4', priced 1 and 30 — give one price per judge"),
+    ([" =30"], {" ": 30}, "' ' names no judge — give each price under the judge's name, "
+     "e.g. {eg}"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("flags", "costs", "said"), PRICE_FAULTS, ids=["negative", "too-large", "text", "twice"]
+    ("flags", "costs", "said"),
+    PRICE_FAULTS,
+    ids=["negative", "too-large", "text", "twice", "nameless"],
 )
 def test_the_cli_and_the_api_refuse_a_price_alike(
     tmp_path: Path,

@@ -78,6 +78,24 @@ def test_out_naming_the_input_file_is_refused(
     assert src.read_bytes() == pairs_csv.read_bytes()
 
 
+@pytest.mark.parametrize("command", [["metrics", "pairs"], ["certify"]])
+def test_out_naming_a_file_of_the_named_dataset_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: list[str]
+) -> None:
+    """`recuse metrics pairs llmbar --out DATA_DIR/llmbar/…/dataset.json` replaced the
+    dataset's file with the results (exit 0): the check knew the input by its name
+    only. Refused before any work now, the file untouched."""
+    from recuse.data import registry
+
+    held = tmp_path / "data" / registry.get("llmbar").folder / "Natural" / "dataset.json"
+    held.parent.mkdir(parents=True)
+    held.write_text("[]", encoding="utf-8")
+    code, _, err = run(capsys, *command, "llmbar", "--data-dir", str(tmp_path / "data"),
+                       "--out", str(held))  # fmt: skip
+    assert code == 2 and "is a file in the input folder" in err, err
+    assert held.read_text(encoding="utf-8") == "[]"
+
+
 def test_dataset_name_and_judge_alias(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:

@@ -49,3 +49,50 @@ def test_a_row_without_its_prompt_text_is_named(tmp_path: Path, suffix: str) -> 
     e = err.value
     assert (e.row, e.column) == (3, "question")
     assert "prompt text is missing" in e.reason and "prompt_id" in (e.fix or "")
+
+
+def _two_judges(first: list[str], second: list[str]) -> pd.DataFrame:
+    """Each item judged by two judges (one row each), the prompt as each row wrote it."""
+    n = len(first)
+    return pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)] * 2,
+            "question": first + second,
+            "judge": ["gpt-4"] * n + ["claude-v1"] * n,
+            "p_a_first": ["A"] * n + ["B"] * n,
+        }
+    )
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_prompt_written_with_other_line_ends_or_spaces_is_one_prompt(
+    tmp_path: Path, suffix: str
+) -> None:
+    """One item's rows from two tools (CRLF and LF, a trailing newline) hold one prompt:
+    it was refused as 'item 'i0' has prompt_id 'prompt-…' in row 1 and 'prompt-…'
+    here', naming ids the file does not hold, and the same prompt in two items was two
+    clusters of the bootstrap."""
+    lf = ["Why?\nSay it.", "How?", "Why?\nSay it."]
+    other = ["Why?\r\nSay it.", " How?\n", "Why?\rSay it.\r\n"]
+    path = tmp_path / f"p{suffix}"
+    frame = _two_judges(lf, other)
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_json(path, orient="records", lines=True)
+    got = read_table(path, table="pairs", mapping={"question": "prompt"})
+    ids = got["prompt_id"].tolist()
+    assert ids[:3] == ids[3:]
+    assert ids[0] == ids[2] != ids[1]
+    assert got["prompt"].tolist() == lf + other  # the texts are kept as written
+
+
+def test_two_prompts_in_one_item_are_named_by_the_file_column(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    _two_judges(["Why?", "How?"], ["Why?", "How now?"]).to_csv(path, index=False)
+    with pytest.raises(InputError) as err:
+        read_table(path, table="pairs", mapping={"question": "prompt"})
+    e = err.value
+    assert (e.row, e.column) == (4, "question")
+    assert e.reason.startswith("item 'i1' has prompt 'How?' in row 2 and 'How now?' here")
+    assert "prompt_id" not in e.reason

@@ -214,6 +214,9 @@ def test_an_input_path_longer_than_the_system_allows_is_exit_2(
         load_input(deep / "pairs.csv")
     out = str(tmp_path / "o.csv")
     for args in (["validate", str(deep / "pairs.csv")],
+                 ["audit", str(deep / "pairs.csv")],  # was recuse.audit's own OSError
+                 ["metrics", "pairs", str(deep / "pairs.csv")],
+                 ["plan", "--bias", "position", "--like", str(deep / "pairs.csv")],
                  ["certify", "apply", str(deep / "t.json"), str(deep / "p.csv"), "--out", out],
                  ["judge", "export", str(deep / "s.db"), "--out", out]):  # fmt: skip
         assert main(args) == 2, args

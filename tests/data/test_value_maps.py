@@ -338,3 +338,13 @@ def test_a_value_map_of_a_column_that_is_no_label_or_verdict_is_refused(
         read_table(PEER, table="pairs", mapping=PEER_MAP, values=values)
     assert err.value.column == column and feeds in err.value.reason
     assert "p_a_first" in (err.value.fix or "")
+
+
+@pytest.mark.parametrize("number", [10**400, -(10**400), float("nan"), True, "1"])
+def test_a_value_maps_number_that_is_no_probability_is_refused_by_name(number: object) -> None:
+    """values={'human': {'Left': 10**400}} (an int past any float) was an OverflowError
+    traceback from the check; each is the map's own error, naming the value."""
+    from recuse.data.value_maps import check_value_map
+
+    with pytest.raises(ConfigError, match=r"^value map for 'human': 'Left' → .* is not a prob"):
+        check_value_map({"human": {"Left": number, "Right": 0}})  # type: ignore[dict-item]

@@ -191,6 +191,9 @@ def test_position_plan_refuses_what_it_cannot_plan_quickly() -> None:
     assert time.monotonic() - t0 < 2  # refused before allocating anything
     with pytest.raises(ConfigError, match="--bias position only"):
         plan("self-preference", 0.1, flip_rate=0.2)
+    # a --like table (a DataFrame: no truth value) is refused alike, not a ValueError
+    with pytest.raises(ConfigError, match="--bias position only"):
+        plan("verbosity", 0.1, like=simulate_position(effect=0.0, n_prompts=10, seed=1))
     with pytest.raises(ConfigError, match=r"--flip-rate 0\.01 cannot go"):
         plan("position", 0.05, flip_rate=0.01)
     lines: list[str] = []
@@ -213,6 +216,10 @@ def test_cli_plan_like_file_and_progress(
     assert "recuse plan: first guess" in captured.err
     assert main(["plan", "--bias", "position", "--effect", "1e-5"]) == 2
     assert "more than plan simulates" in capsys.readouterr().err
+    # --like without --bias position (the default is self-preference): one error, exit 2
+    assert main(["plan", "--like", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "--bias position only" in err and "Traceback" not in err
 
 
 def test_cli_plan_like_reads_a_peer_file_with_map_and_swapped_frame(

@@ -99,7 +99,7 @@ def _costs(
     for spec in specs:
         for part in spec.split(","):
             judge, sep, usd = part.rpartition("=")
-            if not sep or not judge.strip():
+            if not sep:  # a nameless price is checked_costs' to refuse, as costs= is
                 raise ConfigError(
                     f"--cost: cannot read {part!r} — write JUDGE=USD per 1,000 judgments, "
                     "e.g. --cost gpt-4=30"
@@ -268,9 +268,11 @@ def certify_command(
 ) -> None:
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
     from recuse.api import certify
+    from recuse.data.inputs import read_paths
 
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
-    paths = [check_output(p, option=o, inputs=[source]) for p, o in named]
+    read = read_paths(source, data_dir)
+    paths = [check_output(p, option=o, inputs=read) for p, o in named]
     if len({p.resolve() for p in paths}) < len(paths):  # the second would replace the first
         raise ConfigError(f"--out and --thresholds name one file, {out}: give each its own")
     how = value_reading(values, swapped_frame, confidence, confidence_of)

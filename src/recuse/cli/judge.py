@@ -211,7 +211,7 @@ def judge(
 
         check_references(tpl.template, table, file=data)
         notes = placeholder_notes(tpl.template, table)
-    if ray is not None and Path(model).is_dir():
+    if ray is not None and is_file(model, folder=True):  # (too long: one-line error)
         model = str(Path(model).absolute())  # the workers open the folder by this path
     # whole-label scores (labels sharing a first token) need prompt log-probs too
     prompt_logprobs = (

@@ -27,7 +27,7 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
-from recuse.data.inputs import load_input
+from recuse.data.inputs import load_input, read_paths
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     MAX_N_BOOT,
@@ -56,13 +56,13 @@ TextUnit = Literal["words", "chars", "column"]  # verbosity.Unit without tokens 
 METRIC_HELP = f"Metric to compute (repeatable; default: all): {', '.join(METRICS)}."
 
 
-def _check_out(out: str | None, source: str) -> Path | None:
+def _check_out(out: str | None, source: str, data_dir: str | None) -> Path | None:
     if out is None:
         return None
     path = Path(out).expanduser()
     if path.suffix.lower() not in OUT_SUFFIXES:
         raise ConfigError(f"--out {out}: the file name must end in .json or .csv")
-    return check_output(path, inputs=[source])
+    return check_output(path, inputs=read_paths(source, data_dir))
 
 
 def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampling:
@@ -162,7 +162,7 @@ def pairs_command(
 ) -> None:
     """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
     # Every option is checked before any work, so a bad one writes nothing.
-    out_path = _check_out(out, source)
+    out_path = _check_out(out, source, data_dir)
     boot = _resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"

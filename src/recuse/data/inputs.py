@@ -334,6 +334,21 @@ def locate(spec: str | Path) -> registry.Dataset | Path:
     return path
 
 
+def read_paths(spec: str | Path, data_dir: str | Path | None = None) -> list[Path]:
+    """What reading ``spec`` opens, for an output that must not replace it
+    (:func:`recuse.outputs.check_output`'s ``inputs``): a dataset's folder, or the file
+    or folder given; none where it cannot be found (reading it says why)."""
+    from recuse.errors import RecuseError
+
+    try:
+        where = locate(spec)
+        return [
+            registry.folder(where.name, data_dir) if isinstance(where, registry.Dataset) else where
+        ]
+    except RecuseError:
+        return []
+
+
 def _dataset_takes_no_file_options(
     mapping: ColumnMapping | None,
     format: ImportFormat | None,

@@ -121,9 +121,11 @@ def read_table(
     # "NA", "nan", "None", "" ... in the columns read are missing, in every format (the
     # CSV reader keeps them as texts): before value maps and model names
     pairs = mapping_pairs(mapping)
-    sources = {str(s).strip() for s, t in pairs if t not in FREE_TEXT}
-    # a column named like a schema column but mapped to free text (category=prompt) is text
-    texts = {str(s).strip() for s, t in pairs if t in FREE_TEXT} - sources
+    # a column mapped to free text is text (a column named like a schema column,
+    # category=prompt, too); one mapped to free text and to a schema column as well is
+    # read there, as that column, by validation: the prompt keeps its 'None'
+    texts = {str(s).strip() for s, t in pairs if t in FREE_TEXT}
+    sources = {str(s).strip() for s, t in pairs if t not in FREE_TEXT} - texts
     read = [
         c
         for c in df.columns

@@ -72,9 +72,9 @@ def check_value_map(values: ValueMap) -> dict[str, dict[str, float]]:
             )
         for value, number in table.items():
             ok = isinstance(number, int | float) and not isinstance(number, bool)
-            if not ok or not 0 <= float(number) <= 1:
+            if not ok or not 0 <= number <= 1:  # (an int past any float is compared too)
                 raise ConfigError(
-                    f"value map for {column!r}: {value!r} → {number!r} is not a probability "
+                    f"value map for {column!r}: {value!r} → {shown(number)} is not a probability "
                     "in [0, 1] (P(a better): 1 = a, 0 = b, 0.5 = tie)"
                 )
         folded: dict[str, float] = {}

@@ -397,10 +397,10 @@ def _memory(size: float) -> str:
     """``size`` bytes in words a reader can take in: MiB below a GiB (10 million
     resamples are 305 MiB, not "0 GiB"), GiB below a million of them, and "over a
     million GiB" beyond (a TOML ``1e300`` is read as a 301-digit whole number)."""
+    if size >= 2**30 * 10**6:  # before any division: an int past any float is no error
+        return "over a million GiB"
     gib = size / 2**30
-    if gib < 1:
-        return f"about {size / 2**20:,.0f} MiB"
-    return f"about {gib:,.0f} GiB" if gib < 1e6 else "over a million GiB"
+    return f"about {size / 2**20:,.0f} MiB" if gib < 1 else f"about {gib:,.0f} GiB"
 
 
 def check_seed(seed: int) -> None:

@@ -468,7 +468,8 @@ class Options:
 def _is_number(value: object) -> bool:
     """A real number that can be compared (not a bool, not NaN, not a string)."""
     real = isinstance(value, int | float | np.integer | np.floating)
-    return real and not isinstance(value, bool | np.bool_) and not math.isnan(float(value))  # type: ignore[arg-type]
+    nan = isinstance(value, float | np.floating) and math.isnan(value)  # (an int is no NaN,
+    return real and not isinstance(value, bool | np.bool_) and not nan  # and may pass any float)
 
 
 @dataclass(frozen=True)

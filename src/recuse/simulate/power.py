@@ -417,7 +417,7 @@ def plan(
         raise ConfigError(
             f"--max-seconds must be a positive number of seconds, e.g. 120; got {max_seconds:g}"
         )
-    if bias != "position" and (flip_rate, tie_rate, icc, like) != (None, None, None, None):
+    if bias != "position" and any(v is not None for v in (flip_rate, tie_rate, icc, like)):
         raise ConfigError("--flip-rate, --ties, --icc and --like apply to --bias position only")
     k = pairs_per_prompt
     noise: PositionNoise | None = None

@@ -932,9 +932,11 @@ def validate_pairs(
     return check_probe_table(out, file=file)
 
 
-#: what one comparison is: the same in every row of its item (one row per judge)
+#: what one comparison is: the same in every row of its item (one row per judge); the
+#: prompt's text before its id, which a file without prompt_id has made from the text
+#: (:func:`recuse.data.columns.derive_prompt_id`): two texts are named as the file has them
 ITEM_FIELDS = (
-    "prompt_id", "model_a", "model_b", "human", "prompt", "response_a", "response_b",
+    "prompt", "prompt_id", "model_a", "model_b", "human", "response_a", "response_b",
     "len_a", "len_b",
 )  # fmt: skip
 

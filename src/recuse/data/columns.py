@@ -10,10 +10,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from recuse.cells import column_list, one_text, shown
+from recuse.cells import column_list, one_text
 from recuse.errors import InputError, ReaderNote
 from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, side_word
 
@@ -249,29 +248,4 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
             "prompt-" + hashlib.sha256(one_text(str(t)).encode("utf-8", "replace")).hexdigest()[:12]
         )
     )
-    if "item_id" in out.columns:
-        _check_item_prompts(out, path)
     return out
-
-
-def _check_item_prompts(df: pd.DataFrame, path: Path) -> None:
-    """Raise :class:`InputError` where two rows of one item hold two prompts: named by
-    the file's ``prompt`` column and its texts (the ids made from them are no column of
-    the file, and would be named so by the check of each item's rows)."""
-    ids = df["prompt_id"].groupby(df["item_id"], sort=False).nunique()
-    if not (ids > 1).any():
-        return
-    item = ids[ids > 1].index[0]
-    ids_of, texts = df["prompt_id"].tolist(), df["prompt"].tolist()
-    rows = [int(i) for i in np.flatnonzero((df["item_id"] == item).to_numpy())]
-    first = rows[0]
-    other = next(i for i in rows if ids_of[i] != ids_of[first])
-    raise InputError(
-        f"item {shown(item)} has prompt {shown(texts[first])} in row {first + 1} "
-        f"and {shown(texts[other])} here: the rows of one comparison (one per "
-        "judge) must hold one prompt (line ends and spaces around it aside)",
-        file=path,
-        row=other + 1,
-        column="prompt",
-        fix="give each comparison its own item_id, or the same prompt text in its rows",
-    )

@@ -49,6 +49,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.tables import shown
 
 __all__ = [
+    "ABSENT_ERRNOS",
     "MAX_INPUT_ENV",
     "MAX_ROW_ENV",
     "check_text",
@@ -175,7 +176,7 @@ def _refuse_packed(path: Path, raw: bytes) -> None:
 
 
 #: what stat says of a path that is not there (or not as a folder): no file, no error
-_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+ABSENT_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
 
 
 def unreadable_path(path: str | Path, exc: OSError) -> InputError:
@@ -202,7 +203,7 @@ def is_file(path: str | Path, *, folder: bool = False) -> bool:
     try:
         mode = Path(path).stat().st_mode
     except OSError as exc:
-        if exc.errno in _ABSENT:
+        if exc.errno in ABSENT_ERRNOS:
             return False
         raise unreadable_path(path, exc) from None
     return stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)

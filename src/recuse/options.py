@@ -249,8 +249,7 @@ def _field(text: str, i: int, stops: str, option: str, help: str) -> tuple[str, 
     character of ``stops``. Returns (field, quoted, the index after it)."""
     start = len(text[i:]) - len(text[i:].lstrip()) + i
     if not text.startswith('"', start):
-        ends = [j for j in (text.find(c, i) for c in stops) if j >= 0]
-        end = min(ends, default=len(text))
+        end = _next_stop(text, i, stops)
         return text[i:end], False, end
     name, k = [], start + 1
     while True:

@@ -110,11 +110,11 @@ def _costs(
                 pairs.append((judge, usd.strip()))
     given = checked_costs(pairs, roster, option="--cost")
     overridden = {price_key(name, roster)[1] for name in given}
+    keys = {name: price_key(name, roster)[1] for name in card}  # the names of one judge share one
     carded: dict[str, str] = {}  # judge key: the card's name for it
     for name, price in card.items():
-        key = price_key(name, roster)[1]
-        had = carded.setdefault(key, name)
-        if had != name and card[had] != price and key not in overridden:
+        had = carded.setdefault(keys[name], name)
+        if had != name and card[had] != price and keys[name] not in overridden:
             raise InputError(
                 f"the evaluator card prices one judge twice: {had}={card[had]:g}, "
                 f"{name}={price:g} (USD per 1,000 judgments, runs under two names)",
@@ -122,7 +122,7 @@ def _costs(
                 fix=f"give its price with --cost {had}=USD",
             )
     # --cost overrides the evaluator card's price
-    return {**{n: p for n, p in card.items() if price_key(n, roster)[1] not in overridden}, **given}
+    return {**{n: p for n, p in card.items() if keys[n] not in overridden}, **given}
 
 
 def _pct(x: float | None, empty: str = "") -> str:

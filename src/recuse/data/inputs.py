@@ -25,7 +25,7 @@ from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
-from recuse.files import unreadable_path
+from recuse.files import ABSENT_ERRNOS, unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import TableKind, note_missing_texts, read_missing_texts, shown
@@ -310,7 +310,7 @@ def locate(spec: str | Path) -> registry.Dataset | Path:
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+        if exc.errno not in ABSENT_ERRNOS:
             raise unreadable_path(path, exc) from None  # too long, not searchable
         if path.is_symlink():  # a link to nothing, or a loop of links
             why = "a loop of links" if exc.errno == errno.ELOOP else "a missing file"
@@ -338,8 +338,6 @@ def read_paths(spec: str | Path, data_dir: str | Path | None = None) -> list[Pat
     """What reading ``spec`` opens, for an output that must not replace it
     (:func:`recuse.outputs.check_output`'s ``inputs``): a dataset's folder, or the file
     or folder given; none where it cannot be found (reading it says why)."""
-    from recuse.errors import RecuseError
-
     try:
         where = locate(spec)
         return [

@@ -1,5 +1,5 @@
-"""A text that a CSV file's reader reads as missing ("NA", "nan", "None", "", ...) is
-missing in every table door: a DataFrame (``recuse.audit``, ``validate_pairs``), a JSON
+"""A text that pandas' CSV reader reads as missing ("NA", "nan", "None", "", ...) is
+missing in the schema columns of every table door: a DataFrame (``recuse.audit``, ``validate_pairs``), a JSON
 lines or Parquet file, as in the same table written to CSV. Before, a DataFrame (and a
 JSONL or Parquet file) kept the model name 'NA' and refused a verdict 'NA' ("unknown
 verdict") that the CSV file read as missing."""
@@ -93,10 +93,11 @@ def test_a_judge_named_na_is_a_missing_judge_in_a_dataframe_as_in_a_csv(tmp_path
     assert (by_frame.value.row, by_frame.value.column) == (4, "judge")
     said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
     assert said == [
-        "dataframe (the DataFrame given): read as missing: 'NA' in judge (row 4) — texts a "
-        "CSV file's reader reads as missing, which recuse reads so in every table (a "
-        "DataFrame, JSON or Parquet table reads as the same table written to CSV); if one "
-        "is a real value, rename it (a model 'NA' as 'NA-model')"
+        "dataframe (the DataFrame given): read as missing: 'NA' in judge (row 4) — texts "
+        "that mark a missing value (pandas' defaults), which recuse reads so in the columns "
+        "of models, ids, labels, verdicts and scores of every table (CSV, JSON, Parquet or "
+        "DataFrame alike; a prompt or an answer keeps them as written); if one is a real "
+        "value, rename it (a model 'NA' as 'NA-model')"
     ]
 
 
@@ -174,7 +175,7 @@ def test_a_value_map_naming_a_missing_text_says_it_never_applies(tmp_path: Path)
     said = [str(n.message) for n in notes if "value map" in str(n.message)]
     assert said == [
         f"{tmp_path / 't.csv'}: the value map for column 'human' names 'NA', ' None', "
-        "texts recuse reads as missing (as a CSV file's reader does) before any map "
+        "texts recuse reads as missing in that column (in every table) before any map "
         "applies: those cells stay missing — write another value in the file, or drop it "
         "from the map"
     ]

@@ -731,10 +731,9 @@ FREE_TEXT = ("prompt", "response_a", "response_b")
 
 def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[str, pd.Series]:
     """Make missing, in place, each cell of ``frame``'s ``columns`` (those it has, but
-    :data:`FREE_TEXT`) that holds one of the texts a CSV file's reader reads as missing
-    (:data:`recuse.cells.MISSING_TEXTS`: ``""``, ``"NA"``, ``"nan"``, ``"None"``,
-    ``"null"``, ...), so that a DataFrame, JSON or Parquet table reads as the same table
-    written to CSV does. Returns the texts made missing, by column (a Series indexed by
+    :data:`FREE_TEXT`) that holds one of the texts that mark a missing value (pandas'
+    defaults, :data:`recuse.cells.MISSING_TEXTS`: ``""``, ``"NA"``, ``"nan"``, ``"None"``,
+    ``"null"``, ...), so that a DataFrame, JSON, Parquet or CSV table reads alike. Returns the texts made missing, by column (a Series indexed by
     0-based row position), for :func:`note_missing_texts` to name. Spaces around such a
     text are no part of it (``" NA "`` is ``NA``), as recuse reads the model names,
     verdicts, labels and numbers beside it trimmed: a model ``" NA "`` was trimmed to a
@@ -780,10 +779,11 @@ def note_missing_texts(texts: Mapping[str, pd.Series], file: str | Path | None) 
         return
     where = f"{file}: " if file is not None else ""
     warnings.warn(
-        f"{where}read as missing: {'; '.join(parts)} — texts a CSV file's reader reads as "
-        "missing, which recuse reads so in every table (a DataFrame, JSON or Parquet "
-        "table reads as the same table written to CSV); if one is a real value, rename "
-        "it (a model 'NA' as 'NA-model')",
+        f"{where}read as missing: {'; '.join(parts)} — texts that mark a missing value "
+        "(pandas' defaults), which recuse reads so in the columns of models, ids, labels, "
+        "verdicts and scores of every table (CSV, JSON, Parquet or DataFrame alike; a "
+        "prompt or an answer keeps them as written); if one is a real value, rename it "
+        "(a model 'NA' as 'NA-model')",
         ReaderNote,
         stacklevel=3,
     )

@@ -191,8 +191,8 @@ _MISSING_FOLDED = {t.casefold() for t in MISSING_TEXTS if t}
 
 def _note_missing_keys(column: str, s: pd.Series, mapped: Mapping[str, float], path: Path) -> None:
     """A note for a map's values that are texts read as missing ('NA', 'None', ...)
-    and match no cell: such cells are missing before any map applies, in every table,
-    as a CSV file's reader makes them (:func:`recuse.tables.read_missing_texts`), so
+    and match no cell: such cells are missing before any map applies, in every table
+    (:func:`recuse.tables.read_missing_texts`), so
     the map never meets them (a ``none`` cell, not read as missing, still matches)."""
     keys = [k for k in mapped if k.strip().casefold() in _MISSING_FOLDED]
     if keys:
@@ -203,7 +203,7 @@ def _note_missing_keys(column: str, s: pd.Series, mapped: Mapping[str, float], p
             f"{path}: the value map for column {column!r} names "
             + ", ".join(repr(k) for k in keys)
             + (", a text" if len(keys) == 1 else ", texts")
-            + " recuse reads as missing (as a CSV file's reader does) before any "
+            + " recuse reads as missing in that column (in every table) before any "
             "map applies: those cells stay missing — write another value in the file, "
             "or drop it from the map",
             ValueMapUnmatched,

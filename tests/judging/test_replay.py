@@ -254,6 +254,11 @@ def test_a_reply_table_with_two_replies_or_two_texts_for_one_order_is_refused(
         assert main(["judge", "replay", str(tmp_path / name), *args]) == 2
         assert said in capsys.readouterr().err
     assert not (tmp_path / "s.db").exists()
+    # one prompt written by two tools (CRLF in one row, a trailing newline) is one text,
+    # as in a pairs table: read, and the item's first row's texts kept
+    crlf = rows["prompt"].where(rows.index != 1, rows["prompt"].str.replace("\n", "\r\n") + "\n")
+    rows.assign(prompt=crlf).to_csv(tmp_path / "crlf.csv", index=False)
+    assert main(["judge", "replay", str(tmp_path / "crlf.csv"), *args]) == 0
 
 
 def test_cli_replays_an_upstream_file_and_prints_agreement(

@@ -41,6 +41,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
+from recuse.cells import one_text
 from recuse.data.table_files import read_frame
 from recuse.errors import InputError
 from recuse.files import file_sha256, is_file, read_json, read_text
@@ -359,7 +360,9 @@ def _alpaca_text(raw: Mapping[str, Any]) -> str | None:
 
 def _one_reply_per_order(df: pd.DataFrame, path: Path) -> None:
     """One reply per item and order, and an item's rows alike in its texts: a second
-    reply, or another text, was left out with nothing said (one row of each kept)."""
+    reply, or another text, was left out with nothing said (one row of each kept). Texts
+    compare by :func:`recuse.cells.one_text`, as a pairs table's rows of one item do: a
+    prompt written CRLF in one row and LF in the other is one prompt."""
     twice = df.duplicated(["item_id", "order"]).to_numpy()
     if twice.any():
         i = int(twice.argmax())
@@ -369,8 +372,9 @@ def _one_reply_per_order(df: pd.DataFrame, path: Path) -> None:
             row=i + 1,
             fix="keep one reply per item and order (first: a shown first; second: b)",
         )
-    for col in _PAIR_COLUMNS[1:]:
-        differs = (df.groupby("item_id", sort=False)[col].transform("nunique") > 1).to_numpy()
+    for col in _PAIR_COLUMNS[1:]:  # texts compared as a pairs table's rows are (one_text)
+        texts = df[col].map(lambda v: one_text(v) if isinstance(v, str) else v)
+        differs = (texts.groupby(df["item_id"], sort=False).transform("nunique") > 1).to_numpy()
         if differs.any():
             item = df["item_id"].iloc[int(differs.argmax())]
             i = int(np.flatnonzero((df["item_id"] == item).to_numpy())[1])  # its 2nd row

@@ -1,8 +1,8 @@
 """A text that pandas' CSV reader reads as missing ("NA", "nan", "None", "", ...) is
-missing in the schema columns of every table door: a DataFrame (``recuse.audit``, ``validate_pairs``), a JSON
-lines or Parquet file, as in the same table written to CSV. Before, a DataFrame (and a
-JSONL or Parquet file) kept the model name 'NA' and refused a verdict 'NA' ("unknown
-verdict") that the CSV file read as missing."""
+missing in the schema columns of every table door: a DataFrame (``recuse.audit``,
+``validate_pairs``), a JSON lines or Parquet file, as in the same table written to CSV.
+Before, a DataFrame (and a JSONL or Parquet file) kept the model name 'NA' and refused a
+verdict 'NA' ("unknown verdict") that the CSV file read as missing."""
 
 from __future__ import annotations
 

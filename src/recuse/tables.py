@@ -733,8 +733,9 @@ def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[s
     """Make missing, in place, each cell of ``frame``'s ``columns`` (those it has, but
     :data:`FREE_TEXT`) that holds one of the texts that mark a missing value (pandas'
     defaults, :data:`recuse.cells.MISSING_TEXTS`: ``""``, ``"NA"``, ``"nan"``, ``"None"``,
-    ``"null"``, ...), so that a DataFrame, JSON, Parquet or CSV table reads alike. Returns the texts made missing, by column (a Series indexed by
-    0-based row position), for :func:`note_missing_texts` to name. Spaces around such a
+    ``"null"``, ...), so that a DataFrame, JSON, Parquet or CSV table reads alike.
+    Returns the texts made missing, by column (a Series indexed by 0-based row
+    position), for :func:`note_missing_texts` to name. Spaces around such a
     text are no part of it (``" NA "`` is ``NA``), as recuse reads the model names,
     verdicts, labels and numbers beside it trimmed: a model ``" NA "`` was trimmed to a
     model ``NA`` and then read as missing, told as both. A cell of spaces alone is left

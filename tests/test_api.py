@@ -130,6 +130,19 @@ def test_an_input_given_twice_is_refused(
             recuse.audit(data, only="position", n_boot=200)
         assert str(caught.value).startswith(said)
         assert "give each dataset or file once" in str(caught.value)
+    # a copy under another name (a backup caught by a glob) is the same table twice;
+    # a file of the same size with other bytes is another input
+    (tmp_path / "copy.csv").write_bytes(path.read_bytes())
+    with pytest.raises(ConfigError) as caught:
+        recuse.audit(["pairs.csv", "copy.csv"], only="position", n_boot=200)
+    assert str(caught.value).startswith("'copy.csv' holds the same bytes as 'pairs.csv': ")
+    text = path.read_text()
+    i = text.index("gpt-4")
+    (tmp_path / "other.csv").write_text(text[:i] + "gpt-3" + text[i + 5 :])
+    assert (tmp_path / "other.csv").stat().st_size == path.stat().st_size
+    with pytest.warns(ReaderNote, match="model 'gpt-3' is not in the roster"):
+        both = recuse.audit(["pairs.csv", "other.csv"], only="position", n_boot=200)
+    assert both.findings["dataset"].nunique() == 2
     # two DataFrames, even equal ones, are two inputs a caller chose to pass
     twice = recuse.audit([planted, planted], only="position", n_boot=200)
     assert set(twice.findings["dataset"]) == {"dataframe-1", "dataframe-2"}

@@ -40,7 +40,7 @@ from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
 from recuse.errors import ConfigError, InputError, notes_naming
-from recuse.files import is_file
+from recuse.files import file_sha256, is_file
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
@@ -155,7 +155,32 @@ def _items(data: Any) -> list[Data]:
                 "inputs, each estimate shown and tested twice — give each dataset or file once"
             )
         seen[key] = x
+    _no_copies([x for x in seen.values() if is_file(x)])
     return items
+
+
+def _no_copies(files: Sequence[str | Path]) -> None:
+    """Two files holding the same bytes under two names (a backup copy caught by a glob)
+    are one table audited twice, as a file given twice is: refused. Only files of one
+    size are read (hashed), so distinct inputs cost a ``stat`` each."""
+    sizes: dict[int, list[str | Path]] = {}
+    for x in files:
+        with suppress(OSError):  # unreadable: the reader's own error says so, later
+            sizes.setdefault(Path(x).stat().st_size, []).append(x)
+    for same_size in (group for group in sizes.values() if len(group) > 1):
+        digests: dict[str, str | Path] = {}
+        for x in same_size:
+            try:
+                digest = file_sha256(x)
+            except OSError:
+                continue
+            if digest in digests:
+                raise ConfigError(
+                    f"{str(x)!r} holds the same bytes as {str(digests[digest])!r}: its rows "
+                    "would be audited twice, as two inputs, each estimate shown and tested "
+                    "twice — give each file once"
+                )
+            digests[digest] = x
 
 
 def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:

@@ -142,7 +142,7 @@ def _items(data: Any) -> list[Data]:
             "audit: data must be dataset names, file paths or pandas DataFrames (or a list of "
             f"them); got a {type(bad[0]).__name__}"
         )
-    seen: dict[object, Data] = {}
+    seen: dict[object, str | Path] = {}
     for x in items:
         if isinstance(x, pd.DataFrame):
             continue

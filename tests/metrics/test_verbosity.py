@@ -116,6 +116,50 @@ def _literal_def41(t: pd.DataFrame, judge: str) -> float:
     return float(judge_picks_y1[own_is_y1].mean() - judge_picks_y1[~own_is_y1].mean())
 
 
+def _planted_recalls(recall_longer: float, recall_shorter: float, seed: int) -> pd.DataFrame:
+    """240 pairs, 3 per prompt, a judge right with probability ``recall_longer`` when the
+    human prefers the longer answer and ``recall_shorter`` when the shorter: Eq. 6 is
+    their difference, Eq. 5 its absolute value, by construction."""
+    rng = np.random.default_rng(seed)
+    n = 240
+    len_a = rng.integers(20, 200, n).astype(float)
+    len_b = len_a + rng.choice([-1.0, 1.0], n) * rng.integers(1, 100, n)
+    human = (rng.random(n) < 0.5).astype(float)
+    human_longer = (human == 1.0) == (len_a > len_b)
+    right = rng.random(n) < np.where(human_longer, recall_longer, recall_shorter)
+    p = np.where(right, human, 1.0 - human)
+    return pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                         "prompt_id": [f"q{i // 3}" for i in range(n)],
+                         "judge": "j", "model_a": None, "model_b": None, "human": human,
+                         "p_a_first": p, "p_a_second": p, "p_a": p,
+                         "len_a": len_a, "len_b": len_b})  # fmt: skip
+
+
+@pytest.mark.parametrize(("recall_longer", "recall_shorter"), [(0.75, 0.75), (0.6, 0.8)])
+def test_eq5_interval_holds_the_planted_deviation(
+    recall_longer: float, recall_shorter: float
+) -> None:
+    """Eq. 5 was bootstrapped as |Eq. 6|: every resample lies above 0, so for a judge
+    with no verbosity bias (both recalls 0.75) its 90% interval excluded 0 in 95 of 100
+    tables and its p-value was at most 0.1 in 79. Now its interval is the absolute values
+    over Eq. 6's and its p-value Eq. 6's: it holds the planted |0.6 - 0.8| = 0.2, and 0
+    with no bias, about as often as the level says (coverage over 60 tables)."""
+    truth = abs(recall_longer - recall_shorter)
+    boot = Resampling(level=0.9, n_boot=300)
+    held = rejected = 0
+    for seed in range(60):
+        t = _planted_recalls(recall_longer, recall_shorter, seed)
+        dev = verbosity_bias(t, kind="absolute", unit="column", boot=boot)
+        signed = verbosity_bias(t, unit="column", boot=boot)
+        assert dev.estimate == pytest.approx(abs(signed.estimate), abs=1e-12)
+        assert dev.p_value == pytest.approx(signed.p_value, rel=1e-9)
+        held += dev.ci_low <= truth <= dev.ci_high
+        rejected += dev.p_value <= 0.1
+    assert held / 60 >= 0.8
+    if truth == 0:
+        assert rejected / 60 <= 0.2
+
+
 def test_eq6_and_definition_4_1_match_their_literal_definitions() -> None:
     sim = simulate_pairs(n_prompts=300, pairs_per_prompt=3, seed=5, single_order_rate=0.2)
     t = sim.pairs

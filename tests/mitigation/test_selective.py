@@ -200,6 +200,25 @@ def test_order_consistency_is_the_confidence_of_a_picking_judge() -> None:
     assert s.threshold == 1.0 and s.n_kept == 60  # the consistent items only
 
 
+def test_order_consistency_says_what_a_tie_in_one_order_reads() -> None:
+    """A pick in one order and a tie in the other averages to 0.75, a confidence the
+    definition did not name ("1 when both orders pick the same answer, 0.5 when they
+    disagree"), though o1-mini's certified threshold on JudgeBench is 0.75 (34 of its
+    350 items). 40 consistent items, 30 with a tie in the second order, 10 that flip."""
+    t = _table(80)
+    t["p_a_first"] = 1.0
+    t["p_a_second"] = np.r_[np.ones(40), np.full(30, 0.5), np.zeros(10)]
+    t["p_a"] = (t["p_a_first"] + t["p_a_second"]) / 2
+    c = certify_judges(t, None, Options(target=0.85)).judges[0]
+    assert c.confidence == "order consistency"
+    (s,) = c.strata  # every verdict is a, every label a: all 70 picking items agree
+    assert (s.threshold, s.n_kept, s.n_agree) == (0.75, 70, 70)
+    assert (
+        "0.75 when one picks an answer and the other calls a tie"
+        in (c.to_dict()["confidence_definition"])
+    )
+
+
 def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
     # judge "cheap" is sure and right on items 0-59 and unsure (0.55, half wrong) on
     # 60-119; "strong" judged only items 40-119 and is right on them

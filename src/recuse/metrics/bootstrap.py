@@ -73,7 +73,6 @@ __all__ = [
     "Interval",
     "Resampling",
     "SettingError",
-    "absolute_difference_of_ratios",
     "check_level",
     "check_min_n",
     "check_n_boot",
@@ -150,11 +149,6 @@ def difference_of_ratios(s: FloatArray) -> FloatArray:
 def pooled_ratio(s: FloatArray) -> FloatArray:
     """``(s0 + s2) / (s1 + s3)``: one rate over two groups' numerators and denominators."""
     return _div(s[..., 0] + s[..., 2], s[..., 1] + s[..., 3])
-
-
-def absolute_difference_of_ratios(s: FloatArray) -> FloatArray:
-    """``|s0 / s1 - s2 / s3|``."""
-    return np.abs(difference_of_ratios(s))
 
 
 def difference_of_means(s: FloatArray) -> FloatArray:

@@ -14,7 +14,8 @@ have no ``S`` and are left out).
   judge favours verbose answers beyond the human labels.
 
 * Deviation from accuracy parity, Eq. 5: ``|P(Y'=Y | S=Y) - P(Y'=Y | S=1-Y)|``,
-  the absolute value of the same difference.
+  the absolute value of the same difference; its interval is the absolute values over
+  Eq. 6's and its p-value Eq. 6's (a bootstrap of the absolute value never holds 0).
 
 Curves (x = relative length difference, in fractions: 0.2 = 20 % longer):
 
@@ -46,7 +47,6 @@ from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
     Resampling,
-    absolute_difference_of_ratios,
     check_min_n,
     cluster_bootstrap,
     difference_of_means,
@@ -194,9 +194,9 @@ def verbosity_spec(
     values, used = attribute_gap_values(h, v, human_ties=human_ties)
     group = np.where(used & (side != 0), codes, -1)
     if kind == "signed":
-        name, combine, what = "verbosity_bias", difference_of_ratios, "signed, Eq. 6"
+        name, what = "verbosity_bias", "signed, Eq. 6"
     elif kind == "absolute":
-        name, combine, what = "verbosity_deviation", absolute_difference_of_ratios, "|.|, Eq. 5"
+        name, what = "verbosity_deviation", "|.|, Eq. 5"
     else:
         raise ConfigError(f"kind must be 'signed' or 'absolute'; got {kind!r}")
     stat = GroupedStatistic(
@@ -204,7 +204,7 @@ def verbosity_spec(
         values=values,
         group=group,
         labels=labels,
-        combine=combine,
+        combine=difference_of_ratios,
         required=(
             (1, "pairs where the human prefers the longer response"),
             (3, "pairs where the human prefers the shorter response"),
@@ -213,8 +213,14 @@ def verbosity_spec(
     ties = ties_note(verdict, judge_ties)
     method = (
         f"verbosity bias ({what}): recall when the human prefers the longer response minus "
-        f"recall when the human prefers the shorter; length in {length_note}; {ties}, "
-        f"human ties {human_ties}; equal lengths left out"
+        f"recall when the human prefers the shorter"
+        + (", in absolute value" if kind == "absolute" else "")
+        + f"; length in {length_note}; {ties}, human ties {human_ties}; equal lengths left out"
+        + (
+            "; interval: the absolute values over Eq. 6's interval, p-value Eq. 6's"
+            if kind == "absolute"
+            else ""
+        )
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -223,7 +229,7 @@ def verbosity_spec(
             "recall_human_prefers_shorter": float(t[2] / t[3]) if t[3] else float("nan"),
         }
 
-    return MetricSpec(name, stat, method, components, labelled=True)
+    return MetricSpec(name, stat, method, components, labelled=True, folded=kind == "absolute")
 
 
 def verbosity_bias(
@@ -247,6 +253,10 @@ def verbosity_bias(
         Eq. 6 = sum(w1*v)/sum(w1) - sum(w0*(1-v))/sum(w0)
               = P(Y'=longer | Y=longer) - P(Y'=shorter | Y=shorter)
         Eq. 5 = |Eq. 6|
+
+    Eq. 5 is resampled as Eq. 6 and folded (:func:`recuse.metrics.estimate.fold`): its
+    interval is the absolute values over Eq. 6's and its p-value Eq. 6's, since every
+    resample of ``|Eq. 6|`` lies above 0 even for a judge without verbosity bias.
 
     >>> from recuse.tables import validate_pairs
     >>> t = validate_pairs(pd.DataFrame({

@@ -5,8 +5,9 @@ of judges that ends with a person.
 the orders judged (``p_a``: Eq. 3 of the self-preference paper per order, then the
 mean), gives the verdict (a when ``p_a > 0.5``, b when ``< 0.5``, a tie at 0.5) and the
 confidence ``c = max(p_a, 1 - p_a)`` in [0.5, 1]. A judge that gives only picks
-(every value 0, 0.5 or 1) has ``c = 1`` when both orders pick the same answer and 0.5
-when they disagree: its confidence is *order consistency*, and the result says so.
+(every value 0, 0.5 or 1) has ``c = 1`` when both orders pick the same answer, 0.75 when
+one order picks an answer and the other calls a tie, and 0.5 when they disagree or both
+tie: its confidence is *order consistency*, and the result says so.
 With ``recalibrate=True`` ``p_a`` is first mapped by isotonic regression
 (:func:`recuse.metrics.calibration.recalibrate`, cross-fitted over prompts).
 
@@ -109,7 +110,8 @@ CONFIDENCE_WORDS = {
     "recalibrated probability": "max(p, 1 - p) of the isotonic-recalibrated p_a "
     "(cross-fitted by prompt)",
     "order consistency": "order consistency: 1 when both orders pick the same answer, "
-    "0.5 when they disagree (the judge gives picks, not probabilities)",
+    "0.75 when one picks an answer and the other calls a tie, 0.5 when they disagree or "
+    "both tie (the judge gives picks, not probabilities)",
     "single verdict": "none usable: one pick per item (no probabilities, one order), so "
     "every verdict has the same confidence and a threshold keeps all or nothing",
 }

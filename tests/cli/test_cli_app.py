@@ -314,3 +314,44 @@ def test_a_bad_recuse_toml_is_the_audits_one_line_error_in_each_command(
             else a for a in COMMANDS[command]]  # fmt: skip
     code, _, err2 = run(capsys, *args, "--config", str(team["config"]))
     assert code == 2 and err2 == err.replace("recuse.toml", str(team["config"]), 1)
+
+
+def test_a_command_with_a_roster_only_takes_the_models_of_recuse_toml(
+    team: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    shared_data: Path,
+    tmp_path: Path,
+) -> None:
+    """`recuse data summary` reads no user file, but its roster is the command's one
+    roster: recuse.toml's [[model]] entries join it, and a bad file is the same error."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "hh_rlhf").symlink_to(shared_data / "hh_rlhf", target_is_directory=True)
+    monkeypatch.chdir(team["folder"])
+    code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
+    assert code == 0 and "2,312" in out
+    assert err == (
+        "recuse: note: recuse.toml: read [[model]] (1 roster addition) (options given on "
+        "the command line win)\n"
+    )
+    team["config"].write_text(CONFIG.replace("[[model]]", "[[modle]]"), "utf-8")
+    code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
+    assert code == 2 and out == ""
+    assert err == (
+        "recuse: error: recuse.toml: unknown section [modle] — use audit, map, values, "
+        "material or [[model]]\n"
+    )
+    monkeypatch.chdir(team["elsewhere"])  # no recuse.toml: as ever, nothing said
+    code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
+    assert code == 0 and "2,312" in out and err == ""
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "audit"])
+def test_each_command_says_what_config_reads_in_its_help(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = {"metrics": ["metrics", "pairs"], "certify": ["certify", "run"],
+             "apply": ["certify", "apply"]}.get(command, [command])  # fmt: skip
+    code, out, _ = run(capsys, *words, "--help")
+    assert code == 0 and "--config" in out and "recuse.toml" in out

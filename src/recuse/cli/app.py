@@ -65,18 +65,18 @@ def _root(
 
 def cli_roster(ctx: typer.Context) -> Roster:
     """The command's one roster: the built-in one with ``--roster`` (default
-    ``$RECUSE_ROSTER``, read here only) on top, built once per command and passed down."""
-    from recuse.api import context_roster
-
+    ``$RECUSE_ROSTER``, read here only) and recuse.toml's ``[[model]]`` entries on top
+    (:func:`cli_context`), built once per command and passed down."""
     root = ctx.find_root()
     if "recuse.roster" not in root.meta:
-        root.meta["recuse.roster"] = context_roster(root.params.get("roster") or None, None)
+        cli_context(ctx, ())
     roster: Roster = root.meta["recuse.roster"]
     return roster
 
 
-# --- the options of commands that read a pairs file (validate, metrics, audit, judge),
-# made from the fields of recuse.options.Settings, where each is declared once ---
+# --- the options of commands that read a user's file (audit, validate, metrics, certify,
+# plan, judge, probe, favoritism), made from the fields of recuse.options.Settings,
+# where each is declared once ---
 
 
 def option(name: str) -> Any:
@@ -165,7 +165,8 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     ``names``: the :class:`~recuse.options.Settings` fields the command takes (those it
     has as options; default every field, as the audit); the recuse.toml is its
     ``--config``, else ``./recuse.toml``. A command that reads a user's file calls this
-    first with :data:`READING`, so the file is read as the audit reads it; a
+    first with :data:`READING`, so the file is read as the audit reads it; any other
+    command's :func:`cli_roster` calls it with none, for the ``[[model]]`` entries. A
     ``recuse: note:`` line on stderr names the config file and what was taken from it."""
     from recuse.api import context_roster
     from recuse.config import find_config, load_config
@@ -177,7 +178,7 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     settings = resolve(read_options(typed, "cli"), config=cfg)
     roster = context_roster(ctx.find_root().params.get("roster") or None, cfg)
     ctx.find_root().meta["recuse.roster"] = roster
-    if cfg is not None:
+    if cfg is not None and (has or cfg.models):  # (a command with a roster only: its models)
         taken = [n for n in cfg.options if n in has and n not in typed]
         echo(f"recuse: note: {config_note(cfg, taken)}", err=True)
     return settings, roster

@@ -279,3 +279,19 @@ def test_an_output_that_is_an_input_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match=r"is a file in the input folder .* — writing it"):
         outputs.check_output(tmp_path / "." / "pairs.csv", inputs=[tmp_path / "."])
     assert outputs.check_output(tmp_path / "new.csv", inputs=[tmp_path]) == tmp_path / "new.csv"
+
+
+def test_an_output_folder_whose_file_is_an_input_is_refused(tmp_path: Path) -> None:
+    """A folder output (recuse favoritism --out DIR) would replace an input named like
+    one of the files it writes there, its spreadsheet copies included."""
+    out = tmp_path / "out"
+    (out / "for-spreadsheets").mkdir(parents=True)
+    src = out / "for-spreadsheets" / "debiased.csv"
+    src.write_text("x\n", encoding="utf-8")
+    files = ["debiased.csv", *outputs.csv_names("debiased.csv")]
+    with pytest.raises(OutputError, match=r"--out .*debiased\.csv: is the input .*debiased\.csv"):
+        outputs.check_output_folder(out, inputs=[src], files=files)
+    # the input is not among the files written, or there is no input: the folder is fine
+    assert outputs.check_output_folder(out, inputs=[src], files=["debiased.csv"]) == out
+    assert outputs.check_output_folder(out, files=files) == out
+    assert src.read_text(encoding="utf-8") == "x\n"

@@ -1,8 +1,11 @@
 """``recuse.toml``: a team's audit set-up kept in its repository.
 
 ``recuse audit`` reads ``--config FILE``, or ``recuse.toml`` in the current folder when
-there is one; options given on the command line override the file's. The file holds
-(every part optional)::
+there is one; options given on the command line override the file's. Every other command
+that reads a user's file (validate, metrics pairs, certify, plan --like, judge, probe,
+favoritism) reads it by the same file: its ``[map]``, ``[values]``, ``[[model]]`` and the
+``[audit]`` keys of how a file is read (``recuse.cli.app.READING``; see
+docs/configuration.md). The file holds (every part optional)::
 
     [audit]                  # default options, named as on the command line
     level = 0.9

@@ -165,13 +165,24 @@ def _check_name(p: Path, option: str) -> None:
             )
 
 
-def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
+def check_output_folder(
+    path: str | Path,
+    *,
+    option: str = "--out",
+    inputs: Iterable[str | Path] = (),
+    files: Iterable[str] = (),
+) -> Path:
     """The folder ``path`` exists or can be created (its parent exists), is not a
-    file, and is writable. Creates nothing; returns the path."""
+    file, and is writable, and none of ``files`` (the names the command writes in it)
+    is a file the command reads (``inputs``, as :func:`check_output` says). Creates
+    nothing; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    inputs = list(inputs)
     with _stat_errors(p):
         _check_folder(p, option)
+        for name in files:
+            _not_an_input(p / name, option, inputs)
     return p
 
 
@@ -310,9 +321,19 @@ SPREADSHEET_FOLDER = "for-spreadsheets"  # beside each data CSV: its spreadsheet
 def csv_files(name: str, frame: pd.DataFrame) -> dict[str, str]:
     """``{relative path: CSV text}`` of table ``frame`` written as ``name`` (``x.csv``
     or ``tables/x.csv``): the exact file and its copy under ``for-spreadsheets/``."""
+    path, copy = csv_names(name)
+    return {path: csv_text(frame), copy: spreadsheet_csv_text(frame)}
+
+
+def csv_names(name: str) -> tuple[str, str]:
+    """The relative paths :func:`csv_files` writes table ``name`` to: ``name`` and its
+    spreadsheet-safe copy under ``for-spreadsheets/``.
+
+    >>> csv_names("tables/x.csv")
+    ('tables/x.csv', 'tables/for-spreadsheets/x.csv')
+    """
     path = Path(name)
-    copy = path.parent / SPREADSHEET_FOLDER / path.name
-    return {path.as_posix(): csv_text(frame), copy.as_posix(): spreadsheet_csv_text(frame)}
+    return path.as_posix(), (path.parent / SPREADSHEET_FOLDER / path.name).as_posix()
 
 
 def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:

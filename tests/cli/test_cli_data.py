@@ -364,12 +364,12 @@ def test_unknown_models_are_read_as_their_own_with_one_note_roster_anywhere(
 def test_judge_reads_a_peer_file_with_the_same_options(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from recuse.cli.judge import FileReading, read_to_judge
-    from recuse.data.value_maps import ValueReading
+    from recuse.cli.judge import read_to_judge
+    from recuse.options import Settings
 
     mapping = dict(p.split("=") for p in PEER_MAP.split(","))
-    how = ValueReading(values={"human_winner": {"neither": 0.5}})
-    table = read_to_judge(str(PEER), "pairwise", None, FileReading(mapping, how)).head(7)
+    read = Settings(mapping=mapping, values={"human_winner": {"neither": 0.5}})
+    table = read_to_judge(str(PEER), "pairwise", read).head(7)
     raw = pd.read_csv(PEER, dtype=str).head(7)
     assert table["item_id"].tolist() == raw["id"].tolist()
     assert table["response_a"].tolist() == raw["response_a"].tolist()

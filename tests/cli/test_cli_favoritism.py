@@ -133,6 +133,30 @@ def test_bad_options_exit_2_and_write_nothing(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("name", ["debiased.csv", "for-spreadsheets/coefficients.csv"])
+def test_an_input_named_like_an_output_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """`--out DIR` with the input at DIR/debiased.csv replaced the ratings with the
+    debiased means, exit 0."""
+    roster = _roster(tmp_path)
+    out = tmp_path / "out"
+    src = out / name
+    src.parent.mkdir(parents=True)
+    (tmp_path / "ratings.csv").rename(src)
+    before = src.read_bytes()
+    code = main(["--roster", str(roster), "favoritism", str(src), "--out", str(out)])
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    assert (
+        err.startswith(f"recuse: error: --out {out / name}: is the input") and err.count("\n") == 1
+    )
+    assert src.read_bytes() == before
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == sorted(
+        {name, *(["for-spreadsheets"] if "/" in name else [])}
+    )
+
+
 def test_unknown_dataset_exits_2_and_unknown_models_are_their_own_families(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,15 +8,14 @@ Command modules import ``app`` from here and add their commands to it;
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from recuse.data.importers import References
-from recuse.data.value_maps import ValueReading
+from recuse.cli.console import echo
 from recuse.options import (
     Option,
     Settings,
@@ -28,13 +27,15 @@ from recuse.options import (
     settings_fields,
 )
 from recuse.roster import ROSTER_ENV, Roster
-from recuse.tables import ConfidenceOf, SwappedFrame
+
+if TYPE_CHECKING:
+    from recuse.config import Config
 
 __all__ = [
-    "AllowUnknownOption", "ConfidenceOfOption", "ConfidenceOption", "MapOption",
-    "ReferenceJudgeOption", "ReferenceScorerOption", "SwappedFrameOption", "ValuesOption",
-    "app", "cli_context", "option", "parse_mapping", "parse_values", "references",
-    "settings_parameters", "value_reading",
+    "PAIRS_READING", "READING", "AllowUnknownOption", "ConfidenceOfOption", "ConfidenceOption",
+    "ConfigOption", "MapOption", "ReferenceJudgeOption", "ReferenceScorerOption",
+    "SwappedFrameOption", "ValuesOption", "app", "cli_context", "config_note", "option",
+    "parse_mapping", "parse_values", "settings_parameters", "typed_options",
 ]  # fmt: skip
 
 app = typer.Typer(
@@ -64,18 +65,18 @@ def _root(
 
 def cli_roster(ctx: typer.Context) -> Roster:
     """The command's one roster: the built-in one with ``--roster`` (default
-    ``$RECUSE_ROSTER``, read here only) on top, built once per command and passed down."""
-    from recuse.api import context_roster
-
+    ``$RECUSE_ROSTER``, read here only) and recuse.toml's ``[[model]]`` entries on top
+    (:func:`cli_context`), built once per command and passed down."""
     root = ctx.find_root()
     if "recuse.roster" not in root.meta:
-        root.meta["recuse.roster"] = context_roster(root.params.get("roster") or None, None)
+        cli_context(ctx, ())
     roster: Roster = root.meta["recuse.roster"]
     return roster
 
 
-# --- the options of commands that read a pairs file (validate, metrics, audit, judge),
-# made from the fields of recuse.options.Settings, where each is declared once ---
+# --- the options of commands that read a user's file (audit, validate, metrics, certify,
+# plan, judge, probe, favoritism), made from the fields of recuse.options.Settings,
+# where each is declared once ---
 
 
 def option(name: str) -> Any:
@@ -97,6 +98,15 @@ _CONFIG_HELP = (
     "A recuse.toml with default options, map, value maps, materiality and roster additions "
     "(default: ./recuse.toml if present); options given here win."
 )
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="A recuse.toml whose [map], [values] and file-reading keys read the file, and "
+        "whose [[model]] entries join the roster, as in recuse audit (default: ./recuse.toml "
+        "if present); options given here win.",
+    ),
+]
 
 
 def settings_parameters(func: Callable[..., None], *, data_help: str) -> Callable[..., None]:
@@ -120,39 +130,74 @@ def settings_parameters(func: Callable[..., None], *, data_help: str) -> Callabl
     return func
 
 
-def cli_context(ctx: typer.Context, given: dict[str, Any]) -> tuple[Settings, Roster]:
+#: the options that say how a pairs file's columns and verdicts are read
+PAIRS_READING = ("mapping", "values", "swapped_frame", "confidence", "confidence_of")
+#: the options that say how a user's file is read: a command that reads one takes those
+#: it has from recuse.toml, as the audit does (the audit takes every option)
+READING = ("table", "format", *PAIRS_READING, "reference_scorer", "reference_judge", "data_dir")
+
+
+def _parameter(ctx: typer.Context, name: str) -> str | None:
+    """The command's parameter of :class:`~recuse.options.Settings` field ``name``: the
+    one of that name, or the one with the field's flag (``recuse validate``'s ``fmt``,
+    ``--format``); None where the command has no such option."""
+    flag = settings_fields()[name].flag.split("/")[0]
+    found = [p.name for p in ctx.command.params if p.name == name or flag in p.opts]
+    return found[0] if found else None
+
+
+def typed_options(ctx: typer.Context, names: Iterable[str]) -> dict[str, Any]:
+    """The options of :class:`~recuse.options.Settings` fields ``names`` given on the
+    command line (not left to their default), as given: field name -> value."""
+    params = {n: _parameter(ctx, n) for n in names}
+    return {
+        n: ctx.params[p]
+        for n, p in params.items()
+        if p is not None and getattr(ctx.get_parameter_source(p), "name", "DEFAULT") != "DEFAULT"
+    }
+
+
+def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple[Settings, Roster]:
     """The command's settings (command line > recuse.toml > default, by
     :func:`recuse.options.resolve`) and its one roster (``--roster`` plus the file's
-    ``[[model]]`` entries)."""
+    ``[[model]]`` entries, kept for :func:`cli_roster`).
+
+    ``names``: the :class:`~recuse.options.Settings` fields the command takes (those it
+    has as options; default every field, as the audit); the recuse.toml is its
+    ``--config``, else ``./recuse.toml``. A command that reads a user's file calls this
+    first with :data:`READING`, so the file is read as the audit reads it; any other
+    command's :func:`cli_roster` calls it with none, for the ``[[model]]`` entries. A
+    ``recuse: note:`` line on stderr names the config file and what was taken from it."""
     from recuse.api import context_roster
     from recuse.config import find_config, load_config
 
-    path = find_config(given.pop("config", None))
+    path = find_config(ctx.params.get("config"))
     cfg = load_config(path) if path is not None else None
-    typed = {
-        name: value
-        for name, value in given.items()
-        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
-    }
+    has = [n for n in (settings_fields() if names is None else names) if _parameter(ctx, n)]
+    typed = typed_options(ctx, has)
     settings = resolve(read_options(typed, "cli"), config=cfg)
-    return settings, context_roster(ctx.find_root().params.get("roster") or None, cfg)
+    roster = context_roster(ctx.find_root().params.get("roster") or None, cfg)
+    ctx.find_root().meta["recuse.roster"] = roster
+    if cfg is not None and (has or cfg.models):  # (a command with a roster only: its models)
+        taken = [n for n in cfg.options if n in has and n not in typed]
+        echo(f"recuse: note: {config_note(cfg, taken)}", err=True)
+    return settings, roster
 
 
-def references(scorer: str | None, judge: str | None) -> References:
-    """The ``--reference-scorer`` / ``--reference-judge`` options as the library takes them."""
-    return References(scorer=scorer or None, judge=judge or None)
+def config_note(cfg: Config, taken: list[str]) -> str:
+    """What a command took from the config file ``cfg``: its entries ``taken`` (option
+    names) and its roster additions.
 
-
-def value_reading(
-    values: list[str] | None,
-    swapped_frame: SwappedFrame,
-    confidence: str | None,
-    confidence_of: ConfidenceOf,
-) -> ValueReading:
-    """The parsed value options of a command, as the library takes them."""
-    return ValueReading(
-        values=parse_values(values) or None,
-        swapped_frame=swapped_frame,
-        confidence=confidence,
-        confidence_of=confidence_of,
-    )
+    >>> from recuse.config import Config
+    >>> config_note(Config(Path("recuse.toml"), {"mapping": {}, "level": 0.95}), ["mapping"])
+    'recuse.toml: read [map] (options given on the command line win)'
+    >>> config_note(Config(Path("recuse.toml"), {"level": 0.95}), [])
+    'recuse.toml: nothing in it applies to this command'
+    """
+    specs = settings_fields()
+    read = [f"[{specs[n].section}]" if specs[n].section else str(specs[n].key) for n in taken]
+    if cfg.models:
+        read.append(f"[[model]] ({len(cfg.models)} roster addition{'s' * (len(cfg.models) > 1)})")
+    if not read:
+        return f"{cfg.path}: nothing in it applies to this command"
+    return f"{cfg.path}: read {', '.join(read)} (options given on the command line win)"

@@ -85,7 +85,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     from recuse.cli.app import cli_context
     from recuse.report import write_report
 
-    settings, roster = cli_context(ctx, given)
+    settings, roster = cli_context(ctx)
     _check_gate(settings.fail_on, settings.skip_unmeasured)
     check_output_folder(settings.out)
     replaces = any((settings.out / f).is_file() for f in ("report.json", "report.html"))

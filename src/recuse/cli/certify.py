@@ -18,15 +18,15 @@ from typer.core import TyperGroup
 
 from recuse import numbers
 from recuse.cli.app import (
+    READING,
     ConfidenceOfOption,
     ConfidenceOption,
+    ConfigOption,
     MapOption,
     SwappedFrameOption,
     ValuesOption,
     app,
-    cli_roster,
-    parse_mapping,
-    value_reading,
+    cli_context,
 )
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
@@ -265,18 +265,23 @@ def certify_command(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
+    config: ConfigOption = None,
 ) -> None:
-    """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check."""
+    """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check.
+
+    SOURCE is read as recuse audit reads it: the options given here, else recuse.toml's
+    (--config, else ./recuse.toml) [map], [values], [[model]] entries and its data-dir,
+    swapped-frame, confidence and confidence-of keys."""
     from recuse.api import certify
     from recuse.data.inputs import read_paths
 
+    settings, roster = cli_context(ctx, READING)
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
-    read = read_paths(source, data_dir)
+    read = read_paths(source, settings.data_dir)
     paths = [check_output(p, option=o, inputs=read) for p, o in named]
     if len({p.resolve() for p in paths}) < len(paths):  # the second would replace the first
         raise ConfigError(f"--out and --thresholds name one file, {out}: give each its own")
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
-    roster = cli_roster(ctx)
+    how = settings.reading()
     # a setting out of range is said of its flag (the library names its keyword)
     with named_settings(lambda setting: "--" + setting.replace("_", "-")):
         result = certify(
@@ -285,9 +290,9 @@ def certify_command(
             strata=strata, human_ties=human_ties, recalibrate=recalibrate, seed=seed,
             min_labels=min_labels, self_scope=self_scope,
             costs=_costs(list(cost or []), store, prices, roster) or None,
-            mapping=parse_mapping(mapping) or None, values=how.values,
+            mapping=dict(settings.mapping) or None, values=how.values,
             swapped_frame=how.swapped_frame, confidence=how.confidence,
-            confidence_of=how.confidence_of, data_dir=data_dir,
+            confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
     payload = {"source": source, **result.to_dict()}
     if out is not None:
@@ -331,20 +336,23 @@ def apply_command(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
+    config: ConfigOption = None,
 ) -> None:
     """One decision per item: the verdict (a, b or tie) and the judge that gave it, or
-    'to a person'. Written atomically."""
+    'to a person'. Written atomically. SOURCE is read as by `recuse certify` (and
+    recuse audit), recuse.toml included."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON, apply_thresholds
 
+    settings, roster = cli_context(ctx, READING)
     path = check_output(out, inputs=[source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
     spec = _read_json(thresholds)
-    roster = cli_roster(ctx)
-    inp = load_input(source, table="pairs", data_dir=data_dir, roster=roster,
-                     mapping=parse_mapping(mapping) or None, reading=how)  # fmt: skip
+    inp = load_input(
+        source, table="pairs", data_dir=settings.data_dir, roster=roster,
+        mapping=dict(settings.mapping) or None, reading=settings.reading(),
+    )  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")

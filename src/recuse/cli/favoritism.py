@@ -12,20 +12,20 @@ from rich.markup import escape
 
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
+    READING,
+    ConfigOption,
     ReferenceJudgeOption,
     ReferenceScorerOption,
     app,
-    cli_roster,
-    parse_mapping,
-    references,
+    cli_context,
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
-from recuse.data.inputs import load_input
+from recuse.data.inputs import load_input, read_paths
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
 from recuse.numbers import decimal, percent, signed
-from recuse.outputs import check_output_folder, csv_files, staged, strict_json
+from recuse.outputs import check_output_folder, csv_files, csv_names, staged, strict_json
 from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, Battery, battery
@@ -73,6 +73,8 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable:
 
 
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
+#: every file written in the --out folder: OUT_FILES and the CSVs' spreadsheet copies
+WRITTEN = (OUT_FILES[0], *(n for name in OUT_FILES[1:] for n in csv_names(name)))
 
 
 def write_outputs(
@@ -150,20 +152,28 @@ def favoritism(
     ] = None,
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,
+    config: ConfigOption = None,
 ) -> None:
-    """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, equation 1)."""
+    """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, equation 1).
+
+    SOURCE is read as recuse audit reads it: the options given here, else recuse.toml's
+    (--config, else ./recuse.toml) [map] and [[model]] entries and its data-dir,
+    reference-scorer and reference-judge keys. --out refuses a folder where one of the
+    files it writes is the input (exit 2, nothing written)."""
+    settings, roster = cli_context(ctx, READING)
     check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
-    out_path = check_output_folder(Path(out).expanduser())
-    roster = cli_roster(ctx)
+    out_path = check_output_folder(
+        Path(out).expanduser(), inputs=read_paths(source, settings.data_dir), files=WRITTEN
+    )
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,
         table="ratings",
-        data_dir=data_dir,
+        data_dir=settings.data_dir,
         roster=roster,
-        mapping=parse_mapping(mapping),
-        references=references(reference_scorer, reference_judge),
+        mapping=dict(settings.mapping),
+        references=settings.references(),
     )
     ratings = loaded.frame
     bat = battery(
@@ -204,9 +214,9 @@ def favoritism(
         f"reference ranking {effect.rank_correlation_before:.2f} → "
         f"{effect.rank_correlation_after:.2f}"
     )
-    settings = {"source": source, "se": se, "level": level, "normalize": normalize,
-                "robustness": checks}  # fmt: skip
-    written = write_outputs(bat, effect, out_path, settings=settings)
+    said = {"source": source, "se": se, "level": level, "normalize": normalize,
+            "robustness": checks}  # fmt: skip
+    written = write_outputs(bat, effect, out_path, settings=said)
     console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 
 

@@ -14,20 +14,21 @@ import pandas as pd
 import typer
 
 from recuse.cli.app import (
+    PAIRS_READING,
+    READING,
     AllowUnknownOption,
     ConfidenceOfOption,
     ConfidenceOption,
+    ConfigOption,
     MapOption,
     SwappedFrameOption,
     ValuesOption,
     app,
+    cli_context,
     cli_roster,
-    parse_mapping,
-    value_reading,
+    typed_options,
 )
 from recuse.cli.console import echo
-from recuse.data.columns import ColumnMapping
-from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.files import is_file
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
@@ -42,6 +43,7 @@ from recuse.judging.setup import (
     whole_labels,
 )
 from recuse.judging.store import JudgmentKind
+from recuse.options import Settings
 
 if TYPE_CHECKING:
     from recuse.judging.backends.base import Backend
@@ -49,7 +51,6 @@ if TYPE_CHECKING:
     from recuse.judging.protocols import Dimension
     from recuse.judging.runner import RetryPolicy, RunSummary
     from recuse.roster import Roster
-    from recuse.tables import ConfidenceOf, SwappedFrame
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
@@ -174,8 +175,13 @@ def judge(
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
     allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
+    config: ConfigOption = None,
 ) -> None:
     """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
+
+    A pairs file given to --data is read as recuse audit reads it: the options given
+    here, else recuse.toml's (--config, else ./recuse.toml) [map], [values], [[model]]
+    entries and its data-dir, swapped-frame, confidence and confidence-of keys.
 
     With --perplexity, the perplexity of each judged response is computed too
     (texts already in the store are not recomputed).
@@ -188,7 +194,8 @@ def judge(
     if ctx.invoked_subcommand is not None:
         return
     _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,
-                   protocol=protocol, template=template)  # fmt: skip
+                   protocol=protocol, template=template,
+                   pairs_options=bool(typed_options(ctx, PAIRS_READING)))  # fmt: skip
     assert out is not None  # checked above
     from recuse.judging import RetryPolicy
     from recuse.judging.protocols import DIMENSIONS
@@ -198,9 +205,10 @@ def judge(
     # everything is checked before the store is created or a request is sent
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
     tpl = template_protocol(template, mode)
+    # a responses file (Likert) is read as written: of recuse.toml, only its data-dir
+    settings, roster = cli_context(ctx, READING if protocol != "likert" else ("data_dir",))
     check_output(out, option="--out", inputs=[data])
-    read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
-    table = read_to_judge(data, protocol, data_dir, read, cli_roster(ctx))
+    table = read_to_judge(data, protocol, settings, roster)
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts
 
@@ -224,7 +232,7 @@ def judge(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id, prompt_logprobs=prompt_logprobs, device=device,
-        max_batch_tokens=max_batch_tokens, placed=placed, roster=cli_roster(ctx),
+        max_batch_tokens=max_batch_tokens, placed=placed, roster=roster,
     )  # fmt: skip
     echo(describe(backend, jid, model))
     for note in notes:
@@ -242,11 +250,18 @@ def judge(
 
 def _check_options(
     data: str | None, out: Path | None, *, ray: str | None, ray_actors: int,
-    perplexity: bool, protocol: JudgmentKind, template: str | None,
+    perplexity: bool, protocol: JudgmentKind, template: str | None, pairs_options: bool,
 ) -> None:  # fmt: skip
-    """The option combinations `recuse judge` refuses, before anything is read."""
+    """The option combinations `recuse judge` refuses, before anything is read
+    (``pairs_options``: an option of how a pairs file is read was given)."""
     if not data or out is None:
         raise ConfigError("give --data (dataset name or file) and --out (store file)")
+    if pairs_options and protocol == "likert":  # never ignored in silence
+        raise ConfigError(
+            "--map, --values, --swapped-frame and --confidence read a pairs file; Likert "
+            "judging reads a responses file as written — drop them and name its columns "
+            "prompt_id, model, prompt, response"
+        )
     if ray is None and ray_actors:
         raise ConfigError("--ray-actors goes with --ray ADDRESS; add --ray local (or an address)")
     if ray_actors < 0:
@@ -374,61 +389,34 @@ TemplateOption = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class FileReading:
-    """How a pairs file given to --data is read (--map, --values, ...)."""
-
-    mapping: ColumnMapping
-    how: ValueReading
-
-
-def file_reading(
-    mapping: str | None,
-    values: list[str] | None,
-    swapped_frame: SwappedFrame,
-    confidence: str | None,
-    confidence_of: ConfidenceOf,
-) -> FileReading:
-    """The --map and value options of a command judging --data, parsed
-    (--allow-unknown-models has no effect)."""
-    return FileReading(
-        parse_mapping(mapping), value_reading(values, swapped_frame, confidence, confidence_of)
-    )
-
-
 def read_to_judge(
     data: str,
     protocol: str,
-    data_dir: str | None,
-    read: FileReading | None = None,
+    settings: Settings | None = None,
     roster: Roster | None = None,
     *,
     every_text: bool = True,
 ) -> pd.DataFrame:
     """What ``--data`` names, found as every command finds its input
     (:mod:`recuse.data.inputs`): the responses a Likert judge rates, or pairs with the
-    texts a pairwise judge compares (one row per pair). ``every_text``: a pair without
-    its prompt or an answer as text is an error naming its row (else the caller leaves
-    it out, and says so)."""
+    texts a pairwise judge compares (one row per pair). ``settings``: where a dataset is
+    found, and how a pairs file is read (``--map``, ``--values``, ...; recuse.toml's by
+    :func:`recuse.cli.app.cli_context`); a responses file is read as written.
+    ``every_text``: a pair without its prompt or an answer as text is an error naming
+    its row (else the caller leaves it out, and says so)."""
     from recuse.data.inputs import load_input, load_responses
     from recuse.files import check_text
 
-    read = read or FileReading({}, ValueReading())
+    settings = settings or Settings()
     if protocol == "likert":
-        if read.mapping or read.how != ValueReading():  # never ignored in silence
-            raise ConfigError(
-                "--map, --values, --swapped-frame and --confidence read a pairs file; Likert "
-                "judging reads a responses file as written — drop them and name its columns "
-                "prompt_id, model, prompt, response"
-            )
         return load_responses(data)
     df = load_input(
         data,
         table="pairs",
-        data_dir=data_dir,
+        data_dir=settings.data_dir,
         roster=roster,
-        mapping=read.mapping or None,
-        reading=read.how,
+        mapping=dict(settings.mapping) or None,
+        reading=settings.reading(),
     ).frame
     need = ["prompt", "response_a", "response_b"]
     missing = [c for c in need if c not in df.columns or df[c].isna().all()]

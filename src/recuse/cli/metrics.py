@@ -14,16 +14,16 @@ from rich.text import Text
 from recuse import numbers
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
+    READING,
     AllowUnknownOption,
     ConfidenceOfOption,
     ConfidenceOption,
+    ConfigOption,
     MapOption,
     SwappedFrameOption,
     ValuesOption,
     app,
-    cli_roster,
-    parse_mapping,
-    value_reading,
+    cli_context,
 )
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
@@ -56,7 +56,7 @@ TextUnit = Literal["words", "chars", "column"]  # verbosity.Unit without tokens 
 METRIC_HELP = f"Metric to compute (repeatable; default: all): {', '.join(METRICS)}."
 
 
-def _check_out(out: str | None, source: str, data_dir: str | None) -> Path | None:
+def _check_out(out: str | None, source: str, data_dir: Path | None) -> Path | None:
     if out is None:
         return None
     path = Path(out).expanduser()
@@ -159,10 +159,16 @@ def pairs_command(
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
     allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
+    config: ConfigOption = None,
 ) -> None:
-    """Self-preference, family, verbosity and position bias of each judge in a pairs table."""
+    """Self-preference, family, verbosity and position bias of each judge in a pairs table.
+
+    A file is read as recuse audit reads it: the options given here, else recuse.toml's
+    (--config, else ./recuse.toml) [map], [values], [[model]] entries and its data-dir,
+    swapped-frame, confidence and confidence-of keys."""
     # Every option is checked before any work, so a bad one writes nothing.
-    out_path = _check_out(out, source, data_dir)
+    settings, roster = cli_context(ctx, READING)
+    out_path = _check_out(out, source, settings.data_dir)
     boot = _resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"
@@ -170,16 +176,14 @@ def pairs_command(
         if m not in METRICS:
             raise ConfigError(f"--metric {m!r} is unknown — choose from {', '.join(METRICS)}")
 
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
-    roster = cli_roster(ctx)
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,
         table="pairs",
-        data_dir=data_dir,
+        data_dir=settings.data_dir,
         roster=roster,
-        mapping=parse_mapping(mapping) or None,
-        reading=how,
+        mapping=dict(settings.mapping) or None,
+        reading=settings.reading(),
     )
     table = loaded.frame
     if refuse_ties:

@@ -10,15 +10,16 @@ import typer
 
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
+    PAIRS_READING,
     ConfidenceOfOption,
     ConfidenceOption,
+    ConfigOption,
     MapOption,
     SwappedFrameOption,
     ValuesOption,
     app,
-    cli_roster,
-    parse_mapping,
-    value_reading,
+    cli_context,
+    typed_options,
 )
 from recuse.cli.console import echo, echo_lines, json_shown, one_line
 from recuse.errors import ConfigError
@@ -84,23 +85,26 @@ def plan_cmd(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
+    config: ConfigOption = None,
 ) -> None:
     """Pairs and prompts needed to detect a bias of a given size, checked by simulation.
 
     Position is simulated with the order flips, ties and within-prompt correlation of
     real judges (defaults stated in the answer; --flip-rate/--ties/--icc or --like FILE
-    replace them). Effects needing more than 200,000 pairs are refused."""
+    replace them). Effects needing more than 200,000 pairs are refused. --like FILE is
+    read as recuse audit reads it, recuse.toml's [map], [values] and reading keys included."""
     check_interval_level(level)  # the audit's rule and message, whatever the value
     frame = None
-    how = value_reading(values, swapped_frame, confidence, confidence_of)
     if like is not None:  # read as every command reads a pairs file (--map, --values, ...)
         from recuse.data.inputs import load_input
 
-        frame = load_input(like, table="pairs", roster=cli_roster(ctx),
-                           mapping=parse_mapping(mapping) or None, reading=how).frame  # fmt: skip
-    elif mapping or how != type(how)():
-        raise ConfigError("--map, --values, --swapped-frame and --confidence read --like FILE; "
-                          "give --like or drop them")  # fmt: skip
+        settings, roster = cli_context(ctx, PAIRS_READING)
+        frame = load_input(like, table="pairs", roster=roster,
+                           mapping=dict(settings.mapping) or None,
+                           reading=settings.reading()).frame  # fmt: skip
+    elif config is not None or typed_options(ctx, PAIRS_READING):
+        raise ConfigError("--map, --values, --swapped-frame, --confidence and --config read "
+                          "--like FILE; give --like or drop them")  # fmt: skip
 
     def progress(line: str) -> None:
         if not quiet:

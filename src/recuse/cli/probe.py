@@ -8,16 +8,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from recuse.cli.app import (
+    READING,
     ConfidenceOfOption,
     ConfidenceOption,
+    ConfigOption,
     MapOption,
     SwappedFrameOption,
     ValuesOption,
     app,
-    cli_roster,
+    cli_context,
 )
 from recuse.cli.console import echo
-from recuse.cli.judge import TemplateOption, exit_if_failed, file_reading, read_to_judge
+from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
@@ -106,6 +108,7 @@ def probe(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
+    config: ConfigOption = None,
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels, or a model's concise and verbose rewrites), and
@@ -113,7 +116,9 @@ def probe(
     self-recognition, also ask the judge which of its own and another model's answer it
     wrote. Then `recuse judge export STORE --out
     probes.csv` and `recuse audit probes.csv` report each probe's effect beyond the
-    placebo and the judge's self-recognition.
+    placebo and the judge's self-recognition. A pairs file given to --data is read as
+    recuse audit reads it, recuse.toml's [map], [values], [[model]] and reading keys
+    included.
 
     Exit codes: 0 when every judgment and rewrite is ok, unparsed/unusable or refused
     for good (a prompt too long for the model); 1 when some failed after
@@ -131,15 +136,15 @@ def probe(
     edits = [p for p in names if p != RECOGNITION]
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
+    settings, roster = cli_context(ctx, READING)
     check_output(out, option="--out", inputs=[data])
-    read = file_reading(mapping, values, swapped_frame, confidence, confidence_of)
-    table = read_to_judge(data, "pairwise", data_dir, read, cli_roster(ctx), every_text=False)
+    table = read_to_judge(data, "pairwise", settings, roster, every_text=False)
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
     backend, jid = judge_backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
-        judge_id=judge_id, device=device, roster=cli_roster(ctx),
+        judge_id=judge_id, device=device, roster=roster,
         # whole-label scores (labels sharing a first token) need the prompt log-probs
         prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
@@ -162,7 +167,7 @@ def probe(
                     rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
                     api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                     dtype=dtype, batch_size=batch_size, judge_id=None, device=device,
-                    roster=cli_roster(ctx),
+                    roster=roster,
                 )  # fmt: skip
                 runs = Runner(writer, store, judge=wid, retry=retry, progress=progress)
                 rewrite = RunnerRewriter(runs, max_new_tokens=rewrite_tokens)

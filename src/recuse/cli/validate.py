@@ -9,19 +9,18 @@ import pandas as pd
 import typer
 
 from recuse.cli.app import (
+    READING,
     AllowUnknownOption,
     ConfidenceOfOption,
     ConfidenceOption,
+    ConfigOption,
     MapOption,
     ReferenceJudgeOption,
     ReferenceScorerOption,
     SwappedFrameOption,
     ValuesOption,
     app,
-    cli_roster,
-    parse_mapping,
-    references,
-    value_reading,
+    cli_context,
 )
 from recuse.cli.console import TerminalTable, cell, echo_lines, json_shown
 from recuse.cli.console import console as make_console
@@ -153,21 +152,25 @@ def validate(
     as_json: bool = typer.Option(
         False, "--json", help="Print one JSON object (counts, analyses, unread columns)."
     ),
+    config: ConfigOption = None,
 ) -> None:
     """Check a file against the pairs or ratings schema, summarise it, and say which
     analyses it supports and which columns that look like verdicts it left unread.
+
+    The file is read as recuse audit reads it: the options given here, else those of
+    recuse.toml (--config, else ./recuse.toml): its [map], [values], [[model]] entries
+    and its table, format, swapped-frame, confidence, confidence-of, reference-scorer
+    and reference-judge keys.
 
     One file may hold at most 512 MiB (after gzip) and one row 4 MiB; set
     RECUSE_MAX_INPUT_BYTES / RECUSE_MAX_ROW_BYTES (bytes) to read larger ones.
     """
     if table not in (None, "pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
-    roster = cli_roster(ctx)  # the command's one roster (--roster)
-    given: TableKind | None = None if table is None else "pairs" if table == "pairs" else "ratings"
+    settings, roster = cli_context(ctx, READING)
     inp = load_input(
-        path, table=given, roster=roster, mapping=parse_mapping(mapping), format=fmt,
-        reading=value_reading(values, swapped_frame, confidence, confidence_of),
-        references=references(reference_scorer, reference_judge),
+        path, table=settings.table, roster=roster, mapping=dict(settings.mapping),
+        format=settings.format, reading=settings.reading(), references=settings.references(),
     )  # fmt: skip
     df, kind, found, notes = inp.frame, inp.table, inp.source.format or None, inp.source.notes
     ref = inp.source.reference  # the labels' kind: the counts and reasons name it

@@ -53,6 +53,7 @@ from scipy.sparse.csgraph import connected_components
 
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
+from recuse.metrics.verdicts import require_pairs
 from recuse.roster import self_keys
 
 __all__ = [
@@ -468,6 +469,7 @@ def leaderboard(
     it: no verdict in either order (nor ``p_a``), the same system on both sides, or
     the model behind an answer unknown.
     """
+    pairs = require_pairs(pairs, judged=False)
     given = pairs[pairs["judge"].notna()] if "judge" in pairs.columns else pairs.iloc[:0]
     if judges:
         given = given[given["judge"].isin(list(judges))]

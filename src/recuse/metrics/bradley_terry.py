@@ -298,7 +298,9 @@ def bradley_terry(
     theta = np.asarray(fit.params, float)
     p = np.asarray(fit.fittedvalues, float)
     scores = x * (w * (y - p))[:, None]
-    codes, uniques = pd.factorize(clusters.reset_index(drop=True))
+    # clusters sorted, as cluster_bootstrap sorts them: the draw depends on the set of
+    # clusters and the seed, not on the order of the rows
+    codes, uniques = pd.factorize(clusters.reset_index(drop=True), sort=True)
     u = np.zeros((len(uniques), x.shape[1]))
     np.add.at(u, codes, scores)
     info = (x * (w * p * (1 - p))[:, None]).T @ x

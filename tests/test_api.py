@@ -466,3 +466,17 @@ def test_an_int_past_any_float_is_a_setting_error(
     OverflowError traceback from the check of level, n_boot and agreement."""
     with pytest.raises(ConfigError, match=said):
         call(planted)
+
+
+def test_a_column_parquet_cannot_hold_is_named_not_a_traceback(planted: pd.DataFrame) -> None:
+    """A column of complex numbers (or any type Arrow does not implement) stopped
+    ``recuse.audit`` and ``recuse.certify`` with pyarrow's ArrowNotImplementedError."""
+    odd = planted.assign(phase=1 + 2j)
+    for call in (
+        lambda: recuse.audit(odd, only=["position"], n_boot=200),
+        lambda: recuse.certify(odd),
+    ):
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.file == "dataframe (the DataFrame given)"
+        assert "could not be stored as a table" in str(err.value) and "phase" in str(err.value)

@@ -198,7 +198,8 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
     check_header(frame, file=label)
     try:
         _as_stored(frame).to_parquet(path, index=False)
-    except (ValueError, TypeError, ImportError) as exc:
+    except (ValueError, TypeError, NotImplementedError, ImportError) as exc:
+        # NotImplementedError: pyarrow's ArrowNotImplementedError (a complex column)
         raise InputError(
             f"the DataFrame could not be stored as a table ({exc})",
             file=label,

@@ -480,3 +480,16 @@ def test_a_column_parquet_cannot_hold_is_named_not_a_traceback(planted: pd.DataF
             call()
         assert err.value.file == "dataframe (the DataFrame given)"
         assert "could not be stored as a table" in str(err.value) and "phase" in str(err.value)
+
+
+def test_a_dataframes_attrs_are_no_part_of_the_table(planted: pd.DataFrame) -> None:
+    """``DataFrame.attrs`` holding an object JSON cannot write (a fitted model, a
+    client) made the audit refuse the frame: "could not be stored as a table (Object
+    of type ... is not JSON serializable) — give each column one type". The attrs are
+    metadata, not the table: the same findings as the frame without them."""
+    tagged = planted.copy()
+    tagged.attrs["model"] = object()
+    options: dict[str, Any] = {"only": ["position"], "n_boot": 200}
+    got = recuse.audit(tagged, **options).findings
+    pd.testing.assert_frame_equal(got, recuse.audit(planted, **options).findings)
+    assert "model" in tagged.attrs  # the caller's frame is left as it was

@@ -200,6 +200,14 @@ def test_booleans_are_not_numbers() -> None:
     with pytest.raises(InputError, match="got True") as err:
         validate_pairs(pairs(human=pd.Series(["a", True, "b"], dtype=object)))
     assert (err.value.row, err.value.column) == (2, "human")
+    # pandas' nullable boolean: the error named its first cell, a missing one ("got
+    # <NA>", row 1, "write 1 / 0 instead of true / false"); now its first value
+    with pytest.raises(InputError, match="expected a number, got False") as err:
+        validate_pairs(pairs(human=pd.array([None, False, True], dtype="boolean")))
+    assert (err.value.row, err.value.column) == (2, "human")
+    # with no value present it is a column of missing labels, as NaN would be
+    empty = validate_pairs(pairs(human=pd.array([None] * 3, dtype="boolean")))
+    assert empty["human"].isna().all()
 
 
 def test_numbers_too_large_for_a_float() -> None:

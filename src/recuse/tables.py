@@ -169,9 +169,11 @@ RATINGS = Schema(
 
 
 def _first_bool(s: pd.Series) -> int | None:
-    """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None."""
+    """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None; in
+    pandas' nullable ``boolean``, its first value present (``pd.NA`` is missing)."""
     if pd.api.types.is_bool_dtype(s.dtype):
-        return 0 if len(s) else None
+        present = s.notna()
+        return _first(present) if present.any() else None
     if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in _FLAT - {"boolean"}:
         return None
     is_bool = s.map(lambda v: isinstance(v, bool | np.bool_))

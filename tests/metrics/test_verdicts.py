@@ -11,7 +11,7 @@ from recuse.errors import InputError
 from recuse.metrics import Resampling, first_position_rate, pairwise_bias
 from recuse.metrics.agreement import krippendorff_alpha
 from recuse.metrics.bradley_terry import leaderboard
-from recuse.metrics.verbosity import human_verbosity_curve
+from recuse.metrics.verbosity import human_verbosity_curve, verbosity_bias
 from recuse.simulate import simulate_pairs
 
 BOOT = Resampling(n_boot=100)
@@ -68,3 +68,33 @@ def test_a_column_named_twice_is_an_error_naming_it() -> None:
         with pytest.raises(InputError, match="2 columns named 'human'") as err:
             call()
         assert err.value.column == "human"
+
+
+def test_columns_made_the_index_are_read_as_columns() -> None:
+    """``set_index("human")`` or ``set_index(["item_id", "judge"])`` left the metric
+    functions without the column (pandas' KeyError 'human'; "the table has no judge
+    column"), though validate_pairs and recuse.audit read a named index level as the
+    column it was: the same numbers as the plain table."""
+    table = _table()
+    plain = pairwise_bias(table, boot=BOOT).to_dict()["results"]
+    for indexed in (table.set_index("human"), table.set_index(["item_id", "judge"])):
+        assert pairwise_bias(indexed, boot=BOOT).to_dict()["results"] == plain
+
+
+def test_lengths_as_pandas_holds_them_are_numbers() -> None:
+    """Lengths with a missing one as ``pd.NA`` (an object or ``Int64`` column) stopped
+    the verbosity metrics with float()'s TypeError on NAType; a word there is named."""
+    table = _table()
+    table.loc[table.index[:4], "len_a"] = np.nan
+    judge = str(table["judge"].iloc[0])
+    want = verbosity_bias(table, judge=judge, boot=BOOT)
+    held = table.astype({"len_a": object})
+    held.loc[held.index[0], "len_a"] = pd.NA
+    for given in (held, table.astype({"len_a": "Int64", "len_b": "Int64"})):
+        got = verbosity_bias(given, judge=judge, boot=BOOT)
+        assert (got.estimate, got.ci_low, got.ci_high) == (want.estimate, want.ci_low, want.ci_high)
+    worded = held.assign(len_b=held["len_b"].astype(object))
+    worded.loc[worded.index[2], "len_b"] = "long"
+    with pytest.raises(InputError, match="'long' is not a number") as err:
+        verbosity_bias(worded, judge=judge, boot=BOOT)
+    assert (err.value.row, err.value.column) == (3, "len_b")

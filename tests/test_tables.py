@@ -586,3 +586,18 @@ def test_the_rows_of_one_item_agree_on_its_texts_and_lengths() -> None:
     crlf = two.assign(prompt=["Q\nwhy", "Q\r\nwhy ", "R"], response_a=["x\r\n", "x", "y"])
     got = validate_pairs(crlf)
     assert got["prompt"].tolist() == ["Q\nwhy", "Q\r\nwhy ", "R"]
+
+
+def test_integer_ids_that_a_missing_one_made_floats_are_the_integers() -> None:
+    """Model ids 7, 9 with one missing are a float column in pandas (7.0, NaN, 9.0):
+    they were read as "7.0", a model of its own beside the judge 7, so the judge's own
+    answers were no longer its own and self-preference lost them without a word."""
+    table = pairs(
+        model_a=[7.0, np.nan, 9.0], model_b=[9, 9, 7], judge=[7, 7, 7], human=[1.0, 0.0, 0.5]
+    )
+    assert table["model_a"].dtype == np.float64
+    out = validate_pairs(table)
+    assert out["model_a"].tolist()[::2] == ["7", "9"] and pd.isna(out["model_a"].iloc[1])
+    assert out["model_b"].tolist() == ["9", "9", "7"] and set(out["judge"]) == {"7"}
+    # a float that is no whole number is written as it is
+    assert validate_pairs(pairs(model_a=[7.5, np.nan, 9.0]))["model_a"].iloc[0] == "7.5"

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import FLAT_KINDS as _FLAT
-from recuse.cells import MISSING_TEXTS, check_scalars, column_list, one_text, shown
+from recuse.cells import MISSING_TEXTS, as_text, check_scalars, column_list, one_text, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
@@ -501,7 +501,7 @@ def _coerce(
                 **where,
                 fix=f"every {schema.name} row needs a value in {col.name}",
             )
-        out = s.astype(object).where(missing, s.astype(str))
+        out = s.astype(object).where(missing, as_text(s))
         if col.kind == "id":
             empty = out.str.strip() == ""
             if empty.any():

@@ -479,3 +479,52 @@ def test_an_int_past_any_float_is_a_setting_error(
     OverflowError traceback from the check of level, n_boot and agreement."""
     with pytest.raises(ConfigError, match=said):
         call(planted)
+
+
+def test_a_column_parquet_cannot_hold_is_named_not_a_traceback(planted: pd.DataFrame) -> None:
+    """A column of complex numbers (or any type Arrow does not implement) stopped
+    ``recuse.audit`` and ``recuse.certify`` with pyarrow's ArrowNotImplementedError."""
+    odd = planted.assign(phase=1 + 2j)
+    for call in (
+        lambda: recuse.audit(odd, only=["position"], n_boot=200),
+        lambda: recuse.certify(odd),
+    ):
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.file == "dataframe (the DataFrame given)"
+        assert "could not be stored as a table" in str(err.value) and "phase" in str(err.value)
+
+
+def test_a_dataframes_attrs_are_no_part_of_the_table(planted: pd.DataFrame) -> None:
+    """``DataFrame.attrs`` holding an object JSON cannot write (a fitted model, a
+    client) made the audit refuse the frame: "could not be stored as a table (Object
+    of type ... is not JSON serializable) — give each column one type". The attrs are
+    metadata, not the table: the same findings as the frame without them."""
+    tagged = planted.copy()
+    tagged.attrs["model"] = object()
+    options: dict[str, Any] = {"only": ["position"], "n_boot": 200}
+    got = recuse.audit(tagged, **options).findings
+    pd.testing.assert_frame_equal(got, recuse.audit(planted, **options).findings)
+    assert "model" in tagged.attrs  # the caller's frame is left as it was
+
+
+def test_integer_model_ids_with_one_missing_are_the_judges_own(planted: pd.DataFrame) -> None:
+    """Models and judges as integer ids (a database's keys): one missing generator makes
+    pandas hold model_a as floats, and model 1.0 was read as "1.0", not the judge 1's
+    own model, so the audit's self-preference silently lost its pairs. The findings
+    are those of the same ids written as text."""
+    names = sorted({*planted["model_a"], *planted["model_b"], *planted["judge"]})
+    code = {n: k + 1 for k, n in enumerate(names)}
+    as_ints = planted.assign(**{c: planted[c].map(code) for c in ("model_a", "model_b", "judge")})
+    as_ints.loc[as_ints.index[:2], "model_a"] = None
+    assert as_ints["model_a"].dtype == "float64"
+    as_text = as_ints.assign(
+        model_a=as_ints["model_a"].map(lambda v: None if pd.isna(v) else str(int(v))),
+        model_b=as_ints["model_b"].astype(str),
+        judge=as_ints["judge"].astype(str),
+    )
+    options: dict[str, Any] = {"only": ["self-preference"], "n_boot": 200}
+    got = recuse.audit(as_ints, **options).findings
+    want = recuse.audit(as_text, **options).findings
+    assert len(want) and want["estimate"].notna().all()
+    pd.testing.assert_frame_equal(got, want)

@@ -200,6 +200,14 @@ def test_booleans_are_not_numbers() -> None:
     with pytest.raises(InputError, match="got True") as err:
         validate_pairs(pairs(human=pd.Series(["a", True, "b"], dtype=object)))
     assert (err.value.row, err.value.column) == (2, "human")
+    # pandas' nullable boolean: the error named its first cell, a missing one ("got
+    # <NA>", row 1, "write 1 / 0 instead of true / false"); now its first value
+    with pytest.raises(InputError, match="expected a number, got False") as err:
+        validate_pairs(pairs(human=pd.array([None, False, True], dtype="boolean")))
+    assert (err.value.row, err.value.column) == (2, "human")
+    # with no value present it is a column of missing labels, as NaN would be
+    empty = validate_pairs(pairs(human=pd.array([None] * 3, dtype="boolean")))
+    assert empty["human"].isna().all()
 
 
 def test_numbers_too_large_for_a_float() -> None:
@@ -578,3 +586,18 @@ def test_the_rows_of_one_item_agree_on_its_texts_and_lengths() -> None:
     crlf = two.assign(prompt=["Q\nwhy", "Q\r\nwhy ", "R"], response_a=["x\r\n", "x", "y"])
     got = validate_pairs(crlf)
     assert got["prompt"].tolist() == ["Q\nwhy", "Q\r\nwhy ", "R"]
+
+
+def test_integer_ids_that_a_missing_one_made_floats_are_the_integers() -> None:
+    """Model ids 7, 9 with one missing are a float column in pandas (7.0, NaN, 9.0):
+    they were read as "7.0", a model of its own beside the judge 7, so the judge's own
+    answers were no longer its own and self-preference lost them without a word."""
+    table = pairs(
+        model_a=[7.0, np.nan, 9.0], model_b=[9, 9, 7], judge=[7, 7, 7], human=[1.0, 0.0, 0.5]
+    )
+    assert table["model_a"].dtype == np.float64
+    out = validate_pairs(table)
+    assert out["model_a"].tolist()[::2] == ["7", "9"] and pd.isna(out["model_a"].iloc[1])
+    assert out["model_b"].tolist() == ["9", "9", "7"] and set(out["judge"]) == {"7"}
+    # a float that is no whole number is written as it is
+    assert validate_pairs(pairs(model_a=[7.5, np.nan, 9.0]))["model_a"].iloc[0] == "7.5"

@@ -190,7 +190,9 @@ def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
     ``0.5``), which no Parquet column type holds, as text (as a CSV holds it), which its
     reader reads back as the DataFrame's values. Missing cells stay missing, and so is
     ``""`` there (a CSV's empty cell: ``fillna("")``); a column also holding a list or a
-    ``True`` is left as it is (the error storing it names it)."""
+    ``True`` is left as it is (the error storing it names it). Its ``attrs`` are left
+    behind: no file's content (pandas writes them into Parquet as JSON, and a value
+    JSON cannot hold was an error telling the user to fix the columns)."""
     frame = index_as_columns(frame)
     text = {}
     for name in frame.columns:
@@ -206,9 +208,10 @@ def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:
             written = s.map(lambda v: v if isinstance(v, str) else str(v))
             # "" is a CSV's empty cell: missing (a table after fillna(""))
             text[name] = written.where(s.notna() & (written != ""))
-    if not text:
+    if not text and not frame.attrs:
         return frame
     out = frame.copy(deep=False)  # the caller's frame is left as it was
+    out.attrs = {}
     for name, column in text.items():
         out[name] = column
     return out
@@ -223,7 +226,8 @@ def _frame_input(frame: pd.DataFrame, k: int, total: int, folder: Path, **kwargs
     check_header(frame, file=label)
     try:
         _as_stored(frame).to_parquet(path, index=False)
-    except (ValueError, TypeError, ImportError) as exc:
+    except (ValueError, TypeError, NotImplementedError, ImportError) as exc:
+        # NotImplementedError: pyarrow's ArrowNotImplementedError (a complex column)
         raise InputError(
             f"the DataFrame could not be stored as a table ({exc})",
             file=label,

@@ -1,5 +1,6 @@
 """Cell-level helpers every table reader and check shares: a value shown in an error
-message, the check that schema cells hold one text or number, the first flagged row.
+message, the check that schema cells hold one text or number, the first flagged row,
+a column of names or ids as text (:func:`as_text`).
 
 A leaf (it imports only :mod:`recuse.errors`): :mod:`recuse.tables` and
 :mod:`recuse.probe_tables` both read it, so neither imports the other's helpers.
@@ -135,3 +136,22 @@ def one_text(text: str) -> str:
     LF, a trailing newline) is one text: one prompt id, one cluster of the bootstrap,
     rows of one item that agree."""
     return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def as_text(s: pd.Series) -> pd.Series:
+    """``s`` as text; in a column of floats, a whole number as the integer it is: ids
+    ``7`` that pandas made ``7.0`` where another row's is missing (NaN has no integer)
+    are ``"7"``, the judge ``7``'s own model, not a model ``"7.0"`` of their own.
+
+    >>> as_text(pd.Series([7.0, 2.5, 2.0**60])).tolist()  # 2**60: past exact floats
+    ['7', '2.5', '1.152921504606847e+18']
+    """
+    text = s.astype(str)
+    if s.dtype.kind != "f":
+        return text
+    v = s.to_numpy(float, na_value=np.nan)
+    whole = np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2.0**53)  # exact integers
+    if whole.any():
+        ints = np.where(whole, v, 0).astype(np.int64).astype(str)
+        text = text.where(~whole, pd.Series(ints, index=s.index, dtype=object))
+    return text

@@ -56,14 +56,15 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
     check_scalars(out, PROBE_COLUMNS, file=fname)
     texts = {}
     for col in PROBE_COLUMNS:
-        text = out[col].map(lambda v: v if isinstance(v, str) else "" if pd.isna(v) else str(v))
+        cells = out[col].astype(object)  # plain text: no arrow booleans below (string[pyarrow])
+        text = cells.map(lambda v: v if isinstance(v, str) else "" if pd.isna(v) else str(v))
         texts[col] = text.str.strip() if col == "base_item" else text.str.strip().str.lower()
     # a row with all three empty is a plain pair judged beside the probes (one store)
     plain = pd.concat([t == "" for t in texts.values()], axis=1).all(axis=1)
     # an original row may leave treated empty: it has no edit, it takes its edits' side
     side_later = (texts["treated"] == "") & (texts["probe"] == ORIGINAL) & ~plain
     for col, text in texts.items():
-        empty = (text == "") & ~plain & ~(side_later if col == "treated" else False)
+        empty = (text == "") & ~plain & ~(side_later & (col == "treated"))
         if empty.any():
             raise InputError(
                 f"empty {col} in a probe table",

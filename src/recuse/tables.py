@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import FLAT_KINDS as _FLAT
-from recuse.cells import MISSING_TEXTS, check_scalars, column_list, one_text, shown
+from recuse.cells import MISSING_TEXTS, as_text, check_scalars, column_list, one_text, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
@@ -169,9 +169,11 @@ RATINGS = Schema(
 
 
 def _first_bool(s: pd.Series) -> int | None:
-    """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None."""
+    """Position of the first boolean in ``s`` (JSON ``true`` / ``false``), or None; in
+    pandas' nullable ``boolean``, its first value present (``pd.NA`` is missing)."""
     if pd.api.types.is_bool_dtype(s.dtype):
-        return 0 if len(s) else None
+        present = s.notna()
+        return _first(present) if present.any() else None
     if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in _FLAT - {"boolean"}:
         return None
     is_bool = s.map(lambda v: isinstance(v, bool | np.bool_))
@@ -499,7 +501,7 @@ def _coerce(
                 **where,
                 fix=f"every {schema.name} row needs a value in {col.name}",
             )
-        out = s.astype(object).where(missing, s.astype(str))
+        out = s.astype(object).where(missing, as_text(s))
         if col.kind == "id":
             empty = out.str.strip() == ""
             if empty.any():

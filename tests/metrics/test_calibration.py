@@ -210,3 +210,28 @@ def test_the_interval_stays_within_what_a_calibration_error_can_be() -> None:
         y = np.where(rng.random(n) < 0.8, p < 0.5, p > 0.5).astype(float)
         lo, hi = debiased_ece(p, y, rng.integers(0, max(2, n // 2), n)).interval(0.95)
         assert 0.0 <= lo <= hi <= 1.0
+
+
+def test_a_table_sorted_another_way_gives_the_same_calibration_error() -> None:
+    """The chance ECE (what a perfectly calibrated judge scores, y ~ Bernoulli(p),
+    seeded) drew each row's outcome in row order, so one table shuffled gave another
+    chance_ece from the same seed (simulate_pairs(n_prompts=30, seed=1), judge gpt-4:
+    0.0204 and 0.0205)."""
+    rng = np.random.default_rng(7)
+    n = 300
+    p = np.round(rng.uniform(0, 1, n), 2)
+    table = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt_id": [f"q{k % 60}" for k in range(n)],
+            "judge": "j",
+            "human": (rng.uniform(0, 1, n) < p).astype(float),
+            "p_a": p,
+        }
+    )
+    want = expected_calibration_error(table, **BOOT).to_dict()  # type: ignore[arg-type]
+    shuffled = table.sample(frac=1, random_state=3)
+    got = expected_calibration_error(shuffled, **BOOT).to_dict()  # type: ignore[arg-type]
+    assert got["components"]["chance_ece"] == want["components"]["chance_ece"]
+    for key in ("estimate", "ci_low", "ci_high", "std_error"):
+        assert got[key] == pytest.approx(want[key], rel=1e-12), key

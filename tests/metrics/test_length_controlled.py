@@ -410,7 +410,9 @@ def test_duplicated_annotations_are_not_a_second_system() -> None:
 def test_a_row_without_a_prompt_id_is_an_instruction_of_its_own() -> None:
     """A missing prompt id (the metric called on a frame that did not pass the schema)
     is no IndexError/ValueError from a -1 code: the row is its own instruction, so the
-    GLM's rate equals the one of the same rows given distinct made-up ids."""
+    GLM's rate equals the one of the same rows given distinct made-up ids (ids that
+    sort where the missing ones do, first and in row order: the bootstrap draws the
+    instructions sorted)."""
     one = _annotations(theta=-1.0, phi=-1.5, n=40, seed=3)
     two = _annotations(theta=0.5, phi=0.0, n=40, seed=4).assign(model_b="m2")
     both = pd.concat([one, two], ignore_index=True)
@@ -419,7 +421,7 @@ def test_a_row_without_a_prompt_id_is_an_instruction_of_its_own() -> None:
     holes.loc[holes.index[-1], "prompt_id"] = None
     named = holes.copy()
     gaps = named["prompt_id"].isna()
-    named.loc[gaps, "prompt_id"] = [f"made-up {k}" for k in range(int(gaps.sum()))]
+    named.loc[gaps, "prompt_id"] = [f"\x00made-up {k:03d}" for k in range(int(gaps.sum()))]
     got = length_controlled_win_rates(holes, judge="j", boot=Resampling(n_boot=50))
     want = length_controlled_win_rates(named, judge="j", boot=Resampling(n_boot=50))
     pd.testing.assert_frame_equal(got, want)
@@ -490,3 +492,14 @@ def test_a_pair_whose_system_is_unknown_is_left_out() -> None:
     holes.loc[5, "model_a"] = None
     got = length_controlled_win_rates(holes, judge="j", boot=Resampling(n_boot=50))
     assert list(got["n"]) == [58, 58]
+
+
+def test_the_intervals_do_not_depend_on_the_order_of_the_rows() -> None:
+    """The bootstrap drew instructions in the order they first appear: the same
+    annotations in another order gave another interval from the same seed."""
+    frame = _annotations(theta=-1.0, phi=-1.5, n=400, seed=2)
+    boot = Resampling(n_boot=200)
+    out = length_controlled_win_rates(frame, judge="j", boot=boot)
+    shuffled = frame.sample(frac=1, random_state=1)
+    again = length_controlled_win_rates(shuffled, judge="j", boot=boot)
+    pd.testing.assert_frame_equal(again, out, rtol=1e-9)

@@ -63,3 +63,18 @@ def test_a_verdict_without_orders_is_its_own_order() -> None:
     t["p_a"] = np.where(t["probe"] == "padding", 0.6, 0.5)
     (padding,), _ = probe_effects(t, boot=Resampling(n_boot=200))
     assert padding.estimate == pytest.approx(0.1) and padding.n == 6
+
+
+def test_probe_columns_and_verdicts_as_pandas_holds_them() -> None:
+    """A probe table whose probe columns are pandas' ``string[pyarrow]`` stopped
+    probe_effects and validate_pairs with "operation 'and_' not supported for dtype
+    'bool[pyarrow]'"; one whose missing verdict is ``pd.NA`` in an object column with
+    float()'s TypeError. Both are the effect of the plain table, 0.1 by hand."""
+    t = _table(0.9, {(0, "padding"): "first"})
+    arrow = t.astype({c: "string[pyarrow]" for c in ("probe", "treated", "base_item")})
+    held = t.astype({"p_a_first": object})
+    held["p_a_first"] = held["p_a_first"].where(held["p_a_first"].notna(), pd.NA)
+    assert validate_pairs(arrow)["probe"].tolist() == t["probe"].tolist()
+    for given in (arrow, held):
+        (padding,), _ = probe_effects(given, boot=Resampling(n_boot=200))
+        assert padding.estimate == pytest.approx(0.1) and padding.n == 6

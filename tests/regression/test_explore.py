@@ -80,3 +80,17 @@ def test_agreement_errors() -> None:
     one = pd.DataFrame({"item": ["a", "b"], "rater": ["x", "x"], "value": [1, 2]})
     with pytest.raises(EstimationError):
         agreement(one)
+
+
+def test_a_column_named_twice_is_an_error_naming_it() -> None:
+    """A table holding a column twice (``concat(axis=1)``) stopped spearman_by_dimension
+    with "The truth value of a Series is ambiguous" and agreement with a pivot error;
+    now the header's error, naming the column."""
+    ratings = simulate_ratings(seed=1, n_prompts=10).ratings
+    with pytest.raises(InputError, match="2 columns named 'rating'") as err:
+        spearman_by_dimension(pd.concat([ratings, ratings[["rating"]]], axis=1))
+    assert err.value.column == "rating"
+    long = _long()
+    with pytest.raises(InputError, match="2 columns named 'value'") as err:
+        agreement(pd.concat([long, long[["value"]]], axis=1))
+    assert err.value.column == "value"

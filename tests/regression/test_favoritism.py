@@ -442,3 +442,18 @@ def test_a_rating_that_is_no_number_is_refused_not_excluded_as_ok() -> None:
     as_text = sim.ratings.assign(rating=sim.ratings["rating"].map(repr))
     same = fit_favoritism(as_text, sim.families).n
     assert same == fit_favoritism(sim.ratings, sim.families).n == len(sim.ratings)
+
+
+def test_a_column_named_twice_is_an_error_naming_it() -> None:
+    """``concat(axis=1)`` of a ratings table and its rating column: ``ratings["rating"]``
+    is a frame, and the fit stopped with pandas' TypeError "arg must be a list, tuple,
+    1-d array, or Series"; now the header's error, naming the column."""
+    sim = simulate_ratings(seed=5, n_prompts=12, noise_sd=0.0)
+    twice = pd.concat([sim.ratings, sim.ratings[["rating"]]], axis=1)
+    for call in (
+        lambda: fit_favoritism(twice, sim.families),
+        lambda: prepare(twice, sim.families),
+    ):
+        with pytest.raises(InputError, match="2 columns named 'rating'") as err:
+            call()
+        assert err.value.column == "rating"

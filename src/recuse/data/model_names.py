@@ -10,6 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from recuse.cells import as_text
 from recuse.errors import InputError, ReaderNote
 from recuse.roster import Roster, split_dated
 from recuse.tables import VERDICTS, TableKind, shown, side_word
@@ -114,6 +115,9 @@ def canonicalize_models(
     out = df.copy()
     fname = str(file) if file is not None else None
     present_cols = [c for c in columns if c in out.columns]
+    for col in present_cols:  # model 7 is "7", where a missing name made the column floats
+        if out[col].dtype.kind == "f":
+            out[col] = out[col].astype(object).where(out[col].isna(), as_text(out[col]))
     met = (
         pd.unique(pd.concat([out[c] for c in present_cols], ignore_index=True).dropna())
         if present_cols

@@ -55,7 +55,7 @@ from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, 
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
-from recuse.metrics.verdicts import TIE_TOL, judge_codes, order_picks
+from recuse.metrics.verdicts import TIE_TOL, judge_codes, order_picks, require_pairs
 
 __all__ = [
     "Alpha",
@@ -353,6 +353,7 @@ def krippendorff_alpha(
     with at least two verdicts; the bootstrap resamples their prompts.
     """
     check_min_n(min_n)
+    pairs = require_pairs(pairs)
     stat, clusters, n_judges = alpha_statistic(pairs, judges=judges, level=level_of_measurement)
     if n_judges < 2:
         raise EstimationError(

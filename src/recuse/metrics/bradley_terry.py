@@ -53,6 +53,7 @@ from scipy.sparse.csgraph import connected_components
 
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
+from recuse.metrics.verdicts import require_pairs
 from recuse.roster import self_keys
 
 __all__ = [
@@ -297,7 +298,9 @@ def bradley_terry(
     theta = np.asarray(fit.params, float)
     p = np.asarray(fit.fittedvalues, float)
     scores = x * (w * (y - p))[:, None]
-    codes, uniques = pd.factorize(clusters.reset_index(drop=True))
+    # clusters sorted, as cluster_bootstrap sorts them: the draw depends on the set of
+    # clusters and the seed, not on the order of the rows
+    codes, uniques = pd.factorize(clusters.reset_index(drop=True), sort=True)
     u = np.zeros((len(uniques), x.shape[1]))
     np.add.at(u, codes, scores)
     info = (x * (w * p * (1 - p))[:, None]).T @ x
@@ -468,6 +471,7 @@ def leaderboard(
     it: no verdict in either order (nor ``p_a``), the same system on both sides, or
     the model behind an answer unknown.
     """
+    pairs = require_pairs(pairs, judged=False)
     given = pairs[pairs["judge"].notna()] if "judge" in pairs.columns else pairs.iloc[:0]
     if judges:
         given = given[given["judge"].isin(list(judges))]

@@ -226,10 +226,14 @@ def debiased_ece(
     rng = np.random.default_rng(seed)
     chance = 0.0
     if len(p):
-        draws = (rng.random((chance_draws, len(p))) < p).astype(float)
-        onehot = np.zeros((len(p), bins))
-        onehot[np.arange(len(p)), b] = 1.0
-        chance = float(np.abs((p - draws) @ onehot).sum(axis=1).mean() / n)
+        # the draws in the order of p (rows of one p are alike: one bin), not of the
+        # rows: one table sorted another way is the same chance_ece
+        order = np.argsort(p, kind="stable")
+        ps, bs = p[order], b[order]
+        draws = (rng.random((chance_draws, len(ps))) < ps).astype(float)
+        onehot = np.zeros((len(ps), bins))
+        onehot[np.arange(len(ps)), bs] = 1.0
+        chance = float(np.abs((ps - draws) @ onehot).sum(axis=1).mean() / n)
     plugin = float(np.abs(s).sum() / n) if n else math.nan
     return DebiasedECE(float(u), math.sqrt(var), plugin, chance, int(n), n_c)
 

@@ -51,7 +51,7 @@ from recuse.metrics.bootstrap import (
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs, unlabelled_judges
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
-from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
+from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient, require_pairs
 from recuse.roster import self_keys
 
 __all__ = ["RUNGS", "self_preference_ladder"]
@@ -116,6 +116,7 @@ def self_preference_ladder(
     answer (default: the judge's id; with its model line, every snapshot of the line).
     """
     check_min_n(min_n)
+    pairs = require_pairs(pairs)
     codes, labels = judge_codes(pairs, judges)
     side = favored_side(pairs, relation="self", selves=selves)
     v = orient(pairs["p_a"].to_numpy(float), side)

@@ -406,9 +406,9 @@ def length_controlled_win_rates(
             f"judge {judge!r}: no pair of another system with the baseline has both lengths"
         )
     missing = rows["prompt_id"].isna().to_numpy()
-    if missing.any():  # a row without a prompt id is an instruction of its own
-        pid = rows["prompt_id"].astype(object).to_numpy(copy=True)
-        pid[missing] = [f"\x00no prompt id, row {i}" for i in np.flatnonzero(missing)]
+    if missing.any():  # a row without a prompt id is an instruction of its own (sorted
+        pid = rows["prompt_id"].astype(object).to_numpy(copy=True)  # first, in row order)
+        pid[missing] = [f"\x00no prompt id, row {i:012d}" for i in np.flatnonzero(missing)]
         rows = rows.assign(prompt_id=pid)
     clipped = np.clip(rows["_y"].to_numpy(float), 0.01, 0.99)
     logit = pd.Series(np.log(clipped / (1 - clipped)), index=rows.index)
@@ -445,7 +445,7 @@ def length_controlled_win_rates(
             fit = sm.GLM(y, x, family=sm.families.Binomial()).fit()
         theta = np.asarray(fit.params, float)
         p = np.asarray(fit.fittedvalues, float)
-        codes, uniques = pd.factorize(g["prompt_id"])
+        codes, uniques = pd.factorize(g["prompt_id"], sort=True)  # the draw: row order aside
         u = np.zeros((len(uniques), x.shape[1]))
         np.add.at(u, codes, x * (y - p)[:, None])
         info = (x * (p * (1 - p))[:, None]).T @ x

@@ -41,7 +41,7 @@ from recuse.errors import InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, run_specs
 from recuse.metrics.result import MetricResult, Skipped
-from recuse.metrics.verdicts import TIE_TOL
+from recuse.metrics.verdicts import TIE_TOL, require_pairs
 from recuse.probe_edits import PROBES, REWRITES
 from recuse.probe_tables import ORIGINAL, PROBE_COLUMNS, check_probe_table
 
@@ -88,7 +88,7 @@ def probe_effects(
             f"not a probe table: no {', '.join(missing)} column",
             fix="run `recuse probe` to make one",
         )
-    t = check_probe_table(table)
+    t = check_probe_table(require_pairs(table))
     t = t[t["judge"].notna() & t["probe"].notna()].copy()  # plain pairs are not probed
     on_a = t["treated"].astype(str).to_numpy() == "a"
     orders = _order_verdicts(t)

@@ -28,7 +28,7 @@ from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, 
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.self_preference import favored_side
-from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
+from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient, require_pairs
 from recuse.probe_tables import RECOGNITION, check_probe_table
 
 __all__ = ["COMPONENTS", "MIN_JUDGES", "recognition_vs_preference", "self_recognition"]
@@ -64,7 +64,7 @@ def self_recognition(
             "no self-recognition rows (probe = 'self-recognition')",
             fix="run `recuse probe --probe self-recognition` on pairs holding the judge's answers",
         )
-    rows = check_probe_table(table)
+    rows = check_probe_table(require_pairs(table))
     rows = rows[rows["probe"] == RECOGNITION].reset_index(drop=True)
     codes, labels = judge_codes(rows, judges)
     v = orient(rows["p_a"].to_numpy(float), favored_side(rows, relation="self"))

@@ -267,8 +267,9 @@ def preference_spec(
 
 
 def single_judge(pairs: pd.DataFrame, judge: str | None) -> pd.DataFrame:
-    """The rows of one judge; ``judge=None`` is allowed when the table has only one."""
-    require_pairs(pairs)
+    """The rows of one judge (:func:`require_pairs`: its verdicts and labels as floats);
+    ``judge=None`` is allowed when the table has only one."""
+    pairs = require_pairs(pairs)
     codes, labels = judge_codes(pairs, judge)
     if judge is None and len(labels) > 1:
         raise ConfigError(

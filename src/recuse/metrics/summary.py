@@ -225,8 +225,7 @@ def pairwise_bias(
     unknown = [m for m in wanted if m not in METRICS]
     if unknown:
         raise ConfigError(f"unknown metric {unknown[0]!r} — choose from {', '.join(METRICS)}")
-    require_pairs(pairs)
-    pairs = use_orders(pairs, orders)
+    pairs = use_orders(require_pairs(pairs), orders)
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []
     skipped: list[Skipped] = []

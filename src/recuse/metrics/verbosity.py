@@ -67,6 +67,7 @@ from recuse.metrics.verdicts import (
     judge_score,
     order_picks,
     orient,
+    require_pairs,
     ties_note,
 )
 
@@ -539,6 +540,7 @@ def human_alignment_curve(
     [[-0.5, 1.0, 0.0], [0.0, 1.0, 0.0], [0.5, 1.0, 1.0], [1.0, 1.0, 0.0]]
     """
     check_min_n(min_n)
+    pairs = require_pairs(pairs)
     codes, labels = judge_codes(pairs, judge)
     la, lb, _how = response_lengths(pairs, unit=unit, tokenizer=tokenizer)
     x, v = alignment_xy(pairs, la, lb, verdict=verdict, judge_ties=judge_ties)
@@ -595,7 +597,7 @@ def human_verbosity_curve(
     [[-1.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
     """
     check_min_n(min_n)
-    items = human_items(pairs)
+    items = human_items(require_pairs(pairs, judged=False))
     if items.empty:
         raise EstimationError("no human labels in the table")
     la, lb, _how = response_lengths(items, unit=unit, tokenizer=tokenizer)
@@ -660,6 +662,7 @@ def judge_verbosity_curve(
     [[-1.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
     """
     check_min_n(min_n)
+    pairs = require_pairs(pairs)
     codes, labels = judge_codes(pairs, judge)
     if same_source_only:
         keep = same_source(pairs)

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.tables import VERDICTS
+from recuse.tables import PAIRS, VERDICTS, check_header, index_as_columns
 
 __all__ = [
     "TIE_TOL",
@@ -174,17 +174,34 @@ def attribute_gap_values(
     return values, used
 
 
-def require_pairs(table: pd.DataFrame) -> None:
-    """A metric function's table is a ``pairs`` table, with its judges' verdicts: an
-    :class:`InputError` naming what it lacks (a ratings table has none), where a
-    ``KeyError`` came from deep inside the metric. Tables of only the columns a metric
-    reads stay welcome."""
+#: the pairs columns of numbers that are no probability: lengths and perplexities
+MEASURES = tuple(c.name for c in PAIRS.columns if c.kind == "nonneg")
+
+
+def require_pairs(table: pd.DataFrame, *, judged: bool = True) -> pd.DataFrame:
+    """A metric function's table as the metric reads it: a ``pairs`` table whose verdict
+    and label columns hold probabilities, and its lengths and perplexities numbers, as
+    floats (NaN = missing), however pandas stores them (``Float64`` or an object column
+    with ``pd.NA`` / ``None``, a category, ``Decimal``, ``int8``), and its named index
+    levels as columns (``set_index("human")``), as the file reader and ``recuse.audit``
+    read them. An :class:`InputError` names what it lacks (a ratings table has no
+    verdicts), a header that is not one name per column, or a cell that is no
+    probability or number, where a ``TypeError`` or ``KeyError`` came from deep inside
+    the metric. ``judged=False``: the table may hold labels only (no verdict column).
+    Tables of only the columns a metric reads stay welcome.
+
+    >>> t = require_pairs(pd.DataFrame({"p_a": pd.array([1, None], dtype="Float64")}))
+    >>> t["p_a"].dtype, t["p_a"].isna().tolist()
+    (dtype('float64'), [False, True])
+    """
     if not isinstance(table, pd.DataFrame):
         raise InputError(
             f"expected a pairs table (a pandas DataFrame), got {type(table).__name__}",
             fix="read it with recuse.data.load(NAME_OR_FILE)",
         )
-    if not any(c in table.columns for c in VERDICTS):
+    check_header(table)  # table[column] is one column below
+    table = index_as_columns(table)
+    if judged and not any(c in table.columns for c in VERDICTS):
         ratings = {"model", "rating"} <= set(map(str, table.columns))
         raise InputError(
             f"expected a pairs table; this one has no verdict column ({', '.join(VERDICTS)})"
@@ -192,25 +209,25 @@ def require_pairs(table: pd.DataFrame) -> None:
             fix="read it with recuse.data.load(NAME_OR_FILE) or check it with "
             "recuse.validate_pairs(frame); ratings go to recuse.regression.fit_favoritism",
         )
-    for column in (*VERDICTS, "human"):
-        if column in table.columns:
-            _check_probabilities(table[column], column)
+    read = {c: _probabilities(table[c], c) for c in (*VERDICTS, "human") if c in table.columns}
+    read |= {c: _numbers(table[c], c, "a number") for c in MEASURES if c in table.columns}
+    stored = {c: v for c, v in read.items() if table[c].dtype != np.float64}
+    return table.assign(**stored) if stored else table
 
 
 _NUMERIC_KINDS = frozenset({"floating", "integer", "mixed-integer-float", "decimal", "empty"})
+_FIX = (
+    "verdicts and labels are P(a better) in [0, 1], lengths and perplexities numbers, "
+    "missing = none: read the table with recuse.validate_pairs(frame) (it reads A / B / "
+    "tie, model names and AlpacaEval's 1 / 2) or recuse.data.load(NAME_OR_FILE), or map "
+    "other values (scores, True / False) to P(a better) first"
+)
 
 
-def _check_probabilities(s: pd.Series, column: str) -> None:
-    """An :class:`InputError` at the first cell of ``s`` (``row``: its position in the
-    table) that is no probability: a verdict or label as written (``"A"``, ``True``, a
-    score of 70) in a table that recuse has not read, where the metric would fail deep
-    in numpy or, worse, average it (a "share of the win" of 35). Missing is allowed."""
-    fix = (
-        "verdicts and labels are P(a better) in [0, 1], missing = none: read the table "
-        "with recuse.validate_pairs(frame) (it reads A / B / tie, model names and "
-        "AlpacaEval's 1 / 2) or recuse.data.load(NAME_OR_FILE), or map other values "
-        "(scores, True / False) to P(a better) first"
-    )
+def _numbers(s: pd.Series, column: str, what: str) -> NDArray[np.float64]:
+    """``s`` as floats (missing: NaN), or an :class:`InputError` at the first cell of
+    ``s`` (``row``: its position in the table) that is no number (``"A"``, ``True``):
+    ``what`` it should be, a column as written in a table that recuse has not read."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(object)  # its values, not its codes: read as a column of them
     if pd.api.types.is_bool_dtype(s.dtype) or (
@@ -220,15 +237,23 @@ def _check_probabilities(s: pd.Series, column: str) -> None:
         number = s.map(lambda v: isinstance(v, int | float | np.number) and not isinstance(
             v, bool | np.bool_))  # fmt: skip
         odd = np.flatnonzero(~(number.to_numpy(bool) | s.isna().to_numpy(bool)))
-        if len(odd):  # else every value is a number: checked as one below
+        if len(odd):  # else every value is a number
             i = int(odd[0])
             raise InputError(
-                f"{shown(s.iloc[i])} is not a probability (a table not read by recuse?)",
+                f"{shown(s.iloc[i])} is not {what} (a table not read by recuse?)",
                 row=i + 1,
                 column=column,
-                fix=fix,
+                fix=_FIX,
             )
-    values = pd.to_numeric(s, errors="coerce").to_numpy(float, na_value=np.nan)
+    return pd.to_numeric(s, errors="coerce").to_numpy(float, na_value=np.nan)
+
+
+def _probabilities(s: pd.Series, column: str) -> NDArray[np.float64]:
+    """``s`` as floats (missing: NaN), or an :class:`InputError` at the first cell of
+    ``s`` that is no probability: a verdict or label as written (``"A"``, ``True``, a
+    score of 70) in a table that recuse has not read, where the metric would fail deep
+    in numpy or, worse, average it (a "share of the win" of 35). Missing is allowed."""
+    values = _numbers(s, column, "a probability")
     odd = np.flatnonzero(np.isinf(values) | (values < 0) | (values > 1))
     if len(odd):
         i = int(odd[0])
@@ -236,8 +261,9 @@ def _check_probabilities(s: pd.Series, column: str) -> None:
             f"{values[i]:g} is not a probability (a table not read by recuse?)",
             row=i + 1,
             column=column,
-            fix=fix,
+            fix=_FIX,
         )
+    return values
 
 
 def judge_codes(

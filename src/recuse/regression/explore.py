@@ -23,6 +23,7 @@ from scipy import stats
 
 from recuse.errors import EstimationError, InputError
 from recuse.regression.favoritism import Families, Normalize, Prepared, prepare
+from recuse.tables import check_header
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
@@ -99,6 +100,7 @@ def spearman_by_dimension(ratings: pd.DataFrame, families: Families | None = Non
     Columns: dimension, judge, family (when ``families`` is given), rho, p, n.
     Rows without rating or reference are left out.
     """
+    check_header(ratings)  # ratings[column] is one column below
     d = ratings.dropna(subset=["rating", "reference"])
     rows = []
     for (dim, judge), g in d.groupby(["dimension", "judge"], sort=True):
@@ -141,6 +143,7 @@ def agreement(
     Observed agreement is the share of items with at least two values on which all
     values are equal (the paper's "how often all three annotators agree").
     """
+    check_header(annotations)
     items = [item] if isinstance(item, str) else list(item)
     need = [*items, rater, value]
     missing = [c for c in need if c not in annotations.columns]

@@ -71,6 +71,7 @@ from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.numbers import decimal, percent, signed
 from recuse.regression.ols import SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
+from recuse.tables import check_header
 
 Normalize = Literal["max", "range", "none"]
 Intercept = Literal["judge", "global"]
@@ -257,6 +258,7 @@ def prepare(
     _check_options(normalize)
     if not isinstance(ratings, pd.DataFrame):
         raise InputError("expected a ratings table (pandas DataFrame)")
+    check_header(ratings)  # ratings[column] is one column below
     missing = [c for c in (*REQUIRED, reference) if c not in ratings.columns]
     if missing:
         raise InputError(

@@ -207,7 +207,8 @@ def model_mean_ppi(
             raise ConfigError("label_fraction must be between 0 and 1")
         rng = np.random.default_rng(seed)
         n_lab = max(2, round(label_fraction * len(item_keys)))
-        chosen = set(rng.choice(item_keys.to_numpy(), size=n_lab, replace=False))
+        # drawn from the items sorted: the same items whatever the order of the rows
+        chosen = set(rng.choice(np.sort(item_keys.to_numpy(str)), size=n_lab, replace=False))
     else:
         chosen = {f"{a}\x1f{b}" for a, b in labeled}
     is_lab = key.isin(chosen).to_numpy()

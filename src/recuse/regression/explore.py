@@ -165,9 +165,67 @@ def agreement(
     if usable.shape[1] == 0:
         raise EstimationError("no item has two or more ratings; agreement is undefined")
     data = usable.to_numpy(float)
-    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    if _coincidence_bytes(data) <= _PACKAGE_BYTES:
+        alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    else:
+        alpha = _alpha_by_sums(data, level)
     same = [np.unique(col[~np.isnan(col)]).size == 1 for col in data.T]
     return Agreement(alpha, float(np.mean(same)), usable.shape[1], wide.shape[0], level)
+
+
+#: the most memory the ``krippendorff`` package's coincidence arrays may take (one
+#: ``values × values`` matrix per unit): continuous ratings with thousands of distinct
+#: values asked it for hundreds of GiB, and the process was killed
+_PACKAGE_BYTES = 256 * 2**20
+
+
+def _coincidence_bytes(data: np.ndarray) -> int:
+    values = np.unique(data[~np.isnan(data)]).size
+    return int(data.shape[1]) * values * values * 8
+
+
+def _alpha_by_sums(data: np.ndarray, level: Level) -> float:
+    """Krippendorff's α from sums over each unit's pairable values, in memory linear in
+    the values (for data with too many distinct values for the coincidence matrix):
+    ``α = 1 − D_o / D_e`` with ``D_o = (1/n) Σ_u Σ_{i≠j∈u} δ²(v_i, v_j) / (m_u − 1)``
+    and ``D_e = Σ_{i≠j} δ²(v_i, v_j) / (n (n − 1))`` over all ``n`` pairable values.
+    Interval: ``δ² = (v_i − v_j)²``, and ``Σ_{i≠j} (v_i − v_j)² = 2 m Σv² − 2 (Σv)²``.
+    Ordinal: ``δ_ck = Σ_{g=c..k} n_g − (n_c + n_k)/2`` is the difference of the values'
+    mid-ranks among all pairable values, so ordinal α is interval α on those ranks.
+    Nominal: ``δ² = [v_i ≠ v_j]``, counted from the values' frequencies. Ratio's
+    ``((v_i − v_j)/(v_i + v_j))²`` has no such sums: an error."""
+    if level == "ratio":
+        raise EstimationError(
+            "Krippendorff's alpha at the ratio level: the ratings take too many distinct "
+            "values for its coincidence matrix: round the ratings, or ask for "
+            "level='interval' or 'ordinal'"
+        )
+    present = ~np.isnan(data)
+    m = present.sum(axis=0).astype(float)
+    n = float(m.sum())
+    unit = np.broadcast_to(np.arange(data.shape[1]), data.shape)[present]
+    values = data[present]
+    if level == "nominal":
+        codes = np.unique(values, return_inverse=True)[1]
+        per_unit = (
+            pd.Series(1, index=pd.MultiIndex.from_arrays([unit, codes]))
+            .groupby(level=[0, 1])
+            .size()
+        )
+        same_u = (per_unit**2).groupby(level=0).sum().reindex(range(data.shape[1]), fill_value=0)
+        observed = float(((m**2 - same_u.to_numpy()) / (m - 1)).sum()) / n
+        counts = np.bincount(codes).astype(float)
+        expected = (n**2 - float((counts**2).sum())) / (n * (n - 1))
+    else:
+        if level == "ordinal":
+            values = stats.rankdata(values)  # average ranks: mid-ranks + 1/2
+        s1 = np.bincount(unit, weights=values, minlength=data.shape[1])
+        s2 = np.bincount(unit, weights=values**2, minlength=data.shape[1])
+        observed = float(((2 * m * s2 - 2 * s1**2) / (m - 1)).sum()) / n
+        expected = (2 * n * float((values**2).sum()) - 2 * float(values.sum()) ** 2) / (n * (n - 1))
+    if expected == 0:
+        raise EstimationError("every rating is the same value; alpha is undefined")
+    return 1.0 - observed / expected
 
 
 def judge_agreement(ratings: pd.DataFrame, *, level: Level = "ordinal") -> Mapping[str, Agreement]:

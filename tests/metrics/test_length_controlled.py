@@ -365,6 +365,42 @@ def test_systems_that_share_no_instructions_get_the_glm() -> None:
     assert res["lc_method"].isin([JOINT, GLM]).all()
 
 
+def _many_systems(systems: int, n: int, seed: int) -> pd.DataFrame:
+    """``systems`` systems' binary verdicts against one baseline on the same ``n``
+    instructions, instruction easiness N(0, 1.9²) (AlpacaEval 2's joint fit reads τ =
+    1.9), a length effect 0.8 on tanh(z)."""
+    rng = np.random.default_rng(seed)
+    easy = rng.normal(0, 1.9, n)
+    frames = []
+    for m in range(systems):
+        z = rng.normal(0, 1, n)
+        won = rng.random(n) < 1 / (1 + np.exp(-(-1 + 0.1 * m + 0.8 * np.tanh(z) + easy)))
+        frames.append(pd.DataFrame({
+            "prompt_id": [f"i{k}" for k in range(n)], "model_a": "base", "model_b": f"s{m}",
+            "judge": "j", "p_a": 1.0 - won, "len_a": 1000 + 300 * z, "len_b": 1000.0,
+        }))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_the_joint_fit_integrates_the_instruction_effect_to_convergence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """16 systems judged on the same 100 instructions: each instruction's effect has a
+    narrow posterior, which the fixed 24-node Gauss–Hermite rule over its N(0, 1) prior
+    missed: rates 0.6 points and 90% interval ends 1.9 points from the converged ones
+    (AlpacaEval 2's rates: 0.08 points). The reference is the same fit with 192 nodes
+    (an independent L-BFGS maximisation at 150 nodes agreed with it to 0.0001 points)."""
+    import recuse.metrics.length_controlled as lc_module
+
+    table = _many_systems(16, 100, seed=0)
+    cols = ["lc_win_rate", "lc_win_rate_low", "lc_win_rate_high"]
+    out = length_controlled_win_rates(table, judge="j", boot=Resampling(n_boot=20))
+    monkeypatch.setattr(lc_module, "_NODES", 192)
+    ref = length_controlled_win_rates(table, judge="j", boot=Resampling(n_boot=20))
+    assert (out["lc_method"] == JOINT).all()
+    np.testing.assert_allclose(out[cols].to_numpy(), ref[cols].to_numpy(), atol=0.01)
+
+
 def test_without_the_joint_fit_the_caveat_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the joint fit cannot be made (here: more shared instructions required than
     the table has), the rate is the GLM's and the caveat says the joint fit was not

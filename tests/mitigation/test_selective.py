@@ -219,6 +219,72 @@ def test_order_consistency_says_what_a_tie_in_one_order_reads() -> None:
     )
 
 
+def test_an_item_judged_in_one_order_has_shown_no_order_consistency() -> None:
+    """A picks-only judge's item with one verdict (the other order failed) read as its
+    pick, confidence 1, beside the pairs whose two orders agree. Now it reads 0.5, as a
+    flip does: both orders agree 1; pick and tie 0.75; flip, one order (either), a
+    verdict without orders and a tie in one order 0.5."""
+    t = _table(8)
+    t["p_a_first"] = [1.0, 1.0, 1.0, 1.0, np.nan, np.nan, 0.5, 0.0]
+    t["p_a_second"] = [1.0, 0.5, 0.0, np.nan, 0.0, np.nan, np.nan, 0.0]
+    t["p_a"] = [1.0, 0.75, 0.5, 1.0, 0.0, 1.0, 0.5, 0.0]
+    items = items_of(t, None, Options())
+    assert items.conf.tolist() == [1.0, 0.75, 0.5, 0.5, 0.5, 0.5, 0.5, 1.0]
+    assert items.verdict.tolist() == [1, 1, 0, 1, -1, 1, 0, -1]  # the pick is kept
+    # a judge with probabilities keeps its one-order probability as its confidence
+    probs = t.assign(p_a_first=[0.9, 0.8, 0.7, 0.9, np.nan, np.nan, 0.6, 0.2],
+                     p_a_second=[0.9, 0.6, 0.3, np.nan, 0.3, np.nan, np.nan, 0.2],
+                     p_a=[0.9, 0.7, 0.5, 0.9, 0.3, 0.8, 0.6, 0.2])  # fmt: skip
+    assert items_of(probs, None, Options()).conf.round(6).tolist() == [
+        0.9, 0.7, 0.5, 0.9, 0.7, 0.8, 0.6, 0.8,
+    ]  # fmt: skip
+
+
+def _mixed_orders(
+    n: int, one_order: float, rng: np.random.Generator, start: int = 0
+) -> pd.DataFrame:
+    """A picks-only judge: on 70% of items (easy) both orders give the same pick, right
+    with probability 0.97; on the rest it picks the answer shown first (a flip). A share
+    ``one_order`` of items has its second order missing (failed)."""
+    human = (rng.random(n) < 0.5).astype(float)
+    easy = rng.random(n) < 0.7
+    right = rng.random(n) < 0.97
+    pick = np.where(right, human, 1 - human)
+    first = np.where(easy, pick, 1.0)
+    second = np.where(easy, pick, 0.0)
+    second = np.where(rng.random(n) < one_order, np.nan, second)
+    return pd.DataFrame({
+        "item_id": [f"i{start + k}" for k in range(n)],
+        "prompt_id": [f"q{start + k}" for k in range(n)],
+        "model_a": "m1", "model_b": "m2", "human": human, "judge": "j",
+        "p_a_first": first, "p_a_second": second, "p_a": np.nanmean([first, second], axis=0),
+    })  # fmt: skip
+
+
+def test_one_order_items_do_not_ride_on_the_consistent_pairs_threshold() -> None:
+    """Calibration: 1,000 items, a quarter judged in one order. Read as confidence 1,
+    the one-order picks (right 0.7 × 0.97 + 0.3 × 0.5 = 0.83 of the time) sat with the
+    consistent pairs (0.97): the mix (765 items, 0.928) was certified at 0.9 with
+    threshold 1, and ``certify apply`` on 600 new items judged in one order kept every
+    pick, 0.81 of them agreeing, under the guarantee's 0.9. Now the threshold keeps the
+    518 consistent pairs (0.969) and the one-order new items go to a person."""
+    rng = np.random.default_rng(3)
+    cal = _mixed_orders(1000, 0.25, rng)
+    result = certify_judges(cal, None, Options(target=0.9, delta=0.1, strata=False))
+    c = result.judges[0]
+    ones = cal["p_a_second"].isna()
+    consistent = ~ones & (cal["p_a_first"] == cal["p_a_second"])
+    (s,) = c.strata
+    assert s.threshold == 1.0 and s.n_kept == int(consistent.sum())
+    agree = (cal["p_a_first"] == cal["human"])[consistent]
+    assert s.n_agree == int(agree.sum()) and s.agreement > 0.93
+    new = _mixed_orders(600, 1.0, rng, start=10_000)
+    decided = apply_thresholds(new, result.thresholds(), None)
+    assert (decided["decision"] == PERSON).all()
+    assert c.n_one_order == int(ones.sum()) and c.to_dict()["n_one_order"] == int(ones.sum())
+    assert "one order only" in c.to_dict()["confidence_definition"]
+
+
 def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
     # judge "cheap" is sure and right on items 0-59 and unsure (0.55, half wrong) on
     # 60-119; "strong" judged only items 40-119 and is right on them

@@ -178,6 +178,18 @@ def test_min_and_straddling_both_bounds_are_written_out() -> None:
     assert "straddles both bounds, \u22120.1 and 0.1 (0 ± 0.1)" in line.text
 
 
+def test_a_rate_exactly_on_its_bound_away_from_the_null_is_on_the_bound() -> None:
+    """A first-position rate of 240/400 = 0.6 against ``--max position=0.1`` (the band
+    0.5 ± 0.1) sits on the bound 0.6. The distance was float arithmetic, |0.6 − 0.5| −
+    0.1 = 2.8e−17, so the line said the estimate sat 2.8e−17 below the bound and
+    projected 1.3e33 comparisons; below the null too (0.3 on 0.5 − 0.2)."""
+    for est, x in ((0.6, 0.1), (0.3, 0.2)):
+        f = _finding("position", "j", est, est - 0.05, est + 0.05, null=0.5, n=400)
+        line = evaluate(f, Threshold("position", x))
+        assert line.outcome == "inconclusive" and line.gap == 0 and line.n_needed is None
+        assert f"the estimate sits on the bound {est}: more data alone" in line.text
+
+
 def test_an_interval_end_exactly_on_the_bound_is_within_it() -> None:
     """``--max`` is "within x of the no-bias value", ends included. The bound was rounded
     to 12 decimals (so that 0.7 + 0.1 reads 0.8), which moved a bound given to full

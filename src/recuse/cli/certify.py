@@ -199,7 +199,9 @@ def _print(result: Any) -> None:
     for j in result.judges:
         con.print(cell(f"{j.judge}: confidence = {j.confidence}"
                        + (f"; {j.n_ties_excluded} tied {LABEL_NAMES[kind]}s left out"
-                          if j.n_ties_excluded else "")))  # fmt: skip
+                          if j.n_ties_excluded else "")
+                       + (f"; {j.n_one_order} item(s) judged in one order only read 0.5 "
+                          "(no order consistency seen)" if j.n_one_order else "")))  # fmt: skip
         con.print(cell(f"  {j.guarantee()}"))
         for s in j.strata:
             if s.reason:

@@ -7,7 +7,11 @@ mean), gives the verdict (a when ``p_a > 0.5``, b when ``< 0.5``, a tie at 0.5) 
 confidence ``c = max(p_a, 1 - p_a)`` in [0.5, 1]. A judge that gives only picks
 (every value 0, 0.5 or 1) has ``c = 1`` when both orders pick the same answer, 0.75 when
 one order picks an answer and the other calls a tie, and 0.5 when they disagree or both
-tie: its confidence is *order consistency*, and the result says so.
+tie: its confidence is *order consistency*, and the result says so. An item such a judge
+gave one verdict only (the other order unparsed or failed, or never judged) has shown no
+consistency: it reads 0.5, as a flip does (read as its pick it would sit at 1 beside the
+consistent pairs, and a table judged in one order would pass every pick a threshold of 1
+certified on two; :func:`items_of`). The certificate counts them (``n_one_order``).
 With ``recalibrate=True`` ``p_a`` is first mapped by isotonic regression
 (:func:`recuse.metrics.calibration.recalibrate`, cross-fitted over prompts).
 
@@ -111,7 +115,8 @@ CONFIDENCE_WORDS = {
     "(cross-fitted by prompt)",
     "order consistency": "order consistency: 1 when both orders pick the same answer, "
     "0.75 when one picks an answer and the other calls a tie, 0.5 when they disagree or "
-    "both tie (the judge gives picks, not probabilities)",
+    "both tie, and 0.5 for an item judged in one order only (no consistency seen; "
+    "n_one_order counts them) (the judge gives picks, not probabilities)",
     "single verdict": "none usable: one pick per item (no probabilities, one order), so "
     "every verdict has the same confidence and a threshold keeps all or nothing",
 }
@@ -245,6 +250,13 @@ def confidence_kind(rows: pd.DataFrame) -> str:
     return "order consistency" if bool(both.any()) else "single verdict"
 
 
+def one_order(rows: pd.DataFrame) -> NDArray[np.bool_]:
+    """Rows without a verdict in both orders (one order, or a ``p_a`` given without its
+    orders)."""
+    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
+    return np.asarray(~both.to_numpy(), dtype=bool)
+
+
 def confidence_of(p_a: FloatArray) -> FloatArray:
     """``max(p, 1 − p)``: the judge's confidence in its verdict (NaN stays NaN)."""
     p = np.asarray(p_a, dtype=float)
@@ -358,6 +370,9 @@ class JudgeCertificate:
     recalibration: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     #: what the labels it agrees with are: its guarantee names them (:mod:`recuse.reference`)
     reference: ReferenceKind = "human"
+    #: items given one verdict only where the confidence is order consistency (they read
+    #: 0.5: :func:`items_of`)
+    n_one_order: int = 0
 
     @property
     def n_labelled(self) -> int:
@@ -417,6 +432,7 @@ class JudgeCertificate:
             "certified": self.certified,
             "n_labelled": self.n_labelled,
             "n_ties_excluded": self.n_ties_excluded,
+            "n_one_order": self.n_one_order,
             "coverage": _num(self.coverage),
             "agreement": _num(self.agreement),
             "heldout_coverage": _num(h.coverage),
@@ -517,10 +533,19 @@ def items_of(
     o: Options,
     *,
     p_a: FloatArray | None = None,
+    kind: str | None = None,
 ) -> Items:
     """One judge's rows (:func:`judge_rows`) as :class:`Items`; ``p_a`` replaces the
-    table's (recalibrated values)."""
+    table's (recalibrated values). ``kind``: how its confidence is read
+    (:data:`CONFIDENCE_WORDS`; default :func:`confidence_kind` of ``rows``, ``certify
+    apply`` gives the certified one): for ``"order consistency"`` an item without a
+    verdict in both orders has confidence 0.5 (:func:`one_order`), as a flip has."""
     p = rows["p_a"].to_numpy(float) if p_a is None else p_a
+    if kind is None:
+        kind = confidence_kind(rows) if len(rows) else "single verdict"
+    conf = confidence_of(p)
+    if kind == "order consistency":
+        conf = np.where(one_order(rows) & np.isfinite(conf), 0.5, conf)
     h = rows["human"].to_numpy(float) if "human" in rows.columns else np.full(len(rows), np.nan)
     human = _labels(np.nan_to_num(h, nan=0.5))
     labelled = np.isfinite(h) & ((human != 0) | (o.human_ties == "count"))
@@ -528,7 +553,7 @@ def items_of(
     return Items(
         item_id=rows["item_id"].astype(str).to_numpy(object),
         prompt=rows["prompt_id"].astype(str).to_numpy(object),
-        conf=confidence_of(p),
+        conf=conf,
         verdict=_labels(p),
         human=human,
         labelled=np.asarray(labelled, dtype=bool),
@@ -655,7 +680,7 @@ def certify_judge(
             )
         p_a, points = _recalibrated(rows, o, f"judge {judge!r}")
         kind = "recalibrated probability"
-    items = items_of(rows, roster, o, p_a=p_a)
+    items = items_of(rows, roster, o, p_a=p_a, kind=kind)
     has_h = rows["human"].notna().to_numpy() if "human" in rows.columns else items.labelled
     ties = int((has_h & ~items.labelled).sum())
     certs = certify_items(items, o, d)
@@ -664,7 +689,8 @@ def certify_judge(
         StratumCertificate(**{**c.__dict__, "heldout": held.get(c.stratum, NO_HELD_OUT)})
         for c in certs
     )
-    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points, o.reference)
+    ones = int(one_order(rows).sum()) if kind == "order consistency" else 0
+    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points, o.reference, ones)
     return cert, items
 
 
@@ -890,7 +916,8 @@ def _stage_heldout(
         return set(), NO_HELD_OUT
     items = items_of(rows, roster, o)
     if o.recalibrate and confidence_kind(rows) == "probability":
-        items = items_of(rows, roster, o, p_a=_recalibrated(rows, o, judge)[0])
+        recalibrated = _recalibrated(rows, o, judge)[0]
+        items = items_of(rows, roster, o, p_a=recalibrated, kind="recalibrated probability")
     lab = items.take(items.labelled)
     prompts = np.unique(lab.prompt)
     order = np.random.default_rng(o.seed).permutation(len(prompts))
@@ -1127,7 +1154,8 @@ def apply_thresholds(
         if stage.get("recalibration"):
             r = stage["recalibration"]
             p = _map(p, (tuple(r["x"]), tuple(r["y"])))
-        items = items_of(rows, roster, o, p_a=p)
+        kind = stage.get("confidence")  # as certified: a one-order item reads as it did
+        items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
         lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
         has = np.array([v is not None for v in lam])
         lam_f = np.where(has, lam, np.inf).astype(float)

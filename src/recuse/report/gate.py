@@ -558,8 +558,10 @@ def evaluate(
             outcome = "fail"
         else:
             outcome = "inconclusive"
-        gap = abs(abs(est - null) - x)
         edge = allowed_hi if est >= null else allowed_lo  # the bound nearest the estimate
+        # |d| − x as the decimals written subtract: 0.6 on 0.5 + 0.1 sits on the bound,
+        # where float arithmetic put it 2.8e−17 away and projected 1.3e33 comparisons
+        gap = abs(_decimal_sum(est, -edge))
         edges: tuple[float, ...] = (allowed_lo, allowed_hi)
     else:
         if lo >= x:

@@ -219,6 +219,9 @@ class _Joint:
     pi: float
     params: np.ndarray
     nodes: int
+    #: the inverse of the negative log-likelihood's Hessian at ``params`` (the finer
+    #: fit's BFGS starts from it: a Newton step from a nearby maximum)
+    curvature: np.ndarray | None
 
     def moved(self, other: _Joint) -> float:
         """The largest change (points) of a rate or interval end from ``other``."""
@@ -239,7 +242,13 @@ def _converged_fit(
     fit = _joint_fit(system, cluster, y, tl, level=level, nodes=_NODES)
     while fit is not None and fit.nodes < MAX_NODES:
         finer = _joint_fit(
-            system, cluster, y, tl, level=level, nodes=2 * fit.nodes, start=fit.params
+            system,
+            cluster,
+            y,
+            tl,
+            level=level,
+            nodes=2 * fit.nodes,
+            start=(fit.params, fit.curvature),
         )
         if finer is None or finer.moved(fit) < QUADRATURE_TOL:
             return finer
@@ -255,7 +264,7 @@ def _joint_fit(
     *,
     level: float,
     nodes: int = _NODES,
-    start: np.ndarray | None = None,
+    start: tuple[np.ndarray, np.ndarray | None] | None = None,
 ) -> _Joint | None:
     """Maximum (quasi-)likelihood fit of the joint model over every system (see the
     module docstring), integrating the instruction effect u_i ~ N(0, 1) out by
@@ -309,9 +318,13 @@ def _joint_fit(
         return None  # a system that won (or lost) every comparison: no finite maximum
     if start is None:
         clipped = np.clip(mean_y, 0.02, 0.98)
-        start = np.concatenate([np.log(clipped / (1 - clipped)), np.zeros(k + 2)])
+        start = (np.concatenate([np.log(clipped / (1 - clipped)), np.zeros(k + 2)]), None)
     res = optimize.minimize(
-        objective, start, jac=True, method="BFGS", options={"gtol": 1e-6, "maxiter": 5000}
+        objective,
+        start[0],
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-6, "maxiter": 5000, "hess_inv0": start[1]},
     )
     p = np.asarray(res.x, float)
     if not np.all(np.isfinite(p)):
@@ -324,6 +337,11 @@ def _joint_fit(
         [(scores(p + step * e)[1].sum(axis=0) - u.sum(axis=0)) / step for e in np.eye(size)]
     )
     bread = np.linalg.pinv(-(hess + hess.T) / 2)
+    bread = (bread + bread.T) / 2  # symmetric to the last bit, as BFGS's start must be
+    try:  # and positive definite (scipy's test: a Cholesky factor exists)
+        positive = bool(np.linalg.cholesky(bread).size)
+    except np.linalg.LinAlgError:
+        positive = False
     cov = bread @ (u.T @ u) @ bread * n / max(n - 1, 1)
     tau = float(np.exp(p[-1]))
     z = float(stats.norm.ppf(0.5 + level / 2))
@@ -345,7 +363,10 @@ def _joint_fit(
             return None
         centre = np.log(rate / (1 - rate))
         lc[m], low[m], high[m] = rate, _sigmoid(centre - z * se), _sigmoid(centre + z * se)
-    return _Joint(100 * lc, 100 * low, 100 * high, p[k : 2 * k], tau, float(p[2 * k]), p, nodes)
+    return _Joint(
+        100 * lc, 100 * low, 100 * high, p[k : 2 * k], tau, float(p[2 * k]), p, nodes,
+        bread if positive else None,
+    )  # fmt: skip
 
 
 def _length(frame: pd.DataFrame, text: str, words: str) -> np.ndarray | None:

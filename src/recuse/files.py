@@ -53,6 +53,8 @@ __all__ = [
     "MAX_INPUT_ENV",
     "MAX_ROW_ENV",
     "check_text",
+    "content_sha256",
+    "content_size",
     "file_sha256",
     "is_file",
     "line_end",
@@ -252,6 +254,38 @@ def _gunzip(path: Path, limit: int) -> bytes:
             fix="download the file again; only plain or .gz-compressed files are read",
         ) from None
     return b"".join(parts)
+
+
+def content_size(path: str | Path) -> int:
+    """The size of what reading ``path`` gives, modulo 2**32: its bytes, or a ``.gz``
+    file's decompressed size as its gzip trailer records it (modulo 2**32, as gzip
+    writes it; a file of several gzip members records only its last). Cheap: a ``stat``,
+    and the trailer's 4 bytes. ``OSError`` propagates."""
+    p = Path(path)
+    if not p.name.endswith(".gz"):
+        return p.stat().st_size % 2**32
+    with p.open("rb") as f:
+        if f.seek(0, os.SEEK_END) < 18:  # no room for a gzip header and trailer
+            return -1
+        f.seek(-4, os.SEEK_END)
+        return int.from_bytes(f.read(4), "little")
+
+
+def content_sha256(path: str | Path) -> str:
+    """SHA-256 of the bytes reading ``path`` gives (a ``.gz`` file decompressed), read
+    in chunks: a file and its gzip copy have one digest. ``OSError`` propagates, and a
+    broken gzip stream is one too (:class:`gzip.BadGzipFile`)."""
+    p = Path(path)
+    if not p.name.endswith(".gz"):
+        return file_sha256(p)
+    digest = hashlib.sha256()
+    try:
+        with gzip.open(p, "rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                digest.update(chunk)
+    except (EOFError, zlib.error) as exc:
+        raise gzip.BadGzipFile(str(exc)) from None
+    return digest.hexdigest()
 
 
 def file_sha256(path: str | Path, *, on_read: Callable[[int], None] | None = None) -> str:

@@ -363,3 +363,21 @@ def test_a_model_entry_with_a_misspelt_key_or_no_name_is_refused(
     assert main(["--roster", str(f), "data", "summary"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"recuse: error: {f}: {said}") and err.count("\n") == 1
+
+
+def test_a_roster_file_is_read_as_any_text_file_is(tmp_path: Path) -> None:
+    """A roster saved with a byte-order mark read 'Invalid statement (at line 1,
+    column 1)'; one not in UTF-8, a folder or a missing file gave Python's own words
+    ("'utf-8' codec can't decode byte 0xe9 in position 14", "[Errno 21] Is a
+    directory: 'rd'") with no fix."""
+    f = tmp_path / "r.toml"
+    f.write_bytes(b'\xef\xbb\xbf[[model]]\nid = "ours"\nfamily = "o"\n')
+    assert Roster.load(f).family("ours") == "o"
+    f.write_bytes(b'[[model]]\nid = "caf\xe9"\nfamily = "o"\n')  # Latin-1
+    with pytest.raises(InputError) as info:
+        Roster.load(f)
+    assert str(info.value) == f"{f}: not UTF-8 text (byte 0xe9 on line 2) — save the file as UTF-8"
+    for path, what in ((tmp_path, "a folder"), (tmp_path / "none.toml", "no such file")):
+        with pytest.raises(ConfigError) as caught:
+            Roster.load(path)
+        assert str(caught.value) == f"roster file {path}: {what} — give a roster TOML file"

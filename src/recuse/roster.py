@@ -30,6 +30,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.files import is_file, read_text
 from recuse.tables import shown
 
 ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
@@ -170,11 +171,11 @@ class Roster:
         roster = cls.builtin()
         if path:
             p = Path(path)
-            try:
-                text = p.read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"cannot read roster file {p}: {exc}") from None
-            for e in _parse(text, str(p)):
+            if not is_file(p):
+                what = "a folder" if is_file(p, folder=True) else "no such file"
+                raise ConfigError(f"roster file {p}: {what} — give a roster TOML file")
+            # UTF-8 (a byte-order mark dropped), bounded; a byte that is not names its line
+            for e in _parse(read_text(p), str(p)):
                 roster.add(e)
         return roster
 

@@ -82,7 +82,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     interval wholly beyond a bound; 3 inconclusive (an interval straddles a bound, or
     a judge's bias was not measured, unless --skip-unmeasured)."""
     from recuse.api import run
-    from recuse.cli.app import cli_context
+    from recuse.cli.app import cli_context, settings_files
     from recuse.data.inputs import read_paths
     from recuse.report import write_report
     from recuse.report.export import report_files
@@ -91,6 +91,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     _check_gate(settings.fail_on, settings.skip_unmeasured)
     # an input named like a file the report writes or removes there would be replaced
     inputs = [path for spec in data for path in read_paths(spec, settings.data_dir)]
+    inputs += settings_files(ctx)
     check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out))
     replaces = any((settings.out / f).is_file() for f in ("report.json", "report.html"))
     start = time.perf_counter()

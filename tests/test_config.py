@@ -162,6 +162,12 @@ def test_a_config_is_read_as_any_text_file_is(
     assert capsys.readouterr().err.endswith(
         "(at line 1, column 7)) — fix that line (docs/configuration.md shows the file)\n"
     )
+    cfg.write_text("[audit]\nlevel = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n", "utf-8")
+    assert main(["validate", str(path), "--config", str(cfg)]) == 2  # was a RecursionError
+    assert capsys.readouterr().err == (
+        f"recuse: error: {cfg}: arrays or tables nested too deeply for Python's TOML reader "
+        "— nest them less (recuse's files need two levels at most)\n"
+    )
     assert main(["validate", str(path), "--config", "/dev/null"]) == 2
     assert capsys.readouterr().err == (
         "recuse: error: --config /dev/null: a special file (a pipe, a device) — give a "

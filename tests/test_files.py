@@ -426,3 +426,27 @@ def test_each_file_option_names_a_path_too_long(
     assert main([a.replace("{deep}", deep) for a in args]) == 2
     err = capsys.readouterr().err
     assert "longer than the system allows" in err and "Traceback" not in err
+
+
+def test_read_toml_names_the_file_and_a_nesting_too_deep(tmp_path: Path) -> None:
+    """A TOML file nested 100,000 deep was a RecursionError traceback from every command
+    (recuse.toml is read by all of them); a bad line names the file and says the fix."""
+    from recuse.files import read_toml
+
+    f = tmp_path / "x.toml"
+    f.write_bytes(b"\xef\xbb\xbf[audit]\nlevel = 0.9\n")
+    assert read_toml(f) == {"audit": {"level": 0.9}}
+    f.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "utf-8")
+    with pytest.raises(ConfigError) as err:
+        read_toml(f)
+    assert str(err.value) == (
+        f"{f}: arrays or tables nested too deeply for Python's TOML reader — nest them less "
+        "(recuse's files need two levels at most)"
+    )
+    f.write_text("[a\n", "utf-8")
+    with pytest.raises(ConfigError) as err:
+        read_toml(f, fix="see the docs")
+    assert str(err.value) == (
+        f"{f}: not valid TOML (Expected ']' at the end of a table declaration (at line 1, "
+        "column 3)) — see the docs"
+    )

@@ -32,14 +32,13 @@ A key the file does not know is an error naming the file and the key.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError
-from recuse.files import is_file, read_text
+from recuse.files import is_file, read_toml
 from recuse.options import read_options, settings_fields
 from recuse.roster import Entry, entries_from
 
@@ -114,16 +113,13 @@ def load_config(path: str | Path) -> Config:
     """Read and check a config file (errors name the file and the key)."""
     p = Path(path)
     where = str(p)
-    text = read_text(p)  # UTF-8 (a byte-order mark dropped), bounded; errors name the line
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        fix = (
-            "fix that line (docs/configuration.md shows the file)"
-            if p.suffix == ".toml"
-            else "--config takes a recuse.toml; give a data file as the command's argument"
-        )
-        raise ConfigError(f"{where}: not valid TOML ({exc}) — {fix}") from None
+    # UTF-8 (a byte-order mark dropped), bounded; errors name the line
+    data = read_toml(
+        p,
+        fix="fix that line (docs/configuration.md shows the file)"
+        if p.suffix == ".toml"
+        else "--config takes a recuse.toml; give a data file as the command's argument",
+    )
     unknown = [k for k in data if k not in SECTIONS]
     if unknown:
         key, value = unknown[0], data[unknown[0]]

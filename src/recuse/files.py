@@ -37,6 +37,7 @@ import math
 import os
 import re
 import stat
+import tomllib
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -64,6 +65,7 @@ __all__ = [
     "read_json",
     "read_jsonl",
     "read_text",
+    "read_toml",
     "require_keys",
     "row_too_long",
     "too_big",
@@ -318,6 +320,23 @@ def read_text(path: str | Path) -> str:
             f"not UTF-8 text (byte {raw[exc.start]:#04x} on line {line})",
             file=path,
             fix="save the file as UTF-8",
+        ) from None
+
+
+def read_toml(path: str | Path, *, fix: str = "fix that line") -> dict[str, Any]:
+    """The TOML file ``path`` (a recuse.toml, a roster) as :func:`read_text` reads text;
+    a file that does not parse, or is nested too deeply for Python's reader (a
+    ``RecursionError``: it was a traceback), is a :class:`ConfigError` naming the file,
+    with ``fix``."""
+    text = read_text(path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}) — {fix}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: arrays or tables nested too deeply for Python's TOML reader — nest "
+            "them less (recuse's files need two levels at most)"
         ) from None
 
 

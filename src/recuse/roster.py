@@ -30,7 +30,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse.errors import ConfigError, InputError, ReaderNote
-from recuse.files import is_file, read_text
+from recuse.files import is_file, read_toml
 from recuse.tables import shown
 
 ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
@@ -175,7 +175,7 @@ class Roster:
                 what = "a folder" if is_file(p, folder=True) else "no such file"
                 raise ConfigError(f"roster file {p}: {what} — give a roster TOML file")
             # UTF-8 (a byte-order mark dropped), bounded; a byte that is not names its line
-            for e in _parse(read_text(p), str(p)):
+            for e in entries_from(read_toml(p), str(p)):
                 roster.add(e)
         return roster
 

@@ -53,6 +53,7 @@ __all__ = [
     "ABSENT_ERRNOS",
     "MAX_INPUT_ENV",
     "MAX_ROW_ENV",
+    "TOO_DEEP",
     "check_text",
     "content_sha256",
     "content_size",
@@ -323,6 +324,13 @@ def read_text(path: str | Path) -> str:
         ) from None
 
 
+#: a TOML file nested deeper than Python's reader recurses
+TOO_DEEP = (
+    "arrays or tables nested too deeply for Python's TOML reader — nest them less "
+    "(recuse's files need two levels at most)"
+)
+
+
 def read_toml(path: str | Path, *, fix: str = "fix that line") -> dict[str, Any]:
     """The TOML file ``path`` (a recuse.toml, a roster) as :func:`read_text` reads text;
     a file that does not parse, or is nested too deeply for Python's reader (a
@@ -334,10 +342,7 @@ def read_toml(path: str | Path, *, fix: str = "fix that line") -> dict[str, Any]
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}) — {fix}") from None
     except RecursionError:
-        raise ConfigError(
-            f"{path}: arrays or tables nested too deeply for Python's TOML reader — nest "
-            "them less (recuse's files need two levels at most)"
-        ) from None
+        raise ConfigError(f"{path}: {TOO_DEEP}") from None
 
 
 def _not_json(exc: Exception) -> str | None:

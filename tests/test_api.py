@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import inspect
 import json
 import os
@@ -143,6 +144,23 @@ def test_an_input_given_twice_is_refused(
     with pytest.warns(ReaderNote, match="model 'gpt-3' is not in the roster"):
         both = recuse.audit(["pairs.csv", "other.csv"], only="position", n_boot=200)
     assert both.findings["dataset"].nunique() == 2
+    # its gzip copy is read as the same bytes: refused too, whichever comes first
+    (tmp_path / "pairs.csv.gz").write_bytes(gzip.compress(path.read_bytes()))
+    for data, said in (
+        (["pairs.csv", "pairs.csv.gz"], "'pairs.csv.gz' decompressed holds the same bytes as "
+         "'pairs.csv': "),
+        (["pairs.csv.gz", "pairs.csv"], "'pairs.csv' holds the same bytes as 'pairs.csv.gz' "
+         "decompressed: "),
+    ):  # fmt: skip
+        with pytest.raises(ConfigError) as caught:
+            recuse.audit(data, only="position", n_boot=200)
+        assert str(caught.value).startswith(said)
+    # two empty files hold the same (no) bytes: the first is refused as empty, not as a
+    # copy (it has no rows to audit twice)
+    (tmp_path / "a.csv").write_bytes(b"")
+    (tmp_path / "b.csv").write_bytes(b"")
+    with pytest.raises(InputError, match=r"a\.csv: the file is empty"):
+        recuse.audit(["a.csv", "b.csv"], only="position", n_boot=200)
     # two DataFrames, even equal ones, are two inputs a caller chose to pass
     twice = recuse.audit([planted, planted], only="position", n_boot=200)
     assert set(twice.findings["dataset"]) == {"dataframe-1", "dataframe-2"}

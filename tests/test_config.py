@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from recuse.cli import main
 from recuse.config import load_config
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, InputError
 from recuse.simulate import PlantedBias, simulate_pairs
 
 CONFIG = """
@@ -133,3 +134,80 @@ def test_a_config_that_is_a_folder_or_missing_says_which(
     assert main(["audit", "llmbar", "--config", str(missing), "--out", str(out)]) == 2
     assert "no such file" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_config_is_read_as_any_text_file_is(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recuse.toml saved with a byte-order mark (Windows editors) read 'Invalid
+    statement (at line 1, column 1)'; one not in UTF-8 said Python's "'utf-8' codec
+    can't decode byte 0xff in position 15" with no fix; a data file given to --config
+    said only that it was no TOML."""
+    path, cfg = files
+    cfg.write_bytes(b"\xef\xbb\xbf" + CONFIG.encode("utf-8"))
+    assert load_config(cfg).options["title"] == "team audit"
+    cfg.write_bytes(b'[audit]\ntitle = "caf\xe9"\n')  # Latin-1
+    with pytest.raises(InputError) as err:
+        load_config(cfg)
+    assert str(err.value) == f"{cfg}: not UTF-8 text (byte 0xe9 on line 2) — save the file as UTF-8"
+    out = tmp_path / "o"
+    assert main(["validate", str(path), "--config", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"recuse: error: {path}: not valid TOML (Expected '=' after a key in a key/value pair "
+        "(at line 1, column 8)) — --config takes a recuse.toml; give a data file as the "
+        "command's argument\n"
+    )
+    cfg.write_text("[audit\n", "utf-8")
+    assert main(["audit", str(path), "--config", str(cfg), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.endswith(
+        "(at line 1, column 7)) — fix that line (docs/configuration.md shows the file)\n"
+    )
+    cfg.write_text("[audit]\nlevel = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n", "utf-8")
+    assert main(["validate", str(path), "--config", str(cfg)]) == 2  # was a RecursionError
+    assert capsys.readouterr().err == (
+        f"recuse: error: {cfg}: arrays or tables nested too deeply for Python's TOML reader "
+        "— nest them less (recuse's files need two levels at most)\n"
+    )
+    assert main(["validate", str(path), "--config", "/dev/null"]) == 2
+    assert capsys.readouterr().err == (
+        "recuse: error: --config /dev/null: a special file (a pipe, a device) — give a "
+        "recuse.toml\n"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "link to nothing", "loop of links", "pipe"])
+def test_a_recuse_toml_here_that_is_no_file_is_an_error(
+    files: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+) -> None:
+    """A folder, a broken link or a pipe named recuse.toml in the current folder was
+    passed over without a word: the team's [map] and [[model]] were not read, and the
+    command ran as if there were no set-up (a pipe would have hung it)."""
+    path, cfg = files
+    cfg.unlink()
+    if kind == "folder":
+        cfg.mkdir()
+    elif kind == "pipe":
+        os.mkfifo(cfg)
+    else:
+        cfg.symlink_to(tmp_path / "nowhere.toml" if kind == "link to nothing" else cfg)
+    said = {"folder": "a folder", "pipe": "a special file (a pipe, a device)"}.get(
+        kind, "a link to nothing (or a loop of links)"
+    )
+    monkeypatch.chdir(tmp_path)
+    for args in (["audit", str(path), "--out", "o"], ["validate", str(path)],
+                 ["data", "summary"]):  # fmt: skip
+        assert main(args) == 2
+        assert capsys.readouterr().err == (
+            f"recuse: error: recuse.toml in the current folder is {said}, not a config file — "
+            "every command reads ./recuse.toml when there is one: make it a TOML file, rename "
+            "it, or run from another folder\n"
+        )
+    assert not (tmp_path / "o").exists()
+    other = tmp_path / "other.toml"  # --config names the file: ./recuse.toml is not looked at
+    other.write_text(CONFIG, "utf-8")
+    assert main(["validate", str(path), "--config", str(other)]) == 0

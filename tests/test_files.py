@@ -4,10 +4,12 @@ name the file and line) and the one file hasher."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -16,6 +18,8 @@ from recuse.files import (
     MAX_INPUT_ENV,
     MAX_ROW_ENV,
     check_text,
+    content_sha256,
+    content_size,
     file_sha256,
     max_input_bytes,
     max_row_bytes,
@@ -319,10 +323,6 @@ def test_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_one_file_hasher_for_every_caller(tmp_path: Path) -> None:
-    import hashlib
-
-    import numpy as np
-
     from recuse.data import fetch
     from recuse.data.recorded import file_revision
     from recuse.judging.fingerprint import cached_sha256
@@ -349,6 +349,26 @@ def test_one_file_hasher_for_every_caller(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
     assert file_sha256(empty) == hashlib.sha256(b"").hexdigest()
+
+
+def test_content_size_and_sha256_read_a_gz_file_decompressed(tmp_path: Path) -> None:
+    """A file and its gzip copy: one size (the trailer's, no decompressing) and one
+    digest (hashlib's of the plain bytes); a broken gzip stream is an OSError."""
+    data = np.random.default_rng(3).bytes(1_500_000)
+    plain, packed = tmp_path / "a.csv", tmp_path / "a.csv.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    assert content_size(plain) == content_size(packed) == 1_500_000
+    assert packed.stat().st_size != 1_500_000
+    assert content_sha256(plain) == content_sha256(packed) == hashlib.sha256(data).hexdigest()
+    assert file_sha256(packed) != content_sha256(packed)  # the bytes as stored
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(packed.read_bytes()[:-100])
+    with pytest.raises(OSError):
+        content_sha256(cut)
+    tiny = tmp_path / "tiny.gz"
+    tiny.write_bytes(b"\x1f\x8b")
+    assert content_size(tiny) == -1  # no gzip trailer
 
 
 def test_json_of_the_wrong_shape_is_named_in_json_words(tmp_path: Path) -> None:
@@ -406,3 +426,27 @@ def test_each_file_option_names_a_path_too_long(
     assert main([a.replace("{deep}", deep) for a in args]) == 2
     err = capsys.readouterr().err
     assert "longer than the system allows" in err and "Traceback" not in err
+
+
+def test_read_toml_names_the_file_and_a_nesting_too_deep(tmp_path: Path) -> None:
+    """A TOML file nested 100,000 deep was a RecursionError traceback from every command
+    (recuse.toml is read by all of them); a bad line names the file and says the fix."""
+    from recuse.files import read_toml
+
+    f = tmp_path / "x.toml"
+    f.write_bytes(b"\xef\xbb\xbf[audit]\nlevel = 0.9\n")
+    assert read_toml(f) == {"audit": {"level": 0.9}}
+    f.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "utf-8")
+    with pytest.raises(ConfigError) as err:
+        read_toml(f)
+    assert str(err.value) == (
+        f"{f}: arrays or tables nested too deeply for Python's TOML reader — nest them less "
+        "(recuse's files need two levels at most)"
+    )
+    f.write_text("[a\n", "utf-8")
+    with pytest.raises(ConfigError) as err:
+        read_toml(f, fix="see the docs")
+    assert str(err.value) == (
+        f"{f}: not valid TOML (Expected ']' at the end of a table declaration (at line 1, "
+        "column 3)) — see the docs"
+    )

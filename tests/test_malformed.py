@@ -280,7 +280,10 @@ VALUE_CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     (
         "pairs_unmappable_value.csv",
         ["--values", "p_a_frist:A>B=1"],
-        ("the value map (--values) names 'p_a_frist'", "did you mean 'p_a_first'?"),
+        (
+            "the value map (--values, or [values] in recuse.toml) names 'p_a_frist'",
+            "did you mean 'p_a_first'?",
+        ),
     ),
     (
         "pairs_confidence_out_of_range.csv",

@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from recuse.cli import main
+from recuse.config import load_config
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
 
@@ -327,3 +329,55 @@ def test_two_models_of_one_name_but_for_case_in_a_roster_file_are_refused(
     f.write_text('[[model]]\nid = "Foo"\nfamily = "a"\naliases = ["FOO", "foo "]\n'
                  '[[model]]\nid = "Foo"\nfamily = "c"\n', "utf-8")  # fmt: skip
     assert Roster.load(f).family("foo") == "c"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[[model]]\nid = "ours"\nfamily = "o"\nalias = ["OurJudge"]\n',
+         "model entry 1 (ours): unknown key 'alias' — a [[model]] takes id, family, aliases, "
+         "line"),
+        ('[[model]]\nid = " "\nfamily = "o"\n', "model entry 1: id is empty — give the model's "
+         "name"),
+        ('[[model]]\nid = "ours"\nfamily = ""\n', "model entry 1 (ours): family is empty"),
+        ('[model]\nid = "ours"\nfamily = "o"\n', "expected [[model]] tables — write [[model]], "
+         "in two brackets"),
+    ],
+)  # fmt: skip
+def test_a_model_entry_with_a_misspelt_key_or_no_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, said: str
+) -> None:
+    """A [[model]] entry's misspelt key (``alias`` for ``aliases``) was passed over, so
+    the names it gave stayed unknown models of their own; an empty id or family made a
+    model named ''. In a roster file and in recuse.toml alike: one line, exit 2."""
+    f = tmp_path / "r.toml"
+    f.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as info:
+        Roster.load(f)
+    assert str(info.value).startswith(f"{f}: {said}")
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert str(info.value).startswith(f"{cfg}: {said}")
+    assert main(["--roster", str(f), "data", "summary"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"recuse: error: {f}: {said}") and err.count("\n") == 1
+
+
+def test_a_roster_file_is_read_as_any_text_file_is(tmp_path: Path) -> None:
+    """A roster saved with a byte-order mark read 'Invalid statement (at line 1,
+    column 1)'; one not in UTF-8, a folder or a missing file gave Python's own words
+    ("'utf-8' codec can't decode byte 0xe9 in position 14", "[Errno 21] Is a
+    directory: 'rd'") with no fix."""
+    f = tmp_path / "r.toml"
+    f.write_bytes(b'\xef\xbb\xbf[[model]]\nid = "ours"\nfamily = "o"\n')
+    assert Roster.load(f).family("ours") == "o"
+    f.write_bytes(b'[[model]]\nid = "caf\xe9"\nfamily = "o"\n')  # Latin-1
+    with pytest.raises(InputError) as info:
+        Roster.load(f)
+    assert str(info.value) == f"{f}: not UTF-8 text (byte 0xe9 on line 2) — save the file as UTF-8"
+    for path, what in ((tmp_path, "a folder"), (tmp_path / "none.toml", "no such file")):
+        with pytest.raises(ConfigError) as caught:
+            Roster.load(path)
+        assert str(caught.value) == f"roster file {path}: {what} — give a roster TOML file"

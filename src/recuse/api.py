@@ -40,7 +40,7 @@ from recuse.data.importers import ImportFormat
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
 from recuse.errors import ConfigError, InputError, notes_naming
-from recuse.files import file_sha256, is_file
+from recuse.files import content_sha256, content_size, is_file
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
 from recuse.roster import Roster, SelfScope
@@ -160,27 +160,35 @@ def _items(data: Any) -> list[Data]:
 
 
 def _no_copies(files: Sequence[str | Path]) -> None:
-    """Two files holding the same bytes under two names (a backup copy caught by a glob)
-    are one table audited twice, as a file given twice is: refused. Only files of one
-    size are read (hashed), so distinct inputs cost a ``stat`` each."""
+    """Two files holding the same bytes under two names (a backup copy caught by a glob,
+    or ``a.csv`` and its gzip copy ``a.csv.gz``) are one table audited twice, as a file
+    given twice is: refused. Only files of one size (a ``.gz`` file's decompressed size)
+    are read (hashed), so distinct inputs cost a ``stat`` each. Empty files are left to
+    the reader, which says the file is empty: they hold no rows to audit twice."""
     sizes: dict[int, list[str | Path]] = {}
     for x in files:
         with suppress(OSError):  # unreadable: the reader's own error says so, later
-            sizes.setdefault(Path(x).stat().st_size, []).append(x)
+            if (size := content_size(x)) > 0:
+                sizes.setdefault(size, []).append(x)
     for same_size in (group for group in sizes.values() if len(group) > 1):
         digests: dict[str, str | Path] = {}
         for x in same_size:
             try:
-                digest = file_sha256(x)
-            except OSError:
+                digest = content_sha256(x)
+            except OSError:  # (a broken gzip stream too) the reader says why, later
                 continue
             if digest in digests:
                 raise ConfigError(
-                    f"{str(x)!r} holds the same bytes as {str(digests[digest])!r}: its rows "
-                    "would be audited twice, as two inputs, each estimate shown and tested "
-                    "twice — give each file once"
+                    f"{_as_read(x)} holds the same bytes as {_as_read(digests[digest])}: its "
+                    "rows would be audited twice, as two inputs, each estimate shown and "
+                    "tested twice — give each file once"
                 )
             digests[digest] = x
+
+
+def _as_read(path: str | Path) -> str:
+    """``path`` quoted, a ``.gz`` file said to be read decompressed."""
+    return f"{str(path)!r}{' decompressed' * str(path).endswith('.gz')}"
 
 
 def _as_stored(frame: pd.DataFrame) -> pd.DataFrame:

@@ -32,14 +32,13 @@ A key the file does not know is an error naming the file and the key.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError
-from recuse.files import is_file
+from recuse.files import is_file, read_toml
 from recuse.options import read_options, settings_fields
 from recuse.roster import Entry, entries_from
 
@@ -68,7 +67,9 @@ class Config:
 
 
 def find_config(explicit: str | Path | None = None) -> Path | None:
-    """``explicit`` (which must exist), else ``./recuse.toml`` when there is one."""
+    """``explicit`` (which must exist), else ``./recuse.toml`` when there is one: a
+    ``./recuse.toml`` that is no file (a folder, a link to nothing, a link loop) is an
+    error, as it is given to ``--config``, not a file quietly passed over."""
     if explicit is not None:
         path = Path(explicit).expanduser()
         if is_file(path, folder=True):
@@ -77,13 +78,28 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
                 f"({path / DEFAULT_NAME})"
             )
         if not is_file(path):
-            raise ConfigError(f"--config {path}: no such file — give a recuse.toml")
+            what = "no such file" if not path.exists() else "a special file (a pipe, a device)"
+            raise ConfigError(f"--config {path}: {what} — give a recuse.toml")
         return path
     here = Path(DEFAULT_NAME)  # relative: a very deep current folder has no usable full path
     try:
-        return here if here.is_file() else None
-    except OSError:
+        here.lstat()
+    except OSError:  # none here (or a folder that may not be searched: none to read)
         return None
+    if is_file(here):
+        return here
+    what = (
+        "a folder"
+        if is_file(here, folder=True)
+        else "a link to nothing (or a loop of links)"
+        if here.is_symlink()
+        else "a special file (a pipe, a device)"
+    )
+    raise ConfigError(
+        f"{DEFAULT_NAME} in the current folder is {what}, not a config file — every command "
+        f"reads ./{DEFAULT_NAME} when there is one: make it a TOML file, rename it, or run "
+        "from another folder"
+    )
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
@@ -97,12 +113,13 @@ def load_config(path: str | Path) -> Config:
     """Read and check a config file (errors name the file and the key)."""
     p = Path(path)
     where = str(p)
-    try:
-        data = tomllib.loads(p.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: not valid TOML ({exc})") from None
+    # UTF-8 (a byte-order mark dropped), bounded; errors name the line
+    data = read_toml(
+        p,
+        fix="fix that line (docs/configuration.md shows the file)"
+        if p.suffix == ".toml"
+        else "--config takes a recuse.toml; give a data file as the command's argument",
+    )
     unknown = [k for k in data if k not in SECTIONS]
     if unknown:
         key, value = unknown[0], data[unknown[0]]

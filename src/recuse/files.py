@@ -37,6 +37,7 @@ import math
 import os
 import re
 import stat
+import tomllib
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -52,7 +53,10 @@ __all__ = [
     "ABSENT_ERRNOS",
     "MAX_INPUT_ENV",
     "MAX_ROW_ENV",
+    "TOO_DEEP",
     "check_text",
+    "content_sha256",
+    "content_size",
     "file_sha256",
     "is_file",
     "line_end",
@@ -62,6 +66,7 @@ __all__ = [
     "read_json",
     "read_jsonl",
     "read_text",
+    "read_toml",
     "require_keys",
     "row_too_long",
     "too_big",
@@ -254,6 +259,38 @@ def _gunzip(path: Path, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def content_size(path: str | Path) -> int:
+    """The size of what reading ``path`` gives, modulo 2**32: its bytes, or a ``.gz``
+    file's decompressed size as its gzip trailer records it (modulo 2**32, as gzip
+    writes it; a file of several gzip members records only its last). Cheap: a ``stat``,
+    and the trailer's 4 bytes. ``OSError`` propagates."""
+    p = Path(path)
+    if not p.name.endswith(".gz"):
+        return p.stat().st_size % 2**32
+    with p.open("rb") as f:
+        if f.seek(0, os.SEEK_END) < 18:  # no room for a gzip header and trailer
+            return -1
+        f.seek(-4, os.SEEK_END)
+        return int.from_bytes(f.read(4), "little")
+
+
+def content_sha256(path: str | Path) -> str:
+    """SHA-256 of the bytes reading ``path`` gives (a ``.gz`` file decompressed), read
+    in chunks: a file and its gzip copy have one digest. ``OSError`` propagates, and a
+    broken gzip stream is one too (:class:`gzip.BadGzipFile`)."""
+    p = Path(path)
+    if not p.name.endswith(".gz"):
+        return file_sha256(p)
+    digest = hashlib.sha256()
+    try:
+        with gzip.open(p, "rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                digest.update(chunk)
+    except (EOFError, zlib.error) as exc:
+        raise gzip.BadGzipFile(str(exc)) from None
+    return digest.hexdigest()
+
+
 def file_sha256(path: str | Path, *, on_read: Callable[[int], None] | None = None) -> str:
     """SHA-256 of the file's bytes as 64 hex digits, read in 1 MiB chunks (any size,
     little memory); ``on_read(n)`` is called with the size of each chunk read (a
@@ -285,6 +322,27 @@ def read_text(path: str | Path) -> str:
             file=path,
             fix="save the file as UTF-8",
         ) from None
+
+
+#: a TOML file nested deeper than Python's reader recurses
+TOO_DEEP = (
+    "arrays or tables nested too deeply for Python's TOML reader — nest them less "
+    "(recuse's files need two levels at most)"
+)
+
+
+def read_toml(path: str | Path, *, fix: str = "fix that line") -> dict[str, Any]:
+    """The TOML file ``path`` (a recuse.toml, a roster) as :func:`read_text` reads text;
+    a file that does not parse, or is nested too deeply for Python's reader (a
+    ``RecursionError``: it was a traceback), is a :class:`ConfigError` naming the file,
+    with ``fix``."""
+    text = read_text(path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}) — {fix}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: {TOO_DEEP}") from None
 
 
 def _not_json(exc: Exception) -> str | None:

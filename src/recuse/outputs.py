@@ -106,11 +106,11 @@ def check_output(
     _check_name(p, option)
     with _stat_errors(p):
         _check_file(p, option)
-        _not_an_input(p, option, inputs)
+        _not_an_input(p, option, inputs, fix="give another file name")
     return p
 
 
-def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path]) -> None:
+def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path], *, fix: str) -> None:
     """``p`` is not one of ``inputs`` (by file identity: another spelling of the same
     path, or a link to it, is the same file), nor a file in an input folder (a dataset's,
     a tool's): writing it would replace data the command reads."""
@@ -125,7 +125,7 @@ def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path]) -> None:
         if same or within:
             raise OutputError(
                 f"{option} {p}: is {'the input' if same else 'a file in the input folder'} "
-                f"{src} — writing it would replace the data read; give another file name"
+                f"{src} — writing it would replace the data read; {fix}"
             )
 
 
@@ -182,7 +182,9 @@ def check_output_folder(
     with _stat_errors(p):
         _check_folder(p, option)
         for name in files:
-            _not_an_input(p / name, option, inputs)
+            _not_an_input(
+                p / name, option, inputs, fix=f"give {option} another folder, or move the input"
+            )
     return p
 
 

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.files import is_file, read_toml
 from recuse.tables import shown
 
 ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
@@ -170,11 +171,11 @@ class Roster:
         roster = cls.builtin()
         if path:
             p = Path(path)
-            try:
-                text = p.read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"cannot read roster file {p}: {exc}") from None
-            for e in _parse(text, str(p)):
+            if not is_file(p):
+                what = "a folder" if is_file(p, folder=True) else "no such file"
+                raise ConfigError(f"roster file {p}: {what} — give a roster TOML file")
+            # UTF-8 (a byte-order mark dropped), bounded; a byte that is not names its line
+            for e in entries_from(read_toml(p), str(p)):
                 roster.add(e)
         return roster
 
@@ -359,11 +360,18 @@ def _parse(text: str, where: str) -> list[Entry]:
     return entries_from(data, where)
 
 
+#: the keys of a ``[[model]]`` table
+ENTRY_KEYS = ("id", "family", "aliases", "line")
+
+
 def entries_from(data: Mapping[str, Any], where: str) -> list[Entry]:
     """The ``[[model]]`` tables of parsed TOML ``data`` as roster entries."""
     models = data.get("model", [])
     if not isinstance(models, list):
-        raise ConfigError(f"{where}: expected [[model]] tables")
+        raise ConfigError(
+            f"{where}: expected [[model]] tables — write [[model]], in two brackets, above "
+            "each model's id and family"
+        )
     entries = []
     for i, m in enumerate(models, start=1):
         if (
@@ -372,6 +380,21 @@ def entries_from(data: Mapping[str, Any], where: str) -> list[Entry]:
             or not isinstance(m.get("family"), str)
         ):
             raise ConfigError(f"{where}: model entry {i} needs string 'id' and 'family'")
+        # a misspelt key (alias = [...]) was passed over: the names it gave were unknown
+        unknown = [str(k) for k in m if k not in ENTRY_KEYS]
+        if unknown:
+            raise ConfigError(
+                f"{where}: model entry {i} ({m['id']}): unknown key {unknown[0]!r} — a "
+                f"[[model]] takes {', '.join(ENTRY_KEYS)}"
+            )
+        blank = [k for k in ("id", "family") if not m[k].strip()]
+        if blank:
+            raise ConfigError(
+                f"{where}: model entry {i}: {blank[0]} is empty — give the model's name"
+                if blank[0] == "id"
+                else f"{where}: model entry {i} ({m['id']}): family is empty — give its "
+                "family (its own id, if it has none)"
+            )
         aliases = m.get("aliases", [])
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             raise ConfigError(f"{where}: model entry {i} ({m['id']}): aliases must be strings")

@@ -355,3 +355,28 @@ def test_each_command_says_what_config_reads_in_its_help(
              "apply": ["certify", "apply"]}.get(command, [command])  # fmt: skip
     code, out, _ = run(capsys, *words, "--help")
     assert code == 0 and "--config" in out and "recuse.toml" in out
+
+
+@pytest.mark.parametrize("command", ["metrics", "certify", "apply", "judge", "probe"])
+def test_an_output_over_the_config_or_roster_file_is_refused(
+    command: str,
+    team: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`recuse certify pairs.csv --out c.json --config c.json` wrote the certificate over
+    the config, exit 0: the files a command reads its settings from are inputs too."""
+    monkeypatch.chdir(team["folder"])
+    (team["folder"] / "t.json").write_text("{}", "utf-8")
+    config, roster = team["folder"] / "c.json", team["folder"] / "r.json"
+    config.write_text(CONFIG, "utf-8")
+    roster.write_text(ROSTER, "utf-8")
+    for out, extra in ((config, ["--config", str(config)]), (roster, ["--roster", str(roster)])):
+        args = [str(out) if a.startswith("out.") else a for a in COMMANDS[command]]
+        code, _, err = run(capsys, *args, *extra)
+        assert code == 2
+        assert err.splitlines()[-1] == (
+            f"recuse: error: --out {out}: is the input {out} — writing it would replace the "
+            "data read; give another file name"
+        )
+    assert config.read_text("utf-8") == CONFIG and roster.read_text("utf-8") == ROSTER

@@ -7,6 +7,7 @@ import math
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from recuse.cli import main
@@ -393,3 +394,39 @@ def test_the_summary_table_rows_stay_whole_on_a_narrow_terminal(
     bias = "Position (share of win to first · no bias = 0.5)"
     assert [c.strip() for c in rows[2].split("|")[1:3]] == [long, bias]
     assert not [p for p in out.rglob("*") if p.suffix.lower() in (".md", ".markdown")]
+
+
+@pytest.mark.parametrize("name", ["report.json", "tables/position-a-csv.csv"])
+def test_an_input_named_like_a_file_the_report_writes_is_refused(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """`--out DIR` with an input at DIR/report.json (pairs as JSON records) or at the
+    name of one of its tables (tables/position-a-csv.csv, the position table of an input
+    a.csv) replaced the input with the report, exit 0: now exit 2, nothing written."""
+    out = tmp_path / "out"
+    src = out / name
+    src.parent.mkdir(parents=True)
+    pairs = pd.read_csv(pairs_csv).head(120)
+    if name.endswith(".json"):
+        pairs.to_json(src, orient="records")
+        data = [str(src)]
+    else:  # the table is named after the other input, so known only after the analyses
+        pairs.to_csv(tmp_path / "a.csv", index=False)
+        pairs.assign(judge="claude-v1").to_csv(src, index=False)
+        data = [str(tmp_path / "a.csv"), str(src)]
+    before = src.read_bytes()
+    code = main(["audit", *data, "--out", str(out), "--only", "position", "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    line = err.splitlines()[-1]
+    assert line == (
+        f"recuse: error: --out {out / name}: is the input {src} — writing it would replace "
+        "the data read; give --out another folder, or move the input"
+    )
+    assert "Traceback" not in err and src.read_bytes() == before
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == sorted(
+        {name, *(["tables"] if "/" in name else [])}
+    )
+    code = main(["audit", *data, "--out", str(tmp_path / "elsewhere"), "--only", "position",
+                 "--n-boot", "100"])  # fmt: skip
+    assert code == 0 and (tmp_path / "elsewhere" / name).is_file()  # the name it would write

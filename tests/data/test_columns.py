@@ -96,3 +96,22 @@ def test_two_prompts_in_one_item_are_named_by_the_file_column(tmp_path: Path) ->
     assert (e.row, e.column) == (4, "question")
     assert e.reason.startswith("item 'i1' has prompt 'How?' in row 2 and 'How now?' here")
     assert "prompt_id" not in e.reason
+
+
+def test_a_mapping_error_names_the_flag_and_the_recuse_toml_section() -> None:
+    """A recuse.toml's [map] is read by every command, and the user may not have it in
+    mind: its errors said 'the column mapping' as of a --map never given."""
+    from recuse.data.columns import apply_mapping
+
+    df = pd.DataFrame({"w": ["A"], "p_a": [1.0]})
+    for mapping, said in (
+        ({"w": "p_a", "p_a": "p_a"}, "the column mapping (--map, or [map] in recuse.toml) "
+         "gives 'p_a' twice"),
+        ({"x": "p_a"}, "the column mapping (--map, or [map] in recuse.toml) names 'x', which "
+         "is not in the file"),
+        ({"w": "wnner"}, "the column mapping (--map, or [map] in recuse.toml) renames 'w' to "
+         "'wnner'"),
+    ):  # fmt: skip
+        with pytest.raises(InputError) as err:
+            apply_mapping(df, mapping, "pairs", Path("t.csv"))
+        assert said in str(err.value)

@@ -348,3 +348,17 @@ def test_a_value_maps_number_that_is_no_probability_is_refused_by_name(number: o
 
     with pytest.raises(ConfigError, match=r"^value map for 'human': 'Left' → .* is not a prob"):
         check_value_map({"human": {"Left": number, "Right": 0}})  # type: ignore[dict-item]
+
+
+def test_a_value_map_error_names_the_flag_and_the_recuse_toml_section() -> None:
+    """A recuse.toml's [values] is read by every command: its errors said 'the value
+    map (--values)' of a flag never given."""
+    from recuse.data.value_maps import apply_values
+
+    df = pd.DataFrame({"w": ["A"]})
+    with pytest.raises(InputError) as err:
+        apply_values(df, {"nosuch": {"A": 1.0}}, Path("t.csv"))
+    assert str(err.value).startswith(
+        "t.csv, column 'nosuch': the value map (--values, or [values] in recuse.toml) names "
+        "'nosuch', which is not in the file"
+    )

@@ -53,6 +53,9 @@ def test_bad_price_tables(tmp_path: Path) -> None:
         read_prices(toml)
     toml.write_text('["gpt-4o"]\ninput_per_million = 2.5\noutput_per_million = 10\n')
     assert read_prices(toml) == {"gpt-4o": (2.5, 10.0)}
+    toml.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")  # was a RecursionError
+    with pytest.raises(InputError, match="nested too deeply for Python's TOML reader"):
+        read_prices(toml)
 
 
 def test_audit_shows_the_card_and_an_old_store_has_no_runs(

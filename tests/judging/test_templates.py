@@ -215,6 +215,14 @@ def test_bad_toml_template_names_file_and_field(tmp_path: Path, text: str, where
     assert str(path) in message and where in message and "\n" not in message
 
 
+def test_a_toml_template_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    """Nested past Python's recursion limit, it was a RecursionError traceback."""
+    path = _write(tmp_path / "deep.toml", "user = " + "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError) as err:
+        load_template(path)
+    assert str(err.value).startswith(f"{path}: arrays or tables nested too deeply for Python")
+
+
 # --- Arena-Hard-Auto ---------------------------------------------------------------------
 
 # The v0.1 judge configuration schema (config/judge_config.yaml of Arena-Hard-Auto);

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from recuse.report import AuditReport, render_html, to_dict, write_report
+from recuse.report.export import report_files
 
 
 def test_json_holds_every_summary_number(sample_report: AuditReport) -> None:
@@ -78,3 +79,18 @@ def test_html_writes_control_and_bidi_characters_as_escapes(sample_report: Audit
     assert not any(c in html for c in "\x00\x1b\u202e")
     assert "gpt\\x00evil\\x1b[31m\\u202eok" in html
     assert any(r["judge"] == name for r in to_dict(report)["summary"])
+
+
+def test_report_files_names_what_write_report_replaces_or_removes(
+    sample_report: AuditReport, tmp_path: Path
+) -> None:
+    """The files a report writes, and those of the report already in the folder: the
+    audit holds them to its inputs before writing (an input among them was replaced)."""
+    assert report_files(tmp_path) == ["report.json", "report.html"]  # an empty folder
+    mine = ["report.json", "report.html", "tables/examples.csv",
+            "tables/for-spreadsheets/examples.csv"]  # fmt: skip
+    assert report_files(tmp_path, sample_report) == mine
+    write_report(sample_report, tmp_path)
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.*"))
+    assert written == sorted(mine)
+    assert report_files(tmp_path) == mine  # the earlier report's tables: replaced or removed

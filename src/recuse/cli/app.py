@@ -35,7 +35,7 @@ __all__ = [
     "PAIRS_READING", "READING", "AllowUnknownOption", "ConfidenceOfOption", "ConfidenceOption",
     "ConfigOption", "MapOption", "ReferenceJudgeOption", "ReferenceScorerOption",
     "SwappedFrameOption", "ValuesOption", "app", "cli_context", "config_note", "option",
-    "parse_mapping", "parse_values", "settings_parameters", "typed_options",
+    "parse_mapping", "parse_values", "settings_files", "settings_parameters", "typed_options",
 ]  # fmt: skip
 
 app = typer.Typer(
@@ -176,12 +176,24 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     has = [n for n in (settings_fields() if names is None else names) if _parameter(ctx, n)]
     typed = typed_options(ctx, has)
     settings = resolve(read_options(typed, "cli"), config=cfg)
-    roster = context_roster(ctx.find_root().params.get("roster") or None, cfg)
+    roster_file = ctx.find_root().params.get("roster") or None
+    roster = context_roster(roster_file, cfg)
     ctx.find_root().meta["recuse.roster"] = roster
+    ctx.find_root().meta["recuse.settings_files"] = [
+        Path(p) for p in (path, roster_file) if p is not None
+    ]
     if cfg is not None and (has or cfg.models):  # (a command with a roster only: its models)
         taken = [n for n in cfg.options if n in has and n not in typed]
         echo(f"recuse: note: {config_note(cfg, taken)}", err=True)
     return settings, roster
+
+
+def settings_files(ctx: typer.Context) -> list[Path]:
+    """The files :func:`cli_context` read the command's settings from (its recuse.toml,
+    its ``--roster`` file): inputs an output must not replace, as the data files are
+    (``--out recuse.toml`` wrote a certificate over the config)."""
+    files: list[Path] = ctx.find_root().meta.get("recuse.settings_files", [])
+    return files
 
 
 def config_note(cfg: Config, taken: list[str]) -> str:

@@ -82,15 +82,22 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     interval wholly beyond a bound; 3 inconclusive (an interval straddles a bound, or
     a judge's bias was not measured, unless --skip-unmeasured)."""
     from recuse.api import run
-    from recuse.cli.app import cli_context
+    from recuse.cli.app import cli_context, settings_files
+    from recuse.data.inputs import read_paths
     from recuse.report import write_report
+    from recuse.report.export import report_files
 
     settings, roster = cli_context(ctx)
     _check_gate(settings.fail_on, settings.skip_unmeasured)
-    check_output_folder(settings.out)
+    # an input named like a file the report writes or removes there would be replaced
+    inputs = [path for spec in data for path in read_paths(spec, settings.data_dir)]
+    inputs += settings_files(ctx)
+    check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out))
     replaces = any((settings.out / f).is_file() for f in ("report.json", "report.html"))
     start = time.perf_counter()
     report = run(data, settings, roster=roster, progress=_progress(start))
+    # its tables' names are known now (they name the inputs): checked before writing
+    check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out, report))
     paths = write_report(report, settings.out)
     _print_report(report, verbose=settings.verbose)
     verb = "replaced the earlier report: wrote" if replaces else "wrote"

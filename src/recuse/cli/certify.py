@@ -27,6 +27,7 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_context,
+    settings_files,
 )
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
@@ -279,7 +280,7 @@ def certify_command(
 
     settings, roster = cli_context(ctx, READING)
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
-    read = read_paths(source, settings.data_dir)
+    read = [*read_paths(source, settings.data_dir), *settings_files(ctx)]
     paths = [check_output(p, option=o, inputs=read) for p, o in named]
     if len({p.resolve() for p in paths}) < len(paths):  # the second would replace the first
         raise ConfigError(f"--out and --thresholds name one file, {out}: give each its own")
@@ -347,7 +348,7 @@ def apply_command(
     from recuse.mitigation.selective import PERSON, apply_thresholds
 
     settings, roster = cli_context(ctx, READING)
-    path = check_output(out, inputs=[source, thresholds])
+    path = check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)

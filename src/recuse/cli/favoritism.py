@@ -18,6 +18,7 @@ from recuse.cli.app import (
     ReferenceScorerOption,
     app,
     cli_context,
+    settings_files,
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
@@ -164,7 +165,9 @@ def favoritism(
     check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
     out_path = check_output_folder(
-        Path(out).expanduser(), inputs=read_paths(source, settings.data_dir), files=WRITTEN
+        Path(out).expanduser(),
+        inputs=[*read_paths(source, settings.data_dir), *settings_files(ctx)],
+        files=WRITTEN,
     )
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(

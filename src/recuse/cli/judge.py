@@ -26,6 +26,7 @@ from recuse.cli.app import (
     app,
     cli_context,
     cli_roster,
+    settings_files,
     typed_options,
 )
 from recuse.cli.console import echo
@@ -207,7 +208,7 @@ def judge(
     tpl = template_protocol(template, mode)
     # a responses file (Likert) is read as written: of recuse.toml, only its data-dir
     settings, roster = cli_context(ctx, READING if protocol != "likert" else ("data_dir",))
-    check_output(out, option="--out", inputs=[data])
+    check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
     table = read_to_judge(data, protocol, settings, roster)
     if limit > 0 or prompts > 0:
         from recuse.data.sample import spread_over_prompts

@@ -24,6 +24,7 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_context,
+    settings_files,
 )
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
@@ -56,13 +57,15 @@ TextUnit = Literal["words", "chars", "column"]  # verbosity.Unit without tokens 
 METRIC_HELP = f"Metric to compute (repeatable; default: all): {', '.join(METRICS)}."
 
 
-def _check_out(out: str | None, source: str, data_dir: Path | None) -> Path | None:
+def _check_out(
+    out: str | None, source: str, data_dir: Path | None, also: list[Path]
+) -> Path | None:
     if out is None:
         return None
     path = Path(out).expanduser()
     if path.suffix.lower() not in OUT_SUFFIXES:
         raise ConfigError(f"--out {out}: the file name must end in .json or .csv")
-    return check_output(path, inputs=read_paths(source, data_dir))
+    return check_output(path, inputs=[*read_paths(source, data_dir), *also])
 
 
 def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampling:
@@ -168,7 +171,7 @@ def pairs_command(
     swapped-frame, confidence and confidence-of keys."""
     # Every option is checked before any work, so a bad one writes nothing.
     settings, roster = cli_context(ctx, READING)
-    out_path = _check_out(out, source, settings.data_dir)
+    out_path = _check_out(out, source, settings.data_dir, settings_files(ctx))
     boot = _resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"

@@ -17,6 +17,7 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_context,
+    settings_files,
 )
 from recuse.cli.console import echo
 from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
@@ -137,7 +138,7 @@ def probe(
     _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
     protocol = template_protocol(template, "direct")
     settings, roster = cli_context(ctx, READING)
-    check_output(out, option="--out", inputs=[data])
+    check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
     table = read_to_judge(data, "pairwise", settings, roster, every_text=False)
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)

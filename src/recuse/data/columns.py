@@ -33,6 +33,9 @@ __all__ = [
 # the key of DataFrame.attrs where read_table lists the file columns it left unused
 # that look like verdicts or labels ({column: why})
 IGNORED = "recuse.ignored_columns"
+#: the mapping as its errors name it: given by a flag or by a recuse.toml, whose [map]
+#: the user may not have in mind
+COLUMN_MAPPING = "the column mapping (--map, or [map] in recuse.toml)"
 
 
 class ColumnsIgnored(ReaderNote):
@@ -65,14 +68,13 @@ def apply_mapping(
     pairs = mapping_pairs(mapping)
     for source, target in pairs:
         if source not in df.columns:
-            raise no_such_column("the column mapping", source, df, path)
+            raise no_such_column(COLUMN_MAPPING, source, df, path)
         if target not in schema.names:
             import difflib
 
             close = difflib.get_close_matches(target, schema.names, n=1, cutoff=0.6)
             raise InputError(
-                f"the column mapping renames {source!r} to {target!r}, "
-                f"which is not a {table} column",
+                f"{COLUMN_MAPPING} renames {source!r} to {target!r}, which is not a {table} column",
                 file=path,
                 column=source,
                 fix=(f"did you mean {close[0]!r}? " if close else "")
@@ -82,15 +84,15 @@ def apply_mapping(
     twice = {t for t in targets if targets.count(t) > 1}
     if twice:
         raise InputError(
-            f"the column mapping gives {sorted(twice)[0]!r} twice",
+            f"{COLUMN_MAPPING} gives {sorted(twice)[0]!r} twice",
             file=path,
             fix="map one file column to each schema column",
         )
     clash = [t for t in targets if t in df.columns and t not in mapping]
     if clash:
         raise InputError(
-            f"the file already has a column {clash[0]!r} and the mapping renames another "
-            "column to it",
+            f"the file already has a column {clash[0]!r} and {COLUMN_MAPPING} renames "
+            "another column to it",
             file=path,
             column=clash[0],
             fix="drop one of them from the mapping or rename the file column",

@@ -156,6 +156,8 @@ def refuse_double_turn(values: dict[str, dict[str, float]], mapping: ColumnMappi
 
 #: the columns a value map may write: a label or a verdict, read as P(a better)
 MAPPED_TO = ("human", *VERDICTS)
+#: the value map as its errors name it (given by a flag or by a recuse.toml)
+VALUE_MAP = "the value map (--values, or [values] in recuse.toml)"
 
 
 def refuse_other_columns(
@@ -177,12 +179,12 @@ def refuse_other_columns(
                 else "is not read as a label or verdict"
             )
             raise InputError(
-                f"the value map (--values) names this column, which {feeds}: a value map "
+                f"{VALUE_MAP} names this column, which {feeds}: a value map "
                 "gives P(a better) to written labels and verdicts",
                 file=path,
                 column=column,
                 fix=f"map the column that holds the labels or verdicts ({', '.join(MAPPED_TO)} "
-                "or the file column --map sends there), or drop this one from --values",
+                "or the file column --map sends there), or drop this one from --values or [values]",
             )
 
 
@@ -220,7 +222,7 @@ def apply_values(df: pd.DataFrame, values: dict[str, dict[str, float]], path: Pa
     out = df.copy()
     for column, mapped in values.items():
         if column not in out.columns:
-            raise no_such_column("the value map (--values)", column, out, path)
+            raise no_such_column(VALUE_MAP, column, out, path)
         s = out[column]
         _note_missing_keys(column, s, mapped, path)
         hit = s.map(_value_lookup(mapped)).astype(float)

@@ -38,7 +38,7 @@ import pandas as pd
 
 from recuse import numbers
 from recuse.errors import InputError
-from recuse.files import is_file
+from recuse.files import TOO_DEEP, is_file
 from recuse.judging.device import peak_tflops
 from recuse.roster import Roster
 
@@ -337,6 +337,8 @@ def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable
                 )
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read the price table: {exc}", file=p) from None
+    except RecursionError:  # (tomllib's reader recurses: it was a traceback)
+        raise InputError(TOO_DEEP, file=p) from None
     if not rows:
         raise InputError("the price table is empty", file=p)
     return PriceTable(rows, roster or Roster.builtin(), file=str(p))

@@ -418,12 +418,14 @@ _NAMES: dict[str, Field] = {
 
 
 def _read_toml(path: Path) -> JudgeTemplate:
-    from recuse.files import read_text
+    from recuse.files import TOO_DEEP, read_text
 
     try:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", file=path) from None
+    except RecursionError:  # (tomllib's reader recurses: it was a traceback)
+        raise InputError(TOO_DEEP, file=path) from None
     unknown = sorted(set(data) - _TOML_KEYS)
     if unknown:
         raise InputError(

@@ -98,6 +98,21 @@ def _earlier_tables(folder: Path) -> set[str]:
     return {n for n in names if (folder / "tables" / n).is_file()}
 
 
+def report_files(folder: str | Path, report: AuditReport | None = None) -> list[str]:
+    """The paths under ``folder`` (relative, ``/``-separated) that :func:`write_report`
+    replaces or removes: ``report.json``, ``report.html``, the tables of the report
+    already there (each replaced or removed) and, given ``report``, its own tables, each
+    with its spreadsheet copy. A command holds them to its inputs
+    (:func:`recuse.outputs.check_output_folder`) before the work and, with the tables
+    known, before writing."""
+    out = Path(folder)
+    names = set(_earlier_tables(out))
+    if report is not None:
+        names |= {table_file(t.name) for t in report.tables}
+    tables = [path for name in sorted(names) for path in outputs.csv_names(f"tables/{name}")]
+    return ["report.json", "report.html", *tables]
+
+
 def write_report(report: AuditReport, folder: str | Path) -> dict[str, Path]:
     """Write ``report.html``, ``report.json``, ``tables/*.csv`` (exact, for scripts) and
     ``tables/for-spreadsheets/*.csv`` (formulas neutralised) under ``folder``.

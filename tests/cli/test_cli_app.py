@@ -331,10 +331,8 @@ def test_a_command_with_a_roster_only_takes_the_models_of_recuse_toml(
     monkeypatch.chdir(team["folder"])
     code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
     assert code == 0 and "2,312" in out
-    assert err == (
-        "recuse: note: recuse.toml: read [[model]] (1 roster addition) (options given on "
-        "the command line win)\n"
-    )
+    # no option was taken, so none of the command line's wins over it
+    assert err == "recuse: note: recuse.toml: read [[model]] (1 roster addition)\n"
     team["config"].write_text(CONFIG.replace("[[model]]", "[[modle]]"), "utf-8")
     code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
     assert code == 2 and out == ""

@@ -186,13 +186,17 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
 
 def config_note(cfg: Config, taken: list[str]) -> str:
     """What a command took from the config file ``cfg``: its entries ``taken`` (option
-    names) and its roster additions.
+    names) and its roster additions; that the command line wins only where it took an
+    option (roster additions join ``--roster``'s, nothing to win over).
 
     >>> from recuse.config import Config
     >>> config_note(Config(Path("recuse.toml"), {"mapping": {}, "level": 0.95}), ["mapping"])
     'recuse.toml: read [map] (options given on the command line win)'
     >>> config_note(Config(Path("recuse.toml"), {"level": 0.95}), [])
     'recuse.toml: nothing in it applies to this command'
+    >>> from recuse.roster import Entry
+    >>> config_note(Config(Path("recuse.toml"), {}, (Entry("ours", "ours"),)), [])
+    'recuse.toml: read [[model]] (1 roster addition)'
     """
     specs = settings_fields()
     read = [f"[{specs[n].section}]" if specs[n].section else str(specs[n].key) for n in taken]
@@ -200,4 +204,5 @@ def config_note(cfg: Config, taken: list[str]) -> str:
         read.append(f"[[model]] ({len(cfg.models)} roster addition{'s' * (len(cfg.models) > 1)})")
     if not read:
         return f"{cfg.path}: nothing in it applies to this command"
-    return f"{cfg.path}: read {', '.join(read)} (options given on the command line win)"
+    wins = " (options given on the command line win)" if taken else ""
+    return f"{cfg.path}: read {', '.join(read)}{wins}"

@@ -113,6 +113,27 @@ def test_validate_reads_the_file_as_the_audit_and_says_which_config(
     assert code == 0 and flags == here and err == ""
 
 
+def test_the_note_says_what_the_file_gave_beside_the_command_line(
+    team: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A --map on the command line merges with the file's [map] (the file's entries stay):
+    the note said 'nothing in it applies to this command' while the file's map read the
+    verdicts. An option the command line replaces is named as given there instead."""
+    monkeypatch.chdir(team["folder"])
+    team["config"].write_text(CONFIG.split("[values.first_pick]")[0], "utf-8")  # [map] only
+    code, _, err = run(capsys, "validate", "pairs.csv", "--map", "label=human")
+    assert code == 2  # the L/R/T verdicts need the file's [values]: what matters is the note
+    assert err.startswith("recuse: note: recuse.toml: read [map] (options given on the ")
+    team["config"].write_text('[audit]\nswapped-frame = "presented"\n', "utf-8")
+    code, _, err = run(capsys, "validate", "pairs.csv", "--swapped-frame", "original", *FLAGS)
+    assert code == 0, err
+    assert err.splitlines()[0] == (
+        "recuse: note: recuse.toml: nothing in it used: swapped-frame given on the command line"
+    )
+
+
 def _metrics(capsys: pytest.CaptureFixture[str], out: Path, *args: str) -> dict[str, object]:
     code, _, err = run(capsys, "metrics", "pairs", *args, "--n-boot", "200", "--out", str(out))
     assert code == 0, err

@@ -102,6 +102,9 @@ def test_validate_reads_the_file_as_the_audit_and_says_which_config(
     code, here, err = run(capsys, "validate", pairs, "--json")
     assert code == 0 and here == by_config, err
     assert "recuse: note: recuse.toml: read [map]" in err
+    # docs/configuration.md shows this note as a command prints it
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text("utf-8")
+    assert f"```\n{err.splitlines()[0]}\n```" in doc
     counts = json.loads(here)["counts"]
     human = planted.pairs["human"]
     assert counts["rows"] == len(human) and counts["judged rows without a verdict"] == 0

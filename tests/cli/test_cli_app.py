@@ -102,6 +102,9 @@ def test_validate_reads_the_file_as_the_audit_and_says_which_config(
     code, here, err = run(capsys, "validate", pairs, "--json")
     assert code == 0 and here == by_config, err
     assert "recuse: note: recuse.toml: read [map]" in err
+    # docs/configuration.md shows this note as a command prints it
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text("utf-8")
+    assert f"```\n{err.splitlines()[0]}\n```" in doc
     counts = json.loads(here)["counts"]
     human = planted.pairs["human"]
     assert counts["rows"] == len(human) and counts["judged rows without a verdict"] == 0
@@ -111,6 +114,27 @@ def test_validate_reads_the_file_as_the_audit_and_says_which_config(
     code, flags, err = run(capsys, "--roster", str(team["roster"]), "validate", pairs, "--json",
                            *FLAGS)  # fmt: skip
     assert code == 0 and flags == here and err == ""
+
+
+def test_the_note_says_what_the_file_gave_beside_the_command_line(
+    team: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A --map on the command line merges with the file's [map] (the file's entries stay):
+    the note said 'nothing in it applies to this command' while the file's map read the
+    verdicts. An option the command line replaces is named as given there instead."""
+    monkeypatch.chdir(team["folder"])
+    team["config"].write_text(CONFIG.split("[values.first_pick]")[0], "utf-8")  # [map] only
+    code, _, err = run(capsys, "validate", "pairs.csv", "--map", "label=human")
+    assert code == 2  # the L/R/T verdicts need the file's [values]: what matters is the note
+    assert err.startswith("recuse: note: recuse.toml: read [map] (options given on the ")
+    team["config"].write_text('[audit]\nswapped-frame = "presented"\n', "utf-8")
+    code, _, err = run(capsys, "validate", "pairs.csv", "--swapped-frame", "original", *FLAGS)
+    assert code == 0, err
+    assert err.splitlines()[0] == (
+        "recuse: note: recuse.toml: nothing in it used: swapped-frame given on the command line"
+    )
 
 
 def _metrics(capsys: pytest.CaptureFixture[str], out: Path, *args: str) -> dict[str, object]:
@@ -331,10 +355,8 @@ def test_a_command_with_a_roster_only_takes_the_models_of_recuse_toml(
     monkeypatch.chdir(team["folder"])
     code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
     assert code == 0 and "2,312" in out
-    assert err == (
-        "recuse: note: recuse.toml: read [[model]] (1 roster addition) (options given on "
-        "the command line win)\n"
-    )
+    # no option was taken, so none of the command line's wins over it
+    assert err == "recuse: note: recuse.toml: read [[model]] (1 roster addition)\n"
     team["config"].write_text(CONFIG.replace("[[model]]", "[[modle]]"), "utf-8")
     code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
     assert code == 2 and out == ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -234,6 +235,67 @@ def test_the_docs_held_out_sentence_matches_the_worked_example() -> None:
     assert "stay at or above the target where something was kept" not in text
     assert "verdicts agree 7 of 10 (19.6% coverage, 70.0%)" in text
     assert "90.5% on its `other` items" in text
+
+
+def _cascade_row(cascade: dict[str, Any]) -> str:
+    """A row of docs/certify.md's table: each stage's share kept and the person's, then
+    the machine verdicts' agreement, calibration / held out, as the page writes them."""
+
+    def pair(a: float, b: float) -> str:
+        return " / ".join("0%" if x == 0 else f"{x:.1%}" for x in (a, b))
+
+    stages = [pair(s["share"], s["heldout_share"]) for s in cascade["stages"]]
+    person = pair(cascade["person_share"], cascade["heldout_person_share"])
+    machine = f"{cascade['agreement']:.1%} / {cascade['heldout_agreement']:.1%}"
+    return " | ".join([*stages, person, machine]) + " |"
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_the_docs_cascade_table_is_what_certify_gives() -> None:
+    """docs/certify.md's worked example (GPT-3.5 → GPT-4 → person, δ = 0.1, target 0.80)
+    is the cascade recuse.certify gives on llmbar-mtbench, with strata and pooled, and
+    the counts its bullets quote are the strata's (kept, agreeing, bound)."""
+    import recuse
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "certify.md").read_text("utf-8")
+    text = " ".join(page.split())
+    cascade = ["gpt-3.5-turbo", "gpt-4"]
+    strata = recuse.certify("llmbar-mtbench", agreement=0.8, delta=0.1, cascade=cascade)
+    pooled = recuse.certify(
+        "llmbar-mtbench", agreement=0.8, delta=0.1, cascade=cascade, strata=False
+    )
+    assert strata.cascade is not None and pooled.cascade is not None
+    row = _cascade_row(strata.cascade.to_dict())
+    assert f"| 0.80 | own/family/other | {row}" in page
+    row = _cascade_row(pooled.cascade.to_dict())
+    assert f"| 0.80 | pooled (`--no-strata`) | {row}" in page
+    rows = {(r.judge, r.stratum): r for r in strata.table.itertuples()}
+    said = [
+        (
+            "gpt-3.5-turbo",
+            "other",
+            "it keeps its {kept} order-consistent ones, {agree} agreeing; bound",
+        ),
+        ("gpt-4", "own", "agree {agree}/{kept} (bound"),
+    ]
+    for judge, stratum, sentence in said:
+        r = rows[(judge, stratum)]
+        # a stratum not certified reports its most confident items' counts
+        kept, agree = (r.n_kept, r.n_agree) if r.certified else _most_confident(str(r.reason))
+        assert f"{sentence.format(kept=kept, agree=agree)} {r.lower_bound:.3f}" in text
+    gpt4 = {r.judge: r for r in pooled.table.itertuples()}["gpt-4"]
+    assert f"GPT-4 keeps {gpt4.coverage:.0%}: {gpt4.n_agree}/{gpt4.n_kept} agree" in text
+    assert f"bound {gpt4.lower_bound:.3f}" in text
+
+
+def _most_confident(reason: str) -> tuple[int, int]:
+    """(items, agreeing) of a 'never confident enough' reason: 'its most confident 43
+    items (c ≥ 1) agree 39/43'."""
+    import re
+
+    found = re.search(r"agree (\d+)/(\d+)", reason)
+    assert found is not None, reason
+    return int(found.group(2)), int(found.group(1))
 
 
 #: a price fault, as ``--cost`` parts and as ``costs=``, and what both doors say of it

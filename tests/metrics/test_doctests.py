@@ -28,6 +28,7 @@ MODULES = [
     "recuse.errors",
     "recuse.terminal",
     "recuse.report.bias",
+    "recuse.cli.app",
 ]
 
 

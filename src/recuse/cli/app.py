@@ -183,8 +183,11 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
         Path(p) for p in (path, roster_file) if p is not None
     ]
     if cfg is not None and (has or cfg.models):  # (a command with a roster only: its models)
-        taken = [n for n in cfg.options if n in has and n not in typed]
-        echo(f"recuse: note: {config_note(cfg, taken)}", err=True)
+        # a merged option ([map], [values]) keeps the file's entries beside the given ones
+        merged = {n for n, spec in settings_fields().items() if spec.merge}
+        taken = [n for n in cfg.options if n in has and (n not in typed or n in merged)]
+        given = [n for n in cfg.options if n in has and n not in taken]
+        echo(f"recuse: note: {config_note(cfg, taken, given)}", err=True)
     return settings, roster
 
 
@@ -196,20 +199,37 @@ def settings_files(ctx: typer.Context) -> list[Path]:
     return files
 
 
-def config_note(cfg: Config, taken: list[str]) -> str:
+def config_note(cfg: Config, taken: list[str], given: Iterable[str] = ()) -> str:
     """What a command took from the config file ``cfg``: its entries ``taken`` (option
-    names) and its roster additions.
+    names) and its roster additions; that the command line wins only where it took an
+    option (roster additions join ``--roster``'s, nothing to win over). ``given``: the
+    file's options the command has that the command line gave instead, named when
+    nothing else was taken.
 
     >>> from recuse.config import Config
     >>> config_note(Config(Path("recuse.toml"), {"mapping": {}, "level": 0.95}), ["mapping"])
     'recuse.toml: read [map] (options given on the command line win)'
     >>> config_note(Config(Path("recuse.toml"), {"level": 0.95}), [])
     'recuse.toml: nothing in it applies to this command'
+    >>> frame = Config(Path("recuse.toml"), {"swapped_frame": "presented"})
+    >>> config_note(frame, [], ["swapped_frame"])
+    'recuse.toml: nothing in it used: swapped-frame given on the command line'
+    >>> from recuse.roster import Entry
+    >>> config_note(Config(Path("recuse.toml"), {}, (Entry("ours", "ours"),)), [])
+    'recuse.toml: read [[model]] (1 roster addition)'
     """
     specs = settings_fields()
-    read = [f"[{specs[n].section}]" if specs[n].section else str(specs[n].key) for n in taken]
+
+    def named(n: str) -> str:
+        return f"[{specs[n].section}]" if specs[n].section else str(specs[n].key)
+
+    read = [named(n) for n in taken]
     if cfg.models:
         read.append(f"[[model]] ({len(cfg.models)} roster addition{'s' * (len(cfg.models) > 1)})")
+    if not read and given:
+        instead = ", ".join(map(named, given))
+        return f"{cfg.path}: nothing in it used: {instead} given on the command line"
     if not read:
         return f"{cfg.path}: nothing in it applies to this command"
-    return f"{cfg.path}: read {', '.join(read)} (options given on the command line win)"
+    wins = " (options given on the command line win)" if taken else ""
+    return f"{cfg.path}: read {', '.join(read)}{wins}"

@@ -285,6 +285,65 @@ def test_one_order_items_do_not_ride_on_the_consistent_pairs_threshold() -> None
     assert "one order only" in c.to_dict()["confidence_definition"]
 
 
+def _calibrated(n: int, rng: np.random.Generator, start: int = 0) -> pd.DataFrame:
+    """A judge whose probability is calibrated: confidence c ~ U(0.5, 1), its verdict
+    right with probability c (planted), both orders alike."""
+    human = (rng.random(n) < 0.5).astype(float)
+    c = rng.uniform(0.5, 1.0, n)
+    pick = np.where(rng.random(n) < c, human, 1 - human)
+    p_a = np.where(pick == 1, c, 1 - c)
+    return pd.DataFrame({
+        "item_id": [f"i{start + k}" for k in range(n)],
+        "prompt_id": [f"q{start + k}" for k in range(n)],
+        "model_a": "m1", "model_b": "m2", "human": human, "judge": "j",
+        "p_a_first": p_a, "p_a_second": p_a, "p_a": p_a,
+    })  # fmt: skip
+
+
+def test_a_threshold_certified_on_probabilities_is_not_applied_to_picks() -> None:
+    """Certified on calibrated probabilities at 0.9 (the threshold keeps c ≥ ~0.8), the
+    same judge's picks (one order: p_a 0 or 1) read confidence 1, and ``certify apply``
+    kept every one of them: on 2,000 planted new items 75% agree (the mean of c), under
+    the certified 0.9. A picks-only certificate applied to probabilities is the same
+    error the other way. Both are refused, naming the file, the judge and both kinds."""
+    rng = np.random.default_rng(11)
+    cal = _calibrated(1000, rng)
+    result = certify_judges(cal, None, Options(target=0.9, delta=0.1, strata=False))
+    (lam,) = result.judges[0].thresholds.values()
+    assert lam is not None and 0.8 < lam < 0.95
+    new = _calibrated(2000, rng, start=10_000)
+    picks = new.assign(p_a=(new["p_a"] > 0.5) * 1.0, p_a_second=np.nan)
+    picks["p_a_first"] = picks["p_a"]
+    # read on the certified scale, every pick passes the threshold, and agrees 75%
+    read = items_of(picks, None, Options(strata=False), kind="probability")
+    assert (read.conf >= lam).all() and 0.72 < read.agree.mean() < 0.78
+    with pytest.raises(InputError) as err:
+        apply_thresholds(picks.drop(columns="human"), result.thresholds(), None, file="t.json")
+    said = str(err.value)
+    assert "t.json certifies 'j' on probabilities (confidence: probability)" in said
+    assert "this table's verdicts of 'j' are picks (0, 0.5 or 1)" in said
+    # the probabilities themselves are decided (the kept agree ≥ 0.9 here)
+    decided = apply_thresholds(new.drop(columns="human"), result.thresholds(), None)
+    kept = decided["decision"] != PERSON
+    right = decided["decision"].map({"a": 1.0, "b": 0.0}).to_numpy() == new["human"].to_numpy()
+    assert kept.mean() > 0.2 and right[kept.to_numpy()].mean() >= 0.9
+    # a certificate of picks (order consistency) refuses probabilities
+    order = certify_judges(_mixed_orders(1000, 0.0, rng), None,
+                           Options(target=0.9, delta=0.1, strata=False))  # fmt: skip
+    assert order.judges[0].confidence == "order consistency"
+    with pytest.raises(InputError, match=r"certifies 'j' on picks .* verdicts of 'j' are probab"):
+        apply_thresholds(new, order.thresholds(), None, file="t.json")
+
+
+@pytest.mark.parametrize("kind", [None, "probabilities", 1, ["probability"]])
+def test_a_thresholds_files_unknown_confidence_kind_is_refused(kind: object) -> None:
+    """A hand-edited confidence (absent, misspelt) was read as a probability's."""
+    spec = {"recuse_thresholds": 1, "strata": False,
+            "judges": [{"judge": "j", "confidence": kind, "thresholds": {"all": 0.6}}]}  # fmt: skip
+    with pytest.raises(InputError, match=r"t\.json.*judges\[0\]\.confidence must be one of"):
+        apply_thresholds(_table(30), spec, None, file="t.json")
+
+
 def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
     # judge "cheap" is sure and right on items 0-59 and unsure (0.55, half wrong) on
     # 60-119; "strong" judged only items 40-119 and is right on them
@@ -375,7 +434,7 @@ def test_a_thresholds_files_unknown_self_scope_is_an_input_error(scope: object) 
     spec: dict[str, Any] = {
         "recuse_thresholds": 1,
         "strata": False,
-        "judges": [{"judge": "gpt-4", "thresholds": {"all": 0.6}}],
+        "judges": [{"judge": "gpt-4", "confidence": "probability", "thresholds": {"all": 0.6}}],
     }
     assert read_thresholds(spec, file="t.json")[0]["judge"] == "gpt-4"
     pairs = pd.DataFrame({"item_id": ["i"], "prompt_id": ["p"], "judge": ["gpt-4"], "p_a": [0.9],

@@ -74,6 +74,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
+from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
@@ -1089,6 +1090,11 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
         if j["judge"] in seen:
             raise bad(f"judges[{k}]: judge {j['judge']!r} is listed twice")
         seen.add(j["judge"])
+        if not isinstance(j.get("confidence"), str) or j["confidence"] not in CONFIDENCE_WORDS:
+            raise bad(
+                f"judges[{k}].confidence must be one of {', '.join(map(repr, CONFIDENCE_WORDS))} "
+                f"(how the certified confidence was read), not {shown(j.get('confidence'))}"
+            )
         t = j.get("thresholds")
         if not isinstance(t, dict) or not all(
             s in (*STRATA, "all") and (v is None or _confidence_value(v)) for s, v in t.items()
@@ -1104,6 +1110,28 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
         ):  # fmt: skip
             raise bad(f"judges[{k}].recalibration must have lists x and y of one length")
     return judges
+
+
+def _gives(kind: str) -> str:
+    """What verdicts a confidence kind is read from: probabilities or picks."""
+    return "probabilities" if kind.endswith("probability") else "picks (0, 0.5 or 1)"
+
+
+def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
+    """A judge certified on probabilities is applied to probabilities, one certified on
+    picks to picks: a threshold on one scale means nothing on the other (a pick read
+    as a probability has confidence 1 and passes any threshold)."""
+    certified, now = stage["confidence"], confidence_kind(rows)
+    if _gives(certified) != _gives(now):
+        raise InputError(
+            f"{file} certifies {stage['judge']!r} on {_gives(certified)} (confidence: "
+            f"{certified}), but this table's verdicts of {stage['judge']!r} are "
+            f"{_gives(now)}: a threshold on one does not apply to the other, and no "
+            "guarantee would hold",
+            column="p_a",
+            fix="give verdicts of the kind it was certified on (the same judge, prompt and "
+            "reading options), or certify it on labelled verdicts of this kind",
+        )
 
 
 def apply_thresholds(
@@ -1150,6 +1178,7 @@ def apply_thresholds(
         if stage["judge"] not in present:
             continue  # a judge absent from the new table passes every item on
         rows = judge_rows(pairs, stage["judge"])
+        _same_kind(rows, stage, file)
         p = rows["p_a"].to_numpy(float)
         if stage.get("recalibration"):
             r = stage["recalibration"]

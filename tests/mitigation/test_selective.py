@@ -379,6 +379,35 @@ def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
     assert (decided.set_index("item_id").loc["i100", "decision"]) == PERSON
 
 
+def test_a_cascades_cost_counts_the_orders_each_judge_spent() -> None:
+    """Cost per 1,000 items = Σ share reaching the judge × judgments per item × USD per
+    1,000 judgments. Worked by hand on 120 items: "cheap" (both orders on 60, one order
+    on the other 60: 1.5 judgments per item, $2) keeps items 0-59; "strong" ($10, both
+    orders) gets the other half: 1 × 1.5 × 2 + 0.5 × 2 × 10 = 13. A table giving only
+    p_a (no orders) counted 0 judgments, and the cascade cost $0: now the cost is
+    unknown and says why."""
+    cheap = pd.concat([_table(60, judge="cheap", p=0.95),
+                       _table(60, judge="cheap", p=0.55, agree=30, start=60)])  # fmt: skip
+    cheap.loc[cheap["item_id"].isin([f"i{k}" for k in range(60, 120)]), "p_a_second"] = np.nan
+    pairs = pd.concat([cheap, _table(80, judge="strong", p=0.9, start=40)], ignore_index=True)
+    o = Options(target=0.85, delta=0.1)
+    costs = {"cheap": 2.0, "strong": 10.0}
+    cas = certify_judges(pairs, None, o, cascade=["cheap", "strong"], costs=costs).cascade
+    assert cas is not None
+    assert [s.orders for s in cas.stages] == [1.5, 2.0]
+    assert [s.reached for s in cas.stages] == [1.0, 0.5]
+    assert cas.usd_per_1000_items == pytest.approx(1.0 * 1.5 * 2 + 0.5 * 2 * 10)
+    assert cas.cost_unknown == "" and cas.to_dict()["cost_unknown"] is None
+    bare = pairs.assign(p_a_first=np.nan, p_a_second=np.nan)
+    cas = certify_judges(bare, None, o, cascade=["cheap", "strong"], costs=costs).cascade
+    assert cas is not None and cas.usd_per_1000_items is None
+    assert cas.stages[0].orders is None and cas.to_dict()["usd_per_1000_items"] is None
+    assert "the verdicts of cheap, strong are p_a without p_a_first" in cas.cost_unknown
+    unpriced = certify_judges(pairs, None, o, cascade=["cheap", "strong"], costs={"cheap": 2.0})
+    assert unpriced.cascade is not None and unpriced.cascade.usd_per_1000_items is None
+    assert unpriced.cascade.cost_unknown.startswith("no price for strong (USD per 1,000")
+
+
 def test_bad_options_and_tables_are_clear_errors() -> None:
     with pytest.raises(ConfigError, match=r"^agreement must be in \[0.5, 1\) \(e.g. 0.85\), got 1"):
         certify_judges(_table(30), None, Options(target=1.2))

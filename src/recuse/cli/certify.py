@@ -212,7 +212,7 @@ def _print(result: Any) -> None:
         cost = c.usd_per_1000_items
         con.print(cell(
             f"{_cascade_agreement(c)}; cost "
-            + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
+            + (f"unknown: {c.cost_unknown}" if cost is None
                else f"${numbers.decimal(cost, 3)} per 1,000 items (judges only)")
         ))  # fmt: skip
         con.print(cell(f"guarantee: {c.guarantee()}"))

@@ -792,7 +792,9 @@ class Stage:
     share: float  # share of all items this judge decides (calibration)
     heldout_share: float
     usd_per_1000_judgments: float | None
-    orders: float  # judgments per item this judge spends (orders judged)
+    #: judgments per item this judge spends (orders judged, mean over its verdicts);
+    #: None when a verdict is a p_a given without its orders (how many is unknown)
+    orders: float | None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -824,13 +826,26 @@ class Cascade:
     @property
     def usd_per_1000_items(self) -> float | None:
         """Σ_k (share of items reaching judge k) × judgments per item × USD per judgment
-        × 1,000; None when a judge has no price."""
-        total = 0.0
-        for s in self.stages:
-            if s.usd_per_1000_judgments is None:
-                return None
-            total += s.reached * s.orders * s.usd_per_1000_judgments
-        return total
+        × 1,000; None when a judge has no price or its judgments per item are unknown
+        (:attr:`cost_unknown` says which)."""
+        if self.cost_unknown:
+            return None
+        return sum(s.reached * (s.orders or 0.0) * (s.usd_per_1000_judgments or 0.0)
+                   for s in self.stages)  # fmt: skip
+
+    @property
+    def cost_unknown(self) -> str:
+        """Why the cost per 1,000 items is unknown, in words ("" when it is known)."""
+        unpriced = [s.certificate.judge for s in self.stages if s.usd_per_1000_judgments is None]
+        if unpriced:
+            return (f"no price for {', '.join(unpriced)} (USD per 1,000 judgments: --cost "
+                    "JUDGE=USD, --store/--prices, or costs=)")  # fmt: skip
+        uncounted = [s.certificate.judge for s in self.stages if s.orders is None]
+        if uncounted:
+            return (f"the verdicts of {', '.join(uncounted)} are p_a without p_a_first / "
+                    "p_a_second, so how many judgments (orders) each item cost is not "
+                    "known: give the orders' verdicts")  # fmt: skip
+        return ""
 
     def guarantee(self) -> str:
         m = len(self.stages)
@@ -853,13 +868,19 @@ class Cascade:
             "agreement": _num(self.agreement),
             "heldout_agreement": _num(self.heldout.agreement),
             "usd_per_1000_items": self.usd_per_1000_items,
+            "cost_unknown": self.cost_unknown or None,
             "guarantee": self.guarantee(),
             "stages": [s.to_dict() for s in self.stages],
         }
 
 
-def _orders(rows: pd.DataFrame) -> float:
+def _orders(rows: pd.DataFrame) -> float | None:
+    """Judgments per item among ``rows`` (one per order judged); None when a verdict is
+    a ``p_a`` given without its orders (it stood for 0 judgments: a judge's whole cost
+    was $0)."""
     n = rows["p_a_first"].notna().astype(int) + rows["p_a_second"].notna().astype(int)
+    if bool((n == 0).any()):
+        return None
     return float(n.mean()) if len(rows) else 0.0
 
 

@@ -338,7 +338,7 @@ def test_a_threshold_certified_on_probabilities_is_not_applied_to_picks() -> Non
 @pytest.mark.parametrize("kind", [None, "probabilities", 1, ["probability"]])
 def test_a_thresholds_files_unknown_confidence_kind_is_refused(kind: object) -> None:
     """A hand-edited confidence (absent, misspelt) was read as a probability's."""
-    spec = {"recuse_thresholds": 1, "strata": False,
+    spec = {"recuse_thresholds": 1, "target": 0.85, "delta": 0.1, "strata": False,
             "judges": [{"judge": "j", "confidence": kind, "thresholds": {"all": 0.6}}]}  # fmt: skip
     with pytest.raises(InputError, match=r"t\.json.*judges\[0\]\.confidence must be one of"):
         apply_thresholds(_table(30), spec, None, file="t.json")
@@ -462,6 +462,8 @@ def test_a_thresholds_files_unknown_self_scope_is_an_input_error(scope: object) 
 
     spec: dict[str, Any] = {
         "recuse_thresholds": 1,
+        "target": 0.85,
+        "delta": 0.1,
         "strata": False,
         "judges": [{"judge": "gpt-4", "confidence": "probability", "thresholds": {"all": 0.6}}],
     }
@@ -473,3 +475,28 @@ def test_a_thresholds_files_unknown_self_scope_is_an_input_error(scope: object) 
         read_thresholds({**spec, "self_scope": scope}, file="t.json")
     with pytest.raises(InputError, match=r"t\.json.*'self_scope' must be"):
         apply_thresholds(pairs, {**spec, "self_scope": scope}, None, file="t.json")
+
+
+def test_thresholds_certified_with_a_roster_are_not_applied_without_one() -> None:
+    """Certified per own/family/other stratum (with a roster), applied without a roster
+    (every item pooled as 'all'), every item found no threshold and went to a person,
+    exit 0; certified without a roster ('all'), applied with one, the same. Both are
+    refused; a stratum the calibration lacked still sends its items to a person."""
+    rng = np.random.default_rng(5)
+    cal = _calibrated(600, rng).assign(model_a="gpt-4", model_b="claude-v1")
+    cal.loc[::2, "model_a"] = "alpaca-13b"  # half own (gpt-4 judges gpt-4), half other
+    cal = cal.assign(judge="gpt-4")
+    with_roster = certify_judges(cal, ROSTER, Options(target=0.8, delta=0.1)).thresholds()
+    assert set(with_roster["judges"][0]["thresholds"]) == {"own", "other"}
+    new = cal.drop(columns="human")
+    with pytest.raises(ConfigError, match="per own/family/other stratum, but these items are "
+                       r"read without a roster \(all pooled\)"):  # fmt: skip
+        apply_thresholds(new, with_roster, None, file="t.json")
+    pooled = certify_judges(cal, None, Options(target=0.8, delta=0.1)).thresholds()
+    assert set(pooled["judges"][0]["thresholds"]) == {"all"}
+    with pytest.raises(ConfigError, match=r"pooled \(no roster's own/family/other strata\)"):
+        apply_thresholds(new, pooled, ROSTER, file="t.json")
+    # an item of a family stratum the calibration never saw goes to a person
+    fam = new.head(4).assign(model_a="gpt-3.5-turbo", model_b="alpaca-13b")
+    decided = apply_thresholds(fam, with_roster, ROSTER, file="t.json")
+    assert (decided["decision"] == PERSON).all() and len(decided) == 4

@@ -67,7 +67,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from itertools import pairwise
+from typing import Any, Literal, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -484,7 +485,7 @@ class Options:
             raise ConfigError(f"reference must be one of {kinds}; got {self.reference!r}")
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
     """A real number that can be compared (not a bool, not NaN, not a string)."""
     real = isinstance(value, int | float | np.integer | np.floating)
     nan = isinstance(value, float | np.floating) and math.isnan(value)  # (an int is no NaN,
@@ -1087,26 +1088,49 @@ def _confidence_value(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and 0.5 <= v <= 1
 
 
+def _points(values: Any) -> bool:
+    """``values`` is a non-empty list of numbers in [0, 1], non-decreasing (an isotonic
+    map's knots)."""
+    return (
+        isinstance(values, list) and len(values) > 0
+        and all(_is_number(v) and 0 <= v <= 1 for v in values)
+        and all(a <= b for a, b in pairwise(values))
+    )  # fmt: skip
+
+
 def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
-    """The judges of a thresholds file (:meth:`Certification.thresholds`), checked."""
+    """The judges of a thresholds file (:meth:`Certification.thresholds`), checked: a
+    hand-edited value that would change which items are kept, or that the guarantee
+    names (target, delta), is refused, never read as something else."""
 
     def bad(what: str) -> InputError:
         return InputError(f"not a certified thresholds file: {what}", file=file,
                           fix="give the --thresholds file `recuse certify` wrote")  # fmt: skip
 
-    if not isinstance(data, dict) or data.get("recuse_thresholds") != THRESHOLDS_VERSION:
+    version = data.get("recuse_thresholds") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not _is_number(version):
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
+    if version != THRESHOLDS_VERSION:
+        newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
+        raise bad(f"format {shown(version)}, this recuse reads {THRESHOLDS_VERSION}{newer}")
     for key in ("cascade", "strata"):
         if not isinstance(data.get(key, False), bool):
-            raise bad(f"{key!r} must be true or false, not {data[key]!r}")
+            raise bad(f"{key!r} must be true or false, not {shown(data[key])}")
     if data.get("self_scope", "snapshot") not in SELF_SCOPES:  # absent: written before it
-        raise bad(f"'self_scope' must be {' or '.join(SELF_SCOPES)}, not {data['self_scope']!r}")
+        scopes = " or ".join(SELF_SCOPES)
+        raise bad(f"'self_scope' must be {scopes}, not {shown(data['self_scope'])}")
+    for key, low, high in (("target", 0.5, 1.0), ("delta", 0.0, 0.5)):
+        v = data.get(key)
+        if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
+            edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
+            raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
     judges = data.get("judges")
     if not isinstance(judges, list) or not judges:
         raise bad("'judges' must be a non-empty list")
     seen: set[str] = set()
+    keys = {"all"} if data.get("strata") is False else set(STRATA)
     for k, j in enumerate(judges):
-        if not isinstance(j, dict) or not isinstance(j.get("judge"), str):
+        if not isinstance(j, dict) or not isinstance(j.get("judge"), str) or not j["judge"]:
             raise bad(f"judges[{k}] has no judge name")
         if j["judge"] in seen:
             raise bad(f"judges[{k}]: judge {j['judge']!r} is listed twice")
@@ -1124,12 +1148,27 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"judges[{k}].thresholds must map own/family/other/all to null or a "
                 "confidence in [0.5, 1] (c = max(p_a, 1 - p_a))"
             )
+        if not t or not (set(t) <= keys or set(t) == {"all"}):  # (strata without a roster
+            raise bad(  # are all): the items' strata would find no threshold
+                f"judges[{k}].thresholds has {', '.join(t) or 'no stratum'}, but 'strata' is "
+                f"{str(data.get('strata', True)).lower()}: its thresholds are for "
+                f"{'/'.join(s for s in (*STRATA, 'all') if s in keys)}"
+            )
         r = j.get("recalibration")
+        recalibrated = j["confidence"] == "recalibrated probability"
+        if (r is not None) != recalibrated:
+            raise bad(
+                f"judges[{k}] has confidence {j['confidence']!r} "
+                f"{'without' if recalibrated else 'with'} a recalibration map"
+            )
         if r is not None and not (
-            isinstance(r, dict) and isinstance(r.get("x"), list) and isinstance(r.get("y"), list)
-            and len(r["x"]) == len(r["y"]) > 0
+            isinstance(r, dict) and _points(r.get("x")) and _points(r.get("y"))
+            and len(r["x"]) == len(r["y"])
         ):  # fmt: skip
-            raise bad(f"judges[{k}].recalibration must have lists x and y of one length")
+            raise bad(
+                f"judges[{k}].recalibration must have lists x and y of one length, "
+                "non-decreasing numbers in [0, 1] (an isotonic map of p_a)"
+            )
     return judges
 
 
@@ -1206,6 +1245,17 @@ def apply_thresholds(
             p = _map(p, (tuple(r["x"]), tuple(r["y"])))
         kind = stage.get("confidence")  # as certified: a one-order item reads as it did
         items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
+        pooled = set(stage["thresholds"]) == {"all"}
+        if len(items.stratum) and pooled != bool((items.stratum == "all").all()):
+            raise ConfigError(
+                f"{file} certifies {stage['judge']!r} "
+                + ("pooled (no roster's own/family/other strata)" if pooled
+                   else "per own/family/other stratum")
+                + ", but these items are read "
+                + ("with a roster's strata" if pooled else "without a roster (all pooled)")
+                + ": no item would find its threshold — "
+                + ("apply without a roster" if pooled else "give the roster it was certified with")
+            )  # fmt: skip
         lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
         has = np.array([v is not None for v in lam])
         lam_f = np.where(has, lam, np.inf).astype(float)

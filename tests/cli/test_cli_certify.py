@@ -298,3 +298,34 @@ def test_an_alias_of_a_judge_present_prices_it_through_both_doors(
     assert by_cli["stages"][0]["usd_per_1000_judgments"] == 7.0
     # the cost worked out from the stage: every item reaches it, judged in both orders
     assert by_cli["usd_per_1000_items"] == pytest.approx(2 * 7.0)
+
+
+def test_apply_says_its_guarantee_and_what_labels_it_was_given_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify apply` printed only counts: nothing of the guarantee it carries, and on
+    items that have labels nothing of how its decisions agree with them. Applied to the
+    calibration items themselves, its kept count and agreement are certify's own
+    (n_kept, n_agree summed over the strata of the --out JSON)."""
+    src = _pairs(tmp_path)
+    thr, full = tmp_path / "thr.json", tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(full)], capsys)  # fmt: skip
+    assert code == 0, text
+    strata = json.loads(full.read_text("utf-8"))["judges"][0]["strata"]
+    kept, agree = sum(s["n_kept"] for s in strata), sum(s["n_agree"] for s in strata)
+    assert 0 < agree < kept
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "guarantee (thr.json): agreement with humans ≥ 0.80 on the items a certified " in text
+    assert "with probability ≥ 0.90 over the calibration set, if these items are " in text
+    assert (
+        f"these items have human labels: of the 400 not tied, {kept} were decided by a "
+        f"certified judge, agreeing {agree} times ({agree / kept:.1%}; observed" in text
+    )
+    unlabelled = tmp_path / "new.csv"
+    pd.read_csv(src).drop(columns="human").to_csv(unlabelled, index=False)
+    code, text = _run(["certify", "apply", str(thr), str(unlabelled), "--out",
+                       str(tmp_path / "d2.csv")], capsys)  # fmt: skip
+    assert code == 0 and "guarantee (thr.json)" in text and "labels" not in text, text

@@ -500,3 +500,20 @@ def test_thresholds_certified_with_a_roster_are_not_applied_without_one() -> Non
     fam = new.head(4).assign(model_a="gpt-3.5-turbo", model_b="alpaca-13b")
     decided = apply_thresholds(fam, with_roster, ROSTER, file="t.json")
     assert (decided["decision"] == PERSON).all() and len(decided) == 4
+
+
+def test_observed_agreement_of_applied_decisions_by_hand() -> None:
+    """Five items: i0-i2 labelled a, i3 a tie, i4 unlabelled; the judge keeps i0 (a, right)
+    and i1 (b, wrong), sends i2 and i3 to a person. Not-tied labelled: 3; kept 2; agree
+    1; one tie left out."""
+    from recuse.mitigation.selective import observed
+
+    pairs = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                          "human": [1.0, 1.0, 1.0, 0.5, np.nan]})  # fmt: skip
+    decided = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                            "decision": ["a", "b", PERSON, PERSON, "a"]})  # fmt: skip
+    seen = observed(decided, pairs)
+    assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (3, 2, 1, 1)
+    assert seen.agreement == 0.5
+    assert observed(decided, pairs.assign(human=np.nan)) is None
+    assert observed(decided, pairs.drop(columns="human")) is None

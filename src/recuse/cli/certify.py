@@ -344,7 +344,7 @@ def apply_command(
     'to a person'. Written atomically. SOURCE is read as by `recuse certify` (and
     recuse audit), recuse.toml included."""
     from recuse.data.inputs import load_input
-    from recuse.mitigation.selective import PERSON, apply_thresholds
+    from recuse.mitigation.selective import PERSON, applied_guarantee, apply_thresholds, observed
 
     settings, roster = cli_context(ctx, READING)
     path = check_output(out, inputs=[source, thresholds])
@@ -366,3 +366,14 @@ def apply_command(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
         f"{people:,} {PERSON}; wrote {path}"
     )
+    echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
+    seen = observed(decided, inp.frame)
+    if seen is not None:
+        kind = inp.source.reference
+        echo(
+            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} not tied"
+            + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
+            + f", {seen.kept:,} were decided by a certified judge"
+            + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "
+               f"batch, beside the guarantee's {spec['target']:.2f})" if seen.kept else "")
+        )  # fmt: skip

@@ -91,8 +91,10 @@ __all__ = [
     "Certification",
     "HeldOut",
     "JudgeCertificate",
+    "Observed",
     "Stage",
     "StratumCertificate",
+    "applied_guarantee",
     "apply_thresholds",
     "certify_items",
     "certify_judges",
@@ -101,6 +103,7 @@ __all__ = [
     "coverage_curve",
     "fixed_sequence",
     "naive_threshold",
+    "observed",
     "strata_of",
 ]
 
@@ -1029,6 +1032,7 @@ class Certification:
             "cascade": self.cascade is not None,
             "strata": bool(self.settings.get("strata", True)),
             "self_scope": str(self.settings.get("self_scope", "snapshot")),
+            "reference": self.reference,
             "judges": [
                 {
                     "judge": c.judge,
@@ -1124,6 +1128,9 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
         if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
             edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
             raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
+    if data.get("reference", "human") not in REFERENCE_NAMES:  # absent: written before it
+        raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
+                  f"{shown(data['reference'])}")  # fmt: skip
     judges = data.get("judges")
     if not isinstance(judges, list) or not judges:
         raise bad("'judges' must be a non-empty list")
@@ -1269,3 +1276,55 @@ def apply_thresholds(
         out.loc[idx, "threshold"] = lam_f[keep]
         open_ -= set(idx)
     return out.reset_index()
+
+
+def applied_guarantee(spec: Mapping[str, Any]) -> str:
+    """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
+    it decides, in words."""
+    ref: ReferenceKind = spec.get("reference", "human")
+    return (
+        f"agreement with {AGREEING_WITH[ref]} ≥ {spec['target']:.2f} on the items a "
+        f"certified judge decides, with probability ≥ {1 - spec['delta']:.2f} over the "
+        "calibration set, if these items are exchangeable with the calibration items (the "
+        "same kind of prompts and models, the same judge, read the same way); a batch's "
+        "agreement scatters around that rate"
+    )
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The decisions of :func:`apply_thresholds` checked against labels the new items
+    happen to have: ``n`` items with a label that is not a tie, ``kept`` of them decided
+    by a certified judge, ``agree`` of those equal to the label (ties left out)."""
+
+    n: int
+    kept: int
+    agree: int
+    ties: int
+
+    @property
+    def agreement(self) -> float:
+        return self.agree / self.kept if self.kept else math.nan
+
+
+def observed(decided: pd.DataFrame, pairs: pd.DataFrame) -> Observed | None:
+    """``decided`` (:func:`apply_thresholds`) against the labels of ``pairs`` (``human``:
+    a, b or a tie as certification reads them); None when no item has a label."""
+    if "human" not in pairs.columns:
+        return None
+    h = pd.to_numeric(pairs["human"], errors="coerce")
+    labels = pd.Series(h.to_numpy(float), index=pairs["item_id"].astype(str)).dropna()
+    labels = labels[~labels.index.duplicated()]
+    if labels.empty:
+        return None
+    words = pd.Series(_labels(labels.to_numpy(float)), index=labels.index).map(
+        {1: "a", -1: "b", 0: "tie"}
+    )
+    by = decided.set_index("item_id")
+    mine = by.loc[by.index.isin(words.index)]
+    label = words.loc[mine.index]
+    ties = int((label == "tie").sum())
+    sided = label != "tie"
+    kept = sided & (mine["decision"] != PERSON)
+    agree = kept & (mine["decision"] == label)
+    return Observed(int(sided.sum()), int(kept.sum()), int(agree.sum()), ties)

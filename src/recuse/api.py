@@ -575,4 +575,9 @@ def certify(
     prices = _costs(costs, roster, present)
     done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
                           costs=prices)  # fmt: skip
-    return replace(done, notes=inp.source.notes)
+    # how the verdicts were read: the thresholds file keeps it, so `certify apply` reads
+    # new verdicts alike (a second order read in the other frame turns flips into
+    # consistent pairs)
+    how = {"swapped_frame": reading.swapped_frame, "confidence": reading.confidence,
+           "confidence_of": reading.confidence_of}  # fmt: skip
+    return replace(done, notes=inp.source.notes, settings={**done.settings, "reading": how})

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -100,8 +101,9 @@ def test_certify_and_apply_read_a_file_as_the_audit_does(
         code, text = _run(["certify", str(path), "--agreement", "0.8", "--out", str(out),
                            "--thresholds", str(thr), *extra], capsys)  # fmt: skip
         assert code == 0, text
-        results.append({k: v for k, v in json.loads(out.read_text("utf-8")).items()
-                        if k != "source"})  # fmt: skip
+        full = json.loads(out.read_text("utf-8"))
+        full["settings"].pop("reading")  # how each file was read (the files differ)
+        results.append({k: v for k, v in full.items() if k != "source"})
         dec = tmp_path / f"dec-{path.stem}.csv"
         code, text = _run(["certify", "apply", str(thr), str(path), "--out", str(dec),
                            *extra], capsys)  # fmt: skip
@@ -114,6 +116,7 @@ def test_certify_and_apply_read_a_file_as_the_audit_does(
     # (and a note says p_a is not the mean of the orders)
     assert main(["certify", str(peer_path), "--agreement", "0.8", "--json", *reading[:4]]) == 0
     unturned = json.loads(capsys.readouterr().out)
+    unturned["settings"].pop("reading")
     assert {k: v for k, v in unturned.items() if k != "source"} != results[0]
 
 
@@ -329,3 +332,58 @@ def test_apply_says_its_guarantee_and_what_labels_it_was_given_show(
     code, text = _run(["certify", "apply", str(thr), str(unlabelled), "--out",
                        str(tmp_path / "d2.csv")], capsys)  # fmt: skip
     assert code == 0 and "guarantee (thr.json)" in text and "labels" not in text, text
+
+
+def _position_biased(n: int, rng: np.random.Generator, start: int = 0) -> pd.DataFrame:
+    """A picking judge: on 70% of items (easy) both orders pick one answer, right with
+    probability 0.97; on the rest it picks whichever answer is shown first (a flip).
+    p_a_second is written in the presented frame (P(the answer shown first is better))."""
+    human = (rng.random(n) < 0.5).astype(float)
+    easy = rng.random(n) < 0.7
+    pick = np.where(rng.random(n) < 0.97, human, 1 - human)
+    second = np.where(easy, pick, 0.0)  # P(a better) in the second order
+    return pd.DataFrame({
+        "item_id": [f"i{start + k}" for k in range(n)],
+        "prompt_id": [f"q{start + k}" for k in range(n)],
+        "model_a": "m1", "model_b": "m2", "judge": "j", "human": human,
+        "p_a_first": np.where(easy, pick, 1.0), "p_a_second": 1 - second, "easy": easy,
+    })  # fmt: skip
+
+
+def test_apply_reads_the_verdicts_as_they_were_certified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Certified with --swapped-frame presented (threshold 1 keeps the easy, order-
+    consistent items), `certify apply` without the flag read each second order in the
+    other frame: the easy items became flips and the position-biased flips consistent
+    pairs, so it kept the hard items, agreeing about half the time under a certified
+    0.9. The thresholds file keeps how its verdicts were read, and apply reads new
+    items so unless told otherwise (then it says the guarantee needs the same meaning)."""
+    rng = np.random.default_rng(1)
+    cal, new = tmp_path / "cal.csv", tmp_path / "new.csv"
+    _position_biased(1000, rng).drop(columns="easy").to_csv(cal, index=False)
+    planted = _position_biased(1000, rng, start=5000)
+    planted.drop(columns="easy").to_csv(new, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(cal), "--swapped-frame", "presented", "--agreement", "0.9",
+                       "--no-strata", "--thresholds", str(thr)], capsys)  # fmt: skip
+    assert code == 0, text
+    spec = json.loads(thr.read_text("utf-8"))
+    assert spec["judges"][0]["thresholds"] == {"all": 1.0}
+    assert spec["reading"] == {"swapped_frame": "presented", "confidence": None,
+                               "confidence_of": "winner"}  # fmt: skip
+    easy = planted["easy"].to_numpy()
+    out = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(new), "--out", str(out)], capsys)
+    assert code == 0, text
+    assert "read with --swapped-frame presented, as thr.json was certified" in text
+    kept = (pd.read_csv(out)["decision"] != PERSON).to_numpy()
+    assert (kept == easy).all()  # the order-consistent items, and only they
+    # told otherwise, it reads so and says what that does to the guarantee
+    code, text = _run(["certify", "apply", str(thr), str(new), "--out", str(out),
+                       "--swapped-frame", "original"], capsys)  # fmt: skip
+    assert code == 0, text
+    assert ("--swapped-frame original here, but thr.json was certified on verdicts read "
+            "with --swapped-frame presented: its guarantee holds only if") in text  # fmt: skip
+    kept = (pd.read_csv(out)["decision"] != PERSON).to_numpy()
+    assert (kept == ~easy).all()  # the flips, read as consistent pairs

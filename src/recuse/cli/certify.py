@@ -8,8 +8,9 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.text import Text
@@ -27,6 +28,7 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_context,
+    typed_options,
 )
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
@@ -36,6 +38,13 @@ from recuse.metrics.bootstrap import named_settings
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 from recuse.roster import Roster, SelfScope
+
+if TYPE_CHECKING:
+    from recuse.data.value_maps import ValueReading
+    from recuse.options import Settings
+
+#: the reading options a thresholds file keeps (:data:`recuse.mitigation.selective.READING`)
+READING_KEPT = ("swapped_frame", "confidence", "confidence_of")
 
 
 class _RunByDefault(TyperGroup):
@@ -325,6 +334,41 @@ def _read_json(path: Path) -> Any:
         ) from None
 
 
+def _reading_as_certified(
+    ctx: typer.Context, settings: Settings, spec: dict[str, Any], name: str
+) -> ValueReading:
+    """How ``certify apply`` reads its table's verdicts: the options given (command line
+    or recuse.toml), and for each one not given, the value the thresholds file was
+    certified with (its ``reading``). A second order read in another frame than at
+    certification turns a judge's flips into consistent pairs that pass its threshold;
+    an option given that differs from the file's is said on stderr."""
+    from recuse.config import find_config, load_config
+
+    path = find_config(ctx.params.get("config"))
+    configured = set(load_config(path).options) if path is not None else set()
+    given = set(typed_options(ctx, READING_KEPT)) | (configured & set(READING_KEPT))
+    reading = settings.reading()
+    taken: dict[str, Any] = {}
+    for key, value in dict(spec.get("reading", {})).items():
+        now = getattr(reading, key)
+        if now == value:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key in given:
+            echo(
+                f"recuse: note: {flag} {now} here, but {name} was certified on verdicts read "
+                f"with {flag} {value}: its guarantee holds only if the verdicts mean the "
+                "same (a second order in another frame reads flips as agreement)",
+                err=True,
+            )
+        else:
+            taken[key] = value
+    if taken:
+        said = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in taken.items())
+        echo(f"recuse: note: read with {said}, as {name} was certified", err=True)
+    return replace(reading, **taken)
+
+
 @certify_app.command("apply")
 def apply_command(
     ctx: typer.Context,
@@ -344,16 +388,24 @@ def apply_command(
     'to a person'. Written atomically. SOURCE is read as by `recuse certify` (and
     recuse audit), recuse.toml included."""
     from recuse.data.inputs import load_input
-    from recuse.mitigation.selective import PERSON, applied_guarantee, apply_thresholds, observed
+    from recuse.mitigation.selective import (
+        PERSON,
+        applied_guarantee,
+        apply_thresholds,
+        observed,
+        read_thresholds,
+    )
 
     settings, roster = cli_context(ctx, READING)
     path = check_output(out, inputs=[source, thresholds])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)
+    read_thresholds(spec, file=str(thresholds))
+    reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
-        mapping=dict(settings.mapping) or None, reading=settings.reading(),
+        mapping=dict(settings.mapping) or None, reading=reading,
     )  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
     if path.suffix.lower() == ".json":

@@ -1033,6 +1033,7 @@ class Certification:
             "strata": bool(self.settings.get("strata", True)),
             "self_scope": str(self.settings.get("self_scope", "snapshot")),
             "reference": self.reference,
+            **({"reading": dict(self.settings["reading"])} if "reading" in self.settings else {}),
             "judges": [
                 {
                     "judge": c.judge,
@@ -1102,6 +1103,15 @@ def _points(values: Any) -> bool:
     )  # fmt: skip
 
 
+#: the options of how a file's verdicts are read, that a thresholds file keeps: their
+#: values (the first is the default; ``confidence`` also takes a column name)
+READING: dict[str, tuple[str | None, ...]] = {
+    "swapped_frame": ("original", "presented"),
+    "confidence": (None,),
+    "confidence_of": ("winner", "a"),
+}
+
+
 def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     """The judges of a thresholds file (:meth:`Certification.thresholds`), checked: a
     hand-edited value that would change which items are kept, or that the guarantee
@@ -1131,6 +1141,16 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     if data.get("reference", "human") not in REFERENCE_NAMES:  # absent: written before it
         raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
                   f"{shown(data['reference'])}")  # fmt: skip
+    how = data.get("reading", {})  # absent: written before it (or from a DataFrame)
+    if not (
+        isinstance(how, dict) and set(how) <= set(READING)
+        and all(how.get(k, READING[k][0]) in READING[k] or (k == "confidence" and
+                isinstance(how[k], str)) for k in READING)
+    ):  # fmt: skip
+        raise bad(
+            "'reading' must map swapped_frame to original or presented, confidence to "
+            f"null or a column name, confidence_of to winner or a, not {shown(how)}"
+        )
     judges = data.get("judges")
     if not isinstance(judges, list) or not judges:
         raise bad("'judges' must be a non-empty list")

@@ -387,3 +387,38 @@ def test_apply_reads_the_verdicts_as_they_were_certified(
             "with --swapped-frame presented: its guarantee holds only if") in text  # fmt: skip
     kept = (pd.read_csv(out)["decision"] != PERSON).to_numpy()
     assert (kept == ~easy).all()  # the flips, read as consistent pairs
+
+
+def _numeric_keys(value: object, out: set[str], key: str = "") -> set[str]:
+    """The keys of ``value`` (nested) holding a number, or a null where a number goes."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _numeric_keys(v, out, k)
+    elif isinstance(value, list):
+        for v in value:
+            _numeric_keys(v, out, key)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        out.add(key)
+    return out
+
+
+def test_every_number_of_the_json_and_the_cascade_table_is_defined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON's numbers (coverage, lower_bound, reached, usd_per_1000_items, ...) had no
+    definition in it, and the printed cascade table's reaches / keeps / USD columns and
+    its cost per 1,000 items none under it."""
+    src = _pairs(tmp_path)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade", "gpt-4",
+                       "--cost", "gpt-4=30", "--json"], capsys)  # fmt: skip
+    assert code == 0, text
+    full = json.loads(text)
+    settings = {"seed", "folds", "grid", "min_labels"}  # options, defined by --help
+    undefined = _numeric_keys(full, set()) - set(full["definitions"]) - settings
+    assert not undefined, undefined
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade", "gpt-4",
+                       "--cost", "gpt-4=30"], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "Cascade: reaches: share of the labelled items no earlier judge kept" in text
+    assert "cost per 1,000 items = Σ reaches × judgments per item" in text
+    assert "labelled: items with a human label" in text

@@ -72,14 +72,26 @@ app.add_typer(certify_app, name="certify")
 def definitions(kind: ReferenceKind) -> str:
     """What each column means, the labels named as ``kind`` (:mod:`recuse.reference`)."""
     return (
-        "threshold: keep a verdict when the judge's confidence c = max(p_a, 1 - p_a) (or "
-        "order consistency) is at least this; coverage: share of the labelled items kept; "
+        f"labelled: items with a {LABEL_NAMES[kind]} (tied ones left out or counted, as chosen); "
+        "threshold: keep a "
+        "verdict when the judge's confidence c = max(p_a, 1 - p_a) (or order consistency) "
+        "is at least this; coverage: share of the labelled items kept; "
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
         "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' (delta' = "
         "this stratum's share of delta); held out: the same with thresholds certified "
         "without the item's fold (5 folds by prompt). The guarantee holds where the bound "
         "is at least the target."
     )
+
+
+#: what the cascade table's columns and its cost mean
+CASCADE_WORDS = (
+    "Cascade: reaches: share of the labelled items no earlier judge kept; keeps: share of "
+    "all labelled items this judge decides (held out: each prompt fold decided by "
+    "thresholds certified without it); USD / 1,000 judgments: the judge's price; cost per "
+    "1,000 items = Σ reaches × judgments per item (orders judged, 1 or 2) × USD / 1,000 "
+    "judgments, judges only (a person's time is not counted)."
+)
 
 
 def _costs(
@@ -226,6 +238,8 @@ def _print(result: Any) -> None:
         ))  # fmt: skip
         con.print(cell(f"guarantee: {c.guarantee()}"))
     con.print(Text(definitions(kind)))
+    if c is not None:
+        con.print(Text(CASCADE_WORDS))
 
 
 @certify_app.command("run", help="Certify the judges of SOURCE (the default command).")

@@ -126,6 +126,46 @@ CONFIDENCE_WORDS = {
     "every verdict has the same confidence and a threshold keeps all or nothing",
 }
 
+#: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
+#: its unit; ``recuse certify`` prints the same words under its tables
+FIELDS: dict[str, str] = {
+    "target": "the agreement the guarantee is for (a share of kept verdicts, 0 to 1)",
+    "delta": "allowed failure probability: the guarantee holds with probability 1 - delta",
+    "threshold": "keep a verdict when the judge's confidence (confidence_definition) is at "
+    "least this; null: nothing certified, every item of the stratum goes on",
+    "n_labelled": "labelled items (ties per human_ties) of the stratum or judge",
+    "n_kept": "labelled items whose confidence reaches the threshold",
+    "n_agree": "kept items whose verdict equals the label",
+    "coverage": "n_kept / n_labelled: share of the labelled items kept (0 to 1)",
+    "agreement": "n_agree / n_kept: share of kept verdicts equal to the label, observed on "
+    "the calibration items (null: none kept)",
+    "lower_bound": "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta "
+    "(delta: this stratum's share); the guarantee holds where it is at least target",
+    "p_value": "P(Binomial(n_kept, target) >= n_agree) at the threshold (at the first "
+    "threshold tested when nothing was certified); null: no test",
+    "best_target": "the highest target (to 0.01) these labels could certify at this delta",
+    "n_ties_excluded": "labelled items left out because the label is a tie",
+    "n_one_order": "items judged in one order only, read at confidence 0.5 (order consistency)",
+    "heldout_coverage": "coverage when each of 5 prompt folds is decided by thresholds "
+    "certified on the other folds",
+    "heldout_n": "labelled items decided held out (each once, in its prompt fold)",
+    "heldout_kept": "of those, the items kept by thresholds certified without their fold",
+    "heldout_agreement": "agreement of those held-out kept verdicts (null: none kept)",
+    "n_items": "cascade: labelled items the cascade is certified on",
+    "heldout_person_share": "cascade: share no judge keeps held out",
+    "reached": "cascade: share of the labelled items that reach this judge (no earlier "
+    "judge kept them)",
+    "share": "cascade: share of all labelled items this judge decides",
+    "heldout_share": "cascade: the same, each fold decided by thresholds certified without it",
+    "judgments_per_item": "cascade: orders judged per item (1 or 2, mean over the judge's "
+    "verdicts; null: unknown)",
+    "usd_per_1000_judgments": "cascade: the judge's price, USD per 1,000 judgments",
+    "usd_per_1000_items": "cascade: USD per 1,000 items = sum over judges of reached x "
+    "judgments_per_item x usd_per_1000_judgments (judges only, not the person); null: "
+    "cost_unknown says why",
+    "person_share": "cascade: share of the labelled items no judge keeps (to a person)",
+}
+
 
 def clopper_pearson_lower(k: int | FloatArray, n: int | FloatArray, delta: float) -> FloatArray:
     """One-sided ``1 − δ`` Clopper–Pearson lower bound of a binomial rate, ``k`` of ``n``:
@@ -1014,6 +1054,7 @@ class Certification:
             "settings": dict(self.settings),
             "reference": REFERENCE_NAMES[self.reference],
             "notes": list(self.notes),
+            "definitions": dict(FIELDS),
             "judges": [j.to_dict() for j in self.judges],
             "cascade": None if self.cascade is None else self.cascade.to_dict(),
         }

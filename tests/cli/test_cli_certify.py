@@ -422,3 +422,16 @@ def test_every_number_of_the_json_and_the_cascade_table_is_defined(
     assert "Cascade: reaches: share of the labelled items no earlier judge kept" in text
     assert "cost per 1,000 items = Σ reaches × judgments per item" in text
     assert "labelled: items with a human label" in text
+
+
+def test_one_prompt_prints_no_held_out_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every item of one prompt: the held-out cells said 0.0% and 'none certified'."""
+    src = tmp_path / "one.csv"
+    simulate_selective(400, seed=5).pairs.assign(prompt_id="p0").to_csv(src, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade", "gpt-4"], capsys)
+    assert code == 0, text
+    rows = [ln for ln in text.splitlines() if ln.startswith("│ gpt-4")]
+    assert len(rows) == 3 and all(ln.count("one prompt") == 2 for ln in rows), rows
+    assert "no held-out check (the items share one prompt)" in text

@@ -517,3 +517,27 @@ def test_observed_agreement_of_applied_decisions_by_hand() -> None:
     assert seen.agreement == 0.5
     assert observed(decided, pairs.assign(human=np.nan)) is None
     assert observed(decided, pairs.drop(columns="human")) is None
+
+
+def test_items_of_one_prompt_have_no_held_out_check() -> None:
+    """All items of one prompt: every fold but one is empty, and that one was decided by
+    thresholds certified on no labels, so the held-out coverage read 0% (and the
+    cascade's held-out person share 100%) as if measured. Now there is no check: NaN in
+    Python, null in the JSON, 'one prompt' printed. Two prompts are checked."""
+    rng = np.random.default_rng(2)
+    one = _calibrated(300, rng).assign(prompt_id="q")
+    r = certify_judges(one, None, Options(target=0.8, delta=0.1, strata=False),
+                       cascade=["j"])  # fmt: skip
+    (s,) = r.judges[0].strata
+    assert s.certified and not s.heldout.checked and s.heldout.n == 300
+    assert np.isnan(s.heldout.coverage) and np.isnan(r.judges[0].heldout.coverage)
+    d = s.to_dict()
+    assert d["heldout_coverage"] is None and d["heldout_kept"] is None
+    cas = r.cascade
+    assert cas is not None and not cas.heldout.checked
+    assert np.isnan(cas.heldout_person_share) and np.isnan(cas.stages[0].heldout_share)
+    assert cas.to_dict()["heldout_person_share"] is None
+    two = one.assign(prompt_id=np.where(np.arange(300) % 2, "q1", "q2"))
+    r2 = certify_judges(two, None, Options(target=0.8, delta=0.1, strata=False))
+    (s2,) = r2.judges[0].strata
+    assert s2.heldout.checked and 0 < s2.heldout.coverage <= 1

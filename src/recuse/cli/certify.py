@@ -79,8 +79,9 @@ def definitions(kind: ReferenceKind) -> str:
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
         "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' (delta' = "
         "this stratum's share of delta); held out: the same with thresholds certified "
-        "without the item's fold (5 folds by prompt). The guarantee holds where the bound "
-        "is at least the target."
+        "without the item's fold (5 folds by prompt; 'one prompt': no check, no fold can be "
+        "certified without its own items). The guarantee holds where the bound is at least "
+        "the target."
     )
 
 
@@ -157,6 +158,8 @@ NONE_KEPT = "none certified"
 NOT_TESTED = "not tested"
 #: a coverage cell of a stratum without labelled items
 NO_LABELS = "no labels"
+#: a held-out cell where no check could be made: the items share one prompt
+ONE_PROMPT = "one prompt"
 
 
 def _cascade_agreement(c: Any) -> str:
@@ -167,7 +170,11 @@ def _cascade_agreement(c: Any) -> str:
     return (
         f"machine verdicts agree with {AGREEING_WITH[c.reference]} {_pct(c.agreement)} on the "
         "calibration items, "
-        + _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
+        + (
+            _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
+            if c.heldout.checked
+            else "no held-out check (the items share one prompt)"
+        )
         + (" held out" if c.heldout.agreement == c.heldout.agreement else "")
     )
 
@@ -186,7 +193,8 @@ def _judges_table(result: Any) -> TerminalTable:
                 "not certified" if s.threshold is None else f"{s.threshold:.4g}",
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 NOT_TESTED if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
-                _pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT),
+                *((_pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT))
+                  if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),
             )  # fmt: skip
     return t
 
@@ -204,8 +212,9 @@ def _cascade_table(c: Any) -> TerminalTable:
             else numbers.general(s.usd_per_1000_judgments)
         )
         t.add_row(str(k), cell(s.certificate.judge), _pct(s.reached), _pct(s.share),
-                  _pct(s.heldout_share), usd)  # fmt: skip
-    t.add_row("", Text("person"), "", _pct(c.person_share), _pct(c.heldout_person_share), "")
+                  _pct(s.heldout_share, ONE_PROMPT), usd)  # fmt: skip
+    t.add_row("", Text("person"), "", _pct(c.person_share),
+              _pct(c.heldout_person_share, ONE_PROMPT), "")  # fmt: skip
     return t
 
 

@@ -147,7 +147,8 @@ FIELDS: dict[str, str] = {
     "n_ties_excluded": "labelled items left out because the label is a tie",
     "n_one_order": "items judged in one order only, read at confidence 0.5 (order consistency)",
     "heldout_coverage": "coverage when each of 5 prompt folds is decided by thresholds "
-    "certified on the other folds",
+    "certified on the other folds (null: no labels, or every item has one prompt, so no "
+    "fold can be certified without its own items)",
     "heldout_n": "labelled items decided held out (each once, in its prompt fold)",
     "heldout_kept": "of those, the items kept by thresholds certified without their fold",
     "heldout_agreement": "agreement of those held-out kept verdicts (null: none kept)",
@@ -324,22 +325,27 @@ def strata_of(
 @dataclass(frozen=True)
 class HeldOut:
     """Cross-fitted check on the labelled items: ``n`` items, ``kept`` decided by the
-    judge with thresholds certified without their fold, ``agree`` of those agreeing."""
+    judge with thresholds certified without their fold, ``agree`` of those agreeing.
+    ``checked`` False: no check could be made (the items share one prompt, so every fold
+    but one is empty and that one would be certified on no labels); its coverage and
+    agreement are NaN, not 0 kept."""
 
     n: int
     kept: int
     agree: int
+    checked: bool = True
 
     @property
     def coverage(self) -> float:
-        return self.kept / self.n if self.n else math.nan
+        return self.kept / self.n if self.n and self.checked else math.nan
 
     @property
     def agreement(self) -> float:
-        return self.agree / self.kept if self.kept else math.nan
+        return self.agree / self.kept if self.kept and self.checked else math.nan
 
     def __add__(self, other: HeldOut) -> HeldOut:
-        return HeldOut(self.n + other.n, self.kept + other.kept, self.agree + other.agree)
+        return HeldOut(self.n + other.n, self.kept + other.kept, self.agree + other.agree,
+                       self.checked and other.checked)  # fmt: skip
 
 
 NO_HELD_OUT = HeldOut(0, 0, 0)
@@ -390,7 +396,7 @@ class StratumCertificate:
             "lower_bound": _num(self.lower_bound),
             "p_value": _num(self.p_value),
             "heldout_n": self.heldout.n,
-            "heldout_kept": self.heldout.kept,
+            "heldout_kept": self.heldout.kept if self.heldout.checked else None,
             "heldout_coverage": _num(self.heldout.coverage),
             "heldout_agreement": _num(self.heldout.agreement),
         }
@@ -670,6 +676,9 @@ def _heldout(
     """Each labelled item decided with thresholds certified on the other folds."""
     lab = items.take(items.labelled)
     prompts = np.unique(lab.prompt)
+    if len(prompts) < 2:  # no fold can be certified without its own items
+        return {str(s): HeldOut(int((lab.stratum == s).sum()), 0, 0, checked=False)
+                for s in np.unique(lab.stratum)}  # fmt: skip
     order = np.random.default_rng(o.seed).permutation(len(prompts))
     fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
     fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
@@ -808,7 +817,7 @@ def _curve_row(
         "threshold": threshold,
         "lower_bound": lower_bound,
         "certified": kept > 0,
-        "heldout_kept": held.kept if held is not None else None,
+        "heldout_kept": held.kept if held is not None and held.checked else None,
         "heldout_coverage": held.coverage if held is not None else math.nan,
         "heldout_agreement": held.agreement if held is not None else math.nan,
     }
@@ -964,13 +973,15 @@ def run_cascade(
         held_left -= h[0]
         held = held + h[1]
         cost = None if costs is None else costs.get(judge)
-        stages.append(Stage(cert, reached, int(keep.sum()) / len(labelled_ids),
-                            h[1].kept / len(labelled_ids), cost, _orders(mine)))  # fmt: skip
+        h_share = h[1].kept / len(labelled_ids) if h[1].checked else math.nan
+        stages.append(Stage(cert, reached, int(keep.sum()) / len(labelled_ids), h_share,
+                            cost, _orders(mine)))  # fmt: skip
     n = len(labelled_ids)
     return Cascade(
         tuple(stages), o.target, o.delta, n, len(remaining) / n,
         agree / decided if decided else math.nan,
-        HeldOut(n, held.kept, held.agree), len(held_left) / n, o.reference,
+        HeldOut(n, held.kept, held.agree, held.checked),
+        len(held_left) / n if held.checked else math.nan, o.reference,
     )  # fmt: skip
 
 
@@ -986,6 +997,8 @@ def _stage_heldout(
         items = items_of(rows, roster, o, p_a=recalibrated, kind="recalibrated probability")
     lab = items.take(items.labelled)
     prompts = np.unique(lab.prompt)
+    if len(prompts) < 2:  # no held-out check (HeldOut.checked)
+        return set(), HeldOut(0, 0, 0, checked=False)
     order = np.random.default_rng(o.seed).permutation(len(prompts))
     fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
     fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)

@@ -60,15 +60,14 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         (lambda j: j.update(strata="no"), "'strata' must be true or false"),
         (lambda j: j["judges"].append(j["judges"][0]), "listed twice"),
         # each of these was read: a key the items' strata never look up sent every item
-        # to a person (exit 0), a map of texts or lists stopped with numpy's TypeError or
-        # ValueError, a map past 1 gave confidences above 1, a newer format was "no
-        # 'recuse_thresholds': 1", true was format 1, and the guarantee's target and δ
-        # were never checked
+        # to a person (exit 0; an empty map is a judge with nothing certified), a map of
+        # texts or lists stopped with numpy's TypeError or ValueError, a map past 1 gave
+        # confidences above 1, a newer format was "no 'recuse_thresholds': 1", true was
+        # format 1, and the guarantee's target and δ were never checked
         (lambda j: j.update(strata=False), "but 'strata' is false: its thresholds are for all"),
         (lambda j: j["judges"][0]["thresholds"].update(all=0.6),
          "thresholds has own, family, other, all, but 'strata' is true: its thresholds are "
          "for own/family/other"),
-        (lambda j: j["judges"][0].update(thresholds={}), "thresholds has no stratum"),
         (lambda j: j["judges"][0].update(recalibration={"x": [0, 1], "y": [0, 1]}),
          "judges[0] has confidence 'probability' with a recalibration map"),
         (lambda j: j["judges"][0].update(confidence="recalibrated probability"),

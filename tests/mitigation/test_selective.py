@@ -541,3 +541,25 @@ def test_items_of_one_prompt_have_no_held_out_check() -> None:
     r2 = certify_judges(two, None, Options(target=0.8, delta=0.1, strata=False))
     (s2,) = r2.judges[0].strata
     assert s2.heldout.checked and 0 < s2.heldout.coverage <= 1
+
+
+def test_labels_that_are_all_ties_say_so() -> None:
+    """Every label a tie (left out by default): certify printed an empty table and
+    'nothing certified' with no reason (a thresholds file with an empty map), and a
+    cascade said 'no labelled item: certification needs human labels' of a table that
+    has 60. Both now say the labels are ties and how to count them; a judge without
+    labelled items beside one with them says why it certified nothing, and its empty
+    map sends its items to a person."""
+    tied = _table(60).assign(human=0.5)
+    for cascade in (None, ["j"]):
+        with pytest.raises(InputError, match="all 60 labels are ties, and tied labels are left"):
+            certify_judges(tied, None, Options(strata=False), cascade=cascade)
+    counted = certify_judges(tied, None, Options(strata=False, human_ties="count"))
+    assert counted.judges[0].n_labelled == 60 and not counted.judges[0].certified
+    other = _table(60, judge="k", start=100).assign(human=0.5)
+    both = certify_judges(pd.concat([_table(60), other]), None, Options(strata=False))
+    k = both.judges[1]
+    assert k.judge == "k" and k.n_labelled == 0 and k.n_ties_excluded == 60
+    assert "(no labelled item: its 60 labels are ties, left out; count them with" in k.guarantee()
+    decided = apply_thresholds(other.drop(columns="human"), both.thresholds(), None, judge="k")
+    assert (decided["decision"] == PERSON).all()

@@ -460,9 +460,17 @@ class JudgeCertificate:
     def guarantee(self) -> str:
         """The guarantee in words, or why there is none."""
         if not self.certified:
+            why = ""
+            if not self.n_labelled:
+                why = " (no labelled item" + (
+                    f": its {self.n_ties_excluded} labels are ties, left out; count them with "
+                    "--human-ties count)"
+                    if self.n_ties_excluded
+                    else ")"
+                )
             return (
                 f"{self.judge}: nothing certified at agreement ≥ {self.target:.2f} "
-                f"(δ = {self.delta:g}); every item goes on"
+                f"(δ = {self.delta:g}){why}; every item goes on"
             )
         kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
         return (
@@ -948,12 +956,7 @@ def run_cascade(
     """Certify ``judges`` in order as a cascade (module docstring), each at ``δ / m``."""
     if "human" not in pairs.columns:
         raise InputError("the table has no human labels to certify with", column="human")
-    labelled_ids = _labelled_items(pairs, o)
-    if not labelled_ids:
-        raise InputError(
-            "no labelled item: certification needs human labels", column="human",
-            fix="give a table with a human column (a/b/tie or a probability)",
-        )  # fmt: skip
+    labelled_ids = _require_labelled(pairs, o)
     remaining = set(labelled_ids)
     held_left = set(labelled_ids)  # items no earlier stage decided, held out
     d = o.delta / len(judges)
@@ -1016,6 +1019,26 @@ def _stage_heldout(
         kept += int(keep.sum())
         agree += int(part.agree[keep].sum())
     return taken, HeldOut(0, kept, agree)
+
+
+def _require_labelled(pairs: pd.DataFrame, o: Options) -> list[str]:
+    """:func:`_labelled_items`, or an :class:`InputError` saying why there are none (all
+    labels tied and left out, or none at all)."""
+    labelled_ids = _labelled_items(pairs, o)
+    if not labelled_ids:
+        tied = len(_labelled_items(pairs, replace(o, human_ties="count")))
+        if tied:
+            raise InputError(
+                f"no labelled item but ties: all {tied} labels are ties, and tied labels are "
+                "left out", column="human",
+                fix="count them (--human-ties count, human_ties='count': a tie then agrees "
+                "only with a tie verdict), or give labels that pick a side",
+            )  # fmt: skip
+        raise InputError(
+            "no labelled item: certification needs human labels", column="human",
+            fix="give a table with a human column (a/b/tie or a probability)",
+        )  # fmt: skip
+    return labelled_ids
 
 
 def _labelled_items(pairs: pd.DataFrame, o: Options) -> list[str]:
@@ -1132,6 +1155,7 @@ def certify_judges(
             raise ConfigError(f"judge {j!r} is not in the table; its judges: {', '.join(present)}")
     if cascade is not None and len(set(cascade)) != len(cascade):
         raise ConfigError(f"--cascade names a judge twice: {','.join(cascade)}")
+    _require_labelled(pairs, o)
     certs = tuple(certify_judge(judge_rows(pairs, j), j, roster, o)[0] for j in chosen)
     run = run_cascade(pairs, cascade, roster, o, costs=costs) if cascade else None
     settings = {k: v for k, v in asdict(o).items()}
@@ -1229,7 +1253,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"judges[{k}].thresholds must map own/family/other/all to null or a "
                 "confidence in [0.5, 1] (c = max(p_a, 1 - p_a))"
             )
-        if not t or not (set(t) <= keys or set(t) == {"all"}):  # (strata without a roster
+        if not (set(t) <= keys or set(t) == {"all"}):  # (strata without a roster
             raise bad(  # are all): the items' strata would find no threshold
                 f"judges[{k}].thresholds has {', '.join(t) or 'no stratum'}, but 'strata' is "
                 f"{str(data.get('strata', True)).lower()}: its thresholds are for "
@@ -1327,7 +1351,7 @@ def apply_thresholds(
         kind = stage.get("confidence")  # as certified: a one-order item reads as it did
         items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
         pooled = set(stage["thresholds"]) == {"all"}
-        if len(items.stratum) and pooled != bool((items.stratum == "all").all()):
+        if stage["thresholds"] and len(items.stratum) and pooled != (items.stratum == "all").all():
             raise ConfigError(
                 f"{file} certifies {stage['judge']!r} "
                 + ("pooled (no roster's own/family/other strata)" if pooled

@@ -435,3 +435,29 @@ def test_one_prompt_prints_no_held_out_check(
     rows = [ln for ln in text.splitlines() if ln.startswith("│ gpt-4")]
     assert len(rows) == 3 and all(ln.count("one prompt") == 2 for ln in rows), rows
     assert "no held-out check (the items share one prompt)" in text
+
+
+def test_apply_says_when_a_cascades_earlier_judge_is_absent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cascade applied to a table without its first judge's verdicts passed every item
+    to the second judge without a word, though the second was certified on the items
+    the first passed on."""
+    sim = simulate_selective(400, seed=5).pairs
+    src = tmp_path / "two.csv"
+    pd.concat([sim.assign(judge="claude-v1"), sim]).to_csv(src, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade",
+                       "claude-v1,gpt-4", "--thresholds", str(thr)], capsys)  # fmt: skip
+    assert code == 0, text
+    only = tmp_path / "only.csv"
+    sim.drop(columns="human").to_csv(only, index=False)
+    out = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(only), "--out", str(out)], capsys)
+    assert code == 0, text
+    said = (f"the cascade's judge claude-v1 has no verdicts in {only}: every item passes on "
+            "to gpt-4, whose threshold was certified on the items claude-v1 passed on")  # fmt: skip
+    assert said in text
+    assert set(pd.read_csv(out)["judge"].dropna()) <= {"gpt-4"}
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+    assert code == 0 and "has no verdicts" not in text, text

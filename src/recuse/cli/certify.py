@@ -431,6 +431,14 @@ def apply_command(
         mapping=dict(settings.mapping) or None, reading=reading,
     )  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
+    present = set(inp.frame["judge"].dropna().astype(str)) if "judge" in inp.frame else set()
+    names = [s["judge"] for s in spec["judges"]]
+    for k, absent in enumerate(names[:-1] if spec.get("cascade") else []):
+        if absent not in present:
+            echo(f"recuse: note: the cascade's judge {absent} has no verdicts in {source}: every "
+                 f"item passes on to {names[k + 1]}, whose threshold was certified on the "
+                 f"items {absent} passed on; its guarantee assumes items like those",
+                 err=True)  # fmt: skip
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         write_text(path, json.dumps(records, indent=2, ensure_ascii=False))

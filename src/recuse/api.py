@@ -570,6 +570,13 @@ def certify(
     present = {str(j) for j in inp.frame["judge"].dropna()} if "judge" in inp.frame else set()
     chosen = [roster.judge_in(j, present) for j in _ids(judges)] if present else None
     stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
+    for judge in dict.fromkeys(stages or []):
+        spelled = [g for g, s in zip(_ids(cascade), stages or [], strict=True) if s == judge]
+        if len(spelled) > 1:  # as written: two spellings of one judge read as one
+            raise ConfigError(
+                f"the cascade names judge {judge!r} twice ({', '.join(map(repr, spelled))}): "
+                "a judge decides once — give each judge once"
+            )
     # the guarantees name the labels as the input declares them (recuse.reference)
     o = replace(o, reference=inp.source.reference)
     prices = _costs(costs, roster, present)

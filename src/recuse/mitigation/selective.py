@@ -1154,7 +1154,7 @@ def certify_judges(
         if j not in present:
             raise ConfigError(f"judge {j!r} is not in the table; its judges: {', '.join(present)}")
     if cascade is not None and len(set(cascade)) != len(cascade):
-        raise ConfigError(f"--cascade names a judge twice: {','.join(cascade)}")
+        raise ConfigError(f"the cascade names a judge twice: {','.join(cascade)}")
     _require_labelled(pairs, o)
     certs = tuple(certify_judge(judge_rows(pairs, j), j, roster, o)[0] for j in chosen)
     run = run_cascade(pairs, cascade, roster, o, costs=costs) if cascade else None

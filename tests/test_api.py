@@ -546,3 +546,19 @@ def test_integer_model_ids_with_one_missing_are_the_judges_own(planted: pd.DataF
     want = recuse.audit(as_text, **options).findings
     assert len(want) and want["estimate"].notna().all()
     pd.testing.assert_frame_equal(got, want)
+
+
+@pytest.mark.parametrize("cascade", [["gpt-4", "gpt-4"], ["gpt-4", "GPT-4"], "gpt-4,gpt4"])
+def test_a_cascade_naming_one_judge_twice_says_how_it_was_written(cascade: str | list[str]) -> None:
+    """`cascade=["gpt-4", "GPT-4"]` said "--cascade names a judge twice: gpt-4,gpt-4": a flag
+    the Python caller never wrote, and names it never wrote either."""
+    from recuse.simulate.selective import simulate_selective
+
+    pairs = simulate_selective(200, seed=1).pairs
+    written = cascade.split(",") if isinstance(cascade, str) else cascade
+    with pytest.raises(ConfigError) as err:
+        recuse.certify(pairs, cascade=cascade)
+    assert str(err.value) == (
+        f"the cascade names judge 'gpt-4' twice ({', '.join(map(repr, written))}): a judge "
+        "decides once — give each judge once"
+    )

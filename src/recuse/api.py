@@ -578,9 +578,21 @@ def certify(
     present = {str(j) for j in inp.frame["judge"].dropna()} if "judge" in inp.frame else set()
     chosen = [roster.judge_in(j, present) for j in _ids(judges)] if present else None
     stages = [roster.judge_in(j, present) for j in _ids(cascade)] if cascade and present else None
+    for judge in dict.fromkeys(stages or []):
+        spelled = [g for g, s in zip(_ids(cascade), stages or [], strict=True) if s == judge]
+        if len(spelled) > 1:  # as written: two spellings of one judge read as one
+            raise ConfigError(
+                f"the cascade names judge {judge!r} twice ({', '.join(map(repr, spelled))}): "
+                "a judge decides once — give each judge once"
+            )
     # the guarantees name the labels as the input declares them (recuse.reference)
     o = replace(o, reference=inp.source.reference)
     prices = _costs(costs, roster, present)
     done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
                           costs=prices)  # fmt: skip
-    return replace(done, notes=inp.source.notes)
+    # how the verdicts were read: the thresholds file keeps it, so `certify apply` reads
+    # new verdicts alike (a second order read in the other frame turns flips into
+    # consistent pairs)
+    how = {"swapped_frame": reading.swapped_frame, "confidence": reading.confidence,
+           "confidence_of": reading.confidence_of}  # fmt: skip
+    return replace(done, notes=inp.source.notes, settings={**done.settings, "reading": how})

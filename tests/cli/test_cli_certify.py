@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -101,8 +102,9 @@ def test_certify_and_apply_read_a_file_as_the_audit_does(
         code, text = _run(["certify", str(path), "--agreement", "0.8", "--out", str(out),
                            "--thresholds", str(thr), *extra], capsys)  # fmt: skip
         assert code == 0, text
-        results.append({k: v for k, v in json.loads(out.read_text("utf-8")).items()
-                        if k != "source"})  # fmt: skip
+        full = json.loads(out.read_text("utf-8"))
+        full["settings"].pop("reading")  # how each file was read (the files differ)
+        results.append({k: v for k, v in full.items() if k != "source"})
         dec = tmp_path / f"dec-{path.stem}.csv"
         code, text = _run(["certify", "apply", str(thr), str(path), "--out", str(dec),
                            *extra], capsys)  # fmt: skip
@@ -115,6 +117,7 @@ def test_certify_and_apply_read_a_file_as_the_audit_does(
     # (and a note says p_a is not the mean of the orders)
     assert main(["certify", str(peer_path), "--agreement", "0.8", "--json", *reading[:4]]) == 0
     unturned = json.loads(capsys.readouterr().out)
+    unturned["settings"].pop("reading")
     assert {k: v for k, v in unturned.items() if k != "source"} != results[0]
 
 
@@ -360,3 +363,163 @@ def test_an_alias_of_a_judge_present_prices_it_through_both_doors(
     assert by_cli["stages"][0]["usd_per_1000_judgments"] == 7.0
     # the cost worked out from the stage: every item reaches it, judged in both orders
     assert by_cli["usd_per_1000_items"] == pytest.approx(2 * 7.0)
+
+
+def test_apply_says_its_guarantee_and_what_labels_it_was_given_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify apply` printed only counts: nothing of the guarantee it carries, and on
+    items that have labels nothing of how its decisions agree with them. Applied to the
+    calibration items themselves, its kept count and agreement are certify's own
+    (n_kept, n_agree summed over the strata of the --out JSON)."""
+    src = _pairs(tmp_path)
+    thr, full = tmp_path / "thr.json", tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(full)], capsys)  # fmt: skip
+    assert code == 0, text
+    strata = json.loads(full.read_text("utf-8"))["judges"][0]["strata"]
+    kept, agree = sum(s["n_kept"] for s in strata), sum(s["n_agree"] for s in strata)
+    assert 0 < agree < kept
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "guarantee (thr.json): agreement with humans ≥ 0.80 on the items a certified " in text
+    assert "with probability ≥ 0.90 over the calibration set, if these items are " in text
+    assert (
+        f"these items have human labels: of the 400 not tied, {kept} were decided by a "
+        f"certified judge, agreeing {agree} times ({agree / kept:.1%}; observed" in text
+    )
+    unlabelled = tmp_path / "new.csv"
+    pd.read_csv(src).drop(columns="human").to_csv(unlabelled, index=False)
+    code, text = _run(["certify", "apply", str(thr), str(unlabelled), "--out",
+                       str(tmp_path / "d2.csv")], capsys)  # fmt: skip
+    assert code == 0 and "guarantee (thr.json)" in text and "labels" not in text, text
+
+
+def _position_biased(n: int, rng: np.random.Generator, start: int = 0) -> pd.DataFrame:
+    """A picking judge: on 70% of items (easy) both orders pick one answer, right with
+    probability 0.97; on the rest it picks whichever answer is shown first (a flip).
+    p_a_second is written in the presented frame (P(the answer shown first is better))."""
+    human = (rng.random(n) < 0.5).astype(float)
+    easy = rng.random(n) < 0.7
+    pick = np.where(rng.random(n) < 0.97, human, 1 - human)
+    second = np.where(easy, pick, 0.0)  # P(a better) in the second order
+    return pd.DataFrame({
+        "item_id": [f"i{start + k}" for k in range(n)],
+        "prompt_id": [f"q{start + k}" for k in range(n)],
+        "model_a": "m1", "model_b": "m2", "judge": "j", "human": human,
+        "p_a_first": np.where(easy, pick, 1.0), "p_a_second": 1 - second, "easy": easy,
+    })  # fmt: skip
+
+
+def test_apply_reads_the_verdicts_as_they_were_certified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Certified with --swapped-frame presented (threshold 1 keeps the easy, order-
+    consistent items), `certify apply` without the flag read each second order in the
+    other frame: the easy items became flips and the position-biased flips consistent
+    pairs, so it kept the hard items, agreeing about half the time under a certified
+    0.9. The thresholds file keeps how its verdicts were read, and apply reads new
+    items so unless told otherwise (then it says the guarantee needs the same meaning)."""
+    rng = np.random.default_rng(1)
+    cal, new = tmp_path / "cal.csv", tmp_path / "new.csv"
+    _position_biased(1000, rng).drop(columns="easy").to_csv(cal, index=False)
+    planted = _position_biased(1000, rng, start=5000)
+    planted.drop(columns="easy").to_csv(new, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(cal), "--swapped-frame", "presented", "--agreement", "0.9",
+                       "--no-strata", "--thresholds", str(thr)], capsys)  # fmt: skip
+    assert code == 0, text
+    spec = json.loads(thr.read_text("utf-8"))
+    assert spec["judges"][0]["thresholds"] == {"all": 1.0}
+    assert spec["reading"] == {"swapped_frame": "presented", "confidence": None,
+                               "confidence_of": "winner"}  # fmt: skip
+    easy = planted["easy"].to_numpy()
+    out = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(new), "--out", str(out)], capsys)
+    assert code == 0, text
+    assert "read with --swapped-frame presented, as thr.json was certified" in text
+    kept = (pd.read_csv(out)["decision"] != PERSON).to_numpy()
+    assert (kept == easy).all()  # the order-consistent items, and only they
+    # told otherwise, it reads so and says what that does to the guarantee
+    code, text = _run(["certify", "apply", str(thr), str(new), "--out", str(out),
+                       "--swapped-frame", "original"], capsys)  # fmt: skip
+    assert code == 0, text
+    assert ("--swapped-frame original here, but thr.json was certified on verdicts read "
+            "with --swapped-frame presented: its guarantee holds only if") in text  # fmt: skip
+    kept = (pd.read_csv(out)["decision"] != PERSON).to_numpy()
+    assert (kept == ~easy).all()  # the flips, read as consistent pairs
+
+
+def _numeric_keys(value: object, out: set[str], key: str = "") -> set[str]:
+    """The keys of ``value`` (nested) holding a number, or a null where a number goes."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _numeric_keys(v, out, k)
+    elif isinstance(value, list):
+        for v in value:
+            _numeric_keys(v, out, key)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        out.add(key)
+    return out
+
+
+def test_every_number_of_the_json_and_the_cascade_table_is_defined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON's numbers (coverage, lower_bound, reached, usd_per_1000_items, ...) had no
+    definition in it, and the printed cascade table's reaches / keeps / USD columns and
+    its cost per 1,000 items none under it."""
+    src = _pairs(tmp_path)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade", "gpt-4",
+                       "--cost", "gpt-4=30", "--json"], capsys)  # fmt: skip
+    assert code == 0, text
+    full = json.loads(text)
+    settings = {"seed", "folds", "grid", "min_labels"}  # options, defined by --help
+    undefined = _numeric_keys(full, set()) - set(full["definitions"]) - settings
+    assert not undefined, undefined
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade", "gpt-4",
+                       "--cost", "gpt-4=30"], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "Cascade: reaches: share of the labelled items no earlier judge kept" in text
+    assert "cost per 1,000 items = Σ reaches × judgments per item" in text
+    assert "labelled: items with a human label" in text
+
+
+def test_one_prompt_prints_no_held_out_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every item of one prompt: the held-out cells said 0.0% and 'none certified'."""
+    src = tmp_path / "one.csv"
+    simulate_selective(400, seed=5).pairs.assign(prompt_id="p0").to_csv(src, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade", "gpt-4"], capsys)
+    assert code == 0, text
+    rows = [ln for ln in text.splitlines() if ln.startswith("│ gpt-4")]
+    assert len(rows) == 3 and all(ln.count("one prompt") == 2 for ln in rows), rows
+    assert "no held-out check (the items share one prompt)" in text
+
+
+def test_apply_says_when_a_cascades_earlier_judge_is_absent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cascade applied to a table without its first judge's verdicts passed every item
+    to the second judge without a word, though the second was certified on the items
+    the first passed on."""
+    sim = simulate_selective(400, seed=5).pairs
+    src = tmp_path / "two.csv"
+    pd.concat([sim.assign(judge="claude-v1"), sim]).to_csv(src, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--cascade",
+                       "claude-v1,gpt-4", "--thresholds", str(thr)], capsys)  # fmt: skip
+    assert code == 0, text
+    only = tmp_path / "only.csv"
+    sim.drop(columns="human").to_csv(only, index=False)
+    out = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(only), "--out", str(out)], capsys)
+    assert code == 0, text
+    said = (f"the cascade's judge claude-v1 has no verdicts in {only}: every item passes on "
+            "to gpt-4, whose threshold was certified on the items claude-v1 passed on")  # fmt: skip
+    assert said in text
+    assert set(pd.read_csv(out)["judge"].dropna()) <= {"gpt-4"}
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+    assert code == 0 and "has no verdicts" not in text, text

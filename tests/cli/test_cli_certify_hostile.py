@@ -59,8 +59,38 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         (lambda j: j.update(cascade="yes"), "'cascade' must be true or false"),
         (lambda j: j.update(strata="no"), "'strata' must be true or false"),
         (lambda j: j["judges"].append(j["judges"][0]), "listed twice"),
+        # each of these was read: a key the items' strata never look up sent every item
+        # to a person (exit 0; an empty map is a judge with nothing certified), a map of
+        # texts or lists stopped with numpy's TypeError or ValueError, a map past 1 gave
+        # confidences above 1, a newer format was "no 'recuse_thresholds': 1", true was
+        # format 1, and the guarantee's target and δ were never checked
+        (lambda j: j.update(strata=False), "but 'strata' is false: its thresholds are for all"),
+        (lambda j: j["judges"][0]["thresholds"].update(all=0.6),
+         "thresholds has own, family, other, all, but 'strata' is true: its thresholds are "
+         "for own/family/other"),
+        (lambda j: j["judges"][0].update(recalibration={"x": [0, 1], "y": [0, 1]}),
+         "judges[0] has confidence 'probability' with a recalibration map"),
+        (lambda j: j["judges"][0].update(confidence="recalibrated probability"),
+         "judges[0] has confidence 'recalibrated probability' without a recalibration map"),
+        *[(lambda j, x=x, y=y: j["judges"][0].update(
+            confidence="recalibrated probability", recalibration={"x": x, "y": y}),
+           "recalibration must have lists x and y of one length, non-decreasing numbers in "
+           "[0, 1]") for x, y in (([0, 1], [0, 5]), (["a"], ["b"]), ([[1]], [[2]]),
+                                  ([1, 0], [0, 1]), ([0, 1], [0.2]))],
+        (lambda j: j.update(recuse_thresholds=2),
+         "format 2, this recuse reads 1 (written by a newer recuse: upgrade to read it)"),
+        (lambda j: j.update(recuse_thresholds=True), "no 'recuse_thresholds': 1"),
+        (lambda j: j.update(delta=0.5), "'delta' must be a number in (0, 0.5), not 0.5"),
+        (lambda j: j.update(delta=math.inf), "'delta' must be a number in (0, 0.5), not inf"),
+        (lambda j: j.pop("target"), "'target' must be a number in [0.5, 1), not None"),
+        (lambda j: j["judges"][0].update(judge=""), "judges[0] has no judge name"),
+        (lambda j: j.update(reading={"swapped_frame": "sideways"}),
+         "'reading' must map swapped_frame to original or presented"),
+        (lambda j: j.update(reading={"frame": "original"}), "'reading' must map"),
+        (lambda j: j.update(cascade=[list(range(10_000))]),
+         "'cascade' must be true or false, not [[0, 1, 2"),
     ],
-)
+)  # fmt: skip
 def test_a_damaged_thresholds_file_is_refused_and_nothing_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, words: str
 ) -> None:

@@ -285,6 +285,65 @@ def test_one_order_items_do_not_ride_on_the_consistent_pairs_threshold() -> None
     assert "one order only" in c.to_dict()["confidence_definition"]
 
 
+def _calibrated(n: int, rng: np.random.Generator, start: int = 0) -> pd.DataFrame:
+    """A judge whose probability is calibrated: confidence c ~ U(0.5, 1), its verdict
+    right with probability c (planted), both orders alike."""
+    human = (rng.random(n) < 0.5).astype(float)
+    c = rng.uniform(0.5, 1.0, n)
+    pick = np.where(rng.random(n) < c, human, 1 - human)
+    p_a = np.where(pick == 1, c, 1 - c)
+    return pd.DataFrame({
+        "item_id": [f"i{start + k}" for k in range(n)],
+        "prompt_id": [f"q{start + k}" for k in range(n)],
+        "model_a": "m1", "model_b": "m2", "human": human, "judge": "j",
+        "p_a_first": p_a, "p_a_second": p_a, "p_a": p_a,
+    })  # fmt: skip
+
+
+def test_a_threshold_certified_on_probabilities_is_not_applied_to_picks() -> None:
+    """Certified on calibrated probabilities at 0.9 (the threshold keeps c ≥ ~0.8), the
+    same judge's picks (one order: p_a 0 or 1) read confidence 1, and ``certify apply``
+    kept every one of them: on 2,000 planted new items 75% agree (the mean of c), under
+    the certified 0.9. A picks-only certificate applied to probabilities is the same
+    error the other way. Both are refused, naming the file, the judge and both kinds."""
+    rng = np.random.default_rng(11)
+    cal = _calibrated(1000, rng)
+    result = certify_judges(cal, None, Options(target=0.9, delta=0.1, strata=False))
+    (lam,) = result.judges[0].thresholds.values()
+    assert lam is not None and 0.8 < lam < 0.95
+    new = _calibrated(2000, rng, start=10_000)
+    picks = new.assign(p_a=(new["p_a"] > 0.5) * 1.0, p_a_second=np.nan)
+    picks["p_a_first"] = picks["p_a"]
+    # read on the certified scale, every pick passes the threshold, and agrees 75%
+    read = items_of(picks, None, Options(strata=False), kind="probability")
+    assert (read.conf >= lam).all() and 0.72 < read.agree.mean() < 0.78
+    with pytest.raises(InputError) as err:
+        apply_thresholds(picks.drop(columns="human"), result.thresholds(), None, file="t.json")
+    said = str(err.value)
+    assert "t.json certifies 'j' on probabilities (confidence: probability)" in said
+    assert "this table's verdicts of 'j' are picks (0, 0.5 or 1)" in said
+    # the probabilities themselves are decided (the kept agree ≥ 0.9 here)
+    decided = apply_thresholds(new.drop(columns="human"), result.thresholds(), None)
+    kept = decided["decision"] != PERSON
+    right = decided["decision"].map({"a": 1.0, "b": 0.0}).to_numpy() == new["human"].to_numpy()
+    assert kept.mean() > 0.2 and right[kept.to_numpy()].mean() >= 0.9
+    # a certificate of picks (order consistency) refuses probabilities
+    order = certify_judges(_mixed_orders(1000, 0.0, rng), None,
+                           Options(target=0.9, delta=0.1, strata=False))  # fmt: skip
+    assert order.judges[0].confidence == "order consistency"
+    with pytest.raises(InputError, match=r"certifies 'j' on picks .* verdicts of 'j' are probab"):
+        apply_thresholds(new, order.thresholds(), None, file="t.json")
+
+
+@pytest.mark.parametrize("kind", [None, "probabilities", 1, ["probability"]])
+def test_a_thresholds_files_unknown_confidence_kind_is_refused(kind: object) -> None:
+    """A hand-edited confidence (absent, misspelt) was read as a probability's."""
+    spec = {"recuse_thresholds": 1, "target": 0.85, "delta": 0.1, "strata": False,
+            "judges": [{"judge": "j", "confidence": kind, "thresholds": {"all": 0.6}}]}  # fmt: skip
+    with pytest.raises(InputError, match=r"t\.json.*judges\[0\]\.confidence must be one of"):
+        apply_thresholds(_table(30), spec, None, file="t.json")
+
+
 def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
     # judge "cheap" is sure and right on items 0-59 and unsure (0.55, half wrong) on
     # 60-119; "strong" judged only items 40-119 and is right on them
@@ -318,6 +377,35 @@ def test_cascade_passes_on_and_a_missing_judge_passes_through() -> None:
     # without the strong judge's rows, its items go to a person
     decided = apply_thresholds(new[new["judge"] == "cheap"], r.thresholds(), None)
     assert (decided.set_index("item_id").loc["i100", "decision"]) == PERSON
+
+
+def test_a_cascades_cost_counts_the_orders_each_judge_spent() -> None:
+    """Cost per 1,000 items = Σ share reaching the judge × judgments per item × USD per
+    1,000 judgments. Worked by hand on 120 items: "cheap" (both orders on 60, one order
+    on the other 60: 1.5 judgments per item, $2) keeps items 0-59; "strong" ($10, both
+    orders) gets the other half: 1 × 1.5 × 2 + 0.5 × 2 × 10 = 13. A table giving only
+    p_a (no orders) counted 0 judgments, and the cascade cost $0: now the cost is
+    unknown and says why."""
+    cheap = pd.concat([_table(60, judge="cheap", p=0.95),
+                       _table(60, judge="cheap", p=0.55, agree=30, start=60)])  # fmt: skip
+    cheap.loc[cheap["item_id"].isin([f"i{k}" for k in range(60, 120)]), "p_a_second"] = np.nan
+    pairs = pd.concat([cheap, _table(80, judge="strong", p=0.9, start=40)], ignore_index=True)
+    o = Options(target=0.85, delta=0.1)
+    costs = {"cheap": 2.0, "strong": 10.0}
+    cas = certify_judges(pairs, None, o, cascade=["cheap", "strong"], costs=costs).cascade
+    assert cas is not None
+    assert [s.orders for s in cas.stages] == [1.5, 2.0]
+    assert [s.reached for s in cas.stages] == [1.0, 0.5]
+    assert cas.usd_per_1000_items == pytest.approx(1.0 * 1.5 * 2 + 0.5 * 2 * 10)
+    assert cas.cost_unknown == "" and cas.to_dict()["cost_unknown"] is None
+    bare = pairs.assign(p_a_first=np.nan, p_a_second=np.nan)
+    cas = certify_judges(bare, None, o, cascade=["cheap", "strong"], costs=costs).cascade
+    assert cas is not None and cas.usd_per_1000_items is None
+    assert cas.stages[0].orders is None and cas.to_dict()["usd_per_1000_items"] is None
+    assert "the verdicts of cheap, strong are p_a without p_a_first" in cas.cost_unknown
+    unpriced = certify_judges(pairs, None, o, cascade=["cheap", "strong"], costs={"cheap": 2.0})
+    assert unpriced.cascade is not None and unpriced.cascade.usd_per_1000_items is None
+    assert unpriced.cascade.cost_unknown.startswith("no price for strong (USD per 1,000")
 
 
 def test_bad_options_and_tables_are_clear_errors() -> None:
@@ -374,8 +462,10 @@ def test_a_thresholds_files_unknown_self_scope_is_an_input_error(scope: object) 
 
     spec: dict[str, Any] = {
         "recuse_thresholds": 1,
+        "target": 0.85,
+        "delta": 0.1,
         "strata": False,
-        "judges": [{"judge": "gpt-4", "thresholds": {"all": 0.6}}],
+        "judges": [{"judge": "gpt-4", "confidence": "probability", "thresholds": {"all": 0.6}}],
     }
     assert read_thresholds(spec, file="t.json")[0]["judge"] == "gpt-4"
     pairs = pd.DataFrame({"item_id": ["i"], "prompt_id": ["p"], "judge": ["gpt-4"], "p_a": [0.9],
@@ -385,3 +475,91 @@ def test_a_thresholds_files_unknown_self_scope_is_an_input_error(scope: object) 
         read_thresholds({**spec, "self_scope": scope}, file="t.json")
     with pytest.raises(InputError, match=r"t\.json.*'self_scope' must be"):
         apply_thresholds(pairs, {**spec, "self_scope": scope}, None, file="t.json")
+
+
+def test_thresholds_certified_with_a_roster_are_not_applied_without_one() -> None:
+    """Certified per own/family/other stratum (with a roster), applied without a roster
+    (every item pooled as 'all'), every item found no threshold and went to a person,
+    exit 0; certified without a roster ('all'), applied with one, the same. Both are
+    refused; a stratum the calibration lacked still sends its items to a person."""
+    rng = np.random.default_rng(5)
+    cal = _calibrated(600, rng).assign(model_a="gpt-4", model_b="claude-v1")
+    cal.loc[::2, "model_a"] = "alpaca-13b"  # half own (gpt-4 judges gpt-4), half other
+    cal = cal.assign(judge="gpt-4")
+    with_roster = certify_judges(cal, ROSTER, Options(target=0.8, delta=0.1)).thresholds()
+    assert set(with_roster["judges"][0]["thresholds"]) == {"own", "other"}
+    new = cal.drop(columns="human")
+    with pytest.raises(ConfigError, match="per own/family/other stratum, but these items are "
+                       r"read without a roster \(all pooled\)"):  # fmt: skip
+        apply_thresholds(new, with_roster, None, file="t.json")
+    pooled = certify_judges(cal, None, Options(target=0.8, delta=0.1)).thresholds()
+    assert set(pooled["judges"][0]["thresholds"]) == {"all"}
+    with pytest.raises(ConfigError, match=r"pooled \(no roster's own/family/other strata\)"):
+        apply_thresholds(new, pooled, ROSTER, file="t.json")
+    # an item of a family stratum the calibration never saw goes to a person
+    fam = new.head(4).assign(model_a="gpt-3.5-turbo", model_b="alpaca-13b")
+    decided = apply_thresholds(fam, with_roster, ROSTER, file="t.json")
+    assert (decided["decision"] == PERSON).all() and len(decided) == 4
+
+
+def test_observed_agreement_of_applied_decisions_by_hand() -> None:
+    """Five items: i0-i2 labelled a, i3 a tie, i4 unlabelled; the judge keeps i0 (a, right)
+    and i1 (b, wrong), sends i2 and i3 to a person. Not-tied labelled: 3; kept 2; agree
+    1; one tie left out."""
+    from recuse.mitigation.selective import observed
+
+    pairs = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                          "human": [1.0, 1.0, 1.0, 0.5, np.nan]})  # fmt: skip
+    decided = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                            "decision": ["a", "b", PERSON, PERSON, "a"]})  # fmt: skip
+    seen = observed(decided, pairs)
+    assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (3, 2, 1, 1)
+    assert seen.agreement == 0.5
+    assert observed(decided, pairs.assign(human=np.nan)) is None
+    assert observed(decided, pairs.drop(columns="human")) is None
+
+
+def test_items_of_one_prompt_have_no_held_out_check() -> None:
+    """All items of one prompt: every fold but one is empty, and that one was decided by
+    thresholds certified on no labels, so the held-out coverage read 0% (and the
+    cascade's held-out person share 100%) as if measured. Now there is no check: NaN in
+    Python, null in the JSON, 'one prompt' printed. Two prompts are checked."""
+    rng = np.random.default_rng(2)
+    one = _calibrated(300, rng).assign(prompt_id="q")
+    r = certify_judges(one, None, Options(target=0.8, delta=0.1, strata=False),
+                       cascade=["j"])  # fmt: skip
+    (s,) = r.judges[0].strata
+    assert s.certified and not s.heldout.checked and s.heldout.n == 300
+    assert np.isnan(s.heldout.coverage) and np.isnan(r.judges[0].heldout.coverage)
+    d = s.to_dict()
+    assert d["heldout_coverage"] is None and d["heldout_kept"] is None
+    cas = r.cascade
+    assert cas is not None and not cas.heldout.checked
+    assert np.isnan(cas.heldout_person_share) and np.isnan(cas.stages[0].heldout_share)
+    assert cas.to_dict()["heldout_person_share"] is None
+    two = one.assign(prompt_id=np.where(np.arange(300) % 2, "q1", "q2"))
+    r2 = certify_judges(two, None, Options(target=0.8, delta=0.1, strata=False))
+    (s2,) = r2.judges[0].strata
+    assert s2.heldout.checked and 0 < s2.heldout.coverage <= 1
+
+
+def test_labels_that_are_all_ties_say_so() -> None:
+    """Every label a tie (left out by default): certify printed an empty table and
+    'nothing certified' with no reason (a thresholds file with an empty map), and a
+    cascade said 'no labelled item: certification needs human labels' of a table that
+    has 60. Both now say the labels are ties and how to count them; a judge without
+    labelled items beside one with them says why it certified nothing, and its empty
+    map sends its items to a person."""
+    tied = _table(60).assign(human=0.5)
+    for cascade in (None, ["j"]):
+        with pytest.raises(InputError, match="all 60 labels are ties, and tied labels are left"):
+            certify_judges(tied, None, Options(strata=False), cascade=cascade)
+    counted = certify_judges(tied, None, Options(strata=False, human_ties="count"))
+    assert counted.judges[0].n_labelled == 60 and not counted.judges[0].certified
+    other = _table(60, judge="k", start=100).assign(human=0.5)
+    both = certify_judges(pd.concat([_table(60), other]), None, Options(strata=False))
+    k = both.judges[1]
+    assert k.judge == "k" and k.n_labelled == 0 and k.n_ties_excluded == 60
+    assert "(no labelled item: its 60 labels are ties, left out; count them with" in k.guarantee()
+    decided = apply_thresholds(other.drop(columns="human"), both.thresholds(), None, judge="k")
+    assert (decided["decision"] == PERSON).all()

@@ -8,8 +8,9 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.text import Text
@@ -28,6 +29,7 @@ from recuse.cli.app import (
     app,
     cli_context,
     settings_files,
+    typed_options,
 )
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
@@ -37,6 +39,13 @@ from recuse.metrics.bootstrap import named_settings
 from recuse.outputs import check_output, write_csv, write_text
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 from recuse.roster import Roster, SelfScope
+
+if TYPE_CHECKING:
+    from recuse.data.value_maps import ValueReading
+    from recuse.options import Settings
+
+#: the reading options a thresholds file keeps (:data:`recuse.mitigation.selective.READING`)
+READING_KEPT = ("swapped_frame", "confidence", "confidence_of")
 
 
 class _RunByDefault(TyperGroup):
@@ -64,14 +73,27 @@ app.add_typer(certify_app, name="certify")
 def definitions(kind: ReferenceKind) -> str:
     """What each column means, the labels named as ``kind`` (:mod:`recuse.reference`)."""
     return (
-        "threshold: keep a verdict when the judge's confidence c = max(p_a, 1 - p_a) (or "
-        "order consistency) is at least this; coverage: share of the labelled items kept; "
+        f"labelled: items with a {LABEL_NAMES[kind]} (tied ones left out or counted, as chosen); "
+        "threshold: keep a "
+        "verdict when the judge's confidence c = max(p_a, 1 - p_a) (or order consistency) "
+        "is at least this; coverage: share of the labelled items kept; "
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
         "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' (delta' = "
         "this stratum's share of delta); held out: the same with thresholds certified "
-        "without the item's fold (5 folds by prompt). The guarantee holds where the bound "
-        "is at least the target."
+        "without the item's fold (5 folds by prompt; 'one prompt': no check, no fold can be "
+        "certified without its own items). The guarantee holds where the bound is at least "
+        "the target."
     )
+
+
+#: what the cascade table's columns and its cost mean
+CASCADE_WORDS = (
+    "Cascade: reaches: share of the labelled items no earlier judge kept; keeps: share of "
+    "all labelled items this judge decides (held out: each prompt fold decided by "
+    "thresholds certified without it); USD / 1,000 judgments: the judge's price; cost per "
+    "1,000 items = Σ reaches × judgments per item (orders judged, 1 or 2) × USD / 1,000 "
+    "judgments, judges only (a person's time is not counted)."
+)
 
 
 def _costs(
@@ -137,6 +159,8 @@ NONE_KEPT = "none certified"
 NOT_TESTED = "not tested"
 #: a coverage cell of a stratum without labelled items
 NO_LABELS = "no labels"
+#: a held-out cell where no check could be made: the items share one prompt
+ONE_PROMPT = "one prompt"
 
 
 def _cascade_agreement(c: Any) -> str:
@@ -147,7 +171,11 @@ def _cascade_agreement(c: Any) -> str:
     return (
         f"machine verdicts agree with {AGREEING_WITH[c.reference]} {_pct(c.agreement)} on the "
         "calibration items, "
-        + _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
+        + (
+            _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
+            if c.heldout.checked
+            else "no held-out check (the items share one prompt)"
+        )
         + (" held out" if c.heldout.agreement == c.heldout.agreement else "")
     )
 
@@ -166,7 +194,8 @@ def _judges_table(result: Any) -> TerminalTable:
                 "not certified" if s.threshold is None else f"{s.threshold:.4g}",
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 NOT_TESTED if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
-                _pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT),
+                *((_pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT))
+                  if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),
             )  # fmt: skip
     return t
 
@@ -184,8 +213,9 @@ def _cascade_table(c: Any) -> TerminalTable:
             else numbers.general(s.usd_per_1000_judgments)
         )
         t.add_row(str(k), cell(s.certificate.judge), _pct(s.reached), _pct(s.share),
-                  _pct(s.heldout_share), usd)  # fmt: skip
-    t.add_row("", Text("person"), "", _pct(c.person_share), _pct(c.heldout_person_share), "")
+                  _pct(s.heldout_share, ONE_PROMPT), usd)  # fmt: skip
+    t.add_row("", Text("person"), "", _pct(c.person_share),
+              _pct(c.heldout_person_share, ONE_PROMPT), "")  # fmt: skip
     return t
 
 
@@ -213,11 +243,13 @@ def _print(result: Any) -> None:
         cost = c.usd_per_1000_items
         con.print(cell(
             f"{_cascade_agreement(c)}; cost "
-            + ("unknown (a judge has no price: --cost or --store/--prices)" if cost is None
+            + (f"unknown: {c.cost_unknown}" if cost is None
                else f"${numbers.decimal(cost, 3)} per 1,000 items (judges only)")
         ))  # fmt: skip
         con.print(cell(f"guarantee: {c.guarantee()}"))
     con.print(Text(definitions(kind)))
+    if c is not None:
+        con.print(Text(CASCADE_WORDS))
 
 
 @certify_app.command("run", help="Certify the judges of SOURCE (the default command).")
@@ -326,6 +358,41 @@ def _read_json(path: Path) -> Any:
         ) from None
 
 
+def _reading_as_certified(
+    ctx: typer.Context, settings: Settings, spec: dict[str, Any], name: str
+) -> ValueReading:
+    """How ``certify apply`` reads its table's verdicts: the options given (command line
+    or recuse.toml), and for each one not given, the value the thresholds file was
+    certified with (its ``reading``). A second order read in another frame than at
+    certification turns a judge's flips into consistent pairs that pass its threshold;
+    an option given that differs from the file's is said on stderr."""
+    from recuse.config import find_config, load_config
+
+    path = find_config(ctx.params.get("config"))
+    configured = set(load_config(path).options) if path is not None else set()
+    given = set(typed_options(ctx, READING_KEPT)) | (configured & set(READING_KEPT))
+    reading = settings.reading()
+    taken: dict[str, Any] = {}
+    for key, value in dict(spec.get("reading", {})).items():
+        now = getattr(reading, key)
+        if now == value:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key in given:
+            echo(
+                f"recuse: note: {flag} {now} here, but {name} was certified on verdicts read "
+                f"with {flag} {value}: its guarantee holds only if the verdicts mean the "
+                "same (a second order in another frame reads flips as agreement)",
+                err=True,
+            )
+        else:
+            taken[key] = value
+    if taken:
+        said = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in taken.items())
+        echo(f"recuse: note: read with {said}, as {name} was certified", err=True)
+    return replace(reading, **taken)
+
+
 @certify_app.command("apply")
 def apply_command(
     ctx: typer.Context,
@@ -345,18 +412,34 @@ def apply_command(
     'to a person'. Written atomically. SOURCE is read as by `recuse certify` (and
     recuse audit), recuse.toml included."""
     from recuse.data.inputs import load_input
-    from recuse.mitigation.selective import PERSON, apply_thresholds
+    from recuse.mitigation.selective import (
+        PERSON,
+        applied_guarantee,
+        apply_thresholds,
+        observed,
+        read_thresholds,
+    )
 
     settings, roster = cli_context(ctx, READING)
     path = check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)
+    read_thresholds(spec, file=str(thresholds))
+    reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
-        mapping=dict(settings.mapping) or None, reading=settings.reading(),
+        mapping=dict(settings.mapping) or None, reading=reading,
     )  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
+    present = set(inp.frame["judge"].dropna().astype(str)) if "judge" in inp.frame else set()
+    names = [s["judge"] for s in spec["judges"]]
+    for k, absent in enumerate(names[:-1] if spec.get("cascade") else []):
+        if absent not in present:
+            echo(f"recuse: note: the cascade's judge {absent} has no verdicts in {source}: every "
+                 f"item passes on to {names[k + 1]}, whose threshold was certified on the "
+                 f"items {absent} passed on; its guarantee assumes items like those",
+                 err=True)  # fmt: skip
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         write_text(path, json.dumps(records, indent=2, ensure_ascii=False))
@@ -367,3 +450,14 @@ def apply_command(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
         f"{people:,} {PERSON}; wrote {path}"
     )
+    echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
+    seen = observed(decided, inp.frame)
+    if seen is not None:
+        kind = inp.source.reference
+        echo(
+            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} not tied"
+            + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
+            + f", {seen.kept:,} were decided by a certified judge"
+            + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "
+               f"batch, beside the guarantee's {spec['target']:.2f})" if seen.kept else "")
+        )  # fmt: skip

@@ -67,13 +67,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from itertools import pairwise
+from typing import Any, Literal, TypeGuard
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
+from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
@@ -89,8 +91,10 @@ __all__ = [
     "Certification",
     "HeldOut",
     "JudgeCertificate",
+    "Observed",
     "Stage",
     "StratumCertificate",
+    "applied_guarantee",
     "apply_thresholds",
     "certify_items",
     "certify_judges",
@@ -99,6 +103,7 @@ __all__ = [
     "coverage_curve",
     "fixed_sequence",
     "naive_threshold",
+    "observed",
     "strata_of",
 ]
 
@@ -119,6 +124,47 @@ CONFIDENCE_WORDS = {
     "n_one_order counts them) (the judge gives picks, not probabilities)",
     "single verdict": "none usable: one pick per item (no probabilities, one order), so "
     "every verdict has the same confidence and a threshold keeps all or nothing",
+}
+
+#: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
+#: its unit; ``recuse certify`` prints the same words under its tables
+FIELDS: dict[str, str] = {
+    "target": "the agreement the guarantee is for (a share of kept verdicts, 0 to 1)",
+    "delta": "allowed failure probability: the guarantee holds with probability 1 - delta",
+    "threshold": "keep a verdict when the judge's confidence (confidence_definition) is at "
+    "least this; null: nothing certified, every item of the stratum goes on",
+    "n_labelled": "labelled items (ties per human_ties) of the stratum or judge",
+    "n_kept": "labelled items whose confidence reaches the threshold",
+    "n_agree": "kept items whose verdict equals the label",
+    "coverage": "n_kept / n_labelled: share of the labelled items kept (0 to 1)",
+    "agreement": "n_agree / n_kept: share of kept verdicts equal to the label, observed on "
+    "the calibration items (null: none kept)",
+    "lower_bound": "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta "
+    "(delta: this stratum's share); the guarantee holds where it is at least target",
+    "p_value": "P(Binomial(n_kept, target) >= n_agree) at the threshold (at the first "
+    "threshold tested when nothing was certified); null: no test",
+    "best_target": "the highest target (to 0.01) these labels could certify at this delta",
+    "n_ties_excluded": "labelled items left out because the label is a tie",
+    "n_one_order": "items judged in one order only, read at confidence 0.5 (order consistency)",
+    "heldout_coverage": "coverage when each of 5 prompt folds is decided by thresholds "
+    "certified on the other folds (null: no labels, or every item has one prompt, so no "
+    "fold can be certified without its own items)",
+    "heldout_n": "labelled items decided held out (each once, in its prompt fold)",
+    "heldout_kept": "of those, the items kept by thresholds certified without their fold",
+    "heldout_agreement": "agreement of those held-out kept verdicts (null: none kept)",
+    "n_items": "cascade: labelled items the cascade is certified on",
+    "heldout_person_share": "cascade: share no judge keeps held out",
+    "reached": "cascade: share of the labelled items that reach this judge (no earlier "
+    "judge kept them)",
+    "share": "cascade: share of all labelled items this judge decides",
+    "heldout_share": "cascade: the same, each fold decided by thresholds certified without it",
+    "judgments_per_item": "cascade: orders judged per item (1 or 2, mean over the judge's "
+    "verdicts; null: unknown)",
+    "usd_per_1000_judgments": "cascade: the judge's price, USD per 1,000 judgments",
+    "usd_per_1000_items": "cascade: USD per 1,000 items = sum over judges of reached x "
+    "judgments_per_item x usd_per_1000_judgments (judges only, not the person); null: "
+    "cost_unknown says why",
+    "person_share": "cascade: share of the labelled items no judge keeps (to a person)",
 }
 
 
@@ -279,22 +325,27 @@ def strata_of(
 @dataclass(frozen=True)
 class HeldOut:
     """Cross-fitted check on the labelled items: ``n`` items, ``kept`` decided by the
-    judge with thresholds certified without their fold, ``agree`` of those agreeing."""
+    judge with thresholds certified without their fold, ``agree`` of those agreeing.
+    ``checked`` False: no check could be made (the items share one prompt, so every fold
+    but one is empty and that one would be certified on no labels); its coverage and
+    agreement are NaN, not 0 kept."""
 
     n: int
     kept: int
     agree: int
+    checked: bool = True
 
     @property
     def coverage(self) -> float:
-        return self.kept / self.n if self.n else math.nan
+        return self.kept / self.n if self.n and self.checked else math.nan
 
     @property
     def agreement(self) -> float:
-        return self.agree / self.kept if self.kept else math.nan
+        return self.agree / self.kept if self.kept and self.checked else math.nan
 
     def __add__(self, other: HeldOut) -> HeldOut:
-        return HeldOut(self.n + other.n, self.kept + other.kept, self.agree + other.agree)
+        return HeldOut(self.n + other.n, self.kept + other.kept, self.agree + other.agree,
+                       self.checked and other.checked)  # fmt: skip
 
 
 NO_HELD_OUT = HeldOut(0, 0, 0)
@@ -345,7 +396,7 @@ class StratumCertificate:
             "lower_bound": _num(self.lower_bound),
             "p_value": _num(self.p_value),
             "heldout_n": self.heldout.n,
-            "heldout_kept": self.heldout.kept,
+            "heldout_kept": self.heldout.kept if self.heldout.checked else None,
             "heldout_coverage": _num(self.heldout.coverage),
             "heldout_agreement": _num(self.heldout.agreement),
         }
@@ -409,9 +460,17 @@ class JudgeCertificate:
     def guarantee(self) -> str:
         """The guarantee in words, or why there is none."""
         if not self.certified:
+            why = ""
+            if not self.n_labelled:
+                why = " (no labelled item" + (
+                    f": its {self.n_ties_excluded} labels are ties, left out; count them with "
+                    "--human-ties count)"
+                    if self.n_ties_excluded
+                    else ")"
+                )
             return (
                 f"{self.judge}: nothing certified at agreement ≥ {self.target:.2f} "
-                f"(δ = {self.delta:g}); every item goes on"
+                f"(δ = {self.delta:g}){why}; every item goes on"
             )
         kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
         return (
@@ -483,7 +542,7 @@ class Options:
             raise ConfigError(f"reference must be one of {kinds}; got {self.reference!r}")
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
     """A real number that can be compared (not a bool, not NaN, not a string)."""
     real = isinstance(value, int | float | np.integer | np.floating)
     nan = isinstance(value, float | np.floating) and math.isnan(value)  # (an int is no NaN,
@@ -625,6 +684,9 @@ def _heldout(
     """Each labelled item decided with thresholds certified on the other folds."""
     lab = items.take(items.labelled)
     prompts = np.unique(lab.prompt)
+    if len(prompts) < 2:  # no fold can be certified without its own items
+        return {str(s): HeldOut(int((lab.stratum == s).sum()), 0, 0, checked=False)
+                for s in np.unique(lab.stratum)}  # fmt: skip
     order = np.random.default_rng(o.seed).permutation(len(prompts))
     fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
     fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
@@ -763,7 +825,7 @@ def _curve_row(
         "threshold": threshold,
         "lower_bound": lower_bound,
         "certified": kept > 0,
-        "heldout_kept": held.kept if held is not None else None,
+        "heldout_kept": held.kept if held is not None and held.checked else None,
         "heldout_coverage": held.coverage if held is not None else math.nan,
         "heldout_agreement": held.agreement if held is not None else math.nan,
     }
@@ -791,7 +853,9 @@ class Stage:
     share: float  # share of all items this judge decides (calibration)
     heldout_share: float
     usd_per_1000_judgments: float | None
-    orders: float  # judgments per item this judge spends (orders judged)
+    #: judgments per item this judge spends (orders judged, mean over its verdicts);
+    #: None when a verdict is a p_a given without its orders (how many is unknown)
+    orders: float | None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -823,13 +887,26 @@ class Cascade:
     @property
     def usd_per_1000_items(self) -> float | None:
         """Σ_k (share of items reaching judge k) × judgments per item × USD per judgment
-        × 1,000; None when a judge has no price."""
-        total = 0.0
-        for s in self.stages:
-            if s.usd_per_1000_judgments is None:
-                return None
-            total += s.reached * s.orders * s.usd_per_1000_judgments
-        return total
+        × 1,000; None when a judge has no price or its judgments per item are unknown
+        (:attr:`cost_unknown` says which)."""
+        if self.cost_unknown:
+            return None
+        return sum(s.reached * (s.orders or 0.0) * (s.usd_per_1000_judgments or 0.0)
+                   for s in self.stages)  # fmt: skip
+
+    @property
+    def cost_unknown(self) -> str:
+        """Why the cost per 1,000 items is unknown, in words ("" when it is known)."""
+        unpriced = [s.certificate.judge for s in self.stages if s.usd_per_1000_judgments is None]
+        if unpriced:
+            return (f"no price for {', '.join(unpriced)} (USD per 1,000 judgments: --cost "
+                    "JUDGE=USD, --store/--prices, or costs=)")  # fmt: skip
+        uncounted = [s.certificate.judge for s in self.stages if s.orders is None]
+        if uncounted:
+            return (f"the verdicts of {', '.join(uncounted)} are p_a without p_a_first / "
+                    "p_a_second, so how many judgments (orders) each item cost is not "
+                    "known: give the orders' verdicts")  # fmt: skip
+        return ""
 
     def guarantee(self) -> str:
         m = len(self.stages)
@@ -852,13 +929,19 @@ class Cascade:
             "agreement": _num(self.agreement),
             "heldout_agreement": _num(self.heldout.agreement),
             "usd_per_1000_items": self.usd_per_1000_items,
+            "cost_unknown": self.cost_unknown or None,
             "guarantee": self.guarantee(),
             "stages": [s.to_dict() for s in self.stages],
         }
 
 
-def _orders(rows: pd.DataFrame) -> float:
+def _orders(rows: pd.DataFrame) -> float | None:
+    """Judgments per item among ``rows`` (one per order judged); None when a verdict is
+    a ``p_a`` given without its orders (it stood for 0 judgments: a judge's whole cost
+    was $0)."""
     n = rows["p_a_first"].notna().astype(int) + rows["p_a_second"].notna().astype(int)
+    if bool((n == 0).any()):
+        return None
     return float(n.mean()) if len(rows) else 0.0
 
 
@@ -873,12 +956,7 @@ def run_cascade(
     """Certify ``judges`` in order as a cascade (module docstring), each at ``δ / m``."""
     if "human" not in pairs.columns:
         raise InputError("the table has no human labels to certify with", column="human")
-    labelled_ids = _labelled_items(pairs, o)
-    if not labelled_ids:
-        raise InputError(
-            "no labelled item: certification needs human labels", column="human",
-            fix="give a table with a human column (a/b/tie or a probability)",
-        )  # fmt: skip
+    labelled_ids = _require_labelled(pairs, o)
     remaining = set(labelled_ids)
     held_left = set(labelled_ids)  # items no earlier stage decided, held out
     d = o.delta / len(judges)
@@ -898,13 +976,15 @@ def run_cascade(
         held_left -= h[0]
         held = held + h[1]
         cost = None if costs is None else costs.get(judge)
-        stages.append(Stage(cert, reached, int(keep.sum()) / len(labelled_ids),
-                            h[1].kept / len(labelled_ids), cost, _orders(mine)))  # fmt: skip
+        h_share = h[1].kept / len(labelled_ids) if h[1].checked else math.nan
+        stages.append(Stage(cert, reached, int(keep.sum()) / len(labelled_ids), h_share,
+                            cost, _orders(mine)))  # fmt: skip
     n = len(labelled_ids)
     return Cascade(
         tuple(stages), o.target, o.delta, n, len(remaining) / n,
         agree / decided if decided else math.nan,
-        HeldOut(n, held.kept, held.agree), len(held_left) / n, o.reference,
+        HeldOut(n, held.kept, held.agree, held.checked),
+        len(held_left) / n if held.checked else math.nan, o.reference,
     )  # fmt: skip
 
 
@@ -920,6 +1000,8 @@ def _stage_heldout(
         items = items_of(rows, roster, o, p_a=recalibrated, kind="recalibrated probability")
     lab = items.take(items.labelled)
     prompts = np.unique(lab.prompt)
+    if len(prompts) < 2:  # no held-out check (HeldOut.checked)
+        return set(), HeldOut(0, 0, 0, checked=False)
     order = np.random.default_rng(o.seed).permutation(len(prompts))
     fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
     fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
@@ -937,6 +1019,26 @@ def _stage_heldout(
         kept += int(keep.sum())
         agree += int(part.agree[keep].sum())
     return taken, HeldOut(0, kept, agree)
+
+
+def _require_labelled(pairs: pd.DataFrame, o: Options) -> list[str]:
+    """:func:`_labelled_items`, or an :class:`InputError` saying why there are none (all
+    labels tied and left out, or none at all)."""
+    labelled_ids = _labelled_items(pairs, o)
+    if not labelled_ids:
+        tied = len(_labelled_items(pairs, replace(o, human_ties="count")))
+        if tied:
+            raise InputError(
+                f"no labelled item but ties: all {tied} labels are ties, and tied labels are "
+                "left out", column="human",
+                fix="count them (--human-ties count, human_ties='count': a tie then agrees "
+                "only with a tie verdict), or give labels that pick a side",
+            )  # fmt: skip
+        raise InputError(
+            "no labelled item: certification needs human labels", column="human",
+            fix="give a table with a human column (a/b/tie or a probability)",
+        )  # fmt: skip
+    return labelled_ids
 
 
 def _labelled_items(pairs: pd.DataFrame, o: Options) -> list[str]:
@@ -988,6 +1090,7 @@ class Certification:
             "settings": dict(self.settings),
             "reference": REFERENCE_NAMES[self.reference],
             "notes": list(self.notes),
+            "definitions": dict(FIELDS),
             "judges": [j.to_dict() for j in self.judges],
             "cascade": None if self.cascade is None else self.cascade.to_dict(),
         }
@@ -1006,6 +1109,8 @@ class Certification:
             "cascade": self.cascade is not None,
             "strata": bool(self.settings.get("strata", True)),
             "self_scope": str(self.settings.get("self_scope", "snapshot")),
+            "reference": self.reference,
+            **({"reading": dict(self.settings["reading"])} if "reading" in self.settings else {}),
             "judges": [
                 {
                     "judge": c.judge,
@@ -1049,7 +1154,8 @@ def certify_judges(
         if j not in present:
             raise ConfigError(f"judge {j!r} is not in the table; its judges: {', '.join(present)}")
     if cascade is not None and len(set(cascade)) != len(cascade):
-        raise ConfigError(f"--cascade names a judge twice: {','.join(cascade)}")
+        raise ConfigError(f"the cascade names a judge twice: {','.join(cascade)}")
+    _require_labelled(pairs, o)
     certs = tuple(certify_judge(judge_rows(pairs, j), j, roster, o)[0] for j in chosen)
     run = run_cascade(pairs, cascade, roster, o, costs=costs) if cascade else None
     settings = {k: v for k, v in asdict(o).items()}
@@ -1065,30 +1171,80 @@ def _confidence_value(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and 0.5 <= v <= 1
 
 
+def _points(values: Any) -> bool:
+    """``values`` is a non-empty list of numbers in [0, 1], non-decreasing (an isotonic
+    map's knots)."""
+    return (
+        isinstance(values, list) and len(values) > 0
+        and all(_is_number(v) and 0 <= v <= 1 for v in values)
+        and all(a <= b for a, b in pairwise(values))
+    )  # fmt: skip
+
+
+#: the options of how a file's verdicts are read, that a thresholds file keeps: their
+#: values (the first is the default; ``confidence`` also takes a column name)
+READING: dict[str, tuple[str | None, ...]] = {
+    "swapped_frame": ("original", "presented"),
+    "confidence": (None,),
+    "confidence_of": ("winner", "a"),
+}
+
+
 def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
-    """The judges of a thresholds file (:meth:`Certification.thresholds`), checked."""
+    """The judges of a thresholds file (:meth:`Certification.thresholds`), checked: a
+    hand-edited value that would change which items are kept, or that the guarantee
+    names (target, delta), is refused, never read as something else."""
 
     def bad(what: str) -> InputError:
         return InputError(f"not a certified thresholds file: {what}", file=file,
                           fix="give the --thresholds file `recuse certify` wrote")  # fmt: skip
 
-    if not isinstance(data, dict) or data.get("recuse_thresholds") != THRESHOLDS_VERSION:
+    version = data.get("recuse_thresholds") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not _is_number(version):
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
+    if version != THRESHOLDS_VERSION:
+        newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
+        raise bad(f"format {shown(version)}, this recuse reads {THRESHOLDS_VERSION}{newer}")
     for key in ("cascade", "strata"):
         if not isinstance(data.get(key, False), bool):
-            raise bad(f"{key!r} must be true or false, not {data[key]!r}")
+            raise bad(f"{key!r} must be true or false, not {shown(data[key])}")
     if data.get("self_scope", "snapshot") not in SELF_SCOPES:  # absent: written before it
-        raise bad(f"'self_scope' must be {' or '.join(SELF_SCOPES)}, not {data['self_scope']!r}")
+        scopes = " or ".join(SELF_SCOPES)
+        raise bad(f"'self_scope' must be {scopes}, not {shown(data['self_scope'])}")
+    for key, low, high in (("target", 0.5, 1.0), ("delta", 0.0, 0.5)):
+        v = data.get(key)
+        if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
+            edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
+            raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
+    if data.get("reference", "human") not in REFERENCE_NAMES:  # absent: written before it
+        raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
+                  f"{shown(data['reference'])}")  # fmt: skip
+    how = data.get("reading", {})  # absent: written before it (or from a DataFrame)
+    if not (
+        isinstance(how, dict) and set(how) <= set(READING)
+        and all(how.get(k, READING[k][0]) in READING[k] or (k == "confidence" and
+                isinstance(how[k], str)) for k in READING)
+    ):  # fmt: skip
+        raise bad(
+            "'reading' must map swapped_frame to original or presented, confidence to "
+            f"null or a column name, confidence_of to winner or a, not {shown(how)}"
+        )
     judges = data.get("judges")
     if not isinstance(judges, list) or not judges:
         raise bad("'judges' must be a non-empty list")
     seen: set[str] = set()
+    keys = {"all"} if data.get("strata") is False else set(STRATA)
     for k, j in enumerate(judges):
-        if not isinstance(j, dict) or not isinstance(j.get("judge"), str):
+        if not isinstance(j, dict) or not isinstance(j.get("judge"), str) or not j["judge"]:
             raise bad(f"judges[{k}] has no judge name")
         if j["judge"] in seen:
             raise bad(f"judges[{k}]: judge {j['judge']!r} is listed twice")
         seen.add(j["judge"])
+        if not isinstance(j.get("confidence"), str) or j["confidence"] not in CONFIDENCE_WORDS:
+            raise bad(
+                f"judges[{k}].confidence must be one of {', '.join(map(repr, CONFIDENCE_WORDS))} "
+                f"(how the certified confidence was read), not {shown(j.get('confidence'))}"
+            )
         t = j.get("thresholds")
         if not isinstance(t, dict) or not all(
             s in (*STRATA, "all") and (v is None or _confidence_value(v)) for s, v in t.items()
@@ -1097,13 +1253,50 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"judges[{k}].thresholds must map own/family/other/all to null or a "
                 "confidence in [0.5, 1] (c = max(p_a, 1 - p_a))"
             )
+        if not (set(t) <= keys or set(t) == {"all"}):  # (strata without a roster
+            raise bad(  # are all): the items' strata would find no threshold
+                f"judges[{k}].thresholds has {', '.join(t) or 'no stratum'}, but 'strata' is "
+                f"{str(data.get('strata', True)).lower()}: its thresholds are for "
+                f"{'/'.join(s for s in (*STRATA, 'all') if s in keys)}"
+            )
         r = j.get("recalibration")
+        recalibrated = j["confidence"] == "recalibrated probability"
+        if (r is not None) != recalibrated:
+            raise bad(
+                f"judges[{k}] has confidence {j['confidence']!r} "
+                f"{'without' if recalibrated else 'with'} a recalibration map"
+            )
         if r is not None and not (
-            isinstance(r, dict) and isinstance(r.get("x"), list) and isinstance(r.get("y"), list)
-            and len(r["x"]) == len(r["y"]) > 0
+            isinstance(r, dict) and _points(r.get("x")) and _points(r.get("y"))
+            and len(r["x"]) == len(r["y"])
         ):  # fmt: skip
-            raise bad(f"judges[{k}].recalibration must have lists x and y of one length")
+            raise bad(
+                f"judges[{k}].recalibration must have lists x and y of one length, "
+                "non-decreasing numbers in [0, 1] (an isotonic map of p_a)"
+            )
     return judges
+
+
+def _gives(kind: str) -> str:
+    """What verdicts a confidence kind is read from: probabilities or picks."""
+    return "probabilities" if kind.endswith("probability") else "picks (0, 0.5 or 1)"
+
+
+def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
+    """A judge certified on probabilities is applied to probabilities, one certified on
+    picks to picks: a threshold on one scale means nothing on the other (a pick read
+    as a probability has confidence 1 and passes any threshold)."""
+    certified, now = stage["confidence"], confidence_kind(rows)
+    if _gives(certified) != _gives(now):
+        raise InputError(
+            f"{file} certifies {stage['judge']!r} on {_gives(certified)} (confidence: "
+            f"{certified}), but this table's verdicts of {stage['judge']!r} are "
+            f"{_gives(now)}: a threshold on one does not apply to the other, and no "
+            "guarantee would hold",
+            column="p_a",
+            fix="give verdicts of the kind it was certified on (the same judge, prompt and "
+            "reading options), or certify it on labelled verdicts of this kind",
+        )
 
 
 def apply_thresholds(
@@ -1150,12 +1343,24 @@ def apply_thresholds(
         if stage["judge"] not in present:
             continue  # a judge absent from the new table passes every item on
         rows = judge_rows(pairs, stage["judge"])
+        _same_kind(rows, stage, file)
         p = rows["p_a"].to_numpy(float)
         if stage.get("recalibration"):
             r = stage["recalibration"]
             p = _map(p, (tuple(r["x"]), tuple(r["y"])))
         kind = stage.get("confidence")  # as certified: a one-order item reads as it did
         items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
+        pooled = set(stage["thresholds"]) == {"all"}
+        if stage["thresholds"] and len(items.stratum) and pooled != (items.stratum == "all").all():
+            raise ConfigError(
+                f"{file} certifies {stage['judge']!r} "
+                + ("pooled (no roster's own/family/other strata)" if pooled
+                   else "per own/family/other stratum")
+                + ", but these items are read "
+                + ("with a roster's strata" if pooled else "without a roster (all pooled)")
+                + ": no item would find its threshold — "
+                + ("apply without a roster" if pooled else "give the roster it was certified with")
+            )  # fmt: skip
         lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
         has = np.array([v is not None for v in lam])
         lam_f = np.where(has, lam, np.inf).astype(float)
@@ -1169,3 +1374,55 @@ def apply_thresholds(
         out.loc[idx, "threshold"] = lam_f[keep]
         open_ -= set(idx)
     return out.reset_index()
+
+
+def applied_guarantee(spec: Mapping[str, Any]) -> str:
+    """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
+    it decides, in words."""
+    ref: ReferenceKind = spec.get("reference", "human")
+    return (
+        f"agreement with {AGREEING_WITH[ref]} ≥ {spec['target']:.2f} on the items a "
+        f"certified judge decides, with probability ≥ {1 - spec['delta']:.2f} over the "
+        "calibration set, if these items are exchangeable with the calibration items (the "
+        "same kind of prompts and models, the same judge, read the same way); a batch's "
+        "agreement scatters around that rate"
+    )
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The decisions of :func:`apply_thresholds` checked against labels the new items
+    happen to have: ``n`` items with a label that is not a tie, ``kept`` of them decided
+    by a certified judge, ``agree`` of those equal to the label (ties left out)."""
+
+    n: int
+    kept: int
+    agree: int
+    ties: int
+
+    @property
+    def agreement(self) -> float:
+        return self.agree / self.kept if self.kept else math.nan
+
+
+def observed(decided: pd.DataFrame, pairs: pd.DataFrame) -> Observed | None:
+    """``decided`` (:func:`apply_thresholds`) against the labels of ``pairs`` (``human``:
+    a, b or a tie as certification reads them); None when no item has a label."""
+    if "human" not in pairs.columns:
+        return None
+    h = pd.to_numeric(pairs["human"], errors="coerce")
+    labels = pd.Series(h.to_numpy(float), index=pairs["item_id"].astype(str)).dropna()
+    labels = labels[~labels.index.duplicated()]
+    if labels.empty:
+        return None
+    words = pd.Series(_labels(labels.to_numpy(float)), index=labels.index).map(
+        {1: "a", -1: "b", 0: "tie"}
+    )
+    by = decided.set_index("item_id")
+    mine = by.loc[by.index.isin(words.index)]
+    label = words.loc[mine.index]
+    ties = int((label == "tie").sum())
+    sided = label != "tie"
+    kept = sided & (mine["decision"] != PERSON)
+    agree = kept & (mine["decision"] == label)
+    return Observed(int(sided.sum()), int(kept.sum()), int(agree.sum()), ties)

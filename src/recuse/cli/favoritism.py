@@ -8,6 +8,7 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from rich.console import Console
 from rich.markup import escape
 
 from recuse.analyses.base import check_interval_level
@@ -22,7 +23,7 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
-from recuse.data.inputs import load_input, read_paths
+from recuse.data.inputs import Input, load_input, read_paths
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
 from recuse.numbers import decimal, percent, signed
@@ -188,6 +189,23 @@ def favoritism(
         normalize=normalize,
     )
     console = make_console()
+    _print_fit(console, source, loaded, bat)
+    effect = debias_effect(ratings, bat.main, roster)
+    console.print(
+        f"correction (debiased.csv): the judges' model ranking "
+        f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to the "
+        f"reference ranking {effect.rank_correlation_before:.2f} → "
+        f"{effect.rank_correlation_after:.2f}"
+    )
+    said = {"source": source, "se": se, "level": level, "normalize": normalize,
+            "robustness": checks}  # fmt: skip
+    written = write_outputs(bat, effect, out_path, settings=said)
+    console.print(cell("wrote " + ", ".join(str(p) for p in written)))
+
+
+def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> None:
+    """The fit's lines: counts, the source's notes, the self and family tables, the
+    fit's warnings and notes, and the robustness checks made or skipped."""
     main = bat.main
     console.print(
         f"[bold]{escape(shown(source))}[/bold]: {main.n:,} ratings, "
@@ -210,17 +228,6 @@ def favoritism(
         console.print(cell(_robustness_line(bat.table(), len(bat.results))))
     for name, reason in bat.skipped.items():
         console.print(cell(f"skipped {name}: {reason}"))
-    effect = debias_effect(ratings, main, roster)
-    console.print(
-        f"correction (debiased.csv): the judges' model ranking "
-        f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to the "
-        f"reference ranking {effect.rank_correlation_before:.2f} → "
-        f"{effect.rank_correlation_after:.2f}"
-    )
-    said = {"source": source, "se": se, "level": level, "normalize": normalize,
-            "robustness": checks}  # fmt: skip
-    written = write_outputs(bat, effect, out_path, settings=said)
-    console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 
 
 def _robustness_line(tab: pd.DataFrame, variants: int) -> str:

@@ -523,3 +523,32 @@ def test_apply_says_when_a_cascades_earlier_judge_is_absent(
     assert set(pd.read_csv(out)["judge"].dropna()) <= {"gpt-4"}
     code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
     assert code == 0 and "has no verdicts" not in text, text
+
+
+def test_apply_counts_tied_labels_as_they_were_certified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Planted: 400 items, every fourth labelled a tie, the judge sure of a (p_a 0.95 in
+    both orders) on all. Certified with ties counted, its agreement is 300/400 (a tie
+    agrees only with a tie verdict); apply on the same items said "of the 300 not tied
+    (100 tied left out) ... agreeing 300 times (100.0%)" beside that guarantee."""
+    src = tmp_path / "ties.csv"
+    pd.DataFrame({"item_id": [f"t{i}" for i in range(400)],
+                  "prompt_id": [f"p{i % 50}" for i in range(400)],
+                  "model_a": "alpaca-13b", "model_b": "vicuna-13b",
+                  "human": [0.5 if i % 4 == 0 else 1.0 for i in range(400)],
+                  "judge": "gpt-4", "p_a_first": 0.95, "p_a_second": 0.95}).to_csv(
+        src, index=False)  # fmt: skip
+    thr, full = tmp_path / "thr.json", tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.7", "--human-ties", "count",
+                       "--thresholds", str(thr), "--out", str(full)], capsys)  # fmt: skip
+    assert code == 0, text
+    (stratum,) = json.loads(full.read_text("utf-8"))["judges"][0]["strata"]
+    assert (stratum["n_kept"], stratum["n_agree"]) == (400, 300)
+    assert json.loads(thr.read_text("utf-8"))["human_ties"] == "count"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "(tied labels counted: a tie agrees only with a tie verdict)" in text
+    assert ("of the 400 labelled (ties counted, as certified), 400 were decided by a "
+            "certified judge, agreeing 300 times (75.0%") in text  # fmt: skip

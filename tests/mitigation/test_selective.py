@@ -519,6 +519,23 @@ def test_observed_agreement_of_applied_decisions_by_hand() -> None:
     assert observed(decided, pairs.drop(columns="human")) is None
 
 
+def test_observed_counts_tied_labels_as_certified_with_ties_counted() -> None:
+    """Certified with ``human_ties="count"``, a tie label agrees only with a tie verdict:
+    i0-i3 labelled (a, a, a, tie), i0 kept right, i1 kept wrong, i3 kept as a tie (right),
+    i2 to a person. Labelled 4, kept 3, agree 2, none left out. (Before: the tie was left
+    out, agreement 1/2, beside a guarantee that counts ties.)"""
+    from recuse.mitigation.selective import observed
+
+    pairs = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                          "human": [1.0, 1.0, 1.0, 0.5, np.nan]})  # fmt: skip
+    decided = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                            "decision": ["a", "b", PERSON, "tie", "a"]})  # fmt: skip
+    seen = observed(decided, pairs, "count")
+    assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (4, 3, 2, 0)
+    left_out = observed(decided, pairs)
+    assert left_out is not None and (left_out.n, left_out.kept, left_out.agree) == (3, 2, 1)
+
+
 def test_items_of_one_prompt_have_no_held_out_check() -> None:
     """All items of one prompt: every fold but one is empty, and that one was decided by
     thresholds certified on no labels, so the held-out coverage read 0% (and the

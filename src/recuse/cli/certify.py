@@ -451,11 +451,13 @@ def apply_command(
         f"{people:,} {PERSON}; wrote {path}"
     )
     echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
-    seen = observed(decided, inp.frame)
+    counted = spec.get("human_ties") == "count"  # as certified
+    seen = observed(decided, inp.frame, "count" if counted else "exclude")
     if seen is not None:
         kind = inp.source.reference
         echo(
-            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} not tied"
+            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} "
+            + ("labelled (ties counted, as certified)" if counted else "not tied")
             + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
             + f", {seen.kept:,} were decided by a certified judge"
             + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "

@@ -1110,6 +1110,7 @@ class Certification:
             "strata": bool(self.settings.get("strata", True)),
             "self_scope": str(self.settings.get("self_scope", "snapshot")),
             "reference": self.reference,
+            "human_ties": str(self.settings.get("human_ties", "exclude")),
             **({"reading": dict(self.settings["reading"])} if "reading" in self.settings else {}),
             "judges": [
                 {
@@ -1219,6 +1220,8 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     if data.get("reference", "human") not in REFERENCE_NAMES:  # absent: written before it
         raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
                   f"{shown(data['reference'])}")  # fmt: skip
+    if data.get("human_ties", "exclude") not in ("exclude", "count"):  # absent: before it
+        raise bad(f"'human_ties' must be exclude or count, not {shown(data['human_ties'])}")
     how = data.get("reading", {})  # absent: written before it (or from a DataFrame)
     if not (
         isinstance(how, dict) and set(how) <= set(READING)
@@ -1382,7 +1385,13 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
     ref: ReferenceKind = spec.get("reference", "human")
     return (
         f"agreement with {AGREEING_WITH[ref]} ≥ {spec['target']:.2f} on the items a "
-        f"certified judge decides, with probability ≥ {1 - spec['delta']:.2f} over the "
+        "certified judge decides"
+        + (
+            " (tied labels counted: a tie agrees only with a tie verdict)"
+            if spec.get("human_ties") == "count"
+            else ""
+        )
+        + f", with probability ≥ {1 - spec['delta']:.2f} over the "
         "calibration set, if these items are exchangeable with the calibration items (the "
         "same kind of prompts and models, the same judge, read the same way); a batch's "
         "agreement scatters around that rate"
@@ -1392,8 +1401,9 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class Observed:
     """The decisions of :func:`apply_thresholds` checked against labels the new items
-    happen to have: ``n`` items with a label that is not a tie, ``kept`` of them decided
-    by a certified judge, ``agree`` of those equal to the label (ties left out)."""
+    happen to have: ``n`` labelled items (not tied, unless ties are counted), ``kept``
+    of them decided by a certified judge, ``agree`` of those equal to the label, ``ties``
+    tied labels left out."""
 
     n: int
     kept: int
@@ -1405,9 +1415,13 @@ class Observed:
         return self.agree / self.kept if self.kept else math.nan
 
 
-def observed(decided: pd.DataFrame, pairs: pd.DataFrame) -> Observed | None:
+def observed(
+    decided: pd.DataFrame, pairs: pd.DataFrame, human_ties: TiedLabels = "exclude"
+) -> Observed | None:
     """``decided`` (:func:`apply_thresholds`) against the labels of ``pairs`` (``human``:
-    a, b or a tie as certification reads them); None when no item has a label."""
+    a, b or a tie as certification reads them); None when no item has a label. Tied
+    labels are counted as the thresholds were certified (``human_ties``): left out, or
+    kept, a tie agreeing only with a tie verdict (``ties`` then counts none left out)."""
     if "human" not in pairs.columns:
         return None
     h = pd.to_numeric(pairs["human"], errors="coerce")
@@ -1421,8 +1435,9 @@ def observed(decided: pd.DataFrame, pairs: pd.DataFrame) -> Observed | None:
     by = decided.set_index("item_id")
     mine = by.loc[by.index.isin(words.index)]
     label = words.loc[mine.index]
-    ties = int((label == "tie").sum())
-    sided = label != "tie"
+    counted = human_ties == "count"
+    ties = 0 if counted else int((label == "tie").sum())
+    sided = label.notna() if counted else label != "tie"
     kept = sided & (mine["decision"] != PERSON)
     agree = kept & (mine["decision"] == label)
     return Observed(int(sided.sum()), int(kept.sum()), int(agree.sum()), ties)

@@ -552,3 +552,32 @@ def test_apply_counts_tied_labels_as_they_were_certified(
     assert "(tied labels counted: a tie agrees only with a tie verdict)" in text
     assert ("of the 400 labelled (ties counted, as certified), 400 were decided by a "
             "certified judge, agreeing 300 times (75.0%") in text  # fmt: skip
+
+
+def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file written before 'reference', 'reading' and 'human_ties' were kept (75a5d5a
+    wrote exactly today's file less those keys) decides as today's does, but its guarantee
+    said 'agreement with humans' whatever labels certified it (JudgeBench's correctness
+    labels too), and nothing said the reading options were not the file's."""
+    src = _pairs(tmp_path)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    spec = json.loads(thr.read_text("utf-8"))
+    old = tmp_path / "old" / "thr.json"
+    old.parent.mkdir()
+    kept_since = ("reference", "reading", "human_ties")
+    old.write_text(json.dumps({k: v for k, v in spec.items() if k not in kept_since}), "utf-8")
+    new_d, old_d = tmp_path / "new.csv", tmp_path / "old.csv"
+    code, new_text = _run(["certify", "apply", str(thr), str(src), "--out", str(new_d)], capsys)
+    assert code == 0, new_text
+    code, text = _run(["certify", "apply", str(old), str(src), "--out", str(old_d)], capsys)
+    assert code == 0, text
+    pd.testing.assert_frame_equal(pd.read_csv(old_d), pd.read_csv(new_d))
+    assert ("thr.json was written by an earlier recuse and does not say whose labels it was "
+            "certified on; how its verdicts were read") in text  # fmt: skip
+    assert "agreement with the labels it was certified on ≥ 0.80" in text
+    assert "earlier recuse" not in new_text and "agreement with humans ≥ 0.80" in new_text

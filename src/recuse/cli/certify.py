@@ -418,6 +418,7 @@ def apply_command(
         apply_thresholds,
         observed,
         read_thresholds,
+        unkept,
     )
 
     settings, roster = cli_context(ctx, READING)
@@ -426,6 +427,12 @@ def apply_command(
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)
     read_thresholds(spec, file=str(thresholds))
+    missing = unkept(spec)
+    if missing:
+        echo(f"recuse: note: {thresholds.name} was written by an earlier recuse and does not "
+             f"say {'; '.join(missing)}: the options given here are used (tied labels left "
+             "out); give the ones it was certified with, or certify again to keep them",
+             err=True)  # fmt: skip
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,

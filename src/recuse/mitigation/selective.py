@@ -1379,12 +1379,27 @@ def apply_thresholds(
     return out.reset_index()
 
 
+#: what a thresholds file keeps that an older recuse's files lack: key, what it says
+KEPT_SINCE: dict[str, str] = {
+    "reference": "whose labels it was certified on",
+    "reading": "how its verdicts were read (--swapped-frame, --confidence, --confidence-of)",
+    "human_ties": "whether tied labels were counted",
+}
+
+
+def unkept(spec: Mapping[str, Any]) -> list[str]:
+    """What a (checked) thresholds file written by an older recuse does not say: the
+    words of :data:`KEPT_SINCE` for each key it lacks."""
+    return [words for key, words in KEPT_SINCE.items() if key not in spec]
+
+
 def applied_guarantee(spec: Mapping[str, Any]) -> str:
     """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
     it decides, in words."""
-    ref: ReferenceKind = spec.get("reference", "human")
+    ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
+    whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
     return (
-        f"agreement with {AGREEING_WITH[ref]} ≥ {spec['target']:.2f} on the items a "
+        f"agreement with {whose} ≥ {spec['target']:.2f} on the items a "
         "certified judge decides"
         + (
             " (tied labels counted: a tie agrees only with a tie verdict)"

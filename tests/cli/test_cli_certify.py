@@ -581,3 +581,24 @@ def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
             "certified on; how its verdicts were read") in text  # fmt: skip
     assert "agreement with the labels it was certified on ≥ 0.80" in text
     assert "earlier recuse" not in new_text and "agreement with humans ≥ 0.80" in new_text
+
+
+def test_the_help_says_what_apply_takes_from_the_thresholds_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`certify apply --help` showed '[default: original]' for --swapped-frame, though a
+    file certified with --swapped-frame presented is read so when it is not given, and
+    said nothing of what it refuses or prints; `certify --help` nothing of what
+    --thresholds keeps."""
+    code, out = _run(["certify", "apply", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "[default: original]" not in text and "[default: winner]" not in text
+    assert text.count("Not given (here or in recuse.toml): as the thresholds file was "
+                      "certified.") == 3  # fmt: skip
+    for words in ("not given are the thresholds file's (a note says so",
+                  "Refused (exit 2, nothing written)", "(probabilities or picks)",
+                  "Prints the guarantee the file carries"):  # fmt: skip
+        assert words in text, words
+    code, out = _run(["certify", "run", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "with how the verdicts were read (--swapped-frame" in text

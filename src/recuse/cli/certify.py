@@ -20,6 +20,9 @@ from typer.core import TyperGroup
 from recuse import numbers
 from recuse.cli.app import (
     READING,
+    CertifiedConfidenceOfOption,
+    CertifiedConfidenceOption,
+    CertifiedSwappedFrameOption,
     ConfidenceOfOption,
     ConfidenceOption,
     ConfigOption,
@@ -292,7 +295,13 @@ def certify_command(
         Path | None, typer.Option("--prices", help="Price table for --store's card.")
     ] = None,
     out: str = typer.Option(None, "--out", "-o", help="Write the full result as JSON."),
-    thresholds: str = typer.Option(None, "--thresholds", help="Write thresholds (JSON)."),
+    thresholds: str = typer.Option(
+        None,
+        "--thresholds",
+        help="Write thresholds (JSON) for `certify apply`, with how the verdicts were read "
+        "(--swapped-frame, --confidence, --confidence-of), the strata, --self-scope and "
+        "--human-ties.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
@@ -403,14 +412,19 @@ def apply_command(
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
     values: ValuesOption = None,
-    swapped_frame: SwappedFrameOption = "original",
-    confidence: ConfidenceOption = None,
-    confidence_of: ConfidenceOfOption = "winner",
+    swapped_frame: CertifiedSwappedFrameOption = "original",
+    confidence: CertifiedConfidenceOption = None,
+    confidence_of: CertifiedConfidenceOfOption = "winner",
     config: ConfigOption = None,
 ) -> None:
     """One decision per item: the verdict (a, b or tie) and the judge that gave it, or
     'to a person'. Written atomically. SOURCE is read as by `recuse certify` (and
-    recuse audit), recuse.toml included."""
+    recuse audit), recuse.toml included; --swapped-frame, --confidence and
+    --confidence-of not given are the thresholds file's (a note says so; one given that
+    differs is used, with a note). Refused (exit 2, nothing written): a thresholds file
+    not as `recuse certify` wrote it, and a judge whose verdicts are of another kind
+    (probabilities or picks) than it was certified on. Prints the guarantee the file
+    carries and, when SOURCE has labels, how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import (
         PERSON,

@@ -580,3 +580,27 @@ def test_labels_that_are_all_ties_say_so() -> None:
     assert "(no labelled item: its 60 labels are ties, left out; count them with" in k.guarantee()
     decided = apply_thresholds(other.drop(columns="human"), both.thresholds(), None, judge="k")
     assert (decided["decision"] == PERSON).all()
+
+
+def test_a_cascade_stage_no_item_reaches_keeps_its_judges_kind_and_applies() -> None:
+    """Pooled, the first judge (planted: p_a 0.9 toward each label, in both orders) keeps
+    all 400 items, so none reaches the second:
+    its certificate said confidence 'single verdict' (the kind of no rows), and
+    apply_thresholds on the very table certified refused the second judge's
+    probabilities ('certifies gpt-4 on picks'). Its kind is now that of all its verdicts;
+    and a file written so (nothing certified) applies: the first judge decides every item."""
+    first = simulate_selective(400, seed=5).pairs
+    sure = np.where(first["human"] > 0.5, 0.9, 0.1)
+    right = first.assign(judge="gpt-3.5-turbo", p_a_first=sure, p_a_second=sure, p_a=sure)
+    pairs = pd.concat([right, first])
+    o = Options(target=0.8, strata=False)
+    c = certify_judges(pairs, ROSTER, o, cascade=["gpt-3.5-turbo", "gpt-4"])
+    assert c.cascade is not None
+    assert [s.share for s in c.cascade.stages] == [1.0, 0.0]
+    assert [s.certificate.confidence for s in c.cascade.stages] == ["probability"] * 2
+    spec = c.thresholds()
+    decided = apply_thresholds(pairs, spec, ROSTER, file="t.json")
+    assert (decided["judge"] == "gpt-3.5-turbo").all() and len(decided) == 400
+    spec["judges"][1]["confidence"] = "single verdict"  # as the file was written before
+    again = apply_thresholds(pairs, spec, ROSTER, file="t.json")
+    pd.testing.assert_frame_equal(again, decided)

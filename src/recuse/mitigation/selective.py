@@ -728,11 +728,15 @@ def certify_judge(
     o: Options,
     *,
     delta: float | None = None,
+    kind: str | None = None,
 ) -> tuple[JudgeCertificate, Items]:
     """Certify one judge on its rows (one per item, with a verdict) at ``delta``
-    (default ``o.delta``); also returns its items for a cascade."""
+    (default ``o.delta``); also returns its items for a cascade. ``kind``: how its
+    confidence is read (:func:`confidence_kind`), when ``rows`` are some of its verdicts
+    (a cascade stage's: none may reach it); default from ``rows``."""
     d = o.delta if delta is None else delta
-    kind = confidence_kind(rows) if len(rows) else "single verdict"
+    if kind is None:
+        kind = confidence_kind(rows) if len(rows) else "single verdict"
     p_a, points = None, None
     if o.recalibrate and len(rows):
         if kind != "probability":
@@ -966,7 +970,10 @@ def run_cascade(
         rows = judge_rows(pairs, judge)
         reached = len(remaining) / len(labelled_ids)
         mine = rows[rows["item_id"].astype(str).isin(remaining)].reset_index(drop=True)
-        cert, items = certify_judge(mine, judge, roster, o, delta=d)
+        # its kind is that of all its verdicts: no item may reach it (read as "single
+        # verdict", apply refused its probabilities on the very table certified)
+        kind = confidence_kind(rows) if len(rows) else None
+        cert, items = certify_judge(mine, judge, roster, o, delta=d, kind=kind)
         keep = kept_mask(items, cert) & items.labelled
         agree += int(items.agree[keep].sum())
         decided += int(keep.sum())
@@ -1289,6 +1296,9 @@ def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
     """A judge certified on probabilities is applied to probabilities, one certified on
     picks to picks: a threshold on one scale means nothing on the other (a pick read
     as a probability has confidence 1 and passes any threshold)."""
+    if not any(v is not None for v in stage["thresholds"].values()):
+        return  # nothing certified keeps nothing, whatever its scale (a cascade stage no
+        # item reached was written 'single verdict': its probabilities were refused)
     certified, now = stage["confidence"], confidence_kind(rows)
     if _gives(certified) != _gives(now):
         raise InputError(

@@ -602,3 +602,29 @@ def test_the_help_says_what_apply_takes_from_the_thresholds_file(
     code, out = _run(["certify", "run", "--help"], capsys)
     text = " ".join(out.split())
     assert code == 0 and "with how the verdicts were read (--swapped-frame" in text
+
+
+def test_apply_json_defines_its_columns_and_holds_the_csvs_decisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify apply --out FILE.json` wrote a bare list of decisions: its numbers
+    (confidence, threshold) had no definition, and nothing said whose guarantee they
+    carry."""
+    src, thr = _pairs(tmp_path), tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    as_csv, as_json = tmp_path / "d.csv", tmp_path / "d.json"
+    for out in (as_csv, as_json):
+        code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+        assert code == 0, text
+    payload = json.loads(as_json.read_text("utf-8"))
+    assert payload["guarantee"].startswith("agreement with humans ≥ 0.80")
+    rows = payload["decisions"]
+    assert set(rows[0]) == set(payload["definitions"]) and len(rows) == 400
+    from_json = pd.DataFrame(rows).fillna({"judge": "", "stratum": ""})
+    from_csv = pd.read_csv(as_csv, keep_default_na=False, na_values={"confidence": [""],
+                           "threshold": [""]})  # fmt: skip
+    pd.testing.assert_frame_equal(from_json, from_csv, check_dtype=False)
+    kept = from_json[from_json["decision"] != PERSON]
+    assert len(kept) == 191 and (kept["confidence"] >= kept["threshold"]).all()

@@ -427,6 +427,7 @@ def apply_command(
     carries and, when SOURCE has labels, how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import (
+        DECISION_FIELDS,
         PERSON,
         applied_guarantee,
         apply_thresholds,
@@ -463,7 +464,9 @@ def apply_command(
                  err=True)  # fmt: skip
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
-        write_text(path, json.dumps(records, indent=2, ensure_ascii=False))
+        payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
+                   "definitions": dict(DECISION_FIELDS), "decisions": records}  # fmt: skip
+        write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         write_csv(path, decided)
     people = int((decided["decision"] == PERSON).sum())

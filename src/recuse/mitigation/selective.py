@@ -1312,6 +1312,23 @@ def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
         )
 
 
+#: the columns of :func:`apply_thresholds`' decisions: meaning and unit (the JSON of
+#: ``certify apply --out FILE.json`` carries them)
+DECISION_FIELDS: dict[str, str] = {
+    "item_id": "the item",
+    "decision": f"a, b or tie: the verdict of the certified judge that decided it; "
+    f"'{PERSON}': no certified judge's confidence reached its threshold",
+    "judge": "the judge that decided it (empty: a person)",
+    "stratum": "own, family or other (the judge's relation to the answers), or all when "
+    "certified pooled; empty: a person",
+    "confidence": "the deciding judge's confidence c = max(p_a, 1 - p_a) (or order "
+    "consistency: 1 both orders agree, 0.75 one a tie, 0.5 a flip), in [0.5, 1]; null: a "
+    "person",
+    "threshold": "the certified threshold the confidence reached (keep when c ≥ it), in "
+    "[0.5, 1]; null: a person",
+}
+
+
 def apply_thresholds(
     pairs: pd.DataFrame,
     spec: Mapping[str, Any],

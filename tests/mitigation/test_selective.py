@@ -604,3 +604,18 @@ def test_a_cascade_stage_no_item_reaches_keeps_its_judges_kind_and_applies() -> 
     spec["judges"][1]["confidence"] = "single verdict"  # as the file was written before
     again = apply_thresholds(pairs, spec, ROSTER, file="t.json")
     pd.testing.assert_frame_equal(again, decided)
+
+
+def test_a_judge_named_for_a_cascade_is_refused() -> None:
+    """judge= (--judge) was ignored for a cascade's file, even a judge it does not hold:
+    every judge of the cascade decided, with exit 0."""
+    first = simulate_selective(200, seed=5).pairs
+    pairs = pd.concat([first.assign(judge="gpt-3.5-turbo"), first])
+    c = certify_judges(pairs, ROSTER, Options(target=0.8), cascade=["gpt-3.5-turbo", "gpt-4"])
+    for judge in ("gpt-4", "nobody"):
+        with pytest.raises(ConfigError) as err:
+            apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json", judge=judge)
+        assert str(err.value).startswith(
+            f"--judge {judge}: t.json is a cascade (gpt-3.5-turbo → gpt-4 → person)"
+        )
+    assert len(apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json")) == 200

@@ -1343,6 +1343,12 @@ def apply_thresholds(
 
     Columns: ``item_id, decision, judge, stratum, confidence, threshold``."""
     stages = read_thresholds(spec, file=file)
+    if spec.get("cascade") and judge is not None:  # it was ignored: all judges decided
+        raise ConfigError(
+            f"--judge {judge}: {file} is a cascade "
+            f"({' → '.join(s['judge'] for s in stages)} → person), which decides with its "
+            "judges in order: leave --judge out, or certify that judge alone (without --cascade)"
+        )
     if not spec.get("cascade"):
         names = [s["judge"] for s in stages]
         if judge is None and len(stages) > 1:

@@ -87,6 +87,10 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         (lambda j: j.update(reading={"swapped_frame": "sideways"}),
          "'reading' must map swapped_frame to original or presented"),
         (lambda j: j.update(reading={"frame": "original"}), "'reading' must map"),
+        # a list stopped with TypeError (unhashable); an empty column name was read, and
+        # the error blamed a --confidence '' the user never gave
+        (lambda j: j.update(reference=["human"]), "'reference' must be human, correctness"),
+        (lambda j: j.update(reading={"confidence": " "}), "confidence to null or a column name"),
         (lambda j: j.update(human_ties="yes"), "'human_ties' must be exclude or count, not 'yes'"),
         (lambda j: j.update(cascade=[list(range(10_000))]),
          "'cascade' must be true or false, not [[0, 1, 2"),

@@ -1224,7 +1224,8 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
         if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
             edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
             raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
-    if data.get("reference", "human") not in REFERENCE_NAMES:  # absent: written before it
+    reference = data.get("reference", "human")  # absent: written before it
+    if not isinstance(reference, str) or reference not in REFERENCE_NAMES:
         raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
                   f"{shown(data['reference'])}")  # fmt: skip
     if data.get("human_ties", "exclude") not in ("exclude", "count"):  # absent: before it
@@ -1233,7 +1234,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     if not (
         isinstance(how, dict) and set(how) <= set(READING)
         and all(how.get(k, READING[k][0]) in READING[k] or (k == "confidence" and
-                isinstance(how[k], str)) for k in READING)
+                isinstance(how[k], str) and how[k].strip() != "") for k in READING)
     ):  # fmt: skip
         raise bad(
             "'reading' must map swapped_frame to original or presented, confidence to "

@@ -359,11 +359,16 @@ def _read_json(path: Path) -> Any:
             file=path,
             fix="write one with `recuse certify SOURCE --thresholds FILE.json`",
         )
+    from recuse.files import not_json, read_text
+
+    text = read_text(path)  # not UTF-8 is said with its line
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(
-            f"not JSON ({exc})", file=path, fix="give the file `recuse certify --thresholds` wrote"
+        return json.loads(text)
+    except (RecursionError, ValueError) as exc:  # too deep, or an integer of 5,000 digits
+        raise InputError(  # were tracebacks
+            f"not JSON ({not_json(exc) or exc})",
+            file=path,
+            fix="give the file `recuse certify --thresholds` wrote",
         ) from None
 
 

@@ -581,6 +581,11 @@ def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
             "certified on; how its verdicts were read") in text  # fmt: skip
     assert "agreement with the labels it was certified on ≥ 0.80" in text
     assert "earlier recuse" not in new_text and "agreement with humans ≥ 0.80" in new_text
+    # a file that keeps human_ties: the note does not say ties were left out
+    old.write_text(json.dumps({k: v for k, v in spec.items() if k != "reading"}), "utf-8")
+    code, text = _run(["certify", "apply", str(old), str(src), "--out", str(old_d)], capsys)
+    assert code == 0 and "does not say how its verdicts were read" in text, text
+    assert "tied labels left out" not in text and "agreement with humans ≥ 0.80" in text
 
 
 def test_the_help_says_what_apply_takes_from_the_thresholds_file(

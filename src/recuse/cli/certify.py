@@ -450,8 +450,9 @@ def apply_command(
     missing = unkept(spec)
     if missing:
         echo(f"recuse: note: {thresholds.name} was written by an earlier recuse and does not "
-             f"say {'; '.join(missing)}: the options given here are used (tied labels left "
-             "out); give the ones it was certified with, or certify again to keep them",
+             f"say {'; '.join(missing)}: the options given here are used"
+             + (" (tied labels left out)" if "human_ties" not in spec else "")
+             + "; give the ones it was certified with, or certify again to keep them",
              err=True)  # fmt: skip
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(

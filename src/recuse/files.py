@@ -345,7 +345,7 @@ def read_toml(path: str | Path, *, fix: str = "fix that line") -> dict[str, Any]
         raise ConfigError(f"{path}: {TOO_DEEP}") from None
 
 
-def _not_json(exc: Exception) -> str | None:
+def not_json(exc: Exception) -> str | None:
     """Why ``json.loads`` refused a text that is JSON syntax but not usable, or None."""
     if isinstance(exc, RecursionError):
         return "JSON nested too deeply for Python to read"
@@ -475,7 +475,7 @@ def read_json(path: str | Path) -> Any:
         ) from None
     except (RecursionError, ValueError) as exc:
         raise InputError(
-            _not_json(exc) or f"not valid JSON ({exc})",
+            not_json(exc) or f"not valid JSON ({exc})",
             file=path,
             fix="give a flat array of objects with ordinary numbers",
         ) from None
@@ -561,7 +561,7 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
             ) from None
         except (RecursionError, ValueError) as exc:
             raise InputError(
-                f"line {number}: " + (_not_json(exc) or f"not valid JSON ({exc})"),
+                f"line {number}: " + (not_json(exc) or f"not valid JSON ({exc})"),
                 file=path,
                 row=number,
                 fix="give one flat JSON object per line with ordinary numbers",

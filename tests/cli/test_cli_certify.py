@@ -523,3 +523,113 @@ def test_apply_says_when_a_cascades_earlier_judge_is_absent(
     assert set(pd.read_csv(out)["judge"].dropna()) <= {"gpt-4"}
     code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
     assert code == 0 and "has no verdicts" not in text, text
+
+
+def test_apply_counts_tied_labels_as_they_were_certified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Planted: 400 items, every fourth labelled a tie, the judge sure of a (p_a 0.95 in
+    both orders) on all. Certified with ties counted, its agreement is 300/400 (a tie
+    agrees only with a tie verdict); apply on the same items said "of the 300 not tied
+    (100 tied left out) ... agreeing 300 times (100.0%)" beside that guarantee."""
+    src = tmp_path / "ties.csv"
+    pd.DataFrame({"item_id": [f"t{i}" for i in range(400)],
+                  "prompt_id": [f"p{i % 50}" for i in range(400)],
+                  "model_a": "alpaca-13b", "model_b": "vicuna-13b",
+                  "human": [0.5 if i % 4 == 0 else 1.0 for i in range(400)],
+                  "judge": "gpt-4", "p_a_first": 0.95, "p_a_second": 0.95}).to_csv(
+        src, index=False)  # fmt: skip
+    thr, full = tmp_path / "thr.json", tmp_path / "full.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.7", "--human-ties", "count",
+                       "--thresholds", str(thr), "--out", str(full)], capsys)  # fmt: skip
+    assert code == 0, text
+    (stratum,) = json.loads(full.read_text("utf-8"))["judges"][0]["strata"]
+    assert (stratum["n_kept"], stratum["n_agree"]) == (400, 300)
+    assert json.loads(thr.read_text("utf-8"))["human_ties"] == "count"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    assert "(tied labels counted: a tie agrees only with a tie verdict)" in text
+    assert ("of the 400 labelled (ties counted, as certified), 400 were decided by a "
+            "certified judge, agreeing 300 times (75.0%") in text  # fmt: skip
+
+
+def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file written before 'reference', 'reading' and 'human_ties' were kept (75a5d5a
+    wrote exactly today's file less those keys) decides as today's does, but its guarantee
+    said 'agreement with humans' whatever labels certified it (JudgeBench's correctness
+    labels too), and nothing said the reading options were not the file's."""
+    src = _pairs(tmp_path)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    spec = json.loads(thr.read_text("utf-8"))
+    old = tmp_path / "old" / "thr.json"
+    old.parent.mkdir()
+    kept_since = ("reference", "reading", "human_ties")
+    old.write_text(json.dumps({k: v for k, v in spec.items() if k not in kept_since}), "utf-8")
+    new_d, old_d = tmp_path / "new.csv", tmp_path / "old.csv"
+    code, new_text = _run(["certify", "apply", str(thr), str(src), "--out", str(new_d)], capsys)
+    assert code == 0, new_text
+    code, text = _run(["certify", "apply", str(old), str(src), "--out", str(old_d)], capsys)
+    assert code == 0, text
+    pd.testing.assert_frame_equal(pd.read_csv(old_d), pd.read_csv(new_d))
+    assert ("thr.json was written by an earlier recuse and does not say whose labels it was "
+            "certified on; how its verdicts were read") in text  # fmt: skip
+    assert "agreement with the labels it was certified on ≥ 0.80" in text
+    assert "earlier recuse" not in new_text and "agreement with humans ≥ 0.80" in new_text
+    # a file that keeps human_ties: the note does not say ties were left out
+    old.write_text(json.dumps({k: v for k, v in spec.items() if k != "reading"}), "utf-8")
+    code, text = _run(["certify", "apply", str(old), str(src), "--out", str(old_d)], capsys)
+    assert code == 0 and "does not say how its verdicts were read" in text, text
+    assert "tied labels left out" not in text and "agreement with humans ≥ 0.80" in text
+
+
+def test_the_help_says_what_apply_takes_from_the_thresholds_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`certify apply --help` showed '[default: original]' for --swapped-frame, though a
+    file certified with --swapped-frame presented is read so when it is not given, and
+    said nothing of what it refuses or prints; `certify --help` nothing of what
+    --thresholds keeps."""
+    code, out = _run(["certify", "apply", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "[default: original]" not in text and "[default: winner]" not in text
+    assert text.count("Not given (here or in recuse.toml): as the thresholds file was "
+                      "certified.") == 3  # fmt: skip
+    for words in ("not given are the thresholds file's (a note says so",
+                  "Refused (exit 2, nothing written)", "(probabilities or picks)",
+                  "Prints the guarantee the file carries"):  # fmt: skip
+        assert words in text, words
+    code, out = _run(["certify", "run", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "with how the verdicts were read (--swapped-frame" in text
+
+
+def test_apply_json_defines_its_columns_and_holds_the_csvs_decisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify apply --out FILE.json` wrote a bare list of decisions: its numbers
+    (confidence, threshold) had no definition, and nothing said whose guarantee they
+    carry."""
+    src, thr = _pairs(tmp_path), tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    as_csv, as_json = tmp_path / "d.csv", tmp_path / "d.json"
+    for out in (as_csv, as_json):
+        code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+        assert code == 0, text
+    payload = json.loads(as_json.read_text("utf-8"))
+    assert payload["guarantee"].startswith("agreement with humans ≥ 0.80")
+    rows = payload["decisions"]
+    assert set(rows[0]) == set(payload["definitions"]) and len(rows) == 400
+    from_json = pd.DataFrame(rows).fillna({"judge": "", "stratum": ""})
+    from_csv = pd.read_csv(as_csv, keep_default_na=False, na_values={"confidence": [""],
+                           "threshold": [""]})  # fmt: skip
+    pd.testing.assert_frame_equal(from_json, from_csv, check_dtype=False)
+    kept = from_json[from_json["decision"] != PERSON]
+    assert len(kept) == 191 and (kept["confidence"] >= kept["threshold"]).all()

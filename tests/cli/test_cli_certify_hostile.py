@@ -87,6 +87,11 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         (lambda j: j.update(reading={"swapped_frame": "sideways"}),
          "'reading' must map swapped_frame to original or presented"),
         (lambda j: j.update(reading={"frame": "original"}), "'reading' must map"),
+        # a list stopped with TypeError (unhashable); an empty column name was read, and
+        # the error blamed a --confidence '' the user never gave
+        (lambda j: j.update(reference=["human"]), "'reference' must be human, correctness"),
+        (lambda j: j.update(reading={"confidence": " "}), "confidence to null or a column name"),
+        (lambda j: j.update(human_ties="yes"), "'human_ties' must be exclude or count, not 'yes'"),
         (lambda j: j.update(cascade=[list(range(10_000))]),
          "'cascade' must be true or false, not [[0, 1, 2"),
     ],
@@ -209,3 +214,23 @@ def test_one_judge_priced_twice_in_cost_is_refused(
     code, text = _run(["certify", str(src), "--cascade", "gpt-4", "--cost", "gpt-4=30,GPT-4=30"],
                       capsys)  # fmt: skip
     assert code == 0, text
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [("[" * 100_000 + "]" * 100_000, "not JSON (JSON nested too deeply for Python to read)"),
+     ('{"recuse_thresholds": ' + "1" * 5_000 + "}",
+      "not JSON (a JSON integer has more than 4,300 digits"),
+     ('{"target": 0.8,', "not JSON (Expecting property name")],
+)  # fmt: skip
+def test_a_thresholds_file_json_cannot_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, words: str
+) -> None:
+    """A file nested too deeply, or with an integer of 5,000 digits, stopped certify apply
+    with RecursionError / ValueError tracebacks."""
+    src, _ = _thresholds(tmp_path, capsys)
+    bad, out = tmp_path / "bad.json", tmp_path / "decisions.csv"
+    bad.write_text(text, "utf-8")
+    code, said = _run(["certify", "apply", str(bad), str(src), "--out", str(out)], capsys)
+    assert code == 2 and words in said and "bad.json" in said, said
+    assert "Traceback" not in said and not out.exists()

@@ -519,6 +519,23 @@ def test_observed_agreement_of_applied_decisions_by_hand() -> None:
     assert observed(decided, pairs.drop(columns="human")) is None
 
 
+def test_observed_counts_tied_labels_as_certified_with_ties_counted() -> None:
+    """Certified with ``human_ties="count"``, a tie label agrees only with a tie verdict:
+    i0-i3 labelled (a, a, a, tie), i0 kept right, i1 kept wrong, i3 kept as a tie (right),
+    i2 to a person. Labelled 4, kept 3, agree 2, none left out. (Before: the tie was left
+    out, agreement 1/2, beside a guarantee that counts ties.)"""
+    from recuse.mitigation.selective import observed
+
+    pairs = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                          "human": [1.0, 1.0, 1.0, 0.5, np.nan]})  # fmt: skip
+    decided = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                            "decision": ["a", "b", PERSON, "tie", "a"]})  # fmt: skip
+    seen = observed(decided, pairs, "count")
+    assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (4, 3, 2, 0)
+    left_out = observed(decided, pairs)
+    assert left_out is not None and (left_out.n, left_out.kept, left_out.agree) == (3, 2, 1)
+
+
 def test_items_of_one_prompt_have_no_held_out_check() -> None:
     """All items of one prompt: every fold but one is empty, and that one was decided by
     thresholds certified on no labels, so the held-out coverage read 0% (and the
@@ -563,3 +580,42 @@ def test_labels_that_are_all_ties_say_so() -> None:
     assert "(no labelled item: its 60 labels are ties, left out; count them with" in k.guarantee()
     decided = apply_thresholds(other.drop(columns="human"), both.thresholds(), None, judge="k")
     assert (decided["decision"] == PERSON).all()
+
+
+def test_a_cascade_stage_no_item_reaches_keeps_its_judges_kind_and_applies() -> None:
+    """Pooled, the first judge (planted: p_a 0.9 toward each label, in both orders) keeps
+    all 400 items, so none reaches the second:
+    its certificate said confidence 'single verdict' (the kind of no rows), and
+    apply_thresholds on the very table certified refused the second judge's
+    probabilities ('certifies gpt-4 on picks'). Its kind is now that of all its verdicts;
+    and a file written so (nothing certified) applies: the first judge decides every item."""
+    first = simulate_selective(400, seed=5).pairs
+    sure = np.where(first["human"] > 0.5, 0.9, 0.1)
+    right = first.assign(judge="gpt-3.5-turbo", p_a_first=sure, p_a_second=sure, p_a=sure)
+    pairs = pd.concat([right, first])
+    o = Options(target=0.8, strata=False)
+    c = certify_judges(pairs, ROSTER, o, cascade=["gpt-3.5-turbo", "gpt-4"])
+    assert c.cascade is not None
+    assert [s.share for s in c.cascade.stages] == [1.0, 0.0]
+    assert [s.certificate.confidence for s in c.cascade.stages] == ["probability"] * 2
+    spec = c.thresholds()
+    decided = apply_thresholds(pairs, spec, ROSTER, file="t.json")
+    assert (decided["judge"] == "gpt-3.5-turbo").all() and len(decided) == 400
+    spec["judges"][1]["confidence"] = "single verdict"  # as the file was written before
+    again = apply_thresholds(pairs, spec, ROSTER, file="t.json")
+    pd.testing.assert_frame_equal(again, decided)
+
+
+def test_a_judge_named_for_a_cascade_is_refused() -> None:
+    """judge= (--judge) was ignored for a cascade's file, even a judge it does not hold:
+    every judge of the cascade decided, with exit 0."""
+    first = simulate_selective(200, seed=5).pairs
+    pairs = pd.concat([first.assign(judge="gpt-3.5-turbo"), first])
+    c = certify_judges(pairs, ROSTER, Options(target=0.8), cascade=["gpt-3.5-turbo", "gpt-4"])
+    for judge in ("gpt-4", "nobody"):
+        with pytest.raises(ConfigError) as err:
+            apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json", judge=judge)
+        assert str(err.value).startswith(
+            f"--judge {judge}: t.json is a cascade (gpt-3.5-turbo → gpt-4 → person)"
+        )
+    assert len(apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json")) == 200

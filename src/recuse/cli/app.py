@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from recuse.config import Config
 
 __all__ = [
-    "PAIRS_READING", "READING", "AllowUnknownOption", "ConfidenceOfOption", "ConfidenceOption",
+    "PAIRS_READING", "READING", "AllowUnknownOption", "CertifiedConfidenceOfOption",
+    "CertifiedConfidenceOption", "CertifiedSwappedFrameOption", "ConfidenceOfOption",
+    "ConfidenceOption",
     "ConfigOption", "MapOption", "ReferenceJudgeOption", "ReferenceScorerOption",
     "SwappedFrameOption", "ValuesOption", "app", "cli_context", "config_note", "option",
     "parse_mapping", "parse_values", "settings_files", "settings_parameters", "typed_options",
@@ -79,10 +81,15 @@ def cli_roster(ctx: typer.Context) -> Roster:
 # where each is declared once ---
 
 
-def option(name: str) -> Any:
-    """The typer annotation of the :class:`~recuse.options.Settings` field ``name``."""
+def option(name: str, *, more: str = "") -> Any:
+    """The typer annotation of the :class:`~recuse.options.Settings` field ``name``;
+    ``more``: words after its help, for a command whose default is not the field's (then
+    none is shown)."""
     spec = settings_fields()[name]
-    return Annotated[spec.cli, typer.Option(*spec.flags, help=spec.help, hidden=spec.hidden)]
+    return Annotated[
+        spec.cli,
+        typer.Option(*spec.flags, help=spec.help + more, hidden=spec.hidden, show_default=not more),
+    ]
 
 
 MapOption = option("mapping")
@@ -90,6 +97,11 @@ ValuesOption = option("values")
 SwappedFrameOption = option("swapped_frame")
 ConfidenceOption = option("confidence")
 ConfidenceOfOption = option("confidence_of")
+#: `certify apply`'s reading options: one not given is the thresholds file's
+_AS_CERTIFIED = " Not given (here or in recuse.toml): as the thresholds file was certified."
+CertifiedSwappedFrameOption = option("swapped_frame", more=_AS_CERTIFIED)
+CertifiedConfidenceOption = option("confidence", more=_AS_CERTIFIED)
+CertifiedConfidenceOfOption = option("confidence_of", more=_AS_CERTIFIED)
 AllowUnknownOption = option("allow_unknown_models")
 ReferenceScorerOption = option("reference_scorer")
 ReferenceJudgeOption = option("reference_judge")

@@ -20,6 +20,9 @@ from typer.core import TyperGroup
 from recuse import numbers
 from recuse.cli.app import (
     READING,
+    CertifiedConfidenceOfOption,
+    CertifiedConfidenceOption,
+    CertifiedSwappedFrameOption,
     ConfidenceOfOption,
     ConfidenceOption,
     ConfigOption,
@@ -292,7 +295,13 @@ def certify_command(
         Path | None, typer.Option("--prices", help="Price table for --store's card.")
     ] = None,
     out: str = typer.Option(None, "--out", "-o", help="Write the full result as JSON."),
-    thresholds: str = typer.Option(None, "--thresholds", help="Write thresholds (JSON)."),
+    thresholds: str = typer.Option(
+        None,
+        "--thresholds",
+        help="Write thresholds (JSON) for `certify apply`, with how the verdicts were read "
+        "(--swapped-frame, --confidence, --confidence-of), the strata, --self-scope and "
+        "--human-ties.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
@@ -350,11 +359,16 @@ def _read_json(path: Path) -> Any:
             file=path,
             fix="write one with `recuse certify SOURCE --thresholds FILE.json`",
         )
+    from recuse.files import not_json, read_text
+
+    text = read_text(path)  # not UTF-8 is said with its line
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(
-            f"not JSON ({exc})", file=path, fix="give the file `recuse certify --thresholds` wrote"
+        return json.loads(text)
+    except (RecursionError, ValueError) as exc:  # too deep, or an integer of 5,000 digits
+        raise InputError(  # were tracebacks
+            f"not JSON ({not_json(exc) or exc})",
+            file=path,
+            fix="give the file `recuse certify --thresholds` wrote",
         ) from None
 
 
@@ -403,21 +417,28 @@ def apply_command(
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
     values: ValuesOption = None,
-    swapped_frame: SwappedFrameOption = "original",
-    confidence: ConfidenceOption = None,
-    confidence_of: ConfidenceOfOption = "winner",
+    swapped_frame: CertifiedSwappedFrameOption = "original",
+    confidence: CertifiedConfidenceOption = None,
+    confidence_of: CertifiedConfidenceOfOption = "winner",
     config: ConfigOption = None,
 ) -> None:
     """One decision per item: the verdict (a, b or tie) and the judge that gave it, or
     'to a person'. Written atomically. SOURCE is read as by `recuse certify` (and
-    recuse audit), recuse.toml included."""
+    recuse audit), recuse.toml included; --swapped-frame, --confidence and
+    --confidence-of not given are the thresholds file's (a note says so; one given that
+    differs is used, with a note). Refused (exit 2, nothing written): a thresholds file
+    not as `recuse certify` wrote it, and a judge whose verdicts are of another kind
+    (probabilities or picks) than it was certified on. Prints the guarantee the file
+    carries and, when SOURCE has labels, how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import (
+        DECISION_FIELDS,
         PERSON,
         applied_guarantee,
         apply_thresholds,
         observed,
         read_thresholds,
+        unkept,
     )
 
     settings, roster = cli_context(ctx, READING)
@@ -426,6 +447,13 @@ def apply_command(
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _read_json(thresholds)
     read_thresholds(spec, file=str(thresholds))
+    missing = unkept(spec)
+    if missing:
+        echo(f"recuse: note: {thresholds.name} was written by an earlier recuse and does not "
+             f"say {'; '.join(missing)}: the options given here are used"
+             + (" (tied labels left out)" if "human_ties" not in spec else "")
+             + "; give the ones it was certified with, or certify again to keep them",
+             err=True)  # fmt: skip
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
@@ -442,7 +470,9 @@ def apply_command(
                  err=True)  # fmt: skip
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
-        write_text(path, json.dumps(records, indent=2, ensure_ascii=False))
+        payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
+                   "definitions": dict(DECISION_FIELDS), "decisions": records}  # fmt: skip
+        write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         write_csv(path, decided)
     people = int((decided["decision"] == PERSON).sum())
@@ -451,11 +481,13 @@ def apply_command(
         f"{people:,} {PERSON}; wrote {path}"
     )
     echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
-    seen = observed(decided, inp.frame)
+    counted = spec.get("human_ties") == "count"  # as certified
+    seen = observed(decided, inp.frame, "count" if counted else "exclude")
     if seen is not None:
         kind = inp.source.reference
         echo(
-            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} not tied"
+            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} "
+            + ("labelled (ties counted, as certified)" if counted else "not tied")
             + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
             + f", {seen.kept:,} were decided by a certified judge"
             + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "

@@ -728,11 +728,15 @@ def certify_judge(
     o: Options,
     *,
     delta: float | None = None,
+    kind: str | None = None,
 ) -> tuple[JudgeCertificate, Items]:
     """Certify one judge on its rows (one per item, with a verdict) at ``delta``
-    (default ``o.delta``); also returns its items for a cascade."""
+    (default ``o.delta``); also returns its items for a cascade. ``kind``: how its
+    confidence is read (:func:`confidence_kind`), when ``rows`` are some of its verdicts
+    (a cascade stage's: none may reach it); default from ``rows``."""
     d = o.delta if delta is None else delta
-    kind = confidence_kind(rows) if len(rows) else "single verdict"
+    if kind is None:
+        kind = confidence_kind(rows) if len(rows) else "single verdict"
     p_a, points = None, None
     if o.recalibrate and len(rows):
         if kind != "probability":
@@ -966,7 +970,10 @@ def run_cascade(
         rows = judge_rows(pairs, judge)
         reached = len(remaining) / len(labelled_ids)
         mine = rows[rows["item_id"].astype(str).isin(remaining)].reset_index(drop=True)
-        cert, items = certify_judge(mine, judge, roster, o, delta=d)
+        # its kind is that of all its verdicts: no item may reach it (read as "single
+        # verdict", apply refused its probabilities on the very table certified)
+        kind = confidence_kind(rows) if len(rows) else None
+        cert, items = certify_judge(mine, judge, roster, o, delta=d, kind=kind)
         keep = kept_mask(items, cert) & items.labelled
         agree += int(items.agree[keep].sum())
         decided += int(keep.sum())
@@ -1110,6 +1117,7 @@ class Certification:
             "strata": bool(self.settings.get("strata", True)),
             "self_scope": str(self.settings.get("self_scope", "snapshot")),
             "reference": self.reference,
+            "human_ties": str(self.settings.get("human_ties", "exclude")),
             **({"reading": dict(self.settings["reading"])} if "reading" in self.settings else {}),
             "judges": [
                 {
@@ -1216,14 +1224,17 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
         if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
             edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
             raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
-    if data.get("reference", "human") not in REFERENCE_NAMES:  # absent: written before it
+    reference = data.get("reference", "human")  # absent: written before it
+    if not isinstance(reference, str) or reference not in REFERENCE_NAMES:
         raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
                   f"{shown(data['reference'])}")  # fmt: skip
+    if data.get("human_ties", "exclude") not in ("exclude", "count"):  # absent: before it
+        raise bad(f"'human_ties' must be exclude or count, not {shown(data['human_ties'])}")
     how = data.get("reading", {})  # absent: written before it (or from a DataFrame)
     if not (
         isinstance(how, dict) and set(how) <= set(READING)
         and all(how.get(k, READING[k][0]) in READING[k] or (k == "confidence" and
-                isinstance(how[k], str)) for k in READING)
+                isinstance(how[k], str) and how[k].strip() != "") for k in READING)
     ):  # fmt: skip
         raise bad(
             "'reading' must map swapped_frame to original or presented, confidence to "
@@ -1286,6 +1297,9 @@ def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
     """A judge certified on probabilities is applied to probabilities, one certified on
     picks to picks: a threshold on one scale means nothing on the other (a pick read
     as a probability has confidence 1 and passes any threshold)."""
+    if not any(v is not None for v in stage["thresholds"].values()):
+        return  # nothing certified keeps nothing, whatever its scale (a cascade stage no
+        # item reached was written 'single verdict': its probabilities were refused)
     certified, now = stage["confidence"], confidence_kind(rows)
     if _gives(certified) != _gives(now):
         raise InputError(
@@ -1297,6 +1311,23 @@ def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
             fix="give verdicts of the kind it was certified on (the same judge, prompt and "
             "reading options), or certify it on labelled verdicts of this kind",
         )
+
+
+#: the columns of :func:`apply_thresholds`' decisions: meaning and unit (the JSON of
+#: ``certify apply --out FILE.json`` carries them)
+DECISION_FIELDS: dict[str, str] = {
+    "item_id": "the item",
+    "decision": f"a, b or tie: the verdict of the certified judge that decided it; "
+    f"'{PERSON}': no certified judge's confidence reached its threshold",
+    "judge": "the judge that decided it (empty: a person)",
+    "stratum": "own, family or other (the judge's relation to the answers), or all when "
+    "certified pooled; empty: a person",
+    "confidence": "the deciding judge's confidence c = max(p_a, 1 - p_a) (or order "
+    "consistency: 1 both orders agree, 0.75 one a tie, 0.5 a flip), in [0.5, 1]; null: a "
+    "person",
+    "threshold": "the certified threshold the confidence reached (keep when c ≥ it), in "
+    "[0.5, 1]; null: a person",
+}
 
 
 def apply_thresholds(
@@ -1313,6 +1344,12 @@ def apply_thresholds(
 
     Columns: ``item_id, decision, judge, stratum, confidence, threshold``."""
     stages = read_thresholds(spec, file=file)
+    if spec.get("cascade") and judge is not None:  # it was ignored: all judges decided
+        raise ConfigError(
+            f"--judge {judge}: {file} is a cascade "
+            f"({' → '.join(s['judge'] for s in stages)} → person), which decides with its "
+            "judges in order: leave --judge out, or certify that judge alone (without --cascade)"
+        )
     if not spec.get("cascade"):
         names = [s["judge"] for s in stages]
         if judge is None and len(stages) > 1:
@@ -1376,13 +1413,34 @@ def apply_thresholds(
     return out.reset_index()
 
 
+#: what a thresholds file keeps that an older recuse's files lack: key, what it says
+KEPT_SINCE: dict[str, str] = {
+    "reference": "whose labels it was certified on",
+    "reading": "how its verdicts were read (--swapped-frame, --confidence, --confidence-of)",
+    "human_ties": "whether tied labels were counted",
+}
+
+
+def unkept(spec: Mapping[str, Any]) -> list[str]:
+    """What a (checked) thresholds file written by an older recuse does not say: the
+    words of :data:`KEPT_SINCE` for each key it lacks."""
+    return [words for key, words in KEPT_SINCE.items() if key not in spec]
+
+
 def applied_guarantee(spec: Mapping[str, Any]) -> str:
     """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
     it decides, in words."""
-    ref: ReferenceKind = spec.get("reference", "human")
+    ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
+    whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
     return (
-        f"agreement with {AGREEING_WITH[ref]} ≥ {spec['target']:.2f} on the items a "
-        f"certified judge decides, with probability ≥ {1 - spec['delta']:.2f} over the "
+        f"agreement with {whose} ≥ {spec['target']:.2f} on the items a "
+        "certified judge decides"
+        + (
+            " (tied labels counted: a tie agrees only with a tie verdict)"
+            if spec.get("human_ties") == "count"
+            else ""
+        )
+        + f", with probability ≥ {1 - spec['delta']:.2f} over the "
         "calibration set, if these items are exchangeable with the calibration items (the "
         "same kind of prompts and models, the same judge, read the same way); a batch's "
         "agreement scatters around that rate"
@@ -1392,8 +1450,9 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class Observed:
     """The decisions of :func:`apply_thresholds` checked against labels the new items
-    happen to have: ``n`` items with a label that is not a tie, ``kept`` of them decided
-    by a certified judge, ``agree`` of those equal to the label (ties left out)."""
+    happen to have: ``n`` labelled items (not tied, unless ties are counted), ``kept``
+    of them decided by a certified judge, ``agree`` of those equal to the label, ``ties``
+    tied labels left out."""
 
     n: int
     kept: int
@@ -1405,9 +1464,13 @@ class Observed:
         return self.agree / self.kept if self.kept else math.nan
 
 
-def observed(decided: pd.DataFrame, pairs: pd.DataFrame) -> Observed | None:
+def observed(
+    decided: pd.DataFrame, pairs: pd.DataFrame, human_ties: TiedLabels = "exclude"
+) -> Observed | None:
     """``decided`` (:func:`apply_thresholds`) against the labels of ``pairs`` (``human``:
-    a, b or a tie as certification reads them); None when no item has a label."""
+    a, b or a tie as certification reads them); None when no item has a label. Tied
+    labels are counted as the thresholds were certified (``human_ties``): left out, or
+    kept, a tie agreeing only with a tie verdict (``ties`` then counts none left out)."""
     if "human" not in pairs.columns:
         return None
     h = pd.to_numeric(pairs["human"], errors="coerce")
@@ -1421,8 +1484,9 @@ def observed(decided: pd.DataFrame, pairs: pd.DataFrame) -> Observed | None:
     by = decided.set_index("item_id")
     mine = by.loc[by.index.isin(words.index)]
     label = words.loc[mine.index]
-    ties = int((label == "tie").sum())
-    sided = label != "tie"
+    counted = human_ties == "count"
+    ties = 0 if counted else int((label == "tie").sum())
+    sided = label.notna() if counted else label != "tie"
     kept = sided & (mine["decision"] != PERSON)
     agree = kept & (mine["decision"] == label)
     return Observed(int(sided.sum()), int(kept.sum()), int(agree.sum()), ties)

@@ -44,6 +44,8 @@ from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 from recuse.roster import Roster, SelfScope
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from recuse.data.value_maps import ValueReading
     from recuse.options import Settings
 
@@ -437,37 +439,20 @@ def apply_command(
         applied_guarantee,
         apply_thresholds,
         observed,
-        read_thresholds,
-        unkept,
     )
 
     settings, roster = cli_context(ctx, READING)
     path = check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
-    spec = _read_json(thresholds)
-    read_thresholds(spec, file=str(thresholds))
-    missing = unkept(spec)
-    if missing:
-        echo(f"recuse: note: {thresholds.name} was written by an earlier recuse and does not "
-             f"say {'; '.join(missing)}: the options given here are used"
-             + (" (tied labels left out)" if "human_ties" not in spec else "")
-             + "; give the ones it was certified with, or certify again to keep them",
-             err=True)  # fmt: skip
+    spec = _checked_thresholds(thresholds)
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
         mapping=dict(settings.mapping) or None, reading=reading,
     )  # fmt: skip
     decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
-    present = set(inp.frame["judge"].dropna().astype(str)) if "judge" in inp.frame else set()
-    names = [s["judge"] for s in spec["judges"]]
-    for k, absent in enumerate(names[:-1] if spec.get("cascade") else []):
-        if absent not in present:
-            echo(f"recuse: note: the cascade's judge {absent} has no verdicts in {source}: every "
-                 f"item passes on to {names[k + 1]}, whose threshold was certified on the "
-                 f"items {absent} passed on; its guarantee assumes items like those",
-                 err=True)  # fmt: skip
+    _note_absent_stages(spec, inp.frame, source)
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
@@ -493,3 +478,33 @@ def apply_command(
             + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "
                f"batch, beside the guarantee's {spec['target']:.2f})" if seen.kept else "")
         )  # fmt: skip
+
+
+def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
+    """The thresholds file as `recuse certify` wrote it (else its one-line error), and a
+    note for what a file of an earlier recuse does not say."""
+    from recuse.mitigation.selective import read_thresholds, unkept
+
+    spec: dict[str, Any] = _read_json(thresholds)
+    read_thresholds(spec, file=str(thresholds))
+    missing = unkept(spec)
+    if missing:
+        echo(f"recuse: note: {thresholds.name} was written by an earlier recuse and does not "
+             f"say {'; '.join(missing)}: the options given here are used"
+             + (" (tied labels left out)" if "human_ties" not in spec else "")
+             + "; give the ones it was certified with, or certify again to keep them",
+             err=True)  # fmt: skip
+    return spec
+
+
+def _note_absent_stages(spec: dict[str, Any], frame: pd.DataFrame, source: str) -> None:
+    """A note for each cascade judge but the last with no verdicts in the new items:
+    every item passes on to the next judge, certified on the items it passed on."""
+    present = set(frame["judge"].dropna().astype(str)) if "judge" in frame else set()
+    names = [s["judge"] for s in spec["judges"]]
+    for k, absent in enumerate(names[:-1] if spec.get("cascade") else []):
+        if absent not in present:
+            echo(f"recuse: note: the cascade's judge {absent} has no verdicts in {source}: every "
+                 f"item passes on to {names[k + 1]}, whose threshold was certified on the "
+                 f"items {absent} passed on; its guarantee assumes items like those",
+                 err=True)  # fmt: skip

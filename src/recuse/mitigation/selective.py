@@ -678,18 +678,27 @@ def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
     )
 
 
+def _prompt_folds(lab: Items, o: Options) -> NDArray[np.int_] | None:
+    """Each item's fold (0 to ``o.folds - 1``): its prompt's, prompts dealt to the folds
+    in a seeded random order; None where the items share one prompt (no fold could be
+    certified without its own items)."""
+    prompts = np.unique(lab.prompt)
+    if len(prompts) < 2:
+        return None
+    order = np.random.default_rng(o.seed).permutation(len(prompts))
+    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
+    return np.array([fold_of[p] for p in lab.prompt], dtype=int)
+
+
 def _heldout(
     items: Items, o: Options, delta: float, who: str, *, explain: bool = True
 ) -> dict[str, HeldOut]:
     """Each labelled item decided with thresholds certified on the other folds."""
     lab = items.take(items.labelled)
-    prompts = np.unique(lab.prompt)
-    if len(prompts) < 2:  # no fold can be certified without its own items
+    fold = _prompt_folds(lab, o)
+    if fold is None:
         return {str(s): HeldOut(int((lab.stratum == s).sum()), 0, 0, checked=False)
                 for s in np.unique(lab.stratum)}  # fmt: skip
-    order = np.random.default_rng(o.seed).permutation(len(prompts))
-    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
-    fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
     out: dict[str, HeldOut] = {}
     for k in range(o.folds):
         test = fold == k
@@ -1006,12 +1015,9 @@ def _stage_heldout(
         recalibrated = _recalibrated(rows, o, judge)[0]
         items = items_of(rows, roster, o, p_a=recalibrated, kind="recalibrated probability")
     lab = items.take(items.labelled)
-    prompts = np.unique(lab.prompt)
-    if len(prompts) < 2:  # no held-out check (HeldOut.checked)
+    fold = _prompt_folds(lab, o)
+    if fold is None:  # no held-out check (HeldOut.checked)
         return set(), HeldOut(0, 0, 0, checked=False)
-    order = np.random.default_rng(o.seed).permutation(len(prompts))
-    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
-    fold = np.array([fold_of[p] for p in lab.prompt], dtype=int)
     taken: set[str] = set()
     kept = agree = 0
     for k in range(o.folds):

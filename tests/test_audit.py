@@ -227,7 +227,7 @@ def test_familiarity_runs_when_perplexities_are_present() -> None:
     }
     assert all(k.judge == "j" and not k.headline for k in why.values())
     assert "own response" in why["perplexity curve by own response (Figure 4)"].reason
-    assert "never equal the judge" in why["own vs others' log-perplexity (Figure 5)"].reason
+    assert "never the judge itself" in why["own vs others' log-perplexity (Figure 5)"].reason
     # figure skips are not listed as missing estimates in the one-screen summary
     (row,) = [r for r in report.summary() if r.judge == "j"]
     assert not [m for m in row.not_estimated if m.analysis == FAM]

@@ -90,3 +90,41 @@ def test_the_finding_recovers_a_planted_familiarity_bias() -> None:
         assert f.n == len(sim.pairs)
         got.append(f.estimate)
     assert sum(got) / 2 == pytest.approx(1.0, abs=0.25), got
+
+
+def test_a_model_line_is_the_judge_itself_in_figures_4_and_5() -> None:
+    """``self_scope="line"``: a judge's earlier snapshot is the judge itself in the
+    familiarity figures and mediation as in the self-preference headline (the Figure 5 gap
+    compared ids and was skipped: "no response of the judge's own model")."""
+    from recuse.data.inputs import Input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.metrics.familiarity import own_perplexity_gap
+    from recuse.report import Source
+    from recuse.roster import Entry, Roster
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    t = simulate_familiarity(
+        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
+    ).pairs
+    # the judge is snapshot m1-0613; the answers are by its earlier snapshot m1-0314
+    t = t.assign(judge="m1-0613", model_a=t["model_a"].replace("m1", "m1-0314"),
+                 model_b=t["model_b"].replace("m1", "m1-0314"))  # fmt: skip
+    roster = Roster.builtin()
+    roster.add(Entry("m1", "m1"))
+    for snap in ("m1-0613", "m1-0314"):
+        roster.add(Entry(snap, "m1", line="m1"))
+    for m in sorted((set(t["model_a"]) | set(t["model_b"])) - {"m1-0314"}):
+        roster.add(Entry(m, m))
+    source = Source("fam", "pairs", len(t), judges=("m1-0613",))
+    tables = {}
+    for scope in ("snapshot", "line"):
+        options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,), self_scope=scope)
+        report = run_audit([Input("fam", "pairs", t, source)], options=options, roster=roster)
+        tables[scope] = {x.name: x for s in report.sections for x in s.tables}
+    assert "own-perplexity-gap-fam" not in tables["snapshot"]
+    gap = tables["line"]["own-perplexity-gap-fam"].frame
+    (ref,), _ = own_perplexity_gap(t, boot=Resampling(n_boot=200),
+                                   selves={"m1-0613": "m1", "m1-0314": "m1"})  # fmt: skip
+    assert gap["estimate"].tolist() == pytest.approx([ref.estimate])
+    assert ref.estimate < 0  # the planted own_gap
+    assert "mediation-fam" in tables["line"] and "mediation-fam" not in tables["snapshot"]

@@ -313,3 +313,44 @@ def test_own_perplexity_gap_skips_judges_without_own_responses(one_judge: object
     results, skipped = own_perplexity_gap(one_judge.pairs, boot=Resampling(n_boot=50))  # type: ignore[attr-defined]
     assert not results
     assert skipped[0].judge == "j" and "own responses" in skipped[0].reason
+
+
+def test_own_responses_follow_selves_as_self_preference_does() -> None:
+    """With a model line as the judge itself (``selves``), a sibling snapshot's answers are
+    its own in Figures 4 and 5 too, as in the self-preference metrics: the line's
+    familiarity gap no longer compares ids alone."""
+    # judge j-0613; j-0314 is the same line; x and y are others; 8 copies of two prompts
+    copies = 8
+    t = _table(
+        judge="j-0613",
+        prompt_id=[f"p{k}{s}" for k in range(copies) for s in ("a", "a", "b", "b")],
+        model_a=["j-0314", "j-0613", "x", "j-0314"] * copies,
+        model_b=["x", "y", "y", "y"] * copies,
+        human=[1, 1, 0, 1] * copies,
+        p_a_first=[1.0, 0.5, 0.25, 0.75] * copies,
+        ppl_a=[np.e, np.e**2, np.e**5, np.e**3] * copies,
+        ppl_b=[np.e**4, np.e**4, np.e**6, np.e**6] * copies,
+    )
+    selves = {"j-0613": "j", "j-0314": "j"}
+    boot = Resampling(n_boot=50)
+    exact, _ = own_perplexity_gap(t, min_n=1, boot=boot)
+    line, _ = own_perplexity_gap(t, min_n=1, boot=boot, selves=selves)
+    # responses: "a": j-0314 1, x 4, j-0613 2, y 4; "b": x 5, y 6, j-0314 3 (y 6 once)
+    assert exact[0].components["mean_log_ppl_own"] == pytest.approx(2.0)  # j-0613 only
+    assert exact[0].components["mean_log_ppl_other"] == pytest.approx((1 + 4 + 4 + 5 + 6 + 3) / 6)
+    assert line[0].components["mean_log_ppl_own"] == pytest.approx((1 + 2 + 3) / 3)
+    assert line[0].components["mean_log_ppl_other"] == pytest.approx((4 + 4 + 5 + 6) / 4)
+    bars = log_perplexity_by_model(t, min_n=1, boot=boot, selves=selves)
+    assert dict(zip(bars["model"], bars["own"], strict=True)) == {
+        "j-0314": True, "j-0613": True, "x": False, "y": False,
+    }  # fmt: skip
+    curve = perplexity_curve_by_self(
+        t, edges=[-10, 0, 10], min_n=1, boot=boot, with_human=False, selves=selves
+    )
+    own = curve[curve["subset"] == "own"]
+    other = curve[curve["subset"] == "other"]
+    # own pairs: rows 0, 1 and 3, oriented to the line's answer (verdicts 1, 0.5, 0.75)
+    assert own["n"].sum() == 3 * copies and own["mean"].iloc[0] == pytest.approx(0.75)
+    assert other["n"].sum() == copies  # x vs y only
+    plain = perplexity_curve_by_self(t, edges=[-10, 0, 10], min_n=1, boot=boot, with_human=False)
+    assert plain[plain["subset"] == "own"]["n"].sum() == copies

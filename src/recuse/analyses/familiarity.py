@@ -34,7 +34,7 @@ from recuse.numbers import decimal, percent, signed
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
-from recuse.roster import Roster
+from recuse.roster import Roster, self_keys
 
 FAMILIARITY = Bias(
     key="familiarity",
@@ -100,6 +100,17 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 _MEDIATION_TITLE = "How much of the calibrated self-preference is familiarity"
 
 
+def _authored(judged: pd.DataFrame, judge: str, selves: dict[str, str] | None) -> bool:
+    """Whether a response among ``judge``'s pairs is its own (``selves``: what counts as
+    the judge itself, as the self-preference metrics count it)."""
+    rows = judged[judged["judge"] == judge]
+    me = self_keys(pd.Series([judge], dtype=object), selves).iloc[0]
+    return bool(
+        self_keys(rows["model_a"], selves).eq(me).any()
+        or self_keys(rows["model_b"], selves).eq(me).any()
+    )
+
+
 def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str]) -> None:
     """Per judge that is also an author: the calibrated self-preference split into the
     part its lower perplexity on its own answers explains and the rest
@@ -107,10 +118,7 @@ def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[
     o = ctx.options
     rows = []
     for judge in judges:
-        if not (
-            (judged["judge"] == judge)
-            & ((judged["model_a"] == judge) | (judged["model_b"] == judge))
-        ).any():
+        if not _authored(judged, judge, ctx.selves):
             continue  # not an author here: no self-preference to split
         try:
             # the headline's competence model: κ per category, family term, who is self
@@ -228,7 +236,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
         # Figure 4: the same, pairs with the judge's own response vs the others
         try:
             split = perplexity_curve_by_self(
-                judged, judge=judge, edges=edges, boot=boot, min_n=min_n
+                judged, judge=judge, edges=edges, boot=boot, min_n=min_n, selves=ctx.selves
             )
         except RecuseError as exc:
             ctx.skip(
@@ -261,16 +269,18 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                     )
                 )  # fmt: skip
         # Figure 5: mean log-perplexity of the judge's own responses vs the others'
-        rows = judged[judged["judge"] == judge]
-        if not (rows["model_a"].eq(judge).any() or rows["model_b"].eq(judge).any()):
+        if not _authored(judged, judge, ctx.selves):
             ctx.skip(
                 ANALYSIS,
                 "own vs others' log-perplexity (Figure 5): no response of the judge's own "
-                "model among the pairs (model_a/model_b never equal the judge)",
+                "model among the pairs (model_a/model_b never the judge itself: its id, or "
+                "its model line with --self-scope line)",
                 inp.name, judge, False,
             )  # fmt: skip
             continue
-        results, skipped = own_perplexity_gap(judged, judge=judge, boot=boot, min_n=min_n)
+        results, skipped = own_perplexity_gap(
+            judged, judge=judge, boot=boot, min_n=min_n, selves=ctx.selves
+        )
         for k in skipped:
             ctx.skip(
                 ANALYSIS, f"own vs others' log-perplexity (Figure 5): {k.reason}",
@@ -291,7 +301,9 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
             )
         if not results:
             continue
-        models = log_perplexity_by_model(judged, judge=judge, boot=boot, min_n=min_n)
+        models = log_perplexity_by_model(
+            judged, judge=judge, boot=boot, min_n=min_n, selves=ctx.selves
+        )
         by_model.append(models)
         parts.figures.append(
             fig.bars(

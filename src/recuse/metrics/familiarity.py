@@ -33,7 +33,7 @@ Rows without both perplexities (or with a perplexity <= 0) are left out and coun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -65,6 +65,7 @@ from recuse.metrics.verdicts import (
     orient,
 )
 from recuse.numbers import percent
+from recuse.roster import self_keys
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -265,6 +266,7 @@ def perplexity_curve_by_self(
     with_human: bool = True,
     boot: Resampling = Resampling(),
     min_n: int = 5,
+    selves: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Figure 4: the Figure 3 curves split by whether the pair holds the judge's own response.
 
@@ -273,26 +275,29 @@ def perplexity_curve_by_self(
     (``d = log ppl_own - log ppl_other``, y = the verdict / human label for the
     own response). ``subset="other"``: pairs where neither response is the judge's
     (both models known), in their a/b frame. The judge's curves need no human label;
-    ``with_human`` adds the human curves on the rows that have one. Raises
+    ``with_human`` adds the human curves on the rows that have one. ``selves``
+    (:meth:`recuse.roster.Roster.self_map`) says what counts as the judge itself, as in
+    the self-preference metrics (None: the judge's id). Raises
     :class:`EstimationError` when no pair holds a judge's own response.
     """
     check_min_n(min_n)
     check_modes(verdict=verdict, judge_ties=judge_ties)
     e = perplexity_bins() if edges is None else _check_edges(edges)
     codes, labels = judge_codes(pairs, judge)
-    side = favored_side(pairs, relation="self")
+    side = favored_side(pairs, relation="self", selves=selves)
     own = (side != 0) & (codes >= 0)
     if not own.any():
         raise EstimationError(
-            "no pair holds the judge's own response (model_a/model_b never equal the judge) "
+            "no pair holds the judge's own response (model_a/model_b never the judge "
+            "itself: its id, or its model line with --self-scope line) "
             "— Figure 4 needs the judge's own answers among the responses"
         )
     known = pairs["model_a"].notna().to_numpy() & pairs["model_b"].notna().to_numpy()
-    judge_col = pairs["judge"]
+    judge_key = self_keys(pairs["judge"], selves)
     neither = (
         known
-        & ~pairs["model_a"].eq(judge_col).to_numpy()
-        & ~pairs["model_b"].eq(judge_col).to_numpy()
+        & ~self_keys(pairs["model_a"], selves).eq(judge_key).to_numpy()
+        & ~self_keys(pairs["model_b"], selves).eq(judge_key).to_numpy()
         & (codes >= 0)
     )
     d = log_perplexity_difference(pairs)
@@ -339,12 +344,19 @@ def _responses(pairs: pd.DataFrame) -> pd.DataFrame:
     return resp.drop_duplicates(["judge", "prompt_id", "model", "log_ppl"]).reset_index(drop=True)
 
 
+def _is_own(resp: pd.DataFrame, selves: Mapping[str, str] | None) -> NDArray[np.bool_]:
+    """Whether each response's model is its judge itself (``selves``: a model line's
+    snapshots are one; None compares the ids)."""
+    return (self_keys(resp["model"], selves) == self_keys(resp["judge"], selves)).to_numpy(bool)
+
+
 def own_perplexity_gap(
     pairs: pd.DataFrame,
     *,
     judge: str | Sequence[str] | None = None,
     boot: Resampling = Resampling(),
     min_n: int = 5,
+    selves: Mapping[str, str] | None = None,
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """Figure 5: mean log-perplexity of the judge's own responses minus the others'.
 
@@ -353,7 +365,10 @@ def own_perplexity_gap(
 
         gap = mean(log ppl of own responses) - mean(log ppl of other models' responses)
 
-    Negative: the judge finds its own answers more familiar. ``components`` hold the
+    Negative: the judge finds its own answers more familiar. A response is the judge's
+    own when its model is the judge itself as ``selves`` says
+    (:meth:`recuse.roster.Roster.self_map`; None: the judge's id), as in the
+    self-preference metrics. ``components`` hold the
     two means; the interval is a cluster bootstrap over prompts. A judge without
     ``min_n`` own responses is returned in the skipped list with the reason.
     """
@@ -362,7 +377,7 @@ def own_perplexity_gap(
     if resp.empty:
         raise EstimationError("no response has a judge, a known model and a perplexity")
     codes, labels = judge_codes(resp, judge)
-    own = (resp["model"] == resp["judge"]).to_numpy(float)
+    own = _is_own(resp, selves).astype(float)
     x = resp["log_ppl"].to_numpy(float)
     values = np.column_stack([own * x, own, (1 - own) * x, 1 - own])
     stat = GroupedStatistic(
@@ -401,11 +416,14 @@ def log_perplexity_by_model(
     judge: str | Sequence[str] | None = None,
     boot: Resampling = Resampling(),
     min_n: int = 5,
+    selves: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Mean log-perplexity of each generator's responses under each judge (Figure 5 bars).
 
     Columns ``judge, model, own, n, n_clusters, mean, sd, ci_low, ci_high, note``;
     each distinct response counts once; intervals are a cluster bootstrap over prompts.
+    ``own``: the model is the judge itself as ``selves`` says (as
+    :func:`own_perplexity_gap` counts it; each model keeps its own bar).
 
     >>> t = pd.DataFrame({"item_id": ["x", "y"], "prompt_id": ["p", "q"], "judge": "j",
     ...     "model_a": ["j", "j"], "model_b": ["m", "m"], "ppl_a": [np.e, np.e],
@@ -421,6 +439,7 @@ def log_perplexity_by_model(
     codes, judges = judge_codes(resp, judge)
     resp = resp[codes >= 0].reset_index(drop=True)
     key = list(zip(resp["judge"].astype(str), resp["model"].astype(str), strict=True))
+    own = dict(zip(key, _is_own(resp, selves).tolist(), strict=True))
     glabels = tuple(sorted(set(key)))
     index = {k: i for i, k in enumerate(glabels)}
     group = np.array([index[k] for k in key], dtype=np.intp)
@@ -442,7 +461,7 @@ def log_perplexity_by_model(
         var = max(t[2] - t[1] * mean * mean, 0.0) / (t[1] - 1) if e.n > 1 else np.nan
         rows.append(
             {
-                "judge": j, "model": m, "own": j == m, "n": e.n, "n_clusters": e.n_clusters,
+                "judge": j, "model": m, "own": own[j, m], "n": e.n, "n_clusters": e.n_clusters,
                 "mean": float(mean), "sd": float(np.sqrt(var)), "ci_low": e.ci_low,
                 "ci_high": e.ci_high, "note": e.problem or "",
             }

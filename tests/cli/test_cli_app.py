@@ -402,3 +402,46 @@ def test_an_output_over_the_config_or_roster_file_is_refused(
             "data read; give another file name"
         )
     assert config.read_text("utf-8") == CONFIG and roster.read_text("utf-8") == ROSTER
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_no_config_reads_no_recuse_toml_in_any_command(
+    command: str,
+    team: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--no-config`` (before or after the command) skips ./recuse.toml: a bad one in the
+    folder is not read (its error gone), and ``--config`` beside it is refused."""
+    bad = next(iter(BAD))
+    team["config"].write_text(bad, "utf-8")
+    (team["folder"] / "t.json").write_text("{}", "utf-8")
+    monkeypatch.chdir(team["folder"])
+    for args in (["--no-config", *COMMANDS[command]], [*COMMANDS[command], "--no-config"]):
+        _, _, err = run(capsys, *args)
+        assert BAD[bad] not in err and "recuse.toml" not in err, err
+    before = sorted(p.name for p in team["folder"].iterdir())
+    code, _, err = run(capsys, *COMMANDS[command], "--no-config", "--config", "recuse.toml")
+    assert code == 2 and err == (
+        "recuse: error: --config recuse.toml and --no-config together: give one (--no-config "
+        "reads no recuse.toml)\n"
+    )
+    assert sorted(p.name for p in team["folder"].iterdir()) == before  # nothing written
+
+
+def test_no_config_reads_a_file_as_from_a_folder_without_one(
+    team: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pairs = str(team["pairs"])
+    monkeypatch.chdir(team["folder"])
+    code, with_config, err = run(capsys, "validate", pairs, "--json")
+    assert code == 0 and "recuse: note: recuse.toml" in err
+    roster = ["--roster", str(team["roster"])]  # recuse.toml's [[model]], unread too
+    code, here, err = run(capsys, "--no-config", "validate", pairs, "--json", *FLAGS, *roster)
+    assert code == 0 and err == ""  # the command line's options alone, no note
+    monkeypatch.chdir(team["elsewhere"])
+    code, elsewhere, _ = run(capsys, "validate", pairs, "--json", *FLAGS, *roster)
+    assert code == 0 and here == elsewhere
+    assert json.loads(here)["counts"] == json.loads(with_config)["counts"]

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 __all__ = [
     "PAIRS_READING", "READING", "AllowUnknownOption", "CertifiedConfidenceOfOption",
     "CertifiedConfidenceOption", "CertifiedSwappedFrameOption", "ConfidenceOfOption",
-    "ConfidenceOption",
-    "ConfigOption", "MapOption", "ReferenceJudgeOption", "ReferenceScorerOption",
-    "SwappedFrameOption", "ValuesOption", "app", "cli_context", "config_note", "option",
-    "parse_mapping", "parse_values", "settings_files", "settings_parameters", "typed_options",
+    "ConfidenceOption", "ConfigOption", "MapOption", "ReferenceJudgeOption",
+    "ReferenceScorerOption", "SwappedFrameOption", "ValuesOption", "app", "cli_context",
+    "config_note", "config_path", "loaded_config", "option", "parse_mapping", "parse_values",
+    "settings_files", "settings_parameters", "typed_options",
 ]  # fmt: skip
 
 app = typer.Typer(
@@ -50,7 +50,7 @@ app = typer.Typer(
 
 # options given before the subcommand that may also come after it (recuse.cli.main
 # moves them to the front): name -> takes a value
-GLOBAL_OPTIONS = {"--roster": True}
+GLOBAL_OPTIONS = {"--roster": True, "--no-config": False}
 
 
 @app.callback()
@@ -60,6 +60,12 @@ def _root(
         "--roster",
         envvar=ROSTER_ENV,
         help="TOML roster file extending the built-in one (before or after the subcommand).",
+    ),
+    no_config: bool = typer.Option(
+        False,
+        "--no-config",
+        help="Read no recuse.toml: not ./recuse.toml, and no --config (before or after the "
+        "subcommand). Every option is then the command line's or its default.",
     ),
 ) -> None:
     """recuse: measure and correct the biases of LLM judges."""
@@ -181,10 +187,11 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     command's :func:`cli_roster` calls it with none, for the ``[[model]]`` entries. A
     ``recuse: note:`` line on stderr names the config file and what was taken from it."""
     from recuse.api import context_roster
-    from recuse.config import find_config, load_config
+    from recuse.config import load_config
 
-    path = find_config(ctx.params.get("config"))
+    path = config_path(ctx)
     cfg = load_config(path) if path is not None else None
+    ctx.find_root().meta["recuse.config"] = cfg
     has = [n for n in (settings_fields() if names is None else names) if _parameter(ctx, n)]
     typed = typed_options(ctx, has)
     settings = resolve(read_options(typed, "cli"), config=cfg)
@@ -201,6 +208,30 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
         given = [n for n in cfg.options if n in has and n not in taken]
         echo(f"recuse: note: {config_note(cfg, taken, given)}", err=True)
     return settings, roster
+
+
+def config_path(ctx: typer.Context) -> Path | None:
+    """The command's recuse.toml: its ``--config``, else ``./recuse.toml`` if there is
+    one (:func:`recuse.config.find_config`); None with ``--no-config``, which refuses a
+    ``--config`` beside it."""
+    from recuse.config import find_config
+    from recuse.errors import ConfigError
+
+    given = ctx.params.get("config")
+    if not ctx.find_root().params.get("no_config"):
+        return find_config(given)
+    if given is not None:
+        raise ConfigError(
+            f"--config {given} and --no-config together: give one (--no-config reads no "
+            "recuse.toml)"
+        )
+    return None
+
+
+def loaded_config(ctx: typer.Context) -> Config | None:
+    """The recuse.toml :func:`cli_context` read (None: none, or ``--no-config``)."""
+    cfg: Config | None = ctx.find_root().meta.get("recuse.config")
+    return cfg
 
 
 def settings_files(ctx: typer.Context) -> list[Path]:

@@ -31,6 +31,7 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_context,
+    loaded_config,
     settings_files,
     typed_options,
 )
@@ -382,10 +383,8 @@ def _reading_as_certified(
     certified with (its ``reading``). A second order read in another frame than at
     certification turns a judge's flips into consistent pairs that pass its threshold;
     an option given that differs from the file's is said on stderr."""
-    from recuse.config import find_config, load_config
-
-    path = find_config(ctx.params.get("config"))
-    configured = set(load_config(path).options) if path is not None else set()
+    cfg = loaded_config(ctx)
+    configured = set(cfg.options) if cfg is not None else set()
     given = set(typed_options(ctx, READING_KEPT)) | (configured & set(READING_KEPT))
     reading = settings.reading()
     taken: dict[str, Any] = {}

@@ -619,3 +619,38 @@ def test_a_judge_named_for_a_cascade_is_refused() -> None:
             f"--judge {judge}: t.json is a cascade (gpt-3.5-turbo → gpt-4 → person)"
         )
     assert len(apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json")) == 200
+
+
+def test_a_cascade_stages_held_out_check_reads_confidence_as_its_certificate() -> None:
+    """Planted: 400 items, labels a/b, each its own prompt. The first judge is sure and
+    right (p_a 0.9 toward the label, both orders) on items 0-199 and calls the rest a
+    tie: it keeps 0-199, held out too. The second judge judged 0-199 in both orders (so
+    its confidence is order consistency) and 200-399 in one order only: 150 right
+    picks, 10 wrong, 40 ties. Its certificate reads those one-order items at 0.5, where
+    they agree 150/200 = 75% < 80%: nothing certified. The held-out check read the rows
+    reaching it by their own kind ('single verdict': a pick at 1), certified c ≥ 1 in
+    every fold and kept the 160 picks (150 agreeing): a held-out share of 0.4 beside a
+    certified share of 0."""
+    n = 400
+    label = np.where(np.arange(n) % 2 == 0, 1.0, 0.0)
+    base = pd.DataFrame({"item_id": [f"i{k}" for k in range(n)],
+                         "prompt_id": [f"q{k}" for k in range(n)], "human": label})  # fmt: skip
+    easy = np.arange(n) < 200
+    p1 = np.where(easy, np.where(label == 1, 0.9, 0.1), 0.5)
+    first = base.assign(judge="j1", p_a_first=p1, p_a_second=p1, p_a=p1)
+    pick = np.where(label == 1, 1.0, 0.0)  # the label's pick
+    hard = np.flatnonzero(~easy)
+    pick[hard[150:160]] = 1 - pick[hard[150:160]]  # 10 wrong picks
+    pick[hard[160:]] = 0.5  # 40 ties
+    second = base.assign(judge="j2", p_a_first=pick, p_a_second=np.where(easy, pick, np.nan),
+                         p_a=pick)  # fmt: skip
+    o = Options(target=0.8, delta=0.1, strata=False)
+    c = certify_judges(pd.concat([first, second]), None, o, cascade=["j1", "j2"]).cascade
+    assert c is not None
+    one, two = c.stages
+    assert (one.share, one.heldout_share) == (0.5, 0.5)
+    assert two.certificate.confidence == "order consistency"
+    assert two.certificate.thresholds == {"all": None} and two.share == 0.0
+    assert two.heldout_share == 0.0  # was 160 / 400 = 0.4
+    assert (c.heldout.kept, c.heldout.agree) == (200, 200)  # was (360, 350)
+    assert c.heldout_person_share == 0.5  # was 0.1

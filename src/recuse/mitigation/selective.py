@@ -988,7 +988,7 @@ def run_cascade(
         decided += int(keep.sum())
         remaining -= set(items.item_id[keep])
         h_rows = rows[rows["item_id"].astype(str).isin(held_left)].reset_index(drop=True)
-        h = _stage_heldout(h_rows, judge, roster, o, d)
+        h = _stage_heldout(h_rows, judge, roster, o, d, kind=kind)
         held_left -= h[0]
         held = held + h[1]
         cost = None if costs is None else costs.get(judge)
@@ -1005,15 +1005,29 @@ def run_cascade(
 
 
 def _stage_heldout(
-    rows: pd.DataFrame, judge: str, roster: Roster | None, o: Options, delta: float
+    rows: pd.DataFrame,
+    judge: str,
+    roster: Roster | None,
+    o: Options,
+    delta: float,
+    *,
+    kind: str | None = None,
 ) -> tuple[set[str], HeldOut]:
-    """The held-out items a stage decides (cross-fitted) among those reaching it."""
+    """The held-out items a stage decides (cross-fitted) among those reaching it, their
+    confidence read as the stage's certificate reads it: ``kind``, that of all the
+    judge's verdicts (default: of ``rows``). Read from the rows reaching the stage, a
+    stage reached only by one-order picks read them at 1 ("single verdict") where its
+    certificate read them at 0.5 (order consistency), and its held-out figures kept
+    items its certificate could not."""
     if not len(rows):
         return set(), NO_HELD_OUT
-    items = items_of(rows, roster, o)
-    if o.recalibrate and confidence_kind(rows) == "probability":
+    if kind is None:
+        kind = confidence_kind(rows)
+    if o.recalibrate and kind == "probability":
         recalibrated = _recalibrated(rows, o, judge)[0]
         items = items_of(rows, roster, o, p_a=recalibrated, kind="recalibrated probability")
+    else:
+        items = items_of(rows, roster, o, kind=kind)
     lab = items.take(items.labelled)
     fold = _prompt_folds(lab, o)
     if fold is None:  # no held-out check (HeldOut.checked)

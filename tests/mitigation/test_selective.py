@@ -744,3 +744,35 @@ def test_a_thresholds_files_malformed_models_are_refused(models: object) -> None
     with pytest.raises(InputError, match=r"t\.json.*judges\[0\]\.models must map each "
                        "generator id to own, family or other"):  # fmt: skip
         read_thresholds(spec, file="t.json")
+
+
+@pytest.mark.parametrize("scope", ["snapshot", "line"])
+def test_the_models_a_thresholds_file_keeps_decide_every_items_stratum(scope: str) -> None:
+    """What the file keeps (whose answers each generator gives the judge) is all the
+    stratum depends on: the strata drawn from it by hand (own: one side own, the other
+    known and not; family: one side family, the other an outsider's) are strata_of's,
+    over every pair of gpt-4's own snapshots, its family, outsiders and a missing model."""
+    from itertools import product
+
+    from recuse.mitigation.selective import models_of, strata_of
+
+    names = ["gpt-4", "gpt-4-0613", "gpt-4-0314", "gpt-3.5-turbo", "gpt-4o", "claude-v1",
+             "alpaca-13b", None]  # fmt: skip
+    pairs = list(product(names, names))
+    rows = pd.DataFrame({"judge": "gpt-4", "model_a": [a for a, _ in pairs],
+                         "model_b": [b for _, b in pairs]})  # fmt: skip
+    o = Options(self_scope=scope)
+    whose = dict(models_of(rows, "gpt-4", ROSTER, o) or ())
+    assert whose["gpt-4-0613"] == ("own" if scope == "line" else "family")
+
+    def by_hand(a: str | None, b: str | None) -> str:
+        wa, wb = whose.get(a or "", "?"), whose.get(b or "", "?")
+        known = a is not None and b is not None
+        if known and ("own" in (wa, wb)) and wa != wb:
+            return "own"
+        if known and {wa, wb} == {"family", "other"}:
+            return "family"
+        return "other"
+
+    drawn = strata_of(rows, ROSTER, selves=ROSTER.self_map(scope))  # type: ignore[arg-type]
+    assert list(drawn) == [by_hand(a, b) for a, b in pairs]

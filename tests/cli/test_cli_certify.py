@@ -633,3 +633,45 @@ def test_apply_json_defines_its_columns_and_holds_the_csvs_decisions(
     pd.testing.assert_frame_equal(from_json, from_csv, check_dtype=False)
     kept = from_json[from_json["decision"] != PERSON]
     assert len(kept) == 191 and (kept["confidence"] >= kept["threshold"]).all()
+
+
+def test_apply_refuses_a_roster_that_draws_the_strata_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Certified with the built-in roster (gpt-3.5-turbo: gpt-4's family, a stratum
+    planted right c - 0.3 of the time and not certified), applied with a --roster file
+    that makes gpt-3.5-turbo a family of its own: its items were kept under the 'other'
+    threshold, exit 0. Now exit 2, the file, judge and model named, nothing written; a
+    file without 'models' (an earlier recuse's) still applies, with a note."""
+    sim = simulate_selective(1500, own_share=0.2, family_share=0.3, family_drop=0.3, seed=3)
+    src, thr = tmp_path / "pairs.csv", tmp_path / "thr.json"
+    sim.pairs.to_csv(src, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    spec = json.loads(thr.read_text("utf-8"))
+    assert spec["judges"][0]["models"]["gpt-3.5-turbo"] == "family"
+    apart = tmp_path / "apart.toml"
+    apart.write_text('[[model]]\nid = "gpt-3.5-turbo"\nfamily = "gpt-3.5"\n', "utf-8")
+    out = tmp_path / "d.csv"
+    code, text = _run(["--roster", str(apart), "certify", "apply", str(thr), str(src),
+                       "--out", str(out)], capsys)  # fmt: skip
+    assert code == 2, text
+    assert (f"recuse: error: {thr} was certified with another roster than this one: the strata "
+            "(own/family/other) of judge 'gpt-4' are drawn otherwise — gpt-3.5-turbo: its "
+            "family's there, an outsider's here") in text  # fmt: skip
+    assert "give the roster it was certified with" in text and not out.exists()
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+    assert code == 0 and "earlier recuse" not in text, text
+    family = sim.stratum == "family"
+    assert (pd.read_csv(out)["decision"][family] == PERSON).all()
+    # the previous version's file (no 'models'): applies as before, saying it is unchecked
+    spec["judges"][0].pop("models")
+    thr.write_text(json.dumps(spec), "utf-8")
+    code, text = _run(["--roster", str(apart), "certify", "apply", str(thr), str(src),
+                       "--out", str(out)], capsys)  # fmt: skip
+    assert code == 0, text
+    assert ("recuse: note: thr.json was written by an earlier recuse and does not say which "
+            "generators were gpt-4's own, family or other: the strata (own/family/other) are "
+            "drawn by the roster given here and could not be checked") in text  # fmt: skip
+    assert (pd.read_csv(out)["decision"][family] != PERSON).sum() > 100  # as before: unchecked

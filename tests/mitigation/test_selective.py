@@ -496,9 +496,11 @@ def test_thresholds_certified_with_a_roster_are_not_applied_without_one() -> Non
     assert set(pooled["judges"][0]["thresholds"]) == {"all"}
     with pytest.raises(ConfigError, match=r"pooled \(no roster's own/family/other strata\)"):
         apply_thresholds(new, pooled, ROSTER, file="t.json")
-    # an item of a family stratum the calibration never saw goes to a person
+    # an item of a family stratum the calibration never saw goes to a person (a note
+    # says the file does not know gpt-3.5-turbo: the roster put it in the family)
     fam = new.head(4).assign(model_a="gpt-3.5-turbo", model_b="alpaca-13b")
-    decided = apply_thresholds(fam, with_roster, ROSTER, file="t.json")
+    with pytest.warns(UserWarning, match=r"saw no answers of gpt-3\.5-turbo \(family\)"):
+        decided = apply_thresholds(fam, with_roster, ROSTER, file="t.json")
     assert (decided["decision"] == PERSON).all() and len(decided) == 4
 
 
@@ -619,3 +621,158 @@ def test_a_judge_named_for_a_cascade_is_refused() -> None:
             f"--judge {judge}: t.json is a cascade (gpt-3.5-turbo → gpt-4 → person)"
         )
     assert len(apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json")) == 200
+
+
+def test_a_cascade_stages_held_out_check_reads_confidence_as_its_certificate() -> None:
+    """Planted: 400 items, labels a/b, each its own prompt. The first judge is sure and
+    right (p_a 0.9 toward the label, both orders) on items 0-199 and calls the rest a
+    tie: it keeps 0-199, held out too. The second judge judged 0-199 in both orders (so
+    its confidence is order consistency) and 200-399 in one order only: 150 right
+    picks, 10 wrong, 40 ties. Its certificate reads those one-order items at 0.5, where
+    they agree 150/200 = 75% < 80%: nothing certified. The held-out check read the rows
+    reaching it by their own kind ('single verdict': a pick at 1), certified c ≥ 1 in
+    every fold and kept the 160 picks (150 agreeing): a held-out share of 0.4 beside a
+    certified share of 0."""
+    n = 400
+    label = np.where(np.arange(n) % 2 == 0, 1.0, 0.0)
+    base = pd.DataFrame({"item_id": [f"i{k}" for k in range(n)],
+                         "prompt_id": [f"q{k}" for k in range(n)], "human": label})  # fmt: skip
+    easy = np.arange(n) < 200
+    p1 = np.where(easy, np.where(label == 1, 0.9, 0.1), 0.5)
+    first = base.assign(judge="j1", p_a_first=p1, p_a_second=p1, p_a=p1)
+    pick = np.where(label == 1, 1.0, 0.0)  # the label's pick
+    hard = np.flatnonzero(~easy)
+    pick[hard[150:160]] = 1 - pick[hard[150:160]]  # 10 wrong picks
+    pick[hard[160:]] = 0.5  # 40 ties
+    second = base.assign(judge="j2", p_a_first=pick, p_a_second=np.where(easy, pick, np.nan),
+                         p_a=pick)  # fmt: skip
+    o = Options(target=0.8, delta=0.1, strata=False)
+    c = certify_judges(pd.concat([first, second]), None, o, cascade=["j1", "j2"]).cascade
+    assert c is not None
+    one, two = c.stages
+    assert (one.share, one.heldout_share) == (0.5, 0.5)
+    assert two.certificate.confidence == "order consistency"
+    assert two.certificate.thresholds == {"all": None} and two.share == 0.0
+    assert two.heldout_share == 0.0  # was 160 / 400 = 0.4
+    assert (c.heldout.kept, c.heldout.agree) == (200, 200)  # was (360, 350)
+    assert c.heldout_person_share == 0.5  # was 0.1
+
+
+def _family_apart() -> Roster:
+    """The built-in roster but gpt-3.5-turbo a family of its own (an outsider to gpt-4),
+    as a recuse.toml or --roster file with another [[model]] entry makes it."""
+    from recuse.roster import Entry
+
+    roster = Roster.load()
+    roster.add(Entry("gpt-3.5-turbo", "gpt-3.5", ROSTER.entries["gpt-3.5-turbo"].aliases))
+    return roster
+
+
+def test_a_roster_that_draws_the_strata_otherwise_is_refused_at_apply() -> None:
+    """Planted: gpt-4 is as confident on gpt-3.5-turbo's answers (its family) as on an
+    outsider's but right there only c - 0.3 of the time, so the family stratum cannot
+    be certified at 0.8 and its items go to a person. Applied with a roster where
+    gpt-3.5-turbo is an outsider, those items were read as 'other' and kept under the
+    other stratum's threshold, without a word. The file now keeps whose answers each
+    generator gave the judge, and apply refuses a roster that reads one otherwise."""
+    sim = simulate_selective(1500, own_share=0.2, family_share=0.3, family_drop=0.3, seed=3)
+    o = Options(target=0.8, delta=0.1)
+    spec = certify_judges(sim.pairs, ROSTER, o).thresholds()
+    (judge,) = spec["judges"]
+    assert judge["models"] == {"alpaca-13b": "other", "claude-v1": "other",
+                               "gpt-3.5-turbo": "family", "gpt-4": "own",
+                               "llama-13b": "other", "vicuna-13b": "other"}  # fmt: skip
+    other = judge["thresholds"]["other"]
+    assert judge["thresholds"]["family"] is None and other is not None
+    new = sim.pairs.drop(columns="human")
+    family = sim.stratum == "family"
+    # as certified: the family items go to a person
+    right = apply_thresholds(new, spec, ROSTER, file="t.json")
+    assert (right["decision"][family] == PERSON).all()
+    # the file without 'models' (an earlier recuse's), another roster: the planted
+    # family items are 'other' and kept at the other stratum's threshold
+    old = {**spec, "judges": [{k: v for k, v in judge.items() if k != "models"}]}
+    wrong = apply_thresholds(new, old, _family_apart(), file="t.json")
+    moved = wrong[family & (wrong["decision"] != PERSON)]
+    assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
+    assert (moved["threshold"] == other).all() and (moved["confidence"] >= other).all()
+    assert sim.q[moved.index].mean() < 0.65  # planted: 0.59, under a guaranteed 0.8
+    with pytest.raises(ConfigError) as err:
+        apply_thresholds(new, spec, _family_apart(), file="t.json")
+    assert str(err.value) == (
+        "t.json was certified with another roster than this one: the strata "
+        "(own/family/other) of judge 'gpt-4' are drawn otherwise — gpt-3.5-turbo: its "
+        "family's there, an outsider's here; their items would be kept under a threshold "
+        "certified for another stratum — give the roster it was certified with (the same "
+        "recuse.toml [[model]] entries and --roster file), or certify again with this one"
+    )
+
+
+def test_a_generator_the_certification_never_saw_is_read_by_the_roster_with_a_note() -> None:
+    """gpt-4o's answers were not among the calibration items: the file cannot say whose
+    they are, so the roster given decides (gpt-4o is gpt-4's family in the built-in one)
+    and a note says so; the decisions are those of the roster's strata."""
+    from recuse.mitigation.selective import StrataUnchecked
+
+    sim = simulate_selective(1500, own_share=0.2, family_share=0.3, seed=3)
+    spec = certify_judges(sim.pairs, ROSTER, Options(target=0.8, delta=0.1)).thresholds()
+    new = sim.pairs.drop(columns="human")
+    new["model_a"] = new["model_a"].replace({"gpt-3.5-turbo": "gpt-4o"})
+    new["model_b"] = new["model_b"].replace({"gpt-3.5-turbo": "gpt-4o"})
+    with pytest.warns(StrataUnchecked) as notes:
+        decided = apply_thresholds(new, spec, ROSTER, file="t.json")
+    (note,) = notes
+    assert str(note.message) == (
+        "t.json: the certification of 'gpt-4' saw no answers of gpt-4o (family): their "
+        "items' strata are drawn by the roster given here, unchecked, and its guarantee "
+        "assumes such items are exchangeable with the calibration items"
+    )
+    family = sim.stratum == "family"
+    assert set(decided["stratum"][family & (decided["decision"] != PERSON)]) <= {"family"}
+    lam = spec["judges"][0]["thresholds"]["family"]
+    kept = decided[family & (decided["decision"] != PERSON)]
+    assert lam is not None and (kept["threshold"] == lam).all() and len(kept) > 0
+
+
+@pytest.mark.parametrize("models", [["gpt-4"], {"gpt-4": "self"}, {"gpt-4": 1}, {"": "own"}])
+def test_a_thresholds_files_malformed_models_are_refused(models: object) -> None:
+    from recuse.mitigation.selective import read_thresholds
+
+    spec = certify_judges(simulate_selective(300, seed=1).pairs, ROSTER,
+                          Options(target=0.8)).thresholds()  # fmt: skip
+    spec["judges"][0]["models"] = models
+    with pytest.raises(InputError, match=r"t\.json.*judges\[0\]\.models must map each "
+                       "generator id to own, family or other"):  # fmt: skip
+        read_thresholds(spec, file="t.json")
+
+
+@pytest.mark.parametrize("scope", ["snapshot", "line"])
+def test_the_models_a_thresholds_file_keeps_decide_every_items_stratum(scope: str) -> None:
+    """What the file keeps (whose answers each generator gives the judge) is all the
+    stratum depends on: the strata drawn from it by hand (own: one side own, the other
+    known and not; family: one side family, the other an outsider's) are strata_of's,
+    over every pair of gpt-4's own snapshots, its family, outsiders and a missing model."""
+    from itertools import product
+
+    from recuse.mitigation.selective import models_of, strata_of
+
+    names = ["gpt-4", "gpt-4-0613", "gpt-4-0314", "gpt-3.5-turbo", "gpt-4o", "claude-v1",
+             "alpaca-13b", None]  # fmt: skip
+    pairs = list(product(names, names))
+    rows = pd.DataFrame({"judge": "gpt-4", "model_a": [a for a, _ in pairs],
+                         "model_b": [b for _, b in pairs]})  # fmt: skip
+    o = Options(self_scope=scope)
+    whose = dict(models_of(rows, "gpt-4", ROSTER, o) or ())
+    assert whose["gpt-4-0613"] == ("own" if scope == "line" else "family")
+
+    def by_hand(a: str | None, b: str | None) -> str:
+        wa, wb = whose.get(a or "", "?"), whose.get(b or "", "?")
+        known = a is not None and b is not None
+        if known and ("own" in (wa, wb)) and wa != wb:
+            return "own"
+        if known and {wa, wb} == {"family", "other"}:
+            return "family"
+        return "other"
+
+    drawn = strata_of(rows, ROSTER, selves=ROSTER.self_map(scope))  # type: ignore[arg-type]
+    assert list(drawn) == [by_hand(a, b) for a, b in pairs]

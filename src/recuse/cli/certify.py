@@ -428,8 +428,10 @@ def apply_command(
     recuse audit), recuse.toml included; --swapped-frame, --confidence and
     --confidence-of not given are the thresholds file's (a note says so; one given that
     differs is used, with a note). Refused (exit 2, nothing written): a thresholds file
-    not as `recuse certify` wrote it, and a judge whose verdicts are of another kind
-    (probabilities or picks) than it was certified on. Prints the guarantee the file
+    not as `recuse certify` wrote it, a judge whose verdicts are of another kind
+    (probabilities or picks) than it was certified on, and a roster that reads a model
+    of the file's judges as own, family or other otherwise than at certification (their
+    items would find another stratum's threshold). Prints the guarantee the file
     carries and, when SOURCE has labels, how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import (
@@ -482,7 +484,7 @@ def apply_command(
 def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
     """The thresholds file as `recuse certify` wrote it (else its one-line error), and a
     note for what a file of an earlier recuse does not say."""
-    from recuse.mitigation.selective import read_thresholds, unkept
+    from recuse.mitigation.selective import read_thresholds, unchecked_strata, unkept
 
     spec: dict[str, Any] = _read_json(thresholds)
     read_thresholds(spec, file=str(thresholds))
@@ -493,6 +495,13 @@ def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
              + (" (tied labels left out)" if "human_ties" not in spec else "")
              + "; give the ones it was certified with, or certify again to keep them",
              err=True)  # fmt: skip
+    unchecked = unchecked_strata(spec)
+    if unchecked:
+        echo(f"recuse: note: {thresholds.name} was written by an earlier recuse and does not "
+             f"say which generators were {', '.join(unchecked)}'s own, family or other: the "
+             "strata (own/family/other) are drawn by the roster given here and could not be "
+             "checked against the certification's; give the roster it was certified with, "
+             "or certify again to have them checked", err=True)  # fmt: skip
     return spec
 
 

@@ -48,7 +48,9 @@ over-confident on its own answers cannot hide in a pooled guarantee. The strata'
 tests share δ by a union bound (``δ / m`` each, ``m`` strata with enough labels), so all
 strata's guarantees — and hence the judge's pooled one — hold together with
 probability ``≥ 1 − δ``. A stratum with fewer than ``max(min_labels, n_min)`` labelled
-items is never certified; its items go to a person.
+items is never certified; its items go to a person. The strata are the roster's: the
+thresholds file keeps whose answers each generator gave each judge (:func:`models_of`),
+and :func:`apply_thresholds` refuses a roster that reads one of them otherwise.
 
 **Cascade.** Judges ``j_1, …, j_m`` in order: ``j_1`` is certified on all labelled items,
 keeps what it can; ``j_k`` is certified on the items no earlier judge kept (an item a
@@ -65,6 +67,7 @@ agreement and coverage observed there are reported beside the guarantee.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
@@ -76,13 +79,13 @@ from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
 from recuse.cells import shown
-from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.errors import ConfigError, EstimationError, InputError, ReaderNote
 from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
-from recuse.roster import SELF_SCOPES, Roster
+from recuse.roster import SELF_SCOPES, Roster, self_keys
 
 __all__ = [
     "PERSON",
@@ -322,6 +325,37 @@ def strata_of(
     return np.asarray(np.where(own, "own", np.where(fam, "family", "other")), dtype=object)
 
 
+#: whose answers a generator gives a judge, as :func:`strata_of` draws the strata: the
+#: judge's own (its self key: :meth:`~recuse.roster.Roster.self_map`), another model's
+#: of its family, or an outsider's
+WHOSE: dict[str, str] = {"own": "the judge's own", "family": "its family's",
+                         "other": "an outsider's"}  # fmt: skip
+
+
+def models_of(
+    rows: pd.DataFrame, judge: str, roster: Roster | None, o: Options
+) -> tuple[tuple[str, str], ...] | None:
+    """Each generator id of one judge's ``rows`` (``model_a``, ``model_b``) and whose
+    answers it gives the judge (:data:`WHOSE`), sorted by id; None without strata (no
+    roster, or ``o.strata`` off). These decide every item's stratum: own when one answer
+    is own and the other known and not, else family when one is family and the other an
+    outsider's, else other (:func:`strata_of`); a thresholds file keeps them, and
+    :func:`apply_thresholds` refuses a roster that reads one of them otherwise."""
+    if roster is None or not o.strata:
+        return None
+    names = pd.concat([rows["model_a"], rows["model_b"]]).dropna().astype(str)
+    models = sorted(set(names))
+    if not models:
+        return ()
+    keys = self_keys(pd.Series([judge, *models], dtype=object),
+                     roster.self_map(o.self_scope))  # type: ignore[arg-type]  # fmt: skip
+    family = roster.family(judge)
+    return tuple(
+        (m, "own" if k == keys.iloc[0] else "family" if roster.family(m) == family else "other")
+        for m, k in zip(models, keys.iloc[1:], strict=True)
+    )
+
+
 @dataclass(frozen=True)
 class HeldOut:
     """Cross-fitted check on the labelled items: ``n`` items, ``kept`` decided by the
@@ -424,6 +458,9 @@ class JudgeCertificate:
     #: items given one verdict only where the confidence is order consistency (they read
     #: 0.5: :func:`items_of`)
     n_one_order: int = 0
+    #: what drew its strata: each generator id of its verdicts and whose answers it gives
+    #: the judge (:func:`models_of`); None: no strata (pooled, or no roster)
+    models: tuple[tuple[str, str], ...] | None = None
 
     @property
     def n_labelled(self) -> int:
@@ -765,7 +802,9 @@ def certify_judge(
         for c in certs
     )
     ones = int(one_order(rows).sum()) if kind == "order consistency" else 0
-    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points, o.reference, ones)
+    models = models_of(rows, judge, roster, o)
+    cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points, o.reference, ones,
+                            models)  # fmt: skip
     return cert, items
 
 
@@ -983,12 +1022,14 @@ def run_cascade(
         # verdict", apply refused its probabilities on the very table certified)
         kind = confidence_kind(rows) if len(rows) else None
         cert, items = certify_judge(mine, judge, roster, o, delta=d, kind=kind)
+        # its strata as drawn for all its verdicts: apply may pass it any of them
+        cert = replace(cert, models=models_of(rows, judge, roster, o))
         keep = kept_mask(items, cert) & items.labelled
         agree += int(items.agree[keep].sum())
         decided += int(keep.sum())
         remaining -= set(items.item_id[keep])
         h_rows = rows[rows["item_id"].astype(str).isin(held_left)].reset_index(drop=True)
-        h = _stage_heldout(h_rows, judge, roster, o, d)
+        h = _stage_heldout(h_rows, judge, roster, o, d, kind=kind)
         held_left -= h[0]
         held = held + h[1]
         cost = None if costs is None else costs.get(judge)
@@ -1005,15 +1046,29 @@ def run_cascade(
 
 
 def _stage_heldout(
-    rows: pd.DataFrame, judge: str, roster: Roster | None, o: Options, delta: float
+    rows: pd.DataFrame,
+    judge: str,
+    roster: Roster | None,
+    o: Options,
+    delta: float,
+    *,
+    kind: str | None = None,
 ) -> tuple[set[str], HeldOut]:
-    """The held-out items a stage decides (cross-fitted) among those reaching it."""
+    """The held-out items a stage decides (cross-fitted) among those reaching it, their
+    confidence read as the stage's certificate reads it: ``kind``, that of all the
+    judge's verdicts (default: of ``rows``). Read from the rows reaching the stage, a
+    stage reached only by one-order picks read them at 1 ("single verdict") where its
+    certificate read them at 0.5 (order consistency), and its held-out figures kept
+    items its certificate could not."""
     if not len(rows):
         return set(), NO_HELD_OUT
-    items = items_of(rows, roster, o)
-    if o.recalibrate and confidence_kind(rows) == "probability":
+    if kind is None:
+        kind = confidence_kind(rows)
+    if o.recalibrate and kind == "probability":
         recalibrated = _recalibrated(rows, o, judge)[0]
         items = items_of(rows, roster, o, p_a=recalibrated, kind="recalibrated probability")
+    else:
+        items = items_of(rows, roster, o, kind=kind)
     lab = items.take(items.labelled)
     fold = _prompt_folds(lab, o)
     if fold is None:  # no held-out check (HeldOut.checked)
@@ -1133,6 +1188,7 @@ class Certification:
                     "recalibration": None
                     if c.recalibration is None
                     else {"x": list(c.recalibration[0]), "y": list(c.recalibration[1])},
+                    **({} if c.models is None else {"models": dict(c.models)}),
                 }
                 for c in stages
             ],
@@ -1291,6 +1347,18 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"judges[{k}].recalibration must have lists x and y of one length, "
                 "non-decreasing numbers in [0, 1] (an isotonic map of p_a)"
             )
+        models = j.get("models", {})  # absent: pooled, or written before it
+        if not (
+            isinstance(models, dict)
+            and all(
+                isinstance(m, str) and m and isinstance(v, str) and v in WHOSE
+                for m, v in models.items()
+            )
+        ):
+            raise bad(
+                f"judges[{k}].models must map each generator id to own, family or other "
+                f"(whose answers it gives the judge: what drew its strata), not {shown(models)}"
+            )
     return judges
 
 
@@ -1404,6 +1472,9 @@ def apply_thresholds(
                 + ": no item would find its threshold — "
                 + ("apply without a roster" if pooled else "give the roster it was certified with")
             )  # fmt: skip
+        certified = any(v is not None for v in stage["thresholds"].values())
+        if not pooled and roster is not None and certified:  # (nothing certified keeps nothing)
+            _same_strata(rows, stage, roster, o, file)
         lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
         has = np.array([v is not None for v in lam])
         lam_f = np.where(has, lam, np.inf).astype(float)
@@ -1417,6 +1488,64 @@ def apply_thresholds(
         out.loc[idx, "threshold"] = lam_f[keep]
         open_ -= set(idx)
     return out.reset_index()
+
+
+class StrataUnchecked(ReaderNote):
+    """Generators of new items a thresholds file's judge never saw at certification:
+    their strata are the roster's, not checked against the certification's."""
+
+
+def _most(names: Sequence[str], limit: int = 10, sep: str = ", ") -> str:
+    """``names`` joined, the first ``limit`` of them and how many more."""
+    more = f"{sep}and {len(names) - limit} more" if len(names) > limit else ""
+    return sep.join(names[:limit]) + more
+
+
+def _same_strata(
+    rows: pd.DataFrame, stage: Mapping[str, Any], roster: Roster, o: Options, file: str
+) -> None:
+    """Refuse (:class:`ConfigError`) a roster that draws a certified judge's strata
+    otherwise than the certification did: a generator the file says is the judge's own,
+    family's or an outsider's (its ``models``) read as another's here would move its
+    items to another stratum, kept under a threshold certified for that one. A generator
+    the certification never saw is read as this roster says, with a note
+    (:class:`StrataUnchecked`); a file without ``models`` (an earlier recuse) is not
+    checked (``recuse certify apply`` notes it: :func:`unchecked_strata`)."""
+    was = stage.get("models")
+    if was is None:
+        return
+    judge = stage["judge"]
+    now = dict(models_of(rows, judge, roster, o) or ())
+    moved = [m for m in now if m in was and was[m] != now[m]]
+    if moved:
+        said = _most([f"{m}: {WHOSE[was[m]]} there, {WHOSE[now[m]]} here" for m in moved],
+                     sep="; ")  # fmt: skip
+        raise ConfigError(
+            f"{file} was certified with another roster than this one: the strata "
+            f"(own/family/other) of judge {judge!r} are drawn otherwise — {said}; their "
+            "items would be kept under a threshold certified for another stratum — give the "
+            "roster it was certified with (the same recuse.toml [[model]] entries and "
+            "--roster file), or certify again with this one"
+        )
+    unseen = [m for m in now if m not in was]
+    if unseen:
+        warnings.warn(
+            StrataUnchecked(
+                f"{file}: the certification of {judge!r} saw no answers of "
+                f"{_most([f'{m} ({now[m]})' for m in unseen])}: their items' strata are drawn "
+                "by the roster given here, unchecked, and its guarantee assumes such items "
+                "are exchangeable with the calibration items"
+            ),
+            stacklevel=3,
+        )
+
+
+def unchecked_strata(spec: Mapping[str, Any]) -> list[str]:
+    """The judges of a (checked) thresholds file certified per stratum whose file does
+    not say what drew their strata (``models``: written by an earlier recuse), so
+    :func:`apply_thresholds` cannot check the roster given against them."""
+    return [j["judge"] for j in spec["judges"]
+            if set(j["thresholds"]) - {"all"} and "models" not in j]  # fmt: skip
 
 
 #: what a thresholds file keeps that an older recuse's files lack: key, what it says

@@ -734,6 +734,51 @@ def test_a_generator_the_certification_never_saw_is_read_by_the_roster_with_a_no
     assert lam is not None and (kept["threshold"] == lam).all() and len(kept) > 0
 
 
+def test_a_roster_that_makes_a_certified_id_another_models_alias_is_refused() -> None:
+    """Certified with a roster where acme-7b is its own model of gpt-4's family (the
+    planted family stratum: right c - 0.3 of the time, not certified), applied with one
+    where acme-7b is an alias of "acme", an outsider: the new items (read by that
+    roster) name acme, which the file did not list, so the check passed them with a note
+    that the certification "saw no answers of acme" and kept them under the other
+    threshold (planted agreement about 0.59 under a certified 0.8). The file's ids are
+    now read with the roster given: acme-7b is acme here, an outsider's, refused. An id
+    hand-edited into another case reads as the same model."""
+    from recuse.roster import Entry
+
+    sim = simulate_selective(1500, own_share=0.2, family_share=0.3, family_drop=0.3, seed=3)
+    acme = {"gpt-3.5-turbo": "acme-7b"}
+    pairs = sim.pairs.assign(model_a=sim.pairs["model_a"].replace(acme),
+                             model_b=sim.pairs["model_b"].replace(acme))  # fmt: skip
+    there = Roster.load()
+    there.add(Entry("acme-7b", "gpt"))
+    spec = certify_judges(pairs, there, Options(target=0.8, delta=0.1)).thresholds()
+    (judge,) = spec["judges"]
+    assert judge["models"]["acme-7b"] == "family" and judge["thresholds"]["family"] is None
+    here = Roster.load()
+    here.add(Entry("acme", "acme", ("acme-7b",)))
+    new = pairs.drop(columns="human")  # read by that roster, as load_input reads it
+    for side in ("model_a", "model_b"):
+        new[side] = new[side].replace({"acme-7b": "acme"})
+    family = sim.stratum == "family"
+    old = {**spec, "judges": [{k: v for k, v in judge.items() if k != "models"}]}
+    wrong = apply_thresholds(new, old, here, file="t.json")  # unchecked: what was kept
+    moved = wrong[family & (wrong["decision"] != PERSON)]
+    assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
+    assert sim.q[moved.index].mean() < 0.65
+    with pytest.raises(ConfigError) as err:
+        apply_thresholds(new, spec, here, file="t.json")
+    assert ("of judge 'gpt-4' are drawn otherwise — acme-7b (read as acme here): its "
+            "family's there, an outsider's here;") in str(err.value)  # fmt: skip
+    # hand-edited into another case, the id is the same model to the roster: refused too
+    models = {("ACME-7B " if m == "acme-7b" else m): v for m, v in judge["models"].items()}
+    edited = {**spec, "judges": [{**judge, "models": models}]}
+    with pytest.raises(ConfigError, match=r"ACME-7B  \(read as acme here\): its family's"):
+        apply_thresholds(new, edited, here, file="t.json")
+    # with the roster it was certified with, the family items go to a person
+    right = apply_thresholds(pairs.drop(columns="human"), spec, there, file="t.json")
+    assert (right["decision"][family] == PERSON).all()
+
+
 @pytest.mark.parametrize("models", [["gpt-4"], {"gpt-4": "self"}, {"gpt-4": 1}, {"": "own"}])
 def test_a_thresholds_files_malformed_models_are_refused(models: object) -> None:
     from recuse.mitigation.selective import read_thresholds

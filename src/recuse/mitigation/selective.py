@@ -1515,10 +1515,18 @@ def _same_strata(
     if was is None:
         return
     judge = stage["judge"]
-    now = dict(models_of(rows, judge, roster, o) or ())
-    moved = [m for m in now if m in was and was[m] != now[m]]
+
+    def as_here(name: str) -> str:  # an id as this roster reads it (an alias: whose)
+        return roster.canonical(name) if name in roster else name
+
+    now = {as_here(m): v for m, v in models_of(rows, judge, roster, o) or ()}
+    # the file's ids as this roster reads them: one it makes another model's alias (or
+    # spells in another case) names that model here, and its items are that model's
+    read = {m: as_here(m) for m in was}
+    moved = [m for m in was if read[m] in now and was[m] != now[read[m]]]
     if moved:
-        said = _most([f"{m}: {WHOSE[was[m]]} there, {WHOSE[now[m]]} here" for m in moved],
+        said = _most([f"{m}{'' if read[m] == m else f' (read as {read[m]} here)'}: "
+                      f"{WHOSE[was[m]]} there, {WHOSE[now[read[m]]]} here" for m in moved],
                      sep="; ")  # fmt: skip
         raise ConfigError(
             f"{file} was certified with another roster than this one: the strata "
@@ -1527,7 +1535,8 @@ def _same_strata(
             "roster it was certified with (the same recuse.toml [[model]] entries and "
             "--roster file), or certify again with this one"
         )
-    unseen = [m for m in now if m not in was]
+    seen = set(read.values())
+    unseen = [m for m in now if m not in seen]
     if unseen:
         warnings.warn(
             StrataUnchecked(

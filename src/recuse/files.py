@@ -60,6 +60,7 @@ __all__ = [
     "file_sha256",
     "is_file",
     "line_end",
+    "loads_once",
     "max_input_bytes",
     "max_row_bytes",
     "read_bytes",
@@ -457,6 +458,17 @@ def _refuse_twice(path: Path, value: Any, *, row: int | None = None) -> None:
                 raise _twice_error(path, number, twice)
     if (twice := _twice(value)) is not None:
         raise _twice_error(path, row, twice)
+
+
+def loads_once(text: str, path: Path) -> Any:
+    """``json.loads(text)``, refusing (:class:`InputError`, ``path`` named) an object
+    that names a key twice, which ``json`` reads as its last value without a word.
+    Syntax errors are ``json``'s, for the caller to say."""
+    hook = _Objects()
+    value = json.loads(text, object_pairs_hook=hook)
+    if hook.twice:
+        _refuse_twice(path, value)
+    return value
 
 
 def read_json(path: str | Path) -> Any:

@@ -675,3 +675,41 @@ def test_apply_refuses_a_roster_that_draws_the_strata_otherwise(
             "generators were gpt-4's own, family or other: the strata (own/family/other) are "
             "drawn by the roster given here and could not be checked") in text  # fmt: skip
     assert (pd.read_csv(out)["decision"][family] != PERSON).sum() > 100  # as before: unchecked
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "roster"),
+    [('"gpt-3.5-turbo": "family"', "gpt-3.5-turbo", ["--roster", "apart.toml"]),
+     ('"family": null', "family", [])],
+)  # fmt: skip
+def test_apply_refuses_a_thresholds_file_naming_a_key_twice(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    said: str,
+    key: str,
+    roster: list[str],
+) -> None:
+    """A hand-edited file naming a key twice was read as its last value without a word:
+    gpt-3.5-turbo named again as 'other' in gpt-4's models passed the strata check with a
+    roster where it is an outsider, and 'family' named again with 0.5 certified the
+    planted family stratum (right c - 0.3 of the time, not certified); either way its
+    items were kept (exit 0). Now refused, as the data readers refuse it: exit 2, the
+    file and key named, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    sim = simulate_selective(1500, own_share=0.2, family_share=0.3, family_drop=0.3, seed=3)
+    sim.pairs.to_csv("pairs.csv", index=False)
+    code, text = _run(["certify", "pairs.csv", "--agreement", "0.8", "--thresholds", "thr.json"],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    Path("apart.toml").write_text('[[model]]\nid = "gpt-3.5-turbo"\nfamily = "gpt-3.5"\n')
+    written = Path("thr.json").read_text("utf-8")
+    again = said.replace('"family"', '"other"') if key != "family" else '"family": 0.5'
+    assert said in written
+    Path("thr.json").write_text(written.replace(said, f"{said}, {again}"), "utf-8")
+    assert json.loads(Path("thr.json").read_text("utf-8"))  # json reads it: the last value
+    code, text = _run([*roster, "certify", "apply", "thr.json", "pairs.csv", "--out", "d.csv"],
+                      capsys)  # fmt: skip
+    assert code == 2, text
+    assert f"recuse: error: thr.json, column '{key}': a JSON object names this key twice" in text
+    assert not Path("d.csv").exists()

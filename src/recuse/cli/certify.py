@@ -362,11 +362,11 @@ def _read_json(path: Path) -> Any:
             file=path,
             fix="write one with `recuse certify SOURCE --thresholds FILE.json`",
         )
-    from recuse.files import not_json, read_text
+    from recuse.files import loads_once, not_json, read_text
 
     text = read_text(path)  # not UTF-8 is said with its line
-    try:
-        return json.loads(text)
+    try:  # a key named twice (hand-edited) is refused, not read as its last value
+        return loads_once(text, path)
     except (RecursionError, ValueError) as exc:  # too deep, or an integer of 5,000 digits
         raise InputError(  # were tracebacks
             f"not JSON ({not_json(exc) or exc})",

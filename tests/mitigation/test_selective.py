@@ -679,9 +679,15 @@ def test_a_roster_that_draws_the_strata_otherwise_is_refused_at_apply() -> None:
     o = Options(target=0.8, delta=0.1)
     spec = certify_judges(sim.pairs, ROSTER, o).thresholds()
     (judge,) = spec["judges"]
+    # each id, and each other spelling the built-in roster has for it (roster.toml)
     assert judge["models"] == {"alpaca-13b": "other", "claude-v1": "other",
                                "gpt-3.5-turbo": "family", "gpt-4": "own",
-                               "llama-13b": "other", "vicuna-13b": "other"}  # fmt: skip
+                               "llama-13b": "other", "vicuna-13b": "other",
+                               "GPT-4": "own", "gpt4": "own", "alpaca_eval_gpt4": "own",
+                               "ChatGPT": "family", "gpt35_turbo": "family",
+                               "gpt-35-turbo": "family", "gpt3.5-turbo": "family",
+                               "claude": "other", "claude-1": "other",
+                               "vicuna-13b-v1.2": "other"}  # fmt: skip
     other = judge["thresholds"]["other"]
     assert judge["thresholds"]["family"] is None and other is not None
     new = sim.pairs.drop(columns="human")
@@ -775,6 +781,44 @@ def test_a_roster_that_makes_a_certified_id_another_models_alias_is_refused() ->
     with pytest.raises(ConfigError, match=r"ACME-7B  \(read as acme here\): its family's"):
         apply_thresholds(new, edited, here, file="t.json")
     # with the roster it was certified with, the family items go to a person
+    right = apply_thresholds(pairs.drop(columns="human"), spec, there, file="t.json")
+    assert (right["decision"][family] == PERSON).all()
+
+
+def test_a_roster_that_makes_a_certified_alias_a_model_of_its_own_is_refused() -> None:
+    """Certified with a roster where acme-7b is an alias of gpt-4-0613 (gpt-4's family:
+    the planted family stratum, not certified), applied with one where acme-7b is a
+    model of its own, an outsider: the new items name acme-7b, which the file did not
+    list (it kept ids only), so the check noted a generator the certification "saw no
+    answers of" and kept its family items under the other threshold. The file now keeps
+    each id's other spellings too: acme-7b, gpt-4-0613's family answers there, an
+    outsider's here, is refused."""
+    from recuse.roster import Entry
+
+    sim = simulate_selective(1500, own_share=0.2, family_share=0.3, family_drop=0.3, seed=3)
+    there = Roster.load()
+    there.add(Entry("gpt-4-0613", "gpt", ("acme-7b",), line="gpt-4"))
+    as_read = {"gpt-3.5-turbo": "gpt-4-0613"}  # acme-7b in the file, read by that roster
+    pairs = sim.pairs.assign(model_a=sim.pairs["model_a"].replace(as_read),
+                             model_b=sim.pairs["model_b"].replace(as_read))  # fmt: skip
+    spec = certify_judges(pairs, there, Options(target=0.8, delta=0.1)).thresholds()
+    (judge,) = spec["judges"]
+    assert judge["models"]["gpt-4-0613"] == judge["models"]["acme-7b"] == "family"
+    assert judge["thresholds"]["family"] is None
+    here = Roster.load()
+    here.add(Entry("acme-7b", "acme"))
+    new = pairs.drop(columns="human").replace({"model_a": {"gpt-4-0613": "acme-7b"},
+                                               "model_b": {"gpt-4-0613": "acme-7b"}})  # fmt: skip
+    family = sim.stratum == "family"
+    ids_only = {m: v for m, v in judge["models"].items() if m != "acme-7b"}
+    old = {**spec, "judges": [{**judge, "models": ids_only}]}
+    with pytest.warns(UserWarning, match=r"saw no answers of acme-7b \(other\)"):
+        wrong = apply_thresholds(new, old, here, file="t.json")
+    moved = wrong[family & (wrong["decision"] != PERSON)]
+    assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
+    assert sim.q[moved.index].mean() < 0.65  # planted: about 0.59, under a certified 0.8
+    with pytest.raises(ConfigError, match=r"acme-7b: its family's there, an outsider's here"):
+        apply_thresholds(new, spec, here, file="t.json")
     right = apply_thresholds(pairs.drop(columns="human"), spec, there, file="t.json")
     assert (right["decision"][family] == PERSON).all()
 

@@ -336,11 +336,13 @@ def models_of(
     rows: pd.DataFrame, judge: str, roster: Roster | None, o: Options
 ) -> tuple[tuple[str, str], ...] | None:
     """Each generator id of one judge's ``rows`` (``model_a``, ``model_b``) and whose
-    answers it gives the judge (:data:`WHOSE`), sorted by id; None without strata (no
-    roster, or ``o.strata`` off). These decide every item's stratum: own when one answer
-    is own and the other known and not, else family when one is family and the other an
-    outsider's, else other (:func:`strata_of`); a thresholds file keeps them, and
-    :func:`apply_thresholds` refuses a roster that reads one of them otherwise."""
+    answers it gives the judge (:data:`WHOSE`), with each other spelling the roster has
+    for it (its aliases: a file's name read as that id), sorted by name; None without
+    strata (no roster, or ``o.strata`` off). These decide every item's stratum: own when
+    one answer is own and the other known and not, else family when one is family and
+    the other an outsider's, else other (:func:`strata_of`); a thresholds file keeps
+    them, and :func:`apply_thresholds` refuses a roster that reads one of them otherwise
+    (the aliases: one that roster makes a model of its own, an id of the new items)."""
     if roster is None or not o.strata:
         return None
     names = pd.concat([rows["model_a"], rows["model_b"]]).dropna().astype(str)
@@ -350,10 +352,11 @@ def models_of(
     keys = self_keys(pd.Series([judge, *models], dtype=object),
                      roster.self_map(o.self_scope))  # type: ignore[arg-type]  # fmt: skip
     family = roster.family(judge)
-    return tuple(
-        (m, "own" if k == keys.iloc[0] else "family" if roster.family(m) == family else "other")
-        for m, k in zip(models, keys.iloc[1:], strict=True)
-    )
+    whose = {m: "own" if k == keys.iloc[0] else "family" if roster.family(m) == family
+             else "other" for m, k in zip(models, keys.iloc[1:], strict=True)}  # fmt: skip
+    spelled = {a: whose[m] for m in models if m in roster.entries
+               for a in roster.entries[m].aliases}  # fmt: skip
+    return tuple(sorted({**spelled, **whose}.items()))
 
 
 @dataclass(frozen=True)
@@ -1523,10 +1526,13 @@ def _same_strata(
     # the file's ids as this roster reads them: one it makes another model's alias (or
     # spells in another case) names that model here, and its items are that model's
     read = {m: as_here(m) for m in was}
-    moved = [m for m in was if read[m] in now and was[m] != now[read[m]]]
+    moved: dict[str, str] = {}  # id here -> the file's name for it (its id, else an alias)
+    for m in was:
+        if read[m] in now and was[m] != now[read[m]] and moved.get(read[m]) != read[m]:
+            moved[read[m]] = m
     if moved:
         said = _most([f"{m}{'' if read[m] == m else f' (read as {read[m]} here)'}: "
-                      f"{WHOSE[was[m]]} there, {WHOSE[now[read[m]]]} here" for m in moved],
+                      f"{WHOSE[was[m]]} there, {WHOSE[now[read[m]]]} here" for m in moved.values()],
                      sep="; ")  # fmt: skip
         raise ConfigError(
             f"{file} was certified with another roster than this one: the strata "

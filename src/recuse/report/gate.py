@@ -546,7 +546,8 @@ def evaluate(
 ) -> GateLine:
     """One finding against one threshold (module docstring). ``quality``: the finding is
     a quality score, whose estimate prints unsigned as the audit prints it (a bias whose
-    no-bias value is 0 prints with its sign)."""
+    no-bias value is 0 prints with its sign, unless the finding is an absolute value:
+    ``absolute_value``, :attr:`recuse.report.model.Finding.absolute`)."""
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
     null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
@@ -572,7 +573,8 @@ def evaluate(
             outcome = "inconclusive"
         gap = abs(est - x)
         edge, edges = x, (x,)
-    numbers = estimate_text(est, lo, hi, signed=null == 0 and not quality)
+    signed = null == 0 and not quality and not finding.get("absolute_value")
+    numbers = estimate_text(est, lo, hi, signed=signed)
     blind = rules_nothing_out(finding)
     if blind:  # neither a pass nor a fail: the audit reads it "no detectable bias"
         text = (

@@ -414,6 +414,9 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("n", "std_error"):  # optional (null when not known)
         if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
             raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
+    for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
+        if f.get(k) is not None and not isinstance(f[k], bool):
+            raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
     return {**f, "level": level}
 
 

@@ -59,7 +59,7 @@ FINDING_COLUMNS = (
     "judge", "bias", "bias_title", "dataset", "detail", "estimate", "ci_low", "ci_high",
     "level", "null", "unit", "n", "clusters", "p_value", "q_value", "significant",
     "flagged", "direction", "materiality", "material", "adjustment_note", "headline",
-    "warnings", "verdict", "definition", "method", "fixed_by_construction",
+    "warnings", "verdict", "definition", "method", "fixed_by_construction", "absolute_value",
 )  # fmt: skip
 
 

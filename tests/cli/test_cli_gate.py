@@ -684,3 +684,21 @@ def test_a_bad_fail_on_is_named_as_fail_on_not_max(
         assert code == 2 and said in out, out
         assert "--max" not in out
         assert not (tmp_path / "o").exists()
+
+
+def test_an_absolute_value_is_gated_unsigned_and_its_flag_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A finding whose report says it is an absolute value (``absolute_value``: never
+    below 0, e.g. Saito's Eq. 5) prints as the audit prints it, without a '+'; the
+    signed one beside it keeps its sign. A flag that is not true or false is refused
+    (exit 2, naming the field), as any other damaged field is."""
+    signed = _finding("verbosity_recall_gap", "s", 0.2, 0.1, 0.3)
+    folded = {**_finding("verbosity_recall_gap", "a", 0.2, 0.1, 0.3), "absolute_value": True}
+    path = _report(tmp_path, [signed, folded], provenance=_sources(d=["s", "a"]))
+    code, out = _run(["gate", str(path), "--max", "verbosity_recall_gap=0.5"], capsys)
+    assert code == 0, out
+    assert "of s (d): +0.20 [0.10, 0.30]" in out and "of a (d): 0.20 [0.10, 0.30]" in out
+    bad = {**folded, "absolute_value": "yes"}
+    code, out = _run(["gate", str(_report(tmp_path, [bad])), "--max", "verbosity=0.1"], capsys)
+    assert code == 2 and "'absolute_value' is not true or false (got 'yes')" in out

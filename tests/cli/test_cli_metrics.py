@@ -379,7 +379,13 @@ def test_every_metric_in_the_table_is_defined_under_it(
     assert defined["first_position_rate"] == (
         "first-position preference rate: mean of (p_a_first + 1 - p_a_second) / 2, 0.5 = none"
     )
-    assert not any("interval" in d or "resamples" in d for d in defined.values())
+    # the interval's method stays in the JSON and CSV; only Eq. 5's definition speaks of
+    # an interval, to say what it is (the absolute values over Eq. 6's)
+    assert not any("interval" in d or "resamples" in d
+                   for m, d in defined.items() if m != "verbosity_deviation")  # fmt: skip
+    deviation = defined["verbosity_deviation"]
+    assert "its interval the absolute values over Eq. 6's, its p-value Eq. 6's" in deviation
+    assert "BCa" not in deviation and "resamples" not in deviation
     # a number shown beside another's headline says which is the headline, and, not
     # adjusted for the judge's competence, what that does (EO +0.48 beside calibrated
     # −0.04 on llmbar-mtbench, with nothing saying why they differ)
@@ -392,3 +398,60 @@ def test_every_metric_in_the_table_is_defined_under_it(
     )
     headlines = ["self_preference_calibrated", "verbosity_longer_gap", "first_position_rate"]
     assert not any("headline" in defined[m] for m in [*headlines, "verbosity_deviation"])
+
+
+def _folded(low: float, high: float) -> tuple[float, float]:
+    """The absolute values |θ| takes over [low, high], worked out by cases."""
+    if low <= 0 <= high:
+        return 0.0, max(-low, high)
+    return min(abs(low), abs(high)), max(abs(low), abs(high))
+
+
+def test_an_absolute_value_prints_without_a_sign(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
+) -> None:
+    """verbosity_deviation (Eq. 5, |Eq. 6|) printed '+0.182 [+0.062, +0.307]' as the
+    signed verbosity_bias row beside it did, the '+' saying it was a signed difference,
+    and so did the flip rate, a share. The sign comes from the result now: Eq. 6 says
+    it is signed, Eq. 5 that it is an absolute value, the flip rate neither; the table's
+    rows read that way, and the JSON and CSV carry the same two fields."""
+    from recuse import numbers
+
+    out = tmp_path / "bias.json"
+    metrics = ("-m", "verbosity_bias", "-m", "verbosity_deviation", "-m", "flip_rate")
+    code, text, err = run(
+        capsys, "metrics", "pairs", str(pairs_csv), *FAST, *metrics, "--out", str(out)
+    )
+    assert code == 0, err
+    results = json.loads(out.read_text())["results"]
+    kinds = {r["metric"]: (r["signed"], r["absolute_value"]) for r in results}
+    assert kinds == {"verbosity_bias": (True, False), "verbosity_deviation": (False, True),
+                     "flip_rate": (False, False)}  # fmt: skip
+    by = {(r["judge"], r["metric"]): r for r in results}
+    rows = {(cells[1].strip(), cells[2].strip()): cells for cells in
+            (line.split("│") for line in text.splitlines() if line.startswith("│ "))}  # fmt: skip
+    judges = sorted({j for j, _ in by})
+    assert judges and all((j, "verbosity_deviation") in rows for j in judges)
+    for judge in judges:
+        signed, dev = by[judge, "verbosity_bias"], by[judge, "verbosity_deviation"]
+        assert dev["estimate"] == pytest.approx(abs(signed["estimate"]), abs=1e-12)
+        low, high = _folded(signed["ci_low"], signed["ci_high"])
+        assert (dev["ci_low"], dev["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+        assert dev["p_value"] == pytest.approx(signed["p_value"], rel=1e-12)
+        s_row, d_row = rows[judge, "verbosity_bias"], rows[judge, "verbosity_deviation"]
+        (s_est, s_int), (d_est, d_int) = (s_row[3].strip(), s_row[4]), (d_row[3].strip(), d_row[4])
+        assert s_est[0] in "+\u2212" and s_est[1:] == d_est  # the same digits, one signed
+        assert d_est == numbers.decimal(abs(signed["estimate"]), 3)
+        assert "+" not in d_int and "\u2212" not in d_int and "[" in d_int
+        assert s_int.strip().startswith("[+") or s_int.strip().startswith("[\u2212")
+        assert not rows[judge, "flip_rate"][3].strip().startswith("+")
+        assert "+" not in rows[judge, "flip_rate"][4]
+    # the p-value's words where the definition is shown
+    line = next(t for t in text.splitlines() if t.startswith("verbosity_deviation:"))
+    assert "in absolute value" in line and "its p-value Eq. 6's" in line
+    csv = tmp_path / "bias.csv"
+    assert run(capsys, "metrics", "pairs", str(pairs_csv), *FAST, *metrics, "-o", str(csv))[0] == 0
+    frame = pd.read_csv(csv).set_index(["judge", "metric"])
+    for (judge, metric), r in by.items():
+        assert bool(frame.loc[(judge, metric), "signed"]) is r["signed"]
+        assert bool(frame.loc[(judge, metric), "absolute_value"]) is r["absolute_value"]

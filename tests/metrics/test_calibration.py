@@ -52,6 +52,9 @@ def test_ece_and_brier_by_hand() -> None:
     assert brier.estimate == pytest.approx(0.55162)
     # quality scores: their floor 0 is no null a test rejects, so no p-value
     assert np.isnan(ece.p_value) and np.isnan(brier.p_value)
+    # an error and a mean square, never below 0: no signed difference (no '+')
+    assert not ece.signed and not brier.signed and ece.null == brier.null == 0
+    assert ece.to_dict()["signed"] is brier.to_dict()["signed"] is False
     rel = reliability_table(t["p_a"], [1, 0, 1, 1, 0, np.nan])
     assert rel.loc[9, "n"] == 2 and rel.loc[9, "observed"] == 0.5
     assert rel.loc[9, "mean_p"] == pytest.approx(0.93)

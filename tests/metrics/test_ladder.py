@@ -59,6 +59,11 @@ def test_every_rung_by_hand() -> None:
         "harmful_excess": harmful - baseline,
     }
     assert got == pytest.approx(expected, abs=1e-12)
+    # the differences read signed; every rate, a share at least its no-bias value 0, not
+    # (own_win_rate printed +0.440 as if it were a difference)
+    signed = {r.metric for r in results if r.signed}
+    assert signed == {"dp_difference", "eo", "harmful_excess"}
+    assert all(r.to_dict()["signed"] is (r.metric in signed) for r in results)
 
 
 def test_planted_self_preference_splits_into_legitimate_and_harmful() -> None:

@@ -177,6 +177,7 @@ def test_human_agreement_by_hand() -> None:
     assert r.components["agreement_human_prefers_a"] == pytest.approx(1.8 / 3)
     assert r.components["agreement_human_prefers_b"] == pytest.approx(1.1 / 2)
     assert r.ci_low <= r.estimate <= r.ci_high
+    assert not r.signed and r.to_dict()["signed"] is False  # a share: no '+'
     pick = human_agreement(t, verdict="pick", min_n=1, boot=Resampling(n_boot=100))
     assert pick.estimate == pytest.approx((1 + 0 + 0.5 + 1 + 0) / 5)
     split = human_agreement(t, human_ties="split", min_n=1, boot=Resampling(n_boot=100))

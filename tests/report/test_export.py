@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 
-from recuse.report import AuditReport, render_html, to_dict, write_report
+from recuse.report import AuditReport, Finding, render_html, to_dict, write_report
 from recuse.report.export import report_files
 
 
@@ -94,3 +95,58 @@ def test_report_files_names_what_write_report_replaces_or_removes(
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.*"))
     assert written == sorted(mine)
     assert report_files(tmp_path) == mine  # the earlier report's tables: replaced or removed
+
+
+def test_an_absolute_value_finding_says_so_from_the_result_to_the_gate(
+    sample_report: AuditReport, tmp_path: Path
+) -> None:
+    """Eq. 5 (verbosity_deviation, |Eq. 6|) says it is an absolute value where it is
+    computed (MetricResult.absolute); a finding made of it carries that into its text
+    (no '+'), report.json (``absolute_value``, valid against the schema) and the gate,
+    which prints it unsigned as the audit does — where Eq. 6's finding, signed, keeps
+    its sign. The interval is Eq. 6's folded: worked out here by cases."""
+    from dataclasses import replace
+
+    import jsonschema
+
+    from recuse.analyses.base import from_result
+    from recuse.analyses.verbosity import ANALYSIS, VERBOSITY
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.verbosity import verbosity_bias
+    from recuse.report.export import schema
+    from recuse.report.gate import Threshold, evaluate, load_findings
+    from recuse.simulate.pairs import simulate_pairs
+
+    pairs = simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=3).pairs
+    boot = Resampling(n_boot=200)
+    eq6 = verbosity_bias(pairs, judge="gpt-4", unit="column", boot=boot)
+    eq5 = verbosity_bias(pairs, judge="gpt-4", kind="absolute", unit="column", boot=boot)
+    assert (eq6.signed, eq6.absolute, eq5.signed, eq5.absolute) == (True, False, False, True)
+    assert eq5.estimate == abs(eq6.estimate)
+    low, high = sorted((abs(eq6.ci_low), abs(eq6.ci_high)))
+    if eq6.ci_low <= 0 <= eq6.ci_high:
+        low = 0.0
+    assert (eq5.ci_low, eq5.ci_high) == (low, high)
+    signed, absolute = (
+        replace(from_result(ANALYSIS, VERBOSITY, r, dataset="sim"), judge=judge)
+        for r, judge in ((eq6, "eq6"), (eq5, "eq5"))
+    )
+    assert isinstance(signed, Finding) and isinstance(absolute, Finding)
+    assert not signed.absolute and absolute.absolute
+    assert signed.text[0] in "+\u2212" and "+" not in absolute.text
+    assert "\u2212" not in absolute.text
+    section = replace(sample_report.sections[0], findings=(signed, absolute))
+    report = replace(sample_report, sections=(section,))
+    d = json.loads(json.dumps(to_dict(report)))
+    jsonschema.validate(d, schema(), cls=jsonschema.Draft202012Validator)
+    bad = json.loads(json.dumps(d))
+    bad["sections"][0]["findings"][0]["absolute_value"] = "yes"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema(), cls=jsonschema.Draft202012Validator)
+    write_report(report, tmp_path)
+    gated = {f["judge"]: f for f in load_findings(tmp_path / "report.json")}
+    assert (gated["eq6"]["absolute_value"], gated["eq5"]["absolute_value"]) == (False, True)
+    line6 = evaluate(gated["eq6"], Threshold("verbosity_recall_gap", 0.5)).text
+    line5 = evaluate(gated["eq5"], Threshold("verbosity_recall_gap", 0.5)).text
+    assert f": {signed.text} (" in line6 and f": {absolute.text} (" in line5
+    assert "+" not in line5.split(" (")[0]

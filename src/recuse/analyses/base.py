@@ -343,6 +343,7 @@ def to_finding(
     p_method: PMethod = "",
     p_floor: float | None = None,
     fixed: bool = False,
+    absolute: bool = False,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -350,7 +351,8 @@ def to_finding(
     both are in the summary when ``bias.headline`` is. ``p_method`` and ``p_floor``:
     how ``p_value`` was computed and the smallest it can be (:attr:`Finding.p_method`);
     dropped with a p-value that is not kept. ``fixed``: the interval has zero width
-    because the value is fixed by construction (:attr:`Finding.fixed`).
+    because the value is fixed by construction (:attr:`Finding.fixed`); ``absolute``: the
+    estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -383,6 +385,7 @@ def to_finding(
         p_method=p_method if p is not None else "",
         p_floor=_or_none(p_floor) if p is not None and p_floor is not None else None,
         fixed=fixed,
+        absolute=absolute,
     )
 
 
@@ -411,12 +414,15 @@ def from_result(
         p_method="bootstrap",
         p_floor=2.0 / (r.n_boot - r.n_boot_dropped + 1) if r.n_boot > r.n_boot_dropped else None,
         fixed=r.fixed,
+        absolute=r.absolute,
     )
 
 
 #: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
-#: (said otherwise), and ``fixed_by_construction``, which the warnings say in words
-_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
+#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, and
+#: ``signed``, which the page's unsigned numbers do not use (``absolute_value`` stays: it
+#: says which row's p-value is another's, the signed statistic's)
+_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "signed")
 
 
 def add_pairwise_results(

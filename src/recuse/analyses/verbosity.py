@@ -186,7 +186,9 @@ ANALYSIS = Analysis(
         "the judge is right more often on one side, not how often it picks the longer "
         "answer, so the two can differ in size and even in sign (Eq. 6 moves with the "
         "judge's accuracy). The table also gives Eq. 5 (|Eq. 6|, verbosity_deviation) "
-        "where it differs from Eq. 6. The curve shows how often the judge agrees with "
+        "where it differs from Eq. 6: an absolute value (absolute_value true), never below "
+        "0, whose interval is the absolute values over Eq. 6's and whose p-value is Eq. "
+        "6's. The curve shows how often the judge agrees with "
         "the human as a function of how much longer the human-preferred answer is "
         "(Figure 5 of the paper)."
     ),

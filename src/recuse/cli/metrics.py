@@ -92,7 +92,8 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
 
 
 def _fmt(x: float, *, signed: bool = True, digits: int = 3) -> str:
-    """A number of the table: signed where the metric is a difference (no bias = 0),
+    """A number of the table: signed where the result is a signed difference
+    (:attr:`~recuse.metrics.result.MetricResult.signed`; not an absolute value or a rate),
     its minus sign U+2212 as in the audit's tables (:mod:`recuse.numbers`), with the
     table's ``digits`` (:func:`_digits`)."""
     if x != x:
@@ -267,7 +268,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             if w not in notes:
                 notes.append(w)
             marks.append(f"!{notes.index(w) + 1}")
-        signed = r.null == 0
+        signed = r.signed  # an absolute value (Eq. 5) or a flip rate reads unsigned
         shown.add_row(
             cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed, digits=digits),
             Text(f"[{_fmt(r.ci_low, signed=signed, digits=digits)}, "

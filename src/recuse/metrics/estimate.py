@@ -115,8 +115,13 @@ class MetricSpec:
     #: result's :attr:`~recuse.metrics.result.MetricResult.refit`)
     refit: Refit | None = None
     #: the metric is the absolute value of ``stat``, a signed statistic whose no-bias
-    #: value is ``null`` = 0: the result is folded (:func:`fold`)
+    #: value is ``null`` = 0: the result is folded (:func:`fold`) and says so
+    #: (:attr:`~recuse.metrics.result.MetricResult.absolute`)
     folded: bool = False
+    #: the estimate is a rate, share or error whose no-bias value ``null`` = 0 is also
+    #: its least value (the flip rate), not a signed difference: it reads without a sign
+    #: (:attr:`~recuse.metrics.result.MetricResult.unsigned`)
+    unsigned: bool = False
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -457,6 +462,8 @@ def to_results(
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
                     fixed=flat and constant is not None,
+                    absolute=spec.folded,
+                    unsigned=spec.unsigned,
                 )
             )
     return results, skipped

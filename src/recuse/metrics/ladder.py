@@ -99,7 +99,10 @@ def _spec(
         combine=combine,
         required=tuple(zip(range(1, len(cols), 2), need, strict=True)),
     )
-    return MetricSpec(name, stat, RUNGS[name], labelled=name != "own_win_rate")
+    # a rung that is one ratio is a rate (never below its no-bias value 0): unsigned
+    return MetricSpec(
+        name, stat, RUNGS[name], labelled=name != "own_win_rate", unsigned=combine is ratio
+    )
 
 
 def self_preference_ladder(

@@ -140,7 +140,7 @@ def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, .
     method = (
         "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
     )
-    return MetricSpec("flip_rate", stat, method, constant=order_blind)
+    return MetricSpec("flip_rate", stat, method, constant=order_blind, unsigned=True)
 
 
 def first_position_spec(

@@ -71,6 +71,13 @@ class MetricResult:
     warning in place of "no variation in the resamples"): then the zero width is real.
     A zero-width interval that is not ``fixed`` says nothing about uncertainty and
     rules nothing out (:attr:`recuse.report.model.Finding.informative`).
+    ``absolute`` is True when the estimate is the absolute value of a signed statistic
+    whose no-bias value ``null`` is 0 (``MetricSpec.folded``: Saito's Eq. 5, |Eq. 6|):
+    never below 0, its interval the absolute values over the signed one's and its
+    ``p_value`` the signed statistic's (the same hypothesis). ``unsigned`` is True for
+    a rate, share or error whose no-bias value 0 is also its least value (the flip
+    rate, a calibration error), which is no difference either. Neither reads with a
+    sign: :attr:`signed` says which numbers do.
     """
 
     metric: str
@@ -93,6 +100,16 @@ class MetricResult:
     n_boot_unfit: int = 0  # kept resamples whose fit has no finite estimate
     refit: Refit | None = None  # how the resamples' model was refitted, if one was
     fixed: bool = False  # zero width because the value is fixed by construction
+    absolute: bool = False  # the absolute value of a signed statistic (never below 0)
+    unsigned: bool = False  # a rate, share or error at least its no-bias value 0
+
+    @property
+    def signed(self) -> bool:
+        """Whether the estimate is a signed difference whose no-bias value is 0, printed
+        with its sign (``+0.182``): not an :attr:`absolute` value, not an
+        :attr:`unsigned` rate, nor a number whose no-bias value is not 0 (a rate
+        around 0.5)."""
+        return self.null == 0 and not self.absolute and not self.unsigned
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""
@@ -116,6 +133,8 @@ class MetricResult:
             "std_error": _clean(self.std_error),
             "p_value": _clean(self.p_value),
             "null": self.null,
+            "signed": self.signed,
+            "absolute_value": self.absolute,
             "warnings": list(self.warnings),
             "fixed_by_construction": self.fixed,
             "counts": {k: int(v) for k, v in self.counts.items()},
@@ -136,19 +155,18 @@ class Skipped:
 
 
 #: after the core columns in :func:`results_frame`: what is shown next to each number
-FRAME_EXTRAS = ("std_error", "p_value", "null", "warnings")
+FRAME_EXTRAS = ("std_error", "p_value", "null", "signed", "absolute_value", "warnings")
 
 
 def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
     """One row per result with the core columns, then its standard error, p-value, the
-    no-bias value the p-value tests and its warnings (joined by "; ", empty when none)
-    — for tables and CSV files."""
+    no-bias value the p-value tests, whether the estimate is a signed difference and
+    whether it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), and its
+    warnings (joined by "; ", empty when none) — for tables and CSV files."""
     rows = []
     for r in results:
         d = r.to_dict()
         rows.append(
-            {k: d[k] for k in CORE_FIELDS}
-            | {"std_error": d["std_error"], "p_value": d["p_value"], "null": d["null"]}
-            | {"warnings": "; ".join(r.warnings)}
+            {k: d[k] for k in (*CORE_FIELDS, *FRAME_EXTRAS)} | {"warnings": "; ".join(r.warnings)}
         )
     return pd.DataFrame(rows, columns=[*CORE_FIELDS, *FRAME_EXTRAS])

@@ -215,13 +215,13 @@ def verbosity_spec(
     method = (
         f"verbosity bias ({what}): recall when the human prefers the longer response minus "
         f"recall when the human prefers the shorter"
-        + (", in absolute value" if kind == "absolute" else "")
-        + f"; length in {length_note}; {ties}, human ties {human_ties}; equal lengths left out"
         + (
-            "; interval: the absolute values over Eq. 6's interval, p-value Eq. 6's"
+            ", in absolute value (never below 0, its interval the absolute values over "
+            "Eq. 6's, its p-value Eq. 6's)"
             if kind == "absolute"
             else ""
         )
+        + f"; length in {length_note}; {ties}, human ties {human_ties}; equal lengths left out"
     )
 
     def components(t: FloatArray) -> dict[str, float]:

@@ -468,7 +468,7 @@ def agreement_spec(
         "agreement with the human labels: mean share of the verdict given to the response "
         f"the human prefers; {ties}, human ties {human_ties}"
     )
-    return MetricSpec("human_agreement", stat, method, components)
+    return MetricSpec("human_agreement", stat, method, components, unsigned=True)  # a share
 
 
 def human_agreement(

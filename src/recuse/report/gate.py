@@ -414,6 +414,9 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("n", "std_error"):  # optional (null when not known)
         if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
             raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
+    for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
+        if f.get(k) is not None and not isinstance(f[k], bool):
+            raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
     return {**f, "level": level}
 
 
@@ -546,7 +549,8 @@ def evaluate(
 ) -> GateLine:
     """One finding against one threshold (module docstring). ``quality``: the finding is
     a quality score, whose estimate prints unsigned as the audit prints it (a bias whose
-    no-bias value is 0 prints with its sign)."""
+    no-bias value is 0 prints with its sign, unless the finding is an absolute value:
+    ``absolute_value``, :attr:`recuse.report.model.Finding.absolute`)."""
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
     null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
@@ -572,7 +576,8 @@ def evaluate(
             outcome = "inconclusive"
         gap = abs(est - x)
         edge, edges = x, (x,)
-    numbers = estimate_text(est, lo, hi, signed=null == 0 and not quality)
+    signed = null == 0 and not quality and not finding.get("absolute_value")
+    numbers = estimate_text(est, lo, hi, signed=signed)
     blind = rules_nothing_out(finding)
     if blind:  # neither a pass nor a fail: the audit reads it "no detectable bias"
         text = (

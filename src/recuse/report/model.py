@@ -85,6 +85,11 @@ class Finding:
     #: metric says so: ``MetricSpec.constant``, e.g. a reward model's position
     #: preference, 0.5): then the zero width is real (:attr:`informative`)
     fixed: bool = False
+    #: the estimate is the absolute value of a signed statistic (the metric says so:
+    #: :attr:`recuse.metrics.result.MetricResult.absolute`): never below 0, its interval
+    #: the absolute values over the signed one's, its p-value the signed one's; it reads
+    #: without a sign (:attr:`signed`)
+    absolute: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -286,15 +291,21 @@ class Finding:
         return verdict(self)
 
     @property
+    def signed(self) -> bool:
+        """Whether the estimate prints with a sign: a bias's difference around 0
+        (:attr:`recuse.report.bias.Bias.signed`) that is not an :attr:`absolute` value."""
+        return self.bias.signed and not self.absolute
+
+    @property
     def text(self) -> str:
         """``+0.12 [0.03, 0.20]``: the estimate and its interval."""
-        return estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.bias.signed)
+        return estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
 
     @property
     def parts(self) -> tuple[str, str]:
         """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
         ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
-        return estimate_parts(self.estimate, self.ci_low, self.ci_high, signed=self.bias.signed)
+        return estimate_parts(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -323,6 +334,7 @@ class Finding:
             "p_method": self.p_method,
             "p_floor": self.p_floor,
             "fixed_by_construction": self.fixed,
+            "absolute_value": self.absolute,
             "warnings": list(self.warnings),
             "q_value": self.q_value,
             "adjustment_note": self.adjustment_note,

@@ -93,7 +93,7 @@ def verdict(finding: Finding) -> str:
         elif finding.adjusted_away:
             note = NOT_AFTER_FDR
     numbers = interval_text(
-        finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=bias.signed
+        finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=finding.signed
     )
     return f"{bias.words(direction)}{note}: {numbers}{materiality_text(finding)}"
 

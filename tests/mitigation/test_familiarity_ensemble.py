@@ -178,6 +178,11 @@ def test_human_agreement_by_hand() -> None:
     assert r.components["agreement_human_prefers_b"] == pytest.approx(1.1 / 2)
     assert r.ci_low <= r.estimate <= r.ci_high
     assert not r.signed and r.to_dict()["signed"] is False  # a share: no '+'
+    # its reference is chance, as agreement_accuracy's: the p-value tests against 0.5
+    assert r.null == 0.5 and r.to_dict()["null"] == 0.5
+    near = human_agreement(_labelled([0.5] * 6, [1, 1, 0, 0, 1, 0]), min_n=1,
+                           boot=Resampling(n_boot=100))  # fmt: skip
+    assert near.estimate == pytest.approx(0.5) and near.p_value == pytest.approx(1.0)
     pick = human_agreement(t, verdict="pick", min_n=1, boot=Resampling(n_boot=100))
     assert pick.estimate == pytest.approx((1 + 0 + 0.5 + 1 + 0) / 5)
     split = human_agreement(t, human_ties="split", min_n=1, boot=Resampling(n_boot=100))

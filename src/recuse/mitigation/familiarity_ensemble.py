@@ -468,7 +468,9 @@ def agreement_spec(
         "agreement with the human labels: mean share of the verdict given to the response "
         f"the human prefers; {ties}, human ties {human_ties}"
     )
-    return MetricSpec("human_agreement", stat, method, components, unsigned=True)  # a share
+    # a share whose reference is chance (0.5: a judge that always says 50/50), as
+    # agreement_accuracy's: its p-value tests against chance, never against 0
+    return MetricSpec("human_agreement", stat, method, components, null=0.5)
 
 
 def human_agreement(
@@ -491,8 +493,10 @@ def human_agreement(
         agreement = (sum(w1 * v) + sum(w0 * (1 - v))) / (sum(w1) + sum(w0))
 
     i.e. the expected accuracy of a judge that picks a with probability ``v``
-    (0.5 for a judge that always says 50/50). ``components`` hold the agreement
-    when the human prefers a and when the human prefers b.
+    (0.5 for a judge that always says 50/50: the result's ``null``, against which its
+    p-value tests, as the agreement accuracy's in :mod:`recuse.metrics.agreement`).
+    ``components`` hold the agreement when the human prefers a and when the human
+    prefers b.
 
     >>> t = validate_pairs(pd.DataFrame({
     ...     "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": None,

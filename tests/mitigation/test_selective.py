@@ -619,3 +619,16 @@ def test_a_judge_named_for_a_cascade_is_refused() -> None:
             f"--judge {judge}: t.json is a cascade (gpt-3.5-turbo → gpt-4 → person)"
         )
     assert len(apply_thresholds(pairs, c.thresholds(), ROSTER, file="t.json")) == 200
+
+
+def test_the_guarantee_gives_the_judges_share_of_all_its_labelled_items() -> None:
+    """A judge certified on one stratum only: 60 other-model items all agreeing (kept,
+    100% of the stratum) and 40 own-answer items half wrong (none kept). certify's table
+    shows the strata's 100% and 0%; its line said only 'on the items it keeps (other c ≥
+    0.9)', while `recuse gate --certified` and the audit read 60 of 100, 60.0%."""
+    other = _table(60, judge="gpt-4", model_a="claude-v1", model_b="vicuna-13b")
+    own = _table(40, judge="gpt-4", agree=20, model_a="gpt-4", model_b="vicuna-13b", start=60)
+    result = certify_judges(pd.concat([other, own]), ROSTER, Options(target=0.8, delta=0.1))
+    (k,) = result.judges
+    assert {s.stratum: s.coverage for s in k.strata} == {"own": 0.0, "other": 1.0}
+    assert "(other c ≥ 0.9: 60 of its 100 labelled items, 60.0%)" in k.guarantee()

@@ -457,6 +457,7 @@ def to_results(
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
                     fixed=flat and constant is not None,
+                    n_of=spec.n_count,
                 )
             )
     return results, skipped

@@ -93,6 +93,10 @@ class MetricResult:
     n_boot_unfit: int = 0  # kept resamples whose fit has no finite estimate
     refit: Refit | None = None  # how the resamples' model was refitted, if one was
     fixed: bool = False  # zero width because the value is fixed by construction
+    #: what ``n`` counts where it is not all the group's rows (``MetricSpec.n_count``,
+    #: e.g. the judge's own pairs of its calibrated self-preference); ``n_clusters`` is
+    #: then the prompts of all its rows, which the interval resamples, and can exceed n
+    n_of: str | None = None
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""

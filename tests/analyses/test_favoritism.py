@@ -157,3 +157,29 @@ def test_n_is_defined_and_the_own_ratings_are_counted_beside_it(planted: Planted
             assert f"{own:,} of its own model's answers" in f.detail
     assert "n = every rating of the judge in the fit" in SELF_BIAS.unit
     assert "n = every rating of the family's judges in the fit" in FAMILY_BIAS.unit
+
+
+def test_the_robustness_count_says_interval_excludes_0_not_flagged() -> None:
+    """On play-favorites the note read 'self-bias γ_j flagged (interval excludes 0) in how
+    many of the fitted variants — claude-3-sonnet-20240229: 22 of 24' while the summary
+    read its γ 'negligible', unflagged. The count is of intervals excluding 0 (checked
+    here against the robustness table), and the note no longer calls it a flag."""
+    from analyses.conftest import _input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.roster import Entry
+    from recuse.simulate import simulate_ratings
+
+    sim = simulate_ratings(n_prompts=40, dimensions=("d1",), seed=0)
+    roster = Roster.builtin()
+    for judge, family in sim.families.items():
+        roster.add(Entry(judge, family))
+    options = AuditOptions(n_boot=200, only=(ANALYSIS.id,), robustness=("length",))
+    report = run_audit([_input("sim", "ratings", sim.ratings)], options=options, roster=roster)
+    (note,) = [n for s in report.sections for n in s.notes if "self-bias γ_j:" in n]
+    assert "flagged" not in note and "its interval excludes 0 (each interval alone" in note
+    (table,) = [t for s in report.sections for t in s.tables if t.name.startswith("robustness")]
+    rows = table.frame[(table.frame["kind"] == "self") & table.frame["lower"].notna()]
+    assert rows["variant"].nunique() >= 2  # the main fit and the length check
+    for label, group in rows.groupby("label"):
+        excludes = int(((group["lower"] > 0) | (group["upper"] < 0)).sum())
+        assert f"{label}: {excludes} of {len(group)}" in note

@@ -26,6 +26,8 @@ def test_gap_is_the_headline_eq6_beside_it_in_its_own_words() -> None:
     by = {(f.judge, f.bias.key): f for f in report.findings}
     eq6, gap = by[("gpt-4", VERBOSITY.key)], by[("gpt-4", LONGER_GAP.key)]
     assert eq6.significant and gap.ci_low <= 0 <= gap.ci_high
+    # beside the headline, not one of the summary's tests: it says its side, unflagged
+    assert not eq6.flagged and "not one of the summary's tests" in eq6.verdict
     assert "agrees with humans more often when they prefer the longer answer" in eq6.verdict
     assert "prefers longer answers more than humans do" not in eq6.verdict
     # the headline is what "prefers longer answers" means to a reader: the pick-rate gap

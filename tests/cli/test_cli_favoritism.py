@@ -57,6 +57,10 @@ def test_file_input_prints_tables_and_writes_outputs(
     # each table says what its numbers are: the unit and the no-bias value
     assert "normalised score" in stdout
     assert "0 = no self-bias" in stdout and "0 = no family bias" in stdout
+    # '*' is each interval alone; the audit's flags are adjusted and thresholded: said,
+    # so a '*' beside the audit's 'negligible' for one coefficient is not a contradiction
+    words = " ".join(stdout.split())  # a caption may wrap anywhere
+    assert words.count("no multiple-testing adjustment and no materiality threshold") == 2
     payload = json.loads((out / "favoritism.json").read_text())
     assert payload["main"]["se_type"] == "HC3" and payload["main"]["level"] == 0.8
     assert payload["main"]["definitions"]["null"] == 0.0

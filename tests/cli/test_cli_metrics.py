@@ -126,6 +126,28 @@ def test_the_calibrated_intervals_say_how_they_were_resampled(
     assert not any(t.startswith("self_preference_eo intervals") for t in text.splitlines())
 
 
+def test_the_calibrated_n_and_its_prompts_are_said(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    """GPT-4's calibrated self-preference read n 51 from 73 prompts (its own pairs; the
+    prompts of all its pairs, which the interval resamples) beside EO's 51 from 37, with
+    nothing saying why the prompts outnumber the pairs."""
+    code, text, err = run(
+        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+        "-j", "gpt-4", "-m", "self_preference_calibrated", "-m", "self_preference_eo",
+        "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    row = next(t for t in text.splitlines() if "self_preference_calibrated │" in t)
+    assert row.replace("│", " ").split()[-2:] == ["51", "73"]
+    words = " ".join(text.split())
+    assert (
+        "self_preference_calibrated n: the pairs holding the judge's own answer; prompts:"
+        " those of all the judge's pairs, which its interval resamples"
+    ) in words
+    assert "self_preference_eo n:" not in words
+
+
 def test_a_negative_number_is_written_as_the_audit_writes_it(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:

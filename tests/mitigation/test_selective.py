@@ -865,3 +865,16 @@ def test_the_models_a_thresholds_file_keeps_decide_every_items_stratum(scope: st
 
     drawn = strata_of(rows, ROSTER, selves=ROSTER.self_map(scope))  # type: ignore[arg-type]
     assert list(drawn) == [by_hand(a, b) for a, b in pairs]
+
+
+def test_the_guarantee_gives_the_judges_share_of_all_its_labelled_items() -> None:
+    """A judge certified on one stratum only: 60 other-model items all agreeing (kept,
+    100% of the stratum) and 40 own-answer items half wrong (none kept). certify's table
+    shows the strata's 100% and 0%; its line said only 'on the items it keeps (other c ≥
+    0.9)', while `recuse gate --certified` and the audit read 60 of 100, 60.0%."""
+    other = _table(60, judge="gpt-4", model_a="claude-v1", model_b="vicuna-13b")
+    own = _table(40, judge="gpt-4", agree=20, model_a="gpt-4", model_b="vicuna-13b", start=60)
+    result = certify_judges(pd.concat([other, own]), ROSTER, Options(target=0.8, delta=0.1))
+    (k,) = result.judges
+    assert {s.stratum: s.coverage for s in k.strata} == {"own": 0.0, "other": 1.0}
+    assert "(other c ≥ 0.9: 60 of its 100 labelled items, 60.0%)" in k.guarantee()

@@ -497,3 +497,26 @@ def test_judge_names_in_the_matrix_break_only_at_hyphens(browser: Any, tmp_path:
     found = re.search(r'data-bad="([^"]*)"', dom)
     assert found, "the probe did not run"
     assert found.group(1) == "none", f"judge names broken mid-word: {found.group(1)}"
+
+
+def test_the_report_counts_the_flags_the_summary_counts(tmp_path: Path) -> None:
+    # a flagged headline (position) and, in its section only, Eq. 6 whose interval
+    # excludes 0: the summary counted 1 flag, report.json's findings and
+    # repr(recuse.audit(...)) counted 2 (llmbar-mtbench: 3 against 9)
+    from recuse.api import Report
+
+    findings = (
+        _f("a", "position", 0.7, 0.66, 0.74, 200, dataset="d1"),
+        _f("a", "verbosity_recall_gap", 0.21, 0.08, 0.31, 195, dataset="d1", headline=False),
+    )
+    prov = Provenance((Source("d1", "pairs", 200, judges=("a",)),), "0.1.0", None, {}, 0,
+                      "2025-01-01T00:00:00", "3.11")  # fmt: skip
+    result = AuditReport("Audit", (Section("all", "All", "intro", findings=findings),), (), (),
+                         prov, 0.9)  # fmt: skip
+    (row,) = result.summary()
+    assert [f.bias.key for f in row.flagged] == ["position"]
+    data = to_dict(result)
+    in_json = [f for s in data["sections"] for f in s["findings"] if f["flagged"]]
+    assert [f["bias"] for f in in_json] == ["position"]
+    assert repr(Report(result)).endswith("2 findings, 1 flagged>")
+    assert "not one of the summary's tests: not a flag" in findings[1].verdict

@@ -148,3 +148,25 @@ def test_negligible_and_unflagged_after_adjustment_read_together() -> None:
         "±0.05 of no bias)"
     )
     assert f.adjustment_note == "excludes no bias before adjustment; q = 0.200 > 0.1"
+
+
+def test_a_number_beside_the_headline_is_never_flagged_and_says_so() -> None:
+    # Saito's Eq. 6 beside the prefer-longer gap on llmbar-mtbench (gpt-4): +0.21
+    # [0.08, 0.31] excludes 0. In the summary's family it reads "— material" and is
+    # flagged; beside it (headline=False, no q-value) it read the same, so report.json
+    # said flagged while the summary said "No bias flagged: gpt-4".
+    eq6 = dataclasses.replace(_f(0.21, 0.08, 0.31, bias="verbosity_recall_gap"), material=0.05)
+    beside = dataclasses.replace(eq6, headline=False)
+    assert beside.significant and beside.direction == "positive"
+    assert not beside.flagged and beside.materiality == ""
+    assert verdict(beside) == (
+        "agrees with humans more often when they prefer the longer answer than when they "
+        "prefer the shorter one (not one of the summary's tests: not a flag): "
+        "+0.21 [0.08, 0.31], n=340"
+    )
+    headline = eq6
+    assert headline.flagged and headline.materiality == "material"
+    assert verdict(headline).endswith("n=340 — material (≥ 0.05 from no bias)")
+    # beside the headline, an interval within ±0.05 still reads negligible (neutral)
+    near = dataclasses.replace(beside, estimate=0.01, ci_low=-0.02, ci_high=0.04)
+    assert near.materiality == "negligible" and not near.flagged

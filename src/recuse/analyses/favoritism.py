@@ -406,8 +406,10 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
         )
         agree = wide.apply(lambda r: f"{int(r.sum())} of {int(r.notna().sum())}", axis=1)
         parts.notes.append(
-            f"{inp.name}: {what} flagged (interval excludes 0) in how many of the fitted "
-            "variants — " + "; ".join(f"{label}: {v}" for label, v in agree.items())
+            f"{inp.name}: {what}: in how many of the fitted variants its interval "
+            "excludes 0 (each interval alone, not the summary's flag, which is adjusted "
+            "for multiple tests and reads an interval within the bias's threshold as "
+            "negligible) — " + "; ".join(f"{label}: {v}" for label, v in agree.items())
         )
     parts.notes.append(
         f"{inp.name}: robustness checks run: {', '.join(chosen)} "

@@ -28,7 +28,13 @@ from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
 from recuse.numbers import decimal, percent, signed
 from recuse.outputs import check_output_folder, csv_files, csv_names, staged, strict_json
-from recuse.regression.favoritism import NORMALIZE, SE_TYPES, FavoritismResult, Normalize
+from recuse.regression.favoritism import (
+    NORMALIZE,
+    SE_TYPES,
+    SIGNIFICANCE_WORDS,
+    FavoritismResult,
+    Normalize,
+)
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, Battery, battery
 
@@ -56,7 +62,7 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable:
         title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type})",
         caption=cell(
             res.definition("self" if kind == "self" else "family")
-            + f"; sig. * = the {percent(res.level)} interval excludes 0"
+            + f"; sig. * = the {percent(res.level)} interval excludes 0 ({SIGNIFICANCE_WORDS})"
         ),
     )
     t.add_column(key)

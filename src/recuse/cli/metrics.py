@@ -294,6 +294,14 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
             "slightly different interval)"
         ))  # fmt: skip
+    # n of a subset of the rows (the calibrated metrics' own pairs) beside the prompts of
+    # all of them: 67 pairs from 73 prompts read as a mistake with nothing said
+    of = {r.metric: r.n_of for r in result.results if r.n_of}
+    for metric, what in of.items():
+        console.print(cell(
+            f"{metric} n: the {what}; prompts: those of all the judge's pairs, which its "
+            "interval resamples (they can outnumber n)"
+        ))  # fmt: skip
     if result.skipped:
         skipped = TerminalTable(title="Not estimated")
         for col in ("judge", "metric", "why"):

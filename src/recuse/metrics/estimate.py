@@ -464,6 +464,7 @@ def to_results(
                     fixed=flat and constant is not None,
                     absolute=spec.folded,
                     unsigned=spec.unsigned,
+                    n_of=spec.n_count,
                 )
             )
     return results, skipped

@@ -111,6 +111,11 @@ class MetricResult:
         around 0.5)."""
         return self.null == 0 and not self.absolute and not self.unsigned
 
+    #: what ``n`` counts where it is not all the group's rows (``MetricSpec.n_count``,
+    #: e.g. the judge's own pairs of its calibrated self-preference); ``n_clusters`` is
+    #: then the prompts of all its rows, which the interval resamples, and can exceed n
+    n_of: str | None = None
+
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""
         return self.ci_low <= value <= self.ci_high

@@ -513,11 +513,13 @@ class JudgeCertificate:
                 f"(δ = {self.delta:g}){why}; every item goes on"
             )
         kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
+        # the judge's share of all its labelled items: the coverage `recuse gate
+        # --certified` and the audit read, beside the strata's own shares in the table
+        share = f"{self.n_kept:,} of its {self.n_labelled:,} labelled items, {self.coverage:.1%}"
         return (
             f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} "
-            "on the items it keeps "
-            f"({kept}) with probability ≥ {1 - self.delta:.2f}, assuming calibration and "
-            "future items are exchangeable"
+            f"on the items it keeps ({kept}: {share}) with probability ≥ "
+            f"{1 - self.delta:.2f}, assuming calibration and future items are exchangeable"
         )
 
     def to_dict(self) -> dict[str, Any]:

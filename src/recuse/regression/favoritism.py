@@ -94,6 +94,15 @@ SCALE_WORDS: dict[str, str] = {
     "range": "(rating − the dimension's lowest score) ÷ (its top − its lowest)",
     "none": "ratings as written, not normalised",
 }
+#: what ``significant`` is and is not: the audit reads the same coefficients with a
+#: multiple-testing adjustment and a materiality threshold, so one interval can be
+#: significant here and unflagged there (claude-3-sonnet's γ, +0.014 [0.010, 0.017] on
+#: play-favorites: '*' here, 'negligible' in the audit)
+SIGNIFICANCE_WORDS = (
+    "each coefficient tested alone, with no multiple-testing adjustment and no "
+    "materiality threshold: recuse audit flags only what its Benjamini–Hochberg "
+    "adjustment keeps and is not negligible"
+)
 REQUIRED = ("prompt_id", "model", "dimension", "judge", "rating", "reference")
 
 

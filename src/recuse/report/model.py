@@ -238,7 +238,7 @@ class Finding:
         inside = self.null - m < self.ci_low and self.ci_high < self.null + m
         if self.informative and inside:
             return "negligible"
-        if not self.significant:
+        if not self.significant or not self.headline:
             return ""
         return "material" if abs(self.estimate - self.null) >= m * (1 - 1e-9) else "small"
 
@@ -248,8 +248,18 @@ class Finding:
         and not :attr:`materiality` "negligible". A significant estimate whose whole
         interval lies within ``null ± material`` is real but too small to act on
         (position 0.50 [0.49, 0.50] at n = 7,000): it keeps its verdict words and its
-        "negligible" mark, neutral, and no gate or count treats it as a flag."""
-        return self.significant and self.materiality != "negligible"
+        "negligible" mark, neutral, and no gate or count treats it as a flag.
+
+        Only a :attr:`headline` finding is flagged: the summary's tests are the
+        false-discovery family, and its counts ("0 of 5 estimated biases flagged", "No
+        bias flagged: gpt-4") are the report's. A section's number beside a headline
+        (Saito's Eq. 6 beside the prefer-longer gap, the leaderboard's covariates) whose
+        interval excludes ``null`` is :attr:`significant`, says its side and
+        :data:`~recuse.report.verdict.BESIDE_NOTE`, never "material" or "small": it read
+        "— material" in its section, ``flagged`` in report.json and was counted by
+        ``repr(recuse.audit(...))`` (9 flagged on llmbar-mtbench, where the summary
+        counts 3)."""
+        return self.headline and self.significant and self.materiality != "negligible"
 
     @property
     def adjusted_away(self) -> bool:

@@ -67,6 +67,9 @@ def interval_text(estimate: float, low: float, high: float, n: int, *, signed: b
 #: after the words of a number never flagged (:attr:`Bias.unadjusted`) whose interval
 #: excludes the no-bias value: the side it lies on is said, as what it is
 UNADJUSTED_NOTE = " (unadjusted, not a flag)"
+#: after the words of a section's number beside a headline (not one of the summary's
+#: tests, :attr:`Finding.flagged`) whose interval excludes the no-bias value
+BESIDE_NOTE = " (not one of the summary's tests: not a flag)"
 #: after "no detectable …" when the raw interval excludes the no-bias value but the
 #: false-discovery-adjusted test across the summary does not flag it
 NOT_AFTER_FDR = (
@@ -83,7 +86,9 @@ def verdict(finding: Finding) -> str:
     such as equal opportunity) whose interval excludes the no-bias value says which side
     it lies on, followed by :data:`UNADJUSTED_NOTE`, instead of "no detectable …"; and
     an unflagged bias whose raw interval excludes it only because the false-discovery
-    adjustment did not flag it says so (:data:`NOT_AFTER_FDR`).
+    adjustment did not flag it says so (:data:`NOT_AFTER_FDR`). A significant number
+    beside the headline, in its section only, says its side and :data:`BESIDE_NOTE`
+    (it is never flagged: :attr:`Finding.flagged`).
     """
     bias, direction, note = finding.bias, finding.direction, ""
     above, below = finding.ci_low > finding.null, finding.ci_high < finding.null
@@ -92,6 +97,8 @@ def verdict(finding: Finding) -> str:
             direction, note = ("positive" if above else "negative"), UNADJUSTED_NOTE
         elif finding.adjusted_away:
             note = NOT_AFTER_FDR
+    elif direction != "none" and not finding.headline:
+        note = BESIDE_NOTE
     numbers = interval_text(
         finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=finding.signed
     )

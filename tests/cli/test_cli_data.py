@@ -18,6 +18,7 @@ import pytest
 
 from recuse.cli import main
 from recuse.cli.data import summarize
+from recuse.data import registry
 from recuse.data.fetch import files_for
 from recuse.metrics.bootstrap import Resampling
 
@@ -95,6 +96,28 @@ def test_summary(capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path
     # rows, completions (prompt x model), prompts, models, judges, reference rows
     assert pf[2:8] == ["63,222", "5,312", "596", "9", "9", "63,222"]
     assert "2 dimensions (faithfulness, logical correctness)" in pf[8]
+
+
+def test_summary_says_what_it_counts(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path: Path
+) -> None:
+    """llmbar-mtbench read "labels a 404 / b 396" beside 200 items and "unparsed 15" where
+    `recuse validate` says 7 judged rows without a verdict, with no word on what either
+    counted: labels count rows (4 judges per item), unparsed counts shown orders."""
+    root = _linked(tmp_path, shared_data, "llmbar", "mt_bench")
+    code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "labels (rows)" in flat and "unparsed (per order)" in flat
+    assert "an item judged by 4 judges counts 4 times" in flat
+    assert "a row with both orders unparsed counts 2" in flat
+    row = next(line for line in out.splitlines() if "│ llmbar-mtbench" in line)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    # 800 rows = 200 items x 4 judges; the orders counted one by one, not the rows
+    table = registry.load("llmbar-mtbench", data_dir=root)
+    orders = int(table[["status_first", "status_second"]].isin(["unparsed", "failed"]).sum().sum())
+    rows = int((table["judge"].notna() & table["p_a"].isna()).sum())
+    assert cells[2:4] == ["800", "200"] and cells[-1] == str(orders) and (orders, rows) == (15, 7)
 
 
 def test_summary_errors(

@@ -376,3 +376,44 @@ def test_the_plan_says_what_detected_means() -> None:
     assert "the share of runs the audit flags before its false-discovery adjustment" in (
         p.sentence()
     )
+
+
+def test_the_answer_says_its_power_interval_is_95_percent_monte_carlo_not_the_level() -> None:
+    """The simulated power's interval is a normal 95% interval over the runs, printed
+    right after "at the 90% level" with no level of its own: it read as a 90% interval.
+    Planted: 150 of 200 runs detect, so the 95% half-width is 1.96 · sqrt(0.75 · 0.25 /
+    200) = 0.0600 (a 90% one would be 0.0504)."""
+    from recuse.simulate.power import MC_LEVEL, Plan
+
+    half = 1.959964 * math.sqrt(0.75 * 0.25 / 200)
+    p = Plan(bias="position", effect=0.05, pairs=252, prompts=84, pairs_per_prompt=3,
+             power=0.8, achieved=0.75, achieved_low=0.75 - half, achieved_high=0.75 + half,
+             runs=200, level=0.9, first_guess_pairs=252, seed=0)  # fmt: skip
+    assert MC_LEVEL == 0.95 and p.to_dict()["achieved_level"] == 0.95
+    assert "0.75 [0.69, 0.81] (95% Monte-Carlo interval over 200 runs, seed 0;" in p.sentence()
+    # a simulation's own interval carries that level: 0.0600 wide each side, not 0.0504
+    q = plan("self-preference", 0.5, runs=20, boot=Resampling(n_boot=100, seed=0))
+    se = math.sqrt(q.achieved * (1 - q.achieved) / q.runs)
+    assert q.achieved_high - q.achieved_low == pytest.approx(
+        min(1.0, q.achieved + 1.959964 * se) - max(0.0, q.achieved - 1.959964 * se), abs=1e-6
+    )
+
+
+def test_the_first_guess_says_the_size_it_was_simulated_at() -> None:
+    """The normal approximation's 572 pairs are simulated as 191 whole prompts of 3 = 573
+    pairs (the progress line's "first guess: simulating 200 data sets of 573 pairs"),
+    while the answer said only "first guess ...: 572 pairs"."""
+    from recuse.simulate.power import Plan
+
+    def said(guess: int, k: int) -> str:
+        return Plan(bias="self-preference", effect=0.1, pairs=573, prompts=191,
+                    pairs_per_prompt=k, power=0.8, achieved=0.81, achieved_low=0.76,
+                    achieved_high=0.86, runs=200, level=0.9, first_guess_pairs=guess,
+                    seed=0).sentence()  # fmt: skip
+
+    assert "normal approximation: 572 pairs, simulated as 573 (191 whole prompts of 3))" in (
+        said(572, 3)
+    )
+    assert "normal approximation: 573 pairs)." in said(573, 3)
+    # at least 2 prompts: a guess of 1 pair with 1 per prompt is simulated as 2
+    assert "1 pairs, simulated as 2 (2 whole prompts of 1))" in said(1, 1)

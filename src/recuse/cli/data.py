@@ -62,17 +62,25 @@ def presence(name: str, root: Path) -> tuple[str, int, int]:
     return state, have, len(files)
 
 
-def summarize(table: pd.DataFrame, kind: str) -> dict[str, Any]:
-    """What `recuse data summary` prints for one evidence table.
+#: what each count of `recuse data summary` is, printed under its table (:func:`summarize`)
+SUMMARY_WORDS = (
+    "rows: pairs, one per (item, judge); ratings, one per (prompt, model, dimension, "
+    "judge). items: pairs, distinct item_id; ratings, distinct (prompt, model) "
+    "completions. models: distinct model_a ∪ model_b (pairs), model (ratings). "
+    "labels (rows): pairs, rows by their label (human > 0.5: a, < 0.5: b, = 0.5: tie), so "
+    "an item judged by 4 judges counts 4 times; ratings, the dimensions and the share of "
+    "rows with a reference score. unparsed (per order): pairs, verdicts unparsed or "
+    "failed, one per shown order where the table records the order (status_first / "
+    "status_second): a row with both orders unparsed counts 2 and one with a single "
+    "order unparsed counts 1, where `recuse validate` counts the judged rows left without "
+    "any verdict; else judged rows without any verdict; "
+    "ratings, ratings unparsed or failed."
+)
 
-    pairs: items = distinct item_id; models = distinct model_a ∪ model_b; labels =
-    counts of human > 0.5 (a), < 0.5 (b), = 0.5 (tie); unparsed = judge verdicts
-    that were unparsed or failed: per shown order where the table records the order
-    (status_first / status_second), else judged rows without any verdict.
-    ratings: items = distinct (prompt_id, model) completions; labels = the dimensions
-    and the share of rows with a reference score; unparsed = ratings with status
-    unparsed or failed.
-    """
+
+def summarize(table: pd.DataFrame, kind: str) -> dict[str, Any]:
+    """What `recuse data summary` prints for one evidence table, each count as
+    :data:`SUMMARY_WORDS` defines it."""
     out: dict[str, Any] = {"rows": len(table), "prompts": table["prompt_id"].nunique()}
     if kind == "pairs":
         models = pd.concat([table["model_a"], table["model_b"]]).dropna()
@@ -267,12 +275,12 @@ def summary(
     """Load every dataset that is in the data dir and count what it holds."""
     root = _root(data_dir)
     roster = cli_roster(ctx)
-    out = TerminalTable(title=cell(f"Datasets in {root}"))
+    out = TerminalTable(title=cell(f"Datasets in {root}"), caption=cell(SUMMARY_WORDS))
     for col in ("dataset", "table", "rows", "items", "prompts", "models", "judges"):
         out.add_column(col, justify="left" if col in ("dataset", "table") else "right")
     out.add_column("human / reference rows", justify="right")
-    out.add_column("labels", overflow="fold")
-    out.add_column("unparsed", justify="right")
+    out.add_column("labels (rows)", overflow="fold")
+    out.add_column("unparsed (per order)", justify="right")
     failures: list[str] = []
     shown = 0
     for name, ds in sorted(registry.datasets().items()):

@@ -15,7 +15,9 @@ itself on the grid; the next one above otherwise, which certifies ``≥ T`` too)
 One target is read, never the best of several: each target's certification is its
 own statement at ``1 − δ``. The coverage is the share of the labelled pairs kept; the
 guarantee is on the agreement of the kept pairs, assuming labelled and future pairs
-are exchangeable (:mod:`recuse.mitigation.selective`).
+are exchangeable (:mod:`recuse.mitigation.selective`). The line also gives the curve's
+held-out check (each prompt fold decided by thresholds certified on the others: the
+share kept and its agreement), which is said and never gated.
 """
 
 from __future__ import annotations
@@ -135,6 +137,23 @@ def _at(rows: Sequence[Mapping[str, Any]], stratum: str, t: float) -> list[Mappi
     return [r for r in rows if r["stratum"] == stratum and abs(float(r["target"]) - t) < 1e-9]
 
 
+def _held_out(row: Mapping[str, Any]) -> str:
+    """The curve's held-out check in words, "" where the report has none: the share kept
+    and the agreement of the kept verdicts, each prompt fold decided by thresholds
+    certified on the other folds. A check beside the gate's number (the calibration
+    coverage), which it may exceed: alone, "certified on 0.0%; held out: 5.0% kept" read
+    as a second, contradicting coverage, and hid that those 5% agreed below the target."""
+    held: Any = row.get("heldout_coverage")
+    agree: Any = row.get("heldout_agreement")
+    if not _number(held):
+        return ""
+    agreed = f", {_percent(agree)} of them agree" if _number(agree) else ""
+    return (
+        f"; held-out check (not gated: each prompt fold decided by thresholds certified "
+        f"on the other folds): {_percent(held)} kept{agreed}"
+    )
+
+
 def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """The outcome and its sentence for one judge's curve."""
     t = rule.grid_target
@@ -146,8 +165,7 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
     grid = "" if abs(t - rule.target) < 1e-9 else f" (read at {t:g}, the grid's next target)"
-    held: Any = r.get("heldout_coverage")
-    held_text = f"; held out: {_percent(held)} kept" if _number(held) else ""
+    held_text = _held_out(r)
     own = ""
     for o in _at(rows, "own", t):
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0

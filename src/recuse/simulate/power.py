@@ -12,7 +12,8 @@
 2. a check by seeded simulation (:func:`recuse.simulate.pairs.simulate_pairs` with the
    bias planted at ``effect``, analysed with the project's own estimator and BCa
    interval): the share of ``runs`` data sets that detect it is the achieved power,
-   reported with its Monte-Carlo interval; while it falls short of the target the
+   reported with its 95% Monte-Carlo interval (:data:`MC_LEVEL`, not the audit's
+   --level); while it falls short of the target the
    number of prompts grows by a quarter (at most 8 times), and
    while a fifth fewer prompts still clearly reach it (by one Monte-Carlo standard
    error), it shrinks (at most 6 times). The power reported is that of a fresh set of
@@ -64,6 +65,7 @@ from recuse.simulate.position import PositionNoise, simulate_position, solve_noi
 
 __all__ = [
     "MAX_PAIRS",
+    "MC_LEVEL",
     "PLANNED",
     "PLAN_N_BOOT",
     "POSITION_DEFAULTS",
@@ -77,6 +79,8 @@ POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc
 MAX_PAIRS = 200_000
 #: bootstrap resamples of each simulated data set's interval (a search runs hundreds)
 PLAN_N_BOOT = 200
+#: level of the Monte-Carlo interval of the simulated power (normal, over the runs)
+MC_LEVEL = 0.95
 
 Planned = Literal["self-preference", "verbosity", "position"]
 PLANNED: dict[str, tuple[str, str, float]] = {  # bias -> (metric, planted field, null)
@@ -116,6 +120,15 @@ class Plan:
     noise: dict[str, float] = field(default_factory=dict)
     noise_source: str = ""
     stopped: str = ""
+    #: the level of the Monte-Carlo interval [achieved_low, achieved_high] of the
+    #: simulated power (a normal interval over the runs), not the audit's --level
+    achieved_level: float = MC_LEVEL
+
+    def first_guess_size(self) -> tuple[int, int]:
+        """The first guess as simulated: ``(pairs, prompts)`` in whole prompts of
+        ``pairs_per_prompt`` (at least 2 prompts), as the search's first step tries it."""
+        prompts = max(2, math.ceil(self.first_guess_pairs / self.pairs_per_prompt))
+        return prompts * self.pairs_per_prompt, prompts
 
     def sentence(self) -> str:
         noise = ""
@@ -126,6 +139,12 @@ class Plan:
                 f"{self.noise['icc']:.2f} ({self.noise_source})."
             )
         stop = f" {self.stopped}" if self.stopped else ""
+        pairs, prompts = self.first_guess_size()
+        whole = (
+            f", simulated as {pairs:,} ({prompts:,} whole prompts of {self.pairs_per_prompt})"
+            if pairs != self.first_guess_pairs
+            else ""
+        )
         return (
             f"You need about {self.pairs:,} pairs over {self.prompts:,} prompts "
             f"({self.pairs_per_prompt} per prompt) to detect a {self.bias} bias of "
@@ -134,8 +153,9 @@ class Plan:
             "simulated power at that size (the share of runs the audit flags before its "
             "false-discovery adjustment across tests): "
             f"{self.achieved:.2f} [{self.achieved_low:.2f}, "
-            f"{self.achieved_high:.2f}] ({self.runs} runs, seed {self.seed}; first guess "
-            f"from the normal approximation: {self.first_guess_pairs:,} pairs).{noise}{stop}"
+            f"{self.achieved_high:.2f}] ({percent(self.achieved_level)} Monte-Carlo interval "
+            f"over {self.runs} runs, seed {self.seed}; first guess from the normal "
+            f"approximation: {self.first_guess_pairs:,} pairs{whole}).{noise}{stop}"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -501,7 +521,7 @@ def plan(
     done = last_runs[0]
     if done < runs and not stopped:
         stopped = f"The fresh check ran {done} of {runs} data sets in its time (--max-seconds)."
-    half = norm.ppf(0.975) * math.sqrt(achieved * (1 - achieved) / done)
+    half = norm.ppf(1 - (1 - MC_LEVEL) / 2) * math.sqrt(achieved * (1 - achieved) / done)
     return Plan(
         bias=bias,
         effect=effect,

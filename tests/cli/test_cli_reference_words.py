@@ -90,7 +90,7 @@ def test_metrics_pairs_names_correctness_labels(
     assert _said_human(text) == []
     # its judges never judged their own answers: said as such (the label's words are
     # checked in the methods and counts below)
-    assert "no pairs with the judge's own response" in text
+    assert "no pairs holding the judge's own answer" in text
     written = json.loads(out.read_text(encoding="utf-8"))
     assert [s for s in _strings(written) if HUMAN.search(s)] == []
     (gap,) = [r for r in written["results"] if r["metric"] == "verbosity_bias"]

@@ -170,3 +170,22 @@ def test_mediation_of_a_judge_without_own_pairs_says_so(pairs: pd.DataFrame) -> 
     with pytest.raises(EstimationError, match="pairs holding the judge's own answer"):
         familiarity_mediation(t, judge=LLAMA, families=Roster.builtin(),
                               boot=Resampling(n_boot=50))  # fmt: skip
+
+
+def test_one_cause_is_said_in_one_wording(pairs: pd.DataFrame) -> None:
+    """PaLM-2 judges no pair holding its own answer, nor its family's against an
+    outsider's: the EO, DP and calibrated estimates each skip it for that one cause, and
+    said it two ways ("no pairs with the judge's own response" beside "no pairs holding
+    the judge's own answer") in the audit's one list of skipped analyses."""
+    d = pairs[pairs["judge"] == "palm-2"]
+    held = d["model_a"].isin(["palm-2"]) | d["model_b"].isin(["palm-2"])
+    assert len(d) and not held.any()  # by hand: never its own answer
+    own = ("self_preference_eo", "self_preference_dp", CALIBRATED)
+    family = ("family_preference_eo", "family_preference_dp", FAMILY_CALIBRATED)
+    res = pairwise_bias(pairs, Roster.builtin(), metrics=own + family,
+                        boot=Resampling(n_boot=50))  # fmt: skip
+    why = {s.metric: s.reason for s in res.skipped if s.judge == "palm-2"}
+    assert {why[m] for m in own} == {"no pairs holding the judge's own answer"}
+    assert {why[m] for m in family} == {
+        "no pairs holding a family member's answer against an outsider's"
+    }

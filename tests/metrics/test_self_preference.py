@@ -235,8 +235,8 @@ def test_a_judge_that_never_saw_its_own_answer_is_told_so(kind: str) -> None:
     assert not ({"llama-2-70b-chat"} & (set(t["model_a"]) | set(t["model_b"])))
     with pytest.raises(EstimationError) as err:
         self_preference(t, kind=kind, boot=Resampling(n_boot=200), min_n=1)  # type: ignore[arg-type]
-    assert str(err.value).endswith("no pairs with the judge's own response — add data")
-    with pytest.raises(EstimationError, match="no pairs with a family member's response"):
+    assert str(err.value).endswith("no pairs holding the judge's own answer — add data")
+    with pytest.raises(EstimationError, match="no pairs holding a family member's answer"):
         family_preference(t, Roster.builtin(), kind=kind, boot=Resampling(n_boot=200), min_n=1)  # type: ignore[arg-type]
 
 

@@ -98,7 +98,7 @@ def test_findings_name_each_datasets_labels(mixed: Any) -> None:
     # own answers, which EO's skip says as such (it read "no pairs where the correctness
     # label favours the judge's own response"), so the rewording is checked on that text
     skips = [k.said for k in report.skipped if k.dataset == "judgebench"]
-    assert "self_preference_eo: no pairs with the judge's own response" in skips
+    assert "self_preference_eo: no pairs holding the judge's own answer" in skips
     assert not any(HUMAN.search(s) for s in skips)
     assert (
         reword("no pairs where the human prefers the judge's own response", "correctness")

@@ -109,7 +109,7 @@ SKIPS = (
     ),
     Skipped(
         "Self-preference",
-        "self_preference_dp: no judged pairs with the judge's own response",
+        "self_preference_dp: no pairs holding the judge's own answer",
         "d1",
         "a",
         headline=False,

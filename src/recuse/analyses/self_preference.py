@@ -171,12 +171,10 @@ def calibrated_first(
                     f" — equal opportunity is shown in its place, {UNADJUSTED}"
                 )
                 continue
-            k = _generators_reason(
-                _headline_reason(k, eo_why.get(k.judge)),
-                frame,
-                ctx,
-                family=calibrated.key.startswith("family"),
-            )
+            says_it = _says_none(k)  # before EO's reason, which says it too, replaces it
+            k = _headline_reason(k, eo_why.get(k.judge))
+            if not says_it:
+                k = _generators_reason(k, frame, ctx, family=calibrated.key.startswith("family"))
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -200,8 +198,8 @@ def _generators_reason(
       (JudgeBench's judges judge only GPT-4o's and Claude-3.5-Sonnet's answers, each
       pair two answers of one model).
     """
-    if frame is None or not skip.judge or any(none in skip.reason for none in _NONE_OF):
-        return skip  # (a reason that says it already: "no pairs holding ...")
+    if frame is None or not skip.judge:
+        return skip
     rows = frame[frame["judge"] == skip.judge]
     known = rows[rows["model_a"].notna() & rows["model_b"].notna()]
     if len(rows) == 0:
@@ -241,13 +239,19 @@ def _generators_reason(
 _NONE_OF = tuple(f"no {pairs}" for pairs in (OWN_PAIRS, COMPETENCE_PAIRS, FAMILY_PAIRS))
 
 
+def _says_none(skip: NotEstimated) -> bool:
+    """Whether the calibrated estimate's reason says the judge has none of the pairs it
+    needs ("no pairs holding the judge's own answer", LLMBar's PaLM-2): kept as it is,
+    not reworded by :func:`_generators_reason`."""
+    return any(none in skip.reason for none in _NONE_OF)
+
+
 def _headline_reason(calibrated: NotEstimated, eo: NotEstimated | None) -> NotEstimated:
     """Why a judge has no self- (or family-) preference at all: the calibrated estimate's
     reason when the judge has none of the pairs it needs ("no pairs holding …"); else
     EO's reason (e.g. no human labels), which names the missing data more plainly than
     the competence model's; the calibrated reason when EO has none."""
-    why = calibrated.reason
-    if any(none in why for none in _NONE_OF) or eo is None:
+    if _says_none(calibrated) or eo is None:
         return calibrated
     if calibrated.metric:
         return dataclasses.replace(calibrated, reason=eo.reason)

@@ -33,7 +33,14 @@ from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult, Refit
-from recuse.metrics.self_preference import Families, Relation, favored_side, single_judge
+from recuse.metrics.self_preference import (
+    FAMILY_PAIRS,
+    OWN_PAIRS,
+    Families,
+    Relation,
+    favored_side,
+    single_judge,
+)
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
 
 __all__ = [
@@ -1335,10 +1342,9 @@ CALIBRATED_RUNGS: dict[str, str] = {
     "calibrated_rung_human_prefers_other": "the same on the own pairs where the human "
     "prefers the other answer, per own pair",
 }
-#: what the calibrated estimate's ``n`` counts, and the count beside it
-OWN_PAIRS = "pairs holding the judge's own answer"
+#: the count beside the calibrated estimate's ``n`` (which counts :data:`OWN_PAIRS` or
+#: :data:`FAMILY_PAIRS`, the words of :mod:`recuse.metrics.self_preference`)
 COMPETENCE_PAIRS = "pairs without its own answer (its competence is learnt on them)"
-FAMILY_PAIRS = "pairs holding a family member's answer against an outsider's"
 
 _METHOD = (
     "own answer minus the rate its own competence predicts on the same pairs had "

@@ -71,7 +71,15 @@ from recuse.metrics.verdicts import (
 )
 from recuse.roster import Roster, self_keys
 
+#: the pairs an estimate of the preference for the judge's own (family's) answer needs,
+#: in the words every metric that skips for want of them uses (the EO/DP here, the
+#: calibrated estimate of :mod:`recuse.metrics.competence`): one cause, one wording
+OWN_PAIRS = "pairs holding the judge's own answer"
+FAMILY_PAIRS = "pairs holding a family member's answer against an outsider's"
+
 __all__ = [
+    "FAMILY_PAIRS",
+    "OWN_PAIRS",
     "ConfusionMatrix",
     "Criterion",
     "Families",
@@ -215,7 +223,8 @@ def preference_spec(
     # what that leaves missing (LLaMA-2 on LLMBar read "no pairs where the human prefers
     # the judge's own response", as if its answers had all lost)
     holds = np.bincount(codes[(side != 0) & (codes >= 0)], minlength=len(labels)) > 0
-    empty = tuple(None if h else f"pairs with {who}" for h in holds[: len(labels)])
+    holding = OWN_PAIRS if relation == "self" else FAMILY_PAIRS
+    empty = tuple(None if h else holding for h in holds[: len(labels)])
     ties = ties_note(verdict, judge_ties)
     if kind == "eo":
         values, used = attribute_gap_values(h, v, human_ties=human_ties)

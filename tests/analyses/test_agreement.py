@@ -75,3 +75,21 @@ def test_findings_recover_planted_accuracy_kappa_and_alpha() -> None:
         assert len(estimates) == 5, (judge, key)
         mean = sum(estimates) / 5
         assert mean == pytest.approx(value, abs=tolerance[key]), (judge, key, estimates)
+
+
+def test_estimates_tables_write_warnings_as_text_like_the_others(planted: Planted) -> None:
+    """The agreement table showed ``[]`` and ``False`` in its warnings and
+    fixed-by-construction columns, which the other estimates tables write as text ("" for
+    none) or leave out; it (and every estimates table) now reads like the others."""
+    tables = {t.name: t.frame for t in planted.report.tables}
+    agreement = tables[f"{ANALYSIS.id}-sim-pairs"]
+    assert set(agreement["metric"]) >= {"agreement_accuracy", "agreement_kappa"}
+    for frame in tables.values():
+        assert "fixed_by_construction" not in frame.columns and "signed" not in frame.columns
+        if "warnings" in frame.columns:
+            assert all(isinstance(w, str) for w in frame["warnings"]), list(frame["warnings"])
+        for column in frame.columns:
+            assert not any(isinstance(v, list | dict | tuple) for v in frame[column]), column
+    # the same columns as a pairwise section's table, less its components and method
+    position = tables["position-sim-pairs"]
+    assert list(agreement.columns) == [c for c in position.columns if c != "components"]

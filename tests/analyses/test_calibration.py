@@ -46,6 +46,9 @@ def test_findings_before_and_after_recalibration(audited: tuple[pd.DataFrame, ob
     assert all(f.p_value is None for f in by.values()) and not ECE.tested
     (table,) = [t for t in report.tables if t.name.startswith("calibration")]  # type: ignore[attr-defined]
     assert "p_value" not in table.frame.columns and "chance_ece" in table.frame.columns
+    # warnings as text ("" for none) as every estimates table writes them, not [] / False
+    assert all(isinstance(w, str) for w in table.frame["warnings"])
+    assert not {"fixed_by_construction", "signed"} & set(table.frame.columns)
     assert "calibrated judge's plug-in ECE" in by[ECE.key].detail
     # the plug-in ECE is the mean absolute gap (ℓ1), the estimate a root mean square (ℓ2):
     # the detail says which, as the root mean square can read above the plug-in

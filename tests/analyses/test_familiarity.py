@@ -127,4 +127,7 @@ def test_a_model_line_is_the_judge_itself_in_figures_4_and_5() -> None:
                                    selves={"m1-0613": "m1", "m1-0314": "m1"})  # fmt: skip
     assert gap["estimate"].tolist() == pytest.approx([ref.estimate])
     assert ref.estimate < 0  # the planted own_gap
+    # its warnings as text, as every estimates table writes them (it read [] and False)
+    assert gap["warnings"].tolist() == ["; ".join(ref.warnings)]
+    assert not {"fixed_by_construction", "signed", "components"} & set(gap.columns)
     assert "mediation-fam" in tables["line"] and "mediation-fam" not in tables["snapshot"]

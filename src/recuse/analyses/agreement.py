@@ -20,6 +20,7 @@ from recuse.analyses.base import (
     judged,
     needs_verdicts,
     slug,
+    table_row,
 )
 from recuse.data.inputs import Input
 from recuse.metrics.agreement import accuracy_spec, alpha_statistic, kappa_spec
@@ -146,11 +147,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     if results:
         keys = bias_keys({**by_metric, "agreement_alpha_ordinal": ALPHA})
         frame = pd.DataFrame(
-            [{"dataset": inp.name, "metric": r.metric, "bias": keys.get(r.metric, ""),
-              **{k: v for k, v in r.to_dict().items()
-                 if k not in ("counts", "components", "method", "metric")}}
-             for r in results]
-        )  # fmt: skip
+            [table_row(r, inp.name, keys.get(r.metric, "")) for r in results]
+        ).drop(columns=["components", "method"])
         ctx.part(ANALYSIS).tables.append(
             Table(slug(ANALYSIS.id, inp.name), f"Agreement estimates — {inp.name}", frame)
         )

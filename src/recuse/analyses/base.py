@@ -425,6 +425,23 @@ def from_result(
 _NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "signed")
 
 
+def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
+    """One row of an analysis's estimates table: ``dataset``, ``metric``, ``bias`` (the
+    finding's key, "" for none: :func:`bias_keys`), then the result's fields less
+    :data:`_NOT_IN_TABLE`, its components as ``name=value; …`` and its warnings as
+    text, "" when none (the page and the CSV read ``[]`` and ``False`` in the agreement
+    table, which built its rows apart)."""
+    rec = {
+        "dataset": dataset,
+        "metric": r.metric,
+        "bias": bias,
+        **{k: v for k, v in r.to_dict().items() if k not in _NOT_IN_TABLE},
+    }
+    rec["components"] = "; ".join(f"{k}={v:.4g}" for k, v in r.components.items() if v is not None)
+    rec["warnings"] = "; ".join(r.warnings)  # text in the CSV and the page, not ['…']
+    return rec
+
+
 def add_pairwise_results(
     ctx: Context, analysis: Analysis, inp: Input, shared: PairwiseBias | None
 ) -> None:
@@ -443,17 +460,7 @@ def add_pairwise_results(
     for r in shared.results:
         if r.metric not in analysis.metrics:
             continue
-        rec = {
-            "dataset": inp.name,
-            "metric": r.metric,
-            "bias": keys[r.metric],
-            **{k: v for k, v in r.to_dict().items() if k not in _NOT_IN_TABLE},
-        }
-        rec["components"] = "; ".join(
-            f"{k}={v:.4g}" for k, v in r.components.items() if v is not None
-        )
-        rec["warnings"] = "; ".join(r.warnings)  # text in the CSV and the page, not ['…']
-        rows.append(rec)
+        rows.append(table_row(r, inp.name, keys[r.metric]))
         bias = analysis.metrics[r.metric]
         if bias is not None:
             detail = analysis.describe(r)

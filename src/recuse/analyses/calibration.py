@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from recuse.analyses.agreement import needs_labels, run_boot
-from recuse.analyses.base import Analysis, Context, from_result, judged, slug
+from recuse.analyses.base import Analysis, Context, from_result, judged, slug, table_row
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.calibration import (
@@ -177,9 +177,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             ctx.skip(ANALYSIS, s.reason, inp.name, str(s.judge or ""),
                      headline=bias.headline, bias=bias, metric=s.metric)  # fmt: skip
     frame = pd.DataFrame(
-        [{"dataset": inp.name, **{k: v for k, v in r.to_dict().items()
-                                  if k not in ("counts", "components", "method", "p_value",
-                                               "null")},
+        [{**{k: v for k, v in table_row(r, inp.name, bias_of[r.metric].key).items()
+             if k not in ("components", "method", "p_value", "null")},
           **{k: r.components[k] for k in ("ece_plugin", "chance_ece") if k in r.components}}
          for r in results]
     )  # fmt: skip

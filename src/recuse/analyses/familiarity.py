@@ -16,6 +16,7 @@ from recuse.analyses.base import (
     findings_of,
     from_result,
     slug,
+    table_row,
 )
 from recuse.analyses.base import judged as judged_rows
 from recuse.data.inputs import Input
@@ -287,7 +288,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 inp.name, judge, False,
             )  # fmt: skip
         for r in results:
-            rec = {"dataset": inp.name, **{k: v for k, v in r.to_dict().items() if k != "counts"}}
+            rec = {k: v for k, v in table_row(r, inp.name, "").items() if k != "components"}
             rec.update(r.components)
             rec.update({f"n {k}": v for k, v in r.counts.items()})
             gaps.append(rec)

@@ -465,7 +465,9 @@ def test_an_absolute_value_prints_without_a_sign(
         assert s_est[0] in "+\u2212" and s_est[1:] == d_est  # the same digits, one signed
         assert d_est == numbers.decimal(abs(signed["estimate"]), 3)
         assert "+" not in d_int and "\u2212" not in d_int and "[" in d_int
-        assert s_int.strip().startswith("[+") or s_int.strip().startswith("[\u2212")
+        # the interval as the audit writes it: '−' on a negative end, no '+'
+        ends = (numbers.decimal(signed["ci_low"], 3), numbers.decimal(signed["ci_high"], 3))
+        assert s_int.split("!")[0].strip() == f"[{ends[0]}, {ends[1]}]" and "+" not in s_int
         assert not rows[judge, "flip_rate"][3].strip().startswith("+")
         assert "+" not in rows[judge, "flip_rate"][4]
     # the p-value's words where the definition is shown
@@ -477,3 +479,35 @@ def test_an_absolute_value_prints_without_a_sign(
     for (judge, metric), r in by.items():
         assert bool(frame.loc[(judge, metric), "signed"]) is r["signed"]
         assert bool(frame.loc[(judge, metric), "absolute_value"]) is r["absolute_value"]
+
+
+def test_interval_ends_follow_the_audits_convention(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
+) -> None:
+    """The table printed '+0.182 [+0.062, +0.307]' where the audit writes the same
+    estimate '+0.18 [0.06, 0.31]' (the sign on the estimate only, '−' on a negative
+    end); now its ends are written that way, at its three decimals, which a line under
+    the table says beside the audit's two."""
+    from recuse import numbers
+    from recuse.report.verdict import estimate_parts
+
+    out = tmp_path / "bias.json"
+    code, text, err = run(capsys, "metrics", "pairs", str(pairs_csv), *FAST,
+                          "-m", "self_preference_eo", "-m", "verbosity_bias",
+                          "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    rows = {(cells[1].strip(), cells[2].strip()): cells for cells in
+            (line.split("│") for line in text.splitlines() if line.startswith("│ "))}  # fmt: skip
+    results = json.loads(out.read_text())["results"]
+    assert len(results) >= 4
+    for r in results:
+        est, interval = (c.split("!")[0].strip() for c in rows[r["judge"], r["metric"]][3:5])
+        lo, hi = (numbers.decimal(r[k], 3) for k in ("ci_low", "ci_high"))
+        assert (est, interval) == (numbers.signed(r["estimate"], 3), f"[{lo}, {hi}]")
+        # the audit's form, digit for digit where it writes three decimals
+        if max(abs(r["estimate"]), abs(r["ci_low"]), abs(r["ci_high"])) < 0.1:
+            assert (est, interval) == estimate_parts(r["estimate"], r["ci_low"], r["ci_high"])
+    assert any(r["ci_low"] < 0 < r["ci_high"] for r in results)  # a '−' end and a bare one
+    assert not any("[+" in c or ", +" in c for cells in rows.values() for c in cells[4:5])
+    legend = next(t for t in text.splitlines() if t.startswith("estimate [interval]:"))
+    assert "three decimals" in legend and "two" in legend

@@ -91,11 +91,22 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
         write_csv(path, results_frame(result.results))
 
 
+#: under the table: how its numbers are written beside the audit's
+NUMBERS_LEGEND = (
+    "estimate [interval]: as the audit writes them, the estimate of a signed difference "
+    "with its sign (+0.130), the interval's ends with a sign only where negative "
+    "([−0.071, 0.364]); here with three decimals (more for tiny numbers), where the "
+    "audit's summary and sentences write two (three where all three are under 0.1)"
+)
+
+
 def _fmt(x: float, *, signed: bool = True, digits: int = 3) -> str:
     """A number of the table: signed where the result is a signed difference
-    (:attr:`~recuse.metrics.result.MetricResult.signed`; not an absolute value or a rate),
-    its minus sign U+2212 as in the audit's tables (:mod:`recuse.numbers`), with the
-    table's ``digits`` (:func:`_digits`)."""
+    (:attr:`~recuse.metrics.result.MetricResult.signed`; not an absolute value or a rate)
+    and it is the estimate (an interval's ends are unsigned, '−' where negative, as
+    :func:`recuse.report.verdict.estimate_parts` writes them), its minus sign U+2212 as
+    in the audit's tables (:mod:`recuse.numbers`), with the table's ``digits``
+    (:func:`_digits`)."""
     if x != x:
         return ""
     return numbers.signed(x, digits) if signed else numbers.decimal(x, digits)
@@ -271,12 +282,13 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         signed = r.signed  # an absolute value (Eq. 5) or a flip rate reads unsigned
         shown.add_row(
             cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed, digits=digits),
-            Text(f"[{_fmt(r.ci_low, signed=signed, digits=digits)}, "
-                 f"{_fmt(r.ci_high, signed=signed, digits=digits)}]"
+            Text(f"[{_fmt(r.ci_low, signed=False, digits=digits)}, "
+                 f"{_fmt(r.ci_high, signed=False, digits=digits)}]"
                  + "".join(f" {m}" for m in marks)),
             f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip
     console.print(shown)
+    console.print(cell(NUMBERS_LEGEND))
     for i, w in enumerate(notes, 1):
         console.print(cell(f"!{i} {w}"))
     # each metric's definition, once: the first clause of its method (the rest says how

@@ -73,3 +73,19 @@ def test_numbers_of_a_thousand_or_more_have_separators_where_a_user_reads_them()
     assert run.line() == (
         "12,000 judgments: 1,500 already stored, 10,000 ok, 0 unparsed, 500 failed (3,725.4 s)"
     )
+
+
+def test_a_share_and_its_percentage_are_rounded_once() -> None:
+    """57 of 200 pairs is 0.285, whose float is 0.28499…: written with two decimals it
+    read 0.28 beside a gate's 28.5%. A share at three decimals and its percentage at one
+    are the same digits for every count of up to 1,000 pairs (k / n exact at three
+    decimals of the share when n divides 1,000; rounded once, the same way, otherwise)."""
+    from decimal import Decimal
+
+    from recuse.numbers import decimal, share_percent
+
+    assert (decimal(57 / 200, 3), share_percent(57 / 200)) == ("0.285", "28.5%")
+    for n in (7, 200, 333, 800, 1000):
+        for k in range(n + 1):
+            share = decimal(k / n, 3)
+            assert Decimal(share) * 100 == Decimal(share_percent(k / n).rstrip("%")), (k, n)

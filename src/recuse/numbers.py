@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from decimal import Decimal
 
 __all__ = [
     "MINUS",
@@ -52,6 +53,7 @@ __all__ = [
     "minus",
     "p_text",
     "percent",
+    "share_percent",
     "signed",
     "small_decimals",
 ]
@@ -171,6 +173,21 @@ def p_text(p: float) -> str:
     """A p- or q-value as every table and note writes it: three decimals, ``< 0.001``
     below :data:`P_FLOOR`."""
     return f"< {P_FLOOR:.3f}" if p < P_FLOOR else f"{p:.3f}"
+
+
+def share_percent(share: float, digits: int = 1) -> str:
+    """A share as a percentage with ``digits`` decimals, rounded once, as
+    :func:`decimal` rounds the share at ``digits + 2`` (57 of 200: ``28.5%`` where the
+    share is written ``0.285``; scaling first and rounding again could part them), never
+    ``-0.0%``; a negative one with :data:`MINUS`.
+
+    >>> share_percent(57 / 200), share_percent(0.21), share_percent(-1e-9), share_percent(1.0, 0)
+    ('28.5%', '21.0%', '0.0%', '100%')
+    """
+    text = f"{float(share) + 0.0:.{digits + 2}f}"
+    value = Decimal(text).scaleb(2)
+    out = f"{value:.{digits}f}"
+    return minus(out if float(out) != 0 else out.lstrip("-")) + "%"
 
 
 def percent(level: float) -> str:

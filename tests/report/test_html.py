@@ -61,15 +61,16 @@ def test_a_findings_row_reads_as_the_sentence_beside_it() -> None:
                 dataset="d")  # fmt: skip
     g = Finding(judge="gpt-4", bias=BIASES["position"], estimate=0.5123, ci_low=-0.0312,
                 ci_high=0.0562, n=12, level=0.9, method="m", dataset="d")  # fmt: skip
-    assert f.parts == ("0.28", "[0.23, 0.34]") and f.text == "0.28 [0.23, 0.34]"
-    assert f.verdict.endswith(": 0.28 [0.23, 0.34], n=7,013")
+    # a certified share has three decimals (Bias.decimals), as the gate's 28.5% has one
+    assert f.parts == ("0.285", "[0.233, 0.342]") and f.text == "0.285 [0.233, 0.342]"
+    assert f.verdict.endswith(": 0.285 [0.233, 0.342], n=7,013")
     assert g.parts == ("0.51", "[\u22120.03, 0.06]")  # the minus as the summary tables write it
     section = Section("certification", "Certification", "intro", findings=(f, g))
     report = replace(_report(()), sections=(section,))
     page = render_html(report)
-    assert '<td class="num">0.28</td><td class="num">[0.23, 0.34]</td>' in page
+    assert '<td class="num">0.285</td><td class="num">[0.233, 0.342]</td>' in page
     assert '<td class="num">0.51</td><td class="num">[\u22120.03, 0.06]</td>' in page
-    assert "0.285" not in page and "n=7013" not in page and "n=7,013" in page
+    assert "0.2849" not in page and "n=7013" not in page and "n=7,013" in page
 
 
 def test_a_level_reads_with_the_decimals_it_needs() -> None:

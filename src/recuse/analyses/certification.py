@@ -44,6 +44,7 @@ from recuse.mitigation.selective import (
     items_of,
     judge_rows,
 )
+from recuse.numbers import share_percent
 from recuse.report import figures as fig
 from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
@@ -57,6 +58,10 @@ FINDING_TARGETS: tuple[float, ...] = (0.80, 0.85, 0.90)
 SHOWN_TARGETS: tuple[float, ...] = tuple(t for t in CURVE_TARGETS[::5] if t >= 0.6)
 OWN = "own"
 
+#: the decimals of a certified share: three, as the gate's percentage with one decimal
+#: (:func:`recuse.numbers.share_percent`), so both write 57 of 200 pairs as the same
+#: number (0.285 and 28.5%; two decimals wrote 0.28)
+SHARE_DECIMALS = 3
 _HOW = (
     "with probability ≥ 1 − δ (δ = 1 − the report's level) it agrees with humans at ≥ the "
     "target agreement named in the finding on future pairs whose confidence reaches a "
@@ -80,6 +85,7 @@ CERTIFIED = Bias(
     kind="quality",
     tested=False,  # 1 is the best value, not a value a test could reject
     scale="share of pairs certified",
+    decimals=SHARE_DECIMALS,
     span=RATE,
 )
 CERTIFIED_OWN = Bias(
@@ -99,6 +105,7 @@ CERTIFIED_OWN = Bias(
     kind="quality",
     tested=False,
     scale="share of own pairs certified",
+    decimals=SHARE_DECIMALS,
     span=RATE,
 )
 
@@ -212,8 +219,8 @@ def _detail(at: pd.DataFrame, t: float, stratum: str) -> str:
     held = ""
     if math.isfinite(r["heldout_coverage"]):
         agree = r["heldout_agreement"]
-        held = f"; held out: {r['heldout_coverage']:.0%} kept" + (
-            f", {agree:.0%} agree" if math.isfinite(agree) else ""
+        held = f"; held out: {share_percent(r['heldout_coverage'])} kept" + (
+            f", {share_percent(agree)} agree" if math.isfinite(agree) else ""
         )
     where = "own-answer pairs, " if stratum == OWN else ""
     kept = ", ".join(cuts) if cuts else "nothing certified"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError, InputError
+from recuse.numbers import share_percent
 
 __all__ = ["SECTION", "Certified", "certification_rows", "gate_certified", "parse_certified"]
 
@@ -81,13 +82,6 @@ def parse_certified(texts: Sequence[str]) -> list[Certified]:
     if not out:
         raise ConfigError("--certified: give AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6")
     return out
-
-
-def _percent(x: float, digits: int = 1) -> str:
-    """``x`` as a percentage with ``digits`` decimals, never "-0.0%" (a negative zero,
-    or a tiny negative number rounding to zero, reads as 0)."""
-    value = round(100 * float(x), digits) + 0.0
-    return f"{value:.{digits}f}%"
 
 
 def _required(x: float) -> str:
@@ -147,10 +141,10 @@ def _held_out(row: Mapping[str, Any]) -> str:
     agree: Any = row.get("heldout_agreement")
     if not _number(held):
         return ""
-    agreed = f", {_percent(agree)} of them agree" if _number(agree) else ""
+    agreed = f", {share_percent(agree)} of them agree" if _number(agree) else ""
     return (
         f"; held-out check (not gated: each prompt fold decided by thresholds certified "
-        f"on the other folds): {_percent(held)} kept{agreed}"
+        f"on the other folds): {share_percent(held)} kept{agreed}"
     )
 
 
@@ -169,10 +163,10 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     own = ""
     for o in _at(rows, "own", t):
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0
-        own = f" (own-answer pairs: {_percent(share)} of {int(o['n_labelled'])})"
+        own = f" (own-answer pairs: {share_percent(share)} of {int(o['n_labelled'])})"
     return outcome, (
         f"at agreement ≥ {rule.target:g}{grid}, δ = {float(r['delta']):g}: certified on "
-        f"{_percent(cov)} of {int(r['n_labelled'])} labelled pairs{own}{held_text}; "
+        f"{share_percent(cov)} of {int(r['n_labelled'])} labelled pairs{own}{held_text}; "
         f"{'meets' if outcome == 'pass' else 'below'} the required {_required(rule.coverage)}"
     )
 

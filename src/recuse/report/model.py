@@ -309,13 +309,17 @@ class Finding:
     @property
     def text(self) -> str:
         """``+0.12 [0.03, 0.20]``: the estimate and its interval."""
-        return estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
+        return estimate_text(
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed, digits=self.bias.decimals
+        )
 
     @property
     def parts(self) -> tuple[str, str]:
         """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
         ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
-        return estimate_parts(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
+        return estimate_parts(
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed, digits=self.bias.decimals
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -18,17 +18,21 @@ if TYPE_CHECKING:
     from recuse.report.model import Finding
 
 
-def estimate_text(estimate: float, low: float, high: float, *, signed: bool = True) -> str:
+def estimate_text(
+    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
+) -> str:
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
-    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0).
+    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
+    (a bias's :attr:`~recuse.report.bias.Bias.decimals`) overrides the rule of
+    :func:`estimate_digits`.
     """
-    est, interval = estimate_parts(estimate, low, high, signed=signed)
+    est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits)
     return f"{est} {interval}"
 
 
 def estimate_parts(
-    estimate: float, low: float, high: float, *, signed: bool = True
+    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
 ) -> tuple[str, str]:
     """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
     that shows them in two cells (the HTML's findings tables), so a cell reads what the
@@ -42,8 +46,11 @@ def estimate_parts(
     ('−0.012', '[−0.050, 0.031]')
     >>> estimate_parts(0.00031, 0.00012, 0.00052)
     ('+0.00031', '[0.00012, 0.00052]')
+    >>> estimate_parts(57 / 200, 0.2327, 0.3422, signed=False, digits=3)
+    ('0.285', '[0.233, 0.342]')
     """
-    digits = estimate_digits(estimate, low, high)
+    if digits is None:
+        digits = estimate_digits(estimate, low, high)
     est = numbers.signed(estimate, digits) if signed else numbers.decimal(estimate, digits)
     lo, hi = numbers.decimal(low, digits), numbers.decimal(high, digits)
     return est, f"[{lo}, {hi}]"
@@ -58,10 +65,19 @@ def estimate_digits(estimate: float, low: float, high: float) -> int:
     return 2 if largest >= 0.1 else numbers.small_decimals(largest)
 
 
-def interval_text(estimate: float, low: float, high: float, n: int, *, signed: bool = True) -> str:
+def interval_text(
+    estimate: float,
+    low: float,
+    high: float,
+    n: int,
+    *,
+    signed: bool = True,
+    digits: int | None = None,
+) -> str:
     """``+0.12 [0.03, 0.20], n=7,340`` with one number format for all three (the count
     with thousands separators, as every table writes it)."""
-    return f"{estimate_text(estimate, low, high, signed=signed)}, n={numbers.count(n)}"
+    text = estimate_text(estimate, low, high, signed=signed, digits=digits)
+    return f"{text}, n={numbers.count(n)}"
 
 
 #: after the words of a number never flagged (:attr:`Bias.unadjusted`) whose interval
@@ -100,7 +116,12 @@ def verdict(finding: Finding) -> str:
     elif direction != "none" and not finding.headline:
         note = BESIDE_NOTE
     numbers = interval_text(
-        finding.estimate, finding.ci_low, finding.ci_high, finding.n, signed=finding.signed
+        finding.estimate,
+        finding.ci_low,
+        finding.ci_high,
+        finding.n,
+        signed=finding.signed,
+        digits=bias.decimals,
     )
     return f"{bias.words(direction)}{note}: {numbers}{materiality_text(finding)}"
 

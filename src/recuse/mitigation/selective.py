@@ -279,7 +279,7 @@ def best_target(
 # --- the items of one judge ---
 
 
-def _labels(p: FloatArray) -> NDArray[np.int8]:
+def side_labels(p: FloatArray) -> NDArray[np.int8]:
     """+1 a, -1 b, 0 tie, for probabilities of a (NaN -> 0, callers mask it)."""
     out = np.where(p > 0.5 + TIE_TOL, 1, np.where(p < 0.5 - TIE_TOL, -1, 0))
     return np.asarray(out, dtype=np.int8)
@@ -562,24 +562,24 @@ class Options:
         ``target``): a Python caller reads ``agreement must be in [0.5, 1) (e.g. 0.85),
         got 80``; ``recuse certify`` says it of the flag (``--agreement = 80: ...``) by
         :func:`~recuse.metrics.bootstrap.named_settings`, as the audit does."""
-        if not _is_number(self.target) or not 0.5 <= self.target < 1:
+        if not is_number(self.target) or not 0.5 <= self.target < 1:
             raise SettingError("agreement", self.target, "must be in [0.5, 1)", "0.85")
-        if not _is_number(self.delta) or not 0 < self.delta < 0.5:
+        if not is_number(self.delta) or not 0 < self.delta < 0.5:
             raise SettingError("delta", self.delta, "must be in (0, 0.5)", "0.1")
         if self.human_ties not in ("exclude", "count"):
             raise SettingError("human_ties", self.human_ties, "must be exclude or count")
-        if not _is_number(self.folds) or int(self.folds) != self.folds or self.folds < 2:
+        if not is_number(self.folds) or int(self.folds) != self.folds or self.folds < 2:
             raise SettingError("folds", self.folds, "must be an integer of at least 2", f"{FOLDS}")
-        if not _is_number(self.min_labels) or self.min_labels < 1:
+        if not is_number(self.min_labels) or self.min_labels < 1:
             raise SettingError("min_labels", self.min_labels, "must be at least 1", f"{MIN_LABELS}")
-        if not _is_number(self.seed) or self.seed < 0:
+        if not is_number(self.seed) or self.seed < 0:
             raise SettingError("seed", self.seed, "must be 0 or more", "0")
         if self.reference not in REFERENCE_NAMES:
             kinds = ", ".join(REFERENCE_NAMES)
             raise ConfigError(f"reference must be one of {kinds}; got {self.reference!r}")
 
 
-def _is_number(value: object) -> TypeGuard[float]:
+def is_number(value: object) -> TypeGuard[float]:
     """A real number that can be compared (not a bool, not NaN, not a string)."""
     real = isinstance(value, int | float | np.integer | np.floating)
     nan = isinstance(value, float | np.floating) and math.isnan(value)  # (an int is no NaN,
@@ -619,7 +619,7 @@ def judge_rows(pairs: pd.DataFrame, judge: str) -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
-def _map(x: FloatArray, points: tuple[tuple[float, ...], tuple[float, ...]]) -> FloatArray:
+def map_points(x: FloatArray, points: tuple[tuple[float, ...], tuple[float, ...]]) -> FloatArray:
     return np.asarray(np.interp(x, np.asarray(points[0]), np.asarray(points[1])), dtype=float)
 
 
@@ -643,14 +643,14 @@ def items_of(
     if kind == "order consistency":
         conf = np.where(one_order(rows) & np.isfinite(conf), 0.5, conf)
     h = rows["human"].to_numpy(float) if "human" in rows.columns else np.full(len(rows), np.nan)
-    human = _labels(np.nan_to_num(h, nan=0.5))
+    human = side_labels(np.nan_to_num(h, nan=0.5))
     labelled = np.isfinite(h) & ((human != 0) | (o.human_ties == "count"))
     selves = roster.self_map(o.self_scope) if roster is not None else None  # type: ignore[arg-type]
     return Items(
         item_id=rows["item_id"].astype(str).to_numpy(object),
         prompt=rows["prompt_id"].astype(str).to_numpy(object),
         conf=conf,
-        verdict=_labels(p),
+        verdict=side_labels(p),
         human=human,
         labelled=np.asarray(labelled, dtype=bool),
         stratum=strata_of(rows, roster if o.strata else None, selves=selves),

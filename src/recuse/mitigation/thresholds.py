@@ -32,13 +32,13 @@ from recuse.mitigation.selective import (
     WHOSE,
     Options,
     TiedLabels,
-    _is_number,
-    _labels,
-    _map,
     confidence_kind,
+    is_number,
     items_of,
     judge_rows,
+    map_points,
     models_of,
+    side_labels,
 )
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import SELF_SCOPES, Roster
@@ -68,7 +68,7 @@ def _points(values: Any) -> bool:
     map's knots)."""
     return (
         isinstance(values, list) and len(values) > 0
-        and all(_is_number(v) and 0 <= v <= 1 for v in values)
+        and all(is_number(v) and 0 <= v <= 1 for v in values)
         and all(a <= b for a, b in pairwise(values))
     )  # fmt: skip
 
@@ -93,7 +93,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                           fix="give the --thresholds file `recuse certify` wrote")  # fmt: skip
 
     version = data.get("recuse_thresholds") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not _is_number(version):
+    if not isinstance(data, dict) or not is_number(version):
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
     if version != THRESHOLDS_VERSION:
         newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
@@ -106,7 +106,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
         raise bad(f"'self_scope' must be {scopes}, not {shown(data['self_scope'])}")
     for key, low, high in (("target", 0.5, 1.0), ("delta", 0.0, 0.5)):
         v = data.get(key)
-        if not (_is_number(v) and low <= v < high and (key == "target" or v > 0)):
+        if not (is_number(v) and low <= v < high and (key == "target" or v > 0)):
             edge = "[0.5, 1)" if key == "target" else "(0, 0.5)"
             raise bad(f"{key!r} must be a number in {edge}, not {shown(v)}")
     reference = data.get("reference", "human")  # absent: written before it
@@ -281,7 +281,7 @@ def apply_thresholds(
         p = rows["p_a"].to_numpy(float)
         if stage.get("recalibration"):
             r = stage["recalibration"]
-            p = _map(p, (tuple(r["x"]), tuple(r["y"])))
+            p = map_points(p, (tuple(r["x"]), tuple(r["y"])))
         kind = stage.get("confidence")  # as certified: a one-order item reads as it did
         items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
         pooled = set(stage["thresholds"]) == {"all"}
@@ -448,7 +448,7 @@ def observed(
     labels = labels[~labels.index.duplicated()]
     if labels.empty:
         return None
-    words = pd.Series(_labels(labels.to_numpy(float)), index=labels.index).map(
+    words = pd.Series(side_labels(labels.to_numpy(float)), index=labels.index).map(
         {1: "a", -1: "b", 0: "tie"}
     )
     by = decided.set_index("item_id")

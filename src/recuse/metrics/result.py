@@ -76,8 +76,9 @@ class MetricResult:
     never below 0, its interval the absolute values over the signed one's and its
     ``p_value`` the signed statistic's (the same hypothesis). ``unsigned`` is True for
     a rate, share or error whose no-bias value 0 is also its least value (the flip
-    rate, a calibration error), which is no difference either. Neither reads with a
-    sign: :attr:`signed` says which numbers do.
+    rate, a calibration error), which is no difference either, and has no ``p_value``
+    (its floor is no hypothesis a test rejects). Neither reads with a sign:
+    :attr:`signed` says which numbers do.
     """
 
     metric: str

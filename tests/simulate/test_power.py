@@ -69,6 +69,35 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
         )
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # 0.7 + 0.9/2 + 0.05 = 1.2: at 0.7 an effect of 2·(1 − 0.05 − 0.7) = 0.5 fits
+        (["--effect", "0.9"], "--effect 0.9 with --accuracy 0.7 cannot be simulated: the "
+         "judge would agree with the human with probability up to 1.200 (accuracy + "
+         "effect/2 + 0.05 of prompt-to-prompt variation), above 1 — at --accuracy 0.7 plan "
+         "for an --effect of at most 0.50, or lower --accuracy"),
+        (["--bias", "verbosity", "--effect", "-0.6", "--accuracy", "0.8"],
+         "up to 1.150 (accuracy + effect/2 + 0.05 of prompt-to-prompt variation), above 1 "
+         "— at --accuracy 0.8 plan for an --effect of at most 0.30, or lower --accuracy"),
+        (["--effect", "0.1", "--accuracy", "0.97"],
+         "at --accuracy 0.95 or more no effect fits: lower --accuracy"),
+    ],
+)  # fmt: skip
+def test_an_effect_beyond_the_accuracy_names_the_options_given(
+    capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    """A self-preference or verbosity effect whose simulated agreement passes 1 read
+    "judge 'gpt-4': agreement probabilities reach [0.200, 1.200] ... — lower the biases
+    or move accuracy toward 0.5": a judge and biases the user never named. It names
+    --effect and --accuracy and the largest effect that fits; the edge itself plans."""
+    assert main(["plan", *args, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "gpt-4" not in err
+    p = plan("self-preference", 0.5, runs=20, boot=Resampling(n_boot=50))  # 0.7 + 0.25 + 0.05
+    assert p.effect == 0.5
+
+
 def test_a_level_out_of_range_is_one_error_from_the_library_too() -> None:
     """plan() checked its bootstrap's level again (check_level, least 0.5), which the
     Resampling had checked as it was made, by the same rule: removed. The Python call

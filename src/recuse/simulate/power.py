@@ -61,7 +61,7 @@ from recuse.metrics.estimate import excludes_null
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
 from recuse.numbers import percent
-from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PROMPT_EFFECT, PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
 __all__ = [
@@ -459,6 +459,23 @@ def plan(
         )
     if bias != "position" and any(v is not None for v in (flip_rate, tie_rate, icc, like)):
         raise ConfigError("--flip-rate, --ties, --icc and --like apply to --bias position only")
+    if bias != "position" and accuracy + abs(effect) / 2 + PROMPT_EFFECT > 1 + 1e-12:
+        # the simulated judge agrees with the human at accuracy ± effect/2, each prompt
+        # shifting it by up to PROMPT_EFFECT: named here in the options the user gave
+        # (simulate_pairs would say "judge 'gpt-4' ... lower the biases")
+        most = 2 * (1 - PROMPT_EFFECT - accuracy)
+        room = (
+            f"at --accuracy {accuracy:g} plan for an --effect of at most {most:.2f}, or lower "
+            "--accuracy"
+            if most > 0
+            else f"at --accuracy {1 - PROMPT_EFFECT:g} or more no effect fits: lower --accuracy"
+        )
+        raise ConfigError(
+            f"--effect {effect:g} with --accuracy {accuracy:g} cannot be simulated: the "
+            f"judge would agree with the human with probability up to "
+            f"{accuracy + abs(effect) / 2 + PROMPT_EFFECT:.3f} (accuracy + effect/2 + "
+            f"{PROMPT_EFFECT:g} of prompt-to-prompt variation), above 1 — {room}"
+        )
     k = pairs_per_prompt
     noise: PositionNoise | None = None
     values: dict[str, float] = {}

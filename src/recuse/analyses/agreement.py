@@ -148,7 +148,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         frame = pd.DataFrame(
             [{"dataset": inp.name, "metric": r.metric, "bias": keys.get(r.metric, ""),
               **{k: v for k, v in r.to_dict().items()
-                 if k not in ("counts", "components", "method", "metric")}}
+                 if k not in ("counts", "components", "method", "metric", "n_of")}}
              for r in results]
         )  # fmt: skip
         ctx.part(ANALYSIS).tables.append(

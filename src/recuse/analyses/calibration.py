@@ -179,7 +179,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     frame = pd.DataFrame(
         [{"dataset": inp.name, **{k: v for k, v in r.to_dict().items()
                                   if k not in ("counts", "components", "method", "p_value",
-                                               "null")},
+                                               "null", "n_of")},
           **{k: r.components[k] for k in ("ece_plugin", "chance_ece") if k in r.components}}
          for r in results]
     )  # fmt: skip

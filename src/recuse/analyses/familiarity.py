@@ -287,7 +287,8 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 inp.name, judge, False,
             )  # fmt: skip
         for r in results:
-            rec = {"dataset": inp.name, **{k: v for k, v in r.to_dict().items() if k != "counts"}}
+            kept = {k: v for k, v in r.to_dict().items() if k not in ("counts", "n_of")}
+            rec = {"dataset": inp.name, **kept}
             rec.update(r.components)
             rec.update({f"n {k}": v for k, v in r.counts.items()})
             gaps.append(rec)

@@ -80,10 +80,11 @@ class Report:
         ``unit`` (in a few words; ``definition`` says it in full) from the
         :class:`~recuse.report.bias.Bias` that computed it, ``n``, the p- and
         false-discovery-adjusted q-value, ``significant`` (the interval excludes
-        ``null``), ``flagged`` (significant and not negligible: what the report
-        colours and counts), ``materiality`` (material / small / negligible / ""), its
-        ``warnings`` (a tuple of sentences) and its verdict sentence. Columns:
-        :data:`FINDING_COLUMNS`."""
+        ``null``), ``flagged`` (one of the summary's tests, significant and not
+        negligible: what the report colours and counts; a number beside a headline is
+        never flagged, :attr:`~recuse.report.model.Finding.flagged`), ``materiality``
+        (material / small / negligible / ""), its ``warnings`` (a tuple of sentences)
+        and its verdict sentence. Columns: :data:`FINDING_COLUMNS`."""
         rows = []
         for f in self.result.findings:
             d = f.to_dict() | {"unit": f.bias.short_unit, "definition": f.bias.unit}

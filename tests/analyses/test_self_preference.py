@@ -199,3 +199,23 @@ def test_a_judge_whose_pairs_never_hold_its_own_answer_is_told_so(shared_data: P
         f"none of its {len(rows)} pairs holds an answer of its family (not its own) beside "
         f"one from outside the family (the answers are by {model})"
     )
+
+
+def test_the_section_table_says_what_the_calibrated_n_counts(planted: Planted) -> None:
+    """The self-preference table (tables/*.csv) gave the calibrated estimate's n, its own
+    pairs, beside n_clusters, the prompts of all its pairs, with nothing saying why the
+    prompts can outnumber the pairs: ``n_of`` names it (EO's n counts all its rows:
+    empty), equal to the own pairs counted by hand; a section whose every n counts all
+    its rows (position) has no such column."""
+    tables = {t.name: t.frame for s in planted.report.sections for t in s.tables}
+    table = next(f for name, f in tables.items() if name.startswith("self-preference"))
+    rows = table.set_index(["judge", "metric"])
+    cal = rows.loc[("gpt-4", "self_preference_calibrated")]
+    assert cal["n_of"] == "pairs holding the judge's own answer"
+    own = planted.pairs[(planted.pairs["judge"] == "gpt-4")
+                        & ((planted.pairs["model_a"] == "gpt-4")
+                           | (planted.pairs["model_b"] == "gpt-4"))]  # fmt: skip
+    assert cal["n"] == len(own) and cal["n_clusters"] > own["prompt_id"].nunique()
+    assert pd.isna(rows.loc[("gpt-4", "self_preference_eo"), "n_of"])
+    position = next(f for name, f in tables.items() if name.startswith("position"))
+    assert "n_of" not in position.columns

@@ -702,3 +702,37 @@ def test_an_absolute_value_is_gated_unsigned_and_its_flag_checked(
     bad = {**folded, "absolute_value": "yes"}
     code, out = _run(["gate", str(_report(tmp_path, [bad])), "--max", "verbosity=0.1"], capsys)
     assert code == 2 and "'absolute_value' is not true or false (got 'yes')" in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"absolute_value": None}, "'absolute_value' is not true or false (got None)"),
+        ({"fixed_by_construction": None}, "'fixed_by_construction' is not true or false"),
+        ({"absolute_value": 1}, "'absolute_value' is not true or false (got 1)"),
+        ({"absolute_value": "true"}, "'absolute_value' is not true or false (got 'true')"),
+        # an absolute value below 0, or of a statistic whose no-bias value is not 0
+        ({"absolute_value": True}, "got null 0.0, estimate -0.03, ci_low -0.09"),
+        ({"absolute_value": True, "null": 0.5, "estimate": 0.6, "ci_low": 0.55,
+          "ci_high": 0.65}, "got null 0.5, estimate 0.6, ci_low 0.55"),
+    ],
+)  # fmt: skip
+def test_a_hand_edited_absolute_value_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict, said: str
+) -> None:
+    """report.json's ``absolute_value`` and ``fixed_by_construction`` are true or false
+    (the schema's booleans; an older report lacks them, and is read, but never writes
+    null), and an absolute value is of a statistic whose no-bias value is 0, never below
+    0: a signed finding marked absolute (−0.03 [−0.09, 0.04]) printed without its '+' and
+    was gated as read. Each is refused with exit 2, the field and the values named."""
+    signed = _finding("verbosity_longer_gap", "j", -0.03, -0.09, 0.04)
+    path = _report(tmp_path, [{**signed, **edit}], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(path), "--max", "verbosity=0.1"], capsys)
+    assert code == 2 and said in out, out
+    assert "PASS" not in out and "INCONCLUSIVE" not in out
+    # the same finding without the keys, as an older report writes it, is read
+    code, out = _run(["gate", str(_report(tmp_path, [signed], provenance=_sources(d=["j"]))),
+                      "--max", "verbosity=0.1"], capsys)  # fmt: skip
+    assert (
+        code == 0 and "PASS: verbosity_longer_gap of j (d): \u22120.030 [\u22120.090, 0.040]" in out
+    )

@@ -148,6 +148,29 @@ def test_the_calibrated_n_and_its_prompts_are_said(
     assert "self_preference_eo n:" not in words
 
 
+def test_the_calibrated_n_is_said_in_the_json_and_csv_too(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path: Path
+) -> None:
+    """The line under the table said what the calibrated n counts; the JSON and CSV
+    written with -o gave n 51 beside n_clusters 73 with nothing saying why. Each
+    result carries ``n_of`` (null / empty where n counts all the judge's rows), the
+    count it names equal to n in ``counts``."""
+    for name in ("m.json", "m.csv"):
+        code, _, err = run(
+            capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+            "-j", "gpt-4", "-m", "self_preference_calibrated", "-m", "self_preference_eo",
+            "--n-boot", "100", "-o", str(tmp_path / name),
+        )  # fmt: skip
+        assert code == 0, err
+    results = {r["metric"]: r for r in json.loads((tmp_path / "m.json").read_text())["results"]}
+    cal, eo = results["self_preference_calibrated"], results["self_preference_eo"]
+    assert cal["n_of"] == "pairs holding the judge's own answer" and eo["n_of"] is None
+    assert (cal["n"], cal["n_clusters"], cal["counts"][cal["n_of"]]) == (51, 73, 51)
+    frame = pd.read_csv(tmp_path / "m.csv").set_index("metric")
+    assert frame.loc["self_preference_calibrated", "n_of"] == cal["n_of"]
+    assert pd.isna(frame.loc["self_preference_eo", "n_of"])
+
+
 def test_a_negative_number_is_written_as_the_audit_writes_it(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:

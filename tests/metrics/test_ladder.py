@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -64,6 +66,9 @@ def test_every_rung_by_hand() -> None:
     signed = {r.metric for r in results if r.signed}
     assert signed == {"dp_difference", "eo", "harmful_excess"}
     assert all(r.to_dict()["signed"] is (r.metric in signed) for r in results)
+    # a rate's no-bias value 0 is its floor, no hypothesis: no p-value (own_win_rate 0.44
+    # read p = 2/(B+1), "significant" against a value no share of own picks can go below)
+    assert all(math.isnan(r.p_value) is (r.metric not in signed) for r in results)
 
 
 def test_planted_self_preference_splits_into_legitimate_and_harmful() -> None:

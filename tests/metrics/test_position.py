@@ -57,6 +57,10 @@ def test_consistency_and_flips_by_hand() -> None:
     f = flip_rate(t, boot=Resampling(n_boot=200), min_n=4)
     assert f.estimate == pytest.approx(3 / 8)
     assert c.ci_low <= c.estimate <= c.ci_high
+    # the flip rate is unsigned: its no-bias value 0 is its floor, which no test rejects,
+    # so it has no p-value (it read p = 2/(B+1) for any judge that ever flips)
+    assert f.unsigned and not f.signed and math.isnan(f.p_value)
+    assert f.to_dict()["p_value"] is None
 
 
 def test_first_position_rate_by_hand() -> None:

@@ -223,8 +223,11 @@ def test_every_result_has_se_p_and_the_method_names_the_interval() -> None:
     res = pairwise_bias(_pairs(15, right=False, seed=4), boot=Resampling(n_boot=200), curves=False)
     assert res.results
     for r in res.results:
-        assert np.isfinite(r.std_error) and 0 < r.p_value <= 1, r.metric
+        # an unsigned rate (the flip rate) has no p-value: its no-bias value 0 is its floor
+        p_ok = np.isnan(r.p_value) if r.unsigned else 0 < r.p_value <= 1
+        assert np.isfinite(r.std_error) and p_ok, r.metric
         assert "BCa interval" in r.method, r.metric
+    assert any(r.unsigned for r in res.results)
 
 
 def test_demo_audit_estimates_gpt4_self_preference_with_a_visible_low_n_mark(

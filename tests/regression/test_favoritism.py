@@ -11,7 +11,12 @@ import pytest
 import statsmodels.formula.api as smf
 
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.regression.favoritism import fit_favoritism, length_feature, prepare
+from recuse.regression.favoritism import (
+    SIGNIFICANCE_WORDS,
+    fit_favoritism,
+    length_feature,
+    prepare,
+)
 from recuse.roster import Roster
 from recuse.simulate.ratings import simulate_ratings
 
@@ -407,6 +412,12 @@ def test_each_result_states_its_unit_and_no_bias_value() -> None:
         assert d["self_bias"] == res.definition("self") and "0 = no self-bias" in d["self_bias"]
         assert "0 = no family bias" in d["family_bias"]
         assert res.scale_note in d["self_bias"] and res.scale_note in d["family_bias"]
+        # `significant` (in every row) is defined where the numbers are: the table's
+        # 'sig. *' said it is each interval alone, not the audit's flag; the JSON did not
+        assert d["significant"] == (
+            f"the 90% interval [lower, upper] excludes 0 ({SIGNIFICANCE_WORDS})"
+        )
+        assert "no multiple-testing adjustment" in d["significant"]
 
 
 def test_one_rating_per_dimension_flags_no_bias() -> None:

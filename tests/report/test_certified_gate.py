@@ -3,10 +3,14 @@ on a whole audit's report is tested in tests/analyses/test_certification.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from recuse.report.certified_gate import Certified, gate_certified
+import pytest
+
+from recuse.errors import InputError
+from recuse.report.certified_gate import Certified, certification_rows, gate_certified
 
 
 def _row(**over: Any) -> dict[str, Any]:
@@ -44,3 +48,33 @@ def test_the_held_out_share_is_named_a_check_and_carries_its_agreement() -> None
     none_kept = _text(_row(heldout_coverage=0.0, heldout_agreement=None))
     assert "on the other folds): 0.0% kept; below the required 60%" in none_kept
     assert "held-out" not in _text(_row(heldout_coverage=None, heldout_agreement=None))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("heldout_coverage", "0.05"), ("heldout_coverage", 7.0), ("heldout_agreement", -0.1),
+     ("heldout_agreement", True), ("coverage", 1.5)],
+)  # fmt: skip
+def test_a_hand_edited_share_of_a_certification_row_is_refused(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    """The gate reads a row's coverage and says its held-out share and agreement: a
+    held-out share written as text was dropped from the line without a word, 7 read
+    "700.0% kept" and a coverage of 1.5 passed any --certified. Each is a share in
+    [0, 1] or null, else the report is refused naming the table, the row and the
+    fields; null (nothing held out) and the row as written are read."""
+
+    def report(row: dict[str, Any]) -> dict[str, Any]:
+        return {"sections": [{"id": "certification", "tables": ["cert-d"]}],
+                "tables": {"cert-d": {"rows": [row]}}}  # fmt: skip
+
+    with pytest.raises(InputError) as err:
+        certification_rows(report(_row(**{field: value})), tmp_path / "report.json")
+    assert str(err.value).startswith(
+        f"{tmp_path / 'report.json'}: table 'cert-d' row 1: needs dataset, judge, stratum "
+        "(texts), target, delta, "
+        "n_labelled, n_kept (numbers) and coverage, heldout_coverage, heldout_agreement "
+        "(each a share in [0, 1] or null)"
+    )
+    for fine in (_row(), _row(heldout_coverage=None, heldout_agreement=None)):
+        assert certification_rows(report(fine), tmp_path / "report.json") == (fine,)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import norm
+from scipy.stats import binomtest, norm
 
 from recuse.cli import main
 from recuse.errors import ConfigError, InputError
@@ -67,6 +67,35 @@ def test_cli_answers_in_json_and_refuses_bad_options(capsys: pytest.CaptureFixtu
             err
             == f"recuse: error: {flag} = {float(value) if flag == '--level' else value}: {rule}\n"
         )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # 0.7 + 0.9/2 + 0.05 = 1.2: at 0.7 an effect of 2·(1 − 0.05 − 0.7) = 0.5 fits
+        (["--effect", "0.9"], "--effect 0.9 with --accuracy 0.7 cannot be simulated: the "
+         "judge would agree with the human with probability up to 1.200 (accuracy + "
+         "effect/2 + 0.05 of prompt-to-prompt variation), above 1 — at --accuracy 0.7 plan "
+         "for an --effect of at most 0.50, or lower --accuracy"),
+        (["--bias", "verbosity", "--effect", "-0.6", "--accuracy", "0.8"],
+         "up to 1.150 (accuracy + effect/2 + 0.05 of prompt-to-prompt variation), above 1 "
+         "— at --accuracy 0.8 plan for an --effect of at most 0.30, or lower --accuracy"),
+        (["--effect", "0.1", "--accuracy", "0.97"],
+         "at --accuracy 0.95 or more no effect fits: lower --accuracy"),
+    ],
+)  # fmt: skip
+def test_an_effect_beyond_the_accuracy_names_the_options_given(
+    capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    """A self-preference or verbosity effect whose simulated agreement passes 1 read
+    "judge 'gpt-4': agreement probabilities reach [0.200, 1.200] ... — lower the biases
+    or move accuracy toward 0.5": a judge and biases the user never named. It names
+    --effect and --accuracy and the largest effect that fits; the edge itself plans."""
+    assert main(["plan", *args, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "gpt-4" not in err
+    p = plan("self-preference", 0.5, runs=20, boot=Resampling(n_boot=50))  # 0.7 + 0.25 + 0.05
+    assert p.effect == 0.5
 
 
 def test_a_level_out_of_range_is_one_error_from_the_library_too() -> None:
@@ -391,12 +420,25 @@ def test_the_answer_says_its_power_interval_is_95_percent_monte_carlo_not_the_le
              runs=200, level=0.9, first_guess_pairs=252, seed=0)  # fmt: skip
     assert MC_LEVEL == 0.95 and p.to_dict()["achieved_level"] == 0.95
     assert "0.75 [0.69, 0.81] (95% Monte-Carlo interval over 200 runs, seed 0;" in p.sentence()
-    # a simulation's own interval carries that level: 0.0600 wide each side, not 0.0504
+    # a simulation's own interval carries that level: Clopper–Pearson's 95% over its runs
     q = plan("self-preference", 0.5, runs=20, boot=Resampling(n_boot=100, seed=0))
-    se = math.sqrt(q.achieved * (1 - q.achieved) / q.runs)
-    assert q.achieved_high - q.achieved_low == pytest.approx(
-        min(1.0, q.achieved + 1.959964 * se) - max(0.0, q.achieved - 1.959964 * se), abs=1e-6
-    )
+    hits = round(q.achieved * q.runs)
+    exact = binomtest(hits, q.runs).proportion_ci(0.95, method="exact")
+    assert (q.achieved_low, q.achieved_high) == pytest.approx((exact.low, exact.high))
+
+
+def test_a_power_of_every_run_is_not_certain() -> None:
+    """20 of 20 simulated runs detecting read "1.00 [1.00, 1.00] (95% Monte-Carlo
+    interval over 20 runs)": a normal interval has zero width at 0 or at all runs, and
+    claimed a 99.9% power proven by 20 data sets. Clopper–Pearson's 95% interval of 20
+    of 20 is [0.025^(1/20), 1] = [0.832, 1]; 0 of 20 mirrors it."""
+    from recuse.simulate.power import power_interval
+
+    assert power_interval(20, 20) == pytest.approx((0.025 ** (1 / 20), 1.0))
+    assert power_interval(0, 20) == pytest.approx((0.0, 1 - 0.025 ** (1 / 20)))
+    q = plan("self-preference", 0.5, power=0.999, runs=20, boot=Resampling(n_boot=100))
+    assert q.achieved == 1.0 and q.achieved_low == pytest.approx(0.025 ** (1 / 20))
+    assert "1.00 [0.83, 1.00] (95% Monte-Carlo interval over 20 runs" in q.sentence()
 
 
 def test_the_first_guess_says_the_size_it_was_simulated_at() -> None:

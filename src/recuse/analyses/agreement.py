@@ -148,7 +148,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         keys = bias_keys({**by_metric, "agreement_alpha_ordinal": ALPHA})
         frame = pd.DataFrame(
             [table_row(r, inp.name, keys.get(r.metric, "")) for r in results]
-        ).drop(columns=["components", "method"])
+        ).drop(columns=["components", "method", "n_of"])
         ctx.part(ANALYSIS).tables.append(
             Table(slug(ANALYSIS.id, inp.name), f"Agreement estimates — {inp.name}", frame)
         )

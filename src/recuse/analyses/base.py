@@ -478,11 +478,14 @@ def add_pairwise_results(
                 metric=s.metric,
             )
     if rows:
+        table = pd.DataFrame(rows).drop(columns=["method"])
+        if table["n_of"].isna().all():  # every n counts all the judge's rows: said nowhere
+            table = table.drop(columns=["n_of"])
         ctx.part(analysis).tables.append(
             Table(
                 slug(analysis.id, inp.name),
                 f"All {analysis.title.lower()} estimates — {inp.name}",
-                pd.DataFrame(rows).drop(columns=["method"]),
+                table,
             )
         )
 

@@ -288,7 +288,8 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
                 inp.name, judge, False,
             )  # fmt: skip
         for r in results:
-            rec = {k: v for k, v in table_row(r, inp.name, "").items() if k != "components"}
+            rec = {k: v for k, v in table_row(r, inp.name, "").items()
+                   if k not in ("components", "n_of")}  # fmt: skip
             rec.update(r.components)
             rec.update({f"n {k}": v for k, v in r.counts.items()})
             gaps.append(rec)

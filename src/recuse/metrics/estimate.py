@@ -120,7 +120,8 @@ class MetricSpec:
     folded: bool = False
     #: the estimate is a rate, share or error whose no-bias value ``null`` = 0 is also
     #: its least value (the flip rate), not a signed difference: it reads without a sign
-    #: (:attr:`~recuse.metrics.result.MetricResult.unsigned`)
+    #: (:attr:`~recuse.metrics.result.MetricResult.unsigned`) and has no p-value (its
+    #: floor is no hypothesis a test rejects: a flip rate of 0.43 read p = 2/(B+1))
     unsigned: bool = False
 
 
@@ -429,9 +430,11 @@ def to_results(
             components = spec.components(est.totals) if spec.components else {}
             constant = spec.constant(est.totals) if spec.constant else None
             flat = zero_width(est.estimate, est.ci_low, est.ci_high)
-            p = p_value(est, spec.null)
+            # an unsigned rate's null 0 is its floor, not a hypothesis: no p-value
+            p = math.nan if spec.unsigned else p_value(est, spec.null)
             few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
-            if (flat or few) and constant is None and not est.ci_low <= spec.null <= est.ci_high:
+            beyond = not est.ci_low <= spec.null <= est.ci_high
+            if (flat or few) and constant is None and beyond and not spec.unsigned:
                 # a difference of two rates: every prompt at its rate's end has a larger
                 # chance than the sign test's when the two sides are unequal
                 exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)

@@ -76,8 +76,9 @@ class MetricResult:
     never below 0, its interval the absolute values over the signed one's and its
     ``p_value`` the signed statistic's (the same hypothesis). ``unsigned`` is True for
     a rate, share or error whose no-bias value 0 is also its least value (the flip
-    rate, a calibration error), which is no difference either. Neither reads with a
-    sign: :attr:`signed` says which numbers do.
+    rate, a calibration error), which is no difference either, and has no ``p_value``
+    (its floor is no hypothesis a test rejects). Neither reads with a sign:
+    :attr:`signed` says which numbers do.
     """
 
     metric: str
@@ -121,7 +122,10 @@ class MetricResult:
         return self.ci_low <= value <= self.ci_high
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict: the core fields, then ``counts`` and ``components``."""
+        """Plain JSON-ready dict: the core fields (with ``n_of``, what ``n`` counts where
+        it is not all the group's rows, else null: a calibrated self-preference's n 67
+        beside n_clusters 73 said nothing of why in the JSON, where the table's line
+        said it), then ``counts`` and ``components``."""
         return {
             "metric": self.metric,
             "judge": self.judge,
@@ -131,6 +135,7 @@ class MetricResult:
             "level": self.level,
             "n": self.n,
             "n_clusters": self.n_clusters,
+            "n_of": self.n_of,
             "n_boot": self.n_boot,
             "n_boot_dropped": self.n_boot_dropped,
             "n_boot_unfit": self.n_boot_unfit,
@@ -160,12 +165,13 @@ class Skipped:
 
 
 #: after the core columns in :func:`results_frame`: what is shown next to each number
-FRAME_EXTRAS = ("std_error", "p_value", "null", "signed", "absolute_value", "warnings")
+FRAME_EXTRAS = ("n_of", "std_error", "p_value", "null", "signed", "absolute_value", "warnings")
 
 
 def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
-    """One row per result with the core columns, then its standard error, p-value, the
-    no-bias value the p-value tests, whether the estimate is a signed difference and
+    """One row per result with the core columns, then what ``n`` counts where it is not
+    all the group's rows (:attr:`MetricResult.n_of`, else empty), its standard error,
+    p-value, the no-bias value the p-value tests, whether the estimate is a signed difference and
     whether it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), and its
     warnings (joined by "; ", empty when none) — for tables and CSV files."""
     rows = []

@@ -753,6 +753,9 @@ class FavoritismResult:
                 "self_bias": self.definition("self"),
                 "family_bias": self.definition("family"),
                 "null": 0.0,
+                # the JSON's `significant` as the table's 'sig. *' says it: not the audit's flag
+                "significant": f"the {percent(self.level)} interval [lower, upper] excludes 0 "
+                f"({SIGNIFICANCE_WORDS})",
             },
             "self_bias": records(self.self_bias()),
             "family_bias": records(self.family_bias()),

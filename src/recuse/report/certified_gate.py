@@ -36,6 +36,9 @@ __all__ = ["SECTION", "Certified", "certification_rows", "gate_certified", "pars
 SECTION = "certification"  # the analysis id whose tables hold the curve
 KEY = "certified_coverage"  # the bias the gate lines name
 _NUMBERS = ("target", "delta", "n_labelled", "n_kept")
+#: a row's shares, each null where nothing was kept or held out: the gate reads the
+#: coverage and says the held-out ones (a string read as none, 7 as "700.0% kept")
+_SHARES = ("coverage", "heldout_coverage", "heldout_agreement")
 _FIX = "give the report.json that `recuse audit` wrote, unmodified"
 
 
@@ -94,6 +97,10 @@ def _number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _share(x: Any) -> bool:
+    return _number(x) and 0 <= x <= 1
+
+
 def certification_rows(data: Mapping[str, Any], p: Path) -> tuple[dict[str, Any], ...]:
     """The ``pooled`` and ``own`` rows of the Certification section's tables, checked: a
     damaged row is an :class:`InputError` naming the table and row."""
@@ -114,12 +121,13 @@ def certification_rows(data: Mapping[str, Any], p: Path) -> tuple[dict[str, Any]
                 isinstance(r, dict)
                 and all(isinstance(r.get(f), str) for f in ("dataset", "judge", "stratum"))
                 and all(_number(r.get(f)) for f in _NUMBERS)
-                and (r.get("coverage") is None or _number(r.get("coverage")))
+                and all(r.get(f) is None or _share(r[f]) for f in _SHARES)
             )
             if not ok:
                 raise InputError(
                     f"table {name!r} row {k}: needs dataset, judge, stratum (texts), "
-                    f"{', '.join(_NUMBERS)} (numbers) and coverage (a number or null)",
+                    f"{', '.join(_NUMBERS)} (numbers) and {', '.join(_SHARES)} (each a "
+                    "share in [0, 1] or null)",
                     file=str(p), fix=_FIX,
                 )  # fmt: skip
             if r["stratum"] in ("pooled", "own"):

@@ -415,8 +415,16 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
         if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
             raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
-        if f.get(k) is not None and not isinstance(f[k], bool):
+        if k in f and not isinstance(f[k], bool):  # the audit writes true or false, never null
             raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
+    if f.get("absolute_value") and (f["null"] != 0 or min(f["estimate"], f["ci_low"]) < 0):
+        # an absolute value of a signed statistic whose no-bias value is 0: never below 0
+        raise _bad(
+            f"{where}: 'absolute_value' is true, but an absolute value has no-bias value 0 "
+            f"and is never below 0 (got null {_shown(f['null'])}, estimate "
+            f"{_shown(f['estimate'])}, ci_low {_shown(f['ci_low'])})",
+            p,
+        )
     return {**f, "level": level}
 
 

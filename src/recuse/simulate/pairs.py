@@ -94,12 +94,15 @@ from recuse.tables import validate_pairs
 __all__ = [
     "DEFAULT_JUDGES",
     "DEFAULT_MODELS",
+    "PROMPT_EFFECT",
     "PlantedBias",
     "SimulatedPairs",
     "simulate_pairs",
 ]
 
 SimVerdicts = Literal["pick", "prob"]
+#: half-width of the prompt-level shift of every agreement probability (``prompt_effect``)
+PROMPT_EFFECT = 0.05
 
 DEFAULT_MODELS: tuple[str, ...] = (
     "gpt-4",
@@ -229,7 +232,7 @@ def simulate_pairs(
     same_source_rate: float = 0.0,
     single_order_rate: float = 0.0,
     unparsed_rate: float = 0.0,
-    prompt_effect: float = 0.05,
+    prompt_effect: float = PROMPT_EFFECT,
     mean_words: float = 120.0,
     concentration: float = 6.0,
     texts: bool = False,

@@ -13,7 +13,8 @@
    bias planted at ``effect``, analysed with the project's own estimator and BCa
    interval): the share of ``runs`` data sets that detect it is the achieved power,
    reported with its 95% Monte-Carlo interval (:data:`MC_LEVEL`, not the audit's
-   --level); while it falls short of the target the
+   --level; Clopper–Pearson, exact for a count of runs, so 20 of 20 runs read
+   [0.83, 1.00], never [1.00, 1.00]); while it falls short of the target the
    number of prompts grows by a quarter (at most 8 times), and
    while a fifth fewer prompts still clearly reach it (by one Monte-Carlo standard
    error), it shrinks (at most 6 times). The power reported is that of a fresh set of
@@ -52,7 +53,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.stats import beta, norm
 
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import Resampling
@@ -60,7 +61,7 @@ from recuse.metrics.estimate import excludes_null
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
 from recuse.numbers import percent
-from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PROMPT_EFFECT, PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "detected",
     "noise_like",
     "plan",
+    "power_interval",
 ]
 
 POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
@@ -121,7 +123,8 @@ class Plan:
     noise_source: str = ""
     stopped: str = ""
     #: the level of the Monte-Carlo interval [achieved_low, achieved_high] of the
-    #: simulated power (a normal interval over the runs), not the audit's --level
+    #: simulated power (Clopper–Pearson over the runs: :func:`power_interval`), not the
+    #: audit's --level
     achieved_level: float = MC_LEVEL
 
     def first_guess_size(self) -> tuple[int, int]:
@@ -390,6 +393,23 @@ def _fitted_noise(
     return noise, values, source
 
 
+def power_interval(hits: int, runs: int, level: float = MC_LEVEL) -> tuple[float, float]:
+    """The Monte-Carlo interval of a simulated power, ``hits`` of ``runs`` data sets
+    detecting: two-sided Clopper–Pearson at ``level``. A normal interval has zero width
+    at 0 or all runs (20 of 20 read 1.00 [1.00, 1.00], as if 20 runs proved a power of
+    1); this one is [0.83, 1.00] there.
+
+    >>> [round(x, 3) for x in power_interval(20, 20)]
+    [0.832, 1.0]
+    >>> [round(x, 3) for x in power_interval(150, 200)]
+    [0.684, 0.808]
+    """
+    a = (1 - level) / 2
+    low = float(beta.ppf(a, hits, runs - hits + 1)) if hits > 0 else 0.0
+    high = float(beta.ppf(1 - a, hits + 1, runs - hits)) if hits < runs else 1.0
+    return low, high
+
+
 def plan(
     bias: Planned,
     effect: float,
@@ -439,6 +459,23 @@ def plan(
         )
     if bias != "position" and any(v is not None for v in (flip_rate, tie_rate, icc, like)):
         raise ConfigError("--flip-rate, --ties, --icc and --like apply to --bias position only")
+    if bias != "position" and accuracy + abs(effect) / 2 + PROMPT_EFFECT > 1 + 1e-12:
+        # the simulated judge agrees with the human at accuracy ± effect/2, each prompt
+        # shifting it by up to PROMPT_EFFECT: named here in the options the user gave
+        # (simulate_pairs would say "judge 'gpt-4' ... lower the biases")
+        most = 2 * (1 - PROMPT_EFFECT - accuracy)
+        room = (
+            f"at --accuracy {accuracy:g} plan for an --effect of at most {most:.2f}, or lower "
+            "--accuracy"
+            if most > 0
+            else f"at --accuracy {1 - PROMPT_EFFECT:g} or more no effect fits: lower --accuracy"
+        )
+        raise ConfigError(
+            f"--effect {effect:g} with --accuracy {accuracy:g} cannot be simulated: the "
+            f"judge would agree with the human with probability up to "
+            f"{accuracy + abs(effect) / 2 + PROMPT_EFFECT:.3f} (accuracy + effect/2 + "
+            f"{PROMPT_EFFECT:g} of prompt-to-prompt variation), above 1 — {room}"
+        )
     k = pairs_per_prompt
     noise: PositionNoise | None = None
     values: dict[str, float] = {}
@@ -521,7 +558,7 @@ def plan(
     done = last_runs[0]
     if done < runs and not stopped:
         stopped = f"The fresh check ran {done} of {runs} data sets in its time (--max-seconds)."
-    half = norm.ppf(1 - (1 - MC_LEVEL) / 2) * math.sqrt(achieved * (1 - achieved) / done)
+    low, high = power_interval(round(achieved * done), done)
     return Plan(
         bias=bias,
         effect=effect,
@@ -530,8 +567,8 @@ def plan(
         pairs_per_prompt=k,
         power=power,
         achieved=achieved,
-        achieved_low=max(0.0, achieved - half),
-        achieved_high=min(1.0, achieved + half),
+        achieved_low=low,
+        achieved_high=high,
         runs=done,
         level=boot.level,
         first_guess_pairs=guess,

@@ -25,7 +25,9 @@ class RunClock:
 
     :meth:`call` is marked as each call (a batch to the backend, or the tasks to an
     executor) goes out and :meth:`outcome` as each call's outcomes are counted; only
-    the first of the one and the last of the other are kept."""
+    the first of the one and the last of the other are kept. With an executor (Ray)
+    the runner does not see its workers' calls: the clock starts as the tasks are
+    handed over, so the workers' start (a model loading on each) is inside it."""
 
     first: float | None = None
     last: float | None = None

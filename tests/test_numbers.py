@@ -67,11 +67,12 @@ def test_numbers_of_a_thousand_or_more_have_separators_where_a_user_reads_them()
     assert _cell(-0.5, "x") == f"{MINUS}0.500" and _cell(1e300, "x") == "1e+300"
     card = Card("big", 12_000, 1234.5, 1834.0, 1020.25, 1250.0)
     line = card.line()
-    assert "1,234.50 judgments/s" in line and "12,000 computed" in line, line
+    assert "1,234.50 answered judgments/s" in line and "(12,000 answered" in line, line
     assert "1,834 tokens in / 1,020.2 out" in line and "$1,250.000 per 1,000" in line, line
     run = RunSummary(total=12_000, cached=1_500, ok=10_000, unparsed=0, failed=500, seconds=3725.4)
     assert run.line() == (
-        "12,000 judgments: 1,500 already stored, 10,000 ok, 0 unparsed, 500 failed (3,725.4 s)"
+        "12,000 judgments: 1,500 already stored, 10,000 ok, 0 unparsed, 500 failed; 10,500 "
+        "finished (answered or failed) in 3,725.40 s from the first call to the last: 2.82/s"
     )
 
 

@@ -600,6 +600,29 @@ def test_a_line_too_close_to_decide_keeps_its_projection_in_json(
     assert abs(lines["llama"]["distance_to_bound"] - 0.015) < 1e-12
 
 
+def test_json_lines_carry_the_estimate_interval_level_and_no_bias_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each --json line holds the numbers its text writes (before, only inside the text):
+    the planted finding's estimate, interval, level and no-bias value; a judge without a
+    finding has none of them."""
+    fail = _finding("position", "j1", 0.72, 0.66, 0.78, null=0.5, level=0.95)
+    near = _finding("position", "j3", 0.595, 0.56, 0.63, null=0.5, n=1500)
+    path = _report(tmp_path, [fail, near], provenance=_sources(d=["j1", "j2", "j3"]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1", "--json"], capsys)
+    lines = {x["judge"]: x for x in json.loads(out)["lines"]}
+    assert code == 1 and [lines[j]["outcome"] for j in ("j1", "j2", "j3")] == [
+        "fail", "not measured", "inconclusive"]  # fmt: skip
+    numbers = ("estimate", "ci_low", "ci_high", "level", "null")
+    assert [lines["j1"][k] for k in numbers] == [0.72, 0.66, 0.78, 0.95, 0.5]
+    assert [lines["j3"][k] for k in numbers] == [0.595, 0.56, 0.63, 0.9, 0.5]
+    assert all(lines["j2"][k] is None for k in numbers)
+    # the text says the same numbers, rounded as the audit prints them (the fields keep
+    # the report's: 0.595 reads 0.59 in the text)
+    assert "0.72 [0.66, 0.78] (95% interval)" in lines["j1"]["text"], lines["j1"]["text"]
+    assert "0.59 [0.56, 0.63] (90% interval)" in lines["j3"]["text"], lines["j3"]["text"]
+
+
 def test_ci_gate_md_shows_what_the_gate_prints_on_llmbar(
     shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

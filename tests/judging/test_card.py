@@ -199,7 +199,7 @@ def test_failed_judgments_do_not_thin_the_tokens_per_judgment(
     assert c.judgments == 12 and c.tokens_out_per_judgment == 1.0
     capsys.readouterr()
     assert main(["judge", "card", str(store)]) == 0
-    assert "over 12 computed" in capsys.readouterr().out
+    assert "(12 answered, ok or unparsed, in " in capsys.readouterr().out
 
 
 def test_an_interrupted_run_that_stored_judgments_is_on_the_card(tmp_path: Path) -> None:

@@ -288,7 +288,7 @@ def test_cli_says_where_the_judge_runs(
         f"read from model folder {tiny_model_dir}"
     )
     card = next(line for line in out if line.startswith("card: "))
-    assert "judgments/s on cpu float32 over 4 computed" in card
+    assert "answered judgments/s on cpu float32 (4 answered, ok or unparsed, in " in card
     assert main(["judge", "card", str(store)]) == 0
     assert "on cpu float32" in capsys.readouterr().out
     if not torch.cuda.is_available():

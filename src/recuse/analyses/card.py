@@ -24,8 +24,9 @@ def card_section(found: Sequence[Card], store: str, *, notes: Sequence[str] = ()
         id="evaluator-card",
         title="Evaluator card",
         intro=(
-            f"What each judge cost to run, from the runs recorded in {store}: judgments per "
-            "second (wall time of the runs; cached or copied judgments do not count), "
+            f"What each judge cost to run, from the runs recorded in {store}: answered "
+            "judgments (ok or unparsed) per second of the runs, each from its first call "
+            "to its last (cached, copied and failed judgments do not count), "
             "tokens in and out per judgment where the server reported usage, the cost "
             "of 1,000 judgments from the price table (USD per million tokens), and the "
             "judge prompt its verdicts were made with (name, format, content hash)."

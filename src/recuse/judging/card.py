@@ -2,9 +2,12 @@
 
 Per judge, over the judgments the backend answered in its runs (ok or unparsed;
 cached and copied ones do not count, nor failed ones, which report no usage and are
-sent again by the next run): judgments per second (wall time of the runs), tokens in and out per
-judgment (where the server reported usage), and with a price table the cost of 1,000
-judgments::
+sent again by the next run): answered judgments per second over the runs' seconds,
+each run's clock the one its summary line and progress bar divide by, first call to
+last outcome (:mod:`recuse.judging.rate`; a run that failed none reads the same rate
+on all three, one that failed some reads fewer here, and says so), tokens in and out
+per judgment (where the server reported usage), and with a price table the cost of
+1,000 judgments::
 
     cost_per_1000 = 1000 * (tokens_in * price_in + tokens_out * price_out) / 1e6
 
@@ -40,6 +43,7 @@ from recuse import numbers
 from recuse.errors import InputError
 from recuse.files import TOO_DEEP, is_file
 from recuse.judging.device import peak_tflops
+from recuse.judging.rate import per_second
 from recuse.roster import Roster
 
 __all__ = ["Card", "PriceRow", "PriceTable", "cards", "read_prices"]
@@ -50,7 +54,9 @@ Prices = Mapping[str, tuple[float, float]]  # judge -> (USD per 1M input, per 1M
 @dataclass(frozen=True)
 class Card:
     judge: str
+    #: judgments the backend answered (ok or unparsed) in the judge's runs
     judgments: int
+    #: :attr:`judgments` over :attr:`seconds` (NaN where no time was recorded)
     judgments_per_second: float
     tokens_in_per_judgment: float | None
     tokens_out_per_judgment: float | None
@@ -69,6 +75,9 @@ class Card:
     mfu: float | None = None
     #: the peak MFU divides by, TFLOP/s (the GPUs' when several, time-weighted)
     peak_tflops: float | None = None
+    #: the runs' seconds, each from its first call to its last outcome, summed
+    #: (:class:`recuse.judging.rate.RunClock`); None where not given
+    seconds: float | None = None
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -105,17 +114,20 @@ class Card:
             name, kind, sha = self.prompt
             said = ", ".join(x for x in (kind, f"sha256 {sha[:12]}" if sha else "") if x)
             prompt = f"; judge prompt {name!r}" + (f" ({said})" if said else "")
+        took = "" if self.seconds is None else f" in {numbers.decimal(self.seconds, 2)} s"
         return (
-            f"{self.judge}: {numbers.decimal(self.judgments_per_second, 2)} judgments/s"
-            f"{where} over "
-            f"{self.judgments:,} computed; {toks}; {cost}{prompt}"
+            f"{self.judge}: {numbers.decimal(self.judgments_per_second, 2)} answered "
+            f"judgments/s{where} ({self.judgments:,} answered, ok or unparsed,{took} from "
+            f"each run's first call to its last; failed ones not counted); {toks}; "
+            f"{cost}{prompt}"
         )
 
     def record(self) -> dict[str, object]:
         return {
             "judge": self.judge,
-            "judgments computed": self.judgments,
-            "judgments per second": self.judgments_per_second,
+            "answered judgments (ok or unparsed)": self.judgments,
+            "seconds (each run's first call to its last, summed)": self.seconds,
+            "answered judgments per second": self.judgments_per_second,
             "tokens in per judgment": self.tokens_in_per_judgment,
             "tokens out per judgment": self.tokens_out_per_judgment,
             "USD per 1,000 judgments": self.usd_per_1000_judgments,
@@ -154,14 +166,16 @@ def cards(
         if prices is not None and str(judge) in prices and tin is not None and tout is not None:
             pin, pout = prices[str(judge)]
             cost = 1000 * (tin * pin + tout * pout) / 1e6
-        rate = n / seconds if seconds > 0 else math.nan
+        rate = per_second(n, seconds)
         places = g["hardware"].dropna() if "hardware" in g.columns else pd.Series(dtype=object)
         hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
         prompt = (prompts or {}).get(str(judge))
         accelerator, mfu, peak = _utilisation(g)
+        per = math.nan if rate is None else rate
         out.append(
-            Card(str(judge), n, rate, tin, tout, cost, hardware, prompt, accelerator, mfu, peak)
-        )
+            Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
+                 seconds)
+        )  # fmt: skip
     return out
 
 

@@ -68,6 +68,7 @@ from recuse.judging.protocols import (
     Prompt,
     perplexity_key,
 )
+from recuse.judging.rate import RunClock, per_second
 from recuse.judging.store import Judgment, Perplexity, Rewrite, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -99,7 +100,11 @@ GAVE_UP = "gave up after"
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What a run did: tasks in total, already in the store, and outcomes of this run."""
+    """What a run did: tasks in total, already in the store, and outcomes of this run.
+
+    ``seconds`` is the run's wall time from its first call to its last outcome
+    (:class:`~recuse.judging.rate.RunClock`; 0.0 where nothing was sent), the clock of
+    :attr:`rate`, the progress bar's final figure and the evaluator card."""
 
     total: int
     cached: int
@@ -123,35 +128,64 @@ class RunSummary:
         """Perplexities: texts scored in this run (the ``ok`` count)."""
         return self.ok
 
+    @property
+    def finished(self) -> int:
+        """Tasks this run sent and finished: answered (ok, unparsed) or failed."""
+        return self.ok + self.unparsed + self.failed
+
+    @property
+    def rate(self) -> float | None:
+        """:attr:`finished` per second of :attr:`seconds` (:mod:`recuse.judging.rate`);
+        None where nothing was sent."""
+        return per_second(self.finished, self.seconds)
+
     def line(self) -> str:
-        """The counts with thousands separators and the seconds (``12,000 judgments: …
-        (1,234.5 s)``), as every number a user reads is written (:mod:`recuse.numbers`)."""
+        """The counts with thousands separators, and the run's rate with what it counts
+        and its seconds (``12,000 judgments: … 500 failed; 10,500 finished (answered or
+        failed) in 3,725.40 s from the first call to the last: 2.82/s``),
+        as every number a user reads is written (:mod:`recuse.numbers`)."""
         total, cached, ok = count(self.total), count(self.cached), count(self.ok)
-        unparsed, failed, took = count(self.unparsed), count(self.failed), decimal(self.seconds, 1)
+        unparsed, failed = count(self.unparsed), count(self.failed)
         if self.what == "rewrites":
-            return (
+            counts = (
                 f"{total} rewrites: {cached} already stored, {ok} ok, "
-                f"{unparsed} unusable, {failed} failed ({took} s)"
+                f"{unparsed} unusable, {failed} failed"
             )
-        if self.what == "perplexities":
-            return (
-                f"{total} perplexities: {cached} already stored, {ok} "
-                f"computed, {failed} failed ({took} s)"
+        elif self.what == "perplexities":
+            counts = (
+                f"{total} perplexities: {cached} already stored, {ok} computed, {failed} failed"
             )
+        else:
+            counts = (
+                f"{total} judgments: {cached} already stored, {ok} ok, "
+                f"{unparsed} unparsed, {failed} failed"
+            )
+        rate = self.rate
+        if rate is None:
+            return f"{counts}; none sent" if not self.finished else counts
         return (
-            f"{total} judgments: {cached} already stored, {ok} ok, "
-            f"{unparsed} unparsed, {failed} failed ({took} s)"
+            f"{counts}; {count(self.finished)} finished (answered or failed) in "
+            f"{decimal(self.seconds, 2)} s from the first call to the last: {rate_figure(rate)}"
         )
+
+
+def rate_figure(rate: float) -> str:
+    """A rate as the bar's final figure and the summary line both write it (``1,234.50/s``)."""
+    return f"{decimal(rate, 2)}/s"
 
 
 class _RateColumn(ProgressColumn):
     """Items per second: while running, rich's recent rate (it moves as each forward pass
-    reports its prompts); once finished, all items over the whole elapsed time, never
-    the rate of the last burst (a run whose one batch finished everything at once read
+    reports its prompts); once the run has ended, the run's rate as the runner sets it
+    (the ``rate`` field: :attr:`RunSummary.rate`, one clock and count for the bar, the
+    summary line and the card), else all items over the whole elapsed time, never the
+    rate of the last burst (a run whose one batch finished everything at once read
     "12/12 22213.05/s")."""
 
     def render(self, task: RichTask) -> Text:
         speed: float | None
+        if task.fields.get("rate") is not None:
+            return Text(f"{rate_figure(task.fields['rate']):>8}", style="progress.data.speed")
         if task.finished and task.finished_time:
             speed = task.completed / task.finished_time
         else:
@@ -208,7 +242,9 @@ class _Kind(Generic[Outcome]):
 class _Collector(Generic[Outcome]):
     """Counts finished outcomes and commits them together: at once when the last
     commit is ``FLUSH_SECONDS`` old (so a slow judge commits every batch), else when
-    ``FLUSH_ROWS`` are waiting; a killed run loses at most that much work."""
+    ``FLUSH_ROWS`` are waiting; a killed run loses at most that much work. Its
+    ``clock`` is the run's (:class:`RunClock`): the callers mark each call sent, and
+    each call's outcomes mark the last outcome as they arrive here."""
 
     def __init__(
         self,
@@ -216,18 +252,21 @@ class _Collector(Generic[Outcome]):
         counts: dict[str, int],
         failures: dict[str, int],
         outcomes: list[Outcome],
+        clock: RunClock,
     ) -> None:
         self.kind: _Kind[Outcome] = kind
         self.counts = counts
         self.failures = failures
         self.outcomes: list[Outcome] = outcomes
+        self.clock = clock
         self.pending: list[Outcome] = []
         self.last_flush = time.perf_counter()
 
     def add(self, results: Sequence[Outcome]) -> None:
+        now = time.perf_counter()
+        self.clock.outcome(now)
         self.pending.extend(results)
         self.outcomes.extend(results)
-        now = time.perf_counter()
         if len(self.pending) >= FLUSH_ROWS or now - self.last_flush >= FLUSH_SECONDS:
             self.flush()
         for r in results:
@@ -382,7 +421,6 @@ class Runner:
         tasks: dict[str, Task] = {}
         for k, p, r in zip(keys, prompts, responses, strict=True):
             tasks.setdefault(k, Task(k, "perplexity", k, "", p, continuation=r))
-        start = time.perf_counter()
         done = self.store.stored_perplexities(tasks)
         todo = [t for k, t in tasks.items() if k not in done]
         kind: _Kind[Perplexity] = _Kind(
@@ -393,7 +431,8 @@ class Runner:
             batch_size=batch_size or self.backend.batch_size,
             work=Work("perplexity"),
         )
-        counts, failures, computed = self._execute(todo, kind)
+        clock = RunClock()
+        counts, failures, computed = self._execute(todo, kind, clock)
         done.update({r.key: r for r in computed})
         summary = RunSummary(
             total=len(tasks),
@@ -401,7 +440,7 @@ class Runner:
             ok=counts["ok"],
             unparsed=0,
             failed=counts["failed"],
-            seconds=time.perf_counter() - start,
+            seconds=clock.seconds,
             failures=failures,
             what="perplexities",
         )
@@ -429,7 +468,6 @@ class Runner:
             t = Task(keying, "rewrite", "", "", p)
             keys.append(t.key)
             tasks.setdefault(t.key, t)
-        start = time.perf_counter()
         done = self.store.stored_rewrites(tasks)
         todo = [t for k, t in tasks.items() if k not in done]
         model, revision = self.backend.model_id, self.backend.revision
@@ -441,12 +479,13 @@ class Runner:
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
         )
-        counts, failures, computed = self._execute(todo, kind)
+        clock = RunClock()
+        counts, failures, computed = self._execute(todo, kind, clock)
         done.update({r.key: r for r in computed})
         summary = RunSummary(
             total=len(tasks), cached=len(tasks) - len(todo), ok=counts["ok"],
             unparsed=counts["unparsed"], failed=counts["failed"],
-            seconds=time.perf_counter() - start, failures=failures, what="rewrites",
+            seconds=clock.seconds, failures=failures, what="rewrites",
         )  # fmt: skip
         return keys, done, summary
 
@@ -473,7 +512,6 @@ class Runner:
         self, tasks: list[Task], work: Work, keep_items: Callable[[], None]
     ) -> RunSummary:
         """Run judgment tasks: reuse what the store holds, judge the rest."""
-        start = time.perf_counter()
         # a store that holds nothing reads no key (Store.lookup): each task's is then
         # computed when its outcome is stored, beside the device's passes
         stored = self.store.lookup(t.key for t in tasks)
@@ -520,14 +558,16 @@ class Runner:
         )
         meter: Backend | Executor = self.backend if self.executor is None else self.executor
         before = meter.usage()
-        ran = time.perf_counter()
+        clock = RunClock()
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
 
         def record() -> None:
             """What a judgment costs (the evaluator card): only work sent to the backend,
             not copies, and only the judgments it answered (ok or unparsed): a failed one
             reports no usage and is sent again by the next run, so counting it would
-            spread the answered ones' tokens over judgments that cost none."""
+            spread the answered ones' tokens over judgments that cost none. Its seconds
+            are the run's clock, first call to last outcome (:class:`RunClock`), the
+            summary line's and the bar's."""
             after = meter.usage()
             tokens = None
             if after is not None:
@@ -536,7 +576,7 @@ class Runner:
             self.store.put_run(
                 self.judge,
                 judgments=counts["ok"] + counts["unparsed"],
-                seconds=time.perf_counter() - ran,
+                seconds=clock.seconds,
                 tokens=tokens,
                 hardware=self.backend.hardware,
                 device=self.backend.device_name,
@@ -544,7 +584,7 @@ class Runner:
             )
 
         try:
-            counts, failures, _ = self._execute(todo, kind, counts)
+            counts, failures, _ = self._execute(todo, kind, clock, counts)
         except BaseException:
             # an interrupted run (Ctrl-C, a server gone) that stored judgments is a run
             # too: the card counts it; its own error is the one said
@@ -562,20 +602,25 @@ class Runner:
             ok=counts["ok"],
             unparsed=counts["unparsed"],
             failed=counts["failed"],
-            seconds=time.perf_counter() - start,
+            seconds=clock.seconds,
             failures=failures,
         )
 
     def _execute(
-        self, todo: list[Task], kind: _Kind[Outcome], counts: dict[str, int] | None = None
+        self,
+        todo: list[Task],
+        kind: _Kind[Outcome],
+        clock: RunClock,
+        counts: dict[str, int] | None = None,
     ) -> tuple[dict[str, int], dict[str, int], list[Outcome]]:
-        """Run ``todo``: status counts, failure reasons (reason -> count), outcomes.
+        """Run ``todo``: status counts, failure reasons (reason -> count), outcomes;
+        ``clock`` (new) times the run from its first call to its last outcome.
         ``counts`` (zeros), where given, is counted into as outcomes are committed, so
         a caller still has them when the run is interrupted."""
         counts = counts if counts is not None else {"ok": 0, "unparsed": 0, "failed": 0}
         failures: dict[str, int] = {}
         outcomes: list[Outcome] = []
-        collector = _Collector(kind, counts, failures, outcomes)
+        collector = _Collector(kind, counts, failures, outcomes, clock)
         if todo and self.executor is not None and kind.work is not None:
             self._distribute(todo, kind, kind.work, self.executor, collector)
         elif todo:
@@ -622,6 +667,7 @@ class Runner:
             progress.advance(bar, len(computed))
 
         with progress:
+            collector.clock.call()  # the tasks go to the workers now
             try:
                 executor.run(
                     # by characters: counting tokens here would load the model on the
@@ -636,6 +682,7 @@ class Runner:
                 )
             finally:
                 collector.flush()
+                _final_rate(progress, bar, collector)
 
     async def compute(
         self,
@@ -753,6 +800,7 @@ class Runner:
                 if stopping.is_set():
                     return
                 running += 1
+                collector.clock.call()
                 try:
                     with done_sink(step):
                         results, attempts = await self._attempt(batch, kind, stopping)
@@ -798,6 +846,7 @@ class Runner:
                     note.cancel()
                 try:
                     collector.flush()
+                    _final_rate(progress, bar, collector)
                 finally:
                     # however the run ends (done, a call raised, Ctrl-C), the cancelled
                     # calls end first (a server's request hands its connection back),
@@ -901,6 +950,13 @@ class Runner:
                     await asyncio.wait_for(stop.wait(), self.retry.delay(attempt, exc.retry_after))
                 if stop.is_set():
                     raise
+
+
+def _final_rate(progress: Progress, bar: Any, collector: _Collector[Any]) -> None:
+    """The bar's final figure: the run's rate, as :attr:`RunSummary.rate` computes it
+    (outcomes counted over the run's clock), not the bar's own clock and count."""
+    finished = sum(collector.counts.values())
+    progress.update(bar, rate=per_second(finished, collector.clock.seconds))
 
 
 def send_order(tasks: Sequence[Task], sizes: Sequence[int]) -> list[Task]:

@@ -549,7 +549,8 @@ class Store:
         block_params: int | None = None,
     ) -> None:
         """What one run computed: judgments the backend answered (ok or unparsed; not
-        copies, not failed ones), the run's wall time, the tokens in/out the backend
+        copies, not failed ones), the run's wall time from its first call to its last
+        outcome (:class:`recuse.judging.rate.RunClock`), the tokens in/out the backend
         reported (None: not reported), where a local model ran (``"cuda:0
         bfloat16"``; empty for a server), the accelerator's name (``"NVIDIA H200"``;
         empty off a GPU) and the model's transformer-block parameters (None:

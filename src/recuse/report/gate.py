@@ -145,6 +145,13 @@ class GateLine:
     #: inconclusive with the estimate so near the bound that more data is unlikely to
     #: decide it at a practical size (``n_needed`` over :data:`PRACTICAL_MULTIPLE` × n)
     too_close: bool = False
+    #: the finding's estimate, its interval (low, high) at ``level`` (0.9: a 90%
+    #: interval) and its no-bias value, as the line's text writes them; None on a line
+    #: without a finding (not measured, a certification)
+    estimate: float | None = None
+    interval: tuple[float, float] | None = None
+    level: float | None = None
+    null: float | None = None
 
 
 @dataclass(frozen=True)
@@ -594,7 +601,8 @@ def evaluate(
         )
         return GateLine(str(finding["bias"]), str(finding["judge"]),
                         str(finding.get("dataset", "")), "inconclusive", text, None,
-                        tuple(finding.get("warnings", ())), gap, False)  # fmt: skip
+                        tuple(finding.get("warnings", ())), gap, False, est, (lo, hi), level,
+                        null)  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     text = (
         f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "
@@ -631,7 +639,8 @@ def evaluate(
             text += "; the interval is too wide to say how much data would decide it"
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
                     outcome, text, needed, tuple(finding.get("warnings", ())),
-                    gap if outcome == "inconclusive" else None, too_close)  # fmt: skip
+                    gap if outcome == "inconclusive" else None, too_close, est, (lo, hi),
+                    level, null)  # fmt: skip
 
 
 def _decimal_sum(a: float, b: float) -> float:

@@ -25,6 +25,25 @@ def test_findings_are_accuracy_kappa_and_alpha(planted: Planted) -> None:
     assert f.ci_low <= 0.65 <= f.ci_high
 
 
+def test_kappa_and_alpha_read_without_a_sign_in_the_result_as_in_the_finding(
+    planted: Planted,
+) -> None:
+    """Kappa and alpha are quality scores whose 0 is chance, no bias difference: their
+    findings print unsigned ('0.43 [0.35, 0.51]'), and their results, whose JSON said
+    ``signed: true``, now say the same (``score``); they keep their p-values, as a
+    kappa can lie below chance."""
+    by = {(f.judge, f.bias.key): f for f in planted.report.findings if f.section == ANALYSIS.id}
+    results = [cohen_kappa(planted.pairs, judge=j, **BOOT) for j in ("gpt-4", "claude-v1")]  # type: ignore[arg-type]
+    results.append(krippendorff_alpha(planted.pairs, **BOOT))  # type: ignore[arg-type]
+    findings = [by[("gpt-4", KAPPA.key)], by[("claude-v1", KAPPA.key)]]
+    findings.append(by[("all 2 judges", ALPHA.key)])
+    for r, f in zip(results, findings, strict=True):
+        assert r.null == 0 and r.estimate > 0 and r.score
+        assert not r.signed and r.to_dict()["signed"] is False
+        assert not f.signed and not f.text.startswith("+") and f.text.startswith(f.parts[0])
+        assert 0 < r.p_value <= 1 and f.p_value == pytest.approx(r.p_value)
+
+
 def test_words_say_quality_score_and_nothing_is_flagged(planted: Planted) -> None:
     for b in ANALYSIS.biases:
         assert b.kind == "quality" and not b.flags and "not a bias" in b.unit

@@ -125,6 +125,11 @@ class MetricSpec:
     #: and has no p-value: an estimate can lie on one side of its no-bias value only,
     #: which is no hypothesis a test rejects (a flip rate of 0.43 read p = 2/(B+1))
     bound: Bound | None = None
+    #: the estimate is a quality score, a chance-corrected agreement coefficient whose
+    #: no-bias value ``null`` = 0 is chance (Cohen's kappa, Krippendorff's alpha), not a
+    #: bias difference: it reads without a sign, as the audit prints it, and keeps its
+    #: p-value (it can lie below chance) (:attr:`~recuse.metrics.result.MetricResult.score`)
+    score: bool = False
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -469,6 +474,7 @@ def to_results(
                     fixed=flat and constant is not None,
                     absolute=spec.folded,
                     bound=spec.bound,
+                    score=spec.score,
                     n_of=spec.n_count,
                 )
             )

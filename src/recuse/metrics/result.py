@@ -85,8 +85,10 @@ class MetricResult:
     calibration error), "ceiling" for one whose no-bias value is its greatest (the
     position consistency, 1); such a result is :attr:`unsigned`, no difference either,
     and has no ``p_value``: it can lie on one side of its no-bias value only, which is
-    no hypothesis a test rejects. Neither reads with a sign: :attr:`signed` says which
-    numbers do.
+    no hypothesis a test rejects. ``score`` is True for a quality score whose no-bias
+    value 0 is chance (Cohen's kappa, Krippendorff's alpha), a coefficient rather than a
+    bias difference, which keeps its p-value (it can lie below chance). None of these
+    reads with a sign: :attr:`signed` says which numbers do.
     """
 
     metric: str
@@ -111,6 +113,7 @@ class MetricResult:
     fixed: bool = False  # zero width because the value is fixed by construction
     absolute: bool = False  # the absolute value of a signed statistic (never below 0)
     bound: Bound | None = None  # the no-bias value is the metric's floor or ceiling
+    score: bool = False  # a chance-corrected agreement coefficient (0 = chance)
 
     @property
     def unsigned(self) -> bool:
@@ -122,9 +125,9 @@ class MetricResult:
     def signed(self) -> bool:
         """Whether the estimate is a signed difference whose no-bias value is 0, printed
         with its sign (``+0.182``): not an :attr:`absolute` value, not an
-        :attr:`unsigned` rate, nor a number whose no-bias value is not 0 (a rate
-        around 0.5)."""
-        return self.null == 0 and not self.absolute and not self.unsigned
+        :attr:`unsigned` rate, not a quality :attr:`score` (kappa, 0 = chance), nor a
+        number whose no-bias value is not 0 (a rate around 0.5)."""
+        return self.null == 0 and not (self.absolute or self.unsigned or self.score)
 
     #: what ``n`` counts where it is not all the group's rows (``MetricSpec.n_count``,
     #: e.g. the judge's own pairs of its calibrated self-preference); ``n_clusters`` is

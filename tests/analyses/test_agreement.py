@@ -3,11 +3,16 @@ scores (never flagged, not counted as biases in the summary)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from analyses.conftest import BOOT, Planted
 from recuse.analyses.agreement import ACCURACY, ALPHA, ANALYSIS, KAPPA
+from recuse.analyses.base import NUMBER_COLUMNS
 from recuse.metrics.agreement import accuracy, cohen_kappa, krippendorff_alpha
+from recuse.report.export import table_file, write_tables
 
 
 def test_findings_are_accuracy_kappa_and_alpha(planted: Planted) -> None:
@@ -23,6 +28,25 @@ def test_findings_are_accuracy_kappa_and_alpha(planted: Planted) -> None:
     # gpt-4 has only self-preference planted, whose terms average out: accuracy 0.65
     f = by[("gpt-4", ACCURACY.key)]
     assert f.ci_low <= 0.65 <= f.ci_high
+
+
+def test_kappa_and_alpha_read_without_a_sign_in_the_result_as_in_the_finding(
+    planted: Planted,
+) -> None:
+    """Kappa and alpha are quality scores whose 0 is chance, no bias difference: their
+    findings print unsigned ('0.43 [0.35, 0.51]'), and their results, whose JSON said
+    ``signed: true``, now say the same (``score``); they keep their p-values, as a
+    kappa can lie below chance."""
+    by = {(f.judge, f.bias.key): f for f in planted.report.findings if f.section == ANALYSIS.id}
+    results = [cohen_kappa(planted.pairs, judge=j, **BOOT) for j in ("gpt-4", "claude-v1")]  # type: ignore[arg-type]
+    results.append(krippendorff_alpha(planted.pairs, **BOOT))  # type: ignore[arg-type]
+    findings = [by[("gpt-4", KAPPA.key)], by[("claude-v1", KAPPA.key)]]
+    findings.append(by[("all 2 judges", ALPHA.key)])
+    for r, f in zip(results, findings, strict=True):
+        assert r.null == 0 and r.estimate > 0 and r.score
+        assert not r.signed and r.to_dict()["signed"] is False
+        assert not f.signed and not f.text.startswith("+") and f.text.startswith(f.parts[0])
+        assert 0 < r.p_value <= 1 and f.p_value == pytest.approx(r.p_value)
 
 
 def test_words_say_quality_score_and_nothing_is_flagged(planted: Planted) -> None:
@@ -85,7 +109,7 @@ def test_estimates_tables_write_warnings_as_text_like_the_others(planted: Plante
     agreement = tables[f"{ANALYSIS.id}-sim-pairs"]
     assert set(agreement["metric"]) >= {"agreement_accuracy", "agreement_kappa"}
     for frame in tables.values():
-        assert "fixed_by_construction" not in frame.columns and "signed" not in frame.columns
+        assert "fixed_by_construction" not in frame.columns
         if "warnings" in frame.columns:
             assert all(isinstance(w, str) for w in frame["warnings"]), list(frame["warnings"])
         for column in frame.columns:
@@ -93,3 +117,49 @@ def test_estimates_tables_write_warnings_as_text_like_the_others(planted: Plante
     # the same columns as a pairwise section's table, less its components and method
     position = tables["position-sim-pairs"]
     assert list(agreement.columns) == [c for c in position.columns if c != "components"]
+
+
+def test_every_estimates_table_says_what_its_numbers_are(planted: Planted, tmp_path: Path) -> None:
+    """The verbosity and position tables (tables/*.csv) left out ``signed``: the flip
+    rate's row read "null 0" as a difference's does, with nothing saying it is a rate.
+    Every estimates table now carries the same columns about what a number is
+    (NUMBER_COLUMNS), each row the result's own, read back from the CSV files."""
+    write_tables(planted.report, tmp_path)
+    tables = {
+        t.name: pd.read_csv(tmp_path / table_file(t.name), keep_default_na=False)
+        for t in planted.report.tables
+        if {"metric", "estimate", "n_boot"} <= set(t.frame.columns)
+    }
+    names = {n.split("-sim")[0] for n in tables}
+    assert {"position", "verbosity", "agreement", "self-preference", "family-preference"} <= names
+    for name, frame in tables.items():
+        assert set(NUMBER_COLUMNS) <= set(frame.columns), name
+
+    def row(table: str, metric: str, judge: str) -> dict[str, str]:
+        frame = tables[table].astype(str)
+        hit = frame[(frame["metric"] == metric) & (frame["judge"] == judge)]
+        assert len(hit) == 1, (table, metric, judge)
+        return {k: hit.iloc[0][k] for k in (*NUMBER_COLUMNS, "p_value")}
+
+    j = "claude-v1"
+    # (null, null_bound, signed, absolute_value, p_value empty): a rate at its floor, a
+    # share at its ceiling, a rate around 0.5, a signed difference and its absolute value
+    assert row("position-sim-pairs", "flip_rate", j) == {
+        "null": "0.0", "null_bound": "floor", "signed": "False",
+        "absolute_value": "False", "p_value": "",
+    }  # fmt: skip
+    assert row("position-sim-pairs", "position_consistency", j) == {
+        "null": "1.0", "null_bound": "ceiling", "signed": "False",
+        "absolute_value": "False", "p_value": "",
+    }  # fmt: skip
+    first = row("position-sim-pairs", "first_position_rate", j)
+    assert (first["null"], first["null_bound"], first["signed"]) == ("0.5", "", "False")
+    assert first["p_value"] != ""
+    verbosity = tables["verbosity-sim-pairs"]  # Eq. 5 is there where it differs from Eq. 6
+    (folded,) = set(verbosity.loc[verbosity["metric"] == "verbosity_deviation", "judge"])
+    eq6 = row("verbosity-sim-pairs", "verbosity_bias", folded)
+    eq5 = row("verbosity-sim-pairs", "verbosity_deviation", folded)
+    assert (eq6["signed"], eq6["absolute_value"]) == ("True", "False")
+    assert (eq5["signed"], eq5["absolute_value"]) == ("False", "True")
+    kappa = row("agreement-sim-pairs", "agreement_kappa", j)
+    assert (kappa["null"], kappa["signed"]) == ("0.0", "False")  # a score, unsigned

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from analyses.conftest import BOOT, _input
+from recuse.analyses.base import NUMBER_COLUMNS
 from recuse.analyses.calibration import ANALYSIS, BRIER, ECE, ECE_ISOTONIC, ECE_PLATT
 from recuse.driver import AuditOptions, run_audit
 from recuse.metrics.calibration import brier_score, expected_calibration_error, recalibrate
@@ -48,7 +49,12 @@ def test_findings_before_and_after_recalibration(audited: tuple[pd.DataFrame, ob
     assert "p_value" not in table.frame.columns and "chance_ece" in table.frame.columns
     # warnings as text ("" for none) as every estimates table writes them, not [] / False
     assert all(isinstance(w, str) for w in table.frame["warnings"])
-    assert not {"fixed_by_construction", "signed"} & set(table.frame.columns)
+    assert "fixed_by_construction" not in table.frame.columns
+    # what its numbers are, as every estimates table says: errors at their floor 0
+    frame = table.frame
+    assert set(NUMBER_COLUMNS) <= set(frame.columns) and len(frame)
+    assert (frame["null"] == 0).all() and (frame["null_bound"] == "floor").all()
+    assert not frame["signed"].any() and not frame["absolute_value"].any()
     assert "calibrated judge's plug-in ECE" in by[ECE.key].detail
     # the plug-in ECE is the mean absolute gap (ℓ1), the estimate a root mean square (ℓ2):
     # the detail says which, as the root mean square can read above the plug-in

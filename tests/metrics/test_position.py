@@ -10,6 +10,7 @@ import pytest
 from recuse.errors import EstimationError
 from recuse.metrics import first_position_rate, flip_rate, position_consistency
 from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.result import results_frame
 from recuse.tables import validate_pairs
 
 NAN = math.nan
@@ -60,7 +61,24 @@ def test_consistency_and_flips_by_hand() -> None:
     # the flip rate is unsigned: its no-bias value 0 is its floor, which no test rejects,
     # so it has no p-value (it read p = 2/(B+1) for any judge that ever flips)
     assert f.unsigned and not f.signed and math.isnan(f.p_value)
-    assert f.to_dict()["p_value"] is None
+    assert f.to_dict()["p_value"] is None and f.to_dict()["null_bound"] == "floor"
+
+
+def test_consistency_has_no_p_value_its_no_bias_value_being_its_ceiling() -> None:
+    """Consistency's no-bias value 1 is the most a share can be: 4 of 8 consistent pairs
+    lie below it as any judge that ever changes its pick does, so a test of 1 rejects
+    nothing (it read p = 2/(B+1)). The JSON and CSV say why there is none: ``null_bound``
+    "ceiling"; the first-position rate, whose 0.5 lies inside its range, keeps its p."""
+    t = table(ORDERS)
+    boot = Resampling(n_boot=200)
+    c = position_consistency(t, boot=boot, min_n=4)
+    assert c.null == 1.0 and c.ci_high < 1.0  # the interval lies below its ceiling
+    assert c.bound == "ceiling" and c.unsigned and not c.signed and math.isnan(c.p_value)
+    d = c.to_dict()
+    assert (d["p_value"], d["null_bound"], d["signed"]) == (None, "ceiling", False)
+    frame = results_frame([c, first_position_rate(t, boot=boot, min_n=4)])
+    assert frame["null_bound"][0] == "ceiling" and pd.isna(frame["null_bound"][1])
+    assert math.isnan(frame["p_value"][0]) and 0 < frame["p_value"][1] <= 1
 
 
 def test_first_position_rate_by_hand() -> None:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
+from recuse.cli import main
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.regression.favoritism import (
     SIGNIFICANCE_WORDS,
@@ -418,6 +419,18 @@ def test_each_result_states_its_unit_and_no_bias_value() -> None:
             f"the 90% interval [lower, upper] excludes 0 ({SIGNIFICANCE_WORDS})"
         )
         assert "no multiple-testing adjustment" in d["significant"]
+
+
+def test_the_significance_words_hold_with_and_without_the_audits_adjustment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The words said the audit flags what its Benjamini–Hochberg adjustment keeps, untrue
+    under ``recuse audit --no-fdr``, which flags each interval alone: they name both,
+    with the option as ``recuse audit --help`` spells it."""
+    assert "Benjamini–Hochberg adjustment keeps" in SIGNIFICANCE_WORDS
+    assert "(with --no-fdr, whose own interval excludes 0)" in SIGNIFICANCE_WORDS
+    assert main(["audit", "--help"]) == 0
+    assert "--no-fdr" in capsys.readouterr().out.split()
 
 
 def test_one_rating_per_dimension_flags_no_bias() -> None:

@@ -23,7 +23,7 @@ from recuse.analyses.base import (
     table_row,
 )
 from recuse.data.inputs import Input
-from recuse.metrics.agreement import accuracy_spec, alpha_statistic, kappa_spec
+from recuse.metrics.agreement import accuracy_spec, alpha_spec, alpha_statistic, kappa_spec
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
@@ -127,11 +127,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         for level in ("ordinal", "nominal"):
             stat, clusters, n_judges = alpha_statistic(rows, level=level)
             if len(clusters):
-                method = (
-                    f"Krippendorff's alpha ({level}) among {n_judges} judges' pair verdicts "
-                    "(b < tie < a), items as units"
-                )
-                alphas.append(MetricSpec(stat.name, stat, method))
+                alphas.append(alpha_spec(stat, n_judges, level))
         got, missed = run_boot(alphas, clusters, o) if alphas else ([], [])
         panel = all_judges_label(len(labels))  # one estimate for the panel of judges
         for r in got:

@@ -419,18 +419,24 @@ def from_result(
 
 
 #: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
-#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, and
-#: ``signed``, which the page's unsigned numbers do not use (``absolute_value`` stays: it
-#: says which row's p-value is another's, the signed statistic's)
-_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "signed")
+#: (said otherwise) and ``fixed_by_construction``, which the warnings say in words
+_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
+
+#: the columns of every estimates table that say what its numbers are: the no-bias
+#: value, whether it is the metric's floor or ceiling (then no p-value), whether the
+#: estimate is a signed difference and whether an absolute value (which row's p-value is
+#: another's, the signed statistic's). The position table's flip rate read "null 0" with
+#: nothing saying it is a rate, where a difference's row reads the same
+NUMBER_COLUMNS = ("null", "null_bound", "signed", "absolute_value")
 
 
 def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     """One row of an analysis's estimates table: ``dataset``, ``metric``, ``bias`` (the
     finding's key, "" for none: :func:`bias_keys`), then the result's fields less
-    :data:`_NOT_IN_TABLE`, its components as ``name=value; …`` and its warnings as
-    text, "" when none (the page and the CSV read ``[]`` and ``False`` in the agreement
-    table, which built its rows apart)."""
+    :data:`_NOT_IN_TABLE` (with :data:`NUMBER_COLUMNS`, which every such table keeps),
+    its components as ``name=value; …`` and its warnings as text, "" when none (the page
+    and the CSV read ``[]`` and ``False`` in the agreement table, which built its rows
+    apart)."""
     rec = {
         "dataset": dataset,
         "metric": r.metric,

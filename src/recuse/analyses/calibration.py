@@ -178,7 +178,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                      headline=bias.headline, bias=bias, metric=s.metric)  # fmt: skip
     frame = pd.DataFrame(
         [{**{k: v for k, v in table_row(r, inp.name, bias_of[r.metric].key).items()
-             if k not in ("components", "method", "p_value", "null", "n_of")},
+             if k not in ("components", "method", "p_value", "n_of")},
           **{k: r.components[k] for k in ("ece_plugin", "chance_ece") if k in r.components}}
          for r in results]
     )  # fmt: skip

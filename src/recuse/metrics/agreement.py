@@ -62,6 +62,7 @@ __all__ = [
     "KappaWeights",
     "accuracy",
     "accuracy_spec",
+    "alpha_spec",
     "alpha_statistic",
     "cohen_kappa",
     "human_sides",
@@ -196,7 +197,7 @@ def kappa_spec(
         o = t[: K * K].reshape(K, K)
         return {"observed_agreement": float(np.trace(o) / o.sum()) if o.sum() else np.nan}
 
-    return MetricSpec(name, stat, method, components)
+    return MetricSpec(name, stat, method, components, score=True)  # 0 = chance
 
 
 def _single(
@@ -338,6 +339,16 @@ def alpha_statistic(
     return stat, clusters, n_judges
 
 
+def alpha_spec(stat: GroupedStatistic, n_judges: int, level: Alpha) -> MetricSpec:
+    """Krippendorff's α of :func:`alpha_statistic` as a spec: a quality score whose
+    no-bias value 0 is chance agreement (``MetricSpec.score``: it reads without a sign)."""
+    method = (
+        f"Krippendorff's alpha ({level}) among {n_judges} judges' pair verdicts "
+        "(b < tie < a), items as units"
+    )
+    return MetricSpec(stat.name, stat, method, score=True)
+
+
 def krippendorff_alpha(
     pairs: pd.DataFrame,
     *,
@@ -359,11 +370,7 @@ def krippendorff_alpha(
         raise EstimationError(
             f"Krippendorff's alpha needs verdicts of two or more judges; this table has {n_judges}"
         )
-    method = (
-        f"Krippendorff's alpha ({level_of_measurement}) among {n_judges} judges' pair "
-        "verdicts (b < tie < a), items as units"
-    )
-    spec = MetricSpec(stat.name, stat, method)
+    spec = alpha_spec(stat, n_judges, level_of_measurement)
     if len(clusters) == 0:
         raise EstimationError("no item has verdicts of two or more judges")
     results, skipped = run_specs([spec], clusters, boot=boot, min_n=min_n)

@@ -316,7 +316,7 @@ def ece_results(
                 },
                 std_error=e.se,
                 warnings=tuple(warnings),
-                unsigned=True,  # an error, at least 0: no signed difference
+                bound="floor",  # an error, at least 0: no signed difference
             )
         )
     return results, skipped
@@ -344,7 +344,7 @@ def brier_spec(
         required=((1, "pairs with a human preference and a probability"),),
     )
     method = f"Brier score of {column}: mean of (p - y)^2, y = human label as 0/1 (ties left out)"
-    return MetricSpec(name, stat, method, unsigned=True)  # a mean square, at least 0
+    return MetricSpec(name, stat, method, bound="floor")  # a mean square, at least 0
 
 
 def without_p_value(r: MetricResult) -> MetricResult:

@@ -55,7 +55,7 @@ from recuse.metrics.bootstrap import (
     counted,
     p_value,
 )
-from recuse.metrics.result import MetricResult, Refit, Skipped
+from recuse.metrics.result import Bound, MetricResult, Refit, Skipped
 from recuse.numbers import percent
 
 __all__ = [
@@ -118,11 +118,18 @@ class MetricSpec:
     #: value is ``null`` = 0: the result is folded (:func:`fold`) and says so
     #: (:attr:`~recuse.metrics.result.MetricResult.absolute`)
     folded: bool = False
-    #: the estimate is a rate, share or error whose no-bias value ``null`` = 0 is also
-    #: its least value (the flip rate), not a signed difference: it reads without a sign
-    #: (:attr:`~recuse.metrics.result.MetricResult.unsigned`) and has no p-value (its
-    #: floor is no hypothesis a test rejects: a flip rate of 0.43 read p = 2/(B+1))
-    unsigned: bool = False
+    #: the no-bias value ``null`` is a bound of the metric
+    #: (:data:`~recuse.metrics.result.Bound`): "floor", its least value (the flip rate,
+    #: an error: at least 0), or "ceiling", its greatest (position consistency: at most
+    #: 1). Such a rate, share or error is no signed difference (it reads without a sign)
+    #: and has no p-value: an estimate can lie on one side of its no-bias value only,
+    #: which is no hypothesis a test rejects (a flip rate of 0.43 read p = 2/(B+1))
+    bound: Bound | None = None
+    #: the estimate is a quality score, a chance-corrected agreement coefficient whose
+    #: no-bias value ``null`` = 0 is chance (Cohen's kappa, Krippendorff's alpha), not a
+    #: bias difference: it reads without a sign, as the audit prints it, and keeps its
+    #: p-value (it can lie below chance) (:attr:`~recuse.metrics.result.MetricResult.score`)
+    score: bool = False
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -430,11 +437,11 @@ def to_results(
             components = spec.components(est.totals) if spec.components else {}
             constant = spec.constant(est.totals) if spec.constant else None
             flat = zero_width(est.estimate, est.ci_low, est.ci_high)
-            # an unsigned rate's null 0 is its floor, not a hypothesis: no p-value
-            p = math.nan if spec.unsigned else p_value(est, spec.null)
+            # a null that is the metric's floor or ceiling is no hypothesis: no p-value
+            p = math.nan if spec.bound else p_value(est, spec.null)
             few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
             beyond = not est.ci_low <= spec.null <= est.ci_high
-            if (flat or few) and constant is None and beyond and not spec.unsigned:
+            if (flat or few) and constant is None and beyond and not spec.bound:
                 # a difference of two rates: every prompt at its rate's end has a larger
                 # chance than the sign test's when the two sides are unequal
                 exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)
@@ -466,7 +473,8 @@ def to_results(
                     refit=spec.refit,
                     fixed=flat and constant is not None,
                     absolute=spec.folded,
-                    unsigned=spec.unsigned,
+                    bound=spec.bound,
+                    score=spec.score,
                     n_of=spec.n_count,
                 )
             )

@@ -127,9 +127,11 @@ def consistency_spec(
         "position consistency: share of pairs with the same pick (a/b/tie) in both orders; "
         "1 = always consistent"
     )
+    # 1, no position effect, is the most a share can be: its ceiling (no p-value)
     return MetricSpec(
-        "position_consistency", stat, method, components, null=1.0, constant=order_blind
-    )
+        "position_consistency", stat, method, components, null=1.0, constant=order_blind,
+        bound="ceiling",
+    )  # fmt: skip
 
 
 def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, ...]) -> MetricSpec:
@@ -140,7 +142,7 @@ def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, .
     method = (
         "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
     )
-    return MetricSpec("flip_rate", stat, method, constant=order_blind, unsigned=True)
+    return MetricSpec("flip_rate", stat, method, constant=order_blind, bound="floor")
 
 
 def first_position_spec(

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["CORE_FIELDS", "MetricResult", "Refit", "Skipped", "results_frame"]
+__all__ = ["CORE_FIELDS", "Bound", "MetricResult", "Refit", "Skipped", "results_frame"]
 
 # Columns every result has, in display order (``results_frame`` and the CLI use them).
 CORE_FIELDS = (
@@ -30,6 +30,11 @@ CORE_FIELDS = (
 #: how a metric that refits a model in every resample refitted it (:attr:`MetricResult.
 #: refit`): "exact" (a full refit) or "one-step" (one Newton step from the full-sample fit)
 Refit = Literal["exact", "one-step"]
+
+#: which bound of a metric its no-bias value is (:attr:`MetricResult.bound`): "floor", its
+#: least value (a flip rate or an error, 0 at no bias), or "ceiling", its greatest (the
+#: position consistency, 1 at no bias)
+Bound = Literal["floor", "ceiling"]
 
 
 def _clean(x: float) -> float | None:
@@ -74,11 +79,16 @@ class MetricResult:
     ``absolute`` is True when the estimate is the absolute value of a signed statistic
     whose no-bias value ``null`` is 0 (``MetricSpec.folded``: Saito's Eq. 5, |Eq. 6|):
     never below 0, its interval the absolute values over the signed one's and its
-    ``p_value`` the signed statistic's (the same hypothesis). ``unsigned`` is True for
-    a rate, share or error whose no-bias value 0 is also its least value (the flip
-    rate, a calibration error), which is no difference either, and has no ``p_value``
-    (its floor is no hypothesis a test rejects). Neither reads with a sign:
-    :attr:`signed` says which numbers do.
+    ``p_value`` the signed statistic's (the same hypothesis). ``bound`` says when the
+    no-bias value is a bound of the metric (:data:`Bound`): "floor" for a rate, share
+    or error whose no-bias value 0 is also its least value (the flip rate, a
+    calibration error), "ceiling" for one whose no-bias value is its greatest (the
+    position consistency, 1); such a result is :attr:`unsigned`, no difference either,
+    and has no ``p_value``: it can lie on one side of its no-bias value only, which is
+    no hypothesis a test rejects. ``score`` is True for a quality score whose no-bias
+    value 0 is chance (Cohen's kappa, Krippendorff's alpha), a coefficient rather than a
+    bias difference, which keeps its p-value (it can lie below chance). None of these
+    reads with a sign: :attr:`signed` says which numbers do.
     """
 
     metric: str
@@ -102,15 +112,22 @@ class MetricResult:
     refit: Refit | None = None  # how the resamples' model was refitted, if one was
     fixed: bool = False  # zero width because the value is fixed by construction
     absolute: bool = False  # the absolute value of a signed statistic (never below 0)
-    unsigned: bool = False  # a rate, share or error at least its no-bias value 0
+    bound: Bound | None = None  # the no-bias value is the metric's floor or ceiling
+    score: bool = False  # a chance-corrected agreement coefficient (0 = chance)
+
+    @property
+    def unsigned(self) -> bool:
+        """Whether the estimate is a rate, share or error whose no-bias value is one of
+        its bounds (:attr:`bound`): no signed difference, and no p-value."""
+        return self.bound is not None
 
     @property
     def signed(self) -> bool:
         """Whether the estimate is a signed difference whose no-bias value is 0, printed
         with its sign (``+0.182``): not an :attr:`absolute` value, not an
-        :attr:`unsigned` rate, nor a number whose no-bias value is not 0 (a rate
-        around 0.5)."""
-        return self.null == 0 and not self.absolute and not self.unsigned
+        :attr:`unsigned` rate, not a quality :attr:`score` (kappa, 0 = chance), nor a
+        number whose no-bias value is not 0 (a rate around 0.5)."""
+        return self.null == 0 and not (self.absolute or self.unsigned or self.score)
 
     #: what ``n`` counts where it is not all the group's rows (``MetricSpec.n_count``,
     #: e.g. the judge's own pairs of its calibrated self-preference); ``n_clusters`` is
@@ -143,6 +160,7 @@ class MetricResult:
             "std_error": _clean(self.std_error),
             "p_value": _clean(self.p_value),
             "null": self.null,
+            "null_bound": self.bound,
             "signed": self.signed,
             "absolute_value": self.absolute,
             "warnings": list(self.warnings),
@@ -165,14 +183,18 @@ class Skipped:
 
 
 #: after the core columns in :func:`results_frame`: what is shown next to each number
-FRAME_EXTRAS = ("n_of", "std_error", "p_value", "null", "signed", "absolute_value", "warnings")
+FRAME_EXTRAS = (
+    "n_of", "std_error", "p_value", "null", "null_bound", "signed", "absolute_value", "warnings",
+)  # fmt: skip
 
 
 def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
     """One row per result with the core columns, then what ``n`` counts where it is not
     all the group's rows (:attr:`MetricResult.n_of`, else empty), its standard error,
-    p-value, the no-bias value the p-value tests, whether the estimate is a signed difference and
-    whether it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), and its
+    p-value, the no-bias value the p-value tests, which bound of the metric that value is
+    ("floor" or "ceiling": then there is no p-value; empty for neither:
+    :attr:`MetricResult.bound`), whether the estimate is a signed difference and whether
+    it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), and its
     warnings (joined by "; ", empty when none) — for tables and CSV files."""
     rows = []
     for r in results:

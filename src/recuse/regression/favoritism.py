@@ -100,8 +100,8 @@ SCALE_WORDS: dict[str, str] = {
 #: play-favorites: '*' here, 'negligible' in the audit)
 SIGNIFICANCE_WORDS = (
     "each coefficient tested alone, with no multiple-testing adjustment and no "
-    "materiality threshold: recuse audit flags only what its Benjamini–Hochberg "
-    "adjustment keeps and is not negligible"
+    "materiality threshold: recuse audit flags only what is not negligible and what its "
+    "Benjamini–Hochberg adjustment keeps (with --no-fdr, whose own interval excludes 0)"
 )
 REQUIRED = ("prompt_id", "model", "dimension", "judge", "rating", "reference")
 

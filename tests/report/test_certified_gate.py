@@ -106,3 +106,21 @@ def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lie
                       heldout_agreement=1.0))  # fmt: skip
     assert "certified on 0.04% of 2,500 labelled pairs" in tiny, tiny
     assert "0.03% kept, 100.0% of them agree" in tiny, tiny
+
+
+def test_a_report_without_a_judge_to_certify_says_so() -> None:
+    """--certified on a report with no pairs dataset with a judge (and no curve) printed
+    no line, then "gate inconclusive: nothing was measured (see NOT MEASURED above)"
+    with nothing above; each rule now has its NOT MEASURED line saying why."""
+    rules = [Certified(0.85, 0.6), Certified(0.9, 0.5)]
+    for datasets in ([], [SimpleNamespace(name="d", table="pairs", judges=())]):
+        report = SimpleNamespace(datasets=datasets, certification=[])
+        lines = gate_certified(report, rules, reason=lambda d, j: "", skip=False)
+        assert [(j, d, o) for j, d, o, _ in lines] == [("", "", "not measured")] * 2
+        assert [text for *_, text in lines] == [
+            f"NOT MEASURED: certified {r}: no dataset of the report is a pairs table with a "
+            "judge, which the Certification analysis reads"
+            for r in ("0.85@0.6", "0.9@0.5")
+        ]
+    [(*_, skipped)] = gate_certified(report, rules[:1], reason=lambda d, j: "", skip=True)
+    assert skipped.endswith("reads — skipped (--skip-unmeasured)")

@@ -210,7 +210,12 @@ def gate_certified(
             if r["judge"] not in audited[r["dataset"]]:
                 audited[r["dataset"]] += (r["judge"],)
     lines = []
+    tail = " — skipped (--skip-unmeasured)" if skip else ""
     for rule in rules:
+        if not any(audited.values()):  # no judge to name: said, not a silent gate
+            lines.append(("", "", "not measured", f"NOT MEASURED: certified {rule.text}: no "
+                          "dataset of the report is a pairs table with a judge, which the "
+                          f"Certification analysis reads{tail}"))  # fmt: skip
         for dataset, judges in audited.items():
             for judge in sorted(judges):
                 rows = [r for r in report.certification
@@ -220,8 +225,6 @@ def gate_certified(
                     outcome, text = _line(rule, rows)
                 else:
                     outcome, text = "not measured", str(reason(dataset, judge))
-                tail = (
-                    " — skipped (--skip-unmeasured)" if skip and outcome == "not measured" else ""
-                )
-                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{tail}"))
+                said = tail if outcome == "not measured" else ""
+                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{said}"))
     return lines

@@ -179,15 +179,30 @@ def share_percent(share: float, digits: int = 1) -> str:
     """A share as a percentage with ``digits`` decimals, rounded once, as
     :func:`decimal` rounds the share at ``digits + 2`` (57 of 200: ``28.5%`` where the
     share is written ``0.285``; scaling first and rounding again could part them), never
-    ``-0.0%``; a negative one with :data:`MINUS`.
+    ``-0.0%``; a negative one with :data:`MINUS`. A share above 0 that ``digits``
+    decimals write as 0 takes as many more as show it, up to a share at
+    :data:`MOST_DECIMALS`, and is a bound below that: 1 of 2,500 pairs read ``0.0%``
+    kept, as if none were.
 
     >>> share_percent(57 / 200), share_percent(0.21), share_percent(-1e-9), share_percent(1.0, 0)
     ('28.5%', '21.0%', '0.0%', '100%')
+    >>> share_percent(1 / 2500), share_percent(1e-9)
+    ('0.04%', '< 0.0001%')
     """
-    text = f"{float(share) + 0.0:.{digits + 2}f}"
-    value = Decimal(text).scaleb(2)
-    out = f"{value:.{digits}f}"
-    return minus(out if float(out) != 0 else out.lstrip("-")) + "%"
+    share = float(share) + 0.0
+    out = _share_percent(share, digits)
+    for more in range(digits + 1, MOST_DECIMALS - 1):
+        if share <= 0 or Decimal(out) != 0:
+            break
+        out = _share_percent(share, more)
+    if share > 0 and Decimal(out) == 0:
+        return f"< {Decimal(1).scaleb(2 - MOST_DECIMALS)}%"
+    return minus(out if Decimal(out) != 0 else out.lstrip("-")) + "%"
+
+
+def _share_percent(share: float, digits: int) -> str:
+    """``share`` × 100 with ``digits`` decimals, rounded once at ``digits + 2``."""
+    return f"{Decimal(f'{share:.{digits + 2}f}').scaleb(2):.{digits}f}"
 
 
 def percent(level: float) -> str:

@@ -759,3 +759,30 @@ def test_a_hand_edited_absolute_value_is_refused(
     assert (
         code == 0 and "PASS: verbosity_longer_gap of j (d): \u22120.030 [\u22120.090, 0.040]" in out
     )
+
+
+def test_gate_json_is_strict_json_whatever_a_line_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate reads only finite numbers from a report (a NaN is refused, exit 2), but
+    its --json printed with Python's default, which writes a NaN or an infinity that
+    reached a line as bare NaN / Infinity, not JSON; every JSON recuse writes is
+    strict (null there). Planted: a line whose estimate is NaN and distance infinite."""
+    import math
+
+    from recuse.report import gate as gate_module
+    from recuse.report.gate import GateLine, GateResult
+
+    planted = GateLine("position", "j", "d", "inconclusive", "INCONCLUSIVE: …",
+                       gap=math.inf, estimate=math.nan, interval=(0.1, math.inf), level=0.9,
+                       null=0.5)  # fmt: skip
+    monkeypatch.setattr(gate_module, "gate_report", lambda *a, **k: GateResult((planted,)))
+    path = _report(tmp_path, [_finding("position", "j", 0.5, 0.4, 0.6, null=0.5)])
+    code, out = _run(["gate", str(path), "--max", "position=0.1", "--json"], capsys)
+
+    def refuse(constant: str) -> float:
+        raise AssertionError(f"{constant} is not JSON")
+
+    (line,) = json.loads(out, parse_constant=refuse)["lines"]
+    assert code == 3 and line["estimate"] is None and line["distance_to_bound"] is None
+    assert (line["ci_low"], line["ci_high"], line["level"]) == (0.1, None, 0.9)

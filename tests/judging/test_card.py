@@ -274,3 +274,82 @@ def test_a_card_pricing_one_judge_twice_stops_certify_naming_the_store(
 
     got = _costs(["GPT-4O=3"], store, prices, Roster.builtin())
     assert got == {"GPT-4O": 3.0}
+
+
+def _old_runs_table(path: Path, *rows: tuple[str, object, object]) -> None:
+    """The runs table as a recuse before the run's clock (and the hardware columns)
+    wrote it, holding ``(judge, judgments, seconds)`` rows: seconds of the whole run."""
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE runs")
+        conn.execute(
+            "CREATE TABLE runs (judge TEXT NOT NULL, judgments INTEGER NOT NULL, seconds REAL "
+            "NOT NULL, tokens_in INTEGER, tokens_out INTEGER, created_at REAL NOT NULL)"
+        )
+        conn.executemany(
+            "INSERT INTO runs VALUES (?, ?, ?, NULL, NULL, 1.0)", [(j, n, s) for j, n, s in rows]
+        )
+    conn.close()
+
+
+def test_an_old_stores_runs_are_said_to_be_timed_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run an earlier recuse recorded timed the whole run (reading the store, loading
+    a model); a run now times its first call to its last outcome. The card summed both
+    as "from each run's first call to its last". Now the store records what each run's
+    seconds time (a column added to an old store), and the card says how many of its
+    seconds are whole runs: read-only (nothing added) and after a new run."""
+    from judging.helpers import FakeBackend
+    from recuse.judging import PairwiseProtocol, Runner
+    from recuse.judging.store import RUN_CLOCK
+
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        s.put_run("j", judgments=1, seconds=1.0, tokens=None)
+    _old_runs_table(path, ("j", 10, 4.0))
+    assert main(["judge", "card", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(
+        "j: 2.50 answered judgments/s (10 answered, ok or unparsed, in 4.00 s from each "
+        "run's first call to its last (4.00 s of them whole runs, as an earlier recuse "
+        "timed them); failed ones not counted)"
+    )
+    with Store(path) as s:
+        summary = Runner(FakeBackend(), s, judge="j", progress=False).pairwise(
+            pd.DataFrame(fake_pairs(3)), PairwiseProtocol()
+        )
+        runs = s.runs()
+    assert runs["clock"].isna().tolist() == [True, False] and runs["clock"].iloc[1] == RUN_CLOCK
+    assert runs["seconds"].tolist() == [4.0, summary.seconds]
+    (c,) = cards(runs)
+    assert c.seconds == 4.0 + summary.seconds and c.whole_run_seconds == 4.0
+    assert c.judgments == 10 + 6 and c.judgments_per_second == 16 / (4.0 + summary.seconds)
+    assert c.record()["of them whole runs (timed so by an earlier recuse)"] == 4.0
+    # a store of new runs only: nothing said, no column
+    with Store(tmp_path / "new.db") as s:
+        s.put_run("j", judgments=3, seconds=1.5, tokens=None)
+        (new,) = cards(s.runs())
+    assert new.whole_run_seconds == 0.0 and "whole runs" not in new.line()
+    assert not any("whole runs" in k for k in new.record())
+
+
+def test_a_card_without_time_says_so_and_a_damaged_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run recorded with 0 seconds read "nan answered judgments/s"; one with -1 s or
+    seconds as text ("abc") read "in −1.00 s" or was a ValueError traceback."""
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        s.put_run("j", judgments=5, seconds=0.0, tokens=None)
+        (c,) = cards(s.runs())
+    assert c.line().startswith("j: no rate (no time recorded) (5 answered")
+    assert "nan" not in c.line()
+    for judgments, seconds in ((5, -1.0), (5, "abc"), (-2, 1.0), ("x", 1.0)):
+        _old_runs_table(path, ("j", judgments, seconds))
+        with Store(path, read_only=True) as s, pytest.raises(InputError) as err:
+            s.runs()
+        assert "run 1 of judge 'j' in the runs table records" in str(err.value)
+        assert main(["judge", "card", str(path)]) == 2
+        out = capsys.readouterr()
+        assert "store is damaged" in out.err and "Traceback" not in out.err + out.out

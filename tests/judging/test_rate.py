@@ -149,3 +149,31 @@ def test_a_run_that_sends_nothing_says_so_and_has_no_rate(tmp_path: Path) -> Non
         assert len(store.runs()) == 1  # the second run computed nothing: no run recorded
     assert again.rate is None and again.seconds == 0.0
     assert again.line() == "4 judgments: 4 already stored, 0 ok, 0 unparsed, 0 failed; none sent"
+
+
+def test_the_runs_of_one_command_are_said_summed(tmp_path: Path) -> None:
+    """A probe table's two questions (and a recording's order groups) are two runs, each
+    with its bar and its clock; their summary added the seconds and said "from the first
+    call to the last", which the time between the runs is not in. The combined line
+    says the runs' clocks are summed, the seconds the card sums for them; a run that
+    sent nothing is not counted among them."""
+    from recuse.judging.runner import RunSummary
+
+    pairs = pd.DataFrame(fake_pairs(6))
+    with Store(tmp_path / "s.db") as store:
+        runner = Runner(FakeBackend(sleep=0.01), store, judge="j", progress=False)
+        parts = [runner.pairwise(pairs.iloc[:2]), runner.pairwise(pairs.iloc[2:]),
+                 runner.pairwise(pairs.iloc[:2])]  # fmt: skip
+        runs = store.runs()
+    assert [p.finished for p in parts] == [4, 8, 0]
+    total = RunSummary.combine(parts)
+    seconds = parts[0].seconds + parts[1].seconds
+    assert (total.runs, total.total, total.cached, total.finished) == (2, 16, 4, 12)
+    assert total.seconds == seconds and float(runs["seconds"].sum()) == seconds
+    assert total.line().endswith(
+        f"; 12 finished (answered or failed) in {decimal(seconds, 2)} s, each of its 2 runs "
+        f"from its first call to its last, summed: {decimal(12 / seconds, 2)}/s"
+    ), total.line()
+    # one run that sent: the single run's words; none: none sent
+    assert "from the first call to the last" in RunSummary.combine(parts[1:]).line()
+    assert RunSummary.combine(parts[2:]).line().endswith("; none sent")

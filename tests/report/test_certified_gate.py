@@ -78,3 +78,49 @@ def test_a_hand_edited_share_of_a_certification_row_is_refused(
     )
     for fine in (_row(), _row(heldout_coverage=None, heldout_agreement=None)):
         assert certification_rows(report(fine), tmp_path / "report.json") == (fine,)
+
+
+def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lies() -> None:
+    """1,199 of 1,999 pairs is 59.98%: at one decimal it read "certified on 60.0% … below
+    the required 60%", a share equal to the bound that failed it. The line takes the
+    decimals that put the share on its side of the bound (two here); the count of pairs
+    has thousands separators, as every count a user reads; a share above 0 is never
+    0.0% (1 of 2,500 pairs certified, 0.04%; held out 1 of 4,000, 0.03%)."""
+    below = _text(_row(coverage=1199 / 1999, n_labelled=1999, n_kept=1199))
+    assert below.startswith("FAIL: ") and "certified on 59.98% of 1,999 labelled pairs" in below
+    assert below.endswith("below the required 60%"), below
+    # on the bound exactly: one decimal, a pass
+    met = _text(_row(coverage=1200 / 2000, n_labelled=2000, n_kept=1200))
+    assert met.startswith("PASS: ") and "certified on 60.0% of 2,000 labelled pairs" in met
+    # a bound of more decimals: 55.52% meets 55.5% (one decimal), 55.48% does not (two)
+    for kept, outcome, shown in ((2776, "PASS", "55.5%"), (2774, "FAIL", "55.48%")):
+        report = SimpleNamespace(
+            datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
+            certification=[_row(coverage=kept / 5000, n_labelled=5000, n_kept=kept)],
+        )
+        [(_, _, _, text)] = gate_certified(
+            report, [Certified(0.85, 0.555)], reason=lambda d, j: "", skip=False
+        )
+        assert text.startswith(f"{outcome}: ") and f"certified on {shown} of 5,000" in text
+    tiny = _text(_row(coverage=1 / 2500, n_labelled=2500, n_kept=1, heldout_coverage=1 / 4000,
+                      heldout_agreement=1.0))  # fmt: skip
+    assert "certified on 0.04% of 2,500 labelled pairs" in tiny, tiny
+    assert "0.03% kept, 100.0% of them agree" in tiny, tiny
+
+
+def test_a_report_without_a_judge_to_certify_says_so() -> None:
+    """--certified on a report with no pairs dataset with a judge (and no curve) printed
+    no line, then "gate inconclusive: nothing was measured (see NOT MEASURED above)"
+    with nothing above; each rule now has its NOT MEASURED line saying why."""
+    rules = [Certified(0.85, 0.6), Certified(0.9, 0.5)]
+    for datasets in ([], [SimpleNamespace(name="d", table="pairs", judges=())]):
+        report = SimpleNamespace(datasets=datasets, certification=[])
+        lines = gate_certified(report, rules, reason=lambda d, j: "", skip=False)
+        assert [(j, d, o) for j, d, o, _ in lines] == [("", "", "not measured")] * 2
+        assert [text for *_, text in lines] == [
+            f"NOT MEASURED: certified {r}: no dataset of the report is a pairs table with a "
+            "judge, which the Certification analysis reads"
+            for r in ("0.85@0.6", "0.9@0.5")
+        ]
+    [(*_, skipped)] = gate_certified(report, rules[:1], reason=lambda d, j: "", skip=True)
+    assert skipped.endswith("reads — skipped (--skip-unmeasured)")

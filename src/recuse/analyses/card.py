@@ -26,7 +26,8 @@ def card_section(found: Sequence[Card], store: str, *, notes: Sequence[str] = ()
         intro=(
             f"What each judge cost to run, from the runs recorded in {store}: answered "
             "judgments (ok or unparsed) per second of the runs, each from its first call "
-            "to its last (cached, copied and failed judgments do not count), "
+            "to its last (a run an earlier recuse recorded timed whole, said in its own "
+            "column; cached, copied and failed judgments do not count), "
             "tokens in and out per judgment where the server reported usage, the cost "
             "of 1,000 judgments from the price table (USD per million tokens), and the "
             "judge prompt its verdicts were made with (name, format, content hash)."

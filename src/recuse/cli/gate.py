@@ -65,8 +65,11 @@ def run_gate(
     if as_json:
         import json
 
-        payload = _payload(report, result, thresholds, rules, skip_unmeasured)
-        echo_lines(json_shown(json.dumps(payload, indent=2, ensure_ascii=False)))
+        from recuse.outputs import strict_json
+
+        # strict JSON, as every JSON recuse writes: a number that is not finite is null
+        payload = strict_json(_payload(report, result, thresholds, rules, skip_unmeasured))
+        echo_lines(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return result.exit_code
     for line in result.lines:  # each one line (echo): CI reads the output line by line
         echo(line.text)

@@ -5,7 +5,9 @@ cached and copied ones do not count, nor failed ones, which report no usage and 
 sent again by the next run): answered judgments per second over the runs' seconds,
 each run's clock the one its summary line and progress bar divide by, first call to
 last outcome (:mod:`recuse.judging.rate`; a run that failed none reads the same rate
-on all three, one that failed some reads fewer here, and says so), tokens in and out
+on all three, one that failed some reads fewer here, and says so; a run an earlier
+recuse recorded, without the store's ``clock``, timed the whole run, and the card
+says how many of its seconds those are), tokens in and out
 per judgment (where the server reported usage), and with a price table the cost of
 1,000 judgments::
 
@@ -78,6 +80,9 @@ class Card:
     #: the runs' seconds, each from its first call to its last outcome, summed
     #: (:class:`recuse.judging.rate.RunClock`); None where not given
     seconds: float | None = None
+    #: of :attr:`seconds`, those of runs an earlier recuse recorded, which timed the
+    #: whole run (reading the store, loading a model), not from its first call
+    whole_run_seconds: float = 0.0
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -114,19 +119,37 @@ class Card:
             name, kind, sha = self.prompt
             said = ", ".join(x for x in (kind, f"sha256 {sha[:12]}" if sha else "") if x)
             prompt = f"; judge prompt {name!r}" + (f" ({said})" if said else "")
-        took = "" if self.seconds is None else f" in {numbers.decimal(self.seconds, 2)} s"
+        took = (
+            ""
+            if self.seconds is None
+            else f" in {numbers.decimal(self.seconds, 2)} s from each run's first call to its last"
+        )
+        if self.whole_run_seconds:
+            took += (
+                f" ({numbers.decimal(self.whole_run_seconds, 2)} s of them whole runs, as an "
+                "earlier recuse timed them)"
+            )
+        rate = (
+            f"{numbers.decimal(self.judgments_per_second, 2)} answered judgments/s"
+            if math.isfinite(self.judgments_per_second)
+            else "no rate (no time recorded)"
+        )
         return (
-            f"{self.judge}: {numbers.decimal(self.judgments_per_second, 2)} answered "
-            f"judgments/s{where} ({self.judgments:,} answered, ok or unparsed,{took} from "
-            f"each run's first call to its last; failed ones not counted); {toks}; "
-            f"{cost}{prompt}"
+            f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed,"
+            f"{took}; failed ones not counted); {toks}; {cost}{prompt}"
         )
 
     def record(self) -> dict[str, object]:
+        older: dict[str, object] = (
+            {"of them whole runs (timed so by an earlier recuse)": self.whole_run_seconds}
+            if self.whole_run_seconds
+            else {}
+        )
         return {
             "judge": self.judge,
             "answered judgments (ok or unparsed)": self.judgments,
             "seconds (each run's first call to its last, summed)": self.seconds,
+            **older,
             "answered judgments per second": self.judgments_per_second,
             "tokens in per judgment": self.tokens_in_per_judgment,
             "tokens out per judgment": self.tokens_out_per_judgment,
@@ -158,6 +181,8 @@ def cards(
     for judge, g in runs.groupby("judge", sort=True):
         n = int(g["judgments"].sum())
         seconds = float(g["seconds"].sum())
+        older = g["clock"].isna() if "clock" in g.columns else pd.Series(True, index=g.index)
+        whole = float(g.loc[older, "seconds"].sum())
         used = g[g["tokens_in"].notna() & g["tokens_out"].notna()]
         nu = int(used["judgments"].sum())
         tin = float(used["tokens_in"].sum()) / nu if nu else None
@@ -174,7 +199,7 @@ def cards(
         per = math.nan if rate is None else rate
         out.append(
             Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
-                 seconds)
+                 seconds, whole)
         )  # fmt: skip
     return out
 

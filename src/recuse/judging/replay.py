@@ -62,19 +62,7 @@ def replay(
         runner.pairwise(pairs.iloc[rows], protocol, orders=orders)
         for orders, rows in sorted(groups.items())
     ]
-    failures: dict[str, int] = {}
-    for s in summaries:
-        for reason, n in s.failures.items():
-            failures[reason] = failures.get(reason, 0) + n
-    return RunSummary(
-        total=sum(s.total for s in summaries),
-        cached=sum(s.cached for s in summaries),
-        ok=sum(s.ok for s in summaries),
-        unparsed=sum(s.unparsed for s in summaries),
-        failed=sum(s.failed for s in summaries),
-        seconds=sum(s.seconds for s in summaries),
-        failures=failures,
-    )
+    return RunSummary.combine(summaries)
 
 
 @dataclass(frozen=True)

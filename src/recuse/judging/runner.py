@@ -114,6 +114,28 @@ class RunSummary:
     seconds: float
     failures: Mapping[str, int] = field(default_factory=dict)  # reason -> count
     what: Literal["judgments", "perplexities", "rewrites"] = "judgments"
+    #: the runs that sent something whose counts and seconds this summary adds up
+    #: (:meth:`combine`), each timed by its own clock and shown on its own bar
+    runs: int = 1
+
+    @classmethod
+    def combine(cls, parts: Sequence[RunSummary]) -> RunSummary:
+        """One summary of ``parts``, runs of one command one after another (a probe
+        table's two questions, a recording's order groups): counts, failure reasons
+        and seconds added, as the evaluator card adds the runs' seconds; the time
+        between the runs is in none of them, and :meth:`line` says the seconds are
+        the runs' clocks summed."""
+        failures: dict[str, int] = {}
+        for p in parts:
+            for reason, n in p.failures.items():
+                failures[reason] = failures.get(reason, 0) + n
+        return cls(
+            total=sum(p.total for p in parts), cached=sum(p.cached for p in parts),
+            ok=sum(p.ok for p in parts), unparsed=sum(p.unparsed for p in parts),
+            failed=sum(p.failed for p in parts), seconds=sum(p.seconds for p in parts),
+            failures=failures, what=parts[0].what if parts else "judgments",
+            runs=sum(p.runs for p in parts if p.finished),
+        )  # fmt: skip
 
     @property
     def gave_up(self) -> int:
@@ -163,9 +185,14 @@ class RunSummary:
         rate = self.rate
         if rate is None:
             return f"{counts}; none sent" if not self.finished else counts
+        clock = (
+            f", each of its {self.runs} runs from its first call to its last, summed"
+            if self.runs > 1
+            else " from the first call to the last"
+        )
         return (
             f"{counts}; {count(self.finished)} finished (answered or failed) in "
-            f"{decimal(self.seconds, 2)} s from the first call to the last: {rate_figure(rate)}"
+            f"{decimal(self.seconds, 2)} s{clock}: {rate_figure(rate)}"
         )
 
 

@@ -47,6 +47,7 @@ from recuse.tables import validate_pairs, validate_ratings
 
 __all__ = [
     "PROMPT_COLUMNS",
+    "RUN_CLOCK",
     "Judgment",
     "JudgmentKind",
     "Perplexity",
@@ -115,7 +116,8 @@ CREATE TABLE IF NOT EXISTS runs (
     created_at REAL NOT NULL,
     hardware TEXT,
     device TEXT,
-    block_params INTEGER
+    block_params INTEGER,
+    clock TEXT
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -166,6 +168,10 @@ class Judgment:
 
 _FLOATS = ("value", "p_slot_a", "mass", "p_tie")
 
+#: what a run's recorded seconds time (the runs table's ``clock``): from its first call
+#: to its last outcome (:class:`recuse.judging.rate.RunClock`). A run an earlier recuse
+#: recorded has none: its seconds are the whole run's wall time
+RUN_CLOCK = "first call to last outcome"
 #: the columns :meth:`Store.export_pairs` names each verdict's judge prompt in
 PROMPT_COLUMNS = ("judge_prompt", "judge_prompt_format", "judge_prompt_sha256")
 
@@ -558,20 +564,24 @@ class Store:
         tin, tout = tokens if tokens is not None else (None, None)
         self._write(
             "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at, "
-            "hardware, device, block_params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "hardware, device, block_params, clock) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (judge, judgments, seconds, tin, tout, time.time(), hardware or None,
-                 device or None, block_params)
+                 device or None, block_params, RUN_CLOCK)
             ],
         )  # fmt: skip
 
     def runs(self) -> pd.DataFrame:
         """Every recorded run, oldest first: judge, judgments, seconds, tokens_in,
-        tokens_out, hardware, device, block_params (an old store without the table has
-        none; runs recorded before a column was have none in it)."""
+        tokens_out, hardware, device, block_params, clock (:data:`RUN_CLOCK` where the
+        seconds run from the first call to the last outcome; None in a run an earlier
+        recuse recorded, whose seconds are the whole run's wall time). An old store
+        without the table has none; runs recorded before a column was have none in it.
+        A run whose judgments or seconds are not a count and a number of seconds (0 or
+        more) is refused: the store is damaged."""
         cols = [
             "judge", "judgments", "seconds", "tokens_in", "tokens_out", "hardware", "device",
-            "block_params",
+            "block_params", "clock",
         ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
@@ -579,6 +589,16 @@ class Store:
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
         picked = [c if c in have else f"NULL AS {c}" for c in cols]
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
+        for k, (judge, judgments, seconds, *_) in enumerate(rows, start=1):
+            counted = isinstance(judgments, int) and judgments >= 0
+            timed = isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0
+            if not (counted and timed):
+                raise _damaged(
+                    self.path,
+                    f"run {k} of judge {judge!r} in the runs table records {judgments!r} "
+                    f"judgments in {seconds!r} seconds; a count and seconds of 0 or more "
+                    "were expected",
+                )
         return pd.DataFrame(rows, columns=cols)
 
     def items(self, kind: JudgmentKind) -> dict[str, dict[str, Any]]:
@@ -887,10 +907,13 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 def _add_run_hardware(conn: sqlite3.Connection) -> None:
     """Stores written before runs recorded their device and dtype, accelerator and
-    block parameters get the columns."""
+    block parameters, or what their seconds time (``clock``), get the columns; their
+    runs have none in them."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
     added = False
-    for name, kind in (("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER")):
+    for name, kind in (
+        ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT")
+    ):  # fmt: skip
         if name not in cols:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
             added = True

@@ -29,13 +29,4 @@ def judge_probes(
     done = [runner.pairwise(rows, proto) for rows, proto in parts if len(rows)]
     if not done:
         return runner.pairwise(table.iloc[:0], protocol)
-    failures: dict[str, int] = {}
-    for s in done:
-        for reason, n in s.failures.items():
-            failures[reason] = failures.get(reason, 0) + n
-    return RunSummary(
-        total=sum(s.total for s in done), cached=sum(s.cached for s in done),
-        ok=sum(s.ok for s in done), unparsed=sum(s.unparsed for s in done),
-        failed=sum(s.failed for s in done), seconds=sum(s.seconds for s in done),
-        failures=failures,
-    )  # fmt: skip
+    return RunSummary.combine(done)

@@ -81,10 +81,11 @@ class Bias:
     #: what the labels it is compared with are (:mod:`recuse.reference`): its words are
     #: written for human labels and reworded by :meth:`for_reference`
     reference: ReferenceKind = "human"
-    #: the decimals its estimate and interval are written with; None: the rule of
-    #: :func:`recuse.report.verdict.estimate_digits` (two, more for small numbers). A
-    #: share of up to 1,000 pairs takes three, which write it exactly where two rounded
-    #: 57 of 200 to 0.28 beside the gate's 28.5%
+    #: the fewest decimals its estimate and interval are written with; None: the rule
+    #: of :func:`recuse.report.verdict.estimate_digits` (two, more for small numbers),
+    #: which still gives more where the numbers are small. A share of up to 1,000 pairs
+    #: takes three, which write it exactly where two rounded 57 of 200 to 0.28 beside
+    #: the gate's 28.5%
     decimals: int | None = None
     span: Span = field(kw_only=True)
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError, InputError
-from recuse.numbers import share_percent
+from recuse.numbers import MINUS, count, share_percent
 
 __all__ = ["SECTION", "Certified", "certification_rows", "gate_certified", "parse_certified"]
 
@@ -91,6 +92,22 @@ def _required(x: float) -> str:
     """The required share as given (0.6 → "60%", 0.555 → "55.5%": not rounded to a
     value the rule does not hold), never "-0%"."""
     return f"{round(100 * float(x), 6) + 0.0:g}%"
+
+
+def _coverage(cov: float, required: float) -> str:
+    """The certified share as :func:`share_percent` writes it (the audit's share at
+    three decimals, one as a percentage), with more decimals where one would write it
+    on the other side of the required share than the outcome: 1,199 of 1,999 pairs
+    (59.98%) read "certified on 60.0% …; below the required 60%"."""
+    text = share_percent(cov)
+    for digits in range(2, 5):
+        if text.startswith("<"):
+            break
+        shown = Decimal(text.rstrip("%").replace(MINUS, "-")).scaleb(-2)
+        if (shown >= Decimal(repr(required))) == (cov >= required):
+            break
+        text = share_percent(cov, digits)
+    return text
 
 
 def _number(x: Any) -> bool:
@@ -171,10 +188,11 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     own = ""
     for o in _at(rows, "own", t):
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0
-        own = f" (own-answer pairs: {share_percent(share)} of {int(o['n_labelled'])})"
+        own = f" (own-answer pairs: {share_percent(share)} of {count(o['n_labelled'])})"
     return outcome, (
         f"at agreement ≥ {rule.target:g}{grid}, δ = {float(r['delta']):g}: certified on "
-        f"{share_percent(cov)} of {int(r['n_labelled'])} labelled pairs{own}{held_text}; "
+        f"{_coverage(cov, rule.coverage)} of {count(r['n_labelled'])} labelled pairs{own}"
+        f"{held_text}; "
         f"{'meets' if outcome == 'pass' else 'below'} the required {_required(rule.coverage)}"
     )
 
@@ -192,7 +210,12 @@ def gate_certified(
             if r["judge"] not in audited[r["dataset"]]:
                 audited[r["dataset"]] += (r["judge"],)
     lines = []
+    tail = " — skipped (--skip-unmeasured)" if skip else ""
     for rule in rules:
+        if not any(audited.values()):  # no judge to name: said, not a silent gate
+            lines.append(("", "", "not measured", f"NOT MEASURED: certified {rule.text}: no "
+                          "dataset of the report is a pairs table with a judge, which the "
+                          f"Certification analysis reads{tail}"))  # fmt: skip
         for dataset, judges in audited.items():
             for judge in sorted(judges):
                 rows = [r for r in report.certification
@@ -202,8 +225,6 @@ def gate_certified(
                     outcome, text = _line(rule, rows)
                 else:
                     outcome, text = "not measured", str(reason(dataset, judge))
-                tail = (
-                    " — skipped (--skip-unmeasured)" if skip and outcome == "not measured" else ""
-                )
-                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{tail}"))
+                said = tail if outcome == "not measured" else ""
+                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{said}"))
     return lines

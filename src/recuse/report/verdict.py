@@ -24,8 +24,9 @@ def estimate_text(
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
-    (a bias's :attr:`~recuse.report.bias.Bias.decimals`) overrides the rule of
-    :func:`estimate_digits`.
+    (a bias's :attr:`~recuse.report.bias.Bias.decimals`) raises the rule of
+    :func:`estimate_digits` to at least that many, never lowers it (a share fixed at
+    three decimals still shows 0.00031 with two significant digits).
     """
     est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits)
     return f"{est} {interval}"
@@ -48,9 +49,11 @@ def estimate_parts(
     ('+0.00031', '[0.00012, 0.00052]')
     >>> estimate_parts(57 / 200, 0.2327, 0.3422, signed=False, digits=3)
     ('0.285', '[0.233, 0.342]')
+    >>> estimate_parts(0.00031, 0.00012, 0.00052, signed=False, digits=3)
+    ('0.00031', '[0.00012, 0.00052]')
     """
-    if digits is None:
-        digits = estimate_digits(estimate, low, high)
+    rule = estimate_digits(estimate, low, high)
+    digits = rule if digits is None else max(digits, rule)
     est = numbers.signed(estimate, digits) if signed else numbers.decimal(estimate, digits)
     lo, hi = numbers.decimal(low, digits), numbers.decimal(high, digits)
     return est, f"[{lo}, {hi}]"

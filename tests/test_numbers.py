@@ -90,3 +90,27 @@ def test_a_share_and_its_percentage_are_rounded_once() -> None:
         for k in range(n + 1):
             share = decimal(k / n, 3)
             assert Decimal(share) * 100 == Decimal(share_percent(k / n).rstrip("%")), (k, n)
+
+
+def test_a_lower_bound_never_reads_above_itself() -> None:
+    """A Clopper–Pearson bound of 0.69973 written to nearest read 'lower bound 0.700 <
+    0.70'. lower_bound rounds down: at most the bound, within one last digit of it, for
+    bounds of every k of n (scipy's beta quantile), and a bound equal to a typed value
+    (0.7, 1.0) keeps its digits."""
+    from decimal import Decimal
+
+    from scipy.stats import beta
+
+    from recuse.numbers import lower_bound
+
+    assert (lower_bound(0.699726998284556), lower_bound(0.7), lower_bound(1.0)) == (
+        "0.699",
+        "0.700",
+        "1.000",
+    )
+    assert lower_bound(float("nan")) == "nan"
+    for n in (5, 51, 200):
+        for k in range(1, n + 1):
+            x = float(beta.ppf(0.1 / 3, k, n - k + 1))
+            written = Decimal(lower_bound(x))
+            assert written <= Decimal(x) < written + Decimal("0.001"), (k, n, x)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 
 __all__ = [
     "MINUS",
@@ -50,6 +50,7 @@ __all__ = [
     "count",
     "decimal",
     "general",
+    "lower_bound",
     "minus",
     "p_text",
     "percent",
@@ -173,6 +174,23 @@ def p_text(p: float) -> str:
     """A p- or q-value as every table and note writes it: three decimals, ``< 0.001``
     below :data:`P_FLOOR`."""
     return f"< {P_FLOOR:.3f}" if p < P_FLOOR else f"{p:.3f}"
+
+
+def lower_bound(value: float, digits: int = 3) -> str:
+    """A lower bound written with ``digits`` decimals rounded down, so it never reads
+    above the value it bounds: a Clopper–Pearson bound of 0.69973 is ``0.699``, where
+    rounding to nearest wrote ``lower bound 0.700 < 0.70`` beside a target it misses. The
+    float's shortest decimal is rounded down, so a bound equal to a target typed 0.7 is
+    ``0.700``. Not finite: as :func:`decimal` writes it.
+
+    >>> lower_bound(0.699726998284556), lower_bound(0.7), lower_bound(0.8372), lower_bound(1.0)
+    ('0.699', '0.700', '0.837', '1.000')
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return decimal(value, digits)
+    down = Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_FLOOR)
+    return minus(f"{down:,.{digits}f}")
 
 
 def share_percent(share: float, digits: int = 1) -> str:

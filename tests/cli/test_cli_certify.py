@@ -713,3 +713,27 @@ def test_apply_refuses_a_thresholds_file_naming_a_key_twice(
     assert code == 2, text
     assert f"recuse: error: thr.json, column '{key}': a JSON object names this key twice" in text
     assert not Path("d.csv").exists()
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_a_bound_just_under_the_target_reads_under_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GPT-4's family stratum on llmbar-mtbench at agreement 0.70: its 51 most confident
+    items agree 42 times, whose Clopper–Pearson bound at δ = 0.1 shared by its three
+    strata is 0.69973 (scipy's beta quantile below), so it is not certified. Rounded to
+    nearest the reason read 'lower bound 0.700 < 0.70' and the table's bound 0.700; a
+    lower bound is written rounded down: 0.699, below the target, as the best target it
+    could certify (0.69) says."""
+    from scipy.stats import beta
+
+    bound = float(beta.ppf(0.1 / 3, 42, 51 - 42 + 1))
+    assert 0.6995 < bound < 0.7
+    code, text = _run(["certify", "llmbar-mtbench", "--agreement", "0.7", "-j", "gpt-4"], capsys)
+    assert code == 0, text
+    assert (
+        "family: never confident enough: its most confident 51 items (c ≥ 1) agree 42/51, "
+        "lower bound 0.699 < 0.70; these labels could certify agreement ≥ 0.69 at most"
+    ) in text
+    (row,) = [line for line in text.splitlines() if "│ family" in line]
+    assert "│ 0.699 │" in row and "0.700" not in row

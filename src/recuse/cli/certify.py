@@ -201,7 +201,8 @@ def _judges_table(result: Any) -> TerminalTable:
                 cell(j.judge), cell(s.stratum), f"{s.n_labelled:,}",
                 "not certified" if s.threshold is None else f"{s.threshold:.4g}",
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
-                NOT_TESTED if s.lower_bound != s.lower_bound else f"{s.lower_bound:.3f}",
+                NOT_TESTED if s.lower_bound != s.lower_bound
+                else numbers.lower_bound(s.lower_bound),
                 *((_pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT))
                   if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),
             )  # fmt: skip

@@ -77,6 +77,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import beta, binom
 
+from recuse import numbers
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
@@ -711,7 +712,7 @@ def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
     lam, n, k = w.first
     return (
         f"never confident enough: its most confident {n} items (c ≥ {lam:.3g}) agree "
-        f"{k}/{n}, lower bound {w.lower_bound:.3f} < {target:.2f}; {could}"
+        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} < {target:.2f}; {could}"
     )
 
 

@@ -55,7 +55,7 @@ from recuse.metrics.bootstrap import (
     counted,
     p_value,
 )
-from recuse.metrics.result import Bound, MetricResult, Refit, Skipped
+from recuse.metrics.result import MetricResult, NullBound, Refit, Skipped
 from recuse.numbers import percent
 
 __all__ = [
@@ -119,12 +119,12 @@ class MetricSpec:
     #: (:attr:`~recuse.metrics.result.MetricResult.absolute`)
     folded: bool = False
     #: the no-bias value ``null`` is a bound of the metric
-    #: (:data:`~recuse.metrics.result.Bound`): "floor", its least value (the flip rate,
+    #: (:data:`~recuse.metrics.result.NullBound`): "floor", its least value (the flip rate,
     #: an error: at least 0), or "ceiling", its greatest (position consistency: at most
     #: 1). Such a rate, share or error is no signed difference (it reads without a sign)
     #: and has no p-value: an estimate can lie on one side of its no-bias value only,
     #: which is no hypothesis a test rejects (a flip rate of 0.43 read p = 2/(B+1))
-    bound: Bound | None = None
+    bound: NullBound | None = None
     #: the estimate is a quality score, a chance-corrected agreement coefficient whose
     #: no-bias value ``null`` = 0 is chance (Cohen's kappa, Krippendorff's alpha), not a
     #: bias difference: it reads without a sign, as the audit prints it, and keeps its

@@ -49,7 +49,7 @@ from recuse.metrics.bootstrap import (
     ratio,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs, unlabelled_judges
-from recuse.metrics.result import Bound, MetricResult, Skipped
+from recuse.metrics.result import MetricResult, NullBound, Skipped
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient, require_pairs
 from recuse.roster import self_keys
@@ -100,7 +100,7 @@ def _spec(
         required=tuple(zip(range(1, len(cols), 2), need, strict=True)),
     )
     # a rung that is one ratio is a rate (never below its no-bias value 0): its floor
-    bound: Bound | None = "floor" if combine is ratio else None
+    bound: NullBound | None = "floor" if combine is ratio else None
     return MetricSpec(name, stat, RUNGS[name], labelled=name != "own_win_rate", bound=bound)
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["CORE_FIELDS", "Bound", "MetricResult", "Refit", "Skipped", "results_frame"]
+__all__ = ["CORE_FIELDS", "MetricResult", "NullBound", "Refit", "Skipped", "results_frame"]
 
 # Columns every result has, in display order (``results_frame`` and the CLI use them).
 CORE_FIELDS = (
@@ -34,7 +34,7 @@ Refit = Literal["exact", "one-step"]
 #: which bound of a metric its no-bias value is (:attr:`MetricResult.bound`): "floor", its
 #: least value (a flip rate or an error, 0 at no bias), or "ceiling", its greatest (the
 #: position consistency, 1 at no bias)
-Bound = Literal["floor", "ceiling"]
+NullBound = Literal["floor", "ceiling"]
 
 
 def _clean(x: float) -> float | None:
@@ -80,7 +80,7 @@ class MetricResult:
     whose no-bias value ``null`` is 0 (``MetricSpec.folded``: Saito's Eq. 5, |Eq. 6|):
     never below 0, its interval the absolute values over the signed one's and its
     ``p_value`` the signed statistic's (the same hypothesis). ``bound`` says when the
-    no-bias value is a bound of the metric (:data:`Bound`): "floor" for a rate, share
+    no-bias value is a bound of the metric (:data:`NullBound`): "floor" for a rate, share
     or error whose no-bias value 0 is also its least value (the flip rate, a
     calibration error), "ceiling" for one whose no-bias value is its greatest (the
     position consistency, 1); such a result is :attr:`unsigned`, no difference either,
@@ -112,7 +112,7 @@ class MetricResult:
     refit: Refit | None = None  # how the resamples' model was refitted, if one was
     fixed: bool = False  # zero width because the value is fixed by construction
     absolute: bool = False  # the absolute value of a signed statistic (never below 0)
-    bound: Bound | None = None  # the no-bias value is the metric's floor or ceiling
+    bound: NullBound | None = None  # the no-bias value is the metric's floor or ceiling
     score: bool = False  # a chance-corrected agreement coefficient (0 = chance)
 
     @property

@@ -131,11 +131,14 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
     if not metrics or inp.table != "pairs":
         return None
     o = ctx.options
-    rows = inp.frame[inp.frame["judge"].notna()]
-    judges = sorted(str(j) for j in rows["judge"].unique())
+    judges = sorted(str(j) for j in inp.frame["judge"].dropna().unique())
     with ctx.timed(f"pairwise metrics, bootstrap ({inp.name})"):
+        # the whole table, as `recuse metrics pairs` and the library read it: rows with a
+        # human label and no judge add their prompts to the resampled ones (the same
+        # draws, so the same intervals from the same seed) and their labels to the
+        # humans' verbosity curve (Figure 4)
         shared = pairwise_bias(
-            rows,
+            inp.frame,
             ctx.roster,
             judges=judges,
             metrics=metrics,

@@ -191,8 +191,9 @@ def _small_judges_section() -> str:
 
 
 def _cell(r: dict[str, Any]) -> str:
-    """A number with its interval as the page writes it (signed, 3 digits, ⚠ if warned)."""
-    text = f"{signed(r['estimate'], 3)} [{signed(r['ci_low'], 3)}, {signed(r['ci_high'], 3)}]"
+    """A number with its interval as the page writes it, as recuse writes one: the sign on
+    the estimate only, 3 digits, ⚠ if warned."""
+    text = f"{signed(r['estimate'], 3)} [{decimal(r['ci_low'], 3)}, {decimal(r['ci_high'], 3)}]"
     return text + (" ⚠" if r.get("warnings") else "")
 
 
@@ -237,7 +238,7 @@ def test_the_docs_quote_the_committed_numbers(report: dict[str, Any]) -> None:
     assert f"({signed(slope[0], 3)} and {signed(slope[1], 3)} per unit" in text
     shares = [mediation[(j, "familiarity_share")] for j in names]
     quoted = ", ".join(
-        f"{signed(s['estimate'], 2)} [{signed(s['ci_low'], 1)}, {signed(s['ci_high'], 1)}]"
+        f"{signed(s['estimate'], 2)} [{decimal(s['ci_low'], 1)}, {decimal(s['ci_high'], 1)}]"
         for s in shares
     )
     assert f"The shares ({quoted}) say nothing" in text

@@ -107,6 +107,13 @@ def test_dataset_name_and_judge_alias(
     assert "gpt-3.5-turbo" in text and "+0.209" in text
 
 
+#: GPT-4's calibrated self-preference beside its EO on LLMBar MT-Bench (--data-dir added)
+GPT4_CALIBRATED_AND_EO = (
+    "metrics", "pairs", "llmbar-mtbench", "-j", "gpt-4", "-m", "self_preference_calibrated",
+    "-m", "self_preference_eo", "--n-boot", "100",
+)  # fmt: skip
+
+
 def test_the_calibrated_intervals_say_how_they_were_resampled(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:
@@ -114,11 +121,7 @@ def test_the_calibrated_intervals_say_how_they_were_resampled(
     Newton step or an exact refit per resample), which moves the interval slightly; only
     the method of --out did. A line under the table says it, and that the table's size
     decides (LLMBar MT-Bench's 4 judges: one step, whichever judges are chosen)."""
-    code, text, err = run(
-        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
-        "-j", "gpt-4", "-m", "self_preference_calibrated", "-m", "self_preference_eo",
-        "--n-boot", "100",
-    )  # fmt: skip
+    code, text, err = run(capsys, *GPT4_CALIBRATED_AND_EO, "--data-dir", str(shared_data))
     assert code == 0, err
     line = next(t for t in text.splitlines() if t.startswith("self_preference_calibrated "))
     assert line.startswith("self_preference_calibrated intervals: one Newton step")
@@ -132,11 +135,7 @@ def test_the_calibrated_n_and_its_prompts_are_said(
     """GPT-4's calibrated self-preference read n 51 from 73 prompts (its own pairs; the
     prompts of all its pairs, which the interval resamples) beside EO's 51 from 37, with
     nothing saying why the prompts outnumber the pairs."""
-    code, text, err = run(
-        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
-        "-j", "gpt-4", "-m", "self_preference_calibrated", "-m", "self_preference_eo",
-        "--n-boot", "100",
-    )  # fmt: skip
+    code, text, err = run(capsys, *GPT4_CALIBRATED_AND_EO, "--data-dir", str(shared_data))
     assert code == 0, err
     row = next(t for t in text.splitlines() if "self_preference_calibrated │" in t)
     assert row.replace("│", " ").split()[-2:] == ["51", "73"]

@@ -197,24 +197,28 @@ def share_percent(share: float, digits: int = 1) -> str:
     """A share as a percentage with ``digits`` decimals, rounded once, as
     :func:`decimal` rounds the share at ``digits + 2`` (57 of 200: ``28.5%`` where the
     share is written ``0.285``; scaling first and rounding again could part them), never
-    ``-0.0%``; a negative one with :data:`MINUS`. A share above 0 that ``digits``
-    decimals write as 0 takes as many more as show it, up to a share at
-    :data:`MOST_DECIMALS`, and is a bound below that: 1 of 2,500 pairs read ``0.0%``
-    kept, as if none were.
+    ``-0.0%``; a negative one with :data:`MINUS`. A share strictly between 0 and 1 that
+    ``digits`` decimals write as 0 or 100 takes as many more as show it, up to a share at
+    :data:`MOST_DECIMALS`, and is a bound beyond that: 1 of 2,500 pairs read ``0.0%``
+    kept, as if none were, and 2,499 of 2,500 read ``100.0%``, as if all were.
 
     >>> share_percent(57 / 200), share_percent(0.21), share_percent(-1e-9), share_percent(1.0, 0)
     ('28.5%', '21.0%', '0.0%', '100%')
-    >>> share_percent(1 / 2500), share_percent(1e-9)
-    ('0.04%', '< 0.0001%')
+    >>> share_percent(1 / 2500), share_percent(1e-9), share_percent(2499 / 2500)
+    ('0.04%', '< 0.0001%', '99.96%')
+    >>> share_percent(1 - 1e-9)
+    '> 99.9999%'
     """
     share = float(share) + 0.0
+    inside = 0 < share < 1
     out = _share_percent(share, digits)
     for more in range(digits + 1, MOST_DECIMALS - 1):
-        if share <= 0 or Decimal(out) != 0:
+        if not inside or Decimal(out) not in (0, 100):
             break
         out = _share_percent(share, more)
-    if share > 0 and Decimal(out) == 0:
-        return f"< {Decimal(1).scaleb(2 - MOST_DECIMALS)}%"
+    if inside and Decimal(out) in (0, 100):
+        step = Decimal(1).scaleb(2 - MOST_DECIMALS)
+        return f"< {step}%" if Decimal(out) == 0 else f"> {100 - step}%"
     return minus(out if Decimal(out) != 0 else out.lstrip("-")) + "%"
 
 

@@ -418,7 +418,7 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     caveats = f.get("warnings", [])  # optional (older reports have none)
     if not isinstance(caveats, list) or not all(isinstance(w, str) for w in caveats):
         raise _bad(f"{where}: 'warnings' is not a list of texts (got {_shown(caveats)})", p)
-    for k in ("n", "std_error"):  # optional (null when not known)
+    for k in ("n", "clusters", "std_error"):  # optional (null when not known)
         if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
             raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)

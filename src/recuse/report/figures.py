@@ -233,10 +233,12 @@ def coefficients(
     title: str,
     xlabel: str,
     null: float = 0.0,
+    highlight: Sequence[bool] | None = None,
     caption: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
-    """Dot-and-whisker plot: one row per label, estimate with its interval."""
+    """Dot-and-whisker plot: one row per label, estimate with its interval; red the rows
+    ``highlight`` marks (default: those whose interval excludes ``null``)."""
     est = np.asarray(estimate, dtype=float)
     lo = np.asarray(low, dtype=float)
     hi = np.asarray(high, dtype=float)
@@ -244,7 +246,9 @@ def coefficients(
         raise ValueError("labels, estimate, low and high need the same length")
     fig, ax = _new(5.2, 0.9 + 0.3 * max(len(labels), 1))
     ys = np.arange(len(labels))[::-1]
-    flagged = (lo > null) | (hi < null)
+    flagged = (lo > null) | (hi < null) if highlight is None else np.asarray(highlight, bool)
+    if len(flagged) != len(labels):
+        raise ValueError("highlight needs one flag per label")
     colours = [_PALETTE[1] if f else _PALETTE[0] for f in flagged]
     ax.hlines(ys, lo, hi, colors=colours, lw=1.6)
     ax.scatter(est, ys, color=colours, s=18, zorder=3)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-import io
 from typing import Any
 
-import numpy as np
 import pytest
 
+from analyses.conftest import red_pixels
 from recuse.analyses import base
 from recuse.analyses.base import AuditOptions, coef_figure
 from recuse.analyses.position import POSITION
@@ -20,16 +18,6 @@ from recuse.report.model import Figure, Finding
 def _finding(bias: Bias, judge: str, est: float, low: float, high: float) -> Finding:
     return Finding(judge=judge, bias=bias, estimate=est, ci_low=low, ci_high=high, n=200,
                    level=0.9, method="bootstrap", dataset="d", clusters=80)  # fmt: skip
-
-
-def _red_pixels(fig: Figure) -> int:
-    """Pixels of the figures' red (#d62728), the colour of an interval off no bias."""
-    import matplotlib.image as mpimg
-
-    img = np.asarray(mpimg.imread(io.BytesIO(base64.b64decode(fig.data)), format="png"))
-    rgb = img[..., :3]
-    red = np.array([0xD6, 0x27, 0x28]) / 255
-    return int((np.abs(rgb - red).max(axis=-1) < 0.08).sum())
 
 
 @pytest.fixture
@@ -52,13 +40,13 @@ def test_a_number_never_flagged_is_never_red(drawn: dict[str, Any]) -> None:
     # +0.48 [0.23, 0.70] red, "the interval excludes 0 (no bias)"
     eo = [_finding(EO, "gpt-3.5-turbo", 0.21, 0.04, 0.33), _finding(EO, "gpt-4", 0.48, 0.23, 0.7)]
     fig = coef_figure(eo, "d", "self-preference (EO)", AuditOptions())
-    assert _red_pixels(fig) == 0
+    assert red_pixels(fig) == 0
     assert "Never flagged (not adjusted for what moves it without any bias)" in fig.caption
     assert drawn["highlight"] == [False, False]
     assert drawn["xlabel"] == "recall difference (estimate, 90% interval)"  # its unit
     cal = [_finding(CALIBRATED, "gpt-4", 0.21, 0.04, 0.33)]
     flagged = coef_figure(cal, "d", "self-preference", AuditOptions())
-    assert _red_pixels(flagged) > 0  # the same interval, of a bias that flags
+    assert red_pixels(flagged) > 0  # the same interval, of a bias that flags
     assert drawn["xlabel"] == "own-pick rate − predicted (estimate, 90% interval)"
     assert flagged.caption.startswith("Dashed line: no bias = 0. Red: the interval excludes 0,")
     assert "before the false-discovery adjustment" in flagged.caption
@@ -69,9 +57,9 @@ def test_the_no_bias_value_is_the_biases_own() -> None:
     # read against 0 it would be red
     found = [_finding(POSITION, "j", 0.52, 0.49, 0.55)]
     fig = coef_figure(found, "d", "first-position rate", AuditOptions())
-    assert _red_pixels(fig) == 0 and "no bias = 0.5" in fig.caption
+    assert red_pixels(fig) == 0 and "no bias = 0.5" in fig.caption
     off = coef_figure([_finding(POSITION, "j", 0.6, 0.55, 0.65)], "d", "p", AuditOptions())
-    assert _red_pixels(off) > 0 and "excludes 0.5" in off.caption
+    assert red_pixels(off) > 0 and "excludes 0.5" in off.caption
 
 
 def test_one_figure_holds_one_bias() -> None:

@@ -813,7 +813,7 @@ def _note_replaced_p_a(given: pd.Series, mean: pd.Series, file: str | None) -> N
 VERDICTS = ("p_a_first", "p_a_second", "p_a")
 
 
-def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
+def with_optional_pairs_columns(df: pd.DataFrame, *, verdicts: bool = True) -> pd.DataFrame:
     """``df`` with the ``pairs`` columns a table may leave out added empty (``df``
     itself where none is missing):
 
@@ -825,13 +825,16 @@ def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
     - a table without ``human`` has no labels.
 
     A judge without verdicts, or one generator column without the other, stays
-    incomplete and is refused by validation.
+    incomplete and is refused by validation. ``verdicts=False`` adds the label and
+    generator columns only (a metric's table, whose ``p_a`` is not derived again).
 
     >>> sorted(with_optional_pairs_columns(pd.DataFrame({"item_id": [1]})).columns)
     ['human', 'item_id', 'judge', 'model_a', 'model_b', 'p_a', 'p_a_first', 'p_a_second']
     """
     add: dict[str, float | None] = {}
-    if any(c in df.columns for c in VERDICTS):
+    if not verdicts:
+        pass
+    elif any(c in df.columns for c in VERDICTS):
         add |= {c: np.nan for c in VERDICTS if c not in df.columns}
     elif "judge" not in df.columns:
         add |= {"judge": None, **dict.fromkeys(VERDICTS, np.nan)}

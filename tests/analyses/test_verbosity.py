@@ -3,11 +3,15 @@ not the prefer-longer gap the old label described (they differ on the planted da
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import pandas as pd
 import pytest
 
-from analyses.conftest import BOOT, Planted
-from recuse.analyses.verbosity import ANALYSIS, LONGER_GAP, VERBOSITY
+from analyses.conftest import BOOT, OPTIONS, Planted
+from recuse.analyses.base import AuditOptions
+from recuse.analyses.verbosity import ANALYSIS, LONGER_GAP, VERBOSITY, _align_caption
 from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
 
 
@@ -44,3 +48,35 @@ def test_deviation_is_table_only(planted: Planted) -> None:
         "verbosity_deviation",
         "verbosity_longer_gap",
     }
+
+
+def test_agreement_curve_caption_says_what_a_point_band_and_last_bin_are() -> None:
+    # llmbar-mtbench's gpt-3.5-turbo: its last bin, every pair 2.0 or more longer
+    # (51 pairs, the largest), was drawn at x = 2.1 like a bin 0.2 wide, and a figure
+    # per judge had no caption: no band level, no bin rule, no dashed line
+    bins = pd.DataFrame(
+        {"judge": "j", "bin_low": [-0.2, 0.0, 2.0], "bin_high": [0.0, 0.2, np.inf],
+         "n": [13, 14, 51]}
+    )  # fmt: skip
+    text = _align_caption(bins, AuditOptions(level=0.8, min_n=7))
+    assert "(0.2 wide; bins of at least 7 pairs); bands: 80% cluster-bootstrap" in text
+    assert "dashed line: 0.5" in text
+    assert text.endswith("The last point holds every pair from 2 up (51 pairs).")
+    two = pd.concat([bins, bins.assign(judge="k", n=[5, 6, 49])])
+    assert _align_caption(two, AuditOptions()).endswith("from 2 up (j 51, k 49 pairs).")
+    closed = _align_caption(bins.iloc[:2], AuditOptions())
+    assert "last point" not in closed
+
+
+def test_every_agreement_curve_has_its_caption(planted: Planted) -> None:
+    (section,) = [s for s in planted.report.sections if s.id == ANALYSIS.id]
+    curves = [g for g in section.figures if g.id.startswith("align-")]
+    tables = [t for t in section.tables if t.name.startswith("alignment-curve")]
+    assert curves and tables
+    for g in curves:
+        assert g.caption.startswith("Each point: the share of the judge's verdicts")
+        assert f"bins of at least {OPTIONS.min_n} pairs" in g.caption
+    for t in tables:
+        top = t.frame[~np.isfinite(t.frame["bin_high"].astype(float))]
+        for n in top["n"][top["n"] >= OPTIONS.min_n]:
+            assert any(re.search(rf"[ (]{n:,} pairs|[ (]{n:,}, ", g.caption) for g in curves)

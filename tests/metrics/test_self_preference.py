@@ -12,7 +12,7 @@ import pytest
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics import confusion_matrix, family_preference, self_preference
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.self_preference import ConfusionMatrix, favored_side
+from recuse.metrics.self_preference import ConfusionMatrix, check_families, favored_side
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -357,3 +357,25 @@ def test_line_scope_self_preference_is_snapshot_scope_family_preference() -> Non
     assert widened.estimate == pytest.approx(0.4) and widened.n == fam.n == n
     with pytest.raises(EstimationError):
         family_preference(t, roster, boot=Resampling(n_boot=200), selves=line)
+
+
+def test_families_given_a_roster_path_says_to_load_it() -> None:
+    # a roster file's path read as a {model: family} mapping: every model "had no entry
+    # in the family mapping", and pairwise_bias skipped each family metric with that
+    from recuse.metrics import pairwise_bias
+    from recuse.simulate import simulate_pairs
+
+    pairs = simulate_pairs(n_prompts=20, seed=1).pairs
+    few = Resampling(n_boot=100)
+    for call in (
+        lambda f: family_preference(pairs, judge="gpt-4", families=f, boot=few),
+        lambda f: pairwise_bias(pairs, f, boot=few, curves=False),
+    ):
+        with pytest.raises(ConfigError, match=r"got the str 'r.toml' — load the roster file"):
+            call("r.toml")
+        with pytest.raises(ConfigError, match=r"got the PosixPath"):
+            call(Path("r.toml"))
+        with pytest.raises(ConfigError, match=r"got the int 3 — give Roster.load\(\)"):
+            call(3)
+    for fine in (None, Roster.builtin(), {"gpt-4": "gpt"}):  # what it takes passes
+        check_families(fine)

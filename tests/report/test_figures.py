@@ -29,6 +29,17 @@ def test_confusion_matrix_is_a_decodable_png_with_counts_in_alt() -> None:
     assert fig.data_uri.startswith("data:image/png;base64,")
 
 
+def test_confusion_matrix_writes_half_counts_as_they_are() -> None:
+    # a judge's tie counts half in each column: gpt-4's own pairs on llmbar-mtbench are
+    # 39.5 / 3.5 and 4.5 / 3.5 (n = 51). Rounded to even they read 40 / 4 and 4 / 4
+    # (n = 52), equal counts beside shares of 56% and 44%.
+    fig = F.confusion_matrix(
+        [[39.5, 3.5], [4.5, 3.5]], rows=["own", "other"], cols=["own", "other"], id="cm",
+        title="CM",
+    )  # fmt: skip
+    assert fig.alt == "CM: own → own: 39.5; own → other: 3.5; other → own: 4.5; other → other: 3.5"
+
+
 def test_svg_is_embedded_as_an_image_uri_not_markup() -> None:
     fig = F.curves(
         ["short", "long"], [F.Series("j", [0.4, 0.6])], id="c", title="<t>", xlabel="x",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recuse.analyses.base import Analysis, Context, families_of, slug, to_finding
+from recuse.analyses.base import Analysis, Context, families_of, red_caption, slug, to_finding
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.bootstrap import counted
@@ -217,7 +217,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     sb["upper"].astype(float).tolist(),
                     id=slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
                     xlabel=f"extra {res.scale_note} for own completions ({percent(o.level)} CI)",
-                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                    caption=red_caption(0.0), format=o.figure_format,
                 )
             )  # fmt: skip
         if len(fb):
@@ -228,8 +228,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     fb["lower"].astype(float).tolist(),
                     fb["upper"].astype(float).tolist(),
                     id=slug("familybias", inp.name), title=f"Family bias λ_F — {inp.name}",
-                    xlabel=f"extra {res.scale_note} for the family's other models",
-                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                    xlabel=(
+                        f"extra {res.scale_note} for the family's other models "
+                        f"({percent(o.level)} CI)"
+                    ),
+                    caption=red_caption(0.0), format=o.figure_format,
                 )
             )  # fmt: skip
         _score_matrix_figure(ctx, inp)

@@ -119,7 +119,7 @@ def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
             labelled["human"].to_numpy(float),
             labelled["model_a"].astype(str),
             labelled["model_b"].astype(str),
-            labelled["prompt_id"],
+            clusters_of(labelled),
             boot=Resampling(n_boot=10, seed=0),
         )
     except EstimationError as exc:

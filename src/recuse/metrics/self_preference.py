@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from os import PathLike
 from typing import Any, Literal
 
 import numpy as np
@@ -99,6 +100,24 @@ Relation = Literal["self", "family"]
 Criterion = Literal["eo", "dp"]
 #: a roster, or a ``{model: family}`` mapping
 Families = Roster | Mapping[str, str]
+
+
+def check_families(families: object) -> None:
+    """Refuse a ``families=`` that is no roster and no ``{model: family}`` mapping: a
+    roster file's path (``"my-roster.toml"``) was read as a mapping, every model "has no
+    entry in the family mapping", and ``pairwise_bias`` skipped each family metric with
+    that reason instead of saying what to pass."""
+    if families is None or isinstance(families, Roster | Mapping):
+        return
+    what = f"the {type(families).__name__} {families!r}"[:120]
+    raise ConfigError(
+        f"families takes a Roster or a {{model: family}} mapping, got {what} — "
+        + (
+            "load the roster file first: Roster.load(path)"
+            if isinstance(families, str | PathLike)
+            else "give Roster.load() (the built-in roster) or a dict"
+        )
+    )
 
 
 def _family_of(families: Families, name: str, column: str) -> str:
@@ -158,6 +177,7 @@ def favored_side(
     elif relation == "family":
         if families is None:
             raise ConfigError("family preference needs a roster or a model -> family mapping")
+        check_families(families)
         columns = ("judge", "model_a", "model_b")
         where = {int(c): columns[k] for k, part in enumerate((cj, ca, cb)) for c in np.unique(part)}
         fam_names = [_family_of(families, str(name), where.get(i, "model_a"))

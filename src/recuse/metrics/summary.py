@@ -46,6 +46,7 @@ from recuse.metrics.self_preference import (
     Criterion,
     Families,
     Relation,
+    check_families,
     favored_side,
     preference_spec,
 )
@@ -225,6 +226,7 @@ def pairwise_bias(
     unknown = [m for m in wanted if m not in METRICS]
     if unknown:
         raise ConfigError(f"unknown metric {unknown[0]!r} — choose from {', '.join(METRICS)}")
+    check_families(families)
     pairs = use_orders(require_pairs(pairs), orders)
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []

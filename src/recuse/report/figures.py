@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.numbers import column_decimals, count, decimal
+from recuse.numbers import column_decimals, decimal, general
 from recuse.report.html import table_number
 from recuse.report.model import Figure, FigureFormat
 from recuse.report.verdict import estimate_parts
@@ -136,7 +136,13 @@ def confusion_matrix(
     caption: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
-    """Counts of (row, column) outcomes as an annotated grid (share of the row in colour)."""
+    """Counts of (row, column) outcomes as an annotated grid (share of the row in colour).
+
+    A count is written as it is (:func:`recuse.numbers.general`): a tie counted half in
+    each column is ``39.5``, never rounded to a whole number — rounding (to even) wrote
+    ``4`` and ``4`` beside shares of 56% and 44%, and cells that did not add up to the
+    table's n.
+    """
     m = np.asarray(counts, dtype=float)
     if m.shape != (len(rows), len(cols)):
         raise ValueError(f"counts shape {m.shape} does not match {len(rows)}x{len(cols)} labels")
@@ -149,7 +155,7 @@ def confusion_matrix(
             ax.text(
                 j,
                 i,
-                f"{count(round(m[i, j]))}\n{share[i, j]:.0%}",
+                f"{general(m[i, j])}\n{share[i, j]:.0%}",
                 ha="center",
                 va="center",
                 fontsize=8,
@@ -161,9 +167,7 @@ def confusion_matrix(
     ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     alt = f"{title}: " + "; ".join(
-        f"{r} → {c}: {count(round(m[i, j]))}"
-        for i, r in enumerate(rows)
-        for j, c in enumerate(cols)
+        f"{r} → {c}: {general(m[i, j])}" for i, r in enumerate(rows) for j, c in enumerate(cols)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
@@ -229,10 +233,12 @@ def coefficients(
     title: str,
     xlabel: str,
     null: float = 0.0,
+    highlight: Sequence[bool] | None = None,
     caption: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
-    """Dot-and-whisker plot: one row per label, estimate with its interval."""
+    """Dot-and-whisker plot: one row per label, estimate with its interval; red the rows
+    ``highlight`` marks (default: those whose interval excludes ``null``)."""
     est = np.asarray(estimate, dtype=float)
     lo = np.asarray(low, dtype=float)
     hi = np.asarray(high, dtype=float)
@@ -240,7 +246,9 @@ def coefficients(
         raise ValueError("labels, estimate, low and high need the same length")
     fig, ax = _new(5.2, 0.9 + 0.3 * max(len(labels), 1))
     ys = np.arange(len(labels))[::-1]
-    flagged = (lo > null) | (hi < null)
+    flagged = (lo > null) | (hi < null) if highlight is None else np.asarray(highlight, bool)
+    if len(flagged) != len(labels):
+        raise ValueError("highlight needs one flag per label")
     colours = [_PALETTE[1] if f else _PALETTE[0] for f in flagged]
     ax.hlines(ys, lo, hi, colors=colours, lw=1.6)
     ax.scatter(est, ys, color=colours, s=18, zorder=3)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from recuse.numbers import decimal, signed
+from recuse.numbers import decimal, estimate_parts, signed
 from recuse.report.html import _cell
-from recuse.report.verdict import estimate_parts
 
 
 def test_a_negative_zero_is_written_as_zero() -> None:

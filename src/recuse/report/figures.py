@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.numbers import column_decimals, decimal, general
+from recuse.numbers import column_decimals, decimal, estimate_parts, general
 from recuse.report.html import table_number
 from recuse.report.model import Figure, FigureFormat
-from recuse.report.verdict import estimate_parts
 from recuse.terminal import shown
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ instead that the estimate sits too close to the bound for more data to decide it
 practical size, with the distance to the bound; the projection stays in the line and
 in ``n_needed`` (``--json``), marked ``too_close``.
 
-Numbers read as the audit prints them (:func:`~recuse.report.verdict.estimate_text`:
+Numbers read as the audit prints them (:func:`~recuse.numbers.estimate_text`:
 ``+0.00 [−0.12, 0.11]``); where that rounding puts an end of the interval on a bound or
 across it, the line adds the exact comparison (``high end 0.6004 > 0.6``).
 """
@@ -67,9 +67,8 @@ from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.estimate import FEW_CLUSTERS, informative
-from recuse.numbers import MINUS, minus, percent
+from recuse.numbers import MINUS, estimate_digits, estimate_text, minus, percent
 from recuse.report.model import all_judges_label, is_all_judges_label
-from recuse.report.verdict import estimate_digits, estimate_text
 
 if TYPE_CHECKING:
     from recuse.report.bias import Bias
@@ -716,7 +715,7 @@ def _bound_words(
 
 def _near(est: float, lo: float, hi: float, edges: tuple[float, ...]) -> str:
     """`` (high end 0.6004 > 0.6)`` for each end of the interval that the audit's rounding
-    (:func:`~recuse.report.verdict.estimate_digits`) puts on the bound or across it, so
+    (:func:`~recuse.numbers.estimate_digits`) puts on the bound or across it, so
     the decision reads from the line; every end, where a number is not finite."""
     digits = estimate_digits(est, lo, hi)
     finite = all(math.isfinite(v) for v in (est, lo, hi))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from recuse.errors import InputError, ReaderNote
 from recuse.tables import (
     PAIRS,
     RATINGS,
+    renaming_by,
     shown,
     suggest_columns,
     validate_pairs,
@@ -337,7 +339,8 @@ def test_missing_columns_told_apart_with_guesses() -> None:
     with pytest.raises(InputError, match="missing required column") as info:
         validate_pairs(table, file="f.csv")
     fix = info.value.fix or ""
-    assert "did you mean --map id=item_id,human_winner=human?" in fix
+    # validate_pairs takes no mapping: the table is renamed (recuse's doors: below)
+    assert "did you mean frame.rename(columns={'id': 'item_id', 'human_winner': 'human'})?" in fix
     needs, optional = fix.split("needs ")[1].split("; optional: ")
     assert needs == "item_id, prompt_id"
     assert optional.startswith("model_a, model_b, human, judge") and "ppl_b" in optional
@@ -359,6 +362,34 @@ def test_missing_columns_told_apart_with_guesses() -> None:
     with pytest.raises(InputError, match=r"missing required column\(s\) model_b"):
         validate_pairs(pd.DataFrame({"item_id": ["1"], "prompt_id": ["p"], "human": ["a"],
                                      "model_a": ["gpt-4"]}))  # fmt: skip
+
+
+def test_a_guess_names_the_renaming_of_the_door_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table whose judge column is named ``grader``: ``recuse.audit(frame)`` said "did
+    you mean --map grader=judge?", an option a Python caller cannot give. Each door's
+    fix names its own renaming: the command line's ``--map``, ``recuse.audit``'s and
+    ``recuse.data.load_input``'s ``mapping=`` (both outside and inside a command's run)."""
+    import recuse
+    from recuse.cli import main
+    from recuse.data.inputs import load_input
+
+    table = pairs().rename(columns={"judge": "grader"})
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    keyword = "did you mean mapping={'grader': 'judge'}?"
+    for call in (lambda: recuse.audit(table), lambda: load_input(path)):
+        with pytest.raises(InputError) as info:
+            call()
+        assert keyword in str(info.value) and "--map" not in str(info.value)
+    assert main(["validate", str(path)]) == 2
+    said = capsys.readouterr().err
+    assert "did you mean --map grader=judge?" in said and "mapping=" not in said
+    with renaming_by("flag"), pytest.raises(InputError, match="did you mean --map grader="):
+        load_input(path)  # the command line reads files with load_input: its door wins
+    with pytest.raises(InputError, match="did you mean mapping="):
+        load_input(path)  # and leaves none behind
 
 
 def _probe_rows(**change: object) -> pd.DataFrame:

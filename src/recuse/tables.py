@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import wraps
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -458,26 +461,77 @@ def map_source(name: str) -> str:
     return name
 
 
-def map_option(pairs: Iterable[tuple[str, str]]) -> str:
-    """``--map FILE_COLUMN=SCHEMA_COLUMN,...`` for ``pairs``, quoted for a shell where a
-    name needs it (:func:`map_source`; :func:`shlex.quote`).
+#: how the caller renames a column, which a suggested renaming is written for
+#: (:func:`map_option`): "flag", the command line's ``--map`` (``recuse.cli.main``);
+#: "keyword", the ``mapping=`` of the functions that read a file or DataFrame
+#: (``recuse.audit``, ``recuse.data.load``: :func:`recuse.data.inputs.load_input`);
+#: "rename", a table handed as it is to a function that takes no mapping
+#: (``recuse.validate_pairs(frame)``): pandas' ``rename``
+Renaming = Literal["flag", "keyword", "rename"]
+_RENAMING: ContextVar[Renaming | None] = ContextVar("recuse_renaming", default=None)
 
-    >>> map_option([(" id", "item_id"), ("Human", "human")])
-    '--map id=item_id,Human=human'
-    >>> print(map_option([("score, raw", "human")]))
+
+@contextmanager
+def renaming_by(way: Renaming) -> Iterator[None]:
+    """Within the block, :func:`map_option` writes a renaming ``way``, unless an outer
+    block said already (the command line reads files through ``load_input``, whose
+    ``mapping=`` its user never sees)."""
+    token = _RENAMING.set(_RENAMING.get() or way)
+    try:
+        yield
+    finally:
+        _RENAMING.reset(token)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def takes_mapping(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function``, which takes ``mapping=``, run in :func:`renaming_by` ("keyword"):
+    its fixes name its keyword, not the command line's ``--map``."""
+
+    @wraps(function)
+    def renaming_by_keyword(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with renaming_by("keyword"):
+            return function(*args, **kwargs)
+
+    return renaming_by_keyword
+
+
+def map_option(pairs: Iterable[tuple[str, str]]) -> str:
+    """The renaming of ``pairs`` (FILE_COLUMN, SCHEMA_COLUMN) as the caller gives it
+    (:data:`Renaming`, :func:`renaming_by`): ``--map`` on the command line, quoted for a
+    shell where a name needs it (:func:`map_source`; :func:`shlex.quote`), else a
+    Python mapping (each name without the spaces around it, which the reader finds).
+
+    >>> with renaming_by("flag"):
+    ...     print(map_option([(" id", "item_id"), ("Human", "human")]))
+    ...     print(map_option([("score, raw", "human")]))
+    --map id=item_id,Human=human
     --map '"score, raw"=human'
+    >>> with renaming_by("keyword"):
+    ...     print(map_option([(" id", "item_id")]))
+    mapping={'id': 'item_id'}
+    >>> print(map_option([("grader", "judge")]))
+    frame.rename(columns={'grader': 'judge'})
     """
     import shlex
 
-    return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
+    pairs = list(pairs)
+    way = _RENAMING.get() or "rename"
+    if way == "flag":
+        return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
+    given = {k.strip(): v for k, v in pairs}
+    return f"mapping={given!r}" if way == "keyword" else f"frame.rename(columns={given!r})"
 
 
 def map_hint(guess: Mapping[str, str]) -> str:
-    """The ``--map`` that reads the ``guess`` (:func:`suggest_columns`), as a sentence
-    opening a fix; "" without a guess. Each file column is written as ``--map`` takes it
-    (:func:`map_option`).
+    """The renaming that reads the ``guess`` (:func:`suggest_columns`) as the caller
+    gives it (:func:`map_option`), as a sentence opening a fix; "" without a guess.
 
-    >>> map_hint({" id": "item_id", "Human": "human"})
+    >>> with renaming_by("flag"):
+    ...     map_hint({" id": "item_id", "Human": "human"})
     'did you mean --map id=item_id,Human=human? '
     """
     if not guess:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from recuse.cells import column_list, one_text
 from recuse.errors import InputError, ReaderNote
-from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, side_word
+from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, map_option, side_word
 
 __all__ = [
     "IGNORED",
@@ -227,7 +227,8 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
         warnings.warn(
             f"{path}: no prompt_id or prompt column, so each pair (item_id) is its own "
             "prompt: intervals then treat pairs as independent — map a prompt id "
-            "(--map COLUMN=prompt_id) or give the prompt texts if pairs share prompts",
+            f"({map_option([('COLUMN', 'prompt_id')])}) or give the prompt texts if pairs "
+            "share prompts",
             ReaderNote,
             stacklevel=3,
         )
@@ -241,8 +242,8 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
             file=path,
             row=int(empty.argmax()) + 1,
             column="prompt",
-            fix="give every row its prompt text, or add a prompt_id column (or --map "
-            "COLUMN=prompt_id)",
+            fix="give every row its prompt text, or add a prompt_id column (or "
+            f"{map_option([('COLUMN', 'prompt_id')])})",
         )
     out = df.copy()
     out["prompt_id"] = text.map(

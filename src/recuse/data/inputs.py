@@ -28,7 +28,7 @@ from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.files import ABSENT_ERRNOS, unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
-from recuse.tables import TableKind, note_missing_texts, read_missing_texts, shown
+from recuse.tables import TableKind, note_missing_texts, read_missing_texts, shown, takes_mapping
 
 if TYPE_CHECKING:
     from recuse.data.importers import Imported, ImportFormat, References
@@ -409,6 +409,7 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
     return [load_input(spec, **kwargs)]
 
 
+@takes_mapping
 def load_input(
     spec: str | Path,
     *,

@@ -119,10 +119,13 @@ _METRICS = {
     "confusion_matrix": lambda t: confusion_matrix(t, judge="gpt-4"),
     "calibrated": lambda t: calibrated_self_preference(t, judge="gpt-4", boot=BOOT),
     "pairwise_bias": lambda t: pairwise_bias(t, Roster.builtin(), boot=BOOT, curves=False),
+    "human_verbosity_curve": lambda t: human_verbosity_curve(t, boot=BOOT),
+    "leaderboard": lambda t: leaderboard(t, families={}, boot=BOOT),
+    "krippendorff_alpha": lambda t: krippendorff_alpha(t, boot=BOOT),
 }
 
 
-@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id"])
+@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id", "item_id"])
 @pytest.mark.parametrize("metric", sorted(_METRICS))
 def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
     metric: str, column: str
@@ -131,7 +134,9 @@ def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
     # raised pandas' KeyError: 'human' from deep inside the metric. Left out, human and
     # the pair of generator columns read as the file reader reads them (no labels,
     # unknown generators); one generator column alone, and no prompt_id (the bootstrap
-    # resamples prompts), are InputErrors saying what to add
+    # resamples prompts), are InputErrors saying what to add; so is no item_id where a
+    # pair's human label or its judges' agreement counts once per item (the calibrated
+    # metrics, the human curve, the leaderboard, alpha: KeyError: 'item_id')
     table = simulate_pairs(n_prompts=30, seed=1).pairs.drop(columns=[column])
     try:
         _METRICS[metric](table)

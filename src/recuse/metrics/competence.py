@@ -31,7 +31,7 @@ from scipy import special
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
 from recuse.metrics.result import MetricResult, Refit
 from recuse.metrics.self_preference import (
     FAMILY_PAIRS,
@@ -107,7 +107,8 @@ def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
     if "human" not in pairs.columns:
         raise EstimationError("no human labels to learn the models' strengths from")
     known = pairs["human"].notna() & pairs["model_a"].notna() & pairs["model_b"].notna()
-    labelled = pairs[known].drop_duplicates("item_id")
+    labelled = pairs[known]
+    labelled = labelled[~items_of(labelled).duplicated()]
     labelled = labelled[labelled["model_a"] != labelled["model_b"]].reset_index(drop=True)
     if labelled.empty:
         raise EstimationError(

@@ -162,6 +162,23 @@ def clusters_of(pairs: pd.DataFrame) -> pd.Series:
     return pairs["prompt_id"]
 
 
+def items_of(pairs: pd.DataFrame) -> pd.Series:
+    """Item of every row: its pair of answers (``item_id``), on each judge's row of it,
+    which a human label or a judge's agreement with the others counts once. A table
+    without the column is an :class:`InputError`, as :func:`clusters_of` says of
+    ``prompt_id`` (the file reader needs it too), where pandas raised ``KeyError:
+    'item_id'``."""
+    if "item_id" not in pairs.columns:
+        raise InputError(
+            "the table has no item_id column: a pair judged by several judges is one "
+            "row per judge, and its human label counts once per item",
+            column="item_id",
+            fix="add item_id (the same id on every judge's row of one pair; one per row if "
+            "each pair has one row), or read the table with recuse.data.load(NAME_OR_FILE)",
+        )
+    return pairs["item_id"]
+
+
 def run_specs(
     specs: Sequence[MetricSpec],
     clusters: pd.Series,

@@ -36,6 +36,7 @@ from recuse.metrics.competence import (
 from recuse.metrics.estimate import (
     MetricSpec,
     clusters_of,
+    items_of,
     to_results,
     unlabelled_judges,
     unusable_verdicts,
@@ -345,7 +346,7 @@ def pairwise_bias(
             curve_stats.append(("judge_verbosity_curve", stat, True))
         # Figure 4: each labelled item once (its first row), whatever the judges.
         labelled = pairs["human"].notna().to_numpy()
-        item = pairs["item_id"].where(pd.Series(labelled, index=pairs.index))
+        item = items_of(pairs).where(pd.Series(labelled, index=pairs.index))
         first_labelled = labelled & ~item.duplicated(keep="first").to_numpy()
         y = 2.0 * pairs["human"].to_numpy(float) - 1.0
         hcodes = np.where(first_labelled, 0, -1).astype(np.intp)

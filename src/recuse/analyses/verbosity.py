@@ -85,7 +85,8 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     text = (
         "Each point: the share of the judge's verdicts that agree with the human label over "
         f"the pairs of one bin of the length difference ({wide}; bins of at least "
-        f"{count(o.min_n)} pairs); bands: {percent(o.level)} cluster-bootstrap intervals; "
+        f"{count(o.min_n)} pairs; the number above a point: its pairs); bands: "
+        f"{percent(o.level)} cluster-bootstrap intervals; "
         "dashed line: 0.5, half of the verdicts agree. A judge without verbosity bias has a "
         "flat curve; one that prefers longer answers rises to the right."
     )
@@ -141,7 +142,8 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
             g = g[g["n"] >= o.min_n]
             if len(g) >= 2:
                 y, low, high = (g[c].astype(float).tolist() for c in ("mean", "ci_low", "ci_high"))
-                series.append((_curve_x(g), fig.Series(str(judge), y, low, high)))
+                n = g["n"].astype(int).tolist()  # the table's counts, as its CSV has them
+                series.append((_curve_x(g), fig.Series(str(judge), y, low, high, n)))
                 drawn.append(g.assign(judge=str(judge)))
         shown = pd.concat(drawn) if drawn else align.iloc[:0]
         same = bool(series) and all(

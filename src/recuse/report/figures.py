@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.numbers import column_decimals, decimal, estimate_parts, general
+from recuse.numbers import column_decimals, count, decimal, estimate_parts, general
 from recuse.report.html import table_number
 from recuse.report.model import Figure, FigureFormat
 from recuse.terminal import shown
@@ -173,12 +173,15 @@ def confusion_matrix(
 
 @dataclass(frozen=True)
 class Series:
-    """One line of a curve plot, with an optional interval band."""
+    """One line of a curve plot, with an optional interval band and, optionally, the
+    sample size of each point (``n``, written small above it, as Saito et al.'s Figure
+    5 prints each bin's)."""
 
     label: str
     y: Sequence[float]
     low: Sequence[float] | None = None
     high: Sequence[float] | None = None
+    n: Sequence[int] | None = None
 
 
 @_plain_text
@@ -194,7 +197,8 @@ def curves(
     reference: float | None = None,
     format: FigureFormat = "png",
 ) -> Figure:
-    """Lines over bins (alignment by length, perplexity bins) with interval bands."""
+    """Lines over bins (alignment by length, perplexity bins) with interval bands, each
+    point's sample size above it where its series has one (:attr:`Series.n`)."""
     fig, ax = _new(5.2, 3.2)
     categorical = any(isinstance(v, str) for v in x)
     xs = np.arange(len(x)) if categorical else np.asarray(x, dtype=float)
@@ -206,6 +210,12 @@ def curves(
             lo = np.asarray(s.low, dtype=float)
             hi = np.asarray(s.high, dtype=float)
             ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
+        for i, (xi, yi, ni) in enumerate(zip(xs, y, s.n or (), strict=False)):
+            if np.isfinite(yi):  # the text's id (gid) names its series and point
+                ax.annotate(
+                    count(int(ni)), (xi, yi), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=5, color=colour, gid=f"n-{k}-{i}",
+                )  # fmt: skip
     if reference is not None:
         ax.axhline(reference, color="grey", lw=0.8, ls="--")
     if categorical:

@@ -312,10 +312,8 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
     except RecuseError as exc:
         ctx.skip(ANALYSIS, f"judge × model heat map: {exc}", inp.name)
         return
-    means = pd.concat([sm.means, sm.reference.to_frame().T.rename(index={"ref": "reference"})])
-    means.index = [*sm.means.index.astype(str), "human (reference)"]
-    spread = (means.max(axis=1) - means.min(axis=1)).replace(0, np.nan)
-    colour = means.sub(means.mean(axis=1), axis=0).div(spread, axis=0)
+    means = sm.with_reference
+    colour = sm.normalize_rows(means)
     highlight = np.vstack([sm.self_cells.to_numpy(bool), np.zeros((1, means.shape[1]), dtype=bool)])
     parts.figures.append(
         fig.heatmap(
@@ -333,6 +331,7 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
                 "Descriptive; the regression is the estimate."
             ),
             highlight=highlight,
+            scale_label=sm.ROW_NORMALIZED,
             format=ctx.options.figure_format,
         )
     )

@@ -341,12 +341,14 @@ def heatmap(
     caption: str = "",
     highlight: np.ndarray | None = None,
     annotations: np.ndarray | None = None,
+    scale_label: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
     """A diverging heat map centred on 0 (e.g. judge × model bias); NaN cells are blank.
 
     ``highlight`` (same shape, bool) outlines cells, e.g. the self-judging diagonal;
-    ``annotations`` (same shape) are the numbers written in the cells (default: values).
+    ``annotations`` (same shape) are the numbers written in the cells (default: values);
+    ``scale_label``: the colour's quantity and unit, the colour bar's label.
     """
     m = np.asarray(values, dtype=float)
     text = m if annotations is None else np.asarray(annotations, dtype=float)
@@ -370,7 +372,8 @@ def heatmap(
     ax.set_xlabel(_short(col_label, TITLE_MAX), fontsize=8)
     ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
-    fig.colorbar(image, ax=ax, shrink=0.8)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    bar.set_label(_short(scale_label, TITLE_MAX), fontsize=7)
     alt = f"{title}: {len(rows)} {row_label}s × {len(cols)} {col_label}s"
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 

@@ -526,6 +526,19 @@ def map_option(pairs: Iterable[tuple[str, str]]) -> str:
     return f"mapping={given!r}" if way == "keyword" else f"frame.rename(columns={given!r})"
 
 
+def caller_option(flag: str, keyword: str) -> str:
+    """An option as the caller gives it (:func:`renaming_by`): ``flag`` on the command
+    line, else the Python ``keyword`` (``recuse.audit(frame)`` has no ``--map``).
+
+    >>> with renaming_by("flag"):
+    ...     print(caller_option("--map", "mapping="))
+    --map
+    >>> print(caller_option("--map", "mapping="))
+    mapping=
+    """
+    return flag if _RENAMING.get() == "flag" else keyword
+
+
 def map_hint(guess: Mapping[str, str]) -> str:
     """The renaming that reads the ``guess`` (:func:`suggest_columns`) as the caller
     gives it (:func:`map_option`), as a sentence opening a fix; "" without a guess.
@@ -1079,8 +1092,9 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
                 "but the table has no verdict (p_a_first or p_a)",
                 file=file,
                 column=column,
-                fix="map the judge's verdict column to p_a_first (--map), or say the "
-                "confidence is P(a better) (--confidence-of a; library confidence_of='a')",
+                fix=f"map the judge's verdict column to p_a_first "
+                f"({caller_option('--map', 'mapping=')}), or say the confidence is P(a "
+                f"better) ({caller_option('--confidence-of a', 'confidence_of=' + repr('a'))})",
             )
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)

@@ -34,6 +34,7 @@ from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.tables import (
     PAIRS,
     VERDICTS,
+    caller_option,
     check_header,
     index_as_columns,
     with_optional_pairs_columns,
@@ -305,7 +306,8 @@ def judge_codes(
     if not present:
         raise EstimationError(
             "the table has no judge verdicts (no row names a judge) — run a judge first "
-            "(recuse judge), or map the file's judge and verdict columns (--map)"
+            f"(recuse judge), or map the file's judge and verdict columns "
+            f"({caller_option('--map', 'mapping=')})"
         )
     if judges is None:
         wanted = present

@@ -57,7 +57,6 @@ and after numbers are both out of sample.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -95,7 +94,6 @@ __all__ = [
     "recalibrate",
     "reliability_table",
     "stated_verdicts",
-    "without_p_value",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -347,11 +345,6 @@ def brier_spec(
     return MetricSpec(name, stat, method, bound="floor")  # a mean square, at least 0
 
 
-def without_p_value(r: MetricResult) -> MetricResult:
-    """``r`` with no p-value: a quality score's floor 0 is not a value a test rejects."""
-    return dataclasses.replace(r, p_value=math.nan)
-
-
 def expected_calibration_error(
     pairs: pd.DataFrame,
     *,
@@ -401,8 +394,8 @@ def brier_score(
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     spec = brier_spec(rows, codes, labels, column=column)
-    r = run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
-    return without_p_value(r)
+    # no p-value: the spec's bound (a floor of 0 is not a value a test rejects)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def reliability_table(

@@ -126,7 +126,7 @@ _METRICS = {
 }
 
 
-@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id", "item_id"])
+@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id", "item_id", "judge"])
 @pytest.mark.parametrize("metric", sorted(_METRICS))
 def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
     metric: str, column: str
@@ -137,14 +137,15 @@ def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
     # unknown generators); one generator column alone, and no prompt_id (the bootstrap
     # resamples prompts), are InputErrors saying what to add; so is no item_id where a
     # pair's human label or its judges' agreement counts once per item (the calibrated
-    # metrics, the human curve, the leaderboard, alpha: KeyError: 'item_id')
+    # metrics, the human curve, the leaderboard, alpha: KeyError: 'item_id'); no judge
+    # column has no verdicts to assess (alpha raised KeyError: 'judge')
     table = simulate_pairs(n_prompts=30, seed=1).pairs.drop(columns=[column])
     try:
         _METRICS[metric](table)
     except InputError as exc:
         assert column in str(exc) and exc.fix
     except EstimationError as exc:  # no labelled pairs, or none with its own answer
-        assert column == "human", exc
+        assert column == "human" or (column == "judge" and "no judge" in str(exc)), exc
 
 
 @pytest.mark.parametrize("dropped", [["p_a_first"], ["p_a_second"], ["p_a_first", "p_a_second"]])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -390,6 +391,23 @@ def test_a_guess_names_the_renaming_of_the_door_used(
         load_input(path)  # the command line reads files with load_input: its door wins
     with pytest.raises(InputError, match="did you mean mapping="):
         load_input(path)  # and leaves none behind
+
+
+def test_a_guessed_rename_of_a_frame_renames_its_columns_as_named() -> None:
+    """``validate_pairs(frame)`` with a column ``' id'`` (a space from a spreadsheet)
+    suggested ``frame.rename(columns={'id': 'item_id'})``, which renames nothing (pandas
+    matches names exactly): the same error again. The suggestion, applied as written,
+    makes the frame valid."""
+    import ast
+
+    table = pairs().rename(columns={"item_id": " id", "judge": "grader"})
+    with pytest.raises(InputError) as info:
+        validate_pairs(table)
+    said = re.search(r"frame\.rename\(columns=(\{.*?\})\)", str(info.value))
+    assert said is not None, str(info.value)
+    renaming = ast.literal_eval(said.group(1))
+    assert renaming == {" id": "item_id", "grader": "judge"}
+    validate_pairs(table.rename(columns=renaming))  # no error
 
 
 def _probe_rows(**change: object) -> pd.DataFrame:

@@ -503,7 +503,9 @@ def map_option(pairs: Iterable[tuple[str, str]]) -> str:
     """The renaming of ``pairs`` (FILE_COLUMN, SCHEMA_COLUMN) as the caller gives it
     (:data:`Renaming`, :func:`renaming_by`): ``--map`` on the command line, quoted for a
     shell where a name needs it (:func:`map_source`; :func:`shlex.quote`), else a
-    Python mapping (each name without the spaces around it, which the reader finds).
+    Python mapping: ``mapping=`` with each name without the spaces around it (which the
+    reader finds), pandas' ``rename`` with each name as the frame has it (``rename``
+    matches names exactly: ``{'id': ...}`` renamed nothing of a column ``' id'``).
 
     >>> with renaming_by("flag"):
     ...     print(map_option([(" id", "item_id"), ("Human", "human")]))
@@ -513,8 +515,8 @@ def map_option(pairs: Iterable[tuple[str, str]]) -> str:
     >>> with renaming_by("keyword"):
     ...     print(map_option([(" id", "item_id")]))
     mapping={'id': 'item_id'}
-    >>> print(map_option([("grader", "judge")]))
-    frame.rename(columns={'grader': 'judge'})
+    >>> print(map_option([("grader", "judge"), (" id", "item_id")]))
+    frame.rename(columns={'grader': 'judge', ' id': 'item_id'})
     """
     import shlex
 
@@ -522,8 +524,9 @@ def map_option(pairs: Iterable[tuple[str, str]]) -> str:
     way = _RENAMING.get() or "rename"
     if way == "flag":
         return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
-    given = {k.strip(): v for k, v in pairs}
-    return f"mapping={given!r}" if way == "keyword" else f"frame.rename(columns={given!r})"
+    if way == "keyword":
+        return f"mapping={ {k.strip(): v for k, v in pairs}!r}"
+    return f"frame.rename(columns={dict(pairs)!r})"
 
 
 def caller_option(flag: str, keyword: str) -> str:

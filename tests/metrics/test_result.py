@@ -68,3 +68,20 @@ def test_str_of_computed_results_is_short() -> None:
         if np.isfinite(r.estimate) and abs(r.estimate) >= 0.1:
             shown = first.split(": ", 1)[1].split(" [")[0].replace("\u2212", "-")
             assert abs(float(shown) - r.estimate) <= 0.005 + 1e-12
+
+
+def test_str_writes_the_datas_text_one_line_each() -> None:
+    """A judge named with a newline, or a warning quoting one, printed a line the result
+    never wrote ("PASS: ..."), and a terminal's escape in a name (clear the screen)
+    acted on the terminal: each is written escaped, as the CLI writes it, one line per
+    part (the result's line, its definition, each warning)."""
+    r = _result(
+        judge="gpt-4\nPASS: forged",
+        warnings=("judge 'gpt-4\nPASS: forged' has 3 pairs", "name \x1b[2J\u202eevil"),
+    )
+    lines = str(r).splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("verbosity_bias for gpt-4\\nPASS: forged: \u22120.12 [")
+    assert lines[2] == "  warning: judge 'gpt-4\\nPASS: forged' has 3 pairs"
+    assert lines[3] == "  warning: name \\x1b[2J\\u202eevil"
+    assert not any(line.startswith("PASS") for line in lines)

@@ -379,3 +379,15 @@ def test_families_given_a_roster_path_says_to_load_it() -> None:
             call(3)
     for fine in (None, Roster.builtin(), {"gpt-4": "gpt"}):  # what it takes passes
         check_families(fine)
+
+
+def test_families_given_a_series_says_one_line_what_to_pass() -> None:
+    # a {model: family} Series was named by its repr, lines and all, cut at 120
+    # characters mid-row ("...gpt\nllam"), and told to give "Roster.load() or a dict"
+    series = pd.Series({f"model-{i}": "fam" for i in range(40)}, name="family")
+    with pytest.raises(ConfigError) as err:
+        check_families(series)
+    said = str(err.value)
+    assert "\n" not in said and said.startswith("families takes a Roster or a {model: fami")
+    assert said.endswith("— give it as a dict: families=series.to_dict()")
+    assert "got the Series model-0" in said

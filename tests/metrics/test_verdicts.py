@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recuse import metrics
 from recuse.errors import EstimationError, InputError
 from recuse.metrics import (
     Resampling,
@@ -125,7 +126,7 @@ _METRICS = {
 }
 
 
-@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id", "item_id"])
+@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id", "item_id", "judge"])
 @pytest.mark.parametrize("metric", sorted(_METRICS))
 def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
     metric: str, column: str
@@ -136,14 +137,44 @@ def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
     # unknown generators); one generator column alone, and no prompt_id (the bootstrap
     # resamples prompts), are InputErrors saying what to add; so is no item_id where a
     # pair's human label or its judges' agreement counts once per item (the calibrated
-    # metrics, the human curve, the leaderboard, alpha: KeyError: 'item_id')
+    # metrics, the human curve, the leaderboard, alpha: KeyError: 'item_id'); no judge
+    # column has no verdicts to assess (alpha raised KeyError: 'judge')
     table = simulate_pairs(n_prompts=30, seed=1).pairs.drop(columns=[column])
     try:
         _METRICS[metric](table)
     except InputError as exc:
         assert column in str(exc) and exc.fix
     except EstimationError as exc:  # no labelled pairs, or none with its own answer
-        assert column == "human", exc
+        assert column == "human" or (column == "judge" and "no judge" in str(exc)), exc
+
+
+@pytest.mark.parametrize("dropped", [["p_a_first"], ["p_a_second"], ["p_a_first", "p_a_second"]])
+def test_a_table_without_an_order_reads_as_the_file_reader_reads_it(dropped: list[str]) -> None:
+    # a table of single verdicts (p_a, or one order) raised KeyError: 'p_a_first' from
+    # the position metrics, the calibrated metric and pairwise_bias; the file reader adds
+    # the order left out empty (none judged in it): left out, it reads as that column of
+    # NaN, and the position metrics say no pair was judged in both orders
+    table = simulate_pairs(n_prompts=30, seed=1).pairs
+    without, empty = table.drop(columns=dropped), table.assign(**dict.fromkeys(dropped, np.nan))
+
+    def read(metric: str, given: pd.DataFrame) -> object:
+        try:
+            got = _METRICS[metric](given)
+        except EstimationError as exc:  # the calibrated metric without either order
+            return str(exc)
+        return got.estimate, got.ci_low, got.ci_high
+
+    for metric in ("self_preference", "calibrated"):
+        assert read(metric, without) == read(metric, empty)
+    with pytest.raises(EstimationError, match="no pairs judged in both orders"):
+        first_position_rate(without, judge="gpt-4", boot=BOOT)
+    for name in ("position_consistency", "flip_rate"):
+        with pytest.raises(EstimationError, match="no pairs judged in both orders"):
+            getattr(metrics, name)(without, judge="gpt-4", boot=BOOT)
+    result = pairwise_bias(without, Roster.builtin(), boot=BOOT, curves=False)
+    assert not any(r.metric.startswith(("position", "flip", "first")) for r in result.results)
+    assert any(s.metric == "flip_rate" for s in result.skipped)
+    assert any(r.metric == "self_preference_eo" for r in result.results)
 
 
 def test_a_table_without_p_a_reads_it_from_the_two_orders() -> None:

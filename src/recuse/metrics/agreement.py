@@ -300,9 +300,7 @@ def alpha_statistic(
     verdicts carry no information and are left out."""
     if level not in ("nominal", "ordinal", "interval"):
         raise ConfigError(f"level must be nominal, ordinal or interval; got {level!r}")
-    rows = pairs[pairs["judge"].notna()]
-    if judges is not None:
-        rows = rows[rows["judge"].isin(list(judges))]
+    rows = pairs[judge_codes(pairs, judges)[0] >= 0]  # no judge column: EstimationError
     v = pair_verdicts(rows)
     ok = np.isfinite(v)
     frame = pd.DataFrame(

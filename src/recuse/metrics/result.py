@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse import numbers
+from recuse.terminal import one_line
 
 __all__ = ["CORE_FIELDS", "MetricResult", "NullBound", "Refit", "Skipped", "results_frame"]
 
@@ -150,7 +151,10 @@ class MetricResult:
         estimate and its interval (a sign on the estimate of a :attr:`signed` difference
         only; "−" on a negative interval end, :func:`recuse.numbers.estimate_text`) at its
         level, the no-bias value, n with what it counts and the prompts, the definition,
-        then each warning. The ``repr`` stays the dataclass's, every field exact: what a
+        then each warning, each on its line: text from the data (a judge's name, a
+        warning quoting one) written :func:`recuse.terminal.one_line`, so that a name
+        holding a newline or a terminal's escape starts no line of its own and moves no
+        cursor. The ``repr`` stays the dataclass's, every field exact: what a
         test's failure, a log's ``%r`` and a debugger must show unambiguously; a notebook
         shows a short line with ``print(result)`` and a table with :func:`results_frame`.
 
@@ -169,7 +173,7 @@ class MetricResult:
             f"  {self.definition}",
             *(f"  warning: {w}" for w in self.warnings),
         ]
-        return "\n".join(lines)
+        return "\n".join(map(one_line, lines))
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""

@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, difference_of_ratios
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
@@ -71,6 +72,7 @@ from recuse.metrics.verdicts import (
     ties_note,
 )
 from recuse.roster import Roster, self_keys
+from recuse.terminal import one_line
 
 #: the pairs an estimate of the preference for the judge's own (family's) answer needs,
 #: in the words every metric that skips for want of them uses (the EO/DP here, the
@@ -109,15 +111,14 @@ def check_families(families: object) -> None:
     that reason instead of saying what to pass."""
     if families is None or isinstance(families, Roster | Mapping):
         return
-    what = f"the {type(families).__name__} {families!r}"[:120]
-    raise ConfigError(
-        f"families takes a Roster or a {{model: family}} mapping, got {what} — "
-        + (
-            "load the roster file first: Roster.load(path)"
-            if isinstance(families, str | PathLike)
-            else "give Roster.load() (the built-in roster) or a dict"
-        )
-    )
+    what = f"the {type(families).__name__} {one_line(shown(families))}"
+    if isinstance(families, str | PathLike):
+        fix = "load the roster file first: Roster.load(path)"
+    elif isinstance(families, pd.Series):  # a model-indexed column of families
+        fix = "give it as a dict: families=series.to_dict()"
+    else:
+        fix = "give Roster.load() (the built-in roster) or a dict"
+    raise ConfigError(f"families takes a Roster or a {{model: family}} mapping, got {what} — {fix}")
 
 
 def _family_of(families: Families, name: str, column: str) -> str:

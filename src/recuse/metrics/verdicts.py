@@ -238,6 +238,9 @@ def require_pairs(table: pd.DataFrame, *, judged: bool = True) -> pd.DataFrame:
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a row judged in neither: NaN
             stored["p_a"] = np.nanmean(np.vstack(orders), axis=0)
+    if any(c in table.columns for c in VERDICTS):  # an order not given: none judged in it
+        empty = np.full(len(table), np.nan)
+        stored |= {c: empty for c in ("p_a_first", "p_a_second") if c not in table.columns}
     return table.assign(**stored) if stored else table
 
 

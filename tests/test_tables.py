@@ -545,7 +545,7 @@ def test_a_table_of_the_other_kind_is_named_as_such() -> None:
     model_b=model', a mapping that cannot turn pairs into ratings."""
     with pytest.raises(InputError, match="a pairs table, not the ratings table") as e:
         validate_ratings(pairs(), file="p.csv")
-    assert "--map" not in str(e.value) and "recuse audit" in e.value.fix
+    assert "--map" not in str(e.value) and "recuse.audit reads either kind" in e.value.fix
     with pytest.raises(InputError, match="a ratings table, not the pairs table"):
         validate_pairs(ratings(), file="r.csv")
 
@@ -554,14 +554,16 @@ def test_a_table_of_the_other_kind_says_to_leave_table_out() -> None:
     """`recuse audit pairs.csv --table ratings` was told "`recuse audit` reads either
     kind" — the command it was running; what reads either kind is audit or validate
     without --table."""
-    from recuse.tables import RATINGS, missing_columns_error
+    from recuse.tables import RATINGS, missing_columns_error, renaming_by
 
-    error = missing_columns_error(
-        RATINGS, ["model"], ["item_id", "prompt_id", "judge", "p_a_first"], "p.csv"
-    )
-    said = str(error)
+    have = ["item_id", "prompt_id", "judge", "p_a_first"]
+    with renaming_by("flag"):
+        said = str(missing_columns_error(RATINGS, ["model"], have, "p.csv"))
     assert said.startswith("p.csv: a pairs table, not the ratings table this needs — ")
     assert "`recuse audit` and `recuse validate` read either kind without --table" in said
+    # from Python, the keyword (the command line's option named to a notebook user)
+    said = str(missing_columns_error(RATINGS, ["model"], have, "p.csv"))
+    assert said.endswith("recuse.audit reads either kind without table="), said
 
 
 def test_a_column_named_twice_or_a_multiindex_header_is_named() -> None:

@@ -31,18 +31,29 @@ import pandas as pd
 
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.files import is_file, read_toml
-from recuse.tables import shown
+from recuse.tables import caller_option, shown
 
 ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
-UNKNOWN_FIX = (
-    "read each as its own model and family (unknown_models='keep', the default), or add "
-    "them to a roster file ([[model]] id, family, aliases) and pass --roster FILE (or set "
-    "RECUSE_ROSTER)"
-)
-KEPT_FIX = (
-    "to give them a family or aliases, add them to a roster file ([[model]] id, family, "
-    "aliases) and pass --roster FILE"
-)
+#: how a roster file is given, as the caller gives it (:func:`recuse.tables.caller_option`)
+_GIVE_ROSTER = ("pass --roster FILE (or set RECUSE_ROSTER)", "pass roster=FILE (or a Roster)")
+
+
+def unknown_fix() -> str:
+    """The fix of an unknown model name refused (``unknown_models="error"``)."""
+    return (
+        "read each as its own model and family (unknown_models='keep', the default), or add "
+        "them to a roster file ([[model]] id, family, aliases) and " + caller_option(*_GIVE_ROSTER)
+    )
+
+
+def kept_fix() -> str:
+    """The note's fix for unknown model names kept, each its own model and family."""
+    return (
+        "to give them a family or aliases, add them to a roster file ([[model]] id, family, "
+        "aliases) and " + caller_option(*_GIVE_ROSTER)
+    )
+
+
 Unknown = Literal["keep", "error"]
 
 
@@ -300,7 +311,7 @@ class Roster:
             if close:
                 hints.append(f"{shown(n)} → {self._lookup[close[0]]}?")
         hint = f"did you mean {', '.join(hints)} " if hints else ""
-        return InputError(what, file=file, row=row, column=column, fix=hint + UNKNOWN_FIX)
+        return InputError(what, file=file, row=row, column=column, fix=hint + unknown_fix())
 
     def families(self, ids: pd.Series) -> pd.Series:
         """Family of each canonical id in ``ids`` (missing stays missing)."""
@@ -317,7 +328,7 @@ def _note_kept(names: list[str], where: str | None) -> None:
         f"model and family: {listed}{more}"
     )
     warnings.warn(
-        f"{where + ': ' if where else ''}{what} — {KEPT_FIX}", ModelsNotInRoster, stacklevel=3
+        f"{where + ': ' if where else ''}{what} — {kept_fix()}", ModelsNotInRoster, stacklevel=3
     )
 
 

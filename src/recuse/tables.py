@@ -669,8 +669,11 @@ def missing_columns_error(
         return InputError(
             f"a {other} table, not the {schema.name} table this needs",
             file=str(file) if file is not None else None,
-            fix=f"give a {schema.name} file ({', '.join(needs)} required); `recuse audit` "
-            "and `recuse validate` read either kind without --table",
+            fix=f"give a {schema.name} file ({', '.join(needs)} required); "
+            + caller_option(
+                "`recuse audit` and `recuse validate` read either kind without --table",
+                "recuse.audit reads either kind without table=",
+            ),
         )
     absent = [c for c in schema.filled if c not in names]  # optional, but worth a guess
     guess = suggest_columns([c for c in names if c not in schema.names], [*missing, *absent])

@@ -66,3 +66,20 @@ def test_one_figure_holds_one_bias() -> None:
     mixed = [_finding(EO, "a", 0.1, 0.0, 0.2), _finding(CALIBRATED, "b", 0.1, 0.0, 0.2)]
     with pytest.raises(ValueError, match="one figure per bias"):
         coef_figure(mixed, "d", "x", AuditOptions())
+
+
+def test_red_from_a_p_value_is_said_where_an_interval_rules_nothing_out(
+    drawn: dict[str, Any],
+) -> None:
+    # 0.30 [0.30, 0.30] from 3 prompts, p = 0.5: excludes 0 as drawn, yet not red (its
+    # red is the p-value's); the caption said only "Red: the interval excludes 0"
+    few = Finding(judge="j", bias=CALIBRATED, estimate=0.3, ci_low=0.3, ci_high=0.3, n=6,
+                  level=0.9, method="bootstrap", dataset="d", clusters=3,
+                  p_value=0.5)  # fmt: skip
+    assert not few.informative and not few.excludes_null
+    fig = coef_figure([few], "d", "self-preference", AuditOptions())
+    assert drawn["highlight"] == [False] and red_pixels(fig) == 0
+    assert "rules nothing out on its own: it is red when its p-value is at most" in fig.caption
+    # a figure of informative intervals keeps the short caption
+    plain = coef_figure([_finding(CALIBRATED, "j", 0.3, 0.2, 0.4)], "d", "s", AuditOptions())
+    assert "p-value" not in plain.caption

@@ -37,6 +37,7 @@ from recuse.metrics.bootstrap import (
     named_settings,
 )
 from recuse.metrics.competence import CALIBRATED_INTERVAL
+from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
@@ -522,14 +523,23 @@ def truncate(text: Any) -> str:
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
 
 
-def red_caption(null: float) -> str:
+def red_caption(null: float, *, uninformative: bool = False) -> str:
     """What red means in a figure coloured before the summary reads its findings: the
     raw interval, not the summary's flag (adjusted for the number of tests, and never
     for a negligible estimate) — a figure of 7 red self-biases beside a summary that
-    flags 2 must say why."""
+    flags 2 must say why. ``uninformative``: an interval drawn rules nothing out (fewer
+    than ``FEW_CLUSTERS`` prompts, or zero width; :attr:`Finding.informative`), and its
+    red is its p-value's (:attr:`Finding.excludes_null`), so a bar crossing the line can
+    be red and one missing it black."""
+    few = (
+        f" An interval from fewer than {FEW_CLUSTERS} prompts or of zero width rules "
+        f"nothing out on its own: it is red when its p-value is at most 1 − the level."
+        if uninformative
+        else ""
+    )
     return (
         f"Red: the interval excludes {null:g}, before the false-discovery adjustment; the "
-        "summary's flags are adjusted and leave out negligible estimates."
+        f"summary's flags are adjusted and leave out negligible estimates.{few}"
     )
 
 
@@ -543,7 +553,8 @@ def coef_figure(findings: Sequence[Finding], dataset: str, what: str, o: AuditOp
     if any(f.bias.key != bias.key for f in findings):
         raise ValueError(f"one figure per bias: {sorted({f.bias.key for f in findings})}")
     if bias.flags:
-        caption = f"Dashed line: {bias.null_text}. {red_caption(bias.null)}"
+        weak = not all(f.informative for f in findings)
+        caption = f"Dashed line: {bias.null_text}. {red_caption(bias.null, uninformative=weak)}"
     else:
         why = (
             "not adjusted for what moves it without any bias" if bias.unadjusted else "no bias test"

@@ -161,3 +161,16 @@ def test_a_misspelt_mplbackend_is_named_not_a_traceback() -> None:
     )
     assert "MPLBACKEND='nosuch' names no matplotlib backend" in out.stdout
     assert out.stdout.strip().endswith("unset it, or set it to agg")
+
+
+def test_a_series_refuses_counts_that_do_not_fit_its_points() -> None:
+    """A count list shorter than the points labelled the first points only, without a
+    word; a NaN count was a traceback from inside the drawing."""
+    with pytest.raises(ValueError, match="Series n: 1 values for 2 points"):
+        F.Series("j", [0.4, 0.6], n=[10])
+    with pytest.raises(ValueError, match="Series low: 3 values for 2 points"):
+        F.Series("j", [0.4, 0.6], low=[0.1, 0.2, 0.3], high=[0.5, 0.7])
+    for bad in (float("nan"), -1, 2.5):
+        with pytest.raises(ValueError, match="a count of pairs is a whole number"):
+            F.Series("j", [0.4, 0.6], n=[10, bad])  # type: ignore[list-item]
+    assert F.Series("j", [0.4, 0.6], n=[10, 0]).n == [10, 0]

@@ -183,6 +183,17 @@ class Series:
     high: Sequence[float] | None = None
     n: Sequence[int] | None = None
 
+    def __post_init__(self) -> None:
+        """A band or a count for each point, and each count a whole number ≥ 0: a
+        shorter ``n`` labelled the first points only, and a NaN was a traceback."""
+        for name in ("low", "high", "n"):
+            values = getattr(self, name)
+            if values is not None and len(values) != len(self.y):
+                raise ValueError(f"Series {name}: {len(values)} values for {len(self.y)} points")
+        bad = [v for v in self.n or () if not (np.isfinite(v) and v >= 0 and float(v).is_integer())]
+        if bad:
+            raise ValueError(f"Series n: a count of pairs is a whole number >= 0, got {bad[0]!r}")
+
 
 @_plain_text
 def curves(

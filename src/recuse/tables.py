@@ -823,7 +823,7 @@ def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[s
         hit = s.isin(MISSING_TEXTS).to_numpy(dtype=bool, copy=True)
         try:
             trimmed = s.str.strip()
-        except AttributeError:  # no text in the column (lists, numbers)
+        except (AttributeError, TypeError):  # no text in the column (lists, numbers, bytes)
             trimmed = None
         if trimmed is not None:
             hit |= trimmed.isin(_TRIMMED_MISSING).to_numpy(dtype=bool)

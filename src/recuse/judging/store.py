@@ -149,8 +149,7 @@ CREATE TABLE IF NOT EXISTS leases (
     slot TEXT NOT NULL,
     run TEXT NOT NULL,
     PRIMARY KEY (judge, kind, item_id, slot)
-);
-CREATE INDEX IF NOT EXISTS leases_run ON leases (run);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lease_runs (
     run TEXT PRIMARY KEY,
     pid INTEGER NOT NULL,

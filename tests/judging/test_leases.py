@@ -20,7 +20,7 @@ import recuse
 from judging.helpers import FakeBackend, fake_pairs
 from recuse.cli import main
 from recuse.errors import JudgeError
-from recuse.judging import Runner, Store
+from recuse.judging import Runner, Store, leases
 from recuse.judging.card import cards
 from recuse.judging.leases import LEASE_STALE_SECONDS, Holder, process_start
 from recuse.judging.protocols import Prompt
@@ -246,9 +246,12 @@ class _WatchesHeartbeat(FakeBackend):
         return await super().next_token_logprobs(prompts, **options)
 
 
-def test_a_runs_commits_refresh_its_heartbeat(tmp_path: Path) -> None:
-    """A run on another host is alive while its heartbeat is recent: each commit of
-    the run's judgments refreshes it (here every 0.1 s, FLUSH_SECONDS)."""
+def test_a_runs_commits_refresh_its_heartbeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run on another host is alive while its heartbeat is recent: the run's commits
+    refresh it (here every commit, every 0.1 s: FLUSH_SECONDS; HEARTBEAT_SECONDS is 0)."""
+    monkeypatch.setattr(leases, "HEARTBEAT_SECONDS", 0.0)
     backend = _WatchesHeartbeat(tmp_path / "s.db")
     with Store(tmp_path / "s.db") as store:
         Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(6)))

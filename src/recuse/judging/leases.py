@@ -8,8 +8,9 @@ those; judgments leased by another run that is alive are left to it, and the run
 summary says so. A run drops its leases when it ends, however it ends.
 
 A lease is held by a run (:class:`Holder`): a random id, its process id and host, when
-it started and its heartbeat, the time of its last commit to the store (every commit of
-a run refreshes it; nothing else is written for it). A holder is alive where
+it started and its heartbeat, the time of a recent commit to the store (a commit
+refreshes it where it is :data:`HEARTBEAT_SECONDS` old; nothing else is written for
+it). A holder is alive where
 
 * it is a run of this process that has not ended;
 * it is another process on this host (the same host name) that still exists
@@ -33,14 +34,19 @@ from dataclasses import dataclass
 
 from recuse.numbers import count
 
-__all__ = ["LEASE_STALE_SECONDS", "Holder", "LeaseId", "Leased", "left_line"]
+__all__ = ["HEARTBEAT_SECONDS", "LEASE_STALE_SECONDS", "Holder", "LeaseId", "Leased", "left_line"]
 
-#: seconds after its last commit that a run on another host is taken for dead. A run
-#: commits its judgments at least every 0.1 s while they arrive, so only a run whose
+#: seconds after its heartbeat that a run on another host is taken for dead. A run
+#: commits its judgments at least every 0.1 s while they arrive (the heartbeat every
+#: :data:`HEARTBEAT_SECONDS`), so only a run whose
 #: backend answers nothing for this long (a hung server, long retries) is taken over
 #: while alive: its judgments are then judged twice, none lost. The hosts' clocks must
 #: agree to well within it.
 LEASE_STALE_SECONDS = 600.0
+
+#: a run's commit refreshes its heartbeat where it is this many seconds old (so the
+#: heartbeat adds a page to the store's log twice a minute at most, not every commit)
+HEARTBEAT_SECONDS = 30.0
 
 #: one leased judgment: (judge, kind, item id, slot), its identity in the store
 LeaseId = tuple[str, str, str, str]
@@ -77,7 +83,7 @@ def _exists(pid: int) -> bool:
 @dataclass(frozen=True)
 class Holder:
     """A run holding leases: ``run`` a random id, ``pid`` and ``host`` its process,
-    ``started`` and ``heartbeat`` (its last commit) in seconds since the epoch,
+    ``started`` and ``heartbeat`` (a recent commit) in seconds since the epoch,
     ``process_start`` when its process started (:func:`process_start`)."""
 
     run: str
@@ -91,7 +97,7 @@ class Holder:
     def here(cls) -> Holder:
         """A new run of this process, now."""
         now, pid = time.time(), os.getpid()
-        return cls(uuid.uuid4().hex, pid, socket.gethostname(), now, now, process_start(pid))
+        return cls(uuid.uuid4().hex[:16], pid, socket.gethostname(), now, now, process_start(pid))
 
     def alive(self, now: float) -> bool:
         """Is this run still going (see the module's words)? ``now``: seconds since

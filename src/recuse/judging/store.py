@@ -42,6 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+import recuse.judging.leases as leasing
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, perplexity_key, response_prompt
@@ -249,6 +250,7 @@ class Store:
         self._tables: set[str] = set()
         #: the run whose heartbeat each commit refreshes (:meth:`take_leases`)
         self._beat: str | None = None
+        self._beat_at = 0.0
         if self.path.parent and not self.path.parent.exists():
             raise InputError(
                 "the folder for the store does not exist",
@@ -334,10 +336,13 @@ class Store:
             return
         with self._guard(), self.conn:
             self.conn.executemany(sql, rows)
-            if self._beat is not None:  # the leasing run's heartbeat, in the same commit
+            now = time.time()
+            if self._beat is not None and now - self._beat_at >= leasing.HEARTBEAT_SECONDS:
+                # the leasing run's heartbeat, in the same commit (a page of the WAL)
                 self.conn.execute(
-                    "UPDATE lease_runs SET heartbeat = ? WHERE run = ?", (time.time(), self._beat)
+                    "UPDATE lease_runs SET heartbeat = ? WHERE run = ?", (now, self._beat)
                 )
+                self._beat_at = now
 
     def close(self) -> None:
         with self._guard():
@@ -537,8 +542,9 @@ class Store:
     def take_leases(self, run: Holder, wanted: Iterable[LeaseId]) -> Leased:
         """Lease the judgments ``wanted`` to ``run`` (:mod:`recuse.judging.leases`), in
         one transaction: the leases of dead runs are dropped first, then every one not
-        held by a live run is ``run``'s. Until :meth:`drop_leases`, each commit of this
-        store refreshes ``run``'s heartbeat (in the same transaction: no write of its own)."""
+        held by a live run is ``run``'s. Until :meth:`drop_leases`, a commit of this store
+        refreshes ``run``'s heartbeat where it is ``leases.HEARTBEAT_SECONDS`` old (in
+        the same transaction: no write of its own)."""
         ids = list(dict.fromkeys(wanted))
         now = time.time()
         conn = self.conn
@@ -583,7 +589,7 @@ class Store:
             except BaseException:
                 conn.rollback()
                 raise
-        self._beat = run.run
+        self._beat, self._beat_at = run.run, run.heartbeat
         holders = tuple(live[r] for r in dict.fromkeys(elsewhere.values()) if r in live)
         return Leased(run, frozenset(elsewhere), holders)
 

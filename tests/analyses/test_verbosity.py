@@ -89,6 +89,30 @@ def test_every_agreement_curve_has_its_caption(planted: Planted) -> None:
             assert any(re.search(rf"[ (]{n:,} pairs|[ (]{n:,}, ", g.caption) for g in curves)
 
 
+def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
+    """The curves' CSVs have bare columns (bin_low, bin_high, mean); their titles (in
+    report.json) said only "Human preference by length difference", not what x is nor
+    that the mean is of +1 / -1 / 0. Now the title defines both, and the numbers are
+    what it says: the human curve's means recomputed by hand from the pairs."""
+    (section,) = [s for s in planted.report.sections if s.id == ANALYSIS.id]
+    titles = {t.name: t for t in section.tables}
+    human = titles["human-verbosity-curve-sim-pairs"]
+    assert "(len a − len b) / len b" in human.title
+    assert "the mean human score (+1: the human prefers a, −1: b, 0: a tie)" in human.title
+    align = titles["alignment-curve-sim-pairs"].title
+    assert "(len human-preferred − len other) / len other" in align
+    assert "a split between the two orders counts ½" in align
+    items = planted.pairs.drop_duplicates("item_id")
+    items = items[items["human"].notna()]
+    words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")
+    x = (words_a - words_b) / words_b  # lengths in words, from the texts
+    score = np.sign(items["human"] - 0.5)  # +1 a, -1 b, 0 tie
+    for row in human.frame.itertuples():
+        inside = (x >= row.bin_low) & (x < row.bin_high)
+        assert int(inside.sum()) == row.n
+        assert score[inside].mean() == pytest.approx(row.mean)
+
+
 def test_the_agreement_curve_prints_each_bins_pairs_from_its_csv(
     planted: Planted, tmp_path: Path
 ) -> None:

@@ -74,6 +74,16 @@ def _curve_x(frame: pd.DataFrame) -> np.ndarray:
     return np.where(np.isfinite(high), (low + high) / 2, low + width / 2)
 
 
+def _align_rows(o: AuditOptions) -> str:
+    """What a row of the agreement-by-length table holds (its title says it; the CSV
+    has no words)."""
+    return (
+        "per bin of (len human-preferred − len other) / len other, the share of the judge's "
+        "verdicts that agree with the human label (a split between the two orders counts "
+        f"½), its standard deviation and {percent(o.level)} cluster-bootstrap interval"
+    )
+
+
 def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     """What a point, a band and the dashed line of the agreement curve are, and that the
     last point, drawn one bin width past its start, holds every pair from there up (on
@@ -83,7 +93,8 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     widths = sorted({round(float(w), 9) for w in finite["bin_high"] - finite["bin_low"]})
     wide = f"{general(widths[0])} wide" if len(widths) == 1 else "of the table's widths"
     text = (
-        "Each point: the share of the judge's verdicts that agree with the human label over "
+        "Each point: the share of the judge's verdicts that agree with the human label (a "
+        "split between the two orders counts ½) over "
         f"the pairs of one bin of the length difference ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; the number above a point: its pairs); bands: "
         f"{percent(o.level)} cluster-bootstrap intervals; "
@@ -181,21 +192,31 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
         part.tables.append(
             Table(
                 slug("alignment-curve", inp.name),
-                f"Agreement by length difference — {inp.name}",
+                f"Agreement by length difference — {inp.name}: {_align_rows(o)}",
                 align.reset_index(drop=True),
                 show=False,
             )
         )
     for name, title in (
-        ("human_verbosity_curve", "Human preference by length difference"),
-        ("judge_verbosity_curve", "Judge preference by length difference (same-source pairs)"),
+        (
+            "human_verbosity_curve",
+            f"Human preference by length difference — {inp.name}: "
+            "per bin of (len a − len b) / len b, the mean human score (+1: the human prefers "
+            "a, −1: b, 0: a tie)",
+        ),
+        (
+            "judge_verbosity_curve",
+            "Judge preference by length difference (same-source "
+            f"pairs) — {inp.name}: per bin of (len a − len b) / len b, the mean of +1 (the "
+            "judge picks a in both orders), −1 (b in both) and 0 (otherwise)",
+        ),
     ):
         frame = curves.get(name)
         if frame is not None and len(frame):
             part.tables.append(
                 Table(
                     slug(name, inp.name),
-                    f"{title} — {inp.name}",
+                    title,
                     frame.reset_index(drop=True),
                     show=False,
                 )

@@ -48,6 +48,7 @@ from rich.progress import (
 from rich.text import Text
 
 from recuse.errors import ConfigError, InputError, RecuseError
+from recuse.judging import leases
 from recuse.judging.backends.base import Backend, TransientError, done_sink
 from recuse.judging.handlers import (
     Handler,
@@ -58,6 +59,7 @@ from recuse.judging.handlers import (
 from recuse.judging.handlers.base import reusable, usable
 from recuse.judging.handlers.likert import reference_value
 from recuse.judging.handlers.pairwise import check_template, copy_judgment, pairs_to_judge
+from recuse.judging.leases import Holder, Leased, left_line
 from recuse.judging.protocols import (
     ORDERS,
     Dimension,
@@ -117,6 +119,11 @@ class RunSummary:
     #: the runs that sent something whose counts and seconds this summary adds up
     #: (:meth:`combine`), each timed by its own clock and shown on its own bar
     runs: int = 1
+    #: tasks left to other runs in progress, which had leased them
+    #: (:mod:`recuse.judging.leases`): neither judged here nor counted as failed
+    left: int = 0
+    #: those runs, in words (:meth:`~recuse.judging.leases.Holder.words`)
+    holders: tuple[str, ...] = ()
 
     @classmethod
     def combine(cls, parts: Sequence[RunSummary]) -> RunSummary:
@@ -134,7 +141,8 @@ class RunSummary:
             ok=sum(p.ok for p in parts), unparsed=sum(p.unparsed for p in parts),
             failed=sum(p.failed for p in parts), seconds=sum(p.seconds for p in parts),
             failures=failures, what=parts[0].what if parts else "judgments",
-            runs=sum(p.runs for p in parts if p.finished),
+            runs=sum(p.runs for p in parts if p.finished), left=sum(p.left for p in parts),
+            holders=tuple(dict.fromkeys(h for p in parts for h in p.holders)),
         )  # fmt: skip
 
     @property
@@ -165,7 +173,9 @@ class RunSummary:
         """The counts with thousands separators, and the run's rate with what it counts
         and its seconds (``12,000 judgments: … 500 failed; 10,500 finished (answered or
         failed) in 3,725.40 s from the first call to the last: 2.82/s``),
-        as every number a user reads is written (:mod:`recuse.numbers`)."""
+        as every number a user reads is written (:mod:`recuse.numbers`); after the
+        counts, the tasks left to other runs in progress (:attr:`left`), with those
+        runs and that a rerun after them picks up what they did not finish."""
         total, cached, ok = count(self.total), count(self.cached), count(self.ok)
         unparsed, failed = count(self.unparsed), count(self.failed)
         if self.what == "rewrites":
@@ -182,6 +192,8 @@ class RunSummary:
                 f"{total} judgments: {cached} already stored, {ok} ok, "
                 f"{unparsed} unparsed, {failed} failed"
             )
+        if self.left:
+            counts = f"{counts}; {left_line(self.left, self.what, self.holders)}"
         rate = self.rate
         if rate is None:
             return f"{counts}; none sent" if not self.finished else counts
@@ -532,13 +544,38 @@ class Runner:
         end of a run that stores none."""
         claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
         fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
-        with _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)):
-            return self._judge_claimed(tasks, work, keep_items)
+        with (
+            _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)),
+            self._leased(tasks) as leased,
+        ):
+            return self._judge_claimed(tasks, work, keep_items, leased)
+
+    @contextlib.contextmanager
+    def _leased(self, tasks: Sequence[Task]) -> Iterator[Leased]:
+        """Lease ``tasks`` to this run (:meth:`Store.take_leases`) for the block; the
+        leases are dropped when it ends, however it ends. A lease names a judgment
+        (judge, kind, item, slot), not its content key, so nothing is keyed for it."""
+        run = Holder.here()
+        leases.begin(run)
+        try:
+            leased = self.store.take_leases(
+                run, ((self.judge, t.kind, t.item_id, t.slot) for t in tasks)
+            )
+            try:
+                yield leased
+            finally:
+                # left behind (a full disk), they are a dead run's once this one ends
+                with contextlib.suppress(RecuseError):
+                    self.store.drop_leases(run)
+        finally:
+            leases.end(run)
 
     def _judge_claimed(
-        self, tasks: list[Task], work: Work, keep_items: Callable[[], None]
+        self, tasks: list[Task], work: Work, keep_items: Callable[[], None], leased: Leased
     ) -> RunSummary:
-        """Run judgment tasks: reuse what the store holds, judge the rest."""
+        """Run judgment tasks: reuse what the store holds, judge the rest but those
+        ``leased`` to another run. The leases are taken before the store is read: a
+        judgment another run stored and gave its lease back before is read here."""
         # a store that holds nothing reads no key (Store.lookup): each task's is then
         # computed when its outcome is stored, beside the device's passes
         stored = self.store.lookup(t.key for t in tasks)
@@ -559,6 +596,12 @@ class Runner:
                 if own is not None:
                     attempts_before[(t.key, t.item_id, t.slot)] = own.attempts
                 todo.append(t)
+        left = 0
+        if leased.elsewhere:
+            mine_only = [
+                t for t in todo if (self.judge, t.kind, t.item_id, t.slot) not in leased.elsewhere
+            ]
+            left, todo = len(todo) - len(mine_only), mine_only
         kept = False
 
         def save(judgments: Sequence[Judgment]) -> None:
@@ -631,6 +674,8 @@ class Runner:
             failed=counts["failed"],
             seconds=clock.seconds,
             failures=failures,
+            left=left,
+            holders=tuple(h.words() for h in leased.holders) if left else (),
         )
 
     def _execute(

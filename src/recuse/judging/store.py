@@ -1,8 +1,9 @@
 """SQLite store of judgments and perplexities (WAL), keyed by a content hash of what
 changes the output. The store owns every table and every SQL statement of judging:
 ``judgments`` and ``items`` (what was judged, for export), ``perplexities`` (one row
-per scored text) and ``perplexity_judges`` (which model's perplexities stand for a
-judge, for ``ppl_a``/``ppl_b`` in :meth:`Store.export_pairs`).
+per scored text), ``perplexity_judges`` (which model's perplexities stand for a
+judge, for ``ppl_a``/``ppl_b`` in :meth:`Store.export_pairs`), and ``leases`` and
+``lease_runs`` (which running run is judging which judgment: :mod:`recuse.judging.leases`).
 
 The key hashes the judge (model id + revision), the rendered prompt, the protocol
 version and the decoding parameters; never timeouts, concurrency or batch sizes.
@@ -41,7 +42,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+import recuse.judging.leases as leasing
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
+from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
 
@@ -140,6 +143,22 @@ CREATE TABLE IF NOT EXISTS perplexity_judges (
     route TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS leases (
+    judge TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    slot TEXT NOT NULL,
+    run TEXT NOT NULL,
+    PRIMARY KEY (judge, kind, item_id, slot)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lease_runs (
+    run TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    started REAL NOT NULL,
+    heartbeat REAL NOT NULL,
+    process_start TEXT
+);
 """
 )
 
@@ -229,6 +248,9 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self._tables: set[str] = set()
+        #: the run whose heartbeat each commit refreshes (:meth:`take_leases`)
+        self._beat: str | None = None
+        self._beat_at = 0.0
         if self.path.parent and not self.path.parent.exists():
             raise InputError(
                 "the folder for the store does not exist",
@@ -314,6 +336,13 @@ class Store:
             return
         with self._guard(), self.conn:
             self.conn.executemany(sql, rows)
+            now = time.time()
+            if self._beat is not None and now - self._beat_at >= leasing.HEARTBEAT_SECONDS:
+                # the leasing run's heartbeat, in the same commit (a page of the WAL)
+                self.conn.execute(
+                    "UPDATE lease_runs SET heartbeat = ? WHERE run = ?", (now, self._beat)
+                )
+                self._beat_at = now
 
     def close(self) -> None:
         with self._guard():
@@ -507,6 +536,76 @@ class Store:
             return {}
         rows = self._rows("SELECT judge, model, revision FROM judge_models")
         return {str(j): (str(m), str(r)) for j, m, r in rows}
+
+    # --- leases ----------------------------------------------------------------------
+
+    def take_leases(self, run: Holder, wanted: Iterable[LeaseId]) -> Leased:
+        """Lease the judgments ``wanted`` to ``run`` (:mod:`recuse.judging.leases`), in
+        one transaction: the leases of dead runs are dropped first, then every one not
+        held by a live run is ``run``'s. Until :meth:`drop_leases`, a commit of this store
+        refreshes ``run``'s heartbeat where it is ``leases.HEARTBEAT_SECONDS`` old (in
+        the same transaction: no write of its own)."""
+        ids = list(dict.fromkeys(wanted))
+        now = time.time()
+        conn = self.conn
+        with self._guard():
+            conn.execute("BEGIN IMMEDIATE")  # one run leases at a time
+            try:
+                runs = [
+                    Holder(
+                        str(r), int(p), str(h), float(s), float(b), None if t is None else str(t)
+                    )
+                    for r, p, h, s, b, t in conn.execute(
+                        "SELECT run, pid, host, started, heartbeat, process_start FROM lease_runs"
+                    )
+                ]
+                live = {h.run: h for h in runs if h.alive(now)}
+                dead = [(h.run,) for h in runs if h.run not in live]
+                conn.executemany("DELETE FROM lease_runs WHERE run = ?", dead)
+                conn.execute("DELETE FROM leases WHERE run NOT IN (SELECT run FROM lease_runs)")
+                conn.execute(
+                    "INSERT INTO lease_runs (run, pid, host, started, heartbeat, process_start) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (run.run, run.pid, run.host, run.started, run.heartbeat, run.process_start),
+                )
+                taken = conn.executemany(
+                    "INSERT OR IGNORE INTO leases (judge, kind, item_id, slot, run) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [(*i, run.run) for i in ids],
+                ).rowcount
+                elsewhere: dict[LeaseId, str] = {}
+                if taken != len(ids):
+                    asked = set(ids)
+                    for judge in sorted({i[0] for i in ids}):
+                        for *lease, holder in conn.execute(
+                            "SELECT judge, kind, item_id, slot, run FROM leases "
+                            "WHERE judge = ? AND run != ?",
+                            (judge, run.run),
+                        ):
+                            key = (str(lease[0]), str(lease[1]), str(lease[2]), str(lease[3]))
+                            if key in asked:
+                                elsewhere[key] = str(holder)
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+        self._beat, self._beat_at = run.run, run.heartbeat
+        holders = tuple(live[r] for r in dict.fromkeys(elsewhere.values()) if r in live)
+        return Leased(run, frozenset(elsewhere), holders)
+
+    def drop_leases(self, run: Holder) -> None:
+        """Give back every lease of ``run`` (its run has ended)."""
+        self._beat = None
+        with self._guard(), self.conn:
+            self.conn.execute("DELETE FROM leases WHERE run = ?", (run.run,))
+            self.conn.execute("DELETE FROM lease_runs WHERE run = ?", (run.run,))
+
+    def leases(self) -> dict[LeaseId, str]:
+        """``{(judge, kind, item id, slot): run id}`` of every lease held now."""
+        if "leases" not in self._tables:
+            return {}
+        rows = self._rows("SELECT judge, kind, item_id, slot, run FROM leases")
+        return {(str(j), str(k), str(i), str(s)): str(r) for j, k, i, s, r in rows}
 
     # --- reading ---------------------------------------------------------------------
 

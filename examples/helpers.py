@@ -122,6 +122,12 @@ def judged_counts(judged: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+# id columns of the per-pair files, read back as texts (a cluster id "81" is not the number 81:
+# the bootstrap orders clusters by id)
+ID_COLUMNS = ("judge", "item_id", "prompt_id", "task", "model_a", "model_b", "probe", "base_item",
+              "treated")  # fmt: skip
+
+
 def refuse(message: str) -> NoReturn:
     """One line on stderr and exit 2: bad input, nothing written."""
     print(message, file=sys.stderr)
@@ -135,7 +141,8 @@ def read_pairs_file(
     in ``columns``, valid verdicts and labels (one-line errors naming the row and field)
     and ``rows_by_judge`` rows per judge; anything else is refused with one line (exit 2)."""
     try:
-        judged = pd.read_csv(path)
+        ids = {c: str for c in columns if c in ID_COLUMNS}  # "81" stays a text, as in the run
+        judged = pd.read_csv(path, dtype=ids)
         missing = [c for c in columns if c not in judged.columns]
         if missing:
             raise InputError(f"column {missing[0]!r} missing (needs {', '.join(columns)})")

@@ -67,6 +67,11 @@ CASES: list[tuple[str, str, str]] = [
         "pairs",
         "row 1, column 'model_b': expected one text or number, found a list",
     ),
+    (  # a binary column: its missing texts were looked for with str.strip (TypeError)
+        "pairs_binary_label.parquet",
+        "pairs",
+        "row 1, column 'human': expected one text or number, found a binary value b'a'",
+    ),
     ("pairs_deep.json", "pairs", "JSON nested too deeply"),
     ("pairs_huge_integer.jsonl", "pairs", "row 2: line 2: a JSON integer has more than 4,300"),
     ("pairs_huge_number.csv", "pairs", "row 1, column 'len_a': number too large: '9999"),

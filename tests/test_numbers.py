@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from recuse.numbers import decimal, signed
+from recuse.numbers import decimal, estimate_parts, signed
 from recuse.report.html import _cell
-from recuse.report.verdict import estimate_parts
 
 
 def test_a_negative_zero_is_written_as_zero() -> None:
@@ -90,6 +89,23 @@ def test_a_share_and_its_percentage_are_rounded_once() -> None:
         for k in range(n + 1):
             share = decimal(k / n, 3)
             assert Decimal(share) * 100 == Decimal(share_percent(k / n).rstrip("%")), (k, n)
+
+
+def test_a_share_strictly_inside_never_reads_none_or_all() -> None:
+    """1 of 2,500 read "0.0%" and 2,499 of 2,500 "100.0%" (certify's lines wrote shares
+    with one fixed decimal): a share strictly between 0 and 1 takes the decimals that
+    show it, written within half its last digit of k / n (exact decimals, not floats)."""
+    from decimal import Decimal
+
+    from recuse.numbers import share_percent
+
+    for n in (2500, 9999, 123457):
+        for k in (1, 2, 3, n // 2, n - 3, n - 2, n - 1):
+            text = share_percent(k / n).rstrip("%")
+            assert Decimal(text) not in (0, 100), (k, n, text)
+            step = Decimal(1).scaleb(-len(text.partition(".")[2]))
+            assert abs(Decimal(text) - Decimal(k) * 100 / n) <= step / 2, (k, n, text)
+    assert (share_percent(0.0), share_percent(1.0)) == ("0.0%", "100.0%")
 
 
 def test_a_lower_bound_never_reads_above_itself() -> None:

@@ -6,6 +6,8 @@ import csv
 import errno
 import io
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -78,6 +80,33 @@ def test_write_failure_leaves_old_file_and_no_part(
         outputs.write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_a_file_past_the_size_limit_says_which_limit_and_leaves_the_old_file(
+    tmp_path: Path,
+) -> None:
+    # a real RLIMIT_FSIZE (ulimit -f) in a child: the write fails with EFBIG, whose
+    # strerror alone ('File too large') said neither which limit nor what to do
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "from recuse import outputs\n"
+        "from recuse.errors import OutputError\n"
+        "try:\n"
+        "    outputs.write_text(sys.argv[1], 'x' * 100_000)\n"
+        "except OutputError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(outputs.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(target)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ulimit -f" in done.stdout and "write elsewhere with --out" in done.stdout
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
 
 def test_staged_is_all_or_nothing(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -381,3 +382,34 @@ def test_a_roster_file_is_read_as_any_text_file_is(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as caught:
             Roster.load(path)
         assert str(caught.value) == f"roster file {path}: {what} — give a roster TOML file"
+
+
+def test_a_user_entry_taking_a_name_of_another_model_of_the_roster_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A roster file's (or recuse.toml's) alias or id that already names a built-in model
+    it does not replace took that name without a word: with aliases = ["claude-3-5-sonnet"]
+    on gpt-4o, Claude's answers were read as gpt-4o's own. Replacing that model in the same
+    file (its id) takes its names with it and stays allowed."""
+    from recuse.api import context_roster
+    from recuse.config import Config
+    from recuse.roster import entries_from
+
+    f = tmp_path / "r.toml"
+    stolen = '[[model]]\nid = "gpt-4o"\nfamily = "openai"\naliases = ["claude-3-5-sonnet"]\n'
+    assert Roster.builtin().canonical("claude-3-5-sonnet") == "claude-3.5-sonnet"
+    for text, said in (
+        (stolen, "model entry 1 (gpt-4o): the name 'claude-3-5-sonnet' already names the "
+                 "roster's model 'claude-3.5-sonnet'"),
+        ('[[model]]\nid = "GPT4"\nfamily = "x"\n',
+         "model entry 1 (GPT4): the name 'GPT4' already names the roster's model 'gpt-4'"),
+    ):  # fmt: skip
+        f.write_text(text, "utf-8")
+        with pytest.raises(ConfigError) as info:
+            Roster.load(f)
+        assert said in str(info.value) and str(f) in str(info.value)
+    config = Config(path=f, models=tuple(entries_from(tomllib.loads(stolen), str(f))))
+    with pytest.raises(ConfigError, match=r"already names the roster's model 'claude-3\.5-sonnet'"):
+        context_roster(None, config)
+    f.write_text('[[model]]\nid = "claude-3.5-sonnet"\nfamily = "anthropic"\n' + stolen, "utf-8")
+    assert Roster.load(f).canonical("claude-3-5-sonnet") == "gpt-4o"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,7 @@ from recuse.errors import InputError, ReaderNote
 from recuse.tables import (
     PAIRS,
     RATINGS,
+    renaming_by,
     shown,
     suggest_columns,
     validate_pairs,
@@ -337,7 +340,8 @@ def test_missing_columns_told_apart_with_guesses() -> None:
     with pytest.raises(InputError, match="missing required column") as info:
         validate_pairs(table, file="f.csv")
     fix = info.value.fix or ""
-    assert "did you mean --map id=item_id,human_winner=human?" in fix
+    # validate_pairs takes no mapping: the table is renamed (recuse's doors: below)
+    assert "did you mean frame.rename(columns={'id': 'item_id', 'human_winner': 'human'})?" in fix
     needs, optional = fix.split("needs ")[1].split("; optional: ")
     assert needs == "item_id, prompt_id"
     assert optional.startswith("model_a, model_b, human, judge") and "ppl_b" in optional
@@ -359,6 +363,51 @@ def test_missing_columns_told_apart_with_guesses() -> None:
     with pytest.raises(InputError, match=r"missing required column\(s\) model_b"):
         validate_pairs(pd.DataFrame({"item_id": ["1"], "prompt_id": ["p"], "human": ["a"],
                                      "model_a": ["gpt-4"]}))  # fmt: skip
+
+
+def test_a_guess_names_the_renaming_of_the_door_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table whose judge column is named ``grader``: ``recuse.audit(frame)`` said "did
+    you mean --map grader=judge?", an option a Python caller cannot give. Each door's
+    fix names its own renaming: the command line's ``--map``, ``recuse.audit``'s and
+    ``recuse.data.load_input``'s ``mapping=`` (both outside and inside a command's run)."""
+    import recuse
+    from recuse.cli import main
+    from recuse.data.inputs import load_input
+
+    table = pairs().rename(columns={"judge": "grader"})
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    keyword = "did you mean mapping={'grader': 'judge'}?"
+    for call in (lambda: recuse.audit(table), lambda: load_input(path)):
+        with pytest.raises(InputError) as info:
+            call()
+        assert keyword in str(info.value) and "--map" not in str(info.value)
+    assert main(["validate", str(path)]) == 2
+    said = capsys.readouterr().err
+    assert "did you mean --map grader=judge?" in said and "mapping=" not in said
+    with renaming_by("flag"), pytest.raises(InputError, match="did you mean --map grader="):
+        load_input(path)  # the command line reads files with load_input: its door wins
+    with pytest.raises(InputError, match="did you mean mapping="):
+        load_input(path)  # and leaves none behind
+
+
+def test_a_guessed_rename_of_a_frame_renames_its_columns_as_named() -> None:
+    """``validate_pairs(frame)`` with a column ``' id'`` (a space from a spreadsheet)
+    suggested ``frame.rename(columns={'id': 'item_id'})``, which renames nothing (pandas
+    matches names exactly): the same error again. The suggestion, applied as written,
+    makes the frame valid."""
+    import ast
+
+    table = pairs().rename(columns={"item_id": " id", "judge": "grader"})
+    with pytest.raises(InputError) as info:
+        validate_pairs(table)
+    said = re.search(r"frame\.rename\(columns=(\{.*?\})\)", str(info.value))
+    assert said is not None, str(info.value)
+    renaming = ast.literal_eval(said.group(1))
+    assert renaming == {" id": "item_id", "grader": "judge"}
+    validate_pairs(table.rename(columns=renaming))  # no error
 
 
 def _probe_rows(**change: object) -> pd.DataFrame:
@@ -496,7 +545,7 @@ def test_a_table_of_the_other_kind_is_named_as_such() -> None:
     model_b=model', a mapping that cannot turn pairs into ratings."""
     with pytest.raises(InputError, match="a pairs table, not the ratings table") as e:
         validate_ratings(pairs(), file="p.csv")
-    assert "--map" not in str(e.value) and "recuse audit" in e.value.fix
+    assert "--map" not in str(e.value) and "recuse.audit reads either kind" in e.value.fix
     with pytest.raises(InputError, match="a ratings table, not the pairs table"):
         validate_pairs(ratings(), file="r.csv")
 
@@ -505,14 +554,16 @@ def test_a_table_of_the_other_kind_says_to_leave_table_out() -> None:
     """`recuse audit pairs.csv --table ratings` was told "`recuse audit` reads either
     kind" — the command it was running; what reads either kind is audit or validate
     without --table."""
-    from recuse.tables import RATINGS, missing_columns_error
+    from recuse.tables import RATINGS, missing_columns_error, renaming_by
 
-    error = missing_columns_error(
-        RATINGS, ["model"], ["item_id", "prompt_id", "judge", "p_a_first"], "p.csv"
-    )
-    said = str(error)
+    have = ["item_id", "prompt_id", "judge", "p_a_first"]
+    with renaming_by("flag"):
+        said = str(missing_columns_error(RATINGS, ["model"], have, "p.csv"))
     assert said.startswith("p.csv: a pairs table, not the ratings table this needs — ")
     assert "`recuse audit` and `recuse validate` read either kind without --table" in said
+    # from Python, the keyword (the command line's option named to a notebook user)
+    said = str(missing_columns_error(RATINGS, ["model"], have, "p.csv"))
+    assert said.endswith("recuse.audit reads either kind without table="), said
 
 
 def test_a_column_named_twice_or_a_multiindex_header_is_named() -> None:

@@ -43,7 +43,7 @@ from recuse.errors import ConfigError, InputError, notes_naming
 from recuse.files import content_sha256, content_size, is_file
 from recuse.options import Settings, default, read_options, resolve, robustness_checks
 from recuse.report import model
-from recuse.roster import Roster, SelfScope
+from recuse.roster import Roster, SelfScope, no_name_taken
 from recuse.tables import ConfidenceOf, SwappedFrame, check_header, index_as_columns
 
 if TYPE_CHECKING:
@@ -272,6 +272,7 @@ def context_roster(roster: Roster | str | Path | None, config: Config | None) ->
         )
     base = copy.deepcopy(roster) if isinstance(roster, Roster) else Roster.load(roster)
     if config is not None:
+        no_name_taken(base, config.models, str(config.path or "recuse.toml"))
         for entry in config.models:
             base.add(entry)
     return base

@@ -476,9 +476,8 @@ def read_json(path: str | Path) -> Any:
     naming a key twice its element (in an array) and the key."""
     path = Path(path)
     text = read_text(path)
-    hook = _Objects()
     try:
-        value = json.loads(text, object_pairs_hook=hook)
+        value = loads_once(text, path)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
@@ -497,8 +496,6 @@ def read_json(path: str | Path) -> Any:
             key = _surrogate_key(element)
             if key is not None:
                 raise _surrogate_error(path, number if isinstance(value, list) else None, key)
-    if hook.twice:
-        _refuse_twice(path, value)
     return value
 
 

@@ -49,6 +49,9 @@ __all__ = [
     "column_decimals",
     "count",
     "decimal",
+    "estimate_digits",
+    "estimate_parts",
+    "estimate_text",
     "general",
     "lower_bound",
     "minus",
@@ -86,6 +89,10 @@ def signed(value: float, digits: int) -> str:
     if tiny:
         return ("+" if value > 0 else MINUS) + tiny
     return minus(f"{value + 0.0:+,.{digits}f}")
+
+
+#: :func:`signed`, for functions whose ``signed`` is the flag that asks for it
+_with_sign = signed
 
 
 def decimal(value: float, digits: int) -> str:
@@ -141,7 +148,7 @@ def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:
     one beside it: three from 0.001 on (and for 0); below, as many as show ``size`` with
     two significant digits (0.00075 → 5), at most ``most``. The HTML tables take it
     from the smallest number of a column, the estimate and its interval from the largest
-    of the three (:func:`recuse.report.verdict.estimate_digits`), the terminal's
+    of the three (:func:`recuse.numbers.estimate_digits`), the terminal's
     ``recuse metrics`` likewise: one rule, so that a small number is never written 0.000
     beside another in scientific notation. A non-zero number under half the last of
     ``most`` decimals is written as a bound (``< 0.000001``, :func:`decimal`)."""
@@ -197,24 +204,28 @@ def share_percent(share: float, digits: int = 1) -> str:
     """A share as a percentage with ``digits`` decimals, rounded once, as
     :func:`decimal` rounds the share at ``digits + 2`` (57 of 200: ``28.5%`` where the
     share is written ``0.285``; scaling first and rounding again could part them), never
-    ``-0.0%``; a negative one with :data:`MINUS`. A share above 0 that ``digits``
-    decimals write as 0 takes as many more as show it, up to a share at
-    :data:`MOST_DECIMALS`, and is a bound below that: 1 of 2,500 pairs read ``0.0%``
-    kept, as if none were.
+    ``-0.0%``; a negative one with :data:`MINUS`. A share strictly between 0 and 1 that
+    ``digits`` decimals write as 0 or 100 takes as many more as show it, up to a share at
+    :data:`MOST_DECIMALS`, and is a bound beyond that: 1 of 2,500 pairs read ``0.0%``
+    kept, as if none were, and 2,499 of 2,500 read ``100.0%``, as if all were.
 
     >>> share_percent(57 / 200), share_percent(0.21), share_percent(-1e-9), share_percent(1.0, 0)
     ('28.5%', '21.0%', '0.0%', '100%')
-    >>> share_percent(1 / 2500), share_percent(1e-9)
-    ('0.04%', '< 0.0001%')
+    >>> share_percent(1 / 2500), share_percent(1e-9), share_percent(2499 / 2500)
+    ('0.04%', '< 0.0001%', '99.96%')
+    >>> share_percent(1 - 1e-9)
+    '> 99.9999%'
     """
     share = float(share) + 0.0
+    inside = 0 < share < 1
     out = _share_percent(share, digits)
     for more in range(digits + 1, MOST_DECIMALS - 1):
-        if share <= 0 or Decimal(out) != 0:
+        if not inside or Decimal(out) not in (0, 100):
             break
         out = _share_percent(share, more)
-    if share > 0 and Decimal(out) == 0:
-        return f"< {Decimal(1).scaleb(2 - MOST_DECIMALS)}%"
+    if inside and Decimal(out) in (0, 100):
+        step = Decimal(1).scaleb(2 - MOST_DECIMALS)
+        return f"< {step}%" if Decimal(out) == 0 else f"> {100 - step}%"
     return minus(out if Decimal(out) != 0 else out.lstrip("-")) + "%"
 
 
@@ -233,3 +244,53 @@ def percent(level: float) -> str:
     if value < 100 <= float(text):  # 0.9999999 is not a certainty
         text = f"{100 - 10.0**-digits:.{digits}f}"
     return f"{text}%"
+
+
+def estimate_text(
+    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
+) -> str:
+    """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
+
+    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
+    (a bias's :attr:`~recuse.report.bias.Bias.decimals`) raises the rule of
+    :func:`estimate_digits` to at least that many, never lowers it (a share fixed at
+    three decimals still shows 0.00031 with two significant digits).
+    """
+    est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits)
+    return f"{est} {interval}"
+
+
+def estimate_parts(
+    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
+) -> tuple[str, str]:
+    """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
+    that shows them in two cells (the HTML's findings tables), so a cell reads what the
+    sentence beside it reads (it read ``0.285 [0.233, 0.342]`` beside ``0.28 [0.23,
+    0.34]``). Two decimals, three where every number is under 0.1, more where every
+    number is under 0.001 (:func:`estimate_digits`).
+
+    >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
+    ('0.29', '[0.23, 0.34]')
+    >>> estimate_parts(-0.0123, -0.05, 0.031)
+    ('−0.012', '[−0.050, 0.031]')
+    >>> estimate_parts(0.00031, 0.00012, 0.00052)
+    ('+0.00031', '[0.00012, 0.00052]')
+    >>> estimate_parts(57 / 200, 0.2327, 0.3422, signed=False, digits=3)
+    ('0.285', '[0.233, 0.342]')
+    >>> estimate_parts(0.00031, 0.00012, 0.00052, signed=False, digits=3)
+    ('0.00031', '[0.00012, 0.00052]')
+    """
+    rule = estimate_digits(estimate, low, high)
+    digits = rule if digits is None else max(digits, rule)
+    est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
+    lo, hi = decimal(low, digits), decimal(high, digits)
+    return est, f"[{lo}, {hi}]"
+
+
+def estimate_digits(estimate: float, low: float, high: float) -> int:
+    """The decimals :func:`estimate_parts` writes the three numbers with: two, three
+    where every number is under 0.1, and where every number is under 0.001 as many as
+    show the largest with two significant digits (:func:`small_decimals`,
+    at most 6; three read +0.000 [0.000, 0.001])."""
+    largest = max(abs(estimate), abs(low), abs(high))
+    return 2 if largest >= 0.1 else small_decimals(largest)

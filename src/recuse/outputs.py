@@ -51,6 +51,8 @@ _WHAT_TO_DO = {
     errno.EACCES: "permission denied — write elsewhere with --out",
     errno.EPERM: "permission denied — write elsewhere with --out",
     errno.ENAMETOOLONG: "the path or a name in it is too long — choose a shorter one with --out",
+    errno.EFBIG: "a file would pass the largest file size this process may write "
+    "(ulimit -f) — raise that limit, or write elsewhere with --out",
 }
 
 

@@ -31,18 +31,29 @@ import pandas as pd
 
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.files import is_file, read_toml
-from recuse.tables import shown
+from recuse.tables import caller_option, shown
 
 ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
-UNKNOWN_FIX = (
-    "read each as its own model and family (unknown_models='keep', the default), or add "
-    "them to a roster file ([[model]] id, family, aliases) and pass --roster FILE (or set "
-    "RECUSE_ROSTER)"
-)
-KEPT_FIX = (
-    "to give them a family or aliases, add them to a roster file ([[model]] id, family, "
-    "aliases) and pass --roster FILE"
-)
+#: how a roster file is given, as the caller gives it (:func:`recuse.tables.caller_option`)
+_GIVE_ROSTER = ("pass --roster FILE (or set RECUSE_ROSTER)", "pass roster=FILE (or a Roster)")
+
+
+def unknown_fix() -> str:
+    """The fix of an unknown model name refused (``unknown_models="error"``)."""
+    return (
+        "read each as its own model and family (unknown_models='keep', the default), or add "
+        "them to a roster file ([[model]] id, family, aliases) and " + caller_option(*_GIVE_ROSTER)
+    )
+
+
+def kept_fix() -> str:
+    """The note's fix for unknown model names kept, each its own model and family."""
+    return (
+        "to give them a family or aliases, add them to a roster file ([[model]] id, family, "
+        "aliases) and " + caller_option(*_GIVE_ROSTER)
+    )
+
+
 Unknown = Literal["keep", "error"]
 
 
@@ -175,7 +186,9 @@ class Roster:
                 what = "a folder" if is_file(p, folder=True) else "no such file"
                 raise ConfigError(f"roster file {p}: {what} — give a roster TOML file")
             # UTF-8 (a byte-order mark dropped), bounded; a byte that is not names its line
-            for e in entries_from(read_toml(p), str(p)):
+            entries = entries_from(read_toml(p), str(p))
+            no_name_taken(roster, entries, str(p))
+            for e in entries:
                 roster.add(e)
         return roster
 
@@ -300,7 +313,7 @@ class Roster:
             if close:
                 hints.append(f"{shown(n)} → {self._lookup[close[0]]}?")
         hint = f"did you mean {', '.join(hints)} " if hints else ""
-        return InputError(what, file=file, row=row, column=column, fix=hint + UNKNOWN_FIX)
+        return InputError(what, file=file, row=row, column=column, fix=hint + unknown_fix())
 
     def families(self, ids: pd.Series) -> pd.Series:
         """Family of each canonical id in ``ids`` (missing stays missing)."""
@@ -317,7 +330,7 @@ def _note_kept(names: list[str], where: str | None) -> None:
         f"model and family: {listed}{more}"
     )
     warnings.warn(
-        f"{where + ': ' if where else ''}{what} — {KEPT_FIX}", ModelsNotInRoster, stacklevel=3
+        f"{where + ': ' if where else ''}{what} — {kept_fix()}", ModelsNotInRoster, stacklevel=3
     )
 
 
@@ -404,6 +417,27 @@ def entries_from(data: Mapping[str, Any], where: str) -> list[Entry]:
         entries.append(Entry(m["id"], m["family"], tuple(aliases), line or None))
     _one_model_per_name(entries, where)
     return entries
+
+
+def no_name_taken(builtin: Roster, entries: Sequence[Entry], where: str) -> None:
+    """A :class:`ConfigError` where an entry of a user file (``--roster``, a recuse.toml's
+    ``[[model]]``) takes a name of a model of ``builtin`` (the roster it extends) that it
+    does not replace (an alias or id that is another model's name): that model's rows
+    would be read as the entry's without a word (a judge's own answers, or another
+    family's). Replacing the entry (its id) takes its names with it, so is fine.
+    """
+    replaced = {builtin._lookup.get(_key(e.id)) for e in entries} & {e.id for e in entries}
+    for i, e in enumerate(entries, start=1):
+        for name in (e.id, *e.aliases):
+            other = builtin._lookup.get(_key(name))
+            if other is None or other == e.id or other in replaced:
+                continue
+            raise ConfigError(
+                f"{where}: model entry {i} ({e.id}): the name {name!r} already names the "
+                f"roster's model {other!r}, whose rows so named would be read as model {e.id!r} "
+                f"without a word — use another name, or replace that model: an entry with "
+                f"id {other!r} (and the aliases it should keep)"
+            )
 
 
 def _one_model_per_name(entries: Sequence[Entry], where: str) -> None:

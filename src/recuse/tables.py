@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import wraps
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -458,26 +461,93 @@ def map_source(name: str) -> str:
     return name
 
 
-def map_option(pairs: Iterable[tuple[str, str]]) -> str:
-    """``--map FILE_COLUMN=SCHEMA_COLUMN,...`` for ``pairs``, quoted for a shell where a
-    name needs it (:func:`map_source`; :func:`shlex.quote`).
+#: how the caller renames a column, which a suggested renaming is written for
+#: (:func:`map_option`): "flag", the command line's ``--map`` (``recuse.cli.main``);
+#: "keyword", the ``mapping=`` of the functions that read a file or DataFrame
+#: (``recuse.audit``, ``recuse.data.load``: :func:`recuse.data.inputs.load_input`);
+#: "rename", a table handed as it is to a function that takes no mapping
+#: (``recuse.validate_pairs(frame)``): pandas' ``rename``
+Renaming = Literal["flag", "keyword", "rename"]
+_RENAMING: ContextVar[Renaming | None] = ContextVar("recuse_renaming", default=None)
 
-    >>> map_option([(" id", "item_id"), ("Human", "human")])
-    '--map id=item_id,Human=human'
-    >>> print(map_option([("score, raw", "human")]))
+
+@contextmanager
+def renaming_by(way: Renaming) -> Iterator[None]:
+    """Within the block, :func:`map_option` writes a renaming ``way``, unless an outer
+    block said already (the command line reads files through ``load_input``, whose
+    ``mapping=`` its user never sees)."""
+    token = _RENAMING.set(_RENAMING.get() or way)
+    try:
+        yield
+    finally:
+        _RENAMING.reset(token)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def takes_mapping(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function``, which takes ``mapping=``, run in :func:`renaming_by` ("keyword"):
+    its fixes name its keyword, not the command line's ``--map``."""
+
+    @wraps(function)
+    def renaming_by_keyword(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with renaming_by("keyword"):
+            return function(*args, **kwargs)
+
+    return renaming_by_keyword
+
+
+def map_option(pairs: Iterable[tuple[str, str]]) -> str:
+    """The renaming of ``pairs`` (FILE_COLUMN, SCHEMA_COLUMN) as the caller gives it
+    (:data:`Renaming`, :func:`renaming_by`): ``--map`` on the command line, quoted for a
+    shell where a name needs it (:func:`map_source`; :func:`shlex.quote`), else a
+    Python mapping: ``mapping=`` with each name without the spaces around it (which the
+    reader finds), pandas' ``rename`` with each name as the frame has it (``rename``
+    matches names exactly: ``{'id': ...}`` renamed nothing of a column ``' id'``).
+
+    >>> with renaming_by("flag"):
+    ...     print(map_option([(" id", "item_id"), ("Human", "human")]))
+    ...     print(map_option([("score, raw", "human")]))
+    --map id=item_id,Human=human
     --map '"score, raw"=human'
+    >>> with renaming_by("keyword"):
+    ...     print(map_option([(" id", "item_id")]))
+    mapping={'id': 'item_id'}
+    >>> print(map_option([("grader", "judge"), (" id", "item_id")]))
+    frame.rename(columns={'grader': 'judge', ' id': 'item_id'})
     """
     import shlex
 
-    return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
+    pairs = list(pairs)
+    way = _RENAMING.get() or "rename"
+    if way == "flag":
+        return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
+    if way == "keyword":
+        return f"mapping={ {k.strip(): v for k, v in pairs}!r}"
+    return f"frame.rename(columns={dict(pairs)!r})"
+
+
+def caller_option(flag: str, keyword: str) -> str:
+    """An option as the caller gives it (:func:`renaming_by`): ``flag`` on the command
+    line, else the Python ``keyword`` (``recuse.audit(frame)`` has no ``--map``).
+
+    >>> with renaming_by("flag"):
+    ...     print(caller_option("--map", "mapping="))
+    --map
+    >>> print(caller_option("--map", "mapping="))
+    mapping=
+    """
+    return flag if _RENAMING.get() == "flag" else keyword
 
 
 def map_hint(guess: Mapping[str, str]) -> str:
-    """The ``--map`` that reads the ``guess`` (:func:`suggest_columns`), as a sentence
-    opening a fix; "" without a guess. Each file column is written as ``--map`` takes it
-    (:func:`map_option`).
+    """The renaming that reads the ``guess`` (:func:`suggest_columns`) as the caller
+    gives it (:func:`map_option`), as a sentence opening a fix; "" without a guess.
 
-    >>> map_hint({" id": "item_id", "Human": "human"})
+    >>> with renaming_by("flag"):
+    ...     map_hint({" id": "item_id", "Human": "human"})
     'did you mean --map id=item_id,Human=human? '
     """
     if not guess:
@@ -599,8 +669,11 @@ def missing_columns_error(
         return InputError(
             f"a {other} table, not the {schema.name} table this needs",
             file=str(file) if file is not None else None,
-            fix=f"give a {schema.name} file ({', '.join(needs)} required); `recuse audit` "
-            "and `recuse validate` read either kind without --table",
+            fix=f"give a {schema.name} file ({', '.join(needs)} required); "
+            + caller_option(
+                "`recuse audit` and `recuse validate` read either kind without --table",
+                "recuse.audit reads either kind without table=",
+            ),
         )
     absent = [c for c in schema.filled if c not in names]  # optional, but worth a guess
     guess = suggest_columns([c for c in names if c not in schema.names], [*missing, *absent])
@@ -750,7 +823,7 @@ def read_missing_texts(frame: pd.DataFrame, columns: Iterable[object]) -> dict[s
         hit = s.isin(MISSING_TEXTS).to_numpy(dtype=bool, copy=True)
         try:
             trimmed = s.str.strip()
-        except AttributeError:  # no text in the column (lists, numbers)
+        except (AttributeError, TypeError):  # no text in the column (lists, numbers, bytes)
             trimmed = None
         if trimmed is not None:
             hit |= trimmed.isin(_TRIMMED_MISSING).to_numpy(dtype=bool)
@@ -813,7 +886,7 @@ def _note_replaced_p_a(given: pd.Series, mean: pd.Series, file: str | None) -> N
 VERDICTS = ("p_a_first", "p_a_second", "p_a")
 
 
-def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
+def with_optional_pairs_columns(df: pd.DataFrame, *, verdicts: bool = True) -> pd.DataFrame:
     """``df`` with the ``pairs`` columns a table may leave out added empty (``df``
     itself where none is missing):
 
@@ -825,13 +898,16 @@ def with_optional_pairs_columns(df: pd.DataFrame) -> pd.DataFrame:
     - a table without ``human`` has no labels.
 
     A judge without verdicts, or one generator column without the other, stays
-    incomplete and is refused by validation.
+    incomplete and is refused by validation. ``verdicts=False`` adds the label and
+    generator columns only (a metric's table, whose ``p_a`` is not derived again).
 
     >>> sorted(with_optional_pairs_columns(pd.DataFrame({"item_id": [1]})).columns)
     ['human', 'item_id', 'judge', 'model_a', 'model_b', 'p_a', 'p_a_first', 'p_a_second']
     """
     add: dict[str, float | None] = {}
-    if any(c in df.columns for c in VERDICTS):
+    if not verdicts:
+        pass
+    elif any(c in df.columns for c in VERDICTS):
         add |= {c: np.nan for c in VERDICTS if c not in df.columns}
     elif "judge" not in df.columns:
         add |= {"judge": None, **dict.fromkeys(VERDICTS, np.nan)}
@@ -1022,8 +1098,9 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
                 "but the table has no verdict (p_a_first or p_a)",
                 file=file,
                 column=column,
-                fix="map the judge's verdict column to p_a_first (--map), or say the "
-                "confidence is P(a better) (--confidence-of a; library confidence_of='a')",
+                fix=f"map the judge's verdict column to p_a_first "
+                f"({caller_option('--map', 'mapping=')}), or say the confidence is P(a "
+                f"better) ({caller_option('--confidence-of a', 'confidence_of=' + repr('a'))})",
             )
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)

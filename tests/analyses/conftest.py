@@ -3,6 +3,8 @@ position biases, pairs with a familiarity effect, and ratings with a self-bias."
 
 from __future__ import annotations
 
+import base64
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from recuse.probes import build_probe_table, build_recognition_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter
 from recuse.probes.run import judge_probes
 from recuse.report import AuditReport, Source
+from recuse.report.model import Figure
 from recuse.roster import Entry, Roster
 from recuse.simulate import (
     PlantedBias,
@@ -138,3 +141,12 @@ def audit_only(
     options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
                            only=(analysis,))  # fmt: skip
     return run_audit([_input("planted", table, frame)], options=options, roster=roster)
+
+
+def red_pixels(fig: Figure) -> int:
+    """Pixels of the figures' red (#d62728), the colour of an interval off no bias."""
+    import matplotlib.image as mpimg
+
+    img = np.asarray(mpimg.imread(io.BytesIO(base64.b64decode(fig.data)), format="png"))
+    red = np.array([0xD6, 0x27, 0x28]) / 255
+    return int((np.abs(img[..., :3] - red).max(axis=-1) < 0.08).sum())

@@ -183,3 +183,34 @@ def test_the_robustness_count_says_interval_excludes_0_not_flagged() -> None:
     for label, group in rows.groupby("label"):
         excludes = int(((group["lower"] > 0) | (group["upper"] < 0)).sum())
         assert f"{label}: {excludes} of {len(group)}" in note
+
+
+def test_the_heat_maps_colour_bar_says_its_quantity_and_unit(planted: Planted) -> None:
+    """The judge × model heat map's colour bar had no label: its numbers (a score minus
+    its row's mean, in row ranges) read as scores. The bar now says what the object
+    computing them says they are (``ScoreMatrix.ROW_NORMALIZED``), and those numbers
+    are that, by hand, for every row of the figure (the reference's too)."""
+    import html
+    import re
+    from dataclasses import replace
+
+    import matplotlib
+    import numpy as np
+
+    from analyses.conftest import OPTIONS, _input
+    from recuse.driver import run_audit
+    from recuse.regression.explore import ScoreMatrix, score_matrix
+
+    options = replace(OPTIONS, only=(ANALYSIS.id,), figure_format="svg")
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # texts as <text>, not paths
+        report = run_audit(
+            [_input("sim", "ratings", planted.ratings)], options=options, roster=planted.roster
+        )
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (heat,) = [g for g in section.figures if g.id.startswith("heat-")]
+    texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", heat.data)]
+    assert ScoreMatrix.ROW_NORMALIZED in texts
+    sm = score_matrix(planted.ratings, planted.roster)
+    colour = sm.normalize_rows(sm.with_reference).to_numpy(float)
+    by_hand = [(r - np.mean(r)) / (np.max(r) - np.min(r)) for r in sm.with_reference.to_numpy()]
+    assert np.allclose(colour, by_hand) and sm.with_reference.index[-1] == "human (reference)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analyses.conftest import OPTIONS, Planted
+from analyses.conftest import OPTIONS, Planted, red_pixels
 from recuse.analyses.leaderboard import ANALYSIS, COVARIATE_BIASES
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.bradley_terry import COVARIATES, leaderboard
@@ -46,6 +46,11 @@ def test_section_has_the_leaderboard_tables(planted: Planted) -> None:
     assert sorted(board["adjusted rank"]) == list(range(1, len(board) + 1))
     assert any("Kendall" in n and "sim-pairs" in n for n in section.notes)
     assert any("judged pairs fitted" in n for n in section.notes if "sim-pairs" in n)
+    # a strength off 0 is a model better or worse than the mean, no bias: the figure drew
+    # such strengths red, the colour of a bias's interval off no bias
+    (fig,) = [g for g in section.figures if g.id == "leaderboard-sim-pairs"]
+    assert not (board["raw strength_low"] <= 0).all()  # some interval excludes 0
+    assert red_pixels(fig) == 0 and "not a bias" in fig.caption
 
 
 def test_covariate_findings_recover_planted_bradley_terry_effects() -> None:

@@ -3,12 +3,20 @@ not the prefer-longer gap the old label described (they differ on the planted da
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
-from analyses.conftest import BOOT, Planted
-from recuse.analyses.verbosity import ANALYSIS, LONGER_GAP, VERBOSITY
+from analyses.conftest import BOOT, OPTIONS, Planted, _input
+from recuse.analyses.base import AuditOptions
+from recuse.analyses.verbosity import ANALYSIS, LONGER_GAP, VERBOSITY, _align_caption
+from recuse.driver import run_audit
 from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
+from recuse.report.export import write_tables
 
 
 def test_finding_is_eq6_and_not_the_prefer_longer_gap(planted: Planted) -> None:
@@ -44,3 +52,91 @@ def test_deviation_is_table_only(planted: Planted) -> None:
         "verbosity_deviation",
         "verbosity_longer_gap",
     }
+
+
+def test_agreement_curve_caption_says_what_a_point_band_and_last_bin_are() -> None:
+    # llmbar-mtbench's gpt-3.5-turbo: its last bin, every pair 2.0 or more longer
+    # (51 pairs, the largest), was drawn at x = 2.1 like a bin 0.2 wide, and a figure
+    # per judge had no caption: no band level, no bin rule, no dashed line
+    bins = pd.DataFrame(
+        {"judge": "j", "bin_low": [-0.2, 0.0, 2.0], "bin_high": [0.0, 0.2, np.inf],
+         "n": [13, 14, 51]}
+    )  # fmt: skip
+    text = _align_caption(bins, AuditOptions(level=0.8, min_n=7))
+    assert (
+        "(0.2 wide; bins of at least 7 pairs; the number above a point: its pairs); bands: "
+        "80% cluster-bootstrap" in text
+    )
+    assert "dashed line: 0.5" in text
+    assert text.endswith("The last point holds every pair from 2 up (51 pairs).")
+    two = pd.concat([bins, bins.assign(judge="k", n=[5, 6, 49])])
+    assert _align_caption(two, AuditOptions()).endswith("from 2 up (j 51, k 49 pairs).")
+    closed = _align_caption(bins.iloc[:2], AuditOptions())
+    assert "last point" not in closed
+
+
+def test_every_agreement_curve_has_its_caption(planted: Planted) -> None:
+    (section,) = [s for s in planted.report.sections if s.id == ANALYSIS.id]
+    curves = [g for g in section.figures if g.id.startswith("align-")]
+    tables = [t for t in section.tables if t.name.startswith("alignment-curve")]
+    assert curves and tables
+    for g in curves:
+        assert g.caption.startswith("Each point: the share of the judge's verdicts")
+        assert f"bins of at least {OPTIONS.min_n} pairs" in g.caption
+    for t in tables:
+        top = t.frame[~np.isfinite(t.frame["bin_high"].astype(float))]
+        for n in top["n"][top["n"] >= OPTIONS.min_n]:
+            assert any(re.search(rf"[ (]{n:,} pairs|[ (]{n:,}, ", g.caption) for g in curves)
+
+
+def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
+    """The curves' CSVs have bare columns (bin_low, bin_high, mean); their titles (in
+    report.json) said only "Human preference by length difference", not what x is nor
+    that the mean is of +1 / -1 / 0. Now the title defines both, and the numbers are
+    what it says: the human curve's means recomputed by hand from the pairs."""
+    (section,) = [s for s in planted.report.sections if s.id == ANALYSIS.id]
+    titles = {t.name: t for t in section.tables}
+    human = titles["human-verbosity-curve-sim-pairs"]
+    assert "(len a − len b) / len b" in human.title
+    assert "the mean human score (+1: the human prefers a, −1: b, 0: a tie)" in human.title
+    align = titles["alignment-curve-sim-pairs"].title
+    assert "(len human-preferred − len other) / len other" in align
+    assert "a split between the two orders counts ½" in align
+    items = planted.pairs.drop_duplicates("item_id")
+    items = items[items["human"].notna()]
+    words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")
+    x = (words_a - words_b) / words_b  # lengths in words, from the texts
+    score = np.sign(items["human"] - 0.5)  # +1 a, -1 b, 0 tie
+    for row in human.frame.itertuples():
+        inside = (x >= row.bin_low) & (x < row.bin_high)
+        assert int(inside.sum()) == row.n
+        assert score[inside].mean() == pytest.approx(row.mean)
+
+
+def test_the_agreement_curve_prints_each_bins_pairs_from_its_csv(
+    planted: Planted, tmp_path: Path
+) -> None:
+    """Saito's Figure 5 prints each bin's sample size; the audit's curve drew none, so a
+    point of 11 pairs looked as sure as one of 300. Each point has its n above it (the
+    SVG's texts, its id naming series and point), and the numbers drawn are the
+    counts of the alignment-curve CSV the audit writes, bin by bin, judge by judge."""
+    import matplotlib
+
+    options = replace(OPTIONS, only=(ANALYSIS.id,), figure_format="svg")
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # texts as <text>, not paths
+        report = run_audit(
+            [_input("sim", "pairs", planted.pairs)], options=options, roster=planted.roster
+        )
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (figure,) = [g for g in section.figures if g.id.startswith("align-")]
+    texts = re.findall(r'<g id="n-(\d+)-(\d+)">\s*<text[^>]*>([^<]*)</text>', figure.data)
+    drawn: dict[int, dict[int, int]] = {}
+    for k, i, text in texts:
+        drawn.setdefault(int(k), {})[int(i)] = int(text.replace(",", ""))
+    got = [[points[i] for i in sorted(points)] for _, points in sorted(drawn.items())]
+    (csv,) = [p for p in write_tables(report, tmp_path) if p.name.startswith("alignment-curve")]
+    table = pd.read_csv(csv)
+    kept = table[table["n"] >= OPTIONS.min_n]
+    want = [g["n"].tolist() for _, g in kept.groupby("judge", sort=True) if len(g) >= 2]
+    assert len(want) == 2 and got == want
+    assert "the number above a point: its pairs" in figure.caption

@@ -352,12 +352,15 @@ def test_crafted_reports_are_one_line_errors(
         "lacks 'null'": {k: v for k, v in good.items() if k != "null"},
         "ci_low 0.6 is above ci_high 0.55": {**good, "ci_low": 0.6},
         "'std_error'": {**good, "std_error": "0.1"},
+        # read as "unknown" (no prompt-count check) where it is damaged
+        "'clusters' is not a finite number >= 0 (got nan)": {**good, "clusters": "NAN"},
+        "'clusters' is not a finite number >= 0 (got -3)": {**good, "clusters": -3},
         "is not an object": ["position"],
     }
     for message, finding in bad_findings.items():
         path = tmp_path / "report.json"
         text = json.dumps({"schema_version": 1, "sections": [{"findings": [finding]}]})
-        path.write_text(text.replace('"HUGE"', huge), "utf-8")
+        path.write_text(text.replace('"HUGE"', huge).replace('"NAN"', "NaN"), "utf-8")
         code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
         assert code == 2 and message in out and "finding 1 of section 1" in out, (message, out)
         assert len(out.strip().splitlines()) == 1 and "Traceback" not in out

@@ -52,10 +52,11 @@ def test_a_quoted_name_with_a_comma_maps_as_the_renamed_file_does(
 def test_the_hint_a_message_gives_reads_back_as_the_mapping() -> None:
     """The ``--map`` recuse writes in its hints quotes such a name for the map and
     for the shell: split as a shell splits it, it parses back to the same mapping."""
-    from recuse.tables import map_option
+    from recuse.tables import map_option, renaming_by
 
     pairs = [("score, raw", "human"), (' "quoted"', "judge"), ("plain", "item_id")]
-    words = shlex.split(map_option(pairs))
+    with renaming_by("flag"):
+        words = shlex.split(map_option(pairs))
     assert words[0] == "--map" and len(words) == 2
     assert parse_mapping(words[1]) == {k.strip(): v for k, v in pairs}
 

@@ -511,7 +511,7 @@ def test_interval_ends_follow_the_audits_convention(
     end); now its ends are written that way, at its three decimals, which a line under
     the table says beside the audit's two."""
     from recuse import numbers
-    from recuse.report.verdict import estimate_parts
+    from recuse.numbers import estimate_parts
 
     out = tmp_path / "bias.json"
     code, text, err = run(capsys, "metrics", "pairs", str(pairs_csv), *FAST,

@@ -100,18 +100,22 @@ def test_two_prompts_in_one_item_are_named_by_the_file_column(tmp_path: Path) ->
 
 def test_a_mapping_error_names_the_flag_and_the_recuse_toml_section() -> None:
     """A recuse.toml's [map] is read by every command, and the user may not have it in
-    mind: its errors said 'the column mapping' as of a --map never given."""
+    mind: its errors said 'the column mapping' as of a --map never given. From Python the
+    mapping is the caller's ``mapping=`` (it said '--map, or [map] in recuse.toml' there
+    too, options a notebook user never gave)."""
     from recuse.data.columns import apply_mapping
+    from recuse.tables import renaming_by
 
     df = pd.DataFrame({"w": ["A"], "p_a": [1.0]})
     for mapping, said in (
-        ({"w": "p_a", "p_a": "p_a"}, "the column mapping (--map, or [map] in recuse.toml) "
-         "gives 'p_a' twice"),
-        ({"x": "p_a"}, "the column mapping (--map, or [map] in recuse.toml) names 'x', which "
-         "is not in the file"),
-        ({"w": "wnner"}, "the column mapping (--map, or [map] in recuse.toml) renames 'w' to "
-         "'wnner'"),
-    ):  # fmt: skip
-        with pytest.raises(InputError) as err:
-            apply_mapping(df, mapping, "pairs", Path("t.csv"))
-        assert said in str(err.value)
+        ({"w": "p_a", "p_a": "p_a"}, "{} gives 'p_a' twice"),
+        ({"x": "p_a"}, "{} names 'x', which is not in the file"),
+        ({"w": "wnner"}, "{} renames 'w' to 'wnner'"),
+    ):
+        for door, words in (
+            ("flag", "the column mapping (--map, or [map] in recuse.toml)"),
+            ("keyword", "the column mapping (mapping=)"),
+        ):
+            with renaming_by(door), pytest.raises(InputError) as err:  # type: ignore[arg-type]
+                apply_mapping(df, mapping, "pairs", Path("t.csv"))
+            assert said.format(words) in str(err.value), (door, str(err.value))

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from recuse.data import datasets, load
-from recuse.data.llmbar import MT_BENCH_SET, read_llmbar_set, recover_mt_bench_models
+from recuse.data.llmbar import MT_BENCH_SET, PROMPTING, read_llmbar_set, recover_mt_bench_models
 from recuse.data.mt_bench import read_mt_bench_answers
 from recuse.errors import DatasetNotFoundError, InputError
 from recuse.roster import Roster
@@ -154,6 +154,26 @@ def test_case_study_rows_are_human_only(llmbar: pd.DataFrame) -> None:
     r53 = _row(llmbar, "llmbar:CaseStudy/Base_9:53", None)
     assert r53["prompt_id"] == "llmbar:CaseStudy/Base_9:p35"
     assert llmbar.loc[llmbar["task"] == "CaseStudy/Base_9", "prompt_id"].nunique() == 53
+
+
+def test_an_input_two_sets_hold_is_one_prompt(llmbar: pd.DataFrame, shared_data: Path) -> None:
+    # GPTInst item 78 and Neighbor item 94 ask for the same FOSS poem: one prompt, one
+    # cluster of the bootstrap (it used to be two, one per set).
+    foss = llmbar[llmbar["item_id"].isin(
+        ["llmbar:LLMBar/Adversarial/GPTInst:78", "llmbar:LLMBar/Adversarial/Neighbor:94"]
+    )]  # fmt: skip
+    assert foss["prompt"].nunique() == 1 and foss["item_id"].nunique() == 2
+    assert set(foss["prompt_id"]) == {"llmbar:LLMBar/Adversarial/GPTInst:p78"}
+    # Per judge, the prompts (what the intervals resample and the "prompts" columns
+    # count) are the distinct inputs of the raw files it judged: 757 for GPT-4, whose
+    # eight sets hold 760 per-set inputs.
+    root = shared_data / "llmbar" / "Dataset"
+    inputs: set[str] = set()
+    for result in root.glob(f"*/**/evaluators/GPT-4/{PROMPTING}/result.json"):
+        inputs |= {rec["input"] for rec in json.loads(result.read_text())}
+    gpt4 = llmbar[llmbar["judge"] == "gpt-4"]
+    assert len(inputs) == gpt4["prompt_id"].nunique() == 757
+    assert (gpt4.groupby("prompt_id")["prompt"].nunique() == 1).all()
 
 
 def test_mt_bench_set_has_models_in_llmbar(llmbar: pd.DataFrame, mtbench: pd.DataFrame) -> None:

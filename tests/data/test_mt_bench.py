@@ -15,7 +15,7 @@ from recuse.data import datasets, load
 from recuse.data.mt_bench import read_mt_bench_answers, read_mt_bench_human, read_mt_bench_questions
 from recuse.errors import DatasetNotFoundError, InputError
 from recuse.roster import ModelsNotInRoster, Roster
-from recuse.tables import validate_pairs
+from recuse.tables import renaming_by, validate_pairs
 
 MODELS = {"alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b"}
 
@@ -199,8 +199,13 @@ def test_a_named_dataset_reads_names_its_roster_lacks_with_one_note(
     assert notes == [
         "dataset mt-bench-human: model 'vicuna-13b-v1.2' is not in the roster, read as its "
         "own model and family — to give them a family or aliases, add them to a roster "
-        "file ([[model]] id, family, aliases) and pass --roster FILE"
+        "file ([[model]] id, family, aliases) and pass roster=FILE (or a Roster)"
     ]
+    # the command line's note names its option (this named the CLI's to a Python caller)
+    with renaming_by("flag"), pytest.warns(ModelsNotInRoster) as caught:
+        load("mt-bench-human", data_dir=shared_data, roster=Roster.load(user))
+    (said,) = {str(w.message) for w in caught if issubclass(w.category, ModelsNotInRoster)}
+    assert said.endswith("and pass --roster FILE (or set RECUSE_ROSTER)"), said
     models = set(table["model_a"]) | set(table["model_b"])
     assert "vicuna-13b-v1.2" in models and "vicuna-13b" not in models
     assert roster.family("vicuna-13b-v1.2") == "vicuna-13b-v1.2"

@@ -20,6 +20,7 @@ from recuse.data.model_names import canonical_ids
 from recuse.data.plain_tables import read_table
 from recuse.errors import ConfigError, DatasetNotFoundError, InputError
 from recuse.roster import ModelsNotInRoster, Roster
+from recuse.tables import Renaming, renaming_by
 
 MALFORMED = Path(__file__).resolve().parents[1] / "malformed"
 
@@ -690,7 +691,7 @@ def test_a_pairs_column_named_in_another_case_is_noted(tmp_path: Path) -> None:
             read_table(path, table="pairs")
         notes = [str(w.message) for w in told if said in str(w.message)]
         assert len(notes) == 1, [str(w.message) for w in told]
-    assert "mapping={'Len_A': 'len_a', ' len_b': 'len_b'}" in notes[0]
+    assert "mapping={'Len_A': 'len_a', 'len_b': 'len_b'}" in notes[0]
     # the exact names: nothing to say
     frame.to_csv(path, index=False)
     with warnings.catch_warnings():
@@ -732,10 +733,15 @@ def test_the_map_that_a_misnamed_column_note_gives_can_be_typed(tmp_path: Path) 
     })  # fmt: skip
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
-    with pytest.warns(UserWarning, match="named like len_a, len_b") as told:
-        read_table(path, table="pairs")
-    said = next(str(w.message) for w in told if "named like" in str(w.message))
-    assert "--map Len_A=len_a,len_b=len_b (Python: mapping={'Len_A ': 'len_a'," in said
+    doors: list[tuple[Renaming, str]] = [
+        ("flag", "or map: --map Len_A=len_a,len_b=len_b"),
+        ("keyword", "or map: mapping={'Len_A': 'len_a', 'len_b': 'len_b'}"),
+    ]
+    for door, hint in doors:
+        with renaming_by(door), pytest.warns(UserWarning, match="named like len_a") as told:
+            read_table(path, table="pairs")
+        said = next(str(w.message) for w in told if "named like" in str(w.message))
+        assert said.endswith(hint)
     got = read_table(path, table="pairs", mapping={"Len_A": "len_a", "len_b": "len_b"})
     assert got["len_a"].tolist() == [3, 4] and got["len_b"].tolist() == [5, 6]
 

@@ -209,9 +209,9 @@ def test_half_mapping_warns_and_missing_columns_are_guessed(tmp_path: Path) -> N
     with pytest.raises(InputError, match=r"missing required column\(s\) item_id —") as info:
         read_table(PEER, table="pairs")
     fix = info.value.fix or ""
-    assert fix.startswith(
-        "did you mean --map id=item_id,human_winner=human,judge_model=judge,"
-        "judge_winner=p_a_first,judge_winner_swapped=p_a_second"
+    assert fix.startswith(  # read_table's own keyword (the command line's: --map)
+        "did you mean mapping={'id': 'item_id', 'human_winner': 'human', 'judge_model': "
+        "'judge', 'judge_winner': 'p_a_first', 'judge_winner_swapped': 'p_a_second'}"
     )
     assert "optional: model_a, model_b, human, judge, p_a_first" in fix
     # mapped, the file reads without labels, and the label-like column is named
@@ -240,7 +240,7 @@ def test_a_judge_without_verdicts_is_told_which_columns_to_map() -> None:
         )
     fix = info.value.fix or ""
     assert fix.startswith(
-        "did you mean --map judge_winner=p_a_first,judge_winner_swapped=p_a_second?"
+        "did you mean mapping={'judge_winner': 'p_a_first', 'judge_winner_swapped': 'p_a_second'}?"
     )
 
 
@@ -285,7 +285,8 @@ def test_a_column_with_spaces_around_its_name_is_mapped_by_the_name_without_them
     )
     with pytest.raises(InputError, match=r"missing required column\(s\) item_id —") as info:
         read_table(path, table="pairs")
-    assert (info.value.fix or "").startswith("did you mean --map item_id=item_id,human=human? ")
+    hint = "did you mean mapping={'item_id': 'item_id', 'human': 'human'}? "
+    assert (info.value.fix or "").startswith(hint)
     got = read_table(path, table="pairs", mapping={"item_id": "item_id", "human": "human"})
     assert list(got["item_id"]) == ["1", "2"] and list(got["human"]) == [1.0, 0.0]
     # a name the file holds as it is given wins over a padded one

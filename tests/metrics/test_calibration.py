@@ -238,3 +238,33 @@ def test_a_table_sorted_another_way_gives_the_same_calibration_error() -> None:
     assert got["components"]["chance_ece"] == want["components"]["chance_ece"]
     for key in ("estimate", "ci_low", "ci_high", "std_error"):
         assert got[key] == pytest.approx(want[key], rel=1e-12), key
+
+
+def test_the_standard_error_is_the_calibration_errors_not_the_squared_errors() -> None:
+    """It was the squared error's: 0.0064 beside an ECE of 0.129 [0.078, 0.165] (a
+    planted slope of 0.6, 400 pairs on 80 prompts), so `recuse gate` projected 354
+    comparisons to decide a bound of 0.14 that 400 had not decided, and report.json's
+    detectable bias read 0.016. Now: the standard deviation of sqrt(X), X ~ N(U, se²)
+    clamped to [0, 1] as the interval is, checked against the delta method where U is
+    far from 0 (a planted slope of 0.2) and by simulation near it."""
+    rng = np.random.default_rng(7)
+    n = 1000
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.uniform(0, 1, n) < 0.5 + 0.2 * (p - 0.5)).astype(float)
+    t = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                      "prompt_id": [f"q{i // 5}" for i in range(n)],
+                      "judge": "j", "human": y, "p_a": p})  # fmt: skip
+    ece = expected_calibration_error(t, boot=Resampling(seed=0))
+    u, se_u = ece.components["squared_error"], ece.components["squared_error_se"]
+    assert u > 5 * se_u  # far from 0: the delta method holds
+    assert ece.std_error == pytest.approx(se_u / (2 * np.sqrt(u)), rel=0.02)
+    # on the interval's scale: z se about its half-width (not 4 times less)
+    z = 1.6448536
+    assert z * ece.std_error == pytest.approx((ece.ci_high - ece.ci_low) / 2, rel=0.1)
+    draws = np.random.default_rng(3).normal(size=400_000)
+    for u_, se_ in ((0.0004, 0.001), (-0.002, 0.001), (0.9, 0.2)):
+        e = debiased_ece(np.array([0.5, 0.5]), np.array([0.0, 1.0]), np.arange(2))
+        e = type(e)(u_, se_, e.plugin, e.chance, e.n, e.n_clusters)
+        simulated = np.sqrt(np.clip(u_ + se_ * draws, 0.0, 1.0)).std()
+        assert e.root_se() == pytest.approx(simulated, rel=0.01)
+        assert e.root_se() > 0

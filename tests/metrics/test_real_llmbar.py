@@ -278,3 +278,59 @@ def test_the_count_beside_the_headline_is_the_same_with_one_step_resamples(
     assert describe_dp(r) == (
         "picks its own 0.86 vs 0.90 predicted from 141 pairs without its own answer"
     )
+
+
+def test_the_shared_method_names_the_judges_conditioned_on_the_label(pairs: pd.DataFrame) -> None:
+    """The judges of a table share one method; it said "near its ceiling, its competence
+    is conditioned on each pair's human label" for GPT-3.5 too, whose competence (0.63
+    predicted own picks, under the ceiling) is not. Now it names GPT-4, and the
+    predicted own-pick rates are what the words say: a statsmodels logistic fit of each
+    judge's order rows (weight 1 / orders) on κ_c (s_a − s_b) (κ for humanities and
+    roleplay, one pooled for the other categories, as the method says), first, own,
+    family, plus the label for GPT-4 only, s the human labels' Bradley–Terry strengths."""
+    import statsmodels.api as sm
+
+    res = pairwise_bias(pairs, Roster.builtin(), judges=["gpt-4", "gpt-3.5-turbo"],
+                        metrics=["self_preference_calibrated"], curves=False,
+                        boot=Resampling(n_boot=50, seed=0))  # fmt: skip
+    fams = Roster.builtin()
+    models = sorted(set(pairs["model_a"].dropna()) | set(pairs["model_b"].dropna()))
+    items = pairs[(pairs["judge"] == "gpt-4") & pairs["model_a"].notna() & pairs["model_b"].notna()]
+    sides = [(items["model_a"] == m).to_numpy(float) - (items["model_b"] == m).to_numpy(float)
+             for m in models[1:]]  # fmt: skip
+    design = np.stack(sides, axis=1)
+    bt = sm.GLM(items["human"].to_numpy(), design, family=sm.families.Binomial()).fit()
+    strength = dict(zip(models, np.r_[0.0, bt.params], strict=True))
+    for judge, with_label in (("gpt-4", True), ("gpt-3.5-turbo", False)):
+        r = res.get("self_preference_calibrated", judge)
+        assert "(+ α·label" in r.method and "here that of gpt-4)" in r.method
+        d = pairs[(pairs["judge"] == judge) & pairs["model_a"].notna() & pairs["model_b"].notna()]
+        orders = d[["p_a_first", "p_a_second"]].notna().sum(axis=1)
+        rows = []
+        for col, first in (("p_a_first", 1.0), ("p_a_second", -1.0)):
+            part = d[d[col].notna()]
+            rows.append(part.assign(y=part[col], first=first, w=1 / orders[part.index]))
+        o = pd.concat(rows)
+        gap = o["model_a"].map(strength) - o["model_b"].map(strength)
+        own = (o["model_a"] == judge).astype(float) - (o["model_b"] == judge).astype(float)
+        fam = fams.family(judge)
+        fa = (o["model_a"].map(fams.family) == fam) & (o["model_a"] != judge)
+        fb = (o["model_b"].map(fams.family) == fam) & (o["model_b"] != judge)
+        x = pd.DataFrame({
+            "k_humanities": np.where(o["category"] == "humanities", gap, 0.0),
+            "k_roleplay": np.where(o["category"] == "roleplay", gap, 0.0),
+            "k_pooled": np.where(o["category"].isin(["humanities", "roleplay"]), 0.0, gap),
+            "first": o["first"], "own": own,
+            "family": np.where(own != 0, 0.0, fa.astype(float) - fb.astype(float)),
+        })  # fmt: skip
+        if with_label:
+            x["label"] = np.where(o["human"] > 0.5, 1.0, -1.0)
+        fit = sm.GLM(o["y"].to_numpy(), x.to_numpy(), family=sm.families.Binomial(),
+                     var_weights=o["w"].to_numpy()).fit()  # fmt: skip
+        p_a = 1 / (1 + np.exp(-(x.assign(own=0.0).to_numpy() @ fit.params)))
+        mine = own != 0
+        p_own = np.where(own[mine] > 0, p_a[mine.to_numpy()], 1 - p_a[mine.to_numpy()])
+        predicted = (
+            pd.Series(p_own * o["w"][mine].to_numpy()).groupby(o["item_id"][mine].to_numpy()).sum()
+        )
+        assert r.components["predicted_own_pick_rate"] == pytest.approx(predicted.mean(), abs=1e-6)

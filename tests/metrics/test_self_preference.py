@@ -12,7 +12,7 @@ import pytest
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics import confusion_matrix, family_preference, self_preference
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.self_preference import ConfusionMatrix, favored_side
+from recuse.metrics.self_preference import ConfusionMatrix, check_families, favored_side
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -357,3 +357,37 @@ def test_line_scope_self_preference_is_snapshot_scope_family_preference() -> Non
     assert widened.estimate == pytest.approx(0.4) and widened.n == fam.n == n
     with pytest.raises(EstimationError):
         family_preference(t, roster, boot=Resampling(n_boot=200), selves=line)
+
+
+def test_families_given_a_roster_path_says_to_load_it() -> None:
+    # a roster file's path read as a {model: family} mapping: every model "had no entry
+    # in the family mapping", and pairwise_bias skipped each family metric with that
+    from recuse.metrics import pairwise_bias
+    from recuse.simulate import simulate_pairs
+
+    pairs = simulate_pairs(n_prompts=20, seed=1).pairs
+    few = Resampling(n_boot=100)
+    for call in (
+        lambda f: family_preference(pairs, judge="gpt-4", families=f, boot=few),
+        lambda f: pairwise_bias(pairs, f, boot=few, curves=False),
+    ):
+        with pytest.raises(ConfigError, match=r"got the str 'r.toml' — load the roster file"):
+            call("r.toml")
+        with pytest.raises(ConfigError, match=r"got the PosixPath"):
+            call(Path("r.toml"))
+        with pytest.raises(ConfigError, match=r"got the int 3 — give Roster.load\(\)"):
+            call(3)
+    for fine in (None, Roster.builtin(), {"gpt-4": "gpt"}):  # what it takes passes
+        check_families(fine)
+
+
+def test_families_given_a_series_says_one_line_what_to_pass() -> None:
+    # a {model: family} Series was named by its repr, lines and all, cut at 120
+    # characters mid-row ("...gpt\nllam"), and told to give "Roster.load() or a dict"
+    series = pd.Series({f"model-{i}": "fam" for i in range(40)}, name="family")
+    with pytest.raises(ConfigError) as err:
+        check_families(series)
+    said = str(err.value)
+    assert "\n" not in said and said.startswith("families takes a Roster or a {model: fami")
+    assert said.endswith("— give it as a dict: families=series.to_dict()")
+    assert "got the Series model-0" in said

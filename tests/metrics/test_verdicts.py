@@ -7,11 +7,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recuse.errors import InputError
-from recuse.metrics import Resampling, first_position_rate, pairwise_bias
+from recuse import metrics
+from recuse.errors import EstimationError, InputError
+from recuse.metrics import (
+    Resampling,
+    calibrated_self_preference,
+    confusion_matrix,
+    family_preference,
+    first_position_rate,
+    pairwise_bias,
+    self_preference,
+)
 from recuse.metrics.agreement import krippendorff_alpha
 from recuse.metrics.bradley_terry import leaderboard
 from recuse.metrics.verbosity import human_verbosity_curve, verbosity_bias
+from recuse.roster import Roster
 from recuse.simulate import simulate_pairs
 
 BOOT = Resampling(n_boot=100)
@@ -98,3 +108,86 @@ def test_lengths_as_pandas_holds_them_are_numbers() -> None:
     with pytest.raises(InputError, match="'long' is not a number") as err:
         verbosity_bias(worded, judge=judge, boot=BOOT)
     assert (err.value.row, err.value.column) == (3, "len_b")
+
+
+_METRICS = {
+    "self_preference": lambda t: self_preference(t, judge="gpt-4", boot=BOOT),
+    "family_preference": lambda t: family_preference(
+        t, judge="gpt-4", families=Roster.builtin(), boot=BOOT
+    ),
+    "verbosity_bias": lambda t: verbosity_bias(t, judge="gpt-4", boot=BOOT),
+    "first_position_rate": lambda t: first_position_rate(t, judge="gpt-4", boot=BOOT),
+    "confusion_matrix": lambda t: confusion_matrix(t, judge="gpt-4"),
+    "calibrated": lambda t: calibrated_self_preference(t, judge="gpt-4", boot=BOOT),
+    "pairwise_bias": lambda t: pairwise_bias(t, Roster.builtin(), boot=BOOT, curves=False),
+    "human_verbosity_curve": lambda t: human_verbosity_curve(t, boot=BOOT),
+    "leaderboard": lambda t: leaderboard(t, families={}, boot=BOOT),
+    "krippendorff_alpha": lambda t: krippendorff_alpha(t, boot=BOOT),
+}
+
+
+@pytest.mark.parametrize("column", ["human", "model_a", "model_b", "prompt_id", "item_id", "judge"])
+@pytest.mark.parametrize("metric", sorted(_METRICS))
+def test_a_table_without_a_column_is_a_recuse_error_not_a_key_error(
+    metric: str, column: str
+) -> None:
+    # a notebook user's table without `human` (or prompt_id, or one generator column)
+    # raised pandas' KeyError: 'human' from deep inside the metric. Left out, human and
+    # the pair of generator columns read as the file reader reads them (no labels,
+    # unknown generators); one generator column alone, and no prompt_id (the bootstrap
+    # resamples prompts), are InputErrors saying what to add; so is no item_id where a
+    # pair's human label or its judges' agreement counts once per item (the calibrated
+    # metrics, the human curve, the leaderboard, alpha: KeyError: 'item_id'); no judge
+    # column has no verdicts to assess (alpha raised KeyError: 'judge')
+    table = simulate_pairs(n_prompts=30, seed=1).pairs.drop(columns=[column])
+    try:
+        _METRICS[metric](table)
+    except InputError as exc:
+        assert column in str(exc) and exc.fix
+    except EstimationError as exc:  # no labelled pairs, or none with its own answer
+        assert column == "human" or (column == "judge" and "no judge" in str(exc)), exc
+
+
+@pytest.mark.parametrize("dropped", [["p_a_first"], ["p_a_second"], ["p_a_first", "p_a_second"]])
+def test_a_table_without_an_order_reads_as_the_file_reader_reads_it(dropped: list[str]) -> None:
+    # a table of single verdicts (p_a, or one order) raised KeyError: 'p_a_first' from
+    # the position metrics, the calibrated metric and pairwise_bias; the file reader adds
+    # the order left out empty (none judged in it): left out, it reads as that column of
+    # NaN, and the position metrics say no pair was judged in both orders
+    table = simulate_pairs(n_prompts=30, seed=1).pairs
+    without, empty = table.drop(columns=dropped), table.assign(**dict.fromkeys(dropped, np.nan))
+
+    def read(metric: str, given: pd.DataFrame) -> object:
+        try:
+            got = _METRICS[metric](given)
+        except EstimationError as exc:  # the calibrated metric without either order
+            return str(exc)
+        return got.estimate, got.ci_low, got.ci_high
+
+    for metric in ("self_preference", "calibrated"):
+        assert read(metric, without) == read(metric, empty)
+    with pytest.raises(EstimationError, match="no pairs judged in both orders"):
+        first_position_rate(without, judge="gpt-4", boot=BOOT)
+    for name in ("position_consistency", "flip_rate"):
+        with pytest.raises(EstimationError, match="no pairs judged in both orders"):
+            getattr(metrics, name)(without, judge="gpt-4", boot=BOOT)
+    result = pairwise_bias(without, Roster.builtin(), boot=BOOT, curves=False)
+    assert not any(r.metric.startswith(("position", "flip", "first")) for r in result.results)
+    assert any(s.metric == "flip_rate" for s in result.skipped)
+    assert any(r.metric == "self_preference_eo" for r in result.results)
+
+
+def test_a_table_without_p_a_reads_it_from_the_two_orders() -> None:
+    # p_a is the mean over the orders judged (the reader's rule); left out it raised
+    # KeyError: 'p_a'
+    table = simulate_pairs(n_prompts=30, seed=1).pairs
+    table.loc[0, "p_a_second"] = np.nan  # one order judged: its verdict alone
+    table["p_a"] = table[["p_a_first", "p_a_second"]].mean(axis=1)
+    for metric in ("self_preference", "verbosity_bias", "first_position_rate"):
+        whole, without = _METRICS[metric](table), _METRICS[metric](table.drop(columns=["p_a"]))
+        assert (without.estimate, without.ci_low, without.ci_high) == (
+            whole.estimate, whole.ci_low, whole.ci_high
+        )  # fmt: skip
+    no_models = table.drop(columns=["model_a", "model_b"])
+    with pytest.raises(EstimationError, match="own answer"):
+        self_preference(no_models, judge="gpt-4", boot=BOOT)  # unknown generators

@@ -512,3 +512,14 @@ def test_the_guarantee_gives_the_judges_share_of_all_its_labelled_items() -> Non
     (k,) = result.judges
     assert {s.stratum: s.coverage for s in k.strata} == {"own": 0.0, "other": 1.0}
     assert "(other c ≥ 0.9: 60 of its 100 labelled items, 60.0%)" in k.guarantee()
+
+
+def test_the_guarantee_never_writes_a_share_below_all_as_all() -> None:
+    """1,999 of 2,000 labelled items kept was written "100.0%" (one fixed decimal), as if
+    the judge were certified on every item; the share takes the decimals that show it."""
+    other = table(1999, judge="gpt-4", model_a="claude-v1", model_b="vicuna-13b")
+    own = table(1, judge="gpt-4", agree=0, model_a="gpt-4", model_b="vicuna-13b", start=1999)
+    result = certify_judges(pd.concat([other, own]), ROSTER, Options(target=0.8, delta=0.1))
+    (k,) = result.judges
+    assert (k.n_kept, k.n_labelled) == (1999, 2000)
+    assert "1,999 of its 2,000 labelled items, 99.95%)" in k.guarantee()

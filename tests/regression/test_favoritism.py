@@ -251,6 +251,20 @@ def test_bad_input_raises_clear_errors() -> None:
         fit_favoritism(sim.ratings.assign(rating=0.0, reference=0.0), sim.families)
 
 
+def test_ratings_that_differ_only_at_rounding_are_refused_not_fitted_exactly() -> None:
+    """Scores that vary, but by less than the rounding of their size, were fitted as an
+    exact fit and written as results: 1e15 + a 1-5 score gave every coefficient a
+    standard error of 0 and z = inf ('significant'); scores of 1e-300 beside references
+    of 1-5 gave every coefficient 0 with z NaN. Both are refused, saying why."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    assert fit_favoritism(sim.ratings, sim.families).coefficients["se"].gt(0).all()
+    offset = sim.ratings.assign(rating=sim.ratings["rating"] + 1e15)
+    tiny = sim.ratings.assign(rating=sim.ratings["rating"] * 1e-300)
+    for ratings in (offset, tiny):
+        with pytest.raises(EstimationError, match=r"^the ratings differ by too little"):
+            fit_favoritism(ratings, sim.families)
+
+
 def test_a_term_equal_to_the_intercepts_is_left_out_with_a_note() -> None:
     sim = simulate_ratings(seed=1, n_prompts=10)
     # j0 rates only its own completions: its self term would equal its intercept

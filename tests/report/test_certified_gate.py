@@ -108,6 +108,23 @@ def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lie
     assert "0.03% kept, 100.0% of them agree" in tiny, tiny
 
 
+def test_a_share_below_all_is_never_written_as_all() -> None:
+    """2,499 of 2,500 pairs certified read "100.0%" (as 1 of 2,500 read "0.0%"); a share
+    past share_percent's last digit is written as a bound, which the decimals for the
+    required share's side then kept: it was parsed as a number, a traceback."""
+    most = _text(_row(coverage=2499 / 2500, n_labelled=2500, n_kept=2499))
+    assert most.startswith("PASS: ") and "certified on 99.96% of 2,500" in most, most
+    n = 10**9
+    report = SimpleNamespace(
+        datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
+        certification=[_row(coverage=(n - 1) / n, n_labelled=n, n_kept=n - 1)],
+    )
+    [(_, _, _, text)] = gate_certified(
+        report, [Certified(0.85, 1.0)], reason=lambda d, j: "", skip=False
+    )
+    assert text.startswith("FAIL: ") and "certified on > 99.9999% of 1,000,000,000" in text, text
+
+
 def test_a_report_without_a_judge_to_certify_says_so() -> None:
     """--certified on a report with no pairs dataset with a judge (and no curve) printed
     no line, then "gate inconclusive: nothing was measured (see NOT MEASURED above)"

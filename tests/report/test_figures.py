@@ -29,6 +29,17 @@ def test_confusion_matrix_is_a_decodable_png_with_counts_in_alt() -> None:
     assert fig.data_uri.startswith("data:image/png;base64,")
 
 
+def test_confusion_matrix_writes_half_counts_as_they_are() -> None:
+    # a judge's tie counts half in each column: gpt-4's own pairs on llmbar-mtbench are
+    # 39.5 / 3.5 and 4.5 / 3.5 (n = 51). Rounded to even they read 40 / 4 and 4 / 4
+    # (n = 52), equal counts beside shares of 56% and 44%.
+    fig = F.confusion_matrix(
+        [[39.5, 3.5], [4.5, 3.5]], rows=["own", "other"], cols=["own", "other"], id="cm",
+        title="CM",
+    )  # fmt: skip
+    assert fig.alt == "CM: own → own: 39.5; own → other: 3.5; other → own: 4.5; other → other: 3.5"
+
+
 def test_svg_is_embedded_as_an_image_uri_not_markup() -> None:
     fig = F.curves(
         ["short", "long"], [F.Series("j", [0.4, 0.6])], id="c", title="<t>", xlabel="x",
@@ -150,3 +161,16 @@ def test_a_misspelt_mplbackend_is_named_not_a_traceback() -> None:
     )
     assert "MPLBACKEND='nosuch' names no matplotlib backend" in out.stdout
     assert out.stdout.strip().endswith("unset it, or set it to agg")
+
+
+def test_a_series_refuses_counts_that_do_not_fit_its_points() -> None:
+    """A count list shorter than the points labelled the first points only, without a
+    word; a NaN count was a traceback from inside the drawing."""
+    with pytest.raises(ValueError, match="Series n: 1 values for 2 points"):
+        F.Series("j", [0.4, 0.6], n=[10])
+    with pytest.raises(ValueError, match="Series low: 3 values for 2 points"):
+        F.Series("j", [0.4, 0.6], low=[0.1, 0.2, 0.3], high=[0.5, 0.7])
+    for bad in (float("nan"), -1, 2.5):
+        with pytest.raises(ValueError, match="a count of pairs is a whole number"):
+            F.Series("j", [0.4, 0.6], n=[10, bad])  # type: ignore[list-item]
+    assert F.Series("j", [0.4, 0.6], n=[10, 0]).n == [10, 0]

@@ -111,7 +111,7 @@ def test_an_estimate_under_0_001_keeps_two_significant_digits() -> None:
     beside a table cell of 3.1e-04; now the three numbers get the decimals that show the
     largest with two significant digits, the rule of the HTML tables and of ``recuse
     metrics`` (:func:`recuse.numbers.small_decimals`)."""
-    from recuse.report.verdict import estimate_parts
+    from recuse.numbers import estimate_parts
 
     assert estimate_parts(0.00031, 0.00012, 0.00052) == ("+0.00031", "[0.00012, 0.00052]")
     assert estimate_parts(0.0031, 0.0012, 0.0052) == ("+0.003", "[0.001, 0.005]")  # as before

@@ -37,6 +37,7 @@ from recuse.metrics.bootstrap import (
     named_settings,
 )
 from recuse.metrics.competence import CALIBRATED_INTERVAL
+from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders
@@ -522,10 +523,43 @@ def truncate(text: Any) -> str:
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
 
 
-def coef_figure(
-    findings: Sequence[Finding], dataset: str, what: str, o: AuditOptions, null: float = 0.0
-) -> Figure:
-    """Each judge's estimate with its interval, the no-bias value marked."""
+def red_caption(null: float, *, uninformative: bool = False) -> str:
+    """What red means in a figure coloured before the summary reads its findings: the
+    raw interval, not the summary's flag (adjusted for the number of tests, and never
+    for a negligible estimate) — a figure of 7 red self-biases beside a summary that
+    flags 2 must say why. ``uninformative``: an interval drawn rules nothing out (fewer
+    than ``FEW_CLUSTERS`` prompts, or zero width; :attr:`Finding.informative`), and its
+    red is its p-value's (:attr:`Finding.excludes_null`), so a bar crossing the line can
+    be red and one missing it black."""
+    few = (
+        f" An interval from fewer than {FEW_CLUSTERS} prompts or of zero width rules "
+        f"nothing out on its own: it is red when its p-value is at most 1 − the level."
+        if uninformative
+        else ""
+    )
+    return (
+        f"Red: the interval excludes {null:g}, before the false-discovery adjustment; the "
+        f"summary's flags are adjusted and leave out negligible estimates.{few}"
+    )
+
+
+def coef_figure(findings: Sequence[Finding], dataset: str, what: str, o: AuditOptions) -> Figure:
+    """Each judge's estimate with its interval, the no-bias value marked; the axis in the
+    bias's unit. Red: the interval excludes no bias (:attr:`Finding.excludes_null`, the
+    reading before the false-discovery adjustment: the summary's flags come after it);
+    never for a number its bias never flags (equal opportunity beside the calibrated
+    headline, a quality score) — red there read as a bias the section calls unflagged."""
+    bias = findings[0].bias
+    if any(f.bias.key != bias.key for f in findings):
+        raise ValueError(f"one figure per bias: {sorted({f.bias.key for f in findings})}")
+    if bias.flags:
+        weak = not all(f.informative for f in findings)
+        caption = f"Dashed line: {bias.null_text}. {red_caption(bias.null, uninformative=weak)}"
+    else:
+        why = (
+            "not adjusted for what moves it without any bias" if bias.unadjusted else "no bias test"
+        )
+        caption = f"Dashed line: {bias.null_text}. Never flagged ({why}): no interval is red."
     return fig.coefficients(
         [f.judge for f in findings],
         [f.estimate for f in findings],
@@ -533,9 +567,10 @@ def coef_figure(
         [f.ci_high for f in findings],
         id=slug("coef", what, dataset),
         title=f"{what[:1].upper()}{what[1:]} — {dataset}",
-        xlabel=f"estimate with {percent(o.level)} interval",
-        null=null,
-        caption=f"Red: the interval excludes {null:g} (no bias).",
+        xlabel=f"{bias.short_unit} (estimate, {percent(o.level)} interval)",
+        null=bias.null,
+        highlight=[bias.flags and f.excludes_null for f in findings],
+        caption=caption,
         format=o.figure_format,
     )
 

@@ -23,7 +23,6 @@ from recuse.metrics.calibration import (
     recalibrate,
     reliability_table,
     stated_verdicts,
-    without_p_value,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of
 from recuse.metrics.result import MetricResult, Skipped
@@ -154,8 +153,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         specs.append(brier_spec(data, codes, labels, column=column, name=brier.key))
         bias_of[ece.key], bias_of[brier.key] = ece, brier
     boot, boot_skipped = run_boot(specs, clusters_of(data), o)
-    results = sorted(ece_found + [without_p_value(r) for r in boot],
-                     key=lambda r: bias_of[r.metric].order)  # fmt: skip
+    results = sorted(ece_found + boot, key=lambda r: bias_of[r.metric].order)
     skipped = ece_skipped + boot_skipped
     note = (
         "; the recalibration map is fitted once per fold (cross-fitted), not refitted "

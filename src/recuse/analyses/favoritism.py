@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from recuse.analyses.base import Analysis, Context, families_of, slug, to_finding
+from recuse.analyses.base import Analysis, Context, families_of, red_caption, slug, to_finding
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.bootstrap import counted
@@ -217,7 +217,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     sb["upper"].astype(float).tolist(),
                     id=slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
                     xlabel=f"extra {res.scale_note} for own completions ({percent(o.level)} CI)",
-                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                    caption=red_caption(0.0), format=o.figure_format,
                 )
             )  # fmt: skip
         if len(fb):
@@ -228,8 +228,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     fb["lower"].astype(float).tolist(),
                     fb["upper"].astype(float).tolist(),
                     id=slug("familybias", inp.name), title=f"Family bias λ_F — {inp.name}",
-                    xlabel=f"extra {res.scale_note} for the family's other models",
-                    caption="Red: the interval excludes 0.", format=o.figure_format,
+                    xlabel=(
+                        f"extra {res.scale_note} for the family's other models "
+                        f"({percent(o.level)} CI)"
+                    ),
+                    caption=red_caption(0.0), format=o.figure_format,
                 )
             )  # fmt: skip
         _score_matrix_figure(ctx, inp)
@@ -309,10 +312,8 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
     except RecuseError as exc:
         ctx.skip(ANALYSIS, f"judge × model heat map: {exc}", inp.name)
         return
-    means = pd.concat([sm.means, sm.reference.to_frame().T.rename(index={"ref": "reference"})])
-    means.index = [*sm.means.index.astype(str), "human (reference)"]
-    spread = (means.max(axis=1) - means.min(axis=1)).replace(0, np.nan)
-    colour = means.sub(means.mean(axis=1), axis=0).div(spread, axis=0)
+    means = sm.with_reference
+    colour = sm.normalize_rows(means)
     highlight = np.vstack([sm.self_cells.to_numpy(bool), np.zeros((1, means.shape[1]), dtype=bool)])
     parts.figures.append(
         fig.heatmap(
@@ -330,6 +331,7 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
                 "Descriptive; the regression is the estimate."
             ),
             highlight=highlight,
+            scale_label=sm.ROW_NORMALIZED,
             format=ctx.options.figure_format,
         )
     )

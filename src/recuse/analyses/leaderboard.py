@@ -183,8 +183,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             np.concatenate([lb.raw.strengths_high, adj.strengths_high]).tolist(),
             id=slug("leaderboard", inp.name), title=f"Strengths, raw and adjusted — {inp.name}",
             xlabel=f"strength (log-odds, centred) with {percent(o.level)} interval",
+            # no red: a strength off 0 is a model better or worse than the mean, no bias
+            highlight=[False] * (len(lb.raw.systems) + len(adj.systems)),
             caption="Raw: the verdicts as they are; adjusted: length, markdown, position, "
-            "own-answer and family effects held equal.", format=o.figure_format,
+            "own-answer and family effects held equal. Dashed line: 0, the models' mean "
+            "strength (a strength off it is a better or worse model, not a bias: none is "
+            "red).", format=o.figure_format,
         )
     )  # fmt: skip
     _length_controlled(ctx, inp, rows, list(lb.judges), fits)

@@ -36,7 +36,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     found = findings_of(ctx, ANALYSIS, inp.name, POSITION)
     if found:
         ctx.part(ANALYSIS).figures.append(
-            coef_figure(found, inp.name, "first-position rate", ctx.options, null=0.5)
+            coef_figure(found, inp.name, "first-position rate", ctx.options)
         )
 
 

@@ -16,6 +16,7 @@ from recuse.metrics.probes import (
     probe_effects,
 )
 from recuse.metrics.summary import PairwiseBias
+from recuse.numbers import share_percent
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
@@ -114,7 +115,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     for r in results:
         name = r.metric.removeprefix("probe_")
         fr, pl = r.components.get("flip_rate"), r.components.get("placebo_flip_rate")
-        detail = f"flips {fr:.0%} vs placebo {pl:.0%}" if fr is not None and pl is not None else ""
+        detail = (
+            f"flips {share_percent(fr, 0)} vs placebo {share_percent(pl, 0)}"
+            if fr is not None and pl is not None
+            else ""
+        )
         wv, wc = r.components.get("words_verbose"), r.components.get("words_concise")
         if wv is not None and wc is not None:
             detail += f"; rewrites of {wc:.0f} vs {wv:.0f} words on average"

@@ -20,6 +20,7 @@ from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.recognition import MIN_JUDGES, recognition_vs_preference, self_recognition
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
+from recuse.numbers import share_percent
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
@@ -65,7 +66,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             return
     for r in results:
         pick = r.components.get("pick_rate")
-        detail = f"picks its own answer in {pick:.0%} of pairs" if pick is not None else ""
+        detail = (
+            f"picks its own answer in {share_percent(pick, 0)} of pairs" if pick is not None else ""
+        )
         ctx.add(
             ANALYSIS, from_result(ANALYSIS, SELF_RECOGNITION, r, dataset=inp.name, detail=detail)
         )

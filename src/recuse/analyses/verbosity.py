@@ -11,6 +11,7 @@ import pandas as pd
 
 from recuse.analyses.base import (
     Analysis,
+    AuditOptions,
     Context,
     add_pairwise_results,
     coef_figure,
@@ -21,7 +22,7 @@ from recuse.analyses.base import (
 )
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
-from recuse.numbers import percent
+from recuse.numbers import count, general, percent
 from recuse.report import figures as fig
 from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
@@ -73,6 +74,44 @@ def _curve_x(frame: pd.DataFrame) -> np.ndarray:
     return np.where(np.isfinite(high), (low + high) / 2, low + width / 2)
 
 
+def _align_rows(o: AuditOptions) -> str:
+    """What a row of the agreement-by-length table holds (its title says it; the CSV
+    has no words)."""
+    return (
+        "per bin of (len human-preferred − len other) / len other, the share of the judge's "
+        "verdicts that agree with the human label (a split between the two orders counts "
+        f"½), its standard deviation and {percent(o.level)} cluster-bootstrap interval"
+    )
+
+
+def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
+    """What a point, a band and the dashed line of the agreement curve are, and that the
+    last point, drawn one bin width past its start, holds every pair from there up (on
+    llmbar-mtbench the largest bin, 51 of gpt-3.5-turbo's pairs at x = 2.1). ``bins``:
+    the rows drawn (one judge's, or every judge's of a shared figure)."""
+    finite = bins[np.isfinite(bins["bin_high"].to_numpy(float))]
+    widths = sorted({round(float(w), 9) for w in finite["bin_high"] - finite["bin_low"]})
+    wide = f"{general(widths[0])} wide" if len(widths) == 1 else "of the table's widths"
+    text = (
+        "Each point: the share of the judge's verdicts that agree with the human label (a "
+        "split between the two orders counts ½) over "
+        f"the pairs of one bin of the length difference ({wide}; bins of at least "
+        f"{count(o.min_n)} pairs; the number above a point: its pairs); bands: "
+        f"{percent(o.level)} cluster-bootstrap intervals; "
+        "dashed line: 0.5, half of the verdicts agree. A judge without verbosity bias has a "
+        "flat curve; one that prefers longer answers rises to the right."
+    )
+    top = bins[~np.isfinite(bins["bin_high"].to_numpy(float))]
+    if len(top):
+        start = general(float(top["bin_low"].iloc[0]))
+        n = ", ".join(
+            f"{j} {count(int(k))}" if bins["judge"].nunique() > 1 else count(int(k))
+            for j, k in zip(top["judge"], top["n"], strict=True)
+        )
+        text += f" The last point holds every pair from {start} up ({n} pairs)."
+    return text
+
+
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     add_pairwise_results(ctx, ANALYSIS, inp, shared)
     _drop_equal_deviation(ctx)
@@ -109,12 +148,15 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
         part.figures.append(coef_figure(found, inp.name, "prefer-longer gap", o))
     align = curves.get("human_alignment_curve")
     if align is not None and len(align):
-        series = []
+        series, drawn = [], []
         for judge, g in align.groupby("judge", sort=True):
             g = g[g["n"] >= o.min_n]
             if len(g) >= 2:
                 y, low, high = (g[c].astype(float).tolist() for c in ("mean", "ci_low", "ci_high"))
-                series.append((_curve_x(g), fig.Series(str(judge), y, low, high)))
+                n = g["n"].astype(int).tolist()  # the table's counts, as its CSV has them
+                series.append((_curve_x(g), fig.Series(str(judge), y, low, high, n)))
+                drawn.append(g.assign(judge=str(judge)))
+        shown = pd.concat(drawn) if drawn else align.iloc[:0]
         same = bool(series) and all(
             len(x) == len(series[0][0]) and np.allclose(x, series[0][0]) for x, _ in series
         )
@@ -128,11 +170,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                     xlabel=_X_LABEL,
                     ylabel="share of judge verdicts agreeing",
                     reference=0.5,
-                    caption=(
-                        f"Bins with at least {o.min_n} pairs; bands: {percent(o.level)} "
-                        "cluster-bootstrap intervals. A judge without verbosity bias has a "
-                        "flat curve; one that prefers longer answers rises to the right."
-                    ),
+                    caption=_align_caption(shown, o),
                     format=o.figure_format,
                 )
             )
@@ -147,27 +185,38 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                         xlabel=_X_LABEL,
                         ylabel="share agreeing",
                         reference=0.5,
+                        caption=_align_caption(shown[shown["judge"] == s.label], o),
                         format=o.figure_format,
                     )
                 )
         part.tables.append(
             Table(
                 slug("alignment-curve", inp.name),
-                f"Agreement by length difference — {inp.name}",
+                f"Agreement by length difference — {inp.name}: {_align_rows(o)}",
                 align.reset_index(drop=True),
                 show=False,
             )
         )
     for name, title in (
-        ("human_verbosity_curve", "Human preference by length difference"),
-        ("judge_verbosity_curve", "Judge preference by length difference (same-source pairs)"),
+        (
+            "human_verbosity_curve",
+            f"Human preference by length difference — {inp.name}: "
+            "per bin of (len a − len b) / len b, the mean human score (+1: the human prefers "
+            "a, −1: b, 0: a tie)",
+        ),
+        (
+            "judge_verbosity_curve",
+            "Judge preference by length difference (same-source "
+            f"pairs) — {inp.name}: per bin of (len a − len b) / len b, the mean of +1 (the "
+            "judge picks a in both orders), −1 (b in both) and 0 (otherwise)",
+        ),
     ):
         frame = curves.get(name)
         if frame is not None and len(frame):
             part.tables.append(
                 Table(
                     slug(name, inp.name),
-                    f"{title} — {inp.name}",
+                    title,
                     frame.reset_index(drop=True),
                     show=False,
                 )

@@ -17,6 +17,7 @@ from typing import Any
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
 from recuse.errors import ConfigError, ReaderNote, RecuseError
+from recuse.tables import renaming_by
 
 __all__ = [
     "app",
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         app.info.context_settings = {"terminal_width": UNWRAPPED}
     args = help_when_bare(global_options_first(list(sys.argv[1:] if argv is None else argv)))
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), renaming_by("flag"):  # a fix says --map
             warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
             refuse_empty_values(args)

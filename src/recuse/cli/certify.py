@@ -157,8 +157,10 @@ def _costs(
 
 
 def _pct(x: float | None, empty: str = "") -> str:
-    """``x`` as a percentage; ``empty`` when there is none (nothing kept to measure)."""
-    return empty if x is None or x != x else f"{x:.1%}"
+    """``x`` as a percentage (:func:`recuse.numbers.share_percent`: a share above 0 or
+    below 1 never reads 0.0% or 100.0%); ``empty`` when there is none (nothing kept to
+    measure)."""
+    return empty if x is None or x != x else numbers.share_percent(x)
 
 
 #: what an agreement cell or sentence says when no item was kept to measure it on

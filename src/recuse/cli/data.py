@@ -25,6 +25,7 @@ from recuse.data import fetch as fetching
 from recuse.data import registry
 from recuse.errors import DatasetNotFoundError, RecuseError
 from recuse.files import is_file
+from recuse.numbers import share_percent
 
 data_app = typer.Typer(
     help="List, describe, download and summarise the public datasets.", no_args_is_help=True
@@ -116,7 +117,7 @@ def summarize(table: pd.DataFrame, kind: str) -> dict[str, Any]:
             "judges": table["judge"].nunique(),
             "labelled": int(ref.sum()),
             "labels": f"{len(dims)} dimension{'s' if len(dims) != 1 else ''} "
-            f"({', '.join(dims)}); reference on {ref.mean():.0%} of rows",
+            f"({', '.join(dims)}); reference on {share_percent(ref.mean(), 0)} of rows",
             "unparsed": int(table["status"].isin(FAILED).sum()) if "status" in table else 0,
         }
     return out

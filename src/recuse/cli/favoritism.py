@@ -26,7 +26,7 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import Input, load_input, read_paths
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect
-from recuse.numbers import decimal, percent, signed
+from recuse.numbers import decimal, percent, share_percent, signed
 from recuse.outputs import check_output_folder, csv_files, csv_names, staged, strict_json
 from recuse.regression.favoritism import (
     NORMALIZE,
@@ -239,7 +239,9 @@ def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> No
 def _robustness_line(tab: pd.DataFrame, variants: int) -> str:
     """How many variants were fitted, and where their sign differs from the main fit's."""
     agree = _sign_agreement(tab)
-    flips = [f"{k} {lab} ({share:.0%})" for (k, lab), share in agree.items() if share < 1]
+    flips = [
+        f"{k} {lab} ({share_percent(share, 0)})" for (k, lab), share in agree.items() if share < 1
+    ]
     head = (
         f"robustness: {variants} variants (estimates in robustness.csv: n_term, the "
         "ratings each coefficient rests on; n_fit, the whole fit's); "

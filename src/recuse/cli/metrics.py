@@ -104,7 +104,7 @@ def _fmt(x: float, *, signed: bool = True, digits: int = 3) -> str:
     """A number of the table: signed where the result is a signed difference
     (:attr:`~recuse.metrics.result.MetricResult.signed`; not an absolute value or a rate)
     and it is the estimate (an interval's ends are unsigned, '−' where negative, as
-    :func:`recuse.report.verdict.estimate_parts` writes them), its minus sign U+2212 as
+    :func:`recuse.numbers.estimate_parts` writes them), its minus sign U+2212 as
     in the audit's tables (:mod:`recuse.numbers`), with the table's ``digits``
     (:func:`_digits`)."""
     if x != x:
@@ -293,7 +293,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         console.print(cell(f"!{i} {w}"))
     # each metric's definition, once: the first clause of its method (the rest says how
     # verdicts were read and the interval made, as the JSON and CSV give it in full)
-    defined = {r.metric: r.method.split("; ", 1)[0] for r in result.results}
+    defined = {r.metric: r.definition for r in result.results}
     beside = beside_headline(defined)
     for metric, definition in defined.items():
         console.print(cell(f"{metric}: {definition}{beside.get(metric, '')}"))

@@ -162,8 +162,9 @@ def validate(
     and its table, format, swapped-frame, confidence, confidence-of, reference-scorer
     and reference-judge keys.
 
-    One file may hold at most 512 MiB (after gzip) and one row 4 MiB; set
-    RECUSE_MAX_INPUT_BYTES / RECUSE_MAX_ROW_BYTES (bytes) to read larger ones.
+    One file may hold at most 512 MiB (after gzip), and one CSV row or JSON-lines line
+    4 MiB; set RECUSE_MAX_INPUT_BYTES / RECUSE_MAX_ROW_BYTES (bytes) to read larger
+    ones.
     """
     if table not in (None, "pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")

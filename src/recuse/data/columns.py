@@ -14,7 +14,15 @@ import pandas as pd
 
 from recuse.cells import column_list, one_text
 from recuse.errors import InputError, ReaderNote
-from recuse.tables import PAIRS, PROBE_COLUMNS, RATINGS, TableKind, side_word
+from recuse.tables import (
+    PAIRS,
+    PROBE_COLUMNS,
+    RATINGS,
+    TableKind,
+    caller_option,
+    map_option,
+    side_word,
+)
 
 __all__ = [
     "IGNORED",
@@ -33,9 +41,14 @@ __all__ = [
 # the key of DataFrame.attrs where read_table lists the file columns it left unused
 # that look like verdicts or labels ({column: why})
 IGNORED = "recuse.ignored_columns"
-#: the mapping as its errors name it: given by a flag or by a recuse.toml, whose [map]
-#: the user may not have in mind
-COLUMN_MAPPING = "the column mapping (--map, or [map] in recuse.toml)"
+
+
+def column_mapping() -> str:
+    """The mapping as its errors name it, as the caller gave it: on the command line a
+    flag or a recuse.toml, whose [map] the user may not have in mind; in Python the
+    ``mapping=`` keyword (:func:`recuse.tables.caller_option`)."""
+    return caller_option("the column mapping (--map, or [map] in recuse.toml)",
+                         "the column mapping (mapping=)")  # fmt: skip
 
 
 class ColumnsIgnored(ReaderNote):
@@ -68,13 +81,14 @@ def apply_mapping(
     pairs = mapping_pairs(mapping)
     for source, target in pairs:
         if source not in df.columns:
-            raise no_such_column(COLUMN_MAPPING, source, df, path)
+            raise no_such_column(column_mapping(), source, df, path)
         if target not in schema.names:
             import difflib
 
             close = difflib.get_close_matches(target, schema.names, n=1, cutoff=0.6)
             raise InputError(
-                f"{COLUMN_MAPPING} renames {source!r} to {target!r}, which is not a {table} column",
+                f"{column_mapping()} renames {source!r} to {target!r}, which is not a "
+                f"{table} column",
                 file=path,
                 column=source,
                 fix=(f"did you mean {close[0]!r}? " if close else "")
@@ -84,14 +98,14 @@ def apply_mapping(
     twice = {t for t in targets if targets.count(t) > 1}
     if twice:
         raise InputError(
-            f"{COLUMN_MAPPING} gives {sorted(twice)[0]!r} twice",
+            f"{column_mapping()} gives {sorted(twice)[0]!r} twice",
             file=path,
             fix="map one file column to each schema column",
         )
     clash = [t for t in targets if t in df.columns and t not in mapping]
     if clash:
         raise InputError(
-            f"the file already has a column {clash[0]!r} and {COLUMN_MAPPING} renames "
+            f"the file already has a column {clash[0]!r} and {column_mapping()} renames "
             "another column to it",
             file=path,
             column=clash[0],
@@ -227,7 +241,8 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
         warnings.warn(
             f"{path}: no prompt_id or prompt column, so each pair (item_id) is its own "
             "prompt: intervals then treat pairs as independent — map a prompt id "
-            "(--map COLUMN=prompt_id) or give the prompt texts if pairs share prompts",
+            f"({map_option([('COLUMN', 'prompt_id')])}) or give the prompt texts if pairs "
+            "share prompts",
             ReaderNote,
             stacklevel=3,
         )
@@ -241,8 +256,8 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
             file=path,
             row=int(empty.argmax()) + 1,
             column="prompt",
-            fix="give every row its prompt text, or add a prompt_id column (or --map "
-            "COLUMN=prompt_id)",
+            fix="give every row its prompt text, or add a prompt_id column (or "
+            f"{map_option([('COLUMN', 'prompt_id')])})",
         )
     out = df.copy()
     out["prompt_id"] = text.map(

@@ -28,7 +28,14 @@ from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.files import ABSENT_ERRNOS, unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
-from recuse.tables import TableKind, note_missing_texts, read_missing_texts, shown
+from recuse.tables import (
+    TableKind,
+    caller_option,
+    note_missing_texts,
+    read_missing_texts,
+    shown,
+    takes_mapping,
+)
 
 if TYPE_CHECKING:
     from recuse.data.importers import Imported, ImportFormat, References
@@ -175,7 +182,8 @@ def _import(
 
     if mapping:
         raise ConfigError(
-            f"a column mapping (--map) does not apply to a {fmt} file: its columns are fixed"
+            f"a column mapping ({caller_option('--map', 'mapping=')}) does not apply to a "
+            f"{fmt} file: its columns are fixed"
         )
     if fmt in FORMATS and table is not None and table != FORMATS[fmt].table:
         raise InputError(
@@ -356,9 +364,13 @@ def _dataset_takes_no_file_options(
     """Options that say how a file is written mean nothing for a named dataset."""
     if mapping:  # also a recuse.toml's [map], which the user may not have in mind
         raise ConfigError(
-            "a column mapping (--map, or [map] in recuse.toml) applies to files, not to "
-            "named datasets: leave --map out; for recuse.toml's [map], give --config a "
-            "file without it"
+            caller_option(
+                "a column mapping (--map, or [map] in recuse.toml) applies to files, not to "
+                "named datasets: leave --map out; for recuse.toml's [map], give --config a "
+                "file without it",
+                "a column mapping (mapping=) applies to files and tables, not to named "
+                "datasets: leave mapping= out",
+            )
         )
     if format is not None:
         raise ConfigError("--format applies to files, not to named datasets")
@@ -409,6 +421,7 @@ def load_inputs(spec: str | Path, **kwargs: Any) -> list[Input]:
     return [load_input(spec, **kwargs)]
 
 
+@takes_mapping
 def load_input(
     spec: str | Path,
     *,

@@ -16,7 +16,10 @@ Mapping to ``pairs`` (a = output_1, b = output_2):
 a null winner gives NaN with ``status_* = "unparsed"``. One row per (item, judge);
 sets without judges (``CaseStudy/*``) give one human-only row per item.
 ``item_id = "llmbar:<set>:<index in dataset.json, from 0>"``; ``prompt_id`` is shared
-by the items of a set with identical input (``"llmbar:<set>:p<index of the first>"``).
+by the items with identical input (``"llmbar:<set>:p<index of the first>"``), across
+sets too in dataset ``llmbar``: an input that two sets hold (one of GPTInst's is one of
+Neighbor's, two of FairEval's are MT-Bench's) is one prompt, one cluster of the
+bootstrap, named by the first set (in path order) that holds it.
 
 ``Processed/MT-Bench`` outputs are MT-Bench turn-1 answers: their generators are
 recovered by exact text match against ``../mt_bench/model_answer`` (same question);
@@ -265,6 +268,14 @@ def _sets(folder: Path) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(root).as_posix()) for p in found]
 
 
+def _shared_prompts(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (every set, in set order) with one ``prompt_id`` per distinct input: the
+    id of its first item, so an input two sets hold is one prompt (one bootstrap cluster),
+    as it is within a set."""
+    first = rows.drop_duplicates("prompt").set_index("prompt")["prompt_id"]
+    return rows.assign(prompt_id=rows["prompt"].map(first))
+
+
 def read_llmbar(folder: Path, roster: Roster) -> pd.DataFrame:
     """Dataset ``llmbar``: every set under ``folder/Dataset`` (see the module docstring).
 
@@ -287,7 +298,7 @@ def read_llmbar(folder: Path, roster: Roster) -> pd.DataFrame:
                     stacklevel=2,
                 )
         frames.append(rows)
-    out = validate_pairs(pd.concat(frames, ignore_index=True), file=folder)
+    out = validate_pairs(_shared_prompts(pd.concat(frames, ignore_index=True)), file=folder)
     if recovery is not None:
         out.attrs["mt_bench_models"] = asdict(recovery)
     return out

@@ -62,6 +62,7 @@ from recuse.tables import (
     note_missing_texts,
     read_missing_texts,
     suggest_columns,
+    takes_mapping,
     validate_pairs,
     validate_ratings,
     with_optional_pairs_columns,
@@ -70,6 +71,7 @@ from recuse.tables import (
 __all__ = ["read_table"]
 
 
+@takes_mapping
 def read_table(
     path: str | Path,
     *,
@@ -193,7 +195,7 @@ def read_table(
                 f"{path}: no judge or verdict columns, so the file is read {read_as}; "
                 f"these columns look like verdicts or labels and were not read: "
                 f"{', '.join(map(repr, ignored))} — map them, e.g. "
-                "--map JUDGE_NAME_COLUMN=judge,VERDICT_COLUMN=p_a_first",
+                + map_option([("JUDGE_NAME_COLUMN", "judge"), ("VERDICT_COLUMN", "p_a_first")]),
                 ColumnsIgnored,
                 stacklevel=2,
             )
@@ -201,7 +203,8 @@ def read_table(
             warnings.warn(
                 f"{path}: no human column, so the file is read without labels; these "
                 f"columns look like verdicts or labels and were not read: "
-                f"{', '.join(map(repr, ignored))} — map the label, e.g. --map LABEL_COLUMN=human",
+                f"{', '.join(map(repr, ignored))} — map the label, e.g. "
+                + map_option([("LABEL_COLUMN", "human")]),
                 ColumnsIgnored,
                 stacklevel=2,
             )
@@ -226,10 +229,7 @@ def _note_misnamed(ignored: dict[str, str], path: Path) -> None:
         f"{path}: {', '.join(map(repr, pairs))} {'is' if len(pairs) == 1 else 'are'} named "
         f"like {', '.join(pairs.values())} in another case or spacing and not read — rename "
         f"{'it' if len(pairs) == 1 else 'them'}, or map: "
-        + map_option(pairs.items())  # as --map takes it
-        + " (Python: mapping={"
-        + ", ".join(f"{c!r}: {t!r}" for c, t in pairs.items())
-        + "})",
+        + map_option(pairs.items()),  # as the caller gives it: --map or mapping=
         ColumnsIgnored,
         stacklevel=3,
     )

@@ -23,6 +23,7 @@ from recuse.tables import (
     ConfidenceOf,
     SwappedFrame,
     as_number,
+    caller_option,
     shown,
     side_word,
 )
@@ -184,7 +185,8 @@ def refuse_other_columns(
                 file=path,
                 column=column,
                 fix=f"map the column that holds the labels or verdicts ({', '.join(MAPPED_TO)} "
-                "or the file column --map sends there), or drop this one from --values or [values]",
+                f"or the file column {caller_option('--map', 'mapping=')} sends there), or "
+                f"drop this one from {caller_option('--values or [values]', 'values=')}",
             )
 
 

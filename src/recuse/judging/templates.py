@@ -85,6 +85,7 @@ from recuse.judging.protocols import (
     VerdictFormat,
     labels_format,
 )
+from recuse.tables import map_option
 
 __all__ = [
     "JudgeTemplate",
@@ -866,7 +867,7 @@ def check_references(template: JudgeTemplate, table: Any, *, file: str | None = 
             "no reference column",
             file=file,
             column="reference",
-            fix="add a column reference (or --map YOUR_COLUMN=reference)",
+            fix=f"add a column reference (or {map_option([('YOUR_COLUMN', 'reference')])})",
         )
     refs = table["reference"]
     bad = [i for i, v in enumerate(refs.tolist(), start=1) if not isinstance(v, str)]

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
+from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one, run_specs
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, order_picks, require_pairs
@@ -300,14 +300,12 @@ def alpha_statistic(
     verdicts carry no information and are left out."""
     if level not in ("nominal", "ordinal", "interval"):
         raise ConfigError(f"level must be nominal, ordinal or interval; got {level!r}")
-    rows = pairs[pairs["judge"].notna()]
-    if judges is not None:
-        rows = rows[rows["judge"].isin(list(judges))]
+    rows = pairs[judge_codes(pairs, judges)[0] >= 0]  # no judge column: EstimationError
     v = pair_verdicts(rows)
     ok = np.isfinite(v)
     frame = pd.DataFrame(
-        {"item": rows["item_id"].to_numpy()[ok], "judge": rows["judge"].to_numpy()[ok],
-         "cat": (v[ok] + 1).astype(int), "prompt": rows["prompt_id"].to_numpy()[ok]}
+        {"item": items_of(rows).to_numpy()[ok], "judge": rows["judge"].to_numpy()[ok],
+         "cat": (v[ok] + 1).astype(int), "prompt": clusters_of(rows).to_numpy()[ok]}
     )  # fmt: skip
     n_judges = int(frame["judge"].nunique())
     # one verdict per judge and item (a repeated row would count as a second rater)

@@ -53,6 +53,7 @@ from scipy.sparse.csgraph import connected_components
 
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
+from recuse.metrics.estimate import clusters_of, items_of
 from recuse.metrics.verdicts import require_pairs
 from recuse.roster import self_keys
 
@@ -496,7 +497,7 @@ def leaderboard(
         a[keep].reset_index(drop=True),
         b[keep].reset_index(drop=True),
     )
-    y, w, clusters = rows["_y"].to_numpy(float), rows["_w"].to_numpy(float), rows["prompt_id"]
+    y, w, clusters = rows["_y"].to_numpy(float), rows["_w"].to_numpy(float), clusters_of(rows)
     try:
         raw = bradley_terry(y, a, b, clusters, weights=w, boot=boot)
     except EstimationError as exc:
@@ -576,7 +577,8 @@ def no_finite_strengths(y: FloatArray, a: pd.Series, b: pd.Series) -> str | None
 def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
     if "human" not in pairs.columns:
         return None
-    labelled = pairs[pairs["human"].notna()].drop_duplicates("item_id")
+    labelled = pairs[pairs["human"].notna()]
+    labelled = labelled[~items_of(labelled).duplicated()]
     if labelled.empty:
         return None
     a, b = system_names(labelled)
@@ -585,7 +587,7 @@ def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
     a, b = a[keep].reset_index(drop=True), b[keep].reset_index(drop=True)
     try:  # None where the labels give no finite strengths (bradley_terry says why)
         fit = bradley_terry(
-            labelled["human"].to_numpy(float), a, b, labelled["prompt_id"], boot=boot
+            labelled["human"].to_numpy(float), a, b, clusters_of(labelled), boot=boot
         )
     except EstimationError:
         return None

@@ -34,8 +34,12 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
   the squared scale is skewed). Coverage of the 90% interval measured by simulation
   (``tests/metrics/test_calibration.py``): 0.85–0.89 at planted miscalibrations, n =
   100 to 400; a calibrated judge's 0 it holds in 0.99–1.0 of tables (at that boundary
-  only the lower end can miss). Beside it (``components``): the plug-in
-  ECE, and ``chance_ece``, the plug-in ECE a perfectly calibrated judge scores at
+  only the lower end can miss). Its ``std_error`` is the calibration error's, on the
+  estimate's scale (:meth:`DebiasedECE.root_se`: the standard deviation of the square
+  root of that normal, about ``se / (2 √U)`` away from 0), which `recuse gate`'s
+  projections and the report's detectable bias read; the squared error and its ``se``
+  are ``squared_error`` and ``squared_error_se`` in ``components``. Beside it: the
+  plug-in ECE, and ``chance_ece``, the plug-in ECE a perfectly calibrated judge scores at
   these probabilities and this n (the mean over ``CHANCE_DRAWS`` consistency
   resamples, y ~ Bernoulli(p), seeded): a plug-in ECE near ``chance_ece`` is no
   evidence of miscalibration.
@@ -57,13 +61,14 @@ and after numbers are both out of sample.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+import scipy.integrate
+import scipy.stats
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
@@ -95,7 +100,6 @@ __all__ = [
     "recalibrate",
     "reliability_table",
     "stated_verdicts",
-    "without_p_value",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -174,6 +178,29 @@ class DebiasedECE:
         z = float(ndtri(0.5 + level / 2))
         lo, hi = self.u - z * self.se, self.u + z * self.se
         return math.sqrt(min(max(lo, 0.0), 1.0)), math.sqrt(min(max(hi, 0.0), 1.0))
+
+    def root_se(self) -> float:
+        """The standard error of the calibration error itself, on the estimate's scale
+        (``se`` is the squared error's): the standard deviation of ``sqrt(X)``, ``X`` the
+        normal ``N(U, se²)`` the interval comes from, clamped to ``[0, 1]`` as its ends
+        are. Where ``U`` is many ``se`` above 0 it is the delta method's ``se / (2 √U)``;
+        near 0 it stays finite, and positive wherever ``se`` is (a whole interval of the
+        squared error below 0 reads 0.00 [0.00, 0.00] with a positive one)."""
+        if not self.se > 0:
+            return 0.0
+        u, se = self.u, self.se
+        above = float(scipy.stats.norm.sf((1.0 - u) / se))  # X > 1 reads 1
+
+        def moment(k: float) -> float:
+            inside = [x for x in (u - 8 * se, u, u + 8 * se) if 0.0 < x < 1.0]
+            value, _ = scipy.integrate.quad(
+                lambda x: x**k * scipy.stats.norm.pdf(x, u, se), 0.0, 1.0,
+                points=inside or None, limit=200,
+            )  # fmt: skip
+            return float(value) + above
+
+        mean = moment(0.5)
+        return math.sqrt(max(moment(1.0) - mean**2, 0.0))
 
 
 def _u_stat(
@@ -311,10 +338,11 @@ def ece_results(
                 counts={"pairs": e.n},
                 components={
                     "squared_error": e.u,
+                    "squared_error_se": e.se,
                     "ece_plugin": e.plugin,
                     "chance_ece": e.chance,
                 },
-                std_error=e.se,
+                std_error=e.root_se(),  # the estimate's scale, not the squared error's
                 warnings=tuple(warnings),
                 bound="floor",  # an error, at least 0: no signed difference
             )
@@ -345,11 +373,6 @@ def brier_spec(
     )
     method = f"Brier score of {column}: mean of (p - y)^2, y = human label as 0/1 (ties left out)"
     return MetricSpec(name, stat, method, bound="floor")  # a mean square, at least 0
-
-
-def without_p_value(r: MetricResult) -> MetricResult:
-    """``r`` with no p-value: a quality score's floor 0 is not a value a test rejects."""
-    return dataclasses.replace(r, p_value=math.nan)
 
 
 def expected_calibration_error(
@@ -401,8 +424,8 @@ def brier_score(
     rows = single_judge(pairs, judge)
     codes, labels = judge_codes(rows, None)
     spec = brier_spec(rows, codes, labels, column=column)
-    r = run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
-    return without_p_value(r)
+    # no p-value: the spec's bound (a floor of 0 is not a value a test rejects)
+    return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
 
 
 def reliability_table(

@@ -31,7 +31,7 @@ from scipy import special
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
 from recuse.metrics.result import MetricResult, Refit
 from recuse.metrics.self_preference import (
     FAMILY_PAIRS,
@@ -107,7 +107,8 @@ def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
     if "human" not in pairs.columns:
         raise EstimationError("no human labels to learn the models' strengths from")
     known = pairs["human"].notna() & pairs["model_a"].notna() & pairs["model_b"].notna()
-    labelled = pairs[known].drop_duplicates("item_id")
+    labelled = pairs[known]
+    labelled = labelled[~items_of(labelled).duplicated()]
     labelled = labelled[labelled["model_a"] != labelled["model_b"]].reset_index(drop=True)
     if labelled.empty:
         raise EstimationError(
@@ -119,7 +120,7 @@ def label_strengths(pairs: pd.DataFrame) -> dict[str, float]:
             labelled["human"].to_numpy(float),
             labelled["model_a"].astype(str),
             labelled["model_b"].astype(str),
-            labelled["prompt_id"],
+            clusters_of(labelled),
             boot=Resampling(n_boot=10, seed=0),
         )
     except EstimationError as exc:
@@ -173,6 +174,9 @@ class CompetenceModel:
     #: the judges whose competence is conditioned on the label (near its ceiling:
     #: :func:`_at_ceiling`), 0 for the others; None: no label term in the model
     label: NDArray[np.float64] | None = None
+    #: the judges whose competence is conditioned on the label (the method names them: a
+    #: table's judges share one method, and the others' competence is not conditioned)
+    conditioned: tuple[str, ...] = ()
     #: the bootstrap's one-step linearisation (:class:`_OneStep`), or None: exact refits
     one_step: _OneStep | None = None
     #: the whole table's covariate patterns (without the label term) plus labelled model
@@ -1206,6 +1210,11 @@ def calibrated_parts(
         pooled=tuple(names[c] for c in pooled) if kgroup is not None else (),
         stratum_label=stratum or "category",
         label=pats[:, 7].astype(float) if conditioned else None,
+        conditioned=(
+            tuple(labels[c] for c in np.flatnonzero(np.asarray(label_term, bool)))
+            if conditioned
+            else ()
+        ),
     )
     p, n_l = len(pats), len(lpairs)
     # the table's patterns and labelled model pairs, over every judge's usable rows (not
@@ -1646,10 +1655,14 @@ def label_words(model: CompetenceModel) -> str:
     """The method's words on the label term ('' without one)."""
     if model.label is None:
         return ""
+    # one method serves every judge of the table: name those whose competence is
+    # conditioned, or the words read as if every judge's were (GPT-3.5's said so on
+    # llmbar-mtbench, where only GPT-4's is)
+    who = f"; here that of {', '.join(model.conditioned)}" if model.conditioned else ""
     return (
-        "; near its ceiling, its competence is conditioned on each pair's human label "
-        "(+ α·label, label = +1 / −1 / 0 when the human prefers a / b / neither), so a "
-        "judge that follows the label but for a fixed few per cent is predicted on the "
+        "; near its ceiling, a judge's competence is conditioned on each pair's human label "
+        f"(+ α·label, label = +1 / −1 / 0 when the human prefers a / b / neither{who}), so "
+        "a judge that follows the label but for a fixed few per cent is predicted on the "
         "same pairs"
     )
 

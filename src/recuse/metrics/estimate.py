@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from recuse.errors import EstimationError
+from recuse.errors import EstimationError, InputError
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
     GroupedStatistic,
@@ -148,8 +148,35 @@ def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]
 
 
 def clusters_of(pairs: pd.DataFrame) -> pd.Series:
-    """Cluster label of every row: its prompt (``prompt_id``, never missing)."""
+    """Cluster label of every row: its prompt (``prompt_id``, never missing). A table
+    without the column is an :class:`InputError` (the intervals resample prompts), where
+    pandas raised ``KeyError: 'prompt_id'``."""
+    if "prompt_id" not in pairs.columns:
+        raise InputError(
+            "the table has no prompt_id column: the intervals resample prompts, so each row "
+            "needs the prompt it answers",
+            column="prompt_id",
+            fix="add prompt_id (the same id for the rows of one prompt; one per row if each "
+            "prompt has one pair), or read the table with recuse.data.load(NAME_OR_FILE)",
+        )
     return pairs["prompt_id"]
+
+
+def items_of(pairs: pd.DataFrame) -> pd.Series:
+    """Item of every row: its pair of answers (``item_id``), on each judge's row of it,
+    which a human label or a judge's agreement with the others counts once. A table
+    without the column is an :class:`InputError`, as :func:`clusters_of` says of
+    ``prompt_id`` (the file reader needs it too), where pandas raised ``KeyError:
+    'item_id'``."""
+    if "item_id" not in pairs.columns:
+        raise InputError(
+            "the table has no item_id column: a pair judged by several judges is one "
+            "row per judge, and its human label counts once per item",
+            column="item_id",
+            fix="add item_id (the same id on every judge's row of one pair; one per row if "
+            "each pair has one row), or read the table with recuse.data.load(NAME_OR_FILE)",
+        )
+    return pairs["item_id"]
 
 
 def run_specs(

@@ -9,6 +9,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from recuse import numbers
+from recuse.terminal import one_line
+
 __all__ = ["CORE_FIELDS", "MetricResult", "NullBound", "Refit", "Skipped", "results_frame"]
 
 # Columns every result has, in display order (``results_frame`` and the CLI use them).
@@ -133,6 +136,44 @@ class MetricResult:
     #: e.g. the judge's own pairs of its calibrated self-preference); ``n_clusters`` is
     #: then the prompts of all its rows, which the interval resamples, and can exceed n
     n_of: str | None = None
+
+    #: what ``n`` counts where :attr:`n_of` does not say (the class's ``n``)
+    N_COUNTS = "pairs"
+
+    @property
+    def definition(self) -> str:
+        """What the metric is: the first clause of :attr:`method` (the rest says how the
+        verdicts were read and the interval made)."""
+        return self.method.split("; ", 1)[0]
+
+    def __str__(self) -> str:
+        """The result as the audit writes it, for ``print``: the metric (and judge), the
+        estimate and its interval (a sign on the estimate of a :attr:`signed` difference
+        only; "−" on a negative interval end, :func:`recuse.numbers.estimate_text`) at its
+        level, the no-bias value, n with what it counts and the prompts, the definition,
+        then each warning, each on its line: text from the data (a judge's name, a
+        warning quoting one) written :func:`recuse.terminal.one_line`, so that a name
+        holding a newline or a terminal's escape starts no line of its own and moves no
+        cursor. The ``repr`` stays the dataclass's, every field exact: what a
+        test's failure, a log's ``%r`` and a debugger must show unambiguously; a notebook
+        shows a short line with ``print(result)`` and a table with :func:`results_frame`.
+
+        >>> r = MetricResult("flip_rate", 0.25, 0.14, 0.36, 0.9, 40, 12,
+        ...                  "share of pairs whose verdict flips; BCa", bound="floor")
+        >>> print(r)
+        flip_rate: 0.25 [0.14, 0.36] (90% interval), no bias 0, n=40 pairs, 12 prompts resampled
+          share of pairs whose verdict flips
+        """
+        who = f" for {self.judge}" if self.judge else ""
+        shown = numbers.estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
+        lines = [
+            f"{self.metric}{who}: {shown} ({numbers.percent(self.level)} interval), "
+            f"no bias {numbers.general(self.null)}, n={numbers.count(self.n)} "
+            f"{self.n_of or self.N_COUNTS}, {numbers.count(self.n_clusters)} prompts resampled",
+            f"  {self.definition}",
+            *(f"  warning: {w}" for w in self.warnings),
+        ]
+        return "\n".join(map(one_line, lines))
 
     def covers(self, value: float) -> bool:
         """Whether ``value`` lies inside the interval (ends included)."""

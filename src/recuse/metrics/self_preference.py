@@ -47,12 +47,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from os import PathLike
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, difference_of_ratios
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
@@ -70,6 +72,7 @@ from recuse.metrics.verdicts import (
     ties_note,
 )
 from recuse.roster import Roster, self_keys
+from recuse.terminal import one_line
 
 #: the pairs an estimate of the preference for the judge's own (family's) answer needs,
 #: in the words every metric that skips for want of them uses (the EO/DP here, the
@@ -99,6 +102,23 @@ Relation = Literal["self", "family"]
 Criterion = Literal["eo", "dp"]
 #: a roster, or a ``{model: family}`` mapping
 Families = Roster | Mapping[str, str]
+
+
+def check_families(families: object) -> None:
+    """Refuse a ``families=`` that is no roster and no ``{model: family}`` mapping: a
+    roster file's path (``"my-roster.toml"``) was read as a mapping, every model "has no
+    entry in the family mapping", and ``pairwise_bias`` skipped each family metric with
+    that reason instead of saying what to pass."""
+    if families is None or isinstance(families, Roster | Mapping):
+        return
+    what = f"the {type(families).__name__} {one_line(shown(families))}"
+    if isinstance(families, str | PathLike):
+        fix = "load the roster file first: Roster.load(path)"
+    elif isinstance(families, pd.Series):  # a model-indexed column of families
+        fix = "give it as a dict: families=series.to_dict()"
+    else:
+        fix = "give Roster.load() (the built-in roster) or a dict"
+    raise ConfigError(f"families takes a Roster or a {{model: family}} mapping, got {what} — {fix}")
 
 
 def _family_of(families: Families, name: str, column: str) -> str:
@@ -158,6 +178,7 @@ def favored_side(
     elif relation == "family":
         if families is None:
             raise ConfigError("family preference needs a roster or a model -> family mapping")
+        check_families(families)
         columns = ("judge", "model_a", "model_b")
         where = {int(c): columns[k] for k, part in enumerate((cj, ca, cb)) for c in np.unique(part)}
         fam_names = [_family_of(families, str(name), where.get(i, "model_a"))

@@ -36,6 +36,7 @@ from recuse.metrics.competence import (
 from recuse.metrics.estimate import (
     MetricSpec,
     clusters_of,
+    items_of,
     to_results,
     unlabelled_judges,
     unusable_verdicts,
@@ -46,6 +47,7 @@ from recuse.metrics.self_preference import (
     Criterion,
     Families,
     Relation,
+    check_families,
     favored_side,
     preference_spec,
 )
@@ -225,6 +227,7 @@ def pairwise_bias(
     unknown = [m for m in wanted if m not in METRICS]
     if unknown:
         raise ConfigError(f"unknown metric {unknown[0]!r} — choose from {', '.join(METRICS)}")
+    check_families(families)
     pairs = use_orders(require_pairs(pairs), orders)
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []
@@ -343,7 +346,7 @@ def pairwise_bias(
             curve_stats.append(("judge_verbosity_curve", stat, True))
         # Figure 4: each labelled item once (its first row), whatever the judges.
         labelled = pairs["human"].notna().to_numpy()
-        item = pairs["item_id"].where(pd.Series(labelled, index=pairs.index))
+        item = items_of(pairs).where(pd.Series(labelled, index=pairs.index))
         first_labelled = labelled & ~item.duplicated(keep="first").to_numpy()
         y = 2.0 * pairs["human"].to_numpy(float) - 1.0
         hcodes = np.where(first_labelled, 0, -1).astype(np.intp)

@@ -53,7 +53,7 @@ from recuse.metrics.bootstrap import (
     difference_of_ratios,
     ratio,
 )
-from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
+from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import (
@@ -562,7 +562,7 @@ def human_alignment_curve(
 def human_items(pairs: pd.DataFrame) -> pd.DataFrame:
     """One row per item with a human label (the label is repeated on every judge's row)."""
     labelled = pairs[pairs["human"].notna()]
-    return labelled.drop_duplicates("item_id", keep="first").reset_index(drop=True)
+    return labelled[~items_of(labelled).duplicated(keep="first")].reset_index(drop=True)
 
 
 def relative_ab(len_a: FloatArray, len_b: FloatArray) -> FloatArray:

@@ -21,6 +21,7 @@ Conventions shared by every pairwise metric:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -30,7 +31,14 @@ from numpy.typing import NDArray
 
 from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.tables import PAIRS, VERDICTS, check_header, index_as_columns
+from recuse.tables import (
+    PAIRS,
+    VERDICTS,
+    caller_option,
+    check_header,
+    index_as_columns,
+    with_optional_pairs_columns,
+)
 
 __all__ = [
     "TIE_TOL",
@@ -209,9 +217,30 @@ def require_pairs(table: pd.DataFrame, *, judged: bool = True) -> pd.DataFrame:
             fix="read it with recuse.data.load(NAME_OR_FILE) or check it with "
             "recuse.validate_pairs(frame); ratings go to recuse.regression.fit_favoritism",
         )
+    generators = [c for c in ("model_a", "model_b") if c in table.columns]
+    if len(generators) == 1:
+        (other,) = {"model_a", "model_b"} - set(generators)
+        raise InputError(
+            f"the table has {generators[0]} but no {other} column: a pair's two answers "
+            "need their models named alike",
+            fix=f"add {other}, or drop {generators[0]} (then the generators are unknown)",
+        )
+    # the label and generator columns a table left out, added empty as the file reader
+    # adds them (no human label, unknown generators): a metric then says it has no
+    # labelled pairs, or none with the judge's own answer, where pandas raised
+    # KeyError: 'human' (the verdicts are not added: p_a is read from the two orders)
+    table = with_optional_pairs_columns(table, verdicts=False)
     read = {c: _probabilities(table[c], c) for c in (*VERDICTS, "human") if c in table.columns}
     read |= {c: _numbers(table[c], c, "a number") for c in MEASURES if c in table.columns}
     stored = {c: v for c, v in read.items() if table[c].dtype != np.float64}
+    orders = [read[c] for c in ("p_a_first", "p_a_second") if c in read]
+    if "p_a" not in table.columns and orders:  # the mean over the orders judged, as read
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row judged in neither: NaN
+            stored["p_a"] = np.nanmean(np.vstack(orders), axis=0)
+    if any(c in table.columns for c in VERDICTS):  # an order not given: none judged in it
+        empty = np.full(len(table), np.nan)
+        stored |= {c: empty for c in ("p_a_first", "p_a_second") if c not in table.columns}
     return table.assign(**stored) if stored else table
 
 
@@ -280,7 +309,8 @@ def judge_codes(
     if not present:
         raise EstimationError(
             "the table has no judge verdicts (no row names a judge) — run a judge first "
-            "(recuse judge), or map the file's judge and verdict columns (--map)"
+            f"(recuse judge), or map the file's judge and verdict columns "
+            f"({caller_option('--map', 'mapping=')})"
         )
     if judges is None:
         wanted = present

@@ -511,7 +511,8 @@ class JudgeCertificate:
         kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
         # the judge's share of all its labelled items: the coverage `recuse gate
         # --certified` and the audit read, beside the strata's own shares in the table
-        share = f"{self.n_kept:,} of its {self.n_labelled:,} labelled items, {self.coverage:.1%}"
+        cover = numbers.share_percent(self.coverage)
+        share = f"{self.n_kept:,} of its {self.n_labelled:,} labelled items, {cover}"
         return (
             f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} "
             f"on the items it keeps ({kept}: {share}) with probability ≥ "

@@ -33,7 +33,8 @@ class ScoreMatrix:
     """Mean scores: ``means`` judges × models, ``reference`` per model, ``self_cells``.
 
     ``row_normalized``: each judge's row as ``(x − mean) / (max − min)`` (the colour
-    scale of Figure 2). ``n`` counts the ratings behind each cell.
+    scale of Figure 2, :meth:`normalize_rows`; what it is: :attr:`ROW_NORMALIZED`).
+    ``n`` counts the ratings behind each cell.
     """
 
     means: pd.DataFrame
@@ -42,11 +43,31 @@ class ScoreMatrix:
     n: pd.DataFrame
     normalize: str
 
+    #: the quantity and unit of a row-normalised cell (:meth:`normalize_rows`): a heat
+    #: map's colour bar says it
+    ROW_NORMALIZED = "score − its row's mean, in row ranges (max − min)"
+    #: the label of the reference scores' row in :attr:`with_reference`
+    REFERENCE_ROW = "human (reference)"
+
+    @staticmethod
+    def normalize_rows(frame: pd.DataFrame) -> pd.DataFrame:
+        """Each row of ``frame`` as ``(x − row mean) / (row max − row min)``; a row whose
+        values are all equal is NaN (no range)."""
+        spread = (frame.max(axis=1) - frame.min(axis=1)).replace(0, np.nan)
+        return frame.sub(frame.mean(axis=1), axis=0).div(spread, axis=0)
+
     @property
     def row_normalized(self) -> pd.DataFrame:
-        m = self.means
-        spread = (m.max(axis=1) - m.min(axis=1)).replace(0, np.nan)
-        return m.sub(m.mean(axis=1), axis=0).div(spread, axis=0)
+        return self.normalize_rows(self.means)
+
+    @property
+    def with_reference(self) -> pd.DataFrame:
+        """``means`` with the reference scores as a last row (:attr:`REFERENCE_ROW`), the
+        rows of Figure 2; the judges' names as text."""
+        ref = self.reference.to_frame().T.set_axis([self.REFERENCE_ROW])
+        out = pd.concat([self.means, ref])
+        out.index = [*self.means.index.astype(str), self.REFERENCE_ROW]
+        return out
 
     def diagonal(self) -> pd.Series:
         """Each judge's mean score of its own completions (NaN if it has none)."""

@@ -69,7 +69,7 @@ from scipy import stats
 from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.numbers import decimal, percent, signed
-from recuse.regression.ols import SEType, fit_ols, gram
+from recuse.regression.ols import EXACT, SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
 from recuse.tables import check_header
 
@@ -893,6 +893,16 @@ def fit_prepared(
             raise EstimationError(
                 f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
                 "carry no information to estimate from"
+            )
+        if np.ptp(y) <= EXACT * max(1.0, float(np.abs(y).max())):
+            # fit_ols would read every residual as the rounding of an exact fit: standard
+            # errors of 0, z of ±inf (1e15 + a 1–5 score) or every coefficient 0 (scores
+            # of 1e-300 beside references of 1–5), each written as a result
+            lo, hi = frame["rating"].min(), frame["rating"].max()
+            raise EstimationError(
+                f"the ratings differ by too little for their size to be told from rounding "
+                f"(from {lo:.17g} to {hi:.17g}, {np.ptp(y):.3g} apart once scaled) — "
+                "check that the rating column holds the scores, on the scale of the reference"
             )
         X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
         groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None

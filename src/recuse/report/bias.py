@@ -82,7 +82,7 @@ class Bias:
     #: written for human labels and reworded by :meth:`for_reference`
     reference: ReferenceKind = "human"
     #: the fewest decimals its estimate and interval are written with; None: the rule
-    #: of :func:`recuse.report.verdict.estimate_digits` (two, more for small numbers),
+    #: of :func:`recuse.numbers.estimate_digits` (two, more for small numbers),
     #: which still gives more where the numbers are small. A share of up to 1,000 pairs
     #: takes three, which write it exactly where two rounded 57 of 200 to 0.28 beside
     #: the gate's 28.5%

@@ -101,7 +101,7 @@ def _coverage(cov: float, required: float) -> str:
     (59.98%) read "certified on 60.0% …; below the required 60%"."""
     text = share_percent(cov)
     for digits in range(2, 5):
-        if text.startswith("<"):
+        if text[0] in "<>":  # a bound: beyond every digit share_percent writes
             break
         shown = Decimal(text.rstrip("%").replace(MINUS, "-")).scaleb(-2)
         if (shown >= Decimal(repr(required))) == (cov >= required):

@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.numbers import column_decimals, count, decimal
+from recuse.numbers import column_decimals, count, decimal, estimate_parts, general
 from recuse.report.html import table_number
 from recuse.report.model import Figure, FigureFormat
-from recuse.report.verdict import estimate_parts
 from recuse.terminal import shown
 
 if TYPE_CHECKING:
@@ -136,7 +135,13 @@ def confusion_matrix(
     caption: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
-    """Counts of (row, column) outcomes as an annotated grid (share of the row in colour)."""
+    """Counts of (row, column) outcomes as an annotated grid (share of the row in colour).
+
+    A count is written as it is (:func:`recuse.numbers.general`): a tie counted half in
+    each column is ``39.5``, never rounded to a whole number — rounding (to even) wrote
+    ``4`` and ``4`` beside shares of 56% and 44%, and cells that did not add up to the
+    table's n.
+    """
     m = np.asarray(counts, dtype=float)
     if m.shape != (len(rows), len(cols)):
         raise ValueError(f"counts shape {m.shape} does not match {len(rows)}x{len(cols)} labels")
@@ -149,7 +154,7 @@ def confusion_matrix(
             ax.text(
                 j,
                 i,
-                f"{count(round(m[i, j]))}\n{share[i, j]:.0%}",
+                f"{general(m[i, j])}\n{share[i, j]:.0%}",
                 ha="center",
                 va="center",
                 fontsize=8,
@@ -161,21 +166,33 @@ def confusion_matrix(
     ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     alt = f"{title}: " + "; ".join(
-        f"{r} → {c}: {count(round(m[i, j]))}"
-        for i, r in enumerate(rows)
-        for j, c in enumerate(cols)
+        f"{r} → {c}: {general(m[i, j])}" for i, r in enumerate(rows) for j, c in enumerate(cols)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
 
 @dataclass(frozen=True)
 class Series:
-    """One line of a curve plot, with an optional interval band."""
+    """One line of a curve plot, with an optional interval band and, optionally, the
+    sample size of each point (``n``, written small above it, as Saito et al.'s Figure
+    5 prints each bin's)."""
 
     label: str
     y: Sequence[float]
     low: Sequence[float] | None = None
     high: Sequence[float] | None = None
+    n: Sequence[int] | None = None
+
+    def __post_init__(self) -> None:
+        """A band or a count for each point, and each count a whole number ≥ 0: a
+        shorter ``n`` labelled the first points only, and a NaN was a traceback."""
+        for name in ("low", "high", "n"):
+            values = getattr(self, name)
+            if values is not None and len(values) != len(self.y):
+                raise ValueError(f"Series {name}: {len(values)} values for {len(self.y)} points")
+        bad = [v for v in self.n or () if not (np.isfinite(v) and v >= 0 and float(v).is_integer())]
+        if bad:
+            raise ValueError(f"Series n: a count of pairs is a whole number >= 0, got {bad[0]!r}")
 
 
 @_plain_text
@@ -191,7 +208,8 @@ def curves(
     reference: float | None = None,
     format: FigureFormat = "png",
 ) -> Figure:
-    """Lines over bins (alignment by length, perplexity bins) with interval bands."""
+    """Lines over bins (alignment by length, perplexity bins) with interval bands, each
+    point's sample size above it where its series has one (:attr:`Series.n`)."""
     fig, ax = _new(5.2, 3.2)
     categorical = any(isinstance(v, str) for v in x)
     xs = np.arange(len(x)) if categorical else np.asarray(x, dtype=float)
@@ -203,6 +221,12 @@ def curves(
             lo = np.asarray(s.low, dtype=float)
             hi = np.asarray(s.high, dtype=float)
             ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
+        for i, (xi, yi, ni) in enumerate(zip(xs, y, s.n or (), strict=False)):
+            if np.isfinite(yi):  # the text's id (gid) names its series and point
+                ax.annotate(
+                    count(int(ni)), (xi, yi), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=5, color=colour, gid=f"n-{k}-{i}",
+                )  # fmt: skip
     if reference is not None:
         ax.axhline(reference, color="grey", lw=0.8, ls="--")
     if categorical:
@@ -229,10 +253,12 @@ def coefficients(
     title: str,
     xlabel: str,
     null: float = 0.0,
+    highlight: Sequence[bool] | None = None,
     caption: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
-    """Dot-and-whisker plot: one row per label, estimate with its interval."""
+    """Dot-and-whisker plot: one row per label, estimate with its interval; red the rows
+    ``highlight`` marks (default: those whose interval excludes ``null``)."""
     est = np.asarray(estimate, dtype=float)
     lo = np.asarray(low, dtype=float)
     hi = np.asarray(high, dtype=float)
@@ -240,7 +266,9 @@ def coefficients(
         raise ValueError("labels, estimate, low and high need the same length")
     fig, ax = _new(5.2, 0.9 + 0.3 * max(len(labels), 1))
     ys = np.arange(len(labels))[::-1]
-    flagged = (lo > null) | (hi < null)
+    flagged = (lo > null) | (hi < null) if highlight is None else np.asarray(highlight, bool)
+    if len(flagged) != len(labels):
+        raise ValueError("highlight needs one flag per label")
     colours = [_PALETTE[1] if f else _PALETTE[0] for f in flagged]
     ax.hlines(ys, lo, hi, colors=colours, lw=1.6)
     ax.scatter(est, ys, color=colours, s=18, zorder=3)
@@ -324,12 +352,14 @@ def heatmap(
     caption: str = "",
     highlight: np.ndarray | None = None,
     annotations: np.ndarray | None = None,
+    scale_label: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
     """A diverging heat map centred on 0 (e.g. judge × model bias); NaN cells are blank.
 
     ``highlight`` (same shape, bool) outlines cells, e.g. the self-judging diagonal;
-    ``annotations`` (same shape) are the numbers written in the cells (default: values).
+    ``annotations`` (same shape) are the numbers written in the cells (default: values);
+    ``scale_label``: the colour's quantity and unit, the colour bar's label.
     """
     m = np.asarray(values, dtype=float)
     text = m if annotations is None else np.asarray(annotations, dtype=float)
@@ -353,7 +383,8 @@ def heatmap(
     ax.set_xlabel(_short(col_label, TITLE_MAX), fontsize=8)
     ax.set_ylabel(_short(row_label, TITLE_MAX), fontsize=8)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
-    fig.colorbar(image, ax=ax, shrink=0.8)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    bar.set_label(_short(scale_label, TITLE_MAX), fontsize=7)
     alt = f"{title}: {len(rows)} {row_label}s × {len(cols)} {col_label}s"
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 

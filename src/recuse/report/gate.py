@@ -48,7 +48,7 @@ instead that the estimate sits too close to the bound for more data to decide it
 practical size, with the distance to the bound; the projection stays in the line and
 in ``n_needed`` (``--json``), marked ``too_close``.
 
-Numbers read as the audit prints them (:func:`~recuse.report.verdict.estimate_text`:
+Numbers read as the audit prints them (:func:`~recuse.numbers.estimate_text`:
 ``+0.00 [−0.12, 0.11]``); where that rounding puts an end of the interval on a bound or
 across it, the line adds the exact comparison (``high end 0.6004 > 0.6``).
 """
@@ -67,9 +67,8 @@ from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.estimate import FEW_CLUSTERS, informative
-from recuse.numbers import MINUS, minus, percent
+from recuse.numbers import MINUS, estimate_digits, estimate_text, minus, percent
 from recuse.report.model import all_judges_label, is_all_judges_label
-from recuse.report.verdict import estimate_digits, estimate_text
 
 if TYPE_CHECKING:
     from recuse.report.bias import Bias
@@ -418,7 +417,7 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     caveats = f.get("warnings", [])  # optional (older reports have none)
     if not isinstance(caveats, list) or not all(isinstance(w, str) for w in caveats):
         raise _bad(f"{where}: 'warnings' is not a list of texts (got {_shown(caveats)})", p)
-    for k in ("n", "std_error"):  # optional (null when not known)
+    for k in ("n", "clusters", "std_error"):  # optional (null when not known)
         if f.get(k) is not None and not (_number(f[k]) and f[k] >= 0):
             raise _bad(f"{where}: {k!r} is not a finite number >= 0 (got {_shown(f[k])})", p)
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
@@ -716,7 +715,7 @@ def _bound_words(
 
 def _near(est: float, lo: float, hi: float, edges: tuple[float, ...]) -> str:
     """`` (high end 0.6004 > 0.6)`` for each end of the interval that the audit's rounding
-    (:func:`~recuse.report.verdict.estimate_digits`) puts on the bound or across it, so
+    (:func:`~recuse.numbers.estimate_digits`) puts on the bound or across it, so
     the decision reads from the line; every end, where a number is not finite."""
     digits = estimate_digits(est, lo, hi)
     finite = all(math.isfinite(v) for v in (est, lo, hi))

@@ -21,8 +21,9 @@ import pandas as pd
 from recuse import numbers
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
+from recuse.numbers import estimate_digits, estimate_parts, estimate_text
 from recuse.report.bias import Bias, Direction
-from recuse.report.verdict import estimate_digits, estimate_parts, estimate_text, verdict
+from recuse.report.verdict import verdict
 
 FigureFormat = Literal["png", "svg"]
 PMethod = Literal["bootstrap", "wald", ""]
@@ -204,7 +205,7 @@ class Finding:
     @property
     def detectable_text(self) -> str:
         """:attr:`detectable` as the page writes it, by the rule of the estimates
-        (:func:`recuse.report.verdict.estimate_digits`: 0.12, 0.034, 0.00042; it read
+        (:func:`recuse.numbers.estimate_digits`: 0.12, 0.034, 0.00042; it read
         ±0.00 below 0.005); "" without one."""
         d = self.detectable
         return "" if d is None else numbers.decimal(d, estimate_digits(d, d, d))

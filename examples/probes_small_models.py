@@ -22,6 +22,14 @@ are written to ``examples/output/``):
    holding its own answer, which of the two it wrote (self-recognition), set beside
    its own-win rate and EO.
 
+The ladder part also writes ``ladder_judgebench_pairs.csv``: every judged row the ladder
+and self-recognition read (judge, ids, models, label, both orders' P(a) and their mean,
+the probe columns of the self-recognition rows), at full precision. ``--from-pairs``
+redoes the ladder and self-recognition from it with the JSON's generators and settings,
+in seconds and without the models: ``ladder_judgebench.csv``, ``recognition_judgebench.csv``
+and the ladder's analysis fields in the JSON are rewritten, the rest is kept and
+``analyses_redone`` says so (run it after a change to the metrics).
+
 Tiny judges are dominated by position (they prefer a slot whatever the texts): the
 placebo control is what makes their probe effects interpretable — an effect is the
 move beyond what a trailing newline causes.
@@ -42,25 +50,28 @@ import argparse
 import json
 import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from familiarity_judgebench import ASK, build_pairs, mmlu_pro_questions, stated_option
-from helpers import DATA, OUT, gemma_model, own_answers, qwen_model
+from helpers import DATA, OUT, gemma_model, own_answers, qwen_model, read_pairs_file, refuse
 
 import recuse
 from recuse.data.registry import load
+from recuse.errors import RecuseError
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import DType, LocalBackend
 from recuse.judging.models import cache_dir, default_judge
+from recuse.metrics import MetricResult, Skipped
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.probes import COMPONENTS, probe_effects
 from recuse.metrics.recognition import COMPONENTS as RECOGNITION_COMPONENTS
 from recuse.metrics.recognition import recognition_vs_preference, self_recognition
-from recuse.probes import PROBES, build_probe_table, build_recognition_table
+from recuse.probes import PROBES, RECOGNITION, build_probe_table, build_recognition_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter
 from recuse.probes.run import judge_probes
 from recuse.roster import Roster
@@ -69,6 +80,14 @@ QWEN = "qwen2.5-coder-0.5b-instruct"
 GEMMA = "gemma-3-270m"
 # bfloat16 ran 4.5 times slower than float32 here (2 CPU cores without bf16 matmuls)
 DTYPES: dict[str, DType] = {}
+# the ladder's judged rows, committed at full precision (``--from-pairs`` reads only these):
+# the ladder pairs and the self-recognition rows, whose probe columns say so
+LADDER_PAIRS = "ladder_judgebench_pairs.csv"
+LADDER_COLUMNS = [
+    "judge", "item_id", "prompt_id", "model_a", "model_b", "human",
+    "p_a_first", "p_a_second", "p_a", "probe", "base_item", "treated",
+]  # fmt: skip
+PROBE_COLUMNS = ["probe", "base_item", "treated"]
 # the options each part reads, recorded beside its numbers
 SETTINGS = {
     "probes": ("pairs", "max-words", "rewriter", "rewrite-tokens", "seed", "n-boot"),
@@ -227,60 +246,113 @@ def ladder_part(args: argparse.Namespace, models: dict[str, tuple[Path, str]]) -
             )
             runs[name] = summary.line()
             print(name, runs[name], flush=True)
-        judged = store.export_pairs()
-    judged = judged[judged["item_id"].isin(pairs["item_id"]) & judged["judge"].isin(list(models))]
-    results, skipped = self_preference_ladder(
-        judged, boot=Resampling(n_boot=args.n_boot, seed=args.seed), min_n=5
-    )
-    runs["recognition"] = recognition_part(args, models, generators, pairs, results)
-    pd.DataFrame(
-        [
-            {"judge": r.judge, "rung": r.metric, "definition": RUNGS[r.metric],
-             "estimate": r.estimate, "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n,
-             "prompts": r.n_clusters}
-            for r in results
-        ]
-    ).to_csv(OUT / "ladder_judgebench.csv", index=False)  # fmt: skip
-    runs["skipped"] = [s.to_dict() for s in skipped]
-    return runs
-
-
-def recognition_part(
-    args: argparse.Namespace,
-    models: dict[str, tuple[Path, str]],
-    generators: list[str],
-    pairs: pd.DataFrame,
-    ladder: list[Any],
-) -> dict[str, Any]:
-    """Each generator asked which of its own and a JudgeBench answer it wrote."""
-    runs: dict[str, Any] = {}
-    with Store(args.work / "ladder.sqlite") as store:
-        for name in generators:
+        recognition: dict[str, Any] = {}
+        for name in generators:  # each generator asked which of the two answers it wrote
             table = build_recognition_table(pairs, judge=name)
             summary = judge_probes(
                 Runner(backend(name, models[name], 4), store, judge=name, progress=False), table
             )
-            runs[name] = summary.line()
-            print(name, "self-recognition", runs[name], flush=True)
+            recognition[name] = summary.line()
+            print(name, "self-recognition", recognition[name], flush=True)
         judged = store.export_pairs()
-    judged = judged[judged["judge"].isin(generators) & (judged["probe"] == "self-recognition")]
-    results, skipped = self_recognition(
-        judged, boot=Resampling(n_boot=args.n_boot, seed=args.seed), min_n=5
+    judged = judged.reindex(columns=list(dict.fromkeys([*LADDER_COLUMNS, *judged.columns])))
+    ladder_rows = judged["item_id"].isin(pairs["item_id"]) & judged["judge"].isin(list(models))
+    ladder_rows &= judged["probe"].isna()
+    asked_rows = judged["judge"].isin(generators) & (judged["probe"] == RECOGNITION)
+    rows = judged[ladder_rows | asked_rows][LADDER_COLUMNS].reset_index(drop=True)
+    # full precision, so the analyses can be redone from it (--from-pairs)
+    rows.to_csv(OUT / LADDER_PAIRS, index=False)
+    runs.update(generators=generators, judged_rows=rows.groupby("judge").size().to_dict())
+    runs["recognition"] = recognition
+    done = analyse_ladder(rows, generators, Resampling(n_boot=args.n_boot, seed=args.seed))
+    done.write(runs)
+    return runs
+
+
+@dataclass(frozen=True)
+class LadderAnalyses:
+    """The ladder and self-recognition, computed from the judged rows alone (verdicts,
+    labels, models), so ``--from-pairs`` can redo them from the committed per-pair file."""
+
+    ladder: list[MetricResult]
+    skipped: list[Skipped]
+    recognition_skipped: list[Skipped]
+    recognition: pd.DataFrame
+    correlations: dict[str, Any]
+
+    def write(self, runs: dict[str, Any]) -> None:
+        """Into the ladder part's record ``runs`` and the two CSV files in ``OUT``."""
+        runs["skipped"] = [s.to_dict() for s in self.skipped]
+        runs["recognition"].update(
+            skipped=[s.to_dict() for s in self.recognition_skipped],
+            **self.correlations,
+            columns=dict(RECOGNITION_COMPONENTS),  # the CSV's number besides the estimates
+        )
+        pd.DataFrame(
+            [
+                {"judge": r.judge, "rung": r.metric, "definition": RUNGS[r.metric],
+                 "estimate": r.estimate, "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n,
+                 "prompts": r.n_clusters}
+                for r in self.ladder
+            ]
+        ).to_csv(OUT / "ladder_judgebench.csv", index=False)  # fmt: skip
+        self.recognition.to_csv(OUT / "recognition_judgebench.csv", index=False)
+
+
+def analyse_ladder(rows: pd.DataFrame, generators: list[str], boot: Resampling) -> LadderAnalyses:
+    """Every rung of the ladder per judge on the ladder pairs (rows without a probe), and
+    each generator's self-recognition (its ``self-recognition`` rows) beside its own-win
+    rate and EO."""
+    plain = rows[rows["probe"].isna()].drop(columns=PROBE_COLUMNS).reset_index(drop=True)
+    ladder, skipped = self_preference_ladder(plain, boot=boot, min_n=5)
+    asked = rows[rows["judge"].isin(generators) & (rows["probe"] == RECOGNITION)]
+    results, recognition_skipped = self_recognition(
+        asked.reset_index(drop=True), boot=boot, min_n=5
     )
-    runs["skipped"] = [s.to_dict() for s in skipped]
-    tables = []
+    tables, correlations = [], {}
+    of = {r.judge: r for r in results}
     for rung in ("own_win_rate", "eo"):
         table, corr = recognition_vs_preference(results, [r for r in ladder if r.metric == rung])
-        of = {r.judge: r for r in results}
         tables.append(table.assign(
             recognition_definition=[of[j].method for j in table["judge"]],
             preference_definition=RUNGS[rung],
             pick_rate=[of[j].components["pick_rate"] for j in table["judge"]],
         ))  # fmt: skip
-        runs[f"correlation_with_{rung}"] = corr
-    pd.concat(tables, ignore_index=True).to_csv(OUT / "recognition_judgebench.csv", index=False)
-    runs["columns"] = dict(RECOGNITION_COMPONENTS)  # the CSV's number besides the estimates
-    return runs
+        correlations[f"correlation_with_{rung}"] = corr
+    return LadderAnalyses(
+        ladder, skipped, recognition_skipped, pd.concat(tables, ignore_index=True), correlations
+    )
+
+
+def redo_ladder() -> None:
+    """The ladder and self-recognition again from the committed ``ladder_judgebench_pairs.csv``
+    with the committed JSON's generators and settings: the two CSV files and the ladder
+    part's analysis fields are replaced, everything else (settings, runs, timings, the
+    probe part) is kept. A missing or damaged file (or one that does not match the JSON's
+    rows per judge) is refused with one line, exit 2, and nothing written."""
+    path = OUT / "probes_small_models.json"
+    fix = "restore the committed files (git checkout examples/output) or rerun the ladder part"
+    try:
+        out = json.loads(path.read_text())
+        runs = out["ladder"]
+        generators = [str(g) for g in runs["generators"]]
+        boot = Resampling(
+            n_boot=int(runs["settings"]["n-boot"]), seed=int(runs["settings"]["seed"])
+        )
+        counts = {str(k): int(v) for k, v in runs["judged_rows"].items()}
+        if not isinstance(runs["recognition"], dict):
+            raise TypeError("ladder/recognition is not an object")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecuseError) as exc:
+        refuse(f"{path}: not a complete ladder run ({type(exc).__name__}: {exc}) — {fix}")
+    rows = read_pairs_file(OUT / LADDER_PAIRS, LADDER_COLUMNS, counts, fix)
+    done = analyse_ladder(rows, generators, boot)
+    done.write(runs)
+    runs["analyses_redone"] = (
+        f"ladder and self-recognition redone from {LADDER_PAIRS} by --from-pairs (recuse "
+        f"{recuse.__version__}, Python {platform.python_version()}); settings, runs and "
+        "seconds are the model run's"
+    )
+    write_record(path, out)
 
 
 def _plain(v: object) -> object:
@@ -310,7 +382,16 @@ def main() -> None:
     ap.add_argument("--judges", default="", help="comma list of judge ids (default: all)")
     ap.add_argument("--rewriter", default=QWEN, help="the model writing the rewrites")
     ap.add_argument("--rewrite-tokens", type=int, default=384, help="longest rewrite (tokens)")
+    ap.add_argument(
+        "--from-pairs",
+        action="store_true",
+        help=f"the ladder and self-recognition only, from the committed {LADDER_PAIRS} and the "
+        "JSON's settings (no model runs): rewrites their CSV files and JSON fields",
+    )
     args = ap.parse_args()
+    if args.from_pairs:
+        redo_ladder()
+        return
     args.work.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(exist_ok=True)
     models = judges()
@@ -329,8 +410,17 @@ def main() -> None:
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     for stale in ("judges", "settings", "seconds"):  # from the single-record layout
         out.pop(stale, None)
-    path.write_text(json.dumps(_plain(out), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    write_record(path, out)
     print(json.dumps(out, indent=2, default=str)[:4000])
+
+
+def write_record(path: Path, out: dict[str, Any]) -> None:
+    """The JSON record, strict (NaN as null), keys sorted; refused with one line where
+    the folder is not writable."""
+    try:
+        path.write_text(json.dumps(_plain(out), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    except OSError as exc:
+        refuse(f"{path}: cannot write the results ({exc}) — run it where the folder is writable")
 
 
 if __name__ == "__main__":

@@ -2,13 +2,15 @@
 the model runs: every file has the script that writes it, and every result and skip
 recorded in a JSON has the fields the library writes today (``n_boot_unfit``, ``null``,
 ``p_value``, ...). A field added to :class:`recuse.metrics.MetricResult` makes this fail
-until the examples are regenerated (``familiarity_judgebench.py --from-pairs`` does it in
-seconds; the others need their models, see each script's docstring).
+until the examples are regenerated (``--from-pairs`` does it in seconds where a script has
+it and its per-pair file is committed; otherwise they need their models, see each
+script's docstring).
 
 The numbers, definitions and skip reasons themselves are compared where they can be
 recomputed: tests/examples/test_familiarity_judgebench_output.py (all of the JudgeBench
-analyses, from the committed per-pair file) and test_probes_small_models.py (each row's
-definition)."""
+analyses, from the committed per-pair file), test_familiarity_mtbench.py (all of the
+MT-Bench analyses, from its per-pair and per-answer files) and test_probes_small_models.py
+(each row's definition; the ladder and self-recognition from their per-pair file)."""
 
 from __future__ import annotations
 

@@ -105,6 +105,7 @@ from helpers import (
     qwen_model,
     read_pairs_file,
     refuse,
+    write_outputs,
 )
 
 import recuse
@@ -435,24 +436,6 @@ def committed_inputs() -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]]:
     return report, judged, opts
 
 
-def write_outputs(report: dict[str, Any], tables: dict[str, pd.DataFrame]) -> None:
-    """The JSON and the tables into ``OUT``; a file that cannot be written is refused with
-    one line, exit 2."""
-    texts = {
-        "familiarity_judgebench.json": json.dumps(report, indent=2, default=str, allow_nan=False)
-        + "\n"
-    }
-    texts |= {name: t.to_csv(index=False, float_format="%.4f") for name, t in tables.items()}
-    for name, text in texts.items():
-        try:
-            (OUT / name).write_text(text)
-        except OSError as exc:
-            refuse(
-                f"{OUT / name}: cannot write the results ({exc}) — run it where the folder "
-                "is writable"
-            )
-
-
 def recompute_analyses() -> None:
     """Steps 6 and 7 again from the committed ``familiarity_judgebench_pairs.csv`` with
     the committed JSON's judges and settings: their JSON sections and the two tables
@@ -468,7 +451,7 @@ def recompute_analyses() -> None:
         f"{getattr(recuse, '__version__', 'dev')}, Python {platform.python_version()}); "
         "settings, counts, runs and timings are the model run's"
     )
-    write_outputs(report, done.tables())
+    write_outputs(OUT, "familiarity_judgebench.json", report, done.tables())
     done.print()
 
 
@@ -659,7 +642,7 @@ def main() -> None:
     # full precision, so the analyses can be redone from it (--from-pairs)
     judged[PAIR_COLUMNS].to_csv(OUT / "familiarity_judgebench_pairs.csv", index=False)
     answers_out.to_csv(OUT / "familiarity_judgebench_answers.csv", index=False)
-    write_outputs(report, done.tables())
+    write_outputs(OUT, "familiarity_judgebench.json", report, done.tables())
 
     print(json.dumps(accuracy), json.dumps(counts["pairs_by_generator_and_label"]))
     done.print()

@@ -88,6 +88,7 @@ from helpers import (
     qwen_model,
     read_pairs_file,
     refuse,
+    write_outputs,
 )
 
 import recuse
@@ -273,7 +274,7 @@ def main() -> None:
     # full precision, so the analyses can be redone from them (--from-pairs)
     judged[PAIR_COLUMNS].to_csv(OUT / PAIRS, index=False)
     answers_frame.to_csv(OUT / ANSWERS, index=False)
-    write_outputs(report, done.tables())
+    write_outputs(OUT, "familiarity_mtbench.json", report, done.tables())
     for name in judges:
         print(name, runs[name], timings[name])
     done.print()
@@ -435,24 +436,6 @@ def analyse(
     )  # fmt: skip
 
 
-def write_outputs(report: dict[str, Any], tables: dict[str, pd.DataFrame]) -> None:
-    """The JSON and the tables into ``OUT``; a file that cannot be written is refused with
-    one line, exit 2."""
-    texts = {
-        "familiarity_mtbench.json": json.dumps(report, indent=2, default=str, allow_nan=False)
-        + "\n"
-    }
-    texts |= {name: t.to_csv(index=False, float_format="%.4f") for name, t in tables.items()}
-    for name, text in texts.items():
-        try:
-            (OUT / name).write_text(text)
-        except OSError as exc:
-            refuse(
-                f"{OUT / name}: cannot write the results ({exc}) — run it where the folder "
-                "is writable"
-            )
-
-
 def committed_inputs() -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """The committed JSON, per-pair and per-answer files, checked to belong together
     (every column the analyses read, valid verdicts and labels, the JSON's rows per judge
@@ -504,7 +487,7 @@ def recompute_analyses() -> None:
         f"{getattr(recuse, '__version__', 'dev')}, Python {platform.python_version()}); "
         "settings, counts, runs and timings are the model run's"
     )
-    write_outputs(report, done.tables())
+    write_outputs(OUT, "familiarity_mtbench.json", report, done.tables())
     done.print()
 
 

@@ -134,6 +134,23 @@ def refuse(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def write_outputs(
+    out: Path, name: str, report: dict[str, Any], tables: dict[str, pd.DataFrame]
+) -> None:
+    """The JSON ``name`` and the tables into ``out``; a file that cannot be written is
+    refused with one line, exit 2."""
+    texts = {name: json.dumps(report, indent=2, default=str, allow_nan=False) + "\n"}
+    texts |= {n: t.to_csv(index=False, float_format="%.4f") for n, t in tables.items()}
+    for file, text in texts.items():
+        try:
+            (out / file).write_text(text)
+        except OSError as exc:
+            refuse(
+                f"{out / file}: cannot write the results ({exc}) — run it where the folder "
+                "is writable"
+            )
+
+
 def read_pairs_file(
     path: Path, columns: list[str], rows_by_judge: dict[str, int], fix: str
 ) -> pd.DataFrame:

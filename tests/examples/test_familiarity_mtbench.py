@@ -28,16 +28,6 @@ WRITTEN = (  # what --from-pairs rewrites
     "familiarity_mtbench_ensemble.csv",
 )
 COMMITTED = ("familiarity_mtbench_pairs.csv", "familiarity_mtbench_answers.csv", *WRITTEN)
-# every test here reads the per-pair file and the JSON's rows_by_judge, which the committed
-# run predates (tests/examples/test_outputs_current.py's STALE): drop this mark once the
-# example is rerun
-pytestmark = pytest.mark.xfail(
-    strict=True,
-    reason="stale: examples/output/familiarity_mtbench.* predate familiarity_mtbench_pairs.csv "
-    "and the JSON's rows_by_judge, taus and own_tokens; rerun `python "
-    "examples/familiarity_mtbench.py` (about 24 minutes on 2 quiet CPU cores), then drop "
-    "this mark",
-)
 
 
 @pytest.fixture(scope="module")

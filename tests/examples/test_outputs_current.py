@@ -36,15 +36,7 @@ RESULT_FIELDS = list(
 )
 SKIP_FIELDS = list(Skipped("m", None, "why").to_dict())
 
-STALE = {
-    "familiarity_mtbench.json": (
-        "stale: written before results carried std_error, p_value, null, warnings and "
-        "n_boot_unfit, with the old self-preference skip wording; no per-pair file was "
-        "committed, so it cannot be redone without the models: rerun `python "
-        "examples/familiarity_mtbench.py` (SmolLM2, Gemma-3-270M and Qwen2.5-Coder-0.5B, "
-        "about 24 minutes on 2 CPU cores), then drop this mark"
-    ),
-}
+STALE: dict[str, str] = {}  # output name -> why it is behind (strict xfail until rerun)
 
 
 def _records(value: Any, where: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from committed_outputs import assert_run_record_kept, committed_copy, damage_csv
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.roster import Roster
@@ -101,13 +102,6 @@ WRITTEN = (  # what --from-pairs rewrites
 COMMITTED = ("familiarity_judgebench_pairs.csv", *WRITTEN)
 
 
-def _committed_copy(tmp_path: Path) -> Path:
-    """The committed inputs and outputs of ``--from-pairs`` copied to ``tmp_path``."""
-    for name in COMMITTED:
-        (tmp_path / name).write_bytes((EXAMPLES / "output" / name).read_bytes())
-    return tmp_path
-
-
 def _few_resamples(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """``analyse`` with 20 resamples whatever the JSON says: the same code, in a second or
     two; what it returned is appended to the list given back."""
@@ -124,7 +118,7 @@ def _few_resamples(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def test_from_pairs_rewrites_the_analyses_and_keeps_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     before = json.loads((out / "familiarity_judgebench.json").read_text())
     monkeypatch.setattr(example, "OUT", out)
     returned = _few_resamples(monkeypatch)
@@ -140,35 +134,17 @@ def test_from_pairs_rewrites_the_analyses_and_keeps_the_run(
     for name, table in done.tables().items():
         assert (out / name).read_text() == table.to_csv(index=False, float_format="%.4f")
     # ... the model run's record is kept, in its order, and the JSON says what was redone
-    kept = [k for k in before if k not in sections]
-    assert [k for k in after if k in before] == list(before)
-    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
-    assert set(after) - set(before) <= {"analyses_redone"}
-    assert "--from-pairs" in after["analyses_redone"]
+    assert_run_record_kept(before, after, sections)
     assert "self_preference_calibrated[qwen2.5-coder-0.5b-instruct]" in capsys.readouterr().out
-
-
-def _damage_csv(path: Path, how: str) -> None:
-    lines = path.read_text().splitlines(keepends=True)
-    if how == "truncated":  # a half-copied file: valid rows, too few of them
-        path.write_text("".join(lines[:40]))
-    elif how == "wrong columns":
-        path.write_text("a,b\n1,2\n")
-    elif how == "bad value":  # a verdict that is no probability
-        cells = lines[5].split(",")
-        cells[7] = "banana"  # p_a_first
-        path.write_text("".join([*lines[:5], ",".join(cells), *lines[6:]]))
-    else:
-        path.unlink()
 
 
 @pytest.mark.parametrize("how", ["truncated", "wrong columns", "bad value", "missing"])
 def test_from_pairs_refuses_a_damaged_pairs_file_and_keeps_the_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     before = {name: (out / name).read_bytes() for name in WRITTEN}
-    _damage_csv(out / "familiarity_judgebench_pairs.csv", how)
+    damage_csv(out / "familiarity_judgebench_pairs.csv", how, 7)  # p_a_first
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:
         example.recompute_analyses()
@@ -183,7 +159,7 @@ def test_from_pairs_refuses_a_damaged_pairs_file_and_keeps_the_json(
 def test_from_pairs_refuses_a_damaged_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str
 ) -> None:
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     (out / "familiarity_judgebench.json").write_text(text)
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:
@@ -198,7 +174,7 @@ def test_from_pairs_says_so_when_the_json_cannot_be_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A read-only output folder (root ignores permissions, so the write is made to fail)."""
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     monkeypatch.setattr(example, "OUT", out)
     _few_resamples(monkeypatch)
 

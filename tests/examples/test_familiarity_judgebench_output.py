@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from committed_outputs import same_json
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference
@@ -138,24 +139,6 @@ def test_mediation_recomputes(pairs: pd.DataFrame, report: dict[str, Any]) -> No
         assert parts["own_log_ppl_gap"] == pytest.approx(gap.mean(), abs=1e-9)
 
 
-def _same(committed: Any, again: Any, where: str = "") -> None:
-    """Equal JSON values: the same keys in the same order, the same texts, and numbers
-    equal up to the last bits a different summation order moves."""
-    if isinstance(again, dict):
-        assert isinstance(committed, dict), where
-        assert list(committed) == list(again), f"{where}: keys {list(committed)} != {list(again)}"
-        for key in again:
-            _same(committed[key], again[key], f"{where}/{key}")
-    elif isinstance(again, list):
-        assert isinstance(committed, list) and len(committed) == len(again), where
-        for k, (c, a) in enumerate(zip(committed, again, strict=True)):
-            _same(c, a, f"{where}[{k}]")
-    elif isinstance(again, float) and not isinstance(committed, bool):
-        assert committed == pytest.approx(again, rel=1e-9, abs=1e-12), where
-    else:
-        assert committed == again, f"{where}: {committed!r} != {again!r}"
-
-
 @pytest.fixture(scope="module")
 def redone() -> Any:
     """Steps 6 and 7 as ``--from-pairs`` computes them: the same inputs (the committed
@@ -175,7 +158,7 @@ def test_committed_analyses_are_what_the_code_writes_now(
     sections = json.loads(json.dumps(redone.sections(), default=str, allow_nan=False))
     for key, section in sections.items():
         assert key in report, key
-        _same(report[key], section, key)
+        same_json(report[key], section, key)
 
 
 def test_committed_tables_are_what_the_code_writes_now(redone: Any) -> None:

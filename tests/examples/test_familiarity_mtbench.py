@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from committed_outputs import assert_run_record_kept, committed_copy, damage_csv, same_json
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 OUTPUT = EXAMPLES / "output"
@@ -57,24 +58,6 @@ def test_the_files_hold_ids_and_numbers_only_and_the_runs_counts(report: dict[st
         assert cell["mean"] == pytest.approx(round(float(np.log(ppl).mean()), 4), abs=1e-12), key
 
 
-def _same(committed: Any, again: Any, where: str = "") -> None:
-    """Equal JSON values: the same keys in the same order, the same texts, and numbers
-    equal up to the last bits a different summation order moves."""
-    if isinstance(again, dict):
-        assert isinstance(committed, dict), where
-        assert list(committed) == list(again), f"{where}: keys {list(committed)} != {list(again)}"
-        for key in again:
-            _same(committed[key], again[key], f"{where}/{key}")
-    elif isinstance(again, list):
-        assert isinstance(committed, list) and len(committed) == len(again), where
-        for k, (c, a) in enumerate(zip(committed, again, strict=True)):
-            _same(c, a, f"{where}[{k}]")
-    elif isinstance(again, float) and not isinstance(committed, bool):
-        assert committed == pytest.approx(again, rel=1e-9, abs=1e-12), where
-    else:
-        assert committed == again, f"{where}: {committed!r} != {again!r}"
-
-
 @pytest.fixture(scope="module")
 def redone() -> Any:
     """The analyses as ``--from-pairs`` computes them: the same inputs (the committed
@@ -94,19 +77,13 @@ def test_committed_analyses_are_what_the_code_writes_now(
     sections = json.loads(json.dumps(redone.sections(), default=str, allow_nan=False))
     for key, section in sections.items():
         assert key in report, key
-        _same(report[key], section, key)
+        same_json(report[key], section, key)
     assert report["settings"]["bins"] == redone.bins
 
 
 def test_committed_tables_are_what_the_code_writes_now(redone: Any) -> None:
     for name, table in redone.tables().items():
         assert (OUTPUT / name).read_text() == table.to_csv(index=False, float_format="%.4f"), name
-
-
-def _committed_copy(tmp_path: Path) -> Path:
-    for name in COMMITTED:
-        (tmp_path / name).write_bytes((OUTPUT / name).read_bytes())
-    return tmp_path
 
 
 def _few_resamples(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -126,7 +103,7 @@ def _few_resamples(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def test_from_pairs_rewrites_the_analyses_and_keeps_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     before = json.loads((out / "familiarity_mtbench.json").read_text())
     monkeypatch.setattr(example, "OUT", out)
     returned = _few_resamples(monkeypatch)
@@ -140,27 +117,9 @@ def test_from_pairs_rewrites_the_analyses_and_keeps_the_run(
     for name, table in done.tables().items():
         assert (out / name).read_text() == table.to_csv(index=False, float_format="%.4f")
     # ... the model run's record is kept, in its order, and the JSON says what was redone
-    kept = [k for k in before if k not in sections]
+    kept = assert_run_record_kept(before, after, sections)
     assert {"settings", "runs", "timings", "rows_by_judge"} <= set(kept)
-    assert [k for k in after if k in before] == list(before)
-    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
-    assert set(after) - set(before) <= {"analyses_redone"}
-    assert "--from-pairs" in after["analyses_redone"]
     assert "familiarity_bias[gemma-3-270m]" in capsys.readouterr().out
-
-
-def _damage(path: Path, how: str) -> None:
-    lines = path.read_text().splitlines(keepends=True)
-    if how == "truncated":  # a half-copied file: valid rows, too few of them
-        path.write_text("".join(lines[:40]))
-    elif how == "wrong columns":
-        path.write_text("a,b\n1,2\n")
-    elif how == "bad value":  # a verdict or perplexity that is none
-        cells = lines[5].split(",")
-        cells[7 if "pairs" in path.name else 4] = "banana"  # p_a_second / ppl
-        path.write_text("".join([*lines[:5], ",".join(cells), *lines[6:]]))
-    else:
-        path.unlink()
 
 
 @pytest.mark.parametrize(
@@ -174,9 +133,9 @@ def test_from_pairs_refuses_a_damaged_input_and_keeps_the_results(
     name: str,
     how: str,
 ) -> None:
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     before = {n: (out / n).read_bytes() for n in WRITTEN}
-    _damage(out / name, how)
+    damage_csv(out / name, how, 7 if "pairs" in name else 4)  # p_a_second / ppl
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:
         example.recompute_analyses()
@@ -191,7 +150,7 @@ def test_from_pairs_refuses_a_damaged_input_and_keeps_the_results(
 def test_from_pairs_refuses_a_damaged_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str
 ) -> None:
-    out = _committed_copy(tmp_path)
+    out = committed_copy(COMMITTED, tmp_path)
     (out / "familiarity_mtbench.json").write_text(text)
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:

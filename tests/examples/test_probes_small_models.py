@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from committed_outputs import committed_copy, damage_csv
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import RUNGS
@@ -256,17 +257,11 @@ def test_the_committed_ladder_is_what_the_code_writes_now(
         assert record["recognition"][key] == value, key
 
 
-def _ladder_copy(tmp_path: Path) -> Path:
-    for name in LADDER_COMMITTED:
-        (tmp_path / name).write_bytes((OUTPUT / name).read_bytes())
-    return tmp_path
-
-
 @LADDER_STALE
 def test_from_pairs_rewrites_the_ladder_and_keeps_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = _ladder_copy(tmp_path)
+    out = committed_copy(LADDER_COMMITTED, tmp_path)
     before = json.loads((out / "probes_small_models.json").read_text())
     monkeypatch.setattr(example, "OUT", out)
     example.redo_ladder()
@@ -284,20 +279,9 @@ def test_from_pairs_rewrites_the_ladder_and_keeps_the_run(
 def test_from_pairs_refuses_a_damaged_ladder_file_and_keeps_the_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
-    out = _ladder_copy(tmp_path)
+    out = committed_copy(LADDER_COMMITTED, tmp_path)
     before = {n: (out / n).read_bytes() for n in LADDER_WRITTEN}
-    path = out / example.LADDER_PAIRS
-    lines = path.read_text().splitlines(keepends=True)
-    if how == "truncated":
-        path.write_text("".join(lines[:40]))
-    elif how == "wrong columns":
-        path.write_text("a,b\n1,2\n")
-    elif how == "bad value":  # a verdict that is no probability
-        cells = lines[5].split(",")
-        cells[6] = "banana"  # p_a_first
-        path.write_text("".join([*lines[:5], ",".join(cells), *lines[6:]]))
-    else:
-        path.unlink()
+    damage_csv(out / example.LADDER_PAIRS, how, 6)  # p_a_first
     monkeypatch.setattr(example, "OUT", out)
     with pytest.raises(SystemExit) as stop:
         example.redo_ladder()

@@ -20,7 +20,7 @@ from recuse.probes import build_probe_table, build_recognition_table
 from recuse.probes.rewrite import REWRITES, RunnerRewriter
 from recuse.probes.run import judge_probes
 from recuse.report import AuditReport, Source
-from recuse.report.model import Figure
+from recuse.report.model import Figure, FigureFormat
 from recuse.roster import Entry, Roster
 from recuse.simulate import (
     PlantedBias,
@@ -135,12 +135,21 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
 
 
 def audit_only(
-    analysis: str, frame: pd.DataFrame, roster: Roster, *, table: str = "pairs"
+    analysis: str,
+    frame: pd.DataFrame,
+    roster: Roster,
+    *,
+    table: str = "pairs",
+    figure_format: FigureFormat = "png",
 ) -> AuditReport:
-    """One analysis of ``recuse audit`` (the driver, as the CLI runs it) on one table."""
+    """One analysis of ``recuse audit`` (the driver, as the CLI runs it) on one table; an
+    SVG figure keeps its texts as ``<text>`` (not paths), for a test to read them."""
+    import matplotlib
+
     options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
-                           only=(analysis,))  # fmt: skip
-    return run_audit([_input("planted", table, frame)], options=options, roster=roster)
+                           only=(analysis,), figure_format=figure_format)  # fmt: skip
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        return run_audit([_input("planted", table, frame)], options=options, roster=roster)
 
 
 def red_pixels(fig: Figure) -> int:

@@ -192,20 +192,15 @@ def test_the_heat_maps_colour_bar_says_its_quantity_and_unit(planted: Planted) -
     are that, by hand, for every row of the figure (the reference's too)."""
     import html
     import re
-    from dataclasses import replace
 
-    import matplotlib
     import numpy as np
 
-    from analyses.conftest import OPTIONS, _input
-    from recuse.driver import run_audit
+    from analyses.conftest import audit_only
     from recuse.regression.explore import ScoreMatrix, score_matrix
 
-    options = replace(OPTIONS, only=(ANALYSIS.id,), figure_format="svg")
-    with matplotlib.rc_context({"svg.fonttype": "none"}):  # texts as <text>, not paths
-        report = run_audit(
-            [_input("sim", "ratings", planted.ratings)], options=options, roster=planted.roster
-        )
+    report = audit_only(
+        ANALYSIS.id, planted.ratings, planted.roster, table="ratings", figure_format="svg"
+    )
     (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
     (heat,) = [g for g in section.figures if g.id.startswith("heat-")]
     texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", heat.data)]

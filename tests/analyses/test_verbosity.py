@@ -4,17 +4,15 @@ not the prefer-longer gap the old label described (they differ on the planted da
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from analyses.conftest import BOOT, OPTIONS, Planted, _input
+from analyses.conftest import BOOT, OPTIONS, Planted, audit_only
 from recuse.analyses.base import AuditOptions
 from recuse.analyses.verbosity import ANALYSIS, LONGER_GAP, VERBOSITY, _align_caption
-from recuse.driver import run_audit
 from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
 from recuse.report.export import write_tables
 
@@ -120,13 +118,7 @@ def test_the_agreement_curve_prints_each_bins_pairs_from_its_csv(
     point of 11 pairs looked as sure as one of 300. Each point has its n above it (the
     SVG's texts, its id naming series and point), and the numbers drawn are the
     counts of the alignment-curve CSV the audit writes, bin by bin, judge by judge."""
-    import matplotlib
-
-    options = replace(OPTIONS, only=(ANALYSIS.id,), figure_format="svg")
-    with matplotlib.rc_context({"svg.fonttype": "none"}):  # texts as <text>, not paths
-        report = run_audit(
-            [_input("sim", "pairs", planted.pairs)], options=options, roster=planted.roster
-        )
+    report = audit_only(ANALYSIS.id, planted.pairs, planted.roster, figure_format="svg")
     (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
     (figure,) = [g for g in section.figures if g.id.startswith("align-")]
     texts = re.findall(r'<g id="n-(\d+)-(\d+)">\s*<text[^>]*>([^<]*)</text>', figure.data)

@@ -104,6 +104,7 @@ from helpers import (
     own_answers,
     qwen_model,
     read_pairs_file,
+    redone_note,
     refuse,
     write_outputs,
 )
@@ -446,10 +447,9 @@ def recompute_analyses() -> None:
     report, judged, opts = committed_inputs()
     done = analyse(judged, **opts)
     report.update(done.sections())
-    report["analyses_redone"] = (
-        f"steps 6 and 7 redone from familiarity_judgebench_pairs.csv by --from-pairs (recuse "
-        f"{getattr(recuse, '__version__', 'dev')}, Python {platform.python_version()}); "
-        "settings, counts, runs and timings are the model run's"
+    report["analyses_redone"] = redone_note(
+        "steps 6 and 7 redone from familiarity_judgebench_pairs.csv",
+        "settings, counts, runs and timings",
     )
     write_outputs(OUT, "familiarity_judgebench.json", report, done.tables())
     done.print()

@@ -87,6 +87,7 @@ from helpers import (
     own_answers,
     qwen_model,
     read_pairs_file,
+    redone_note,
     refuse,
     write_outputs,
 )
@@ -482,10 +483,8 @@ def recompute_analyses() -> None:
     report, judged, answers, opts = committed_inputs()
     done = analyse(judged, answers, **opts)
     report.update(done.sections())
-    report["analyses_redone"] = (
-        f"analyses redone from {PAIRS} and {ANSWERS} by --from-pairs (recuse "
-        f"{getattr(recuse, '__version__', 'dev')}, Python {platform.python_version()}); "
-        "settings, counts, runs and timings are the model run's"
+    report["analyses_redone"] = redone_note(
+        f"analyses redone from {PAIRS} and {ANSWERS}", "settings, counts, runs and timings"
     )
     write_outputs(OUT, "familiarity_mtbench.json", report, done.tables())
     done.print()

@@ -134,6 +134,19 @@ def refuse(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def redone_note(what: str, kept: str) -> str:
+    """The JSON's ``analyses_redone``: ``what`` was redone by ``--from-pairs``, with which
+    recuse and Python, and that ``kept`` (settings, runs, ...) are the model run's."""
+    import platform
+
+    import recuse
+
+    return (
+        f"{what} by --from-pairs (recuse {getattr(recuse, '__version__', 'dev')}, Python "
+        f"{platform.python_version()}); {kept} are the model run's"
+    )
+
+
 def write_outputs(
     out: Path, name: str, report: dict[str, Any], tables: dict[str, pd.DataFrame]
 ) -> None:

@@ -57,7 +57,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from familiarity_judgebench import ASK, build_pairs, mmlu_pro_questions, stated_option
-from helpers import DATA, OUT, gemma_model, own_answers, qwen_model, read_pairs_file, refuse
+from helpers import (
+    DATA,
+    OUT,
+    gemma_model,
+    own_answers,
+    qwen_model,
+    read_pairs_file,
+    redone_note,
+    refuse,
+)
 
 import recuse
 from recuse.data.registry import load
@@ -347,10 +356,8 @@ def redo_ladder() -> None:
     rows = read_pairs_file(OUT / LADDER_PAIRS, LADDER_COLUMNS, counts, fix)
     done = analyse_ladder(rows, generators, boot)
     done.write(runs)
-    runs["analyses_redone"] = (
-        f"ladder and self-recognition redone from {LADDER_PAIRS} by --from-pairs (recuse "
-        f"{recuse.__version__}, Python {platform.python_version()}); settings, runs and "
-        "seconds are the model run's"
+    runs["analyses_redone"] = redone_note(
+        f"ladder and self-recognition redone from {LADDER_PAIRS}", "settings, runs and seconds"
     )
     write_record(path, out)
 

@@ -27,7 +27,7 @@ def test_a_non_zero_number_below_the_finest_decimals_never_reads_zero() -> None:
     "+0.000000 [0.000000, 0.000000]", exactly no bias with no width, in the verdict, the
     page's cells and ``recuse metrics``. Now it is its sign and a bound, as a p-value
     under 0.001 is "< 0.001"; a real 0 and a negative zero stay 0."""
-    from recuse.cli.metrics import _digits, _fmt
+    from recuse.cli.metrics import _numbers
     from recuse.metrics.result import MetricResult
     from recuse.numbers import MINUS, column_decimals, small_decimals
 
@@ -45,8 +45,8 @@ def test_a_non_zero_number_below_the_finest_decimals_never_reads_zero() -> None:
     column = [1e-300, 0.0, 0.25]
     digits = column_decimals(column)
     assert [_cell(v, "estimate", digits) for v in column] == ["< 0.000001", "0.000000", "0.250000"]
-    rows = [MetricResult("m", -1e-300, -2e-300, 0.2, 0.9, 10, 5, "m")]
-    assert _fmt(-1e-300, digits=_digits(rows)) == f"{MINUS}< 0.000001"
+    rows = [MetricResult("m", -1e-300, -2e-300, 3e-301, 0.9, 10, 5, "m")]
+    assert _numbers(rows[0])[0] == f"{MINUS}< 0.000001"
 
 
 def test_numbers_of_a_thousand_or_more_have_separators_where_a_user_reads_them() -> None:

@@ -148,8 +148,8 @@ def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:
     one beside it: three from 0.001 on (and for 0); below, as many as show ``size`` with
     two significant digits (0.00075 → 5), at most ``most``. The HTML tables take it
     from the smallest number of a column, the estimate and its interval from the largest
-    of the three (:func:`recuse.numbers.estimate_digits`), the terminal's
-    ``recuse metrics`` likewise: one rule, so that a small number is never written 0.000
+    of the three (:func:`recuse.numbers.estimate_digits`), as ``print(result)`` and
+    the terminal's ``recuse metrics`` write them: one rule, so that a small number is never written 0.000
     beside another in scientific notation. A non-zero number under half the last of
     ``most`` decimals is written as a bound (``< 0.000001``, :func:`decimal`)."""
     size = abs(float(size))
@@ -161,8 +161,8 @@ def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:
 def column_decimals(values: Iterable[object]) -> int:
     """The decimals that write a column of numbers at one precision: those
     :func:`small_decimals` gives its smallest non-zero finite float under 10 (other
-    values, counts and texts, do not count); three without one. A table's column and a
-    terminal table of estimates and their interval ends share it, so that one column
+    values, counts and texts, do not count); three without one. A table's column of the
+    HTML page and a figure's numbers share it, so that one column
     holds one precision (0.00075, 0.00900, 0.00000; never 0.000754 beside 0.009 and
     0.000, or 3e-05 beside 0.000).
 

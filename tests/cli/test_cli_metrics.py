@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -104,7 +105,7 @@ def test_dataset_name_and_judge_alias(
         "-j", "ChatGPT", "-m", "self_preference_eo", "--n-boot", "200",
     )  # fmt: skip
     assert code == 0, err
-    assert "gpt-3.5-turbo" in text and "+0.209" in text
+    assert "gpt-3.5-turbo" in text and "+0.21 " in text
 
 
 #: GPT-4's calibrated self-preference beside its EO on LLMBar MT-Bench (--data-dir added)
@@ -485,10 +486,15 @@ def test_an_absolute_value_prints_without_a_sign(
         s_row, d_row = rows[judge, "verbosity_bias"], rows[judge, "verbosity_deviation"]
         (s_est, s_int), (d_est, d_int) = (s_row[3].strip(), s_row[4]), (d_row[3].strip(), d_row[4])
         assert s_est[0] in "+\u2212" and s_est[1:] == d_est  # the same digits, one signed
-        assert d_est == numbers.decimal(abs(signed["estimate"]), 3)
+        digits = numbers.estimate_digits(dev["estimate"], dev["ci_low"], dev["ci_high"])
+        assert d_est == numbers.decimal(abs(signed["estimate"]), digits)
         assert "+" not in d_int and "\u2212" not in d_int and "[" in d_int
         # the interval as the audit writes it: '−' on a negative end, no '+'
-        ends = (numbers.decimal(signed["ci_low"], 3), numbers.decimal(signed["ci_high"], 3))
+        digits = numbers.estimate_digits(signed["estimate"], signed["ci_low"], signed["ci_high"])
+        ends = (
+            numbers.decimal(signed["ci_low"], digits),
+            numbers.decimal(signed["ci_high"], digits),
+        )
         assert s_int.split("!")[0].strip() == f"[{ends[0]}, {ends[1]}]" and "+" not in s_int
         assert not rows[judge, "flip_rate"][3].strip().startswith("+")
         assert "+" not in rows[judge, "flip_rate"][4]
@@ -503,36 +509,46 @@ def test_an_absolute_value_prints_without_a_sign(
         assert bool(frame.loc[(judge, metric), "absolute_value"]) is r["absolute_value"]
 
 
-def test_interval_ends_follow_the_audits_convention(
+def test_the_table_writes_each_estimate_as_print_result_and_the_audit_do(
     capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
 ) -> None:
     """The table printed '+0.182 [+0.062, +0.307]' where the audit writes the same
     estimate '+0.18 [0.06, 0.31]' (the sign on the estimate only, '−' on a negative
-    end); now its ends are written that way, at its three decimals, which a line under
-    the table says beside the audit's two."""
-    from recuse import numbers
+    end), and then '+0.182 [0.062, 0.307]' beside print(result)'s '+0.18 [0.06, 0.31]':
+    one number, two sets of digits, with nothing said about why. Each row now reads
+    digit for digit what print() of the same result (rebuilt from --out's JSON) and the
+    audit's estimate_parts write, and the line under the table says the rule."""
+    from recuse.metrics.result import MetricResult
     from recuse.numbers import estimate_parts
 
     out = tmp_path / "bias.json"
     code, text, err = run(capsys, "metrics", "pairs", str(pairs_csv), *FAST,
                           "-m", "self_preference_eo", "-m", "verbosity_bias",
-                          "--out", str(out))  # fmt: skip
+                          "-m", "position_consistency", "--out", str(out))  # fmt: skip
     assert code == 0, err
     rows = {(cells[1].strip(), cells[2].strip()): cells for cells in
             (line.split("│") for line in text.splitlines() if line.startswith("│ "))}  # fmt: skip
     results = json.loads(out.read_text())["results"]
-    assert len(results) >= 4
+    assert len(results) >= 6
     for r in results:
         est, interval = (c.split("!")[0].strip() for c in rows[r["judge"], r["metric"]][3:5])
-        lo, hi = (numbers.decimal(r[k], 3) for k in ("ci_low", "ci_high"))
-        assert (est, interval) == (numbers.signed(r["estimate"], 3), f"[{lo}, {hi}]")
-        # the audit's form, digit for digit where it writes three decimals
-        if max(abs(r["estimate"]), abs(r["ci_low"]), abs(r["ci_high"])) < 0.1:
-            assert (est, interval) == estimate_parts(r["estimate"], r["ci_low"], r["ci_high"])
+        m = MetricResult(
+            r["metric"], r["estimate"], r["ci_low"], r["ci_high"], r["level"], r["n"],
+            r["n_clusters"], r["method"], judge=r["judge"], null=r["null"],
+            absolute=r["absolute_value"], bound=r["null_bound"],
+        )  # fmt: skip
+        if m.signed != r["signed"]:  # a quality score (kappa), which the JSON does not name
+            m = replace(m, score=True)
+        printed = str(m).splitlines()[0]
+        assert f": {est} {interval} (" in printed, (printed, est, interval)
+        want = estimate_parts(r["estimate"], r["ci_low"], r["ci_high"], signed=r["signed"])
+        assert (est, interval) == want
+    # two decimals where a number reaches 0.1 (the old table's three read otherwise)
+    assert any(len(c[3].strip().split(".")[1]) == 2 for c in rows.values())
     assert any(r["ci_low"] < 0 < r["ci_high"] for r in results)  # a '−' end and a bare one
     assert not any("[+" in c or ", +" in c for cells in rows.values() for c in cells[4:5])
     legend = next(t for t in text.splitlines() if t.startswith("estimate [interval]:"))
-    assert "three decimals" in legend and "two" in legend
+    assert "print(result)" in legend and "two decimals" in legend
 
 
 def test_metrics_pairs_and_the_audit_give_one_interval_on_a_table_with_human_only_rows(

@@ -124,15 +124,14 @@ def test_an_estimate_under_0_001_keeps_two_significant_digits() -> None:
 
 
 def test_the_terminal_metrics_table_uses_the_same_rule() -> None:
-    from recuse.cli.metrics import _digits, _fmt
+    from recuse.cli.metrics import _numbers
     from recuse.metrics.result import MetricResult
 
     def r(est: float, lo: float, hi: float) -> MetricResult:
         return MetricResult("m", est, lo, hi, 0.9, 10, 5, "m")
 
-    tiny = [r(0.00031, 0.00012, 0.00052), r(0.2, 0.1, 0.3)]
-    assert _digits(tiny) == 5 and _fmt(0.00031, digits=_digits(tiny)) == "+0.00031"
-    assert _digits([r(0.2, 0.0, 0.3)]) == 3  # an exact 0 needs no more
+    assert _numbers(r(0.00031, 0.00012, 0.00052)) == ("+0.00031", "[0.00012, 0.00052]")
+    assert _numbers(r(0.2, 0.0, 0.3)) == ("+0.20", "[0.00, 0.30]")  # an exact 0 needs no more
 
 
 def test_negligible_and_unflagged_after_adjustment_read_together() -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -91,34 +92,26 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
         write_csv(path, results_frame(result.results))
 
 
-#: under the table: how its numbers are written beside the audit's
+#: under the table: how its numbers are written, as the audit and ``print(result)`` write them
 NUMBERS_LEGEND = (
-    "estimate [interval]: as the audit writes them, the estimate of a signed difference "
-    "with its sign (+0.130), the interval's ends with a sign only where negative "
-    "([−0.071, 0.364]); here with three decimals (more for tiny numbers), where the "
-    "audit's summary and sentences write two (three where all three are under 0.1)"
+    "estimate [interval]: as the audit and print(result) write them, the estimate of a "
+    "signed difference with its sign (+0.13), the interval's ends with a sign only where "
+    "negative ([−0.07, 0.36]); two decimals, three where all three numbers are under 0.1, "
+    "more where all are under 0.001"
 )
 
 
-def _fmt(x: float, *, signed: bool = True, digits: int = 3) -> str:
-    """A number of the table: signed where the result is a signed difference
-    (:attr:`~recuse.metrics.result.MetricResult.signed`; not an absolute value or a rate)
-    and it is the estimate (an interval's ends are unsigned, '−' where negative, as
-    :func:`recuse.numbers.estimate_parts` writes them), its minus sign U+2212 as
-    in the audit's tables (:mod:`recuse.numbers`), with the table's ``digits``
-    (:func:`_digits`)."""
-    if x != x:
-        return ""
-    return numbers.signed(x, digits) if signed else numbers.decimal(x, digits)
-
-
-def _digits(results: Sequence[MetricResult]) -> int:
-    """The decimals of the table's estimates and interval ends: three, more where the
-    smallest non-zero one is under 0.001 (:func:`recuse.numbers.column_decimals`, the
-    rule of the HTML report's tables), so that none reads +0.000 beside its own digits."""
-    return numbers.column_decimals(
-        float(v) for r in results for v in (r.estimate, r.ci_low, r.ci_high)
-    )
+def _numbers(r: MetricResult) -> tuple[str, str]:
+    """The estimate and its interval of one row, as :func:`recuse.numbers.estimate_parts`
+    writes them for the audit and ``print(result)`` (:meth:`MetricResult.__str__`): the
+    table wrote +0.182 [0.062, 0.307] where both write +0.18 [0.06, 0.31]. Signed where
+    the result is a signed difference (:attr:`~recuse.metrics.result.MetricResult.signed`);
+    a number that is not finite is left blank."""
+    values = (r.estimate, r.ci_low, r.ci_high)
+    if not all(math.isfinite(v) for v in values):
+        shown = [numbers.decimal(v, 3) if math.isfinite(v) else "" for v in values]
+        return shown[0], f"[{shown[1]}, {shown[2]}]"
+    return numbers.estimate_parts(*values, signed=r.signed)
 
 
 @metrics_app.command("pairs")
@@ -272,19 +265,16 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
         shown.add_column(col, justify="right")
     notes: list[str] = []  # each distinct warning once, numbered; rows carry the number
-    digits = _digits(result.results)
     for r in result.results:
         marks = []
         for w in r.warnings:
             if w not in notes:
                 notes.append(w)
             marks.append(f"!{notes.index(w) + 1}")
-        signed = r.signed  # an absolute value (Eq. 5) or a flip rate reads unsigned
+        est, interval = _numbers(r)  # an absolute value (Eq. 5) or a flip rate: unsigned
         shown.add_row(
-            cell(r.judge or ""), cell(r.metric), _fmt(r.estimate, signed=signed, digits=digits),
-            Text(f"[{_fmt(r.ci_low, signed=False, digits=digits)}, "
-                 f"{_fmt(r.ci_high, signed=False, digits=digits)}]"
-                 + "".join(f" {m}" for m in marks)),
+            cell(r.judge or ""), cell(r.metric), est,
+            Text(interval + "".join(f" {m}" for m in marks)),
             f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
         )  # fmt: skip
     console.print(shown)

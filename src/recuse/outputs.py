@@ -51,6 +51,10 @@ _WHAT_TO_DO = {
     errno.EACCES: "permission denied — write elsewhere with --out",
     errno.EPERM: "permission denied — write elsewhere with --out",
     errno.ENAMETOOLONG: "the path or a name in it is too long — choose a shorter one with --out",
+    # a folder that exists but takes no new file (/proc, /sys: their file systems say
+    # "No such file or directory"), or one removed while the command ran
+    errno.ENOENT: "no file can be created in that folder (a system folder such as /proc "
+    "or /sys, or one removed meanwhile) — write elsewhere with --out",
     errno.EFBIG: "a file would pass the largest file size this process may write "
     "(ulimit -f) — raise that limit, or write elsewhere with --out",
 }

@@ -275,6 +275,44 @@ def test_read_only_file_system_is_refused_before_the_work(
 
 
 @pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
+def test_a_folder_that_takes_no_file_is_refused_with_what_to_do(
+    command: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--out /proc/x``: /proc exists, but its file system answers a new file with
+    "No such file or directory", which the error repeated with nothing to do about it.
+    The line now says the folder takes no file and to write elsewhere (exit 2, before
+    any work). Here as on Linux: creating a file in the folder raises ENOENT."""
+    target = tmp_path / "virtual"
+    target.mkdir()
+    real_open = os.open
+
+    def refuse(path: str | Path, flags: int, *args: int, **kwargs: object) -> int:
+        if str(path).startswith(str(target)) and flags & os.O_CREAT:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refuse)
+    args = _commands(pairs_csv, ratings, target / "out", target / "out.csv")[command]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "no file can be created in that folder", "write elsewhere")
+    assert list(target.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc (Linux only)")
+def test_audit_out_under_proc_says_to_write_elsewhere(
+    pairs_csv: Path, no_work: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "audit", str(pairs_csv), "--out", "/proc/recuse-out")
+    assert_one_line(code, err, "/proc/recuse-out", "/proc", "write elsewhere with --out")
+
+
+@pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
 def test_unwritable_folder_is_refused_before_the_work(
     command: str,
     tmp_path: Path,

@@ -62,13 +62,15 @@ def test_agreement_curve_caption_says_what_a_point_band_and_last_bin_are() -> No
     )  # fmt: skip
     text = _align_caption(bins, AuditOptions(level=0.8, min_n=7))
     assert (
-        "(0.2 wide; bins of at least 7 pairs; the number above a point: its pairs); bands: "
+        "(0.2 wide; bins of at least 7 pairs; the row n under the plot: each point's pairs); "
+        "bands: "
         "80% cluster-bootstrap" in text
     )
     assert "dashed line: 0.5" in text
     assert text.endswith("The last point holds every pair from 2 up (51 pairs).")
     two = pd.concat([bins, bins.assign(judge="k", n=[5, 6, 49])])
     assert _align_caption(two, AuditOptions()).endswith("from 2 up (j 51, k 49 pairs).")
+    assert "the rows n, one per judge: each point's pairs" in _align_caption(two, AuditOptions())
     closed = _align_caption(bins.iloc[:2], AuditOptions())
     assert "last point" not in closed
 
@@ -131,4 +133,44 @@ def test_the_agreement_curve_prints_each_bins_pairs_from_its_csv(
     kept = table[table["n"] >= OPTIONS.min_n]
     want = [g["n"].tolist() for _, g in kept.groupby("judge", sort=True) if len(g) >= 2]
     assert len(want) == 2 and got == want
-    assert "the number above a point: its pairs" in figure.caption
+    assert "the rows n, one per judge: each point's pairs" in figure.caption
+
+
+def _drawn_counts(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """Each count drawn in an SVG curve (its gid ``n-K-I``): its series ``K`` and its box
+    ``(x, y, width, height)`` in the SVG's units, from the anchor (the text's x and y, or
+    its translate), its font size and its characters (0.6 em wide each, 1 em high)."""
+    out = []
+    pattern = r'<g id="n-(\d+)-\d+">\s*<text([^>]*)>([^<]*)</text>'
+    for series, attrs, text in re.findall(pattern, svg):
+        size = float(re.findall(r"font-size: ([\d.]+)px", attrs)[0])
+        at = re.search(r'x="([-\d.]+)" y="([-\d.]+)"', attrs) or re.search(
+            r"translate\(([-\d.]+)[ ,]([-\d.]+)\)", attrs
+        )
+        assert at is not None, attrs
+        x, y = float(at.group(1)), float(at.group(2))
+        width = 0.6 * size * len(text)
+        left = x - width / 2 if "text-anchor: middle" in attrs else x
+        out.append((series, left, y - size, width, size))
+    return out
+
+
+def test_the_counts_of_a_shared_curve_never_sit_on_each_other(planted: Planted) -> None:
+    """Several judges on one agreement curve each wrote their counts above their points:
+    where two curves met, two counts sat at one place (18 on 18 at the first bin of the
+    planted judges, 16 over 26 further on), unreadable. Each judge's counts are a row of
+    their own under the plot now: no two counts' boxes overlap, and each judge's counts
+    share one row (one y), so a reader follows them across."""
+    report = audit_only(ANALYSIS.id, planted.pairs, planted.roster, figure_format="svg")
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (figure,) = [g for g in section.figures if g.id.startswith("align-")]
+    boxes = _drawn_counts(figure.data)
+    assert len(boxes) >= 2 * 5
+    for a, (_, x1, y1, w1, h1) in enumerate(boxes):
+        for _, x2, y2, w2, h2 in boxes[a + 1 :]:
+            apart = x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1
+            assert apart, ((x1, y1), (x2, y2))
+    rows: dict[str, set[float]] = {}
+    for series, _, y, _, _ in boxes:
+        rows.setdefault(series, set()).add(y)
+    assert len(rows) == 2 and all(len(ys) == 1 for ys in rows.values())

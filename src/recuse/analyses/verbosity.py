@@ -92,11 +92,14 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     finite = bins[np.isfinite(bins["bin_high"].to_numpy(float))]
     widths = sorted({round(float(w), 9) for w in finite["bin_high"] - finite["bin_low"]})
     wide = f"{general(widths[0])} wide" if len(widths) == 1 else "of the table's widths"
+    rows = (
+        "the row n under the plot" if bins["judge"].nunique() < 2 else "the rows n, one per judge"
+    )
     text = (
         "Each point: the share of the judge's verdicts that agree with the human label (a "
         "split between the two orders counts ½) over "
         f"the pairs of one bin of the length difference ({wide}; bins of at least "
-        f"{count(o.min_n)} pairs; the number above a point: its pairs); bands: "
+        f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
         f"{percent(o.level)} cluster-bootstrap intervals; "
         "dashed line: 0.5, half of the verdicts agree. A judge without verbosity bias has a "
         "flat curve; one that prefers longer answers rises to the right."

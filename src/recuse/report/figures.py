@@ -174,8 +174,8 @@ def confusion_matrix(
 @dataclass(frozen=True)
 class Series:
     """One line of a curve plot, with an optional interval band and, optionally, the
-    sample size of each point (``n``, written small above it, as Saito et al.'s Figure
-    5 prints each bin's)."""
+    sample size of each point (``n``, written in a row under the plot, as Saito et al.'s
+    Figure 5 prints each bin's)."""
 
     label: str
     y: Sequence[float]
@@ -195,6 +195,39 @@ class Series:
             raise ValueError(f"Series n: a count of pairs is a whole number >= 0, got {bad[0]!r}")
 
 
+#: the height of one row of counts under a curve plot (:func:`_count_rows`), in inches
+N_ROW_INCHES = 0.14
+
+
+def _count_rows(
+    fig: MplFigure, ax: Any, xs: np.ndarray, series: Sequence[Series], counted: Sequence[int]
+) -> None:
+    """Each counted series' n under the plot: a row per series (labelled ``n``, or ``n``
+    and the series' name where there are several, in its colour), each count under its
+    point's x, where the point is drawn (a finite y). The text's id (gid ``n-K-I``)
+    names its series and point. One row per series keeps every count apart however the
+    curves lie; the plot above keeps its height."""
+    rows = len(counted)
+    spec = fig.add_gridspec(2, 1, height_ratios=[3.2, N_ROW_INCHES * (rows + 1)])
+    ax.set_subplotspec(spec[0])
+    nax = fig.add_subplot(spec[1], sharex=ax)
+    nax.set_ylim(rows - 0.5, -0.5)
+    for side in ("top", "right", "bottom", "left"):
+        nax.spines[side].set_visible(False)
+    nax.tick_params(axis="x", which="both", bottom=False, labelbottom=False)
+    names = ["n" if rows == 1 else f"n {_short(series[k].label, 18)}" for k in counted]
+    nax.set_yticks(range(rows), names, fontsize=6)
+    nax.tick_params(axis="y", length=0)
+    for row, (k, tick) in enumerate(zip(counted, nax.get_yticklabels(), strict=True)):
+        colour = _PALETTE[k % len(_PALETTE)]
+        tick.set_color(colour)
+        y = np.asarray(series[k].y, dtype=float)
+        for i, (xi, yi, ni) in enumerate(zip(xs, y, series[k].n or (), strict=False)):
+            if np.isfinite(yi):
+                nax.text(xi, row, count(int(ni)), ha="center", va="center", fontsize=6,
+                         color=colour, gid=f"n-{k}-{i}")  # fmt: skip
+
+
 @_plain_text
 def curves(
     x: Sequence[float] | Sequence[str],
@@ -208,9 +241,13 @@ def curves(
     reference: float | None = None,
     format: FigureFormat = "png",
 ) -> Figure:
-    """Lines over bins (alignment by length, perplexity bins) with interval bands, each
-    point's sample size above it where its series has one (:attr:`Series.n`)."""
-    fig, ax = _new(5.2, 3.2)
+    """Lines over bins (alignment by length, perplexity bins) with interval bands, and
+    each point's sample size where its series has one (:attr:`Series.n`), in a row under
+    the plot, one row per such series in its colour (:func:`_count_rows`): written above
+    their points, the counts of several judges sat on each other where their curves met,
+    and a point at the top ran into the title."""
+    counted = [k for k, s in enumerate(series) if s.n is not None]
+    fig, ax = _new(5.2, 3.2 + N_ROW_INCHES * (len(counted) + 1) if counted else 3.2)
     categorical = any(isinstance(v, str) for v in x)
     xs = np.arange(len(x)) if categorical else np.asarray(x, dtype=float)
     for k, s in enumerate(series):
@@ -221,12 +258,8 @@ def curves(
             lo = np.asarray(s.low, dtype=float)
             hi = np.asarray(s.high, dtype=float)
             ax.fill_between(xs, lo, hi, color=colour, alpha=0.18, lw=0)
-        for i, (xi, yi, ni) in enumerate(zip(xs, y, s.n or (), strict=False)):
-            if np.isfinite(yi):  # the text's id (gid) names its series and point
-                ax.annotate(
-                    count(int(ni)), (xi, yi), xytext=(0, 3), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=5, color=colour, gid=f"n-{k}-{i}",
-                )  # fmt: skip
+    if counted:
+        _count_rows(fig, ax, xs, series, counted)
     if reference is not None:
         ax.axhline(reference, color="grey", lw=0.8, ls="--")
     if categorical:

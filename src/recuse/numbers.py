@@ -57,7 +57,9 @@ __all__ = [
     "minus",
     "p_text",
     "percent",
+    "share_interval",
     "share_percent",
+    "share_percent_beside",
     "signed",
     "small_decimals",
 ]
@@ -149,9 +151,10 @@ def small_decimals(size: float, *, most: int = MOST_DECIMALS) -> int:
     two significant digits (0.00075 → 5), at most ``most``. The HTML tables take it
     from the smallest number of a column, the estimate and its interval from the largest
     of the three (:func:`recuse.numbers.estimate_digits`), as ``print(result)`` and
-    the terminal's ``recuse metrics`` write them: one rule, so that a small number is never written 0.000
-    beside another in scientific notation. A non-zero number under half the last of
-    ``most`` decimals is written as a bound (``< 0.000001``, :func:`decimal`)."""
+    the terminal's ``recuse metrics`` write them: one rule, so that a small number is
+    never written 0.000 beside another in scientific notation. A non-zero number under
+    half the last of ``most`` decimals is written as a bound (``< 0.000001``,
+    :func:`decimal`)."""
     size = abs(float(size))
     if size == 0 or size >= 0.001 or size != size:
         return 3
@@ -229,6 +232,46 @@ def share_percent(share: float, digits: int = 1) -> str:
     return minus(out if Decimal(out) != 0 else out.lstrip("-")) + "%"
 
 
+def share_percent_beside(share: float, bound: float) -> str:
+    """``share`` as :func:`share_percent` writes it, with as many more decimals as put it
+    on its own side of ``bound`` (a required share): 1,199 of 1,999 pairs (59.98%) read
+    "60.0%" beside a required 60%, which they miss; 0.5949999 beside 0.595 read 59.5%
+    at every decimal share_percent was asked for. A bound (``< 0.0001%``) is beyond
+    every digit and stays; a share equal to ``bound`` reads as it.
+
+    >>> share_percent_beside(1199 / 1999, 0.6), share_percent_beside(0.595, 0.595)
+    ('59.98%', '59.5%')
+    >>> share_percent_beside(0.5949999, 0.595)
+    '59.49999%'
+    """
+    share, bound = float(share), float(bound)
+    text = share_percent(share)
+    side = (share > bound) - (share < bound)
+    for digits in range(2, 17):
+        if text[0] in "<>" or not math.isfinite(share):
+            break
+        shown = Decimal(text.rstrip("%").replace(MINUS, "-")).scaleb(-2)
+        exact = Decimal(repr(bound))
+        if (shown > exact) - (shown < exact) == side:
+            break
+        text = share_percent(share, digits)
+    return text
+
+
+def share_interval(estimate: float, low: float, high: float) -> tuple[str, str]:
+    """``("28.5%", "[23.3%, 34.2%]")``: a share and its interval as percentages, each
+    written by :func:`share_percent` (a share under 0.05% keeps the decimals that show
+    it: ``0.04%``, never 0.0% or the 0.000 three decimals of the share wrote), for a
+    share the gate and ``recuse certify`` write as a percentage (a certified coverage:
+    :attr:`recuse.report.bias.Bias.percent`), so the audit writes it so too.
+
+    >>> share_interval(57 / 200, 0.2327, 0.3422), share_interval(1 / 2500, 0.0, 0.0149)
+    (('28.5%', '[23.3%, 34.2%]'), ('0.04%', '[0.0%, 1.5%]'))
+    """
+    ends = (share_percent(low), share_percent(high))
+    return share_percent(estimate), f"[{ends[0]}, {ends[1]}]"
+
+
 def _share_percent(share: float, digits: int) -> str:
     """``share`` × 100 with ``digits`` decimals, rounded once at ``digits + 2``."""
     return f"{Decimal(f'{share:.{digits + 2}f}').scaleb(2):.{digits}f}"
@@ -252,9 +295,9 @@ def estimate_text(
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
-    (a bias's :attr:`~recuse.report.bias.Bias.decimals`) raises the rule of
-    :func:`estimate_digits` to at least that many, never lowers it (a share fixed at
-    three decimals still shows 0.00031 with two significant digits).
+    raises the rule of :func:`estimate_digits` to at least that many, never lowers it
+    (three decimals still show 0.00031 with two significant digits). A share the gate
+    writes as a percentage is written by :func:`share_interval` instead.
     """
     est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits)
     return f"{est} {interval}"

@@ -196,12 +196,11 @@ def test_the_audit_and_the_gate_write_one_number(
 ) -> None:
     """llmbar-mtbench's gpt-3.5-turbo is certified on 57 of 200 pairs at 0.80: the audit
     wrote 0.28 (two decimals of 0.28499…, the float of 0.285) where the gate wrote 28.5%,
-    and its held-out check "21% kept, 90% agree" where the gate's read "21.0% kept,
-    90.5% of them agree". Here, at each finding target, the share the audit writes times
-    100 is the gate's percentage, digit for digit, and so are the held-out numbers; the
-    planted counts (of 800 pairs) are counted by hand from the curve."""
-    from decimal import Decimal
-
+    then 0.285 beside it (and 1 of 2,500 pairs 0.000 beside the gate's 0.04%), and its
+    held-out check "21% kept, 90% agree" where the gate's read "21.0% kept, 90.5% of
+    them agree". Here, at each finding target, the audit writes the gate's percentage,
+    digit for digit, and so the held-out numbers; the planted counts (of 800 pairs) are
+    counted by hand from the curve."""
     path = write_report(report, tmp_path / "out")["json"]
     curve = next(t.frame for t in report.sections[0].tables if not t.show)
     for target in (0.80, 0.85, 0.90):
@@ -214,7 +213,7 @@ def test_the_audit_and_the_gate_write_one_number(
         line = next(t for t in out.splitlines() if f"of {JUDGE} " in t)
         gated = line.split("certified on ", 1)[1].split("% of 800", 1)[0]
         shown = f.parts[0]
-        assert Decimal(shown) * 100 == Decimal(gated), (shown, gated)
+        assert shown == f"{gated}%", (shown, gated)
         assert f"{shown} {f.parts[1]}, n=800" in f.verdict  # the sentence says the same
         held = line.split("other folds): ", 1)[1]
         kept = held.split(" kept", 1)[0]

@@ -20,14 +20,15 @@ def _row(**over: Any) -> dict[str, Any]:
     return row | over
 
 
-def _text(*rows: dict[str, Any]) -> str:
+RULE = Certified(0.85, 0.6)
+
+
+def _text(*rows: dict[str, Any], rule: Certified = RULE) -> str:
     report = SimpleNamespace(
         datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
         certification=list(rows),
     )
-    [(_, _, _, text)] = gate_certified(
-        report, [Certified(0.85, 0.6)], reason=lambda d, j: "", skip=False
-    )
+    [(_, _, _, text)] = gate_certified(report, [rule], reason=lambda d, j: "", skip=False)
     return text
 
 
@@ -92,8 +93,9 @@ def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lie
     # on the bound exactly: one decimal, a pass
     met = _text(_row(coverage=1200 / 2000, n_labelled=2000, n_kept=1200))
     assert met.startswith("PASS: ") and "certified on 60.0% of 2,000 labelled pairs" in met
-    # a bound of more decimals: 55.52% meets 55.5% (one decimal), 55.48% does not (two)
-    for kept, outcome, shown in ((2776, "PASS", "55.5%"), (2774, "FAIL", "55.48%")):
+    # a bound of more decimals: 55.52% meets 55.5%, 55.48% does not (two decimals each:
+    # one wrote both 55.5%, a value that reads as the bound whichever side it lies on)
+    for kept, outcome, shown in ((2776, "PASS", "55.52%"), (2774, "FAIL", "55.48%")):
         report = SimpleNamespace(
             datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
             certification=[_row(coverage=kept / 5000, n_labelled=5000, n_kept=kept)],
@@ -102,6 +104,11 @@ def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lie
             report, [Certified(0.85, 0.555)], reason=lambda d, j: "", skip=False
         )
         assert text.startswith(f"{outcome}: ") and f"certified on {shown} of 5,000" in text
+    # a share a hair under the bound: four more decimals wrote it 59.5000%, "below the
+    # required 59.5%"; the decimals now go as far as it takes to part them
+    hair = _text(_row(coverage=5_949_999 / 10_000_000, n_labelled=10_000_000, n_kept=5_949_999),
+                 rule=Certified(0.85, 0.595))  # fmt: skip
+    assert hair.startswith("FAIL: ") and "certified on 59.49999% of 10,000,000" in hair, hair
     tiny = _text(_row(coverage=1 / 2500, n_labelled=2500, n_kept=1, heldout_coverage=1 / 4000,
                       heldout_agreement=1.0))  # fmt: skip
     assert "certified on 0.04% of 2,500 labelled pairs" in tiny, tiny

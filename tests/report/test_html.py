@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 
@@ -61,16 +62,49 @@ def test_a_findings_row_reads_as_the_sentence_beside_it() -> None:
                 dataset="d")  # fmt: skip
     g = Finding(judge="gpt-4", bias=BIASES["position"], estimate=0.5123, ci_low=-0.0312,
                 ci_high=0.0562, n=12, level=0.9, method="m", dataset="d")  # fmt: skip
-    # a certified share has three decimals (Bias.decimals), as the gate's 28.5% has one
-    assert f.parts == ("0.285", "[0.233, 0.342]") and f.text == "0.285 [0.233, 0.342]"
-    assert f.verdict.endswith(": 0.285 [0.233, 0.342], n=7,013")
+    # a certified share is a percentage (Bias.percent), as the gate writes it: 28.5%
+    assert f.parts == ("28.5%", "[23.3%, 34.2%]") and f.text == "28.5% [23.3%, 34.2%]"
+    assert f.verdict.endswith(": 28.5% [23.3%, 34.2%], n=7,013")
     assert g.parts == ("0.51", "[\u22120.03, 0.06]")  # the minus as the summary tables write it
     section = Section("certification", "Certification", "intro", findings=(f, g))
     report = replace(_report(()), sections=(section,))
     page = render_html(report)
-    assert '<td class="num">0.285</td><td class="num">[0.233, 0.342]</td>' in page
+    assert '<td class="num">28.5%</td><td class="num">[23.3%, 34.2%]</td>' in page
     assert '<td class="num">0.51</td><td class="num">[\u22120.03, 0.06]</td>' in page
     assert "0.2849" not in page and "n=7013" not in page and "n=7,013" in page
+
+
+def test_a_certified_share_is_one_percentage_in_the_findings_the_table_and_the_gate(
+    tmp_path: Path,
+) -> None:
+    """The audit wrote a certified coverage as a share, 0.285 (and 1 of 2,500 pairs,
+    0.0004 with an interval to 0.0149, as 0.000 [0.000, 0.015]: nothing certified),
+    where ``recuse gate --certified`` writes 28.5% and 0.04%. The finding's cells and
+    sentence, the section table's coverage columns and the gate's line now write the
+    same percentage; the agreements stay shares, and the CSV keeps the exact shares."""
+    from recuse.analyses import BIASES
+    from recuse.report.export import write_tables
+    from recuse.report.html import render_html
+    from recuse.report.model import Finding, Section, Table
+
+    f = Finding(judge="gpt-4", bias=BIASES["certified_coverage"], estimate=1 / 2500,
+                ci_low=0.0, ci_high=0.0149, n=2500, level=0.9, method="m",
+                dataset="d")  # fmt: skip
+    assert f.parts == ("0.04%", "[0.0%, 1.5%]") and f.verdict.endswith(
+        ": 0.04% [0.0%, 1.5%], n=2,500"
+    )
+    frame = pd.DataFrame({"judge": ["gpt-4", "gpt-4"], "coverage": [1 / 2500, 57 / 200],
+                          "agreement": [1.0, 0.93], "coverage_low": [0.0, 0.2327]})  # fmt: skip
+    table = Table("certification-d", "Certified coverage", frame,
+                  percent=("coverage", "coverage_low"))  # fmt: skip
+    section = Section("certification", "Certification", "intro", findings=(f,), tables=(table,))
+    page = render_html(replace(_report(()), sections=(section,)))
+    assert '<td class="num">0.04%</td><td class="num">[0.0%, 1.5%]</td>' in page
+    for cells in ("0.04%", "1.000", "0.0%"), ("28.5%", "0.930", "23.3%"):
+        row = "".join(f'<td class="num">{c}</td>' for c in cells)
+        assert row in page, cells
+    (csv,) = write_tables(replace(_report(()), sections=(section,)), tmp_path)
+    assert pd.read_csv(csv)["coverage"].tolist() == [1 / 2500, 57 / 200]
 
 
 def test_a_level_reads_with_the_decimals_it_needs() -> None:

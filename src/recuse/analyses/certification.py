@@ -58,10 +58,6 @@ FINDING_TARGETS: tuple[float, ...] = (0.80, 0.85, 0.90)
 SHOWN_TARGETS: tuple[float, ...] = tuple(t for t in CURVE_TARGETS[::5] if t >= 0.6)
 OWN = "own"
 
-#: the decimals of a certified share: three, as the gate's percentage with one decimal
-#: (:func:`recuse.numbers.share_percent`), so both write 57 of 200 pairs as the same
-#: number (0.285 and 28.5%; two decimals wrote 0.28)
-SHARE_DECIMALS = 3
 _HOW = (
     "with probability ≥ 1 − δ (δ = 1 − the report's level) it agrees with humans at ≥ the "
     "target agreement named in the finding on future pairs whose confidence reaches a "
@@ -85,7 +81,7 @@ CERTIFIED = Bias(
     kind="quality",
     tested=False,  # 1 is the best value, not a value a test could reject
     scale="share of pairs certified",
-    decimals=SHARE_DECIMALS,
+    percent=True,  # written 28.5%, as the gate and recuse certify write it
     span=RATE,
 )
 CERTIFIED_OWN = Bias(
@@ -105,7 +101,7 @@ CERTIFIED_OWN = Bias(
     kind="quality",
     tested=False,
     scale="share of own pairs certified",
-    decimals=SHARE_DECIMALS,
+    percent=True,  # written 28.5%, as the gate and recuse certify write it
     span=RATE,
 )
 
@@ -269,7 +265,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                   & table["stratum"].isin([POOLED, OWN])]  # fmt: skip
     part = ctx.part(ANALYSIS)
     title = f"Certified coverage by target agreement — {inp.name}"
-    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown))
+    # the shares of pairs kept, as the findings and the gate write them (the agreements
+    # stay shares, as the targets they are read against: 0.85)
+    shares = ("coverage", "coverage_low", "coverage_high", "heldout_coverage")
+    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=shares))
     part.tables.append(Table(slug(ANALYSIS.id, "curve", inp.name),
                              f"Certified coverage, every target and stratum — {inp.name}",
                              table, show=False))  # fmt: skip

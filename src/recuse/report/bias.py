@@ -81,12 +81,12 @@ class Bias:
     #: what the labels it is compared with are (:mod:`recuse.reference`): its words are
     #: written for human labels and reworded by :meth:`for_reference`
     reference: ReferenceKind = "human"
-    #: the fewest decimals its estimate and interval are written with; None: the rule
-    #: of :func:`recuse.numbers.estimate_digits` (two, more for small numbers),
-    #: which still gives more where the numbers are small. A share of up to 1,000 pairs
-    #: takes three, which write it exactly where two rounded 57 of 200 to 0.28 beside
-    #: the gate's 28.5%
-    decimals: int | None = None
+    #: a share of pairs, whose estimate and interval are written as percentages
+    #: (:func:`recuse.numbers.share_interval`: 28.5% [23.3%, 34.2%], 0.04% where 1 of
+    #: 2,500 pairs), as ``recuse gate`` and ``recuse certify`` write it; else by the rule
+    #: of :func:`recuse.numbers.estimate_digits`. The audit wrote a certified coverage
+    #: 0.285 beside the gate's 28.5%, and one pair of 2,500 as 0.000 beside its 0.04%
+    percent: bool = False
     span: Span = field(kw_only=True)
 
     def __post_init__(self) -> None:

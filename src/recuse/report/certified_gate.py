@@ -25,12 +25,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError, InputError
-from recuse.numbers import MINUS, count, share_percent
+from recuse.numbers import count, share_percent, share_percent_beside
 
 __all__ = ["SECTION", "Certified", "certification_rows", "gate_certified", "parse_certified"]
 
@@ -92,22 +91,6 @@ def _required(x: float) -> str:
     """The required share as given (0.6 → "60%", 0.555 → "55.5%": not rounded to a
     value the rule does not hold), never "-0%"."""
     return f"{round(100 * float(x), 6) + 0.0:g}%"
-
-
-def _coverage(cov: float, required: float) -> str:
-    """The certified share as :func:`share_percent` writes it (the audit's share at
-    three decimals, one as a percentage), with more decimals where one would write it
-    on the other side of the required share than the outcome: 1,199 of 1,999 pairs
-    (59.98%) read "certified on 60.0% …; below the required 60%"."""
-    text = share_percent(cov)
-    for digits in range(2, 5):
-        if text[0] in "<>":  # a bound: beyond every digit share_percent writes
-            break
-        shown = Decimal(text.rstrip("%").replace(MINUS, "-")).scaleb(-2)
-        if (shown >= Decimal(repr(required))) == (cov >= required):
-            break
-        text = share_percent(cov, digits)
-    return text
 
 
 def _number(x: Any) -> bool:
@@ -191,7 +174,8 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
         own = f" (own-answer pairs: {share_percent(share)} of {count(o['n_labelled'])})"
     return outcome, (
         f"at agreement ≥ {rule.target:g}{grid}, δ = {float(r['delta']):g}: certified on "
-        f"{_coverage(cov, rule.coverage)} of {count(r['n_labelled'])} labelled pairs{own}"
+        f"{share_percent_beside(cov, rule.coverage)} of {count(r['n_labelled'])} labelled "
+        f"pairs{own}"
         f"{held_text}; "
         f"{'meets' if outcome == 'pass' else 'below'} the required {_required(rule.coverage)}"
     )

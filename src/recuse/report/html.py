@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
-from recuse.numbers import column_decimals, decimal, minus, p_text, percent
+from recuse.numbers import column_decimals, decimal, minus, p_text, percent, share_percent
 from recuse.report.model import AuditReport
 from recuse.terminal import shown
 
@@ -57,11 +57,16 @@ def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
     return {str(c): column_decimals([r.get(str(c)) for r in records]) for c in columns}
 
 
-def _cell(value: Any, column: object = "", digits: int = 3) -> str:
+def _cell(value: Any, column: object = "", digits: int = 3, percent: bool = False) -> str:
     """A tidy-table cell: :func:`table_number` with the column's ``digits``
     (:func:`table_digits`), except that a count column's whole numbers print as integers
-    (67, not 67.000) and a p- or q-value column's numbers as p-values (0.023, < 0.001)."""
+    (67, not 67.000), a p- or q-value column's numbers as p-values (0.023, < 0.001) and
+    a column of shares the table writes as percentages (``percent``,
+    :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
+    writes them (28.5%, 0.04%)."""
     name = str(column).lower()
+    if percent and isinstance(value, float) and math.isfinite(value):
+        return share_percent(value)
     if isinstance(value, float) and math.isfinite(value) and P_COLUMN.search(name):
         return p_text(value)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():

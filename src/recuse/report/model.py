@@ -21,7 +21,7 @@ import pandas as pd
 from recuse import numbers
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
-from recuse.numbers import estimate_digits, estimate_parts, estimate_text
+from recuse.numbers import estimate_digits, estimate_parts, share_interval
 from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import verdict
 
@@ -309,18 +309,17 @@ class Finding:
 
     @property
     def text(self) -> str:
-        """``+0.12 [0.03, 0.20]``: the estimate and its interval."""
-        return estimate_text(
-            self.estimate, self.ci_low, self.ci_high, signed=self.signed, digits=self.bias.decimals
-        )
+        """``+0.12 [0.03, 0.20]``: the estimate and its interval (``28.5% [23.3%,
+        34.2%]`` for a share written as a percentage, :attr:`Bias.percent`)."""
+        return " ".join(self.parts)
 
     @property
     def parts(self) -> tuple[str, str]:
         """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
         ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
-        return estimate_parts(
-            self.estimate, self.ci_low, self.ci_high, signed=self.signed, digits=self.bias.decimals
-        )
+        if self.bias.percent:
+            return share_interval(self.estimate, self.ci_low, self.ci_high)
+        return estimate_parts(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -391,6 +390,10 @@ class Table:
     title: str
     frame: pd.DataFrame
     show: bool = True  # shown in the HTML (large tables are only written to CSV)
+    #: columns of shares the page writes as percentages (:func:`recuse.numbers.
+    #: share_percent`), as the findings and the gate write them; the CSV and JSON keep
+    #: the shares
+    percent: tuple[str, ...] = ()
 
     def records(self) -> list[dict[str, Any]]:
         return [_clean_record(r) for r in self.frame.to_dict(orient="records")]

@@ -69,15 +69,8 @@ def verdict(finding: Finding) -> str:
             note = NOT_AFTER_FDR
     elif direction != "none" and not finding.headline:
         note = BESIDE_NOTE
-    numbers = interval_text(
-        finding.estimate,
-        finding.ci_low,
-        finding.ci_high,
-        finding.n,
-        signed=finding.signed,
-        digits=bias.decimals,
-    )
-    return f"{bias.words(direction)}{note}: {numbers}{materiality_text(finding)}"
+    shown = f"{finding.text}, n={numbers.count(finding.n)}"  # as the finding's cells write it
+    return f"{bias.words(direction)}{note}: {shown}{materiality_text(finding)}"
 
 
 def materiality_text(finding: Finding) -> str:

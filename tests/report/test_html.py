@@ -52,7 +52,7 @@ def test_a_findings_row_reads_as_the_sentence_beside_it() -> None:
     """The certification row of the HTML showed ``0.285 [0.233, 0.342]`` next to its
     sentence ``0.28 [0.23, 0.34]``, and a verdict's count read ``n=7013`` where every
     table writes 7,013: one value, one way of writing it (recuse.numbers, used by
-    recuse.numbers' estimate_parts / interval_text)."""
+    recuse.numbers' estimate_parts)."""
     from recuse.analyses import BIASES
     from recuse.report.html import render_html
     from recuse.report.model import Finding, Section

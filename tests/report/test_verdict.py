@@ -6,7 +6,6 @@ import pytest
 
 from recuse.analyses import BIASES
 from recuse.report import Finding, verdict
-from recuse.report.verdict import interval_text
 
 
 def _f(
@@ -35,7 +34,6 @@ def test_direction_follows_the_interval_not_the_estimate() -> None:
 def test_position_words_and_small_numbers_keep_a_digit() -> None:
     text = verdict(_f(-0.04, -0.07, -0.012, bias="position"))
     assert text == "prefers the answer shown second: \u22120.040 [\u22120.070, \u22120.012], n=340"
-    assert interval_text(0.5, 0.25, 0.75, 3) == "+0.50 [0.25, 0.75], n=3"
 
 
 def test_every_bias_has_three_distinct_phrases() -> None:

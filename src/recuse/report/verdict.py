@@ -13,25 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recuse import numbers
-from recuse.numbers import estimate_text
 
 if TYPE_CHECKING:
     from recuse.report.model import Finding
-
-
-def interval_text(
-    estimate: float,
-    low: float,
-    high: float,
-    n: int,
-    *,
-    signed: bool = True,
-    digits: int | None = None,
-) -> str:
-    """``+0.12 [0.03, 0.20], n=7,340`` with one number format for all three (the count
-    with thousands separators, as every table writes it)."""
-    text = estimate_text(estimate, low, high, signed=signed, digits=digits)
-    return f"{text}, n={numbers.count(n)}"
 
 
 #: after the words of a number never flagged (:attr:`Bias.unadjusted`) whose interval

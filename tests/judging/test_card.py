@@ -353,3 +353,62 @@ def test_a_card_without_time_says_so_and_a_damaged_run_is_refused(
         assert main(["judge", "card", str(path)]) == 2
         out = capsys.readouterr()
         assert "store is damaged" in out.err and "Traceback" not in out.err + out.out
+
+
+def test_runs_that_answered_none_are_not_in_the_rate_and_are_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The card divided the answered judgments by the seconds of every run, those in
+    which every call failed (a server down) too: 15 judgments in runs of 4 s and 1 s
+    beside a 6 s run that answered none read 15 / 11 = 1.36/s. Now the rate is over
+    the runs that answered: 15 / (4 + 1) = 3.00/s, and the card says the other run and
+    its 6 s are not in it; a judge whose runs all failed has no rate, said so."""
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        s.put_run("j", judgments=10, seconds=4.0, tokens=(1000, 10))
+        s.put_run("j", judgments=0, seconds=6.0, tokens=(0, 0))
+        s.put_run("j", judgments=5, seconds=1.0, tokens=(500, 5))
+        s.put_run("down", judgments=0, seconds=2.5, tokens=None)
+        runs = s.runs()
+    down, j = cards(runs)
+    assert j.judgments == 15 and j.seconds == 5.0 and j.judgments_per_second == 3.0
+    assert (j.unanswered_runs, j.unanswered_seconds) == (1, 6.0)
+    assert j.tokens_in_per_judgment == 100.0 and j.tokens_out_per_judgment == 1.0
+    assert j.record()["their seconds"] == 6.0
+    assert main(["judge", "card", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "j: 3.00 answered judgments/s (15 answered, ok or unparsed, in 5.00 s from each "
+        "run's first call to its last; failed ones not counted; 1 run that answered none "
+        "(every call failed, 6.00 s) not in the rate)"
+    ) in out
+    assert down.judgments == 0 and down.seconds == 0.0
+    assert (
+        "down: no rate (no run answered a judgment) (0 answered, ok or unparsed, in 0.00 s "
+        "from each run's first call to its last; failed ones not counted; 1 run that "
+        "answered none (every call failed, 2.50 s) not in the rate)"
+    ) in out
+
+
+def test_a_run_whose_every_call_failed_leaves_the_rate_of_the_run_that_answered(
+    tmp_path: Path,
+) -> None:
+    """A judge run whose every call fails, then one that answers all: the card's rate is
+    the second run's own (its summary line's: judgments over its clock)."""
+    from judging.helpers import FakeBackend
+    from recuse.judging import Runner
+    from recuse.judging.runner import RetryPolicy
+
+    pairs = pd.DataFrame(fake_pairs(4))
+    with Store(tmp_path / "s.db") as store:
+        failing = Runner(
+            FakeBackend(fail_marker="Question"), store, judge="j", progress=False,
+            retry=RetryPolicy(max_attempts=1),
+        ).pairwise(pairs)  # fmt: skip
+        answered = Runner(FakeBackend(sleep=0.02), store, judge="j", progress=False).pairwise(pairs)
+        runs = store.runs()
+    assert failing.failed == 8 and answered.ok + answered.unparsed == 8
+    assert list(runs["judgments"]) == [0, 8]
+    (c,) = cards(runs)
+    assert c.judgments_per_second == answered.rate == 8 / answered.seconds
+    assert (c.unanswered_runs, c.unanswered_seconds) == (1, failing.seconds)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import re
 import signal
@@ -13,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -23,7 +26,8 @@ from recuse.errors import JudgeError
 from recuse.judging import Runner, Store, leases
 from recuse.judging.card import cards
 from recuse.judging.leases import LEASE_STALE_SECONDS, Holder, process_start
-from recuse.judging.protocols import Prompt
+from recuse.judging.protocols import Message, Prompt, response_prompt
+from recuse.judging.store import Perplexity
 from recuse.testing.standin import StandIn
 
 SRC = str(Path(recuse.__file__).resolve().parents[1])
@@ -290,3 +294,176 @@ def test_the_summary_of_combined_runs_keeps_what_was_left() -> None:
     assert (
         "5 judgments left to runs in progress (pid 1 on h, started t; pid 2 on h2, " in both.line()
     )
+
+
+def _count_lease_writes(path: Path) -> Callable[[], int]:
+    """Count every row written to the lease tables of the store at ``path`` from now
+    on (triggers in the file, so the store's own connection is counted); returns the
+    count so far."""
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE lease_writes (n INTEGER); INSERT INTO lease_writes VALUES (0);"
+            "CREATE TRIGGER count_leases AFTER INSERT ON leases "
+            "BEGIN UPDATE lease_writes SET n = n + 1; END;"
+            "CREATE TRIGGER count_lease_runs AFTER INSERT ON lease_runs "
+            "BEGIN UPDATE lease_writes SET n = n + 1; END;"
+        )
+
+    def written() -> int:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            return int(conn.execute("SELECT n FROM lease_writes").fetchone()[0])
+
+    return written
+
+
+def test_a_resume_of_a_run_the_store_holds_whole_leases_nothing(tmp_path: Path) -> None:
+    """A run leased every judgment it was given before reading the store: resuming a
+    finished run of 100,000 judgments wrote and dropped 100,000 lease rows. Now it
+    leases only what the store lacks: 0 rows for 16 stored judgments; 4 rows (and its
+    run's) for 4 new ones beside them."""
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(8)))
+    written = _count_lease_writes(path)
+    backend = Counting()
+    with Store(path) as store:
+        again = Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(8)))
+        assert store.leases() == {}
+    assert written() == 0
+    assert again.cached == 16 and again.finished == 0 and backend.prompts == 0
+    with Store(path) as store:
+        more = Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(10)))
+    assert written() == 4 + 1  # items 8 and 9 in two orders, and the run
+    assert more.cached == 16 and more.ok + more.unparsed == 4 and backend.prompts == 4
+
+
+def test_a_judgment_stored_between_the_lookup_and_the_lease_is_not_judged_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another run stores item i0's two judgments (and gives its leases back) after this
+    run read the store but before it leased: the run reads what it leased again, so it
+    judges the other 6 only, counts those 2 as stored and keeps their values."""
+    pairs = pd.DataFrame(fake_pairs(4))
+    with Store(tmp_path / "other.db") as other:
+        Runner(FakeBackend(), other, progress=False).pairwise(pairs.iloc[:1])
+        theirs = other.lookup(other.judgments()["key"])
+    assert len(theirs) == 2
+    path = tmp_path / "s.db"
+    backend = Counting()
+    with Store(path) as store:
+        take = store.take_leases
+
+        def stored_meanwhile(run: Holder, wanted: object) -> leases.Leased:
+            with Store(path) as elsewhere:  # the other run, done before this one leases
+                elsewhere.put(theirs)
+            return take(run, wanted)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "take_leases", stored_meanwhile)
+        summary = Runner(backend, store, progress=False).pairwise(pairs)
+        table = store.judgments()
+    assert backend.prompts == 6
+    assert summary.cached == 2 and summary.ok + summary.unparsed == 6 and summary.total == 8
+    assert len(table) == 8 and not table.duplicated(["item_id", "slot"]).any()
+    kept = table[table["item_id"] == "i0"].set_index("slot")["value"]
+    assert kept.to_dict() == {j.slot: j.value for j in theirs}
+
+
+class _Scores(Counting):
+    """The fake judge with a perplexity: -0.5 per character of the response, counting
+    the texts it scores; ``during`` runs at its first call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scored = 0
+        self.during: Callable[[], None] = lambda: None
+
+    async def continuation_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+    ) -> list[object]:
+        if not self.scored:
+            self.during()
+        self.scored += len(prompts)
+        return [np.full(len(text), -0.5) for text in continuations]
+
+
+def test_perplexities_are_leased_and_those_of_a_live_run_left_to_it(tmp_path: Path) -> None:
+    """A live run (a process of this host) holds the leases of texts 0-3 of 8: this run
+    scores texts 4-7 only. The other run stores texts 0 and 1 while this one runs: they
+    are read at its end and count as stored; 2 and 3 are left to it (status ``left``,
+    the run named) and the summary says so."""
+    from recuse.judging.perplexity import perplexities
+
+    prompts = [f"Question {k}?" for k in range(8)]
+    texts = [f"answer {'x' * k}" for k in range(8)]
+    with Store(":memory:") as scratch:
+        keys, _, _ = Runner(_Scores(), scratch, progress=False).perplexity(
+            [response_prompt(p) for p in prompts], texts
+        )
+    sleeper = _sleeper()
+    try:
+        holder = _holder(sleeper.pid)
+        path = tmp_path / "s.db"
+        with Store(path) as planting:
+            planting.take_leases(holder, [("fake-judge", "perplexity", k, "") for k in keys[:4]])
+        backend = _Scores()
+
+        def other_run_stores() -> None:
+            with Store(path) as other:
+                rows = [Perplexity(k, "ok", 3, -3.0) for k in keys[:2]]
+                other.put_perplexities("fake-judge", "r1", rows)
+
+        backend.during = other_run_stores
+        with Store(path) as store:
+            frame, run = perplexities(backend, prompts, texts, store=store)
+            left = store.leases()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert backend.scored == 4
+    assert (run.total, run.cached, run.computed, run.left) == (8, 2, 4, 2)
+    assert list(frame["status"]) == ["ok", "ok", "left", "left", "ok", "ok", "ok", "ok"]
+    assert list(frame["ppl"].iloc[:2]) == [math.exp(1.0)] * 2  # the other run's rows
+    expected = [math.exp(0.5)] * 4  # -0.5 per token of this run's texts
+    assert frame["ppl"].iloc[4:].tolist() == pytest.approx(expected)
+    assert f"left to a run in progress (pid {sleeper.pid} on {HOST}" in frame["reason"][2]
+    assert f"2 perplexities left to a run in progress (pid {sleeper.pid}" in run.line()
+    assert set(left.values()) == {"planted"}  # this run gave its leases back
+
+
+def test_rewrites_are_leased_in_the_same_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewrite run leases what the store lacks under kind ``rewrite`` (the model and
+    the content key); one stored by another run between its lookup and its lease is
+    not generated again, and a resume leases nothing."""
+    prompts = [Prompt((Message("user", f"Rewrite text {k}."),)) for k in range(4)]
+    with Store(tmp_path / "other.db") as other:
+        keys, rows, _ = Runner(FakeBackend(), other, progress=False).rewrite(
+            prompts[:1], max_new_tokens=8, version="v1"
+        )
+    path = tmp_path / "s.db"
+    asked: list[tuple[str, str, str, str]] = []
+    backend = FakeBackend()
+    with Store(path) as store:
+        take = store.take_leases
+
+        def stored_meanwhile(run: Holder, wanted: object) -> leases.Leased:
+            asked.extend(wanted)  # type: ignore[call-overload]
+            with Store(path) as elsewhere:
+                elsewhere.put_rewrites("fake-judge", "r1", rows.values())
+            return take(run, asked)
+
+        monkeypatch.setattr(store, "take_leases", stored_meanwhile)
+        all_keys, done, run = Runner(backend, store, progress=False).rewrite(
+            prompts, max_new_tokens=8, version="v1"
+        )
+    assert {(j, kind, slot) for j, kind, _, slot in asked} == {("fake-judge", "rewrite", "")}
+    assert sorted(k for _, _, k, _ in asked) == sorted(all_keys)
+    assert all_keys[0] == keys[0] and done[keys[0]] == rows[keys[0]]
+    assert (run.total, run.cached, run.ok) == (4, 1, 3) and backend.calls == 1
+    written = _count_lease_writes(path)
+    with Store(path) as store:
+        again = Runner(FakeBackend(), store, progress=False).rewrite(
+            prompts, max_new_tokens=8, version="v1"
+        )[2]
+    assert again.cached == 4 and written() == 0

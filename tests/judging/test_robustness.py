@@ -240,6 +240,51 @@ def test_a_store_path_longer_than_sqlite_opens_is_told_with_the_fix(
     assert list(deep.iterdir()) == []
 
 
+def test_ctrl_c_pressed_again_and_again_says_only_recuses_words(tmp_path: Path) -> None:
+    """Ctrl-C on an HTTP run against a slow server, then Ctrl-C again every 2 ms until
+    the process ends (an impatient user): stderr holds recuse's one line and nothing
+    of Python's or asyncio's (a second press while Python tore down printed
+    "Exception ignored in ... threading" and a KeyboardInterrupt traceback); what
+    was stored is kept and the rerun judges only the rest."""
+    n = 100  # 200 judgments, 8 at a time, 0.3 s each: about 8 s uninterrupted
+    src = pairs_file(tmp_path, n=n)
+    store = tmp_path / "s.db"
+    with StandIn(latency=0.3) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--data", str(src), "--out", str(store), "--concurrency", "8"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        assert proc.stderr is not None
+        said = proc.stderr.readline()
+        while proc.poll() is None and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.002)
+        err = said + proc.stderr.read()
+        proc.communicate(timeout=60)
+        asked = server.requests
+    assert proc.returncode in (130, -signal.SIGINT), err  # -2: killed by the last press
+    assert err == (
+        "recuse: interrupted; finished work is kept — run the same command again to go on "
+        "where it stopped\n"
+    )
+    kept = _stored(store)
+    assert 0 < kept < 2 * n and kept <= asked
+    with StandIn() as fast:
+        args[args.index("--base-url") + 1] = fast.base_url
+        again = run_cli(args)
+        assert fast.requests == 2 * n - kept
+    assert again.returncode == 0, again.stderr
+    assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
+
+
 def _stored(store: Path) -> int:
     """Judgments in ``store`` as another process sees them (0 before it exists)."""
     if not store.exists():

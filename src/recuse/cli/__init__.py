@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn, TextIO
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
@@ -188,12 +191,38 @@ def _print_to_reader(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _say_interrupted() -> None:
+def _say_interrupted(program: bool) -> None:
+    """Recuse's words for Ctrl-C. As the program (``program``: not called by Python
+    code), another Ctrl-C from here on ends the process at once, with the same exit
+    code and nothing more said: Python's teardown after the words takes a moment, and
+    a second press there printed "Exception ignored in ... threading" and a
+    KeyboardInterrupt traceback. The store is closed by now."""
+    if program and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _ender(sys.stdout, sys.stderr, os._exit))
     print(
         "recuse: interrupted; finished work is kept — run the same command again to go on "
         "where it stopped",
         file=sys.stderr,
+        flush=True,
     )
+
+
+def _ender(
+    out: TextIO, err: TextIO, end: Callable[[int], NoReturn]
+) -> Callable[[int, FrameType | None], None]:
+    """The SIGINT handler :func:`_say_interrupted` installs: what was printed flushed,
+    then the process ended with :data:`INTERRUPTED`. It holds what it calls, as the
+    modules' names are cleared while Python tears down."""
+
+    def now(_signum: int, _frame: FrameType | None) -> None:
+        for stream in (out, err):
+            try:
+                stream.flush()
+            except Exception:  # a closed pipe: nothing more to keep
+                pass
+        end(INTERRUPTED)
+
+    return now
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code
         if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here
-            _say_interrupted()
+            _say_interrupted(program=argv is None)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
@@ -223,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             _print_to_reader(json_shown(as_json))
         return 2
     except KeyboardInterrupt:
-        _say_interrupted()
+        _say_interrupted(program=argv is None)
         return INTERRUPTED
     return 0
 

@@ -2,12 +2,15 @@
 
 Per judge, over the judgments the backend answered in its runs (ok or unparsed;
 cached and copied ones do not count, nor failed ones, which report no usage and are
-sent again by the next run): answered judgments per second over the runs' seconds,
-each run's clock the one its summary line and progress bar divide by, first call to
-last outcome (:mod:`recuse.judging.rate`; a run that failed none reads the same rate
-on all three, one that failed some reads fewer here, and says so; a run an earlier
-recuse recorded, without the store's ``clock``, timed the whole run, and the card
-says how many of its seconds those are), tokens in and out
+sent again by the next run): answered judgments per second over the seconds of the
+runs that answered any, each run's clock the one its summary line and progress bar
+divide by, first call to last outcome (:mod:`recuse.judging.rate`; a run that failed
+none reads the same rate on all three, one that failed some reads fewer here, and
+says so; a run an earlier recuse recorded, without the store's ``clock``, timed the
+whole run, and the card says how many of its seconds those are). A run that answered
+none (every call it sent failed: a server down, a revoked key) says nothing of how
+fast the judge answers: its seconds are not in the rate (nor in the MFU), and the
+card says how many such runs there were and their seconds. Tokens in and out
 per judgment (where the server reported usage), and with a price table the cost of
 1,000 judgments::
 
@@ -58,7 +61,8 @@ class Card:
     judge: str
     #: judgments the backend answered (ok or unparsed) in the judge's runs
     judgments: int
-    #: :attr:`judgments` over :attr:`seconds` (NaN where no time was recorded)
+    #: :attr:`judgments` over :attr:`seconds` (NaN where no time was recorded, or no
+    #: run answered a judgment)
     judgments_per_second: float
     tokens_in_per_judgment: float | None
     tokens_out_per_judgment: float | None
@@ -77,12 +81,18 @@ class Card:
     mfu: float | None = None
     #: the peak MFU divides by, TFLOP/s (the GPUs' when several, time-weighted)
     peak_tflops: float | None = None
-    #: the runs' seconds, each from its first call to its last outcome, summed
-    #: (:class:`recuse.judging.rate.RunClock`); None where not given
+    #: the seconds of the runs that answered a judgment or more, each from its first
+    #: call to its last outcome, summed (:class:`recuse.judging.rate.RunClock`); None
+    #: where not given
     seconds: float | None = None
     #: of :attr:`seconds`, those of runs an earlier recuse recorded, which timed the
     #: whole run (reading the store, loading a model), not from its first call
     whole_run_seconds: float = 0.0
+    #: the runs that answered no judgment (every call failed), not in :attr:`seconds`
+    #: nor the rate
+    unanswered_runs: int = 0
+    #: those runs' seconds, summed as :attr:`seconds` sums
+    unanswered_seconds: float = 0.0
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -132,11 +142,20 @@ class Card:
         rate = (
             f"{numbers.decimal(self.judgments_per_second, 2)} answered judgments/s"
             if math.isfinite(self.judgments_per_second)
+            else "no rate (no run answered a judgment)"
+            if self.unanswered_runs and not self.judgments
             else "no rate (no time recorded)"
         )
+        unanswered = ""
+        if self.unanswered_runs:
+            runs = "1 run" if self.unanswered_runs == 1 else f"{self.unanswered_runs:,} runs"
+            unanswered = (
+                f"; {runs} that answered none (every call failed, "
+                f"{numbers.decimal(self.unanswered_seconds, 2)} s) not in the rate"
+            )
         return (
             f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed,"
-            f"{took}; failed ones not counted); {toks}; {cost}{prompt}"
+            f"{took}; failed ones not counted{unanswered}); {toks}; {cost}{prompt}"
         )
 
     def record(self) -> dict[str, object]:
@@ -145,11 +164,22 @@ class Card:
             if self.whole_run_seconds
             else {}
         )
+        unanswered: dict[str, object] = (
+            {
+                "runs that answered none (every call failed; not in the rate)": (
+                    self.unanswered_runs
+                ),
+                "their seconds": self.unanswered_seconds,
+            }
+            if self.unanswered_runs
+            else {}
+        )
         return {
             "judge": self.judge,
             "answered judgments (ok or unparsed)": self.judgments,
-            "seconds (each run's first call to its last, summed)": self.seconds,
+            "seconds (each answering run's first call to its last, summed)": self.seconds,
             **older,
+            **unanswered,
             "answered judgments per second": self.judgments_per_second,
             "tokens in per judgment": self.tokens_in_per_judgment,
             "tokens out per judgment": self.tokens_out_per_judgment,
@@ -178,7 +208,9 @@ def cards(
     the judge prompt of each judge from ``prompts`` (``{judge: (name, format,
     sha256)}``, :meth:`recuse.judging.store.Store.judge_prompts`)."""
     out = []
-    for judge, g in runs.groupby("judge", sort=True):
+    for judge, every in runs.groupby("judge", sort=True):
+        none = every["judgments"] <= 0  # every call failed: not the judge's speed
+        g = every[~none]
         n = int(g["judgments"].sum())
         seconds = float(g["seconds"].sum())
         older = g["clock"].isna() if "clock" in g.columns else pd.Series(True, index=g.index)
@@ -192,14 +224,16 @@ def cards(
             pin, pout = prices[str(judge)]
             cost = 1000 * (tin * pin + tout * pout) / 1e6
         rate = per_second(n, seconds)
-        places = g["hardware"].dropna() if "hardware" in g.columns else pd.Series(dtype=object)
+        places = (
+            every["hardware"].dropna() if "hardware" in every.columns else pd.Series(dtype=object)
+        )
         hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
         prompt = (prompts or {}).get(str(judge))
         accelerator, mfu, peak = _utilisation(g)
         per = math.nan if rate is None else rate
         out.append(
             Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
-                 seconds, whole)
+                 seconds, whole, int(none.sum()), float(every.loc[none, "seconds"].sum()))
         )  # fmt: skip
     return out
 

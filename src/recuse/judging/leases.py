@@ -2,10 +2,13 @@
 
 Several processes may judge into one store at once (other judges, one judge's items
 split between runs). Two runs of one judge over the same items would each send every
-judgment still missing, paying twice, so a run leases the judgments it is about to
-judge (:meth:`recuse.judging.store.Store.take_leases`, one transaction) and judges only
-those; judgments leased by another run that is alive are left to it, and the run's
-summary says so. A run drops its leases when it ends, however it ends.
+judgment still missing, paying twice, so a run reads the store, leases the judgments it
+lacks (:meth:`recuse.judging.store.Store.take_leases`, one transaction), reads those
+again (another run may have stored some in between) and judges only what is still
+missing; judgments leased by another run that is alive are left to it, and the run's
+summary says so. A run drops its leases when it ends, however it ends; a run with
+nothing to do leases (and writes) nothing. Perplexities and rewrites, stored by
+content key alone, are leased the same way, as (model id, kind, content key, "").
 
 A lease is held by a run (:class:`Holder`): a random id, its process id and host, when
 it started and its heartbeat, the time of a recent commit to the store (a commit
@@ -48,7 +51,8 @@ LEASE_STALE_SECONDS = 600.0
 #: heartbeat adds a page to the store's log twice a minute at most, not every commit)
 HEARTBEAT_SECONDS = 30.0
 
-#: one leased judgment: (judge, kind, item id, slot), its identity in the store
+#: one leased task: (judge, kind, item id, slot), a judgment's identity in the store;
+#: (model id, "perplexity" or "rewrite", content key, "") for a perplexity or a rewrite
 LeaseId = tuple[str, str, str, str]
 
 #: the runs of this process that hold leases now (their leases are alive)

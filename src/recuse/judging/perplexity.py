@@ -49,7 +49,7 @@ from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.base import Backend
 from recuse.judging.protocols import PERPLEXITY_VERSION, response_prompt
 from recuse.judging.runner import Executor, RetryPolicy, Runner, RunSummary
-from recuse.judging.store import Store
+from recuse.judging.store import Perplexity, Store
 
 __all__ = [
     "PERPLEXITY_VERSION",
@@ -81,8 +81,10 @@ def perplexities(
     """Perplexity of ``responses[i]`` given ``prompts[i]`` under ``backend``.
 
     Returns one row per input (columns ``key, status, n_tokens, sum_logprob,
-    mean_logprob, ppl, reason``; ``ppl`` NaN unless ``status == "ok"``) and a
-    summary of the run. Identical (prompt, response) inputs are computed once.
+    mean_logprob, ppl, reason``; ``ppl`` NaN unless ``status == "ok"``; ``left``,
+    with the run named in its reason, where another run in progress was computing
+    it and had not stored it when this one ended) and a summary of the run.
+    Identical (prompt, response) inputs are computed once.
     Texts are sorted by length; a backend that batches (``batch_size > 1``) gets
     ``chunk_size`` of them per call (the local backend buckets them further under
     its token budget). With a ``store`` finished rows are committed as they come,
@@ -108,6 +110,8 @@ def perplexities(
     finally:
         if own:
             db.close()
+    left = Perplexity("", "left", reason=_left_reason(run))
+    rows = {k: rows.get(k, dataclasses.replace(left, key=k)) for k in keys}
     frame = pd.DataFrame(
         [
             {
@@ -124,6 +128,15 @@ def perplexities(
         columns=RESULT_COLUMNS,
     )
     return frame, run
+
+
+def _left_reason(run: RunSummary) -> str:
+    """The reason of a text left to another run in progress (:attr:`RunSummary.left`)."""
+    runs = "a run" if len(run.holders) == 1 else "runs"
+    return (
+        f"left to {runs} in progress ({'; '.join(run.holders)}), which had not stored it "
+        "when this run ended; rerun after it ends"
+    )
 
 
 def add_perplexities(

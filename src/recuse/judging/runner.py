@@ -59,7 +59,7 @@ from recuse.judging.handlers import (
 from recuse.judging.handlers.base import reusable, usable
 from recuse.judging.handlers.likert import reference_value
 from recuse.judging.handlers.pairwise import check_template, copy_judgment, pairs_to_judge
-from recuse.judging.leases import Holder, Leased, left_line
+from recuse.judging.leases import Holder, Leased, LeaseId, left_line
 from recuse.judging.protocols import (
     ORDERS,
     Dimension,
@@ -278,6 +278,29 @@ class _Kind(Generic[Outcome]):
     work: Work | None = None  # set where an executor may compute the kind elsewhere
 
 
+@dataclass
+class _Resume:
+    """What a judgment run does with its tasks, the store read: ``todo`` to judge,
+    ``copies`` of judgments stored for other items with the same content, ``cached``
+    the tasks found stored (copies too), ``attempts_before`` the attempts of a stored
+    failed judgment judged again, by (key, item, slot)."""
+
+    todo: list[Task]
+    copies: list[Judgment] = field(default_factory=list)
+    cached: int = 0
+    attempts_before: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+    def then(self, again: _Resume) -> _Resume:
+        """This plan, its ``todo`` read again (``again``: :meth:`Runner._resume` of
+        the tasks of ``todo`` this run leased): what was found stored since is added."""
+        return _Resume(
+            again.todo,
+            self.copies + again.copies,
+            self.cached + again.cached,
+            {**self.attempts_before, **again.attempts_before},
+        )
+
+
 class _Collector(Generic[Outcome]):
     """Counts finished outcomes and commits them together: at once when the last
     commit is ``FLUSH_SECONDS`` old (so a slow judge commits every batch), else when
@@ -446,7 +469,10 @@ class Runner:
 
         Returns each input's key, the stored-or-computed row of every key (``ok``
         rows from earlier runs are reused; failed ones computed again) and the run's
-        summary. Identical inputs are computed once. ``batch_size`` (default the
+        summary. Identical inputs are computed once. A text another run in progress
+        is computing (it leased it: :mod:`recuse.judging.leases`) is left to it: its
+        row is returned where that run stored it by the end of this one, else it has
+        none and the summary counts it as left. ``batch_size`` (default the
         backend's) is how many texts one backend call carries.
         """
         if self.backend.continuation_refusal:
@@ -460,8 +486,6 @@ class Runner:
         tasks: dict[str, Task] = {}
         for k, p, r in zip(keys, prompts, responses, strict=True):
             tasks.setdefault(k, Task(k, "perplexity", k, "", p, continuation=r))
-        done = self.store.stored_perplexities(tasks)
-        todo = [t for k, t in tasks.items() if k not in done]
         kind: _Kind[Perplexity] = _Kind(
             verb="perplexity",
             handler=PerplexityHandler(self.backend),
@@ -470,18 +494,8 @@ class Runner:
             batch_size=batch_size or self.backend.batch_size,
             work=Work("perplexity"),
         )
-        clock = RunClock()
-        counts, failures, computed = self._execute(todo, kind, clock)
-        done.update({r.key: r for r in computed})
-        summary = RunSummary(
-            total=len(tasks),
-            cached=len(tasks) - len(todo),
-            ok=counts["ok"],
-            unparsed=0,
-            failed=counts["failed"],
-            seconds=clock.seconds,
-            failures=failures,
-            what="perplexities",
+        done, summary = self._by_content(
+            tasks, self.store.stored_perplexities, kind, "perplexities"
         )
         return keys, done, summary
 
@@ -490,7 +504,8 @@ class Runner:
     ) -> tuple[list[str], dict[str, Rewrite], RunSummary]:
         """Greedy generations (a rewriting model's texts for the probes).
 
-        Returns each prompt's key, the stored-or-computed row of every key and the
+        Returns each prompt's key, the stored-or-computed row of every key (none for
+        one left to another run in progress, as :meth:`perplexity` says) and the
         run's summary. A generation that is empty or cut at ``max_new_tokens`` is
         ``unparsed`` (kept and not redone: greedy decoding gives it again); a failed
         one is retried by the next run. ``version`` names the prompt's wording (it
@@ -507,10 +522,7 @@ class Runner:
             t = Task(keying, "rewrite", "", "", p)
             keys.append(t.key)
             tasks.setdefault(t.key, t)
-        done = self.store.stored_rewrites(tasks)
-        todo = [t for k, t in tasks.items() if k not in done]
         model, revision = self.backend.model_id, self.backend.revision
-
         kind: _Kind[Rewrite] = _Kind(
             verb="rewriting",
             handler=RewriteHandler(self.backend, max_new_tokens),
@@ -518,17 +530,40 @@ class Runner:
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
         )
-        clock = RunClock()
-        counts, failures, computed = self._execute(todo, kind, clock)
-        done.update({r.key: r for r in computed})
-        summary = RunSummary(
-            total=len(tasks), cached=len(tasks) - len(todo), ok=counts["ok"],
-            unparsed=counts["unparsed"], failed=counts["failed"],
-            seconds=clock.seconds, failures=failures, what="rewrites",
-        )  # fmt: skip
+        done, summary = self._by_content(tasks, self.store.stored_rewrites, kind, "rewrites")
         return keys, done, summary
 
     # --- tasks -------------------------------------------------------------------
+
+    def _by_content(
+        self,
+        tasks: Mapping[str, Task],
+        stored: Callable[[Iterable[str]], dict[str, Outcome]],
+        kind: _Kind[Outcome],
+        what: Literal["perplexities", "rewrites"],
+    ) -> tuple[dict[str, Outcome], RunSummary]:
+        """Perplexities or rewrites, stored by content key (``tasks`` by key): the
+        final rows ``stored`` reads (``ok``; a rewrite's ``unparsed`` too) are reused,
+        the rest leased (:meth:`_leased`), read again and computed where still missing.
+        Those another live run holds are left to it; what it stored by the end of this
+        run is read and counted as stored, the others are not in the rows returned and
+        the summary counts them as left. Returns every key's row found or computed and
+        the run's summary."""
+        done = stored(tasks)
+        with self._leased([t for k, t in tasks.items() if k not in done]) as (held, theirs, leased):
+            done.update(stored(t.key for t in held))  # stored by another run meanwhile
+            todo = [t for t in held if t.key not in done]
+            clock = RunClock()
+            counts, failures, computed = self._execute(todo, kind, clock)
+        done.update({r.key: r for r in computed})
+        done.update(stored(t.key for t in theirs))  # what the runs holding them stored
+        left = sum(t.key not in done for t in theirs)
+        return done, RunSummary(
+            total=len(tasks), cached=len(tasks) - len(todo) - left, ok=counts["ok"],
+            unparsed=counts["unparsed"], failed=counts["failed"], seconds=clock.seconds,
+            failures=failures, what=what, left=left,
+            holders=tuple(h.words() for h in leased.holders) if left else (),
+        )  # fmt: skip
 
     def _keying(self, params: Mapping[str, object]) -> Keying:
         """What the content keys of tasks asked with ``params`` hash beside the prompt."""
@@ -544,25 +579,39 @@ class Runner:
         end of a run that stores none."""
         claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
         fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
-        with (
-            _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)),
-            self._leased(tasks) as leased,
-        ):
-            return self._judge_claimed(tasks, work, keep_items, leased)
+        with _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)):
+            return self._judge_claimed(tasks, work, keep_items)
+
+    def _lease_id(self, task: Task) -> LeaseId:
+        """What a lease of ``task`` names: a judgment its judge, kind, item and slot
+        (nothing is keyed for it); a perplexity or a rewrite, stored by its content key
+        alone whoever asks, the backend's model and that key."""
+        if task.kind in ("pairwise", "likert"):
+            return (self.judge, task.kind, task.item_id, task.slot)
+        return (self.backend.model_id, task.kind, task.key, "")
 
     @contextlib.contextmanager
-    def _leased(self, tasks: Sequence[Task]) -> Iterator[Leased]:
-        """Lease ``tasks`` to this run (:meth:`Store.take_leases`) for the block; the
-        leases are dropped when it ends, however it ends. A lease names a judgment
-        (judge, kind, item, slot), not its content key, so nothing is keyed for it."""
+    def _leased(self, todo: Sequence[Task]) -> Iterator[tuple[list[Task], list[Task], Leased]]:
+        """Lease ``todo`` (what the store lacked when read) to this run
+        (:meth:`Store.take_leases`) for the block, which gets the tasks this run now
+        holds, those left to other live runs that hold them, and the leases. The leases
+        are dropped when the block ends, however it ends. Nothing is leased (nor
+        written) where ``todo`` is empty: a resume of a run the store holds whole.
+
+        The store was read before the leases were taken, so the caller reads again the
+        tasks it now holds: one another run stored (and gave back) in between is then
+        found stored, not computed twice."""
         run = Holder.here()
+        if not todo:
+            yield [], [], Leased(run, frozenset(), ())
+            return
         leases.begin(run)
         try:
-            leased = self.store.take_leases(
-                run, ((self.judge, t.kind, t.item_id, t.slot) for t in tasks)
-            )
+            leased = self.store.take_leases(run, (self._lease_id(t) for t in todo))
             try:
-                yield leased
+                mine = [t for t in todo if self._lease_id(t) not in leased.elsewhere]
+                theirs = [t for t in todo if self._lease_id(t) in leased.elsewhere]
+                yield mine, theirs, leased
             finally:
                 # left behind (a full disk), they are a dead run's once this one ends
                 with contextlib.suppress(RecuseError):
@@ -570,38 +619,54 @@ class Runner:
         finally:
             leases.end(run)
 
-    def _judge_claimed(
-        self, tasks: list[Task], work: Work, keep_items: Callable[[], None], leased: Leased
-    ) -> RunSummary:
-        """Run judgment tasks: reuse what the store holds, judge the rest but those
-        ``leased`` to another run. The leases are taken before the store is read: a
-        judgment another run stored and gave its lease back before is read here."""
+    def _resume(self, tasks: Sequence[Task]) -> _Resume:
+        """What of ``tasks`` the store holds (:class:`_Resume`), read now."""
         # a store that holds nothing reads no key (Store.lookup): each task's is then
         # computed when its outcome is stored, beside the device's passes
         stored = self.store.lookup(t.key for t in tasks)
+        if not stored:
+            return _Resume(list(tasks))
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if reusable(j)}
-        todo: list[Task] = [] if stored else list(tasks)
-        copies: list[Judgment] = []
-        attempts_before: dict[tuple[str, str, str], int] = {}
-        cached = 0
-        for t in tasks if stored else ():
+        out = _Resume([])
+        for t in tasks:
             own = mine.get((t.key, t.item_id, t.slot))
             if own is not None and own.status != "failed":
-                cached += 1
+                out.cached += 1
             elif t.key in final_by_key:  # same content judged for another item
-                copies.append(copy_judgment(final_by_key[t.key], t, self.judge))
-                cached += 1
+                out.copies.append(copy_judgment(final_by_key[t.key], t, self.judge))
+                out.cached += 1
             else:
                 if own is not None:
-                    attempts_before[(t.key, t.item_id, t.slot)] = own.attempts
-                todo.append(t)
-        left = 0
-        if leased.elsewhere:
-            mine_only = [
-                t for t in todo if (self.judge, t.kind, t.item_id, t.slot) not in leased.elsewhere
-            ]
-            left, todo = len(todo) - len(mine_only), mine_only
+                    out.attempts_before[(t.key, t.item_id, t.slot)] = own.attempts
+                out.todo.append(t)
+        return out
+
+    def _judge_claimed(
+        self, tasks: list[Task], work: Work, keep_items: Callable[[], None]
+    ) -> RunSummary:
+        """Run judgment tasks: reuse what the store holds, lease the rest
+        (:meth:`_leased`), read those this run then holds again (another run may have
+        stored them meanwhile) and judge what is still missing; those leased by another
+        run are left to it."""
+        before_lease = self._resume(tasks)
+        with self._leased(before_lease.todo) as (held, theirs, leased):
+            plan = before_lease.then(self._resume(held))
+            return self._judge_rest(tasks, plan, work, keep_items, len(theirs), leased)
+
+    def _judge_rest(
+        self,
+        tasks: list[Task],
+        plan: _Resume,
+        work: Work,
+        keep_items: Callable[[], None],
+        left: int,
+        leased: Leased,
+    ) -> RunSummary:
+        """Store ``plan``'s copies and judge its tasks to do (the leases held); the
+        run's summary, ``left`` tasks left to the runs holding their leases."""
+        todo, copies, cached = plan.todo, plan.copies, plan.cached
+        attempts_before = plan.attempts_before
         kept = False
 
         def save(judgments: Sequence[Judgment]) -> None:

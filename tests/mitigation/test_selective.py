@@ -9,12 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binom, binomtest
 
 from mitigation.conftest import ROSTER, calibrated, mixed_orders, table
 from recuse.errors import ConfigError, InputError
 from recuse.mitigation.selective import (
     PERSON,
+    Items,
     Options,
     certify_items,
     certify_judges,
@@ -523,3 +524,51 @@ def test_the_guarantee_never_writes_a_share_below_all_as_all() -> None:
     (k,) = result.judges
     assert (k.n_kept, k.n_labelled) == (1999, 2000)
     assert "1,999 of its 2,000 labelled items, 99.95%)" in k.guarantee()
+
+
+def _planted_items(conf: np.ndarray, right: np.ndarray) -> Items:
+    """Items all labelled a, judged a where ``right`` (one stratum, every label usable)."""
+    n = len(conf)
+    ids = np.array([f"i{k}" for k in range(n)], dtype=object)
+    return Items(item_id=ids, prompt=ids, conf=conf,
+                 verdict=np.where(right, 1, -1).astype(np.int8), human=np.ones(n, np.int8),
+                 labelled=np.ones(n, bool), stratum=np.full(n, "all", dtype=object))  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", ["uninformative", "step"])
+def test_the_share_of_calibration_sets_whose_guarantee_fails_is_at_most_delta(
+    planted: str,
+) -> None:
+    """Planted truth, drawn here (not recuse.simulate): confidence c uniform on (0.5, 1],
+    each verdict right with a known chance q(c). "uninformative": q = 0.84 whatever c,
+    just under the target 0.85, so every certified threshold is a failed guarantee;
+    "step": q = 0.95 above c = 0.85 and 0.70 below, so the true agreement of the items
+    at c ≥ λ, A(λ) = (0.95·0.15 + 0.70·(0.85 − λ)) / (1 − λ) for λ ≤ 0.85, falls below
+    0.85 at λ < 0.7 (exactly, no sampling). Over 400 calibration sets of 300 items the
+    sets where A(certified threshold) < 0.85 are at most δ = 0.1 of them, up to the
+    binomial's 1 − 1e-6 quantile of Binomial(400, 0.1) (71). A walk that kept thresholds
+    whose observed agreement k/n reaches the target (a point estimate, no bound) fails
+    in about half the sets with uninformative confidence; in the step, a third."""
+    target, delta, n, sets = 0.85, 0.1, 300, 400
+    o = Options(target=target, delta=delta)
+    rng = np.random.default_rng(20260)
+
+    def truth(lam: float) -> float:
+        if planted == "uninformative":
+            return 0.84
+        lam = max(lam, 0.5)
+        return 0.95 if lam >= 0.85 else (0.95 * 0.15 + 0.70 * (0.85 - lam)) / (1 - lam)
+
+    failed = certified = 0
+    for _ in range(sets):
+        conf = 1 - 0.5 * rng.random(n)  # (0.5, 1]
+        q = np.full(n, 0.84) if planted == "uninformative" else np.where(conf > 0.85, 0.95, 0.70)
+        (cert,) = certify_items(_planted_items(conf, rng.random(n) < q), o, delta, explain=False)
+        if cert.threshold is not None:
+            certified += 1
+            failed += truth(cert.threshold) < target
+    limit = binom.ppf(1 - 1e-6, sets, delta)
+    assert limit == 71
+    assert failed <= limit
+    if planted == "step":  # the guarantee is not met by certifying nothing
+        assert certified >= sets // 2

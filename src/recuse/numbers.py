@@ -52,6 +52,7 @@ __all__ = [
     "estimate_digits",
     "estimate_parts",
     "estimate_text",
+    "exact",
     "general",
     "lower_bound",
     "minus",
@@ -121,6 +122,25 @@ def _below_finest(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def exact(value: float) -> str:
+    """``value`` as the shortest decimal that reads back as the same float (Python's
+    ``repr``), positional, never rounded: a confidence threshold, which names the items
+    kept (``c ≥`` it). Rounded, it names others: 0.99974 to three significant digits read
+    ``c ≥ 1``, as if only verdicts given with certainty were kept. A whole number has
+    no ``.0``.
+
+    >>> exact(0.99974), exact(1.0), exact(0.8500000000000001), exact(1e-7)
+    ('0.99974', '1', '0.8500000000000001', '0.0000001')
+    """
+    value = float(value) + 0.0
+    if not math.isfinite(value):
+        return f"{value:g}"
+    text = format(Decimal(repr(value)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return minus(text)
 
 
 def general(value: float) -> str:

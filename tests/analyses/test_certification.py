@@ -222,3 +222,17 @@ def test_the_audit_and_the_gate_write_one_number(
         if "of them agree" in held:
             agree = held.split(", ", 1)[1].split(" of them agree", 1)[0]
             assert f"{kept} kept, {agree} agree" in f.detail
+
+
+def test_a_findings_thresholds_are_written_unrounded() -> None:
+    """A judge whose confidences are 0.99974 (a log-probability's) is certified at that
+    threshold; the finding's detail read 'all c ≥ 1' (three significant digits), naming
+    only verdicts given with certainty."""
+    from mitigation.conftest import table
+
+    frame = table(60, judge="gpt-4", p=0.99974, model_a="claude-v1", model_b="vicuna-13b")
+    options = AuditOptions(level=LEVEL, n_boot=200, only=("certification",))
+    report = run_audit([_input(frame)], options=options, roster=Roster.builtin())
+    (f,) = [f for f in report.findings if f.bias.key == "certified_coverage"
+            and f.detail.startswith("target agreement ≥ 0.80;")]  # fmt: skip
+    assert f.estimate == 1.0 and "other c ≥ 0.99974" in f.detail and "c ≥ 1" not in f.detail

@@ -737,3 +737,20 @@ def test_a_bound_just_under_the_target_reads_under_it(
     ) in text
     (row,) = [line for line in text.splitlines() if "│ family" in line]
     assert "│ 0.699 │" in row and "0.700" not in row
+
+
+def test_the_table_writes_a_threshold_unrounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Confidences of 0.99974 (a log-probability judge's) are certified at that
+    threshold; the table wrote it 0.9997 (four significant digits) and the guarantee
+    'c ≥ 1', so neither named the items kept."""
+    from mitigation.conftest import table
+
+    src = tmp_path / "pairs.csv"
+    table(60, p=0.99974).to_csv(src, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8"], capsys)
+    assert code == 0, text
+    (row,) = [line for line in text.splitlines() if line.startswith("│ j ")]
+    assert " 0.99974 │" in row and "0.9997 " not in row
+    assert "on the items it keeps (other c ≥ 0.99974: 60 of its 60" in text

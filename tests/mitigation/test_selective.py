@@ -26,6 +26,7 @@ from recuse.mitigation.selective import (
     naive_threshold,
 )
 from recuse.mitigation.thresholds import apply_thresholds
+from recuse.numbers import exact
 from recuse.simulate.selective import simulate_selective
 
 
@@ -572,3 +573,19 @@ def test_the_share_of_calibration_sets_whose_guarantee_fails_is_at_most_delta(
     assert failed <= limit
     if planted == "step":  # the guarantee is not met by certifying nothing
         assert certified >= sets // 2
+
+
+def test_the_guarantee_and_the_reason_name_the_threshold_unrounded() -> None:
+    """A judge whose confidences are 0.99974 (a log-probability's) was certified at that
+    threshold, and its guarantee read 'on the items it keeps (all c ≥ 1: ...)': three
+    significant digits round it to certainty, naming items it does not keep alone. The
+    reason of a judge not certified named its most confident items as 'c ≥ 1' too."""
+    kept = certify_judges(table(60, p=0.99974), None, Options(target=0.8, delta=0.1))
+    (k,) = kept.judges
+    assert k.strata[0].threshold == 0.99974
+    assert "(all c ≥ 0.99974: 60 of its 60 labelled items, 100.0%)" in k.guarantee()
+    missed = table(60, p=0.99974, agree=50)
+    (s,) = certify_judges(missed, None, Options(target=0.95, delta=0.1)).judges[0].strata
+    lowest = float(np.maximum(missed["p_a"], 1 - missed["p_a"]).min())  # 1 - (1 - 0.99974)
+    assert s.threshold is None and 0.99973 < lowest < 0.99975
+    assert f"its most confident 60 items (c ≥ {exact(lowest)}) agree 50/60" in s.reason

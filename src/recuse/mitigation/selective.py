@@ -508,7 +508,8 @@ class JudgeCertificate:
                 f"{self.judge}: nothing certified at agreement ≥ {self.target:.2f} "
                 f"(δ = {self.delta:g}){why}; every item goes on"
             )
-        kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
+        kept = ", ".join(f"{s.stratum} c ≥ {numbers.exact(s.threshold)}"
+                         for s in self.strata if s.threshold is not None)  # fmt: skip
         # the judge's share of all its labelled items: the coverage `recuse gate
         # --certified` and the audit read, beside the strata's own shares in the table
         cover = numbers.share_percent(self.coverage)
@@ -712,7 +713,7 @@ def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
         return f"calibration set too small for agreement ≥ {target:.2f} at δ = {delta:g}; {could}"
     lam, n, k = w.first
     return (
-        f"never confident enough: its most confident {n} items (c ≥ {lam:.3g}) agree "
+        f"never confident enough: its most confident {n} items (c ≥ {numbers.exact(lam)}) agree "
         f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} < {target:.2f}; {could}"
     )
 

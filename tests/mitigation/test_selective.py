@@ -25,7 +25,7 @@ from recuse.mitigation.selective import (
     n_min,
     naive_threshold,
 )
-from recuse.mitigation.thresholds import apply_thresholds
+from recuse.mitigation.thresholds import applied_guarantee, apply_thresholds
 from recuse.numbers import exact
 from recuse.simulate.selective import simulate_selective
 
@@ -589,3 +589,23 @@ def test_the_guarantee_and_the_reason_name_the_threshold_unrounded() -> None:
     lowest = float(np.maximum(missed["p_a"], 1 - missed["p_a"]).min())  # 1 - (1 - 0.99974)
     assert s.threshold is None and 0.99973 < lowest < 0.99975
     assert f"its most confident 60 items (c ≥ {exact(lowest)}) agree 50/60" in s.reason
+
+
+def test_a_recalibrated_judges_guarantee_says_it_is_approximate() -> None:
+    """With recalibrate=True the confidence is an isotonic map cross-fitted on the same
+    labels that test it, and `certify apply` maps with the fit on all of them: the
+    guarantee is approximate (docs/certify.md), but the judge's line, the cascade's and
+    the one apply prints read as exact as a raw probability's."""
+    pairs = simulate_selective(600, seed=2).pairs
+    words = "approximate"
+    raw = certify_judges(pairs, ROSTER, Options(target=0.85), cascade=["gpt-4"])
+    assert raw.judges[0].certified and words not in raw.judges[0].guarantee()
+    assert raw.cascade is not None and words not in raw.cascade.guarantee()
+    assert words not in applied_guarantee(raw.thresholds())
+    fitted = certify_judges(pairs, ROSTER, Options(target=0.85, recalibrate=True),
+                            cascade=["gpt-4"])  # fmt: skip
+    (k,) = fitted.judges
+    assert k.confidence == "recalibrated probability" and k.certified
+    assert fitted.cascade is not None
+    for text in (k.guarantee(), fitted.cascade.guarantee(), applied_guarantee(fitted.thresholds())):
+        assert "approximate: the confidence is recalibrated on these same labels" in text, text

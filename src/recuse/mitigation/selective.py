@@ -87,6 +87,7 @@ from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster, self_keys
 
 __all__ = [
+    "APPROXIMATE",
     "PERSON",
     "STRATA",
     "Cascade",
@@ -123,6 +124,15 @@ CONFIDENCE_WORDS = {
     "single verdict": "none usable: one pick per item (no probabilities, one order), so "
     "every verdict has the same confidence and a threshold keeps all or nothing",
 }
+
+#: what a guarantee adds when the confidence was recalibrated (``recalibrate=True``): the
+#: isotonic map is cross-fitted on the labels that test it, and ``certify apply`` maps
+#: with the fit on all of them, so the probability is not exact (docs/certify.md)
+APPROXIMATE = (
+    "; approximate: the confidence is recalibrated on these same labels (cross-fitted "
+    "isotonic map; certify apply uses the map fitted on all of them), so the probability "
+    "holds only roughly: fit the map on a separate labelled set for an exact guarantee"
+)
 
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
 #: its unit; ``recuse certify`` prints the same words under its tables
@@ -518,6 +528,7 @@ class JudgeCertificate:
             f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} "
             f"on the items it keeps ({kept}: {share}) with probability ≥ "
             f"{1 - self.delta:.2f}, assuming calibration and future items are exchangeable"
+            + (APPROXIMATE if self.recalibration is not None else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -971,6 +982,7 @@ class Cascade:
             f"probability ≥ {1 - self.delta:.2f}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"
+            + (APPROXIMATE if any(s.certificate.recalibration for s in self.stages) else "")
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -685,6 +685,8 @@ def certify_items(
     testable = [s for s in names if sizes[s] >= need]
     share = delta / max(len(testable), 1)
     need = max(o.min_labels, n_min(o.target, share))
+    level = _level(share, delta, len(testable), o)
+    symbol = "δ'" if len(testable) > 1 else "δ"
     out = []
     for s in names:
         mine = lab.take(lab.stratum == s)
@@ -694,8 +696,8 @@ def certify_items(
             out.append(StratumCertificate(
                 s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
                 f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
-                f"{o.min_labels}, and ⌈log δ/log t⌉ = {n_min(o.target, share)} for full "
-                f"agreement to pass); these items always go on{_could(best)}",
+                f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, share)} for full "
+                f"agreement to pass, at {level}); these items always go on{_could(best)}",
                 best,
             ))  # fmt: skip
             continue
@@ -706,7 +708,7 @@ def certify_items(
             best = best_target(conf, agree, delta=share, start=o.min_labels, grid=o.grid)
         out.append(StratumCertificate(
             s, o.target, share, sizes[s], w.threshold, w.n_kept, w.n_agree, w.lower_bound,
-            w.p_value, "" if w.threshold is not None else _why_not(w, o, share, best), best,
+            w.p_value, "" if w.threshold is not None else _why_not(w, o, level, best), best,
         ))  # fmt: skip
     return out
 
@@ -717,15 +719,24 @@ def _could(best: float | None) -> str:
     return f"; these labels could certify agreement ≥ {best:.2f} at most"
 
 
-def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
+def _level(share: float, delta: float, m: int, o: Options) -> str:
+    """The level a stratum is tested at, in words: ``δ = 0.1``, or its share,
+    ``δ' = 0.0333 (δ = 0.1 shared by 3 strata)`` (a cascade stage's δ is named so)."""
+    whole = f"δ = {delta:g}" if delta == o.delta else f"its stage's δ = {delta:.3g}"
+    return whole if m <= 1 else f"δ' = {share:.3g} ({whole} shared by {m} strata)"
+
+
+def _why_not(w: Walk, o: Options, level: str, best: float | None) -> str:
+    """Why a stratum tested is not certified; ``level``: its :func:`_level`."""
     target = o.target
     could = _could(best)[2:]
     if w.first is None:
-        return f"calibration set too small for agreement ≥ {target:.2f} at δ = {delta:g}; {could}"
+        return f"calibration set too small for agreement ≥ {target:.2f} at {level}; {could}"
     lam, n, k = w.first
     return (
         f"never confident enough: its most confident {n} items (c ≥ {numbers.exact(lam)}) agree "
-        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} < {target:.2f}; {could}"
+        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target:.2f}; "
+        f"{could}"
     )
 
 

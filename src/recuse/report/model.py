@@ -311,16 +311,18 @@ class Finding:
     def text(self) -> str:
         """``+0.12 [0.03, 0.20]``: the estimate and its interval."""
         return estimate_text(
-            self.estimate, self.ci_low, self.ci_high, signed=self.signed, digits=self.bias.decimals
-        )
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed,
+            digits=self.bias.decimals, span=self.bias.span,
+        )  # fmt: skip
 
     @property
     def parts(self) -> tuple[str, str]:
         """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
         ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
         return estimate_parts(
-            self.estimate, self.ci_low, self.ci_high, signed=self.signed, digits=self.bias.decimals
-        )
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed,
+            digits=self.bias.decimals, span=self.bias.span,
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -27,10 +27,12 @@ def interval_text(
     *,
     signed: bool = True,
     digits: int | None = None,
+    span: tuple[float, float] | None = None,
 ) -> str:
     """``+0.12 [0.03, 0.20], n=7,340`` with one number format for all three (the count
-    with thousands separators, as every table writes it)."""
-    text = estimate_text(estimate, low, high, signed=signed, digits=digits)
+    with thousands separators, as every table writes it); ``span``: as
+    :func:`~recuse.numbers.estimate_text` reads it."""
+    text = estimate_text(estimate, low, high, signed=signed, digits=digits, span=span)
     return f"{text}, n={numbers.count(n)}"
 
 
@@ -76,6 +78,7 @@ def verdict(finding: Finding) -> str:
         finding.n,
         signed=finding.signed,
         digits=bias.decimals,
+        span=bias.span,
     )
     return f"{bias.words(direction)}{note}: {numbers}{materiality_text(finding)}"
 

@@ -130,3 +130,21 @@ def test_a_lower_bound_never_reads_above_itself() -> None:
             x = float(beta.ppf(0.1 / 3, k, n - k + 1))
             written = Decimal(lower_bound(x))
             assert written <= Decimal(x) < written + Decimal("0.001"), (k, n, x)
+
+
+def test_a_threshold_is_written_as_the_float_it_is() -> None:
+    """A certified confidence threshold names the items kept (c ≥ it); rounded, it named
+    others: 0.99974 (a log-probability judge's) read 'c ≥ 1' (three significant digits),
+    as if only items judged with certainty were kept, and 0.9997 in certify's table.
+    exact writes the shortest decimal that reads back as the same float, no exponent."""
+    import numpy as np
+
+    from recuse.numbers import exact
+
+    assert (exact(1.0), exact(0.75), exact(0.5)) == ("1", "0.75", "0.5")
+    assert exact(0.99974) == "0.99974" and exact(0.8500000000000001) == "0.8500000000000001"
+    assert exact(1e-7) == "0.0000001" and exact(-0.0) == "0"
+    rng = np.random.default_rng(7)
+    for x in (*rng.random(200), *(1 - 10.0 ** -rng.uniform(1, 15, 200))):
+        text = exact(float(x))
+        assert float(text) == float(x) and "e" not in text, (x, text)

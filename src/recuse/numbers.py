@@ -52,6 +52,7 @@ __all__ = [
     "estimate_digits",
     "estimate_parts",
     "estimate_text",
+    "exact",
     "general",
     "lower_bound",
     "minus",
@@ -123,6 +124,25 @@ def _below_finest(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def exact(value: float) -> str:
+    """``value`` as the shortest decimal that reads back as the same float (Python's
+    ``repr``), positional, never rounded: a confidence threshold, which names the items
+    kept (``c ≥`` it). Rounded, it names others: 0.99974 to three significant digits read
+    ``c ≥ 1``, as if only verdicts given with certainty were kept. A whole number has
+    no ``.0``.
+
+    >>> exact(0.99974), exact(1.0), exact(0.8500000000000001), exact(1e-7)
+    ('0.99974', '1', '0.8500000000000001', '0.0000001')
+    """
+    value = float(value) + 0.0
+    if not math.isfinite(value):
+        return f"{value:g}"
+    text = format(Decimal(repr(value)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return minus(text)
 
 
 def general(value: float) -> str:
@@ -290,27 +310,44 @@ def percent(level: float) -> str:
 
 
 def estimate_text(
-    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
+    estimate: float,
+    low: float,
+    high: float,
+    *,
+    signed: bool = True,
+    digits: int | None = None,
+    span: tuple[float, float] | None = None,
 ) -> str:
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
     raises the rule of :func:`estimate_digits` to at least that many, never lowers it
-    (three decimals still show 0.00031 with two significant digits). A share the gate
+    (three decimals still show 0.00031 with two significant digits). ``span``: the
+    values the estimate can take (:attr:`~recuse.report.bias.Bias.span`), whose ends a
+    number strictly inside never reads (:func:`estimate_parts`). A share the gate
     writes as a percentage is written by :func:`share_interval` instead.
     """
-    est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits)
+    est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits, span=span)
     return f"{est} {interval}"
 
 
 def estimate_parts(
-    estimate: float, low: float, high: float, *, signed: bool = True, digits: int | None = None
+    estimate: float,
+    low: float,
+    high: float,
+    *,
+    signed: bool = True,
+    digits: int | None = None,
+    span: tuple[float, float] | None = None,
 ) -> tuple[str, str]:
     """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
     that shows them in two cells (the HTML's findings tables), so a cell reads what the
     sentence beside it reads (it read ``0.285 [0.233, 0.342]`` beside ``0.28 [0.23,
     0.34]``). Two decimals, three where every number is under 0.1, more where every
-    number is under 0.001 (:func:`estimate_digits`).
+    number is under 0.001 (:func:`estimate_digits`). With ``span``, the ends of the
+    values the estimate can take, a number strictly inside it that these decimals write
+    as an end takes more, all three together, up to :data:`MOST_DECIMALS`: 2,499 of
+    2,500 pairs read ``1.000``, the share of every pair.
 
     >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
     ('0.29', '[0.23, 0.34]')
@@ -322,12 +359,29 @@ def estimate_parts(
     ('0.285', '[0.233, 0.342]')
     >>> estimate_parts(0.00031, 0.00012, 0.00052, signed=False, digits=3)
     ('0.00031', '[0.00012, 0.00052]')
+    >>> estimate_parts(2499 / 2500, 0.99810, 0.99998, signed=False, digits=3, span=(0, 1))
+    ('0.99960', '[0.99810, 0.99998]')
     """
     rule = estimate_digits(estimate, low, high)
     digits = rule if digits is None else max(digits, rule)
+    if span is not None:
+        while digits < MOST_DECIMALS and any(
+            _reads_an_end(v, digits, span) for v in (estimate, low, high)
+        ):
+            digits += 1
     est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
     lo, hi = decimal(low, digits), decimal(high, digits)
     return est, f"[{lo}, {hi}]"
+
+
+def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:
+    """Whether ``value``, strictly inside ``span``, is written as one of its ends at
+    ``digits`` decimals (rounded as :func:`decimal` rounds it)."""
+    low, high = span
+    if not low < value < high:
+        return False
+    written = round(Decimal(repr(float(value))), digits)
+    return written in (Decimal(repr(float(low))), Decimal(repr(float(high))))
 
 
 def estimate_digits(estimate: float, low: float, high: float) -> int:

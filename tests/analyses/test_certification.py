@@ -221,3 +221,39 @@ def test_the_audit_and_the_gate_write_one_number(
         if "of them agree" in held:
             agree = held.split(", ", 1)[1].split(" of them agree", 1)[0]
             assert f"{kept} kept, {agree} agree" in f.detail
+
+
+def test_a_findings_thresholds_are_written_unrounded() -> None:
+    """A judge whose confidences are 0.99974 (a log-probability's) is certified at that
+    threshold; the finding's detail read 'all c ≥ 1' (three significant digits), naming
+    only verdicts given with certainty."""
+    from mitigation.conftest import table
+
+    frame = table(60, judge="gpt-4", p=0.99974, model_a="claude-v1", model_b="vicuna-13b")
+    options = AuditOptions(level=LEVEL, n_boot=200, only=("certification",))
+    report = run_audit([_input(frame)], options=options, roster=Roster.builtin())
+    (f,) = [f for f in report.findings if f.bias.key == "certified_coverage"
+            and f.detail.startswith("target agreement ≥ 0.80;")]  # fmt: skip
+    assert f.estimate == 1.0 and "other c ≥ 0.99974" in f.detail and "c ≥ 1" not in f.detail
+
+
+def test_a_certified_share_below_every_pair_never_reads_one() -> None:
+    """2,499 of 2,500 pairs certified (one own-answer pair, wrong, never kept): the
+    finding read '1.000 [0.998, 1.000]', and the section defines 1 as every pair
+    certified. A share strictly between 0 and 1 takes the decimals that show it, as
+    `recuse gate --certified` writes it (99.96%), each end with those it needs (the
+    upper bound, 99.998%, three)."""
+    from mitigation.conftest import table
+
+    other = table(2499, judge="gpt-4", model_a="claude-v1", model_b="vicuna-13b")
+    own = table(1, judge="gpt-4", agree=0, model_a="gpt-4", model_b="vicuna-13b", start=2499)
+    options = AuditOptions(level=LEVEL, n_boot=200, only=("certification",))
+    report = run_audit([_input(pd.concat([other, own]))], options=options,
+                       roster=Roster.builtin())  # fmt: skip
+    f = _finding(report, "certified_coverage", 0.80)
+    assert f.estimate == 2499 / 2500
+    ci = binomtest(2499, 2500).proportion_ci(LEVEL, method="exact")
+    assert (f.ci_low, f.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert f.parts == ("99.96%", "[99.8%, 99.998%]")
+    assert f.text == "99.96% [99.8%, 99.998%]"
+    assert "99.96% [99.8%, 99.998%], n=2,500" in f.verdict

@@ -733,7 +733,44 @@ def test_a_bound_just_under_the_target_reads_under_it(
     assert code == 0, text
     assert (
         "family: never confident enough: its most confident 51 items (c ≥ 1) agree 42/51, "
-        "lower bound 0.699 < 0.70; these labels could certify agreement ≥ 0.69 at most"
+        "lower bound 0.699 at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 0.70; these labels "
+        "could certify agreement ≥ 0.69 at most"
     ) in text
     (row,) = [line for line in text.splitlines() if "│ family" in line]
     assert "│ 0.699 │" in row and "0.700" not in row
+
+
+def test_the_table_writes_a_threshold_unrounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Confidences of 0.99974 (a log-probability judge's) are certified at that
+    threshold; the table wrote it 0.9997 (four significant digits) and the guarantee
+    'c ≥ 1', so neither named the items kept."""
+    from mitigation.conftest import table
+
+    src = tmp_path / "pairs.csv"
+    table(60, p=0.99974).to_csv(src, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8"], capsys)
+    assert code == 0, text
+    (row,) = [line for line in text.splitlines() if line.startswith("│ j ")]
+    assert " 0.99974 │" in row and "0.9997 " not in row
+    assert "on the items it keeps (other c ≥ 0.99974: 60 of its 60" in text
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_a_reason_names_the_level_of_its_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GPT-4's own-answer stratum on llmbar-mtbench at agreement 0.80, δ = 0.1: its 43
+    most confident items agree 39 times. The reason read 'lower bound 0.787 < 0.80'
+    under a title 'δ = 0.1', where the bound at δ = 0.1 is 0.823 (above the target): the
+    0.787 is at δ/3, δ shared by its three strata, which the line did not say."""
+    from scipy.stats import beta
+
+    assert float(beta.ppf(0.1, 39, 5)) > 0.8 > float(beta.ppf(0.1 / 3, 39, 5))
+    code, text = _run(["certify", "llmbar-mtbench", "--agreement", "0.8", "-j", "gpt-4"], capsys)
+    assert code == 0, text
+    assert (
+        "own: never confident enough: its most confident 43 items (c ≥ 1) agree 39/43, "
+        "lower bound 0.787 at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 0.80;"
+    ) in text

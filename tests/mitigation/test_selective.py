@@ -9,12 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binom, binomtest
 
 from mitigation.conftest import ROSTER, calibrated, mixed_orders, table
 from recuse.errors import ConfigError, InputError
 from recuse.mitigation.selective import (
     PERSON,
+    Items,
     Options,
     certify_items,
     certify_judges,
@@ -24,7 +25,8 @@ from recuse.mitigation.selective import (
     n_min,
     naive_threshold,
 )
-from recuse.mitigation.thresholds import apply_thresholds
+from recuse.mitigation.thresholds import applied_guarantee, apply_thresholds
+from recuse.numbers import exact
 from recuse.simulate.selective import simulate_selective
 
 
@@ -523,3 +525,87 @@ def test_the_guarantee_never_writes_a_share_below_all_as_all() -> None:
     (k,) = result.judges
     assert (k.n_kept, k.n_labelled) == (1999, 2000)
     assert "1,999 of its 2,000 labelled items, 99.95%)" in k.guarantee()
+
+
+def _planted_items(conf: np.ndarray, right: np.ndarray) -> Items:
+    """Items all labelled a, judged a where ``right`` (one stratum, every label usable)."""
+    n = len(conf)
+    ids = np.array([f"i{k}" for k in range(n)], dtype=object)
+    return Items(item_id=ids, prompt=ids, conf=conf,
+                 verdict=np.where(right, 1, -1).astype(np.int8), human=np.ones(n, np.int8),
+                 labelled=np.ones(n, bool), stratum=np.full(n, "all", dtype=object))  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", ["uninformative", "step"])
+def test_the_share_of_calibration_sets_whose_guarantee_fails_is_at_most_delta(
+    planted: str,
+) -> None:
+    """Planted truth, drawn here (not recuse.simulate): confidence c uniform on (0.5, 1],
+    each verdict right with a known chance q(c). "uninformative": q = 0.84 whatever c,
+    just under the target 0.85, so every certified threshold is a failed guarantee;
+    "step": q = 0.95 above c = 0.85 and 0.70 below, so the true agreement of the items
+    at c ≥ λ, A(λ) = (0.95·0.15 + 0.70·(0.85 − λ)) / (1 − λ) for λ ≤ 0.85, falls below
+    0.85 at λ < 0.7 (exactly, no sampling). Over 400 calibration sets of 300 items the
+    sets where A(certified threshold) < 0.85 are at most δ = 0.1 of them, up to the
+    binomial's 1 − 1e-6 quantile of Binomial(400, 0.1) (71). A walk that kept thresholds
+    whose observed agreement k/n reaches the target (a point estimate, no bound) fails
+    in about half the sets with uninformative confidence; in the step, a third."""
+    target, delta, n, sets = 0.85, 0.1, 300, 400
+    o = Options(target=target, delta=delta)
+    rng = np.random.default_rng(20260)
+
+    def truth(lam: float) -> float:
+        if planted == "uninformative":
+            return 0.84
+        lam = max(lam, 0.5)
+        return 0.95 if lam >= 0.85 else (0.95 * 0.15 + 0.70 * (0.85 - lam)) / (1 - lam)
+
+    failed = certified = 0
+    for _ in range(sets):
+        conf = 1 - 0.5 * rng.random(n)  # (0.5, 1]
+        q = np.full(n, 0.84) if planted == "uninformative" else np.where(conf > 0.85, 0.95, 0.70)
+        (cert,) = certify_items(_planted_items(conf, rng.random(n) < q), o, delta, explain=False)
+        if cert.threshold is not None:
+            certified += 1
+            failed += truth(cert.threshold) < target
+    limit = binom.ppf(1 - 1e-6, sets, delta)
+    assert limit == 71
+    assert failed <= limit
+    if planted == "step":  # the guarantee is not met by certifying nothing
+        assert certified >= sets // 2
+
+
+def test_the_guarantee_and_the_reason_name_the_threshold_unrounded() -> None:
+    """A judge whose confidences are 0.99974 (a log-probability's) was certified at that
+    threshold, and its guarantee read 'on the items it keeps (all c ≥ 1: ...)': three
+    significant digits round it to certainty, naming items it does not keep alone. The
+    reason of a judge not certified named its most confident items as 'c ≥ 1' too."""
+    kept = certify_judges(table(60, p=0.99974), None, Options(target=0.8, delta=0.1))
+    (k,) = kept.judges
+    assert k.strata[0].threshold == 0.99974
+    assert "(all c ≥ 0.99974: 60 of its 60 labelled items, 100.0%)" in k.guarantee()
+    missed = table(60, p=0.99974, agree=50)
+    (s,) = certify_judges(missed, None, Options(target=0.95, delta=0.1)).judges[0].strata
+    lowest = float(np.maximum(missed["p_a"], 1 - missed["p_a"]).min())  # 1 - (1 - 0.99974)
+    assert s.threshold is None and 0.99973 < lowest < 0.99975
+    assert f"its most confident 60 items (c ≥ {exact(lowest)}) agree 50/60" in s.reason
+
+
+def test_a_recalibrated_judges_guarantee_says_it_is_approximate() -> None:
+    """With recalibrate=True the confidence is an isotonic map cross-fitted on the same
+    labels that test it, and `certify apply` maps with the fit on all of them: the
+    guarantee is approximate (docs/certify.md), but the judge's line, the cascade's and
+    the one apply prints read as exact as a raw probability's."""
+    pairs = simulate_selective(600, seed=2).pairs
+    words = "approximate"
+    raw = certify_judges(pairs, ROSTER, Options(target=0.85), cascade=["gpt-4"])
+    assert raw.judges[0].certified and words not in raw.judges[0].guarantee()
+    assert raw.cascade is not None and words not in raw.cascade.guarantee()
+    assert words not in applied_guarantee(raw.thresholds())
+    fitted = certify_judges(pairs, ROSTER, Options(target=0.85, recalibrate=True),
+                            cascade=["gpt-4"])  # fmt: skip
+    (k,) = fitted.judges
+    assert k.confidence == "recalibrated probability" and k.certified
+    assert fitted.cascade is not None
+    for text in (k.guarantee(), fitted.cascade.guarantee(), applied_guarantee(fitted.thresholds())):
+        assert "approximate: the confidence is recalibrated on these same labels" in text, text

@@ -44,7 +44,7 @@ from recuse.mitigation.selective import (
     items_of,
     judge_rows,
 )
-from recuse.numbers import share_percent
+from recuse.numbers import exact, share_percent
 from recuse.report import figures as fig
 from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
@@ -207,7 +207,7 @@ def _detail(at: pd.DataFrame, t: float, stratum: str) -> str:
     """``target agreement ≥ 0.85``, the thresholds and the held-out check in words."""
     rows = at if stratum == POOLED else at[at["stratum"] == stratum]
     cuts = [
-        f"{s} c ≥ {float(lam):.3g}"
+        f"{s} c ≥ {exact(float(lam))}"
         for s, lam in zip(rows["stratum"], rows["threshold"], strict=True)
         if s != POOLED and lam is not None and math.isfinite(float(lam))
     ]

@@ -201,7 +201,7 @@ def _judges_table(result: Any) -> TerminalTable:
         for s in j.strata:
             t.add_row(
                 cell(j.judge), cell(s.stratum), f"{s.n_labelled:,}",
-                "not certified" if s.threshold is None else f"{s.threshold:.4g}",
+                "not certified" if s.threshold is None else numbers.exact(s.threshold),
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 NOT_TESTED if s.lower_bound != s.lower_bound
                 else numbers.lower_bound(s.lower_bound),

@@ -87,6 +87,7 @@ from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster, self_keys
 
 __all__ = [
+    "APPROXIMATE",
     "PERSON",
     "STRATA",
     "Cascade",
@@ -123,6 +124,15 @@ CONFIDENCE_WORDS = {
     "single verdict": "none usable: one pick per item (no probabilities, one order), so "
     "every verdict has the same confidence and a threshold keeps all or nothing",
 }
+
+#: what a guarantee adds when the confidence was recalibrated (``recalibrate=True``): the
+#: isotonic map is cross-fitted on the labels that test it, and ``certify apply`` maps
+#: with the fit on all of them, so the probability is not exact (docs/certify.md)
+APPROXIMATE = (
+    "; approximate: the confidence is recalibrated on these same labels (cross-fitted "
+    "isotonic map; certify apply uses the map fitted on all of them), so the probability "
+    "holds only roughly: fit the map on a separate labelled set for an exact guarantee"
+)
 
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
 #: its unit; ``recuse certify`` prints the same words under its tables
@@ -508,7 +518,8 @@ class JudgeCertificate:
                 f"{self.judge}: nothing certified at agreement ≥ {self.target:.2f} "
                 f"(δ = {self.delta:g}){why}; every item goes on"
             )
-        kept = ", ".join(f"{s.stratum} c ≥ {s.threshold:.3g}" for s in self.strata if s.certified)
+        kept = ", ".join(f"{s.stratum} c ≥ {numbers.exact(s.threshold)}"
+                         for s in self.strata if s.threshold is not None)  # fmt: skip
         # the judge's share of all its labelled items: the coverage `recuse gate
         # --certified` and the audit read, beside the strata's own shares in the table
         cover = numbers.share_percent(self.coverage)
@@ -517,6 +528,7 @@ class JudgeCertificate:
             f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} "
             f"on the items it keeps ({kept}: {share}) with probability ≥ "
             f"{1 - self.delta:.2f}, assuming calibration and future items are exchangeable"
+            + (APPROXIMATE if self.recalibration is not None else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -673,6 +685,8 @@ def certify_items(
     testable = [s for s in names if sizes[s] >= need]
     share = delta / max(len(testable), 1)
     need = max(o.min_labels, n_min(o.target, share))
+    level = _level(share, delta, len(testable), o)
+    symbol = "δ'" if len(testable) > 1 else "δ"
     out = []
     for s in names:
         mine = lab.take(lab.stratum == s)
@@ -682,8 +696,8 @@ def certify_items(
             out.append(StratumCertificate(
                 s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
                 f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
-                f"{o.min_labels}, and ⌈log δ/log t⌉ = {n_min(o.target, share)} for full "
-                f"agreement to pass); these items always go on{_could(best)}",
+                f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, share)} for full "
+                f"agreement to pass, at {level}); these items always go on{_could(best)}",
                 best,
             ))  # fmt: skip
             continue
@@ -694,7 +708,7 @@ def certify_items(
             best = best_target(conf, agree, delta=share, start=o.min_labels, grid=o.grid)
         out.append(StratumCertificate(
             s, o.target, share, sizes[s], w.threshold, w.n_kept, w.n_agree, w.lower_bound,
-            w.p_value, "" if w.threshold is not None else _why_not(w, o, share, best), best,
+            w.p_value, "" if w.threshold is not None else _why_not(w, o, level, best), best,
         ))  # fmt: skip
     return out
 
@@ -705,15 +719,24 @@ def _could(best: float | None) -> str:
     return f"; these labels could certify agreement ≥ {best:.2f} at most"
 
 
-def _why_not(w: Walk, o: Options, delta: float, best: float | None) -> str:
+def _level(share: float, delta: float, m: int, o: Options) -> str:
+    """The level a stratum is tested at, in words: ``δ = 0.1``, or its share,
+    ``δ' = 0.0333 (δ = 0.1 shared by 3 strata)`` (a cascade stage's δ is named so)."""
+    whole = f"δ = {delta:g}" if delta == o.delta else f"its stage's δ = {delta:.3g}"
+    return whole if m <= 1 else f"δ' = {share:.3g} ({whole} shared by {m} strata)"
+
+
+def _why_not(w: Walk, o: Options, level: str, best: float | None) -> str:
+    """Why a stratum tested is not certified; ``level``: its :func:`_level`."""
     target = o.target
     could = _could(best)[2:]
     if w.first is None:
-        return f"calibration set too small for agreement ≥ {target:.2f} at δ = {delta:g}; {could}"
+        return f"calibration set too small for agreement ≥ {target:.2f} at {level}; {could}"
     lam, n, k = w.first
     return (
-        f"never confident enough: its most confident {n} items (c ≥ {lam:.3g}) agree "
-        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} < {target:.2f}; {could}"
+        f"never confident enough: its most confident {n} items (c ≥ {numbers.exact(lam)}) agree "
+        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target:.2f}; "
+        f"{could}"
     )
 
 
@@ -970,6 +993,7 @@ class Cascade:
             f"probability ≥ {1 - self.delta:.2f}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"
+            + (APPROXIMATE if any(s.certificate.recalibration for s in self.stages) else "")
         )
 
     def to_dict(self) -> dict[str, Any]:

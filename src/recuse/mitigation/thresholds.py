@@ -25,6 +25,7 @@ import pandas as pd
 from recuse.cells import shown
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.mitigation.selective import (
+    APPROXIMATE,
     CONFIDENCE_WORDS,
     PERSON,
     STRATA,
@@ -414,6 +415,7 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
         "calibration set, if these items are exchangeable with the calibration items (the "
         "same kind of prompts and models, the same judge, read the same way); a batch's "
         "agreement scatters around that rate"
+        + (APPROXIMATE if any(j.get("recalibration") for j in spec.get("judges", [])) else "")
     )
 
 

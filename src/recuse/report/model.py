@@ -319,7 +319,9 @@ class Finding:
         ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
         if self.bias.percent:
             return share_interval(self.estimate, self.ci_low, self.ci_high)
-        return estimate_parts(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
+        return estimate_parts(
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed, span=self.bias.span
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -143,6 +143,19 @@ def test_calibration_set_too_small_says_what_it_could_guarantee() -> None:
     # 10 items: even full agreement can't pass 0.8 (needs log .1/log .8 = 11 items)
     small = certify_judges(table(10), None, Options(target=0.8, min_labels=5))
     assert "too few labelled items" in small.judges[0].strata[0].reason
+    # and 10 agreeing items do certify 0.79 (0.79^10 = 0.095 <= 0.1): the most it could
+    assert small.judges[0].strata[0].best_target == 0.79
+    assert "could certify agreement ≥ 0.79 at most" in small.judges[0].strata[0].reason
+
+
+def test_a_stratum_under_min_labels_certifies_no_target() -> None:
+    """20 agreeing items under --min-labels 30: no target is tested, whatever it is; the
+    reason said these labels 'could certify agreement ≥ 0.89 at most' (0.89^20 = 0.097,
+    computed as if one label were enough)."""
+    (s,) = certify_judges(table(20), None, Options(target=0.95, min_labels=30)).judges[0].strata
+    assert not s.certified and s.best_target is None
+    assert "could certify" not in s.reason
+    assert "no target can be certified from fewer than 30 labelled items" in s.reason
 
 
 def test_judge_never_confident_enough() -> None:

@@ -692,12 +692,18 @@ def certify_items(
         mine = lab.take(lab.stratum == s)
         conf, agree = mine.conf, mine.agree
         if s not in testable:
-            best = best_target(conf, agree, delta=share, start=1, grid=o.grid) if explain else None
+            # under min_labels no target is tested; else a lower target needs fewer items
+            under = sizes[s] < o.min_labels
+            best = None if under or not explain else best_target(
+                conf, agree, delta=share, start=o.min_labels, grid=o.grid)  # fmt: skip
+            could = _could(best) if not under else (
+                f"; no target can be certified from fewer than {o.min_labels} labelled items "
+                "(--min-labels)")  # fmt: skip
             out.append(StratumCertificate(
                 s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
                 f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
                 f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, share)} for full "
-                f"agreement to pass, at {level}); these items always go on{_could(best)}",
+                f"agreement to pass, at {level}); these items always go on{could}",
                 best,
             ))  # fmt: skip
             continue

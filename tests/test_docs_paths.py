@@ -8,6 +8,7 @@ or renamed now fails here until the map says where it sits.
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -55,4 +56,37 @@ def test_every_file_the_docs_name_exists() -> None:
         for page, path in named
         if not PLACEHOLDER.search(path) and not (REPO / path).exists()
     )
+    assert missing == []
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``recuse.a.b.c`` is a module of the package, or an attribute of one."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def test_every_python_name_the_docs_give_imports() -> None:
+    """Dotted names on the README and the pages, in prose, code spans and code blocks
+    (``recuse.judging.perplexity.add_perplexities``, ``recuse.metrics.calibration.
+    recalibrate``), are modules or attributes of the package: the test above reads only
+    file paths, so a renamed function would stay on the page."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("**/*.md"))]
+    named = {
+        (page.name, dotted)
+        for page in pages
+        for dotted in re.findall(r"(?<![\w/.-])recuse(?:\.[A-Za-z_]\w*)+", page.read_text("utf-8"))
+        if dotted != "recuse.toml"  # the config file's name
+    }
+    assert len(named) > 30
+    missing = sorted(f"{page}: {dotted}" for page, dotted in named if not _resolves(dotted))
     assert missing == []

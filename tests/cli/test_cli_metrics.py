@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +33,7 @@ def pairs_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+REPO = Path(__file__).parents[2]
 FAST = ("--n-boot", "100", "--min-n", "5")
 
 
@@ -450,6 +453,23 @@ def _folded(low: float, high: float) -> tuple[float, float]:
     if low <= 0 <= high:
         return 0.0, max(-low, high)
     return min(abs(low), abs(high)), max(abs(low), abs(high))
+
+
+def test_the_statistics_page_quotes_the_absolute_value_as_metrics_prints_it(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    """docs/statistics.md quoted Eq. 5 as '0.18 [0.06, 0.31]', which no run printed any
+    more (ChatGPT on llmbar-mtbench reads 0.18 [0.07, 0.30] at the default 2,000
+    resamples, seed 0): the page now names the command, and this runs it."""
+    page = " ".join((REPO / "docs" / "statistics.md").read_text("utf-8").split())
+    quoted = re.search(r"\(`recuse (metrics pairs [^`]+)`: ([\d.]+) (\[[^\]]+\])\)", page)
+    assert quoted, "docs/statistics.md's verbosity_deviation example is gone"
+    args, estimate, interval = shlex.split(quoted.group(1)), quoted.group(2), quoted.group(3)
+    code, text, err = run(capsys, *args, "--data-dir", str(shared_data))
+    assert code == 0, err
+    (row,) = [line for line in text.splitlines() if "│ verbosity_deviation" in line]
+    cells = [cell.strip() for cell in row.split("│")]
+    assert (cells[3], cells[4]) == (estimate, interval)
 
 
 def test_an_absolute_value_prints_without_a_sign(

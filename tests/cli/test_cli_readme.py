@@ -10,6 +10,7 @@ tree behind :data:`recuse.cli.app` and refuses hidden or unknown options.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import shlex
 from pathlib import Path
@@ -195,6 +196,23 @@ def test_the_tour_prints_the_gpt4_row_the_readme_shows(
     printed = capsys.readouterr().out
     assert shown in printed.splitlines()
     assert printed.startswith("| judge ")  # the table comes first
+    # the prose under the row reads its numbers from the report: the own picks, the
+    # predicted ones and the papers' EO beside the headline
+    prose = " ".join(tour.split())
+    said = re.search(r"picks its own answer in (\d+)% .*? predicts (\d+)%", prose)
+    eo_said = re.search(r"equal-opportunity number \((\+[\d.]+)\)", prose)
+    n_said = re.search(r"over its (\d+) own pairs", prose)
+    assert said and eo_said and n_said, "the tour's sentences on GPT-4's numbers are gone"
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    gpt4 = {
+        f["bias"]: f for s in report["sections"] for f in s["findings"] if f["judge"] == "gpt-4"
+    }
+    picks = re.search(r"picks its own ([\d.]+) vs ([\d.]+) predicted",
+                      gpt4["self_preference_calibrated"]["detail"])  # fmt: skip
+    assert picks, gpt4["self_preference_calibrated"]["detail"]
+    assert [f"{float(x):.0%}" for x in picks.groups()] == [f"{said[1]}%", f"{said[2]}%"]
+    assert f"{gpt4['self_preference_eo']['estimate']:+.2f}" == eo_said[1]
+    assert gpt4["self_preference_calibrated"]["n"] == int(n_said[1])
 
 
 @pytest.mark.parametrize("group", [[], ["data"], ["certify"], ["judge"], ["metrics"]])

@@ -137,7 +137,10 @@ def test_alpaca_eval_headline_names_the_joint_fit_and_the_glm() -> None:
     assert len(heads) == 3 + 1  # a line per system, and the caveats' shared part once
     for r in want.itertuples():
         (line,) = [h for h in heads if f": {r.system} against" in h]
-        assert f"length-controlled {r.lc_win_rate:.2f}% [" in line
+        lc = (r.lc_win_rate, r.lc_win_rate_low, r.lc_win_rate_high)
+        assert "length-controlled {:.2f}% [{:.2f}%, {:.2f}%]".format(*lc) in line
+        win = (r.win_rate, r.win_rate_low, r.win_rate_high)
+        assert "win rate {:.2f}% [{:.2f}%, {:.2f}%]".format(*win) in line
         assert f"(joint fit; AlpacaEval's per-system GLM {r.lc_win_rate_glm:.2f}%)" in line
         if r.caveat:  # its own part of the table's caveat, marked for the shared part
             assert f"Caveat †: {r.caveat.split('; ')[0]}." in line
@@ -177,6 +180,20 @@ def test_alpaca_eval_headline_names_the_glm_where_it_is_the_rate() -> None:
     assert len(heads) == 2
     for r in want.itertuples():
         (line,) = [h for h in heads if f": {r.system} against" in h]
-        assert f"length-controlled {r.lc_win_rate:.2f}% [" in line
+        lc = (r.lc_win_rate, r.lc_win_rate_low, r.lc_win_rate_high)
+        assert "length-controlled {:.2f}% [{:.2f}%, {:.2f}%]".format(*lc) in line
+        win = (r.win_rate, r.win_rate_low, r.win_rate_high)
+        assert "win rate {:.2f}% [{:.2f}%, {:.2f}%]".format(*win) in line
         assert "(AlpacaEval's per-system GLM; the joint fit needs 20 instructions" in line
         assert "joint fit;" not in line
+
+
+def test_a_win_rate_inside_0_to_100_never_reads_an_end() -> None:
+    """AlpacaEval's two decimals of percentage points, and the interval's ends as
+    percentages too (they read ``97.70% [96.83, 98.45]``); a rate of 99.998 would read
+    ``100.00%``, a system that won every comparison, which it did not."""
+    from recuse.analyses.leaderboard import _points, _points_interval
+
+    assert _points_interval(97.7, 96.834, 98.449) == "97.70% [96.83%, 98.45%]"
+    assert _points(99.998) == "99.998%" and _points(0.002) == "0.002%"
+    assert _points(100.0) == "100.00%" and _points(0.0) == "0.00%"

@@ -39,7 +39,7 @@ from recuse.metrics.tool_scores import (
     arena_hard_style_scores,
     fastchat_results,
 )
-from recuse.numbers import percent, signed
+from recuse.numbers import percent, share_percent, signed
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
@@ -287,16 +287,16 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
             glm = (
                 "AlpacaEval's per-system GLM separates here: no rate"
                 if np.isnan(glm_rate)
-                else f"AlpacaEval's per-system GLM {glm_rate:.2f}%"
+                else f"AlpacaEval's per-system GLM {_points(glm_rate)}"
             )
             part.headlines.append(
                 f"{inp.name}, AlpacaEval, annotator {judge}: {r.system} against {r.baseline}: "
-                f"win rate {r.win_rate:.2f}% [{r.win_rate_low:.2f}, {r.win_rate_high:.2f}], "
+                f"win rate {_points_interval(r.win_rate, r.win_rate_low, r.win_rate_high)}, "
                 + (
                     "length-controlled: not estimated"
                     if r.lc_method == NONE
-                    else f"length-controlled {r.lc_win_rate:.2f}% [{r.lc_win_rate_low:.2f}, "
-                    f"{r.lc_win_rate_high:.2f}]"
+                    else "length-controlled "
+                    + _points_interval(r.lc_win_rate, r.lc_win_rate_low, r.lc_win_rate_high)
                 )
                 + (
                     f" (joint fit; {glm})"
@@ -532,3 +532,19 @@ ANALYSIS = Analysis(
     needs=_needs,
     build=_build,
 )
+
+
+def _points(rate: float) -> str:
+    """A win rate in percentage points as AlpacaEval writes it (two decimals, ``97.70%``),
+    with the decimals :func:`~recuse.numbers.share_percent` takes where two would write a
+    rate strictly inside (0, 100) as an end (``100.00%`` for 99.998)."""
+    text = f"{rate:.2f}%"
+    if 0 < rate < 100 and text in ("0.00%", "100.00%"):
+        text = share_percent(rate / 100)
+    return text
+
+
+def _points_interval(rate: float, low: float, high: float) -> str:
+    """``97.70% [96.83%, 98.45%]``: each of the three in :func:`_points` (the interval's
+    ends read as percentages, as the rate beside them)."""
+    return f"{_points(rate)} [{_points(low)}, {_points(high)}]"

@@ -55,7 +55,7 @@ reference is missing are excluded and counted in ``n_excluded``.
 from __future__ import annotations
 
 import html
-import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -733,8 +733,13 @@ class FavoritismResult:
         """JSON-ready dict (NaN becomes null)."""
 
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-            out = json.loads(df.to_json(orient="records"))
-            return list(out)
+            # every digit, as coefficients.csv has them: pandas' to_json kept 10 decimal
+            # places, so a p of 4.5e-10 read 5e-10 and 1.26e-09 read 1.3e-09
+            def plain(v: Any) -> Any:
+                v = v.item() if isinstance(v, np.generic) else v
+                return None if isinstance(v, float) and not math.isfinite(v) else v
+
+            return [{str(k): plain(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
 
         return {
             "variant": self.variant,

@@ -67,6 +67,8 @@ def test_agreement_curve_caption_says_what_a_point_band_and_last_bin_are() -> No
         "80% cluster-bootstrap" in text
     )
     assert "dashed line: 0.5" in text
+    # the bins' numbers (0.2 wide, from 2 up) in the unit of the x axis, said in the text
+    assert "bin of the length difference, (len human-preferred − len other) / len other (" in text
     assert text.endswith("The last point holds every pair from 2 up (51 pairs).")
     two = pd.concat([bins, bins.assign(judge="k", n=[5, 6, 49])])
     assert _align_caption(two, AuditOptions()).endswith("from 2 up (j 51, k 49 pairs).")

@@ -172,7 +172,8 @@ def test_unknown_dataset_exits_2_and_unknown_models_are_their_own_families(
     printed, err = capsys.readouterr()
     assert err.count("recuse: note:") == 1
     assert "5 model names are not in the roster, each read as its own model and family" in err
-    assert "1,500 ratings, 5 judges, 0 families" in printed  # no family has two members
+    # no family has two members: no λ_F (it read '0 families' above notes naming families)
+    assert "1,500 ratings, 5 judges, 0 family-bias terms λ_F (families with a judge" in printed
     res = json.loads((out / "favoritism.json").read_text())["main"]
     assert len(res["self_bias"]) == 5 and res["family_bias"] == []
     # the roster file gives the families (A, A, B, B, C) and no note
@@ -180,7 +181,7 @@ def test_unknown_dataset_exits_2_and_unknown_models_are_their_own_families(
     args = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv")]
     assert main([*args, "--out", str(out2)]) == 0
     printed, err = capsys.readouterr()
-    assert "not in the roster" not in err and "5 judges, 2 families" in printed  # A, B
+    assert "not in the roster" not in err and "5 judges, 2 family-bias terms λ_F" in printed  # A, B
 
 
 def test_real_dataset_by_name(
@@ -190,7 +191,7 @@ def test_real_dataset_by_name(
     code = main(["favoritism", "play-favorites", "--data-dir", str(shared_data), "--out", str(out)])
     stdout, err = capsys.readouterr()
     assert code == 0, err
-    assert "63,222 ratings, 9 judges, 4 families" in stdout
+    assert "63,222 ratings, 9 judges, 4 family-bias terms λ_F" in stdout
     main_fit = json.loads((out / "favoritism.json").read_text())["main"]
     gpt4o = next(r for r in main_fit["self_bias"] if r["judge"] == "gpt-4o")
     assert gpt4o["estimate"] == pytest.approx(0.0309, abs=5e-5)  # pinned: a second check
@@ -240,3 +241,36 @@ def test_an_inspect_log_with_a_reference_scorer(
     code = main(["favoritism", str(log), "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "JSON array" not in err and "reference" in err
+
+
+def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seven ratings on two prompts: claude-2.1's γ has no finite standard error. The
+    table printed '+0.2000 nan +nan +nan' (and numpy's RuntimeWarning on stderr) where
+    the audit of the same file reports it not estimated; gpt-4o's interval came without
+    the few-prompts warning the audit gives it; the header said '0 families' above notes
+    naming the claude and gpt families. Now: '—', the note why, the warning, and the
+    header counts the family-bias terms, as it means."""
+    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 3, 4),
+            ("p2", "gpt-4o", "gpt-4o", 4, 3), ("p2", "claude-2.1", "gpt-4o", 4, 4),
+            ("p1", "gpt-4o", "claude-2.1", 4, 4), ("p1", "claude-2.1", "claude-2.1", 5, 4),
+            ("p2", "gpt-4o", "claude-2.1", 3, 3)]  # fmt: skip
+    path = tmp_path / "r.csv"
+    pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"]).assign(
+        dimension="quality"
+    ).to_csv(path, index=False)
+    code = main(["favoritism", str(path), "--out", str(tmp_path / "out")])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    assert "nan" not in stdout.lower() and "RuntimeWarning" not in err, (stdout, err)
+    claude = next(line for line in stdout.splitlines() if line.startswith("│ claude-2.1"))
+    assert claude.count("—") == 4, claude
+    gpt = next(line for line in stdout.splitlines() if line.startswith("│ gpt-4o"))
+    # by hand, scores ÷ 5: its own 1.0, 0.8 at references 0.8, 0.6 (slope 1), the others
+    # 0.6 and 0.8 at 0.8 (mean 0.7): γ = 1.0 − 0.7
+    assert "+0.3000" in gpt
+    said = " ".join(stdout.split())
+    assert "7 ratings, 2 judges, 0 family-bias terms λ_F (families with a judge rating" in said
+    assert "warning: only 2 prompts: cluster-robust errors with so few clusters" in said
+    assert "γ_j of claude-2.1: no finite standard error" in said

@@ -441,3 +441,26 @@ def test_a_statistic_no_row_enters_is_not_combined() -> None:
     assert none_a.problem == none_b.problem == "no pairs holding its own answer"
     assert np.isnan(none_a.estimate) and none_a.n == 0
     assert fine.problem is None and fine.estimate == pytest.approx(y.mean())
+
+
+@pytest.mark.parametrize("z0, accel", [(-0.3, 0.0), (-0.126, -0.007), (0.2, 0.05)])
+def test_a_null_beyond_every_replicate_gets_the_floor_whatever_the_bca_correction(
+    z0: float, accel: float
+) -> None:
+    """Every replicate on one side of the null: the null lies outside every interval the
+    replicates give, so p is the floor 2/(B+1) — not a value that moves with z0 (gpt-4's
+    Eq. 6 on llmbar-mtbench, all 300 replicates above 0 and z0 = −0.126, read 0.016)."""
+    b = 300
+    reps = np.sort(np.random.default_rng(4).normal(0.2, 0.05, b))
+    assert reps.min() > 0 and reps.max() < 1
+    est = bs.GroupEstimate(
+        0.2, 0.09, 0.31, 195, 73, b, 0, np.zeros(0), z0=z0, accel=accel, replicates=reps
+    )
+    floor = 2 / (b + 1)
+    assert bs.p_value(est, 0.0) == pytest.approx(floor, abs=1e-15)  # all above
+    assert bs.p_value(est, 1.0) == pytest.approx(floor, abs=1e-15)  # all below
+    # one replicate past the null: the BCa inversion by hand, G = 1/300
+    w = norm.ppf(1 / b) - z0
+    tail = norm.cdf(w / (1 + accel * w) - z0)
+    expected = max(floor, 2 * min(tail, 1 - tail))
+    assert bs.p_value(est, (reps[0] + reps[1]) / 2) == pytest.approx(expected, abs=1e-12)

@@ -495,3 +495,19 @@ def test_a_column_named_twice_is_an_error_naming_it() -> None:
         with pytest.raises(InputError, match="2 columns named 'rating'") as err:
             call()
         assert err.value.column == "rating"
+
+
+def test_the_json_keeps_every_digit_of_a_small_p_value() -> None:
+    """favoritism.json rounded to 10 decimal places (pandas' to_json): claude-3-sonnet's
+    self-bias p of 4.5e-10 on play-favorites read 5e-10 beside coefficients.csv's
+    4.5e-10. The JSON's numbers are now the fit's own, every digit. A planted self-bias
+    gives p-values from about 0.1 to 1e-14: each JSON value equals the table's."""
+    gammas = {"j0": 0.0, "j1": 0.05, "j2": 0.07, "j3": -0.06, "j4": 0.1}
+    sim = simulate_ratings(seed=3, n_prompts=40, self_bias=gammas)
+    res = fit_favoritism(sim.ratings, sim.families, se="HC1")
+    table = res.self_bias().set_index("judge")
+    rows = json.loads(json.dumps(res.to_dict()))["self_bias"]
+    assert any(1e-12 < r["p"] < 1e-4 for r in rows), [r["p"] for r in rows]
+    for r in rows:
+        for key in ("estimate", "se", "p", "lower", "upper"):
+            assert r[key] == float(table.loc[r["judge"], key]), (r["judge"], key)

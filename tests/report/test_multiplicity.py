@@ -273,3 +273,20 @@ def test_the_detectable_line_is_the_shown_intervals_and_not_on_a_cell_adjusted_a
     raw = _f("j3", 0.2)  # q_value None
     assert raw.significant and not raw.shows_detectable
     assert away.to_dict()["detectable_with_80pct_power"] == pytest.approx(0.1243, abs=1e-4)
+
+
+def test_the_notes_flag_count_leaves_out_what_the_summary_reads_negligible() -> None:
+    """The note counted every test the adjustment kept as flagged: on the audit of
+    llmbar-mtbench and play-favorites it read "14 flagged" beside a summary with 6
+    flagged biases, the other 8 (ratings' self-biases within ±0.05, their intervals
+    excluding 0) marked negligible, which the summary defines as not flagged. Two tests
+    kept, one of them negligible: 1 flagged, and the other said as negligible."""
+    big = replace(_f("a", 0.001, lo=0.06, hi=0.2), material=0.05)  # 0.1 [0.06, 0.2]
+    small = replace(_f("b", 0.001, lo=0.01, hi=0.03), material=0.05)  # within ±0.05
+    none = replace(_f("c", 0.8, lo=-0.1, hi=0.2), material=0.05)
+    section = Section("s", "S", "i", findings=(big, small, none))
+    (out,), note = adjust_sections([section], level=0.9)
+    assert [f.flagged for f in out.findings] == [True, False, False]
+    assert out.findings[1].significant and out.findings[1].materiality == "negligible"
+    assert "(1 flagged, 1 more kept by the adjustment but negligible (not flagged); " in note
+    assert "2 with raw p ≤ 0.10)" in note

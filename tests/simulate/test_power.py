@@ -7,8 +7,10 @@ import math
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binomtest, norm
 
@@ -459,3 +461,49 @@ def test_the_first_guess_says_the_size_it_was_simulated_at() -> None:
     assert "normal approximation: 573 pairs)." in said(573, 3)
     # at least 2 prompts: a guess of 1 pair with 1 per prompt is simulated as 2
     assert "1 pairs, simulated as 2 (2 whole prompts of 1))" in said(1, 1)
+
+
+@pytest.mark.parametrize("bias", ["self-preference", "verbosity"])
+def test_the_answer_says_what_a_pair_is_as_the_simulation_draws_it(
+    bias: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'You need about 573 pairs' did not say which pairs: every simulated one holds the
+    judge's own answer and a human label (10% ties, which equal opportunity leaves
+    out), so a table holding the judge's answer in a third of its pairs needs three times
+    as many. The words are checked against the pairs the simulation draws."""
+    import recuse.simulate.power as pw
+    from recuse.simulate.power import Plan
+
+    seen: list[pd.DataFrame] = []
+    real = pw.pairwise_bias
+
+    def spy(table: pd.DataFrame, **kw: Any) -> Any:
+        seen.append(table)
+        return real(table, **kw)
+
+    monkeypatch.setattr(pw, "pairwise_bias", spy)
+    _achieved(bias, 0.2, prompts=700, k=3, accuracy=0.7, runs=1,
+              boot=Resampling(n_boot=20, seed=0))  # fmt: skip
+    table = seen[0]
+    ties = float((table["human"] == 0.5).mean())  # 2,100 pairs: SE 0.007
+    untied = table[table["human"] != 0.5]
+    if bias == "self-preference":
+        assert ((table["model_a"] == "gpt-4") | (table["model_b"] == "gpt-4")).all()
+        share = np.where(untied["model_a"] == "gpt-4", untied["human"], 1 - untied["human"])
+        words = "holds the judge's own answer beside another model's and a human label " \
+            "(10% of them ties, which the estimate leaves out; the human prefers the " \
+            "judge's answer in half of the rest)"  # fmt: skip
+        expected = 0.5
+    else:
+        untied = untied[untied["len_a"] != untied["len_b"]]
+        share = np.where(untied["len_a"] > untied["len_b"], untied["human"], 1 - untied["human"])
+        words = "holds two answers of unequal length and a human label (10% of them ties, " \
+            "which the estimate leaves out; the human prefers the longer answer in 65% of " \
+            "the rest)"  # fmt: skip
+        expected = 0.65
+    assert ties == pytest.approx(0.1, abs=0.025)
+    assert float(share.mean()) == pytest.approx(expected, abs=0.04)  # SE 0.011
+    p = Plan(bias=bias, effect=0.2, pairs=573, prompts=191, pairs_per_prompt=3, power=0.8,
+             achieved=0.8, achieved_low=0.7, achieved_high=0.9, runs=200, level=0.9,
+             first_guess_pairs=572, seed=0)  # fmt: skip
+    assert f"Each pair counted {words}." in p.sentence()

@@ -10,7 +10,6 @@ import pandas as pd
 from recuse.analyses.base import Analysis, Context, families_of, red_caption, slug, to_finding
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
-from recuse.metrics.bootstrap import counted
 from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.debias import debias_effect
 from recuse.numbers import percent
@@ -155,13 +154,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     own_by_judge = fitted[own_rows].groupby("judge").size()
     clusters = int(frame["prompt_id"].nunique())
     method = f"{res.method}; SE {res.se_type}"
-    warn: tuple[str, ...] = ()
-    if o.se == "cluster" and clusters < 5:
-        warn = (
-            f"only {counted(clusters, 'prompts')}: cluster-robust errors with so few clusters are "
-            "unreliable — add prompts, or read the interval as rough",
-        )
-    warn = (*warn, *res.warnings)  # a stray score: every coefficient is read with it
+    # a stray score, or few prompts to cluster by: every coefficient is read with it
+    warn = res.warnings
     sb = res.self_bias()
     for _, r in sb.iterrows():
         ctx.add(

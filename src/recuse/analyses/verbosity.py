@@ -98,7 +98,7 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     text = (
         "Each point: the share of the judge's verdicts that agree with the human label (a "
         "split between the two orders counts ½) over "
-        f"the pairs of one bin of the length difference ({wide}; bins of at least "
+        f"the pairs of one bin of the length difference, {_X_LABEL} ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
         f"{percent(o.level)} cluster-bootstrap intervals; "
         "dashed line: 0.5, half of the verdicts agree. A judge without verbosity bias has a "

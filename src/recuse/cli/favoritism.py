@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -69,14 +70,19 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable:
     for c in ("estimate", "se", "lower", "upper", "sig."):
         t.add_column(c, justify="right")
     for _, r in tab.iterrows():
+        # no finite standard error: no interval, not estimated (the fit's note says why),
+        # as the audit reads it — not "+0.2000 nan +nan +nan"
+        ok = all(math.isfinite(float(r[c])) for c in ("estimate", "se", "lower", "upper"))
         t.add_row(
             cell(str(r[key])),
-            signed(r["estimate"], 4),
-            decimal(r["se"], 4),
-            signed(r["lower"], 4),
-            signed(r["upper"], 4),
+            *(
+                (signed(r["estimate"], 4), decimal(r["se"], 4), signed(r["lower"], 4),
+                 signed(r["upper"], 4))
+                if ok
+                else ("—",) * 4
+            ),
             "*" if r["significant"] else "",
-        )
+        )  # fmt: skip
     return t
 
 
@@ -215,7 +221,8 @@ def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> No
     main = bat.main
     console.print(
         f"[bold]{escape(shown(source))}[/bold]: {main.n:,} ratings, "
-        f"{len(main.self_bias())} judges, {len(main.family_bias())} families"
+        f"{len(main.self_bias())} judges, {len(main.family_bias())} family-bias terms λ_F "
+        "(families with a judge rating another of their models)"
         + (
             "; excluded " + ", ".join(f"{v:,} {k}" for k, v in main.n_excluded.items())
             if main.n_excluded

@@ -890,6 +890,14 @@ def p_value(est: GroupEstimate, null: float) -> float:
     interval of level above ``1 - p``. With ``z0 = a = 0`` (percentile interval)
     this is ``2 * min(G, 1 - G)``. NaN when ``est`` has no replicates.
 
+    A ``null`` beyond every replicate (``G`` = 0 or 1) lies outside every interval
+    the replicates give, whatever ``z0`` and ``a``: ``p`` is the floor ``2 / (B + 1)``.
+    Clamping ``G`` to ``1/(B+1)`` first and then correcting it made ``p`` depend on
+    ``z0``: on llmbar-mtbench, gpt-4's Eq. 6 verbosity difference, every one of its 300
+    replicates above 0, read p = 0.016 instead of 0.0066 (a negative ``z0``), and more
+    resamples could not bring it to the floor that the audit's resolution note
+    promises.
+
     >>> e = GroupEstimate(0.3, 0.1, 0.5, 10, 10, 4, 0, np.zeros(0),
     ...                   replicates=np.array([0.1, 0.2, 0.3, 0.4]))
     >>> p_value(e, 0.15), p_value(e, 0.25), p_value(e, 0.3)  # G = 1/4, 1/2, 5/8 (tie: half)
@@ -899,7 +907,10 @@ def p_value(est: GroupEstimate, null: float) -> float:
     b = col.size
     if b == 0 or not np.isfinite(null):
         return np.nan
-    share = min(max(_share_below(col, null), 1.0 / (b + 1)), b / (b + 1))
+    below = _share_below(col, null)
+    if below in (0.0, 1.0):  # no replicate on the null's side: the floor
+        return 2.0 / (b + 1)
+    share = min(max(below, 1.0 / (b + 1)), b / (b + 1))
     w = float(ndtri(share)) - est.z0
     den = 1.0 + est.accel * w
     # past the acceleration's range no BCa end reaches null: as far out as G says

@@ -55,7 +55,7 @@ reference is missing are excluded and counted in ``n_excluded``.
 from __future__ import annotations
 
 import html
-import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -68,6 +68,8 @@ from scipy import stats
 
 from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.metrics.bootstrap import counted
+from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.numbers import decimal, percent, signed
 from recuse.regression.ols import EXACT, SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
@@ -733,8 +735,13 @@ class FavoritismResult:
         """JSON-ready dict (NaN becomes null)."""
 
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-            out = json.loads(df.to_json(orient="records"))
-            return list(out)
+            # every digit, as coefficients.csv has them: pandas' to_json kept 10 decimal
+            # places, so a p of 4.5e-10 read 5e-10 and 1.26e-09 read 1.3e-09
+            def plain(v: Any) -> Any:
+                v = v.item() if isinstance(v, np.generic) else v
+                return None if isinstance(v, float) and not math.isfinite(v) else v
+
+            return [{str(k): plain(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
 
         return {
             "variant": self.variant,
@@ -934,7 +941,33 @@ def fit_prepared(
     coef = out.coefficients
     coef["lower"], coef["upper"] = res.params - q * res.bse, res.params + q * res.bse
     coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)
-    return out
+    return replace(out, warnings=(*out.warnings, *_few_clusters(groups, by)),
+                   notes=(*out.notes, *_no_interval(coef)))  # fmt: skip
+
+
+def _few_clusters(groups: np.ndarray | None, by: str) -> tuple[str, ...]:
+    """The warning of a cluster-robust fit on fewer than :data:`FEW_CLUSTERS` clusters,
+    read with every coefficient (the audit's findings carry it, the command prints it);
+    () otherwise."""
+    if groups is None or (k := len(np.unique(groups))) >= FEW_CLUSTERS:
+        return ()
+    return (
+        f"only {counted(k, by + 's')}: cluster-robust errors with so few clusters are "
+        "unreliable — add prompts, or read the interval as rough",
+    )
+
+
+def _no_interval(coef: pd.DataFrame) -> tuple[str, ...]:
+    """A note per self or family term without a finite standard error: its estimate
+    has no interval, and the audit reports it not estimated ("no finite estimate"); the
+    command's table shows it as "—" for the same reason (it read +0.2000 nan +nan +nan)."""
+    bad = coef[coef["kind"].isin(["self", "family"]) & ~np.isfinite(coef["se"].to_numpy(float))]
+    symbol = {"self": "γ_j", "family": "λ_F"}
+    return tuple(
+        f"{symbol[str(r['kind'])]} of {r['label']}: no finite standard error (the data cannot "
+        "separate it from the fit's other terms), so no interval: not estimated"
+        for _, r in bad.iterrows()
+    )
 
 
 def fit_favoritism(

@@ -55,7 +55,10 @@ class OLSFit:
 
     @property
     def bse(self) -> np.ndarray:
-        return np.sqrt(np.diag(self.cov))
+        """The standard errors; NaN where a degenerate robust variance (two clusters
+        for a dozen terms) has a diagonal below 0, without numpy's warning on stderr."""
+        var = np.diag(self.cov)
+        return np.sqrt(np.where(var >= 0, var, np.nan))
 
 
 def gram(X: sp.csr_array) -> np.ndarray:

@@ -88,13 +88,25 @@ def adjust_sections(
         return replace(f, q_value=q_value, warnings=warnings)
 
     out = [replace(s, findings=tuple(adjust(f) for f in s.findings)) for s in sections]
-    flagged = int((q <= flag_threshold(level)).sum())
+    # a test the adjustment keeps is flagged unless negligible, as the summary shows it
+    kept_by_q = [
+        replace(f, q_value=float(v))
+        for f, v in zip(family, q, strict=True)
+        if v <= flag_threshold(level)
+    ]
+    flagged = sum(f.flagged for f in kept_by_q)
+    negligible = len(kept_by_q) - flagged
+    also = (
+        f", {negligible} more kept by the adjustment but negligible (not flagged)"
+        if negligible
+        else ""
+    )
     raw = int((p <= flag_threshold(level)).sum())
     note = (
         f"Multiple testing: Benjamini–Hochberg false-discovery control at q = {1 - level:.2f} "
         f"across the summary's {len(family)} tests (a pooled estimate shown for several judges "
         f"counts once); flags use the adjusted values ({flagged} "
-        f"flagged; {raw} with raw p ≤ {1 - level:.2f}); intervals are not adjusted."
+        f"flagged{also}; {raw} with raw p ≤ {1 - level:.2f}); intervals are not adjusted."
     )
     if limit:
         note += f" A large bias can go unflagged: {limit}."

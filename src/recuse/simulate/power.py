@@ -91,6 +91,34 @@ PLANNED: dict[str, tuple[str, str, float]] = {  # bias -> (metric, planted field
     "position": ("first_position_rate", "position", 0.5),
 }
 MODELS = ("gpt-4", "claude-v1")  # every simulated pair holds the judge's own answer
+#: the simulated human labels (passed to :func:`simulate_pairs`, and said in the answer):
+#: a tie's share, and how much more than half of the other pairs prefer the longer answer
+HUMAN_TIE_RATE, HUMAN_LONGER = 0.1, 0.15
+
+
+def pairs_simulated(bias: str) -> str:
+    """What a planned pair is, said after the answer: its "pairs" are these, not any
+    pair of a table (a table holding the judge's own answer in a third of its pairs needs
+    three times as many for self-preference).
+
+    >>> pairs_simulated("position")
+    'Each pair counted is judged in both orders; no labels are needed.'
+    """
+    ties = f"{percent(HUMAN_TIE_RATE)} of them ties, which the estimate leaves out"
+    if bias == "self-preference":
+        return (
+            "Each pair counted holds the judge's own answer beside another model's and a "
+            f"human label ({ties}; the human prefers the judge's answer in half of the rest)."
+        )
+    if bias == "verbosity":
+        return (
+            "Each pair counted holds two answers of unequal length and a human label "
+            f"({ties}; the human prefers the longer answer in {percent(0.5 + HUMAN_LONGER)} "
+            "of the rest)."
+        )
+    return "Each pair counted is judged in both orders; no labels are needed."
+
+
 #: what each planned bias is measured as, said in the answer: the audit's headlines of
 #: self-preference and verbosity are other estimators (the bias names alone read as them)
 MEASURED_AS: dict[str, str] = {
@@ -158,7 +186,8 @@ class Plan:
             f"{self.achieved:.2f} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({percent(self.achieved_level)} Monte-Carlo interval "
             f"over {self.runs} runs, seed {self.seed}; first guess from the normal "
-            f"approximation: {self.first_guess_pairs:,} pairs{whole}).{noise}{stop}"
+            f"approximation: {self.first_guess_pairs:,} pairs{whole}). "
+            f"{pairs_simulated(self.bias)}{noise}{stop}"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -242,6 +271,8 @@ def _simulated(
                 n_prompts=prompts,
                 pairs_per_prompt=k,
                 seed=boot.seed + r,
+                human_tie_rate=HUMAN_TIE_RATE,
+                human_length_preference=HUMAN_LONGER,
             ).pairs
         res = pairwise_bias(
             table, metrics=[metric], curves=False, boot=replace(boot, seed=boot.seed + r), min_n=2

@@ -605,3 +605,21 @@ def test_metrics_pairs_and_the_audit_give_one_interval_on_a_table_with_human_onl
     curve = pd.read_csv(tmp_path / "a" / "tables" / "human-verbosity-curve-pairs-csv.csv")
     theirs = pd.DataFrame(data["curves"]["human_verbosity_curve"])
     assert curve["n"].sum() == theirs["n"].sum() > 0
+
+
+def test_nothing_estimable_is_an_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Verdicts with no human label, one order each: no metric of the table can be made.
+    It exited 0 with an empty table and wrote a CSV of its header alone, which reads as
+    a result; now exit 2, the reasons printed, nothing written."""
+    frame = simulate_pairs(n_prompts=30, seed=1).pairs
+    frame = frame.assign(human=float("nan"), p_a_second=float("nan"), p_a=frame["p_a_first"])
+    frame = frame.drop(columns=["len_a", "len_b", "status_first", "status_second"])
+    src, out = tmp_path / "p.csv", tmp_path / "m.csv"
+    frame.to_csv(src, index=False)
+    code, stdout, stderr = run(capsys, "metrics", "pairs", str(src), "-o", str(out))
+    assert code == 2, stdout + stderr
+    assert "Not estimated" in stdout and "no human labels" in stdout
+    assert "no metric could be estimated (the reasons are above); nothing written" in stderr
+    assert not out.exists()

@@ -30,7 +30,7 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input, read_paths
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import (
     MAX_N_BOOT,
     N_BOOT,
@@ -208,6 +208,10 @@ def pairs_command(
     console = make_console()
     for note in loaded.source.notes:
         console.print(cell(f"note: {note}"))
+    if not result.results:  # an empty table and a header-only file read as a result
+        _print_skipped(console, result)
+        why = " (the reasons are above)" if result.skipped else ""
+        raise EstimationError(f"{source}: no metric could be estimated{why}; nothing written")
     _print_results(console, result, title=(
         f"{source}: pairwise bias ({percent(level)} intervals, prompts resampled; verdicts: "
         f"{orders} order{'s' if orders == 'both' else ''})"
@@ -304,6 +308,11 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             f"{metric} n: the {what}; prompts: those of all the judge's pairs, which its "
             "interval resamples (they can outnumber n)"
         ))  # fmt: skip
+    _print_skipped(console, result)
+
+
+def _print_skipped(console: Console, result: PairwiseBias) -> None:
+    """The estimates not made, each with its reason."""
     if result.skipped:
         skipped = TerminalTable(title="Not estimated")
         for col in ("judge", "metric", "why"):

@@ -274,3 +274,16 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     assert "7 ratings, 2 judges, 0 family-bias terms λ_F (families with a judge rating" in said
     assert "warning: only 2 prompts: cluster-robust errors with so few clusters" in said
     assert "γ_j of claude-2.1: no finite standard error" in said
+    # the correction leaves out what the fit does not report (it subtracted claude's
+    # 0.2): claude's mean judge score stays (0.6 + 1.0) / 2 = 0.8; gpt-4o's own 1.0 and
+    # 0.8 lose γ = 0.3 beside 0.6 and 0.8 from claude: (0.7 + 0.5 + 0.6 + 0.8) / 4
+    assert "γ_j of claude-2.1 not subtracted (not estimated)" in said
+    effect = pd.read_csv(tmp_path / "out" / "debiased.csv").set_index("model")
+    assert effect.loc["claude-2.1", "after"] == pytest.approx(0.8)
+    assert effect.loc["gpt-4o", "after"] == pytest.approx(0.65)
+    # both judge means are 0.8 before (one reads 0.7999999999999999): one rank, not two
+    assert effect["rank_before"].tolist() == [1, 1]
+    assert (
+        "ranking changes; Kendall's tau to the reference ranking undefined (fewer than two "
+        "models, or all tied) → 1.00; γ_j of claude-2.1 not subtracted (not estimated)"
+    ) in said

@@ -15,7 +15,7 @@ from recuse.mitigation.debias import debias_effect
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
-from recuse.regression.favoritism import FavoritismResult, prepare
+from recuse.regression.favoritism import FavoritismResult, prepare, without_se
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
@@ -259,10 +259,6 @@ def _not_estimated(
             ctx.skip(ANALYSIS, reason(f"family-bias of {f}"), inp.name, j, bias=FAMILY_BIAS)
 
 
-def _tau(value: float) -> str:
-    return f"{value:.2f}" if np.isfinite(value) else "undefined (too few models)"
-
-
 def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
     """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
     if res.self_bias().empty and res.family_bias().empty:
@@ -292,9 +288,10 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
         f"{inp.name}: debiasing subtracts γ̂_j from judge j's ratings of its own model and "
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
-        f"the reference ranking goes from {_tau(eff.rank_correlation_before)} to "
-        f"{_tau(eff.rank_correlation_after)}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above."
+        f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
+        "uncertainty is the coefficients' intervals above"
+        + "".join(f"; {t} is not subtracted (not estimated)" for t in without_se(res.coefficients))
+        + "."
     )
 
 

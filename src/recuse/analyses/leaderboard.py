@@ -544,7 +544,7 @@ def _points(rate: float) -> str:
     return text
 
 
-def _points_interval(rate: float, low: float, high: float) -> str:
-    """``97.70% [96.83%, 98.45%]``: each of the three in :func:`_points` (the interval's
-    ends read as percentages, as the rate beside them)."""
-    return f"{_points(rate)} [{_points(low)}, {_points(high)}]"
+def _points_interval(rate: Any, low: Any, high: Any) -> str:
+    """``97.70% [96.83%, 98.45%]``: each of the three (a table's cells) in
+    :func:`_points` (the interval's ends read as percentages, as the rate beside them)."""
+    return f"{_points(float(rate))} [{_points(float(low))}, {_points(float(high))}]"

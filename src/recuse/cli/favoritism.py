@@ -35,6 +35,7 @@ from recuse.regression.favoritism import (
     SIGNIFICANCE_WORDS,
     FavoritismResult,
     Normalize,
+    without_se,
 )
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, Battery, battery
@@ -206,8 +207,10 @@ def favoritism(
     console.print(
         f"correction (debiased.csv): the judges' model ranking "
         f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to the "
-        f"reference ranking {effect.rank_correlation_before:.2f} → "
-        f"{effect.rank_correlation_after:.2f}"
+        f"reference ranking {effect.taus}"
+        + "".join(
+            f"; {t} not subtracted (not estimated)" for t in without_se(bat.main.coefficients)
+        )
     )
     said = {"source": source, "se": se, "level": level, "normalize": normalize,
             "robustness": checks}  # fmt: skip

@@ -6,7 +6,9 @@ For a rating of model ``m`` by judge ``j`` (normalised scale of the fit)::
 
 and on the raw scale the same amount times the dimension's normalisation scale.
 Coefficients that were not estimated (a judge that never rates itself, a family
-with one member) subtract nothing. :func:`debias_effect` compares each model's mean
+with one member) subtract nothing, nor do those without a finite standard error, which
+the fit and the audit report as not estimated
+(:func:`~recuse.regression.favoritism.without_se`). :func:`debias_effect` compares each model's mean
 judge score before and after, with the model ranking (rank 1 = best).
 """
 
@@ -19,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from recuse.errors import InputError
+from recuse.numbers import decimal
 from recuse.regression.favoritism import Families, FavoritismResult, prepare
 
 
@@ -40,6 +43,7 @@ def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) 
     scale = f["dimension"].map(scale_fit)
     y = (f["rating"] - low) / scale
     c = result.coefficients
+    c = c[np.isfinite(c["se"].to_numpy(float))]  # as reported: not the unreported terms
     gamma = dict(
         zip(
             c.loc[c["kind"] == "self", "label"], c.loc[c["kind"] == "self", "estimate"], strict=True
@@ -69,6 +73,20 @@ class DebiasEffect:
     table: pd.DataFrame
     rank_correlation_before: float
     rank_correlation_after: float
+
+    def tau_text(self, value: float) -> str:
+        """One of the rank correlations as written: two decimals with a minus sign, and
+        where it is undefined (every model tied on one side, or fewer than two models),
+        "undefined (…)"."""
+        if not np.isfinite(value):
+            return "undefined (fewer than two models, or all tied)"
+        return decimal(value, 2)
+
+    @property
+    def taus(self) -> str:
+        """Kendall's τ to the reference ranking before and after, ``0.33 → 0.60``."""
+        before, after = self.rank_correlation_before, self.rank_correlation_after
+        return f"{self.tau_text(before)} → {self.tau_text(after)}"
 
     @property
     def ranking_changed(self) -> bool:
@@ -106,13 +124,16 @@ def debias_effect(
         }
     )
     t["change"] = t["after"] - t["before"]
+    # ranked and correlated at 12 decimals: means equal but for the sums' rounding
+    # (0.7999999999999999 beside 0.8) are one rank, not two
+    held = t[["before", "after", "reference"]].round(12)
     for col, name in (
         ("before", "rank_before"),
         ("after", "rank_after"),
         ("reference", "rank_reference"),
     ):
-        t[name] = t[col].rank(ascending=False, method="min").astype(int)
+        t[name] = held[col].rank(ascending=False, method="min").astype(int)
     t = t.sort_values("rank_after", kind="stable").rename_axis("model").reset_index()
-    tau_b = float(stats.kendalltau(t["before"], t["reference"]).statistic)
-    tau_a = float(stats.kendalltau(t["after"], t["reference"]).statistic)
+    tau_b = float(stats.kendalltau(held["before"], held["reference"]).statistic)
+    tau_a = float(stats.kendalltau(held["after"], held["reference"]).statistic)
     return DebiasEffect(t, tau_b, tau_a)

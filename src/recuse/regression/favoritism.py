@@ -957,16 +957,23 @@ def _few_clusters(groups: np.ndarray | None, by: str) -> tuple[str, ...]:
     )
 
 
+def without_se(coef: pd.DataFrame) -> list[str]:
+    """The self and family terms of ``coef`` (a fit's coefficients) without a finite
+    standard error, as the notes name them (``γ_j of claude-2.1``): not reported, and
+    not subtracted by the correction (:mod:`recuse.mitigation.debias`)."""
+    bad = coef[coef["kind"].isin(["self", "family"]) & ~np.isfinite(coef["se"].to_numpy(float))]
+    symbol = {"self": "γ_j", "family": "λ_F"}
+    return [f"{symbol[str(r['kind'])]} of {r['label']}" for _, r in bad.iterrows()]
+
+
 def _no_interval(coef: pd.DataFrame) -> tuple[str, ...]:
     """A note per self or family term without a finite standard error: its estimate
     has no interval, and the audit reports it not estimated ("no finite estimate"); the
     command's table shows it as "—" for the same reason (it read +0.2000 nan +nan +nan)."""
-    bad = coef[coef["kind"].isin(["self", "family"]) & ~np.isfinite(coef["se"].to_numpy(float))]
-    symbol = {"self": "γ_j", "family": "λ_F"}
     return tuple(
-        f"{symbol[str(r['kind'])]} of {r['label']}: no finite standard error (the data cannot "
-        "separate it from the fit's other terms), so no interval: not estimated"
-        for _, r in bad.iterrows()
+        f"{term}: no finite standard error (the data cannot separate it from the fit's "
+        "other terms), so no interval: not estimated"
+        for term in without_se(coef)
     )
 
 

@@ -158,18 +158,6 @@ def test_recognition_rows_carry_the_current_definitions() -> None:
     assert {k: columns[k] for k in COMPONENTS} == COMPONENTS
 
 
-LADDER_STALE = pytest.mark.xfail(
-    strict=True,
-    reason="stale: ladder_judgebench.csv predates the ladder's split rungs (legitimate and "
-    "harmful split into own-in-both-orders / split / other-in-both) and the harmful rung's "
-    "current definition, and the per-pair file (ladder_judgebench_pairs.csv): it cannot be "
-    "redone without the models: rerun `python examples/probes_small_models.py --part ladder "
-    "--questions 60 --wrong 15` (SmolLM2, Gemma-3-270M and Qwen2.5-Coder-0.5B, about 30 "
-    "minutes on 2 CPU cores), then drop this mark",
-)
-
-
-@LADDER_STALE
 def test_ladder_rows_carry_the_current_definitions_and_every_rung() -> None:
     record = json.loads((OUTPUT / "probes_small_models.json").read_text("utf-8"))
     ladder = pd.read_csv(OUTPUT / "ladder_judgebench.csv")
@@ -209,7 +197,6 @@ def _ladder_pairs() -> pd.DataFrame:
     return pd.read_csv(OUTPUT / example.LADDER_PAIRS, dtype={"prompt_id": str})
 
 
-@LADDER_STALE
 def test_the_ladder_pairs_file_is_the_runs_and_its_rates_recompute_by_hand() -> None:
     record = json.loads((OUTPUT / "probes_small_models.json").read_text("utf-8"))["ladder"]
     rows = _ladder_pairs()
@@ -238,7 +225,6 @@ def ladder_redone() -> Any:
     return example.analyse_ladder(rows, record["generators"], _boot(record))
 
 
-@LADDER_STALE
 def test_the_committed_ladder_is_what_the_code_writes_now(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ladder_redone: Any
 ) -> None:
@@ -257,7 +243,6 @@ def test_the_committed_ladder_is_what_the_code_writes_now(
         assert record["recognition"][key] == value, key
 
 
-@LADDER_STALE
 def test_from_pairs_rewrites_the_ladder_and_keeps_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -274,7 +259,6 @@ def test_from_pairs_rewrites_the_ladder_and_keeps_the_run(
     assert after == before
 
 
-@LADDER_STALE
 @pytest.mark.parametrize("how", ["truncated", "wrong columns", "bad value", "missing"])
 def test_from_pairs_refuses_a_damaged_ladder_file_and_keeps_the_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str

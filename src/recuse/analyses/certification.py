@@ -71,7 +71,7 @@ CERTIFIED = Bias(
     short="Certified",
     unit=f"share of the judge's labelled pairs whose verdict is certified: {_HOW}; pairs "
     "with the judge's own or its family's answer get their own threshold (δ split among "
-    "them); 1 = every pair certified. A quality score, not a bias",
+    "them); 1 (100%) = every pair certified. A quality score, not a bias",
     positive="(a share cannot exceed 1)",
     negative="the verdict is certified on part of the pairs only",
     none="certified coverage (a quality score, not a bias)",
@@ -293,7 +293,7 @@ ANALYSIS = Analysis(
         "report's level) the judge agrees with humans at ≥ the target on pairs whose "
         "confidence reaches a threshold picked by a fixed-sequence test (Trust or "
         "Escalate, ICLR 2025). Pairs with the judge's own answer get their own threshold "
-        "and are shown apart. 1 = every pair certified."
+        "and are shown apart. 1 (100%) = every pair certified."
     ),
     table="pairs",
     biases=(CERTIFIED, CERTIFIED_OWN),

@@ -148,3 +148,31 @@ def test_a_threshold_is_written_as_the_float_it_is() -> None:
     for x in (*rng.random(200), *(1 - 10.0 ** -rng.uniform(1, 15, 200))):
         text = exact(float(x))
         assert float(text) == float(x) and "e" not in text, (x, text)
+
+
+def test_a_number_inside_a_span_never_reads_its_end_past_the_last_decimal() -> None:
+    """estimate_parts(span=...) takes decimals until a number strictly inside the span no
+    longer reads one of its ends, but stops at MOST_DECIMALS: 1 − 1e-12 (a rate of
+    agreement over 10¹² items but one) then read '1.000000 [1.000000, 1.000000]', every
+    item. Past the last decimal such a number is a bound one step inside the end, as a
+    share past its decimals is '> 99.9999%'; the end itself and a number near 0 (already
+    '< 0.000001') read as before."""
+    from recuse.numbers import estimate_parts
+
+    one = 1 - 1e-12
+    assert estimate_parts(one, one - 1e-12, 1.0, signed=False, span=(0, 1)) == (
+        "> 0.999999",
+        "[> 0.999999, 1.000000]",
+    )
+    assert estimate_parts(1e-12, 0.0, 1e-11, signed=False, span=(0, 1)) == (
+        "< 0.000001",
+        "[0.000000, < 0.000001]",
+    )
+    assert estimate_parts(-one, -1.0, -0.5, span=(-1, 1)) == (
+        "< −0.999999",
+        "[−1.000000, −0.500000]",
+    )
+    assert estimate_parts(one, 0.5, 1.0, span=(-1, 1)) == ("> +0.999999", "[0.500000, 1.000000]")
+    # an end itself, and a span not given: as they were
+    assert estimate_parts(1.0, 1.0, 1.0, signed=False, span=(0, 1)) == ("1.00", "[1.00, 1.00]")
+    assert estimate_parts(one, one, 1.0, signed=False) == ("1.00", "[1.00, 1.00]")

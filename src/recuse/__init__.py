@@ -3,8 +3,6 @@
 from typing import TYPE_CHECKING
 
 from recuse.errors import RecuseError
-from recuse.roster import Roster
-from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
 
 __all__ = [
     "PAIRS",
@@ -21,14 +19,31 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # at run time they load on first use (below)
     from recuse.api import Report, audit, certify
+    from recuse.roster import Roster
+    from recuse.tables import PAIRS, RATINGS, validate_pairs, validate_ratings
+
+#: the module of each name loaded on first use
+_LAZY = {
+    "audit": "recuse.api",
+    "Report": "recuse.api",
+    "certify": "recuse.api",
+    "Roster": "recuse.roster",
+    "PAIRS": "recuse.tables",
+    "RATINGS": "recuse.tables",
+    "validate_pairs": "recuse.tables",
+    "validate_ratings": "recuse.tables",
+}
 
 
 def __getattr__(name: str) -> object:
     # recuse.audit / recuse.Report load the analyses on first use, not on `import recuse`
-    # (seconds of statsmodels and matplotlib that `recuse --help` does not need)
-    if name in ("audit", "Report", "certify"):
-        from recuse import api
+    # (seconds of statsmodels and matplotlib that `recuse --help` does not need), and
+    # the tables and the roster pandas: `import recuse` takes no time, so a Ctrl-C while
+    # the program loads lands in recuse's entry point (recuse._program), not in pandas
+    if name in _LAZY:
+        import importlib
 
-        globals().update(audit=api.audit, Report=api.Report, certify=api.certify)
-        return getattr(api, name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'recuse' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 import sys
 
-from recuse.cli import main
+from recuse._program import main
 
 sys.exit(main())

@@ -347,7 +347,8 @@ def estimate_parts(
     number is under 0.001 (:func:`estimate_digits`). With ``span``, the ends of the
     values the estimate can take, a number strictly inside it that these decimals write
     as an end takes more, all three together, up to :data:`MOST_DECIMALS`: 2,499 of
-    2,500 pairs read ``1.000``, the share of every pair.
+    2,500 pairs read ``1.000``, the share of every pair; past them, a bound one step
+    inside the end (``> 0.999999``, as a share past its decimals is ``> 99.9999%``).
 
     >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
     ('0.29', '[0.23, 0.34]')
@@ -361,6 +362,8 @@ def estimate_parts(
     ('0.00031', '[0.00012, 0.00052]')
     >>> estimate_parts(2499 / 2500, 0.99810, 0.99998, signed=False, digits=3, span=(0, 1))
     ('0.99960', '[0.99810, 0.99998]')
+    >>> estimate_parts(1 - 1e-12, 1 - 2e-12, 1.0, signed=False, span=(0, 1))
+    ('> 0.999999', '[> 0.999999, 1.000000]')
     """
     rule = estimate_digits(estimate, low, high)
     digits = rule if digits is None else max(digits, rule)
@@ -371,7 +374,27 @@ def estimate_parts(
             digits += 1
     est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
     lo, hi = decimal(low, digits), decimal(high, digits)
+    if span is not None and digits >= MOST_DECIMALS:
+        est = _past_an_end(estimate, digits, span, est, signed=signed)
+        lo, hi = (_past_an_end(v, digits, span, t) for v, t in ((low, lo), (high, hi)))
     return est, f"[{lo}, {hi}]"
+
+
+def _past_an_end(
+    value: float, digits: int, span: tuple[float, float], text: str, *, signed: bool = False
+) -> str:
+    """``text`` (``value`` at ``digits`` decimals, the most), or where it still reads an
+    end of ``span`` that ``value`` lies strictly inside, a bound one step inside that end
+    (``> 0.999999`` for 1 − 1e-12 in [0, 1], as :func:`share_percent` writes ``>
+    99.9999%``; ``< 0.000001`` as :func:`decimal` writes it near 0)."""
+    if not _reads_an_end(value, digits, span) or "<" in text:
+        return text
+    low, high = span
+    step = 10.0**-digits
+    write = _with_sign if signed else decimal
+    if abs(high - value) < abs(value - low):
+        return "> " + write(high - step, digits)
+    return "< " + write(low + step, digits)
 
 
 def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:

@@ -197,3 +197,7 @@ def test_a_win_rate_inside_0_to_100_never_reads_an_end() -> None:
     assert _points_interval(97.7, 96.834, 98.449) == "97.70% [96.83%, 98.45%]"
     assert _points(99.998) == "99.998%" and _points(0.002) == "0.002%"
     assert _points(100.0) == "100.00%" and _points(0.0) == "0.00%"
+    # a negative zero read "-0.00%" (an ASCII hyphen, and a sign 0 has not); a subnormal
+    # rate underflowed to a share of 0 and read "0.0%", a rate above 0 written as 0
+    assert _points(-0.0) == "0.00%" and _points(5e-324) == "< 0.0001%"
+    assert _points_interval(0.0, -0.0, 1e-300) == "0.00% [0.00%, < 0.0001%]"

@@ -563,6 +563,48 @@ def test_a_run_that_judged_nothing_leaves_no_claim_on_its_prompt(tmp_path: Path)
             )
 
 
+def _claim_prompt_while_another_claims(path: Path, prompt: str) -> Store:
+    """``claim_prompt(j, prompt)`` on ``path`` while another run claims ``j`` for the
+    prompt "p1" between its look-up and its insert; the claiming store."""
+    path.unlink(missing_ok=True)
+    first, second = Store(path), Store(path)
+    first.conn  # noqa: B018 - the tables exist before either claims
+    real = second._rows
+    raced: list[bool] = []
+
+    def rows(sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        out = real(sql, params)
+        if "FROM judge_prompts" in sql and not raced:  # the other run claims now
+            raced.append(True)
+            first.claim_prompt("j", prompt="p1", name="one", keys=[])
+        return out
+
+    second._rows = rows  # type: ignore[method-assign]
+    try:
+        second.claim_prompt("j", prompt=prompt, name="two", keys=[])
+    except ConfigError:
+        second.close()
+        raise
+    finally:
+        first.close()
+        assert raced
+    return second
+
+
+def test_two_runs_claiming_one_judge_prompt_at_once(tmp_path: Path) -> None:
+    """Two `recuse judge` runs of one judge started together on one store (overlapping
+    items) both found its prompt unclaimed and both inserted it: the second ended in
+    "cannot use the store (UNIQUE constraint failed: judge_prompts.judge)", exit 2, as
+    claim_judge did before it took the first claim. Now the same prompt goes on and
+    another is refused with the --judge-id fix, whichever run claims first."""
+    with _claim_prompt_while_another_claims(tmp_path / "s.db", "p1") as store:
+        assert store.judge_prompts()["j"][0] == "one"
+    with pytest.raises(ConfigError, match=r"judge id 'j' already holds .*--judge-id"):
+        _claim_prompt_while_another_claims(tmp_path / "s.db", "p2")
+    with Store(tmp_path / "s.db") as store:
+        assert store.judge_prompts()["j"][0] == "one"
+
+
 def test_verdicts_from_before_prompts_were_recorded_are_recuses_own(tmp_path: Path) -> None:
     """A store whose judge has rows but no recorded prompt (written before templates)
     holds recuse's prompt's verdicts: a template under that judge id is refused."""

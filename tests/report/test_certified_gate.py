@@ -115,6 +115,25 @@ def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lie
     assert "0.03% kept, 100.0% of them agree" in tiny, tiny
 
 
+def test_the_required_share_is_written_as_given_never_rounded() -> None:
+    """A required share of more than six significant digits was rounded (``:g``): a
+    coverage of 0.1299952 under a required 0.12999544 read "certified on 12.9995% …
+    below the required 12.9995%", a FAIL beside two equal numbers; 0.1 + 0.2 as typed
+    (0.30000000000000004) failed 3 of 10 pairs "on 30.0% … below the required 30%"; a
+    required 1e-07 read "1e-05%". The rule's name and the target are the typed floats."""
+    hair = _text(_row(coverage=0.1299952, n_labelled=10**7, target=0.86),
+                 rule=Certified(0.8500001, 0.12999544))  # fmt: skip
+    assert hair.startswith("FAIL: certified 0.8500001@0.12999544 of gpt-4"), hair
+    assert "at agreement ≥ 0.8500001 (read at 0.86" in hair, hair
+    assert "on 12.9995% of 10,000,000" in hair and hair.endswith("the required 12.999544%")
+    sum_ = _text(_row(coverage=3 / 10, n_labelled=10), rule=Certified(0.85, 0.1 + 0.2))
+    assert sum_.startswith("FAIL: ") and sum_.endswith("below the required 30.000000000000004%")
+    small = _text(_row(coverage=0.0, n_labelled=10**7), rule=Certified(0.85, 1e-7))
+    assert "certified 0.85@0.0000001 of" in small and small.endswith("required 0.00001%")
+    whole = _text(_row(coverage=0.6, n_labelled=10), rule=Certified(0.85, 0.555))
+    assert whole.endswith("meets the required 55.5%"), whole
+
+
 def test_a_share_below_all_is_never_written_as_all() -> None:
     """2,499 of 2,500 pairs certified read "100.0%" (as 1 of 2,500 read "0.0%"); a share
     past share_percent's last digit is written as a bound, which the decimals for the

@@ -174,3 +174,52 @@ def test_a_series_refuses_counts_that_do_not_fit_its_points() -> None:
         with pytest.raises(ValueError, match="a count of pairs is a whole number"):
             F.Series("j", [0.4, 0.6], n=[10, bad])  # type: ignore[list-item]
     assert F.Series("j", [0.4, 0.6], n=[10, 0]).n == [10, 0]
+
+
+def test_rows_of_counts_stay_apart_with_many_judges_long_names_and_big_counts() -> None:
+    """Nine judges over twelve bins of thousands of pairs: each count was centred under
+    its point in a 5.2-inch figure, and 12,345 … 148,140 at 6 points ran into each other
+    ("98,760111,105123,450"); each row's label cut the judge's name at 18 characters, so
+    the rows of meta-llama/Llama-3.1-8B-Instruct, …-70B- and …-405B-Instruct all read
+    "n meta-llam…Instruct", told apart by colour alone, which repeats from the eighth
+    judge on. The figure widens until the widest count fits between two points and the
+    rows' labels fit beside the plot, and a row names its judge as the legend does."""
+    import re
+
+    import matplotlib
+    from analyses.test_verbosity import _drawn_counts
+
+    names = [
+        "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct",
+        "meta-llama/Llama-3.1-405B-Instruct", "Qwen/Qwen2.5-72B-Instruct",
+        "Qwen/Qwen2.5-7B-Instruct", "mistralai/Mistral-7B-Instruct-v0.3", "gpt-4o-2024-08-06",
+        "claude-3-5-sonnet-20241022", "gemini-1.5-pro-002",
+    ]  # fmt: skip
+    rng = np.random.default_rng(0)
+
+    def svg(bins: int) -> str:
+        series = [
+            F.Series(label=name, y=list(rng.uniform(0.4, 0.9, bins)), low=None, high=None,
+                     n=[12_345 * (1 + i) for i in range(bins)])
+            for name in names
+        ]  # fmt: skip
+        x = [round(0.2 * i, 1) for i in range(bins)]
+        with matplotlib.rc_context({"svg.fonttype": "none"}):  # texts as <text>
+            fig = F.curves(x, series, id="align-x", title="t", xlabel="x", ylabel="y",
+                           format="svg")  # fmt: skip
+        return str(fig.data)
+
+    for bins in (12, 1):
+        drawn = svg(bins)
+        boxes = _drawn_counts(drawn)
+        assert len(boxes) == 9 * bins
+        for a, (_, x1, y1, w1, h1) in enumerate(boxes):
+            for _, x2, y2, w2, h2 in boxes[a + 1 :]:
+                apart = x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1
+                assert apart, (bins, (x1, y1), (x2, y2))
+        rows = [t for t in re.findall(r"<text[^>]*>([^<]*)</text>", drawn) if t[:2] == "n "]
+        assert rows == [f"n {name}" for name in names], rows
+    # one judge's counts of tens over a few bins keep the plot's 5.2 inches (374.4 pt)
+    one = F.curves([0.0, 0.2, 0.4], [F.Series("j", [0.5, 0.6, 0.7], n=[18, 26, 7])],
+                   id="a", title="t", xlabel="x", ylabel="y", format="svg")  # fmt: skip
+    assert 'width="374.4pt"' in str(one.data)

@@ -11,6 +11,7 @@ length-controlled win rate too. See :mod:`recuse.metrics.bradley_terry` and
 
 from __future__ import annotations
 
+import math
 from typing import Any, cast
 
 import numpy as np
@@ -39,7 +40,7 @@ from recuse.metrics.tool_scores import (
     arena_hard_style_scores,
     fastchat_results,
 )
-from recuse.numbers import percent, share_percent, signed
+from recuse.numbers import decimal, percent, share_percent, signed
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
@@ -537,14 +538,17 @@ ANALYSIS = Analysis(
 def _points(rate: float) -> str:
     """A win rate in percentage points as AlpacaEval writes it (two decimals, ``97.70%``),
     with the decimals :func:`~recuse.numbers.share_percent` takes where two would write a
-    rate strictly inside (0, 100) as an end (``100.00%`` for 99.998)."""
-    text = f"{rate:.2f}%"
+    rate strictly inside (0, 100) as an end (``100.00%`` for 99.998). A negative zero is
+    0 (``0.00%``, never ``-0.00%``); a subnormal rate, whose share underflows to 0, is
+    still above it (``< 0.0001%``)."""
+    rate = float(rate) + 0.0
+    text = f"{decimal(rate, 2)}%"
     if 0 < rate < 100 and text in ("0.00%", "100.00%"):
-        text = share_percent(rate / 100)
+        text = share_percent(max(rate / 100, math.ulp(0.0)))
     return text
 
 
 def _points_interval(rate: Any, low: Any, high: Any) -> str:
-    """``97.70% [96.83%, 98.45%]``: each of the three (a table's cells) in
-    :func:`_points` (the interval's ends read as percentages, as the rate beside them)."""
+    """``97.70% [96.83%, 98.45%]``: each of the three in :func:`_points` (the interval's
+    ends read as percentages, as the rate beside them); a row's cells, as floats."""
     return f"{_points(float(rate))} [{_points(float(low))}, {_points(float(high))}]"

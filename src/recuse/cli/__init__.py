@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
-import threading
 import warnings
 from collections.abc import Callable
-from types import FrameType
-from typing import Any, NoReturn, TextIO
+from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
 from recuse.errors import ConfigError, ReaderNote, RecuseError
+from recuse.interrupt import INTERRUPTED, say_interrupted
 from recuse.tables import renaming_by
 
 __all__ = [
@@ -143,8 +141,6 @@ def _register() -> None:
     from recuse.cli import validate as _validate  # noqa: F401
 
 
-INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C (128 + SIGINT)
-
 #: what a command that prints one JSON object (``--json``) adds to its error object
 JSON_ERROR_FIELDS: dict[str, dict[str, object]] = {
     "validate": {"valid": False},
@@ -191,43 +187,13 @@ def _print_to_reader(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _say_interrupted(program: bool) -> None:
-    """Recuse's words for Ctrl-C. As the program (``program``: not called by Python
-    code), another Ctrl-C from here on ends the process at once, with the same exit
-    code and nothing more said: Python's teardown after the words takes a moment, and
-    a second press there printed "Exception ignored in ... threading" and a
-    KeyboardInterrupt traceback. The store is closed by now."""
-    if program and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _ender(sys.stdout, sys.stderr, os._exit))
-    print(
-        "recuse: interrupted; finished work is kept — run the same command again to go on "
-        "where it stopped",
-        file=sys.stderr,
-        flush=True,
-    )
-
-
-def _ender(
-    out: TextIO, err: TextIO, end: Callable[[int], NoReturn]
-) -> Callable[[int, FrameType | None], None]:
-    """The SIGINT handler :func:`_say_interrupted` installs: what was printed flushed,
-    then the process ended with :data:`INTERRUPTED`. It holds what it calls, as the
-    modules' names are cleared while Python tears down."""
-
-    def now(_signum: int, _frame: FrameType | None) -> None:
-        for stream in (out, err):
-            try:
-                stream.flush()
-            except Exception:  # a closed pipe: nothing more to keep
-                pass
-        end(INTERRUPTED)
-
-    return now
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
-    _register()
+    try:
+        _register()
+    except KeyboardInterrupt:  # a Ctrl-C while the commands load
+        say_interrupted(program=argv is None)
+        return INTERRUPTED
     if not sys.stdout.isatty():
         # help and usage errors off a terminal: plain click text, one line per option
         # (a rich box there is 80 columns wide and cuts text with "…")
@@ -243,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code
         if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here
-            _say_interrupted(program=argv is None)
+            say_interrupted(program=argv is None)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
@@ -252,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             _print_to_reader(json_shown(as_json))
         return 2
     except KeyboardInterrupt:
-        _say_interrupted(program=argv is None)
+        say_interrupted(program=argv is None)
         return INTERRUPTED
     return 0
 

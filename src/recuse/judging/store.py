@@ -495,11 +495,14 @@ class Store:
                     f"{self.path}: judge id {judge!r} holds verdicts made with recuse's own "
                     f"judge prompt; this run uses {name!r} — {fix}"
                 )
+        # another run on this store may have claimed it since (two runs started at
+        # once): the first claim stands, and this one is checked against it
         self._write(
-            "INSERT INTO judge_prompts (judge, prompt, name, created_at, format, sha256) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO judge_prompts (judge, prompt, name, created_at, format, "
+            "sha256) VALUES (?, ?, ?, ?, ?, ?)",
             [(judge, prompt, name, time.time(), format or None, sha256 or None)],
         )
+        self.claim_prompt(judge, prompt=prompt, name=name, keys=(), format=format, sha256=sha256)
         return True
 
     def release_prompt(self, judge: str, *, prompt: str) -> None:

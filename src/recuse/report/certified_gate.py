@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError, InputError
-from recuse.numbers import count, share_percent, share_percent_beside
+from recuse.numbers import count, exact, share_percent, share_percent_beside
 
 __all__ = ["SECTION", "Certified", "certification_rows", "gate_certified", "parse_certified"]
 
@@ -51,7 +52,7 @@ class Certified:
 
     @property
     def text(self) -> str:
-        return f"{self.target:g}@{self.coverage:g}"
+        return f"{exact(self.target)}@{exact(self.coverage)}"
 
     @property
     def grid_target(self) -> float:
@@ -88,9 +89,12 @@ def parse_certified(texts: Sequence[str]) -> list[Certified]:
 
 
 def _required(x: float) -> str:
-    """The required share as given (0.6 → "60%", 0.555 → "55.5%": not rounded to a
-    value the rule does not hold), never "-0%"."""
-    return f"{round(100 * float(x), 6) + 0.0:g}%"
+    """The required share as given, a percentage never rounded (0.6 → "60%", 0.555 →
+    "55.5%", 1e-07 → "0.00001%"), never "-0%". Rounded to six significant digits, a
+    share the gate wrote beside it on its own side read as it: 0.1299952 "below the
+    required 12.9995%" for a required 0.12999544."""
+    text = format(Decimal(repr(float(x) + 0.0)).scaleb(2), "f")
+    return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
 
 
 def _number(x: Any) -> bool:
@@ -173,7 +177,7 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0
         own = f" (own-answer pairs: {share_percent(share)} of {count(o['n_labelled'])})"
     return outcome, (
-        f"at agreement ≥ {rule.target:g}{grid}, δ = {float(r['delta']):g}: certified on "
+        f"at agreement ≥ {exact(rule.target)}{grid}, δ = {float(r['delta']):g}: certified on "
         f"{share_percent_beside(cov, rule.coverage)} of {count(r['n_labelled'])} labelled "
         f"pairs{own}"
         f"{held_text}; "

@@ -215,7 +215,7 @@ def _count_rows(
     for side in ("top", "right", "bottom", "left"):
         nax.spines[side].set_visible(False)
     nax.tick_params(axis="x", which="both", bottom=False, labelbottom=False)
-    names = ["n" if rows == 1 else f"n {_short(series[k].label, 18)}" for k in counted]
+    names = _count_names(series, counted)
     nax.set_yticks(range(rows), names, fontsize=6)
     nax.tick_params(axis="y", length=0)
     for row, (k, tick) in enumerate(zip(counted, nax.get_yticklabels(), strict=True)):
@@ -228,7 +228,37 @@ def _count_rows(
                          color=colour, gid=f"n-{k}-{i}")  # fmt: skip
 
 
-@_plain_text
+#: a digit's (or a comma's, at most) width in the counts' font, in ems (DejaVu Sans)
+_DIGIT_EM = 0.64
+
+
+def _count_names(series: Sequence[Series], counted: Sequence[int]) -> list[str]:
+    """The label of each row of counts: ``n``, or ``n`` and the series' name as the
+    legend writes it where there are several (cut at 18 characters, the rows of
+    meta-llama/Llama-3.1-8B-Instruct and …-70B-Instruct both read "n meta-llam…Instruct",
+    told apart by colour alone, which repeats from the eighth series on)."""
+    if len(counted) == 1:
+        return ["n"]
+    return [f"n {_short(series[k].label)}" for k in counted]
+
+
+def _counted_width(xs: np.ndarray, series: Sequence[Series], counted: Sequence[int]) -> float:
+    """The width (inches) of a curve plot with rows of counts: 5.2, or more where the
+    widest count would not fit between two neighbouring points (counts in the thousands
+    over a dozen bins ran into each other: "98,760111,105") or the rows' labels take
+    more of the width than the plot's own y labels. The counts are at 6 points."""
+    size = 6 / 72  # inches per em
+    texts = [count(int(n)) for k in counted for n in series[k].n or ()]
+    widest = max((len(t) for t in texts), default=1) * _DIGIT_EM * size + 0.06
+    labels = max(len(t) for t in _count_names(series, counted)) * _DIGIT_EM * size + 0.15
+    xs = np.unique(xs[np.isfinite(xs)]) if len(xs) else xs
+    axis = 4.3
+    if len(xs) > 1:
+        span = float(xs[-1] - xs[0]) * 1.1  # matplotlib's 5% margin on each side
+        axis = max(axis, widest * span / float(np.diff(xs).min()))
+    return max(5.2, axis + max(labels, 0.6) + 0.3)
+
+
 def curves(
     x: Sequence[float] | Sequence[str],
     series: Sequence[Series],
@@ -247,9 +277,10 @@ def curves(
     their points, the counts of several judges sat on each other where their curves met,
     and a point at the top ran into the title."""
     counted = [k for k, s in enumerate(series) if s.n is not None]
-    fig, ax = _new(5.2, 3.2 + N_ROW_INCHES * (len(counted) + 1) if counted else 3.2)
     categorical = any(isinstance(v, str) for v in x)
     xs = np.arange(len(x)) if categorical else np.asarray(x, dtype=float)
+    width = _counted_width(xs, series, counted) if counted else 5.2
+    fig, ax = _new(width, 3.2 + N_ROW_INCHES * (len(counted) + 1) if counted else 3.2)
     for k, s in enumerate(series):
         colour = _PALETTE[k % len(_PALETTE)]
         y = np.asarray(s.y, dtype=float)

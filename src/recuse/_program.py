@@ -1,0 +1,26 @@
+"""The ``recuse`` program's entry point (the console script and ``python -m recuse``).
+
+It imports nothing heavy before its ``try``: the command line (:mod:`recuse.cli`)
+takes a second or two to load (pandas, scipy, typer), and a Ctrl-C pressed then
+printed Python's KeyboardInterrupt traceback through pandas' import machinery and
+ended the process by the signal, where a Ctrl-C later says recuse's line and exits
+130. Here a Ctrl-C at any moment is recuse's line and 130
+(:func:`recuse.interrupt.say_interrupted`).
+"""
+
+from __future__ import annotations
+
+from recuse.interrupt import INTERRUPTED, say_interrupted
+
+__all__ = ["main"]
+
+
+def main() -> int:
+    """Load the command line and run it (:func:`recuse.cli.main`); returns the exit
+    code. A Ctrl-C while it loads is said as one during a command is."""
+    try:
+        from recuse.cli import main as run
+    except KeyboardInterrupt:
+        say_interrupted(program=True)
+        return INTERRUPTED
+    return run()

@@ -13,21 +13,52 @@ from collections.abc import Callable
 from types import FrameType
 from typing import NoReturn, TextIO
 
-__all__ = ["INTERRUPTED", "say_interrupted"]
+__all__ = ["INTERRUPTED", "TERMINATED", "say_interrupted", "stop_on_term", "stopped_code"]
 
 INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C (128 + SIGINT)
+TERMINATED = 143  # and by SIGTERM (128 + 15): kill, docker stop, a scheduler's limit
+
+#: the SIGTERM that stopped the command, once received (:func:`stop_on_term`)
+_terminated: list[int] = []
+
+
+def stop_on_term() -> None:
+    """SIGTERM (``kill``, ``docker stop``, a batch scheduler's time limit) stops the
+    program as Ctrl-C does: it raises KeyboardInterrupt in the main thread, so the run
+    commits what it finished and drops its leases, the words say what stopped it and
+    the exit code is :data:`TERMINATED`. Python's default ends the process at once:
+    the answers received since the last commit (paid calls) were lost, and the run's
+    leases waited for a rerun to take them over. For the program only (the entry
+    point), never for Python code that calls the command line."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _as_interrupt)
+
+
+def _as_interrupt(signum: int, _frame: FrameType | None) -> None:
+    _terminated.append(signum)
+    raise KeyboardInterrupt
+
+
+def stopped_code() -> int:
+    """The exit code of a stopped command: :data:`TERMINATED` after a SIGTERM, else
+    :data:`INTERRUPTED`."""
+    return TERMINATED if _terminated else INTERRUPTED
 
 
 def say_interrupted(program: bool) -> None:
-    """Recuse's words for Ctrl-C. As the program (``program``: not called by Python
-    code), another Ctrl-C from here on ends the process at once, with the same exit
-    code and nothing more said: Python's teardown after the words takes a moment, and
-    a second press there printed "Exception ignored in ... threading" and a
-    KeyboardInterrupt traceback. The store is closed by now."""
+    """Recuse's words for Ctrl-C (or SIGTERM, :func:`stop_on_term`). As the program
+    (``program``: not called by Python code), another Ctrl-C or SIGTERM from here on
+    ends the process at once, with the same exit code and nothing more said: Python's
+    teardown after the words takes a moment, and a second press there printed
+    "Exception ignored in ... threading" and a KeyboardInterrupt traceback. The store
+    is closed by now."""
     if program and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _ender(sys.stdout, sys.stderr, os._exit))
+        ender = _ender(sys.stdout, sys.stderr, os._exit, stopped_code())
+        signal.signal(signal.SIGINT, ender)
+        signal.signal(signal.SIGTERM, ender)
+    what = "terminated (SIGTERM)" if _terminated else "interrupted"
     print(
-        "recuse: interrupted; finished work is kept — run the same command again to go on "
+        f"recuse: {what}; finished work is kept — run the same command again to go on "
         "where it stopped",
         file=sys.stderr,
         flush=True,
@@ -35,11 +66,11 @@ def say_interrupted(program: bool) -> None:
 
 
 def _ender(
-    out: TextIO, err: TextIO, end: Callable[[int], NoReturn]
+    out: TextIO, err: TextIO, end: Callable[[int], NoReturn], code: int = INTERRUPTED
 ) -> Callable[[int, FrameType | None], None]:
-    """The SIGINT handler :func:`say_interrupted` installs: what was printed flushed,
-    then the process ended with :data:`INTERRUPTED`. It holds what it calls, as the
-    modules' names are cleared while Python tears down."""
+    """The SIGINT (and SIGTERM) handler :func:`say_interrupted` installs: what was
+    printed flushed, then the process ended with ``code``. It holds what it calls, as
+    the modules' names are cleared while Python tears down."""
 
     def now(_signum: int, _frame: FrameType | None) -> None:
         for stream in (out, err):
@@ -47,6 +78,6 @@ def _ender(
                 stream.flush()
             except Exception:  # a closed pipe: nothing more to keep
                 pass
-        end(INTERRUPTED)
+        end(code)
 
     return now

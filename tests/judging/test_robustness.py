@@ -285,6 +285,46 @@ def test_ctrl_c_pressed_again_and_again_says_only_recuses_words(tmp_path: Path) 
     assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
 
 
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM (kill, docker stop, a scheduler's time limit) mid-run against a slow
+    server: Python's default ended the process at once, without a word, losing the
+    answers received since the last commit and leaving the run's leases for a rerun
+    to take over. Now it stops as Ctrl-C does: recuse's line naming SIGTERM, exit 143
+    (128 + 15), every answer received is stored (the server counts what it answered)
+    and the rerun asks only for the rest."""
+    n = 100  # 200 judgments, 4 at a time, 0.3 s each: about 15 s uninterrupted
+    src = pairs_file(tmp_path, n=n)
+    store = tmp_path / "s.db"
+    with StandIn(latency=0.3) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--data", str(src), "--out", str(store), "--concurrency", "4"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC},
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err == (
+        "recuse: terminated (SIGTERM); finished work is kept — run the same command again "
+        "to go on where it stopped\n"
+    )
+    kept = _stored(store)
+    assert 0 < kept < 2 * n
+    with sqlite3.connect(store) as db:  # no lease left for a rerun to take over
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    with StandIn() as fast:
+        args[args.index("--base-url") + 1] = fast.base_url
+        again = run_cli(args)
+        assert fast.requests == 2 * n - kept
+    assert again.returncode == 0, again.stderr
+    assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
+
+
 def _stored(store: Path) -> int:
     """Judgments in ``store`` as another process sees them (0 before it exists)."""
     if not store.exists():

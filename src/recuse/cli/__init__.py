@@ -17,7 +17,7 @@ from typing import Any
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
 from recuse.errors import ConfigError, ReaderNote, RecuseError
-from recuse.interrupt import INTERRUPTED, say_interrupted
+from recuse.interrupt import INTERRUPTED, say_interrupted, stopped_code
 from recuse.tables import renaming_by
 
 __all__ = [
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         _register()
     except KeyboardInterrupt:  # a Ctrl-C while the commands load
         say_interrupted(program=argv is None)
-        return INTERRUPTED
+        return stopped_code()
     if not sys.stdout.isatty():
         # help and usage errors off a terminal: plain click text, one line per option
         # (a rich box there is 80 columns wide and cuts text with "…")
@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code
         if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here
             say_interrupted(program=argv is None)
+            return stopped_code()  # 143 where a SIGTERM raised it (stop_on_term)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         say_interrupted(program=argv is None)
-        return INTERRUPTED
+        return stopped_code()
     return 0
 
 

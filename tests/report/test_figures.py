@@ -223,3 +223,23 @@ def test_rows_of_counts_stay_apart_with_many_judges_long_names_and_big_counts() 
     one = F.curves([0.0, 0.2, 0.4], [F.Series("j", [0.5, 0.6, 0.7], n=[18, 26, 7])],
                    id="a", title="t", xlabel="x", ylabel="y", format="svg")  # fmt: skip
     assert 'width="374.4pt"' in str(one.data)
+
+
+def test_the_eighth_series_does_not_look_like_the_first() -> None:
+    """Seven colours, then the palette again: the eighth judge's curve had the first's
+    colour, line and marker, one look under two names in the legend. From the eighth
+    on, each round through the colours takes the next line style and marker."""
+    import matplotlib
+
+    looks = [F._look(k) for k in range(28)]
+    assert len(set(looks)) == 28
+    assert looks[7][0] == looks[0][0] and looks[7][1:] != looks[0][1:]
+
+    def dashed(judges: int) -> int:
+        series = [F.Series(label=f"j{k}", y=[0.5, 0.6]) for k in range(judges)]
+        with matplotlib.rc_context({"svg.fonttype": "none"}):
+            svg = F.curves([0.0, 1.0], series, id="c", title="t", xlabel="x", ylabel="y",
+                           format="svg")  # fmt: skip
+        return str(svg.data).count("stroke-dasharray")
+
+    assert dashed(7) == 0 and dashed(8) >= 1  # the eighth is dashed, the first seven solid

@@ -33,6 +33,16 @@ DPI = 96
 LABEL_MAX = 40  # characters of a name drawn on an axis or in a legend (the alt text has all)
 TITLE_MAX = 90  # characters of a title or axis label
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
+#: the line style and marker of each round through the palette: the eighth series
+#: had the first's colour, line and marker, so the legend named two judges for one look
+_ROUNDS = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
+
+
+def _look(k: int) -> tuple[str, str, str]:
+    """Series ``k``'s colour, line style and marker: the palette's colours, then again
+    with the next line style and marker, so no two of the first 28 series look alike."""
+    ls, marker = _ROUNDS[(k // len(_PALETTE)) % len(_ROUNDS)]
+    return _PALETTE[k % len(_PALETTE)], ls, marker
 
 
 def _mpl() -> None:
@@ -236,7 +246,8 @@ def _count_names(series: Sequence[Series], counted: Sequence[int]) -> list[str]:
     """The label of each row of counts: ``n``, or ``n`` and the series' name as the
     legend writes it where there are several (cut at 18 characters, the rows of
     meta-llama/Llama-3.1-8B-Instruct and …-70B-Instruct both read "n meta-llam…Instruct",
-    told apart by colour alone, which repeats from the eighth series on)."""
+    told apart by colour alone, which repeats from the eighth series on: the curves
+    change line and marker there, :func:`_look`)."""
     if len(counted) == 1:
         return ["n"]
     return [f"n {_short(series[k].label)}" for k in counted]
@@ -282,9 +293,9 @@ def curves(
     width = _counted_width(xs, series, counted) if counted else 5.2
     fig, ax = _new(width, 3.2 + N_ROW_INCHES * (len(counted) + 1) if counted else 3.2)
     for k, s in enumerate(series):
-        colour = _PALETTE[k % len(_PALETTE)]
+        colour, ls, marker = _look(k)
         y = np.asarray(s.y, dtype=float)
-        ax.plot(xs, y, marker="o", ms=3, lw=1.4, color=colour, label=_short(s.label))
+        ax.plot(xs, y, marker=marker, ms=3, lw=1.4, ls=ls, color=colour, label=_short(s.label))
         if s.low is not None and s.high is not None:
             lo = np.asarray(s.low, dtype=float)
             hi = np.asarray(s.high, dtype=float)
@@ -484,10 +495,10 @@ def reliability(
         if not len(x) == len(y) == len(w):
             raise ValueError("mean_p, observed and n need one entry per bin")
         ok = (w > 0) & np.isfinite(x) & np.isfinite(y)
-        colour = _PALETTE[i % len(_PALETTE)]
+        colour, ls, marker = _look(i)
         size = 10 + 60 * w[ok] / max(float(w.max()), 1.0)
-        ax.plot(x[ok], y[ok], color=colour, lw=1.2, label=_short(label))
-        ax.scatter(x[ok], y[ok], s=size, color=colour, zorder=3)
+        ax.plot(x[ok], y[ok], color=colour, lw=1.2, ls=ls, label=_short(label))
+        ax.scatter(x[ok], y[ok], s=size, color=colour, marker=marker, zorder=3)
         points = zip(x[ok], y[ok], w[ok], strict=True)
         text = ", ".join(f"{a:.2f}→{b:.2f} (n={int(c):,})" for a, b, c in points)
         parts.append(f"{label}: {text}")

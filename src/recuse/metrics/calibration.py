@@ -529,7 +529,7 @@ def recalibrate(
         if "judge" in pairs.columns
         else np.full(len(pairs), "", dtype=object)
     )
-    prompts = pairs["prompt_id"].astype(str)
+    prompts = clusters_of(pairs).astype(str)
     for judge in pd.unique(judges):
         has_p = (judges == judge) & np.isfinite(p_all)
         if not has_p.any():

@@ -332,7 +332,7 @@ def _responses(pairs: pd.DataFrame) -> pd.DataFrame:
             pd.DataFrame(
                 {
                     "judge": pairs["judge"].to_numpy(),
-                    "prompt_id": pairs["prompt_id"].astype(str).to_numpy(),
+                    "prompt_id": clusters_of(pairs).astype(str).to_numpy(),
                     "model": pairs[model].to_numpy(),
                     "log_ppl": lp,
                 }

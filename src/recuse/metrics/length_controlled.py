@@ -81,6 +81,7 @@ from scipy import optimize, sparse, special, stats
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.bradley_terry import system_names
+from recuse.metrics.estimate import clusters_of
 from recuse.numbers import signed
 
 __all__ = [
@@ -474,7 +475,7 @@ def length_controlled_win_rates(
         raise EstimationError(
             f"judge {judge!r}: no pair of another system with the baseline has both lengths"
         )
-    missing = rows["prompt_id"].isna().to_numpy()
+    missing = clusters_of(rows).isna().to_numpy()
     if missing.any():  # a row without a prompt id is an instruction of its own (sorted
         pid = rows["prompt_id"].astype(object).to_numpy(copy=True)  # first, in row order)
         pid[missing] = [f"\x00no prompt id, row {i:012d}" for i in np.flatnonzero(missing)]

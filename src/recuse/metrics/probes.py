@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 from recuse.errors import InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
-from recuse.metrics.estimate import MetricSpec, run_specs
+from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL, require_pairs
 from recuse.probe_edits import PROBES, REWRITES
@@ -109,6 +109,7 @@ def probe_effects(
         if has_texts
         else pd.DataFrame(index=wide.index)
     )
+    clusters_of(t)  # a table without prompt_id: the error that says so
     clusters = t.drop_duplicates(index).set_index(index)["prompt_id"].reindex(wide.index)
     judges = wide.index.get_level_values("judge").astype(str)
     labels = tuple(sorted(set(judges)))

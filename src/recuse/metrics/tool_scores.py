@@ -51,6 +51,7 @@ from scipy.special import expit
 
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling, resample_counts
+from recuse.metrics.estimate import clusters_of
 
 __all__ = [
     "SIGNIFICANT_WEIGHT",
@@ -123,6 +124,7 @@ def arena_hard_battles(
 
     ``pairs``: an Arena-Hard ``pairs`` table (a = the model, b = the baseline;
     ``strength_first`` / ``strength_second`` = +2 … −2 for the model)."""
+    clusters_of(pairs)  # a table without prompt_id: the error that says so
     rows = pairs[pairs["judge"] == judge]
     parts = []
     for column in ("strength_second", "strength_first"):  # game 1, game 2

@@ -255,7 +255,9 @@ def test_from_pairs_rewrites_the_ladder_and_keeps_the_run(
         assert (out / name).read_bytes() == (OUTPUT / name).read_bytes(), name
     assert after["probes"] == before["probes"]
     redone = after["ladder"].pop("analyses_redone")
-    assert "--from-pairs" in redone and "analyses_redone" not in before["ladder"]
+    # the committed record may itself be a --from-pairs redo (after a metric's change)
+    before["ladder"].pop("analyses_redone", None)
+    assert "--from-pairs" in redone
     assert after == before
 
 

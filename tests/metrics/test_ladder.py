@@ -71,6 +71,26 @@ def test_every_rung_by_hand() -> None:
     assert all(math.isnan(r.p_value) is (r.metric not in signed) for r in results)
 
 
+def test_harmful_averages_the_orders_of_a_split_as_its_definition_says() -> None:
+    # probability verdicts: every own-worse pair a split (own 0.9 shown first, 0.3 shown
+    # second), so harmful is the orders' mean 0.6, not own_both + split / 2 = 0.5; the
+    # definition said "a split between the orders counts ½" (the committed ladder example
+    # printed it beside harmful 0.475 where own_both 0 + split 0.93 / 2 gives 0.467)
+    rows = [
+        {"item_id": f"i{k}", "prompt_id": f"p{k}", "model_a": "J", "model_b": "X",
+         "human": 0.0, "judge": "J", "p_a_first": 0.9, "p_a_second": 0.3}
+        for k in range(6)
+    ]  # fmt: skip
+    t = pd.DataFrame(rows)
+    t["p_a"] = (t["p_a_first"] + t["p_a_second"]) / 2
+    results, _ = self_preference_ladder(t, min_n=1, boot=Resampling(n_boot=50))
+    got = {r.metric: r.estimate for r in results}
+    assert got["harmful"] == pytest.approx(0.6, abs=1e-12)
+    assert (got["harmful_own_both"], got["harmful_split"]) == (0.0, 1.0)
+    assert "split between the orders counts ½" not in RUNGS["harmful"]
+    assert "averaged over the two orders" in RUNGS["harmful"]
+
+
 def test_planted_self_preference_splits_into_legitimate_and_harmful() -> None:
     # agreement with the preferred answer is accuracy ± sp/2 on own pairs, accuracy
     # elsewhere: legitimate = acc + sp/2, harmful = 1 − acc + sp/2, baseline = 1 − acc

@@ -206,8 +206,10 @@ def perplexity_curve(
     both perplexities, a judge verdict and a human label): ``rater="judge"`` is the
     mean verdict for a (``p_a``, or picks with ``verdict="pick"``), ``rater="human"``
     the mean human label (P(a better), a tie counts 0.5). Per bin: ``n``, the number
-    of prompts, mean, sd and a percentile cluster-bootstrap interval (NaN with a
-    ``note`` under ``min_n`` pairs). ``edges`` default to :func:`perplexity_bins`.
+    of prompts, mean, sd and a BCa cluster-bootstrap interval (the project's default;
+    every prompt of the table is resampled, so a bin's pair count varies between
+    resamples; NaN with a ``note`` under ``min_n`` pairs). ``edges`` default to
+    :func:`perplexity_bins`.
 
     >>> from recuse.tables import validate_pairs
     >>> t = validate_pairs(pd.DataFrame({

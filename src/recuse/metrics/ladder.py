@@ -18,8 +18,9 @@ harmful                P(judge picks own | reference prefers the other)
                        share where the judge chose its own answer in both orders, where
                        the two orders disagree (a split, or a tie in either: position,
                        not choice, decides it), and where it chose the other in both.
-                       ``harmful`` counts a split as ½ and reads as choice only as far as
-                       ``harmful_own_both`` carries it
+                       ``legitimate`` and ``harmful`` average the two orders' shares (a
+                       split of two firm picks counts ½, of two probabilities their mean)
+                       and read as choice only as far as ``*_own_both`` carries them
 baseline_error         P(judge picks the worse answer | a pair of two *other*
                        models' answers the reference tells apart)
 harmful_excess         harmful − baseline_error: how much more often the judge
@@ -72,7 +73,8 @@ RUNGS: dict[str, str] = {
     "legitimate_other_both": "P(other chosen in both orders | reference prefers own; judged "
     "in both orders)",
     "harmful": "P(judge picks own | reference prefers the other): its own worse answer chosen "
-    "(a split between the orders counts ½)",
+    "(each pair counts its own answer's share of the win averaged over the two orders: a "
+    "split of two firm picks counts ½)",
     "harmful_own_both": "P(own chosen in both orders | reference prefers the other; judged in "
     "both orders): its own worse answer chosen whatever the order",
     "harmful_split": "P(the two orders disagree or tie | reference prefers the other; judged "

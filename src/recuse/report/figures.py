@@ -270,6 +270,7 @@ def _counted_width(xs: np.ndarray, series: Sequence[Series], counted: Sequence[i
     return max(5.2, axis + max(labels, 0.6) + 0.3)
 
 
+@_plain_text
 def curves(
     x: Sequence[float] | Sequence[str],
     series: Sequence[Series],

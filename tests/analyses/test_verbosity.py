@@ -83,7 +83,7 @@ def test_every_agreement_curve_has_its_caption(planted: Planted) -> None:
     tables = [t for t in section.tables if t.name.startswith("alignment-curve")]
     assert curves and tables
     for g in curves:
-        assert g.caption.startswith("Each point: the share of the judge's verdicts")
+        assert g.caption.startswith("Each point: the mean share of the win the judge gives")
         assert f"bins of at least {OPTIONS.min_n} pairs" in g.caption
     for t in tables:
         top = t.frame[~np.isfinite(t.frame["bin_high"].astype(float))]
@@ -103,7 +103,19 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     assert "the mean human score (+1: the human prefers a, −1: b, 0: a tie)" in human.title
     align = titles["alignment-curve-sim-pairs"].title
     assert "(len human-preferred − len other) / len other" in align
-    assert "a split between the two orders counts ½" in align
+    assert "both orders averaged: 1 = it agrees in both, ½ for two firm picks" in align
+    # its means are the share of the win given to the human's side, orders averaged
+    lengths = planted.pairs[planted.pairs["human"].notna() & (planted.pairs["human"] != 0.5)]
+    wa, wb = (lengths[f"response_{s}"].str.split().str.len() for s in "ab")
+    a_won = lengths["human"] > 0.5
+    rel = np.where(a_won, (wa - wb) / wb, (wb - wa) / wa)
+    share = np.where(a_won, lengths["p_a"], 1 - lengths["p_a"])
+    for row in titles["alignment-curve-sim-pairs"].frame.itertuples():
+        inside = (lengths["judge"] == row.judge).to_numpy() & (rel >= row.bin_low)
+        inside &= rel < row.bin_high
+        if row.n:
+            assert int(inside.sum()) == row.n
+            assert share[inside].mean() == pytest.approx(row.mean)
     items = planted.pairs.drop_duplicates("item_id")
     items = items[items["human"].notna()]
     words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")

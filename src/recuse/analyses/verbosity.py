@@ -74,13 +74,22 @@ def _curve_x(frame: pd.DataFrame) -> np.ndarray:
     return np.where(np.isfinite(high), (low + high) / 2, low + width / 2)
 
 
+#: how a point of the agreement curve reads a pair: the share of the win its verdict gives
+#: the human-preferred answer, the orders' probabilities averaged (it said "a split
+#: between the two orders counts ½", true of two firm picks only)
+SPLIT = (
+    "both orders averaged: 1 = it agrees in both, ½ for two firm picks that disagree, a "
+    "probability's share where the judge gives one"
+)
+
+
 def _align_rows(o: AuditOptions) -> str:
     """What a row of the agreement-by-length table holds (its title says it; the CSV
     has no words)."""
     return (
-        "per bin of (len human-preferred − len other) / len other, the share of the judge's "
-        "verdicts that agree with the human label (a split between the two orders counts "
-        f"½), its standard deviation and {percent(o.level)} cluster-bootstrap interval"
+        "per bin of (len human-preferred − len other) / len other, the mean share of the "
+        f"win the judge gives the human-preferred answer ({SPLIT}), its standard deviation "
+        f"and {percent(o.level)} cluster-bootstrap interval"
     )
 
 
@@ -96,8 +105,8 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
         "the row n under the plot" if bins["judge"].nunique() < 2 else "the rows n, one per judge"
     )
     text = (
-        "Each point: the share of the judge's verdicts that agree with the human label (a "
-        "split between the two orders counts ½) over "
+        "Each point: the mean share of the win the judge gives the human-preferred answer "
+        f"({SPLIT}) over "
         f"the pairs of one bin of the length difference, {_X_LABEL} ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
         f"{percent(o.level)} cluster-bootstrap intervals; "
@@ -171,7 +180,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                     id=slug("align", inp.name),
                     title=f"Agreement with humans by length difference — {inp.name}",
                     xlabel=_X_LABEL,
-                    ylabel="share of judge verdicts agreeing",
+                    ylabel="share of the win to the human-preferred answer",
                     reference=0.5,
                     caption=_align_caption(shown, o),
                     format=o.figure_format,
@@ -186,7 +195,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                         id=slug("align", inp.name, s.label),
                         title=f"Agreement by length difference — {s.label}, {inp.name}",
                         xlabel=_X_LABEL,
-                        ylabel="share agreeing",
+                        ylabel="share of the win to the human-preferred",
                         reference=0.5,
                         caption=_align_caption(shown[shown["judge"] == s.label], o),
                         format=o.figure_format,

@@ -20,8 +20,9 @@ have no ``S`` and are left out).
 Curves (x = relative length difference, in fractions: 0.2 = 20 % longer):
 
 * :func:`human_alignment_curve` (Figure 5): x = (len chosen - len rejected) /
-  len rejected, "chosen" = human-preferred; y = share of judge verdicts that agree
-  with the human; with the sample size per bin.
+  len rejected, "chosen" = human-preferred; y = the share of the win the judge gives the
+  chosen answer (``verdict="prob"``: the orders' probabilities averaged; ``"pick"``: 1, ½
+  or 0), its agreement with the human; with the sample size per bin.
 * :func:`human_verbosity_curve` (Figure 4): x = (len a - len b) / len b; y = the
   human score, +1 = a, 0 = tie, -1 = b.
 * :func:`judge_verbosity_curve` (Figure 3): for pairs of answers from the same

@@ -315,19 +315,16 @@ def estimate_text(
     high: float,
     *,
     signed: bool = True,
-    digits: int | None = None,
     span: tuple[float, float] | None = None,
 ) -> str:
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
-    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0); ``digits``
-    raises the rule of :func:`estimate_digits` to at least that many, never lowers it
-    (three decimals still show 0.00031 with two significant digits). ``span``: the
+    ``signed=False`` drops the '+' (for rates whose no-bias value is not 0). ``span``: the
     values the estimate can take (:attr:`~recuse.report.bias.Bias.span`), whose ends a
     number strictly inside never reads (:func:`estimate_parts`). A share the gate
     writes as a percentage is written by :func:`share_interval` instead.
     """
-    est, interval = estimate_parts(estimate, low, high, signed=signed, digits=digits, span=span)
+    est, interval = estimate_parts(estimate, low, high, signed=signed, span=span)
     return f"{est} {interval}"
 
 
@@ -337,7 +334,6 @@ def estimate_parts(
     high: float,
     *,
     signed: bool = True,
-    digits: int | None = None,
     span: tuple[float, float] | None = None,
 ) -> tuple[str, str]:
     """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
@@ -356,17 +352,14 @@ def estimate_parts(
     ('−0.012', '[−0.050, 0.031]')
     >>> estimate_parts(0.00031, 0.00012, 0.00052)
     ('+0.00031', '[0.00012, 0.00052]')
-    >>> estimate_parts(57 / 200, 0.2327, 0.3422, signed=False, digits=3)
-    ('0.285', '[0.233, 0.342]')
-    >>> estimate_parts(0.00031, 0.00012, 0.00052, signed=False, digits=3)
+    >>> estimate_parts(0.00031, 0.00012, 0.00052, signed=False)
     ('0.00031', '[0.00012, 0.00052]')
-    >>> estimate_parts(2499 / 2500, 0.99810, 0.99998, signed=False, digits=3, span=(0, 1))
+    >>> estimate_parts(2499 / 2500, 0.99810, 0.99998, signed=False, span=(0, 1))
     ('0.99960', '[0.99810, 0.99998]')
     >>> estimate_parts(1 - 1e-12, 1 - 2e-12, 1.0, signed=False, span=(0, 1))
     ('> 0.999999', '[> 0.999999, 1.000000]')
     """
-    rule = estimate_digits(estimate, low, high)
-    digits = rule if digits is None else max(digits, rule)
+    digits = estimate_digits(estimate, low, high)
     if span is not None:
         while digits < MOST_DECIMALS and any(
             _reads_an_end(v, digits, span) for v in (estimate, low, high)

@@ -114,11 +114,6 @@ def test_an_estimate_under_0_001_keeps_two_significant_digits() -> None:
     assert estimate_parts(0.00031, 0.00012, 0.00052) == ("+0.00031", "[0.00012, 0.00052]")
     assert estimate_parts(0.0031, 0.0012, 0.0052) == ("+0.003", "[0.001, 0.005]")  # as before
     assert estimate_parts(0.0, 0.0, 0.0) == ("+0.000", "[0.000, 0.000]")
-    # a bias's decimals (a certified share's three) are the fewest, never fewer than the
-    # rule gives: they wrote 0.00031 [0.00012, 0.00052] as 0.000 [0.000, 0.001]
-    small = (0.00031, 0.00012, 0.00052)
-    assert estimate_parts(*small, signed=False, digits=3) == ("0.00031", "[0.00012, 0.00052]")
-    assert estimate_parts(0.285, 0.233, 0.342, signed=False, digits=3)[0] == "0.285"
 
 
 def test_the_terminal_metrics_table_uses_the_same_rule() -> None:

@@ -974,6 +974,13 @@ def without_se(coef: pd.DataFrame) -> list[str]:
     return [f"{symbol[str(r['kind'])]} of {r['label']}" for _, r in bad.iterrows()]
 
 
+def corrects_anything(coef: pd.DataFrame) -> bool:
+    """Whether the correction (:mod:`recuse.mitigation.debias`) subtracts anything: a
+    self or family term of ``coef`` (a fit's coefficients) with a finite standard error."""
+    terms = coef[coef["kind"].isin(["self", "family"])]
+    return bool(np.isfinite(terms["se"].to_numpy(float)).any())
+
+
 def _no_interval(coef: pd.DataFrame) -> tuple[str, ...]:
     """A note per self or family term without a finite standard error: its estimate
     has no interval, and the audit reports it not estimated ("no finite estimate"); the

@@ -34,8 +34,17 @@ def stop_on_term() -> None:
         signal.signal(signal.SIGTERM, _as_interrupt)
 
 
-def _as_interrupt(signum: int, _frame: FrameType | None) -> None:
+def _as_interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM handed to the SIGINT handler of the moment, so it stops what runs as a
+    Ctrl-C would: Python's raises KeyboardInterrupt; asyncio.run's cancels its main task
+    and raises it once the loop has stopped (raised here, it landed in one of the
+    loop's tasks and Python printed "Task exception was never retrieved" and its
+    traceback under recuse's line). With SIGINT ignored (a background job), raised."""
     _terminated.append(signum)
+    on_sigint = signal.getsignal(signal.SIGINT)
+    if callable(on_sigint):
+        on_sigint(signal.SIGINT, frame)
+        return
     raise KeyboardInterrupt
 
 

@@ -12,7 +12,13 @@ import pytest
 
 from analyses.conftest import BOOT, OPTIONS, Planted, audit_only
 from recuse.analyses.base import AuditOptions
-from recuse.analyses.verbosity import ANALYSIS, LONGER_GAP, VERBOSITY, _align_caption
+from recuse.analyses.verbosity import (
+    ANALYSIS,
+    LONGER_GAP,
+    VERBOSITY,
+    _align_caption,
+    _align_rows,
+)
 from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
 from recuse.report.export import write_tables
 
@@ -188,3 +194,23 @@ def test_the_counts_of_a_shared_curve_never_sit_on_each_other(planted: Planted) 
     for series, _, y, _, _ in boxes:
         rows.setdefault(series, set()).add(y)
     assert len(rows) == 2 and all(len(ys) == 1 for ys in rows.values())
+
+
+def test_the_agreement_curve_says_which_orders_its_points_are_of() -> None:
+    """With --orders first (or second) every point is that order's verdict alone, as
+    the audit reads one order for every analysis, yet the caption and the table's title
+    said 'both orders averaged … ½ for two firm picks that disagree', and the dashed
+    line 'half of the verdicts agree', words for firm picks where the points may be a
+    probability's share."""
+    bins = pd.DataFrame(
+        {"judge": "j", "bin_low": [-0.2, 0.0], "bin_high": [0.0, 0.2], "n": [13, 14]}
+    )
+    both = _align_caption(bins, AuditOptions())
+    assert "both orders averaged" in both
+    for order in ("first", "second"):
+        options = AuditOptions(orders=order)
+        for text in (_align_caption(bins, options), _align_rows(options)):
+            assert "both orders averaged" not in text and "two firm picks" not in text
+            assert f"the {order} order's verdict alone (--orders {order}): 1 = it agrees" in text
+    assert "half of the verdicts agree" not in both
+    assert "dashed line: 0.5, as much of the win to the other answer as to the " in both

@@ -287,3 +287,31 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
         "ranking changes; Kendall's tau to the reference ranking undefined (fewer than two "
         "models, or all tied) → 1.00; γ_j of claude-2.1 not subtracted (not estimated)"
     ) in said
+
+
+def test_the_command_says_nothing_is_corrected_when_no_term_has_a_standard_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both γ fit their judge's one own rating exactly (no standard error), the third
+    judge never rates itself: the correction subtracts nothing. The line read 'the
+    judges' model ranking does not change; Kendall's tau … 1.00 → 1.00', a correction
+    that held the ranking; the audit of the file says there is nothing to correct."""
+    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 4, 4),
+            ("p2", "claude-2.1", "gpt-4o", 2, 3), ("p1", "claude-2.1", "claude-2.1", 5, 4),
+            ("p1", "gpt-4o", "claude-2.1", 3, 4), ("p2", "gpt-4o", "claude-2.1", 4, 3),
+            ("p1", "gpt-4o", "x-judge", 3, 4), ("p2", "gpt-4o", "x-judge", 2, 3),
+            ("p1", "claude-2.1", "x-judge", 5, 4), ("p2", "claude-2.1", "x-judge", 3, 3),
+            ("p3", "claude-2.1", "x-judge", 1, 2)]  # fmt: skip
+    path = tmp_path / "r.csv"
+    pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"]).assign(
+        dimension="quality"
+    ).to_csv(path, index=False)
+    assert main(["favoritism", str(path), "--out", str(tmp_path / "out")]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert (
+        "correction (debiased.csv): no self- or family-bias term was estimated, so there is "
+        "nothing to correct (its scores after equal those before); γ_j of claude-2.1 not "
+        "subtracted (not estimated); γ_j of gpt-4o not subtracted (not estimated)"
+    ) in said
+    effect = pd.read_csv(tmp_path / "out" / "debiased.csv")
+    assert (effect["after"] == effect["before"]).all()

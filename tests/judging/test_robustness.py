@@ -325,6 +325,50 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
 
 
+# a judge that sends its own process SIGTERM from inside its fifth call: the signal
+# lands in one of asyncio's tasks, mid-coroutine, every time
+_SIGTERM_IN_A_CALL = """
+import os, signal, sys
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_term
+from recuse.judging import Runner, Store
+
+class TermOnFifth(FakeBackend):
+    async def _tick(self):
+        await super()._tick()
+        if self.calls == 5:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+stop_on_term()
+try:
+    with Store(sys.argv[1]) as store:
+        Runner(TermOnFifth(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_sigterm_inside_a_call_stops_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A SIGTERM landing inside a judge call (in a task of the run's event loop) raised
+    KeyboardInterrupt in that task, where asyncio.run handles a Ctrl-C by cancelling its
+    main task: the run stopped, but Python then printed "Task exception was never
+    retrieved" with a KeyboardInterrupt traceback through httpcore (and, at times, a
+    coroutine "never awaited") under recuse's line. SIGTERM is now handed to the SIGINT
+    handler of the moment, so it stops the run exactly as a Ctrl-C does."""
+    store = tmp_path / "s.db"
+    tests = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_IN_A_CALL, str(store)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([SRC, tests])},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "stopped\n", "")
+    assert 0 < _stored(store) < 80
+    with sqlite3.connect(store) as db:  # the run's leases dropped as after a Ctrl-C
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+
+
 def _stored(store: Path) -> int:
     """Judgments in ``store`` as another process sees them (0 before it exists)."""
     if not store.exists():

@@ -94,3 +94,38 @@ def test_a_special_table_without_prompt_id_is_an_input_error(name: str) -> None:
     with pytest.raises(InputError, match="no prompt_id column") as caught:
         function(table.drop(columns=["prompt_id"]))
     assert caught.value.fix and "prompt_id" in caught.value.fix
+
+
+@pytest.mark.parametrize(
+    "name", [*sorted(set(_special_tables()) - {"length_controlled_win_rates"}), "pairwise_bias"]
+)
+def test_a_table_whose_prompt_id_is_missing_is_an_input_error(name: str) -> None:
+    """prompt_id present but empty (NaN) in a table passed from Python (a file's reader
+    refuses it): recalibrate raised pandas' InvalidIndexError, pairwise_bias an
+    IndexError 'index -1 is out of bounds' (all missing) or a bare ValueError (some),
+    and the perplexity metric read every row as one prompt ('all 27 usable pairs come
+    from one prompt'). Each now says which rows and what to fill. (AlpacaEval's length
+    control gives a row without an id an instruction of its own, by design.)"""
+    if name == "pairwise_bias":
+        from recuse.metrics import pairwise_bias
+        from recuse.roster import Roster
+        from recuse.simulate.pairs import simulate_pairs
+
+        table = simulate_pairs(n_prompts=30, seed=1).pairs
+
+        def bias(t: pd.DataFrame) -> object:
+            return pairwise_bias(t, Roster.builtin(), boot=Resampling(n_boot=50))
+
+        function: Callable[[pd.DataFrame], object] = bias
+    else:
+        function, table = _special_tables()[name]
+    function(table)  # it runs with every id
+    some = table.copy()
+    some.loc[some.index[[1, 2]], "prompt_id"] = np.nan
+    with pytest.raises(
+        InputError, match=r"[12] of [\d,]+ rows have no prompt_id \(the first at index "
+    ):
+        function(some)
+    with pytest.raises(InputError, match="rows have no prompt_id") as caught:
+        function(table.assign(prompt_id=np.nan))
+    assert caught.value.fix and "fill prompt_id" in caught.value.fix

@@ -17,6 +17,7 @@ from recuse.regression.favoritism import (
     fit_favoritism,
     length_feature,
     prepare,
+    without_se,
 )
 from recuse.roster import Roster
 from recuse.simulate.ratings import simulate_ratings
@@ -511,3 +512,30 @@ def test_the_json_keeps_every_digit_of_a_small_p_value() -> None:
     for r in rows:
         for key in ("estimate", "se", "p", "lower", "upper"):
             assert r[key] == float(table.loc[r["judge"], key]), (r["judge"], key)
+
+
+def test_a_term_fitted_exactly_by_its_own_rating_has_no_standard_error() -> None:
+    """Each judge rates its own model once beside two other ratings: its intercept,
+    slope and γ fit its three ratings exactly, so nothing in the data measures γ's noise
+    (its standard error is 0 but for rounding), while a third judge leaves residuals in
+    the fit. The rounding's sign decided: a variance of −1e-33 read as no finite standard
+    error (not estimated), one of +6e-32 as γ = +0.4000 with se 0.0000, an interval
+    [+0.4000, +0.4000] and 'significant', subtracted by the correction. Both γ are now
+    without a standard error, named in the notes and not significant."""
+    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 4, 4),
+            ("p2", "claude-2.1", "gpt-4o", 2, 3), ("p1", "claude-2.1", "claude-2.1", 5, 4),
+            ("p1", "gpt-4o", "claude-2.1", 3, 4), ("p2", "gpt-4o", "claude-2.1", 4, 3),
+            ("p1", "gpt-4o", "x-judge", 3, 4), ("p2", "gpt-4o", "x-judge", 2, 3),
+            ("p1", "claude-2.1", "x-judge", 5, 4), ("p2", "claude-2.1", "x-judge", 3, 3),
+            ("p3", "claude-2.1", "x-judge", 1, 2)]  # fmt: skip
+    ratings = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
+    families = {"gpt-4o": "gpt", "claude-2.1": "claude", "x-judge": "x"}
+    res = fit_favoritism(ratings.assign(dimension="quality"), families)
+    gamma = res.self_bias().set_index("judge")
+    # by hand, ratings ÷ 5: gpt-4o's others lie on 0.8 → 0.8 and 0.6 → 0.4 (slope 2,
+    # intercept -0.8), so its own at 0.8 is predicted 0.8 and reads 1.0: γ = 0.2;
+    # claude-2.1's on 0.8 → 0.6, 0.6 → 0.8 (slope -1, intercept 1.4): 0.6 for 1.0, γ = 0.4
+    assert gamma["estimate"].to_dict() == pytest.approx({"claude-2.1": 0.4, "gpt-4o": 0.2})
+    assert gamma["se"].isna().all() and not gamma["significant"].any(), gamma
+    assert without_se(res.coefficients) == ["γ_j of claude-2.1", "γ_j of gpt-4o"]
+    assert sum("no finite standard error" in n for n in res.notes) == 2, res.notes

@@ -243,3 +243,22 @@ def test_the_eighth_series_does_not_look_like_the_first() -> None:
         return str(svg.data).count("stroke-dasharray")
 
     assert dashed(7) == 0 and dashed(8) >= 1  # the eighth is dashed, the first seven solid
+
+
+def test_a_name_starting_with_an_underscore_is_in_the_legend() -> None:
+    """matplotlib leaves out of a legend every line whose label starts with '_' (its
+    mark for a helper line): a judge named '_internal-judge' was drawn, in its colour,
+    but the legend named only the others, so its curve (or calibration line) belonged
+    to no one. Each legend names every series given."""
+    names = ["_internal-judge", "gpt-4o", "__x"]
+    curves = F.curves(
+        [0, 1, 2], [F.Series(n, [0.2, 0.5, 0.7]) for n in names],
+        id="c", title="t", xlabel="x", ylabel="y", format="svg",
+    )  # fmt: skip
+    bins = [0.2, 0.8]
+    reliability = F.reliability(
+        [(n, bins, bins, [3, 4]) for n in names], id="r", title="t", format="svg"
+    )
+    for fig in (curves, reliability):
+        for name in names:  # the SVG writes each text it draws in a comment
+            assert f"<!-- {name} -->" in fig.data, (fig.id, name)

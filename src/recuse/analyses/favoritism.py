@@ -15,7 +15,12 @@ from recuse.mitigation.debias import debias_effect
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
-from recuse.regression.favoritism import FavoritismResult, prepare, without_se
+from recuse.regression.favoritism import (
+    FavoritismResult,
+    corrects_anything,
+    prepare,
+    without_se,
+)
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
 from recuse.report.bias import UNBOUNDED, Bias
@@ -261,7 +266,7 @@ def _not_estimated(
 
 def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
     """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
-    if res.self_bias().empty and res.family_bias().empty:
+    if not corrects_anything(res.coefficients):  # none, or none with a standard error
         ctx.skip(
             ANALYSIS,
             "debiasing: no self- or family-bias term was estimated, so there is nothing to correct",

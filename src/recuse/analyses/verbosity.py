@@ -83,13 +83,24 @@ SPLIT = (
 )
 
 
+def _split(o: AuditOptions) -> str:
+    """:data:`SPLIT`, or with ``--orders first`` / ``second`` the one order's verdict the
+    points are of (they said "both orders averaged" there too)."""
+    if o.orders == "both":
+        return SPLIT
+    return (
+        f"the {o.orders} order's verdict alone (--orders {o.orders}): 1 = it agrees, 0 = it "
+        "does not, a probability's share where the judge gives one"
+    )
+
+
 def _align_rows(o: AuditOptions) -> str:
     """What a row of the agreement-by-length table holds (its title says it; the CSV
     has no words)."""
     return (
         "per bin of (len human-preferred − len other) / len other, the mean share of the "
-        f"win the judge gives the human-preferred answer ({SPLIT}), its standard deviation "
-        f"and {percent(o.level)} cluster-bootstrap interval"
+        f"win the judge gives the human-preferred answer ({_split(o)}), its standard "
+        f"deviation and {percent(o.level)} cluster-bootstrap interval"
     )
 
 
@@ -106,11 +117,12 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     )
     text = (
         "Each point: the mean share of the win the judge gives the human-preferred answer "
-        f"({SPLIT}) over "
+        f"({_split(o)}) over "
         f"the pairs of one bin of the length difference, {_X_LABEL} ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
         f"{percent(o.level)} cluster-bootstrap intervals; "
-        "dashed line: 0.5, half of the verdicts agree. A judge without verbosity bias has a "
+        "dashed line: 0.5, as much of the win to the other answer as to the "
+        "human-preferred (half of firm picks agree). A judge without verbosity bias has a "
         "flat curve; one that prefers longer answers rises to the right."
     )
     top = bins[~np.isfinite(bins["bin_high"].to_numpy(float))]

@@ -35,6 +35,7 @@ from recuse.regression.favoritism import (
     SIGNIFICANCE_WORDS,
     FavoritismResult,
     Normalize,
+    corrects_anything,
     without_se,
 )
 from recuse.regression.ols import SEType
@@ -204,14 +205,20 @@ def favoritism(
     console = make_console()
     _print_fit(console, source, loaded, bat)
     effect = debias_effect(ratings, bat.main, roster)
-    console.print(
-        f"correction (debiased.csv): the judges' model ranking "
-        f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to the "
-        f"reference ranking {effect.taus}"
-        + "".join(
-            f"; {t} not subtracted (not estimated)" for t in without_se(bat.main.coefficients)
-        )
+    unsubtracted = "".join(
+        f"; {t} not subtracted (not estimated)" for t in without_se(bat.main.coefficients)
     )
+    if not corrects_anything(bat.main.coefficients):  # as the audit says it
+        console.print(
+            "correction (debiased.csv): no self- or family-bias term was estimated, so "
+            f"there is nothing to correct (its scores after equal those before){unsubtracted}"
+        )
+    else:
+        console.print(
+            f"correction (debiased.csv): the judges' model ranking "
+            f"{'changes' if effect.ranking_changed else 'does not change'}; Kendall's tau to "
+            f"the reference ranking {effect.taus}{unsubtracted}"
+        )
     said = {"source": source, "se": se, "level": level, "normalize": normalize,
             "robustness": checks}  # fmt: skip
     written = write_outputs(bat, effect, out_path, settings=said)

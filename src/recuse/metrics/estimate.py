@@ -147,10 +147,13 @@ def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]
     return abs(estimate), min(abs(low), abs(high)), max(abs(low), abs(high))
 
 
-def clusters_of(pairs: pd.DataFrame) -> pd.Series:
-    """Cluster label of every row: its prompt (``prompt_id``, never missing). A table
-    without the column is an :class:`InputError` (the intervals resample prompts), where
-    pandas raised ``KeyError: 'prompt_id'``."""
+def clusters_of(pairs: pd.DataFrame, *, missing_ok: bool = False) -> pd.Series:
+    """Cluster label of every row: its prompt (``prompt_id``). A table without the
+    column is an :class:`InputError` (the intervals resample prompts), where pandas
+    raised ``KeyError: 'prompt_id'``; so is a row without a prompt id (a file's reader
+    refuses one; a table passed from Python gave IndexError 'index -1 is out of bounds'
+    or InvalidIndexError from inside a metric), unless ``missing_ok`` (a caller that
+    gives such a row a cluster of its own)."""
     if "prompt_id" not in pairs.columns:
         raise InputError(
             "the table has no prompt_id column: the intervals resample prompts, so each row "
@@ -159,7 +162,18 @@ def clusters_of(pairs: pd.DataFrame) -> pd.Series:
             fix="add prompt_id (the same id for the rows of one prompt; one per row if each "
             "prompt has one pair), or read the table with recuse.data.load(NAME_OR_FILE)",
         )
-    return pairs["prompt_id"]
+    prompts = pairs["prompt_id"]
+    missing = prompts.isna().to_numpy()
+    if missing.any() and not missing_ok:
+        raise InputError(
+            f"{int(missing.sum()):,} of {len(prompts):,} rows have no prompt_id (the first "
+            f"at index {prompts.index[np.flatnonzero(missing)[0]]!r}): the intervals "
+            "resample prompts, so each row needs the prompt it answers",
+            column="prompt_id",
+            fix="fill prompt_id (the same id for the rows of one prompt; one per row if each "
+            "prompt has one pair), or read the table with recuse.data.load(NAME_OR_FILE)",
+        )
+    return prompts
 
 
 def items_of(pairs: pd.DataFrame) -> pd.Series:

@@ -475,7 +475,7 @@ def length_controlled_win_rates(
         raise EstimationError(
             f"judge {judge!r}: no pair of another system with the baseline has both lengths"
         )
-    missing = clusters_of(rows).isna().to_numpy()
+    missing = clusters_of(rows, missing_ok=True).isna().to_numpy()
     if missing.any():  # a row without a prompt id is an instruction of its own (sorted
         pid = rows["prompt_id"].astype(object).to_numpy(copy=True)  # first, in row order)
         pid[missing] = [f"\x00no prompt id, row {i:012d}" for i in np.flatnonzero(missing)]

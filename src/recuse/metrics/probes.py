@@ -88,6 +88,7 @@ def probe_effects(
             f"not a probe table: no {', '.join(missing)} column",
             fix="run `recuse probe` to make one",
         )
+    clusters_of(table)  # no prompt_id, or a row without one: the error that says so
     t = check_probe_table(require_pairs(table))
     t = t[t["judge"].notna() & t["probe"].notna()].copy()  # plain pairs are not probed
     on_a = t["treated"].astype(str).to_numpy() == "a"
@@ -109,7 +110,6 @@ def probe_effects(
         if has_texts
         else pd.DataFrame(index=wide.index)
     )
-    clusters_of(t)  # a table without prompt_id: the error that says so
     clusters = t.drop_duplicates(index).set_index(index)["prompt_id"].reindex(wide.index)
     judges = wide.index.get_level_values("judge").astype(str)
     labels = tuple(sorted(set(judges)))

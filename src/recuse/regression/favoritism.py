@@ -921,10 +921,18 @@ def fit_prepared(
         raise EstimationError(f"{exc}; {'; '.join(prepared.warnings)}") from None
     by = "prompt" if cluster == "prompt_id" else cluster
     se_label = f"cluster-robust by {by} (CR1)" if se == "cluster" else se
+    bse = res.bse
+    if res.rsquared < 1:
+        # residuals are left, yet a term's error is at rounding level: its ratings are
+        # fitted exactly by its own terms (a judge's one own rating beside two others),
+        # so nothing measures its noise. Its variance is 0 but for rounding, read as no
+        # standard error whichever sign the rounding took (−1e-33 was NaN, +6e-32 an
+        # interval of zero width, 'significant')
+        bse = np.where(bse <= EXACT * np.maximum(1.0, np.abs(res.params)), np.nan, bse)
     out = make_result(
         terms,
         res.params,
-        res.bse,
+        bse,
         level=level,
         method=method
         or "OLS of Eq. 1 (judge slopes, self and family terms, dimension effects)"
@@ -939,7 +947,7 @@ def fit_prepared(
     # Wald interval with the quantile written as statsmodels' conf_int writes it
     q = float(stats.norm.ppf(1 - (1 - level) / 2))
     coef = out.coefficients
-    coef["lower"], coef["upper"] = res.params - q * res.bse, res.params + q * res.bse
+    coef["lower"], coef["upper"] = res.params - q * bse, res.params + q * bse
     coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)
     return replace(out, warnings=(*out.warnings, *_few_clusters(groups, by)),
                    notes=(*out.notes, *_no_interval(coef)))  # fmt: skip
@@ -964,6 +972,13 @@ def without_se(coef: pd.DataFrame) -> list[str]:
     bad = coef[coef["kind"].isin(["self", "family"]) & ~np.isfinite(coef["se"].to_numpy(float))]
     symbol = {"self": "γ_j", "family": "λ_F"}
     return [f"{symbol[str(r['kind'])]} of {r['label']}" for _, r in bad.iterrows()]
+
+
+def corrects_anything(coef: pd.DataFrame) -> bool:
+    """Whether the correction (:mod:`recuse.mitigation.debias`) subtracts anything: a
+    self or family term of ``coef`` (a fit's coefficients) with a finite standard error."""
+    terms = coef[coef["kind"].isin(["self", "family"])]
+    return bool(np.isfinite(terms["se"].to_numpy(float)).any())
 
 
 def _no_interval(coef: pd.DataFrame) -> tuple[str, ...]:

@@ -81,6 +81,13 @@ def _plain_text(draw: Callable[_P, Figure]) -> Callable[_P, Figure]:
     return plain
 
 
+def _legend(ax: Any, lines: Sequence[Any], labels: Sequence[str], **options: Any) -> None:
+    """A legend naming each of ``lines`` (each label shortened, :func:`_short`), given
+    explicitly: from the lines' own labels matplotlib leaves out every one starting with
+    '_', so a judge named '_internal' was drawn but named nowhere."""
+    ax.legend(lines, _shorts(labels), **{"fontsize": 7, **options})
+
+
 def _new(width: float, height: float) -> tuple[MplFigure, Any]:
     from matplotlib.figure import Figure as MplFigure
 
@@ -293,10 +300,11 @@ def curves(
     xs = np.arange(len(x)) if categorical else np.asarray(x, dtype=float)
     width = _counted_width(xs, series, counted) if counted else 5.2
     fig, ax = _new(width, 3.2 + N_ROW_INCHES * (len(counted) + 1) if counted else 3.2)
+    lines = []
     for k, s in enumerate(series):
         colour, ls, marker = _look(k)
         y = np.asarray(s.y, dtype=float)
-        ax.plot(xs, y, marker=marker, ms=3, lw=1.4, ls=ls, color=colour, label=_short(s.label))
+        lines += ax.plot(xs, y, marker=marker, ms=3, lw=1.4, ls=ls, color=colour)
         if s.low is not None and s.high is not None:
             lo = np.asarray(s.low, dtype=float)
             hi = np.asarray(s.high, dtype=float)
@@ -312,7 +320,7 @@ def curves(
     ax.tick_params(labelsize=7)
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     if len(series) > 1:
-        ax.legend(fontsize=7, frameon=False)
+        _legend(ax, lines, [s.label for s in series], fontsize=7, frameon=False)
     ax.grid(alpha=0.3)
     alt = f"{title}: {', '.join(s.label for s in series)} against {xlabel}"
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
@@ -487,7 +495,7 @@ def reliability(
     with ``n == 0`` is not drawn); marker area grows with ``n``.
     """
     fig, ax = _new(4.6, 4.0)
-    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="perfect calibration")
+    lines = ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     parts = []
     for i, (label, mean_p, observed, n) in enumerate(series):
         x = np.asarray(mean_p, dtype=float)
@@ -498,7 +506,7 @@ def reliability(
         ok = (w > 0) & np.isfinite(x) & np.isfinite(y)
         colour, ls, marker = _look(i)
         size = 10 + 60 * w[ok] / max(float(w.max()), 1.0)
-        ax.plot(x[ok], y[ok], color=colour, lw=1.2, ls=ls, label=_short(label))
+        lines += ax.plot(x[ok], y[ok], color=colour, lw=1.2, ls=ls)
         ax.scatter(x[ok], y[ok], s=size, color=colour, marker=marker, zorder=3)
         points = zip(x[ok], y[ok], w[ok], strict=True)
         text = ", ".join(f"{a:.2f}→{b:.2f} (n={int(c):,})" for a, b, c in points)
@@ -510,6 +518,6 @@ def reliability(
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    _legend(ax, lines, ["perfect calibration", *(s[0] for s in series)], loc="upper left")
     alt = f"{title}: " + "; ".join(parts)
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)

@@ -217,16 +217,10 @@ def test_no_correction_is_shown_when_no_term_has_a_standard_error() -> None:
     yet the audit showed 'Correction: mean score per model with self- and family-bias
     removed' (after = before) and 'debiasing subtracts γ̂_j …; it does not change the
     ranking'. Nothing estimated is nothing to correct, as with no term at all."""
-    import pandas as pd
 
-    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 4, 4),
-            ("p2", "claude-2.1", "gpt-4o", 2, 3), ("p1", "claude-2.1", "claude-2.1", 5, 4),
-            ("p1", "gpt-4o", "claude-2.1", 3, 4), ("p2", "gpt-4o", "claude-2.1", 4, 3),
-            ("p1", "gpt-4o", "x-judge", 3, 4), ("p2", "gpt-4o", "x-judge", 2, 3),
-            ("p1", "claude-2.1", "x-judge", 5, 4), ("p2", "claude-2.1", "x-judge", 3, 3),
-            ("p3", "claude-2.1", "x-judge", 1, 2)]  # fmt: skip
-    frame = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
-    report = _audit_ratings(frame.assign(dimension="quality"))
+    from regression.conftest import exact_selves
+
+    report = _audit_ratings(exact_selves())
     assert not [t for t in report.tables if t.name.startswith("debiased")]
     notes = [n for s in report.sections for n in s.notes]
     assert not any("debiasing subtracts" in n for n in notes), notes

@@ -522,15 +522,10 @@ def test_a_term_fitted_exactly_by_its_own_rating_has_no_standard_error() -> None
     error (not estimated), one of +6e-32 as γ = +0.4000 with se 0.0000, an interval
     [+0.4000, +0.4000] and 'significant', subtracted by the correction. Both γ are now
     without a standard error, named in the notes and not significant."""
-    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 4, 4),
-            ("p2", "claude-2.1", "gpt-4o", 2, 3), ("p1", "claude-2.1", "claude-2.1", 5, 4),
-            ("p1", "gpt-4o", "claude-2.1", 3, 4), ("p2", "gpt-4o", "claude-2.1", 4, 3),
-            ("p1", "gpt-4o", "x-judge", 3, 4), ("p2", "gpt-4o", "x-judge", 2, 3),
-            ("p1", "claude-2.1", "x-judge", 5, 4), ("p2", "claude-2.1", "x-judge", 3, 3),
-            ("p3", "claude-2.1", "x-judge", 1, 2)]  # fmt: skip
-    ratings = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
+    from regression.conftest import exact_selves
+
     families = {"gpt-4o": "gpt", "claude-2.1": "claude", "x-judge": "x"}
-    res = fit_favoritism(ratings.assign(dimension="quality"), families)
+    res = fit_favoritism(exact_selves(), families)
     gamma = res.self_bias().set_index("judge")
     # by hand, ratings ÷ 5: gpt-4o's others lie on 0.8 → 0.8 and 0.6 → 0.4 (slope 2,
     # intercept -0.8), so its own at 0.8 is predicted 0.8 and reads 1.0: γ = 0.2;

@@ -252,6 +252,50 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     the few-prompts warning the audit gives it; the header said '0 families' above notes
     naming the claude and gpt families. Now: '—', the note why, the warning, and the
     header counts the family-bias terms, as it means."""
+    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 3, 4),
+            ("p2", "gpt-4o", "gpt-4o", 4, 3), ("p2", "claude-2.1", "gpt-4o", 4, 4),
+            ("p1", "gpt-4o", "claude-2.1", 4, 4), ("p1", "claude-2.1", "claude-2.1", 5, 4),
+            ("p2", "gpt-4o", "claude-2.1", 3, 3)]  # fmt: skip
+    path = tmp_path / "r.csv"
+    pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"]).assign(
+        dimension="quality"
+    ).to_csv(path, index=False)
+    code = main(["favoritism", str(path), "--out", str(tmp_path / "out")])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    assert "nan" not in stdout.lower() and "RuntimeWarning" not in err, (stdout, err)
+    claude = next(line for line in stdout.splitlines() if line.startswith("│ claude-2.1"))
+    assert claude.count("—") == 4, claude
+    gpt = next(line for line in stdout.splitlines() if line.startswith("│ gpt-4o"))
+    # by hand, scores ÷ 5: its own 1.0, 0.8 at references 0.8, 0.6 (slope 1), the others
+    # 0.6 and 0.8 at 0.8 (mean 0.7): γ = 1.0 − 0.7
+    assert "+0.3000" in gpt
+    said = " ".join(stdout.split())
+    assert "7 ratings, 2 judges, 0 family-bias terms λ_F (families with a judge rating" in said
+    assert "warning: only 2 prompts: cluster-robust errors with so few clusters" in said
+    assert "γ_j of claude-2.1: no finite standard error" in said
+    # the correction leaves out what the fit does not report (it subtracted claude's
+    # 0.2): claude's mean judge score stays (0.6 + 1.0) / 2 = 0.8; gpt-4o's own 1.0 and
+    # 0.8 lose γ = 0.3 beside 0.6 and 0.8 from claude: (0.7 + 0.5 + 0.6 + 0.8) / 4
+    assert "γ_j of claude-2.1 not subtracted (not estimated)" in said
+    effect = pd.read_csv(tmp_path / "out" / "debiased.csv").set_index("model")
+    assert effect.loc["claude-2.1", "after"] == pytest.approx(0.8)
+    assert effect.loc["gpt-4o", "after"] == pytest.approx(0.65)
+    # both judge means are 0.8 before (one reads 0.7999999999999999): one rank, not two
+    assert effect["rank_before"].tolist() == [1, 1]
+    assert (
+        "ranking changes; Kendall's tau to the reference ranking undefined (fewer than two "
+        "models, or all tied) → 1.00; γ_j of claude-2.1 not subtracted (not estimated)"
+    ) in said
+
+
+def test_the_command_says_nothing_is_corrected_when_no_term_has_a_standard_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both γ fit their judge's one own rating exactly (no standard error), the third
+    judge never rates itself: the correction subtracts nothing. The line read 'the
+    judges' model ranking does not change; Kendall's tau … 1.00 → 1.00', a correction
+    that held the ranking; the audit of the file says there is nothing to correct."""
     from regression.conftest import exact_selves
 
     path = tmp_path / "r.csv"

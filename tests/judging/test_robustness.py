@@ -192,23 +192,9 @@ def test_ctrl_c_says_the_work_is_kept_and_a_rerun_goes_on(tmp_path: Path) -> Non
     """Typer turns Ctrl-C into exit 130 before our handler sees it; the run still says
     what happened (it ended silently) and the rerun judges only what was left."""
     n = 200  # 400 judgments, 2 at a time, 0.2 s each: about 40 s uninterrupted
-    src = pairs_file(tmp_path, n=n)
     store = tmp_path / "s.db"
     with StandIn(latency=0.2) as server:
-        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
-        args += ["--data", str(src), "--out", str(store), "--concurrency", "2"]
-        env = {**os.environ, "PYTHONPATH": SRC}
-        cmd = [sys.executable, "-m", "recuse", *args]
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-            # a shell's background job (a CI script can be one) ignores SIGINT, and the
-            # child would inherit that: give it the default, as a terminal's job has
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=2)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
@@ -216,13 +202,7 @@ def test_ctrl_c_says_the_work_is_kept_and_a_rerun_goes_on(tmp_path: Path) -> Non
             "recuse: interrupted; finished work is kept — run the same command again to go "
             "on where it stopped"
         )
-    kept = _stored(store)
-    assert 0 < kept < 2 * n
-    with StandIn() as fast:  # the rest without the delay (the store keys hold no URL)
-        args[args.index("--base-url") + 1] = fast.base_url
-        again = run_cli(args)
-    assert again.returncode == 0, again.stderr
-    assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
+    _rerun_judges_only_the_rest(args, store, 2 * n)
 
 
 def test_a_store_path_longer_than_sqlite_opens_is_told_with_the_fix(
@@ -247,20 +227,10 @@ def test_ctrl_c_pressed_again_and_again_says_only_recuses_words(tmp_path: Path) 
     "Exception ignored in ... threading" and a KeyboardInterrupt traceback); what
     was stored is kept and the rerun judges only the rest."""
     n = 100  # 200 judgments, 8 at a time, 0.3 s each: about 8 s uninterrupted
-    src = pairs_file(tmp_path, n=n)
     store = tmp_path / "s.db"
     with StandIn(latency=0.3) as server:
-        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
-        args += ["--data", str(src), "--out", str(store), "--concurrency", "8"]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC},
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )  # fmt: skip
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=8)
         deadline = time.monotonic() + 120
-        while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         assert proc.stderr is not None
         said = proc.stderr.readline()
@@ -275,14 +245,8 @@ def test_ctrl_c_pressed_again_and_again_says_only_recuses_words(tmp_path: Path) 
         "recuse: interrupted; finished work is kept — run the same command again to go on "
         "where it stopped\n"
     )
-    kept = _stored(store)
-    assert 0 < kept < 2 * n and kept <= asked
-    with StandIn() as fast:
-        args[args.index("--base-url") + 1] = fast.base_url
-        again = run_cli(args)
-        assert fast.requests == 2 * n - kept
-    assert again.returncode == 0, again.stderr
-    assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
+    assert _stored(store) <= asked
+    _rerun_judges_only_the_rest(args, store, 2 * n)
 
 
 def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
@@ -293,19 +257,10 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     (128 + 15), every answer received is stored (the server counts what it answered)
     and the rerun asks only for the rest."""
     n = 100  # 200 judgments, 4 at a time, 0.3 s each: about 15 s uninterrupted
-    src = pairs_file(tmp_path, n=n)
     store = tmp_path / "s.db"
     with StandIn(latency=0.3) as server:
-        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
-        args += ["--data", str(src), "--out", str(store), "--concurrency", "4"]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC},
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=4,
+                              sigint_default=False)  # fmt: skip
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
@@ -313,16 +268,9 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
         "recuse: terminated (SIGTERM); finished work is kept — run the same command again "
         "to go on where it stopped\n"
     )
-    kept = _stored(store)
-    assert 0 < kept < 2 * n
     with sqlite3.connect(store) as db:  # no lease left for a rerun to take over
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
-    with StandIn() as fast:
-        args[args.index("--base-url") + 1] = fast.base_url
-        again = run_cli(args)
-        assert fast.requests == 2 * n - kept
-    assert again.returncode == 0, again.stderr
-    assert f"{kept} already stored, {2 * n - kept} ok" in again.stdout
+    _rerun_judges_only_the_rest(args, store, 2 * n)
 
 
 # a judge that sends its own process SIGTERM from inside its fifth call: the signal
@@ -367,6 +315,43 @@ def test_sigterm_inside_a_call_stops_the_run_as_ctrl_c_does(tmp_path: Path) -> N
     assert 0 < _stored(store) < 80
     with sqlite3.connect(store) as db:  # the run's leases dropped as after a Ctrl-C
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+
+
+def _judging(
+    server: StandIn, src: Path, store: Path, *, concurrency: int, sigint_default: bool = True
+) -> tuple[subprocess.Popen[str], list[str]]:
+    """``recuse judge`` of ``src`` into ``store`` against ``server``, in a subprocess,
+    returned once it has stored 4 judgments and still runs, with its arguments (for the
+    rerun). ``sigint_default``: a shell's background job (a CI script can be one) ignores
+    SIGINT, and the child would inherit that: give it the default, as a terminal's job
+    has."""
+    args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+    args += ["--data", str(src), "--out", str(store), "--concurrency", str(concurrency)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC},
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if sigint_default
+        else None,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be stopped"
+    return proc, args
+
+
+def _rerun_judges_only_the_rest(args: list[str], store: Path, total: int) -> None:
+    """What the stopped run stored is part of its ``total`` judgments, and the same
+    command, against a server without the delay (the store keys hold no URL), asks only
+    for the rest and says what it found stored."""
+    kept = _stored(store)
+    assert 0 < kept < total
+    with StandIn() as fast:
+        args[args.index("--base-url") + 1] = fast.base_url
+        again = run_cli(args)
+        assert fast.requests == total - kept
+    assert again.returncode == 0, again.stderr
+    assert f"{kept} already stored, {total - kept} ok" in again.stdout
 
 
 def _stored(store: Path) -> int:

@@ -290,14 +290,7 @@ def test_a_folder_that_takes_no_file_is_refused_with_what_to_do(
     any work). Here as on Linux: creating a file in the folder raises ENOENT."""
     target = tmp_path / "virtual"
     target.mkdir()
-    real_open = os.open
-
-    def refuse(path: str | Path, flags: int, *args: int, **kwargs: object) -> int:
-        if str(path).startswith(str(target)) and flags & os.O_CREAT:
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
-        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "open", refuse)
+    _no_new_file(monkeypatch, target, FileNotFoundError(errno.ENOENT, "No such file or directory"))
     args = _commands(pairs_csv, ratings, target / "out", target / "out.csv")[command]
     code, _, err = run(capsys, *args)
     assert_one_line(code, err, "no file can be created in that folder", "write elsewhere")
@@ -310,6 +303,19 @@ def test_audit_out_under_proc_says_to_write_elsewhere(
 ) -> None:
     code, _, err = run(capsys, "audit", str(pairs_csv), "--out", "/proc/recuse-out")
     assert_one_line(code, err, "/proc/recuse-out", "/proc", "write elsewhere with --out")
+
+
+def _no_new_file(monkeypatch: pytest.MonkeyPatch, target: Path, error: OSError) -> None:
+    """``os.open`` creating a file under ``target`` raises ``error`` (its errno and
+    words, with the path), as a folder without write permission or /proc answers."""
+    real_open = os.open
+
+    def refuse(path: str | Path, flags: int, *args: int, **kwargs: object) -> int:
+        if str(path).startswith(str(target)) and flags & os.O_CREAT:
+            raise type(error)(error.errno, error.strerror, str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refuse)
 
 
 @pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
@@ -325,14 +331,7 @@ def test_unwritable_folder_is_refused_before_the_work(
     """As a normal user in a folder without write permission (root ignores chmod)."""
     target = tmp_path / "locked"
     target.mkdir()
-    real_open = os.open
-
-    def refuse(path: str | Path, flags: int, *args: int, **kwargs: object) -> int:
-        if str(path).startswith(str(target)) and flags & os.O_CREAT:
-            raise PermissionError(errno.EACCES, "Permission denied", str(path))
-        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "open", refuse)
+    _no_new_file(monkeypatch, target, PermissionError(errno.EACCES, "Permission denied"))
     args = _commands(pairs_csv, ratings, target / "out", target / "out.csv")[command]
     code, _, err = run(capsys, *args)
     assert_one_line(code, err, "permission denied")

@@ -6,11 +6,11 @@ import asyncio
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from recuse.errors import JudgeError
+from recuse.errors import ConfigError, JudgeError
 from recuse.judging.backends.base import (
     Backend,
     Failure,
@@ -19,6 +19,7 @@ from recuse.judging.backends.base import (
     TransientError,
 )
 from recuse.judging.protocols import Prompt
+from recuse.judging.store import Store
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -241,3 +242,34 @@ def mirrored_pairs(n: int) -> list[dict[str, str]]:
             "human": {"a": "b", "b": "a"}[src["human"]],
         }
     return out
+
+
+def claiming_while_another_claims(
+    path: Path, table: str, other: Callable[[Store], object], mine: Callable[[Store], object]
+) -> Store:
+    """``mine(store)`` on a fresh store at ``path`` while another run's ``other(store)``
+    claims between mine's look-up in ``table`` and its insert (two runs started at once);
+    the claiming store, or ``mine``'s ConfigError with both stores closed."""
+    path.unlink(missing_ok=True)
+    first, second = Store(path), Store(path)
+    first.conn  # noqa: B018 - the tables exist before either claims
+    real = second._rows
+    raced: list[bool] = []
+
+    def rows(sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        out = real(sql, params)
+        if f"FROM {table}" in sql and not raced:  # the other run claims now
+            raced.append(True)
+            other(first)
+        return out
+
+    second._rows = rows  # type: ignore[method-assign]
+    try:
+        mine(second)
+    except ConfigError:
+        second.close()
+        raise
+    finally:
+        first.close()
+        assert raced
+    return second

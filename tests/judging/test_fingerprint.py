@@ -13,7 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judging.helpers import FakeBackend, build_tiny_model, fake_pairs, read_mt_bench_pairs
+from judging.helpers import (
+    FakeBackend,
+    build_tiny_model,
+    claiming_while_another_claims,
+    fake_pairs,
+    read_mt_bench_pairs,
+)
 from recuse.cli import main
 from recuse.errors import ConfigError
 from recuse.judging import Runner, Store, fingerprint
@@ -295,29 +301,11 @@ def test_weights_saved_while_the_run_loads_them_are_refused(
 def _claim_while_another_claims(path: Path, revision: str) -> Store:
     """``claim_judge(j, m, revision)`` on ``path`` while another run claims ``j`` for
     ``m`` at ``r1`` between its look-up and its insert; the claiming store."""
-    path.unlink(missing_ok=True)
-    first, second = Store(path), Store(path)
-    first.conn  # noqa: B018 - the tables exist before either claims
-    real = second._rows
-    raced: list[bool] = []
-
-    def rows(sql: str, params: Any = ()) -> Any:
-        out = real(sql, params)
-        if "FROM judge_models" in sql and not raced:  # the other run claims now
-            raced.append(True)
-            first.claim_judge("j", model_id="m", revision="r1", keys=[])
-        return out
-
-    second._rows = rows  # type: ignore[method-assign]
-    try:
-        second.claim_judge("j", model_id="m", revision=revision, keys=[])
-    except ConfigError:
-        second.close()
-        raise
-    finally:
-        first.close()
-        assert raced
-    return second
+    return claiming_while_another_claims(
+        path, "judge_models",
+        lambda other: other.claim_judge("j", model_id="m", revision="r1", keys=[]),
+        lambda mine: mine.claim_judge("j", model_id="m", revision=revision, keys=[]),
+    )  # fmt: skip
 
 
 def test_two_runs_claiming_one_judge_id_at_once(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judging.helpers import FakeBackend, fake_pairs
+from judging.helpers import FakeBackend, claiming_while_another_claims, fake_pairs
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.base import Failure, Generation
 from recuse.judging.protocols import (
@@ -566,29 +566,11 @@ def test_a_run_that_judged_nothing_leaves_no_claim_on_its_prompt(tmp_path: Path)
 def _claim_prompt_while_another_claims(path: Path, prompt: str) -> Store:
     """``claim_prompt(j, prompt)`` on ``path`` while another run claims ``j`` for the
     prompt "p1" between its look-up and its insert; the claiming store."""
-    path.unlink(missing_ok=True)
-    first, second = Store(path), Store(path)
-    first.conn  # noqa: B018 - the tables exist before either claims
-    real = second._rows
-    raced: list[bool] = []
-
-    def rows(sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
-        out = real(sql, params)
-        if "FROM judge_prompts" in sql and not raced:  # the other run claims now
-            raced.append(True)
-            first.claim_prompt("j", prompt="p1", name="one", keys=[])
-        return out
-
-    second._rows = rows  # type: ignore[method-assign]
-    try:
-        second.claim_prompt("j", prompt=prompt, name="two", keys=[])
-    except ConfigError:
-        second.close()
-        raise
-    finally:
-        first.close()
-        assert raced
-    return second
+    return claiming_while_another_claims(
+        path, "judge_prompts",
+        lambda other: other.claim_prompt("j", prompt="p1", name="one", keys=[]),
+        lambda mine: mine.claim_prompt("j", prompt=prompt, name="two", keys=[]),
+    )  # fmt: skip
 
 
 def test_two_runs_claiming_one_judge_prompt_at_once(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ summation order moves, and a rewritten JSON that keeps the model run's record.""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,19 @@ def assert_run_record_kept(
     assert set(after) - set(before) <= {"analyses_redone"}
     assert "--from-pairs" in after["analyses_redone"]
     return kept
+
+
+def assert_analyses_redone(
+    folder: Path, before: dict[str, Any], after: dict[str, Any], done: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """A familiarity example's ``--from-pairs`` in ``folder``, run with 20 resamples
+    (``done``: what its ``analyse`` returned): the JSON's analysis sections are replaced
+    by ``done``'s (20 resamples, not the JSON's), its tables are the CSV files written,
+    and the model run's record is kept (:func:`assert_run_record_kept`). Returns the
+    sections and the kept keys."""
+    sections = json.loads(json.dumps(done.sections(), default=str))
+    assert sections["familiarity_bias"][0]["n_boot"] == 20 != before["settings"]["n_boot"]
+    assert {k: after[k] for k in sections} == sections
+    for name, table in done.tables().items():
+        assert (folder / name).read_text() == table.to_csv(index=False, float_format="%.4f")
+    return sections, assert_run_record_kept(before, after, sections)

@@ -37,7 +37,15 @@ from dataclasses import dataclass
 
 from recuse.numbers import count
 
-__all__ = ["HEARTBEAT_SECONDS", "LEASE_STALE_SECONDS", "Holder", "LeaseId", "Leased", "left_line"]
+__all__ = [
+    "HEARTBEAT_SECONDS",
+    "LEASE_STALE_SECONDS",
+    "Holder",
+    "LeaseId",
+    "Leased",
+    "left_line",
+    "left_to",
+]
 
 #: seconds after its heartbeat that a run on another host is taken for dead. A run
 #: commits its judgments at least every 0.1 s while they arrive (the heartbeat every
@@ -143,11 +151,17 @@ def end(run: Holder) -> None:
     _ACTIVE.discard(run.run)
 
 
+def left_to(holders: Sequence[str]) -> str:
+    """``left to a run in progress (…)``: the runs ``holders`` (:meth:`Holder.words`)
+    that hold what this run left to them."""
+    runs = "a run" if len(holders) == 1 else "runs"
+    return f"left to {runs} in progress ({'; '.join(holders)})"
+
+
 def left_line(left: int, what: str, holders: Sequence[str]) -> str:
     """The words a summary adds where ``left`` of its ``what`` (judgments) were leased
     by the runs ``holders`` (:meth:`Holder.words`)."""
-    runs = "a run" if len(holders) == 1 else "runs"
     return (
-        f"{count(left)} {what} left to {runs} in progress ({'; '.join(holders)}); "
-        "rerun after it ends to pick up any it did not finish"
+        f"{count(left)} {what} {left_to(holders)}; rerun after it ends to pick up any it "
+        "did not finish"
     )

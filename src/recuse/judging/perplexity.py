@@ -47,6 +47,7 @@ import pandas as pd
 
 from recuse.errors import ConfigError, InputError
 from recuse.judging.backends.base import Backend
+from recuse.judging.leases import left_to
 from recuse.judging.protocols import PERPLEXITY_VERSION, response_prompt
 from recuse.judging.runner import Executor, RetryPolicy, Runner, RunSummary
 from recuse.judging.store import Perplexity, Store
@@ -132,10 +133,8 @@ def perplexities(
 
 def _left_reason(run: RunSummary) -> str:
     """The reason of a text left to another run in progress (:attr:`RunSummary.left`)."""
-    runs = "a run" if len(run.holders) == 1 else "runs"
     return (
-        f"left to {runs} in progress ({'; '.join(run.holders)}), which had not stored it "
-        "when this run ended; rerun after it ends"
+        f"{left_to(run.holders)}, which had not stored it when this run ended; rerun after it ends"
     )
 
 

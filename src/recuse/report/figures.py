@@ -236,7 +236,7 @@ def _count_rows(
     nax.set_yticks(range(rows), names, fontsize=6)
     nax.tick_params(axis="y", length=0)
     for row, (k, tick) in enumerate(zip(counted, nax.get_yticklabels(), strict=True)):
-        colour = _PALETTE[k % len(_PALETTE)]
+        colour = _look(k)[0]  # its curve's colour
         tick.set_color(colour)
         y = np.asarray(series[k].y, dtype=float)
         for i, (xi, yi, ni) in enumerate(zip(xs, y, series[k].n or (), strict=False)):

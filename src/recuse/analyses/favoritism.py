@@ -11,7 +11,7 @@ from recuse.analyses.base import Analysis, Context, families_of, red_caption, sl
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.summary import PairwiseBias
-from recuse.mitigation.debias import debias_effect
+from recuse.mitigation.debias import debias_effect, not_subtracted
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
@@ -19,7 +19,6 @@ from recuse.regression.favoritism import (
     FavoritismResult,
     corrects_anything,
     prepare,
-    without_se,
 )
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
@@ -294,9 +293,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above"
-        + "".join(f"; {t} is not subtracted (not estimated)" for t in without_se(res.coefficients))
-        + "."
+        "uncertainty is the coefficients' intervals above" + not_subtracted(res) + "."
     )
 
 

@@ -26,7 +26,7 @@ from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import Input, load_input, read_paths
 from recuse.errors import ConfigError
-from recuse.mitigation.debias import DebiasEffect, debias_effect
+from recuse.mitigation.debias import DebiasEffect, debias_effect, not_subtracted
 from recuse.numbers import decimal, percent, share_percent, signed
 from recuse.outputs import check_output_folder, csv_files, csv_names, staged, strict_json
 from recuse.regression.favoritism import (
@@ -36,7 +36,6 @@ from recuse.regression.favoritism import (
     FavoritismResult,
     Normalize,
     corrects_anything,
-    without_se,
 )
 from recuse.regression.ols import SEType
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, Battery, battery
@@ -205,9 +204,7 @@ def favoritism(
     console = make_console()
     _print_fit(console, source, loaded, bat)
     effect = debias_effect(ratings, bat.main, roster)
-    unsubtracted = "".join(
-        f"; {t} not subtracted (not estimated)" for t in without_se(bat.main.coefficients)
-    )
+    unsubtracted = not_subtracted(bat.main)
     if not corrects_anything(bat.main.coefficients):  # as the audit says it
         console.print(
             "correction (debiased.csv): no self- or family-bias term was estimated, so "

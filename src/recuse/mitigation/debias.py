@@ -22,7 +22,7 @@ from scipy import stats
 
 from recuse.errors import InputError
 from recuse.numbers import decimal
-from recuse.regression.favoritism import Families, FavoritismResult, prepare
+from recuse.regression.favoritism import Families, FavoritismResult, prepare, without_se
 
 
 def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) -> pd.DataFrame:
@@ -64,6 +64,13 @@ def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) 
     )
     out["rating_debiased"] = out["rating"] - corr * scale.to_numpy()
     return out
+
+
+def not_subtracted(result: FavoritismResult) -> str:
+    """``; γ_j of claude-2.1 not subtracted (not estimated)`` for each term the correction
+    leaves out (:func:`~recuse.regression.favoritism.without_se`): the words the command's
+    and the audit's correction lines end with ("" where it leaves none out)."""
+    return "".join(f"; {t} not subtracted (not estimated)" for t in without_se(result.coefficients))
 
 
 @dataclass(frozen=True, eq=False)

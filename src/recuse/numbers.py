@@ -126,23 +126,26 @@ def count(n: int) -> str:
     return f"{int(n):,}"
 
 
-def exact(value: float) -> str:
+def exact(value: float, *, percent: bool = False) -> str:
     """``value`` as the shortest decimal that reads back as the same float (Python's
     ``repr``), positional, never rounded: a confidence threshold, which names the items
     kept (``c ≥`` it). Rounded, it names others: 0.99974 to three significant digits read
     ``c ≥ 1``, as if only verdicts given with certainty were kept. A whole number has
-    no ``.0``.
+    no ``.0``. ``percent``: that decimal × 100, shifted exactly (not the float ×
+    100: 0.1 + 0.2 gives 30.000000000000004%), with ``%``.
 
     >>> exact(0.99974), exact(1.0), exact(0.8500000000000001), exact(1e-7)
     ('0.99974', '1', '0.8500000000000001', '0.0000001')
+    >>> exact(0.555, percent=True), exact(1e-7, percent=True), exact(-0.0, percent=True)
+    ('55.5%', '0.00001%', '0%')
     """
     value = float(value) + 0.0
     if not math.isfinite(value):
         return f"{value:g}"
-    text = format(Decimal(repr(value)), "f")
+    text = format(Decimal(repr(value)).scaleb(2 if percent else 0), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return minus(text)
+    return minus(text) + ("%" if percent else "")
 
 
 def general(value: float) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -86,15 +85,6 @@ def parse_certified(texts: Sequence[str]) -> list[Certified]:
     if not out:
         raise ConfigError("--certified: give AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6")
     return out
-
-
-def _required(x: float) -> str:
-    """The required share as given, a percentage never rounded (0.6 → "60%", 0.555 →
-    "55.5%", 1e-07 → "0.00001%"), never "-0%". Rounded to six significant digits, a
-    share the gate wrote beside it on its own side read as it: 0.1299952 "below the
-    required 12.9995%" for a required 0.12999544."""
-    text = format(Decimal(repr(float(x) + 0.0)).scaleb(2), "f")
-    return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
 
 
 def _number(x: Any) -> bool:
@@ -176,12 +166,15 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     for o in _at(rows, "own", t):
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0
         own = f" (own-answer pairs: {share_percent(share)} of {count(o['n_labelled'])})"
+    # the required share as given, never rounded: rounded to six significant digits, a
+    # share written on its own side read as it (0.1299952 "below the required 12.9995%")
+    required = exact(rule.coverage, percent=True)
     return outcome, (
         f"at agreement ≥ {exact(rule.target)}{grid}, δ = {float(r['delta']):g}: certified on "
         f"{share_percent_beside(cov, rule.coverage)} of {count(r['n_labelled'])} labelled "
         f"pairs{own}"
         f"{held_text}; "
-        f"{'meets' if outcome == 'pass' else 'below'} the required {_required(rule.coverage)}"
+        f"{'meets' if outcome == 'pass' else 'below'} the required {required}"
     )
 
 

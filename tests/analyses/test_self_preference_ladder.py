@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
-from analyses.conftest import Planted
+from analyses.conftest import OPTIONS, Planted
 from recuse.analyses.self_preference_ladder import ANALYSIS, PARTS
+from recuse.data.inputs import Input
+from recuse.driver import run_audit
 from recuse.metrics.ladder import RUNGS
-from recuse.report import Finding
+from recuse.report import Finding, Source
 
 
 def test_the_parts_are_findings_that_add_up_to_the_headline_and_are_never_flagged(
@@ -34,3 +39,27 @@ def test_section_table_has_every_rung_per_judge(planted: Planted) -> None:
     gpt4 = table.frame[table.frame["judge"] == "gpt-4"]
     assert list(gpt4["rung"]) == list(RUNGS)
     assert list(gpt4["definition"]) == list(RUNGS.values())
+
+
+@pytest.mark.parametrize("order", ["first", "second"])
+def test_one_order_ladder_says_its_verdicts_are_of_that_order(planted: Planted, order: str) -> None:
+    """With --orders first (or second) the harmful rung's definition said 'averaged over
+    the two orders: a split of two firm picks counts ½' and the split rungs read as if
+    they could be estimated; each row now names the order its verdict is of, and a note
+    says why the split rungs are empty."""
+    options = replace(OPTIONS, only=(ANALYSIS.id,), orders=order)
+    pairs = planted.pairs
+    report = run_audit([Input("one", "pairs", pairs, Source("one", "pairs", len(pairs)))],
+                       options=options, roster=planted.roster)  # fmt: skip
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "ladder-one"]
+    gpt4 = table.frame[table.frame["judge"] == "gpt-4"].set_index("rung")
+    harmful = gpt4.loc["harmful", "definition"]
+    assert "averaged over the two orders" not in harmful and "½" not in harmful
+    assert harmful.endswith(f"(the {order} order's verdict alone)")
+    assert gpt4.loc["legitimate", "definition"] == RUNGS["legitimate"]
+    split = gpt4.loc["harmful_split"]
+    assert np.isnan(split["estimate"]) and "both orders" in split["not estimated"]
+    assert f"--orders {order}: every rung of the ladder of one reads the {order} order's" in (
+        " ".join(section.notes)
+    )

@@ -28,7 +28,7 @@ from recuse.analyses.self_preference import UNADJUSTED
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.competence import CALIBRATED, CALIBRATED_RUNGS
-from recuse.metrics.ladder import RUNGS, self_preference_ladder
+from recuse.metrics.ladder import RUNGS, rung_definition, self_preference_ladder
 from recuse.metrics.summary import PairwiseBias
 from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
@@ -167,13 +167,19 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         why="no rung about their own answers could be estimated",
     ):
         ctx.part(ANALYSIS).notes.append(note)
+    if o.orders != "both":  # the intro's words on the two orders are not this run's
+        ctx.part(ANALYSIS).notes.append(
+            f"--orders {o.orders}: every rung of the ladder of {inp.name} reads the "
+            f"{o.orders} order's verdict alone; the rungs split by what the two orders did "
+            "need both and are not estimated."
+        )
     results = [r for r in results if r.judge in shown]
     skipped = [s for s in skipped if s.judge in shown]
     table = [
         {
             "judge": r.judge,
             "rung": r.metric,
-            "definition": RUNGS[r.metric],
+            "definition": rung_definition(r.metric, o.orders),
             "estimate": r.estimate,
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,
@@ -186,7 +192,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         {
             "judge": s.judge,
             "rung": s.metric,
-            "definition": RUNGS[s.metric],
+            "definition": rung_definition(s.metric, o.orders),
             "not estimated": s.reason,
         }
         for s in skipped

@@ -55,7 +55,7 @@ from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient, require_pairs
 from recuse.roster import self_keys
 
-__all__ = ["RUNGS", "self_preference_ladder"]
+__all__ = ["RUNGS", "rung_definition", "self_preference_ladder"]
 
 FloatArray = NDArray[np.float64]
 RUNGS: dict[str, str] = {
@@ -86,6 +86,27 @@ RUNGS: dict[str, str] = {
     "harmful_excess": "harmful − baseline_error: own worse answers chosen beyond the "
     "judge's general error rate; 0 = no bias",
 }
+
+
+#: the averaging words of :data:`RUNGS`' harmful rung (true of the two orders only)
+_BOTH_ORDERS = (
+    " (each pair counts its own answer's share of the win averaged over the two orders: a "
+    "split of two firm picks counts ½)"
+)
+
+
+def rung_definition(rung: str, orders: str = "both") -> str:
+    """:data:`RUNGS`' words for ``rung`` where the verdicts are of ``orders`` (the
+    audit's ``--orders``): with one order, the harmful rung's averaging words name that
+    order's verdict instead.
+
+    >>> rung_definition("harmful", "first").endswith("(the first order's verdict alone)")
+    True
+    """
+    words = RUNGS[rung]
+    if orders == "both" or not words.endswith(_BOTH_ORDERS):
+        return words
+    return words.removesuffix(_BOTH_ORDERS) + f" (the {orders} order's verdict alone)"
 
 
 def _spec(

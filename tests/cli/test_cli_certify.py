@@ -777,3 +777,21 @@ def test_a_reason_names_the_level_of_its_bound(
         "own: never confident enough: its most confident 43 items (c ≥ 1) agree 39/43, "
         "lower bound 0.787 at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 0.80;"
     ) in text
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_the_table_names_the_level_of_each_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table's bound column sat under a title 'δ = 0.1' while each bound is taken at
+    its stratum's share of δ (δ/3 with three strata tested): 0.787 read as a bound at
+    δ = 0.1, where that bound is 0.823. Each row now names its δ' beside the bound."""
+    from scipy.stats import beta
+
+    code, text = _run(["certify", "llmbar-mtbench", "--agreement", "0.8", "-j", "gpt-4"], capsys)
+    assert code == 0, text
+    header = next(line for line in text.splitlines() if "│ judge" in line or "┃ judge" in line)
+    assert "bound ┃  at δ' ┃" in header
+    (row,) = [line for line in text.splitlines() if "│ own " in line]
+    bound = float(beta.ppf(0.1 / 3, 39, 5))  # 39 of its 43 most confident items agree
+    assert f"│ {numbers.lower_bound(bound)} │ 0.0333 │" in row

@@ -86,11 +86,11 @@ def definitions(kind: ReferenceKind) -> str:
         "the judge's labelled items: its line under the table, as recuse gate --certified "
         "and the audit read it); "
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
-        "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' (delta' = "
-        "this stratum's share of delta); held out: the same with thresholds certified "
-        "without the item's fold (5 folds by prompt; 'one prompt': no check, no fold can be "
-        "certified without its own items). The guarantee holds where the bound is at least "
-        "the target."
+        "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta'; at delta': "
+        "this stratum's share of delta (delta over the strata tested); held out: the same "
+        "with thresholds certified without the item's fold (5 folds by prompt; 'one "
+        "prompt': no check, no fold can be certified without its own items). The "
+        "guarantee holds where the bound is at least the target."
     )
 
 
@@ -195,7 +195,7 @@ def _judges_table(result: Any) -> TerminalTable:
         title=Text(f"Certified at agreement ≥ {result.target:.2f}, δ = {result.delta:g}")
     )
     for col in ("judge", "stratum", "labelled", "threshold", "coverage", "agreement",
-                "bound", "held-out coverage", "held-out agreement"):  # fmt: skip
+                "bound", "at δ'", "held-out coverage", "held-out agreement"):  # fmt: skip
         t.add_column(col, justify="left" if col in ("judge", "stratum") else "right")
     for j in result.judges:
         for s in j.strata:
@@ -204,7 +204,7 @@ def _judges_table(result: Any) -> TerminalTable:
                 "not certified" if s.threshold is None else numbers.exact(s.threshold),
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 NOT_TESTED if s.lower_bound != s.lower_bound
-                else numbers.lower_bound(s.lower_bound),
+                else numbers.lower_bound(s.lower_bound), f"{s.delta:.3g}",
                 *((_pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT))
                   if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),
             )  # fmt: skip

@@ -343,7 +343,8 @@ def test_a_card_without_time_says_so_and_a_damaged_run_is_refused(
     with Store(path) as s:
         s.put_run("j", judgments=5, seconds=0.0, tokens=None)
         (c,) = cards(s.runs())
-    assert c.line().startswith("j: no rate (no time recorded) (5 answered")
+    # it read "no time recorded" beside "in 0.00 s"
+    assert c.line().startswith("j: no rate (0.00 s recorded) (5 answered, ok or unparsed, in 0.00")
     assert "nan" not in c.line()
     for judgments, seconds in ((5, -1.0), (5, "abc"), (-2, 1.0), ("x", 1.0)):
         _old_runs_table(path, ("j", judgments, seconds))

@@ -145,6 +145,8 @@ class Card:
             else "no rate (no run answered a judgment)"
             if self.unanswered_runs and not self.judgments
             else "no rate (no time recorded)"
+            if self.seconds is None
+            else f"no rate ({numbers.decimal(self.seconds, 2)} s recorded)"
         )
         unanswered = ""
         if self.unanswered_runs:

@@ -526,7 +526,9 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
     ``1e-10`` of the largest. The columns named as linear combinations of the others are
     those a column-pivoted QR of the equilibrated ``X`` leaves with a negligible
     diagonal; the QR is taken of the ``R`` factors of blocks of rows (the same ``R``
-    as of ``X`` itself, without holding ``X`` dense).
+    as of ``X`` itself, without holding ``X`` dense). Where none is (columns nearly but
+    not exactly dependent), those weighing at least a tenth of the most in the
+    eigenvector of the smallest eigenvalue are named.
     """
     XtX = gram(X)
     norms = np.sqrt(np.diag(XtX))
@@ -542,7 +544,7 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
                 else "their values are 0, or too small to count once divided by the scale"
             )
         )
-    eig = np.linalg.eigvalsh(XtX / np.outer(norms, norms))
+    eig, vec = np.linalg.eigh(XtX / np.outer(norms, norms))
     if eig[0] > 1e-10 * max(eig[-1], 1.0):
         return XtX
     Xs = X @ sp.diags_array(1 / norms)
@@ -554,10 +556,13 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
     d = np.abs(np.diag(r))
     bad = [terms[piv[i]] for i in range(len(d)) if d[i] < 1e-8 * d[0]]
     bad += [terms[i] for i in piv[len(d) :]]  # fewer rows than columns
+    if not bad:  # nearly dependent, not exactly: the terms of the weakest direction
+        weight = np.abs(vec[:, 0])
+        bad = [terms[i] for i in np.flatnonzero(weight >= 0.1 * weight.max())]
     causes = _causes(frame, len(terms))
     raise EstimationError(
         "the model is not identified on these data: column(s) "
-        f"{', '.join(t.name for t in bad) or '?'} are linear combinations of the others — "
+        f"{', '.join(t.name for t in bad)} are (nearly) linear combinations of the others — "
         + (
             "; ".join(causes)
             if causes

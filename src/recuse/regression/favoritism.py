@@ -558,7 +558,7 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
     bad += [terms[i] for i in piv[len(d) :]]  # fewer rows than columns
     if not bad:  # nearly dependent, not exactly: the terms of the weakest direction
         weight = np.abs(vec[:, 0])
-        bad = [terms[i] for i in np.flatnonzero(weight >= 0.1 * weight.max())]
+        bad = [terms[int(i)] for i in np.flatnonzero(weight >= 0.1 * weight.max())]
     causes = _causes(frame, len(terms))
     raise EstimationError(
         "the model is not identified on these data: column(s) "

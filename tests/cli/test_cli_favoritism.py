@@ -252,14 +252,10 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     the few-prompts warning the audit gives it; the header said '0 families' above notes
     naming the claude and gpt families. Now: '—', the note why, the warning, and the
     header counts the family-bias terms, as it means."""
-    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 3, 4),
-            ("p2", "gpt-4o", "gpt-4o", 4, 3), ("p2", "claude-2.1", "gpt-4o", 4, 4),
-            ("p1", "gpt-4o", "claude-2.1", 4, 4), ("p1", "claude-2.1", "claude-2.1", 5, 4),
-            ("p2", "gpt-4o", "claude-2.1", 3, 3)]  # fmt: skip
+    from regression.conftest import seven_ratings
+
     path = tmp_path / "r.csv"
-    pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"]).assign(
-        dimension="quality"
-    ).to_csv(path, index=False)
+    seven_ratings().to_csv(path, index=False)
     code = main(["favoritism", str(path), "--out", str(tmp_path / "out")])
     stdout, err = capsys.readouterr()
     assert code == 0, err
@@ -287,6 +283,31 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
         "ranking changes; Kendall's tau to the reference ranking undefined (fewer than two "
         "models, or all tied) → 1.00; γ_j of claude-2.1 not subtracted (not estimated)"
     ) in said
+
+
+def test_means_equal_but_for_rounding_on_a_raw_scale_are_one_rank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seven ratings on a raw scale of 11,111.7 points per unit (--normalize none):
+    both models' mean scores are 4 × 11,111.7, one summed to 44446.80000000001. At 12
+    decimals they were ranks 1 and 2, and the line said the ranking does not change;
+    ranked at 12 significant digits they tie before the correction, as on the
+    normalised scale, and gpt-4o falls below claude-2.1 after it."""
+    from regression.conftest import seven_ratings
+
+    big = seven_ratings()
+    big[["rating", "reference"]] *= 11111.7
+    before = big.groupby("model")["rating"].mean()
+    assert before["gpt-4o"] != before["claude-2.1"]  # the sums' rounding
+    assert before["gpt-4o"] == pytest.approx(before["claude-2.1"], rel=1e-15)
+    path = tmp_path / "r.csv"
+    big.to_csv(path, index=False)
+    assert main(["favoritism", str(path), "--normalize", "none", "--out", str(tmp_path)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    effect = pd.read_csv(tmp_path / "debiased.csv").set_index("model")
+    assert effect["rank_before"].tolist() == [1, 1]
+    assert effect.loc[["claude-2.1", "gpt-4o"], "rank_after"].tolist() == [1, 2]
+    assert "correction (debiased.csv): the judges' model ranking changes" in said
 
 
 def test_the_command_says_nothing_is_corrected_when_no_term_has_a_standard_error(

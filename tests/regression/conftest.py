@@ -17,3 +17,15 @@ def exact_selves() -> pd.DataFrame:
             ("p3", "claude-2.1", "x-judge", 1, 2)]  # fmt: skip
     frame = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
     return frame.assign(dimension="quality")
+
+
+def seven_ratings() -> pd.DataFrame:
+    """Seven ratings on two prompts (one dimension): claude-2.1's γ has no finite
+    standard error; gpt-4o's mean score, (5 + 3 + 4 + 4) / 4, equals claude-2.1's,
+    (4 + 5 + 3) / 3, though summed in floats they may differ in the last digit."""
+    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 3, 4),
+            ("p2", "gpt-4o", "gpt-4o", 4, 3), ("p2", "claude-2.1", "gpt-4o", 4, 4),
+            ("p1", "gpt-4o", "claude-2.1", 4, 4), ("p1", "claude-2.1", "claude-2.1", 5, 4),
+            ("p2", "gpt-4o", "claude-2.1", 3, 3)]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
+    return frame.assign(dimension="quality")

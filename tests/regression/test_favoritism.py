@@ -271,15 +271,13 @@ def test_nearly_dependent_columns_are_named() -> None:
     reference slope nearly its intercept (they vary by 1e-7 of their size). The design
     was refused naming 'column(s) ?': no column's QR diagonal was negligible though the
     equilibrated X'X was singular at 1e-10. The terms of that near-dependency are named."""
-    rows = [("p1", "gpt-4o", "gpt-4o", 5, 4), ("p1", "claude-2.1", "gpt-4o", 3, 4),
-            ("p2", "gpt-4o", "gpt-4o", 4, 3), ("p2", "claude-2.1", "gpt-4o", 4, 4),
-            ("p1", "gpt-4o", "claude-2.1", 4, 4), ("p1", "claude-2.1", "claude-2.1", 5, 4),
-            ("p2", "gpt-4o", "claude-2.1", 3, 3)]  # fmt: skip
-    big = pd.DataFrame(rows, columns=["prompt_id", "model", "judge", "rating", "reference"])
+    from regression.conftest import seven_ratings
+
+    big = seven_ratings()
     big[["rating", "reference"]] = 1e6 + big[["rating", "reference"]] / 10
     families = {"gpt-4o": "gpt-4o", "claude-2.1": "claude-2.1"}
     with pytest.raises(EstimationError) as err:
-        fit_favoritism(big.assign(dimension="quality"), families, normalize="none")
+        fit_favoritism(big, families, normalize="none")
     said = str(err.value)
     assert "?" not in said
     for term in ("judge[gpt-4o]", "reference:judge[gpt-4o]", "reference:judge[claude-2.1]"):

@@ -14,6 +14,7 @@ judge score before and after, with the model ranking (rank 1 = best).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +102,19 @@ class DebiasEffect:
         return bool((t["rank_before"] != t["rank_after"]).any())
 
 
+def _at_rounding(col: pd.Series) -> pd.Series:
+    """``col`` rounded to 12 significant digits of its largest magnitude (12 decimals
+    where that is 0 or not finite).
+
+    >>> _at_rounding(pd.Series([44446.80000000001, 44446.8, 1.0])).tolist()
+    [44446.8, 44446.8, 1.0]
+    """
+    top = float(col.abs().max())
+    if not math.isfinite(top) or top == 0:
+        return col.round(12)
+    return col.round(12 - math.floor(math.log10(top)))
+
+
 def debias_effect(
     ratings: pd.DataFrame,
     result: FavoritismResult,
@@ -131,9 +145,10 @@ def debias_effect(
         }
     )
     t["change"] = t["after"] - t["before"]
-    # ranked and correlated at 12 decimals: means equal but for the sums' rounding
-    # (0.7999999999999999 beside 0.8) are one rank, not two
-    held = t[["before", "after", "reference"]].round(12)
+    # ranked and correlated at 12 significant digits: means equal but for the sums'
+    # rounding (0.7999999999999999 beside 0.8, 44446.80000000001 beside 44446.8 on an
+    # unnormalised scale) are one rank, not two
+    held = t[["before", "after", "reference"]].apply(_at_rounding)
     for col, name in (
         ("before", "rank_before"),
         ("after", "rank_after"),

@@ -268,3 +268,59 @@ def test_the_standard_error_is_the_calibration_errors_not_the_squared_errors() -
         simulated = np.sqrt(np.clip(u_ + se_ * draws, 0.0, 1.0)).std()
         assert e.root_se() == pytest.approx(simulated, rel=0.01)
         assert e.root_se() > 0
+
+
+def _cross_prompt_u(p: np.ndarray, y: np.ndarray, prompt: np.ndarray) -> float:
+    """The squared calibration error as its definition reads: per bin, the mean of
+    (p_i − y_i)(p_j − y_j) over ordered pairs of rows of different prompts, weighted by
+    the bin's share of the rows (written out pair by pair, not as S² − Σ X²)."""
+    b = np.minimum((p * 10).astype(int), 9)
+    total = 0.0
+    for k in range(10):
+        i = np.flatnonzero(b == k)
+        prods = [(p[r] - y[r]) * (p[s] - y[s]) for r in i for s in i if prompt[r] != prompt[s]]
+        if prods:
+            total += len(i) / len(p) * float(np.mean(prods))
+    return total
+
+
+def test_the_calibration_error_and_its_interval_by_hand_on_prompts_with_several_pairs() -> None:
+    """With several pairs per prompt (200 pairs on 40 prompts, a judge too confident:
+    q = 0.5 + 0.3 (p − 0.5)), the squared error is the mean product of the gaps of
+    pairs from different prompts, bin by bin (written out here pair by pair), and its
+    standard error the jackknife over prompts of that same statistic less half of
+    v_Q = 2 Σ_b a_b² ((Σ_c X_cb²)² − Σ_c X_cb⁴), a_b = n_b / (n (n_b² − Σ_c m_cb²)):
+    the ECE is its root and the 90% interval the roots of U ± 1.645 se. (JudgeBench's
+    reward models, p = σ(r_a − r_b), agree with the same hand computation.)"""
+    rng = np.random.default_rng(11)
+    n, prompts = 200, 40
+    p = rng.uniform(0.0, 1.0, n)
+    y = (rng.uniform(0.0, 1.0, n) < 0.5 + 0.3 * (p - 0.5)).astype(float)
+    prompt = rng.integers(0, prompts, n)
+    t = pd.DataFrame({"item_id": [f"i{k}" for k in range(n)],
+                      "prompt_id": [f"q{c}" for c in prompt],
+                      "judge": "j", "human": y, "p_a": p})  # fmt: skip
+    r = expected_calibration_error(t, boot=Resampling(level=0.9, seed=0))
+    u = _cross_prompt_u(p, y, prompt)
+    assert r.components["squared_error"] == pytest.approx(u, rel=1e-10)
+    assert r.estimate == pytest.approx(np.sqrt(u), rel=1e-10) and r.n == n
+    assert r.n_clusters == len(set(prompt))
+    held = np.array([
+        _cross_prompt_u(p[prompt != c], y[prompt != c], prompt[prompt != c])
+        for c in np.unique(prompt)
+    ])  # fmt: skip
+    g = len(held)
+    v_jack = (g - 1) / g * np.sum((held - held.mean()) ** 2)
+    b = np.minimum((p * 10).astype(int), 9)
+    v_q = 0.0
+    for k in range(10):
+        x = pd.Series(p - y)[b == k].groupby(prompt[b == k]).sum().to_numpy()
+        m = pd.Series(np.ones(n))[b == k].groupby(prompt[b == k]).sum().to_numpy()
+        a = m.sum() / (n * (m.sum() ** 2 - np.sum(m**2)))
+        v_q += 2 * a**2 * (np.sum(x**2) ** 2 - np.sum(x**4))
+    se = np.sqrt(v_jack - v_q / 2)
+    assert r.components["squared_error_se"] == pytest.approx(se, rel=1e-8)
+    z = 1.6448536269514722
+    assert r.ci_low == pytest.approx(np.sqrt(max(u - z * se, 0.0)), rel=1e-8)
+    assert r.ci_high == pytest.approx(np.sqrt(min(u + z * se, 1.0)), rel=1e-8)
+    assert 0 < r.ci_low < r.estimate < r.ci_high  # this judge's error is measured, not 0

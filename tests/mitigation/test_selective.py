@@ -622,3 +622,32 @@ def test_a_recalibrated_judges_guarantee_says_it_is_approximate() -> None:
     assert fitted.cascade is not None
     for text in (k.guarantee(), fitted.cascade.guarantee(), applied_guarantee(fitted.thresholds())):
         assert "approximate: the confidence is recalibrated on these same labels" in text, text
+
+
+def test_the_walk_tests_the_first_threshold_past_each_twentieth_of_the_items() -> None:
+    """100 distinct confidences, agreement falling with them (seeded), grid 20: the
+    thresholds tested are those keeping 31, 36, …, 96 and 100 items (the first past
+    each multiple of ⌈100 / 20⌉ = 5, from --min-labels 30 on, and the lowest) — the
+    walk written out here over those counts with the exact binomial tail. The reading
+    'where the kept count reaches each twentieth' (30, 35, …, 100) certifies 45 items,
+    not 66, on these labels; the words (docs/certify.md) say what is computed."""
+    rng = np.random.default_rng(19)
+    conf = np.linspace(0.99, 0.5, 100)
+    agree = (rng.random(100) < np.linspace(1.0, 0.5, 100)).astype(float)
+
+    def walk(kept: list[int]) -> tuple[int, int]:
+        last = (0, 0)
+        for n in kept:
+            k = int(agree[:n].sum())
+            if binom.sf(k - 1, n, 0.8) > 0.1:
+                break
+            last = (n, k)
+        return last
+
+    w = fixed_sequence(conf, agree, target=0.8, delta=0.1, start=30, grid=20)
+    assert (w.n_kept, w.n_agree) == walk([*range(31, 97, 5), 100]) == (66, 59)
+    assert w.threshold == conf[65]
+    assert walk(list(range(30, 101, 5))) == (45, 40)  # the other reading differs here
+    # without thinning every distinct confidence from 30 kept items on is a step
+    every = fixed_sequence(conf, agree, target=0.8, delta=0.1, start=30, grid=0)
+    assert (every.n_kept, every.n_agree) == walk(list(range(30, 101)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -423,3 +425,71 @@ def test_each_rows_n_is_the_ratings_its_coefficient_rests_on() -> None:
             assert r["n_term"] == expected, (variant, r["label"])
         # the label matters: one fit's n on every row, many times each row's own
         assert rows["n_fit"].nunique() == 1 and (rows["n_term"] < rows["n_fit"] / 3).all()
+
+
+def _statsmodels_eq1(d: pd.DataFrame, families: dict[str, str], *, length: bool) -> Any:
+    """Eq. 1 (+ κ_j tanh(length z-score within prompt and dimension)) by statsmodels'
+    OLS on a design built here, clustered by prompt (CR1)."""
+    import statsmodels.api as sm
+
+    d = d.reset_index(drop=True)
+    cols: dict[str, pd.Series] = {}
+    for j in sorted(d["judge"].unique()):
+        is_j = (d["judge"] == j).astype(float)
+        cols[f"judge[{j}]"] = is_j
+        cols[f"slope[{j}]"] = is_j * d["ref"]
+        cols[f"self[{j}]"] = is_j * (d["model"] == j)
+        if length:
+            cols[f"length:judge[{j}]"] = is_j * d["tanh_length"]
+    jf, mf = d["judge"].map(families), d["model"].map(families)
+    for fam in sorted(set(jf)):
+        cols[f"family[{fam}]"] = ((jf == fam) & (mf == fam) & (d["judge"] != d["model"])) * 1.0
+    for dim in sorted(d["dimension"].unique())[1:]:
+        cols[f"dimension[{dim}]"] = (d["dimension"] == dim).astype(float)
+    x = pd.DataFrame(cols)
+    x = x.loc[:, x.abs().sum() > 0]
+    groups = pd.factorize(d["prompt_id"])[0]
+    return sm.OLS(d["y"], x, hasconst=True).fit(cov_type="cluster", cov_kwds={"groups": groups})
+
+
+def test_length_control_and_held_out_references_equal_statsmodels_ols() -> None:
+    """The battery's length-control and leave-family-out fits, on correlated ratings
+    (answer_sd) with planted length slopes: every self, family and length term and its
+    cluster-robust (CR1) standard error is statsmodels' OLS on a design built here.
+    Ratings and references divided by their dimension's largest value; the length
+    feature tanh((ℓ − mean) / sd) over one length per model of each prompt and dimension
+    (sd with ddof 1: ddof 0 fails); the held-out reference the mean normalised rating
+    of the held-out family's judges, with their ratings and their family's completions
+    removed. (On Play Favorites the battery agrees with the same code to 1e-14.)"""
+    kappa = {"j0": 0.1, "j1": 0.0, "j2": -0.05, "j3": 0.05, "j4": 0.0}
+    sim = simulate_ratings(seed=12, n_prompts=30, length_effect=kappa, answer_sd=0.05,
+                           unparsed=0.02)  # fmt: skip
+    fams = dict(sim.families)
+    d = sim.ratings.dropna(subset=["rating"]).copy()
+    top = d.groupby("dimension")[["rating", "reference"]].max().max(axis=1)
+    d["y"] = d["rating"] / d["dimension"].map(top)
+    d["ref"] = d["reference"] / d["dimension"].map(top)
+    one_per_model = d.drop_duplicates(["prompt_id", "dimension", "model"])
+    by = one_per_model.groupby(["prompt_id", "dimension"])["length"]
+    at = pd.MultiIndex.from_frame(d[["prompt_id", "dimension"]])
+    mean, sd = by.mean().reindex(at).to_numpy(), by.std(ddof=1).reindex(at).to_numpy()
+    d["tanh_length"] = np.tanh((d["length"].to_numpy() - mean) / sd)
+
+    def same(res: Any, ref: Any, kinds: tuple[str, ...]) -> None:
+        terms = [t for t in ref.params.index if t.startswith(kinds)]
+        assert len(terms) >= 3
+        for t in terms:
+            assert res.params[t] == pytest.approx(ref.params[t], abs=1e-10), t
+            assert res.bse[t] == pytest.approx(ref.bse[t], rel=1e-8), t
+        assert res.n == len(ref.model.endog)
+
+    length = rb.length_controlled(sim.ratings, sim.families)
+    same(length, _statsmodels_eq1(d, fams, length=True), ("self", "family", "length"))
+    held = rb.leave_family_out(sim.ratings, sim.families)
+    keys = ["prompt_id", "dimension", "model"]
+    for fam in ("A", "B"):
+        alt = d[d["judge"].map(fams) == fam].groupby(keys)["y"].mean()
+        rest = d[(d["judge"].map(fams) != fam) & (d["model"].map(fams) != fam)].copy()
+        rest["ref"] = alt.reindex(pd.MultiIndex.from_frame(rest[keys])).to_numpy()
+        rest = rest[rest["ref"].notna()]
+        same(held[fam], _statsmodels_eq1(rest, fams, length=False), ("self", "family"))

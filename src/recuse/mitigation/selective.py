@@ -23,10 +23,13 @@ judge that picks a side disagrees with every tied label).
 
 **Fixed-sequence test** (Jung, Brahman and Choi, "Trust or Escalate", ICLR 2025). On the
 labelled calibration items, for thresholds ``λ_1 > λ_2 > …`` (the distinct
-confidences, highest first, starting at the first that keeps at least
-``n_min = ⌈log δ / log t⌉`` items — fewer could not reject even with full agreement;
-this uses no label), with ``n(λ)`` items kept (``c ≥ λ``) and ``k(λ)`` of them agreeing
-with the human, test ``H0: agreement(λ) < t`` by the exact binomial upper tail::
+confidences, highest first, thinned to at most ``grid + 1``: the first confidence
+whose kept count passes each multiple of ``⌈N / grid⌉`` — 1, 6, 11, …, 96 of 100
+items at ``grid`` 20 — and the lowest; starting at the first that keeps at least
+``max(min_labels, n_min)`` items, ``n_min = ⌈log δ / log t⌉`` — fewer could not reject
+even with full agreement; this uses no label), with ``n(λ)`` items kept (``c ≥ λ``)
+and ``k(λ)`` of them agreeing with the human, test ``H0: agreement(λ) < t`` by the
+exact binomial upper tail::
 
     p(λ) = P(Binomial(n(λ), t) ≥ k(λ))
 
@@ -216,8 +219,10 @@ def _steps(
     conf: FloatArray, agree: FloatArray, grid: int = 0
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Thresholds, highest first, with the items kept and agreeing at each: every
-    distinct confidence, or with ``grid`` > 0 only those where the kept count first
-    reaches each multiple of ``⌈N / grid⌉`` (and the lowest), a label-free thinning."""
+    distinct confidence, or with ``grid`` > 0 only the first whose kept count passes
+    each multiple of ``⌈N / grid⌉`` (kept counts 1, 6, 11, …, 96 of 100 distinct
+    confidences at ``grid`` 20) and the lowest (100): at most ``grid + 1``, a label-free
+    thinning."""
     order = np.argsort(-conf, kind="stable")
     c, a = conf[order], agree[order]
     n_cum = np.arange(1, len(c) + 1, dtype=float)

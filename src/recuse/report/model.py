@@ -176,11 +176,14 @@ class Finding:
     def detectable(self) -> float | None:
         """The smallest bias (distance from ``null``) this estimate would detect with 80%
         power: (z_{1−α/2} + z_{0.80}) × standard error, α = 1 − level (two-sided, normal
-        approximation); None without a standard error, or for a zero-width interval that
-        is not :attr:`informative` (its standard error, 0, measures nothing)."""
+        approximation); None without a standard error, for a zero-width interval that
+        is not :attr:`informative` (its standard error, 0, measures nothing), or for a
+        value :attr:`fixed` by construction: no bias of any size can be there to detect
+        (a reward model's position preference, 0.5 [0.50, 0.50], read "±0.000
+        detectable", as if the test would find the smallest position bias)."""
         if self.std_error is None or not math.isfinite(self.std_error):
             return None
-        if self.zero_width and not self.informative:
+        if self.fixed or (self.zero_width and not self.informative):
             return None
         from scipy.stats import norm
 

@@ -78,6 +78,8 @@ app.add_typer(certify_app, name="certify")
 
 def definitions(kind: ReferenceKind) -> str:
     """What each column means, the labels named as ``kind`` (:mod:`recuse.reference`)."""
+    from recuse.mitigation.selective import UNCERTIFIED_BOUND
+
     return (
         f"labelled: items with a {LABEL_NAMES[kind]} (tied ones left out or counted, as chosen); "
         "threshold: keep a "
@@ -87,7 +89,8 @@ def definitions(kind: ReferenceKind) -> str:
         "and the audit read it); "
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
         "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' (delta' = "
-        "this stratum's share of delta); held out: the same with thresholds certified "
+        f"this stratum's share of delta) — {UNCERTIFIED_BOUND}; held out: the same with "
+        "thresholds certified "
         "without the item's fold (5 folds by prompt; 'one prompt': no check, no fold can be "
         "certified without its own items). The guarantee holds where the bound is at least "
         "the target."

@@ -211,6 +211,22 @@ def test_the_heat_maps_colour_bar_says_its_quantity_and_unit(planted: Planted) -
     assert np.allclose(colour, by_hand) and sm.with_reference.index[-1] == "human (reference)"
 
 
+def test_the_heat_maps_alt_text_counts_the_judges_not_the_reference_row(
+    planted: Planted,
+) -> None:
+    """Its alt text read "Mean score, judge × model — play-favorites: 10 judges × 9
+    models" for 9 judges and the human reference row under them; it counts the judges
+    of the data and names the last row."""
+    from analyses.conftest import audit_only
+
+    report = audit_only(ANALYSIS.id, planted.ratings, planted.roster, table="ratings")
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (heat,) = [g for g in section.figures if g.id.startswith("heat-")]
+    judges = planted.ratings["judge"].nunique()
+    models = planted.ratings["model"].nunique()
+    assert f": {judges} judges × {models} models, and a last row: human (reference)" in heat.alt
+
+
 def test_no_correction_is_shown_when_no_term_has_a_standard_error() -> None:
     """Both judges' γ fit their one own rating exactly (no standard error: reported not
     estimated), the third judge never rates itself. The correction subtracted nothing,

@@ -325,6 +325,7 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
             ),
             highlight=highlight,
             scale_label=sm.ROW_NORMALIZED,
+            last_row=str(means.index[-1]),
             format=ctx.options.figure_format,
         )
     )

@@ -150,3 +150,13 @@ def test_an_absolute_value_finding_says_so_from_the_result_to_the_gate(
     line5 = evaluate(gated["eq5"], Threshold("verbosity_recall_gap", 0.5)).text
     assert f": {signed.text} (" in line6 and f": {absolute.text} (" in line5
     assert "+" not in line5.split(" (")[0]
+
+
+def test_a_table_defines_only_columns_it_has() -> None:
+    from recuse.report.model import Table
+
+    frame = pd.DataFrame({"a": [1.0], "b": [2.0]})
+    assert Table("t", "T", frame).to_dict() == {"title": "T", "rows": [{"a": 1.0, "b": 2.0}]}
+    assert Table("t", "T", frame, columns={"a": "x"}).to_dict()["columns"] == {"a": "x"}
+    with pytest.raises(ValueError, match=r"defines columns it does not have: \['c'\]"):
+        Table("t", "T", frame, columns={"c": "y"})

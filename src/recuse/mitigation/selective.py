@@ -139,7 +139,7 @@ APPROXIMATE = (
 #: "agreement: none certified" beside "bound 0.599" (26 of its 34 most confident agree)
 UNCERTIFIED_BOUND = (
     "where nothing is certified, the bound of the first threshold tested, on its most "
-    "confident items (the reason gives how many agree)"
+    "confident items"
 )
 
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
@@ -157,7 +157,8 @@ FIELDS: dict[str, str] = {
     "the calibration items (null: none kept)",
     "lower_bound": "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta "
     "(delta: this stratum's share); the guarantee holds where it is at least target; "
-    f"{UNCERTIFIED_BOUND} (agreement null), as p_value is; null: no test",
+    f"{UNCERTIFIED_BOUND} (agreement null; the reason gives how many agree), as p_value "
+    "is; null: no test",
     "p_value": "P(Binomial(n_kept, target) >= n_agree) at the threshold (at the first "
     "threshold tested when nothing was certified); null: no test",
     "best_target": "the highest target (to 0.01) these labels could certify at this delta",

@@ -183,6 +183,12 @@ def test_the_robustness_count_says_interval_excludes_0_not_flagged() -> None:
     for label, group in rows.groupby("label"):
         excludes = int(((group["lower"] > 0) | (group["upper"] < 0)).sum())
         assert f"{label}: {excludes} of {len(group)}" in note
+    # its CSV's significant is that count's, not the findings' adjusted one: the table
+    # says so with its columns (report.json, under the table), since the CSV cannot
+    from recuse.regression.robustness import COMPARISON_COLUMNS
+
+    assert table.columns == COMPARISON_COLUMNS and set(table.columns) == set(table.frame)
+    assert "each interval alone: not the audit's flag" in table.columns["significant"]
 
 
 def test_the_heat_maps_colour_bar_says_its_quantity_and_unit(planted: Planted) -> None:

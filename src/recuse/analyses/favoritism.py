@@ -390,6 +390,7 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
             f"Robustness: self- and family-bias under each check — {inp.name}",
             table,
             show=False,
+            columns=COMPARISON_COLUMNS,
         )
     )
     # the self-bias of each judge across variants, as one coefficient plot per kind

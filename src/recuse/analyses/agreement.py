@@ -160,7 +160,9 @@ ANALYSIS = Analysis(
         "across orders → tie. Accuracy: share of pairs with a human preference on which "
         "the verdict matches (a tie or a flip counts half; human ties left out); 0.5 = "
         "chance. Cohen's kappa (linear weights, b < tie < a, human ties kept as tie) and, "
-        "with several judges, Krippendorff's alpha among them (ordinal): 0 = chance."
+        "with several judges, Krippendorff's alpha among them (ordinal): 0 = chance. The "
+        "table adds unweighted κ and nominal α, which count a tie against a pick as far "
+        "apart as a against b (the linear κ counts it half, the ordinal α nearer)."
     ),
     table="pairs",
     biases=(ACCURACY, KAPPA, ALPHA),

@@ -285,6 +285,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
             slug("debiased", inp.name),
             f"Correction: mean score per model with self- and family-bias removed — {inp.name}",
             eff.table,
+            columns=eff.columns(res.scale_note),
         )
     )
     changed = "changes" if eff.ranking_changed else "does not change"

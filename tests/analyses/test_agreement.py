@@ -134,6 +134,17 @@ def test_every_estimates_table_says_what_its_numbers_are(planted: Planted, tmp_p
     assert {"position", "verbosity", "agreement", "self-preference", "family-preference"} <= names
     for name, frame in tables.items():
         assert set(NUMBER_COLUMNS) <= set(frame.columns), name
+    # and the table says what each column is (report.json's columns, under it on the
+    # page): n_of, null_bound, n_boot_unfit had no word where a reader of the CSV looks
+    from recuse.metrics.result import COLUMNS
+
+    checked = [t for t in planted.report.tables if t.name in tables]
+    assert len(checked) == len(tables)
+    for t in checked:
+        extra = {"ece_plugin", "chance_ece"}  # the calibration table adds, not a result field
+        assert set(t.frame.columns) - extra == set(t.columns), t.name
+        assert all(t.columns[c] == COLUMNS[c] for c in t.columns), t.name
+    assert "floor or ceiling" in COLUMNS["null_bound"] and "n counts" in COLUMNS["n_of"]
 
     def row(table: str, metric: str, judge: str) -> dict[str, str]:
         frame = tables[table].astype(str)

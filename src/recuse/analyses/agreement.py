@@ -16,6 +16,7 @@ from recuse.analyses.base import (
     AuditOptions,
     Context,
     bias_keys,
+    estimate_columns,
     from_result,
     judged,
     needs_verdicts,
@@ -146,7 +147,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             [table_row(r, inp.name, keys.get(r.metric, "")) for r in results]
         ).drop(columns=["components", "method", "n_of"])
         ctx.part(ANALYSIS).tables.append(
-            Table(slug(ANALYSIS.id, inp.name), f"Agreement estimates — {inp.name}", frame)
+            Table(
+                slug(ANALYSIS.id, inp.name),
+                f"Agreement estimates — {inp.name}",
+                frame,
+                columns=estimate_columns(frame),
+            )
         )
 
 

@@ -434,6 +434,14 @@ _NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
 NUMBER_COLUMNS = ("definition", "null", "null_bound", "signed", "absolute_value")
 
 
+def estimate_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """The words of an estimates table's columns (:data:`recuse.metrics.result.COLUMNS`)
+    for those it has: its ``Table.columns``."""
+    from recuse.metrics.result import COLUMNS
+
+    return {str(c): COLUMNS[str(c)] for c in frame.columns if str(c) in COLUMNS}
+
+
 def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     """One row of an analysis's estimates table: ``dataset``, ``metric``, ``bias`` (the
     finding's key, "" for none: :func:`bias_keys`), ``definition`` (the metric's:
@@ -498,6 +506,7 @@ def add_pairwise_results(
                 slug(analysis.id, inp.name),
                 f"All {analysis.title.lower()} estimates — {inp.name}",
                 table,
+                columns=estimate_columns(table),
             )
         )
 

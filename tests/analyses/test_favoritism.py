@@ -249,3 +249,22 @@ def test_no_correction_is_shown_when_no_term_has_a_standard_error() -> None:
     assert any(
         "debiasing: no self- or family-bias term was estimated" in k.reason for k in report.skipped
     )
+
+
+def test_the_coefficient_and_score_tables_say_their_unit(planted: Planted) -> None:
+    """The coefficients' CSV held an estimate column in no unit (a slope's beside a γ's),
+    the score matrix's a mean of no stated scale whose reference row, drawn in the heat
+    map, is the debiased table's reference column: each now says so (their columns),
+    the score matrix's means checked by hand."""
+    from analyses.conftest import audit_only
+
+    report = audit_only(ANALYSIS.id, planted.ratings, planted.roster, table="ratings")
+    (coef,) = [t for t in report.tables if t.name.startswith("favoritism-")]
+    (matrix,) = [t for t in report.tables if t.name.startswith("score-matrix-")]
+    assert set(coef.columns) == set(coef.frame.columns)
+    assert set(matrix.columns) == set(matrix.frame.columns)
+    assert "Wald interval" in coef.columns["90% low"] and "per unit" in coef.columns["estimate"]
+    r = planted.ratings.dropna(subset=["rating"])
+    one = matrix.frame.iloc[0]
+    mine = r[(r["judge"] == one["judge"]) & (r["model"] == one["model"])]
+    assert int(one["n"]) == len(mine) and "max-normalised" in matrix.columns["mean"]

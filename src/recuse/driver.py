@@ -399,15 +399,18 @@ def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
         return reword(said, kinds.pop()) if len(kinds) == 1 else said
 
     def table(t: Table) -> Table:
-        """Its title, and the sentences in its cells (:data:`PROSE_COLUMNS`); the column
-        names are the CSV's and stay."""
+        """Its title, the sentences in its cells (:data:`PROSE_COLUMNS`) and its columns'
+        words (``Table.columns``: the certification curve's n_labelled read "pairs with a
+        human preference" on JudgeBench's correctness labels); the column names are the
+        CSV's and stay."""
+        columns = {c: text(said, about=t.title) for c, said in t.columns.items()}
         words = [c for c in t.frame.columns if c in PROSE_COLUMNS]
         if not words:
-            return replace(t, title=text(t.title))
+            return replace(t, title=text(t.title), columns=columns)
         frame = t.frame.copy()
         for c in words:
             frame[c] = frame[c].map(lambda v: text(v, about=t.title) if isinstance(v, str) else v)
-        return replace(t, title=text(t.title), frame=frame)
+        return replace(t, title=text(t.title), frame=frame, columns=columns)
 
     def figure(fig: Figure) -> Figure:
         about = f"{fig.title} {fig.caption} {fig.alt}"

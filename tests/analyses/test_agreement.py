@@ -134,12 +134,28 @@ def test_every_estimates_table_says_what_its_numbers_are(planted: Planted, tmp_p
     assert {"position", "verbosity", "agreement", "self-preference", "family-preference"} <= names
     for name, frame in tables.items():
         assert set(NUMBER_COLUMNS) <= set(frame.columns), name
+    # and the table says what each column is (report.json's columns, under it on the
+    # page): n_of, null_bound, n_boot_unfit had no word where a reader of the CSV looks
+    from recuse.metrics.result import COLUMNS
+
+    checked = [t for t in planted.report.tables if t.name in tables]
+    assert len(checked) == len(tables)
+    for t in checked:
+        extra = {"ece_plugin", "chance_ece"}  # the calibration table adds, not a result field
+        assert set(t.frame.columns) - extra == set(t.columns), t.name
+        assert all(t.columns[c] == COLUMNS[c] for c in t.columns), t.name
+    assert "floor or ceiling" in COLUMNS["null_bound"] and "n counts" in COLUMNS["n_of"]
 
     def row(table: str, metric: str, judge: str) -> dict[str, str]:
         frame = tables[table].astype(str)
         hit = frame[(frame["metric"] == metric) & (frame["judge"] == judge)]
         assert len(hit) == 1, (table, metric, judge)
-        return {k: hit.iloc[0][k] for k in (*NUMBER_COLUMNS, "p_value")}
+        return {k: hit.iloc[0][k] for k in (*NUMBER_COLUMNS, "p_value") if k != "definition"}
+
+    def definition(table: str, metric: str) -> str:
+        said = set(tables[table].loc[tables[table]["metric"] == metric, "definition"])
+        assert len(said) == 1, (table, metric, said)
+        return said.pop()
 
     j = "claude-v1"
     # (null, null_bound, signed, absolute_value, p_value empty): a rate at its floor, a
@@ -163,3 +179,14 @@ def test_every_estimates_table_says_what_its_numbers_are(planted: Planted, tmp_p
     assert (eq5["signed"], eq5["absolute_value"]) == ("False", "True")
     kappa = row("agreement-sim-pairs", "agreement_kappa", j)
     assert (kappa["null"], kappa["signed"]) == ("0.0", "False")  # a score, unsigned
+    # each row says what its metric is: the two kappas (0.425 and 0.298 for gpt-3.5-turbo
+    # on llmbar-mtbench) and the flip rate beside the consistency were told apart by
+    # their names only
+    linear = definition("agreement-sim-pairs", "agreement_kappa")
+    plain = definition("agreement-sim-pairs", "agreement_kappa_unweighted")
+    assert "kappa (linear weights)" in linear and "kappa (unweighted)" in plain
+    flips = definition("position-sim-pairs", "flip_rate")
+    assert flips.startswith("flip rate: share of pairs whose winner reverses")
+    assert definition("verbosity-sim-pairs", "verbosity_longer_gap").startswith(
+        "prefer-longer gap: P(judge picks the longer response) minus P(human picks it)"
+    )

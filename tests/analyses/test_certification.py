@@ -257,3 +257,41 @@ def test_a_certified_share_below_every_pair_never_reads_one() -> None:
     assert f.parts == ("99.96%", "[99.8%, 99.998%]")
     assert f.text == "99.96% [99.8%, 99.998%]"
     assert "99.96% [99.8%, 99.998%], n=2,500" in f.verdict
+
+
+def test_the_curves_columns_are_defined_where_it_is_written(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """On llmbar-mtbench the curve's CSV and report.json held lower_bound 0.599 beside
+    n_kept 0 and an empty agreement (gpt-3.5-turbo's own pairs: 26 of its 34 most
+    confident agree, the first test), a confidence that is a name, and pooled rows
+    ``certified`` with an empty threshold, defined nowhere. The tables now carry their
+    columns' words (report.json ``columns``, the page under the table). Here a stratum
+    that certified nothing has such a bound, by hand, and the words say whose it is."""
+    from recuse.analyses.certification import CURVE_COLUMNS
+    from recuse.mitigation.selective import clopper_pearson_lower
+
+    path = write_report(report, tmp_path / "out")["json"]
+    tables = json.loads(path.read_text(encoding="utf-8"))["tables"]
+    curve = next(t for t in report.sections[0].tables if not t.show)
+    assert set(curve.frame.columns) - set(CURVE_COLUMNS) == {"dataset", "judge"}
+    for name, table in tables.items():
+        assert table["columns"] == CURVE_COLUMNS, name
+    unkept = curve.frame[(curve.frame["n_kept"] == 0) & curve.frame["lower_bound"].notna()]
+    assert len(unkept) and unkept["agreement"].isna().all()
+    assert "first threshold tested" in CURVE_COLUMNS["lower_bound"]
+    assert "not a number" in CURVE_COLUMNS["confidence"]
+    assert "pooled row" in CURVE_COLUMNS["threshold"]
+    # the bound of a stratum that certified nothing is of its most confident pairs' test:
+    # at least one count (k of the n kept at the first threshold) gives it exactly
+    r = unkept.iloc[0]
+    n = int(r["n_labelled"])
+    share = float(r["delta"]) / curve.frame[
+        (curve.frame["judge"] == r["judge"]) & (curve.frame["target"] == r["target"])
+        & (curve.frame["stratum"] != "pooled")]["stratum"].nunique()  # fmt: skip
+    bounds = [float(clopper_pearson_lower(k, m, share)) for m in range(1, n + 1)
+              for k in range(m + 1)]  # fmt: skip
+    assert min(abs(b - float(r["lower_bound"])) for b in bounds) < 1e-9
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    (shown,) = [t.name for t in report.sections[0].tables if t.show]
+    assert f'data-columns="{shown}">Columns: <code>delta</code>' in page

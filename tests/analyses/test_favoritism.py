@@ -183,6 +183,12 @@ def test_the_robustness_count_says_interval_excludes_0_not_flagged() -> None:
     for label, group in rows.groupby("label"):
         excludes = int(((group["lower"] > 0) | (group["upper"] < 0)).sum())
         assert f"{label}: {excludes} of {len(group)}" in note
+    # its CSV's significant is that count's, not the findings' adjusted one: the table
+    # says so with its columns (report.json, under the table), since the CSV cannot
+    from recuse.regression.robustness import COMPARISON_COLUMNS
+
+    assert table.columns == COMPARISON_COLUMNS and set(table.columns) == set(table.frame)
+    assert "each interval alone: not the audit's flag" in table.columns["significant"]
 
 
 def test_the_heat_maps_colour_bar_says_its_quantity_and_unit(planted: Planted) -> None:
@@ -211,6 +217,22 @@ def test_the_heat_maps_colour_bar_says_its_quantity_and_unit(planted: Planted) -
     assert np.allclose(colour, by_hand) and sm.with_reference.index[-1] == "human (reference)"
 
 
+def test_the_heat_maps_alt_text_counts_the_judges_not_the_reference_row(
+    planted: Planted,
+) -> None:
+    """Its alt text read "Mean score, judge × model — play-favorites: 10 judges × 9
+    models" for 9 judges and the human reference row under them; it counts the judges
+    of the data and names the last row."""
+    from analyses.conftest import audit_only
+
+    report = audit_only(ANALYSIS.id, planted.ratings, planted.roster, table="ratings")
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (heat,) = [g for g in section.figures if g.id.startswith("heat-")]
+    judges = planted.ratings["judge"].nunique()
+    models = planted.ratings["model"].nunique()
+    assert f": {judges} judges × {models} models, and a last row: human (reference)" in heat.alt
+
+
 def test_no_correction_is_shown_when_no_term_has_a_standard_error() -> None:
     """Both judges' γ fit their one own rating exactly (no standard error: reported not
     estimated), the third judge never rates itself. The correction subtracted nothing,
@@ -227,3 +249,22 @@ def test_no_correction_is_shown_when_no_term_has_a_standard_error() -> None:
     assert any(
         "debiasing: no self- or family-bias term was estimated" in k.reason for k in report.skipped
     )
+
+
+def test_the_coefficient_and_score_tables_say_their_unit(planted: Planted) -> None:
+    """The coefficients' CSV held an estimate column in no unit (a slope's beside a γ's),
+    the score matrix's a mean of no stated scale whose reference row, drawn in the heat
+    map, is the debiased table's reference column: each now says so (their columns),
+    the score matrix's means checked by hand."""
+    from analyses.conftest import audit_only
+
+    report = audit_only(ANALYSIS.id, planted.ratings, planted.roster, table="ratings")
+    (coef,) = [t for t in report.tables if t.name.startswith("favoritism-")]
+    (matrix,) = [t for t in report.tables if t.name.startswith("score-matrix-")]
+    assert set(coef.columns) == set(coef.frame.columns)
+    assert set(matrix.columns) == set(matrix.frame.columns)
+    assert "Wald interval" in coef.columns["90% low"] and "per unit" in coef.columns["estimate"]
+    r = planted.ratings.dropna(subset=["rating"])
+    one = matrix.frame.iloc[0]
+    mine = r[(r["judge"] == one["judge"]) & (r["model"] == one["model"])]
+    assert int(one["n"]) == len(mine) and "max-normalised" in matrix.columns["mean"]

@@ -53,6 +53,25 @@ def test_section_has_the_leaderboard_tables(planted: Planted) -> None:
     assert red_pixels(fig) == 0 and "not a bias" in fig.caption
 
 
+def test_the_leaderboards_columns_say_whose_strength_at_what_level(planted: Planted) -> None:
+    """Its CSV's ``raw strength_low`` and ``human rank_high`` said neither their level nor
+    whose verdicts a strength is fitted to: gpt-4's human strength 1.63 beside its raw
+    1.18 on llmbar-mtbench read as one scale. Every column now has its words (the
+    table's ``columns``), and they say what the numbers are: the strengths centred, by
+    hand, and the rank interval the bounds of the resamples' ranks."""
+    section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
+    table = next(t for t in section.tables if t.name == "leaderboard-sim-pairs")
+    board, said = table.frame, table.columns
+    assert set(said) == set(board.columns)
+    for fit in ("raw", "adjusted"):
+        assert board[f"{fit} strength"].mean() == pytest.approx(0, abs=1e-9)
+        assert "centred (mean 0 over the systems)" in said[f"{fit} strength"]
+        assert (board[f"{fit} rank_low"] <= board[f"{fit} rank_high"]).all()
+    assert "90% percentile interval" in said["raw strength_low"]
+    assert "human labels" in said.get("human strength", "human labels")
+    assert "the judges' verdicts as they are" in said["raw strength"]
+
+
 def test_covariate_findings_recover_planted_bradley_terry_effects() -> None:
     """Planted truth (simulate_bt, no prompt effect): every judge picks a with probability
     σ(s_a − s_b + 0.6·tanh(Δlen/sd) ± 0.3 (a shown first / second) + 0.5·(own_a − own_b)),

@@ -63,3 +63,24 @@ def test_one_order_ladder_says_its_verdicts_are_of_that_order(planted: Planted, 
     assert f"--orders {order}: every rung of the ladder of one reads the {order} order's" in (
         " ".join(section.notes)
     )
+
+
+def test_the_two_ladders_say_whose_prompts_they_count(planted: Planted) -> None:
+    """On llmbar-mtbench gpt-3.5-turbo's calibrated ladder read "own pairs 67, prompts 73"
+    and the rung-by-rung table "n 67, prompts 46" for the same own pairs: the first is
+    the prompts of all its pairs, which the competence model is fitted on and its
+    interval resamples. Both tables now say what each column counts, and the counts
+    are that: the calibrated prompts at least the own pairs' prompts, by hand."""
+    section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
+    tables = {t.name: t for t in section.tables}
+    cal, raw = tables["calibrated-ladder-sim-pairs"], tables["ladder-sim-pairs"]
+    assert set(cal.columns) == set(cal.frame.columns)
+    assert set(raw.columns) == set(raw.frame.columns)
+    assert "all the judge's pairs, own and other" in cal.columns["prompts"]
+    assert "the prompts of those pairs" in raw.columns["prompts"]
+    pairs = planted.pairs[planted.pairs["judge"] == "gpt-4"]
+    head = cal.frame[(cal.frame["judge"] == "gpt-4") & (cal.frame["rung"] == cal.frame["bias"])]
+    own = raw.frame[(raw.frame["judge"] == "gpt-4") & (raw.frame["rung"] == "own_win_rate")]
+    assert int(head["prompts"].iloc[0]) == pairs["prompt_id"].nunique()
+    assert int(head["prompts"].iloc[0]) > int(own["prompts"].iloc[0])
+    assert int(head["own pairs"].iloc[0]) == int(own["n"].iloc[0])

@@ -46,3 +46,24 @@ def test_debiasing_undoes_a_planted_self_bias() -> None:
     gap_after = (t["after"] - t["reference"]).std()
     assert gap_after < gap_before / 3
     assert t.loc["j0", "rank_after"] == t.loc["j0", "rank_reference"]
+
+
+def test_the_corrections_columns_say_whose_mean_on_what_scale() -> None:
+    """The audit's debiased CSV held before, after, reference and change with no word:
+    whose mean, on which scale, which way change is taken. The effect says it, each
+    column checked here by hand: before, every judge's ratings of the model averaged;
+    change, after − before."""
+    from recuse.mitigation.debias import DebiasEffect
+
+    sim = simulate_ratings(seed=2, n_prompts=40)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    eff = debias_effect(sim.ratings, res, sim.families)
+    t = eff.table.set_index("model")
+    words = DebiasEffect.columns(res.scale_note)
+    assert set(words) == set(eff.table.columns)
+    assert words["before"] == "its mean rating points over its ratings by every judge"
+    usable = sim.ratings[sim.ratings["rating"].notna() & sim.ratings["reference"].notna()]
+    by_hand = usable.groupby("model")["rating"].mean()
+    assert np.allclose(t["before"], by_hand.reindex(t.index))
+    assert np.allclose(t["change"], t["after"] - t["before"])
+    assert words["change"].startswith("after − before")

@@ -166,6 +166,26 @@ def test_judge_never_confident_enough() -> None:
     assert "never confident enough" in s.reason and "42/60" in s.reason
 
 
+def test_the_bound_of_a_stratum_that_certified_nothing_says_whose_it_is() -> None:
+    """60 items, 42 agree, nothing certified at 0.85: the stratum keeps none (agreement
+    null) and its lower_bound is the Clopper–Pearson bound of its first test, 42 of its 60
+    most confident items. The JSON defined lower_bound as the bound "of that agreement"
+    (null) and ``recuse certify`` printed "agreement: none certified" beside "bound 0.599"
+    with the same words; both now say whose bound it is, as p_value's definition did."""
+    from recuse.cli.certify import definitions
+    from recuse.mitigation.selective import FIELDS, UNCERTIFIED_BOUND
+
+    c = certify_judges(table(60, agree=42), None, Options(target=0.85)).judges[0]
+    (s,) = c.strata
+    d = c.to_dict()["strata"][0]
+    assert d["agreement"] is None and d["n_kept"] == 0
+    assert d["lower_bound"] == pytest.approx(float(clopper_pearson_lower(42, 60, 0.1)))
+    assert s.lower_bound < 42 / 60  # a bound, below the 0.7 its items agree
+    assert "first threshold tested" in UNCERTIFIED_BOUND
+    assert UNCERTIFIED_BOUND in FIELDS["lower_bound"] and "null: no test" in FIELDS["lower_bound"]
+    assert UNCERTIFIED_BOUND in definitions("human")
+
+
 def test_human_ties_excluded_or_counted() -> None:
     t = table(60)
     t.loc[:9, "human"] = 0.5  # 10 tied labels; the judge picked a on all 60

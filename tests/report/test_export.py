@@ -150,3 +150,43 @@ def test_an_absolute_value_finding_says_so_from_the_result_to_the_gate(
     line5 = evaluate(gated["eq5"], Threshold("verbosity_recall_gap", 0.5)).text
     assert f": {signed.text} (" in line6 and f": {absolute.text} (" in line5
     assert "+" not in line5.split(" (")[0]
+
+
+def test_a_table_defines_only_columns_it_has() -> None:
+    from recuse.report.model import Table
+
+    frame = pd.DataFrame({"a": [1.0], "b": [2.0]})
+    assert Table("t", "T", frame).to_dict() == {"title": "T", "rows": [{"a": 1.0, "b": 2.0}]}
+    assert Table("t", "T", frame, columns={"a": "x"}).to_dict()["columns"] == {"a": "x"}
+    with pytest.raises(ValueError, match=r"defines columns it does not have: \['c'\]"):
+        Table("t", "T", frame, columns={"c": "y"})
+
+
+def test_every_number_of_a_finding_cell_and_bias_is_described_by_the_schema(
+    sample_report: AuditReport,
+) -> None:
+    """report.json's schema described p_floor and absolute_value but not material or
+    detectable_with_80pct_power: distances from null (position: 0.5 ± 0.05), which a
+    script read beside the estimate 0.70 and the null 0.5 as values of the estimate; nor
+    q_value, significant or materiality. Every number and reading of a finding, a matrix
+    cell and a bias now has its description, and those two say they are distances."""
+    from recuse.report.export import schema
+
+    defs = schema()["$defs"]
+    d = to_dict(sample_report)
+    finding = d["sections"][0]["findings"][0]
+    cell = next(
+        e for row in d["summary_matrix"]["rows"] for c in row["cells"].values()
+        for e in c["estimates"]
+    )  # fmt: skip
+    bias = d["summary_matrix"]["biases"][0]
+    readings = {"significant", "direction", "materiality", "flagged"}
+    for name, value in (("finding", finding), ("cell_estimate", cell), ("bias", bias)):
+        props = defs[name]["properties"]
+        numbers = {
+            k for k, v in value.items() if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        for key in sorted((numbers | readings) & set(props) - {"text"}):
+            assert "description" in props[key], (name, key)
+    for key in ("material", "detectable_with_80pct_power"):
+        assert "distance from null" in defs["finding"]["properties"][key]["description"]

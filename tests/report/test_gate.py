@@ -291,3 +291,24 @@ def test_a_clamped_zero_width_interval_with_a_standard_error_reads_by_its_ends()
     g = Finding(judge="j", bias=BIASES["self_preference_eo"], estimate=0.1, ci_low=0.1,
                 ci_high=0.1, n=12, level=0.9, method="m", clusters=6, std_error=se)  # fmt: skip
     assert not g.informative
+
+
+def test_an_inconclusive_line_projects_ratings_for_a_bias_of_a_ratings_table() -> None:
+    """Play Favorites' claude-3.5-sonnet: self-bias +0.044 [0.037, 0.051] from n = 7,099,
+    the judge's ratings in the regression. The gate said "roughly 10,072 comparisons (now
+    7,099) would decide it": the audit's summary counts n in comparisons or ratings, and
+    these are ratings. The same finding of a pairs dataset keeps "comparisons"; so does
+    one whose dataset the report does not list, unless its bias is measured on ratings."""
+    from recuse.report.gate import AuditedDataset, GatedReport, Scope, counted, gate_report
+
+    f = _finding("self_bias", "claude", 0.044, 0.037, 0.051, dataset="pf", n=7099)
+    # n_needed = 7,099 · (0.007 / 0.006)² = 9,662.4 -> 9,663 (half-width 0.007, gap 0.006)
+    by_hand = "roughly 9,663 ratings (now 7,099) would decide it"
+    for table, word in (("ratings", "ratings"), ("pairs", "comparisons")):
+        report = GatedReport((f,), (), (AuditedDataset("pf", table, ("claude",)),))
+        (line,) = gate_report(report, [Threshold("self_bias", 0.05)]).lines
+        assert line.outcome == "inconclusive" and line.n_needed == 9663
+        assert by_hand.replace("ratings", word) in line.text
+    unlisted = GatedReport((f,), (), ())
+    assert counted(unlisted, f, None) == "comparisons"
+    assert counted(unlisted, f, Scope("ratings", "favoritism", "Favoritism")) == "ratings"

@@ -290,3 +290,23 @@ def test_the_notes_flag_count_leaves_out_what_the_summary_reads_negligible() -> 
     assert out.findings[1].significant and out.findings[1].materiality == "negligible"
     assert "(1 flagged, 1 more kept by the adjustment but negligible (not flagged); " in note
     assert "2 with raw p ≤ 0.10)" in note
+
+
+def test_a_value_fixed_by_construction_has_no_detectable_effect() -> None:
+    """JudgeBench's reward models: position 0.50 [0.50, 0.50], fixed by construction (a
+    reward model scores each answer alone), its bootstrap standard error 0. The matrix
+    cell read "negligible … ±0.000 detectable" and report.json held
+    detectable_with_80pct_power 0.0: as if the test would find the smallest position
+    bias, where none can exist. A judge whose interval is as narrow but not fixed keeps
+    its line: (z_0.95 + z_0.80) × 0.002 = 0.005."""
+    from recuse.analyses import BIASES
+
+    fixed = Finding(judge="rm", bias=BIASES["position"], estimate=0.5, ci_low=0.5,
+                    ci_high=0.5, n=350, level=0.9, method="m", clusters=60, std_error=0.0,
+                    p_value=1.0, p_method="bootstrap", fixed=True)  # fmt: skip
+    assert fixed.informative and fixed.detectable is None and not fixed.shows_detectable
+    assert fixed.detectable_text == ""
+    assert fixed.to_dict()["detectable_with_80pct_power"] is None
+    narrow = replace(fixed, judge="j", ci_low=0.497, ci_high=0.503, std_error=0.002, fixed=False)
+    assert narrow.detectable == pytest.approx(0.004973, abs=1e-6)
+    assert narrow.shows_detectable and narrow.detectable_text == "0.005"

@@ -147,6 +147,10 @@ def test_an_audit_of_judgebench_alone_says_correctness_throughout(shared_data: P
                 assert not HUMAN.search(said), (s.id, said)
         for t in s.tables:
             assert not HUMAN.search(t.title), (s.id, t.title)
+            # and the words of its columns (the certification curve's n_labelled read
+            # "pairs with a human preference")
+            for c, said in t.columns.items():
+                assert not HUMAN.search(said), (t.name, c, said)
         assert not any(HUMAN.search(n) for n in (*s.notes, *s.headlines)), s.id
     methods = {f.bias.key: f.method for s in report.sections for f in s.findings}
     assert methods["agreement_accuracy"].startswith("accuracy against the correctness label:")

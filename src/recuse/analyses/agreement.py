@@ -16,6 +16,7 @@ from recuse.analyses.base import (
     AuditOptions,
     Context,
     bias_keys,
+    estimate_columns,
     from_result,
     judged,
     needs_verdicts,
@@ -146,7 +147,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             [table_row(r, inp.name, keys.get(r.metric, "")) for r in results]
         ).drop(columns=["components", "method", "n_of"])
         ctx.part(ANALYSIS).tables.append(
-            Table(slug(ANALYSIS.id, inp.name), f"Agreement estimates — {inp.name}", frame)
+            Table(
+                slug(ANALYSIS.id, inp.name),
+                f"Agreement estimates — {inp.name}",
+                frame,
+                columns=estimate_columns(frame),
+            )
         )
 
 
@@ -160,7 +166,9 @@ ANALYSIS = Analysis(
         "across orders → tie. Accuracy: share of pairs with a human preference on which "
         "the verdict matches (a tie or a flip counts half; human ties left out); 0.5 = "
         "chance. Cohen's kappa (linear weights, b < tie < a, human ties kept as tie) and, "
-        "with several judges, Krippendorff's alpha among them (ordinal): 0 = chance."
+        "with several judges, Krippendorff's alpha among them (ordinal): 0 = chance. The "
+        "table adds unweighted κ and nominal α, which count a tie against a pick as far "
+        "apart as a against b (the linear κ counts it half, the ordinal α nearer)."
     ),
     table="pairs",
     biases=(ACCURACY, KAPPA, ALPHA),

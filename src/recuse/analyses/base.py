@@ -423,17 +423,29 @@ def from_result(
 #: (said otherwise) and ``fixed_by_construction``, which the warnings say in words
 _NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
 
-#: the columns of every estimates table that say what its numbers are: the no-bias
+#: the columns of every estimates table that say what its numbers are: the metric's
+#: definition (the first clause of its method: the agreement table's two kappas, 0.425
+#: and 0.298 for one judge, and two alphas, 0.73 and 0.55, read apart by their names
+#: only, the position table's flip rate beside its consistency), the no-bias
 #: value, whether it is the metric's floor or ceiling (then no p-value), whether the
 #: estimate is a signed difference and whether an absolute value (which row's p-value is
 #: another's, the signed statistic's). The position table's flip rate read "null 0" with
 #: nothing saying it is a rate, where a difference's row reads the same
-NUMBER_COLUMNS = ("null", "null_bound", "signed", "absolute_value")
+NUMBER_COLUMNS = ("definition", "null", "null_bound", "signed", "absolute_value")
+
+
+def estimate_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """The words of an estimates table's columns (:data:`recuse.metrics.result.COLUMNS`)
+    for those it has: its ``Table.columns``."""
+    from recuse.metrics.result import COLUMNS
+
+    return {str(c): COLUMNS[str(c)] for c in frame.columns if str(c) in COLUMNS}
 
 
 def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     """One row of an analysis's estimates table: ``dataset``, ``metric``, ``bias`` (the
-    finding's key, "" for none: :func:`bias_keys`), then the result's fields less
+    finding's key, "" for none: :func:`bias_keys`), ``definition`` (the metric's:
+    :attr:`~recuse.metrics.result.MetricResult.definition`), then the result's fields less
     :data:`_NOT_IN_TABLE` (with :data:`NUMBER_COLUMNS`, which every such table keeps),
     its components as ``name=value; …`` and its warnings as text, "" when none (the page
     and the CSV read ``[]`` and ``False`` in the agreement table, which built its rows
@@ -442,6 +454,7 @@ def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
         "dataset": dataset,
         "metric": r.metric,
         "bias": bias,
+        "definition": r.definition,
         **{k: v for k, v in r.to_dict().items() if k not in _NOT_IN_TABLE},
     }
     rec["components"] = "; ".join(f"{k}={v:.4g}" for k, v in r.components.items() if v is not None)
@@ -493,6 +506,7 @@ def add_pairwise_results(
                 slug(analysis.id, inp.name),
                 f"All {analysis.title.lower()} estimates — {inp.name}",
                 table,
+                columns=estimate_columns(table),
             )
         )
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 import pandas as pd
 
 from recuse.analyses.agreement import needs_labels, run_boot
-from recuse.analyses.base import Analysis, Context, from_result, judged, slug, table_row
+from recuse.analyses.base import (
+    Analysis,
+    Context,
+    estimate_columns,
+    from_result,
+    judged,
+    slug,
+    table_row,
+)
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.calibration import (
@@ -182,7 +190,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     )  # fmt: skip
     if len(frame):
         ctx.part(ANALYSIS).tables.append(
-            Table(slug(ANALYSIS.id, inp.name), f"Calibration estimates — {inp.name}", frame)
+            Table(
+                slug(ANALYSIS.id, inp.name),
+                f"Calibration estimates — {inp.name}",
+                frame,
+                columns=estimate_columns(frame),
+            )
         )
     y = outcomes(data)
     bins = []

@@ -37,7 +37,9 @@ from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.selective import (
     CONFIDENCE_WORDS,
     CURVE_TARGETS,
+    FIELDS,
     POOLED,
+    UNCERTIFIED_BOUND,
     Options,
     confidence_kind,
     coverage_curve,
@@ -57,6 +59,38 @@ FINDING_TARGETS: tuple[float, ...] = (0.80, 0.85, 0.90)
 #: the targets of the table shown on the page (the CSV and report.json have every 0.01)
 SHOWN_TARGETS: tuple[float, ...] = tuple(t for t in CURVE_TARGETS[::5] if t >= 0.6)
 OWN = "own"
+
+#: what the curve's columns hold (``Table.columns``: under the table on the page, and in
+#: report.json), in ``recuse certify``'s words (:data:`~recuse.mitigation.selective.
+#: FIELDS`) where the curve means the same. Its CSV held ``lower_bound`` 0.599 beside
+#: ``n_kept`` 0 and an empty ``agreement``, a ``confidence`` that is a name, and a
+#: ``certified`` pooled row with an empty ``threshold``, with no word on any of them
+CURVE_COLUMNS: dict[str, str] = {
+    "delta": f"{FIELDS['delta']}; 1 - the report's level, split among the strata",
+    "confidence": "the name of the judge's confidence the threshold is on (the note "
+    "under the table defines it), not a number",
+    "target": FIELDS["target"],
+    "stratum": "own, family or other: the pairs holding the judge's own answer, its "
+    "family's against an outsider's, or neither, each certified apart; pooled: their sum",
+    "n_labelled": "pairs with a human preference (ties left out) in the stratum",
+    "n_kept": "of those, the pairs whose confidence reaches the stratum's threshold",
+    "n_agree": FIELDS["n_agree"],
+    "coverage": FIELDS["coverage"],
+    "agreement": FIELDS["agreement"],
+    "threshold": "keep a verdict when the judge's confidence is at least this; empty: "
+    "nothing certified in the stratum, or the pooled row (each stratum has its own)",
+    "lower_bound": "one-sided Clopper–Pearson lower bound of that agreement at 1 - the "
+    f"stratum's share of delta; the guarantee holds where it is at least target; "
+    f"{UNCERTIFIED_BOUND}; empty: no test, or the pooled row",
+    "certified": "whether any pair is kept at this target (pooled: in some stratum)",
+    "heldout_kept": "pairs kept when each of 5 prompt folds is decided by thresholds "
+    "certified on the other folds (at every 0.05 of target; empty at the others)",
+    "heldout_coverage": "heldout_kept / n_labelled (at every 0.05 of target)",
+    "heldout_agreement": FIELDS["heldout_agreement"],
+    "coverage_low": "the low end of coverage's Clopper–Pearson interval at the report's "
+    "level, the threshold taken as fixed",
+    "coverage_high": "its high end",
+}
 
 _HOW = (
     "with probability ≥ 1 − δ (δ = 1 − the report's level) it agrees with humans at ≥ the "
@@ -268,10 +302,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     # the shares of pairs kept, as the findings and the gate write them (the agreements
     # stay shares, as the targets they are read against: 0.85)
     shares = ("coverage", "coverage_low", "coverage_high", "heldout_coverage")
-    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=shares))
+    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=shares,
+                             columns=CURVE_COLUMNS))  # fmt: skip
     part.tables.append(Table(slug(ANALYSIS.id, "curve", inp.name),
                              f"Certified coverage, every target and stratum — {inp.name}",
-                             table, show=False))  # fmt: skip
+                             table, show=False, columns=CURVE_COLUMNS))  # fmt: skip
     kinds = sorted(set(table["confidence"]))
     part.notes.append(
         "Confidence: " + "; ".join(CONFIDENCE_WORDS[k] for k in kinds) + ". The "

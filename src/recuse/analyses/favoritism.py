@@ -69,6 +69,20 @@ _TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words
 }
 
 
+def coefficient_columns(res: FavoritismResult, level: float) -> dict[str, str]:
+    """What each column of :func:`coefficient_table` holds, in the fit's unit: its
+    estimate column read in no unit at all (a slope's beside an intercept's and a γ's)."""
+    pct = percent(level)
+    return {
+        "coefficient": "the term of the regression (Play Favorites' Eq. 1), in words",
+        "estimate": f"its value in {res.scale_note} (a slope β_j's: per unit of the "
+        "reference score)",
+        f"{pct} low": f"the low end of its {pct} Wald interval (standard errors {res.se_type})",
+        f"{pct} high": "the high end",
+        "p": "two-sided Wald p-value against 0",
+    }
+
+
 def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
     """Eq. 1's coefficients for a reader: what each is in words, its estimate and interval
     (normalised score points), and its p-value (a regression's full output, with term
@@ -197,6 +211,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             slug("favoritism", inp.name),
             f"Favoritism coefficients — {inp.name}",
             coefficient_table(res.tidy(), o.level),
+            columns=coefficient_columns(res, o.level),
         )
     )
     parts.notes.extend(f"{inp.name}: {n}" for n in res.notes)
@@ -285,6 +300,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
             slug("debiased", inp.name),
             f"Correction: mean score per model with self- and family-bias removed — {inp.name}",
             eff.table,
+            columns=eff.columns(res.scale_note),
         )
     )
     changed = "changes" if eff.ranking_changed else "does not change"
@@ -325,6 +341,7 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
             ),
             highlight=highlight,
             scale_label=sm.ROW_NORMALIZED,
+            last_row=str(means.index[-1]),
             format=ctx.options.figure_format,
         )
     )
@@ -342,6 +359,13 @@ def _score_matrix_figure(ctx: Context, inp: Input) -> None:
             f"Mean normalised score, judge × model — {inp.name}",
             tidy.merge(n, on=["judge", "model"]),
             show=False,
+            columns={
+                "judge": "the judge (a row of the heat map)",
+                "model": "the model whose completions it rated",
+                "mean": f"its mean {sm.normalize}-normalised rating of them, all dimensions "
+                "pooled (the human reference's are the debiased table's reference)",
+                "n": "the ratings averaged",
+            },
         )
     )
 
@@ -389,6 +413,7 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
             f"Robustness: self- and family-bias under each check — {inp.name}",
             table,
             show=False,
+            columns=COMPARISON_COLUMNS,
         )
     )
     # the self-bias of each judge across variants, as one coefficient plot per kind

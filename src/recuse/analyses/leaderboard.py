@@ -154,7 +154,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )  # fmt: skip
     part.tables.append(
         Table(slug("leaderboard", inp.name), f"Leaderboard, raw and adjusted — {inp.name}",
-              lb.table())
+              lb.table(), columns=lb.columns())
     )  # fmt: skip
     part.tables.append(
         Table(slug("leaderboard-covariates", inp.name),

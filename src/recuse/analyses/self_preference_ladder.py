@@ -68,6 +68,43 @@ _CALIBRATED_ROWS = {
 }
 
 
+#: what the calibrated ladder's columns hold: its "prompts" (73 for gpt-3.5-turbo on
+#: llmbar-mtbench) beside "own pairs" 67 read as the own pairs' prompts, which the
+#: rung-by-rung table below gives as 46
+CALIBRATED_COLUMNS: dict[str, str] = {
+    "judge": "the judge",
+    "rung": "the headline (self_preference_calibrated) or one of its parts, by the human "
+    "label of the own pair",
+    "bias": "the key of its finding in report.json",
+    "definition": "what the row's estimate is",
+    "estimate": "own picks minus the competence-predicted own picks on the row's pairs, per "
+    "own pair (probability units; the parts add up to the headline)",
+    "ci_low": "the low end of its percentile interval at the report's level",
+    "ci_high": "the high end",
+    "share of own pairs": "the row's pairs as a share of the judge's own pairs (0 to 1)",
+    "own pick rate": "how often the judge picks its own answer on the row's pairs",
+    "predicted own pick rate": "how often its competence predicts it would",
+    "own pairs": "the judge's pairs holding its own answer (n of every row)",
+    "prompts": "the prompts the interval resampled: those of all the judge's pairs, own "
+    "and other (its competence is learnt on all of them), so more than its own pairs' "
+    "prompts",
+}
+
+#: what the rung-by-rung table's columns hold
+RUNG_COLUMNS: dict[str, str] = {
+    "judge": "the judge",
+    "rung": "the rung's id",
+    "definition": "what the rung is (not adjusted for the judge's competence)",
+    "estimate": "the rung's value, in the unit its definition gives (a rate or a "
+    "difference of rates)",
+    "ci_low": "the low end of its interval at the report's level",
+    "ci_high": "the high end",
+    "n": "the pairs the rung is computed on",
+    "prompts": "the prompts of those pairs, which its interval resamples",
+    "not estimated": "why the rung was not estimated (empty: it was)",
+}
+
+
 def _calibrated_ladder(inp: Input, shared: PairwiseBias | None) -> pd.DataFrame:
     """The calibrated headline and its parts per judge, from the shared bootstrap."""
     if shared is None:
@@ -145,7 +182,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         ctx.part(ANALYSIS).tables.append(
             Table(slug("calibrated-ladder", inp.name),
                   f"Calibrated self-preference, part by part (the parts add up to it) — {inp.name}",
-                  cal)
+                  cal, columns=CALIBRATED_COLUMNS)
         )  # fmt: skip
     rows = judged(inp.frame)
     with ctx.timed(f"self-preference ladder ({inp.name})", ANALYSIS):
@@ -206,7 +243,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         ctx.part(ANALYSIS).tables.append(
             Table(slug("ladder", inp.name),
                   f"Self-preference, rung by rung, {UNADJUSTED} — {inp.name}",
-                  frame.reset_index(drop=True))
+                  frame.reset_index(drop=True),
+                  columns={c: w for c, w in RUNG_COLUMNS.items() if c in frame})
         )  # fmt: skip
 
 

@@ -78,6 +78,8 @@ app.add_typer(certify_app, name="certify")
 
 def definitions(kind: ReferenceKind) -> str:
     """What each column means, the labels named as ``kind`` (:mod:`recuse.reference`)."""
+    from recuse.mitigation.selective import UNCERTIFIED_BOUND
+
     return (
         f"labelled: items with a {LABEL_NAMES[kind]} (tied ones left out or counted, as chosen); "
         "threshold: keep a "
@@ -86,7 +88,8 @@ def definitions(kind: ReferenceKind) -> str:
         "the judge's labelled items: its line under the table, as recuse gate --certified "
         "and the audit read it); "
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
-        "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta'; at delta': "
+        "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' — "
+        f"{UNCERTIFIED_BOUND} (the line under the table gives how many agree); at delta': "
         "this stratum's share of delta (delta over the strata tested); held out: the same "
         "with thresholds certified without the item's fold (5 folds by prompt; 'one "
         "prompt': no check, no fold can be certified without its own items). The "

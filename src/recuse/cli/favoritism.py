@@ -112,6 +112,7 @@ def write_outputs(
             "(before and after removing the estimated self- and family-bias; reference: "
             "its mean reference score on the same scale); ranks 1 = highest; Kendall's tau "
             "compares each ranking with the reference ranking (1 = the same order)",
+            "columns": effect.columns(bat.main.scale_note),
             "rank_correlation_before": effect.rank_correlation_before,
             "rank_correlation_after": effect.rank_correlation_after,
             "ranking_changed": effect.ranking_changed,

@@ -361,6 +361,35 @@ class Leaderboard:
     tau_raw_human: float | None
     tau_adjusted_human: float | None
 
+    def columns(self) -> dict[str, str]:
+        """What each column of :meth:`table` holds, in words (its ``Table.columns``):
+        the CSV's ``raw strength_low`` or ``human rank_high`` said neither their level nor
+        whose verdicts a strength is fitted to, and a human strength (1.63 for gpt-4 on
+        llmbar-mtbench) reads as the same scale as the judges' (1.18) without it."""
+        pct = f"{self.raw.level:.0%}"
+        fits = {
+            "raw": "the judges' verdicts as they are",
+            "adjusted": "the judges' verdicts, the covariates (length, markdown, position, "
+            "own answer, family) held equal",
+            "human": "the human labels",
+        }
+        out: dict[str, str] = {"system": "the model whose answers were judged"}
+        for fit, whose in fits.items():
+            if fit == "human" and self.human is None:
+                continue
+            out |= {
+                f"{fit} strength": f"Bradley–Terry strength fitted to {whose}: log-odds, "
+                "centred (mean 0 over the systems); the difference of two systems' is the "
+                "log-odds that the first wins",
+                f"{fit} strength_low": f"the low end of its {pct} percentile interval "
+                "(cluster bootstrap over prompts)",
+                f"{fit} strength_high": "the high end",
+                f"{fit} rank": "its rank by that strength, 1 = strongest",
+                f"{fit} rank_low": f"the best rank it takes in the middle {pct} of the resamples",
+                f"{fit} rank_high": "the worst",
+            }
+        return out
+
     def table(self) -> pd.DataFrame:
         """One row per system: raw and adjusted strength with interval and rank."""
         out = self.raw.strength_table().add_prefix("raw ").rename(columns={"raw system": "system"})

@@ -12,7 +12,15 @@ import pandas as pd
 from recuse import numbers
 from recuse.terminal import one_line
 
-__all__ = ["CORE_FIELDS", "MetricResult", "NullBound", "Refit", "Skipped", "results_frame"]
+__all__ = [
+    "COLUMNS",
+    "CORE_FIELDS",
+    "MetricResult",
+    "NullBound",
+    "Refit",
+    "Skipped",
+    "results_frame",
+]
 
 # Columns every result has, in display order (``results_frame`` and the CLI use them).
 CORE_FIELDS = (
@@ -222,6 +230,43 @@ class Skipped:
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "judge": self.judge, "reason": self.reason}
 
+
+#: what each column of a table of results holds (:func:`results_frame`, the audit's
+#: estimates tables): the CSV's n_of, null_bound, n_boot_unfit or signed had no word
+#: anywhere a reader of the file would look
+COLUMNS: dict[str, str] = {
+    "dataset": "the input the estimate is of",
+    "metric": "the estimator's id (as recuse metrics names it)",
+    "bias": "the key of the estimate's finding in report.json, the summary, --material "
+    "and recuse gate; empty: no finding (an estimate shown beside one)",
+    "definition": "what the metric is (the first clause of its method)",
+    "judge": "the judge (or the panel, for an agreement among judges)",
+    "estimate": "the value, in the unit its definition gives (a share is 0 to 1)",
+    "ci_low": "the low end of its interval at level (cluster bootstrap over prompts)",
+    "ci_high": "the high end",
+    "level": "the interval's confidence level as a share: 0.9 is a 90% interval",
+    "n": "the pairs the estimate rests on (n_of says which, where not all the judge's)",
+    "n_clusters": "the prompts the interval resampled (all the judge's where n_of is "
+    "given, so it can exceed n)",
+    "n_of": "what n counts, where it is not all the judge's pairs",
+    "n_boot": "bootstrap resamples drawn",
+    "n_boot_dropped": "of those, resamples in which the statistic was undefined (a zero "
+    "denominator), left out of the interval",
+    "n_boot_unfit": "kept resamples whose refitted model had no finite estimate",
+    "std_error": "the standard deviation of the kept resamples, in the estimate's unit",
+    "p_value": "two-sided, against null (the interval inverted, never below 2/(B+1)); "
+    "empty: no test (null is the metric's floor or ceiling)",
+    "null": "the no-bias value in the estimate's unit (0.5 for the first-position rate; "
+    "a quality score's chance value)",
+    "null_bound": "floor or ceiling: null is the lowest or highest value the metric can "
+    "take (a flip rate's 0, a consistency's 1), so there is no test; empty: neither",
+    "signed": "the estimate is a difference around 0, written with its sign",
+    "absolute_value": "the estimate is the absolute value of a signed statistic (never "
+    "below 0; its p-value is that statistic's)",
+    "warnings": "what to know before trusting the interval (few prompts, low n)",
+    "components": "the parts the estimate is made of, name=value (e.g. the two recalls "
+    "of a recall difference)",
+}
 
 #: after the core columns in :func:`results_frame`: what is shown next to each number
 FRAME_EXTRAS = (

@@ -90,6 +90,24 @@ class DebiasEffect:
             return "undefined (fewer than two models, or all tied)"
         return decimal(value, 2)
 
+    @staticmethod
+    def columns(scale: str) -> dict[str, str]:
+        """What each column of :attr:`table` holds, ``scale`` the fit's score unit
+        (``FavoritismResult.scale_note``): the audit's debiased CSV held before, after,
+        reference and change without saying whose mean each is, on what scale, or which
+        way change is taken."""
+        return {
+            "model": "the model whose answers were rated",
+            "before": f"its mean {scale} over its ratings by every judge",
+            "after": "the same with the estimated self-bias (γ_j on a judge's own model) and "
+            "family bias (λ_F on its family's other models) subtracted",
+            "reference": f"its mean reference score on the same scale ({scale})",
+            "change": "after − before (negative: the correction lowered its mean)",
+            "rank_before": "its rank by before, 1 = highest",
+            "rank_after": "its rank by after, 1 = highest",
+            "rank_reference": "its rank by reference, 1 = highest",
+        }
+
     @property
     def taus(self) -> str:
         """Kendall's τ to the reference ranking before and after, ``0.33 → 0.60``."""

@@ -137,6 +137,14 @@ APPROXIMATE = (
     "holds only roughly: fit the map on a separate labelled set for an exact guarantee"
 )
 
+#: what the lower bound of a stratum that certified nothing is of: not of its agreement
+#: (null: none kept) but of the items its first test kept — ``recuse certify`` printed
+#: "agreement: none certified" beside "bound 0.599" (26 of its 34 most confident agree)
+UNCERTIFIED_BOUND = (
+    "where nothing is certified, the bound of the first threshold tested, on its most "
+    "confident items"
+)
+
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
 #: its unit; ``recuse certify`` prints the same words under its tables
 FIELDS: dict[str, str] = {
@@ -151,7 +159,9 @@ FIELDS: dict[str, str] = {
     "agreement": "n_agree / n_kept: share of kept verdicts equal to the label, observed on "
     "the calibration items (null: none kept)",
     "lower_bound": "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta "
-    "(delta: this stratum's share); the guarantee holds where it is at least target",
+    "(delta: this stratum's share); the guarantee holds where it is at least target; "
+    f"{UNCERTIFIED_BOUND} (agreement null; the reason gives how many agree), as p_value "
+    "is; null: no test",
     "p_value": "P(Binomial(n_kept, target) >= n_agree) at the threshold (at the first "
     "threshold tested when nothing was certified); null: no test",
     "best_target": "the highest target (to 0.01) these labels could certify at this delta",

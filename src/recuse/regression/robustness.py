@@ -610,7 +610,9 @@ COMPARISON_COLUMNS: dict[str, str] = {
     "se": "its standard error",
     "lower": "the lower end of its Wald interval at the fit's level",
     "upper": "the upper end of its Wald interval at the fit's level",
-    "significant": "whether that interval excludes 0 (no bias)",
+    "significant": "whether that interval excludes 0 (no bias), each interval alone: not "
+    "the audit's flag, which is adjusted for multiple tests and leaves negligible "
+    "estimates unflagged (a finding's significant in report.json is the adjusted test)",
     "n_term": "the ratings this row's coefficient rests on: for γ_j judge j's ratings of its "
     "own model's answers, for λ_F the ratings by F's judges of F's other models (the "
     "coefficient compares them with the same judges' other ratings)",

@@ -38,7 +38,7 @@ def to_dict(report: AuditReport) -> dict[str, Any]:
         "summary_matrix": report.matrix().to_dict(),
         "flagged_verdicts": [v.to_dict() for v in report.flagged_verdicts()],
         "sections": [s.to_dict() for s in report.sections],
-        "tables": {t.name: {"title": t.title, "rows": t.records()} for t in report.tables},
+        "tables": {t.name: t.to_dict() for t in report.tables},
         "skipped": [k.to_dict() for k in report.skipped],
         "exclusions": [e.to_dict() for e in report.exclusions],
         "provenance": report.provenance.to_dict(),

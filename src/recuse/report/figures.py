@@ -437,13 +437,18 @@ def heatmap(
     highlight: np.ndarray | None = None,
     annotations: np.ndarray | None = None,
     scale_label: str = "",
+    last_row: str = "",
     format: FigureFormat = "png",
 ) -> Figure:
     """A diverging heat map centred on 0 (e.g. judge × model bias); NaN cells are blank.
 
     ``highlight`` (same shape, bool) outlines cells, e.g. the self-judging diagonal;
     ``annotations`` (same shape) are the numbers written in the cells (default: values);
-    ``scale_label``: the colour's quantity and unit, the colour bar's label.
+    ``scale_label``: the colour's quantity and unit, the colour bar's label;
+    ``last_row``: what the last row is when it is not one of ``row_label`` (a
+    reference row under the judges): the alt text counts the rows above it as
+    ``row_label`` and names it (the play-favorites map read "10 judges" of 9 and its
+    human reference row).
     """
     m = np.asarray(values, dtype=float)
     text = m if annotations is None else np.asarray(annotations, dtype=float)
@@ -469,7 +474,10 @@ def heatmap(
     ax.set_title(_short(title, TITLE_MAX), fontsize=9)
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
     bar.set_label(_short(scale_label, TITLE_MAX), fontsize=7)
-    alt = f"{title}: {len(rows)} {row_label}s × {len(cols)} {col_label}s"
+    counted = len(rows) - 1 if last_row else len(rows)
+    alt = f"{title}: {counted} {row_label}s × {len(cols)} {col_label}s"
+    if last_row:
+        alt += f", and a last row: {last_row}"
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
 
 

@@ -30,7 +30,8 @@ group of judges) is accounted per dataset.
 Exit code: 1 when any finding fails; else 3 when any is inconclusive, or a judge was
 not measured (unless ``skip_unmeasured``: then listed only), or nothing at all was
 measured; else 0. A damaged or crafted report is an input error (the CLI's exit 2).
-An inconclusive line says roughly how many comparisons would decide it: with ``h`` the
+An inconclusive line says roughly how many comparisons (ratings, for a bias of a ratings
+table: :func:`counted`) would decide it: with ``h`` the
 interval's half-width (``z · std_error`` when the report has a standard error,
 else half the interval) and ``g`` the distance from the estimate to the bound,
 ``n_needed ≈ n · (h / g)²`` — an approximation that assumes the interval shrinks as
@@ -559,12 +560,18 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
 
 
 def evaluate(
-    finding: Mapping[str, Any], threshold: Threshold, *, quality: bool = False
+    finding: Mapping[str, Any],
+    threshold: Threshold,
+    *,
+    quality: bool = False,
+    counts: str = "comparisons",
 ) -> GateLine:
     """One finding against one threshold (module docstring). ``quality``: the finding is
     a quality score, whose estimate prints unsigned as the audit prints it (a bias whose
     no-bias value is 0 prints with its sign, unless the finding is an absolute value:
-    ``absolute_value``, :attr:`recuse.report.model.Finding.absolute`)."""
+    ``absolute_value``, :attr:`recuse.report.model.Finding.absolute`). ``counts``: what
+    its ``n`` counts, the word an inconclusive line's projection is in ("ratings" for a
+    bias of a ratings table, :func:`counted`)."""
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
     null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
@@ -620,11 +627,11 @@ def evaluate(
                 f"; {_sits(est, edge, gap)}, under a tenth of the interval's half-width "
                 f"({_num(half, 2)}): too close to the bound for more data to decide it at any "
                 f"practical size (a 1/sqrt(n) projection, the estimate unchanged, says "
-                f"{needed:,} comparisons, {needed / float(n):,.0f} times the {int(n):,} now)"
+                f"{needed:,} {counts}, {needed / float(n):,.0f} times the {int(n):,} now)"
             )
         elif needed is not None:
             text += (
-                f"; roughly {needed:,} comparisons (now {int(n):,}) would decide it "
+                f"; roughly {needed:,} {counts} (now {int(n):,}) would decide it "
                 "(approximate: interval shrinking as 1/sqrt(n), estimate unchanged)"
             )
         elif on_bound and gap == 0:
@@ -791,7 +798,9 @@ def gate_report(
             _check_bound(t, key, scope)
         mine = [f for f in report.findings if f["bias"] == key]
         quality = scope is not None and scope.quality
-        lines.extend(evaluate(f, Threshold(key, t.value, t.bound), quality=quality) for f in mine)
+        bound = Threshold(key, t.value, t.bound)
+        for f in mine:
+            lines.append(evaluate(f, bound, quality=quality, counts=counted(report, f, scope)))
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     if certified:
         where = scopes.get(KEY) or Scope("pairs", SECTION, "Certification")
@@ -801,6 +810,17 @@ def gate_report(
         ):  # fmt: skip
             lines.append(GateLine(KEY, judge, dataset, outcome, text))  # type: ignore[arg-type]
     return GateResult(tuple(lines), skip_unmeasured)
+
+
+def counted(report: GatedReport, finding: Mapping[str, Any], scope: Scope | None) -> str:
+    """What a finding's ``n`` counts, in the words of the audit's summary ("n:
+    comparisons or ratings"): "ratings" when its dataset is a ratings table (the
+    report's provenance), or, a dataset not listed, when its bias is measured on one
+    (``scope``); else "comparisons". The gate projected "roughly 10,072 comparisons (now
+    7,099)" for a judge's self-bias in its ratings, whose n is its ratings in the fit."""
+    tables = {d.name: d.table for d in report.datasets}
+    table = tables.get(str(finding.get("dataset", "")), scope.table if scope else "pairs")
+    return "ratings" if table == "ratings" else "comparisons"
 
 
 def check_thresholds(

@@ -176,11 +176,14 @@ class Finding:
     def detectable(self) -> float | None:
         """The smallest bias (distance from ``null``) this estimate would detect with 80%
         power: (z_{1−α/2} + z_{0.80}) × standard error, α = 1 − level (two-sided, normal
-        approximation); None without a standard error, or for a zero-width interval that
-        is not :attr:`informative` (its standard error, 0, measures nothing)."""
+        approximation); None without a standard error, for a zero-width interval that
+        is not :attr:`informative` (its standard error, 0, measures nothing), or for a
+        value :attr:`fixed` by construction: no bias of any size can be there to detect
+        (a reward model's position preference, 0.5 [0.50, 0.50], read "±0.000
+        detectable", as if the test would find the smallest position bias)."""
         if self.std_error is None or not math.isfinite(self.std_error):
             return None
-        if self.zero_width and not self.informative:
+        if self.fixed or (self.zero_width and not self.informative):
             return None
         from scipy.stats import norm
 
@@ -396,9 +399,26 @@ class Table:
     #: share_percent`), as the findings and the gate write them; the CSV and JSON keep
     #: the shares
     percent: tuple[str, ...] = ()
+    #: what a column holds, with its unit, for the columns whose name alone can be
+    #: misread (a lower bound beside a null agreement, a string ``confidence``): written
+    #: under the table on the page and as the table's ``columns`` in report.json, since
+    #: its CSV has no room for them
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.columns if c not in self.frame.columns]
+        if unknown:
+            raise ValueError(f"table {self.name}: defines columns it does not have: {unknown}")
 
     def records(self) -> list[dict[str, Any]]:
         return [_clean_record(r) for r in self.frame.to_dict(orient="records")]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its title, its rows and, where it has them, its columns' definitions."""
+        out: dict[str, Any] = {"title": self.title, "rows": self.records()}
+        if self.columns:
+            out["columns"] = dict(self.columns)
+        return out
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,12 @@ def test_gate_certified_passes_fails_and_names_the_unmeasured(
     assert "NOT MEASURED: certified 0.8@0.4 of claude-v1" in out and "no confidence" in out
     code, out = _gate([str(path), "--certified", "0.8@0.4"], capsys)
     assert code == 3
+    # --json: each line the share it compares (the audit's finding) and the rule's
+    code, out = _gate([str(path), "--certified", "0.8@0.4", "--json"], capsys)
+    lines = {x["judge"]: x for x in json.loads(out)["lines"]}
+    assert lines[JUDGE]["certified_coverage"] == at80 and lines[JUDGE]["estimate"] is None
+    assert lines["claude-v1"]["certified_coverage"] is None
+    assert {x["required_coverage"] for x in lines.values()} == {0.4}
     code, out = _gate([str(path), "--certified", "0.9@0.4", "--skip-unmeasured"], capsys)
     assert code == 1 and f"FAIL: certified 0.9@0.4 of {JUDGE}" in out
     # a target between grid points is read at the next one above (it certifies ≥ T too)

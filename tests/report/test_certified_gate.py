@@ -28,7 +28,7 @@ def _text(*rows: dict[str, Any], rule: Certified = RULE) -> str:
         datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
         certification=list(rows),
     )
-    [(_, _, _, text)] = gate_certified(report, [rule], reason=lambda d, j: "", skip=False)
+    [(_, _, _, text, _, _)] = gate_certified(report, [rule], reason=lambda d, j: "", skip=False)
     return text
 
 
@@ -100,7 +100,7 @@ def test_the_certified_share_is_written_on_the_side_of_the_required_share_it_lie
             datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
             certification=[_row(coverage=kept / 5000, n_labelled=5000, n_kept=kept)],
         )
-        [(_, _, _, text)] = gate_certified(
+        [(_, _, _, text, _, _)] = gate_certified(
             report, [Certified(0.85, 0.555)], reason=lambda d, j: "", skip=False
         )
         assert text.startswith(f"{outcome}: ") and f"certified on {shown} of 5,000" in text
@@ -145,7 +145,7 @@ def test_a_share_below_all_is_never_written_as_all() -> None:
         datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
         certification=[_row(coverage=(n - 1) / n, n_labelled=n, n_kept=n - 1)],
     )
-    [(_, _, _, text)] = gate_certified(
+    [(_, _, _, text, _, _)] = gate_certified(
         report, [Certified(0.85, 1.0)], reason=lambda d, j: "", skip=False
     )
     assert text.startswith("FAIL: ") and "certified on > 99.9999% of 1,000,000,000" in text, text
@@ -159,11 +159,29 @@ def test_a_report_without_a_judge_to_certify_says_so() -> None:
     for datasets in ([], [SimpleNamespace(name="d", table="pairs", judges=())]):
         report = SimpleNamespace(datasets=datasets, certification=[])
         lines = gate_certified(report, rules, reason=lambda d, j: "", skip=False)
-        assert [(j, d, o) for j, d, o, _ in lines] == [("", "", "not measured")] * 2
-        assert [text for *_, text in lines] == [
+        assert [x[:3] for x in lines] == [("", "", "not measured")] * 2
+        assert [x[4:] for x in lines] == [(None, 0.6), (None, 0.5)]
+        assert [x[3] for x in lines] == [
             f"NOT MEASURED: certified {r}: no dataset of the report is a pairs table with a "
             "judge, which the Certification analysis reads"
             for r in ("0.85@0.6", "0.9@0.5")
         ]
-    [(*_, skipped)] = gate_certified(report, rules[:1], reason=lambda d, j: "", skip=True)
+    [(*_, skipped, _, _)] = gate_certified(report, rules[:1], reason=lambda d, j: "", skip=True)
     assert skipped.endswith("reads — skipped (--skip-unmeasured)")
+
+
+def test_a_line_gives_the_coverage_it_compares_and_the_required_one() -> None:
+    """`gate --certified --json` lines had estimate null and no number at all: a script
+    could read the outcome but not the certified share (0.285 of 200 pairs) nor the
+    rule's. Each line carries both, None where nothing was measured."""
+    report = SimpleNamespace(
+        datasets=[SimpleNamespace(name="d", table="pairs", judges=("gpt-4",))],
+        certification=[_row(coverage=57 / 200, n_kept=57)],
+    )
+    [(*_, text, cov, required)] = gate_certified(report, [Certified(0.85, 0.3)],
+                                                 reason=lambda d, j: "", skip=False)  # fmt: skip
+    assert (cov, required) == (0.285, 0.3) and "certified on 28.5% of 200" in text
+    curve_stops = SimpleNamespace(datasets=report.datasets, certification=[_row(target=0.5)])
+    [(*_, cov, required)] = gate_certified(curve_stops, [RULE], reason=lambda d, j: "",
+                                           skip=False)  # fmt: skip
+    assert (cov, required) == (None, 0.6)

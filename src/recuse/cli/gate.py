@@ -112,6 +112,8 @@ def _payload(
                 "distance_to_bound": x.gap,
                 "too_close": x.too_close,
                 "warnings": list(x.warnings),
+                "certified_coverage": x.coverage,
+                "required_coverage": x.required_coverage,
             }
             for x in result.lines
         ],

@@ -150,13 +150,14 @@ def _held_out(row: Mapping[str, Any]) -> str:
     )
 
 
-def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-    """The outcome and its sentence for one judge's curve."""
+def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str, float | None]:
+    """The outcome, its sentence and the coverage it compares (None: not measured) for
+    one judge's curve."""
     t = rule.grid_target
     at = _at(rows, "pooled", t)
     if not at:
         top = max(float(r["target"]) for r in rows)
-        return "not measured", f"the report's curve stops at agreement {top:g} (< {t:g})"
+        return "not measured", f"the report's curve stops at agreement {top:g} (< {t:g})", None
     r = at[0]
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
@@ -169,21 +170,27 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]
     # the required share as given, never rounded: rounded to six significant digits, a
     # share written on its own side read as it (0.1299952 "below the required 12.9995%")
     required = exact(rule.coverage, percent=True)
-    return outcome, (
-        f"at agreement ≥ {exact(rule.target)}{grid}, δ = {float(r['delta']):g}: certified on "
-        f"{share_percent_beside(cov, rule.coverage)} of {count(r['n_labelled'])} labelled "
-        f"pairs{own}"
-        f"{held_text}; "
-        f"{'meets' if outcome == 'pass' else 'below'} the required {required}"
+    return (
+        outcome,
+        (
+            f"at agreement ≥ {exact(rule.target)}{grid}, δ = {float(r['delta']):g}: certified on "
+            f"{share_percent_beside(cov, rule.coverage)} of {count(r['n_labelled'])} labelled "
+            f"pairs{own}"
+            f"{held_text}; "
+            f"{'meets' if outcome == 'pass' else 'below'} the required {required}"
+        ),
+        cov,
     )
 
 
 def gate_certified(
     report: Any, rules: Sequence[Certified], *, reason: Any, skip: bool
-) -> list[tuple[str, str, str, str]]:
-    """``(judge, dataset, outcome, text)`` per rule, audited pairs dataset and judge
-    (module docstring), for :func:`recuse.report.gate.gate_report` to make its lines.
-    ``reason(dataset, judge)`` says why a judge has no curve."""
+) -> list[tuple[str, str, str, str, float | None, float]]:
+    """``(judge, dataset, outcome, text, coverage, required)`` per rule, audited pairs
+    dataset and judge (module docstring), for :func:`recuse.report.gate.gate_report` to
+    make its lines: ``coverage`` the certified share the line compares (None where not
+    measured), ``required`` the rule's. ``reason(dataset, judge)`` says why a judge has
+    no curve."""
     audited = {d.name: d.judges for d in report.datasets if d.table == "pairs"}
     if not report.datasets:  # a report without provenance: the judges with a curve
         for r in report.certification:
@@ -196,16 +203,17 @@ def gate_certified(
         if not any(audited.values()):  # no judge to name: said, not a silent gate
             lines.append(("", "", "not measured", f"NOT MEASURED: certified {rule.text}: no "
                           "dataset of the report is a pairs table with a judge, which the "
-                          f"Certification analysis reads{tail}"))  # fmt: skip
+                          f"Certification analysis reads{tail}", None, rule.coverage))  # fmt: skip
         for dataset, judges in audited.items():
             for judge in sorted(judges):
                 rows = [r for r in report.certification
                         if r["dataset"] == dataset and r["judge"] == judge]  # fmt: skip
                 who = f"certified {rule.text} of {judge} ({dataset})"
                 if rows:
-                    outcome, text = _line(rule, rows)
+                    outcome, text, cov = _line(rule, rows)
                 else:
-                    outcome, text = "not measured", str(reason(dataset, judge))
+                    outcome, text, cov = "not measured", str(reason(dataset, judge)), None
                 said = tail if outcome == "not measured" else ""
-                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{said}"))
+                lines.append((judge, dataset, outcome, f"{outcome.upper()}: {who}: {text}{said}",
+                              cov, rule.coverage))  # fmt: skip
     return lines

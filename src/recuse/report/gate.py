@@ -152,6 +152,11 @@ class GateLine:
     interval: tuple[float, float] | None = None
     level: float | None = None
     null: float | None = None
+    #: a certification line's certified coverage, the share (0 to 1) of the judge's
+    #: labelled pairs kept at the rule's agreement (None where not measured), and the
+    #: share the rule requires; None on a bias line
+    coverage: float | None = None
+    required_coverage: float | None = None
 
 
 @dataclass(frozen=True)
@@ -804,11 +809,12 @@ def gate_report(
         lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
     if certified:
         where = scopes.get(KEY) or Scope("pairs", SECTION, "Certification")
-        for judge, dataset, outcome, text in gate_certified(
+        for judge, dataset, outcome, text, cov, required in gate_certified(
             report, certified, skip=skip_unmeasured,
             reason=lambda dataset, judge: _reason(report, KEY, where, dataset, judge),
         ):  # fmt: skip
-            lines.append(GateLine(KEY, judge, dataset, outcome, text))  # type: ignore[arg-type]
+            lines.append(GateLine(KEY, judge, dataset, outcome, text,  # type: ignore[arg-type]
+                                  coverage=cov, required_coverage=required))  # fmt: skip
     return GateResult(tuple(lines), skip_unmeasured)
 
 

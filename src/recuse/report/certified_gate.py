@@ -197,7 +197,7 @@ def gate_certified(
             audited.setdefault(r["dataset"], ())
             if r["judge"] not in audited[r["dataset"]]:
                 audited[r["dataset"]] += (r["judge"],)
-    lines = []
+    lines: list[tuple[str, str, str, str, float | None, float]] = []
     tail = " — skipped (--skip-unmeasured)" if skip else ""
     for rule in rules:
         if not any(audited.values()):  # no judge to name: said, not a silent gate

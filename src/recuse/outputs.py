@@ -21,7 +21,9 @@
   file) into a safe file name of bounded length, unique by a short hash.
 
 An :class:`OSError` (disk full, read-only file system, permission, name too long)
-becomes an :class:`~recuse.errors.OutputError` naming the path and what to do.
+becomes an :class:`~recuse.errors.OutputError` naming the path and what to do; where
+an earlier run's file stays in its place (:func:`write_bytes`, :func:`keeping_earlier`)
+the error says so, so it is not taken for this run's result.
 """
 
 from __future__ import annotations
@@ -64,6 +66,32 @@ def output_error(path: str | Path, exc: OSError) -> OutputError:
     """One-line :class:`OutputError` for an ``OSError`` met writing ``path``."""
     what = _WHAT_TO_DO.get(exc.errno or 0, exc.strerror or type(exc).__name__)
     return OutputError(f"cannot write {path}: {what}")
+
+
+@contextlib.contextmanager
+def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
+    """An :class:`OutputError` in the block also says which of ``names`` (paths
+    relative to ``folder``) an earlier run left there: they stay as they were, and
+    are not this run's results."""
+    earlier = [name for name in names if _is_file(Path(folder) / name)]
+    try:
+        yield
+    except OutputError as exc:
+        if not earlier:
+            raise
+        shown = ", ".join(earlier[:2]) + (f" and {len(earlier) - 2} more" if earlier[2:] else "")
+        raise OutputError(
+            f"{exc} ({Path(folder)} still holds an earlier run's {shown}, left as they "
+            "were: not this run's results)"
+        ) from None
+
+
+def _is_file(path: Path) -> bool:
+    """``path`` is a file; False where it cannot be looked at (a name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _new_file(folder: Path, prefix: str, suffix: str = "") -> tuple[int, Path]:
@@ -237,6 +265,7 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
     p = Path(path)
     tmp: Path | None = None
+    earlier = _is_file(p)
     try:
         fd, tmp = _new_file(p.parent, f".{p.name[:40]}.", ".part")
         with os.fdopen(fd, "wb") as fh:
@@ -246,7 +275,10 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
         os.replace(tmp, p)
         tmp = None
     except OSError as exc:
-        raise output_error(p, exc) from None
+        error = output_error(p, exc)
+        if earlier:  # the old file stays; it is not this run's result
+            error = OutputError(f"{error} ({p} is an earlier run's, left as it was)")
+        raise error from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):

@@ -232,8 +232,46 @@ def test_metrics_disk_full_keeps_the_old_file(
 
     monkeypatch.setattr(os, "fsync", full)
     code, _, err = run(capsys, "metrics", "pairs", pairs_csv, *FAST_METRICS, "--out", out)
-    assert_one_line(code, err, "disk is full")
+    assert_one_line(code, err, "disk is full", f"{out} is an earlier run's, left as it was")
     assert out.read_text() == "old" and _files(tmp_path) == ["bias.csv"]
+
+
+def test_audit_failing_over_an_earlier_report_says_that_report_is_not_this_runs(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: a second audit into the same --out failing as it wrote (a file size
+    limit, a full disk) said only 'cannot write OUT', and OUT's report.json (the
+    first run's) read as this run's result. Now the error says it is an earlier run's."""
+    out = tmp_path / "report"
+    assert run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)[0] == 0
+    before = (out / "report.json").read_bytes()
+    real = outputs.Staging.write_text
+
+    def write_text(self: outputs.Staging, name: str, text: str) -> None:
+        if name == "report.json":
+            raise OSError(errno.EFBIG, "File too large")
+        real(self, name, text)
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)
+    assert_one_line(
+        code, err, "ulimit -f", f"{out} still holds an earlier run's report.json, report.html"
+    )
+    assert (out / "report.json").read_bytes() == before
+
+
+def test_audit_refused_before_the_work_names_the_earlier_report(
+    pairs_csv: Path, read_only: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only --out holding a report: the refusal says that report is not this run's."""
+    subprocess.run(["mount", "-o", "remount,rw", str(read_only)], check=True)
+    (read_only / "report.json").write_text("{}")
+    subprocess.run(["mount", "-o", "remount,ro", str(read_only)], check=True)
+    code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", read_only)
+    assert_one_line(code, err, "read-only", "an earlier run's report.json, left as they were")
 
 
 def test_favoritism_disk_full_on_the_last_file_writes_none(

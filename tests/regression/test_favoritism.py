@@ -266,6 +266,31 @@ def test_ratings_that_differ_only_at_rounding_are_refused_not_fitted_exactly() -
             fit_favoritism(ratings, sim.families)
 
 
+def test_ratings_too_large_to_fit_in_floating_point_are_refused() -> None:
+    """Unnormalised ratings and references of 1e160 stopped in X'X's eigenvalues
+    (LinAlgError: a traceback through the CLI) and 1e150 left every term without a
+    standard error, said to be 'not separable from the fit's other terms'. Up to the
+    limit the fit is equivariant: each coefficient scales with the ratings (slopes on
+    the reference do not) and each standard error with them; above it, a refusal."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    base = fit_favoritism(sim.ratings, sim.families, normalize="none").coefficients
+    factor = 1e40
+    big = sim.ratings.assign(
+        rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+    )
+    scaled = fit_favoritism(big, sim.families, normalize="none").coefficients
+    slope = base["term"].str.startswith("reference:").to_numpy()
+    times = np.where(slope, 1.0, factor)
+    assert np.allclose(scaled["estimate"], base["estimate"] * times, rtol=1e-6, atol=0)
+    assert np.allclose(scaled["se"], base["se"] * times, rtol=1e-6, atol=0)
+    for factor in (1e51, 1e160, 1e300):
+        huge = sim.ratings.assign(
+            rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+        )
+        with pytest.raises(EstimationError, match=r"once scaled, above the 1e\+50"):
+            fit_favoritism(huge, sim.families, normalize="none")
+
+
 def test_nearly_dependent_columns_are_named() -> None:
     """References of 1e6 plus a tenth of a 1-5 score, unnormalised, make each judge's
     reference slope nearly its intercept (they vary by 1e-7 of their size). The design

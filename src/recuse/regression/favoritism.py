@@ -519,6 +519,27 @@ def design(
     return X.toarray(), terms, notes
 
 
+#: the largest rating or reference, once scaled, the fit takes: its standard errors
+#: hold fourth powers of the values (residual times column, squared), which pass the
+#: largest float near 1e77 (1e150 left every γ without one; 1e160 stopped in X'X)
+LARGEST_SCALED = 1e50
+
+
+def _check_magnitude(frame: pd.DataFrame) -> None:
+    """Refuse scaled ratings or references too large for the fit's floating point."""
+    for col, what in (("y", "rating"), ("ref", "reference")):
+        values = frame[col].to_numpy(float)
+        top = float(np.abs(values).max()) if len(values) else 0.0
+        if top > LARGEST_SCALED:
+            row = int(np.argmax(np.abs(values)))
+            raise EstimationError(
+                f"a {what} of {frame[what].iloc[row]:.6g} is {top:.3g} once scaled, above the "
+                f"{LARGEST_SCALED:.0e} the fit can square and square again in floating "
+                "point — rescale the ratings and references (--normalize max, the default, "
+                "divides each dimension by its largest value)"
+            )
+
+
 def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame) -> np.ndarray:
     """``X'X`` of a full-rank design; otherwise :class:`EstimationError` naming the cause.
 
@@ -916,6 +937,7 @@ def fit_prepared(
                 f"(from {lo:.17g} to {hi:.17g}, {np.ptp(y):.3g} apart once scaled) — "
                 "check that the rating column holds the scores, on the scale of the reference"
             )
+        _check_magnitude(frame)
         X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
         groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
         res = fit_ols(X, y, se=se, groups=groups)

@@ -309,6 +309,28 @@ def test_nearly_dependent_columns_are_named() -> None:
         assert term in said.split(" are (nearly) linear combinations")[0]
 
 
+def test_every_nearly_dependent_direction_is_named_with_its_cause() -> None:
+    """References offset by 1e6 for all five judges: five near-dependencies (each
+    judge's reference slope nearly its intercept). Only the weakest direction's terms
+    were named (judge[j0], judge[j1] and their slopes), so fixing those two would not
+    have fitted; and the cause read 'references that vary', which they do. Every
+    judge's two terms are named now, and the offset as the cause."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    shifted = sim.ratings.assign(reference=sim.ratings["reference"] + 1e6)
+    spread = (shifted.groupby("judge")["reference"].std() / 1e6).min()  # by hand
+    with pytest.raises(EstimationError) as err:
+        fit_favoritism(shifted, sim.families, normalize="none")
+    named, cause = str(err.value).split(" are (nearly) linear combinations of the others — ")
+    judges = sorted(sim.ratings["judge"].unique())
+    assert len(judges) == 5
+    for j in judges:
+        assert f"judge[{j}]" in named and f"reference:judge[{j}]" in named
+    assert cause.startswith(
+        f"the references of judge(s) {', '.join(judges)} vary by as little as {spread:.1g} "
+        "of their size (around 1e+06)"
+    )
+
+
 def test_a_term_equal_to_the_intercepts_is_left_out_with_a_note() -> None:
     sim = simulate_ratings(seed=1, n_prompts=10)
     # j0 rates only its own completions: its self term would equal its intercept

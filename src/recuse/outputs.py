@@ -22,8 +22,8 @@
 
 An :class:`OSError` (disk full, read-only file system, permission, name too long)
 becomes an :class:`~recuse.errors.OutputError` naming the path and what to do; where
-an earlier run's file stays in its place (:func:`write_bytes`, :func:`keeping_earlier`)
-the error says so, so it is not taken for this run's result.
+a file from before stays in its place (:func:`write_bytes`, :func:`check_output`,
+:func:`keeping_earlier`) the error says so, so it is not taken for this run's result.
 """
 
 from __future__ import annotations
@@ -62,26 +62,30 @@ _WHAT_TO_DO = {
 }
 
 
+class WriteFailed(OutputError):
+    """The system refused a write (an ``OSError``): any earlier file there stays."""
+
+
 def output_error(path: str | Path, exc: OSError) -> OutputError:
     """One-line :class:`OutputError` for an ``OSError`` met writing ``path``."""
     what = _WHAT_TO_DO.get(exc.errno or 0, exc.strerror or type(exc).__name__)
-    return OutputError(f"cannot write {path}: {what}")
+    return WriteFailed(f"cannot write {path}: {what}")
 
 
 @contextlib.contextmanager
 def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
-    """An :class:`OutputError` in the block also says which of ``names`` (paths
-    relative to ``folder``) an earlier run left there: they stay as they were, and
+    """A failed write (:class:`WriteFailed`) in the block also says which of ``names``
+    (paths relative to ``folder``) were there before it: they stay as they were, and
     are not this run's results."""
     earlier = [name for name in names if _is_file(Path(folder) / name)]
     try:
         yield
-    except OutputError as exc:
+    except WriteFailed as exc:  # not a refusal such as "is the input"
         if not earlier:
             raise
         shown = ", ".join(earlier[:2]) + (f" and {len(earlier) - 2} more" if earlier[2:] else "")
-        raise OutputError(
-            f"{exc} ({Path(folder)} still holds an earlier run's {shown}, left as they "
+        raise WriteFailed(
+            f"{exc} ({Path(folder)} still holds the {shown} from before, left as they "
             "were: not this run's results)"
         ) from None
 
@@ -138,8 +142,12 @@ def check_output(
     (``inputs``: writing it would replace them). Call before any work; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    earlier = _is_file(p)
     with _stat_errors(p):
-        _check_file(p, option)
+        try:
+            _check_file(p, option)
+        except WriteFailed as exc:
+            raise _earlier_said(exc, p, earlier) from None
         _not_an_input(p, option, inputs, fix="give another file name")
     return p
 
@@ -275,15 +283,19 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
         os.replace(tmp, p)
         tmp = None
     except OSError as exc:
-        error = output_error(p, exc)
-        if earlier:  # the old file stays; it is not this run's result
-            error = OutputError(f"{error} ({p} is an earlier run's, left as it was)")
-        raise error from None
+        raise _earlier_said(output_error(p, exc), p, earlier) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return p
+
+
+def _earlier_said(error: OutputError, p: Path, earlier: bool) -> OutputError:
+    """``error`` saying that ``p`` (when ``earlier``: a file before the write) stays."""
+    if not earlier:  # the old file stays; it is not this run's result
+        return error
+    return WriteFailed(f"{error} (the {p} from before is left as it was: not this run's result)")
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -232,7 +232,7 @@ def test_metrics_disk_full_keeps_the_old_file(
 
     monkeypatch.setattr(os, "fsync", full)
     code, _, err = run(capsys, "metrics", "pairs", pairs_csv, *FAST_METRICS, "--out", out)
-    assert_one_line(code, err, "disk is full", f"{out} is an earlier run's, left as it was")
+    assert_one_line(code, err, "disk is full", f"the {out} from before is left as it was")
     assert out.read_text() == "old" and _files(tmp_path) == ["bias.csv"]
 
 
@@ -244,7 +244,7 @@ def test_audit_failing_over_an_earlier_report_says_that_report_is_not_this_runs(
 ) -> None:
     """Before: a second audit into the same --out failing as it wrote (a file size
     limit, a full disk) said only 'cannot write OUT', and OUT's report.json (the
-    first run's) read as this run's result. Now the error says it is an earlier run's."""
+    first run's) read as this run's result. Now the error says it is from before."""
     out = tmp_path / "report"
     assert run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)[0] == 0
     before = (out / "report.json").read_bytes()
@@ -258,20 +258,31 @@ def test_audit_failing_over_an_earlier_report_says_that_report_is_not_this_runs(
     monkeypatch.setattr(outputs.Staging, "write_text", write_text)
     code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)
     assert_one_line(
-        code, err, "ulimit -f", f"{out} still holds an earlier run's report.json, report.html"
+        code, err, "ulimit -f", f"{out} still holds the report.json, report.html from before"
     )
     assert (out / "report.json").read_bytes() == before
 
 
 def test_audit_refused_before_the_work_names_the_earlier_report(
-    pairs_csv: Path, read_only: Path, capsys: pytest.CaptureFixture[str]
+    pairs_csv: Path, read_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A read-only --out holding a report: the refusal says that report is not this run's."""
     subprocess.run(["mount", "-o", "remount,rw", str(read_only)], check=True)
     (read_only / "report.json").write_text("{}")
     subprocess.run(["mount", "-o", "remount,ro", str(read_only)], check=True)
     code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", read_only)
-    assert_one_line(code, err, "read-only", "an earlier run's report.json, left as they were")
+    assert_one_line(code, err, "read-only", "holds the report.json from before, left as")
+    # one file (metrics --out): refused before the work, the same said of the old file
+    code, _, err = run(
+        capsys, "metrics", "pairs", pairs_csv, *FAST_METRICS, "--out", read_only / "report.json"
+    )
+    assert_one_line(code, err, "read-only", "report.json from before is left as it was")
+    # a refusal that is no failed write (the output is the input) says nothing of it
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "report.json").write_text("{}")
+    code, _, err = run(capsys, "audit", tmp_path / "w" / "report.json", "--out", tmp_path / "w")
+    assert_one_line(code, err, "is the input")
+    assert "from before" not in err
 
 
 def test_favoritism_disk_full_on_the_last_file_writes_none(

@@ -182,6 +182,10 @@ def test_an_order_the_file_does_not_have_is_refused(
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"recuse: error: {src.name}: --orders second: no row has a verdict")
     assert "use --orders first or both" in err and not out.exists()
+    # verdicts of an order not recorded (AlpacaEval's p_a): only both reads them
+    unknown = t.assign(p_a=t["p_a_first"], p_a_first=float("nan"), p_a_second=float("nan"))
+    with pytest.raises(ConfigError, match=r"use --orders both \(its verdicts, in p_a, are of"):
+        use_orders(unknown, "first")
     # a table of human labels only has no verdict of any order: nothing to refuse
     labels = t.assign(judge=None, p_a_first=float("nan"), p_a=float("nan"))
     assert use_orders(labels, "second")["p_a"].isna().all()

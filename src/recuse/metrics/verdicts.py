@@ -96,11 +96,16 @@ def use_orders(pairs: pd.DataFrame, orders: Orders, *, source: str = "") -> pd.D
     verdicts = [c for c in ("p_a_first", "p_a_second", "p_a") if c in pairs.columns]
     if pairs[column].isna().all() and any(pairs[c].notna().any() for c in verdicts):
         # every analysis would read each verdict as missing ("unparsed or missing")
+        has_other = f"p_a_{other}" in pairs.columns and pairs[f"p_a_{other}"].notna().any()
+        use = (
+            f"--orders {other} or both"
+            if has_other
+            else "--orders both (its verdicts, in p_a, are of an order not recorded)"
+        )
         raise ConfigError(
             f"{where}--orders {orders}: no row has a verdict of the {orders} order ({column} "
-            f"is empty in every row, while the table has verdicts) — use --orders {other} "
-            "or both, or map the column that holds that order's verdicts to "
-            f"{column} (--map)"
+            f"is empty in every row, while the table has verdicts) — use {use}, or map "
+            f"the column that holds that order's verdicts to {column} (--map)"
         )
     out = pairs.assign(p_a=pairs[column].to_numpy(float), **{f"p_a_{other}": np.nan})
     if f"status_{other}" in out.columns:

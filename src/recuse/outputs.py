@@ -231,6 +231,11 @@ def check_output_folder(
 
 
 def _check_folder(p: Path, option: str) -> None:
+    if p.is_symlink() and not p.exists():  # mkdir would say only "File exists"
+        raise OutputError(
+            f"{option} {p}: is a link to {os.readlink(p)}, which leads to no folder (it "
+            f"does not exist, or the links loop) — create that folder, or give another {option}"
+        )
     if p.exists() and not p.is_dir():
         raise OutputError(f"{option} {p}: is a file — give a folder")
     probe_in = p if p.is_dir() else p.parent

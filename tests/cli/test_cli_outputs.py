@@ -424,6 +424,26 @@ def test_wrong_out_is_refused_before_the_work(
     assert (tmp_path / "FILE").read_text() == "mine"
 
 
+@pytest.mark.parametrize("command", ["audit", "favoritism"])
+@pytest.mark.parametrize("leads_to", ["gone/report", "LINK"])
+def test_out_a_link_to_no_folder_says_so_before_the_work(
+    command: str,
+    leads_to: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--out a link to a folder that does not exist (or a link to itself) read
+    'cannot write LINK: File exists' (mkdir's words), with nothing to do about it."""
+    out = tmp_path / "LINK"
+    out.symlink_to(leads_to)
+    code, _, err = run(capsys, *_commands(pairs_csv, ratings, out, out)[command])
+    assert_one_line(code, err, f"--out {out}: is a link to {leads_to}, which leads to no folder")
+    assert "File exists" not in err and _files(tmp_path) == ["LINK"]
+
+
 @pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
 @pytest.mark.parametrize("spelling", ["--out", "-o", "--out="])
 def test_an_empty_out_is_refused_not_read_as_the_current_folder(

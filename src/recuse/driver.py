@@ -167,7 +167,7 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
 
 def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None:
     if inp.table == "pairs" and ctx.options.orders != "both":  # one order for every analysis
-        inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders))
+        inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders, source=inp.name))
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only

@@ -21,7 +21,9 @@
   file) into a safe file name of bounded length, unique by a short hash.
 
 An :class:`OSError` (disk full, read-only file system, permission, name too long)
-becomes an :class:`~recuse.errors.OutputError` naming the path and what to do.
+becomes an :class:`~recuse.errors.OutputError` naming the path and what to do; where
+a file from before stays in its place (:func:`write_bytes`, :func:`check_output`,
+:func:`keeping_earlier`) the error says so, so it is not taken for this run's result.
 """
 
 from __future__ import annotations
@@ -60,10 +62,40 @@ _WHAT_TO_DO = {
 }
 
 
+class WriteFailed(OutputError):
+    """The system refused a write (an ``OSError``): any earlier file there stays."""
+
+
 def output_error(path: str | Path, exc: OSError) -> OutputError:
     """One-line :class:`OutputError` for an ``OSError`` met writing ``path``."""
     what = _WHAT_TO_DO.get(exc.errno or 0, exc.strerror or type(exc).__name__)
-    return OutputError(f"cannot write {path}: {what}")
+    return WriteFailed(f"cannot write {path}: {what}")
+
+
+@contextlib.contextmanager
+def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
+    """A failed write (:class:`WriteFailed`) in the block also says which of ``names``
+    (paths relative to ``folder``) were there before it: they stay as they were, and
+    are not this run's results."""
+    earlier = [name for name in names if _is_file(Path(folder) / name)]
+    try:
+        yield
+    except WriteFailed as exc:  # not a refusal such as "is the input"
+        if not earlier:
+            raise
+        shown = ", ".join(earlier[:2]) + (f" and {len(earlier) - 2} more" if earlier[2:] else "")
+        raise WriteFailed(
+            f"{exc} ({Path(folder)} still holds the {shown} from before, left as they "
+            "were: not this run's results)"
+        ) from None
+
+
+def _is_file(path: Path) -> bool:
+    """``path`` is a file; False where it cannot be looked at (a name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _new_file(folder: Path, prefix: str, suffix: str = "") -> tuple[int, Path]:
@@ -110,8 +142,12 @@ def check_output(
     (``inputs``: writing it would replace them). Call before any work; returns the path."""
     p = Path(path)
     _check_name(p, option)
+    earlier = _is_file(p)
     with _stat_errors(p):
-        _check_file(p, option)
+        try:
+            _check_file(p, option)
+        except WriteFailed as exc:
+            raise _earlier_said(exc, p, earlier) from None
         _not_an_input(p, option, inputs, fix="give another file name")
     return p
 
@@ -195,6 +231,11 @@ def check_output_folder(
 
 
 def _check_folder(p: Path, option: str) -> None:
+    if p.is_symlink() and not p.exists():  # mkdir would say only "File exists"
+        raise OutputError(
+            f"{option} {p}: is a link to {os.readlink(p)}, which leads to no folder (it "
+            f"does not exist, or the links loop) — create that folder, or give another {option}"
+        )
     if p.exists() and not p.is_dir():
         raise OutputError(f"{option} {p}: is a file — give a folder")
     probe_in = p if p.is_dir() else p.parent
@@ -237,6 +278,7 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
     p = Path(path)
     tmp: Path | None = None
+    earlier = _is_file(p)
     try:
         fd, tmp = _new_file(p.parent, f".{p.name[:40]}.", ".part")
         with os.fdopen(fd, "wb") as fh:
@@ -246,12 +288,19 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
         os.replace(tmp, p)
         tmp = None
     except OSError as exc:
-        raise output_error(p, exc) from None
+        raise _earlier_said(output_error(p, exc), p, earlier) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return p
+
+
+def _earlier_said(error: OutputError, p: Path, earlier: bool) -> OutputError:
+    """``error`` saying that ``p`` (when ``earlier``: a file before the write) stays."""
+    if not earlier:  # the old file stays; it is not this run's result
+        return error
+    return WriteFailed(f"{error} (the {p} from before is left as it was: not this run's result)")
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -84,3 +84,26 @@ def test_the_two_ladders_say_whose_prompts_they_count(planted: Planted) -> None:
     assert int(head["prompts"].iloc[0]) == pairs["prompt_id"].nunique()
     assert int(head["prompts"].iloc[0]) > int(own["prompts"].iloc[0])
     assert int(head["own pairs"].iloc[0]) == int(own["n"].iloc[0])
+
+
+def test_a_file_of_one_verdict_per_pair_is_not_said_to_average_two_orders(
+    planted: Planted,
+) -> None:
+    """A file with first-order verdicts only, under the default --orders both: the
+    harmful rung's definition said 'averaged over the two orders: a split of two firm
+    picks counts ½' though no pair had a second verdict; it now says each pair has one.
+    A judge with pairs in both orders keeps the averaging words."""
+    pairs = planted.pairs.copy()
+    one = pairs["judge"] == "gpt-4"
+    pairs.loc[one, "p_a_second"] = np.nan
+    pairs.loc[one, "p_a"] = pairs.loc[one, "p_a_first"]
+    options = replace(OPTIONS, only=(ANALYSIS.id,))
+    report = run_audit([Input("one", "pairs", pairs, Source("one", "pairs", len(pairs)))],
+                       options=options, roster=planted.roster)  # fmt: skip
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "ladder-one"]
+    harmful = table.frame[table.frame["rung"] == "harmful"].set_index("judge")["definition"]
+    assert "averaged over the two orders" not in harmful["gpt-4"]
+    assert harmful["gpt-4"].endswith("no pair of the judge's was judged in both orders)")
+    others = harmful.drop("gpt-4")
+    assert len(others) > 0 and (others == RUNGS["harmful"]).all()

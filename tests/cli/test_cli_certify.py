@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -795,3 +796,27 @@ def test_the_table_names_the_level_of_each_bound(
     (row,) = [line for line in text.splitlines() if "│ own " in line]
     bound = float(beta.ppf(0.1 / 3, 39, 5))  # 39 of its 43 most confident items agree
     assert f"│ {numbers.lower_bound(bound)} │ 0.0333 │" in row
+
+
+@pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
+def test_a_stratum_not_tested_takes_no_share_of_delta_in_the_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With --min-labels 60 only gpt-4's 'other' stratum (91 labels) is tested, so its
+    bound is at the whole δ. The column read 0.1 beside every stratum: three shares of
+    0.1 out of δ = 0.1. A stratum not tested (own 51, family 58) now shows '—'."""
+    from scipy.stats import beta
+
+    args = ["certify", "llmbar-mtbench", "--agreement", "0.8", "-j", "gpt-4", "--min-labels", "60"]
+    code, text = _run(args, capsys)
+    assert code == 0, text
+    rows = {line.split("│")[2].strip(): line for line in text.splitlines() if "│ gpt-4 " in line}
+    assert "│ not tested │     — │" in rows["own"] and "│ not tested │     — │" in rows["family"]
+    code, data = _run([*args, "--json"], capsys)
+    (other,) = [s for s in json.loads(data)["judges"][0]["strata"] if s["stratum"] == "other"]
+    assert other["delta"] == 0.1 and other["threshold"] is None
+    # the bound of the first threshold tested: its kept items, at the whole δ = 0.1
+    agree, kept = map(int, re.search(r"agree (\d+)/(\d+)", other["reason"]).groups())
+    bound = float(beta.ppf(0.1, agree, kept - agree + 1))
+    assert other["lower_bound"] == pytest.approx(bound, rel=1e-9)
+    assert f" {numbers.lower_bound(bound)} │   0.1 │" in rows["other"]

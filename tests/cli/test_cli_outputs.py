@@ -232,8 +232,57 @@ def test_metrics_disk_full_keeps_the_old_file(
 
     monkeypatch.setattr(os, "fsync", full)
     code, _, err = run(capsys, "metrics", "pairs", pairs_csv, *FAST_METRICS, "--out", out)
-    assert_one_line(code, err, "disk is full")
+    assert_one_line(code, err, "disk is full", f"the {out} from before is left as it was")
     assert out.read_text() == "old" and _files(tmp_path) == ["bias.csv"]
+
+
+def test_audit_failing_over_an_earlier_report_says_that_report_is_not_this_runs(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: a second audit into the same --out failing as it wrote (a file size
+    limit, a full disk) said only 'cannot write OUT', and OUT's report.json (the
+    first run's) read as this run's result. Now the error says it is from before."""
+    out = tmp_path / "report"
+    assert run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)[0] == 0
+    before = (out / "report.json").read_bytes()
+    real = outputs.Staging.write_text
+
+    def write_text(self: outputs.Staging, name: str, text: str) -> None:
+        if name == "report.json":
+            raise OSError(errno.EFBIG, "File too large")
+        real(self, name, text)
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)
+    assert_one_line(
+        code, err, "ulimit -f", f"{out} still holds the report.json, report.html from before"
+    )
+    assert (out / "report.json").read_bytes() == before
+
+
+def test_audit_refused_before_the_work_names_the_earlier_report(
+    pairs_csv: Path, read_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only --out holding a report: the refusal says that report is not this run's."""
+    subprocess.run(["mount", "-o", "remount,rw", str(read_only)], check=True)
+    (read_only / "report.json").write_text("{}")
+    subprocess.run(["mount", "-o", "remount,ro", str(read_only)], check=True)
+    code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", read_only)
+    assert_one_line(code, err, "read-only", "holds the report.json from before, left as")
+    # one file (metrics --out): refused before the work, the same said of the old file
+    code, _, err = run(
+        capsys, "metrics", "pairs", pairs_csv, *FAST_METRICS, "--out", read_only / "report.json"
+    )
+    assert_one_line(code, err, "read-only", "report.json from before is left as it was")
+    # a refusal that is no failed write (the output is the input) says nothing of it
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "report.json").write_text("{}")
+    code, _, err = run(capsys, "audit", tmp_path / "w" / "report.json", "--out", tmp_path / "w")
+    assert_one_line(code, err, "is the input")
+    assert "from before" not in err
 
 
 def test_favoritism_disk_full_on_the_last_file_writes_none(
@@ -373,6 +422,26 @@ def test_wrong_out_is_refused_before_the_work(
     assert_one_line(code, err, "--out", message)
     assert _files(tmp_path) == ["FILE", "FOLDER.csv"]
     assert (tmp_path / "FILE").read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", ["audit", "favoritism"])
+@pytest.mark.parametrize("leads_to", ["gone/report", "LINK"])
+def test_out_a_link_to_no_folder_says_so_before_the_work(
+    command: str,
+    leads_to: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--out a link to a folder that does not exist (or a link to itself) read
+    'cannot write LINK: File exists' (mkdir's words), with nothing to do about it."""
+    out = tmp_path / "LINK"
+    out.symlink_to(leads_to)
+    code, _, err = run(capsys, *_commands(pairs_csv, ratings, out, out)[command])
+    assert_one_line(code, err, f"--out {out}: is a link to {leads_to}, which leads to no folder")
+    assert "File exists" not in err and _files(tmp_path) == ["LINK"]
 
 
 @pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +11,7 @@ import pytest
 from judging.helpers import fake_pairs
 from recuse.cli import main
 from recuse.errors import InputError
-from recuse.judging.card import cards, read_prices
+from recuse.judging.card import Card, cards, read_prices
 from recuse.judging.store import Store
 from recuse.testing.standin import StandIn
 
@@ -413,3 +414,12 @@ def test_a_run_whose_every_call_failed_leaves_the_rate_of_the_run_that_answered(
     (c,) = cards(runs)
     assert c.judgments_per_second == answered.rate == 8 / answered.seconds
     assert (c.unanswered_runs, c.unanswered_seconds) == (1, failing.seconds)
+
+
+def test_a_card_given_no_seconds_reads_without_a_stray_comma() -> None:
+    """A Card built with no seconds (the field's default, through the API) read
+    '(3 answered, ok or unparsed,; failed ones not counted)'."""
+    c = Card("j", 3, math.nan, None, None, None)
+    assert c.line().startswith(
+        "j: no rate (no time recorded) (3 answered, ok or unparsed; failed ones not counted); "
+    )

@@ -152,6 +152,45 @@ def test_orders_first_and_second_by_hand(tmp_path: Path) -> None:
     assert "verdicts: only the order with answer a shown first" in html  # the title line
 
 
+def test_an_order_the_file_does_not_have_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--orders second on a file of first-order verdicts (p_a_second empty) wrote a
+    report of nothing, each judge analysis saying its 60 verdicts were 'unparsed or
+    missing'; now one error names the file, the order and what to do, and no report."""
+    from recuse.cli import main
+    from recuse.metrics.summary import pairwise_bias as pb
+    from recuse.metrics.verdicts import use_orders
+    from recuse.tables import validate_pairs
+
+    t = validate_pairs(
+        pd.DataFrame(
+            {
+                "item_id": list("abcd"), "prompt_id": list("abcd"), "model_a": ["gpt-4"] * 4,
+                "model_b": ["claude-v1"] * 4, "judge": ["gpt-4"] * 4, "human": [1, 0, 1, 0],
+                "p_a_first": [1, 0, 0, 1],
+            }
+        )
+    )  # fmt: skip
+    assert use_orders(t, "first")["p_a"].tolist() == [1.0, 0.0, 0.0, 1.0]
+    with pytest.raises(ConfigError, match=r"^--orders second: no row has a verdict of the"):
+        pb(t, orders="second")
+    src = tmp_path / "first-only.csv"
+    t.to_csv(src, index=False)
+    out = tmp_path / "r"
+    assert main(["audit", str(src), "--orders", "second", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"recuse: error: {src.name}: --orders second: no row has a verdict")
+    assert "use --orders first or both" in err and not out.exists()
+    # verdicts of an order not recorded (AlpacaEval's p_a): only both reads them
+    unknown = t.assign(p_a=t["p_a_first"], p_a_first=float("nan"), p_a_second=float("nan"))
+    with pytest.raises(ConfigError, match=r"use --orders both \(its verdicts, in p_a, are of"):
+        use_orders(unknown, "first")
+    # a table of human labels only has no verdict of any order: nothing to refuse
+    labels = t.assign(judge=None, p_a_first=float("nan"), p_a=float("nan"))
+    assert use_orders(labels, "second")["p_a"].isna().all()
+
+
 def test_a_calibrated_judge_that_cannot_be_fitted_has_one_reason_and_no_number() -> None:
     """Labels that leave the models in two unconnected groups: the strengths are not
     comparable. Before, the summary listed the reason AND an estimate from the

@@ -266,6 +266,31 @@ def test_ratings_that_differ_only_at_rounding_are_refused_not_fitted_exactly() -
             fit_favoritism(ratings, sim.families)
 
 
+def test_ratings_too_large_to_fit_in_floating_point_are_refused() -> None:
+    """Unnormalised ratings and references of 1e160 stopped in X'X's eigenvalues
+    (LinAlgError: a traceback through the CLI) and 1e150 left every term without a
+    standard error, said to be 'not separable from the fit's other terms'. Up to the
+    limit the fit is equivariant: each coefficient scales with the ratings (slopes on
+    the reference do not) and each standard error with them; above it, a refusal."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    base = fit_favoritism(sim.ratings, sim.families, normalize="none").coefficients
+    factor = 1e40
+    big = sim.ratings.assign(
+        rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+    )
+    scaled = fit_favoritism(big, sim.families, normalize="none").coefficients
+    slope = base["term"].str.startswith("reference:").to_numpy()
+    times = np.where(slope, 1.0, factor)
+    assert np.allclose(scaled["estimate"], base["estimate"] * times, rtol=1e-6, atol=0)
+    assert np.allclose(scaled["se"], base["se"] * times, rtol=1e-6, atol=0)
+    for factor in (1e51, 1e160, 1e300):
+        huge = sim.ratings.assign(
+            rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+        )
+        with pytest.raises(EstimationError, match=r"once scaled, above the 1e\+50"):
+            fit_favoritism(huge, sim.families, normalize="none")
+
+
 def test_nearly_dependent_columns_are_named() -> None:
     """References of 1e6 plus a tenth of a 1-5 score, unnormalised, make each judge's
     reference slope nearly its intercept (they vary by 1e-7 of their size). The design
@@ -282,6 +307,28 @@ def test_nearly_dependent_columns_are_named() -> None:
     assert "?" not in said
     for term in ("judge[gpt-4o]", "reference:judge[gpt-4o]", "reference:judge[claude-2.1]"):
         assert term in said.split(" are (nearly) linear combinations")[0]
+
+
+def test_every_nearly_dependent_direction_is_named_with_its_cause() -> None:
+    """References offset by 1e6 for all five judges: five near-dependencies (each
+    judge's reference slope nearly its intercept). Only the weakest direction's terms
+    were named (judge[j0], judge[j1] and their slopes), so fixing those two would not
+    have fitted; and the cause read 'references that vary', which they do. Every
+    judge's two terms are named now, and the offset as the cause."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    shifted = sim.ratings.assign(reference=sim.ratings["reference"] + 1e6)
+    spread = (shifted.groupby("judge")["reference"].std() / 1e6).min()  # by hand
+    with pytest.raises(EstimationError) as err:
+        fit_favoritism(shifted, sim.families, normalize="none")
+    named, cause = str(err.value).split(" are (nearly) linear combinations of the others — ")
+    judges = sorted(sim.ratings["judge"].unique())
+    assert len(judges) == 5
+    for j in judges:
+        assert f"judge[{j}]" in named and f"reference:judge[{j}]" in named
+    assert cause.startswith(
+        f"the references of judge(s) {', '.join(judges)} vary by as little as {spread:.1g} "
+        "of their size (around 1e+06)"
+    )
 
 
 def test_a_term_equal_to_the_intercepts_is_left_out_with_a_note() -> None:

@@ -272,8 +272,14 @@ def test_one_prompt_and_constant_scores() -> None:
     # 1) is undefined there; clustering by prompt is undefined everywhere
     bat = rb.battery(one, FAMS, checks=["by-dimension"], se="HC3")
     assert "leverage 1" in bat.skipped["by-dimension: d1"]
-    with pytest.raises(EstimationError, match="two prompts or more"):
+    # it said 'need ratings of two prompts or more', without what to do; the way it
+    # names is one that fits
+    with pytest.raises(EstimationError) as err:
         rb.battery(one, FAMS, checks="fast", se="cluster")
+    assert str(err.value).endswith(
+        "— add ratings of other prompts, or choose standard errors without clusters (--se HC1)"
+    )
+    assert not rb.battery(one, FAMS, checks="fast", se="HC1").skipped
     # constant ratings: no main fit, so the battery says why instead of checking
     flat = simulate_ratings(seed=1, n_prompts=5).ratings.assign(rating=3.0)
     with pytest.raises(EstimationError, match="every rating is the same"):

@@ -171,6 +171,14 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     return None
 
 
+def _judged_in_both_orders(rows: pd.DataFrame) -> set[object]:
+    """The judges with at least one pair judged in both orders."""
+    if not {"p_a_first", "p_a_second"} <= set(rows.columns):
+        return set()
+    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
+    return set(rows.loc[both, "judge"])
+
+
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
     for r in shared.results if shared is not None else ():
@@ -212,11 +220,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     results = [r for r in results if r.judge in shown]
     skipped = [s for s in skipped if s.judge in shown]
+    both = _judged_in_both_orders(rows)
     table = [
         {
             "judge": r.judge,
             "rung": r.metric,
-            "definition": rung_definition(r.metric, o.orders),
+            "definition": rung_definition(r.metric, o.orders, both_judged=r.judge in both),
             "estimate": r.estimate,
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,
@@ -229,7 +238,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         {
             "judge": s.judge,
             "rung": s.metric,
-            "definition": rung_definition(s.metric, o.orders),
+            "definition": rung_definition(s.metric, o.orders, both_judged=s.judge in both),
             "not estimated": s.reason,
         }
         for s in skipped

@@ -90,7 +90,8 @@ def definitions(kind: ReferenceKind) -> str:
         f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
         "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' — "
         f"{UNCERTIFIED_BOUND} (the line under the table gives how many agree); at delta': "
-        "this stratum's share of delta (delta over the strata tested); held out: the same "
+        "this stratum's share of delta (delta over the strata tested; '—' beside a stratum "
+        "not tested, which takes no share); held out: the same "
         "with thresholds certified without the item's fold (5 folds by prompt; 'one "
         "prompt': no check, no fold can be certified without its own items). The "
         "guarantee holds where the bound is at least the target."
@@ -170,6 +171,7 @@ def _pct(x: float | None, empty: str = "") -> str:
 NONE_KEPT = "none certified"
 #: the bound's cell when no test was run (too few labelled items): never a blank
 NOT_TESTED = "not tested"
+NO_SHARE = "—"  # at δ' of a stratum not tested: it takes no share of δ
 #: a coverage cell of a stratum without labelled items
 NO_LABELS = "no labels"
 #: a held-out cell where no check could be made: the items share one prompt
@@ -206,8 +208,8 @@ def _judges_table(result: Any) -> TerminalTable:
                 cell(j.judge), cell(s.stratum), f"{s.n_labelled:,}",
                 "not certified" if s.threshold is None else numbers.exact(s.threshold),
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
-                NOT_TESTED if s.lower_bound != s.lower_bound
-                else numbers.lower_bound(s.lower_bound), f"{s.delta:.3g}",
+                *((NOT_TESTED, NO_SHARE) if s.lower_bound != s.lower_bound
+                  else (numbers.lower_bound(s.lower_bound), f"{s.delta:.3g}")),
                 *((_pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT))
                   if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),
             )  # fmt: skip

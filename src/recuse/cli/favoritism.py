@@ -28,7 +28,14 @@ from recuse.data.inputs import Input, load_input, read_paths
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect, not_subtracted
 from recuse.numbers import decimal, percent, share_percent, signed
-from recuse.outputs import check_output_folder, csv_files, csv_names, staged, strict_json
+from recuse.outputs import (
+    check_output_folder,
+    csv_files,
+    csv_names,
+    keeping_earlier,
+    staged,
+    strict_json,
+)
 from recuse.regression.favoritism import (
     NORMALIZE,
     SE_TYPES,
@@ -179,11 +186,12 @@ def favoritism(
     settings, roster = cli_context(ctx, READING)
     check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
-    out_path = check_output_folder(
-        Path(out).expanduser(),
-        inputs=[*read_paths(source, settings.data_dir), *settings_files(ctx)],
-        files=WRITTEN,
-    )
+    with keeping_earlier(Path(out).expanduser(), OUT_FILES):
+        out_path = check_output_folder(
+            Path(out).expanduser(),
+            inputs=[*read_paths(source, settings.data_dir), *settings_files(ctx)],
+            files=WRITTEN,
+        )
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
     loaded = load_input(
         source,
@@ -219,7 +227,8 @@ def favoritism(
         )
     said = {"source": source, "se": se, "level": level, "normalize": normalize,
             "robustness": checks}  # fmt: skip
-    written = write_outputs(bat, effect, out_path, settings=said)
+    with keeping_earlier(out_path, OUT_FILES):
+        written = write_outputs(bat, effect, out_path, settings=said)
     console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 
 

@@ -132,7 +132,7 @@ class Card:
         took = (
             ""
             if self.seconds is None
-            else f" in {numbers.decimal(self.seconds, 2)} s from each run's first call to its last"
+            else f", in {numbers.decimal(self.seconds, 2)} s from each run's first call to its last"
         )
         if self.whole_run_seconds:
             took += (
@@ -156,7 +156,7 @@ class Card:
                 f"{numbers.decimal(self.unanswered_seconds, 2)} s) not in the rate"
             )
         return (
-            f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed,"
+            f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed"
             f"{took}; failed ones not counted{unanswered}); {toks}; {cost}{prompt}"
         )
 

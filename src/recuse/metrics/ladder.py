@@ -95,17 +95,24 @@ _BOTH_ORDERS = (
 )
 
 
-def rung_definition(rung: str, orders: str = "both") -> str:
+def rung_definition(rung: str, orders: str = "both", *, both_judged: bool = True) -> str:
     """:data:`RUNGS`' words for ``rung`` where the verdicts are of ``orders`` (the
     audit's ``--orders``): with one order, the harmful rung's averaging words name that
-    order's verdict instead.
+    order's verdict instead; with ``orders="both"`` but no pair of the judge's judged
+    in both orders (``both_judged`` false: a file of one verdict per pair), they say so.
 
     >>> rung_definition("harmful", "first").endswith("(the first order's verdict alone)")
     True
+    >>> rung_definition("harmful", both_judged=False).endswith("judged in both orders)")
+    True
     """
     words = RUNGS[rung]
-    if orders == "both" or not words.endswith(_BOTH_ORDERS):
+    if (orders == "both" and both_judged) or not words.endswith(_BOTH_ORDERS):
         return words
+    if orders == "both":
+        return words.removesuffix(_BOTH_ORDERS) + (
+            " (each pair's one verdict: no pair of the judge's was judged in both orders)"
+        )
     return words.removesuffix(_BOTH_ORDERS) + f" (the {orders} order's verdict alone)"
 
 

@@ -71,7 +71,7 @@ ORDERS_NOTE: dict[str, str] = {
 }
 
 
-def use_orders(pairs: pd.DataFrame, orders: Orders) -> pd.DataFrame:
+def use_orders(pairs: pd.DataFrame, orders: Orders, *, source: str = "") -> pd.DataFrame:
     """The table with ``p_a`` from the presentation orders asked for.
 
     ``"both"`` leaves the table as it is (``p_a`` is the mean of the orders judged);
@@ -89,9 +89,24 @@ def use_orders(pairs: pd.DataFrame, orders: Orders) -> pd.DataFrame:
     if orders == "both":
         return pairs
     column = f"p_a_{orders}"
+    where = f"{source}: " if source else ""
     if column not in pairs.columns:
-        raise ConfigError(f"--orders {orders}: the table has no {column} column")
+        raise ConfigError(f"{where}--orders {orders}: the table has no {column} column")
     other = "second" if orders == "first" else "first"
+    verdicts = [c for c in ("p_a_first", "p_a_second", "p_a") if c in pairs.columns]
+    if pairs[column].isna().all() and any(pairs[c].notna().any() for c in verdicts):
+        # every analysis would read each verdict as missing ("unparsed or missing")
+        has_other = f"p_a_{other}" in pairs.columns and pairs[f"p_a_{other}"].notna().any()
+        use = (
+            f"--orders {other} or both"
+            if has_other
+            else "--orders both (its verdicts, in p_a, are of an order not recorded)"
+        )
+        raise ConfigError(
+            f"{where}--orders {orders}: no row has a verdict of the {orders} order ({column} "
+            f"is empty in every row, while the table has verdicts) — use {use}, or map "
+            f"the column that holds that order's verdicts to {column} (--map)"
+        )
     out = pairs.assign(p_a=pairs[column].to_numpy(float), **{f"p_a_{other}": np.nan})
     if f"status_{other}" in out.columns:
         out[f"status_{other}"] = f"not used (--orders {orders})"

@@ -519,6 +519,27 @@ def design(
     return X.toarray(), terms, notes
 
 
+#: the largest rating or reference, once scaled, the fit takes: its standard errors
+#: hold fourth powers of the values (residual times column, squared), which pass the
+#: largest float near 1e77 (1e150 left every γ without one; 1e160 stopped in X'X)
+LARGEST_SCALED = 1e50
+
+
+def _check_magnitude(frame: pd.DataFrame) -> None:
+    """Refuse scaled ratings or references too large for the fit's floating point."""
+    for col, what in (("y", "rating"), ("ref", "reference")):
+        values = frame[col].to_numpy(float)
+        top = float(np.abs(values).max()) if len(values) else 0.0
+        if top > LARGEST_SCALED:
+            row = int(np.argmax(np.abs(values)))
+            raise EstimationError(
+                f"a {what} of {frame[what].iloc[row]:.6g} is {top:.3g} once scaled, above the "
+                f"{LARGEST_SCALED:.0e} the fit can square and square again in floating "
+                "point — rescale the ratings and references (--normalize max, the default, "
+                "divides each dimension by its largest value)"
+            )
+
+
 def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame) -> np.ndarray:
     """``X'X`` of a full-rank design; otherwise :class:`EstimationError` naming the cause.
 
@@ -556,9 +577,10 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
     d = np.abs(np.diag(r))
     bad = [terms[piv[i]] for i in range(len(d)) if d[i] < 1e-8 * d[0]]
     bad += [terms[i] for i in piv[len(d) :]]  # fewer rows than columns
-    if not bad:  # nearly dependent, not exactly: the terms of the weakest direction
-        weight = np.abs(vec[:, 0])
-        bad = [terms[int(i)] for i in np.flatnonzero(weight >= 0.1 * weight.max())]
+    if not bad:  # nearly dependent, not exactly: the terms of every weak direction
+        weight = np.abs(vec[:, eig <= 1e-10 * max(eig[-1], 1.0)])
+        heavy = (weight >= 0.1 * weight.max(axis=0)).any(axis=1)
+        bad = [terms[int(i)] for i in np.flatnonzero(heavy)]
     causes = _causes(frame, len(terms))
     raise EstimationError(
         "the model is not identified on these data: column(s) "
@@ -570,6 +592,11 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
             "and references that vary"
         )
     )
+
+
+#: references whose spread is below this share of their mean make a judge's reference
+#: slope and intercept columns nearly equal (check_identified's 1e-10 of X'X)
+OFFSET_RATIO = 1e-4
 
 
 def _causes(frame: pd.DataFrame, k: int) -> list[str]:
@@ -585,6 +612,16 @@ def _causes(frame: pd.DataFrame, k: int) -> list[str]:
     ]
     flat = by_judge[by_judge["refs"] < 2].index
     out += [f"the reference does not vary among judge {j}'s ratings" for j in flat]
+    ref = frame.groupby("judge", sort=True)["reference"].agg(["std", "mean"])
+    ratio = ref["std"] / ref["mean"].abs()
+    offset = ratio.index[(ratio < OFFSET_RATIO) & ~ratio.index.isin(flat)]
+    if len(offset):
+        out.append(
+            f"the references of judge(s) {', '.join(map(str, offset))} vary by as little as "
+            f"{ratio[offset].min():.1g} of their size (around "
+            f"{ref.loc[offset[0], 'mean']:.6g}), so a reference slope is nearly its judge's "
+            "intercept — subtract the offset from the references, or check the column"
+        )
     others = frame[~frame["is_self"]]
     by_family = others.groupby("judge_family", sort=True)["is_family"].agg(["all", "any"])
     closed = by_family.index[by_family["all"] & by_family["any"]]
@@ -916,6 +953,7 @@ def fit_prepared(
                 f"(from {lo:.17g} to {hi:.17g}, {np.ptp(y):.3g} apart once scaled) — "
                 "check that the rating column holds the scores, on the scale of the reference"
             )
+        _check_magnitude(frame)
         X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
         groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
         res = fit_ols(X, y, se=se, groups=groups)

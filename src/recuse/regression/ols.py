@@ -137,7 +137,11 @@ def fit_ols(
         _, g = np.unique(np.asarray(groups), return_inverse=True)
         n_groups = int(g.max()) + 1
         if n_groups < 2:
-            raise EstimationError("clustered standard errors need ratings of two prompts or more")
+            raise EstimationError(
+                "clustered standard errors need ratings of two clusters (prompts, by default) "
+                "or more, and every rating here is of one — add ratings of other prompts, or "
+                "choose standard errors without clusters (--se HC1)"
+            )
         member = sp.csr_array((np.ones(n), (g, np.arange(n))), shape=(n_groups, n))
         sums = member @ (sp.diags_array(resid) @ X)
         meat = np.asarray((sums.T @ sums).toarray())

@@ -317,10 +317,10 @@ def test_two_signals_at_once_stop_a_run_once(
     the process hung). Now the second is the same stop: recuse's line once, the exit
     code of a SIGTERM where one came, every stored judgment kept, no lease left and the
     rerun asks only for the rest."""
-    n = 100  # 200 judgments, 8 at a time, 0.3 s each: about 8 s uninterrupted
+    n = 300  # 600 judgments, 16 at a time, at the server's pace: about 0.5 s of calls
     store = tmp_path / "s.db"
-    with StandIn(latency=0.3) as server:
-        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=8)
+    with StandIn() as server:  # no delay: the run is busy in its tasks when stopped
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=16)
         os.kill(proc.pid, first)
         os.kill(proc.pid, second)
         _, err = proc.communicate(timeout=60)

@@ -19,7 +19,7 @@ __all__ = ["main"]
 def main() -> int:
     """Load the command line and run it (:func:`recuse.cli.main`); returns the exit
     code. A Ctrl-C while it loads is said as one during a command is."""
-    stop_on_signals()  # SIGTERM stops it as Ctrl-C does, finished work kept
+    stop_on_signals()  # Ctrl-C and SIGTERM stop it alike, finished work kept
     try:
         from recuse.cli import main as run
     except KeyboardInterrupt:

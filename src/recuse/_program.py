@@ -5,13 +5,13 @@ takes a second or two to load (pandas, scipy, typer), and a Ctrl-C pressed then
 printed Python's KeyboardInterrupt traceback through pandas' import machinery and
 ended the process by the signal, where a Ctrl-C later says recuse's line and exits
 130. Here a Ctrl-C at any moment is recuse's line and 130
-(:func:`recuse.interrupt.say_interrupted`); so is a SIGTERM, with exit 143
-(:func:`recuse.interrupt.stop_on_term`).
+(:func:`recuse.interrupt.say_interrupted`); so is a SIGTERM, with exit 143, and a second
+signal while the program stops (:func:`recuse.interrupt.stop_on_signals`).
 """
 
 from __future__ import annotations
 
-from recuse.interrupt import say_interrupted, stop_on_term, stopped_code
+from recuse.interrupt import say_interrupted, stop_on_signals, stopped_code
 
 __all__ = ["main"]
 
@@ -19,7 +19,7 @@ __all__ = ["main"]
 def main() -> int:
     """Load the command line and run it (:func:`recuse.cli.main`); returns the exit
     code. A Ctrl-C while it loads is said as one during a command is."""
-    stop_on_term()  # SIGTERM stops it as Ctrl-C does, finished work kept
+    stop_on_signals()  # Ctrl-C and SIGTERM stop it alike, finished work kept
     try:
         from recuse.cli import main as run
     except KeyboardInterrupt:

@@ -1,7 +1,8 @@
-"""Recuse's words for Ctrl-C and its exit code, shared by the program's entry point
-(:mod:`recuse._program`, a Ctrl-C while the command line loads) and the command line
-(:func:`recuse.cli.main`, one during a command). A leaf: it imports nothing of recuse,
-so the entry point can load it before anything heavy."""
+"""How the program stops on Ctrl-C and SIGTERM (:func:`stop_on_signals`, the event
+loop of a run included: :func:`run`), and recuse's words and exit code for it, shared by
+the program's entry point (:mod:`recuse._program`, a Ctrl-C while the command line
+loads) and the command line (:func:`recuse.cli.main`, one during a command). A leaf: it
+imports nothing of recuse, so the entry point can load it before anything heavy."""
 
 from __future__ import annotations
 
@@ -9,63 +10,136 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from types import FrameType
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO, TypeVar, cast
 
-__all__ = ["INTERRUPTED", "TERMINATED", "say_interrupted", "stop_on_term", "stopped_code"]
+__all__ = [
+    "INTERRUPTED",
+    "TERMINATED",
+    "run",
+    "say_interrupted",
+    "stop_on_signals",
+    "stopped_code",
+]
+
+_T = TypeVar("_T")
 
 INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C (128 + SIGINT)
 TERMINATED = 143  # and by SIGTERM (128 + 15): kill, docker stop, a scheduler's limit
 
-#: the SIGTERM that stopped the command, once received (:func:`stop_on_term`)
-_terminated: list[int] = []
+#: the signals received since :func:`stop_on_signals`: the first stopped the program,
+#: the later ones came while it stopped
+_received: list[int] = []
+#: the stop of the event loop that :func:`run` runs, while it runs one
+_loop_stops: list[Callable[[], None]] = []
 
 
-def stop_on_term() -> None:
-    """SIGTERM (``kill``, ``docker stop``, a batch scheduler's time limit) stops the
-    program as Ctrl-C does: it raises KeyboardInterrupt in the main thread, so the run
-    commits what it finished and drops its leases, the words say what stopped it and
-    the exit code is :data:`TERMINATED`. Python's default ends the process at once:
-    the answers received since the last commit (paid calls) were lost, and the run's
-    leases waited for a rerun to take them over. For the program only (the entry
+def stop_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM (``kill``, ``docker stop``, a batch scheduler's time
+    limit) stop the program the same way: the first raises KeyboardInterrupt in the main
+    thread (or, while :func:`run` runs an event loop, cancels its main task, as
+    asyncio.run does on Ctrl-C), so the run commits what it finished and drops its
+    leases, recuse's line says what stopped it and the exit code is
+    :data:`INTERRUPTED` or :data:`TERMINATED`. Another Ctrl-C or SIGTERM while it stops
+    is taken as the same stop: it does not cut the commit short (Python's handler, or
+    asyncio's, raised it wherever the program was, in one of the loop's tasks too, and
+    Python printed its traceback; what was received since the last commit was lost).
+
+    A SIGINT that the shell ignores (a script's job started with ``&``) stays ignored:
+    SIGTERM still stops the program. Python's default for SIGTERM ends the process at
+    once: the answers received since the last commit (paid calls) were lost, and the
+    run's leases waited for a rerun to take them over. For the program only (the entry
     point), never for Python code that calls the command line."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _as_interrupt)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored
+        signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
 
 
-def _as_interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM handed to the SIGINT handler of the moment, so it stops what runs as a
-    Ctrl-C would: Python's raises KeyboardInterrupt; asyncio.run's cancels its main task
-    and raises it once the loop has stopped (raised here, it landed in one of the
-    loop's tasks and Python printed "Task exception was never retrieved" and its
-    traceback under recuse's line). With SIGINT ignored (a background job), raised."""
-    _terminated.append(signum)
-    on_sigint = signal.getsignal(signal.SIGINT)
-    if callable(on_sigint):
-        on_sigint(signal.SIGINT, frame)
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    """The program's SIGINT and SIGTERM handler (:func:`stop_on_signals`)."""
+    _received.append(signum)
+    if len(_received) > 1:
+        return  # the program stops already, and says so once it has
+    if _loop_stops:
+        _loop_stops[-1]()
         return
     raise KeyboardInterrupt
+
+
+def run(main: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> _T:
+    """``asyncio.run(main(*args))``, stopped by the program's Ctrl-C or SIGTERM
+    (:func:`stop_on_signals`) as asyncio.run stops on Ctrl-C by itself: the main task is
+    cancelled (its ``finally`` commits and closes), then KeyboardInterrupt is raised
+    here. asyncio.run does that only where SIGINT has Python's own handler; its second
+    Ctrl-C raised KeyboardInterrupt in whatever ran, a task of the loop too, and a
+    SIGTERM raised it that way whenever the shell ignored SIGINT. The coroutine is made
+    in the loop's main task, so a stop at any moment leaves none unawaited. Elsewhere
+    (Python code calling recuse, another thread) it is asyncio.run."""
+    import asyncio
+
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(main(*args))
+    stopped: list[bool] = []
+    started: list[asyncio.Task[_T]] = []
+
+    def stop() -> None:  # in the main thread, as the loop: what asyncio.run does
+        stopped.append(True)
+        for task in started:
+            if task.cancel():  # its tasks not yet begun never begin
+                task.get_loop().call_soon_threadsafe(_nothing)  # the loop wakes up
+
+    async def in_main_task() -> _T:
+        started.append(cast("asyncio.Task[_T]", asyncio.current_task()))
+        if stopped:  # before the task began
+            raise asyncio.CancelledError
+        return await main(*args)
+
+    _loop_stops.append(stop)
+    try:
+        done = asyncio.run(in_main_task())
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+    finally:
+        _loop_stops.remove(stop)
+    if stopped:
+        raise KeyboardInterrupt
+    return done
+
+
+def _nothing() -> None:
+    pass
 
 
 def stopped_code() -> int:
     """The exit code of a stopped command: :data:`TERMINATED` after a SIGTERM, else
     :data:`INTERRUPTED`."""
-    return TERMINATED if _terminated else INTERRUPTED
+    return TERMINATED if _terminated() else INTERRUPTED
+
+
+def _terminated() -> bool:
+    """Whether a SIGTERM stopped the program, or came while it stopped: a scheduler or
+    ``docker stop`` that sent it is told 143 (two signals at once are handled in the
+    order of their numbers, SIGINT's first, whichever came first)."""
+    return signal.SIGTERM in _received
 
 
 def say_interrupted(program: bool) -> None:
-    """Recuse's words for Ctrl-C (or SIGTERM, :func:`stop_on_term`). As the program
+    """Recuse's words for Ctrl-C (or SIGTERM, :func:`stop_on_signals`). As the program
     (``program``: not called by Python code), another Ctrl-C or SIGTERM from here on
     ends the process at once, with the same exit code and nothing more said: Python's
-    teardown after the words takes a moment, and a second press there printed
-    "Exception ignored in ... threading" and a KeyboardInterrupt traceback. The store
-    is closed by now."""
+    teardown after the words takes a moment (it waits for threads), and a second press
+    there printed "Exception ignored in ... threading" and a KeyboardInterrupt
+    traceback. A SIGINT the shell ignores stays ignored. The store is closed by now."""
     if program and threading.current_thread() is threading.main_thread():
         ender = _ender(sys.stdout, sys.stderr, os._exit, stopped_code())
-        signal.signal(signal.SIGINT, ender)
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, ender)
         signal.signal(signal.SIGTERM, ender)
-    what = "terminated (SIGTERM)" if _terminated else "interrupted"
+    what = "terminated (SIGTERM)" if _terminated() else "interrupted"
     print(
         f"recuse: {what}; finished work is kept — run the same command again to go on "
         "where it stopped",

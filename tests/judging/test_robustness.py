@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import io
 import os
 import resource
 import shutil
@@ -259,8 +260,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     n = 100  # 200 judgments, 4 at a time, 0.3 s each: about 15 s uninterrupted
     store = tmp_path / "s.db"
     with StandIn(latency=0.3) as server:
-        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=4,
-                              sigint_default=False)  # fmt: skip
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=4)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
@@ -273,65 +273,162 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     _rerun_judges_only_the_rest(args, store, 2 * n)
 
 
-# a judge that sends its own process SIGTERM from inside its fifth call: the signal
-# lands in one of asyncio's tasks, mid-coroutine, every time
-_SIGTERM_IN_A_CALL = """
+def test_sigterm_stops_a_run_whose_shell_ignores_sigint(tmp_path: Path) -> None:
+    """A script's `recuse judge ... &` starts with SIGINT ignored (POSIX shells start
+    a background job so), and asyncio.run then leaves SIGINT alone. SIGTERM was handed
+    to that SIGINT handler; there was none, so it raised KeyboardInterrupt wherever the
+    run was, most often in a task of its event loop: asyncio printed that task's
+    traceback under recuse's line, and what the task had received was not stored. Now
+    it stops the run as Ctrl-C does, and the SIGINT stays ignored: one sent first
+    changes nothing."""
+    n = 300  # 600 judgments, 16 at a time, at the server's pace: about 0.5 s of calls
+    store = tmp_path / "s.db"
+    with StandIn() as server:  # no delay: the run is busy in its tasks when stopped
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=16,
+                              sigint=signal.SIG_IGN)  # fmt: skip
+        proc.send_signal(signal.SIGINT)
+        stored = _stored(store)
+        while _stored(store) < stored + 20 and proc.poll() is None:
+            time.sleep(0.005)
+        assert proc.poll() is None, "the ignored SIGINT stopped the run"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (143, _said("terminated (SIGTERM)"))
+    with sqlite3.connect(store) as db:  # no lease left for a rerun to take over
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    _rerun_judges_only_the_rest(args, store, 2 * n)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "code"),
+    [
+        (signal.SIGINT, signal.SIGINT, 130),
+        (signal.SIGINT, signal.SIGTERM, 143),
+        (signal.SIGTERM, signal.SIGTERM, 143),
+    ],
+    ids=["int-int", "int-term", "term-term"],
+)
+def test_two_signals_at_once_stop_a_run_once(
+    tmp_path: Path, first: int, second: int, code: int
+) -> None:
+    """Two signals back to back mid-run (a double press, a scheduler's SIGTERM after a
+    Ctrl-C): asyncio raised KeyboardInterrupt on the second while it cancelled the
+    run, wherever the run was (in a task: its traceback under recuse's line, at times
+    the process hung). Now the second is the same stop: recuse's line once, the exit
+    code of a SIGTERM where one came, every stored judgment kept, no lease left and the
+    rerun asks only for the rest."""
+    n = 300  # 600 judgments, 16 at a time, at the server's pace: about 0.5 s of calls
+    store = tmp_path / "s.db"
+    with StandIn() as server:  # no delay: the run is busy in its tasks when stopped
+        proc, args = _judging(server, pairs_file(tmp_path, n=n), store, concurrency=16)
+        os.kill(proc.pid, first)
+        os.kill(proc.pid, second)
+        _, err = proc.communicate(timeout=60)
+        asked = server.requests
+    # -N: the second came as Python exited (its handlers back to the default); a shell
+    # reads that as 128 + N all the same
+    assert proc.returncode in (code, -second), err
+    assert err == _said("interrupted" if code == 130 else "terminated (SIGTERM)")
+    assert _stored(store) <= asked
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    _rerun_judges_only_the_rest(args, store, 2 * n)
+
+
+# a judge that sends its own process the signals named from inside its fifth call: they
+# land in one of asyncio's tasks, mid-coroutine, every time
+_SIGNALS_IN_A_CALL = """
 import os, signal, sys
 import pandas as pd
 from judging.helpers import FakeBackend, fake_pairs
-from recuse.interrupt import stop_on_term
+from recuse.interrupt import stop_on_signals, stopped_code
 from recuse.judging import Runner, Store
 
-class TermOnFifth(FakeBackend):
+class SignalsOnFifth(FakeBackend):
     async def _tick(self):
         await super()._tick()
         if self.calls == 5:
-            os.kill(os.getpid(), signal.SIGTERM)
+            for name in sys.argv[2:]:
+                os.kill(os.getpid(), getattr(signal, name))
 
-stop_on_term()
+stop_on_signals()
 try:
     with Store(sys.argv[1]) as store:
-        Runner(TermOnFifth(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+        Runner(SignalsOnFifth(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
 except KeyboardInterrupt:
-    print("stopped")
+    print("stopped", stopped_code())
 """
 
 
-def test_sigterm_inside_a_call_stops_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
-    """A SIGTERM landing inside a judge call (in a task of the run's event loop) raised
-    KeyboardInterrupt in that task, where asyncio.run handles a Ctrl-C by cancelling its
-    main task: the run stopped, but Python then printed "Task exception was never
-    retrieved" with a KeyboardInterrupt traceback through httpcore (and, at times, a
-    coroutine "never awaited") under recuse's line. SIGTERM is now handed to the SIGINT
-    handler of the moment, so it stops the run exactly as a Ctrl-C does."""
+@pytest.mark.parametrize(
+    ("sent", "sigint", "code"),
+    [
+        (["SIGTERM"], signal.SIG_DFL, 143),
+        (["SIGTERM"], signal.SIG_IGN, 143),
+        (["SIGINT", "SIGINT"], signal.SIG_DFL, 130),
+        (["SIGINT", "SIGTERM"], signal.SIG_DFL, 143),
+        (["SIGTERM", "SIGTERM"], signal.SIG_DFL, 143),
+        (["SIGINT", "SIGTERM"], signal.SIG_IGN, 143),
+    ],
+    ids=["term", "term-sigint-ignored", "int-int", "int-term", "term-term", "int-ignored-term"],
+)
+def test_signals_inside_a_call_stop_the_run_as_ctrl_c_does(
+    tmp_path: Path, sent: list[str], sigint: signal.Handlers, code: int
+) -> None:
+    """Signals landing inside a judge call (in a task of the run's event loop), each
+    sent once the one before it was handled. A SIGTERM raised KeyboardInterrupt in that
+    task where asyncio.run had no SIGINT handler of its own (SIGINT ignored), and a
+    second signal did so in any case (asyncio raises it on a second Ctrl-C while it
+    cancels): Python printed "Task exception was never retrieved" or asyncio's
+    traceback, and the task's judgments were not stored. Now the first cancels the
+    run's task as a Ctrl-C does, a later one is the same stop, and the run ends with
+    KeyboardInterrupt, its exit code that of a SIGTERM where one came (an ignored
+    SIGINT changes nothing)."""
     store = tmp_path / "s.db"
     tests = str(Path(__file__).resolve().parents[1])
     done = subprocess.run(
-        [sys.executable, "-c", _SIGTERM_IN_A_CALL, str(store)],
+        [sys.executable, "-c", _SIGNALS_IN_A_CALL, str(store), *sent],
         env={**os.environ, "PYTHONPATH": os.pathsep.join([SRC, tests])},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    assert (done.returncode, done.stdout, done.stderr) == (0, "stopped\n", "")
-    assert 0 < _stored(store) < 80
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"stopped {code}\n", "")
+    # the five calls made (4 judgments each), the one that sent the signals included,
+    # are stored; the fake judge's calls never wait, so the run's other calls, all
+    # begun in the loop's same turn, were cancelled before they began
+    assert _stored(store) == 5 * 4
     with sqlite3.connect(store) as db:  # the run's leases dropped as after a Ctrl-C
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
 
 
+def _said(what: str) -> str:
+    """Recuse's line for a run stopped by ``what`` ("interrupted", "terminated
+    (SIGTERM)"), as stderr holds it."""
+    return (
+        f"recuse: {what}; finished work is kept — run the same command again to go on "
+        "where it stopped\n"
+    )
+
+
 def _judging(
-    server: StandIn, src: Path, store: Path, *, concurrency: int, sigint_default: bool = True
+    server: StandIn,
+    src: Path,
+    store: Path,
+    *,
+    concurrency: int,
+    sigint: signal.Handlers = signal.SIG_DFL,
 ) -> tuple[subprocess.Popen[str], list[str]]:
     """``recuse judge`` of ``src`` into ``store`` against ``server``, in a subprocess,
     returned once it has stored 4 judgments and still runs, with its arguments (for the
-    rerun). ``sigint_default``: a shell's background job (a CI script can be one) ignores
-    SIGINT, and the child would inherit that: give it the default, as a terminal's job
-    has."""
+    rerun). ``sigint``: what it starts with for SIGINT, as a terminal's job (the
+    default; it would inherit this process's, which is ignored where the tests run as a
+    shell's background job) or a script's background job (ignored) does."""
     args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
     args += ["--data", str(src), "--out", str(store), "--concurrency", str(concurrency)]
     proc = subprocess.Popen(
         [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC},
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if sigint_default
-        else None,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while _stored(store) < 4 and proc.poll() is None and time.monotonic() < deadline:
@@ -343,15 +440,17 @@ def _judging(
 def _rerun_judges_only_the_rest(args: list[str], store: Path, total: int) -> None:
     """What the stopped run stored is part of its ``total`` judgments, and the same
     command, against a server without the delay (the store keys hold no URL), asks only
-    for the rest and says what it found stored."""
+    for the rest and says what it found stored. Run here, not in a subprocess: the
+    command line is loaded already (a second or two saved)."""
     kept = _stored(store)
     assert 0 < kept < total
-    with StandIn() as fast:
+    said = io.StringIO()
+    with StandIn() as fast, contextlib.redirect_stdout(said):
         args[args.index("--base-url") + 1] = fast.base_url
-        again = run_cli(args)
+        code = main(args)
         assert fast.requests == total - kept
-    assert again.returncode == 0, again.stderr
-    assert f"{kept} already stored, {total - kept} ok" in again.stdout
+    assert code == 0
+    assert f"{kept:,} already stored, {total - kept:,} ok" in said.getvalue()
 
 
 def _stored(store: Path) -> int:

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code
         if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here
             say_interrupted(program=argv is None)
-            return stopped_code()  # 143 where a SIGTERM raised it (stop_on_term)
+            return stopped_code()  # 143 where a SIGTERM raised it (stop_on_signals)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)

@@ -47,6 +47,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from recuse import interrupt
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.judging import leases
 from recuse.judging.backends.base import Backend, TransientError, done_sink
@@ -762,7 +763,8 @@ class Runner:
             self._distribute(todo, kind, kind.work, self.executor, collector)
         elif todo:
             with _quiet_collector(self.backend.quiet_collector):
-                asyncio.run(self._drive(todo, kind, collector))
+                # Ctrl-C and SIGTERM cancel the run's task, which commits as it ends
+                interrupt.run(self._drive, todo, kind, collector)
         return counts, failures, outcomes
 
     def _progress(self) -> Progress:
@@ -988,7 +990,7 @@ class Runner:
                     # however the run ends (done, a call raised, Ctrl-C), the cancelled
                     # calls end first (a server's request hands its connection back),
                     # then the backend closes what it holds: nothing is left open on
-                    # this event loop, which asyncio.run closes
+                    # this event loop, which interrupt.run closes
                     await asyncio.gather(*jobs, return_exceptions=True)
                     await self.backend.aclose()
 

@@ -1,0 +1,91 @@
+"""The program's stop on Ctrl-C and SIGTERM (:mod:`recuse.interrupt`), in a subprocess
+each: signals are the process's own. The stop of a judge run end to end is in
+tests/judging/test_robustness.py."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import recuse
+
+SRC = str(Path(recuse.__file__).resolve().parents[1])
+
+# an event loop run by interrupt.run whose main task sends its own process the signals
+# of argv[1] (comma-separated), sleeps argv[3] seconds, and sends those of argv[2] in
+# its `finally`, which awaits too; then recuse's words as the program's, and whether
+# SIGINT is ignored after them
+_STOPPED_LOOP = """
+import asyncio, os, signal, sys
+from recuse.interrupt import run, say_interrupted, stop_on_signals, stopped_code
+
+def send(names: str) -> None:
+    for name in filter(None, names.split(",")):
+        os.kill(os.getpid(), getattr(signal, name))
+
+async def main() -> None:
+    try:
+        send(sys.argv[1])
+        await asyncio.sleep(float(sys.argv[3]))
+        print("not stopped")
+    finally:
+        send(sys.argv[2])
+        await asyncio.sleep(0.05)
+        print("cleaned up")
+
+stop_on_signals()
+try:
+    run(main)
+    print("ended")
+except KeyboardInterrupt:
+    print("stopped", stopped_code())
+    say_interrupted(program=True)
+    print("SIGINT ignored:", signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+"""
+
+
+def _loop(
+    first: str, second: str, *, sleep: float = 30, sigint: signal.Handlers = signal.SIG_DFL
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _STOPPED_LOOP, first, second, str(sleep)],
+        env={**os.environ, "PYTHONPATH": SRC},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "code"),
+    [("SIGINT", "SIGINT", 130), ("SIGTERM", "SIGINT", 143), ("SIGINT", "SIGTERM", 143)],
+)
+def test_a_signal_cancels_the_loop_and_a_second_one_lets_it_clean_up(
+    first: str, second: str, code: int
+) -> None:
+    """The first signal cancels the loop's main task (its sleep of 30 s ends at once);
+    the second, while the task's `finally` runs, is the same stop: the clean-up ends
+    (asyncio's own handler raised KeyboardInterrupt in it), then KeyboardInterrupt
+    leaves run, with the exit code of a SIGTERM where one came; recuse's line once."""
+    done = _loop(first, second)
+    assert (done.returncode, done.stdout) == (
+        0, f"cleaned up\nstopped {code}\nSIGINT ignored: False\n"
+    )  # fmt: skip
+    what = "terminated (SIGTERM)" if code == 143 else "interrupted"
+    assert done.stderr.startswith(f"recuse: {what};") and done.stderr.count("\n") == 1
+
+
+def test_a_sigint_the_shell_ignores_stays_ignored() -> None:
+    """With SIGINT ignored (a script's background job: `recuse judge ... &`), a SIGINT
+    changes nothing: the loop runs on and ends by itself. SIGTERM stops it, a SIGINT
+    while it cleans up changes nothing either, and after recuse's words SIGINT is still
+    ignored."""
+    ran = _loop("SIGINT", "SIGINT", sleep=0.1, sigint=signal.SIG_IGN)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "not stopped\ncleaned up\nended\n", "")
+    done = _loop("SIGINT,SIGTERM", "SIGINT", sigint=signal.SIG_IGN)
+    assert (done.returncode, done.stdout) == (0, "cleaned up\nstopped 143\nSIGINT ignored: True\n")
+    assert done.stderr.startswith("recuse: terminated (SIGTERM);")

@@ -7,6 +7,7 @@ import math
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -665,3 +666,44 @@ def test_a_process_that_manages_its_collector_keeps_it_as_it_is(tmp_path: Path) 
         assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*thresholds)
+
+
+def test_a_run_inside_a_running_event_loop_is_refused_with_the_way_round_it(
+    tmp_path: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    """A Runner called from inside a running event loop (a notebook cell, an async
+    function) got asyncio's own "asyncio.run() cannot be called from a running event
+    loop" and a RuntimeWarning about a coroutine never awaited. Now recuse says so
+    and what to do, nothing is leased or stored, and the way it gives works: the run
+    in a thread that opens the Store there stores every judgment."""
+    import asyncio
+    import gc
+
+    from recuse.errors import ConfigError
+
+    path = tmp_path / "s.db"
+    pairs = pd.DataFrame(fake_pairs(6))
+
+    def judge() -> None:
+        with Store(path) as store:
+            Runner(FakeBackend(), store, progress=False).pairwise(pairs)
+
+    async def in_a_cell() -> None:
+        judge()
+
+    with pytest.raises(ConfigError, match="inside a running event loop") as caught:
+        asyncio.run(in_a_cell())
+    assert "asyncio.to_thread" in str(caught.value)
+    gc.collect()  # an unawaited coroutine warns as it is collected
+    assert [str(w.message) for w in recwarn] == []
+    with Store(path) as store:
+        assert len(store.judgments()) == 0
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+
+    async def in_a_thread() -> None:
+        await asyncio.to_thread(judge)
+
+    asyncio.run(in_a_thread())
+    with Store(path) as store:
+        assert len(store.judgments()) == 2 * 6  # each pair in both orders

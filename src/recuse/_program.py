@@ -5,8 +5,9 @@ takes a second or two to load (pandas, scipy, typer), and a Ctrl-C pressed then
 printed Python's KeyboardInterrupt traceback through pandas' import machinery and
 ended the process by the signal, where a Ctrl-C later says recuse's line and exits
 130. Here a Ctrl-C at any moment is recuse's line and 130
-(:func:`recuse.interrupt.say_interrupted`); so is a SIGTERM, with exit 143, and a second
-signal while the program stops (:func:`recuse.interrupt.stop_on_signals`).
+(:func:`recuse.interrupt.say_interrupted`); so is a SIGTERM, with exit 143 (a SIGHUP:
+129), and a second signal while the program stops
+(:func:`recuse.interrupt.stop_on_signals`).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from types import FrameType
 from typing import Any, NoReturn, TextIO, TypeVar, cast
 
 __all__ = [
+    "HUNG_UP",
     "INTERRUPTED",
     "TERMINATED",
     "run",
@@ -27,6 +28,7 @@ _T = TypeVar("_T")
 
 INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C (128 + SIGINT)
 TERMINATED = 143  # and by SIGTERM (128 + 15): kill, docker stop, a scheduler's limit
+HUNG_UP = 129  # and by SIGHUP (128 + 1): its terminal closed, an ssh session dropped
 
 #: the signals received since :func:`stop_on_signals`: the first stopped the program,
 #: the later ones came while it stopped
@@ -49,13 +51,18 @@ def stop_on_signals() -> None:
     A SIGINT that the shell ignores (a script's job started with ``&``) stays ignored:
     SIGTERM still stops the program. Python's default for SIGTERM ends the process at
     once: the answers received since the last commit (paid calls) were lost, and the
-    run's leases waited for a rerun to take them over. For the program only (the entry
-    point), never for Python code that calls the command line."""
+    run's leases waited for a rerun to take them over. SIGHUP (the terminal closed, an
+    ssh session dropped) ended it so too, without a word; it stops the program the same
+    way (exit :data:`HUNG_UP`), except where it is ignored (``nohup``): that stays so.
+    For the program only (the entry point), never for Python code that calls the
+    command line."""
     if threading.current_thread() is not threading.main_thread():
         return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored
         signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not nohup's
+        signal.signal(signal.SIGHUP, _stop)
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:
@@ -115,9 +122,11 @@ def _nothing() -> None:
 
 
 def stopped_code() -> int:
-    """The exit code of a stopped command: :data:`TERMINATED` after a SIGTERM, else
-    :data:`INTERRUPTED`."""
-    return TERMINATED if _terminated() else INTERRUPTED
+    """The exit code of a stopped command: :data:`TERMINATED` after a SIGTERM,
+    :data:`HUNG_UP` after a SIGHUP (and no SIGTERM), else :data:`INTERRUPTED`."""
+    if _terminated():
+        return TERMINATED
+    return HUNG_UP if signal.SIGHUP in _received else INTERRUPTED
 
 
 def _terminated() -> bool:
@@ -139,13 +148,19 @@ def say_interrupted(program: bool) -> None:
         if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, ender)
         signal.signal(signal.SIGTERM, ender)
-    what = "terminated (SIGTERM)" if _terminated() else "interrupted"
-    print(
-        f"recuse: {what}; finished work is kept — run the same command again to go on "
-        "where it stopped",
-        file=sys.stderr,
-        flush=True,
-    )
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+            signal.signal(signal.SIGHUP, ender)
+    code = stopped_code()
+    what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
+    try:
+        print(
+            f"recuse: {what.get(code, 'interrupted')}; finished work is kept — run the "
+            "same command again to go on where it stopped",
+            file=sys.stderr,
+            flush=True,
+        )
+    except OSError:  # the terminal that hung up takes no words: the code says it
+        pass
 
 
 def _ender(

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import recuse
 
 SRC = str(Path(recuse.__file__).resolve().parents[1])
@@ -74,3 +76,44 @@ def test_importing_recuse_loads_nothing_heavy() -> None:
         check=True,
     )
     assert done.stdout.split() == ["[]", "Roster"], done.stdout
+
+
+# the program run as `python -m recuse` on a data file that does not exist (an error,
+# exit 2), with a Ctrl-C landing in Python's teardown after it: an atexit callback
+# (multiprocessing's, where it landed by hand) sends it and waits
+_CTRL_C_IN_THE_TEARDOWN = """
+import atexit, os, signal, sys, time
+
+SENT = getattr(signal, sys.argv[1])
+
+def ctrl_c() -> None:
+    os.kill(os.getpid(), SENT)
+    time.sleep(0.5)
+    print("teardown went on", file=sys.stderr)
+
+atexit.register(ctrl_c)
+sys.argv[1:] = ["judge", "--model", "m", "--data", sys.argv[2], "--out", sys.argv[3]]
+import runpy
+runpy.run_module("recuse", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("sent", ["SIGINT", "SIGTERM"])
+def test_a_signal_after_the_command_ended_keeps_its_exit_code(sent: str, tmp_path: Path) -> None:
+    """A Ctrl-C (or SIGTERM) once the command has said its error or its results, while
+    Python tears down (it waits for threads, runs atexit callbacks): the
+    KeyboardInterrupt went through the teardown, "Exception ignored in atexit
+    callback" and a traceback under recuse's error, and the process ended by the
+    signal. Now the process ends at once with the command's code (2 here) and its
+    words alone."""
+    missing = tmp_path / "missing.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_IN_THE_TEARDOWN, sent, str(missing), str(tmp_path / "s.db")],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert (
+        done.stderr
+        == f"recuse: error: {missing}: file not found — check the path, or give a dataset name\n"
+    )

@@ -12,18 +12,25 @@ ended the process by the signal, where a Ctrl-C later says recuse's line and exi
 
 from __future__ import annotations
 
-from recuse.interrupt import say_interrupted, stop_on_signals, stopped_code
+from recuse.interrupt import end_on_signals, say_interrupted, stop_on_signals, stopped_code
 
 __all__ = ["main"]
 
 
 def main() -> int:
     """Load the command line and run it (:func:`recuse.cli.main`); returns the exit
-    code. A Ctrl-C while it loads is said as one during a command is."""
+    code. A Ctrl-C while it loads is said as one during a command is; one after the
+    command has ended (Python's teardown) ends the process with the command's code."""
     stop_on_signals()  # Ctrl-C and SIGTERM stop it alike, finished work kept
     try:
         from recuse.cli import main as run
     except KeyboardInterrupt:
         say_interrupted(program=True)
         return stopped_code()
-    return run()
+    try:
+        code = run()
+    except KeyboardInterrupt:  # one landing as the command line said its error
+        say_interrupted(program=True)
+        return stopped_code()
+    end_on_signals(code)  # the command has ended: a Ctrl-C in the teardown ends it so
+    return code

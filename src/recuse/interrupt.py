@@ -18,6 +18,7 @@ __all__ = [
     "HUNG_UP",
     "INTERRUPTED",
     "TERMINATED",
+    "end_on_signals",
     "run",
     "say_interrupted",
     "stop_on_signals",
@@ -143,14 +144,9 @@ def say_interrupted(program: bool) -> None:
     teardown after the words takes a moment (it waits for threads), and a second press
     there printed "Exception ignored in ... threading" and a KeyboardInterrupt
     traceback. A SIGINT the shell ignores stays ignored. The store is closed by now."""
-    if program and threading.current_thread() is threading.main_thread():
-        ender = _ender(sys.stdout, sys.stderr, os._exit, stopped_code())
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, ender)
-        signal.signal(signal.SIGTERM, ender)
-        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
-            signal.signal(signal.SIGHUP, ender)
     code = stopped_code()
+    if program:
+        end_on_signals(code)
     what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
     try:
         print(
@@ -163,10 +159,27 @@ def say_interrupted(program: bool) -> None:
         pass
 
 
+def end_on_signals(code: int) -> None:
+    """From here on a Ctrl-C, SIGTERM or SIGHUP ends the process at once with ``code``,
+    what was printed flushed and nothing more said: the program's command has ended
+    (stopped, :func:`say_interrupted`, or done), and Python's teardown takes a moment
+    (it waits for threads). A Ctrl-C there, once an error or a finished run was said,
+    raised KeyboardInterrupt through the teardown: the process ended by the signal
+    instead of with the command's code, now and then under "Exception ignored in
+    atexit callback" and a traceback. A signal ignored stays ignored. The program's
+    only (the main thread's handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    ender = _ender(sys.stdout, sys.stderr, os._exit, code)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, ender)
+
+
 def _ender(
     out: TextIO, err: TextIO, end: Callable[[int], NoReturn], code: int = INTERRUPTED
 ) -> Callable[[int, FrameType | None], None]:
-    """The SIGINT (and SIGTERM) handler :func:`say_interrupted` installs: what was
+    """The SIGINT (SIGTERM, SIGHUP) handler :func:`end_on_signals` installs: what was
     printed flushed, then the process ended with ``code``. It holds what it calls, as
     the modules' names are cleared while Python tears down."""
 

@@ -324,3 +324,47 @@ def test_an_output_folder_whose_file_is_an_input_is_refused(tmp_path: Path) -> N
     assert outputs.check_output_folder(out, inputs=[src], files=["debiased.csv"]) == out
     assert outputs.check_output_folder(out, files=files) == out
     assert src.read_text(encoding="utf-8") == "x\n"
+
+
+def test_staged_failure_while_moving_puts_back_the_files_from_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename that fails half-way over an earlier report (report.json in place, the
+    page not): report.json was removed with what was moved, and with it the earlier
+    run's, while the error said the earlier report.json was left as it was. Every
+    file from before is back, as it was; a file of someone else's beside them too."""
+    out = tmp_path / "report"
+    (out / "tables").mkdir(parents=True)
+    earlier = {"report.json": "{earlier}", "report.html": "<earlier>", "tables/a.csv": "old\n"}
+    earlier["notes.txt"] = "mine"
+    for name, text in earlier.items():
+        (out / name).write_text(text)
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if str(dst).endswith("report.html") and ".recuse-staging-" not in str(dst):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with (
+        pytest.raises(OutputError, match=r"holds the report\.json, report\.html from before"),
+        outputs.keeping_earlier(out, ("report.json", "report.html")),
+        outputs.staged(out) as stage,
+    ):
+        stage.write_text("tables/a.csv", "new\n")
+        stage.write_text("tables/b.csv", "new\n")
+        stage.write_text("report.json", "{new}")
+        stage.write_text("report.html", "<new>")
+    found = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
+    assert found == earlier
+    monkeypatch.setattr(os, "replace", real)
+    with outputs.staged(out) as stage:  # and a run that succeeds replaces them
+        stage.write_text("report.json", "{new}")
+    assert (out / "report.json").read_text() == "{new}"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "notes.txt",
+        "report.html",
+        "report.json",
+        "tables",
+    ]

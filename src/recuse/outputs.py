@@ -437,7 +437,11 @@ def staged(target: str | Path) -> Iterator[Staging]:
     Files are written under ``target/.recuse-staging-*``; when the block ends without
     an error their folders are made and each file is renamed into place (renames need
     no space). On an error the staging folder is removed, so are files already moved
-    and ``target`` itself when this call created it: nothing half-written remains.
+    and ``target`` itself when this call created it: nothing half-written remains, and
+    a file from before that one of them replaced is put back (it is kept, as a second
+    name in the staging folder, until all are in place). A rename failing half-way
+    (the page after report.json) removed report.json and so the earlier run's, which
+    the error then said was left as it was.
     """
     out = Path(target)
     created = not out.exists()
@@ -449,17 +453,22 @@ def staged(target: str | Path) -> Iterator[Staging]:
         raise output_error(out, exc) from None
     stage = Staging(root)
     moved: list[Path] = []
+    before: list[tuple[Path, Path]] = []  # a file replaced, and its second name
     try:
         yield stage
         for name in stage.names:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
         for name in stage.names:
+            before += _kept_aside(out / name, root / ".before" / name)
             os.replace(root / name, out / name)
             moved.append(out / name)
     except BaseException as exc:
         for path in moved:
             with contextlib.suppress(OSError):
                 path.unlink()
+        for path, aside in before:
+            with contextlib.suppress(OSError):
+                os.replace(aside, path)
         shutil.rmtree(root, ignore_errors=True)
         _remove_if_empty(out, created)
         if isinstance(exc, OSError):
@@ -467,6 +476,21 @@ def staged(target: str | Path) -> Iterator[Staging]:
         raise
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _kept_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
+    """A second name ``aside`` for the file ``path`` (a hard link: no copy, no space),
+    so that it can be put back after ``path`` is replaced: ``[(path, aside)]``, or
+    ``[]`` where there is no file there or the file system makes no hard links (it
+    is replaced then, as it always was)."""
+    if path.is_symlink() or not path.is_file():
+        return []
+    try:
+        aside.parent.mkdir(parents=True, exist_ok=True)
+        os.link(path, aside)
+    except OSError:
+        return []
+    return [(path, aside)]
 
 
 def _remove_if_empty(folder: Path, created: bool) -> None:

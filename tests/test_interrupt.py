@@ -5,6 +5,7 @@ tests/judging/test_robustness.py."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -89,3 +90,18 @@ def test_a_sigint_the_shell_ignores_stays_ignored() -> None:
     done = _loop("SIGINT,SIGTERM", "SIGINT", sigint=signal.SIG_IGN)
     assert (done.returncode, done.stdout) == (0, "cleaned up\nstopped 143\nSIGINT ignored: True\n")
     assert done.stderr.startswith("recuse: terminated (SIGTERM);")
+
+
+@pytest.mark.parametrize("command", [["judge"], ["probe"]])
+def test_the_commands_that_run_a_judge_name_every_stop_code_in_their_help(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse judge --help` and `recuse probe --help` gave 130 as the code of an
+    interrupted run; a SIGTERM ends one with 143 and a SIGHUP with 129."""
+    from recuse.cli import main
+    from recuse.interrupt import HUNG_UP, INTERRUPTED, TERMINATED
+
+    assert main([*command, "--help"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert re.search(rf"\b{INTERRUPTED} (when )?interrupted by Ctrl-C, {TERMINATED} by SIGTERM, "
+                     rf"{HUNG_UP} by SIGHUP \(finished work is kept\)", said), said  # fmt: skip

@@ -58,7 +58,8 @@ judge_app = typer.Typer(
     "Exit codes: 0 every judgment ok, unparsed or refused for good (a prompt too long for "
     "the model: counted and left out by the analyses); 1 some judgments failed after "
     "--max-attempts tries (stored as failed; run the same command again to retry only "
-    "those); 2 bad input; 130 interrupted (finished work is kept).",
+    "those); 2 bad input; 130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP "
+    "(finished work is kept).",
     invoke_without_command=True,
     no_args_is_help=True,
 )
@@ -190,8 +191,8 @@ def judge(
     Exit codes: 0 when every judgment is ok, unparsed or refused for good (a prompt
     too long for the model: counted and left out by the analyses); 1 when some
     failed after --max-attempts tries (stored as failed; run the same command again
-    to retry only those); 2 on bad input; 130 when interrupted (finished work is
-    kept)."""
+    to retry only those); 2 on bad input; 130 when interrupted by Ctrl-C, 143 by
+    SIGTERM, 129 by SIGHUP (finished work is kept)."""
     if ctx.invoked_subcommand is not None:
         return
     _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,

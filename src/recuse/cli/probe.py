@@ -124,7 +124,8 @@ def probe(
     Exit codes: 0 when every judgment and rewrite is ok, unparsed/unusable or refused
     for good (a prompt too long for the model); 1 when some failed after
     --max-attempts tries (run the same command again to retry only those); 2 on bad
-    input; 130 when interrupted (finished work is kept)."""
+    input; 130 when interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (finished
+    work is kept)."""
     import pandas as pd
 
     from recuse.judging import RetryPolicy, Runner, Store

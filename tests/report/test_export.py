@@ -190,3 +190,30 @@ def test_every_number_of_a_finding_cell_and_bias_is_described_by_the_schema(
             assert "description" in props[key], (name, key)
     for key in ("material", "detectable_with_80pct_power"):
         assert "distance from null" in defs["finding"]["properties"][key]["description"]
+
+
+def test_a_report_json_that_is_not_recuses_removes_none_of_its_tables(
+    sample_report: AuditReport, tmp_path: Path
+) -> None:
+    """A folder holding another tool's report.json and tables/: its ``tables`` list
+    named files that recuse took for an earlier audit's tables and removed (and held to
+    the inputs as its own). Only a report.json of recuse's shape (``schema_version``,
+    tables by name with their rows) says which tables were an earlier report's."""
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tables / "results.csv").write_text("theirs\n")
+    (tables / "notes.csv").write_text("theirs too\n")
+    for theirs in ({"tables": ["results"]}, {"tables": {"notes": "a summary"}}):
+        (tmp_path / "report.json").write_text(json.dumps(theirs))
+        assert report_files(tmp_path) == ["report.json", "report.html"]
+        write_report(sample_report, tmp_path)
+        assert (tables / "results.csv").read_text() == "theirs\n"
+        assert (tables / "notes.csv").read_text() == "theirs too\n"
+    # recuse's own earlier report's tables are still replaced or removed
+    earlier = to_dict(sample_report)
+    earlier["tables"]["gone"] = {"title": "an earlier table", "rows": []}
+    (tmp_path / "report.json").write_text(json.dumps(earlier))
+    (tables / "gone.csv").write_text("an earlier audit's\n")
+    assert "tables/gone.csv" in report_files(tmp_path)
+    write_report(sample_report, tmp_path)
+    assert not (tables / "gone.csv").exists()

@@ -89,11 +89,19 @@ def write_tables(report: AuditReport, folder: str | Path) -> list[Path]:
 
 
 def _earlier_tables(folder: Path) -> set[str]:
-    """File names of the tables listed by the report already in ``folder`` (if any)."""
+    """File names of the tables listed by the report already in ``folder`` (if any):
+    recuse's only, a report.json with a ``schema_version`` and its tables by name, each
+    with its rows. Another tool's report.json listing ``tables`` named files of its own
+    that were removed as an earlier audit's."""
     try:
         earlier = json.loads((folder / "report.json").read_text("utf-8"))
-        names = {table_file(str(name)) for name in earlier["tables"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        tables = earlier["tables"]
+        if "schema_version" not in earlier or not all(
+            isinstance(t, dict) and "rows" in t for t in tables.values()
+        ):
+            return set()
+        names = {table_file(str(name)) for name in tables}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return set()
     return {n for n in names if (folder / "tables" / n).is_file()}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -173,3 +174,24 @@ def test_a_detectable_bias_is_written_as_the_estimates_are() -> None:
     assert f(0.001).detectable_text == "0.002"  # (1.645 + 0.842) × 0.001 = 0.00249
     assert f(0.0001).detectable_text == "0.00025"
     assert f(0.1).detectable_text == "0.25"
+
+
+def test_a_tables_column_words_are_text_on_the_page(
+    sample_report: AuditReport, payload: str
+) -> None:
+    """A table's columns and their definitions (Table.columns, under the table) are
+    written as text, markup in them escaped: a column named after a judge or dataset
+    (a pivot by judge), and words that quote one, come from the data."""
+    from recuse.report import render_html
+    from recuse.report.model import Table
+
+    frame = pd.DataFrame({payload: [0.5], "n": [3]})
+    table = Table(
+        "hostile", "Hostile", frame, columns={payload: payload, "n": f"pairs of {payload}"}
+    )
+    section = replace(sample_report.sections[0], tables=(table,))
+    page = render_html(replace(sample_report, sections=(section,)))
+    under = re.search(r'<p class="muted" data-columns="hostile">(.*?)</p>', page, re.S)
+    assert under is not None
+    assert "<script>" not in under.group(1) and "<img" not in under.group(1)
+    assert under.group(1).count("&lt;script&gt;") == 3

@@ -13,10 +13,7 @@ import pytest
 import recuse
 
 SRC = str(Path(recuse.__file__).resolve().parents[1])
-WORDS = (
-    "recuse: interrupted; finished work is kept — run the same command again to go on "
-    "where it stopped\n"
-)
+WORDS = "recuse: interrupted; run the same command again to start it over\n"
 
 # a Ctrl-C landing while a module of the command line is imported (recuse.cli.app, the
 # second or so of pandas, scipy and typer a run starts with), then the program run as
@@ -52,7 +49,8 @@ def test_a_ctrl_c_while_the_command_line_loads_is_recuses_line_and_130() -> None
     loading: pandas, scipy, typer) printed Python's KeyboardInterrupt traceback through
     pandas' import machinery and ended the process by the signal; it landed before
     recuse.cli.main's handler existed. Now the entry point holds it: recuse's line, 130,
-    wherever the load is (the command line's modules, or the commands' in _register)."""
+    wherever the load is (the command line's modules, or the commands' in _register);
+    no command has begun, so a rerun starts it over."""
     for module in ("recuse.cli.app", "recuse.cli.judge", "pandas"):
         done = _program_interrupted_at(module)
         assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, ""), module

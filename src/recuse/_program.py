@@ -24,8 +24,8 @@ def main() -> int:
     stop_on_signals()  # Ctrl-C and SIGTERM stop it alike, finished work kept
     try:
         from recuse.cli import main as run
-    except KeyboardInterrupt:
-        say_interrupted(program=True)
+    except KeyboardInterrupt:  # no command has begun
+        say_interrupted(program=True, resumes=False)
         return stopped_code()
     try:
         code = run()

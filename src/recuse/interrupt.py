@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TextIO, TypeVar, cast
 __all__ = [
     "HUNG_UP",
     "INTERRUPTED",
+    "RESUMING",
     "TERMINATED",
     "end_on_signals",
     "run",
@@ -137,8 +138,17 @@ def _terminated() -> bool:
     return signal.SIGTERM in _received
 
 
-def say_interrupted(program: bool) -> None:
-    """Recuse's words for Ctrl-C (or SIGTERM, :func:`stop_on_signals`). As the program
+#: the commands whose finished work is stored as it finishes (a judge's store), so that
+#: the same command run again goes on from it
+RESUMING = ("judge", "probe")
+
+
+def say_interrupted(program: bool, resumes: bool = True) -> None:
+    """Recuse's words for Ctrl-C (or SIGTERM, :func:`stop_on_signals`): where the
+    command ``resumes`` (:data:`RESUMING`), that its finished work is kept and a rerun
+    goes on from it; else that a rerun starts it over (an audit stopped half-way said
+    its finished work was kept and a rerun would go on where it stopped: it keeps
+    nothing of it and starts again). As the program
     (``program``: not called by Python code), another Ctrl-C or SIGTERM from here on
     ends the process at once, with the same exit code and nothing more said: Python's
     teardown after the words takes a moment (it waits for threads), and a second press
@@ -148,10 +158,14 @@ def say_interrupted(program: bool) -> None:
     if program:
         end_on_signals(code)
     what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
+    then = (
+        "finished work is kept — run the same command again to go on where it stopped"
+        if resumes
+        else "run the same command again to start it over"
+    )
     try:
         print(
-            f"recuse: {what.get(code, 'interrupted')}; finished work is kept — run the "
-            "same command again to go on where it stopped",
+            f"recuse: {what.get(code, 'interrupted')}; {then}",
             file=sys.stderr,
             flush=True,
         )

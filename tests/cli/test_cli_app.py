@@ -445,3 +445,30 @@ def test_no_config_reads_a_file_as_from_a_folder_without_one(
     code, elsewhere, _ = run(capsys, "validate", pairs, "--json", *FLAGS, *roster)
     assert code == 0 and here == elsewhere
     assert json.loads(here)["counts"] == json.loads(with_config)["counts"]
+
+
+@pytest.mark.parametrize(
+    ("command", "then"),
+    [
+        (["audit", "--out", "OUT"], "run the same command again to start it over"),
+        (["--no-config", "judge", "--data", "D", "--out", "S"],
+         "finished work is kept — run the same command again to go on where it stopped"),
+    ],
+)  # fmt: skip
+def test_a_stopped_command_says_whether_a_rerun_goes_on_or_starts_over(
+    command: list[str],
+    then: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Ctrl-C in `recuse audit` said "finished work is kept — run the same command
+    again to go on where it stopped": an audit keeps nothing of a stopped run and its
+    rerun starts over. A judge's run (its store) still says its work is kept."""
+    import typer.main
+
+    def stopped(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(typer.main.Typer, "__call__", stopped)  # the command, stopped
+    assert main(command) == 130
+    assert capsys.readouterr().err == f"recuse: interrupted; {then}\n"

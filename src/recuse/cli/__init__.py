@@ -17,7 +17,7 @@ from typing import Any
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
 from recuse.errors import ConfigError, ReaderNote, RecuseError
-from recuse.interrupt import INTERRUPTED, say_interrupted, stopped_code
+from recuse.interrupt import INTERRUPTED, RESUMING, say_interrupted, stopped_code
 from recuse.tables import renaming_by
 
 __all__ = [
@@ -162,17 +162,22 @@ def json_error(args: list[str], message: str, code: int) -> str | None:
     head = args[: args.index("--")] if "--" in args else args
     if "--json" not in head:
         return None
-    words: list[str] = []
+    extra = JSON_ERROR_FIELDS.get(_command(args), {})
+    return json.dumps({**extra, "error": message, "exit_code": code}, ensure_ascii=False)
+
+
+def _command(args: list[str]) -> str:
+    """The subcommand of ``args``: the first word that is no global option's ("" for
+    none)."""
     skip = False
-    for arg in head:  # the subcommand: the first word that is no global option's
+    for arg in args[: args.index("--")] if "--" in args else args:
         if skip:
             skip = False
         elif arg.split("=", 1)[0] in GLOBAL_OPTIONS:
             skip = GLOBAL_OPTIONS[arg.split("=", 1)[0]] and "=" not in arg
         elif not arg.startswith("-"):
-            words.append(arg)
-    extra = JSON_ERROR_FIELDS.get(words[0], {}) if words else {}
-    return json.dumps({**extra, "error": message, "exit_code": code}, ensure_ascii=False)
+            return arg
+    return ""
 
 
 def _print_to_reader(text: str) -> None:
@@ -191,15 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
     try:
         _register()
-    except KeyboardInterrupt:  # a Ctrl-C while the commands load
-        say_interrupted(program=argv is None)
+    except KeyboardInterrupt:  # a Ctrl-C while the commands load: none has begun
+        say_interrupted(program=argv is None, resumes=False)
         return stopped_code()
     if not sys.stdout.isatty():
         # help and usage errors off a terminal: plain click text, one line per option
         # (a rich box there is 80 columns wide and cuts text with "…")
         app.rich_markup_mode = None
         app.info.context_settings = {"terminal_width": UNWRAPPED}
-    args = help_when_bare(global_options_first(list(sys.argv[1:] if argv is None else argv)))
+    given = list(sys.argv[1:] if argv is None else argv)
+    resumes = _command(given) in RESUMING  # a judge's store: a rerun goes on from it
+    args = help_when_bare(global_options_first(given))
     try:
         with warnings.catch_warnings(), renaming_by("flag"):  # a fix says --map
             warnings.simplefilter("always", ReaderNote)
@@ -209,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code
         if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here
-            say_interrupted(program=argv is None)
+            say_interrupted(program=argv is None, resumes=resumes)
             return stopped_code()  # 143 where a SIGTERM raised it (stop_on_signals)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
@@ -219,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             _print_to_reader(json_shown(as_json))
         return 2
     except KeyboardInterrupt:
-        say_interrupted(program=argv is None)
+        say_interrupted(program=argv is None, resumes=resumes)
         return stopped_code()
     return 0
 

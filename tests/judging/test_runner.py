@@ -707,3 +707,37 @@ def test_a_run_inside_a_running_event_loop_is_refused_with_the_way_round_it(
     asyncio.run(in_a_thread())
     with Store(path) as store:
         assert len(store.judgments()) == 2 * 6  # each pair in both orders
+
+
+def test_a_run_from_python_code_leaves_its_signal_handlers_as_they_were(tmp_path: Path) -> None:
+    """Recuse used as a library: a run (whose event loop the program's Ctrl-C and
+    SIGTERM stop, recuse.interrupt) installs no handler of its own and leaves the
+    caller's in place, twice in a row; a Ctrl-C during it goes to the caller's."""
+    got: list[int] = []
+
+    def mine(signum: int, _frame: object) -> None:
+        got.append(signum)
+
+    class CtrlCOnThird(FakeBackend):
+        async def _tick(self) -> None:
+            await super()._tick()
+            if self.calls == 3:
+                os.kill(os.getpid(), signal.SIGINT)
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        for s in before:
+            signal.signal(s, mine)
+        for n in (10, 20):  # the second run goes on from the first's store
+            with Store(tmp_path / "s.db") as store:
+                summary = Runner(CtrlCOnThird(), store, progress=False).pairwise(
+                    pd.DataFrame(fake_pairs(n))
+                )
+            # not stopped (the caller's handler took the Ctrl-C): 20 judged each time,
+            # the second run those of pairs 10 to 19 only
+            assert summary.ok == 20
+            assert {s: signal.getsignal(s) for s in before} == dict.fromkeys(before, mine)
+        assert got == [signal.SIGINT, signal.SIGINT]
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

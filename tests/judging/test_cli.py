@@ -27,6 +27,12 @@ def test_judge_local_folder_then_resume_then_export(
     assert "6 already stored" in capsys.readouterr().out
     out = tmp_path / "pairs_out.csv"
     assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    # the spreadsheet-safe copy beside the export is named where it is written
+    copy = tmp_path / "for-spreadsheets" / "pairs_out.csv"
+    assert copy.is_file()
+    assert f"wrote 3 rows to {out} (exact, for scripts) and {copy} (for spreadsheets" in (
+        capsys.readouterr().out
+    )
     table = pd.read_csv(out)
     assert len(table) == 3 and set(table["judge"]) == {"tiny"}
     assert table["p_a_first"].between(0, 1).all() and table["p_a_second"].between(0, 1).all()

@@ -559,7 +559,7 @@ def export(
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b."""
     from recuse.judging import Store
-    from recuse.outputs import check_output, write_bytes, write_csv, write_text
+    from recuse.outputs import check_output, write_bytes, write_csv, write_text, written
 
     if not is_file(store):
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
@@ -569,19 +569,20 @@ def export(
     if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
     check_output(out, option="--out", inputs=[store])
+    copy = None
     notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
         df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)
         prompts = s.judge_prompts() if table == "pairs" else {}
     if suffix == ".csv":
-        write_csv(out, df)
+        copy = write_csv(out, df)[1]
     elif suffix == ".jsonl":
         write_text(out, df.to_json(orient="records", lines=True, force_ascii=False))
     else:
         buffer = io.BytesIO()
         df.to_parquet(buffer, index=False)
         write_bytes(out, buffer.getvalue())
-    echo(f"wrote {len(df)} rows to {out}")
+    echo(f"wrote {len(df)} rows to {written(out, copy)}")
     from recuse.judging.store import prompt_line
 
     for judge in sorted(prompts):

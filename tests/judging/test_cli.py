@@ -108,6 +108,24 @@ def test_bad_input_is_one_line_exit_2(
     assert message in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["card", "export"])
+def test_an_export_given_as_the_store_says_which_file_goes_where(
+    command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`recuse judge card pairs.csv` (the export, not the store) told a reader to 'give
+    a new file name', which only starts a store on `recuse judge --out`."""
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(pairs, index=False)
+    before = pairs.read_bytes()
+    again = tmp_path / "again.csv"
+    out = ["--out", str(again)] if command == "export" else []
+    assert main(["judge", command, str(pairs), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a recuse judgment store" in err and "read by `recuse audit`" in err
+    assert "the store `recuse judge --out STORE` wrote" in err
+    assert pairs.read_bytes() == before and not again.exists()
+
+
 def test_a_rerun_with_nothing_left_never_loads_the_model(
     tiny_model_dir: Path,
     tmp_path: Path,

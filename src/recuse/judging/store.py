@@ -1083,9 +1083,11 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     detail = " ".join(str(exc).split())
     if name == "SQLITE_NOTADB" or "not a database" in detail:
         return InputError(
-            "not a recuse judgment store",
+            "not a recuse judgment store (not an SQLite database)",
             file=path,
-            fix="give a new file name or a store written by `recuse judge`",
+            fix="give the store `recuse judge --out STORE` wrote (a table it exported, "
+            "such as pairs.csv, is read by `recuse audit`); to start a new store, give "
+            "`recuse judge --out` a new file name",
         )
     if name == "SQLITE_CORRUPT" or "malformed" in detail:
         return _damaged(path, detail)

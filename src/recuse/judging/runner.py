@@ -761,8 +761,9 @@ class Runner:
         if todo and self.executor is not None and kind.work is not None:
             self._distribute(todo, kind, kind.work, self.executor, collector)
         elif todo:
-            with _quiet_collector(self.backend.quiet_collector):
-                asyncio.run(self._drive(todo, kind, collector))
+            with _quiet_collector(self.backend.quiet_collector), asyncio.Runner() as loop:
+                loop.get_loop().set_exception_handler(_interrupt_retrieved)
+                loop.run(self._drive(todo, kind, collector))
         return counts, failures, outcomes
 
     def _progress(self) -> Progress:
@@ -955,7 +956,20 @@ class Runner:
                 raise
             progress.advance(bar, len(batch) - shown)
 
-        with progress:
+        def pressed() -> None:
+            """Ctrl-C with a call in flight on this thread (a local model's pass on the
+            CPU, which Python cannot cut short: one call at a time, no request timeout;
+            a GPU's calls run in threads, a server's are cancelled): said at once, as
+            the run waits for the pass to end and stores it (tens of seconds on a busy
+            CPU, where the silence made a second press look needed)."""
+            if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
+                self.console.print(
+                    "recuse: stopping once the model's pass in progress ends (its "
+                    "judgments are stored); Ctrl-C again stops now, without them",
+                    markup=False, highlight=False, soft_wrap=True,
+                )  # fmt: skip
+
+        with progress, _on_first_interrupt(pressed):
             bar = progress.add_task(one_line(f"{kind.verb} with {self.judge}"), total=len(todo))
             jobs: list[asyncio.Future[None]] = []
             try:
@@ -1295,6 +1309,46 @@ def count_slices(ordered: Sequence[Task], first: int) -> list[list[Task]]:
         cap = cap or SLICE_CAP * chars
         start = end
     return out
+
+
+def _interrupt_retrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The run's event loop's exception handler: a task that Ctrl-C stopped (a second
+    press raises KeyboardInterrupt inside the call running on the loop's thread, after
+    the first cancelled the run) is the run's interruption, said by recuse's own line;
+    Python printed "Task exception was never retrieved" and a traceback through the
+    model's forward pass under it. Anything else is handled as asyncio does."""
+    if isinstance(context.get("exception"), KeyboardInterrupt | SystemExit):
+        return
+    loop.default_exception_handler(context)
+
+
+@contextlib.contextmanager
+def _on_first_interrupt(say: Callable[[], None]) -> Iterator[None]:
+    """Within the block, the first Ctrl-C calls ``say`` before the handler of the
+    moment (asyncio's, which cancels the run) handles it; a later press goes to that
+    handler alone. On the main thread only, where signals are handled."""
+    import signal
+    import threading
+
+    before = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(before):
+        yield
+        return
+    said: list[bool] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if not said:
+            said.append(True)
+            with contextlib.suppress(Exception):
+                say()
+        before(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, before)
 
 
 @contextlib.contextmanager

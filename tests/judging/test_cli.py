@@ -90,6 +90,15 @@ def test_choices_are_the_library_literals(
     [
         (["judge", "--data", "x.csv"], "give --data"),
         (["judge", "export", "nope.db", "--out", "x.csv"], "no such store"),
+        # counts out of range: --limit -3 judged every item, --max-attempts 0 was read
+        # as 1, --timeout 0 failed every request
+        (["judge", "-d", "x", "-o", "s.db", "--limit", "-3"], "--limit must be 0 (all) or more"),
+        (["judge", "-d", "x", "-o", "s.db", "--prompts", "-1"], "--prompts must be 0 (all)"),
+        (["judge", "-d", "x", "-o", "s.db", "--concurrency", "0"], "--concurrency must be 1"),
+        (["judge", "-d", "x", "-o", "s.db", "--max-attempts", "0"], "--max-attempts must be 1"),
+        (["judge", "-d", "x", "-o", "s.db", "--timeout", "0"], "--timeout must be a number"),
+        (["judge", "-d", "x", "-o", "s.db", "--batch-size", "-2"], "--batch-size must be 0"),
+        (["judge", "-d", "x", "-o", "s.db", "--max-batch-tokens", "-1"], "--max-batch-tokens"),
         (
             ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert", "--perplexity"],
             "--perplexity goes with pairwise",

@@ -197,6 +197,9 @@ def judge(
     _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,
                    protocol=protocol, template=template,
                    pairs_options=bool(typed_options(ctx, PAIRS_READING)))  # fmt: skip
+    _check_numbers(limit=limit, prompts=prompts, concurrency=concurrency, timeout=timeout,
+                   max_attempts=max_attempts, batch_size=batch_size,
+                   max_batch_tokens=max_batch_tokens)  # fmt: skip
     assert out is not None  # checked above
     from recuse.judging import RetryPolicy
     from recuse.judging.protocols import DIMENSIONS
@@ -245,8 +248,29 @@ def judge(
             prompt_logprobs=prompt_logprobs,
         )  # fmt: skip
     job = _Job(backend, jid, table, protocol, tpl, dims,
-               RetryPolicy(max_attempts=max(1, max_attempts)), progress, pool)  # fmt: skip
+               RetryPolicy(max_attempts=max_attempts), progress, pool)  # fmt: skip
     exit_if_failed(_run(job, out, perplexity=perplexity))
+
+
+def _check_numbers(
+    *, limit: int, prompts: int, concurrency: int, timeout: float, max_attempts: int,
+    batch_size: int, max_batch_tokens: int,
+) -> None:  # fmt: skip
+    """Counts `recuse judge` refuses before anything is read: ``--limit -3`` judged
+    every item, ``--max-attempts 0`` was read as 1, ``--timeout 0`` failed every request."""
+    at_least = (
+        ("--limit", limit, 0, "0 (all) or more"),
+        ("--prompts", prompts, 0, "0 (all) or more"),
+        ("--concurrency", concurrency, 1, "1 or more"),
+        ("--max-attempts", max_attempts, 1, "1 or more"),
+        ("--batch-size", batch_size, 0, "0 (the default for the device) or more"),
+        ("--max-batch-tokens", max_batch_tokens, 0, "0 (the default for the device) or more"),
+    )
+    for flag, value, low, words in at_least:
+        if value < low:
+            raise ConfigError(f"{flag} must be {words}; got {value}")
+    if not 0 < timeout < float("inf"):
+        raise ConfigError(f"--timeout must be a number of seconds above 0; got {timeout:g}")
 
 
 def _check_options(

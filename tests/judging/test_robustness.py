@@ -323,18 +323,20 @@ _CTRL_C_TWICE_IN_A_PASS = """
 import os, signal, sys, time
 import pandas as pd
 from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_term
 from recuse.judging import Runner, Store
 
 class PassOnThisThread(FakeBackend):
     async def _tick(self):
         await super()._tick()
         if self.calls == 5:
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM if sys.argv[2] == "sigterm" else signal.SIGINT)
             for i in range(40):  # the pass goes on: Python cannot cut it short
                 time.sleep(0.01)
                 if i == 20 and sys.argv[2] == "twice":
                     os.kill(os.getpid(), signal.SIGINT)
 
+stop_on_term()
 backend = PassOnThisThread()
 backend.concurrency = 1
 try:
@@ -345,7 +347,7 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.mark.parametrize("presses", ["once", "twice"])
+@pytest.mark.parametrize("presses", ["once", "twice", "sigterm"])
 def test_ctrl_c_during_a_pass_on_the_loops_thread_is_said_at_once_and_twice_is_quiet(
     tmp_path: Path, presses: str
 ) -> None:
@@ -354,7 +356,8 @@ def test_ctrl_c_during_a_pass_on_the_loops_thread_is_said_at_once_and_twice_is_q
     reaction, raised KeyboardInterrupt inside the pass: Python printed "Task exception
     was never retrieved" and a traceback through the model's forward pass. Now the first
     press says at once that the run stops once the pass ends, and a second stops it
-    with nothing of Python's said; once, the pass's judgments are stored."""
+    with nothing of Python's said; once, the pass's judgments are stored. A SIGTERM
+    stops it as a Ctrl-C does, and the note says which signal came."""
     store = tmp_path / "s.db"
     tests = str(Path(__file__).resolve().parents[1])
     done = subprocess.run(
@@ -364,12 +367,14 @@ def test_ctrl_c_during_a_pass_on_the_loops_thread_is_said_at_once_and_twice_is_q
     )  # fmt: skip
     said = done.stdout + done.stderr
     assert done.returncode == 0 and "Traceback" not in said and "never retrieved" not in said
+    term, again = ("SIGTERM: ", "another SIGTERM or Ctrl-C") if presses == "sigterm" else (
+        "", "Ctrl-C again")  # fmt: skip
     assert done.stdout == "stopped\n" and done.stderr == (
-        "recuse: stopping once the model's pass in progress ends (its judgments are "
-        "stored); Ctrl-C again stops now, without them\n"
+        f"recuse: {term}stopping once the model's pass in progress ends (its judgments are "
+        f"stored); {again} stops now, without them\n"
     ), said
-    # five calls of 4 judgments: pressed once, the fifth call's pass is stored too
-    assert _stored(store) == (20 if presses == "once" else 16)
+    # five calls of 4 judgments: stopped once, the fifth call's pass is stored too
+    assert _stored(store) == (16 if presses == "twice" else 20)
 
 
 def _judging(

@@ -990,9 +990,14 @@ class Runner:
             the run waits for the pass to end and stores it (tens of seconds on a busy
             CPU, where the silence made a second press look needed)."""
             if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
+                from recuse.interrupt import TERMINATED, stopped_code
+
+                term = stopped_code() == TERMINATED  # SIGTERM, handled as a Ctrl-C
                 self.console.print(
-                    "recuse: stopping once the model's pass in progress ends (its "
-                    "judgments are stored); Ctrl-C again stops now, without them",
+                    f"recuse: {'SIGTERM: ' if term else ''}stopping once the model's pass in "
+                    "progress ends (its judgments are stored); "
+                    f"{'another SIGTERM or Ctrl-C' if term else 'Ctrl-C again'} stops now, "
+                    "without them",
                     markup=False, highlight=False, soft_wrap=True,
                 )  # fmt: skip
 

@@ -908,6 +908,8 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
+        if notes is not None and "source" in out.columns:
+            notes.extend(_sources_note(out["source"]))
         prompts = self.judge_prompts()
         for i, col in enumerate(PROMPT_COLUMNS):
             out[col] = [(prompts[j][i] or None) if j in prompts else None for j in out["judge"]]
@@ -1063,6 +1065,21 @@ def _damaged(path: Path, detail: str) -> InputError:
         fix="restore it from a copy, or start a new store with another --out "
         "(`sqlite3 STORE .recover` may save its rows)",
     )
+
+
+def _sources_note(sources: pd.Series) -> list[str]:
+    """A sentence when the exported rows come from more than one dataset (a store reused
+    for another --data): the export holds them all, and an audit of it reads them as
+    one table of pairs, with nothing else saying so."""
+    counts = sources.dropna().astype(str).value_counts()
+    if len(counts) < 2:
+        return []
+    listed = ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
+    return [
+        f"the store holds pairs of {len(counts)} datasets (rows: {listed}), exported "
+        "together: an audit of this file reads them as one table; to audit each alone, "
+        "judge it into a store of its own (--out)"
+    ]
 
 
 #: the longest full path SQLite's unix VFS opens (MAX_PATHNAME, in bytes)

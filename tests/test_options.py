@@ -370,3 +370,25 @@ def test_values_with_a_nan_number_is_one_line_not_a_traceback(
     err = capsys.readouterr().err
     assert err.startswith("recuse: error: --values: ") and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_analysis_ids_are_read_as_recuse_gate_reads_them(
+    planted: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse gate --max self_preference=0.05` is read, but `recuse audit --only
+    self_preference` was refused as an unknown analysis: --only and --skip (command
+    line, recuse.toml, keyword) read an id in any case, with _ for -."""
+    given = read_options({"only": "self_preference,Position", "skip": ["Family_Preference"]},
+                         "api")  # fmt: skip
+    s = resolve(given)
+    assert s.only == ("self-preference", "position") and s.skip == ("family-preference",)
+    data = tmp_path / "pairs.csv"
+    planted.to_csv(data, index=False)
+    out = tmp_path / "r"
+    args = ["audit", str(data), "--out", str(out), "--n-boot", "200", "--only", "Position"]
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    assert [s["id"] for s in report["sections"]] == ["position"]
+    with pytest.raises(ConfigError, match="--only: unknown analysis 'selfpref'"):
+        resolve(read_options({"only": "selfpref"}, "api")).audit_options()
+    capsys.readouterr()

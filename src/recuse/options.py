@@ -226,6 +226,17 @@ def _texts(value: Any, where: str) -> tuple[str, ...]:
     return tuple(v.strip() for text in items for v in text.split(",") if v.strip())
 
 
+def _analysis_ids(value: Any, where: str) -> tuple[str, ...]:
+    """Analysis ids as :func:`_texts` reads them, spelt as the registry spells them
+    (lower case, hyphens): ``self_preference`` or ``Self-Preference`` is
+    ``self-preference``, as `recuse gate` reads it (the registry checks each id).
+
+    >>> _analysis_ids("self_preference,Position", "--only")
+    ('self-preference', 'position')
+    """
+    return tuple(t.casefold().replace("_", "-") for t in _texts(value, where))
+
+
 def _raw_texts(value: Any, where: str) -> tuple[str, ...]:
     """Like :func:`_texts`, each item kept whole (a threshold list is parsed later)."""
     if value is None:
@@ -641,11 +652,11 @@ class Settings:
     )  # fmt: skip
     only: tuple[str, ...] = _option(
         (), "--only", "Run only these analyses (ids, comma list or repeated).",
-        cli=list[str] | None, read=_texts,
+        cli=list[str] | None, read=_analysis_ids,
     )  # fmt: skip
     skip: tuple[str, ...] = _option(
         (), "--skip", "Do not run these analyses (see `recuse analyses`).",
-        cli=list[str] | None, read=_texts,
+        cli=list[str] | None, read=_analysis_ids,
     )  # fmt: skip
     fail_on: tuple[str, ...] = _option(
         (), "--fail-on", "BIAS=x,...: after writing the report, apply `recuse gate --max` to "

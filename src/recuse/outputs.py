@@ -409,6 +409,18 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     return p, copy
 
 
+def written(path: Path, copy: Path | None = None) -> str:
+    """How a command names the file it wrote, and the spreadsheet copy :func:`write_csv`
+    put beside it, so a folder that appears is never unexplained: ``runs/pairs.csv
+    (exact, for scripts) and runs/for-spreadsheets/pairs.csv (for spreadsheets: …)``."""
+    if copy is None:
+        return str(path)
+    return (
+        f"{path} (exact, for scripts) and {copy} (for spreadsheets: a text cell starting "
+        "with =, +, -, @ gets a leading ')"
+    )
+
+
 class Staging:
     """Files written under a hidden folder, moved into ``target`` by :func:`staged`."""
 

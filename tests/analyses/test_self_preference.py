@@ -146,6 +146,42 @@ def test_findings_recover_planted_self_preference() -> None:
         assert sum(estimates) / 2 == pytest.approx(value, abs=tolerance[key]), (judge, key)
 
 
+@pytest.mark.parametrize(
+    ("judge", "own", "hint"),
+    [
+        ("smollm2-135m-instruct", "SmolLM2-135M", True),  # the user's shorter spelling
+        ("my-judge", "my_judge", True),  # a new judge, its answers spelt otherwise
+        ("my-judge", "SmolLM2-135M", False),  # nothing alike
+        ("gpt-4", "gpt-4o", False),  # both in the roster: two models, as it says
+    ],
+)
+def test_a_generator_spelt_like_the_judge_is_named_with_the_fix(
+    judge: str, own: str, hint: bool
+) -> None:
+    """A judge run as `smollm2-135m-instruct` over answers its user recorded as
+    `SmolLM2-135M` had no self-preference, and the reason only listed the generators:
+    where one of the two names is unknown to the roster and they are spelt alike, the
+    reason names the generator and how to give both one name."""
+    strengths = {"m0": 1.0, "m1": 0.0, "m2": -0.5}
+    sim = simulate_self_preference({"m0": AuthorJudge(2.0, 0.0)}, strengths, n_prompts=40)
+    names = {"m0": own, "m1": "claude-v1", "m2": "vicuna-13b"}
+    pairs = sim.pairs.assign(
+        judge=judge,
+        model_a=sim.pairs["model_a"].map(names),
+        model_b=sim.pairs["model_b"].map(names),
+    )
+    roster = Roster.builtin()
+    roster.keep([n for n in (judge, own) if n not in roster], where="test")
+    source = Source("mine", "pairs", len(pairs), judges=(judge,))
+    options = AuditOptions(n_boot=100, robustness=(), only=(ANALYSIS.id,))
+    report = run_audit([Input("mine", "pairs", pairs, source)], options=options,
+                       roster=roster)  # fmt: skip
+    (why,) = [k for k in report.skipped if k.judge == judge and k.headline]
+    assert "own answer" in why.reason
+    said = f"if {own!r} is this judge's model under another name, write one name for both"
+    assert (said in why.reason) is hint
+
+
 def test_a_judge_whose_pairs_have_no_known_generator_is_told_so() -> None:
     """Falcon on LLMBar judged only sets that record no generator: its self-preference
     read "not estimated — no pairs where the human prefers the judge's own response",

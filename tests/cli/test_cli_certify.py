@@ -49,6 +49,8 @@ def test_certify_then_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     code, text = _run(["certify", "apply", str(thr), str(unlabelled), "--out",
                        str(decisions)], capsys)  # fmt: skip
     assert code == 0, text
+    copy = tmp_path / "for-spreadsheets" / "decisions.csv"  # named where it is written
+    assert copy.is_file() and f"{copy} (for spreadsheets" in " ".join(text.split())
     d = pd.read_csv(decisions)
     assert len(d) == 400
     kept = sum(s["n_kept"] for s in judge["strata"])

@@ -193,6 +193,19 @@ def test_bad_input_is_exit_2_with_a_clear_message(
     assert code == 2 and "cannot read the report" in out
 
 
+def test_the_audits_out_folder_is_read_as_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse gate report/` (the folder the audit wrote) read 'file not found'."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    _report(folder, [_finding("position", "j", 0.75, 0.73, 0.78, null=0.5)])
+    code, out = _run(["gate", str(folder), "--max", "position=0.1"], capsys)
+    assert code == 1 and "FAIL: position of j" in out and "0.75 [0.73, 0.78]" in out
+    code, out = _run(["gate", str(tmp_path), "--max", "position=0.1"], capsys)
+    assert code == 2 and "a folder without a report.json" in out and "Traceback" not in out
+
+
 def test_audit_fail_on_gates_the_report_it_wrote(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -58,7 +58,7 @@ def test_csv_and_options(
     capsys: pytest.CaptureFixture[str], pairs_csv: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "bias.csv"
-    code, _, err = run(
+    code, text, err = run(
         capsys, "metrics", "pairs", str(pairs_csv), *FAST, "-j", "gpt-4", "-m", "flip_rate",
         "-m", "verbosity_bias", "--level", "0.8", "--verdict", "pick", "-o", str(out),
     )  # fmt: skip
@@ -67,6 +67,9 @@ def test_csv_and_options(
     assert frame["metric"].tolist() == ["verbosity_bias", "flip_rate"]
     assert (frame["judge"] == "gpt-4").all() and (frame["level"] == 0.8).all()
     assert (frame["n_boot"] == 100).all()
+    # the spreadsheet copy written beside it is named, not left to be found
+    copy = tmp_path / "for-spreadsheets" / "bias.csv"
+    assert copy.is_file() and f"{copy} (for spreadsheets" in " ".join(text.split())
 
 
 def test_out_naming_the_input_file_is_refused(

@@ -64,6 +64,14 @@ def test_locate_finds_datasets_files_and_folders(
     assert locate("./hh-rlhf") == Path("hh-rlhf")
     with pytest.raises(DatasetNotFoundError, match=r"unknown dataset 'hh-rlfh'.*hh-rlhf"):
         locate("hh-rlfh")
+    # a near spelling is named first, a folder's spelling (llmbar_mtbench) included
+    for typo, meant in (("llmbar_mtbench", "llmbar-mtbench"), ("llmbar-mtbnech", "llmbar-mtbench"),
+                        ("MT-Bench-Human", "mt-bench-human")):  # fmt: skip
+        with pytest.raises(DatasetNotFoundError, match=f"'{typo}' — did you mean '{meant}'?"):
+            locate(typo)
+    with pytest.raises(DatasetNotFoundError) as far:
+        locate("my-own-data")
+    assert "did you mean" not in str(far.value)
     with pytest.raises(InputError, match="file not found") as err:
         locate(str(tmp_path / "gone.csv"))
     assert str(tmp_path / "gone.csv") in str(err.value)

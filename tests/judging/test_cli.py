@@ -27,6 +27,12 @@ def test_judge_local_folder_then_resume_then_export(
     assert "6 already stored" in capsys.readouterr().out
     out = tmp_path / "pairs_out.csv"
     assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    # the spreadsheet-safe copy beside the export is named where it is written
+    copy = tmp_path / "for-spreadsheets" / "pairs_out.csv"
+    assert copy.is_file()
+    assert f"wrote 3 rows to {out} (exact, for scripts) and {copy} (for spreadsheets" in (
+        capsys.readouterr().out
+    )
     table = pd.read_csv(out)
     assert len(table) == 3 and set(table["judge"]) == {"tiny"}
     assert table["p_a_first"].between(0, 1).all() and table["p_a_second"].between(0, 1).all()
@@ -84,6 +90,15 @@ def test_choices_are_the_library_literals(
     [
         (["judge", "--data", "x.csv"], "give --data"),
         (["judge", "export", "nope.db", "--out", "x.csv"], "no such store"),
+        # counts out of range: --limit -3 judged every item, --max-attempts 0 was read
+        # as 1, --timeout 0 failed every request
+        (["judge", "-d", "x", "-o", "s.db", "--limit", "-3"], "--limit must be 0 (all) or more"),
+        (["judge", "-d", "x", "-o", "s.db", "--prompts", "-1"], "--prompts must be 0 (all)"),
+        (["judge", "-d", "x", "-o", "s.db", "--concurrency", "0"], "--concurrency must be 1"),
+        (["judge", "-d", "x", "-o", "s.db", "--max-attempts", "0"], "--max-attempts must be 1"),
+        (["judge", "-d", "x", "-o", "s.db", "--timeout", "0"], "--timeout must be a number"),
+        (["judge", "-d", "x", "-o", "s.db", "--batch-size", "-2"], "--batch-size must be 0"),
+        (["judge", "-d", "x", "-o", "s.db", "--max-batch-tokens", "-1"], "--max-batch-tokens"),
         (
             ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert", "--perplexity"],
             "--perplexity goes with pairwise",
@@ -100,6 +115,24 @@ def test_bad_input_is_one_line_exit_2(
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["card", "export"])
+def test_an_export_given_as_the_store_says_which_file_goes_where(
+    command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`recuse judge card pairs.csv` (the export, not the store) told a reader to 'give
+    a new file name', which only starts a store on `recuse judge --out`."""
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(pairs, index=False)
+    before = pairs.read_bytes()
+    again = tmp_path / "again.csv"
+    out = ["--out", str(again)] if command == "export" else []
+    assert main(["judge", command, str(pairs), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a recuse judgment store" in err and "read by `recuse audit`" in err
+    assert "the store `recuse judge --out STORE` wrote" in err
+    assert pairs.read_bytes() == before and not again.exists()
 
 
 def test_a_rerun_with_nothing_left_never_loads_the_model(

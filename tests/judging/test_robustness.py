@@ -437,6 +437,65 @@ def _said(what: str) -> str:
     )
 
 
+# a judge whose calls compute on the event loop's thread, as a local model's pass does
+# on the CPU: Ctrl-C pressed inside its fifth call, then again while that call runs
+_CTRL_C_TWICE_IN_A_PASS = """
+import os, signal, sys, time
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_signals
+from recuse.judging import Runner, Store
+
+class PassOnThisThread(FakeBackend):
+    async def _tick(self):
+        await super()._tick()
+        if self.calls == 5:
+            os.kill(os.getpid(), signal.SIGTERM if sys.argv[2] == "sigterm" else signal.SIGINT)
+            for i in range(40):  # the pass goes on: Python cannot cut it short
+                time.sleep(0.01)
+                if i == 20 and sys.argv[2] == "twice":
+                    os.kill(os.getpid(), signal.SIGINT)
+
+stop_on_signals()
+backend = PassOnThisThread()
+backend.concurrency = 1
+try:
+    with Store(sys.argv[1]) as store:
+        Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+@pytest.mark.parametrize("presses", ["once", "twice", "sigterm"])
+def test_ctrl_c_during_a_pass_on_the_loops_thread_is_said_at_once_and_twice_is_quiet(
+    tmp_path: Path, presses: str
+) -> None:
+    """Ctrl-C during a local model's pass on the CPU: the run waited, silent, for the
+    pass to end (14-40 s on a busy 2-core machine), and a second press, the natural
+    reaction, raised KeyboardInterrupt inside the pass: Python printed "Task exception
+    was never retrieved" and a traceback through the model's forward pass. Now the first
+    press says at once that the run stops once the pass ends; a second is the same stop
+    (recuse.interrupt), with nothing of Python's said, and the pass's judgments are
+    stored. A SIGTERM stops it as a Ctrl-C does, and the note says which signal came."""
+    store = tmp_path / "s.db"
+    tests = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_TWICE_IN_A_PASS, str(store), presses],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([SRC, tests])},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in said and "never retrieved" not in said
+    term = "SIGTERM: " if presses == "sigterm" else ""
+    assert done.stdout == "stopped\n" and done.stderr == (
+        f"recuse: {term}stopping once the model's pass in progress ends (its judgments are "
+        "stored)\n"
+    ), said
+    # five calls of 4 judgments: the fifth call's pass is stored too, pressed twice too
+    assert _stored(store) == 20
+
+
 def _judging(
     server: StandIn,
     src: Path,

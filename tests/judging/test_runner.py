@@ -741,3 +741,29 @@ def test_a_run_from_python_code_leaves_its_signal_handlers_as_they_were(tmp_path
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+def test_the_bars_eta_is_the_runs_mean_rate_not_a_burst() -> None:
+    """A local model reports its items a pass at a time: 1 item at 1 s, then 16 at
+    50 s and 16 at 51 s of 48. rich's time-remaining column (its rate over the last
+    passes) read about a second left; the bar's ETA is the 15 left at the run's mean
+    rate, 33 items in 51 s: 15 * 51 / 33 = 23.2 s, shown rounded up."""
+    from rich.progress import Progress, TimeRemainingColumn
+
+    from recuse.judging.runner import _EtaColumn
+
+    now = [0.0]
+    progress = Progress(get_time=lambda: now[0], disable=True)
+    bar = progress.add_task("judging", total=48)
+    for at, items in ((1.0, 1), (50.0, 16), (51.0, 16)):
+        now[0] = at
+        progress.advance(bar, items)
+    task = progress.tasks[0]
+    assert _EtaColumn().render(task).plain == "0:00:24"
+    assert TimeRemainingColumn().render(task).plain in ("0:00:01", "0:00:02")  # the burst
+    now[0] = 60.0
+    progress.advance(bar, 15)
+    assert _EtaColumn().render(progress.tasks[0]).plain == "0:00:00"  # done
+    fresh = Progress(get_time=lambda: now[0], disable=True)
+    fresh.add_task("judging", total=48)
+    assert _EtaColumn().render(fresh.tasks[0]).plain == "-:--:--"  # nothing done yet

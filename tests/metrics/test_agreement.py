@@ -142,3 +142,25 @@ def test_accuracy_p_value_is_against_chance_not_zero() -> None:
         boot=Resampling(n_boot=400, seed=0),
     )
     assert sure.estimate == 1.0 and sure.p_value < 0.05
+
+
+def test_a_judge_that_flips_on_every_pair_is_not_told_to_add_harder_pairs() -> None:
+    """SmolLM2 picked the answer shown first in both orders on every pair: each pair a
+    flip earning half, agreement 0.50 [0.50, 0.50], and the warning's fix read "add
+    harder pairs", the fix for a judge always right. It names both cases now."""
+    n = 24
+    t = pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(n)],
+            "prompt_id": [f"q{k}" for k in range(n)],
+            "judge": "j",
+            "human": np.where(np.arange(n) % 2 == 0, 1.0, 0.0),
+            "p_a_first": 0.8,  # a, shown first
+            "p_a_second": 0.2,  # b, shown first
+        }
+    )
+    r = accuracy(t, boot=Resampling(n_boot=200, seed=1))
+    assert (r.estimate, r.ci_low, r.ci_high) == (0.5, 0.5, 0.5)
+    (said,) = [w for w in r.warnings if w.startswith("no variation in the resamples")]
+    assert "a tie where it flips with the order" in said
+    assert "always right — add harder pairs —" in said

@@ -8,6 +8,7 @@ estimate can be made."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 
 import numpy as np
 import pandas as pd
@@ -173,8 +174,11 @@ def calibrated_first(
                 continue
             says_it = _says_none(k)  # before EO's reason, which says it too, replaces it
             k = _headline_reason(k, eo_why.get(k.judge))
+            family = calibrated.key.startswith("family")
             if not says_it:
-                k = _generators_reason(k, frame, ctx, family=calibrated.key.startswith("family"))
+                k = _generators_reason(k, frame, ctx, family=family)
+            if not family:
+                k = _spelling_hint(k, frame, ctx)
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -232,6 +236,43 @@ def _generators_reason(
         skip,
         reason=f"none of its {len(rows):,} pairs holds {holds} (the answers are by {shown})",
     )
+
+
+def _spelling_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> NotEstimated:
+    """A judge with no answer of its own among its pairs, one of whose generators is
+    spelt like it (:func:`_spelt_alike`): the reason ends by naming that generator and
+    how to give both one name, since a judge run as ``smollm2-135m-instruct`` over
+    answers recorded as ``SmolLM2-135M`` has no self-preference for that alone."""
+    if frame is None or not skip.judge:
+        return skip
+    rows = frame[frame["judge"] == skip.judge]
+    models = sorted({str(m) for m in pd.concat([rows["model_a"], rows["model_b"]]).dropna()})
+    if skip.judge in models:
+        return skip
+    alike = [m for m in models if _spelt_alike(skip.judge, m, ctx.roster)]
+    if not alike:
+        return skip
+    return dataclasses.replace(
+        skip,
+        reason=f"{skip.reason}; if {alike[0]!r} is this judge's model under another name, "
+        "write one name for both (in the judge and model_a / model_b columns, or "
+        "--judge-id on `recuse judge`) or give both one id in a roster file (--roster; "
+        "docs: your data, 'Your model names')",
+    )
+
+
+def _spelt_alike(judge: str, model: str, roster: Roster) -> bool:
+    """Whether generator ``model`` may be ``judge`` under another spelling, one of the two
+    a name the roster does not know (so nothing said they were one model): one's letters
+    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``), or they
+    differ by a typo."""
+    if judge not in roster.kept and model not in roster.kept:
+        return False  # both known: the roster says they are two models
+    a, b = ("".join(ch for ch in name.casefold() if ch.isalnum()) for name in (judge, model))
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 4 and long.startswith(short):
+        return True
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.85
 
 
 #: the calibrated estimate's reasons that say the judge has none of the pairs it needs

@@ -40,7 +40,7 @@ from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
 from recuse.files import is_file
 from recuse.metrics.bootstrap import named_settings
-from recuse.outputs import check_output, write_csv, write_text
+from recuse.outputs import check_output, write_csv, write_text, written
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 from recuse.roster import Roster, SelfScope
 
@@ -469,12 +469,13 @@ def apply_command(
         payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
                    "definitions": dict(DECISION_FIELDS), "decisions": records}  # fmt: skip
         write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        wrote = written(path)
     else:
-        write_csv(path, decided)
+        wrote = written(*write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
     echo(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
-        f"{people:,} {PERSON}; wrote {path}"
+        f"{people:,} {PERSON}; wrote {wrote}"
     )
     echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
     counted = spec.get("human_ties") == "count"  # as certified

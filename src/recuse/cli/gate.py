@@ -152,7 +152,9 @@ PRINTS = (
 
 @app.command("gate", help=f"Gate an audit's report.json for CI. {PRINTS} {EXIT_CODES}")
 def gate_command(
-    report: Annotated[Path, typer.Argument(help="The report.json an audit wrote.")],
+    report: Annotated[
+        Path, typer.Argument(help="The report.json an audit wrote (or its --out folder).")
+    ],
     maxima: Annotated[
         list[str] | None,
         typer.Option(

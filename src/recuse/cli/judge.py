@@ -198,6 +198,9 @@ def judge(
     _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,
                    protocol=protocol, template=template,
                    pairs_options=bool(typed_options(ctx, PAIRS_READING)))  # fmt: skip
+    _check_numbers(limit=limit, prompts=prompts, concurrency=concurrency, timeout=timeout,
+                   max_attempts=max_attempts, batch_size=batch_size,
+                   max_batch_tokens=max_batch_tokens)  # fmt: skip
     assert out is not None  # checked above
     from recuse.judging import RetryPolicy
     from recuse.judging.protocols import DIMENSIONS
@@ -246,8 +249,29 @@ def judge(
             prompt_logprobs=prompt_logprobs,
         )  # fmt: skip
     job = _Job(backend, jid, table, protocol, tpl, dims,
-               RetryPolicy(max_attempts=max(1, max_attempts)), progress, pool)  # fmt: skip
+               RetryPolicy(max_attempts=max_attempts), progress, pool)  # fmt: skip
     exit_if_failed(_run(job, out, perplexity=perplexity))
+
+
+def _check_numbers(
+    *, limit: int, prompts: int, concurrency: int, timeout: float, max_attempts: int,
+    batch_size: int, max_batch_tokens: int,
+) -> None:  # fmt: skip
+    """Counts `recuse judge` refuses before anything is read: ``--limit -3`` judged
+    every item, ``--max-attempts 0`` was read as 1, ``--timeout 0`` failed every request."""
+    at_least = (
+        ("--limit", limit, 0, "0 (all) or more"),
+        ("--prompts", prompts, 0, "0 (all) or more"),
+        ("--concurrency", concurrency, 1, "1 or more"),
+        ("--max-attempts", max_attempts, 1, "1 or more"),
+        ("--batch-size", batch_size, 0, "0 (the default for the device) or more"),
+        ("--max-batch-tokens", max_batch_tokens, 0, "0 (the default for the device) or more"),
+    )
+    for flag, value, low, words in at_least:
+        if value < low:
+            raise ConfigError(f"{flag} must be {words}; got {value}")
+    if not 0 < timeout < float("inf"):
+        raise ConfigError(f"--timeout must be a number of seconds above 0; got {timeout:g}")
 
 
 def _check_options(
@@ -560,7 +584,7 @@ def export(
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b."""
     from recuse.judging import Store
-    from recuse.outputs import check_output, write_bytes, write_csv, write_text
+    from recuse.outputs import check_output, write_bytes, write_csv, write_text, written
 
     if not is_file(store):
         raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
@@ -570,19 +594,20 @@ def export(
     if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
     check_output(out, option="--out", inputs=[store])
+    copy = None
     notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
         df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)
         prompts = s.judge_prompts() if table == "pairs" else {}
     if suffix == ".csv":
-        write_csv(out, df)
+        copy = write_csv(out, df)[1]
     elif suffix == ".jsonl":
         write_text(out, df.to_json(orient="records", lines=True, force_ascii=False))
     else:
         buffer = io.BytesIO()
         df.to_parquet(buffer, index=False)
         write_bytes(out, buffer.getvalue())
-    echo(f"wrote {len(df)} rows to {out}")
+    echo(f"wrote {len(df)} rows to {written(out, copy)}")
     from recuse.judging.store import prompt_line
 
     for judge in sorted(prompts):

@@ -44,7 +44,7 @@ from recuse.metrics.result import MetricResult, results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
 from recuse.numbers import percent
-from recuse.outputs import check_output, write_csv, write_text
+from recuse.outputs import check_output, write_csv, write_text, written
 from recuse.tables import reject_human_ties
 
 metrics_app = typer.Typer(
@@ -82,14 +82,15 @@ def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampli
     return boot
 
 
-def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> None:
+def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> str:
     """Write JSON (results, skipped, curves, settings) or CSV (one row per result, exact,
-    with a spreadsheet-safe copy under for-spreadsheets/), atomically."""
+    with a spreadsheet-safe copy under for-spreadsheets/), atomically; returns what was
+    written, in words (:func:`recuse.outputs.written`)."""
     if path.suffix.lower() == ".json":
         payload = {"settings": meta, **result.to_dict()}
         write_text(path, json.dumps(payload, indent=2, allow_nan=False))
-    else:
-        write_csv(path, results_frame(result.results))
+        return written(path)
+    return written(*write_csv(path, results_frame(result.results)))
 
 
 #: under the table: how its numbers are written, as the audit and ``print(result)`` write them
@@ -230,8 +231,7 @@ def pairs_command(
             "judge_ties": judge_ties,
             "unit": unit,
         }
-        write_results(result, out_path, meta=meta)
-        console.print(cell(f"wrote {out_path}"))
+        console.print(cell(f"wrote {write_results(result, out_path, meta=meta)}"))
 
 
 def beside_headline(metrics: Iterable[str]) -> dict[str, str]:

@@ -9,6 +9,7 @@ upstream.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 from collections.abc import Callable
@@ -75,8 +76,11 @@ def default_data_dir() -> Path:
 def get(name: str) -> Dataset:
     known = datasets()
     if name not in known:
+        spelt = name.strip().lower().replace("_", "-").replace(" ", "-")
+        close = difflib.get_close_matches(spelt, list(known), n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise DatasetNotFoundError(
-            f"unknown dataset {name!r} — known datasets: {', '.join(sorted(known))} "
+            f"unknown dataset {name!r} — {hint}known datasets: {', '.join(sorted(known))} "
             "(or give a path to a CSV / JSONL / Parquet file)"
         )
     return known[name]

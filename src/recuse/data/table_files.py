@@ -49,12 +49,29 @@ def _format_of(path: Path) -> Format:
             if gz and fmt == "parquet":
                 break
             return fmt
+    if _is_sqlite(path):
+        raise InputError(
+            "a SQLite database, not a table: a store that `recuse judge` writes holds "
+            "judgments, not the pairs table the other commands read",
+            file=path,
+            fix=f"export its pairs first: `recuse judge export {path} --out pairs.csv`, "
+            "then give pairs.csv",
+        )
     raise InputError(
         "unknown file type",
         file=path,
         fix="use one of .csv, .tsv, .json (array of objects), .jsonl, .parquet "
         "(text formats may end in .gz)",
     )
+
+
+def _is_sqlite(path: Path) -> bool:
+    """Whether ``path`` is a SQLite database (its 16-byte header), such as a judge store."""
+    try:
+        with path.open("rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _check_width(records: list[dict[str, Any]], path: Path) -> None:

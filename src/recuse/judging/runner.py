@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import math
 import random
+import signal
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,7 +42,6 @@ from rich.progress import (
     ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.progress import (
     Task as RichTask,
@@ -231,6 +232,33 @@ class _RateColumn(ProgressColumn):
         else:
             speed = task.speed
         return Text("  -  /s" if speed is None else f"{speed:6.2f}/s", style="progress.data.speed")
+
+
+class _EtaColumn(ProgressColumn):
+    """Time left at the run's mean rate so far (items done over the time since the bar
+    started), not rich's rate over its last 30 s: a local model reports its items a
+    pass at a time, and two passes ending close together read as a burst: "33/48
+    0.31/s eta 0:00:01" with 48 s left. Before the first item, and once done, as rich
+    shows it."""
+
+    def render(self, task: RichTask) -> Text:
+        elapsed, total = task.elapsed, task.total
+        if task.finished:
+            return Text("0:00:00", style="progress.remaining")
+        if not task.completed or not elapsed or total is None:
+            return Text("-:--:--", style="progress.remaining")
+        left = (total - task.completed) * elapsed / task.completed
+        return Text(eta_figure(left), style="progress.remaining")
+
+
+def eta_figure(seconds: float) -> str:
+    """Seconds as rich's time-remaining column writes them (H:MM:SS, rounded up).
+
+    >>> eta_figure(48.2), eta_figure(3725)
+    ('0:00:49', '1:02:05')
+    """
+    whole = math.ceil(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 #: one computed outcome and the attempts its batch took
@@ -777,7 +805,7 @@ class Runner:
             _RateColumn(),
             TimeElapsedColumn(),
             TextColumn("eta"),
-            TimeRemainingColumn(),
+            _EtaColumn(),
             console=self.console,
             disable=not self.progress,
             transient=False,
@@ -958,7 +986,22 @@ class Runner:
                 raise
             progress.advance(bar, len(batch) - shown)
 
-        with progress:
+        def pressed(signum: int) -> None:
+            """Ctrl-C (or SIGTERM) with a call in flight on this thread (a local model's
+            pass on the CPU, which Python cannot cut short: one call at a time, no
+            request timeout; a GPU's calls run in threads, a server's are cancelled):
+            said at once, as the run waits for the pass to end and stores it (tens of
+            seconds on a busy CPU, where the silence made a second press look needed;
+            a second is taken as the same stop, :mod:`recuse.interrupt`)."""
+            if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
+                term = "SIGTERM: " if signum == signal.SIGTERM else ""
+                self.console.print(
+                    f"recuse: {term}stopping once the model's pass in progress ends (its "
+                    "judgments are stored)",
+                    markup=False, highlight=False, soft_wrap=True,
+                )  # fmt: skip
+
+        with progress, _on_first_interrupt(pressed):
             bar = progress.add_task(one_line(f"{kind.verb} with {self.judge}"), total=len(todo))
             jobs: list[asyncio.Future[None]] = []
             try:
@@ -1298,6 +1341,39 @@ def count_slices(ordered: Sequence[Task], first: int) -> list[list[Task]]:
         cap = cap or SLICE_CAP * chars
         start = end
     return out
+
+
+@contextlib.contextmanager
+def _on_first_interrupt(say: Callable[[int], None]) -> Iterator[None]:
+    """Within the block, the first Ctrl-C or SIGTERM calls ``say(signum)`` before the
+    handler of the moment (the program's, :mod:`recuse.interrupt`, or asyncio's, which
+    cancel the run) handles it; a later one goes to that handler alone. On the main
+    thread only, where signals are handled, and for a signal whose handler is Python
+    code (not one the shell ignores)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before: dict[int, Any] = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    said: list[bool] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if not said:
+            said.append(True)
+            with contextlib.suppress(Exception):
+                say(signum)
+        before[signum](signum, frame)
+
+    wrapped = [s for s, h in before.items() if callable(h)]
+    for s in wrapped:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s in wrapped:
+            if signal.getsignal(s) is handler:
+                signal.signal(s, before[s])
 
 
 @contextlib.contextmanager

@@ -908,6 +908,8 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
+        if notes is not None and "source" in out.columns:
+            notes.extend(_sources_note(out["source"]))
         prompts = self.judge_prompts()
         for i, col in enumerate(PROMPT_COLUMNS):
             out[col] = [(prompts[j][i] or None) if j in prompts else None for j in out["judge"]]
@@ -1065,6 +1067,21 @@ def _damaged(path: Path, detail: str) -> InputError:
     )
 
 
+def _sources_note(sources: pd.Series) -> list[str]:
+    """A sentence when the exported rows come from more than one dataset (a store reused
+    for another --data): the export holds them all, and an audit of it reads them as
+    one table of pairs, with nothing else saying so."""
+    counts = sources.dropna().astype(str).value_counts()
+    if len(counts) < 2:
+        return []
+    listed = ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
+    return [
+        f"the store holds pairs of {len(counts)} datasets (rows: {listed}), exported "
+        "together: an audit of this file reads them as one table; to audit each alone, "
+        "judge it into a store of its own (--out)"
+    ]
+
+
 #: the longest full path SQLite's unix VFS opens (MAX_PATHNAME, in bytes)
 SQLITE_MAX_PATH = 512
 
@@ -1083,9 +1100,11 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     detail = " ".join(str(exc).split())
     if name == "SQLITE_NOTADB" or "not a database" in detail:
         return InputError(
-            "not a recuse judgment store",
+            "not a recuse judgment store (not an SQLite database)",
             file=path,
-            fix="give a new file name or a store written by `recuse judge`",
+            fix="give the store `recuse judge --out STORE` wrote (a table it exported, "
+            "such as pairs.csv, is read by `recuse audit`); to start a new store, give "
+            "`recuse judge --out` a new file name",
         )
     if name == "SQLITE_CORRUPT" or "malformed" in detail:
         return _damaged(path, detail)

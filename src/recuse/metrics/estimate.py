@@ -375,7 +375,8 @@ def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tup
         out.append(
             constant
             or "no variation in the resamples: the interval says nothing about uncertainty "
-            "(e.g. the judge is always right, or always picks one side) — add harder pairs"
+            "(e.g. the judge is always right — add harder pairs — or its verdict is the same "
+            "on every pair: one side, or a tie where it flips with the order)"
         )
     tol = 1e-12 * max(1.0, abs(est.estimate))
     if not est.ci_low - tol <= est.estimate <= est.ci_high + tol:

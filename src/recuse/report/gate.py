@@ -304,7 +304,8 @@ def _bad(what: str, path: Path) -> InputError:
 
 
 def load_report(path: str | Path) -> GatedReport:
-    """Read and check an audit ``report.json``.
+    """Read and check an audit ``report.json`` (or the folder the audit wrote it into:
+    its ``report.json`` is read).
 
     Anything the gate's arithmetic would read is checked: a crafted or damaged report
     (an unknown ``schema_version``, a finding without its no-bias value ``null``, a
@@ -314,6 +315,14 @@ def load_report(path: str | Path) -> GatedReport:
     from recuse.files import read_text
 
     p = Path(path)
+    if p.is_dir():
+        if not (p / "report.json").is_file():
+            raise InputError(
+                "a folder without a report.json",
+                file=str(p),
+                fix="give the folder `recuse audit --out` wrote, or its report.json",
+            )
+        p = p / "report.json"
     try:
         text = read_text(p)
     except InputError as exc:

@@ -196,6 +196,18 @@ def test_full_disk_gives_one_line_and_leaves_nothing(
     assert _files(full_disk) == ["filler"]
 
 
+def _failing_write(monkeypatch: pytest.MonkeyPatch, name: str, code: int, said: str) -> None:
+    """The staged write of the file ``name`` fails as the OS fails it (``code``)."""
+    real = outputs.Staging.write_text
+
+    def write_text(self: outputs.Staging, file: str, text: str) -> None:
+        if file == name:
+            raise OSError(code, said)
+        real(self, file, text)
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+
+
 def test_audit_disk_full_while_writing_the_page_leaves_no_report(
     pairs_csv: Path,
     tmp_path: Path,
@@ -204,14 +216,7 @@ def test_audit_disk_full_while_writing_the_page_leaves_no_report(
 ) -> None:
     """Before: tables/*.csv and report.html.part stayed behind (a report that looks
     complete). Now the tables, the JSON and the page appear together or not at all."""
-    real = outputs.Staging.write_text
-
-    def write_text(self: outputs.Staging, name: str, text: str) -> None:
-        if name == "report.html":
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real(self, name, text)
-
-    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    _failing_write(monkeypatch, "report.html", errno.ENOSPC, "No space left on device")
     out = tmp_path / "report"
     code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)
     assert_one_line(code, err, "disk is full", str(out))
@@ -248,14 +253,7 @@ def test_audit_failing_over_an_earlier_report_says_that_report_is_not_this_runs(
     out = tmp_path / "report"
     assert run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)[0] == 0
     before = (out / "report.json").read_bytes()
-    real = outputs.Staging.write_text
-
-    def write_text(self: outputs.Staging, name: str, text: str) -> None:
-        if name == "report.json":
-            raise OSError(errno.EFBIG, "File too large")
-        real(self, name, text)
-
-    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    _failing_write(monkeypatch, "report.json", errno.EFBIG, "File too large")
     code, _, err = run(capsys, "audit", pairs_csv, *FAST_AUDIT, "--out", out)
     assert_one_line(
         code, err, "ulimit -f", f"{out} still holds the report.json, report.html from before"

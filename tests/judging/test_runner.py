@@ -691,11 +691,13 @@ def test_a_run_inside_a_running_event_loop_is_refused_with_the_way_round_it(
     async def in_a_cell() -> None:
         judge()
 
+    gc.collect()  # what earlier tests left (their unclosed sockets warn as collected)
+    recwarn.clear()
     with pytest.raises(ConfigError, match="inside a running event loop") as caught:
         asyncio.run(in_a_cell())
     assert "asyncio.to_thread" in str(caught.value)
     gc.collect()  # an unawaited coroutine warns as it is collected
-    assert [str(w.message) for w in recwarn] == []
+    assert [str(w.message) for w in recwarn if "never awaited" in str(w.message)] == []
     with Store(path) as store:
         assert len(store.judgments()) == 0
     with sqlite3.connect(path) as db:

@@ -67,7 +67,15 @@ def test_the_config_sets_options_map_roster_and_materiality(
     assert f2["material"] == 0.01 and f2["materiality"] == "material"
     assert "replaced" not in capsys.readouterr().out
     assert main(args) == 0  # the same --out again: it says it replaces the report
-    assert "replaced the earlier report" in capsys.readouterr().out
+    assert "replaced the report.json and report.html that were there: wrote" in (
+        capsys.readouterr().out
+    )
+    # another tool's report.json there: replaced, never called an earlier report
+    (out2 / "report.html").unlink()
+    (out2 / "report.json").write_text('{"tables": {"mine": "theirs.csv"}}')
+    assert main(args) == 0
+    said = capsys.readouterr().out
+    assert "replaced the report.json that was there: wrote" in said and "earlier" not in said
 
 
 def test_recuse_toml_in_the_current_folder_is_read(

@@ -94,7 +94,8 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     inputs += settings_files(ctx)
     with keeping_earlier(settings.out, ("report.json", "report.html")):
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out))
-    replaces = any((settings.out / f).is_file() for f in ("report.json", "report.html"))
+    # named as files, not as an earlier report: they may be another tool's
+    there = [f for f in ("report.json", "report.html") if (settings.out / f).is_file()]
     start = time.perf_counter()
     report = run(data, settings, roster=roster, progress=_progress(start))
     # its tables' names are known now (they name the inputs): checked before writing
@@ -102,7 +103,8 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out, report))
         paths = write_report(report, settings.out)
     _print_report(report, verbose=settings.verbose)
-    verb = "replaced the earlier report: wrote" if replaces else "wrote"
+    were = "was" if len(there) == 1 else "were"
+    verb = f"replaced the {' and '.join(there)} that {were} there: wrote" if there else "wrote"
     took = decimal(time.perf_counter() - start, 1)
     typer.echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
     if settings.profile:

@@ -77,7 +77,7 @@ def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
     """A failed write (:class:`WriteFailed`) in the block also says which of ``names``
     (paths relative to ``folder``) were there before it: they stay as they were, and
     are not this run's results."""
-    earlier = [name for name in names if _is_file(Path(folder) / name)]
+    earlier = files_there(folder, names)
     try:
         yield
     except WriteFailed as exc:  # not a refusal such as "is the input"
@@ -88,6 +88,11 @@ def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
             f"{exc} ({Path(folder)} still holds the {shown} from before, left as they "
             "were: not this run's results)"
         ) from None
+
+
+def files_there(folder: str | Path, names: Iterable[str]) -> list[str]:
+    """Those of ``names`` (paths relative to ``folder``) that are files there now."""
+    return [name for name in names if _is_file(Path(folder) / name)]
 
 
 def _is_file(path: Path) -> bool:

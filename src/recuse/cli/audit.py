@@ -13,7 +13,7 @@ from recuse.cli.app import app, settings_parameters
 from recuse.cli.console import echo, echo_lines, one_line
 from recuse.errors import ConfigError
 from recuse.numbers import decimal
-from recuse.outputs import check_output_folder, keeping_earlier
+from recuse.outputs import check_output_folder, files_there, keeping_earlier
 from recuse.report.model import AuditReport
 from recuse.report.summary_table import (
     judge_line,
@@ -92,14 +92,14 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     # an input named like a file the report writes or removes there would be replaced
     inputs = [path for spec in data for path in read_paths(spec, settings.data_dir)]
     inputs += settings_files(ctx)
-    with keeping_earlier(settings.out, ("report.json", "report.html")):
+    pages = ("report.json", "report.html")
+    with keeping_earlier(settings.out, pages):
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out))
-    # named as files, not as an earlier report: they may be another tool's
-    there = [f for f in ("report.json", "report.html") if (settings.out / f).is_file()]
+    there = files_there(settings.out, pages)  # named as files: they may be another tool's
     start = time.perf_counter()
     report = run(data, settings, roster=roster, progress=_progress(start))
     # its tables' names are known now (they name the inputs): checked before writing
-    with keeping_earlier(settings.out, ("report.json", "report.html")):
+    with keeping_earlier(settings.out, pages):
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out, report))
         paths = write_report(report, settings.out)
     _print_report(report, verbose=settings.verbose)

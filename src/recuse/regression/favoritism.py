@@ -566,7 +566,8 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
             )
         )
     eig, vec = np.linalg.eigh(XtX / np.outer(norms, norms))
-    if eig[0] > 1e-10 * max(eig[-1], 1.0):
+    weak = eig <= 1e-10 * max(eig[-1], 1.0)  # the directions of a (near) dependency
+    if not weak[0]:
         return XtX
     Xs = X @ sp.diags_array(1 / norms)
     blocks = [
@@ -578,7 +579,7 @@ def check_identified(X: sp.csr_array, terms: Sequence[Term], frame: pd.DataFrame
     bad = [terms[piv[i]] for i in range(len(d)) if d[i] < 1e-8 * d[0]]
     bad += [terms[i] for i in piv[len(d) :]]  # fewer rows than columns
     if not bad:  # nearly dependent, not exactly: the terms of every weak direction
-        weight = np.abs(vec[:, eig <= 1e-10 * max(eig[-1], 1.0)])
+        weight = np.abs(vec[:, weak])
         heavy = (weight >= 0.1 * weight.max(axis=0)).any(axis=1)
         bad = [terms[int(i)] for i in np.flatnonzero(heavy)]
     causes = _causes(frame, len(terms))

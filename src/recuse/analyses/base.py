@@ -40,7 +40,7 @@ from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
-from recuse.metrics.verdicts import ORDERS_NOTE, Orders
+from recuse.metrics.verdicts import ORDERS_NOTE, Orders, judged_in_both_orders
 from recuse.numbers import percent
 from recuse.outputs import file_name
 from recuse.probe_tables import ORIGINAL, is_probe_table
@@ -680,10 +680,7 @@ def needs_both_orders(frame: pd.DataFrame, roster: Roster) -> str | None:
     reason = needs_verdicts(frame, roster)
     if reason:
         return reason
-    if (
-        not {"p_a_first", "p_a_second"} <= set(frame.columns)
-        or not (frame["p_a_first"].notna() & frame["p_a_second"].notna()).any()
-    ):
+    if not judged_in_both_orders(frame).any():
         return (
             "no pair judged in both orders (p_a_first and p_a_second): position bias "
             "compares the two orders of one pair"

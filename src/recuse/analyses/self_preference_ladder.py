@@ -30,6 +30,7 @@ from recuse.errors import RecuseError
 from recuse.metrics.competence import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.ladder import RUNGS, rung_definition, self_preference_ladder
 from recuse.metrics.summary import PairwiseBias
+from recuse.metrics.verdicts import judged_in_both_orders
 from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
@@ -171,14 +172,6 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     return None
 
 
-def _judged_in_both_orders(rows: pd.DataFrame) -> set[object]:
-    """The judges with at least one pair judged in both orders."""
-    if not {"p_a_first", "p_a_second"} <= set(rows.columns):
-        return set()
-    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
-    return set(rows.loc[both, "judge"])
-
-
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
     for r in shared.results if shared is not None else ():
@@ -220,7 +213,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     results = [r for r in results if r.judge in shown]
     skipped = [s for s in skipped if s.judge in shown]
-    both = _judged_in_both_orders(rows)
+    both = set(rows.loc[judged_in_both_orders(rows), "judge"])  # judges with any such pair
     table = [
         {
             "judge": r.judge,

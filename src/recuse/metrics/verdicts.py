@@ -49,6 +49,7 @@ __all__ = [
     "check_modes",
     "judge_codes",
     "judge_score",
+    "judged_in_both_orders",
     "order_picks",
     "orient",
     "ties_note",
@@ -69,6 +70,19 @@ ORDERS_NOTE: dict[str, str] = {
     "first": "the first presentation order only (p_a_first: a shown first)",
     "second": "the second presentation order only (p_a_second: b shown first)",
 }
+
+
+def judged_in_both_orders(pairs: pd.DataFrame) -> pd.Series:
+    """Per row, whether the pair has a verdict in both presentation orders
+    (``p_a_first`` and ``p_a_second`` given); all False without those columns.
+
+    >>> t = pd.DataFrame({"p_a_first": [1.0, None], "p_a_second": [0.0, 0.5]})
+    >>> judged_in_both_orders(t).tolist()
+    [True, False]
+    """
+    if not {"p_a_first", "p_a_second"} <= set(pairs.columns):
+        return pd.Series(False, index=pairs.index)
+    return pairs["p_a_first"].notna() & pairs["p_a_second"].notna()
 
 
 def use_orders(pairs: pd.DataFrame, orders: Orders, *, source: str = "") -> pd.DataFrame:

@@ -85,7 +85,7 @@ from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import SettingError
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
-from recuse.metrics.verdicts import TIE_TOL, FloatArray
+from recuse.metrics.verdicts import TIE_TOL, FloatArray, judged_in_both_orders
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster, self_keys
 
@@ -315,15 +315,14 @@ def confidence_kind(rows: pd.DataFrame) -> str:
     """How the judge's confidence is read: probability, order consistency or none."""
     if gives_probabilities(stated_verdicts(rows)):
         return "probability"
-    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
+    both = judged_in_both_orders(rows)
     return "order consistency" if bool(both.any()) else "single verdict"
 
 
 def one_order(rows: pd.DataFrame) -> NDArray[np.bool_]:
     """Rows without a verdict in both orders (one order, or a ``p_a`` given without its
     orders)."""
-    both = rows["p_a_first"].notna() & rows["p_a_second"].notna()
-    return np.asarray(~both.to_numpy(), dtype=bool)
+    return np.asarray(~judged_in_both_orders(rows).to_numpy(), dtype=bool)
 
 
 def confidence_of(p_a: FloatArray) -> FloatArray:

@@ -199,10 +199,7 @@ def test_ctrl_c_says_the_work_is_kept_and_a_rerun_goes_on(tmp_path: Path) -> Non
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
-        assert err.strip().splitlines()[-1] == (
-            "recuse: interrupted; finished work is kept — run the same command again to go "
-            "on where it stopped"
-        )
+        assert err.strip().splitlines()[-1] + "\n" == _said("interrupted")
     _rerun_judges_only_the_rest(args, store, 2 * n)
 
 
@@ -242,10 +239,7 @@ def test_ctrl_c_pressed_again_and_again_says_only_recuses_words(tmp_path: Path) 
         proc.communicate(timeout=60)
         asked = server.requests
     assert proc.returncode in (130, -signal.SIGINT), err  # -2: killed by the last press
-    assert err == (
-        "recuse: interrupted; finished work is kept — run the same command again to go on "
-        "where it stopped\n"
-    )
+    assert err == _said("interrupted")
     assert _stored(store) <= asked
     _rerun_judges_only_the_rest(args, store, 2 * n)
 

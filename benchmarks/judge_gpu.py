@@ -16,7 +16,8 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
 
 * ours: ``Runner.pairwise`` in direct mode over every pair in both orders, exactly as
   ``recuse judge`` runs it (render, batch tokenization, length buckets under the
-  device's token budget, forward, log-probs at the verdict position, Eq. 3, SQLite).
+  device's token budget, forward, log-probs at the verdict position, Eq. 3, SQLite),
+  after one untimed run of its own (as the bare pass gets one).
 * bare, same budget: the same token sequences in the backend's own length buckets
   (batch size and token budget), padded and copied to the device before the clock
   starts, one ``model.base_model`` call per batch (right-padded, no attention mask,
@@ -39,8 +40,9 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
 * the evaluator card of ours (``recuse.judging.card``), as ``recuse judge`` prints it:
   judgments/s and the model FLOP utilisation from the run the runner recorded.
 * with ``--variants "first=64;whole=0,budget=131072"``: ours under other settings of
-  the runner's scheduling (first slice, slice cap, holding quantile, whole passes) and
-  the backend's (token budget, garbage-collector quieting), each the best of
+  the runner's scheduling (first slice, slice cap, holding quantile, whole passes),
+  the backend's (token budget, garbage-collector quieting, calls in flight) and the
+  interpreter's thread switch interval, each the best of
   ``--repeat`` runs, with its passes and device time in them; every run prints when
   its first pass was queued and any full garbage-collector pass in it. Not targets.
 
@@ -58,6 +60,7 @@ import itertools
 import json
 import math
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -259,11 +262,26 @@ async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: Pairwis
 
 
 #: what a variant (``--variants``) may set: the runner's scheduling constants, and the
-#: backend's token budget and whether the runner quiets the garbage collector for it
+#: backend's token budget, whether the runner quiets the garbage collector for it and
+#: its calls in flight, and the interpreter's thread switch interval (Python's is 0.005)
 VARIANT_KEYS = {"first": "FIRST_COUNT", "cap": "SLICE_CAP", "whole": "WHOLE_PASSES",
                 "held": "HELD_QUANTILE", "budget": "max_batch_tokens",
-                "quiet": "quiet_collector"}  # fmt: skip
-ON_BACKEND = ("budget", "quiet")
+                "quiet": "quiet_collector", "calls": "concurrency",
+                "switch": "switch_interval"}  # fmt: skip
+ON_BACKEND = ("budget", "quiet", "calls")
+
+
+class _Interpreter:
+    """The interpreter's thread switch interval (seconds) as an attribute, for a
+    variant: how long a thread that waits for the GIL lets its holder run on."""
+
+    @property
+    def switch_interval(self) -> float:
+        return sys.getswitchinterval()
+
+    @switch_interval.setter
+    def switch_interval(self, seconds: float) -> None:
+        sys.setswitchinterval(seconds)
 
 
 def parse_variant(spec: str) -> dict[str, float]:
@@ -289,7 +307,10 @@ def ours_with(
     from recuse.judging import runner
 
     settings = parse_variant(spec)
-    where = {k: backend if k in ON_BACKEND else runner for k in settings}
+    where: dict[str, Any] = {
+        k: backend if k in ON_BACKEND else _Interpreter() if k == "switch" else runner
+        for k in settings
+    }
     saved = {k: getattr(where[k], VARIANT_KEYS[k]) for k in settings}
     for k, v in settings.items():
         setattr(where[k], VARIANT_KEYS[k], type(saved[k])(v))
@@ -351,6 +372,11 @@ def run_shape(
     # work sets up its cuBLAS handle and workspace: see LocalBackend._call)
     asyncio.run(warm_threads(backend, prompts[:8], proto))
     bare_pass(backend, seqs, backend.max_batch_tokens)  # allocator, clocks, these shapes
+    # and one whole untimed run of ours, as the bare pass had: ours' first run grows the
+    # allocator for two calls in flight and meets its own shapes (135M on an H200: 1.20 s
+    # against 0.84-0.90 s for the next, and the larger shapes were timed once)
+    print("  untimed warm-up run of ours:")
+    time_ours(backend, pairs, proto, profile=False)
     cuda = backend.device.startswith("cuda")
     record = Passes()  # of the run the hooks are on
     hidden, to_host = backend._hidden, backend._to_host

@@ -20,7 +20,8 @@ SRC = str(Path(recuse.__file__).resolve().parents[1])
 # an event loop run by interrupt.run whose main task sends its own process the signals
 # of argv[1] (comma-separated), sleeps argv[3] seconds, and sends those of argv[2] in
 # its `finally`, which awaits too; then recuse's words as the program's, and whether
-# SIGINT is ignored after them
+# SIGINT is ignored after them. With argv[4] "cell", run is called inside a running
+# event loop (as in a notebook cell: its loop then runs in a worker thread)
 _STOPPED_LOOP = """
 import asyncio, os, signal, sys
 from recuse.interrupt import run, say_interrupted, stop_on_signals, stopped_code
@@ -39,9 +40,15 @@ async def main() -> None:
         await asyncio.sleep(0.05)
         print("cleaned up")
 
+async def cell() -> None:
+    run(main)
+
 stop_on_signals()
 try:
-    run(main)
+    if sys.argv[4] == "cell":
+        asyncio.new_event_loop().run_until_complete(cell())
+    else:
+        run(main)
     print("ended")
 except KeyboardInterrupt:
     print("stopped", stopped_code())
@@ -51,10 +58,15 @@ except KeyboardInterrupt:
 
 
 def _loop(
-    first: str, second: str, *, sleep: float = 30, sigint: signal.Handlers = signal.SIG_DFL
+    first: str,
+    second: str,
+    *,
+    sleep: float = 30,
+    sigint: signal.Handlers = signal.SIG_DFL,
+    where: str = "plain",
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _STOPPED_LOOP, first, second, str(sleep)],
+        [sys.executable, "-c", _STOPPED_LOOP, first, second, str(sleep), where],
         env={**os.environ, "PYTHONPATH": SRC},
         preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
         capture_output=True, text=True, timeout=60, check=False,
@@ -65,14 +77,18 @@ def _loop(
     ("first", "second", "code"),
     [("SIGINT", "SIGINT", 130), ("SIGTERM", "SIGINT", 143), ("SIGINT", "SIGTERM", 143)],
 )
+@pytest.mark.parametrize("where", ["plain", "cell"])
 def test_a_signal_cancels_the_loop_and_a_second_one_lets_it_clean_up(
-    first: str, second: str, code: int
+    first: str, second: str, code: int, where: str
 ) -> None:
     """The first signal cancels the loop's main task (its sleep of 30 s ends at once);
     the second, while the task's `finally` runs, is the same stop: the clean-up ends
     (asyncio's own handler raised KeyboardInterrupt in it), then KeyboardInterrupt
-    leaves run, with the exit code of a SIGTERM where one came; recuse's line once."""
-    done = _loop(first, second)
+    leaves run, with the exit code of a SIGTERM where one came; recuse's line once.
+    The same where run is called inside a running event loop (a notebook cell), whose
+    loop then runs in a worker thread that the main thread, taking the signals, stops
+    (asyncio.run refused to start there)."""
+    done = _loop(first, second, where=where)
     assert (done.returncode, done.stdout) == (
         0, f"cleaned up\nstopped {code}\nSIGINT ignored: False\n"
     )  # fmt: skip

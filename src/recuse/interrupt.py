@@ -11,8 +11,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from types import FrameType
-from typing import Any, NoReturn, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TextIO, TypeVar, cast
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "HUNG_UP",
@@ -78,7 +82,11 @@ def _stop(signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def run(main: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> _T:
+def run(
+    main: Callable[..., Coroutine[Any, Any, _T]],
+    *args: Any,
+    lend: Callable[[threading.Thread], AbstractContextManager[object]] | None = None,
+) -> _T:
     """``asyncio.run(main(*args))``, stopped by the program's Ctrl-C or SIGTERM
     (:func:`stop_on_signals`) as asyncio.run stops on Ctrl-C by itself: the main task is
     cancelled (its ``finally`` commits and closes), then KeyboardInterrupt is raised
@@ -86,37 +94,150 @@ def run(main: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> _T:
     Ctrl-C raised KeyboardInterrupt in whatever ran, a task of the loop too, and a
     SIGTERM raised it that way whenever the shell ignored SIGINT. The coroutine is made
     in the loop's main task, so a stop at any moment leaves none unawaited. Elsewhere
-    (Python code calling recuse, another thread) it is asyncio.run."""
+    (Python code calling recuse, another thread) it is asyncio.run.
+
+    Where an event loop already runs in this thread (a notebook cell: Jupyter runs its
+    cells in one; an ``async def``), which asyncio.run refuses, the loop runs in a
+    worker thread and this one waits for it (:func:`_in_a_worker`); ``lend(worker)``
+    hands the worker, for that while, what only one thread may use (a run's store)."""
     import asyncio
 
+    if _loop_running():
+        return _in_a_worker(_MainTask(main, args), lend)
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(main(*args))
-    stopped: list[bool] = []
-    started: list[asyncio.Task[_T]] = []
+    run = _MainTask(main, args)
 
     def stop() -> None:  # in the main thread, as the loop: what asyncio.run does
-        stopped.append(True)
-        for task in started:
-            if task.cancel():  # its tasks not yet begun never begin
-                task.get_loop().call_soon_threadsafe(_nothing)  # the loop wakes up
-
-    async def in_main_task() -> _T:
-        started.append(cast("asyncio.Task[_T]", asyncio.current_task()))
-        if stopped:  # before the task began
-            raise asyncio.CancelledError
-        return await main(*args)
+        run.stopped = True
+        if run.task is not None and run.task.cancel():  # its tasks not yet begun never begin
+            run.task.get_loop().call_soon_threadsafe(_nothing)  # the loop wakes up
 
     _loop_stops.append(stop)
     try:
-        done = asyncio.run(in_main_task())
+        done = asyncio.run(run())
     except asyncio.CancelledError:
-        if not stopped:
+        if not run.stopped:
             raise
     finally:
         _loop_stops.remove(stop)
-    if stopped:
+    if run.stopped:
         raise KeyboardInterrupt
     return done
+
+
+class _MainTask(Generic[_T]):
+    """The main task of :func:`run`'s event loop: calling it makes ``main(*args)`` in
+    the task and awaits it; ``stopped`` (set by a stop) before the task began cancels it
+    there, ``task`` is the task once it began."""
+
+    def __init__(self, main: Callable[..., Coroutine[Any, Any, _T]], args: tuple[Any, ...]):
+        self.main, self.args = main, args
+        self.stopped = False
+        self.task: asyncio.Task[_T] | None = None
+
+    async def __call__(self) -> _T:
+        import asyncio
+
+        self.task = cast("asyncio.Task[_T]", asyncio.current_task())
+        if self.stopped:  # before the task began
+            raise asyncio.CancelledError
+        return await self.main(*self.args)
+
+
+def _loop_running() -> bool:
+    """Whether an event loop runs in this thread (a notebook cell, an ``async def``)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _in_a_worker(
+    run: _MainTask[_T], lend: Callable[[threading.Thread], AbstractContextManager[object]] | None
+) -> _T:
+    """``run``'s event loop in a worker thread (with this thread's context variables,
+    as ``asyncio.to_thread``), this thread waiting for it: :func:`run` where a loop runs
+    in this thread already. The worker installs no signal handler (Python allows that
+    to the main thread only, and asyncio.run does not try elsewhere): a Ctrl-C (Jupyter's
+    "interrupt kernel") raises KeyboardInterrupt here, in the waiting thread, and it
+    stops the run as it stops a run in this thread: the worker's main task is
+    cancelled (its ``finally`` commits what it finished), this thread goes on waiting
+    for it to end, then KeyboardInterrupt is raised here. The program's SIGTERM
+    (:func:`stop_on_signals`) stops it so too. Another Ctrl-C while it stops is taken
+    as the same stop: it does not cut the commit short, nor leave the worker using
+    what it was lent. Whatever else the wait raises stops the run the same way and is
+    raised once it ended; an error of the run is raised here as it was raised there.
+
+    Under ``asyncio.run`` (an ``async def`` main, not Jupyter's loop) the first Ctrl-C
+    raises nothing: asyncio's handler cancels its main task, which cannot act while
+    this thread waits. That cancellation of the calling task, seen here, stops the run
+    the same way, and CancelledError is raised here once it ended (asyncio.run then
+    raises KeyboardInterrupt, as it does on Ctrl-C)."""
+    import asyncio
+    import contextlib
+    import contextvars
+
+    ended = threading.Event()
+    outcome: list[_T] = []
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(asyncio.run(run()))
+        except BaseException as exc:  # said by the waiting thread
+            raised.append(exc)
+        finally:
+            ended.set()
+
+    def stop() -> None:  # in the waiting thread: the task is cancelled in its own
+        if run.stopped:
+            return  # the same stop
+        run.stopped = True
+        task = run.task  # else the task, once it begins, sees ``stopped``
+        if task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the run ended
+                task.get_loop().call_soon_threadsafe(task.cancel)
+
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(work,), name="recuse-run")
+    caller = asyncio.current_task()  # None where the loop runs a callback
+    cancelled = caller.cancelling() if caller is not None else 0
+    first: BaseException | None = None
+    waiter = threading.current_thread() is threading.main_thread()
+    if waiter:
+        _loop_stops.append(stop)
+    try:
+        with lend(worker) if lend is not None else contextlib.nullcontext():
+            worker.start()
+            while not ended.is_set():
+                try:
+                    if caller is not None and caller.cancelling() > cancelled and first is None:
+                        first = asyncio.CancelledError()  # asyncio.run's Ctrl-C: see above
+                    if first is not None:
+                        stop()
+                    ended.wait(_WAIT_SECONDS)
+                except BaseException as exc:  # a Ctrl-C while it waits
+                    first = first or exc
+            worker.join()
+    finally:
+        if waiter:
+            _loop_stops.remove(stop)
+    if raised and not (run.stopped and isinstance(raised[0], asyncio.CancelledError)):
+        raise raised[0]
+    if first is not None:
+        raise first
+    if run.stopped:  # the program's SIGTERM
+        raise KeyboardInterrupt
+    return outcome[0]
+
+
+#: how long the thread waiting for :func:`_in_a_worker`'s worker waits at a time
+#: (a wait without a timeout takes no Ctrl-C on Windows)
+_WAIT_SECONDS = 0.1
 
 
 def _nothing() -> None:

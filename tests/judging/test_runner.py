@@ -12,9 +12,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import pytest
@@ -24,12 +24,14 @@ import recuse.judging.runner as runner_module
 from judging.helpers import FakeBackend, RevokedMidRun, fake_pairs, mirrored_pairs
 from recuse.errors import InputError, JudgeError, OutputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging.backends.base import Failure
 from recuse.judging.handlers.pairwise import pairs_to_judge
 from recuse.judging.protocols import DIMENSIONS, Prompt, score_distribution, to_ab
 from recuse.judging.store import content_key
 from recuse.judging.tasks import Keying
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01)
+_R = TypeVar("_R")
 VALUE_COLUMNS = ["key", "item_id", "slot", "status", "value", "mass", "p_tie", "reason"]
 
 
@@ -668,47 +670,149 @@ def test_a_process_that_manages_its_collector_keeps_it_as_it_is(tmp_path: Path) 
         gc.set_threshold(*thresholds)
 
 
-def test_a_run_inside_a_running_event_loop_is_refused_with_the_way_round_it(
+def _in_a_cell(judge: Callable[[], _R], outer: str = "jupyter") -> _R:
+    """``judge()`` called as a notebook cell calls it: from plain synchronous code
+    inside a running event loop. ``outer`` "jupyter": the loop as Jupyter's kernel runs
+    it (no SIGINT handler of its own: Ctrl-C raises KeyboardInterrupt where the cell
+    is); "asyncio.run": an ``async def`` main (asyncio's SIGINT handler cancels it)."""
+    import asyncio
+
+    async def cell() -> _R:
+        return judge()
+
+    if outer == "asyncio.run":
+        return asyncio.run(cell())
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(cell())
+    finally:
+        loop.close()
+
+
+def test_a_run_in_a_notebook_cell_stores_what_a_plain_run_stores_and_resumes(
     tmp_path: Path, recwarn: pytest.WarningsRecorder
 ) -> None:
-    """A Runner called from inside a running event loop (a notebook cell, an async
-    function) got asyncio's own "asyncio.run() cannot be called from a running event
-    loop" and a RuntimeWarning about a coroutine never awaited. Now recuse says so
-    and what to do, nothing is leased or stored, and the way it gives works: the run
-    in a thread that opens the Store there stores every judgment."""
-    import asyncio
+    """A Runner called inside a running event loop (a notebook cell, an async
+    function) was refused (asyncio.run cannot start there): its event loop now runs in
+    a worker thread, lent the store, and the run stores exactly what a plain run stores
+    (keys, values, statuses), with the same summary; a rerun in a cell reuses all of it
+    and calls the backend no more. The store is the caller's again after each run."""
     import gc
 
-    from recuse.errors import ConfigError
-
-    path = tmp_path / "s.db"
     pairs = pd.DataFrame(fake_pairs(6))
-
-    def judge() -> None:
-        with Store(path) as store:
-            Runner(FakeBackend(), store, progress=False).pairwise(pairs)
-
-    async def in_a_cell() -> None:
-        judge()
-
+    with Store(tmp_path / "plain.db") as store:
+        plain = Runner(FakeBackend(batch_size=2), store, progress=False).pairwise(pairs)
+        expected = _table(store)
     gc.collect()  # what earlier tests left (their unclosed sockets warn as collected)
     recwarn.clear()
-    with pytest.raises(ConfigError, match="inside a running event loop") as caught:
-        asyncio.run(in_a_cell())
-    assert "asyncio.to_thread" in str(caught.value)
+    with Store(tmp_path / "cell.db") as store:
+        fake = FakeBackend(batch_size=2)
+        run = Runner(fake, store, progress=False)
+        summary = _in_a_cell(lambda: run.pairwise(pairs))
+        assert (summary.total, summary.ok, summary.cached) == (12, 12, 0)
+        assert (plain.total, plain.ok, plain.cached) == (12, 12, 0)
+        pd.testing.assert_frame_equal(_table(store), expected)
+        calls = fake.calls
+        again = _in_a_cell(lambda: run.pairwise(pairs))
+        assert (again.cached, again.ok, fake.calls) == (12, 0, calls)
+        pd.testing.assert_frame_equal(_table(store), expected)
     gc.collect()  # an unawaited coroutine warns as it is collected
     assert [str(w.message) for w in recwarn if "never awaited" in str(w.message)] == []
-    with Store(path) as store:
-        assert len(store.judgments()) == 0
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
 
-    async def in_a_thread() -> None:
-        await asyncio.to_thread(judge)
 
-    asyncio.run(in_a_thread())
-    with Store(path) as store:
-        assert len(store.judgments()) == 2 * 6  # each pair in both orders
+def test_a_run_in_a_notebook_cell_draws_its_progress_bar_once(tmp_path: Path) -> None:
+    """The progress bar drawn by the worker thread that runs a cell's event loop: one
+    final line, the whole count, on the runner's console, as from a plain run."""
+    pairs = pd.DataFrame(fake_pairs(4))
+    lines = {}
+    for where in ("plain", "cell"):
+        out = io.StringIO()
+        console = Console(file=out, width=120, force_terminal=False)
+        with Store(tmp_path / f"{where}.db") as store:
+            run = Runner(FakeBackend(), store, progress=True, console=console).pairwise
+            _in_a_cell(lambda r=run: r(pairs)) if where == "cell" else run(pairs)
+        lines[where] = [line for line in out.getvalue().splitlines() if line.strip()]
+    assert len(lines["cell"]) == len(lines["plain"]) == 1
+    words = lines["cell"][0].split()
+    assert words[:5] == lines["plain"][0].split()[:5]
+    assert words[:3] == ["judging", "with", "fake-judge"] and words[4] == "8/8"
+    assert set(words[3]) == {"━"}  # the bar, whole
+
+
+class _InterruptsAtCall(FakeBackend):
+    """One prompt a call, one call at a time; its call ``at`` (1-based) raises
+    KeyboardInterrupt in the main thread, as Jupyter's "interrupt kernel" does
+    (:func:`_thread.interrupt_main`), and waits to be cancelled; where ``again``, it
+    does so once more as it is cancelled, and holds up its thread a while (a second
+    press while the run stops, a CPU pass that Python cannot cut short). Remembers
+    the prompts it answered and the threads it ran in."""
+
+    def __init__(self, at: int, *, again: bool = False) -> None:
+        super().__init__(batch_size=1)
+        self.concurrency = 1
+        self.at, self.again = at, again
+        self.answered: list[str] = []
+        self.threads: set[str] = set()
+
+    async def next_token_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], **options: Any
+    ) -> list[dict[str, float] | Failure]:
+        import _thread
+        import asyncio
+
+        self.calls += 1
+        self.threads.add(threading.current_thread().name)
+        if self.calls == self.at:
+            _thread.interrupt_main()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                if self.again:  # the press lands while this thread is held up
+                    _thread.interrupt_main()
+                    time.sleep(0.3)  # (the thread that waits looks every 0.1 s)
+                raise
+        self.answered += [p.canonical() for p in prompts]
+        return [self.dist(p.canonical()) for p in prompts]
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["once", "twice"])
+@pytest.mark.parametrize("outer", ["jupyter", "asyncio.run"])
+def test_interrupting_a_notebook_cell_keeps_what_finished_and_a_rerun_goes_on(
+    tmp_path: Path, again: bool, outer: str
+) -> None:
+    """Ctrl-C in Jupyter ("interrupt kernel") raises KeyboardInterrupt in the main
+    thread, which waits for the worker that runs the cell's event loop: the run's task
+    is cancelled as a plain run's is on Ctrl-C, the two judgments finished are
+    committed, the store is the caller's again and the cell gets KeyboardInterrupt. A
+    second press while it stops is the same stop (the run is not cut short, the worker
+    not left running). A rerun in a cell judges the ten left, not the two stored, and
+    the store then holds what a plain run stores. The worker installed no signal
+    handler (Python refuses it outside the main thread) and left the caller's. Under
+    asyncio.run, whose handler cancels the calling task instead, the same."""
+    pairs = pd.DataFrame(fake_pairs(6))
+    with Store(tmp_path / "plain.db") as store:
+        Runner(FakeBackend(), store, progress=False).pairwise(pairs)
+        expected = _table(store)
+    handler = signal.getsignal(signal.SIGINT)
+    with Store(tmp_path / "cell.db") as store:
+        fake = _InterruptsAtCall(3, again=again)
+        with pytest.raises(KeyboardInterrupt):
+            _in_a_cell(lambda: Runner(fake, store, progress=False).pairwise(pairs), outer)
+        assert fake.threads == {"recuse-run"}
+        assert "recuse-run" not in {t.name for t in threading.enumerate()}
+        stored = _table(store)  # the caller's thread uses the store again
+        assert len(stored) == len(fake.answered) == 2 and set(stored["status"]) == {"ok"}
+        pd.testing.assert_frame_equal(
+            stored, expected[expected["key"].isin(stored["key"])].reset_index(drop=True)
+        )
+        with sqlite3.connect(tmp_path / "cell.db") as db:
+            assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+        rest = _InterruptsAtCall(0)
+        summary = _in_a_cell(lambda: Runner(rest, store, progress=False).pairwise(pairs))
+        assert (summary.cached, summary.ok, rest.calls) == (2, 10, 10)
+        assert not set(rest.answered) & set(fake.answered)
+        pd.testing.assert_frame_equal(_table(store), expected)
+    assert signal.getsignal(signal.SIGINT) is handler
 
 
 def test_a_run_from_python_code_leaves_its_signal_handlers_as_they_were(tmp_path: Path) -> None:

@@ -1,13 +1,17 @@
-"""The judgment store's export: what it says about the rows it writes."""
+"""The judgment store: what its export says about the rows it writes, and which thread
+uses it."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from judging.helpers import FakeBackend, fake_pairs
+from recuse.errors import ConfigError
 from recuse.judging import Runner, Store
 
 
@@ -29,3 +33,61 @@ def test_an_export_of_two_datasets_says_so(tmp_path: Path, mixed: bool) -> None:
         "judge it into a store of its own (--out)"
     ]
     assert notes == (said if mixed else [])
+
+
+def _in_thread(thread_use: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    """A thread (not started) that calls ``thread_use`` once: what it returned or raised."""
+    got: list[object] = []
+
+    def call() -> None:
+        try:
+            got.append(thread_use())
+        except Exception as exc:
+            got.append(exc)
+
+    return threading.Thread(target=call, name="other"), got
+
+
+def test_a_store_is_used_by_one_thread_at_a_time_a_worker_it_is_lent_to_included(
+    tmp_path: Path,
+) -> None:
+    """A store is used by the thread that opened it: another thread's use is refused
+    with recuse's words (SQLite's own check raised "SQLite objects created in a thread
+    can only be used in that same thread" as a store error), and writes nothing. Lent
+    to a worker (a notebook cell's run, recuse.interrupt.run), the worker reads and
+    writes it and the lender is refused meanwhile; after the block the lender uses it
+    again and the worker is refused."""
+    path = tmp_path / "s.db"
+    item = {"i1": {"prompt": "p", "model_a": "a", "model_b": "b"}}
+    with Store(path) as store:
+        other, got = _in_thread(lambda: store.put_items("pairwise", item))
+        other.start()
+        other.join()
+        assert isinstance(got[0], ConfigError)
+        assert str(path) in str(got[0]) and "one thread at a time" in str(got[0])
+        assert store.items("pairwise") == {}
+
+        go, done = threading.Event(), threading.Event()
+
+        def worker_use() -> object:
+            go.wait(10)
+            try:
+                store.put_items("pairwise", item)
+                return store.items("pairwise")
+            finally:
+                done.set()
+
+        worker, by_worker = _in_thread(worker_use)
+        with store.lent(worker):
+            worker.start()
+            with pytest.raises(ConfigError, match="one thread at a time"):
+                store.items("pairwise")
+            go.set()
+            done.wait(10)
+            worker.join()
+        assert by_worker == [item]
+        assert store.items("pairwise") == item
+        late, got = _in_thread(lambda: store.items("pairwise"))
+        late.start()
+        late.join()
+        assert isinstance(got[0], ConfigError)

@@ -790,10 +790,10 @@ class Runner:
         if todo and self.executor is not None and kind.work is not None:
             self._distribute(todo, kind, kind.work, self.executor, collector)
         elif todo:
-            _refuse_a_running_loop()
             with _quiet_collector(self.backend.quiet_collector):
-                # Ctrl-C and SIGTERM cancel the run's task, which commits as it ends
-                interrupt.run(self._drive, todo, kind, collector)
+                # Ctrl-C and SIGTERM cancel the run's task, which commits as it ends;
+                # in a notebook cell its event loop runs in a worker, lent the store
+                interrupt.run(self._drive, todo, kind, collector, lend=self.store.lent)
         return counts, failures, outcomes
 
     def _progress(self) -> Progress:
@@ -1423,22 +1423,3 @@ def _given_back(fresh: bool, release: Callable[[], None]) -> Iterator[None]:
             with contextlib.suppress(RecuseError):
                 release()
         raise
-
-
-def _refuse_a_running_loop() -> None:
-    """A run's calls go through an event loop of its own (:func:`recuse.interrupt.run`),
-    which Python cannot start inside a running one: a notebook cell (Jupyter runs its
-    cells in one) or an ``async def`` that called the Runner got asyncio's "asyncio.run()
-    cannot be called from a running event loop" and a RuntimeWarning about a coroutine
-    never awaited. Said here, with the way round it, before any call is made."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return  # none running: the usual case
-    raise ConfigError(
-        "a judge run cannot start inside a running event loop (a notebook cell, an async "
-        "function): it runs one of its own. Call it from plain code, or in a thread that "
-        "opens the Store itself, e.g. 'await asyncio.to_thread(judge)' where judge() "
-        "opens the Store and calls the Runner (a Store is used in the thread that opened "
-        "it)"
-    )

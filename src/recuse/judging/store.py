@@ -33,6 +33,7 @@ import math
 import operator
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -240,7 +241,13 @@ _fields = operator.attrgetter(*Judgment.__dataclass_fields__)
 
 
 class Store:
-    """A judgments database at ``path`` (created on first use unless ``read_only``)."""
+    """A judgments database at ``path`` (created on first use unless ``read_only``).
+
+    One thread uses a store: the one that opened it, or the worker it is lent to
+    (:meth:`lent`) while it waits for that worker. Another thread's use is refused
+    (:class:`~recuse.errors.ConfigError`), as SQLite's own check refused it (its
+    connection is opened with ``check_same_thread=False`` so that a lent store can be
+    used by the worker; this check, made on every use, takes the place of SQLite's)."""
 
     COLUMNS = tuple(Judgment.__dataclass_fields__)
 
@@ -251,6 +258,8 @@ class Store:
         #: the run whose heartbeat each commit refreshes (:meth:`take_leases`)
         self._beat: str | None = None
         self._beat_at = 0.0
+        #: the one thread that may use the connection now (:meth:`lent`)
+        self._user = threading.current_thread()
         if self.path.parent and not self.path.parent.exists():
             raise InputError(
                 "the folder for the store does not exist",
@@ -264,7 +273,7 @@ class Store:
     def _connect(self) -> sqlite3.Connection:
         if not self.read_only:
             with self._guard():
-                conn = sqlite3.connect(self.path, timeout=30.0)
+                conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
                 try:
                     self._check(conn)
                     conn.execute("PRAGMA journal_mode=WAL")
@@ -283,7 +292,9 @@ class Store:
         # even the WAL index can be made). Nothing is written either way.
         uri = self.path.resolve().as_uri()
         for flags in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
-            conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0)
+            conn = sqlite3.connect(
+                f"{uri}?{flags}", uri=True, timeout=30.0, check_same_thread=False
+            )
             try:
                 self._check(conn)
                 tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
@@ -317,7 +328,9 @@ class Store:
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
-        """SQLite errors as one-line recuse errors naming the store."""
+        """SQLite errors as one-line recuse errors naming the store, and a use of it by
+        a thread other than its user refused (every use of the connection is in here)."""
+        self._held_here()
         try:
             yield
         except sqlite3.Error as exc:
@@ -347,6 +360,32 @@ class Store:
     def close(self) -> None:
         with self._guard():
             self.conn.close()
+
+    def _held_here(self) -> threading.Thread:
+        """This thread, where it is the store's user; else a ConfigError."""
+        here = threading.current_thread()
+        if here is not self._user:
+            raise ConfigError(
+                f"the store {self.path} is used by thread {here.name!r} while thread "
+                f"{self._user.name!r} holds it: a Store is used by one thread at a time "
+                "(open one Store per thread)"
+            )
+        return here
+
+    @contextlib.contextmanager
+    def lent(self, worker: threading.Thread) -> Iterator[None]:
+        """The store used by ``worker`` alone for the block, by this thread (its user)
+        again after it: for a caller that waits, for the block, while the worker uses it
+        (:func:`recuse.interrupt.run` where a notebook's event loop runs). One thread
+        uses the connection at any time, as SQLite's check ensured for its opener: the
+        connection, its transactions and :attr:`_beat` are never shared. The caller
+        must not end the block before the worker is done with the store."""
+        here = self._held_here()
+        self._user = worker
+        try:
+            yield
+        finally:
+            self._user = here
 
     def __enter__(self) -> Store:
         return self

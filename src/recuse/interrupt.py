@@ -6,11 +6,12 @@ imports nothing of recuse, so the entry point can load it before anything heavy.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractContextManager
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TextIO, TypeVar, cast
@@ -24,6 +25,7 @@ __all__ = [
     "RESUMING",
     "TERMINATED",
     "end_on_signals",
+    "on_first_stop",
     "run",
     "say_interrupted",
     "stop_on_signals",
@@ -41,6 +43,9 @@ HUNG_UP = 129  # and by SIGHUP (128 + 1): its terminal closed, an ssh session dr
 _received: list[int] = []
 #: the stop of the event loop that :func:`run` runs, while it runs one
 _loop_stops: list[Callable[[], None]] = []
+#: what each worker of :func:`run` (a notebook cell's run) has said at its first stop
+#: (:func:`on_first_stop`), by the worker
+_worker_notes: dict[threading.Thread, list[Callable[[int], None]]] = {}
 
 
 def stop_on_signals() -> None:
@@ -178,14 +183,15 @@ def _in_a_worker(
     the same way, and CancelledError is raised here once it ended (asyncio.run then
     raises KeyboardInterrupt, as it does on Ctrl-C)."""
     import asyncio
-    import contextlib
     import contextvars
 
     ended = threading.Event()
+    go = threading.Event()  # the run begins once this thread waits for it
     outcome: list[_T] = []
     raised: list[BaseException] = []
 
     def work() -> None:
+        go.wait()
         try:
             outcome.append(asyncio.run(run()))
         except BaseException as exc:  # said by the waiting thread
@@ -193,14 +199,21 @@ def _in_a_worker(
         finally:
             ended.set()
 
+    notes: list[Callable[[int], None]] = []
+
     def stop() -> None:  # in the waiting thread: the task is cancelled in its own
         if run.stopped:
             return  # the same stop
         run.stopped = True
-        task = run.task  # else the task, once it begins, sees ``stopped``
-        if task is not None:
-            with contextlib.suppress(RuntimeError):  # the loop closed: the run ended
-                task.get_loop().call_soon_threadsafe(task.cancel)
+        try:
+            for say in list(notes):
+                with contextlib.suppress(Exception):
+                    say(_received[0] if _received else signal.SIGINT)
+        finally:  # cancelled even where another Ctrl-C cut the note short
+            task = run.task  # else the task, once it begins, sees ``stopped``
+            if task is not None:
+                with contextlib.suppress(RuntimeError):  # the loop closed: the run ended
+                    task.get_loop().call_soon_threadsafe(task.cancel)
 
     context = contextvars.copy_context()
     worker = threading.Thread(target=context.run, args=(work,), name="recuse-run")
@@ -210,11 +223,18 @@ def _in_a_worker(
     waiter = threading.current_thread() is threading.main_thread()
     if waiter:
         _loop_stops.append(stop)
+    _worker_notes[worker] = notes
     try:
         with lend(worker) if lend is not None else contextlib.nullcontext():
-            worker.start()
+            try:
+                worker.start()
+            except BaseException:  # a Ctrl-C before the run began: it never begins
+                run.stopped = True
+                go.set()
+                raise
             while not ended.is_set():
                 try:
+                    go.set()  # here, where a Ctrl-C the run causes is taken
                     if caller is not None and caller.cancelling() > cancelled and first is None:
                         first = asyncio.CancelledError()  # asyncio.run's Ctrl-C: see above
                     if first is not None:
@@ -224,6 +244,7 @@ def _in_a_worker(
                     first = first or exc
             worker.join()
     finally:
+        del _worker_notes[worker]
         if waiter:
             _loop_stops.remove(stop)
     if raised and not (run.stopped and isinstance(raised[0], asyncio.CancelledError)):
@@ -233,6 +254,24 @@ def _in_a_worker(
     if run.stopped:  # the program's SIGTERM
         raise KeyboardInterrupt
     return outcome[0]
+
+
+@contextlib.contextmanager
+def on_first_stop(say: Callable[[int], None]) -> Iterator[bool]:
+    """Within the block, where this thread is the worker of a run that :func:`run` runs
+    for a thread with a loop of its own (a notebook cell's run), ``say(signum)`` is
+    called at the run's first stop, in the waiting thread, before the run's task is
+    cancelled: what a handler on the main thread says at once (the signal handler of
+    a run in the main thread). Yields whether it will be (False elsewhere)."""
+    notes = _worker_notes.get(threading.current_thread())
+    if notes is None:
+        yield False
+        return
+    notes.append(say)
+    try:
+        yield True
+    finally:
+        notes.remove(say)
 
 
 #: how long the thread waiting for :func:`_in_a_worker`'s worker waits at a time

@@ -815,6 +815,51 @@ def test_interrupting_a_notebook_cell_keeps_what_finished_and_a_rerun_goes_on(
     assert signal.getsignal(signal.SIGINT) is handler
 
 
+class _InterruptedInAPass(FakeBackend):
+    """One prompt a call, one call at a time and no timeout, as a local model on the
+    CPU: its second call is a pass that holds its thread (which Python cannot cut
+    short) and takes the Ctrl-C of a notebook's "interrupt kernel" while it runs."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=1)
+        self.concurrency = 1
+        self.answered = 0
+
+    async def next_token_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], **options: Any
+    ) -> list[dict[str, float] | Failure]:
+        import _thread
+        import asyncio
+
+        self.calls += 1
+        await asyncio.sleep(0)  # the call's setup, as a model's: the loop runs
+        if self.calls == 2:
+            _thread.interrupt_main()
+            time.sleep(0.4)  # the pass; the thread that waits looks every 0.1 s
+        self.answered += 1
+        return [self.dist(p.canonical()) for p in prompts]
+
+
+def test_interrupting_a_cell_during_a_pass_says_so_at_once_and_stores_the_pass(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C in a notebook cell while a local model's pass runs on the run's thread:
+    the note a plain run's signal handler prints at once (the run stops once the pass
+    ends, its judgments stored) is printed by the thread that waits, while the pass
+    still runs; the pass's judgment is then stored beside the one before it, and the
+    cell gets KeyboardInterrupt."""
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=False)
+    fake = _InterruptedInAPass()
+    with Store(tmp_path / "s.db") as store:
+        run = Runner(fake, store, progress=False, console=console)
+        with pytest.raises(KeyboardInterrupt):
+            _in_a_cell(lambda: run.pairwise(pd.DataFrame(fake_pairs(4))))
+        assert len(store.judgments()) == fake.answered == 2
+    note = "recuse: stopping once the model's pass in progress ends (its judgments are stored)"
+    assert out.getvalue().splitlines() == [note]
+
+
 def test_a_run_from_python_code_leaves_its_signal_handlers_as_they_were(tmp_path: Path) -> None:
     """Recuse used as a library: a run (whose event loop the program's Ctrl-C and
     SIGTERM stop, recuse.interrupt) installs no handler of its own and leaves the

@@ -1349,11 +1349,14 @@ def _on_first_interrupt(say: Callable[[int], None]) -> Iterator[None]:
     handler of the moment (the program's, :mod:`recuse.interrupt`, or asyncio's, which
     cancel the run) handles it; a later one goes to that handler alone. On the main
     thread only, where signals are handled, and for a signal whose handler is Python
-    code (not one the shell ignores)."""
+    code (not one the shell ignores); in the worker thread of a notebook cell's run,
+    the first stop (a Ctrl-C in the thread that waits for it) calls ``say`` there
+    (:func:`recuse.interrupt.on_first_stop`)."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        yield
+        with interrupt.on_first_stop(say):
+            yield
         return
     before: dict[int, Any] = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     said: list[bool] = []

@@ -136,7 +136,7 @@ class _MainTask(Generic[_T]):
     the task and awaits it; ``stopped`` (set by a stop) before the task began cancels it
     there, ``task`` is the task once it began."""
 
-    def __init__(self, main: Callable[..., Coroutine[Any, Any, _T]], args: tuple[Any, ...]):
+    def __init__(self, main: Callable[..., Coroutine[Any, Any, _T]], args: tuple[Any, ...]) -> None:
         self.main, self.args = main, args
         self.stopped = False
         self.task: asyncio.Task[_T] | None = None

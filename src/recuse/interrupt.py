@@ -6,11 +6,12 @@ imports nothing of recuse, so the entry point can load it before anything heavy.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Any, NoReturn, TextIO, TypeVar, cast
 
@@ -20,8 +21,11 @@ __all__ = [
     "RESUMING",
     "TERMINATED",
     "end_on_signals",
+    "hurries",
+    "on_hurry",
     "run",
     "say_interrupted",
+    "shielded",
     "stop_on_signals",
     "stopped_code",
 ]
@@ -37,6 +41,13 @@ HUNG_UP = 129  # and by SIGHUP (128 + 1): its terminal closed, an ssh session dr
 _received: list[int] = []
 #: the stop of the event loop that :func:`run` runs, while it runs one
 _loop_stops: list[Callable[[], None]] = []
+#: what a second signal does before the process ends (:func:`on_hurry`), innermost last
+_hurries: list[Callable[[], str | None]] = []
+#: the blocks a signal waits for (:func:`shielded`) and what it left to do at their end
+_shields: list[bool] = []
+_due: list[str] = []  # "stop": KeyboardInterrupt; "hurry": the second signal's end
+#: True once :func:`stop_on_signals` made :func:`_stop` the program's handler
+_program: list[bool] = []
 
 
 def stop_on_signals() -> None:
@@ -49,6 +60,10 @@ def stop_on_signals() -> None:
     is taken as the same stop: it does not cut the commit short (Python's handler, or
     asyncio's, raised it wherever the program was, in one of the loop's tasks too, and
     Python printed its traceback; what was received since the last commit was lost).
+    Where a run is in progress (it registered what to keep: :func:`on_hurry`), another
+    one stops at once instead (:func:`hurries`): what is finished is committed, the
+    work in progress (a local model's pass) is dropped, a line says so and the process
+    ends with the same exit code, its threads (a GPU's passes) not waited for.
 
     A SIGINT that the shell ignores (a script's job started with ``&``) stays ignored:
     SIGTERM still stops the program. Python's default for SIGTERM ends the process at
@@ -65,17 +80,98 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGTERM, _stop)
     if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not nohup's
         signal.signal(signal.SIGHUP, _stop)
+    _program[:] = [True]
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:
     """The program's SIGINT and SIGTERM handler (:func:`stop_on_signals`)."""
     _received.append(signum)
     if len(_received) > 1:
-        return  # the program stops already, and says so once it has
+        if not _hurries or "hurrying" in _due:
+            return  # the program stops already, and says so once it has
+        if _shields:
+            _due.append("hurry")  # a commit is being written: it ends first
+            return
+        _hurry()
     if _loop_stops:
         _loop_stops[-1]()
         return
+    if _shields:
+        _due.append("stop")
+        return
     raise KeyboardInterrupt
+
+
+def hurries() -> bool:
+    """Whether a second Ctrl-C or SIGTERM now stops the program at once (:func:`_stop`
+    is its handler, a run registered what to keep: :func:`on_hurry`); else it is the
+    same stop as the first (Python code calling recuse: asyncio's or Python's own)."""
+    return bool(_hurries and _program)
+
+
+@contextlib.contextmanager
+def on_hurry(keep: Callable[[], str | None]) -> Iterator[None]:
+    """Within the block, a second signal of the program (:func:`stop_on_signals`)
+    calls ``keep`` before the process ends: it commits what is finished (a run's
+    judgments, its leases dropped) and may return words for the line said then
+    ("12 judgments of this run are stored"). The innermost block's ``keep`` is called
+    first; an error in one is not said (the process ends), the others still run."""
+    _hurries.append(keep)
+    try:
+        yield
+    finally:
+        _hurries.remove(keep)
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """A block the program's signals do not cut (a commit): a first signal's
+    KeyboardInterrupt (raised wherever the main thread is, outside an event loop: a
+    Ray run's driver) is raised as it ends, and a second signal's end
+    (:func:`on_hurry`) comes once it has ended, so what it writes is written whole,
+    not left out of the commit a hurried stop makes. A block that raises is not
+    overruled: its error stops the program."""
+    _shields.append(True)
+    try:
+        yield
+    finally:
+        _shields.pop()
+    if not _shields and _due and "hurrying" not in _due:
+        due = _due[:]
+        _due.clear()
+        if "hurry" in due:
+            _hurry()
+        raise KeyboardInterrupt
+
+
+def _hurry() -> NoReturn:
+    """A second signal's stop: each :func:`on_hurry` keeper, innermost first, recuse's
+    line with their words, and the process ends at once with :func:`stopped_code`.
+    A signal meanwhile changes nothing."""
+    _due[:] = ["hurrying"]
+    words = []
+    for keep in reversed(_hurries[:]):
+        try:
+            said = keep()
+        except BaseException:  # the process ends: the others keep what they can
+            continue
+        if said:
+            words.append(said)
+    code = stopped_code()
+    what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
+    stored = f"; {'; '.join(words)}" if words else ""
+    try:
+        print(
+            f"recuse: {what.get(code, 'interrupted')} again: stopped now{stored}, the work in "
+            "progress is not — run the same command again to go on where it stopped",
+            file=sys.stderr,
+            flush=True,
+        )
+    except OSError:
+        pass
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    os._exit(code)
 
 
 def run(main: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> _T:

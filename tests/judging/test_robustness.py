@@ -501,8 +501,8 @@ def _stopping(term: str = "") -> str:
     """The line a first signal during a pass says (``term``: "SIGTERM: " for one)."""
     return (
         f"recuse: {term}stopping once the model's pass in progress ends (its judgments are "
-        "stored); Ctrl-C again stops now without them (the 4 prompts of the pass are "
-        "judged again by the next run)\n"
+        "stored); Ctrl-C again stops now without them (the pass's 4 prompts judged again "
+        "by the next run)\n"
     )
 
 

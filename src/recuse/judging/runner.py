@@ -1023,8 +1023,8 @@ class Runner:
             if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
                 term = "SIGTERM: " if signum == signal.SIGTERM else ""
                 then = (
-                    f"; Ctrl-C again stops now without them (the {count(flying)} prompts "
-                    f"of the pass are judged again by the next run)"
+                    f"; Ctrl-C again stops now without them (the pass's {count(flying)} "
+                    f"prompt{'' if flying == 1 else 's'} judged again by the next run)"
                     if interrupt.hurries()
                     else ""
                 )

@@ -481,7 +481,8 @@ backend = PassOnThisThread()
 backend.concurrency = 1
 try:
     with Store(sys.argv[1]) as store:
-        Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+        bar = sys.argv[4:] == ["bar"]
+        Runner(backend, store, progress=bar).pairwise(pd.DataFrame(fake_pairs(40)))
 except KeyboardInterrupt:
     print("stopped")
 """
@@ -578,6 +579,34 @@ def test_a_second_signal_from_outside_stops_a_pass_at_once(
         code, "", _stopping(term) + _hurried(what, 16)
     )  # fmt: skip
     _resumes_whole(store, 16)
+
+
+def test_ctrl_c_twice_on_a_terminal_ends_the_bar_and_shows_the_cursor(tmp_path: Path) -> None:
+    """On a terminal the progress bar hides the cursor while it runs; the process
+    that a second Ctrl-C ends skips rich's clean-up, and the user's shell was left
+    without a cursor. The bar is ended first: the cursor is shown again before
+    recuse's line, which comes on a line of its own."""
+    import pty
+
+    main_fd, side_fd = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*_pass_on_the_loops_thread(tmp_path / "s.db", "twice", 30), "bar"],
+            env={**_env(), "TERM": "xterm", "COLUMNS": "200"}, stdin=side_fd,
+            stdout=side_fd, stderr=side_fd, timeout=120, check=False,
+        )  # fmt: skip
+        os.close(side_fd)
+        said = b""
+        with contextlib.suppress(OSError):  # EIO once all is read
+            while chunk := os.read(main_fd, 65536):
+                said += chunk
+    finally:
+        os.close(main_fd)
+    text = said.decode()
+    assert done.returncode == 130, text
+    hidden, shown = text.index("\x1b[?25l"), text.rindex("\x1b[?25h")
+    line = text.index("recuse: interrupted again: stopped now; 13 judgments")
+    assert hidden < shown < line and text[shown - 2 : shown] == "\r\n", text
 
 
 def _resumes_whole(store: Path, kept: int) -> None:

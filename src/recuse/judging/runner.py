@@ -856,7 +856,7 @@ class Runner:
             collector.add([kind.finish(r, attempts) for r, attempts in computed])
             progress.advance(bar, len(computed))
 
-        with progress:
+        with progress, interrupt.on_hurry(progress.stop):  # as _drive's
             collector.clock.call()  # the tasks go to the workers now
             try:
                 executor.run(
@@ -1034,7 +1034,9 @@ class Runner:
                     markup=False, highlight=False, soft_wrap=True,
                 )  # fmt: skip
 
-        with progress, _on_first_interrupt(pressed):
+        # a hurried stop (recuse.interrupt) ends the bar first: its line ended and the
+        # terminal's cursor shown again (the process ends without rich's clean-up)
+        with progress, _on_first_interrupt(pressed), interrupt.on_hurry(progress.stop):
             bar = progress.add_task(one_line(f"{kind.verb} with {self.judge}"), total=len(todo))
             jobs: list[asyncio.Future[None]] = []
             try:

@@ -21,6 +21,7 @@ __all__ = [
     "RESUMING",
     "TERMINATED",
     "end_on_signals",
+    "hurried_resumes",
     "hurries",
     "on_hurry",
     "run",
@@ -48,6 +49,9 @@ _shields: list[bool] = []
 _due: list[str] = []  # "stop": KeyboardInterrupt; "hurry": the second signal's end
 #: True once :func:`stop_on_signals` made :func:`_stop` the program's handler
 _program: list[bool] = []
+#: False where the command a second signal ends keeps nothing for a rerun
+#: (:func:`hurried_resumes`)
+_resumes: list[bool] = [True]
 
 
 def stop_on_signals() -> None:
@@ -144,6 +148,14 @@ def shielded() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+def hurried_resumes(resumes: bool) -> None:
+    """Whether the command running now goes on from its stored work when run again
+    (:data:`RESUMING`; the command line says so as it starts it): a second signal's
+    line then says what is stored, else that a rerun starts the command over (an
+    audit's judgments and perplexities are not kept for it)."""
+    _resumes[:] = [resumes]
+
+
 def _hurry() -> NoReturn:
     """A second signal's stop: each :func:`on_hurry` keeper, innermost first, recuse's
     line with their words, and the process ends at once with :func:`stopped_code`.
@@ -159,11 +171,13 @@ def _hurry() -> NoReturn:
             words.append(said)
     code = stopped_code()
     what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
-    stored = f"; {'; '.join(words)}" if words else ""
+    stored, then = ";", "go on where it stopped" if _resumes[0] else "start it over"
+    if words and _resumes[0]:  # what an audit stores is not kept for its rerun
+        stored = f"; {'; '.join(words)}, the work in progress is not —"
     try:
         print(
-            f"recuse: {what.get(code, 'interrupted')} again: stopped now{stored}, the work in "
-            "progress is not — run the same command again to go on where it stopped",
+            f"recuse: {what.get(code, 'interrupted')} again: stopped now{stored} run the same "
+            f"command again to {then}",
             file=sys.stderr,
             flush=True,
         )

@@ -121,3 +121,59 @@ def test_the_commands_that_run_a_judge_name_every_stop_code_in_their_help(
     said = " ".join(capsys.readouterr().out.split())
     assert re.search(rf"\b{INTERRUPTED} (when )?interrupted by Ctrl-C, {TERMINATED} by SIGTERM, "
                      rf"{HUNG_UP} by SIGHUP \(finished work is kept\)", said), said  # fmt: skip
+
+
+# a program (its handlers) that is sent SIGINT, then SIGINT again as it commits
+# (`shielded`), with a run's keeper registered (`on_hurry`) where argv[1] is "run" or
+# "audit" (a command that keeps nothing for its rerun)
+_STOPPED_THEN_HURRIED = """
+import contextlib, os, signal, sys
+from recuse.interrupt import hurried_resumes, on_hurry, shielded, stop_on_signals, stopped_code
+
+def keep() -> str:
+    print("kept")
+    return "3 judgments of this run are stored"
+
+stop_on_signals()
+hurried_resumes(sys.argv[1] != "audit")
+with on_hurry(keep) if sys.argv[1] != "none" else contextlib.nullcontext():
+    try:
+        with shielded():
+            os.kill(os.getpid(), signal.SIGINT)
+            print("the first waits for the commit")
+        print("not stopped")
+    except KeyboardInterrupt:
+        with shielded():
+            os.kill(os.getpid(), signal.SIGINT)
+            print("committed")
+        print("stopped once", stopped_code())
+"""
+
+
+@pytest.mark.parametrize("run", ["run", "audit", "none"])
+def test_a_second_signal_while_a_run_stops_ends_it_after_its_commit(run: str) -> None:
+    """Outside an event loop the first signal raises KeyboardInterrupt, but not inside
+    a commit (`shielded`): as it ends. A second one, where a run registered what to
+    keep (`on_hurry`), ends the program at once once the commit in progress ends: the
+    keeper runs, recuse's line with its words, the exit code of the stop; with none
+    registered it is the same stop as before. A command whose rerun starts over (an
+    audit) is said so, without what its run stored."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STOPPED_THEN_HURRIED, run],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    first = "the first waits for the commit\ncommitted\n"
+    if run == "none":
+        assert (done.returncode, done.stdout, done.stderr) == (0, f"{first}stopped once 130\n", "")
+        return
+    assert (done.returncode, done.stdout) == (130, f"{first}kept\n")
+    if run == "audit":
+        assert done.stderr == (
+            "recuse: interrupted again: stopped now; run the same command again to start it over\n"
+        )
+        return
+    assert done.stderr == (
+        "recuse: interrupted again: stopped now; 3 judgments of this run are stored, the work "
+        "in progress is not — run the same command again to go on where it stopped\n"
+    )

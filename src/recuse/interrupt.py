@@ -25,9 +25,13 @@ __all__ = [
     "RESUMING",
     "TERMINATED",
     "end_on_signals",
+    "hurried_resumes",
+    "hurries",
     "on_first_stop",
+    "on_hurry",
     "run",
     "say_interrupted",
+    "shielded",
     "stop_on_signals",
     "stopped_code",
 ]
@@ -46,6 +50,16 @@ _loop_stops: list[Callable[[], None]] = []
 #: what each worker of :func:`run` (a notebook cell's run) has said at its first stop
 #: (:func:`on_first_stop`), by the worker
 _worker_notes: dict[threading.Thread, list[Callable[[int], None]]] = {}
+#: what a second signal does before the process ends (:func:`on_hurry`), innermost last
+_hurries: list[Callable[[], str | None]] = []
+#: the blocks a signal waits for (:func:`shielded`) and what it left to do at their end
+_shields: list[bool] = []
+_due: list[str] = []  # "stop": KeyboardInterrupt; "hurry": the second signal's end
+#: True once :func:`stop_on_signals` made :func:`_stop` the program's handler
+_program: list[bool] = []
+#: False where the command a second signal ends keeps nothing for a rerun
+#: (:func:`hurried_resumes`)
+_resumes: list[bool] = [True]
 
 
 def stop_on_signals() -> None:
@@ -58,6 +72,10 @@ def stop_on_signals() -> None:
     is taken as the same stop: it does not cut the commit short (Python's handler, or
     asyncio's, raised it wherever the program was, in one of the loop's tasks too, and
     Python printed its traceback; what was received since the last commit was lost).
+    Where a run is in progress (it registered what to keep: :func:`on_hurry`), another
+    one stops at once instead (:func:`hurries`): what is finished is committed, the
+    work in progress (a local model's pass) is dropped, a line says so and the process
+    ends with the same exit code, its threads (a GPU's passes) not waited for.
 
     A SIGINT that the shell ignores (a script's job started with ``&``) stays ignored:
     SIGTERM still stops the program. Python's default for SIGTERM ends the process at
@@ -74,17 +92,108 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGTERM, _stop)
     if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not nohup's
         signal.signal(signal.SIGHUP, _stop)
+    _program[:] = [True]
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:
     """The program's SIGINT and SIGTERM handler (:func:`stop_on_signals`)."""
     _received.append(signum)
     if len(_received) > 1:
-        return  # the program stops already, and says so once it has
+        if not _hurries or "hurrying" in _due:
+            return  # the program stops already, and says so once it has
+        if _shields:
+            _due.append("hurry")  # a commit is being written: it ends first
+            return
+        _hurry()
     if _loop_stops:
         _loop_stops[-1]()
         return
+    if _shields:
+        _due.append("stop")
+        return
     raise KeyboardInterrupt
+
+
+def hurries() -> bool:
+    """Whether a second Ctrl-C or SIGTERM now stops the program at once (:func:`_stop`
+    is its handler, a run registered what to keep: :func:`on_hurry`); else it is the
+    same stop as the first (Python code calling recuse: asyncio's or Python's own)."""
+    return bool(_hurries and _program)
+
+
+@contextlib.contextmanager
+def on_hurry(keep: Callable[[], str | None]) -> Iterator[None]:
+    """Within the block, a second signal of the program (:func:`stop_on_signals`)
+    calls ``keep`` before the process ends: it commits what is finished (a run's
+    judgments, its leases dropped) and may return words for the line said then
+    ("12 judgments of this run are stored"). The innermost block's ``keep`` is called
+    first; an error in one is not said (the process ends), the others still run."""
+    _hurries.append(keep)
+    try:
+        yield
+    finally:
+        _hurries.remove(keep)
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """A block the program's signals do not cut (a commit): a first signal's
+    KeyboardInterrupt (raised wherever the main thread is, outside an event loop: a
+    Ray run's driver) is raised as it ends, and a second signal's end
+    (:func:`on_hurry`) comes once it has ended, so what it writes is written whole,
+    not left out of the commit a hurried stop makes. A block that raises is not
+    overruled: its error stops the program."""
+    _shields.append(True)
+    try:
+        yield
+    finally:
+        _shields.pop()
+    if not _shields and _due and "hurrying" not in _due:
+        due = _due[:]
+        _due.clear()
+        if "hurry" in due:
+            _hurry()
+        raise KeyboardInterrupt
+
+
+def hurried_resumes(resumes: bool) -> None:
+    """Whether the command running now goes on from its stored work when run again
+    (:data:`RESUMING`; the command line says so as it starts it): a second signal's
+    line then says what is stored, else that a rerun starts the command over (an
+    audit's judgments and perplexities are not kept for it)."""
+    _resumes[:] = [resumes]
+
+
+def _hurry() -> NoReturn:
+    """A second signal's stop: each :func:`on_hurry` keeper, innermost first, recuse's
+    line with their words, and the process ends at once with :func:`stopped_code`.
+    A signal meanwhile changes nothing."""
+    _due[:] = ["hurrying"]
+    words = []
+    for keep in reversed(_hurries[:]):
+        try:
+            said = keep()
+        except BaseException:  # the process ends: the others keep what they can
+            continue
+        if said:
+            words.append(said)
+    code = stopped_code()
+    what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
+    stored, then = ";", "go on where it stopped" if _resumes[0] else "start it over"
+    if words and _resumes[0]:  # what an audit stores is not kept for its rerun
+        stored = f"; {'; '.join(words)}, the work in progress is not —"
+    try:
+        print(
+            f"recuse: {what.get(code, 'interrupted')} again: stopped now{stored} run the same "
+            f"command again to {then}",
+            file=sys.stderr,
+            flush=True,
+        )
+    except OSError:
+        pass
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    os._exit(code)
 
 
 def run(

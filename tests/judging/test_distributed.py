@@ -601,6 +601,73 @@ def test_ctrl_c_stops_a_ray_run_at_once_keeping_what_was_committed(
     assert 4 <= _rows(store) < 48
 
 
+# a Ray driver, as the program (its signal handlers), whose store sends it the signal
+# named as its first commit of judgments begins: a Ctrl-C or a SIGTERM that lands as
+# the driver writes what came back
+_SIGNAL_IN_A_RAY_COMMIT = """
+import functools, os, signal, sys
+import pandas as pd
+from judging.helpers import fake_pairs
+from recuse.interrupt import stop_on_signals, stopped_code
+from recuse.judging import Runner, Store
+from recuse.judging.backends.http import HTTPBackend
+from recuse.judging.distributed import RayExecutor
+
+sent = []
+
+class Signalled(Store):
+    def put(self, judgments):
+        judgments = list(judgments)
+        if judgments and not sent:
+            sent.append(len(judgments))
+            os.kill(os.getpid(), getattr(signal, sys.argv[4]))
+        super().put(judgments)
+
+stop_on_signals()
+build = functools.partial(HTTPBackend, sys.argv[2], model="m", concurrency=4)
+try:
+    with RayExecutor(build, address=sys.argv[3], actors=2) as pool, Signalled(sys.argv[1]) as store:
+        Runner(build(), store, progress=False, executor=pool).pairwise(pd.DataFrame(fake_pairs(24)))
+except KeyboardInterrupt:
+    print("stopped", stopped_code(), sent[0])
+"""
+
+
+@needs_ray
+@pytest.mark.parametrize(("name", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_as_a_ray_driver_commits_keeps_what_came_back(
+    cluster: str, tmp_path: Path, name: str, code: int
+) -> None:
+    """A Ray driver's stop (no event loop of its own: the program raises
+    KeyboardInterrupt where the driver is) that lands as it commits a block that came
+    back: the commit was cut and its judgments lost, judged again by the next run;
+    a SIGTERM went to Ray's handler (``ray.init`` takes it over: ``sys.exit(15)``),
+    the driver exited 15 without recuse's stop. Now the commit ends first and the
+    stop comes after it, a SIGTERM's too (code 143): the block is stored, and the
+    next run (one process, same keys) asks only for the rest."""
+    store = tmp_path / "s.db"
+    tests = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), tests])}
+    with StandIn(latency=0.05) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", _SIGNAL_IN_A_RAY_COMMIT, str(store), server.base_url,
+             cluster, name],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        # the last line: Ray may say a line of its own on stdout before it
+        stopped, said, first = done.stdout.splitlines()[-1].split()
+        assert (stopped, said) == ("stopped", str(code))
+        kept = _rows(store)
+        assert kept == int(first) > 0  # the commit the signal landed in
+        asked = server.requests
+        with Store(store) as s:
+            backend = HTTPBackend(server.base_url, model="m", concurrency=4)
+            summary = Runner(backend, s, progress=False).pairwise(pd.DataFrame(fake_pairs(24)))
+        assert (summary.cached, summary.ok) == (kept, 48 - kept)
+        assert server.requests - asked == 48 - kept
+
+
 @needs_ray
 def test_a_pool_larger_than_the_cluster_and_a_worker_error_are_one_line(
     cluster: str, tmp_path: Path

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
+import math
 import os
 import resource
 import shutil
@@ -335,9 +336,11 @@ def test_two_signals_at_once_stop_a_run_once(
     """Two signals back to back mid-run (a double press, a scheduler's SIGTERM after a
     Ctrl-C): asyncio raised KeyboardInterrupt on the second while it cancelled the
     run, wherever the run was (in a task: its traceback under recuse's line, at times
-    the process hung). Now the second is the same stop: recuse's line once, the exit
-    code of a SIGTERM where one came, every stored judgment kept, no lease left and the
-    rerun asks only for the rest."""
+    the process hung). Now the second stops the run at once where it comes while the
+    run stops (recuse.interrupt.on_hurry), else it is the same stop (two Ctrl-Cs may
+    arrive as one): either way recuse's one line, the exit code of a SIGTERM where one
+    came, every stored judgment kept, no lease left and the rerun asks only for the
+    rest."""
     n = 300  # 600 judgments, 16 at a time, at the server's pace: about 0.5 s of calls
     store = tmp_path / "s.db"
     with StandIn() as server:  # no delay: the run is busy in its tasks when stopped
@@ -349,7 +352,8 @@ def test_two_signals_at_once_stop_a_run_once(
     # -N: the second came as Python exited (its handlers back to the default); a shell
     # reads that as 128 + N all the same
     assert proc.returncode in (code, -second), err
-    assert err == _said("interrupted" if code == 130 else "terminated (SIGTERM)")
+    what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+    assert err in (_said(what), _hurried(what, _stored(store)))
     assert _stored(store) <= asked
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
@@ -389,7 +393,7 @@ except KeyboardInterrupt:
         (["SIGINT", "SIGINT"], signal.SIG_DFL, 130),
         (["SIGINT", "SIGTERM"], signal.SIG_DFL, 143),
         (["SIGTERM", "SIGTERM"], signal.SIG_DFL, 143),
-        (["SIGINT", "SIGTERM"], signal.SIG_IGN, 143),
+        (["SIGINT", "SIGTERM"], signal.SIG_IGN, 143),  # one signal: SIGINT is ignored
     ],
     ids=["term", "term-sigint-ignored", "int-int", "int-term", "term-term", "int-ignored-term"],
 )
@@ -402,9 +406,10 @@ def test_signals_inside_a_call_stop_the_run_as_ctrl_c_does(
     second signal did so in any case (asyncio raises it on a second Ctrl-C while it
     cancels): Python printed "Task exception was never retrieved" or asyncio's
     traceback, and the task's judgments were not stored. Now the first cancels the
-    run's task as a Ctrl-C does, a later one is the same stop, and the run ends with
-    KeyboardInterrupt, its exit code that of a SIGTERM where one came (an ignored
-    SIGINT changes nothing)."""
+    run's task as a Ctrl-C does and the run ends with KeyboardInterrupt, its exit code
+    that of a SIGTERM where one came (an ignored SIGINT changes nothing); a second
+    stops it at once (recuse.interrupt.on_hurry): the call in progress dropped, the
+    four before it stored, the leases dropped, recuse's one line and that exit code."""
     store = tmp_path / "s.db"
     tests = str(Path(__file__).resolve().parents[1])
     done = subprocess.run(
@@ -413,13 +418,29 @@ def test_signals_inside_a_call_stop_the_run_as_ctrl_c_does(
         preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    assert (done.returncode, done.stdout, done.stderr) == (0, f"stopped {code}\n", "")
-    # the five calls made (4 judgments each), the one that sent the signals included,
-    # are stored; the fake judge's calls never wait, so the run's other calls, all
-    # begun in the loop's same turn, were cancelled before they began
-    assert _stored(store) == 5 * 4
+    signals = len(sent) - (sigint == signal.SIG_IGN and "SIGINT" in sent)
+    if signals == 1:
+        assert (done.returncode, done.stdout, done.stderr) == (0, f"stopped {code}\n", "")
+        # the five calls made (4 judgments each), the one that sent the signals
+        # included, are stored; the fake judge's calls never wait, so the run's other
+        # calls, all begun in the loop's same turn, were cancelled before they began
+        assert _stored(store) == 5 * 4
+    else:  # the fifth call, stopped at once, is not
+        what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+        assert (done.returncode, done.stdout, done.stderr) == (code, "", _hurried(what, 16))
+        assert _stored(store) == 4 * 4
     with sqlite3.connect(store) as db:  # the run's leases dropped as after a Ctrl-C
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+
+
+def _hurried(what: str, stored: int) -> str:
+    """Recuse's line for a run stopped at once by a second signal (``what`` as
+    :func:`_said`'s), ``stored`` judgments of it stored."""
+    return (
+        f"recuse: {what} again: stopped now; {stored:,} judgments of this run are stored, "
+        "the work in progress is not — run the same command again to go on where it "
+        "stopped\n"
+    )
 
 
 def _said(what: str) -> str:
@@ -432,7 +453,9 @@ def _said(what: str) -> str:
 
 
 # a judge whose calls compute on the event loop's thread, as a local model's pass does
-# on the CPU: Ctrl-C pressed inside its fifth call, then again while that call runs
+# on the CPU: Ctrl-C pressed inside its fifth call (not with "outside": the test
+# presses), then again 0.2 s later with "twice", while that call's pass runs on for
+# the seconds given
 _CTRL_C_TWICE_IN_A_PASS = """
 import os, signal, sys, time
 import pandas as pd
@@ -444,8 +467,11 @@ class PassOnThisThread(FakeBackend):
     async def _tick(self):
         await super()._tick()
         if self.calls == 5:
-            os.kill(os.getpid(), signal.SIGTERM if sys.argv[2] == "sigterm" else signal.SIGINT)
-            for i in range(40):  # the pass goes on: Python cannot cut it short
+            if sys.argv[2] != "outside":
+                sig = signal.SIGTERM if sys.argv[2] == "sigterm" else signal.SIGINT
+                os.kill(os.getpid(), sig)
+            print("pass", flush=True)
+            for i in range(int(float(sys.argv[3]) * 100)):  # Python cannot cut it short
                 time.sleep(0.01)
                 if i == 20 and sys.argv[2] == "twice":
                     os.kill(os.getpid(), signal.SIGINT)
@@ -455,39 +481,146 @@ backend = PassOnThisThread()
 backend.concurrency = 1
 try:
     with Store(sys.argv[1]) as store:
-        Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+        bar = sys.argv[4:] == ["bar"]
+        Runner(backend, store, progress=bar).pairwise(pd.DataFrame(fake_pairs(40)))
 except KeyboardInterrupt:
     print("stopped")
 """
 
 
-@pytest.mark.parametrize("presses", ["once", "twice", "sigterm"])
-def test_ctrl_c_during_a_pass_on_the_loops_thread_is_said_at_once_and_twice_is_quiet(
+def _pass_on_the_loops_thread(store: Path, presses: str, seconds: float) -> list[str]:
+    """The command running :data:`_CTRL_C_TWICE_IN_A_PASS` on ``store``."""
+    return [sys.executable, "-c", _CTRL_C_TWICE_IN_A_PASS, str(store), presses, str(seconds)]
+
+
+def _env() -> dict[str, str]:
+    tests = str(Path(__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, tests])}
+
+
+def _stopping(term: str = "") -> str:
+    """The line a first signal during a pass says (``term``: "SIGTERM: " for one)."""
+    return (
+        f"recuse: {term}stopping once the model's pass in progress ends (its judgments are "
+        "stored); Ctrl-C again stops now without them (the pass's 4 prompts judged again "
+        "by the next run)\n"
+    )
+
+
+@pytest.mark.parametrize("presses", ["once", "sigterm"])
+def test_ctrl_c_during_a_pass_on_the_loops_thread_is_said_at_once(
     tmp_path: Path, presses: str
 ) -> None:
     """Ctrl-C during a local model's pass on the CPU: the run waited, silent, for the
-    pass to end (14-40 s on a busy 2-core machine), and a second press, the natural
-    reaction, raised KeyboardInterrupt inside the pass: Python printed "Task exception
-    was never retrieved" and a traceback through the model's forward pass. Now the first
-    press says at once that the run stops once the pass ends; a second is the same stop
-    (recuse.interrupt), with nothing of Python's said, and the pass's judgments are
-    stored. A SIGTERM stops it as a Ctrl-C does, and the note says which signal came."""
+    pass to end (14-40 s on a busy 2-core machine). Now the press says at once that
+    the run stops once the pass ends, and what a second press would do; the pass's
+    judgments are stored. A SIGTERM stops it as a Ctrl-C does, and the note says
+    which signal came."""
     store = tmp_path / "s.db"
-    tests = str(Path(__file__).resolve().parents[1])
     done = subprocess.run(
-        [sys.executable, "-c", _CTRL_C_TWICE_IN_A_PASS, str(store), presses],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([SRC, tests])},
+        _pass_on_the_loops_thread(store, presses, 0.4), env=_env(),
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     said = done.stdout + done.stderr
     assert done.returncode == 0 and "Traceback" not in said and "never retrieved" not in said
-    term = "SIGTERM: " if presses == "sigterm" else ""
-    assert done.stdout == "stopped\n" and done.stderr == (
-        f"recuse: {term}stopping once the model's pass in progress ends (its judgments are "
-        "stored)\n"
-    ), said
-    # five calls of 4 judgments: the fifth call's pass is stored too, pressed twice too
+    assert done.stdout == "pass\nstopped\n", said
+    assert done.stderr == _stopping("SIGTERM: " if presses == "sigterm" else ""), said
+    # five calls of 4 judgments: the fifth call's pass is stored too
     assert _stored(store) == 20
+
+
+def test_ctrl_c_twice_during_a_pass_on_the_loops_thread_stops_at_once(tmp_path: Path) -> None:
+    """A second Ctrl-C during that pass was absorbed as the same stop: the run waited
+    for the pass all the same (minutes for a 7B model on a CPU). Now it stops at once
+    (recuse.interrupt.on_hurry): exit 130 long before the 30 s pass would end, the
+    four calls before it stored, the pass's four prompts not, no lease left, recuse's
+    two lines and nothing of Python's; the store opens whole and the next run judges
+    only the rest."""
+    store = tmp_path / "s.db"
+    start = time.monotonic()
+    done = subprocess.run(
+        _pass_on_the_loops_thread(store, "twice", 30), env=_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert time.monotonic() - start < 15  # the interpreter's start included
+    assert (done.returncode, done.stdout) == (130, "pass\n"), done.stderr
+    assert done.stderr == _stopping() + _hurried("interrupted", 16)
+    _resumes_whole(store, 16)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "code"),
+    [(signal.SIGINT, signal.SIGINT, 130), (signal.SIGTERM, signal.SIGTERM, 143)],
+    ids=["int-int", "term-term"],
+)
+def test_a_second_signal_from_outside_stops_a_pass_at_once(
+    tmp_path: Path, first: int, second: int, code: int
+) -> None:
+    """As a user or a scheduler sends them: the first signal once the run is in its
+    fifth call's 30 s pass, the second once the run said it stops after the pass.
+    The run ends at once with the signal's code: the four calls before it stored, the
+    store whole (its log read on reopening), and the next run judges only the rest."""
+    store = tmp_path / "s.db"
+    proc = subprocess.Popen(
+        _pass_on_the_loops_thread(store, "outside", 30), env=_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == "pass\n"
+    os.kill(proc.pid, first)
+    first_line = proc.stderr.readline()
+    start = time.monotonic()
+    os.kill(proc.pid, second)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 10  # not the 30 s pass
+    term = "SIGTERM: " if first == signal.SIGTERM else ""
+    what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+    assert (proc.returncode, out, first_line + err) == (
+        code, "", _stopping(term) + _hurried(what, 16)
+    )  # fmt: skip
+    _resumes_whole(store, 16)
+
+
+def test_ctrl_c_twice_on_a_terminal_ends_the_bar_and_shows_the_cursor(tmp_path: Path) -> None:
+    """On a terminal the progress bar hides the cursor while it runs; the process
+    that a second Ctrl-C ends skips rich's clean-up, and the user's shell was left
+    without a cursor. The bar is ended first: the cursor is shown again before
+    recuse's line, which comes on a line of its own."""
+    import pty
+
+    main_fd, side_fd = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*_pass_on_the_loops_thread(tmp_path / "s.db", "twice", 30), "bar"],
+            env={**_env(), "TERM": "xterm", "COLUMNS": "200"}, stdin=side_fd,
+            stdout=side_fd, stderr=side_fd, timeout=120, check=False,
+        )  # fmt: skip
+        os.close(side_fd)
+        said = b""
+        with contextlib.suppress(OSError):  # EIO once all is read
+            while chunk := os.read(main_fd, 65536):
+                said += chunk
+    finally:
+        os.close(main_fd)
+    text = said.decode()
+    assert done.returncode == 130, text
+    hidden, shown = text.index("\x1b[?25l"), text.rindex("\x1b[?25h")
+    line = text.index("recuse: interrupted again: stopped now; 13 judgments")
+    assert hidden < shown < line and text[shown - 2 : shown] == "\r\n", text
+
+
+def _resumes_whole(store: Path, kept: int) -> None:
+    """``store``, left by a run ended at once, opens whole with ``kept`` judgments and
+    no lease, and a run of the same 40 pairs judges only the rest."""
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    assert _stored(store) == kept
+    backend = FakeBackend()
+    with Store(store) as s:
+        summary = Runner(backend, s, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+    assert (summary.cached, summary.ok, summary.failed) == (kept, 80 - kept, 0)
+    assert backend.calls == math.ceil((80 - kept) / backend.batch_size)
 
 
 def _judging(

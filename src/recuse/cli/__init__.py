@@ -17,7 +17,13 @@ from typing import Any
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
 from recuse.errors import ConfigError, ReaderNote, RecuseError
-from recuse.interrupt import INTERRUPTED, RESUMING, say_interrupted, stopped_code
+from recuse.interrupt import (
+    INTERRUPTED,
+    RESUMING,
+    hurried_resumes,
+    say_interrupted,
+    stopped_code,
+)
 from recuse.tables import renaming_by
 
 __all__ = [
@@ -206,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         app.info.context_settings = {"terminal_width": UNWRAPPED}
     given = list(sys.argv[1:] if argv is None else argv)
     resumes = _command(given) in RESUMING  # a judge's store: a rerun goes on from it
+    hurried_resumes(resumes)  # what a second Ctrl-C's line says (recuse.interrupt)
     args = help_when_bare(global_options_first(given))
     try:
         with warnings.catch_warnings(), renaming_by("flag"):  # a fix says --map

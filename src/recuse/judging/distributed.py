@@ -34,6 +34,7 @@ import math
 import os
 import pickle
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from recuse import interrupt
 from recuse.errors import ConfigError, JudgeError, MissingDependencyError, RecuseError
 from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Backend
@@ -116,6 +118,7 @@ class RayExecutor:
         #: verdict ids exactly, (False, why) where one fell back to the top-k; None:
         #: nothing said (a local model, or no verdict read)
         self.exact: tuple[bool, str] | None = None
+        self._held = contextlib.ExitStack()  # while entered (:meth:`__enter__`)
 
     # --- the Ray connection -----------------------------------------------------
 
@@ -125,12 +128,13 @@ class RayExecutor:
         if not ray.is_initialized():
             _check_reachable(self.address)
             try:
-                ray.init(
-                    address=self.address,
-                    include_dashboard=False,
-                    logging_level=logging.WARNING,
-                    log_to_driver=False,
-                )
+                with _sigterm_kept():
+                    ray.init(
+                        address=self.address,
+                        include_dashboard=False,
+                        logging_level=logging.WARNING,
+                        log_to_driver=False,
+                    )
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise ConfigError(
                     f"cannot reach the Ray cluster at {self.address or 'the default address'}"
@@ -164,10 +168,17 @@ class RayExecutor:
                 warden.wait(timeout=10)
 
     def __enter__(self) -> RayExecutor:
+        # a second Ctrl-C while the program stops ends it at once, the disconnect from
+        # the cluster (its shutdown, where started here) included: the cluster drops a
+        # dead driver's actors, and the warden stops a local one (recuse.interrupt)
+        self._held.enter_context(interrupt.on_hurry(lambda: None))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            self._held.close()
 
     def usage(self) -> tuple[int, int] | None:
         return self._tokens
@@ -304,15 +315,19 @@ class RayExecutor:
         try:
             with _ray_errors(), contextlib.closing(iter(batches)) as stream:
                 for batch in stream:
-                    self._take(batch, collect)
-                    for block, n in zip(batch["block"], batch["rows"], strict=True):
-                        rows[int(block)] = rows.get(int(block), int(n)) - 1
-                    errors = [e for e in batch["error"] if e]
-                    if errors and first is None:
-                        first = pickle.loads(errors[0])
-                        # no block starts from now (the failing worker may have closed
-                        # the gate already); those let in finish and are committed
-                        entered = int(ray.get(gate.close.remote()))
+                    # a Ctrl-C stops the driver once a block that came back is handed
+                    # over and committed (interrupt.shielded), not in between: that
+                    # block's work lost, and done again by the next run
+                    with interrupt.shielded():
+                        self._take(batch, collect)
+                        for block, n in zip(batch["block"], batch["rows"], strict=True):
+                            rows[int(block)] = rows.get(int(block), int(n)) - 1
+                        errors = [e for e in batch["error"] if e]
+                        if errors and first is None:
+                            first = pickle.loads(errors[0])
+                            # no block starts from now (the failing worker may have closed
+                            # the gate already); those let in finish and are committed
+                            entered = int(ray.get(gate.close.remote()))
                     if entered is not None and all(rows.get(k, 1) == 0 for k in range(entered)):
                         break  # the rest were never started: nothing more comes
         except RecuseError:
@@ -394,6 +409,24 @@ class _Gate:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.closed.wait(), timeout)
         return (self.entered, self.error) if self.closed.is_set() else None
+
+
+@contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """The block (``ray.init``) leaves SIGTERM's handler as it was: Ray's driver takes it
+    over with ``sys.exit(15)``, so a SIGTERM to ``recuse judge --ray`` (``kill``, a
+    scheduler's limit) raised SystemExit wherever the driver was: the command exited
+    15 without a word, not 143 with recuse's line (:mod:`recuse.interrupt`), and a
+    commit it cut short was lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 def _start_warden() -> subprocess.Popen[bytes] | None:

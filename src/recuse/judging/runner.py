@@ -305,6 +305,7 @@ class _Kind(Generic[Outcome]):
     finish: Callable[[Outcome, int], Outcome]  # (outcome, attempts this run)
     batch_size: int
     work: Work | None = None  # set where an executor may compute the kind elsewhere
+    what: Literal["judgments", "perplexities", "rewrites"] = "judgments"
 
 
 @dataclass
@@ -367,10 +368,19 @@ class _Collector(Generic[Outcome]):
                 self.failures[reason] = self.failures.get(reason, 0) + 1
 
     def flush(self) -> None:
-        batch = self.pending[:]
-        self.pending.clear()  # an error writing them (disk full) is not met twice
-        self.last_flush = time.perf_counter()
-        self.kind.save(batch)
+        # written whole: a signal's stop waits for the commit (interrupt.shielded)
+        with interrupt.shielded():
+            batch = self.pending[:]
+            self.pending.clear()  # an error writing them (disk full) is not met twice
+            self.last_flush = time.perf_counter()
+            self.kind.save(batch)
+
+    def keep(self) -> str:
+        """A hurried stop's commit (:func:`recuse.interrupt.on_hurry`): what is finished
+        and not yet committed, and how many outcomes of this run the store now holds."""
+        if self.pending:
+            self.flush()
+        return f"{count(sum(self.counts.values()))} {self.kind.what} of this run are stored"
 
 
 FLUSH_SECONDS = 0.1
@@ -522,6 +532,7 @@ class Runner:
             finish=lambda row, _attempts: row,
             batch_size=batch_size or self.backend.batch_size,
             work=Work("perplexity"),
+            what="perplexities",
         )
         done, summary = self._by_content(
             tasks, self.store.stored_perplexities, kind, "perplexities"
@@ -558,6 +569,7 @@ class Runner:
             save=lambda rows: self.store.put_rewrites(model, revision, rows),
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
+            what="rewrites",
         )
         done, summary = self._by_content(tasks, self.store.stored_rewrites, kind, "rewrites")
         return keys, done, summary
@@ -640,7 +652,9 @@ class Runner:
             try:
                 mine = [t for t in todo if self._lease_id(t) not in leased.elsewhere]
                 theirs = [t for t in todo if self._lease_id(t) in leased.elsewhere]
-                yield mine, theirs, leased
+                # a hurried stop (a second Ctrl-C) drops them too, as it ends the program
+                with interrupt.on_hurry(lambda: self.store.drop_leases(run)):
+                    yield mine, theirs, leased
             finally:
                 # left behind (a full disk), they are a dead run's once this one ends
                 with contextlib.suppress(RecuseError):
@@ -747,8 +761,13 @@ class Runner:
                 block_params=self.backend.block_parameters,
             )
 
+        def record_stopped() -> None:
+            if counts["ok"] + counts["unparsed"]:
+                record()
+
         try:
-            counts, failures, _ = self._execute(todo, kind, clock, counts)
+            with interrupt.on_hurry(record_stopped):  # after the judgments' commit
+                counts, failures, _ = self._execute(todo, kind, clock, counts)
         except BaseException:
             # an interrupted run (Ctrl-C, a server gone) that stored judgments is a run
             # too: the card counts it; its own error is the one said
@@ -787,13 +806,16 @@ class Runner:
         failures: dict[str, int] = {}
         outcomes: list[Outcome] = []
         collector = _Collector(kind, counts, failures, outcomes, clock)
-        if todo and self.executor is not None and kind.work is not None:
-            self._distribute(todo, kind, kind.work, self.executor, collector)
-        elif todo:
-            with _quiet_collector(self.backend.quiet_collector):
-                # Ctrl-C and SIGTERM cancel the run's task, which commits as it ends;
-                # in a notebook cell its event loop runs in a worker, lent the store
-                interrupt.run(self._drive, todo, kind, collector, lend=self.store.lent)
+        # a second Ctrl-C or SIGTERM while the run stops commits what is finished and
+        # ends the program at once, the calls in flight dropped (recuse.interrupt)
+        with interrupt.on_hurry(collector.keep):
+            if todo and self.executor is not None and kind.work is not None:
+                self._distribute(todo, kind, kind.work, self.executor, collector)
+            elif todo:
+                with _quiet_collector(self.backend.quiet_collector):
+                    # Ctrl-C and SIGTERM cancel the run's task, which commits as it ends;
+                    # in a notebook cell its event loop runs in a worker, lent the store
+                    interrupt.run(self._drive, todo, kind, collector, lend=self.store.lent)
         return counts, failures, outcomes
 
     def _progress(self) -> Progress:
@@ -834,7 +856,7 @@ class Runner:
             collector.add([kind.finish(r, attempts) for r, attempts in computed])
             progress.advance(bar, len(computed))
 
-        with progress:
+        with progress, interrupt.on_hurry(progress.stop):  # as _drive's
             collector.clock.call()  # the tasks go to the workers now
             try:
                 executor.run(
@@ -931,6 +953,7 @@ class Runner:
         stopping = asyncio.Event()
         raised: list[BaseException] = []
         running = 0  # calls sent and not ended
+        flying = 0  # their tasks
         notes: list[asyncio.TimerHandle] = []
 
         def waiting(exc: BaseException) -> None:
@@ -955,7 +978,7 @@ class Runner:
                 notes.append(loop.call_later(STOP_NOTE_AFTER, waiting, exc))
 
         async def one(batch: list[Task], bar: Any) -> None:
-            nonlocal running
+            nonlocal running, flying
             shown = 0  # of this batch, on the bar already (the backend reports steps)
 
             def step(n: int) -> None:
@@ -968,6 +991,7 @@ class Runner:
                 if stopping.is_set():
                     return
                 running += 1
+                flying += len(batch)
                 collector.clock.call()
                 try:
                     with done_sink(step):
@@ -977,6 +1001,7 @@ class Runner:
                     return
                 finally:
                     running -= 1
+                    flying -= len(batch)
             try:
                 collector.add([kind.finish(r, attempts) for r in results])
             except Exception as exc:
@@ -991,17 +1016,27 @@ class Runner:
             pass on the CPU, which Python cannot cut short: one call at a time, no
             request timeout; a GPU's calls run in threads, a server's are cancelled):
             said at once, as the run waits for the pass to end and stores it (tens of
-            seconds on a busy CPU, where the silence made a second press look needed;
-            a second is taken as the same stop, :mod:`recuse.interrupt`)."""
+            seconds on a busy CPU, minutes for a 7B model), and what a second press
+            does: as the program, it stops at once, that pass dropped (its prompts are
+            judged again by the next run, :mod:`recuse.interrupt`); else (Python code
+            calling recuse) it is Python's or asyncio's."""
             if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
                 term = "SIGTERM: " if signum == signal.SIGTERM else ""
+                then = (
+                    f"; Ctrl-C again stops now without them (the pass's {count(flying)} "
+                    f"prompt{'' if flying == 1 else 's'} judged again by the next run)"
+                    if interrupt.hurries()
+                    else ""
+                )
                 self.console.print(
                     f"recuse: {term}stopping once the model's pass in progress ends (its "
-                    "judgments are stored)",
+                    f"judgments are stored){then}",
                     markup=False, highlight=False, soft_wrap=True,
                 )  # fmt: skip
 
-        with progress, _on_first_interrupt(pressed):
+        # a hurried stop (recuse.interrupt) ends the bar first: its line ended and the
+        # terminal's cursor shown again (the process ends without rich's clean-up)
+        with progress, _on_first_interrupt(pressed), interrupt.on_hurry(progress.stop):
             bar = progress.add_task(one_line(f"{kind.verb} with {self.judge}"), total=len(todo))
             jobs: list[asyncio.Future[None]] = []
             try:
@@ -1420,7 +1455,8 @@ def _given_back(fresh: bool, release: Callable[[], None]) -> Iterator[None]:
     (``fresh``), ``release`` it: the store's release keeps a claim that has rows. The
     run's own error is the one said, not an error releasing."""
     try:
-        yield
+        with interrupt.on_hurry(lambda: release() if fresh else None):
+            yield
     except BaseException:
         if fresh:
             with contextlib.suppress(RecuseError):

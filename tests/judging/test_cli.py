@@ -330,3 +330,36 @@ def test_export_onto_its_own_store_is_refused(
     assert main(["judge", "--data", str(src), "--out", str(src), "--base-url",
                  "http://127.0.0.1:9/v1", "--model", "gpt-4o"]) == 2  # fmt: skip
     assert "is the input" in capsys.readouterr().err
+
+
+def test_export_of_one_dataset_and_judge_from_a_mixed_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store judged over two datasets exported them together with a note; the note
+    now names --source, --source/--judge keep those rows, and a misspelt one is one
+    line, exit 2, naming what the store holds, with nothing written."""
+    from judging.helpers import FakeBackend
+    from recuse.judging import Runner, Store
+
+    pairs = pd.DataFrame(fake_pairs(5))
+    pairs["source"] = ["llmbar"] * 3 + ["mt-bench-human"] * 2
+    store = tmp_path / "s.db"
+    with Store(store) as s:
+        for judge in ("x", "y"):
+            Runner(FakeBackend(), s, judge=judge, progress=False).pairwise(pairs)
+    every, one, typo = (tmp_path / f"{n}.csv" for n in ("every", "one", "typo"))
+    assert main(["judge", "export", str(store), "--out", str(every)]) == 0
+    assert "to export one dataset alone, give --source NAME" in capsys.readouterr().out
+    argv = ["judge", "export", str(store), "--out", str(one)]
+    assert main([*argv, "--source", "llmbar", "--judge", "y"]) == 0
+    assert "--source" not in capsys.readouterr().out
+    table = pd.read_csv(one)
+    assert sorted(table["item_id"]) == ["i0", "i1", "i2"] and set(table["judge"]) == {"y"}
+    argv = ["judge", "export", str(store), "--out", str(typo)]
+    assert main([*argv, "--source", "mt-bench"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and not typo.exists()
+    assert "--source 'mt-bench' matches no row" in err
+    assert "'llmbar' 6, 'mt-bench-human' 4" in err
+    assert main([*argv, "--table", "ratings", "--source", "llmbar"]) == 2
+    assert "ratings record no dataset" in capsys.readouterr().err

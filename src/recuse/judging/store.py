@@ -861,7 +861,13 @@ class Store:
 
     # --- export ----------------------------------------------------------------------
 
-    def export_pairs(self, *, notes: list[str] | None = None) -> pd.DataFrame:
+    def export_pairs(
+        self,
+        *,
+        notes: list[str] | None = None,
+        judges: Sequence[str] = (),
+        sources: Sequence[str] = (),
+    ) -> pd.DataFrame:
         """The ``pairs`` table: one row per (item, judge), both orders side by side.
 
         Extra columns: ``mass_first``/``mass_second`` (p(A)+p(B) on the verdict token)
@@ -876,6 +882,10 @@ class Store:
         One verdict per (judge, item, order) is exported: where the store holds several
         under different content keys (see :func:`_one_per_order`), the newest, and a
         sentence saying so is appended to ``notes``.
+
+        ``judges`` / ``sources`` keep the rows of those judge ids / datasets (the
+        ``source`` each pair was judged from: ``recuse judge --data``) only; a name
+        that matches no row is an error naming the ones the store holds.
         """
         df = _flag_unusable(self.judgments(), "pairwise")
         if df.empty:
@@ -884,6 +894,7 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge` first",
             )
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path)]
         df = _one_per_order(df, notes)
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
@@ -908,7 +919,10 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
-        if notes is not None and "source" in out.columns:
+        if sources:
+            held = out["source"] if "source" in out.columns else pd.Series(np.nan, out.index)
+            out = out[_picked(held, sources, "--source", "datasets", self.path)]
+        elif notes is not None and "source" in out.columns:
             notes.extend(_sources_note(out["source"]))
         prompts = self.judge_prompts()
         for i, col in enumerate(PROMPT_COLUMNS):
@@ -916,17 +930,21 @@ class Store:
         out = self.attach_perplexities(out)
         return validate_pairs(out, file=self.path)
 
-    def export_ratings(self, *, notes: list[str] | None = None) -> pd.DataFrame:
+    def export_ratings(
+        self, *, notes: list[str] | None = None, judges: Sequence[str] = ()
+    ) -> pd.DataFrame:
         """The ``ratings`` table: one row per (prompt, model, dimension, judge); one
-        rating each, chosen as :meth:`export_pairs` chooses (said in ``notes``)."""
+        rating each, chosen as :meth:`export_pairs` chooses (said in ``notes``);
+        ``judges`` keeps those judge ids' rows only, as there."""
         df = _flag_unusable(self.judgments(), "likert")
-        df = _one_per_order(df, notes, what="(judge, item, dimension)")
         if df.empty:
             raise InputError(
                 "the store holds no Likert judgments",
                 file=self.path,
                 fix="run `recuse judge --protocol likert` first",
             )
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path)]
+        df = _one_per_order(df, notes, what="(judge, item, dimension)")
         meta = self.items("likert")
         rows = []
         for r in df.itertuples(index=False):
@@ -1067,6 +1085,35 @@ def _damaged(path: Path, detail: str) -> InputError:
     )
 
 
+def _held(values: pd.Series) -> str:
+    """The distinct names of ``values`` with their rows: ``a 3, b 2`` (sorted)."""
+    counts = values.dropna().astype(str).value_counts()
+    return ", ".join(f"{name!r} {n:,}" for name, n in sorted(counts.items()))
+
+
+def _picked(
+    values: pd.Series, wanted: Sequence[str], option: str, what: str, path: Path
+) -> pd.Series:
+    """Which rows of ``values`` (a column of the store's rows) are among ``wanted`` (all
+    where none is given). A name that matches no row is an error naming the ones held:
+    a typo exported nothing, or every row but the misspelt one's."""
+    if not wanted:
+        return pd.Series(True, index=values.index)
+    held = set(values.dropna().astype(str))
+    missing = [w for w in dict.fromkeys(wanted) if w not in held]
+    if missing:
+        names = ", ".join(repr(m) for m in missing)
+        raise InputError(
+            f"{option} {names} matches no row of the store; its {what} (rows): "
+            + (_held(values) or "none recorded"),
+            file=path,
+            fix=f"give {option} one of those, as written"
+            if held
+            else f"leave out {option} (the store's rows were judged without one)",
+        )
+    return values.astype(str).isin(set(wanted)) & values.notna()
+
+
 def _sources_note(sources: pd.Series) -> list[str]:
     """A sentence when the exported rows come from more than one dataset (a store reused
     for another --data): the export holds them all, and an audit of it reads them as
@@ -1075,10 +1122,11 @@ def _sources_note(sources: pd.Series) -> list[str]:
     if len(counts) < 2:
         return []
     listed = ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
+    first = sorted(counts.index)[0]
     return [
         f"the store holds pairs of {len(counts)} datasets (rows: {listed}), exported "
-        "together: an audit of this file reads them as one table; to audit each alone, "
-        "judge it into a store of its own (--out)"
+        "together: an audit of this file reads them as one table; to export one dataset "
+        f"alone, give --source NAME (e.g. --source {first})"
     ]
 
 

@@ -307,7 +307,8 @@ def test_a_pair_without_an_answer_is_named_by_file_and_row_before_the_store(
                      server.base_url, "--model", "gpt-4o", "--no-progress"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{src}, row 3, column 'response_a': response_a must be text, found nothing" in err
+    said = f"{src}, line 4 (data row 3), column 'response_a': response_a must be text, found"
+    assert said in err
     assert not store.exists()
 
 
@@ -363,3 +364,4 @@ def test_export_of_one_dataset_and_judge_from_a_mixed_store(
     assert "'llmbar' 6, 'mt-bench-human' 4" in err
     assert main([*argv, "--table", "ratings", "--source", "llmbar"]) == 2
     assert "ratings record no dataset" in capsys.readouterr().err
+

@@ -30,6 +30,7 @@ from recuse.cli.app import (
     typed_options,
 )
 from recuse.cli.console import echo
+from recuse.data.record_lines import rows_located
 from recuse.errors import ConfigError, InputError
 from recuse.files import is_file
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
@@ -415,6 +416,7 @@ TemplateOption = Annotated[
 ]
 
 
+@rows_located
 def read_to_judge(
     data: str,
     protocol: str,

@@ -365,3 +365,16 @@ def test_export_of_one_dataset_and_judge_from_a_mixed_store(
     assert main([*argv, "--table", "ratings", "--source", "llmbar"]) == 2
     assert "ratings record no dataset" in capsys.readouterr().err
 
+
+@pytest.mark.parametrize("command", ["export", "card"])
+def test_a_folder_given_as_the_store_is_called_a_folder(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse judge export runs/` said 'no such store' of a folder that is there."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    out = ["--out", str(tmp_path / "x.csv")] if command == "export" else []
+    assert main(["judge", command, str(folder), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{folder}: is a folder, not a store" in err
+    assert "give the store's file" in err and not (tmp_path / "x.csv").exists()

@@ -44,7 +44,7 @@ from recuse.judging.setup import (
     template_protocol,
     whole_labels,
 )
-from recuse.judging.store import JudgmentKind
+from recuse.judging.store import JudgmentKind, no_store
 from recuse.options import Settings
 
 if TYPE_CHECKING:
@@ -561,7 +561,7 @@ def card(
 
     table = read_prices(prices, roster=cli_roster(ctx)) if prices is not None else None
     if not is_file(store):
-        raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
+        raise no_store(store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
         found = cards(s.runs(), table, s.judge_prompts())
     if not found:
@@ -602,7 +602,7 @@ def export(
     from recuse.outputs import check_output
 
     if not is_file(store):
-        raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
+        raise no_store(store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
     if source and table == "ratings":

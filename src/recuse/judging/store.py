@@ -44,6 +44,7 @@ import pandas as pd
 
 import recuse.judging.leases as leasing
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
+from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
@@ -56,6 +57,7 @@ __all__ = [
     "Perplexity",
     "Store",
     "content_key",
+    "no_store",
     "prompt_line",
 ]
 
@@ -258,7 +260,7 @@ class Store:
                 fix="create the folder or give another --out path",
             )
         if read_only and not self.path.is_file():
-            raise InputError("no such store", file=self.path, fix="run `recuse judge` first")
+            raise no_store(self.path, fix="run `recuse judge` first")
         self.conn = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -1074,6 +1076,19 @@ def _flag_unusable(df: pd.DataFrame, kind: JudgmentKind) -> pd.DataFrame:
     df.loc[bad, "value"] = np.nan
     df.loc[bad, "reason"] = "stored as ok without a usable value"
     return df
+
+
+def no_store(path: Path, *, fix: str) -> InputError:
+    """The error for a store to read at ``path`` that is not a file: a folder (a
+    folder given for the store's file, as ``recuse audit --out`` takes one) is told
+    apart from nothing there."""
+    if is_file(path, folder=True):
+        return InputError(
+            "is a folder, not a store (the one SQLite file `recuse judge --out STORE` writes)",
+            file=path,
+            fix="give the store's file, e.g. runs/smol.sqlite",
+        )
+    return InputError("no such store", file=path, fix=fix)
 
 
 def _damaged(path: Path, detail: str) -> InputError:

@@ -19,7 +19,12 @@ CORPUS = Path(__file__).parent / "malformed"
 CASES: list[tuple[str, str, str]] = [
     ("pairs_missing_column.csv", "pairs", "missing required column(s) item_id —"),
     ("pairs_empty.csv", "pairs", "the file is empty"),
-    ("pairs_header_only.csv", "pairs", "the pairs table is empty"),
+    (
+        "pairs_header_only.csv",
+        "pairs",
+        "the pairs table is empty: it has columns but no data rows — add a row per pair under "
+        "the header (columns item_id, prompt_id at least)",
+    ),
     ("pairs_not_utf8.csv", "pairs", "line 4 (data row 3): not UTF-8"),
     (
         "pairs_prob_out_of_range.csv",

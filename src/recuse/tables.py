@@ -770,10 +770,11 @@ def _validate(
     check_header(df, file=fname)
     df = index_as_columns(df)
     if len(df) == 0:
-        raise InputError(
-            f"the {schema.name} table is empty",
+        raise InputError(  # (a header alone: no mapping of its columns leaves rows out)
+            f"the {schema.name} table is empty: it has columns but no data rows",
             file=fname,
-            fix="check the file and the column mapping",
+            fix=f"add a row per {schema.name[:-1]} under the header (columns "
+            f"{', '.join(c for c in schema.required if c not in schema.filled)} at least)",
         )
     missing = [c for c in schema.required if c not in df.columns]
     if missing:

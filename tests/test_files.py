@@ -45,24 +45,26 @@ def test_read_jsonl_truncated_line_names_file_and_line(tmp_path: Path) -> None:
     f = _lines(tmp_path / "t.jsonl", '{"x": 1}', "", '{"x": 2, "y": "tru')
     with pytest.raises(InputError) as err:
         read_jsonl(f)
-    assert err.value.row == 3
+    assert (err.value.row, err.value.line) == (2, 3)  # the blank line is no data row
     assert err.value.file == str(f)
-    assert "line 3 is not valid JSON" in str(err.value)
+    assert "line 3 (data row 2): the line is not valid JSON" in str(err.value)
     assert str(f) in str(err.value)
 
 
 def test_read_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
     f = _lines(tmp_path / "l.jsonl", '{"x": 1}', "[1, 2]")
-    with pytest.raises(InputError, match="line 2 is a JSON array, not an object") as err:
+    with pytest.raises(InputError, match=r"line 2 \(data row 2\): the line is a JSON array") as err:
         read_jsonl(f)
     assert err.value.row == 2
 
 
 def test_read_jsonl_missing_key_counts_blank_lines(tmp_path: Path) -> None:
     f = _lines(tmp_path / "k.jsonl", '{"x": 1, "y": 1}', "", "", '{"x": 2}')
-    with pytest.raises(InputError, match="line 4 lacks key") as err:
+    with pytest.raises(
+        InputError, match=r"line 4 \(data row 2\), column 'y': the line lacks"
+    ) as err:
         read_jsonl(f, keys=("x", "y"))
-    assert (err.value.row, err.value.column) == (4, "y")
+    assert (err.value.line, err.value.row, err.value.column) == (4, 2, "y")
 
 
 def test_not_utf8_names_the_line(tmp_path: Path) -> None:
@@ -168,14 +170,14 @@ def test_a_key_named_twice_is_refused_with_both_values(tmp_path: Path) -> None:
     lines = _lines(tmp_path / "t.jsonl", '{"a": 1}', "", '{"a": 2, "b": "x", "a": 3}')
     with pytest.raises(InputError) as caught:
         read_jsonl(lines)
-    assert str(caught.value).startswith(f"{lines}, row 3, column 'a': ")
+    assert str(caught.value).startswith(f"{lines}, line 3 (data row 2), column 'a': ")
     assert "names this key twice (2 and 3)" in str(caught.value)
     nested = _lines(tmp_path / "n.jsonl", '{"a": {"k": "A", "k": "B"}}')
-    with pytest.raises(InputError, match=r"row 1, column 'k': .*twice \('A' and 'B'\)"):
+    with pytest.raises(InputError, match=r"line 1 \(data row 1\), column 'k': .*\('A' and 'B'\)"):
         read_jsonl(nested)
     array = tmp_path / "t.json"
     array.write_text('[{"h": "A"},\n {"h": "A", "h": "B"}]', encoding="utf-8")
-    with pytest.raises(InputError, match=r"t\.json, row 2, column 'h': .*\('A' and 'B'\)"):
+    with pytest.raises(InputError, match=r"t\.json, data row 2, column 'h': .*\('A' and 'B'\)"):
         read_json(array)
     document = tmp_path / "d.json"
     document.write_text('{"eval": {"x": 1, "x": 1}}', encoding="utf-8")
@@ -192,7 +194,7 @@ def test_require_keys(tmp_path: Path) -> None:
     f = tmp_path / "arr.json"
     f.write_text(json.dumps([{"a": 1, "b": 2}, {"a": 1}]), encoding="utf-8")
     data = read_json(f)
-    with pytest.raises(InputError, match="element 2 lacks key") as err:
+    with pytest.raises(InputError, match="data row 2, column 'b': the element lacks key") as err:
         require_keys(data, ("a", "b"), file=f)
     assert (err.value.row, err.value.column) == (2, "b")
     with pytest.raises(InputError, match="expected a JSON array"):
@@ -244,7 +246,7 @@ def test_deep_json_is_a_clear_error(tmp_path: Path) -> None:
     assert err.value.file == str(f)
     g = tmp_path / "deep.jsonl"
     g.write_text('{"a": 1}\n{"a": ' + deep + "}\n", encoding="utf-8")
-    with pytest.raises(InputError, match="line 2: JSON nested too deeply") as err:
+    with pytest.raises(InputError, match=r"line 2 \(data row 2\): JSON nested too deeply") as err:
         read_jsonl(g)
     assert err.value.row == 2
 
@@ -257,9 +259,9 @@ def test_integer_beyond_python_conversion_limit_is_a_clear_error(tmp_path: Path)
         read_json(f)
     g = tmp_path / "big.jsonl"
     g.write_text(f'{{"a": 1}}\n\n{{"a": {digits}}}\n', encoding="utf-8")
-    with pytest.raises(InputError, match="line 3: a JSON integer") as err:
+    with pytest.raises(InputError, match=r"line 3 \(data row 2\): a JSON integer") as err:
         read_jsonl(g)
-    assert err.value.row == 3
+    assert (err.value.line, err.value.row) == (3, 2)
     assert len(str(err.value)) < 300
 
 
@@ -317,7 +319,9 @@ def test_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         max_row_bytes()
     monkeypatch.setenv(MAX_ROW_ENV, "20")
     f = _lines(tmp_path / "r.jsonl", '{"a": 1}', '{"a": "a longer line"}')
-    with pytest.raises(InputError, match="row 2: the row is longer than 20 bytes") as err:
+    with pytest.raises(
+        InputError, match=r"line 2 \(data row 2\): the row is longer than 20 b"
+    ) as err:
         read_jsonl(f)
     assert MAX_ROW_ENV in str(err.value)
 

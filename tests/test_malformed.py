@@ -19,32 +19,78 @@ CORPUS = Path(__file__).parent / "malformed"
 CASES: list[tuple[str, str, str]] = [
     ("pairs_missing_column.csv", "pairs", "missing required column(s) item_id —"),
     ("pairs_empty.csv", "pairs", "the file is empty"),
-    ("pairs_header_only.csv", "pairs", "the pairs table is empty"),
-    ("pairs_not_utf8.csv", "pairs", "row 3: not UTF-8"),
-    ("pairs_prob_out_of_range.csv", "pairs", "row 2, column 'p_a_first': 1.7 is not a probability"),
+    (
+        "pairs_header_only.csv",
+        "pairs",
+        "the pairs table is empty: it has columns but no data rows — add a row per pair under "
+        "the header (columns item_id, prompt_id at least)",
+    ),
+    ("pairs_not_utf8.csv", "pairs", "line 4 (data row 3): not UTF-8"),
+    (
+        "pairs_prob_out_of_range.csv",
+        "pairs",
+        "line 3 (data row 2), column 'p_a_first': 1.7 is not a probability",
+    ),
     (
         "pairs_text_in_number.csv",
         "pairs",
-        "row 2, column 'p_a_first': unknown verdict 'high'",
+        "line 3 (data row 2), column 'p_a_first': unknown verdict 'high'",
     ),
-    ("pairs_unknown_label.csv", "pairs", "row 2, column 'human': unknown human label 'maybe'"),
-    ("pairs_duplicate_ids.csv", "pairs", "row 2: duplicate pairs row"),
-    ("pairs_missing_item_id.csv", "pairs", "row 2, column 'item_id': missing item_id"),
-    ("pairs_nan_prompt_id.csv", "pairs", "row 2, column 'prompt_id': missing prompt_id"),
-    ("pairs_infinite.csv", "pairs", "row 2, column 'p_a_first': infinite value"),
-    ("pairs_negative_length.csv", "pairs", "row 2, column 'len_a': negative value -3"),
-    ("pairs_verdict_without_judge.csv", "pairs", "row 1, column 'judge': judge verdict without"),
-    ("pairs_status_ok_but_empty.csv", "pairs", "row 2, column 'p_a_first': status_first is 'ok'"),
+    (
+        "pairs_unknown_label.csv",
+        "pairs",
+        "line 3 (data row 2), column 'human': unknown human label 'maybe'",
+    ),
+    ("pairs_duplicate_ids.csv", "pairs", "line 3 (data row 2): duplicate pairs row"),
+    (
+        "pairs_missing_item_id.csv",
+        "pairs",
+        "line 3 (data row 2), column 'item_id': missing item_id",
+    ),
+    (
+        "pairs_nan_prompt_id.csv",
+        "pairs",
+        "line 3 (data row 2), column 'prompt_id': missing prompt_id",
+    ),
+    ("pairs_infinite.csv", "pairs", "line 3 (data row 2), column 'p_a_first': infinite value"),
+    (
+        "pairs_negative_length.csv",
+        "pairs",
+        "line 3 (data row 2), column 'len_a': negative value -3",
+    ),
+    (
+        "pairs_verdict_without_judge.csv",
+        "pairs",
+        "line 2 (data row 1), column 'judge': judge verdict without",
+    ),
+    (
+        "pairs_status_ok_but_empty.csv",
+        "pairs",
+        "line 3 (data row 2), column 'p_a_first': status_first is 'ok'",
+    ),
     (
         "pairs_status_unparsed_with_value.csv",
         "pairs",
-        "row 2, column 'p_a_first': status_first is 'unparsed' but p_a_first holds 0.5",
+        "line 3 (data row 2), column 'p_a_first': status_first is 'unparsed' but "
+        "p_a_first holds 0.5",
     ),
-    ("pairs_unknown_status.csv", "pairs", "row 1, column 'status_first': unknown status 'fine'"),
-    ("pairs_ragged_row.csv", "pairs", "row 1: the row has more fields than the header"),
-    ("pairs_unclosed_quote.csv", "pairs", "row 2: cannot parse the file"),
-    ("pairs_truncated.jsonl", "pairs", "row 2: line 2 is not valid JSON"),
-    ("pairs_line_not_object.jsonl", "pairs", "row 2: line 2 is a JSON array, not an object"),
+    (
+        "pairs_unknown_status.csv",
+        "pairs",
+        "line 2 (data row 1), column 'status_first': unknown status 'fine'",
+    ),
+    (
+        "pairs_ragged_row.csv",
+        "pairs",
+        "line 2 (data row 1): the row has more fields than the header",
+    ),
+    ("pairs_unclosed_quote.csv", "pairs", "line 3 (data row 2): cannot parse the file"),
+    ("pairs_truncated.jsonl", "pairs", "line 2 (data row 2): the line is not valid JSON"),
+    (
+        "pairs_line_not_object.jsonl",
+        "pairs",
+        "line 2 (data row 2): the line is a JSON array, not an object",
+    ),
     ("pairs_json_not_array.json", "pairs", "expected a JSON array of objects"),
     ("pairs_empty.jsonl", "pairs", "the file is empty"),
     ("pairs_garbage.parquet", "pairs", "not a readable Parquet file"),
@@ -55,12 +101,12 @@ CASES: list[tuple[str, str, str]] = [
     (
         "pairs_nested_model.jsonl",
         "pairs",
-        "row 2, column 'model_a': expected one text or number, found a JSON object",
+        "line 2 (data row 2), column 'model_a': expected one text or number, found a JSON object",
     ),
     (
         "pairs_nested_judge.json",
         "pairs",
-        "row 2, column 'judge': expected one text or number, found a JSON list",
+        "line 1 (data row 2), column 'judge': expected one text or number, found a JSON list",
     ),
     (
         "pairs_nested_model.parquet",
@@ -73,14 +119,38 @@ CASES: list[tuple[str, str, str]] = [
         "row 1, column 'human': expected one text or number, found a binary value b'a'",
     ),
     ("pairs_deep.json", "pairs", "JSON nested too deeply"),
-    ("pairs_huge_integer.jsonl", "pairs", "row 2: line 2: a JSON integer has more than 4,300"),
-    ("pairs_huge_number.csv", "pairs", "row 1, column 'len_a': number too large: '9999"),
-    ("pairs_short_row.csv", "pairs", "row 2: the row has fewer fields than the header (4, not 9"),
+    (
+        "pairs_huge_integer.jsonl",
+        "pairs",
+        "line 2 (data row 2): a JSON integer has more than 4,300",
+    ),
+    (
+        "pairs_huge_number.csv",
+        "pairs",
+        "line 2 (data row 1), column 'len_a': number too large: '9999",
+    ),
+    (
+        "pairs_short_row.csv",
+        "pairs",
+        "line 3 (data row 2): the row has fewer fields than the header (4, not 9",
+    ),
     ("pairs_duplicate_header.csv", "pairs", "column 'human': the header names this column twice"),
     ("pairs_not_utf8_header.csv", "pairs", "csv: not UTF-8 text (byte 0xe9 in the header)"),
-    ("pairs_lone_surrogate.jsonl", "pairs", "row 2, column 'prompt_id': text holds a lone UTF-16"),
-    ("pairs_bool_probability.jsonl", "pairs", "row 1, column 'p_a_first': expected a number, got"),
-    ("pairs_row_too_long.csv.gz", "pairs", "row 1: the row is longer than 4,194,304 bytes"),
+    (
+        "pairs_lone_surrogate.jsonl",
+        "pairs",
+        "line 2 (data row 2), column 'prompt_id': text holds a lone UTF-16",
+    ),
+    (
+        "pairs_bool_probability.jsonl",
+        "pairs",
+        "line 1 (data row 1), column 'p_a_first': expected a number, got",
+    ),
+    (
+        "pairs_row_too_long.csv.gz",
+        "pairs",
+        "line 2 (data row 1): the row is longer than 4,194,304 bytes",
+    ),
     (
         "pairs_damaged_page.parquet",
         "pairs",
@@ -88,28 +158,54 @@ CASES: list[tuple[str, str, str]] = [
     ),
     ("pairs_damaged_metadata.parquet", "pairs", "not a readable Parquet file (JSONDecodeError"),
     ("ratings_missing_reference.csv", "ratings", "missing required column(s) reference"),
-    ("ratings_nan_rating.csv", "ratings", "row 2, column 'rating': rating is missing"),
-    ("ratings_text_rating.csv", "ratings", "row 1, column 'rating': expected a number, got 'four'"),
-    ("ratings_duplicate.csv", "ratings", "row 2: duplicate ratings row"),
-    ("ratings_unknown_status.csv", "ratings", "row 1, column 'status': unknown status 'done'"),
-    ("ratings_missing_dimension.csv", "ratings", "row 1, column 'dimension': missing dimension"),
-    ("ratings_negative_length.csv", "ratings", "row 1, column 'length': negative value -10"),
+    (
+        "ratings_nan_rating.csv",
+        "ratings",
+        "line 3 (data row 2), column 'rating': rating is missing",
+    ),
+    (
+        "ratings_text_rating.csv",
+        "ratings",
+        "line 2 (data row 1), column 'rating': expected a number, got 'four'",
+    ),
+    ("ratings_duplicate.csv", "ratings", "line 3 (data row 2): duplicate ratings row"),
+    (
+        "ratings_unknown_status.csv",
+        "ratings",
+        "line 2 (data row 1), column 'status': unknown status 'done'",
+    ),
+    (
+        "ratings_missing_dimension.csv",
+        "ratings",
+        "line 2 (data row 1), column 'dimension': missing dimension",
+    ),
+    (
+        "ratings_negative_length.csv",
+        "ratings",
+        "line 2 (data row 1), column 'length': negative value -10",
+    ),
     # issue #15: a value no rule reads names the way to map it
-    ("pairs_unmappable_value.csv", "pairs", "row 2, column 'p_a_first': unknown verdict 'A>B'"),
+    (
+        "pairs_unmappable_value.csv",
+        "pairs",
+        "line 3 (data row 2), column 'p_a_first': unknown verdict 'A>B'",
+    ),
 ]
 
 # issue #15: files of other tools, recognised without --format
 CASES += [
-    ("fastchat_truncated_pair.jsonl", "pairs", "row 2: line 2 is not valid JSON"),
+    ("fastchat_truncated_pair.jsonl", "pairs", "line 2 (data row 2): the line is not valid JSON"),
     (
         "fastchat_bad_winner_pair.jsonl",
         "pairs",
-        "row 3, column 'g2_winner': unknown winner 'model_b' — FastChat pair judgments hold",
+        "line 3 (data row 3), column 'g2_winner': unknown winner 'model_b' — FastChat "
+        "pair judgments hold",
     ),
     (
         "arena_hard_bad_verdict.jsonl",
         "pairs",
-        "row 2, column 'games[0].score': unknown verdict 'A>>>B' — Arena-Hard-Auto scores are",
+        "line 2 (data row 2), column 'games[0].score': unknown verdict 'A>>>B' — "
+        "Arena-Hard-Auto scores are",
     ),
     (
         "inspect_not_a_log.eval",
@@ -131,28 +227,39 @@ CASES += [
 
 # issue #17: probe tables whose probe columns would make an effect silently wrong
 CASES += [
-    ("probes_bad_treated.csv", "pairs", "row 3, column 'treated': treated is 'c', expected a or b"),
+    (
+        "probes_bad_treated.csv",
+        "pairs",
+        "line 4 (data row 3), column 'treated': treated is 'c', expected a or b",
+    ),
     (
         "probes_treated_disagrees.csv",
         "pairs",
-        "row 3, column 'treated': base pair 'i1' is treated on side a in placebo but on side b "
+        "line 4 (data row 3), column 'treated': base pair 'i1' is treated on side a in "
+        "placebo but on side b "
         "in authority",
     ),
     (
         "probes_version_twice.csv",
         "pairs",
-        "row 4, column 'probe': version 'authority' of base pair 'i1' appears 2 times",
+        "line 5 (data row 4), column 'probe': version 'authority' of base pair 'i1' "
+        "appears 2 times",
     ),
-    ("probes_empty_probe.csv", "pairs", "row 2, column 'probe': empty probe in a probe table"),
+    (
+        "probes_empty_probe.csv",
+        "pairs",
+        "line 3 (data row 2), column 'probe': empty probe in a probe table",
+    ),
     (
         "probes_base_two_prompts.csv",
         "pairs",
-        "row 4, column 'base_item': base pair 'i1' spans prompts 'q1' and 'q2'",
+        "line 5 (data row 4), column 'base_item': base pair 'i1' spans prompts 'q1' and 'q2'",
     ),
     (
         "probes_wrong_side.csv",
         "pairs",
-        "row 2, column 'treated': base pair 'i1': the answer that is not edited (response_a) "
+        "line 3 (data row 2), column 'treated': base pair 'i1': the answer that is not "
+        "edited (response_a) "
         "differs between version 'original' and version 'placebo'",
     ),
 ]
@@ -251,7 +358,9 @@ def test_limits_are_raised_from_the_environment(
     path = str(CORPUS / "pairs_row_too_long.csv.gz")
     monkeypatch.setenv("RECUSE_MAX_ROW_BYTES", "8000000")
     code, out, err = run_cli(["validate", path], capsys)
-    assert_clear_error(code, out, err, "row 1: the row has fewer fields than the header (1, not 9")
+    assert_clear_error(
+        code, out, err, "line 2 (data row 1): the row has fewer fields than the header (1, not 9"
+    )
     monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "100000")
     code, out, err = run_cli(["validate", path], capsys)
     assert_clear_error(code, out, err, "decompresses to more than 100,000 bytes", "RECUSE_MAX_INP")
@@ -293,7 +402,7 @@ VALUE_CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     (
         "pairs_confidence_out_of_range.csv",
         ["--confidence", "conf"],
-        ("row 2, column 'conf': confidence 85 is outside [0, 1]", "divide by 100"),
+        ("line 3 (data row 2), column 'conf': confidence 85 is outside [0, 1]", "divide by 100"),
     ),
     ("pairs_confidence_out_of_range.csv", ["--confidence", "cnf"], ("did you mean 'conf'?",)),
 ]

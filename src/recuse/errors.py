@@ -98,8 +98,11 @@ class RecuseError(Exception):
 class InputError(RecuseError):
     """Input data that cannot be used: names the file, row and column and the fix.
 
-    ``row`` is the 1-based number of the data record in its file (header not
-    counted; for JSON arrays the element number; for JSONL the line number).
+    ``row`` is the 1-based number of the data record in its file (the header and blank
+    lines not counted; for JSON arrays the element number, for JSONL the non-blank
+    line's number), or in a frame its position; ``line`` the 1-based line of the file
+    the record starts on, where known (an editor's "go to line"). The message says
+    ``line 12 (data row 11)``, or ``data row 11`` / ``line 12`` alone.
     """
 
     def __init__(
@@ -110,20 +113,30 @@ class InputError(RecuseError):
         row: int | None = None,
         column: str | None = None,
         fix: str | None = None,
+        line: int | None = None,
     ) -> None:
         self.reason = reason
         self.file = str(file) if file is not None else None
         self.row = row
         self.column = column
         self.fix = fix
+        self.line = line
         super().__init__(self._format())
+
+    def locate(self, line: int | None) -> None:
+        """Say ``line`` as the line of the file the row starts on (None: unknown)."""
+        if line is not None:
+            self.line = line
+            self.args = (unbroken(self._format()), *self.args[1:])
 
     def _format(self) -> str:
         where = []
         if self.file:
             where.append(self.file)
-        if self.row is not None:
-            where.append(f"row {self.row}")
+        if self.line is not None:
+            where.append(f"line {self.line}" + (f" (data row {self.row})" if self.row else ""))
+        elif self.row is not None:
+            where.append(f"data row {self.row}")
         if self.column is not None:
             where.append(f"column '{self.column}'")
         text = ", ".join(where) + ": " + self.reason if where else self.reason

@@ -114,13 +114,15 @@ def too_big(path: Path, what: str, limit: int) -> InputError:
     )
 
 
-def row_too_long(path: Path, row: int | None, limit: int) -> InputError:
-    """The error for a record over :func:`max_row_bytes`."""
-    where = "the header is" if row is None else "the row is"
+def row_too_long(path: Path, row: int | None, limit: int, *, line: int | None = None) -> InputError:
+    """The error for a record over :func:`max_row_bytes`: data row ``row`` (None: the
+    header, where no ``line`` is given), starting on ``line`` where known."""
+    where = "the header is" if row is None and line is None else "the row is"
     return InputError(
         f"{where} longer than {limit:,} bytes, the most recuse reads as one record",
         file=path,
         row=row,
+        line=line,
         fix=f"check the file (a missing line break or quote?); set {MAX_ROW_ENV} to a "
         "larger number if the row is genuine",
     )
@@ -451,7 +453,7 @@ def _twice_error(path: Path, row: int | None, twice: tuple[str, Any, Any]) -> In
 
 def _refuse_twice(path: Path, value: Any, *, row: int | None = None) -> None:
     """Raise on the first object of ``value`` that named a key twice, at its record: the
-    line (``row``) of a JSON-lines record, the element of a JSON array."""
+    data row ``row`` of a JSON-lines record, the element of a JSON array."""
     if row is None and isinstance(value, list):
         for number, element in enumerate(value, start=1):
             if (twice := _twice(element)) is not None:
@@ -507,8 +509,9 @@ def _numbered_lines(
 ) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` for each non-blank line of ``raw``; lines end at LF only
     (CR LF keeps its CR, which JSON reads as white space); runs of blank lines are
-    skipped fast; a line over ``limit`` bytes raises."""
-    number, size = 0, len(raw)
+    skipped fast; a line over ``limit`` bytes raises (naming its line and data row:
+    the non-blank lines up to it)."""
+    number, size, records = 0, len(raw), 0
     while start < size:
         blank = _BLANK_LINES.match(raw, start)
         if blank:
@@ -518,7 +521,8 @@ def _numbered_lines(
         number += 1
         end = line_end(raw, start, limit, newline=b"\n")
         if end < 0:
-            raise row_too_long(path, number, limit)
+            raise row_too_long(path, records + 1, limit, line=number)
+        records += 1
         yield number, raw[start:end]
         start = end + 1
 
@@ -536,7 +540,8 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
     """Parse a JSON-lines file into a list of objects, one per non-blank line.
 
     A line that is not valid JSON, not a JSON object, longer than :func:`max_row_bytes`
-    or lacks one of ``keys`` raises with ``row`` = its 1-based line number.
+    or lacks one of ``keys`` raises naming its line and its data row (the non-blank
+    lines up to it).
     """
     path = Path(path)
     wanted = set(keys)
@@ -549,49 +554,59 @@ def read_jsonl(path: str | Path, *, keys: Iterable[str] = ()) -> list[dict[str, 
     )
     for number, data in lines:
         try:
-            line = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not UTF-8 text (byte {data[exc.start]:#04x} on line {number})",
-                file=path,
-                row=number,
-                fix="save the file as UTF-8",
-            ) from None
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line, object_pairs_hook=hook)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"line {number} is not valid JSON (column {exc.colno}: {exc.msg})",
-                file=path,
-                row=number,
-                fix="the file may be truncated; each line must be one complete JSON object",
-            ) from None
-        except (RecursionError, ValueError) as exc:
-            raise InputError(
-                f"line {number}: " + (not_json(exc) or f"not valid JSON ({exc})"),
-                file=path,
-                row=number,
-                fix="give one flat JSON object per line with ordinary numbers",
-            ) from None
-        if not isinstance(value, dict):
-            raise InputError(
-                f"line {number} is a JSON {json_kind(value)}, not an object",
-                file=path,
-                row=number,
-                fix="each line must be one JSON object",
-            )
-        if hook.twice:
-            _refuse_twice(path, value, row=number)
-        if wanted and not wanted.issubset(value):
-            _missing_keys(wanted, value, file=path, row=number, what="line")
-        if _SURROGATE_ESCAPE.search(line):
-            key = _surrogate_key(value)
-            if key is not None:
-                raise _surrogate_error(path, number, key)
-        records.append(value)
+            records.append(_jsonl_record(data, path, wanted, hook, row=len(records) + 1))
+        except InputError as err:
+            err.locate(number)
+            raise
     return records
+
+
+def _jsonl_record(
+    data: bytes, path: Path, wanted: set[str], hook: _Objects, *, row: int
+) -> dict[str, Any]:
+    """The JSON object of one non-blank line of a JSON-lines file, data row ``row``;
+    errors name that row (and :func:`read_jsonl`, the line)."""
+    try:
+        line = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text (byte {data[exc.start]:#04x})",
+            file=path,
+            row=row,
+            fix="save the file as UTF-8",
+        ) from None
+    try:
+        value = json.loads(line, object_pairs_hook=hook)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"the line is not valid JSON (column {exc.colno}: {exc.msg})",
+            file=path,
+            row=row,
+            fix="the file may be truncated; each line must be one complete JSON object",
+        ) from None
+    except (RecursionError, ValueError) as exc:
+        raise InputError(
+            not_json(exc) or f"not valid JSON ({exc})",
+            file=path,
+            row=row,
+            fix="give one flat JSON object per line with ordinary numbers",
+        ) from None
+    if not isinstance(value, dict):
+        raise InputError(
+            f"the line is a JSON {json_kind(value)}, not an object",
+            file=path,
+            row=row,
+            fix="each line must be one JSON object",
+        )
+    if hook.twice:
+        _refuse_twice(path, value, row=row)
+    if wanted and not wanted.issubset(value):
+        _missing_keys(wanted, value, file=path, row=row, what="line")
+    if _SURROGATE_ESCAPE.search(line):
+        key = _surrogate_key(value)
+        if key is not None:
+            raise _surrogate_error(path, row, key)
+    return value
 
 
 def json_kind(value: Any) -> str:
@@ -644,7 +659,7 @@ def _missing_keys(
 ) -> NoReturn:
     missing = sorted(wanted.difference(record))
     raise InputError(
-        f"{what} {row} lacks key(s) {', '.join(missing)}",
+        f"the {what} lacks key(s) {', '.join(missing)}",
         file=file,
         row=row,
         column=missing[0],

@@ -242,6 +242,11 @@ def _check_folder(p: Path, option: str) -> None:
             f"does not exist, or the links loop) — create that folder, or give another {option}"
         )
     if p.exists() and not p.is_dir():
+        if p.is_symlink():  # "is a file" sent the user looking for a file they never made
+            raise OutputError(
+                f"{option} {p}: is a link to {os.readlink(p)}, a file, not a folder — give "
+                f"another {option}, or remove the link (the file it leads to stays)"
+            )
         raise OutputError(f"{option} {p}: is a file — give a folder")
     probe_in = p if p.is_dir() else p.parent
     if not probe_in.exists():

@@ -345,7 +345,7 @@ def _verdict_column(df: pd.DataFrame, col: Column, file: str | None, *, flip: bo
     (a swapped-order column written as the judge saw it) positional values become
     1 − p, model names stay as they are."""
     s = df[col.name]
-    where = {"file": file, "column": col.name}
+    where: dict[str, Any] = {"file": file, "column": col.name}
     read = verdict_values(s, model_a=df.get("model_a"), model_b=df.get("model_b"))
     if read.bad is not None:
         what = "human label" if col.kind == "human" else "verdict"
@@ -559,7 +559,7 @@ def _coerce(
     df: pd.DataFrame, col: Column, schema: Schema, file: str | None, *, flip: bool = False
 ) -> pd.Series:
     s = df[col.name]
-    where = {"file": file, "column": col.name}
+    where: dict[str, Any] = {"file": file, "column": col.name}
 
     if col.kind in ("id", "str", "status"):
         missing = s.isna()
@@ -770,10 +770,11 @@ def _validate(
     check_header(df, file=fname)
     df = index_as_columns(df)
     if len(df) == 0:
-        raise InputError(
-            f"the {schema.name} table is empty",
+        raise InputError(  # (a header alone: no mapping of its columns leaves rows out)
+            f"the {schema.name} table is empty: it has columns but no data rows",
             file=fname,
-            fix="check the file and the column mapping",
+            fix=f"add a row per {schema.name[:-1]} under the header (columns "
+            f"{', '.join(c for c in schema.required if c not in schema.filled)} at least)",
         )
     missing = [c for c in schema.required if c not in df.columns]
     if missing:

@@ -42,7 +42,7 @@ def test_explicit_format_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(FIXTURES / "gpt-4_pair.jsonl")
     code = main(["validate", path, "--format", "arena-hard"])
     err = capsys.readouterr().err
-    assert code == 2 and "row 1, column 'games': line 1 lacks key(s) games" in err
+    assert code == 2 and "line 1 (data row 1), column 'games': the line lacks key(s) games" in err
     code = main(["validate", path, "--format", "excel"])
     assert code == 2 and "excel" in capsys.readouterr().err
     code = main(["validate", path, "--map", "a=item_id"])

@@ -442,6 +442,30 @@ def test_out_a_link_to_no_folder_says_so_before_the_work(
     assert "File exists" not in err and _files(tmp_path) == ["LINK"]
 
 
+@pytest.mark.parametrize("command", ["audit", "favoritism"])
+def test_out_a_link_to_a_file_says_it_is_a_link(
+    command: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    ratings: tuple[Path, Path],
+    no_work: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--out a link to a file read 'is a file — give a folder': the user, who sees a
+    link in the folder listing and made no file of that name, was not told why."""
+    (tmp_path / "FILE").write_text("mine")
+    out = tmp_path / "LINK"
+    out.symlink_to("FILE")
+    code, _, err = run(capsys, *_commands(pairs_csv, ratings, out, out)[command])
+    assert_one_line(
+        code,
+        err,
+        f"--out {out}: is a link to FILE, a file, not a folder — give another --out, or "
+        "remove the link (the file it leads to stays)",
+    )
+    assert _files(tmp_path) == ["FILE", "LINK"] and (tmp_path / "FILE").read_text() == "mine"
+
+
 @pytest.mark.parametrize("command", ["audit", "metrics", "favoritism"])
 @pytest.mark.parametrize("spelling", ["--out", "-o", "--out="])
 def test_an_empty_out_is_refused_not_read_as_the_current_folder(

@@ -106,7 +106,9 @@ def test_bad_records_name_line_and_field(
 def test_missing_key_and_unknown_model(tmp_path: Path) -> None:
     records = _records()
     del records[0]["g2_winner"]
-    with pytest.raises(InputError, match="row 1, column 'g2_winner': line 1 lacks key"):
+    with pytest.raises(
+        InputError, match=r"line 1 \(data row 1\), column 'g2_winner': the line lacks key"
+    ):
         read_fastchat_pairs(_write(tmp_path, records), roster=Roster.builtin())
     records = _records()
     records[0]["model_2"] = "my-model"

@@ -300,3 +300,21 @@ def test_unreachable_server_and_bad_names(tmp_path: Path) -> None:
         fetch("hh-rlhf", tmp_path, base_url="ftp://example.org")
     with pytest.raises(DatasetNotFoundError, match="no upstream sources for 'nope'"):
         fetch("nope", tmp_path)
+
+
+def test_an_unknown_dataset_to_fetch_names_each_dataset_once_and_a_near_miss() -> None:
+    """`recuse data fetch nosuch` listed every name twice over (alpaca-eval and its
+    folder alpaca_eval, ...), and a misspelt name got no suggestion."""
+    from recuse.data.fetch import folders_for
+
+    with pytest.raises(DatasetNotFoundError) as caught:
+        folders_for("mt-bench-humn")
+    said = str(caught.value)
+    assert "did you mean 'mt-bench-human'?" in said
+    datasets = said.split("give a dataset (")[1].split(")")[0].split(", ")
+    assert datasets == sorted(registry.datasets())
+    folders = said.split("data folders (")[1].split(")")[0].split(", ")
+    assert not set(folders) & set(datasets) and "alpaca_eval" in folders
+    with pytest.raises(DatasetNotFoundError) as caught:
+        folders_for("zzz")
+    assert "did you mean" not in str(caught.value)

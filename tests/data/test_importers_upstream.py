@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -214,12 +215,16 @@ def test_fastchat_single_minus_one_is_unparsed_and_error_is_failed(tmp_path: Pat
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("score", "8", "row 2, column 'score': score must be a number"),
-        ("score", True, "row 2, column 'score': score must be a number"),
+        ("score", "8", "line 2 (data row 2), column 'score': score must be a number"),
+        ("score", True, "line 2 (data row 2), column 'score': score must be a number"),
         # 10**400: np.isfinite of a Python int beyond int64 raised a TypeError traceback
-        ("score", 10**400, "row 2, column 'score': score must be a number"),
-        ("turn", 3, "row 2, column 'turn': turn must be 1 or 2"),
-        ("judge", 5, "row 2, column 'judge': judge must be [judge model, prompt name]"),
+        ("score", 10**400, "line 2 (data row 2), column 'score': score must be a number"),
+        ("turn", 3, "line 2 (data row 2), column 'turn': turn must be 1 or 2"),
+        (
+            "judge",
+            5,
+            "line 2 (data row 2), column 'judge': judge must be [judge model, prompt name]",
+        ),
     ],
 )
 def test_fastchat_single_bad_fields_name_the_line(
@@ -229,7 +234,7 @@ def test_fastchat_single_bad_fields_name_the_line(
     recs[1][field] = value
     path = tmp_path / "x_single.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
-    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(InputError, match=re.escape(message)):
         read_import(path, "fastchat-single", unknown_models="keep")
 
 

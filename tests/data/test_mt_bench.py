@@ -166,7 +166,7 @@ def test_bad_votes(tmp_path: Path, shared_data: Path) -> None:
             read_mt_bench_human(folder, Roster.builtin())
 
     vfile.write_text("\n".join(original[:20]) + '\n{"question_id": 81, "jud\n', encoding="utf-8")
-    with pytest.raises(InputError, match="line 21 is not valid JSON"):
+    with pytest.raises(InputError, match=r"line 21 \(data row 21\): the line is not valid JSON"):
         read_mt_bench_human(folder, Roster.builtin())
 
     (folder.parent / "mt_bench").unlink()

@@ -105,7 +105,9 @@ def test_every_format_gives_the_same_pairs(tmp_path: Path, fmt: str) -> None:
 def test_a_semicolon_file_with_decimal_commas_is_told_to_use_dots(tmp_path: Path) -> None:
     path = tmp_path / "mine.csv"
     path.write_text("item_id;prompt_id;human;judge;p_a_first\nx1;q1;A;gpt-4;0,7\n")
-    with pytest.raises(InputError, match=r"row 1, column 'p_a_first'.*'0,7'") as info:
+    with pytest.raises(
+        InputError, match=r"line 2 \(data row 1\), column 'p_a_first'.*'0,7'"
+    ) as info:
         read_table(path, table="pairs")
     assert "dot as decimal separator" in str(info.value)
 
@@ -449,7 +451,7 @@ def test_one_row_of_five_million_fields_is_cheap(tmp_path: Path) -> None:
     path = tmp_path / "wide.csv"
     path.write_text(HEADER + ROW.strip() + ",x" * 5_000_000 + "\n", encoding="utf-8")
     error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
-    assert "row 1: the row is longer than 4,194,304 bytes" in str(error)
+    assert "line 2 (data row 1): the row is longer than 4,194,304 bytes" in str(error)
     assert "RECUSE_MAX_ROW_BYTES" in str(error)
     assert seconds < 45 and peak < 100_000_000  # was 91 s and 6.9 GB
 
@@ -458,7 +460,9 @@ def test_many_fields_within_the_row_limit_name_the_row(tmp_path: Path) -> None:
     path = tmp_path / "wide.csv"
     path.write_text(HEADER + ROW + ROW.strip() + "," * 1_000_000 + "\n", encoding="utf-8")
     error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
-    assert "row 2: the row has more fields than the header (1,000,008, not 8" in str(error)
+    assert "line 3 (data row 2): the row has more fields than the header (1,000,008, not 8" in str(
+        error
+    )
     assert seconds < 45 and peak < 100_000_000
 
 
@@ -477,7 +481,7 @@ def test_csv_gzip_bomb_is_cheap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     path.write_bytes(gzip.compress(HEADER.encode() + b"0" * 100_000_000, 9))
     assert path.stat().st_size < 200_000
     error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
-    assert "row 1: the row is longer than" in str(error)
+    assert "line 2 (data row 1): the row is longer than" in str(error)
     assert seconds < 45 and peak < 400_000_000
     monkeypatch.setenv("RECUSE_MAX_INPUT_BYTES", "10000000")
     error, seconds, peak = _peak(lambda: read_table(path, table="pairs"))
@@ -519,12 +523,12 @@ def test_not_utf8_row_is_the_data_record(tmp_path: Path) -> None:
     path.write_bytes(text + b"gpt-4,1,0\n3,q3,caf\xe9,claude-v1,a,gpt-4,1,0\n")
     with pytest.raises(InputError, match=r"not UTF-8 text \(byte 0xe9\)") as err:
         read_table(path, table="pairs")
-    assert err.value.row == 3
+    assert (err.value.line, err.value.row) == (6, 3)
     jsonl = tmp_path / "bad.jsonl"
     jsonl.write_bytes(b'{"a": 1}\n\n{"a": "caf\xe9"}\n')
-    with pytest.raises(InputError, match="on line 3") as err:
+    with pytest.raises(InputError, match=r"line 3 \(data row 2\): not UTF-8") as err:
         read_table(jsonl, table="pairs")
-    assert err.value.row == 3  # a JSONL line is its record; blank lines count
+    assert (err.value.line, err.value.row) == (3, 2)  # the blank line is no data row
 
 
 def test_text_variants_still_read(tmp_path: Path) -> None:

@@ -57,6 +57,9 @@ def test_bad_price_tables(tmp_path: Path) -> None:
     toml.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")  # was a RecursionError
     with pytest.raises(InputError, match="nested too deeply for Python's TOML reader"):
         read_prices(toml)
+    bad.write_text("judge,input_per_million,output_per_million\n")  # said no fix
+    with pytest.raises(InputError, match="empty — give one row per judge: judge,input_per"):
+        read_prices(bad)
 
 
 def test_audit_shows_the_card_and_an_old_store_has_no_runs(

@@ -307,7 +307,8 @@ def test_a_pair_without_an_answer_is_named_by_file_and_row_before_the_store(
                      server.base_url, "--model", "gpt-4o", "--no-progress"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{src}, row 3, column 'response_a': response_a must be text, found nothing" in err
+    said = f"{src}, line 4 (data row 3), column 'response_a': response_a must be text, found"
+    assert said in err
     assert not store.exists()
 
 
@@ -330,3 +331,50 @@ def test_export_onto_its_own_store_is_refused(
     assert main(["judge", "--data", str(src), "--out", str(src), "--base-url",
                  "http://127.0.0.1:9/v1", "--model", "gpt-4o"]) == 2  # fmt: skip
     assert "is the input" in capsys.readouterr().err
+
+
+def test_export_of_one_dataset_and_judge_from_a_mixed_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store judged over two datasets exported them together with a note; the note
+    now names --source, --source/--judge keep those rows, and a misspelt one is one
+    line, exit 2, naming what the store holds, with nothing written."""
+    from judging.helpers import FakeBackend
+    from recuse.judging import Runner, Store
+
+    pairs = pd.DataFrame(fake_pairs(5))
+    pairs["source"] = ["llmbar"] * 3 + ["mt-bench-human"] * 2
+    store = tmp_path / "s.db"
+    with Store(store) as s:
+        for judge in ("x", "y"):
+            Runner(FakeBackend(), s, judge=judge, progress=False).pairwise(pairs)
+    every, one, typo = (tmp_path / f"{n}.csv" for n in ("every", "one", "typo"))
+    assert main(["judge", "export", str(store), "--out", str(every)]) == 0
+    assert "to export one dataset alone, give --source NAME" in capsys.readouterr().out
+    argv = ["judge", "export", str(store), "--out", str(one)]
+    assert main([*argv, "--source", "llmbar", "--judge", "y"]) == 0
+    assert "--source" not in capsys.readouterr().out
+    table = pd.read_csv(one)
+    assert sorted(table["item_id"]) == ["i0", "i1", "i2"] and set(table["judge"]) == {"y"}
+    argv = ["judge", "export", str(store), "--out", str(typo)]
+    assert main([*argv, "--source", "mt-bench"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and not typo.exists()
+    assert "--source 'mt-bench' matches no row" in err
+    assert "'llmbar' 6, 'mt-bench-human' 4" in err
+    assert main([*argv, "--table", "ratings", "--source", "llmbar"]) == 2
+    assert "ratings record no dataset" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["export", "card"])
+def test_a_folder_given_as_the_store_is_called_a_folder(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse judge export runs/` said 'no such store' of a folder that is there."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    out = ["--out", str(tmp_path / "x.csv")] if command == "export" else []
+    assert main(["judge", command, str(folder), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{folder}: is a folder, not a store" in err
+    assert "give the store's file" in err and not (tmp_path / "x.csv").exists()

@@ -246,9 +246,9 @@ def test_a_reply_table_with_two_replies_or_two_texts_for_one_order_is_refused(
             "brackets"]  # fmt: skip
     for name, table, said in (
         ("dup.csv", pd.concat([rows, rows.iloc[[2]].assign(text="[[A]]")]),
-         "row 7: a second reply for item 'i1', order 'first'"),
+         "line 8 (data row 7): a second reply for item 'i1', order 'first'"),
         ("texts.csv", rows.assign(response_b=rows["response_b"].where(rows.index != 1, "other")),
-         "row 2, column 'response_b': item 'i0' has another response_b"),
+         "line 3 (data row 2), column 'response_b': item 'i0' has another response_b"),
     ):  # fmt: skip
         table.to_csv(tmp_path / name, index=False)
         assert main(["judge", "replay", str(tmp_path / name), *args]) == 2

@@ -28,6 +28,7 @@ MODULES = [
     "recuse.cells",
     "recuse.numbers",
     "recuse.errors",
+    "recuse.data.record_lines",
     "recuse.terminal",
     "recuse.report.bias",
     "recuse.cli.app",

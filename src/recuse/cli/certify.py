@@ -122,9 +122,10 @@ def _costs(
     if store is not None:
         from recuse.judging import Store
         from recuse.judging.card import cards, read_prices
+        from recuse.judging.store import no_store
 
         if not is_file(store):
-            raise InputError("no such store", file=store, fix="give a store of `recuse judge`")
+            raise no_store(store, fix="give a store of `recuse judge`")
         table = read_prices(prices, roster=roster) if prices is not None else None
         with Store(store, read_only=True) as s:
             for c in cards(s.runs(), table):

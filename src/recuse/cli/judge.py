@@ -30,6 +30,7 @@ from recuse.cli.app import (
     typed_options,
 )
 from recuse.cli.console import echo
+from recuse.data.record_lines import rows_located
 from recuse.errors import ConfigError, InputError
 from recuse.files import is_file
 from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
@@ -43,7 +44,7 @@ from recuse.judging.setup import (
     template_protocol,
     whole_labels,
 )
-from recuse.judging.store import JudgmentKind
+from recuse.judging.store import JudgmentKind, no_store
 from recuse.options import Settings
 
 if TYPE_CHECKING:
@@ -415,6 +416,7 @@ TemplateOption = Annotated[
 ]
 
 
+@rows_located
 def read_to_judge(
     data: str,
     protocol: str,
@@ -559,7 +561,7 @@ def card(
 
     table = read_prices(prices, roster=cli_roster(ctx)) if prices is not None else None
     if not is_file(store):
-        raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
+        raise no_store(store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
         found = cards(s.runs(), table, s.judge_prompts())
     if not found:
@@ -578,27 +580,65 @@ def export(
         Path, typer.Option("--out", "-o", help="Output file: .csv, .jsonl or .parquet.")
     ],
     table: str = typer.Option("pairs", help="pairs or ratings."),
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", help="Export only this judge id's rows (repeat for more)."),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="Pairs: export only the pairs of this dataset (the `source` each was "
+            "judged from, e.g. mt-bench-human; repeat for more).",
+        ),
+    ] = None,
 ) -> None:
     """Write the judged `pairs` (or `ratings`) table from a store.
 
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
-    get columns ppl_a and ppl_b."""
+    get columns ppl_a and ppl_b. A store holding several judges or datasets exports
+    them all unless --judge / --source name the ones to keep."""
     from recuse.judging import Store
-    from recuse.outputs import check_output, write_bytes, write_csv, write_text, written
+    from recuse.outputs import check_output
 
     if not is_file(store):
-        raise InputError("no such store", file=store, fix="run `recuse judge ... --out STORE`")
+        raise no_store(store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
+    if source and table == "ratings":
+        raise ConfigError(
+            "--source picks the datasets of pairs; ratings record no dataset — "
+            "leave out --source, or give --table pairs"
+        )
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".jsonl", ".parquet"):
         raise ConfigError(f"unknown output type {suffix!r} — use .csv, .jsonl or .parquet")
     check_output(out, option="--out", inputs=[store])
-    copy = None
     notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
-        df = s.export_pairs(notes=notes) if table == "pairs" else s.export_ratings(notes=notes)
+        if table == "pairs":
+            df = s.export_pairs(notes=notes, judges=judge or (), sources=source or ())
+        else:
+            df = s.export_ratings(notes=notes, judges=judge or ())
         prompts = s.judge_prompts() if table == "pairs" else {}
+    echo(f"wrote {len(df)} rows to {_write_table(out, df)}")
+    from recuse.judging.store import prompt_line
+
+    for name in sorted(set(prompts) & set(df["judge"].astype(str))):
+        echo(f"  {prompt_line(name, *prompts[name])}")
+    for note in notes:
+        echo(f"note: {note}")
+    if "ppl_a" in df.columns:
+        both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
+        echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")
+
+
+def _write_table(out: Path, df: pd.DataFrame) -> str:
+    """Write ``df`` to ``out`` as its suffix says (.csv, .jsonl, .parquet); the words
+    naming what was written (a CSV's spreadsheet-safe copy beside it included)."""
+    from recuse.outputs import write_bytes, write_csv, write_text, written
+
+    suffix, copy = out.suffix.lower(), None
     if suffix == ".csv":
         copy = write_csv(out, df)[1]
     elif suffix == ".jsonl":
@@ -607,13 +647,4 @@ def export(
         buffer = io.BytesIO()
         df.to_parquet(buffer, index=False)
         write_bytes(out, buffer.getvalue())
-    echo(f"wrote {len(df)} rows to {written(out, copy)}")
-    from recuse.judging.store import prompt_line
-
-    for judge in sorted(prompts):
-        echo(f"  {prompt_line(judge, *prompts[judge])}")
-    for note in notes:
-        echo(f"note: {note}")
-    if "ppl_a" in df.columns:
-        both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
-        echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")
+    return written(out, copy)

@@ -151,6 +151,7 @@ def file_column_names(mapping: ColumnMapping) -> Iterator[None]:
             row=err.row,
             column=source,
             fix=err.fix,
+            line=err.line,
         ) from None
 
 

@@ -20,6 +20,7 @@ server in tests): the URL path is kept.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import tempfile
@@ -109,9 +110,15 @@ def folders_for(name: str) -> tuple[str, ...]:
     known = registry.datasets()
     if name in known and known[name].folder in src.folders:
         return (known[name].folder,)
+    names = sorted(set(src.datasets) | set(known))
+    folders = sorted(set(src.folders) - set(names))
+    spelt = name.strip().lower().replace("_", "-").replace(" ", "-")
+    close = difflib.get_close_matches(spelt, names, n=1, cutoff=0.8)
     raise DatasetNotFoundError(
-        f"no upstream sources for {name!r} — fetchable: "
-        f"{', '.join(sorted(set(src.datasets) | set(src.folders)))}"
+        f"no upstream sources for {name!r} — "
+        + (f"did you mean {close[0]!r}? " if close else "")
+        + f"give a dataset ({', '.join(names)}) or one of its data folders "
+        f"({', '.join(folders)}); `recuse data list` describes them"
     )
 
 

@@ -33,6 +33,7 @@ from typing import Literal, get_args
 import pandas as pd
 
 from recuse.data.model_names import UnknownModels
+from recuse.data.record_lines import rows_located
 from recuse.data.reference_judge import NO_REFERENCE
 from recuse.errors import ConfigError, InputError
 from recuse.roster import Roster
@@ -479,6 +480,7 @@ def _read_folder(
     return out
 
 
+@rows_located
 def read_import(
     path: str | Path,
     format: ImportFormat,

@@ -23,6 +23,7 @@ import pandas as pd
 from recuse.data import registry
 from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
+from recuse.data.record_lines import rows_located
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.files import ABSENT_ERRNOS, unreadable_path
@@ -518,6 +519,7 @@ def load_input(
 RESPONSE_COLUMNS = ("prompt_id", "model", "prompt", "response")
 
 
+@rows_located
 def load_responses(spec: str | Path) -> pd.DataFrame:
     """The responses a Likert judge rates: a table file (any format
     :func:`~recuse.data.table_files.read_frame` reads) with the columns

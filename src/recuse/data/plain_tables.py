@@ -37,6 +37,7 @@ from recuse.data.model_names import (
     canonical_label_names,
     canonicalize_models,
 )
+from recuse.data.record_lines import rows_located
 from recuse.data.table_files import read_frame
 from recuse.data.value_maps import (
     ValueMap,
@@ -72,6 +73,7 @@ __all__ = ["read_table"]
 
 
 @takes_mapping
+@rows_located
 def read_table(
     path: str | Path,
     *,

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.cells import one_text
+from recuse.data.record_lines import rows_located
 from recuse.data.table_files import read_frame
 from recuse.errors import InputError
 from recuse.files import file_sha256, is_file, read_json, read_text
@@ -128,6 +129,7 @@ def detect_source(path: Path) -> str:
     return "table"
 
 
+@rows_located
 def read_recording(
     path: str | Path,
     *,

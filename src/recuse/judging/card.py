@@ -415,5 +415,10 @@ def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable
     except RecursionError:  # (tomllib's reader recurses: it was a traceback)
         raise InputError(TOO_DEEP, file=p) from None
     if not rows:
-        raise InputError("the price table is empty", file=p)
+        raise InputError(
+            "the price table is empty",
+            file=p,
+            fix="give one row per judge: judge,input_per_million,output_per_million "
+            "(USD per million tokens), or a TOML table per judge",
+        )
     return PriceTable(rows, roster or Roster.builtin(), file=str(p))

@@ -45,6 +45,7 @@ import pandas as pd
 
 import recuse.judging.leases as leasing
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
+from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, perplexity_key, response_prompt
 from recuse.tables import validate_pairs, validate_ratings
@@ -57,6 +58,7 @@ __all__ = [
     "Perplexity",
     "Store",
     "content_key",
+    "no_store",
     "prompt_line",
 ]
 
@@ -267,7 +269,7 @@ class Store:
                 fix="create the folder or give another --out path",
             )
         if read_only and not self.path.is_file():
-            raise InputError("no such store", file=self.path, fix="run `recuse judge` first")
+            raise no_store(self.path, fix="run `recuse judge` first")
         self.conn = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -900,7 +902,13 @@ class Store:
 
     # --- export ----------------------------------------------------------------------
 
-    def export_pairs(self, *, notes: list[str] | None = None) -> pd.DataFrame:
+    def export_pairs(
+        self,
+        *,
+        notes: list[str] | None = None,
+        judges: Sequence[str] = (),
+        sources: Sequence[str] = (),
+    ) -> pd.DataFrame:
         """The ``pairs`` table: one row per (item, judge), both orders side by side.
 
         Extra columns: ``mass_first``/``mass_second`` (p(A)+p(B) on the verdict token)
@@ -915,6 +923,10 @@ class Store:
         One verdict per (judge, item, order) is exported: where the store holds several
         under different content keys (see :func:`_one_per_order`), the newest, and a
         sentence saying so is appended to ``notes``.
+
+        ``judges`` / ``sources`` keep the rows of those judge ids / datasets (the
+        ``source`` each pair was judged from: ``recuse judge --data``) only; a name
+        that matches no row is an error naming the ones the store holds.
         """
         df = _flag_unusable(self.judgments(), "pairwise")
         if df.empty:
@@ -923,6 +935,7 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge` first",
             )
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path)]
         df = _one_per_order(df, notes)
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
@@ -947,7 +960,10 @@ class Store:
             if col not in out.columns:
                 out[col] = np.nan
         out["p_a"] = np.nan
-        if notes is not None and "source" in out.columns:
+        if sources:
+            held = out["source"] if "source" in out.columns else pd.Series(np.nan, out.index)
+            out = out[_picked(held, sources, "--source", "datasets", self.path)]
+        elif notes is not None and "source" in out.columns:
             notes.extend(_sources_note(out["source"]))
         prompts = self.judge_prompts()
         for i, col in enumerate(PROMPT_COLUMNS):
@@ -955,17 +971,21 @@ class Store:
         out = self.attach_perplexities(out)
         return validate_pairs(out, file=self.path)
 
-    def export_ratings(self, *, notes: list[str] | None = None) -> pd.DataFrame:
+    def export_ratings(
+        self, *, notes: list[str] | None = None, judges: Sequence[str] = ()
+    ) -> pd.DataFrame:
         """The ``ratings`` table: one row per (prompt, model, dimension, judge); one
-        rating each, chosen as :meth:`export_pairs` chooses (said in ``notes``)."""
+        rating each, chosen as :meth:`export_pairs` chooses (said in ``notes``);
+        ``judges`` keeps those judge ids' rows only, as there."""
         df = _flag_unusable(self.judgments(), "likert")
-        df = _one_per_order(df, notes, what="(judge, item, dimension)")
         if df.empty:
             raise InputError(
                 "the store holds no Likert judgments",
                 file=self.path,
                 fix="run `recuse judge --protocol likert` first",
             )
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path)]
+        df = _one_per_order(df, notes, what="(judge, item, dimension)")
         meta = self.items("likert")
         rows = []
         for r in df.itertuples(index=False):
@@ -1097,6 +1117,19 @@ def _flag_unusable(df: pd.DataFrame, kind: JudgmentKind) -> pd.DataFrame:
     return df
 
 
+def no_store(path: Path, *, fix: str) -> InputError:
+    """The error for a store to read at ``path`` that is not a file: a folder (a
+    folder given for the store's file, as ``recuse audit --out`` takes one) is told
+    apart from nothing there."""
+    if is_file(path, folder=True):
+        return InputError(
+            "is a folder, not a store (the one SQLite file `recuse judge --out STORE` writes)",
+            file=path,
+            fix="give the store's file, e.g. runs/smol.sqlite",
+        )
+    return InputError("no such store", file=path, fix=fix)
+
+
 def _damaged(path: Path, detail: str) -> InputError:
     return InputError(
         f"the store is damaged ({detail})",
@@ -1104,6 +1137,35 @@ def _damaged(path: Path, detail: str) -> InputError:
         fix="restore it from a copy, or start a new store with another --out "
         "(`sqlite3 STORE .recover` may save its rows)",
     )
+
+
+def _held(values: pd.Series) -> str:
+    """The distinct names of ``values`` with their rows: ``a 3, b 2`` (sorted)."""
+    counts = values.dropna().astype(str).value_counts()
+    return ", ".join(f"{name!r} {n:,}" for name, n in sorted(counts.items()))
+
+
+def _picked(
+    values: pd.Series, wanted: Sequence[str], option: str, what: str, path: Path
+) -> pd.Series:
+    """Which rows of ``values`` (a column of the store's rows) are among ``wanted`` (all
+    where none is given). A name that matches no row is an error naming the ones held:
+    a typo exported nothing, or every row but the misspelt one's."""
+    if not wanted:
+        return pd.Series(True, index=values.index)
+    held = set(values.dropna().astype(str))
+    missing = [w for w in dict.fromkeys(wanted) if w not in held]
+    if missing:
+        names = ", ".join(repr(m) for m in missing)
+        raise InputError(
+            f"{option} {names} matches no row of the store; its {what} (rows): "
+            + (_held(values) or "none recorded"),
+            file=path,
+            fix=f"give {option} one of those, as written"
+            if held
+            else f"leave out {option} (the store's rows were judged without one)",
+        )
+    return values.astype(str).isin(set(wanted)) & values.notna()
 
 
 def _sources_note(sources: pd.Series) -> list[str]:
@@ -1114,10 +1176,11 @@ def _sources_note(sources: pd.Series) -> list[str]:
     if len(counts) < 2:
         return []
     listed = ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
+    first = sorted(counts.index)[0]
     return [
         f"the store holds pairs of {len(counts)} datasets (rows: {listed}), exported "
-        "together: an audit of this file reads them as one table; to audit each alone, "
-        "judge it into a store of its own (--out)"
+        "together: an audit of this file reads them as one table; to export one dataset "
+        f"alone, give --source NAME (e.g. --source {first})"
     ]
 
 

@@ -433,6 +433,52 @@ def test_signals_inside_a_call_stop_the_run_as_ctrl_c_does(
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
 
 
+# a store whose third commit of judgments takes two Ctrl-Cs, each handled before the
+# next is sent, as it is written: the second stops the run at once as that commit ends
+_CTRL_C_TWICE_IN_A_COMMIT = """
+import os, signal, sys, time
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_signals
+from recuse.judging import Runner, Store
+
+class PressedInACommit(Store):
+    commits = 0
+    def put(self, judgments):
+        judgments = list(judgments)
+        if judgments:
+            PressedInACommit.commits += 1
+            if PressedInACommit.commits == 3:
+                for _ in range(2):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(0.01)  # handled here
+        super().put(judgments)
+
+stop_on_signals()
+backend = FakeBackend(sleep=0.11)  # each call's 4 judgments committed on their own
+backend.concurrency = 1
+with PressedInACommit(sys.argv[1]) as store:
+    Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+"""
+
+
+def test_a_second_ctrl_c_during_a_commit_counts_what_that_commit_stored(tmp_path: Path) -> None:
+    """A second Ctrl-C that lands while a batch of judgments is committed stops the run
+    once the commit ends (recuse.interrupt.shielded); the batch was counted only after
+    its commit, so the line said 8 judgments stored where the store held 12, and the
+    run was recorded with 8 (the evaluator card's cost per judgment). Now the line, the
+    store and the run's record agree."""
+    store = tmp_path / "s.db"
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_TWICE_IN_A_COMMIT, str(store)], env=_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", _hurried("interrupted", 12))
+    assert _stored(store) == 12
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        assert db.execute("SELECT judgments FROM runs").fetchall() == [(12,)]
+
+
 def _hurried(what: str, stored: int) -> str:
     """Recuse's line for a run stopped at once by a second signal (``what`` as
     :func:`_said`'s), ``stored`` judgments of it stored."""

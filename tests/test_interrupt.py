@@ -177,3 +177,48 @@ def test_a_second_signal_while_a_run_stops_ends_it_after_its_commit(run: str) ->
         "recuse: interrupted again: stopped now; 3 judgments of this run are stored, the work "
         "in progress is not — run the same command again to go on where it stopped\n"
     )
+
+
+# a run's keepers that fail as a second SIGTERM ends it: a full disk met by two of them,
+# and a bug's KeyError; the outermost still keeps what it can
+_KEEPERS_FAIL = """
+import os, signal, time
+from recuse.errors import OutputError
+from recuse.interrupt import on_hurry, stop_on_signals
+
+def full() -> str:
+    raise OutputError("cannot write s.db: the disk is full")
+
+def bug() -> str:
+    raise KeyError("slot")
+
+def kept() -> str:
+    return "3 judgments of this run are stored"
+
+stop_on_signals()
+with on_hurry(kept), on_hurry(full), on_hurry(bug), on_hurry(full):
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+    except KeyboardInterrupt:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
+"""
+
+
+def test_a_keepers_error_at_a_second_signal_is_said_before_the_line() -> None:
+    """A keeper of a hurried stop that fails (the commit of the finished judgments on
+    a full disk) was not said: the line read as though all were kept. Each error is
+    said once, on a line of its own, in recuse's words where it is recuse's and with
+    its type where it is not; the other keepers still run and the exit code is the
+    signal's."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KEEPERS_FAIL], env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (143, "")
+    assert done.stderr == (
+        "recuse: cannot write s.db: the disk is full\n"
+        "recuse: KeyError: 'slot'\n"
+        "recuse: terminated (SIGTERM) again: stopped now; 3 judgments of this run are stored, "
+        "the work in progress is not — run the same command again to go on where it stopped\n"
+    )

@@ -479,6 +479,66 @@ def test_a_second_ctrl_c_during_a_commit_counts_what_that_commit_stored(tmp_path
         assert db.execute("SELECT judgments FROM runs").fetchall() == [(12,)]
 
 
+# the pass of :data:`_CTRL_C_TWICE_IN_A_PASS`, its four calls before it not yet
+# committed (none of the fake judge's calls waits), on a disk that fills as it runs:
+# SQLite's own error, raised where the store meets it
+_FULL_WHEN_HURRIED = """
+import os, signal, sqlite3, sys, time
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_signals
+from recuse.judging import Runner, Store
+
+full = []
+
+class FillingUp(Store):
+    def put(self, judgments):
+        if full:
+            with self._guard():
+                raise sqlite3.OperationalError("database or disk is full")
+        super().put(judgments)
+
+class PassOnThisThread(FakeBackend):
+    async def _tick(self):
+        await super()._tick()
+        if self.calls == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+            full.append(True)
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+
+stop_on_signals()
+backend = PassOnThisThread()
+backend.concurrency = 1
+with FillingUp(sys.argv[1]) as store:
+    Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+"""
+
+
+def test_a_second_ctrl_c_on_a_full_disk_says_the_finished_judgments_were_not_stored(
+    tmp_path: Path,
+) -> None:
+    """The hurried stop's commit of the finished judgments fails (the disk filled):
+    the error was swallowed and the line said only "stopped now; run the same command
+    again to go on where it stopped", as though they were kept. Now the store's error
+    is said on a line of its own first (once, though the run's record meets it too),
+    with the same exit code and no traceback; the leases are dropped all the same."""
+    store = tmp_path / "s.db"
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_WHEN_HURRIED, str(store)], env=_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    full = f"recuse: cannot write {store}: the disk is full — free some space and run again"
+    assert (done.returncode, done.stdout) == (130, ""), done.stderr
+    assert done.stderr == (
+        f"{_stopping()}{full} (finished judgments are kept and resumed)\n"
+        "recuse: interrupted again: stopped now; run the same command again to go on where "
+        "it stopped\n"
+    )
+    _resumes_whole(store, 0)
+
+
 def _hurried(what: str, stored: int) -> str:
     """Recuse's line for a run stopped at once by a second signal (``what`` as
     :func:`_said`'s), ``stored`` judgments of it stored."""

@@ -222,3 +222,72 @@ def test_a_keepers_error_at_a_second_signal_is_said_before_the_line() -> None:
         "recuse: terminated (SIGTERM) again: stopped now; 3 judgments of this run are stored, "
         "the work in progress is not — run the same command again to go on where it stopped\n"
     )
+
+
+# a run started in a running event loop (a notebook cell), Ctrl-C handled in the waiting
+# thread at the first Python call after its worker's start() returned (a trace function
+# makes that moment exact); the process ends with os._exit: a worker left behind would
+# hold it up for good
+_CTRL_C_AS_THE_WORKER_STARTS = """
+import _thread, asyncio, contextlib, os, sys, threading
+from recuse.interrupt import run
+
+started, said = [], []
+
+def tracer(frame, event, arg):
+    if started and event == "call":
+        sys.settrace(None)
+        _thread.interrupt_main()  # raised in the frame being called
+        return None
+    if event == "call" and frame.f_code is threading.Thread.start.__code__:
+        return returned
+    return None
+
+def returned(frame, event, arg):
+    if event == "return":
+        started.append(True)
+    return returned
+
+async def main() -> str:
+    said.append("began")
+    return "done"
+
+@contextlib.contextmanager
+def lend(worker):
+    said.append("lent")
+    try:
+        yield
+    finally:
+        said.append("back")
+
+async def cell() -> str:
+    sys.settrace(tracer)
+    try:
+        return run(main, lend=lend)
+    finally:
+        sys.settrace(None)
+
+try:
+    print(asyncio.new_event_loop().run_until_complete(cell()))
+except KeyboardInterrupt:
+    said.append("interrupted")
+workers = [t for t in threading.enumerate() if t.name == "recuse-run"]
+for t in workers:
+    t.join(2)
+print(*said, any(t.is_alive() for t in workers), flush=True)
+os._exit(0)
+"""
+
+
+def test_ctrl_c_as_a_cells_worker_starts_stops_the_run_and_its_worker() -> None:
+    """Ctrl-C in a notebook cell the moment the run's worker thread has started: it
+    was raised before the wait for the worker began, and the worker, waiting to be
+    let begin, was left waiting for good (a thread the process or kernel never ends).
+    Now it stops the run before it begins: the cell gets KeyboardInterrupt, the store
+    is given back, and the worker ends."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AS_THE_WORKER_STARTS],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "lent back interrupted False\n"), done.stderr

@@ -362,17 +362,21 @@ def _in_a_worker(
                 run.stopped = True
                 go.set()
                 raise
-            while not ended.is_set():
+            # every step from here on is in the try: a Ctrl-C handled as worker.start()
+            # returned was raised in the loop's test, before the run was let begin, and
+            # left the worker waiting for it for good (the process never ended)
+            while True:
                 try:
                     go.set()  # here, where a Ctrl-C the run causes is taken
                     if caller is not None and caller.cancelling() > cancelled and first is None:
                         first = asyncio.CancelledError()  # asyncio.run's Ctrl-C: see above
                     if first is not None:
                         stop()
-                    ended.wait(_WAIT_SECONDS)
+                    if ended.wait(_WAIT_SECONDS):
+                        worker.join()
+                        break
                 except BaseException as exc:  # a Ctrl-C while it waits
                     first = first or exc
-            worker.join()
     finally:
         del _worker_notes[worker]
         if waiter:

@@ -177,3 +177,117 @@ def test_a_second_signal_while_a_run_stops_ends_it_after_its_commit(run: str) ->
         "recuse: interrupted again: stopped now; 3 judgments of this run are stored, the work "
         "in progress is not — run the same command again to go on where it stopped\n"
     )
+
+
+# a run's keepers that fail as a second SIGTERM ends it: a full disk met by two of them,
+# and a bug's KeyError; the outermost still keeps what it can
+_KEEPERS_FAIL = """
+import os, signal, time
+from recuse.errors import OutputError
+from recuse.interrupt import on_hurry, stop_on_signals
+
+def full() -> str:
+    raise OutputError("cannot write s.db: the disk is full")
+
+def bug() -> str:
+    raise KeyError("slot")
+
+def kept() -> str:
+    return "3 judgments of this run are stored"
+
+stop_on_signals()
+with on_hurry(kept), on_hurry(full), on_hurry(bug), on_hurry(full):
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+    except KeyboardInterrupt:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
+"""
+
+
+def test_a_keepers_error_at_a_second_signal_is_said_before_the_line() -> None:
+    """A keeper of a hurried stop that fails (the commit of the finished judgments on
+    a full disk) was not said: the line read as though all were kept. Each error is
+    said once, on a line of its own, in recuse's words where it is recuse's and with
+    its type where it is not; the other keepers still run and the exit code is the
+    signal's."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KEEPERS_FAIL], env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (143, "")
+    assert done.stderr == (
+        "recuse: cannot write s.db: the disk is full\n"
+        "recuse: KeyError: 'slot'\n"
+        "recuse: terminated (SIGTERM) again: stopped now; 3 judgments of this run are stored, "
+        "the work in progress is not — run the same command again to go on where it stopped\n"
+    )
+
+
+# a run started in a running event loop (a notebook cell), Ctrl-C handled in the waiting
+# thread at the first Python call after its worker's start() returned (a trace function
+# makes that moment exact); the process ends with os._exit: a worker left behind would
+# hold it up for good
+_CTRL_C_AS_THE_WORKER_STARTS = """
+import _thread, asyncio, contextlib, os, sys, threading
+from recuse.interrupt import run
+
+started, said = [], []
+
+def tracer(frame, event, arg):
+    if started and event == "call":
+        sys.settrace(None)
+        _thread.interrupt_main()  # raised in the frame being called
+        return None
+    if event == "call" and frame.f_code is threading.Thread.start.__code__:
+        return returned
+    return None
+
+def returned(frame, event, arg):
+    if event == "return":
+        started.append(True)
+    return returned
+
+async def main() -> str:
+    said.append("began")
+    return "done"
+
+@contextlib.contextmanager
+def lend(worker):
+    said.append("lent")
+    try:
+        yield
+    finally:
+        said.append("back")
+
+async def cell() -> str:
+    sys.settrace(tracer)
+    try:
+        return run(main, lend=lend)
+    finally:
+        sys.settrace(None)
+
+try:
+    print(asyncio.new_event_loop().run_until_complete(cell()))
+except KeyboardInterrupt:
+    said.append("interrupted")
+workers = [t for t in threading.enumerate() if t.name == "recuse-run"]
+for t in workers:
+    t.join(2)
+print(*said, any(t.is_alive() for t in workers), flush=True)
+os._exit(0)
+"""
+
+
+def test_ctrl_c_as_a_cells_worker_starts_stops_the_run_and_its_worker() -> None:
+    """Ctrl-C in a notebook cell the moment the run's worker thread has started: it
+    was raised before the wait for the worker began, and the worker, waiting to be
+    let begin, was left waiting for good (a thread the process or kernel never ends).
+    Now it stops the run before it begins: the cell gets KeyboardInterrupt, the store
+    is given back, and the worker ends."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AS_THE_WORKER_STARTS],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "lent back interrupted False\n"), done.stderr

@@ -167,16 +167,25 @@ def hurried_resumes(resumes: bool) -> None:
 def _hurry() -> NoReturn:
     """A second signal's stop: each :func:`on_hurry` keeper, innermost first, recuse's
     line with their words, and the process ends at once with :func:`stopped_code`.
-    A signal meanwhile changes nothing."""
+    A keeper's error (a full disk: the finished judgments not committed) is said on a
+    line of its own before it (the line said only that the rerun goes on where it
+    stopped, as though they were kept). A signal meanwhile changes nothing."""
     _due[:] = ["hurrying"]
     words = []
+    errors: list[str] = []
     for keep in reversed(_hurries[:]):
         try:
             said = keep()
-        except BaseException:  # the process ends: the others keep what they can
+        except BaseException as exc:  # the process ends: the others keep what they can
+            error = _error_words(exc)
+            if error and error not in errors:  # the store's full disk, met by each
+                errors.append(error)
             continue
         if said:
             words.append(said)
+    with contextlib.suppress(OSError):
+        for error in errors:
+            print(f"recuse: {error}", file=sys.stderr, flush=True)
     code = stopped_code()
     what = {TERMINATED: "terminated (SIGTERM)", HUNG_UP: "hung up (SIGHUP)"}
     stored, then = ";", "go on where it stopped" if _resumes[0] else "start it over"
@@ -194,6 +203,18 @@ def _hurry() -> NoReturn:
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     os._exit(code)
+
+
+def _error_words(exc: BaseException) -> str:
+    """What a keeper's error says on recuse's line: a recuse error's own words (one
+    line, with its fix), another's with its type (a bug's KeyError says only its key);
+    nothing for a signal's KeyboardInterrupt."""
+    if not isinstance(exc, Exception):
+        return ""
+    words = " ".join(str(exc).split())
+    if type(exc).__module__ == "recuse.errors" and words:
+        return words
+    return f"{type(exc).__name__}: {words}" if words else type(exc).__name__
 
 
 def run(
@@ -341,17 +362,21 @@ def _in_a_worker(
                 run.stopped = True
                 go.set()
                 raise
-            while not ended.is_set():
+            # every step from here on is in the try: a Ctrl-C handled as worker.start()
+            # returned was raised in the loop's test, before the run was let begin, and
+            # left the worker waiting for it for good (the process never ended)
+            while True:
                 try:
                     go.set()  # here, where a Ctrl-C the run causes is taken
                     if caller is not None and caller.cancelling() > cancelled and first is None:
                         first = asyncio.CancelledError()  # asyncio.run's Ctrl-C: see above
                     if first is not None:
                         stop()
-                    ended.wait(_WAIT_SECONDS)
+                    if ended.wait(_WAIT_SECONDS):
+                        worker.join()
+                        break
                 except BaseException as exc:  # a Ctrl-C while it waits
                     first = first or exc
-            worker.join()
     finally:
         del _worker_notes[worker]
         if waiter:

@@ -433,6 +433,112 @@ def test_signals_inside_a_call_stop_the_run_as_ctrl_c_does(
         assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
 
 
+# a store whose third commit of judgments takes two Ctrl-Cs, each handled before the
+# next is sent, as it is written: the second stops the run at once as that commit ends
+_CTRL_C_TWICE_IN_A_COMMIT = """
+import os, signal, sys, time
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_signals
+from recuse.judging import Runner, Store
+
+class PressedInACommit(Store):
+    commits = 0
+    def put(self, judgments):
+        judgments = list(judgments)
+        if judgments:
+            PressedInACommit.commits += 1
+            if PressedInACommit.commits == 3:
+                for _ in range(2):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(0.01)  # handled here
+        super().put(judgments)
+
+stop_on_signals()
+backend = FakeBackend(sleep=0.11)  # each call's 4 judgments committed on their own
+backend.concurrency = 1
+with PressedInACommit(sys.argv[1]) as store:
+    Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+"""
+
+
+def test_a_second_ctrl_c_during_a_commit_counts_what_that_commit_stored(tmp_path: Path) -> None:
+    """A second Ctrl-C that lands while a batch of judgments is committed stops the run
+    once the commit ends (recuse.interrupt.shielded); the batch was counted only after
+    its commit, so the line said 8 judgments stored where the store held 12, and the
+    run was recorded with 8 (the evaluator card's cost per judgment). Now the line, the
+    store and the run's record agree."""
+    store = tmp_path / "s.db"
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_TWICE_IN_A_COMMIT, str(store)], env=_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", _hurried("interrupted", 12))
+    assert _stored(store) == 12
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        assert db.execute("SELECT judgments FROM runs").fetchall() == [(12,)]
+
+
+# the pass of :data:`_CTRL_C_TWICE_IN_A_PASS`, its four calls before it not yet
+# committed (none of the fake judge's calls waits), on a disk that fills as it runs:
+# SQLite's own error, raised where the store meets it
+_FULL_WHEN_HURRIED = """
+import os, signal, sqlite3, sys, time
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_signals
+from recuse.judging import Runner, Store
+
+full = []
+
+class FillingUp(Store):
+    def put(self, judgments):
+        if full:
+            with self._guard():
+                raise sqlite3.OperationalError("database or disk is full")
+        super().put(judgments)
+
+class PassOnThisThread(FakeBackend):
+    async def _tick(self):
+        await super()._tick()
+        if self.calls == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+            full.append(True)
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+
+stop_on_signals()
+backend = PassOnThisThread()
+backend.concurrency = 1
+with FillingUp(sys.argv[1]) as store:
+    Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+"""
+
+
+def test_a_second_ctrl_c_on_a_full_disk_says_the_finished_judgments_were_not_stored(
+    tmp_path: Path,
+) -> None:
+    """The hurried stop's commit of the finished judgments fails (the disk filled):
+    the error was swallowed and the line said only "stopped now; run the same command
+    again to go on where it stopped", as though they were kept. Now the store's error
+    is said on a line of its own first (once, though the run's record meets it too),
+    with the same exit code and no traceback; the leases are dropped all the same."""
+    store = tmp_path / "s.db"
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_WHEN_HURRIED, str(store)], env=_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    full = f"recuse: cannot write {store}: the disk is full — free some space and run again"
+    assert (done.returncode, done.stdout) == (130, ""), done.stderr
+    assert done.stderr == (
+        f"{_stopping()}{full} (finished judgments are kept and resumed)\n"
+        "recuse: interrupted again: stopped now; run the same command again to go on where "
+        "it stopped\n"
+    )
+    _resumes_whole(store, 0)
+
+
 def _hurried(what: str, stored: int) -> str:
     """Recuse's line for a run stopped at once by a second signal (``what`` as
     :func:`_said`'s), ``stored`` judgments of it stored."""

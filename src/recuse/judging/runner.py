@@ -359,13 +359,15 @@ class _Collector(Generic[Outcome]):
         self.clock.outcome(now)
         self.pending.extend(results)
         self.outcomes.extend(results)
-        if len(self.pending) >= FLUSH_ROWS or now - self.last_flush >= FLUSH_SECONDS:
-            self.flush()
+        # counted before their commit: a second signal's stop (keep) that comes as the
+        # commit ends says them, and records them in the run, as stored
         for r in results:
             self.counts[r.status] += 1
             if r.status == "failed":
                 reason = r.reason or "unknown"
                 self.failures[reason] = self.failures.get(reason, 0) + 1
+        if len(self.pending) >= FLUSH_ROWS or now - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
 
     def flush(self) -> None:
         # written whole: a signal's stop waits for the commit (interrupt.shielded)

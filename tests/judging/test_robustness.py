@@ -539,6 +539,48 @@ def test_a_second_ctrl_c_on_a_full_disk_says_the_finished_judgments_were_not_sto
     _resumes_whole(store, 0)
 
 
+# a run whose Ctrl-C (or two) lands just after its leases were taken, before a call
+_CTRL_C_AS_LEASES_ARE_TAKEN = """
+import os, signal, sys, time
+import pandas as pd
+from judging.helpers import FakeBackend, fake_pairs
+from recuse.interrupt import stop_on_signals, stopped_code
+from recuse.judging import Runner, Store
+
+class Signalled(Store):
+    def take_leases(self, run, wanted):
+        leased = super().take_leases(run, wanted)
+        for _ in range(int(sys.argv[2])):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        return leased
+
+stop_on_signals()
+try:
+    with Signalled(sys.argv[1]) as store:
+        Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(40)))
+except KeyboardInterrupt:
+    sys.exit(stopped_code())
+"""
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_a_ctrl_c_as_the_leases_are_taken_leaves_none(tmp_path: Path, presses: int) -> None:
+    """A Ctrl-C that lands as the run's leases are taken (after the store's
+    transaction, before the block that drops them began) left all 80 behind, as
+    though another run held them, until this process was found dead; and so did a
+    second press there, which ends the process at once. Now they are dropped either
+    way: recuse's line, exit 130, the store whole, and a rerun judges everything."""
+    store = tmp_path / "s.db"
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AS_LEASES_ARE_TAKEN, str(store), str(presses)],
+        env=_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    _resumes_whole(store, 0)
+
+
 def _hurried(what: str, stored: int) -> str:
     """Recuse's line for a run stopped at once by a second signal (``what`` as
     :func:`_said`'s), ``stored`` judgments of it stored."""

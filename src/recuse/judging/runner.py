@@ -650,17 +650,18 @@ class Runner:
             return
         leases.begin(run)
         try:
-            leased = self.store.take_leases(run, (self._lease_id(t) for t in todo))
-            try:
-                mine = [t for t in todo if self._lease_id(t) not in leased.elsewhere]
-                theirs = [t for t in todo if self._lease_id(t) in leased.elsewhere]
-                # a hurried stop (a second Ctrl-C) drops them too, as it ends the program
-                with interrupt.on_hurry(lambda: self.store.drop_leases(run)):
+            # a hurried stop (a second Ctrl-C) drops them too, as it ends the program; a
+            # stop that lands as they are taken drops those taken (none if it came first)
+            with interrupt.on_hurry(lambda: self.store.drop_leases(run)):
+                try:
+                    leased = self.store.take_leases(run, (self._lease_id(t) for t in todo))
+                    mine = [t for t in todo if self._lease_id(t) not in leased.elsewhere]
+                    theirs = [t for t in todo if self._lease_id(t) in leased.elsewhere]
                     yield mine, theirs, leased
-            finally:
-                # left behind (a full disk), they are a dead run's once this one ends
-                with contextlib.suppress(RecuseError):
-                    self.store.drop_leases(run)
+                finally:
+                    # left behind (a full disk), they are a dead run's once this one ends
+                    with contextlib.suppress(RecuseError):
+                        self.store.drop_leases(run)
         finally:
             leases.end(run)
 

@@ -131,7 +131,7 @@ def test_an_export_keeps_the_judges_and_datasets_asked_for(tmp_path: Path) -> No
     [
         (
             {"judges": ["x", "z"]},
-            "--judge 'z' matches no row of the store; its judge ids (rows): 'x' 10, 'y' 10 "
+            "--judge 'z' matches no row of the store; its judge ids (rows): 'x' 5, 'y' 5 "
             "— give --judge one of those, as written",
         ),
         (
@@ -150,6 +150,25 @@ def test_an_export_filter_matching_nothing_names_what_the_store_holds(
     with Store(tmp_path / "s.db", read_only=True) as store, pytest.raises(InputError) as err:
         store.export_pairs(**kwargs)
     assert str(err.value) == f"{tmp_path / 's.db'}: {said}"
+
+
+def test_an_export_filter_counts_the_rows_the_export_writes(tmp_path: Path) -> None:
+    """The rows named by a --judge or --source that matched nothing are the rows an
+    export of that name writes: a judge's pairs, not its judgments (it said 'x' 10 of
+    a judge whose export is 5 rows, a pair's two orders counted twice)."""
+    from recuse.errors import InputError
+
+    _two_judges_two_datasets(tmp_path / "s.db")
+    with Store(tmp_path / "s.db", read_only=True) as store:
+        every = store.export_pairs()
+        for option, column in (("judges", "judge"), ("sources", "source")):
+            with pytest.raises(InputError) as err:
+                store.export_pairs(**{option: ["nowhere"]})
+            counts = every[column].value_counts()
+            held = ", ".join(f"{name!r} {n}" for name, n in sorted(counts.items()))
+            assert f"(rows): {held} —" in str(err.value)
+            for name in counts.index:
+                assert len(store.export_pairs(**{option: [str(name)]})) == counts[name]
 
 
 def test_a_source_filter_on_a_store_without_sources_says_none_was_recorded(

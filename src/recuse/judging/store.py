@@ -935,7 +935,8 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge` first",
             )
-        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path)]
+        rows = df.drop_duplicates(["judge", "item_id"])["judge"]  # one row per pair
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=rows)]
         df = _one_per_order(df, notes)
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
@@ -984,7 +985,8 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge --protocol likert` first",
             )
-        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path)]
+        rows = df.drop_duplicates(["judge", "item_id", "slot"])["judge"]  # one per rating
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=rows)]
         df = _one_per_order(df, notes, what="(judge, item, dimension)")
         meta = self.items("likert")
         rows = []
@@ -1146,11 +1148,19 @@ def _held(values: pd.Series) -> str:
 
 
 def _picked(
-    values: pd.Series, wanted: Sequence[str], option: str, what: str, path: Path
+    values: pd.Series,
+    wanted: Sequence[str],
+    option: str,
+    what: str,
+    path: Path,
+    *,
+    rows: pd.Series | None = None,
 ) -> pd.Series:
     """Which rows of ``values`` (a column of the store's rows) are among ``wanted`` (all
     where none is given). A name that matches no row is an error naming the ones held:
-    a typo exported nothing, or every row but the misspelt one's."""
+    a typo exported nothing, or every row but the misspelt one's. ``rows``: the names
+    once per row the export would write (default ``values``), counted in that error as
+    "wrote N rows" counts them (a pair's two orders are two judgments but one row)."""
     if not wanted:
         return pd.Series(True, index=values.index)
     held = set(values.dropna().astype(str))
@@ -1159,7 +1169,7 @@ def _picked(
         names = ", ".join(repr(m) for m in missing)
         raise InputError(
             f"{option} {names} matches no row of the store; its {what} (rows): "
-            + (_held(values) or "none recorded"),
+            + (_held(values if rows is None else rows) or "none recorded"),
             file=path,
             fix=f"give {option} one of those, as written"
             if held

@@ -1020,14 +1020,15 @@ class Runner:
             request timeout; a GPU's calls run in threads, a server's are cancelled):
             said at once, as the run waits for the pass to end and stores it (tens of
             seconds on a busy CPU, minutes for a 7B model), and what a second press
-            does: as the program, it stops at once, that pass dropped (its prompts are
-            judged again by the next run, :mod:`recuse.interrupt`); else (Python code
+            does: as the program, it stops at once, that pass dropped (its judgments,
+            "judgments" as the lines after say, not the data's prompts, are made again
+            by the next run, :mod:`recuse.interrupt`); else (Python code
             calling recuse) it is Python's or asyncio's."""
             if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
                 term = "SIGTERM: " if signum == signal.SIGTERM else ""
                 then = (
                     f"; Ctrl-C again stops now without them (the pass's {count(flying)} "
-                    f"prompt{'' if flying == 1 else 's'} judged again by the next run)"
+                    f"judgment{'' if flying == 1 else 's'} made again by the next run)"
                     if interrupt.hurries()
                     else ""
                 )

@@ -180,3 +180,23 @@ def test_a_source_filter_on_a_store_without_sources_says_none_was_recorded(
         Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
         with pytest.raises(InputError, match="its datasets \\(rows\\): none recorded — leave"):
             store.export_pairs(sources=["llmbar"])
+
+
+def test_a_ratings_export_filter_counts_the_ratings_the_export_writes(tmp_path: Path) -> None:
+    """The same for ratings: a judge id's count is its export's rows, one per
+    (prompt, model, dimension)."""
+    from recuse.errors import InputError
+    from recuse.judging.protocols import DIMENSIONS
+
+    rows = pd.DataFrame(
+        {"prompt_id": ["q1", "q2"], "model": ["gpt-4", "claude-v1"], "prompt": ["P1", "P2"]}
+        | {"response": ["R1", "R2"]}
+    )
+    with Store(tmp_path / "s.db") as store:
+        dims = [DIMENSIONS["conciseness"], DIMENSIONS["logical_correctness"]]
+        Runner(FakeBackend(), store, judge="x", progress=False).likert(rows, dims)
+        every = store.export_ratings()
+        with pytest.raises(InputError) as err:
+            store.export_ratings(judges=["nowhere"])
+    assert len(every) == 4
+    assert "its judge ids (rows): 'x' 4 —" in str(err.value)

@@ -935,8 +935,8 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge` first",
             )
-        rows = df.drop_duplicates(["judge", "item_id"])["judge"]  # one row per pair
-        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=rows)]
+        each = df.drop_duplicates(["judge", "item_id"])["judge"]  # one row per pair
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=each)]
         df = _one_per_order(df, notes)
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
@@ -985,8 +985,8 @@ class Store:
                 file=self.path,
                 fix="run `recuse judge --protocol likert` first",
             )
-        rows = df.drop_duplicates(["judge", "item_id", "slot"])["judge"]  # one per rating
-        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=rows)]
+        each = df.drop_duplicates(["judge", "item_id", "slot"])["judge"]  # one per rating
+        df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=each)]
         df = _one_per_order(df, notes, what="(judge, item, dimension)")
         meta = self.items("likert")
         rows = []

@@ -23,7 +23,7 @@ CASES: list[tuple[str, str, str]] = [
         "pairs_header_only.csv",
         "pairs",
         "the pairs table is empty: it has columns but no data rows — add a row per pair under "
-        "the header (columns item_id, prompt_id at least)",
+        "the header",
     ),
     ("pairs_not_utf8.csv", "pairs", "line 4 (data row 3): not UTF-8"),
     (

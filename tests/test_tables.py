@@ -117,6 +117,40 @@ def test_missing_columns_and_empty_table() -> None:
         validate_pairs(pairs().iloc[:0])
 
 
+@pytest.mark.parametrize(
+    ("columns", "file", "said"),
+    [
+        (["item_id", "prompt_id"], "t.csv", "t.csv: the pairs table is empty: it has columns "
+         "but no data rows — add a row per pair under the header"),
+        (["item_id", "judge", "p_a"], "t.csv", "t.csv: the pairs table is empty: it has "
+         "columns but no data rows — add a row per pair under the header, with the "
+         "column(s) prompt_id"),
+        ([], None, "the pairs table is empty: it has no rows — add a row per pair, with the "
+         "column(s) item_id, prompt_id"),
+    ],
+)  # fmt: skip
+def test_an_empty_table_says_what_it_lacks(columns: list[str], file: str | None, said: str) -> None:
+    """A table of no rows: 'it has columns' only of a file's header, and the columns
+    its fix names only where the table lacks them (it named item_id, prompt_id to a
+    header of both, and prompt_id to a file whose reader had just said it makes one
+    per item_id)."""
+    with pytest.raises(InputError) as info:
+        validate_pairs(pd.DataFrame(columns=columns), file=file)
+    assert str(info.value) == said
+
+
+def test_a_header_alone_without_prompt_id_asks_for_rows_only(tmp_path: Path) -> None:
+    """A file's reader fills prompt_id (one per item_id) and says so in a note: the
+    empty table's fix then asks for rows, not for that column."""
+    from recuse.data.plain_tables import read_table
+
+    path = tmp_path / "pairs.csv"
+    path.write_text("item_id,judge,p_a_first\n")
+    with pytest.warns(ReaderNote, match="no prompt_id"), pytest.raises(InputError) as info:
+        read_table(path, table="pairs")
+    assert str(info.value).endswith("add a row per pair under the header"), info.value
+
+
 def test_status_must_explain_missing_verdict() -> None:
     df = pairs(status_first=["ok", "ok", "unparsed"], p_a_first=[1.0, np.nan, np.nan])
     with pytest.raises(InputError, match="status_first is 'ok'") as info:

@@ -757,6 +757,23 @@ def _named_levels(df: pd.DataFrame) -> list[Any]:
     return [n for n in df.index.names if n is not None and n not in df.columns]
 
 
+def _empty_table(df: pd.DataFrame, schema: Schema, file: str | None) -> InputError:
+    """The error for a table of no rows: a file's is a header alone (no mapping of its
+    columns leaves rows out). The fix names the required columns it lacks only (a
+    file's reader has filled the ones it derives, e.g. prompt_id, and said so)."""
+    must = [c for c in schema.required if c not in schema.filled]
+    lacking = [c for c in must if c not in df.columns]
+    fix = f"add a row per {schema.name[:-1]}" + (" under the header" if file else "")
+    if lacking:
+        fix += f", with the column(s) {', '.join(lacking)}"
+    return InputError(
+        f"the {schema.name} table is empty: "
+        + ("it has columns but no data rows" if file else "it has no rows"),
+        file=file,
+        fix=fix,
+    )
+
+
 def _validate(
     df: pd.DataFrame,
     schema: Schema,
@@ -770,12 +787,7 @@ def _validate(
     check_header(df, file=fname)
     df = index_as_columns(df)
     if len(df) == 0:
-        raise InputError(  # (a header alone: no mapping of its columns leaves rows out)
-            f"the {schema.name} table is empty: it has columns but no data rows",
-            file=fname,
-            fix=f"add a row per {schema.name[:-1]} under the header (columns "
-            f"{', '.join(c for c in schema.required if c not in schema.filled)} at least)",
-        )
+        raise _empty_table(df, schema, fname)
     missing = [c for c in schema.required if c not in df.columns]
     if missing:
         raise missing_columns_error(schema, missing, df.columns, fname)

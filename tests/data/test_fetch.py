@@ -318,3 +318,9 @@ def test_an_unknown_dataset_to_fetch_names_each_dataset_once_and_a_near_miss() -
     with pytest.raises(DatasetNotFoundError) as caught:
         folders_for("zzz")
     assert "did you mean" not in str(caught.value)
+    # a folder's name with '-' (as datasets are spelt) is told that folder, which fetches
+    for typed, meant in (("mt-bench", "mt_bench"), ("Play-Favorite", "play-favorites")):
+        with pytest.raises(DatasetNotFoundError) as caught:
+            folders_for(typed)
+        assert f"did you mean {meant!r}?" in str(caught.value)
+        assert folders_for(meant)

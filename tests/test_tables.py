@@ -110,6 +110,21 @@ def test_pairs_errors_name_row_and_column(
     assert reason in str(err) and err.fix
 
 
+def test_a_duplicate_names_the_key_columns_it_has() -> None:
+    """A table without judges (pairs to judge) has a duplicate item_id, and the error
+    said "(item_id='i1', judge=None) — each (item_id, judge) may appear once"."""
+    unjudged = pd.DataFrame({"item_id": ["i1", "i2", "i1"], "prompt_id": ["p1", "p2", "p3"]})
+    with pytest.raises(InputError) as info:
+        validate_pairs(unjudged, file="to-judge.csv")
+    assert (info.value.row, info.value.reason) == (3, "duplicate pairs row (item_id='i1')")
+    assert info.value.fix == "each item_id may appear once; remove or rename the duplicate"
+    judged = unjudged.assign(judge="x", p_a=[1.0, 0.0, 1.0])
+    with pytest.raises(InputError) as info:
+        validate_pairs(judged)
+    assert info.value.reason == "duplicate pairs row (item_id='i1', judge='x')"
+    assert info.value.fix is not None and info.value.fix.startswith("each (item_id, judge) ")
+
+
 def test_missing_columns_and_empty_table() -> None:
     with pytest.raises(InputError, match="missing required column"):
         validate_pairs(pairs().drop(columns=["human", "judge"]))

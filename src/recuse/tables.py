@@ -801,12 +801,15 @@ def _validate(
     dup = out.duplicated(list(schema.key), keep="first")
     if dup.any():
         i = _first(dup)
-        key = ", ".join(f"{k}={out[k].iloc[i]!r}" for k in schema.key)
+        # a key column left empty (a file to judge has no judge) is not said: judge=None
+        named = [k for k in schema.key if not pd.isna(out[k].iloc[i])] or list(schema.key)
+        key = ", ".join(f"{k}={out[k].iloc[i]!r}" for k in named)
+        each = named[0] if len(named) == 1 else f"({', '.join(named)})"
         raise InputError(
             f"duplicate {schema.name} row ({key})",
             file=fname,
             row=i + 1,
-            fix=f"each ({', '.join(schema.key)}) may appear once; remove or rename the duplicate",
+            fix=f"each {each} may appear once; remove or rename the duplicate",
         )
     return out
 

@@ -249,6 +249,53 @@ def test_the_metric_functions_example_runs_and_shows_the_headline(
     assert printed.splitlines()[0].endswith(line), (printed.splitlines()[0], line)
 
 
+def test_the_judging_example_runs_as_a_script_and_in_a_running_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's judge run from Python, as written but for the server's address: in a
+    script, then in an ``async def`` (a notebook cell's running loop) on the same store,
+    which judges nothing again. Its words hold: the columns kept for the audit
+    (``prompt_id`` too, which it did not name), each pair in both orders."""
+    import asyncio
+
+    from recuse.testing.standin import StandIn
+
+    text = PYTHON_API.read_text("utf-8")
+    marker = "<!-- tests/test_api.py runs this block against a stand-in server, in an async"
+    block = re.search(re.escape(marker) + r" def too -->\n```python\n(.*?)```", text, re.S)
+    assert block, "the judging example of docs/python-api.md is gone"
+    said = re.search(r"the pairs to judge \(columns(.*?)\)\.", text, flags=re.S)
+    assert said, "the judging example's columns are no longer named"
+    named = re.findall(r"`(\w+)`", said.group(1))
+    pairs = pd.DataFrame(
+        {"item_id": ["i1", "i2", "i3"], "prompt_id": ["q1", "q1", "q2"]}
+        | {"prompt": ["P1", "P2", "P3"], "response_a": ["a1", "a2", "a3"]}
+        | {"response_b": ["b1", "b2", "b3"], "model_a": ["gpt-4"] * 3}
+        | {"model_b": ["claude-v1"] * 3, "human": ["a", "b", "tie"]}
+    )
+    assert sorted(named) == sorted(pairs.columns)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MY_KEY", "sk-test")
+    pairs.to_csv("pairs.csv", index=False)
+    with StandIn() as server:
+        code = block.group(1).replace("http://localhost:8000/v1", server.base_url)
+        scope: dict[str, Any] = {}
+        exec(compile(code, str(PYTHON_API), "exec"), scope)
+        first = capsys.readouterr().out
+
+        async def cell() -> None:
+            exec(compile(code, str(PYTHON_API), "exec"), scope)
+
+        asyncio.run(cell())
+        again = capsys.readouterr().out
+    assert "6 judgments: 0 already stored, 6 ok" in first
+    assert "6 judgments: 6 already stored, 0 ok" in again
+    judged = scope["judged"].sort_values("item_id", ignore_index=True)
+    kept = ["item_id", "prompt_id", "model_a", "model_b"]
+    assert judged[kept].astype(str).to_dict("list") == pairs[kept].to_dict("list")
+    assert judged["p_a_first"].notna().all() and judged["p_a_second"].notna().all()
+
+
 def test_a_column_of_text_and_numbers_is_read_as_a_file_holds_it(
     planted: pd.DataFrame, tmp_path: Path
 ) -> None:

@@ -178,8 +178,15 @@ def test_a_source_filter_on_a_store_without_sources_says_none_was_recorded(
 
     with Store(tmp_path / "s.db") as store:
         Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
-        with pytest.raises(InputError, match="its datasets \\(rows\\): none recorded — leave"):
+        with pytest.raises(InputError) as err:
             store.export_pairs(sources=["llmbar"])
+    # it said "(the store's rows were judged without one)": one what? (not a --source
+    # of `recuse judge`, which has none; its data's column)
+    assert "source" not in pd.DataFrame(fake_pairs(2)).columns
+    assert str(err.value).endswith(
+        "its datasets (rows): none recorded — leave out --source: the store's rows were "
+        "judged from data without a source column"
+    )
 
 
 def test_a_ratings_export_filter_counts_the_ratings_the_export_writes(tmp_path: Path) -> None:

@@ -1173,7 +1173,8 @@ def _picked(
             file=path,
             fix=f"give {option} one of those, as written"
             if held
-            else f"leave out {option} (the store's rows were judged without one)",
+            else f"leave out {option}: the store's rows were judged from data without a "
+            f"{option.removeprefix('--')} column",
         )
     return values.astype(str).isin(set(wanted)) & values.notna()
 

@@ -650,8 +650,8 @@ def _stopping(term: str = "") -> str:
     """The line a first signal during a pass says (``term``: "SIGTERM: " for one)."""
     return (
         f"recuse: {term}stopping once the model's pass in progress ends (its judgments are "
-        "stored); Ctrl-C again stops now without them (the pass's 4 judgments made again "
-        "by the next run)\n"
+        f"stored); {'SIGTERM' if term else 'Ctrl-C'} again stops now without them (the "
+        "pass's 4 judgments made again by the next run)\n"
     )
 
 

@@ -1026,8 +1026,9 @@ class Runner:
             calling recuse) it is Python's or asyncio's."""
             if running and self.backend.concurrency <= 1 and self.backend.timeout is None:
                 term = "SIGTERM: " if signum == signal.SIGTERM else ""
+                again = "SIGTERM" if term else "Ctrl-C"  # a scheduler's log has no Ctrl-C
                 then = (
-                    f"; Ctrl-C again stops now without them (the pass's {count(flying)} "
+                    f"; {again} again stops now without them (the pass's {count(flying)} "
                     f"judgment{'' if flying == 1 else 's'} made again by the next run)"
                     if interrupt.hurries()
                     else ""

@@ -84,7 +84,7 @@ def test_a_judge_named_na_is_a_missing_judge_in_a_dataframe_as_in_a_csv(tmp_path
     frame = _table()
     frame.loc[3, "judge"] = "NA"
     frame.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.warns(ReaderNote, match=r"'NA' in judge \(row 4\)"):
+    with pytest.warns(ReaderNote, match=r"'NA' in judge \(data row 4\)"):
         with pytest.raises(InputError) as by_file:
             load_input(tmp_path / "t.csv")
     with pytest.warns(ReaderNote) as notes, pytest.raises(InputError) as by_frame:
@@ -93,7 +93,7 @@ def test_a_judge_named_na_is_a_missing_judge_in_a_dataframe_as_in_a_csv(tmp_path
     assert (by_frame.value.row, by_frame.value.column) == (4, "judge")
     said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
     assert said == [
-        "dataframe (the DataFrame given): read as missing: 'NA' in judge (row 4) — texts "
+        "dataframe (the DataFrame given): read as missing: 'NA' in judge (data row 4) — texts "
         "that mark a missing value (pandas' defaults), which recuse reads so in the columns "
         "of models, ids, labels, verdicts and scores of every table (CSV, JSON, Parquet or "
         "DataFrame alike; a prompt or an answer keeps them as written); if one is a real "
@@ -113,14 +113,14 @@ def test_the_note_names_each_text_column_and_rows_and_not_an_empty_text() -> Non
     said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
     assert len(said) == 1
     assert said[0].startswith(
-        "mine.csv: read as missing: 'None' in model_b (2 rows, first row 2); "
-        "'n/a', 'nan' in category (2 rows, first row 3) — "
+        "mine.csv: read as missing: 'None' in model_b (2 rows, first data row 2); "
+        "'n/a', 'nan' in category (2 rows, first data row 3) — "
     )
     assert out["model_b"].isna().sum() == 2 and out["category"].isna().sum() == 2
     assert pd.isna(out.loc[0, "judge"])
     # an id spelt so is missing, and refused as one (the note said why, first)
     frame.loc[4, "prompt_id"] = "NULL"
-    with pytest.warns(ReaderNote, match=r"'NULL' in prompt_id \(row 5\)"):
+    with pytest.warns(ReaderNote, match=r"'NULL' in prompt_id \(data row 5\)"):
         with pytest.raises(InputError, match="missing prompt_id") as err:
             recuse.validate_pairs(frame)
     assert err.value.row == 5
@@ -130,7 +130,7 @@ def test_a_parquet_file_with_an_index_names_data_rows_not_index_labels(tmp_path:
     frame = _table().iloc[::2]  # index 0, 2, 4, 6: the 2nd data row has label 2
     frame.loc[2, "model_a"] = "NA"
     frame.to_parquet(tmp_path / "t.parquet")  # the index kept in pandas' metadata
-    with pytest.warns(ReaderNote, match=r"'NA' in model_a \(row 2\)"):
+    with pytest.warns(ReaderNote, match=r"'NA' in model_a \(data row 2\)"):
         out = load_input(tmp_path / "t.parquet").frame
     assert out["model_a"].isna().tolist() == [False, True, False, False]
 
@@ -231,8 +231,8 @@ def test_a_csv_score_or_label_na_is_still_missing_and_noted(tmp_path: Path) -> N
     said = [str(n.message) for n in notes if "read as missing" in str(n.message)]
     assert len(said) == 1
     assert said[0].startswith(
-        f"{tmp_path / 't.csv'}: read as missing: 'NA' in human (row 3); "
-        "'null' in p_a_second (row 6) — "
+        f"{tmp_path / 't.csv'}: read as missing: 'NA' in human (data row 3); "
+        "'null' in p_a_second (data row 6) — "
     )
     assert out["human"].isna().tolist() == [k == 2 for k in range(8)]
     assert out["p_a_second"].isna().tolist() == [k == 5 for k in range(8)]
@@ -265,7 +265,10 @@ def test_a_missing_text_with_spaces_around_it_is_missing_and_told_as_written(
     assert not [s for s in said if "not in the roster" in s]
     missing = [s for s in said if "read as missing" in s]
     assert len(missing) == 1
-    assert f"read as missing: '  NA ', '\\tNULL' in {column} (2 rows, first row 3) — " in missing[0]
+    assert (
+        f"read as missing: '  NA ', '\\tNULL' in {column} (2 rows, first data row 3) — "
+        in missing[0]
+    )
 
 
 def test_a_column_mapped_to_a_prompt_and_a_schema_column_keeps_its_prompt(
@@ -277,7 +280,7 @@ def test_a_column_mapped_to_a_prompt_and_a_schema_column_keeps_its_prompt(
     frame = _table().drop(columns=["category"]).assign(q=[f"q{k}" for k in range(8)])
     frame.loc[2, "q"] = "None"
     frame.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.warns(ReaderNote, match=r"read as missing: 'None' in category \(row 3\)"):
+    with pytest.warns(ReaderNote, match=r"read as missing: 'None' in category \(data row 3\)"):
         got = load_input(tmp_path / "t.csv", mapping={"q": ("prompt", "category")}).frame
     assert got["prompt"].tolist() == ["q0", "q1", "None", *(f"q{k}" for k in range(3, 8))]
     assert got["category"].isna().tolist() == [k == 2 for k in range(8)]

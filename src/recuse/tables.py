@@ -865,7 +865,7 @@ def note_missing_texts(texts: Mapping[str, pd.Series], file: str | Path | None) 
             continue
         words = ", ".join(shown(v) for v in dict.fromkeys(held.tolist()))
         n, row = len(held), int(held.index[0]) + 1
-        rows = f"{n:,} rows, first row {row}" if n > 1 else f"row {row}"
+        rows = f"{n:,} rows, first data row {row}" if n > 1 else f"data row {row}"
         parts.append(f"{words} in {name} ({rows})")
     if not parts:
         return

@@ -206,7 +206,7 @@ def test_load_responses_keeps_an_answer_none_and_reads_a_model_na_as_missing(
     path = _responses(tmp_path, prompt=["NA", "q2"], response=["None", "null"])
     got = load_responses(path)
     assert got["prompt"].tolist() == ["NA", "q2"] and got["response"].tolist() == ["None", "null"]
-    with pytest.warns(ReaderNote, match=r"read as missing: 'NA' in model \(row 2\)"):
+    with pytest.warns(ReaderNote, match=r"read as missing: 'NA' in model \(data row 2\)"):
         with pytest.raises(InputError) as err:
             load_responses(_responses(tmp_path, model=["gpt-4", "NA"]))
     assert (err.value.row, err.value.column, err.value.reason) == (2, "model", "the cell is empty")

@@ -45,6 +45,6 @@ def test_a_reply_none_is_a_reply_and_the_pair_texts_are_kept(tmp_path: Path) -> 
 
 def test_a_judge_na_is_missing_and_noted(tmp_path: Path) -> None:
     path = _replies(tmp_path / "r.csv", ["gpt-4", "NA", "gpt-4", "gpt-4"])
-    with pytest.warns(ReaderNote, match=r"read as missing: 'NA' in judge \(row 2\)"):
+    with pytest.warns(ReaderNote, match=r"read as missing: 'NA' in judge \(data row 2\)"):
         rec = read_recording(path, source="table", verdict="brackets")
     assert rec.judge == "gpt-4"

@@ -614,3 +614,23 @@ def test_a_cascade_naming_one_judge_twice_says_how_it_was_written(cascade: str |
         f"the cascade names judge 'gpt-4' twice ({', '.join(map(repr, written))}): a judge "
         "decides once — give each judge once"
     )
+
+
+def test_a_dataframe_s_data_row_is_its_position_from_one() -> None:
+    """docs/your-data.md: a DataFrame's "data row 2" is ``df.iloc[1]``, whatever its
+    index (here 10, 20, 30: ``df.loc[2]`` does not exist)."""
+    frame = pd.DataFrame(
+        {"item_id": ["a", "b", "c"], "prompt_id": ["p", "q", "r"], "judge": ["gpt-4"] * 3}
+        | {"p_a": [1.0, "Q", 0.0]},
+        index=[10, 20, 30],
+    )
+    with pytest.raises(InputError) as err, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        recuse.audit(frame)
+    assert err.value.row == 2 and frame.iloc[err.value.row - 1]["p_a"] == "Q"
+    assert str(err.value).startswith(
+        "dataframe (the DataFrame given), data row 2, column 'p_a': unknown verdict 'Q'"
+    )
+    assert "`data row 2` is `df.iloc[1]`, whatever its index" in " ".join(
+        (Path(__file__).parents[1] / "docs" / "your-data.md").read_text("utf-8").split()
+    )

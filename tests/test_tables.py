@@ -14,6 +14,7 @@ from recuse.errors import InputError, ReaderNote
 from recuse.tables import (
     PAIRS,
     RATINGS,
+    missing_columns_error,
     renaming_by,
     shown,
     suggest_columns,
@@ -382,6 +383,13 @@ def test_confidence_of_the_winner_and_of_a() -> None:
     with pytest.raises(InputError, match=r"confidence 1\.3 is outside") as info:
         validate_pairs(pairs(conf=[0.5, 1.3, 0.2]), confidence="conf", file="f.csv")
     assert (info.value.row, info.value.column) == (2, "conf")
+
+
+def test_a_table_of_no_columns_is_told_so() -> None:
+    """A table with no column at all (recuse.audit of an empty DataFrame): the fix
+    ended "the file has " and nothing."""
+    error = missing_columns_error(PAIRS, ["item_id"], [], None)
+    assert (error.fix or "").endswith("; it has no columns")
 
 
 def test_missing_columns_told_apart_with_guesses() -> None:

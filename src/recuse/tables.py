@@ -683,9 +683,8 @@ def missing_columns_error(
     told = ", ".join(c for c in must if c != derived.split(":")[0])
     if derived:
         told += f" ({derived})"
-    fix += (
-        f"a {schema.name} file needs {told}; optional: {', '.join(optional)}"
-        f"; the file has {column_list(names, limit=30)}"
+    fix += f"a {schema.name} file needs {told}; optional: {', '.join(optional)}" + (
+        f"; the file has {column_list(names, limit=30)}" if names else "; it has no columns"
     )
     return InputError(
         f"missing required column(s) {', '.join(missing)}",

@@ -39,6 +39,7 @@ from recuse.judging.distributed import (
     CheckedFolder,
     RayExecutor,
     _check_reachable,
+    _stream_threads_ended,
     choose_placement,
 )
 from recuse.judging.protocols import Pair, score_distribution, to_ab
@@ -666,6 +667,39 @@ def test_a_signal_as_a_ray_driver_commits_keeps_what_came_back(
             summary = Runner(backend, s, progress=False).pairwise(pd.DataFrame(fake_pairs(24)))
         assert (summary.cached, summary.ok) == (kept, 48 - kept)
         assert server.requests - asked == 48 - kept
+
+
+def test_a_stream_ends_once_ray_datas_threads_for_it_have_ended() -> None:
+    """A stopped stream's fetch worker still in Ray at the executor's ray.shutdown()
+    ended the process with Ray's "core worker has already been shutdown", exit 1: the
+    stream's end waits for the threads Ray Data started for it (by name), not for
+    others, nor for those that were there before, and no longer than its bound."""
+    release = threading.Event()
+    ended: list[str] = []
+
+    def fetch(name: str, wait: float) -> threading.Thread:
+        def body() -> None:
+            release.wait(wait)
+            time.sleep(0.3)  # still fetching a block after the stream was told to stop
+            ended.append(name)
+
+        return threading.Thread(target=body, name=name, daemon=True)
+
+    earlier = fetch("iter_threaded", 5.0)  # another stream's, started before
+    earlier.start()
+    other = fetch("Prefetcher", 5.0)  # parked until its process ends: not waited for
+    with _stream_threads_ended():
+        other.start()
+        for name in ("iter_threaded", "StreamingExecutor-dataset_0"):
+            fetch(name, 0.0).start()
+    assert sorted(ended) == ["StreamingExecutor-dataset_0", "iter_threaded"]
+    # a thread that does not end is waited for as long as the bound, then left
+    start = time.monotonic()
+    with _stream_threads_ended(timeout=0.5):
+        fetch("iter_threaded", 60.0).start()
+    assert 0.5 <= time.monotonic() - start < 3
+    assert earlier.is_alive() and other.is_alive()
+    release.set()
 
 
 @needs_ray

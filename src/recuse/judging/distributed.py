@@ -39,6 +39,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -313,7 +314,11 @@ class RayExecutor:
         if note is not None:
             watcher.start()
         try:
-            with _ray_errors(), contextlib.closing(iter(batches)) as stream:
+            with (
+                _ray_errors(),
+                _stream_threads_ended(),
+                contextlib.closing(iter(batches)) as stream,
+            ):
                 for batch in stream:
                     # a Ctrl-C stops the driver once a block that came back is handed
                     # over and committed (interrupt.shielded), not in between: that
@@ -344,8 +349,9 @@ class RayExecutor:
                 # last handle goes: a failed run's traceback holds this frame, and a
                 # caller or notebook that keeps the error would keep its process alive
                 ray.kill(gate)
-            if watcher.is_alive():  # its call to the gate ends with the gate
-                watcher.join(timeout=5)
+            if watcher.is_alive():  # its call to the gate ends with the gate (a thread
+                # still in Ray at the executor's ray.shutdown() ends the process)
+                watcher.join(timeout=STREAM_END_SECONDS)
         if first is not None:
             raise first
 
@@ -409,6 +415,31 @@ class _Gate:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.closed.wait(), timeout)
         return (self.entered, self.error) if self.closed.is_set() else None
+
+
+#: the driver threads Ray Data starts for a stream of batches (its executor's, and the
+#: workers that fetch and format the blocks), by name; they end with the stream
+_STREAM_THREADS = ("iter_threaded", "StreamingExecutor")
+#: how long the end of a stream waits for them
+STREAM_END_SECONDS = 30.0
+
+
+@contextmanager
+def _stream_threads_ended(timeout: float = STREAM_END_SECONDS) -> Iterator[None]:
+    """The block (a stream of batches, closed as it ends) ends once the threads Ray Data
+    started for it have ended (within ``timeout`` seconds). Closing the stream only
+    tells them to stop: a worker in the middle of fetching a block finishes it first,
+    and one still in Ray after ``ray.shutdown()`` (the executor's exit, at once where a
+    Ctrl-C or SIGTERM stopped the stream) ended the process with Ray's "core worker
+    has already been shutdown" and exit code 1, not recuse's stop line and code."""
+    before = set(threading.enumerate())
+    try:
+        yield
+    finally:
+        deadline = time.monotonic() + timeout
+        for thread in set(threading.enumerate()) - before:
+            if thread.name.startswith(_STREAM_THREADS):
+                thread.join(max(0.0, deadline - time.monotonic()))
 
 
 @contextmanager

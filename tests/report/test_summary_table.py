@@ -14,7 +14,7 @@ from recuse.cli.audit import summary_line
 from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.report import AuditReport, Finding, NotEstimated, Provenance, Section, Source, to_dict
 from recuse.report.html import render_html
-from recuse.report.summary_table import reading, summary_lines, summary_text
+from recuse.report.summary_table import reading, source_lines, summary_lines, summary_text
 
 HOSTILE = "<b>x</b>&judge"
 
@@ -368,3 +368,11 @@ def test_an_interval_unflagged_by_the_adjustment_says_so_in_its_own_cell(
     rows = d["summary_matrix"]["rows"]
     cells = [r["cells"]["verbosity_longer_gap"]["estimates"][0] for r in rows]
     assert [c["adjustment_note"] for c in cells] == [note, ""]
+
+
+@pytest.mark.parametrize(("rows", "said"), [(1, "1 row"), (2, "2 rows"), (7000, "7,000 rows")])
+def test_a_sources_line_counts_its_rows_in_words(rows: int, said: str) -> None:
+    """The data line of a one-row file read "(pairs, 1 rows)"."""
+    prov = Provenance((Source("d1", "pairs", rows),), "0.1.0", None, {}, 0, "2025-01-01", "3.11")
+    (line,) = source_lines(AuditReport("Audit", (), (), (), prov, 0.9))
+    assert line.startswith(f"d1 (pairs, {said}): ")

@@ -228,7 +228,7 @@ def source_lines(report: AuditReport) -> list[str]:
     for src in report.provenance.sources:
         n, k = made.get(src.name, 0), len(src.judges)
         not_made = skipped.get(src.name, 0)
-        head = f"{src.name} ({src.table}, {src.rows:,} rows)"
+        head = f"{src.name} ({src.table}, {src.rows:,} row{'s' if src.rows != 1 else ''})"
         if not k and not n:
             labels = "reference labels" if src.reference != "human" else "human labels"
             out.append(

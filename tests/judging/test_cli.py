@@ -337,7 +337,7 @@ def test_export_of_one_dataset_and_judge_from_a_mixed_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A store judged over two datasets exported them together with a note; the note
-    now names --source, --source/--judge keep those rows, and a misspelt one is one
+    now names --dataset, --dataset/--judge keep those rows, and a misspelt one is one
     line, exit 2, naming what the store holds, with nothing written."""
     from judging.helpers import FakeBackend
     from recuse.judging import Runner, Store
@@ -350,19 +350,19 @@ def test_export_of_one_dataset_and_judge_from_a_mixed_store(
             Runner(FakeBackend(), s, judge=judge, progress=False).pairwise(pairs)
     every, one, typo = (tmp_path / f"{n}.csv" for n in ("every", "one", "typo"))
     assert main(["judge", "export", str(store), "--out", str(every)]) == 0
-    assert "to export one dataset alone, give --source NAME" in capsys.readouterr().out
+    assert "to export one dataset alone, give --dataset NAME" in capsys.readouterr().out
     argv = ["judge", "export", str(store), "--out", str(one)]
-    assert main([*argv, "--source", "llmbar", "--judge", "y"]) == 0
-    assert "--source" not in capsys.readouterr().out
+    assert main([*argv, "--dataset", "llmbar", "--judge", "y"]) == 0
+    assert "--dataset" not in capsys.readouterr().out
     table = pd.read_csv(one)
     assert sorted(table["item_id"]) == ["i0", "i1", "i2"] and set(table["judge"]) == {"y"}
     argv = ["judge", "export", str(store), "--out", str(typo)]
-    assert main([*argv, "--source", "mt-bench"]) == 2
+    assert main([*argv, "--dataset", "mt-bench"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and not typo.exists()
-    assert "--source 'mt-bench' matches no row" in err
+    assert "--dataset 'mt-bench' matches no row" in err
     assert "'llmbar' 6, 'mt-bench-human' 4" in err
-    assert main([*argv, "--table", "ratings", "--source", "llmbar"]) == 2
+    assert main([*argv, "--table", "ratings", "--dataset", "llmbar"]) == 2
     assert "ratings record no dataset" in capsys.readouterr().err
 
 

@@ -30,7 +30,7 @@ def test_an_export_of_two_datasets_says_so(tmp_path: Path, mixed: bool) -> None:
     said = [
         "the store holds pairs of 2 datasets (rows: llmbar 3, mt-bench-human 2), exported "
         "together: an audit of this file reads them as one table; to export one dataset "
-        "alone, give --source NAME (e.g. --source llmbar)"
+        "alone, give --dataset NAME (e.g. --dataset llmbar)"
     ]
     assert notes == (said if mixed else [])
 
@@ -106,7 +106,7 @@ def _two_judges_two_datasets(path: Path) -> pd.DataFrame:
 
 def test_an_export_keeps_the_judges_and_datasets_asked_for(tmp_path: Path) -> None:
     """A store of two judges over two datasets exported everything together; --judge
-    and --source (the library's ``judges``/``sources``) keep the rows asked for."""
+    and --dataset (the library's ``judges``/``sources``) keep the rows asked for."""
     pairs = _two_judges_two_datasets(tmp_path / "s.db")
     with Store(tmp_path / "s.db", read_only=True) as store:
         every = store.export_pairs()
@@ -136,8 +136,8 @@ def test_an_export_keeps_the_judges_and_datasets_asked_for(tmp_path: Path) -> No
         ),
         (
             {"sources": ["LLMBar"]},
-            "--source 'LLMBar' matches no row of the store; its datasets (rows): 'llmbar' 6, "
-            "'mt-bench-human' 4 — give --source one of those, as written",
+            "--dataset 'LLMBar' matches no row of the store; its datasets (rows): 'llmbar' 6, "
+            "'mt-bench-human' 4 — give --dataset one of those, as written",
         ),
     ],
 )
@@ -153,7 +153,7 @@ def test_an_export_filter_matching_nothing_names_what_the_store_holds(
 
 
 def test_an_export_filter_counts_the_rows_the_export_writes(tmp_path: Path) -> None:
-    """The rows named by a --judge or --source that matched nothing are the rows an
+    """The rows named by a --judge or --dataset that matched nothing are the rows an
     export of that name writes: a judge's pairs, not its judgments (it said 'x' 10 of
     a judge whose export is 5 rows, a pair's two orders counted twice)."""
     from recuse.errors import InputError
@@ -180,11 +180,11 @@ def test_a_source_filter_on_a_store_without_sources_says_none_was_recorded(
         Runner(FakeBackend(), store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
         with pytest.raises(InputError) as err:
             store.export_pairs(sources=["llmbar"])
-    # it said "(the store's rows were judged without one)": one what? (not a --source
-    # of `recuse judge`, which has none; its data's column)
+    # it said "(the store's rows were judged without one)": one what? (its data's
+    # `source` column)
     assert "source" not in pd.DataFrame(fake_pairs(2)).columns
     assert str(err.value).endswith(
-        "its datasets (rows): none recorded — leave out --source: the store's rows were "
+        "its datasets (rows): none recorded — leave out --dataset: the store's rows were "
         "judged from data without a source column"
     )
 

@@ -584,10 +584,10 @@ def export(
         list[str] | None,
         typer.Option("--judge", help="Export only this judge id's rows (repeat for more)."),
     ] = None,
-    source: Annotated[
+    dataset: Annotated[
         list[str] | None,
         typer.Option(
-            "--source",
+            "--dataset",
             help="Pairs: export only the pairs of this dataset (the `source` each was "
             "judged from, e.g. mt-bench-human; repeat for more).",
         ),
@@ -597,7 +597,7 @@ def export(
 
     Pairs of a judge whose perplexities the store holds (`recuse judge --perplexity`)
     get columns ppl_a and ppl_b. A store holding several judges or datasets exports
-    them all unless --judge / --source name the ones to keep."""
+    them all unless --judge / --dataset name the ones to keep."""
     from recuse.judging import Store
     from recuse.outputs import check_output
 
@@ -605,10 +605,10 @@ def export(
         raise no_store(store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
-    if source and table == "ratings":
+    if dataset and table == "ratings":
         raise ConfigError(
-            "--source picks the datasets of pairs; ratings record no dataset — "
-            "leave out --source, or give --table pairs"
+            "--dataset picks the datasets of pairs; ratings record no dataset — "
+            "leave out --dataset, or give --table pairs"
         )
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".jsonl", ".parquet"):
@@ -617,7 +617,7 @@ def export(
     notes: list[str] = []
     with Store(store, read_only=True) as s:  # export only reads: read-only media are fine
         if table == "pairs":
-            df = s.export_pairs(notes=notes, judges=judge or (), sources=source or ())
+            df = s.export_pairs(notes=notes, judges=judge or (), sources=dataset or ())
         else:
             df = s.export_ratings(notes=notes, judges=judge or ())
         prompts = s.judge_prompts() if table == "pairs" else {}

@@ -962,8 +962,8 @@ class Store:
                 out[col] = np.nan
         out["p_a"] = np.nan
         if sources:
-            held = out["source"] if "source" in out.columns else pd.Series(np.nan, out.index)
-            out = out[_picked(held, sources, "--source", "datasets", self.path)]
+            held = out.get("source", pd.Series(np.nan, out.index, name="source"))
+            out = out[_picked(held, sources, "--dataset", "datasets", self.path)]
         elif notes is not None and "source" in out.columns:
             notes.extend(_sources_note(out["source"]))
         prompts = self.judge_prompts()
@@ -1174,7 +1174,7 @@ def _picked(
             fix=f"give {option} one of those, as written"
             if held
             else f"leave out {option}: the store's rows were judged from data without a "
-            f"{option.removeprefix('--')} column",
+            f"{values.name} column",
         )
     return values.astype(str).isin(set(wanted)) & values.notna()
 
@@ -1191,7 +1191,7 @@ def _sources_note(sources: pd.Series) -> list[str]:
     return [
         f"the store holds pairs of {len(counts)} datasets (rows: {listed}), exported "
         "together: an audit of this file reads them as one table; to export one dataset "
-        f"alone, give --source NAME (e.g. --source {first})"
+        f"alone, give --dataset NAME (e.g. --dataset {first})"
     ]
 
 

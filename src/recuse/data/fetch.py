@@ -20,7 +20,6 @@ server in tests): the URL path is kept.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import tempfile
@@ -112,13 +111,10 @@ def folders_for(name: str) -> tuple[str, ...]:
         return (known[name].folder,)
     names = sorted(set(src.datasets) | set(known))
     folders = sorted(set(src.folders) - set(names))
-    # a folder is spelt with '_' (mt_bench), a dataset with '-': both compared with '-'
-    spelling = {f.replace("_", "-"): f for f in folders} | {n: n for n in names}
-    spelt = name.strip().lower().replace("_", "-").replace(" ", "-")
-    close = difflib.get_close_matches(spelt, spelling, n=1, cutoff=0.8)
+    close = registry.near_miss(name, [*folders, *names])  # a dataset over a folder alike
     raise DatasetNotFoundError(
         f"no upstream sources for {name!r} — "
-        + (f"did you mean {spelling[close[0]]!r}? " if close else "")
+        + (f"did you mean {close!r}? " if close else "")
         + f"give a dataset ({', '.join(names)}) or one of its data folders "
         f"({', '.join(folders)}); `recuse data list` describes them"
     )

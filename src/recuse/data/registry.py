@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,14 +76,27 @@ def default_data_dir() -> Path:
 def get(name: str) -> Dataset:
     known = datasets()
     if name not in known:
-        spelt = name.strip().lower().replace("_", "-").replace(" ", "-")
-        close = difflib.get_close_matches(spelt, list(known), n=1, cutoff=0.8)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        close = near_miss(name, known)
+        hint = f"did you mean {close!r}? " if close else ""
         raise DatasetNotFoundError(
             f"unknown dataset {name!r} — {hint}known datasets: {', '.join(sorted(known))} "
             "(or give a path to a CSV / JSONL / Parquet file)"
         )
     return known[name]
+
+
+def near_miss(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``name`` is likely a typo of (:mod:`difflib`, 0.8 alike),
+    both compared as datasets are spelt: lower case, '-' for '_' and spaces (a folder's
+    ``mt_bench`` is a typed ``mt-bench``; of two names spelt alike, the later); None
+    where none is near."""
+    spelling = {_spelt(n): n for n in names}
+    close = difflib.get_close_matches(_spelt(name), list(spelling), n=1, cutoff=0.8)
+    return spelling[close[0]] if close else None
+
+
+def _spelt(name: str) -> str:
+    return name.strip().lower().replace("_", "-").replace(" ", "-")
 
 
 def folder(name: str, data_dir: str | Path | None = None) -> Path:

@@ -70,6 +70,7 @@ from typing import Any
 
 import torch
 from _targets import Targets
+from _threads import ThreadTimes
 
 from recuse.judging import PairwiseProtocol, Runner, Store
 from recuse.judging.backends.local import LocalBackend, block_parameters
@@ -222,14 +223,18 @@ def time_ours(
             torch.cuda.synchronize()
         if prof:
             prof.enable()
+        times = ThreadTimes()
+        times.start()
         t = time.perf_counter()
         summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
         seconds = time.perf_counter() - t
+        times.stop()
         if prof:
             prof.disable()
             pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         (card,) = cards(store.runs())
         print(f"  card: {card.line()}")
+        print(f"  {times.line()}")
     return seconds, summary, t
 
 
@@ -267,8 +272,9 @@ async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: Pairwis
 VARIANT_KEYS = {"first": "FIRST_COUNT", "cap": "SLICE_CAP", "whole": "WHOLE_PASSES",
                 "held": "HELD_QUANTILE", "budget": "max_batch_tokens",
                 "quiet": "quiet_collector", "calls": "concurrency",
-                "switch": "switch_interval"}  # fmt: skip
-ON_BACKEND = ("budget", "quiet", "calls")
+                "switch": "switch_interval", "after": "prepare_after_launch",
+                "raw": "raw_ids"}  # fmt: skip
+ON_BACKEND = ("budget", "quiet", "calls", "after", "raw")
 
 
 class _Interpreter:

@@ -42,6 +42,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _targets import Targets
+from _threads import ThreadTimes
 from judge_gpu import DATA, bare_buckets, build_model, load_tokenizer, mt_bench_pairs
 
 from recuse.judging import PairwiseProtocol, Runner, Store
@@ -124,9 +125,12 @@ def main() -> None:
     dev.next_token_logprobs_sync(prompts[:8], select=proto.reads.selector())
     dev.reset()
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
+        times = ThreadTimes()
+        times.start()
         t0 = time.perf_counter()
         summary = Runner(dev, store, progress=False).pairwise(pairs, proto)
         wall = time.perf_counter() - t0
+        times.stop()
     assert summary.ok + summary.unparsed == len(prompts), summary.line()
     ideal = sum(bare) / args.rate
     busy = sum(n for _, _, n in dev.passes) / args.rate
@@ -149,6 +153,7 @@ def main() -> None:
     )
     gaps = sorted(((i, s - t0) for s, i, _ in dev.passes if i > 0.005), reverse=True)[:5]
     print("  longest gaps: " + ", ".join(f"{i:.3f} s at {at:.2f} s" for i, at in gaps))
+    print(f"  {times.line()}")
     print(f"ratio baseline / ours: {ideal / wall:.2f}")
     targets = Targets()
     targets.at_least("bare buckets / ours (emulated device)", ideal / wall, 0.90)

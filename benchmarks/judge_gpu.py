@@ -41,10 +41,13 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
   judgments/s and the model FLOP utilisation from the run the runner recorded.
 * with ``--variants "first=64;whole=0,budget=131072"``: ours under other settings of
   the runner's scheduling (first slice, slice cap, holding quantile, whole passes),
-  the backend's (token budget, garbage-collector quieting, calls in flight) and the
-  interpreter's thread switch interval, each the best of
-  ``--repeat`` runs, with its passes and device time in them; every run prints when
-  its first pass was queued and any full garbage-collector pass in it. Not targets.
+  the backend's (token budget, garbage-collector quieting, calls in flight, ``after``:
+  whether the next call prepares once this one has queued its last wave, ``raw``:
+  token ids from the tokenizer's Rust core) and the interpreter's thread switch
+  interval, each the best of ``--repeat`` runs, with its passes and device time in
+  them; every run prints when its first pass was queued, any full garbage-collector
+  pass in it, and each thread's CPU time over it (``_threads.ThreadTimes``). Not
+  targets.
 
 Targets (exit 1 when missed): ours / bare at the best budget >= 0.9 for every shape,
 and on CUDA >= 85,000 prompt tokens/s for the 1.7B shape.
@@ -267,8 +270,10 @@ async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: Pairwis
 
 
 #: what a variant (``--variants``) may set: the runner's scheduling constants, and the
-#: backend's token budget, whether the runner quiets the garbage collector for it and
-#: its calls in flight, and the interpreter's thread switch interval (Python's is 0.005)
+#: backend's token budget, whether the runner quiets the garbage collector for it, its
+#: calls in flight, when the next call prepares (``after``) and whether token ids come
+#: from the tokenizer's Rust core (``raw``), and the interpreter's thread switch
+#: interval (Python's is 0.005)
 VARIANT_KEYS = {"first": "FIRST_COUNT", "cap": "SLICE_CAP", "whole": "WHOLE_PASSES",
                 "held": "HELD_QUANTILE", "budget": "max_batch_tokens",
                 "quiet": "quiet_collector", "calls": "concurrency",

@@ -253,6 +253,7 @@ class LocalBackend(Backend):
         #: transformers' ids (:meth:`_tokenize`); on the H200 (as above) ours took
         #: 0.81-0.89 s against 0.88-0.94 s through transformers' call
         self.raw_ids = True
+        self._plain_fast = _plain_fast(tokenizer)
         # ids counted for the runner (token_counts), taken by the call that reads them
         self._ids: dict[Prompt, list[int]] = {}
         self._tail_ids: dict[str, list[int]] = {}
@@ -448,11 +449,12 @@ class LocalBackend(Backend):
         """The fast tokenizer's Rust core where encoding with it gives the ids
         transformers' call gives (:attr:`raw_ids`): no truncation or padding set on it
         (transformers' call turns both off for a plain call) and special tokens in the
-        text read as transformers reads them; else None. transformers' call builds a
+        text read as transformers reads them, and a tokenizer class that does not encode
+        its own way (:func:`_plain_fast`); else None. transformers' call builds a
         mask, offsets and Python lists of each beside the ids, holding the GIL that
         the thread queueing a small model's passes needs."""
         raw = getattr(self.tokenizer, "_tokenizer", None) if self.raw_ids else None
-        if raw is None or not hasattr(raw, "encode_batch"):
+        if raw is None or not hasattr(raw, "encode_batch") or not self._plain_fast:
             return None
         split = bool(getattr(self.tokenizer, "split_special_tokens", False))
         if raw.truncation is not None or raw.padding is not None:
@@ -1011,6 +1013,25 @@ class LocalBackend(Backend):
         return await self._call(
             self.generate_sync, prompts, max_new_tokens=max_new_tokens, stop=stop, top_k=top_k
         )
+
+
+#: the methods a tokenizer class may override to encode text its own way
+_ENCODERS = ("__call__", "encode", "encode_plus", "batch_encode_plus", "_encode_plus",
+             "_batch_encode_plus")  # fmt: skip
+
+
+def _plain_fast(tokenizer: Any) -> bool:
+    """Whether ``tokenizer`` is transformers' fast tokenizer class as it is, or a
+    subclass that encodes as it does: none of the classes below the base one (in
+    ``transformers.tokenization_utils_*``) overrides an encoding method (Code Llama's
+    does, for its infilling). Only then does its Rust core give the ids its call gives."""
+    for cls in type(tokenizer).__mro__:
+        if cls.__module__ in ("transformers.tokenization_utils_fast",
+                              "transformers.tokenization_utils_tokenizers"):  # fmt: skip
+            return True
+        if any(name in vars(cls) for name in _ENCODERS):
+            return False
+    return False
 
 
 def _distributions(

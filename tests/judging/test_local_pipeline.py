@@ -365,3 +365,31 @@ def test_the_second_call_prepares_after_the_first_queued_its_last_wave(
                          max_batch_tokens=piped.max_batch_tokens)  # fmt: skip
     other.prepare_after_launch = not after_launch
     assert asyncio.run(_two_calls(other, calls, _recording(other))) == got  # to the bit
+
+
+def test_raw_ids_only_from_a_tokenizer_class_that_encodes_as_the_base_one() -> None:
+    """A subclass of the fast tokenizer that overrides an encoding method (Code Llama's
+    does, for infilling) may give other ids than its Rust core: the raw path is not
+    taken for it; a plain subclass, and the base class, take it."""
+    from transformers.models.code_llama.tokenization_code_llama import CodeLlamaTokenizer
+
+    from recuse.judging.backends.local import _plain_fast
+
+    base = CodeLlamaTokenizer.__mro__[1]  # transformers' fast base class
+
+    class Plain(base):  # type: ignore[misc, valid-type]
+        pass
+
+    class OwnWay(base):  # type: ignore[misc, valid-type]
+        def _encode_plus(self, *args: object, **kwargs: object) -> object:
+            return None
+
+    class BelowOwnWay(OwnWay):
+        pass
+
+    assert _plain_fast(object.__new__(base))
+    assert _plain_fast(object.__new__(Plain))
+    assert not _plain_fast(object.__new__(OwnWay))
+    assert not _plain_fast(object.__new__(BelowOwnWay))
+    assert not _plain_fast(object.__new__(CodeLlamaTokenizer))
+    assert not _plain_fast(object())  # not a transformers tokenizer at all

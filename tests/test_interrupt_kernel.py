@@ -7,13 +7,15 @@ the file; each cell's wait is bounded."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import queue
+import re
 import sqlite3
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +50,13 @@ def slow_judge():
 pairs = pd.DataFrame(fake_pairs({PAIRS}))
 """
 
-# docs/python-api.md's example as a cell (its judge and pairs made above): plain code,
-# and with a top-level await before it (IPython then runs the cell as a coroutine)
+# docs/python-api.md's example as a cell (its judge and pairs made above), progress bar
+# included: plain code, and with a top-level await before it (IPython then runs the
+# cell as a coroutine)
 _JUDGE = """
 judge = slow_judge()
 with Store({path!r}) as store:
-    summary = Runner(judge, store, progress=False).pairwise(pairs)
+    summary = Runner(judge, store).pairwise(pairs)
     print(summary.line())
     judged = store.export_pairs()
 print("calls", judge.calls, "cached", summary.cached, "ok", summary.ok)
@@ -63,9 +66,11 @@ _AWAIT = "import asyncio\nawait asyncio.sleep(0)\n"
 
 @dataclass
 class Cell:
-    """What a cell sent back: its printed text, and its error's name where it raised."""
+    """What a cell sent back: its printed text, what it displayed (as text), and its
+    error's name where it raised."""
 
     text: str = ""
+    shown: list[str] = field(default_factory=list)
     error: str | None = None
 
     def counts(self) -> tuple[int, int, int]:
@@ -121,6 +126,8 @@ class Kernel:
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream" and content["name"] == "stdout":
                 cell.text += content["text"]
+            elif kind == "display_data":
+                cell.shown.append(content["data"].get("text/plain", ""))
             elif kind == "error":
                 cell.error = content["ename"]
             elif kind == "status" and content["execution_state"] == "idle":
@@ -145,6 +152,11 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         yield started
     finally:
         started.close()
+
+
+def _plain(text: str) -> str:
+    """``text`` without its terminal colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
 def _table(path: Path) -> pd.DataFrame:
@@ -189,10 +201,18 @@ def test_a_cell_judges_what_a_plain_run_judges(
     """docs/python-api.md's example as a notebook cell, and in a cell with a top-level
     await: the kernel runs the cell in its event loop (asyncio.run refused to start
     there), the run's loop runs in a worker thread, and the judgments stored are a
-    plain run's, key for key and value for value; no worker thread is left."""
+    plain run's, key for key and value for value; no worker thread is left. The bar is
+    drawn by rich in an ipywidgets widget, and its last drawing is the run's end (rich
+    draws no final state in a notebook: it stayed at its last refresh, 11/12); without
+    ipywidgets rich says to install it (as the docs say)."""
     path = tmp_path / "cell.sqlite"
     done = kernel.run((_AWAIT if cell == "await" else "") + _JUDGE.format(path=str(path)))
     assert done.error is None, done
+    if importlib.util.find_spec("ipywidgets") is None:
+        assert any('install "ipywidgets" for Jupyter support' in s for s in done.shown), done
+    else:
+        bars = [s for s in done.shown if "judging with fake-judge" in s]
+        assert bars and " 12/12 " in _plain(bars[-1]), done.shown[-3:]
     assert done.counts() == (12, 0, 12)
     pd.testing.assert_frame_equal(_table(path), plain)
     assert "recuse-run" not in _threads(kernel)

@@ -311,7 +311,15 @@ def _in_a_worker(
     raises nothing: asyncio's handler cancels its main task, which cannot act while
     this thread waits. That cancellation of the calling task, seen here, stops the run
     the same way, and CancelledError is raised here once it ended (asyncio.run then
-    raises KeyboardInterrupt, as it does on Ctrl-C)."""
+    raises KeyboardInterrupt, as it does on Ctrl-C).
+
+    A SIGINT handler of the caller's that neither raises nor cancels the calling task
+    leaves its work to this thread's event loop, which cannot run while this thread
+    waits: ipykernel's, in a cell with a top-level ``await`` (IPython runs it as a
+    coroutine), only asks the loop to cancel the cell, so "interrupt kernel" did
+    nothing until every judgment was made. While this thread waits, the caller's
+    handler is still called first, then the run is stopped as by Ctrl-C
+    (:func:`_relayed`)."""
     import asyncio
     import contextvars
 
@@ -351,11 +359,12 @@ def _in_a_worker(
     cancelled = caller.cancelling() if caller is not None else 0
     first: BaseException | None = None
     waiter = threading.current_thread() is threading.main_thread()
+    relay = _relayed(caller) if waiter else contextlib.nullcontext()
     if waiter:
         _loop_stops.append(stop)
     _worker_notes[worker] = notes
     try:
-        with lend(worker) if lend is not None else contextlib.nullcontext():
+        with relay, lend(worker) if lend is not None else contextlib.nullcontext():
             try:
                 worker.start()
             except BaseException:  # a Ctrl-C before the run began: it never begins
@@ -388,6 +397,37 @@ def _in_a_worker(
     if run.stopped:  # the program's SIGTERM
         raise KeyboardInterrupt
     return outcome[0]
+
+
+def _relayed(caller: asyncio.Task[Any] | None) -> AbstractContextManager[None]:
+    """Where the main thread's SIGINT handler is the caller's own (not Python's, which
+    raises KeyboardInterrupt, nor the program's :func:`_stop`, which stops the run), a
+    block in which a SIGINT calls it, then raises KeyboardInterrupt where it neither
+    raised nor cancelled ``caller`` (asyncio.run's handler cancels its main task, which
+    the waiting thread sees): it left its work to the loop that the run holds up. The
+    caller's handler is put back as the block ends. Elsewhere (SIGINT ignored, or a
+    handler set in C) a block that does nothing."""
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler) or handler in (signal.default_int_handler, _stop):
+        return contextlib.nullcontext()
+    theirs = handler
+
+    def relayed(signum: int, frame: FrameType | None) -> None:
+        cancelling = caller.cancelling() if caller is not None else 0
+        theirs(signum, frame)  # may raise: the waiting thread takes it as a Ctrl-C
+        if caller is None or caller.cancelling() == cancelling:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def block() -> Iterator[None]:
+        signal.signal(signal.SIGINT, relayed)
+        try:
+            yield
+        finally:
+            if signal.getsignal(signal.SIGINT) is relayed:
+                signal.signal(signal.SIGINT, theirs)
+
+    return block()
 
 
 @contextlib.contextmanager

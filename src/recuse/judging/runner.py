@@ -1177,9 +1177,12 @@ class Runner:
 
 def _final_rate(progress: Progress, bar: Any, collector: _Collector[Any]) -> None:
     """The bar's final figure: the run's rate, as :attr:`RunSummary.rate` computes it
-    (outcomes counted over the run's clock), not the bar's own clock and count."""
+    (outcomes counted over the run's clock), not the bar's own clock and count; drawn
+    now, as the bar ends: in a notebook rich draws no final state as it stops, and the
+    bar stayed at its last refresh (11 of 12 judged, the rate before the end)."""
     finished = sum(collector.counts.values())
     progress.update(bar, rate=per_second(finished, collector.clock.seconds))
+    progress.refresh()
 
 
 def send_order(tasks: Sequence[Task], sizes: Sequence[int]) -> list[Task]:

@@ -223,9 +223,20 @@ _TRICKY = [
 #: sha256 of :func:`_rows_text` for :func:`_judged_store`, as the code wrote the rows
 #: before the event loop's work was cut (2026-11-30): a change of any byte the store
 #: writes (a key, an item's JSON, a number, a type) changes it
-ROWS_SHA256 = "d338e349fcafcc2b57f74f23a62128a8f1ff6fe746ce7f709ce6be198385bcbd"
+ROWS_SHA256 = "eae2373ad322c28a02a35764de80abf18106be433e30350c4bbf29590f5084ae"
 
 _CLOCKS = {"created_at", "seconds", "started", "heartbeat"}  # what changes run to run
+
+
+def _tricky_pairs() -> list[dict[str, str]]:
+    """Six pairs of tricky texts; item 5 is item 4 in the other order (copies)."""
+    pairs = fake_pairs(6)
+    for k, text in enumerate(_TRICKY):
+        pairs[k].update(prompt=f"{text} #{k}", response_b=text[::-1])
+    four = pairs[4]
+    pairs[5].update(prompt=four["prompt"], response_a=four["response_b"])
+    pairs[5].update(response_b=four["response_a"])
+    return pairs
 
 
 def _judged_store(path: Path) -> None:
@@ -236,13 +247,7 @@ def _judged_store(path: Path) -> None:
 
     from recuse.judging.protocols import DIMENSIONS, PairwiseProtocol
 
-    pairs = pd.DataFrame(fake_pairs(6))
-    for k, text in enumerate(_TRICKY):
-        pairs.loc[k, "prompt"] = f"{text} #{k}"
-        pairs.loc[k, "response_b"] = text[::-1]
-    pairs.loc[5, ["prompt", "response_a", "response_b"]] = pairs.loc[
-        4, ["prompt", "response_b", "response_a"]
-    ].tolist()
+    pairs = pd.DataFrame(_tricky_pairs())
     pairs["category"] = ["writing", None, "math\n", "日本", "x", "y"]
     pairs["base_item"] = np.array([1, 2, 3, 4, 5, 6], dtype=np.int64)
     pairs["task"] = [0.5, float("nan"), 1e300, -0.0, 3.0, 1 / 3]
@@ -250,8 +255,11 @@ def _judged_store(path: Path) -> None:
     with Store(path) as store:
         fake = FakeBackend(fail_marker=_TRICKY[0])
         Runner(fake, store, progress=False).pairwise(pairs)
+        # items of texts alone (their JSON written text by text), sharing texts
+        texts_only = pairs.iloc[:4][["item_id", "prompt", "response_a", "response_b"]]
+        texts_only = texts_only.assign(item_id=["t0", "t1", "t2", "t3"], response_a=_TRICKY[1])
         Runner(FakeBackend(), store, judge="e", progress=False).pairwise(
-            pairs.iloc[:3], PairwiseProtocol(mode="explain")
+            texts_only, PairwiseProtocol(mode="explain")
         )
         rows = pd.DataFrame(
             {"prompt_id": ["q1", "q\t2"], "model": ["gpt-4", "m\u2028"]}
@@ -297,7 +305,7 @@ def test_a_runs_rows_are_the_bytes_stored_before(tmp_path: Path) -> None:
     import sqlite3
 
     from recuse.judging.handlers.pairwise import pairs_to_judge
-    from recuse.judging.protocols import PairwiseProtocol
+    from recuse.judging.protocols import ORDERS, PairwiseProtocol
 
     path = tmp_path / "s.db"
     _judged_store(path)
@@ -309,17 +317,14 @@ def test_a_runs_rows_are_the_bytes_stored_before(tmp_path: Path) -> None:
     )
     metas = dict(conn.execute("SELECT item_id, meta FROM items WHERE kind = 'pairwise'"))
     conn.close()
-    pairs = pd.DataFrame(fake_pairs(6))
+    pairs = _tricky_pairs()
     proto = PairwiseProtocol()
     params = {"protocol": "pairwise-v1", "mode": "direct", "top_k": 20}
-    for k, text in enumerate(_TRICKY):
-        pairs.loc[k, "prompt"] = f"{text} #{k}"
-        pairs.loc[k, "response_b"] = text[::-1]
-    items, _ = pairs_to_judge(pairs.iloc[:5])
+    items, _ = pairs_to_judge(pd.DataFrame(pairs[:5]))
     assert len(items) == 5 and len(keys) == 12
     for p in items:
-        for order in ("first", "second"):
-            prompt = proto.prompt(p, order)  # type: ignore[arg-type]
+        for order in ORDERS:
+            prompt = proto.prompt(p, order)
             canonical = "".join(f"<{m.role}>{len(m.content)}:{m.content}" for m in prompt.messages)
             canonical += f"<prefix>{len(prompt.prefix)}:{prompt.prefix}"
             blob = {"model": "fake-judge", "revision": "r1", "prompt": canonical, "params": params}
@@ -327,7 +332,37 @@ def test_a_runs_rows_are_the_bytes_stored_before(tmp_path: Path) -> None:
             assert keys[p.item_id + order] == hashlib.sha256(dumped.encode()).hexdigest()
     assert metas["i1"] == json.dumps(
         {"prompt_id": "q0", "model_a": "gpt-4", "model_b": "claude-v1", "human": "a",
-         "base_item": 2, "treated": False, "prompt": pairs.loc[1, "prompt"],
+         "base_item": 2, "treated": False, "prompt": pairs[1]["prompt"],
          "response_a": "answer a1", "response_b": _TRICKY[1][::-1]},
         ensure_ascii=False,
     )  # fmt: skip
+
+
+def test_items_meta_is_the_json_dumps_text(tmp_path: Path) -> None:
+    """An item's meta is ``json.dumps(meta, ensure_ascii=False)`` whatever it holds:
+    texts alone (written text by text, shared between items), or numbers, NumPy
+    scalars, nested tables and text subclasses (written by json)."""
+    import json
+    import sqlite3
+
+    import numpy as np
+
+    class Name(str):
+        pass
+
+    items: dict[str, dict[str, object]] = {
+        f"i{k}": {"prompt": _TRICKY[k % 5], "response_a": t, "response_b": t[::-1], "é\n": ""}
+        for k, t in enumerate(_TRICKY * 2)
+    }
+    items["empty"] = {}
+    items["numbers"] = {"prompt": "p", "n": np.int64(3), "x": 0.25, "ok": True, "none": None}
+    items["nested"] = {"reference": {"conciseness": 3.0}, "prompt": "p"}
+    items["subclass"] = {Name("prompt"): Name('p\t"q"')}
+    with Store(tmp_path / "s.db") as store:
+        store.put_items("pairwise", items)
+    conn = sqlite3.connect(tmp_path / "s.db")
+    got = dict(conn.execute("SELECT item_id, meta FROM items"))
+    conn.close()
+    for item_id, meta in items.items():
+        want = json.dumps(meta, ensure_ascii=False, default=lambda v: v.item())
+        assert got[item_id] == want, item_id

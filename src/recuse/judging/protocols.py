@@ -156,7 +156,8 @@ class KeyFrame:
     prompt and revision, so the prompt's text comes between ``head`` (up to
     ``"prompt":``) and ``tail`` (from ``,"revision":``). A key then writes only its
     prompt's text (:func:`json_text`), not the whole object: a run computes one key per
-    judgment on the thread that queues the device's passes."""
+    judgment on its event loop, whose hold of the GIL the thread queueing a GPU's
+    passes waits for."""
 
     head: bytes
     tail: bytes

@@ -17,6 +17,7 @@ from recuse.judging.protocols import (
     VERDICT_FORMATS,
     Pair,
     PairwiseProtocol,
+    bad_logprobs,
     commits_to,
     content_key,
     dimension,
@@ -115,6 +116,31 @@ def test_eq3_equals_its_definition_bit_for_bit(dist: dict[str, float], name: str
             assert s.status == "ok" and s.p_slot_a == pa / (pa + pb)
         else:
             assert s.status == "unparsed" and math.isnan(s.p_slot_a)
+
+
+@pytest.mark.parametrize(
+    ("values", "bad"),
+    [
+        ([-1.0, 0.0, 1e-6, -1e308], None),
+        ([np.float64(-0.5), 0, False, -3], None),  # a number of any kind Python's are
+        ([-1.0, 2e-6], 2e-6),
+        ([-1.0, float("nan"), 5.0], float("nan")),
+        ([-math.inf], -math.inf),
+        ([-1.0, math.inf], math.inf),
+        ([np.float32(-0.5)], np.float32(-0.5)),  # not a Python float
+        ([-0.5, "-1.0"], "-1.0"),
+        ([None], None),
+    ],
+)
+def test_bad_logprobs_names_the_first_value_that_is_no_log_prob(
+    values: list[object], bad: object
+) -> None:
+    dist = {f"t{i}": v for i, v in enumerate(values)}
+    said = bad_logprobs(dist)  # type: ignore[arg-type]
+    if bad is None and values != [None]:
+        assert said is None
+    else:
+        assert said == f"the judge returned a log-prob of {bad!r} (log-probs are finite and <= 0)"
 
 
 def test_parse_verdict_and_split() -> None:

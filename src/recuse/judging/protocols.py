@@ -322,7 +322,17 @@ class VerdictScore:
 
 def bad_logprobs(dist: Mapping[str, float]) -> str | None:
     """Why ``{token: log-prob}`` cannot be a distribution (a value that is not a
-    number, infinite, or above 0 by more than rounding), or None when it can."""
+    number, infinite, or above 0 by more than rounding), or None when it can. A
+    distribution of plain floats in range (every backend's) is passed by one test a
+    value; the others are read value by value."""
+    for lp in dist.values():
+        if type(lp) is not float or not -math.inf < lp <= 1e-6:
+            return _bad_value(dist)
+    return None
+
+
+def _bad_value(dist: Mapping[str, float]) -> str | None:
+    """:func:`bad_logprobs` of a distribution not all plain floats in range."""
     for lp in dist.values():
         if not isinstance(lp, (int, float)) or not math.isfinite(lp) or lp > 1e-6:
             return f"the judge returned a log-prob of {lp!r} (log-probs are finite and <= 0)"

@@ -358,15 +358,20 @@ def committed(token: str, fmt: VerdictFormat) -> tuple[str, ...]:
 def _verdict_probs(dist: Mapping[str, float], fmt: VerdictFormat) -> list[float]:
     """p(A), p(B), p(C): each the sum of exp(log-prob) over the tokens that commit to
     it (:meth:`VerdictFormat.commits`), added in the distribution's order."""
-    seen = _COMMITTED.setdefault(fmt, {})
-    parts: dict[str, list[float]] = {v: [] for v in VERDICTS}
+    known = _COMMITTED.setdefault(fmt, {}).get
+    pa: list[float] = []
+    pb: list[float] = []
+    pc: list[float] = []
+    parts = {"A": pa, "B": pb, "C": pc}
     for t, lp in dist.items():
-        verdicts = seen.get(t)
+        verdicts = known(t)
         if verdicts is None:
             verdicts = committed(t, fmt)
-        for v in verdicts:
-            parts[v].append(math.exp(lp))
-    return [float(sum(parts[v])) for v in VERDICTS]
+        if verdicts:  # a few tokens of a top-k's 20 or so
+            p = math.exp(lp)
+            for v in verdicts:
+                parts[v].append(p)
+    return [float(sum(pa)), float(sum(pb)), float(sum(pc))]
 
 
 def score_distribution(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,8 +17,11 @@ from recuse.judging.protocols import (
     VERDICT_FORMATS,
     Pair,
     PairwiseProtocol,
+    bad_logprobs,
     commits_to,
+    content_key,
     dimension,
+    json_text,
     likert_prompt,
     parse_rating,
     parse_verdict,
@@ -110,6 +116,31 @@ def test_eq3_equals_its_definition_bit_for_bit(dist: dict[str, float], name: str
             assert s.status == "ok" and s.p_slot_a == pa / (pa + pb)
         else:
             assert s.status == "unparsed" and math.isnan(s.p_slot_a)
+
+
+@pytest.mark.parametrize(
+    ("values", "bad"),
+    [
+        ([-1.0, 0.0, 1e-6, -1e308], None),
+        ([np.float64(-0.5), 0, False, -3], None),  # a number of any kind Python's are
+        ([-1.0, 2e-6], 2e-6),
+        ([-1.0, float("nan"), 5.0], float("nan")),
+        ([-math.inf], -math.inf),
+        ([-1.0, math.inf], math.inf),
+        ([np.float32(-0.5)], np.float32(-0.5)),  # not a Python float
+        ([-0.5, "-1.0"], "-1.0"),
+        ([None], None),
+    ],
+)
+def test_bad_logprobs_names_the_first_value_that_is_no_log_prob(
+    values: list[object], bad: object
+) -> None:
+    dist = {f"t{i}": v for i, v in enumerate(values)}
+    said = bad_logprobs(dist)  # type: ignore[arg-type]
+    if bad is None and values != [None]:
+        assert said is None
+    else:
+        assert said == f"the judge returned a log-prob of {bad!r} (log-probs are finite and <= 0)"
 
 
 def test_parse_verdict_and_split() -> None:
@@ -212,3 +243,49 @@ def test_token_logprobs_adds_a_token_listed_twice_and_keeps_the_rest_as_listed()
     tokens, dists = token_logprobs(legacy)
     assert tokens == ["B"] and dists == [{"B": -0.7, "A": -0.9, "C": -3.0}]
     assert list(dists[0]) == ["B", "A", "C"] and type(dists[0]["C"]) is float
+
+
+def _dumped(text: str) -> bytes:
+    return json.dumps(text, ensure_ascii=False).encode("utf-8")
+
+
+def test_json_text_is_the_json_of_every_character() -> None:
+    """Every code point but the surrogates, alone, between others and all in one text,
+    written as ``json.dumps(..., ensure_ascii=False)`` writes it; a lone surrogate is
+    refused as the key's encoding refused it."""
+    every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    assert json_text("".join(every)) == _dumped("".join(every))
+    for c in [*every[:0x100], "\u2028", "\u2029", "\ufeff", "\U0010ffff"]:
+        for text in (c, f"a{c}b", f"{c}{c}\n\\"):
+            assert json_text(text) == _dumped(text), repr(text)
+    with pytest.raises(UnicodeEncodeError):
+        json_text("a\ud800b")
+
+
+@given(st.text())
+def test_json_text_of_any_text(text: str) -> None:
+    assert json_text(text) == _dumped(text)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "revision", "params"),
+    [
+        ("org/judge-7b", "rev-abc", {"protocol": "pairwise-v1", "mode": "direct", "top_k": 20}),
+        ('m "quoted" \\ é', "r\n日本", {}),
+        ("m", "", {"z": [1, 2.5, None, True], "a": {"y": "\x00\u2028", "b": -0.0}, "é": 1e300}),
+        ("m", "r", {"n": np.int64(20), "x": np.float64(0.1), "prompt": "in params too"}),
+    ],
+)
+def test_content_keys_are_the_sha256_of_the_whole_json(
+    model_id: str, revision: str, params: dict[str, object]
+) -> None:
+    """A key hashes its JSON written around the prompt (KeyFrame); the same bytes as
+    the whole object dumped at once, as keys were computed before (worked out here)."""
+    plain = json.loads(json.dumps(params, default=lambda v: v.item()))  # NumPy as Python
+    for prompt in ["", "p", '<user>3:a"b\\<prefix>2:[[', "\x1f\t\x7f \U0001f600 " * 50]:
+        blob = {"model": model_id, "revision": revision, "prompt": prompt, "params": plain}
+        dumped = json.dumps(blob, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        want = hashlib.sha256(dumped.encode("utf-8")).hexdigest()
+        assert (
+            content_key(model_id=model_id, revision=revision, prompt=prompt, params=params) == want
+        )

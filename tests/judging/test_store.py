@@ -207,3 +207,162 @@ def test_a_ratings_export_filter_counts_the_ratings_the_export_writes(tmp_path: 
             store.export_ratings(judges=["nowhere"])
     assert len(every) == 4
     assert "its judge ids (rows): 'x' 4 —" in str(err.value)
+
+
+#: texts that JSON writes escaped or as themselves (quotes, backslashes, every control
+#: character, U+2028, a lone high code point, accents, emoji): a content key and an
+#: item's meta must keep every byte they had
+_TRICKY = [
+    'He said "hi" \\ then\tleft\r\n',
+    "".join(map(chr, range(32))) + "\x7f\u2028\u2029",
+    "café, naïve, 日本語, \U0001f600 and \U0010ffff",
+    "",
+    "/ </script> \\u00e9 {} [] : ,",
+]
+
+#: sha256 of :func:`_rows_text` for :func:`_judged_store`, as the code wrote the rows
+#: before the event loop's work was cut (2026-11-30): a change of any byte the store
+#: writes (a key, an item's JSON, a number, a type) changes it
+ROWS_SHA256 = "eae2373ad322c28a02a35764de80abf18106be433e30350c4bbf29590f5084ae"
+
+_CLOCKS = {"created_at", "seconds", "started", "heartbeat"}  # what changes run to run
+
+
+def _tricky_pairs() -> list[dict[str, str]]:
+    """Six pairs of tricky texts; item 5 is item 4 in the other order (copies)."""
+    pairs = fake_pairs(6)
+    for k, text in enumerate(_TRICKY):
+        pairs[k].update(prompt=f"{text} #{k}", response_b=text[::-1])
+    four = pairs[4]
+    pairs[5].update(prompt=four["prompt"], response_a=four["response_b"])
+    pairs[5].update(response_b=four["response_a"])
+    return pairs
+
+
+def _judged_store(path: Path) -> None:
+    """A store as runs write it: pairwise (direct and explain, a failed prompt, copies
+    of the same content for mirrored items) and Likert judgments of tricky texts, with
+    metadata of every kind export reads back."""
+    import numpy as np
+
+    from recuse.judging.protocols import DIMENSIONS, PairwiseProtocol
+
+    pairs = pd.DataFrame(_tricky_pairs())
+    pairs["category"] = ["writing", None, "math\n", "日本", "x", "y"]
+    pairs["base_item"] = np.array([1, 2, 3, 4, 5, 6], dtype=np.int64)
+    pairs["task"] = [0.5, float("nan"), 1e300, -0.0, 3.0, 1 / 3]
+    pairs["treated"] = [True, False, True, False, True, False]
+    with Store(path) as store:
+        fake = FakeBackend(fail_marker=_TRICKY[0])
+        Runner(fake, store, progress=False).pairwise(pairs)
+        # items of texts alone (their JSON written text by text), sharing texts
+        texts_only = pairs.iloc[:4][["item_id", "prompt", "response_a", "response_b"]]
+        texts_only = texts_only.assign(item_id=["t0", "t1", "t2", "t3"], response_a=_TRICKY[1])
+        Runner(FakeBackend(), store, judge="e", progress=False).pairwise(
+            texts_only, PairwiseProtocol(mode="explain")
+        )
+        rows = pd.DataFrame(
+            {"prompt_id": ["q1", "q\t2"], "model": ["gpt-4", "m\u2028"]}
+            | {"prompt": _TRICKY[:2], "response": _TRICKY[2:4], "reference_conciseness": [3.0, 1.0]}
+        )
+        dims = [DIMENSIONS["conciseness"], DIMENSIONS["logical_correctness"]]
+        Runner(FakeBackend(), store, judge="x", progress=False).likert(rows, dims)
+
+
+def _rows_text(path: Path) -> str:
+    """Every table's rows but their clocks, each value with its SQLite type and its
+    exact Python form (a float's hex: every bit), sorted."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        out = []
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in sorted(tables):
+            cols = [
+                r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in _CLOCKS
+            ]
+            sql = ", ".join(f"typeof({c}), {c}" for c in cols)
+            rows = []
+            for r in conn.execute(f"SELECT {sql} FROM {table}"):
+                values = [
+                    f"{t}:{v.hex() if isinstance(v, float) else repr(v)}"
+                    for t, v in zip(r[::2], r[1::2], strict=True)
+                ]
+                rows.append("|".join(values))
+            out.append(f"{table}({', '.join(cols)})\n" + "\n".join(sorted(rows)))
+        return "\n".join(out)
+    finally:
+        conn.close()
+
+
+def test_a_runs_rows_are_the_bytes_stored_before(tmp_path: Path) -> None:
+    """Every row a run writes, byte for byte, as before the event loop's work per
+    judgment was cut; its keys are the sha256 of the key's JSON and its items' meta the
+    JSON text, both worked out here with the standard library alone."""
+    import hashlib
+    import json
+    import sqlite3
+
+    from recuse.judging.handlers.pairwise import pairs_to_judge
+    from recuse.judging.protocols import ORDERS, PairwiseProtocol
+
+    path = tmp_path / "s.db"
+    _judged_store(path)
+    text = _rows_text(path)
+    assert hashlib.sha256(text.encode()).hexdigest() == ROWS_SHA256, text
+    conn = sqlite3.connect(path)
+    keys = dict(
+        conn.execute("SELECT item_id || slot, key FROM judgments WHERE judge = 'fake-judge'")
+    )
+    metas = dict(conn.execute("SELECT item_id, meta FROM items WHERE kind = 'pairwise'"))
+    conn.close()
+    pairs = _tricky_pairs()
+    proto = PairwiseProtocol()
+    params = {"protocol": "pairwise-v1", "mode": "direct", "top_k": 20}
+    items, _ = pairs_to_judge(pd.DataFrame(pairs[:5]))
+    assert len(items) == 5 and len(keys) == 12
+    for p in items:
+        for order in ORDERS:
+            prompt = proto.prompt(p, order)
+            canonical = "".join(f"<{m.role}>{len(m.content)}:{m.content}" for m in prompt.messages)
+            canonical += f"<prefix>{len(prompt.prefix)}:{prompt.prefix}"
+            blob = {"model": "fake-judge", "revision": "r1", "prompt": canonical, "params": params}
+            dumped = json.dumps(blob, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            assert keys[p.item_id + order] == hashlib.sha256(dumped.encode()).hexdigest()
+    assert metas["i1"] == json.dumps(
+        {"prompt_id": "q0", "model_a": "gpt-4", "model_b": "claude-v1", "human": "a",
+         "base_item": 2, "treated": False, "prompt": pairs[1]["prompt"],
+         "response_a": "answer a1", "response_b": _TRICKY[1][::-1]},
+        ensure_ascii=False,
+    )  # fmt: skip
+
+
+def test_items_meta_is_the_json_dumps_text(tmp_path: Path) -> None:
+    """An item's meta is ``json.dumps(meta, ensure_ascii=False)`` whatever it holds:
+    texts alone (written text by text, shared between items), or numbers, NumPy
+    scalars, nested tables and text subclasses (written by json)."""
+    import json
+    import sqlite3
+
+    import numpy as np
+
+    class Name(str):
+        pass
+
+    items: dict[str, dict[str, object]] = {
+        f"i{k}": {"prompt": _TRICKY[k % 5], "response_a": t, "response_b": t[::-1], "é\n": ""}
+        for k, t in enumerate(_TRICKY * 2)
+    }
+    items["empty"] = {}
+    items["numbers"] = {"prompt": "p", "n": np.int64(3), "x": 0.25, "ok": True, "none": None}
+    items["nested"] = {"reference": {"conciseness": 3.0}, "prompt": "p"}
+    items["subclass"] = {Name("prompt"): Name('p\t"q"')}
+    with Store(tmp_path / "s.db") as store:
+        store.put_items("pairwise", items)
+    conn = sqlite3.connect(tmp_path / "s.db")
+    got = dict(conn.execute("SELECT item_id, meta FROM items"))
+    conn.close()
+    for item_id, meta in items.items():
+        want = json.dumps(meta, ensure_ascii=False, default=lambda v: v.item())
+        assert got[item_id] == want, item_id

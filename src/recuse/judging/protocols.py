@@ -124,16 +124,21 @@ def _key_json(value: object) -> object:
 
 
 def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[str, object]) -> str:
-    """sha256 of a canonical JSON of everything that changes the judge's output. NumPy
-    scalars in ``params`` key as the equal Python values; a value JSON cannot write (a
-    set, an object) is a :class:`ConfigError` (:func:`key_value`)."""
+    """sha256 of a canonical JSON of everything that changes the judge's output: the
+    UTF-8 of ``json.dumps({"model": model_id, "revision": revision, "prompt": prompt,
+    "params": params}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))``,
+    written by :class:`KeyFrame`. NumPy scalars in ``params`` key as the equal Python
+    values; a value JSON cannot write (a set, an object) is a :class:`ConfigError`
+    (:func:`key_value`)."""
+    return KeyFrame.of(model_id, revision, params).key(prompt)
+
+
+def _key_dumps(value: object) -> str:
+    """``value`` as the content key's JSON writes it (compact, names sorted, text as
+    itself); a table's names of two types (no one order) are a ConfigError."""
     try:
-        blob = json.dumps(
-            {"model": model_id, "revision": revision, "prompt": prompt, "params": dict(params)},
-            sort_keys=True,
-            ensure_ascii=False,
-            separators=(",", ":"),
-            default=_key_json,
+        return json.dumps(
+            value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_key_json
         )
     except TypeError as exc:  # a table's names: of two types (no one order), or NumPy's
         from recuse.errors import ConfigError
@@ -142,7 +147,51 @@ def content_key(*, model_id: str, revision: str, prompt: str, params: Mapping[st
             f"judge parameters: {exc}; such names cannot be part of a content key: give "
             "every name of a table as a text"
         ) from None
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class KeyFrame:
+    """The JSON a content key hashes (:func:`content_key`) around its prompt, written
+    once for a model, revision and parameters: its four names sorted are model, params,
+    prompt and revision, so the prompt's text comes between ``head`` (up to
+    ``"prompt":``) and ``tail`` (from ``,"revision":``). A key then writes only its
+    prompt's text (:func:`json_text`), not the whole object: a run computes one key per
+    judgment on its event loop, whose hold of the GIL the thread queueing a GPU's
+    passes waits for."""
+
+    head: bytes
+    tail: bytes
+
+    @classmethod
+    def of(cls, model_id: str, revision: str, params: Mapping[str, object]) -> KeyFrame:
+        head = f'{{"model":{_key_dumps(model_id)},"params":{_key_dumps(dict(params))},"prompt":'
+        tail = f',"revision":{_key_dumps(revision)}}}'
+        return cls(head.encode("utf-8"), tail.encode("utf-8"))
+
+    def key(self, prompt: str) -> str:
+        """The content key of ``prompt`` (a :meth:`Prompt.canonical` text)."""
+        return hashlib.sha256(self.head + json_text(prompt) + self.tail).hexdigest()
+
+
+#: the control characters JSON writes as ``\\u00XX``, ``\\b`` or ``\\f``: rare in a text
+_RARE_CONTROLS = bytes(c for c in range(0x20) if c not in b"\t\n\r")
+
+
+def json_text(text: str) -> bytes:
+    """The UTF-8 of ``json.dumps(text, ensure_ascii=False)``, at under half its cost.
+
+    That JSON writes each character as itself but ``"``, ``\\`` and the control
+    characters below U+0020, each escaped alone by ASCII characters; UTF-8 writes ASCII
+    as itself and no other character with a byte below 0x80, so escaping the encoded
+    bytes gives the same bytes. A text with a control character other than tab, line
+    feed and carriage return is written by ``json`` itself. A lone surrogate cannot be
+    encoded, as before (UnicodeEncodeError)."""
+    raw = text.encode("utf-8")
+    if len(raw.translate(None, _RARE_CONTROLS)) != len(raw):
+        return json.dumps(text, ensure_ascii=False).encode("utf-8")
+    escaped = raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    escaped = escaped.replace(b"\n", b"\\n").replace(b"\r", b"\\r").replace(b"\t", b"\\t")
+    return b'"' + escaped + b'"'
 
 
 # --- perplexity -------------------------------------------------------------------
@@ -273,7 +322,17 @@ class VerdictScore:
 
 def bad_logprobs(dist: Mapping[str, float]) -> str | None:
     """Why ``{token: log-prob}`` cannot be a distribution (a value that is not a
-    number, infinite, or above 0 by more than rounding), or None when it can."""
+    number, infinite, or above 0 by more than rounding), or None when it can. A
+    distribution of plain floats in range (every backend's) is passed by one test a
+    value; the others are read value by value."""
+    for lp in dist.values():
+        if type(lp) is not float or not -math.inf < lp <= 1e-6:
+            return _bad_value(dist)
+    return None
+
+
+def _bad_value(dist: Mapping[str, float]) -> str | None:
+    """:func:`bad_logprobs` of a distribution not all plain floats in range."""
     for lp in dist.values():
         if not isinstance(lp, (int, float)) or not math.isfinite(lp) or lp > 1e-6:
             return f"the judge returned a log-prob of {lp!r} (log-probs are finite and <= 0)"
@@ -299,15 +358,20 @@ def committed(token: str, fmt: VerdictFormat) -> tuple[str, ...]:
 def _verdict_probs(dist: Mapping[str, float], fmt: VerdictFormat) -> list[float]:
     """p(A), p(B), p(C): each the sum of exp(log-prob) over the tokens that commit to
     it (:meth:`VerdictFormat.commits`), added in the distribution's order."""
-    seen = _COMMITTED.setdefault(fmt, {})
-    parts: dict[str, list[float]] = {v: [] for v in VERDICTS}
+    known = _COMMITTED.setdefault(fmt, {}).get
+    pa: list[float] = []
+    pb: list[float] = []
+    pc: list[float] = []
+    parts = {"A": pa, "B": pb, "C": pc}
     for t, lp in dist.items():
-        verdicts = seen.get(t)
+        verdicts = known(t)
         if verdicts is None:
             verdicts = committed(t, fmt)
-        for v in verdicts:
-            parts[v].append(math.exp(lp))
-    return [float(sum(parts[v])) for v in VERDICTS]
+        if verdicts:  # a few tokens of a top-k's 20 or so
+            p = math.exp(lp)
+            for v in verdicts:
+                parts[v].append(p)
+    return [float(sum(pa)), float(sum(pb)), float(sum(pc))]
 
 
 def score_distribution(

@@ -16,11 +16,11 @@ from typing import Any, Literal, NoReturn, cast
 from recuse.errors import ConfigError
 from recuse.judging.protocols import (
     Dimension,
+    KeyFrame,
     LikertProtocol,
     Order,
     PairwiseProtocol,
     Prompt,
-    content_key,
     key_value,
 )
 
@@ -95,13 +95,14 @@ class Keying:
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", FrozenParams.of(self.params))
 
+    @cached_property
+    def frame(self) -> KeyFrame:
+        """The key's JSON around its prompt, written once for the run's tasks."""
+        return KeyFrame.of(self.model_id, self.revision, self.params)
+
     def key(self, prompt: Prompt) -> str:
-        return content_key(
-            model_id=self.model_id,
-            revision=self.revision,
-            prompt=prompt.canonical(),
-            params=self.params,
-        )
+        """:func:`content_key` of ``prompt``'s canonical text."""
+        return self.frame.key(prompt.canonical())
 
 
 @dataclass(frozen=True)

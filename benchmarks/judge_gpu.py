@@ -43,7 +43,8 @@ Per shape it prints, in prompt tokens per second (the same total for every line)
   the runner's scheduling (first slice, slice cap, holding quantile, whole passes),
   the backend's (token budget, garbage-collector quieting, calls in flight, ``after``:
   whether the next call prepares once this one has queued its last wave, ``raw``:
-  token ids from the tokenizer's Rust core) and the interpreter's thread switch
+  token ids from the tokenizer's Rust core, ``split``: a call that starts while
+  another runs cut into waves too) and the interpreter's thread switch
   interval, each the best of ``--repeat`` runs, with its passes and device time in
   them; every run prints when its first pass was queued, any full garbage-collector
   pass in it, and each thread's CPU time over it (``_threads.ThreadTimes``). Not
@@ -272,14 +273,15 @@ async def warm_threads(backend: LocalBackend, prompts: list[Any], proto: Pairwis
 #: what a variant (``--variants``) may set: the runner's scheduling constants, and the
 #: backend's token budget, whether the runner quiets the garbage collector for it, its
 #: calls in flight, when the next call prepares (``after``) and whether token ids come
-#: from the tokenizer's Rust core (``raw``), and the interpreter's thread switch
+#: from the tokenizer's Rust core (``raw``), whether a call that starts while another
+#: runs is cut into waves (``split``), and the interpreter's thread switch
 #: interval (Python's is 0.005)
 VARIANT_KEYS = {"first": "FIRST_COUNT", "cap": "SLICE_CAP", "whole": "WHOLE_PASSES",
                 "held": "HELD_QUANTILE", "budget": "max_batch_tokens",
                 "quiet": "quiet_collector", "calls": "concurrency",
                 "switch": "switch_interval", "after": "prepare_after_launch",
-                "raw": "raw_ids"}  # fmt: skip
-ON_BACKEND = ("budget", "quiet", "calls", "after", "raw")
+                "raw": "raw_ids", "split": "busy_in_waves"}  # fmt: skip
+ON_BACKEND = ("budget", "quiet", "calls", "after", "raw", "split")
 
 
 class _Interpreter:

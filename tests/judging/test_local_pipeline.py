@@ -367,6 +367,37 @@ def test_the_second_call_prepares_after_the_first_queued_its_last_wave(
     assert asyncio.run(_two_calls(other, calls, _recording(other))) == got  # to the bit
 
 
+def test_a_call_that_starts_while_another_runs_is_cut_into_waves_with_busy_in_waves(
+    tiny: LocalBackend,
+) -> None:
+    """``busy_in_waves``: the second call (30 prompts, several waves' worth) queues its
+    first pass before it pads its last one; off (the default) it pads all first. The
+    numbers are a serial run's either way."""
+    calls = _calls()
+    calls = [calls[0], calls[0][::-1][:1] + calls[0][:-1]]  # the second as long as the first
+    calls[1] = sorted(calls[1], key=local._chars)
+    serial = LocalBackend(tiny.model, tiny.tokenizer, model_id="s", pipeline=False)
+    want = [serial.next_token_logprobs_sync(c, top_k=5, select=is_verdict_token) for c in calls]
+    budget = 2 * max(len(tiny.encode(p)) for p in calls[0])
+    order = {}
+    for split in (True, False):
+        piped = LocalBackend(tiny.model, tiny.tokenizer, model_id="p", pipeline=True,
+                             max_batch_tokens=budget)  # fmt: skip
+        assert piped.busy_in_waves is False  # the default
+        piped.busy_in_waves = split
+        events = _recording(piped)
+        got = asyncio.run(_two_calls(piped, calls, events))
+        b = list(dict.fromkeys(t for t, what, _ in events if what == "pad"))[1]
+        b_pads = [i for i, (t, what, _) in enumerate(events) if t == b and what == "pad"]
+        b_hidden = [i for i, (t, what, _) in enumerate(events) if t == b and what == "hidden"]
+        order[split] = min(b_hidden) < max(b_pads)  # a pass queued before its last padding
+        for dists, serial_dists in zip(got, want, strict=True):
+            for d, s in zip(dists, serial_dists, strict=True):
+                assert isinstance(s, dict) and list(d) == list(s)
+                np.testing.assert_allclose(list(d.values()), list(s.values()), rtol=0, atol=1e-5)
+    assert order == {True: True, False: False}
+
+
 def test_raw_ids_only_from_a_tokenizer_class_that_encodes_as_the_base_one() -> None:
     """A subclass of the fast tokenizer that overrides an encoding method (Code Llama's
     does, for infilling) may give other ids than its Rust core: the raw path is not

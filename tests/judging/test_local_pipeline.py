@@ -393,3 +393,67 @@ def test_raw_ids_only_from_a_tokenizer_class_that_encodes_as_the_base_one() -> N
     assert not _plain_fast(object.__new__(BelowOwnWay))
     assert not _plain_fast(object.__new__(CodeLlamaTokenizer))
     assert not _plain_fast(object())  # not a transformers tokenizer at all
+
+
+# --- a stopped call ------------------------------------------------------------------------
+
+
+def test_a_call_stopped_before_it_began_prepares_nothing(tiny: LocalBackend) -> None:
+    """Ctrl-C (the calls cancelled) while the first of three calls runs its first pass:
+    the second waits to prepare, the third for a thread. Neither renders, tokenizes or
+    pads its prompts once stopped (before, each prepared its whole call, then stopped at
+    the device); the first stops before its next wave. Nothing is left counted: a later
+    call runs."""
+    calls = [*_calls(), _calls()[1][::-1]]
+    lengths = [len(tiny.encode(p)) for p in calls[0]]
+    piped = LocalBackend(tiny.model, tiny.tokenizer, model_id="p", pipeline=True,
+                         max_batch_tokens=2 * max(lengths))  # fmt: skip
+    assert len(piped._waves([piped._size(p) for p in calls[0]])) >= 3
+    tokenized: list[tuple[threading.Event | None, bool]] = []  # the call's stop, set?
+    first_stop: list[threading.Event] = []
+    in_pass, cancelled = threading.Event(), threading.Event()
+    tokenize, hidden = piped._tokenize, piped._hidden
+
+    def recorded(self: LocalBackend, texts: list[str], template: bool) -> list[list[int]]:
+        stop = getattr(self._local, "stop", None)
+        tokenized.append((stop, stop is not None and stop.is_set()))
+        return tokenize(texts, template)
+
+    def held(self: LocalBackend, ids: Any) -> Any:
+        if not first_stop:  # the first call's first pass: held until all are cancelled
+            first_stop.append(self._local.stop)
+            deadline = time.monotonic() + 10
+            while self._calls < 2:
+                assert time.monotonic() < deadline, "the second call never came in"
+                time.sleep(0.001)
+            in_pass.set()
+            assert cancelled.wait(10)
+        return hidden(ids)
+
+    piped._tokenize = types.MethodType(recorded, piped)  # type: ignore[method-assign]
+    piped._hidden = types.MethodType(held, piped)  # type: ignore[method-assign]
+
+    async def stopped() -> list[asyncio.Task[Any]]:
+        tasks = [asyncio.ensure_future(piped.next_token_logprobs(c, top_k=5)) for c in calls]
+        deadline = time.monotonic() + 10
+        while not in_pass.is_set():
+            assert time.monotonic() < deadline and not any(t.done() for t in tasks)
+            await asyncio.sleep(0.001)
+        for t in tasks:
+            t.cancel()
+        await asyncio.sleep(0.05)  # each call's stop is set (its task is cancelled)
+        cancelled.set()
+        _done, pending = await asyncio.wait(tasks, timeout=30)
+        assert not pending, "a stopped call never ended"
+        return tasks
+
+    tasks = asyncio.run(stopped())
+    assert all(t.cancelled() for t in tasks)
+    stops = {id(stop) for stop, _ in tokenized}
+    assert len(stops) == 1 and first_stop and id(first_stop[0]) in stops  # the first only
+    # and that one, once stopped, prepared at most the wave it was preparing (one batch)
+    assert sum(was_set for _, was_set in tokenized) <= 1
+    assert piped._calls == piped._preparing == 0
+    cancelled.set()
+    later = piped.next_token_logprobs_sync(calls[1], top_k=5)
+    assert all(type(d) is dict for d in later)

@@ -578,13 +578,16 @@ class LocalBackend(Backend):
                     finish(b, launch(prepare(b)))
             return
         # the first batch is prepared before the device is free: a second call in
-        # flight prepares while the first runs
-        ready = prepare(batches[0])
+        # flight prepares while the first runs, unless it was stopped as it waited to
         stop: threading.Event | None = getattr(self._local, "stop", None)
+        stopped = stop.is_set if stop is not None else lambda: False
+        if stopped():
+            raise _Stopped("the call was cancelled")
+        ready = prepare(batches[0])
         with self._run_lock, torch.inference_mode():
             previous: tuple[_B, _H] | None = None
             for k, b in enumerate(batches):
-                if stop is not None and stop.is_set():
+                if stopped():
                     raise _Stopped("the call was cancelled")
                 handle = launch(ready)
                 if k + 1 < len(batches):

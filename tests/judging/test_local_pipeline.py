@@ -457,3 +457,30 @@ def test_a_call_stopped_before_it_began_prepares_nothing(tiny: LocalBackend) -> 
     cancelled.set()
     later = piped.next_token_logprobs_sync(calls[1], top_k=5)
     assert all(type(d) is dict for d in later)
+
+
+def test_raw_ids_not_from_a_class_that_sets_its_input_mode_for_each_call(
+    tiny: LocalBackend,
+) -> None:
+    """MBart's (and NLLB's) tokenizer puts its source language's tokens on the Rust core
+    at every call (``_switch_to_input_mode``): a call for target text that failed midway
+    (or ``set_tgt_lang_special_tokens``) leaves the target language's there, which the
+    core alone would add. transformers' call's ids, not the core's."""
+    from transformers.models.mbart.tokenization_mbart import MBartTokenizer
+    from transformers.models.nllb.tokenization_nllb import NllbTokenizer
+
+    from recuse.judging.backends.local import _plain_fast
+
+    tok = MBartTokenizer(src_lang="en_XX", tgt_lang="ro_RO")
+    backend = LocalBackend(tiny.model, tok, model_id="mbart")
+    texts = ["hello there", "a b c"]
+    src, tgt = (tok.convert_tokens_to_ids(lang) for lang in ("en_XX", "ro_RO"))
+    with pytest.raises(ValueError):
+        tok(text_target=[1, 2])  # not text: raised once the core took the target's tokens
+    rust: Any = tok._tokenizer
+    core = [e.ids for e in rust.encode_batch(texts, add_special_tokens=True)]
+    assert {ids[-1] for ids in core} == {tgt}  # what the core alone would give
+    got = backend._tokenize(texts, template=False)
+    want = tok(texts, add_special_tokens=True)["input_ids"]
+    assert got == want and {ids[-1] for ids in want} == {src}
+    assert not _plain_fast(tok) and not _plain_fast(object.__new__(NllbTokenizer))

@@ -1018,9 +1018,11 @@ class LocalBackend(Backend):
         )
 
 
-#: the methods a tokenizer class may override to encode text its own way
+#: the methods a tokenizer class may override to encode text its own way; MBart's and
+#: NLLB's ``_switch_to_input_mode`` puts the source language's tokens on the Rust core at
+#: every call (a failed call for target text leaves the target language's there)
 _ENCODERS = ("__call__", "encode", "encode_plus", "batch_encode_plus", "_encode_plus",
-             "_batch_encode_plus")  # fmt: skip
+             "_batch_encode_plus", "_switch_to_input_mode")  # fmt: skip
 
 
 def _plain_fast(tokenizer: Any) -> bool:

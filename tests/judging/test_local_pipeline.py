@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import math
+import signal
 import threading
 import time
 import types
@@ -484,3 +485,41 @@ def test_raw_ids_not_from_a_class_that_sets_its_input_mode_for_each_call(
     want = tok(texts, add_special_tokens=True)["input_ids"]
     assert got == want and {ids[-1] for ids in want} == {src}
     assert not _plain_fast(tok) and not _plain_fast(object.__new__(NllbTokenizer))
+
+
+def test_a_run_stopped_by_ctrl_c_ends_after_its_calls_in_flight(
+    tiny_model_dir: Path, tmp_path: Path, shared_data: Path
+) -> None:
+    """Ctrl-C during a pass of a pipelined backend's run: the run's task is cancelled;
+    its gather of the calls ends as soon as one call waiting for its turn ends
+    cancelled, and the runner then cancels every call once more. A call in flight
+    still waits for its thread to stop (before its next wave): the run ends after it,
+    as the runner's backend.aclose expects. Before, the second cancel cut that wait
+    short: the run returned while a thread still ran its call."""
+    import pandas as pd
+
+    from judging.helpers import read_mt_bench_pairs
+    from recuse.judging import Runner, Store
+
+    pairs = pd.DataFrame(read_mt_bench_pairs(shared_data, "gpt-4", "alpaca-13b", 20))
+    piped = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", batch_size=3,
+                              pipeline=True, max_batch_tokens=1500)  # fmt: skip
+    passes: list[str] = []
+    hidden = piped._hidden
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def pressed(self: LocalBackend, ids: Any) -> Any:
+        passes.append(threading.current_thread().name)
+        if len(passes) == 3:
+            signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C, taken by the loop at once
+            time.sleep(0.3)  # the pass goes on while the run stops
+        return hidden(ids)
+
+    piped._hidden = types.MethodType(pressed, piped)  # type: ignore[method-assign]
+    with Store(tmp_path / "s.db") as store, pytest.raises(KeyboardInterrupt):
+        Runner(piped, store, judge="t", progress=False).pairwise(pairs)
+    assert len(passes) >= 3 and piped._calls == piped._preparing == 0  # none still running
+    with Store(tmp_path / "s.db") as store:  # and the next run judges the rest
+        summary = Runner(piped, store, judge="t", progress=False).pairwise(pairs)
+        assert summary.cached + summary.ok + summary.unparsed == 40 and not summary.failed

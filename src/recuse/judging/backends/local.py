@@ -987,7 +987,10 @@ class LocalBackend(Backend):
         except asyncio.CancelledError:
             stop.set()
             while not running.done():  # stops before its next wave: the call ends here
-                await asyncio.sleep(0.01)
+                try:
+                    await asyncio.sleep(0.01)
+                except asyncio.CancelledError:  # cancelled again (the runner, as it ends)
+                    continue
             raise
 
     async def next_token_logprobs(

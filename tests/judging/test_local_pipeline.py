@@ -487,6 +487,7 @@ def test_raw_ids_not_from_a_class_that_sets_its_input_mode_for_each_call(
     assert not _plain_fast(tok) and not _plain_fast(object.__new__(NllbTokenizer))
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX: a signal to a thread")
 def test_a_run_stopped_by_ctrl_c_ends_after_its_calls_in_flight(
     tiny_model_dir: Path, tmp_path: Path, shared_data: Path
 ) -> None:

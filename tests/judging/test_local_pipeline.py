@@ -524,3 +524,25 @@ def test_a_run_stopped_by_ctrl_c_ends_after_its_calls_in_flight(
     with Store(tmp_path / "s.db") as store:  # and the next run judges the rest
         summary = Runner(piped, store, judge="t", progress=False).pairwise(pairs)
         assert summary.cached + summary.ok + summary.unparsed == 40 and not summary.failed
+
+
+def test_raw_ids_not_from_a_tokenizer_whose_encoding_was_patched_on_it(
+    tiny: LocalBackend,
+) -> None:
+    """A tokenizer whose encoding method is replaced on the object itself (a library's
+    patch, after the backend was made): transformers' call runs the patch, the Rust core
+    would not. The ids are transformers' call's."""
+    tok = copy.deepcopy(tiny.tokenizer)
+    backend = LocalBackend(tiny.model, tok, model_id="patched")
+    texts = ["Which Answer Is Better? A or B", "THE QUICK BROWN FOX"]
+    cased = backend._tokenize(texts, template=True)
+    encode = tok._encode_plus
+
+    def lowered(text: Any, *args: Any, **kwargs: Any) -> Any:
+        return encode([t.lower() for t in text], *args, **kwargs)
+
+    tok._encode_plus = lowered
+    want = tok(texts, add_special_tokens=False)["input_ids"]
+    assert want == tiny.tokenizer([t.lower() for t in texts], add_special_tokens=False)["input_ids"]
+    assert want != cased  # the patch changes the ids
+    assert backend._tokenize(texts, template=True) == want

@@ -450,12 +450,15 @@ class LocalBackend(Backend):
         transformers' call gives (:attr:`raw_ids`): no truncation or padding set on it
         (transformers' call turns both off for a plain call) and special tokens in the
         text read as transformers reads them, and a tokenizer class that does not encode
-        its own way (:func:`_plain_fast`); else None. transformers' call builds a
+        its own way (:func:`_plain_fast`), nor an encoding method replaced on the
+        tokenizer object; else None. transformers' call builds a
         mask, offsets and Python lists of each beside the ids, holding the GIL that
         the thread queueing a small model's passes needs."""
         raw = getattr(self.tokenizer, "_tokenizer", None) if self.raw_ids else None
         if raw is None or not hasattr(raw, "encode_batch") or not self._plain_fast:
             return None
+        if any(name in getattr(self.tokenizer, "__dict__", {}) for name in _ENCODERS):
+            return None  # an encoding method replaced on the tokenizer itself (a patch)
         split = bool(getattr(self.tokenizer, "split_special_tokens", False))
         if raw.truncation is not None or raw.padding is not None:
             return None

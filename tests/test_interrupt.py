@@ -291,3 +291,48 @@ def test_ctrl_c_as_a_cells_worker_starts_stops_the_run_and_its_worker() -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "lent back interrupted False\n"), done.stderr
+
+
+def test_a_sigint_as_a_cells_run_ends_leaves_the_callers_handler_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the main thread waits for a cell's run, the caller's SIGINT handler is
+    wrapped (interrupt._relayed): called, then the run stopped where it did nothing. A
+    SIGINT that lands as the wrapper is being taken off (here: as it reads the handler
+    to put the caller's back) is the caller's alone, the run being over, and the
+    caller's handler is back in place. Before, the wrapper raised KeyboardInterrupt
+    there, which cut the restoring short: the wrapper stayed the handler for good."""
+    from recuse import interrupt
+
+    calls: list[int] = []
+
+    def theirs(signum: int, _frame: object) -> None:  # neither raises nor cancels
+        calls.append(signum)
+
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, theirs)
+    real = signal.getsignal
+    armed: list[bool] = []
+
+    def getsignal(signum: int) -> object:
+        handler = real(signum)
+        if armed:  # the press lands now
+            armed.clear()
+            signal.raise_signal(signal.SIGINT)
+        return handler
+
+    raised = False
+    try:
+        block = interrupt._relayed(None)
+        with block:
+            assert real(signal.SIGINT) is not theirs  # wrapped while the run runs
+            monkeypatch.setattr(signal, "getsignal", getsignal)
+            armed.append(True)
+    except KeyboardInterrupt:
+        raised = True
+    finally:
+        monkeypatch.undo()
+        now = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, before)
+    assert not armed and calls == [signal.SIGINT]  # the press came, and was theirs
+    assert not raised and now is theirs

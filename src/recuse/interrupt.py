@@ -405,14 +405,22 @@ def _relayed(caller: asyncio.Task[Any] | None) -> AbstractContextManager[None]:
     block in which a SIGINT calls it, then raises KeyboardInterrupt where it neither
     raised nor cancelled ``caller`` (asyncio.run's handler cancels its main task, which
     the waiting thread sees): it left its work to the loop that the run holds up. The
-    caller's handler is put back as the block ends. Elsewhere (SIGINT ignored, or a
-    handler set in C) a block that does nothing."""
+    caller's handler is put back as the block ends; a SIGINT meanwhile is the caller's
+    alone (it raised KeyboardInterrupt in the restoring, which left this block's handler
+    in place for good). Elsewhere (SIGINT ignored, or a handler set in C) a block that
+    does nothing."""
     handler = signal.getsignal(signal.SIGINT)
     if not callable(handler) or handler in (signal.default_int_handler, _stop):
         return contextlib.nullcontext()
     theirs = handler
+    ended: list[bool] = []
 
     def relayed(signum: int, frame: FrameType | None) -> None:
+        if ended:  # as the block ends (the run is over): theirs alone, back in place first
+            if signal.getsignal(signal.SIGINT) is relayed:
+                signal.signal(signal.SIGINT, theirs)
+            theirs(signum, frame)
+            return
         cancelling = caller.cancelling() if caller is not None else 0
         theirs(signum, frame)  # may raise: the waiting thread takes it as a Ctrl-C
         if caller is None or caller.cancelling() == cancelling:
@@ -424,6 +432,7 @@ def _relayed(caller: asyncio.Task[Any] | None) -> AbstractContextManager[None]:
         try:
             yield
         finally:
+            ended.append(True)  # a SIGINT now cannot cut the restoring short
             if signal.getsignal(signal.SIGINT) is relayed:
                 signal.signal(signal.SIGINT, theirs)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import math
+import signal
 import threading
 import time
 import types
@@ -424,3 +425,155 @@ def test_raw_ids_only_from_a_tokenizer_class_that_encodes_as_the_base_one() -> N
     assert not _plain_fast(object.__new__(BelowOwnWay))
     assert not _plain_fast(object.__new__(CodeLlamaTokenizer))
     assert not _plain_fast(object())  # not a transformers tokenizer at all
+
+
+# --- a stopped call ------------------------------------------------------------------------
+
+
+def test_a_call_stopped_before_it_began_prepares_nothing(tiny: LocalBackend) -> None:
+    """Ctrl-C (the calls cancelled) while the first of three calls runs its first pass:
+    the second waits to prepare, the third for a thread. Neither renders, tokenizes or
+    pads its prompts once stopped (before, each prepared its whole call, then stopped at
+    the device); the first stops before its next wave. Nothing is left counted: a later
+    call runs."""
+    calls = [*_calls(), _calls()[1][::-1]]
+    lengths = [len(tiny.encode(p)) for p in calls[0]]
+    piped = LocalBackend(tiny.model, tiny.tokenizer, model_id="p", pipeline=True,
+                         max_batch_tokens=2 * max(lengths))  # fmt: skip
+    assert len(piped._waves([piped._size(p) for p in calls[0]])) >= 3
+    tokenized: list[tuple[threading.Event | None, bool]] = []  # the call's stop, set?
+    first_stop: list[threading.Event] = []
+    in_pass, cancelled = threading.Event(), threading.Event()
+    tokenize, hidden = piped._tokenize, piped._hidden
+
+    def recorded(self: LocalBackend, texts: list[str], template: bool) -> list[list[int]]:
+        stop = getattr(self._local, "stop", None)
+        tokenized.append((stop, stop is not None and stop.is_set()))
+        return tokenize(texts, template)
+
+    def held(self: LocalBackend, ids: Any) -> Any:
+        if not first_stop:  # the first call's first pass: held until all are cancelled
+            first_stop.append(self._local.stop)
+            deadline = time.monotonic() + 10
+            while self._calls < 2:
+                assert time.monotonic() < deadline, "the second call never came in"
+                time.sleep(0.001)
+            in_pass.set()
+            assert cancelled.wait(10)
+        return hidden(ids)
+
+    piped._tokenize = types.MethodType(recorded, piped)  # type: ignore[method-assign]
+    piped._hidden = types.MethodType(held, piped)  # type: ignore[method-assign]
+
+    async def stopped() -> list[asyncio.Task[Any]]:
+        tasks = [asyncio.ensure_future(piped.next_token_logprobs(c, top_k=5)) for c in calls]
+        deadline = time.monotonic() + 10
+        while not in_pass.is_set():
+            assert time.monotonic() < deadline and not any(t.done() for t in tasks)
+            await asyncio.sleep(0.001)
+        for t in tasks:
+            t.cancel()
+        await asyncio.sleep(0.05)  # each call's stop is set (its task is cancelled)
+        cancelled.set()
+        _done, pending = await asyncio.wait(tasks, timeout=30)
+        assert not pending, "a stopped call never ended"
+        return tasks
+
+    tasks = asyncio.run(stopped())
+    assert all(t.cancelled() for t in tasks)
+    stops = {id(stop) for stop, _ in tokenized}
+    assert len(stops) == 1 and first_stop and id(first_stop[0]) in stops  # the first only
+    # and that one, once stopped, prepared at most the wave it was preparing (one batch)
+    assert sum(was_set for _, was_set in tokenized) <= 1
+    assert piped._calls == piped._preparing == 0
+    cancelled.set()
+    later = piped.next_token_logprobs_sync(calls[1], top_k=5)
+    assert all(type(d) is dict for d in later)
+
+
+def test_raw_ids_not_from_a_class_that_sets_its_input_mode_for_each_call(
+    tiny: LocalBackend,
+) -> None:
+    """MBart's (and NLLB's) tokenizer puts its source language's tokens on the Rust core
+    at every call (``_switch_to_input_mode``): a call for target text that failed midway
+    (or ``set_tgt_lang_special_tokens``) leaves the target language's there, which the
+    core alone would add. transformers' call's ids, not the core's."""
+    from transformers.models.mbart.tokenization_mbart import MBartTokenizer
+    from transformers.models.nllb.tokenization_nllb import NllbTokenizer
+
+    from recuse.judging.backends.local import _plain_fast
+
+    tok = MBartTokenizer(src_lang="en_XX", tgt_lang="ro_RO")
+    backend = LocalBackend(tiny.model, tok, model_id="mbart")
+    texts = ["hello there", "a b c"]
+    src, tgt = (tok.convert_tokens_to_ids(lang) for lang in ("en_XX", "ro_RO"))
+    with pytest.raises(ValueError):
+        tok(text_target=[1, 2])  # not text: raised once the core took the target's tokens
+    rust: Any = tok._tokenizer
+    core = [e.ids for e in rust.encode_batch(texts, add_special_tokens=True)]
+    assert {ids[-1] for ids in core} == {tgt}  # what the core alone would give
+    got = backend._tokenize(texts, template=False)
+    want = tok(texts, add_special_tokens=True)["input_ids"]
+    assert got == want and {ids[-1] for ids in want} == {src}
+    assert not _plain_fast(tok) and not _plain_fast(object.__new__(NllbTokenizer))
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX: a signal to a thread")
+def test_a_run_stopped_by_ctrl_c_ends_after_its_calls_in_flight(
+    tiny_model_dir: Path, tmp_path: Path, shared_data: Path
+) -> None:
+    """Ctrl-C during a pass of a pipelined backend's run: the run's task is cancelled;
+    its gather of the calls ends as soon as one call waiting for its turn ends
+    cancelled, and the runner then cancels every call once more. A call in flight
+    still waits for its thread to stop (before its next wave): the run ends after it,
+    as the runner's backend.aclose expects. Before, the second cancel cut that wait
+    short: the run returned while a thread still ran its call."""
+    import pandas as pd
+
+    from judging.helpers import read_mt_bench_pairs
+    from recuse.judging import Runner, Store
+
+    pairs = pd.DataFrame(read_mt_bench_pairs(shared_data, "gpt-4", "alpaca-13b", 20))
+    piped = LocalBackend.load(tiny_model_dir, model_id="t", device="cpu", batch_size=3,
+                              pipeline=True, max_batch_tokens=1500)  # fmt: skip
+    passes: list[str] = []
+    hidden = piped._hidden
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def pressed(self: LocalBackend, ids: Any) -> Any:
+        passes.append(threading.current_thread().name)
+        if len(passes) == 3:
+            signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C, taken by the loop at once
+            time.sleep(0.3)  # the pass goes on while the run stops
+        return hidden(ids)
+
+    piped._hidden = types.MethodType(pressed, piped)  # type: ignore[method-assign]
+    with Store(tmp_path / "s.db") as store, pytest.raises(KeyboardInterrupt):
+        Runner(piped, store, judge="t", progress=False).pairwise(pairs)
+    assert len(passes) >= 3 and piped._calls == piped._preparing == 0  # none still running
+    with Store(tmp_path / "s.db") as store:  # and the next run judges the rest
+        summary = Runner(piped, store, judge="t", progress=False).pairwise(pairs)
+        assert summary.cached + summary.ok + summary.unparsed == 40 and not summary.failed
+
+
+def test_raw_ids_not_from_a_tokenizer_whose_encoding_was_patched_on_it(
+    tiny: LocalBackend,
+) -> None:
+    """A tokenizer whose encoding method is replaced on the object itself (a library's
+    patch, after the backend was made): transformers' call runs the patch, the Rust core
+    would not. The ids are transformers' call's."""
+    tok = copy.deepcopy(tiny.tokenizer)
+    backend = LocalBackend(tiny.model, tok, model_id="patched")
+    texts = ["Which Answer Is Better? A or B", "THE QUICK BROWN FOX"]
+    cased = backend._tokenize(texts, template=True)
+    encode = tok._encode_plus
+
+    def lowered(text: Any, *args: Any, **kwargs: Any) -> Any:
+        return encode([t.lower() for t in text], *args, **kwargs)
+
+    tok._encode_plus = lowered
+    want = tok(texts, add_special_tokens=False)["input_ids"]
+    assert want == tiny.tokenizer([t.lower() for t in texts], add_special_tokens=False)["input_ids"]
+    assert want != cased  # the patch changes the ids
+    assert backend._tokenize(texts, template=True) == want

@@ -455,12 +455,15 @@ class LocalBackend(Backend):
         transformers' call gives (:attr:`raw_ids`): no truncation or padding set on it
         (transformers' call turns both off for a plain call) and special tokens in the
         text read as transformers reads them, and a tokenizer class that does not encode
-        its own way (:func:`_plain_fast`); else None. transformers' call builds a
+        its own way (:func:`_plain_fast`), nor an encoding method replaced on the
+        tokenizer object; else None. transformers' call builds a
         mask, offsets and Python lists of each beside the ids, holding the GIL that
         the thread queueing a small model's passes needs."""
         raw = getattr(self.tokenizer, "_tokenizer", None) if self.raw_ids else None
         if raw is None or not hasattr(raw, "encode_batch") or not self._plain_fast:
             return None
+        if any(name in getattr(self.tokenizer, "__dict__", {}) for name in _ENCODERS):
+            return None  # an encoding method replaced on the tokenizer itself (a patch)
         split = bool(getattr(self.tokenizer, "split_special_tokens", False))
         if raw.truncation is not None or raw.padding is not None:
             return None
@@ -583,13 +586,16 @@ class LocalBackend(Backend):
                     finish(b, launch(prepare(b)))
             return
         # the first batch is prepared before the device is free: a second call in
-        # flight prepares while the first runs
-        ready = prepare(batches[0])
+        # flight prepares while the first runs, unless it was stopped as it waited to
         stop: threading.Event | None = getattr(self._local, "stop", None)
+        stopped = stop.is_set if stop is not None else lambda: False
+        if stopped():
+            raise _Stopped("the call was cancelled")
+        ready = prepare(batches[0])
         with self._run_lock, torch.inference_mode():
             previous: tuple[_B, _H] | None = None
             for k, b in enumerate(batches):
-                if stop is not None and stop.is_set():
+                if stopped():
                     raise _Stopped("the call was cancelled")
                 handle = launch(ready)
                 if k + 1 < len(batches):
@@ -990,7 +996,10 @@ class LocalBackend(Backend):
         except asyncio.CancelledError:
             stop.set()
             while not running.done():  # stops before its next wave: the call ends here
-                await asyncio.sleep(0.01)
+                try:
+                    await asyncio.sleep(0.01)
+                except asyncio.CancelledError:  # cancelled again (the runner, as it ends)
+                    continue
             raise
 
     async def next_token_logprobs(
@@ -1021,9 +1030,11 @@ class LocalBackend(Backend):
         )
 
 
-#: the methods a tokenizer class may override to encode text its own way
+#: the methods a tokenizer class may override to encode text its own way; MBart's and
+#: NLLB's ``_switch_to_input_mode`` puts the source language's tokens on the Rust core at
+#: every call (a failed call for target text leaves the target language's there)
 _ENCODERS = ("__call__", "encode", "encode_plus", "batch_encode_plus", "_encode_plus",
-             "_batch_encode_plus")  # fmt: skip
+             "_batch_encode_plus", "_switch_to_input_mode")  # fmt: skip
 
 
 def _plain_fast(tokenizer: Any) -> bool:

@@ -586,7 +586,7 @@ class LocalBackend(Backend):
                     finish(b, launch(prepare(b)))
             return
         # the first batch is prepared before the device is free: a second call in
-        # flight prepares while the first runs, unless it was stopped as it waited to
+        # flight prepares while the first runs, unless it was stopped while it waited
         stop: threading.Event | None = getattr(self._local, "stop", None)
         stopped = stop.is_set if stop is not None else lambda: False
         if stopped():

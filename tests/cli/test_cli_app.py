@@ -472,3 +472,14 @@ def test_a_stopped_command_says_whether_a_rerun_goes_on_or_starts_over(
     monkeypatch.setattr(typer.main.Typer, "__call__", stopped)  # the command, stopped
     assert main(command) == 130
     assert capsys.readouterr().err == f"recuse: interrupted; {then}\n"
+
+
+def test_a_missing_data_argument_names_it_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """``recuse audit``'s data argument reads ``{DATA}...`` in its usage (one ellipsis:
+    click adds it for an argument of several values; the metavar said DATA... too, and
+    the line read {DATA...}...)."""
+    code, _, err = run(capsys, "audit")
+    assert code == 2
+    assert "Usage: recuse audit [OPTIONS] {DATA}...\n" in err
+    assert "Missing argument 'DATA'." in err
+    assert "DATA..." not in err

@@ -134,7 +134,7 @@ def settings_parameters(func: Callable[..., None], *, data_help: str) -> Callabl
     params = [
         inspect.Parameter("ctx", kind, annotation=typer.Context),
         inspect.Parameter("data", kind, annotation=Annotated[
-            list[str], typer.Argument(metavar="DATA...", help=data_help)]),
+            list[str], typer.Argument(metavar="DATA", help=data_help)]),
     ]  # fmt: skip
     for f in fields(Settings):
         spec: Option = f.metadata["option"]

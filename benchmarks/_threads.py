@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 
 TASKS = Path("/proc/self/task")
@@ -58,8 +58,9 @@ class ThreadTimes:
     def __init__(self) -> None:
         self._py: dict[int, tuple[str, float]] = {}
         self._all: dict[int, tuple[str, float]] = {}
-        self._t0 = self.wall = 0.0
-        self.process = 0.0
+        self._t0 = self._cpu0 = self.wall = self.process = 0.0
+        self.python: defaultdict[str, float] = defaultdict(float)  # by Python thread name
+        self.others: defaultdict[str, float] = defaultdict(float)  # the rest, by kernel name
 
     def start(self) -> None:
         self._py, self._all = _python_threads(), _tasks()
@@ -69,10 +70,9 @@ class ThreadTimes:
         self.wall = time.perf_counter() - self._t0
         self.process = time.process_time() - self._cpu0
         py, every = _python_threads(), _tasks()
-        self.python = Counter(
-            {name: cpu - self._py.get(tid, (name, 0.0))[1] for tid, (name, cpu) in py.items()}
-        )
-        self.others: Counter[str] = Counter()
+        self.python, self.others = defaultdict(float), defaultdict(float)
+        for tid, (name, cpu) in py.items():  # two threads of one name are summed
+            self.python[name] += cpu - self._py.get(tid, (name, 0.0))[1]
         for tid, (name, cpu) in every.items():
             if tid not in py:
                 self.others[name] += cpu - self._all.get(tid, (name, 0.0))[1]

@@ -1063,7 +1063,7 @@ def _distributions(
     that queues the next passes."""
     order = np.argsort(ids, axis=1, kind="stable")
     ids = np.take_along_axis(ids, order, axis=1)
-    values = np.take_along_axis(values, order, axis=1).astype(np.float64)
+    values = np.take_along_axis(values, order, axis=1)
     first = np.ones(ids.shape, dtype=bool)
     first[:, 1:] = ids[:, 1:] != ids[:, :-1]
     n = len(vocab)

@@ -219,3 +219,19 @@ def test_a_table_on_an_extreme_scale_is_written_in_units_of_a_power_of_ten() -> 
     assert scale_words(0) == ""
     assert scale_words(48) == "in units of 10\u2074\u2078"
     assert scale_words(-9) == "in units of 10\u207b\u2079"
+
+
+def test_a_typed_number_and_one_minus_it_read_as_typed() -> None:
+    """A target of 0.975 written ``{:.2f}`` read 0.97, and 1 − δ for δ = 0.005 read
+    0.99 (for δ = 0.0001, 1.00: a certainty). exact writes the float's shortest decimal,
+    with at least ``least`` decimals; complement subtracts in decimal (the float
+    1 − 0.07 is 0.9299999999999999)."""
+    from recuse.numbers import complement, exact
+
+    assert exact(0.975, least=2) == "0.975" and exact(0.8, least=2) == "0.80"
+    assert exact(0.85, least=2) == "0.85" and exact(1.0, least=2) == "1.00"
+    assert exact(0.8) == "0.8" and exact(-0.5, least=3) == "\u22120.500"
+    assert 1 - 0.07 != 0.93  # the float subtraction
+    assert complement(0.07) == "0.93" and complement(0.005) == "0.995"
+    assert complement(0.0001, least=2) == "0.9999" and complement(0.1, least=2) == "0.90"
+    assert complement(0.025, least=2) == "0.975" and complement(1.5) == "\u22120.5"

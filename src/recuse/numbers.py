@@ -48,6 +48,7 @@ __all__ = [
     "MOST_DECIMALS",
     "P_FLOOR",
     "column_decimals",
+    "complement",
     "count",
     "decimal",
     "estimate_digits",
@@ -130,26 +131,55 @@ def count(n: int) -> str:
     return f"{int(n):,}"
 
 
-def exact(value: float, *, percent: bool = False) -> str:
+def exact(value: float, *, percent: bool = False, least: int = 0) -> str:
     """``value`` as the shortest decimal that reads back as the same float (Python's
     ``repr``), positional, never rounded: a confidence threshold, which names the items
     kept (``c ≥`` it). Rounded, it names others: 0.99974 to three significant digits read
     ``c ≥ 1``, as if only verdicts given with certainty were kept. A whole number has
     no ``.0``. ``percent``: that decimal × 100, shifted exactly (not the float ×
-    100: 0.1 + 0.2 gives 30.000000000000004%), with ``%``.
+    100: 0.1 + 0.2 gives 30.000000000000004%), with ``%``. ``least``: at least that
+    many decimals, zeros added (a target agreement 0.8 as ``0.80`` beside ``0.975``,
+    which ``{:.2f}`` wrote ``0.97``, a lower target than the one certified).
 
     >>> exact(0.99974), exact(1.0), exact(0.8500000000000001), exact(1e-7)
     ('0.99974', '1', '0.8500000000000001', '0.0000001')
     >>> exact(0.555, percent=True), exact(1e-7, percent=True), exact(-0.0, percent=True)
     ('55.5%', '0.00001%', '0%')
+    >>> exact(0.8, least=2), exact(0.975, least=2), exact(1.0, least=2)
+    ('0.80', '0.975', '1.00')
     """
     value = float(value) + 0.0
     if not math.isfinite(value):
         return f"{value:g}"
-    text = format(Decimal(repr(value)).scaleb(2 if percent else 0), "f")
+    return _plain(Decimal(repr(value)).scaleb(2 if percent else 0), least) + (
+        "%" if percent else ""
+    )
+
+
+def _plain(number: Decimal, least: int) -> str:
+    """``number`` positional, without trailing zeros past ``least`` decimals, with
+    :data:`MINUS`."""
+    text = format(number, "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return minus(text) + ("%" if percent else "")
+    whole, _, frac = text.partition(".")
+    frac = frac.ljust(least, "0")
+    return minus(whole + ("." + frac if frac else ""))
+
+
+def complement(value: float, *, least: int = 0) -> str:
+    """``1 − value`` as :func:`exact` writes a number (``least``: at least that many
+    decimals), the subtraction made in decimal: a confidence ``1 − δ`` beside the δ
+    typed (0.93 for δ = 0.07, whose float subtraction gives 0.9299999999999999;
+    written ``{:.2f}``, δ = 0.005 read 0.99 and δ = 0.0001 read 1.00, a certainty).
+
+    >>> complement(0.07), complement(0.005), complement(0.1, least=2), complement(1e-7)
+    ('0.93', '0.995', '0.90', '0.9999999')
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return exact(1 - value, least=least)
+    return _plain(Decimal(1) - Decimal(repr(value)), least)
 
 
 def general(value: float) -> str:

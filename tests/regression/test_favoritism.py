@@ -260,10 +260,12 @@ def test_ratings_that_differ_only_at_rounding_are_refused_not_fitted_exactly() -
     sim = simulate_ratings(seed=3, n_prompts=20)
     assert fit_favoritism(sim.ratings, sim.families).coefficients["se"].gt(0).all()
     offset = sim.ratings.assign(rating=sim.ratings["rating"] + 1e15)
+    with pytest.raises(EstimationError, match=r"^the ratings differ by too little"):
+        fit_favoritism(offset, sim.families)
+    # scores of 1e-300 differ by plenty for their size; their squares underflow: said so
     tiny = sim.ratings.assign(rating=sim.ratings["rating"] * 1e-300)
-    for ratings in (offset, tiny):
-        with pytest.raises(EstimationError, match=r"^the ratings differ by too little"):
-            fit_favoritism(ratings, sim.families)
+    with pytest.raises(EstimationError, match=r"once scaled, below the 1e-50 whose fourth"):
+        fit_favoritism(tiny, sim.families)
 
 
 def test_ratings_too_large_to_fit_in_floating_point_are_refused() -> None:
@@ -661,3 +663,24 @@ def test_the_html_table_writes_p_values_minus_signs_and_counts_as_the_report_doe
         assert cells[6] == f"{r['lower']:.3f}".replace("-", "\u2212")
         assert "-" not in "".join(cells[2:])
     assert any(float(p) < 0.001 for p in gamma["p"])  # the < 0.001 branch is exercised
+
+
+@pytest.mark.parametrize("factor", [1e-9, 1e-8, 1e-20])
+def test_a_fit_on_small_scores_is_the_fit_scaled(factor: float) -> None:
+    """Residuals within 1e-9 of the scores' size, or 1 if larger, were rounding: scores of
+    1e-9 fitted every residual as rounding (an 'exact fit'), each γ 0 with a standard
+    error of 0; scores of 1e-8 left every γ without one; of 1e-10, refused as 'differing
+    by too little for their size'. The fit is equivariant as on large scores: each
+    coefficient and standard error scales with the scores (slopes do not), z is the same."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    base = fit_favoritism(sim.ratings, sim.families, normalize="none").coefficients
+    small = sim.ratings.assign(
+        rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+    )
+    scaled = fit_favoritism(small, sim.families, normalize="none").coefficients
+    slope = base["term"].str.startswith("reference:").to_numpy()
+    times = np.where(slope, 1.0, factor)
+    assert np.allclose(scaled["estimate"], base["estimate"] * times, rtol=1e-6, atol=0)
+    assert np.allclose(scaled["se"], base["se"] * times, rtol=1e-6, atol=0)
+    assert np.allclose(scaled["z"], base["z"], rtol=1e-6, atol=0)
+    assert (scaled["significant"] == base["significant"]).all()

@@ -532,13 +532,26 @@ def design(
 #: hold fourth powers of the values (residual times column, squared), which pass the
 #: largest float near 1e77 (1e150 left every γ without one; 1e160 stopped in X'X)
 LARGEST_SCALED = 1e50
+#: the least the largest rating or reference, once scaled, may be: below, their fourth
+#: powers pass the smallest float (scores of 1e-300 gave every γ 0, with z NaN)
+SMALLEST_SCALED = 1e-50
 
 
 def _check_magnitude(frame: pd.DataFrame) -> None:
-    """Refuse scaled ratings or references too large for the fit's floating point."""
+    """Refuse scaled ratings or references too large, or ratings all too small, for the
+    fit's floating point (references all too small leave their slope's column empty, which
+    the design names)."""
     for col, what in (("y", "rating"), ("ref", "reference")):
         values = frame[col].to_numpy(float)
         top = float(np.abs(values).max()) if len(values) else 0.0
+        if col == "y" and 0 < top < SMALLEST_SCALED:
+            row = int(np.argmax(np.abs(values)))
+            raise EstimationError(
+                f"the largest {what} is {frame[what].iloc[row]:.6g}, {top:.3g} once scaled, "
+                f"below the {SMALLEST_SCALED:.0e} whose fourth power the fit's standard "
+                "errors hold in floating point — rescale the ratings and references "
+                "(--normalize max, the default, divides each dimension by its largest value)"
+            )
         if top > LARGEST_SCALED:
             row = int(np.argmax(np.abs(values)))
             raise EstimationError(
@@ -1015,7 +1028,7 @@ def fit_prepared(
                 f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
                 "carry no information to estimate from"
             )
-        if np.ptp(y) <= EXACT * max(1.0, float(np.abs(y).max())):
+        if np.ptp(y) <= EXACT * float(np.abs(y).max()):
             # fit_ols would read every residual as the rounding of an exact fit: standard
             # errors of 0, z of ±inf (1e15 + a 1–5 score) or every coefficient 0 (scores
             # of 1e-300 beside references of 1–5), each written as a result
@@ -1043,7 +1056,11 @@ def fit_prepared(
         # so nothing measures its noise. Its variance is 0 but for rounding, read as no
         # standard error whichever sign the rounding took (−1e-33 was NaN, +6e-32 an
         # interval of zero width, 'significant')
-        bse = np.where(bse <= EXACT * np.maximum(1.0, np.abs(res.params)), np.nan, bse)
+        # at rounding level of the term's own scale (the scores' over its column's: a
+        # slope's is theirs over the references'), not of 1: scores of 1e-8 read no SE
+        column = np.asarray(abs(X).max(axis=0).todense(), float).ravel()
+        size = float(np.abs(y).max()) / np.where(column > 0, column, 1.0)
+        bse = np.where(bse <= EXACT * np.maximum(size, np.abs(res.params)), np.nan, bse)
     out = make_result(
         terms,
         res.params,

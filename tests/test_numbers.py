@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from recuse.numbers import decimal, estimate_parts, signed
+from recuse.numbers import (
+    decimal,
+    estimate_parts,
+    scale_words,
+    signed,
+    table_power,
+    table_precision,
+)
 from recuse.report.html import _cell
 
 
@@ -176,3 +183,55 @@ def test_a_number_inside_a_span_never_reads_its_end_past_the_last_decimal() -> N
     # an end itself, and a span not given: as they were
     assert estimate_parts(1.0, 1.0, 1.0, signed=False, span=(0, 1)) == ("1.00", "[1.00, 1.00]")
     assert estimate_parts(one, one, 1.0, signed=False) == ("1.00", "[1.00, 1.00]")
+
+
+def test_a_table_of_estimates_has_one_precision_that_never_hides_its_numbers() -> None:
+    """A regression's coefficient table wrote every number with four fixed decimals:
+    a γ of 5e-05 read +0.0001 beside others at four places, and a standard error of
+    0.004 beside an estimate of 0.5 would read 0.00 at the estimate's two decimals.
+    One precision for the table: two decimals where a number reaches 0.1, three where
+    all are under 0.1, as many as show the smallest row's largest number (two
+    significant digits) below 0.001, and more where a standard error would read 0."""
+    assert table_precision([(0.31, 0.1, 0.15, 0.47)]) == 2
+    assert table_precision([(0.049, 0.019, 0.018, 0.081)]) == 3
+    # the smaller row sets the table: 0.00052 shows at 5 decimals (0.00052), 4 would not
+    assert table_precision([(0.31, 0.1, 0.15, 0.47), (0.0003, 0.0001, 0.0001, 0.00052)]) == 5
+    # an error of 0.004 beside +0.50 [0.49, 0.51]: three decimals, so it reads 0.004
+    digits = table_precision([(0.5, 0.004, 0.493, 0.507)])
+    assert digits == 3 and decimal(0.004, digits) == "0.004"
+    # a row of no finite number counts for nothing; no row at all: three decimals
+    nan = float("nan")
+    assert table_precision([(nan, nan, nan, nan), (0.31, 0.1, 0.15, 0.47)]) == 2
+    assert table_precision([]) == 3
+
+
+def test_a_table_on_an_extreme_scale_is_written_in_units_of_a_power_of_ten() -> None:
+    """Scores of 1e49 wrote a γ of fifty digits, scores of 1e-7 a γ of +0.0000 starred
+    significant. Such a table is written in units of the power of ten of its largest
+    number (from 1e15, where the digits after the sixteenth are a float's noise, and
+    under 1e-5, which six decimals show with one digit or none), said in words."""
+    assert table_power([0.05, -0.2, 0.0, float("nan")]) == 0
+    assert table_power([1e-5, 3e-6]) == 0 and table_power([9.99e14, 1.0]) == 0
+    assert table_power([-4.94e47, 1.17e48, 7.6e45]) == 48
+    assert table_power([1e15]) == 15 and table_power([-9.99e-6]) == -6
+    assert table_power([4.9e-9, -8.1e-9, 1e-12]) == -9
+    assert table_power([]) == 0 and table_power([0.0, float("inf")]) == 0
+    assert scale_words(0) == ""
+    assert scale_words(48) == "in units of 10\u2074\u2078"
+    assert scale_words(-9) == "in units of 10\u207b\u2079"
+
+
+def test_a_typed_number_and_one_minus_it_read_as_typed() -> None:
+    """A target of 0.975 written ``{:.2f}`` read 0.97, and 1 − δ for δ = 0.005 read
+    0.99 (for δ = 0.0001, 1.00: a certainty). exact writes the float's shortest decimal,
+    with at least ``least`` decimals; complement subtracts in decimal (the float
+    1 − 0.07 is 0.9299999999999999)."""
+    from recuse.numbers import complement, exact
+
+    assert exact(0.975, least=2) == "0.975" and exact(0.8, least=2) == "0.80"
+    assert exact(0.85, least=2) == "0.85" and exact(1.0, least=2) == "1.00"
+    assert exact(0.8) == "0.8" and exact(-0.5, least=3) == "\u22120.500"
+    assert 1 - 0.07 != 0.93  # the float subtraction
+    assert complement(0.07) == "0.93" and complement(0.005) == "0.995"
+    assert complement(0.0001, least=2) == "0.9999" and complement(0.1, least=2) == "0.90"
+    assert complement(0.025, least=2) == "0.975" and complement(1.5) == "\u22120.5"

@@ -303,7 +303,11 @@ def _with_card(result: model.AuditReport, store: Path, prices: Any) -> model.Aud
         return result
     names = [c.judge for c in found]
     unpriced = prices.unmatched_notes(names, str(store)) if prices is not None else []
-    section = card_section(found, str(store), notes=unpriced)
+    # a run no real run could have recorded: named, in nothing the card counts
+    damaged = [
+        f"{d}: the store is damaged there; not on the card" for c in found for d in c.damaged
+    ]
+    section = card_section(found, str(store), notes=[*unpriced, *damaged])
     return replace(result, sections=(*result.sections, section))
 
 

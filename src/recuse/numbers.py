@@ -43,10 +43,12 @@ from collections.abc import Iterable
 from decimal import ROUND_FLOOR, Decimal
 
 __all__ = [
+    "LARGEST_PLAIN",
     "MINUS",
     "MOST_DECIMALS",
     "P_FLOOR",
     "column_decimals",
+    "complement",
     "count",
     "decimal",
     "estimate_digits",
@@ -58,11 +60,14 @@ __all__ = [
     "minus",
     "p_text",
     "percent",
+    "scale_words",
     "share_interval",
     "share_percent",
     "share_percent_beside",
     "signed",
     "small_decimals",
+    "table_power",
+    "table_precision",
 ]
 
 #: the smallest p- or q-value written as a number (:func:`p_text`); below, ``< 0.001``
@@ -126,26 +131,55 @@ def count(n: int) -> str:
     return f"{int(n):,}"
 
 
-def exact(value: float, *, percent: bool = False) -> str:
+def exact(value: float, *, percent: bool = False, least: int = 0) -> str:
     """``value`` as the shortest decimal that reads back as the same float (Python's
     ``repr``), positional, never rounded: a confidence threshold, which names the items
     kept (``c ≥`` it). Rounded, it names others: 0.99974 to three significant digits read
     ``c ≥ 1``, as if only verdicts given with certainty were kept. A whole number has
     no ``.0``. ``percent``: that decimal × 100, shifted exactly (not the float ×
-    100: 0.1 + 0.2 gives 30.000000000000004%), with ``%``.
+    100: 0.1 + 0.2 gives 30.000000000000004%), with ``%``. ``least``: at least that
+    many decimals, zeros added (a target agreement 0.8 as ``0.80`` beside ``0.975``,
+    which ``{:.2f}`` wrote ``0.97``, a lower target than the one certified).
 
     >>> exact(0.99974), exact(1.0), exact(0.8500000000000001), exact(1e-7)
     ('0.99974', '1', '0.8500000000000001', '0.0000001')
     >>> exact(0.555, percent=True), exact(1e-7, percent=True), exact(-0.0, percent=True)
     ('55.5%', '0.00001%', '0%')
+    >>> exact(0.8, least=2), exact(0.975, least=2), exact(1.0, least=2)
+    ('0.80', '0.975', '1.00')
     """
     value = float(value) + 0.0
     if not math.isfinite(value):
         return f"{value:g}"
-    text = format(Decimal(repr(value)).scaleb(2 if percent else 0), "f")
+    return _plain(Decimal(repr(value)).scaleb(2 if percent else 0), least) + (
+        "%" if percent else ""
+    )
+
+
+def _plain(number: Decimal, least: int) -> str:
+    """``number`` positional, without trailing zeros past ``least`` decimals, with
+    :data:`MINUS`."""
+    text = format(number, "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return minus(text) + ("%" if percent else "")
+    whole, _, frac = text.partition(".")
+    frac = frac.ljust(least, "0")
+    return minus(whole + ("." + frac if frac else ""))
+
+
+def complement(value: float, *, least: int = 0) -> str:
+    """``1 − value`` as :func:`exact` writes a number (``least``: at least that many
+    decimals), the subtraction made in decimal: a confidence ``1 − δ`` beside the δ
+    typed (0.93 for δ = 0.07, whose float subtraction gives 0.9299999999999999;
+    written ``{:.2f}``, δ = 0.005 read 0.99 and δ = 0.0001 read 1.00, a certainty).
+
+    >>> complement(0.07), complement(0.005), complement(0.1, least=2), complement(1e-7)
+    ('0.93', '0.995', '0.90', '0.9999999')
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return exact(1 - value, least=least)
+    return _plain(Decimal(1) - Decimal(repr(value)), least)
 
 
 def general(value: float) -> str:
@@ -401,6 +435,81 @@ def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:
         return False
     written = round(Decimal(repr(float(value))), digits)
     return written in (Decimal(repr(float(low))), Decimal(repr(float(high))))
+
+
+#: a table whose largest number is this or more (or under ``10 ** (1 - MOST_DECIMALS)``,
+#: which :data:`MOST_DECIMALS` decimals show with one significant digit or none) is
+#: written in units of a power of ten (:func:`table_power`)
+LARGEST_PLAIN = 1e15
+
+
+def table_power(values: Iterable[float]) -> int:
+    """The power of ten a table of estimates is written in units of: 0 where its
+    largest finite non-zero number (absolute) lies from ``1e-5`` to under
+    :data:`LARGEST_PLAIN`, else the power of that number, so it reads from 1 to under 10.
+    A regression on unnormalised scores of 1e49 wrote a γ of fifty digits (the float's
+    noise after the sixteenth) and one on scores of 1e-7 wrote every γ ``+0.0000``,
+    starred significant; in units of ``10⁴⁷`` or ``10⁻⁹`` (:func:`scale_words`,
+    said beside the table) they read ``−4.94`` and ``−4.94``, at the precision the
+    numbers beside them choose (:func:`table_precision`). The files keep the numbers.
+
+    >>> table_power([0.05, -0.2]), table_power([-4.9e47, 1.9e47]), table_power([8e-9, 0.0])
+    (0, 47, -9)
+    >>> table_power([float("nan"), 0.0]), table_power([9.9e14]), table_power([1e15])
+    (0, 0, 15)
+    """
+    sizes = [abs(float(v)) for v in values if math.isfinite(float(v)) and float(v) != 0]
+    if not sizes:
+        return 0
+    largest = max(sizes)
+    if 10.0 ** (1 - MOST_DECIMALS) <= largest < LARGEST_PLAIN:
+        return 0
+    return math.floor(math.log10(largest))
+
+
+def scale_words(power: int) -> str:
+    """How a table in units of ``10 ** power`` (:func:`table_power`) says so: "" for
+    0, else ``in units of 10⁴⁷`` (superscript digits: never ``1e+47`` beside the
+    table's own decimals).
+
+    >>> scale_words(0), scale_words(47), scale_words(-9)
+    ('', 'in units of 10⁴⁷', 'in units of 10⁻⁹')
+    """
+    if power == 0:
+        return ""
+    return "in units of 10" + str(power).translate(_SUPERSCRIPT)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def table_precision(rows: Iterable[tuple[float, float, float, float]]) -> int:
+    """The decimals a table of ``(estimate, standard error, low, high)`` rows writes
+    every one of its numbers with, one precision for the table: the most that
+    :func:`estimate_digits` gives any row's estimate and interval, and more where a
+    row's non-zero standard error would read 0 at them (:func:`small_decimals` of it:
+    ``se 0.00`` beside ``+0.50 [0.49, 0.51]`` reads as no error at all). Rows without
+    a finite number count for nothing; a table of none, three decimals. Numbers over
+    :data:`LARGEST_PLAIN` are first written in units of a power of ten
+    (:func:`table_power`), as is a table too small for :data:`MOST_DECIMALS`.
+
+    >>> table_precision([(0.5, 0.004, 0.493, 0.507)]), table_precision([(-0.1, 0.03, -0.15, -0.05)])
+    (3, 2)
+    >>> table_precision([(0.2, 0.05, 0.12, 0.28), (0.0004, 0.0001, 0.0002, 0.0006)])
+    5
+    >>> table_precision([(0.2, float("nan"), float("nan"), float("nan"))]), table_precision([])
+    (2, 3)
+    """
+    most = None
+    for estimate, se, low, high in rows:
+        finite = [float(v) for v in (estimate, low, high) if math.isfinite(float(v))]
+        digits = estimate_digits(max(finite, key=abs), 0, 0) if finite else 3
+        se = float(se)
+        if math.isfinite(se) and se != 0 and float(f"{abs(se):.{digits}f}") == 0:
+            digits = max(digits, small_decimals(se))
+        if finite or math.isfinite(se):
+            most = digits if most is None else max(most, digits)
+    return 3 if most is None else most
 
 
 def estimate_digits(estimate: float, low: float, high: float) -> int:

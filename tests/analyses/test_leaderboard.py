@@ -220,3 +220,27 @@ def test_a_win_rate_inside_0_to_100_never_reads_an_end() -> None:
     # rate underflowed to a share of 0 and read "0.0%", a rate above 0 written as 0
     assert _points(-0.0) == "0.00%" and _points(5e-324) == "< 0.0001%"
     assert _points_interval(0.0, -0.0, 1e-300) == "0.00% [0.00%, < 0.0001%]"
+
+
+def test_a_negative_kendall_tau_reads_with_the_minus_sign(
+    planted: Planted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The taus of the note were written ``{:.2f}``: a τ of −0.31 (an adjusted order that
+    reverses the raw one) read ``-0.31``, an ASCII hyphen beside the U+2212 of every
+    number of the report. The fit's τ is replaced by −0.3125 (planted data give a positive
+    one): the note reads −0.31."""
+    import dataclasses
+
+    import recuse.analyses.leaderboard as module
+    from analyses.conftest import audit_only
+
+    real = module.leaderboard
+    monkeypatch.setattr(
+        module,
+        "leaderboard",
+        lambda *a, **k: dataclasses.replace(real(*a, **k), tau_raw_adjusted=-0.3125),
+    )
+    report = audit_only(ANALYSIS.id, planted.pairs, planted.roster)
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (note,) = [n for n in section.notes if "Kendall" in n]
+    assert "(1 = same order): raw vs adjusted \u22120.31" in note and "-0.3" not in note, note

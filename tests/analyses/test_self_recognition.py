@@ -91,3 +91,28 @@ def test_findings_recover_the_planted_recognition_rates(exported: pd.DataFrame) 
         f, truth = found[judge], 0.5 + recognition
         assert f.estimate == pytest.approx(truth, abs=0.02), judge
         assert f.n == 60
+
+
+def test_a_negative_correlation_and_a_small_p_read_as_every_number(
+    exported: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note wrote ρ and r ``{:.2f}`` and their p ``{:.2g}``: a ρ of −0.9 read
+    ``-0.90`` (an ASCII hyphen beside the report's U+2212) and a p of 2.1e-05 read
+    ``2.1e-05`` where every other p reads ``< 0.001``. Two judges give no correlation,
+    so the correlation is planted (−0.9, p 2.1e-05; 0.25, p 0.5): the note reads
+    −0.90 (p < 0.001) and 0.25 (p = 0.500)."""
+    import recuse.analyses.self_recognition as module
+
+    real = module.recognition_vs_preference
+
+    def planted(*args: object, **kwargs: object) -> tuple[pd.DataFrame, dict[str, object]]:
+        table, corr = real(*args, **kwargs)  # type: ignore[arg-type]
+        return table, {**corr, "spearman": -0.9, "spearman_p": 2.1e-05, "pearson": 0.25,
+                       "pearson_p": 0.5}  # fmt: skip
+
+    monkeypatch.setattr(module, "recognition_vs_preference", planted)
+    roster = Roster([Entry(m, m) for m in ("j1", "j2", "m-other")])
+    report = run_audit([_input("recog", "pairs", exported)], options=OPTIONS, roster=roster)
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (note,) = [n for n in section.notes if "Spearman" in n]
+    assert "Spearman ρ = \u22120.90 (p < 0.001), Pearson r = 0.25 (p = 0.500)" in note, note

@@ -265,7 +265,7 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     gpt = next(line for line in stdout.splitlines() if line.startswith("│ gpt-4o"))
     # by hand, scores ÷ 5: its own 1.0, 0.8 at references 0.8, 0.6 (slope 1), the others
     # 0.6 and 0.8 at 0.8 (mean 0.7): γ = 1.0 − 0.7
-    assert "+0.3000" in gpt
+    assert "+0.30" in gpt
     said = " ".join(stdout.split())
     assert "7 ratings, 2 judges, 0 family-bias terms λ_F (families with a judge rating" in said
     assert "warning: only 2 prompts: cluster-robust errors with so few clusters" in said
@@ -330,3 +330,36 @@ def test_the_command_says_nothing_is_corrected_when_no_term_has_a_standard_error
     ) in said
     effect = pd.read_csv(tmp_path / "out" / "debiased.csv")
     assert (effect["after"] == effect["before"]).all()
+
+
+def test_scores_on_an_extreme_scale_print_readable_tables_and_exact_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--normalize none on scores of 1e49 printed each γ in fifty digits; the tables
+    now say their unit (a power of ten) in the title and write two decimals of it, while
+    coefficients.csv and favoritism.json keep every digit of the fit."""
+    roster = _roster(tmp_path)
+    ratings = pd.read_csv(tmp_path / "ratings.csv")
+    ratings[["rating", "reference"]] *= 1e49
+    ratings.to_csv(tmp_path / "huge.csv", index=False)
+    out = tmp_path / "out"
+    args = ["--roster", str(roster), "favoritism", str(tmp_path / "huge.csv")]
+    assert main([*args, "--normalize", "none", "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    payload = json.loads((out / "favoritism.json").read_text())
+    gamma = pd.DataFrame(payload["main"]["self_bias"])
+    numbers = gamma[["estimate", "se", "lower", "upper"]].to_numpy(float)
+    power = int(np.floor(np.log10(np.abs(numbers).max())))
+    assert power >= 47
+    sup = str(power).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    assert f"in units of 10{sup}" in " ".join(stdout.split())
+    for _, r in gamma.iterrows():
+        line = next(x for x in stdout.splitlines() if x.startswith(f"│ {r['judge']} "))
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        e = r["estimate"] / 10.0**power
+        assert cells[1] == f"{e:+.2f}".replace("-", "\u2212"), (cells, e)
+        assert max(map(len, cells)) < 10
+    coef = pd.read_csv(out / "coefficients.csv")
+    fit = pd.DataFrame(payload["main"]["coefficients"])
+    assert (coef["estimate"].to_numpy() == fit["estimate"].to_numpy()).all()
+    assert np.abs(coef["estimate"]).max() > 1e46  # the numbers, not the units

@@ -338,11 +338,13 @@ def test_an_old_stores_runs_are_said_to_be_timed_whole(
     assert not any("whole runs" in k for k in new.record())
 
 
-def test_a_card_without_time_says_so_and_a_damaged_run_is_refused(
+def test_a_card_without_time_says_so_and_a_damaged_run_is_named_and_left_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run recorded with 0 seconds read "nan answered judgments/s"; one with -1 s or
-    seconds as text ("abc") read "in −1.00 s" or was a ValueError traceback."""
+    seconds as text ("abc") read "in −1.00 s" or was a ValueError traceback, then
+    refused the whole store (the card, and the audit given it). Now such a run is named
+    (the store, the run) and left out: the card is the other runs'."""
     path = tmp_path / "s.db"
     with Store(path) as s:
         s.put_run("j", judgments=5, seconds=0.0, tokens=None)
@@ -351,13 +353,17 @@ def test_a_card_without_time_says_so_and_a_damaged_run_is_refused(
     assert c.line().startswith("j: no rate (0.00 s recorded) (5 answered, ok or unparsed, in 0.00")
     assert "nan" not in c.line()
     for judgments, seconds in ((5, -1.0), (5, "abc"), (-2, 1.0), ("x", 1.0)):
-        _old_runs_table(path, ("j", judgments, seconds))
-        with Store(path, read_only=True) as s, pytest.raises(InputError) as err:
-            s.runs()
-        assert "run 1 of judge 'j' in the runs table records" in str(err.value)
-        assert main(["judge", "card", str(path)]) == 2
+        _old_runs_table(path, ("j", 6, 3.0), ("j", judgments, seconds))
+        with Store(path, read_only=True) as s:
+            (c,) = cards(s.runs())
+        assert (c.judgments, c.seconds, c.judgments_per_second) == (6, 3.0, 2.0)
+        said = f"{path}: run 2 of judge 'j' in the runs table records {judgments!r} judgments"
+        assert c.damaged == (f"{said} in {seconds!r} seconds (a count and seconds of 0 or "
+                             "more were expected)",)  # fmt: skip
+        assert main(["judge", "card", str(path)]) == 0
         out = capsys.readouterr()
-        assert "store is damaged" in out.err and "Traceback" not in out.err + out.out
+        assert out.out.startswith("j: 2.00 answered judgments/s (6 answered")
+        assert f"; 1 damaged run not counted: {said}" in out.out and not out.err
 
 
 def test_runs_that_answered_none_are_not_in_the_rate_and_are_said(
@@ -426,3 +432,98 @@ def test_a_card_given_no_seconds_reads_without_a_stray_comma() -> None:
     assert c.line().startswith(
         "j: no rate (no time recorded) (3 answered, ok or unparsed; failed ones not counted); "
     )
+
+
+def test_a_run_no_real_run_could_record_never_reaches_the_cards_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited store's run of 1e-300 seconds gave the card a rate of 5e300
+    judgments/s, written in three hundred digits; tokens of 1e18 (or 1e300, stored as a
+    float) a count of eighteen (three hundred) digits a judgment; block parameters of
+    −1e12 a model FLOP utilisation of −10.1% (an ASCII hyphen). Each such run is named,
+    with its store, and in nothing the card counts: its rate is the real run's, 2.50/s."""
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    gpu = {"device": "NVIDIA H200", "hardware": "cuda:0 bfloat16"}
+    with Store(path) as s:
+        s.put_run("j", judgments=5, seconds=2.0, tokens=(100, 10), block_params=10**9, **gpu)
+        s.put_run("j", judgments=5, seconds=1e-300, tokens=(100, 10))
+        s.put_run("j", judgments=5, seconds=2.0, tokens=(10**18, 10))
+        s.put_run("j", judgments=5, seconds=2.0, tokens=(100, 10), block_params=-(10**12), **gpu)
+        s.put_run("j", judgments=5, seconds=1e12, tokens=None)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at) "
+            "VALUES ('j', 5, 2.0, 1e300, 10, 1e12), ('j', 5, 2.0, -100, 10, 1e12)"
+        )
+    conn.close()
+    with Store(path, read_only=True) as s:
+        (c,) = cards(s.runs())
+    # by hand: the first run alone, 5 judgments in 2 s, 100 in and 10 out
+    assert (c.judgments, c.seconds, c.judgments_per_second) == (5, 2.0, 2.5)
+    assert (c.tokens_in_per_judgment, c.tokens_out_per_judgment) == (20.0, 2.0)
+    assert c.mfu == pytest.approx(2 * 10**9 * 100 / (2.0 * 989.0 * 1e12), rel=0.05)
+    head = f"{path}: run {{}} of judge 'j' in the runs table records "
+    assert c.damaged == (
+        head.format(2) + "5 judgments in 1e-300 seconds, under the nanosecond its clock counts in",
+        head.format(3) + "1,000,000,000,000,000,000 tokens in for 5 judgment(s), over "
+        "100,000,000 a judgment (ten times the longest context a model reads)",
+        head.format(4) + "-1000000000000 model parameters (a positive count was expected)",
+        head.format(5) + "1000000000000.0 seconds, more than have passed since 1970",
+        head.format(6) + "1e+300 tokens in (a count of 0 or more was expected)",
+        head.format(7) + "-100 tokens in (a count of 0 or more was expected)",
+    )
+    assert main(["judge", "card", str(path)]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("j: 2.50 answered judgments/s on cuda:0 bfloat16 (5 answered")
+    assert "6 damaged runs not counted: " + "; ".join(c.damaged) in line
+    assert "20 tokens in / 2.0 out per judgment" in line and "−" not in line.split("; 6")[0]
+    # every run damaged: no rate, said why, and no seconds
+    with Store(tmp_path / "bad.db") as s:
+        s.put_run("k", judgments=5, seconds=1e-300, tokens=None)
+        (bad,) = cards(s.runs())
+    assert bad.seconds is None and bad.line().startswith(
+        "k: no rate (every run of it in the store is damaged) (0 answered, ok or unparsed; "
+        "failed ones not counted; 1 damaged run not counted: "
+    )
+
+
+def test_a_slow_rate_never_reads_zero() -> None:
+    """A rate or a time under 0.005 read 0.00 at the card's two decimals (one judgment in
+    a run of 1e9 s: "0.00 answered judgments/s", as if none were answered). It takes
+    the decimals that show it (numbers.small_decimals), a bound past six."""
+    slow = Card("j", 1, 1 / 1e9, None, None, None, seconds=1e9)
+    assert slow.line().startswith("j: < 0.000001 answered judgments/s (1 answered")
+    assert "in 1,000,000,000.00 s" in slow.line()
+    fair = Card("j", 1, 1 / 400, None, None, None, seconds=400.0)
+    assert fair.line().startswith("j: 0.003 answered judgments/s")
+    mfu = Card("j", 1, 1.0, None, None, None, accelerator="NVIDIA H200", mfu=0.00004,
+               peak_tflops=989.0)  # fmt: skip
+    assert "model FLOP utilisation 0.004% of NVIDIA H200's" in mfu.line()
+
+
+def test_the_audit_names_a_damaged_run_of_its_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged run record refused the whole store: the audit given it stopped (exit 2).
+    It runs, its evaluator card is the real runs', and a note names the damaged run."""
+    import json
+
+    store = _judged(tmp_path)
+    with Store(store) as s:
+        real = cards(s.runs())[0].judgments_per_second
+        s.put_run("gpt-4o", judgments=3, seconds=-4.0, tokens=None)
+    table, report = tmp_path / "p.csv", tmp_path / "r"
+    assert main(["judge", "export", str(store), "--out", str(table)]) == 0
+    args = ["audit", str(table), "--only", "position", "--out", str(report)]
+    assert main([*args, "--store", str(store)]) == 0, capsys.readouterr().err
+    d = json.loads((report / "report.json").read_text())
+    (card,) = [s for s in d["sections"] if s["id"] == "evaluator-card"]
+    (row,) = d["tables"]["evaluator-card"]["rows"]
+    assert row["answered judgments per second"] == real
+    assert card["notes"] == [
+        f"{store}: run 2 of judge 'gpt-4o' in the runs table records 3 judgments in -4.0 "
+        "seconds (a count and seconds of 0 or more were expected): the store is damaged "
+        "there; not on the card"
+    ]

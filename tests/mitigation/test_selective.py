@@ -671,3 +671,24 @@ def test_the_walk_tests_the_first_threshold_past_each_twentieth_of_the_items() -
     # without thinning every distinct confidence from 30 kept items on is a step
     every = fixed_sequence(conf, agree, target=0.8, delta=0.1, start=30, grid=0)
     assert (every.n_kept, every.n_agree) == walk(list(range(30, 101)))
+
+
+def test_a_target_and_a_confidence_are_written_as_given() -> None:
+    """A target of 0.975 was written with two decimals, 0.97 (a lower target than the
+    one certified; beside a lower bound of 0.972 it read '0.972 < 0.97'), and δ = 0.005
+    a confidence of 0.99 (1 − 0.005 = 0.995); δ = 0.0001 read 1.00, a certainty. Each is
+    written as given, with at least two decimals (0.85, 0.90)."""
+    o = Options(target=0.975, delta=0.005)
+    (c,) = certify_judges(table(2000, p=0.99), None, o).judges
+    assert c.certified  # 0.005 ** (1 / 2000) = 0.9974 ≥ 0.975, by hand
+    for text in (c.guarantee(), applied_guarantee(certify_judges(table(2000, p=0.99), None,
+                                                                  o).thresholds())):  # fmt: skip
+        assert "≥ 0.975 on the items" in text and "probability ≥ 0.995" in text, text
+        assert "0.97 " not in text and "0.99," not in text
+    # 190 of 200 agree: never confident enough, its bound below the target as given
+    (s,) = certify_judges(table(200, agree=190), None, Options(target=0.975)).judges[0].strata
+    assert not s.certified and "never confident enough" in s.reason
+    assert "< 0.975; " in s.reason and "0.97;" not in s.reason, s.reason
+    usual = certify_judges(table(2000, p=0.99), None, Options(target=0.9, delta=0.1)).judges[0]
+    assert "≥ 0.90 on the items" in usual.guarantee()
+    assert "probability ≥ 0.90," in usual.guarantee()

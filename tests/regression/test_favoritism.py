@@ -65,7 +65,7 @@ def test_hand_checkable_design() -> None:
     assert any("family-bias of F not estimable" in n for n in res.notes)
     # written with the minus sign of every other table (it was an ASCII hyphen here)
     (line,) = [x for x in res.summary().splitlines() if x.strip().startswith("b ")]
-    assert line.split()[1] == "\u22120.1000" and "-0." not in line
+    assert line.split()[1] == "\u22120.10" and "-0." not in line
 
 
 def test_90_percent_intervals_cover_the_truth_about_90_percent() -> None:
@@ -260,10 +260,12 @@ def test_ratings_that_differ_only_at_rounding_are_refused_not_fitted_exactly() -
     sim = simulate_ratings(seed=3, n_prompts=20)
     assert fit_favoritism(sim.ratings, sim.families).coefficients["se"].gt(0).all()
     offset = sim.ratings.assign(rating=sim.ratings["rating"] + 1e15)
+    with pytest.raises(EstimationError, match=r"^the ratings differ by too little"):
+        fit_favoritism(offset, sim.families)
+    # scores of 1e-300 differ by plenty for their size; their squares underflow: said so
     tiny = sim.ratings.assign(rating=sim.ratings["rating"] * 1e-300)
-    for ratings in (offset, tiny):
-        with pytest.raises(EstimationError, match=r"^the ratings differ by too little"):
-            fit_favoritism(ratings, sim.families)
+    with pytest.raises(EstimationError, match=r"once scaled, below the 1e-50 whose fourth"):
+        fit_favoritism(tiny, sim.families)
 
 
 def test_ratings_too_large_to_fit_in_floating_point_are_refused() -> None:
@@ -599,3 +601,86 @@ def test_a_term_fitted_exactly_by_its_own_rating_has_no_standard_error() -> None
     assert gamma["se"].isna().all() and not gamma["significant"].any(), gamma
     assert without_se(res.coefficients) == ["γ_j of claude-2.1", "γ_j of gpt-4o"]
     assert sum("no finite standard error" in n for n in res.notes) == 2, res.notes
+
+
+@pytest.mark.parametrize("factor", [1e-7, 1e49])
+def test_a_fit_on_an_extreme_scale_is_written_in_units_of_a_power_of_ten(
+    factor: float,
+) -> None:
+    """Unnormalised scores of 1e49 wrote each γ in fifty digits (the last thirty-four a
+    float's noise), scores of 1e-7 each γ as +0.0000, starred significant: 'no bias'.
+    The summary and the HTML write each table in units of the power of ten of its
+    largest number, said in the title (the caption), at the precision the numbers beside
+    it choose; the JSON keeps every digit."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    scaled = sim.ratings.assign(
+        rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+    )
+    res = fit_favoritism(scaled, sim.families, normalize="none")
+    gamma = res.self_bias()
+    numbers = gamma[["estimate", "se", "lower", "upper"]].to_numpy(float)
+    power = int(np.floor(np.log10(np.abs(numbers).max())))  # by hand: the largest's
+    assert power == (48 if factor > 1 else -8)  # from equivariance: the unscaled γ ~ 0.1
+    unit = "in units of 10" + str(power).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    lines = res.summary().splitlines()
+    assert f"Self-bias γ_j ({unit})" in lines
+    assert max(len(x) for x in lines if x.startswith("  ")) < 50  # the tables' rows
+    # each γ, its error and interval at two decimals (the largest, scaled, is over 0.1)
+    for _, r in gamma.iterrows():
+        e, s, lo, hi = (r[c] / 10.0**power for c in ("estimate", "se", "lower", "upper"))
+        want = f"{e:+.2f}  se {s:.2f}  [{lo:.2f}, {hi:.2f}]".replace("-", "\u2212")
+        (line,) = [x for x in lines if x.startswith(f"  {r['judge']}  ")]
+        assert " ".join(want.split()) in " ".join(line.split()), (line, want)
+        if r["significant"]:
+            assert line.endswith(" *") and abs(e) >= 0.005  # never reads 0 when starred
+    page = res.to_html()
+    assert f"<caption>estimate, se, lower and upper {unit}</caption>" in page
+    cells = [c.split("</td>")[0] for c in page.split("<td>")[1:]]
+    assert max(map(len, cells)) < 12 and "0.0000" not in page
+    assert json.loads(json.dumps(res.to_dict()))["self_bias"][0]["estimate"] == float(
+        gamma["estimate"].iloc[0]
+    )
+
+
+def test_the_html_table_writes_p_values_minus_signs_and_counts_as_the_report_does() -> None:
+    """to_html wrote every float with four decimals: an ASCII hyphen beside the U+2212 of
+    every other table, a p-value of 1.4e-4 as 0.0001 (and 2e-6 as 0.0000), and NaN as
+    'nan'. Now p reads as every p-value reads (< 0.001, 0.009), z with two decimals,
+    estimate/se/interval as the summary writes them, nothing not finite written."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    gamma = res.self_bias()
+    page = res.to_html()
+    rows = [r for r in page.splitlines() if r.startswith("<tr><td>j")]
+    assert len(rows) == len(gamma)
+    for row, (_, r) in zip(rows, gamma.iterrows(), strict=True):
+        cells = row.removeprefix("<tr><td>").removesuffix("</td></tr>").split("</td><td>")
+        assert cells[:2] == [r["judge"], r["family"]]
+        p = float(r["p"])
+        assert cells[5] == ("&lt; 0.001" if p < 0.001 else f"{p:.3f}"), (cells, p)
+        assert cells[4] == f"{r['z']:.2f}".replace("-", "\u2212")
+        assert cells[2] == f"{r['estimate']:+.3f}".replace("-", "\u2212")  # all under 0.1
+        assert cells[6] == f"{r['lower']:.3f}".replace("-", "\u2212")
+        assert "-" not in "".join(cells[2:])
+    assert any(float(p) < 0.001 for p in gamma["p"])  # the < 0.001 branch is exercised
+
+
+@pytest.mark.parametrize("factor", [1e-9, 1e-8, 1e-20])
+def test_a_fit_on_small_scores_is_the_fit_scaled(factor: float) -> None:
+    """Residuals within 1e-9 of the scores' size, or 1 if larger, were rounding: scores of
+    1e-9 fitted every residual as rounding (an 'exact fit'), each γ 0 with a standard
+    error of 0; scores of 1e-8 left every γ without one; of 1e-10, refused as 'differing
+    by too little for their size'. The fit is equivariant as on large scores: each
+    coefficient and standard error scales with the scores (slopes do not), z is the same."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    base = fit_favoritism(sim.ratings, sim.families, normalize="none").coefficients
+    small = sim.ratings.assign(
+        rating=sim.ratings["rating"] * factor, reference=sim.ratings["reference"] * factor
+    )
+    scaled = fit_favoritism(small, sim.families, normalize="none").coefficients
+    slope = base["term"].str.startswith("reference:").to_numpy()
+    times = np.where(slope, 1.0, factor)
+    assert np.allclose(scaled["estimate"], base["estimate"] * times, rtol=1e-6, atol=0)
+    assert np.allclose(scaled["se"], base["se"] * times, rtol=1e-6, atol=0)
+    assert np.allclose(scaled["z"], base["z"], rtol=1e-6, atol=0)
+    assert (scaled["significant"] == base["significant"]).all()

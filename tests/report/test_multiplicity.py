@@ -310,3 +310,15 @@ def test_a_value_fixed_by_construction_has_no_detectable_effect() -> None:
     narrow = replace(fixed, judge="j", ci_low=0.497, ci_high=0.503, std_error=0.002, fixed=False)
     assert narrow.detectable == pytest.approx(0.004973, abs=1e-6)
     assert narrow.shows_detectable and narrow.detectable_text == "0.005"
+
+
+@pytest.mark.parametrize(
+    ("level", "q"), [(0.9, "0.10"), (0.95, "0.05"), (0.975, "0.025"), (0.999, "0.001")]
+)
+def test_the_notes_q_is_one_minus_the_level_as_typed(level: float, q: str) -> None:
+    """The note wrote q = 1 − level with two decimals: a level of 0.999 read "control at
+    q = 0.00" (no discoveries allowed at all) and 0.975 read q = 0.03 (0.025)."""
+    section = Section("s", "S", "i", findings=(_f("a", 0.0004), _f("b", 0.5)))
+    (_,), note = adjust_sections([section], level=level)
+    assert f"false-discovery control at q = {q} across" in note, note
+    assert f"with raw p ≤ {q});" in note, note

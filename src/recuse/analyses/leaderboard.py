@@ -160,11 +160,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         Table(slug("leaderboard-covariates", inp.name),
               f"Bias covariates of the adjusted leaderboard — {inp.name}", adj.coefficient_table())
     )  # fmt: skip
-    taus = [f"raw vs adjusted {lb.tau_raw_adjusted:.2f}"]
+    taus = [f"raw vs adjusted {decimal(lb.tau_raw_adjusted, 2)}"]  # τ < 0: U+2212
     if lb.tau_raw_human is not None and lb.tau_adjusted_human is not None:
         taus += [
-            f"raw vs humans {lb.tau_raw_human:.2f}",
-            f"adjusted vs humans {lb.tau_adjusted_human:.2f}",
+            f"raw vs humans {decimal(lb.tau_raw_human, 2)}",
+            f"adjusted vs humans {decimal(lb.tau_adjusted_human, 2)}",
         ]
     part.notes.append(
         f"{inp.name}: Kendall's τ between the orderings (1 = same order): "

@@ -3,6 +3,8 @@ judge that recognises itself better prefer itself more? (no labels needed)"""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from recuse.analyses.base import (
@@ -20,7 +22,7 @@ from recuse.metrics.ladder import RUNGS, self_preference_ladder
 from recuse.metrics.recognition import MIN_JUDGES, recognition_vs_preference, self_recognition
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
-from recuse.numbers import share_percent
+from recuse.numbers import decimal, p_text, share_percent
 from recuse.probes.design import RECOGNITION
 from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
@@ -111,12 +113,24 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             f"judges needs at least {MIN_JUDGES} whose estimates differ, so none is given."
         )
     else:
+        # ρ and r with U+2212 (a negative one read -0.31), p as every p reads (< 0.001, not
+        # 2.1e-05)
+        rho, pearson, rho_p, r_p = (
+            math.nan if corr[k] is None else float(corr[k] or 0.0)
+            for k in ("spearman", "pearson", "spearman_p", "pearson_p")
+        )
         part.notes.append(
             f"{inp.name}: across {corr['judges']} judges, self-recognition vs self-preference "
-            f"({rung}): Spearman ρ = {corr['spearman']:.2f} (p = {corr['spearman_p']:.2g}), "
-            f"Pearson r = {corr['pearson']:.2f} (p = {corr['pearson_p']:.2g}); each judge "
-            "is one point, so few judges say little."
+            f"({rung}): Spearman ρ = {decimal(rho, 2)} ({_p(rho_p)}), Pearson r = "
+            f"{decimal(pearson, 2)} ({_p(r_p)}); each judge is one point, so few judges "
+            "say little."
         )
+
+
+def _p(p: float) -> str:
+    """``p = 0.070`` or ``p < 0.001`` (:func:`recuse.numbers.p_text`)."""
+    text = p_text(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
 ANALYSIS = Analysis(

@@ -198,7 +198,10 @@ def _cascade_agreement(c: Any) -> str:
 
 def _judges_table(result: Any) -> TerminalTable:
     t = TerminalTable(
-        title=Text(f"Certified at agreement ≥ {result.target:.2f}, δ = {result.delta:g}")
+        title=Text(
+            f"Certified at agreement ≥ {numbers.exact(result.target, least=2)}, "
+            f"δ = {result.delta:g}"
+        )
     )
     for col in ("judge", "stratum", "labelled", "threshold", "coverage", "agreement",
                 "bound", "at δ'", "held-out coverage", "held-out agreement"):  # fmt: skip
@@ -489,7 +492,8 @@ def apply_command(
             + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
             + f", {seen.kept:,} were decided by a certified judge"
             + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "
-               f"batch, beside the guarantee's {spec['target']:.2f})" if seen.kept else "")
+               f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
+               if seen.kept else "")
         )  # fmt: skip
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -27,7 +26,7 @@ from recuse.cli.console import console as make_console
 from recuse.data.inputs import Input, load_input, read_paths
 from recuse.errors import ConfigError
 from recuse.mitigation.debias import DebiasEffect, debias_effect, not_subtracted
-from recuse.numbers import decimal, percent, share_percent, signed
+from recuse.numbers import percent, share_percent
 from recuse.outputs import (
     check_output_folder,
     csv_files,
@@ -42,6 +41,7 @@ from recuse.regression.favoritism import (
     SIGNIFICANCE_WORDS,
     FavoritismResult,
     Normalize,
+    coefficient_cells,
     corrects_anything,
 )
 from recuse.regression.ols import SEType
@@ -64,11 +64,16 @@ def _checks(text: str) -> list[str]:
 
 
 def _table(res: FavoritismResult, kind: str) -> TerminalTable:
+    """The self- (``kind="self"``) or family-bias table, its numbers as the fit's
+    summary writes them (:func:`~recuse.regression.favoritism.coefficient_cells`: one
+    precision, in units of a power of ten on an extreme scale, said in the title)."""
     tab = res.self_bias() if kind == "self" else res.family_bias()
     key = "judge" if kind == "self" else "family"
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
+    cells, scale = coefficient_cells(tab)
     t = TerminalTable(
-        title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type})",
+        title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type}"
+        + (f"; {scale})" if scale else ")"),
         caption=cell(
             res.definition("self" if kind == "self" else "family")
             + f"; sig. * = the {percent(res.level)} interval excludes 0 ({SIGNIFICANCE_WORDS})"
@@ -77,20 +82,15 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable:
     t.add_column(key)
     for c in ("estimate", "se", "lower", "upper", "sig."):
         t.add_column(c, justify="right")
-    for _, r in tab.iterrows():
+    for (_, r), row in zip(tab.iterrows(), cells, strict=True):
         # no finite standard error: no interval, not estimated (the fit's note says why),
         # as the audit reads it — not "+0.2000 nan +nan +nan"
-        ok = all(math.isfinite(float(r[c])) for c in ("estimate", "se", "lower", "upper"))
+        ok = all(c is not None for c in row)
         t.add_row(
             cell(str(r[key])),
-            *(
-                (signed(r["estimate"], 4), decimal(r["se"], 4), signed(r["lower"], 4),
-                 signed(r["upper"], 4))
-                if ok
-                else ("—",) * 4
-            ),
+            *(tuple(str(c) for c in row) if ok else ("—",) * 4),
             "*" if r["significant"] else "",
-        )  # fmt: skip
+        )
     return t
 
 

@@ -10,7 +10,10 @@ says so; a run an earlier recuse recorded, without the store's ``clock``, timed 
 whole run, and the card says how many of its seconds those are). A run that answered
 none (every call it sent failed: a server down, a revoked key) says nothing of how
 fast the judge answers: its seconds are not in the rate (nor in the MFU), and the
-card says how many such runs there were and their seconds. Tokens in and out
+card says how many such runs there were and their seconds. A run no real run could
+have recorded (a damaged or hand-edited store: seconds NaN, negative or under the
+clock's nanosecond, tokens beyond any context; :func:`recuse.judging.store.run_damage`)
+is in nothing the card counts, and the card names it, with its store. Tokens in and out
 per judgment (where the server reported usage), and with a price table the cost of
 1,000 judgments::
 
@@ -93,6 +96,10 @@ class Card:
     unanswered_runs: int = 0
     #: those runs' seconds, summed as :attr:`seconds` sums
     unanswered_seconds: float = 0.0
+    #: the judge's runs the store holds that no real run could have recorded, each as
+    #: ``STORE: run K of judge 'j' in the runs table records ...``
+    #: (:meth:`recuse.judging.store.Store.runs`' ``damaged``), in nothing above
+    damaged: tuple[str, ...] = ()
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -104,7 +111,7 @@ class Card:
             return "model FLOP utilisation: tokens not counted"
         peak = "unknown" if self.peak_tflops is None else numbers.general(self.peak_tflops)
         return (
-            f"model FLOP utilisation {self.mfu:.1%} of {self.accelerator}'s "
+            f"model FLOP utilisation {numbers.share_percent(self.mfu)} of {self.accelerator}'s "
             f"{peak} TFLOP/s dense bf16 peak"
         )
 
@@ -132,32 +139,40 @@ class Card:
         took = (
             ""
             if self.seconds is None
-            else f", in {numbers.decimal(self.seconds, 2)} s from each run's first call to its last"
+            else f", in {_amount(self.seconds)} s from each run's first call to its last"
         )
         if self.whole_run_seconds:
             took += (
-                f" ({numbers.decimal(self.whole_run_seconds, 2)} s of them whole runs, as an "
+                f" ({_amount(self.whole_run_seconds)} s of them whole runs, as an "
                 "earlier recuse timed them)"
             )
         rate = (
-            f"{numbers.decimal(self.judgments_per_second, 2)} answered judgments/s"
+            f"{_amount(self.judgments_per_second)} answered judgments/s"
             if math.isfinite(self.judgments_per_second)
             else "no rate (no run answered a judgment)"
             if self.unanswered_runs and not self.judgments
+            else "no rate (every run of it in the store is damaged)"
+            if self.damaged and not self.judgments
             else "no rate (no time recorded)"
             if self.seconds is None
-            else f"no rate ({numbers.decimal(self.seconds, 2)} s recorded)"
+            else f"no rate ({_amount(self.seconds)} s recorded)"
         )
         unanswered = ""
         if self.unanswered_runs:
             runs = "1 run" if self.unanswered_runs == 1 else f"{self.unanswered_runs:,} runs"
             unanswered = (
                 f"; {runs} that answered none (every call failed, "
-                f"{numbers.decimal(self.unanswered_seconds, 2)} s) not in the rate"
+                f"{_amount(self.unanswered_seconds)} s) not in the rate"
             )
+        damaged = ""
+        if self.damaged:
+            runs = (
+                "1 damaged run" if len(self.damaged) == 1 else f"{len(self.damaged):,} damaged runs"
+            )
+            damaged = f"; {runs} not counted: {'; '.join(self.damaged)}"
         return (
             f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed"
-            f"{took}; failed ones not counted{unanswered}); {toks}; {cost}{prompt}"
+            f"{took}; failed ones not counted{unanswered}{damaged}); {toks}; {cost}{prompt}"
         )
 
     def record(self) -> dict[str, object]:
@@ -176,12 +191,16 @@ class Card:
             if self.unanswered_runs
             else {}
         )
+        damaged: dict[str, object] = (
+            {"damaged runs (not counted)": "; ".join(self.damaged)} if self.damaged else {}
+        )
         return {
             "judge": self.judge,
             "answered judgments (ok or unparsed)": self.judgments,
             "seconds (each answering run's first call to its last, summed)": self.seconds,
             **older,
             **unanswered,
+            **damaged,
             "answered judgments per second": self.judgments_per_second,
             "tokens in per judgment": self.tokens_in_per_judgment,
             "tokens out per judgment": self.tokens_out_per_judgment,
@@ -210,11 +229,14 @@ def cards(
     the judge prompt of each judge from ``prompts`` (``{judge: (name, format,
     sha256)}``, :meth:`recuse.judging.store.Store.judge_prompts`)."""
     out = []
-    for judge, every in runs.groupby("judge", sort=True):
+    for judge, recorded in runs.groupby("judge", sort=True):
+        said = recorded.get("damaged", pd.Series(None, index=recorded.index, dtype=object))
+        damaged = tuple(str(d) for d in said[said.notna()])  # in nothing the card counts
+        every = recorded[said.isna()].astype({"judgments": int, "seconds": float})
         none = every["judgments"] <= 0  # every call failed: not the judge's speed
         g = every[~none]
         n = int(g["judgments"].sum())
-        seconds = float(g["seconds"].sum())
+        seconds = float(g["seconds"].sum()) if len(every) or not damaged else None
         older = g["clock"].isna() if "clock" in g.columns else pd.Series(True, index=g.index)
         whole = float(g.loc[older, "seconds"].sum())
         used = g[g["tokens_in"].notna() & g["tokens_out"].notna()]
@@ -225,7 +247,7 @@ def cards(
         if prices is not None and str(judge) in prices and tin is not None and tout is not None:
             pin, pout = prices[str(judge)]
             cost = 1000 * (tin * pin + tout * pout) / 1e6
-        rate = per_second(n, seconds)
+        rate = per_second(n, seconds or 0.0)
         places = (
             every["hardware"].dropna() if "hardware" in every.columns else pd.Series(dtype=object)
         )
@@ -235,9 +257,18 @@ def cards(
         per = math.nan if rate is None else rate
         out.append(
             Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
-                 seconds, whole, int(none.sum()), float(every.loc[none, "seconds"].sum()))
+                 seconds, whole, int(none.sum()), float(every.loc[none, "seconds"].sum()),
+                 damaged)
         )  # fmt: skip
     return out
+
+
+def _amount(value: float) -> str:
+    """A rate or a number of seconds on the card: two decimals, more where two would
+    write a non-zero one as 0 (:func:`recuse.numbers.small_decimals`; a bound past six):
+    a rate of 5e-09 judgments/s read ``0.00``, as if none were answered."""
+    small = value != 0 and abs(value) < 0.005
+    return numbers.decimal(value, numbers.small_decimals(value) if small else 2)
 
 
 def _utilisation(runs: pd.DataFrame) -> tuple[str | None, float | None, float | None]:

@@ -718,8 +718,14 @@ class Store:
         seconds run from the first call to the last outcome; None in a run an earlier
         recuse recorded, whose seconds are the whole run's wall time). An old store
         without the table has none; runs recorded before a column was have none in it.
-        A run whose judgments or seconds are not a count and a number of seconds (0 or
-        more) is refused: the store is damaged."""
+
+        A column ``damaged`` says, of a run no real run could have recorded (a hand-edited
+        or damaged store: :func:`run_damage`), what is wrong with it, naming the store and
+        the run (``STORE: run 3 of judge 'j' records 5 judgments in 1e-300 seconds ...``);
+        None for the others. The card leaves such a run out and says so
+        (:func:`recuse.judging.card.cards`): one bad row refused the whole store, the
+        audit with it, and a run of 1e-300 seconds, which was not refused, gave the card
+        a rate of three hundred digits."""
         cols = [
             "judge", "judgments", "seconds", "tokens_in", "tokens_out", "hardware", "device",
             "block_params", "clock",
@@ -730,17 +736,18 @@ class Store:
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
         picked = [c if c in have else f"NULL AS {c}" for c in cols]
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
-        for k, (judge, judgments, seconds, *_) in enumerate(rows, start=1):
-            counted = isinstance(judgments, int) and judgments >= 0
-            timed = isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0
-            if not (counted and timed):
-                raise _damaged(
-                    self.path,
-                    f"run {k} of judge {judge!r} in the runs table records {judgments!r} "
-                    f"judgments in {seconds!r} seconds; a count and seconds of 0 or more "
-                    "were expected",
-                )
-        return pd.DataFrame(rows, columns=cols)
+        now = time.time()
+        damaged = []
+        for k, (judge, judgments, seconds, tin, tout, _, _, blocks, _) in enumerate(rows, 1):
+            what = run_damage(judgments, seconds, (tin, tout), blocks, now=now)
+            damaged.append(
+                f"{self.path}: run {k} of judge {judge!r} in the runs table {what}"
+                if what
+                else None
+            )
+        out = pd.DataFrame(rows, columns=cols)
+        out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
+        return out
 
     def items(self, kind: JudgmentKind) -> dict[str, dict[str, Any]]:
         rows = self._rows("SELECT item_id, meta FROM items WHERE kind = ?", (kind,))
@@ -1150,6 +1157,70 @@ def no_store(path: Path, *, fix: str) -> InputError:
             fix="give the store's file, e.g. runs/smol.sqlite",
         )
     return InputError("no such store", file=path, fix=fix)
+
+
+#: the finest time a run's clock counts (:class:`recuse.judging.rate.RunClock`'s
+#: ``perf_counter``, a nanosecond): a run recorded as taking more than 0 seconds but
+#: less than this was not timed by it
+CLOCK_TICK = 1e-9
+#: the most tokens one judgment can read or write in a real run: ten times the longest
+#: context window a model offers (10 million tokens)
+MOST_TOKENS_PER_JUDGMENT = 100_000_000
+
+
+def run_damage(
+    judgments: object,
+    seconds: object,
+    tokens: tuple[object, object],
+    block_params: object = None,
+    *,
+    now: float,
+) -> str:
+    """What a run record of the runs table says that no real run could have ("" where
+    nothing): its judgments not a count; its seconds not a number of 0 or more (NaN,
+    negative: its end before its start), more than 0 but under :data:`CLOCK_TICK` (the
+    clock that timed it counts no finer), or more than have passed since 1970 (``now``,
+    the epoch's seconds); its tokens in or out not a count, or over
+    :data:`MOST_TOKENS_PER_JUDGMENT` a judgment it answered; its model's block
+    parameters not a positive count. Each gave the card a rate, a token count or a
+    model FLOP utilisation no judge has: 300 digits, a negative share, 10¹⁸ tokens.
+
+    >>> run_damage(5, 2.0, (100, 10), now=2e9), run_damage(5, 1e-300, (None, None), now=2e9)
+    ('', 'records 5 judgments in 1e-300 seconds, under the nanosecond its clock counts in')
+    """
+
+    def counted(v: object) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    timed = isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0
+    if not (counted(judgments) and timed):
+        return (
+            f"records {judgments!r} judgments in {seconds!r} seconds (a count and seconds "
+            "of 0 or more were expected)"
+        )
+    assert isinstance(judgments, int) and isinstance(seconds, int | float)
+    if 0 < seconds < CLOCK_TICK:
+        return (
+            f"records {judgments:,} judgments in {seconds!r} seconds, under the "
+            "nanosecond its clock counts in"
+        )
+    if seconds > now:
+        return f"records {seconds!r} seconds, more than have passed since 1970"
+    for name, value in zip(("in", "out"), tokens, strict=True):
+        if value is None:
+            continue
+        if not counted(value):
+            return f"records {value!r} tokens {name} (a count of 0 or more was expected)"
+        assert isinstance(value, int)
+        if judgments and value > MOST_TOKENS_PER_JUDGMENT * judgments:
+            return (
+                f"records {value:,} tokens {name} for {judgments:,} judgment(s), over "
+                f"{MOST_TOKENS_PER_JUDGMENT:,} a judgment (ten times the longest context "
+                "a model reads)"
+            )
+    if block_params is not None and not (counted(block_params) and block_params != 0):
+        return f"records {block_params!r} model parameters (a positive count was expected)"
+    return ""
 
 
 def _damaged(path: Path, detail: str) -> InputError:

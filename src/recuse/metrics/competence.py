@@ -42,6 +42,7 @@ from recuse.metrics.self_preference import (
     single_judge,
 )
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
+from recuse.numbers import share_percent
 
 __all__ = [
     "CALIBRATED",
@@ -513,7 +514,8 @@ class CompetenceModel:
             if np.isfinite(rate) and not 1 - CEILING < rate < CEILING:
                 out.append(
                     f"competence near its ceiling: it is predicted to pick its own answer "
-                    f"{rate:.0%} of the time; if its remaining misses do not shrink with the "
+                    f"{share_percent(rate, 0)} of the time; if its remaining misses do not "
+                    "shrink with the "
                     "strength gap (a lapse rate the logistic curve lacks), the prediction is "
                     "too close to the ceiling and a self term would read low — about 40% low in a "
                     "simulation (a judge following the reference 97% of the time, which "
@@ -679,7 +681,8 @@ def strata_warning(
     return (
         f"own pairs in other {plural} than its competence pairs: total-variation distance "
         f"{distance:.2f} (0 = same mix, 1 = none in common; said above {threshold:g}), most "
-        f"in {names[top]!r} ({o[top]:.0%} of its own pairs, {r[top]:.0%} of the others)"
+        f"in {names[top]!r} ({share_percent(o[top], 0)} of its own pairs, "
+        f"{share_percent(r[top], 0)} of the others)"
     )
 
 

@@ -529,8 +529,9 @@ class JudgeCertificate:
                     else ")"
                 )
             return (
-                f"{self.judge}: nothing certified at agreement ≥ {self.target:.2f} "
-                f"(δ = {self.delta:g}){why}; every item goes on"
+                f"{self.judge}: nothing certified at agreement ≥ "
+                f"{numbers.exact(self.target, least=2)} (δ = {self.delta:g}){why}; every item "
+                "goes on"
             )
         kept = ", ".join(f"{s.stratum} c ≥ {numbers.exact(s.threshold)}"
                          for s in self.strata if s.threshold is not None)  # fmt: skip
@@ -539,9 +540,10 @@ class JudgeCertificate:
         cover = numbers.share_percent(self.coverage)
         share = f"{self.n_kept:,} of its {self.n_labelled:,} labelled items, {cover}"
         return (
-            f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} "
-            f"on the items it keeps ({kept}: {share}) with probability ≥ "
-            f"{1 - self.delta:.2f}, assuming calibration and future items are exchangeable"
+            f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ "
+            f"{numbers.exact(self.target, least=2)} on the items it keeps ({kept}: {share}) "
+            f"with probability ≥ {numbers.complement(self.delta, least=2)}, assuming "
+            "calibration and future items are exchangeable"
             + (APPROXIMATE if self.recalibration is not None else "")
         )
 
@@ -748,14 +750,14 @@ def _level(share: float, delta: float, m: int, o: Options) -> str:
 
 def _why_not(w: Walk, o: Options, level: str, best: float | None) -> str:
     """Why a stratum tested is not certified; ``level``: its :func:`_level`."""
-    target = o.target
+    target = numbers.exact(o.target, least=2)
     could = _could(best)[2:]
     if w.first is None:
-        return f"calibration set too small for agreement ≥ {target:.2f} at {level}; {could}"
+        return f"calibration set too small for agreement ≥ {target} at {level}; {could}"
     lam, n, k = w.first
     return (
         f"never confident enough: its most confident {n} items (c ≥ {numbers.exact(lam)}) agree "
-        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target:.2f}; "
+        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target}; "
         f"{could}"
     )
 
@@ -1008,9 +1010,9 @@ class Cascade:
     def guarantee(self) -> str:
         m = len(self.stages)
         return (
-            f"agreement with {AGREEING_WITH[self.reference]} ≥ {self.target:.2f} on all "
-            "machine verdicts with "
-            f"probability ≥ {1 - self.delta:.2f}: each of the {m} stages is certified at "
+            f"agreement with {AGREEING_WITH[self.reference]} ≥ "
+            f"{numbers.exact(self.target, least=2)} on all machine verdicts with probability "
+            f"≥ {numbers.complement(self.delta, least=2)}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"
             + (APPROXIMATE if any(s.certificate.recalibration for s in self.stages) else "")

@@ -41,6 +41,7 @@ from recuse.mitigation.selective import (
     models_of,
     side_labels,
 )
+from recuse.numbers import complement, exact
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import SELF_SCOPES, Roster
 
@@ -404,14 +405,14 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
     ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
     whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
     return (
-        f"agreement with {whose} ≥ {spec['target']:.2f} on the items a "
+        f"agreement with {whose} ≥ {exact(spec['target'], least=2)} on the items a "
         "certified judge decides"
         + (
             " (tied labels counted: a tie agrees only with a tie verdict)"
             if spec.get("human_ties") == "count"
             else ""
         )
-        + f", with probability ≥ {1 - spec['delta']:.2f} over the "
+        + f", with probability ≥ {complement(spec['delta'], least=2)} over the "
         "calibration set, if these items are exchangeable with the calibration items (the "
         "same kind of prompts and models, the same judge, read the same way); a batch's "
         "agreement scatters around that rate"

@@ -70,7 +70,16 @@ from recuse.cells import shown
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import counted
 from recuse.metrics.estimate import FEW_CLUSTERS
-from recuse.numbers import decimal, percent, signed
+from recuse.numbers import (
+    count,
+    decimal,
+    p_text,
+    percent,
+    scale_words,
+    signed,
+    table_power,
+    table_precision,
+)
 from recuse.regression.ols import EXACT, SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
 from recuse.tables import check_header
@@ -523,13 +532,26 @@ def design(
 #: hold fourth powers of the values (residual times column, squared), which pass the
 #: largest float near 1e77 (1e150 left every γ without one; 1e160 stopped in X'X)
 LARGEST_SCALED = 1e50
+#: the least the largest rating or reference, once scaled, may be: below, their fourth
+#: powers pass the smallest float (scores of 1e-300 gave every γ 0, with z NaN)
+SMALLEST_SCALED = 1e-50
 
 
 def _check_magnitude(frame: pd.DataFrame) -> None:
-    """Refuse scaled ratings or references too large for the fit's floating point."""
+    """Refuse scaled ratings or references too large, or ratings all too small, for the
+    fit's floating point (references all too small leave their slope's column empty, which
+    the design names)."""
     for col, what in (("y", "rating"), ("ref", "reference")):
         values = frame[col].to_numpy(float)
         top = float(np.abs(values).max()) if len(values) else 0.0
+        if col == "y" and 0 < top < SMALLEST_SCALED:
+            row = int(np.argmax(np.abs(values)))
+            raise EstimationError(
+                f"the largest {what} is {frame[what].iloc[row]:.6g}, {top:.3g} once scaled, "
+                f"below the {SMALLEST_SCALED:.0e} whose fourth power the fit's standard "
+                "errors hold in floating point — rescale the ratings and references "
+                "(--normalize max, the default, divides each dimension by its largest value)"
+            )
         if top > LARGEST_SCALED:
             row = int(np.argmax(np.abs(values)))
             raise EstimationError(
@@ -720,6 +742,10 @@ class FavoritismResult:
 
     # -- output
     def summary(self) -> str:
+        """The fit as text: each self- and family-bias term's estimate, standard error
+        and Wald interval, written as :func:`coefficient_cells` writes them (one
+        precision a table, chosen by its numbers; on an extreme scale in units of a
+        power of ten, said in the table's title), ``*`` where the interval excludes 0."""
         pct = f"{percent(self.level)}"
         lines = [
             f"Favoritism regression ({self.variant}): {self.method}",
@@ -733,21 +759,21 @@ class FavoritismResult:
             ("Family-bias λ_F", self.family_bias(), "family"),
         ):
             lines.append("")
-            lines.append(title)
             if tab.empty:
-                lines.append("  (none estimable)")
+                lines += [title, "  (none estimable)"]
                 continue
+            cells, scale = coefficient_cells(tab)
+            lines.append(f"{title} ({scale})" if scale else title)
             width = max(len(str(v)) for v in tab[key])
-            for _, r in tab.iterrows():
+            texts = [(c[0] or "n/a", c[1] or "n/a", f"[{c[2] or 'n/a'}, {c[3] or 'n/a'}]")
+                     for c in cells]  # fmt: skip
+            wide = [max(len(row[i]) for row in texts) for i in range(3)]
+            for (_, r), (est, se, ci) in zip(tab.iterrows(), texts, strict=True):
                 star = " *" if r["significant"] else ""
-                se = "    n/a" if not np.isfinite(r["se"]) else f"{decimal(r['se'], 4):>7}"
-                ci = (
-                    "[    n/a,     n/a]"
-                    if not np.isfinite(r["lower"])
-                    else f"[{signed(r['lower'], 4)}, {signed(r['upper'], 4)}]"
+                lines.append(
+                    f"  {r[key]:<{width}}  {est:>{wide[0]}}  se {se:>{wide[1]}}  "
+                    f"{ci:>{wide[2]}}{star}"
                 )
-                est = signed(r["estimate"], 4)
-                lines.append(f"  {r[key]:<{width}}  {est}  se {se}  {ci}{star}")
         lines.append("")
         lines.append(f"* {pct} interval excludes 0")
         lines += [f"warning: {n}" for n in self.warnings]
@@ -755,7 +781,11 @@ class FavoritismResult:
         return "\n".join(lines)
 
     def to_html(self) -> str:
-        """Summary as an HTML fragment (all text escaped)."""
+        """Summary as an HTML fragment (all text escaped): the self- and family-bias
+        tables with estimate, se, lower and upper as :func:`coefficient_cells` writes
+        them (a caption says a table's power of ten), z with two decimals, p as
+        :func:`recuse.numbers.p_text` writes it (``< 0.001``), counts as counts; a
+        number that is not finite is empty. The JSON (:meth:`to_dict`) keeps every digit."""
         esc = html.escape
         parts = [
             f"<h3>{esc(f'Favoritism regression ({self.variant})')}</h3>",
@@ -763,12 +793,20 @@ class FavoritismResult:
             f"{percent(self.level)} Wald intervals</p>",
         ]
         for title, tab in (("Self-bias", self.self_bias()), ("Family-bias", self.family_bias())):
-            parts.append(f"<h4>{esc(title)}</h4><table><tr>")
+            cells, scale = coefficient_cells(tab)
+            parts.append(f"<h4>{esc(title)}</h4><table>")
+            if scale:
+                parts.append(f"<caption>estimate, se, lower and upper {esc(scale)}</caption>")
+            parts.append("<tr>")
             parts += [f"<th>{esc(str(c))}</th>" for c in tab.columns]
             parts.append("</tr>")
-            for _, r in tab.iterrows():
-                cells = [f"{v:.4f}" if isinstance(v, float) else esc(str(v)) for v in r.to_list()]
-                parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            for (_, r), row in zip(tab.iterrows(), cells, strict=True):
+                written = dict(zip(("estimate", "se", "lower", "upper"), row, strict=True))
+                texts = [
+                    written[str(c)] or "" if str(c) in written else _html_cell(str(c), v)
+                    for c, v in r.items()
+                ]
+                parts.append("<tr>" + "".join(f"<td>{esc(t)}</td>" for t in texts) + "</tr>")
             parts.append("</table>")
         parts += [f"<p>warning: {esc(n)}</p>" for n in self.warnings]
         parts += [f"<p>note: {esc(n)}</p>" for n in self.notes]
@@ -814,6 +852,52 @@ class FavoritismResult:
 
     def __repr__(self) -> str:
         return f"<FavoritismResult {self.variant}: {self.method}, n={self.n}>"
+
+
+def coefficient_cells(tab: pd.DataFrame) -> tuple[list[tuple[str | None, ...]], str]:
+    """Each row's estimate, standard error, lower and upper end (of a table of
+    :meth:`FavoritismResult.self_bias` or ``family_bias``) as every table of them writes
+    it, and the words saying the table's unit ("" or ``in units of 10⁴⁷``); None for a
+    number that is not finite (no standard error: no interval).
+
+    One precision for the table, chosen by its numbers
+    (:func:`recuse.numbers.table_precision`: two decimals, three where every number is
+    under 0.1, more below; more still where a standard error would read 0), the estimate
+    signed (its no-bias value is 0) and each with :data:`recuse.numbers.MINUS`.
+    Unnormalised scores on an extreme scale (from 1e15, or under 1e-5) are written in
+    units of a power of ten (:func:`recuse.numbers.table_power`), so that scores of 1e49
+    give ``−4.94`` (in units of 10⁴⁷), not fifty digits of which the last thirty-four are
+    the float's noise, and scores of 1e-7 give ``−4.94`` (in units of 10⁻⁹), not
+    ``+0.0000`` starred significant. The JSON and the CSV keep every digit."""
+    columns = ("estimate", "se", "lower", "upper")
+    values = tab[list(columns)].astype(float).to_numpy() if len(tab) else np.empty((0, 4))
+    power = table_power(values.ravel().tolist())
+    scaled = values / 10.0**power
+    digits = table_precision((float(e), float(s), float(lo), float(hi)) for e, s, lo, hi in scaled)
+
+    def text(i: int, v: float) -> str | None:
+        if not math.isfinite(v):
+            return None
+        return signed(v, digits) if i == 0 else decimal(v, digits)
+
+    rows = [tuple(text(i, float(v)) for i, v in enumerate(row)) for row in scaled]
+    return rows, scale_words(power)
+
+
+def _html_cell(column: str, value: Any) -> str:
+    """A cell of :meth:`FavoritismResult.to_html` other than the estimate, se and
+    interval: p as :func:`recuse.numbers.p_text`, z with two decimals, a count with
+    separators, a flag and a name as they are; a number that is not finite, empty."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if not math.isfinite(value):
+        return ""
+    if column == "p":
+        return p_text(value)
+    if isinstance(value, int) or (float(value).is_integer() and column.startswith("n")):
+        return count(int(value))
+    return decimal(value, 2)
 
 
 def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
@@ -944,7 +1028,7 @@ def fit_prepared(
                 f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
                 "carry no information to estimate from"
             )
-        if np.ptp(y) <= EXACT * max(1.0, float(np.abs(y).max())):
+        if np.ptp(y) <= EXACT * float(np.abs(y).max()):
             # fit_ols would read every residual as the rounding of an exact fit: standard
             # errors of 0, z of ±inf (1e15 + a 1–5 score) or every coefficient 0 (scores
             # of 1e-300 beside references of 1–5), each written as a result
@@ -972,7 +1056,11 @@ def fit_prepared(
         # so nothing measures its noise. Its variance is 0 but for rounding, read as no
         # standard error whichever sign the rounding took (−1e-33 was NaN, +6e-32 an
         # interval of zero width, 'significant')
-        bse = np.where(bse <= EXACT * np.maximum(1.0, np.abs(res.params)), np.nan, bse)
+        # at rounding level of the term's own scale (the scores' over its column's: a
+        # slope's is theirs over the references'), not of 1: scores of 1e-8 read no SE
+        column = np.asarray(abs(X).max(axis=0).todense(), float).ravel()
+        size = float(np.abs(y).max()) / np.where(column > 0, column, 1.0)
+        bse = np.where(bse <= EXACT * np.maximum(size, np.abs(res.params)), np.nan, bse)
     out = make_result(
         terms,
         res.params,

@@ -40,7 +40,8 @@ from recuse.errors import ConfigError, EstimationError
 
 SEType = Literal["HC0", "HC1", "HC3", "cluster"]
 _CHUNK = 65_536  # rows per block when a dense n × k intermediate is needed (HC3 leverage)
-#: residuals within this share of the outcome's size (at least 1) are rounding: an exact fit
+#: residuals within this share of the outcome's size are rounding: an exact fit (a share, not
+#: at least 1: scores of 1e-9 had every residual read as rounding, every γ as 0)
 EXACT = 1e-9
 
 
@@ -122,7 +123,7 @@ def fit_ols(
     resid = y - X @ params
     params = params + solve(X.T @ resid)  # one step of iterative refinement
     resid = y - X @ params
-    tol = EXACT * max(1.0, float(np.abs(y).max()))
+    tol = EXACT * float(np.abs(y).max())
     if np.abs(resid).max() <= tol:
         # an exact fit (e.g. one rating per dimension): what is left is rounding, so the
         # errors are 0 and a coefficient at rounding level is 0, not a tiny "significant"

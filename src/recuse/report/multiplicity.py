@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 from statsmodels.stats.multitest import multipletests
 
+from recuse.numbers import complement
 from recuse.report.model import Finding, Section, flag_threshold
 
 __all__ = ["adjust_sections", "in_family"]
@@ -102,11 +103,13 @@ def adjust_sections(
         else ""
     )
     raw = int((p <= flag_threshold(level)).sum())
+    # 1 − level as typed: at two decimals a level of 0.999 read q = 0.00 and 0.975 q = 0.03
+    q_level = complement(level, least=2)
     note = (
-        f"Multiple testing: Benjamini–Hochberg false-discovery control at q = {1 - level:.2f} "
+        f"Multiple testing: Benjamini–Hochberg false-discovery control at q = {q_level} "
         f"across the summary's {len(family)} tests (a pooled estimate shown for several judges "
         f"counts once); flags use the adjusted values ({flagged} "
-        f"flagged{also}; {raw} with raw p ≤ {1 - level:.2f}); intervals are not adjusted."
+        f"flagged{also}; {raw} with raw p ≤ {q_level}); intervals are not adjusted."
     )
     if limit:
         note += f" A large bias can go unflagged: {limit}."
@@ -167,11 +170,7 @@ def resolution_limit(n_boot: int, tests: int, level: float, *, asked: int | None
     if floor * tests <= flag_threshold(level):  # a lone bias's q at the floor, flagged
         return ""
     need = math.ceil(2 * tests / alpha - 1 - 1e-9)
-    # 1 - level with the decimals that give it back (0.10, 0.05, 0.025: not 0.03)
-    shown_alpha = next(
-        (f"{alpha:.{d}f}" for d in range(2, 7) if abs(float(f"{alpha:.{d}f}") - alpha) < 1e-9),
-        f"{alpha:.6g}",
-    )
+    shown_alpha = complement(level, least=2)  # 0.10, 0.05, 0.025: not 0.03
     digits = next((d for d in range(4, 10) if f"{floor:.{d}f}" != f"{alone:.{d}f}"), 10)
     resamples, rerun = f"{n_boot} resamples", f"--n-boot {need} or more"
     if asked is not None and asked > n_boot:

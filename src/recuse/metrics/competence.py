@@ -780,20 +780,37 @@ def _newton(
 ) -> NDArray[np.float64]:
     """Weighted binomial maximum likelihood ``logit E[y/n] = x θ`` for every leading index
     of ``n`` and ``y`` (``(..., P)``; ``x`` is ``(P, d)`` or ``(..., P, d)``): Newton's
-    method from 0 with the pseudo-inverse (a direction the data do not inform stays
-    0); NaN where not finite."""
+    method from 0, ``θ ← θ + I⁺ xᵀ(y − n μ)`` with ``μ = expit(x θ)`` and the information
+    ``I = xᵀ diag(n μ (1 − μ)) x``, by the pseudo-inverse (a direction the data do not
+    inform stays 0); NaN where not finite. Products are matrix products (batched over
+    the leading indices), not three-operand einsums: the same numbers to rounding, in
+    half the time, where the bootstrap refits it for every resample."""
     d = x.shape[-1]
     theta = np.zeros((*n.shape[:-1], d))
+    xt = np.swapaxes(x, -1, -2)
     for _ in range(_NEWTON_STEPS):
-        mu = special.expit(np.einsum("...pd,...d->...p", x, theta))
-        grad = np.einsum("...p,...pd->...d", y - n * mu, x)
-        info = np.einsum("...p,...pi,...pj->...ij", n * mu * (1.0 - mu), x, x)
+        mu = special.expit((x @ theta[..., None])[..., 0])
+        grad = (xt @ (y - n * mu)[..., None])[..., 0]
+        info = xt @ (x * (n * mu * (1.0 - mu))[..., None])
         info = np.where(np.isfinite(info), info, 0.0)
-        step = np.einsum("...ij,...j->...i", np.linalg.pinv(info), grad)
+        step = (_symmetric_pinv(info) @ grad[..., None])[..., 0]
         theta = theta + step
         if np.all(np.abs(step) < 1e-10):
             break
     return np.where(np.isfinite(theta), theta, np.nan)
+
+
+def _symmetric_pinv(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The pseudo-inverse of symmetric matrices ``a`` (``(..., d, d)``) as
+    ``np.linalg.pinv`` gives it (eigenvalues within ``1e-15`` of the largest in size
+    count as 0), from their eigendecomposition ``a = V diag(w) Vᵀ``: ``V diag(w⁺) Vᵀ``.
+    A symmetric matrix's singular values are its eigenvalues' sizes, so the cut is
+    pinv's; ``eigh`` costs less than pinv's SVD."""
+    w, v = np.linalg.eigh(a)
+    cut = 1e-15 * np.abs(w).max(axis=-1, keepdims=True)
+    kept = np.abs(w) > cut
+    inverse = np.where(kept, 1.0 / np.where(kept, w, 1.0), 0.0)
+    return (v * inverse[..., None, :]) @ np.swapaxes(v, -1, -2)
 
 
 def _check_strengths(strengths: Mapping[str, float], judged: NDArray[np.object_]) -> None:

@@ -199,7 +199,7 @@ def judge(
     _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,
                    protocol=protocol, template=template,
                    pairs_options=bool(typed_options(ctx, PAIRS_READING)))  # fmt: skip
-    _check_numbers(limit=limit, prompts=prompts, concurrency=concurrency, timeout=timeout,
+    check_numbers(limit=limit, prompts=prompts, concurrency=concurrency, timeout=timeout,
                    max_attempts=max_attempts, batch_size=batch_size,
                    max_batch_tokens=max_batch_tokens)  # fmt: skip
     assert out is not None  # checked above
@@ -254,12 +254,13 @@ def judge(
     exit_if_failed(_run(job, out, perplexity=perplexity))
 
 
-def _check_numbers(
-    *, limit: int, prompts: int, concurrency: int, timeout: float, max_attempts: int,
-    batch_size: int, max_batch_tokens: int,
+def check_numbers(
+    *, limit: int, concurrency: int, timeout: float, max_attempts: int, batch_size: int,
+    prompts: int = 0, max_batch_tokens: int = 0,
 ) -> None:  # fmt: skip
-    """Counts `recuse judge` refuses before anything is read: ``--limit -3`` judged
-    every item, ``--max-attempts 0`` was read as 1, ``--timeout 0`` failed every request."""
+    """Counts `recuse judge` and `recuse probe` refuse before anything is read: ``--limit
+    -3`` judged every item, ``--max-attempts 0`` was read as 1, ``--timeout 0`` failed
+    every request (and ``--timeout nan`` was a traceback in the HTTP client)."""
     at_least = (
         ("--limit", limit, 0, "0 (all) or more"),
         ("--prompts", prompts, 0, "0 (all) or more"),

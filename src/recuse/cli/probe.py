@@ -137,11 +137,9 @@ def probe(
     names = _probe_names(probes)
     edits = [p for p in names if p != RECOGNITION]
     check_numbers(limit=limit, concurrency=concurrency, timeout=timeout,
-                  max_attempts=max_attempts, batch_size=batch_size)  # fmt: skip
+                  max_attempts=max_attempts, batch_size=batch_size, seed=seed)  # fmt: skip
     if rewrite_tokens < 1:
         raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
-    if seed < 0:  # said before the judge is loaded or asked which model it serves
-        raise ConfigError(f"--seed must be 0 or more; got {seed}")
     protocol = template_protocol(template, "direct")
     settings, roster = cli_context(ctx, READING)
     check_output(out, option="--out", inputs=[data, *settings_files(ctx)])

@@ -140,6 +140,18 @@ def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
             columns={"model_a": "x"}))  # fmt: skip
 
 
+def test_certify_takes_one_table_and_says_so(planted: pd.DataFrame) -> None:
+    """``recuse.certify([df])`` read the list as a path made of the frame's repr: 'cannot
+    look at this path (the path is longer than the system allows)', 1,800 characters."""
+    for data in ([planted], (planted,), 5, None):
+        with pytest.raises(ConfigError) as err:
+            recuse.certify(data)  # type: ignore[arg-type]
+        assert str(err.value) == (
+            "certify: data must be one dataset name, file path or pandas DataFrame (one "
+            f"labelled pairs table); got a {type(data).__name__}"
+        )
+
+
 def test_an_input_given_twice_is_refused(
     planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

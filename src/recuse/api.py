@@ -561,6 +561,12 @@ def certify(
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
     o.check()  # before the data is read; the labels' kind comes with it
+    if not isinstance(data, str | Path | pd.DataFrame):  # a list of frames was read as a
+        # path made of the frames' repr: "cannot look at this path (... longer than ...)"
+        raise ConfigError(
+            "certify: data must be one dataset name, file path or pandas DataFrame (one "
+            f"labelled pairs table); got a {type(data).__name__}"
+        )
     for option, given in (("--judge", judges), ("--cascade", cascade)):
         if given is None:
             continue

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from recuse.errors import EstimationError
+from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.calibration import (
     brier_score,
@@ -324,3 +324,16 @@ def test_the_calibration_error_and_its_interval_by_hand_on_prompts_with_several_
     assert r.ci_low == pytest.approx(np.sqrt(max(u - z * se, 0.0)), rel=1e-8)
     assert r.ci_high == pytest.approx(np.sqrt(min(u + z * se, 1.0)), rel=1e-8)
     assert 0 < r.ci_low < r.estimate < r.ci_high  # this judge's error is measured, not 0
+
+
+def test_folds_past_the_prompts_are_a_fold_per_prompt_and_a_float_is_an_error() -> None:
+    """``folds=10**30`` was an OverflowError (no int64 divides by it) and a loop over
+    every fold number; ``folds=inf`` an OverflowError from ``int()``."""
+    t = _miscalibrated(200, seed=4)
+    n = t["prompt_id"].nunique()
+    each = recalibrate(t, seed=1, folds=n)["p_a_recalibrated"]
+    assert recalibrate(t, seed=1, folds=10**30)["p_a_recalibrated"].equals(each)
+    assert not recalibrate(t, seed=1, folds=2)["p_a_recalibrated"].equals(each)
+    for bad in (2.0, float("inf"), True):
+        with pytest.raises(ConfigError, match="folds must be an integer"):
+            recalibrate(t, folds=bad)  # type: ignore[arg-type]

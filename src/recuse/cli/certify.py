@@ -370,13 +370,10 @@ def certify_command(
 
 
 def _read_json(path: Path) -> Any:
+    from recuse.files import loads_once, no_file, not_json, read_text
+
     if not is_file(path):
-        raise InputError(
-            "thresholds file not found",
-            file=path,
-            fix="write one with `recuse certify SOURCE --thresholds FILE.json`",
-        )
-    from recuse.files import loads_once, not_json, read_text
+        raise no_file(path, fix="write one with `recuse certify SOURCE --thresholds FILE.json`")
 
     text = read_text(path)  # not UTF-8 is said with its line
     try:  # a key named twice (hand-edited) is refused, not read as its last value

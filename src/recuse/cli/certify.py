@@ -131,6 +131,9 @@ def _costs(
             for c in cards(s.runs(), table):
                 if c.usd_per_1000_judgments is not None:
                     card[c.judge] = c.usd_per_1000_judgments
+                for damaged in c.damaged:  # priced on the other runs, as the audit's card
+                    echo(f"recuse: note: {damaged}: the store is damaged there; not in "
+                         "the evaluator card's price", err=True)  # fmt: skip
     pairs: list[tuple[str, object]] = []
     for spec in specs:
         for part in spec.split(","):

@@ -112,6 +112,34 @@ def test_the_writers_check_their_paths_as_the_cli_does(
     assert not pipe.is_file() and table.read_text() == "x\n"
 
 
+def test_write_creates_the_folders_above_its_folder_as_it_always_did(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """``Report.write("reports/2026/run1")`` created the folders above run1 (the
+    release before the path checks); the check the CLI's --out makes (its parent must
+    exist) refused it: 'folder .../2026 does not exist'. A file on the way, or a
+    link to nowhere, is still refused, and nothing is written."""
+    from recuse.errors import OutputError
+
+    rep = recuse.audit(planted, only=["position"], n_boot=200)
+    folder = tmp_path / "reports" / "2026" / "run1"
+    written = rep.write(folder)
+    assert (folder / "report.json").is_file() and (folder / "report.html").is_file()
+    assert all(path.exists() and folder in path.parents for path in written.values())
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x\n")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    for path, said in (
+        (blocker / "a" / "b", f"Report.write {blocker / 'a' / 'b'}: {blocker} is a file"),
+        (dangling / "a", f"Report.write {dangling / 'a'}: folder {dangling} does not exist"),
+    ):
+        with pytest.raises(OutputError) as err:
+            rep.write(path)
+        assert str(err.value).startswith(said), err.value
+    assert blocker.read_text() == "x\n" and not (tmp_path / "nowhere").exists()
+
+
 def test_writers_and_the_schema(planted: pd.DataFrame, tmp_path: Path) -> None:
     rep = recuse.audit(planted, only=["position"], n_boot=200)
     html = rep.to_html(tmp_path / "r.html").read_text("utf-8")

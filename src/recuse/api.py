@@ -122,7 +122,10 @@ class Report:
         from recuse import outputs
         from recuse.report.export import write_report
 
-        return write_report(self.result, outputs.check_output_folder(folder, option="Report.write"))
+        # the folders above it are created, as they always were (the CLI's --out needs
+        # its parent: a typo there is a folder no one asked for)
+        target = outputs.check_output_folder(folder, option="Report.write", parents=True)
+        return write_report(self.result, target)
 
     def __repr__(self) -> str:
         n = len(self.result.findings)

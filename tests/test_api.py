@@ -180,6 +180,32 @@ def test_certify_takes_one_table_and_says_so(planted: pd.DataFrame) -> None:
         )
 
 
+def test_certify_and_audit_read_any_path_object(
+    planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recuse.certify(PurePosixPath("pairs.csv"))`` certified the file until data that
+    was no table was refused by type: a path object other than ``pathlib.Path`` (an
+    ``os.PathLike``) was then 'got a PurePosixPath'. It reads as its path does."""
+    import pathlib
+
+    class Named(os.PathLike[str]):  # a path library's object
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __fspath__(self) -> str:
+            return self.name
+
+    monkeypatch.chdir(tmp_path)
+    planted.to_csv("pairs.csv", index=False)
+    want = recuse.certify("pairs.csv", judges="gpt-4").thresholds()
+    for data in (pathlib.PurePosixPath("pairs.csv"), Named("pairs.csv")):
+        assert recuse.certify(data, judges="gpt-4").thresholds() == want  # type: ignore[arg-type]
+    by_name = recuse.audit("pairs.csv", only=["position"], n_boot=200).findings
+    for given in (Named("pairs.csv"), [Named("pairs.csv")]):
+        got = recuse.audit(given, only=["position"], n_boot=200).findings  # type: ignore[arg-type]
+        pd.testing.assert_frame_equal(got, by_name)
+
+
 def test_an_input_given_twice_is_refused(
     planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -112,6 +112,34 @@ def test_the_writers_check_their_paths_as_the_cli_does(
     assert not pipe.is_file() and table.read_text() == "x\n"
 
 
+def test_write_creates_the_folders_above_its_folder_as_it_always_did(
+    planted: pd.DataFrame, tmp_path: Path
+) -> None:
+    """``Report.write("reports/2026/run1")`` created the folders above run1 (the
+    release before the path checks); the check the CLI's --out makes (its parent must
+    exist) refused it: 'folder .../2026 does not exist'. A file on the way, or a
+    link to nowhere, is still refused, and nothing is written."""
+    from recuse.errors import OutputError
+
+    rep = recuse.audit(planted, only=["position"], n_boot=200)
+    folder = tmp_path / "reports" / "2026" / "run1"
+    written = rep.write(folder)
+    assert (folder / "report.json").is_file() and (folder / "report.html").is_file()
+    assert all(path.exists() and folder in path.parents for path in written.values())
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x\n")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    for path, said in (
+        (blocker / "a" / "b", f"Report.write {blocker / 'a' / 'b'}: {blocker} is a file"),
+        (dangling / "a", f"Report.write {dangling / 'a'}: folder {dangling} does not exist"),
+    ):
+        with pytest.raises(OutputError) as err:
+            rep.write(path)
+        assert str(err.value).startswith(said), err.value
+    assert blocker.read_text() == "x\n" and not (tmp_path / "nowhere").exists()
+
+
 def test_writers_and_the_schema(planted: pd.DataFrame, tmp_path: Path) -> None:
     rep = recuse.audit(planted, only=["position"], n_boot=200)
     html = rep.to_html(tmp_path / "r.html").read_text("utf-8")
@@ -150,6 +178,32 @@ def test_certify_takes_one_table_and_says_so(planted: pd.DataFrame) -> None:
             "certify: data must be one dataset name, file path or pandas DataFrame (one "
             f"labelled pairs table); got a {type(data).__name__}"
         )
+
+
+def test_certify_and_audit_read_any_path_object(
+    planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recuse.certify(PurePosixPath("pairs.csv"))`` certified the file until data that
+    was no table was refused by type: a path object other than ``pathlib.Path`` (an
+    ``os.PathLike``) was then 'got a PurePosixPath'. It reads as its path does."""
+    import pathlib
+
+    class Named(os.PathLike[str]):  # a path library's object
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __fspath__(self) -> str:
+            return self.name
+
+    monkeypatch.chdir(tmp_path)
+    planted.to_csv("pairs.csv", index=False)
+    want = recuse.certify("pairs.csv", judges="gpt-4").thresholds()
+    for data in (pathlib.PurePosixPath("pairs.csv"), Named("pairs.csv")):
+        assert recuse.certify(data, judges="gpt-4").thresholds() == want  # type: ignore[arg-type]
+    by_name = recuse.audit("pairs.csv", only=["position"], n_boot=200).findings
+    for given in (Named("pairs.csv"), [Named("pairs.csv")]):
+        got = recuse.audit(given, only=["position"], n_boot=200).findings  # type: ignore[arg-type]
+        pd.testing.assert_frame_equal(got, by_name)
 
 
 def test_an_input_given_twice_is_refused(

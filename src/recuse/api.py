@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import os
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -122,7 +123,10 @@ class Report:
         from recuse import outputs
         from recuse.report.export import write_report
 
-        return write_report(self.result, outputs.check_output_folder(folder, option="Report.write"))
+        # the folders above it are created, as they always were (the CLI's --out needs
+        # its parent: a typo there is a folder no one asked for)
+        target = outputs.check_output_folder(folder, option="Report.write", parents=True)
+        return write_report(self.result, target)
 
     def __repr__(self) -> str:
         n = len(self.result.findings)
@@ -137,11 +141,21 @@ class Report:
         return f"<div><b>{title}</b>{summary_html(self.result)}</div>"
 
 
+def _as_path(data: Any) -> Any:
+    """``data`` as a :class:`~pathlib.Path` where it is another path object
+    (``os.PathLike``: ``PurePosixPath``, a path library's), else as it is."""
+    if isinstance(data, os.PathLike) and not isinstance(data, Path):
+        name = os.fspath(data)
+        return Path(name) if isinstance(name, str) else data
+    return data
+
+
 def _items(data: Any) -> list[Data]:
     """``data`` as a list of names, paths and DataFrames (anything else: one line)."""
+    data = _as_path(data)
     if isinstance(data, str | Path | pd.DataFrame):
         return [data]
-    items = list(data) if isinstance(data, list | tuple) else [data]
+    items = [_as_path(x) for x in data] if isinstance(data, list | tuple) else [data]
     if not items:
         raise ConfigError("audit needs at least one dataset name, file or DataFrame")
     bad = [x for x in items if not isinstance(x, str | Path | pd.DataFrame)]
@@ -565,6 +579,7 @@ def certify(
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
     o.check()  # before the data is read; the labels' kind comes with it
+    data = _as_path(data)  # a PurePosixPath was read before it was refused
     if not isinstance(data, str | Path | pd.DataFrame):  # a list of frames was read as a
         # path made of the frames' repr: "cannot look at this path (... longer than ...)"
         raise ConfigError(

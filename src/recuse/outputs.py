@@ -228,17 +228,20 @@ def check_output_folder(
     option: str = "--out",
     inputs: Iterable[str | Path] = (),
     files: Iterable[str] = (),
+    parents: bool = False,
 ) -> Path:
-    """The folder ``path`` exists or can be created (its parent exists), is not a
-    file, and is writable, and none of ``files`` (the names the command writes in it)
-    is a file the command reads (``inputs``, as :func:`check_output` says). Creates
-    nothing; returns the path."""
+    """The folder ``path`` exists or can be created (its parent exists; with
+    ``parents``, the nearest folder above it that exists, the writer creating those
+    between, as :meth:`recuse.api.Report.write` always has), is not a file, and is
+    writable, and none of ``files`` (the names the command writes in it) is a file the
+    command reads (``inputs``, as :func:`check_output` says). Creates nothing; returns
+    the path."""
     p = Path(path)
     _not_stdout(path, option, "folder")
     _check_name(p, option)
     inputs = list(inputs)
     with _stat_errors(p):
-        _check_folder(p, option)
+        _check_folder(p, option, parents=parents)
         for name in files:
             _not_an_input(
                 p / name, option, inputs, fix=f"give {option} another folder, or move the input"
@@ -246,7 +249,7 @@ def check_output_folder(
     return p
 
 
-def _check_folder(p: Path, option: str) -> None:
+def _check_folder(p: Path, option: str, *, parents: bool = False) -> None:
     if p.is_symlink() and not p.exists():  # mkdir would say only "File exists"
         raise OutputError(
             f"{option} {p}: is a link to {os.readlink(p)}, which leads to no folder (it "
@@ -260,6 +263,10 @@ def _check_folder(p: Path, option: str) -> None:
             )
         raise OutputError(f"{option} {p}: is a file — give a folder")
     probe_in = p if p.is_dir() else p.parent
+    while parents and not (probe_in.exists() or probe_in.is_symlink()):
+        if probe_in.parent == probe_in:
+            break
+        probe_in = probe_in.parent  # a link leading nowhere stops it: said below
     if not probe_in.exists():
         raise OutputError(
             f"{option} {p}: folder {probe_in} does not exist — create it or give another path"

@@ -235,3 +235,28 @@ def test_a_typed_number_and_one_minus_it_read_as_typed() -> None:
     assert complement(0.07) == "0.93" and complement(0.005) == "0.995"
     assert complement(0.0001, least=2) == "0.9999" and complement(0.1, least=2) == "0.90"
     assert complement(0.025, least=2) == "0.975" and complement(1.5) == "\u22120.5"
+
+
+def test_a_p_value_beside_its_threshold_is_written_on_its_side_of_it() -> None:
+    """Three decimals wrote a p (or q) within half a thousandth of the threshold it is
+    judged against as the threshold itself: ``q = 0.100 > 0.1``, ``p 0.100`` beside a
+    star for p < 0.1. Beside the threshold, each is written with the decimals that put
+    it on its own side, checked by comparing the written decimal with the threshold."""
+    from decimal import Decimal
+
+    import numpy as np
+
+    from recuse import numbers
+
+    rng = np.random.default_rng(5)
+    for bound in (0.1, 0.05, 0.01, 1 - 0.9, 1 - 0.95):
+        exact = Decimal(f"{bound:.15g}")
+        near = [float(exact) + d for d in (-1e-9, -4e-5, -4e-4, 4e-4, 4e-5, 1e-9, 0.0)]
+        for p in [*near, *rng.uniform(0.001, 0.2, 200).tolist()]:
+            text = numbers.p_text(p, beside=bound)
+            shown, value = Decimal(text), Decimal(repr(p))
+            assert (shown > exact) - (shown < exact) == (value > exact) - (value < exact), (
+                p, bound, text)  # fmt: skip
+            assert len(text) <= 18 and text.startswith("0.")
+            assert text == numbers.p_text(p) or len(text) > 5  # more decimals only where needed
+    assert numbers.p_text(0.0004, beside=0.001) == "< 0.001"

@@ -237,10 +237,32 @@ def column_decimals(values: Iterable[object]) -> int:
     return small_decimals(min(sizes)) if sizes else 3
 
 
-def p_text(p: float) -> str:
+def p_text(p: float, *, beside: float | None = None) -> str:
     """A p- or q-value as every table and note writes it: three decimals, ``< 0.001``
-    below :data:`P_FLOOR`."""
-    return f"< {P_FLOOR:.3f}" if p < P_FLOOR else f"{p:.3f}"
+    below :data:`P_FLOOR`. ``beside``: the threshold it is judged against (``1 −
+    level``), where the value is written with as many more decimals as put it on its
+    own side of the threshold: a q of 0.10004 read ``q = 0.100 > 0.1``, and a p of
+    0.09996 beside a star for p < 0.1 read ``0.100``; one equal to it reads as it.
+
+    >>> p_text(0.10004), p_text(0.10004, beside=0.1), p_text(0.09996, beside=0.1)
+    ('0.100', '0.10004', '0.09996')
+    >>> p_text(0.1, beside=1 - 0.9), p_text(0.0703, beside=0.1), p_text(0.0004, beside=0.001)
+    ('0.100', '0.070', '< 0.001')
+    """
+    if p < P_FLOOR:
+        return f"< {P_FLOOR:.3f}"
+    text = f"{p:.3f}"
+    if beside is None or not math.isfinite(p):
+        return text
+    bound = Decimal(f"{float(beside):.15g}")  # 1 − 0.9 is 0.09999999999999998: 0.1
+    value = Decimal(repr(float(p)))
+    side = (value > bound) - (value < bound)
+    for digits in range(4, 17):
+        shown = Decimal(text)
+        if (shown > bound) - (shown < bound) == side:
+            break
+        text = f"{p:.{digits}f}"
+    return text
 
 
 def lower_bound(value: float, digits: int = 3) -> str:

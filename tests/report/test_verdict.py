@@ -145,6 +145,10 @@ def test_negligible_and_unflagged_after_adjustment_read_together() -> None:
         "±0.05 of no bias)"
     )
     assert f.adjustment_note == "excludes no bias before adjustment; q = 0.200 > 0.1"
+    # a q just over the threshold is written on its side of it (it read "0.100 > 0.1")
+    near = dataclasses.replace(f, q_value=0.10004)
+    assert near.adjusted_away
+    assert near.adjustment_note == "excludes no bias before adjustment; q = 0.10004 > 0.1"
 
 
 def test_a_number_beside_the_headline_is_never_flagged_and_says_so() -> None:

@@ -803,7 +803,9 @@ class FavoritismResult:
             for (_, r), row in zip(tab.iterrows(), cells, strict=True):
                 written = dict(zip(("estimate", "se", "lower", "upper"), row, strict=True))
                 texts = [
-                    written[str(c)] or "" if str(c) in written else _html_cell(str(c), v)
+                    written[str(c)] or ""
+                    if str(c) in written
+                    else _html_cell(str(c), v, level=self.level)
                     for c, v in r.items()
                 ]
                 parts.append("<tr>" + "".join(f"<td>{esc(t)}</td>" for t in texts) + "</tr>")
@@ -884,9 +886,10 @@ def coefficient_cells(tab: pd.DataFrame) -> tuple[list[tuple[str | None, ...]], 
     return rows, scale_words(power)
 
 
-def _html_cell(column: str, value: Any) -> str:
+def _html_cell(column: str, value: Any, *, level: float) -> str:
     """A cell of :meth:`FavoritismResult.to_html` other than the estimate, se and
-    interval: p as :func:`recuse.numbers.p_text`, z with two decimals, a count with
+    interval: p as :func:`recuse.numbers.p_text` writes it beside ``1 − level`` (the
+    threshold of the ``significant`` flag beside it), z with two decimals, a count with
     separators, a flag and a name as they are; a number that is not finite, empty."""
     value = value.item() if isinstance(value, np.generic) else value
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -894,7 +897,7 @@ def _html_cell(column: str, value: Any) -> str:
     if not math.isfinite(value):
         return ""
     if column == "p":
-        return p_text(value)
+        return p_text(value, beside=1 - level)
     if isinstance(value, int) or (float(value).is_integer() and column.startswith("n")):
         return count(int(value))
     return decimal(value, 2)

@@ -290,7 +290,8 @@ class Finding:
         if not self.adjusted_away or self.q_value is None:
             return ""
         return (
-            f"excludes no bias before adjustment; q = {numbers.p_text(self.q_value)} > "
+            "excludes no bias before adjustment; q = "
+            f"{numbers.p_text(self.q_value, beside=1 - self.level)} > "
             f"{1 - self.level:g}"
         )
 

@@ -17,6 +17,7 @@ MODULES = [
     "recuse.metrics.length_controlled",
     "recuse.metrics.perplexity",
     "recuse.metrics.position",
+    "recuse.metrics.probes",
     "recuse.metrics.result",
     "recuse.metrics.self_preference",
     "recuse.metrics.verbosity",

@@ -27,6 +27,7 @@ MODULES = [
     "recuse.simulate.pairs",
     "recuse.simulate.self_preference",
     "recuse.cells",
+    "recuse.tables",
     "recuse.numbers",
     "recuse.errors",
     "recuse.data.record_lines",

@@ -572,7 +572,12 @@ def _coerce(
                 **where,
                 fix=f"every {schema.name} row needs a value in {col.name}",
             )
-        out = s.astype(object).where(missing, as_text(s))
+        # a missing cell as it is, any other as text (numpy's where: pandas' where
+        # aligning an Arrow column with an object one took a third of validate_pairs)
+        cells = np.where(
+            missing.to_numpy(bool), s.to_numpy(dtype=object), as_text(s).to_numpy(dtype=object)
+        )
+        out = pd.Series(cells, index=s.index, name=s.name, dtype=object)
         if col.kind == "id":
             empty = out.str.strip() == ""
             if empty.any():

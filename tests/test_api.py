@@ -85,6 +85,33 @@ def test_materiality_marks_material_and_negligible_and_the_option_overrides(
     assert f["claude-v1"]["materiality"] == ("negligible" if inside else "")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_the_writers_check_their_paths_as_the_cli_does(
+    planted: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Report.to_json(pipe)`` replaced a named pipe with a file, ``to_json("-")`` wrote
+    a file named ``-``, and ``write(a_file)`` said only "File exists"."""
+    from recuse.errors import OutputError
+
+    rep = recuse.audit(planted, only=["position"], n_boot=200)
+    monkeypatch.chdir(tmp_path)
+    pipe, table = tmp_path / "pipe", tmp_path / "pairs.csv"
+    os.mkfifo(pipe)
+    table.write_text("x\n")
+    for write, path, said in (
+        (rep.to_json, pipe, f"Report.to_json {pipe}: is not a regular file (a device, pipe"),
+        (rep.to_html, pipe, f"Report.to_html {pipe}: is not a regular file (a device, pipe"),
+        (rep.to_json, "-", "Report.to_json -: recuse writes a file here, not standard output"),
+        (rep.write, table, f"Report.write {table}: is a file — give a folder"),
+        (rep.write, "-", "Report.write -: recuse writes a folder here, not standard output"),
+    ):
+        with pytest.raises(OutputError) as err:
+            write(path)
+        assert str(err.value).startswith(said)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pairs.csv", "pipe"]
+    assert not pipe.is_file() and table.read_text() == "x\n"
+
+
 def test_writers_and_the_schema(planted: pd.DataFrame, tmp_path: Path) -> None:
     rep = recuse.audit(planted, only=["position"], n_boot=200)
     html = rep.to_html(tmp_path / "r.html").read_text("utf-8")
@@ -111,6 +138,18 @@ def test_bad_options_are_one_line_errors(planted: pd.DataFrame) -> None:
     with pytest.raises(InputError, match="missing"):
         recuse.audit(planted.drop(columns=["judge", "p_a_first", "p_a_second", "p_a"]).rename(
             columns={"model_a": "x"}))  # fmt: skip
+
+
+def test_certify_takes_one_table_and_says_so(planted: pd.DataFrame) -> None:
+    """``recuse.certify([df])`` read the list as a path made of the frame's repr: 'cannot
+    look at this path (the path is longer than the system allows)', 1,800 characters."""
+    for data in ([planted], (planted,), 5, None):
+        with pytest.raises(ConfigError) as err:
+            recuse.certify(data)  # type: ignore[arg-type]
+        assert str(err.value) == (
+            "certify: data must be one dataset name, file path or pandas DataFrame (one "
+            f"labelled pairs table); got a {type(data).__name__}"
+        )
 
 
 def test_an_input_given_twice_is_refused(

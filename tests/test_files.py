@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -86,8 +87,21 @@ def test_missing_file_and_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="file not found") as err:
         read_json(tmp_path / "nope.json")
     assert err.value.file == str(tmp_path / "nope.json")
-    with pytest.raises(InputError, match="file not found"):
-        read_text(tmp_path)  # a folder is not a file
+    with pytest.raises(InputError, match="a folder, not a file"):
+        read_text(tmp_path)  # a folder is not a file, and it is there
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_is_said_to_be_one_not_a_missing_file(tmp_path: Path) -> None:
+    """``recuse gate PIPE`` said 'cannot read the report: file not found', and ``certify
+    apply PIPE`` 'thresholds file not found', of a path the user can see; nothing is
+    opened (a pipe without a writer would wait for ever)."""
+    pipe = tmp_path / "report.json"
+    os.mkfifo(pipe)
+    with pytest.raises(InputError) as err:
+        read_text(pipe)
+    assert err.value.reason == "not a regular file (a pipe, socket or device)"
+    assert err.value.fix == "write the data to a file and give its path"
 
 
 def test_read_json_syntax_error_gives_line_and_column(tmp_path: Path) -> None:

@@ -368,3 +368,17 @@ def test_staged_failure_while_moving_puts_back_the_files_from_before(
         "report.json",
         "tables",
     ]
+
+
+def test_a_dash_is_refused_not_written_as_a_file_named_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recuse certify --thresholds -`` wrote a file named ``-`` in the working folder
+    (and ``audit --out -`` a folder so named): ``-`` is standard output to most tools."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError, match=r"^--thresholds -: recuse writes a file here, not "):
+        outputs.check_output("-", option="--thresholds")
+    with pytest.raises(OutputError, match=r"^--out -: recuse writes a folder here, not stand"):
+        outputs.check_output_folder(Path("-"))
+    assert list(tmp_path.iterdir()) == []
+    assert outputs.check_output("-x.json") == Path("-x.json")  # a name starting with one is one

@@ -355,6 +355,19 @@ def test_swapped_frame_presented_flips_positions_not_model_names() -> None:
     assert presented["p_a"].tolist() == pytest.approx([0.5, 0.6, 0.7])
 
 
+@pytest.mark.parametrize("column", ["human", "p_a_first", "p_a", "item_id"])
+def test_a_confidence_column_recuse_reads_as_another_is_refused(column: str) -> None:
+    """``--confidence human --confidence-of a`` made the human labels the judge's
+    verdicts: ``recuse certify`` certified the judge at 100% agreement, without a word."""
+    table = pairs(human=[1.0, 0.5, 0.0], p_a_first=[0.8, 0.3, 0.6])
+    with pytest.raises(InputError) as err:
+        validate_pairs(table, confidence=column, confidence_of="a", file="f.csv")
+    assert str(err.value).startswith(
+        f"f.csv, column '{column}': the confidence column is the table's '{column}' ("
+    )
+    assert "a judge's confidence in its verdict is a column of its own" in str(err.value)
+
+
 def test_confidence_of_the_winner_and_of_a() -> None:
     table = pairs(p_a_first=["A", "B", "tie"], conf=[0.9, 0.8, 0.7])
     winner = validate_pairs(table, confidence="conf")

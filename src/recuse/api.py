@@ -97,25 +97,32 @@ class Report:
         rows = [k.to_dict() for k in self.result.skipped]
         return pd.DataFrame(rows)
 
+    # each path is checked as the CLI checks its --out (recuse.outputs.check_output): a
+    # pipe or device is not replaced by a file, "-" is not written as a file so named,
+    # a file given as the folder is said to be one (it was "File exists")
+
     def to_json(self, path: str | Path) -> Path:
         """Write ``report.json`` (schema: ``recuse/report/report.schema.json``) to ``path``."""
+        from recuse import outputs
         from recuse.report.export import write_json
 
-        return write_json(self.result, path)
+        return write_json(self.result, outputs.check_output(path, option="Report.to_json"))
 
     def to_html(self, path: str | Path) -> Path:
         """Write the HTML report (one self-contained page) to ``path``."""
         from recuse import outputs
         from recuse.report.html import render_html
 
-        return outputs.write_text(path, render_html(self.result))
+        target = outputs.check_output(path, option="Report.to_html")
+        return outputs.write_text(target, render_html(self.result))
 
     def write(self, folder: str | Path) -> dict[str, Path]:
         """``report.html``, ``report.json`` and ``tables/*.csv`` under ``folder``, as the
         CLI writes them."""
+        from recuse import outputs
         from recuse.report.export import write_report
 
-        return write_report(self.result, folder)
+        return write_report(self.result, outputs.check_output_folder(folder, option="Report.write"))
 
     def __repr__(self) -> str:
         n = len(self.result.findings)
@@ -558,6 +565,12 @@ def certify(
                 recalibrate=recalibrate, folds=folds, seed=seed, min_labels=min_labels,
                 self_scope=self_scope)  # fmt: skip
     o.check()  # before the data is read; the labels' kind comes with it
+    if not isinstance(data, str | Path | pd.DataFrame):  # a list of frames was read as a
+        # path made of the frames' repr: "cannot look at this path (... longer than ...)"
+        raise ConfigError(
+            "certify: data must be one dataset name, file path or pandas DataFrame (one "
+            f"labelled pairs table); got a {type(data).__name__}"
+        )
     for option, given in (("--judge", judges), ("--cascade", cascade)):
         if given is None:
             continue

@@ -217,14 +217,30 @@ def is_file(path: str | Path, *, folder: bool = False) -> bool:
     return stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)
 
 
+def no_file(path: str | Path, *, fix: str) -> InputError:
+    """The :class:`InputError` for a ``path`` that is no regular file (:func:`is_file`
+    said so): a folder, a pipe, socket or device (``mkfifo``, ``/dev/null``), or nothing
+    there (``fix`` then says where to find one). "file not found" of a folder or a
+    pipe the user can see sent them looking for a file that is there."""
+    if is_file(path, folder=True):
+        return InputError("a folder, not a file", file=path, fix="give a file in it")
+    try:
+        Path(path).stat()
+    except OSError:  # nothing there, or a link to nothing (is_file said the rest)
+        return InputError("file not found", file=path, fix=fix)
+    return InputError(
+        "not a regular file (a pipe, socket or device)",
+        file=path,
+        fix="write the data to a file and give its path",
+    )
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when its name ends in ``.gz``, at most
     :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit).
     Compressed bytes under another name are refused with their format."""
     if not is_file(path):
-        raise InputError(
-            "file not found", file=path, fix="check the path, or fetch the dataset again"
-        )
+        raise no_file(path, fix="check the path, or fetch the dataset again")
     limit = max_input_bytes()
     try:
         if path.stat().st_size > limit:

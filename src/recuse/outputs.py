@@ -146,6 +146,7 @@ def check_output(
     a folder, its name fits, and it is none of the files the command reads
     (``inputs``: writing it would replace them). Call before any work; returns the path."""
     p = Path(path)
+    _not_stdout(path, option, "file")
     _check_name(p, option)
     earlier = _is_file(p)
     with _stat_errors(p):
@@ -203,6 +204,15 @@ def _check_file(p: Path, option: str) -> None:
     _probe(p.parent, p)
 
 
+def _not_stdout(path: str | Path, option: str, kind: str) -> None:
+    """``-`` is standard output to most tools; recuse writes no output there, and a file
+    or folder named ``-`` in the working folder is not what was asked for."""
+    if str(path).strip() == "-":
+        raise OutputError(
+            f"{option} -: recuse writes a {kind} here, not standard output — give a {kind} name"
+        )
+
+
 def _check_name(p: Path, option: str) -> None:
     """Every part of ``p`` fits the file system's name limit (255 bytes here)."""
     for part in p.parts:
@@ -224,6 +234,7 @@ def check_output_folder(
     is a file the command reads (``inputs``, as :func:`check_output` says). Creates
     nothing; returns the path."""
     p = Path(path)
+    _not_stdout(path, option, "folder")
     _check_name(p, option)
     inputs = list(inputs)
     with _stat_errors(p):

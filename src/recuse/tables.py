@@ -1099,6 +1099,18 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
             file=file,
             fix=f"columns: {', '.join(map(str, out.columns[:30]))}",
         )
+    schema = {c.name: c for c in PAIRS.columns}
+    if column in schema:  # `--confidence human --confidence-of a` made the labels the
+        # judge's verdicts: certified at 100% agreement, without a word
+        what = schema[column].doc or f"read as {column}"
+        option = caller_option("--confidence", "confidence=")
+        raise InputError(
+            f"the confidence column is the table's {column!r} ({what}), which recuse reads "
+            "as such: a judge's confidence in its verdict is a column of its own",
+            file=file,
+            column=column,
+            fix=f"give {option} the column holding the judge's confidence, or leave it out",
+        )
     check_scalars(out, [column], file=file)
     raw = out[column]
     flag = _first_bool(raw)

@@ -234,3 +234,18 @@ def test_a_thresholds_file_json_cannot_read_is_refused(
     code, said = _run(["certify", "apply", str(bad), str(src), "--out", str(out)], capsys)
     assert code == 2 and words in said and "bad.json" in said, said
     assert "Traceback" not in said and not out.exists()
+
+
+def test_a_thresholds_path_that_is_a_folder_is_said_to_be_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder given as the thresholds file read 'thresholds file not found'."""
+    src, _ = _thresholds(tmp_path, capsys)
+    folder, out = tmp_path / "thresholds", tmp_path / "decisions.csv"
+    folder.mkdir()
+    code, said = _run(["certify", "apply", str(folder), str(src), "--out", str(out)], capsys)
+    assert code == 2 and f"{folder}: a folder, not a file — give a file in it" in said, said
+    code, said = _run(["certify", "apply", str(folder / "t.json"), str(src), "--out", str(out)],
+                      capsys)  # fmt: skip
+    assert code == 2 and "t.json: file not found — write one with `recuse certify" in said
+    assert not out.exists()

@@ -173,7 +173,16 @@ def test_validate_reads_a_probe_table_as_the_audit_does(tmp_path: Path) -> None:
      # the placebo alone or nothing: refused before the store (it was created empty)
      ("--probe", "placebo", "--probe: name at least one probe (the placebo comes with"),
      ("--probe", ",", "--probe: name at least one probe"),
-     ("--probe", "flattery", "--probe: unknown probe 'flattery'")],
+     ("--probe", "flattery", "--probe: unknown probe 'flattery'"),
+     # judge's counts, which probe did not check: --timeout nan was anyio's traceback
+     # (exit 1), --timeout 0 and --concurrency 0 failed every request, all after the
+     # store was made; a negative seed was refused after the judge was asked its model
+     ("--timeout", "nan", "--timeout must be a number of seconds above 0; got nan"),
+     ("--timeout", "0", "--timeout must be a number of seconds above 0; got 0"),
+     ("--timeout", "1e400", "--timeout must be a number of seconds above 0; got inf"),
+     ("--concurrency", "0", "--concurrency must be 1 or more; got 0"),
+     ("--batch-size", "-1", "--batch-size must be 0 (the default for the device) or more"),
+     ("--seed", "-1", "--seed must be 0 or more; got -1")],
 )  # fmt: skip
 def test_bad_options_are_one_line_and_write_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, message: str

@@ -296,7 +296,7 @@ def test_a_column_name_holding_a_comma_is_quoted_in_the_list_of_columns(
     with pytest.raises(InputError) as unknown:
         read_table(path, table="pairs", mapping={"ident": "item_id"})
     assert str(unknown.value).endswith(
-        "use the file's own column names (before --map renames them): id, judge, "
+        "use the file's own column names (before mapping= renames them): id, judge, "
         "p_a_first, 'score, raw'"
     )
 
@@ -787,3 +787,22 @@ def test_a_schema_named_column_mapped_to_free_text_keeps_its_none(tmp_path: Path
         assert not [w for w in told if "read as missing" in str(w.message)], name
     assert got["category"]["prompt"].tolist() == ["None", "Explain.", "N/A"]
     pd.testing.assert_frame_equal(got["category"], got["question"])
+
+
+@pytest.mark.parametrize(
+    ("way", "confidence", "renamed"),
+    [("flag", "--confidence", "--map"), ("keyword", "confidence=", "mapping=")],
+)
+def test_a_confidence_column_the_file_lacks_is_named_as_the_caller_gave_it(
+    tmp_path: Path, way: Renaming, confidence: str, renamed: str
+) -> None:
+    """``recuse.audit(frame, confidence="conf")`` said "--confidence names 'conf' ...
+    (before --map renames them)", two flags a Python caller never wrote."""
+    path = tmp_path / "p.csv"
+    path.write_text("item_id,prompt_id,judge,p_a_first,conf_\nx,p,gpt-4,1,0.8\n")
+    with pytest.raises(InputError) as err, renaming_by(way):
+        read_table(path, table="pairs", confidence="conf")
+    assert err.value.reason == f"{confidence} names 'conf', which is not in the file"
+    assert (err.value.fix or "").startswith(
+        f"did you mean 'conf_'? use the file's own column names (before {renamed} renames them)"
+    )

@@ -121,7 +121,7 @@ def test_value_map_applies_to_its_file_column_only(tmp_path: Path) -> None:
         read_table(path, table="pairs", values={"label": {"yes": 3}})
     with pytest.raises(InputError, match=r"the value map .* names 'human'") as info:
         read_table(path, table="pairs", mapping={"label": "human"}, values={"human": {"yes": 1}})
-    assert "before --map renames them" in (info.value.fix or "")
+    assert "before mapping= renames them" in (info.value.fix or "")
     # one written value given two numbers (in any case) is refused, never last-one-wins
     with pytest.raises(ConfigError, match=r"'yes' and ' YES' are one value, given as 1 and 0"):
         read_table(path, table="pairs", values={"label": {"yes": 1, " YES": 0}})
@@ -355,11 +355,19 @@ def test_a_value_map_error_names_the_flag_and_the_recuse_toml_section() -> None:
     """A recuse.toml's [values] is read by every command: its errors said 'the value
     map (--values)' of a flag never given."""
     from recuse.data.value_maps import apply_values
+    from recuse.tables import renaming_by
 
     df = pd.DataFrame({"w": ["A"]})
-    with pytest.raises(InputError) as err:
+    with pytest.raises(InputError) as err, renaming_by("flag"):  # as the command line reads
         apply_values(df, {"nosuch": {"A": 1.0}}, Path("t.csv"))
     assert str(err.value).startswith(
         "t.csv, column 'nosuch': the value map (--values, or [values] in recuse.toml) names "
         "'nosuch', which is not in the file"
     )
+    # a Python caller gave values= (recuse.audit(frame, values=...)): no flag it never wrote
+    with pytest.raises(InputError) as err:
+        apply_values(df, {"nosuch": {"A": 1.0}}, Path("t.csv"))
+    assert str(err.value).startswith(
+        "t.csv, column 'nosuch': the value map (values=) names 'nosuch', which is not in the file"
+    )
+    assert "--" not in str(err.value)

@@ -280,6 +280,27 @@ def test_a_card_pricing_one_judge_twice_stops_certify_naming_the_store(
     assert got == {"GPT-4O": 3.0}
 
 
+def test_certify_prices_a_judge_on_its_undamaged_runs_and_says_which_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The card certify prices a judge from leaves a damaged run out (as the audit's card
+    does); certify said nothing of it. The price is the undamaged runs' (the same as a
+    store without the damaged run), and a note names the run."""
+    from recuse.cli.certify import _costs
+    from recuse.roster import Roster
+
+    store = _judged(tmp_path, "--judge-id", "gpt-4o")
+    prices = _prices(tmp_path, "gpt-4o,2,8")
+    clean = _costs([], store, prices, Roster.builtin())
+    assert capsys.readouterr().err == ""
+    with Store(store) as s:
+        s.put_run("gpt-4o", judgments=3, seconds=-4.0, tokens=(10**12, 10**12))
+    assert _costs([], store, prices, Roster.builtin()) == clean
+    err = capsys.readouterr().err
+    assert err.startswith(f"recuse: note: {store}: run 2 of judge 'gpt-4o' in the runs table ")
+    assert "the store is damaged there; not in the evaluator card's price" in err
+
+
 def _old_runs_table(path: Path, *rows: tuple[str, object, object]) -> None:
     """The runs table as a recuse before the run's clock (and the hardware columns)
     wrote it, holding ``(judge, judgments, seconds)`` rows: seconds of the whole run."""

@@ -99,6 +99,12 @@ def test_choices_are_the_library_literals(
         (["judge", "-d", "x", "-o", "s.db", "--timeout", "0"], "--timeout must be a number"),
         (["judge", "-d", "x", "-o", "s.db", "--batch-size", "-2"], "--batch-size must be 0"),
         (["judge", "-d", "x", "-o", "s.db", "--max-batch-tokens", "-1"], "--max-batch-tokens"),
+        # with --limit, numpy's "expected non-negative integer" traceback after the
+        # judge was asked which model it serves
+        (
+            ["judge", "-d", "x", "-o", "s.db", "--seed", "-1", "--limit", "5"],
+            "--seed must be 0 or more; got -1",
+        ),
         (
             ["judge", "--data", "x", "--out", "s.db", "--protocol", "likert", "--perplexity"],
             "--perplexity goes with pairwise",

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from recuse.errors import EstimationError
+from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.calibration import (
     brier_score,
@@ -350,3 +350,16 @@ def test_root_se_integrates_scipys_normal_density_to_the_last_bit() -> None:
         by_scipy = math.sqrt(max(moment(1.0) - moment(0.5) ** 2, 0.0))
         e = type(base)(u, se, base.plugin, base.chance, base.n, base.n_clusters)
         assert e.root_se() == by_scipy, (u, se)
+
+
+def test_folds_past_the_prompts_are_a_fold_per_prompt_and_a_float_is_an_error() -> None:
+    """``folds=10**30`` was an OverflowError (no int64 divides by it) and a loop over
+    every fold number; ``folds=inf`` an OverflowError from ``int()``."""
+    t = _miscalibrated(200, seed=4)
+    n = t["prompt_id"].nunique()
+    each = recalibrate(t, seed=1, folds=n)["p_a_recalibrated"]
+    assert recalibrate(t, seed=1, folds=10**30)["p_a_recalibrated"].equals(each)
+    assert not recalibrate(t, seed=1, folds=2)["p_a_recalibrated"].equals(each)
+    for bad in (2.0, float("inf"), True):
+        with pytest.raises(ConfigError, match="folds must be an integer"):
+            recalibrate(t, folds=bad)  # type: ignore[arg-type]

@@ -351,14 +351,39 @@ def test_bad_options_and_tables_are_clear_errors() -> None:
 
 
 @pytest.mark.parametrize(
+    "bad",
+    [{"seed": 1.5}, {"seed": float("inf")}, {"seed": np.float64(3.0)}, {"folds": 2.0},
+     {"folds": float("inf")}, {"min_labels": 1.5}, {"strata": "no"}, {"recalibrate": "False"}],
+)  # fmt: skip
+def test_a_setting_of_another_type_is_an_error_naming_it(bad: dict[str, Any]) -> None:
+    """A float seed or fold count was numpy's TypeError / OverflowError from inside the
+    work; a text for a switch was read as true (``strata="no"`` ran the strata)."""
+    name = next(iter(bad))
+    with pytest.raises(ConfigError, match=f"^{name} must be"):
+        certify_judges(table(60, agree=50), None, Options(target=0.8, **bad))
+
+
+def test_more_folds_than_prompts_is_a_fold_per_prompt() -> None:
+    """``folds=10**30`` was an OverflowError (no int64 divides by it) and a loop over
+    every fold number: a fold per prompt is what any count past the prompts makes."""
+    t = pd.concat([table(60, agree=50), table(60, agree=50, judge="k")])
+    n = t["prompt_id"].nunique()
+    each = certify_judges(t, None, Options(target=0.7, folds=n))
+    for folds in (n + 1, 10**30):
+        more = certify_judges(t, None, Options(target=0.7, folds=folds))
+        assert [j.heldout for j in more.judges] == [j.heldout for j in each.judges]
+    assert each.judges[0].heldout.kept > 0  # the held-out check ran
+
+
+@pytest.mark.parametrize(
     ("kwargs", "keyword", "flag"),
     [
         ({"agreement": 80}, "agreement must be in [0.5, 1) (e.g. 0.85), got 80",
          "--agreement = 80.0: must be in [0.5, 1), e.g. 0.85"),
         ({"delta": 0.5}, "delta must be in (0, 0.5) (e.g. 0.1), got 0.5",
          "--delta = 0.5: must be in (0, 0.5), e.g. 0.1"),
-        ({"min_labels": 0}, "min_labels must be at least 1 (e.g. 30), got 0",
-         "--min-labels = 0: must be at least 1, e.g. 30"),
+        ({"min_labels": 0}, "min_labels must be an integer of at least 1 (e.g. 30), got 0",
+         "--min-labels = 0: must be an integer of at least 1, e.g. 30"),
     ],
 )  # fmt: skip
 def test_a_python_caller_reads_the_keyword_and_the_command_line_the_flag(

@@ -322,3 +322,22 @@ def test_a_thresholds_files_malformed_models_are_refused(models: object) -> None
     with pytest.raises(InputError, match=r"t\.json.*judges\[0\]\.models must map each "
                        "generator id to own, family or other"):  # fmt: skip
         read_thresholds(spec, file="t.json")
+
+
+def test_a_key_the_thresholds_file_does_not_have_is_refused_naming_the_closest() -> None:
+    """A hand edit's misspelt key was left unread, its default in its place: a file with
+    ``"readng": {"swapped_frame": "presented"}`` decided verdicts read in the original
+    frame, without a word."""
+    from recuse.mitigation.thresholds import read_thresholds
+
+    spec = certify_judges(simulate_selective(300, seed=1).pairs, ROSTER,
+                          Options(target=0.8)).thresholds()  # fmt: skip
+    assert read_thresholds(spec, file="t.json")[0]["judge"] == "gpt-4"
+    typo = {**spec, "readng": {"swapped_frame": "presented"}}
+    with pytest.raises(InputError, match=r"t\.json.*the file has the key 'readng' \(did you "
+                       r"mean 'reading'\?\), which recuse does not read"):  # fmt: skip
+        read_thresholds(typo, file="t.json")
+    judge = {**spec["judges"][0], "threshold": {"other": 0.5}}
+    with pytest.raises(InputError, match=r"judges\[0\] has the key 'threshold' \(did you mean "
+                       r"'thresholds'\?\)"):  # fmt: skip
+        read_thresholds({**spec, "judges": [judge]}, file="t.json")

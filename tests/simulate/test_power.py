@@ -220,6 +220,17 @@ def test_position_plan_refuses_what_it_cannot_plan_quickly() -> None:
     with pytest.raises(ConfigError, match="more than plan simulates"):
         plan("position", 1e-5)
     assert time.monotonic() - t0 < 2  # refused before allocating anything
+    # too many pairs per prompt is said to be so, not blamed on an effect of 0.4: by
+    # hand, at 1 pair per prompt (z = 1.645 + 0.842, σ² = 4 · 0.7 · 0.3) ⌈z² σ² / 0.4²⌉
+    one = math.ceil((norm.ppf(0.95) + norm.ppf(0.8)) ** 2 * 0.84 / 0.4**2)
+    with pytest.raises(ConfigError) as err:
+        plan("self-preference", 0.4, pairs_per_prompt=60_000)
+    assert str(err.value).startswith(
+        "a self-preference effect of 0.4 at --pairs-per-prompt 60,000 needs about 240,000 "
+    )
+    assert f"at 1 pair per prompt it needs about {one:,}; plan for fewer --pairs-per-prompt" in (
+        str(err.value)
+    )
     with pytest.raises(ConfigError, match="--bias position only"):
         plan("self-preference", 0.1, flip_rate=0.2)
     # a --like table (a DataFrame: no truth value) is refused alike, not a ValueError

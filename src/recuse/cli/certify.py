@@ -131,6 +131,9 @@ def _costs(
             for c in cards(s.runs(), table):
                 if c.usd_per_1000_judgments is not None:
                     card[c.judge] = c.usd_per_1000_judgments
+                for damaged in c.damaged:  # priced on the other runs, as the audit's card
+                    echo(f"recuse: note: {damaged}: the store is damaged there; not in "
+                         "the evaluator card's price", err=True)  # fmt: skip
     pairs: list[tuple[str, object]] = []
     for spec in specs:
         for part in spec.split(","):
@@ -370,13 +373,10 @@ def certify_command(
 
 
 def _read_json(path: Path) -> Any:
+    from recuse.files import loads_once, no_file, not_json, read_text
+
     if not is_file(path):
-        raise InputError(
-            "thresholds file not found",
-            file=path,
-            fix="write one with `recuse certify SOURCE --thresholds FILE.json`",
-        )
-    from recuse.files import loads_once, not_json, read_text
+        raise no_file(path, fix="write one with `recuse certify SOURCE --thresholds FILE.json`")
 
     text = read_text(path)  # not UTF-8 is said with its line
     try:  # a key named twice (hand-edited) is refused, not read as its last value

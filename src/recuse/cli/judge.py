@@ -199,9 +199,9 @@ def judge(
     _check_options(data, out, ray=ray, ray_actors=ray_actors, perplexity=perplexity,
                    protocol=protocol, template=template,
                    pairs_options=bool(typed_options(ctx, PAIRS_READING)))  # fmt: skip
-    _check_numbers(limit=limit, prompts=prompts, concurrency=concurrency, timeout=timeout,
-                   max_attempts=max_attempts, batch_size=batch_size,
-                   max_batch_tokens=max_batch_tokens)  # fmt: skip
+    check_numbers(limit=limit, prompts=prompts, concurrency=concurrency, timeout=timeout,
+                  max_attempts=max_attempts, batch_size=batch_size,
+                  max_batch_tokens=max_batch_tokens, seed=seed)  # fmt: skip
     assert out is not None  # checked above
     from recuse.judging import RetryPolicy
     from recuse.judging.protocols import DIMENSIONS
@@ -254,12 +254,14 @@ def judge(
     exit_if_failed(_run(job, out, perplexity=perplexity))
 
 
-def _check_numbers(
-    *, limit: int, prompts: int, concurrency: int, timeout: float, max_attempts: int,
-    batch_size: int, max_batch_tokens: int,
+def check_numbers(
+    *, limit: int, concurrency: int, timeout: float, max_attempts: int, batch_size: int,
+    seed: int, prompts: int = 0, max_batch_tokens: int = 0,
 ) -> None:  # fmt: skip
-    """Counts `recuse judge` refuses before anything is read: ``--limit -3`` judged
-    every item, ``--max-attempts 0`` was read as 1, ``--timeout 0`` failed every request."""
+    """Counts `recuse judge` and `recuse probe` refuse before anything is read: ``--limit
+    -3`` judged every item, ``--max-attempts 0`` was read as 1, ``--timeout 0`` failed
+    every request (and ``--timeout nan`` was a traceback in the HTTP client), ``--seed
+    -1`` numpy's traceback once the sample was drawn."""
     at_least = (
         ("--limit", limit, 0, "0 (all) or more"),
         ("--prompts", prompts, 0, "0 (all) or more"),
@@ -267,6 +269,7 @@ def _check_numbers(
         ("--max-attempts", max_attempts, 1, "1 or more"),
         ("--batch-size", batch_size, 0, "0 (the default for the device) or more"),
         ("--max-batch-tokens", max_batch_tokens, 0, "0 (the default for the device) or more"),
+        ("--seed", seed, 0, "0 or more"),
     )
     for flag, value, low, words in at_least:
         if value < low:

@@ -20,7 +20,7 @@ from recuse.cli.app import (
     settings_files,
 )
 from recuse.cli.console import echo
-from recuse.cli.judge import TemplateOption, exit_if_failed, read_to_judge
+from recuse.cli.judge import TemplateOption, check_numbers, exit_if_failed, read_to_judge
 from recuse.errors import ConfigError
 from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
@@ -136,7 +136,10 @@ def probe(
 
     names = _probe_names(probes)
     edits = [p for p in names if p != RECOGNITION]
-    _check_counts(limit=limit, max_attempts=max_attempts, rewrite_tokens=rewrite_tokens)
+    check_numbers(limit=limit, concurrency=concurrency, timeout=timeout,
+                  max_attempts=max_attempts, batch_size=batch_size, seed=seed)  # fmt: skip
+    if rewrite_tokens < 1:
+        raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
     protocol = template_protocol(template, "direct")
     settings, roster = cli_context(ctx, READING)
     check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
@@ -202,15 +205,6 @@ def _probe_names(spec: str) -> list[str]:
             f"from {CHOICES}"
         )
     return names
-
-
-def _check_counts(*, limit: int, max_attempts: int, rewrite_tokens: int) -> None:
-    if limit < 0:
-        raise ConfigError(f"--limit must be 0 (all) or more; got {limit}")
-    if max_attempts < 1:
-        raise ConfigError(f"--max-attempts must be 1 or more; got {max_attempts}")
-    if rewrite_tokens < 1:
-        raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
 
 
 def _print_rewrites(

@@ -177,7 +177,8 @@ def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputE
         f"{what} names {name!r}, which is not in the file",
         file=path,
         column=name,
-        fix=f"{hint}use the file's own column names (before --map renames them): "
+        fix=f"{hint}use the file's own column names (before "
+        f"{caller_option('--map', 'mapping=')} renames them): "
         f"{column_list(have)}",
     )
 

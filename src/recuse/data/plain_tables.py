@@ -56,6 +56,7 @@ from recuse.tables import (
     ConfidenceOf,
     SwappedFrame,
     TableKind,
+    caller_option,
     check_scalars,
     map_hint,
     map_option,
@@ -119,7 +120,7 @@ def read_table(
     path = Path(path).expanduser()
     df = read_frame(path)
     if confidence is not None and confidence not in df.columns:
-        raise no_such_column("--confidence", confidence, df, path)
+        raise no_such_column(caller_option("--confidence", "confidence="), confidence, df, path)
     mapping = dict(mapping or {})
     schema = PAIRS if table == "pairs" else RATINGS
     # "NA", "nan", "None", "" ... in the columns read are missing, in every format (the

@@ -157,8 +157,13 @@ def refuse_double_turn(values: dict[str, dict[str, float]], mapping: ColumnMappi
 
 #: the columns a value map may write: a label or a verdict, read as P(a better)
 MAPPED_TO = ("human", *VERDICTS)
-#: the value map as its errors name it (given by a flag or by a recuse.toml)
-VALUE_MAP = "the value map (--values, or [values] in recuse.toml)"
+
+
+def value_map() -> str:
+    """The value map as its errors name it, as the caller gave it: on the command line a
+    flag or a recuse.toml; in Python the ``values=`` keyword."""
+    return caller_option("the value map (--values, or [values] in recuse.toml)",
+                         "the value map (values=)")  # fmt: skip
 
 
 def refuse_other_columns(
@@ -180,7 +185,7 @@ def refuse_other_columns(
                 else "is not read as a label or verdict"
             )
             raise InputError(
-                f"{VALUE_MAP} names this column, which {feeds}: a value map "
+                f"{value_map()} names this column, which {feeds}: a value map "
                 "gives P(a better) to written labels and verdicts",
                 file=path,
                 column=column,
@@ -224,7 +229,7 @@ def apply_values(df: pd.DataFrame, values: dict[str, dict[str, float]], path: Pa
     out = df.copy()
     for column, mapped in values.items():
         if column not in out.columns:
-            raise no_such_column(VALUE_MAP, column, out, path)
+            raise no_such_column(value_map(), column, out, path)
         s = out[column]
         _note_missing_keys(column, s, mapped, path)
         hit = s.map(_value_lookup(mapped)).astype(float)

@@ -526,7 +526,7 @@ def recalibrate(
     """
     if method not in ("isotonic", "platt"):
         raise ConfigError(f"method must be 'isotonic' or 'platt'; got {method!r}")
-    if int(folds) != folds or folds < 2:
+    if not isinstance(folds, int | np.integer) or isinstance(folds, bool) or folds < 2:
         raise ConfigError(f"folds must be an integer of at least 2; got {folds!r}")
     if column not in pairs.columns:
         raise ConfigError(f"the table has no column {column!r} to recalibrate")
@@ -546,14 +546,13 @@ def recalibrate(
             continue
         names = np.unique(prompts[has_p].to_numpy())
         order = np.random.default_rng(seed).permutation(len(names))
-        fold_of = pd.Series(np.arange(len(names)) % folds, index=names[order])
+        # more folds than prompts: a fold per prompt (10**30 is no int64 divisor)
+        fold_of = pd.Series(np.arange(len(names)) % min(folds, len(names)), index=names[order])
         fold = prompts.map(fold_of).fillna(-1).to_numpy(int)
         labelled = has_p & np.isfinite(y_all)
         who = f"judge {judge!r}"
-        for k in range(folds):
+        for k in np.unique(fold[has_p]):  # the folds that hold rows (not range(10**9))
             target = has_p & (fold == k)
-            if not target.any():
-                continue
             train = labelled & (fold != k)
             values[target] = _fit_predict(method, p_all[train], y_all[train], p_all[target], who)
     result[out] = values

@@ -82,7 +82,7 @@ from scipy.stats import beta, binom
 
 from recuse import numbers
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.bootstrap import SettingError
+from recuse.metrics.bootstrap import SettingError, check_seed
 from recuse.metrics.calibration import FOLDS, gives_probabilities, recalibrate, stated_verdicts
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, FloatArray, judged_in_both_orders
@@ -598,15 +598,24 @@ class Options:
             raise SettingError("delta", self.delta, "must be in (0, 0.5)", "0.1")
         if self.human_ties not in ("exclude", "count"):
             raise SettingError("human_ties", self.human_ties, "must be exclude or count")
-        if not is_number(self.folds) or int(self.folds) != self.folds or self.folds < 2:
+        if not is_integer(self.folds) or self.folds < 2:
             raise SettingError("folds", self.folds, "must be an integer of at least 2", f"{FOLDS}")
-        if not is_number(self.min_labels) or self.min_labels < 1:
-            raise SettingError("min_labels", self.min_labels, "must be at least 1", f"{MIN_LABELS}")
-        if not is_number(self.seed) or self.seed < 0:
-            raise SettingError("seed", self.seed, "must be 0 or more", "0")
+        if not is_integer(self.min_labels) or self.min_labels < 1:
+            raise SettingError(
+                "min_labels", self.min_labels, "must be an integer of at least 1", f"{MIN_LABELS}"
+            )
+        check_seed(self.seed)  # numpy's generators take integers alone
+        for name in ("strata", "recalibrate"):  # a text "no" is true
+            if not isinstance(getattr(self, name), bool | np.bool_):
+                raise SettingError(name, getattr(self, name), "must be True or False")
         if self.reference not in REFERENCE_NAMES:
             kinds = ", ".join(REFERENCE_NAMES)
             raise ConfigError(f"reference must be one of {kinds}; got {self.reference!r}")
+
+
+def is_integer(value: object) -> TypeGuard[int]:
+    """An integer (Python's or numpy's), not a bool: a count of folds or labels."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def is_number(value: object) -> TypeGuard[float]:
@@ -770,7 +779,9 @@ def _prompt_folds(lab: Items, o: Options) -> NDArray[np.int_] | None:
     if len(prompts) < 2:
         return None
     order = np.random.default_rng(o.seed).permutation(len(prompts))
-    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % o.folds, strict=True))
+    # more folds than prompts: a fold per prompt (a count past int64 is no array's divisor)
+    folds = min(o.folds, len(prompts))
+    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % folds, strict=True))
     return np.array([fold_of[p] for p in lab.prompt], dtype=int)
 
 
@@ -784,10 +795,8 @@ def _heldout(
         return {str(s): HeldOut(int((lab.stratum == s).sum()), 0, 0, checked=False)
                 for s in np.unique(lab.stratum)}  # fmt: skip
     out: dict[str, HeldOut] = {}
-    for k in range(o.folds):
+    for k in np.unique(fold):  # the folds that hold items (not range(o.folds): 10**9)
         test = fold == k
-        if not test.any():
-            continue
         certs = certify_items(lab.take(~test), o, delta, explain=explain)
         thresholds = {c.stratum: c.threshold for c in certs}
         part = lab.take(test)
@@ -1123,10 +1132,8 @@ def _stage_heldout(
         return set(), HeldOut(0, 0, 0, checked=False)
     taken: set[str] = set()
     kept = agree = 0
-    for k in range(o.folds):
+    for k in np.unique(fold):  # the folds that hold items (not range(o.folds): 10**9)
         test = fold == k
-        if not test.any():
-            continue
         certs = certify_items(lab.take(~test), o, delta)
         cert = JudgeCertificate(judge, o.target, delta, "", tuple(certs), 0)
         part = lab.take(test)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -84,6 +84,32 @@ READING: dict[str, tuple[str | None, ...]] = {
 }
 
 
+#: the keys of a thresholds file (:meth:`~recuse.mitigation.selective.Certification.
+#: thresholds`), and of each of its judges: another key is a hand edit's typo, whose
+#: value would be left unread (``"readng": {"swapped_frame": "presented"}`` read the
+#: verdicts in the original frame, a default in its place)
+FILE_KEYS = ("recuse_thresholds", "target", "delta", "cascade", "strata", "self_scope",
+             "reference", "human_ties", "reading", "judges")  # fmt: skip
+JUDGE_KEYS = ("judge", "confidence", "thresholds", "recalibration", "models")
+
+
+def _known_keys(
+    data: Mapping[str, Any], known: Sequence[str], where: str, bad: Callable[[str], InputError]
+) -> None:
+    """Raise ``bad(...)`` naming the first key of ``data`` not in ``known``, and the
+    known key it is closest to."""
+    import difflib
+
+    other = [key for key in data if key not in known]
+    if other:
+        close = difflib.get_close_matches(str(other[0]), known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise bad(
+            f"{where} has the key {shown(other[0])}{hint}, which recuse does not read — "
+            f"its keys are {', '.join(known)}"
+        )
+
+
 def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     """The judges of a thresholds file (:meth:`~recuse.mitigation.selective.
     Certification.thresholds`), checked: a hand-edited value that would change which
@@ -100,6 +126,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     if version != THRESHOLDS_VERSION:
         newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
         raise bad(f"format {shown(version)}, this recuse reads {THRESHOLDS_VERSION}{newer}")
+    _known_keys(data, FILE_KEYS, "the file", bad)
     for key in ("cascade", "strata"):
         if not isinstance(data.get(key, False), bool):
             raise bad(f"{key!r} must be true or false, not {shown(data[key])}")
@@ -135,6 +162,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     for k, j in enumerate(judges):
         if not isinstance(j, dict) or not isinstance(j.get("judge"), str) or not j["judge"]:
             raise bad(f"judges[{k}] has no judge name")
+        _known_keys(j, JUDGE_KEYS, f"judges[{k}]", bad)
         if j["judge"] in seen:
             raise bad(f"judges[{k}]: judge {j['judge']!r} is listed twice")
         seen.add(j["judge"])

@@ -514,21 +514,24 @@ def plan(
     if bias == "position":
         measured = noise_like(like) if like is not None else None
         noise, values, source = _position_noise(effect, flip_rate, tie_rate, icc, measured)
-        guess = _first_guess(
-            bias,
-            abs(effect),
-            power=power,
-            level=boot.level,
-            k=k,
-            accuracy=accuracy,
-            rho=noise.icc,
-            sigma2=noise.variance,
-        )
-    else:
-        guess = _first_guess(
-            bias, abs(effect), power=power, level=boot.level, k=k, accuracy=accuracy, rho=0.05
-        )
+    rho, sigma2 = (noise.icc, noise.variance) if noise is not None else (0.05, None)
+
+    def guess_at(per_prompt: int) -> int:
+        return _first_guess(bias, abs(effect), power=power, level=boot.level, k=per_prompt,
+                            accuracy=accuracy, rho=rho, sigma2=sigma2)  # fmt: skip
+
+    guess = guess_at(k)
     if guess > max_pairs:
+        if k > 1 and (one := guess_at(1)) <= max_pairs:
+            # the per-prompt count, not the effect, is what is too large (an effect of
+            # 0.4 at 60,000 per prompt was "an effect this small ...")
+            raise ConfigError(
+                f"a {bias} effect of {effect:g} at --pairs-per-prompt {k:,} needs about "
+                f"{guess:,} pairs by the normal approximation, more than plan simulates "
+                f"({max_pairs:,}): plan simulates 4 prompts or more, and the pairs of one "
+                "prompt are correlated (each adds less than a pair of a new prompt) — at 1 "
+                f"pair per prompt it needs about {one:,}; plan for fewer --pairs-per-prompt"
+            )
         raise ConfigError(
             f"a {bias} effect of {effect:g} needs about {guess:,} pairs by the normal "
             f"approximation, more than plan simulates ({max_pairs:,}); an effect this small "

@@ -331,11 +331,15 @@ def test_judge_filter_keeps_one_judge(planted: Any) -> None:
     report = run_audit(inputs[:1], options=AuditOptions(judges=("gpt-4",), n_boot=200),
                        roster=Roster.builtin())  # fmt: skip
     assert {f.judge for f in report.findings} == {"gpt-4"}
-    # the roster's aliases and another case name the same judge, as in `recuse metrics`
+    # the roster's aliases and another case name the same judge, as in `recuse metrics`:
+    # its position finding (claude-v1's, planted 0.1 off, differs; the whole audit once a
+    # name took most of this test's time)
+    position = [f.estimate for f in report.findings if f.section == "position"]
+    assert position
     for name in ("GPT-4", "gpt4", " Gpt-4 "):
-        again = run_audit(inputs[:1], options=AuditOptions(judges=(name,), n_boot=200),
-                          roster=Roster.builtin())  # fmt: skip
-        assert [f.estimate for f in again.findings] == [f.estimate for f in report.findings]
+        only = AuditOptions(judges=(name,), n_boot=200, only=("position",))
+        again = run_audit(inputs[:1], options=only, roster=Roster.builtin())
+        assert [f.estimate for f in again.findings] == position
     # another snapshot of the line is another model, never read as this one
     with pytest.raises(ConfigError, match="'gpt-4-0613' is not in the data"):
         run_audit(inputs[:1], options=AuditOptions(judges=("gpt-4-0613",)),

@@ -28,6 +28,9 @@ from recuse.metrics.probes import probe_effects
 TRUTH = {"probe_authority": 0.06, "probe_padding": 0.0}
 N_REPS, PROMPTS, PAIRS_PER_PROMPT = 200, 60, 2
 NOISE = 0.03
+# one worker runs both tests: the replications are a module fixture, which pytest -n 2
+# --dist loadgroup made on each worker that got one of the tests
+pytestmark = pytest.mark.xdist_group("probe-coverage")
 
 
 def _replication(rng: np.random.Generator) -> pd.DataFrame:

@@ -78,3 +78,16 @@ def test_probe_columns_and_verdicts_as_pandas_holds_them() -> None:
     for given in (arrow, held):
         (padding,), _ = probe_effects(given, boot=Resampling(n_boot=200))
         assert padding.estimate == pytest.approx(0.1) and padding.n == 6
+
+
+def test_a_judge_without_some_base_pairs_is_read_on_its_own() -> None:
+    """A second judge that did not judge base pair 0 stopped probe_effects with
+    ValueError 'cluster labels must not be missing' (the wide table held every judge ×
+    every base pair, the missing one without a prompt). Each judge's effect is read on
+    the pairs it judged: 0.1 by hand for both, on 6 and 5 pairs."""
+    t = _table(0.9, {})
+    other = t[t["base_item"] != "i0"].assign(judge="k")
+    results, skipped = probe_effects(pd.concat([t, other]), boot=Resampling(n_boot=200))
+    assert not skipped
+    assert {r.judge: r.n for r in results} == {"j": 6, "k": 5}
+    assert all(r.estimate == pytest.approx(0.1) for r in results)

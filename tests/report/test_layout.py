@@ -15,6 +15,9 @@ from recuse.driver import AuditOptions, audit
 from recuse.report import write_report
 
 DEMO = ("llmbar-mtbench", "play-favorites", "hh-rlhf", "alpaca-eval")  # as `make demo`
+# one worker runs the module: the demo audit is a module fixture, which pytest -n 2
+# --dist loadgroup made on each worker that got one of the tests
+pytestmark = pytest.mark.xdist_group("demo-report")
 
 
 @pytest.fixture(scope="module")

@@ -123,3 +123,13 @@ def test_bad_settings() -> None:
         simulate_pairs(human_tie_rate=1.5)
     with pytest.raises(ConfigError, match="two distinct models"):
         simulate_pairs(models=["gpt-4"])
+
+
+def test_the_unvalidated_table_is_the_validated_one_before_validation() -> None:
+    """``validated=False`` (simulate_familiarity reshapes the table and validates its
+    own) is the same draw, not yet validated: validating it gives the default's table."""
+    raw = simulate_pairs(seed=4, n_prompts=20, texts=True, validated=False).pairs
+    assert not raw.equals(validate_pairs(raw))  # the ids are still pandas' str, not text
+    pd.testing.assert_frame_equal(
+        validate_pairs(raw), simulate_pairs(seed=4, n_prompts=20, texts=True).pairs
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from recuse.errors import ConfigError
@@ -14,6 +15,7 @@ from recuse.simulate.self_preference import (
     simulate_self_preference,
     theta_for_own_rate,
 )
+from recuse.tables import validate_pairs
 
 
 def _own_pick_rate(t, judge: str) -> tuple[float, float]:  # type: ignore[no-untyped-def]
@@ -84,3 +86,15 @@ def test_truth_holds_for_a_near_perfect_judge() -> None:
         {"m0": AuthorJudge(20.0, tau=0.3)}, strengths, n_prompts=5, seed=0
     )
     assert planted.true_value("m0") == pytest.approx(0.3 * (1 - p0), abs=1e-12)
+
+
+def test_the_unvalidated_table_is_the_validated_one_before_validation() -> None:
+    """``validated=False`` (the category and lapse simulations reshape the table and
+    validate their own) is the same draw, not yet validated."""
+    judges, strengths = {"m0": AuthorJudge(1.0, 0.2, 0.1)}, {"m0": 0.5, "m1": 0.0, "m2": -0.3}
+    raw = simulate_self_preference(judges, strengths, n_prompts=12, seed=2, validated=False)
+    assert not raw.pairs.equals(validate_pairs(raw.pairs))
+    pd.testing.assert_frame_equal(
+        validate_pairs(raw.pairs),
+        simulate_self_preference(judges, strengths, n_prompts=12, seed=2).pairs,
+    )

@@ -148,6 +148,10 @@ def stated_verdicts(pairs: pd.DataFrame) -> FloatArray:
     return pairs["p_a"].to_numpy(float)
 
 
+#: scipy.stats.norm's density constant, as it computes it
+_SQRT_2PI = float(np.sqrt(2 * np.pi))
+
+
 def _bins(p: FloatArray, bins: int) -> NDArray[np.intp]:
     return np.clip(np.floor(np.nan_to_num(p) * bins), 0, bins - 1).astype(np.intp)
 
@@ -191,12 +195,18 @@ class DebiasedECE:
         u, se = self.u, self.se
         above = float(scipy.stats.norm.sf((1.0 - u) / se))  # X > 1 reads 1
 
+        def density(x: float) -> float:
+            """``scipy.stats.norm.pdf(x, u, se)``, its operations in its order, without
+            its per-call argument checks (a hundredfold slower: quad calls it ~250 times
+            an integral)."""
+            z = (x - u) / se
+            return float(np.exp(-(z * z) / 2.0)) / _SQRT_2PI / se
+
         def moment(k: float) -> float:
             inside = [x for x in (u - 8 * se, u, u + 8 * se) if 0.0 < x < 1.0]
             value, _ = scipy.integrate.quad(
-                lambda x: x**k * scipy.stats.norm.pdf(x, u, se), 0.0, 1.0,
-                points=inside or None, limit=200,
-            )  # fmt: skip
+                lambda x: x**k * density(x), 0.0, 1.0, points=inside or None, limit=200
+            )
             return float(value) + above
 
         mean = moment(0.5)

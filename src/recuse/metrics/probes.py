@@ -93,33 +93,32 @@ def probe_effects(
     t = t[t["judge"].notna() & t["probe"].notna()].copy()  # plain pairs are not probed
     on_a = t["treated"].astype(str).to_numpy() == "a"
     orders = _order_verdicts(t)
-    for k, p in enumerate(orders):
-        t[f"_s{k}"] = np.where(on_a, p, 1.0 - p)
     has_texts = {"response_a", "response_b"} <= set(t.columns)
     if has_texts:
         treated_text = t["response_a"].where(on_a, t["response_b"])
         t["_words"] = treated_text.map(lambda x: len(x.split()) if isinstance(x, str) else np.nan)
-    index = ["judge", "base_item"]
-    per_order = [
-        t.pivot_table(index=index, columns="probe", values=f"_s{k}", aggfunc="first", dropna=False)
-        for k in range(len(orders))
-    ]
-    wide = per_order[0]
-    words = (
-        t.pivot_table(index=index, columns="probe", values="_words", aggfunc="first", dropna=False)
-        if has_texts
-        else pd.DataFrame(index=wide.index)
-    )
-    clusters = t.drop_duplicates(index).set_index(index)["prompt_id"].reindex(wide.index)
-    judges = wide.index.get_level_values("judge").astype(str)
+    rows, row_of, version_of, version_names = _base_pairs(t)
+
+    def wide(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(base pairs × versions): each row's value in its cell (one row a cell:
+        :func:`check_probe_table`), NaN where a version has no row."""
+        out = np.full((len(rows), len(version_names)), np.nan)
+        out[row_of, version_of] = values
+        return out
+
+    per_order = [wide(np.where(on_a, p, 1.0 - p)) for p in orders]
+    words = wide(t["_words"].to_numpy(float)) if has_texts else None
+    clusters = t["prompt_id"].iloc[rows].reset_index(drop=True)
+    judges = t["judge"].iloc[rows].astype(str)
     labels = tuple(sorted(set(judges)))
     codes = pd.Categorical(judges, categories=labels).codes.astype(np.intp)
-    cols = set(t["probe"].astype(str))
+    where = {str(v): i for i, v in enumerate(version_names)}
+    cols = set(where)
 
-    def col(name: str, frame: pd.DataFrame) -> NDArray[np.float64]:
-        if name in frame.columns:
-            return frame[name].reindex(wide.index).to_numpy(float)
-        return np.full(len(wide), np.nan)
+    def col(name: str, frame: NDArray[np.float64] | None) -> NDArray[np.float64]:
+        if frame is not None and name in where:
+            return frame[:, where[name]]
+        return np.full(len(rows), np.nan)
 
     def by_order(name: str) -> NDArray[np.float64]:
         """(base pairs × orders): the treated answer's share in version ``name``."""
@@ -167,6 +166,28 @@ def probe_effects(
         raise InputError("the probe table holds no probe besides the placebo and the original")
     results, skipped = run_specs(specs, clusters, boot=boot, min_n=min_n)
     return results, [_why(s, t) for s in skipped]
+
+
+def _base_pairs(
+    t: pd.DataFrame,
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp], pd.Index]:
+    """The (judge, base pair)s of ``t`` sorted by judge then base pair: the position of
+    each one's first row, then each row's (judge, base pair) and version as positions in
+    those and in the sorted versions, and the sorted versions.
+
+    >>> t = pd.DataFrame({"judge": ["j", "i", "j"], "base_item": ["x", "y", "x"],
+    ...                   "probe": ["original", "placebo", "placebo"]})
+    >>> first, row_of, version_of, versions = _base_pairs(t)
+    >>> first.tolist(), row_of.tolist(), version_of.tolist(), list(versions)
+    ([1, 0], [1, 0, 1], [0, 1, 1], ['original', 'placebo'])
+    """
+    judge, _ = pd.factorize(t["judge"], sort=True)
+    base, bases = pd.factorize(t["base_item"], sort=True)
+    _, first, row_of = np.unique(
+        judge.astype(np.int64) * len(bases) + base, return_index=True, return_inverse=True
+    )
+    version_of, versions = pd.factorize(t["probe"], sort=True)
+    return first, row_of.astype(np.intp), version_of.astype(np.intp), pd.Index(versions)
 
 
 def _order_verdicts(t: pd.DataFrame) -> list[NDArray[np.float64]]:

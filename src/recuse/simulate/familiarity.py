@@ -156,6 +156,7 @@ def simulate_familiarity(
         pairs_per_prompt=pairs_per_prompt,
         human_tie_rate=0.0,
         seed=int(rng.integers(0, 2**31)),
+        validated=False,  # its columns are read here; the table made of them is validated
     ).pairs
     base = skeleton[["item_id", "prompt_id", "model_a", "model_b", "len_a", "len_b"]]
     n = len(base)

@@ -237,6 +237,7 @@ def simulate_pairs(
     concentration: float = 6.0,
     texts: bool = False,
     seed: int | None = 0,
+    validated: bool = True,
 ) -> SimulatedPairs:
     """A ``pairs`` table of ``n_prompts * pairs_per_prompt`` items, each judged by every judge.
 
@@ -245,8 +246,10 @@ def simulate_pairs(
     families come from ``families`` or the built-in roster. ``len_a`` / ``len_b``
     hold word counts; ``texts=True`` also writes ``response_a`` / ``response_b``
     with that many words. Returns a :class:`SimulatedPairs` whose ``pairs`` is a
-    validated table; see the module docstring for the model and the exact
-    population values.
+    validated table (``validated=False``: the table as simulated, for a caller that
+    reshapes it and validates what it makes, as
+    :func:`recuse.simulate.familiarity.simulate_familiarity`); see the module docstring
+    for the model and the exact population values.
     """
     judges = dict(DEFAULT_JUDGES if judges is None else judges)
     if not judges:
@@ -401,4 +404,4 @@ def simulate_pairs(
         "prompt_effect": prompt_effect,
         "seed": seed,
     }
-    return SimulatedPairs(validate_pairs(table), fam, judges, settings)
+    return SimulatedPairs(validate_pairs(table) if validated else table, fam, judges, settings)

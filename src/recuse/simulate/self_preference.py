@@ -170,10 +170,13 @@ def simulate_self_preference(
     quality_sd: float = 1.0,
     reference_competence: float | None = None,
     seed: int | None = 0,
+    validated: bool = True,
 ) -> SimulatedSelfPreference:
     """A ``pairs`` table: every pair of ``strengths``' models on each of ``n_prompts``
     prompts (sides at random), judged by every judge of ``judges`` in both orders
-    (0/1 picks). See the module docstring for the model and the planted truth."""
+    (0/1 picks). See the module docstring for the model and the planted truth.
+    ``validated=False``: the table before :func:`recuse.tables.validate_pairs`, for a
+    caller that reshapes it and validates what it makes (as below)."""
     if len(strengths) < 2:
         raise ConfigError("simulate_self_preference needs at least two models")
     if n_prompts < 2:
@@ -233,7 +236,8 @@ def simulate_self_preference(
         )
     table = pd.concat(frames, ignore_index=True)
     settings = {"quality_sd": float(quality_sd), "n_prompts": float(n_prompts)}
-    return SimulatedSelfPreference(validate_pairs(table), dict(strengths), dict(judges), settings)
+    pairs = validate_pairs(table) if validated else table
+    return SimulatedSelfPreference(pairs, dict(strengths), dict(judges), settings)
 
 
 @dataclass(frozen=True)
@@ -398,7 +402,7 @@ def simulate_category_confound(
         sim = simulate_self_preference(
             {"m0": AuthorJudge(competence, position, tau)}, strengths,
             n_prompts=prompts_per_category, quality_sd=quality_sd,
-            seed=int(rng.integers(2**32)),
+            seed=int(rng.integers(2**32)), validated=False,  # the table made is validated
         )  # fmt: skip
         t = sim.pairs
         own = (t["model_a"] == "m0") | (t["model_b"] == "m0")
@@ -440,8 +444,9 @@ def simulate_lapse_judge(
     rng = np.random.default_rng(seed)
     strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
     base = simulate_self_preference(
-        {"m0": AuthorJudge(1.0)}, strengths, n_prompts=n_prompts, seed=int(rng.integers(2**32))
-    ).pairs.copy()
+        {"m0": AuthorJudge(1.0)}, strengths, n_prompts=n_prompts,
+        seed=int(rng.integers(2**32)), validated=False,  # the table made is validated
+    ).pairs.copy()  # fmt: skip
     human = base["human"].to_numpy(float)
     own = np.where(base["model_a"] == "m0", 1.0, np.where(base["model_b"] == "m0", -1.0, 0.0))
     p0 = np.where(human > 0.5, accuracy, 1.0 - accuracy)

@@ -130,16 +130,14 @@ def probe(
 
     from recuse.judging import RetryPolicy, Runner, Store
     from recuse.judging.templates import check_references
-    from recuse.probes import build_probe_table, build_recognition_table, probe_bases
+    from recuse.probes import build_probe_table, build_recognition_table
     from recuse.probes.rewrite import RunnerRewriter
     from recuse.probes.run import judge_probes
 
     names = _probe_names(probes)
     edits = [p for p in names if p != RECOGNITION]
-    check_numbers(limit=limit, concurrency=concurrency, timeout=timeout,
+    _check_counts(rewrite_tokens, limit=limit, concurrency=concurrency, timeout=timeout,
                   max_attempts=max_attempts, batch_size=batch_size, seed=seed)  # fmt: skip
-    if rewrite_tokens < 1:
-        raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
     protocol = template_protocol(template, "direct")
     settings, roster = cli_context(ctx, READING)
     check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
@@ -154,12 +152,8 @@ def probe(
         prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
     )  # fmt: skip
     echo(describe(backend, jid, model))
-    # before the store: bad options, pairs without texts, no pair with the judge's answers
-    missing = (
-        probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"] if edits else 0
-    )
-    if missing:
-        echo(f"{missing} pair(s) without prompt and both answers as text: left out")
+    if edits:  # before the store: bad options, pairs without texts, none of the judge's
+        _say_left_out(table, limit=limit, seed=seed)
     parts: list[pd.DataFrame] = []
     recognition = [build_recognition_table(table, judge=jid, limit=limit or None, seed=seed)
                    for _ in range(RECOGNITION in names)]  # fmt: skip
@@ -205,6 +199,29 @@ def _probe_names(spec: str) -> list[str]:
             f"from {CHOICES}"
         )
     return names
+
+
+def _say_left_out(table: pd.DataFrame, *, limit: int, seed: int) -> None:
+    """Check the pairs the edits start from (:func:`recuse.probes.probe_bases`: it
+    refuses a table with no pair of the judge's answers) and say how many pairs it
+    leaves out for want of a prompt and both answers as text."""
+    from recuse.probes import probe_bases
+
+    missing = probe_bases(table, limit=limit or None, seed=seed).attrs["missing_texts"]
+    if missing:
+        echo(f"{missing} pair(s) without prompt and both answers as text: left out")
+
+
+def _check_counts(
+    rewrite_tokens: int, *, limit: int, concurrency: int, timeout: float, max_attempts: int,
+    batch_size: int, seed: int,
+) -> None:  # fmt: skip
+    """``recuse judge``'s checks of the options the two share (:func:`check_numbers`),
+    and ``--rewrite-tokens``."""
+    check_numbers(limit=limit, concurrency=concurrency, timeout=timeout,
+                  max_attempts=max_attempts, batch_size=batch_size, seed=seed)  # fmt: skip
+    if rewrite_tokens < 1:
+        raise ConfigError(f"--rewrite-tokens must be 1 or more; got {rewrite_tokens}")
 
 
 def _print_rewrites(

@@ -51,6 +51,7 @@ __all__ = [
     "complement",
     "count",
     "decimal",
+    "decimal_beside",
     "estimate_digits",
     "estimate_parts",
     "estimate_text",
@@ -263,6 +264,35 @@ def p_text(p: float, *, beside: float | None = None) -> str:
             break
         text = f"{p:.{digits}f}"
     return text
+
+
+def decimal_beside(
+    value: float, bounds: Iterable[float], digits: int, *, signed: bool = False
+) -> str:
+    """``value`` as :func:`decimal` (``signed``: :func:`signed`) writes it with ``digits``
+    decimals, or with as many more as put it on its own side of each of ``bounds`` (the
+    thresholds it is judged against in the same sentence): an estimate 0.0496 read
+    ``+0.050 … small (< 0.05 from no bias)``, and an interval's end −0.04996 read
+    ``−0.050`` beside "within ±0.05". A value equal to a bound reads as it; a bound is
+    taken at 15 significant digits (0.5 + 0.05 is 0.55).
+
+    >>> decimal_beside(0.0496, [0.05, -0.05], 3, signed=True), decimal_beside(0.0496, [0.06], 2)
+    ('+0.0496', '0.05')
+    >>> decimal_beside(-0.04996, [-0.05], 3), decimal_beside(0.05, [0.05], 2)
+    ('−0.04996', '0.05')
+    """
+    value = float(value)
+    write = _with_sign if signed else decimal
+    if not math.isfinite(value):
+        return write(value, digits)
+    exact_value = Decimal(repr(value))
+    edges = [Decimal(f"{float(b):.15g}") for b in bounds if math.isfinite(float(b))]
+    sides = [(exact_value > e) - (exact_value < e) for e in edges]
+    for more in range(digits, 17):
+        shown = Decimal(f"{value:.{more}f}")  # as decimal() rounds it
+        if all((shown > e) - (shown < e) == side for e, side in zip(edges, sides, strict=True)):
+            return write(value, more)
+    return write(value, 16)
 
 
 def lower_bound(value: float, digits: int = 3) -> str:

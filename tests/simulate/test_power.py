@@ -518,3 +518,27 @@ def test_the_answer_says_what_a_pair_is_as_the_simulation_draws_it(
              achieved=0.8, achieved_low=0.7, achieved_high=0.9, runs=200, level=0.9,
              first_guess_pairs=572, seed=0)  # fmt: skip
     assert f"Each pair counted {words}." in p.sentence()
+
+
+@pytest.mark.parametrize("accuracy", [0.777, 0.7, 0.8, 0.9483, 0.94996])
+def test_the_largest_effect_named_fits(accuracy: float) -> None:
+    """The largest effect that fits an accuracy, 2 · (1 − 0.05 − accuracy), was written
+    rounded to nearest: 0.346 at --accuracy 0.777 read "at most 0.35", an effect refused
+    in its turn (0.777 + 0.35/2 + 0.05 = 1.002 > 1), and 0.0034 at 0.9483 read "at most
+    0.00", no effect at all. It is rounded down, with the decimals that show it: the
+    effect named is accepted, and one a hundredth (or a last digit) larger is not."""
+    with pytest.raises(ConfigError) as info:
+        plan("self-preference", 0.9, accuracy=accuracy, runs=20, boot=Resampling(n_boot=50))
+    said = str(info.value).split("effect of at most ")[1].split(",")[0]
+    most = 2 * (1 - 0.05 - accuracy)
+    step = 10.0 ** -len(said.partition(".")[2])
+    assert float(said) > 0 and most - step < float(said) <= most + 1e-12, (said, most)
+    fits = float(said)
+    try:  # planned (or refused for its size, as a tiny effect is), never for the accuracy
+        plan("self-preference", fits, accuracy=accuracy, runs=10, boot=Resampling(n_boot=20),
+             max_pairs=400)  # fmt: skip
+    except ConfigError as error:
+        assert "cannot be simulated" not in str(error)
+    with pytest.raises(ConfigError, match="cannot be simulated"):
+        plan("self-preference", fits + step, accuracy=accuracy, runs=20,
+             boot=Resampling(n_boot=50))  # fmt: skip

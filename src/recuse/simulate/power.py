@@ -60,7 +60,7 @@ from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.estimate import excludes_null
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
-from recuse.numbers import percent
+from recuse.numbers import lower_bound, percent, small_decimals
 from recuse.simulate.pairs import PROMPT_EFFECT, PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
@@ -495,8 +495,11 @@ def plan(
         # shifting it by up to PROMPT_EFFECT: named here in the options the user gave
         # (simulate_pairs would say "judge 'gpt-4' ... lower the biases")
         most = 2 * (1 - PROMPT_EFFECT - accuracy)
+        # rounded down, as a lower bound is, so the effect named fits: 0.346 at --accuracy
+        # 0.777 read "at most 0.35", which is refused (0.777 + 0.175 + 0.05 > 1)
+        fits = lower_bound(most + 1e-12, 2 if most >= 0.01 else small_decimals(most))
         room = (
-            f"at --accuracy {accuracy:g} plan for an --effect of at most {most:.2f}, or lower "
+            f"at --accuracy {accuracy:g} plan for an --effect of at most {fits}, or lower "
             "--accuracy"
             if most > 0
             else f"at --accuracy {1 - PROMPT_EFFECT:g} or more no effect fits: lower --accuracy"

@@ -542,3 +542,27 @@ def test_the_largest_effect_named_fits(accuracy: float) -> None:
     with pytest.raises(ConfigError, match="cannot be simulated"):
         plan("self-preference", fits + step, accuracy=accuracy, runs=20,
              boot=Resampling(n_boot=50))  # fmt: skip
+
+
+def test_a_simulated_power_beside_its_target_is_written_on_its_side(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """159 of 200 runs is a power of 0.795, under the 80% asked for: two decimals wrote
+    it 0.80, in the answer beside "with 80% power" and in the progress line after which
+    the search went on for a larger size, as if 0.80 had not reached 0.8. Beside the
+    target it is written with the decimals that put it below (planted simulations)."""
+    from recuse.simulate import power as power_module
+    from recuse.simulate.power import Plan
+
+    p = Plan(bias="position", effect=0.05, pairs=252, prompts=84, pairs_per_prompt=3,
+             power=0.8, achieved=159 / 200, achieved_low=0.73, achieved_high=0.85,
+             runs=200, level=0.9, first_guess_pairs=252, seed=0)  # fmt: skip
+    assert "with 80% power" in p.sentence() and ": 0.795 [0.73, 0.85] (95%" in p.sentence()
+    assert ": 0.81 [" in replace(p, achieved=0.81).sentence()  # clear of it: two decimals
+    planted = iter([159 / 200, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85])
+    monkeypatch.setattr(power_module, "_simulated", lambda *a, **k: (next(planted), 200))
+    lines: list[str] = []
+    plan("self-preference", 0.3, runs=200, progress=lines.append)
+    first = next(line for line in lines if line.startswith("first guess:") and "->" in line)
+    assert first.split("simulated power ")[1].startswith("0.795 (200 runs")
+    assert any(line.startswith("more:") for line in lines)  # the search went on, as it says

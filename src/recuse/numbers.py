@@ -405,15 +405,17 @@ def estimate_text(
     *,
     signed: bool = True,
     span: tuple[float, float] | None = None,
+    null: float | None = None,
 ) -> str:
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0). ``span``: the
     values the estimate can take (:attr:`~recuse.report.bias.Bias.span`), whose ends a
-    number strictly inside never reads (:func:`estimate_parts`). A share the gate
+    number strictly inside never reads, and ``null``, the no-bias value, which the end of
+    an interval excluding it never reads (:func:`estimate_parts`). A share the gate
     writes as a percentage is written by :func:`share_interval` instead.
     """
-    est, interval = estimate_parts(estimate, low, high, signed=signed, span=span)
+    est, interval = estimate_parts(estimate, low, high, signed=signed, span=span, null=null)
     return f"{est} {interval}"
 
 
@@ -424,6 +426,7 @@ def estimate_parts(
     *,
     signed: bool = True,
     span: tuple[float, float] | None = None,
+    null: float | None = None,
 ) -> tuple[str, str]:
     """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
     that shows them in two cells (the HTML's findings tables), so a cell reads what the
@@ -434,6 +437,10 @@ def estimate_parts(
     as an end takes more, all three together, up to :data:`MOST_DECIMALS`: 2,499 of
     2,500 pairs read ``1.000``, the share of every pair; past them, a bound one step
     inside the end (``> 0.999999``, as a share past its decimals is ``> 99.9999%``).
+    ``null``: the no-bias value, which the end of an interval that excludes it never
+    reads either (more decimals, all three together, up to :data:`MOST_DECIMALS`): a
+    flagged interval [0.0004, 0.40] read ``[0.00, 0.40]``, as if it touched 0. An
+    interval that holds it may read it (``[−0.00, 0.40]``: not flagged, as it reads).
 
     >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
     ('0.29', '[0.23, 0.34]')
@@ -447,13 +454,20 @@ def estimate_parts(
     ('0.99960', '[0.99810, 0.99998]')
     >>> estimate_parts(1 - 1e-12, 1 - 2e-12, 1.0, signed=False, span=(0, 1))
     ('> 0.999999', '[> 0.999999, 1.000000]')
+    >>> estimate_parts(0.2, 0.0004, 0.4, null=0), estimate_parts(0.7, 0.5004, 0.9, null=0.5)
+    (('+0.2000', '[0.0004, 0.4000]'), ('+0.7000', '[0.5004, 0.9000]'))
+    >>> estimate_parts(-0.2, -0.4, -0.004, null=0), estimate_parts(0.2, -0.004, 0.4, null=0)
+    (('−0.200', '[−0.400, −0.004]'), ('+0.20', '[−0.00, 0.40]'))
     """
     digits = estimate_digits(estimate, low, high)
-    if span is not None:
-        while digits < MOST_DECIMALS and any(
-            _reads_an_end(v, digits, span) for v in (estimate, low, high)
-        ):
-            digits += 1
+    near = []  # the end of an interval that excludes null, nearest it
+    if null is not None and (low > null or high < null):
+        near = [low if low > null else high]
+    while digits < MOST_DECIMALS and (
+        any(_reads_an_end(v, digits, span) for v in (estimate, low, high) if span is not None)
+        or any(_reads_null(v, digits, null) for v in near if null is not None)
+    ):
+        digits += 1
     est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
     lo, hi = decimal(low, digits), decimal(high, digits)
     if span is not None and digits >= MOST_DECIMALS:
@@ -477,6 +491,15 @@ def _past_an_end(
     if abs(high - value) < abs(value - low):
         return "> " + write(high - step, digits)
     return "< " + write(low + step, digits)
+
+
+def _reads_null(value: float, digits: int, null: float) -> bool:
+    """Whether ``value``, finite and not ``null``, is written as ``null`` at ``digits``
+    decimals (rounded as :func:`_reads_an_end` rounds it; ``−0.00`` reads 0 too)."""
+    value = float(value)
+    if not math.isfinite(value) or value == null:
+        return False
+    return round(Decimal(repr(value)), digits) == Decimal(repr(float(null)))
 
 
 def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:

@@ -203,3 +203,29 @@ def test_a_materiality_threshold_is_never_read_off_a_rounded_number() -> None:
     assert pos.null == 0.5 and pos.materiality == "small"
     assert verdict(pos).endswith("0.55 [0.51, 0.58], n=340 — small (< 0.05 from no bias; "
                                  "estimate 0.546)")  # fmt: skip
+
+
+def test_a_flagged_interval_never_reads_as_touching_no_bias() -> None:
+    """A flagged interval whose end nearest no bias is within half a hundredth of it read
+    ``+0.20 [0.00, 0.40]`` beside its flag ("picks its own answers more often", ▲), as
+    if it touched 0, which it excludes: the three numbers take the decimals that write
+    that end off no bias, at 0 and at position's 0.5. An interval holding no bias may
+    read it (not flagged: ``[−0.00, 0.40]``, as before); the terminal's table and
+    ``print(result)`` write the same."""
+    from recuse.cli.metrics import _numbers
+    from recuse.metrics.result import MetricResult
+
+    up = _f(0.2, 0.0004, 0.4)
+    assert up.significant and up.text == "+0.2000 [0.0004, 0.4000]"
+    assert verdict(up).startswith("picks its own answers more often") and "[0.0004," in (
+        verdict(up)
+    )
+    down = _f(-0.2, -0.4, -0.004)
+    assert down.significant and down.text == "−0.200 [−0.400, −0.004]"
+    pos = _f(0.7, 0.5004, 0.9, bias="position")
+    assert pos.null == 0.5 and pos.significant and pos.text == "0.7000 [0.5004, 0.9000]"
+    holds = _f(0.2, -0.004, 0.4)
+    assert not holds.significant and holds.text == "+0.20 [−0.00, 0.40]"
+    result = MetricResult("m", 0.2, 0.0004, 0.4, 0.9, 10, 5, "m")
+    assert _numbers(result) == ("+0.2000", "[0.0004, 0.4000]")
+    assert "m: +0.2000 [0.0004, 0.4000] (90% interval)" in str(result)

@@ -59,6 +59,7 @@ __all__ = [
     "general",
     "lower_bound",
     "minus",
+    "off_null_decimals",
     "p_text",
     "percent",
     "scale_words",
@@ -460,14 +461,13 @@ def estimate_parts(
     (('−0.200', '[−0.400, −0.004]'), ('+0.20', '[−0.00, 0.40]'))
     """
     digits = estimate_digits(estimate, low, high)
-    near = []  # the end of an interval that excludes null, nearest it
-    if null is not None and (low > null or high < null):
-        near = [low if low > null else high]
-    while digits < MOST_DECIMALS and (
-        any(_reads_an_end(v, digits, span) for v in (estimate, low, high) if span is not None)
-        or any(_reads_null(v, digits, null) for v in near if null is not None)
-    ):
-        digits += 1
+    if span is not None:
+        while digits < MOST_DECIMALS and any(
+            _reads_an_end(v, digits, span) for v in (estimate, low, high)
+        ):
+            digits += 1
+    if null is not None:
+        digits = off_null_decimals(low, high, null, digits)
     est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
     lo, hi = decimal(low, digits), decimal(high, digits)
     if span is not None and digits >= MOST_DECIMALS:
@@ -493,13 +493,25 @@ def _past_an_end(
     return "< " + write(low + step, digits)
 
 
-def _reads_null(value: float, digits: int, null: float) -> bool:
-    """Whether ``value``, finite and not ``null``, is written as ``null`` at ``digits``
-    decimals (rounded as :func:`_reads_an_end` rounds it; ``−0.00`` reads 0 too)."""
-    value = float(value)
-    if not math.isfinite(value) or value == null:
-        return False
-    return round(Decimal(repr(value)), digits) == Decimal(repr(float(null)))
+def off_null_decimals(low: float, high: float, null: float, digits: int) -> int:
+    """``digits``, or as many more as write the end of ``[low, high]`` nearest ``null``
+    off it (rounded as :func:`_reads_an_end` rounds it), where the interval excludes
+    ``null``, up to :data:`MOST_DECIMALS` (where :func:`decimal` writes a tiny end as a
+    bound): an interval flagged for excluding 0 never reads ``[0.00, 0.40]``, as if it
+    touched it. An interval that holds ``null`` keeps ``digits``.
+
+    >>> off_null_decimals(0.0004, 0.4, 0, 2), off_null_decimals(0.494, 0.4996, 0.5, 2)
+    (4, 4)
+    >>> off_null_decimals(-0.004, 0.4, 0, 2), off_null_decimals(0.01, 0.4, 0, 2)
+    (2, 2)
+    """
+    low, high, null = float(low), float(high), float(null)
+    if not (low > null or high < null) or not math.isfinite(low + high):
+        return digits
+    end, exact_null = Decimal(repr(low if low > null else high)), Decimal(repr(null))
+    while digits < MOST_DECIMALS and round(end, digits) == exact_null:
+        digits += 1
+    return digits
 
 
 def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:

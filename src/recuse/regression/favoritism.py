@@ -73,6 +73,7 @@ from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.numbers import (
     count,
     decimal,
+    off_null_decimals,
     p_text,
     percent,
     scale_words,
@@ -870,12 +871,17 @@ def coefficient_cells(tab: pd.DataFrame) -> tuple[list[tuple[str | None, ...]], 
     units of a power of ten (:func:`recuse.numbers.table_power`), so that scores of 1e49
     give ``−4.94`` (in units of 10⁴⁷), not fifty digits of which the last thirty-four are
     the float's noise, and scores of 1e-7 give ``−4.94`` (in units of 10⁻⁹), not
-    ``+0.0000`` starred significant. The JSON and the CSV keep every digit."""
+    ``+0.0000`` starred significant. A table with an interval that excludes 0 (starred)
+    whose end nearest 0 would read 0 takes the decimals that write it off 0
+    (:func:`recuse.numbers.off_null_decimals`): ``[0.00, 0.40] *`` read as touching the 0
+    the star says it excludes. The JSON and the CSV keep every digit."""
     columns = ("estimate", "se", "lower", "upper")
     values = tab[list(columns)].astype(float).to_numpy() if len(tab) else np.empty((0, 4))
     power = table_power(values.ravel().tolist())
     scaled = values / 10.0**power
     digits = table_precision((float(e), float(s), float(lo), float(hi)) for e, s, lo, hi in scaled)
+    for _, _, lo, hi in scaled:  # a starred interval (it excludes 0) never reads [0.00, …]
+        digits = off_null_decimals(float(lo), float(hi), 0.0, digits)
 
     def text(i: int, v: float) -> str | None:
         if not math.isfinite(v):

@@ -852,3 +852,24 @@ def test_a_held_out_agreement_beside_the_target_reads_on_its_side() -> None:
     assert "70.0% held out" in _cascade_agreement(
         SimpleNamespace(target=0.8, agreement=0.85, reference="human", heldout=clear)
     )
+
+
+def test_apply_writes_an_observed_agreement_on_its_side_of_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Applied to 5,000 labelled items of which 3,998 agree, all kept: 79.96%, under the
+    guarantee's 0.80 it is printed beside, which one decimal wrote "80.0%"."""
+    from mitigation.conftest import table
+
+    src, batch, thr = tmp_path / "cal.csv", tmp_path / "batch.csv", tmp_path / "thr.json"
+    table(60, p=0.99974).to_csv(src, index=False)
+    table(5000, p=0.99974, agree=3998, start=100).to_csv(batch, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    code, text = _run(["certify", "apply", str(thr), str(batch), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "5,000 were decided by a certified judge, agreeing 3,998 times (79.96%; " in said
+    assert "beside the guarantee's 0.80)" in said

@@ -496,7 +496,8 @@ def apply_command(
             + ("labelled (ties counted, as certified)" if counted else "not tied")
             + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
             + f", {seen.kept:,} were decided by a certified judge"
-            + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "
+            + (f", agreeing {seen.agree:,} times "
+               f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
                f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
                if seen.kept else "")
         )  # fmt: skip

@@ -67,6 +67,7 @@ __all__ = [
     "share_percent",
     "share_percent_beside",
     "signed",
+    "significant_beside",
     "small_decimals",
     "table_power",
     "table_precision",
@@ -294,6 +295,26 @@ def decimal_beside(
         if all((shown > e) - (shown < e) == side for e, side in zip(edges, sides, strict=True)):
             return write(value, more)
     return write(value, 16)
+
+
+def significant_beside(value: float, bound: float, digits: int = 3) -> str:
+    """``value`` as ``:g`` writes it with ``digits`` significant digits, or as many more
+    as put it on its own side of ``bound`` (a limit it is said to pass): 1.0004e50 read
+    ``1e+50 once scaled, above the 1e+50``. A value equal to ``bound`` reads as it.
+
+    >>> significant_beside(1.0004e50, 1e50), significant_beside(9.99e-51, 1e-50)
+    ('1.0004e+50', '9.99e-51')
+    >>> significant_beside(9.9996e-51, 1e-50), significant_beside(3.2e60, 1e50)
+    ('9.9996e-51', '3.2e+60')
+    """
+    value, bound = float(value), float(bound)
+    side = (value > bound) - (value < bound)
+    for more in range(digits, 18):
+        text = f"{value:.{more}g}"
+        shown = float(text)
+        if (shown > bound) - (shown < bound) == side:
+            return text
+    return repr(value)
 
 
 def lower_bound(value: float, digits: int = 3) -> str:

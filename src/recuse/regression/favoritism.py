@@ -78,6 +78,7 @@ from recuse.numbers import (
     percent,
     scale_words,
     signed,
+    significant_beside,
     table_power,
     table_precision,
 )
@@ -548,7 +549,8 @@ def _check_magnitude(frame: pd.DataFrame) -> None:
         if col == "y" and 0 < top < SMALLEST_SCALED:
             row = int(np.argmax(np.abs(values)))
             raise EstimationError(
-                f"the largest {what} is {frame[what].iloc[row]:.6g}, {top:.3g} once scaled, "
+                f"the largest {what} is {frame[what].iloc[row]:.6g}, "
+                f"{significant_beside(top, SMALLEST_SCALED)} once scaled, "
                 f"below the {SMALLEST_SCALED:.0e} whose fourth power the fit's standard "
                 "errors hold in floating point — rescale the ratings and references "
                 "(--normalize max, the default, divides each dimension by its largest value)"
@@ -556,7 +558,8 @@ def _check_magnitude(frame: pd.DataFrame) -> None:
         if top > LARGEST_SCALED:
             row = int(np.argmax(np.abs(values)))
             raise EstimationError(
-                f"a {what} of {frame[what].iloc[row]:.6g} is {top:.3g} once scaled, above the "
+                f"a {what} of {frame[what].iloc[row]:.6g} is "
+                f"{significant_beside(top, LARGEST_SCALED)} once scaled, above the "
                 f"{LARGEST_SCALED:.0e} the fit can square and square again in floating "
                 "point — rescale the ratings and references (--normalize max, the default, "
                 "divides each dimension by its largest value)"

@@ -275,8 +275,9 @@ def decimal_beside(
     decimals, or with as many more as put it on its own side of each of ``bounds`` (the
     thresholds it is judged against in the same sentence): an estimate 0.0496 read
     ``+0.050 … small (< 0.05 from no bias)``, and an interval's end −0.04996 read
-    ``−0.050`` beside "within ±0.05". A value equal to a bound reads as it; a bound is
-    taken at 15 significant digits (0.5 + 0.05 is 0.55).
+    ``−0.050`` beside "within ±0.05". Each is taken as its shortest decimal (Python's
+    ``repr``: 0.5 + 0.05 is 0.55), and a value equal to a bound reads as it, to the
+    17 decimals a float may need (0.33571915785840817, an interval's own end).
 
     >>> decimal_beside(0.0496, [0.05, -0.05], 3, signed=True), decimal_beside(0.0496, [0.06], 2)
     ('+0.0496', '0.05')
@@ -288,13 +289,13 @@ def decimal_beside(
     if not math.isfinite(value):
         return write(value, digits)
     exact_value = Decimal(repr(value))
-    edges = [Decimal(f"{float(b):.15g}") for b in bounds if math.isfinite(float(b))]
+    edges = [Decimal(repr(float(b))) for b in bounds if math.isfinite(float(b))]
     sides = [(exact_value > e) - (exact_value < e) for e in edges]
-    for more in range(digits, 17):
+    for more in range(digits, 18):
         shown = Decimal(f"{value:.{more}f}")  # as decimal() rounds it
         if all((shown > e) - (shown < e) == side for e, side in zip(edges, sides, strict=True)):
             return write(value, more)
-    return write(value, 16)
+    return write(value, 17)
 
 
 def significant_beside(value: float, bound: float, digits: int = 3) -> str:

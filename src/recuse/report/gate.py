@@ -422,7 +422,9 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     if not _number(f["null"]):
         raise _bad(f"{where}: 'null' is not a finite number (got {_shown(f['null'])})", p)
     if f["ci_low"] > f["ci_high"]:
-        raise _bad(f"{where}: ci_low {f['ci_low']:g} is above ci_high {f['ci_high']:g}", p)
+        # as written, never rounded: 0.5500001 read "ci_low 0.55 is above ci_high 0.55"
+        low, high = _shown(f["ci_low"]), _shown(f["ci_high"])
+        raise _bad(f"{where}: ci_low {low} is above ci_high {high}", p)
     level: Any = f.get("level", report.get("level"))
     if not _number(level) or not 0 < float(level) < 1:
         raise _bad(f"{where}: 'level' is not a number between 0 and 1 (got {_shown(level)})", p)

@@ -337,6 +337,8 @@ def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_defa
         ("runs", 5, "--runs must be 20 or more; got 5"),
         ("accuracy", 1.2, "--accuracy must be in (0.5, 1), e.g. 0.7; got 1.2"),
         ("power", 1.5, "--power must be in [0.5, 1), e.g. 0.8; got 1.5"),
+        # as given: ``:g`` wrote 0.4999999 as the 0.5 the range holds
+        ("power", 0.4999999, "--power must be in [0.5, 1), e.g. 0.8; got 0.4999999"),
     ],
 )
 def test_each_bad_option_is_named_with_its_value(option: str, value: object, message: str) -> None:

@@ -60,7 +60,7 @@ from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.estimate import excludes_null
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
-from recuse.numbers import decimal_beside, lower_bound, percent, small_decimals
+from recuse.numbers import decimal_beside, exact, lower_bound, percent, small_decimals
 from recuse.simulate.pairs import PROMPT_EFFECT, PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
@@ -483,7 +483,8 @@ def plan(
         ("--accuracy", accuracy, 0.5 < accuracy < 1, "in (0.5, 1), e.g. 0.7"),
     ):
         if not ok:  # each option named with the value given
-            raise ConfigError(f"{name} must be {want}; got {value:g}")
+            # as given: 0.4999999 read "--power must be in [0.5, 1), e.g. 0.8; got 0.5"
+            raise ConfigError(f"{name} must be {want}; got {exact(value)}")
     if not 0 < max_seconds < math.inf:  # nan and inf too: a deadline never reached
         raise ConfigError(
             f"--max-seconds must be a positive number of seconds, e.g. 120; got {max_seconds:g}"

@@ -260,3 +260,29 @@ def test_a_p_value_beside_its_threshold_is_written_on_its_side_of_it() -> None:
             assert len(text) <= 18 and text.startswith("0.")
             assert text == numbers.p_text(p) or len(text) > 5  # more decimals only where needed
     assert numbers.p_text(0.0004, beside=0.001) == "< 0.001"
+
+
+def test_a_decimal_beside_its_thresholds_is_written_on_its_side_of_each() -> None:
+    """A number written with the decimals of the numbers beside it can read as a
+    threshold it is judged against in the same sentence, or past it: an estimate 0.0496
+    read ``+0.050`` beside "small (< 0.05 from no bias)". Beside its thresholds it takes
+    the decimals that put it on its side of every one, checked against the exact
+    decimals, and no more than the decimals asked for where those already do."""
+    from decimal import Decimal
+
+    import numpy as np
+
+    from recuse import numbers
+
+    rng = np.random.default_rng(11)
+    for bounds, digits in (((-0.05, 0.05), 3), ((0.45, 0.55), 2), ((0.1,), 2), ((0.7,), 3)):
+        exact = [Decimal(f"{b:.15g}") for b in bounds]
+        near = [float(e) + d for e in exact for d in (-4e-4, -4e-5, -1e-9, 0.0, 1e-9, 4e-5)]
+        for v in [*near, *rng.uniform(-0.2, 0.8, 300).tolist()]:
+            text = numbers.decimal_beside(v, bounds, digits)
+            shown, value = Decimal(text.replace("\u2212", "-")), Decimal(repr(v))
+            for e in exact:
+                assert (shown > e) - (shown < e) == (value > e) - (value < e), (v, bounds, text)
+            assert text == decimal(v, digits) or len(text.partition(".")[2]) > digits
+    assert numbers.decimal_beside(0.0496, (-0.05, 0.05), 3, signed=True) == "+0.0496"
+    assert numbers.decimal_beside(-0.04996, (-0.05, 0.05), 3) == "\u22120.04996"

@@ -368,6 +368,18 @@ def test_a_confidence_column_recuse_reads_as_another_is_refused(column: str) -> 
     assert "a judge's confidence in its verdict is a column of its own" in str(err.value)
 
 
+def test_a_confidence_just_outside_0_1_is_written_outside_it() -> None:
+    """A confidence of 1.0000000000000002 (a sum of probabilities' float noise) was
+    refused as "confidence 1 is outside [0, 1]": ``:g`` wrote it as the end it passes.
+    It is written as the file holds it; 85 reads 85 as before."""
+    for value, said in ((1.0000000000000002, "1.0000000000000002"), (-1e-07, "\u22120.0000001"),
+                        (85.0, "85")):  # fmt: skip
+        table = pairs(p_a_first=["A", "B", "A"], conf=[0.9, value, 0.7])
+        with pytest.raises(InputError) as err:
+            validate_pairs(table, confidence="conf", file="f.csv")
+        assert f"confidence {said} is outside [0, 1]" in str(err.value), str(err.value)
+
+
 def test_confidence_of_the_winner_and_of_a() -> None:
     table = pairs(p_a_first=["A", "B", "tie"], conf=[0.9, 0.8, 0.7])
     winner = validate_pairs(table, confidence="conf")

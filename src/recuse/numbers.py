@@ -51,6 +51,7 @@ __all__ = [
     "complement",
     "count",
     "decimal",
+    "decimal_beside",
     "estimate_digits",
     "estimate_parts",
     "estimate_text",
@@ -58,6 +59,7 @@ __all__ = [
     "general",
     "lower_bound",
     "minus",
+    "off_null_decimals",
     "p_text",
     "percent",
     "scale_words",
@@ -65,6 +67,7 @@ __all__ = [
     "share_percent",
     "share_percent_beside",
     "signed",
+    "significant_beside",
     "small_decimals",
     "table_power",
     "table_precision",
@@ -265,6 +268,56 @@ def p_text(p: float, *, beside: float | None = None) -> str:
     return text
 
 
+def decimal_beside(
+    value: float, bounds: Iterable[float], digits: int, *, signed: bool = False
+) -> str:
+    """``value`` as :func:`decimal` (``signed``: :func:`signed`) writes it with ``digits``
+    decimals, or with as many more as put it on its own side of each of ``bounds`` (the
+    thresholds it is judged against in the same sentence): an estimate 0.0496 read
+    ``+0.050 … small (< 0.05 from no bias)``, and an interval's end −0.04996 read
+    ``−0.050`` beside "within ±0.05". Each is taken as its shortest decimal (Python's
+    ``repr``: 0.5 + 0.05 is 0.55), and a value equal to a bound reads as it, to the
+    17 decimals a float may need (0.33571915785840817, an interval's own end).
+
+    >>> decimal_beside(0.0496, [0.05, -0.05], 3, signed=True), decimal_beside(0.0496, [0.06], 2)
+    ('+0.0496', '0.05')
+    >>> decimal_beside(-0.04996, [-0.05], 3), decimal_beside(0.05, [0.05], 2)
+    ('−0.04996', '0.05')
+    """
+    value = float(value)
+    write = _with_sign if signed else decimal
+    if not math.isfinite(value):
+        return write(value, digits)
+    exact_value = Decimal(repr(value))
+    edges = [Decimal(repr(float(b))) for b in bounds if math.isfinite(float(b))]
+    sides = [(exact_value > e) - (exact_value < e) for e in edges]
+    for more in range(digits, 18):
+        shown = Decimal(f"{value:.{more}f}")  # as decimal() rounds it
+        if all((shown > e) - (shown < e) == side for e, side in zip(edges, sides, strict=True)):
+            return write(value, more)
+    return write(value, 17)
+
+
+def significant_beside(value: float, bound: float, digits: int = 3) -> str:
+    """``value`` as ``:g`` writes it with ``digits`` significant digits, or as many more
+    as put it on its own side of ``bound`` (a limit it is said to pass): 1.0004e50 read
+    ``1e+50 once scaled, above the 1e+50``. A value equal to ``bound`` reads as it.
+
+    >>> significant_beside(1.0004e50, 1e50), significant_beside(9.99e-51, 1e-50)
+    ('1.0004e+50', '9.99e-51')
+    >>> significant_beside(9.9996e-51, 1e-50), significant_beside(3.2e60, 1e50)
+    ('9.9996e-51', '3.2e+60')
+    """
+    value, bound = float(value), float(bound)
+    side = (value > bound) - (value < bound)
+    for more in range(digits, 18):
+        text = f"{value:.{more}g}"
+        shown = float(text)
+        if (shown > bound) - (shown < bound) == side:
+            return text
+    return repr(value)
+
+
 def lower_bound(value: float, digits: int = 3) -> str:
     """A lower bound written with ``digits`` decimals rounded down, so it never reads
     above the value it bounds: a Clopper–Pearson bound of 0.69973 is ``0.699``, where
@@ -375,15 +428,17 @@ def estimate_text(
     *,
     signed: bool = True,
     span: tuple[float, float] | None = None,
+    null: float | None = None,
 ) -> str:
     """``+0.12 [0.03, 0.20]``: the estimate and its interval in one number format.
 
     ``signed=False`` drops the '+' (for rates whose no-bias value is not 0). ``span``: the
     values the estimate can take (:attr:`~recuse.report.bias.Bias.span`), whose ends a
-    number strictly inside never reads (:func:`estimate_parts`). A share the gate
+    number strictly inside never reads, and ``null``, the no-bias value, which the end of
+    an interval excluding it never reads (:func:`estimate_parts`). A share the gate
     writes as a percentage is written by :func:`share_interval` instead.
     """
-    est, interval = estimate_parts(estimate, low, high, signed=signed, span=span)
+    est, interval = estimate_parts(estimate, low, high, signed=signed, span=span, null=null)
     return f"{est} {interval}"
 
 
@@ -394,6 +449,7 @@ def estimate_parts(
     *,
     signed: bool = True,
     span: tuple[float, float] | None = None,
+    null: float | None = None,
 ) -> tuple[str, str]:
     """``("+0.12", "[0.03, 0.20]")``: :func:`estimate_text` in its two parts, for a table
     that shows them in two cells (the HTML's findings tables), so a cell reads what the
@@ -404,6 +460,10 @@ def estimate_parts(
     as an end takes more, all three together, up to :data:`MOST_DECIMALS`: 2,499 of
     2,500 pairs read ``1.000``, the share of every pair; past them, a bound one step
     inside the end (``> 0.999999``, as a share past its decimals is ``> 99.9999%``).
+    ``null``: the no-bias value, which the end of an interval that excludes it never
+    reads either (more decimals, all three together, up to :data:`MOST_DECIMALS`): a
+    flagged interval [0.0004, 0.40] read ``[0.00, 0.40]``, as if it touched 0. An
+    interval that holds it may read it (``[−0.00, 0.40]``: not flagged, as it reads).
 
     >>> estimate_parts(0.2851, 0.2333, 0.3421, signed=False)
     ('0.29', '[0.23, 0.34]')
@@ -417,6 +477,10 @@ def estimate_parts(
     ('0.99960', '[0.99810, 0.99998]')
     >>> estimate_parts(1 - 1e-12, 1 - 2e-12, 1.0, signed=False, span=(0, 1))
     ('> 0.999999', '[> 0.999999, 1.000000]')
+    >>> estimate_parts(0.2, 0.0004, 0.4, null=0), estimate_parts(0.7, 0.5004, 0.9, null=0.5)
+    (('+0.2000', '[0.0004, 0.4000]'), ('+0.7000', '[0.5004, 0.9000]'))
+    >>> estimate_parts(-0.2, -0.4, -0.004, null=0), estimate_parts(0.2, -0.004, 0.4, null=0)
+    (('−0.200', '[−0.400, −0.004]'), ('+0.20', '[−0.00, 0.40]'))
     """
     digits = estimate_digits(estimate, low, high)
     if span is not None:
@@ -424,6 +488,8 @@ def estimate_parts(
             _reads_an_end(v, digits, span) for v in (estimate, low, high)
         ):
             digits += 1
+    if null is not None:
+        digits = off_null_decimals(low, high, null, digits)
     est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
     lo, hi = decimal(low, digits), decimal(high, digits)
     if span is not None and digits >= MOST_DECIMALS:
@@ -447,6 +513,27 @@ def _past_an_end(
     if abs(high - value) < abs(value - low):
         return "> " + write(high - step, digits)
     return "< " + write(low + step, digits)
+
+
+def off_null_decimals(low: float, high: float, null: float, digits: int) -> int:
+    """``digits``, or as many more as write the end of ``[low, high]`` nearest ``null``
+    off it (rounded as :func:`_reads_an_end` rounds it), where the interval excludes
+    ``null``, up to :data:`MOST_DECIMALS` (where :func:`decimal` writes a tiny end as a
+    bound): an interval flagged for excluding 0 never reads ``[0.00, 0.40]``, as if it
+    touched it. An interval that holds ``null`` keeps ``digits``.
+
+    >>> off_null_decimals(0.0004, 0.4, 0, 2), off_null_decimals(0.494, 0.4996, 0.5, 2)
+    (4, 4)
+    >>> off_null_decimals(-0.004, 0.4, 0, 2), off_null_decimals(0.01, 0.4, 0, 2)
+    (2, 2)
+    """
+    low, high, null = float(low), float(high), float(null)
+    if not (low > null or high < null) or not math.isfinite(low + high):
+        return digits
+    end, exact_null = Decimal(repr(low if low > null else high)), Decimal(repr(null))
+    while digits < MOST_DECIMALS and round(end, digits) == exact_null:
+        digits += 1
+    return digits
 
 
 def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:

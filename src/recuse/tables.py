@@ -51,6 +51,7 @@ from recuse.cells import FLAT_KINDS as _FLAT
 from recuse.cells import MISSING_TEXTS, as_text, check_scalars, column_list, one_text, shown
 from recuse.cells import first_true as _first
 from recuse.errors import ConfigError, InputError, ReaderNote
+from recuse.numbers import exact
 from recuse.probe_tables import PROBE_COLUMNS as PROBE_COLUMNS  # re-exported for readers
 from recuse.probe_tables import check_probe_table
 
@@ -1130,7 +1131,8 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
         raise InputError(
-            f"confidence {values[i]:g} is outside [0, 1]",
+            # as typed, never rounded: 1.0000000000000002 read "confidence 1 is outside [0, 1]"
+            f"confidence {exact(values[i])} is outside [0, 1]",
             file=file,
             row=i + 1,
             column=column,

@@ -822,3 +822,54 @@ def test_a_stratum_not_tested_takes_no_share_of_delta_in_the_table(
     bound = float(beta.ppf(0.1, agree, kept - agree + 1))
     assert other["lower_bound"] == pytest.approx(bound, rel=1e-9)
     assert f" {numbers.lower_bound(bound)} │   0.1 │" in rows["other"]
+
+
+def test_a_held_out_agreement_beside_the_target_reads_on_its_side() -> None:
+    """3,998 of 5,000 held-out items agreeing is 79.96%, under the target 0.80 of the
+    table's title ("Certified at agreement ≥ 0.80"): one decimal wrote it 80.0%, in the
+    table's held-out agreement and in the cascade's sentence. Each is written with the
+    decimals that put it below; one clear of the target keeps its one decimal."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from recuse.cli.certify import _cascade_agreement, _judges_table
+
+    held = SimpleNamespace(checked=True, coverage=0.5, agreement=3998 / 5000)
+    stratum = SimpleNamespace(stratum="other", target=0.8, delta=0.1, n_labelled=5000,
+                              threshold=0.9, coverage=0.5, agreement=0.85, lower_bound=0.81,
+                              heldout=held)  # fmt: skip
+    result = SimpleNamespace(target=0.8, delta=0.1,
+                             judges=[SimpleNamespace(judge="j", strata=[stratum])])  # fmt: skip
+    console = Console(width=200, record=True, force_terminal=False)
+    console.print(_judges_table(result))
+    (row,) = [line for line in console.export_text().splitlines() if line.startswith("│ j ")]
+    assert "79.96%" in row and "80.0%" not in row
+    cascade = SimpleNamespace(target=0.8, agreement=0.85, reference="human", heldout=held)
+    words = _cascade_agreement(cascade)
+    assert "85.0% on the calibration items, 79.96% held out" in words
+    clear = SimpleNamespace(checked=True, coverage=0.5, agreement=0.7)
+    assert "70.0% held out" in _cascade_agreement(
+        SimpleNamespace(target=0.8, agreement=0.85, reference="human", heldout=clear)
+    )
+
+
+def test_apply_writes_an_observed_agreement_on_its_side_of_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Applied to 5,000 labelled items of which 3,998 agree, all kept: 79.96%, under the
+    guarantee's 0.80 it is printed beside, which one decimal wrote "80.0%"."""
+    from mitigation.conftest import table
+
+    src, batch, thr = tmp_path / "cal.csv", tmp_path / "batch.csv", tmp_path / "thr.json"
+    table(60, p=0.99974).to_csv(src, index=False)
+    table(5000, p=0.99974, agree=3998, start=100).to_csv(batch, index=False)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    code, text = _run(["certify", "apply", str(thr), str(batch), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "5,000 were decided by a certified judge, agreeing 3,998 times (79.96%; " in said
+    assert "beside the guarantee's 0.80)" in said

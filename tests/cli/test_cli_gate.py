@@ -364,6 +364,8 @@ def test_crafted_reports_are_one_line_errors(
         "'level'": {**good, "level": "HUGE"},
         "lacks 'null'": {k: v for k, v in good.items() if k != "null"},
         "ci_low 0.6 is above ci_high 0.55": {**good, "ci_low": 0.6},
+        # as written: ``:g`` read "ci_low 0.55 is above ci_high 0.55"
+        "ci_low 0.5500001 is above ci_high 0.55": {**good, "ci_low": 0.5500001},
         "'std_error'": {**good, "std_error": "0.1"},
         # read as "unknown" (no prompt-count check) where it is damaged
         "'clusters' is not a finite number >= 0 (got nan)": {**good, "clusters": "NAN"},

@@ -119,6 +119,15 @@ def test_strata_warning_is_the_total_variation_worked_by_hand() -> None:
                        names=("a",))  # fmt: skip
 
 
+def test_a_distance_just_over_the_threshold_reads_over_it() -> None:
+    """Shares own (0.6502, 0.3498), other (0.3498, 0.6502): ½ (0.3004 + 0.3004) = 0.3004,
+    over the 0.3 the warning is said above, which two decimals wrote "distance 0.30 (…
+    said above 0.3)". It is written with the decimals that put it over; 0.60 keeps two."""
+    w = strata_warning(own_weights=np.array([0.6502, 0.3498]),
+                       other_weights=np.array([0.3498, 0.6502]), names=("a", "b"))  # fmt: skip
+    assert w is not None and "distance 0.3004 (" in w and "said above 0.3)" in w
+
+
 def test_the_stratum_column_is_chosen_per_judge_or_named() -> None:
     t = pd.DataFrame({"judge": ["j1", "j1", "j2", "j2"], "category": ["j1", "j1", "j2", "j2"],
                       "task": ["x", "y", "x", "y"]})  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -684,3 +685,38 @@ def test_a_fit_on_small_scores_is_the_fit_scaled(factor: float) -> None:
     assert np.allclose(scaled["se"], base["se"] * times, rtol=1e-6, atol=0)
     assert np.allclose(scaled["z"], base["z"], rtol=1e-6, atol=0)
     assert (scaled["significant"] == base["significant"]).all()
+
+
+def test_a_starred_interval_never_reads_as_touching_0() -> None:
+    """γ = +0.20 [0.0004, 0.40] excludes 0, starred ("* interval excludes 0"), and was
+    written ``[0.00, 0.40] *`` at the table's two decimals, as if it touched 0. The table
+    takes the decimals that write that end off 0 (one precision for all its rows); a
+    table whose intervals hold 0 or sit clear of it keeps its two."""
+    from recuse.regression.favoritism import coefficient_cells
+
+    tab = pd.DataFrame({"estimate": [0.2, -0.3], "se": [0.12, 0.1], "lower": [0.0004, -0.46],
+                        "upper": [0.4, -0.14]})  # fmt: skip
+    cells, scale = coefficient_cells(tab)
+    assert scale == "" and cells == [
+        ("+0.2000", "0.1200", "0.0004", "0.4000"),
+        ("\u22120.3000", "0.1000", "\u22120.4600", "\u22120.1400"),
+    ]
+    holds = tab.assign(lower=[-0.004, -0.46])  # [−0.004, 0.40] holds 0: not starred
+    assert coefficient_cells(holds)[0][0] == ("+0.20", "0.12", "\u22120.00", "0.40")
+    clear = tab.assign(lower=[0.04, -0.46])
+    assert coefficient_cells(clear)[0][0] == ("+0.20", "0.12", "0.04", "0.40")
+
+
+def test_a_scale_just_past_the_limit_reads_past_it() -> None:
+    """Ratings whose largest is 1.0004e50 (normalize none) are refused as above the
+    1e+50 the fit can square twice, and three significant digits wrote "1e+50 once
+    scaled, above the 1e+50"; ratings whose largest is 9.9996e-51 read "1e-50 …, below
+    the 1e-50". Each takes the digits that put it past the limit."""
+    sim = simulate_ratings(seed=3, n_prompts=20)
+    top = float(sim.ratings["rating"].abs().max())
+    for target, said in ((1.0004e50, "1.0004e+50 once scaled, above the 1e+50"),
+                         (9.9996e-51, "9.9996e-51 once scaled, below the 1e-50")):  # fmt: skip
+        scaled = sim.ratings.assign(rating=sim.ratings["rating"] / top * target)
+        assert float(scaled["rating"].abs().max()) == pytest.approx(target, rel=1e-12)
+        with pytest.raises(EstimationError, match=re.escape(said)):
+            fit_favoritism(scaled, sim.families, normalize="none")

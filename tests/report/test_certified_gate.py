@@ -185,3 +185,14 @@ def test_a_line_gives_the_coverage_it_compares_and_the_required_one() -> None:
     [(*_, cov, required)] = gate_certified(curve_stops, [RULE], reason=lambda d, j: "",
                                            skip=False)  # fmt: skip
     assert (cov, required) == (None, 0.6)
+
+
+def test_a_held_out_agreement_beside_its_target_is_written_on_its_side() -> None:
+    """3,998 of 5,000 held-out pairs agreeing is 79.96%, under the target 0.8 the line
+    names: one decimal wrote it "80.0% of them agree" beside "at agreement ≥ 0.8". It
+    takes the decimals that put it below; one clear of the target keeps its one."""
+    rule = Certified(0.8, 0.6)
+    near = _text(_row(target=0.8, heldout_agreement=3998 / 5000), rule=rule)
+    assert "at agreement ≥ 0.8," in near and "5.0% kept, 79.96% of them agree" in near
+    clear = _text(_row(target=0.8, heldout_agreement=0.7), rule=rule)
+    assert "5.0% kept, 70.0% of them agree" in clear

@@ -195,3 +195,28 @@ def test_a_tables_column_words_are_text_on_the_page(
     assert under is not None
     assert "<script>" not in under.group(1) and "<img" not in under.group(1)
     assert under.group(1).count("&lt;script&gt;") == 3
+
+
+def test_a_lower_bound_beside_its_target_reads_under_it() -> None:
+    """The certification table's own-answer row at target 0.70 whose Clopper–Pearson
+    bound is 0.69973 (42 of 51 agreeing at δ' = 0.0333: not certified, "the guarantee
+    holds where it is at least target") read ``0.700 | 0.700 | False``: a bound
+    written on the target it misses. A lower bound is written rounded down, as
+    ``recuse certify`` writes it; the other columns round to nearest."""
+    from scipy.stats import beta
+
+    from recuse.report.html import render_html
+    from recuse.report.model import Section, Table
+
+    bound = float(beta.ppf(0.1 / 3, 42, 51 - 42 + 1))
+    assert 0.6995 < bound < 0.7
+    frame = pd.DataFrame({"target": [0.7, 0.8], "agreement": [42 / 51, 0.83996],
+                          "lower_bound": [bound, 0.8372], "certified": [False, True]})  # fmt: skip
+    section = Section("s", "S", "intro", tables=(Table("t", "T", frame),))
+    page = render_html(replace(_report(()), sections=(section,)))
+    body = re.search(r'<table class="tidy" data-table="t">(.*?)</table>', page, flags=re.S)
+    assert body is not None
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", body[1])]
+    assert [r for r in rows if r] == [["0.700", "0.824", "0.699", "False"],
+                                      ["0.800", "0.840", "0.837", "True"]]  # fmt: skip
+    assert _cell(bound, "lower_bound", 4) == "0.6997" and _cell(float("nan"), "lower_bound") == ""

@@ -171,3 +171,61 @@ def test_a_number_beside_the_headline_is_never_flagged_and_says_so() -> None:
     # beside the headline, an interval within ±0.05 still reads negligible (neutral)
     near = dataclasses.replace(beside, estimate=0.01, ci_low=-0.02, ci_high=0.04)
     assert near.materiality == "negligible" and not near.flagged
+
+
+def test_a_materiality_threshold_is_never_read_off_a_rounded_number() -> None:
+    """The sentence writes the estimate and interval at their rounded decimals beside
+    the materiality threshold: an estimate 0.0496 read ``+0.050 … — small (< 0.05 from
+    no bias)``, and an interval [−0.04996, 0.03] read ``[−0.050, 0.030] — negligible
+    (interval within ±0.05 of no bias)``, the end on the band's edge. The numbers the
+    rounding puts on the threshold follow it with the decimals that put them on their
+    side; the others are not repeated."""
+    base = dataclasses.replace(_f(0.0496, 0.02, 0.08), clusters=60, std_error=0.01, material=0.05)
+    assert base.materiality == "small"
+    assert verdict(base).endswith(
+        "+0.050 [0.020, 0.080], n=340 — small (< 0.05 from no bias; estimate +0.0496)"
+    )
+    two = dataclasses.replace(base, estimate=0.046, ci_low=0.01, ci_high=0.15)  # 2 decimals
+    assert verdict(two).endswith("+0.05 [0.01, 0.15], n=340 — small (< 0.05 from no bias; "
+                                 "estimate +0.046)")  # fmt: skip
+    clear = dataclasses.replace(base, estimate=0.0404)
+    assert verdict(clear).endswith("— small (< 0.05 from no bias)")
+    near = dataclasses.replace(base, estimate=0.02, ci_low=-0.04996, ci_high=0.03)
+    assert near.materiality == "negligible"
+    assert verdict(near).endswith(
+        "+0.020 [−0.050, 0.030], n=340 — negligible (interval within ±0.05 of no bias; "
+        "low end −0.04996)"
+    )
+    # around a no-bias value of 0.5 the edges are 0.45 and 0.55
+    pos = dataclasses.replace(
+        _f(0.546, 0.51, 0.58, bias="position"), clusters=60, std_error=0.01, material=0.05
+    )
+    assert pos.null == 0.5 and pos.materiality == "small"
+    assert verdict(pos).endswith("0.55 [0.51, 0.58], n=340 — small (< 0.05 from no bias; "
+                                 "estimate 0.546)")  # fmt: skip
+
+
+def test_a_flagged_interval_never_reads_as_touching_no_bias() -> None:
+    """A flagged interval whose end nearest no bias is within half a hundredth of it read
+    ``+0.20 [0.00, 0.40]`` beside its flag ("picks its own answers more often", ▲), as
+    if it touched 0, which it excludes: the three numbers take the decimals that write
+    that end off no bias, at 0 and at position's 0.5. An interval holding no bias may
+    read it (not flagged: ``[−0.00, 0.40]``, as before); the terminal's table and
+    ``print(result)`` write the same."""
+    from recuse.cli.metrics import _numbers
+    from recuse.metrics.result import MetricResult
+
+    up = _f(0.2, 0.0004, 0.4)
+    assert up.significant and up.text == "+0.2000 [0.0004, 0.4000]"
+    assert verdict(up).startswith("picks its own answers more often") and "[0.0004," in (
+        verdict(up)
+    )
+    down = _f(-0.2, -0.4, -0.004)
+    assert down.significant and down.text == "−0.200 [−0.400, −0.004]"
+    pos = _f(0.7, 0.5004, 0.9, bias="position")
+    assert pos.null == 0.5 and pos.significant and pos.text == "0.7000 [0.5004, 0.9000]"
+    holds = _f(0.2, -0.004, 0.4)
+    assert not holds.significant and holds.text == "+0.20 [−0.00, 0.40]"
+    result = MetricResult("m", 0.2, 0.0004, 0.4, 0.9, 10, 5, "m")
+    assert _numbers(result) == ("+0.2000", "[0.0004, 0.4000]")
+    assert "m: +0.2000 [0.0004, 0.4000] (90% interval)" in str(result)

@@ -133,3 +133,12 @@ def test_the_unvalidated_table_is_the_validated_one_before_validation() -> None:
     pd.testing.assert_frame_equal(
         validate_pairs(raw), simulate_pairs(seed=4, n_prompts=20, texts=True).pairs
     )
+
+
+def test_an_agreement_probability_just_past_its_range_reads_past_it() -> None:
+    """Accuracy 0.95 with prompt-to-prompt variation 0.0504 reaches 1.0004, past the 1 a
+    probability can be: three decimals wrote "reach [0.900, 1.000], outside [0.000,
+    1.000]". The end past the range takes the decimals that put it past."""
+    with pytest.raises(ConfigError) as err:
+        simulate_pairs(judges={"gpt-4": PlantedBias(accuracy=0.95)}, prompt_effect=0.0504)
+    assert "reach [0.900, 1.0004], outside [0.000, 1.000]" in str(err.value), str(err.value)

@@ -35,3 +35,20 @@ def test_impossible_noise_is_refused_with_the_range() -> None:
         solve_noise(effect=0.2, flip_rate=0.1, tie_rate=0.0, icc=0.0)
     with pytest.raises(ConfigError, match=r"--icc 0\.6"):
         solve_noise(effect=0.02, flip_rate=0.1, tie_rate=0.0, icc=0.6)
+
+
+@pytest.mark.parametrize(
+    ("flip_rate", "effect"), [(0.05, 0.02), (0.08, 0.02), (0.12, 0.02), (0.25, 0.05), (0.3, 0.02)]
+)
+def test_the_largest_correlation_named_fits(flip_rate: float, effect: float) -> None:
+    """Too much --icc for a flip rate is refused with the most it allows, written to
+    nearest: at flip rate 0.05 (effect 0.02, ties 0.1) "at most 0.03", and --icc 0.03 was
+    refused in its turn. It is rounded down: the correlation named is accepted, and one
+    a hundredth more is not."""
+    with pytest.raises(ConfigError) as info:
+        solve_noise(effect=effect, flip_rate=flip_rate, tie_rate=0.1, icc=0.89)
+    most = float(str(info.value).split("at most ")[1].split(")")[0])
+    noise = solve_noise(effect=effect, flip_rate=flip_rate, tie_rate=0.1, icc=most)
+    assert noise.icc == pytest.approx(most, abs=1e-6)
+    with pytest.raises(ConfigError, match="more within-prompt correlation"):
+        solve_noise(effect=effect, flip_rate=flip_rate, tie_rate=0.1, icc=most + 0.01)

@@ -337,6 +337,8 @@ def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_defa
         ("runs", 5, "--runs must be 20 or more; got 5"),
         ("accuracy", 1.2, "--accuracy must be in (0.5, 1), e.g. 0.7; got 1.2"),
         ("power", 1.5, "--power must be in [0.5, 1), e.g. 0.8; got 1.5"),
+        # as given: ``:g`` wrote 0.4999999 as the 0.5 the range holds
+        ("power", 0.4999999, "--power must be in [0.5, 1), e.g. 0.8; got 0.4999999"),
     ],
 )
 def test_each_bad_option_is_named_with_its_value(option: str, value: object, message: str) -> None:
@@ -518,3 +520,51 @@ def test_the_answer_says_what_a_pair_is_as_the_simulation_draws_it(
              achieved=0.8, achieved_low=0.7, achieved_high=0.9, runs=200, level=0.9,
              first_guess_pairs=572, seed=0)  # fmt: skip
     assert f"Each pair counted {words}." in p.sentence()
+
+
+@pytest.mark.parametrize("accuracy", [0.777, 0.7, 0.8, 0.9483, 0.94996])
+def test_the_largest_effect_named_fits(accuracy: float) -> None:
+    """The largest effect that fits an accuracy, 2 · (1 − 0.05 − accuracy), was written
+    rounded to nearest: 0.346 at --accuracy 0.777 read "at most 0.35", an effect refused
+    in its turn (0.777 + 0.35/2 + 0.05 = 1.002 > 1), and 0.0034 at 0.9483 read "at most
+    0.00", no effect at all. It is rounded down, with the decimals that show it: the
+    effect named is accepted, and one a hundredth (or a last digit) larger is not."""
+    with pytest.raises(ConfigError) as info:
+        plan("self-preference", 0.9, accuracy=accuracy, runs=20, boot=Resampling(n_boot=50))
+    said = str(info.value).split("effect of at most ")[1].split(",")[0]
+    most = 2 * (1 - 0.05 - accuracy)
+    step = 10.0 ** -len(said.partition(".")[2])
+    assert float(said) > 0 and most - step < float(said) <= most + 1e-12, (said, most)
+    fits = float(said)
+    try:  # planned (or refused for its size, as a tiny effect is), never for the accuracy
+        plan("self-preference", fits, accuracy=accuracy, runs=10, boot=Resampling(n_boot=20),
+             max_pairs=400)  # fmt: skip
+    except ConfigError as error:
+        assert "cannot be simulated" not in str(error)
+    with pytest.raises(ConfigError, match="cannot be simulated"):
+        plan("self-preference", fits + step, accuracy=accuracy, runs=20,
+             boot=Resampling(n_boot=50))  # fmt: skip
+
+
+def test_a_simulated_power_beside_its_target_is_written_on_its_side(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """159 of 200 runs is a power of 0.795, under the 80% asked for: two decimals wrote
+    it 0.80, in the answer beside "with 80% power" and in the progress line after which
+    the search went on for a larger size, as if 0.80 had not reached 0.8. Beside the
+    target it is written with the decimals that put it below (planted simulations)."""
+    from recuse.simulate import power as power_module
+    from recuse.simulate.power import Plan
+
+    p = Plan(bias="position", effect=0.05, pairs=252, prompts=84, pairs_per_prompt=3,
+             power=0.8, achieved=159 / 200, achieved_low=0.73, achieved_high=0.85,
+             runs=200, level=0.9, first_guess_pairs=252, seed=0)  # fmt: skip
+    assert "with 80% power" in p.sentence() and ": 0.795 [0.73, 0.85] (95%" in p.sentence()
+    assert ": 0.81 [" in replace(p, achieved=0.81).sentence()  # clear of it: two decimals
+    planted = iter([159 / 200, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85])
+    monkeypatch.setattr(power_module, "_simulated", lambda *a, **k: (next(planted), 200))
+    lines: list[str] = []
+    plan("self-preference", 0.3, runs=200, progress=lines.append)
+    first = next(line for line in lines if line.startswith("first guess:") and "->" in line)
+    assert first.split("simulated power ")[1].startswith("0.795 (200 runs")
+    assert any(line.startswith("more:") for line in lines)  # the search went on, as it says

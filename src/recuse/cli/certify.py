@@ -164,11 +164,15 @@ def _costs(
     return {**{n: p for n, p in card.items() if keys[n] not in overridden}, **given}
 
 
-def _pct(x: float | None, empty: str = "") -> str:
+def _pct(x: float | None, empty: str = "", *, beside: float | None = None) -> str:
     """``x`` as a percentage (:func:`recuse.numbers.share_percent`: a share above 0 or
     below 1 never reads 0.0% or 100.0%); ``empty`` when there is none (nothing kept to
-    measure)."""
-    return empty if x is None or x != x else numbers.share_percent(x)
+    measure). ``beside``: the target a held-out agreement is read against, on whose
+    side it is written (:func:`recuse.numbers.share_percent_beside`: 79.96% read 80.0%
+    under "Certified at agreement ≥ 0.80")."""
+    if x is None or x != x:
+        return empty
+    return numbers.share_percent(x) if beside is None else numbers.share_percent_beside(x, beside)
 
 
 #: what an agreement cell or sentence says when no item was kept to measure it on
@@ -191,7 +195,7 @@ def _cascade_agreement(c: Any) -> str:
         f"machine verdicts agree with {AGREEING_WITH[c.reference]} {_pct(c.agreement)} on the "
         "calibration items, "
         + (
-            _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds")
+            _pct(c.heldout.agreement, f"{NONE_KEPT} on the held-out folds", beside=c.target)
             if c.heldout.checked
             else "no held-out check (the items share one prompt)"
         )
@@ -217,7 +221,8 @@ def _judges_table(result: Any) -> TerminalTable:
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 *((NOT_TESTED, NO_SHARE) if s.lower_bound != s.lower_bound
                   else (numbers.lower_bound(s.lower_bound), f"{s.delta:.3g}")),
-                *((_pct(s.heldout.coverage, NO_LABELS), _pct(s.heldout.agreement, NONE_KEPT))
+                *((_pct(s.heldout.coverage, NO_LABELS),
+                   _pct(s.heldout.agreement, NONE_KEPT, beside=s.target))
                   if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),
             )  # fmt: skip
     return t
@@ -491,7 +496,8 @@ def apply_command(
             + ("labelled (ties counted, as certified)" if counted else "not tied")
             + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
             + f", {seen.kept:,} were decided by a certified judge"
-            + (f", agreeing {seen.agree:,} times ({_pct(seen.agreement)}; observed on this "
+            + (f", agreeing {seen.agree:,} times "
+               f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
                f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
                if seen.kept else "")
         )  # fmt: skip

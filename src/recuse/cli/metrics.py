@@ -112,7 +112,7 @@ def _numbers(r: MetricResult) -> tuple[str, str]:
     if not all(math.isfinite(v) for v in values):
         shown = [numbers.decimal(v, 3) if math.isfinite(v) else "" for v in values]
         return shown[0], f"[{shown[1]}, {shown[2]}]"
-    return numbers.estimate_parts(*values, signed=r.signed)
+    return numbers.estimate_parts(*values, signed=r.signed, null=r.null)
 
 
 @metrics_app.command("pairs")

@@ -42,7 +42,7 @@ from recuse.metrics.self_preference import (
     single_judge,
 )
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient
-from recuse.numbers import share_percent
+from recuse.numbers import decimal_beside, share_percent
 
 __all__ = [
     "CALIBRATED",
@@ -678,9 +678,10 @@ def strata_warning(
         return None
     top = int(np.argmax(o - r))
     plural = "categories" if label == "category" else f"{label}s"
+    shown = decimal_beside(distance, [threshold], 2)  # 0.3004 read "0.30 (said above 0.3)"
     return (
         f"own pairs in other {plural} than its competence pairs: total-variation distance "
-        f"{distance:.2f} (0 = same mix, 1 = none in common; said above {threshold:g}), most "
+        f"{shown} (0 = same mix, 1 = none in common; said above {threshold:g}), most "
         f"in {names[top]!r} ({share_percent(o[top], 0)} of its own pairs, "
         f"{share_percent(r[top], 0)} of the others)"
     )

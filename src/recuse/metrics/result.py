@@ -173,7 +173,9 @@ class MetricResult:
           share of pairs whose verdict flips
         """
         who = f" for {self.judge}" if self.judge else ""
-        shown = numbers.estimate_text(self.estimate, self.ci_low, self.ci_high, signed=self.signed)
+        shown = numbers.estimate_text(
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed, null=self.null
+        )
         lines = [
             f"{self.metric}{who}: {shown} ({numbers.percent(self.level)} interval), "
             f"no bias {numbers.general(self.null)}, n={numbers.count(self.n)} "

@@ -73,10 +73,12 @@ from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.numbers import (
     count,
     decimal,
+    off_null_decimals,
     p_text,
     percent,
     scale_words,
     signed,
+    significant_beside,
     table_power,
     table_precision,
 )
@@ -547,7 +549,8 @@ def _check_magnitude(frame: pd.DataFrame) -> None:
         if col == "y" and 0 < top < SMALLEST_SCALED:
             row = int(np.argmax(np.abs(values)))
             raise EstimationError(
-                f"the largest {what} is {frame[what].iloc[row]:.6g}, {top:.3g} once scaled, "
+                f"the largest {what} is {frame[what].iloc[row]:.6g}, "
+                f"{significant_beside(top, SMALLEST_SCALED)} once scaled, "
                 f"below the {SMALLEST_SCALED:.0e} whose fourth power the fit's standard "
                 "errors hold in floating point — rescale the ratings and references "
                 "(--normalize max, the default, divides each dimension by its largest value)"
@@ -555,7 +558,8 @@ def _check_magnitude(frame: pd.DataFrame) -> None:
         if top > LARGEST_SCALED:
             row = int(np.argmax(np.abs(values)))
             raise EstimationError(
-                f"a {what} of {frame[what].iloc[row]:.6g} is {top:.3g} once scaled, above the "
+                f"a {what} of {frame[what].iloc[row]:.6g} is "
+                f"{significant_beside(top, LARGEST_SCALED)} once scaled, above the "
                 f"{LARGEST_SCALED:.0e} the fit can square and square again in floating "
                 "point — rescale the ratings and references (--normalize max, the default, "
                 "divides each dimension by its largest value)"
@@ -870,12 +874,17 @@ def coefficient_cells(tab: pd.DataFrame) -> tuple[list[tuple[str | None, ...]], 
     units of a power of ten (:func:`recuse.numbers.table_power`), so that scores of 1e49
     give ``−4.94`` (in units of 10⁴⁷), not fifty digits of which the last thirty-four are
     the float's noise, and scores of 1e-7 give ``−4.94`` (in units of 10⁻⁹), not
-    ``+0.0000`` starred significant. The JSON and the CSV keep every digit."""
+    ``+0.0000`` starred significant. A table with an interval that excludes 0 (starred)
+    whose end nearest 0 would read 0 takes the decimals that write it off 0
+    (:func:`recuse.numbers.off_null_decimals`): ``[0.00, 0.40] *`` read as touching the 0
+    the star says it excludes. The JSON and the CSV keep every digit."""
     columns = ("estimate", "se", "lower", "upper")
     values = tab[list(columns)].astype(float).to_numpy() if len(tab) else np.empty((0, 4))
     power = table_power(values.ravel().tolist())
     scaled = values / 10.0**power
     digits = table_precision((float(e), float(s), float(lo), float(hi)) for e, s, lo, hi in scaled)
+    for _, _, lo, hi in scaled:  # a starred interval (it excludes 0) never reads [0.00, …]
+        digits = off_null_decimals(float(lo), float(hi), 0.0, digits)
 
     def text(i: int, v: float) -> str | None:
         if not math.isfinite(v):

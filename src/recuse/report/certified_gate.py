@@ -133,17 +133,22 @@ def _at(rows: Sequence[Mapping[str, Any]], stratum: str, t: float) -> list[Mappi
     return [r for r in rows if r["stratum"] == stratum and abs(float(r["target"]) - t) < 1e-9]
 
 
-def _held_out(row: Mapping[str, Any]) -> str:
+def _held_out(row: Mapping[str, Any], target: float) -> str:
     """The curve's held-out check in words, "" where the report has none: the share kept
     and the agreement of the kept verdicts, each prompt fold decided by thresholds
     certified on the other folds. A check beside the gate's number (the calibration
     coverage), which it may exceed: alone, "certified on 0.0%; held out: 5.0% kept" read
-    as a second, contradicting coverage, and hid that those 5% agreed below the target."""
+    as a second, contradicting coverage, and hid that those 5% agreed below the target.
+    The agreement is written on its side of ``target``, beside which the line names it
+    (:func:`~recuse.numbers.share_percent_beside`): 0.7996 read "80.0% of them agree"
+    beside "at agreement ≥ 0.8", a target the held-out pairs missed."""
     held: Any = row.get("heldout_coverage")
     agree: Any = row.get("heldout_agreement")
     if not _number(held):
         return ""
-    agreed = f", {share_percent(agree)} of them agree" if _number(agree) else ""
+    agreed = (
+        f", {share_percent_beside(float(agree), target)} of them agree" if _number(agree) else ""
+    )
     return (
         f"; held-out check (not gated: each prompt fold decided by thresholds certified "
         f"on the other folds): {share_percent(held)} kept{agreed}"
@@ -162,7 +167,7 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str,
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
     grid = "" if abs(t - rule.target) < 1e-9 else f" (read at {t:g}, the grid's next target)"
-    held_text = _held_out(r)
+    held_text = _held_out(r, rule.target)
     own = ""
     for o in _at(rows, "own", t):
         share = float(o["coverage"]) if o["coverage"] is not None else 0.0

@@ -361,7 +361,7 @@ def coefficients(
     # each as the findings' tables and sentences write it (estimate_parts: its decimals,
     # U+2212), signed where the no-bias value is 0
     alt = f"{title}: " + "; ".join(
-        f"{lab} " + " ".join(estimate_parts(e, a, b, signed=null == 0))
+        f"{lab} " + " ".join(estimate_parts(e, a, b, signed=null == 0, null=null))
         for lab, e, a, b in zip(labels, est, lo, hi, strict=True)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)

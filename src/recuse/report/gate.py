@@ -68,7 +68,7 @@ from scipy.stats import norm
 
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.estimate import FEW_CLUSTERS, informative
-from recuse.numbers import MINUS, estimate_digits, estimate_text, minus, percent
+from recuse.numbers import MINUS, decimal_beside, estimate_digits, estimate_text, minus, percent
 from recuse.report.model import all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
@@ -422,7 +422,9 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     if not _number(f["null"]):
         raise _bad(f"{where}: 'null' is not a finite number (got {_shown(f['null'])})", p)
     if f["ci_low"] > f["ci_high"]:
-        raise _bad(f"{where}: ci_low {f['ci_low']:g} is above ci_high {f['ci_high']:g}", p)
+        # as written, never rounded: 0.5500001 read "ci_low 0.55 is above ci_high 0.55"
+        low, high = _shown(f["ci_low"]), _shown(f["ci_high"])
+        raise _bad(f"{where}: ci_low {low} is above ci_high {high}", p)
     level: Any = f.get("level", report.get("level"))
     if not _number(level) or not 0 < float(level) < 1:
         raise _bad(f"{where}: 'level' is not a number between 0 and 1 (got {_shown(level)})", p)
@@ -686,17 +688,6 @@ def _num(value: float, significant: int | None = None) -> str:
     return minus(text)
 
 
-def _exact(value: float, bound: float, least: int = 2) -> str:
-    """``value`` with the fewest decimals (at least ``least``) that put it on its own side
-    of ``bound`` (0.6004 beside 0.6, not 0.60)."""
-    side = (value > bound) - (value < bound)
-    for d in range(least, 17):
-        shown = round(value, d)
-        if (shown > bound) - (shown < bound) == side:
-            return minus(f"{value:.{d}f}")
-    return minus(repr(value))
-
-
 def _bound_words(
     outcome: Outcome, bound: Bound, lo: float, hi: float, null: float, x: float,
     edges: tuple[float, ...],
@@ -747,7 +738,7 @@ def _near(est: float, lo: float, hi: float, edges: tuple[float, ...]) -> str:
             side = (value > edge) - (value < edge)
             if (printed > edge) - (printed < edge) != side or math.isnan(printed):
                 sign = {1: ">", 0: "=", -1: "<"}[side]
-                out.append(f"{name} {_exact(value, edge)} {sign} {_num(edge)}")
+                out.append(f"{name} {decimal_beside(value, [edge], 2)} {sign} {_num(edge)}")
     return f" ({'; '.join(dict.fromkeys(out))})" if out else ""
 
 
@@ -755,7 +746,7 @@ def _sits(est: float, edge: float, gap: float) -> str:
     """``the estimate, 0.599, sits 0.001 below the bound 0.6``."""
     where, distance = ("above" if est > edge else "below"), _num(gap, 2)
     decimals = len(distance.partition(".")[2]) if "e" not in distance else 2
-    shown = _exact(est, edge, least=decimals)  # as many decimals as the distance has
+    shown = decimal_beside(est, [edge], decimals)  # as many decimals as the distance has
     return f"the estimate, {shown}, sits {distance} {where} the bound {_num(edge)}"
 
 

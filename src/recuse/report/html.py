@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from recuse.errors import MissingDependencyError
-from recuse.numbers import column_decimals, decimal, minus, p_text, percent, share_percent
+from recuse.numbers import (
+    column_decimals,
+    decimal,
+    lower_bound,
+    minus,
+    p_text,
+    percent,
+    share_percent,
+)
 from recuse.report.model import AuditReport
 from recuse.terminal import shown
 
@@ -50,6 +58,10 @@ COUNT_COLUMN = re.compile(
 )
 #: a column of p- or q-values: written "< 0.001" below 0.001 (:func:`recuse.numbers.p_text`)
 P_COLUMN = re.compile(r"^(p|q|p_value|q_value|p-value|q-value)$")
+#: a column of lower bounds, read against a target beside them (the certification
+#: curve's ``lower_bound``: "the guarantee holds where it is at least target"): written
+#: rounded down (:func:`recuse.numbers.lower_bound`), never up onto the target it misses
+LOWER_BOUND_COLUMN = re.compile(r"^lower_bound$")
 
 
 def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
@@ -60,8 +72,9 @@ def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
 def _cell(value: Any, column: object = "", digits: int = 3, percent: bool = False) -> str:
     """A tidy-table cell: :func:`table_number` with the column's ``digits``
     (:func:`table_digits`), except that a count column's whole numbers print as integers
-    (67, not 67.000), a p- or q-value column's numbers as p-values (0.023, < 0.001) and
-    a column of shares the table writes as percentages (``percent``,
+    (67, not 67.000), a p- or q-value column's numbers as p-values (0.023, < 0.001), a
+    lower bound rounded down (:data:`LOWER_BOUND_COLUMN`) and a column of shares the
+    table writes as percentages (``percent``,
     :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
     writes them (28.5%, 0.04%)."""
     name = str(column).lower()
@@ -69,6 +82,8 @@ def _cell(value: Any, column: object = "", digits: int = 3, percent: bool = Fals
         return share_percent(value)
     if isinstance(value, float) and math.isfinite(value) and P_COLUMN.search(name):
         return p_text(value)
+    if isinstance(value, float) and abs(value) < 10 and LOWER_BOUND_COLUMN.search(name):
+        return lower_bound(value, digits)  # 0.69973 beside a target 0.70: 0.699, not 0.700
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         if COUNT_COLUMN.search(name):
             return f"{int(value):,}"

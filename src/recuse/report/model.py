@@ -251,7 +251,7 @@ class Finding:
         """Shown as a bias (red, counted, listed among the flags): :attr:`significant`
         and not :attr:`materiality` "negligible". A significant estimate whose whole
         interval lies within ``null ± material`` is real but too small to act on
-        (position 0.50 [0.49, 0.50] at n = 7,000): it keeps its verdict words and its
+        (position 0.497 [0.494, 0.499] at n = 7,000): it keeps its verdict words and its
         "negligible" mark, neutral, and no gate or count treats it as a flag.
 
         Only a :attr:`headline` finding is flagged: the summary's tests are the
@@ -324,8 +324,9 @@ class Finding:
         if self.bias.percent:
             return share_interval(self.estimate, self.ci_low, self.ci_high)
         return estimate_parts(
-            self.estimate, self.ci_low, self.ci_high, signed=self.signed, span=self.bias.span
-        )
+            self.estimate, self.ci_low, self.ci_high, signed=self.signed, span=self.bias.span,
+            null=self.null,
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -59,7 +59,9 @@ def verdict(finding: Finding) -> str:
 
 def materiality_text(finding: Finding) -> str:
     """`` — material (≥ 0.05 from no bias)``, `` — small (< 0.05 from no bias)`` or
-    `` — negligible (interval within ±0.05 of no bias)``; empty when neither applies."""
+    `` — negligible (interval within ±0.05 of no bias)``; empty when neither applies.
+    Where the sentence's rounded numbers read on the threshold or past it, those numbers
+    follow with the decimals that put them on their side (:func:`_on_its_side`)."""
     kind, m = finding.materiality, finding.material
     if not kind or m is None:
         return ""
@@ -68,4 +70,32 @@ def materiality_text(finding: Finding) -> str:
         "small": f"< {m:g} from no bias",
         "negligible": f"interval within ±{m:g} of no bias",
     }[kind]
-    return f" — {kind} ({what})"
+    return f" — {kind} ({what}{_on_its_side(finding, m)})"
+
+
+def _on_its_side(finding: Finding, m: float) -> str:
+    """``; estimate +0.0496`` for a "small" finding whose estimate the sentence writes
+    ``+0.050``, ``m`` or more from no bias (and ``; low end −0.04996`` for a "negligible"
+    one's end written on ``null ± m``), as :func:`recuse.numbers.decimal_beside` writes
+    each; "" where the written numbers read on their side. Not "material": its estimate
+    is ``m`` or more from no bias (up to float noise) and rounding never writes it nearer.
+    """
+    est_text, interval = finding.parts
+    if finding.bias.percent or finding.materiality not in ("small", "negligible"):
+        return ""
+    low_text, high_text = interval[1:-1].split(", ")
+    edges = (finding.null - m, finding.null + m)
+    if finding.materiality == "small":
+        named = [("estimate", finding.estimate, est_text, finding.signed)]
+    else:
+        named = [("low end", finding.ci_low, low_text, False)]
+        named.append(("high end", finding.ci_high, high_text, False))
+    out = []
+    for name, value, text, signed in named:
+        if "<" in text or ">" in text:  # a bound past the most decimals: beyond any digit
+            continue
+        digits = len(text.rpartition(".")[2])
+        written = numbers.decimal_beside(value, edges, digits, signed=signed)
+        if written != text:
+            out.append(f"{name} {written}")
+    return "".join(f"; {o}" for o in out)

@@ -88,6 +88,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.errors import ConfigError
+from recuse.numbers import decimal_beside
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -277,8 +278,10 @@ def simulate_pairs(
         spread = (max(abs(b.self_preference), abs(b.family_preference)) + abs(b.verbosity)) / 2
         lo, hi = b.accuracy - spread - prompt_effect, b.accuracy + spread + prompt_effect
         if lo < phi / 2 - 1e-12 or hi > 1 - phi / 2 + 1e-12:
+            edges = (phi / 2, 1 - phi / 2)  # 1.0004 read "[…, 1.000], outside […, 1.000]"
+            reach = ", ".join(decimal_beside(v, edges, 3) for v in (lo, hi))
             raise ConfigError(
-                f"judge {j!r}: agreement probabilities reach [{lo:.3f}, {hi:.3f}], outside "
+                f"judge {j!r}: agreement probabilities reach [{reach}], outside "
                 f"[{phi / 2:.3f}, {1 - phi / 2:.3f}] — lower the biases or move accuracy toward 0.5"
             )
 

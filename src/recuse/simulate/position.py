@@ -40,6 +40,7 @@ from numpy.polynomial.legendre import leggauss
 from scipy.optimize import brentq
 
 from recuse.errors import ConfigError
+from recuse.numbers import lower_bound
 
 __all__ = ["PositionNoise", "position_moments", "simulate_position", "solve_noise"]
 
@@ -155,7 +156,9 @@ def solve_noise(*, effect: float, flip_rate: float, tie_rate: float, icc: float)
         if icc > top_icc:
             raise ConfigError(
                 f"--icc {icc:g} is more within-prompt correlation than a flip rate of "
-                f"{flip_rate:g} allows in this model (at most {top_icc:.2f}) — lower --icc"
+                f"{flip_rate:g} allows in this model (at most {lower_bound(top_icc, 2)}) — "
+                "lower --icc"  # rounded down, so the correlation named fits: to nearest, it
+                # could be above the largest (flip rate 0.05: "at most 0.03", then refused)
             )
         a = float(brentq(lambda x: icc_at(x) - icc, 0.0, top, xtol=1e-9))
     c = _solve_c(w, a, flip_rate, tie_rate)

@@ -60,7 +60,7 @@ from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.estimate import excludes_null
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
-from recuse.numbers import percent
+from recuse.numbers import decimal_beside, exact, lower_bound, percent, small_decimals
 from recuse.simulate.pairs import PROMPT_EFFECT, PlantedBias, simulate_pairs
 from recuse.simulate.position import PositionNoise, simulate_position, solve_noise
 
@@ -183,7 +183,7 @@ class Plan:
             f"{percent(self.power)} power at the {percent(self.level)} level; "
             "simulated power at that size (the share of runs the audit flags before its "
             "false-discovery adjustment across tests): "
-            f"{self.achieved:.2f} [{self.achieved_low:.2f}, "
+            f"{decimal_beside(self.achieved, [self.power], 2)} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({percent(self.achieved_level)} Monte-Carlo interval "
             f"over {self.runs} runs, seed {self.seed}; first guess from the normal "
             f"approximation: {self.first_guess_pairs:,} pairs{whole}). "
@@ -483,7 +483,8 @@ def plan(
         ("--accuracy", accuracy, 0.5 < accuracy < 1, "in (0.5, 1), e.g. 0.7"),
     ):
         if not ok:  # each option named with the value given
-            raise ConfigError(f"{name} must be {want}; got {value:g}")
+            # as given: 0.4999999 read "--power must be in [0.5, 1), e.g. 0.8; got 0.5"
+            raise ConfigError(f"{name} must be {want}; got {exact(value)}")
     if not 0 < max_seconds < math.inf:  # nan and inf too: a deadline never reached
         raise ConfigError(
             f"--max-seconds must be a positive number of seconds, e.g. 120; got {max_seconds:g}"
@@ -495,8 +496,11 @@ def plan(
         # shifting it by up to PROMPT_EFFECT: named here in the options the user gave
         # (simulate_pairs would say "judge 'gpt-4' ... lower the biases")
         most = 2 * (1 - PROMPT_EFFECT - accuracy)
+        # rounded down, as a lower bound is, so the effect named fits: 0.346 at --accuracy
+        # 0.777 read "at most 0.35", which is refused (0.777 + 0.175 + 0.05 > 1)
+        fits = lower_bound(most + 1e-12, 2 if most >= 0.01 else small_decimals(most))
         room = (
-            f"at --accuracy {accuracy:g} plan for an --effect of at most {most:.2f}, or lower "
+            f"at --accuracy {accuracy:g} plan for an --effect of at most {fits}, or lower "
             "--accuracy"
             if most > 0
             else f"at --accuracy {1 - PROMPT_EFFECT:g} or more no effect fits: lower --accuracy"
@@ -556,7 +560,8 @@ def plan(
         t0 = time.monotonic()
         say(f"{what}: simulating {runs} data sets of {size * k:,} pairs ...")
         got, done = _simulated(bias, effect, prompts=size, **opts)  # type: ignore[arg-type]
-        say(f"{what}: {size * k:,} pairs over {size:,} prompts -> simulated power {got:.2f} "
+        shown = decimal_beside(got, [power], 2)  # 159 of 200 runs: 0.795, not 0.80 ≥ 80%
+        say(f"{what}: {size * k:,} pairs over {size:,} prompts -> simulated power {shown} "
             f"({done} runs, {time.monotonic() - t0:.0f} s)")  # fmt: skip
         last_runs[0] = done
         return got

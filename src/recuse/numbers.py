@@ -254,18 +254,10 @@ def p_text(p: float, *, beside: float | None = None) -> str:
     """
     if p < P_FLOOR:
         return f"< {P_FLOOR:.3f}"
-    text = f"{p:.3f}"
     if beside is None or not math.isfinite(p):
-        return text
-    bound = Decimal(f"{float(beside):.15g}")  # 1 − 0.9 is 0.09999999999999998: 0.1
-    value = Decimal(repr(float(p)))
-    side = (value > bound) - (value < bound)
-    for digits in range(4, 17):
-        shown = Decimal(text)
-        if (shown > bound) - (shown < bound) == side:
-            break
-        text = f"{p:.{digits}f}"
-    return text
+        return f"{p:.3f}"
+    # the threshold as the note writes it: 1 − 0.9 is 0.09999999999999998, read 0.1
+    return decimal_beside(p, [float(f"{float(beside):.15g}")], 3)
 
 
 def decimal_beside(

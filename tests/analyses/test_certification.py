@@ -301,3 +301,19 @@ def test_the_curves_columns_are_defined_where_it_is_written(
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     (shown,) = [t.name for t in report.sections[0].tables if t.show]
     assert f'data-columns="{shown}">Columns: <code>delta</code>' in page
+
+
+def test_a_held_out_agreement_in_the_finding_reads_on_its_side_of_the_target() -> None:
+    """A fold check agreeing on 79.996% of the pairs it kept read "80.0% agree" beside
+    "target agreement ≥ 0.80", which it misses; it now reads "79.996% agree", and one
+    clear of the target keeps one decimal."""
+    from recuse.analyses.certification import _detail
+    from recuse.mitigation.selective import POOLED
+
+    def detail(agree: float) -> str:
+        at = pd.DataFrame({"stratum": [POOLED], "threshold": [None],
+                           "heldout_coverage": [0.5], "heldout_agreement": [agree]})  # fmt: skip
+        return _detail(at, 0.8, POOLED)
+
+    assert detail(0.79996).endswith("held out: 50.0% kept, 79.996% agree")
+    assert detail(0.8512).endswith("held out: 50.0% kept, 85.1% agree")

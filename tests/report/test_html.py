@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from recuse.report.html import _cell, skip_groups, verdict_words, warning_tag
 from recuse.report.model import AuditReport, NotEstimated, Provenance
@@ -220,3 +221,26 @@ def test_a_lower_bound_beside_its_target_reads_under_it() -> None:
     assert [r for r in rows if r] == [["0.700", "0.824", "0.699", "False"],
                                       ["0.800", "0.840", "0.837", "True"]]  # fmt: skip
     assert _cell(bound, "lower_bound", 4) == "0.6997" and _cell(float("nan"), "lower_bound") == ""
+
+
+def test_an_agreement_beside_its_rows_target_reads_on_its_own_side() -> None:
+    """The certification table's held-out agreement of 0.79996 (of a fold check) wrote
+    ``0.800`` in a row whose target is 0.80, which it misses; the pooled agreement of
+    0.8999 read ``0.900`` beside 0.90. A column the table reads against its row's
+    threshold (``Table.beside``) takes the decimals that keep it on its side; a value on
+    no side of it, or far from it, is written as the column's other numbers."""
+    from recuse.report.html import render_html
+    from recuse.report.model import Section, Table
+
+    frame = pd.DataFrame({"target": [0.8, 0.9, 0.95], "agreement": [0.8, 0.8999, 0.97],
+                          "heldout_agreement": [0.79996, 0.93, float("nan")]})  # fmt: skip
+    against = {"agreement": "target", "heldout_agreement": "target"}
+    section = Section("s", "S", "intro", tables=(Table("t", "T", frame, beside=against),))
+    page = render_html(replace(_report(()), sections=(section,)))
+    body = re.search(r'<table class="tidy" data-table="t">(.*?)</table>', page, flags=re.S)
+    assert body is not None
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", body[1])]
+    assert [r[1:] for r in rows if r] == [["0.800", "0.79996"], ["0.8999", "0.930"],
+                                          ["0.970", ""]]  # fmt: skip
+    with pytest.raises(ValueError, match="target2"):
+        Table("t", "T", frame, beside={"agreement": "target2"})

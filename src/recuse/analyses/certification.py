@@ -46,7 +46,7 @@ from recuse.mitigation.selective import (
     items_of,
     judge_rows,
 )
-from recuse.numbers import exact, share_percent
+from recuse.numbers import exact, share_percent, share_percent_beside
 from recuse.report import figures as fig
 from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
@@ -250,7 +250,7 @@ def _detail(at: pd.DataFrame, t: float, stratum: str) -> str:
     if math.isfinite(r["heldout_coverage"]):
         agree = r["heldout_agreement"]
         held = f"; held out: {share_percent(r['heldout_coverage'])} kept" + (
-            f", {share_percent(agree)} agree" if math.isfinite(agree) else ""
+            f", {share_percent_beside(agree, t)} agree" if math.isfinite(agree) else ""
         )
     where = "own-answer pairs, " if stratum == OWN else ""
     kept = ", ".join(cuts) if cuts else "nothing certified"
@@ -302,8 +302,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     # the shares of pairs kept, as the findings and the gate write them (the agreements
     # stay shares, as the targets they are read against: 0.85)
     shares = ("coverage", "coverage_low", "coverage_high", "heldout_coverage")
+    against = {"agreement": "target", "heldout_agreement": "target"}
     part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=shares,
-                             columns=CURVE_COLUMNS))  # fmt: skip
+                             columns=CURVE_COLUMNS, beside=against))  # fmt: skip
     part.tables.append(Table(slug(ANALYSIS.id, "curve", inp.name),
                              f"Certified coverage, every target and stratum — {inp.name}",
                              table, show=False, columns=CURVE_COLUMNS))  # fmt: skip

@@ -18,11 +18,13 @@ from recuse.errors import MissingDependencyError
 from recuse.numbers import (
     column_decimals,
     decimal,
+    decimal_beside,
     lower_bound,
     minus,
     p_text,
     percent,
     share_percent,
+    share_percent_beside,
 )
 from recuse.report.model import AuditReport
 from recuse.terminal import shown
@@ -69,15 +71,23 @@ def table_digits(records: list[dict[str, Any]], columns: Any) -> dict[str, int]:
     return {str(c): column_decimals([r.get(str(c)) for r in records]) for c in columns}
 
 
-def _cell(value: Any, column: object = "", digits: int = 3, percent: bool = False) -> str:
+def _cell(
+    value: Any, column: object = "", digits: int = 3, percent: bool = False, bound: Any = None
+) -> str:
     """A tidy-table cell: :func:`table_number` with the column's ``digits``
     (:func:`table_digits`), except that a count column's whole numbers print as integers
     (67, not 67.000), a p- or q-value column's numbers as p-values (0.023, < 0.001), a
-    lower bound rounded down (:data:`LOWER_BOUND_COLUMN`) and a column of shares the
+    lower bound rounded down (:data:`LOWER_BOUND_COLUMN`), a column of shares the
     table writes as percentages (``percent``,
     :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
-    writes them (28.5%, 0.04%)."""
+    writes them (28.5%, 0.04%), and a number read against its row's threshold ``bound``
+    (:attr:`~recuse.report.model.Table.beside`) on its own side of it (0.7996 beside a
+    target 0.8: ``0.7996``, not ``0.800``)."""
     name = str(column).lower()
+    if _finite(value) and _finite(bound):
+        if percent:
+            return share_percent_beside(value, bound)
+        return decimal_beside(value, [bound], digits)
     if percent and isinstance(value, float) and math.isfinite(value):
         return share_percent(value)
     if isinstance(value, float) and math.isfinite(value) and P_COLUMN.search(name):
@@ -90,6 +100,10 @@ def _cell(value: Any, column: object = "", digits: int = 3, percent: bool = Fals
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}" if COUNT_COLUMN.search(name) else str(value)
     return table_number(value, digits)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def warning_tag(text: str) -> str:

@@ -406,9 +406,16 @@ class Table:
     #: under the table on the page and as the table's ``columns`` in report.json, since
     #: its CSV has no room for them
     columns: Mapping[str, str] = field(default_factory=dict)
+    #: a column of numbers read against a threshold in another column of the same row
+    #: (``{"heldout_agreement": "target"}``): the page writes each such number with as
+    #: many decimals as put it on its own side of its row's threshold
+    #: (:func:`recuse.numbers.decimal_beside`), where rounding to nearest wrote a held-out
+    #: agreement of 0.7996 as ``0.800`` beside a target 0.80 it misses
+    beside: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = [c for c in self.columns if c not in self.frame.columns]
+        named = [*self.columns, *self.beside, *self.beside.values()]
+        unknown = [c for c in dict.fromkeys(named) if c not in self.frame.columns]
         if unknown:
             raise ValueError(f"table {self.name}: defines columns it does not have: {unknown}")
 

@@ -57,6 +57,11 @@ def test_bad_price_tables(tmp_path: Path) -> None:
     toml.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")  # was a RecursionError
     with pytest.raises(InputError, match="nested too deeply for Python's TOML reader"):
         read_prices(toml)
+    bad.write_text("judge,input_per_million,output_per_million\ngpt-4o,2.5,1e300\n")
+    with pytest.raises(InputError, match=r"row 1.*'1e300' is over 1e\+09 USD per million"):
+        read_prices(bad)  # was read, and the card wrote a 300-digit cost
+    bad.write_text("judge,input_per_million,output_per_million\ngpt-4o,1e9,0\n")
+    assert read_prices(bad) == {"gpt-4o": (1e9, 0.0)}
     bad.write_text("judge,input_per_million,output_per_million\n")  # said no fix
     with pytest.raises(InputError, match="empty — give one row per judge: judge,input_per"):
         read_prices(bad)

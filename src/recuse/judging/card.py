@@ -300,6 +300,11 @@ def _utilisation(runs: pd.DataFrame) -> tuple[str | None, float | None, float | 
     return " / ".join(names), flops / capacity, peak
 
 
+#: the most USD per million tokens a price may be: more is no model's price (a thousand
+#: dollars a token), and the card wrote a price of 1e300 as a 300-digit cost
+MAX_PER_MILLION = 1e9
+
+
 def _price(value: object, path: Path, row: int, column: str) -> float:
     try:
         x = float(str(value))
@@ -312,6 +317,15 @@ def _price(value: object, path: Path, row: int, column: str) -> float:
             row=row,
             column=column,
             fix="give USD per million tokens, e.g. 2.5",
+        )
+    if x > MAX_PER_MILLION:
+        raise InputError(
+            f"price {value!r} is over {MAX_PER_MILLION:g} USD per million tokens (a thousand "
+            "dollars a token)",
+            file=path,
+            row=row,
+            column=column,
+            fix="give USD per million tokens, e.g. 2.5 (not per token or per thousand)",
         )
     return x
 

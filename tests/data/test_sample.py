@@ -26,6 +26,11 @@ def test_twenty_of_eighty_prompts() -> None:
     assert p["prompt_id"].nunique() == 3 and len(p) == 30
     with pytest.raises(ConfigError, match="--limit"):
         spread_over_prompts(t, limit=0)
-    for seed in (-1, 1.5, True):  # numpy's "expected non-negative integer" traceback
-        with pytest.raises(ConfigError, match=r"^--seed must be a whole number, 0 or more"):
+    # numpy's "expected non-negative integer" traceback; the rule and words of every seed
+    for seed, said in (
+        (-1, "must be 0 or more"),
+        (1.5, "must be an integer"),
+        (True, "must be an integer"),
+    ):
+        with pytest.raises(ConfigError, match=rf"^seed {said}"):
             spread_over_prompts(t, limit=5, seed=seed)  # type: ignore[arg-type]

@@ -69,7 +69,7 @@ def test_bad_options_and_inputs_are_clear_errors_before_any_rewrite() -> None:
         ({"probes": "padding"}, "a list of names"),
         ({"probes": []}, "no probe chosen"),
         ({"probes": ["placebo"]}, "no probe chosen"),
-        ({"probes": ["padding"], "seed": -1}, "seed must be a whole number"),
+        ({"probes": ["padding"], "seed": -1}, "seed must be 0 or more"),
         ({"probes": ["padding"], "limit": 0}, "limit must be a whole number"),
         ({"probes": ["padding"], "limit": 2.5}, "limit must be a whole number"),
     ]:

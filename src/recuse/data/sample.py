@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from recuse.errors import ConfigError
+from recuse.metrics.bootstrap import check_seed
 
 __all__ = ["spread_over_prompts"]
 
@@ -27,8 +28,7 @@ def spread_over_prompts(
     for name, value in (("--limit", limit), ("--prompts", prompts)):
         if value is not None and value < 1:
             raise ConfigError(f"{name} must be 1 or more; got {value}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ConfigError(f"--seed must be a whole number, 0 or more; got {seed!r}")
+    check_seed(seed)
     key = frame["prompt_id"] if "prompt_id" in frame.columns else frame["item_id"]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(frame))

@@ -20,6 +20,7 @@ import pandas as pd
 
 from recuse.data.sample import spread_over_prompts
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import check_seed
 from recuse.probe_tables import ORIGINAL, RECOGNITION, is_probe_table
 from recuse.probes.rewrite import REWRITES, Rewriter
 from recuse.probes.transforms import PROBES, apply_probe
@@ -69,8 +70,7 @@ def _with_texts(pairs: pd.DataFrame, need: Sequence[str], what: str) -> pd.DataF
 
 
 def _check_sample(limit: int | None, seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ConfigError(f"seed must be a whole number, 0 or more; got {seed!r}")
+    check_seed(seed)
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1
     ):

@@ -152,3 +152,34 @@ def test_the_terminal_and_first_screen_print_each_tools_number(
     html = (out / "report.html").read_text("utf-8")
     summary = html[html.index('<section id="summary">') :]
     assert summary.index("claude-3-haiku-20240307 scores 50.0%") < summary.index("</section>")
+
+
+def test_a_systems_rate_judged_by_itself_says_so(tmp_path: Path) -> None:
+    """AlpacaEval's annotator gpt-4 judged gpt-4's own answers (AlpacaEval 1 lists both),
+    and its headline read as any other system's: a rate self-preference raises, with
+    nothing said. The same annotations with alpaca-7b renamed gpt-4 say it of that
+    system; the file as published (alpaca-7b's answers) does not."""
+    raw = json.loads((AE1 / "annotations.json").read_text("utf-8"))
+    for r in raw:
+        r["generator_2"] = "gpt-4"
+    (tmp_path / "annotations.json").write_text(json.dumps(raw), "utf-8")
+    said = "The judge gpt-4 wrote these answers: this rate is its verdict on its own answers"
+    own = audit([tmp_path / "annotations.json"], options=FAST).headlines
+    line = next(h for h in own if "annotator gpt-4: gpt-4 against text-davinci-003" in h)
+    assert said in line
+    other = audit([AE1 / "annotations.json"], options=FAST).headlines
+    assert not any("wrote these answers" in h for h in other)
+
+
+def test_an_arena_hard_score_judged_by_itself_says_so(tmp_path: Path) -> None:
+    """Arena-Hard-Auto's judge gpt-4-1106-preview scoring its own answers: the same
+    games with claude-3-haiku renamed gpt-4-1106-preview say so in that score's line."""
+    rows = [json.loads(line) for line in HAIKU.read_text("utf-8").splitlines() if line]
+    for r in rows:
+        r["model"] = "gpt-4-1106-preview"
+    own = tmp_path / "arena-hard-v0.1_gpt-4-1106-preview.jsonl"
+    own.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    heads = audit([own], options=FAST).headlines
+    line = next(h for h in heads if "gpt-4-1106-preview scores" in h)
+    assert "The judge gpt-4-1106-preview wrote these answers" in line
+    assert not any("wrote these answers" in h for h in audit([HAIKU], options=FAST).headlines)

@@ -261,6 +261,20 @@ def _own_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str
     )
 
 
+def _judged_itself(ctx: Context, judge: str, system: str) -> str:
+    """The words a system's headline takes when the judge wrote its answers (the same
+    model, or the same line with ``--self-scope line``): a win rate the judge gave its
+    own answers, which self-preference raises; "" for any other system. A headline
+    of the judge's own system read as the others did, with nothing said."""
+    selves = ctx.selves or {}
+    if selves.get(judge, judge) != selves.get(system, system):
+        return ""
+    return (
+        f" The judge {judge} wrote these answers: this rate is its verdict on its own "
+        "answers, which self-preference raises."
+    )
+
+
 def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> None:
     """AlpacaEval's leaderboard per annotator: win rate and length-controlled win rate."""
     o = ctx.options
@@ -308,7 +322,9 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                     else ""
                 )
                 + f" ({percent(o.level)} intervals, n = {r.n:,} "
-                "instructions; 50% = as good as the baseline)." + _caveat(r)
+                "instructions; 50% = as good as the baseline)."
+                + _caveat(r)
+                + _judged_itself(ctx, judge, str(r.system))
             )
         part.headlines += _marked(f"{inp.name}, AlpacaEval, annotator {judge}", lc)
 
@@ -383,7 +399,7 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 )
             else:
                 line += f"; style control: {why}."
-            part.headlines.append(line)
+            part.headlines.append(line + _judged_itself(ctx, judge, str(r.model)))
         if styled is not None:
             coefs = ", ".join(
                 f"{k} {signed(v, 2)}" for k, v in styled.attrs["coefficients"].items()
@@ -457,7 +473,7 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 f"{r.win} win{'s' if r.win != 1 else ''}, {r.tie} tie{'s' if r.tie != 1 else ''}, "
                 f"{r.loss} loss{'es' if r.loss != 1 else ''}; win rate {r.win_rate:.1f}%, adjusted "
                 f"{r.win_rate_adjusted:.1f}% (a tie counts half; games that disagree are a "
-                "tie; records with an error left out)."
+                "tie; records with an error left out)." + _judged_itself(ctx, judge, str(r.model))
             )
 
 

@@ -119,6 +119,11 @@ CASES: list[tuple[str, str, str]] = [
         "row 1, column 'human': expected one text or number, found a binary value b'a'",
     ),
     ("pairs_deep.json", "pairs", "JSON nested too deeply"),
+    (  # deep within the first 64 KiB, which are read to tell a tool's format: a traceback
+        "pairs_deep_line.jsonl",
+        "pairs",
+        "line 2 (data row 2): JSON nested too deeply for Python to read",
+    ),
     (
         "pairs_huge_integer.jsonl",
         "pairs",

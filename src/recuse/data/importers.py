@@ -251,7 +251,8 @@ def _jsonl_keys(text: str) -> set[str]:
             continue
         try:
             record = json.loads(line)
-        except ValueError:  # cut off by the peek, or damaged: its keys as far as read
+        except (ValueError, RecursionError):  # cut off by the peek, damaged or too deep:
+            # its keys as far as read (a line nested 5,000 deep was a traceback here)
             record = {k[0]: None for k in json_keys(line, max_depth=1)}
         if isinstance(record, dict):
             keys |= set(record)

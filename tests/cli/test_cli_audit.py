@@ -369,6 +369,32 @@ def test_a_source_whose_estimates_are_outside_the_table_says_where_they_are(
     assert "nothing estimated" not in line
     assert "no headline estimate in the table; estimates in: Bias-adjusted leaderboard" in line
     assert "AlpacaEval, annotator gpt-4" in out  # the leaderboard's rates, after it
+    # nor does the sentence in place of the empty table say nothing was estimated
+    assert "No bias could be estimated" not in out
+    empty = "No headline bias for the summary table from these inputs; the estimates made"
+    assert f"{empty} are in: Bias-adjusted leaderboard" in out
+
+
+def test_an_empty_summary_table_beside_estimates_says_where_they_are(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--only self-preference-ladder`` read "No bias could be estimated from these
+    inputs (reasons: --verbose and the report)" above the data line's "estimates in:
+    Self-preference, taken apart", with nothing skipped and --verbose given: the
+    sentence now names the sections that hold the estimates, in the terminal and the
+    HTML page, and points to reasons only where an analysis was not made."""
+    out_dir = tmp_path / "r"
+    args = ["audit", "llmbar-mtbench", "--only", "self-preference-ladder", "--verbose"]
+    code = main([*args, "--data-dir", str(shared_data), "--out", str(out_dir), "--n-boot", "100"])
+    assert code == 0
+    out = capsys.readouterr().out
+    said = "No headline bias for the summary table from these inputs; the estimates made"
+    assert f"{said} are in: Self-preference, taken apart." in out.splitlines()
+    assert "No bias could be estimated" not in out and "reasons" not in out
+    assert json.loads((out_dir / "report.json").read_text("utf-8"))["skipped"] == []
+    html = (out_dir / "report.html").read_text("utf-8")
+    assert "No bias could be estimated" not in html
+    assert "the estimates made are in: Self-preference, taken apart." in html
 
 
 def test_the_summary_table_rows_stay_whole_on_a_narrow_terminal(

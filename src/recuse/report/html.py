@@ -25,6 +25,7 @@ from recuse.numbers import (
     share_percent,
 )
 from recuse.report.model import AuditReport
+from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
@@ -215,6 +216,7 @@ def render_html(report: AuditReport) -> str:
             skip_groups=skip_groups(report),
             collapsed=nothing_estimated(report),
             verdict_words=verdict_words(report),
+            empty_summary=nothing_in_table(report, where="the skipped analyses below"),
         )
     )
 

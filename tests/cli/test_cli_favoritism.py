@@ -281,7 +281,8 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     assert effect["rank_before"].tolist() == [1, 1]
     assert (
         "ranking changes; Kendall's tau to the reference ranking undefined (fewer than two "
-        "models, or all tied) → 1.00; γ_j of claude-2.1 not subtracted (not estimated)"
+        "models, or all tied) before the correction → 1.00 after (1 = the reference's "
+        "order, 0 = unrelated); γ_j of claude-2.1 not subtracted (not estimated)"
     ) in said
 
 

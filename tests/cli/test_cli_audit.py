@@ -212,6 +212,29 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
     assert "ppl-by-model-ppl-csv-m1" in [f["id"] for f in section["figures"]]
 
 
+def test_the_judge_line_counts_quality_scores_apart_from_biases(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--verbose's "gpt-4: 0 of 5 estimated biases flagged" counted its agreement with
+    the humans, a quality score never flagged, as a bias: on llmbar-mtbench with
+    self-preference, position and agreement, each judge's line counts its biases and
+    names its quality score beside them."""
+    only = "self-preference,position,agreement"
+    args = ["audit", "llmbar-mtbench", "--only", only, "--verbose", "--n-boot", "200"]
+    assert main([*args, "--data-dir", str(shared_data), "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = {x.split(":", 1)[0]: x for x in lines if re.match(r"^[\w.-]+: \d+ of \d+ ", x)}
+    # gpt-4: self-preference and position are biases; agreement a score
+    assert said["gpt-4"] == (
+        "gpt-4: 0 of 2 estimated biases flagged, beside 1 quality score (never flagged)"
+    )
+    assert said["gpt-3.5-turbo"].startswith("gpt-3.5-turbo: 1 of 2 estimated biases flagged,")
+    assert said["palm-2"] == (
+        "palm-2: 1 of 1 estimated biases flagged, beside 1 quality score (never flagged); "
+        "1 not estimated (reasons in the report)"
+    )
+
+
 def test_a_judge_with_nothing_estimable_is_named_plainly(
     pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -269,12 +269,18 @@ def source_lines(report: AuditReport) -> list[str]:
 
 def judge_line(row: SummaryRow) -> str:
     """``gpt-4: 1 of 3 estimated biases flagged``: one judge's count, in words (a judge
-    with nothing estimated says so instead of "0 of 0")."""
+    with nothing estimated says so instead of "0 of 0"). Quality scores (agreement,
+    calibration) are counted apart, never flagged: "0 of 5 estimated biases" counted
+    GPT-4's agreement with the humans as a bias."""
     missing = len(row.not_estimated)
     if not row.findings:
         why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
         return f"{row.judge}: nothing could be estimated ({why})"
-    text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
+    biases = sum(f.bias.kind != "quality" for f in row.findings)
+    scores = len(row.findings) - biases
+    text = f"{row.judge}: {len(row.flagged)} of {biases} estimated biases flagged"
+    if scores:
+        text += f", beside {scores} quality score{'s' if scores != 1 else ''} (never flagged)"
     return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
 
 

@@ -216,7 +216,7 @@ def render_html(report: AuditReport) -> str:
             skip_groups=skip_groups(report),
             collapsed=nothing_estimated(report),
             verdict_words=verdict_words(report),
-            empty_summary=nothing_in_table(report, where="the skipped analyses below"),
+            empty_summary=nothing_in_table(report, why="the skipped analyses below say why"),
         )
     )
 

@@ -154,13 +154,13 @@ def _cell(text: str) -> str:
     return one_line(text).replace("|", "\\|")
 
 
-def nothing_in_table(report: AuditReport, *, where: str) -> str:
+def nothing_in_table(report: AuditReport, *, why: str) -> str:
     """The sentence in place of an empty summary table. Where the sections hold
     estimates outside it (the ladder's rungs, the leaderboard's rates) it says the table
     is empty, not that nothing was estimated (``--only self-preference-ladder`` read
     "No bias could be estimated" above "estimates in: Self-preference, taken apart");
-    the reasons are pointed to (``where``) only when some analysis was not made."""
-    why = f" (reasons: {where})" if report.skipped else ""
+    where the reasons are (``why``) is said only when some analysis was not made."""
+    why = f" ({why})" if report.skipped else ""
     held = [s.title for s in report.sections if any(not f.headline for f in s.findings)]
     if held:
         return (
@@ -180,7 +180,7 @@ def summary_text(report: AuditReport) -> str:
     stays in its column."""
     lines = summary_lines(report)
     if not lines:
-        return nothing_in_table(report, where="--verbose and the report")
+        return nothing_in_table(report, why="reasons: --verbose and the report")
     show_data = len({ln.dataset for ln in lines if ln.dataset}) > 1
     notes: list[str] = []
     rows: list[list[str]] = []
@@ -331,7 +331,7 @@ def summary_html(report: AuditReport) -> str:
     undetected ones are not. Every text is escaped."""
     matrix = report.matrix()
     if not matrix.rows:
-        return f"<p>{escape(nothing_in_table(report, where='the report'))}</p>"
+        return f"<p>{escape(nothing_in_table(report, why='reasons in the report'))}</p>"
     head = "".join(
         f"<th title='{escape(c.bias.unit, quote=True)}'>{escape(c.bias.label)}<br>"
         f"<small>{escape(c.bias.short_unit)} · {escape(c.bias.null_text)}</small></th>"

@@ -152,7 +152,12 @@ def judge(
             "or vllm (vLLM's prompt_logprobs).",
         ),
     ] = "echo",
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(
+        True,
+        "--progress/--no-progress",
+        help="A progress bar on stderr: redrawn on a terminal; a file or pipe gets its "
+        "last frame only, with the count and rate.",
+    ),
     template: TemplateOption = None,
     ray: Annotated[
         str | None,
@@ -487,7 +492,12 @@ def replay_cmd(
         "upstream sources set their own.",
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
-    progress: bool = typer.Option(False, "--progress/--no-progress"),
+    progress: bool = typer.Option(
+        False,
+        "--progress/--no-progress",
+        help="A progress bar on stderr: redrawn on a terminal; a file or pipe gets its "
+        "last frame only, with the count and rate.",
+    ),
 ) -> None:
     """Parse judge replies already in a file into STORE, exactly as a live judge's.
 

@@ -102,7 +102,12 @@ def probe(
         0, help="Local: prompts per forward pass at most (0 = 16 on CPU, 1024 on a GPU)."
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(
+        True,
+        "--progress/--no-progress",
+        help="A progress bar on stderr: redrawn on a terminal; a file or pipe gets its "
+        "last frame only, with the count and rate.",
+    ),
     template: TemplateOption = None,
     mapping: MapOption = None,
     values: ValuesOption = None,

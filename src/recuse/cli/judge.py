@@ -185,7 +185,7 @@ def judge(
     allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
     config: ConfigOption = None,
 ) -> None:
-    """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
+    """Judge every pair in both orders (or rate responses) into the --out store; reruns resume.
 
     A pairs file given to --data is read as recuse audit reads it: the options given
     here, else recuse.toml's (--config, else ./recuse.toml) [map], [values], [[model]]
@@ -499,7 +499,7 @@ def replay_cmd(
         "last frame only, with the count and rate.",
     ),
 ) -> None:
-    """Parse judge replies already in a file into STORE, exactly as a live judge's.
+    """Parse judge replies already in a file into the --out store, exactly as a live judge's.
 
     Replies that break the format are stored as unparsed (counted, never scored);
     orders the file holds no reply for are failed rows with the reason. Where the

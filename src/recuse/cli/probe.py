@@ -118,7 +118,7 @@ def probe(
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels, or a model's concise and verbose rewrites), and
-    judge the original, a placebo and every edit in both orders into STORE; with
+    judge the original, a placebo and every edit in both orders into the --out store; with
     self-recognition, also ask the judge which of its own and another model's answer it
     wrote. Then `recuse judge export STORE --out
     probes.csv` and `recuse audit probes.csv` report each probe's effect beyond the

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Hashable
@@ -21,8 +23,20 @@ from recuse.judging.perplexity import response_prompt
 from recuse.tables import validate_pairs
 
 EXAMPLES = Path(__file__).resolve().parent
-DATA = EXAMPLES.parents[1] / "shared" / "data"  # ../shared/data next to the repository
+#: $RECUSE_DATA_DIR, as the recuse command reads it, else ../shared/data next to the
+#: repository (a worktree elsewhere pointed at a folder that is not there)
+DATA = Path(os.environ.get("RECUSE_DATA_DIR") or EXAMPLES.parents[1] / "shared" / "data")
 OUT = EXAMPLES / "output"
+
+
+def parser(doc: str) -> argparse.ArgumentParser:
+    """The script's argument parser: its docstring's first paragraph, whole, as the
+    description (its first line alone stopped mid-sentence: "... under two small judges,
+    whether"), and every option's default after its help."""
+    first = " ".join(doc.split("\n\n", 1)[0].split())
+    return argparse.ArgumentParser(
+        description=first, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
 
 
 def gemma_model(cache: Path) -> tuple[Path, str]:

@@ -62,6 +62,7 @@ from helpers import (
     OUT,
     gemma_model,
     own_answers,
+    parser,
     qwen_model,
     read_pairs_file,
     redone_note,
@@ -376,17 +377,24 @@ def _plain(v: object) -> object:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__ or "")
     ap.add_argument("--pairs", type=int, default=40, help="base pairs per dataset")
     ap.add_argument("--questions", type=int, default=120, help="JudgeBench questions")
     ap.add_argument("--max-words", type=int, default=300, help="longest pair (question + answers)")
     ap.add_argument("--wrong", type=int, default=30, help="pairs with a wrong own answer")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--n-boot", type=int, default=2000)
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--work", type=Path, default=Path("/tmp/recuse-probes"))
-    ap.add_argument("--part", choices=["probes", "ladder", "both"], default="both")
-    ap.add_argument("--judges", default="", help="comma list of judge ids (default: all)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of every sample and resample")
+    ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
+    ap.add_argument("--data", type=Path, default=DATA, help="the data folder")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=Path("/tmp/recuse-probes"),
+        help="models, stores and own answers (not committed); reused",
+    )
+    ap.add_argument(
+        "--part", choices=["probes", "ladder", "both"], default="both", help="which part to run"
+    )
+    ap.add_argument("--judges", default="", help="comma list of judge ids (empty: all)")
     ap.add_argument("--rewriter", default=QWEN, help="the model writing the rewrites")
     ap.add_argument("--rewrite-tokens", type=int, default=384, help="longest rewrite (tokens)")
     ap.add_argument(

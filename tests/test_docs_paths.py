@@ -90,3 +90,33 @@ def test_every_python_name_the_docs_give_imports() -> None:
     assert len(named) > 30
     missing = sorted(f"{page}: {dotted}" for page, dotted in named if not _resolves(dotted))
     assert missing == []
+
+
+def placed_modules() -> list[str]:
+    """The path each entry of the module map gives its file: the folders it is indented
+    under (``  metrics/`` then ``    agreement.py``: src/recuse/metrics/agreement.py),
+    or the folder written with it (``  data/recorded.py``). Lines indented as a
+    description (20 spaces or more) are not entries."""
+    folders: list[tuple[int, str]] = []
+    paths = []
+    for line in module_map().splitlines():
+        entry = re.match(r"^( *)(\S+)", line)
+        if not entry or len(entry.group(1)) >= 20:
+            continue
+        indent, name = len(entry.group(1)), entry.group(2)
+        while folders and folders[-1][0] >= indent:
+            folders.pop()
+        if name.endswith("/"):
+            folders.append((indent, name.rstrip("/")))
+        elif name.endswith(".py"):
+            paths.append("/".join([*(f for _, f in folders), name]))
+    return paths
+
+
+def test_every_module_of_the_map_sits_in_the_folder_it_is_placed_under() -> None:
+    """metrics/agreement.py and metrics/calibration.py were listed after probes/, at its
+    modules' indentation: the map placed them in probes/, which has neither. An entry
+    is now where its indentation says."""
+    paths = placed_modules()
+    assert [p for p in paths if not (REPO / p).is_file()] == []
+    assert len(paths) > 60 and "src/recuse/metrics/agreement.py" in paths

@@ -47,18 +47,18 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 NAME_MAX = 255  # bytes in one file name on the file systems recuse runs on
 
 _WHAT_TO_DO = {
-    errno.ENOSPC: "the disk is full — free some space or write elsewhere with --out",
-    errno.EDQUOT: "the disk quota is exceeded — free some space or write elsewhere with --out",
-    errno.EROFS: "the file system is read-only — write elsewhere with --out",
-    errno.EACCES: "permission denied — write elsewhere with --out",
-    errno.EPERM: "permission denied — write elsewhere with --out",
-    errno.ENAMETOOLONG: "the path or a name in it is too long — choose a shorter one with --out",
+    errno.ENOSPC: "the disk is full — free some space or write elsewhere with {option}",
+    errno.EDQUOT: "the disk quota is exceeded — free some space or write elsewhere with {option}",
+    errno.EROFS: "the file system is read-only — write elsewhere with {option}",
+    errno.EACCES: "permission denied — write elsewhere with {option}",
+    errno.EPERM: "permission denied — write elsewhere with {option}",
+    errno.ENAMETOOLONG: "the path or a name in it is too long — choose a shorter one with {option}",
     # a folder that exists but takes no new file (/proc, /sys: their file systems say
     # "No such file or directory"), or one removed while the command ran
     errno.ENOENT: "no file can be created in that folder (a system folder such as /proc "
-    "or /sys, or one removed meanwhile) — write elsewhere with --out",
+    "or /sys, or one removed meanwhile) — write elsewhere with {option}",
     errno.EFBIG: "a file would pass the largest file size this process may write "
-    "(ulimit -f) — raise that limit, or write elsewhere with --out",
+    "(ulimit -f) — raise that limit, or write elsewhere with {option}",
 }
 
 
@@ -66,10 +66,16 @@ class WriteFailed(OutputError):
     """The system refused a write (an ``OSError``): any earlier file there stays."""
 
 
-def output_error(path: str | Path, exc: OSError) -> OutputError:
-    """One-line :class:`OutputError` for an ``OSError`` met writing ``path``."""
-    what = _WHAT_TO_DO.get(exc.errno or 0, exc.strerror or type(exc).__name__)
-    return WriteFailed(f"cannot write {path}: {what}")
+def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> OutputError:
+    """One-line :class:`OutputError` for an ``OSError`` met writing ``path``, its fix
+    naming ``option``, the option that gave the path (``recuse certify --thresholds
+    t.json`` in a read-only folder said "write elsewhere with --out", which certify
+    does not have); a name that is no flag, a method of the library, is said as its
+    call: "write elsewhere with Report.to_json(path)"."""
+    where = option if option.startswith("-") else f"{option}(path)"
+    what = _WHAT_TO_DO.get(exc.errno or 0)
+    text = what.format(option=where) if what else exc.strerror or type(exc).__name__
+    return WriteFailed(f"cannot write {path}: {text}")
 
 
 @contextlib.contextmanager
@@ -129,14 +135,14 @@ def _new_folder(folder: Path, prefix: str) -> Path:
             continue
 
 
-def _probe(folder: Path, shown: str | Path) -> None:
+def _probe(folder: Path, shown: str | Path, option: str) -> None:
     """Create and remove a file in ``folder``: the only sure test of writability."""
     try:
         fd, tmp = _new_file(folder, ".recuse-probe-")
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        raise output_error(shown, exc) from None
+        raise output_error(shown, exc, option=option) from None
 
 
 def check_output(
@@ -149,7 +155,7 @@ def check_output(
     _not_stdout(path, option, "file")
     _check_name(p, option)
     earlier = _is_file(p)
-    with _stat_errors(p):
+    with _stat_errors(p, option):
         try:
             _check_file(p, option)
         except WriteFailed as exc:
@@ -178,13 +184,13 @@ def _not_an_input(p: Path, option: str, inputs: Iterable[str | Path], *, fix: st
 
 
 @contextlib.contextmanager
-def _stat_errors(p: Path) -> Iterator[None]:
+def _stat_errors(p: Path, option: str = "--out") -> Iterator[None]:
     """An ``OSError`` looking at ``p`` (a path longer than the system's limit, a
     parent that cannot be searched) as a one-line :class:`OutputError`."""
     try:
         yield
     except OSError as exc:
-        raise output_error(p, exc) from None
+        raise output_error(p, exc, option=option) from None
 
 
 def _check_file(p: Path, option: str) -> None:
@@ -201,7 +207,7 @@ def _check_file(p: Path, option: str) -> None:
         )
     if not p.parent.is_dir():
         raise OutputError(f"{option} {p}: {p.parent} is a file, not a folder")
-    _probe(p.parent, p)
+    _probe(p.parent, p, option)
 
 
 def _not_stdout(path: str | Path, option: str, kind: str) -> None:
@@ -240,7 +246,7 @@ def check_output_folder(
     _not_stdout(path, option, "folder")
     _check_name(p, option)
     inputs = list(inputs)
-    with _stat_errors(p):
+    with _stat_errors(p, option):
         _check_folder(p, option, parents=parents)
         for name in files:
             _not_an_input(
@@ -273,7 +279,7 @@ def _check_folder(p: Path, option: str, *, parents: bool = False) -> None:
         )
     if not probe_in.is_dir():
         raise OutputError(f"{option} {p}: {probe_in} is a file, not a folder")
-    _probe(probe_in, p)
+    _probe(probe_in, p, option)
 
 
 FILE_STEM_MAX = 200  # bytes of a file name derived from data; longer ones are cut

@@ -212,6 +212,29 @@ def test_audit_of_a_file_with_perplexities_writes_the_familiarity_curves(
     assert "ppl-by-model-ppl-csv-m1" in [f["id"] for f in section["figures"]]
 
 
+def test_the_judge_line_counts_quality_scores_apart_from_biases(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--verbose's "gpt-4: 0 of 5 estimated biases flagged" counted its agreement with
+    the humans, a quality score never flagged, as a bias: on llmbar-mtbench with
+    self-preference, position and agreement, each judge's line counts its biases and
+    names its quality score beside them."""
+    only = "self-preference,position,agreement"
+    args = ["audit", "llmbar-mtbench", "--only", only, "--verbose", "--n-boot", "200"]
+    assert main([*args, "--data-dir", str(shared_data), "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = {x.split(":", 1)[0]: x for x in lines if re.match(r"^[\w.-]+: \d+ of \d+ ", x)}
+    # gpt-4: self-preference and position are biases; agreement a score
+    assert said["gpt-4"] == (
+        "gpt-4: 0 of 2 estimated biases flagged, beside 1 quality score (never flagged)"
+    )
+    assert said["gpt-3.5-turbo"].startswith("gpt-3.5-turbo: 1 of 2 estimated biases flagged,")
+    assert said["palm-2"] == (
+        "palm-2: 1 of 1 estimated biases flagged, beside 1 quality score (never flagged); "
+        "1 not estimated (reasons in the report)"
+    )
+
+
 def test_a_judge_with_nothing_estimable_is_named_plainly(
     pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -369,6 +392,32 @@ def test_a_source_whose_estimates_are_outside_the_table_says_where_they_are(
     assert "nothing estimated" not in line
     assert "no headline estimate in the table; estimates in: Bias-adjusted leaderboard" in line
     assert "AlpacaEval, annotator gpt-4" in out  # the leaderboard's rates, after it
+    # nor does the sentence in place of the empty table say nothing was estimated
+    assert "No bias could be estimated" not in out
+    empty = "No headline bias for the summary table from these inputs; the estimates made"
+    assert f"{empty} are in: Bias-adjusted leaderboard" in out
+
+
+def test_an_empty_summary_table_beside_estimates_says_where_they_are(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--only self-preference-ladder`` read "No bias could be estimated from these
+    inputs (reasons: --verbose and the report)" above the data line's "estimates in:
+    Self-preference, taken apart", with nothing skipped and --verbose given: the
+    sentence now names the sections that hold the estimates, in the terminal and the
+    HTML page, and points to reasons only where an analysis was not made."""
+    out_dir = tmp_path / "r"
+    args = ["audit", "llmbar-mtbench", "--only", "self-preference-ladder", "--verbose"]
+    code = main([*args, "--data-dir", str(shared_data), "--out", str(out_dir), "--n-boot", "100"])
+    assert code == 0
+    out = capsys.readouterr().out
+    said = "No headline bias for the summary table from these inputs; the estimates made"
+    assert f"{said} are in: Self-preference, taken apart." in out.splitlines()
+    assert "No bias could be estimated" not in out and "reasons" not in out
+    assert json.loads((out_dir / "report.json").read_text("utf-8"))["skipped"] == []
+    html = (out_dir / "report.html").read_text("utf-8")
+    assert "No bias could be estimated" not in html
+    assert "the estimates made are in: Self-preference, taken apart." in html
 
 
 def test_the_summary_table_rows_stay_whole_on_a_narrow_terminal(

@@ -281,7 +281,8 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     assert effect["rank_before"].tolist() == [1, 1]
     assert (
         "ranking changes; Kendall's tau to the reference ranking undefined (fewer than two "
-        "models, or all tied) → 1.00; γ_j of claude-2.1 not subtracted (not estimated)"
+        "models, or all tied) before the correction → 1.00 after (1 = the reference's "
+        "order, 0 = unrelated); γ_j of claude-2.1 not subtracted (not estimated)"
     ) in said
 
 
@@ -363,3 +364,36 @@ def test_scores_on_an_extreme_scale_print_readable_tables_and_exact_files(
     fit = pd.DataFrame(payload["main"]["coefficients"])
     assert (coef["estimate"].to_numpy() == fit["estimate"].to_numpy()).all()
     assert np.abs(coef["estimate"]).max() > 1e46  # the numbers, not the units
+
+
+def test_the_robustness_line_says_its_list_holds_the_sign_changes_only(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """play-favorites with the length and by-dimension checks: the line named two
+    coefficients after "share of variants with the main fit's sign:", as if those were
+    all that was checked; it now says the list holds those under 100%, and the names are
+    exactly the coefficients a variant of robustness.csv gives the other sign."""
+    out = tmp_path / "fav"
+    args = ["favoritism", "play-favorites", "--robustness", "length,by-dimension"]
+    assert main([*args, "--data-dir", str(shared_data), "--out", str(out)]) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    rob = pd.read_csv(out / "robustness.csv")
+    main_sign = {
+        (r.kind, r.label): np.sign(r.estimate) for r in rob[rob["variant"] == "main"].itertuples()
+    }
+    others = rob[rob["variant"] != "main"]
+    assert others["variant"].nunique() == 3  # length control, one fit per dimension
+    changed = {
+        f"{r.kind} {r.label}"
+        for r in others.itertuples()
+        if np.sign(r.estimate) != main_sign[(r.kind, r.label)]
+    }
+    assert changed  # on the shared data some coefficient changes sign
+    head = (
+        "share of variants with the main fit's sign, where under 100% (every other "
+        "coefficient keeps its sign in all): "
+    )
+    assert head in words
+    listed = words.split(head, 1)[1].split(" correction", 1)[0].split(", ")
+    # each changes sign in one of the three variants: 2 of 3 keep it
+    assert sorted(listed) == sorted(f"{c} (67%)" for c in changed)

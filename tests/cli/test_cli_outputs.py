@@ -842,3 +842,21 @@ def test_a_json_error_to_a_reader_that_stopped_reading_is_no_traceback(tmp_path:
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
     assert done.stderr.startswith(f"recuse: error: {bad}: missing required column(s) item_id")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc (Linux only)")
+def test_the_fix_names_the_option_that_gave_the_path(
+    pairs_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``recuse certify --thresholds /proc/t.json`` (as in a read-only folder) said
+    "write elsewhere with --out", an option certify does not have; the fix names the
+    option given, and the library's writer is said as a method, not as a flag."""
+    args = ["certify", str(pairs_csv), "--agreement", "0.8", "--thresholds", "/proc/t.json"]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, "/proc/t.json", "write elsewhere with --thresholds")
+    assert "--out" not in err
+    from recuse.errors import OutputError
+    from recuse.outputs import check_output
+
+    with pytest.raises(OutputError, match=r"write elsewhere with Report\.to_json\(path\)$"):
+        check_output("/proc/r.json", option="Report.to_json")

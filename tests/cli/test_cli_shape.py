@@ -38,3 +38,26 @@ def test_every_cli_function_is_short() -> None:
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(fn) >= LIMIT
     }
     assert not long, f"bodies of {LIMIT}+ lines in cli/ (move logic to the library): {long}"
+
+
+def test_every_visible_option_of_every_command_says_what_it_does() -> None:
+    """``recuse judge --help``, ``recuse probe --help`` and ``recuse judge replay --help``
+    showed ``--progress / --no-progress`` with nothing but its default: every visible
+    option of every command has a help text."""
+    import typer
+
+    from recuse.cli import _register, app
+
+    _register()
+    bare: list[str] = []
+
+    def walk(command: object, path: str) -> None:
+        for param in getattr(command, "params", []):
+            if param.param_type_name == "option" and not param.hidden:
+                if not (getattr(param, "help", None) or "").strip():
+                    bare.append(f"{path} {param.opts[0]}")
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "recuse")
+    assert bare == []

@@ -42,3 +42,25 @@ def test_smollm2_judges_mt_bench_pairs_offline(shared_data: Path, tmp_path: Path
     assert isinstance(single, dict)
     row = out.set_index("item_id").loc[r["item_id"]]
     assert score_distribution(single).p_slot_a == pytest.approx(row["p_a_first"], abs=1e-5)
+
+
+def test_converting_the_embedded_judge_draws_no_progress_bar(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The first ``recuse judge`` converts the embedded GGUF and wrote three third-party
+    bars to stderr ("Converting and de-quantizing GGUF tensors...", "Loading weights",
+    "Writing model shards"), each frame after a carriage return: in a log file, 3 lines
+    of frames before the runner's own progress. With the bars on, as in a fresh process,
+    the conversion writes none and still gives a loadable folder."""
+    from huggingface_hub.utils import enable_progress_bars
+    from transformers.utils import logging as hf_logging
+
+    from recuse.judging.models import convert_gguf, smollm2_gguf
+
+    hf_logging.enable_progress_bar()
+    enable_progress_bars()
+    convert_gguf(smollm2_gguf(), tmp_path / "m")
+    err = capfd.readouterr().err
+    assert "GGUF tensors" not in err and "Loading weights" not in err
+    assert "Writing model shards" not in err and "\r" not in err
+    assert (tmp_path / "m" / "config.json").is_file()

@@ -352,11 +352,11 @@ def test_systems_that_share_no_instructions_get_the_glm() -> None:
     assert (out["lc_method"] == GLM).all()
     np.testing.assert_array_equal(out["lc_win_rate"], out["lc_win_rate_glm"])
     np.testing.assert_array_equal(out["lc_win_rate_low"], out["lc_win_rate_glm_low"])
+    # no other system on their instructions: the GLM has no difficulty term, and says so
+    assert not out["glm_difficulty"].any() and (out["difficulty_coefficient"] == 0).all()
     shared = pd.concat([one, two.assign(prompt_id=one["prompt_id"])], ignore_index=True)
-    assert (
-        length_controlled_win_rates(shared, judge="j", boot=Resampling(n_boot=100))["lc_method"]
-        == JOINT
-    ).all()
+    both = length_controlled_win_rates(shared, judge="j", boot=Resampling(n_boot=100))
+    assert (both["lc_method"] == JOINT).all() and both["glm_difficulty"].all()
     perfect = shared.assign(p_a=np.where(shared["model_b"] == "m2", 0.0, shared["p_a"]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow or division warnings either

@@ -316,8 +316,9 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                 + (
                     f" (joint fit; {glm})"
                     if r.lc_method == JOINT
-                    else f" (AlpacaEval's per-system GLM; the joint fit needs {MIN_SHARED} "
-                    "instructions answered by two or more systems, and a finite maximum)"
+                    else f" (AlpacaEval's per-system GLM{_no_difficulty(r)}; the joint fit "
+                    f"needs {MIN_SHARED} instructions answered by two or more systems, and a "
+                    "finite maximum)"
                     if r.lc_method == GLM
                     else ""
                 )
@@ -327,6 +328,19 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                 + _judged_itself(ctx, judge, str(r.system))
             )
         part.headlines += _marked(f"{inp.name}, AlpacaEval, annotator {judge}", lc)
+
+
+def _no_difficulty(r: Any) -> str:
+    """What the per-system GLM's rate lacks where no other system answered the system's
+    instructions: the instruction-difficulty term (one annotations.json read alone gave
+    claude-2.1 32.41%, beside the other systems' files 22.41%, with no word why)."""
+    if r.glm_difficulty:
+        return ""
+    return (
+        ", without an instruction-difficulty term: no other system answered these "
+        "instructions here, and beside other systems' annotations of them it can read "
+        "otherwise"
+    )
 
 
 def _tracks(r: Any) -> bool:

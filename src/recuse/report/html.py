@@ -27,6 +27,7 @@ from recuse.numbers import (
     share_percent_beside,
 )
 from recuse.report.model import AuditReport
+from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
 
 MAX_ROWS = 60  # rows of a tidy table shown in the page; the CSV has all
@@ -229,6 +230,7 @@ def render_html(report: AuditReport) -> str:
             skip_groups=skip_groups(report),
             collapsed=nothing_estimated(report),
             verdict_words=verdict_words(report),
+            empty_summary=nothing_in_table(report, why="the skipped analyses below say why"),
         )
     )
 

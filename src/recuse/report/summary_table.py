@@ -40,6 +40,7 @@ from recuse.terminal import one_line
 __all__ = [
     "SummaryLine",
     "judge_line",
+    "nothing_in_table",
     "reading",
     "source_lines",
     "summary_html",
@@ -153,6 +154,22 @@ def _cell(text: str) -> str:
     return one_line(text).replace("|", "\\|")
 
 
+def nothing_in_table(report: AuditReport, *, why: str) -> str:
+    """The sentence in place of an empty summary table. Where the sections hold
+    estimates outside it (the ladder's rungs, the leaderboard's rates) it says the table
+    is empty, not that nothing was estimated (``--only self-preference-ladder`` read
+    "No bias could be estimated" above "estimates in: Self-preference, taken apart");
+    where the reasons are (``why``) is said only when some analysis was not made."""
+    why = f" ({why})" if report.skipped else ""
+    held = [s.title for s in report.sections if any(not f.headline for f in s.findings)]
+    if held:
+        return (
+            "No headline bias for the summary table from these inputs; the estimates made "
+            f"are in: {', '.join(held)}{why}."
+        )
+    return f"No bias could be estimated from these inputs{why}."
+
+
 def summary_text(report: AuditReport) -> str:
     """The compact summary as a plain-text pipe table (a judge's name on its first row
     only; a data column when there are several datasets), its legend, and each warning
@@ -163,7 +180,7 @@ def summary_text(report: AuditReport) -> str:
     stays in its column."""
     lines = summary_lines(report)
     if not lines:
-        return "No bias could be estimated from these inputs (reasons: --verbose and the report)."
+        return nothing_in_table(report, why="reasons: --verbose and the report")
     show_data = len({ln.dataset for ln in lines if ln.dataset}) > 1
     notes: list[str] = []
     rows: list[list[str]] = []
@@ -252,12 +269,18 @@ def source_lines(report: AuditReport) -> list[str]:
 
 def judge_line(row: SummaryRow) -> str:
     """``gpt-4: 1 of 3 estimated biases flagged``: one judge's count, in words (a judge
-    with nothing estimated says so instead of "0 of 0")."""
+    with nothing estimated says so instead of "0 of 0"). Quality scores (agreement,
+    calibration) are counted apart, never flagged: "0 of 5 estimated biases" counted
+    GPT-4's agreement with the humans as a bias."""
     missing = len(row.not_estimated)
     if not row.findings:
         why = f"{missing} reason(s) in the report" if missing else "no data for any bias"
         return f"{row.judge}: nothing could be estimated ({why})"
-    text = f"{row.judge}: {len(row.flagged)} of {len(row.findings)} estimated biases flagged"
+    biases = sum(f.bias.kind != "quality" for f in row.findings)
+    scores = len(row.findings) - biases
+    text = f"{row.judge}: {len(row.flagged)} of {biases} estimated biases flagged"
+    if scores:
+        text += f", beside {scores} quality score{'s' if scores != 1 else ''} (never flagged)"
     return text + (f"; {missing} not estimated (reasons in the report)" if missing else "")
 
 
@@ -308,7 +331,7 @@ def summary_html(report: AuditReport) -> str:
     undetected ones are not. Every text is escaped."""
     matrix = report.matrix()
     if not matrix.rows:
-        return "<p>No bias could be estimated from these inputs (reasons in the report).</p>"
+        return f"<p>{escape(nothing_in_table(report, why='reasons in the report'))}</p>"
     head = "".join(
         f"<th title='{escape(c.bias.unit, quote=True)}'>{escape(c.bias.label)}<br>"
         f"<small>{escape(c.bias.short_unit)} · {escape(c.bias.null_text)}</small></th>"

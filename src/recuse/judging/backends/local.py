@@ -62,6 +62,7 @@ from recuse.judging.device import (
     resolve_dtype,
 )
 from recuse.judging.fingerprint import check_unchanged, folder_fingerprint
+from recuse.judging.models import quiet_transformers
 from recuse.judging.protocols import Prompt
 
 if TYPE_CHECKING:
@@ -122,19 +123,6 @@ def _torch() -> Any:
     except ImportError:
         raise MissingDependencyError("torch", "local") from None
     return torch
-
-
-def _quiet_transformers() -> None:
-    """No third-party progress bars ("Loading weights ...") on the user's terminal: the
-    runner's own progress is the one the user reads."""
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    try:
-        from huggingface_hub.utils import disable_progress_bars
-    except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
-        return
-    disable_progress_bars()
 
 
 @dataclass
@@ -332,7 +320,7 @@ class LocalBackend(Backend):
         fingerprint: str | None = None  # checked after loading where it is computed here
         if revision is None:
             revision = fingerprint = folder_fingerprint(folder)
-        _quiet_transformers()
+        quiet_transformers()
         torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
         try:
             tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)

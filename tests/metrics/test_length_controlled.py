@@ -539,3 +539,57 @@ def test_the_intervals_do_not_depend_on_the_order_of_the_rows() -> None:
     shuffled = frame.sample(frac=1, random_state=1)
     again = length_controlled_win_rates(shuffled, judge="j", boot=boot)
     pd.testing.assert_frame_equal(again, out, rtol=1e-9)
+
+
+#: the joint fit's rates and 90% interval ends (%) on AlpacaEval 2 (judge
+#: gpt-4-1106-preview) and AlpacaEval 1 (gpt-4), computed with the fit of commit 40bc2279
+#: (BFGS, Hessian by forward differences of the analytic gradient): the same maximum and
+#: curvature give them again to 0.001 points
+PINNED = {
+    "gpt-4-1106-preview": [
+        ("alpaca-7b", 9.4785, 6.5632, 13.5015),
+        ("alpaca-7b (concise)", 7.0654, 4.3105, 11.3717),
+        ("alpaca-7b (verbose)", 5.6571, 3.9749, 7.9920),
+        ("claude-2", 28.4041, 24.5972, 32.5458),
+        ("claude-2.1", 25.0834, 21.6414, 28.8710),
+        ("claude-2.1 (concise)", 17.6613, 13.9602, 22.0915),
+        ("claude-v1", 27.4592, 23.8535, 31.3852),
+        ("gpt-3.5-turbo-0301", 20.4796, 16.3942, 25.2752),
+        ("gpt-3.5-turbo-1106", 23.9407, 19.5572, 28.9530),
+        ("gpt-3.5-turbo-1106 (concise)", 21.6999, 17.4884, 26.5987),
+        ("gpt-3.5-turbo-1106 (verbose)", 24.8131, 20.6420, 29.5137),
+        ("gpt-3.5-turbo-instruct", 15.9068, 12.7055, 19.7322),
+        ("gpt-4-0613 (concise)", 26.3055, 21.4106, 31.8656),
+        ("mixtral-8x7b-instruct-v0.1 (concise)", 25.5479, 21.5707, 29.9780),
+        ("text-davinci-001", 9.0370, 6.0071, 13.3776),
+        ("vicuna-13b", 9.8171, 7.5823, 12.6205),
+    ],
+    "gpt-4": [
+        ("alpaca-7b", 25.9572, 23.3565, 28.7389),
+        ("claude-2", 70.0224, 63.7737, 75.6056),
+        ("claude-v1", 73.5626, 67.4185, 78.9105),
+        ("gpt-3.5-turbo-0301", 76.9100, 73.0602, 80.3576),
+        ("gpt-3.5-turbo-1106", 74.3701, 70.3340, 78.0286),
+        ("gpt-3.5-turbo-instruct", 63.3013, 59.0807, 67.3272),
+        ("gpt-4", 80.6950, 75.9364, 84.7021),
+        ("gpt-4-0314", 80.8023, 75.8750, 84.9232),
+        ("gpt-4-1106-preview", 81.1082, 73.4940, 86.9242),
+        ("llama-2-70b-chat", 66.6689, 57.9409, 74.3864),
+        ("text-davinci-001", 21.3455, 18.6131, 24.3590),
+        ("vicuna-13b", 50.3706, 44.7669, 55.9651),
+    ],
+}
+
+
+def test_the_alpaca_eval_joint_fit_rates_are_pinned() -> None:
+    """AlpacaEval 2's (and 1's) joint-fit rates and interval ends equal the values the
+    fit gave with BFGS and a finite-difference Hessian, to 0.001 points (the pinned
+    values are rounded to 0.0001): a faster fit must reach the same maximum."""
+    pairs = load("alpaca-eval")
+    for judge, pinned in PINNED.items():
+        out = length_controlled_win_rates(pairs, judge=judge, boot=Resampling(n_boot=20))
+        assert (out["lc_method"] == JOINT).all()
+        want = pd.DataFrame(pinned, columns=["system", "lc", "low", "high"])
+        assert out["system"].tolist() == want["system"].tolist()
+        got = out[["lc_win_rate", "lc_win_rate_low", "lc_win_rate_high"]].to_numpy()
+        np.testing.assert_allclose(got, want[["lc", "low", "high"]].to_numpy(), atol=0.001)

@@ -593,3 +593,84 @@ def test_the_alpaca_eval_joint_fit_rates_are_pinned() -> None:
         assert out["system"].tolist() == want["system"].tolist()
         got = out[["lc_win_rate", "lc_win_rate_low", "lc_win_rate_high"]].to_numpy()
         np.testing.assert_allclose(got, want[["lc", "low", "high"]].to_numpy(), atol=0.001)
+
+
+def _small_joint_table(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """4 systems on 50 instructions, a fifth of the (instruction, system) cells missing,
+    planted easiness sd 1.5 and length effect 0.8; binary verdicts, every seventh one
+    fractional (0.3): the codes, outcomes and length terms the joint fit takes."""
+    rng = np.random.default_rng(seed)
+    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(4), np.arange(50)))
+    keep = rng.random(len(system)) < 0.8
+    system, cluster = system[keep], cluster[keep]
+    tl = np.tanh(rng.normal(size=len(system)))
+    easy = rng.normal(0, 1.5, 50)[cluster]
+    p = 1 / (1 + np.exp(-(0.3 * system - 0.5 + 0.8 * tl + easy)))
+    y = (rng.random(len(system)) < p).astype(float)
+    y[::7] = 0.3
+    return system, cluster, y, tl
+
+
+def test_the_joint_fit_hessian_is_the_second_derivative_of_its_likelihood() -> None:
+    """The analytic Hessian of the quadrature log-likelihood (θ, φ, π and log τ, whose
+    second derivative of η is τ x_q) equals central differences of the analytic
+    gradient (to 1e-7 of its largest entry) and central second differences of the
+    log-likelihood value itself (to 1e-5), at points away from the maximum (where the
+    log τ score term is not 0); the gradient equals differences of the value too."""
+    from recuse.metrics.length_controlled import _Likelihood
+
+    system, cluster, y, tl = _small_joint_table(0)
+    like = _Likelihood(system, cluster, y, tl, nodes=24)
+    rng = np.random.default_rng(1)
+    for tau in (0.4, 1.3, 3.0):
+        p = np.concatenate([rng.normal(0, 0.5, 9), [np.log(tau)]])
+        hess = like.hessian(p)
+        scale = np.abs(hess).max()
+        eye = np.eye(len(p))
+
+        def value(q: np.ndarray) -> float:
+            return like.scores(q)[0]
+
+        def gradient(q: np.ndarray) -> np.ndarray:
+            return like.scores(q)[1].sum(axis=0)
+
+        h = 1e-5
+        by_gradient = np.column_stack(
+            [(gradient(p + h * e) - gradient(p - h * e)) / (2 * h) for e in eye]
+        )
+        np.testing.assert_allclose(hess, by_gradient, atol=1e-7 * scale)
+        h = 1e-4
+        by_value = np.array(
+            [
+                [
+                    (value(p + h * a + h * b) - value(p + h * a - h * b)
+                     - value(p - h * a + h * b) + value(p - h * a - h * b)) / (4 * h * h)
+                    for b in eye
+                ]
+                for a in eye
+            ]
+        )  # fmt: skip
+        np.testing.assert_allclose(hess, by_value, atol=1e-5 * scale)
+        g = gradient(p)
+        by_diff = np.array([(value(p + h * e) - value(p - h * e)) / (2 * h) for e in eye])
+        np.testing.assert_allclose(g, by_diff, atol=1e-6 * np.abs(g).max())
+
+
+def test_a_joint_fit_that_runs_off_is_none_without_a_warning() -> None:
+    """Two of three systems win exactly when their length term is positive: the joint
+    likelihood has no finite maximum, and on this table the Newton steps run log τ
+    past where the Hessian overflows. The fit is None (was, with the first Newton
+    version: scipy's ValueError 'array must not contain infs or NaNs'; the BFGS fit
+    before it was None too), with no floating-point warning."""
+    from recuse.metrics.length_controlled import _converged_fit
+
+    rng = np.random.default_rng(10)
+    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(3), np.arange(60)))
+    rng.random(180)
+    tl = np.tanh(rng.normal(size=180))
+    eta = 0.3 * system - 0.3 + 0.8 * tl + 1.5 * rng.normal(size=60)[cluster]
+    y = (rng.random(180) < 1 / (1 + np.exp(-eta))).astype(float)
+    y[system < 2] = tl[system < 2] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _converged_fit(system, cluster, y, tl, level=0.9) is None

@@ -40,16 +40,25 @@ systems, with the instruction's mean length term beside it (Mundlak's device):
 with t_mi = tanh(δ_mi / sd_m(δ)), t̄_i its mean over the systems that answered i, and
 u_i ~ N(0, 1) integrated out (Gauss–Hermite, nodes doubled from 24 until the rates
 and interval ends move by under 0.01 points): maximum (quasi-)likelihood of
-``Σ_i log ∫ Π_m P_mi^y (1 − P_mi)^(1−y) φ(u) du`` (scipy BFGS, analytic gradient). φ_m
-is identified by the differences between systems on the same instruction, so
-difficulty that moves with length goes to π and τ u_i, not to φ_m. Then
+``Σ_i log ∫ Π_m P_mi^y (1 − P_mi)^(1−y) φ(u) du`` (Newton steps within a trust
+region, scipy's ``trust-exact``, with the analytic gradient and Hessian; each finer
+quadrature starts from the coarser one's maximum). φ_m is identified by the
+differences between systems on the same instruction, so difficulty that moves with
+length goes to π and τ u_i, not to φ_m. Then
 
     LC_m = mean_i ∫ σ(θ_m + π (t̄_i − mean t̄) + τ u) φ(u) du
 
 over m's instructions. Its interval: the cluster-robust (sandwich, instructions as
-clusters) variance ``H⁻¹ (Σ_i u_i u_iᵀ) H⁻¹ · n/(n−1)`` of the parameters (H the
-Hessian of the log-likelihood by finite differences of the gradient, u_i instruction
-i's score), carried to logit(LC_m) by the delta method, ends back through σ.
+clusters) variance ``H⁻¹ (Σ_i u_i u_iᵀ) H⁻¹ · n/(n−1)`` of the parameters, carried to
+logit(LC_m) by the delta method, ends back through σ. H is the Hessian of the
+log-likelihood in closed form, not by finite differences: with ω_iq instruction i's
+posterior weight on node q and g_iq, h_iq the gradient and Hessian of its node
+log-integrand, u_i = Σ_q ω_iq g_iq (instruction i's score) and
+H = Σ_i [Σ_q ω_iq (h_iq + g_iq g_iqᵀ) − u_i u_iᵀ] (:class:`_Likelihood`). On AlpacaEval
+2 (16 systems, 805 instructions, 96 nodes) the fit takes 0.36 s where BFGS with H by
+forward differences of the gradient (34 more gradient evaluations per fit) took 1.71 s
+(best of 3 in one run; inside ``recuse audit alpaca-eval`` 0.38 s against 4.3 s), to the
+same rates and interval ends within 0.00001 points.
 
 Where length tracks difficulty (a system writes longer answers on harder
 instructions), the GLM's length and difficulty terms carry the same signal, and with
@@ -348,7 +357,7 @@ class _Likelihood:
         k, n, size, tau, post = self.k, self.n, self.size, self.tau, self.post
         e = self.y[:, None] - self.fitted
         tx = tau * self.x
-        # −Σ_r Σ_q π_iq v_rq ∂η_rq ∂η_rqᵀ
+        # −Σ_r Σ_q ω_iq v_rq ∂η_rq ∂η_rqᵀ
         c = self.fitted * (1 - self.fitted) * post[self.cluster]
         c0, c1 = c.sum(axis=1), c @ tx
         hess = -(self.design.T @ self.design.multiply(c0[:, None])).toarray()
@@ -356,7 +365,7 @@ class _Likelihood:
         hess[:, -1] -= cross
         hess[-1, :] -= cross
         hess[-1, -1] -= float((c @ tx**2).sum())
-        # Σ_i Σ_q π_iq (g_iq − u_i)(g_iq − u_i)ᵀ, g_iq per instruction and node
+        # Σ_i Σ_q ω_iq (g_iq − u_i)(g_iq − u_i)ᵀ, g_iq per instruction and node
         total = self.onto @ e  # Σ_{r∈i} e_rq
         g = np.empty((n, size, len(tx)))
         g[:, :k] = (self.onto_cell @ e).reshape(n, k, -1)
@@ -368,7 +377,7 @@ class _Likelihood:
         g *= np.sqrt(post)[:, None, :]
         flat = g.transpose(0, 2, 1).reshape(-1, size)
         hess += flat.T @ flat
-        hess[-1, -1] += float(u[:, -1].sum())  # Σ_i Σ_q π_iq Σ_{r∈i} e_rq τ x_q
+        hess[-1, -1] += float(u[:, -1].sum())  # Σ_i Σ_q ω_iq Σ_{r∈i} e_rq τ x_q
         return (hess + hess.T) / 2
 
 

@@ -539,3 +539,145 @@ def test_the_intervals_do_not_depend_on_the_order_of_the_rows() -> None:
     shuffled = frame.sample(frac=1, random_state=1)
     again = length_controlled_win_rates(shuffled, judge="j", boot=boot)
     pd.testing.assert_frame_equal(again, out, rtol=1e-9)
+
+
+#: the joint fit's rates and 90% interval ends (%) on AlpacaEval 2 (judge
+#: gpt-4-1106-preview) and AlpacaEval 1 (gpt-4), computed with the fit of commit 40bc2279
+#: (BFGS, Hessian by forward differences of the analytic gradient): the same maximum and
+#: curvature give them again to 0.001 points
+PINNED = {
+    "gpt-4-1106-preview": [
+        ("alpaca-7b", 9.4785, 6.5632, 13.5015),
+        ("alpaca-7b (concise)", 7.0654, 4.3105, 11.3717),
+        ("alpaca-7b (verbose)", 5.6571, 3.9749, 7.9920),
+        ("claude-2", 28.4041, 24.5972, 32.5458),
+        ("claude-2.1", 25.0834, 21.6414, 28.8710),
+        ("claude-2.1 (concise)", 17.6613, 13.9602, 22.0915),
+        ("claude-v1", 27.4592, 23.8535, 31.3852),
+        ("gpt-3.5-turbo-0301", 20.4796, 16.3942, 25.2752),
+        ("gpt-3.5-turbo-1106", 23.9407, 19.5572, 28.9530),
+        ("gpt-3.5-turbo-1106 (concise)", 21.6999, 17.4884, 26.5987),
+        ("gpt-3.5-turbo-1106 (verbose)", 24.8131, 20.6420, 29.5137),
+        ("gpt-3.5-turbo-instruct", 15.9068, 12.7055, 19.7322),
+        ("gpt-4-0613 (concise)", 26.3055, 21.4106, 31.8656),
+        ("mixtral-8x7b-instruct-v0.1 (concise)", 25.5479, 21.5707, 29.9780),
+        ("text-davinci-001", 9.0370, 6.0071, 13.3776),
+        ("vicuna-13b", 9.8171, 7.5823, 12.6205),
+    ],
+    "gpt-4": [
+        ("alpaca-7b", 25.9572, 23.3565, 28.7389),
+        ("claude-2", 70.0224, 63.7737, 75.6056),
+        ("claude-v1", 73.5626, 67.4185, 78.9105),
+        ("gpt-3.5-turbo-0301", 76.9100, 73.0602, 80.3576),
+        ("gpt-3.5-turbo-1106", 74.3701, 70.3340, 78.0286),
+        ("gpt-3.5-turbo-instruct", 63.3013, 59.0807, 67.3272),
+        ("gpt-4", 80.6950, 75.9364, 84.7021),
+        ("gpt-4-0314", 80.8023, 75.8750, 84.9232),
+        ("gpt-4-1106-preview", 81.1082, 73.4940, 86.9242),
+        ("llama-2-70b-chat", 66.6689, 57.9409, 74.3864),
+        ("text-davinci-001", 21.3455, 18.6131, 24.3590),
+        ("vicuna-13b", 50.3706, 44.7669, 55.9651),
+    ],
+}
+
+
+def test_the_alpaca_eval_joint_fit_rates_are_pinned() -> None:
+    """AlpacaEval 2's (and 1's) joint-fit rates and interval ends equal the values the
+    fit gave with BFGS and a finite-difference Hessian, to 0.001 points (the pinned
+    values are rounded to 0.0001): a faster fit must reach the same maximum."""
+    pairs = load("alpaca-eval")
+    for judge, pinned in PINNED.items():
+        out = length_controlled_win_rates(pairs, judge=judge, boot=Resampling(n_boot=20))
+        assert (out["lc_method"] == JOINT).all()
+        want = pd.DataFrame(pinned, columns=["system", "lc", "low", "high"])
+        assert out["system"].tolist() == want["system"].tolist()
+        got = out[["lc_win_rate", "lc_win_rate_low", "lc_win_rate_high"]].to_numpy()
+        np.testing.assert_allclose(got, want[["lc", "low", "high"]].to_numpy(), atol=0.001)
+
+
+def _small_joint_table(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """4 systems on 50 instructions, a fifth of the (instruction, system) cells missing,
+    planted easiness sd 1.5 and length effect 0.8; binary verdicts, every seventh one
+    fractional (0.3): the codes, outcomes and length terms the joint fit takes."""
+    rng = np.random.default_rng(seed)
+    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(4), np.arange(50)))
+    keep = rng.random(len(system)) < 0.8
+    system, cluster = system[keep], cluster[keep]
+    tl = np.tanh(rng.normal(size=len(system)))
+    easy = rng.normal(0, 1.5, 50)[cluster]
+    p = 1 / (1 + np.exp(-(0.3 * system - 0.5 + 0.8 * tl + easy)))
+    y = (rng.random(len(system)) < p).astype(float)
+    y[::7] = 0.3
+    return system, cluster, y, tl
+
+
+def test_the_joint_fit_hessian_is_the_second_derivative_of_its_likelihood(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The analytic Hessian of the quadrature log-likelihood (θ, φ, π and log τ, whose
+    second derivative of η is τ x_q) equals central differences of the analytic
+    gradient (to 1e-7 of its largest entry) and central second differences of the
+    log-likelihood value itself (to 1e-5), at points away from the maximum (where the
+    log τ score term is not 0); the gradient equals differences of the value too.
+    Summed over instructions 4 at a time (as a large table is), it is the same."""
+    import recuse.metrics.length_controlled as lc_module
+    from recuse.metrics.length_controlled import _Likelihood
+
+    system, cluster, y, tl = _small_joint_table(0)
+    like = _Likelihood(system, cluster, y, tl, nodes=24)
+    rng = np.random.default_rng(1)
+    for tau in (0.4, 1.3, 3.0):
+        p = np.concatenate([rng.normal(0, 0.5, 9), [np.log(tau)]])
+        hess = like.hessian(p)
+        scale = np.abs(hess).max()
+        eye = np.eye(len(p))
+
+        def value(q: np.ndarray) -> float:
+            return like.scores(q)[0]
+
+        def gradient(q: np.ndarray) -> np.ndarray:
+            return like.scores(q)[1].sum(axis=0)
+
+        h = 1e-5
+        by_gradient = np.column_stack(
+            [(gradient(p + h * e) - gradient(p - h * e)) / (2 * h) for e in eye]
+        )
+        np.testing.assert_allclose(hess, by_gradient, atol=1e-7 * scale)
+        h = 1e-4
+        by_value = np.array(
+            [
+                [
+                    (value(p + h * a + h * b) - value(p + h * a - h * b)
+                     - value(p - h * a + h * b) + value(p - h * a - h * b)) / (4 * h * h)
+                    for b in eye
+                ]
+                for a in eye
+            ]
+        )  # fmt: skip
+        np.testing.assert_allclose(hess, by_value, atol=1e-5 * scale)
+        g = gradient(p)
+        by_diff = np.array([(value(p + h * e) - value(p - h * e)) / (2 * h) for e in eye])
+        np.testing.assert_allclose(g, by_diff, atol=1e-6 * np.abs(g).max())
+        with monkeypatch.context() as m:
+            m.setattr(lc_module, "_SPREAD_ENTRIES", 4 * 10 * 24)  # 4 instructions a chunk
+            np.testing.assert_allclose(like.hessian(p + 0.0), hess, rtol=0, atol=1e-12 * scale)
+
+
+def test_a_joint_fit_that_runs_off_is_none_without_a_warning() -> None:
+    """Two of three systems win exactly when their length term is positive: the joint
+    likelihood has no finite maximum, and on this table the Newton steps run log τ
+    past where the Hessian overflows. The fit is None (was, with the first Newton
+    version: scipy's ValueError 'array must not contain infs or NaNs'; the BFGS fit
+    before it was None too), with no floating-point warning."""
+    from recuse.metrics.length_controlled import _converged_fit
+
+    rng = np.random.default_rng(10)
+    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(3), np.arange(60)))
+    rng.random(180)
+    tl = np.tanh(rng.normal(size=180))
+    eta = 0.3 * system - 0.3 + 0.8 * tl + 1.5 * rng.normal(size=60)[cluster]
+    y = (rng.random(180) < 1 / (1 + np.exp(-eta))).astype(float)
+    y[system < 2] = tl[system < 2] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _converged_fit(system, cluster, y, tl, level=0.9) is None

@@ -681,3 +681,29 @@ def test_a_joint_fit_that_runs_off_is_none_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _converged_fit(system, cluster, y, tl, level=0.9) is None
+
+
+def test_a_joint_fit_whose_quadrature_does_not_settle_is_none() -> None:
+    """Every system wins or loses an instruction together (2% of verdicts the other
+    way): the instruction effect's spread τ runs to thousands of logits, where even 192
+    nodes cannot integrate it, and the fits at 96 and 192 nodes disagree. The finer one
+    was returned, its interval of width 0 (58.98% [58.98%, 58.98%] at τ = 4,456 with
+    seed 1; ±1.3 points at τ = 34 with seed 0, where each rate is a share of 80
+    instructions, ±5.6 points at 1 sd). Such a fit is None, and the row says the GLM
+    stands in for it, and why."""
+    from recuse.metrics.length_controlled import _converged_fit, _joint_fit, joint_needs
+
+    rng = np.random.default_rng(0)  # (seed 1's fits take 10 s each, running off)
+    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(4), np.arange(80)))
+    tl = np.tanh(rng.normal(size=320))
+    y = (rng.normal(size=80)[cluster] > 0).astype(float)
+    flip = rng.random(320) < 0.02
+    y[flip] = 1 - y[flip]
+    coarse = _joint_fit(system, cluster, y, tl, level=0.9, nodes=96)
+    fine = _joint_fit(system, cluster, y, tl, level=0.9, nodes=192)
+    assert coarse is not None and fine is not None and fine.moved(coarse) > 0.01
+    assert fine.tau > 30 and max(fine.high - fine.low) < 2 * 1.645 * 5.6 / 2
+    assert _converged_fit(system, cluster, y, tl, level=0.9) is None
+    assert "a quadrature that settles (rates within 0.01 points at 192 nodes and 96)" in (
+        joint_needs()
+    )

@@ -26,10 +26,10 @@ from recuse.metrics.length_controlled import (
     GLM,
     GLM_CONFOUNDED,
     JOINT,
-    MIN_SHARED,
     NONE,
     UPSTREAM_DIFFERENCES,
     fixed_baseline,
+    joint_needs,
     length_controlled_win_rates,
     tracks_difficulty,
 )
@@ -317,8 +317,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                     f" (joint fit; {glm})"
                     if r.lc_method == JOINT
                     else f" (AlpacaEval's per-system GLM{_no_difficulty(r)}; the joint fit "
-                    f"needs {MIN_SHARED} instructions answered by two or more systems, and a "
-                    "finite maximum)"
+                    f"needs {joint_needs()})"
                     if r.lc_method == GLM
                     else ""
                 )

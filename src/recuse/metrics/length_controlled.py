@@ -39,7 +39,8 @@ systems, with the instruction's mean length term beside it (Mundlak's device):
 
 with t_mi = tanh(δ_mi / sd_m(δ)), t̄_i its mean over the systems that answered i, and
 u_i ~ N(0, 1) integrated out (Gauss–Hermite, nodes doubled from 24 until the rates
-and interval ends move by under 0.01 points): maximum (quasi-)likelihood of
+and interval ends move by under 0.01 points; none where 96 and 192 nodes still
+disagree): maximum (quasi-)likelihood of
 ``Σ_i log ∫ Π_m P_mi^y (1 − P_mi)^(1−y) φ(u) du`` (Newton steps within a trust
 region, scipy's ``trust-exact``, with the analytic gradient and Hessian; each finer
 quadrature starts from the coarser one's maximum). φ_m is identified by the
@@ -184,8 +185,7 @@ def _confounding(
     if joint is None:
         return r, (
             f"{said}; {GLM_CONFOUNDED}, and the joint fit that separates them was not possible "
-            f"(it needs {MIN_SHARED} instructions answered by two or more systems, and a "
-            "finite maximum): read the rate with the raw win rate"
+            f"(it needs {joint_needs()}): read the rate with the raw win rate"
         )
     here = (
         "here it separates (no rate)"
@@ -214,6 +214,15 @@ _NODES = 24
 MAX_NODES = 192
 #: points (of a rate in %) within which two quadratures count as agreeing
 QUADRATURE_TOL = 0.01
+
+
+def joint_needs() -> str:
+    """What the joint fit needs, in the words of the rows that fall back to the GLM."""
+    return (
+        f"{MIN_SHARED} instructions answered by two or more systems, a finite maximum, and "
+        f"a quadrature that settles (rates within {QUADRATURE_TOL} points at {MAX_NODES} "
+        f"nodes and {MAX_NODES // 2})"
+    )
 
 
 @dataclass(frozen=True)
@@ -245,8 +254,11 @@ def _converged_fit(
 ) -> _Joint | None:
     """:func:`_joint_fit` with :data:`_NODES` nodes, doubled (each fit started from
     the last one's maximum) until two fits' rates and interval ends agree within
-    :data:`QUADRATURE_TOL` points, or :data:`MAX_NODES` is reached: the finer fit.
-    None where a fit is None.
+    :data:`QUADRATURE_TOL` points: the finer fit. None where a fit is None, or where
+    the fits at :data:`MAX_NODES` and half as many still disagree: the instruction
+    effect is then too wide for the nodes (τ of 30 logits and more, where every system
+    wins or loses an instruction together), and the last fit's intervals were far too
+    narrow, down to a width of 0 (58.98% [58.98%, 58.98%] at τ = 4,456).
 
     On one BLAS thread: its products are small (size × size systems, one instructions ×
     nodes by size cross-product per Hessian), and in ``recuse audit alpaca-eval`` on a
@@ -254,14 +266,15 @@ def _converged_fit(
     AlpacaEval fits took 1 to 14 s where one thread takes 0.1 to 0.6 s."""
     with threadpool_limits(limits=1, user_api="blas"):
         fit = _joint_fit(system, cluster, y, tl, level=level, nodes=_NODES)
+        doubled = False
         while fit is not None and fit.nodes < MAX_NODES:
             finer = _joint_fit(
                 system, cluster, y, tl, level=level, nodes=2 * fit.nodes, start=fit.params
             )
             if finer is None or finer.moved(fit) < QUADRATURE_TOL:
                 return finer
-            fit = finer
-        return fit
+            fit, doubled = finer, True
+        return None if doubled else fit
 
 
 #: (instruction, node, parameter) entries of the joint fit's per-node gradients held at

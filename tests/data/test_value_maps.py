@@ -371,3 +371,41 @@ def test_a_value_map_error_names_the_flag_and_the_recuse_toml_section() -> None:
         "t.csv, column 'nosuch': the value map (values=) names 'nosuch', which is not in the file"
     )
     assert "--" not in str(err.value)
+
+
+def test_a_swapped_column_read_in_the_wrong_frame_is_said() -> None:
+    """The peer file's swapped verdicts are written as the judge saw them. Read in the
+    default frame (A = a), they agree with the humans less often than chance while the
+    first order agrees more often, and every estimate set the two orders against each
+    other (agreement 0.50, self-preference −0.008 'no detectable bias', for 0.61 and a
+    material +0.20) with nothing said. A note says so, only in the wrong frame."""
+    from recuse.data.inputs import balanced_agreement
+
+    raw = pd.read_csv(PEER, dtype=str)
+    human = raw["human_winner"].map(SIDES)  # 'neither' is no label here
+    labelled = human.isin((0.0, 1.0))
+    h = human[labelled].to_numpy(float)
+    first = raw["judge_winner"].map(SIDES)[labelled].to_numpy(float)
+    second = raw["judge_winner_swapped"].map(SIDES)[labelled].to_numpy(float)
+
+    def ba(p: np.ndarray) -> float:  # by hand: the two labels' shares of the win, halved
+        return 0.5 * p[h == 1].mean() + 0.5 * (1 - p[h == 0]).mean()
+
+    assert balanced_agreement(first, h)[0] == pytest.approx(ba(first))
+    assert (round(100 * ba(first)), round(100 * ba(second))) == (61, 43)
+    mapping, values = PEER_MAP, {"human_winner": {"neither": 0.5}}
+    wrong = load_input(PEER, table="pairs", mapping=mapping, reading=ValueReading(values=values))
+    (note,) = [n for n in wrong.source.notes if "orders" in n]
+    assert note.startswith(
+        f"judge 'gpt-4o': over its {int(labelled.sum())} labelled pairs judged in both "
+        "orders, its verdicts with a shown first give the human-preferred answer 61% of the "
+        "win and those with b shown first 43%"
+    )
+    assert "swapped_frame='presented'" in note
+    right = load_input(
+        PEER,
+        table="pairs",
+        mapping=mapping,
+        reading=ValueReading(values=values, swapped_frame="presented"),
+    )
+    assert not [n for n in right.source.notes if "orders" in n]

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import difflib
 import errno
+import math
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from recuse.data import registry
@@ -27,9 +29,11 @@ from recuse.data.record_lines import rows_located
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.files import ABSENT_ERRNOS, unreadable_path
+from recuse.numbers import share_percent
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import (
+    SwappedFrame,
     TableKind,
     caller_option,
     note_missing_texts,
@@ -224,6 +228,90 @@ def _plain_references(
 ROW_DATASET: dict[str, str] = {"pairs": "source", "ratings": "dataset"}
 #: the column of the reference label, by table
 LABEL_COLUMN: dict[str, str] = {"pairs": "human", "ratings": "reference"}
+
+
+#: how many standard errors apart the two orders' balanced agreements, on opposite sides
+#: of chance, must lie for :func:`orders_at_odds` to speak (a note, so a sure sign only:
+#: in 6,000 simulated judges read in the right frame, of any skill, position preference,
+#: tie rate and label balance, it spoke for 2)
+AT_ODDS_SE = 3.5
+#: the fewest labelled pairs of each label (a better, b better) it reads a judge from
+AT_ODDS_MIN = 10
+
+
+def balanced_agreement(p: np.ndarray, human: np.ndarray) -> tuple[float, float]:
+    """The share of the win a verdict gives the human-preferred answer, balanced over the
+    two labels, and its standard error:
+
+        BA = ½ · mean(p | human = a) + ½ · mean(1 − p | human = b),
+        SE = ½ · √(s²_a / n_a + s²_b / n_b)
+
+    (``p`` = P(a better) of each verdict, ``human`` 1 or 0; s² the sample variance of
+    each label's values with a 0 and a 1 added, so that a label whose verdicts all agree
+    has no standard error of 0). A judge that knows nothing reads 0.5 whatever it
+    prefers by position; one better than chance above 0.5 in either order. NaN where a
+    label has fewer than :data:`AT_ODDS_MIN` pairs.
+
+    >>> p, h = np.array([1, 1, 0, 0.5] * 5), np.array([1, 1, 1, 0] * 5)
+    >>> ba, se = balanced_agreement(p, h)  # a: 10 of 15 agree, b: 5 halves of 5 pairs
+    >>> ba, round(se, 4)
+    (0.5833333333333333, nan)
+    >>> ba, se = balanced_agreement(np.tile(p, 3), np.tile(h, 3))
+    >>> round(ba, 4), round(se, 4)
+    (0.5833, 0.0424)
+    """
+    a, b = p[human == 1], 1.0 - p[human == 0]
+    mean = 0.5 * float(a.mean()) + 0.5 * float(b.mean()) if len(a) and len(b) else math.nan
+    if min(len(a), len(b)) < AT_ODDS_MIN:
+        return mean, math.nan
+    var_a, var_b = (float(np.append(x, (0.0, 1.0)).var(ddof=1)) for x in (a, b))
+    return mean, 0.5 * math.sqrt(var_a / len(a) + var_b / len(b))
+
+
+def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple[str, ...]:
+    """A note per judge whose verdicts in one order agree with the human labels and in
+    the other disagree with them (:func:`balanced_agreement`, over the labelled pairs
+    judged in both orders, on opposite sides of 0.5), the two at least
+    :data:`AT_ODDS_SE` standard errors apart (SE = √(SE₁² + SE₂²), the two orders taken
+    as independent: they are positively correlated, so this is the larger SE).
+
+    The second order is the first with a and b swapped, and a and b are the file's
+    names, not the judge's: whatever a judge's skill and position preference, the two
+    orders' balanced agreements are the same in expectation. A column read in the wrong
+    frame turns one over (BA into 1 − BA): ``p_a_second`` written as the judge saw it (A =
+    the answer shown first, b) but read as A = a, or the reverse. Every estimate of
+    that judge then pits its two orders against each other (the peer example read
+    without ``--swapped-frame presented``: agreement 0.50, self-preference −0.008 and
+    no detectable bias, for 0.61 and a material +0.20), with nothing said."""
+    need = {"judge", "human", "p_a_first", "p_a_second"}
+    if not need <= set(frame.columns):
+        return ()
+    both = frame[frame["judge"].notna() & frame["p_a_first"].notna()]
+    both = both[both["p_a_second"].notna() & both["human"].isin((0.0, 1.0))]
+    notes: list[str] = []
+    for judge, rows in both.groupby("judge", sort=True):
+        human = rows["human"].to_numpy(float)
+        first, se1 = balanced_agreement(rows["p_a_first"].to_numpy(float), human)
+        second, se2 = balanced_agreement(rows["p_a_second"].to_numpy(float), human)
+        gap_se = math.hypot(se1, se2)
+        if not gap_se > 0 or (first - 0.5) * (second - 0.5) >= 0:
+            continue
+        if abs(first - second) < AT_ODDS_SE * gap_se:
+            continue
+        turned = "original" if swapped_frame == "presented" else "presented"
+        notes.append(
+            f"judge {shown(judge)}: over its {len(rows):,} labelled pairs judged in both "
+            f"orders, its verdicts with a shown first give the human-preferred answer "
+            f"{share_percent(first, 0)} of the win and those with b shown first "
+            f"{share_percent(second, 0)} (balanced over the two labels; 50% = chance, "
+            "whatever the judge's position preference): one order agrees with the labels "
+            f"and the other disagrees, as when p_a_second is read in the wrong frame (read "
+            f"{'as the judge saw it' if swapped_frame == 'presented' else 'A = a'} here) — "
+            f"if so, pass {caller_option(f'--swapped-frame {turned}', f'swapped_frame={turned!r}')}"
+            "; read as it is, every estimate of this judge sets its two orders against each "
+            "other"
+        )
+    return tuple(notes)
 
 
 def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str, tuple[str, ...]]:
@@ -492,6 +580,8 @@ def load_input(
                 confidence_of=how.confidence_of,
             )
             frame, notes = _plain_references(frame, kind, path, roster, references)
+            if kind == "pairs":
+                notes = (*notes, *orders_at_odds(frame, swapped_frame=how.swapped_frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

@@ -1153,6 +1153,27 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
                 f"({caller_option('--map', 'mapping=')}), or say the confidence is P(a "
                 f"better) ({caller_option('--confidence-of a', 'confidence_of=' + repr('a'))})",
             )
+        # a confidence below 0.5 in the verdict given would turn it (A at 0.4 read P(a
+        # better) 0.4, a pick of b): the chosen option's share among three (A, B, tie) is
+        # one, and P(a better) cannot be told from it
+        turned = (values < 0.5) & ~np.isnan(verdict) & (verdict != 0.5)
+        if turned.any():
+            i, n_turned = int(np.flatnonzero(turned)[0]), int(turned.sum())
+            side = "a" if verdict[i] > 0.5 else "b"
+            raise InputError(
+                f"confidence {exact(values[i])} in a verdict for {side}: the confidence of "
+                f"the verdict given is at least 0.5, and read as it is it would turn the "
+                f"verdict (P({side} better) = {exact(values[i])}, a pick of the other "
+                f"answer); {n_turned:,} row{'s' if n_turned != 1 else ''} of the table "
+                f"hold{'s' if n_turned == 1 else ''} one",
+                file=file,
+                row=i + 1,
+                column=column,
+                fix="if the confidence is the chosen option's share among A, B and tie, "
+                "P(a better) cannot be read from it: give P(a better) as the confidence "
+                f"({caller_option('--confidence-of a', 'confidence_of=' + repr('a'))}) or "
+                f"leave {caller_option('--confidence', 'confidence=')} out",
+            )
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)
     # a tie given the probability of its verdict is 0.5 either way

@@ -409,3 +409,31 @@ def test_a_swapped_column_read_in_the_wrong_frame_is_said() -> None:
         reading=ValueReading(values=values, swapped_frame="presented"),
     )
     assert not [n for n in right.source.notes if "orders" in n]
+
+
+def test_a_confidence_below_one_half_in_the_verdict_given_is_refused(tmp_path: Path) -> None:
+    """The confidence of the verdict given (--confidence-of winner) is read as
+    P(a better) = c for A and 1 - c for B: a 0.4 beside A read 0.4, a pick of b. A judge's
+    confidence below 0.5 is no two-way confidence (the chosen option's share among A, B
+    and tie can be 0.4), and a quarter of the verdicts of a file so written were turned
+    with nothing said. Refused, naming the row, the count and the way out; a tie's
+    confidence and one at 0.5 stay readable, and --confidence-of a reads 0.4 as P(a)."""
+    rows = {
+        "item_id": ["1", "2", "3", "4"],
+        "prompt_id": ["p", "q", "r", "s"],
+        "human": ["A", "B", "A", "B"],
+        "judge": "gpt-4",
+        "p_a_first": ["A", "tie", "B", "A"],
+        "c": [0.9, 0.4, 0.45, 0.4],
+    }
+    path = _csv(tmp_path, rows)
+    with pytest.raises(InputError, match=r"confidence 0\.45 in a verdict for b") as info:
+        read_table(path, table="pairs", confidence="c")
+    assert (info.value.row, info.value.column) == (3, "c")
+    assert "2 rows of the table hold one" in str(info.value)
+    assert "confidence_of='a'" in (info.value.fix or "")
+    direct = read_table(path, table="pairs", confidence="c", confidence_of="a")
+    assert direct["p_a_first"].tolist() == [0.9, 0.4, 0.45, 0.4]
+    rows["c"] = [0.9, 0.4, 0.5, 0.6]  # a tie at 0.4 is a tie; 0.5 is no pick either way
+    table = read_table(_csv(tmp_path, rows), table="pairs", confidence="c")
+    assert table["p_a_first"].tolist() == [0.9, 0.5, 0.5, 0.6]

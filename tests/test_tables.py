@@ -213,6 +213,23 @@ def test_ratings_duplicate_key() -> None:
     assert info.value.row == 2
 
 
+def test_two_references_of_one_answer_are_refused() -> None:
+    """One answer (prompt p1, model gpt-4o, dimension d) rated by two judges, each row
+    with its own reference: the fit adjusted each judge for a reference of its own and
+    the corrections table took the first row's, with nothing said. Refused, as two
+    human labels of one pairs item are; a missing reference agrees with any."""
+    two = {"prompt_id": ["p1"] * 3, "model": ["gpt-4o"] * 3, "judge": ["j1", "j2", "j3"]}
+    with pytest.raises(InputError, match=r"has reference 3 in row 1 \(judge 'j1'\) and 4 here"):
+        validate_ratings(ratings(**two, reference=[3.0, 3.0, 4.0]))
+    with pytest.raises(InputError) as info:
+        validate_ratings(ratings(**two, reference=[3.0, 3.0, 4.0]))
+    assert (info.value.row, info.value.column) == (3, "reference")
+    out = validate_ratings(ratings(**two, reference=[3.0, None, 3.0]))
+    assert out["reference"].tolist()[::2] == [3.0, 3.0]
+    other_model = {**two, "model": ["gpt-4o", "gpt-4o", "claude-v1"]}
+    validate_ratings(ratings(**other_model, reference=[3.0, 3.0, 4.0]))  # two answers
+
+
 def test_schemas_list_required_columns() -> None:
     assert PAIRS.required[:4] == ["item_id", "prompt_id", "model_a", "model_b"]
     assert RATINGS.key == ("prompt_id", "model", "dimension", "judge")

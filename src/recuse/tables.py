@@ -1226,7 +1226,38 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
             fix="empty rating where status is not 'ok' (recuse counts and leaves those out), "
             "or set status to 'ok' if it is the judge's rating",
         )
+    _check_answers(out, fname)
     return out
+
+
+def _check_answers(out: pd.DataFrame, file: str | None) -> None:
+    """Raise :class:`InputError` where two judges' rows of one answer (its prompt_id,
+    model and dimension) give it two reference scores (a missing one agrees with any):
+    the reference is the answer's independent score, one number, as a pairs item's
+    human label is one (:func:`_check_items`). Read as they were, each judge was
+    adjusted for a reference of its own, and the corrections table took the first."""
+    key = ["prompt_id", "model", "dimension"]
+    ref = out["reference"]
+    distinct = ref.groupby([out[k] for k in key], sort=False, dropna=False).transform("nunique")
+    odd = distinct > 1
+    if not odd.any():
+        return
+    i = _first(odd)
+    same = (out[key] == out[key].iloc[i]).all(axis=1) & ref.notna()
+    first = int(np.flatnonzero(same.to_numpy())[0])
+    other = next(int(j) for j in np.flatnonzero(same.to_numpy()) if ref.iloc[j] != ref.iloc[first])
+    raise InputError(
+        f"the answer of model {shown(out['model'].iloc[i])} to prompt "
+        f"{shown(out['prompt_id'].iloc[i])} ({shown(out['dimension'].iloc[i])}) has reference "
+        f"{ref.iloc[first]:g} in row {first + 1} (judge {shown(out['judge'].iloc[first])}) and "
+        f"{ref.iloc[other]:g} here (judge {shown(out['judge'].iloc[other])}): an answer's "
+        "reference is its one independent score, the same beside every judge's rating",
+        file=file,
+        row=other + 1,
+        column="reference",
+        fix="give each answer one reference (the same in every judge's row), or tell the "
+        "answers apart by prompt_id, model or dimension",
+    )
 
 
 def reject_human_ties(pairs: pd.DataFrame, *, file: str | Path | None = None) -> None:

@@ -153,6 +153,9 @@ def test_findings_recover_planted_self_preference() -> None:
         ("my-judge", "my_judge", True),  # a new judge, its answers spelt otherwise
         ("my-judge", "SmolLM2-135M", False),  # nothing alike
         ("gpt-4", "gpt-4o", False),  # both in the roster: two models, as it says
+        ("openai/gpt-4", "gpt-4", True),  # a provider's prefix on the judge's name
+        ("gpt-4", "openai/gpt-4", True),  # ... or on its answers'
+        ("openai/gpt-4", "gpt-4o", False),  # behind the prefix another model
     ],
 )
 def test_a_generator_spelt_like_the_judge_is_named_with_the_fix(

@@ -294,10 +294,17 @@ def _spelling_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context)
 def _spelt_alike(judge: str, model: str, roster: Roster) -> bool:
     """Whether generator ``model`` may be ``judge`` under another spelling, one of the two
     a name the roster does not know (so nothing said they were one model): one's letters
-    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``), or they
-    differ by a typo."""
+    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``), they
+    differ by a typo, or one is the other behind a provider's prefix (``openai/gpt-4``
+    and ``gpt-4``, the name after the last ``/`` read through the roster)."""
     if judge not in roster.kept and model not in roster.kept:
         return False  # both known: the roster says they are two models
+    # a provider's or hub's prefix (openai/gpt-4, meta-llama/…): the name after its last
+    # '/' is the other name, or the roster's for it
+    tails = [name.rsplit("/", 1)[-1].strip() for name in (judge, model)]
+    for (name, tail), other in (((judge, tails[0]), model), ((model, tails[1]), judge)):
+        if tail != name and tail in roster and roster.canonical(tail) == other:
+            return True
     a, b = ("".join(ch for ch in name.casefold() if ch.isalnum()) for name in (judge, model))
     short, long = sorted((a, b), key=len)
     if len(short) >= 4 and long.startswith(short):

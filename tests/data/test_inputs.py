@@ -230,3 +230,53 @@ def test_an_input_path_longer_than_the_system_allows_is_exit_2(
         assert main(args) == 2, args
         err = capsys.readouterr().err
         assert "longer than the system allows" in err and "Traceback" not in err
+
+
+def test_texts_and_lengths_naming_opposite_answers_as_the_longer_are_said(
+    tmp_path: Path,
+) -> None:
+    """A file whose len_a / len_b are of other texts (swapped in half its rows, as a join
+    on the wrong key leaves them): verbosity counted the texts' words and the
+    leaderboard's length term read the columns, two lengths, with nothing said. A note
+    counts the comparisons whose two lengths name opposite answers as the longer;
+    character counts beside texts counted in words, which part on a few close pairs,
+    are no such file."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 40
+    words = [rng.integers(10, 80, n), rng.integers(10, 80, n)]
+
+    def text(k: int) -> str:  # k words of 1 to 9 letters
+        return " ".join("x" * int(w) for w in rng.integers(1, 10, k))
+
+    texts = [[text(k) for k in side] for side in words]
+    swap = np.arange(n) % 2 == 0
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"i{i}" for i in range(n)],
+            "prompt_id": [f"p{i}" for i in range(n)],
+            "human": "A",
+            "judge": "gpt-4",
+            "p_a_first": "A",
+            "response_a": texts[0],
+            "response_b": texts[1],
+            "len_a": np.where(swap, words[1], words[0]),
+            "len_b": np.where(swap, words[0], words[1]),
+        }
+    )
+    # by hand: opposite where the swapped rows' two answers differ in length
+    odd = int((swap & (words[0] != words[1])).sum())
+    path = tmp_path / "lengths.csv"
+    frame.to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if "len_a / len_b" in x]
+    assert note.startswith(
+        f"the texts and len_a / len_b disagree on which answer is longer in {odd} of {n} "
+        "comparisons (first: item 'i0')"
+    )
+    # character counts beside texts counted in words: opposite on close pairs only
+    chars = frame.assign(len_a=frame["response_a"].str.len(), len_b=frame["response_b"].str.len())
+    by_chars = np.sign(chars["len_a"] - chars["len_b"]).to_numpy()
+    assert 0 < int((by_chars * np.sign(words[0] - words[1]) < 0).sum()) < 0.2 * n
+    chars.to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if "len_a / len_b" in x]

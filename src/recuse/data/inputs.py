@@ -314,6 +314,51 @@ def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple
     return tuple(notes)
 
 
+#: the share of comparisons whose texts and len_a / len_b name opposite answers as the
+#: longer from which :func:`lengths_at_odds` speaks (lengths in characters or tokens
+#: beside texts counted in words part on a few close pairs)
+ODD_LENGTHS = 0.2
+
+
+def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where a table holds both the texts and ``len_a`` / ``len_b`` and the two
+    name opposite answers as the longer in at least :data:`ODD_LENGTHS` of its
+    comparisons (an equal length on either side is no disagreement): the verbosity
+    analysis counts the texts' words (:func:`recuse.files.words_in`) and the
+    leaderboard's length term reads ``len_a`` / ``len_b``, so a file whose texts are cut
+    short (or whose lengths are of other texts) has two analyses measure two lengths,
+    the columns unread by the first, with nothing said.
+
+    >>> t = pd.DataFrame({"response_a": ["a b c", "a"], "response_b": ["a", "a b"],
+    ...                   "len_a": [3, 9], "len_b": [1, 2]})  # item 2: b by words, a by len
+    >>> lengths_at_odds(t)[0][:60]
+    'the texts and len_a / len_b disagree on which answer is long'
+    """
+    from recuse.files import words_in
+
+    if not {"response_a", "response_b", "len_a", "len_b"} <= set(frame.columns):
+        return ()
+    items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
+    words = [
+        items[c].map(lambda t: words_in(t) if isinstance(t, str) else math.nan).astype(float)
+        for c in ("response_a", "response_b")
+    ]
+    by_text = np.sign((words[0] - words[1]).to_numpy(float))
+    by_column = np.sign((items["len_a"].astype(float) - items["len_b"].astype(float)).to_numpy())
+    both = ~np.isnan(by_text) & ~np.isnan(by_column)
+    odd = both & (by_text * by_column < 0)  # each says the other answer is the longer
+    if odd.sum() < ODD_LENGTHS * both.sum() or not odd.any():
+        return ()
+    first = items.index[odd][0]
+    item = f" (first: item {shown(items.loc[first, 'item_id'])})" if "item_id" in items else ""
+    return (
+        f"the texts and len_a / len_b disagree on which answer is longer in "
+        f"{int(odd.sum()):,} of {int(both.sum()):,} comparisons{item}: verbosity counts the "
+        "texts' words and the leaderboard's length term reads len_a / len_b — if the texts "
+        "are cut short or the lengths are of other texts, give one of the two",
+    )
+
+
 def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str, tuple[str, ...]]:
     """The kind of a file's reference labels (:mod:`recuse.reference`), what its label is
     ("" = not known) and a note when it mixes kinds.
@@ -582,6 +627,7 @@ def load_input(
             frame, notes = _plain_references(frame, kind, path, roster, references)
             if kind == "pairs":
                 notes = (*notes, *orders_at_odds(frame, swapped_frame=how.swapped_frame))
+                notes = (*notes, *lengths_at_odds(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

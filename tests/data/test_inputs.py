@@ -280,3 +280,44 @@ def test_texts_and_lengths_naming_opposite_answers_as_the_longer_are_said(
     assert 0 < int((by_chars * np.sign(words[0] - words[1]) < 0).sum()) < 0.2 * n
     chars.to_csv(path, index=False)
     assert not [x for x in load_input(path).source.notes if "len_a / len_b" in x]
+
+
+def test_one_comparisons_two_orders_written_as_two_items_are_said(tmp_path: Path) -> None:
+    """Another tool's layout: each order of a comparison a row of its own, a and b (texts,
+    models, label, verdict) swapped, under two item ids. Each row was read as its own
+    comparison, so the judge's self-preference n read 2 × its own pairs (12 for 6) and
+    no position bias was measured, with nothing said. A note counts the rows."""
+    import json
+
+    rows = []
+    for i in range(6):  # gpt-4's answer against claude-v1's, human and judge for gpt-4
+        a, b = f"answer {i} of gpt-4", f"answer {i} of claude, longer"
+        base = {"prompt_id": f"p{i}", "judge": "gpt-4"}
+        rows.append(
+            {
+                **base,
+                "item_id": f"{i}",
+                "model_a": "gpt-4",
+                "model_b": "claude-v1",
+                "response_a": a,
+                "response_b": b,
+                "human": "A",
+                "p_a_first": "A",
+            }
+        )
+        rows.append({**base, "item_id": f"{i}-swapped", "model_a": "claude-v1",
+                     "model_b": "gpt-4", "response_a": b, "response_b": a, "human": "B",
+                     "p_a_first": "B"})  # fmt: skip
+    path = tmp_path / "orders.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if "two orders" in x]
+    assert note.startswith("judge 'gpt-4': 12 rows are one comparison's two orders written as")
+    assert "first: item '0'" in note
+    out = tmp_path / "m.json"
+    args = [str(path), "-m", "self_preference_dp", "--n-boot", "50", "--min-n", "1"]
+    assert main(["metrics", "pairs", *args, "-o", str(out)]) == 0
+    (row,) = json.loads(out.read_text("utf-8"))["results"]
+    assert row["n"] == 12  # what the note warns of: 6 comparisons, each counted twice
+    # one row per comparison: no note
+    pd.DataFrame(rows[::2]).to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if "two orders" in x]

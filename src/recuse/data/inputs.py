@@ -359,6 +359,54 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where rows of one judge are one comparison in its two orders, written as
+    two items: the same prompt and two texts, a and b swapped (with their models). Read
+    as they are, each is a comparison of its own, so every n counts the comparison
+    twice and no position bias is measured from them.
+
+    >>> t = pd.DataFrame({"item_id": ["1", "1r"], "prompt_id": "p", "judge": "j",
+    ...                   "response_a": ["x", "y"], "response_b": ["y", "x"]})
+    >>> mirrored_rows(t)[0][:49]
+    "judge 'j': 2 rows are one comparison's two orders"
+    """
+    text = ["response_a", "response_b"]
+    if not {"judge", "prompt_id", *text} <= set(frame.columns):
+        return ()
+    rows = frame[frame["judge"].notna() & frame[text].notna().all(axis=1)]
+    rows = rows[rows["response_a"] != rows["response_b"]]
+    if rows.empty:
+        return ()
+    with_models = {"model_a", "model_b"} <= set(rows.columns)
+    sides = [(t, f"model_{t[-1]}" if with_models else None) for t in text]
+
+    def keys(order: tuple[int, int]) -> pd.Series:
+        parts = [rows["judge"].astype(str), rows["prompt_id"].astype(str)]
+        for i in order:
+            t, m = sides[i]
+            parts.append(rows[t].astype(str))
+            if m is not None:
+                parts.append(rows[m].astype(str))
+        return pd.Series(list(zip(*parts, strict=True)), index=rows.index)
+
+    mirrored = keys((0, 1)).isin(set(keys((1, 0))))
+    notes = []
+    for judge, hit in mirrored.groupby(rows["judge"], sort=True):
+        n = int(hit.sum())
+        if not n:
+            continue
+        first = rows.loc[hit[hit].index[0], "item_id"] if "item_id" in rows else None
+        notes.append(
+            f"judge {shown(judge)}: {n:,} rows are one comparison's two orders written as "
+            "two items (one prompt, its two texts with a and b swapped"
+            + (f"; first: item {shown(first)}" if first is not None else "")
+            + "): each is read as a comparison of its own, so its n counts them twice, and "
+            "no position bias is measured from them — write each comparison as one row, "
+            "the swapped order's verdict in p_a_second"
+        )
+    return tuple(notes)
+
+
 def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str, tuple[str, ...]]:
     """The kind of a file's reference labels (:mod:`recuse.reference`), what its label is
     ("" = not known) and a note when it mixes kinds.
@@ -627,7 +675,7 @@ def load_input(
             frame, notes = _plain_references(frame, kind, path, roster, references)
             if kind == "pairs":
                 notes = (*notes, *orders_at_odds(frame, swapped_frame=how.swapped_frame))
-                notes = (*notes, *lengths_at_odds(frame))
+                notes = (*notes, *lengths_at_odds(frame), *mirrored_rows(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

@@ -377,27 +377,29 @@ def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
     rows = rows[rows["response_a"] != rows["response_b"]]
     if rows.empty:
         return ()
-    with_models = {"model_a", "model_b"} <= set(rows.columns)
-    sides = [(t, f"model_{t[-1]}" if with_models else None) for t in text]
-
-    def keys(order: tuple[int, int]) -> pd.Series:
-        parts = [rows["judge"].astype(str), rows["prompt_id"].astype(str)]
-        for i in order:
-            t, m = sides[i]
-            parts.append(rows[t].astype(str))
-            if m is not None:
-                parts.append(rows[m].astype(str))
-        return pd.Series(list(zip(*parts, strict=True)), index=rows.index)
-
-    mirrored = keys((0, 1)).isin(set(keys((1, 0))))
+    # each text, model and (judge, prompt) as an integer code: one hash of each string
+    texts = pd.factorize(pd.concat([rows["response_a"], rows["response_b"]]).astype(str))[0]
+    n = len(rows)
+    sides = [texts[:n], texts[n:]]
+    if {"model_a", "model_b"} <= set(rows.columns):
+        names = pd.concat([rows["model_a"], rows["model_b"]]).astype(str)
+        models = pd.factorize(names)[0]
+        sides = [sides[0], models[:n], sides[1], models[n:]]
+    where = pd.MultiIndex.from_arrays([rows["judge"].astype(str), rows["prompt_id"].astype(str)])
+    group = where.factorize()[0]
+    half = len(sides) // 2
+    forward = pd.MultiIndex.from_arrays([group, *sides])
+    backward = pd.MultiIndex.from_arrays([group, *sides[half:], *sides[:half]])
+    mirrored = forward.isin(backward)
+    judges = rows["judge"].to_numpy()
+    ids = rows["item_id"].to_numpy() if "item_id" in rows else None
     notes = []
-    for judge, hit in mirrored.groupby(rows["judge"], sort=True):
-        n = int(hit.sum())
-        if not n:
-            continue
-        first = rows.loc[hit[hit].index[0], "item_id"] if "item_id" in rows else None
+    for judge in sorted({str(j) for j in judges[mirrored]}):
+        hit = mirrored & (judges.astype(str) == judge)
+        count = int(hit.sum())
+        first = ids[np.flatnonzero(hit)[0]] if ids is not None else None
         notes.append(
-            f"judge {shown(judge)}: {n:,} rows are one comparison's two orders written as "
+            f"judge {shown(judge)}: {count:,} rows are one comparison's two orders written as "
             "two items (one prompt, its two texts with a and b swapped"
             + (f"; first: item {shown(first)}" if first is not None else "")
             + "): each is read as a comparison of its own, so its n counts them twice, and "

@@ -1000,6 +1000,7 @@ def validate_pairs(
     out = _validate(df, PAIRS, file, flip=flip)
     fname = str(file) if file is not None else None
     _check_items(out, fname)
+    _note_items_half_given(out, fname)
     if confidence is not None:
         _apply_confidence(out, confidence, confidence_of, fname)
     both = out[["p_a_first", "p_a_second"]]
@@ -1089,6 +1090,44 @@ def _check_items(out: pd.DataFrame, file: str | None) -> None:
             "tool that puts a and b the other way round need model_a/model_b, human and "
             "the verdicts swapped together)",
         )
+
+
+#: what one comparison's rows may each hold or lack, its label, models and texts
+#: (:func:`_note_items_half_given`)
+HALF_GIVEN = ("human", "model_a", "model_b", "response_a", "response_b", "len_a", "len_b")
+
+
+def _note_items_half_given(out: pd.DataFrame, file: str | None) -> None:
+    """A note where some rows of an item lack a value (the human label, a model, a text
+    or length) that its other rows give. :func:`_check_items` lets a missing value agree
+    with any, and every judge's analyses read its own row: a label joined onto one
+    judge's rows only left that judge's labelled analyses without the comparison (its n
+    and estimate on fewer pairs than the others'), with nothing said."""
+    if not out["item_id"].duplicated().any():
+        return
+    said: list[str] = []
+    first: tuple[int, str] | None = None
+    for col in (c for c in HALF_GIVEN if c in out.columns):
+        given = out[col].notna()
+        lacking = given.groupby(out["item_id"], sort=False).transform("any") & ~given
+        k = int(lacking.sum())
+        if k:
+            said.append(f"{k:,} row{'s' if k != 1 else ''} lack{'s' if k == 1 else ''} {col}")
+            i = int(np.flatnonzero(lacking.to_numpy())[0])
+            if first is None or i < first[0]:
+                first = (i, col)
+    if first is None:
+        return
+    i, col = first
+    warnings.warn(
+        f"{file + ': ' if file else ''}rows of an item lack what its other rows give "
+        f"({'; '.join(said)}; first: data row {i + 1}, item {shown(out['item_id'].iloc[i])}, "
+        f"judge {shown(out['judge'].iloc[i]) if 'judge' in out else 'none'}, {col}): each "
+        "judge's analyses read its own row, so those judges go without it — give it in "
+        "every row of the item",
+        ReaderNote,
+        stacklevel=4,
+    )
 
 
 def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: str | None) -> None:

@@ -413,3 +413,43 @@ def test_a_user_entry_taking_a_name_of_another_model_of_the_roster_is_refused(
         context_roster(None, config)
     f.write_text('[[model]]\nid = "claude-3.5-sonnet"\nfamily = "anthropic"\n' + stolen, "utf-8")
     assert Roster.load(f).canonical("claude-3-5-sonnet") == "gpt-4o"
+
+
+def test_a_name_in_two_unicode_spellings_is_one_model(tmp_path: Path) -> None:
+    """'modèle' with é as one character (NFC) and as e + combining grave (NFD, as macOS
+    and some editors write it) look alike and are one name: the judge's own pairs written
+    either way are its own. Before, the NFD rows were another model: the judge's
+    self-preference was read from the NFC half alone (DP 0.25 over 4 pairs, not 0.375
+    over 8), the note listing 'modèle', 'modèle' as two unknown names."""
+    import json
+    import unicodedata
+
+    nfc, nfd = (unicodedata.normalize(form, "modèle") for form in ("NFC", "NFD"))
+    assert nfc != nfd
+    r = Roster.builtin()
+    assert r.canonicalize(pd.Series([nfc, nfd, f" {nfd.upper()} "])).tolist() == [nfc] * 3
+    # own answer a (written NFD) on pairs 0-3, b (written NFC) on pairs 4-7
+    verdicts = ["A", "A", "A", "B", "B", "A", "A", "B"]  # own picks 1,1,1,0 | 1,0,0,1
+    human = ["A", "B", "B", "B", "B", "A", "A", "A"]  # human prefers own 1,0,0,0 | 1,0,0,0
+    frame = pd.DataFrame(
+        {
+            "item_id": range(8),
+            "prompt_id": range(8),
+            "model_a": [nfd] * 4 + ["claude-v1"] * 4,
+            "model_b": ["claude-v1"] * 4 + [nfc] * 4,
+            "judge": nfc,
+            "human": human,
+            "p_a_first": verdicts,
+            "p_a_second": verdicts,
+        }
+    )
+    frame.to_csv(tmp_path / "pairs.csv", index=False)
+    out = tmp_path / "m.json"
+    args = ["pairs.csv", "-m", "self_preference_dp", "--n-boot", "50", "--min-n", "1"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        assert main(["metrics", "pairs", *args, "-o", str(out)]) == 0
+    (row,) = json.loads(out.read_text("utf-8"))["results"]
+    # own picks 5 of 8, human prefers the own answer on 2 of 8: 5/8 - 2/8
+    assert (row["judge"], row["n"]) == (nfc, 8)
+    assert row["estimate"] == pytest.approx(3 / 8)

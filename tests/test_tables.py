@@ -213,6 +213,52 @@ def test_ratings_duplicate_key() -> None:
     assert info.value.row == 2
 
 
+def test_two_references_of_one_answer_are_refused() -> None:
+    """One answer (prompt p1, model gpt-4o, dimension d) rated by two judges, each row
+    with its own reference: the fit adjusted each judge for a reference of its own and
+    the corrections table took the first row's, with nothing said. Refused, as two
+    human labels of one pairs item are; a missing reference agrees with any."""
+    two = {"prompt_id": ["p1"] * 3, "model": ["gpt-4o"] * 3, "judge": ["j1", "j2", "j3"]}
+    with pytest.raises(InputError, match=r"has reference 3 in row 1 \(judge 'j1'\) and 4 here"):
+        validate_ratings(ratings(**two, reference=[3.0, 3.0, 4.0]))
+    with pytest.raises(InputError) as info:
+        validate_ratings(ratings(**two, reference=[3.0, 3.0, 4.0]))
+    assert (info.value.row, info.value.column) == (3, "reference")
+    out = validate_ratings(ratings(**two, reference=[3.0, None, 3.0]))
+    assert out["reference"].tolist()[::2] == [3.0, 3.0]
+    other_model = {**two, "model": ["gpt-4o", "gpt-4o", "claude-v1"]}
+    validate_ratings(ratings(**other_model, reference=[3.0, 3.0, 4.0]))  # two answers
+
+
+def test_a_value_given_in_some_rows_of_an_item_only_is_said() -> None:
+    """An item judged by two judges whose human label was joined onto one judge's row
+    only: a missing value agrees with any, and the other judge's labelled analyses went
+    without the comparison, with nothing said. A note counts the rows and names the
+    first; an item whose rows all lack the label is no such item."""
+    table = pairs(
+        item_id=["i1", "i1", "i2"],
+        prompt_id=["p1", "p1", "p2"],
+        model_a=["gpt-4", None, "gpt-4"],
+        model_b=["claude-v1", None, "claude-v1"],
+        human=["a", None, None],
+        judge=["gpt-4", "claude-v1", "gpt-4"],
+        p_a_first=[1.0, 0.0, 1.0],
+        p_a_second=[np.nan] * 3,
+        p_a=[np.nan] * 3,
+    )
+    with pytest.warns(ReaderNote) as caught:
+        out = validate_pairs(table, file="f.csv")
+    (note,) = [str(w.message) for w in caught if "lack what its other rows give" in str(w.message)]
+    assert note.startswith(
+        "f.csv: rows of an item lack what its other rows give (1 row lacks human; 1 row lacks "
+        "model_a; 1 row lacks model_b; first: data row 2, item 'i1', judge 'claude-v1', human)"
+    )
+    assert np.isnan(out["human"].iloc[1])  # said, not filled in
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReaderNote)
+        validate_pairs(table.assign(human=None, model_a="gpt-4", model_b="claude-v1"))
+
+
 def test_schemas_list_required_columns() -> None:
     assert PAIRS.required[:4] == ["item_id", "prompt_id", "model_a", "model_b"]
     assert RATINGS.key == ("prompt_id", "model", "dimension", "judge")

@@ -3,7 +3,8 @@
 The roster is data: a built-in TOML file (``roster.toml`` in this package) that a
 user file can extend or override (``[[model]]`` tables with ``id``, ``family``,
 ``aliases`` and, for a dated snapshot, the ``line`` it belongs to). Names are matched
-case-insensitively after trimming.
+case-insensitively after trimming, as Unicode text rather than code points (``é`` one
+character or ``e`` and a combining accent are one name).
 
 Snapshots and lines: a dated name (``gpt-4-0314``, ``claude-3-5-sonnet-20240620``) is
 its own model; an undated name (``gpt-4``) is the model line, a model of its own too.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -108,7 +110,15 @@ def date_token(name: str) -> str | None:
 
 
 def _key(name: str) -> str:
-    return name.strip().casefold()
+    """The lookup key of a name: NFD(casefold(NFD(name))), trimmed — Unicode's canonical
+    caseless match, so that a name typed with ``é`` as one character and the same name
+    with ``e`` and a combining accent (as macOS file names and some editors write it)
+    are one model, not two that look alike in every note.
+
+    >>> _key(" Mod\u00e8le ") == _key("mode\u0300le")
+    True
+    """
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold()).strip()
 
 
 class Roster:
@@ -129,13 +139,14 @@ class Roster:
 
     def keep(self, names: Iterable[object], *, where: str | None = None) -> list[str]:
         """Add each name the roster lacks as its own model and family (id = the name,
-        trimmed); returns those added. One :class:`ModelsNotInRoster` note lists them: at
+        trimmed, in Unicode's composed form NFC whichever way the file wrote it); returns
+        those added. One :class:`ModelsNotInRoster` note lists them: at
         the end of the enclosing :meth:`noting` block, or now when there is none."""
         added: list[str] = []
         for raw in names:
             if raw is None or (isinstance(raw, float) and raw != raw):
                 continue
-            name = str(raw).strip()
+            name = unicodedata.normalize("NFC", str(raw).strip())
             if name and name not in self:
                 self.add(Entry(name, name))
                 added.append(name)
@@ -279,7 +290,8 @@ class Roster:
 
     def lookup(self, names: pd.Series) -> tuple[pd.Series, pd.Series]:
         """Canonical ids of ``names`` (NaN where unknown) and the mask of unknown names."""
-        keys = names.where(names.isna(), names.astype(str).str.strip().str.casefold())
+        text = names.astype(str).str.normalize("NFD").str.casefold().str.normalize("NFD")
+        keys = names.where(names.isna(), text.str.strip())
         out = keys.map(self._lookup)
         return out, out.isna() & names.notna()
 

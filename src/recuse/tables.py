@@ -1000,6 +1000,7 @@ def validate_pairs(
     out = _validate(df, PAIRS, file, flip=flip)
     fname = str(file) if file is not None else None
     _check_items(out, fname)
+    _note_items_half_given(out, fname)
     if confidence is not None:
         _apply_confidence(out, confidence, confidence_of, fname)
     both = out[["p_a_first", "p_a_second"]]
@@ -1091,6 +1092,44 @@ def _check_items(out: pd.DataFrame, file: str | None) -> None:
         )
 
 
+#: what one comparison's rows may each hold or lack, its label, models and texts
+#: (:func:`_note_items_half_given`)
+HALF_GIVEN = ("human", "model_a", "model_b", "response_a", "response_b", "len_a", "len_b")
+
+
+def _note_items_half_given(out: pd.DataFrame, file: str | None) -> None:
+    """A note where some rows of an item lack a value (the human label, a model, a text
+    or length) that its other rows give. :func:`_check_items` lets a missing value agree
+    with any, and every judge's analyses read its own row: a label joined onto one
+    judge's rows only left that judge's labelled analyses without the comparison (its n
+    and estimate on fewer pairs than the others'), with nothing said."""
+    if not out["item_id"].duplicated().any():
+        return
+    said: list[str] = []
+    first: tuple[int, str] | None = None
+    for col in (c for c in HALF_GIVEN if c in out.columns):
+        given = out[col].notna()
+        lacking = given.groupby(out["item_id"], sort=False).transform("any") & ~given
+        k = int(lacking.sum())
+        if k:
+            said.append(f"{k:,} row{'s' if k != 1 else ''} lack{'s' if k == 1 else ''} {col}")
+            i = int(np.flatnonzero(lacking.to_numpy())[0])
+            if first is None or i < first[0]:
+                first = (i, col)
+    if first is None:
+        return
+    i, col = first
+    warnings.warn(
+        f"{file + ': ' if file else ''}rows of an item lack what its other rows give "
+        f"({'; '.join(said)}; first: data row {i + 1}, item {shown(out['item_id'].iloc[i])}, "
+        f"judge {shown(out['judge'].iloc[i]) if 'judge' in out else 'none'}, {col}): each "
+        "judge's analyses read its own row, so those judges go without it — give it in "
+        "every row of the item",
+        ReaderNote,
+        stacklevel=4,
+    )
+
+
 def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: str | None) -> None:
     """Turn the first-order verdict of ``out`` into P(a better) from the confidence
     ``column`` (in place); see :func:`validate_pairs`."""
@@ -1153,6 +1192,27 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
                 f"({caller_option('--map', 'mapping=')}), or say the confidence is P(a "
                 f"better) ({caller_option('--confidence-of a', 'confidence_of=' + repr('a'))})",
             )
+        # a confidence below 0.5 in the verdict given would turn it (A at 0.4 read P(a
+        # better) 0.4, a pick of b): the chosen option's share among three (A, B, tie) is
+        # one, and P(a better) cannot be told from it
+        turned = (values < 0.5) & ~np.isnan(verdict) & (verdict != 0.5)
+        if turned.any():
+            i, n_turned = int(np.flatnonzero(turned)[0]), int(turned.sum())
+            side = "a" if verdict[i] > 0.5 else "b"
+            raise InputError(
+                f"confidence {exact(values[i])} in a verdict for {side}: the confidence of "
+                f"the verdict given is at least 0.5, and read as it is it would turn the "
+                f"verdict (P({side} better) = {exact(values[i])}, a pick of the other "
+                f"answer); {n_turned:,} row{'s' if n_turned != 1 else ''} of the table "
+                f"hold{'s' if n_turned == 1 else ''} one",
+                file=file,
+                row=i + 1,
+                column=column,
+                fix="if the confidence is the chosen option's share among A, B and tie, "
+                "P(a better) cannot be read from it: give P(a better) as the confidence "
+                f"({caller_option('--confidence-of a', 'confidence_of=' + repr('a'))}) or "
+                f"leave {caller_option('--confidence', 'confidence=')} out",
+            )
         chosen = np.where(verdict > 0.5, values, np.where(verdict < 0.5, 1.0 - values, 0.5))
         p = np.where(np.isnan(values) | np.isnan(verdict), verdict, chosen)
     # a tie given the probability of its verdict is 0.5 either way
@@ -1205,7 +1265,38 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
             fix="empty rating where status is not 'ok' (recuse counts and leaves those out), "
             "or set status to 'ok' if it is the judge's rating",
         )
+    _check_answers(out, fname)
     return out
+
+
+def _check_answers(out: pd.DataFrame, file: str | None) -> None:
+    """Raise :class:`InputError` where two judges' rows of one answer (its prompt_id,
+    model and dimension) give it two reference scores (a missing one agrees with any):
+    the reference is the answer's independent score, one number, as a pairs item's
+    human label is one (:func:`_check_items`). Read as they were, each judge was
+    adjusted for a reference of its own, and the corrections table took the first."""
+    key = ["prompt_id", "model", "dimension"]
+    ref = out["reference"]
+    distinct = ref.groupby([out[k] for k in key], sort=False, dropna=False).transform("nunique")
+    odd = distinct > 1
+    if not odd.any():
+        return
+    i = _first(odd)
+    same = (out[key] == out[key].iloc[i]).all(axis=1) & ref.notna()
+    first = int(np.flatnonzero(same.to_numpy())[0])
+    other = next(int(j) for j in np.flatnonzero(same.to_numpy()) if ref.iloc[j] != ref.iloc[first])
+    raise InputError(
+        f"the answer of model {shown(out['model'].iloc[i])} to prompt "
+        f"{shown(out['prompt_id'].iloc[i])} ({shown(out['dimension'].iloc[i])}) has reference "
+        f"{ref.iloc[first]:g} in row {first + 1} (judge {shown(out['judge'].iloc[first])}) and "
+        f"{ref.iloc[other]:g} here (judge {shown(out['judge'].iloc[other])}): an answer's "
+        "reference is its one independent score, the same beside every judge's rating",
+        file=file,
+        row=other + 1,
+        column="reference",
+        fix="give each answer one reference (the same in every judge's row), or tell the "
+        "answers apart by prompt_id, model or dimension",
+    )
 
 
 def reject_human_ties(pairs: pd.DataFrame, *, file: str | Path | None = None) -> None:

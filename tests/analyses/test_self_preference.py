@@ -153,6 +153,9 @@ def test_findings_recover_planted_self_preference() -> None:
         ("my-judge", "my_judge", True),  # a new judge, its answers spelt otherwise
         ("my-judge", "SmolLM2-135M", False),  # nothing alike
         ("gpt-4", "gpt-4o", False),  # both in the roster: two models, as it says
+        ("openai/gpt-4", "gpt-4", True),  # a provider's prefix on the judge's name
+        ("gpt-4", "openai/gpt-4", True),  # ... or on its answers'
+        ("openai/gpt-4", "gpt-4o", False),  # behind the prefix another model
     ],
 )
 def test_a_generator_spelt_like_the_judge_is_named_with_the_fix(
@@ -180,6 +183,45 @@ def test_a_generator_spelt_like_the_judge_is_named_with_the_fix(
     assert "own answer" in why.reason
     said = f"if {own!r} is this judge's model under another name, write one name for both"
     assert (said in why.reason) is hint
+
+
+@pytest.mark.parametrize(
+    ("judge", "own", "hint"),
+    [
+        ("gpt-4", "gpt-4-0613", True),  # the undated name over a snapshot's answers
+        ("gpt-4-0613", "gpt-4-0314", True),  # another snapshot of its line
+        ("gpt-4", "gpt-4o", False),  # another line: another model, said as it is
+    ],
+)
+def test_a_judge_over_answers_of_its_line_is_told_of_self_scope_line(
+    judge: str, own: str, hint: bool
+) -> None:
+    """Judged as `gpt-4` (the API's name, which served gpt-4-0613) over answers recorded
+    as `gpt-4-0613`, the judge's self-preference read 'not estimated — no pairs holding
+    the judge's own answer', with nothing saying its line's answers are read as its
+    family and --self-scope line would count them. The reason now names them and it."""
+    strengths = {"m0": 1.0, "m1": 0.0, "m2": -0.5}
+    sim = simulate_self_preference({"m0": AuthorJudge(2.0, 0.0)}, strengths, n_prompts=40)
+    names = {"m0": own, "m1": "claude-v1", "m2": "vicuna-13b"}
+    pairs = sim.pairs.assign(
+        judge=judge,
+        model_a=sim.pairs["model_a"].map(names),
+        model_b=sim.pairs["model_b"].map(names),
+    )
+    source = Source("mine", "pairs", len(pairs), judges=(judge,))
+    options = AuditOptions(n_boot=100, robustness=(), only=(ANALYSIS.id,))
+    report = run_audit([Input("mine", "pairs", pairs, source)], options=options,
+                       roster=Roster.builtin())  # fmt: skip
+    (why,) = [k for k in report.skipped if k.judge == judge and k.headline]
+    assert "own answer" in why.reason
+    said = f"{own!r} of its model line wrote answers here, read as its family"
+    assert (said in why.reason) is hint
+    assert ('self_scope="line" counts them as its own' in why.reason) is hint
+    if hint:  # with --self-scope line they are its own, and it is estimated
+        wide = AuditOptions(n_boot=100, robustness=(), only=(ANALYSIS.id,), self_scope="line")
+        report = run_audit([Input("mine", "pairs", pairs, source)], options=wide,
+                           roster=Roster.builtin())  # fmt: skip
+        assert [f for f in report.findings if f.judge == judge and f.bias.key == CALIBRATED.key]
 
 
 def test_a_judge_whose_pairs_have_no_known_generator_is_told_so() -> None:

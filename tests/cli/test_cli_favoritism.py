@@ -173,7 +173,8 @@ def test_unknown_dataset_exits_2_and_unknown_models_are_their_own_families(
     assert err.count("recuse: note:") == 1
     assert "5 model names are not in the roster, each read as its own model and family" in err
     # no family has two members: no λ_F (it read '0 families' above notes naming families)
-    assert "1,500 ratings, 5 judges, 0 family-bias terms λ_F (families with a judge" in printed
+    said = "1,500 ratings, 5 judges with a self-bias term γ_j, 0 family-bias terms λ_F (families"
+    assert said in printed
     res = json.loads((out / "favoritism.json").read_text())["main"]
     assert len(res["self_bias"]) == 5 and res["family_bias"] == []
     # the roster file gives the families (A, A, B, B, C) and no note
@@ -181,7 +182,8 @@ def test_unknown_dataset_exits_2_and_unknown_models_are_their_own_families(
     args = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv")]
     assert main([*args, "--out", str(out2)]) == 0
     printed, err = capsys.readouterr()
-    assert "not in the roster" not in err and "5 judges, 2 family-bias terms λ_F" in printed  # A, B
+    assert "not in the roster" not in err
+    assert "5 judges with a self-bias term γ_j, 2 family-bias terms λ_F" in printed  # A, B
 
 
 def test_real_dataset_by_name(
@@ -191,7 +193,7 @@ def test_real_dataset_by_name(
     code = main(["favoritism", "play-favorites", "--data-dir", str(shared_data), "--out", str(out)])
     stdout, err = capsys.readouterr()
     assert code == 0, err
-    assert "63,222 ratings, 9 judges, 4 family-bias terms λ_F" in stdout
+    assert "63,222 ratings, 9 judges with a self-bias term γ_j, 4 family-bias terms λ_F" in stdout
     main_fit = json.loads((out / "favoritism.json").read_text())["main"]
     gpt4o = next(r for r in main_fit["self_bias"] if r["judge"] == "gpt-4o")
     assert gpt4o["estimate"] == pytest.approx(0.0309, abs=5e-5)  # pinned: a second check
@@ -267,7 +269,7 @@ def test_a_term_without_a_standard_error_reads_as_the_audit_reads_it(
     # 0.6 and 0.8 at 0.8 (mean 0.7): γ = 1.0 − 0.7
     assert "+0.30" in gpt
     said = " ".join(stdout.split())
-    assert "7 ratings, 2 judges, 0 family-bias terms λ_F (families with a judge rating" in said
+    assert "7 ratings, 2 judges with a self-bias term γ_j, 0 family-bias terms λ_F (fam" in said
     assert "warning: only 2 prompts: cluster-robust errors with so few clusters" in said
     assert "γ_j of claude-2.1: no finite standard error" in said
     # the correction leaves out what the fit does not report (it subtracted claude's
@@ -397,3 +399,19 @@ def test_the_robustness_line_says_its_list_holds_the_sign_changes_only(
     listed = words.split(head, 1)[1].split(" correction", 1)[0].split(", ")
     # each changes sign in one of the three variants: 2 of 3 keep it
     assert sorted(listed) == sorted(f"{c} (67%)" for c in changed)
+
+
+def test_ratings_of_one_model_count_no_self_bias_term(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Five judges rating one model: none has a γ_j (each rates only its own answers or
+    none of them). The first line said '0 judges' of a file of five, beside the notes
+    naming all five (the τ warning: tests/mitigation/test_debias.py)."""
+    roster = _roster(tmp_path)
+    ratings = pd.read_csv(tmp_path / "ratings.csv")
+    ratings[ratings["model"] == "j0"].to_csv(tmp_path / "one.csv", index=False)
+    args = ["--roster", str(roster), "favoritism", str(tmp_path / "one.csv")]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert ", 0 judges with a self-bias term γ_j, 0 family-bias terms λ_F" in printed
+    assert "self-bias of j0 not estimable: it rates only its own completions" in printed

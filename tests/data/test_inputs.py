@@ -230,3 +230,94 @@ def test_an_input_path_longer_than_the_system_allows_is_exit_2(
         assert main(args) == 2, args
         err = capsys.readouterr().err
         assert "longer than the system allows" in err and "Traceback" not in err
+
+
+def test_texts_and_lengths_naming_opposite_answers_as_the_longer_are_said(
+    tmp_path: Path,
+) -> None:
+    """A file whose len_a / len_b are of other texts (swapped in half its rows, as a join
+    on the wrong key leaves them): verbosity counted the texts' words and the
+    leaderboard's length term read the columns, two lengths, with nothing said. A note
+    counts the comparisons whose two lengths name opposite answers as the longer;
+    character counts beside texts counted in words, which part on a few close pairs,
+    are no such file."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 40
+    words = [rng.integers(10, 80, n), rng.integers(10, 80, n)]
+
+    def text(k: int) -> str:  # k words of 1 to 9 letters
+        return " ".join("x" * int(w) for w in rng.integers(1, 10, k))
+
+    texts = [[text(k) for k in side] for side in words]
+    swap = np.arange(n) % 2 == 0
+    frame = pd.DataFrame(
+        {
+            "item_id": [f"i{i}" for i in range(n)],
+            "prompt_id": [f"p{i}" for i in range(n)],
+            "human": "A",
+            "judge": "gpt-4",
+            "p_a_first": "A",
+            "response_a": texts[0],
+            "response_b": texts[1],
+            "len_a": np.where(swap, words[1], words[0]),
+            "len_b": np.where(swap, words[0], words[1]),
+        }
+    )
+    # by hand: opposite where the swapped rows' two answers differ in length
+    odd = int((swap & (words[0] != words[1])).sum())
+    path = tmp_path / "lengths.csv"
+    frame.to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if "len_a / len_b" in x]
+    assert note.startswith(
+        f"the texts and len_a / len_b disagree on which answer is longer in {odd} of {n} "
+        "comparisons (first: item 'i0')"
+    )
+    # character counts beside texts counted in words: opposite on close pairs only
+    chars = frame.assign(len_a=frame["response_a"].str.len(), len_b=frame["response_b"].str.len())
+    by_chars = np.sign(chars["len_a"] - chars["len_b"]).to_numpy()
+    assert 0 < int((by_chars * np.sign(words[0] - words[1]) < 0).sum()) < 0.2 * n
+    chars.to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if "len_a / len_b" in x]
+
+
+def test_one_comparisons_two_orders_written_as_two_items_are_said(tmp_path: Path) -> None:
+    """Another tool's layout: each order of a comparison a row of its own, a and b (texts,
+    models, label, verdict) swapped, under two item ids. Each row was read as its own
+    comparison, so the judge's self-preference n read 2 × its own pairs (12 for 6) and
+    no position bias was measured, with nothing said. A note counts the rows."""
+    import json
+
+    rows = []
+    for i in range(6):  # gpt-4's answer against claude-v1's, human and judge for gpt-4
+        a, b = f"answer {i} of gpt-4", f"answer {i} of claude, longer"
+        base = {"prompt_id": f"p{i}", "judge": "gpt-4"}
+        rows.append(
+            {
+                **base,
+                "item_id": f"{i}",
+                "model_a": "gpt-4",
+                "model_b": "claude-v1",
+                "response_a": a,
+                "response_b": b,
+                "human": "A",
+                "p_a_first": "A",
+            }
+        )
+        rows.append({**base, "item_id": f"{i}-swapped", "model_a": "claude-v1",
+                     "model_b": "gpt-4", "response_a": b, "response_b": a, "human": "B",
+                     "p_a_first": "B"})  # fmt: skip
+    path = tmp_path / "orders.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if "two orders" in x]
+    assert note.startswith("judge 'gpt-4': 12 rows are one comparison's two orders written as")
+    assert "first: item '0'" in note
+    out = tmp_path / "m.json"
+    args = [str(path), "-m", "self_preference_dp", "--n-boot", "50", "--min-n", "1"]
+    assert main(["metrics", "pairs", *args, "-o", str(out)]) == 0
+    (row,) = json.loads(out.read_text("utf-8"))["results"]
+    assert row["n"] == 12  # what the note warns of: 6 comparisons, each counted twice
+    # one row per comparison: no note
+    pd.DataFrame(rows[::2]).to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if "two orders" in x]

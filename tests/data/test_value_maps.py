@@ -371,3 +371,69 @@ def test_a_value_map_error_names_the_flag_and_the_recuse_toml_section() -> None:
         "t.csv, column 'nosuch': the value map (values=) names 'nosuch', which is not in the file"
     )
     assert "--" not in str(err.value)
+
+
+def test_a_swapped_column_read_in_the_wrong_frame_is_said() -> None:
+    """The peer file's swapped verdicts are written as the judge saw them. Read in the
+    default frame (A = a), they agree with the humans less often than chance while the
+    first order agrees more often, and every estimate set the two orders against each
+    other (agreement 0.50, self-preference −0.008 'no detectable bias', for 0.61 and a
+    material +0.20) with nothing said. A note says so, only in the wrong frame."""
+    from recuse.data.inputs import balanced_agreement
+
+    raw = pd.read_csv(PEER, dtype=str)
+    human = raw["human_winner"].map(SIDES)  # 'neither' is no label here
+    labelled = human.isin((0.0, 1.0))
+    h = human[labelled].to_numpy(float)
+    first = raw["judge_winner"].map(SIDES)[labelled].to_numpy(float)
+    second = raw["judge_winner_swapped"].map(SIDES)[labelled].to_numpy(float)
+
+    def ba(p: np.ndarray) -> float:  # by hand: the two labels' shares of the win, halved
+        return 0.5 * p[h == 1].mean() + 0.5 * (1 - p[h == 0]).mean()
+
+    assert balanced_agreement(first, h)[0] == pytest.approx(ba(first))
+    assert (round(100 * ba(first)), round(100 * ba(second))) == (61, 43)
+    mapping, values = PEER_MAP, {"human_winner": {"neither": 0.5}}
+    wrong = load_input(PEER, table="pairs", mapping=mapping, reading=ValueReading(values=values))
+    (note,) = [n for n in wrong.source.notes if "orders" in n]
+    assert note.startswith(
+        f"judge 'gpt-4o': over its {int(labelled.sum())} labelled pairs judged in both "
+        "orders, its verdicts with a shown first give the human-preferred answer 61% of the "
+        "win and those with b shown first 43%"
+    )
+    assert "swapped_frame='presented'" in note
+    right = load_input(
+        PEER,
+        table="pairs",
+        mapping=mapping,
+        reading=ValueReading(values=values, swapped_frame="presented"),
+    )
+    assert not [n for n in right.source.notes if "orders" in n]
+
+
+def test_a_confidence_below_one_half_in_the_verdict_given_is_refused(tmp_path: Path) -> None:
+    """The confidence of the verdict given (--confidence-of winner) is read as
+    P(a better) = c for A and 1 - c for B: a 0.4 beside A read 0.4, a pick of b. A judge's
+    confidence below 0.5 is no two-way confidence (the chosen option's share among A, B
+    and tie can be 0.4), and a quarter of the verdicts of a file so written were turned
+    with nothing said. Refused, naming the row, the count and the way out; a tie's
+    confidence and one at 0.5 stay readable, and --confidence-of a reads 0.4 as P(a)."""
+    rows = {
+        "item_id": ["1", "2", "3", "4"],
+        "prompt_id": ["p", "q", "r", "s"],
+        "human": ["A", "B", "A", "B"],
+        "judge": "gpt-4",
+        "p_a_first": ["A", "tie", "B", "A"],
+        "c": [0.9, 0.4, 0.45, 0.4],
+    }
+    path = _csv(tmp_path, rows)
+    with pytest.raises(InputError, match=r"confidence 0\.45 in a verdict for b") as info:
+        read_table(path, table="pairs", confidence="c")
+    assert (info.value.row, info.value.column) == (3, "c")
+    assert "2 rows of the table hold one" in str(info.value)
+    assert "confidence_of='a'" in (info.value.fix or "")
+    direct = read_table(path, table="pairs", confidence="c", confidence_of="a")
+    assert direct["p_a_first"].tolist() == [0.9, 0.4, 0.45, 0.4]
+    rows["c"] = [0.9, 0.4, 0.5, 0.6]  # a tie at 0.4 is a tie; 0.5 is no pick either way
+    table = read_table(_csv(tmp_path, rows), table="pairs", confidence="c")
+    assert table["p_a_first"].tolist() == [0.9, 0.5, 0.5, 0.6]

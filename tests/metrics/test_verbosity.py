@@ -357,3 +357,26 @@ def test_unit_column_without_length_columns_says_what_is_missing() -> None:
     assert "neither" not in text and "len_a/len_b" in text and "words" in text
     with pytest.raises(InputError, match="neither response_a/response_b nor len_a/len_b"):
         response_lengths(t.drop(columns=["response_a"]))  # words, no texts, no lengths
+
+
+def test_chinese_and_japanese_answers_are_counted_a_character_a_word() -> None:
+    """Chinese and Japanese put no spaces between words: a split on spaces read a
+    20-character answer in one paragraph as 1 word and a 6-character answer in three
+    paragraphs as 3, so the shorter answer was 'longer' and the prefer-longer gap of a
+    judge that always picks the longer answer read −0.5, not +0.5."""
+    from recuse.metrics.verbosity import prefer_longer_gap
+
+    long_a = "我" * 20  # 20 characters, one paragraph
+    short_b = "你好\n\n谢谢\n\n再见"  # 6 characters, three paragraphs
+    pair = {"response_a": long_a, "response_b": short_b, "p_a_first": 1.0, "p_a_second": 1.0}
+    rows = [{**pair, "human": 1.0 if i < 4 else 0.0} for i in range(8)]
+    t = table(rows)
+    la, lb, _ = response_lengths(t)
+    assert (la[0], lb[0]) == (20, 6)
+    # by hand: the judge picks the longer answer (a) in 8 of 8, the humans in 4 of 8
+    r = prefer_longer_gap(t, **FAST)
+    assert r.estimate == pytest.approx(8 / 8 - 4 / 8) and r.n == 8
+    # punctuation of those scripts separates words; a Latin word among them is one word
+    mixed = table([{**pair, "response_a": "我用 GPT-4 写代码。很好！", "response_b": "ok fine"}])
+    la, lb, _ = response_lengths(mixed)
+    assert (la[0], lb[0]) == (8, 2)  # 我 用 GPT-4 写 代 码 很 好

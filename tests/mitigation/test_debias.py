@@ -67,3 +67,23 @@ def test_the_corrections_columns_say_whose_mean_on_what_scale() -> None:
     assert np.allclose(t["before"], by_hand.reindex(t.index))
     assert np.allclose(t["change"], t["after"] - t["before"])
     assert words["change"].startswith("after − before")
+
+
+def test_ratings_of_one_model_have_an_undefined_tau_and_no_scipy_warning() -> None:
+    """The ratings of one model (every judge rating it): Kendall's τ over one model is
+    undefined, said in words; scipy's SmallSampleWarning, printed with its file and line
+    above the command's output, is not raised."""
+    import warnings
+
+    sim = simulate_ratings(seed=2, n_prompts=20)
+    one = sim.ratings[sim.ratings["model"] == "j0"]
+    res = fit_favoritism(sim.ratings, sim.families)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        effect = debias_effect(one, res, sim.families)
+    assert len(effect.table) == 1
+    undefined = "undefined (fewer than two models, or all tied)"
+    assert effect.taus == (
+        f"{undefined} before the correction → {undefined} after (1 = the reference's order, "
+        "0 = unrelated)"
+    )

@@ -720,3 +720,39 @@ def test_a_scale_just_past_the_limit_reads_past_it() -> None:
         assert float(scaled["rating"].abs().max()) == pytest.approx(target, rel=1e-12)
         with pytest.raises(EstimationError, match=re.escape(said)):
             fit_favoritism(scaled, sim.families, normalize="none")
+
+
+def test_a_judge_rating_on_a_smaller_scale_than_the_others_is_said() -> None:
+    """One judge rating 0-1 among judges and references on 1-10: max-normalisation
+    divides its ratings by 10, the dimension's top, so its planted self-bias of a tenth
+    of its own scale read γ = +0.010, '1% of the scale', beside +0.10 for the others,
+    with nothing said. A note names the judge, its top and the factor."""
+    rng = np.random.default_rng(4)
+    models = ["gpt-4", "claude-v1", "llama-2-70b-chat", "palm-2"]
+    rows = [
+        {"prompt_id": f"p{p}", "model": m, "dimension": "quality", "judge": j, "reference": ref}
+        | {"rating": ref + (j == m) + rng.normal(0, 0.1)}
+        for p in range(40)
+        for m, ref in zip(models, rng.integers(1, 10, len(models)).astype(float), strict=True)
+        for j in models[:3]
+    ]
+    same = pd.DataFrame(rows)
+    roster = Roster.builtin()
+    clean = fit_favoritism(same, roster)
+    assert not clean.warnings
+    # every judge adds one point of ten to its own answers: γ = 1/10 of the top score 10
+    assert clean.self_bias()["estimate"].to_numpy() == pytest.approx([0.1] * 3, abs=0.01)
+    mixed = same.copy()
+    claude = mixed["judge"] == "claude-v1"
+    mixed.loc[claude, "rating"] = mixed.loc[claude, "rating"] / 10  # its scale 0-1
+    res = fit_favoritism(mixed, roster)
+    got = dict(zip(res.self_bias()["judge"], res.self_bias()["estimate"], strict=True))
+    assert got["claude-v1"] == pytest.approx(0.01, abs=0.001)  # a tenth of its own 0.1
+    top = mixed.loc[claude, "rating"].max()
+    (note,) = res.warnings
+    assert note.startswith(
+        f"dimension 'quality', judge 'claude-v1': no rating above {top:g}, "
+        f"{round(100 * top / 10)}% of the way up the dimension's scale (its scores reach "
+        f"{mixed['rating'].max():g})"
+    )
+    assert f"about {10 / top:.0f} times its own" in note

@@ -36,6 +36,7 @@ from recuse.report import figures as fig
 from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import NotEstimated, Table
 from recuse.roster import Roster
+from recuse.tables import caller_option
 
 #: the calibrated headlines' default materiality (``--material`` overrides it): a
 #: difference of 0.05 in the probability that the judge picks its own (or its family's)
@@ -178,7 +179,7 @@ def calibrated_first(
             if not says_it:
                 k = _generators_reason(k, frame, ctx, family=family)
             if not family:
-                k = _spelling_hint(k, frame, ctx)
+                k = _line_hint(_spelling_hint(k, frame, ctx), frame, ctx)
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
@@ -238,6 +239,35 @@ def _generators_reason(
     )
 
 
+def _line_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> NotEstimated:
+    """A judge with no answer of its own among its pairs (self = its snapshot, the
+    default), some of whose generators are other models of its line (``gpt-4-0613``
+    for the judge ``gpt-4``): the reason ends by naming them and ``--self-scope line``,
+    which counts them as its own. Judged by the API's undated name, which served one of
+    those snapshots, its self-preference read 'not estimated' with nothing saying why
+    its line's answers were not its own."""
+    if frame is None or not skip.judge or ctx.options.self_scope != "snapshot":
+        return skip
+    rows = frame[frame["judge"] == skip.judge]
+    models = {str(m) for m in pd.concat([rows["model_a"], rows["model_b"]]).dropna()}
+    if skip.judge in models or skip.judge not in ctx.roster:
+        return skip
+    line = ctx.roster.line(skip.judge)
+    kin = sorted(m for m in models if m in ctx.roster and ctx.roster.line(m) == line)
+    if not kin:
+        return skip
+    named = ", ".join(repr(m) for m in kin[:3]) + (
+        f" and {len(kin) - 3} more" if len(kin) > 3 else ""
+    )
+    return dataclasses.replace(
+        skip,
+        reason=f"{skip.reason}; {named} of its model line wrote answers here, read as its "
+        "family (self is the judge's own snapshot): if the judge is one of them, "
+        + caller_option("--self-scope line", 'self_scope="line"')
+        + " counts them as its own",
+    )
+
+
 def _spelling_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> NotEstimated:
     """A judge with no answer of its own among its pairs, one of whose generators is
     spelt like it (:func:`_spelt_alike`): the reason ends by naming that generator and
@@ -264,10 +294,17 @@ def _spelling_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context)
 def _spelt_alike(judge: str, model: str, roster: Roster) -> bool:
     """Whether generator ``model`` may be ``judge`` under another spelling, one of the two
     a name the roster does not know (so nothing said they were one model): one's letters
-    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``), or they
-    differ by a typo."""
+    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``), they
+    differ by a typo, or one is the other behind a provider's prefix (``openai/gpt-4``
+    and ``gpt-4``, the name after the last ``/`` read through the roster)."""
     if judge not in roster.kept and model not in roster.kept:
         return False  # both known: the roster says they are two models
+    # a provider's or hub's prefix (openai/gpt-4, meta-llama/…): the name after its last
+    # '/' is the other name, or the roster's for it
+    tails = [name.rsplit("/", 1)[-1].strip() for name in (judge, model)]
+    for (name, tail), other in (((judge, tails[0]), model), ((model, tails[1]), judge)):
+        if tail != name and tail in roster and roster.canonical(tail) == other:
+            return True
     a, b = ("".join(ch for ch in name.casefold() if ch.isalnum()) for name in (judge, model))
     short, long = sorted((a, b), key=len)
     if len(short) >= 4 and long.startswith(short):

@@ -238,7 +238,8 @@ def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> No
     main = bat.main
     console.print(
         f"[bold]{escape(shown(source))}[/bold]: {main.n:,} ratings, "
-        f"{len(main.self_bias())} judges, {len(main.family_bias())} family-bias terms λ_F "
+        f"{len(main.self_bias())} judges with a self-bias term γ_j, "
+        f"{len(main.family_bias())} family-bias terms λ_F "
         "(families with a judge rating another of their models)"
         + (
             "; excluded " + ", ".join(f"{v:,} {k}" for k, v in main.n_excluded.items())

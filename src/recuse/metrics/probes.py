@@ -38,6 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import InputError
+from recuse.files import words_in
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
@@ -96,7 +97,7 @@ def probe_effects(
     has_texts = {"response_a", "response_b"} <= set(t.columns)
     if has_texts:
         treated_text = t["response_a"].where(on_a, t["response_b"])
-        t["_words"] = treated_text.map(lambda x: len(x.split()) if isinstance(x, str) else np.nan)
+        t["_words"] = treated_text.map(lambda x: words_in(x) if isinstance(x, str) else np.nan)
     rows, row_of, version_of, version_names = _base_pairs(t)
 
     def wide(values: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -29,7 +29,8 @@ Curves (x = relative length difference, in fractions: 0.2 = 20 % longer):
   source model, x as in Figure 4; y = +1 if the judge picks a in both orders, -1
   if it picks b in both, 0 (draw) otherwise.
 
-Lengths are counted in words (``len(text.split())``) by default, or characters, or
+Lengths are counted in words (``len(text.split())``, each Chinese or Japanese
+character a word: :func:`recuse.files.words_in`) by default, or characters, or
 tokens of a tokenizer you pass, from ``response_a`` / ``response_b``; without the
 texts the ``len_a`` / ``len_b`` columns are used (readers fill them with word
 counts), and ``unit="column"`` always uses those columns.
@@ -45,6 +46,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import ConfigError, EstimationError, InputError
+from recuse.files import words_in
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
     Resampling,
@@ -143,8 +145,8 @@ def response_lengths(
         present = s.notna().to_numpy()
         out = np.full(len(s), np.nan)
         strs = s[present].astype(str)
-        if unit == "words":  # runs of non-whitespace, as str.split() finds them
-            out[present] = [float(len(t.split())) for t in strs]
+        if unit == "words":  # runs of non-whitespace, a Chinese or Japanese character one
+            out[present] = [float(words_in(t)) for t in strs]
         elif unit == "chars":
             out[present] = strs.str.len().to_numpy(float)
         else:

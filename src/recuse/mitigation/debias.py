@@ -179,6 +179,21 @@ def debias_effect(
     ):
         t[name] = held[col].rank(ascending=False, method="min").astype(int)
     t = t.sort_values("rank_after", kind="stable").rename_axis("model").reset_index()
-    tau_b = float(stats.kendalltau(held["before"], held["reference"]).statistic)
-    tau_a = float(stats.kendalltau(held["after"], held["reference"]).statistic)
+    tau_b = _kendall(held["before"], held["reference"])
+    tau_a = _kendall(held["after"], held["reference"])
     return DebiasEffect(t, tau_b, tau_a)
+
+
+def _kendall(x: pd.Series, y: pd.Series) -> float:
+    """Kendall's τ-b of ``x`` and ``y``; NaN (undefined) for fewer than two models,
+    without the SmallSampleWarning scipy prints with its file and line (the ratings of
+    one model printed it above the command's lines).
+
+    >>> _kendall(pd.Series([1.0]), pd.Series([2.0]))
+    nan
+    >>> _kendall(pd.Series([1.0, 2.0, 3.0]), pd.Series([1.0, 3.0, 2.0]))
+    0.333...
+    """
+    if len(x) < 2:
+        return math.nan
+    return float(stats.kendalltau(x, y).statistic)

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -77,6 +77,7 @@ from recuse.numbers import (
     p_text,
     percent,
     scale_words,
+    share_percent,
     signed,
     significant_beside,
     table_power,
@@ -205,7 +206,12 @@ def stray_scores(frame: pd.DataFrame, *, normalize: Normalize = "max") -> list[s
     dimension by 100, not 5: the coefficients are then read in units of 100 (Play
     Favorites' gpt-4o self-bias went from −0.017 to −0.0009) with nothing else to
     show it. A note, not a refusal: the value may be real."""
-    notes: list[str] = []
+    return [note for _, note in _stray_notes(frame, normalize=normalize)]
+
+
+def _stray_notes(frame: pd.DataFrame, *, normalize: Normalize) -> list[tuple[str, str]]:
+    """:func:`stray_scores`' notes, each with its dimension."""
+    notes: list[tuple[str, str]] = []
     if normalize == "none":
         return notes
     ends = ("top", "bottom") if normalize == "range" else ("top",)
@@ -227,13 +233,68 @@ def stray_scores(frame: pd.DataFrame, *, normalize: Normalize = "max") -> list[s
             at = g.iloc[int(np.argmax(hit))]
             lo, hi = sorted((sign * nxt, sign * far))
             notes.append(
-                f"dimension {dim!r}: its {end} score {raw:g} (held by {held} of {v.size:,} "
-                f"ratings and references, e.g. judge {at['judge']!r} on model "
-                f"{at['model']!r}, prompt {at['prompt_id']!r}) lies apart from the others "
-                f"({lo:g} to {hi:g}) and sets the dimension's scale alone: every "
-                "coefficient is in units of that scale; if it is a typo, correct or drop "
-                "that row"
+                (
+                    str(dim),
+                    f"dimension {dim!r}: its {end} score {raw:g} (held by {held} of {v.size:,} "
+                    f"ratings and references, e.g. judge {at['judge']!r} on model "
+                    f"{at['model']!r}, prompt {at['prompt_id']!r}) lies apart from the others "
+                    f"({lo:g} to {hi:g}) and sets the dimension's scale alone: every "
+                    "coefficient is in units of that scale; if it is a typo, correct or drop "
+                    "that row",
+                )
             )
+    return notes
+
+
+#: a judge whose every rating of a dimension lies within this share of the dimension's
+#: normalised scale (its top at most a quarter of the way up) is read as rating on
+#: another scale: 0–1 among 1–5 or 1–10 scores, 1–10 among 0–100
+NARROW_SHARE = 0.25
+
+
+def narrow_judges(
+    frame: pd.DataFrame, *, normalize: Normalize = "max", skip: Collection[str] = ()
+) -> list[str]:
+    """A note per judge and dimension whose ratings all lie in the bottom quarter of the
+    dimension's normalised scale (:data:`NARROW_SHARE`; above the scale's bottom, so a
+    judge rating everything 0 is not one): a judge rating 0–1 among others (or
+    references) rating 1–10. The scale is the dimension's, so that judge's ratings are
+    divided by 10 where its own top is 1: its γ then reads 0.01, "1% of the scale", for
+    an extra tenth of its own scale, with nothing else to show it. A note beside the
+    coefficients, not a refusal: a harsh judge may be real. Dimensions in ``skip`` (those
+    whose scale a stray score sets, :func:`stray_scores`, which says so) are not read.
+
+    >>> t = pd.DataFrame({"dimension": "d", "judge": ["j", "j", "k", "k"],
+    ...                   "rating": [0.2, 1.0, 3.0, 10.0], "reference": [2.0, 9.0, 3.0, 8.0]})
+    >>> narrow_judges(t)[0].split(":")[0]
+    "dimension 'd', judge 'j'"
+    >>> narrow_judges(t.assign(rating=[2.0, 3.0, 3.0, 10.0]))
+    []
+    """
+    notes: list[str] = []
+    if normalize == "none":
+        return notes
+    scales = scales_for(frame, normalize=normalize)
+    by_dim = dict(zip(scales["dimension"], zip(scales["low"], scales["scale"], strict=True),
+                      strict=True))  # fmt: skip
+    tops = frame.groupby(["dimension", "judge"], sort=True)["rating"].max().reset_index()
+    for dim, judge, top in tops.itertuples(index=False):
+        if dim in skip:
+            continue
+        low, scale = by_dim[dim]
+        share = (float(top) - low) / scale
+        if not 0 < share <= NARROW_SHARE:
+            continue
+        of_dim = frame[frame["dimension"] == dim]
+        others = float(np.nanmax(of_dim[["rating", "reference"]].to_numpy(float)))
+        notes.append(
+            f"dimension {dim!r}, judge {judge!r}: no rating above {top:g}, "
+            f"{share_percent(share, 0)} of the way up the dimension's scale (its scores reach "
+            f"{others:g}); "
+            "if this judge rates on another scale (0–1 among 1–10 scores), its coefficients "
+            f"are in units of the dimension's scale, about {1 / share:,.0f} times its own — "
+            "put its ratings on the dimension's scale"
+        )
     return notes
 
 
@@ -338,13 +399,17 @@ def prepare(
         (frame["judge_family"] == frame["model_family"]) & ~frame["is_self"]
     ).to_numpy()
     fams = dict(sorted(fams.items()))
+    stray = _stray_notes(frame, normalize=normalize)
     return Prepared(
         frame=frame,
         scales=scales,
         normalize=normalize,
         n_excluded=excluded,
         families=fams,
-        warnings=tuple(stray_scores(frame, normalize=normalize)),
+        warnings=(
+            *(note for _, note in stray),
+            *narrow_judges(frame, normalize=normalize, skip={dim for dim, _ in stray}),
+        ),
     )
 
 

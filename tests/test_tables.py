@@ -804,3 +804,18 @@ def test_missing_texts_are_found_as_pandas_isin_and_strip_find_them() -> None:
         assert tables._missing_texts_in(s).tolist() == by_pandas.tolist(), s.dtype
     with_lists = pd.Series([["NA"], " NA ", "x"], dtype=object)
     assert tables._missing_texts_in(with_lists).tolist() == [False, True, False]
+
+
+def test_ids_are_read_without_the_spaces_around_them() -> None:
+    """A prompt_id "p0 " beside "p0" (a hand-edited CSV) was a second prompt: the bootstrap
+    resampled the two as independent clusters, and a ratings file's dimension " ok" was
+    a second dimension. Ids are read without the spaces around them, as model names are;
+    inner spaces stay."""
+    pairs = pd.DataFrame({"item_id": ["i1", " i2", "i3"], "prompt_id": ["p0", "p0 ", "p 1"],
+                          "model_a": "m1", "model_b": "m2", "judge": "j",
+                          "p_a": [0.9, 0.2, 0.6]})  # fmt: skip
+    got = validate_pairs(pairs)
+    assert got["prompt_id"].tolist() == ["p0", "p0", "p 1"]
+    assert got["item_id"].tolist() == ["i1", "i2", "i3"]
+    with pytest.raises(InputError, match="empty prompt_id"):
+        validate_pairs(pairs.assign(prompt_id=["p0", "  ", "p1"]))

@@ -580,7 +580,10 @@ def _coerce(
         )
         out = pd.Series(cells, index=s.index, name=s.name, dtype=object)
         if col.kind == "id":
-            empty = out.str.strip() == ""
+            # without the spaces around it, as a model name is read: "p0 " beside "p0"
+            # was a second prompt, and the intervals took the two for independent
+            out = out.str.strip()
+            empty = out == ""
             if empty.any():
                 raise InputError(
                     f"empty {col.name}",

@@ -10,6 +10,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -321,3 +322,33 @@ def test_one_comparisons_two_orders_written_as_two_items_are_said(tmp_path: Path
     # one row per comparison: no note
     pd.DataFrame(rows[::2]).to_csv(path, index=False)
     assert not [x for x in load_input(path).source.notes if "two orders" in x]
+
+
+def test_pairs_judged_in_one_order_beside_pairs_judged_in_both_are_said(
+    tmp_path: Path,
+) -> None:
+    """A judge that picks the first answer shown 80% of the time, half its pairs judged
+    in both orders and half in the first only: the one-order verdicts keep the position
+    preference that the two-order mean cancels, and agreement pooled all 300 with
+    nothing said. A note says so per judge; a judge with every pair in both orders, or
+    every pair in one, gets none."""
+    rng = np.random.default_rng(0)
+    n = 300
+    second = np.where(rng.random(n) < 0.3, 1.0, 0.0)
+    frame = pd.DataFrame({"item_id": [f"i{k}" for k in range(n)],
+                          "prompt_id": [f"p{k // 3}" for k in range(n)],
+                          "model_a": "m1", "model_b": "m2", "judge": "j",
+                          "human": rng.integers(0, 2, n).astype(float),
+                          "p_a_first": np.where(rng.random(n) < 0.8, 1.0, 0.0),
+                          "p_a_second": np.where(np.arange(n) < 150, second, np.nan)})  # fmt: skip
+    path = tmp_path / "partial.csv"
+    frame.to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if "one order only" in x]
+    assert note.startswith("judge 'j': 150 of 300 pairs have a verdict in one order only, 150")
+    assert "--orders first" in note
+    # the pooled verdicts: the one-order half reads the judge's first-position picks
+    one_order = frame["p_a_second"].isna()
+    assert frame.loc[one_order, "p_a_first"].mean() > 0.75
+    for whole in (frame.assign(p_a_second=second), frame.assign(p_a_second=np.nan)):
+        whole.to_csv(path, index=False)
+        assert not [x for x in load_input(path).source.notes if "one order only" in x]

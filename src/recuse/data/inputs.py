@@ -359,6 +359,39 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note per judge that has verdicts in both orders for some pairs and in one
+    order only for others (the other order's column empty: not judged, or failed):
+    with ``--orders both`` each pair's verdict is the mean of its orders, which cancels
+    the judge's position preference, while a one-order verdict keeps it, and every
+    analysis but position pooled the two with nothing said (a judge picking the first
+    answer 80% of the time read agreement 0.52 over 300 pairs, half of them one-order).
+
+    >>> t = pd.DataFrame({"judge": "j", "p_a_first": [1.0, 1.0, 0.0],
+    ...                   "p_a_second": [0.0, None, None]})
+    >>> orders_partly_judged(t)[0][:57]
+    "judge 'j': 2 of 3 pairs have a verdict in one order only"
+    """
+    if not {"judge", "p_a_first", "p_a_second"} <= set(frame.columns):
+        return ()
+    given = frame[["p_a_first", "p_a_second"]].notna()
+    both, one = given.all(axis=1), given.sum(axis=1) == 1
+    notes = []
+    for judge, rows in frame.groupby("judge", sort=True):
+        n_one, n_both = int(one[rows.index].sum()), int(both[rows.index].sum())
+        if not (n_one and n_both):
+            continue
+        notes.append(
+            f"judge {shown(judge)}: {n_one:,} of {n_one + n_both:,} pairs have a verdict in "
+            f"one order only, {n_both:,} in both: a two-order verdict is the mean of the "
+            "orders, which cancels the judge's position preference, and a one-order verdict "
+            "keeps it; every analysis but position pools the two — judge the missing orders "
+            "(`recuse judge` resumes its store), or read one order for every pair "
+            "(--orders first)"
+        )
+    return tuple(notes)
+
+
 def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where rows of one judge are one comparison in its two orders, written as
     two items: the same prompt and two texts, a and b swapped (with their models). Read
@@ -678,6 +711,7 @@ def load_input(
             if kind == "pairs":
                 notes = (*notes, *orders_at_odds(frame, swapped_frame=how.swapped_frame))
                 notes = (*notes, *lengths_at_odds(frame), *mirrored_rows(frame))
+                notes = (*notes, *orders_partly_judged(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

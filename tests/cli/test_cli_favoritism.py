@@ -415,3 +415,6 @@ def test_ratings_of_one_model_count_no_self_bias_term(
     printed = capsys.readouterr().out
     assert ", 0 judges with a self-bias term γ_j, 0 family-bias terms λ_F" in printed
     assert "self-bias of j0 not estimable: it rates only its own completions" in printed
+    # no empty tables (a header and a caption defining rows that are not there)
+    assert "Self-bias γ_j: none in this fit (no judge rates its own model's answers)" in printed
+    assert "Family-bias λ_F: none in this fit" in printed and "┃ judge" not in printed

@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from recuse.analyses.base import check_interval_level
 from recuse.cli.app import (
@@ -63,11 +64,23 @@ def _checks(text: str) -> list[str]:
     return names
 
 
-def _table(res: FavoritismResult, kind: str) -> TerminalTable:
+#: the line in place of a table with no coefficient (an empty table's header and
+#: caption, defining what no row holds, read as if something were shown)
+NO_TERMS = {
+    "self": "Self-bias γ_j: none in this fit (no judge rates its own model's answers)",
+    "family": "Family-bias λ_F: none in this fit (no family has a judge rating another "
+    "of its models)",
+}
+
+
+def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
     """The self- (``kind="self"``) or family-bias table, its numbers as the fit's
     summary writes them (:func:`~recuse.regression.favoritism.coefficient_cells`: one
-    precision, in units of a power of ten on an extreme scale, said in the title)."""
+    precision, in units of a power of ten on an extreme scale, said in the title); a
+    line saying there is none where the fit has no such term."""
     tab = res.self_bias() if kind == "self" else res.family_bias()
+    if tab.empty:
+        return cell(NO_TERMS[kind])
     key = "judge" if kind == "self" else "family"
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
     cells, scale = coefficient_cells(tab)

@@ -352,3 +352,30 @@ def test_pairs_judged_in_one_order_beside_pairs_judged_in_both_are_said(
     for whole in (frame.assign(p_a_second=second), frame.assign(p_a_second=np.nan)):
         whole.to_csv(path, index=False)
         assert not [x for x in load_input(path).source.notes if "one order only" in x]
+
+
+def test_real_files_judged_in_both_orders_get_no_orders_note(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """LLMBar's MT-Bench set written as a plain file: 10 of its items are another's a and
+    b swapped (two annotators' votes on one pair of answers), each judged in both orders,
+    so each is a comparison of its own, not one comparison's two orders (mirrored_rows
+    named all four judges). Its palm-2 has 1 unparsed verdict in 200 pairs, JudgeBench's
+    claude-3-haiku 13 in 270: a one-order verdict moves a mean of theirs by under 0.01, and
+    orders_partly_judged spoke of each. A file whose two orders are two rows, and a judge
+    whose one-order pairs carry its position preference, are still said (the tests above)."""
+    mtbench = registry.load("llmbar-mtbench", data_dir=shared_data)
+    path = tmp_path / "llmbar_mtbench.csv"
+    mtbench.to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if "two orders" in x or "one order" in x]
+    judgebench = registry.load("judgebench", data_dir=shared_data)
+    text = ["prompt", "response_a", "response_b"]
+    judgebench.drop(columns=[c for c in text if c in judgebench]).to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if "one order only" in x]
+    # the same judge with half its pairs one-order: its position preference shows
+    half = judgebench[judgebench["judge"] == "claude-3-haiku-20240307"].copy()
+    half.loc[half.index[::2], "p_a_second"] = np.nan
+    half.loc[half.index[::2], "status_second"] = "failed"
+    half.drop(columns=[c for c in [*text, "p_a"] if c in half]).to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if "one order only" in x]
+    assert note.startswith("judge 'claude-3-haiku-20240307': 141 of 267 pairs have a verdict")

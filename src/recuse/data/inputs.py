@@ -359,6 +359,11 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+#: the least shift of a mean of a judge's verdicts (P(a better), 0 to 1) that its
+#: one-order pairs may cause for :func:`orders_partly_judged` to speak
+PARTLY_JUDGED_SHIFT = 0.01
+
+
 def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note per judge that has verdicts in both orders for some pairs and in one
     order only for others (the other order's column empty: not judged, or failed):
@@ -367,9 +372,19 @@ def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
     analysis but position pooled the two with nothing said (a judge picking the first
     answer 80% of the time read agreement 0.52 over 300 pairs, half of them one-order).
 
+    Silent where the one-order pairs cannot move a mean of the judge's verdicts by
+    :data:`PARTLY_JUDGED_SHIFT`: a one-order verdict is off its pair's two-order mean
+    by |p_first − p_second| / 2, so over the judge's pairs the shift is at most
+
+        share one-order × mean(|p_first − p_second|) / 2   (over its two-order pairs)
+
+    read from at least :data:`AT_ODDS_MIN` two-order pairs (LLMBar's judges, 1 to 6
+    unparsed verdicts in 880 pairs, read 0.0001 to 0.0006; JudgeBench's claude-3-haiku,
+    13 of 270, 0.007).
+
     >>> t = pd.DataFrame({"judge": "j", "p_a_first": [1.0, 1.0, 0.0],
     ...                   "p_a_second": [0.0, None, None]})
-    >>> orders_partly_judged(t)[0][:57]
+    >>> orders_partly_judged(t)[0][:56]
     "judge 'j': 2 of 3 pairs have a verdict in one order only"
     """
     if not {"judge", "p_a_first", "p_a_second"} <= set(frame.columns):
@@ -381,13 +396,17 @@ def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
         n_one, n_both = int(one[rows.index].sum()), int(both[rows.index].sum())
         if not (n_one and n_both):
             continue
+        whole = rows[both[rows.index]]
+        apart = float((whole["p_a_first"] - whole["p_a_second"]).abs().mean()) / 2
+        if n_both >= AT_ODDS_MIN and n_one / (n_one + n_both) * apart < PARTLY_JUDGED_SHIFT:
+            continue
         notes.append(
             f"judge {shown(judge)}: {n_one:,} of {n_one + n_both:,} pairs have a verdict in "
             f"one order only, {n_both:,} in both: a two-order verdict is the mean of the "
             "orders, which cancels the judge's position preference, and a one-order verdict "
             "keeps it; every analysis but position pools the two — judge the missing orders "
             "(`recuse judge` resumes its store), or read one order for every pair "
-            "(--orders first)"
+            "(`recuse metrics pairs --orders first`)"
         )
     return tuple(notes)
 
@@ -396,7 +415,10 @@ def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where rows of one judge are one comparison in its two orders, written as
     two items: the same prompt and two texts, a and b swapped (with their models). Read
     as they are, each is a comparison of its own, so every n counts the comparison
-    twice and no position bias is measured from them.
+    twice and no position bias is measured from them. Rows that give a verdict in both
+    orders (``p_a_second`` too) are no such half: LLMBar's MT-Bench set holds 10 pairs
+    of items with a and b swapped, each judged in both orders and labelled by its own
+    annotator, and those are comparisons of their own.
 
     >>> t = pd.DataFrame({"item_id": ["1", "1r"], "prompt_id": "p", "judge": "j",
     ...                   "response_a": ["x", "y"], "response_b": ["y", "x"]})
@@ -407,6 +429,8 @@ def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
     if not {"judge", "prompt_id", *text} <= set(frame.columns):
         return ()
     rows = frame[frame["judge"].notna() & frame[text].notna().all(axis=1)]
+    if "p_a_second" in rows.columns:  # a row with both orders is a whole comparison
+        rows = rows[rows["p_a_second"].isna()]
     rows = rows[rows["response_a"] != rows["response_b"]]
     if rows.empty:
         return ()

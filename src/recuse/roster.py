@@ -292,8 +292,9 @@ class Roster:
         """Canonical ids of ``names`` (NaN where unknown) and the mask of unknown names."""
         # each distinct name keyed once (a column holds a few names over many rows):
         # the Unicode normalisation of every row cost 10% more than the plain key did
-        keys = names.map({name: _key(str(name)) for name in names.dropna().unique()})
-        out = keys.map(self._lookup)
+        text = names.astype(str)  # as every name is read (a list too, never unhashable)
+        keys = text.map({name: _key(name) for name in text[names.notna()].unique()})
+        out = keys.where(names.notna()).map(self._lookup)
         return out, out.isna() & names.notna()
 
     def unknown_error(

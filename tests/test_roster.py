@@ -480,3 +480,6 @@ def test_a_column_of_names_is_keyed_once_per_distinct_name(
     assert first[:3] == ["gpt-4", "gpt-4", unicodedata.normalize("NFC", "modèle")]
     assert all(x != x for x in first[3:])  # unknown and missing: NaN
     assert unknown.head(6).tolist() == [False, False, False, False, True, False]
+    # a cell that is no string is read as its text, never an unhashable key
+    ids, unknown = r.lookup(pd.Series([["gpt-4"], "gpt-4", "nan", None], dtype=object))
+    assert ids.tolist()[1] == "gpt-4" and unknown.tolist() == [True, False, True, False]

@@ -230,6 +230,20 @@ def test_two_references_of_one_answer_are_refused() -> None:
     validate_ratings(ratings(**other_model, reference=[3.0, 3.0, 4.0]))  # two answers
 
 
+def test_one_reference_written_to_two_precisions_is_one() -> None:
+    """A mean rating written to 10 digits in one judge's rows and to 16 in another's was
+    refused as two references, its message reading '3.33333 in row 1 and 3.33333 here'.
+    Within a millionth (relative) they are one; two that differ are named as written."""
+    two = {"prompt_id": ["p1"] * 2, "model": ["gpt-4o"] * 2, "judge": ["j1", "j2"],
+           "dimension": ["d"] * 2, "rating": [4, 3]}  # fmt: skip
+    out = validate_ratings(ratings(**two, reference=[3.3333333333, 10 / 3]))
+    assert out["reference"].tolist() == [3.3333333333, 10 / 3]
+    with pytest.raises(
+        InputError, match=r"reference 3\.33333 in row 1 \(judge 'j1'\) and 3\.3334 here"
+    ):
+        validate_ratings(ratings(**two, reference=[3.33333, 3.3334]))
+
+
 def test_a_value_given_in_some_rows_of_an_item_only_is_said() -> None:
     """An item judged by two judges whose human label was joined onto one judge's row
     only: a missing value agrees with any, and the other judge's labelled analyses went

@@ -1272,28 +1272,39 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
     return out
 
 
+#: two references of one answer closer than this, relative to the larger (at least 1),
+#: are one (a mean rating written to 10 digits in one judge's rows, 16 in another's)
+REFERENCE_TOL = 1e-6
+
+
 def _check_answers(out: pd.DataFrame, file: str | None) -> None:
     """Raise :class:`InputError` where two judges' rows of one answer (its prompt_id,
     model and dimension) give it two reference scores (a missing one agrees with any):
     the reference is the answer's independent score, one number, as a pairs item's
     human label is one (:func:`_check_items`). Read as they were, each judge was
-    adjusted for a reference of its own, and the corrections table took the first."""
+    adjusted for a reference of its own, and the corrections table took the first.
+    References within :data:`REFERENCE_TOL` of each other (relative) are one: refused,
+    3.3333333333 beside 3.333333333333333 read "3.33333 in row 1 and 3.33333 here"."""
     key = ["prompt_id", "model", "dimension"]
     ref = out["reference"]
-    distinct = ref.groupby([out[k] for k in key], sort=False, dropna=False).transform("nunique")
-    odd = distinct > 1
+    by = ref.groupby([out[k] for k in key], sort=False, dropna=False)
+    spread = (by.transform("max") - by.transform("min")).to_numpy(float)
+    size = np.maximum(ref.abs().groupby([out[k] for k in key], sort=False, dropna=False)
+                      .transform("max").to_numpy(float), 1.0)  # fmt: skip
+    odd = pd.Series(spread > REFERENCE_TOL * size, index=out.index)
     if not odd.any():
         return
     i = _first(odd)
-    same = (out[key] == out[key].iloc[i]).all(axis=1) & ref.notna()
-    first = int(np.flatnonzero(same.to_numpy())[0])
-    other = next(int(j) for j in np.flatnonzero(same.to_numpy()) if ref.iloc[j] != ref.iloc[first])
+    same = ((out[key] == out[key].iloc[i]).all(axis=1) & ref.notna()).to_numpy()
+    first = int(np.flatnonzero(same)[0])
+    apart = np.where(same, np.abs(ref.to_numpy(float) - ref.iloc[first]), -1.0)
+    other = int(np.argmax(apart))
     raise InputError(
         f"the answer of model {shown(out['model'].iloc[i])} to prompt "
         f"{shown(out['prompt_id'].iloc[i])} ({shown(out['dimension'].iloc[i])}) has reference "
-        f"{ref.iloc[first]:g} in row {first + 1} (judge {shown(out['judge'].iloc[first])}) and "
-        f"{ref.iloc[other]:g} here (judge {shown(out['judge'].iloc[other])}): an answer's "
-        "reference is its one independent score, the same beside every judge's rating",
+        f"{exact(ref.iloc[first])} in row {first + 1} (judge {shown(out['judge'].iloc[first])}) "
+        f"and {exact(ref.iloc[other])} here (judge {shown(out['judge'].iloc[other])}): an "
+        "answer's reference is its one independent score, the same beside every judge's rating",
         file=file,
         row=other + 1,
         column="reference",

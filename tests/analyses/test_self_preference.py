@@ -217,6 +217,8 @@ def test_a_judge_over_answers_of_its_line_is_told_of_self_scope_line(
     said = f"{own!r} of its model line wrote answers here, read as its family"
     assert (said in why.reason) is hint
     assert ('self_scope="line" counts them as its own' in why.reason) is hint
+    # a snapshot judge is not another snapshot: no 'if the judge is one of them'
+    assert ("if the judge is one of them" in why.reason) is (hint and judge == "gpt-4")
     if hint:  # with --self-scope line they are its own, and it is estimated
         wide = AuditOptions(n_boot=100, robustness=(), only=(ANALYSIS.id,), self_scope="line")
         report = run_audit([Input("mine", "pairs", pairs, source)], options=wide,

@@ -262,7 +262,12 @@ def _line_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> 
     return dataclasses.replace(
         skip,
         reason=f"{skip.reason}; {named} of its model line wrote answers here, read as its "
-        "family (self is the judge's own snapshot): if the judge is one of them, "
+        "family (self is the judge's own snapshot): "
+        + (
+            "if the judge is one of them, "
+            if line == skip.judge  # the undated name may have served any of them
+            else "to read its model line as one model, "  # a snapshot is not another
+        )
         + caller_option("--self-scope line", 'self_scope="line"')
         + " counts them as its own",
     )

@@ -320,6 +320,30 @@ def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple
 ODD_LENGTHS = 0.2
 
 
+#: how many comparisons of a large table, drawn at random (seed 0, so every reading
+#: says the same), :func:`lengths_at_odds` reads first: where under half of
+#: :data:`ODD_LENGTHS` of them disagree it reads no more (a share of 0.2 reads under 0.1
+#: in 2,000 with a chance below 1e-25), so that counting the words of every text is
+#: left to the tables that may need the note (a plain AlpacaEval file, 46,670 texts:
+#: 0.55 s of its 2 s reading)
+LENGTHS_GLANCE = 2_000
+
+
+def _lengths_disagree(items: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the comparisons whose texts' words and len_a / len_b name opposite
+    answers as the longer, and of those where both name one (neither side missing)."""
+    from recuse.files import words_in
+
+    words = [
+        items[c].map(lambda t: words_in(t) if isinstance(t, str) else math.nan).astype(float)
+        for c in ("response_a", "response_b")
+    ]
+    by_text = np.sign((words[0] - words[1]).to_numpy(float))
+    by_column = np.sign((items["len_a"].astype(float) - items["len_b"].astype(float)).to_numpy())
+    both = ~np.isnan(by_text) & ~np.isnan(by_column)
+    return both & (by_text * by_column < 0), both  # each says the other is the longer
+
+
 def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where a table holds both the texts and ``len_a`` / ``len_b`` and the two
     name opposite answers as the longer in at least :data:`ODD_LENGTHS` of its
@@ -334,19 +358,16 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     >>> lengths_at_odds(t)[0][:60]
     'the texts and len_a / len_b disagree on which answer is long'
     """
-    from recuse.files import words_in
-
     if not {"response_a", "response_b", "len_a", "len_b"} <= set(frame.columns):
         return ()
     items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
-    words = [
-        items[c].map(lambda t: words_in(t) if isinstance(t, str) else math.nan).astype(float)
-        for c in ("response_a", "response_b")
-    ]
-    by_text = np.sign((words[0] - words[1]).to_numpy(float))
-    by_column = np.sign((items["len_a"].astype(float) - items["len_b"].astype(float)).to_numpy())
-    both = ~np.isnan(by_text) & ~np.isnan(by_column)
-    odd = both & (by_text * by_column < 0)  # each says the other answer is the longer
+    if len(items) > 2 * LENGTHS_GLANCE:  # a glance at comparisons drawn at random first
+        drawn = np.random.default_rng(0).choice(len(items), LENGTHS_GLANCE, replace=False)
+        glance = items.iloc[np.sort(drawn)]
+        odd, both = _lengths_disagree(glance)
+        if odd.sum() < ODD_LENGTHS / 2 * both.sum():
+            return ()
+    odd, both = _lengths_disagree(items)
     if odd.sum() < ODD_LENGTHS * both.sum() or not odd.any():
         return ()
     first = items.index[odd][0]
@@ -359,6 +380,11 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+#: the least shift of a mean of a judge's verdicts (P(a better), 0 to 1) that its
+#: one-order pairs may cause for :func:`orders_partly_judged` to speak
+PARTLY_JUDGED_SHIFT = 0.01
+
+
 def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note per judge that has verdicts in both orders for some pairs and in one
     order only for others (the other order's column empty: not judged, or failed):
@@ -367,9 +393,19 @@ def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
     analysis but position pooled the two with nothing said (a judge picking the first
     answer 80% of the time read agreement 0.52 over 300 pairs, half of them one-order).
 
+    Silent where the one-order pairs cannot move a mean of the judge's verdicts by
+    :data:`PARTLY_JUDGED_SHIFT`: a one-order verdict is off its pair's two-order mean
+    by |p_first − p_second| / 2, so over the judge's pairs the shift is at most
+
+        share one-order × mean(|p_first − p_second|) / 2   (over its two-order pairs)
+
+    read from at least :data:`AT_ODDS_MIN` two-order pairs (LLMBar's judges, 1 to 6
+    unparsed verdicts in 880 pairs, read 0.0001 to 0.0006; JudgeBench's claude-3-haiku,
+    13 of 270, 0.007).
+
     >>> t = pd.DataFrame({"judge": "j", "p_a_first": [1.0, 1.0, 0.0],
     ...                   "p_a_second": [0.0, None, None]})
-    >>> orders_partly_judged(t)[0][:57]
+    >>> orders_partly_judged(t)[0][:56]
     "judge 'j': 2 of 3 pairs have a verdict in one order only"
     """
     if not {"judge", "p_a_first", "p_a_second"} <= set(frame.columns):
@@ -381,22 +417,36 @@ def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
         n_one, n_both = int(one[rows.index].sum()), int(both[rows.index].sum())
         if not (n_one and n_both):
             continue
+        whole = rows[both[rows.index]]
+        apart = float((whole["p_a_first"] - whole["p_a_second"]).abs().mean()) / 2
+        if n_both >= AT_ODDS_MIN and n_one / (n_one + n_both) * apart < PARTLY_JUDGED_SHIFT:
+            continue
         notes.append(
             f"judge {shown(judge)}: {n_one:,} of {n_one + n_both:,} pairs have a verdict in "
             f"one order only, {n_both:,} in both: a two-order verdict is the mean of the "
             "orders, which cancels the judge's position preference, and a one-order verdict "
             "keeps it; every analysis but position pools the two — judge the missing orders "
             "(`recuse judge` resumes its store), or read one order for every pair "
-            "(--orders first)"
+            "(`recuse metrics pairs --orders first`)"
         )
     return tuple(notes)
+
+
+def _swapped_back(group: np.ndarray, a: list[np.ndarray], b: list[np.ndarray]) -> np.ndarray:
+    """Mask of the rows whose (group, a codes, b codes) is another row's (group, b codes,
+    a codes): the same group with its two sides swapped."""
+    forward = pd.MultiIndex.from_arrays([group, *a, *b])
+    return np.asarray(forward.isin(pd.MultiIndex.from_arrays([group, *b, *a])))
 
 
 def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where rows of one judge are one comparison in its two orders, written as
     two items: the same prompt and two texts, a and b swapped (with their models). Read
     as they are, each is a comparison of its own, so every n counts the comparison
-    twice and no position bias is measured from them.
+    twice and no position bias is measured from them. Rows that give a verdict in both
+    orders (``p_a_second`` too) are no such half: LLMBar's MT-Bench set holds 10 pairs
+    of items with a and b swapped, each judged in both orders and labelled by its own
+    annotator, and those are comparisons of their own.
 
     >>> t = pd.DataFrame({"item_id": ["1", "1r"], "prompt_id": "p", "judge": "j",
     ...                   "response_a": ["x", "y"], "response_b": ["y", "x"]})
@@ -407,23 +457,30 @@ def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
     if not {"judge", "prompt_id", *text} <= set(frame.columns):
         return ()
     rows = frame[frame["judge"].notna() & frame[text].notna().all(axis=1)]
+    if "p_a_second" in rows.columns:  # a row with both orders is a whole comparison
+        rows = rows[rows["p_a_second"].isna()]
     rows = rows[rows["response_a"] != rows["response_b"]]
     if rows.empty:
         return ()
     # each text, model and (judge, prompt) as an integer code: one hash of each string
-    texts = pd.factorize(pd.concat([rows["response_a"], rows["response_b"]]).astype(str))[0]
-    n = len(rows)
-    sides = [texts[:n], texts[n:]]
-    if {"model_a", "model_b"} <= set(rows.columns):
-        names = pd.concat([rows["model_a"], rows["model_b"]]).astype(str)
-        models = pd.factorize(names)[0]
-        sides = [sides[0], models[:n], sides[1], models[n:]]
     where = pd.MultiIndex.from_arrays([rows["judge"].astype(str), rows["prompt_id"].astype(str)])
     group = where.factorize()[0]
-    half = len(sides) // 2
-    forward = pd.MultiIndex.from_arrays([group, *sides])
-    backward = pd.MultiIndex.from_arrays([group, *sides[half:], *sides[:half]])
-    mirrored = forward.isin(backward)
+    a_side: list[np.ndarray] = []
+    b_side: list[np.ndarray] = []
+    if {"model_a", "model_b"} <= set(rows.columns):
+        # the models first (short names): a row whose models come back swapped in no row
+        # of its judge and prompt is no half, and its texts need no hashing (AlpacaEval:
+        # each system against one baseline, 46,670 texts)
+        n = len(rows)
+        models = pd.factorize(pd.concat([rows["model_a"], rows["model_b"]]).astype(str))[0]
+        maybe = _swapped_back(group, [models[:n]], [models[n:]])
+        rows, group = rows[maybe], group[maybe]
+        a_side, b_side = [models[:n][maybe]], [models[n:][maybe]]
+        if rows.empty:
+            return ()
+    n = len(rows)
+    texts = pd.factorize(pd.concat([rows["response_a"], rows["response_b"]]).astype(str))[0]
+    mirrored = _swapped_back(group, [texts[:n], *a_side], [texts[n:], *b_side])
     judges = rows["judge"].to_numpy()
     ids = rows["item_id"].to_numpy() if "item_id" in rows else None
     notes = []

@@ -53,6 +53,7 @@ import functools
 import ipaddress
 import itertools
 import json
+import re
 import socket
 import ssl
 import time
@@ -339,8 +340,8 @@ class HTTPBackend(Backend):
         status = answer.status
         if status == 200 and not any(k.lower() == b"content-encoding" for k, _ in answer.headers):
             try:
-                data = json.loads(raw)  # what httpx's Response.json() does
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                data = read_json(raw)  # what httpx's Response.json() does
+            except ValueError:
                 raise TransientError("malformed JSON in the response") from None
             return self._checked(data, root=root)
         # httpx passes a body in an encoding it has no decoder for through as it came
@@ -379,8 +380,8 @@ class HTTPBackend(Backend):
                 self._reason(f"HTTP {status}: {said}"), said=self.scrub(said), status=status
             )
         try:
-            data = resp.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = read_json(resp.content)
+        except ValueError:
             raise TransientError("malformed JSON in the response") from None
         return self._checked(data, root=root)
 
@@ -1109,13 +1110,49 @@ class _PromptRejected(Exception):
         {"message": ...}}``, as vLLM sends; at most 300 characters of it), else the
         reason."""
         try:
-            error = json.loads(self.said).get("error")
+            error = read_json(self.said).get("error")
         except (ValueError, AttributeError):
             return str(self)
         text = error.get("message") if isinstance(error, dict) else None
         if not isinstance(text, str) or self.status is None:
             return str(self)
         return f"HTTP {self.status}: {' '.join(text.split())[:300]}"
+
+
+#: a JSON escape of a UTF-16 surrogate (``\\ud800``), and a surrogate code point
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def read_json(raw: bytes | str) -> Any:
+    """A server's JSON answer as :func:`json.loads` reads it, but that a lone
+    surrogate escaped in a string (``"\\ud800"``: valid JSON, yet no UTF-8 text
+    holds it, so neither SQLite nor the next request body could take it) reads as
+    U+FFFD, in keys too; a pair (``"\\ud83d\\ude00"``) is one character as before.
+    ``ValueError`` for a text that is not JSON, not UTF-8, or nested deeper than
+    Python's parser goes (its ``RecursionError``)."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than Python parses") from None
+    escaped = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _SURROGATE_ESCAPE.search(escaped) is None:
+        return data
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data)
+    stack = [data]
+    while stack:  # no recursion: the parser's depth again would overflow the stack
+        node = stack.pop()
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        if isinstance(node, dict):
+            node.clear()
+        for key, value in pairs:
+            if isinstance(value, str):
+                value = _SURROGATE.sub("\ufffd", value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+            node[_SURROGATE.sub("\ufffd", key) if isinstance(key, str) else key] = value
+    return data
 
 
 def _token_id(token: str) -> int | None:

@@ -182,6 +182,8 @@ def test_judge_on_a_full_disk_keeps_finished_work(tmp_path: Path) -> None:
         proc = run_cli(args, preexec=file_size_limit(300_000))
         err = one_line_error(proc)
         assert "full" in err or "cannot write" in err
+        # SQLite says "disk I/O error" for a write past the limit: the limit is named
+        assert "(ulimit -f: 300,000 bytes) — raise that limit" in err, err
         with Store(store) as s:
             kept = len(s.judgments())
         assert 0 < kept < 600  # what was committed before the disk filled is there

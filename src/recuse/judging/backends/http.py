@@ -91,6 +91,10 @@ Parsed = tuple[list[str], list[dict[str, float]]]
 MAX_LOGPROB_TOKEN_IDS = 128
 #: the vLLM request fields the exact verdict log-probs use; a 400 naming one is a refusal
 _VLLM_FIELDS = ("logprob_token_ids", "return_tokens_as_token_ids")
+#: the largest answer body read (decoded or not); a larger one is a failed call, not
+#: read on into memory (a few MB is the largest a judge, a rewrite or a prompt's echoed
+#: log-probs send: a server or proxy that sends more is broken)
+MAX_ANSWER_BYTES = 128 * 1024 * 1024
 #: seconds a connection is kept idle for the next request: under the 5 s after which
 #: uvicorn (and llama.cpp's server) close one, so we never send as the server closes
 KEEPALIVE_EXPIRY = 4.0
@@ -208,6 +212,7 @@ class HTTPBackend(Backend):
         self.concurrency = max(1, concurrency)
         self.quiet_collector = True  # many small calls: the event loop is the limit
         self.timeout = timeout
+        self.max_answer_bytes = MAX_ANSWER_BYTES
         self.logprobs = logprobs
         # vLLM's logprob_token_ids: False once the server showed it cannot (no
         # /tokenize, or the field ignored or refused), True once it honoured it
@@ -325,7 +330,7 @@ class HTTPBackend(Backend):
             async with asyncio.timeout(self.timeout):
                 answer = await lane.handle_async_request(request)
                 try:
-                    raw = await answer.aread()
+                    raw = await _read_body(answer, self.max_answer_bytes)
                 finally:
                     await answer.aclose()
         except (httpcore.TimeoutException, TimeoutError):
@@ -1153,6 +1158,24 @@ def read_json(raw: bytes | str) -> Any:
                 stack.append(value)
             node[_SURROGATE.sub("\ufffd", key) if isinstance(key, str) else key] = value
     return data
+
+
+async def _read_body(answer: httpcore.Response, most: int) -> bytes:
+    """An answer's body, read as it comes; a :class:`TransientError` as soon as it is
+    over ``most`` bytes (its Content-Length, or what has come so far), so a broken
+    server's endless or gigabyte answer never fills the memory."""
+    too_big = TransientError(f"an answer over {most:,} bytes, not read")
+    said = [v.strip() for k, v in answer.headers if k.lower() == b"content-length"]
+    if said and said[0].isdigit() and int(said[0]) > most:
+        raise too_big
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in answer.aiter_stream():
+        size += len(chunk)
+        if size > most:
+            raise too_big
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _token_id(token: str) -> int | None:

@@ -24,7 +24,7 @@ import sys
 class CtrlC:
     def find_spec(self, name, path=None, target=None):
         if name == {module!r}:
-            raise KeyboardInterrupt
+            {raise_it}
         return None
 
 sys.meta_path.insert(0, CtrlC())
@@ -33,9 +33,12 @@ runpy.run_module("recuse", run_name="__main__")
 """
 
 
-def _program_interrupted_at(module: str) -> subprocess.CompletedProcess[str]:
+def _program_interrupted_at(
+    module: str, raise_it: str = "raise KeyboardInterrupt"
+) -> subprocess.CompletedProcess[str]:
+    code = _CTRL_C_WHILE_LOADING.format(module=module, raise_it=raise_it)
     return subprocess.run(
-        [sys.executable, "-c", _CTRL_C_WHILE_LOADING.format(module=module), "--help"],
+        [sys.executable, "-c", code, "--help"],
         env={**os.environ, "PYTHONPATH": SRC},
         capture_output=True,
         text=True,
@@ -54,6 +57,32 @@ def test_a_ctrl_c_while_the_command_line_loads_is_recuses_line_and_130() -> None
     for module in ("recuse.cli.app", "recuse.cli.judge", "pandas"):
         done = _program_interrupted_at(module)
         assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, ""), module
+
+
+def test_a_ctrl_c_inside_code_made_by_exec_while_loading_is_130_not_the_signal(
+    tmp_path: Path,
+) -> None:
+    """A Ctrl-C landing in code that exec() runs from a string (a dataclass's methods
+    are made so as its module is imported: 1 in 10 Ctrl-Cs at random moments of the
+    load of `recuse judge`) said recuse's line, then the process ended by SIGINT (exit
+    -2 to a Python parent) instead of 130: CPython took the interrupt for an unhandled
+    one at exit (_Py_UnhandledKeyboardInterrupt, set by exec, reset by the next)."""
+    # run as `python -m` runs a package: the flag is read where a module run so ends
+    wrapper = tmp_path / "ctrl_c_in_exec"
+    wrapper.mkdir()
+    raise_it = 'exec("raise KeyboardInterrupt")'
+    (wrapper / "__main__.py").write_text(
+        _CTRL_C_WHILE_LOADING.format(module="recuse.cli.app", raise_it=raise_it)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", wrapper.name, "--help"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([SRC, str(tmp_path)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")
 
 
 def test_importing_recuse_loads_nothing_heavy() -> None:

@@ -505,6 +505,50 @@ def test_the_timeout_bounds_the_whole_request_not_each_read(
         server.server_close()
 
 
+class _Flood(socketserver.BaseRequestHandler):
+    """Answers 200 with an endless body (chunked, 64 KiB a chunk; ``declared``: a
+    Content-Length of 10 GB instead, the body as endless) until the client hangs up."""
+
+    declared = False
+
+    def handle(self) -> None:
+        if _read_head(self.request) is None:
+            return
+        size = b"Content-Length: 10000000000" if self.declared else b"Transfer-Encoding: chunked"
+        chunk = b"10000\r\n" + b" " * 0x10000 + b"\r\n"
+        with contextlib.suppress(OSError):  # the client hangs up
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+            self.request.sendall(size + b"\r\n\r\n")
+            for _ in range(200_000):  # 12.5 GiB at most
+                self.request.sendall(chunk[7:-2] if self.declared else chunk)
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_an_endless_answer_is_a_failed_call_not_read_into_memory(
+    no_proxy_env: pytest.MonkeyPatch, declared: bool
+) -> None:
+    """A broken server or proxy's endless (or 10 GB) answer was read whole into memory
+    until the timeout: at 1 GB/s a minute's timeout is 60 GB, and 8 such requests in
+    flight ended the run for lack of memory. It fails once past the bound instead."""
+    handler = type("Flood", (_Flood,), {"declared": declared})
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        backend = HTTPBackend(f"http://127.0.0.1:{port}/v1", model="m", timeout=30)
+        assert backend.max_answer_bytes == 128 * 2**20
+        backend.max_answer_bytes = 2**20
+        prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
+        t0 = time.perf_counter()
+        with pytest.raises(TransientError, match=r"an answer over 1,048,576 bytes, not read"):
+            asyncio.run(backend.next_token_logprobs([prompt]))
+        assert time.perf_counter() - t0 < 20.0  # not the 30 s timeout
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_base_urls_query_stays_after_the_path(
     tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
 ) -> None:

@@ -182,6 +182,8 @@ def test_judge_on_a_full_disk_keeps_finished_work(tmp_path: Path) -> None:
         proc = run_cli(args, preexec=file_size_limit(300_000))
         err = one_line_error(proc)
         assert "full" in err or "cannot write" in err
+        # SQLite says "disk I/O error" for a write past the limit: the limit is named
+        assert "(ulimit -f: 300,000 bytes) — raise that limit" in err, err
         with Store(store) as s:
             kept = len(s.judgments())
         assert 0 < kept < 600  # what was committed before the disk filled is there
@@ -883,7 +885,7 @@ def test_likert_data_read_with_the_project_readers(
 # --- 5. broken server answers ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fault", ["nan", "inf", "huge", "badchoice"])
+@pytest.mark.parametrize("fault", ["nan", "inf", "huge", "badchoice", "deep"])
 @pytest.mark.parametrize("mode", ["direct", "explain"])
 def test_broken_answers_are_failed_rows_and_export_still_works(
     tmp_path: Path, fault: str, mode: str
@@ -909,6 +911,37 @@ def test_broken_answers_are_failed_rows_and_export_still_works(
     ok = rows[rows["status"] == "ok"]
     assert ok["value"].between(0, 1).all()
     assert len(out) == 6
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_a_lone_surrogate_in_an_answer_is_read_as_a_replacement_character(
+    tmp_path: Path, endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "\ud800" is valid JSON but no UTF-8 text: the run stopped with a
+    # UnicodeEncodeError traceback (sending the text back to score its verdict, or
+    # storing it), the judgments of the calls in flight lost
+    store = tmp_path / "s.db"
+    with StandIn(faults={"surrogate": 1.0}) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
+        args += ["--endpoint", endpoint, "--mode", "explain", "--max-attempts", "1"]
+        code = main([*args, "--data", str(pairs_file(tmp_path)), "--out", str(store)])
+    assert code == 0, capsys.readouterr().err
+    with Store(store) as s:
+        rows = s.judgments()
+        out = s.export_pairs()
+    assert len(rows) == 8 and (rows["status"] == "ok").all()
+    assert rows["text"].str.startswith("\ufffd ").all()
+    assert out["p_a_first"].between(0, 1).all() and len(out) == 4
+
+
+def test_read_json_replaces_lone_surrogates_only() -> None:
+    from recuse.judging.backends.http import read_json
+
+    raw = b'{"a": "\\ud83d\\ude00", "\\udc80": ["\\ud800x", {"b": "\\uDFFF"}], "c": 1}'
+    assert read_json(raw) == {"a": "\U0001f600", "\ufffd": ["\ufffdx", {"b": "\ufffd"}], "c": 1}
+    assert read_json('"\\ud800"') == "\ufffd"
+    with pytest.raises(ValueError, match="deeper"):
+        read_json(b"[" * 100_000 + b"]" * 100_000)
 
 
 def test_export_flags_a_stored_bad_row_instead_of_refusing(tmp_path: Path) -> None:

@@ -1298,6 +1298,17 @@ def _full_path_bytes(path: Path) -> int:
         return 0
 
 
+def _file_size_limit() -> int | None:
+    """The largest file this process may write (``RLIMIT_FSIZE``, ``ulimit -f``), in
+    bytes; None where there is no limit (or no such limit: Windows)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
 def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     """One-line error for an SQLite error met on the store at ``path``."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
@@ -1323,9 +1334,17 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
             "media with --out (export reads it where it is)"
         )
     if name.startswith("SQLITE_IOERR"):
+        limit = _file_size_limit()
+        # SQLite reports a write past RLIMIT_FSIZE (EFBIG) as a plain I/O error
+        past = (
+            ", or the store (or its -wal log beside it) would pass the largest file this "
+            f"process may write (ulimit -f: {limit:,} bytes) — raise that limit"
+            if limit is not None
+            else ""
+        )
         return OutputError(
             f"cannot use {path}: input/output error ({detail}) — the disk may be full or "
-            "failing; finished judgments are kept"
+            f"failing{past}; finished judgments are kept"
         )
     if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
         return OutputError(f"{path}: the store is busy in another process — wait and run again")

@@ -14,7 +14,10 @@ JSON-escaped slashes, URL-encoded, base64, wrapped over lines) and ``leaktext``
 judge that gives no verdict: a text without a label and log-probs on filler tokens
 only (an unparsed judgment, not a failure). ``toolong`` is vLLM's HTTP 400 for a
 prompt longer than the model's context (a permanent failure, the same on every
-retry). The server is a small asyncio HTTP/1.1
+retry). ``deep`` is a 200 whose JSON nests lists 100,000 deep (valid, but deeper
+than Python's parser goes); ``surrogate`` a right answer whose text and a top-k token
+name hold a lone UTF-16 surrogate, escaped as JSON allows (``"\\ud800"``), which no
+UTF-8 text can hold. The server is a small asyncio HTTP/1.1
 loop run in a daemon thread.
 
 vLLM's exact verdict log-probs: with ``token_ids`` set, the stand-in serves vLLM's
@@ -62,6 +65,8 @@ FAULTS = (
     "leaktext",
     "noverdict",
     "toolong",
+    "deep",
+    "surrogate",
 )
 TOKEN_ID_MODES = ("honoured", "ignored", "unknown", "refused")
 #: the modes that are vLLM (they know return_tokens_as_token_ids)
@@ -273,6 +278,8 @@ class StandIn:
             return 400, {}, json.dumps(body).encode()
         if fault == "401":
             return 401, {}, b'{"error": "bad key"}'
+        if fault == "deep":
+            return 200, {}, b'{"choices": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}"
         auth = headers.get("authorization", "")
         if fault == "leak":
             return 500, {}, _leak(auth).encode()
@@ -293,6 +300,8 @@ class StandIn:
         )
         if fault == "leaktext":
             _set_text(answer["choices"][0], f"Your key is {auth.removeprefix('Bearer ')} [[A]]")
+        if fault == "surrogate":
+            _lone_surrogates(answer["choices"][0])
         return 200, {}, json.dumps(answer).encode()  # NaN / Infinity as Python writes them
 
     def _completion(
@@ -431,6 +440,20 @@ def _leak(auth: str) -> str:
         "wrapped": "\n".join(key[i : i + 8] for i in range(0, len(key), 8)),
     }
     return json.dumps(body).replace("/", "\\/")
+
+
+def _lone_surrogates(choice: dict[str, Any]) -> None:
+    """A lone surrogate before the answer's text, and as a top-k token's name."""
+    _set_text(choice, "\ud800 " + _get_text(choice))
+    logprobs = choice.get("logprobs") or {}
+    for top in logprobs.get("top_logprobs") or []:  # completions: {token: log-prob}
+        top["\udc80"] = -9.0
+    for entry in logprobs.get("content") or []:  # chat: [{token, logprob, bytes}]
+        entry["top_logprobs"].append({"token": "\udc80", "logprob": -9.0, "bytes": None})
+
+
+def _get_text(choice: dict[str, Any]) -> str:
+    return str(choice["message"]["content"] if "message" in choice else choice["text"])
 
 
 def _set_text(choice: dict[str, Any], text: str, *, chat: bool | None = None) -> None:

@@ -53,6 +53,7 @@ import functools
 import ipaddress
 import itertools
 import json
+import re
 import socket
 import ssl
 import time
@@ -90,6 +91,10 @@ Parsed = tuple[list[str], list[dict[str, float]]]
 MAX_LOGPROB_TOKEN_IDS = 128
 #: the vLLM request fields the exact verdict log-probs use; a 400 naming one is a refusal
 _VLLM_FIELDS = ("logprob_token_ids", "return_tokens_as_token_ids")
+#: the largest answer body read (decoded or not); a larger one is a failed call, not
+#: read on into memory (a few MB is the largest a judge, a rewrite or a prompt's echoed
+#: log-probs send: a server or proxy that sends more is broken)
+MAX_ANSWER_BYTES = 128 * 1024 * 1024
 #: seconds a connection is kept idle for the next request: under the 5 s after which
 #: uvicorn (and llama.cpp's server) close one, so we never send as the server closes
 KEEPALIVE_EXPIRY = 4.0
@@ -207,6 +212,7 @@ class HTTPBackend(Backend):
         self.concurrency = max(1, concurrency)
         self.quiet_collector = True  # many small calls: the event loop is the limit
         self.timeout = timeout
+        self.max_answer_bytes = MAX_ANSWER_BYTES
         self.logprobs = logprobs
         # vLLM's logprob_token_ids: False once the server showed it cannot (no
         # /tokenize, or the field ignored or refused), True once it honoured it
@@ -324,7 +330,7 @@ class HTTPBackend(Backend):
             async with asyncio.timeout(self.timeout):
                 answer = await lane.handle_async_request(request)
                 try:
-                    raw = await answer.aread()
+                    raw = await _read_body(answer, self.max_answer_bytes)
                 finally:
                     await answer.aclose()
         except (httpcore.TimeoutException, TimeoutError):
@@ -339,8 +345,8 @@ class HTTPBackend(Backend):
         status = answer.status
         if status == 200 and not any(k.lower() == b"content-encoding" for k, _ in answer.headers):
             try:
-                data = json.loads(raw)  # what httpx's Response.json() does
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                data = read_json(raw)  # what httpx's Response.json() does
+            except ValueError:
                 raise TransientError("malformed JSON in the response") from None
             return self._checked(data, root=root)
         # httpx passes a body in an encoding it has no decoder for through as it came
@@ -379,8 +385,8 @@ class HTTPBackend(Backend):
                 self._reason(f"HTTP {status}: {said}"), said=self.scrub(said), status=status
             )
         try:
-            data = resp.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = read_json(resp.content)
+        except ValueError:
             raise TransientError("malformed JSON in the response") from None
         return self._checked(data, root=root)
 
@@ -1109,13 +1115,67 @@ class _PromptRejected(Exception):
         {"message": ...}}``, as vLLM sends; at most 300 characters of it), else the
         reason."""
         try:
-            error = json.loads(self.said).get("error")
+            error = read_json(self.said).get("error")
         except (ValueError, AttributeError):
             return str(self)
         text = error.get("message") if isinstance(error, dict) else None
         if not isinstance(text, str) or self.status is None:
             return str(self)
         return f"HTTP {self.status}: {' '.join(text.split())[:300]}"
+
+
+#: a JSON escape of a UTF-16 surrogate (``\\ud800``), and a surrogate code point
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def read_json(raw: bytes | str) -> Any:
+    """A server's JSON answer as :func:`json.loads` reads it, but that a lone
+    surrogate escaped in a string (``"\\ud800"``: valid JSON, yet no UTF-8 text
+    holds it, so neither SQLite nor the next request body could take it) reads as
+    U+FFFD, in keys too; a pair (``"\\ud83d\\ude00"``) is one character as before.
+    ``ValueError`` for a text that is not JSON, not UTF-8, or nested deeper than
+    Python's parser goes (its ``RecursionError``)."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than Python parses") from None
+    escaped = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _SURROGATE_ESCAPE.search(escaped) is None:
+        return data
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data)
+    stack = [data]
+    while stack:  # no recursion: the parser's depth again would overflow the stack
+        node = stack.pop()
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        if isinstance(node, dict):
+            node.clear()
+        for key, value in pairs:
+            if isinstance(value, str):
+                value = _SURROGATE.sub("\ufffd", value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+            node[_SURROGATE.sub("\ufffd", key) if isinstance(key, str) else key] = value
+    return data
+
+
+async def _read_body(answer: httpcore.Response, most: int) -> bytes:
+    """An answer's body, read as it comes; a :class:`TransientError` as soon as it is
+    over ``most`` bytes (its Content-Length, or what has come so far), so a broken
+    server's endless or gigabyte answer never fills the memory."""
+    too_big = TransientError(f"an answer over {most:,} bytes, not read")
+    said = [v.strip() for k, v in answer.headers if k.lower() == b"content-length"]
+    if said and said[0].isdigit() and int(said[0]) > most:
+        raise too_big
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in answer.aiter_stream():
+        size += len(chunk)
+        if size > most:
+            raise too_big
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _token_id(token: str) -> int | None:

@@ -38,9 +38,12 @@ systems, with the instruction's mean length term beside it (Mundlak's device):
     logit P(m beats baseline on i) = θ_m + φ_m · t_mi + π · (t̄_i − mean t̄) + τ · u_i
 
 with t_mi = tanh(δ_mi / sd_m(δ)), t̄_i its mean over the systems that answered i, and
-u_i ~ N(0, 1) integrated out (Gauss–Hermite, nodes doubled from 24 until the rates
-and interval ends move by under 0.01 points; none where 96 and 192 nodes still
-disagree): maximum (quasi-)likelihood of
+u_i ~ N(0, 1) integrated out (adaptive Gauss–Hermite: each instruction's nodes
+centred and scaled on its posterior at the maximum, centred again until they stay;
+nodes doubled from 24 until the rates and interval ends move by under 0.01 points;
+none where 96 and 192 nodes still disagree, or where a step runs a coefficient past
+:data:`MAX_COEFFICIENT` or τ past :data:`MAX_TAU`, no finite maximum): maximum
+(quasi-)likelihood of
 ``Σ_i log ∫ Π_m P_mi^y (1 − P_mi)^(1−y) φ(u) du`` (Newton steps within a trust
 region, scipy's ``trust-exact``, with the analytic gradient and Hessian; each finer
 quadrature starts from the coarser one's maximum). φ_m is identified by the
@@ -59,7 +62,11 @@ H = Σ_i [Σ_q ω_iq (h_iq + g_iq g_iqᵀ) − u_i u_iᵀ] (:class:`_Likelihood`
 2 (16 systems, 805 instructions, 96 nodes) the fit takes 0.36 s where BFGS with H by
 forward differences of the gradient (34 more gradient evaluations per fit) took 1.71 s
 (best of 3 in one run; inside ``recuse audit alpaca-eval`` 0.38 s against 4.3 s), to the
-same rates and interval ends within 0.00001 points.
+same rates and interval ends within 0.00001 points. The plain rule (nodes spread over
+the prior) missed the narrow posteriors of instructions that many systems answered: for
+50 systems on 200 instructions at τ = 2 its rates moved 0.05 to 2.1 points from 96 to
+192 nodes; centred, 24 and 192 nodes agree within 0.001 points (AlpacaEval's rates moved
+by under 0.001 points).
 
 Where length tracks difficulty (a system writes longer answers on harder
 instructions), the GLM's length and difficulty terms carry the same signal, and with
@@ -287,8 +294,9 @@ class _Likelihood:
     scores and its Hessian, at parameters p = (θ_1..θ_K, φ_1..φ_K, π, log τ).
 
     Row r (system m, instruction i) at node q: η_rq = θ_m + φ_m t_r + π t̃_i + τ x_q
-    (t̃_i = t̄_i − mean t̄); instruction i's node log-integrand
-    ℓ_iq = log w_q + Σ_{r∈i} [y_r η_rq + log σ(−η_rq)], its log-likelihood
+    (t̃_i = t̄_i − mean t̄; x_q is instruction i's own node u_iq, and log w_q its own
+    log weight, once the nodes are centred: :meth:`centre`); instruction i's node
+    log-integrand ℓ_iq = log w_q + Σ_{r∈i} [y_r η_rq + log σ(−η_rq)], its log-likelihood
     log Σ_q exp ℓ_iq, and its posterior node weights ω_iq = exp ℓ_iq / Σ_q' exp ℓ_iq'.
     With e_rq = y_r − σ(η_rq), v_rq = σ(η_rq)(1 − σ(η_rq)) and ∂η_rq = a_r + τ x_q e_τ
     (a_r the row's design: 1 at θ_m, t_r at φ_m, t̃_i at π; e_τ the log τ coordinate,
@@ -323,6 +331,11 @@ class _Likelihood:
         self.cell = cluster * k + system  # (instruction, system) of each row
         x, w = np.polynomial.hermite_e.hermegauss(nodes)
         self.x, self.w = x, w / np.sqrt(2 * np.pi)
+        # each instruction's nodes u_iq and log weights: the plain rule until centred
+        self.u = np.broadcast_to(x, (n, nodes))
+        self.log_w = np.broadcast_to(np.log(self.w), (n, nodes))
+        self.mode: np.ndarray | None = None  # where centre() put them
+        self.log_scale = np.zeros(n)
         everyone = np.arange(rows)
         # rows onto their instruction and onto their (instruction, system) cell
         self.onto = sparse.csr_matrix((np.ones(rows), (cluster, everyone)), shape=(n, rows))
@@ -338,16 +351,52 @@ class _Likelihood:
                 (np.tile(everyone, 3), np.concatenate([system, k + system, np.full(rows, 2 * k)])),
             ),
             shape=(rows, self.size),
-        )  # the log τ column is empty: its term is τ x_q
+        )  # the log τ column is empty: its term is τ u_iq
         self._p: np.ndarray | None = None
+
+    def centre(self, p: np.ndarray) -> float:
+        """Put each instruction's nodes where its u_i's posterior at ``p`` has its mass
+        (adaptive Gauss–Hermite): u_iq = μ_i + s_i x_q, with μ_i the posterior mode and
+        s_i = (−∂² log posterior)^(−1/2) there, and log weights
+        log w_q + log s_i − u_iq²/2 + x_q²/2, so that Σ_q exp(ℓ_iq) still integrates
+        over the N(0, 1) prior. With many systems on an instruction its posterior is
+        narrow, and the plain rule's nodes, spread over the prior, missed it: 96 and
+        192 nodes gave rates up to 2 points apart for 50 systems at τ = 2. The nodes
+        stay fixed while the parameters move (the value, scores and Hessian are those
+        of one rule); :func:`_maximum` centres again until they settle. Returns the
+        largest move of a μ_i or log s_i."""
+        tau = float(np.exp(p[-1]))
+        base = self.design @ p
+        mode = np.zeros(self.n)
+        for _ in range(100):  # Newton on a strictly concave function of each u_i
+            fitted = special.expit(base + tau * mode[self.cluster])
+            slope = tau * np.bincount(self.cluster, self.y - fitted, minlength=self.n) - mode
+            bend = tau**2 * np.bincount(self.cluster, fitted * (1 - fitted), minlength=self.n) + 1.0
+            step = np.clip(slope / bend, -4.0, 4.0)
+            mode += step
+            if np.abs(step).max() < 1e-10:
+                break
+        fitted = special.expit(base + tau * mode[self.cluster])
+        bend = tau**2 * np.bincount(self.cluster, fitted * (1 - fitted), minlength=self.n) + 1.0
+        log_scale = -0.5 * np.log(bend)
+        moved = float(
+            np.inf
+            if self.mode is None
+            else max(np.abs(mode - self.mode).max(), np.abs(log_scale - self.log_scale).max())
+        )
+        self.mode, self.log_scale = mode, log_scale
+        self.u = mode[:, None] + np.exp(log_scale)[:, None] * self.x[None, :]
+        self.log_w = np.log(self.w)[None, :] + log_scale[:, None] - (self.u**2 - self.x**2) / 2
+        self._p = None
+        return moved
 
     def _at(self, p: np.ndarray) -> None:
         """η, σ(η), the posterior node weights and the log-likelihood at ``p``."""
         if self._p is not None and np.array_equal(self._p, p):
             return
         tau = float(np.exp(p[-1]))
-        eta = (self.design @ p)[:, None] + tau * self.x[None, :]
-        node = self.onto @ (self.y[:, None] * eta + special.log_expit(-eta)) + np.log(self.w)
+        eta = (self.design @ p)[:, None] + tau * self.u[self.cluster]
+        node = self.onto @ (self.y[:, None] * eta + special.log_expit(-eta)) + self.log_w
         top = node.max(axis=1, keepdims=True)
         post = np.exp(node - top)
         total = post.sum(axis=1, keepdims=True)
@@ -366,7 +415,8 @@ class _Likelihood:
         u[:, :k] = np.bincount(cell, e, minlength=n * k).reshape(n, k)
         u[:, k : 2 * k] = np.bincount(cell, e * self.tl, minlength=n * k).reshape(n, k)
         u[:, 2 * k] = np.bincount(cluster, e * self.tt, minlength=n)
-        u[:, -1] = np.bincount(cluster, self.tau * (resid @ self.x), minlength=n)
+        spread = (resid * self.u[cluster]).sum(axis=1)
+        u[:, -1] = np.bincount(cluster, self.tau * spread, minlength=n)
         return self.value, u
 
     def hessian(self, p: np.ndarray) -> np.ndarray:
@@ -374,27 +424,29 @@ class _Likelihood:
         self._at(p)
         k, n, size, tau, post = self.k, self.n, self.size, self.tau, self.post
         e = self.y[:, None] - self.fitted
-        tx = tau * self.x
+        tu = tau * self.u  # ∂η/∂log τ at each instruction's nodes
+        row_tu = tu[self.cluster]
         # −Σ_r Σ_q ω_iq v_rq ∂η_rq ∂η_rqᵀ
         c = self.fitted * (1 - self.fitted) * post[self.cluster]
-        c0, c1 = c.sum(axis=1), c @ tx
+        c0, c1 = c.sum(axis=1), (c * row_tu).sum(axis=1)
         hess = -(self.design.T @ self.design.multiply(c0[:, None])).toarray()
         cross = self.design.T @ c1
         hess[:, -1] -= cross
         hess[-1, :] -= cross
-        hess[-1, -1] -= float((c @ tx**2).sum())
+        hess[-1, -1] -= float((c * row_tu**2).sum())
         # Σ_i Σ_q ω_iq (g_iq − u_i)(g_iq − u_i)ᵀ, over instructions a chunk at a time
         # (g_iq per instruction, node and parameter: at most _SPREAD_ENTRIES of them)
         etl = e * self.tl[:, None]
-        chunk = max(1, _SPREAD_ENTRIES // (size * len(tx)))
+        nodes = tu.shape[1]
+        chunk = max(1, _SPREAD_ENTRIES // (size * nodes))
         for a in range(0, n, chunk):
             b = min(n, a + chunk)
             total = self.onto[a:b] @ e  # Σ_{r∈i} e_rq
-            g = np.empty((b - a, size, len(tx)))
+            g = np.empty((b - a, size, nodes))
             g[:, :k] = (self.onto_cell[a * k : b * k] @ e).reshape(b - a, k, -1)
             g[:, k : 2 * k] = (self.onto_cell[a * k : b * k] @ etl).reshape(b - a, k, -1)
             g[:, 2 * k] = total * self.tbar[a:b, None]
-            g[:, -1] = total * tx[None, :]
+            g[:, -1] = total * tu[a:b]
             u = np.einsum("iaq,iq->ia", g, post[a:b])
             g -= u[:, :, None]
             g *= np.sqrt(post[a:b])[:, None, :]
@@ -409,7 +461,48 @@ class _RanOff(Exception):
     maximum."""
 
 
+#: the largest spread τ (logits) of the instruction effect a step may reach: one of 50
+#: decides every instruction before its answers are read, and where the systems win or
+#: lose instructions together the likelihood climbs on as τ grows (no finite maximum;
+#: left alone, the steps ran τ to thousands for a minute)
+MAX_TAU = 50.0
+#: the largest |θ_m|, |φ_m| or |π| (log-odds) a step may reach: a system that wins
+#: exactly when its answer is the longer has φ_m run off without end (the likelihood
+#: climbs on), and a coefficient of 30 already puts a win at odds of e^30
+MAX_COEFFICIENT = 30.0
+#: how far (in prior sds of u_i, or in log s_i) the nodes may move when centred again
+#: at a maximum for it to stand, and how many times they are centred at most
+CENTRED_TOL, RECENTRES = 1e-6, 30
+
+
+def _ran_off(p: np.ndarray) -> bool:
+    """Whether the steps ended past half of :data:`MAX_COEFFICIENT` or :data:`MAX_TAU`:
+    where there is no finite maximum the likelihood flattens as they run off, its
+    gradient falls under any tolerance, and they stop anywhere out there (a length
+    coefficient of 30.0, at the edge, read as a maximum with its rates)."""
+    return bool(np.abs(p[:-1]).max() > MAX_COEFFICIENT / 2 or np.exp(p[-1]) > MAX_TAU / 2)
+
+
 def _maximum(
+    like: _Likelihood, start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_maximum_at` with the nodes centred on each instruction's posterior
+    (:meth:`_Likelihood.centre`) at ``start``, then at each maximum found, until
+    centring again moves no node by :data:`CENTRED_TOL` (at most :data:`RECENTRES`
+    times): the maximum, scores and Hessian of one quadrature rule."""
+    like.centre(start)
+    found = None
+    for _ in range(RECENTRES):
+        found = _maximum_at(like, start)
+        if found is None:
+            return None
+        if like.centre(found[0]) < CENTRED_TOL:
+            break
+        start = found[0]
+    return found
+
+
+def _maximum_at(
     like: _Likelihood, start: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The parameters p̂ that maximise ``like`` from ``start`` (Newton steps within a
@@ -422,6 +515,8 @@ def _maximum(
     size, rows = like.size, len(like.y)
 
     def objective(p: np.ndarray) -> tuple[float, np.ndarray]:
+        if p[-1] > np.log(MAX_TAU) or np.abs(p[:-1]).max() > MAX_COEFFICIENT:
+            return np.inf, np.zeros(size)  # refused: the steps stop at the edge, no maximum
         with np.errstate(over="ignore", invalid="ignore"):
             value, u = like.scores(p)
             gradient = u.sum(axis=0)
@@ -446,7 +541,7 @@ def _maximum(
             options={"gtol": 1e-6, "maxiter": 5000},
         )
         p = np.asarray(res.x, float)
-        if not np.all(np.isfinite(p)):
+        if not np.all(np.isfinite(p)) or _ran_off(p):
             return None
         u = like.scores(p)[1]
         if not np.abs(u.sum(axis=0)).max() <= 1e-3 * rows:  # NaN too

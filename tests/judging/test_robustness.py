@@ -175,11 +175,15 @@ def test_export_on_a_full_disk_leaves_the_old_file_whole(tmp_path: Path) -> None
 def test_judge_on_a_full_disk_keeps_finished_work(tmp_path: Path) -> None:
     src = pairs_file(tmp_path, n=300)
     store = tmp_path / "s.db"
-    with StandIn() as server:
+    # one answer at a time, 10 ms each: the runner's commits (every 0.1 s, at most 64
+    # rows) hold about 10 judgments, so some fit before the limit on a fast machine too
+    # (answered at once, a quiet machine's first commit held 64 and met the limit
+    # whole: none kept, the assertion below failing 4 runs in 5, at 40bc227 as well)
+    with StandIn(latency=0.01) as server:
         args = ["judge", "--model", "m", "--base-url", server.base_url, "--no-progress"]
         args += ["--data", str(src), "--out", str(store), "--mode", "explain"]
         # room for the run's leases (600 rows) and the items' texts, then a few commits
-        proc = run_cli(args, preexec=file_size_limit(300_000))
+        proc = run_cli([*args, "--concurrency", "1"], preexec=file_size_limit(300_000))
         err = one_line_error(proc)
         assert "full" in err or "cannot write" in err
         # SQLite says "disk I/O error" for a write past the limit: the limit is named

@@ -249,10 +249,9 @@ def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) ->
 
 
 def _own_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str, n: int) -> None:
-    """Say it when the judge wrote the baseline (same model, or the same line with
-    ``--self-scope line``): every win rate is then against the judge's own answer."""
-    selves = ctx.selves or {}
-    if selves.get(judge, judge) != selves.get(baseline, baseline):
+    """Say it when the judge wrote the baseline (:func:`_wrote`): every win rate is then
+    against the judge's own answer."""
+    if not _wrote(ctx, judge, baseline):
         return
     ctx.part(ANALYSIS).headlines.append(
         f"{inp.name}, {tool}: the judge {judge} wrote the baseline {baseline} — in all "
@@ -261,13 +260,19 @@ def _own_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str
     )
 
 
-def _judged_itself(ctx: Context, judge: str, system: str) -> str:
-    """The words a system's headline takes when the judge wrote its answers (the same
-    model, or the same line with ``--self-scope line``): a win rate the judge gave its
-    own answers, which self-preference raises; "" for any other system. A headline
-    of the judge's own system read as the others did, with nothing said."""
+def _wrote(ctx: Context, judge: str, model: str) -> bool:
+    """Whether the judge wrote ``model``'s answers: the same model, or the same line with
+    ``--self-scope line``."""
     selves = ctx.selves or {}
-    if selves.get(judge, judge) != selves.get(system, system):
+    return selves.get(judge, judge) == selves.get(model, model)
+
+
+def _judged_itself(ctx: Context, judge: str, system: str) -> str:
+    """The words a system's headline takes when the judge wrote its answers
+    (:func:`_wrote`): a win rate the judge gave its own answers, which self-preference
+    raises; "" for any other system. A headline of the judge's own system read as the
+    others did, with nothing said."""
+    if not _wrote(ctx, judge, system):
         return ""
     return (
         f" The judge {judge} wrote these answers: this rate is its verdict on its own "

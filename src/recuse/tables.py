@@ -1288,9 +1288,9 @@ def _check_answers(out: pd.DataFrame, file: str | None) -> None:
     key = ["prompt_id", "model", "dimension"]
     ref = out["reference"]
     by = ref.groupby([out[k] for k in key], sort=False, dropna=False)
-    spread = (by.transform("max") - by.transform("min")).to_numpy(float)
-    size = np.maximum(ref.abs().groupby([out[k] for k in key], sort=False, dropna=False)
-                      .transform("max").to_numpy(float), 1.0)  # fmt: skip
+    top, bottom = by.transform("max").to_numpy(float), by.transform("min").to_numpy(float)
+    spread = top - bottom
+    size = np.maximum(np.maximum(np.abs(top), np.abs(bottom)), 1.0)  # the larger |reference|
     odd = pd.Series(spread > REFERENCE_TOL * size, index=out.index)
     if not odd.any():
         return

@@ -453,7 +453,7 @@ class _Likelihood:
             g *= np.sqrt(post[a:b])[:, None, :]
             flat = g.transpose(0, 2, 1).reshape(-1, size)
             hess += flat.T @ flat
-            hess[-1, -1] += float(u[:, -1].sum())  # Σ_i Σ_q ω_iq Σ_{r∈i} e_rq τ x_q
+            hess[-1, -1] += float(u[:, -1].sum())  # Σ_i Σ_q ω_iq Σ_{r∈i} e_rq τ u_iq
         return (hess + hess.T) / 2
 
 

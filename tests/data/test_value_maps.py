@@ -379,7 +379,7 @@ def test_a_swapped_column_read_in_the_wrong_frame_is_said() -> None:
     first order agrees more often, and every estimate set the two orders against each
     other (agreement 0.50, self-preference −0.008 'no detectable bias', for 0.61 and a
     material +0.20) with nothing said. A note says so, only in the wrong frame."""
-    from recuse.data.inputs import balanced_agreement
+    from recuse.data.reading_notes import balanced_agreement
 
     raw = pd.read_csv(PEER, dtype=str)
     human = raw["human_winner"].map(SIDES)  # 'neither' is no label here

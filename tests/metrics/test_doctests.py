@@ -31,6 +31,7 @@ MODULES = [
     "recuse.numbers",
     "recuse.errors",
     "recuse.data.record_lines",
+    "recuse.data.reading_notes",
     "recuse.terminal",
     "recuse.report.bias",
     "recuse.cli.app",

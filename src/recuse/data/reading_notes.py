@@ -1,0 +1,297 @@
+"""Notes on how a plain pairs file reads: a judge's two orders that agree and disagree
+with the labels (``p_a_second`` read in the wrong frame), texts and ``len_a`` / ``len_b``
+naming opposite answers as the longer, one comparison's two orders written as two rows,
+and a judge with some pairs judged in both orders and others in one only.
+
+Each is a pure function of the table read (:func:`pairs_notes` gives them all), and each
+speaks only on a sure sign: none fires on any of the real datasets.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from recuse.numbers import share_percent
+from recuse.tables import SwappedFrame, caller_option, shown
+
+
+def pairs_notes(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple[str, ...]:
+    """Every note of this module on a plain pairs table, in a fixed order."""
+    return (
+        *orders_at_odds(frame, swapped_frame=swapped_frame),
+        *lengths_at_odds(frame),
+        *mirrored_rows(frame),
+        *orders_partly_judged(frame),
+    )
+
+
+#: how many standard errors apart the two orders' balanced agreements, on opposite sides
+#: of chance, must lie for :func:`orders_at_odds` to speak (a note, so a sure sign only:
+#: in 6,000 simulated judges read in the right frame, of any skill, position preference,
+#: tie rate and label balance, it spoke for 2)
+AT_ODDS_SE = 3.5
+#: the fewest labelled pairs of each label (a better, b better) it reads a judge from
+AT_ODDS_MIN = 10
+
+
+def balanced_agreement(p: np.ndarray, human: np.ndarray) -> tuple[float, float]:
+    """The share of the win a verdict gives the human-preferred answer, balanced over the
+    two labels, and its standard error:
+
+        BA = ½ · mean(p | human = a) + ½ · mean(1 − p | human = b),
+        SE = ½ · √(s²_a / n_a + s²_b / n_b)
+
+    (``p`` = P(a better) of each verdict, ``human`` 1 or 0; s² the sample variance of
+    each label's values with a 0 and a 1 added, so that a label whose verdicts all agree
+    has no standard error of 0). A judge that knows nothing reads 0.5 whatever it
+    prefers by position; one better than chance above 0.5 in either order. NaN where a
+    label has fewer than :data:`AT_ODDS_MIN` pairs.
+
+    >>> p, h = np.array([1, 1, 0, 0.5] * 5), np.array([1, 1, 1, 0] * 5)
+    >>> ba, se = balanced_agreement(p, h)  # a: 10 of 15 agree, b: 5 halves of 5 pairs
+    >>> ba, round(se, 4)
+    (0.5833333333333333, nan)
+    >>> ba, se = balanced_agreement(np.tile(p, 3), np.tile(h, 3))
+    >>> round(ba, 4), round(se, 4)
+    (0.5833, 0.0424)
+    """
+    a, b = p[human == 1], 1.0 - p[human == 0]
+    mean = 0.5 * float(a.mean()) + 0.5 * float(b.mean()) if len(a) and len(b) else math.nan
+    if min(len(a), len(b)) < AT_ODDS_MIN:
+        return mean, math.nan
+    var_a, var_b = (float(np.append(x, (0.0, 1.0)).var(ddof=1)) for x in (a, b))
+    return mean, 0.5 * math.sqrt(var_a / len(a) + var_b / len(b))
+
+
+def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple[str, ...]:
+    """A note per judge whose verdicts in one order agree with the human labels and in
+    the other disagree with them (:func:`balanced_agreement`, over the labelled pairs
+    judged in both orders, on opposite sides of 0.5), the two at least
+    :data:`AT_ODDS_SE` standard errors apart (SE = √(SE₁² + SE₂²), the two orders taken
+    as independent: they are positively correlated, so this is the larger SE).
+
+    The second order is the first with a and b swapped, and a and b are the file's
+    names, not the judge's: whatever a judge's skill and position preference, the two
+    orders' balanced agreements are the same in expectation. A column read in the wrong
+    frame turns one over (BA into 1 − BA): ``p_a_second`` written as the judge saw it (A =
+    the answer shown first, b) but read as A = a, or the reverse. Every estimate of
+    that judge then pits its two orders against each other (the peer example read
+    without ``--swapped-frame presented``: agreement 0.50, self-preference −0.008 and
+    no detectable bias, for 0.61 and a material +0.20), with nothing said."""
+    need = {"judge", "human", "p_a_first", "p_a_second"}
+    if not need <= set(frame.columns):
+        return ()
+    both = frame[frame["judge"].notna() & frame["p_a_first"].notna()]
+    both = both[both["p_a_second"].notna() & both["human"].isin((0.0, 1.0))]
+    notes: list[str] = []
+    for judge, rows in both.groupby("judge", sort=True):
+        human = rows["human"].to_numpy(float)
+        first, se1 = balanced_agreement(rows["p_a_first"].to_numpy(float), human)
+        second, se2 = balanced_agreement(rows["p_a_second"].to_numpy(float), human)
+        gap_se = math.hypot(se1, se2)
+        if not gap_se > 0 or (first - 0.5) * (second - 0.5) >= 0:
+            continue
+        if abs(first - second) < AT_ODDS_SE * gap_se:
+            continue
+        turned = "original" if swapped_frame == "presented" else "presented"
+        notes.append(
+            f"judge {shown(judge)}: over its {len(rows):,} labelled pairs judged in both "
+            f"orders, its verdicts with a shown first give the human-preferred answer "
+            f"{share_percent(first, 0)} of the win and those with b shown first "
+            f"{share_percent(second, 0)} (balanced over the two labels; 50% = chance, "
+            "whatever the judge's position preference): one order agrees with the labels "
+            f"and the other disagrees, as when p_a_second is read in the wrong frame (read "
+            f"{'as the judge saw it' if swapped_frame == 'presented' else 'A = a'} here) — "
+            f"if so, pass {caller_option(f'--swapped-frame {turned}', f'swapped_frame={turned!r}')}"
+            "; read as it is, every estimate of this judge sets its two orders against each "
+            "other"
+        )
+    return tuple(notes)
+
+
+#: the share of comparisons whose texts and len_a / len_b name opposite answers as the
+#: longer from which :func:`lengths_at_odds` speaks (lengths in characters or tokens
+#: beside texts counted in words part on a few close pairs)
+ODD_LENGTHS = 0.2
+
+
+#: how many comparisons of a large table, drawn at random (seed 0, so every reading
+#: says the same), :func:`lengths_at_odds` reads first: where under half of
+#: :data:`ODD_LENGTHS` of them disagree it reads no more (a share of 0.2 reads under 0.1
+#: in 2,000 with a chance below 1e-25), so that counting the words of every text is
+#: left to the tables that may need the note (a plain AlpacaEval file, 46,670 texts:
+#: 0.55 s of its 2 s reading)
+LENGTHS_GLANCE = 2_000
+
+
+def _lengths_disagree(items: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the comparisons whose texts' words and len_a / len_b name opposite
+    answers as the longer, and of those where both name one (neither side missing)."""
+    from recuse.files import words_in
+
+    words = [
+        items[c].map(lambda t: words_in(t) if isinstance(t, str) else math.nan).astype(float)
+        for c in ("response_a", "response_b")
+    ]
+    by_text = np.sign((words[0] - words[1]).to_numpy(float))
+    by_column = np.sign((items["len_a"].astype(float) - items["len_b"].astype(float)).to_numpy())
+    both = ~np.isnan(by_text) & ~np.isnan(by_column)
+    return both & (by_text * by_column < 0), both  # each says the other is the longer
+
+
+def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where a table holds both the texts and ``len_a`` / ``len_b`` and the two
+    name opposite answers as the longer in at least :data:`ODD_LENGTHS` of its
+    comparisons (an equal length on either side is no disagreement): the verbosity
+    analysis counts the texts' words (:func:`recuse.files.words_in`) and the
+    leaderboard's length term reads ``len_a`` / ``len_b``, so a file whose texts are cut
+    short (or whose lengths are of other texts) has two analyses measure two lengths,
+    the columns unread by the first, with nothing said.
+
+    >>> t = pd.DataFrame({"response_a": ["a b c", "a"], "response_b": ["a", "a b"],
+    ...                   "len_a": [3, 9], "len_b": [1, 2]})  # item 2: b by words, a by len
+    >>> lengths_at_odds(t)[0][:60]
+    'the texts and len_a / len_b disagree on which answer is long'
+    """
+    if not {"response_a", "response_b", "len_a", "len_b"} <= set(frame.columns):
+        return ()
+    items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
+    if len(items) > 2 * LENGTHS_GLANCE:  # a glance at comparisons drawn at random first
+        drawn = np.random.default_rng(0).choice(len(items), LENGTHS_GLANCE, replace=False)
+        glance = items.iloc[np.sort(drawn)]
+        odd, both = _lengths_disagree(glance)
+        if odd.sum() < ODD_LENGTHS / 2 * both.sum():
+            return ()
+    odd, both = _lengths_disagree(items)
+    if odd.sum() < ODD_LENGTHS * both.sum() or not odd.any():
+        return ()
+    first = items.index[odd][0]
+    item = f" (first: item {shown(items.loc[first, 'item_id'])})" if "item_id" in items else ""
+    return (
+        f"the texts and len_a / len_b disagree on which answer is longer in "
+        f"{int(odd.sum()):,} of {int(both.sum()):,} comparisons{item}: verbosity counts the "
+        "texts' words and the leaderboard's length term reads len_a / len_b — if the texts "
+        "are cut short or the lengths are of other texts, give one of the two",
+    )
+
+
+#: the least shift of a mean of a judge's verdicts (P(a better), 0 to 1) that its
+#: one-order pairs may cause for :func:`orders_partly_judged` to speak
+PARTLY_JUDGED_SHIFT = 0.01
+
+
+def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note per judge that has verdicts in both orders for some pairs and in one
+    order only for others (the other order's column empty: not judged, or failed):
+    with ``--orders both`` each pair's verdict is the mean of its orders, which cancels
+    the judge's position preference, while a one-order verdict keeps it, and every
+    analysis but position pooled the two with nothing said (a judge picking the first
+    answer 80% of the time read agreement 0.52 over 300 pairs, half of them one-order).
+
+    Silent where the one-order pairs cannot move a mean of the judge's verdicts by
+    :data:`PARTLY_JUDGED_SHIFT`: a one-order verdict is off its pair's two-order mean
+    by |p_first − p_second| / 2, so over the judge's pairs the shift is at most
+
+        share one-order × mean(|p_first − p_second|) / 2   (over its two-order pairs)
+
+    read from at least :data:`AT_ODDS_MIN` two-order pairs (LLMBar's judges, 1 to 6
+    unparsed verdicts in 880 pairs, read 0.0001 to 0.0006; JudgeBench's claude-3-haiku,
+    13 of 270, 0.007).
+
+    >>> t = pd.DataFrame({"judge": "j", "p_a_first": [1.0, 1.0, 0.0],
+    ...                   "p_a_second": [0.0, None, None]})
+    >>> orders_partly_judged(t)[0][:56]
+    "judge 'j': 2 of 3 pairs have a verdict in one order only"
+    """
+    if not {"judge", "p_a_first", "p_a_second"} <= set(frame.columns):
+        return ()
+    given = frame[["p_a_first", "p_a_second"]].notna()
+    both, one = given.all(axis=1), given.sum(axis=1) == 1
+    notes = []
+    for judge, rows in frame.groupby("judge", sort=True):
+        n_one, n_both = int(one[rows.index].sum()), int(both[rows.index].sum())
+        if not (n_one and n_both):
+            continue
+        whole = rows[both[rows.index]]
+        apart = float((whole["p_a_first"] - whole["p_a_second"]).abs().mean()) / 2
+        if n_both >= AT_ODDS_MIN and n_one / (n_one + n_both) * apart < PARTLY_JUDGED_SHIFT:
+            continue
+        notes.append(
+            f"judge {shown(judge)}: {n_one:,} of {n_one + n_both:,} pairs have a verdict in "
+            f"one order only, {n_both:,} in both: a two-order verdict is the mean of the "
+            "orders, which cancels the judge's position preference, and a one-order verdict "
+            "keeps it; every analysis but position pools the two — judge the missing orders "
+            "(`recuse judge` resumes its store), or read one order for every pair "
+            "(`recuse metrics pairs --orders first`)"
+        )
+    return tuple(notes)
+
+
+def _swapped_back(group: np.ndarray, a: list[np.ndarray], b: list[np.ndarray]) -> np.ndarray:
+    """Mask of the rows whose (group, a codes, b codes) is another row's (group, b codes,
+    a codes): the same group with its two sides swapped."""
+    forward = pd.MultiIndex.from_arrays([group, *a, *b])
+    return np.asarray(forward.isin(pd.MultiIndex.from_arrays([group, *b, *a])))
+
+
+def mirrored_rows(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where rows of one judge are one comparison in its two orders, written as
+    two items: the same prompt and two texts, a and b swapped (with their models). Read
+    as they are, each is a comparison of its own, so every n counts the comparison
+    twice and no position bias is measured from them. Rows that give a verdict in both
+    orders (``p_a_second`` too) are no such half: LLMBar's MT-Bench set holds 10 pairs
+    of items with a and b swapped, each judged in both orders and labelled by its own
+    annotator, and those are comparisons of their own.
+
+    >>> t = pd.DataFrame({"item_id": ["1", "1r"], "prompt_id": "p", "judge": "j",
+    ...                   "response_a": ["x", "y"], "response_b": ["y", "x"]})
+    >>> mirrored_rows(t)[0][:49]
+    "judge 'j': 2 rows are one comparison's two orders"
+    """
+    text = ["response_a", "response_b"]
+    if not {"judge", "prompt_id", *text} <= set(frame.columns):
+        return ()
+    rows = frame[frame["judge"].notna() & frame[text].notna().all(axis=1)]
+    if "p_a_second" in rows.columns:  # a row with both orders is a whole comparison
+        rows = rows[rows["p_a_second"].isna()]
+    rows = rows[rows["response_a"] != rows["response_b"]]
+    if rows.empty:
+        return ()
+    # each text, model and (judge, prompt) as an integer code: one hash of each string
+    where = pd.MultiIndex.from_arrays([rows["judge"].astype(str), rows["prompt_id"].astype(str)])
+    group = where.factorize()[0]
+    a_side: list[np.ndarray] = []
+    b_side: list[np.ndarray] = []
+    if {"model_a", "model_b"} <= set(rows.columns):
+        # the models first (short names): a row whose models come back swapped in no row
+        # of its judge and prompt is no half, and its texts need no hashing (AlpacaEval:
+        # each system against one baseline, 46,670 texts)
+        n = len(rows)
+        models = pd.factorize(pd.concat([rows["model_a"], rows["model_b"]]).astype(str))[0]
+        maybe = _swapped_back(group, [models[:n]], [models[n:]])
+        rows, group = rows[maybe], group[maybe]
+        a_side, b_side = [models[:n][maybe]], [models[n:][maybe]]
+        if rows.empty:
+            return ()
+    n = len(rows)
+    texts = pd.factorize(pd.concat([rows["response_a"], rows["response_b"]]).astype(str))[0]
+    mirrored = _swapped_back(group, [texts[:n], *a_side], [texts[n:], *b_side])
+    judges = rows["judge"].to_numpy()
+    ids = rows["item_id"].to_numpy() if "item_id" in rows else None
+    notes = []
+    for judge in sorted({str(j) for j in judges[mirrored]}):
+        hit = mirrored & (judges.astype(str) == judge)
+        count = int(hit.sum())
+        first = ids[np.flatnonzero(hit)[0]] if ids is not None else None
+        notes.append(
+            f"judge {shown(judge)}: {count:,} rows are one comparison's two orders written as "
+            "two items (one prompt, its two texts with a and b swapped"
+            + (f"; first: item {shown(first)}" if first is not None else "")
+            + "): each is read as a comparison of its own, so its n counts them twice, and "
+            "no position bias is measured from them — write each comparison as one row, "
+            "the swapped order's verdict in p_a_second"
+        )
+    return tuple(notes)

@@ -36,10 +36,11 @@ from recuse.data.columns import ColumnMapping
 from recuse.data.importers import ImportFormat, References
 from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
+from recuse.data.reading_notes import read_in_orders
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
-from recuse.metrics.verdicts import use_orders
+from recuse.metrics.verdicts import Orders, use_orders
 from recuse.numbers import percent
 from recuse.reference import REFERENCE_NAMES, ReferenceKind, reword
 from recuse.report.model import (
@@ -165,6 +166,17 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
     return shared
 
 
+def _notes_in_orders(inp: Input, orders: Orders) -> Input:
+    """The input without the reading notes that ``orders`` (one order read) makes untrue
+    (:func:`~recuse.data.reading_notes.read_in_orders`)."""
+    if inp.table != "pairs":
+        return inp
+    notes = read_in_orders(inp.source.notes, inp.frame, orders=orders)
+    return (
+        inp if notes == inp.source.notes else replace(inp, source=replace(inp.source, notes=notes))
+    )
+
+
 def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None:
     if inp.table == "pairs" and ctx.options.orders != "both":  # one order for every analysis
         inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders, source=inp.name))
@@ -261,7 +273,7 @@ def run_audit(
     if not analyses:
         raise ConfigError("--only/--skip leave no analysis to run — see `recuse analyses`")
     roster = roster or Roster.builtin()
-    inputs = _unique_names(inputs)
+    inputs = [_notes_in_orders(i, o.orders) for i in _unique_names(inputs)]
     if o.judges:  # named as in the data, for every analysis that reads them
         present = {j for i in inputs for j in i.source.judges}
         o = replace(o, judges=tuple(roster.judge_in(j, present) for j in o.judges))

@@ -3,12 +3,15 @@ raise them, read whole, are in test_inputs.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import recuse.files
 from recuse.data import reading_notes
+from recuse.data.inputs import load_input
 
 
 def test_a_large_file_whose_lengths_agree_is_read_without_counting_every_text(
@@ -54,3 +57,50 @@ def test_a_large_file_whose_lengths_agree_is_read_without_counting_every_text(
         pd.concat([frame, mirror.assign(item_id=["r0", "r1", "r2"])])
     )
     assert note.startswith("judge 'j': 6 rows are one comparison's two orders")
+
+
+def _partly_judged(path: Path) -> Path:
+    """300 pairs of a judge (m1, one of the two models) that picks the answer shown
+    first 80% of the time, half of them judged in the first order only."""
+    rng, n = np.random.default_rng(0), 300
+    first = np.where(rng.random(n) < 0.8, 1.0, 0.0)
+    second = np.where(rng.random(n) < 0.8, 0.0, 1.0)
+    second[::2] = np.nan
+    pd.DataFrame({"item_id": [f"i{k}" for k in range(n)], "prompt_id": [f"p{k}" for k in range(n)],
+                  "model_a": "m1", "model_b": "m2", "judge": "m1",
+                  "human": rng.integers(0, 2, n).astype(float),
+                  "p_a_first": first, "p_a_second": second}).to_csv(path, index=False)  # fmt: skip
+    return path
+
+
+def test_notes_that_one_order_makes_untrue_are_dropped_when_one_order_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The note on one-order and two-order verdicts pooled was printed by `recuse audit
+    --orders first` too, whose every verdict is of one order (nothing pooled), and the
+    wrong-frame note on p_a_second by a reading that leaves p_a_second unread. Both stay
+    where they are true: both orders read, or (the frame note) the second order read."""
+    from recuse.cli import main
+
+    path = _partly_judged(tmp_path / "t.csv")
+    frame = load_input(path).frame
+    (pooled,) = reading_notes.orders_partly_judged(frame)
+    for orders, said in (("both", True), ("first", False), ("second", False)):
+        assert (pooled in reading_notes.read_in_orders((pooled,), frame, orders=orders)) is said
+        code = main(["audit", str(path), "--orders", orders, "--out", str(tmp_path / orders),
+                     "--n-boot", "200", "--only", "agreement"])  # fmt: skip
+        err = capsys.readouterr()
+        assert code == 0 and ("one order only" in err.out + err.err) is said, orders
+        pairs = ["metrics", "pairs", str(path), "--orders", orders, "-m", "self_preference_dp"]
+        assert main([*pairs, "--n-boot", "50"]) == 0
+        err = capsys.readouterr()
+        assert ("one order only" in err.out + err.err) is said, orders
+    # the wrong frame: the second order's verdicts turned over (1 - p) against the labels
+    human = frame["human"].to_numpy(float)
+    turned = frame.assign(p_a_first=human, p_a_second=1.0 - human)
+    (odd,) = reading_notes.orders_at_odds(turned, swapped_frame="original")
+    kept = {o: reading_notes.read_in_orders((odd,), turned, orders=o) for o in ORDERS}
+    assert kept == {"both": (odd,), "first": (), "second": (odd,)}
+
+
+ORDERS = ("both", "first", "second")

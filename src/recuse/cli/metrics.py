@@ -30,6 +30,7 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.data.inputs import load_input, read_paths
+from recuse.data.reading_notes import read_in_orders
 from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import (
     MAX_N_BOOT,
@@ -207,7 +208,7 @@ def pairs_command(
     ).for_reference(loaded.source.reference)  # fmt: skip
 
     console = make_console()
-    for note in loaded.source.notes:
+    for note in read_in_orders(loaded.source.notes, table, orders=orders):
         console.print(cell(f"note: {note}"))
     if not result.results:  # an empty table and a header-only file read as a result
         _print_skipped(console, result)

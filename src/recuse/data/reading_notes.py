@@ -28,6 +28,23 @@ def pairs_notes(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple[st
     )
 
 
+def read_in_orders(notes: tuple[str, ...], frame: pd.DataFrame, *, orders: str) -> tuple[str, ...]:
+    """``notes`` without those that reading one order (``--orders first`` or ``second``)
+    makes untrue: that one-order and two-order verdicts are pooled
+    (:func:`orders_partly_judged`), and, with the first order only, that ``p_a_second``
+    may be read in the wrong frame (:func:`orders_at_odds`: that column is then unread).
+    With ``orders="second"`` the frame note stays: every verdict read is that column's.
+    """
+    if orders == "both" or not notes:
+        return notes
+    moot = set(orders_partly_judged(frame))
+    if orders == "first":
+        frames: tuple[SwappedFrame, ...] = ("original", "presented")
+        for frame_read in frames:
+            moot.update(orders_at_odds(frame, swapped_frame=frame_read))
+    return tuple(n for n in notes if n not in moot)
+
+
 #: how many standard errors apart the two orders' balanced agreements, on opposite sides
 #: of chance, must lie for :func:`orders_at_odds` to speak (a note, so a sure sign only:
 #: in 6,000 simulated judges read in the right frame, of any skill, position preference,
@@ -225,7 +242,7 @@ def orders_partly_judged(frame: pd.DataFrame) -> tuple[str, ...]:
             "orders, which cancels the judge's position preference, and a one-order verdict "
             "keeps it; every analysis but position pools the two — judge the missing orders "
             "(`recuse judge` resumes its store), or read one order for every pair "
-            "(`recuse metrics pairs --orders first`)"
+            "(`--orders first`, of `recuse audit` or `recuse metrics pairs`)"
         )
     return tuple(notes)
 

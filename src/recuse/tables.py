@@ -33,6 +33,7 @@ ratings — one row per (prompt, model, dimension, judge) absolute score
 from __future__ import annotations
 
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -1268,8 +1269,46 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
             fix="empty rating where status is not 'ok' (recuse counts and leaves those out), "
             "or set status to 'ok' if it is the judge's rating",
         )
+    _one_dimension_spelling(out, fname)
     _check_answers(out, fname)
     return out
+
+
+def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
+    """Write each dimension in its first spelling, with a note, where the file spells one
+    dimension in several ways that differ only in case, Unicode form or inner spaces
+    ("Helpfulness", "helpfulness", "helpfulness "): read as written, each was a dimension
+    of its own, normalised to its own top score and fitted apart, with nothing said.
+
+    >>> t = pd.DataFrame({"dimension": ["Helpfulness", "helpfulness", "harm"]})
+    >>> with warnings.catch_warnings(record=True):
+    ...     _one_dimension_spelling(t, None)
+    >>> t["dimension"].tolist()
+    ['Helpfulness', 'Helpfulness', 'harm']
+    """
+    written = pd.unique(out["dimension"])
+    if len(written) < 2:
+        return
+    keys = [" ".join(unicodedata.normalize("NFKC", str(d)).casefold().split()) for d in written]
+    first: dict[str, str] = {}
+    for name, key in zip(written, keys, strict=True):
+        first.setdefault(key, name)
+    if len(first) == len(written):
+        return
+    joined = {name: first[key] for name, key in zip(written, keys, strict=True)}
+    said = [
+        f"{', '.join(shown(n) for n in written if joined[n] == one)} as {shown(one)}"
+        for one in first.values()
+        if sum(joined[n] == one for n in written) > 1
+    ]
+    out["dimension"] = out["dimension"].map(joined)
+    warnings.warn(
+        f"{file + ': ' if file else ''}dimension names that differ only in case or spacing "
+        f"are read as one dimension: {'; '.join(said)} (read apart, each would be normalised "
+        "to its own top score and fitted apart) — write each dimension one way",
+        ReaderNote,
+        stacklevel=4,
+    )
 
 
 #: two references of one answer closer than this, relative to the larger (at least 1),

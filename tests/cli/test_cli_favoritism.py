@@ -418,3 +418,29 @@ def test_ratings_of_one_model_count_no_self_bias_term(
     # no empty tables (a header and a caption defining rows that are not there)
     assert "Self-bias γ_j: none in this fit (no judge rates its own model's answers)" in printed
     assert "Family-bias λ_F: none in this fit" in printed and "┃ judge" not in printed
+
+
+def test_one_dimension_in_two_spellings_is_one_dimension(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Play Favorites' first 150 prompts, 'faithfulness' written 'Faithfulness ' in every
+    other row: read as written, the two spellings were two dimensions, each normalised to
+    its own top score and given its own intercept, with nothing said. They are one, in the
+    first spelling, with a note; every coefficient is the one-spelling file's."""
+    d = load("play-favorites", data_dir=shared_data)
+    d = d[d["prompt_id"].isin(d["prompt_id"].unique()[:150])].drop(columns="prompt")
+    plain, spelled = tmp_path / "plain.csv", tmp_path / "spelled.csv"
+    d.to_csv(plain, index=False)
+    odd = (d["dimension"] == "faithfulness") & (np.arange(len(d)) % 2 == 1)
+    d.assign(dimension=d["dimension"].where(~odd, "Faithfulness ")).to_csv(spelled, index=False)
+    fits = {}
+    for path in (plain, spelled):
+        assert main(["favoritism", str(path), "--out", str(tmp_path / path.stem)]) == 0
+        fits[path.stem] = json.loads((tmp_path / path.stem / "favoritism.json").read_text())
+    err = capsys.readouterr().err
+    assert "dimension names that differ only in case or spacing are read as one" in err
+    assert "'faithfulness', 'Faithfulness' as 'faithfulness'" in err
+    for term in ("self_bias", "family_bias"):
+        got = [(r["estimate"], r["lower"], r["upper"]) for r in fits["spelled"]["main"][term]]
+        want = [(r["estimate"], r["lower"], r["upper"]) for r in fits["plain"]["main"][term]]
+        assert got == pytest.approx(want, abs=1e-12) and len(want) > 2

@@ -732,6 +732,31 @@ def words_in(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+#: scripts written without spaces between words whose words :func:`words_in` cannot
+#: tell apart (a dictionary would be needed): Thai, Lao, Myanmar and Khmer, by block
+SPACELESS_SCRIPTS = {
+    "Thai": "\u0e00-\u0e7f",
+    "Lao": "\u0e80-\u0eff",
+    "Myanmar": "\u1000-\u109f",
+    "Khmer": "\u1780-\u17ff",
+}
+_SPACELESS = {name: re.compile(f"[{block}]") for name, block in SPACELESS_SCRIPTS.items()}
+_ANY_SPACELESS = re.compile(f"[{''.join(SPACELESS_SCRIPTS.values())}]")
+
+
+def spaceless_script(text: str) -> str | None:
+    """The first of :data:`SPACELESS_SCRIPTS` that ``text`` is written in (a character
+    of it), else None: :func:`words_in` counts such a text's space-separated runs, which
+    there are phrases or sentences, not words.
+
+    >>> spaceless_script("สวัสดีครับ ยินดีต้อนรับ"), spaceless_script("plain words")
+    ('Thai', None)
+    """
+    if text.isascii() or not _ANY_SPACELESS.search(text):
+        return None
+    return next((name for name, rx in _SPACELESS.items() if rx.search(text)), None)
+
+
 def word_count(texts: pd.Series) -> pd.Series:
     """Words per text by :func:`words_in` (the ``len_a`` / ``len_b`` convention).
 

@@ -104,3 +104,39 @@ def test_notes_that_one_order_makes_untrue_are_dropped_when_one_order_is_read(
 
 
 ORDERS = ("both", "first", "second")
+
+
+def test_answers_in_a_script_without_spaces_between_words_are_said(tmp_path: Path) -> None:
+    """Thai puts spaces between phrases, not words: an answer of 19 words in two phrases
+    counted 2 words beside a 4-word answer in four short phrases, the shorter read as
+    the longer, and the verbosity analysis read it so with nothing said. A note names
+    the script and how many rows hold it; English, Chinese and Korean (spaced
+    words) raise none."""
+    from recuse.files import words_in
+
+    long_thai = "วันนี้อากาศดีมากเราจึงไปเดินเล่นที่สวนสาธารณะ ใกล้บ้านกับครอบครัวทั้งหมด"
+    short_thai = "ใช่ ไม่ใช่ ดี มาก"
+    assert (words_in(long_thai), words_in(short_thai)) == (2, 4)  # the longer counts fewer
+    rows = {"item_id": ["i0", "i1", "i2"], "prompt_id": ["p0", "p1", "p2"],
+            "model_a": "m1", "model_b": "m2", "judge": "m1", "p_a": [1.0, 0.0, 1.0],
+            "response_a": [long_thai, "我喜欢猫。", "안녕하세요 반갑습니다"],
+            "response_b": [short_thai, "two words", "네"]}  # fmt: skip
+    path = tmp_path / "t.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    (note,) = [n for n in load_input(path).source.notes if "without spaces" in n]
+    assert note.startswith("1 of 3 rows have an answer in Thai, a script written")
+    pd.DataFrame(rows).iloc[1:].to_csv(path, index=False)
+    assert not [n for n in load_input(path).source.notes if "without spaces" in n]
+
+
+def test_a_large_table_is_glanced_at_for_spaceless_scripts_first() -> None:
+    """Of a large table, 2,000 rows drawn at random are read first: a table with Thai in
+    a fifth of its rows is said (counted in full), one with none is left after the
+    glance (AlpacaEval's 23,338 rows: 0.1 s read whole, against a 2 s reading)."""
+    n = 6_000
+    texts = [f"answer {k}" for k in range(n)]
+    thai = ["แมว กิน ปลา" if k % 5 == 0 else t for k, t in enumerate(texts)]
+    frame = pd.DataFrame({"response_a": thai, "response_b": texts})
+    (note,) = reading_notes.spaceless_words(frame)
+    assert note.startswith(f"{n // 5:,} of {n:,} rows have an answer in Thai")
+    assert reading_notes.spaceless_words(frame.assign(response_a=texts)) == ()

@@ -32,6 +32,7 @@ MODULES = [
     "recuse.errors",
     "recuse.data.record_lines",
     "recuse.data.reading_notes",
+    "recuse.files",
     "recuse.terminal",
     "recuse.report.bias",
     "recuse.cli.app",

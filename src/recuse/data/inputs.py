@@ -23,7 +23,7 @@ import pandas as pd
 from recuse.data import registry
 from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
-from recuse.data.reading_notes import pairs_notes
+from recuse.data.reading_notes import pairs_notes, spaceless_words
 from recuse.data.record_lines import rows_located
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
@@ -495,6 +495,8 @@ def load_input(
             frame, notes = _plain_references(frame, kind, path, roster, references)
             if kind == "pairs":
                 notes = (*notes, *pairs_notes(frame, swapped_frame=how.swapped_frame))
+        if kind == "pairs":
+            notes = (*notes, *spaceless_words(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

@@ -1,10 +1,12 @@
-"""Notes on how a plain pairs file reads: a judge's two orders that agree and disagree
-with the labels (``p_a_second`` read in the wrong frame), texts and ``len_a`` / ``len_b``
-naming opposite answers as the longer, one comparison's two orders written as two rows,
-and a judge with some pairs judged in both orders and others in one only.
+"""Notes on how a pairs file reads. Of a plain file (:func:`pairs_notes`): a judge's two
+orders that agree and disagree with the labels (``p_a_second`` read in the wrong frame),
+texts and ``len_a`` / ``len_b`` naming opposite answers as the longer, one comparison's
+two orders written as two rows, and a judge with some pairs judged in both orders and
+others in one only. Of any file (another tool's too): answers in a script whose words
+are not counted (Thai, Lao, Myanmar, Khmer; :func:`spaceless_words`).
 
-Each is a pure function of the table read (:func:`pairs_notes` gives them all), and each
-speaks only on a sure sign: none fires on any of the real datasets.
+Each is a pure function of the table read, and each speaks only on a sure sign: none
+fires on any of the real datasets.
 """
 
 from __future__ import annotations
@@ -25,6 +27,50 @@ def pairs_notes(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple[st
         *lengths_at_odds(frame),
         *mirrored_rows(frame),
         *orders_partly_judged(frame),
+    )
+
+
+def spaceless_words(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where answers are written in a script without spaces between words that
+    :func:`recuse.files.words_in` cannot segment (Thai, Lao, Myanmar, Khmer): their
+    "words" are the runs between spaces, phrases or sentences there, so a longer answer
+    can count fewer, and the verbosity analysis, which counts words, reads them so with
+    nothing said. A large table is read whole only where :data:`LENGTHS_GLANCE` rows
+    drawn at random hold such a text (a share of 0.5% is missed with a chance of 5e-5,
+    and a smaller share moves a verbosity estimate little).
+
+    >>> t = pd.DataFrame({"response_a": ["แมว กิน ปลา", "a b"], "response_b": ["x", "y"]})
+    >>> spaceless_words(t)[0][:52]
+    '1 of 2 rows have an answer in Thai, a script written'
+    """
+    from recuse.files import spaceless_script
+
+    text = [c for c in ("response_a", "response_b") if c in frame.columns]
+    if not text:
+        return ()
+
+    def scripts_of(rows: pd.DataFrame) -> list[list[str | None]]:
+        return [
+            [spaceless_script(t) if isinstance(t, str) else None for t in rows[c].to_numpy()]
+            for c in text
+        ]  # a plain loop: most texts are ASCII, one C scan each (hashing them took longer)
+
+    if len(frame) > 2 * LENGTHS_GLANCE:  # a glance at rows drawn at random first
+        drawn = np.random.default_rng(0).choice(len(frame), LENGTHS_GLANCE, replace=False)
+        if not any(any(column) for column in scripts_of(frame.iloc[np.sort(drawn)])):
+            return ()
+    found = scripts_of(frame)
+    if not any(any(column) for column in found):
+        return ()
+    scripts = pd.DataFrame(dict(zip(text, found, strict=True)))
+    hit = scripts.notna().any(axis=1)
+    names = sorted({str(n) for n in scripts.stack().dropna()})
+    return (
+        f"{int(hit.sum()):,} of {len(frame):,} rows have an answer in "
+        f"{' and '.join(names)}, a script written without spaces between words: verbosity "
+        "counts words as the runs between spaces, which there are phrases, so a longer "
+        "answer can count fewer words — count characters instead (`recuse metrics pairs "
+        "--unit chars`), or give len_a / len_b (`--unit column`)",
     )
 
 

@@ -35,7 +35,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -336,7 +336,7 @@ class Store:
         try:
             yield
         except sqlite3.Error as exc:
-            raise _database_error(exc, self.path) from None
+            raise _database_error(exc, self.path, kept=lambda: kept_words(self.path)) from None
 
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """All rows of one query (every read goes through here)."""
@@ -1309,8 +1309,41 @@ def _file_size_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
-    """One-line error for an SQLite error met on the store at ``path``."""
+def kept_words(path: Path) -> str:
+    """What the store at ``path`` keeps after a write failed, read from the store by a
+    connection of its own (the one that met the error may be unusable): ``"12 finished
+    judgments (ok or unparsed) are kept and resumed"`` (and its perplexities and
+    rewrites); where it holds none, ``"nothing was stored: a rerun starts from the
+    beginning"`` (it said "finished judgments are kept" after a first commit that
+    failed); where it cannot be read, that what was committed before stays."""
+    counted = (
+        ("finished judgments (ok or unparsed)", "judgments", "status != 'failed'"),
+        ("perplexities", "perplexities", "status = 'ok'"),
+        ("rewrites", "rewrites", "status != 'failed'"),
+    )
+    held = []
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=1.0)) as conn:
+            tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+            for words, table, final in counted:
+                if table in tables:
+                    (n,) = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {final}").fetchone()
+                    if n:
+                        held.append(f"{int(n):,} {words}")
+    except (sqlite3.Error, OSError, ValueError):
+        return "what was committed before is kept (the store could not be read to count it)"
+    if not held:
+        return "nothing was stored: a rerun starts from the beginning"
+    return f"the store keeps {' and '.join(held)}, and a rerun resumes from them"
+
+
+def _database_error(
+    exc: sqlite3.Error, path: Path, *, kept: Callable[[], str] | None = None
+) -> RecuseError:
+    """One-line error for an SQLite error met on the store at ``path``; ``kept`` says
+    what the store keeps (:func:`kept_words`), asked for a full disk or an I/O error."""
+    said = "what was committed before is kept"
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     detail = " ".join(str(exc).split())
     if name == "SQLITE_NOTADB" or "not a database" in detail:
@@ -1326,7 +1359,7 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     if name == "SQLITE_FULL" or "disk is full" in detail:
         return OutputError(
             f"cannot write {path}: the disk is full — free some space and run again "
-            "(finished judgments are kept and resumed)"
+            f"({kept() if kept else said})"
         )
     if name.startswith("SQLITE_READONLY") or "readonly" in detail:
         return OutputError(
@@ -1344,7 +1377,7 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
         )
         return OutputError(
             f"cannot use {path}: input/output error ({detail}) — the disk may be full or "
-            f"failing{past}; finished judgments are kept"
+            f"failing{past}; {kept() if kept else said}"
         )
     if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
         return OutputError(f"{path}: the store is busy in another process — wait and run again")

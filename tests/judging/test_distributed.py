@@ -617,12 +617,12 @@ from recuse.judging.distributed import RayExecutor
 sent = []
 
 class Signalled(Store):
-    def put(self, judgments):
+    def put(self, judgments, **record):
         judgments = list(judgments)
         if judgments and not sent:
             sent.append(len(judgments))
             os.kill(os.getpid(), getattr(signal, sys.argv[4]))
-        super().put(judgments)
+        super().put(judgments, **record)
 
 stop_on_signals()
 build = functools.partial(HTTPBackend, sys.argv[2], model="m", concurrency=4)

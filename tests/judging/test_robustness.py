@@ -23,6 +23,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -450,7 +451,7 @@ from recuse.judging import Runner, Store
 
 class PressedInACommit(Store):
     commits = 0
-    def put(self, judgments):
+    def put(self, judgments, **record):
         judgments = list(judgments)
         if judgments:
             PressedInACommit.commits += 1
@@ -458,7 +459,7 @@ class PressedInACommit(Store):
                 for _ in range(2):
                     os.kill(os.getpid(), signal.SIGINT)
                     time.sleep(0.01)  # handled here
-        super().put(judgments)
+        super().put(judgments, **record)
 
 stop_on_signals()
 backend = FakeBackend(sleep=0.11)  # each call's 4 judgments committed on their own
@@ -498,11 +499,11 @@ from recuse.judging import Runner, Store
 full = []
 
 class FillingUp(Store):
-    def put(self, judgments):
+    def put(self, judgments, **record):
         if full:
             with self._guard():
                 raise sqlite3.OperationalError("database or disk is full")
-        super().put(judgments)
+        super().put(judgments, **record)
 
 class PassOnThisThread(FakeBackend):
     async def _tick(self):
@@ -1036,13 +1037,13 @@ class _FullAfter(Store):
 
     room = 0
 
-    def put(self, judgments: Iterable[Judgment]) -> None:
+    def put(self, judgments: Iterable[Judgment], **record: Any) -> None:
         rows = list(judgments)
         if rows and self.room <= 0:
             with self._guard():
                 raise sqlite3.OperationalError("database or disk is full")
         self.room -= bool(rows)
-        super().put(rows)
+        super().put(rows, **record)
 
 
 @pytest.mark.parametrize("room", [0, 1])

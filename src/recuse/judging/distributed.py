@@ -252,6 +252,11 @@ class RayExecutor:
         self.pool = (actors, "num_gpus" in resources)
         self.workers = {}
         handed = [0]  # outcomes handed to ``collect``, which commits them
+
+        def handing(computed: Sequence[Computed]) -> None:
+            handed[0] += len(computed)
+            collect(computed)
+
         self.exact = None
         size = max(1, batch_size)
         items = [{"task": pickle.dumps(t)} for t in todo]
@@ -325,7 +330,7 @@ class RayExecutor:
                     # over and committed (interrupt.shielded), not in between: that
                     # block's work lost, and done again by the next run
                     with interrupt.shielded():
-                        handed[0] += self._take(batch, collect)
+                        self._take(batch, handing)
                         for block, n in zip(batch["block"], batch["rows"], strict=True):
                             rows[int(block)] = rows.get(int(block), int(n)) - 1
                         errors = [e for e in batch["error"] if e]
@@ -358,9 +363,9 @@ class RayExecutor:
 
     def _take(
         self, batch: dict[str, np.ndarray], collect: Callable[[Sequence[Computed]], None]
-    ) -> int:
-        """A batch's outcomes to ``collect`` (how many); its workers, verdict reading
-        and tokens counted."""
+    ) -> None:
+        """A batch's outcomes to ``collect``; its workers, verdict reading and tokens
+        counted."""
         # a failed block's error row holds no outcome
         have = np.array([len(c) > 0 for c in batch["computed"]], dtype=bool)
         computed = [pickle.loads(b) for b in batch["computed"][have]]
@@ -379,7 +384,6 @@ class RayExecutor:
             self._tokens = (a + t_in, b + t_out)
         if computed:
             collect(computed)
-        return len(computed)
 
 
 class _Gate:

@@ -623,3 +623,30 @@ def test_a_killed_run_is_on_the_card_as_far_as_its_last_commit(tmp_path: Path) -
     assert (card.killed_runs, card.running_runs) == (1, 0)
     assert "; 1 run killed before its end, counted to the last commit" in card.line()
     assert card.record()["runs killed before their end (counted to their last commit)"] == 1
+
+
+def test_an_old_stores_runs_read_as_ended_and_a_bad_end_is_damage(tmp_path: Path) -> None:
+    """A store written before runs recorded their ids and ends reads as it did: each of
+    its runs ended (read-only, nothing added; and once opened to write, the columns
+    added empty). A record whose end is neither 0 nor 1 no run wrote: named and left
+    out of the card, as any damaged run."""
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    Store(path).close()
+    _old_runs_table(path, ("j", 6, 3.0), ("j", 4, 1.0))
+    with Store(path, read_only=True) as s:
+        old = s.runs()
+    assert old["state"].tolist() == ["ended", "ended"] and old["damaged"].isna().all()
+    with Store(path) as s:
+        assert s.runs()["state"].tolist() == ["ended", "ended"]
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE runs SET ended = 7 WHERE judgments = 4")
+    conn.close()
+    with Store(path, read_only=True) as s:
+        (c,) = cards(s.runs())
+    assert (c.judgments, c.seconds) == (6, 3.0)
+    assert c.damaged == (
+        f"{path}: run 2 of judge 'j' in the runs table records its end as 7 (0, 1 or "
+        "nothing was expected)",
+    )

@@ -621,7 +621,10 @@ def test_a_killed_run_is_on_the_card_as_far_as_its_last_commit(tmp_path: Path) -
     assert card.seconds == pytest.approx(float(runs["seconds"].sum()))
     assert card.seconds > float(runs["seconds"].iloc[1])  # the killed run's time too
     assert (card.killed_runs, card.running_runs) == (1, 0)
-    assert "; 1 run killed before its end, counted to the last commit" in card.line()
+    assert (
+        "; 1 run killed before its end (or stopped by a full disk), counted to the last commit"
+        in card.line()
+    )
     assert card.record()["runs killed before their end (counted to their last commit)"] == 1
 
 

@@ -103,8 +103,9 @@ class Card:
     #: ``STORE: run K of judge 'j' in the runs table records ...``
     #: (:meth:`recuse.judging.store.Store.runs`' ``damaged``), in nothing above
     damaged: tuple[str, ...] = ()
-    #: of the runs counted, those killed before their end (their records as their last
-    #: commit left them: :meth:`recuse.judging.store.Store.runs`' ``state``)
+    #: of the runs counted, those killed before their end, or stopped where their end
+    #: could not be written (a full disk): their records as their last commit left them
+    #: (:meth:`recuse.judging.store.Store.runs`' ``state``)
     killed_runs: int = 0
     #: of the runs counted, those still running (counted as far as they have gone)
     running_runs: int = 0
@@ -187,13 +188,16 @@ class Card:
 
     def unended(self) -> str:
         """The card's words for its runs killed before their end or still running
-        (``""`` where none): ``; 1 run killed before its end, counted to its last
-        commit``."""
+        (``""`` where none): ``; 1 run killed before its end (or stopped by a full
+        disk), counted to the last commit``."""
         said = []
         if self.killed_runs:
             runs = "1 run" if self.killed_runs == 1 else f"{self.killed_runs:,} runs"
             ends = "its end" if self.killed_runs == 1 else "their ends"
-            said.append(f"{runs} killed before {ends}, counted to the last commit")
+            said.append(
+                f"{runs} killed before {ends} (or stopped by a full disk), counted to the "
+                "last commit"
+            )
         if self.running_runs:
             runs = "1 run" if self.running_runs == 1 else f"{self.running_runs:,} runs"
             said.append(f"{runs} still running, counted so far")

@@ -201,7 +201,8 @@ RUN_CLOCK = "first call to last outcome"
 PROMPT_COLUMNS = ("judge_prompt", "judge_prompt_format", "judge_prompt_sha256")
 #: what :meth:`Store.runs` says of each run (its ``state``): it recorded its end; its
 #: process still runs; it ended without recording its end (killed: ``kill -9``, the
-#: machine lost), its record as its last commit left it
+#: machine lost; or its end could not be written: a full disk), its record as its last
+#: commit left it
 RUN_STATES = ("ended", "running", "killed")
 
 

@@ -59,6 +59,23 @@ def test_a_ctrl_c_while_the_command_line_loads_is_recuses_line_and_130() -> None
         assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, ""), module
 
 
+@pytest.mark.parametrize("module", ["typing", "threading", "recuse.errors", "recuse.interrupt"])
+def test_a_real_ctrl_c_in_the_first_milliseconds_is_recuses_line_and_130(module: str) -> None:
+    """A SIGINT (a real one: the handler in place then takes it) in the first ~20 ms of
+    `recuse judge`, as ``import recuse`` loaded typing and recuse.errors (its threading,
+    pathlib) and the entry point loaded recuse.interrupt, before any handler of recuse
+    existed: Python's KeyboardInterrupt traceback, and the process ended by the signal
+    or with 1. Now the entry point holds Ctrl-C from its first statement and nothing
+    heavy loads before it: recuse's line and 130, the command never begun. Each
+    ``module`` is where the signal is sent, as it is first imported (deterministic:
+    the moment is an import, not a time); had it been imported earlier the command
+    would have run (``--help`` on stdout), which the assertion refuses too."""
+    kill = "import os; os.kill(os.getpid(), 2)"
+    done = _program_interrupted_at(module, raise_it=kill)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, ""), module
+
+
 def test_a_ctrl_c_inside_code_made_by_exec_while_loading_is_130_not_the_signal(
     tmp_path: Path,
 ) -> None:

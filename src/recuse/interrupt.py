@@ -62,7 +62,9 @@ _program: list[bool] = []
 _resumes: list[bool] = [True]
 
 
-def stop_on_signals() -> None:
+def stop_on_signals(
+    *, received: list[int] | None = None, replacing: Callable[..., object] | None = None
+) -> None:
     """Ctrl-C (SIGINT) and SIGTERM (``kill``, ``docker stop``, a batch scheduler's time
     limit) stop the program the same way: the first raises KeyboardInterrupt in the main
     thread (or, while :func:`run` runs an event loop, cancels its main task, as
@@ -84,15 +86,22 @@ def stop_on_signals() -> None:
     ssh session dropped) ended it so too, without a word; it stops the program the same
     way (exit :data:`HUNG_UP`), except where it is ignored (``nohup``): that stays so.
     For the program only (the entry point), never for Python code that calls the
-    command line."""
+    command line.
+
+    ``replacing``: the entry point's own SIGINT handler, installed before this module
+    loaded (:mod:`recuse._program`), taken over as Python's own is; the signals it
+    ``received`` meanwhile (read once it is replaced, so none is missed) count as
+    received here (:func:`stopped_code`)."""
     if threading.current_thread() is not threading.main_thread():
         return
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored
-        signal.signal(signal.SIGINT, _stop)
+    held = signal.getsignal(signal.SIGINT)
+    if held is signal.default_int_handler or (replacing is not None and held is replacing):
+        signal.signal(signal.SIGINT, _stop)  # not ignored
     signal.signal(signal.SIGTERM, _stop)
     if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not nohup's
         signal.signal(signal.SIGHUP, _stop)
     _program[:] = [True]
+    _received.extend(received or ())
 
 
 def _stop(signum: int, _frame: FrameType | None) -> None:

@@ -553,3 +553,103 @@ def test_the_audit_names_a_damaged_run_of_its_store(
         "seconds (a count and seconds of 0 or more were expected): the store is damaged "
         "there; not on the card"
     ]
+
+
+def _answered(path: Path) -> int:
+    """The judgments (ok or unparsed) the store at ``path`` holds, read with sqlite3."""
+    import contextlib
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+        (n,) = db.execute("SELECT COUNT(*) FROM judgments WHERE status != 'failed'").fetchone()
+    return int(n)
+
+
+def test_a_killed_run_is_on_the_card_as_far_as_its_last_commit(tmp_path: Path) -> None:
+    """A run's record was written only at its end, so a run killed (kill -9) was
+    missing from the runs table: after a resume the card counted the second run's
+    judgments and seconds alone, and said nothing of the first. Now each commit of its
+    judgments writes its record too (one transaction): while it runs the record says so,
+    once killed it holds what its last commit stored (the judgments counted here from
+    the store's rows), and the card counts both runs' judgments and seconds, saying
+    that one was killed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    worker = Path(__file__).with_name("kill_worker.py")
+    path = tmp_path / "s.db"
+    n = 60  # 120 judgments, 4 a call, 2 calls at a time, 0.1 s each: about 1.5 s
+    proc = subprocess.Popen(
+        [sys.executable, str(worker), str(path), str(n), "0.1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        deadline = time.monotonic() + 60
+        while _answered(path) < 8 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with Store(path, read_only=True) as s:
+            running = s.runs()
+        assert proc.poll() is None, "the run ended before it was killed"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert running["state"].tolist() == ["running"]
+    assert running["judgments"].iloc[0] >= 8
+    first = _answered(path)
+    assert 8 <= first < 2 * n
+    with Store(path, read_only=True) as s:
+        killed = s.runs()
+    assert killed["state"].tolist() == ["killed"]
+    assert killed["judgments"].tolist() == [first]  # its record is its last commit's
+    assert killed["seconds"].iloc[0] > 0 and killed["damaged"].isna().all()
+    resumed = subprocess.run(
+        [sys.executable, str(worker), str(path), str(n), "0"],
+        capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert _answered(path) == 2 * n
+    with Store(path) as s:
+        runs = s.runs()
+        (card,) = cards(runs)
+    assert runs["state"].tolist() == ["killed", "ended"]
+    assert runs["judgments"].tolist() == [first, 2 * n - first]
+    assert card.judgments == 2 * n  # both runs', as the store holds
+    assert card.seconds == pytest.approx(float(runs["seconds"].sum()))
+    assert card.seconds > float(runs["seconds"].iloc[1])  # the killed run's time too
+    assert (card.killed_runs, card.running_runs) == (1, 0)
+    assert (
+        "; 1 run killed before its end (or stopped by a full disk), counted to the last commit"
+        in card.line()
+    )
+    assert card.record()["runs killed before their end (counted to their last commit)"] == 1
+
+
+def test_an_old_stores_runs_read_as_ended_and_a_bad_end_is_damage(tmp_path: Path) -> None:
+    """A store written before runs recorded their ids and ends reads as it did: each of
+    its runs ended (read-only, nothing added; and once opened to write, the columns
+    added empty). A record whose end is neither 0 nor 1 no run wrote: named and left
+    out of the card, as any damaged run."""
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    Store(path).close()
+    _old_runs_table(path, ("j", 6, 3.0), ("j", 4, 1.0))
+    with Store(path, read_only=True) as s:
+        old = s.runs()
+    assert old["state"].tolist() == ["ended", "ended"] and old["damaged"].isna().all()
+    with Store(path) as s:
+        assert s.runs()["state"].tolist() == ["ended", "ended"]
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE runs SET ended = 7 WHERE judgments = 4")
+    conn.close()
+    with Store(path, read_only=True) as s:
+        (c,) = cards(s.runs())
+    assert (c.judgments, c.seconds) == (6, 3.0)
+    assert c.damaged == (
+        f"{path}: run 2 of judge 'j' in the runs table records its end as 7 (0, 1 or "
+        "nothing was expected)",
+    )

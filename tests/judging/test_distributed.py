@@ -31,7 +31,7 @@ from rich.console import Console
 from judging.helpers import FakeBackend, RevokedMidRun, fake_pairs
 from recuse.cli import main
 from recuse.errors import ConfigError, JudgeError
-from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store, distributed
 from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Backend
 from recuse.judging.backends.http import HTTPBackend, render_chatml
@@ -617,12 +617,12 @@ from recuse.judging.distributed import RayExecutor
 sent = []
 
 class Signalled(Store):
-    def put(self, judgments):
+    def put(self, judgments, **record):
         judgments = list(judgments)
         if judgments and not sent:
             sent.append(len(judgments))
             os.kill(os.getpid(), getattr(signal, sys.argv[4]))
-        super().put(judgments)
+        super().put(judgments, **record)
 
 stop_on_signals()
 build = functools.partial(HTTPBackend, sys.argv[2], model="m", concurrency=4)
@@ -879,3 +879,26 @@ def test_an_address_nothing_answers_at_is_refused_at_once() -> None:
     with pytest.raises(ConfigError, match="give local, auto, HOST:PORT"):
         _check_reachable("head-node")
     _check_reachable("local")  # started here, nothing to reach
+
+
+@pytest.mark.parametrize("handed", [0, 3])
+def test_a_failed_ray_run_says_how_many_outcomes_it_kept(handed: int) -> None:
+    """Ray's own failure (an actor lost) said "finished judgments are kept and the next
+    run resumes" even where no block had come back and nothing was stored. Now it says
+    how many of the run's outcomes the driver received (each committed as it came), and
+    where none, that a rerun starts from the beginning."""
+    with (
+        pytest.raises(JudgeError) as err,
+        distributed._ray_errors(lambda: handed, 10, "judgments"),
+    ):
+        raise RuntimeError("ActorDiedError: the actor died\nits log follows")
+    said = str(err.value)
+    assert said.startswith("the Ray run failed: RuntimeError: ActorDiedError: the actor died (")
+    if handed:
+        assert said.endswith(
+            "; 3 of its 10 judgments are stored and kept, and a rerun resumes from them"
+        )
+    else:
+        assert said.endswith(
+            "; none of its 10 judgments was stored: a rerun starts from the beginning"
+        )

@@ -310,6 +310,91 @@ def test_an_undecodable_error_body_keeps_what_its_status_says(
     assert isinstance(garbled, TransientError) and "could not be decoded" in garbled.reason
 
 
+def _gzip_of_spaces(json_text: bytes, size: int, *, times: int) -> bytes:
+    """``json_text`` followed by spaces up to ``size`` bytes (still the same JSON),
+    gzip-compressed ``times`` times over, made a megabyte at a time (never whole)."""
+    import zlib
+
+    body = json_text
+    for _ in range(times):
+        packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip's framing
+        parts = [packer.compress(body)]
+        left = size - len(body) if _ == 0 else 0
+        while left > 0:
+            parts.append(packer.compress(b" " * min(left, 2**20)))
+            left -= 2**20
+        parts.append(packer.flush())
+        body = b"".join(parts)
+    return body
+
+
+class _Bomb(StandIn):
+    """Answers each completion with its JSON padded to ``size`` bytes of spaces and
+    gzip-compressed ``times`` times (``Content-Encoding: gzip`` that many times over),
+    with ``status``: a few kilobytes that decode to ``size``."""
+
+    size: int = 64 * 2**20
+    times: int = 1
+    status: int = 200
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        status, extra, payload = await super()._respond(path, headers, raw)
+        if path == "/tokenize":
+            return status, extra, payload
+        body = _gzip_of_spaces(payload, self.size, times=self.times)
+        return self.status, {**extra, "Content-Encoding": ", ".join(["gzip"] * self.times)}, body
+
+
+@pytest.mark.parametrize(("times", "size"), [(1, 64 * 2**20), (2, 512 * 2**20)])
+def test_a_gzip_bomb_is_a_failed_call_not_decoded_into_memory(
+    no_proxy_env: pytest.MonkeyPatch, times: int, size: int
+) -> None:
+    """The raw body was bounded (MAX_ANSWER_BYTES), but a gzip body decoded whole in
+    memory: 64 KiB of gzip from a hostile server took 64 MiB (and gzip of gzip, a few
+    KiB, 512 MiB), past the bound 1,000-fold. Now the decoding stops at the bound (here
+    lowered to 1 MiB): a failed call naming the server, the memory the decoding took a
+    few MiB (measured by tracemalloc, which counts the decoders' buffers); a 401's
+    bomb still stops the run. A body under the bound decodes as before."""
+    import gc as collector
+    import tracemalloc
+
+    def post(server: _Bomb) -> dict[str, Any]:
+        backend = HTTPBackend(server.base_url, model="m", verdict_token_ids=False)
+        backend.max_answer_bytes = 2**20
+
+        async def go() -> dict[str, Any]:
+            try:
+                return await backend._post("/completions", {"prompt": "Which is better?"})
+            finally:
+                await backend.aclose()
+
+        return asyncio.run(go())
+
+    with _Bomb() as server:
+        server.size, server.times = size, times
+        collector.collect()
+        tracemalloc.start()
+        try:
+            with pytest.raises(TransientError) as err:
+                post(server)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        encoding = ", ".join(["gzip"] * times)
+        assert err.value.reason.startswith(f"the server at {server.base_url}/completions ")
+        assert f"(Content-Encoding: {encoding}) to over 1,048,576 bytes, not read" in (
+            err.value.reason
+        )
+        assert peak < 16 * 2**20, f"{peak:,} bytes at the peak"
+        server.status = 401
+        with pytest.raises(JudgeError, match="HTTP 401"):
+            post(server)
+        server.status, server.size = 200, 2**20 - 1  # one byte under the bound: read
+        assert post(server)["choices"]
+
+
 # --- runs that end early ----------------------------------------------------------------
 
 

@@ -21,8 +21,9 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -450,7 +451,7 @@ from recuse.judging import Runner, Store
 
 class PressedInACommit(Store):
     commits = 0
-    def put(self, judgments):
+    def put(self, judgments, **record):
         judgments = list(judgments)
         if judgments:
             PressedInACommit.commits += 1
@@ -458,7 +459,7 @@ class PressedInACommit(Store):
                 for _ in range(2):
                     os.kill(os.getpid(), signal.SIGINT)
                     time.sleep(0.01)  # handled here
-        super().put(judgments)
+        super().put(judgments, **record)
 
 stop_on_signals()
 backend = FakeBackend(sleep=0.11)  # each call's 4 judgments committed on their own
@@ -498,11 +499,11 @@ from recuse.judging import Runner, Store
 full = []
 
 class FillingUp(Store):
-    def put(self, judgments):
+    def put(self, judgments, **record):
         if full:
             with self._guard():
                 raise sqlite3.OperationalError("database or disk is full")
-        super().put(judgments)
+        super().put(judgments, **record)
 
 class PassOnThisThread(FakeBackend):
     async def _tick(self):
@@ -538,7 +539,7 @@ def test_a_second_ctrl_c_on_a_full_disk_says_the_finished_judgments_were_not_sto
     full = f"recuse: cannot write {store}: the disk is full — free some space and run again"
     assert (done.returncode, done.stdout) == (130, ""), done.stderr
     assert done.stderr == (
-        f"{_stopping()}{full} (finished judgments are kept and resumed)\n"
+        f"{_stopping()}{full} (nothing was stored: a rerun starts from the beginning)\n"
         "recuse: interrupted again: stopped now; run the same command again to go on where "
         "it stopped\n"
     )
@@ -1027,3 +1028,48 @@ def test_malformed_key_is_refused_up_front(
     assert "MY_KEY" in err and len(err.splitlines()) == 1
     assert bad.strip() not in err and "ключ" not in err
     assert not store.exists()
+
+
+class _FullAfter(Store):
+    """A store whose disk fills after its first ``room`` commits of judgments: the
+    next one fails as SQLite fails it (a "database or disk is full" error, met in the
+    store's own guard)."""
+
+    room = 0
+
+    def put(self, judgments: Iterable[Judgment], **record: Any) -> None:
+        rows = list(judgments)
+        if rows and self.room <= 0:
+            with self._guard():
+                raise sqlite3.OperationalError("database or disk is full")
+        self.room -= bool(rows)
+        super().put(rows, **record)
+
+
+@pytest.mark.parametrize("room", [0, 1])
+def test_a_full_disk_says_how_many_judgments_the_store_keeps(tmp_path: Path, room: int) -> None:
+    """After a full disk the error said "(finished judgments are kept and resumed)"
+    even where the first commit failed and the store held none: a user then expected a
+    rerun to go on where it stopped. Now the count comes from the store: none (a
+    rerun starts from the beginning), or as many as its rows hold (counted here from
+    the rows themselves)."""
+    path = tmp_path / "s.db"
+    backend = FakeBackend(sleep=0.15)  # a commit per call (FLUSH_SECONDS is 0.1)
+    backend.concurrency = 1
+    with _FullAfter(path) as store:
+        store.room = room
+        with pytest.raises(recuse.errors.OutputError) as err:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(6)))
+    held = sqlite3.connect(path).execute("SELECT status FROM judgments").fetchall()
+    said = str(err.value)
+    assert said.startswith(f"cannot write {path}: the disk is full — free some space")
+    if room == 0:
+        assert held == []
+        assert said.endswith("(nothing was stored: a rerun starts from the beginning)")
+    else:
+        finished = sum(s != "failed" for (s,) in held)
+        assert finished == 4  # the first call's batch, committed before the disk filled
+        assert said.endswith(
+            f"(the store keeps {finished} finished judgments (ok or unparsed), and a rerun "
+            "resumes from them)"
+        )

@@ -260,9 +260,9 @@ def test_a_store_that_cannot_write_stops_the_run_at_once(
     with Store(tmp_path / "s.db") as store:
         put = store.put
 
-        def full(rows: Any) -> None:
+        def full(rows: Any, **record: Any) -> None:
             if fake.calls == 0:
-                return put(rows)  # the runner's own write before any call
+                return put(rows, **record)  # the runner's own write before any call
             at_failure.append(fake.calls)
             fake.failed.set()
             raise OutputError("cannot write the store: the disk is full")

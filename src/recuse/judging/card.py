@@ -13,7 +13,10 @@ fast the judge answers: its seconds are not in the rate (nor in the MFU), and th
 card says how many such runs there were and their seconds. A run no real run could
 have recorded (a damaged or hand-edited store: seconds NaN, negative or under the
 clock's nanosecond, tokens beyond any context; :func:`recuse.judging.store.run_damage`)
-is in nothing the card counts, and the card names it, with its store. Tokens in and out
+is in nothing the card counts, and the card names it, with its store. A run's record is
+written with each commit of its judgments: a run killed before its end (``kill -9``, the
+machine lost) counts as far as its last commit went, and the card says how many such
+runs there were (and how many still run, counted so far). Tokens in and out
 per judgment (where the server reported usage), and with a price table the cost of
 1,000 judgments::
 
@@ -100,6 +103,12 @@ class Card:
     #: ``STORE: run K of judge 'j' in the runs table records ...``
     #: (:meth:`recuse.judging.store.Store.runs`' ``damaged``), in nothing above
     damaged: tuple[str, ...] = ()
+    #: of the runs counted, those killed before their end, or stopped where their end
+    #: could not be written (a full disk): their records as their last commit left them
+    #: (:meth:`recuse.judging.store.Store.runs`' ``state``)
+    killed_runs: int = 0
+    #: of the runs counted, those still running (counted as far as they have gone)
+    running_runs: int = 0
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -164,6 +173,7 @@ class Card:
                 f"; {runs} that answered none (every call failed, "
                 f"{_amount(self.unanswered_seconds)} s) not in the rate"
             )
+        unended = self.unended()
         damaged = ""
         if self.damaged:
             runs = (
@@ -172,8 +182,26 @@ class Card:
             damaged = f"; {runs} not counted: {'; '.join(self.damaged)}"
         return (
             f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed"
-            f"{took}; failed ones not counted{unanswered}{damaged}); {toks}; {cost}{prompt}"
+            f"{took}; failed ones not counted{unanswered}{unended}{damaged}); {toks}; "
+            f"{cost}{prompt}"
         )
+
+    def unended(self) -> str:
+        """The card's words for its runs killed before their end or still running
+        (``""`` where none): ``; 1 run killed before its end (or stopped by a full
+        disk), counted to the last commit``."""
+        said = []
+        if self.killed_runs:
+            runs = "1 run" if self.killed_runs == 1 else f"{self.killed_runs:,} runs"
+            ends = "its end" if self.killed_runs == 1 else "their ends"
+            said.append(
+                f"{runs} killed before {ends} (or stopped by a full disk), counted to the "
+                "last commit"
+            )
+        if self.running_runs:
+            runs = "1 run" if self.running_runs == 1 else f"{self.running_runs:,} runs"
+            said.append(f"{runs} still running, counted so far")
+        return "".join(f"; {s}" for s in said)
 
     def record(self) -> dict[str, object]:
         older: dict[str, object] = (
@@ -194,12 +222,20 @@ class Card:
         damaged: dict[str, object] = (
             {"damaged runs (not counted)": "; ".join(self.damaged)} if self.damaged else {}
         )
+        unended: dict[str, object] = {}
+        if self.killed_runs:
+            unended["runs killed before their end (counted to their last commit)"] = (
+                self.killed_runs
+            )
+        if self.running_runs:
+            unended["runs still running (counted so far)"] = self.running_runs
         return {
             "judge": self.judge,
             "answered judgments (ok or unparsed)": self.judgments,
             "seconds (each answering run's first call to its last, summed)": self.seconds,
             **older,
             **unanswered,
+            **unended,
             **damaged,
             "answered judgments per second": self.judgments_per_second,
             "tokens in per judgment": self.tokens_in_per_judgment,
@@ -255,10 +291,11 @@ def cards(
         prompt = (prompts or {}).get(str(judge))
         accelerator, mfu, peak = _utilisation(g)
         per = math.nan if rate is None else rate
+        state = every["state"] if "state" in every.columns else pd.Series("ended", every.index)
         out.append(
             Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
                  seconds, whole, int(none.sum()), float(every.loc[none, "seconds"].sum()),
-                 damaged)
+                 damaged, int((state == "killed").sum()), int((state == "running").sum()))
         )  # fmt: skip
     return out
 

@@ -251,6 +251,12 @@ class RayExecutor:
         actors, resources = self._pool(ray)
         self.pool = (actors, "num_gpus" in resources)
         self.workers = {}
+        handed = [0]  # outcomes handed to ``collect``, which commits them
+
+        def handing(computed: Sequence[Computed]) -> None:
+            handed[0] += len(computed)
+            collect(computed)
+
         self.exact = None
         size = max(1, batch_size)
         items = [{"task": pickle.dumps(t)} for t in todo]
@@ -315,7 +321,7 @@ class RayExecutor:
             watcher.start()
         try:
             with (
-                _ray_errors(),
+                _ray_errors(lambda: handed[0], len(todo), _noun(work)),
                 _stream_threads_ended(),
                 contextlib.closing(iter(batches)) as stream,
             ):
@@ -324,7 +330,7 @@ class RayExecutor:
                     # over and committed (interrupt.shielded), not in between: that
                     # block's work lost, and done again by the next run
                     with interrupt.shielded():
-                        self._take(batch, collect)
+                        self._take(batch, handing)
                         for block, n in zip(batch["block"], batch["rows"], strict=True):
                             rows[int(block)] = rows.get(int(block), int(n)) - 1
                         errors = [e for e in batch["error"] if e]
@@ -689,10 +695,32 @@ def _error(exc: BaseException) -> bytes:
     return pickle.dumps(JudgeError(f"a Ray worker failed: {_first_line(exc)}"))
 
 
+def _noun(work: Work) -> str:
+    """What ``work``'s outcomes are called."""
+    return "perplexities" if work.kind == "perplexity" else "judgments"
+
+
+def kept_words(handed: int, sent: int, what: str = "judgments") -> str:
+    """What a Ray run that failed keeps: the ``handed`` outcomes of its ``sent`` tasks
+    the driver received, each committed to the store as it came (the runner's
+    collector; the last of them as the run ends). None: nothing was stored, and a rerun
+    starts from the beginning (it said "finished judgments are kept" all the same).
+
+    >>> kept_words(0, 40)
+    'none of its 40 judgments was stored: a rerun starts from the beginning'
+    >>> kept_words(12, 40)
+    '12 of its 40 judgments are stored and kept, and a rerun resumes from them'
+    """
+    if handed <= 0:
+        return f"none of its {sent:,} {what} was stored: a rerun starts from the beginning"
+    return f"{handed:,} of its {sent:,} {what} are stored and kept, and a rerun resumes from them"
+
+
 @contextmanager
-def _ray_errors() -> Iterator[None]:
+def _ray_errors(handed: Callable[[], int], sent: int, what: str) -> Iterator[None]:
     """Recuse errors (the workers' included) as they are; a failure of Ray itself (an
-    actor or machine lost) as one line."""
+    actor or machine lost) as one line, saying how many of the ``sent`` tasks' outcomes
+    (``what``) were ``handed`` to the runner, which commits them (:func:`kept_words`)."""
     try:
         yield
     except RecuseError:
@@ -700,8 +728,7 @@ def _ray_errors() -> Iterator[None]:
     except Exception as exc:
         raise JudgeError(
             f"the Ray run failed: {_first_line(exc)} (the workers' logs are under "
-            "/tmp/ray/session_latest/logs on each machine); finished judgments are kept "
-            "and the next run resumes"
+            f"/tmp/ray/session_latest/logs on each machine); {kept_words(handed(), sent, what)}"
         ) from None
 
 

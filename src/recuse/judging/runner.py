@@ -73,7 +73,7 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.store import Judgment, Perplexity, Rewrite, Store
+from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
 from recuse.terminal import one_line
@@ -714,13 +714,45 @@ class Runner:
         todo, copies, cached = plan.todo, plan.copies, plan.cached
         attempts_before = plan.attempts_before
         kept = False
+        meter: Backend | Executor = self.backend if self.executor is None else self.executor
+        before = meter.usage()
+        clock = RunClock()
+        counts = {"ok": 0, "unparsed": 0, "failed": 0}
+
+        def run_record(*, ended: bool) -> RunRecord:
+            """What a judgment costs (the evaluator card): only work sent to the backend,
+            not copies, and only the judgments it answered (ok or unparsed): a failed one
+            reports no usage and is sent again by the next run, so counting it would
+            spread the answered ones' tokens over judgments that cost none. Its seconds
+            are the run's clock, first call to last outcome (:class:`RunClock`), the
+            summary line's and the bar's: as they stand now (``ended``: at the run's end)."""
+            after = meter.usage()
+            tokens = None
+            if after is not None:
+                b = before or (0, 0)
+                tokens = (after[0] - b[0], after[1] - b[1])
+            return RunRecord(
+                self.judge,
+                leased.mine.run,
+                counts["ok"] + counts["unparsed"],
+                clock.seconds,
+                tokens,
+                hardware=self.backend.hardware,
+                device=self.backend.device_name,
+                block_params=self.backend.block_parameters,
+                ended=ended,
+            )
 
         def save(judgments: Sequence[Judgment]) -> None:
             nonlocal kept
             if judgments and not kept:
                 keep_items()
                 kept = True
-            self.store.put(judgments)
+            # the run's record as it stands, in the judgments' commit (no write of its
+            # own): a run killed (kill -9) is on the card as far as its last commit went.
+            # Counted before the commit (_Collector.add), its counts are what it stores
+            answered = counts["ok"] + counts["unparsed"]
+            self.store.put(judgments, run=run_record(ended=False) if answered else None)
 
         save(copies)
 
@@ -737,32 +769,15 @@ class Runner:
             batch_size=self.backend.batch_size,
             work=work,
         )
-        meter: Backend | Executor = self.backend if self.executor is None else self.executor
-        before = meter.usage()
-        clock = RunClock()
-        counts = {"ok": 0, "unparsed": 0, "failed": 0}
 
         def record() -> None:
-            """What a judgment costs (the evaluator card): only work sent to the backend,
-            not copies, and only the judgments it answered (ok or unparsed): a failed one
-            reports no usage and is sent again by the next run, so counting it would
-            spread the answered ones' tokens over judgments that cost none. Its seconds
-            are the run's clock, first call to last outcome (:class:`RunClock`), the
-            summary line's and the bar's."""
-            after = meter.usage()
-            tokens = None
-            if after is not None:
-                b = before or (0, 0)
-                tokens = (after[0] - b[0], after[1] - b[1])
+            """The run's record at its end (:meth:`Store.put_run`: the one its commits
+            wrote, where they wrote one)."""
+            r = run_record(ended=True)
             self.store.put_run(
-                self.judge,
-                judgments=counts["ok"] + counts["unparsed"],
-                seconds=clock.seconds,
-                tokens=tokens,
-                hardware=self.backend.hardware,
-                device=self.backend.device_name,
-                block_params=self.backend.block_parameters,
-            )
+                r.judge, judgments=r.judgments, seconds=r.seconds, tokens=r.tokens,
+                hardware=r.hardware, device=r.device, block_params=r.block_params, run=r.run,
+            )  # fmt: skip
 
         def record_stopped() -> None:
             if counts["ok"] + counts["unparsed"]:

@@ -35,7 +35,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -56,6 +56,7 @@ __all__ = [
     "Judgment",
     "JudgmentKind",
     "Perplexity",
+    "RunRecord",
     "Store",
     "content_key",
     "no_store",
@@ -123,7 +124,9 @@ CREATE TABLE IF NOT EXISTS runs (
     hardware TEXT,
     device TEXT,
     block_params INTEGER,
-    clock TEXT
+    clock TEXT,
+    run TEXT,
+    ended INTEGER
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -196,6 +199,32 @@ _FLOATS = ("value", "p_slot_a", "mass", "p_tie")
 RUN_CLOCK = "first call to last outcome"
 #: the columns :meth:`Store.export_pairs` names each verdict's judge prompt in
 PROMPT_COLUMNS = ("judge_prompt", "judge_prompt_format", "judge_prompt_sha256")
+#: what :meth:`Store.runs` says of each run (its ``state``): it recorded its end; its
+#: process still runs; it ended without recording its end (killed: ``kill -9``, the
+#: machine lost; or its end could not be written: a full disk), its record as its last
+#: commit left it
+RUN_STATES = ("ended", "running", "killed")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run's row of the runs table (:meth:`Store.put_run`), as it stands: ``run`` its
+    id (the :class:`~recuse.judging.leases.Holder`'s), ``judgments`` the backend
+    answered so far (ok or unparsed), ``seconds`` its clock so far (first call to last
+    outcome), ``tokens`` in/out (None: not reported), ``ended`` whether it is its last
+    (the run recorded its end). Written with each commit of the run's judgments
+    (:meth:`Store.put`), in the same transaction, so a killed run's record holds what
+    its last commit stored."""
+
+    judge: str
+    run: str
+    judgments: int
+    seconds: float
+    tokens: tuple[int, int] | None = None
+    hardware: str = ""
+    device: str = ""
+    block_params: int | None = None
+    ended: bool = False
 
 
 @dataclass(frozen=True)
@@ -336,21 +365,31 @@ class Store:
         try:
             yield
         except sqlite3.Error as exc:
-            raise _database_error(exc, self.path) from None
+            raise _database_error(exc, self.path, kept=lambda: kept_words(self.path)) from None
 
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """All rows of one query (every read goes through here)."""
         with self._guard():
             return self.conn.execute(sql, params).fetchall()
 
-    def _write(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
-        """One committed transaction of ``sql`` over ``rows`` (every write goes here)."""
+    def _write(
+        self,
+        sql: str,
+        rows: Sequence[Sequence[object]],
+        *,
+        then: Callable[[], None] | None = None,
+    ) -> None:
+        """One committed transaction of ``sql`` over ``rows`` (every write goes here),
+        ``then`` (more statements on :attr:`conn`) in it too."""
         if self.read_only:
             raise OutputError(f"cannot write {self.path}: the store was opened read-only")
-        if not rows:
+        if not rows and then is None:
             return
         with self._guard(), self.conn:
-            self.conn.executemany(sql, rows)
+            if rows:
+                self.conn.executemany(sql, rows)
+            if then is not None:
+                then()
             now = time.time()
             if self._beat is not None and now - self._beat_at >= leasing.HEARTBEAT_SECONDS:
                 # the leasing run's heartbeat, in the same commit (a page of the WAL)
@@ -397,8 +436,10 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------
 
-    def put(self, judgments: Iterable[Judgment]) -> None:
-        """Insert or replace judgments in one transaction (committed on return)."""
+    def put(self, judgments: Iterable[Judgment], *, run: RunRecord | None = None) -> None:
+        """Insert or replace judgments in one transaction (committed on return), with
+        ``run``'s record as it stands now (:meth:`put_run`) in the same transaction (no
+        write of its own: a killed run's record holds what its last commit stored)."""
         now = time.time()  # fields read directly: dataclasses.asdict deep-copies
         # NaN as NULL (as _sql, inline: 3x faster per row)
         rows = [
@@ -407,7 +448,11 @@ class Store:
         ]
         cols = ", ".join((*self.COLUMNS, "created_at"))
         marks = ", ".join("?" * (len(self.COLUMNS) + 1))
-        self._write(f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})", rows)
+        self._write(
+            f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})",
+            rows,
+            then=None if run is None else lambda: self._record_run(run),
+        )
 
     def put_items(self, kind: JudgmentKind, items: Mapping[str, Mapping[str, object]]) -> None:
         """Remember what was judged (texts, generator ids, labels) for export."""
@@ -694,30 +739,54 @@ class Store:
         hardware: str = "",
         device: str = "",
         block_params: int | None = None,
+        run: str = "",
     ) -> None:
-        """What one run computed: judgments the backend answered (ok or unparsed; not
-        copies, not failed ones), the run's wall time from its first call to its last
-        outcome (:class:`recuse.judging.rate.RunClock`), the tokens in/out the backend
-        reported (None: not reported), where a local model ran (``"cuda:0
-        bfloat16"``; empty for a server), the accelerator's name (``"NVIDIA H200"``;
-        empty off a GPU) and the model's transformer-block parameters (None:
-        unknown): the card's model FLOP utilisation."""
-        tin, tout = tokens if tokens is not None else (None, None)
-        self._write(
-            "INSERT INTO runs (judge, judgments, seconds, tokens_in, tokens_out, created_at, "
-            "hardware, device, block_params, clock) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (judge, judgments, seconds, tin, tout, time.time(), hardware or None,
-                 device or None, block_params, RUN_CLOCK)
-            ],
+        """What one run computed, recorded at its end: judgments the backend answered
+        (ok or unparsed; not copies, not failed ones), the run's wall time from its first
+        call to its last outcome (:class:`recuse.judging.rate.RunClock`), the tokens
+        in/out the backend reported (None: not reported), where a local model ran
+        (``"cuda:0 bfloat16"``; empty for a server), the accelerator's name (``"NVIDIA
+        H200"``; empty off a GPU) and the model's transformer-block parameters (None:
+        unknown): the card's model FLOP utilisation. ``run``: the run's id, whose record
+        its commits wrote as it went (:meth:`put`): that record is the one ended."""
+        record = RunRecord(
+            judge, run, judgments, seconds, tokens, hardware, device, block_params, ended=True
+        )
+        self._write("", [], then=lambda: self._record_run(record))
+
+    def _record_run(self, record: RunRecord) -> None:
+        """``record`` in the runs table (inside a transaction of :meth:`_write`): the row
+        of its run updated where there is one, else added."""
+        tin, tout = record.tokens if record.tokens is not None else (None, None)
+        figures = (
+            record.judgments, record.seconds, tin, tout, record.hardware or None,
+            record.device or None, record.block_params, RUN_CLOCK, int(record.ended),
         )  # fmt: skip
+        if record.run and (
+            self.conn.execute(
+                "UPDATE runs SET judgments = ?, seconds = ?, tokens_in = ?, tokens_out = ?, "
+                "hardware = ?, device = ?, block_params = ?, clock = ?, ended = ? WHERE run = ?",
+                (*figures, record.run),
+            ).rowcount
+        ):
+            return
+        self.conn.execute(
+            "INSERT INTO runs (judgments, seconds, tokens_in, tokens_out, hardware, device, "
+            "block_params, clock, ended, judge, run, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*figures, record.judge, record.run or None, time.time()),
+        )
 
     def runs(self) -> pd.DataFrame:
         """Every recorded run, oldest first: judge, judgments, seconds, tokens_in,
         tokens_out, hardware, device, block_params, clock (:data:`RUN_CLOCK` where the
         seconds run from the first call to the last outcome; None in a run an earlier
-        recuse recorded, whose seconds are the whole run's wall time). An old store
-        without the table has none; runs recorded before a column was have none in it.
+        recuse recorded, whose seconds are the whole run's wall time) and state (one of
+        :data:`RUN_STATES`: a run's record is written with each commit of its judgments,
+        so a run killed (``kill -9``) is there, as its last commit left it, ``killed``;
+        one whose process still runs is ``running``; the others, those of an earlier
+        recuse too, recorded their end). An old store without the table has none; runs
+        recorded before a column was have none in it.
 
         A column ``damaged`` says, of a run no real run could have recorded (a hand-edited
         or damaged store: :func:`run_damage`), what is wrong with it, naming the store and
@@ -732,22 +801,42 @@ class Store:
         ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
-            return pd.DataFrame(columns=cols)
+            return pd.DataFrame(columns=[*cols, "state"])
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
-        picked = [c if c in have else f"NULL AS {c}" for c in cols]
+        picked = [c if c in have else f"NULL AS {c}" for c in (*cols, "run", "ended")]
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
         now = time.time()
-        damaged = []
-        for k, (judge, judgments, seconds, tin, tout, _, _, blocks, _) in enumerate(rows, 1):
-            what = run_damage(judgments, seconds, (tin, tout), blocks, now=now)
+        live = self._live_runs(now)
+        damaged, states = [], []
+        for k, row in enumerate(rows, 1):
+            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended = row
+            what = run_damage(judgments, seconds, (tin, tout), blocks, ended, now=now)
             damaged.append(
                 f"{self.path}: run {k} of judge {judge!r} in the runs table {what}"
                 if what
                 else None
             )
-        out = pd.DataFrame(rows, columns=cols)
+            states.append(
+                "ended" if ended is None or ended == 1 else "running" if run in live else "killed"
+            )
+        out = pd.DataFrame([r[: len(cols)] for r in rows], columns=cols)
+        out["state"] = pd.Series(states, index=out.index, dtype=object)
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
         return out
+
+    def _live_runs(self, now: float) -> set[str]:
+        """The ids of the runs whose process still runs (:meth:`take_leases`' record of
+        them, :meth:`~recuse.judging.leases.Holder.alive`)."""
+        if "lease_runs" not in self._tables:
+            return set()
+        rows = self._rows(
+            "SELECT run, pid, host, started, heartbeat, process_start FROM lease_runs"
+        )
+        holders = (
+            Holder(str(r), int(p), str(h), float(s), float(b), None if t is None else str(t))
+            for r, p, h, s, b, t in rows
+        )
+        return {h.run for h in holders if h.alive(now)}
 
     def items(self, kind: JudgmentKind) -> dict[str, dict[str, Any]]:
         rows = self._rows("SELECT item_id, meta FROM items WHERE kind = ?", (kind,))
@@ -1077,12 +1166,14 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 def _add_run_hardware(conn: sqlite3.Connection) -> None:
     """Stores written before runs recorded their device and dtype, accelerator and
-    block parameters, or what their seconds time (``clock``), get the columns; their
-    runs have none in them."""
+    block parameters, what their seconds time (``clock``), or their id and whether they
+    recorded their end (``run``, ``ended``: a run's record is written as it goes), get
+    the columns; their runs have none in them (a run recorded at its end alone)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
     added = False
     for name, kind in (
-        ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT")
+        ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT"),
+        ("run", "TEXT"), ("ended", "INTEGER"),
     ):  # fmt: skip
         if name not in cols:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
@@ -1173,6 +1264,7 @@ def run_damage(
     seconds: object,
     tokens: tuple[object, object],
     block_params: object = None,
+    ended: object = None,
     *,
     now: float,
 ) -> str:
@@ -1182,7 +1274,8 @@ def run_damage(
     clock that timed it counts no finer), or more than have passed since 1970 (``now``,
     the epoch's seconds); its tokens in or out not a count, or over
     :data:`MOST_TOKENS_PER_JUDGMENT` a judgment it answered; its model's block
-    parameters not a positive count. Each gave the card a rate, a token count or a
+    parameters not a positive count; whether it ended not 0 or 1 (None: recorded by an
+    earlier recuse, at its end). Each gave the card a rate, a token count or a
     model FLOP utilisation no judge has: 300 digits, a negative share, 10¹⁸ tokens.
 
     >>> run_damage(5, 2.0, (100, 10), now=2e9), run_damage(5, 1e-300, (None, None), now=2e9)
@@ -1220,6 +1313,8 @@ def run_damage(
             )
     if block_params is not None and not (counted(block_params) and block_params != 0):
         return f"records {block_params!r} model parameters (a positive count was expected)"
+    if ended is not None and (type(ended) is not int or ended not in (0, 1)):
+        return f"records its end as {ended!r} (0, 1 or nothing was expected)"
     return ""
 
 
@@ -1309,8 +1404,41 @@ def _file_size_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
-    """One-line error for an SQLite error met on the store at ``path``."""
+def kept_words(path: Path) -> str:
+    """What the store at ``path`` keeps after a write failed, read from the store by a
+    connection of its own (the one that met the error may be unusable): ``"12 finished
+    judgments (ok or unparsed) are kept and resumed"`` (and its perplexities and
+    rewrites); where it holds none, ``"nothing was stored: a rerun starts from the
+    beginning"`` (it said "finished judgments are kept" after a first commit that
+    failed); where it cannot be read, that what was committed before stays."""
+    counted = (
+        ("finished judgments (ok or unparsed)", "judgments", "status != 'failed'"),
+        ("perplexities", "perplexities", "status = 'ok'"),
+        ("rewrites", "rewrites", "status != 'failed'"),
+    )
+    held = []
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=1.0)) as conn:
+            tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+            for words, table, final in counted:
+                if table in tables:
+                    (n,) = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {final}").fetchone()
+                    if n:
+                        held.append(f"{int(n):,} {words}")
+    except (sqlite3.Error, OSError, ValueError):
+        return "what was committed before is kept (the store could not be read to count it)"
+    if not held:
+        return "nothing was stored: a rerun starts from the beginning"
+    return f"the store keeps {' and '.join(held)}, and a rerun resumes from them"
+
+
+def _database_error(
+    exc: sqlite3.Error, path: Path, *, kept: Callable[[], str] | None = None
+) -> RecuseError:
+    """One-line error for an SQLite error met on the store at ``path``; ``kept`` says
+    what the store keeps (:func:`kept_words`), asked for a full disk or an I/O error."""
+    said = "what was committed before is kept"
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     detail = " ".join(str(exc).split())
     if name == "SQLITE_NOTADB" or "not a database" in detail:
@@ -1326,7 +1454,7 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
     if name == "SQLITE_FULL" or "disk is full" in detail:
         return OutputError(
             f"cannot write {path}: the disk is full — free some space and run again "
-            "(finished judgments are kept and resumed)"
+            f"({kept() if kept else said})"
         )
     if name.startswith("SQLITE_READONLY") or "readonly" in detail:
         return OutputError(
@@ -1344,7 +1472,7 @@ def _database_error(exc: sqlite3.Error, path: Path) -> RecuseError:
         )
         return OutputError(
             f"cannot use {path}: input/output error ({detail}) — the disk may be full or "
-            f"failing{past}; finished judgments are kept"
+            f"failing{past}; {kept() if kept else said}"
         )
     if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
         return OutputError(f"{path}: the store is busy in another process — wait and run again")

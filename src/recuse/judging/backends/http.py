@@ -59,7 +59,7 @@ import ssl
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -359,8 +359,17 @@ class HTTPBackend(Backend):
                 resp = httpx.Response(status, headers=answer.headers)
                 said = self.scrub(f"(a body {cannot})")
             else:
-                resp = httpx.Response(status, headers=answer.headers, content=raw)
+                resp = _decoded_answer(status, answer.headers, raw, self.max_answer_bytes)
                 said = resp.text
+        except _DecodedTooLarge as exc:
+            # a small compressed body that decodes to gigabytes (a "gzip bomb"): stopped
+            # at the bound, as a raw body over it is; the status still means what it says
+            if 200 <= status < 300:
+                raise TransientError(
+                    self._reason(f"the server at {url} answered HTTP {status} with {exc}")
+                ) from None
+            resp = httpx.Response(status, headers=answer.headers)
+            said = f"(a body {exc})"
         except httpx.DecodingError:
             # a body that is not what its encoding says: the status still means what
             # it says (a 429 keeps its Retry-After, a 401 stops the run)
@@ -1158,6 +1167,66 @@ def read_json(raw: bytes | str) -> Any:
                 stack.append(value)
             node[_SURROGATE.sub("\ufffd", key) if isinstance(key, str) else key] = value
     return data
+
+
+#: compressed bytes handed to a decoder at a time: gzip and deflate make at most about
+#: 1,032 bytes of one, so a body that decodes past the bound is stopped about a
+#: megabyte past it, never decoded whole into memory (:func:`_decoded_answer`)
+DECODE_PIECE = 1024
+
+
+class _DecodedTooLarge(Exception):
+    """A body that decodes to more than the bound (:func:`_decoded_answer`)."""
+
+
+class _Pieces(httpx.SyncByteStream):
+    """Bytes handed on in pieces of at most :data:`DECODE_PIECE`."""
+
+    def __init__(self, parts: Iterable[bytes]) -> None:
+        self.parts = parts
+
+    def __iter__(self) -> Iterator[bytes]:
+        for part in self.parts:
+            for start in range(0, len(part), DECODE_PIECE):
+                yield part[start : start + DECODE_PIECE]
+
+
+def _decoded_answer(
+    status: int, headers: Sequence[tuple[bytes, bytes]], raw: bytes, most: int
+) -> httpx.Response:
+    """The answer as httpx reads it, its body decoded by its Content-Encoding(s), but
+    a :class:`_DecodedTooLarge` as soon as the decoded body is over ``most`` bytes:
+    httpx decoded the whole body at once, so 128 KiB of gzip decoding to 128 MiB (a
+    ratio of 1,000, reached by any run of one byte) passed the raw bound and took the
+    memory, and a body compressed twice (``gzip, gzip``) a thousand times more. Each
+    encoding is undone by httpx's decoder for it (its own response, streamed:
+    ``iter_bytes``), fed :data:`DECODE_PIECE` bytes at a time, the last one's bytes
+    counted; an undecodable body is httpx's :class:`httpx.DecodingError`."""
+    named = [
+        part.strip()
+        for key, value in headers
+        if key.lower() == b"content-encoding"
+        for part in value.decode("latin-1").split(",")
+        if part.strip()
+    ]
+    stream: Iterable[bytes] = [raw]
+    for encoding in reversed(named):  # the last applied is undone first
+        stream = httpx.Response(
+            200, headers={"Content-Encoding": encoding}, stream=_Pieces(stream)
+        ).iter_bytes()
+    parts: list[bytes] = []
+    size = 0
+    for part in stream:
+        size += len(part)
+        if size > most:
+            said = ", ".join(named)
+            raise _DecodedTooLarge(
+                f"a body of {len(raw):,} bytes that decodes (Content-Encoding: {said}) to "
+                f"over {most:,} bytes, not read"
+            )
+        parts.append(part)
+    kept = [(k, v) for k, v in headers if k.lower() not in (b"content-encoding", b"content-length")]
+    return httpx.Response(status, headers=kept, content=b"".join(parts))
 
 
 async def _read_body(answer: httpcore.Response, most: int) -> bytes:

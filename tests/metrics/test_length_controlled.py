@@ -733,3 +733,37 @@ def test_a_joint_fit_on_many_systems_settles_and_one_that_does_not_is_none(
     assert "a quadrature that settles (rates within 0.01 points at 192 nodes and 96)" in (
         joint_needs()
     )
+
+
+def test_the_joint_fit_takes_each_hessian_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The joint fit's Hessians are computed once per point and quadrature rule: the
+    one at each maximum, which scipy's trust-exact took before it stopped, is kept for
+    the interval (it was computed again), and the fit is the same to the last bit (its
+    rates and parameters equal those of a fit whose Hessians are all computed anew)."""
+    from recuse.metrics.length_controlled import _converged_fit, _Likelihood
+
+    system, cluster, y, tl = _small_joint_table(0)
+    computed: list[tuple[int, bytes]] = []
+    rule = {"epoch": 0}
+    compute, centre = _Likelihood._hessian, _Likelihood.centre
+
+    def counted(self: _Likelihood, p: np.ndarray) -> np.ndarray:
+        computed.append((rule["epoch"], p.tobytes()))
+        return compute(self, p)
+
+    def centred(self: _Likelihood, p: np.ndarray) -> float:
+        rule["epoch"] += 1  # the nodes move: the same p is another Hessian
+        return centre(self, p)
+
+    monkeypatch.setattr(_Likelihood, "_hessian", counted)
+    monkeypatch.setattr(_Likelihood, "centre", centred)
+    fit = _converged_fit(system, cluster, y, tl, level=0.9)
+    assert fit is not None and computed
+    assert len(set(computed)) == len(computed)
+    monkeypatch.setattr(_Likelihood, "hessian", compute)  # none kept: each computed anew
+    again = _converged_fit(system, cluster, y, tl, level=0.9)
+    assert again is not None
+    np.testing.assert_array_equal(fit.params, again.params)
+    np.testing.assert_array_equal(
+        np.r_[fit.lc, fit.low, fit.high], np.r_[again.lc, again.low, again.high]
+    )

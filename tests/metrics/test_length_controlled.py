@@ -767,3 +767,35 @@ def test_the_joint_fit_takes_each_hessian_once(monkeypatch: pytest.MonkeyPatch) 
     np.testing.assert_array_equal(
         np.r_[fit.lc, fit.low, fit.high], np.r_[again.lc, again.low, again.high]
     )
+
+
+def test_the_nodes_are_centred_on_each_posterior_mode_where_newton_overshoots() -> None:
+    """Each instruction's nodes are centred on the mode of its u_i's posterior, the root
+    of τ Σ_r (y_r − σ(θ_m + τ u)) − u, and scaled by its curvature there, as scipy's
+    brentq finds them. 8 systems that all won an instruction, their θ_m from −3.2 to
+    −2.4, at τ = 10.381 (a fit of systems that win or lose instructions together):
+    plain Newton steps from 0 bounced between u = 0.0068 and 1.44 until they ran out,
+    and the nodes sat at 0.0068 (the mode is 0.724), so each centring moved them by
+    up to 3.5 prior sds and the rounds never settled; at τ = 2 and 30, and on the
+    instruction all 8 lost, it found the mode."""
+    from scipy import optimize, special
+
+    from recuse.metrics.length_controlled import _Likelihood
+
+    theta = np.array([-2.846, -2.575, -3.099, -2.670, -2.525, -3.224, -2.363, -2.689])
+    system, cluster = np.tile(np.arange(8), 2), np.repeat([0, 1], 8)
+    like = _Likelihood(system, cluster, np.repeat([1.0, 0.0], 8), np.zeros(16), nodes=24)
+    for tau in (10.381, 2.0, 30.0):
+        like.centre(np.r_[theta, np.zeros(9), np.log(tau)])
+        for i, won in ((0, 1.0), (1, 0.0)):
+
+            def slope(u: float, won: float = won, tau: float = tau) -> float:
+                return float(tau * np.sum(won - special.expit(theta + tau * u)) - u)
+
+            root = optimize.brentq(slope, -100, 100, xtol=1e-14)
+            s = special.expit(theta + tau * root)
+            assert like.mode is not None
+            assert like.mode[i] == pytest.approx(root, abs=1e-9)
+            bend = tau**2 * np.sum(s * (1 - s)) + 1
+            assert like.log_scale[i] == pytest.approx(-0.5 * np.log(bend), abs=1e-9)
+    assert like.mode[0] == pytest.approx(0.3141535993926728, abs=1e-9)  # τ = 30

@@ -799,3 +799,35 @@ def test_the_nodes_are_centred_on_each_posterior_mode_where_newton_overshoots() 
             bend = tau**2 * np.sum(s * (1 - s)) + 1
             assert like.log_scale[i] == pytest.approx(-0.5 * np.log(bend), abs=1e-9)
     assert like.mode[0] == pytest.approx(0.3141535993926728, abs=1e-9)  # τ = 30
+
+
+def test_a_joint_fit_whose_spread_runs_off_is_refused_within_a_few_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the systems win or lose instructions together, the likelihood climbs on as
+    the spread τ grows, and the Newton steps crept along the edge (τ = 50) for 60 to 90
+    steps before they stopped and :func:`_ran_off` refused where they ended (3.2 s for
+    16 systems on 805 instructions). A step past half the edge is refused where it is
+    taken: the fit is None after at most 15 evaluations of the likelihood (was 40 to 50),
+    on a table whose verdicts the instruction alone decides (8 systems, 300 instructions)
+    and on one with 2% of them the other way (4 systems, 80 instructions)."""
+    from recuse.metrics.length_controlled import _converged_fit, _Likelihood
+
+    evaluated = {"n": 0}
+    scores = _Likelihood.scores
+
+    def counted(self: _Likelihood, p: np.ndarray) -> tuple[float, np.ndarray]:
+        evaluated["n"] += 1
+        return scores(self, p)
+
+    monkeypatch.setattr(_Likelihood, "scores", counted)
+    for k, n, flips, seed in ((8, 300, 0.0, 1), (4, 80, 0.02, 0)):
+        rng = np.random.default_rng(seed)
+        system, cluster = (a.ravel() for a in np.meshgrid(np.arange(k), np.arange(n)))
+        tl = np.tanh(rng.normal(size=k * n))
+        y = (rng.normal(size=n)[cluster] > 0).astype(float)
+        flip = rng.random(k * n) < flips
+        y[flip] = 1 - y[flip]
+        evaluated["n"] = 0
+        assert _converged_fit(system, cluster, y, tl, level=0.9) is None
+        assert 0 < evaluated["n"] <= 15

@@ -528,10 +528,13 @@ CENTRED_TOL, RECENTRES = 1e-6, 30
 
 
 def _ran_off(p: np.ndarray) -> bool:
-    """Whether the steps ended past half of :data:`MAX_COEFFICIENT` or :data:`MAX_TAU`:
-    where there is no finite maximum the likelihood flattens as they run off, its
-    gradient falls under any tolerance, and they stop anywhere out there (a length
-    coefficient of 30.0, at the edge, read as a maximum with its rates)."""
+    """Whether a step took the parameters past half of :data:`MAX_COEFFICIENT` or
+    :data:`MAX_TAU`: where there is no finite maximum the likelihood flattens as they
+    run off, its gradient falls under any tolerance, and they stop anywhere out there
+    (a length coefficient of 30.0, at the edge, read as a maximum with its rates).
+    :func:`_maximum_at` refuses such a step where it is taken: left to end, the steps
+    crept along the edge for 60 to 90 Newton steps (16 systems on 805 instructions that
+    win or lose them together: 3.2 s, now 0.3 s)."""
     return bool(np.abs(p[:-1]).max() > MAX_COEFFICIENT / 2 or np.exp(p[-1]) > MAX_TAU / 2)
 
 
@@ -560,8 +563,9 @@ def _maximum_at(
     """The parameters p̂ that maximise ``like`` from ``start`` (Newton steps within a
     trust region, scipy's ``trust-exact``, with the exact Hessian H), the instructions'
     scores u_i there, and (−H)⁻¹ (pseudo-inverse). None where there is no finite
-    maximum: the steps end where the summed score is over 0.001 per row, or run off to
-    where a value or the Hessian is not finite (a trial step far out, log τ of hundreds,
+    maximum: the steps end where the summed score is over 0.001 per row, take the
+    parameters past half the edge (:func:`_ran_off`), or run off to where a value or
+    the Hessian is not finite (a trial step far out, log τ of hundreds,
     overflows: such a step is refused, and a maximum where the Hessian overflows is
     none — said by these checks, not by floating-point warnings)."""
     size, rows = like.size, len(like.y)
@@ -583,6 +587,10 @@ def _maximum_at(
             raise _RanOff
         return -hess
 
+    def running_off(intermediate_result: optimize.OptimizeResult) -> None:
+        if _ran_off(np.asarray(intermediate_result.x, float)):
+            raise _RanOff  # the steps would end out there: no finite maximum
+
     try:
         res = optimize.minimize(
             objective,
@@ -590,6 +598,7 @@ def _maximum_at(
             jac=True,
             hess=curvature,
             method="trust-exact",
+            callback=running_off,
             options={"gtol": 1e-6, "maxiter": 5000},
         )
         p = np.asarray(res.x, float)

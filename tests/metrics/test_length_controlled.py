@@ -831,3 +831,32 @@ def test_a_joint_fit_whose_spread_runs_off_is_refused_within_a_few_steps(
         evaluated["n"] = 0
         assert _converged_fit(system, cluster, y, tl, level=0.9) is None
         assert 0 < evaluated["n"] <= 15
+
+
+def test_a_rule_whose_centring_cycles_stops_centring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """16 systems on 80 instructions that win or lose them together, 3% of verdicts the
+    other way (τ ≈ 8): at 24 nodes each centring moves the nodes by 0.1 again (the
+    maxima cycle between τ = 8.1 and 8.2), and the rule was centred 31 times (all of
+    :data:`RECENTRES`) before the doublings went on. Four centrings in a row that do
+    not bring the move under 0.9 times its least end the rule's rounds (8 centrings);
+    the fit is still None (96 and 192 nodes disagree), and the finer rules, which
+    settle, are centred as before."""
+    from recuse.metrics.length_controlled import _converged_fit, _Likelihood
+
+    centred: list[int] = []
+    centre = _Likelihood.centre
+
+    def counted(self: _Likelihood, p: np.ndarray) -> float:
+        centred.append(len(self.x))
+        return centre(self, p)
+
+    monkeypatch.setattr(_Likelihood, "centre", counted)
+    rng = np.random.default_rng(1)
+    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(16), np.arange(80)))
+    tl = np.tanh(rng.normal(size=1280))
+    y = (rng.normal(size=80)[cluster] > 0).astype(float)
+    flip = rng.random(1280) < 0.03
+    y[flip] = 1 - y[flip]
+    assert _converged_fit(system, cluster, y, tl, level=0.9) is None
+    assert centred.count(24) == 8
+    assert [centred.count(q) for q in (48, 96, 192)] == [7, 4, 3]

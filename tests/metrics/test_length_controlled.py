@@ -702,9 +702,8 @@ def test_a_joint_fit_on_many_systems_settles_and_one_that_does_not_is_none(
     within 0.01 points, and the fit settles at 48. A fit whose doublings never agree is
     None (its intervals, unsettled, read 58.98% [58.98%, 58.98%]); and where the systems
     win or lose instructions together (2% of verdicts the other way) the spread τ runs
-    off to the edge: None, in well under a second."""
-    import time
-
+    off to the edge: None (how soon: by steps, not seconds, in
+    test_a_joint_fit_whose_spread_runs_off_is_refused_within_a_few_steps)."""
     import recuse.metrics.length_controlled as lc_module
     from recuse.metrics.length_controlled import _converged_fit, _joint_fit, joint_needs
 
@@ -727,9 +726,7 @@ def test_a_joint_fit_on_many_systems_settles_and_one_that_does_not_is_none(
     y = (rng.normal(size=80)[cluster] > 0).astype(float)
     flip = rng.random(320) < 0.02
     y[flip] = 1 - y[flip]
-    start = time.perf_counter()
     assert _converged_fit(system, cluster, y, tl, level=0.9) is None
-    assert time.perf_counter() - start < 5
     assert "a quadrature that settles (rates within 0.01 points at 192 nodes and 96)" in (
         joint_needs()
     )

@@ -423,3 +423,31 @@ def test_a_large_file_whose_lengths_agree_is_read_without_counting_every_text(
     mirror = frame.head(3).rename(columns=swap)
     (note,) = inputs.mirrored_rows(pd.concat([frame, mirror.assign(item_id=["r0", "r1", "r2"])]))
     assert note.startswith("judge 'j': 6 rows are one comparison's two orders")
+
+
+def test_log_perplexities_given_as_perplexities_are_said(tmp_path: Path) -> None:
+    """Perplexities (log-perplexity 1.5 ± 0.5 nats) written as their logs, the mean
+    negative log-likelihood many tools print: the familiarity analysis took the log again
+    and its headline moved from +1.7 (the planted human − judge slope difference +1.5) to
+    +2.2, with nothing said. About a sixth of those logs are below 1, which no
+    perplexity is: a note says so. The perplexities themselves, whose simulated values dip
+    below 1 now and then (0.1%), get none."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.familiarity import familiarity_bias
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    sim = simulate_familiarity({"m1": PlantedFamiliarity(judge_slope=-2.0)}, human_slope=-0.5,
+                               n_prompts=300, seed=1)  # fmt: skip
+    assert sim.true_value("m1") == 1.5
+    path, logs = tmp_path / "ppl.csv", tmp_path / "log_ppl.csv"
+    sim.pairs.to_csv(path, index=False)
+    sim.pairs.assign(ppl_a=np.log(sim.pairs["ppl_a"]), ppl_b=np.log(sim.pairs["ppl_b"])).pipe(
+        lambda t: t[(t["ppl_a"] > 0) & (t["ppl_b"] > 0)]  # logs of perplexities above 1
+    ).to_csv(logs, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    right, wrong = (familiarity_bias(load_input(p).frame, boot=boot).estimate for p in (path, logs))
+    assert abs(right - 1.5) < 0.3 and wrong > right + 0.4  # 1.72 and 2.19: silent before
+    assert not [x for x in load_input(path).source.notes if "below 1" in x]
+    (note,) = [x for x in load_input(logs).source.notes if "below 1" in x]
+    assert "perplexities (ppl_a, ppl_b) are below 1" in note
+    assert "give exp of them" in note

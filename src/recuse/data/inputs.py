@@ -380,6 +380,43 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+#: the share of a table's perplexities (``ppl_a`` and ``ppl_b``) below 1 from which
+#: :func:`perplexities_below_one` speaks: no perplexity is below 1, but a simulated one may
+#: be (a normal log-perplexity: 0.1% of them at the simulator's defaults)
+BELOW_ONE = 0.05
+
+
+def perplexities_below_one(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where at least :data:`BELOW_ONE` of the perplexities in ``ppl_a`` /
+    ``ppl_b`` are below 1, which no perplexity is (``exp`` of a mean negative
+    log-probability per token, each at least 0): such columns most likely hold
+    log-perplexities (mean negative log-likelihoods), whose log the familiarity analysis
+    takes again, so its slopes (per unit of log-perplexity difference) and its curves' bins
+    read another scale, with nothing said (a planted familiarity bias of +1.5 read +1.7
+    from perplexities and +2.2 from their logs). Log-perplexities all above 1 (a weak
+    judge's, over 2.7 nats) cannot be told from perplexities and pass unsaid.
+
+    >>> t = pd.DataFrame({"ppl_a": [0.7, 2.0], "ppl_b": [1.2, 3.0]})
+    >>> perplexities_below_one(t)[0][:44]
+    '1 of 4 perplexities (ppl_a, ppl_b) are below'
+    """
+    columns = [c for c in ("ppl_a", "ppl_b") if c in frame.columns]
+    if not columns:
+        return ()
+    values = frame[columns].to_numpy(float).ravel()
+    values = values[np.isfinite(values) & (values > 0)]
+    below = int((values < 1).sum())
+    if not below or below < BELOW_ONE * len(values):
+        return ()
+    return (
+        f"{below:,} of {len(values):,} perplexities ({', '.join(columns)}) are below 1, which "
+        "no perplexity is (exp of a mean negative log-probability per token): if the columns "
+        "hold log-perplexities (mean negative log-likelihoods), give exp of them — the "
+        "familiarity analysis takes their log, and read as perplexities its slopes and bins "
+        "are on another scale",
+    )
+
+
 #: the least shift of a mean of a judge's verdicts (P(a better), 0 to 1) that its
 #: one-order pairs may cause for :func:`orders_partly_judged` to speak
 PARTLY_JUDGED_SHIFT = 0.01
@@ -768,7 +805,7 @@ def load_input(
             if kind == "pairs":
                 notes = (*notes, *orders_at_odds(frame, swapped_frame=how.swapped_frame))
                 notes = (*notes, *lengths_at_odds(frame), *mirrored_rows(frame))
-                notes = (*notes, *orders_partly_judged(frame))
+                notes = (*notes, *orders_partly_judged(frame), *perplexities_below_one(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

@@ -451,3 +451,30 @@ def test_log_perplexities_given_as_perplexities_are_said(tmp_path: Path) -> None
     (note,) = [x for x in load_input(logs).source.notes if "below 1" in x]
     assert "perplexities (ppl_a, ppl_b) are below 1" in note
     assert "give exp of them" in note
+
+
+def test_texts_missing_beside_lengths_are_said(tmp_path: Path, shared_data: Path) -> None:
+    """llmbar-mtbench with len_a / len_b (word counts) for every pair and the texts of its
+    longest 30% of pairs left out: verbosity counts the texts' words and read gpt-4's
+    prefer-longer gap over the 136 pairs left (+0.033), not all 195 (+0.015), with nothing
+    said. A note says so; the whole file gets none."""
+    from recuse.files import words_in
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.verbosity import prefer_longer_gap
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    table = table.assign(len_a=table["response_a"].map(words_in).astype(float),
+                         len_b=table["response_b"].map(words_in).astype(float))  # fmt: skip
+    total = table["len_a"] + table["len_b"]
+    cut = table.assign(response_a=table["response_a"].where(total <= total.quantile(0.7)))
+    whole, part = tmp_path / "whole.csv", tmp_path / "part.csv"
+    table.to_csv(whole, index=False)
+    cut.to_csv(part, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    gaps = [prefer_longer_gap(load_input(p).frame, judge="gpt-4", boot=boot) for p in (whole, part)]
+    assert [g.n for g in gaps] == [195, 136]  # the textless pairs left out
+    assert not [x for x in load_input(whole).source.notes if "no response_a" in x]
+    (note,) = [x for x in load_input(part).source.notes if "no response_a" in x]
+    n_textless = int(cut.drop_duplicates("item_id")["response_a"].isna().sum())
+    assert note.startswith(f"{n_textless} of 200 comparisons with len_a / len_b have no")
+    assert "drop the response_a / response_b columns" in note

@@ -478,3 +478,37 @@ def test_texts_missing_beside_lengths_are_said(tmp_path: Path, shared_data: Path
     n_textless = int(cut.drop_duplicates("item_id")["response_a"].isna().sum())
     assert note.startswith(f"{n_textless} of 200 comparisons with len_a / len_b have no")
     assert "drop the response_a / response_b columns" in note
+
+
+def test_labels_every_judge_disagrees_with_are_said(tmp_path: Path, shared_data: Path) -> None:
+    """llmbar-mtbench with its labels turned (human = P(b better), as some files write
+    it): the four judges agree with the labels 19–29% of the time, and each read a
+    material preference for longer answers (gpt-4 +0.39, from +0.015 with the labels as
+    written), with nothing said. A note says so; the labels as written get none, nor do
+    LLMBar's judges on its Neighbor pairs, where weak judges fall far below chance (built
+    to fool them: gpt-3.5-turbo 18%) and gpt-4 stays above it."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.verbosity import prefer_longer_gap
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    right, turned = tmp_path / "right.csv", tmp_path / "turned.csv"
+    table.to_csv(right, index=False)
+    table.assign(human=1 - table["human"]).to_csv(turned, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    gaps = [prefer_longer_gap(load_input(p).frame, judge="gpt-4", boot=boot).estimate
+            for p in (right, turned)]  # fmt: skip
+    assert gaps[0] == pytest.approx(0.015, abs=0.001) and gaps[1] == pytest.approx(0.39, abs=0.01)
+    said = "every judge disagrees with the human labels"
+    assert not [x for x in load_input(right).source.notes if said in x]
+    (note,) = [x for x in load_input(turned).source.notes if said in x]
+    assert "'gpt-4' 19% over 200" in note and "'palm-2' 27% over 193 pairs" in note
+    neighbor = registry.load("llmbar", data_dir=shared_data)
+    neighbor = neighbor[neighbor["task"] == "LLMBar/Adversarial/Neighbor"]
+    neighbor.to_csv(right, index=False)
+    assert not [x for x in load_input(right).source.notes if said in x]
+    # its three judges far below chance alone (18-27%): said, with the caveat
+    weak = neighbor[neighbor["judge"].isin(["gpt-3.5-turbo", "gpt-3.5-turbo-0301",
+                                            "llama-2-70b-chat"])]  # fmt: skip
+    weak.to_csv(right, index=False)
+    (note,) = [x for x in load_input(right).source.notes if said in x]
+    assert "a set built to fool judges can read so" in note

@@ -314,6 +314,54 @@ def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple
     return tuple(notes)
 
 
+def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where every judge whose agreement with the human labels can be read
+    (:func:`balanced_agreement` of its verdicts, ``p_a`` or the mean of its orders, over
+    the pairs labelled a or b: at least :data:`AT_ODDS_MIN` of each) gives the
+    human-preferred answer less of the win than chance by at least :data:`AT_ODDS_SE`
+    standard errors: the labels most likely say the opposite of what they are read as
+    (``human`` written as P(b better), or 1 = b), which turns every estimate that reads
+    them, with nothing said (llmbar-mtbench with its labels turned: the four judges agree
+    19–29% of the time, and each reads a material preference for longer answers, +0.35
+    to +0.39, where the labels as written give −0.03 to +0.02). A set built to fool judges
+    can put one weak judge there (LLMBar's Neighbor pairs: gpt-3.5-turbo 18%), so the
+    note says so; every judge of a table, LLMBar's own included, does not.
+
+    >>> t = pd.DataFrame({"judge": "j", "human": [1.0, 0.0] * 20, "p_a": [0.0, 1.0] * 20})
+    >>> labels_against_every_judge(t)[0][:58]
+    'every judge disagrees with the human labels more often tha'
+    """
+    if not {"judge", "human"} <= set(frame.columns):
+        return ()
+    verdict = frame["p_a"] if "p_a" in frame.columns else pd.Series(np.nan, index=frame.index)
+    orders = [c for c in ("p_a_first", "p_a_second") if c in frame.columns]
+    if orders:
+        verdict = verdict.fillna(frame[orders].astype(float).mean(axis=1))
+    human = frame["human"].astype(float)
+    side = np.where(human > 0.5, 1.0, np.where(human < 0.5, 0.0, np.nan))
+    rows = frame.assign(_v=verdict.astype(float), _h=side)
+    rows = rows[rows["judge"].notna() & rows["_v"].notna() & rows["_h"].notna()]
+    read = []
+    for judge, mine in rows.groupby("judge", sort=True):
+        ba, se = balanced_agreement(mine["_v"].to_numpy(float), mine["_h"].to_numpy(float))
+        if not se > 0:
+            continue
+        if ba > 0.5 - AT_ODDS_SE * se:
+            return ()
+        read.append(f"{shown(judge)} {share_percent(ba, 0)} over {len(mine):,}")
+    if not read:
+        return ()
+    turn = caller_option("--values human:0=1,1=0", "values={'human': {'0': 1, '1': 0}}")
+    return (
+        "every judge disagrees with the human labels more often than chance (the share of "
+        f"the win given to the human-preferred answer, balanced over a and b: "
+        f"{'; '.join(read)} pairs; 50% = chance): if human gives P(b better), or 1 = b, "
+        f"turn it (1 − human; for labels written 0/1, {turn}) — "
+        "read as it is, every estimate that uses the labels is turned; a set built to fool "
+        "judges can read so for a weak judge, rarely for every judge",
+    )
+
+
 #: the share of comparisons whose texts and len_a / len_b name opposite answers as the
 #: longer from which :func:`lengths_at_odds` speaks (lengths in characters or tokens
 #: beside texts counted in words part on a few close pairs)
@@ -842,7 +890,7 @@ def load_input(
                 notes = (*notes, *orders_at_odds(frame, swapped_frame=how.swapped_frame))
                 notes = (*notes, *lengths_at_odds(frame), *mirrored_rows(frame))
                 notes = (*notes, *orders_partly_judged(frame), *perplexities_below_one(frame))
-                notes = (*notes, *texts_partly_given(frame))
+                notes = (*notes, *texts_partly_given(frame), *labels_against_every_judge(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

@@ -356,9 +356,10 @@ def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
         "every judge disagrees with the human labels more often than chance (the share of "
         f"the win given to the human-preferred answer, balanced over a and b: "
         f"{'; '.join(read)} pairs; 50% = chance): if human gives P(b better), or 1 = b, "
-        f"turn it (1 − human; for labels written 0/1, {turn}) — "
-        "read as it is, every estimate that uses the labels is turned; a set built to fool "
-        "judges can read so for a weak judge, rarely for every judge",
+        f"turn it (1 − human; for labels written 0/1, {turn}), or the verdicts if they are "
+        "the ones written so — read as it is, every estimate that uses the labels is "
+        "turned; a set built to fool judges can read so for a weak judge, rarely for every "
+        "judge",
     )
 
 

@@ -512,3 +512,31 @@ def test_labels_every_judge_disagrees_with_are_said(tmp_path: Path, shared_data:
     weak.to_csv(right, index=False)
     (note,) = [x for x in load_input(right).source.notes if said in x]
     assert "a set built to fool judges can read so" in note
+
+
+def test_prompt_ids_holding_different_prompts_are_said(tmp_path: Path, shared_data: Path) -> None:
+    """llmbar-mtbench's 75 prompts under 10 ids (two sets' numbered questions in one file
+    collide so): the bootstrap resampled 10 clusters, and gpt-3.5-turbo's position bias
+    read 0.70 [0.69, 0.72] for [0.67, 0.74], with nothing said. A note says so; the file
+    with its own ids, and every other prompt text a line end or a space apart, gets none."""
+    from recuse.metrics import first_position_rate
+    from recuse.metrics.bootstrap import Resampling
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    right, collided = tmp_path / "right.csv", tmp_path / "collided.csv"
+    spaced = table.assign(
+        prompt=table["prompt"].where(table.index % 2 == 0, table["prompt"] + "\r\n")
+    )
+    spaced.to_csv(right, index=False)
+    codes = pd.factorize(table["prompt_id"])[0]
+    table.assign(prompt_id=(codes % 10).astype(str)).to_csv(collided, index=False)
+    boot = Resampling(n_boot=500, seed=0)
+    widths = []
+    for path in (right, collided):
+        r = first_position_rate(load_input(path).frame, judge="gpt-3.5-turbo", boot=boot)
+        widths.append(r.ci_high - r.ci_low)
+    assert widths[1] < 0.7 * widths[0]  # 10 clusters: a narrower interval, silently before
+    said = "prompt ids hold different prompt texts"
+    assert not [x for x in load_input(right).source.notes if "different prompt texts" in x]
+    (note,) = [x for x in load_input(collided).source.notes if said in x]
+    assert note.startswith("10 prompt ids hold different prompt texts (first: '0', ")

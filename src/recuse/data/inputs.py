@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from recuse.cells import one_text
 from recuse.data import registry
 from recuse.data.columns import ColumnMapping
 from recuse.data.model_names import UnknownModels
@@ -360,6 +361,36 @@ def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
         "the ones written so — read as it is, every estimate that uses the labels is "
         "turned; a set built to fool judges can read so for a weak judge, rarely for every "
         "judge",
+    )
+
+
+def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where one ``prompt_id`` holds different prompt texts (compared as
+    :func:`recuse.cells.one_text` reads them: line ends and spaces around aside): the
+    bootstrap resamples each id as one prompt, so ids that collide (two sets' numbered
+    questions in one file) make fewer, larger clusters and other intervals, with nothing
+    said (llmbar-mtbench's 75 prompts under 10 ids: gpt-3.5-turbo's position bias read
+    0.70 [0.69, 0.72] for [0.67, 0.74]). No dataset of /work/shared/data has such an id.
+
+    >>> t = pd.DataFrame({"prompt_id": ["1", "1", "2"], "prompt": ["Hi", "Bye", "Hi "]})
+    >>> prompts_sharing_an_id(t)[0][:52]
+    "1 prompt id holds different prompt texts (first: '1'"
+    """
+    if not {"prompt_id", "prompt"} <= set(frame.columns):
+        return ()
+    rows = frame[frame["prompt"].notna()]
+    texts = rows["prompt"].map(lambda t: one_text(str(t)))
+    count = texts.groupby(rows["prompt_id"], sort=True).nunique()
+    shared = count[count > 1]
+    if shared.empty:
+        return ()
+    return (
+        f"{len(shared):,} prompt id{'s hold' if len(shared) > 1 else ' holds'} different prompt "
+        f"texts (first: {shown(shared.index[0])}, {int(shared.iloc[0]):,} texts): the "
+        "bootstrap resamples each id as one prompt, so its intervals treat those prompts as "
+        "one — if the ids of two sets collide, give each prompt its own id (or leave "
+        "prompt_id out: the prompt texts then name the prompts); if they are one "
+        "conversation's turns, one cluster is as meant",
     )
 
 
@@ -892,6 +923,7 @@ def load_input(
                 notes = (*notes, *lengths_at_odds(frame), *mirrored_rows(frame))
                 notes = (*notes, *orders_partly_judged(frame), *perplexities_below_one(frame))
                 notes = (*notes, *texts_partly_given(frame), *labels_against_every_judge(frame))
+                notes = (*notes, *prompts_sharing_an_id(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

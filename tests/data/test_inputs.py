@@ -540,3 +540,44 @@ def test_prompt_ids_holding_different_prompts_are_said(tmp_path: Path, shared_da
     assert not [x for x in load_input(right).source.notes if "different prompt texts" in x]
     (note,) = [x for x in load_input(collided).source.notes if said in x]
     assert note.startswith("10 prompt ids hold different prompt texts (first: '0', ")
+
+
+def _preferred_in_a(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each labelled pair's preferred answer moved to a (its a and b, their
+    models, texts, lengths, orders and verdicts swapped where b was preferred)."""
+    out, swap = table.copy(), table["human"] < 0.5
+    for x, y in (("model_a", "model_b"), ("response_a", "response_b"), ("len_a", "len_b"),
+                 ("status_first", "status_second")):  # fmt: skip
+        out.loc[swap, x], out.loc[swap, y] = table.loc[swap, y], table.loc[swap, x]
+    out.loc[swap, "p_a_first"] = 1 - table.loc[swap, "p_a_second"]  # a shown first, now
+    out.loc[swap, "p_a_second"] = 1 - table.loc[swap, "p_a_first"]
+    out.loc[swap, "human"] = 1 - table.loc[swap, "human"]
+    return out.drop(columns="p_a")
+
+
+def test_labels_all_on_one_side_beside_one_order_verdicts_are_said(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """llmbar-mtbench with each preferred answer put in a (as a file of chosen / rejected
+    answers invites) and only the order with a shown first: gpt-3.5-turbo, which prefers
+    the answer shown first (position 0.70), agreed with the labels 92% of the time, for
+    70% with the labels on both sides, with nothing said. A note says so; the same file
+    with both orders (averaged, they keep position apart), and the one-order file with
+    its labels on both sides, get none."""
+    from recuse.metrics.agreement import accuracy
+    from recuse.metrics.bootstrap import Resampling
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    mixed, in_a, both = tmp_path / "mixed.csv", tmp_path / "in_a.csv", tmp_path / "both.csv"
+    one_order = {"p_a_second": np.nan, "status_second": None}
+    table.drop(columns="p_a").assign(**one_order).to_csv(mixed, index=False)
+    _preferred_in_a(table).assign(**one_order).to_csv(in_a, index=False)
+    _preferred_in_a(table).to_csv(both, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    read = [accuracy(load_input(p).frame, judge="gpt-3.5-turbo", boot=boot).estimate
+            for p in (mixed, in_a)]  # fmt: skip
+    assert read == [pytest.approx(0.70, abs=0.01), pytest.approx(0.92, abs=0.01)]
+    said = "every labelled pair but"
+    assert not [x for p in (mixed, both) for x in load_input(p).source.notes if said in x]
+    (note,) = [x for x in load_input(in_a).source.notes if said in x]
+    assert note.startswith("every labelled pair but 0 of 200 prefers a, the answer p_a_first")

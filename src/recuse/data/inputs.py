@@ -364,6 +364,59 @@ def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+#: the share of the labelled pairs on one side (a, or b) from which
+#: :func:`labels_on_one_side` speaks, with at least 2 × :data:`AT_ODDS_MIN` of them
+ONE_SIDE = 0.9
+
+
+def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where at least :data:`ONE_SIDE` of the labelled pairs prefer the same slot
+    (a, say: the preferred answer always written first, as HH-RLHF's chosen / rejected
+    invite) and a judge has a verdict with a shown first only (``p_a_first``, no
+    ``p_a_second``) on at least half of its labelled pairs: its preference for the answer
+    shown first then reads as agreement with the labels, and every estimate against them
+    carries it, with nothing said (llmbar-mtbench with the preferred answer put in a and
+    the second order left out: gpt-3.5-turbo agreed 92% of the time, 70% with its labels
+    on both sides). A judge's two orders averaged, or labels on both sides, keep the two
+    apart. No dataset of /work/shared/data has its labels on one side.
+
+    >>> t = pd.DataFrame({"judge": "j", "human": 1.0, "p_a_first": [1.0, 0.0] * 15,
+    ...                   "p_a_second": None})
+    >>> labels_on_one_side(t)[0][:46]
+    'every labelled pair but 0 of 30 prefers a, the'
+    """
+    if not {"human", "judge", "p_a_first"} <= set(frame.columns):
+        return ()
+    second = frame["p_a_second"] if "p_a_second" in frame.columns else None
+    items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
+    human = items["human"].astype(float)
+    a, b = int((human > 0.5 + 1e-9).sum()), int((human < 0.5 - 1e-9).sum())
+    n = a + b
+    if n < 2 * AT_ODDS_MIN or max(a, b) < ONE_SIDE * n:
+        return ()
+    labelled = frame["human"].notna() & frame["p_a_first"].notna()
+    one = labelled & (second.isna() if second is not None else True)
+    by_judge = frame["judge"]
+    share = (
+        one.astype(float).groupby(by_judge).sum() / labelled.astype(float).groupby(by_judge).sum()
+    )
+    judges = [str(j) for j, x in share.items() if x >= 0.5]
+    if not judges:
+        return ()
+    side, other = ("a", b) if a >= b else ("b", a)
+    shows = "first" if side == "a" else "second"
+    named = ", ".join(shown(j) for j in judges[:3]) + (" …" if len(judges) > 3 else "")
+    whose = "its" if len(judges) == 1 else "their"
+    reads = "agreement with" if side == "a" else "disagreement with"
+    return (
+        f"every labelled pair but {other:,} of {n:,} prefers {side}, the answer p_a_first "
+        f"shows {shows}, and {named} judged most of {whose} pairs in that order only (no "
+        "p_a_second): a preference for the answer shown first reads as "
+        f"{reads} the labels, in every estimate against them — judge the other order too, "
+        "or put the preferred answer in a or b at random",
+    )
+
+
 def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where one ``prompt_id`` holds different prompt texts (compared as
     :func:`recuse.cells.one_text` reads them: line ends and spaces around aside): the
@@ -923,7 +976,7 @@ def load_input(
                 notes = (*notes, *lengths_at_odds(frame), *mirrored_rows(frame))
                 notes = (*notes, *orders_partly_judged(frame), *perplexities_below_one(frame))
                 notes = (*notes, *texts_partly_given(frame), *labels_against_every_judge(frame))
-                notes = (*notes, *prompts_sharing_an_id(frame))
+                notes = (*notes, *prompts_sharing_an_id(frame), *labels_on_one_side(frame))
         location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)

@@ -136,3 +136,13 @@ def test_a_model_line_is_the_judge_itself_in_figures_4_and_5() -> None:
     assert gap["signed"].tolist() == [True] and gap["null"].tolist() == [0.0]
     assert not gap["absolute_value"].any() and gap["null_bound"].isna().all()
     assert "mediation-fam" in tables["line"] and "mediation-fam" not in tables["snapshot"]
+
+
+def test_the_unit_says_the_slopes_are_per_token_of_the_judges_tokenizer() -> None:
+    """The slopes are per nat of per-token log-perplexity, which a judge's tokenizer sets
+    (1.3 times the tokens: d divided by about 1.3, the slopes multiplied by it); the unit
+    said 'log-odds per nat' alone, beside judges ranked across tokenizers."""
+    from recuse.analyses.familiarity import FAMILIARITY
+
+    assert "per-token log-perplexity" in FAMILIARITY.unit
+    assert "judges with other tokenizers are on other scales" in FAMILIARITY.unit

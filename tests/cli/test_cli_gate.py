@@ -804,3 +804,21 @@ def test_gate_json_is_strict_json_whatever_a_line_holds(
     (line,) = json.loads(out, parse_constant=refuse)["lines"]
     assert code == 3 and line["estimate"] is None and line["distance_to_bound"] is None
     assert (line["ci_low"], line["ci_high"], line["level"]) == (0.1, None, 0.9)
+
+
+def test_a_ratings_bias_bound_of_a_whole_scale_or_more_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """γ and λ are in units of the dimension's top score (0.05 = 5% of the scale): `--max
+    self_bias=5`, meant as 5%, passed every judge ('the whole interval lies within ±5')
+    with nothing said, where a pairs bias's bound beyond its span is refused. A bound of a
+    whole scale or more is refused; 0.05 is read."""
+    g = _finding("self_bias", "j", 0.02, 0.01, 0.03)
+    lam = _finding("family_bias", "f", 0.2, 0.15, 0.25)
+    sources = {"sources": [{"name": "d", "table": "ratings", "judges": ["j"]}]}
+    path = _report(tmp_path, [g, lam], provenance=sources)
+    for bound in ("self_bias=5", "favoritism=5", "family_bias=1"):
+        code, out = _run(["gate", str(path), "--max", bound], capsys)
+        assert code == 2 and "in units of the dimension's top score" in out and "PASS" not in out
+    code, out = _run(["gate", str(path), "--max", "self_bias=0.05"], capsys)
+    assert code == 0 and "PASS: self_bias of j" in out

@@ -252,6 +252,28 @@ def test_fastchat_single_score_off_the_scale_is_unparsed(tmp_path: Path) -> None
     assert frame["rating"].tolist()[3:] == [10.0, 1.5]
 
 
+def test_fastchat_single_scores_off_the_scale_are_counted_in_a_note(tmp_path: Path) -> None:
+    """A judge prompt asking for 0–10: its 0s (a quarter of the real file's grades here,
+    its worst) were read as missing with nothing said but a count of rows without a
+    rating: the mean rating read 7.5 where the grades average 5.6. A note counts them and
+    names the values; the real file (every score 1–10) gets none."""
+    recs = _records(SINGLE)
+    assert not any(
+        "off FastChat" in n
+        for n in read_import(SINGLE, "fastchat-single", unknown_models="keep").notes
+    )
+    for r in recs[::4]:
+        r["score"] = 0
+    path = tmp_path / "x_single.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+    imported = read_import(path, "fastchat-single", unknown_models="keep")
+    scores = np.array([r["score"] for r in recs], float)
+    assert imported.frame["rating"].mean() == pytest.approx(scores[scores > 0].mean())  # 0s out
+    assert scores.mean() < imported.frame["rating"].mean() - 1.5
+    (note,) = [n for n in imported.notes if "off FastChat" in n]
+    assert note.startswith("x_single.jsonl: 4 scores off FastChat's 1–10 scale (0) read as ")
+
+
 def _two_judges(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
     """The real gpt-4 grades of gemini-1.5-flash, plus records written for this test in
     FastChat's single format: gpt-4 grading its own answers (model gpt-4) and

@@ -379,3 +379,161 @@ def test_real_files_judged_in_both_orders_get_no_orders_note(
     half.drop(columns=[c for c in [*text, "p_a"] if c in half]).to_csv(path, index=False)
     (note,) = [x for x in load_input(path).source.notes if "one order only" in x]
     assert note.startswith("judge 'claude-3-haiku-20240307': 141 of 267 pairs have a verdict")
+
+
+def test_log_perplexities_given_as_perplexities_are_said(tmp_path: Path) -> None:
+    """Perplexities (log-perplexity 1.5 ± 0.5 nats) written as their logs, the mean
+    negative log-likelihood many tools print: the familiarity analysis took the log again
+    and its headline moved from +1.7 (the planted human − judge slope difference +1.5) to
+    +2.2, with nothing said. About a sixth of those logs are below 1, which no
+    perplexity is: a note says so. The perplexities themselves, whose simulated values dip
+    below 1 now and then (0.1%), get none."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.familiarity import familiarity_bias
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    sim = simulate_familiarity({"m1": PlantedFamiliarity(judge_slope=-2.0)}, human_slope=-0.5,
+                               n_prompts=300, seed=1)  # fmt: skip
+    assert sim.true_value("m1") == 1.5
+    path, logs = tmp_path / "ppl.csv", tmp_path / "log_ppl.csv"
+    sim.pairs.to_csv(path, index=False)
+    sim.pairs.assign(ppl_a=np.log(sim.pairs["ppl_a"]), ppl_b=np.log(sim.pairs["ppl_b"])).pipe(
+        lambda t: t[(t["ppl_a"] > 0) & (t["ppl_b"] > 0)]  # logs of perplexities above 1
+    ).to_csv(logs, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    right, wrong = (familiarity_bias(load_input(p).frame, boot=boot).estimate for p in (path, logs))
+    assert abs(right - 1.5) < 0.3 and wrong > right + 0.4  # 1.72 and 2.19: silent before
+    assert not [x for x in load_input(path).source.notes if "below 1" in x]
+    (note,) = [x for x in load_input(logs).source.notes if "below 1" in x]
+    assert "perplexities (ppl_a, ppl_b) are below 1" in note
+    assert "give exp of them" in note
+
+
+def test_texts_missing_beside_lengths_are_said(tmp_path: Path, shared_data: Path) -> None:
+    """llmbar-mtbench with len_a / len_b (word counts) for every pair and the texts of its
+    longest 30% of pairs left out: verbosity counts the texts' words and read gpt-4's
+    prefer-longer gap over the 136 pairs left (+0.033), not all 195 (+0.015), with nothing
+    said. A note says so; the whole file gets none."""
+    from recuse.files import words_in
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.verbosity import prefer_longer_gap
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    table = table.assign(len_a=table["response_a"].map(words_in).astype(float),
+                         len_b=table["response_b"].map(words_in).astype(float))  # fmt: skip
+    total = table["len_a"] + table["len_b"]
+    cut = table.assign(response_a=table["response_a"].where(total <= total.quantile(0.7)))
+    whole, part = tmp_path / "whole.csv", tmp_path / "part.csv"
+    table.to_csv(whole, index=False)
+    cut.to_csv(part, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    gaps = [prefer_longer_gap(load_input(p).frame, judge="gpt-4", boot=boot) for p in (whole, part)]
+    assert [g.n for g in gaps] == [195, 136]  # the textless pairs left out
+    assert not [x for x in load_input(whole).source.notes if "no response_a" in x]
+    (note,) = [x for x in load_input(part).source.notes if "no response_a" in x]
+    n_textless = int(cut.drop_duplicates("item_id")["response_a"].isna().sum())
+    assert note.startswith(f"{n_textless} of 200 comparisons with len_a / len_b have no")
+    assert "drop the response_a / response_b columns" in note
+
+
+def test_labels_every_judge_disagrees_with_are_said(tmp_path: Path, shared_data: Path) -> None:
+    """llmbar-mtbench with its labels turned (human = P(b better), as some files write
+    it): the four judges agree with the labels 19–29% of the time, and each read a
+    material preference for longer answers (gpt-4 +0.39, from +0.015 with the labels as
+    written), with nothing said. A note says so; the labels as written get none, nor do
+    LLMBar's judges on its Neighbor pairs, where weak judges fall far below chance (built
+    to fool them: gpt-3.5-turbo 18%) and gpt-4 stays above it."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.verbosity import prefer_longer_gap
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    right, turned = tmp_path / "right.csv", tmp_path / "turned.csv"
+    table.to_csv(right, index=False)
+    table.assign(human=1 - table["human"]).to_csv(turned, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    gaps = [prefer_longer_gap(load_input(p).frame, judge="gpt-4", boot=boot).estimate
+            for p in (right, turned)]  # fmt: skip
+    assert gaps[0] == pytest.approx(0.015, abs=0.001) and gaps[1] == pytest.approx(0.39, abs=0.01)
+    said = "every judge disagrees with the human labels"
+    assert not [x for x in load_input(right).source.notes if said in x]
+    (note,) = [x for x in load_input(turned).source.notes if said in x]
+    assert "'gpt-4' 19% over 200" in note and "'palm-2' 27% over 193 pairs" in note
+    neighbor = registry.load("llmbar", data_dir=shared_data)
+    neighbor = neighbor[neighbor["task"] == "LLMBar/Adversarial/Neighbor"]
+    neighbor.to_csv(right, index=False)
+    assert not [x for x in load_input(right).source.notes if said in x]
+    # its three judges far below chance alone (18-27%): said, with the caveat
+    weak = neighbor[neighbor["judge"].isin(["gpt-3.5-turbo", "gpt-3.5-turbo-0301",
+                                            "llama-2-70b-chat"])]  # fmt: skip
+    weak.to_csv(right, index=False)
+    (note,) = [x for x in load_input(right).source.notes if said in x]
+    assert "a set built to fool judges can read so" in note
+
+
+def test_prompt_ids_holding_different_prompts_are_said(tmp_path: Path, shared_data: Path) -> None:
+    """llmbar-mtbench's 75 prompts under 10 ids (two sets' numbered questions in one file
+    collide so): the bootstrap resampled 10 clusters, and gpt-3.5-turbo's position bias
+    read 0.70 [0.69, 0.72] for [0.67, 0.74], with nothing said. A note says so; the file
+    with its own ids, and every other prompt text a line end or a space apart, gets none."""
+    from recuse.metrics import first_position_rate
+    from recuse.metrics.bootstrap import Resampling
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    right, collided = tmp_path / "right.csv", tmp_path / "collided.csv"
+    spaced = table.assign(
+        prompt=table["prompt"].where(table.index % 2 == 0, table["prompt"] + "\r\n")
+    )
+    spaced.to_csv(right, index=False)
+    codes = pd.factorize(table["prompt_id"])[0]
+    table.assign(prompt_id=(codes % 10).astype(str)).to_csv(collided, index=False)
+    boot = Resampling(n_boot=500, seed=0)
+    widths = []
+    for path in (right, collided):
+        r = first_position_rate(load_input(path).frame, judge="gpt-3.5-turbo", boot=boot)
+        widths.append(r.ci_high - r.ci_low)
+    assert widths[1] < 0.7 * widths[0]  # 10 clusters: a narrower interval, silently before
+    said = "prompt ids hold different prompt texts"
+    assert not [x for x in load_input(right).source.notes if "different prompt texts" in x]
+    (note,) = [x for x in load_input(collided).source.notes if said in x]
+    assert note.startswith("10 prompt ids hold different prompt texts (first: '0', ")
+
+
+def _preferred_in_a(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each labelled pair's preferred answer moved to a (its a and b, their
+    models, texts, lengths, orders and verdicts swapped where b was preferred)."""
+    out, swap = table.copy(), table["human"] < 0.5
+    for x, y in (("model_a", "model_b"), ("response_a", "response_b"), ("len_a", "len_b"),
+                 ("status_first", "status_second")):  # fmt: skip
+        out.loc[swap, x], out.loc[swap, y] = table.loc[swap, y], table.loc[swap, x]
+    out.loc[swap, "p_a_first"] = 1 - table.loc[swap, "p_a_second"]  # a shown first, now
+    out.loc[swap, "p_a_second"] = 1 - table.loc[swap, "p_a_first"]
+    out.loc[swap, "human"] = 1 - table.loc[swap, "human"]
+    return out.drop(columns="p_a")
+
+
+def test_labels_all_on_one_side_beside_one_order_verdicts_are_said(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """llmbar-mtbench with each preferred answer put in a (as a file of chosen / rejected
+    answers invites) and only the order with a shown first: gpt-3.5-turbo, which prefers
+    the answer shown first (position 0.70), agreed with the labels 92% of the time, for
+    70% with the labels on both sides, with nothing said. A note says so; the same file
+    with both orders (averaged, they keep position apart), and the one-order file with
+    its labels on both sides, get none."""
+    from recuse.metrics.agreement import accuracy
+    from recuse.metrics.bootstrap import Resampling
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    mixed, in_a, both = tmp_path / "mixed.csv", tmp_path / "in_a.csv", tmp_path / "both.csv"
+    one_order = {"p_a_second": np.nan, "status_second": None}
+    table.drop(columns="p_a").assign(**one_order).to_csv(mixed, index=False)
+    _preferred_in_a(table).assign(**one_order).to_csv(in_a, index=False)
+    _preferred_in_a(table).to_csv(both, index=False)
+    boot = Resampling(n_boot=200, seed=0)
+    read = [accuracy(load_input(p).frame, judge="gpt-3.5-turbo", boot=boot).estimate
+            for p in (mixed, in_a)]  # fmt: skip
+    assert read == [pytest.approx(0.70, abs=0.01), pytest.approx(0.92, abs=0.01)]
+    said = "every labelled pair but"
+    assert not [x for p in (mixed, both) for x in load_input(p).source.notes if said in x]
+    (note,) = [x for x in load_input(in_a).source.notes if said in x]
+    assert note.startswith("every labelled pair but 0 of 200 prefers a, the answer p_a_first")

@@ -27,6 +27,7 @@ from recuse.roster import Entry, Roster
 HERE = Path(__file__).parent / "importers"
 EVAL = HERE / "capitals.eval"
 JSON = HERE / "capitals.json"
+UPSTREAM = HERE / "upstream" / "inspect"
 
 
 def roster() -> Roster:
@@ -351,3 +352,22 @@ def test_a_log_folder_reads_the_model_graded_logs_and_lists_the_others(tmp_path:
     (folder / "capitals.json").unlink()
     with pytest.raises(InputError, match="none of the 1 Inspect logs has a model-graded scorer"):
         read_import(folder, "inspect", roster=roster())
+
+
+def test_a_log_of_an_eval_that_did_not_finish_is_said(tmp_path: Path) -> None:
+    """Inspect's own log of security_guide (16 samples; 3 logged) written as an eval
+    cancelled after 2 of them and as one that ended in an error: each read as a valid
+    ratings table of its samples, with no word that the eval had stopped. A note says so,
+    with the samples logged and those its dataset holds; the finished log gets none."""
+    src = UPSTREAM / "2025-05-12T20-28-26-04-00_security-guide.json"
+    log = json.loads(src.read_text())
+    said = "the eval's status"
+    assert not [n for n in read_inspect_log(src).attrs["notes"] if said in n]
+    for status, kept in (("cancelled", 2), ("error", 3)):
+        path = tmp_path / f"{status}.json"
+        path.write_text(json.dumps({**log, "status": status, "samples": log["samples"][:kept]}))
+        table = read_inspect_log(path)
+        assert len(table) == kept  # read as before: the samples it holds
+        (note,) = [n for n in table.attrs["notes"] if said in n]
+        assert note.startswith(f"{status}.json: the eval's status is '{status}', not success: "
+                               f"its {kept} sample(s) of the 16 its dataset holds")  # fmt: skip

@@ -246,6 +246,29 @@ def test_alignment_curve_by_hand() -> None:
     assert small["note"].iloc[1] == "only 3 pairs in this bin (need at least 4)"
 
 
+def test_a_pair_whose_rejected_or_b_answer_is_empty_is_in_the_open_last_bin() -> None:
+    """An answer of 0 words beside one of 20 makes the relative length difference +inf,
+    which lies in the last bin (">= max_rel", open); it fell past that bin's edge (inf)
+    and the pair was in no bin of Figures 3, 4 and 5, with nothing said (hh-rlhf has 4
+    empty answers, llmbar 4)."""
+    rows = [
+        {"human": 1, "p_a_first": 1, "p_a_second": 1, "len_a": 20, "len_b": 0},  # x = inf
+        {"human": 1, "p_a_first": 0, "p_a_second": 0, "len_a": 20, "len_b": 0},  # x = inf
+        {"human": 1, "p_a_first": 1, "p_a_second": 1, "len_a": 30, "len_b": 10},  # x = 2
+        {"human": 0, "p_a_first": 0, "p_a_second": 0, "len_a": 10, "len_b": 10},  # x = 0
+    ]
+    t = table(rows)
+    fast = {"bin_width": 1.0, "max_rel": 2.0, "min_n": 1, "boot": Resampling(n_boot=50)}
+    c = human_alignment_curve(t, **fast)
+    # by hand: bin [0, 1) holds x = 0 (agrees); bin [2, inf) x = 2 and the two empty ones
+    assert c[["bin_low", "n", "mean"]].values.tolist() == [[0.0, 1, 1.0], [2.0, 3, 2 / 3]]
+    h = human_verbosity_curve(t, **fast)
+    assert h[["bin_low", "n", "mean"]].values.tolist() == [[0.0, 1, -1.0], [2.0, 3, 1.0]]
+    same = t.assign(model_a="m", model_b="m")
+    j = judge_verbosity_curve(same, **fast)
+    assert j[["bin_low", "n", "mean"]].values.tolist() == [[0.0, 1, -1.0], [2.0, 3, 1 / 3]]
+
+
 def test_judge_curve_same_source_and_draws() -> None:
     rows = [
         {"model_a": "m", "model_b": "m", "human": NAN, "p_a_first": 1, "p_a_second": 1,

@@ -42,8 +42,9 @@ FAMILIARITY = Bias(
     title="Familiarity (perplexity)",
     short="Familiarity",
     unit="human slope minus judge slope of fractional-logit fits of the preference for a "
-    "on d = log ppl_a − log ppl_b (log-odds per nat); positive: the judge follows "
-    "perplexity more than the humans do",
+    "on d = log ppl_a − log ppl_b (log-odds per nat of per-token log-perplexity, in the "
+    "judge's own tokens: judges with other tokenizers are on other scales); positive: the "
+    "judge follows perplexity more than the humans do",
     positive="prefers low-perplexity (familiar) answers more than humans do",
     negative="prefers high-perplexity answers more than humans do",
     none="no detectable familiarity preference",

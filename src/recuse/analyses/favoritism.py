@@ -40,6 +40,7 @@ SELF_BIAS = Bias(
     order=30,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="rating points ÷ top rating",
+    whole_scale=1.0,
     span=UNBOUNDED,
 )
 FAMILY_BIAS = Bias(
@@ -55,6 +56,7 @@ FAMILY_BIAS = Bias(
     order=31,
     material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
     scale="rating points ÷ top rating",
+    whole_scale=1.0,
     span=UNBOUNDED,
     pooled=True,
 )

@@ -273,5 +273,27 @@ def read_fastchat_single(
         "so the favoritism regression cannot be fitted; name a judge whose ratings of the "
         "same question, model and turn serve as the reference (--reference-judge NAME)."
     )
-    out.attrs["notes"] = [out.attrs[NO_REFERENCE]]
+    out.attrs["notes"] = [*_off_scale(path, records), out.attrs[NO_REFERENCE]]
     return out
+
+
+def _off_scale(path: Path, records: list[dict[str, Any]]) -> list[str]:
+    """A note counting the scores off FastChat's 1–10 scale (not its -1), read as missing:
+    a judge prompt asking for 0–10 had every 0 (its worst grades) left out of the ratings
+    with nothing said but a count of rows without a rating."""
+    off = [
+        r["score"]
+        for r in records
+        if isinstance(r.get("score"), int | float)
+        and not isinstance(r.get("score"), bool)
+        and r["score"] != NO_RATING
+        and not 1 <= r["score"] <= 10
+    ]
+    if not off:
+        return []
+    seen = ", ".join(f"{v:g}" for v in sorted(set(off))[:5])
+    return [
+        f"{path.name}: {len(off):,} score{'s' if len(off) != 1 else ''} off FastChat's 1–10 "
+        f"scale ({seen}) read as missing (status unparsed), not as ratings — if the judge "
+        "prompt asks for another scale (0–10), give the ratings as a ratings file"
+    ]

@@ -39,7 +39,9 @@ The log holds no independent score of each answer, so ``reference`` is empty unl
 ``reference_scorer`` names a scorer whose grades serve as one (e.g. a deterministic
 ``match`` / ``includes``); favoritism then has nothing to adjust for and is skipped.
 A grader whose roster family is the evaluated model's is **self-grading**: the row's
-``self_graded`` is True and the frame's ``attrs["notes"]`` says so.
+``self_graded`` is True and the frame's ``attrs["notes"]`` says so. A log whose
+``status`` is not ``success`` (an eval cancelled, stopped by an error, or still running)
+is read as it is, with a note (:func:`_unfinished`).
 """
 
 from __future__ import annotations
@@ -600,7 +602,11 @@ def read_inspect_log(
     families = roster.families(frame["judge"]), roster.families(frame["model"])
     frame["self_graded"] = (families[0] == families[1]).to_numpy(dtype=bool)
     out = validate_ratings(frame, file=path)
-    out.attrs["notes"] = [*_self_grading_notes(path, out, fallback), *notes]
+    out.attrs["notes"] = [
+        *_self_grading_notes(path, out, fallback),
+        *notes,
+        *_unfinished(path, log, samples),
+    ]
     if reference_scorer is None:
         out.attrs[NO_REFERENCE] = (
             f"{path.name}: an Inspect log holds no independent reference score, so the "
@@ -610,6 +616,36 @@ def read_inspect_log(
         )
         out.attrs["notes"].append(out.attrs[NO_REFERENCE])
     return out
+
+
+def _unfinished(path: Path, log: Mapping[str, Any], samples: list[Any]) -> list[str]:
+    """A note where the log's ``status`` is not ``success`` (``cancelled``, ``error``, or
+    none: a journal's start of an eval still running): its samples are those graded
+    before it stopped, which a user reading its numbers as the whole eval's was not told
+    (a cancelled log of 2 of its 16 samples read as a valid ratings table, no word of it).
+
+    >>> _unfinished(Path("x.json"), {"status": "cancelled",
+    ...             "eval": {"dataset": {"samples": 16}}}, [{"id": 1}, {"id": 2}])[0][:60]
+    "x.json: the eval's status is 'cancelled', not success: its 2"
+    """
+    status = log.get("status")
+    if status == "success":
+        return []
+    ids = {(smp.get("id"), smp.get("epoch")) for smp in samples if isinstance(smp, dict)}
+    dataset = log["eval"].get("dataset") if isinstance(log.get("eval"), Mapping) else None
+    planned = dataset.get("samples") if isinstance(dataset, Mapping) else None
+    of = f" of the {planned:,} its dataset holds" if is_count(planned) else ""
+    said = f"is {shown(status)}, not success" if status is not None else "is not recorded"
+    return [
+        f"{path.name}: the eval's status {said}: its {len(ids):,} sample(s){of} are those "
+        "logged before it stopped (or so far), and every number from this log is of them "
+        "alone — rerun or resume the eval (inspect eval-retry) for the whole set"
+    ]
+
+
+def is_count(value: object) -> bool:
+    """A whole number of 0 or more (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _self_grading_notes(path: Path, frame: pd.DataFrame, fallback: dict[str, str]) -> list[str]:

@@ -1,12 +1,12 @@
 """Notes on how a pairs file reads. Of a plain file (:func:`pairs_notes`): a judge's two
-orders that agree and disagree with the labels (``p_a_second`` read in the wrong frame),
-texts and ``len_a`` / ``len_b`` naming opposite answers as the longer, one comparison's
-two orders written as two rows, and a judge with some pairs judged in both orders and
-others in one only. Of any file (another tool's too): answers in a script whose words
-are not counted (Thai, Lao, Myanmar, Khmer; :func:`spaceless_words`).
-
-Each is a pure function of the table read, and each speaks only on a sure sign: none
-fires on any of the real datasets.
+orders that agree and disagree with the labels (``p_a_second`` read in the wrong frame);
+texts and ``len_a`` / ``len_b`` naming opposite answers as the longer; one comparison's
+two orders written as two rows; a judge with some pairs judged in both orders and others
+in one only; perplexities below 1 (log-perplexities); lengths given where texts are not;
+labels every judge disagrees with (written turned); one prompt id over several prompt
+texts; labels nearly all on one side beside one-order verdicts. Of any file (another
+tool's too): answers in a script whose words are not counted (Thai, Lao, Myanmar,
+Khmer; :func:`spaceless_words`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from recuse.cells import one_text
 from recuse.numbers import share_percent
 from recuse.tables import SwappedFrame, caller_option, shown
 
@@ -27,6 +28,11 @@ def pairs_notes(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple[st
         *lengths_at_odds(frame),
         *mirrored_rows(frame),
         *orders_partly_judged(frame),
+        *perplexities_below_one(frame),
+        *texts_partly_given(frame),
+        *labels_against_every_judge(frame),
+        *prompts_sharing_an_id(frame),
+        *labels_on_one_side(frame),
     )
 
 
@@ -175,6 +181,138 @@ def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple
     return tuple(notes)
 
 
+def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where every judge whose agreement with the human labels can be read
+    (:func:`balanced_agreement` of its verdicts, ``p_a`` or the mean of its orders, over
+    the pairs labelled a or b: at least :data:`AT_ODDS_MIN` of each) gives the
+    human-preferred answer less of the win than chance by at least :data:`AT_ODDS_SE`
+    standard errors: the labels most likely say the opposite of what they are read as
+    (``human`` written as P(b better), or 1 = b), which turns every estimate that reads
+    them, with nothing said (llmbar-mtbench with its labels turned: the four judges agree
+    19–29% of the time, and each reads a material preference for longer answers, +0.35
+    to +0.39, where the labels as written give −0.03 to +0.02). A set built to fool judges
+    can put one weak judge there (LLMBar's Neighbor pairs: gpt-3.5-turbo 18%), so the
+    note says so; every judge of a table, LLMBar's own included, does not.
+
+    >>> t = pd.DataFrame({"judge": "j", "human": [1.0, 0.0] * 20, "p_a": [0.0, 1.0] * 20})
+    >>> labels_against_every_judge(t)[0][:58]
+    'every judge disagrees with the human labels more often tha'
+    """
+    if not {"judge", "human"} <= set(frame.columns):
+        return ()
+    verdict = frame["p_a"] if "p_a" in frame.columns else pd.Series(np.nan, index=frame.index)
+    orders = [c for c in ("p_a_first", "p_a_second") if c in frame.columns]
+    if orders:
+        verdict = verdict.fillna(frame[orders].astype(float).mean(axis=1))
+    human = frame["human"].astype(float)
+    side = np.where(human > 0.5, 1.0, np.where(human < 0.5, 0.0, np.nan))
+    rows = frame.assign(_v=verdict.astype(float), _h=side)
+    rows = rows[rows["judge"].notna() & rows["_v"].notna() & rows["_h"].notna()]
+    read = []
+    for judge, mine in rows.groupby("judge", sort=True):
+        ba, se = balanced_agreement(mine["_v"].to_numpy(float), mine["_h"].to_numpy(float))
+        if not se > 0:
+            continue
+        if ba > 0.5 - AT_ODDS_SE * se:
+            return ()
+        read.append(f"{shown(judge)} {share_percent(ba, 0)} over {len(mine):,}")
+    if not read:
+        return ()
+    turn = caller_option("--values human:0=1,1=0", "values={'human': {'0': 1, '1': 0}}")
+    return (
+        "every judge disagrees with the human labels more often than chance (the share of "
+        f"the win given to the human-preferred answer, balanced over a and b: "
+        f"{'; '.join(read)} pairs; 50% = chance): if human gives P(b better), or 1 = b, "
+        f"turn it (1 − human; for labels written 0/1, {turn}), or the verdicts if they are "
+        "the ones written so — read as it is, every estimate that uses the labels is "
+        "turned; a set built to fool judges can read so for a weak judge, rarely for every "
+        "judge",
+    )
+
+
+#: the share of the labelled pairs on one side (a, or b) from which
+#: :func:`labels_on_one_side` speaks, with at least 2 × :data:`AT_ODDS_MIN` of them
+ONE_SIDE = 0.9
+
+
+def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where at least :data:`ONE_SIDE` of the labelled pairs prefer the same slot
+    (a, say: the preferred answer always written first, as HH-RLHF's chosen / rejected
+    invite) and a judge has a verdict with a shown first only (``p_a_first``, no
+    ``p_a_second``) on at least half of its labelled pairs: its preference for the answer
+    shown first then reads as agreement with the labels, and every estimate against them
+    carries it, with nothing said (llmbar-mtbench with the preferred answer put in a and
+    the second order left out: gpt-3.5-turbo agreed 92% of the time, 70% with its labels
+    on both sides). A judge's two orders averaged, or labels on both sides, keep the two
+    apart. No dataset of /work/shared/data has its labels on one side.
+
+    >>> t = pd.DataFrame({"judge": "j", "human": 1.0, "p_a_first": [1.0, 0.0] * 15,
+    ...                   "p_a_second": None})
+    >>> labels_on_one_side(t)[0][:46]
+    'every labelled pair but 0 of 30 prefers a, the'
+    """
+    if not {"human", "judge", "p_a_first"} <= set(frame.columns):
+        return ()
+    second = frame["p_a_second"] if "p_a_second" in frame.columns else None
+    items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
+    human = items["human"].astype(float)
+    a, b = int((human > 0.5 + 1e-9).sum()), int((human < 0.5 - 1e-9).sum())
+    n = a + b
+    if n < 2 * AT_ODDS_MIN or max(a, b) < ONE_SIDE * n:
+        return ()
+    labelled = frame["human"].notna() & frame["p_a_first"].notna()
+    one = labelled & (second.isna() if second is not None else True)
+    by_judge = frame["judge"]
+    share = (
+        one.astype(float).groupby(by_judge).sum() / labelled.astype(float).groupby(by_judge).sum()
+    )
+    judges = [str(j) for j, x in share.items() if x >= 0.5]
+    if not judges:
+        return ()
+    side, other = ("a", b) if a >= b else ("b", a)
+    shows = "first" if side == "a" else "second"
+    named = ", ".join(shown(j) for j in judges[:3]) + (" …" if len(judges) > 3 else "")
+    whose = "its" if len(judges) == 1 else "their"
+    reads = "agreement with" if side == "a" else "disagreement with"
+    return (
+        f"every labelled pair but {other:,} of {n:,} prefers {side}, the answer p_a_first "
+        f"shows {shows}, and {named} judged most of {whose} pairs in that order only (no "
+        "p_a_second): a preference for the answer shown first reads as "
+        f"{reads} the labels, in every estimate against them — judge the other order too, "
+        "or put the preferred answer in a or b at random",
+    )
+
+
+def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where one ``prompt_id`` holds different prompt texts (compared as
+    :func:`recuse.cells.one_text` reads them: line ends and spaces around aside): the
+    bootstrap resamples each id as one prompt, so ids that collide (two sets' numbered
+    questions in one file) make fewer, larger clusters and other intervals, with nothing
+    said (llmbar-mtbench's 75 prompts under 10 ids: gpt-3.5-turbo's position bias read
+    0.70 [0.69, 0.72] for [0.67, 0.74]). No dataset of /work/shared/data has such an id.
+
+    >>> t = pd.DataFrame({"prompt_id": ["1", "1", "2"], "prompt": ["Hi", "Bye", "Hi "]})
+    >>> prompts_sharing_an_id(t)[0][:52]
+    "1 prompt id holds different prompt texts (first: '1'"
+    """
+    if not {"prompt_id", "prompt"} <= set(frame.columns):
+        return ()
+    rows = frame[frame["prompt"].notna()]
+    texts = rows["prompt"].map(lambda t: one_text(str(t)))
+    count = texts.groupby(rows["prompt_id"], sort=True).nunique()
+    shared = count[count > 1]
+    if shared.empty:
+        return ()
+    return (
+        f"{len(shared):,} prompt id{'s hold' if len(shared) > 1 else ' holds'} different prompt "
+        f"texts (first: {shown(shared.index[0])}, {int(shared.iloc[0]):,} texts): the "
+        "bootstrap resamples each id as one prompt, so its intervals treat those prompts as "
+        "one — if the ids of two sets collide, give each prompt its own id (or leave "
+        "prompt_id out: the prompt texts then name the prompts); if they are one "
+        "conversation's turns, one cluster is as meant",
+    )
+
+
 #: the share of comparisons whose texts and len_a / len_b name opposite answers as the
 #: longer from which :func:`lengths_at_odds` speaks (lengths in characters or tokens
 #: beside texts counted in words part on a few close pairs)
@@ -238,6 +376,79 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
         f"{int(odd.sum()):,} of {int(both.sum()):,} comparisons{item}: verbosity counts the "
         "texts' words and the leaderboard's length term reads len_a / len_b — if the texts "
         "are cut short or the lengths are of other texts, give one of the two",
+    )
+
+
+#: the share of a table's perplexities (``ppl_a`` and ``ppl_b``) below 1 from which
+#: :func:`perplexities_below_one` speaks: no perplexity is below 1, but a simulated one may
+#: be (a normal log-perplexity: 0.1% of them at the simulator's defaults)
+BELOW_ONE = 0.05
+
+
+def perplexities_below_one(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where at least :data:`BELOW_ONE` of the perplexities in ``ppl_a`` /
+    ``ppl_b`` are below 1, which no perplexity is (``exp`` of a mean negative
+    log-probability per token, each at least 0): such columns most likely hold
+    log-perplexities (mean negative log-likelihoods), whose log the familiarity analysis
+    takes again, so its slopes (per unit of log-perplexity difference) and its curves' bins
+    read another scale, with nothing said (a planted familiarity bias of +1.5 read +1.7
+    from perplexities and +2.2 from their logs). Log-perplexities all above 1 (a weak
+    judge's, over 2.7 nats) cannot be told from perplexities and pass unsaid.
+
+    >>> t = pd.DataFrame({"ppl_a": [0.7, 2.0], "ppl_b": [1.2, 3.0]})
+    >>> perplexities_below_one(t)[0][:44]
+    '1 of 4 perplexities (ppl_a, ppl_b) are below'
+    """
+    columns = [c for c in ("ppl_a", "ppl_b") if c in frame.columns]
+    if not columns:
+        return ()
+    values = frame[columns].to_numpy(float).ravel()
+    values = values[np.isfinite(values) & (values > 0)]
+    below = int((values < 1).sum())
+    if not below or below < BELOW_ONE * len(values):
+        return ()
+    return (
+        f"{below:,} of {len(values):,} perplexities ({', '.join(columns)}) are below 1, which "
+        "no perplexity is (exp of a mean negative log-probability per token): if the columns "
+        "hold log-perplexities (mean negative log-likelihoods), give exp of them — the "
+        "familiarity analysis takes their log, and read as perplexities its slopes and bins "
+        "are on another scale",
+    )
+
+
+#: the share of the comparisons with ``len_a`` / ``len_b`` whose texts are missing from
+#: which :func:`texts_partly_given` speaks
+TEXTLESS = 0.01
+
+
+def texts_partly_given(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note where a table holds the texts and ``len_a`` / ``len_b``, and at least
+    :data:`TEXTLESS` of the comparisons with both lengths lack a text: the verbosity
+    analysis counts the texts' words (:func:`recuse.metrics.verbosity.response_lengths`)
+    and left those comparisons out, with nothing said (llmbar-mtbench without the texts of
+    its longest 30% of pairs: gpt-4 read +0.033 over 136 pairs, +0.015 over all 195),
+    while the leaderboard's length term reads the columns of all.
+
+    >>> t = pd.DataFrame({"item_id": ["i1", "i2"], "response_a": ["a b", None],
+    ...                   "response_b": ["c", "d"], "len_a": [2, 30], "len_b": [1, 1]})
+    >>> texts_partly_given(t)[0][:62]
+    '1 of 2 comparisons with len_a / len_b have no response_a or re'
+    """
+    if not {"response_a", "response_b", "len_a", "len_b"} <= set(frame.columns):
+        return ()
+    items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
+    sized = items["len_a"].notna() & items["len_b"].notna()
+    textless = sized & (items["response_a"].isna() | items["response_b"].isna())
+    n, k = int(sized.sum()), int(textless.sum())
+    if not k or k < TEXTLESS * n:
+        return ()
+    first = items.index[textless.to_numpy()][0]
+    item = f" (first: item {shown(items.loc[first, 'item_id'])})" if "item_id" in items else ""
+    return (
+        f"{k:,} of {n:,} comparisons with len_a / len_b have no response_a or response_b "
+        f"text{item}: verbosity counts the texts' words and leaves them out (its n counts "
+        "the others), while the leaderboard's length term reads len_a / len_b of all — give "
+        "every text, or drop the response_a / response_b columns to read len_a / len_b alone",
     )
 
 

@@ -668,7 +668,11 @@ def familiarity_summary(
 ) -> tuple[list[MetricResult], list[Skipped]]:
     """:func:`familiarity_bias` for every judge, ranked from most to least familiarity-driven.
 
-    Judges that cannot be estimated come back in the skipped list with the reason.
+    Judges that cannot be estimated come back in the skipped list with the reason. Each
+    slope is per nat of *per-token* log-perplexity under that judge's tokenizer: a
+    tokenizer cutting a text into 1.3 times the tokens divides ``d`` by about 1.3 and
+    multiplies the slopes by it, so the ranking compares judges of other tokenizers on
+    other scales.
     """
     _codes, labels = judge_codes(pairs, judges)
     results: list[MetricResult] = []

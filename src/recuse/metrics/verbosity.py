@@ -411,10 +411,14 @@ def curve_statistic(
 ) -> GroupedStatistic:
     """Mean of ``y`` per (label, bin of ``x``).
 
-    Groups are ``(label, bin)``; values ``[y, 1, y^2]``.
+    Groups are ``(label, bin)``; values ``[y, 1, y^2]``. An ``x`` of ``+inf`` (a
+    relative length difference over an answer of 0 words) is in the last, open bin
+    when its edge is ``inf``: it fell past it, and the pair was left out of every bin.
     """
     n_bins = len(edges) - 1
     b = np.searchsorted(edges, x, side="right") - 1
+    if n_bins and edges[-1] == np.inf:
+        b = np.where(x == np.inf, n_bins - 1, b)
     ok = np.isfinite(y) & ~np.isnan(x) & (b >= 0) & (b < n_bins) & (codes >= 0)
     group = np.where(ok, codes * n_bins + np.clip(b, 0, n_bins - 1), -1)
     yy = np.where(ok, y, 0.0)

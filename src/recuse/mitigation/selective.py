@@ -484,6 +484,10 @@ class JudgeCertificate:
     #: what drew its strata: each generator id of its verdicts and whose answers it gives
     #: the judge (:func:`models_of`); None: no strata (pooled, or no roster)
     models: tuple[tuple[str, str], ...] | None = None
+    #: where its confidence is a probability, the orders its verdicts were judged in:
+    #: ``both`` (each the mean of two orders), ``one`` or ``mixed`` (:func:`orders_of`);
+    #: None for picks (an item of one order reads 0.5 there)
+    orders: str | None = None
 
     @property
     def n_labelled(self) -> int:
@@ -859,9 +863,21 @@ def certify_judge(
     )
     ones = int(one_order(rows).sum()) if kind == "order consistency" else 0
     models = models_of(rows, judge, roster, o)
+    orders = orders_of(rows) if kind.endswith("probability") else None
     cert = JudgeCertificate(judge, o.target, d, kind, strata, ties, points, o.reference, ones,
-                            models)  # fmt: skip
+                            models, orders)  # fmt: skip
     return cert, items
+
+
+def orders_of(rows: pd.DataFrame) -> str | None:
+    """``both`` where every verdict of ``rows`` is the mean of two orders, ``one`` where
+    none is, ``mixed`` otherwise (None: no rows). A probability averaged over two orders
+    lies nearer 0.5 than one order's, which keeps the judge's position preference: a
+    threshold certified on the first reads the second as more confident than it is."""
+    if not len(rows):
+        return None
+    both = ~one_order(rows)
+    return "both" if both.all() else ("one" if not both.any() else "mixed")
 
 
 #: the targets of a coverage curve: agreement 0.50 to 0.99 in steps of 0.01
@@ -1244,6 +1260,7 @@ class Certification:
                     if c.recalibration is None
                     else {"x": list(c.recalibration[0]), "y": list(c.recalibration[1])},
                     **({} if c.models is None else {"models": dict(c.models)}),
+                    **({} if c.orders is None else {"orders": c.orders}),
                 }
                 for c in stages
             ],

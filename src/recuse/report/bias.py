@@ -87,6 +87,11 @@ class Bias:
     #: of :func:`recuse.numbers.estimate_digits`. The audit wrote a certified coverage
     #: 0.285 beside the gate's 28.5%, and one pair of 2,500 as 0.000 beside its 0.04%
     percent: bool = False
+    #: where the estimate is in units of a whole scale with no fixed span (the ratings'
+    #: γ and λ: rating ÷ the dimension's top score, any sign of rating allowed), the
+    #: distance that is all of it: ``recuse gate --max KEY=X`` with X at or above it
+    #: allows the whole scale, a bound written in another unit (5 for 5%), and is refused
+    whole_scale: float | None = None
     span: Span = field(kw_only=True)
 
     def __post_init__(self) -> None:

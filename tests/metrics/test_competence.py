@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference
@@ -43,3 +45,74 @@ def test_the_newton_fit_s_pseudo_inverse_is_numpy_s_on_full_and_deficient_inform
     assert np.allclose(ours, numpy_s, rtol=1e-9, atol=1e-12)
     assert np.all(ours[1][:, 2] == 0) and np.all(ours[1][2] == 0)  # uninformed stays 0
     assert np.all(_symmetric_pinv(np.zeros((2, 3, 3))) == 0)
+
+
+def test_a_batch_of_refits_steps_each_fit_until_its_own_step_is_small() -> None:
+    """One resample whose judge separates the strengths (its κ drifting toward ∞) took
+    every other fit of its chunk through all 30 Newton steps with it. Each fit of a batch
+    now stops on its own: the same θ (to 1e-9) as fitting it alone, and the steps of the
+    batch's well-posed fits are theirs, not the drifting one's."""
+    from recuse.metrics import competence
+
+    rng = np.random.default_rng(0)
+    x = np.column_stack([rng.normal(size=40), np.ones(40)])
+    n = np.full((3, 40), 2.0)
+    y = np.stack([rng.binomial(2, 0.6, 40), rng.binomial(2, 0.4, 40), 2.0 * (x[:, 0] > 0)])
+    y = y.astype(float)  # the third: y = n exactly where x > 0, a separation
+    alone = [competence._newton(x, n[i], y[i]) for i in range(3)]
+    batch = competence._newton(x, n, y)
+    assert np.allclose(batch[:2], alone[:2], atol=1e-9, rtol=0)
+    assert np.array_equal(np.isfinite(batch[2]), np.isfinite(alone[2]))
+    steps: list[int] = []
+    step = competence._newton_step
+
+    def counted(xs: np.ndarray, *rest: np.ndarray) -> np.ndarray:
+        steps.append(len(xs) if xs.ndim > 2 else len(rest[1]))
+        return step(xs, *rest)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(competence, "_newton_step", counted)
+        competence._newton(x, n, y)
+    assert steps[0] == 3 and steps[-1] == 1  # the drifting fit steps on alone
+    assert sum(k == 3 for k in steps) < 10 and len(steps) == competence._NEWTON_STEPS
+
+
+def test_the_calibrated_estimates_refit_each_resample_once(shared_data: Path) -> None:
+    """The calibrated self-preference, its family form and its three rungs refit one
+    competence model on the same resamples, and each refitted all of them: a one-order
+    LLMBar MT-Bench file spent 27 s of a 30 s audit there. Each chunk of resamples is
+    refitted once now (as many batched fits as the first estimate alone asks for), and
+    every interval is the one each estimate gives alone."""
+    from recuse.data.registry import load
+    from recuse.metrics import competence
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    pairs = load("llmbar-mtbench", data_dir=shared_data)
+    pairs = pairs.drop(columns=["p_a_second", "status_second", "p_a"], errors="ignore")
+    names = ["self_preference_calibrated", "family_preference_calibrated",
+             "calibrated_rung_human_neither", "calibrated_rung_human_prefers_own",
+             "calibrated_rung_human_prefers_other"]  # fmt: skip
+    boot, roster = Resampling(n_boot=300, seed=0), Roster.builtin()
+    batches: list[int] = []
+    newton = competence._newton
+
+    def counted(x: np.ndarray, n: np.ndarray, y: np.ndarray) -> np.ndarray:
+        batches.extend([1] if n.ndim > 1 else [])
+        return newton(x, n, y)
+
+    def estimates(metrics: list[str]) -> tuple[dict[tuple[str, str], tuple[float, ...]], int]:
+        batches.clear()
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(competence, "_newton", counted)
+            found = pairwise_bias(pairs, roster, metrics=metrics, boot=boot)
+        return {(r.judge, r.metric): (r.estimate, r.ci_low, r.ci_high)
+                for r in found.results}, len(batches)  # fmt: skip
+
+    together, refits = estimates(names)
+    _, refits_first = estimates(names[:1])
+    assert refits == refits_first > 0
+    alone = {k: v for name in names for k, v in estimates([name])[0].items()}
+    assert together.keys() == alone.keys() and {m for _, m in together} == set(names)
+    for k, v in together.items():
+        assert np.allclose(v, alone[k], atol=1e-12, equal_nan=True), k

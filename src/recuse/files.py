@@ -742,19 +742,28 @@ SPACELESS_SCRIPTS = {
 }
 _SPACELESS = {name: re.compile(f"[{block}]") for name, block in SPACELESS_SCRIPTS.items()}
 _ANY_SPACELESS = re.compile(f"[{''.join(SPACELESS_SCRIPTS.values())}]")
+#: the least share of a text's characters (spaces not counted) that are of one of
+#: :data:`SPACELESS_SCRIPTS` for :func:`spaceless_script` to name it: an English answer
+#: quoting a price in baht (฿, in the Thai block) or one Thai greeting is counted in
+#: words as well as any English text
+SPACELESS_SHARE = 0.25
 
 
 def spaceless_script(text: str) -> str | None:
-    """The first of :data:`SPACELESS_SCRIPTS` that ``text`` is written in (a character
-    of it), else None: :func:`words_in` counts such a text's space-separated runs, which
-    there are phrases or sentences, not words.
+    """The one of :data:`SPACELESS_SCRIPTS` that ``text`` is written in (at least
+    :data:`SPACELESS_SHARE` of its characters other than spaces), else None:
+    :func:`words_in` counts such a text's space-separated runs, which there are phrases
+    or sentences, not words.
 
     >>> spaceless_script("สวัสดีครับ ยินดีต้อนรับ"), spaceless_script("plain words")
     ('Thai', None)
+    >>> spaceless_script("A night in Bangkok costs about ฿1,200: say สวัสดี at the door")
     """
     if text.isascii() or not _ANY_SPACELESS.search(text):
         return None
-    return next((name for name, rx in _SPACELESS.items() if rx.search(text)), None)
+    written = len(text) - sum(c.isspace() for c in text)
+    most, name = max((len(rx.findall(text)), name) for name, rx in _SPACELESS.items())
+    return name if most >= SPACELESS_SHARE * written else None
 
 
 def word_count(texts: pd.Series) -> pd.Series:

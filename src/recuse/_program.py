@@ -31,9 +31,13 @@ def _early_stop(signum: int, _frame: object) -> None:
     _early.append(signum)
 
 
-# a SIGINT the shell ignores (a job started with ``&``) stays ignored
+# a SIGINT the shell ignores (a job started with ``&``) stays ignored; imported in a
+# thread other than the main one (runpy in a worker), no handler can be set, and none is
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, _early_stop)
+    try:
+        signal.signal(signal.SIGINT, _early_stop)
+    except ValueError:  # not the main thread: Python's own handler stays
+        pass
 
 from recuse.interrupt import (  # noqa: E402 - after Ctrl-C is held
     end_on_signals,

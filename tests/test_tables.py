@@ -876,3 +876,20 @@ def test_many_dimensions_spelled_two_ways_are_named_three_and_counted() -> None:
     assert out["dimension"].tolist() == [f"Dim{i}" for i in range(k) for _ in range(2)]
     assert "'Dim0', 'dim0' as 'Dim0'; 'Dim1', 'dim1' as 'Dim1'; 'Dim2', 'dim2' as 'Dim2'" in note
     assert "; and 2,997 more dimensions so spelled" in note and len(note) < 500
+
+
+def test_spellings_that_give_one_answer_two_references_stay_two_dimensions() -> None:
+    """Judge a rates each answer in 'Help' against a reference of 1, judge b in 'help'
+    against 5: two dimensions on two scales, which 27857ce3 read as such. Joined, the
+    file was refused (one answer with references 1 and 5)."""
+    t = pd.concat(
+        [_rated(["Help"], answers=4).assign(judge="a", reference=1.0),
+         _rated(["help"], answers=4).assign(judge="b", reference=5.0)],
+        ignore_index=True,
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReaderNote)
+        out = validate_ratings(t)
+    assert sorted(out["dimension"].unique()) == ["Help", "help"]
+    with pytest.warns(ReaderNote, match="'Help', 'help' as 'Help'"):  # one scale: joined
+        assert validate_ratings(t.assign(reference=1.0))["dimension"].unique().tolist() == ["Help"]

@@ -1285,12 +1285,15 @@ def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
     ("Helpfulness", "helpfulness", "helpfulness "): read as written, each was a dimension
     of its own, normalised to its own top score and fitted apart, with nothing said.
 
-    Spellings of which one judge rates one answer (prompt_id, model) in two are two
-    dimensions, and stay apart: an Inspect log's scorers ``match`` and ``Match`` each
-    grade every sample, and joined they were two ratings of one answer in one dimension.
+    Spellings of which one judge rates one answer (prompt_id, model) in two, or that
+    give one answer two references, are two dimensions, and stay apart: an Inspect
+    log's scorers ``match`` and ``Match`` each grade every sample, and joined they were
+    two ratings of one answer in one dimension; joined, references 1 and 5 of one
+    answer were refused as one answer's two references.
 
     >>> t = pd.DataFrame({"prompt_id": ["p", "q", "p"], "model": "m", "judge": "j",
-    ...                   "dimension": ["Helpfulness", "helpfulness", "harm"]})
+    ...                   "dimension": ["Helpfulness", "helpfulness", "harm"],
+    ...                   "reference": 1.0})
     >>> with warnings.catch_warnings(record=True):
     ...     _one_dimension_spelling(t, None)
     >>> t["dimension"].tolist()
@@ -1308,8 +1311,13 @@ def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
         return
     dimension = out["dimension"]
     one = dimension.map(joined)
-    rows = out.loc[one.notna(), ["prompt_id", "model", "judge"]].assign(dimension=one)
-    apart = set(rows.loc[rows.duplicated(keep=False), "dimension"])  # two of one answer
+    rows = out.loc[one.notna(), ["prompt_id", "model", "judge", "reference"]].assign(dimension=one)
+    keys = ["prompt_id", "model", "judge", "dimension"]
+    apart = set(rows.loc[rows.duplicated(keys, keep=False), "dimension"])  # two of one answer
+    by = rows.groupby(["prompt_id", "model", "dimension"], sort=False)["reference"]
+    top, bottom = by.transform("max").to_numpy(float), by.transform("min").to_numpy(float)
+    size = np.maximum(np.maximum(np.abs(top), np.abs(bottom)), 1.0)
+    apart.update(rows.loc[top - bottom > REFERENCE_TOL * size, "dimension"])  # two scales
     groups = [n for n in spellings.values() if len(n) > 1 and n[0] not in apart]
     if not groups:
         return

@@ -186,3 +186,26 @@ def test_the_entry_point_loads_in_a_thread_other_than_the_main_one() -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, "['loaded'] True\n", "")
+
+
+def test_importing_the_entry_point_without_running_it_keeps_ctrl_c() -> None:
+    """The entry point holds Ctrl-C (counting it, nothing more) from its first line
+    until main() takes it over; a process that imported it and never ran main()
+    (``pytest --doctest-modules src``) had every later Ctrl-C swallowed. Once it has
+    loaded, Python's handler is back: a Ctrl-C is KeyboardInterrupt again."""
+    code = (
+        "import os, signal, time\n"
+        "import recuse._program\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(2)\n"
+        "    print('swallowed')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted\n", "")

@@ -161,3 +161,51 @@ def test_a_signal_after_the_command_ended_keeps_its_exit_code(sent: str, tmp_pat
         done.stderr
         == f"recuse: error: {missing}: file not found — check the path, or give a dataset name\n"
     )
+
+
+def test_the_entry_point_loads_in_a_thread_other_than_the_main_one() -> None:
+    """The entry point takes Ctrl-C over as it is imported, and in a thread other than
+    the main one (runpy run in a worker thread) Python refuses that: the import raised
+    ValueError ('signal only works in main thread'), where before it loaded, and
+    main() ran the command, no handler set. It loads so again, Python's handler kept."""
+    code = (
+        "import signal, threading\n"
+        "got = []\n"
+        "def load():\n"
+        "    try:\n"
+        "        import recuse._program\n"
+        "        got.append('loaded')\n"
+        "    except Exception as exc:\n"
+        "        got.append(repr(exc))\n"
+        "t = threading.Thread(target=load); t.start(); t.join()\n"
+        "print(got, signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "['loaded'] True\n", "")
+
+
+def test_importing_the_entry_point_without_running_it_keeps_ctrl_c() -> None:
+    """The entry point holds Ctrl-C (counting it, nothing more) from its first line
+    until main() takes it over; a process that imported it and never ran main()
+    (``pytest --doctest-modules src``) had every later Ctrl-C swallowed. Once it has
+    loaded, Python's handler is back: a Ctrl-C is KeyboardInterrupt again."""
+    code = (
+        "import os, signal, time\n"
+        "import recuse._program\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(2)\n"
+        "    print('swallowed')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted\n", "")

@@ -9,8 +9,9 @@ ended the process by the signal, where a Ctrl-C later says recuse's line and exi
 129), and a second signal while the program stops
 (:func:`recuse.interrupt.stop_on_signals`).
 
-Its first statement takes Ctrl-C over (:func:`_early_stop`, which only counts it),
-before anything else loads: ``import recuse`` (typing, recuse.errors: 13 ms) and
+Its first statement takes Ctrl-C over (:func:`_early_stop`, which only counts it;
+Python's own handler is back once it has loaded, and :func:`main` takes it over
+next), before anything else loads: ``import recuse`` (typing, recuse.errors: 13 ms) and
 :mod:`recuse.interrupt` (3 ms) were loaded before any handler, and a Ctrl-C in those
 first ~20 ms of ``recuse judge`` printed Python's traceback (and ended the process by
 the signal). What is left is Python's own start, before any code of recuse runs (its
@@ -31,9 +32,13 @@ def _early_stop(signum: int, _frame: object) -> None:
     _early.append(signum)
 
 
-# a SIGINT the shell ignores (a job started with ``&``) stays ignored
+# a SIGINT the shell ignores (a job started with ``&``) stays ignored; imported in a
+# thread other than the main one (runpy in a worker), no handler can be set, and none is
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, _early_stop)
+    try:
+        signal.signal(signal.SIGINT, _early_stop)
+    except ValueError:  # not the main thread: Python's own handler stays
+        pass
 
 from recuse.interrupt import (  # noqa: E402 - after Ctrl-C is held
     end_on_signals,
@@ -43,6 +48,14 @@ from recuse.interrupt import (  # noqa: E402 - after Ctrl-C is held
 )
 
 __all__ = ["main"]
+
+# loaded: the caller runs main() next (the console script, ``python -m recuse``), which
+# holds Ctrl-C again from its first statement. Python's own handler is back for the
+# microseconds between, so that code that imports this module and never runs main()
+# (``pytest --doctest-modules``, a tool listing modules) keeps its Ctrl-C: held here,
+# every Ctrl-C of that process was counted and nothing more, for good
+if signal.getsignal(signal.SIGINT) is _early_stop:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main() -> int:

@@ -1274,13 +1274,26 @@ def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.
     return out
 
 
+#: how many joined dimensions :func:`_one_dimension_spelling`'s note names (the rest
+#: counted): a file of thousands of dimensions would otherwise print them all
+SPELLINGS_SHOWN = 3
+
+
 def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
     """Write each dimension in its first spelling, with a note, where the file spells one
     dimension in several ways that differ only in case, Unicode form or inner spaces
     ("Helpfulness", "helpfulness", "helpfulness "): read as written, each was a dimension
     of its own, normalised to its own top score and fitted apart, with nothing said.
 
-    >>> t = pd.DataFrame({"dimension": ["Helpfulness", "helpfulness", "harm"]})
+    Spellings of which one judge rates one answer (prompt_id, model) in two, or that
+    give one answer two references, are two dimensions, and stay apart: an Inspect
+    log's scorers ``match`` and ``Match`` each grade every sample, and joined they were
+    two ratings of one answer in one dimension; joined, references 1 and 5 of one
+    answer were refused as one answer's two references.
+
+    >>> t = pd.DataFrame({"prompt_id": ["p", "q", "p"], "model": "m", "judge": "j",
+    ...                   "dimension": ["Helpfulness", "helpfulness", "harm"],
+    ...                   "reference": 1.0})
     >>> with warnings.catch_warnings(record=True):
     ...     _one_dimension_spelling(t, None)
     >>> t["dimension"].tolist()
@@ -1289,22 +1302,35 @@ def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
     written = pd.unique(out["dimension"])
     if len(written) < 2:
         return
-    keys = [" ".join(unicodedata.normalize("NFKC", str(d)).casefold().split()) for d in written]
-    first: dict[str, str] = {}
-    for name, key in zip(written, keys, strict=True):
-        first.setdefault(key, name)
-    if len(first) == len(written):
+    spellings: dict[str, list[str]] = {}  # each key's spellings, first first
+    for name in written:
+        key = " ".join(unicodedata.normalize("NFKC", str(name)).casefold().split())
+        spellings.setdefault(key, []).append(name)
+    joined = {n: names[0] for names in spellings.values() if len(names) > 1 for n in names}
+    if not joined:
         return
-    joined = {name: first[key] for name, key in zip(written, keys, strict=True)}
-    said = [
-        f"{', '.join(shown(n) for n in written if joined[n] == one)} as {shown(one)}"
-        for one in first.values()
-        if sum(joined[n] == one for n in written) > 1
-    ]
-    out["dimension"] = out["dimension"].map(joined)
+    dimension = out["dimension"]
+    one = dimension.map(joined)
+    rows = out.loc[one.notna(), ["prompt_id", "model", "judge", "reference"]].assign(dimension=one)
+    keys = ["prompt_id", "model", "judge", "dimension"]
+    apart = set(rows.loc[rows.duplicated(keys, keep=False), "dimension"])  # two of one answer
+    by = rows.groupby(["prompt_id", "model", "dimension"], sort=False)["reference"]
+    top, bottom = by.transform("max").to_numpy(float), by.transform("min").to_numpy(float)
+    size = np.maximum(np.maximum(np.abs(top), np.abs(bottom)), 1.0)
+    apart.update(rows.loc[top - bottom > REFERENCE_TOL * size, "dimension"])  # two scales
+    groups = [n for n in spellings.values() if len(n) > 1 and n[0] not in apart]
+    if not groups:
+        return
+    joined = {n: names[0] for names in groups for n in names}
+    out["dimension"] = dimension.map(joined).where(dimension.isin(joined), dimension)
+    said = [f"{', '.join(shown(n) for n in names)} as {shown(names[0])}" for names in groups]
+    more = len(said) - SPELLINGS_SHOWN
+    listed = "; ".join(said[:SPELLINGS_SHOWN]) + (
+        f"; and {more:,} more dimensions so spelled" if more > 0 else ""
+    )
     warnings.warn(
         f"{file + ': ' if file else ''}dimension names that differ only in case or spacing "
-        f"are read as one dimension: {'; '.join(said)} (read apart, each would be normalised "
+        f"are read as one dimension: {listed} (read apart, each would be normalised "
         "to its own top score and fitted apart) — write each dimension one way",
         ReaderNote,
         stacklevel=4,

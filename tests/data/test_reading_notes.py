@@ -140,3 +140,19 @@ def test_a_large_table_is_glanced_at_for_spaceless_scripts_first() -> None:
     (note,) = reading_notes.spaceless_words(frame)
     assert note.startswith(f"{n // 5:,} of {n:,} rows have an answer in Thai")
     assert reading_notes.spaceless_words(frame.assign(response_a=texts)) == ()
+
+
+def test_english_answers_with_a_baht_sign_or_a_thai_word_raise_no_note() -> None:
+    """An English answer quoting a price in baht (฿ is in the Thai block) or one Thai
+    greeting was read as 'an answer in Thai', and every row holding one was said; its
+    words are spaced and counted as any English answer's. A text is named only where
+    the script is at least a quarter of its characters (spaces not counted)."""
+    english = [
+        "A night in Bangkok costs about ฿1,200 (roughly $35), and street food ฿50 a plate.",
+        "Say hello: สวัสดี (sawasdee) is how Thais greet each other in the morning.",
+    ]
+    frame = pd.DataFrame({"response_a": english, "response_b": ["Hotels cost 1200 baht."] * 2})
+    assert reading_notes.spaceless_words(frame) == ()
+    mixed = frame.assign(response_b=["แมวกินปลา two words", "ใช่ ไม่ใช่ ดี มาก"])
+    (note,) = reading_notes.spaceless_words(mixed)
+    assert note.startswith("2 of 2 rows have an answer in Thai")

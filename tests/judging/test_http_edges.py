@@ -1057,3 +1057,55 @@ def test_a_request_on_a_connection_the_server_closed_is_retried_once_and_succeed
     assert sorted(rows["attempts"]) == [1, 1, 1, 1, 1, 2]  # one request, retried once
     kind = "ReadError" if reset else "RemoteProtocolError"  # a reset, or a plain close
     assert said == f"connection error: {kind}" and answered
+
+
+def test_a_brotli_bomb_is_stopped_within_megabytes_of_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Brotli makes megabytes of a byte (512 MiB of zeros are 841 bytes of it), and its
+    decoder was fed 1,024 bytes at a time, as gzip's is: a brotli body was decoded
+    whole past the bound (a gigabyte of memory for those 841 bytes). A stand-in brotli
+    decoder that makes 64 KiB of each byte (httpx's own needs the brotli package) is
+    now fed few enough that the decoding stops within 1 MiB of the bound (1 MiB here):
+    64 MiB were decoded before."""
+    from httpx import _decoders
+
+    from recuse.judging.backends.http import _decoded_answer, _DecodedTooLarge
+
+    made: list[int] = []
+
+    class Expanding:
+        def decode(self, data: bytes) -> bytes:
+            made.append(len(data) * 2**16)
+            return b"\0" * made[-1]
+
+        def flush(self) -> bytes:
+            return b""
+
+    monkeypatch.setitem(_decoders.SUPPORTED_DECODERS, "br", Expanding)
+    with pytest.raises(_DecodedTooLarge, match="Content-Encoding: br"):
+        _decoded_answer(200, [(b"Content-Encoding", b"br")], b"x" * 4096, 2**20)
+    assert sum(made) <= 2 * 2**20, f"{sum(made):,} bytes decoded"
+
+
+def test_a_real_brotli_bomb_is_a_failed_call() -> None:
+    """The same with brotli itself, where it is installed: 512 MiB of zeros, 809 bytes
+    of brotli, stop at the bound having decoded a few MiB."""
+    brotli = pytest.importorskip("brotli")
+    import tracemalloc
+
+    from recuse.judging.backends.http import _decoded_answer, _DecodedTooLarge
+
+    body = brotli.compress(b"\0" * (512 * 2**20), quality=5)
+    tracemalloc.start()
+    try:
+        with pytest.raises(_DecodedTooLarge):
+            _decoded_answer(200, [(b"Content-Encoding", b"br")], body, 2**20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, f"{peak:,} bytes at the peak"
+    exact = _decoded_answer(
+        200, [(b"Content-Encoding", b"br")], brotli.compress(b"a" * 2**20), 2**20
+    )
+    assert exact.content == b"a" * 2**20  # a body at the bound is read

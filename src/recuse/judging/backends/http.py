@@ -1173,6 +1173,12 @@ def read_json(raw: bytes | str) -> Any:
 #: 1,032 bytes of one, so a body that decodes past the bound is stopped about a
 #: megabyte past it, never decoded whole into memory (:func:`_decoded_answer`)
 DECODE_PIECE = 1024
+#: smaller pieces for encodings that make far more of one byte (:data:`DECODE_PIECE`
+#: elsewhere): a brotli metablock of 16 MiB takes a few bytes (512 MiB of zeros are 841
+#: bytes of brotli, all decoded from one piece of 1,024: a gigabyte of memory), 16
+#: bytes of it made at most 16 MiB; zstd's blocks of one repeated byte make 128 KiB of
+#: 4 bytes, so 64 bytes at most 2 MiB
+DECODE_PIECES = {"br": 16, "zstd": 64}
 
 
 class _DecodedTooLarge(Exception):
@@ -1180,15 +1186,15 @@ class _DecodedTooLarge(Exception):
 
 
 class _Pieces(httpx.SyncByteStream):
-    """Bytes handed on in pieces of at most :data:`DECODE_PIECE`."""
+    """Bytes handed on in pieces of at most ``size`` (:data:`DECODE_PIECE`)."""
 
-    def __init__(self, parts: Iterable[bytes]) -> None:
-        self.parts = parts
+    def __init__(self, parts: Iterable[bytes], size: int = DECODE_PIECE) -> None:
+        self.parts, self.size = parts, size
 
     def __iter__(self) -> Iterator[bytes]:
         for part in self.parts:
-            for start in range(0, len(part), DECODE_PIECE):
-                yield part[start : start + DECODE_PIECE]
+            for start in range(0, len(part), self.size):
+                yield part[start : start + self.size]
 
 
 def _decoded_answer(
@@ -1200,8 +1206,9 @@ def _decoded_answer(
     ratio of 1,000, reached by any run of one byte) passed the raw bound and took the
     memory, and a body compressed twice (``gzip, gzip``) a thousand times more. Each
     encoding is undone by httpx's decoder for it (its own response, streamed:
-    ``iter_bytes``), fed :data:`DECODE_PIECE` bytes at a time, the last one's bytes
-    counted; an undecodable body is httpx's :class:`httpx.DecodingError`."""
+    ``iter_bytes``), fed :data:`DECODE_PIECE` bytes at a time (brotli and zstd fewer:
+    :data:`DECODE_PIECES`), the last one's bytes counted; an undecodable body is
+    httpx's :class:`httpx.DecodingError`."""
     named = [
         part.strip()
         for key, value in headers
@@ -1211,8 +1218,9 @@ def _decoded_answer(
     ]
     stream: Iterable[bytes] = [raw]
     for encoding in reversed(named):  # the last applied is undone first
+        piece = DECODE_PIECES.get(encoding.lower(), DECODE_PIECE)
         stream = httpx.Response(
-            200, headers={"Content-Encoding": encoding}, stream=_Pieces(stream)
+            200, headers={"Content-Encoding": encoding}, stream=_Pieces(stream, piece)
         ).iter_bytes()
     parts: list[bytes] = []
     size = 0

@@ -23,6 +23,7 @@ MODULES = [
     "recuse.metrics.verbosity",
     "recuse.metrics.verdicts",
     "recuse.report.multiplicity",
+    "recuse.regression.favoritism",
     "recuse.simulate.length_controlled",
     "recuse.simulate.pairs",
     "recuse.simulate.self_preference",

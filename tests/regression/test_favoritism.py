@@ -756,3 +756,11 @@ def test_a_judge_rating_on_a_smaller_scale_than_the_others_is_said() -> None:
         f"{mixed['rating'].max():g})"
     )
     assert f"about {10 / top:.0f} times its own" in note
+    # the references on 0-100 beside every judge's 1-10: one note, on the references
+    hundred = same.assign(reference=same["reference"] * 10)
+    (note,) = fit_favoritism(hundred, roster).warnings
+    top = hundred["rating"].max()
+    assert note.startswith(
+        f"dimension 'quality': no judge rates above {top:g}, {round(100 * top / 90)}% of "
+        "the way up the dimension's scale, which the references set (they reach 90)"
+    )

@@ -261,8 +261,11 @@ def narrow_judges(
     references) rating 1–10. The scale is the dimension's, so that judge's ratings are
     divided by 10 where its own top is 1: its γ then reads 0.01, "1% of the scale", for
     an extra tenth of its own scale, with nothing else to show it. A note beside the
-    coefficients, not a refusal: a harsh judge may be real. Dimensions in ``skip`` (those
-    whose scale a stray score sets, :func:`stray_scores`, which says so) are not read.
+    coefficients, not a refusal: a harsh judge may be real. Where every judge (two or
+    more) is so, the references set the scale, and one note for the dimension says so
+    (a 0–100 reference beside 1–10 ratings had a note per judge blame each judge).
+    Dimensions in ``skip`` (those whose scale a stray score sets, :func:`stray_scores`,
+    which says so) are not read.
 
     >>> t = pd.DataFrame({"dimension": "d", "judge": ["j", "j", "k", "k"],
     ...                   "rating": [0.2, 1.0, 3.0, 10.0], "reference": [2.0, 9.0, 3.0, 8.0]})
@@ -270,6 +273,8 @@ def narrow_judges(
     "dimension 'd', judge 'j'"
     >>> narrow_judges(t.assign(rating=[2.0, 3.0, 3.0, 10.0]))
     []
+    >>> narrow_judges(t.assign(reference=[20.0, 90.0, 30.0, 80.0]))[0].split(":")[0]
+    "dimension 'd'"
     """
     notes: list[str] = []
     if normalize == "none":
@@ -278,6 +283,22 @@ def narrow_judges(
     by_dim = dict(zip(scales["dimension"], zip(scales["low"], scales["scale"], strict=True),
                       strict=True))  # fmt: skip
     tops = frame.groupby(["dimension", "judge"], sort=True)["rating"].max().reset_index()
+    every = tops.groupby("dimension", sort=True)["rating"].agg(["max", "size"])
+    for dim, top, judges in every.itertuples():  # the judges' top, together
+        low, scale = by_dim[dim]
+        share = (float(top) - low) / scale
+        if dim in skip or not 0 < share <= NARROW_SHARE or judges < 2:
+            continue
+        reference = float(np.nanmax(frame.loc[frame["dimension"] == dim, "reference"]))
+        notes.append(
+            f"dimension {dim!r}: no judge rates above {float(top):g}, "
+            f"{share_percent(share, 0)} of the way up the dimension's scale, which the "
+            f"references set (they reach {reference:g}); if the references are on another "
+            "scale (0–100 beside 1–10 ratings), every coefficient is in units of theirs, "
+            f"about {1 / share:,.0f} times the judges' own — put the references on the "
+            "judges' scale"
+        )
+        skip = {*skip, str(dim)}  # one note for the dimension, not one per judge
     for dim, judge, top in tops.itertuples(index=False):
         if dim in skip:
             continue

@@ -630,3 +630,33 @@ def test_empty_answers_written_to_a_csv_are_not_texts_left_out(
     n_cut = int(((part["len_a"] == 5) & (part["response_a"].str.strip() != "")).sum())
     (note,) = [x for x in load_input(path).source.notes if said in x]
     assert note.startswith(f"{n_cut} of 154 comparisons")
+
+
+def test_two_orders_written_as_rows_of_their_own_are_not_one_order(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """llmbar-mtbench with each preferred answer in a and each judge's two orders written
+    as two items (one row with p_a_first only, 'q/first', one with p_a_second only,
+    'q/second'), as a harness logging each call as a comparison writes them: position
+    cancels as in the two-order file (gpt-3.5-turbo agrees 71% either way), and the note
+    said every judge judged most of its pairs in the first order only. Not said now; the
+    first-order rows alone still are."""
+    from recuse.metrics.agreement import accuracy
+    from recuse.metrics.bootstrap import Resampling
+
+    table = _preferred_in_a(registry.load("llmbar-mtbench", data_dir=shared_data))
+    first = table.assign(item_id=table["item_id"] + "/first", p_a_second=np.nan,
+                         status_second=None)  # fmt: skip
+    second = table.assign(item_id=table["item_id"] + "/second", p_a_first=np.nan,
+                          status_first=None)  # fmt: skip
+    rows, both = tmp_path / "rows.csv", tmp_path / "both.csv"
+    pd.concat([first, second]).to_csv(rows, index=False)
+    table.to_csv(both, index=False)
+    boot = Resampling(n_boot=50, seed=0)
+    read = [accuracy(load_input(p).frame, judge="gpt-3.5-turbo", boot=boot).estimate
+            for p in (rows, both)]  # fmt: skip
+    assert read[0] == pytest.approx(read[1], abs=1e-12) and read[0] == pytest.approx(0.71, abs=0.01)
+    said = "every labelled pair but"
+    assert not [x for x in load_input(rows).source.notes if said in x]
+    first.to_csv(rows, index=False)
+    assert [x for x in load_input(rows).source.notes if said in x]

@@ -254,7 +254,10 @@ def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
     carries it, with nothing said (llmbar-mtbench with the preferred answer put in a and
     the second order left out: gpt-3.5-turbo agreed 92% of the time, 70% with its labels
     on both sides). A judge's two orders averaged, or labels on both sides, keep the two
-    apart. No dataset of /work/shared/data has its labels on one side.
+    apart, and so do a judge's two orders written as rows of their own (an item with
+    ``p_a_first`` only, another with ``p_a_second`` only): the share it reads is the rows
+    with a first-order verdict only less those with a second-order one only, over the
+    judge's labelled rows. No dataset of /work/shared/data has its labels on one side.
 
     >>> t = pd.DataFrame({"judge": "j", "human": 1.0, "p_a_first": [1.0, 0.0] * 15,
     ...                   "p_a_second": None})
@@ -270,11 +273,14 @@ def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
     n = a + b
     if n < 2 * AT_ODDS_MIN or max(a, b) < ONE_SIDE * n:
         return ()
-    labelled = frame["human"].notna() & frame["p_a_first"].notna()
-    one = labelled & (second.isna() if second is not None else True)
+    has_second = second.notna() if second is not None else pd.Series(False, index=frame.index)
+    labelled = frame["human"].notna() & (frame["p_a_first"].notna() | has_second)
+    first_only = labelled & frame["p_a_first"].notna() & ~has_second
+    second_only = labelled & frame["p_a_first"].isna() & has_second
     by_judge = frame["judge"]
-    share = (
-        one.astype(float).groupby(by_judge).sum() / labelled.astype(float).groupby(by_judge).sum()
+    share = (  # first-order-only rows beyond second-order-only ones: what position keeps
+        (first_only.astype(float) - second_only.astype(float)).groupby(by_judge).sum()
+        / labelled.astype(float).groupby(by_judge).sum()
     )
     judges = [str(j) for j, x in share.items() if x >= 0.5]
     if not judges:

@@ -822,3 +822,7 @@ def test_a_ratings_bias_bound_of_a_whole_scale_or_more_is_refused(
         assert code == 2 and "in units of the dimension's top score" in out and "PASS" not in out
     code, out = _run(["gate", str(path), "--max", "self_bias=0.05"], capsys)
     assert code == 0 and "PASS: self_bias of j" in out
+    # the audit's --fail-on is refused before the work, its fix written as --fail-on
+    # (it said '--max self_bias=0.05', an option the audit does not take)
+    code, out = _run(["audit", str(tmp_path / "none.csv"), "--fail-on", "self_bias=5"], capsys)
+    assert code == 2 and "e.g. --fail-on self_bias=0.05" in " ".join(out.split())

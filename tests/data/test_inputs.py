@@ -537,3 +537,126 @@ def test_labels_all_on_one_side_beside_one_order_verdicts_are_said(
     assert not [x for p in (mixed, both) for x in load_input(p).source.notes if said in x]
     (note,) = [x for x in load_input(in_a).source.notes if said in x]
     assert note.startswith("every labelled pair but 0 of 200 prefers a, the answer p_a_first")
+
+
+def test_one_judge_below_chance_on_a_set_built_to_fool_it_is_not_read_as_turned_labels(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """LLMBar's adversarial GPTInst pairs judged by gpt-3.5-turbo alone, labels as
+    written: the judge gives the preferred answer 29% of the win (the set is built to
+    fool it), and the note said every judge disagrees with the labels, so they likely
+    say P(b better) — of a right file. One judge alone is not read so; two judges below
+    chance (gpt-3.5-turbo and llama-2-70b-chat) still are, with the caveat."""
+    table = registry.load("llmbar", data_dir=shared_data)
+    gptinst = table[table["task"] == "LLMBar/Adversarial/GPTInst"]
+    said = "every judge disagrees with the human labels"
+    path = tmp_path / "one.csv"
+    gptinst[gptinst["judge"] == "gpt-3.5-turbo"].to_csv(path, index=False)
+    assert not [x for x in load_input(path).source.notes if said in x]
+    gptinst[gptinst["judge"].isin(["gpt-3.5-turbo", "llama-2-70b-chat"])].to_csv(path, index=False)
+    (note,) = [x for x in load_input(path).source.notes if said in x]
+    assert "'gpt-3.5-turbo' 29% over 92" in note and "'llama-2-70b-chat' 25% over 92" in note
+
+
+def test_prompt_texts_apart_only_in_white_space_are_one_prompt(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """llmbar-mtbench with every other row's prompt written by a tool that doubles a space,
+    ends each line with a space or writes it in Unicode's NFD form: one prompt per id, and
+    the note said 46 (doubled space) or 11 (spaces at line ends) ids hold different
+    prompt texts. None now; ids that do collide are still said."""
+    import unicodedata
+
+    table = registry.load("llmbar-mtbench", data_dir=shared_data)
+    odd = table.index % 2 == 1
+    said = "different prompt texts"
+    path = tmp_path / "spaced.csv"
+    for write in (lambda s: s.replace(" ", "  ", 1),
+                  lambda s: "\n".join(line + " " for line in s.split("\n")),
+                  lambda s: unicodedata.normalize("NFD", s)):  # fmt: skip
+        table.assign(prompt=table["prompt"].where(~odd, table["prompt"].map(write))).to_csv(
+            path, index=False
+        )
+        assert not [x for x in load_input(path).source.notes if said in x]
+    codes = pd.factorize(table["prompt_id"])[0]
+    table.assign(prompt_id=(codes % 10).astype(str)).to_csv(path, index=False)
+    assert [x for x in load_input(path).source.notes if said in x]
+
+
+def test_perplexities_given_as_per_token_probabilities_are_said_so(tmp_path: Path) -> None:
+    """Perplexities written as per-token probabilities (1 / perplexity, every value at
+    most 1): read as perplexities their log is minus the log-perplexity, and the planted
+    familiarity bias of +1.5 reads with its sign turned; the note told to give exp of
+    them, which is no perplexity either. It names 1 / them too where no value is above 1,
+    and not where some are (log-perplexities)."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.familiarity import familiarity_bias
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    sim = simulate_familiarity({"m1": PlantedFamiliarity(judge_slope=-2.0)}, human_slope=-0.5,
+                               n_prompts=300, seed=1)  # fmt: skip
+    probs, logs = tmp_path / "probs.csv", tmp_path / "logs.csv"
+    sim.pairs.assign(ppl_a=1 / sim.pairs["ppl_a"], ppl_b=1 / sim.pairs["ppl_b"]).to_csv(
+        probs, index=False
+    )
+    sim.pairs.assign(ppl_a=np.log(sim.pairs["ppl_a"]), ppl_b=np.log(sim.pairs["ppl_b"])).pipe(
+        lambda t: t[(t["ppl_a"] > 0) & (t["ppl_b"] > 0)]
+    ).to_csv(logs, index=False)
+    read = familiarity_bias(load_input(probs).frame, boot=Resampling(n_boot=200, seed=0))
+    assert read.estimate < -1.0  # the planted +1.5, turned
+    (note,) = [x for x in load_input(probs).source.notes if "below 1" in x]
+    assert "per-token probabilities" in note and "give 1 / them" in note
+    (note,) = [x for x in load_input(logs).source.notes if "below 1" in x]
+    assert "give exp of them" in note and "give 1 / them" not in note
+
+
+def test_empty_answers_written_to_a_csv_are_not_texts_left_out(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """HH-RLHF's 4 comparisons with an empty answer (len 0) and 150 others, written as a
+    CSV: the empty answers are empty cells, read back as missing, and the note said 4 of
+    154 comparisons have no text — give every text, which they are. Not said now; a text
+    of length 5 left out still is."""
+    table = registry.load("hh-rlhf", data_dir=shared_data)
+    empty = (table["response_a"].str.strip() == "") | (table["response_b"].str.strip() == "")
+    assert int(empty.sum()) == 4
+    part = pd.concat([table[empty], table[~empty].head(150)])
+    path = tmp_path / "hh.csv"
+    part.to_csv(path, index=False)
+    said = "have no response_a or response_b text"
+    assert not [x for x in load_input(path).source.notes if said in x]
+    cut = part.assign(response_a=part["response_a"].where(part["len_a"] != 5))
+    cut.to_csv(path, index=False)
+    n_cut = int(((part["len_a"] == 5) & (part["response_a"].str.strip() != "")).sum())
+    (note,) = [x for x in load_input(path).source.notes if said in x]
+    assert note.startswith(f"{n_cut} of 154 comparisons")
+
+
+def test_two_orders_written_as_rows_of_their_own_are_not_one_order(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """llmbar-mtbench with each preferred answer in a and each judge's two orders written
+    as two items (one row with p_a_first only, 'q/first', one with p_a_second only,
+    'q/second'), as a harness logging each call as a comparison writes them: position
+    cancels as in the two-order file (gpt-3.5-turbo agrees 71% either way), and the note
+    said every judge judged most of its pairs in the first order only. Not said now; the
+    first-order rows alone still are."""
+    from recuse.metrics.agreement import accuracy
+    from recuse.metrics.bootstrap import Resampling
+
+    table = _preferred_in_a(registry.load("llmbar-mtbench", data_dir=shared_data))
+    first = table.assign(item_id=table["item_id"] + "/first", p_a_second=np.nan,
+                         status_second=None)  # fmt: skip
+    second = table.assign(item_id=table["item_id"] + "/second", p_a_first=np.nan,
+                          status_first=None)  # fmt: skip
+    rows, both = tmp_path / "rows.csv", tmp_path / "both.csv"
+    pd.concat([first, second]).to_csv(rows, index=False)
+    table.to_csv(both, index=False)
+    boot = Resampling(n_boot=50, seed=0)
+    read = [accuracy(load_input(p).frame, judge="gpt-3.5-turbo", boot=boot).estimate
+            for p in (rows, both)]  # fmt: skip
+    assert read[0] == pytest.approx(read[1], abs=1e-12) and read[0] == pytest.approx(0.71, abs=0.01)
+    said = "every labelled pair but"
+    assert not [x for x in load_input(rows).source.notes if said in x]
+    first.to_csv(rows, index=False)
+    assert [x for x in load_input(rows).source.notes if said in x]

@@ -371,3 +371,20 @@ def test_a_log_of_an_eval_that_did_not_finish_is_said(tmp_path: Path) -> None:
         (note,) = [n for n in table.attrs["notes"] if said in n]
         assert note.startswith(f"{status}.json: the eval's status is '{status}', not success: "
                                f"its {kept} sample(s) of the 16 its dataset holds")  # fmt: skip
+
+
+def test_an_unfinished_log_of_several_epochs_counts_samples_not_gradings(tmp_path: Path) -> None:
+    """security_guide's log (16 samples) run for 2 epochs and cancelled with its 3 samples
+    logged in both: the note said 'its 6 sample(s) of the 16 its dataset holds', more
+    samples than it had, counting each epoch's grading as a sample. It counts the 3
+    samples now, and the 6 gradings of the 32 planned."""
+    src = UPSTREAM / "2025-05-12T20-28-26-04-00_security-guide.json"
+    log = json.loads(src.read_text())
+    second = [{**smp, "epoch": 2} for smp in log["samples"]]
+    config = {**log["eval"].get("config", {}), "epochs": 2}
+    path = tmp_path / "cancelled.json"
+    ev = {**log["eval"], "config": config}
+    cancelled = {**log, "status": "cancelled", "eval": ev, "samples": log["samples"] + second}
+    path.write_text(json.dumps(cancelled))
+    (note,) = [n for n in read_inspect_log(path).attrs["notes"] if "the eval's status" in n]
+    assert "its 3 sample(s) of the 16 its dataset holds, in 6 of 32 gradings (2 epochs)" in note

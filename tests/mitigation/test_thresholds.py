@@ -391,3 +391,25 @@ def test_probabilities_of_one_order_are_not_held_to_a_threshold_certified_on_two
     lam = spec["judges"][0]["thresholds"]["other"]
     passed = items.conf >= lam
     assert passed.sum() == 2767 and (items.verdict[passed] == items.human[passed]).mean() < 0.75
+
+
+def test_one_order_items_an_earlier_judge_decided_are_not_counted_as_sent_to_a_person() -> None:
+    """A cascade certified on two-order means (gpt-4, then claude-2), applied to items
+    gpt-4 judged in both orders and claude-2 in one: gpt-4 decides 2,278 of the 4,000, and
+    the note said all 4,000 of claude-2's one-order items go to a person, where 1,722 do.
+    It counts the 1,722 now; the decisions are as before."""
+    from recuse.mitigation.thresholds import OneOrderNotCertified
+    from recuse.tables import validate_pairs
+
+    cal = _position_noisy(1500, 1)
+    cert = certify_judges(
+        validate_pairs(pd.concat([cal, cal.assign(judge="claude-2")])), ROSTER,
+        Options(target=0.8, delta=0.1), cascade=["gpt-4", "claude-2"],
+    )  # fmt: skip
+    spec = cert.thresholds()
+    assert [j["orders"] for j in spec["judges"]] == ["both", "both"]
+    new = _position_noisy(4000, 2)
+    other = new.assign(judge="claude-2", p_a_second=np.nan, p_a=new["p_a_first"])
+    with pytest.warns(OneOrderNotCertified, match=r"'claude-2' .* 1,722 of its items here"):
+        out = apply_thresholds(validate_pairs(pd.concat([new, other])), spec, ROSTER)
+    assert (out["judge"] == "gpt-4").sum() == 2278 and (out["decision"] == PERSON).sum() == 1722

@@ -623,6 +623,8 @@ def _unfinished(path: Path, log: Mapping[str, Any], samples: list[Any]) -> list[
     none: a journal's start of an eval still running): its samples are those graded
     before it stopped, which a user reading its numbers as the whole eval's was not told
     (a cancelled log of 2 of its 16 samples read as a valid ratings table, no word of it).
+    Samples are counted by id, each once however many of its epochs were logged, and
+    with several epochs (``eval.config.epochs``) the gradings logged and planned too.
 
     >>> _unfinished(Path("x.json"), {"status": "cancelled",
     ...             "eval": {"dataset": {"samples": 16}}}, [{"id": 1}, {"id": 2}])[0][:60]
@@ -631,16 +633,35 @@ def _unfinished(path: Path, log: Mapping[str, Any], samples: list[Any]) -> list[
     status = log.get("status")
     if status == "success":
         return []
-    ids = {(smp.get("id"), smp.get("epoch")) for smp in samples if isinstance(smp, dict)}
+    ids = {smp.get("id") for smp in samples if isinstance(smp, dict)}
     dataset = log["eval"].get("dataset") if isinstance(log.get("eval"), Mapping) else None
     planned = dataset.get("samples") if isinstance(dataset, Mapping) else None
     of = f" of the {planned:,} its dataset holds" if is_count(planned) else ""
+    epochs = _epochs_planned(log)
+    if epochs > 1:  # each sample graded once an epoch: count the gradings too
+        runs = {(smp.get("id"), smp.get("epoch")) for smp in samples if isinstance(smp, dict)}
+        every = (
+            f" of {planned * epochs:,}" if isinstance(planned, int) and is_count(planned) else ""
+        )
+        of += f", in {len(runs):,}{every} gradings ({epochs} epochs)"
     said = f"is {shown(status)}, not success" if status is not None else "is not recorded"
     return [
         f"{path.name}: the eval's status {said}: its {len(ids):,} sample(s){of} are those "
         "logged before it stopped (or so far), and every number from this log is of them "
         "alone — rerun or resume the eval (inspect eval-retry) for the whole set"
     ]
+
+
+def _epochs_planned(log: Mapping[str, Any]) -> int:
+    """The epochs the eval was run for (``eval.config.epochs``; 1 where not given).
+
+    >>> _epochs_planned({"eval": {"config": {"epochs": 3}}}), _epochs_planned({})
+    (3, 1)
+    """
+    ev = log.get("eval")
+    config = ev.get("config") if isinstance(ev, Mapping) else None
+    epochs = config.get("epochs") if isinstance(config, Mapping) else None
+    return epochs if isinstance(epochs, int) and is_count(epochs) and epochs > 1 else 1
 
 
 def is_count(value: object) -> bool:

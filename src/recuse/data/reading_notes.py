@@ -12,6 +12,7 @@ Khmer; :func:`spaceless_words`).
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -181,6 +182,10 @@ def orders_at_odds(frame: pd.DataFrame, *, swapped_frame: SwappedFrame) -> tuple
     return tuple(notes)
 
 
+#: the fewest judges read below chance for :func:`labels_against_every_judge` to speak
+AGAINST_JUDGES = 2
+
+
 def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where every judge whose agreement with the human labels can be read
     (:func:`balanced_agreement` of its verdicts, ``p_a`` or the mean of its orders, over
@@ -192,9 +197,14 @@ def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
     19–29% of the time, and each reads a material preference for longer answers, +0.35
     to +0.39, where the labels as written give −0.03 to +0.02). A set built to fool judges
     can put one weak judge there (LLMBar's Neighbor pairs: gpt-3.5-turbo 18%), so the
-    note says so; every judge of a table, LLMBar's own included, does not.
+    note says so; every judge of a table, LLMBar's own included, does not. It speaks
+    only where at least :data:`AGAINST_JUDGES` judges are read: one judge alone below
+    chance is what sets built to fool judges measure (LLMBar's GPTInst and Neighbor
+    pairs, each of gpt-3.5-turbo, gpt-3.5-turbo-0301 and llama-2-70b-chat judged alone:
+    18–39%), not a sign of turned labels.
 
-    >>> t = pd.DataFrame({"judge": "j", "human": [1.0, 0.0] * 20, "p_a": [0.0, 1.0] * 20})
+    >>> t = pd.DataFrame({"judge": ["j", "k"] * 20, "human": [1.0, 1.0, 0.0, 0.0] * 10,
+    ...                   "p_a": [0.0, 0.0, 1.0, 1.0] * 10})
     >>> labels_against_every_judge(t)[0][:58]
     'every judge disagrees with the human labels more often tha'
     """
@@ -216,7 +226,7 @@ def labels_against_every_judge(frame: pd.DataFrame) -> tuple[str, ...]:
         if ba > 0.5 - AT_ODDS_SE * se:
             return ()
         read.append(f"{shown(judge)} {share_percent(ba, 0)} over {len(mine):,}")
-    if not read:
+    if len(read) < AGAINST_JUDGES:
         return ()
     turn = caller_option("--values human:0=1,1=0", "values={'human': {'0': 1, '1': 0}}")
     return (
@@ -244,7 +254,10 @@ def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
     carries it, with nothing said (llmbar-mtbench with the preferred answer put in a and
     the second order left out: gpt-3.5-turbo agreed 92% of the time, 70% with its labels
     on both sides). A judge's two orders averaged, or labels on both sides, keep the two
-    apart. No dataset of /work/shared/data has its labels on one side.
+    apart, and so do a judge's two orders written as rows of their own (an item with
+    ``p_a_first`` only, another with ``p_a_second`` only): the share it reads is the rows
+    with a first-order verdict only less those with a second-order one only, over the
+    judge's labelled rows. No dataset of /work/shared/data has its labels on one side.
 
     >>> t = pd.DataFrame({"judge": "j", "human": 1.0, "p_a_first": [1.0, 0.0] * 15,
     ...                   "p_a_second": None})
@@ -260,11 +273,14 @@ def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
     n = a + b
     if n < 2 * AT_ODDS_MIN or max(a, b) < ONE_SIDE * n:
         return ()
-    labelled = frame["human"].notna() & frame["p_a_first"].notna()
-    one = labelled & (second.isna() if second is not None else True)
+    has_second = second.notna() if second is not None else pd.Series(False, index=frame.index)
+    labelled = frame["human"].notna() & (frame["p_a_first"].notna() | has_second)
+    first_only = labelled & frame["p_a_first"].notna() & ~has_second
+    second_only = labelled & frame["p_a_first"].isna() & has_second
     by_judge = frame["judge"]
-    share = (
-        one.astype(float).groupby(by_judge).sum() / labelled.astype(float).groupby(by_judge).sum()
+    share = (  # first-order-only rows beyond second-order-only ones: what position keeps
+        (first_only.astype(float) - second_only.astype(float)).groupby(by_judge).sum()
+        / labelled.astype(float).groupby(by_judge).sum()
     )
     judges = [str(j) for j, x in share.items() if x >= 0.5]
     if not judges:
@@ -283,9 +299,21 @@ def labels_on_one_side(frame: pd.DataFrame) -> tuple[str, ...]:
     )
 
 
+def _prompt_words(text: object) -> str:
+    """A prompt as :func:`prompts_sharing_an_id` compares it: its words, each run of
+    white space one space, in NFC form.
+
+    >>> _prompt_words("Name  two cities. \\n Thanks ") == _prompt_words("Name two cities. Thanks")
+    True
+    """
+    return " ".join(unicodedata.normalize("NFC", one_text(str(text))).split())
+
+
 def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where one ``prompt_id`` holds different prompt texts (compared as
-    :func:`recuse.cells.one_text` reads them: line ends and spaces around aside): the
+    :func:`_prompt_words` reads them: every run of spaces, tabs and line ends one space,
+    in Unicode's NFC form, so that one prompt written by two tools, one keeping
+    trailing spaces or doubled spaces, the other not, is one prompt): the
     bootstrap resamples each id as one prompt, so ids that collide (two sets' numbered
     questions in one file) make fewer, larger clusters and other intervals, with nothing
     said (llmbar-mtbench's 75 prompts under 10 ids: gpt-3.5-turbo's position bias read
@@ -298,7 +326,7 @@ def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
     if not {"prompt_id", "prompt"} <= set(frame.columns):
         return ()
     rows = frame[frame["prompt"].notna()]
-    texts = rows["prompt"].map(lambda t: one_text(str(t)))
+    texts = rows["prompt"].map(_prompt_words)
     count = texts.groupby(rows["prompt_id"], sort=True).nunique()
     shared = count[count > 1]
     if shared.empty:
@@ -393,7 +421,11 @@ def perplexities_below_one(frame: pd.DataFrame) -> tuple[str, ...]:
     takes again, so its slopes (per unit of log-perplexity difference) and its curves' bins
     read another scale, with nothing said (a planted familiarity bias of +1.5 read +1.7
     from perplexities and +2.2 from their logs). Log-perplexities all above 1 (a weak
-    judge's, over 2.7 nats) cannot be told from perplexities and pass unsaid.
+    judge's, over 2.7 nats) cannot be told from perplexities and pass unsaid. Where no
+    value is above 1 the columns may as well hold per-token probabilities (``1 /
+    perplexity``, the geometric mean of the tokens' probabilities), whose log is minus
+    the log-perplexity, so the note names that reading and its fix too (``exp`` of a
+    probability would be no perplexity either).
 
     >>> t = pd.DataFrame({"ppl_a": [0.7, 2.0], "ppl_b": [1.2, 3.0]})
     >>> perplexities_below_one(t)[0][:44]
@@ -407,12 +439,19 @@ def perplexities_below_one(frame: pd.DataFrame) -> tuple[str, ...]:
     below = int((values < 1).sum())
     if not below or below < BELOW_ONE * len(values):
         return ()
+    probabilities = (
+        ""
+        if (values > 1).any()
+        else "; if they hold per-token probabilities (exp of the mean log-probability, none "
+        "above 1 here), give 1 / them — read as perplexities, their log turns the slopes' "
+        "sign"
+    )
     return (
         f"{below:,} of {len(values):,} perplexities ({', '.join(columns)}) are below 1, which "
         "no perplexity is (exp of a mean negative log-probability per token): if the columns "
         "hold log-perplexities (mean negative log-likelihoods), give exp of them — the "
         "familiarity analysis takes their log, and read as perplexities its slopes and bins "
-        "are on another scale",
+        f"are on another scale{probabilities}",
     )
 
 
@@ -427,7 +466,9 @@ def texts_partly_given(frame: pd.DataFrame) -> tuple[str, ...]:
     analysis counts the texts' words (:func:`recuse.metrics.verbosity.response_lengths`)
     and left those comparisons out, with nothing said (llmbar-mtbench without the texts of
     its longest 30% of pairs: gpt-4 read +0.033 over 136 pairs, +0.015 over all 195),
-    while the leaderboard's length term reads the columns of all.
+    while the leaderboard's length term reads the columns of all. A side without a text
+    whose length is 0 is an empty answer, not a text left out (a CSV writes an empty
+    answer as an empty cell, read back as missing: HH-RLHF's 4), and is not counted.
 
     >>> t = pd.DataFrame({"item_id": ["i1", "i2"], "response_a": ["a b", None],
     ...                   "response_b": ["c", "d"], "len_a": [2, 30], "len_b": [1, 1]})
@@ -438,7 +479,9 @@ def texts_partly_given(frame: pd.DataFrame) -> tuple[str, ...]:
         return ()
     items = frame.drop_duplicates("item_id") if "item_id" in frame.columns else frame
     sized = items["len_a"].notna() & items["len_b"].notna()
-    textless = sized & (items["response_a"].isna() | items["response_b"].isna())
+    # a side without a text whose length is 0 is an empty answer (a CSV writes '' so)
+    gone = [items[f"response_{x}"].isna() & (items[f"len_{x}"] != 0) for x in ("a", "b")]
+    textless = sized & (gone[0] | gone[1])
     n, k = int(sized.sum()), int(textless.sum())
     if not k or k < TEXTLESS * n:
         return ()

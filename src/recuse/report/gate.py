@@ -914,7 +914,7 @@ def _check_span(t: Threshold, key: str, scope: Scope, name: str) -> None:
             f"{name} {t.key}={_num(t.value)}: {key} is in units of the dimension's top score "
             f"({bias.scale}: 0.05 = 5% of the scale), so this bound allows "
             f"{_num(t.value / bias.whole_scale)} times the whole scale and passes every judge "
-            f"— give a share of the scale, e.g. --max {key}=0.05"
+            f"— give a share of the scale, e.g. {name} {key}=0.05"
         )
     if t.bound == "max" and t.value > bias.reach:
         ref = {"none": "no-bias value", "chance": "chance level", "perfect": "best value"}

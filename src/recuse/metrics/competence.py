@@ -20,6 +20,7 @@ preference (:data:`FAMILY_CALIBRATED`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -379,8 +380,9 @@ class CompetenceModel:
             cols.append(np.broadcast_to(self.label, g.shape))
         theta = _newton(np.stack(cols, -1), n, y)
         if key is not None:
-            if len(self._refits) >= _REFITS_KEPT:
-                del self._refits[next(iter(self._refits))]  # the oldest
+            if len(self._refits) >= _REFITS_KEPT:  # the oldest goes (another thread may
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # have)
+                    self._refits.pop(next(iter(self._refits)))
             self._refits[key] = (st, theta)
         return theta, g
 

@@ -245,7 +245,10 @@ def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str,
     known = registry.datasets()
     rows = frame.loc[frame[labels].notna(), column]
     names = rows.where(rows.notna(), "").astype(str).str.strip()
-    kinds = names.str.lower().map(lambda n: known[n].reference if n in known else "human")
+    lowered = names.str.lower()
+    # one look-up per distinct name (a million-row file names a handful of datasets)
+    kind_of = {n: known[n].reference if n in known else "human" for n in lowered.unique()}
+    kinds = lowered.map(kind_of)
     found = set(kinds)
     if found <= {"human"}:
         return "human", "", _near_misses(names, known)

@@ -205,3 +205,30 @@ def test_mixed_labels_by_hand() -> None:
     assert _bias("agreement_accuracy").for_reference("mixed").title == (
         "Agreement with the reference label"
     )
+
+
+def test_file_reference_looks_each_distinct_source_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kind of each labelled row is looked up once per distinct source, not per row
+    (a million-row file names a handful of datasets); the kinds and the mixed note are
+    those worked out by hand: 3 judgebench rows (correctness), 4 of the rest (human)."""
+    import pandas as pd
+
+    from recuse.data import inputs, registry
+
+    asked: list[object] = []
+
+    class Counted(dict):  # type: ignore[type-arg]
+        def __contains__(self, name: object) -> bool:
+            asked.append(name)
+            return super().__contains__(name)
+
+    every = registry.datasets()
+    monkeypatch.setattr(inputs.registry, "datasets", lambda: Counted(every))
+    sources = ["judgebench", "JudgeBench ", "mine", None, "mine", "llmbar", "judgebench"]
+    frame = pd.DataFrame({"source": sources * 1_000, "human": [1.0] * 7_000})
+    kind, label, notes = inputs.file_reference(frame, "pairs")
+    assert (kind, label) == ("mixed", "")
+    assert "3,000 of correctness" in notes[0] and "4,000 of human" in notes[0]
+    # the kinds: one look-up per distinct lowered source (4); the near-miss note: one per
+    # distinct written source that is not empty (4: "JudgeBench" is written apart)
+    assert len(asked) == 8, asked

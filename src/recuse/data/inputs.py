@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from recuse.data import registry
@@ -245,8 +246,11 @@ def file_reference(frame: pd.DataFrame, table: str) -> tuple[ReferenceKind, str,
     known = registry.datasets()
     rows = frame.loc[frame[labels].notna(), column]
     names = rows.where(rows.notna(), "").astype(str).str.strip()
-    kinds = names.str.lower().map(lambda n: known[n].reference if n in known else "human")
-    found = set(kinds)
+    # one look-up per distinct name (a million-row file names a handful of datasets)
+    codes, distinct = pd.factorize(names.str.lower())
+    kind_of = np.array([known[n].reference if n in known else "human" for n in distinct], object)
+    kinds = pd.Series(kind_of[codes], index=names.index, dtype=object)
+    found = set(kind_of)
     if found <= {"human"}:
         return "human", "", _near_misses(names, known)
     if len(found) == 1:

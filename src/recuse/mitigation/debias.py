@@ -32,7 +32,7 @@ def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) 
     p = prepare(ratings, families, normalize=result.normalize)  # type: ignore[arg-type]
     f = p.frame
     scale_fit = result.scales.set_index("dimension")["scale"]
-    dims = set(f["dimension"]) - set(scale_fit.index)
+    dims = set(f["dimension"].unique()) - set(scale_fit.index)
     if dims:
         raise InputError(
             f"dimension(s) {', '.join(sorted(dims))} were not in the fit",

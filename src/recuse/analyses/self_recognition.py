@@ -68,8 +68,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             return
     for r in results:
         pick = r.components.get("pick_rate")
+        # a judge that names the answer shown first in both orders ties on every pair:
+        # 50%, which reads as a pick of its own answer in half the pairs without the ties
         detail = (
-            f"picks its own answer in {share_percent(pick, 0)} of pairs" if pick is not None else ""
+            f"names its own answer as the one it wrote in {share_percent(pick, 0)} of pairs "
+            "(a tie between its two orders counts half)"
+            if pick is not None
+            else ""
         )
         ctx.add(
             ANALYSIS, from_result(ANALYSIS, SELF_RECOGNITION, r, dataset=inp.name, detail=detail)

@@ -139,3 +139,18 @@ def test_a_judge_naming_the_first_answer_in_both_orders_reads_chance_with_ties_s
             "names its own answer as the one it wrote in 50% of pairs (a tie between its "
             "two orders counts half)"
         )
+
+
+def test_the_table_beside_self_preference_says_its_intervals_level(
+    exported: pd.DataFrame,
+) -> None:
+    """The table's CSV held recognition_ci_low and preference_ci_high with no level."""
+    from recuse.driver import AuditOptions
+
+    roster = Roster([Entry(m, m) for m in ("j1", "j2", "m-other")])
+    options = AuditOptions(level=0.95, n_boot=200, seed=0, min_n=10, only=(ANALYSIS.id,))
+    report = run_audit([_input("recog", "pairs", exported)], options=options, roster=roster)
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "self-recognition-recog"]
+    assert len(table.frame) == 2 and (table.frame["level"] == 0.95).all()
+    assert set(table.frame.columns) - set(table.columns) == {"judge"}

@@ -275,3 +275,12 @@ def test_human_labels_that_give_no_leaderboard_are_said(planted: Planted) -> Non
         tau = next(n for n in section.notes if "Kendall" in n)
         assert ("vs humans" in tau) != expected
     assert f"a group of {top} never lost to the others" in notes[0], notes
+
+
+def test_the_covariates_table_says_its_intervals_level(planted: Planted) -> None:
+    """The covariates table's CSV held ci_low and ci_high with no level."""
+    section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "leaderboard-covariates-sim-pairs"]
+    assert len(table.frame) and (table.frame["level"] == OPTIONS.level).all()
+    lb = leaderboard(planted.pairs, families={}, boot=Resampling(n_boot=200, level=0.95))
+    assert (lb.adjusted.coefficient_table()["level"] == 0.95).all()

@@ -191,6 +191,8 @@ class BTFit:
         )
 
     def coefficient_table(self) -> pd.DataFrame:
+        """One row per covariate: its definition, coefficient and percentile interval at
+        ``level`` (a column of its own: the CSV's ci_low and ci_high said no level)."""
         return pd.DataFrame(
             {
                 "covariate": self.covariates,
@@ -198,6 +200,7 @@ class BTFit:
                 "coefficient (log-odds)": self.coefficients,
                 "ci_low": self.coefficients_low,
                 "ci_high": self.coefficients_high,
+                "level": self.level,
             }
         )
 

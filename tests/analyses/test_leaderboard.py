@@ -252,3 +252,35 @@ def test_a_negative_kendall_tau_reads_with_the_minus_sign(
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
     (note,) = [n for n in section.notes if "Kendall" in n]
     assert "(1 = same order): raw vs adjusted \u22120.31" in note and "-0.3" not in note, note
+
+
+def test_human_labels_that_give_no_leaderboard_are_said(planted: Planted) -> None:
+    """Human labels in which one system never loses have no finite Bradley–Terry
+    strengths: the human strengths and the τ against the humans were left out of the
+    table and the note with nothing said (labels that give a leaderboard read no such
+    note)."""
+    from analyses.conftest import audit_only
+
+    pairs = planted.pairs
+    top = sorted(set(pairs["model_a"].dropna()) | set(pairs["model_b"].dropna()))[0]
+    human = pairs["human"].where(pairs["model_a"] != top, 1.0).where(pairs["model_b"] != top, 0.0)
+    said = "the human labels give no leaderboard of their own"
+    for labels, expected in ((pairs["human"], False), (human, True)):
+        report = audit_only(ANALYSIS.id, pairs.assign(human=labels), planted.roster)
+        section = next(s for s in report.sections if s.id == ANALYSIS.id)
+        notes = [n for n in section.notes if said in n]
+        table = next(t for t in section.tables if t.name == "leaderboard-planted")
+        assert bool(notes) == expected, section.notes
+        assert any(c.startswith("human ") for c in table.frame.columns) != expected
+        tau = next(n for n in section.notes if "Kendall" in n)
+        assert ("vs humans" in tau) != expected
+    assert f"a group of {top} never lost to the others" in notes[0], notes
+
+
+def test_the_covariates_table_says_its_intervals_level(planted: Planted) -> None:
+    """The covariates table's CSV held ci_low and ci_high with no level."""
+    section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "leaderboard-covariates-sim-pairs"]
+    assert len(table.frame) and (table.frame["level"] == OPTIONS.level).all()
+    lb = leaderboard(planted.pairs, families={}, boot=Resampling(n_boot=200, level=0.95))
+    assert (lb.adjusted.coefficient_table()["level"] == 0.95).all()

@@ -163,3 +163,20 @@ def test_each_probe_unit_reads_as_a_sentence_with_its_edit_in_brackets() -> None
             f"({DESCRIPTIONS[name]}), minus the change a no-op edit"
         ), bias.unit
         assert " when " not in bias.unit
+
+
+def test_the_effects_table_says_its_intervals_level_and_defines_its_columns(
+    planted: Planted,
+) -> None:
+    """The probe effects table (CSV) held ci_low and ci_high with no level: a 95% report's
+    read as the default 90%'s. Each row now says it, and every number column has words."""
+    from analyses.conftest import _input
+    from recuse.driver import AuditOptions, run_audit
+
+    options = AuditOptions(level=0.95, n_boot=200, seed=0, min_n=10, only=(ANALYSIS.id,))
+    report = run_audit([_input("p", "pairs", planted.probes)], options=options,
+                       roster=planted.roster)  # fmt: skip
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "probes-p"]
+    assert len(table.frame) == 9 and (table.frame["level"] == 0.95).all()
+    assert set(table.frame.columns) - set(table.columns) == {"judge", "probe"}

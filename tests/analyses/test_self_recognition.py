@@ -116,3 +116,41 @@ def test_a_negative_correlation_and_a_small_p_read_as_every_number(
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
     (note,) = [n for n in section.notes if "Spearman" in n]
     assert "Spearman ρ = \u22120.90 (p < 0.001), Pearson r = 0.25 (p = 0.500)" in note, note
+
+
+def test_a_judge_naming_the_first_answer_in_both_orders_reads_chance_with_ties_said(
+    exported: pd.DataFrame,
+) -> None:
+    """A judge that always answers "A" (the answer shown first) ties on every pair once
+    its orders are averaged: 0.5, chance, by hand; the detail read "picks its own answer
+    in 50% of pairs" though it named its own answer in none without a tie."""
+    rec = (exported["probe"] == "self-recognition").to_numpy()
+    always_a = exported.assign(
+        p_a_first=np.where(rec, 1.0, exported["p_a_first"]),  # "A": a, shown first
+        p_a_second=np.where(rec, 0.0, exported["p_a_second"]),  # "A": b, shown first
+        p_a=np.where(rec, (1.0 + 0.0) / 2, exported["p_a"]),
+    )
+    assert rec.sum() == 120
+    roster = Roster([Entry(m, m) for m in ("j1", "j2", "m-other")])
+    report = run_audit([_input("recog", "pairs", always_a)], options=OPTIONS, roster=roster)
+    for f in [f for f in report.findings if f.section == ANALYSIS.id]:
+        assert f.estimate == pytest.approx(0.5)
+        assert f.detail == (
+            "names its own answer as the one it wrote in 50% of pairs (a tie between its "
+            "two orders counts half)"
+        )
+
+
+def test_the_table_beside_self_preference_says_its_intervals_level(
+    exported: pd.DataFrame,
+) -> None:
+    """The table's CSV held recognition_ci_low and preference_ci_high with no level."""
+    from recuse.driver import AuditOptions
+
+    roster = Roster([Entry(m, m) for m in ("j1", "j2", "m-other")])
+    options = AuditOptions(level=0.95, n_boot=200, seed=0, min_n=10, only=(ANALYSIS.id,))
+    report = run_audit([_input("recog", "pairs", exported)], options=options, roster=roster)
+    section = next(s for s in report.sections if s.id == ANALYSIS.id)
+    (table,) = [t for t in section.tables if t.name == "self-recognition-recog"]
+    assert len(table.frame) == 2 and (table.frame["level"] == 0.95).all()
+    assert set(table.frame.columns) - set(table.columns) == {"judge"}

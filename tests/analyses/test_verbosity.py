@@ -107,6 +107,9 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     human = titles["human-verbosity-curve-sim-pairs"]
     assert "(len a − len b) / len b" in human.title
     assert "the mean human score (+1: the human prefers a, −1: b, 0: a tie)" in human.title
+    # its ci_low / ci_high: the CSV says no level, the title does
+    assert {"ci_low", "ci_high"} <= set(human.frame.columns)
+    assert human.title.endswith(", with its 90% cluster-bootstrap interval")
     align = titles["alignment-curve-sim-pairs"].title
     assert "(len human-preferred − len other) / len other" in align
     assert "both orders averaged: 1 = it agrees in both, ½ for two firm picks" in align

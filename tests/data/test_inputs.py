@@ -498,6 +498,37 @@ def test_prompt_ids_holding_different_prompts_are_said(tmp_path: Path, shared_da
     assert note.startswith("10 prompt ids hold different prompt texts (first: '0', ")
 
 
+def test_a_probe_tables_bandwagon_question_is_not_a_prompt_id_shared(tmp_path: Path) -> None:
+    """The bandwagon probe writes its note into the question, so each base pair's prompt
+    id held two texts: every bandwagon probe table read "N prompt ids hold different
+    prompt texts ... give each prompt its own id", advice that would unpair the versions
+    the probes' bootstrap keeps together. Its rows are left out of that note; ids that
+    do collide across base pairs are still said."""
+    from recuse.probes import build_probe_table
+
+    base = pd.DataFrame(
+        {
+            "item_id": [f"b{k}" for k in range(8)],
+            "prompt_id": [f"q{k}" for k in range(8)],
+            "prompt": [f"Question {k}?" for k in range(8)],
+            "response_a": [f"First answer to question {k}." for k in range(8)],
+            "response_b": [f"Second answer, to question {k}." for k in range(8)],
+        }
+    )
+    probes = build_probe_table(base, probes=["bandwagon", "padding"], seed=0)
+    assert probes.groupby("prompt_id")["prompt"].nunique().max() == 2  # the edited question
+    said = "different prompt texts"
+    own, collided = tmp_path / "own.csv", tmp_path / "collided.csv"
+    probes.assign(judge="j", p_a=0.5).to_csv(own, index=False)
+    assert not [x for x in load_input(own).source.notes if said in x]
+    two_per_id = probes["base_item"].str[1:].astype(int) // 2  # b0 and b1 under one id
+    probes.assign(judge="j", p_a=0.5, prompt_id=two_per_id.map("q{}".format)).to_csv(
+        collided, index=False
+    )
+    (note,) = [x for x in load_input(collided).source.notes if said in x]
+    assert note.startswith("4 prompt ids hold different prompt texts (first: 'q0', 2 texts)")
+
+
 def _preferred_in_a(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each labelled pair's preferred answer moved to a (its a and b, their
     models, texts, lengths, orders and verdicts swapped where b was preferred)."""

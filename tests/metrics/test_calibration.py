@@ -363,3 +363,46 @@ def test_folds_past_the_prompts_are_a_fold_per_prompt_and_a_float_is_an_error() 
     for bad in (2.0, float("inf"), True):
         with pytest.raises(ConfigError, match="folds must be an integer"):
             recalibrate(t, folds=bad)  # type: ignore[arg-type]
+
+
+def test_a_probability_an_ulp_below_a_bin_edge_is_binned_at_the_edge() -> None:
+    # verdicts for b at confidence 0.6 (p_a = 1 - 0.6 = 0.39999999999999997) and 0.7
+    # (p_a = 1 - 0.7 = 0.30000000000000004), 20 each: a prefers at 0.5 and 0.2 of them,
+    # gaps p - y of 0.4 - 0.5 = -0.1 and 0.3 - 0.2 = +0.1 in bins [0.4, 0.5) and [0.3, 0.4)
+    # -> plug-in ECE (|20 * -0.1| + |20 * 0.1|) / 40 = 0.1 (pooled in one bin: 0.0)
+    p = np.array([1 - 0.6] * 20 + [1 - 0.7] * 20)
+    y = np.array([1.0] * 10 + [0.0] * 10 + [1.0] * 4 + [0.0] * 16)
+    e = debiased_ece(p, y, np.arange(40))
+    assert e.plugin == pytest.approx(0.1)
+    t = reliability_table(p, y)  # row k: the bin [k / 10, (k + 1) / 10)
+    assert t.loc[4, "n"] == 20 and t.loc[4, "mean_p"] == pytest.approx(0.4)
+    assert t.loc[4, "observed"] == pytest.approx(0.5)
+    assert t.loc[3, "n"] == 20 and t.loc[3, "observed"] == pytest.approx(0.2)
+    # 1 - 0.8 sits with 0.2, not in [0.1, 0.2)
+    two = reliability_table(np.array([1 - 0.8, 0.2]), np.array([0.0, 1.0]))
+    assert two.loc[2, "n"] == 2 and two["n"].sum() == 2
+
+
+def test_bins_of_one_prompt_are_not_read_as_calibrated_with_nothing_said() -> None:
+    # ten pairs, each of its own prompt and bin, the labels against every probability
+    # (plug-in ECE 0.75): the U-statistic holds no product of two prompts, and the judge
+    # read 0.000 [0.000, 0.000], "consistent with calibration". Not estimated now.
+    p = np.arange(10) / 10 + 0.05
+    y = np.array([1.0] * 5 + [0.0] * 5)
+    t = pd.DataFrame({"item_id": [f"i{k}" for k in range(10)], "judge": "j", "human": y,
+                      "prompt_id": [f"q{k}" for k in range(10)], "p_a": p})  # fmt: skip
+    assert debiased_ece(p, y, np.arange(10)).lone == 10
+    with pytest.raises(EstimationError, match="no probability bin holds pairs of two prompts"):
+        expected_calibration_error(t, **BOOT)
+    # two more pairs in bin 9 (p 0.95, y 0, as i9): three prompts there, X = 0.95 each,
+    # U = 3 / (12 (3² - 3)) (2.85² - 3 · 0.95²) = 0.225625 counts bin 9 only, and the
+    # nine pairs alone in theirs are said
+    two = pd.concat(
+        [t, pd.DataFrame({"item_id": ["x", "z"], "judge": "j", "human": 0.0,
+                          "prompt_id": ["qx", "qz"], "p_a": 0.95})],
+        ignore_index=True,
+    )  # fmt: skip
+    r = expected_calibration_error(two, **BOOT)
+    assert r.components["squared_error"] == pytest.approx(3 / 72 * (2.85**2 - 3 * 0.95**2))
+    (said,) = [w for w in r.warnings if "bins whose pairs all come from one prompt" in w]
+    assert said.startswith("9 of 12 pairs lie in probability bins")

@@ -173,6 +173,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         + f"{adj.n_clusters:,} prompts"
         + (f"; {left}." if left else ".")
     )
+    if lb.human_missing:
+        part.notes.append(
+            f"{inp.name}: the human labels give no leaderboard of their own, so the table has "
+            f"no human strengths and no τ against the humans: {lb.human_missing}."
+        )
     for name, why in adj.dropped.items():
         bias = COVARIATE_BIASES[name]
         ctx.skip(ANALYSIS, f"{bias.title}: {why}", inp.name, headline=False, bias=bias)

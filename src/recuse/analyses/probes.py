@@ -78,6 +78,21 @@ PROBE_BIASES[VERBOSITY] = Bias(
 
 EDITS = [p for p in DESCRIPTIONS if p not in (VERBOSITY, "placebo")]  # versions with an edit
 
+#: what each column of the probe effects table holds (its CSV has no room for them: the
+#: interval's level was in none of it)
+TABLE_COLUMNS = {
+    "effect": "the probe's effect: change in the treated answer's share of the win with the "
+    "edit, minus the change the placebo makes; 0 = no effect (verbosity: verbose minus "
+    "concise rewrite)",
+    "ci_low": "the low end of its interval at level (cluster bootstrap over prompts, both "
+    "versions of a pair resampled together)",
+    "ci_high": "the high end",
+    "level": "the interval's confidence level as a share (0.95: a 95% interval)",
+    "n": "base pairs judged in every version the effect reads",
+    "prompts": "the prompts the interval resampled",
+    **COMPONENTS,
+}
+
 
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     if not set(PROBE_COLUMNS) <= set(frame.columns) or frame["probe"].isna().all():
@@ -148,7 +163,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         records = [
             {
                 "judge": r.judge, "probe": r.metric.removeprefix("probe_"), "effect": r.estimate,
-                "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "prompts": r.n_clusters,
+                "ci_low": r.ci_low, "ci_high": r.ci_high, "level": r.level, "n": r.n,
+                "prompts": r.n_clusters,
                 "flip_rate": r.components.get("flip_rate"),
                 "placebo_flip_rate": r.components.get("placebo_flip_rate"),
                 "words_concise": r.components.get("words_concise"),
@@ -157,8 +173,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             for r in results
         ]  # fmt: skip
         ctx.part(ANALYSIS).tables.append(
-            Table(slug("probes", inp.name), f"Probe effects — {inp.name}", pd.DataFrame(records))
-        )
+            Table(slug("probes", inp.name), f"Probe effects — {inp.name}", pd.DataFrame(records),
+                  columns=TABLE_COLUMNS)
+        )  # fmt: skip
     examples = inp.frame.drop_duplicates("item_id")
     examples = examples[examples["probe"].isin(list(known))]  # no plain or left-out rows
     if len(examples):

@@ -45,6 +45,22 @@ SELF_RECOGNITION = Bias(
 )
 
 
+#: what each column of the table beside self-preference holds (its CSV gave the
+#: intervals with no level)
+TABLE_COLUMNS = {
+    "self_recognition": "share of 'I wrote it' the judge gives its own answer, both orders "
+    "averaged; 0.5 = chance",
+    "recognition_ci_low": "the low end of its interval at level (cluster bootstrap over prompts)",
+    "recognition_ci_high": "the high end",
+    "self_preference": "the judge's self-preference on the same data, as preference_metric",
+    "preference_ci_low": "the low end of its interval at level",
+    "preference_ci_high": "the high end",
+    "preference_metric": f"which self-preference: eo ({RUNGS['eo']}) or own_win_rate "
+    f"({RUNGS['own_win_rate']})",
+    "level": "the intervals' confidence level as a share (0.95: 95% intervals)",
+}
+
+
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     if "probe" not in frame.columns or not (frame["probe"] == RECOGNITION).any():
         return (
@@ -68,8 +84,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             return
     for r in results:
         pick = r.components.get("pick_rate")
+        # a judge that names the answer shown first in both orders ties on every pair:
+        # 50%, which reads as a pick of its own answer in half the pairs without the ties
         detail = (
-            f"picks its own answer in {share_percent(pick, 0)} of pairs" if pick is not None else ""
+            f"names its own answer as the one it wrote in {share_percent(pick, 0)} of pairs "
+            "(a tie between its two orders counts half)"
+            if pick is not None
+            else ""
         )
         ctx.add(
             ANALYSIS, from_result(ANALYSIS, SELF_RECOGNITION, r, dataset=inp.name, detail=detail)
@@ -104,7 +125,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         Table(
             slug("self-recognition", inp.name),
             f"Self-recognition beside self-preference ({rung}: {RUNGS[rung]}) — {inp.name}",
-            table,
+            table.assign(level=o.level),
+            columns=TABLE_COLUMNS,
         )
     )
     if corr["spearman"] is None:

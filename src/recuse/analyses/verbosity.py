@@ -237,6 +237,8 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
     ):
         frame = curves.get(name)
         if frame is not None and len(frame):
+            if "ci_low" in frame.columns:  # the CSV says no level: the title does
+                title += f", with its {percent(o.level)} cluster-bootstrap interval"
             part.tables.append(
                 Table(
                     slug(name, inp.name),

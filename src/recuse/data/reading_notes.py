@@ -19,6 +19,7 @@ import pandas as pd
 
 from recuse.cells import one_text
 from recuse.numbers import share_percent
+from recuse.probe_edits import PROBES
 from recuse.tables import SwappedFrame, caller_option, shown
 
 
@@ -309,6 +310,11 @@ def _prompt_words(text: object) -> str:
     return " ".join(unicodedata.normalize("NFC", one_text(str(text))).split())
 
 
+#: the probes that edit the question (:data:`recuse.probe_edits.PROBES`): their rows of
+#: a probe table hold the base pair's question with the edit, under its prompt id
+QUESTION_EDITS = tuple(name for name, p in PROBES.items() if p.target == "question")
+
+
 def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where one ``prompt_id`` holds different prompt texts (compared as
     :func:`_prompt_words` reads them: every run of spaces, tabs and line ends one space,
@@ -318,6 +324,11 @@ def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
     questions in one file) make fewer, larger clusters and other intervals, with nothing
     said (llmbar-mtbench's 75 prompts under 10 ids: gpt-3.5-turbo's position bias read
     0.70 [0.69, 0.72] for [0.67, 0.74]). No dataset of /work/shared/data has such an id.
+    A probe table's rows of a probe that edits the question (:data:`QUESTION_EDITS`:
+    bandwagon's note in it) are left out: their prompt is their base pair's, edited, and
+    one cluster with it is as meant (every bandwagon table read this note before, and
+    its advice, ids of their own, would unpair the versions the bootstrap keeps
+    together).
 
     >>> t = pd.DataFrame({"prompt_id": ["1", "1", "2"], "prompt": ["Hi", "Bye", "Hi "]})
     >>> prompts_sharing_an_id(t)[0][:52]
@@ -326,6 +337,8 @@ def prompts_sharing_an_id(frame: pd.DataFrame) -> tuple[str, ...]:
     if not {"prompt_id", "prompt"} <= set(frame.columns):
         return ()
     rows = frame[frame["prompt"].notna()]
+    if "probe" in rows.columns:  # a probe table's edit of the question is that question
+        rows = rows[~rows["probe"].isin(QUESTION_EDITS)]
     texts = rows["prompt"].map(_prompt_words)
     count = texts.groupby(rows["prompt_id"], sort=True).nunique()
     shared = count[count > 1]

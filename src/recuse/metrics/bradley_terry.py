@@ -191,6 +191,8 @@ class BTFit:
         )
 
     def coefficient_table(self) -> pd.DataFrame:
+        """One row per covariate: its definition, coefficient and percentile interval at
+        ``level`` (a column of its own: the CSV's ci_low and ci_high said no level)."""
         return pd.DataFrame(
             {
                 "covariate": self.covariates,
@@ -198,6 +200,7 @@ class BTFit:
                 "coefficient (log-odds)": self.coefficients,
                 "ci_low": self.coefficients_low,
                 "ci_high": self.coefficients_high,
+                "level": self.level,
             }
         )
 
@@ -360,6 +363,9 @@ class Leaderboard:
     tau_raw_adjusted: float
     tau_raw_human: float | None
     tau_adjusted_human: float | None
+    #: why the pairs' human labels give no leaderboard of their own ("" where they give
+    #: one, or there are none): the human strengths and the τ against them are absent
+    human_missing: str = ""
 
     def columns(self) -> dict[str, str]:
         """What each column of :meth:`table` holds, in words (its ``Table.columns``):
@@ -542,7 +548,7 @@ def leaderboard(
     )
     raw = replace(raw, n_pairs=fitted, left_out=left_out)
     adjusted = replace(adjusted, n_pairs=fitted, left_out=left_out)
-    human = _human_fit(pairs, boot)
+    human, human_missing = _human_fit(pairs, boot)
     return Leaderboard(
         raw=raw,
         adjusted=adjusted,
@@ -551,6 +557,7 @@ def leaderboard(
         tau_raw_adjusted=_tau(raw, adjusted),
         tau_raw_human=_tau(raw, human) if human else None,
         tau_adjusted_human=_tau(adjusted, human) if human else None,
+        human_missing=human_missing,
     )
 
 
@@ -603,13 +610,15 @@ def no_finite_strengths(y: FloatArray, a: pd.Series, b: pd.Series) -> str | None
     )
 
 
-def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
+def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> tuple[BTFit | None, str]:
+    """The humans' leaderboard, or None and why where labels exist but give none ("" where
+    there are no labels to fit)."""
     if "human" not in pairs.columns:
-        return None
+        return None, ""
     labelled = pairs[pairs["human"].notna()]
     labelled = labelled[~items_of(labelled).duplicated()]
     if labelled.empty:
-        return None
+        return None, ""
     a, b = system_names(labelled)
     keep = (a != b).to_numpy()
     labelled = labelled[keep].reset_index(drop=True)
@@ -618,6 +627,6 @@ def _human_fit(pairs: pd.DataFrame, boot: Resampling) -> BTFit | None:
         fit = bradley_terry(
             labelled["human"].to_numpy(float), a, b, clusters_of(labelled), boot=boot
         )
-    except EstimationError:
-        return None
-    return replace(fit, n_pairs=len(labelled))
+    except EstimationError as exc:
+        return None, str(exc)
+    return replace(fit, n_pairs=len(labelled)), ""

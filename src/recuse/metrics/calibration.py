@@ -153,7 +153,18 @@ _SQRT_2PI = float(np.sqrt(2 * np.pi))
 
 
 def _bins(p: FloatArray, bins: int) -> NDArray[np.intp]:
-    return np.clip(np.floor(np.nan_to_num(p) * bins), 0, bins - 1).astype(np.intp)
+    """The equal-width bin of each ``p``: ``floor(p · bins)``, ``p`` within
+    :data:`~recuse.metrics.verdicts.TIE_TOL` below an edge read at the edge. A
+    probability computed as ``1 − c`` lies an ulp off its decimal (1 − 0.8 =
+    0.19999999999999996, 1 − 0.6 = 0.39999999999999997): read as it is, a verdict for b
+    at confidence 0.6 sat in [0.3, 0.4) with those at 0.7, and the reliability table
+    gave that bin a mean probability of 0.4.
+
+    >>> _bins(np.array([1 - 0.8, 0.2, 1 - 0.6, 1 - 0.7, 0.0999, 1.0]), 10).tolist()
+    [2, 2, 4, 3, 0, 9]
+    """
+    at = np.floor(np.nan_to_num(p) * bins + TIE_TOL * bins)
+    return np.clip(at, 0, bins - 1).astype(np.intp)
 
 
 def _used(p: FloatArray, y: FloatArray) -> NDArray[np.bool_]:
@@ -165,7 +176,9 @@ class DebiasedECE:
     """The debiased calibration error of one judge (module docstring), before it is
     turned into a :class:`MetricResult`: ``u`` is the squared error's estimate ``U``
     and ``se`` its standard error; ``plugin`` and ``chance`` the plug-in ECE and the
-    plug-in ECE of a perfectly calibrated judge at these probabilities."""
+    plug-in ECE of a perfectly calibrated judge at these probabilities. ``lone``: the
+    rows in bins whose rows all come from one prompt, where ``U`` has no product of two
+    prompts: their bins add nothing to ``U``, read as calibrated whatever their gap."""
 
     u: float
     se: float
@@ -173,6 +186,7 @@ class DebiasedECE:
     chance: float
     n: int
     n_clusters: int
+    lone: int = 0
 
     def interval(self, level: float) -> tuple[float, float]:
         """``sqrt`` of the normal interval ``U ± z se``, within the values a calibration
@@ -272,7 +286,8 @@ def debiased_ece(
         onehot[np.arange(len(ps)), bs] = 1.0
         chance = float(np.abs((ps - draws) @ onehot).sum(axis=1).mean() / n)
     plugin = float(np.abs(s).sum() / n) if n else math.nan
-    return DebiasedECE(float(u), math.sqrt(var), plugin, chance, int(n), n_c)
+    lone = int(nb[(nb > 0) & (nb**2 - m2 <= 0)].sum())
+    return DebiasedECE(float(u), math.sqrt(var), plugin, chance, int(n), n_c, lone)
 
 
 def ece_results(
@@ -317,8 +332,23 @@ def ece_results(
             skipped.append(Skipped(name, str(label), why))
             continue
         e = debiased_ece(p_all[mine], y_all[mine], prompts[mine], bins=bins, seed=boot.seed)
+        if e.lone == e.n:
+            skipped.append(Skipped(name, str(label), (
+                f"no probability bin holds pairs of two prompts ({counted(e.n, 'pairs')} "
+                f"over {counted(e.n_clusters, 'prompts')}, each bin's from one prompt): the "
+                "debiased calibration error compares pairs of different prompts within a "
+                "bin, and here it has none to compare"
+            )))  # fmt: skip
+            continue
         lo, hi = e.interval(boot.level)
         warnings = []
+        if e.lone:
+            warnings.append(
+                f"{e.lone:,} of {counted(e.n, 'pairs')} lie in probability bins whose pairs "
+                "all come from one prompt: the debiased error has no two prompts there to "
+                "compare and reads those bins as calibrated (their gap is in the plug-in "
+                "ECE, not in the estimate)"
+            )
         if e.n_clusters < FEW_CLUSTERS:
             warnings.append(
                 f"only {counted(e.n_clusters, 'prompts')}: the interval is unreliable "

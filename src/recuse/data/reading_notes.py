@@ -384,6 +384,13 @@ def _lengths_disagree(items: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return both & (by_text * by_column < 0), both  # each says the other is the longer
 
 
+def _first_item(items: pd.DataFrame, hit: np.ndarray) -> str:
+    """`` (first: item 'ID')`` of the first row ``hit`` marks, or "" without item ids."""
+    if "item_id" not in items:
+        return ""
+    return f" (first: item {shown(items['item_id'].to_numpy()[np.flatnonzero(hit)[0]])})"
+
+
 def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     """A note where a table holds both the texts and ``len_a`` / ``len_b`` and the two
     name opposite answers as the longer in at least :data:`ODD_LENGTHS` of its
@@ -410,8 +417,7 @@ def lengths_at_odds(frame: pd.DataFrame) -> tuple[str, ...]:
     odd, both = _lengths_disagree(items)
     if odd.sum() < ODD_LENGTHS * both.sum() or not odd.any():
         return ()
-    first = items.index[odd][0]
-    item = f" (first: item {shown(items.loc[first, 'item_id'])})" if "item_id" in items else ""
+    item = _first_item(items, odd)
     return (
         f"the texts and len_a / len_b disagree on which answer is longer in "
         f"{int(odd.sum()):,} of {int(both.sum()):,} comparisons{item}: verbosity counts the "
@@ -498,8 +504,7 @@ def texts_partly_given(frame: pd.DataFrame) -> tuple[str, ...]:
     n, k = int(sized.sum()), int(textless.sum())
     if not k or k < TEXTLESS * n:
         return ()
-    first = items.index[textless.to_numpy()][0]
-    item = f" (first: item {shown(items.loc[first, 'item_id'])})" if "item_id" in items else ""
+    item = _first_item(items, textless.to_numpy())
     return (
         f"{k:,} of {n:,} comparisons with len_a / len_b have no response_a or response_b "
         f"text{item}: verbosity counts the texts' words and leaves them out (its n counts "

@@ -1314,10 +1314,8 @@ def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
     rows = out.loc[one.notna(), ["prompt_id", "model", "judge", "reference"]].assign(dimension=one)
     keys = ["prompt_id", "model", "judge", "dimension"]
     apart = set(rows.loc[rows.duplicated(keys, keep=False), "dimension"])  # two of one answer
-    by = rows.groupby(["prompt_id", "model", "dimension"], sort=False)["reference"]
-    top, bottom = by.transform("max").to_numpy(float), by.transform("min").to_numpy(float)
-    size = np.maximum(np.maximum(np.abs(top), np.abs(bottom)), 1.0)
-    apart.update(rows.loc[top - bottom > REFERENCE_TOL * size, "dimension"])  # two scales
+    scales = _references_differ(rows["reference"], [rows[k] for k in ANSWER])
+    apart.update(rows.loc[scales, "dimension"])  # two scales
     groups = [n for n in spellings.values() if len(n) > 1 and n[0] not in apart]
     if not groups:
         return
@@ -1342,6 +1340,19 @@ def _one_dimension_spelling(out: pd.DataFrame, file: str | None) -> None:
 REFERENCE_TOL = 1e-6
 
 
+#: the columns naming one rated answer
+ANSWER = ("prompt_id", "model", "dimension")
+
+
+def _references_differ(reference: pd.Series, keys: list[pd.Series]) -> np.ndarray:
+    """Mask of the rows whose group (by ``keys``) holds references further apart than
+    :data:`REFERENCE_TOL` of the larger |reference| (at least 1); a missing one agrees."""
+    by = reference.groupby(keys, sort=False, dropna=False)
+    top, bottom = by.transform("max").to_numpy(float), by.transform("min").to_numpy(float)
+    size = np.maximum(np.maximum(np.abs(top), np.abs(bottom)), 1.0)  # the larger |reference|
+    return np.asarray(top - bottom > REFERENCE_TOL * size)
+
+
 def _check_answers(out: pd.DataFrame, file: str | None) -> None:
     """Raise :class:`InputError` where two judges' rows of one answer (its prompt_id,
     model and dimension) give it two reference scores (a missing one agrees with any):
@@ -1350,13 +1361,9 @@ def _check_answers(out: pd.DataFrame, file: str | None) -> None:
     adjusted for a reference of its own, and the corrections table took the first.
     References within :data:`REFERENCE_TOL` of each other (relative) are one: refused,
     3.3333333333 beside 3.333333333333333 read "3.33333 in row 1 and 3.33333 here"."""
-    key = ["prompt_id", "model", "dimension"]
+    key = list(ANSWER)
     ref = out["reference"]
-    by = ref.groupby([out[k] for k in key], sort=False, dropna=False)
-    top, bottom = by.transform("max").to_numpy(float), by.transform("min").to_numpy(float)
-    spread = top - bottom
-    size = np.maximum(np.maximum(np.abs(top), np.abs(bottom)), 1.0)  # the larger |reference|
-    odd = pd.Series(spread > REFERENCE_TOL * size, index=out.index)
+    odd = pd.Series(_references_differ(ref, [out[k] for k in key]), index=out.index)
     if not odd.any():
         return
     i = _first(odd)

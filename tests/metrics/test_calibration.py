@@ -397,6 +397,9 @@ def test_confidences_stored_as_float32_are_binned_at_their_decimal() -> None:
     # the confidences themselves: 0.6 in [0.6, 0.7), 0.7 in [0.7, 0.8), 0.9 in [0.9, 1]
     own = reliability_table(np.array([0.6, 0.7, 0.9], dtype=np.float32), np.ones(3))
     assert own.loc[[6, 7, 9], "n"].tolist() == [1, 1, 1]
+    # the edges as the decimals they are (linspace's third edge, written to the CSV, was
+    # 0.30000000000000004)
+    assert t["bin_low"].tolist() == [k / 10 for k in range(10)] and t.loc[3, "bin_low"] == 0.3
 
 
 def test_bins_of_one_prompt_are_not_read_as_calibrated_with_nothing_said() -> None:

@@ -488,7 +488,7 @@ def reliability_table(
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_p = np.bincount(b, weights=pv[ok], minlength=bins) / n
         obs = np.bincount(b, weights=yv[ok], minlength=bins) / n
-    edges = np.linspace(0.0, 1.0, bins + 1)
+    edges = np.arange(bins + 1) / bins  # 3 / 10 = 0.3; linspace wrote 0.30000000000000004
     return pd.DataFrame(
         {"bin_low": edges[:-1], "bin_high": edges[1:], "n": n.astype(int), "mean_p": mean_p,
          "observed": obs}

@@ -282,5 +282,10 @@ def test_the_covariates_table_says_its_intervals_level(planted: Planted) -> None
     section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
     (table,) = [t for t in section.tables if t.name == "leaderboard-covariates-sim-pairs"]
     assert len(table.frame) and (table.frame["level"] == OPTIONS.level).all()
+    # its words in report.json, as the probe and self-recognition tables have theirs:
+    # the page and the JSON showed a level of 0.9 and log-odds with no words
+    words = table.to_dict()["columns"]
+    assert set(words) == set(table.frame.columns)
+    assert words["ci_low"].startswith(f"the low end of its {OPTIONS.level:.0%} percentile")
     lb = leaderboard(planted.pairs, families={}, boot=Resampling(n_boot=200, level=0.95))
     assert (lb.adjusted.coefficient_table()["level"] == 0.95).all()

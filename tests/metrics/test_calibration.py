@@ -383,6 +383,25 @@ def test_a_probability_an_ulp_below_a_bin_edge_is_binned_at_the_edge() -> None:
     assert two.loc[2, "n"] == 2 and two["n"].sum() == 2
 
 
+def test_confidences_stored_as_float32_are_binned_at_their_decimal() -> None:
+    """A Parquet column of float32 confidences holds 0.7 as 0.699999988 and 0.6 as
+    0.600000024, so a verdict for b at 0.6 reads 1 - c = 0.399999976, 2e-8 below its
+    edge (TIE_TOL, 1e-9, covered only the float64 ulp): it sat in [0.3, 0.4) with those at
+    0.7, and 0.7 and 0.9 sat a bin low. The same table as in the test above, in float32:
+    plug-in ECE 0.1 as there (pooled in one bin it reads about 0)."""
+    c = np.array([0.6] * 20 + [0.7] * 20, dtype=np.float32).astype(float)
+    y = np.array([1.0] * 10 + [0.0] * 10 + [1.0] * 4 + [0.0] * 16)
+    assert debiased_ece(1 - c, y, np.arange(40)).plugin == pytest.approx(0.1, abs=1e-6)
+    t = reliability_table(1 - c, y)
+    assert t.loc[4, "n"] == 20 and t.loc[3, "n"] == 20
+    # the confidences themselves: 0.6 in [0.6, 0.7), 0.7 in [0.7, 0.8), 0.9 in [0.9, 1]
+    own = reliability_table(np.array([0.6, 0.7, 0.9], dtype=np.float32), np.ones(3))
+    assert own.loc[[6, 7, 9], "n"].tolist() == [1, 1, 1]
+    # the edges as the decimals they are (linspace's third edge, written to the CSV, was
+    # 0.30000000000000004)
+    assert t["bin_low"].tolist() == [k / 10 for k in range(10)] and t.loc[3, "bin_low"] == 0.3
+
+
 def test_bins_of_one_prompt_are_not_read_as_calibrated_with_nothing_said() -> None:
     # ten pairs, each of its own prompt and bin, the labels against every probability
     # (plug-in ECE 0.75): the U-statistic holds no product of two prompts, and the judge

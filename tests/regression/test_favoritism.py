@@ -17,6 +17,7 @@ from recuse.regression.favoritism import (
     SIGNIFICANCE_WORDS,
     fit_favoritism,
     length_feature,
+    narrow_judges,
     prepare,
     without_se,
 )
@@ -764,3 +765,33 @@ def test_a_judge_rating_on_a_smaller_scale_than_the_others_is_said() -> None:
         f"dimension 'quality': no judge rates above {top:g}, {round(100 * top / 90)}% of "
         "the way up the dimension's scale, which the references set (they reach 90)"
     )
+
+
+def test_a_lone_judge_or_a_harsh_panel_below_the_references_gets_the_dimension_note() -> None:
+    """A dimension's one judge rating 1-10 beside references on 0-100: the references
+    set the scale, but the note per judge blamed the judge ("put its ratings on the
+    dimension's scale") and called the references' 90 its scores. Two judges rating
+    0-0.25 beside references on 0-1 (a harsh panel on one scale): the note offered only
+    references on another scale; it says a harsh panel reads so too."""
+    lone = pd.DataFrame({"dimension": "d", "judge": "j", "rating": [1.0, 10.0],
+                         "reference": [20.0, 90.0]})  # fmt: skip
+    (note,) = narrow_judges(lone)
+    # max-normalised: the scale's top is the references' 90, the judge's top 10 of it
+    assert note.startswith(
+        "dimension 'd': no judge rates above 10, 11% of the way up the dimension's scale, "
+        "which the references set (they reach 90)"
+    )
+    assert "about 9 times the judges' own" in note  # 90 / 10
+    harsh = pd.DataFrame(
+        {"dimension": "d", "judge": ["j", "j", "k", "k"], "rating": [0.1, 0.2, 0.15, 0.25],
+         "reference": [0.2, 1.0, 0.3, 0.8]}
+    )  # fmt: skip
+    (note,) = narrow_judges(harsh)
+    assert "25% of the way up" in note and "(they reach 1)" in note
+    assert note.endswith(
+        "if both are on one scale, the judges rate far below the references (a harsh "
+        "panel), and the coefficients read it as it is"
+    )
+    # range-normalised: low 0.1 (the ratings' least), scale 0.9: (0.25 - 0.1) / 0.9 = 17%
+    (note,) = narrow_judges(harsh, normalize="range")
+    assert "17% of the way up" in note

@@ -158,7 +158,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     )  # fmt: skip
     part.tables.append(
         Table(slug("leaderboard-covariates", inp.name),
-              f"Bias covariates of the adjusted leaderboard — {inp.name}", adj.coefficient_table())
+              f"Bias covariates of the adjusted leaderboard — {inp.name}", adj.coefficient_table(),
+              columns=adj.coefficient_columns())
     )  # fmt: skip
     taus = [f"raw vs adjusted {decimal(lb.tau_raw_adjusted, 2)}"]  # τ < 0: U+2212
     if lb.tau_raw_human is not None and lb.tau_adjusted_human is not None:

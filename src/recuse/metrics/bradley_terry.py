@@ -204,6 +204,21 @@ class BTFit:
             }
         )
 
+    def coefficient_columns(self) -> dict[str, str]:
+        """What each column of :meth:`coefficient_table` holds, in words (its
+        ``Table.columns``): the table gave a ``level`` of 0.9 and log-odds with none."""
+        return {
+            "covariate": "the bias the coefficient measures",
+            "definition": "how the covariate is coded for a pair",
+            "coefficient (log-odds)": "the change in the log-odds that a wins for one unit more of "
+            "the covariate as its definition codes it, the systems' strengths held equal; 0 = "
+            "no bias",
+            "ci_low": f"the low end of its {self.level:.0%} percentile interval (cluster "
+            "bootstrap over prompts)",
+            "ci_high": "the high end",
+            "level": "the interval's confidence level as a share (0.9: a 90% interval)",
+        }
+
 
 def _ranks(strengths: FloatArray) -> NDArray[np.int64]:
     """Rank 1 = strongest, along the last axis (ties broken by order)."""

@@ -152,18 +152,27 @@ def stated_verdicts(pairs: pd.DataFrame) -> FloatArray:
 _SQRT_2PI = float(np.sqrt(2 * np.pi))
 
 
+#: a probability this close below a bin's edge is read at the edge (:func:`_bins`): one
+#: stored as float32 is up to 3e-8 off its decimal (0.7 is 0.699999988), one computed as
+#: ``1 − c`` an ulp; TIE_TOL (1e-9) covered the ulp but not float32
+EDGE_TOL = 1e-6
+
+
 def _bins(p: FloatArray, bins: int) -> NDArray[np.intp]:
     """The equal-width bin of each ``p``: ``floor(p · bins)``, ``p`` within
-    :data:`~recuse.metrics.verdicts.TIE_TOL` below an edge read at the edge. A
-    probability computed as ``1 − c`` lies an ulp off its decimal (1 − 0.8 =
-    0.19999999999999996, 1 − 0.6 = 0.39999999999999997): read as it is, a verdict for b
-    at confidence 0.6 sat in [0.3, 0.4) with those at 0.7, and the reliability table
-    gave that bin a mean probability of 0.4.
+    :data:`EDGE_TOL` below an edge read at the edge. A probability computed as ``1 − c``
+    lies an ulp off its decimal (1 − 0.8 = 0.19999999999999996, 1 − 0.6 =
+    0.39999999999999997), and a confidence stored as float32 (a Parquet column) some
+    1e-8 off (0.7 is 0.699999988, so 1 − 0.6 is 0.399999976): read as it is, a verdict
+    for b at confidence 0.6 sat in [0.3, 0.4) with those at 0.7, and the reliability
+    table gave that bin a mean probability of 0.4.
 
     >>> _bins(np.array([1 - 0.8, 0.2, 1 - 0.6, 1 - 0.7, 0.0999, 1.0]), 10).tolist()
     [2, 2, 4, 3, 0, 9]
+    >>> _bins(np.array([0.6, 0.7, 0.9], dtype=np.float32).astype(float), 10).tolist()
+    [6, 7, 9]
     """
-    at = np.floor(np.nan_to_num(p) * bins + TIE_TOL * bins)
+    at = np.floor(np.nan_to_num(p) * bins + EDGE_TOL * bins)
     return np.clip(at, 0, bins - 1).astype(np.intp)
 
 
@@ -479,7 +488,7 @@ def reliability_table(
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_p = np.bincount(b, weights=pv[ok], minlength=bins) / n
         obs = np.bincount(b, weights=yv[ok], minlength=bins) / n
-    edges = np.linspace(0.0, 1.0, bins + 1)
+    edges = np.arange(bins + 1) / bins  # 3 / 10 = 0.3; linspace wrote 0.30000000000000004
     return pd.DataFrame(
         {"bin_low": edges[:-1], "bin_high": edges[1:], "n": n.astype(int), "mean_p": mean_p,
          "observed": obs}

@@ -261,9 +261,12 @@ def narrow_judges(
     references) rating 1–10. The scale is the dimension's, so that judge's ratings are
     divided by 10 where its own top is 1: its γ then reads 0.01, "1% of the scale", for
     an extra tenth of its own scale, with nothing else to show it. A note beside the
-    coefficients, not a refusal: a harsh judge may be real. Where every judge (two or
-    more) is so, the references set the scale, and one note for the dimension says so
-    (a 0–100 reference beside 1–10 ratings had a note per judge blame each judge).
+    coefficients, not a refusal: a harsh judge may be real. Where every judge is so (a
+    dimension's only judge too), the references set the scale, and one note for the
+    dimension says so (a 0–100 reference beside 1–10 ratings had a note per judge blame
+    each judge, and a lone judge's note called the references its scores); it says too
+    that a panel harsher than references on its own scale reads so, and is measured as
+    it is.
     Dimensions in ``skip`` (those whose scale a stray score sets, :func:`stray_scores`,
     which says so) are not read.
 
@@ -283,11 +286,11 @@ def narrow_judges(
     by_dim = dict(zip(scales["dimension"], zip(scales["low"], scales["scale"], strict=True),
                       strict=True))  # fmt: skip
     tops = frame.groupby(["dimension", "judge"], sort=True)["rating"].max().reset_index()
-    every = tops.groupby("dimension", sort=True)["rating"].agg(["max", "size"])
-    for dim, top, judges in every.itertuples():  # the judges' top, together
+    every = tops.groupby("dimension", sort=True)["rating"].max()
+    for dim, top in every.items():  # the judges' top, together
         low, scale = by_dim[dim]
         share = (float(top) - low) / scale
-        if dim in skip or not 0 < share <= NARROW_SHARE or judges < 2:
+        if dim in skip or not 0 < share <= NARROW_SHARE:
             continue
         reference = float(np.nanmax(frame.loc[frame["dimension"] == dim, "reference"]))
         notes.append(
@@ -296,7 +299,8 @@ def narrow_judges(
             f"references set (they reach {reference:g}); if the references are on another "
             "scale (0–100 beside 1–10 ratings), every coefficient is in units of theirs, "
             f"about {1 / share:,.0f} times the judges' own — put the references on the "
-            "judges' scale"
+            "judges' scale; if both are on one scale, the judges rate far below the "
+            "references (a harsh panel), and the coefficients read it as it is"
         )
         skip = {*skip, str(dim)}  # one note for the dimension, not one per judge
     for dim, judge, top in tops.itertuples(index=False):

@@ -781,7 +781,7 @@ def test_a_lone_judge_or_a_harsh_panel_below_the_references_gets_the_dimension_n
         "dimension 'd': no judge rates above 10, 11% of the way up the dimension's scale, "
         "which the references set (they reach 90)"
     )
-    assert "about 9 times the judges' own" in note  # 90 / 10
+    assert "about 9 times the ratings' own" in note  # 90 / 10
     harsh = pd.DataFrame(
         {"dimension": "d", "judge": ["j", "j", "k", "k"], "rating": [0.1, 0.2, 0.15, 0.25],
          "reference": [0.2, 1.0, 0.3, 0.8]}

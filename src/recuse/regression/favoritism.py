@@ -287,6 +287,7 @@ def narrow_judges(
                       strict=True))  # fmt: skip
     tops = frame.groupby(["dimension", "judge"], sort=True)["rating"].max().reset_index()
     every = tops.groupby("dimension", sort=True)["rating"].max()
+    said: set[object] = set(skip)  # a dimension's note, not one per judge, where it spoke
     for dim, top in every.items():  # the judges' top, together
         low, scale = by_dim[dim]
         share = (float(top) - low) / scale
@@ -298,13 +299,13 @@ def narrow_judges(
             f"{share_percent(share, 0)} of the way up the dimension's scale, which the "
             f"references set (they reach {reference:g}); if the references are on another "
             "scale (0–100 beside 1–10 ratings), every coefficient is in units of theirs, "
-            f"about {1 / share:,.0f} times the judges' own — put the references on the "
-            "judges' scale; if both are on one scale, the judges rate far below the "
+            f"about {1 / share:,.0f} times the ratings' own — put the references on the "
+            "ratings' scale; if both are on one scale, the judges rate far below the "
             "references (a harsh panel), and the coefficients read it as it is"
         )
-        skip = {*skip, str(dim)}  # one note for the dimension, not one per judge
+        said.add(dim)
     for dim, judge, top in tops.itertuples(index=False):
-        if dim in skip:
+        if dim in said:
             continue
         low, scale = by_dim[dim]
         share = (float(top) - low) / scale

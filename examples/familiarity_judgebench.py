@@ -95,8 +95,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from helpers import (
-    DATA,
     OUT,
+    familiarity_options,
     gemma_model,
     json_ready,
     judged_counts,
@@ -456,28 +456,12 @@ def recompute_analyses() -> None:
 
 
 def main() -> None:
-    ap = parser(__doc__ or "")
+    ap = parser(__doc__ or "", work=Path("/tmp/recuse-judgebench"))
     ap.add_argument(
         "--questions", type=int, default=None, help="a seeded sample of questions (none given: all)"
     )
     ap.add_argument("--wrong", type=int, default=30, help="pairs with a wrong own answer")
-    ap.add_argument("--seed", type=int, default=0, help="seed of every sample and resample")
-    ap.add_argument("--data", type=Path, default=DATA, help="the data folder")
-    ap.add_argument(
-        "--work",
-        type=Path,
-        default=Path("/tmp/recuse-judgebench"),
-        help="models, stores and own answers (not committed); reused",
-    )
-    ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
-    ap.add_argument(
-        "--taus",
-        type=float,
-        nargs="+",
-        default=[1.0, 3.0],
-        help="familiarity weights of the ensemble (0 = the plain ensemble)",
-    )
-    ap.add_argument("--own-tokens", type=int, default=64, help="longest own answer (new tokens)")
+    familiarity_options(ap, own_tokens=64)
     ap.add_argument("--min-n", type=int, default=5, help="fewest pairs per recall")
     ap.add_argument(
         "--from-pairs",

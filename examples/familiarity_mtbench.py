@@ -79,8 +79,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from helpers import (
-    DATA,
     OUT,
+    familiarity_options,
     gemma_model,
     json_ready,
     judged_counts,
@@ -114,26 +114,10 @@ from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_se
 
 
 def main() -> None:
-    ap = parser(__doc__ or "")
+    ap = parser(__doc__ or "", work=Path("/tmp/recuse-familiarity"))
     ap.add_argument("--questions", type=int, default=30, help="MT-Bench questions sampled")
     ap.add_argument("--pairs", type=int, default=60, help="human-labelled pairs judged")
-    ap.add_argument("--seed", type=int, default=0, help="seed of every sample and resample")
-    ap.add_argument("--data", type=Path, default=DATA, help="the data folder")
-    ap.add_argument(
-        "--work",
-        type=Path,
-        default=Path("/tmp/recuse-familiarity"),
-        help="models, stores and own answers (not committed); reused",
-    )
-    ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
-    ap.add_argument(
-        "--taus",
-        type=float,
-        nargs="+",
-        default=[1.0, 3.0],
-        help="familiarity weights of the ensemble (0 = the plain ensemble)",
-    )
-    ap.add_argument("--own-tokens", type=int, default=128, help="longest own answer (new tokens)")
+    familiarity_options(ap, own_tokens=128)
     ap.add_argument(
         "--qwen",
         action=argparse.BooleanOptionalAction,

@@ -29,13 +29,38 @@ DATA = Path(os.environ.get("RECUSE_DATA_DIR") or EXAMPLES.parents[1] / "shared" 
 OUT = EXAMPLES / "output"
 
 
-def parser(doc: str) -> argparse.ArgumentParser:
+def parser(doc: str, *, work: Path) -> argparse.ArgumentParser:
     """The script's argument parser: its docstring's first paragraph, whole, as the
     description (its first line alone stopped mid-sentence: "... under two small judges,
-    whether"), and every option's default after its help."""
+    whether"), every option's default after its help, and the options every example
+    takes: --seed, --n-boot, --data and --work (``work``: its default folder)."""
     first = " ".join(doc.split("\n\n", 1)[0].split())
-    return argparse.ArgumentParser(
+    ap = argparse.ArgumentParser(
         description=first, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    ap.add_argument("--seed", type=int, default=0, help="seed of every sample and resample")
+    ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
+    ap.add_argument("--data", type=Path, default=DATA, help="the data folder")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=work,
+        help="models, stores and own answers (not committed); reused",
+    )
+    return ap
+
+
+def familiarity_options(ap: argparse.ArgumentParser, *, own_tokens: int) -> None:
+    """The familiarity examples' --taus and --own-tokens (``own_tokens``: its default)."""
+    ap.add_argument(
+        "--taus",
+        type=float,
+        nargs="+",
+        default=[1.0, 3.0],
+        help="familiarity weights of the ensemble (0 = the plain ensemble)",
+    )
+    ap.add_argument(
+        "--own-tokens", type=int, default=own_tokens, help="longest own answer (new tokens)"
     )
 
 

@@ -58,7 +58,6 @@ import numpy as np
 import pandas as pd
 from familiarity_judgebench import ASK, build_pairs, mmlu_pro_questions, stated_option
 from helpers import (
-    DATA,
     OUT,
     gemma_model,
     own_answers,
@@ -377,20 +376,11 @@ def _plain(v: object) -> object:
 
 
 def main() -> None:
-    ap = parser(__doc__ or "")
+    ap = parser(__doc__ or "", work=Path("/tmp/recuse-probes"))
     ap.add_argument("--pairs", type=int, default=40, help="base pairs per dataset")
     ap.add_argument("--questions", type=int, default=120, help="JudgeBench questions")
     ap.add_argument("--max-words", type=int, default=300, help="longest pair (question + answers)")
     ap.add_argument("--wrong", type=int, default=30, help="pairs with a wrong own answer")
-    ap.add_argument("--seed", type=int, default=0, help="seed of every sample and resample")
-    ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
-    ap.add_argument("--data", type=Path, default=DATA, help="the data folder")
-    ap.add_argument(
-        "--work",
-        type=Path,
-        default=Path("/tmp/recuse-probes"),
-        help="models, stores and own answers (not committed); reused",
-    )
     ap.add_argument(
         "--part", choices=["probes", "ladder", "both"], default="both", help="which part to run"
     )

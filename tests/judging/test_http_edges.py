@@ -573,11 +573,7 @@ def test_the_timeout_bounds_the_whole_request_not_each_read(
 ) -> None:
     """Each byte comes well within the timeout, so a bound on each read alone (httpcore's)
     held a 0.5 s request open for the body's 100 s; the timeout is the request's."""
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Trickle)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        port = server.server_address[1]
+    with _serving(_Trickle) as port:
         backend = HTTPBackend(f"http://127.0.0.1:{port}/v1", model="m", timeout=0.5)
         prompt = Prompt((Message("user", "Which is better?"),), prefix="[[")
         t0 = time.perf_counter()
@@ -585,6 +581,17 @@ def test_the_timeout_bounds_the_whole_request_not_each_read(
             asyncio.run(backend.next_token_logprobs([prompt]))
         # far from the body's 100 s (a bound near the 0.5 s was a loaded machine's race)
         assert time.perf_counter() - t0 < 20.0
+
+
+@contextlib.contextmanager
+def _serving(handler: type[socketserver.BaseRequestHandler]) -> Iterator[int]:
+    """A threaded TCP server on a free local port with ``handler``, its port given,
+    shut down after."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
@@ -616,11 +623,7 @@ def test_an_endless_answer_is_a_failed_call_not_read_into_memory(
     until the timeout: at 1 GB/s a minute's timeout is 60 GB, and 8 such requests in
     flight ended the run for lack of memory. It fails once past the bound instead."""
     handler = type("Flood", (_Flood,), {"declared": declared})
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        port = server.server_address[1]
+    with _serving(handler) as port:
         backend = HTTPBackend(f"http://127.0.0.1:{port}/v1", model="m", timeout=30)
         assert backend.max_answer_bytes == 128 * 2**20
         backend.max_answer_bytes = 2**20
@@ -629,9 +632,6 @@ def test_an_endless_answer_is_a_failed_call_not_read_into_memory(
         with pytest.raises(TransientError, match=r"an answer over 1,048,576 bytes, not read"):
             asyncio.run(backend.next_token_logprobs([prompt]))
         assert time.perf_counter() - t0 < 20.0  # not the 30 s timeout
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_base_urls_query_stays_after_the_path(

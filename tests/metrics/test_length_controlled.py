@@ -691,6 +691,21 @@ def test_a_joint_fit_that_runs_off_is_none_without_a_warning() -> None:
         assert _converged_fit(system, cluster, y, tl, level=0.9) is None
 
 
+def _together(
+    systems: int, instructions: int, flips: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(system, cluster, y, tl) of systems that win or lose each instruction together,
+    a share ``flips`` of the verdicts the other way, lengths at random (seeded)."""
+    rng = np.random.default_rng(seed)
+    grid = np.meshgrid(np.arange(systems), np.arange(instructions))
+    system, cluster = (a.ravel() for a in grid)
+    tl = np.tanh(rng.normal(size=systems * instructions))
+    y = (rng.normal(size=instructions)[cluster] > 0).astype(float)
+    flip = rng.random(systems * instructions) < flips
+    y[flip] = 1 - y[flip]
+    return system, cluster, y, tl
+
+
 def test_a_joint_fit_on_many_systems_settles_and_one_that_does_not_is_none(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -720,12 +735,7 @@ def test_a_joint_fit_on_many_systems_settles_and_one_that_does_not_is_none(
     assert _converged_fit(system, cluster, y, tl, level=0.9) is None
     monkeypatch.undo()
 
-    rng = np.random.default_rng(0)
-    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(4), np.arange(80)))
-    tl = np.tanh(rng.normal(size=320))
-    y = (rng.normal(size=80)[cluster] > 0).astype(float)
-    flip = rng.random(320) < 0.02
-    y[flip] = 1 - y[flip]
+    system, cluster, y, tl = _together(4, 80, 0.02, seed=0)
     assert _converged_fit(system, cluster, y, tl, level=0.9) is None
     assert "a quadrature that settles (rates within 0.01 points at 192 nodes and 96)" in (
         joint_needs()
@@ -819,12 +829,7 @@ def test_a_joint_fit_whose_spread_runs_off_is_refused_within_a_few_steps(
 
     monkeypatch.setattr(_Likelihood, "scores", counted)
     for k, n, flips, seed in ((8, 300, 0.0, 1), (4, 80, 0.02, 0)):
-        rng = np.random.default_rng(seed)
-        system, cluster = (a.ravel() for a in np.meshgrid(np.arange(k), np.arange(n)))
-        tl = np.tanh(rng.normal(size=k * n))
-        y = (rng.normal(size=n)[cluster] > 0).astype(float)
-        flip = rng.random(k * n) < flips
-        y[flip] = 1 - y[flip]
+        system, cluster, y, tl = _together(k, n, flips, seed)
         evaluated["n"] = 0
         assert _converged_fit(system, cluster, y, tl, level=0.9) is None
         assert 0 < evaluated["n"] <= 15
@@ -848,12 +853,7 @@ def test_a_rule_whose_centring_cycles_stops_centring(monkeypatch: pytest.MonkeyP
         return centre(self, p)
 
     monkeypatch.setattr(_Likelihood, "centre", counted)
-    rng = np.random.default_rng(1)
-    system, cluster = (a.ravel() for a in np.meshgrid(np.arange(16), np.arange(80)))
-    tl = np.tanh(rng.normal(size=1280))
-    y = (rng.normal(size=80)[cluster] > 0).astype(float)
-    flip = rng.random(1280) < 0.03
-    y[flip] = 1 - y[flip]
+    system, cluster, y, tl = _together(16, 80, 0.03, seed=1)
     assert _converged_fit(system, cluster, y, tl, level=0.9) is None
     assert centred.count(24) == 8
     assert [centred.count(q) for q in (48, 96, 192)] == [7, 4, 3]

@@ -33,18 +33,22 @@ runpy.run_module("recuse", run_name="__main__")
 """
 
 
-def _program_interrupted_at(
-    module: str, raise_it: str = "raise KeyboardInterrupt"
-) -> subprocess.CompletedProcess[str]:
-    code = _CTRL_C_WHILE_LOADING.format(module=module, raise_it=raise_it)
+def _python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -c code args`` with recuse's source on the path, its output captured."""
     return subprocess.run(
-        [sys.executable, "-c", code, "--help"],
+        [sys.executable, "-c", code, *args],
         env={**os.environ, "PYTHONPATH": SRC},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
+
+
+def _program_interrupted_at(
+    module: str, raise_it: str = "raise KeyboardInterrupt"
+) -> subprocess.CompletedProcess[str]:
+    return _python(_CTRL_C_WHILE_LOADING.format(module=module, raise_it=raise_it), "--help")
 
 
 def test_a_ctrl_c_while_the_command_line_loads_is_recuses_line_and_130() -> None:
@@ -111,14 +115,8 @@ def test_importing_recuse_loads_nothing_heavy() -> None:
         "if m in sys.modules); print(heavy); "
         "from recuse import PAIRS, Roster, validate_pairs; print(Roster.__name__)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "Roster"], done.stdout
 
 
@@ -151,11 +149,7 @@ def test_a_signal_after_the_command_ended_keeps_its_exit_code(sent: str, tmp_pat
     signal. Now the process ends at once with the command's code (2 here) and its
     words alone."""
     missing = tmp_path / "missing.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-c", _CTRL_C_IN_THE_TEARDOWN, sent, str(missing), str(tmp_path / "s.db")],
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = _python(_CTRL_C_IN_THE_TEARDOWN, sent, str(missing), str(tmp_path / "s.db"))
     assert (done.returncode, done.stdout) == (2, "")
     assert (
         done.stderr
@@ -180,11 +174,7 @@ def test_the_entry_point_loads_in_a_thread_other_than_the_main_one() -> None:
         "t = threading.Thread(target=load); t.start(); t.join()\n"
         "print(got, signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = _python(code, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "['loaded'] True\n", "")
 
 
@@ -203,9 +193,5 @@ def test_importing_the_entry_point_without_running_it_keeps_ctrl_c() -> None:
         "except KeyboardInterrupt:\n"
         "    print('interrupted')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = _python(code, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted\n", "")

@@ -249,7 +249,9 @@ def read_generated(
     g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
 ) -> tuple[VerdictScore, str | None, str | None]:
     """Verdict from a whole reply: Eq. 3 from the log-probs of the token right after
-    ``fmt.opener`` (``[[``; the first token when the opener is empty) when the backend
+    the ``fmt.opener`` (``[[``; the first token when the opener is empty) of the mark
+    the format reads (:meth:`VerdictFormat.locate`: the last ``[[B]]`` of ``[[A]] or
+    [[B]] ... [[B]]``; the first opener where no mark is read) when the backend
     returned them (its top-k, or exactly the verdict tokens' where it could: vLLM's
     ``logprob_token_ids``), else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
     label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...).
@@ -263,11 +265,15 @@ def read_generated(
     completions route): the missing label's log-prob is unknown, so Eq. 3 cannot be
     read, and the text verdict is not put in its place. The third item is that
     reason (None otherwise)."""
-    verdict, label = fmt.read(g.text)
+    verdict, label, start = fmt.locate(g.text)
     if parsed and verdict is None and fmt.opener:
         return verdict_score(None), label, None
     if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
-        at = _after_opener(g.tokens, fmt.opener)
+        # the opener of the mark the format reads (its nth), not the first one: an
+        # explanation may write other marks before the verdict ('[[A]] or [[B]]')
+        read = g.text.upper() if fmt.casefold else g.text
+        nth = 1 if start is None or not fmt.opener else read.count(fmt.opener, 0, start) + 1
+        at = _after_opener(g.tokens, fmt.opener, nth=nth)
         if at is not None and at < len(g.dists):
             d = g.dists[at]
             score = score_distribution(d, fmt=fmt)
@@ -279,15 +285,17 @@ def read_generated(
     return verdict_score(verdict), label, None
 
 
-def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
-    """Index of the token right after the first ``opener`` (0 when it is empty)."""
+def _after_opener(tokens: Sequence[str], opener: str, *, nth: int = 1) -> int | None:
+    """Index of the token right after the ``nth`` ``opener`` of the tokens' text (0 when
+    it is empty); None where no token ends there (a token holding the opener and the
+    label) or the text has fewer openers."""
     if not opener:
         return 0
     seen = ""
     for j, tok in enumerate(tokens):
         seen += tok
-        if opener in seen:
-            return j + 1 if seen.endswith(opener) else None
+        if seen.count(opener) >= nth:
+            return j + 1 if seen.endswith(opener) and seen.count(opener) == nth else None
     return None
 
 

@@ -108,6 +108,34 @@ def test_chat_without_logprobs_parses_the_verdict(tmp_path: Path) -> None:
     assert rows["mass"].isna().all()
 
 
+@pytest.mark.parametrize("share", [1.0, 0.4])
+def test_chat_replies_without_log_probs_are_said_to_be_text_verdicts(
+    share: float, tmp_path: Path
+) -> None:
+    """A chat server that sends no log-probs with a reply (always, or now and then)
+    though they were asked: that reply's verdict is read from its text, p_a 1, 0 or
+    0.5 with no mass. The run's line counts them and says what their p_a is; before, it
+    said 'the server's top 20 only ... not read from its text' for a run whose every
+    verdict was read from its text."""
+    with StandIn(faults={"nologprobs": share}, seed=3) as server, Store(tmp_path / "s") as st:
+        backend = HTTPBackend(server.base_url, model="m", endpoint="chat", concurrency=1)
+        Runner(backend, st, progress=False).pairwise(
+            pd.DataFrame(fake_pairs(6)), PairwiseProtocol(mode="explain")
+        )
+        rows = st.judgments()
+    bare = rows["mass"].isna()
+    assert set(rows.loc[bare, "value"]) <= {0.0, 0.5, 1.0} and bare.any()
+    assert backend.verdict_replies == (12, int(bare.sum()))
+    said = backend.logprobs_line(20)
+    assert said is not None
+    assert said.startswith(f"verdict log-probs: none in {int(bare.sum())} of 12 replies")
+    assert "p_a is 1, 0 or 0.5 (the verdict itself, not a probability" in said
+    if share == 1.0:  # no top-k was read: nothing said of one
+        assert bare.all() and "top 20" not in said
+    else:
+        assert not bare.all() and "; the others: verdict log-probs: the server's top 20" in said
+
+
 def test_api_key_is_sent_but_never_stored_logged_or_exported(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

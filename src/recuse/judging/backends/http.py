@@ -219,6 +219,10 @@ class HTTPBackend(Backend):
         self.verdict_token_ids = verdict_token_ids
         self.exact_ids: bool | None = None if verdict_token_ids else False
         self.exact_note = "" if verdict_token_ids else "turned off"
+        #: replies whose verdict was to be read from their log-probs (asked for, on the
+        #: chat route): how many came, and how many of them came without any, their
+        #: verdict then read from the text (1, 0 or 0.5), as :meth:`logprobs_line` says
+        self.verdict_replies = (0, 0)
         # one /tokenize lookup per candidate set, shared by the requests in flight
         self._ids: dict[tuple[str, ...], asyncio.Task[dict[int, str]]] = {}
         # True once an answer named its tokens token_id:N (vLLM started with
@@ -551,7 +555,24 @@ class HTTPBackend(Backend):
 
     def logprobs_line(self, top_k: int) -> str | None:
         """What the run's verdict log-probs were, for the user (None: none were read
-        from next-token log-probs this run)."""
+        from next-token log-probs this run). Replies that came without log-probs
+        (:attr:`verdict_replies`: a server that sends none, or drops them now and then)
+        had their verdict read from the text, 1, 0 or 0.5 (the verdict, not a
+        probability): said with their count, and alone where no reply had any."""
+        n, bare = self.verdict_replies
+        if bare:
+            said = (
+                f"verdict log-probs: none in {bare:,} of {n:,} replies (the server sent "
+                "none): their verdicts were read from the reply's text, so their p_a is 1, "
+                "0 or 0.5 (the verdict itself, not a probability; mass empty)"
+            )
+            if bare == n:
+                return said
+            return f"{said}; the others: {self._logprobs_kind(top_k)}"
+        return self._logprobs_kind(top_k)
+
+    def _logprobs_kind(self, top_k: int) -> str | None:
+        """:meth:`logprobs_line` for the replies that had log-probs."""
         if self.exact_ids is True:
             return (
                 "verdict log-probs: exact, for the verdict tokens themselves (the server "
@@ -820,6 +841,10 @@ class HTTPBackend(Backend):
                 tokens, dists = list(exact.texts), list(exact.dists)
             else:
                 tokens, dists = parsed if want else ([], [])
+            if want and select is not None:  # the verdict is read from these log-probs
+                n, bare = self.verdict_replies
+                self.verdict_replies = (n + 1, bare + (not dists))
+            if exact is None:
                 # the server's top-k only: a verdict absent from it has an unknown
                 # log-prob, so the runner counts that row unparsed (never P = 0)
                 dists = [TopK(d) for d in dists]

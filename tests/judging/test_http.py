@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from judging.helpers import fake_pairs
-from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, RunSummary, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
 from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.testing.standin import StandIn, standin_distribution
@@ -134,6 +134,31 @@ def test_chat_replies_without_log_probs_are_said_to_be_text_verdicts(
         assert bare.all() and "top 20" not in said
     else:
         assert not bare.all() and "; the others: verdict log-probs: the server's top 20" in said
+
+
+def test_a_judge_asked_again_over_the_chat_endpoint_is_not_served_the_completions_verdicts(
+    tmp_path: Path,
+) -> None:
+    """One model judged in explain mode over /v1/completions (our ChatML, the verdict
+    scored after the prefix) and then over /v1/chat/completions (the server's chat
+    template, the reply read whole) into one store: two prompts as the model reads
+    them. Before, the second run found all 6 judgments 'already stored' and never asked
+    the chat route; now it asks it (6 requests more), and the completions default keeps
+    the keys it had (a rerun over completions finds them)."""
+    pairs = pd.DataFrame(fake_pairs(3))
+    explain = PairwiseProtocol(mode="explain")
+    with StandIn(seed=3) as server, Store(tmp_path / "s.db") as store:
+
+        def run(endpoint: str) -> RunSummary:
+            backend = HTTPBackend(server.base_url, model="m", endpoint=endpoint)  # type: ignore[arg-type]
+            return Runner(backend, store, progress=False).pairwise(pairs, explain)
+
+        assert run("completions").ok == 6
+        asked = server.requests
+        chat = run("chat")
+        assert (chat.cached, chat.ok) == (0, 6) and server.requests == asked + 6
+        assert run("completions").cached == 6 and run("chat").cached == 6
+        assert HTTPBackend(server.base_url, model="m").key_params == {}
 
 
 def test_api_key_is_sent_but_never_stored_logged_or_exported(

@@ -609,8 +609,11 @@ class Runner:
         )  # fmt: skip
 
     def _keying(self, params: Mapping[str, object]) -> Keying:
-        """What the content keys of tasks asked with ``params`` hash beside the prompt."""
-        return Keying(self.backend.model_id, self.backend.revision, params)
+        """What the content keys of tasks asked with ``params`` hash beside the prompt
+        (and the backend's own :attr:`~Backend.key_params`: a server's endpoint)."""
+        return Keying(
+            self.backend.model_id, self.backend.revision, {**params, **self.backend.key_params}
+        )
 
     def _judge(self, tasks: list[Task], work: Work, keep_items: Callable[[], None]) -> RunSummary:
         """Claim the judge id for this model (:meth:`Store.claim_judge`), then run the

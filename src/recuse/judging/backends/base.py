@@ -118,6 +118,14 @@ class Backend(abc.ABC):
     timeout: float | None = None
 
     @property
+    def key_params(self) -> dict[str, str]:
+        """What of the backend, beside ``model_id`` and ``revision``, changes what the
+        model reads or how its answer is read (a server's endpoint: its own chat
+        template, or ours); enters the content keys of judgments and rewrites. Empty
+        here."""
+        return {}
+
+    @property
     def perplexity_route(self) -> str:
         """How this backend computes continuation log-probs; enters perplexity keys."""
         return type(self).__name__

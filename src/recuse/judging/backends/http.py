@@ -655,6 +655,17 @@ class HTTPBackend(Backend):
         return found
 
     @property
+    def key_params(self) -> dict[str, str]:
+        """The chat endpoint (the server renders the prompt with its own chat template,
+        and a reply is read whole) or a plain-text completions prompt: another prompt
+        as the model reads it than completions' ChatML, so judgments of one are never
+        served for another. Completions with ChatML, the default, adds nothing (its
+        keys are those stored before the endpoint entered them)."""
+        if self.endpoint == "chat":
+            return {"endpoint": "chat"}
+        return {"chat_format": self.chat_format} if self.chat_format != "chatml" else {}
+
+    @property
     def perplexity_route(self) -> str:
         return f"http-{self.prompt_logprobs}"
 

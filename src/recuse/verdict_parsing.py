@@ -163,7 +163,7 @@ class VerdictFormat:
     def _selector(self) -> VerdictTokens:
         texts = self.candidate_tokens()
         needed = tuple(tuple(t for t in texts if self.commits(t, v)) for v in ("A", "B"))
-        return VerdictTokens(self.is_verdict_token, texts, needed)
+        return VerdictTokens(self.is_verdict_token, texts, needed, self.opener)
 
     @property
     def first_token_ambiguous(self) -> bool:
@@ -202,6 +202,9 @@ class VerdictTokens:
     candidates: tuple[str, ...]
     #: per verdict Eq. 3 needs (A, B): the candidates that commit to it
     needed: tuple[tuple[str, ...], ...] = ()
+    #: the text right before the verdict token (``[[``): a server's tokenizer is asked
+    #: for each candidate's id after it, where the verdict token comes
+    opener: str = ""
 
     def __call__(self, token: str) -> bool:
         return self.predicate(token)

@@ -262,3 +262,30 @@ def test_real_llama_cpp_server_judges_both_orders(llama_server: str, tmp_path: P
         assert out[col].between(0, 1).all()
     assert (out["mass_first"] > 0.01).all() and (out["mass_first"] <= 1 + 1e-9).all()
     assert not math.isnan(out["p_a"].iloc[0])
+
+
+def test_a_judge_with_little_probability_on_a_or_b_is_told_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Eq. 3 normalises over A and B only: a judge that puts 0.03 on A and 0.01 on B
+    (0.96 on other words) reads p_a 0.75, as firm as one with all its probability
+    there. `recuse judge` says the verdict mass (median 0.04 over the 4 verdicts, by
+    hand) and counts those below 0.1; before, nothing but the export's mass columns
+    said it."""
+    from recuse.cli import main
+
+    planted = {"A": math.log(0.03), "B": math.log(0.01), "The": math.log(0.96)}
+    src, store = tmp_path / "pairs.jsonl", tmp_path / "s.db"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    with StandIn(planted=planted) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+        assert main([*args, "--out", str(store), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    with Store(store) as s:
+        rows = s.judgments()
+    assert rows["p_slot_a"].to_numpy() == pytest.approx([0.75] * 4)
+    assert (
+        "verdict mass p(A) + p(B) (the share of the judge's probability on A or B at the "
+        "verdict; 1 = all of it): median 0.04 over 4 verdicts; 4 below 0.1, whose p_a is "
+        "A's share of that small part of it (the export's mass_first, mass_second)"
+    ) in " ".join(said.split())

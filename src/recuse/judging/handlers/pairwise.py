@@ -40,6 +40,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment
 from recuse.judging.tasks import Task
+from recuse.numbers import decimal_beside
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,40 @@ def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
         f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
         f"among the server's top {len(d)}"
     )
+
+
+#: p(A) + p(B) under which a verdict's p_a is counted as read from a small share of what
+#: the judge would write at the verdict token (:func:`mass_line`)
+LOW_MASS = 0.1
+
+
+def mass_line(masses: Sequence[float], *, low: float = LOW_MASS) -> str | None:
+    """What the judge's verdict mass was, for the user: the median of ``masses`` (each
+    verdict's p(A) + p(B), the share of its next-token probability on A or B; 1 = all
+    of it) and how many lie below ``low``. Eq. 3 normalises over A and B only, so a
+    verdict whose mass is 0.001 reads as firm a p_a as one whose mass is 1: said with
+    the count. None where no verdict was read from probabilities.
+
+    >>> said = mass_line([0.9, 0.5, 0.02])
+    >>> said[said.index("median") : said.index(" whose")], mass_line([math.nan])
+    ('median 0.50 over 3 verdicts; 1 below 0.1,', None)
+    """
+    finite = np.asarray([m for m in masses if math.isfinite(m)], dtype=np.float64)
+    if not len(finite):
+        return None
+    n_low = int((finite < low).sum())
+    median = float(np.median(finite))
+    said = (
+        "verdict mass p(A) + p(B) (the share of the judge's probability on A or B at "
+        f"the verdict; 1 = all of it): median {decimal_beside(median, [low], 2)} over "
+        f"{len(finite):,} verdicts"
+    )
+    if n_low:
+        said += (
+            f"; {n_low:,} below {low}, whose p_a is A's share of that small part of it "
+            "(the export's mass_first, mass_second)"
+        )
+    return said
 
 
 def read_generated(

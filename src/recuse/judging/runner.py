@@ -431,7 +431,10 @@ class Runner:
         protocol = protocol or PairwiseProtocol()
         items, meta = pairs_to_judge(pairs)
         check_template(protocol, items, self.backend)
-        keying = self._keying(protocol.key_params())
+        params = protocol.key_params()
+        if self.backend.joins_labels and protocol.reads.first_token_ambiguous:
+            params["label_tokens"] = "after-prompt"  # whole labels as they follow [[
+        keying = self._keying(params)
         tasks = [
             Task(keying, "pairwise", p.item_id, o, protocol.prompt(p, o), order=o)
             for p in items

@@ -189,7 +189,7 @@ class PairwiseHandler:
                 + self.backend.continuation_refusal
             )
         labels = [label + fmt.closer for label, _ in fmt.labels]
-        results = await self.backend.continuation_logprobs(
+        results = await self.backend.label_logprobs(
             [p for p in prompts for _ in labels], [c for _ in prompts for c in labels]
         )
         out = []

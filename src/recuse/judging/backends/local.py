@@ -644,9 +644,12 @@ class LocalBackend(Backend):
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return torch.log_softmax(logits, dim=-1)
 
-    def _too_long(self, n: int) -> Failure | None:
+    def _too_long(self, n: int, what: str = "") -> Failure | None:
+        """A failure where ``n`` tokens pass the model's context, saying what they are
+        (``what``; the prompt's ``n`` where not given), or an empty prompt."""
         if n > self.max_length:
-            return Failure(f"prompt has {n} tokens; the model reads at most {self.max_length}")
+            what = what or f"prompt has {n} tokens"
+            return Failure(f"{what}; the model reads at most {self.max_length}")
         if n == 0:
             return Failure("empty prompt")
         return None
@@ -847,7 +850,8 @@ class LocalBackend(Backend):
                 tails = self._encode_tails(texts)
             items = []
             for i, h, t in zip(wave, heads, tails, strict=True):
-                bad = self._too_long(len(h) + len(t)) or self._too_long(len(h))
+                both = f"prompt and text scored have {len(h) + len(t)} tokens ({len(h)} + {len(t)})"
+                bad = self._too_long(len(h)) or self._too_long(len(h) + len(t), both)
                 if bad:
                     out[i] = bad
                 elif not t:
@@ -904,7 +908,10 @@ class LocalBackend(Backend):
         out: list[Generation | Failure] = [Failure("not run")] * len(seqs)
         ok = []
         for i, s in enumerate(seqs):
-            bad = self._too_long(len(s) + max_new_tokens)
+            bad = self._too_long(
+                len(s) + max_new_tokens,
+                f"prompt has {len(s)} tokens, and up to {max_new_tokens} more are generated",
+            )
             if bad:
                 out[i] = bad
             else:

@@ -289,3 +289,22 @@ def test_a_judge_with_little_probability_on_a_or_b_is_told_so(
         "verdict; 1 = all of it): median 0.04 over 4 verdicts; 4 below 0.1, whose p_a is "
         "A's share of that small part of it (the export's mass_first, mass_second)"
     ) in " ".join(said.split())
+
+
+def test_the_first_line_says_who_writes_a_servers_prompts() -> None:
+    """/v1/completions gets recuse's ChatML text whatever the model: a Llama 3 or
+    Mistral server reads its marks as plain text, and its verdicts are those of a
+    prompt it was not trained on. The run's first line says so, and names the fix;
+    before, it named the served model only."""
+    from recuse.judging.setup import describe
+
+    url = "http://127.0.0.1:9/v1"
+    line = describe(HTTPBackend(url, model="m"), "m")
+    assert line == (
+        "judge m: served model m; its prompts written by recuse in ChatML "
+        "(<|im_start|>…<|im_end|>) for /v1/completions: a model with another chat "
+        "template reads those marks as plain text (--endpoint chat has the server write "
+        "its own)"
+    )
+    chat = describe(HTTPBackend(url, model="m", endpoint="chat"), "m")
+    assert chat.endswith("; its prompts written by the server in the model's own chat template")

@@ -307,7 +307,8 @@ def read_generated(
         # the opener of the mark the format reads (its nth), not the first one: an
         # explanation may write other marks before the verdict ('[[A]] or [[B]]')
         read = g.text.upper() if fmt.casefold else g.text
-        nth = 1 if start is None or not fmt.opener else read.count(fmt.opener, 0, start) + 1
+        end = None if start is None else start + len(fmt.opener)  # where its opener ends
+        nth = 1 if end is None or not fmt.opener else max(1, read.count(fmt.opener, 0, end))
         at = _after_opener(g.tokens, fmt.opener, nth=nth)
         if at is not None and at < len(g.dists):
             d = g.dists[at]

@@ -719,6 +719,10 @@ def test_a_replys_log_probs_are_read_at_the_mark_its_rule_reads(tmp_path: Path) 
     first = load_template(_write(tmp_path / "priority.toml", text)).verdict
     score, label, _ = read_generated(g, first, parsed=True)
     assert label == "A" and score.p_slot_a == pytest.approx(0.9 / 0.95)
+    # a mark after a third bracket ('[[[A]]'): its opener ends the token '[[['
+    odd = ("x", " [[[", "A", "]]")
+    score, _, _ = read_generated(Generation("x [[[A]]", odd, (at_first,) * 4), last, parsed=True)
+    assert score.status == "ok" and score.p_slot_a == pytest.approx(0.9 / 0.95)
 
 
 def test_one_judge_id_is_not_judged_in_both_modes(tmp_path: Path) -> None:

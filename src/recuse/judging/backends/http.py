@@ -567,9 +567,8 @@ class HTTPBackend(Backend):
                 "none): their verdicts were read from the reply's text, so their p_a is 1, "
                 "0 or 0.5 (the verdict itself, not a probability; mass empty)"
             )
-            if bare == n:
-                return said
-            return f"{said}; the others: {self._logprobs_kind(top_k)}"
+            kind = self._logprobs_kind(top_k) if bare < n else None
+            return said if kind is None else f"{said}; the others: {kind}"
         return self._logprobs_kind(top_k)
 
     def _logprobs_kind(self, top_k: int) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -110,7 +111,13 @@ def test_failures_are_rows_with_reasons(tiny_dir: Path) -> None:
     frame, run = perplexities(backend, ["Q", "Q", "Q"], ["", "fine answer", "word " * 2000])
     assert frame["status"].tolist() == ["failed", "ok", "failed"]
     assert "no tokens" in frame["reason"][0]
-    assert "reads at most" in frame["reason"][2]
+    # the prompt and the response together pass the context: said so, with both counts
+    # (it said 'prompt has N tokens' of the two together)
+    assert re.fullmatch(
+        r"prompt and text scored have (\d+) tokens \((\d+) \+ (\d+)\); "
+        rf"the model reads at most {backend.max_length}",
+        frame["reason"][2],
+    )
     assert np.isnan(frame["ppl"][0]) and np.isnan(frame["ppl"][2])
     assert run.failed == 2 and run.computed == 1
     with pytest.raises(ConfigError, match="as many"):

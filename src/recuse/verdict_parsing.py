@@ -84,27 +84,38 @@ class VerdictFormat:
 
     def read(self, text: str) -> tuple[str | None, str | None]:
         """``(verdict, label)`` from ``text``; ``(None, None)`` when it breaks the format."""
+        verdict, label, _ = self.locate(text)
+        return verdict, label
+
+    def locate(self, text: str) -> tuple[str | None, str | None, int | None]:
+        """:meth:`read`, and where in ``text`` the mark it reads starts (the ``pick``:
+        the last mark, the first of the label that wins, the first of the one label),
+        in ``text`` as read (upper-cased where ``casefold``); ``(None, None, None)``
+        when it breaks the format. A reply's verdict log-probs
+        are read at that mark's opener (an explanation may write other marks first)."""
         if self.casefold:
             text = text.upper()
-        found: list[str] = []
+        found: list[tuple[str, int]] = []
         for pattern in (self.pattern, *self.fallback):
-            found = [m.group(1) for m in pattern.finditer(text)]
-            found = [f for f in found if f != ""]
+            found = [(m.group(1), m.start()) for m in pattern.finditer(text)]
+            found = [f for f in found if f[0] != ""]
             if found:
                 break
         meaning = dict(self.labels)
-        label: str | None
         if not found:
-            return None, None
+            return None, None, None
+        labels = [f[0] for f in found]
+        label: str | None
         if self.pick == "last":
-            label = found[-1]
+            label = labels[-1]
         elif self.pick == "priority":
-            label = next((lab for lab, _ in self.labels if lab in found), None)
+            label = next((lab for lab, _ in self.labels if lab in labels), None)
         else:
-            label = found[0] if len(set(found)) == 1 else None
+            label = labels[0] if len(set(labels)) == 1 else None
         if label is None or label not in meaning:
-            return None, None
-        return meaning[label], label
+            return None, None, None
+        at = len(found) - 1 if self.pick == "last" else labels.index(label)
+        return meaning[label], label, found[at][1]
 
     def commits(self, token: str, verdict: str) -> bool:
         """Does a first token after ``opener`` commit to ``verdict`` (A, B or C)?"""
@@ -152,7 +163,7 @@ class VerdictFormat:
     def _selector(self) -> VerdictTokens:
         texts = self.candidate_tokens()
         needed = tuple(tuple(t for t in texts if self.commits(t, v)) for v in ("A", "B"))
-        return VerdictTokens(self.is_verdict_token, texts, needed)
+        return VerdictTokens(self.is_verdict_token, texts, needed, self.opener)
 
     @property
     def first_token_ambiguous(self) -> bool:
@@ -191,6 +202,9 @@ class VerdictTokens:
     candidates: tuple[str, ...]
     #: per verdict Eq. 3 needs (A, B): the candidates that commit to it
     needed: tuple[tuple[str, ...], ...] = ()
+    #: the text right before the verdict token (``[[``): a server's tokenizer is asked
+    #: for each candidate's id after it, where the verdict token comes
+    opener: str = ""
 
     def __call__(self, token: str) -> bool:
         return self.predicate(token)

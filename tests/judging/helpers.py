@@ -35,21 +35,33 @@ _CORPUS = [
 ]
 
 
-def build_tiny_model(folder: Path, *, seed: int = 0, template: bool = True) -> Path:
-    """A 2-layer random Llama and a trained BPE tokenizer, saved to ``folder``."""
+def build_tiny_model(
+    folder: Path, *, seed: int = 0, template: bool = True, metaspace: bool = False
+) -> Path:
+    """A 2-layer random Llama and a trained BPE tokenizer, saved to ``folder``: byte-level
+    (GPT-2's, SmolLM2's), or with ``metaspace`` SentencePiece-style pieces that put
+    ``▁`` before every text's first word (Llama 2's, Mistral's: ``A`` alone is ``▁A``)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<unk>", "<|im_start|>", "<|im_end|>", "<pad>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    specials = ["<unk>", "<|im_start|>", "<|im_end|>", "<pad>"]
+    if metaspace:
+        bpe.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+        bpe.decoder = decoders.Metaspace(prepend_scheme="first")
+        trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials)
+        corpus = [*_CORPUS, "My final verdict is A>>B, B>A, A>B, B>>A or A=B."]
+    else:
+        bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        bpe.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        )
+        corpus = _CORPUS
+    bpe.train_from_iterator(corpus * 4, trainer=trainer)
     tok = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         unk_token="<unk>",

@@ -321,3 +321,62 @@ def test_a_server_without_usable_prompt_log_probs_names_the_template_fix(
     assert code == 2 and "cannot verify the server's prompt log-probs" in err
     assert "a judge template whose labels share a first token" in err
     assert "compute perplexity" not in err
+
+
+def test_arena_hard_labels_are_scored_as_they_follow_the_prompt(tmp_path: Path) -> None:
+    """A SentencePiece tokenizer that puts ▁ before every text's first word (Llama 2's,
+    Mistral's) reads the label ``A>>B]]`` alone as ``▁A…``, while after the answer
+    prefix's ``[[`` it is the bare ``A``. Each label is scored as the tokens the prompt's
+    text and the label together add, worked out here token by token from the model's
+    logits; before, the label tokenized alone was scored (its first token ▁A, a word's
+    start the model does not write after ``[[``), and the numbers differ."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from judging.helpers import build_tiny_model
+    from judging.test_templates import ARENA_V01
+    from recuse.judging import Runner
+    from recuse.judging.backends.local import LocalBackend
+
+    folder = build_tiny_model(tmp_path / "m", metaspace=True)
+    config = tmp_path / "judge_config.yaml"
+    config.write_text(ARENA_V01, encoding="utf-8")
+    template = load_template(config)
+    protocol = PairwiseProtocol(mode="direct", template=template)
+    pair = Pair("x1", "What is 2+2?", "4", "5")
+    with Store(tmp_path / "s.db") as store:
+        backend = LocalBackend.load(folder, model_id="tiny")
+        Runner(backend, store, progress=False).pairwise([pair], protocol)
+        rows = store.judgments().set_index("slot")
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    alone = tok.convert_ids_to_tokens(tok("A>>B]]", add_special_tokens=False)["input_ids"])
+    assert alone[0].startswith("▁")  # the trap: a text's start
+    for order in ("first", "second"):
+        prompt = protocol.prompt(pair, order)  # type: ignore[arg-type]
+        text = tok.apply_chat_template(
+            [{"role": m.role, "content": m.content} for m in prompt.messages],
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+        text += prompt.prefix
+        head = tok(text, add_special_tokens=False)["input_ids"]
+        p = {"A": 0.0, "B": 0.0, "C": 0.0}
+        for label, meaning in template.verdict.labels:
+            whole = tok(text + label + "]]", add_special_tokens=False)["input_ids"]
+            assert whole[: len(head)] == head
+            tail = whole[len(head) :]
+            if label.startswith("A"):  # after [[ the bare A, not ▁A
+                assert tok.convert_ids_to_tokens(tail)[0] == "A"
+            with torch.no_grad():
+                logp = torch.log_softmax(model(torch.tensor([whole])).logits[0].double(), -1)
+            p[meaning] += math.exp(
+                sum(float(logp[len(head) - 1 + k, t]) for k, t in enumerate(tail))
+            )
+        row, mass = rows.loc[order], p["A"] + p["B"]
+        assert row["mass"] == pytest.approx(mass, rel=1e-4)  # Eq. 3's inputs, by hand
+        assert row["p_tie"] == pytest.approx(p["C"], rel=1e-4)
+        if mass >= 1e-6:  # a random model's whole labels often fall under the minimum
+            assert row["p_slot_a"] == pytest.approx(p["A"] / mass, rel=1e-4)
+        else:
+            assert row["status"] == "unparsed"

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from judging.helpers import fake_pairs
-from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, Store
+from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, RunSummary, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
 from recuse.judging.protocols import Pair, score_distribution, to_ab
 from recuse.testing.standin import StandIn, standin_distribution
@@ -106,6 +106,59 @@ def test_chat_without_logprobs_parses_the_verdict(tmp_path: Path) -> None:
     assert set(rows["status"]) == {"ok"}
     assert set(rows["p_slot_a"]) <= {0.0, 0.5, 1.0}  # verdict-only
     assert rows["mass"].isna().all()
+
+
+@pytest.mark.parametrize("share", [1.0, 0.4])
+def test_chat_replies_without_log_probs_are_said_to_be_text_verdicts(
+    share: float, tmp_path: Path
+) -> None:
+    """A chat server that sends no log-probs with a reply (always, or now and then)
+    though they were asked: that reply's verdict is read from its text, p_a 1, 0 or
+    0.5 with no mass. The run's line counts them and says what their p_a is; before, it
+    said 'the server's top 20 only ... not read from its text' for a run whose every
+    verdict was read from its text."""
+    with StandIn(faults={"nologprobs": share}, seed=3) as server, Store(tmp_path / "s") as st:
+        backend = HTTPBackend(server.base_url, model="m", endpoint="chat", concurrency=1)
+        Runner(backend, st, progress=False).pairwise(
+            pd.DataFrame(fake_pairs(6)), PairwiseProtocol(mode="explain")
+        )
+        rows = st.judgments()
+    bare = rows["mass"].isna()
+    assert set(rows.loc[bare, "value"]) <= {0.0, 0.5, 1.0} and bare.any()
+    assert backend.verdict_replies == (12, int(bare.sum()))
+    said = backend.logprobs_line(20)
+    assert said is not None
+    assert said.startswith(f"verdict log-probs: none in {int(bare.sum())} of 12 replies")
+    assert "p_a is 1, 0 or 0.5 (the verdict itself, not a probability" in said
+    if share == 1.0:  # no top-k was read: nothing said of one
+        assert bare.all() and "top 20" not in said
+    else:
+        assert not bare.all() and "; the others: verdict log-probs: the server's top 20" in said
+
+
+def test_a_judge_asked_again_over_the_chat_endpoint_is_not_served_the_completions_verdicts(
+    tmp_path: Path,
+) -> None:
+    """One model judged in explain mode over /v1/completions (our ChatML, the verdict
+    scored after the prefix) and then over /v1/chat/completions (the server's chat
+    template, the reply read whole) into one store: two prompts as the model reads
+    them. Before, the second run found all 6 judgments 'already stored' and never asked
+    the chat route; now it asks it (6 requests more), and the completions default keeps
+    the keys it had (a rerun over completions finds them)."""
+    pairs = pd.DataFrame(fake_pairs(3))
+    explain = PairwiseProtocol(mode="explain")
+    with StandIn(seed=3) as server, Store(tmp_path / "s.db") as store:
+
+        def run(endpoint: str) -> RunSummary:
+            backend = HTTPBackend(server.base_url, model="m", endpoint=endpoint)  # type: ignore[arg-type]
+            return Runner(backend, store, progress=False).pairwise(pairs, explain)
+
+        assert run("completions").ok == 6
+        asked = server.requests
+        chat = run("chat")
+        assert (chat.cached, chat.ok) == (0, 6) and server.requests == asked + 6
+        assert run("completions").cached == 6 and run("chat").cached == 6
+        assert HTTPBackend(server.base_url, model="m").key_params == {}
 
 
 def test_api_key_is_sent_but_never_stored_logged_or_exported(
@@ -209,3 +262,49 @@ def test_real_llama_cpp_server_judges_both_orders(llama_server: str, tmp_path: P
         assert out[col].between(0, 1).all()
     assert (out["mass_first"] > 0.01).all() and (out["mass_first"] <= 1 + 1e-9).all()
     assert not math.isnan(out["p_a"].iloc[0])
+
+
+def test_a_judge_with_little_probability_on_a_or_b_is_told_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Eq. 3 normalises over A and B only: a judge that puts 0.03 on A and 0.01 on B
+    (0.96 on other words) reads p_a 0.75, as firm as one with all its probability
+    there. `recuse judge` says the verdict mass (median 0.04 over the 4 verdicts, by
+    hand) and counts those below 0.1; before, nothing but the export's mass columns
+    said it."""
+    from recuse.cli import main
+
+    planted = {"A": math.log(0.03), "B": math.log(0.01), "The": math.log(0.96)}
+    src, store = tmp_path / "pairs.jsonl", tmp_path / "s.db"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    with StandIn(planted=planted) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+        assert main([*args, "--out", str(store), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    with Store(store) as s:
+        rows = s.judgments()
+    assert rows["p_slot_a"].to_numpy() == pytest.approx([0.75] * 4)
+    assert (
+        "verdict mass p(A) + p(B) (the share of the judge's probability on A or B at the "
+        "verdict; 1 = all of it): median 0.04 over 4 verdicts; 4 below 0.1, whose p_a is "
+        "A's share of that small part of it (the export's mass_first, mass_second)"
+    ) in " ".join(said.split())
+
+
+def test_the_first_line_says_who_writes_a_servers_prompts() -> None:
+    """/v1/completions gets recuse's ChatML text whatever the model: a Llama 3 or
+    Mistral server reads its marks as plain text, and its verdicts are those of a
+    prompt it was not trained on. The run's first line says so, and names the fix;
+    before, it named the served model only."""
+    from recuse.judging.setup import describe
+
+    url = "http://127.0.0.1:9/v1"
+    line = describe(HTTPBackend(url, model="m"), "m")
+    assert line == (
+        "judge m: served model m; its prompts written by recuse in ChatML "
+        "(<|im_start|>…<|im_end|>) for /v1/completions: a model with another chat "
+        "template reads those marks as plain text (--endpoint chat has the server write "
+        "its own)"
+    )
+    chat = describe(HTTPBackend(url, model="m", endpoint="chat"), "m")
+    assert chat.endswith("; its prompts written by the server in the model's own chat template")

@@ -60,7 +60,7 @@ def test_chat_honoured_reads_the_verdict_exactly_where_top_k_lost_b(
         token_ids="honoured", planted=PLANTED, server_token_ids=server_token_ids
     ) as server:
         rows, backend = _judge(server, tmp_path)
-        assert server.tokenize_calls == 18  # once per run: 3 labels x 6 texts
+        assert server.tokenize_calls == 31  # once per run: [[, 18 texts after it, 12 alone
     # vLLM's chat route needs logprobs: true with the field; answers named by id
     assert _asked(server) == [IDS] * 6
     assert all(b["logprobs"] is True and b["return_tokens_as_token_ids"] for b in server.bodies)

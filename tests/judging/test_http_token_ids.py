@@ -56,7 +56,9 @@ def _asked(server: StandIn) -> list[object]:
 def test_honoured_gives_exact_eq3_where_top_k_lost_b(tmp_path: Path) -> None:
     with StandIn(token_ids="honoured", planted=PLANTED) as server:
         rows, backend = _judge(server, tmp_path, PairwiseProtocol())
-        assert server.tokenize_calls == 18  # once per run: 3 labels x 6 texts, not per prompt
+        # once per run, not per prompt: "[[", then 3 labels x 6 texts after it, and the
+        # 12 that are not one token after it ("[[A]") alone
+        assert server.tokenize_calls == 31
     assert _asked(server) == [IDS] * 6
     # vLLM needs `logprobs` set with the field; the answer is read by token id
     assert all(b["logprobs"] == 20 and b["return_tokens_as_token_ids"] for b in server.bodies)
@@ -75,7 +77,7 @@ def test_requests_in_flight_share_one_tokenize_lookup(tmp_path: Path) -> None:
     with StandIn(token_ids="honoured", planted=PLANTED) as server:
         rows, backend = _judge(server, tmp_path, PairwiseProtocol(), n=6, concurrency=4)
         # 18 texts asked once, not once per request in flight (4 x 18 = 72 before)
-        assert server.tokenize_calls == 18
+        assert server.tokenize_calls == 31
     assert backend.exact_ids is True and len(rows) == 12
     assert _asked(server) == [IDS] * 12
     first = rows[rows["slot"] == "first"]
@@ -213,7 +215,7 @@ def test_a_verdict_without_a_single_token_id_means_top_k(
 
     def split_b(self: StandIn, raw: bytes) -> Any:  # "B" and " B" become two tokens
         text = json.loads(raw)["prompt"]
-        if text.strip() == "B":
+        if text.removeprefix("[[").strip() == "B":  # alone or after the opener
             return 200, {}, json.dumps({"tokens": [7, 8]}).encode()
         return tokenize(self, raw)
 
@@ -281,3 +283,27 @@ def test_tokenize_is_asked_without_special_tokens() -> None:
                 await backend.aclose()
 
         assert asyncio.run(ids()) == {STANDIN_VOCAB["A"]: "A", STANDIN_VOCAB[" A"]: " A"}
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_a_tokenizer_that_prefixes_a_space_to_every_text_is_asked_for_the_bare_label(
+    endpoint: str, tmp_path: Path
+) -> None:
+    """A SentencePiece tokenizer of Llama 2 or Mistral puts a space before every text
+    it tokenizes: ``A`` alone is ``▁A`` (the stand-in's `` A``, id 4), while the token
+    after ``[[`` is the bare ``A`` (id 1). Each verdict text is asked after the opener,
+    so the ids are those of the bare and the spaced labels, and Eq. 3 reads
+    (0.30 + 0.02) / 0.334 = 0.958 by hand. Before, ``A`` alone gave id 4 only (and
+    `` A``, two tokens alone, nothing): Eq. 3 read the spaced tokens only, 0.02 /
+    (0.02 + 0.004) = 0.833, said to be exact."""
+    protocol = PairwiseProtocol(mode="direct" if endpoint == "completions" else "explain")
+    with StandIn(token_ids="honoured", planted=PLANTED, dummy_prefix=True) as server:
+        pairs = pd.DataFrame(fake_pairs(2))
+        with Store(tmp_path / "s.db") as store:
+            backend = HTTPBackend(server.base_url, model="m", endpoint=endpoint)  # type: ignore[arg-type]
+            Runner(backend, store, progress=False).pairwise(pairs, protocol=protocol)
+            rows = store.judgments()
+    assert _asked(server) == [IDS] * 4 and backend.exact_ids is True
+    first = rows[rows["slot"] == "first"]
+    assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 2, abs=1e-12)
+    assert rows["mass"].to_numpy() == pytest.approx([0.334] * 4, abs=1e-12)

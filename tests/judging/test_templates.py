@@ -697,6 +697,34 @@ def test_a_chat_judges_log_probs_do_not_overrule_its_templates_rule(tmp_path: Pa
     assert read_generated(g, alpaca, parsed=True)[0].p_slot_a == pytest.approx(0.25)
 
 
+def test_a_replys_log_probs_are_read_at_the_mark_its_rule_reads(tmp_path: Path) -> None:
+    """A chat reply that writes the labels in its explanation before its verdict
+    ('Format [[A]] or [[B]]. Verdict: [[B]]'): the template's rule reads the last mark
+    (pick last, a TOML template's default), so Eq. 3 is read at that mark's [[, by hand
+    0.02 / (0.02 + 0.9) = 0.0217; before, it was read at the first [[ (0.9 / 0.95 =
+    0.947, for a judge whose verdict is B). Pick priority reads [[A]], the first mark
+    of A: 0.947 there."""
+    from recuse.judging.handlers.pairwise import read_generated
+
+    toks = ("Format", " [[", "A", "]]", " or", " [[", "B", "]]", ". Verdict:", " [[", "B", "]]")
+    at_first = {"A": math.log(0.9), "B": math.log(0.05)}
+    at_last = {"A": math.log(0.02), "B": math.log(0.9)}
+    g = Generation("".join(toks), toks, (at_first,) * 9 + (at_last,) * 3)
+    text = 'user = "{question} {answer_a} {answer_b}"\n[verdict]\na = "[[A]]"\nb = "[[B]]"\n'
+    last = load_template(_write(tmp_path / "last.toml", text)).verdict
+    score, label, _ = read_generated(g, last, parsed=True)
+    assert label == "B" and score.status == "ok"
+    assert score.p_slot_a == pytest.approx(0.02 / 0.92)
+    text += 'pick = "priority"\n'
+    first = load_template(_write(tmp_path / "priority.toml", text)).verdict
+    score, label, _ = read_generated(g, first, parsed=True)
+    assert label == "A" and score.p_slot_a == pytest.approx(0.9 / 0.95)
+    # a mark after a third bracket ('[[[A]]'): its opener ends the token '[[['
+    odd = ("x", " [[[", "A", "]]")
+    score, _, _ = read_generated(Generation("x [[[A]]", odd, (at_first,) * 4), last, parsed=True)
+    assert score.status == "ok" and score.p_slot_a == pytest.approx(0.9 / 0.95)
+
+
 def test_one_judge_id_is_not_judged_in_both_modes(tmp_path: Path) -> None:
     """Direct and explain mode are two prompts: under one judge id, a run in the other
     mode is refused. Before, export kept the last verdict per (judge, item, order), so

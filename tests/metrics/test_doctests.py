@@ -37,6 +37,7 @@ MODULES = [
     "recuse.terminal",
     "recuse.report.bias",
     "recuse.cli.app",
+    "recuse.judging.handlers.pairwise",
 ]
 
 

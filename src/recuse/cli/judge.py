@@ -333,6 +333,7 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
     """Judge ``job`` into the store ``out`` (and the perplexities), printing each run's
     lines; the runs' summaries."""
     from recuse.judging import Runner, Store
+    from recuse.judging.handlers.pairwise import mass_line
 
     backend, jid, pool = job.backend, job.jid, job.pool
     with Store(out) as store, pool or contextlib.nullcontext():
@@ -351,6 +352,8 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
             said = backend.logprobs_line(job.tpl.top_k)
             if said:
                 echo(said)
+        if job.protocol == "pairwise" and (mass := mass_line(store.verdict_masses(jid))):
+            echo(mass)
         if pool is not None and pool.pool is not None:
             actors, gpu = pool.pool
             echo(

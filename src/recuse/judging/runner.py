@@ -431,7 +431,10 @@ class Runner:
         protocol = protocol or PairwiseProtocol()
         items, meta = pairs_to_judge(pairs)
         check_template(protocol, items, self.backend)
-        keying = self._keying(protocol.key_params())
+        params = protocol.key_params()
+        if self.backend.joins_labels and protocol.reads.first_token_ambiguous:
+            params["label_tokens"] = "after-prompt"  # whole labels as they follow [[
+        keying = self._keying(params)
         tasks = [
             Task(keying, "pairwise", p.item_id, o, protocol.prompt(p, o), order=o)
             for p in items
@@ -609,8 +612,11 @@ class Runner:
         )  # fmt: skip
 
     def _keying(self, params: Mapping[str, object]) -> Keying:
-        """What the content keys of tasks asked with ``params`` hash beside the prompt."""
-        return Keying(self.backend.model_id, self.backend.revision, params)
+        """What the content keys of tasks asked with ``params`` hash beside the prompt
+        (and the backend's own :attr:`~Backend.key_params`: a server's endpoint)."""
+        return Keying(
+            self.backend.model_id, self.backend.revision, {**params, **self.backend.key_params}
+        )
 
     def _judge(self, tasks: list[Task], work: Work, keep_items: Callable[[], None]) -> RunSummary:
         """Claim the judge id for this model (:meth:`Store.claim_judge`), then run the

@@ -171,7 +171,25 @@ def describe(backend: Backend, jid: str, model: str | None = None) -> str:
         which = f", read from {local_source(model)}" if model is not None else ""
         where = f"local model on {backend.hardware} (revision {backend.revision})"
         return f"judge {jid}: {where}{which}"
-    return f"judge {jid}: served model {backend.model_id}"
+    return f"judge {jid}: served model {backend.model_id}{_prompt_form(backend)}"
+
+
+def _prompt_form(backend: Backend) -> str:
+    """How a server's judge reads its prompts, for the run's first line: the
+    completions endpoint's are written by recuse in ChatML (ChatML models, Qwen and
+    SmolLM2, read them as their own turns; a model with another chat template, Llama 3
+    or Mistral, reads the marks as plain text, its verdicts those of a prompt it was not
+    trained on), the chat endpoint's by the server in the model's own template."""
+    endpoint = getattr(backend, "endpoint", None)
+    if endpoint == "completions" and getattr(backend, "chat_format", "chatml") == "chatml":
+        return (
+            "; its prompts written by recuse in ChatML (<|im_start|>…<|im_end|>) for "
+            "/v1/completions: a model with another chat template reads those marks as "
+            "plain text (--endpoint chat has the server write its own)"
+        )
+    if endpoint == "chat":
+        return "; its prompts written by the server in the model's own chat template"
+    return ""
 
 
 def whole_labels(protocol: PairwiseProtocol) -> bool:

@@ -599,6 +599,16 @@ class Store:
             [(judge, prompt, judge)],
         )
 
+    def verdict_masses(self, judge: str) -> list[float]:
+        """p(A) + p(B) of each ok pairwise verdict of ``judge`` read from probabilities
+        (a verdict read from a reply's text has none)."""
+        rows = self._rows(
+            "SELECT mass FROM judgments WHERE judge = ? AND kind = 'pairwise' "
+            "AND status = 'ok' AND mass IS NOT NULL",
+            (judge,),
+        )
+        return [float(m) for (m,) in rows if isinstance(m, (int, float))]
+
     def judge_prompts(self) -> dict[str, tuple[str, str, str]]:
         """``{judge: (name, format, sha256)}`` of the judge prompt each judge's pairwise
         verdicts were made with (:meth:`claim_prompt`). A store from before formats and

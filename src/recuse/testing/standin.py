@@ -21,7 +21,9 @@ UTF-8 text can hold. The server is a small asyncio HTTP/1.1
 loop run in a daemon thread.
 
 vLLM's exact verdict log-probs: with ``token_ids`` set, the stand-in serves vLLM's
-``/tokenize`` (over :data:`STANDIN_VOCAB`; other text one id per character) and
+``/tokenize`` (the longest :data:`STANDIN_VOCAB` text first, else one id per
+character; with ``dummy_prefix`` a space is put before the text first, as a
+SentencePiece tokenizer of Llama 2 or Mistral does, so ``A`` alone is `` A``) and
 treats the ``logprob_token_ids`` request field as vLLM with PR #43463 does
 (``"honoured"``: validated, then the answer's ``top_logprobs`` hold the sampled
 token and every requested id), as vLLM before it does (``"ignored"``: top-k as
@@ -94,6 +96,19 @@ def standin_token_id(text: str) -> int:
     return 2_000_000 + int.from_bytes(hashlib.sha256(text.encode()).digest()[:4]) % 1_000_000
 
 
+def standin_tokens(text: str) -> list[int]:
+    """The stand-in tokenizer's ids of ``text``: at each place the longest
+    :data:`STANDIN_VOCAB` text that starts there, else one character."""
+    longest = sorted(STANDIN_VOCAB, key=len, reverse=True)
+    ids: list[int] = []
+    i = 0
+    while i < len(text):
+        piece = next((t for t in longest if text.startswith(t, i)), text[i])
+        ids.append(STANDIN_VOCAB[piece] if piece in STANDIN_VOCAB else 1000 + ord(piece))
+        i += len(piece)
+    return ids
+
+
 def _standin_text(token_id: int) -> str:
     """The text of an id, where the stand-in knows one (else a placeholder)."""
     names = {i: t for t, i in STANDIN_VOCAB.items()}
@@ -135,6 +150,8 @@ class StandIn:
     #: next-token log-probs for every prompt instead of the hashed ones
     planted: Mapping[str, float] | None = None
     tokenize_calls: int = 0
+    #: /tokenize puts a space before the text, as SentencePiece's dummy prefix does
+    dummy_prefix: bool = False
     #: served over TLS with this context (base_url https://) when given
     tls: ssl.SSLContext | None = None
     #: every request's target (as its request line gives it: a path, or a whole URL
@@ -421,7 +438,7 @@ class StandIn:
         self.tokenize_calls += 1
         req = json.loads(raw)
         text = str(req.get("prompt", ""))
-        ids = [STANDIN_VOCAB[text]] if text in STANDIN_VOCAB else [1000 + ord(c) for c in text]
+        ids = standin_tokens(" " + text if self.dummy_prefix else text)
         if req.get("add_special_tokens", True):
             ids = [0, *ids]
         answer = {"count": len(ids), "max_model_len": 4096, "tokens": ids, "token_strs": None}

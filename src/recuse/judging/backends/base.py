@@ -95,6 +95,11 @@ class Backend(abc.ABC):
     concurrency: int = 1
     #: whether ``next_token_logprobs`` honours a prompt's assistant ``prefix``
     supports_prefix: bool = True
+    #: whether :meth:`label_logprobs` tokenizes a label after its prompt's text, where
+    #: :meth:`continuation_logprobs` tokenizes it alone (a local model): whole-label
+    #: verdicts then enter content keys of their own (the ones stored before read the
+    #: label as a text's start)
+    joins_labels: bool = False
     #: whether ``continuation_logprobs`` can be answered (perplexity); when not, why
     continuation_refusal: str | None = None
     #: where the model runs and in which precision (``"cuda:0 bfloat16"``) for a local
@@ -116,6 +121,14 @@ class Backend(abc.ABC):
     #: seconds one request may take before it fails (a server's backend); None where a
     #: call has no such bound (a local model)
     timeout: float | None = None
+
+    @property
+    def key_params(self) -> dict[str, str]:
+        """What of the backend, beside ``model_id`` and ``revision``, changes what the
+        model reads or how its answer is read (a server's endpoint: its own chat
+        template, or ours); enters the content keys of judgments and rewrites. Empty
+        here."""
+        return {}
 
     @property
     def perplexity_route(self) -> str:
@@ -143,6 +156,16 @@ class Backend(abc.ABC):
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
         """Log-prob of each token of ``continuations[i]`` following ``prompts[i]``."""
+
+    async def label_logprobs(
+        self, prompts: Sequence[Prompt], labels: Sequence[str]
+    ) -> list[np.ndarray | Failure]:
+        """Log-prob of each token of ``labels[i]`` (a verdict label, ``A>>B]]``) as it
+        follows ``prompts[i]``'s text inside a line: the tokens the two together add to
+        the prompt's, where a backend tokenizes a continuation on its own otherwise (a
+        local model; a server tokenizes prompt and continuation as one text anyway).
+        Here :meth:`continuation_logprobs`."""
+        return await self.continuation_logprobs(prompts, labels)
 
     @abc.abstractmethod
     async def generate(

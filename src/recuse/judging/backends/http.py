@@ -219,6 +219,10 @@ class HTTPBackend(Backend):
         self.verdict_token_ids = verdict_token_ids
         self.exact_ids: bool | None = None if verdict_token_ids else False
         self.exact_note = "" if verdict_token_ids else "turned off"
+        #: replies whose verdict was to be read from their log-probs (asked for, on the
+        #: chat route): how many came, and how many of them came without any, their
+        #: verdict then read from the text (1, 0 or 0.5), as :meth:`logprobs_line` says
+        self.verdict_replies = (0, 0)
         # one /tokenize lookup per candidate set, shared by the requests in flight
         self._ids: dict[tuple[str, ...], asyncio.Task[dict[int, str]]] = {}
         # True once an answer named its tokens token_id:N (vLLM started with
@@ -446,7 +450,8 @@ class HTTPBackend(Backend):
         candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
         for prompt in prompts:
             needed = tuple(getattr(select, "needed", ()))
-            ids = await self._verdict_ids(candidates, needed) if candidates else {}
+            opener = str(getattr(select, "opener", ""))
+            ids = await self._verdict_ids(candidates, needed, opener) if candidates else {}
             try:
                 path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
                 exact = await self._exact(path, body, ids) if ids else None
@@ -551,7 +556,23 @@ class HTTPBackend(Backend):
 
     def logprobs_line(self, top_k: int) -> str | None:
         """What the run's verdict log-probs were, for the user (None: none were read
-        from next-token log-probs this run)."""
+        from next-token log-probs this run). Replies that came without log-probs
+        (:attr:`verdict_replies`: a server that sends none, or drops them now and then)
+        had their verdict read from the text, 1, 0 or 0.5 (the verdict, not a
+        probability): said with their count, and alone where no reply had any."""
+        n, bare = self.verdict_replies
+        if bare:
+            said = (
+                f"verdict log-probs: none in {bare:,} of {n:,} replies (the server sent "
+                "none): their verdicts were read from the reply's text, so their p_a is 1, "
+                "0 or 0.5 (the verdict itself, not a probability; mass empty)"
+            )
+            kind = self._logprobs_kind(top_k) if bare < n else None
+            return said if kind is None else f"{said}; the others: {kind}"
+        return self._logprobs_kind(top_k)
+
+    def _logprobs_kind(self, top_k: int) -> str | None:
+        """:meth:`logprobs_line` for the replies that had log-probs."""
         if self.exact_ids is True:
             return (
                 "verdict log-probs: exact, for the verdict tokens themselves (the server "
@@ -575,15 +596,18 @@ class HTTPBackend(Backend):
         self.exact_note = why
 
     async def _verdict_ids(
-        self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...] = ()
+        self,
+        candidates: tuple[str, ...],
+        needed: tuple[tuple[str, ...], ...] = (),
+        opener: str = "",
     ) -> dict[int, str]:
         """``{token id: text}`` of the candidates that are one token each in the
-        server's tokenizer (vLLM ``/tokenize``), asked once per run (the requests in
-        flight await one lookup); empty where the server has no ``/tokenize`` (then
-        top-k only)."""
+        server's tokenizer (vLLM ``/tokenize``) after ``opener``
+        (:meth:`_tokenize_ids`), asked once per run (the requests in flight await one
+        lookup); empty where the server has no ``/tokenize`` (then top-k only)."""
         if self.exact_ids is False:
             return {}
-        task = self._ids.get(candidates)
+        task = self._ids.get((opener, *candidates))
         # asked again where the lookup was cut off: by an earlier run's event loop
         # ending (pending there, or cancelled as that loop closed)
         stale = task is not None and (
@@ -591,36 +615,33 @@ class HTTPBackend(Backend):
             or (not task.done() and task.get_loop() is not asyncio.get_running_loop())
         )
         if task is None or stale:
-            task = asyncio.ensure_future(self._tokenize_ids(candidates, needed))
-            self._ids[candidates] = task
+            task = asyncio.ensure_future(self._tokenize_ids(candidates, needed, opener))
+            self._ids[(opener, *candidates)] = task
         return await asyncio.shield(task)
 
     async def _tokenize_ids(
-        self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...]
+        self, candidates: tuple[str, ...], needed: tuple[tuple[str, ...], ...], opener: str = ""
     ) -> dict[int, str]:
-        # vLLM's /tokenize (vllm/entrypoints/serve/tokenize/protocol.py @ 030ea52effcb):
-        # at the server root, for chat and completion models alike; a "prompt" body
-        # is tokenized as text (a "messages" body would get the chat template);
-        # add_special_tokens defaults to true (a BOS would make every text two
-        # tokens); the answer is {count, max_model_len, tokens, token_strs}
+        """Each candidate's id where it is one token: the one token it adds after
+        ``opener`` (``[[A`` less ``[[``), else, where it adds several or merges with the
+        opener, its own tokens when they are one. Alone, a SentencePiece tokenizer
+        that prefixes a space to every text (Llama 2, Mistral) reads ``A`` as ``▁A``:
+        the bare ``A`` that follows ``[[`` was never asked, and Eq. 3 read the
+        space-prefixed tokens only."""
+        head = await self._tokenize_text(opener) if opener else []
+        if head is None:
+            return {}
         found: dict[int, str] = {}
         for text in candidates:
-            try:
-                data = await self._post(
-                    "/tokenize",
-                    {"model": self.model, "prompt": text, "add_special_tokens": False},
-                    root=True,
-                )
-            except (_PromptRejected, JudgeError, TransientError) as exc:
-                # an optional route: any refusal or fault means top-k, never a stop
-                self._no_exact(f"the server's /tokenize did not answer ({exc})")
+            tokens = await self._tokenize_text(opener + text)
+            if tokens is None:
                 return {}
-            tokens = data.get("tokens")
-            if not isinstance(tokens, list) or not all(
-                isinstance(i, int) and not isinstance(i, bool) for i in tokens
-            ):
-                self._no_exact("the server's /tokenize answer has no list of token ids")
-                return {}
+            if opener and len(tokens) == len(head) + 1 and tokens[: len(head)] == head:
+                tokens = tokens[len(head) :]  # the one token it adds after the opener
+            elif opener:
+                tokens = await self._tokenize_text(text)  # not one token after it
+                if tokens is None:
+                    return {}
             if len(tokens) == 1 and tokens[0] not in found:
                 found[tokens[0]] = text
         if len(found) > MAX_LOGPROB_TOKEN_IDS:
@@ -632,6 +653,43 @@ class HTTPBackend(Backend):
             self._no_exact("a verdict has no single-token text in the server's tokenizer")
             return {}
         return found
+
+    async def _tokenize_text(self, text: str) -> list[int] | None:
+        """The server's token ids of ``text`` (no special tokens), or None where its
+        ``/tokenize`` gave none (said: the run falls back to top-k)."""
+        # vLLM's /tokenize (vllm/entrypoints/serve/tokenize/protocol.py @ 030ea52effcb):
+        # at the server root, for chat and completion models alike; a "prompt" body
+        # is tokenized as text (a "messages" body would get the chat template);
+        # add_special_tokens defaults to true (a BOS would make every text two
+        # tokens); the answer is {count, max_model_len, tokens, token_strs}
+        try:
+            data = await self._post(
+                "/tokenize",
+                {"model": self.model, "prompt": text, "add_special_tokens": False},
+                root=True,
+            )
+        except (_PromptRejected, JudgeError, TransientError) as exc:
+            # an optional route: any refusal or fault means top-k, never a stop
+            self._no_exact(f"the server's /tokenize did not answer ({exc})")
+            return None
+        tokens = data.get("tokens")
+        if not isinstance(tokens, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in tokens
+        ):
+            self._no_exact("the server's /tokenize answer has no list of token ids")
+            return None
+        return tokens
+
+    @property
+    def key_params(self) -> dict[str, str]:
+        """The chat endpoint (the server renders the prompt with its own chat template,
+        and a reply is read whole) or a plain-text completions prompt: another prompt
+        as the model reads it than completions' ChatML, so judgments of one are never
+        served for another. Completions with ChatML, the default, adds nothing (its
+        keys are those stored before the endpoint entered them)."""
+        if self.endpoint == "chat":
+            return {"endpoint": "chat"}
+        return {"chat_format": self.chat_format} if self.chat_format != "chatml" else {}
 
     @property
     def perplexity_route(self) -> str:
@@ -797,7 +855,12 @@ class HTTPBackend(Backend):
         needed = tuple(getattr(select, "needed", ()))
         parsed: Parsed
         for prompt in prompts:
-            ids = await self._verdict_ids(candidates, needed) if exact_route and candidates else {}
+            opener = str(getattr(select, "opener", ""))
+            ids = (
+                await self._verdict_ids(candidates, needed, opener)
+                if exact_route and candidates
+                else {}
+            )
             try:
                 path, body = self._body(prompt, max_tokens=max_new_tokens, top_k=want)
                 exact = await self._exact(path, body, ids) if ids else None
@@ -820,6 +883,10 @@ class HTTPBackend(Backend):
                 tokens, dists = list(exact.texts), list(exact.dists)
             else:
                 tokens, dists = parsed if want else ([], [])
+            if want and select is not None:  # the verdict is read from these log-probs
+                n, bare = self.verdict_replies
+                self.verdict_replies = (n + 1, bare + (not dists))
+            if exact is None:
                 # the server's top-k only: a verdict absent from it has an unknown
                 # log-prob, so the runner counts that row unparsed (never P = 0)
                 dists = [TopK(d) for d in dists]

@@ -47,6 +47,8 @@ class LazyBackend(Backend):
         self.hardware = hardware
         self.supports_prefix = True
         self._route = route
+        # a local model's (its route "local") tokenizes whole labels after the prompt
+        self.joins_labels = route == "local"
 
     @property
     def perplexity_route(self) -> str:
@@ -80,6 +82,11 @@ class LazyBackend(Backend):
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
         return await self.backend().continuation_logprobs(prompts, continuations)
+
+    async def label_logprobs(
+        self, prompts: Sequence[Prompt], labels: Sequence[str]
+    ) -> list[np.ndarray | Failure]:
+        return await self.backend().label_logprobs(prompts, labels)
 
     async def generate(
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, stop: Sequence[str] = (),

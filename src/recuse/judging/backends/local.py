@@ -181,6 +181,7 @@ class LocalBackend(Backend):
     """
 
     ROUTE = "local"  # how it computes perplexities (enters perplexity keys)
+    joins_labels = True  # label_logprobs tokenizes a label after its prompt's text
 
     def __init__(
         self,
@@ -365,6 +366,23 @@ class LocalBackend(Backend):
     def _encode_tails(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of continuations (no special tokens), as :meth:`encode_many`."""
         return self._encode_cached(texts, self._tail_ids, str, True)
+
+    def _joined_tails(
+        self, prompts: Sequence[Prompt], heads: Sequence[list[int]], texts: Sequence[str]
+    ) -> list[list[int]]:
+        """The ids ``texts[i]`` adds after ``prompts[i]`` (whose ids are ``heads[i]``)
+        where the two are tokenized as one text and the prompt's ids come first in it;
+        else the text's own ids (it merges with the prompt's last token). On its own a
+        text is tokenized as a text's start: a SentencePiece tokenizer that puts a
+        space before every text (Llama 2, Mistral) reads ``A>>B]]`` as ``▁A>> B]]``,
+        not the ``A`` that follows ``[[``."""
+        whole = self._tokenize([self.render(p) + t for p, t in zip(prompts, texts, strict=True)],
+                               self.has_template)  # fmt: skip
+        alone = self._encode_tails(texts)
+        return [
+            w[len(h) :] if len(w) > len(h) and w[: len(h)] == h else a
+            for h, w, a in zip(heads, whole, alone, strict=True)
+        ]
 
     def _encode_cached(
         self,
@@ -626,9 +644,12 @@ class LocalBackend(Backend):
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return torch.log_softmax(logits, dim=-1)
 
-    def _too_long(self, n: int) -> Failure | None:
+    def _too_long(self, n: int, what: str = "") -> Failure | None:
+        """A failure where ``n`` tokens pass the model's context, saying what they are
+        (``what``; the prompt's ``n`` where not given), or an empty prompt."""
         if n > self.max_length:
-            return Failure(f"prompt has {n} tokens; the model reads at most {self.max_length}")
+            what = what or f"prompt has {n} tokens"
+            return Failure(f"{what}; the model reads at most {self.max_length}")
         if n == 0:
             return Failure("empty prompt")
         return None
@@ -806,8 +827,12 @@ class LocalBackend(Backend):
         return out
 
     def continuation_logprobs_sync(
-        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+        self, prompts: Sequence[Prompt], continuations: Sequence[str], *, joined: bool = False
     ) -> list[np.ndarray | Failure]:
+        """Log-prob of each token of ``continuations[i]`` after ``prompts[i]``: the
+        continuation tokenized on its own (a response after its prompt), or with
+        ``joined`` as the tokens the prompt's text and it together add to the prompt's
+        (:meth:`_joined_tails`: a verdict label inside a line)."""
         th = _torch()
         out: list[np.ndarray | Failure] = [Failure("not run")] * len(prompts)
         head: dict[int, int] = {}  # prompt tokens of each item that runs
@@ -818,10 +843,15 @@ class LocalBackend(Backend):
 
         def encode(wave: list[int]) -> list[tuple[int, list[int]]]:
             heads = self.encode_many([prompts[i] for i in wave])
-            tails = self._encode_tails([continuations[i] for i in wave])
+            texts = [continuations[i] for i in wave]
+            if joined:
+                tails = self._joined_tails([prompts[i] for i in wave], heads, texts)
+            else:
+                tails = self._encode_tails(texts)
             items = []
             for i, h, t in zip(wave, heads, tails, strict=True):
-                bad = self._too_long(len(h) + len(t)) or self._too_long(len(h))
+                both = f"prompt and text scored have {len(h) + len(t)} tokens ({len(h)} + {len(t)})"
+                bad = self._too_long(len(h)) or self._too_long(len(h) + len(t), both)
                 if bad:
                     out[i] = bad
                 elif not t:
@@ -878,7 +908,10 @@ class LocalBackend(Backend):
         out: list[Generation | Failure] = [Failure("not run")] * len(seqs)
         ok = []
         for i, s in enumerate(seqs):
-            bad = self._too_long(len(s) + max_new_tokens)
+            bad = self._too_long(
+                len(s) + max_new_tokens,
+                f"prompt has {len(s)} tokens, and up to {max_new_tokens} more are generated",
+            )
             if bad:
                 out[i] = bad
             else:
@@ -1003,6 +1036,11 @@ class LocalBackend(Backend):
         self, prompts: Sequence[Prompt], continuations: Sequence[str]
     ) -> list[np.ndarray | Failure]:
         return await self._call(self.continuation_logprobs_sync, prompts, continuations)
+
+    async def label_logprobs(
+        self, prompts: Sequence[Prompt], labels: Sequence[str]
+    ) -> list[np.ndarray | Failure]:
+        return await self._call(self.continuation_logprobs_sync, prompts, labels, joined=True)
 
     async def generate(
         self,

@@ -40,6 +40,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment
 from recuse.judging.tasks import Task
+from recuse.numbers import decimal_beside
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ class PairwiseHandler:
                 + self.backend.continuation_refusal
             )
         labels = [label + fmt.closer for label, _ in fmt.labels]
-        results = await self.backend.continuation_logprobs(
+        results = await self.backend.label_logprobs(
             [p for p in prompts for _ in labels], [c for _ in prompts for c in labels]
         )
         out = []
@@ -245,11 +246,47 @@ def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
     )
 
 
+#: p(A) + p(B) under which a verdict's p_a is counted as read from a small share of what
+#: the judge would write at the verdict token (:func:`mass_line`)
+LOW_MASS = 0.1
+
+
+def mass_line(masses: Sequence[float], *, low: float = LOW_MASS) -> str | None:
+    """What the judge's verdict mass was, for the user: the median of ``masses`` (each
+    verdict's p(A) + p(B), the share of its next-token probability on A or B; 1 = all
+    of it) and how many lie below ``low``. Eq. 3 normalises over A and B only, so a
+    verdict whose mass is 0.001 reads as firm a p_a as one whose mass is 1: said with
+    the count. None where no verdict was read from probabilities.
+
+    >>> said = mass_line([0.9, 0.5, 0.02])
+    >>> said[said.index("median") : said.index(" whose")], mass_line([math.nan])
+    ('median 0.50 over 3 verdicts; 1 below 0.1,', None)
+    """
+    finite = np.asarray([m for m in masses if math.isfinite(m)], dtype=np.float64)
+    if not len(finite):
+        return None
+    n_low = int((finite < low).sum())
+    median = float(np.median(finite))
+    said = (
+        "verdict mass p(A) + p(B) (the share of the judge's probability on A or B at "
+        f"the verdict; 1 = all of it): median {decimal_beside(median, [low], 2)} over "
+        f"{len(finite):,} verdicts"
+    )
+    if n_low:
+        said += (
+            f"; {n_low:,} below {low}, whose p_a is A's share of that small part of it "
+            "(the export's mass_first, mass_second)"
+        )
+    return said
+
+
 def read_generated(
     g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
 ) -> tuple[VerdictScore, str | None, str | None]:
     """Verdict from a whole reply: Eq. 3 from the log-probs of the token right after
-    ``fmt.opener`` (``[[``; the first token when the opener is empty) when the backend
+    the ``fmt.opener`` (``[[``; the first token when the opener is empty) of the mark
+    the format reads (:meth:`VerdictFormat.locate`: the last ``[[B]]`` of ``[[A]] or
+    [[B]] ... [[B]]``; the first opener where no mark is read) when the backend
     returned them (its top-k, or exactly the verdict tokens' where it could: vLLM's
     ``logprob_token_ids``), else the verdict parsed in ``fmt`` (0 / 0.5 / 1). The
     label is the verdict mark as written (``"A"``, ``"A>>B"``, ``"m"`` ...).
@@ -263,11 +300,16 @@ def read_generated(
     completions route): the missing label's log-prob is unknown, so Eq. 3 cannot be
     read, and the text verdict is not put in its place. The third item is that
     reason (None otherwise)."""
-    verdict, label = fmt.read(g.text)
+    verdict, label, start = fmt.locate(g.text)
     if parsed and verdict is None and fmt.opener:
         return verdict_score(None), label, None
     if g.dists and len(g.dists) == len(g.tokens) and not fmt.first_token_ambiguous:
-        at = _after_opener(g.tokens, fmt.opener)
+        # the opener of the mark the format reads (its nth), not the first one: an
+        # explanation may write other marks before the verdict ('[[A]] or [[B]]')
+        read = g.text.upper() if fmt.casefold else g.text
+        end = None if start is None else start + len(fmt.opener)  # where its opener ends
+        nth = 1 if end is None or not fmt.opener else max(1, read.count(fmt.opener, 0, end))
+        at = _after_opener(g.tokens, fmt.opener, nth=nth)
         if at is not None and at < len(g.dists):
             d = g.dists[at]
             score = score_distribution(d, fmt=fmt)
@@ -279,15 +321,17 @@ def read_generated(
     return verdict_score(verdict), label, None
 
 
-def _after_opener(tokens: Sequence[str], opener: str) -> int | None:
-    """Index of the token right after the first ``opener`` (0 when it is empty)."""
+def _after_opener(tokens: Sequence[str], opener: str, *, nth: int = 1) -> int | None:
+    """Index of the token right after the ``nth`` ``opener`` of the tokens' text (0 when
+    it is empty); None where no token ends there (a token holding the opener and the
+    label) or the text has fewer openers."""
     if not opener:
         return 0
     seen = ""
     for j, tok in enumerate(tokens):
         seen += tok
-        if opener in seen:
-            return j + 1 if seen.endswith(opener) else None
+        if seen.count(opener) >= nth:
+            return j + 1 if seen.endswith(opener) and seen.count(opener) == nth else None
     return None
 
 

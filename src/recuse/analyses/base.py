@@ -22,6 +22,8 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
+from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
+from recuse.choices import SE as SE
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
@@ -66,7 +68,6 @@ SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot and the undated name); its family is the rest of its family",
 }
 
-SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 
@@ -82,13 +83,6 @@ BOOTSTRAP_WORDS = (
     "self-preference and its familiarity mediation, the familiarity slopes and the "
     "leaderboard's coefficients"
 )
-
-
-#: the audit's bounds on the bootstrap: an interval level of at least LEAST_LEVEL (0.5,
-#: the library's own rule, recuse.metrics.bootstrap), at least 100 resamples (tighter
-#: than the library's 10); checked by the bootstrap's check_level / check_n_boot, here
-#: and as recuse.options reads a value
-LEAST_N_BOOT = 100
 
 
 def check_interval_level(level: float, *, where: str = "--level") -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_N_BOOT",
     "N_BOOT",
     "SettingError",
+    "check_interval_level",
     "check_level",
     "check_min_n",
     "check_n_boot",
@@ -178,3 +179,18 @@ def check_min_n(min_n: int) -> None:
     not a positive integer."""
     if not _is_whole(min_n) or min_n < 1:
         raise SettingError("min_n", min_n, "must be a positive integer", "5")
+
+
+def check_interval_level(level: float, *, where: str = "--level") -> None:
+    """The one rule for an interval level a user gives, with one message: a number in
+    ``[LEAST_LEVEL, 1)``, as the audit requires (``recuse audit``, ``plan``, ``metrics
+    pairs``, ``favoritism``); a :class:`ConfigError` said of ``where`` (a flag or a
+    ``recuse.toml`` key).
+
+    >>> check_interval_level(0.3)
+    Traceback (most recent call last):
+    ...
+    recuse.errors.ConfigError: --level = 0.3: must be in [0.5, 1), e.g. 0.9
+    """
+    with named_settings(lambda _setting: where):
+        check_level(level, least=LEAST_LEVEL)

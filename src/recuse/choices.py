@@ -8,20 +8,31 @@ import none of NumPy, pandas, SciPy or statsmodels (tests/cli/test_cli_lazy.py).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = [
+    "CALIBRATED_RUNGS",
     "CHECKS",
     "FAST_CHECKS",
     "LEAST_N_BOOT",
+    "METRICS",
+    "NORMALIZE",
+    "POSITION_DEFAULTS",
     "ROSTER_ENV",
     "SE",
+    "SE_TYPES",
     "ConfidenceOf",
+    "Endpoint",
     "FigureFormat",
     "HumanTies",
     "ImportFormat",
     "JudgeTies",
+    "JudgmentKind",
+    "Normalize",
     "Orders",
+    "PairwiseMode",
+    "Planned",
+    "PromptLogprobMode",
     "SelfScope",
     "SwappedFrame",
     "TableKind",
@@ -55,6 +66,10 @@ FigureFormat = Literal["png", "svg"]
 #: standard errors of the regression: heteroskedasticity-consistent (HC0, HC1, HC3) or
 #: clustered by prompt (CR1)
 SE = Literal["HC0", "HC1", "HC3", "cluster"]
+SE_TYPES: tuple[str, ...] = get_args(SE)
+#: per-dimension scaling of the ratings before the favoritism regression
+Normalize = Literal["max", "range", "none"]
+NORMALIZE: tuple[str, ...] = get_args(Normalize)
 CHECKS: tuple[str, ...] = (
     "length",
     "ordinal",
@@ -80,6 +95,48 @@ FAST_CHECKS: tuple[str, ...] = (
     "by-task",
     "by-dataset",
 )
+
+# ---- judging (recuse.judging.backends.http, .protocols, .store)
+#: the OpenAI-compatible server's endpoint a judge is asked through
+Endpoint = Literal["completions", "chat"]
+PromptLogprobMode = Literal["echo", "vllm"]
+PairwiseMode = Literal["direct", "explain"]
+JudgmentKind = Literal["pairwise", "likert"]
+
+# ---- recuse metrics pairs (recuse.metrics.competence, recuse.metrics.summary)
+#: the calibrated estimate's ladder: each rung's part, ``(own picks − Σ π)`` over the own
+#: pairs on that rung divided by the weight of all own pairs; the parts add up to it
+CALIBRATED_RUNGS: dict[str, str] = {
+    "calibrated_rung_human_prefers_own": "own picks minus the competence-predicted own "
+    "picks on the own pairs where the human prefers the judge's answer, per own pair",
+    "calibrated_rung_human_neither": "the same on the own pairs the human calls a tie or "
+    "did not label, per own pair",
+    "calibrated_rung_human_prefers_other": "the same on the own pairs where the human "
+    "prefers the other answer, per own pair",
+}
+#: the metrics of ``recuse metrics pairs`` (:func:`recuse.metrics.summary.pairwise_bias`)
+METRICS = (
+    "self_preference_eo",
+    "self_preference_dp",
+    "self_preference_calibrated",
+    "family_preference_calibrated",
+    *CALIBRATED_RUNGS,
+    "family_preference_eo",
+    "family_preference_dp",
+    "verbosity_bias",
+    "verbosity_deviation",
+    "verbosity_longer_gap",
+    "position_consistency",
+    "flip_rate",
+    "first_position_rate",
+)
+
+# ---- recuse plan (recuse.simulate.power)
+#: the biases a study can be planned for
+Planned = Literal["self-preference", "verbosity", "position"]
+#: how position is simulated unless --flip-rate/--ties/--icc or --like say otherwise:
+#: the order flips, ties and within-prompt correlation typical of LLM judges
+POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
 
 # ---- the audit (recuse.analyses.base)
 #: the audit's bounds on the bootstrap: an interval level of at least LEAST_LEVEL (0.5,

@@ -22,16 +22,15 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
+from recuse.bootstrap_rules import check_interval_level as check_interval_level
 from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
 from recuse.choices import SE as SE
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
-    LEAST_LEVEL,
     N_BOOT,
     Resampling,
-    check_level,
     check_min_n,
     check_n_boot,
     check_resamples,
@@ -83,21 +82,6 @@ BOOTSTRAP_WORDS = (
     "self-preference and its familiarity mediation, the familiarity slopes and the "
     "leaderboard's coefficients"
 )
-
-
-def check_interval_level(level: float, *, where: str = "--level") -> None:
-    """The one rule for an interval level a user gives, with one message: a number in
-    ``[LEAST_LEVEL, 1)``, as the audit requires (``recuse audit``, ``plan``, ``metrics
-    pairs``, ``favoritism``); a :class:`ConfigError` said of ``where`` (a flag or a
-    ``recuse.toml`` key).
-
-    >>> check_interval_level(0.3)
-    Traceback (most recent call last):
-    ...
-    recuse.errors.ConfigError: --level = 0.3: must be in [0.5, 1), e.g. 0.9
-    """
-    with named_settings(lambda _setting: where):
-        check_level(level, least=LEAST_LEVEL)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,8 @@ BENCH_QUICK = \
 	"judge_local.py --pairs 3 --shortest --naive 0 --no-full-logits --repeat 2" \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
 	"judge_pipeline.py" \
-	"judge_gpu.py --tiny --pairs 48 --repeat 5"
+	"judge_gpu.py --tiny --pairs 48 --repeat 5" \
+	"cli_startup.py --repeat 3"
 
 # one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for
 # each other at every operation (docs/benchmarks.md); ours and each baseline alike

@@ -1,7 +1,8 @@
 """No import cycles in ``src/recuse``: data flows one way, and so do imports.
 
 Every module is parsed with :mod:`ast`; each ``recuse.*`` import (function-level
-ones included, ``if TYPE_CHECKING:`` blocks excluded: they never run) is an edge to
+ones included, ``if TYPE_CHECKING:`` blocks excluded: they never run), and each
+``lazy_module("recuse.x")`` (:mod:`recuse.lazy`: imported on first use), is an edge to
 the module it names (``from recuse.a import b`` names ``recuse.a.b`` when that is a
 module, else ``recuse.a``). A package's implicit import of its ``__init__`` is not
 an edge, so ``recuse.x.__init__`` re-exporting its modules is not a cycle. Any
@@ -57,10 +58,25 @@ def _base(name: str, node: ast.ImportFrom) -> str:
     return f"{package}.{node.module}" if node.module else package
 
 
+def _lazy_modules(tree: ast.AST) -> Iterator[str]:
+    """The modules named by ``lazy_module("...")`` calls in ``tree``."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "lazy_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value
+
+
 def edges(name: str) -> set[str]:
     """The ``recuse`` modules module ``name`` imports."""
-    out: set[str] = set()
-    for node in _imports(ast.parse(MODULES[name].read_text("utf-8"))):
+    tree = ast.parse(MODULES[name].read_text("utf-8"))
+    out: set[str] = {t for t in _lazy_modules(tree) if t in MODULES and t != name}
+    for node in _imports(tree):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         else:
@@ -131,7 +147,8 @@ GRAPH = {name: edges(name) for name in MODULES}
 
 def test_the_graph_sees_function_level_imports() -> None:
     assert "recuse.judging.runner" in GRAPH["recuse.judging.perplexity"]
-    assert "recuse.judging.backends.http" in GRAPH["recuse.cli.judge"]  # inside a function
+    assert "recuse.judging.templates" in GRAPH["recuse.cli.judge"]  # inside a function
+    assert "recuse.judging.backends.http" in GRAPH["recuse.cli.judge"]  # lazy_module("...")
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -25,14 +25,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import numpy as np
-
-from recuse.analyses import selected
-from recuse.analyses.base import LEAST_LEVEL, LEAST_N_BOOT, SE, AuditOptions
-from recuse.data.importers import ImportFormat, References
-from recuse.data.value_maps import ValueReading, check_value_map
-from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import (
+from recuse.bootstrap_rules import (
+    LEAST_LEVEL,
     MAX_N_BOOT,
     N_BOOT,
     SettingError,
@@ -40,16 +34,29 @@ from recuse.metrics.bootstrap import (
     check_min_n,
     check_n_boot,
     check_seed,
+    is_numpy,
     named_settings,
 )
-from recuse.metrics.verdicts import Orders
-from recuse.regression.robustness import FAST_CHECKS
-from recuse.report.model import FigureFormat
-from recuse.roster import SelfScope
-from recuse.tables import ConfidenceOf, SwappedFrame, TableKind
+from recuse.choices import (
+    CHECKS,
+    FAST_CHECKS,
+    LEAST_N_BOOT,
+    SE,
+    ConfidenceOf,
+    FigureFormat,
+    ImportFormat,
+    Orders,
+    SelfScope,
+    SwappedFrame,
+    TableKind,
+)
+from recuse.errors import ConfigError
 
 if TYPE_CHECKING:
+    from recuse.analyses.base import AuditOptions
     from recuse.config import Config
+    from recuse.data.importers import References
+    from recuse.data.value_maps import ValueReading
 
 __all__ = [
     "MAX_N_BOOT",
@@ -120,7 +127,7 @@ def _shown(value: Any) -> str:
 
 def _number(value: Any, where: str) -> float:
     """A real number: a Python or NumPy int or float (``np.float32(0.9)`` from a table)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or is_numpy(value, "bool_") or not isinstance(value, numbers.Real):
         raise ConfigError(f"{where} = {_shown(value)}: must be a number, e.g. 0.9")
     number: Any = value  # (a numbers.Real, which mypy cannot compare)
     try:
@@ -132,9 +139,11 @@ def _number(value: Any, where: str) -> float:
 def _whole(value: Any, where: str, example: int) -> int:
     """A Python or NumPy int, or a float with no fraction (``n-boot = 200.0`` in a TOML
     file); returned as a Python int. ``example``: a fitting value, said in the error."""
-    if isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value):
+    floating = isinstance(value, float) or is_numpy(value, "floating")
+    if floating and math.isfinite(value) and value == int(value):
         return int(value)
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+    is_bool = isinstance(value, bool) or is_numpy(value, "bool_")
+    if is_bool or not isinstance(value, numbers.Integral):
         raise ConfigError(
             f"{where} = {_shown(value)}: must be a number, a whole one, e.g. {example}"
         )
@@ -423,6 +432,8 @@ def parse_values(specs: Sequence[str] | None) -> dict[str, dict[str, float]]:
                     f"{table[value]:g} and {p:g} — keep one"
                 )
             table[value] = p
+    from recuse.data.value_maps import check_value_map
+
     try:
         check_value_map(out)
     except ConfigError as exc:
@@ -444,6 +455,8 @@ def _values(value: Any, where: str) -> dict[str, dict[str, float]]:
             if isinstance(number, bool) or not isinstance(number, int | float):
                 at = f"{where[:-1]}.{column}]" if where.endswith("]") else f"{where}[{column!r}]"
                 raise ConfigError(f"{at} {written} = {_shown(number)}: give a number in [0, 1]")
+    from recuse.data.value_maps import check_value_map
+
     try:
         return check_value_map(
             {str(c): {str(k): float(v) for k, v in t.items()} for c, t in value.items()}
@@ -499,8 +512,6 @@ def _material(value: Any, where: str) -> dict[str, float]:
 
 def robustness_checks(spec: str | Sequence[str], where: str = "--robustness") -> tuple[str, ...]:
     """``fast`` / ``all`` / ``none`` / a comma list (or a list) of regression checks."""
-    from recuse.regression.robustness import CHECKS
-
     if isinstance(spec, str):
         named = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}
         if spec in named:
@@ -688,6 +699,9 @@ class Settings:
     def audit_options(self) -> AuditOptions:
         """The estimation options of the driver (checked as they are made, the
         ``only`` / ``skip`` ids against the registry)."""
+        from recuse.analyses import selected
+        from recuse.analyses.base import AuditOptions
+
         options = AuditOptions(
             level=self.level, n_boot=self.n_boot, seed=self.seed, min_n=self.min_n,
             judges=self.judges,
@@ -700,6 +714,8 @@ class Settings:
 
     def reading(self) -> ValueReading:
         """How a plain pairs file writes its verdicts."""
+        from recuse.data.value_maps import ValueReading
+
         return ValueReading(
             values={k: dict(v) for k, v in self.values.items()} or None,
             swapped_frame=self.swapped_frame,
@@ -709,6 +725,8 @@ class Settings:
 
     def references(self) -> References:
         """Where a ratings file's reference comes from."""
+        from recuse.data.importers import References
+
         return References(scorer=self.reference_scorer or None, judge=self.reference_judge or None)
 
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PROBES", "REWRITES", "Probe"]
+__all__ = ["PROBES", "RECOGNITION", "REWRITES", "Probe"]
+
+#: the probe table's version name of the authorship question (which answer the judge
+#: wrote), beside the edits
+RECOGNITION = "self-recognition"
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,15 @@ import pandas as pd
 
 from recuse.cells import check_scalars, first_true, shown
 from recuse.errors import InputError
+from recuse.probe_edits import RECOGNITION as RECOGNITION
 
 __all__ = ["ORIGINAL", "PROBE_COLUMNS", "RECOGNITION", "check_probe_table", "is_probe_table"]
 
 #: the columns a probe table adds to pairs (recuse.probes): kept, never verdicts; a
 #: table holding all three is a probe table (:func:`check_probe_table`)
 PROBE_COLUMNS = ("base_item", "probe", "treated")
-#: the probe table's version names of the unedited pair and of the authorship question
+#: the probe table's version name of the unedited pair (RECOGNITION: recuse.probe_edits)
 ORIGINAL = "original"
-RECOGNITION = "self-recognition"
 
 
 def is_probe_table(df: pd.DataFrame) -> bool:

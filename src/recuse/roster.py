@@ -31,11 +31,12 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from recuse.choices import ROSTER_ENV as ROSTER_ENV
+from recuse.choices import SelfScope as SelfScope
 from recuse.errors import ConfigError, InputError, ReaderNote
 from recuse.files import is_file, read_toml
 from recuse.tables import caller_option, shown
 
-ROSTER_ENV = "RECUSE_ROSTER"  # read by the CLI only, as the default of --roster
 #: how a roster file is given, as the caller gives it (:func:`recuse.tables.caller_option`)
 _GIVE_ROSTER = ("pass --roster FILE (or set RECUSE_ROSTER)", "pass roster=FILE (or a Roster)")
 
@@ -64,7 +65,6 @@ class ModelsNotInRoster(ReaderNote):
 
 
 MAX_NAMED = 20  # unknown names listed in one message
-SelfScope = Literal["snapshot", "line"]
 SELF_SCOPES: tuple[SelfScope, ...] = ("snapshot", "line")
 # a date in a model name: 20240620 / 2024-06-20 (year 20xx), or a 4-digit MMDD / YYMM
 # token of its own (gpt-4-0314, gpt4_0613, mistral-large-2407)

@@ -116,13 +116,12 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("the command did work before checking its output")
 
-    import recuse.cli.favoritism
-    import recuse.cli.metrics
+    import recuse.data.inputs
     import recuse.driver
 
     monkeypatch.setattr(recuse.driver, "audit", forbidden)
-    monkeypatch.setattr(recuse.cli.metrics, "load_input", forbidden)
-    monkeypatch.setattr(recuse.cli.favoritism, "load_input", forbidden)
+    # what `recuse metrics pairs` and `recuse favoritism` read their data with
+    monkeypatch.setattr(recuse.data.inputs, "load_input", forbidden)
 
 
 def _commands(

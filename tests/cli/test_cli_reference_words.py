@@ -265,7 +265,7 @@ def test_a_source_that_nearly_names_a_correctness_dataset_is_said(tmp_path: Path
     assert "1 labelled row)" in notes[1]
 
 
-@pytest.mark.parametrize("name", ["recuse.reference", "recuse.terminal", "recuse.analyses.base"])
+@pytest.mark.parametrize("name", ["recuse.reference", "recuse.terminal", "recuse.bootstrap_rules"])
 def test_doctests(name: str) -> None:
     """reword's examples (the mixed kind's too), shown/json_shown, check_interval_level."""
     import doctest

@@ -45,7 +45,6 @@ BOOT_KEYS = ("level", "n_boot", "seed")
 #: the values themselves, and the primitive that draws the counts from a generator
 TAKES_THE_VALUES = {
     "recuse.metrics.bootstrap.check_options",
-    "recuse.metrics.bootstrap.check_seed",  # checks the value a Resampling is made with
     "recuse.metrics.bootstrap.check_resamples",
     "recuse.metrics.bootstrap.resample_counts",
 }

@@ -22,14 +22,15 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
+from recuse.bootstrap_rules import check_interval_level as check_interval_level
+from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
+from recuse.choices import SE as SE
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
-    LEAST_LEVEL,
     N_BOOT,
     Resampling,
-    check_level,
     check_min_n,
     check_n_boot,
     check_resamples,
@@ -66,7 +67,6 @@ SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot and the undated name); its family is the rest of its family",
 }
 
-SE = Literal["HC0", "HC1", "HC3", "cluster"]
 TEXT_LIMIT = 300  # characters of a prompt/response shown in an example
 SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 
@@ -82,28 +82,6 @@ BOOTSTRAP_WORDS = (
     "self-preference and its familiarity mediation, the familiarity slopes and the "
     "leaderboard's coefficients"
 )
-
-
-#: the audit's bounds on the bootstrap: an interval level of at least LEAST_LEVEL (0.5,
-#: the library's own rule, recuse.metrics.bootstrap), at least 100 resamples (tighter
-#: than the library's 10); checked by the bootstrap's check_level / check_n_boot, here
-#: and as recuse.options reads a value
-LEAST_N_BOOT = 100
-
-
-def check_interval_level(level: float, *, where: str = "--level") -> None:
-    """The one rule for an interval level a user gives, with one message: a number in
-    ``[LEAST_LEVEL, 1)``, as the audit requires (``recuse audit``, ``plan``, ``metrics
-    pairs``, ``favoritism``); a :class:`ConfigError` said of ``where`` (a flag or a
-    ``recuse.toml`` key).
-
-    >>> check_interval_level(0.3)
-    Traceback (most recent call last):
-    ...
-    recuse.errors.ConfigError: --level = 0.3: must be in [0.5, 1), e.g. 0.9
-    """
-    with named_settings(lambda _setting: where):
-        check_level(level, least=LEAST_LEVEL)
 
 
 @dataclass(frozen=True)

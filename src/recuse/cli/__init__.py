@@ -24,7 +24,7 @@ from recuse.interrupt import (
     say_interrupted,
     stopped_code,
 )
-from recuse.tables import renaming_by
+from recuse.renaming import renaming_by
 
 __all__ = [
     "app",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from recuse.choices import ROSTER_ENV
 from recuse.cli.console import echo
 from recuse.options import (
     Option,
@@ -26,10 +27,10 @@ from recuse.options import (
     resolve,
     settings_fields,
 )
-from recuse.roster import ROSTER_ENV, Roster
 
 if TYPE_CHECKING:
     from recuse.config import Config
+    from recuse.roster import Roster
 
 __all__ = [
     "PAIRS_READING", "READING", "AllowUnknownOption", "CertifiedConfidenceOfOption",

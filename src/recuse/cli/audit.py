@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,16 +13,17 @@ from recuse.cli.app import app, settings_parameters
 from recuse.cli.console import echo, echo_lines, one_line
 from recuse.errors import ConfigError
 from recuse.numbers import decimal
-from recuse.outputs import check_output_folder, files_there, keeping_earlier
-from recuse.report.model import AuditReport
-from recuse.report.summary_table import (
-    judge_line,
-    source_lines,
-    summary_sentences,
-    summary_text,
-)
 
-summary_line = judge_line  # the CLI's line for one judge of ``AuditReport.summary()``
+if TYPE_CHECKING:
+    from recuse.report.model import AuditReport, SummaryRow
+
+
+def summary_line(row: SummaryRow) -> str:
+    """The CLI's line for one judge of ``AuditReport.summary()``
+    (:func:`recuse.report.summary_table.judge_line`)."""
+    from recuse.report.summary_table import judge_line
+
+    return judge_line(row)
 
 
 def _progress(start: float) -> Callable[[str], None]:
@@ -39,6 +40,8 @@ def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     """The notes, the summary table (with ``verbose``, every finding's sentence after
     it), and the skips: each line one line, text from the data escaped
     (:func:`~recuse.cli.console.echo`; the table's cells as the table is built)."""
+    from recuse.report.summary_table import source_lines, summary_sentences, summary_text
+
     for source in report.provenance.sources:
         for note in source.notes:
             echo(f"note: {note}")
@@ -84,6 +87,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     from recuse.api import run
     from recuse.cli.app import cli_context, settings_files
     from recuse.data.inputs import read_paths
+    from recuse.outputs import check_output_folder, files_there, keeping_earlier
     from recuse.report import write_report
     from recuse.report.export import report_files
 

@@ -18,6 +18,8 @@ from typer._click.core import Context
 from typer.core import TyperGroup
 
 from recuse import numbers
+from recuse.bootstrap_rules import named_settings
+from recuse.choices import SelfScope
 from recuse.cli.app import (
     READING,
     CertifiedConfidenceOfOption,
@@ -38,17 +40,20 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
-from recuse.files import is_file
-from recuse.metrics.bootstrap import named_settings
-from recuse.outputs import check_output, write_csv, write_text, written
+from recuse.lazy import lazy_module
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
-from recuse.roster import Roster, SelfScope
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from recuse import files as recuse_files
+    from recuse import outputs
     from recuse.data.value_maps import ValueReading
     from recuse.options import Settings
+    from recuse.roster import Roster
+else:  # imported as a command first uses them (recuse.lazy)
+    recuse_files = lazy_module("recuse.files")
+    outputs = lazy_module("recuse.outputs")
 
 #: the reading options a thresholds file keeps (:data:`recuse.mitigation.thresholds.READING`)
 READING_KEPT = ("swapped_frame", "confidence", "confidence_of")
@@ -124,7 +129,7 @@ def _costs(
         from recuse.judging.card import cards, read_prices
         from recuse.judging.store import no_store
 
-        if not is_file(store):
+        if not recuse_files.is_file(store):
             raise no_store(store, fix="give a store of `recuse judge`")
         table = read_prices(prices, roster=roster) if prices is not None else None
         with Store(store, read_only=True) as s:
@@ -347,7 +352,7 @@ def certify_command(
     settings, roster = cli_context(ctx, READING)
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
     read = [*read_paths(source, settings.data_dir), *settings_files(ctx)]
-    paths = [check_output(p, option=o, inputs=read) for p, o in named]
+    paths = [outputs.check_output(p, option=o, inputs=read) for p, o in named]
     if len({p.resolve() for p in paths}) < len(paths):  # the second would replace the first
         raise ConfigError(f"--out and --thresholds name one file, {out}: give each its own")
     how = settings.reading()
@@ -365,10 +370,12 @@ def certify_command(
         )  # fmt: skip
     payload = {"source": source, **result.to_dict()}
     if out is not None:
-        write_text(paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        outputs.write_text(
+            paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+        )
     if thresholds is not None:
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
-        write_text(paths[-1], text)
+        outputs.write_text(paths[-1], text)
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
@@ -380,7 +387,7 @@ def certify_command(
 def _read_json(path: Path) -> Any:
     from recuse.files import loads_once, no_file, not_json, read_text
 
-    if not is_file(path):
+    if not recuse_files.is_file(path):
         raise no_file(path, fix="write one with `recuse certify SOURCE --thresholds FILE.json`")
 
     text = read_text(path)  # not UTF-8 is said with its line
@@ -462,7 +469,7 @@ def apply_command(
     )
 
     settings, roster = cli_context(ctx, READING)
-    path = check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
+    path = outputs.check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _checked_thresholds(thresholds)
@@ -477,10 +484,10 @@ def apply_command(
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
                    "definitions": dict(DECISION_FIELDS), "decisions": records}  # fmt: skip
-        write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
-        wrote = written(path)
+        outputs.write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        wrote = outputs.written(path)
     else:
-        wrote = written(*write_csv(path, decided))
+        wrote = outputs.written(*outputs.write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
     echo(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -21,11 +20,21 @@ from rich.progress import (
 from recuse.cli.app import app, cli_roster
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
-from recuse.data import fetch as fetching
-from recuse.data import registry
 from recuse.errors import DatasetNotFoundError, RecuseError
-from recuse.files import is_file
+from recuse.lazy import lazy_module
 from recuse.numbers import share_percent
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from recuse import files as recuse_files
+    from recuse.data import fetch as fetching
+    from recuse.data import registry
+else:  # imported as a command first uses them (recuse.lazy)
+    pd = lazy_module("pandas")
+    recuse_files = lazy_module("recuse.files")
+    fetching = lazy_module("recuse.data.fetch")
+    registry = lazy_module("recuse.data.registry")
 
 data_app = typer.Typer(
     help="List, describe, download and summarise the public datasets.", no_args_is_help=True
@@ -39,7 +48,7 @@ FAILED = ("unparsed", "failed")
 def _root(data_dir: str | None) -> Path:
     """The data folder; one the system cannot look at (a path too long) is an error here."""
     root = Path(data_dir).expanduser() if data_dir else registry.default_data_dir()
-    is_file(root, folder=True)
+    recuse_files.is_file(root, folder=True)
     return root
 
 
@@ -162,7 +171,7 @@ def show(
     rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
 ) -> None:
     """Describe one dataset: summary, upstream files, row count, columns, a few rows."""
-    if name not in registry.datasets() and is_file(name):
+    if name not in registry.datasets() and recuse_files.is_file(name):
         raise DatasetNotFoundError(
             f"{name} is a file, not a dataset name — `recuse data show` describes the "
             f"datasets of `recuse data list`; check your file with `recuse validate {name}`"

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from recuse.analyses.base import check_interval_level
+from recuse.bootstrap_rules import check_interval_level
+from recuse.choices import CHECKS, NORMALIZE, SE_TYPES, Normalize
+from recuse.choices import SE as SEType
 from recuse.cli.app import (
     READING,
     ConfigOption,
@@ -24,29 +25,28 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
-from recuse.data.inputs import Input, load_input, read_paths
 from recuse.errors import ConfigError
-from recuse.mitigation.debias import DebiasEffect, debias_effect, not_subtracted
+from recuse.lazy import lazy_module
 from recuse.numbers import percent, share_percent
-from recuse.outputs import (
-    check_output_folder,
-    csv_files,
-    csv_names,
-    keeping_earlier,
-    staged,
-    strict_json,
-)
-from recuse.regression.favoritism import (
-    NORMALIZE,
-    SE_TYPES,
-    SIGNIFICANCE_WORDS,
-    FavoritismResult,
-    Normalize,
-    coefficient_cells,
-    corrects_anything,
-)
-from recuse.regression.ols import SEType
-from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, Battery, battery
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    import recuse.mitigation.debias as debiasing
+    from recuse import outputs
+    from recuse.data import inputs
+    from recuse.data.inputs import Input
+    from recuse.mitigation.debias import DebiasEffect
+    from recuse.regression import favoritism as regression_favoritism
+    from recuse.regression import robustness as regression_robustness
+    from recuse.regression.favoritism import FavoritismResult
+    from recuse.regression.robustness import Battery
+else:  # imported as the command first uses them (recuse.lazy)
+    outputs = lazy_module("recuse.outputs")
+    inputs = lazy_module("recuse.data.inputs")
+    debiasing = lazy_module("recuse.mitigation.debias")
+    regression_favoritism = lazy_module("recuse.regression.favoritism")
+    regression_robustness = lazy_module("recuse.regression.robustness")
 
 
 def _checks(text: str) -> list[str]:
@@ -83,13 +83,14 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
         return cell(NO_TERMS[kind])
     key = "judge" if kind == "self" else "family"
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
-    cells, scale = coefficient_cells(tab)
+    cells, scale = regression_favoritism.coefficient_cells(tab)
+    words = regression_favoritism.SIGNIFICANCE_WORDS
     t = TerminalTable(
         title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type}"
         + (f"; {scale})" if scale else ")"),
         caption=cell(
             res.definition("self" if kind == "self" else "family")
-            + f"; sig. * = the {percent(res.level)} interval excludes 0 ({SIGNIFICANCE_WORDS})"
+            + f"; sig. * = the {percent(res.level)} interval excludes 0 ({words})"
         ),
     )
     t.add_column(key)
@@ -108,8 +109,11 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
 
 
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
-#: every file written in the --out folder: OUT_FILES and the CSVs' spreadsheet copies
-WRITTEN = (OUT_FILES[0], *(n for name in OUT_FILES[1:] for n in csv_names(name)))
+
+
+def _written() -> tuple[str, ...]:
+    """Every file written in the --out folder: OUT_FILES and the CSVs' spreadsheet copies."""
+    return (OUT_FILES[0], *(n for name in OUT_FILES[1:] for n in outputs.csv_names(name)))
 
 
 def write_outputs(
@@ -125,7 +129,7 @@ def write_outputs(
         "main": bat.main.to_dict(),
         "robustness": {k: v.to_dict() for k, v in bat.results.items()},
         # what each column of robustness.csv is (n_term: the row's ratings, n_fit: the fit's)
-        "robustness_columns": dict(COMPARISON_COLUMNS),
+        "robustness_columns": dict(regression_robustness.COMPARISON_COLUMNS),
         "skipped": dict(bat.skipped),
         "debiasing": {
             "unit": f"each model's mean {bat.main.scale_note} over its ratings by every judge "
@@ -140,10 +144,10 @@ def write_outputs(
         },
     }
     tables = (bat.main.tidy(), bat.table(), effect.table)
-    texts = {OUT_FILES[0]: json.dumps(strict_json(payload), indent=2, allow_nan=False)}
+    texts = {OUT_FILES[0]: json.dumps(outputs.strict_json(payload), indent=2, allow_nan=False)}
     for name, frame in zip(OUT_FILES[1:], tables, strict=True):
-        texts.update(csv_files(name, frame))
-    with staged(out) as stage:
+        texts.update(outputs.csv_files(name, frame))
+    with outputs.staged(out) as stage:
         for name, text in texts.items():
             stage.write_text(name, text)
     return [out / name for name in OUT_FILES]
@@ -199,14 +203,14 @@ def favoritism(
     settings, roster = cli_context(ctx, READING)
     check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
-    with keeping_earlier(Path(out).expanduser(), OUT_FILES):
-        out_path = check_output_folder(
+    with outputs.keeping_earlier(Path(out).expanduser(), OUT_FILES):
+        out_path = outputs.check_output_folder(
             Path(out).expanduser(),
-            inputs=[*read_paths(source, settings.data_dir), *settings_files(ctx)],
-            files=WRITTEN,
+            inputs=[*inputs.read_paths(source, settings.data_dir), *settings_files(ctx)],
+            files=_written(),
         )
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
-    loaded = load_input(
+    loaded = inputs.load_input(
         source,
         table="ratings",
         data_dir=settings.data_dir,
@@ -215,7 +219,7 @@ def favoritism(
         references=settings.references(),
     )
     ratings = loaded.frame
-    bat = battery(
+    bat = regression_robustness.battery(
         ratings,
         roster,
         checks=checks,
@@ -225,9 +229,9 @@ def favoritism(
     )
     console = make_console()
     _print_fit(console, source, loaded, bat)
-    effect = debias_effect(ratings, bat.main, roster)
-    unsubtracted = not_subtracted(bat.main)
-    if not corrects_anything(bat.main.coefficients):  # as the audit says it
+    effect = debiasing.debias_effect(ratings, bat.main, roster)
+    unsubtracted = debiasing.not_subtracted(bat.main)
+    if not regression_favoritism.corrects_anything(bat.main.coefficients):  # as the audit says it
         console.print(
             "correction (debiased.csv): no self- or family-bias term was estimated, so "
             f"there is nothing to correct (its scores after equal those before){unsubtracted}"
@@ -240,7 +244,7 @@ def favoritism(
         )
     said = {"source": source, "se": se, "level": level, "normalize": normalize,
             "robustness": checks}  # fmt: skip
-    with keeping_earlier(out_path, OUT_FILES):
+    with outputs.keeping_earlier(out_path, OUT_FILES):
         written = write_outputs(bat, effect, out_path, settings=said)
     console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 

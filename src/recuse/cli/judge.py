@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
+from recuse.choices import Endpoint, JudgmentKind, PairwiseMode, PromptLogprobMode
 from recuse.cli.app import (
     PAIRS_READING,
     READING,
@@ -32,27 +32,28 @@ from recuse.cli.app import (
 from recuse.cli.console import echo
 from recuse.data.record_lines import rows_located
 from recuse.errors import ConfigError, InputError
-from recuse.files import is_file
-from recuse.judging.backends.http import Endpoint, HTTPBackend, PromptLogprobMode
 from recuse.judging.device import DTypeChoice
-from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
-from recuse.judging.setup import (
-    describe,
-    judge_backend,
-    ray_backend,
-    ray_pool,
-    template_protocol,
-    whole_labels,
-)
-from recuse.judging.store import JudgmentKind, no_store
+from recuse.lazy import lazy_module
 from recuse.options import Settings
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from recuse import files as recuse_files
+    from recuse.judging import setup
+    from recuse.judging import store as judging_store
+    from recuse.judging.backends import http
     from recuse.judging.backends.base import Backend
     from recuse.judging.distributed import RayExecutor
-    from recuse.judging.protocols import Dimension
+    from recuse.judging.protocols import Dimension, PairwiseProtocol
     from recuse.judging.runner import RetryPolicy, RunSummary
     from recuse.roster import Roster
+else:  # imported as a command first uses them (recuse.lazy)
+    pd = lazy_module("pandas")
+    recuse_files = lazy_module("recuse.files")
+    setup = lazy_module("recuse.judging.setup")
+    judging_store = lazy_module("recuse.judging.store")
+    http = lazy_module("recuse.judging.backends.http")
 
 judge_app = typer.Typer(
     help="Run a judge (local model or OpenAI-compatible server) into a resumable store. "
@@ -215,7 +216,7 @@ def judge(
 
     # everything is checked before the store is created or a request is sent
     dims = [get_dimension(d) for d in dimension or []] or list(DIMENSIONS.values())
-    tpl = template_protocol(template, mode)
+    tpl = setup.template_protocol(template, mode)
     # a responses file (Likert) is read as written: of recuse.toml, only its data-dir
     settings, roster = cli_context(ctx, READING if protocol != "likert" else ("data_dir",))
     check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
@@ -230,26 +231,27 @@ def judge(
 
         check_references(tpl.template, table, file=data)
         notes = placeholder_notes(tpl.template, table)
-    if ray is not None and is_file(model, folder=True):  # (too long: one-line error)
+    if ray is not None and recuse_files.is_file(model, folder=True):  # (too long: one-line error)
         model = str(Path(model).absolute())  # the workers open the folder by this path
     # whole-label scores (labels sharing a first token) need prompt log-probs too
-    prompt_logprobs = (
-        logprobs_mode if perplexity or (whole_labels(tpl) and endpoint == "completions") else None
-    )
+    whole = setup.whole_labels(tpl) and endpoint == "completions"
+    prompt_logprobs = logprobs_mode if perplexity or whole else None
     pool, placed = None, None
     if ray is not None:
-        pool, placed = ray_pool(ray, ray_actors, local=not base_url, device=device, dtype=dtype)
-    backend, jid = judge_backend(
+        pool, placed = setup.ray_pool(
+            ray, ray_actors, local=not base_url, device=device, dtype=dtype
+        )
+    backend, jid = setup.judge_backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id, prompt_logprobs=prompt_logprobs, device=device,
         max_batch_tokens=max_batch_tokens, placed=placed, roster=roster,
     )  # fmt: skip
-    echo(describe(backend, jid, model))
+    echo(setup.describe(backend, jid, model))
     for note in notes:
         echo(f"note: {note}")
     if pool is not None:
-        pool.factory = ray_backend(
+        pool.factory = setup.ray_backend(
             backend, base_urls=base_url or [], model=model, endpoint=endpoint,
             api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
             prompt_logprobs=prompt_logprobs,
@@ -346,7 +348,7 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
         if job.tpl.template is not None:
             echo(f"judge template: {job.tpl.template.line()}")
         echo(summary.line())
-        if isinstance(backend, HTTPBackend) and job.protocol == "pairwise":
+        if isinstance(backend, http.HTTPBackend) and job.protocol == "pairwise":
             if pool is not None and pool.exact is not None:  # the workers asked, not this one
                 backend.exact_ids, backend.exact_note = pool.exact
             said = backend.logprobs_line(job.tpl.top_k)
@@ -576,8 +578,8 @@ def card(
     from recuse.judging.card import cards, read_prices
 
     table = read_prices(prices, roster=cli_roster(ctx)) if prices is not None else None
-    if not is_file(store):
-        raise no_store(store, fix="run `recuse judge ... --out STORE`")
+    if not recuse_files.is_file(store):
+        raise judging_store.no_store(store, fix="run `recuse judge ... --out STORE`")
     with Store(store, read_only=True) as s:
         found = cards(s.runs(), table, s.judge_prompts())
     if not found:
@@ -617,8 +619,8 @@ def export(
     from recuse.judging import Store
     from recuse.outputs import check_output
 
-    if not is_file(store):
-        raise no_store(store, fix="run `recuse judge ... --out STORE`")
+    if not recuse_files.is_file(store):
+        raise judging_store.no_store(store, fix="run `recuse judge ... --out STORE`")
     if table not in ("pairs", "ratings"):
         raise ConfigError(f"--table must be pairs or ratings, not {table!r}")
     if dataset and table == "ratings":

@@ -6,14 +6,21 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from recuse import numbers
-from recuse.analyses.base import check_interval_level
+from recuse.bootstrap_rules import (
+    MAX_N_BOOT,
+    N_BOOT,
+    check_interval_level,
+    check_min_n,
+    named_settings,
+)
+from recuse.choices import METRICS, HumanTies, JudgeTies, Orders, Verdict
 from recuse.cli.app import (
     READING,
     AllowUnknownOption,
@@ -29,24 +36,26 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
-from recuse.data.inputs import load_input, read_paths
-from recuse.data.reading_notes import read_in_orders
 from recuse.errors import ConfigError, EstimationError
-from recuse.metrics.bootstrap import (
-    MAX_N_BOOT,
-    N_BOOT,
-    Resampling,
-    check_min_n,
-    check_resamples,
-    named_settings,
-)
-from recuse.metrics.competence import REFIT_WORDS
-from recuse.metrics.result import MetricResult, results_frame
-from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
-from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
+from recuse.lazy import lazy_module
 from recuse.numbers import percent
-from recuse.outputs import check_output, write_csv, write_text, written
-from recuse.tables import reject_human_ties
+
+if TYPE_CHECKING:
+    from recuse import outputs, tables
+    from recuse.data import inputs, reading_notes
+    from recuse.metrics import bootstrap, competence, summary
+    from recuse.metrics import result as metric_results
+    from recuse.metrics.result import MetricResult
+    from recuse.metrics.summary import PairwiseBias
+else:  # imported as a command first uses them (recuse.lazy)
+    outputs = lazy_module("recuse.outputs")
+    tables = lazy_module("recuse.tables")
+    inputs = lazy_module("recuse.data.inputs")
+    reading_notes = lazy_module("recuse.data.reading_notes")
+    bootstrap = lazy_module("recuse.metrics.bootstrap")
+    competence = lazy_module("recuse.metrics.competence")
+    metric_results = lazy_module("recuse.metrics.result")
+    summary = lazy_module("recuse.metrics.summary")
 
 metrics_app = typer.Typer(
     help="Bias metrics of LLM judges with bootstrap confidence intervals.", no_args_is_help=True
@@ -67,19 +76,19 @@ def _check_out(
     path = Path(out).expanduser()
     if path.suffix.lower() not in OUT_SUFFIXES:
         raise ConfigError(f"--out {out}: the file name must end in .json or .csv")
-    return check_output(path, inputs=[*read_paths(source, data_dir), *also])
+    return outputs.check_output(path, inputs=[*inputs.read_paths(source, data_dir), *also])
 
 
-def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> Resampling:
+def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> bootstrap.Resampling:
     """The bootstrap's options held to the library's rules (``--n-boot`` at most
     :data:`~recuse.metrics.bootstrap.MAX_N_BOOT`, as in the audit), each error said of
     its flag, and to the command line's (:func:`check_resamples`); ``--level`` to the
     audit's rule (:func:`~recuse.analyses.base.check_interval_level`)."""
     check_interval_level(level)
     with named_settings():
-        boot = Resampling(level=level, n_boot=n_boot, seed=seed)
+        boot = bootstrap.Resampling(level=level, n_boot=n_boot, seed=seed)
         check_min_n(min_n)
-    check_resamples(level=level, n_boot=n_boot)
+    bootstrap.check_resamples(level=level, n_boot=n_boot)
     return boot
 
 
@@ -89,9 +98,9 @@ def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) 
     written, in words (:func:`recuse.outputs.written`)."""
     if path.suffix.lower() == ".json":
         payload = {"settings": meta, **result.to_dict()}
-        write_text(path, json.dumps(payload, indent=2, allow_nan=False))
-        return written(path)
-    return written(*write_csv(path, results_frame(result.results)))
+        outputs.write_text(path, json.dumps(payload, indent=2, allow_nan=False))
+        return outputs.written(path)
+    return outputs.written(*outputs.write_csv(path, metric_results.results_frame(result.results)))
 
 
 #: under the table: how its numbers are written, as the audit and ``print(result)`` write them
@@ -187,7 +196,7 @@ def pairs_command(
             raise ConfigError(f"--metric {m!r} is unknown — choose from {', '.join(METRICS)}")
 
     # a named dataset, a plain file or another tool's file, as recuse audit reads them
-    loaded = load_input(
+    loaded = inputs.load_input(
         source,
         table="pairs",
         data_dir=settings.data_dir,
@@ -197,18 +206,18 @@ def pairs_command(
     )
     table = loaded.frame
     if refuse_ties:
-        reject_human_ties(table, file=source)
+        tables.reject_human_ties(table, file=source)
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
     # worded for the labels the source declares (recuse.reference): JudgeBench's correctness
-    result = pairwise_bias(
+    result = summary.pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
         judge_ties=judge_ties, unit=unit, boot=boot,
         min_n=min_n, orders=orders,
     ).for_reference(loaded.source.reference)  # fmt: skip
 
     console = make_console()
-    for note in read_in_orders(loaded.source.notes, table, orders=orders):
+    for note in reading_notes.read_in_orders(loaded.source.notes, table, orders=orders):
         console.print(cell(f"note: {note}"))
     if not result.results:  # an empty table and a header-only file read as a result
         _print_skipped(console, result)
@@ -294,7 +303,9 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         console.print(cell(f"{metric}: {definition}{beside.get(metric, '')}"))
     # the calibrated intervals' resampling, which moves them slightly: said, not only in
     # the method of --out (the whole table's size decides, whichever judges are chosen)
-    ways = {r.metric: REFIT_WORDS[r.refit] for r in result.results if r.refit is not None}
+    ways = {
+        r.metric: competence.REFIT_WORDS[r.refit] for r in result.results if r.refit is not None
+    }
     for metric, way in ways.items():
         console.print(cell(
             f"{metric} intervals: {way} (the table's size decides; a table of fewer "

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from recuse.analyses.base import check_interval_level
+from recuse.bootstrap_rules import check_interval_level, named_settings
+from recuse.choices import POSITION_DEFAULTS, Planned
 from recuse.cli.app import (
     PAIRS_READING,
     ConfidenceOfOption,
@@ -23,8 +24,14 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import echo, echo_lines, json_shown, one_line
 from recuse.errors import ConfigError
-from recuse.metrics.bootstrap import Resampling, named_settings
-from recuse.simulate.power import MAX_PAIRS, PLAN_N_BOOT, POSITION_DEFAULTS, Planned, plan
+from recuse.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from recuse.metrics import bootstrap
+    from recuse.simulate import power as planning
+else:  # imported as the command runs (recuse.lazy)
+    bootstrap = lazy_module("recuse.metrics.bootstrap")
+    planning = lazy_module("recuse.simulate.power")
 
 
 @app.command("plan")
@@ -111,11 +118,11 @@ def plan_cmd(
             print(f"recuse plan: {one_line(line)}", file=sys.stderr, flush=True)
 
     with named_settings():  # a bad --level or --seed (the library's or plan's rule)
-        p = plan(
+        p = planning.plan(
             bias,
             effect,
             power=power,
-            boot=Resampling(level=level, n_boot=PLAN_N_BOOT, seed=seed),
+            boot=bootstrap.Resampling(level=level, n_boot=planning.PLAN_N_BOOT, seed=seed),
             pairs_per_prompt=pairs_per_prompt,
             accuracy=accuracy,
             runs=runs,
@@ -123,7 +130,7 @@ def plan_cmd(
             tie_rate=ties,
             icc=icc,
             like=frame,
-            max_pairs=MAX_PAIRS,
+            max_pairs=planning.MAX_PAIRS,
             max_seconds=max_seconds,
             progress=progress,
         )

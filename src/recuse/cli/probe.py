@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from recuse.choices import Endpoint, PromptLogprobMode
 from recuse.cli.app import (
     READING,
     ConfidenceOfOption,
@@ -22,19 +23,21 @@ from recuse.cli.app import (
 from recuse.cli.console import echo
 from recuse.cli.judge import TemplateOption, check_numbers, exit_if_failed, read_to_judge
 from recuse.errors import ConfigError
-from recuse.judging.backends.http import Endpoint
 from recuse.judging.device import DTypeChoice
-from recuse.judging.setup import describe, judge_backend, template_protocol, whole_labels
-from recuse.outputs import check_output
-from recuse.probes.design import RECOGNITION
-from recuse.probes.rewrite import REWRITES
-from recuse.probes.transforms import PROBES
+from recuse.lazy import lazy_module
+from recuse.probe_edits import PROBES, RECOGNITION, REWRITES
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from recuse import outputs
+    from recuse.judging import setup
+    from recuse.judging.protocols import PairwiseProtocol
     from recuse.judging.runner import RunSummary
     from recuse.probes.rewrite import RunnerRewriter
+else:  # imported as the command first uses them (recuse.lazy)
+    outputs = lazy_module("recuse.outputs")
+    setup = lazy_module("recuse.judging.setup")
 
 EDITS = [p for p in PROBES if p != "placebo"]
 ALL = ",".join(EDITS)
@@ -45,6 +48,12 @@ GROUPS = {
     "attribution": ["attribution-self", "attribution-other"],
 }
 CHOICES = f"{ALL},{','.join(REWRITES)},{RECOGNITION},{','.join(GROUPS)}"
+
+
+def _prompt_logprobs(protocol: PairwiseProtocol, endpoint: Endpoint) -> PromptLogprobMode | None:
+    """``"echo"`` where the judge's scores need the prompt's log-probs: whole-label
+    scores (labels sharing a first token) through a completions endpoint; else None."""
+    return "echo" if setup.whole_labels(protocol) and endpoint == "completions" else None
 
 
 @app.command("probe")
@@ -143,20 +152,19 @@ def probe(
     edits = [p for p in names if p != RECOGNITION]
     _check_counts(rewrite_tokens, limit=limit, concurrency=concurrency, timeout=timeout,
                   max_attempts=max_attempts, batch_size=batch_size, seed=seed)  # fmt: skip
-    protocol = template_protocol(template, "direct")
+    protocol = setup.template_protocol(template, "direct")
     settings, roster = cli_context(ctx, READING)
-    check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
+    outputs.check_output(out, option="--out", inputs=[data, *settings_files(ctx)])
     table = read_to_judge(data, "pairwise", settings, roster, every_text=False)
     if protocol.template is not None:
         check_references(protocol.template, table, file=data)
-    backend, jid = judge_backend(
+    backend, jid = setup.judge_backend(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id, device=device, roster=roster,
-        # whole-label scores (labels sharing a first token) need the prompt log-probs
-        prompt_logprobs="echo" if whole_labels(protocol) and endpoint == "completions" else None,
+        prompt_logprobs=_prompt_logprobs(protocol, endpoint),
     )  # fmt: skip
-    echo(describe(backend, jid, model))
+    echo(setup.describe(backend, jid, model))
     if edits:  # before the store: bad options, pairs without texts, none of the judge's
         _say_left_out(table, limit=limit, seed=seed)
     parts: list[pd.DataFrame] = []
@@ -167,7 +175,7 @@ def probe(
     with Store(out) as store:
         if edits:
             if any(p in REWRITES for p in edits):
-                writer, wid = judge_backend(
+                writer, wid = setup.judge_backend(
                     rewriter, base_urls=rewriter_base_url or [], endpoint=endpoint,
                     api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                     dtype=dtype, batch_size=batch_size, judge_id=None, device=device,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
+from recuse.choices import ImportFormat, TableKind
 from recuse.cli.app import (
     READING,
     AllowUnknownOption,
@@ -24,12 +24,18 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell, echo_lines, json_shown
 from recuse.cli.console import console as make_console
-from recuse.data.columns import IGNORED
-from recuse.data.importers import ImportFormat
-from recuse.data.inputs import load_input
+from recuse.lazy import lazy_module
 from recuse.reference import LABEL_NAMES, ReferenceKind, reword
-from recuse.roster import Roster
-from recuse.tables import TableKind
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from recuse.data import columns, inputs
+    from recuse.roster import Roster
+else:  # imported as the command first uses them (recuse.lazy)
+    pd = lazy_module("pandas")
+    columns = lazy_module("recuse.data.columns")
+    inputs = lazy_module("recuse.data.inputs")
 
 
 def describe(
@@ -169,7 +175,7 @@ def validate(
     if table not in (None, "pairs", "ratings"):
         raise typer.BadParameter("use pairs or ratings", param_hint="--table")
     settings, roster = cli_context(ctx, READING)
-    inp = load_input(
+    inp = inputs.load_input(
         path, table=settings.table, roster=roster, mapping=dict(settings.mapping),
         format=settings.format, reading=settings.reading(), references=settings.references(),
     )  # fmt: skip
@@ -195,7 +201,7 @@ def validate(
     for analysis_id, reason in supported_analyses(df, kind, roster, reference=ref):
         analyses.add_row(analysis_id, "no" if reason else "yes", cell(as_sentence(reason or "")))
     console.print(analyses)
-    ignored: dict[str, str] = df.attrs.get(IGNORED, {})
+    ignored: dict[str, str] = df.attrs.get(columns.IGNORED, {})
     if ignored:
         unread = TerminalTable(
             title="Columns not read that look like verdicts or labels (map them)"
@@ -214,7 +220,7 @@ def _print_json(
     """One JSON object: counts, notes, analyses supported, unread columns."""
     import json
 
-    ignored_cols: dict[str, str] = df.attrs.get(IGNORED, {})
+    ignored_cols: dict[str, str] = df.attrs.get(columns.IGNORED, {})
     echo_lines(
         json_shown(
             json.dumps(

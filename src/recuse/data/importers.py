@@ -28,10 +28,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 import pandas as pd
 
+from recuse.choices import ImportFormat as ImportFormat
 from recuse.data.model_names import UnknownModels
 from recuse.data.record_lines import rows_located
 from recuse.data.reference_judge import NO_REFERENCE
@@ -52,7 +53,6 @@ __all__ = [
     "sniff_folder",
 ]
 
-ImportFormat = Literal["fastchat-pair", "fastchat-single", "arena-hard", "alpaca-eval", "inspect"]
 PEEK_BYTES = 1 << 16
 
 

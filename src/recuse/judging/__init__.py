@@ -11,18 +11,7 @@ Heavy optional dependencies (torch, transformers; ray) load only with the local
 backend (with ``--ray``).
 """
 
-from recuse.judging.protocols import (
-    DIMENSIONS,
-    ORDERS,
-    LikertProtocol,
-    Pair,
-    PairwiseProtocol,
-    Prompt,
-    present,
-    to_ab,
-)
-from recuse.judging.runner import RetryPolicy, Runner, RunSummary
-from recuse.judging.store import Store
+from typing import TYPE_CHECKING
 
 __all__ = [
     "DIMENSIONS",
@@ -38,3 +27,40 @@ __all__ = [
     "present",
     "to_ab",
 ]
+
+if TYPE_CHECKING:
+    from recuse.judging.protocols import (
+        DIMENSIONS,
+        ORDERS,
+        LikertProtocol,
+        Pair,
+        PairwiseProtocol,
+        Prompt,
+        present,
+        to_ab,
+    )
+    from recuse.judging.runner import RetryPolicy, Runner, RunSummary
+    from recuse.judging.store import Store
+
+#: the module of each name, loaded on first use: ``recuse.judging.device`` and the
+#: other light modules of the package import without pandas (the command line's front
+#: door, tests/cli/test_cli_lazy.py)
+_LAZY = {
+    **dict.fromkeys(
+        ("DIMENSIONS", "ORDERS", "LikertProtocol", "Pair", "PairwiseProtocol", "Prompt",
+         "present", "to_ab"),
+        "recuse.judging.protocols",
+    ),
+    **dict.fromkeys(("RetryPolicy", "Runner", "RunSummary"), "recuse.judging.runner"),
+    "Store": "recuse.judging.store",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'recuse.judging' has no attribute {name!r}")

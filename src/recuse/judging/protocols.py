@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from recuse.cells import shown
+from recuse.choices import PairwiseMode as PairwiseMode
 from recuse.verdict_parsing import ALPACA_RANKING as ALPACA_RANKING
 from recuse.verdict_parsing import ALPACA_TOKENS as ALPACA_TOKENS
 from recuse.verdict_parsing import ARENA_HARD as ARENA_HARD
@@ -62,7 +63,6 @@ from recuse.verdict_parsing import verdict_format as verdict_format
 if TYPE_CHECKING:
     from recuse.judging.templates import JudgeTemplate
 
-PairwiseMode = Literal["direct", "explain"]
 #: what a pairwise judgment asks: which answer is better, or which one the judge wrote
 PairwiseQuestion = Literal["quality", "authorship"]
 Status = Literal["ok", "unparsed", "failed"]

@@ -38,12 +38,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 import recuse.judging.leases as leasing
+from recuse.choices import JudgmentKind as JudgmentKind
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
@@ -63,7 +64,6 @@ __all__ = [
     "prompt_line",
 ]
 
-JudgmentKind = Literal["pairwise", "likert"]
 
 _JUDGMENTS = """
 CREATE TABLE IF NOT EXISTS judgments (

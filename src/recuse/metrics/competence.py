@@ -31,6 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import special
 
+from recuse.choices import CALIBRATED_RUNGS as CALIBRATED_RUNGS
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
@@ -1434,16 +1435,6 @@ def calibrated_parts(
 
 #: the calibrated family preference (the family term of the same competence model)
 FAMILY_CALIBRATED = "family_preference_calibrated"
-#: the calibrated estimate's ladder: each rung's part, ``(own picks − Σ π)`` over the own
-#: pairs on that rung divided by the weight of all own pairs; the parts add up to it
-CALIBRATED_RUNGS: dict[str, str] = {
-    "calibrated_rung_human_prefers_own": "own picks minus the competence-predicted own "
-    "picks on the own pairs where the human prefers the judge's answer, per own pair",
-    "calibrated_rung_human_neither": "the same on the own pairs the human calls a tie or "
-    "did not label, per own pair",
-    "calibrated_rung_human_prefers_other": "the same on the own pairs where the human "
-    "prefers the other answer, per own pair",
-}
 #: the count beside the calibrated estimate's ``n`` (which counts :data:`OWN_PAIRS` or
 #: :data:`FAMILY_PAIRS`, the words of :mod:`recuse.metrics.self_preference`)
 COMPETENCE_PAIRS = "pairs without its own answer (its competence is learnt on them)"

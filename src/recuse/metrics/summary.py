@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from recuse.choices import METRICS as METRICS
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, cluster_bootstrap
 from recuse.metrics.competence import (
@@ -80,21 +81,6 @@ from recuse.reference import ReferenceKind, reword
 
 __all__ = ["CURVES", "METRICS", "PairwiseBias", "pairwise_bias"]
 
-METRICS = (
-    "self_preference_eo",
-    "self_preference_dp",
-    "self_preference_calibrated",
-    "family_preference_calibrated",
-    *CALIBRATED_RUNGS,
-    "family_preference_eo",
-    "family_preference_dp",
-    "verbosity_bias",
-    "verbosity_deviation",
-    "verbosity_longer_gap",
-    "position_consistency",
-    "flip_rate",
-    "first_position_rate",
-)
 FloatArray = NDArray[np.float64]
 CURVES = ("human_alignment_curve", "judge_verbosity_curve", "human_verbosity_curve")
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -56,10 +55,11 @@ __all__ = [
     "use_orders",
 ]
 
-Verdict = Literal["prob", "pick"]
-Orders = Literal["both", "first", "second"]
-HumanTies = Literal["drop", "split"]
-JudgeTies = Literal["half", "drop"]
+from recuse.choices import HumanTies as HumanTies
+from recuse.choices import JudgeTies as JudgeTies
+from recuse.choices import Orders as Orders
+from recuse.choices import Verdict as Verdict
+
 FloatArray = NDArray[np.float64]
 
 TIE_TOL = 1e-9

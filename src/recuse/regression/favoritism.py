@@ -67,6 +67,9 @@ import scipy.sparse as sp
 from scipy import stats
 
 from recuse.cells import shown
+from recuse.choices import NORMALIZE as NORMALIZE
+from recuse.choices import SE_TYPES as SE_TYPES
+from recuse.choices import Normalize as Normalize
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import counted
 from recuse.metrics.estimate import FEW_CLUSTERS
@@ -87,15 +90,12 @@ from recuse.regression.ols import EXACT, SEType, fit_ols, gram
 from recuse.roster import Roster, self_keys
 from recuse.tables import check_header
 
-Normalize = Literal["max", "range", "none"]
 Intercept = Literal["judge", "global"]
 TermKind = Literal[
     "intercept", "judge", "slope", "self", "family", "dimension", "length", "threshold"
 ]
 Families = Roster | Mapping[str, str]
 
-SE_TYPES: tuple[str, ...] = ("HC0", "HC1", "HC3", "cluster")
-NORMALIZE: tuple[str, ...] = ("max", "range", "none")
 #: the unit of the self and family terms under each normalisation (short, for labels)
 SCALE_NOTES: dict[str, str] = {
     "max": "normalised score",

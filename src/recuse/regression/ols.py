@@ -30,15 +30,15 @@ level are 0: noise is never reported as a tiny effect with a tinier error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from recuse.choices import SE
 from recuse.errors import ConfigError, EstimationError
 
-SEType = Literal["HC0", "HC1", "HC3", "cluster"]
+SEType = SE  # (recuse.choices)
 _CHUNK = 65_536  # rows per block when a dense n × k intermediate is needed (HC3 leverage)
 #: residuals within this share of the outcome's size are rounding: an exact fit (a share, not
 #: at least 1: scores of 1e-9 had every residual read as rounding, every γ as 0)

@@ -48,6 +48,8 @@ from scipy.special import expit
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 from statsmodels.tools.numdiff import approx_fprime
 
+from recuse.choices import CHECKS as CHECKS
+from recuse.choices import FAST_CHECKS as FAST_CHECKS
 from recuse.errors import ConfigError, EstimationError, MissingDependencyError, RecuseError
 from recuse.regression.favoritism import (
     Families,
@@ -62,31 +64,6 @@ from recuse.regression.favoritism import (
 )
 
 RatingsData = pd.DataFrame | Prepared
-CHECKS: tuple[str, ...] = (
-    "length",
-    "ordinal",
-    "gam",
-    "leave-family-out",
-    "drop-weakest",
-    "drop-one-model",
-    "by-dimension",
-    "by-task",
-    "by-dataset",
-)
-# The checks ``battery(checks="fast")`` and the audit run by default. Measured on Play
-# Favorites (63k ratings, 2 cores; benchmarks/favoritism.py): each of these takes well
-# under a second with the sparse OLS; the GAM (pygam, judge-specific splines) takes
-# seconds, and the ordered logit's cost grows with the distinct rows (every row for a
-# continuous reference): ask for them with ``"all"`` or by name (see battery()).
-FAST_CHECKS: tuple[str, ...] = (
-    "length",
-    "leave-family-out",
-    "drop-weakest",
-    "drop-one-model",
-    "by-dimension",
-    "by-task",
-    "by-dataset",
-)
 SLOW_CHECKS: tuple[str, ...] = tuple(c for c in CHECKS if c not in FAST_CHECKS)
 Slices = Iterator[tuple[str, Callable[[], FavoritismResult]]]
 

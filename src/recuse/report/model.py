@@ -19,13 +19,13 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse import numbers
+from recuse.choices import FigureFormat as FigureFormat
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
 from recuse.numbers import estimate_digits, estimate_parts, share_interval
 from recuse.report.bias import Bias, Direction
 from recuse.report.verdict import verdict
 
-FigureFormat = Literal["png", "svg"]
 PMethod = Literal["bootstrap", "wald", ""]
 #: how a finding's p-value was computed (:attr:`Finding.p_method`), in words
 P_METHODS: dict[str, str] = {

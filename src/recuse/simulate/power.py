@@ -49,12 +49,13 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy.stats import beta, norm
 
+from recuse.choices import POSITION_DEFAULTS as POSITION_DEFAULTS
+from recuse.choices import Planned as Planned
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.estimate import excludes_null
@@ -77,14 +78,12 @@ __all__ = [
     "power_interval",
 ]
 
-POSITION_DEFAULTS: dict[str, float] = {"flip_rate": 0.25, "tie_rate": 0.05, "icc": 0.2}
 MAX_PAIRS = 200_000
 #: bootstrap resamples of each simulated data set's interval (a search runs hundreds)
 PLAN_N_BOOT = 200
 #: level of the Monte-Carlo interval of the simulated power (normal, over the runs)
 MC_LEVEL = 0.95
 
-Planned = Literal["self-preference", "verbosity", "position"]
 PLANNED: dict[str, tuple[str, str, float]] = {  # bias -> (metric, planted field, null)
     "self-preference": ("self_preference_eo", "self_preference", 0.0),
     "verbosity": ("verbosity_bias", "verbosity", 0.0),

@@ -67,6 +67,8 @@ import httpcore
 import httpx
 import numpy as np
 
+from recuse.choices import Endpoint as Endpoint
+from recuse.choices import PromptLogprobMode as PromptLogprobMode
 from recuse.errors import ConfigError, JudgeError
 from recuse.judging.backends.base import (
     Backend,
@@ -80,9 +82,7 @@ from recuse.judging.protocols import Prompt
 from recuse.judging.secrets import Scrubber, api_key, split_credentials
 from recuse.verdict_parsing import token_logprobs as token_logprobs
 
-Endpoint = Literal["completions", "chat"]
 ChatFormat = Literal["chatml", "plain"]
-PromptLogprobMode = Literal["echo", "vllm"]
 PROMPT_LOGPROB_MODES: tuple[str, ...] = ("echo", "vllm")
 #: an answer's generated tokens and their top-k distributions (:func:`token_logprobs`)
 Parsed = tuple[list[str], list[dict[str, float]]]

@@ -1,0 +1,131 @@
+"""How the caller renames a column, and a renaming written as the caller gives it:
+``--map`` on the command line, ``mapping=`` in Python, pandas' ``rename`` for a frame
+handed as it is. Light to import (the command line enters :func:`renaming_by` before it
+knows its command); :mod:`recuse.tables` re-exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import wraps
+from typing import Literal, ParamSpec, TypeVar
+
+__all__ = [
+    "Renaming",
+    "caller_option",
+    "map_hint",
+    "map_option",
+    "map_source",
+    "renaming_by",
+    "takes_mapping",
+]
+
+
+def map_source(name: str) -> str:
+    """A file column as ``--map`` takes it: without the spaces around it (the reader finds
+    ``" id"`` from ``id``), and in double quotes where it holds a comma or starts with a
+    quote (a ``"`` inside doubled, as in CSV).
+
+    >>> map_source(" id"), map_source("score, raw"), map_source('say "hi"')
+    ('id', '"score, raw"', 'say "hi"')
+    """
+    name = name.strip()
+    if "," in name or name.startswith('"'):
+        return '"' + name.replace('"', '""') + '"'
+    return name
+
+
+#: how the caller renames a column, which a suggested renaming is written for
+#: (:func:`map_option`): "flag", the command line's ``--map`` (``recuse.cli.main``);
+#: "keyword", the ``mapping=`` of the functions that read a file or DataFrame
+#: (``recuse.audit``, ``recuse.data.load``: :func:`recuse.data.inputs.load_input`);
+#: "rename", a table handed as it is to a function that takes no mapping
+#: (``recuse.validate_pairs(frame)``): pandas' ``rename``
+Renaming = Literal["flag", "keyword", "rename"]
+_RENAMING: ContextVar[Renaming | None] = ContextVar("recuse_renaming", default=None)
+
+
+@contextmanager
+def renaming_by(way: Renaming) -> Iterator[None]:
+    """Within the block, :func:`map_option` writes a renaming ``way``, unless an outer
+    block said already (the command line reads files through ``load_input``, whose
+    ``mapping=`` its user never sees)."""
+    token = _RENAMING.set(_RENAMING.get() or way)
+    try:
+        yield
+    finally:
+        _RENAMING.reset(token)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def takes_mapping(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function``, which takes ``mapping=``, run in :func:`renaming_by` ("keyword"):
+    its fixes name its keyword, not the command line's ``--map``."""
+
+    @wraps(function)
+    def renaming_by_keyword(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with renaming_by("keyword"):
+            return function(*args, **kwargs)
+
+    return renaming_by_keyword
+
+
+def map_option(pairs: Iterable[tuple[str, str]]) -> str:
+    """The renaming of ``pairs`` (FILE_COLUMN, SCHEMA_COLUMN) as the caller gives it
+    (:data:`Renaming`, :func:`renaming_by`): ``--map`` on the command line, quoted for a
+    shell where a name needs it (:func:`map_source`; :func:`shlex.quote`), else a
+    Python mapping: ``mapping=`` with each name without the spaces around it (which the
+    reader finds), pandas' ``rename`` with each name as the frame has it (``rename``
+    matches names exactly: ``{'id': ...}`` renamed nothing of a column ``' id'``).
+
+    >>> with renaming_by("flag"):
+    ...     print(map_option([(" id", "item_id"), ("Human", "human")]))
+    ...     print(map_option([("score, raw", "human")]))
+    --map id=item_id,Human=human
+    --map '"score, raw"=human'
+    >>> with renaming_by("keyword"):
+    ...     print(map_option([(" id", "item_id")]))
+    mapping={'id': 'item_id'}
+    >>> print(map_option([("grader", "judge"), (" id", "item_id")]))
+    frame.rename(columns={'grader': 'judge', ' id': 'item_id'})
+    """
+    import shlex
+
+    pairs = list(pairs)
+    way = _RENAMING.get() or "rename"
+    if way == "flag":
+        return "--map " + shlex.quote(",".join(f"{map_source(k)}={v}" for k, v in pairs))
+    if way == "keyword":
+        return f"mapping={ {k.strip(): v for k, v in pairs}!r}"
+    return f"frame.rename(columns={dict(pairs)!r})"
+
+
+def caller_option(flag: str, keyword: str) -> str:
+    """An option as the caller gives it (:func:`renaming_by`): ``flag`` on the command
+    line, else the Python ``keyword`` (``recuse.audit(frame)`` has no ``--map``).
+
+    >>> with renaming_by("flag"):
+    ...     print(caller_option("--map", "mapping="))
+    --map
+    >>> print(caller_option("--map", "mapping="))
+    mapping=
+    """
+    return flag if _RENAMING.get() == "flag" else keyword
+
+
+def map_hint(guess: Mapping[str, str]) -> str:
+    """The renaming that reads the ``guess`` (:func:`suggest_columns`) as the caller
+    gives it (:func:`map_option`), as a sentence opening a fix; "" without a guess.
+
+    >>> with renaming_by("flag"):
+    ...     map_hint({" id": "item_id", "Human": "human"})
+    'did you mean --map id=item_id,Human=human? '
+    """
+    if not guess:
+        return ""
+    return f"did you mean {map_option(guess.items())}? "

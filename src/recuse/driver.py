@@ -126,20 +126,27 @@ def _ratings_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
 # ------------------------------------------------------------------------ driver
 
 
-def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> PairwiseBias | None:
-    """One cluster bootstrap of every pairwise metric the ready analyses ask for."""
+def _shared_bootstrap(
+    ctx: Context, inp: Input, ready: Sequence[Analysis], *, whole: pd.DataFrame
+) -> PairwiseBias | None:
+    """One cluster bootstrap of every pairwise metric the ready analyses ask for, for the
+    judges of ``inp`` (those of ``--judge``), over ``whole``: the table before
+    ``--judge`` took its other judges' rows out."""
     metrics = [m for a in ready for m in a.metrics]
     if not metrics or inp.table != "pairs":
         return None
     o = ctx.options
     judges = sorted(str(j) for j in inp.frame["judge"].dropna().unique())
     with ctx.timed(f"pairwise metrics, bootstrap ({inp.name})"):
-        # the whole table, as `recuse metrics pairs` and the library read it: rows with a
-        # human label and no judge add their prompts to the resampled ones (the same
-        # draws, so the same intervals from the same seed) and their labels to the
-        # humans' verbosity curve (Figure 4)
+        # the whole table, as `recuse metrics pairs` and the library read it, --judge or
+        # not: rows with a human label and no judge, and the other judges' rows, add
+        # their prompts to the resampled ones (the same draws, so the same intervals from
+        # the same seed) and the humans' labels to their verbosity curve (Figure 4); and
+        # the calibrated estimate's choice of exact or one-step resamples counts every
+        # judge of the table (competence.table_judges), so `--judge gpt-4` reads GPT-4's
+        # interval as the whole audit and `recuse metrics pairs --judge gpt-4` do
         shared = pairwise_bias(
-            inp.frame,
+            whole,
             ctx.roster,
             judges=judges,
             metrics=metrics,
@@ -177,9 +184,14 @@ def _notes_in_orders(inp: Input, orders: Orders) -> Input:
     )
 
 
-def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None:
+def _audit_input(
+    ctx: Context, inp: Input, analyses: Sequence[Analysis], *, whole: pd.DataFrame
+) -> None:
+    """Run ``analyses`` on ``inp`` (its rows of the judges chosen); ``whole``: its table
+    before ``--judge``, which the shared bootstrap resamples (:func:`_shared_bootstrap`)."""
     if inp.table == "pairs" and ctx.options.orders != "both":  # one order for every analysis
         inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders, source=inp.name))
+        whole = use_orders(whole, ctx.options.orders, source=inp.name)
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only
@@ -201,22 +213,26 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
         _ratings_exclusions(ctx, inp, frame)
     if any(a.metrics for a in ready):
         ctx.step(f"pairwise metrics, one bootstrap ({inp.name})")
-    shared = _shared_bootstrap(ctx, original, ready)
+    shared = _shared_bootstrap(ctx, original, ready, whole=unedited(whole))
     for a in ready:
         ctx.step(f"{a.title} ({inp.name})")
         a.build(ctx, inp if a.reads_probes else original, shared)
         ctx.ran.add(a.id)
 
 
-def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:
+def _filter_judges(
+    inputs: Sequence[Input], judges: tuple[str, ...]
+) -> list[tuple[Input, pd.DataFrame]]:
+    """Each input holding a judge of ``judges`` (every input where none is given) with
+    only those judges' rows, beside its whole table."""
     if not judges:
-        return list(inputs)
+        return [(inp, inp.frame) for inp in inputs]
     out = []
     for inp in inputs:
         if not set(judges) & set(inp.source.judges):
             continue
         frame = inp.frame[inp.frame["judge"].isin(judges)].reset_index(drop=True)
-        out.append(replace(inp, frame=frame))
+        out.append((replace(inp, frame=frame), inp.frame))
     return out
 
 
@@ -279,8 +295,8 @@ def run_audit(
         o = replace(o, judges=tuple(roster.judge_in(j, present) for j in o.judges))
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
-    for inp in _filter_judges(inputs, o.judges):
-        _audit_input(ctx, inp, analyses)
+    for inp, whole in _filter_judges(inputs, o.judges):
+        _audit_input(ctx, inp, analyses, whole=whole)
     sections = []
     for an in analyses:
         p = ctx.part(an)

@@ -223,6 +223,39 @@ def test_choosing_fewer_judges_keeps_a_judges_interval(shared_data: Path) -> Non
     assert f"for the table's 4 judge(s), more than the {MAX_PATTERNS}" in first[3]
 
 
+def test_the_audits_judge_option_keeps_a_judges_interval(shared_data: Path) -> None:
+    """``recuse audit llmbar-mtbench --judge gpt-4`` read GPT-4's calibrated interval
+    [−0.108, +0.064] where the whole audit and ``recuse metrics pairs --judge gpt-4``
+    read [−0.123, +0.050]: the audit took the other judges' rows out before its shared
+    bootstrap, so the exact-or-one-step choice saw one judge and its patterns only. The
+    shared bootstrap reads the whole table now: the audit with and without ``--judge``
+    and ``pairwise_bias`` give one interval and one method sentence, for the calibrated
+    estimate, its family preference and the parts of its ladder."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    keys = (CALIBRATED, FAMILY_CALIBRATED, "self_preference_part_human_prefers_own")
+    only = ("self-preference", "family-preference", "self-preference-ladder")
+
+    def audit(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        o = AuditOptions(judges=judges, n_boot=100, seed=3, only=only)
+        found = run_audit([inp], options=o, roster=Roster.builtin()).findings
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in found if f.judge == "gpt-4" and f.bias.key in keys}  # fmt: skip
+
+    every, one = audit(()), audit(("gpt-4",))
+    assert set(every) == set(keys)
+    boot = Resampling(n_boot=100, seed=3)
+    direct = pairwise_bias(inp.frame, Roster.builtin(), judges=["gpt-4"], metrics=[CALIBRATED],
+                           boot=boot).get(CALIBRATED, "gpt-4")  # fmt: skip
+    assert every[CALIBRATED] == pytest.approx((direct.estimate, direct.ci_low, direct.ci_high))
+    for key in keys:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key
+
+
 def test_the_result_says_how_its_resamples_were_refitted() -> None:
     """``MetricResult.refit`` is set where the resampling is chosen (calibrated_specs):
     "exact" or "one-step" on the calibrated estimate and its family preference, as

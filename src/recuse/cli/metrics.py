@@ -297,9 +297,9 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     ways = {r.metric: REFIT_WORDS[r.refit] for r in result.results if r.refit is not None}
     for metric, way in ways.items():
         console.print(cell(
-            f"{metric} intervals: {way} (the table's size decides; a table of fewer "
-            "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
-            "slightly different interval)"
+            f"{metric} intervals: {way} (the whole table's size decides, --judge or not, "
+            "as in recuse audit; a file of fewer judges may be resampled the other way: a "
+            "slightly other interval)"
         ))  # fmt: skip
     # n of a subset of the rows (the calibrated metrics' own pairs) beside the prompts of
     # all of them: 67 pairs from 73 prompts read as a mistake with nothing said

@@ -315,6 +315,34 @@ def test_like_values_that_do_not_fit_say_they_are_the_tables(
     assert out["noise_source"].startswith("measured in 792 both-order rows")
 
 
+def test_like_says_its_flip_rate_pools_the_judges_the_audit_gives_apart(
+    shared_data: Path,
+) -> None:
+    """``recuse plan --like llmbar-mtbench`` simulated "a flip rate of 0.29" where the
+    audit reads 0.42, 0.13, 0.33 and 0.27 for its four judges, with nothing said: the
+    plan's is all judges' rows pooled, their flip rates weighted by rows. The note says
+    so now; the number is that weighted mean of the audit's."""
+    from recuse.data.inputs import load_input
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    table = load_input("llmbar-mtbench", data_dir=shared_data).frame
+    got, note = noise_like(table)
+    audit = pairwise_bias(table, Roster.builtin(), metrics=["flip_rate"],
+                          boot=Resampling(n_boot=50)).results  # fmt: skip
+    assert len(audit) == 4
+    pooled = sum(r.estimate * r.n for r in audit) / sum(r.n for r in audit)
+    assert got["flip_rate"] == pytest.approx(pooled, abs=1e-12)
+    assert note.startswith(
+        "measured in 792 both-order rows of 4 judges, pooled (recuse audit gives each "
+        "judge's flip rate)"
+    )
+    one, single = noise_like(table[table["judge"] == "gpt-4"])
+    assert "pooled" not in single
+    assert one["flip_rate"] == pytest.approx(next(r.estimate for r in audit if r.judge == "gpt-4"))
+
+
 def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_default() -> None:
     """A judge that always gives the first answer the win: every prompt has three pairs,
     but the verdicts do not vary, so the correlation is undefined and the default is

@@ -359,6 +359,9 @@ def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
             den += n
     icc = float(np.clip(num / den, 0.0, 0.9)) if den else POSITION_DEFAULTS["icc"]
     note = f"measured in {int(both.sum()):,} both-order rows"
+    judges = frame["judge"].nunique()
+    if judges > 1:  # one rate for all: the audit's are each judge's, and differ from it
+        note += f" of {judges} judges, pooled (recuse audit gives each judge's flip rate)"
     if not den and not grouped:
         note += "; no prompt has two pairs, so the correlation is the default 0.2"
     elif not den:

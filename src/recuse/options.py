@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from recuse.config import Config
 
 __all__ = [
+    "DEFAULTS",
     "MAX_N_BOOT",
     "Option",
     "Settings",
@@ -710,6 +711,13 @@ class Settings:
     def references(self) -> References:
         """Where a ratings file's reference comes from."""
         return References(scorer=self.reference_scorer or None, judge=self.reference_judge or None)
+
+
+#: the audit's defaults: the value the other commands' option of the same name
+#: (``--level``, ``--n-boot``, ``--seed``, ``--min-n``, ``--orders``, ``--se``) takes,
+#: so that ``recuse metrics pairs``, ``favoritism`` and ``plan`` answer as the audit
+#: does when no option is given (``tests/cli/test_cli_defaults.py``)
+DEFAULTS = Settings()
 
 
 def settings_fields() -> dict[str, Option]:

@@ -34,7 +34,6 @@ from recuse.data.reading_notes import read_in_orders
 from recuse.errors import ConfigError, EstimationError
 from recuse.metrics.bootstrap import (
     MAX_N_BOOT,
-    N_BOOT,
     Resampling,
     check_min_n,
     check_resamples,
@@ -45,6 +44,7 @@ from recuse.metrics.result import MetricResult, results_frame
 from recuse.metrics.summary import METRICS, PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import HumanTies, JudgeTies, Orders, Verdict
 from recuse.numbers import percent
+from recuse.options import DEFAULTS
 from recuse.outputs import check_output, write_csv, write_text, written
 from recuse.tables import reject_human_ties
 
@@ -125,14 +125,18 @@ def pairs_command(
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
     level: float = typer.Option(
-        0.9, "--level", help="Confidence level of the intervals, in [0.5, 1) (as in the audit)."
+        DEFAULTS.level,
+        "--level",
+        help="Confidence level of the intervals, in [0.5, 1) (as in the audit).",
     ),
     n_boot: int = typer.Option(
-        N_BOOT, "--n-boot", help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,})."
+        DEFAULTS.n_boot,
+        "--n-boot",
+        help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,}).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the bootstrap."),
     min_n: int = typer.Option(
-        5, "--min-n", help="Fewest pairs a group needs before it is estimated."
+        DEFAULTS.min_n, "--min-n", help="Fewest pairs a group needs before it is estimated."
     ),
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help=METRIC_HELP)] = None,
     verdict: Annotated[
@@ -145,7 +149,7 @@ def pairs_command(
             help="Presentation orders whose verdicts count: both (averaged, default), first "
             "(p_a_first only) or second (p_a_second only); position needs both.",
         ),
-    ] = "both",
+    ] = DEFAULTS.orders,
     human_ties: Annotated[
         HumanTiesOption,
         typer.Option("--human-ties", help="drop, split (half/half) or error (refuse tied labels)."),

@@ -58,3 +58,13 @@ def test_favoritism_reads_robustness_as_the_audit_does() -> None:
     assert _checks("length, by-task") == ["length", "by-task"]
     with pytest.raises(Exception, match="unknown check"):
         _checks("bogus")
+
+
+def test_the_examples_take_the_audits_seed_and_resamples() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    helpers = pytest.importorskip("helpers")
+    args = helpers.parser("An example.", work=Path("work")).parse_args([])
+    assert (args.seed, args.n_boot) == (DEFAULTS.seed, DEFAULTS.n_boot)

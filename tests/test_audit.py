@@ -346,6 +346,39 @@ def test_judge_filter_keeps_one_judge(planted: Any) -> None:
                   roster=Roster.builtin())  # fmt: skip
 
 
+def test_judge_filter_resamples_the_whole_table_as_metrics_pairs_does(planted: Any) -> None:
+    """``recuse audit --judge gpt-4`` dropped the rows with a human label and no judge
+    before its shared bootstrap, which ``recuse metrics pairs --judge gpt-4`` resamples
+    (their prompts are drawn too): the same judge's position and verbosity intervals
+    differed between the two from the same seed (on llmbar-mtbench with 60 such rows,
+    GPT-4's first-position rate read [0.485, 0.536] against [0.491, 0.542]). The audit
+    resamples the whole table now; the estimates were and are the same."""
+    from dataclasses import replace
+
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.summary import pairwise_bias
+
+    _, inputs, _ = planted
+    table = inputs[0].frame
+    humans = (
+        table[table["judge"] == "gpt-4"]
+        .head(90)
+        .assign(judge=None, p_a=float("nan"), p_a_first=float("nan"), p_a_second=float("nan"))
+    )
+    humans["prompt_id"] = [f"human-only-{i}" for i in range(len(humans))]
+    whole = pd.concat([table, humans], ignore_index=True)
+    options = AuditOptions(judges=("gpt-4",), n_boot=200, seed=1, only=("position", "verbosity"))
+    report = run_audit([replace(inputs[0], frame=whole)], options=options, roster=Roster.builtin())
+    got = {f.bias.key: (f.estimate, f.ci_low, f.ci_high) for f in report.findings}
+    metrics = {"position": "first_position_rate", "verbosity_longer_gap": "verbosity_longer_gap"}
+    boot = Resampling(n_boot=200, seed=1)
+    direct = pairwise_bias(whole, Roster.builtin(), judges=["gpt-4"],
+                           metrics=list(metrics.values()), boot=boot)  # fmt: skip
+    for bias, metric in metrics.items():
+        r = direct.get(metric, "gpt-4")
+        assert got[bias] == pytest.approx((r.estimate, r.ci_low, r.ci_high), abs=1e-12), bias
+
+
 GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
 CI = ("ci_low", "ci_high")
 

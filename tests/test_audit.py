@@ -379,6 +379,35 @@ def test_judge_filter_resamples_the_whole_table_as_metrics_pairs_does(planted: A
         assert got[bias] == pytest.approx((r.estimate, r.ci_low, r.ci_high), abs=1e-12), bias
 
 
+def test_judge_filter_reports_the_whole_favoritism_fit() -> None:
+    """``recuse audit play-favorites --judge gpt-4o`` fitted the regression on gpt-4o's
+    ratings alone: γ +0.032 [0.024, 0.040] where the whole audit and ``recuse
+    favoritism`` read +0.031 [0.023, 0.039], and λ +0.023 "pooled over the gpt family's
+    judges" from one judge. The fit holds every judge's ratings now (its dimension
+    effects and a family's λ are shared); --judge picks the findings reported."""
+    from recuse.regression import fit_favoritism
+
+    inputs, roster, _ = _inputs()
+    ratings = inputs[1]
+    options = {"n_boot": 200, "robustness": (), "only": ("favoritism",)}
+    whole = run_audit([ratings], options=AuditOptions(**options), roster=roster)
+    one = run_audit([ratings], options=AuditOptions(judges=("j1",), **options), roster=roster)
+    fit = fit_favoritism(ratings.frame, roster)
+
+    def found(report: AuditReport) -> dict[tuple[str, str], tuple[float, float, float, int]]:
+        return {(f.judge, f.bias.key): (f.estimate, f.ci_low, f.ci_high, f.n)
+                for f in report.findings}  # fmt: skip
+
+    got, every = found(one), found(whole)
+    assert set(got) == {("j1", "self_bias"), ("j1", "family_bias")}
+    for key, value in got.items():
+        assert value == pytest.approx(every[key], abs=1e-12), key
+    sb = fit.self_bias().set_index("judge")
+    assert got["j1", "self_bias"][:3] == pytest.approx(
+        tuple(sb.loc["j1", ["estimate", "lower", "upper"]]), abs=1e-12
+    )
+
+
 GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
 CI = ("ci_low", "ci_high")
 

@@ -16,7 +16,7 @@ import importlib.metadata
 import platform
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -126,12 +126,9 @@ def _ratings_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
 # ------------------------------------------------------------------------ driver
 
 
-def _shared_bootstrap(
-    ctx: Context, inp: Input, ready: Sequence[Analysis], *, whole: pd.DataFrame
-) -> PairwiseBias | None:
+def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> PairwiseBias | None:
     """One cluster bootstrap of every pairwise metric the ready analyses ask for, for the
-    judges of ``inp`` (those of ``--judge``), over ``whole``: the table before
-    ``--judge`` took its other judges' rows out."""
+    judges of ``inp`` (those of ``--judge``), over its whole table (``every_judge``)."""
     metrics = [m for a in ready for m in a.metrics]
     if not metrics or inp.table != "pairs":
         return None
@@ -146,7 +143,7 @@ def _shared_bootstrap(
         # judge of the table (competence.table_judges), so `--judge gpt-4` reads GPT-4's
         # interval as the whole audit and `recuse metrics pairs --judge gpt-4` do
         shared = pairwise_bias(
-            whole,
+            inp.every_judge,
             ctx.roster,
             judges=judges,
             metrics=metrics,
@@ -184,18 +181,22 @@ def _notes_in_orders(inp: Input, orders: Orders) -> Input:
     )
 
 
-def _audit_input(
-    ctx: Context, inp: Input, analyses: Sequence[Analysis], *, whole: pd.DataFrame
-) -> None:
-    """Run ``analyses`` on ``inp`` (its rows of the judges chosen); ``whole``: its table
-    before ``--judge``, which the shared bootstrap resamples (:func:`_shared_bootstrap`)."""
-    if inp.table == "pairs" and ctx.options.orders != "both":  # one order for every analysis
-        inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders, source=inp.name))
-        whole = use_orders(whole, ctx.options.orders, source=inp.name)
+def _both_tables(inp: Input, change: Callable[[pd.DataFrame], pd.DataFrame]) -> Input:
+    """``inp`` with ``change`` made to its rows and to its whole table (``Input.whole``)."""
+    whole = None if inp.whole is None else change(inp.whole)
+    return replace(inp, frame=change(inp.frame), whole=whole)
+
+
+def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None:
+    """Run ``analyses`` on ``inp`` (its rows of the judges chosen; ``inp.whole``: its
+    table before ``--judge``, which the shared bootstrap resamples)."""
+    orders, name = ctx.options.orders, inp.name
+    if inp.table == "pairs" and orders != "both":  # one order for every analysis
+        inp = _both_tables(inp, lambda t: use_orders(t, orders, source=name))
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only
-    original = replace(inp, frame=unedited(frame))
+    original = _both_tables(inp, unedited)
     ready = []
     for a in analyses:
         if a.table != inp.table:
@@ -213,26 +214,24 @@ def _audit_input(
         _ratings_exclusions(ctx, inp, frame)
     if any(a.metrics for a in ready):
         ctx.step(f"pairwise metrics, one bootstrap ({inp.name})")
-    shared = _shared_bootstrap(ctx, original, ready, whole=unedited(whole))
+    shared = _shared_bootstrap(ctx, original, ready)
     for a in ready:
         ctx.step(f"{a.title} ({inp.name})")
         a.build(ctx, inp if a.reads_probes else original, shared)
         ctx.ran.add(a.id)
 
 
-def _filter_judges(
-    inputs: Sequence[Input], judges: tuple[str, ...]
-) -> list[tuple[Input, pd.DataFrame]]:
+def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:
     """Each input holding a judge of ``judges`` (every input where none is given) with
-    only those judges' rows, beside its whole table."""
+    only those judges' rows, its whole table kept beside them (``Input.whole``)."""
     if not judges:
-        return [(inp, inp.frame) for inp in inputs]
+        return list(inputs)
     out = []
     for inp in inputs:
         if not set(judges) & set(inp.source.judges):
             continue
         frame = inp.frame[inp.frame["judge"].isin(judges)].reset_index(drop=True)
-        out.append((replace(inp, frame=frame), inp.frame))
+        out.append(replace(inp, frame=frame, whole=inp.frame))
     return out
 
 
@@ -295,8 +294,8 @@ def run_audit(
         o = replace(o, judges=tuple(roster.judge_in(j, present) for j in o.judges))
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
-    for inp, whole in _filter_judges(inputs, o.judges):
-        _audit_input(ctx, inp, analyses, whole=whole)
+    for inp in _filter_judges(inputs, o.judges):
+        _audit_input(ctx, inp, analyses)
     sections = []
     for an in analyses:
         p = ctx.part(an)

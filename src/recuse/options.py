@@ -540,7 +540,9 @@ class Settings:
     a ``key``."""
 
     judges: tuple[str, ...] = _option(
-        (), "--judge", "Audit only this judge (repeat for several).", short="-j",
+        (), "--judge", "Audit only this judge (repeat for several); each judge's estimates "
+        "are the whole audit's (the bootstrap and the favoritism fit read every judge's rows; "
+        "the leaderboard pools the judges chosen).", short="-j",
         cli=list[str] | None, read=_texts, key="judge",
     )  # fmt: skip
     out: Path = _option(

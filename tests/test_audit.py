@@ -408,6 +408,32 @@ def test_judge_filter_reports_the_whole_favoritism_fit() -> None:
     )
 
 
+def test_judge_filter_keeps_a_judges_agreement_interval(planted: Any) -> None:
+    """The agreement analysis bootstrapped the prompts of the chosen judges' rows only:
+    a judge that did not judge every prompt read another interval with ``--judge`` than
+    in the whole audit (o1-mini on judgebench: accuracy [0.741, 0.801] against [0.741,
+    0.800]). It resamples every judge's prompts now, as the whole audit does."""
+    from dataclasses import replace
+
+    _, inputs, _ = planted
+    table = inputs[0].frame
+    prompts = sorted(table["prompt_id"].unique())[:40]
+    fewer = table[~((table["judge"] == "claude-v1") & table["prompt_id"].isin(prompts))]
+    inp = replace(inputs[0], frame=fewer.reset_index(drop=True))
+    kw = {"n_boot": 200, "seed": 2, "only": ("agreement",)}
+
+    def agreement(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        o = AuditOptions(judges=judges, **kw)  # type: ignore[arg-type]
+        report = run_audit([inp], options=o, roster=Roster.builtin())
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in report.findings if f.judge == "claude-v1"}  # fmt: skip
+
+    every, one = agreement(()), agreement(("claude-v1",))
+    assert set(every) == {"agreement_accuracy", "agreement_kappa"}
+    for key in every:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key
+
+
 GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
 CI = ("ci_low", "ci_high")
 

@@ -434,6 +434,32 @@ def test_judge_filter_keeps_a_judges_agreement_interval(planted: Any) -> None:
         assert one[key] == pytest.approx(every[key], abs=1e-12), key
 
 
+def test_judge_filter_keeps_a_judges_brier_interval() -> None:
+    """The calibration analysis bootstrapped the Brier scores over the chosen judges'
+    prompts only: a judge missing some prompts read another interval with ``--judge``
+    (qwen's Brier [0.2363, 0.2477] against [0.2375, 0.2489] in the whole audit, on the
+    MT-Bench familiarity example's pairs with its first 8 prompts left out for qwen). It
+    resamples the prompts of every judge that gives probabilities now."""
+    from dataclasses import replace
+
+    inp = load_input(Path(__file__).parents[1] / "examples/output/familiarity_mtbench_pairs.csv")
+    qwen = "qwen2.5-coder-0.5b-instruct"
+    table = inp.frame
+    left = table["prompt_id"].isin(sorted(table["prompt_id"].unique())[:8])
+    inp = replace(inp, frame=table[~(left & (table["judge"] == qwen))].reset_index(drop=True))
+
+    def calibration(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        o = AuditOptions(judges=judges, n_boot=200, seed=1, only=("calibration",))
+        report = run_audit([inp], options=o, roster=Roster.builtin())
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in report.findings if f.judge == qwen}  # fmt: skip
+
+    every, one = calibration(()), calibration((qwen,))
+    assert "calibration_brier" in every and set(one) == set(every)
+    for key in every:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key
+
+
 GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
 CI = ("ci_low", "ci_high")
 
